@@ -1,0 +1,50 @@
+# Orchestration only: the module is built by Kbuild, userspace by Meson.
+#   make         install what is missing, build vnpu.ko and all userspace
+#   make check   every test suite: host suites, then one VM boot for the rest
+#   make run     the main job: boot the VM with vnpu.ko and run a model on the NPU
+#                (MODEL=path.onnx for your own model)
+
+BUILD    ?= $(CURDIR)/build
+MESON_BUILD := $(BUILD)/meson
+KVER      = $(shell $(CURDIR)/scripts/kver)
+KDIR     ?= /lib/modules/$(KVER)/build
+MODEL    ?=
+
+.PHONY: all deps module userspace check run bench checkpatch clean
+
+all: module userspace
+
+# A cheap check: the stamp is newer than the install script.
+deps: $(BUILD)/.deps-installed
+$(BUILD)/.deps-installed: scripts/install-deps
+	@mkdir -p $(BUILD)
+	scripts/install-deps
+
+module: deps
+	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+
+$(MESON_BUILD)/build.ninja: | deps
+	src=$$(scripts/linux-source $(BUILD)) && \
+	meson setup $(MESON_BUILD) -Dlinux_source=$$src
+
+userspace: deps $(MESON_BUILD)/build.ninja
+	ninja -C $(MESON_BUILD)
+
+check: all
+	scripts/check $(BUILD)
+
+run: all
+	scripts/run-main $(BUILD) $(MODEL)
+
+bench: all
+	scripts/bench $(BUILD)
+
+checkpatch: deps
+	src=$$(scripts/linux-source $(BUILD)) && \
+	$$src/scripts/checkpatch.pl --no-tree --strict --quiet --ignore FILE_PATH_CHANGES \
+		-f driver/*.c driver/*.h driver/sim/*.c driver/sim/*.h uapi/drm/*.h uapi/linux/*.h 2>/dev/null; \
+	true
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	rm -rf $(MESON_BUILD) $(BUILD)/vm
