@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The device engine: the NN layer kernels of the simulated NPU.
+ *
+ * Freestanding C: no libc and no kernel headers beyond the uAPI ones, so the
+ * same source is built into vnpu.ko (run on tile threads between
+ * kernel_fpu_begin/end) and into the runtime's CPU device (run on host
+ * threads). Entry points take pointers and structs only, never float
+ * arguments or float results: the rest of the kernel is built soft-float.
+ *
+ * A layer is split into parts: every part writes a disjoint share of the
+ * outputs, so parts may run concurrently, in any order, on any thread.
+ */
+#ifndef _VNPU_ENGINE_H_
+#define _VNPU_ENGINE_H_
+
+#include <drm/vnpu_cmd.h>
+#include <drm/vnpu_layers.h>
+
+/* Errors are negative errno values, spelled here without errno.h. */
+#define VNPU_ENG_EINVAL (-22)
+#define VNPU_ENG_ENOSPC (-28)
+
+/* Capability bits of struct vnpu_eng_ctx.features. */
+#define VNPU_ENG_F_AVX2_FMA (1u << 0)
+
+/**
+ * struct vnpu_eng_ctx - what the caller gives one part of a layer
+ * @features: VNPU_ENG_F_* the CPU has (and the caller allows)
+ * @scratch: private scratch memory for this part, at least the size
+ *	vnpu_eng_layer_scratch() asked for; may be NULL when it asked for 0
+ * @scratch_size: bytes at @scratch
+ */
+struct vnpu_eng_ctx {
+	__u32 features;
+	__u32 pad;
+	void *scratch;
+	__u64 scratch_size;
+};
+
+/**
+ * vnpu_eng_layer_check() - validate a layer before it is queued
+ * @op: &enum vnpu_layer_op
+ * @t: the layer's tensor descriptors (slot bounds are checked by the caller)
+ * @num_tensors: entries in @t
+ * @attrs: the op's attribute struct
+ * @attr_size: bytes at @attrs
+ *
+ * Checks everything the op needs: tensor count, dtypes, ranks, that the
+ * shapes agree with each other and with the attributes, and every
+ * attribute field (flags and pads zero).
+ *
+ * Return: 0, or %VNPU_ENG_EINVAL.
+ */
+int vnpu_eng_layer_check(__u32 op, const struct vnpu_tensor *t,
+			 __u32 num_tensors, const void *attrs, __u32 attr_size);
+
+/**
+ * vnpu_eng_layer_cost() - rough work of a checked layer, in element
+ * operations (about a flop each); callers size the parts from it
+ */
+__u64 vnpu_eng_layer_cost(__u32 op, const struct vnpu_tensor *t,
+			  __u32 num_tensors, const void *attrs);
+
+/**
+ * vnpu_eng_layer_max_parts() - the most parts a checked layer splits into
+ * (at least 1)
+ */
+__u32 vnpu_eng_layer_max_parts(__u32 op, const struct vnpu_tensor *t,
+			       __u32 num_tensors, const void *attrs);
+
+/**
+ * vnpu_eng_layer_scratch() - scratch bytes each part of a checked layer
+ * needs when split into @num_parts parts (0 when none)
+ */
+__u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_tensor *t,
+			     __u32 num_tensors, const void *attrs,
+			     __u32 num_parts);
+
+/**
+ * vnpu_eng_layer_run() - run part @part of @num_parts of a checked layer
+ * @data: for each tensor, the address of its element [0, ..., 0]
+ *
+ * Return: 0, or a negative error (the device reports a fault).
+ */
+int vnpu_eng_layer_run(__u32 op, const struct vnpu_tensor *t,
+		       void *const *data, __u32 num_tensors, const void *attrs,
+		       __u32 part, __u32 num_parts,
+		       const struct vnpu_eng_ctx *ctx);
+
+#endif /* _VNPU_ENGINE_H_ */

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * Command streams: validation and execution, shared by the simulated NPU
+ * (vnpu.ko) and the runtime's CPU device. Freestanding C like the engine.
+ */
+#ifndef _VNPU_EXEC_H_
+#define _VNPU_EXEC_H_
+
+#include <drm/vnpu_cmd.h>
+#include "engine/vnpu_engine.h"
+
+/**
+ * struct vnpu_slot_info - what the validator knows of one slot
+ * @size: bytes of the slot's BO
+ * @id: identity of the BO (two slots with equal @id are the same BO)
+ */
+struct vnpu_slot_info {
+	__u64 size;
+	__u64 id;
+};
+
+/**
+ * vnpu_stream_validate() - check a whole command stream
+ * @stream: the commands
+ * @size: bytes at @stream (a multiple of 8)
+ * @slots: one entry per slot of the job
+ * @num_slots: entries in @slots
+ * @num_cmds: returned: the number of commands
+ *
+ * Return: 0, or -22 (EINVAL) at the first bad field.
+ */
+int vnpu_stream_validate(const void *stream, __u64 size,
+			 const struct vnpu_slot_info *slots, __u32 num_slots,
+			 __u32 *num_cmds);
+
+/**
+ * vnpu_stream_next() - the command after @cmd in a validated stream, or
+ * NULL at its end; vnpu_stream_next(stream, size, NULL) is the first
+ */
+const struct vnpu_cmd_header *vnpu_stream_next(const void *stream, __u64 size,
+					       const struct vnpu_cmd_header *cmd);
+
+/**
+ * vnpu_exec_parts() - how many parts to split a validated command into
+ * @cmd: the command
+ * @tiles: tiles (threads) available
+ * @chunk_cost: the largest cost one part should have (see
+ *	vnpu_eng_layer_cost()); 0 for no limit
+ */
+__u32 vnpu_exec_parts(const struct vnpu_cmd_header *cmd, __u32 tiles,
+		      __u64 chunk_cost);
+
+/**
+ * vnpu_exec_scratch() - scratch bytes each part needs when a validated
+ * command is split into @num_parts parts
+ */
+__u64 vnpu_exec_scratch(const struct vnpu_cmd_header *cmd, __u32 num_parts);
+
+/**
+ * vnpu_exec_part() - run part @part of @num_parts of a validated command
+ * @slot_base: for each slot, the address of its BO's first byte
+ *
+ * Return: 0, or a negative error: the device reports a fault.
+ */
+int vnpu_exec_part(const struct vnpu_cmd_header *cmd, void *const *slot_base,
+		   __u32 part, __u32 num_parts, const struct vnpu_eng_ctx *ctx);
+
+#endif /* _VNPU_EXEC_H_ */

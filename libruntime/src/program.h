@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal: a compiled program, the contract between the compiler
+ * (src/compiler/) and the devices (plugins/): what a compiled model holds
+ * and what an exported blob stores.
+ *
+ * Memory is addressed as the device does, by (slot, offset):
+ *   slot 0                          weights (constants, pre-packed), read-only
+ *   slot 1                          the scratch arena (all intermediates,
+ *                                   placed by the liveness-based planner)
+ *   slot 2 .. 2+num_inputs-1        one buffer per model input
+ *   then num_outputs slots          one buffer per model output
+ * so a request only passes its own input/output buffers and an arena.
+ *
+ * The program is a list of segments, each a command stream (uapi
+ * vnpu_cmd.h) run by one device in order. With one device there is one
+ * segment; HETERO splits the graph into segments alternating between the
+ * NPU and the CPU fallback, all sharing the same slots.
+ */
+#ifndef VNPU_SRC_PROGRAM_H
+#define VNPU_SRC_PROGRAM_H
+
+#include <stdint.h>
+
+#include <vnpu/vnpu_common.h>
+
+#define VNPU_SLOT_WEIGHTS 0
+#define VNPU_SLOT_ARENA 1
+#define VNPU_SLOT_FIRST_IO 2
+
+/* One model input or output: its own slot, dense, row-major. */
+struct vnpu_prog_port {
+	char *name;
+	vnpu_element_type type;
+	vnpu_shape shape;	/* static: every dim known after compile */
+	uint32_t slot;
+	uint64_t size;		/* bytes */
+};
+
+/* Which device a segment runs on. */
+enum vnpu_prog_target {
+	VNPU_TARGET_PRIMARY = 0,	/* the device the model was compiled for */
+	VNPU_TARGET_FALLBACK = 1,	/* the CPU, for what the primary does not take */
+};
+
+struct vnpu_prog_segment {
+	enum vnpu_prog_target target;
+	void *cmd;		/* the command stream */
+	uint64_t cmd_size;	/* bytes, a multiple of 8 */
+	uint32_t num_cmds;
+	uint32_t first_layer;	/* layers[first_layer .. +num_layers) */
+	uint32_t num_layers;
+};
+
+/* One layer of the source graph as it runs, for profiling. */
+struct vnpu_prog_layer {
+	char *name;		/* the ONNX node's name (or output name) */
+	char *type;		/* the op type after fusion, e.g. "Conv+Relu" */
+	uint32_t segment;
+	uint32_t first_cmd;	/* commands [first_cmd, +num_cmds) of the segment */
+	uint32_t num_cmds;
+};
+
+struct vnpu_program {
+	void *weights;
+	uint64_t weights_size;
+	uint64_t arena_size;
+	uint64_t intermediates_size;	/* sum of all intermediates, unplanned */
+
+	uint32_t num_inputs;
+	uint32_t num_outputs;
+	struct vnpu_prog_port *inputs;
+	struct vnpu_prog_port *outputs;
+
+	uint32_t num_segments;
+	struct vnpu_prog_segment *segments;
+
+	uint32_t num_layers;
+	struct vnpu_prog_layer *layers;
+};
+
+static inline uint32_t vnpu_program_num_slots(const struct vnpu_program *p)
+{
+	return VNPU_SLOT_FIRST_IO + p->num_inputs + p->num_outputs;
+}
+
+void vnpu_program_free(struct vnpu_program *p);
+
+/*
+ * Serialize into one malloc'd buffer (no header: the blob code adds the
+ * versioned header) and back. Deserialization validates every count, size
+ * and offset and fails with VNPU_PARSE_ERROR on anything malformed.
+ */
+vnpu_status vnpu_program_serialize(const struct vnpu_program *p,
+				   void **out_data, uint64_t *out_size);
+vnpu_status vnpu_program_deserialize(const void *data, uint64_t size,
+				     struct vnpu_program **out);
+
+#endif /* VNPU_SRC_PROGRAM_H */
