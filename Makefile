@@ -21,7 +21,7 @@ $(BUILD)/.deps-installed: scripts/install-deps
 	scripts/install-deps
 
 module: deps
-	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+	flock $(BUILD)/.kbuild.lock $(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
 
 $(MESON_BUILD)/build.ninja: | deps
 	src=$$(scripts/linux-source $(BUILD)) && \
