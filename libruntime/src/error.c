@@ -47,14 +47,21 @@ vnpu_status vnpu_error(vnpu_status status, const char *fmt, ...)
 
 vnpu_status vnpu_error_prefix(vnpu_status status, const char *fmt, ...)
 {
-	char prefix[512], old[sizeof(last_error)];
+	char old[sizeof(last_error)];
+	size_t len;
 	va_list ap;
 
-	va_start(ap, fmt);
-	vsnprintf(prefix, sizeof(prefix), fmt, ap);
-	va_end(ap);
 	memcpy(old, last_error, sizeof(old));
-	snprintf(last_error, sizeof(last_error), "%s: %s", prefix, old);
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+	len = strlen(last_error);
+	if (old[0] && len + 2 < sizeof(last_error)) {
+		memcpy(last_error + len, ": ", 2);
+		len += 2;
+		strncpy(last_error + len, old, sizeof(last_error) - len - 1);
+		last_error[sizeof(last_error) - 1] = '\0';
+	}
 	return status;
 }
 
