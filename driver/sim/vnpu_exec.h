@@ -9,14 +9,19 @@
 #include <drm/vnpu_cmd.h>
 #include "engine/vnpu_engine.h"
 
+/* struct vnpu_slot_info.flags */
+#define VNPU_SLOT_INFO_WRITE (1u << 0)
+
 /**
  * struct vnpu_slot_info - what the validator knows of one slot
  * @size: bytes of the slot's BO
  * @id: identity of the BO (two slots with equal @id are the same BO)
+ * @flags: %VNPU_SLOT_INFO_WRITE when commands may write the slot
  */
 struct vnpu_slot_info {
 	__u64 size;
 	__u64 id;
+	__u32 flags;
 };
 
 /**
@@ -27,7 +32,12 @@ struct vnpu_slot_info {
  * @num_slots: entries in @slots
  * @num_cmds: returned: the number of commands
  *
- * Return: 0, or -22 (EINVAL) at the first bad field.
+ * Every command is checked in full: opcode, size, flags and pads, each
+ * tensor against its slot (overflow-safe), writes only to writable slots,
+ * and each layer by vnpu_eng_layer_check().
+ *
+ * Return: 0, or -22 (EINVAL) at the first bad field; @num_cmds is then
+ * the index of the bad command.
  */
 int vnpu_stream_validate(const void *stream, __u64 size,
 			 const struct vnpu_slot_info *slots, __u32 num_slots,
@@ -55,6 +65,15 @@ __u32 vnpu_exec_parts(const struct vnpu_cmd_header *cmd, __u32 tiles,
  * command is split into @num_parts parts
  */
 __u64 vnpu_exec_scratch(const struct vnpu_cmd_header *cmd, __u32 num_parts);
+
+/**
+ * vnpu_tensor_size() - bytes a valid tensor can reach from its offset (0
+ * for an empty tensor)
+ */
+__u64 vnpu_tensor_size(const struct vnpu_tensor *t);
+
+/** vnpu_dtype_size() - bytes of one element of @dtype, 0 when unknown */
+__u32 vnpu_dtype_size(__u32 dtype);
 
 /**
  * vnpu_exec_part() - run part @part of @num_parts of a validated command

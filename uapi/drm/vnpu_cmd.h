@@ -132,9 +132,11 @@ struct vnpu_cmd_fill {
  * struct vnpu_cmd_copy - %VNPU_CMD_COPY
  * @hdr: opcode %VNPU_CMD_COPY, size sizeof(struct vnpu_cmd_copy)
  * @dst: destination; same rank and dims as @src, same element size
- * @src: source; the device reads all of @src before it writes an element
- *	of @dst only when they do not overlap, so overlapping views are
- *	rejected when @dst and @src share a slot
+ * @src: source; the byte ranges of @dst and @src must not overlap when
+ *	they are in the same BO
+ *
+ * @dst must not reach one element twice (no zero strides on dims above 1,
+ * no overlapping dims); @src may (a zero stride broadcasts).
  */
 struct vnpu_cmd_copy {
 	struct vnpu_cmd_header hdr;
@@ -154,17 +156,22 @@ struct vnpu_cmd_copy {
  * @op: the layer, one of &enum vnpu_layer_op (vnpu_layers.h)
  * @num_tensors: tensors that follow, 1 to %VNPU_LAYER_MAX_TENSORS; their
  *	order (inputs, then outputs) is the op's, see vnpu_layers.h
+ * @num_outputs: how many of the tensors, at the end, the layer writes
+ *	(1 to @num_tensors); the kernel checks their slots are writable
  * @attr_size: bytes of the op's attribute struct after the tensors, at
  *	most %VNPU_LAYER_MAX_ATTR_SIZE; padding up to 8 must be zero
  * @flags: must be zero
+ * @pad: must be zero
  * @tensors: the tensors
  */
 struct vnpu_cmd_layer {
 	struct vnpu_cmd_header hdr;
 	__u32 op;
 	__u32 num_tensors;
+	__u32 num_outputs;
 	__u32 attr_size;
 	__u32 flags;
+	__u32 pad;
 	struct vnpu_tensor tensors[];
 };
 

@@ -1,0 +1,535 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * DOC: command-stream validation and execution
+ *
+ * The one place that knows how to walk a command stream. vnpu.ko validates
+ * every stream here before a job is queued and its tile threads run the
+ * parts of each command here; the runtime's CPU device links the same file,
+ * so a stream means the same thing on both devices.
+ *
+ * Freestanding C: no libc and no kernel headers beyond the uAPI. All size
+ * arithmetic is overflow-checked with the compiler's builtins.
+ */
+#include "vnpu_exec.h"
+
+#define EINVAL_RET (-22)
+
+/* Elements one part of a COPY or FILL handles at least. */
+#define MIN_ELEMS_PER_PART 4096ULL
+
+__u32 vnpu_dtype_size(__u32 dtype)
+{
+	switch (dtype) {
+	case VNPU_DTYPE_U8:
+	case VNPU_DTYPE_I8:
+	case VNPU_DTYPE_BOOL:
+		return 1;
+	case VNPU_DTYPE_U16:
+	case VNPU_DTYPE_I16:
+	case VNPU_DTYPE_F16:
+	case VNPU_DTYPE_BF16:
+		return 2;
+	case VNPU_DTYPE_F32:
+	case VNPU_DTYPE_I32:
+	case VNPU_DTYPE_U32:
+		return 4;
+	case VNPU_DTYPE_F64:
+	case VNPU_DTYPE_I64:
+	case VNPU_DTYPE_U64:
+		return 8;
+	}
+	return 0;
+}
+
+/* Number of elements, or 0 with *ok cleared when the product overflows. */
+static __u64 tensor_elems(const struct vnpu_tensor *t, int *ok)
+{
+	__u64 n = 1;
+	__u32 d;
+
+	for (d = 0; d < t->rank; d++) {
+		if (__builtin_mul_overflow(n, t->dims[d], &n)) {
+			*ok = 0;
+			return 0;
+		}
+	}
+	return n;
+}
+
+__u64 vnpu_tensor_size(const struct vnpu_tensor *t)
+{
+	__u64 last = 0;
+	__u32 d;
+
+	for (d = 0; d < t->rank; d++) {
+		if (!t->dims[d])
+			return 0;
+		last += (t->dims[d] - 1) * (__u64)t->strides[d];
+	}
+	return (last + 1) * vnpu_dtype_size(t->dtype);
+}
+
+/*
+ * Check one tensor descriptor against the slot table; on success *end is
+ * the first byte past what it can reach.
+ */
+static int tensor_check(const struct vnpu_tensor *t,
+			const struct vnpu_slot_info *slots, __u32 num_slots,
+			int write, __u64 *end)
+{
+	__u32 esize = vnpu_dtype_size(t->dtype);
+	__u64 last = 0, bytes;
+	int empty = 0;
+	__u32 d;
+
+	if (t->slot >= num_slots || !esize || t->flags ||
+	    t->rank > VNPU_MAX_DIMS || t->offset % esize)
+		return EINVAL_RET;
+	if (write && !(slots[t->slot].flags & VNPU_SLOT_INFO_WRITE))
+		return EINVAL_RET;
+
+	for (d = 0; d < VNPU_MAX_DIMS; d++) {
+		__u64 step;
+
+		if (d >= t->rank) {
+			if (t->dims[d] || t->strides[d])
+				return EINVAL_RET;
+			continue;
+		}
+		if (t->strides[d] < 0)
+			return EINVAL_RET;
+		if (!t->dims[d]) {
+			empty = 1;
+			continue;
+		}
+		if (__builtin_mul_overflow(t->dims[d] - 1, (__u64)t->strides[d], &step) ||
+		    __builtin_add_overflow(last, step, &last))
+			return EINVAL_RET;
+	}
+
+	if (empty) {
+		bytes = 0;
+	} else if (__builtin_add_overflow(last, 1, &bytes) ||
+		   __builtin_mul_overflow(bytes, esize, &bytes)) {
+		return EINVAL_RET;
+	}
+	if (__builtin_add_overflow(t->offset, bytes, end) ||
+	    *end > slots[t->slot].size)
+		return EINVAL_RET;
+	return 0;
+}
+
+/*
+ * A destination must not reach one element twice, or parts running in
+ * parallel would race on it. Sufficient test: ordering the dims by stride,
+ * each stride is larger than the span of all smaller ones.
+ */
+static int tensor_is_injective(const struct vnpu_tensor *t)
+{
+	__u32 order[VNPU_MAX_DIMS], n = 0, i, j;
+	__u64 span = 0;
+
+	for (i = 0; i < t->rank; i++) {
+		if (!t->dims[i])
+			return 1;
+		if (t->dims[i] > 1)
+			order[n++] = i;
+	}
+	for (i = 1; i < n; i++) {
+		__u32 k = order[i];
+
+		for (j = i; j > 0 && t->strides[order[j - 1]] > t->strides[k]; j--)
+			order[j] = order[j - 1];
+		order[j] = k;
+	}
+	for (i = 0; i < n; i++) {
+		__u64 s = t->strides[order[i]];
+
+		if (s <= span)
+			return 0;
+		span += (t->dims[order[i]] - 1) * s;
+	}
+	return 1;
+}
+
+static int ranges_overlap(const struct vnpu_tensor *a, __u64 a_end,
+			  const struct vnpu_tensor *b, __u64 b_end,
+			  const struct vnpu_slot_info *slots)
+{
+	if (slots[a->slot].id != slots[b->slot].id)
+		return 0;
+	if (a_end == a->offset || b_end == b->offset)
+		return 0;
+	return a->offset < b_end && b->offset < a_end;
+}
+
+static int check_fill(const struct vnpu_cmd_fill *c,
+		      const struct vnpu_slot_info *slots, __u32 num_slots)
+{
+	__u32 esize = vnpu_dtype_size(c->dst.dtype);
+	int ok = 1;
+	__u64 end;
+
+	if (c->hdr.size != sizeof(*c))
+		return EINVAL_RET;
+	if (tensor_check(&c->dst, slots, num_slots, 1, &end))
+		return EINVAL_RET;
+	tensor_elems(&c->dst, &ok);
+	if (!ok || !tensor_is_injective(&c->dst))
+		return EINVAL_RET;
+	if (esize < 8 && (c->value >> (esize * 8)))
+		return EINVAL_RET;
+	return 0;
+}
+
+static int check_copy(const struct vnpu_cmd_copy *c,
+		      const struct vnpu_slot_info *slots, __u32 num_slots)
+{
+	__u64 dst_end, src_end;
+	int ok = 1;
+	__u32 d;
+
+	if (c->hdr.size != sizeof(*c))
+		return EINVAL_RET;
+	if (tensor_check(&c->dst, slots, num_slots, 1, &dst_end) ||
+	    tensor_check(&c->src, slots, num_slots, 0, &src_end))
+		return EINVAL_RET;
+	if (c->dst.rank != c->src.rank ||
+	    vnpu_dtype_size(c->dst.dtype) != vnpu_dtype_size(c->src.dtype))
+		return EINVAL_RET;
+	for (d = 0; d < c->dst.rank; d++)
+		if (c->dst.dims[d] != c->src.dims[d])
+			return EINVAL_RET;
+	tensor_elems(&c->dst, &ok);
+	if (!ok || !tensor_is_injective(&c->dst))
+		return EINVAL_RET;
+	if (ranges_overlap(&c->dst, dst_end, &c->src, src_end, slots))
+		return EINVAL_RET;
+	return 0;
+}
+
+static __u64 layer_size(__u32 num_tensors, __u32 attr_size)
+{
+	return sizeof(struct vnpu_cmd_layer) +
+	       (__u64)num_tensors * sizeof(struct vnpu_tensor) +
+	       (((__u64)attr_size + 7) & ~7ULL);
+}
+
+static const void *layer_attrs(const struct vnpu_cmd_layer *c)
+{
+	return &c->tensors[c->num_tensors];
+}
+
+static int check_layer(const struct vnpu_cmd_layer *c,
+		       const struct vnpu_slot_info *slots, __u32 num_slots)
+{
+	const unsigned char *attrs;
+	__u64 ends[VNPU_LAYER_MAX_TENSORS];
+	__u32 i, j, first_out;
+
+	if (c->hdr.size < sizeof(*c) || c->flags || c->pad)
+		return EINVAL_RET;
+	if (!c->num_tensors || c->num_tensors > VNPU_LAYER_MAX_TENSORS ||
+	    !c->num_outputs || c->num_outputs > c->num_tensors ||
+	    c->attr_size > VNPU_LAYER_MAX_ATTR_SIZE)
+		return EINVAL_RET;
+	if (c->hdr.size != layer_size(c->num_tensors, c->attr_size))
+		return EINVAL_RET;
+
+	attrs = layer_attrs(c);
+	for (i = c->attr_size; i < ((c->attr_size + 7) & ~7U); i++)
+		if (attrs[i])
+			return EINVAL_RET;
+
+	first_out = c->num_tensors - c->num_outputs;
+	for (i = 0; i < c->num_tensors; i++) {
+		int ok = 1;
+
+		if (tensor_check(&c->tensors[i], slots, num_slots,
+				 i >= first_out, &ends[i]))
+			return EINVAL_RET;
+		tensor_elems(&c->tensors[i], &ok);
+		if (!ok)
+			return EINVAL_RET;
+	}
+	/* An output may neither alias itself nor any other tensor. */
+	for (i = first_out; i < c->num_tensors; i++) {
+		if (!tensor_is_injective(&c->tensors[i]))
+			return EINVAL_RET;
+		for (j = 0; j < c->num_tensors; j++)
+			if (j != i && ranges_overlap(&c->tensors[i], ends[i],
+						     &c->tensors[j], ends[j], slots))
+				return EINVAL_RET;
+	}
+
+	if (vnpu_eng_layer_check(c->op, c->tensors, c->num_tensors, attrs,
+				 c->attr_size))
+		return EINVAL_RET;
+	return 0;
+}
+
+static int check_cmd(const struct vnpu_cmd_header *h,
+		     const struct vnpu_slot_info *slots, __u32 num_slots)
+{
+	switch (h->opcode) {
+	case VNPU_CMD_NOP:
+	case VNPU_CMD_SPIN:
+		return h->size == sizeof(*h) ? 0 : EINVAL_RET;
+	case VNPU_CMD_FILL:
+		return check_fill((const struct vnpu_cmd_fill *)h, slots, num_slots);
+	case VNPU_CMD_COPY:
+		return check_copy((const struct vnpu_cmd_copy *)h, slots, num_slots);
+	case VNPU_CMD_LAYER:
+		return check_layer((const struct vnpu_cmd_layer *)h, slots, num_slots);
+	}
+	return EINVAL_RET;
+}
+
+int vnpu_stream_validate(const void *stream, __u64 size,
+			 const struct vnpu_slot_info *slots, __u32 num_slots,
+			 __u32 *num_cmds)
+{
+	const unsigned char *p = stream;
+	__u64 pos = 0;
+	__u32 n = 0;
+
+	*num_cmds = 0;
+	if (size % 8 || ((unsigned long)stream & 7))
+		return EINVAL_RET;
+
+	while (pos < size) {
+		const struct vnpu_cmd_header *h = (const void *)(p + pos);
+
+		if (size - pos < sizeof(*h) || h->size < sizeof(*h) ||
+		    h->size % 8 || h->size > size - pos) {
+			*num_cmds = n;
+			return EINVAL_RET;
+		}
+		if (check_cmd(h, slots, num_slots)) {
+			*num_cmds = n;
+			return EINVAL_RET;
+		}
+		pos += h->size;
+		n++;
+	}
+	*num_cmds = n;
+	return 0;
+}
+
+const struct vnpu_cmd_header *vnpu_stream_next(const void *stream, __u64 size,
+					       const struct vnpu_cmd_header *cmd)
+{
+	const unsigned char *base = stream;
+	__u64 pos;
+
+	pos = cmd ? (__u64)((const unsigned char *)cmd - base) + cmd->size : 0;
+	if (pos >= size)
+		return (const struct vnpu_cmd_header *)0;
+	return (const struct vnpu_cmd_header *)(base + pos);
+}
+
+static __u64 cmd_elems(const struct vnpu_cmd_header *cmd)
+{
+	int ok = 1;
+
+	if (cmd->opcode == VNPU_CMD_FILL)
+		return tensor_elems(&((const struct vnpu_cmd_fill *)cmd)->dst, &ok);
+	return tensor_elems(&((const struct vnpu_cmd_copy *)cmd)->dst, &ok);
+}
+
+__u32 vnpu_exec_parts(const struct vnpu_cmd_header *cmd, __u32 tiles,
+		      __u64 chunk_cost)
+{
+	const struct vnpu_cmd_layer *l = (const void *)cmd;
+	__u64 cost, max_parts, parts;
+
+	if (!tiles)
+		tiles = 1;
+	switch (cmd->opcode) {
+	case VNPU_CMD_FILL:
+	case VNPU_CMD_COPY:
+		cost = cmd_elems(cmd);
+		max_parts = (cost + MIN_ELEMS_PER_PART - 1) / MIN_ELEMS_PER_PART;
+		break;
+	case VNPU_CMD_LAYER:
+		cost = vnpu_eng_layer_cost(l->op, l->tensors, l->num_tensors,
+					   layer_attrs(l));
+		max_parts = vnpu_eng_layer_max_parts(l->op, l->tensors,
+						     l->num_tensors, layer_attrs(l));
+		break;
+	default:
+		return 1;
+	}
+
+	parts = tiles;
+	if (chunk_cost && cost / chunk_cost >= parts) {
+		parts = cost / chunk_cost + 1;
+		parts = (parts + tiles - 1) / tiles * tiles;
+	}
+	if (parts > max_parts)
+		parts = max_parts;
+	if (parts > 0xffffffffULL)
+		parts = 0xffffffffULL;
+	return parts ? (__u32)parts : 1;
+}
+
+__u64 vnpu_exec_scratch(const struct vnpu_cmd_header *cmd, __u32 num_parts)
+{
+	const struct vnpu_cmd_layer *l = (const void *)cmd;
+
+	if (cmd->opcode != VNPU_CMD_LAYER)
+		return 0;
+	return vnpu_eng_layer_scratch(l->op, l->tensors, l->num_tensors,
+				      layer_attrs(l), num_parts);
+}
+
+/*
+ * Walks elements [first, last) of a tensor shape in row-major order,
+ * keeping the element offsets of up to two tensors of that shape.
+ */
+struct walker {
+	__u32 rank;
+	__u64 dims[VNPU_MAX_DIMS];
+	__u64 idx[VNPU_MAX_DIMS];
+	__s64 strides[2][VNPU_MAX_DIMS];
+	__u64 off[2];
+};
+
+static void walker_init(struct walker *w, const struct vnpu_tensor *a,
+			const struct vnpu_tensor *b, __u64 first)
+{
+	int d;
+
+	w->rank = a->rank;
+	w->off[0] = 0;
+	w->off[1] = 0;
+	for (d = (int)a->rank - 1; d >= 0; d--) {
+		w->dims[d] = a->dims[d];
+		w->strides[0][d] = a->strides[d];
+		w->strides[1][d] = b ? b->strides[d] : 0;
+		w->idx[d] = first % a->dims[d];
+		first /= a->dims[d];
+		w->off[0] += w->idx[d] * (__u64)w->strides[0][d];
+		w->off[1] += w->idx[d] * (__u64)w->strides[1][d];
+	}
+}
+
+/*
+ * Advance to the start of the next row; the offsets still point where the
+ * walk of the innermost dim began (at idx[rank - 1]).
+ */
+static void walker_next_row(struct walker *w)
+{
+	int d = (int)w->rank - 1;
+
+	w->off[0] -= w->idx[d] * (__u64)w->strides[0][d];
+	w->off[1] -= w->idx[d] * (__u64)w->strides[1][d];
+	w->idx[d] = 0;
+	for (d--; d >= 0; d--) {
+		w->idx[d]++;
+		w->off[0] += w->strides[0][d];
+		w->off[1] += w->strides[1][d];
+		if (w->idx[d] < w->dims[d])
+			return;
+		w->off[0] -= w->dims[d] * (__u64)w->strides[0][d];
+		w->off[1] -= w->dims[d] * (__u64)w->strides[1][d];
+		w->idx[d] = 0;
+	}
+}
+
+static void store_elem(unsigned char *dst, const unsigned char *src, __u32 esize)
+{
+	switch (esize) {
+	case 1:
+		*dst = *src;
+		break;
+	case 2:
+		*(__u16 *)dst = *(const __u16 *)src;
+		break;
+	case 4:
+		*(__u32 *)dst = *(const __u32 *)src;
+		break;
+	default:
+		*(__u64 *)dst = *(const __u64 *)src;
+		break;
+	}
+}
+
+/*
+ * Copy (src != NULL) or fill (from the value at @val) elements
+ * [first, last) of @dt's shape.
+ */
+static void move_elems(unsigned char *dbase, const struct vnpu_tensor *dt,
+		       const unsigned char *sbase, const struct vnpu_tensor *st,
+		       const unsigned char *val, __u64 first, __u64 last)
+{
+	__u32 esize = vnpu_dtype_size(dt->dtype);
+	struct walker w;
+	__u64 n = first;
+
+	if (!dt->rank) {
+		if (first < last)
+			store_elem(dbase, sbase ? sbase : val, esize);
+		return;
+	}
+	walker_init(&w, dt, st, first);
+	while (n < last) {
+		__u32 in = dt->rank - 1;
+		__u64 count = w.dims[in] - w.idx[in];
+		__u64 ds = w.strides[0][in] * esize, ss = w.strides[1][in] * esize;
+		unsigned char *d = dbase + w.off[0] * esize;
+		const unsigned char *s = sbase ? sbase + w.off[1] * esize : val;
+		__u64 i;
+
+		if (count > last - n)
+			count = last - n;
+		if (!sbase)
+			ss = 0;
+		for (i = 0; i < count; i++, d += ds, s += ss)
+			store_elem(d, s, esize);
+		n += count;
+		if (n < last)
+			walker_next_row(&w);
+	}
+}
+
+int vnpu_exec_part(const struct vnpu_cmd_header *cmd, void *const *slot_base,
+		   __u32 part, __u32 num_parts, const struct vnpu_eng_ctx *ctx)
+{
+	const struct vnpu_cmd_layer *l = (const void *)cmd;
+	const struct vnpu_cmd_fill *f = (const void *)cmd;
+	const struct vnpu_cmd_copy *c = (const void *)cmd;
+	void *data[VNPU_LAYER_MAX_TENSORS];
+	__u64 n, first, last;
+	__u32 i;
+
+	if (!num_parts || part >= num_parts)
+		return EINVAL_RET;
+
+	switch (cmd->opcode) {
+	case VNPU_CMD_NOP:
+		return 0;
+	case VNPU_CMD_FILL:
+	case VNPU_CMD_COPY:
+		n = cmd_elems(cmd);
+		first = n / num_parts * part + (n % num_parts < part ? n % num_parts : part);
+		last = first + n / num_parts + (part < n % num_parts);
+		if (cmd->opcode == VNPU_CMD_FILL)
+			move_elems((unsigned char *)slot_base[f->dst.slot] + f->dst.offset,
+				   &f->dst, (const unsigned char *)0, (const struct vnpu_tensor *)0,
+				   (const unsigned char *)&f->value, first, last);
+		else
+			move_elems((unsigned char *)slot_base[c->dst.slot] + c->dst.offset,
+				   &c->dst,
+				   (const unsigned char *)slot_base[c->src.slot] + c->src.offset,
+				   &c->src, (const unsigned char *)0, first, last);
+		return 0;
+	case VNPU_CMD_LAYER:
+		for (i = 0; i < l->num_tensors; i++)
+			data[i] = (unsigned char *)slot_base[l->tensors[i].slot] +
+				  l->tensors[i].offset;
+		return vnpu_eng_layer_run(l->op, l->tensors, data, l->num_tensors,
+					  layer_attrs(l), part, num_parts, ctx);
+	}
+	return EINVAL_RET;
+}
