@@ -39,8 +39,8 @@ run: all
 bench: all
 	scripts/bench $(BUILD)
 
-CHECKPATCH_FILES = $(wildcard driver/*.[ch] driver/sim/*.[ch] driver/sim/engine/*.[ch] \
-		    uapi/drm/*.h uapi/linux/*.h)
+CHECKPATCH_FILES = $(filter-out %.mod.c,$(wildcard driver/*.[ch] driver/sim/*.[ch] driver/sim/engine/*.[ch] \
+		    uapi/drm/*.h uapi/linux/*.h))
 
 # BIT() does not exist for the freestanding engine and exec code, which the
 # host also builds, so BIT_MACRO is not asked for.

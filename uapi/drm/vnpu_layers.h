@@ -2,6 +2,24 @@
 /*
  * vnpu NN layers: the ops of %VNPU_CMD_LAYER and their attribute structs.
  * Every struct's size is a multiple of 8, every pad and flag must be zero.
+ *
+ * Conventions shared by all ops:
+ *
+ * - Tensors are the strided views of &struct vnpu_tensor. A transposed or
+ *   sliced operand is just a view with other strides: no op has transpose
+ *   flags. Unless an op says otherwise, inputs broadcast the numpy way: an
+ *   input of lower rank is right-aligned against the output, and an input
+ *   dimension of 1 (or stride 0) is repeated along the output's.
+ * - Float attributes are IEEE-754 binary32 bit patterns in a __u32 (the
+ *   kernel never does float arithmetic outside the device's compute
+ *   sections). NaN and infinite attribute values are rejected.
+ * - Optional tensors are present when their flag is set, and then take
+ *   their place in the tensor order given for the op; absent ones are
+ *   skipped (the count of tensors must match the flags).
+ * - Ops whose output drops dimensions (reductions, ArgMax) keep them with
+ *   extent 1: ONNX's keepdims=0 is the same buffer described with the 1s.
+ * - Float compute is f32 (f64 ops compute in f64); f16 and bf16 are storage
+ *   types converted to and from f32 where an op accepts them.
  */
 #ifndef _VNPU_LAYERS_H_
 #define _VNPU_LAYERS_H_
@@ -15,9 +33,607 @@ extern "C" {
 /**
  * enum vnpu_layer_op - the layers of %VNPU_CMD_LAYER
  * @VNPU_LAYER_INVALID: never valid
+ * @VNPU_LAYER_GEMM: Gemm and MatMul, &struct vnpu_layer_gemm; tensors
+ *	A [..., M, K], B [..., K, N] (or packed), [C] bias, [R] residual,
+ *	Y [..., M, N]; all f32
+ * @VNPU_LAYER_CONV: Conv 1-D and 2-D, &struct vnpu_layer_conv; tensors
+ *	X [N, C, (H,) W], W [M, C/group, (KH,) KW] (or packed), [B] [M],
+ *	[R] residual (shape of Y), Y [N, M, (OH,) OW]; all f32
+ * @VNPU_LAYER_POOL: MaxPool, AveragePool, LpPool and their global forms,
+ *	&struct vnpu_layer_pool; tensors X [N, C, (H,) W], Y [N, C, (OH,) OW];
+ *	f32
+ * @VNPU_LAYER_BINARY: element-wise binary ops with broadcasting,
+ *	&struct vnpu_layer_binary; tensors A, B, Y
+ * @VNPU_LAYER_WHERE: Where, no attributes (attr_size 0); tensors
+ *	condition (bool), X, Y, Z (Z = condition ? X : Y), broadcasting
+ * @VNPU_LAYER_UNARY: element-wise functions, &struct vnpu_layer_act;
+ *	tensors X, Y (same dims)
+ * @VNPU_LAYER_SOFTMAX: Softmax, LogSoftmax, Hardmax on one axis,
+ *	&struct vnpu_layer_softmax; tensors X, Y (same dims); f32
+ * @VNPU_LAYER_NORM: the normalizations, &struct vnpu_layer_norm; tensors
+ *	by &enum vnpu_norm_mode; f32
+ * @VNPU_LAYER_REDUCE: reductions over any set of axes,
+ *	&struct vnpu_layer_reduce; tensors X, Y (X's rank, 1 on reduced axes)
+ * @VNPU_LAYER_ARGREDUCE: ArgMax, ArgMin, &struct vnpu_layer_argreduce;
+ *	tensors X, Y (i64, X's rank, 1 on the axis)
+ * @VNPU_LAYER_RESIZE: Resize and Upsample, &struct vnpu_layer_resize;
+ *	tensors X, Y (same rank); f32
+ * @VNPU_LAYER_PAD: Pad, &struct vnpu_layer_pad; tensors X, Y (same rank)
+ * @VNPU_LAYER_GATHER: Gather, &struct vnpu_layer_gather; tensors data,
+ *	indices (i32 or i64), Y (rank of data - 1 + rank of indices)
+ * @VNPU_LAYER_GATHER_ELEMENTS: GatherElements, &struct vnpu_layer_gather;
+ *	tensors data, indices (i32 or i64), Y (dims of indices)
+ * @VNPU_LAYER_CAST: Cast between any two dtypes, no attributes; tensors
+ *	X, Y (same dims)
  */
 enum vnpu_layer_op {
 	VNPU_LAYER_INVALID = 0,
+	VNPU_LAYER_GEMM = 1,
+	VNPU_LAYER_CONV = 2,
+	VNPU_LAYER_POOL = 3,
+	VNPU_LAYER_BINARY = 4,
+	VNPU_LAYER_WHERE = 5,
+	VNPU_LAYER_UNARY = 6,
+	VNPU_LAYER_SOFTMAX = 7,
+	VNPU_LAYER_NORM = 8,
+	VNPU_LAYER_REDUCE = 9,
+	VNPU_LAYER_ARGREDUCE = 10,
+	VNPU_LAYER_RESIZE = 11,
+	VNPU_LAYER_PAD = 12,
+	VNPU_LAYER_GATHER = 13,
+	VNPU_LAYER_GATHER_ELEMENTS = 14,
+	VNPU_LAYER_CAST = 15,
+};
+
+/**
+ * enum vnpu_act_func - element-wise functions of %VNPU_LAYER_UNARY, also
+ * the activation fused into GEMM and CONV
+ * @VNPU_ACT_IDENTITY: x (as a fused activation: none)
+ * @VNPU_ACT_RELU: max(x, 0)
+ * @VNPU_ACT_LEAKY_RELU: x < 0 ? alpha * x : x
+ * @VNPU_ACT_ELU: x < 0 ? alpha * (exp(x) - 1) : x
+ * @VNPU_ACT_SELU: beta * (x <= 0 ? alpha * (exp(x) - 1) : x) (beta is
+ *	ONNX's gamma)
+ * @VNPU_ACT_CELU: max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
+ * @VNPU_ACT_CLIP: min(max(x, alpha), beta)
+ * @VNPU_ACT_SIGMOID: 1 / (1 + exp(-x))
+ * @VNPU_ACT_HARD_SIGMOID: max(0, min(1, alpha * x + beta))
+ * @VNPU_ACT_HARD_SWISH: x * max(0, min(1, x / 6 + 1 / 2))
+ * @VNPU_ACT_TANH: tanh(x)
+ * @VNPU_ACT_GELU: x / 2 * (1 + erf(x / sqrt(2)))
+ * @VNPU_ACT_GELU_TANH: GELU's tanh approximation
+ * @VNPU_ACT_ERF: erf(x)
+ * @VNPU_ACT_EXP: exp(x)
+ * @VNPU_ACT_LOG: log(x)
+ * @VNPU_ACT_SQRT: sqrt(x)
+ * @VNPU_ACT_RECIPROCAL: 1 / x
+ * @VNPU_ACT_ABS: |x|
+ * @VNPU_ACT_NEG: -x
+ * @VNPU_ACT_FLOOR: floor(x)
+ * @VNPU_ACT_CEIL: ceil(x)
+ * @VNPU_ACT_ROUND: round half to even
+ * @VNPU_ACT_SIGN: -1, 0 or 1
+ * @VNPU_ACT_SIN: sin(x)
+ * @VNPU_ACT_COS: cos(x)
+ * @VNPU_ACT_TAN: tan(x)
+ * @VNPU_ACT_ASIN: asin(x)
+ * @VNPU_ACT_ACOS: acos(x)
+ * @VNPU_ACT_ATAN: atan(x)
+ * @VNPU_ACT_SINH: sinh(x)
+ * @VNPU_ACT_COSH: cosh(x)
+ * @VNPU_ACT_ASINH: asinh(x)
+ * @VNPU_ACT_ACOSH: acosh(x)
+ * @VNPU_ACT_ATANH: atanh(x)
+ * @VNPU_ACT_SOFTPLUS: log(1 + exp(x))
+ * @VNPU_ACT_SOFTSIGN: x / (1 + |x|)
+ * @VNPU_ACT_MISH: x * tanh(softplus(x))
+ * @VNPU_ACT_THRESHOLDED_RELU: x > alpha ? x : 0
+ * @VNPU_ACT_NOT: logical not (bool only)
+ * @VNPU_ACT_SHRINK: x < -beta ? x + alpha : x > beta ? x - alpha : 0
+ *	(alpha is ONNX's bias, beta its lambd)
+ * @VNPU_ACT_COUNT: the number of functions (not a function)
+ *
+ * Integer dtypes (i8 to i64, u8 to u64) take IDENTITY, RELU, ABS, NEG,
+ * SIGN and CLIP (bounds truncated to the integer); bool takes NOT and
+ * IDENTITY; f32, f64, f16 and bf16 take all but NOT.
+ */
+enum vnpu_act_func {
+	VNPU_ACT_IDENTITY = 0,
+	VNPU_ACT_RELU = 1,
+	VNPU_ACT_LEAKY_RELU = 2,
+	VNPU_ACT_ELU = 3,
+	VNPU_ACT_SELU = 4,
+	VNPU_ACT_CELU = 5,
+	VNPU_ACT_CLIP = 6,
+	VNPU_ACT_SIGMOID = 7,
+	VNPU_ACT_HARD_SIGMOID = 8,
+	VNPU_ACT_HARD_SWISH = 9,
+	VNPU_ACT_TANH = 10,
+	VNPU_ACT_GELU = 11,
+	VNPU_ACT_GELU_TANH = 12,
+	VNPU_ACT_ERF = 13,
+	VNPU_ACT_EXP = 14,
+	VNPU_ACT_LOG = 15,
+	VNPU_ACT_SQRT = 16,
+	VNPU_ACT_RECIPROCAL = 17,
+	VNPU_ACT_ABS = 18,
+	VNPU_ACT_NEG = 19,
+	VNPU_ACT_FLOOR = 20,
+	VNPU_ACT_CEIL = 21,
+	VNPU_ACT_ROUND = 22,
+	VNPU_ACT_SIGN = 23,
+	VNPU_ACT_SIN = 24,
+	VNPU_ACT_COS = 25,
+	VNPU_ACT_TAN = 26,
+	VNPU_ACT_ASIN = 27,
+	VNPU_ACT_ACOS = 28,
+	VNPU_ACT_ATAN = 29,
+	VNPU_ACT_SINH = 30,
+	VNPU_ACT_COSH = 31,
+	VNPU_ACT_ASINH = 32,
+	VNPU_ACT_ACOSH = 33,
+	VNPU_ACT_ATANH = 34,
+	VNPU_ACT_SOFTPLUS = 35,
+	VNPU_ACT_SOFTSIGN = 36,
+	VNPU_ACT_MISH = 37,
+	VNPU_ACT_THRESHOLDED_RELU = 38,
+	VNPU_ACT_NOT = 39,
+	VNPU_ACT_SHRINK = 40,
+	VNPU_ACT_COUNT,
+};
+
+/**
+ * struct vnpu_layer_act - an element-wise function; the attributes of
+ * %VNPU_LAYER_UNARY and the fused activation of GEMM and CONV
+ * @func: one of &enum vnpu_act_func
+ * @flags: must be zero
+ * @alpha: f32 bits, the function's first parameter (0 when it has none)
+ * @beta: f32 bits, the function's second parameter (0 when it has none)
+ */
+struct vnpu_layer_act {
+	__u32 func;
+	__u32 flags;
+	__u32 alpha;
+	__u32 beta;
+};
+
+/* Flags of &struct vnpu_layer_gemm and &struct vnpu_layer_conv. */
+/** VNPU_LAYER_F_BIAS - a bias tensor follows the weights */
+#define VNPU_LAYER_F_BIAS		(1u << 0)
+/** VNPU_LAYER_F_RESIDUAL - a residual tensor follows (the bias) */
+#define VNPU_LAYER_F_RESIDUAL		(1u << 1)
+/** VNPU_LAYER_F_PACKED - the weights are packed, see vnpu_eng_pack() */
+#define VNPU_LAYER_F_PACKED		(1u << 2)
+#define VNPU_LAYER_F_MASK		(VNPU_LAYER_F_BIAS | \
+					 VNPU_LAYER_F_RESIDUAL | \
+					 VNPU_LAYER_F_PACKED)
+
+/*
+ * Packed weights. A packed operand is a rank-1, stride-1 f32 tensor of
+ * exactly the packed size:
+ *
+ * %VNPU_PACK_GEMM_B, GEMM's B [K, N]: the columns in panels of
+ *   %VNPU_PACK_NR: panel p holds element (k, j) of B[k][p * NR + j] at
+ *   p * K * NR + k * NR + j, zero where p * NR + j >= N. B has no batch
+ *   dimensions then (it is shared by all of A's). Size: ceil(N / NR) * NR * K.
+ * %VNPU_PACK_CONV_W, CONV's W [M, C/group, KH, KW] as group matrices
+ *   Wg [M/group, KC] with KC = C/group * KH * KW (row-major over c, kh, kw):
+ *   group g, panel p holds Wg[p * MR + i][k] at
+ *   g * P * MR * KC + p * KC * MR + k * MR + i, where P = ceil((M/group) / MR),
+ *   zero where p * MR + i >= M/group. Size: group * P * MR * KC.
+ */
+/** VNPU_PACK_NR - columns per panel of %VNPU_PACK_GEMM_B */
+#define VNPU_PACK_NR 16
+/** VNPU_PACK_MR - rows per panel of %VNPU_PACK_CONV_W */
+#define VNPU_PACK_MR 6
+
+/**
+ * enum vnpu_pack_layout - the packed weight layouts
+ * @VNPU_PACK_GEMM_B: GEMM's B, panels of %VNPU_PACK_NR columns
+ * @VNPU_PACK_CONV_W: CONV's W, per group panels of %VNPU_PACK_MR rows
+ */
+enum vnpu_pack_layout {
+	VNPU_PACK_GEMM_B = 1,
+	VNPU_PACK_CONV_W = 2,
+};
+
+/**
+ * struct vnpu_layer_gemm - attributes of %VNPU_LAYER_GEMM
+ * @flags: %VNPU_LAYER_F_* (%VNPU_LAYER_F_PACKED: B is %VNPU_PACK_GEMM_B)
+ * @alpha: f32 bits, the product's factor
+ * @beta: f32 bits, the bias's factor (ignored without a bias)
+ * @pad: must be zero
+ * @act: activation applied last
+ *
+ * Y = act(alpha * A x B + beta * C + R). Transposes are views: give A or B
+ * with swapped dims and strides. A, B, C and R broadcast against Y on the
+ * batch dimensions (A and B) or all dimensions (C and R). Y's last
+ * dimension must have stride 1.
+ */
+struct vnpu_layer_gemm {
+	__u32 flags;
+	__u32 alpha;
+	__u32 beta;
+	__u32 pad;
+	struct vnpu_layer_act act;
+};
+
+/**
+ * struct vnpu_layer_conv - attributes of %VNPU_LAYER_CONV
+ * @flags: %VNPU_LAYER_F_* (%VNPU_LAYER_F_PACKED: W is %VNPU_PACK_CONV_W,
+ *	and its shape comes from @kernel and the other tensors)
+ * @group: groups, >= 1, dividing C and M (group == C == M: depthwise)
+ * @kernel: kernel extent (KH, KW); for 1-D, [0] is 1 and [1] is KW
+ * @stride: strides (H, W), >= 1
+ * @dilation: dilations (H, W), >= 1
+ * @pad_begin: leading zero padding (H, W); SAME pads are made explicit by
+ *	the compiler
+ * @pad_end: trailing zero padding (H, W)
+ * @act: activation applied last
+ *
+ * Y = act(conv(X, W) + B + R), where OH = (H + pads - dilation * (KH - 1)
+ * - 1) / stride + 1, likewise OW. X's and Y's last dimension must have
+ * stride 1.
+ */
+struct vnpu_layer_conv {
+	__u32 flags;
+	__u32 group;
+	__u32 kernel[2];
+	__u32 stride[2];
+	__u32 dilation[2];
+	__u32 pad_begin[2];
+	__u32 pad_end[2];
+	struct vnpu_layer_act act;
+};
+
+/**
+ * enum vnpu_pool_mode - pooling
+ * @VNPU_POOL_MAX: maximum (padding never wins)
+ * @VNPU_POOL_AVG: average; over the window inside the input unless
+ *	%VNPU_POOL_F_COUNT_PAD
+ * @VNPU_POOL_LP: (sum |x|^p)^(1/p), p in &struct vnpu_layer_pool.p
+ */
+enum vnpu_pool_mode {
+	VNPU_POOL_MAX = 1,
+	VNPU_POOL_AVG = 2,
+	VNPU_POOL_LP = 3,
+};
+
+/** VNPU_POOL_F_COUNT_PAD - average pooling divides by the whole window */
+#define VNPU_POOL_F_COUNT_PAD	(1u << 0)
+/** VNPU_POOL_F_CEIL - output extents rounded up (ceil_mode) */
+#define VNPU_POOL_F_CEIL	(1u << 1)
+#define VNPU_POOL_F_MASK	(VNPU_POOL_F_COUNT_PAD | VNPU_POOL_F_CEIL)
+
+/**
+ * struct vnpu_layer_pool - attributes of %VNPU_LAYER_POOL
+ * @mode: one of &enum vnpu_pool_mode
+ * @flags: %VNPU_POOL_F_*
+ * @kernel: window (KH, KW); global pooling is the window of the input;
+ *	for 1-D, [0] is 1
+ * @stride: strides, >= 1
+ * @dilation: dilations, >= 1
+ * @pad_begin: leading padding
+ * @pad_end: trailing padding
+ * @p: the exponent of %VNPU_POOL_LP, 1 to 16; 0 otherwise
+ * @pad: must be zero
+ *
+ * OH = floor or, with %VNPU_POOL_F_CEIL, ceil of (H + pads - dilation *
+ * (KH - 1) - 1) / stride, plus 1; with ceil a last window must start inside
+ * the input or its leading padding (as ONNX has it). Windows that lie in
+ * the padding only give 0 (AVG without COUNT_PAD, LP) or -inf (MAX).
+ */
+struct vnpu_layer_pool {
+	__u32 mode;
+	__u32 flags;
+	__u32 kernel[2];
+	__u32 stride[2];
+	__u32 dilation[2];
+	__u32 pad_begin[2];
+	__u32 pad_end[2];
+	__u32 p;
+	__u32 pad;
+};
+
+/**
+ * enum vnpu_binary_func - element-wise binary functions
+ * @VNPU_BIN_ADD: a + b
+ * @VNPU_BIN_SUB: a - b
+ * @VNPU_BIN_MUL: a * b
+ * @VNPU_BIN_DIV: a / b (integers: truncated; division by 0 gives 0)
+ * @VNPU_BIN_POW: a ^ b
+ * @VNPU_BIN_MAX: max(a, b) (NaN wins)
+ * @VNPU_BIN_MIN: min(a, b) (NaN wins)
+ * @VNPU_BIN_MOD: ONNX Mod, fmod=0: the result has b's sign (integers)
+ * @VNPU_BIN_FMOD: ONNX Mod, fmod=1: the result has a's sign
+ * @VNPU_BIN_EQUAL: a == b, bool result
+ * @VNPU_BIN_LESS: a < b, bool result
+ * @VNPU_BIN_LESS_EQUAL: a <= b, bool result
+ * @VNPU_BIN_GREATER: a > b, bool result
+ * @VNPU_BIN_GREATER_EQUAL: a >= b, bool result
+ * @VNPU_BIN_AND: logical and (bool only)
+ * @VNPU_BIN_OR: logical or (bool only)
+ * @VNPU_BIN_XOR: logical xor (bool only)
+ * @VNPU_BIN_PRELU: a < 0 ? a * b : a (b is the slope)
+ * @VNPU_BIN_BITAND: bitwise and (integers)
+ * @VNPU_BIN_BITOR: bitwise or (integers)
+ * @VNPU_BIN_BITXOR: bitwise xor (integers)
+ * @VNPU_BIN_COUNT: the number of functions (not a function)
+ *
+ * A, B and Y share one dtype, except that comparisons give bool. Float
+ * dtypes are f32, f64, f16, bf16; integers i8 to i64 and u8 to u64.
+ */
+enum vnpu_binary_func {
+	VNPU_BIN_ADD = 0,
+	VNPU_BIN_SUB = 1,
+	VNPU_BIN_MUL = 2,
+	VNPU_BIN_DIV = 3,
+	VNPU_BIN_POW = 4,
+	VNPU_BIN_MAX = 5,
+	VNPU_BIN_MIN = 6,
+	VNPU_BIN_MOD = 7,
+	VNPU_BIN_FMOD = 8,
+	VNPU_BIN_EQUAL = 9,
+	VNPU_BIN_LESS = 10,
+	VNPU_BIN_LESS_EQUAL = 11,
+	VNPU_BIN_GREATER = 12,
+	VNPU_BIN_GREATER_EQUAL = 13,
+	VNPU_BIN_AND = 14,
+	VNPU_BIN_OR = 15,
+	VNPU_BIN_XOR = 16,
+	VNPU_BIN_PRELU = 17,
+	VNPU_BIN_BITAND = 18,
+	VNPU_BIN_BITOR = 19,
+	VNPU_BIN_BITXOR = 20,
+	VNPU_BIN_COUNT,
+};
+
+/**
+ * struct vnpu_layer_binary - attributes of %VNPU_LAYER_BINARY
+ * @func: one of &enum vnpu_binary_func
+ * @flags: must be zero
+ */
+struct vnpu_layer_binary {
+	__u32 func;
+	__u32 flags;
+};
+
+/**
+ * enum vnpu_softmax_mode - the ops of %VNPU_LAYER_SOFTMAX
+ * @VNPU_SOFTMAX: exp(x - max) / sum
+ * @VNPU_LOG_SOFTMAX: x - max - log(sum)
+ * @VNPU_HARDMAX: 1 at the first maximum, 0 elsewhere
+ */
+enum vnpu_softmax_mode {
+	VNPU_SOFTMAX = 0,
+	VNPU_LOG_SOFTMAX = 1,
+	VNPU_HARDMAX = 2,
+};
+
+/**
+ * struct vnpu_layer_softmax - attributes of %VNPU_LAYER_SOFTMAX
+ * @mode: one of &enum vnpu_softmax_mode
+ * @axis: the axis, 0 to rank - 1 (ONNX's opset < 13 flattening is a view
+ *	with the trailing dimensions merged)
+ */
+struct vnpu_layer_softmax {
+	__u32 mode;
+	__u32 axis;
+};
+
+/**
+ * enum vnpu_norm_mode - the ops of %VNPU_LAYER_NORM and their tensors
+ * @VNPU_NORM_BATCH: BatchNormalization (inference); X [N, C, ...],
+ *	scale [C], bias [C], mean [C], var [C], Y
+ * @VNPU_NORM_INSTANCE: InstanceNormalization; X [N, C, ...], scale [C],
+ *	bias [C], Y
+ * @VNPU_NORM_LAYER: LayerNormalization over the axes from @axis on; X,
+ *	scale, [bias] (with %VNPU_LAYER_F_BIAS), Y; scale and bias broadcast
+ *	against X's normalized dimensions
+ * @VNPU_NORM_LP: LpNormalization along @axis, p = @p (1 or 2); X, Y
+ * @VNPU_NORM_LRN: LRN across channels, size @size, alpha, beta, bias in
+ *	@alpha, @beta, @bias; X [N, C, ...], Y
+ */
+enum vnpu_norm_mode {
+	VNPU_NORM_BATCH = 1,
+	VNPU_NORM_INSTANCE = 2,
+	VNPU_NORM_LAYER = 3,
+	VNPU_NORM_LP = 4,
+	VNPU_NORM_LRN = 5,
+};
+
+/**
+ * struct vnpu_layer_norm - attributes of %VNPU_LAYER_NORM
+ * @mode: one of &enum vnpu_norm_mode
+ * @flags: %VNPU_LAYER_F_BIAS for %VNPU_NORM_LAYER, otherwise zero
+ * @axis: %VNPU_NORM_LAYER and %VNPU_NORM_LP: the axis; otherwise 0
+ * @p: %VNPU_NORM_LP: 1 or 2; otherwise 0
+ * @size: %VNPU_NORM_LRN: the window (odd or even, >= 1); otherwise 0
+ * @epsilon: f32 bits; BATCH, INSTANCE and LAYER
+ * @alpha: f32 bits; LRN
+ * @beta: f32 bits; LRN
+ * @bias: f32 bits; LRN
+ * @pad: must be zero
+ */
+struct vnpu_layer_norm {
+	__u32 mode;
+	__u32 flags;
+	__u32 axis;
+	__u32 p;
+	__u32 size;
+	__u32 epsilon;
+	__u32 alpha;
+	__u32 beta;
+	__u32 bias;
+	__u32 pad;
+};
+
+/**
+ * enum vnpu_reduce_func - reductions
+ * @VNPU_REDUCE_SUM: sum
+ * @VNPU_REDUCE_MEAN: mean
+ * @VNPU_REDUCE_MAX: maximum
+ * @VNPU_REDUCE_MIN: minimum
+ * @VNPU_REDUCE_PROD: product
+ * @VNPU_REDUCE_L1: sum of |x|
+ * @VNPU_REDUCE_L2: sqrt of the sum of squares
+ * @VNPU_REDUCE_LOG_SUM: log of the sum
+ * @VNPU_REDUCE_LOG_SUM_EXP: log of the sum of exp
+ * @VNPU_REDUCE_SUM_SQUARE: sum of squares
+ * @VNPU_REDUCE_COUNT: the number of functions (not a function)
+ */
+enum vnpu_reduce_func {
+	VNPU_REDUCE_SUM = 0,
+	VNPU_REDUCE_MEAN = 1,
+	VNPU_REDUCE_MAX = 2,
+	VNPU_REDUCE_MIN = 3,
+	VNPU_REDUCE_PROD = 4,
+	VNPU_REDUCE_L1 = 5,
+	VNPU_REDUCE_L2 = 6,
+	VNPU_REDUCE_LOG_SUM = 7,
+	VNPU_REDUCE_LOG_SUM_EXP = 8,
+	VNPU_REDUCE_SUM_SQUARE = 9,
+	VNPU_REDUCE_COUNT,
+};
+
+/**
+ * struct vnpu_layer_reduce - attributes of %VNPU_LAYER_REDUCE
+ * @func: one of &enum vnpu_reduce_func
+ * @axes: bit d set: axis d is reduced (Y's extent there is 1); bits at and
+ *	above X's rank must be zero; 0 reduces nothing (a copy, ONNX's
+ *	noop_with_empty_axes)
+ *
+ * X and Y: f32, f64, f16 or bf16 for all; i32, i64, u8, i8, u32, u64 for
+ * SUM, MAX, MIN and PROD (integer arithmetic, wrapping) and L1,
+ * SUM_SQUARE. An empty reduction gives the function's identity (MAX: -inf
+ * or the type's lowest).
+ */
+struct vnpu_layer_reduce {
+	__u32 func;
+	__u32 axes;
+};
+
+/** VNPU_ARG_F_LAST - the last index of equal extremes, not the first */
+#define VNPU_ARG_F_LAST		(1u << 0)
+
+/**
+ * struct vnpu_layer_argreduce - attributes of %VNPU_LAYER_ARGREDUCE
+ * @min: 0 for ArgMax, 1 for ArgMin
+ * @axis: the axis, 0 to rank - 1, of extent >= 1
+ * @flags: %VNPU_ARG_F_LAST
+ * @pad: must be zero
+ */
+struct vnpu_layer_argreduce {
+	__u32 min;
+	__u32 axis;
+	__u32 flags;
+	__u32 pad;
+};
+
+/**
+ * enum vnpu_resize_mode - interpolation of %VNPU_LAYER_RESIZE
+ * @VNPU_RESIZE_NEAREST: nearest, rounded per @nearest
+ * @VNPU_RESIZE_LINEAR: linear along every resized axis (bilinear ...)
+ */
+enum vnpu_resize_mode {
+	VNPU_RESIZE_NEAREST = 0,
+	VNPU_RESIZE_LINEAR = 1,
+};
+
+/**
+ * enum vnpu_resize_coord - ONNX's coordinate_transformation_mode
+ * @VNPU_COORD_HALF_PIXEL: (y + 0.5) / scale - 0.5
+ * @VNPU_COORD_ASYMMETRIC: y / scale
+ * @VNPU_COORD_ALIGN_CORNERS: y * (in - 1) / (out - 1), 0 when out == 1
+ * @VNPU_COORD_PYTORCH_HALF_PIXEL: half_pixel, 0 when out == 1
+ * @VNPU_COORD_TF_HALF_PIXEL_FOR_NN: (y + 0.5) / scale
+ * @VNPU_COORD_HALF_PIXEL_SYMMETRIC: half_pixel centred on the output
+ */
+enum vnpu_resize_coord {
+	VNPU_COORD_HALF_PIXEL = 0,
+	VNPU_COORD_ASYMMETRIC = 1,
+	VNPU_COORD_ALIGN_CORNERS = 2,
+	VNPU_COORD_PYTORCH_HALF_PIXEL = 3,
+	VNPU_COORD_TF_HALF_PIXEL_FOR_NN = 4,
+	VNPU_COORD_HALF_PIXEL_SYMMETRIC = 5,
+};
+
+/**
+ * enum vnpu_resize_nearest - ONNX's nearest_mode
+ * @VNPU_NEAREST_ROUND_PREFER_FLOOR: round, halves down
+ * @VNPU_NEAREST_ROUND_PREFER_CEIL: round, halves up
+ * @VNPU_NEAREST_FLOOR: floor
+ * @VNPU_NEAREST_CEIL: ceil
+ */
+enum vnpu_resize_nearest {
+	VNPU_NEAREST_ROUND_PREFER_FLOOR = 0,
+	VNPU_NEAREST_ROUND_PREFER_CEIL = 1,
+	VNPU_NEAREST_FLOOR = 2,
+	VNPU_NEAREST_CEIL = 3,
+};
+
+/**
+ * struct vnpu_layer_resize - attributes of %VNPU_LAYER_RESIZE
+ * @mode: one of &enum vnpu_resize_mode
+ * @coord: one of &enum vnpu_resize_coord
+ * @nearest: one of &enum vnpu_resize_nearest (nearest mode only, else 0)
+ * @flags: must be zero
+ * @scale: per axis, f32 bits of the scale ONNX uses (> 0), or 0 to use
+ *	output extent / input extent; entries at and above the rank zero
+ */
+struct vnpu_layer_resize {
+	__u32 mode;
+	__u32 coord;
+	__u32 nearest;
+	__u32 flags;
+	__u32 scale[6];
+};
+
+/**
+ * enum vnpu_pad_mode - ONNX Pad modes
+ * @VNPU_PAD_CONSTANT: the value
+ * @VNPU_PAD_REFLECT: mirrored without repeating the edge
+ * @VNPU_PAD_EDGE: the edge element repeated
+ * @VNPU_PAD_WRAP: the input repeated
+ */
+enum vnpu_pad_mode {
+	VNPU_PAD_CONSTANT = 0,
+	VNPU_PAD_REFLECT = 1,
+	VNPU_PAD_EDGE = 2,
+	VNPU_PAD_WRAP = 3,
+};
+
+/**
+ * struct vnpu_layer_pad - attributes of %VNPU_LAYER_PAD
+ * @mode: one of &enum vnpu_pad_mode
+ * @pad: must be zero
+ * @value: %VNPU_PAD_CONSTANT: the element's bit pattern in the low bytes,
+ *	bytes above the element size zero; otherwise 0
+ * @begin: elements added before each axis (negative: removed); the ones
+ *	added after follow from Y's dims; entries at and above the rank zero
+ *
+ * X and Y: any dtype, the same. An axis of X with extent 0 can only be
+ * padded with %VNPU_PAD_CONSTANT.
+ */
+struct vnpu_layer_pad {
+	__u32 mode;
+	__u32 pad;
+	__u64 value;
+	__s64 begin[6];
+};
+
+/**
+ * struct vnpu_layer_gather - attributes of %VNPU_LAYER_GATHER and
+ * %VNPU_LAYER_GATHER_ELEMENTS
+ * @axis: the axis of data, 0 to rank - 1
+ * @pad: must be zero
+ *
+ * data and Y: any dtype, the same. Negative indices count from the end;
+ * an index out of range faults the job.
+ */
+struct vnpu_layer_gather {
+	__u32 axis;
+	__u32 pad;
 };
 
 #if defined(__cplusplus)
