@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libvnpu: a model read from ONNX, before compilation.
+ *
+ * A vnpu_model is the graph with its weights, element types and shapes
+ * inferred from the inputs through every node. Dimensions an ONNX input
+ * leaves symbolic are VNPU_DIM_DYNAMIC until vnpu_model_reshape() sets
+ * them; a model compiles only once every dimension is known.
+ *
+ * Ownership: the caller owns the model and frees it with vnpu_model_free();
+ * names returned by the getters live as long as the model. Thread safety:
+ * getters may run concurrently; vnpu_model_reshape() and vnpu_model_free()
+ * need exclusive use. Compiling reads the model and keeps no reference.
+ */
+#ifndef VNPU_MODEL_H
+#define VNPU_MODEL_H
+
+#include <vnpu/vnpu_common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A model read from ONNX (opaque). */
+typedef struct vnpu_model vnpu_model;
+
+/**
+ * Read an ONNX model file. Tensors stored in external data files are read
+ * from the model's folder. Opsets 7 to 17 of the default domain.
+ */
+VNPU_API vnpu_status vnpu_model_read_file(const char *path, vnpu_model **out);
+
+/**
+ * Read an ONNX model from @size bytes at @data (copied: the caller may free
+ * @data afterwards). A model with external data fails with
+ * VNPU_NOT_FOUND: there is no folder to read it from.
+ */
+VNPU_API vnpu_status vnpu_model_read_memory(const void *data, size_t size,
+					    vnpu_model **out);
+
+/** Free @model (NULL is fine). */
+VNPU_API void vnpu_model_free(vnpu_model *model);
+
+/** Number of model inputs (graph inputs that are not initializers). */
+VNPU_API vnpu_status vnpu_model_get_inputs_size(const vnpu_model *model,
+						size_t *out);
+/** Number of model outputs. */
+VNPU_API vnpu_status vnpu_model_get_outputs_size(const vnpu_model *model,
+						 size_t *out);
+
+/** Name of input @index, valid while @model lives. */
+VNPU_API vnpu_status vnpu_model_input_name(const vnpu_model *model,
+					   size_t index, const char **out);
+/** Name of output @index, valid while @model lives. */
+VNPU_API vnpu_status vnpu_model_output_name(const vnpu_model *model,
+					    size_t index, const char **out);
+
+/** Index of the input called @name, VNPU_NOT_FOUND when none is. */
+VNPU_API vnpu_status vnpu_model_input_index(const vnpu_model *model,
+					    const char *name, size_t *out);
+/** Index of the output called @name, VNPU_NOT_FOUND when none is. */
+VNPU_API vnpu_status vnpu_model_output_index(const vnpu_model *model,
+					     const char *name, size_t *out);
+
+/** Element type of input @index. */
+VNPU_API vnpu_status vnpu_model_input_type(const vnpu_model *model,
+					   size_t index,
+					   vnpu_element_type *out);
+/** Element type of output @index (UNDEFINED when it cannot be inferred). */
+VNPU_API vnpu_status vnpu_model_output_type(const vnpu_model *model,
+					    size_t index,
+					    vnpu_element_type *out);
+
+/** (Partial) shape of input @index: VNPU_DIM_DYNAMIC where unknown. */
+VNPU_API vnpu_status vnpu_model_input_shape(const vnpu_model *model,
+					    size_t index, vnpu_shape *out);
+/**
+ * (Partial) shape of output @index as inferred; VNPU_UNSUPPORTED when not
+ * even its rank can be inferred (a data-dependent shape).
+ */
+VNPU_API vnpu_status vnpu_model_output_shape(const vnpu_model *model,
+					     size_t index, vnpu_shape *out);
+
+/**
+ * Set the shape of the input called @name (same rank; only its dynamic
+ * dimensions may change) and infer every shape again. On failure the model
+ * is left as it was.
+ */
+VNPU_API vnpu_status vnpu_model_reshape(vnpu_model *model, const char *name,
+					const vnpu_shape *shape);
+
+/** Number of nodes of the main graph as read. */
+VNPU_API vnpu_status vnpu_model_get_ops_size(const vnpu_model *model,
+					     size_t *out);
+/** Op type and name of node @index ("" when the node has no name). */
+VNPU_API vnpu_status vnpu_model_op(const vnpu_model *model, size_t index,
+				   const char **out_type,
+				   const char **out_name);
+
+/** The opset version of the default ONNX domain the model imports. */
+VNPU_API vnpu_status vnpu_model_get_opset(const vnpu_model *model,
+					  int64_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VNPU_MODEL_H */

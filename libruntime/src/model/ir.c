@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: MIT
+/* The graph IR: lifetime, attribute lookup, and the public model API. */
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "ir.h"
+
+#define MAX_MODEL_FILE (1ull << 32)
+/* Elements computed at read time to learn shapes (e.g. Shape -> Reshape). */
+#define READ_FOLD_LIMIT 4096
+
+void vnpu_tinfo_clear(struct vnpu_tinfo *t)
+{
+	if (t->owns_data)
+		free(t->data);
+	memset(t, 0, sizeof(*t));
+	t->rank = -1;
+}
+
+void vnpu_attr_fini(struct vnpu_attr *a)
+{
+	free(a->name);
+	free(a->s);
+	free(a->floats);
+	free(a->ints);
+	for (size_t i = 0; a->strings && i < a->n; i++)
+		free(a->strings[i]);
+	free(a->strings);
+	vnpu_tinfo_clear(&a->t);
+	if (a->g) {
+		vnpu_graph_fini(a->g);
+		free(a->g);
+	}
+}
+
+void vnpu_graph_fini(struct vnpu_graph *g)
+{
+	for (uint32_t i = 0; g->nodes && i < g->num_nodes; i++) {
+		struct vnpu_node *n = &g->nodes[i];
+
+		free(n->name);
+		free(n->op);
+		free(n->domain);
+		free(n->inputs);
+		free(n->outputs);
+		for (uint32_t a = 0; n->attrs && a < n->num_attrs; a++)
+			vnpu_attr_fini(&n->attrs[a]);
+		free(n->attrs);
+	}
+	free(g->nodes);
+	free(g->inputs);
+	free(g->outputs);
+	memset(g, 0, sizeof(*g));
+}
+
+void vnpu_model_free(vnpu_model *m)
+{
+	if (!m)
+		return;
+	vnpu_graph_fini(&m->main);
+	for (uint32_t v = 0; v < m->num_values; v++) {
+		free(m->values[v].name);
+		vnpu_tinfo_clear(&m->values[v].info);
+	}
+	free(m->values);
+	free(m->dir);
+	free(m);
+}
+
+const struct vnpu_attr *vnpu_node_attr(const struct vnpu_node *n, const char *name)
+{
+	for (uint32_t i = 0; i < n->num_attrs; i++)
+		if (!strcmp(n->attrs[i].name, name))
+			return &n->attrs[i];
+	return NULL;
+}
+
+int64_t vnpu_attr_int(const struct vnpu_node *n, const char *name, int64_t dflt)
+{
+	const struct vnpu_attr *a = vnpu_node_attr(n, name);
+
+	return a && a->type == VNPU_ATTR_INT ? a->i : dflt;
+}
+
+float vnpu_attr_float(const struct vnpu_node *n, const char *name, float dflt)
+{
+	const struct vnpu_attr *a = vnpu_node_attr(n, name);
+
+	if (a && a->type == VNPU_ATTR_FLOAT)
+		return a->f;
+	if (a && a->type == VNPU_ATTR_INT)
+		return (float)a->i;
+	return dflt;
+}
+
+const char *vnpu_attr_str(const struct vnpu_node *n, const char *name, const char *dflt)
+{
+	const struct vnpu_attr *a = vnpu_node_attr(n, name);
+
+	return a && a->type == VNPU_ATTR_STRING ? a->s : dflt;
+}
+
+bool vnpu_tinfo_static(const struct vnpu_tinfo *t)
+{
+	if (t->rank < 0 || t->type == VNPU_TYPE_UNDEFINED)
+		return false;
+	for (int32_t d = 0; d < t->rank; d++)
+		if (t->dims[d] < 0)
+			return false;
+	return true;
+}
+
+int64_t vnpu_tinfo_elems(const struct vnpu_tinfo *t)
+{
+	int64_t n = 1;
+
+	if (t->rank < 0)
+		return -1;
+	for (int32_t d = 0; d < t->rank; d++) {
+		if (t->dims[d] < 0)
+			return -1;
+		n *= t->dims[d];
+	}
+	return n;
+}
+
+void vnpu_tinfo_shape(const struct vnpu_tinfo *t, vnpu_shape *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->rank = t->rank < 0 ? 0 : (uint32_t)t->rank;
+	for (uint32_t d = 0; d < out->rank; d++)
+		out->dims[d] = t->dims[d];
+}
+
+const char *vnpu_tinfo_str(const struct vnpu_tinfo *t, char *buf, size_t size)
+{
+	size_t len;
+
+	len = (size_t)snprintf(buf, size, "%s", vnpu_element_type_str(t->type));
+	if (t->rank < 0) {
+		snprintf(buf + (len < size ? len : size), len < size ? size - len : 0, "[?rank]");
+		return buf;
+	}
+	for (int32_t d = 0; d < t->rank && len < size; d++) {
+		if (t->dims[d] < 0)
+			len += (size_t)snprintf(buf + len, size - len, "%s?", d ? "," : "[");
+		else
+			len += (size_t)snprintf(buf + len, size - len, "%s%lld", d ? "," : "[",
+						(long long)t->dims[d]);
+	}
+	if (len < size)
+		snprintf(buf + len, size - len, t->rank ? "]" : "[]");
+	return buf;
+}
+
+/* Reset what inference computed and run it again over the main graph. */
+vnpu_status vnpu_model_infer(struct vnpu_model *m)
+{
+	struct vnpu_tinfo *infos = calloc(m->num_values ? m->num_values : 1, sizeof(*infos));
+	vnpu_status st;
+
+	if (!infos)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory inferring shapes");
+	for (uint32_t v = 0; v < m->num_values; v++) {
+		infos[v].rank = -1;
+		if (m->values[v].kind == VNPU_VALUE_NODE)
+			continue;
+		infos[v] = m->values[v].info;
+		infos[v].owns_data = false;
+	}
+	st = vnpu_graph_infer(m, &m->main, infos, READ_FOLD_LIMIT, false);
+	if (st) {
+		for (uint32_t v = 0; v < m->num_values; v++)
+			if (m->values[v].kind == VNPU_VALUE_NODE)
+				vnpu_tinfo_clear(&infos[v]);
+		free(infos);
+		return st;
+	}
+	for (uint32_t v = 0; v < m->num_values; v++) {
+		if (m->values[v].kind != VNPU_VALUE_NODE)
+			continue;
+		vnpu_tinfo_clear(&m->values[v].info);
+		m->values[v].info = infos[v];
+	}
+	free(infos);
+	return VNPU_OK;
+}
+
+/* ---- public API ---- */
+
+vnpu_status vnpu_model_read_memory(const void *data, size_t size, vnpu_model **out)
+{
+	if (!data || !out)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "read_model: NULL argument");
+	return vnpu_onnx_parse(data, size, NULL, out);
+}
+
+vnpu_status vnpu_model_read_file(const char *path, vnpu_model **out)
+{
+	char *copy, *dir;
+	vnpu_status st;
+	void *buf;
+	long size;
+	FILE *f;
+
+	if (!path || !out)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "read_model: NULL argument");
+	f = fopen(path, "rb");
+	if (!f)
+		return vnpu_error(errno == ENOENT ? VNPU_NOT_FOUND : VNPU_INVALID_ARGUMENT,
+				  "%s: %s", path, strerror(errno));
+	if (fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
+		fclose(f);
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "%s: not a regular file", path);
+	}
+	if ((unsigned long long)size > MAX_MODEL_FILE) {
+		fclose(f);
+		return vnpu_error(VNPU_UNSUPPORTED, "%s: %ld bytes is too large", path, size);
+	}
+	buf = malloc(size ? (size_t)size : 1);
+	if (!buf) {
+		fclose(f);
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "%s: out of memory", path);
+	}
+	if (fread(buf, 1, (size_t)size, f) != (size_t)size) {
+		fclose(f);
+		free(buf);
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "%s: read failed", path);
+	}
+	fclose(f);
+	copy = strdup(path);
+	if (!copy) {
+		free(buf);
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "%s: out of memory", path);
+	}
+	dir = dirname(copy);
+	st = vnpu_onnx_parse(buf, (size_t)size, dir, out);
+	free(copy);
+	free(buf);
+	if (st)
+		return vnpu_error_prefix(st, "%s", path);
+	return VNPU_OK;
+}
+
+static vnpu_status check_port(const vnpu_model *m, size_t index, bool input, const void *out)
+{
+	if (!m || !out)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "model: NULL argument");
+	if (index >= (input ? m->main.num_inputs : m->main.num_outputs))
+		return vnpu_error(VNPU_NOT_FOUND, "model has no %s %zu (it has %u)",
+				  input ? "input" : "output", index,
+				  input ? m->main.num_inputs : m->main.num_outputs);
+	return VNPU_OK;
+}
+
+static const struct vnpu_value *port(const vnpu_model *m, size_t index, bool input)
+{
+	return &m->values[input ? m->main.inputs[index] : m->main.outputs[index]];
+}
+
+vnpu_status vnpu_model_get_inputs_size(const vnpu_model *m, size_t *out)
+{
+	if (!m || !out)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "model: NULL argument");
+	*out = m->main.num_inputs;
+	return VNPU_OK;
+}
+
+vnpu_status vnpu_model_get_outputs_size(const vnpu_model *m, size_t *out)
+{
+	if (!m || !out)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "model: NULL argument");
+	*out = m->main.num_outputs;
+	return VNPU_OK;
+}
+
+vnpu_status vnpu_model_input_name(const vnpu_model *m, size_t index, const char **out)
+{
+	vnpu_status st = check_port(m, index, true, out);
+
+	if (!st)
+		*out = port(m, index, true)->name;
+	return st;
+}
+
+vnpu_status vnpu_model_output_name(const vnpu_model *m, size_t index, const char **out)
+{
+	vnpu_status st = check_port(m, index, false, out);
+
+	if (!st)
+		*out = port(m, index, false)->name;
+	return st;
+}
+
+static vnpu_status find_port(const vnpu_model *m, const char *name, bool input, size_t *out)
+{
+	uint32_t n;
+
+	if (!m || !name || !out)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "model: NULL argument");
+	n = input ? m->main.num_inputs : m->main.num_outputs;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!strcmp(port(m, i, input)->name, name)) {
+			*out = i;
+			return VNPU_OK;
+		}
+	}
+	return vnpu_error(VNPU_NOT_FOUND, "model has no %s called '%s'",
+			  input ? "input" : "output", name);
+}
+
+vnpu_status vnpu_model_input_index(const vnpu_model *m, const char *name, size_t *out)
+{
+	return find_port(m, name, true, out);
+}
+
+vnpu_status vnpu_model_output_index(const vnpu_model *m, const char *name, size_t *out)
+{
+	return find_port(m, name, false, out);
+}
+
+vnpu_status vnpu_model_input_type(const vnpu_model *m, size_t index, vnpu_element_type *out)
+{
+	vnpu_status st = check_port(m, index, true, out);
+
+	if (!st)
+		*out = port(m, index, true)->info.type;
+	return st;
+}
+
+vnpu_status vnpu_model_output_type(const vnpu_model *m, size_t index, vnpu_element_type *out)
+{
+	vnpu_status st = check_port(m, index, false, out);
+
+	if (!st)
+		*out = port(m, index, false)->info.type;
+	return st;
+}
+
+static vnpu_status port_shape(const vnpu_model *m, size_t index, bool input, vnpu_shape *out)
+{
+	vnpu_status st = check_port(m, index, input, out);
+	const struct vnpu_value *v;
+
+	if (st)
+		return st;
+	v = port(m, index, input);
+	if (v->info.rank < 0)
+		return vnpu_error(VNPU_UNSUPPORTED, "the rank of '%s' is not known", v->name);
+	vnpu_tinfo_shape(&v->info, out);
+	return VNPU_OK;
+}
+
+vnpu_status vnpu_model_input_shape(const vnpu_model *m, size_t index, vnpu_shape *out)
+{
+	return port_shape(m, index, true, out);
+}
+
+vnpu_status vnpu_model_output_shape(const vnpu_model *m, size_t index, vnpu_shape *out)
+{
+	return port_shape(m, index, false, out);
+}
+
+vnpu_status vnpu_model_reshape(vnpu_model *m, const char *name, const vnpu_shape *shape)
+{
+	struct vnpu_tinfo old;
+	struct vnpu_value *v;
+	vnpu_status st;
+	size_t index;
+
+	if (!m || !name || !shape)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "reshape: NULL argument");
+	st = find_port(m, name, true, &index);
+	if (st)
+		return st;
+	v = &m->values[m->main.inputs[index]];
+	if (shape->rank > VNPU_MAX_RANK || (v->info.rank >= 0 && (int32_t)shape->rank != v->info.rank))
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "reshape '%s': rank %u, the input has rank %d",
+				  name, shape->rank, v->info.rank);
+	for (uint32_t d = 0; d < shape->rank; d++) {
+		int64_t want = shape->dims[d];
+
+		if (want < 0 && want != VNPU_DIM_DYNAMIC)
+			return vnpu_error(VNPU_INVALID_ARGUMENT, "reshape '%s': dimension %u is %lld",
+					  name, d, (long long)want);
+		if (v->info.rank >= 0 && want >= 0 && v->info.dims[d] >= 0 && v->info.dims[d] != want)
+			return vnpu_error(VNPU_INVALID_ARGUMENT,
+					  "reshape '%s': dimension %u is fixed at %lld, not %lld",
+					  name, d, (long long)v->info.dims[d], (long long)want);
+	}
+	old = v->info;
+	v->info.rank = (int32_t)shape->rank;
+	for (uint32_t d = 0; d < shape->rank; d++)
+		v->info.dims[d] = shape->dims[d];
+	st = vnpu_model_infer(m);
+	if (st) {
+		v->info = old;
+		vnpu_model_infer(m);
+		return vnpu_error_prefix(st, "reshape '%s'", name);
+	}
+	return VNPU_OK;
+}
+
+vnpu_status vnpu_model_get_ops_size(const vnpu_model *m, size_t *out)
+{
+	if (!m || !out)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "model: NULL argument");
+	*out = m->main.num_nodes;
+	return VNPU_OK;
+}
+
+vnpu_status vnpu_model_op(const vnpu_model *m, size_t index, const char **out_type,
+			  const char **out_name)
+{
+	if (!m || !out_type || !out_name)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "model: NULL argument");
+	if (index >= m->main.num_nodes)
+		return vnpu_error(VNPU_NOT_FOUND, "model has no op %zu (it has %u)", index,
+				  m->main.num_nodes);
+	*out_type = m->main.nodes[index].op;
+	*out_name = m->main.nodes[index].name;
+	return VNPU_OK;
+}
+
+vnpu_status vnpu_model_get_opset(const vnpu_model *m, int64_t *out)
+{
+	if (!m || !out)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "model: NULL argument");
+	*out = m->opset;
+	return VNPU_OK;
+}

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal: the graph IR a vnpu_model holds.
+ *
+ * Values (tensors) live in one table per model, named as in ONNX; nodes
+ * refer to them by index. Subgraphs (If branches) are node lists over the
+ * same table, so a branch reads outer values by index like any node.
+ * Each value carries a vnpu_tinfo: its element type, rank and dims as far
+ * as inference knows them, and its data when it is a constant or was
+ * computed from constants.
+ */
+#ifndef VNPU_SRC_MODEL_IR_H
+#define VNPU_SRC_MODEL_IR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <vnpu/vnpu_model.h>
+
+#define VNPU_NO_VALUE (-1)
+
+/* What is known of one tensor. */
+struct vnpu_tinfo {
+	vnpu_element_type type;		/* UNDEFINED when unknown */
+	int32_t rank;			/* -1 when unknown */
+	int64_t dims[VNPU_MAX_RANK];	/* VNPU_DIM_DYNAMIC when unknown */
+	void *data;			/* dense row-major contents, or NULL */
+	bool owns_data;
+};
+
+enum vnpu_value_kind {
+	VNPU_VALUE_NODE = 0,	/* produced by a node */
+	VNPU_VALUE_INPUT,	/* a model input */
+	VNPU_VALUE_CONST,	/* an initializer */
+	VNPU_VALUE_UNDEFINED,	/* named but never produced: an error */
+};
+
+struct vnpu_value {
+	char *name;
+	enum vnpu_value_kind kind;
+	struct vnpu_tinfo info;
+};
+
+/* Attribute types: ONNX's AttributeProto values. */
+enum vnpu_attr_type {
+	VNPU_ATTR_FLOAT = 1,
+	VNPU_ATTR_INT = 2,
+	VNPU_ATTR_STRING = 3,
+	VNPU_ATTR_TENSOR = 4,
+	VNPU_ATTR_GRAPH = 5,
+	VNPU_ATTR_FLOATS = 6,
+	VNPU_ATTR_INTS = 7,
+	VNPU_ATTR_STRINGS = 8,
+};
+
+struct vnpu_graph;
+
+struct vnpu_attr {
+	char *name;
+	enum vnpu_attr_type type;
+	float f;
+	int64_t i;
+	char *s;			/* STRING, NUL-terminated */
+	size_t n;			/* entries of floats/ints/strings */
+	float *floats;
+	int64_t *ints;
+	char **strings;
+	struct vnpu_tinfo t;		/* TENSOR, with its data */
+	struct vnpu_graph *g;		/* GRAPH */
+};
+
+struct vnpu_node {
+	char *name;			/* "" when unnamed */
+	char *op;
+	char *domain;			/* "" for the default domain */
+	uint32_t num_inputs;
+	uint32_t num_outputs;
+	int32_t *inputs;		/* value index or VNPU_NO_VALUE */
+	int32_t *outputs;
+	uint32_t num_attrs;
+	struct vnpu_attr *attrs;
+};
+
+struct vnpu_graph {
+	uint32_t num_nodes;
+	struct vnpu_node *nodes;	/* in topological order */
+	uint32_t num_inputs;		/* model inputs (main graph only) */
+	int32_t *inputs;
+	uint32_t num_outputs;
+	int32_t *outputs;
+};
+
+struct vnpu_model {
+	uint32_t num_values;
+	uint32_t cap_values;
+	struct vnpu_value *values;
+	struct vnpu_graph main;
+	int64_t ir_version;
+	int64_t opset;			/* of the default domain */
+	char *dir;			/* folder of the file, for external data */
+};
+
+/* ---- ir.c ---- */
+const struct vnpu_attr *vnpu_node_attr(const struct vnpu_node *n, const char *name);
+int64_t vnpu_attr_int(const struct vnpu_node *n, const char *name, int64_t dflt);
+float vnpu_attr_float(const struct vnpu_node *n, const char *name, float dflt);
+const char *vnpu_attr_str(const struct vnpu_node *n, const char *name, const char *dflt);
+
+/* Elements of a tinfo with a known static shape, or -1. */
+int64_t vnpu_tinfo_elems(const struct vnpu_tinfo *t);
+bool vnpu_tinfo_static(const struct vnpu_tinfo *t);
+void vnpu_tinfo_clear(struct vnpu_tinfo *t);
+/* A tinfo as a vnpu_shape for the public API. */
+void vnpu_tinfo_shape(const struct vnpu_tinfo *t, vnpu_shape *out);
+/* "f32[1,3,?,?]" into @buf, for messages. */
+const char *vnpu_tinfo_str(const struct vnpu_tinfo *t, char *buf, size_t size);
+
+void vnpu_graph_fini(struct vnpu_graph *g);
+void vnpu_attr_fini(struct vnpu_attr *a);
+
+/* Forget everything inferred and infer again from inputs and constants. */
+vnpu_status vnpu_model_infer(struct vnpu_model *m);
+
+/* ---- onnx_reader.c ---- */
+vnpu_status vnpu_onnx_parse(const void *data, size_t size, const char *dir,
+			    struct vnpu_model **out);
+
+/* ---- infer.c ---- */
+
+/*
+ * Infer the outputs of @n from its inputs (NULL for absent ones). When
+ * every input has data and the op can be evaluated on the host, the
+ * outputs get data too, limited to @fold_limit elements per output
+ * (0: evaluate nothing beyond shapes). Sets a message on failure.
+ */
+vnpu_status vnpu_node_infer(const struct vnpu_model *m, const struct vnpu_node *n,
+			    struct vnpu_tinfo *const *in, struct vnpu_tinfo *const *out,
+			    int64_t fold_limit);
+
+/*
+ * Infer a whole graph in order into @infos (one tinfo per model value; those
+ * of graph inputs and constants set by the caller). Evaluates like
+ * vnpu_node_infer(). Unless @strict, a node that fails with VNPU_UNSUPPORTED
+ * (an op or type not known here) leaves its outputs unknown and the walk
+ * goes on. Used for the model and by the compiler.
+ */
+vnpu_status vnpu_graph_infer(const struct vnpu_model *m, const struct vnpu_graph *g,
+			     struct vnpu_tinfo *infos, int64_t fold_limit, bool strict);
+
+/* Read element @i of a data tensor of @type as double / int64. */
+double vnpu_elem_get_f(const void *data, vnpu_element_type type, int64_t i);
+int64_t vnpu_elem_get_i(const void *data, vnpu_element_type type, int64_t i);
+void vnpu_elem_set_f(void *data, vnpu_element_type type, int64_t i, double v);
+void vnpu_elem_set_i(void *data, vnpu_element_type type, int64_t i, int64_t v);
+bool vnpu_type_is_float(vnpu_element_type type);
+
+#endif /* VNPU_SRC_MODEL_IR_H */

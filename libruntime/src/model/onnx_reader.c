@@ -1,0 +1,711 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ONNX reader: the protobuf-c decoded ModelProto into the graph IR.
+ *
+ * Every name a node reads must be a model input, an initializer or the
+ * output of exactly one node; nodes are sorted topologically (a cycle is
+ * an error) and every tensor's byte count is checked against its dims.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "error.h"
+#include "ir.h"
+#include "onnx.pb-c.h"
+
+#define MIN_OPSET 7
+#define MAX_OPSET 17
+#define MAX_TENSOR_BYTES (1ull << 34)
+
+/* Name -> value index, open addressing over the model's value table. */
+struct name_map {
+	uint32_t cap;		/* a power of two */
+	int32_t *slots;		/* value index or -1 */
+};
+
+struct reader {
+	struct vnpu_model *m;
+	struct name_map map;
+	const char *dir;
+};
+
+static uint32_t hash_name(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 16777619u;
+	return h;
+}
+
+static vnpu_status oom(void)
+{
+	return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory reading the model");
+}
+
+static int32_t map_find(const struct reader *r, const char *name)
+{
+	uint32_t mask = r->map.cap - 1;
+
+	if (!r->map.cap)
+		return -1;
+	for (uint32_t i = hash_name(name) & mask;; i = (i + 1) & mask) {
+		int32_t v = r->map.slots[i];
+
+		if (v < 0)
+			return -1;
+		if (!strcmp(r->m->values[v].name, name))
+			return v;
+	}
+}
+
+static vnpu_status map_grow(struct reader *r)
+{
+	uint32_t cap = r->map.cap ? r->map.cap * 2 : 256;
+	int32_t *slots = malloc(cap * sizeof(*slots));
+
+	if (!slots)
+		return oom();
+	for (uint32_t i = 0; i < cap; i++)
+		slots[i] = -1;
+	for (uint32_t v = 0; v < r->m->num_values; v++) {
+		uint32_t i = hash_name(r->m->values[v].name) & (cap - 1);
+
+		while (slots[i] >= 0)
+			i = (i + 1) & (cap - 1);
+		slots[i] = (int32_t)v;
+	}
+	free(r->map.slots);
+	r->map.slots = slots;
+	r->map.cap = cap;
+	return VNPU_OK;
+}
+
+/* Add a value called @name; fails when the name is taken. */
+static vnpu_status add_value(struct reader *r, const char *name,
+			     enum vnpu_value_kind kind, int32_t *out)
+{
+	struct vnpu_model *m = r->m;
+	struct vnpu_value *v;
+	uint32_t i;
+
+	if (map_find(r, name) >= 0)
+		return vnpu_error(VNPU_PARSE_ERROR, "tensor '%s' is defined twice", name);
+	if (m->num_values >= INT32_MAX / 2)
+		return vnpu_error(VNPU_PARSE_ERROR, "too many tensors");
+	if (m->num_values == m->cap_values) {
+		uint32_t cap = m->cap_values ? m->cap_values * 2 : 64;
+		struct vnpu_value *vals = realloc(m->values, cap * sizeof(*vals));
+
+		if (!vals)
+			return oom();
+		m->values = vals;
+		m->cap_values = cap;
+	}
+	if ((m->num_values + 1) * 2 > r->map.cap && map_grow(r))
+		return VNPU_OUT_OF_MEMORY;
+	v = &m->values[m->num_values];
+	memset(v, 0, sizeof(*v));
+	v->name = strdup(name);
+	if (!v->name)
+		return oom();
+	v->kind = kind;
+	v->info.rank = -1;
+	for (i = hash_name(name) & (r->map.cap - 1); r->map.slots[i] >= 0;
+	     i = (i + 1) & (r->map.cap - 1))
+		;
+	r->map.slots[i] = (int32_t)m->num_values;
+	*out = (int32_t)m->num_values++;
+	return VNPU_OK;
+}
+
+/* ---- tensors ---- */
+
+static bool type_supported(int32_t t)
+{
+	return t != VNPU_TYPE_UNDEFINED && t != VNPU_TYPE_STRING &&
+	       vnpu_element_type_size((vnpu_element_type)t) != 0;
+}
+
+/* A file named by external_data, resolved inside the model's folder. */
+static vnpu_status read_external(const struct reader *r, const Onnx__TensorProto *tp,
+				 void *dst, uint64_t bytes)
+{
+	const char *location = NULL;
+	uint64_t offset = 0, length = bytes;
+	char path[PATH_MAX];
+	FILE *f;
+	size_t got;
+
+	for (size_t i = 0; i < tp->n_external_data; i++) {
+		const Onnx__StringStringEntryProto *e = tp->external_data[i];
+
+		if (!e->key || !e->value)
+			continue;
+		if (!strcmp(e->key, "location"))
+			location = e->value;
+		else if (!strcmp(e->key, "offset"))
+			offset = strtoull(e->value, NULL, 10);
+		else if (!strcmp(e->key, "length"))
+			length = strtoull(e->value, NULL, 10);
+	}
+	if (!location || !*location)
+		return vnpu_error(VNPU_PARSE_ERROR, "tensor '%s': external data without a location",
+				  tp->name ? tp->name : "");
+	if (!r->dir)
+		return vnpu_error(VNPU_NOT_FOUND,
+				  "tensor '%s': external data '%s' cannot be read from a model in memory",
+				  tp->name ? tp->name : "", location);
+	if (location[0] == '/' || strstr(location, ".."))
+		return vnpu_error(VNPU_PARSE_ERROR, "tensor '%s': external data path '%s' leaves the model's folder",
+				  tp->name ? tp->name : "", location);
+	if (length != bytes)
+		return vnpu_error(VNPU_PARSE_ERROR, "tensor '%s': external data length %llu, expected %llu",
+				  tp->name ? tp->name : "", (unsigned long long)length,
+				  (unsigned long long)bytes);
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", r->dir, location) >= sizeof(path))
+		return vnpu_error(VNPU_PARSE_ERROR, "external data path too long");
+	f = fopen(path, "rb");
+	if (!f)
+		return vnpu_error(VNPU_NOT_FOUND, "external data %s: %s", path, strerror(errno));
+	if (offset > LONG_MAX || fseek(f, (long)offset, SEEK_SET)) {
+		fclose(f);
+		return vnpu_error(VNPU_PARSE_ERROR, "external data %s: bad offset %llu", path,
+				  (unsigned long long)offset);
+	}
+	got = fread(dst, 1, bytes, f);
+	fclose(f);
+	if (got != bytes)
+		return vnpu_error(VNPU_PARSE_ERROR, "external data %s: %zu of %llu bytes at offset %llu",
+				  path, got, (unsigned long long)bytes, (unsigned long long)offset);
+	return VNPU_OK;
+}
+
+/* Typed fields (not raw_data) into @dst; @n elements. */
+static vnpu_status read_typed(const Onnx__TensorProto *tp, vnpu_element_type type,
+			      void *dst, int64_t n)
+{
+	const char *name = tp->name ? tp->name : "";
+	size_t have;
+
+	switch (type) {
+	case VNPU_TYPE_F32:
+		have = tp->n_float_data;
+		break;
+	case VNPU_TYPE_I64:
+		have = tp->n_int64_data;
+		break;
+	case VNPU_TYPE_F64:
+		have = tp->n_double_data;
+		break;
+	case VNPU_TYPE_U32:
+	case VNPU_TYPE_U64:
+		have = tp->n_uint64_data;
+		break;
+	default:
+		have = tp->n_int32_data;
+		break;
+	}
+	if (have != (size_t)n)
+		return vnpu_error(VNPU_PARSE_ERROR, "tensor '%s': %zu values for %lld elements",
+				  name, have, (long long)n);
+	for (int64_t i = 0; i < n; i++) {
+		switch (type) {
+		case VNPU_TYPE_F32:
+			((float *)dst)[i] = tp->float_data[i];
+			break;
+		case VNPU_TYPE_I64:
+			((int64_t *)dst)[i] = tp->int64_data[i];
+			break;
+		case VNPU_TYPE_F64:
+			((double *)dst)[i] = tp->double_data[i];
+			break;
+		case VNPU_TYPE_U32:
+			((uint32_t *)dst)[i] = (uint32_t)tp->uint64_data[i];
+			break;
+		case VNPU_TYPE_U64:
+			((uint64_t *)dst)[i] = tp->uint64_data[i];
+			break;
+		case VNPU_TYPE_F16:
+		case VNPU_TYPE_BF16:
+		case VNPU_TYPE_U16:
+		case VNPU_TYPE_I16:
+			((uint16_t *)dst)[i] = (uint16_t)tp->int32_data[i];
+			break;
+		case VNPU_TYPE_I32:
+			((int32_t *)dst)[i] = tp->int32_data[i];
+			break;
+		case VNPU_TYPE_BOOL:
+			((uint8_t *)dst)[i] = tp->int32_data[i] != 0;
+			break;
+		default:	/* U8, I8 */
+			((uint8_t *)dst)[i] = (uint8_t)tp->int32_data[i];
+			break;
+		}
+	}
+	return VNPU_OK;
+}
+
+/* A TensorProto into @t (type, dims, data). */
+static vnpu_status read_tensor(const struct reader *r, const Onnx__TensorProto *tp,
+			       struct vnpu_tinfo *t)
+{
+	const char *name = tp->name ? tp->name : "";
+	uint64_t elems = 1, bytes;
+	size_t esize;
+	vnpu_status st;
+
+	if (!tp->has_data_type || !type_supported(tp->data_type))
+		return vnpu_error(VNPU_UNSUPPORTED, "tensor '%s': element type %d not supported",
+				  name, tp->has_data_type ? tp->data_type : 0);
+	if (tp->n_dims > VNPU_MAX_RANK)
+		return vnpu_error(VNPU_UNSUPPORTED, "tensor '%s': rank %zu above %d",
+				  name, tp->n_dims, VNPU_MAX_RANK);
+	t->type = (vnpu_element_type)tp->data_type;
+	t->rank = (int32_t)tp->n_dims;
+	esize = vnpu_element_type_size(t->type);
+	for (size_t d = 0; d < tp->n_dims; d++) {
+		int64_t dim = tp->dims[d];
+
+		if (dim < 0 || (dim && elems > MAX_TENSOR_BYTES / (uint64_t)dim))
+			return vnpu_error(VNPU_PARSE_ERROR, "tensor '%s': bad or huge dimension %lld",
+					  name, (long long)dim);
+		t->dims[d] = dim;
+		elems *= (uint64_t)dim;
+	}
+	bytes = elems * esize;
+	if (bytes > MAX_TENSOR_BYTES)
+		return vnpu_error(VNPU_UNSUPPORTED, "tensor '%s': %llu bytes is too large",
+				  name, (unsigned long long)bytes);
+	t->data = calloc(1, bytes ? bytes : 1);
+	if (!t->data)
+		return oom();
+	t->owns_data = true;
+	if (tp->has_data_location &&
+	    tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
+		return read_external(r, tp, t->data, bytes);
+	if (tp->has_raw_data) {
+		if (tp->raw_data.len != bytes)
+			return vnpu_error(VNPU_PARSE_ERROR, "tensor '%s': %zu raw bytes, expected %llu",
+					  name, tp->raw_data.len, (unsigned long long)bytes);
+		if (bytes)
+			memcpy(t->data, tp->raw_data.data, bytes);
+		if (t->type == VNPU_TYPE_BOOL)
+			for (uint64_t i = 0; i < bytes; i++)
+				((uint8_t *)t->data)[i] = ((uint8_t *)t->data)[i] != 0;
+		return VNPU_OK;
+	}
+	st = read_typed(tp, t->type, t->data, (int64_t)elems);
+	return st;
+}
+
+/* A ValueInfoProto's tensor type into @t (no data). */
+static vnpu_status read_value_info(const Onnx__ValueInfoProto *vi, struct vnpu_tinfo *t)
+{
+	const Onnx__TypeProto *tp = vi->type;
+	const Onnx__TypeProto__Tensor *tt;
+
+	if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
+		return vnpu_error(VNPU_UNSUPPORTED, "'%s' is not a tensor", vi->name);
+	tt = tp->tensor_type;
+	if (!tt->has_elem_type || !type_supported(tt->elem_type))
+		return vnpu_error(VNPU_UNSUPPORTED, "'%s': element type %d not supported", vi->name,
+				  tt->has_elem_type ? tt->elem_type : 0);
+	t->type = (vnpu_element_type)tt->elem_type;
+	if (!tt->shape) {
+		t->rank = -1;
+		return VNPU_OK;
+	}
+	if (tt->shape->n_dim > VNPU_MAX_RANK)
+		return vnpu_error(VNPU_UNSUPPORTED, "'%s': rank %zu above %d", vi->name,
+				  tt->shape->n_dim, VNPU_MAX_RANK);
+	t->rank = (int32_t)tt->shape->n_dim;
+	for (size_t d = 0; d < tt->shape->n_dim; d++) {
+		const Onnx__TensorShapeProto__Dimension *dim = tt->shape->dim[d];
+
+		if (dim->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+			if (dim->dim_value < 0 || dim->dim_value > (1ll << 40))
+				return vnpu_error(VNPU_PARSE_ERROR, "'%s': bad dimension %lld",
+						  vi->name, (long long)dim->dim_value);
+			t->dims[d] = dim->dim_value;
+		} else {
+			t->dims[d] = VNPU_DIM_DYNAMIC;
+		}
+	}
+	return VNPU_OK;
+}
+
+/* ---- graphs ---- */
+
+static vnpu_status read_graph(struct reader *r, const Onnx__GraphProto *gp,
+			      struct vnpu_graph *g, bool main);
+
+static vnpu_status read_attr(struct reader *r, const Onnx__AttributeProto *ap,
+			     struct vnpu_attr *a)
+{
+	a->name = strdup(ap->name ? ap->name : "");
+	if (!a->name)
+		return oom();
+	a->t.rank = -1;
+	if (!ap->has_type)
+		return vnpu_error(VNPU_PARSE_ERROR, "attribute '%s' without a type", a->name);
+	a->type = (enum vnpu_attr_type)ap->type;
+	switch (ap->type) {
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
+		a->f = ap->f;
+		return VNPU_OK;
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT:
+		a->i = ap->i;
+		return VNPU_OK;
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING:
+		a->s = strndup(ap->has_s ? (const char *)ap->s.data : "", ap->has_s ? ap->s.len : 0);
+		return a->s ? VNPU_OK : oom();
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR:
+		if (!ap->t)
+			return vnpu_error(VNPU_PARSE_ERROR, "attribute '%s' without its tensor", a->name);
+		return read_tensor(r, ap->t, &a->t);
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH:
+		if (!ap->g)
+			return vnpu_error(VNPU_PARSE_ERROR, "attribute '%s' without its graph", a->name);
+		a->g = calloc(1, sizeof(*a->g));
+		if (!a->g)
+			return oom();
+		return read_graph(r, ap->g, a->g, false);
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS:
+		a->n = ap->n_floats;
+		a->floats = malloc((a->n ? a->n : 1) * sizeof(float));
+		if (!a->floats)
+			return oom();
+		if (a->n)
+			memcpy(a->floats, ap->floats, a->n * sizeof(float));
+		return VNPU_OK;
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
+		a->n = ap->n_ints;
+		a->ints = malloc((a->n ? a->n : 1) * sizeof(int64_t));
+		if (!a->ints)
+			return oom();
+		if (a->n)
+			memcpy(a->ints, ap->ints, a->n * sizeof(int64_t));
+		return VNPU_OK;
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS:
+		a->strings = calloc(ap->n_strings ? ap->n_strings : 1, sizeof(char *));
+		if (!a->strings)
+			return oom();
+		for (size_t i = 0; i < ap->n_strings; i++, a->n++) {
+			a->strings[i] = strndup((const char *)ap->strings[i].data, ap->strings[i].len);
+			if (!a->strings[i])
+				return oom();
+		}
+		return VNPU_OK;
+	default:
+		return vnpu_error(VNPU_UNSUPPORTED, "attribute '%s' of type %d not supported",
+				  a->name, ap->type);
+	}
+}
+
+static vnpu_status read_node(struct reader *r, const Onnx__NodeProto *np,
+			     struct vnpu_node *n)
+{
+	vnpu_status st;
+
+	n->name = strdup(np->name ? np->name : "");
+	n->op = strdup(np->op_type ? np->op_type : "");
+	n->domain = strdup(np->domain && strcmp(np->domain, "ai.onnx") ? np->domain : "");
+	n->inputs = calloc(np->n_input ? np->n_input : 1, sizeof(int32_t));
+	n->outputs = calloc(np->n_output ? np->n_output : 1, sizeof(int32_t));
+	n->attrs = calloc(np->n_attribute ? np->n_attribute : 1, sizeof(*n->attrs));
+	if (!n->name || !n->op || !n->domain || !n->inputs || !n->outputs || !n->attrs)
+		return oom();
+	if (!*n->op)
+		return vnpu_error(VNPU_PARSE_ERROR, "node '%s' without an op type", n->name);
+	/* Resolved once every node's outputs are known. */
+	for (size_t i = 0; i < np->n_input; i++, n->num_inputs++)
+		n->inputs[i] = VNPU_NO_VALUE;
+	for (size_t i = 0; i < np->n_output; i++, n->num_outputs++) {
+		n->outputs[i] = VNPU_NO_VALUE;
+		if (!np->output[i][0])
+			continue;
+		st = add_value(r, np->output[i], VNPU_VALUE_NODE, &n->outputs[i]);
+		if (st)
+			return vnpu_error_prefix(st, "node '%s' (%s)", n->name, n->op);
+	}
+	for (size_t i = 0; i < np->n_attribute; i++) {
+		n->num_attrs = (uint32_t)i + 1;
+		st = read_attr(r, np->attribute[i], &n->attrs[i]);
+		if (st)
+			return vnpu_error_prefix(st, "node '%s' (%s)", n->name, n->op);
+	}
+	return VNPU_OK;
+}
+
+static vnpu_status resolve_inputs(struct reader *r, const Onnx__NodeProto *np,
+				  struct vnpu_node *n)
+{
+	for (size_t i = 0; i < np->n_input; i++) {
+		if (!np->input[i][0])
+			continue;
+		n->inputs[i] = map_find(r, np->input[i]);
+		if (n->inputs[i] < 0)
+			return vnpu_error(VNPU_PARSE_ERROR,
+					  "node '%s' (%s) reads '%s', which no node, input or initializer defines",
+					  n->name, n->op, np->input[i]);
+	}
+	return VNPU_OK;
+}
+
+/* Append to @deps the values @g reads but does not produce (recursively). */
+static void graph_reads(const struct vnpu_graph *g, int32_t **deps, uint32_t *n, uint32_t *cap,
+			bool *failed)
+{
+	for (uint32_t i = 0; i < g->num_nodes; i++) {
+		const struct vnpu_node *node = &g->nodes[i];
+
+		for (uint32_t k = 0; k < node->num_inputs + node->num_attrs; k++) {
+			if (k >= node->num_inputs) {
+				const struct vnpu_attr *a = &node->attrs[k - node->num_inputs];
+
+				if (a->g)
+					graph_reads(a->g, deps, n, cap, failed);
+				continue;
+			}
+			if (node->inputs[k] < 0)
+				continue;
+			if (*n == *cap) {
+				uint32_t c = *cap ? *cap * 2 : 16;
+				int32_t *d = realloc(*deps, c * sizeof(int32_t));
+
+				if (!d) {
+					*failed = true;
+					return;
+				}
+				*deps = d;
+				*cap = c;
+			}
+			(*deps)[(*n)++] = node->inputs[k];
+		}
+	}
+}
+
+/* Every value a node depends on: its inputs and what its subgraphs read. */
+static vnpu_status node_deps(const struct vnpu_node *n, int32_t **deps, uint32_t *num)
+{
+	uint32_t cap = n->num_inputs + 1;
+	bool failed = false;
+
+	*deps = malloc(cap * sizeof(int32_t));
+	if (!*deps)
+		return oom();
+	*num = 0;
+	for (uint32_t i = 0; i < n->num_inputs; i++)
+		if (n->inputs[i] >= 0)
+			(*deps)[(*num)++] = n->inputs[i];
+	for (uint32_t a = 0; a < n->num_attrs; a++)
+		if (n->attrs[a].g)
+			graph_reads(n->attrs[a].g, deps, num, &cap, &failed);
+	return failed ? oom() : VNPU_OK;
+}
+
+/*
+ * Order @g's nodes so every node comes after the producers of what it
+ * reads (Kahn's algorithm over the graph's own producers).
+ */
+static vnpu_status sort_nodes(struct reader *r, struct vnpu_graph *g)
+{
+	uint32_t nn = g->num_nodes, done = 0;
+	int32_t *producer = NULL;
+	struct vnpu_node *sorted = NULL;
+	bool *placed = NULL;
+	int32_t **deps = NULL;
+	uint32_t *num_deps = NULL;
+	vnpu_status st = VNPU_OK;
+
+	producer = malloc(((size_t)r->m->num_values + 1) * sizeof(int32_t));
+	sorted = calloc(nn ? nn : 1, sizeof(*sorted));
+	placed = calloc(nn ? nn : 1, sizeof(bool));
+	deps = calloc(nn ? nn : 1, sizeof(*deps));
+	num_deps = calloc(nn ? nn : 1, sizeof(uint32_t));
+	if (!producer || !sorted || !placed || !deps || !num_deps) {
+		st = oom();
+		goto out;
+	}
+	for (uint32_t v = 0; v < r->m->num_values; v++)
+		producer[v] = -1;
+	for (uint32_t i = 0; i < nn; i++) {
+		for (uint32_t o = 0; o < g->nodes[i].num_outputs; o++)
+			if (g->nodes[i].outputs[o] >= 0)
+				producer[g->nodes[i].outputs[o]] = (int32_t)i;
+		st = node_deps(&g->nodes[i], &deps[i], &num_deps[i]);
+		if (st)
+			goto out;
+	}
+	/* Repeated sweeps: linear for graphs already in order, as ONNX requires. */
+	while (done < nn) {
+		uint32_t before = done;
+
+		for (uint32_t i = 0; i < nn; i++) {
+			bool ready = !placed[i];
+
+			for (uint32_t k = 0; ready && k < num_deps[i]; k++) {
+				int32_t p = producer[deps[i][k]];
+
+				if (p >= 0 && !placed[p])
+					ready = false;
+			}
+			if (ready) {
+				placed[i] = true;
+				sorted[done++] = g->nodes[i];
+			}
+		}
+		if (done == before) {
+			for (uint32_t i = 0; i < nn; i++)
+				if (!placed[i]) {
+					st = vnpu_error(VNPU_PARSE_ERROR,
+							"the graph has a cycle through node '%s' (%s)",
+							g->nodes[i].name, g->nodes[i].op);
+					goto out;
+				}
+		}
+	}
+	memcpy(g->nodes, sorted, nn * sizeof(*sorted));
+out:
+	if (deps)
+		for (uint32_t i = 0; i < nn; i++)
+			free(deps[i]);
+	free(deps);
+	free(num_deps);
+	free(placed);
+	free(sorted);
+	free(producer);
+	return st;
+}
+
+static vnpu_status read_graph(struct reader *r, const Onnx__GraphProto *gp,
+			      struct vnpu_graph *g, bool main)
+{
+	vnpu_status st;
+	int32_t idx;
+
+	for (size_t i = 0; i < gp->n_initializer; i++) {
+		const Onnx__TensorProto *tp = gp->initializer[i];
+
+		st = add_value(r, tp->name ? tp->name : "", VNPU_VALUE_CONST, &idx);
+		if (st)
+			return st;
+		st = read_tensor(r, tp, &r->m->values[idx].info);
+		if (st)
+			return vnpu_error_prefix(st, "initializer '%s'", tp->name ? tp->name : "");
+	}
+	if (gp->n_sparse_initializer)
+		return vnpu_error(VNPU_UNSUPPORTED, "sparse initializers are not supported");
+	g->inputs = calloc(gp->n_input + 1, sizeof(int32_t));
+	g->outputs = calloc(gp->n_output + 1, sizeof(int32_t));
+	g->nodes = calloc(gp->n_node + 1, sizeof(*g->nodes));
+	if (!g->inputs || !g->outputs || !g->nodes)
+		return oom();
+	for (size_t i = 0; i < gp->n_input; i++) {
+		const Onnx__ValueInfoProto *vi = gp->input[i];
+		const char *name = vi->name ? vi->name : "";
+
+		if (map_find(r, name) >= 0 &&
+		    r->m->values[map_find(r, name)].kind == VNPU_VALUE_CONST)
+			continue;	/* an initializer listed as input (IR < 4) */
+		if (!main)
+			return vnpu_error(VNPU_UNSUPPORTED, "subgraph inputs (loops) are not supported");
+		st = add_value(r, name, VNPU_VALUE_INPUT, &idx);
+		if (st)
+			return st;
+		st = read_value_info(vi, &r->m->values[idx].info);
+		if (st)
+			return vnpu_error_prefix(st, "input");
+		g->inputs[g->num_inputs++] = idx;
+	}
+	for (size_t i = 0; i < gp->n_node; i++) {
+		g->num_nodes = (uint32_t)i + 1;
+		st = read_node(r, gp->node[i], &g->nodes[i]);
+		if (st)
+			return st;
+	}
+	for (size_t i = 0; i < gp->n_node; i++) {
+		st = resolve_inputs(r, gp->node[i], &g->nodes[i]);
+		if (st)
+			return st;
+	}
+	for (size_t i = 0; i < gp->n_output; i++) {
+		const char *name = gp->output[i]->name ? gp->output[i]->name : "";
+
+		idx = map_find(r, name);
+		if (idx < 0)
+			return vnpu_error(VNPU_PARSE_ERROR, "graph output '%s' is never produced", name);
+		g->outputs[g->num_outputs++] = idx;
+	}
+	if (main && !g->num_outputs)
+		return vnpu_error(VNPU_PARSE_ERROR, "the graph has no outputs");
+	return sort_nodes(r, g);
+}
+
+static vnpu_status read_opset(struct vnpu_model *m, const Onnx__ModelProto *mp)
+{
+	m->opset = -1;
+	for (size_t i = 0; i < mp->n_opset_import; i++) {
+		const Onnx__OperatorSetIdProto *os = mp->opset_import[i];
+
+		if (!os->domain || !os->domain[0] || !strcmp(os->domain, "ai.onnx"))
+			m->opset = os->has_version ? os->version : 1;
+	}
+	if (m->opset < 0 && m->ir_version < 3)
+		m->opset = 1;
+	if (m->opset < MIN_OPSET || m->opset > MAX_OPSET)
+		return vnpu_error(VNPU_UNSUPPORTED, "opset %lld of the default domain, supported are %d to %d",
+				  (long long)m->opset, MIN_OPSET, MAX_OPSET);
+	return VNPU_OK;
+}
+
+vnpu_status vnpu_onnx_parse(const void *data, size_t size, const char *dir,
+			    struct vnpu_model **out)
+{
+	struct reader r = { .dir = dir };
+	Onnx__ModelProto *mp;
+	vnpu_status st;
+
+	mp = onnx__model_proto__unpack(NULL, size, data);
+	if (!mp)
+		return vnpu_error(VNPU_PARSE_ERROR,
+				  "not an ONNX model: protobuf decoding of %zu bytes failed (truncated or corrupt)",
+				  size);
+	r.m = calloc(1, sizeof(*r.m));
+	if (!r.m) {
+		onnx__model_proto__free_unpacked(mp, NULL);
+		return oom();
+	}
+	r.m->ir_version = mp->has_ir_version ? mp->ir_version : 0;
+	if (dir) {
+		r.m->dir = strdup(dir);
+		if (!r.m->dir) {
+			st = oom();
+			goto fail;
+		}
+	}
+	if (!mp->graph) {
+		st = vnpu_error(VNPU_PARSE_ERROR, "the model has no graph");
+		goto fail;
+	}
+	st = read_opset(r.m, mp);
+	if (!st)
+		st = read_graph(&r, mp->graph, &r.m->main, true);
+	if (!st)
+		st = vnpu_model_infer(r.m);
+	if (st)
+		goto fail;
+	onnx__model_proto__free_unpacked(mp, NULL);
+	free(r.map.slots);
+	*out = r.m;
+	return VNPU_OK;
+fail:
+	onnx__model_proto__free_unpacked(mp, NULL);
+	free(r.map.slots);
+	vnpu_model_free(r.m);
+	return st;
+}
