@@ -1,0 +1,245 @@
+// SPDX-License-Identifier: MIT
+/* TensorProto files <-> vnpu_tensor, through the protobuf-c code. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx.pb-c.h"
+#include "tensor_file.h"
+
+static void *read_whole(const char *path, size_t *size, char *err, size_t err_size)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long len;
+
+	if (!f) {
+		snprintf(err, err_size, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fseek(f, 0, SEEK_END) || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
+		snprintf(err, err_size, "%s: cannot seek", path);
+		goto out;
+	}
+	buf = malloc(len ? (size_t)len : 1);
+	if (!buf) {
+		snprintf(err, err_size, "%s: out of memory", path);
+		goto out;
+	}
+	if (fread(buf, 1, (size_t)len, f) != (size_t)len) {
+		snprintf(err, err_size, "%s: short read", path);
+		free(buf);
+		buf = NULL;
+		goto out;
+	}
+	*size = (size_t)len;
+out:
+	fclose(f);
+	return buf;
+}
+
+/* Copy @n typed values of a repeated field into @dst, narrowing as ONNX packs them. */
+static int copy_typed(const Onnx__TensorProto *tp, vnpu_element_type type,
+		      void *dst, uint64_t n)
+{
+	uint64_t i;
+
+	switch (type) {
+	case VNPU_TYPE_F32:
+		if (tp->n_float_data != n)
+			return -1;
+		memcpy(dst, tp->float_data, n * 4);
+		return 0;
+	case VNPU_TYPE_F64:
+		if (tp->n_double_data != n)
+			return -1;
+		memcpy(dst, tp->double_data, n * 8);
+		return 0;
+	case VNPU_TYPE_I64:
+		if (tp->n_int64_data != n)
+			return -1;
+		memcpy(dst, tp->int64_data, n * 8);
+		return 0;
+	case VNPU_TYPE_U32:
+	case VNPU_TYPE_U64:
+		if (tp->n_uint64_data != n)
+			return -1;
+		for (i = 0; i < n; i++) {
+			if (type == VNPU_TYPE_U32)
+				((uint32_t *)dst)[i] = (uint32_t)tp->uint64_data[i];
+			else
+				((uint64_t *)dst)[i] = tp->uint64_data[i];
+		}
+		return 0;
+	case VNPU_TYPE_I32:
+	case VNPU_TYPE_I16:
+	case VNPU_TYPE_U16:
+	case VNPU_TYPE_F16:
+	case VNPU_TYPE_BF16:
+	case VNPU_TYPE_I8:
+	case VNPU_TYPE_U8:
+	case VNPU_TYPE_BOOL:
+		if (tp->n_int32_data != n)
+			return -1;
+		for (i = 0; i < n; i++) {
+			int32_t v = tp->int32_data[i];
+
+			switch (vnpu_element_type_size(type)) {
+			case 4:
+				((int32_t *)dst)[i] = v;
+				break;
+			case 2:
+				((uint16_t *)dst)[i] = (uint16_t)v;
+				break;
+			default:
+				((uint8_t *)dst)[i] = (uint8_t)v;
+				break;
+			}
+		}
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+vnpu_status tensor_file_read(const char *path, vnpu_tensor **out,
+			     char **out_name, char *err, size_t err_size)
+{
+	Onnx__TensorProto *tp;
+	vnpu_status st = VNPU_PARSE_ERROR;
+	vnpu_element_type type;
+	vnpu_tensor *t = NULL;
+	uint64_t n = 1, bytes;
+	vnpu_shape shape;
+	size_t size = 0, esize;
+	void *buf, *data;
+	size_t i;
+
+	buf = read_whole(path, &size, err, err_size);
+	if (!buf)
+		return VNPU_NOT_FOUND;
+	tp = onnx__tensor_proto__unpack(NULL, size, buf);
+	free(buf);
+	if (!tp) {
+		snprintf(err, err_size, "%s: not a TensorProto", path);
+		return VNPU_PARSE_ERROR;
+	}
+
+	type = (vnpu_element_type)tp->data_type;
+	esize = vnpu_element_type_size(type);
+	if (!esize) {
+		snprintf(err, err_size, "%s: element type %d is not supported", path,
+			 tp->data_type);
+		st = VNPU_UNSUPPORTED;
+		goto out;
+	}
+	if (tp->n_dims > VNPU_MAX_RANK) {
+		snprintf(err, err_size, "%s: rank %zu is above %d", path, tp->n_dims,
+			 VNPU_MAX_RANK);
+		st = VNPU_UNSUPPORTED;
+		goto out;
+	}
+	shape.rank = (uint32_t)tp->n_dims;
+	for (i = 0; i < tp->n_dims; i++) {
+		if (tp->dims[i] < 0 || __builtin_mul_overflow(n, (uint64_t)tp->dims[i], &n)) {
+			snprintf(err, err_size, "%s: bad dimension", path);
+			goto out;
+		}
+		shape.dims[i] = tp->dims[i];
+	}
+	if (tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+		snprintf(err, err_size, "%s: external data is not supported here", path);
+		st = VNPU_UNSUPPORTED;
+		goto out;
+	}
+
+	st = vnpu_tensor_create(type, &shape, &t);
+	if (st != VNPU_OK) {
+		snprintf(err, err_size, "%s: %s", path, vnpu_last_error());
+		goto out;
+	}
+	vnpu_tensor_get_data(t, &data);
+	bytes = n * esize;
+	if (tp->has_raw_data) {
+		if (tp->raw_data.len != bytes) {
+			snprintf(err, err_size, "%s: raw_data holds %zu bytes, the shape needs %llu",
+				 path, tp->raw_data.len, (unsigned long long)bytes);
+			st = VNPU_PARSE_ERROR;
+			goto out;
+		}
+		memcpy(data, tp->raw_data.data, bytes);
+	} else if (copy_typed(tp, type, data, n)) {
+		snprintf(err, err_size, "%s: the typed data does not match the shape", path);
+		st = VNPU_PARSE_ERROR;
+		goto out;
+	}
+
+	if (out_name) {
+		*out_name = strdup(tp->name ? tp->name : "");
+		if (!*out_name) {
+			snprintf(err, err_size, "out of memory");
+			st = VNPU_OUT_OF_MEMORY;
+			goto out;
+		}
+	}
+	*out = t;
+	t = NULL;
+	st = VNPU_OK;
+out:
+	vnpu_tensor_free(t);
+	onnx__tensor_proto__free_unpacked(tp, NULL);
+	return st;
+}
+
+vnpu_status tensor_file_write(const char *path, const char *name,
+			      const vnpu_tensor *tensor, char *err,
+			      size_t err_size)
+{
+	Onnx__TensorProto tp = ONNX__TENSOR_PROTO__INIT;
+	vnpu_status st = VNPU_OK;
+	vnpu_element_type type;
+	int64_t dims[VNPU_MAX_RANK];
+	uint64_t bytes;
+	vnpu_shape shape;
+	uint8_t *buf;
+	size_t len;
+	void *data;
+	uint32_t i;
+	FILE *f;
+
+	vnpu_tensor_get_element_type(tensor, &type);
+	vnpu_tensor_get_shape(tensor, &shape);
+	vnpu_tensor_get_byte_size(tensor, &bytes);
+	vnpu_tensor_get_data(tensor, &data);
+	for (i = 0; i < shape.rank; i++)
+		dims[i] = shape.dims[i];
+
+	tp.n_dims = shape.rank;
+	tp.dims = dims;
+	tp.has_data_type = 1;
+	tp.data_type = (int32_t)type;
+	tp.name = (char *)name;
+	tp.has_raw_data = 1;
+	tp.raw_data.len = bytes;
+	tp.raw_data.data = data;
+
+	len = onnx__tensor_proto__get_packed_size(&tp);
+	buf = malloc(len ? len : 1);
+	if (!buf) {
+		snprintf(err, err_size, "out of memory");
+		return VNPU_OUT_OF_MEMORY;
+	}
+	onnx__tensor_proto__pack(&tp, buf);
+	f = fopen(path, "wb");
+	if (!f || fwrite(buf, 1, len, f) != len) {
+		snprintf(err, err_size, "%s: %s", path, strerror(errno));
+		st = VNPU_GENERAL_ERROR;
+	}
+	if (f && fclose(f) && st == VNPU_OK) {
+		snprintf(err, err_size, "%s: %s", path, strerror(errno));
+		st = VNPU_GENERAL_ERROR;
+	}
+	free(buf);
+	return st;
+}

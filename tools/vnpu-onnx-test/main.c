@@ -1,0 +1,885 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vnpu-onnx-test: run ONNX backend test cases (a folder with model.onnx and
+ * test_data_set_N/{input,output}_M.pb) on a device and classify each:
+ *
+ *   pass         every output within the tolerances
+ *   fail         values, shape or type differ (the worst element is shown)
+ *   error        a call failed, or the case crashed or hung (message shown)
+ *   unsupported  an op or type the runtime does not take (reason shown)
+ *
+ * Each case runs in a child process, so a crash or a hang is a result, not
+ * the end of the run. Only the public API of libvnpu is used.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <regex.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <vnpu/vnpu.h>
+
+#include "tensor_file.h"
+
+#define DEFAULT_DIR "/usr/share/libonnx-testdata/data/node"
+#define DETAIL_MAX 400
+
+enum outcome { PASS, FAIL, ERROR, UNSUPPORTED, NUM_OUTCOMES };
+static const char *const outcome_name[] = { "pass", "fail", "error", "unsupported" };
+
+struct result {
+	char name[256];
+	char op[64];
+	enum outcome outcome;
+	int device_only;	/* every layer ran on the device asked for */
+	double seconds;
+	char detail[DETAIL_MAX];
+};
+
+struct options {
+	const char *device;
+	const char *json;
+	const char *floor;
+	double rtol, atol;
+	unsigned int timeout;
+	int have_filter;
+	regex_t filter;
+	int verbose;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: vnpu-onnx-test [OPTIONS] [DIR...]\n"
+		"\n"
+		"Run ONNX backend test cases (DIR holds model.onnx and test_data_set_*/,\n"
+		"or such cases as subfolders; default %s).\n"
+		"\n"
+		"  -d, --device DEV     device: CPU, NPU.0, HETERO:NPU,CPU, AUTO (default CPU)\n"
+		"      --filter REGEX   only cases whose name matches (extended regex)\n"
+		"      --json FILE      write every case's result as JSON\n"
+		"      --floor FILE     fail (exit 1) when the pass count, or the count of\n"
+		"                       cases run entirely on the device, is below the\n"
+		"                       floor the file gives for DEV\n"
+		"      --rtol X         relative tolerance (default 1e-3)\n"
+		"      --atol X         absolute tolerance (default 1e-7)\n"
+		"      --timeout SEC    per case (default 120)\n"
+		"  -v, --verbose        list every case, not only those that do not pass\n"
+		"  -h, --help           this text\n",
+		DEFAULT_DIR);
+}
+
+static void set_detail(struct result *r, enum outcome o, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_detail(struct result *r, enum outcome o, const char *fmt, ...)
+{
+	va_list ap;
+
+	r->outcome = o;
+	va_start(ap, fmt);
+	vsnprintf(r->detail, sizeof(r->detail), fmt, ap);
+	va_end(ap);
+}
+
+/* What a failed call means for the case. */
+static enum outcome status_outcome(vnpu_status st)
+{
+	return st == VNPU_UNSUPPORTED || st == VNPU_NOT_IMPLEMENTED ? UNSUPPORTED : ERROR;
+}
+
+static double half_to_double(uint16_t h)
+{
+	int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+	double v;
+
+	if (e == 0)
+		v = ldexp(m, -24);
+	else if (e == 31)
+		v = m ? NAN : INFINITY;
+	else
+		v = ldexp(m + 1024, e - 25);
+	return (h & 0x8000) ? -v : v;
+}
+
+static double element(const void *data, vnpu_element_type type, uint64_t i)
+{
+	switch (type) {
+	case VNPU_TYPE_F32: return ((const float *)data)[i];
+	case VNPU_TYPE_F64: return ((const double *)data)[i];
+	case VNPU_TYPE_F16: return half_to_double(((const uint16_t *)data)[i]);
+	case VNPU_TYPE_BF16: {
+		uint32_t bits = (uint32_t)((const uint16_t *)data)[i] << 16;
+		float f;
+
+		memcpy(&f, &bits, 4);
+		return f;
+	}
+	case VNPU_TYPE_U8: case VNPU_TYPE_BOOL: return ((const uint8_t *)data)[i];
+	case VNPU_TYPE_I8: return ((const int8_t *)data)[i];
+	case VNPU_TYPE_U16: return ((const uint16_t *)data)[i];
+	case VNPU_TYPE_I16: return ((const int16_t *)data)[i];
+	case VNPU_TYPE_I32: return ((const int32_t *)data)[i];
+	case VNPU_TYPE_U32: return ((const uint32_t *)data)[i];
+	case VNPU_TYPE_I64: return (double)((const int64_t *)data)[i];
+	case VNPU_TYPE_U64: return (double)((const uint64_t *)data)[i];
+	default: return NAN;
+	}
+}
+
+static int is_float(vnpu_element_type t)
+{
+	return t == VNPU_TYPE_F32 || t == VNPU_TYPE_F64 || t == VNPU_TYPE_F16 ||
+	       t == VNPU_TYPE_BF16;
+}
+
+static void shape_str(const vnpu_shape *s, char *buf, size_t size)
+{
+	size_t n = 0;
+	uint32_t i;
+
+	n += snprintf(buf + n, size - n, "[");
+	for (i = 0; i < s->rank && n < size; i++)
+		n += snprintf(buf + n, size - n, "%s%lld", i ? "," : "", (long long)s->dims[i]);
+	if (n < size)
+		snprintf(buf + n, size - n, "]");
+}
+
+/*
+ * Compare one output with its expectation like numpy's assert_allclose
+ * (NaN equals NaN; integers and bools exactly). Returns 0 when it matches,
+ * else fills the result.
+ */
+static int compare(const struct options *o, struct result *r, const char *what,
+		   const vnpu_tensor *got, const vnpu_tensor *want)
+{
+	vnpu_element_type gt, wt;
+	vnpu_shape gs, ws;
+	double worst = -1, wa = 0, we = 0;
+	uint64_t n, i, worst_i = 0, bad = 0;
+	void *gd, *wd;
+	char a[96], b[96];
+
+	vnpu_tensor_get_element_type(got, &gt);
+	vnpu_tensor_get_element_type(want, &wt);
+	vnpu_tensor_get_shape(got, &gs);
+	vnpu_tensor_get_shape(want, &ws);
+	if (gt != wt) {
+		set_detail(r, FAIL, "%s: type %s, expected %s", what,
+			   vnpu_element_type_str(gt), vnpu_element_type_str(wt));
+		return -1;
+	}
+	if (gs.rank != ws.rank || memcmp(gs.dims, ws.dims, gs.rank * sizeof(gs.dims[0]))) {
+		shape_str(&gs, a, sizeof(a));
+		shape_str(&ws, b, sizeof(b));
+		set_detail(r, FAIL, "%s: shape %s, expected %s", what, a, b);
+		return -1;
+	}
+	vnpu_tensor_get_size(got, &n);
+	vnpu_tensor_get_data(got, &gd);
+	vnpu_tensor_get_data(want, &wd);
+
+	for (i = 0; i < n; i++) {
+		double g = element(gd, gt, i), e = element(wd, wt, i), excess;
+
+		if (!is_float(gt)) {
+			if (gt == VNPU_TYPE_I64 || gt == VNPU_TYPE_U64) {
+				if (((const int64_t *)gd)[i] == ((const int64_t *)wd)[i])
+					continue;
+			} else if (g == e) {
+				continue;
+			}
+			excess = fabs(g - e) + 1;
+		} else if (isnan(e) || isnan(g)) {
+			if (isnan(e) && isnan(g))
+				continue;
+			excess = INFINITY;
+		} else if (isinf(e) || isinf(g)) {
+			if (g == e)
+				continue;
+			excess = INFINITY;
+		} else {
+			excess = fabs(g - e) - (o->atol + o->rtol * fabs(e));
+			if (excess <= 0)
+				continue;
+		}
+		bad++;
+		if (excess > worst) {
+			worst = excess;
+			worst_i = i;
+			wa = g;
+			we = e;
+		}
+	}
+	if (!bad)
+		return 0;
+	set_detail(r, FAIL, "%s: %llu of %llu elements differ; worst at [%llu]: %.9g, expected %.9g",
+		   what, (unsigned long long)bad, (unsigned long long)n,
+		   (unsigned long long)worst_i, wa, we);
+	return -1;
+}
+
+static int count_files(const char *dir, const char *prefix)
+{
+	char path[4096];
+	int n = 0;
+
+	for (;;) {
+		snprintf(path, sizeof(path), "%s/%s_%d.pb", dir, prefix, n);
+		if (access(path, R_OK))
+			return n;
+		n++;
+	}
+}
+
+static int is_dir(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISDIR(st.st_mode);
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The sorted subfolders of @dir starting with @prefix (NULL-terminated). */
+static char **list_dirs(const char *dir, const char *prefix, size_t *count)
+{
+	size_t n = 0, cap = 16;
+	char **v = malloc(cap * sizeof(*v));
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	*count = 0;
+	if (!d || !v) {
+		if (d)
+			closedir(d);
+		free(v);
+		return NULL;
+	}
+	while ((de = readdir(d))) {
+		char path[4096];
+
+		if (de->d_name[0] == '.' || strncmp(de->d_name, prefix, strlen(prefix)))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (!is_dir(path))
+			continue;
+		if (n + 1 >= cap) {
+			char **nv = realloc(v, (cap *= 2) * sizeof(*v));
+
+			if (!nv)
+				break;
+			v = nv;
+		}
+		v[n++] = strdup(path);
+	}
+	closedir(d);
+	qsort(v, n, sizeof(*v), name_cmp);
+	v[n] = NULL;
+	*count = n;
+	return v;
+}
+
+static void free_list(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* The op type a case tests: its node's, or for a graph the one its name names. */
+static void case_op(vnpu_model *model, const char *case_name, char *op, size_t size)
+{
+	const char *type = NULL, *name, *key = case_name;
+	char flat[256];
+	size_t n = 0, i, j = 0;
+
+	if (vnpu_model_get_ops_size(model, &n) || !n) {
+		snprintf(op, size, "(none)");
+		return;
+	}
+	if (n == 1) {
+		vnpu_model_op(model, 0, &type, &name);
+		snprintf(op, size, "%s", type);
+		return;
+	}
+	if (!strncmp(key, "test_", 5))
+		key += 5;
+	for (i = 0; key[i] && j + 1 < sizeof(flat); i++)
+		if (key[i] != '_')
+			flat[j++] = key[i];
+	flat[j] = '\0';
+	for (i = 0; i < n; i++) {
+		vnpu_model_op(model, i, &type, &name);
+		if (!strncasecmp(flat, type, strlen(type))) {
+			snprintf(op, size, "%s", type);
+			return;
+		}
+	}
+	/* A function expanded into primitives: name it after the test. */
+	for (i = 0; key[i] && key[i] != '_' && i + 1 < size; i++)
+		op[i] = key[i];
+	op[i] = '\0';
+	if (strstr(case_name, "_expanded"))
+		snprintf(op + i, size - i, "%s", " (expanded)");
+}
+
+/* Read the inputs of one data set and fit the model's dynamic dims to them. */
+static int load_inputs(vnpu_model *model, const char *set, struct result *r,
+		       vnpu_tensor **inputs, int n_in)
+{
+	char path[4096], err[512];
+	int i;
+
+	for (i = 0; i < n_in; i++) {
+		const char *name;
+		vnpu_shape ms, ts;
+		vnpu_status st;
+
+		snprintf(path, sizeof(path), "%s/input_%d.pb", set, i);
+		st = tensor_file_read(path, &inputs[i], NULL, err, sizeof(err));
+		if (st) {
+			set_detail(r, status_outcome(st), "%s", err);
+			return -1;
+		}
+		if (vnpu_model_input_name(model, i, &name) ||
+		    vnpu_model_input_shape(model, i, &ms))
+			continue;
+		vnpu_tensor_get_shape(inputs[i], &ts);
+		if (ms.rank != ts.rank)
+			continue;
+		for (uint32_t d = 0; d < ms.rank; d++) {
+			if (ms.dims[d] == VNPU_DIM_DYNAMIC) {
+				if (vnpu_model_reshape(model, name, &ts)) {
+					set_detail(r, status_outcome(VNPU_INVALID_ARGUMENT),
+						   "reshape %s: %s", name, vnpu_last_error());
+					return -1;
+				}
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+static int device_only(vnpu_compiled_model *cm, const char *device)
+{
+	vnpu_property_value *v = NULL;
+	int only = 1;
+
+	if (vnpu_compiled_model_get_property(cm, VNPU_PROP_EXECUTION_DEVICES, &v))
+		return 0;
+	for (uint32_t i = 0; i < v->count; i++) {
+		const char *d = v->items[i];
+
+		if (!strncmp(device, "HETERO:", 7) || !strcmp(device, "AUTO"))
+			only &= !strncmp(d, "NPU", 3);
+		else
+			only &= !strncmp(d, device, strlen(d));
+	}
+	if (!v->count)
+		only = 0;
+	vnpu_property_value_free(v);
+	return only;
+}
+
+/* Run every data set of one case; fills @r. Runs in the child. */
+static void run_case(const struct options *o, const char *dir, struct result *r)
+{
+	vnpu_compiled_model *cm = NULL;
+	vnpu_infer_request *req = NULL;
+	vnpu_model *model = NULL;
+	vnpu_core *core = NULL;
+	char path[4096], err[512], what[64];
+	char **sets = NULL;
+	size_t n_sets = 0, s;
+	size_t n_model_in = 0;
+	vnpu_status st;
+
+	set_detail(r, PASS, "%s", "");
+	st = vnpu_core_create(&core);
+	if (st) {
+		set_detail(r, ERROR, "core: %s", vnpu_last_error());
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/model.onnx", dir);
+	st = vnpu_core_read_model(core, path, &model);
+	if (st) {
+		set_detail(r, status_outcome(st), "read: %s", vnpu_last_error());
+		goto out;
+	}
+	case_op(model, r->name, r->op, sizeof(r->op));
+	vnpu_model_get_inputs_size(model, &n_model_in);
+
+	sets = list_dirs(dir, "test_data_set_", &n_sets);
+	if (!n_sets) {
+		set_detail(r, ERROR, "no test_data_set_* folder");
+		goto out;
+	}
+	for (s = 0; s < n_sets && r->outcome == PASS; s++) {
+		int n_in = count_files(sets[s], "input"), n_out = count_files(sets[s], "output");
+		vnpu_tensor *inputs[64] = { 0 };
+		int i;
+
+		if (n_in > 64 || (size_t)n_in != n_model_in) {
+			set_detail(r, ERROR, "%d input files for %zu model inputs", n_in, n_model_in);
+			break;
+		}
+		if (load_inputs(model, sets[s], r, inputs, n_in))
+			goto next;
+		if (!cm) {
+			st = vnpu_core_compile_model(core, model, o->device, NULL, &cm);
+			if (st) {
+				set_detail(r, status_outcome(st), "compile: %s", vnpu_last_error());
+				goto next;
+			}
+			r->device_only = device_only(cm, o->device);
+			st = vnpu_compiled_model_create_infer_request(cm, &req);
+			if (st) {
+				set_detail(r, status_outcome(st), "request: %s", vnpu_last_error());
+				goto next;
+			}
+		}
+		for (i = 0; i < n_in; i++) {
+			st = vnpu_infer_request_set_input_tensor(req, i, inputs[i]);
+			if (st) {
+				set_detail(r, status_outcome(st), "input %d: %s", i, vnpu_last_error());
+				goto next;
+			}
+		}
+		st = vnpu_infer_request_infer(req);
+		if (st) {
+			set_detail(r, status_outcome(st), "infer: %s", vnpu_last_error());
+			goto next;
+		}
+		for (i = 0; i < n_out; i++) {
+			vnpu_tensor *got = NULL, *want = NULL;
+
+			snprintf(path, sizeof(path), "%s/output_%d.pb", sets[s], i);
+			st = tensor_file_read(path, &want, NULL, err, sizeof(err));
+			if (st) {
+				set_detail(r, status_outcome(st), "%s", err);
+				break;
+			}
+			st = vnpu_infer_request_get_output_tensor(req, i, &got);
+			if (st) {
+				set_detail(r, ERROR, "output %d: %s", i, vnpu_last_error());
+				vnpu_tensor_free(want);
+				break;
+			}
+			snprintf(what, sizeof(what), "set %zu output %d", s, i);
+			compare(o, r, what, got, want);
+			vnpu_tensor_free(got);
+			vnpu_tensor_free(want);
+			if (r->outcome != PASS)
+				break;
+		}
+next:
+		for (i = 0; i < n_in; i++)
+			vnpu_tensor_free(inputs[i]);
+	}
+out:
+	free_list(sets);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	vnpu_model_free(model);
+	vnpu_core_free(core);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Run one case in a child process, with a deadline. */
+static void run_isolated(const struct options *o, const char *dir, struct result *r)
+{
+	int fds[2], status = 0;
+	double t0 = now(), deadline = t0 + o->timeout;
+	struct result child;
+	ssize_t got = 0;
+	pid_t pid;
+
+	if (pipe(fds)) {
+		set_detail(r, ERROR, "pipe: %s", strerror(errno));
+		return;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		set_detail(r, ERROR, "fork: %s", strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
+		return;
+	}
+	if (!pid) {
+		close(fds[0]);
+		child = *r;
+		run_case(o, dir, &child);
+		if (write(fds[1], &child, sizeof(child)) != sizeof(child))
+			_exit(2);
+		_exit(0);
+	}
+	close(fds[1]);
+
+	for (;;) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+
+		if (w == pid)
+			break;
+		if (now() > deadline) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			set_detail(r, ERROR, "hung: killed after %u s", o->timeout);
+			close(fds[0]);
+			r->seconds = now() - t0;
+			return;
+		}
+		usleep(2000);
+	}
+	got = read(fds[0], &child, sizeof(child));
+	close(fds[0]);
+	r->seconds = now() - t0;
+	if (got == (ssize_t)sizeof(child)) {
+		*r = child;
+		r->seconds = now() - t0;
+	} else if (WIFSIGNALED(status)) {
+		set_detail(r, ERROR, "crashed: %s", strsignal(WTERMSIG(status)));
+	} else {
+		set_detail(r, ERROR, "the case's process exited %d without a result",
+			   WEXITSTATUS(status));
+	}
+}
+
+/* Collect the cases below each DIR. */
+static char **collect_cases(int argc, char **argv, size_t *count)
+{
+	size_t n = 0, cap = 1024;
+	char **all = malloc(cap * sizeof(*all));
+	int i;
+
+	if (!all)
+		return NULL;
+	for (i = 0; i < argc; i++) {
+		char model[4096], **sub;
+		size_t k, ns;
+
+		snprintf(model, sizeof(model), "%s/model.onnx", argv[i]);
+		if (!access(model, R_OK)) {
+			sub = calloc(2, sizeof(*sub));
+			if (sub)
+				sub[0] = strdup(argv[i]);
+			ns = sub ? 1 : 0;
+		} else {
+			sub = list_dirs(argv[i], "", &ns);
+			if (!sub) {
+				fprintf(stderr, "vnpu-onnx-test: %s: %s\n", argv[i], strerror(errno));
+				continue;
+			}
+		}
+		for (k = 0; k < ns; k++) {
+			snprintf(model, sizeof(model), "%s/model.onnx", sub[k]);
+			if (access(model, R_OK))
+				continue;
+			if (n + 1 >= cap) {
+				char **nv = realloc(all, (cap *= 2) * sizeof(*all));
+
+				if (!nv)
+					break;
+				all = nv;
+			}
+			all[n++] = strdup(sub[k]);
+		}
+		free_list(sub);
+	}
+	all[n] = NULL;
+	*count = n;
+	return all;
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static int write_json(const struct options *o, const struct result *res, size_t n,
+		      const size_t *totals, size_t device_only)
+{
+	FILE *f = fopen(o->json, "w");
+	size_t i;
+
+	if (!f) {
+		fprintf(stderr, "vnpu-onnx-test: %s: %s\n", o->json, strerror(errno));
+		return -1;
+	}
+	fprintf(f, "{\n  \"device\": ");
+	json_str(f, o->device);
+	fprintf(f, ",\n  \"totals\": {\"cases\": %zu, \"pass\": %zu, \"fail\": %zu, "
+		"\"error\": %zu, \"unsupported\": %zu, \"device_only\": %zu},\n  \"cases\": [\n",
+		n, totals[PASS], totals[FAIL], totals[ERROR], totals[UNSUPPORTED], device_only);
+	for (i = 0; i < n; i++) {
+		fprintf(f, "    {\"name\": ");
+		json_str(f, res[i].name);
+		fprintf(f, ", \"op\": ");
+		json_str(f, res[i].op);
+		fprintf(f, ", \"result\": \"%s\", \"device_only\": %s, \"seconds\": %.4f, \"detail\": ",
+			outcome_name[res[i].outcome], res[i].device_only ? "true" : "false",
+			res[i].seconds);
+		json_str(f, res[i].detail);
+		fprintf(f, "}%s\n", i + 1 < n ? "," : "");
+	}
+	fprintf(f, "  ]\n}\n");
+	return fclose(f) ? -1 : 0;
+}
+
+struct op_row {
+	char op[64];
+	size_t counts[NUM_OUTCOMES];
+};
+
+static int row_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct op_row *)a)->op, ((const struct op_row *)b)->op);
+}
+
+static void print_table(const struct result *res, size_t n)
+{
+	struct op_row *rows = calloc(n ? n : 1, sizeof(*rows));
+	size_t nrows = 0, i, j;
+
+	if (!rows)
+		return;
+	for (i = 0; i < n; i++) {
+		const char *op = res[i].op[0] ? res[i].op : "(unread)";
+
+		for (j = 0; j < nrows && strcmp(rows[j].op, op); j++)
+			;
+		if (j == nrows)
+			snprintf(rows[nrows++].op, sizeof(rows[0].op), "%s", op);
+		rows[j].counts[res[i].outcome]++;
+	}
+	qsort(rows, nrows, sizeof(*rows), row_cmp);
+	printf("%-32s %5s %5s %5s %5s %5s\n", "op type", "cases", "pass", "fail", "error", "unsup");
+	for (j = 0; j < nrows; j++) {
+		size_t *c = rows[j].counts;
+
+		printf("%-32s %5zu %5zu %5zu %5zu %5zu\n", rows[j].op,
+		       c[PASS] + c[FAIL] + c[ERROR] + c[UNSUPPORTED],
+		       c[PASS], c[FAIL], c[ERROR], c[UNSUPPORTED]);
+	}
+	free(rows);
+}
+
+/*
+ * The floor file: lines "DEVICE MIN_PASS [MIN_DEVICE_ONLY]", '#' comments.
+ * Returns -1 when the file cannot be read, 0 when no line is for @device.
+ */
+static int read_floor(const char *path, const char *device, long *min_pass,
+		      long *min_only)
+{
+	char line[512], dev[256];
+	FILE *f = fopen(path, "r");
+	int found = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		long p, d = 0;
+		int k;
+
+		if (line[0] == '#')
+			continue;
+		k = sscanf(line, "%255s %ld %ld", dev, &p, &d);
+		if (k >= 2 && !strcmp(dev, device)) {
+			*min_pass = p;
+			*min_only = k == 3 ? d : 0;
+			found = 1;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	static const struct option longopts[] = {
+		{ "device", required_argument, NULL, 'd' },
+		{ "json", required_argument, NULL, 'j' },
+		{ "filter", required_argument, NULL, 'f' },
+		{ "floor", required_argument, NULL, 'F' },
+		{ "rtol", required_argument, NULL, 'r' },
+		{ "atol", required_argument, NULL, 'a' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "d:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			o->device = optarg;
+			break;
+		case 'j':
+			o->json = optarg;
+			break;
+		case 'F':
+			o->floor = optarg;
+			break;
+		case 'f':
+			if (regcomp(&o->filter, optarg, REG_EXTENDED | REG_NOSUB)) {
+				fprintf(stderr, "vnpu-onnx-test: bad --filter regex '%s'\n", optarg);
+				return 2;
+			}
+			o->have_filter = 1;
+			break;
+		case 'r':
+		case 'a':
+			errno = 0;
+			*(c == 'r' ? &o->rtol : &o->atol) = strtod(optarg, &end);
+			if (errno || *end || end == optarg) {
+				fprintf(stderr, "vnpu-onnx-test: --%s takes a number\n",
+					c == 'r' ? "rtol" : "atol");
+				return 2;
+			}
+			break;
+		case 't':
+			o->timeout = (unsigned int)strtoul(optarg, &end, 10);
+			if (*end || !o->timeout) {
+				fprintf(stderr, "vnpu-onnx-test: --timeout takes whole seconds > 0\n");
+				return 2;
+			}
+			break;
+		case 'v':
+			o->verbose = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { .device = "CPU", .rtol = 1e-3, .atol = 1e-7, .timeout = 120 };
+	char *default_dirs[] = { (char *)DEFAULT_DIR };
+	size_t n_cases = 0, n = 0, i, totals[NUM_OUTCOMES] = { 0 }, device_only = 0;
+	int tty = isatty(STDOUT_FILENO), rc;
+	struct result *res;
+	char **cases;
+
+	rc = parse_args(argc, argv, &o);
+	if (rc)
+		return rc;
+	if (optind < argc)
+		cases = collect_cases(argc - optind, argv + optind, &n_cases);
+	else
+		cases = collect_cases(1, default_dirs, &n_cases);
+	if (!cases || !n_cases) {
+		fprintf(stderr, "vnpu-onnx-test: no test cases found\n");
+		return 1;
+	}
+	res = calloc(n_cases, sizeof(*res));
+	if (!res) {
+		fprintf(stderr, "vnpu-onnx-test: out of memory\n");
+		return 1;
+	}
+
+	for (i = 0; i < n_cases; i++) {
+		const char *base = strrchr(cases[i], '/') ? strrchr(cases[i], '/') + 1 : cases[i];
+		struct result *r = &res[n];
+
+		if (o.have_filter && regexec(&o.filter, base, 0, NULL, 0))
+			continue;
+		memset(r, 0, sizeof(*r));
+		snprintf(r->name, sizeof(r->name), "%s", base);
+		run_isolated(&o, cases[i], r);
+		totals[r->outcome]++;
+		device_only += r->outcome == PASS && r->device_only;
+		n++;
+		if (tty)
+			printf("\r\033[K[%zu/%zu] pass %zu fail %zu error %zu unsupported %zu  %s",
+			       i + 1, n_cases, totals[PASS], totals[FAIL], totals[ERROR],
+			       totals[UNSUPPORTED], r->name);
+		fflush(stdout);
+	}
+	if (tty)
+		printf("\r\033[K");
+
+	print_table(res, n);
+	printf("\n");
+	for (i = 0; i < n; i++)
+		if (o.verbose || res[i].outcome != PASS)
+			printf("%-11s %s: %s\n", outcome_name[res[i].outcome], res[i].name,
+			       res[i].detail);
+	printf("\n%s: %zu cases: %zu pass (%.1f%%), %zu fail, %zu error, %zu unsupported\n",
+	       o.device, n, totals[PASS], n ? 100.0 * totals[PASS] / n : 0.0,
+	       totals[FAIL], totals[ERROR], totals[UNSUPPORTED]);
+	if (strcmp(o.device, "CPU"))
+		printf("%s: %zu cases passed running entirely on the NPU (%.1f%%)\n", o.device,
+		       device_only, n ? 100.0 * device_only / n : 0.0);
+
+	rc = 0;
+	if (o.json && write_json(&o, res, n, totals, device_only))
+		rc = 1;
+	if (o.floor) {
+		long min_pass = 0, min_only = 0;
+		int found = read_floor(o.floor, o.device, &min_pass, &min_only);
+
+		if (found < 0) {
+			fprintf(stderr, "vnpu-onnx-test: %s: %s\n", o.floor, strerror(errno));
+			rc = 1;
+		} else if (!found) {
+			fprintf(stderr, "vnpu-onnx-test: %s has no floor for %s\n", o.floor, o.device);
+			rc = 1;
+		} else {
+			printf("floor for %s: %ld pass, %ld entirely on the device\n", o.device,
+			       min_pass, min_only);
+			if ((long)totals[PASS] < min_pass || (long)device_only < min_only) {
+				printf("BELOW THE FLOOR: %zu pass, %zu on the device\n",
+				       totals[PASS], device_only);
+				rc = 1;
+			}
+		}
+	}
+	for (i = 0; i < n_cases; i++)
+		free(cases[i]);
+	free(cases);
+	free(res);
+	if (o.have_filter)
+		regfree(&o.filter);
+	return rc;
+}
