@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libvnpu: a compiled model. It holds what every request of the model
+ * shares: the program (command streams, weights uploaded once to the
+ * device) and the properties it was compiled with.
+ *
+ * Ownership: vnpu_compiled_model_free() drops the caller's reference;
+ * requests keep their compiled model (and it keeps its core) alive.
+ *
+ * Thread safety: every call may be made from any thread at any time.
+ */
+#ifndef VNPU_COMPILED_MODEL_H
+#define VNPU_COMPILED_MODEL_H
+
+#include <vnpu/vnpu_common.h>
+#include <vnpu/vnpu_core.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct vnpu_infer_request vnpu_infer_request;
+
+/** A model input or output as compiled: every dim known. */
+typedef struct vnpu_port {
+	const char *name;        /**< valid while the compiled model lives */
+	vnpu_element_type type;
+	vnpu_shape shape;
+	uint32_t index;          /**< its index among inputs or outputs */
+	int is_output;
+} vnpu_port;
+
+VNPU_API void vnpu_compiled_model_free(vnpu_compiled_model *cm);
+
+VNPU_API vnpu_status vnpu_compiled_model_get_num_inputs(const vnpu_compiled_model *cm,
+							uint32_t *out);
+VNPU_API vnpu_status vnpu_compiled_model_get_num_outputs(const vnpu_compiled_model *cm,
+							 uint32_t *out);
+/** Input or output @index, copied into @out. */
+VNPU_API vnpu_status vnpu_compiled_model_get_input(const vnpu_compiled_model *cm,
+						   uint32_t index, vnpu_port *out);
+VNPU_API vnpu_status vnpu_compiled_model_get_output(const vnpu_compiled_model *cm,
+						    uint32_t index, vnpu_port *out);
+/** The input or output called @name (VNPU_NOT_FOUND when none). */
+VNPU_API vnpu_status vnpu_compiled_model_get_port_by_name(const vnpu_compiled_model *cm,
+							  const char *name,
+							  vnpu_port *out);
+
+/**
+ * Read a property: SUPPORTED_PROPERTIES, DEVICE, EXECUTION_DEVICES,
+ * OPTIMAL_NUMBER_OF_INFER_REQUESTS, LOADED_FROM_CACHE, the compile
+ * properties (ENABLE_PROFILING, PERFORMANCE_HINT, ...), and WEIGHTS_SIZE,
+ * ARENA_SIZE (the planned scratch) and INTERMEDIATES_SIZE (the sum of all
+ * intermediates). All are read only.
+ */
+VNPU_API vnpu_status vnpu_compiled_model_get_property(const vnpu_compiled_model *cm,
+						      const char *key,
+						      vnpu_property_value **out);
+
+/**
+ * Export to memory (@out: one allocation freed with vnpu_free()) or to a
+ * file. The blob starts with a versioned header (library and uAPI
+ * version, device architecture, compile properties, checksum).
+ */
+VNPU_API vnpu_status vnpu_compiled_model_export(const vnpu_compiled_model *cm,
+						void **out, size_t *out_size);
+VNPU_API vnpu_status vnpu_compiled_model_export_file(const vnpu_compiled_model *cm,
+						     const char *path);
+
+/** Create a request with its own device buffers for inputs and outputs. */
+VNPU_API vnpu_status vnpu_compiled_model_create_infer_request(vnpu_compiled_model *cm,
+							      vnpu_infer_request **out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VNPU_COMPILED_MODEL_H */

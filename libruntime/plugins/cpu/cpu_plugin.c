@@ -1,0 +1,704 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The CPU device: runs command streams on host threads with the very code
+ * the simulated NPU runs (driver/sim/vnpu_exec.c and the device engine).
+ *
+ * One "firmware" thread takes jobs in submission order and runs their
+ * commands one after another; each command is split into parts
+ * (vnpu_exec_parts) that the firmware thread and the tile threads take
+ * from a shared counter, like the NPU's tiles. The device is a reference
+ * and a fallback: it takes any mapped buffer, so HETERO runs its segments
+ * on the NPU's own buffers.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "plugin.h"
+#include "vnpu_exec.h"
+
+#define CPU_VISIBLE __attribute__((visibility("default")))
+/* Cost of one part when splitting a command: keeps tiles evenly busy. */
+#define CPU_CHUNK_COST (1u << 18)
+#define CPU_MAX_REQUESTS 32
+
+static const struct vnpu_host *host;
+
+struct vnpu_exe {
+	struct vnpu_dev *dev;
+	void *stream;
+	uint64_t size;
+	uint32_t num_cmds;
+	uint32_t num_slots;
+	struct vnpu_slot_desc *slot_descs;
+	const struct vnpu_cmd_header **cmds;
+};
+
+struct vnpu_job {
+	struct vnpu_exe *exe;
+	void **slot_base;
+	bool profile;
+	bool done;			/* under dev->lock */
+	atomic_bool cancel;
+	vnpu_status status;		/* valid once @done */
+	char message[160];		/* the failure, for the waiter's thread */
+	uint64_t *cmd_ns;
+	uint64_t total_ns;
+	struct vnpu_job *next;		/* queue link, under dev->lock */
+};
+
+/* The command every tile works on, set by the firmware thread. */
+struct cpu_work {
+	const struct vnpu_cmd_header *cmd;
+	void *const *slot_base;
+	uint32_t parts;
+	uint64_t scratch;
+	atomic_uint next_part;
+	atomic_uint done_parts;
+	atomic_int err;
+};
+
+struct vnpu_dev {
+	struct vnpu_plugin plugin;	/* the CPU plugin has one device */
+	struct vnpu_dev *self;
+	struct vnpu_device_info info;
+	uint32_t features;
+	atomic_uint_fast64_t next_buf_id;
+
+	pthread_mutex_t lock;		/* protects everything below */
+	pthread_cond_t job_cond;	/* queue not empty, or stopping */
+	pthread_cond_t done_cond;	/* a job ended */
+	pthread_cond_t work_cond;	/* tiles: a new command (gen moved) */
+	pthread_cond_t idle_cond;	/* firmware: tiles left the command */
+	struct vnpu_job *head, *tail;
+	bool started, stopping;
+	uint32_t num_threads;		/* firmware + tiles */
+	pthread_t *threads;
+	uint64_t gen;
+	uint32_t active;		/* tiles inside the current command */
+	struct cpu_work work;
+};
+
+struct cpu_buf {
+	struct vnpu_buf buf;
+};
+
+struct tile_scratch {
+	void *mem;
+	uint64_t size;
+};
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static struct vnpu_dev *plugin_dev(struct vnpu_plugin *p)
+{
+	return (struct vnpu_dev *)p;
+}
+
+/* ---- buffers ---- */
+
+static vnpu_status cpu_buf_create(struct vnpu_dev *dev, uint64_t size,
+				  struct vnpu_buf **out)
+{
+	struct cpu_buf *b;
+	uint64_t alloc = (size + 63) & ~(uint64_t)63;
+
+	if (size > (UINT64_C(1) << 40))
+		return host->error(VNPU_OUT_OF_MEMORY, "CPU: buffer of %llu bytes is too large",
+				   (unsigned long long)size);
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return host->error(VNPU_OUT_OF_MEMORY, "CPU: out of memory");
+	b->buf.map = aligned_alloc(64, alloc ? alloc : 64);
+	if (!b->buf.map) {
+		free(b);
+		return host->error(VNPU_OUT_OF_MEMORY, "CPU: no memory for a %llu-byte buffer",
+				   (unsigned long long)size);
+	}
+	memset(b->buf.map, 0, alloc ? alloc : 64);
+	b->buf.dev = dev;
+	b->buf.size = size;
+	b->buf.id = atomic_fetch_add(&dev->next_buf_id, 1);
+	*out = &b->buf;
+	return VNPU_OK;
+}
+
+static void cpu_buf_free(struct vnpu_buf *buf)
+{
+	if (!buf)
+		return;
+	free(buf->map);
+	free(buf);
+}
+
+static vnpu_status buf_range(struct vnpu_buf *buf, uint64_t offset, uint64_t size)
+{
+	if (offset > buf->size || size > buf->size - offset)
+		return host->error(VNPU_INVALID_ARGUMENT,
+				   "CPU: %llu bytes at %llu are outside a %llu-byte buffer",
+				   (unsigned long long)size, (unsigned long long)offset,
+				   (unsigned long long)buf->size);
+	return VNPU_OK;
+}
+
+static vnpu_status cpu_buf_write(struct vnpu_buf *buf, uint64_t offset,
+				 const void *src, uint64_t size)
+{
+	vnpu_status st = buf_range(buf, offset, size);
+
+	if (st == VNPU_OK && size)
+		memcpy((char *)buf->map + offset, src, size);
+	return st;
+}
+
+static vnpu_status cpu_buf_read(struct vnpu_buf *buf, uint64_t offset,
+				void *dst, uint64_t size)
+{
+	vnpu_status st = buf_range(buf, offset, size);
+
+	if (st == VNPU_OK && size)
+		memcpy(dst, (char *)buf->map + offset, size);
+	return st;
+}
+
+/* ---- programs ---- */
+
+static void cpu_exe_free(struct vnpu_exe *exe)
+{
+	if (!exe)
+		return;
+	free(exe->cmds);
+	free(exe->slot_descs);
+	free(exe->stream);
+	free(exe);
+}
+
+static vnpu_status cpu_exe_load(struct vnpu_dev *dev, const void *cmd,
+				uint64_t cmd_size, const struct vnpu_slot_desc *descs,
+				uint32_t num_slots, uint32_t *num_cmds,
+				struct vnpu_exe **out)
+{
+	struct vnpu_slot_info *slots;
+	const struct vnpu_cmd_header *h = NULL;
+	struct vnpu_exe *exe;
+	uint32_t i;
+	int ret;
+
+	exe = calloc(1, sizeof(*exe));
+	slots = calloc(num_slots ? num_slots : 1, sizeof(*slots));
+	if (!exe || !slots)
+		goto err_nomem;
+	exe->dev = dev;
+	exe->size = cmd_size;
+	exe->num_slots = num_slots;
+	exe->stream = malloc(cmd_size ? cmd_size : 8);
+	exe->slot_descs = calloc(num_slots ? num_slots : 1, sizeof(*descs));
+	if (!exe->stream || !exe->slot_descs)
+		goto err_nomem;
+	memcpy(exe->stream, cmd, cmd_size);
+	for (i = 0; i < num_slots; i++) {
+		exe->slot_descs[i] = descs[i];
+		slots[i].size = descs[i].size;
+		slots[i].id = i + 1;
+		slots[i].flags = descs[i].writable ? VNPU_SLOT_INFO_WRITE : 0;
+	}
+	ret = vnpu_stream_validate(exe->stream, cmd_size, slots, num_slots,
+				   &exe->num_cmds);
+	free(slots);
+	slots = NULL;
+	if (ret) {
+		cpu_exe_free(exe);
+		return host->error(VNPU_INVALID_ARGUMENT,
+				   "CPU: the command stream is invalid (error %d)", ret);
+	}
+	exe->cmds = calloc(exe->num_cmds ? exe->num_cmds : 1, sizeof(*exe->cmds));
+	if (!exe->cmds)
+		goto err_nomem;
+	for (i = 0; i < exe->num_cmds; i++) {
+		h = vnpu_stream_next(exe->stream, cmd_size, h);
+		exe->cmds[i] = h;
+	}
+	*num_cmds = exe->num_cmds;
+	*out = exe;
+	return VNPU_OK;
+
+err_nomem:
+	free(slots);
+	cpu_exe_free(exe);
+	return host->error(VNPU_OUT_OF_MEMORY, "CPU: out of memory loading a program");
+}
+
+/* ---- the tiles ---- */
+
+static int ensure_scratch(struct tile_scratch *s, uint64_t size)
+{
+	void *mem;
+
+	if (s->size >= size)
+		return 0;
+	mem = aligned_alloc(64, (size + 63) & ~(uint64_t)63);
+	if (!mem)
+		return -ENOMEM;
+	free(s->mem);
+	s->mem = mem;
+	s->size = size;
+	return 0;
+}
+
+/* Take and run parts of the current command until none is left. */
+static void run_parts(struct vnpu_dev *dev, struct tile_scratch *s)
+{
+	struct cpu_work *w = &dev->work;
+	struct vnpu_eng_ctx ctx = { .features = dev->features };
+	uint32_t part;
+	int ret;
+
+	while ((part = atomic_fetch_add(&w->next_part, 1)) < w->parts) {
+		ret = ensure_scratch(s, w->scratch);
+		if (!ret) {
+			ctx.scratch = s->mem;
+			ctx.scratch_size = s->size;
+			ret = vnpu_exec_part(w->cmd, w->slot_base, part, w->parts, &ctx);
+		}
+		if (ret)
+			atomic_store(&w->err, ret);
+		if (atomic_fetch_add(&w->done_parts, 1) + 1 == w->parts) {
+			pthread_mutex_lock(&dev->lock);
+			pthread_cond_broadcast(&dev->idle_cond);
+			pthread_mutex_unlock(&dev->lock);
+		}
+	}
+}
+
+static void *tile_main(void *arg)
+{
+	struct vnpu_dev *dev = arg;
+	struct tile_scratch s = { 0 };
+	uint64_t seen;
+
+	pthread_mutex_lock(&dev->lock);
+	seen = dev->gen;
+	for (;;) {
+		while (!dev->stopping && dev->gen == seen)
+			pthread_cond_wait(&dev->work_cond, &dev->lock);
+		if (dev->stopping)
+			break;
+		seen = dev->gen;
+		dev->active++;
+		pthread_mutex_unlock(&dev->lock);
+		run_parts(dev, &s);
+		pthread_mutex_lock(&dev->lock);
+		dev->active--;
+		pthread_cond_broadcast(&dev->idle_cond);
+	}
+	pthread_mutex_unlock(&dev->lock);
+	free(s.mem);
+	return NULL;
+}
+
+/* SPIN never ends on its own: it runs until the job is cancelled. */
+static int run_spin(struct vnpu_job *job)
+{
+	struct timespec ts = { 0, 1000000 };
+
+	while (!atomic_load(&job->cancel))
+		nanosleep(&ts, NULL);
+	return 0;
+}
+
+/* Run one command over every tile; called by the firmware thread. */
+static int run_cmd(struct vnpu_dev *dev, struct vnpu_job *job,
+		   const struct vnpu_cmd_header *cmd, struct tile_scratch *s)
+{
+	struct cpu_work *w = &dev->work;
+	uint32_t parts;
+
+	if (cmd->opcode == VNPU_CMD_SPIN)
+		return run_spin(job);
+	parts = vnpu_exec_parts(cmd, dev->num_threads, CPU_CHUNK_COST);
+	if (!parts)
+		parts = 1;
+
+	pthread_mutex_lock(&dev->lock);
+	/* A tile that woke late may still be looking at the last command. */
+	while (dev->active)
+		pthread_cond_wait(&dev->idle_cond, &dev->lock);
+	w->cmd = cmd;
+	w->slot_base = job->slot_base;
+	w->parts = parts;
+	w->scratch = vnpu_exec_scratch(cmd, parts);
+	atomic_store(&w->next_part, 0);
+	atomic_store(&w->done_parts, 0);
+	atomic_store(&w->err, 0);
+	if (parts > 1) {
+		dev->gen++;
+		pthread_cond_broadcast(&dev->work_cond);
+	}
+	pthread_mutex_unlock(&dev->lock);
+
+	run_parts(dev, s);
+
+	pthread_mutex_lock(&dev->lock);
+	while (atomic_load(&w->done_parts) < parts || dev->active)
+		pthread_cond_wait(&dev->idle_cond, &dev->lock);
+	pthread_mutex_unlock(&dev->lock);
+	return atomic_load(&w->err);
+}
+
+static void run_job(struct vnpu_dev *dev, struct vnpu_job *job,
+		    struct tile_scratch *s)
+{
+	struct vnpu_exe *exe = job->exe;
+	int64_t start = now_ns(), t0, t1;
+	uint32_t i;
+	int ret;
+
+	job->status = VNPU_OK;
+	for (i = 0; i < exe->num_cmds; i++) {
+		if (atomic_load(&job->cancel)) {
+			job->status = VNPU_CANCELLED;
+			snprintf(job->message, sizeof(job->message),
+				 "CPU: the job was cancelled");
+			break;
+		}
+		t0 = now_ns();
+		ret = run_cmd(dev, job, exe->cmds[i], s);
+		t1 = now_ns();
+		if (job->cmd_ns)
+			job->cmd_ns[i] = (uint64_t)(t1 - t0);
+		if (ret == -ENOMEM) {
+			job->status = VNPU_OUT_OF_MEMORY;
+			snprintf(job->message, sizeof(job->message),
+				 "CPU: no scratch memory for command %u", i);
+			break;
+		}
+		if (ret) {
+			job->status = VNPU_DEVICE_FAULT;
+			snprintf(job->message, sizeof(job->message),
+				 "CPU: command %u faulted (error %d)", i, ret);
+			break;
+		}
+	}
+	if (job->status == VNPU_OK && atomic_load(&job->cancel)) {
+		job->status = VNPU_CANCELLED;
+		snprintf(job->message, sizeof(job->message), "CPU: the job was cancelled");
+	}
+	job->total_ns = (uint64_t)(now_ns() - start);
+}
+
+static void *firmware_main(void *arg)
+{
+	struct vnpu_dev *dev = arg;
+	struct tile_scratch s = { 0 };
+	struct vnpu_job *job;
+
+	pthread_mutex_lock(&dev->lock);
+	for (;;) {
+		while (!dev->stopping && !dev->head)
+			pthread_cond_wait(&dev->job_cond, &dev->lock);
+		if (!dev->head)
+			break;
+		job = dev->head;
+		dev->head = job->next;
+		if (!dev->head)
+			dev->tail = NULL;
+		pthread_mutex_unlock(&dev->lock);
+
+		run_job(dev, job, &s);
+
+		pthread_mutex_lock(&dev->lock);
+		job->done = true;
+		pthread_cond_broadcast(&dev->done_cond);
+	}
+	pthread_mutex_unlock(&dev->lock);
+	free(s.mem);
+	return NULL;
+}
+
+/* Start the threads on the first submit; called with dev->lock held. */
+static vnpu_status start_threads_locked(struct vnpu_dev *dev)
+{
+	uint32_t i;
+
+	if (dev->started)
+		return VNPU_OK;
+	dev->threads = calloc(dev->num_threads, sizeof(pthread_t));
+	if (!dev->threads)
+		return host->error(VNPU_OUT_OF_MEMORY, "CPU: out of memory");
+	for (i = 0; i < dev->num_threads; i++) {
+		if (pthread_create(&dev->threads[i], NULL,
+				   i ? tile_main : firmware_main, dev))
+			break;
+	}
+	if (i < dev->num_threads) {
+		dev->stopping = true;
+		pthread_cond_broadcast(&dev->work_cond);
+		pthread_cond_broadcast(&dev->job_cond);
+		pthread_mutex_unlock(&dev->lock);
+		while (i--)
+			pthread_join(dev->threads[i], NULL);
+		pthread_mutex_lock(&dev->lock);
+		dev->stopping = false;
+		free(dev->threads);
+		dev->threads = NULL;
+		return host->error(VNPU_DEVICE_ERROR, "CPU: cannot start the device threads");
+	}
+	dev->started = true;
+	return VNPU_OK;
+}
+
+/* ---- jobs ---- */
+
+static void cpu_job_release(struct vnpu_job *job)
+{
+	free(job->cmd_ns);
+	free(job->slot_base);
+	free(job);
+}
+
+static vnpu_status cpu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *slots,
+			      uint32_t num_slots, bool profile,
+			      struct vnpu_job **out)
+{
+	struct vnpu_dev *dev = exe->dev;
+	struct vnpu_job *job;
+	vnpu_status st;
+	uint32_t i;
+
+	if (num_slots != exe->num_slots)
+		return host->error(VNPU_INVALID_ARGUMENT, "CPU: %u slots given, the program has %u",
+				   num_slots, exe->num_slots);
+	for (i = 0; i < num_slots; i++) {
+		if (!slots[i] || slots[i]->size < exe->slot_descs[i].size)
+			return host->error(VNPU_INVALID_ARGUMENT,
+					   "CPU: slot %u is missing or smaller than the program needs",
+					   i);
+	}
+	job = calloc(1, sizeof(*job));
+	if (!job)
+		return host->error(VNPU_OUT_OF_MEMORY, "CPU: out of memory");
+	job->slot_base = calloc(num_slots ? num_slots : 1, sizeof(void *));
+	if (profile)
+		job->cmd_ns = calloc(exe->num_cmds ? exe->num_cmds : 1, sizeof(uint64_t));
+	if (!job->slot_base || (profile && !job->cmd_ns)) {
+		cpu_job_release(job);
+		return host->error(VNPU_OUT_OF_MEMORY, "CPU: out of memory");
+	}
+	for (i = 0; i < num_slots; i++)
+		job->slot_base[i] = slots[i]->map;
+	job->exe = exe;
+	job->profile = profile;
+	atomic_init(&job->cancel, false);
+
+	pthread_mutex_lock(&dev->lock);
+	st = start_threads_locked(dev);
+	if (st != VNPU_OK) {
+		pthread_mutex_unlock(&dev->lock);
+		cpu_job_release(job);
+		return st;
+	}
+	if (dev->tail)
+		dev->tail->next = job;
+	else
+		dev->head = job;
+	dev->tail = job;
+	pthread_cond_signal(&dev->job_cond);
+	pthread_mutex_unlock(&dev->lock);
+	*out = job;
+	return VNPU_OK;
+}
+
+static vnpu_status cpu_wait(struct vnpu_job *job, int64_t deadline_ns,
+			    uint64_t *cmd_ns, uint64_t *total_ns)
+{
+	struct vnpu_dev *dev = job->exe->dev;
+	struct timespec ts;
+	int ret = 0;
+
+	ts.tv_sec = deadline_ns / 1000000000;
+	ts.tv_nsec = deadline_ns % 1000000000;
+	pthread_mutex_lock(&dev->lock);
+	while (!job->done && ret != ETIMEDOUT) {
+		if (deadline_ns == INT64_MAX)
+			pthread_cond_wait(&dev->done_cond, &dev->lock);
+		else
+			ret = pthread_cond_timedwait(&dev->done_cond, &dev->lock, &ts);
+	}
+	pthread_mutex_unlock(&dev->lock);
+	if (!job->done)
+		return host->error(VNPU_NOT_READY, "CPU: the job is still running");
+	if (job->status != VNPU_OK)
+		return host->error(job->status, "%s", job->message);
+	if (job->profile && cmd_ns)
+		memcpy(cmd_ns, job->cmd_ns, job->exe->num_cmds * sizeof(uint64_t));
+	if (total_ns)
+		*total_ns = job->total_ns;
+	return VNPU_OK;
+}
+
+static void cpu_cancel(struct vnpu_job *job)
+{
+	atomic_store(&job->cancel, true);
+}
+
+static void cpu_job_free(struct vnpu_job *job)
+{
+	struct vnpu_dev *dev;
+
+	if (!job)
+		return;
+	dev = job->exe->dev;
+	pthread_mutex_lock(&dev->lock);
+	if (!job->done)
+		atomic_store(&job->cancel, true);
+	while (!job->done)
+		pthread_cond_wait(&dev->done_cond, &dev->lock);
+	pthread_mutex_unlock(&dev->lock);
+	cpu_job_release(job);
+}
+
+/* ---- the device ---- */
+
+static void cpu_get_info(struct vnpu_dev *dev, struct vnpu_device_info *out)
+{
+	*out = dev->info;
+}
+
+static void cpu_destroy(struct vnpu_plugin *p)
+{
+	struct vnpu_dev *dev = plugin_dev(p);
+	uint32_t i;
+
+	pthread_mutex_lock(&dev->lock);
+	dev->stopping = true;
+	pthread_cond_broadcast(&dev->job_cond);
+	pthread_cond_broadcast(&dev->work_cond);
+	pthread_mutex_unlock(&dev->lock);
+	if (dev->started) {
+		for (i = 0; i < dev->num_threads; i++)
+			pthread_join(dev->threads[i], NULL);
+	}
+	free(dev->threads);
+	pthread_cond_destroy(&dev->idle_cond);
+	pthread_cond_destroy(&dev->work_cond);
+	pthread_cond_destroy(&dev->done_cond);
+	pthread_cond_destroy(&dev->job_cond);
+	pthread_mutex_destroy(&dev->lock);
+	free(dev);
+}
+
+static const struct vnpu_plugin_ops cpu_ops = {
+	.destroy = cpu_destroy,
+	.get_info = cpu_get_info,
+	.buf_create = cpu_buf_create,
+	.buf_free = cpu_buf_free,
+	.buf_write = cpu_buf_write,
+	.buf_read = cpu_buf_read,
+	.exe_load = cpu_exe_load,
+	.exe_free = cpu_exe_free,
+	.submit = cpu_submit,
+	.wait = cpu_wait,
+	.cancel = cpu_cancel,
+	.job_free = cpu_job_free,
+};
+
+/* The CPU's model name from /proc/cpuinfo, or a plain one. */
+static void cpu_model_name(char *buf, size_t size)
+{
+	char line[256];
+	char *p;
+	FILE *f = fopen("/proc/cpuinfo", "r");
+
+	snprintf(buf, size, "host CPU");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "model name", 10))
+			continue;
+		p = strchr(line, ':');
+		if (!p)
+			break;
+		p += 1 + strspn(p + 1, " \t");
+		p[strcspn(p, "\n")] = '\0';
+		snprintf(buf, size, "%.*s", (int)(size - 1), p);
+		break;
+	}
+	fclose(f);
+}
+
+static void cpu_fill_info(struct vnpu_dev *dev)
+{
+	struct vnpu_device_info *info = &dev->info;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	char model[64];
+
+	dev->num_threads = n > 0 ? (uint32_t)n : 1;
+	if (dev->num_threads > 64)
+		dev->num_threads = 64;
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+		dev->features |= VNPU_ENG_F_AVX2_FMA;
+
+	cpu_model_name(model, sizeof(model));
+	snprintf(info->name, sizeof(info->name), "CPU");
+	snprintf(info->full_name, sizeof(info->full_name), "vnpu CPU device (%s, %u threads%s)",
+		 model, dev->num_threads,
+		 dev->features & VNPU_ENG_F_AVX2_FMA ? ", AVX2+FMA" : "");
+	snprintf(info->architecture, sizeof(info->architecture), "vnpu-cpu");
+	snprintf(info->device_version, sizeof(info->device_version), "1.0");
+	snprintf(info->driver_version, sizeof(info->driver_version), "none (in process)");
+	snprintf(info->capabilities, sizeof(info->capabilities),
+		 "FP32 FP16 INT8 INT32 INT64 EXPORT_IMPORT%s",
+		 dev->features & VNPU_ENG_F_AVX2_FMA ? " AVX2_FMA" : "");
+	snprintf(info->device_id, sizeof(info->device_id), "0");
+	info->uapi_version = 0;
+	info->tiles = dev->num_threads;
+	info->max_requests = CPU_MAX_REQUESTS;
+	info->optimal_requests = 2;
+}
+
+CPU_VISIBLE vnpu_status vnpu_plugin_create(const struct vnpu_host *h,
+					   struct vnpu_plugin **out);
+
+CPU_VISIBLE vnpu_status vnpu_plugin_create(const struct vnpu_host *h,
+					   struct vnpu_plugin **out)
+{
+	struct vnpu_dev *dev;
+	pthread_condattr_t attr;
+
+	if (!h || h->abi_version != VNPU_PLUGIN_ABI_VERSION)
+		return VNPU_WRONG_VERSION;
+	host = h;
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return host->error(VNPU_OUT_OF_MEMORY, "CPU: out of memory");
+	pthread_mutex_init(&dev->lock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&dev->job_cond, NULL);
+	pthread_cond_init(&dev->done_cond, &attr);
+	pthread_cond_init(&dev->work_cond, NULL);
+	pthread_cond_init(&dev->idle_cond, NULL);
+	pthread_condattr_destroy(&attr);
+	atomic_init(&dev->next_buf_id, 1);
+	cpu_fill_info(dev);
+
+	dev->self = dev;
+	dev->plugin.ops = &cpu_ops;
+	dev->plugin.type = "CPU";
+	dev->plugin.num_devices = 1;
+	dev->plugin.devices = &dev->self;
+	*out = &dev->plugin;
+	return VNPU_OK;
+}

@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Exported blobs: a versioned header, the compile properties as text and
+ * the serialized program. Everything after the magic is covered by one
+ * checksum, so a flipped bit anywhere is found before the program is read.
+ *
+ *   struct blob_header
+ *   props_size bytes    "KEY=VALUE\n" lines (vnpu_config_text)
+ *   program_size bytes  vnpu_program_serialize()
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime.h"
+
+#define BLOB_MAGIC "VNPUBLOB"
+#define BLOB_FORMAT 1
+#define BLOB_MAX_PROPS 4096
+
+/* All little-endian (the only byte order vnpu runs on), 8-byte aligned. */
+struct blob_header {
+	char magic[8];
+	uint32_t format;
+	uint32_t header_size;
+	char library_version[16];
+	char device[80];		/* as compiled: "NPU.0", "HETERO:NPU.0,CPU" */
+	char architecture[64];		/* of the primary device */
+	uint32_t uapi_version;		/* of the primary device's driver */
+	uint32_t has_fallback;
+	uint64_t props_size;
+	uint64_t program_size;
+	uint64_t checksum;		/* FNV-1a of everything, this field zero */
+};
+
+uint64_t vnpu_fnv1a(uint64_t hash, const void *data, size_t size)
+{
+	const unsigned char *p = data;
+	size_t i;
+
+	for (i = 0; i < size; i++) {
+		hash ^= p[i];
+		hash *= UINT64_C(0x100000001b3);
+	}
+	return hash;
+}
+
+#define FNV_OFFSET UINT64_C(0xcbf29ce484222325)
+
+static uint64_t blob_checksum(const void *blob, size_t size)
+{
+	struct blob_header h;
+
+	memcpy(&h, blob, sizeof(h));
+	h.checksum = 0;
+	return vnpu_fnv1a(vnpu_fnv1a(FNV_OFFSET, &h, sizeof(h)),
+			  (const char *)blob + sizeof(h), size - sizeof(h));
+}
+
+vnpu_status vnpu_blob_write(const struct vnpu_compiled_model *cm, void **out,
+			    size_t *out_size)
+{
+	struct blob_header h = { .format = BLOB_FORMAT, .header_size = sizeof(h) };
+	void *program = NULL;
+	uint64_t program_size;
+	char *props = NULL;
+	vnpu_status st;
+	char *blob;
+	size_t size;
+
+	st = vnpu_program_serialize(cm->program, &program, &program_size);
+	if (st != VNPU_OK)
+		return vnpu_error_prefix(st, "exporting");
+	st = vnpu_config_text(&cm->config, &props);
+	if (st != VNPU_OK) {
+		free(program);
+		return st;
+	}
+	memcpy(h.magic, BLOB_MAGIC, sizeof(h.magic));
+	snprintf(h.library_version, sizeof(h.library_version), "%s", vnpu_get_version());
+	snprintf(h.device, sizeof(h.device), "%s", cm->device);
+	snprintf(h.architecture, sizeof(h.architecture), "%s", cm->primary->info.architecture);
+	h.uapi_version = cm->primary->info.uapi_version;
+	h.has_fallback = cm->fallback != NULL;
+	h.props_size = strlen(props);
+	h.program_size = program_size;
+	size = sizeof(h) + h.props_size + program_size;
+	blob = malloc(size);
+	if (!blob) {
+		free(props);
+		free(program);
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory for a %zu-byte blob", size);
+	}
+	memcpy(blob, &h, sizeof(h));
+	memcpy(blob + sizeof(h), props, h.props_size);
+	memcpy(blob + sizeof(h) + h.props_size, program, program_size);
+	h.checksum = blob_checksum(blob, size);
+	memcpy(blob, &h, sizeof(h));
+	free(props);
+	free(program);
+	*out = blob;
+	*out_size = size;
+	return VNPU_OK;
+}
+
+/* The header, checked for everything but the devices. */
+static vnpu_status check_header(const void *data, size_t size, struct blob_header *h)
+{
+	if (size < sizeof(h->magic) || memcmp(data, BLOB_MAGIC, sizeof(h->magic)))
+		return vnpu_error(VNPU_PARSE_ERROR, "not a vnpu blob (bad magic)");
+	if (size < sizeof(*h))
+		return vnpu_error(VNPU_PARSE_ERROR, "the blob is truncated (%zu bytes, header %zu)",
+				  size, sizeof(*h));
+	memcpy(h, data, sizeof(*h));
+	if (h->format != BLOB_FORMAT || h->header_size != sizeof(*h))
+		return vnpu_error(VNPU_WRONG_VERSION, "blob format %u, this library reads %u",
+				  h->format, BLOB_FORMAT);
+	if (memchr(h->library_version, 0, sizeof(h->library_version)) == NULL ||
+	    memchr(h->device, 0, sizeof(h->device)) == NULL ||
+	    memchr(h->architecture, 0, sizeof(h->architecture)) == NULL)
+		return vnpu_error(VNPU_PARSE_ERROR, "the blob header is corrupted");
+	if (strcmp(h->library_version, vnpu_get_version()))
+		return vnpu_error(VNPU_WRONG_VERSION, "the blob is from libvnpu %s, this is %s",
+				  h->library_version, vnpu_get_version());
+	if (h->props_size > BLOB_MAX_PROPS || h->program_size > size ||
+	    sizeof(*h) + h->props_size + h->program_size != size)
+		return vnpu_error(VNPU_PARSE_ERROR,
+				  "the blob is truncated or has extra bytes (%zu bytes)", size);
+	if (blob_checksum(data, size) != h->checksum)
+		return vnpu_error(VNPU_PARSE_ERROR, "the blob is corrupted (checksum mismatch)");
+	return VNPU_OK;
+}
+
+/* The compile properties of the blob into @cfg. */
+static vnpu_status read_props(const char *text, size_t size, struct vnpu_config *cfg)
+{
+	const struct vnpu_prop_def *def;
+	char buf[BLOB_MAX_PROPS + 1], *line, *save, *eq;
+	vnpu_status st;
+
+	memcpy(buf, text, size);
+	buf[size] = '\0';
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		eq = strchr(line, '=');
+		if (!eq)
+			return vnpu_error(VNPU_PARSE_ERROR, "the blob's properties are malformed");
+		*eq = '\0';
+		def = vnpu_prop_find(line, VNPU_SCOPE_COMPILED);
+		if (!def)
+			return vnpu_error(VNPU_PARSE_ERROR, "the blob has an unknown property %s",
+					  line);
+		st = vnpu_config_set_text(cfg, def, eq + 1);
+		if (st != VNPU_OK)
+			return vnpu_error_prefix(VNPU_PARSE_ERROR, "the blob's properties");
+	}
+	return VNPU_OK;
+}
+
+/* The device to run a blob on: @device, or the one it was compiled for. */
+static vnpu_status blob_devices(struct vnpu_core *core, const struct blob_header *h,
+				const char *device, struct vnpu_core_device **primary,
+				struct vnpu_core_device **fallback)
+{
+	char name[80];
+	struct vnpu_core_device *d;
+	const char *p;
+
+	if (!device) {
+		/* "HETERO:NPU.0,CPU" and "AUTO:NPU.0" name the primary first. */
+		p = strchr(h->device, ':');
+		snprintf(name, sizeof(name), "%s", p ? p + 1 : h->device);
+		name[strcspn(name, ",")] = '\0';
+		device = name;
+	}
+	d = vnpu_core_find_device(core, device);
+	if (!d)
+		return VNPU_NOT_FOUND;
+	if (strcmp(d->info.architecture, h->architecture))
+		return vnpu_error(VNPU_WRONG_VERSION,
+				  "the blob was compiled for architecture %s, %s is %s",
+				  h->architecture, d->info.name, d->info.architecture);
+	if (d->info.uapi_version != h->uapi_version)
+		return vnpu_error(VNPU_WRONG_VERSION,
+				  "the blob was compiled for uAPI %u.%u, %s has %u.%u",
+				  h->uapi_version >> 16, h->uapi_version & 0xffff, d->info.name,
+				  d->info.uapi_version >> 16, d->info.uapi_version & 0xffff);
+	*primary = d;
+	*fallback = NULL;
+	if (h->has_fallback) {
+		if (!core->cpu)
+			return vnpu_error(VNPU_NOT_FOUND, "the blob needs the CPU device");
+		*fallback = core->cpu;
+	}
+	return VNPU_OK;
+}
+
+vnpu_status vnpu_blob_read(struct vnpu_core *core, const void *data, size_t size,
+			   const char *device, struct vnpu_compiled_model **out)
+{
+	struct vnpu_core_device *primary = NULL, *fallback = NULL;
+	struct vnpu_config cfg = { .precision = VNPU_TYPE_F32 };
+	struct vnpu_program *program;
+	struct blob_header h;
+	const char *body = (const char *)data + sizeof(h);
+	vnpu_status st;
+
+	st = check_header(data, size, &h);
+	if (st == VNPU_OK)
+		st = blob_devices(core, &h, device, &primary, &fallback);
+	if (st == VNPU_OK)
+		st = read_props(body, h.props_size, &cfg);
+	if (st != VNPU_OK)
+		return st;
+	st = vnpu_program_deserialize(body + h.props_size, h.program_size, &program);
+	if (st != VNPU_OK)
+		return vnpu_error_prefix(st, "reading the blob's program");
+	return vnpu_compiled_model_new(core, primary, fallback,
+				       device ? device : h.device, &cfg, program, out);
+}
+
+/* ---- files ---- */
+
+vnpu_status vnpu_read_file(const char *path, void **out, size_t *out_size)
+{
+	struct stat sb;
+	void *data;
+	ssize_t n;
+	size_t done = 0;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return vnpu_error(errno == ENOENT ? VNPU_NOT_FOUND : VNPU_INVALID_ARGUMENT,
+				  "cannot open %s: %s", path, strerror(errno));
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "%s is not a regular file", path);
+	}
+	data = malloc(sb.st_size ? (size_t)sb.st_size : 1);
+	if (!data) {
+		close(fd);
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "no memory to read %s", path);
+	}
+	while (done < (size_t)sb.st_size) {
+		n = read(fd, (char *)data + done, (size_t)sb.st_size - done);
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			free(data);
+			close(fd);
+			return vnpu_error(VNPU_GENERAL_ERROR, "cannot read %s", path);
+		}
+		done += (size_t)n;
+	}
+	close(fd);
+	*out = data;
+	*out_size = done;
+	return VNPU_OK;
+}
+
+/* Write to a temporary file and rename it: readers see all or nothing. */
+vnpu_status vnpu_write_file_atomic(const char *path, const void *data, size_t size)
+{
+	char tmp[4096];
+	size_t done = 0;
+	ssize_t n;
+	int fd;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "the path %s is too long", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "cannot create %s: %s", tmp,
+				  strerror(errno));
+	while (done < size) {
+		n = write(fd, (const char *)data + done, size - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+	}
+	if (close(fd) || done < size || rename(tmp, path)) {
+		unlink(tmp);
+		return vnpu_error(VNPU_GENERAL_ERROR, "cannot write %s: %s", path,
+				  strerror(errno));
+	}
+	return VNPU_OK;
+}
+
+/* ---- the API ---- */
+
+VNPU_API vnpu_status vnpu_compiled_model_export(const vnpu_compiled_model *cm,
+						void **out, size_t *out_size)
+{
+	if (!cm || !out || !out_size)
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "vnpu_compiled_model_export: NULL argument");
+	return vnpu_blob_write(cm, out, out_size);
+}
+
+VNPU_API vnpu_status vnpu_compiled_model_export_file(const vnpu_compiled_model *cm,
+						     const char *path)
+{
+	vnpu_status st;
+	size_t size;
+	void *blob;
+
+	if (!cm || !path)
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "vnpu_compiled_model_export_file: NULL argument");
+	st = vnpu_blob_write(cm, &blob, &size);
+	if (st != VNPU_OK)
+		return st;
+	st = vnpu_write_file_atomic(path, blob, size);
+	free(blob);
+	return st;
+}
+
+VNPU_API vnpu_status vnpu_core_import_model(vnpu_core *core, const void *data,
+					    size_t size, const char *device,
+					    vnpu_compiled_model **out)
+{
+	if (!core || !data || !out)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "vnpu_core_import_model: NULL argument");
+	return vnpu_blob_read(core, data, size, device, out);
+}
+
+VNPU_API vnpu_status vnpu_core_import_model_file(vnpu_core *core, const char *path,
+						 const char *device,
+						 vnpu_compiled_model **out)
+{
+	vnpu_status st;
+	size_t size;
+	void *data;
+
+	if (!core || !path || !out)
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "vnpu_core_import_model_file: NULL argument");
+	st = vnpu_read_file(path, &data, &size);
+	if (st != VNPU_OK)
+		return st;
+	st = vnpu_blob_read(core, data, size, device, out);
+	free(data);
+	return st;
+}

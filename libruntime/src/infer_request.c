@@ -1,0 +1,560 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Infer requests. Each stage of a run is its own function so that the
+ * asynchronous pipeline can put the host stages and the device stages on
+ * different executors:
+ *
+ *   preprocess   convert caller tensors whose type is not the port's
+ *   upload       copy caller inputs into the request's device buffers
+ *   submit       start the next segment of the program on its device
+ *   wait         wait for that segment (and collect its timings)
+ *   download     copy outputs into caller tensors
+ *   postprocess  convert outputs whose caller type is not the port's
+ *
+ * Inputs and outputs that the caller left as the request's own tensors
+ * (mapped device buffers) skip every copy: they are zero-copy.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime.h"
+
+enum request_stage {
+	STAGE_PREPROCESS,
+	STAGE_UPLOAD,
+	STAGE_SUBMIT,
+	STAGE_WAIT,
+	STAGE_DOWNLOAD,
+	STAGE_POSTPROCESS,
+	NUM_STAGES,
+};
+
+static const char *const stage_names[NUM_STAGES] = {
+	"preprocess", "upload", "submit", "wait", "download", "postprocess",
+};
+
+/* One input or output of a request. */
+struct io_state {
+	const vnpu_port *port;
+	uint64_t port_bytes;
+	struct vnpu_tensor_handle *own;	/* the request's mapped device buffer */
+	struct vnpu_tensor_handle *cur;	/* the tensor in use (@own or the caller's) */
+	void *staging;			/* port-typed copy when @cur's type differs */
+	const void *upload_src;		/* what upload copies, set by preprocess */
+};
+
+struct vnpu_infer_request {
+	struct vnpu_compiled_model *cm;
+	uint32_t num_inputs;
+	uint32_t num_io;		/* inputs, then outputs */
+	struct io_state *io;
+	struct vnpu_buf *arena;
+	struct vnpu_buf **slots;
+	uint32_t num_slots;
+
+	uint32_t segment;		/* the segment submit starts next */
+	struct vnpu_job *job;		/* the segment running, or NULL */
+	uint64_t **cmd_ns;		/* per segment, per command */
+	uint64_t stage_ns[NUM_STAGES];
+	bool profiled;			/* the last run completed with timings */
+};
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static const struct vnpu_plugin_ops *primary_ops(const struct vnpu_infer_request *req)
+{
+	return req->cm->primary->plugin->ops;
+}
+
+/* ---- life time ---- */
+
+VNPU_API void vnpu_infer_request_free(vnpu_infer_request *req)
+{
+	uint32_t i;
+
+	if (!req)
+		return;
+	if (req->job)
+		vnpu_segment_device(req->cm, req->segment)->plugin->ops->job_free(req->job);
+	for (i = 0; req->io && i < req->num_io; i++) {
+		vnpu_tensor_free(req->io[i].cur);
+		vnpu_tensor_free(req->io[i].own);
+		free(req->io[i].staging);
+	}
+	for (i = 0; req->cmd_ns && i < req->cm->program->num_segments; i++)
+		free(req->cmd_ns[i]);
+	free(req->cmd_ns);
+	if (req->arena)
+		primary_ops(req)->buf_free(req->arena);
+	free(req->slots);
+	free(req->io);
+	vnpu_compiled_model_free(req->cm);
+	free(req);
+}
+
+static vnpu_status alloc_timings(struct vnpu_infer_request *req)
+{
+	const struct vnpu_program *p = req->cm->program;
+	uint32_t i;
+
+	req->cmd_ns = calloc(p->num_segments, sizeof(*req->cmd_ns));
+	if (!req->cmd_ns)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory");
+	for (i = 0; i < p->num_segments; i++) {
+		req->cmd_ns[i] = calloc(p->segments[i].num_cmds + 1, sizeof(uint64_t));
+		if (!req->cmd_ns[i])
+			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory");
+	}
+	return VNPU_OK;
+}
+
+static vnpu_status alloc_buffers(struct vnpu_infer_request *req)
+{
+	struct vnpu_compiled_model *cm = req->cm;
+	struct io_state *io = NULL;
+	vnpu_status st;
+	uint32_t i;
+
+	req->num_slots = vnpu_program_num_slots(cm->program);
+	req->slots = calloc(req->num_slots, sizeof(*req->slots));
+	req->io = calloc(req->num_io ? req->num_io : 1, sizeof(*req->io));
+	if (!req->slots || !req->io)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory");
+	st = primary_ops(req)->buf_create(cm->primary->dev, cm->program->arena_size,
+					  &req->arena);
+	if (st != VNPU_OK)
+		return vnpu_error_prefix(st, "allocating the request's arena");
+	req->slots[VNPU_SLOT_WEIGHTS] = cm->weights;
+	req->slots[VNPU_SLOT_ARENA] = req->arena;
+	for (i = 0; i < req->num_io; i++) {
+		io = &req->io[i];
+		io->port = i < req->num_inputs ? &cm->inputs[i] : &cm->outputs[i - req->num_inputs];
+		st = vnpu_tensor_new_device(cm->core, cm->primary, io->port->type,
+					    &io->port->shape, &io->own);
+		if (st != VNPU_OK)
+			return vnpu_error_prefix(st, "allocating the buffer of \"%s\"",
+						 io->port->name);
+		io->port_bytes = io->own->bytes;
+		io->cur = vnpu_tensor_ref(io->own);
+		req->slots[VNPU_SLOT_FIRST_IO + i] = io->own->buf;
+	}
+	return VNPU_OK;
+}
+
+VNPU_API vnpu_status vnpu_compiled_model_create_infer_request(vnpu_compiled_model *cm,
+							      vnpu_infer_request **out)
+{
+	struct vnpu_infer_request *req;
+	vnpu_status st;
+
+	if (!cm || !out)
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "vnpu_compiled_model_create_infer_request: NULL argument");
+	req = calloc(1, sizeof(*req));
+	if (!req)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory");
+	atomic_fetch_add(&cm->refs, 1);
+	req->cm = cm;
+	req->num_inputs = cm->program->num_inputs;
+	req->num_io = cm->program->num_inputs + cm->program->num_outputs;
+	st = alloc_buffers(req);
+	if (st == VNPU_OK)
+		st = alloc_timings(req);
+	if (st != VNPU_OK) {
+		vnpu_infer_request_free(req);
+		return st;
+	}
+	*out = req;
+	return VNPU_OK;
+}
+
+/* ---- tensors ---- */
+
+static vnpu_status find_io(struct vnpu_infer_request *req, const char *name,
+			   struct io_state **out)
+{
+	uint32_t i;
+
+	for (i = 0; i < req->num_io; i++) {
+		if (!strcmp(req->io[i].port->name, name)) {
+			*out = &req->io[i];
+			return VNPU_OK;
+		}
+	}
+	return vnpu_error(VNPU_NOT_FOUND, "the model has no input or output \"%s\"", name);
+}
+
+static vnpu_status io_by_index(struct vnpu_infer_request *req, bool output, uint32_t index,
+			       struct io_state **out)
+{
+	uint32_t n = output ? req->num_io - req->num_inputs : req->num_inputs;
+
+	if (index >= n)
+		return vnpu_error(VNPU_NOT_FOUND, "no %s %u: the model has %u",
+				  output ? "output" : "input", index, n);
+	*out = &req->io[(output ? req->num_inputs : 0) + index];
+	return VNPU_OK;
+}
+
+static vnpu_status io_by_port(struct vnpu_infer_request *req, const vnpu_port *port,
+			      struct io_state **out)
+{
+	struct io_state *io = NULL;
+	vnpu_status st = io_by_index(req, port->is_output != 0, port->index, &io);
+
+	if (st != VNPU_OK)
+		return st;
+	if (!port->name || strcmp(port->name, io->port->name))
+		return vnpu_error(VNPU_NOT_FOUND, "the port is not one of this model");
+	*out = io;
+	return VNPU_OK;
+}
+
+static vnpu_status get_tensor(struct io_state *io, vnpu_tensor **out)
+{
+	*out = vnpu_tensor_ref(io->cur);
+	return VNPU_OK;
+}
+
+VNPU_API vnpu_status vnpu_infer_request_get_tensor(vnpu_infer_request *req,
+						   const char *name, vnpu_tensor **out)
+{
+	struct io_state *io = NULL;
+
+	if (!req || !name || !out)
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "vnpu_infer_request_get_tensor: NULL argument");
+	return find_io(req, name, &io) ?: get_tensor(io, out);
+}
+
+VNPU_API vnpu_status vnpu_infer_request_get_input_tensor(vnpu_infer_request *req,
+							 uint32_t index, vnpu_tensor **out)
+{
+	struct io_state *io = NULL;
+
+	if (!req || !out)
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "vnpu_infer_request_get_input_tensor: NULL argument");
+	return io_by_index(req, false, index, &io) ?: get_tensor(io, out);
+}
+
+VNPU_API vnpu_status vnpu_infer_request_get_output_tensor(vnpu_infer_request *req,
+							  uint32_t index, vnpu_tensor **out)
+{
+	struct io_state *io = NULL;
+
+	if (!req || !out)
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "vnpu_infer_request_get_output_tensor: NULL argument");
+	return io_by_index(req, true, index, &io) ?: get_tensor(io, out);
+}
+
+VNPU_API vnpu_status vnpu_infer_request_get_tensor_by_port(vnpu_infer_request *req,
+							   const vnpu_port *port,
+							   vnpu_tensor **out)
+{
+	struct io_state *io = NULL;
+
+	if (!req || !port || !out)
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "vnpu_infer_request_get_tensor_by_port: NULL argument");
+	return io_by_port(req, port, &io) ?: get_tensor(io, out);
+}
+
+/* Check @t against @io's port; on success it replaces the current tensor. */
+static vnpu_status set_tensor(struct vnpu_infer_request *req, struct io_state *io,
+			      struct vnpu_tensor_handle *t)
+{
+	const vnpu_port *port = io->port;
+	char want[96], got[96];
+	void *staging = NULL;
+
+	if (req->job)
+		return vnpu_error(VNPU_BUSY, "the request is running");
+	if (!vnpu_shape_equal(&t->shape, &port->shape))
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "\"%s\" has shape %s, the tensor %s",
+				  port->name, vnpu_shape_str(&port->shape, want, sizeof(want)),
+				  vnpu_shape_str(&t->shape, got, sizeof(got)));
+	if (!vnpu_convert_supported(t->type, port->type))
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "\"%s\" is %s, and a %s tensor cannot be converted to it",
+				  port->name, vnpu_element_type_str(port->type),
+				  vnpu_element_type_str(t->type));
+	if (t->type != port->type) {
+		staging = malloc(io->port_bytes ? io->port_bytes : 1);
+		if (!staging)
+			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory");
+	}
+	free(io->staging);
+	io->staging = staging;
+	vnpu_tensor_ref(t);
+	vnpu_tensor_free(io->cur);
+	io->cur = t;
+	return VNPU_OK;
+}
+
+VNPU_API vnpu_status vnpu_infer_request_set_tensor(vnpu_infer_request *req,
+						   const char *name, vnpu_tensor *tensor)
+{
+	struct io_state *io = NULL;
+
+	if (!req || !name || !tensor)
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "vnpu_infer_request_set_tensor: NULL argument");
+	return find_io(req, name, &io) ?: set_tensor(req, io, tensor);
+}
+
+VNPU_API vnpu_status vnpu_infer_request_set_input_tensor(vnpu_infer_request *req,
+							 uint32_t index, vnpu_tensor *tensor)
+{
+	struct io_state *io = NULL;
+
+	if (!req || !tensor)
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "vnpu_infer_request_set_input_tensor: NULL argument");
+	return io_by_index(req, false, index, &io) ?: set_tensor(req, io, tensor);
+}
+
+VNPU_API vnpu_status vnpu_infer_request_set_output_tensor(vnpu_infer_request *req,
+							  uint32_t index, vnpu_tensor *tensor)
+{
+	struct io_state *io = NULL;
+
+	if (!req || !tensor)
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "vnpu_infer_request_set_output_tensor: NULL argument");
+	return io_by_index(req, true, index, &io) ?: set_tensor(req, io, tensor);
+}
+
+VNPU_API vnpu_status vnpu_infer_request_set_tensor_by_port(vnpu_infer_request *req,
+							   const vnpu_port *port,
+							   vnpu_tensor *tensor)
+{
+	struct io_state *io = NULL;
+
+	if (!req || !port || !tensor)
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "vnpu_infer_request_set_tensor_by_port: NULL argument");
+	return io_by_port(req, port, &io) ?: set_tensor(req, io, tensor);
+}
+
+/* ---- the stages ---- */
+
+vnpu_status vnpu_request_preprocess(struct vnpu_infer_request *req)
+{
+	struct io_state *io = NULL;
+	uint32_t i;
+
+	for (i = 0; i < req->num_inputs; i++) {
+		io = &req->io[i];
+		io->upload_src = NULL;
+		if (io->cur == io->own)
+			continue;
+		if (io->staging) {
+			vnpu_convert(io->staging, io->port->type, io->cur->data, io->cur->type,
+				     io->cur->elems);
+			io->upload_src = io->staging;
+		} else {
+			io->upload_src = io->cur->data;
+		}
+	}
+	req->segment = 0;
+	return VNPU_OK;
+}
+
+vnpu_status vnpu_request_upload(struct vnpu_infer_request *req)
+{
+	struct io_state *io = NULL;
+	vnpu_status st;
+	uint32_t i;
+
+	for (i = 0; i < req->num_inputs; i++) {
+		io = &req->io[i];
+		if (!io->upload_src || !io->port_bytes)
+			continue;
+		st = primary_ops(req)->buf_write(io->own->buf, 0, io->upload_src, io->port_bytes);
+		if (st != VNPU_OK)
+			return vnpu_error_prefix(st, "uploading \"%s\"", io->port->name);
+	}
+	return VNPU_OK;
+}
+
+bool vnpu_request_has_segment(const struct vnpu_infer_request *req)
+{
+	return req->segment < req->cm->program->num_segments;
+}
+
+vnpu_status vnpu_request_submit(struct vnpu_infer_request *req)
+{
+	struct vnpu_core_device *d = vnpu_segment_device(req->cm, req->segment);
+	vnpu_status st;
+
+	if (req->job)
+		return vnpu_error(VNPU_BUSY, "the request is running");
+	st = d->plugin->ops->submit(req->cm->exes[req->segment], req->slots, req->num_slots,
+				    req->cm->config.profiling, &req->job);
+	if (st != VNPU_OK)
+		return vnpu_error_prefix(st, "submitting segment %u to %s", req->segment,
+					 d->info.name);
+	return VNPU_OK;
+}
+
+vnpu_status vnpu_request_wait(struct vnpu_infer_request *req, int64_t deadline_ns)
+{
+	struct vnpu_core_device *d = vnpu_segment_device(req->cm, req->segment);
+	uint64_t total;
+	vnpu_status st;
+
+	if (!req->job)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "no segment is running");
+	st = d->plugin->ops->wait(req->job, deadline_ns, req->cmd_ns[req->segment], &total);
+	if (st == VNPU_NOT_READY)
+		return st;
+	d->plugin->ops->job_free(req->job);
+	req->job = NULL;
+	if (st != VNPU_OK)
+		return vnpu_error_prefix(st, "running segment %u on %s", req->segment,
+					 d->info.name);
+	req->segment++;
+	return VNPU_OK;
+}
+
+vnpu_status vnpu_request_download(struct vnpu_infer_request *req)
+{
+	struct io_state *io = NULL;
+	vnpu_status st;
+	uint32_t i;
+
+	for (i = req->num_inputs; i < req->num_io; i++) {
+		io = &req->io[i];
+		if (io->cur == io->own || !io->port_bytes)
+			continue;
+		st = primary_ops(req)->buf_read(io->own->buf, 0,
+						io->staging ? io->staging : io->cur->data,
+						io->port_bytes);
+		if (st != VNPU_OK)
+			return vnpu_error_prefix(st, "downloading \"%s\"", io->port->name);
+	}
+	return VNPU_OK;
+}
+
+vnpu_status vnpu_request_postprocess(struct vnpu_infer_request *req)
+{
+	struct io_state *io = NULL;
+	uint32_t i;
+
+	for (i = req->num_inputs; i < req->num_io; i++) {
+		io = &req->io[i];
+		if (io->cur != io->own && io->staging)
+			vnpu_convert(io->cur->data, io->cur->type, io->staging, io->port->type,
+				     io->cur->elems);
+	}
+	return VNPU_OK;
+}
+
+/* Run @stage, adding its wall time to the request's profile. */
+#define TIMED(req, stage, call) \
+	({ int64_t t0_ = now_ns(); vnpu_status st_ = (call); \
+	   (req)->stage_ns[stage] += (uint64_t)(now_ns() - t0_); st_; })
+
+VNPU_API vnpu_status vnpu_infer_request_infer(vnpu_infer_request *req)
+{
+	vnpu_status st;
+
+	if (!req)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "vnpu_infer_request_infer: req is NULL");
+	if (req->job)
+		return vnpu_error(VNPU_BUSY, "the request is running");
+	req->profiled = false;
+	memset(req->stage_ns, 0, sizeof(req->stage_ns));
+	st = TIMED(req, STAGE_PREPROCESS, vnpu_request_preprocess(req));
+	if (st == VNPU_OK)
+		st = TIMED(req, STAGE_UPLOAD, vnpu_request_upload(req));
+	while (st == VNPU_OK && vnpu_request_has_segment(req)) {
+		st = TIMED(req, STAGE_SUBMIT, vnpu_request_submit(req));
+		if (st == VNPU_OK)
+			st = TIMED(req, STAGE_WAIT, vnpu_request_wait(req, INT64_MAX));
+	}
+	if (st == VNPU_OK)
+		st = TIMED(req, STAGE_DOWNLOAD, vnpu_request_download(req));
+	if (st == VNPU_OK)
+		st = TIMED(req, STAGE_POSTPROCESS, vnpu_request_postprocess(req));
+	req->profiled = st == VNPU_OK && req->cm->config.profiling;
+	return st;
+}
+
+/* ---- profiling ---- */
+
+static uint64_t layer_time(const struct vnpu_infer_request *req,
+			   const struct vnpu_prog_layer *l)
+{
+	uint64_t sum = 0;
+	uint32_t i;
+
+	for (i = 0; i < l->num_cmds; i++)
+		sum += req->cmd_ns[l->segment][l->first_cmd + i];
+	return sum;
+}
+
+VNPU_API vnpu_status vnpu_infer_request_get_profiling_info(vnpu_infer_request *req,
+							   vnpu_profiling_info **out)
+{
+	const struct vnpu_program *p;
+	const struct vnpu_prog_layer *l;
+	vnpu_profiling_entry *e;
+	vnpu_profiling_info *info;
+	size_t size, strings = 0;
+	uint32_t i, n;
+	char *pool;
+
+	if (!req || !out)
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "vnpu_infer_request_get_profiling_info: NULL argument");
+	if (!req->cm->config.profiling)
+		return vnpu_error(VNPU_UNSUPPORTED, "ENABLE_PROFILING was off when compiling");
+	if (!req->profiled)
+		return vnpu_error(VNPU_NOT_READY, "no profiled inference has completed yet");
+	p = req->cm->program;
+	n = NUM_STAGES + p->num_layers;
+	for (i = 0; i < p->num_layers; i++)
+		strings += strlen(p->layers[i].name) + strlen(p->layers[i].type) +
+			   strlen(vnpu_segment_device(req->cm, p->layers[i].segment)->info.name) + 3;
+	size = sizeof(*info) + n * sizeof(*e) + strings;
+	info = calloc(1, size);
+	if (!info)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory");
+	e = (vnpu_profiling_entry *)(info + 1);
+	pool = (char *)(e + n);
+	for (i = 0; i < NUM_STAGES; i++)
+		e[i] = (vnpu_profiling_entry){ stage_names[i], "Stage", "host",
+					       VNPU_PROFILING_EXECUTED, req->stage_ns[i] };
+	for (i = 0; i < p->num_layers; i++) {
+		l = &p->layers[i];
+		e[NUM_STAGES + i].name = pool;
+		pool = stpcpy(pool, l->name) + 1;
+		e[NUM_STAGES + i].node_type = pool;
+		pool = stpcpy(pool, l->type) + 1;
+		e[NUM_STAGES + i].exec_type = pool;
+		pool = stpcpy(pool, vnpu_segment_device(req->cm, l->segment)->info.name) + 1;
+		e[NUM_STAGES + i].status = l->num_cmds ? VNPU_PROFILING_EXECUTED :
+							 VNPU_PROFILING_NOT_RUN;
+		e[NUM_STAGES + i].real_time_ns = layer_time(req, l);
+	}
+	info->count = n;
+	info->entries = e;
+	*out = info;
+	return VNPU_OK;
+}
+
+VNPU_API void vnpu_profiling_info_free(vnpu_profiling_info *info)
+{
+	free(info);
+}

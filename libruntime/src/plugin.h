@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal: the interface between the core (libvnpu.so) and a device
+ * plugin (a shared object the core loads with dlopen).
+ *
+ * A plugin exports one function, VNPU_PLUGIN_ENTRY, which receives the
+ * host services table and returns its plugin object. Plugins never link
+ * the library's own objects: errors and logs go through the host table,
+ * so the thread-local last error stays one instance, in libvnpu.so.
+ *
+ * Memory model: a device buffer (struct vnpu_buf) is always mapped into
+ * the process (@map). A program's slots are buffers of its primary
+ * device; the CPU runs fallback segments on any buffer through its map.
+ *
+ * Thread safety: every op may be called from any thread; a job is waited
+ * for by one thread.
+ */
+#ifndef VNPU_SRC_PLUGIN_H
+#define VNPU_SRC_PLUGIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <vnpu/vnpu_common.h>
+
+#define VNPU_PLUGIN_ABI_VERSION 1
+#define VNPU_PLUGIN_ENTRY "vnpu_plugin_create"
+
+enum vnpu_log_level {
+	VNPU_LOG_NONE = 0,
+	VNPU_LOG_ERROR = 1,
+	VNPU_LOG_WARNING = 2,
+	VNPU_LOG_INFO = 3,
+	VNPU_LOG_DEBUG = 4,
+};
+
+/* What the core gives a plugin. */
+struct vnpu_host {
+	uint32_t abi_version;
+	/* Record a failure for vnpu_last_error() and return @status. */
+	vnpu_status (*error)(vnpu_status status, const char *fmt, ...)
+		__attribute__((format(printf, 2, 3)));
+	vnpu_status (*error_prefix)(vnpu_status status, const char *fmt, ...)
+		__attribute__((format(printf, 2, 3)));
+	void (*log)(enum vnpu_log_level level, const char *fmt, ...)
+		__attribute__((format(printf, 2, 3)));
+};
+
+/* What a device tells of itself (all text NUL-terminated). */
+struct vnpu_device_info {
+	char name[32];			/* "CPU", "NPU.0" */
+	char full_name[128];
+	char architecture[64];		/* blobs compiled for it say this */
+	char device_version[64];
+	char driver_version[64];	/* uAPI version, "1.0" */
+	char capabilities[256];		/* space-separated: "FP32 INT8 ..." */
+	char device_id[32];
+	uint32_t uapi_version;		/* major << 16 | minor; 0 on the CPU */
+	uint32_t tiles;			/* compute units */
+	uint32_t max_requests;		/* requests that make sense in flight */
+	uint32_t optimal_requests;	/* for THROUGHPUT */
+	uint64_t layer_ops;		/* bit n: takes vnpu_layer_op n; 0: all */
+	uint64_t dtypes;		/* bit n: takes vnpu_element_type n; 0: all */
+};
+
+struct vnpu_dev;			/* plugin-private */
+struct vnpu_exe;			/* one command stream loaded on a device */
+struct vnpu_job;			/* one submitted run of an exe */
+
+/* A device buffer mapped into the process. */
+struct vnpu_buf {
+	struct vnpu_dev *dev;		/* the device that made it */
+	void *map;			/* byte 0, read-write */
+	uint64_t size;			/* bytes */
+	uint64_t id;			/* unique while it lives */
+};
+
+/* One slot of a program: how big its buffer must be, whether it is written. */
+struct vnpu_slot_desc {
+	uint64_t size;
+	bool writable;
+};
+
+struct vnpu_plugin_ops;
+
+/* The object a plugin's entry point returns; the plugin embeds it. */
+struct vnpu_plugin {
+	const struct vnpu_plugin_ops *ops;
+	const char *type;		/* "CPU" or "NPU" */
+	uint32_t num_devices;
+	struct vnpu_dev **devices;
+};
+
+struct vnpu_plugin_ops {
+	void (*destroy)(struct vnpu_plugin *plugin);
+
+	void (*get_info)(struct vnpu_dev *dev, struct vnpu_device_info *out);
+
+	vnpu_status (*buf_create)(struct vnpu_dev *dev, uint64_t size,
+				  struct vnpu_buf **out);
+	void (*buf_free)(struct vnpu_buf *buf);
+	/* Host memory <-> buffer (the NPU's UPLOAD / DOWNLOAD). */
+	vnpu_status (*buf_write)(struct vnpu_buf *buf, uint64_t offset,
+				 const void *src, uint64_t size);
+	vnpu_status (*buf_read)(struct vnpu_buf *buf, uint64_t offset,
+				void *dst, uint64_t size);
+
+	/*
+	 * Load a command stream that will run over @slots; validates it
+	 * against them (sizes, writes only to writable slots) and returns
+	 * its number of commands in @num_cmds.
+	 */
+	vnpu_status (*exe_load)(struct vnpu_dev *dev, const void *cmd,
+				uint64_t cmd_size, const struct vnpu_slot_desc *slots,
+				uint32_t num_slots, uint32_t *num_cmds,
+				struct vnpu_exe **out);
+	void (*exe_free)(struct vnpu_exe *exe);
+
+	/*
+	 * Start @exe over @slots (buffers of this device; the CPU takes any
+	 * buffer). With @profile the job times each command.
+	 */
+	vnpu_status (*submit)(struct vnpu_exe *exe, struct vnpu_buf *const *slots,
+			      uint32_t num_slots, bool profile,
+			      struct vnpu_job **out);
+	/*
+	 * Wait for @job until the absolute CLOCK_MONOTONIC @deadline_ns
+	 * (INT64_MAX: forever): VNPU_OK, VNPU_NOT_READY when the deadline
+	 * passed first, or the job's failure. When the job ended and it was
+	 * submitted with profiling, @cmd_ns (one entry per command) gets each
+	 * command's device time and @total_ns the job's.
+	 */
+	vnpu_status (*wait)(struct vnpu_job *job, int64_t deadline_ns,
+			    uint64_t *cmd_ns, uint64_t *total_ns);
+	/* Ask a submitted job to stop; wait() then reports VNPU_CANCELLED. */
+	void (*cancel)(struct vnpu_job *job);
+	/* Free a job (waits for it to end first). */
+	void (*job_free)(struct vnpu_job *job);
+};
+
+typedef vnpu_status (*vnpu_plugin_entry_fn)(const struct vnpu_host *host,
+					    struct vnpu_plugin **out);
+
+#endif /* VNPU_SRC_PLUGIN_H */

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal: the objects behind the public handles (core, devices,
+ * compiled models, requests, tensors) and the helpers they share.
+ */
+#ifndef VNPU_SRC_RUNTIME_H
+#define VNPU_SRC_RUNTIME_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include <vnpu/vnpu_core.h>
+#include <vnpu/vnpu_compiled_model.h>
+#include <vnpu/vnpu_infer_request.h>
+#include <vnpu/vnpu_tensor.h>
+
+#include "error.h"
+#include "plugin.h"
+#include "program.h"
+
+enum vnpu_perf_mode {
+	VNPU_PERF_LATENCY = 0,
+	VNPU_PERF_THROUGHPUT = 1,
+	VNPU_PERF_CUMULATIVE_THROUGHPUT = 2,
+};
+
+/* What compiling and running a model takes from the properties. */
+struct vnpu_config {
+	bool profiling;
+	bool hetero_strict;
+	enum vnpu_perf_mode perf_mode;
+	int64_t num_requests;		/* 0: as the hint says */
+	vnpu_element_type precision;	/* F32 or F16 */
+	char cache_dir[512];		/* "" when off */
+};
+
+/* One device the core found. */
+struct vnpu_core_device {
+	struct vnpu_plugin *plugin;
+	struct vnpu_dev *dev;
+	struct vnpu_device_info info;
+	struct vnpu_config config;	/* under core->lock */
+};
+
+#define VNPU_MAX_PLUGINS 4
+
+struct vnpu_core {
+	atomic_int refs;
+	pthread_mutex_t lock;		/* protects every config and cache_dir */
+	uint32_t num_plugins;
+	void *handles[VNPU_MAX_PLUGINS];
+	struct vnpu_plugin *plugins[VNPU_MAX_PLUGINS];
+	uint32_t num_devices;
+	struct vnpu_core_device *devices;
+	struct vnpu_core_device *cpu;	/* the fallback device, or NULL */
+	char cache_dir[512];
+};
+
+void vnpu_core_ref(struct vnpu_core *core);
+void vnpu_core_unref(struct vnpu_core *core);
+/* The device called @name ("CPU", "NPU", "NPU.1"), or NULL with an error. */
+struct vnpu_core_device *vnpu_core_find_device(struct vnpu_core *core,
+					       const char *name);
+/* Process-wide log level (LOG_LEVEL) and the host services table. */
+extern const struct vnpu_host vnpu_host_services;
+void vnpu_log(enum vnpu_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* ---- properties (property.c) ---- */
+
+enum vnpu_prop_scope {
+	VNPU_SCOPE_GLOBAL = 1u << 0,
+	VNPU_SCOPE_DEVICE = 1u << 1,
+	VNPU_SCOPE_COMPILED = 1u << 2,
+};
+
+struct vnpu_prop_def {
+	const char *key;
+	vnpu_property_type type;
+	unsigned int scopes;
+	bool writable;			/* in the core (global or device) */
+	const char *const *choices;	/* STRING enums, NULL-terminated */
+};
+
+const struct vnpu_prop_def *vnpu_prop_find(const char *key, unsigned int scope);
+/* The keys of @scope as a SUPPORTED_PROPERTIES value. */
+vnpu_status vnpu_prop_supported(unsigned int scope, bool compiled,
+				vnpu_property_value **out);
+vnpu_status vnpu_prop_new(vnpu_property_type type, int64_t integer,
+			  const uint32_t *range, const char *const *items,
+			  uint32_t count, const uint8_t *writable,
+			  const char *text, vnpu_property_value **out);
+vnpu_status vnpu_prop_string(const char *text, vnpu_property_value **out);
+/* Parse @text (or take @value) into @cfg / @cache_dir for @def. */
+vnpu_status vnpu_config_set(struct vnpu_config *cfg, const struct vnpu_prop_def *def,
+			    const vnpu_property_value *value);
+vnpu_status vnpu_config_set_text(struct vnpu_config *cfg,
+				 const struct vnpu_prop_def *def, const char *text);
+/* A config property of @cfg as a value (NOT_FOUND when not one). */
+vnpu_status vnpu_config_get(const struct vnpu_config *cfg, const char *key,
+			    vnpu_property_value **out);
+/* "KEY=VALUE\n" lines of every compile property of @cfg. */
+vnpu_status vnpu_config_text(const struct vnpu_config *cfg, char **out);
+vnpu_status vnpu_value_from_text(const struct vnpu_prop_def *def, const char *text,
+				 vnpu_property_value *out);
+int vnpu_log_level_get(void);
+vnpu_status vnpu_log_level_set(const char *text);
+const char *vnpu_log_level_str(void);
+
+/* ---- tensors (tensor.c) ---- */
+
+struct vnpu_tensor_handle {
+	atomic_int refs;
+	vnpu_element_type type;
+	vnpu_shape shape;
+	uint64_t elems;
+	uint64_t bytes;
+	void *data;
+	bool owns_data;
+	struct vnpu_buf *buf;		/* a request's device buffer, or NULL */
+	struct vnpu_core_device *device;/* owner of @buf */
+	struct vnpu_core *core;		/* keeps @device's plugin loaded */
+};
+
+vnpu_status vnpu_tensor_new_device(struct vnpu_core *core,
+				   struct vnpu_core_device *device,
+				   vnpu_element_type type, const vnpu_shape *shape,
+				   struct vnpu_tensor_handle **out);
+struct vnpu_tensor_handle *vnpu_tensor_ref(struct vnpu_tensor_handle *t);
+uint64_t vnpu_shape_elems(const vnpu_shape *shape);
+bool vnpu_shape_equal(const vnpu_shape *a, const vnpu_shape *b);
+const char *vnpu_shape_str(const vnpu_shape *shape, char *buf, size_t size);
+
+/* ---- precision conversion (convert.c) ---- */
+
+bool vnpu_convert_supported(vnpu_element_type from, vnpu_element_type to);
+void vnpu_convert(void *dst, vnpu_element_type dst_type, const void *src,
+		  vnpu_element_type src_type, uint64_t elems);
+
+/* ---- compiled models (compiled_model.c) ---- */
+
+struct vnpu_compiled_model {
+	atomic_int refs;
+	struct vnpu_core *core;
+	struct vnpu_core_device *primary;
+	struct vnpu_core_device *fallback;	/* NULL: no fallback segments */
+	char device[80];			/* as compiled: "HETERO:NPU.0,CPU" */
+	struct vnpu_config config;
+	bool loaded_from_cache;
+	struct vnpu_program *program;
+	struct vnpu_slot_desc *slots;	/* one per slot */
+	struct vnpu_buf *weights;		/* on @primary */
+	struct vnpu_exe **exes;			/* one per segment */
+	vnpu_port *inputs;
+	vnpu_port *outputs;
+};
+
+/*
+ * Make a compiled model of @program (taken over, also on failure) for
+ * @primary with optional @fallback: load every segment on its device and
+ * upload the weights once.
+ */
+vnpu_status vnpu_compiled_model_new(struct vnpu_core *core,
+				    struct vnpu_core_device *primary,
+				    struct vnpu_core_device *fallback,
+				    const char *device_name,
+				    const struct vnpu_config *config,
+				    struct vnpu_program *program,
+				    struct vnpu_compiled_model **out);
+struct vnpu_core_device *vnpu_segment_device(const struct vnpu_compiled_model *cm,
+					     uint32_t segment);
+
+/* ---- the stages of an infer request (infer_request.c) ---- */
+
+vnpu_status vnpu_request_preprocess(struct vnpu_infer_request *req);
+vnpu_status vnpu_request_upload(struct vnpu_infer_request *req);
+/* True while a segment of the program is left to submit. */
+bool vnpu_request_has_segment(const struct vnpu_infer_request *req);
+vnpu_status vnpu_request_submit(struct vnpu_infer_request *req);
+/* VNPU_NOT_READY when @deadline_ns (CLOCK_MONOTONIC) passes first. */
+vnpu_status vnpu_request_wait(struct vnpu_infer_request *req, int64_t deadline_ns);
+vnpu_status vnpu_request_download(struct vnpu_infer_request *req);
+vnpu_status vnpu_request_postprocess(struct vnpu_infer_request *req);
+
+/* ---- blobs and the cache (blob.c) ---- */
+
+vnpu_status vnpu_blob_write(const struct vnpu_compiled_model *cm, void **out,
+			    size_t *out_size);
+/* Check a blob and read its program, device name and config. */
+vnpu_status vnpu_blob_read(struct vnpu_core *core, const void *data, size_t size,
+			   const char *device, struct vnpu_compiled_model **out);
+uint64_t vnpu_fnv1a(uint64_t hash, const void *data, size_t size);
+vnpu_status vnpu_read_file(const char *path, void **out, size_t *out_size);
+vnpu_status vnpu_write_file_atomic(const char *path, const void *data, size_t size);
+
+#endif /* VNPU_SRC_RUNTIME_H */

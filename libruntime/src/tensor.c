@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: MIT
+/* Tensors: host memory or a request's mapped device buffer, refcounted. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+
+/* Tensors larger than this are refused rather than attempted. */
+#define VNPU_TENSOR_MAX_BYTES (UINT64_C(1) << 40)
+
+uint64_t vnpu_shape_elems(const vnpu_shape *shape)
+{
+	uint64_t n = 1;
+	uint32_t i;
+
+	for (i = 0; i < shape->rank; i++)
+		n *= (uint64_t)shape->dims[i];
+	return n;
+}
+
+bool vnpu_shape_equal(const vnpu_shape *a, const vnpu_shape *b)
+{
+	uint32_t i;
+
+	if (a->rank != b->rank)
+		return false;
+	for (i = 0; i < a->rank; i++) {
+		if (a->dims[i] != b->dims[i])
+			return false;
+	}
+	return true;
+}
+
+const char *vnpu_shape_str(const vnpu_shape *shape, char *buf, size_t size)
+{
+	size_t len = 0;
+	uint32_t i;
+
+	len += (size_t)snprintf(buf, size, "[");
+	for (i = 0; i < shape->rank && i < VNPU_MAX_RANK && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%lld", i ? "," : "",
+					(long long)shape->dims[i]);
+	if (len < size)
+		snprintf(buf + len, size - len, "]");
+	return buf;
+}
+
+/* Check @type and @shape and compute the element and byte counts. */
+static vnpu_status check_layout(vnpu_element_type type, const vnpu_shape *shape,
+				uint64_t *elems, uint64_t *bytes)
+{
+	size_t esize = vnpu_element_type_size(type);
+	uint64_t n = 1;
+	uint32_t i;
+
+	if (!shape)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "tensor: shape is NULL");
+	if (!esize)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "tensor: element type %d (%s) has no size",
+				  (int)type, vnpu_element_type_str(type));
+	if (shape->rank > VNPU_MAX_RANK)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "tensor: rank %u is above %d",
+				  shape->rank, VNPU_MAX_RANK);
+	for (i = 0; i < shape->rank; i++) {
+		if (shape->dims[i] < 0)
+			return vnpu_error(VNPU_INVALID_ARGUMENT,
+					  "tensor: dimension %u is %lld (dynamic or negative)", i,
+					  (long long)shape->dims[i]);
+		if (shape->dims[i] && n > VNPU_TENSOR_MAX_BYTES / (uint64_t)shape->dims[i])
+			return vnpu_error(VNPU_INVALID_ARGUMENT, "tensor: too many elements");
+		n *= (uint64_t)shape->dims[i];
+	}
+	if (n > VNPU_TENSOR_MAX_BYTES / esize)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "tensor: too many bytes");
+	*elems = n;
+	*bytes = n * esize;
+	return VNPU_OK;
+}
+
+static vnpu_status tensor_alloc(vnpu_element_type type, const vnpu_shape *shape,
+				struct vnpu_tensor_handle **out)
+{
+	struct vnpu_tensor_handle *t;
+	uint64_t elems = 0, bytes = 0;
+	vnpu_status st = check_layout(type, shape, &elems, &bytes);
+
+	if (st != VNPU_OK)
+		return st;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory");
+	atomic_init(&t->refs, 1);
+	t->type = type;
+	t->shape = *shape;
+	t->elems = elems;
+	t->bytes = bytes;
+	*out = t;
+	return VNPU_OK;
+}
+
+VNPU_API vnpu_status vnpu_tensor_create(vnpu_element_type type, const vnpu_shape *shape,
+					vnpu_tensor **out)
+{
+	struct vnpu_tensor_handle *t;
+	vnpu_status st;
+
+	if (!out)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "vnpu_tensor_create: out is NULL");
+	st = tensor_alloc(type, shape, &t);
+	if (st != VNPU_OK)
+		return st;
+	t->data = aligned_alloc(64, t->bytes ? (t->bytes + 63) & ~(uint64_t)63 : 64);
+	if (!t->data) {
+		st = vnpu_error(VNPU_OUT_OF_MEMORY, "no memory for a %llu-byte tensor",
+				(unsigned long long)t->bytes);
+		free(t);
+		return st;
+	}
+	memset(t->data, 0, t->bytes);
+	t->owns_data = true;
+	*out = t;
+	return VNPU_OK;
+}
+
+VNPU_API vnpu_status vnpu_tensor_create_from_ptr(vnpu_element_type type,
+						 const vnpu_shape *shape, void *data,
+						 vnpu_tensor **out)
+{
+	struct vnpu_tensor_handle *t;
+	vnpu_status st;
+
+	if (!out || !data)
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "vnpu_tensor_create_from_ptr: NULL argument");
+	if ((uintptr_t)data % vnpu_element_type_size(type ? type : VNPU_TYPE_U8))
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "vnpu_tensor_create_from_ptr: data is not aligned to its elements");
+	st = tensor_alloc(type, shape, &t);
+	if (st != VNPU_OK)
+		return st;
+	t->data = data;
+	*out = t;
+	return VNPU_OK;
+}
+
+vnpu_status vnpu_tensor_new_device(struct vnpu_core *core,
+				   struct vnpu_core_device *device,
+				   vnpu_element_type type, const vnpu_shape *shape,
+				   struct vnpu_tensor_handle **out)
+{
+	struct vnpu_tensor_handle *t;
+	vnpu_status st = tensor_alloc(type, shape, &t);
+
+	if (st != VNPU_OK)
+		return st;
+	st = device->plugin->ops->buf_create(device->dev, t->bytes, &t->buf);
+	if (st != VNPU_OK) {
+		free(t);
+		return st;
+	}
+	t->data = t->buf->map;
+	t->device = device;
+	t->core = core;
+	vnpu_core_ref(core);
+	*out = t;
+	return VNPU_OK;
+}
+
+struct vnpu_tensor_handle *vnpu_tensor_ref(struct vnpu_tensor_handle *t)
+{
+	atomic_fetch_add(&t->refs, 1);
+	return t;
+}
+
+VNPU_API void vnpu_tensor_free(vnpu_tensor *t)
+{
+	if (!t || atomic_fetch_sub(&t->refs, 1) != 1)
+		return;
+	if (t->buf) {
+		t->device->plugin->ops->buf_free(t->buf);
+		vnpu_core_unref(t->core);
+	}
+	if (t->owns_data)
+		free(t->data);
+	free(t);
+}
+
+#define CHECK_ARGS(t, out, fn) \
+	do { \
+		if (!(t) || !(out)) \
+			return vnpu_error(VNPU_INVALID_ARGUMENT, fn ": NULL argument"); \
+	} while (0)
+
+VNPU_API vnpu_status vnpu_tensor_get_element_type(const vnpu_tensor *t,
+						  vnpu_element_type *out)
+{
+	CHECK_ARGS(t, out, "vnpu_tensor_get_element_type");
+	*out = t->type;
+	return VNPU_OK;
+}
+
+VNPU_API vnpu_status vnpu_tensor_get_shape(const vnpu_tensor *t, vnpu_shape *out)
+{
+	CHECK_ARGS(t, out, "vnpu_tensor_get_shape");
+	*out = t->shape;
+	return VNPU_OK;
+}
+
+VNPU_API vnpu_status vnpu_tensor_get_size(const vnpu_tensor *t, uint64_t *out)
+{
+	CHECK_ARGS(t, out, "vnpu_tensor_get_size");
+	*out = t->elems;
+	return VNPU_OK;
+}
+
+VNPU_API vnpu_status vnpu_tensor_get_byte_size(const vnpu_tensor *t, uint64_t *out)
+{
+	CHECK_ARGS(t, out, "vnpu_tensor_get_byte_size");
+	*out = t->bytes;
+	return VNPU_OK;
+}
+
+VNPU_API vnpu_status vnpu_tensor_get_data(const vnpu_tensor *t, void **out)
+{
+	CHECK_ARGS(t, out, "vnpu_tensor_get_data");
+	*out = t->data;
+	return VNPU_OK;
+}

@@ -1,0 +1,520 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The request pipeline, blobs and lifetimes over hand-built programs
+ * (COPY and FILL streams), without the compiler: the runtime's half of
+ * issue 5 on its own. Links the library's objects to build the programs;
+ * everything after that goes through the public API.
+ */
+#include <pthread.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "runtime.h"
+#include <drm/vnpu_cmd.h>
+
+#define N 6	/* elements of x and y: f32[2,3] */
+
+static struct vnpu_tensor view(uint32_t slot, uint64_t offset, uint64_t elems)
+{
+	struct vnpu_tensor t = { .slot = slot, .dtype = VNPU_DTYPE_F32,
+				 .offset = offset, .rank = 1 };
+
+	t.dims[0] = elems;
+	t.strides[0] = 1;
+	return t;
+}
+
+static void put_copy(struct vnpu_cmd_copy *c, struct vnpu_tensor dst, struct vnpu_tensor src)
+{
+	memset(c, 0, sizeof(*c));
+	c->hdr.opcode = VNPU_CMD_COPY;
+	c->hdr.size = sizeof(*c);
+	c->dst = dst;
+	c->src = src;
+}
+
+static char *dup_str(const char *s)
+{
+	return strcpy(malloc(strlen(s) + 1), s);
+}
+
+/*
+ * y = x (through the arena, the second copy in segment 1 on @second),
+ * c = the weights {1, 2, 3, 4}; plus a layer folded away (no commands).
+ */
+static struct vnpu_program *copy_program(enum vnpu_prog_target second)
+{
+	static const float weights[4] = { 1, 2, 3, 4 };
+	struct vnpu_program *p = calloc(1, sizeof(*p));
+	struct vnpu_cmd_copy *s0 = calloc(2, sizeof(*s0)), *s1 = calloc(1, sizeof(*s1));
+	const vnpu_shape xs = { 2, { 2, 3 } }, cs = { 1, { 4 } };
+
+	p->weights = malloc(sizeof(weights));
+	memcpy(p->weights, weights, sizeof(weights));
+	p->weights_size = sizeof(weights);
+	p->arena_size = N * 4;
+	p->intermediates_size = N * 4;
+	p->num_inputs = 1;
+	p->num_outputs = 2;
+	p->inputs = calloc(1, sizeof(*p->inputs));
+	p->outputs = calloc(2, sizeof(*p->outputs));
+	p->inputs[0] = (struct vnpu_prog_port){ dup_str("x"), VNPU_TYPE_F32, xs, 2, N * 4 };
+	p->outputs[0] = (struct vnpu_prog_port){ dup_str("y"), VNPU_TYPE_F32, xs, 3, N * 4 };
+	p->outputs[1] = (struct vnpu_prog_port){ dup_str("c"), VNPU_TYPE_F32, cs, 4, 16 };
+
+	put_copy(&s0[0], view(1, 0, N), view(2, 0, N));
+	put_copy(&s0[1], view(4, 0, 4), view(0, 0, 4));
+	put_copy(&s1[0], view(3, 0, N), view(1, 0, N));
+	p->num_segments = 2;
+	p->segments = calloc(2, sizeof(*p->segments));
+	p->segments[0] = (struct vnpu_prog_segment){ VNPU_TARGET_PRIMARY, s0,
+						     2 * sizeof(*s0), 2, 0, 2 };
+	p->segments[1] = (struct vnpu_prog_segment){ second, s1, sizeof(*s1), 1, 2, 2 };
+	p->num_layers = 4;
+	p->layers = calloc(4, sizeof(*p->layers));
+	p->layers[0] = (struct vnpu_prog_layer){ dup_str("in"), dup_str("Copy"), 0, 0, 1 };
+	p->layers[1] = (struct vnpu_prog_layer){ dup_str("const"), dup_str("Constant"), 0, 1, 1 };
+	p->layers[2] = (struct vnpu_prog_layer){ dup_str("out"), dup_str("Copy"), 1, 0, 1 };
+	p->layers[3] = (struct vnpu_prog_layer){ dup_str("gone"), dup_str("Identity"), 1, 1, 0 };
+	return p;
+}
+
+/* Compile the copy program for @device (its second segment on the CPU). */
+static vnpu_status compile_copy(vnpu_core *core, const char *device, bool profiling,
+				bool hetero, vnpu_compiled_model **out)
+{
+	struct vnpu_core_device *d = vnpu_core_find_device(core, device);
+	struct vnpu_config cfg = { .profiling = profiling, .precision = VNPU_TYPE_F32 };
+	char name[80];
+
+	if (!d)
+		return VNPU_NOT_FOUND;
+	snprintf(name, sizeof(name), hetero ? "HETERO:%s,CPU" : "%s", device);
+	return vnpu_compiled_model_new(core, d, hetero ? core->cpu : NULL, name, &cfg,
+				       copy_program(hetero ? VNPU_TARGET_FALLBACK :
+						    VNPU_TARGET_PRIMARY), out);
+}
+
+static int check_floats(vnpu_tensor *t, const float *want, uint32_t n)
+{
+	float *data;
+	uint32_t i;
+
+	CHECK_OK(vnpu_tensor_get_data(t, (void **)&data));
+	for (i = 0; i < n; i++) {
+		if (data[i] != want[i]) {
+			fprintf(stderr, "element %u is %g, want %g\n", i, data[i], want[i]);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static const float weights_want[4] = { 1, 2, 3, 4 };
+
+/* Write x into the request's own tensor, run, read y and c. */
+static int run_zero_copy(vnpu_infer_request *req, float base)
+{
+	float x[N], *data;
+	vnpu_tensor *t;
+	int i, ret;
+
+	CHECK_OK(vnpu_infer_request_get_tensor(req, "x", &t));
+	CHECK_OK(vnpu_tensor_get_data(t, (void **)&data));
+	for (i = 0; i < N; i++)
+		data[i] = x[i] = base + (float)i;
+	vnpu_tensor_free(t);
+	CHECK_OK(vnpu_infer_request_infer(req));
+	CHECK_OK(vnpu_infer_request_get_output_tensor(req, 0, &t));
+	ret = check_floats(t, x, N);
+	vnpu_tensor_free(t);
+	CHECK(!ret);
+	CHECK_OK(vnpu_infer_request_get_tensor(req, "c", &t));
+	ret = check_floats(t, weights_want, 4);
+	vnpu_tensor_free(t);
+	return ret;
+}
+
+static int pipeline_zero_copy(vnpu_core *core, const char *device)
+{
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	int hetero;
+
+	for (hetero = 0; hetero < 2; hetero++) {
+		CHECK_OK(compile_copy(core, device, false, hetero, &cm));
+		CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+		CHECK(!run_zero_copy(req, 10));
+		CHECK(!run_zero_copy(req, -3));
+		vnpu_infer_request_free(req);
+		vnpu_compiled_model_free(cm);
+	}
+	return 0;
+}
+
+/* i32 in, f16 and i64 out: converted in pre- and postprocess. */
+static int pipeline_convert(vnpu_core *core, const char *device)
+{
+	int32_t x[N] = { -2, 0, 1, 7, 100, 65504 };
+	const vnpu_shape xs = { 2, { 2, 3 } }, cs = { 1, { 4 } };
+	uint16_t y[N];
+	int64_t c[4];
+	static const uint16_t y_want[N] = { 0xc000, 0, 0x3c00, 0x4700, 0x5640, 0x7bff };
+	vnpu_tensor *tx, *ty, *tc, *got;
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	int i;
+
+	CHECK_OK(compile_copy(core, device, false, false, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK_OK(vnpu_tensor_create_from_ptr(VNPU_TYPE_I32, &xs, x, &tx));
+	CHECK_OK(vnpu_tensor_create_from_ptr(VNPU_TYPE_F16, &xs, y, &ty));
+	CHECK_OK(vnpu_tensor_create_from_ptr(VNPU_TYPE_I64, &cs, c, &tc));
+	CHECK_OK(vnpu_infer_request_set_tensor(req, "x", tx));
+	CHECK_OK(vnpu_infer_request_set_output_tensor(req, 0, ty));
+	CHECK_OK(vnpu_infer_request_set_tensor(req, "c", tc));
+	/* set then get: the same tensor */
+	CHECK_OK(vnpu_infer_request_get_tensor(req, "x", &got));
+	CHECK(got == tx);
+	vnpu_tensor_free(got);
+	vnpu_tensor_free(tx);
+	vnpu_tensor_free(ty);
+	vnpu_tensor_free(tc);
+	CHECK_OK(vnpu_infer_request_infer(req));
+	for (i = 0; i < N; i++)
+		CHECK(y[i] == y_want[i]);
+	for (i = 0; i < 4; i++)
+		CHECK(c[i] == i + 1);
+	/* infer does not modify inputs */
+	CHECK(x[0] == -2 && x[5] == 65504);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+static int set_tensor_bad(vnpu_core *core, const char *device)
+{
+	const vnpu_shape xs = { 2, { 2, 3 } }, wrong = { 2, { 3, 2 } };
+	vnpu_tensor *own, *bad_shape, *bad_type, *t;
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	vnpu_port port;
+
+	CHECK_OK(compile_copy(core, device, false, false, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK_OK(vnpu_infer_request_get_tensor(req, "x", &own));
+	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_F32, &wrong, &bad_shape));
+	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_STRING == 8 ? VNPU_TYPE_BOOL : VNPU_TYPE_F32,
+				    &xs, &bad_type));
+	CHECK_ERR(vnpu_infer_request_set_tensor(req, "x", bad_shape), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_infer_request_set_tensor(req, "nope", own), VNPU_NOT_FOUND);
+	CHECK_ERR(vnpu_infer_request_set_tensor(req, NULL, own), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_infer_request_set_tensor(req, "x", NULL), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_infer_request_set_tensor(NULL, "x", own), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_infer_request_set_input_tensor(req, 1, own), VNPU_NOT_FOUND);
+	CHECK_ERR(vnpu_infer_request_set_output_tensor(req, 2, own), VNPU_NOT_FOUND);
+	CHECK_ERR(vnpu_infer_request_get_input_tensor(req, 1, &t), VNPU_NOT_FOUND);
+	CHECK_ERR(vnpu_infer_request_get_output_tensor(req, 9, &t), VNPU_NOT_FOUND);
+	CHECK_ERR(vnpu_infer_request_get_tensor(req, "", &t), VNPU_NOT_FOUND);
+	CHECK_ERR(vnpu_infer_request_get_tensor(req, "x", NULL), VNPU_INVALID_ARGUMENT);
+	CHECK_OK(vnpu_compiled_model_get_input(cm, 0, &port));
+	port.index = 5;
+	CHECK_ERR(vnpu_infer_request_set_tensor_by_port(req, &port, own), VNPU_NOT_FOUND);
+	CHECK_ERR(vnpu_infer_request_get_tensor_by_port(req, &port, &t), VNPU_NOT_FOUND);
+	CHECK_OK(vnpu_compiled_model_get_output(cm, 1, &port));
+	port.name = "x";
+	CHECK_ERR(vnpu_infer_request_get_tensor_by_port(req, &port, &t), VNPU_NOT_FOUND);
+	CHECK_ERR(vnpu_infer_request_set_tensor_by_port(req, NULL, own), VNPU_INVALID_ARGUMENT);
+	/* the failures changed nothing */
+	CHECK_OK(vnpu_infer_request_get_tensor(req, "x", &t));
+	CHECK(t == own);
+	vnpu_tensor_free(t);
+	CHECK_OK(vnpu_compiled_model_get_input(cm, 0, &port));
+	CHECK_OK(vnpu_infer_request_get_tensor_by_port(req, &port, &t));
+	CHECK(t == own);
+	vnpu_tensor_free(t);
+	CHECK(!run_zero_copy(req, 1));
+	vnpu_tensor_free(bad_shape);
+	vnpu_tensor_free(bad_type);
+	vnpu_tensor_free(own);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+static int profiling(vnpu_core *core, const char *device)
+{
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	vnpu_profiling_info *info;
+	const vnpu_profiling_entry *e;
+	int hetero;
+
+	for (hetero = 0; hetero < 2; hetero++) {
+		CHECK_OK(compile_copy(core, device, true, hetero, &cm));
+		CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+		CHECK_ERR(vnpu_infer_request_get_profiling_info(req, &info), VNPU_NOT_READY);
+		CHECK(!run_zero_copy(req, 2));
+		CHECK_ERR(vnpu_infer_request_get_profiling_info(req, NULL), VNPU_INVALID_ARGUMENT);
+		CHECK_OK(vnpu_infer_request_get_profiling_info(req, &info));
+		CHECK(info->count == 6 + 4);
+		e = info->entries;
+		CHECK(!strcmp(e[0].name, "preprocess") && !strcmp(e[0].node_type, "Stage"));
+		CHECK(!strcmp(e[3].name, "wait") && e[3].real_time_ns > 0);
+		CHECK(!strcmp(e[6].name, "in") && !strcmp(e[6].node_type, "Copy"));
+		CHECK(!strcmp(e[6].exec_type, device) || !strcmp(device, "NPU"));
+		CHECK(e[6].status == VNPU_PROFILING_EXECUTED && e[6].real_time_ns > 0);
+		CHECK(!strcmp(e[8].exec_type, hetero ? "CPU" : e[6].exec_type));
+		CHECK(e[9].status == VNPU_PROFILING_NOT_RUN && e[9].real_time_ns == 0);
+		vnpu_profiling_info_free(info);
+		vnpu_infer_request_free(req);
+		vnpu_compiled_model_free(cm);
+	}
+	CHECK_OK(compile_copy(core, device, false, false, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK(!run_zero_copy(req, 2));
+	CHECK_ERR(vnpu_infer_request_get_profiling_info(req, &info), VNPU_UNSUPPORTED);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	vnpu_profiling_info_free(NULL);
+	return 0;
+}
+
+static int blob_round_trip(vnpu_core *core, const char *device)
+{
+	vnpu_compiled_model *cm, *cm2;
+	vnpu_property_value *v;
+	vnpu_infer_request *req;
+	unsigned char *blob;
+	char path[] = "/tmp/vnpu-blob-XXXXXX";
+	size_t size;
+	int fd;
+
+	CHECK_OK(compile_copy(core, device, true, true, &cm));
+	CHECK_OK(vnpu_compiled_model_export(cm, (void **)&blob, &size));
+	CHECK_ERR(vnpu_compiled_model_export(cm, NULL, &size), VNPU_INVALID_ARGUMENT);
+	CHECK_OK(vnpu_core_import_model(core, blob, size, NULL, &cm2));
+	CHECK_OK(vnpu_compiled_model_get_property(cm2, VNPU_PROP_ENABLE_PROFILING, &v));
+	CHECK(v->integer == 1);
+	vnpu_property_value_free(v);
+	CHECK_OK(vnpu_compiled_model_get_property(cm2, VNPU_PROP_EXECUTION_DEVICES, &v));
+	CHECK(v->count == 2 && !strcmp(v->items[1], "CPU"));
+	vnpu_property_value_free(v);
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm2, &req));
+	CHECK(!run_zero_copy(req, 5));
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm2);
+
+	/* truncated, corrupted, another version, not a blob */
+	CHECK_ERR(vnpu_core_import_model(core, blob, size - 1, NULL, &cm2), VNPU_PARSE_ERROR);
+	CHECK_ERR(vnpu_core_import_model(core, blob, 20, NULL, &cm2), VNPU_PARSE_ERROR);
+	CHECK_ERR(vnpu_core_import_model(core, blob, 0, NULL, &cm2), VNPU_PARSE_ERROR);
+	blob[size - 5] ^= 0x10;
+	CHECK_ERR(vnpu_core_import_model(core, blob, size, NULL, &cm2), VNPU_PARSE_ERROR);
+	CHECK(strstr(vnpu_last_error(), "corrupt"));
+	blob[size - 5] ^= 0x10;
+	blob[16] = '9';		/* the library version */
+	CHECK_ERR(vnpu_core_import_model(core, blob, size, NULL, &cm2), VNPU_WRONG_VERSION);
+	blob[16] = '0';
+	blob[0] = 'X';
+	CHECK_ERR(vnpu_core_import_model(core, blob, size, NULL, &cm2), VNPU_PARSE_ERROR);
+	blob[0] = 'V';
+	CHECK_ERR(vnpu_core_import_model(core, blob, size, "nodev", &cm2), VNPU_NOT_FOUND);
+	CHECK_ERR(vnpu_core_import_model(NULL, blob, size, NULL, &cm2), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_core_import_model(core, NULL, size, NULL, &cm2), VNPU_INVALID_ARGUMENT);
+
+	/* to a file and back */
+	fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK_OK(vnpu_compiled_model_export_file(cm, path));
+	CHECK_OK(vnpu_core_import_model_file(core, path, device, &cm2));
+	vnpu_compiled_model_free(cm2);
+	unlink(path);
+	CHECK_ERR(vnpu_core_import_model_file(core, path, NULL, &cm2), VNPU_NOT_FOUND);
+	CHECK_ERR(vnpu_core_import_model_file(core, "/", NULL, &cm2), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_compiled_model_export_file(cm, "/nonexistent/dir/blob"),
+		  VNPU_INVALID_ARGUMENT);
+	vnpu_free(blob);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+/* A blob of one architecture does not import on another. */
+static int blob_other_device(vnpu_core *core, const char *device)
+{
+	vnpu_compiled_model *cm, *cm2;
+	const char *other = strcmp(device, "CPU") ? "CPU" : NULL;
+	char **devices;
+	uint32_t n, i;
+	size_t size;
+	void *blob;
+
+	CHECK_OK(vnpu_core_get_available_devices(core, &devices, &n));
+	for (i = 0; i < n && !other; i++) {
+		if (strcmp(devices[i], "CPU"))
+			other = devices[i];
+	}
+	if (other) {
+		CHECK_OK(compile_copy(core, device, false, false, &cm));
+		CHECK_OK(vnpu_compiled_model_export(cm, &blob, &size));
+		CHECK_ERR(vnpu_core_import_model(core, blob, size, other, &cm2),
+			  VNPU_WRONG_VERSION);
+		vnpu_free(blob);
+		vnpu_compiled_model_free(cm);
+	}
+	vnpu_free(devices);
+	return 0;
+}
+
+struct thread_arg {
+	vnpu_compiled_model *cm;
+	float base;
+	int failed;
+};
+
+static void *thread_main(void *p)
+{
+	struct thread_arg *a = p;
+	vnpu_infer_request *req;
+	int i;
+
+	if (vnpu_compiled_model_create_infer_request(a->cm, &req) != VNPU_OK) {
+		a->failed = 1;
+		return NULL;
+	}
+	for (i = 0; i < 50 && !a->failed; i++)
+		a->failed = run_zero_copy(req, a->base + (float)i);
+	vnpu_infer_request_free(req);
+	return NULL;
+}
+
+/* 3 threads, each its own request of one compiled model. */
+static int three_threads(vnpu_core *core, const char *device)
+{
+	struct thread_arg args[3];
+	pthread_t threads[3];
+	vnpu_compiled_model *cm;
+	int i;
+
+	CHECK_OK(compile_copy(core, device, true, true, &cm));
+	for (i = 0; i < 3; i++) {
+		args[i] = (struct thread_arg){ cm, (float)(i * 1000), 0 };
+		CHECK(!pthread_create(&threads[i], NULL, thread_main, &args[i]));
+	}
+	for (i = 0; i < 3; i++) {
+		pthread_join(threads[i], NULL);
+		CHECK(!args[i].failed);
+	}
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+/* Free core, compiled model, request (and a tensor) in all 6 orders. */
+static int lifetime_orders(vnpu_core *unused, const char *device)
+{
+	static const int orders[6][3] = {
+		{ 0, 1, 2 }, { 0, 2, 1 }, { 1, 0, 2 }, { 1, 2, 0 }, { 2, 0, 1 }, { 2, 1, 0 },
+	};
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	vnpu_tensor *t;
+	vnpu_core *core;
+	float *data;
+	int o, k;
+
+	(void)unused;
+	for (o = 0; o < 6; o++) {
+		CHECK_OK(vnpu_core_create(&core));
+		CHECK_OK(compile_copy(core, device, false, false, &cm));
+		CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+		CHECK(!run_zero_copy(req, 1));
+		CHECK_OK(vnpu_infer_request_get_output_tensor(req, 0, &t));
+		for (k = 0; k < 3; k++) {
+			switch (orders[o][k]) {
+			case 0: vnpu_core_free(core); break;
+			case 1: vnpu_compiled_model_free(cm); break;
+			case 2: vnpu_infer_request_free(req); break;
+			}
+		}
+		/* the request's tensor outlives everything */
+		CHECK_OK(vnpu_tensor_get_data(t, (void **)&data));
+		CHECK(data[1] == 2);
+		vnpu_tensor_free(t);
+	}
+	vnpu_core_free(NULL);
+	vnpu_compiled_model_free(NULL);
+	vnpu_infer_request_free(NULL);
+	vnpu_tensor_free(NULL);
+	return 0;
+}
+
+static int compiled_model_ports(vnpu_core *core, const char *device)
+{
+	vnpu_compiled_model *cm;
+	vnpu_property_value *v;
+	uint32_t n;
+	vnpu_port port;
+
+	CHECK_OK(compile_copy(core, device, false, false, &cm));
+	CHECK_OK(vnpu_compiled_model_get_num_inputs(cm, &n));
+	CHECK(n == 1);
+	CHECK_OK(vnpu_compiled_model_get_num_outputs(cm, &n));
+	CHECK(n == 2);
+	CHECK_OK(vnpu_compiled_model_get_input(cm, 0, &port));
+	CHECK(!strcmp(port.name, "x") && port.type == VNPU_TYPE_F32 && port.shape.rank == 2 &&
+	      port.shape.dims[1] == 3 && !port.is_output);
+	CHECK_OK(vnpu_compiled_model_get_port_by_name(cm, "c", &port));
+	CHECK(port.is_output && port.index == 1 && port.shape.dims[0] == 4);
+	CHECK_ERR(vnpu_compiled_model_get_port_by_name(cm, "z", &port), VNPU_NOT_FOUND);
+	CHECK_ERR(vnpu_compiled_model_get_input(cm, 1, &port), VNPU_NOT_FOUND);
+	CHECK_ERR(vnpu_compiled_model_get_output(cm, 2, &port), VNPU_NOT_FOUND);
+	CHECK_ERR(vnpu_compiled_model_get_output(NULL, 0, &port), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_compiled_model_get_num_inputs(cm, NULL), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_compiled_model_get_num_outputs(NULL, &n), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_compiled_model_get_port_by_name(cm, NULL, &port), VNPU_INVALID_ARGUMENT);
+
+	CHECK_OK(vnpu_compiled_model_get_property(cm, VNPU_PROP_SUPPORTED_PROPERTIES, &v));
+	CHECK(v->count > 5);
+	for (n = 0; n < v->count; n++) {
+		vnpu_property_value *w;
+
+		CHECK(!v->writable || !v->writable[n]);
+		CHECK_OK(vnpu_compiled_model_get_property(cm, v->items[n], &w));
+		CHECK(w->text != NULL);
+		vnpu_property_value_free(w);
+	}
+	vnpu_property_value_free(v);
+	CHECK_OK(vnpu_compiled_model_get_property(cm, VNPU_PROP_ARENA_SIZE, &v));
+	CHECK(v->integer == N * 4);
+	vnpu_property_value_free(v);
+	CHECK_OK(vnpu_compiled_model_get_property(cm, VNPU_PROP_LOADED_FROM_CACHE, &v));
+	CHECK(v->integer == 0 && !strcmp(v->text, "NO"));
+	vnpu_property_value_free(v);
+	CHECK_ERR(vnpu_compiled_model_get_property(cm, "NOPE", &v), VNPU_NOT_FOUND);
+	CHECK_ERR(vnpu_compiled_model_get_property(cm, VNPU_PROP_FULL_DEVICE_NAME, &v),
+		  VNPU_NOT_FOUND);
+	CHECK_ERR(vnpu_compiled_model_get_property(cm, NULL, &v), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_compiled_model_create_infer_request(cm, NULL), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_compiled_model_create_infer_request(NULL, NULL), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_infer_request_infer(NULL), VNPU_INVALID_ARGUMENT);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct test tests[] = {
+		TEST(pipeline_zero_copy),
+		TEST(pipeline_convert),
+		TEST(set_tensor_bad),
+		TEST(profiling),
+		TEST(compiled_model_ports),
+		TEST(blob_round_trip),
+		TEST(blob_other_device),
+		TEST(three_threads),
+		TEST(lifetime_orders),
+	};
+
+	return run_tests(argc, argv, tests, sizeof(tests) / sizeof(tests[0]));
+}
