@@ -1,31 +1,942 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Placeholder until the engine lands: no layer op is valid yet.
+ * DOC: vnpu engine entry points
+ *
+ * The integer half of the engine: checking a layer's tensors and
+ * attributes, its cost, how it splits into parts, the scratch each part
+ * needs, weight packing, and the dispatch of a part to the float kernels of
+ * the build the CPU can run (vnpu_eng_kern.c, built for AVX2+FMA and for
+ * baseline x86-64). No float arithmetic here: in vnpu.ko these functions
+ * run outside kernel_fpu_begin/end.
  */
-#include "vnpu_engine.h"
+#include "vnpu_eng_priv.h"
+
+#define ENG_MAX_DIM	(1ull << 31)
+#define ENG_MAX_NUMEL	(1ull << 40)
+#define ENG_MAX_PAD	(1u << 20)
+
+__u32 vnpu_eng_dtype_size(__u32 dtype)
+{
+	switch (dtype) {
+	case VNPU_DTYPE_U8:
+	case VNPU_DTYPE_I8:
+	case VNPU_DTYPE_BOOL:
+		return 1;
+	case VNPU_DTYPE_U16:
+	case VNPU_DTYPE_I16:
+	case VNPU_DTYPE_F16:
+	case VNPU_DTYPE_BF16:
+		return 2;
+	case VNPU_DTYPE_F32:
+	case VNPU_DTYPE_I32:
+	case VNPU_DTYPE_U32:
+		return 4;
+	case VNPU_DTYPE_I64:
+	case VNPU_DTYPE_F64:
+	case VNPU_DTYPE_U64:
+		return 8;
+	default:
+		return 0;
+	}
+}
+
+static int is_float(__u32 dtype)
+{
+	return dtype == VNPU_DTYPE_F32 || dtype == VNPU_DTYPE_F64 ||
+	       dtype == VNPU_DTYPE_F16 || dtype == VNPU_DTYPE_BF16;
+}
+
+static int is_int(__u32 dtype)
+{
+	return vnpu_eng_dtype_size(dtype) && !is_float(dtype) &&
+	       dtype != VNPU_DTYPE_BOOL;
+}
+
+static int is_numeric(__u32 dtype)
+{
+	return is_float(dtype) || is_int(dtype);
+}
+
+/* An f32 attribute: any finite value. */
+static int f32_ok(__u32 bits)
+{
+	return ((bits >> 23) & 0xff) != 0xff;
+}
+
+static int f32_positive(__u32 bits)
+{
+	return f32_ok(bits) && !(bits >> 31) && (bits & 0x7fffffff);
+}
+
+__u64 vnpu_eng_numel(const struct vnpu_tensor *t)
+{
+	__u64 n = 1;
+	__u32 d;
+
+	for (d = 0; d < t->rank; d++)
+		n *= t->dims[d];
+	return n;
+}
+
+/* Dims small enough that no product of them overflows. */
+static int tensor_ok(const struct vnpu_tensor *t)
+{
+	__u64 n = 1;
+	__u32 d;
+
+	if (!vnpu_eng_dtype_size(t->dtype) || t->rank > VNPU_MAX_DIMS)
+		return 0;
+	for (d = 0; d < t->rank; d++) {
+		if (t->dims[d] > ENG_MAX_DIM)
+			return 0;
+		n *= t->dims[d] ? t->dims[d] : 1;
+		if (n > ENG_MAX_NUMEL)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * An output must not alias itself, or parts would race: with the dims of
+ * extent > 1 sorted by stride, each stride must clear the span of the
+ * ones below it.
+ */
+static int tensor_injective(const struct vnpu_tensor *t)
+{
+	__u32 used = 0, i, d, best;
+	__u64 span = 0;
+
+	if (!vnpu_eng_numel(t))
+		return 1;
+	for (i = 0; i < t->rank; i++) {
+		best = VNPU_MAX_DIMS;
+		for (d = 0; d < t->rank; d++) {
+			if ((used >> d) & 1 || t->dims[d] <= 1)
+				continue;
+			if (best == VNPU_MAX_DIMS ||
+			    t->strides[d] < t->strides[best])
+				best = d;
+		}
+		if (best == VNPU_MAX_DIMS)
+			break;
+		used |= 1u << best;
+		if (t->strides[best] <= 0 || (__u64)t->strides[best] <= span)
+			return 0;
+		span += (t->dims[best] - 1) * (__u64)t->strides[best];
+	}
+	return 1;
+}
+
+static int same_dims(const struct vnpu_tensor *a, const struct vnpu_tensor *b)
+{
+	__u32 d;
+
+	if (a->rank != b->rank)
+		return 0;
+	for (d = 0; d < a->rank; d++)
+		if (a->dims[d] != b->dims[d])
+			return 0;
+	return 1;
+}
+
+/*
+ * numpy broadcasting of @in against @out, right-aligned, ignoring the
+ * last @skip dims of both (GEMM's matrix dims).
+ */
+static int bcast_ok(const struct vnpu_tensor *in, const struct vnpu_tensor *out,
+		    __u32 skip)
+{
+	__u32 i;
+
+	if (in->rank > out->rank || in->rank < skip)
+		return 0;
+	for (i = skip; i < in->rank; i++) {
+		__u64 a = in->dims[in->rank - 1 - i];
+		__u64 b = out->dims[out->rank - 1 - i];
+
+		if (a != b && a != 1)
+			return 0;
+	}
+	return 1;
+}
+
+void vnpu_eng_bcast_strides(const struct vnpu_tensor *in,
+			    const struct vnpu_tensor *out, __s64 *strides)
+{
+	__u32 off = out->rank - in->rank, d;
+
+	for (d = 0; d < out->rank; d++) {
+		if (d < off || (in->dims[d - off] == 1 && out->dims[d] != 1))
+			strides[d] = 0;
+		else
+			strides[d] = in->strides[d - off];
+	}
+}
+
+static int act_ok(const struct vnpu_layer_act *a, __u32 dtype)
+{
+	if (a->func >= VNPU_ACT_COUNT || a->flags || !f32_ok(a->alpha) ||
+	    !f32_ok(a->beta))
+		return 0;
+	if (dtype == VNPU_DTYPE_BOOL)
+		return a->func == VNPU_ACT_NOT || a->func == VNPU_ACT_IDENTITY;
+	if (a->func == VNPU_ACT_NOT)
+		return 0;
+	if (is_int(dtype))
+		return a->func == VNPU_ACT_IDENTITY || a->func == VNPU_ACT_RELU ||
+		       a->func == VNPU_ACT_ABS || a->func == VNPU_ACT_NEG ||
+		       a->func == VNPU_ACT_SIGN || a->func == VNPU_ACT_CLIP;
+	/* CELU divides by alpha. */
+	if (a->func == VNPU_ACT_CELU && !(a->alpha & 0x7fffffff))
+		return 0;
+	return is_float(dtype);
+}
+
+static int all_dtype(const struct vnpu_tensor *t, __u32 n, __u32 dtype)
+{
+	__u32 i;
+
+	for (i = 0; i < n; i++)
+		if (t[i].dtype != dtype)
+			return 0;
+	return 1;
+}
+
+static __u32 popcount2(__u32 flags)
+{
+	return !!(flags & VNPU_LAYER_F_BIAS) + !!(flags & VNPU_LAYER_F_RESIDUAL);
+}
+
+__u64 vnpu_eng_packed_size(__u32 layout, __u64 groups, __u64 rows,
+			   __u64 cols)
+{
+	__u64 panels, r;
+
+	if (rows > ENG_MAX_DIM || cols > ENG_MAX_DIM || groups > ENG_MAX_DIM)
+		return 0;
+	switch (layout) {
+	case VNPU_PACK_GEMM_B:
+		if (groups != 1)
+			return 0;
+		panels = eng_div_up(cols, ENG_NR);
+		r = panels * ENG_NR * rows;
+		break;
+	case VNPU_PACK_CONV_W:
+		panels = eng_div_up(rows, ENG_MR);
+		r = groups * panels * ENG_MR;
+		if (r > ENG_MAX_DIM)
+			return 0;
+		r *= cols;
+		break;
+	default:
+		return 0;
+	}
+	return r > ENG_MAX_NUMEL ? 0 : r;
+}
+
+int vnpu_eng_pack(__u32 layout, const void *src, __u64 groups, __u64 rows,
+		  __u64 cols, void *dst)
+{
+	const __u32 *s = src;
+	__u32 *d = dst;
+	__u64 g, p, i, j, size;
+
+	size = vnpu_eng_packed_size(layout, groups, rows, cols);
+	if (!size)
+		return rows && cols && groups ? VNPU_ENG_EINVAL : 0;
+	if (layout == VNPU_PACK_GEMM_B) {
+		/* Panels of NR columns, each rows x NR. */
+		for (p = 0; p < eng_div_up(cols, ENG_NR); p++)
+			for (i = 0; i < rows; i++)
+				for (j = 0; j < ENG_NR; j++) {
+					__u64 c = p * ENG_NR + j;
+
+					*d++ = c < cols ? s[i * cols + c] : 0;
+				}
+		return 0;
+	}
+	/* Per group, panels of MR rows, each cols x MR. */
+	for (g = 0; g < groups; g++, s += rows * cols)
+		for (p = 0; p < eng_div_up(rows, ENG_MR); p++)
+			for (j = 0; j < cols; j++)
+				for (i = 0; i < ENG_MR; i++) {
+					__u64 r = p * ENG_MR + i;
+
+					*d++ = r < rows ? s[r * cols + j] : 0;
+				}
+	return 0;
+}
+
+/* ---- checks, one per op ---------------------------------------------- */
+
+static int check_gemm(const struct vnpu_tensor *t, __u32 n,
+		      const struct vnpu_layer_gemm *a)
+{
+	const struct vnpu_tensor *y = &t[n - 1], *ta = &t[0], *tb = &t[1];
+	__u64 k;
+	__u32 i;
+
+	if (a->flags & ~VNPU_LAYER_F_MASK || a->pad || !f32_ok(a->alpha) ||
+	    !f32_ok(a->beta) || !act_ok(&a->act, VNPU_DTYPE_F32) ||
+	    n != 3 + popcount2(a->flags) || !all_dtype(t, n, VNPU_DTYPE_F32))
+		return 0;
+	if (y->rank < 2 || !tensor_injective(y) || ta->rank < 2 ||
+	    !bcast_ok(ta, y, 2) || ta->dims[ta->rank - 2] != y->dims[y->rank - 2])
+		return 0;
+	if (y->dims[y->rank - 1] > 1 && y->strides[y->rank - 1] != 1)
+		return 0;
+	k = ta->dims[ta->rank - 1];
+	if (a->flags & VNPU_LAYER_F_PACKED) {
+		if (tb->rank != 1 || (tb->dims[0] > 1 && tb->strides[0] != 1) ||
+		    tb->dims[0] != vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, k,
+							y->dims[y->rank - 1]))
+			return 0;
+	} else if (tb->rank < 2 || !bcast_ok(tb, y, 2) ||
+		   tb->dims[tb->rank - 2] != k ||
+		   tb->dims[tb->rank - 1] != y->dims[y->rank - 1]) {
+		return 0;
+	}
+	for (i = 2; i < n - 1; i++)
+		if (!bcast_ok(&t[i], y, 0))
+			return 0;
+	return 1;
+}
+
+static int conv_pool_geometry(__u32 rank, const __u32 *kernel,
+			      const __u32 *stride, const __u32 *dilation,
+			      const __u32 *pad_begin, const __u32 *pad_end)
+{
+	__u32 d;
+
+	for (d = 0; d < 2; d++)
+		if (!kernel[d] || !stride[d] || !dilation[d] ||
+		    kernel[d] > ENG_MAX_PAD || stride[d] > ENG_MAX_PAD ||
+		    dilation[d] > ENG_MAX_PAD || pad_begin[d] > ENG_MAX_PAD ||
+		    pad_end[d] > ENG_MAX_PAD)
+			return 0;
+	/* 1-D: the height axis is the identity. */
+	return rank == 4 || (rank == 3 && kernel[0] == 1 && stride[0] == 1 &&
+			     dilation[0] == 1 && !pad_begin[0] && !pad_end[0]);
+}
+
+/* Output extent of a window op, or -1 when the window does not fit. */
+static __s64 window_out(__u64 in, __u32 k, __u32 s, __u32 dil, __u32 pb,
+			__u32 pe, int ceil)
+{
+	__s64 span = (__s64)in + pb + pe - (__s64)dil * (k - 1) - 1;
+	__s64 o;
+
+	if (span < 0)
+		return -1;
+	o = (ceil ? (span + s - 1) / s : span / s) + 1;
+	/* The last window must start inside the input or leading pad. */
+	if (ceil && (o - 1) * s >= (__s64)in + pb)
+		o--;
+	return o;
+}
+
+/* Y's innermost dims dense, so a channel is one row of OH * OW. */
+static int spatial_dense(const struct vnpu_tensor *t)
+{
+	__u32 r = t->rank;
+
+	if (t->dims[r - 1] > 1 && t->strides[r - 1] != 1)
+		return 0;
+	return r == 3 || t->dims[2] <= 1 ||
+	       t->strides[2] == (__s64)t->dims[3];
+}
+
+static int check_conv(const struct vnpu_tensor *t, __u32 n,
+		      const struct vnpu_layer_conv *a)
+{
+	const struct vnpu_tensor *x = &t[0], *w = &t[1], *y = &t[n - 1];
+	__u64 c, m, cg, d;
+	__u32 i, r = x->rank;
+
+	if (a->flags & ~VNPU_LAYER_F_MASK || !a->group ||
+	    !act_ok(&a->act, VNPU_DTYPE_F32) ||
+	    n != 3 + popcount2(a->flags) || !all_dtype(t, n, VNPU_DTYPE_F32) ||
+	    (r != 3 && r != 4) || y->rank != r ||
+	    !conv_pool_geometry(r, a->kernel, a->stride, a->dilation,
+				a->pad_begin, a->pad_end))
+		return 0;
+	c = x->dims[1];
+	m = y->dims[1];
+	if (c % a->group || m % a->group || y->dims[0] != x->dims[0] ||
+	    !tensor_injective(y) || !spatial_dense(y))
+		return 0;
+	cg = c / a->group;
+	for (d = 0; d + 2 < r; d++) {
+		__u32 s = r == 3 ? 1 : d;
+
+		if ((__s64)y->dims[d + 2] !=
+		    window_out(x->dims[d + 2], a->kernel[s], a->stride[s],
+			       a->dilation[s], a->pad_begin[s], a->pad_end[s], 0))
+			return 0;
+	}
+	if (a->flags & VNPU_LAYER_F_PACKED) {
+		if (w->rank != 1 || (w->dims[0] > 1 && w->strides[0] != 1) ||
+		    w->dims[0] != vnpu_eng_packed_size(VNPU_PACK_CONV_W, a->group,
+						       m / a->group,
+						       cg * a->kernel[0] *
+						       a->kernel[1]))
+			return 0;
+	} else {
+		if (w->rank != r || w->dims[0] != m || w->dims[1] != cg ||
+		    w->dims[r - 1] != a->kernel[1] ||
+		    (r == 4 && w->dims[2] != a->kernel[0]))
+			return 0;
+	}
+	i = 2;
+	if (a->flags & VNPU_LAYER_F_BIAS) {
+		if (t[i].rank != 1 || t[i].dims[0] != m)
+			return 0;
+		i++;
+	}
+	if (a->flags & VNPU_LAYER_F_RESIDUAL)
+		if (!same_dims(&t[i], y) || !spatial_dense(&t[i]))
+			return 0;
+	return 1;
+}
+
+static int check_pool(const struct vnpu_tensor *t, __u32 n,
+		      const struct vnpu_layer_pool *a)
+{
+	const struct vnpu_tensor *x = &t[0], *y = &t[1];
+	__u32 d, r = x->rank;
+
+	if (n != 2 || a->mode < VNPU_POOL_MAX || a->mode > VNPU_POOL_LP ||
+	    a->flags & ~VNPU_POOL_F_MASK || a->pad ||
+	    (a->mode == VNPU_POOL_LP ? a->p < 1 || a->p > 16 : a->p != 0) ||
+	    !all_dtype(t, 2, VNPU_DTYPE_F32) || (r != 3 && r != 4) ||
+	    y->rank != r || !tensor_injective(y) ||
+	    !conv_pool_geometry(r, a->kernel, a->stride, a->dilation,
+				a->pad_begin, a->pad_end) ||
+	    x->dims[0] != y->dims[0] || x->dims[1] != y->dims[1])
+		return 0;
+	for (d = 0; d + 2 < r; d++) {
+		__u32 s = r == 3 ? 1 : d;
+
+		if ((__s64)y->dims[d + 2] !=
+		    window_out(x->dims[d + 2], a->kernel[s], a->stride[s],
+			       a->dilation[s], a->pad_begin[s], a->pad_end[s],
+			       !!(a->flags & VNPU_POOL_F_CEIL)))
+			return 0;
+	}
+	return 1;
+}
+
+static int binary_types_ok(__u32 func, __u32 in, __u32 out)
+{
+	switch (func) {
+	case VNPU_BIN_EQUAL:
+		return out == VNPU_DTYPE_BOOL &&
+		       (is_numeric(in) || in == VNPU_DTYPE_BOOL);
+	case VNPU_BIN_LESS:
+	case VNPU_BIN_LESS_EQUAL:
+	case VNPU_BIN_GREATER:
+	case VNPU_BIN_GREATER_EQUAL:
+		return out == VNPU_DTYPE_BOOL && is_numeric(in);
+	case VNPU_BIN_AND:
+	case VNPU_BIN_OR:
+	case VNPU_BIN_XOR:
+		return in == VNPU_DTYPE_BOOL && out == VNPU_DTYPE_BOOL;
+	case VNPU_BIN_BITAND:
+	case VNPU_BIN_BITOR:
+	case VNPU_BIN_BITXOR:
+		return in == out && is_int(in);
+	case VNPU_BIN_PRELU:
+		return in == out && is_float(in);
+	default:
+		return in == out && is_numeric(in);
+	}
+}
+
+static int check_binary(const struct vnpu_tensor *t, __u32 n,
+			const struct vnpu_layer_binary *a)
+{
+	return n == 3 && a->func < VNPU_BIN_COUNT && !a->flags &&
+	       t[0].dtype == t[1].dtype &&
+	       binary_types_ok(a->func, t[0].dtype, t[2].dtype) &&
+	       tensor_injective(&t[2]) && bcast_ok(&t[0], &t[2], 0) &&
+	       bcast_ok(&t[1], &t[2], 0);
+}
+
+static int check_where(const struct vnpu_tensor *t, __u32 n)
+{
+	return n == 4 && t[0].dtype == VNPU_DTYPE_BOOL &&
+	       t[1].dtype == t[3].dtype && t[2].dtype == t[3].dtype &&
+	       tensor_injective(&t[3]) && bcast_ok(&t[0], &t[3], 0) &&
+	       bcast_ok(&t[1], &t[3], 0) && bcast_ok(&t[2], &t[3], 0);
+}
+
+static int check_unary(const struct vnpu_tensor *t, __u32 n,
+		       const struct vnpu_layer_act *a)
+{
+	return n == 2 && t[0].dtype == t[1].dtype && act_ok(a, t[0].dtype) &&
+	       same_dims(&t[0], &t[1]) && tensor_injective(&t[1]);
+}
+
+static int check_softmax(const struct vnpu_tensor *t, __u32 n,
+			 const struct vnpu_layer_softmax *a)
+{
+	return n == 2 && a->mode <= VNPU_HARDMAX && a->axis < t[0].rank &&
+	       all_dtype(t, 2, VNPU_DTYPE_F32) && same_dims(&t[0], &t[1]) &&
+	       tensor_injective(&t[1]);
+}
+
+/* A per-channel parameter: [C] of X [N, C, ...]. */
+static int channel_param(const struct vnpu_tensor *p,
+			 const struct vnpu_tensor *x)
+{
+	return p->rank == 1 && x->rank >= 2 && p->dims[0] == x->dims[1];
+}
+
+static int check_norm(const struct vnpu_tensor *t, __u32 n,
+		      const struct vnpu_layer_norm *a)
+{
+	const struct vnpu_tensor *x = &t[0], *y = &t[n - 1];
+	__u32 i, want_flags = 0;
+
+	if (a->pad || n < 2 || !all_dtype(t, n, VNPU_DTYPE_F32) ||
+	    !same_dims(x, y) || !tensor_injective(y) || !f32_ok(a->epsilon) ||
+	    !f32_ok(a->alpha) || !f32_ok(a->beta) || !f32_ok(a->bias))
+		return 0;
+	if (a->mode == VNPU_NORM_LAYER)
+		want_flags = a->flags & VNPU_LAYER_F_BIAS;
+	if (a->flags != want_flags)
+		return 0;
+	if (a->mode != VNPU_NORM_LAYER && a->mode != VNPU_NORM_LP && a->axis)
+		return 0;
+	if (a->mode != VNPU_NORM_LP && a->p)
+		return 0;
+	if (a->mode != VNPU_NORM_LRN && (a->size || a->alpha || a->beta ||
+					 a->bias))
+		return 0;
+	if ((a->mode == VNPU_NORM_LP || a->mode == VNPU_NORM_LRN) && a->epsilon)
+		return 0;
+	switch (a->mode) {
+	case VNPU_NORM_BATCH:
+		if (n != 6)
+			return 0;
+		for (i = 1; i < 5; i++)
+			if (!channel_param(&t[i], x))
+				return 0;
+		return 1;
+	case VNPU_NORM_INSTANCE:
+		return n == 4 && x->rank >= 3 && channel_param(&t[1], x) &&
+		       channel_param(&t[2], x);
+	case VNPU_NORM_LAYER:
+		if (a->axis >= x->rank || n != 3 + !!a->flags)
+			return 0;
+		for (i = 1; i < n - 1; i++)
+			if (t[i].rank > x->rank - a->axis || !bcast_ok(&t[i], x, 0))
+				return 0;
+		return 1;
+	case VNPU_NORM_LP:
+		return n == 2 && a->axis < x->rank && (a->p == 1 || a->p == 2);
+	case VNPU_NORM_LRN:
+		return n == 2 && x->rank >= 2 && a->size >= 1 &&
+		       a->size <= ENG_MAX_PAD;
+	default:
+		return 0;
+	}
+}
+
+static int reduce_types_ok(__u32 func, __u32 dtype)
+{
+	if (is_float(dtype))
+		return 1;
+	if (!is_int(dtype))
+		return 0;
+	return func == VNPU_REDUCE_SUM || func == VNPU_REDUCE_MAX ||
+	       func == VNPU_REDUCE_MIN || func == VNPU_REDUCE_PROD ||
+	       func == VNPU_REDUCE_L1 || func == VNPU_REDUCE_SUM_SQUARE ||
+	       func == VNPU_REDUCE_MEAN;
+}
+
+/* Y has X's rank with extent 1 on @axes and X's extents elsewhere. */
+static int reduced_dims(const struct vnpu_tensor *x,
+			const struct vnpu_tensor *y, __u32 axes)
+{
+	__u32 d;
+
+	if (x->rank != y->rank || axes >> x->rank)
+		return 0;
+	for (d = 0; d < x->rank; d++)
+		if (y->dims[d] != ((axes >> d) & 1 ? 1 : x->dims[d]))
+			return 0;
+	return 1;
+}
+
+static int check_reduce(const struct vnpu_tensor *t, __u32 n,
+			const struct vnpu_layer_reduce *a)
+{
+	return n == 2 && a->func < VNPU_REDUCE_COUNT &&
+	       t[0].dtype == t[1].dtype && reduce_types_ok(a->func, t[0].dtype) &&
+	       reduced_dims(&t[0], &t[1], a->axes) && tensor_injective(&t[1]);
+}
+
+static int check_argreduce(const struct vnpu_tensor *t, __u32 n,
+			   const struct vnpu_layer_argreduce *a)
+{
+	return n == 2 && a->min <= 1 && !(a->flags & ~VNPU_ARG_F_LAST) &&
+	       !a->pad && a->axis < t[0].rank && t[0].dims[a->axis] >= 1 &&
+	       is_numeric(t[0].dtype) && t[1].dtype == VNPU_DTYPE_I64 &&
+	       reduced_dims(&t[0], &t[1], 1u << a->axis) &&
+	       tensor_injective(&t[1]);
+}
+
+static int check_resize(const struct vnpu_tensor *t, __u32 n,
+			const struct vnpu_layer_resize *a)
+{
+	__u32 d;
+
+	if (n != 2 || a->mode > VNPU_RESIZE_LINEAR ||
+	    a->coord > VNPU_COORD_HALF_PIXEL_SYMMETRIC ||
+	    a->nearest > VNPU_NEAREST_CEIL ||
+	    (a->mode != VNPU_RESIZE_NEAREST && a->nearest) || a->flags ||
+	    !all_dtype(t, 2, VNPU_DTYPE_F32) || t[0].rank != t[1].rank ||
+	    !tensor_injective(&t[1]))
+		return 0;
+	for (d = 0; d < 6; d++) {
+		if (d >= t[0].rank) {
+			if (a->scale[d])
+				return 0;
+			continue;
+		}
+		if (a->scale[d] && !f32_positive(a->scale[d]))
+			return 0;
+		if (!t[0].dims[d] && t[1].dims[d])
+			return 0;
+	}
+	return 1;
+}
+
+static int check_pad(const struct vnpu_tensor *t, __u32 n,
+		     const struct vnpu_layer_pad *a)
+{
+	__u32 size = vnpu_eng_dtype_size(t[0].dtype), d;
+	__s64 lim = (__s64)ENG_MAX_DIM;
+
+	if (n != 2 || a->mode > VNPU_PAD_WRAP || a->pad ||
+	    t[0].dtype != t[1].dtype || t[0].rank != t[1].rank ||
+	    !tensor_injective(&t[1]))
+		return 0;
+	if (a->mode != VNPU_PAD_CONSTANT ? a->value != 0 :
+	    size < 8 && a->value >> (8 * size))
+		return 0;
+	for (d = 0; d < 6; d++) {
+		__s64 end;
+
+		if (d >= t[0].rank) {
+			if (a->begin[d])
+				return 0;
+			continue;
+		}
+		if (a->begin[d] > lim || a->begin[d] < -lim)
+			return 0;
+		end = (__s64)t[1].dims[d] - (__s64)t[0].dims[d] - a->begin[d];
+		/* Cropping cannot remove more than the input has. */
+		if ((__s64)t[0].dims[d] + (a->begin[d] < 0 ? a->begin[d] : 0) +
+		    (end < 0 ? end : 0) < 0)
+			return 0;
+		if (!t[0].dims[d] && t[1].dims[d] && a->mode != VNPU_PAD_CONSTANT)
+			return 0;
+	}
+	return 1;
+}
+
+static int check_gather(const struct vnpu_tensor *t, __u32 n,
+			const struct vnpu_layer_gather *a)
+{
+	const struct vnpu_tensor *x = &t[0], *idx = &t[1], *y = &t[2];
+	__u32 d;
+
+	if (n != 3 || a->pad || a->axis >= x->rank || x->dtype != y->dtype ||
+	    (idx->dtype != VNPU_DTYPE_I32 && idx->dtype != VNPU_DTYPE_I64) ||
+	    y->rank != x->rank - 1 + idx->rank || !tensor_injective(y))
+		return 0;
+	for (d = 0; d < y->rank; d++) {
+		__u64 want;
+
+		if (d < a->axis)
+			want = x->dims[d];
+		else if (d < a->axis + idx->rank)
+			want = idx->dims[d - a->axis];
+		else
+			want = x->dims[d - idx->rank + 1];
+		if (y->dims[d] != want)
+			return 0;
+	}
+	return 1;
+}
+
+static int check_gather_elements(const struct vnpu_tensor *t, __u32 n,
+				 const struct vnpu_layer_gather *a)
+{
+	const struct vnpu_tensor *x = &t[0], *idx = &t[1], *y = &t[2];
+	__u32 d;
+
+	if (n != 3 || a->pad || a->axis >= x->rank || x->dtype != y->dtype ||
+	    (idx->dtype != VNPU_DTYPE_I32 && idx->dtype != VNPU_DTYPE_I64) ||
+	    idx->rank != x->rank || !same_dims(idx, y) || !tensor_injective(y))
+		return 0;
+	for (d = 0; d < x->rank; d++)
+		if (d != a->axis && idx->dims[d] > x->dims[d])
+			return 0;
+	return 1;
+}
+
+static __u32 attr_size_of(__u32 op)
+{
+	switch (op) {
+	case VNPU_LAYER_GEMM:
+		return sizeof(struct vnpu_layer_gemm);
+	case VNPU_LAYER_CONV:
+		return sizeof(struct vnpu_layer_conv);
+	case VNPU_LAYER_POOL:
+		return sizeof(struct vnpu_layer_pool);
+	case VNPU_LAYER_BINARY:
+		return sizeof(struct vnpu_layer_binary);
+	case VNPU_LAYER_UNARY:
+		return sizeof(struct vnpu_layer_act);
+	case VNPU_LAYER_SOFTMAX:
+		return sizeof(struct vnpu_layer_softmax);
+	case VNPU_LAYER_NORM:
+		return sizeof(struct vnpu_layer_norm);
+	case VNPU_LAYER_REDUCE:
+		return sizeof(struct vnpu_layer_reduce);
+	case VNPU_LAYER_ARGREDUCE:
+		return sizeof(struct vnpu_layer_argreduce);
+	case VNPU_LAYER_RESIZE:
+		return sizeof(struct vnpu_layer_resize);
+	case VNPU_LAYER_PAD:
+		return sizeof(struct vnpu_layer_pad);
+	case VNPU_LAYER_GATHER:
+	case VNPU_LAYER_GATHER_ELEMENTS:
+		return sizeof(struct vnpu_layer_gather);
+	default:
+		return 0;	/* WHERE, CAST: none */
+	}
+}
+
+static int check_op(__u32 op, const struct vnpu_tensor *t, __u32 n,
+		    const void *attrs)
+{
+	switch (op) {
+	case VNPU_LAYER_GEMM:
+		return check_gemm(t, n, attrs);
+	case VNPU_LAYER_CONV:
+		return check_conv(t, n, attrs);
+	case VNPU_LAYER_POOL:
+		return check_pool(t, n, attrs);
+	case VNPU_LAYER_BINARY:
+		return check_binary(t, n, attrs);
+	case VNPU_LAYER_WHERE:
+		return check_where(t, n);
+	case VNPU_LAYER_UNARY:
+		return check_unary(t, n, attrs);
+	case VNPU_LAYER_SOFTMAX:
+		return check_softmax(t, n, attrs);
+	case VNPU_LAYER_NORM:
+		return check_norm(t, n, attrs);
+	case VNPU_LAYER_REDUCE:
+		return check_reduce(t, n, attrs);
+	case VNPU_LAYER_ARGREDUCE:
+		return check_argreduce(t, n, attrs);
+	case VNPU_LAYER_RESIZE:
+		return check_resize(t, n, attrs);
+	case VNPU_LAYER_PAD:
+		return check_pad(t, n, attrs);
+	case VNPU_LAYER_GATHER:
+		return check_gather(t, n, attrs);
+	case VNPU_LAYER_GATHER_ELEMENTS:
+		return check_gather_elements(t, n, attrs);
+	case VNPU_LAYER_CAST:
+		return n == 2 && same_dims(&t[0], &t[1]) &&
+		       tensor_injective(&t[1]);
+	default:
+		return 0;
+	}
+}
 
 int vnpu_eng_layer_check(__u32 op, const struct vnpu_tensor *t,
 			 __u32 num_tensors, const void *attrs, __u32 attr_size)
 {
-	return VNPU_ENG_EINVAL;
+	__u32 i;
+
+	if (op == VNPU_LAYER_INVALID || op > VNPU_LAYER_CAST || !t ||
+	    !num_tensors || num_tensors > VNPU_LAYER_MAX_TENSORS ||
+	    attr_size != attr_size_of(op) || (attr_size && !attrs))
+		return VNPU_ENG_EINVAL;
+	for (i = 0; i < num_tensors; i++)
+		if (!tensor_ok(&t[i]))
+			return VNPU_ENG_EINVAL;
+	return check_op(op, t, num_tensors, attrs) ? 0 : VNPU_ENG_EINVAL;
+}
+
+/* ---- work, splitting and scratch ------------------------------------ */
+
+/* Rows of @row_len elements, grouped so that a unit is worth a part. */
+static __u64 row_units(__u64 rows, __u64 row_len)
+{
+	__u64 per = ENG_ELEM_UNIT / (row_len ? row_len : 1);
+
+	return eng_div_up(rows, per ? per : 1);
+}
+
+static __u64 conv_units(const struct eng_layer *l)
+{
+	struct eng_conv_shape s;
+
+	eng_conv_shape(l, &s);
+	if (eng_conv_depthwise(&s))
+		return s.n * s.m * s.oh;
+	return s.n * s.group * eng_div_up(eng_conv_cols(&s, l->attrs), ENG_NC);
+}
+
+/* Softmax, LpNormalization, ArgMax: lanes along one axis. */
+static __u64 axis_units(const struct vnpu_tensor *x, __u32 axis)
+{
+	__u64 len = x->dims[axis];
+
+	return row_units(len ? vnpu_eng_numel(x) / len : 0, len);
+}
+
+static __u64 norm_units(const struct eng_layer *l)
+{
+	const struct vnpu_layer_norm *a = l->attrs;
+	const struct vnpu_tensor *x = &l->t[0];
+	__u64 rows = 1, numel = vnpu_eng_numel(x);
+	__u32 d;
+
+	switch (a->mode) {
+	case VNPU_NORM_BATCH:
+	case VNPU_NORM_INSTANCE:
+		rows = x->dims[0] * x->dims[1];
+		return row_units(rows, rows ? numel / rows : 0);
+	case VNPU_NORM_LAYER:
+		for (d = 0; d < a->axis; d++)
+			rows *= x->dims[d];
+		return row_units(rows, rows ? numel / rows : 0);
+	case VNPU_NORM_LP:
+		return axis_units(x, a->axis);
+	default:
+		return axis_units(x, 1);
+	}
+}
+
+__u64 vnpu_eng_units(const struct eng_layer *l)
+{
+	const struct vnpu_tensor *y = &l->t[l->n - 1];
+	__u64 batch, m, n, k, numel_y = vnpu_eng_numel(y);
+
+	switch (l->op) {
+	case VNPU_LAYER_GEMM:
+		eng_gemm_shape(l, &batch, &m, &n, &k);
+		return batch * eng_div_up(m, ENG_MC) * eng_div_up(n, ENG_NC);
+	case VNPU_LAYER_CONV:
+		return conv_units(l);
+	case VNPU_LAYER_POOL:
+		return row_units(y->dims[0] * y->dims[1] *
+				 (y->rank == 4 ? y->dims[2] : 1),
+				 y->dims[y->rank - 1]);
+	case VNPU_LAYER_SOFTMAX:
+		return axis_units(&l->t[0],
+				  ((const struct vnpu_layer_softmax *)l->attrs)->axis);
+	case VNPU_LAYER_NORM:
+		return norm_units(l);
+	case VNPU_LAYER_REDUCE:
+	case VNPU_LAYER_ARGREDUCE:
+		return row_units(numel_y, numel_y ?
+				 vnpu_eng_numel(&l->t[0]) / numel_y : 0);
+	default:
+		return eng_div_up(numel_y, ENG_ELEM_UNIT);
+	}
+}
+
+static __u64 sat_mul(__u64 a, __u64 b)
+{
+	if (a && b > ~0ull / a)
+		return ~0ull;
+	return a * b;
 }
 
 __u64 vnpu_eng_layer_cost(__u32 op, const struct vnpu_tensor *t,
 			  __u32 num_tensors, const void *attrs)
 {
-	return 0;
+	struct eng_layer l = { op, t, 0, num_tensors, attrs };
+	const struct vnpu_tensor *y = &t[num_tensors - 1];
+	__u64 batch, m, n, k;
+	struct eng_conv_shape s;
+
+	switch (op) {
+	case VNPU_LAYER_GEMM:
+		eng_gemm_shape(&l, &batch, &m, &n, &k);
+		return sat_mul(sat_mul(2 * batch, m), sat_mul(n, k));
+	case VNPU_LAYER_CONV:
+		eng_conv_shape(&l, &s);
+		return sat_mul(sat_mul(2 * s.n * s.m, s.oh * s.ow),
+			       s.cg * s.kh * s.kw);
+	case VNPU_LAYER_POOL: {
+		const struct vnpu_layer_pool *a = attrs;
+
+		return sat_mul(vnpu_eng_numel(y), (__u64)a->kernel[0] *
+			       a->kernel[1]);
+	}
+	case VNPU_LAYER_REDUCE:
+	case VNPU_LAYER_ARGREDUCE:
+	case VNPU_LAYER_SOFTMAX:
+	case VNPU_LAYER_NORM:
+		return 4 * vnpu_eng_numel(&t[0]) + vnpu_eng_numel(y);
+	case VNPU_LAYER_UNARY:
+		return 16 * vnpu_eng_numel(y);
+	default:
+		return 2 * vnpu_eng_numel(y);
+	}
 }
 
 __u32 vnpu_eng_layer_max_parts(__u32 op, const struct vnpu_tensor *t,
 			       __u32 num_tensors, const void *attrs)
 {
-	return 1;
+	struct eng_layer l = { op, t, 0, num_tensors, attrs };
+	__u64 u = vnpu_eng_units(&l);
+
+	return u < 1 ? 1 : u > ENG_MAX_UNITS ? ENG_MAX_UNITS : (__u32)u;
+}
+
+static __u64 gemm_scratch(int pack_a, __u64 bbuf_floats)
+{
+	__u64 bytes = ENG_ALIGN;
+
+	if (pack_a)
+		bytes += ENG_MC * ENG_KC * 4 + ENG_ALIGN;
+	return bytes + bbuf_floats * 4 + ENG_ALIGN;
 }
 
 __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_tensor *t,
 			     __u32 num_tensors, const void *attrs,
 			     __u32 num_parts)
 {
+	struct eng_layer l = { op, t, 0, num_tensors, attrs };
+	struct eng_conv_shape s;
+
+	if (op == VNPU_LAYER_GEMM) {
+		const struct vnpu_layer_gemm *a = attrs;
+
+		return gemm_scratch(1, a->flags & VNPU_LAYER_F_PACKED ? 0 :
+				    ENG_KC * ENG_NC);
+	}
+	if (op == VNPU_LAYER_CONV) {
+		const struct vnpu_layer_conv *a = attrs;
+
+		eng_conv_shape(&l, &s);
+		if (eng_conv_depthwise(&s))
+			return 0;
+		return gemm_scratch(!(a->flags & VNPU_LAYER_F_PACKED),
+				    eng_conv_bbuf(&s, a));
+	}
 	return 0;
 }
 
@@ -34,5 +945,22 @@ int vnpu_eng_layer_run(__u32 op, const struct vnpu_tensor *t,
 		       __u32 part, __u32 num_parts,
 		       const struct vnpu_eng_ctx *ctx)
 {
-	return VNPU_ENG_EINVAL;
+	const struct eng_kernels *k = &vnpu_eng_kernels_base;
+	struct eng_layer l = { op, t, data, num_tensors, attrs };
+	__u64 units, begin, end;
+
+	if (op == VNPU_LAYER_INVALID || op > VNPU_LAYER_CAST || !num_parts ||
+	    part >= num_parts || !ctx)
+		return VNPU_ENG_EINVAL;
+	if (vnpu_eng_layer_scratch(op, t, num_tensors, attrs, num_parts) >
+	    ctx->scratch_size)
+		return VNPU_ENG_ENOSPC;
+	if (ctx->features & VNPU_ENG_F_AVX2_FMA)
+		k = &vnpu_eng_kernels_avx2;
+	units = vnpu_eng_units(&l);
+	begin = units * part / num_parts;
+	end = units * (part + 1) / num_parts;
+	if (begin >= end)
+		return 0;
+	return k->run[op](&l, begin, end, ctx);
 }

@@ -88,4 +88,41 @@ int vnpu_eng_layer_run(__u32 op, const struct vnpu_tensor *t,
 		       __u32 part, __u32 num_parts,
 		       const struct vnpu_eng_ctx *ctx);
 
+/**
+ * vnpu_eng_packed_size() - elements of a packed weight tensor
+ * @layout: &enum vnpu_pack_layout
+ * @groups: %VNPU_PACK_CONV_W: the conv's groups; %VNPU_PACK_GEMM_B: 1
+ * @rows: rows of one group's matrix (K of GEMM's B; M/group of CONV's W)
+ * @cols: its columns (N of GEMM's B; C/group * KH * KW of CONV's W)
+ *
+ * Return: the size in f32 elements, or 0 for a bad layout or an overflow.
+ */
+__u64 vnpu_eng_packed_size(__u32 layout, __u64 groups, __u64 rows,
+			   __u64 cols);
+
+/**
+ * vnpu_eng_pack() - pack row-major f32 weights for GEMM or CONV
+ * @layout: &enum vnpu_pack_layout
+ * @src: @groups matrices of @rows x @cols f32, row-major and dense
+ * @groups: see vnpu_eng_packed_size()
+ * @rows: see vnpu_eng_packed_size()
+ * @cols: see vnpu_eng_packed_size()
+ * @dst: vnpu_eng_packed_size() f32 elements (layouts in vnpu_layers.h)
+ *
+ * Integer moves only: callable anywhere, done by the runtime at compile
+ * time.
+ *
+ * Return: 0, or %VNPU_ENG_EINVAL for a bad layout or size.
+ */
+int vnpu_eng_pack(__u32 layout, const void *src, __u64 groups, __u64 rows,
+		  __u64 cols, void *dst);
+
+/**
+ * vnpu_eng_host_features() - the %VNPU_ENG_F_* bits of the CPU running the
+ * caller; host builds only (the kernel uses boot_cpu_has())
+ */
+#ifndef __KERNEL__
+__u32 vnpu_eng_host_features(void);
+#endif
+
 #endif /* _VNPU_ENGINE_H_ */

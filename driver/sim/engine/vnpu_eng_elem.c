@@ -1,0 +1,844 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Element-wise, normalization, reduction and data-movement kernels.
+ * Included by the kernel builds (vnpu_eng_avx2.c, vnpu_eng_base.c), never
+ * compiled on its own.
+ *
+ * Float dtypes compute in double and round once on store, so every f32
+ * result is correctly rounded for the basic operations (and within an ulp
+ * for the transcendental ones) whatever path computed it; integers compute
+ * in 64 bits and wrap on store.
+ */
+
+/* ---- coordinates ----------------------------------------------------- */
+
+static void coords_of(const struct vnpu_tensor *t, __u64 e, __u64 *coord)
+{
+	int d;
+
+	for (d = (int)t->rank - 1; d >= 0; d--) {
+		coord[d] = e % t->dims[d];
+		e /= t->dims[d];
+	}
+}
+
+static void coords_next(const struct vnpu_tensor *t, __u64 *coord)
+{
+	int d;
+
+	for (d = (int)t->rank - 1; d >= 0; d--) {
+		if (++coord[d] < t->dims[d])
+			return;
+		coord[d] = 0;
+	}
+}
+
+static __s64 offset_of(const struct vnpu_tensor *t, const __u64 *coord)
+{
+	__s64 off = 0;
+	__u32 d;
+
+	for (d = 0; d < t->rank; d++)
+		off += (__s64)coord[d] * t->strides[d];
+	return off;
+}
+
+static void copy_elem(char *dst, const char *src, __u32 size)
+{
+	switch (size) {
+	case 1:
+		*(__u8 *)dst = *(const __u8 *)src;
+		break;
+	case 2:
+		*(__u16 *)dst = *(const __u16 *)src;
+		break;
+	case 4:
+		*(__u32 *)dst = *(const __u32 *)src;
+		break;
+	default:
+		*(__u64 *)dst = *(const __u64 *)src;
+		break;
+	}
+}
+
+/* ---- BINARY ---------------------------------------------------------- */
+
+struct bin_arg {
+	__u32 func, in, out;
+};
+
+static double nan_max(double a, double b, int max)
+{
+	if (a != a)
+		return a;
+	if (b != b)
+		return b;
+	return (max ? a > b : a < b) ? a : b;
+}
+
+static void bin_d(__u32 func, double *x, const double *y, __u32 n)
+{
+	__u32 i;
+
+	for (i = 0; i < n; i++) {
+		double a = x[i], b = y[i], r;
+
+		switch (func) {
+		case VNPU_BIN_ADD: r = a + b; break;
+		case VNPU_BIN_SUB: r = a - b; break;
+		case VNPU_BIN_MUL: r = a * b; break;
+		case VNPU_BIN_DIV: r = a / b; break;
+		case VNPU_BIN_POW: r = m_pow(a, b); break;
+		case VNPU_BIN_MAX: r = nan_max(a, b, 1); break;
+		case VNPU_BIN_MIN: r = nan_max(a, b, 0); break;
+		case VNPU_BIN_MOD:
+			r = m_fmod(a, b);
+			if (r != 0 && (r < 0) != (b < 0))
+				r += b;
+			break;
+		case VNPU_BIN_FMOD: r = m_fmod(a, b); break;
+		case VNPU_BIN_EQUAL: r = a == b; break;
+		case VNPU_BIN_LESS: r = a < b; break;
+		case VNPU_BIN_LESS_EQUAL: r = a <= b; break;
+		case VNPU_BIN_GREATER: r = a > b; break;
+		case VNPU_BIN_GREATER_EQUAL: r = a >= b; break;
+		case VNPU_BIN_PRELU: r = a < 0 ? a * b : a; break;
+		default: r = 0; break;
+		}
+		x[i] = r;
+	}
+}
+
+static __s64 ipow(__s64 a, __s64 b)
+{
+	__u64 r = 1, base = (__u64)a;
+
+	if (b < 0)
+		return a == 1 ? 1 : a == -1 ? (b & 1 ? -1 : 1) : 0;
+	while (b) {
+		if (b & 1)
+			r *= base;
+		base *= base;
+		b >>= 1;
+	}
+	return (__s64)r;
+}
+
+static __s64 bin_one_i(__u32 func, __s64 a, __s64 b, int uns)
+{
+	__u64 ua = (__u64)a, ub = (__u64)b;
+	__s64 r;
+
+	switch (func) {
+	case VNPU_BIN_ADD: return (__s64)(ua + ub);
+	case VNPU_BIN_SUB: return (__s64)(ua - ub);
+	case VNPU_BIN_MUL: return (__s64)(ua * ub);
+	case VNPU_BIN_DIV:
+		if (!b)
+			return 0;
+		if (uns)
+			return (__s64)(ua / ub);
+		return b == -1 ? (__s64)(0 - ua) : a / b;
+	case VNPU_BIN_POW: return ipow(a, b);
+	case VNPU_BIN_MAX: return (uns ? ua > ub : a > b) ? a : b;
+	case VNPU_BIN_MIN: return (uns ? ua < ub : a < b) ? a : b;
+	case VNPU_BIN_MOD:
+	case VNPU_BIN_FMOD:
+		if (!b)
+			return 0;
+		if (uns)
+			return (__s64)(ua % ub);
+		r = b == -1 ? 0 : a % b;
+		if (func == VNPU_BIN_MOD && r && (r < 0) != (b < 0))
+			r += b;
+		return r;
+	case VNPU_BIN_EQUAL: return a == b;
+	case VNPU_BIN_LESS: return uns ? ua < ub : a < b;
+	case VNPU_BIN_LESS_EQUAL: return uns ? ua <= ub : a <= b;
+	case VNPU_BIN_GREATER: return uns ? ua > ub : a > b;
+	case VNPU_BIN_GREATER_EQUAL: return uns ? ua >= ub : a >= b;
+	case VNPU_BIN_AND: return a && b;
+	case VNPU_BIN_OR: return a || b;
+	case VNPU_BIN_XOR: return !a != !b;
+	case VNPU_BIN_BITAND: return a & b;
+	case VNPU_BIN_BITOR: return a | b;
+	case VNPU_BIN_BITXOR: return a ^ b;
+	default: return 0;
+	}
+}
+
+/* f32 add/sub/mul/div on contiguous or scalar operands, vectorizable. */
+#define F32_LOOP(expr) do {						\
+	if (st[0] == 4 && st[1] == 4)					\
+		for (i = 0; i < n; i++) {				\
+			float a = pa[i], b = pb[i];			\
+			py[i] = (expr);					\
+		}							\
+	else if (st[0] == 4)						\
+		for (i = 0; i < n; i++) {				\
+			float a = pa[i], b = pb[0];			\
+			py[i] = (expr);					\
+		}							\
+	else								\
+		for (i = 0; i < n; i++) {				\
+			float a = pa[0], b = pb[i];			\
+			py[i] = (expr);					\
+		}							\
+} while (0)
+
+static int bin_f32_fast(__u32 func, char *const *p, const __s64 *st, __u64 n)
+{
+	const float *pa = (const float *)p[0], *pb = (const float *)p[1];
+	float *py = (float *)p[2];
+	__u64 i;
+
+	if (st[2] != 4 || (st[0] != 4 && st[0] != 0) ||
+	    (st[1] != 4 && st[1] != 0) || (st[0] == 0 && st[1] == 0))
+		return 0;
+	switch (func) {
+	case VNPU_BIN_ADD: F32_LOOP(a + b); return 1;
+	case VNPU_BIN_SUB: F32_LOOP(a - b); return 1;
+	case VNPU_BIN_MUL: F32_LOOP(a * b); return 1;
+	case VNPU_BIN_DIV: F32_LOOP(a / b); return 1;
+	default: return 0;
+	}
+}
+
+static void bin_row(const void *arg, char *const *p, const __s64 *st, __u64 n)
+{
+	const struct bin_arg *b = arg;
+	double x[ENG_BLOCK], y[ENG_BLOCK];
+	__s64 xi[ENG_BLOCK], yi[ENG_BLOCK];
+	__u64 i, j;
+
+	if (b->in == VNPU_DTYPE_F32 && b->out == VNPU_DTYPE_F32 &&
+	    bin_f32_fast(b->func, p, st, n))
+		return;
+	for (i = 0; i < n; i += ENG_BLOCK) {
+		__u32 m = (__u32)eng_min(ENG_BLOCK, n - i);
+
+		if (dt_float(b->in)) {
+			load_d(x, p[0] + (__s64)i * st[0], st[0], m, b->in);
+			load_d(y, p[1] + (__s64)i * st[1], st[1], m, b->in);
+			bin_d(b->func, x, y, m);
+			store_d(p[2] + (__s64)i * st[2], st[2], x, m, b->out);
+			continue;
+		}
+		load_i(xi, p[0] + (__s64)i * st[0], st[0], m, b->in);
+		load_i(yi, p[1] + (__s64)i * st[1], st[1], m, b->in);
+		for (j = 0; j < m; j++)
+			xi[j] = bin_one_i(b->func, xi[j], yi[j],
+					  b->in == VNPU_DTYPE_U64);
+		store_i(p[2] + (__s64)i * st[2], st[2], xi, m, b->out);
+	}
+}
+
+static int run_binary(const struct eng_layer *l, __u64 ub, __u64 ue,
+		      const struct vnpu_eng_ctx *ctx)
+{
+	const struct vnpu_layer_binary *at = l->attrs;
+	struct bin_arg arg = { at->func, l->t[0].dtype, l->t[2].dtype };
+	struct eng_iter it;
+	__u64 lo, hi;
+
+	iter_init(&it, &l->t[2]);
+	iter_add(&it, &l->t[0], &l->t[2], l->data[0]);
+	iter_add(&it, &l->t[1], &l->t[2], l->data[1]);
+	iter_add(&it, &l->t[2], &l->t[2], l->data[2]);
+	elem_range(&l->t[2], ub, ue, &lo, &hi);
+	iter_run(&it, lo, hi, bin_row, &arg);
+	return 0;
+}
+
+/* ---- WHERE ----------------------------------------------------------- */
+
+static void where_row(const void *arg, char *const *p, const __s64 *st,
+		      __u64 n)
+{
+	__u32 size = *(const __u32 *)arg;
+	__u64 i;
+
+	for (i = 0; i < n; i++) {
+		const char *c = p[0] + (__s64)i * st[0];
+		const char *src = *c ? p[1] + (__s64)i * st[1] :
+				  p[2] + (__s64)i * st[2];
+
+		copy_elem(p[3] + (__s64)i * st[3], src, size);
+	}
+}
+
+static int run_where(const struct eng_layer *l, __u64 ub, __u64 ue,
+		     const struct vnpu_eng_ctx *ctx)
+{
+	__u32 size = vnpu_eng_dtype_size(l->t[3].dtype), i;
+	struct eng_iter it;
+	__u64 lo, hi;
+
+	iter_init(&it, &l->t[3]);
+	for (i = 0; i < 4; i++)
+		iter_add(&it, &l->t[i], &l->t[3], l->data[i]);
+	elem_range(&l->t[3], ub, ue, &lo, &hi);
+	iter_run(&it, lo, hi, where_row, &size);
+	return 0;
+}
+
+/* ---- UNARY and CAST -------------------------------------------------- */
+
+struct unary_arg {
+	const struct vnpu_layer_act *act;	/* NULL: a cast */
+	__u32 in, out;
+};
+
+static void unary_row(const void *arg, char *const *p, const __s64 *st,
+		      __u64 n)
+{
+	const struct unary_arg *u = arg;
+	double x[ENG_BLOCK];
+	__s64 xi[ENG_BLOCK];
+	__u64 i;
+
+	for (i = 0; i < n; i += ENG_BLOCK) {
+		__u32 m = (__u32)eng_min(ENG_BLOCK, n - i);
+		const char *src = p[0] + (__s64)i * st[0];
+		char *dst = p[1] + (__s64)i * st[1];
+
+		if (dt_float(u->in) || (dt_float(u->out) && !u->act)) {
+			load_d(x, src, st[0], m, u->in);
+			if (u->act)
+				act_d(u->act, x, m);
+			store_d(dst, st[1], x, m, u->out);
+			continue;
+		}
+		load_i(xi, src, st[0], m, u->in);
+		if (u->act)
+			act_i(u->act, xi, m, dt_unsigned(u->in));
+		store_i(dst, st[1], xi, m, u->out);
+	}
+}
+
+static int run_unary_cast(const struct eng_layer *l, __u64 ub, __u64 ue,
+			  const struct vnpu_layer_act *act)
+{
+	struct unary_arg arg = { act, l->t[0].dtype, l->t[1].dtype };
+	struct eng_iter it;
+	__u64 lo, hi;
+
+	iter_init(&it, &l->t[1]);
+	iter_add(&it, &l->t[0], &l->t[1], l->data[0]);
+	iter_add(&it, &l->t[1], &l->t[1], l->data[1]);
+	elem_range(&l->t[1], ub, ue, &lo, &hi);
+	iter_run(&it, lo, hi, unary_row, &arg);
+	return 0;
+}
+
+static int run_unary(const struct eng_layer *l, __u64 ub, __u64 ue,
+		     const struct vnpu_eng_ctx *ctx)
+{
+	return run_unary_cast(l, ub, ue, l->attrs);
+}
+
+static int run_cast(const struct eng_layer *l, __u64 ub, __u64 ue,
+		    const struct vnpu_eng_ctx *ctx)
+{
+	return run_unary_cast(l, ub, ue, 0);
+}
+
+/* ---- lanes along one axis (SOFTMAX, LP, LRN, ARGMAX) ---------------- */
+
+/* Offset of lane @lane of @t: its coords over all dims but @axis. */
+static __s64 lane_offset(const struct vnpu_tensor *t, __u32 axis, __u64 lane)
+{
+	__s64 off = 0;
+	int d;
+
+	for (d = (int)t->rank - 1; d >= 0; d--) {
+		if ((__u32)d == axis)
+			continue;
+		off += (__s64)(lane % t->dims[d]) * t->strides[d];
+		lane /= t->dims[d];
+	}
+	return off;
+}
+
+static void lane_range(const struct vnpu_tensor *x, __u32 axis, __u64 ub,
+		       __u64 ue, __u64 *lo, __u64 *hi)
+{
+	__u64 len = x->dims[axis];
+
+	row_range(len ? vnpu_eng_numel(x) / len : 0, len, ub, ue, lo, hi);
+}
+
+static void softmax_lane(__u32 mode, const float *x, __s64 xs, float *y,
+			 __s64 ys, __u64 len)
+{
+	float mx = -(float)m_inf();
+	__u64 i, arg = 0;
+	double sum = 0;
+
+	for (i = 0; i < len; i++)
+		if (x[(__s64)i * xs] > mx || i == 0) {
+			mx = x[(__s64)i * xs];
+			arg = i;
+		}
+	if (mode == VNPU_HARDMAX) {
+		for (i = 0; i < len; i++)
+			y[(__s64)i * ys] = i == arg ? 1.0f : 0.0f;
+		return;
+	}
+	for (i = 0; i < len; i++)
+		sum += m_exp((double)x[(__s64)i * xs] - mx);
+	if (mode == VNPU_LOG_SOFTMAX) {
+		double ls = m_log(sum);
+
+		for (i = 0; i < len; i++)
+			y[(__s64)i * ys] = (float)((double)x[(__s64)i * xs] -
+						   mx - ls);
+		return;
+	}
+	for (i = 0; i < len; i++)
+		y[(__s64)i * ys] = (float)(m_exp((double)x[(__s64)i * xs] - mx) /
+					   sum);
+}
+
+static int run_softmax(const struct eng_layer *l, __u64 ub, __u64 ue,
+		       const struct vnpu_eng_ctx *ctx)
+{
+	const struct vnpu_layer_softmax *at = l->attrs;
+	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+	__u64 lo, hi, lane;
+
+	lane_range(x, at->axis, ub, ue, &lo, &hi);
+	for (lane = lo; lane < hi; lane++)
+		softmax_lane(at->mode, (const float *)l->data[0] +
+			     lane_offset(x, at->axis, lane), x->strides[at->axis],
+			     (float *)l->data[1] + lane_offset(y, at->axis, lane),
+			     y->strides[at->axis], x->dims[at->axis]);
+	return 0;
+}
+
+/* ---- NORM ------------------------------------------------------------ */
+
+static float param(const struct eng_layer *l, __u32 i, __u64 c)
+{
+	return ((const float *)l->data[i])[(__s64)c * l->t[i].strides[0]];
+}
+
+/*
+ * The elements of a block of @x and @y: dims [@from, rank) at offsets
+ * @xo and @yo, with up to two parameter tensors broadcast against @x.
+ */
+struct norm_block {
+	struct eng_iter it;
+	double sum, mean, inv;
+	float scale, bias;
+	int per_elem;	/* scale/bias are tensors (operands 2 and 3) */
+	int pass;
+};
+
+static void norm_block_init(struct norm_block *b, const struct eng_layer *l,
+			    __u32 from, __s64 xo, __s64 yo, __u32 nparams)
+{
+	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[l->n - 1];
+	__s64 st[VNPU_MAX_DIMS];
+	__u32 d, o, r = x->rank - from;
+
+	b->it.rank = r ? r : 1;
+	b->it.nops = 2 + nparams;
+	for (d = 0; d < VNPU_MAX_DIMS; d++) {
+		b->it.dims[d] = 1;
+		for (o = 0; o < ITER_MAX_OPS; o++)
+			b->it.st[o][d] = 0;
+	}
+	for (d = 0; from + d < x->rank && from + d < VNPU_MAX_DIMS; d++) {
+		b->it.dims[d] = x->dims[from + d];
+		b->it.st[0][d] = x->strides[from + d] * 4;
+		b->it.st[1][d] = y->strides[from + d] * 4;
+	}
+	b->it.base[0] = (char *)l->data[0] + xo * 4;
+	b->it.base[1] = (char *)l->data[l->n - 1] + yo * 4;
+	for (o = 0; o < nparams; o++) {
+		vnpu_eng_bcast_strides(&l->t[1 + o], x, st);
+		for (d = 0; from + d < x->rank && from + d < VNPU_MAX_DIMS; d++)
+			b->it.st[2 + o][d] = st[from + d] * 4;
+		b->it.base[2 + o] = l->data[1 + o];
+	}
+	b->per_elem = nparams > 0;
+	b->sum = 0;
+}
+
+static void norm_row(const void *arg, char *const *p, const __s64 *st, __u64 n)
+{
+	struct norm_block *b = (struct norm_block *)arg;
+	__u64 i;
+
+	for (i = 0; i < n; i++) {
+		double v = *(const float *)(p[0] + (__s64)i * st[0]), r;
+
+		if (b->pass == 0) {
+			b->sum += v;
+			continue;
+		}
+		if (b->pass == 1) {
+			b->sum += (v - b->mean) * (v - b->mean);
+			continue;
+		}
+		r = (v - b->mean) * b->inv;
+		if (b->per_elem) {
+			r *= *(const float *)(p[2] + (__s64)i * st[2]);
+			if (b->it.nops > 3)
+				r += *(const float *)(p[3] + (__s64)i * st[3]);
+		} else {
+			r = r * b->scale + b->bias;
+		}
+		*(float *)(p[1] + (__s64)i * st[1]) = (float)r;
+	}
+}
+
+/* Mean and variance normalization of one block (INSTANCE, LAYER). */
+static void norm_moments(struct norm_block *b, __u64 len, __u32 eps_bits)
+{
+	b->pass = 0;
+	b->sum = 0;
+	iter_run(&b->it, 0, len, norm_row, b);
+	b->mean = len ? b->sum / (double)len : 0;
+	b->pass = 1;
+	b->sum = 0;
+	iter_run(&b->it, 0, len, norm_row, b);
+	b->inv = 1.0 / m_sqrt((len ? b->sum / (double)len : 0) +
+			      (double)f32_of(eps_bits));
+	b->pass = 2;
+	iter_run(&b->it, 0, len, norm_row, b);
+}
+
+/* BATCH and INSTANCE: one (n, c) plane per row. */
+static void norm_planes(const struct eng_layer *l, __u64 lo, __u64 hi)
+{
+	const struct vnpu_layer_norm *at = l->attrs;
+	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[l->n - 1];
+	__u64 len = vnpu_eng_numel(x) / (x->dims[0] * x->dims[1]), r;
+	struct norm_block b;
+
+	for (r = lo; r < hi; r++) {
+		__u64 img = r / x->dims[1], c = r % x->dims[1];
+
+		norm_block_init(&b, l, 2,
+				(__s64)img * x->strides[0] + (__s64)c * x->strides[1],
+				(__s64)img * y->strides[0] + (__s64)c * y->strides[1],
+				0);
+		b.scale = param(l, 1, c);
+		b.bias = param(l, 2, c);
+		if (at->mode == VNPU_NORM_INSTANCE) {
+			norm_moments(&b, len, at->epsilon);
+			continue;
+		}
+		b.mean = param(l, 3, c);
+		b.inv = 1.0 / m_sqrt((double)param(l, 4, c) +
+				     (double)f32_of(at->epsilon));
+		b.pass = 2;
+		iter_run(&b.it, 0, len, norm_row, &b);
+	}
+}
+
+static void norm_layer(const struct eng_layer *l, __u64 lo, __u64 hi)
+{
+	const struct vnpu_layer_norm *at = l->attrs;
+	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[l->n - 1];
+	__u64 len = 1, coord[VNPU_MAX_DIMS] = {}, r, rows = 1;
+	struct norm_block b;
+	__u32 d;
+
+	for (d = 0; d < x->rank; d++)
+		if (d < at->axis)
+			rows *= x->dims[d];
+		else
+			len *= x->dims[d];
+	for (r = lo; r < hi; r++) {
+		__u64 rem = r;
+		int dd;
+
+		for (dd = (int)at->axis - 1; dd >= 0; dd--) {
+			coord[dd] = rem % x->dims[dd];
+			rem /= x->dims[dd];
+		}
+		norm_block_init(&b, l, at->axis, offset_of(x, coord),
+				offset_of(y, coord), l->n - 2);
+		norm_moments(&b, len, at->epsilon);
+	}
+}
+
+static void norm_lanes(const struct eng_layer *l, __u64 lo, __u64 hi)
+{
+	const struct vnpu_layer_norm *at = l->attrs;
+	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+	__u32 axis = at->mode == VNPU_NORM_LRN ? 1 : at->axis;
+	__u64 len = x->dims[axis], lane, i, j;
+	__s64 xs = x->strides[axis], ys = y->strides[axis];
+	double al = f32_of(at->alpha), be = f32_of(at->beta);
+	double bias = f32_of(at->bias);
+
+	for (lane = lo; lane < hi; lane++) {
+		const float *xl = (const float *)l->data[0] +
+				  lane_offset(x, axis, lane);
+		float *yl = (float *)l->data[1] + lane_offset(y, axis, lane);
+		double norm = 0;
+
+		if (at->mode == VNPU_NORM_LRN) {
+			/* Window [c - (size - 1) / 2, c + size / 2]. */
+			for (i = 0; i < len; i++) {
+				__s64 c0 = (__s64)i - (__s64)(at->size - 1) / 2;
+				__s64 c1 = (__s64)i + at->size / 2;
+				double sq = 0, v = xl[(__s64)i * xs];
+
+				for (j = c0 < 0 ? 0 : c0;
+				     (__s64)j <= c1 && j < len; j++)
+					sq += (double)xl[(__s64)j * xs] *
+					      xl[(__s64)j * xs];
+				yl[(__s64)i * ys] = (float)(v /
+					m_pow(bias + al / at->size * sq, be));
+			}
+			continue;
+		}
+		for (i = 0; i < len; i++) {
+			double v = xl[(__s64)i * xs];
+
+			norm += at->p == 1 ? m_fabs(v) : v * v;
+		}
+		if (at->p == 2)
+			norm = m_sqrt(norm);
+		for (i = 0; i < len; i++)
+			yl[(__s64)i * ys] = norm == 0 ? 0.0f :
+				(float)(xl[(__s64)i * xs] / norm);
+	}
+}
+
+static int run_norm(const struct eng_layer *l, __u64 ub, __u64 ue,
+		    const struct vnpu_eng_ctx *ctx)
+{
+	const struct vnpu_layer_norm *at = l->attrs;
+	const struct vnpu_tensor *x = &l->t[0];
+	__u64 lo, hi, rows = 1, numel = vnpu_eng_numel(x);
+	__u32 d;
+
+	switch (at->mode) {
+	case VNPU_NORM_BATCH:
+	case VNPU_NORM_INSTANCE:
+		rows = x->dims[0] * x->dims[1];
+		row_range(rows, rows ? numel / rows : 0, ub, ue, &lo, &hi);
+		norm_planes(l, lo, hi);
+		break;
+	case VNPU_NORM_LAYER:
+		for (d = 0; d < at->axis; d++)
+			rows *= x->dims[d];
+		row_range(rows, rows ? numel / rows : 0, ub, ue, &lo, &hi);
+		norm_layer(l, lo, hi);
+		break;
+	default:
+		lane_range(x, at->mode == VNPU_NORM_LRN ? 1 : at->axis, ub, ue,
+			   &lo, &hi);
+		norm_lanes(l, lo, hi);
+		break;
+	}
+	return 0;
+}
+
+/* ---- REDUCE and ARGREDUCE ------------------------------------------- */
+
+struct reduce_acc {
+	__u32 func, dtype;
+	int pass;
+	double d, mx;
+	__s64 i;
+	__u64 count;
+};
+
+static void reduce_row(const void *arg, char *const *p, const __s64 *st,
+		       __u64 n)
+{
+	struct reduce_acc *a = (struct reduce_acc *)arg;
+	double x[ENG_BLOCK];
+	__s64 xi[ENG_BLOCK];
+	__u64 i, j;
+	int uns = a->dtype == VNPU_DTYPE_U64;
+
+	for (i = 0; i < n; i += ENG_BLOCK) {
+		__u32 m = (__u32)eng_min(ENG_BLOCK, n - i);
+		const char *src = p[0] + (__s64)i * st[0];
+
+		if (!dt_float(a->dtype)) {
+			load_i(xi, src, st[0], m, a->dtype);
+			for (j = 0; j < m; j++) {
+				__s64 v = xi[j];
+
+				switch (a->func) {
+				case VNPU_REDUCE_MAX:
+					a->i = bin_one_i(VNPU_BIN_MAX, a->i, v, uns);
+					break;
+				case VNPU_REDUCE_MIN:
+					a->i = bin_one_i(VNPU_BIN_MIN, a->i, v, uns);
+					break;
+				case VNPU_REDUCE_PROD:
+					a->i = (__s64)((__u64)a->i * (__u64)v);
+					break;
+				case VNPU_REDUCE_L1:
+					a->i += v < 0 && !uns ? -v : v;
+					break;
+				case VNPU_REDUCE_SUM_SQUARE:
+					a->i = (__s64)((__u64)a->i +
+						       (__u64)v * (__u64)v);
+					break;
+				default:
+					a->i = (__s64)((__u64)a->i + (__u64)v);
+					break;
+				}
+			}
+			continue;
+		}
+		load_d(x, src, st[0], m, a->dtype);
+		for (j = 0; j < m; j++) {
+			double v = x[j];
+
+			switch (a->func) {
+			case VNPU_REDUCE_MAX: a->d = nan_max(a->d, v, 1); break;
+			case VNPU_REDUCE_MIN: a->d = nan_max(a->d, v, 0); break;
+			case VNPU_REDUCE_PROD: a->d *= v; break;
+			case VNPU_REDUCE_L1: a->d += m_fabs(v); break;
+			case VNPU_REDUCE_L2:
+			case VNPU_REDUCE_SUM_SQUARE: a->d += v * v; break;
+			case VNPU_REDUCE_LOG_SUM_EXP:
+				if (a->pass == 0)
+					a->mx = nan_max(a->mx, v, 1);
+				else
+					a->d += m_exp(v - a->mx);
+				break;
+			default: a->d += v; break;
+			}
+		}
+	}
+}
+
+static void reduce_init(struct reduce_acc *a)
+{
+	int uns = a->dtype == VNPU_DTYPE_U64;
+	__u32 size = vnpu_eng_dtype_size(a->dtype);
+
+	a->d = 0;
+	a->i = 0;
+	a->mx = -m_inf();
+	a->pass = 0;
+	if (a->func == VNPU_REDUCE_PROD) {
+		a->d = 1;
+		a->i = 1;
+	} else if (a->func == VNPU_REDUCE_MAX) {
+		a->d = -m_inf();
+		/* The lowest value of the type, loaded like its elements. */
+		a->i = uns || dt_unsigned(a->dtype) ? 0 :
+		       -(__s64)(1ull << (8 * size - 1));
+	} else if (a->func == VNPU_REDUCE_MIN) {
+		a->d = m_inf();
+		a->i = uns ? -1 : dt_unsigned(a->dtype) ?
+		       (__s64)((1ull << (8 * size)) - 1) :
+		       (__s64)((1ull << (8 * size - 1)) - 1);
+	}
+}
+
+static int run_reduce(const struct eng_layer *l, __u64 ub, __u64 ue,
+		      const struct vnpu_eng_ctx *ctx)
+{
+	const struct vnpu_layer_reduce *at = l->attrs;
+	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+	__u64 numel_y = vnpu_eng_numel(y), coord[VNPU_MAX_DIMS];
+	__u64 len = numel_y ? vnpu_eng_numel(x) / numel_y : 0, lo, hi, e;
+	struct reduce_acc a = { .func = at->func, .dtype = x->dtype };
+	__u32 size = vnpu_eng_dtype_size(x->dtype), d;
+	struct eng_iter it;
+	double r;
+
+	row_range(numel_y, len, ub, ue, &lo, &hi);
+	it.rank = x->rank ? x->rank : 1;
+	it.nops = 1;
+	for (d = 0; d < VNPU_MAX_DIMS; d++) {
+		int red = d < x->rank && ((at->axes >> d) & 1);
+
+		it.dims[d] = red ? x->dims[d] : 1;
+		it.st[0][d] = red ? x->strides[d] * size : 0;
+	}
+	if (lo < hi)
+		coords_of(y, lo, coord);
+	for (e = lo; e < hi; e++, coords_next(y, coord)) {
+		char *out = (char *)l->data[1] + offset_of(y, coord) * size;
+
+		it.base[0] = (char *)l->data[0] + offset_of(x, coord) * size;
+		reduce_init(&a);
+		iter_run(&it, 0, len, reduce_row, &a);
+		if (at->func == VNPU_REDUCE_LOG_SUM_EXP) {
+			a.pass = 1;
+			if (a.mx == a.mx && a.mx != m_inf() && a.mx != -m_inf())
+				iter_run(&it, 0, len, reduce_row, &a);
+			else
+				a.d = 1;
+		}
+		if (!dt_float(x->dtype)) {
+			if (at->func == VNPU_REDUCE_MEAN)
+				a.i = len ? a.i / (__s64)len : 0;
+			store_i(out, 0, &a.i, 1, y->dtype);
+			continue;
+		}
+		r = a.d;
+		switch (at->func) {
+		case VNPU_REDUCE_MEAN: r = a.d / (double)len; break;
+		case VNPU_REDUCE_L2: r = m_sqrt(a.d); break;
+		case VNPU_REDUCE_LOG_SUM: r = m_log(a.d); break;
+		case VNPU_REDUCE_LOG_SUM_EXP:
+			r = a.mx == -m_inf() || a.mx != a.mx ? a.mx :
+			    a.mx + m_log(a.d);
+			break;
+		default: break;
+		}
+		store_d(out, 0, &r, 1, y->dtype);
+	}
+	return 0;
+}
+
+static int run_argreduce(const struct eng_layer *l, __u64 ub, __u64 ue,
+			 const struct vnpu_eng_ctx *ctx)
+{
+	const struct vnpu_layer_argreduce *at = l->attrs;
+	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+	__u32 size = vnpu_eng_dtype_size(x->dtype), ax = at->axis;
+	int last = !!(at->flags & VNPU_ARG_F_LAST);
+	int uns = x->dtype == VNPU_DTYPE_U64;
+	__u64 lo, hi, lane, i;
+
+	lane_range(x, ax, ub, ue, &lo, &hi);
+	for (lane = lo; lane < hi; lane++) {
+		const char *xl = (const char *)l->data[0] +
+				 lane_offset(x, ax, lane) * size;
+		__s64 *yl = (__s64 *)l->data[1] + lane_offset(y, ax, lane);
+		__s64 best = 0, bi = 0, vi;
+		double bd = 0, vd;
+
+		for (i = 0; i < x->dims[ax]; i++) {
+			const char *p = xl + (__s64)i * x->strides[ax] * size;
+			int better;
+
+			if (dt_float(x->dtype)) {
+				load_d(&vd, p, 0, 1, x->dtype);
+				better = i == 0 || (at->min ? vd < bd : vd > bd) ||
+					 (last && vd == bd);
+				if (better)
+					bd = vd;
+			} else {
+				load_i(&vi, p, 0, 1, x->dtype);
+				better = i == 0 || (last && vi == best) ||
+					 (at->min ? bin_one_i(VNPU_BIN_LESS, vi, best, uns) :
+					  bin_one_i(VNPU_BIN_GREATER, vi, best, uns));
+				if (better)
+					best = vi;
+			}
+			if (better)
+				bi = (__s64)i;
+		}
+		*yl = bi;
+	}
+	return 0;
+}

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The float kernels, built twice: vnpu_eng_avx2.c defines ENG_FMA and
+ * ENG_TABLE vnpu_eng_kernels_avx2, vnpu_eng_base.c ENG_TABLE
+ * vnpu_eng_kernels_base, and each includes this file.
+ */
+#include "vnpu_eng_kern.h"
+
+#include "vnpu_eng_gemm.c"
+#include "vnpu_eng_elem.c"
+#include "vnpu_eng_data.c"
+
+const struct eng_kernels ENG_TABLE = {
+	.run = {
+		[VNPU_LAYER_GEMM] = run_gemm,
+		[VNPU_LAYER_CONV] = run_conv,
+		[VNPU_LAYER_POOL] = run_pool,
+		[VNPU_LAYER_BINARY] = run_binary,
+		[VNPU_LAYER_WHERE] = run_where,
+		[VNPU_LAYER_UNARY] = run_unary,
+		[VNPU_LAYER_SOFTMAX] = run_softmax,
+		[VNPU_LAYER_NORM] = run_norm,
+		[VNPU_LAYER_REDUCE] = run_reduce,
+		[VNPU_LAYER_ARGREDUCE] = run_argreduce,
+		[VNPU_LAYER_RESIZE] = run_resize,
+		[VNPU_LAYER_PAD] = run_pad,
+		[VNPU_LAYER_GATHER] = run_gather,
+		[VNPU_LAYER_GATHER_ELEMENTS] = run_gather_elements,
+		[VNPU_LAYER_CAST] = run_cast,
+	},
+};

@@ -1,0 +1,484 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * Basics of the float kernels: vector types, element conversions, the
+ * strided element iterator and the element-wise functions. Included only
+ * by the two kernel builds (vnpu_eng_avx2.c, vnpu_eng_base.c), which define
+ * ENG_FMA before including it.
+ */
+#ifndef _VNPU_ENG_KERN_H_
+#define _VNPU_ENG_KERN_H_
+
+#include "vnpu_eng_priv.h"
+#include "vnpu_eng_math.h"
+
+typedef float v8sf __attribute__((vector_size(32)));
+/* An unaligned view of 8 floats that may alias any float. */
+typedef float v8sf_u __attribute__((vector_size(32), aligned(4), may_alias));
+
+#ifdef ENG_FMA
+#define VFMA(a, b, c)	__builtin_ia32_vfmaddps256((a), (b), (c))
+#else
+#define VFMA(a, b, c)	((a) * (b) + (c))
+#endif
+
+#define ENG_BLOCK 32	/* elements converted at a time */
+
+static inline v8sf vload(const float *p)
+{
+	return *(const v8sf_u *)p;
+}
+
+static inline void vstore(float *p, v8sf v)
+{
+	*(v8sf_u *)p = v;
+}
+
+static inline float f32_of(__u32 bits)
+{
+	union {
+		__u32 u;
+		float f;
+	} v = { .u = bits };
+
+	return v.f;
+}
+
+static inline __u32 bits_of(float f)
+{
+	union {
+		__u32 u;
+		float f;
+	} v = { .f = f };
+
+	return v.u;
+}
+
+static inline void *eng_align(void *p)
+{
+	return (void *)(((unsigned long)p + ENG_ALIGN - 1) &
+			~(unsigned long)(ENG_ALIGN - 1));
+}
+
+/* ---- f16 and bf16 --------------------------------------------------- */
+
+static inline float f16_to_f32(__u16 h)
+{
+	__u32 sign = (__u32)(h >> 15) << 31, exp = (h >> 10) & 0x1f;
+	__u32 man = h & 0x3ff;
+
+	if (exp == 0x1f)
+		return f32_of(sign | 0x7f800000 | (man << 13));
+	if (exp == 0) {
+		float f = (float)man * (1.0f / 16777216.0f);
+
+		return sign ? -f : f;
+	}
+	return f32_of(sign | ((exp + 112) << 23) | (man << 13));
+}
+
+/* Round to nearest even, overflow to infinity. */
+static inline __u16 f32_to_f16(float f)
+{
+	__u32 x = bits_of(f), sign = (x >> 16) & 0x8000;
+	__u32 a = x & 0x7fffffff, man, shift, r;
+	__s32 exp;
+
+	if (a >= 0x7f800000)
+		return sign | 0x7c00 | (a > 0x7f800000 ? 0x200 : 0);
+	if (a >= 0x477ff000)	/* rounds to >= 65520 */
+		return sign | 0x7c00;
+	exp = (__s32)(a >> 23) - 127;
+	if (exp < -25)
+		return sign;
+	man = (a & 0x7fffff) | 0x800000;
+	if (exp < -14) {
+		shift = (__u32)(-14 - exp) + 13;
+		r = man >> shift;
+		if ((man >> (shift - 1)) & 1 &&
+		    ((man & ((1u << (shift - 1)) - 1)) || (r & 1)))
+			r++;
+		return sign | r;
+	}
+	r = ((__u32)(exp + 15) << 10) | ((man >> 13) & 0x3ff);
+	if ((man >> 12) & 1 && ((man & 0xfff) || (r & 1)))
+		r++;
+	return sign | r;
+}
+
+static inline float bf16_to_f32(__u16 h)
+{
+	return f32_of((__u32)h << 16);
+}
+
+static inline __u16 f32_to_bf16(float f)
+{
+	__u32 x = bits_of(f);
+
+	if ((x & 0x7fffffff) > 0x7f800000)
+		return (x >> 16) | 0x40;
+	return (x + 0x7fff + ((x >> 16) & 1)) >> 16;
+}
+
+/* ---- element loads and stores in blocks ----------------------------- */
+
+static inline int dt_float(__u32 dt)
+{
+	return dt == VNPU_DTYPE_F32 || dt == VNPU_DTYPE_F64 ||
+	       dt == VNPU_DTYPE_F16 || dt == VNPU_DTYPE_BF16;
+}
+
+static inline int dt_unsigned(__u32 dt)
+{
+	return dt == VNPU_DTYPE_U8 || dt == VNPU_DTYPE_U16 ||
+	       dt == VNPU_DTYPE_U32 || dt == VNPU_DTYPE_U64 ||
+	       dt == VNPU_DTYPE_BOOL;
+}
+
+#define LOAD_LOOP(T, expr) do {					\
+	for (i = 0; i < n; i++) {					\
+		T v = *(const T *)(p + i * st);				\
+		dst[i] = (expr);					\
+	}								\
+} while (0)
+
+/* @n elements at @p, @st bytes apart, as doubles. */
+static void load_d(double *dst, const char *p, __s64 st, __u32 n, __u32 dt)
+{
+	__u32 i;
+
+	switch (dt) {
+	case VNPU_DTYPE_F32: LOAD_LOOP(float, v); break;
+	case VNPU_DTYPE_F64: LOAD_LOOP(double, v); break;
+	case VNPU_DTYPE_F16: LOAD_LOOP(__u16, f16_to_f32(v)); break;
+	case VNPU_DTYPE_BF16: LOAD_LOOP(__u16, bf16_to_f32(v)); break;
+	case VNPU_DTYPE_U8: case VNPU_DTYPE_BOOL: LOAD_LOOP(__u8, v); break;
+	case VNPU_DTYPE_I8: LOAD_LOOP(__s8, v); break;
+	case VNPU_DTYPE_U16: LOAD_LOOP(__u16, v); break;
+	case VNPU_DTYPE_I16: LOAD_LOOP(__s16, v); break;
+	case VNPU_DTYPE_I32: LOAD_LOOP(__s32, v); break;
+	case VNPU_DTYPE_U32: LOAD_LOOP(__u32, v); break;
+	case VNPU_DTYPE_I64: LOAD_LOOP(__s64, (double)v); break;
+	default: LOAD_LOOP(__u64, (double)v); break;
+	}
+}
+
+/* As 64-bit integers (floats truncated, saturating; NaN gives 0). */
+static inline __s64 d_to_i64(double v)
+{
+	if (!(v == v))
+		return 0;
+	if (v >= 9223372036854775807.0)
+		return 0x7fffffffffffffffll;
+	if (v <= -9223372036854775808.0)
+		return -0x7fffffffffffffffll - 1;
+	return (__s64)v;
+}
+
+static inline __u64 d_to_u64(double v)
+{
+	if (!(v == v) || v <= 0)
+		return v < 0 ? (__u64)d_to_i64(v) : 0;
+	if (v >= 18446744073709551615.0)
+		return ~0ull;
+	return (__u64)v;
+}
+
+static void load_i(__s64 *dst, const char *p, __s64 st, __u32 n, __u32 dt)
+{
+	__u32 i;
+
+	switch (dt) {
+	case VNPU_DTYPE_U8: case VNPU_DTYPE_BOOL: LOAD_LOOP(__u8, v); break;
+	case VNPU_DTYPE_I8: LOAD_LOOP(__s8, v); break;
+	case VNPU_DTYPE_U16: LOAD_LOOP(__u16, v); break;
+	case VNPU_DTYPE_I16: LOAD_LOOP(__s16, v); break;
+	case VNPU_DTYPE_I32: LOAD_LOOP(__s32, v); break;
+	case VNPU_DTYPE_U32: LOAD_LOOP(__u32, v); break;
+	case VNPU_DTYPE_I64: case VNPU_DTYPE_U64: LOAD_LOOP(__s64, v); break;
+	case VNPU_DTYPE_F32: LOAD_LOOP(float, d_to_i64(v)); break;
+	case VNPU_DTYPE_F64: LOAD_LOOP(double, d_to_i64(v)); break;
+	case VNPU_DTYPE_F16: LOAD_LOOP(__u16, d_to_i64(f16_to_f32(v))); break;
+	default: LOAD_LOOP(__u16, d_to_i64(bf16_to_f32(v))); break;
+	}
+}
+
+#define STORE_LOOP(T, expr) do {					\
+	for (i = 0; i < n; i++) {					\
+		__typeof__(*src) v = src[i];				\
+		*(T *)(p + i * st) = (expr);				\
+	}								\
+} while (0)
+
+static void store_d(char *p, __s64 st, const double *src, __u32 n, __u32 dt)
+{
+	__u32 i;
+
+	switch (dt) {
+	case VNPU_DTYPE_F32: STORE_LOOP(float, (float)v); break;
+	case VNPU_DTYPE_F64: STORE_LOOP(double, v); break;
+	case VNPU_DTYPE_F16: STORE_LOOP(__u16, f32_to_f16((float)v)); break;
+	case VNPU_DTYPE_BF16: STORE_LOOP(__u16, f32_to_bf16((float)v)); break;
+	case VNPU_DTYPE_BOOL: STORE_LOOP(__u8, v != 0); break;
+	case VNPU_DTYPE_U8: STORE_LOOP(__u8, (__u8)d_to_i64(v)); break;
+	case VNPU_DTYPE_I8: STORE_LOOP(__s8, (__s8)d_to_i64(v)); break;
+	case VNPU_DTYPE_U16: STORE_LOOP(__u16, (__u16)d_to_i64(v)); break;
+	case VNPU_DTYPE_I16: STORE_LOOP(__s16, (__s16)d_to_i64(v)); break;
+	case VNPU_DTYPE_I32: STORE_LOOP(__s32, (__s32)d_to_i64(v)); break;
+	case VNPU_DTYPE_U32: STORE_LOOP(__u32, (__u32)d_to_i64(v)); break;
+	case VNPU_DTYPE_I64: STORE_LOOP(__s64, d_to_i64(v)); break;
+	default: STORE_LOOP(__u64, d_to_u64(v)); break;
+	}
+}
+
+static void store_i(char *p, __s64 st, const __s64 *src, __u32 n, __u32 dt)
+{
+	__u32 i;
+
+	switch (dt) {
+	case VNPU_DTYPE_BOOL: STORE_LOOP(__u8, v != 0); break;
+	case VNPU_DTYPE_U8: case VNPU_DTYPE_I8: STORE_LOOP(__u8, (__u8)v); break;
+	case VNPU_DTYPE_U16: case VNPU_DTYPE_I16: STORE_LOOP(__u16, (__u16)v); break;
+	case VNPU_DTYPE_I32: case VNPU_DTYPE_U32: STORE_LOOP(__u32, (__u32)v); break;
+	case VNPU_DTYPE_I64: case VNPU_DTYPE_U64: STORE_LOOP(__u64, (__u64)v); break;
+	case VNPU_DTYPE_F32: STORE_LOOP(float, (float)v); break;
+	case VNPU_DTYPE_F64: STORE_LOOP(double, (double)v); break;
+	case VNPU_DTYPE_F16: STORE_LOOP(__u16, f32_to_f16((float)v)); break;
+	default: STORE_LOOP(__u16, f32_to_bf16((float)v)); break;
+	}
+}
+
+/* ---- strided iteration over an output ------------------------------- */
+
+#define ITER_MAX_OPS 4
+
+/**
+ * struct eng_iter - walks the elements of an output in row-major order
+ * with the matching element of each operand
+ * @rank: dims (at least 1)
+ * @dims: the output's extents
+ * @nops: operands (the output among them)
+ * @base: each operand's first element
+ * @st: each operand's strides in bytes, in the output's dims
+ */
+struct eng_iter {
+	__u32 rank;
+	__u32 nops;
+	__u64 dims[VNPU_MAX_DIMS];
+	char *base[ITER_MAX_OPS];
+	__s64 st[ITER_MAX_OPS][VNPU_MAX_DIMS];
+};
+
+typedef void (*iter_row_fn)(const void *arg, char *const *p, const __s64 *st,
+			    __u64 n);
+
+static void iter_init(struct eng_iter *it, const struct vnpu_tensor *out)
+{
+	__u32 d;
+
+	it->rank = out->rank ? out->rank : 1;
+	it->nops = 0;
+	for (d = 0; d < VNPU_MAX_DIMS; d++)
+		it->dims[d] = d < out->rank ? out->dims[d] : 1;
+}
+
+/* Adds operand @t (broadcast against the output @out) at @data. */
+static void iter_add(struct eng_iter *it, const struct vnpu_tensor *t,
+		     const struct vnpu_tensor *out, void *data)
+{
+	__s64 st[VNPU_MAX_DIMS];
+	__u32 size = vnpu_eng_dtype_size(t->dtype), d, o = it->nops++;
+
+	vnpu_eng_bcast_strides(t, out, st);
+	it->base[o] = data;
+	for (d = 0; d < VNPU_MAX_DIMS; d++)
+		it->st[o][d] = d < out->rank ? st[d] * size : 0;
+}
+
+/* Calls @fn for each run of the inner dim within elements [@lo, @hi). */
+static void iter_run(const struct eng_iter *it, __u64 lo, __u64 hi,
+		     iter_row_fn fn, const void *arg)
+{
+	__u64 coord[VNPU_MAX_DIMS], rem = lo, n;
+	__s64 inner[ITER_MAX_OPS];
+	char *p[ITER_MAX_OPS];
+	__u32 last = it->rank - 1, o;
+	int d;
+
+	for (d = last; d >= 0; d--) {
+		coord[d] = rem % it->dims[d];
+		rem /= it->dims[d];
+	}
+	for (o = 0; o < it->nops; o++)
+		inner[o] = it->st[o][last];
+	while (lo < hi) {
+		for (o = 0; o < it->nops; o++) {
+			p[o] = it->base[o];
+			for (d = 0; d <= (int)last; d++)
+				p[o] += (__s64)coord[d] * it->st[o][d];
+		}
+		n = eng_min(it->dims[last] - coord[last], hi - lo);
+		fn(arg, p, inner, n);
+		lo += n;
+		coord[last] += n;
+		for (d = last; d > 0 && coord[d] == it->dims[d]; d--) {
+			coord[d] = 0;
+			coord[d - 1]++;
+		}
+	}
+}
+
+/* Element range of units [@ub, @ue) of an element-wise op on @out. */
+static void elem_range(const struct vnpu_tensor *out, __u64 ub, __u64 ue,
+		       __u64 *lo, __u64 *hi)
+{
+	__u64 numel = vnpu_eng_numel(out);
+
+	*lo = eng_min(ub * ENG_ELEM_UNIT, numel);
+	*hi = eng_min(ue * ENG_ELEM_UNIT, numel);
+}
+
+/* Rows of @row_len per unit, matching row_units() in vnpu_engine.c. */
+static void row_range(__u64 rows, __u64 row_len, __u64 ub, __u64 ue,
+		      __u64 *lo, __u64 *hi)
+{
+	__u64 per = ENG_ELEM_UNIT / (row_len ? row_len : 1);
+
+	per = per ? per : 1;
+	*lo = eng_min(ub * per, rows);
+	*hi = eng_min(ue * per, rows);
+}
+
+/* ---- element-wise functions ----------------------------------------- */
+
+#define MAP(expr) do {							\
+	for (i = 0; i < n; i++) {					\
+		double v = x[i];					\
+		x[i] = (expr);						\
+	}								\
+} while (0)
+
+static inline double softplus_d(double v)
+{
+	return v > 30 ? v : m_log1p(m_exp(v));
+}
+
+static inline double gelu_tanh_d(double v)
+{
+	return 0.5 * v * (1.0 + m_tanh(0.7978845608028654 *
+				       (v + 0.044715 * v * v * v)));
+}
+
+/* Applies @a to @n doubles in place. */
+static void act_d(const struct vnpu_layer_act *a, double *x, __u32 n)
+{
+	double al = f32_of(a->alpha), be = f32_of(a->beta);
+	__u32 i;
+
+	switch (a->func) {
+	case VNPU_ACT_IDENTITY: break;
+	case VNPU_ACT_RELU: MAP(v < 0 ? 0.0 : v); break;
+	case VNPU_ACT_LEAKY_RELU: MAP(v < 0 ? al * v : v); break;
+	case VNPU_ACT_ELU: MAP(v < 0 ? al * m_expm1(v) : v); break;
+	case VNPU_ACT_SELU: MAP(be * (v <= 0 ? al * m_expm1(v) : v)); break;
+	case VNPU_ACT_CELU: MAP(v > 0 ? v : al * m_expm1(v / al)); break;
+	case VNPU_ACT_CLIP: MAP(v < al ? al : v > be ? be : v); break;
+	case VNPU_ACT_SIGMOID: MAP(1.0 / (1.0 + m_exp(-v))); break;
+	case VNPU_ACT_HARD_SIGMOID:
+		MAP(al * v + be < 0 ? 0.0 : al * v + be > 1 ? 1.0 : al * v + be);
+		break;
+	case VNPU_ACT_HARD_SWISH:
+		MAP(v / 6 + 0.5 < 0 ? 0.0 : v / 6 + 0.5 > 1 ? v : v * (v / 6 + 0.5));
+		break;
+	case VNPU_ACT_TANH: MAP(m_tanh(v)); break;
+	case VNPU_ACT_GELU: MAP(0.5 * v * (1.0 + m_erf(v * 0.7071067811865476)));
+		break;
+	case VNPU_ACT_GELU_TANH: MAP(gelu_tanh_d(v)); break;
+	case VNPU_ACT_ERF: MAP(m_erf(v)); break;
+	case VNPU_ACT_EXP: MAP(m_exp(v)); break;
+	case VNPU_ACT_LOG: MAP(m_log(v)); break;
+	case VNPU_ACT_SQRT: MAP(v < 0 ? m_nan() : m_sqrt(v)); break;
+	case VNPU_ACT_RECIPROCAL: MAP(1.0 / v); break;
+	case VNPU_ACT_ABS: MAP(m_fabs(v)); break;
+	case VNPU_ACT_NEG: MAP(-v); break;
+	case VNPU_ACT_FLOOR: MAP(m_floor(v)); break;
+	case VNPU_ACT_CEIL: MAP(m_ceil(v)); break;
+	case VNPU_ACT_ROUND: MAP(m_rint(v)); break;
+	case VNPU_ACT_SIGN: MAP(v > 0 ? 1.0 : v < 0 ? -1.0 : v); break;
+	case VNPU_ACT_SIN: MAP(m_sin(v)); break;
+	case VNPU_ACT_COS: MAP(m_cos(v)); break;
+	case VNPU_ACT_TAN: MAP(m_tan(v)); break;
+	case VNPU_ACT_ASIN: MAP(m_asin(v)); break;
+	case VNPU_ACT_ACOS: MAP(m_acos(v)); break;
+	case VNPU_ACT_ATAN: MAP(m_atan(v)); break;
+	case VNPU_ACT_SINH: MAP(m_sinh(v)); break;
+	case VNPU_ACT_COSH: MAP(m_cosh(v)); break;
+	case VNPU_ACT_ASINH: MAP(m_asinh(v)); break;
+	case VNPU_ACT_ACOSH: MAP(m_acosh(v)); break;
+	case VNPU_ACT_ATANH: MAP(m_atanh(v)); break;
+	case VNPU_ACT_SOFTPLUS: MAP(softplus_d(v)); break;
+	case VNPU_ACT_SOFTSIGN: MAP(v / (1.0 + m_fabs(v))); break;
+	case VNPU_ACT_MISH: MAP(v * m_tanh(softplus_d(v))); break;
+	case VNPU_ACT_THRESHOLDED_RELU: MAP(v > al ? v : 0.0); break;
+	case VNPU_ACT_SHRINK: MAP(v < -be ? v + al : v > be ? v - al : 0.0);
+		break;
+	default: break;
+	}
+}
+
+/* Integer dtypes: the subset act_ok() lets through. */
+static void act_i(const struct vnpu_layer_act *a, __s64 *x, __u32 n, int uns)
+{
+	__s64 lo = d_to_i64(f32_of(a->alpha)), hi = d_to_i64(f32_of(a->beta));
+	__u32 i;
+
+	for (i = 0; i < n; i++) {
+		__s64 v = x[i];
+
+		switch (a->func) {
+		case VNPU_ACT_RELU: v = !uns && v < 0 ? 0 : v; break;
+		case VNPU_ACT_ABS: v = !uns && v < 0 ? (__s64)(0 - (__u64)v) : v; break;
+		case VNPU_ACT_NEG: v = (__s64)(0 - (__u64)v); break;
+		case VNPU_ACT_SIGN: v = uns ? v != 0 : (v > 0) - (v < 0); break;
+		case VNPU_ACT_CLIP: v = v < lo ? lo : v > hi ? hi : v; break;
+		case VNPU_ACT_NOT: v = !v; break;
+		default: break;
+		}
+		x[i] = v;
+	}
+}
+
+/* Applies @a to @n contiguous floats in place (fused activations). */
+static void act_f32(const struct vnpu_layer_act *a, float *y, __u64 n)
+{
+	double buf[ENG_BLOCK];
+	__u64 i, j;
+
+	switch (a->func) {
+	case VNPU_ACT_IDENTITY:
+		return;
+	case VNPU_ACT_RELU:
+		for (i = 0; i < n; i++)
+			y[i] = y[i] < 0 ? 0.0f : y[i];
+		return;
+	case VNPU_ACT_CLIP: {
+		float lo = f32_of(a->alpha), hi = f32_of(a->beta);
+
+		for (i = 0; i < n; i++)
+			y[i] = y[i] < lo ? lo : y[i] > hi ? hi : y[i];
+		return;
+	}
+	default:
+		break;
+	}
+	for (i = 0; i < n; i += ENG_BLOCK) {
+		__u32 m = (__u32)eng_min(ENG_BLOCK, n - i);
+
+		for (j = 0; j < m; j++)
+			buf[j] = y[i + j];
+		act_d(a, buf, m);
+		for (j = 0; j < m; j++)
+			y[i + j] = (float)buf[j];
+	}
+}
+
+#endif /* _VNPU_ENG_KERN_H_ */

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * Engine internals shared by the integer part (vnpu_engine.c: checks,
+ * costs, splitting, packing) and the two builds of the float kernels
+ * (vnpu_eng_kern.c as vnpu_eng_avx2.o and vnpu_eng_base.o). Everything here
+ * is integer-only so that either side may use it.
+ */
+#ifndef _VNPU_ENG_PRIV_H_
+#define _VNPU_ENG_PRIV_H_
+
+#include "vnpu_engine.h"
+
+/* GEMM blocking, shared by the scratch sizing and the kernels. */
+#define ENG_MR		VNPU_PACK_MR	/* micro-tile rows */
+#define ENG_NR		VNPU_PACK_NR	/* micro-tile columns */
+#define ENG_MC		96		/* rows of one unit of work */
+#define ENG_NC		256		/* columns of one unit of work */
+#define ENG_KC		256		/* depth of one packed slice */
+#define ENG_ALIGN	64
+
+/* Element-wise ops split into units of this many output elements. */
+#define ENG_ELEM_UNIT	16384
+#define ENG_MAX_UNITS	4096
+
+/**
+ * struct eng_layer - one checked layer as the kernels see it
+ * @op: &enum vnpu_layer_op
+ * @t: tensors
+ * @data: address of each tensor's first element
+ * @n: entries in @t and @data
+ * @attrs: the op's attributes
+ */
+struct eng_layer {
+	__u32 op;
+	const struct vnpu_tensor *t;
+	void *const *data;
+	__u32 n;
+	const void *attrs;
+};
+
+typedef int (*eng_run_fn)(const struct eng_layer *l, __u64 unit_begin,
+			  __u64 unit_end, const struct vnpu_eng_ctx *ctx);
+
+/* The float kernels of one build, indexed by op. */
+struct eng_kernels {
+	eng_run_fn run[VNPU_LAYER_CAST + 1];
+};
+
+extern const struct eng_kernels vnpu_eng_kernels_avx2;
+extern const struct eng_kernels vnpu_eng_kernels_base;
+
+/* Integer helpers, in vnpu_engine.c. */
+__u32 vnpu_eng_dtype_size(__u32 dtype);
+__u64 vnpu_eng_numel(const struct vnpu_tensor *t);
+void vnpu_eng_bcast_strides(const struct vnpu_tensor *in,
+			    const struct vnpu_tensor *out, __s64 *strides);
+__u64 vnpu_eng_units(const struct eng_layer *l);
+
+static inline __u64 eng_div_up(__u64 a, __u64 b)
+{
+	return (a + b - 1) / b;
+}
+
+static inline __u64 eng_min(__u64 a, __u64 b)
+{
+	return a < b ? a : b;
+}
+
+/* The tensor index of a GEMM/CONV's optional inputs and output. */
+static inline __u32 eng_opt_index(__u32 flags, __u32 which)
+{
+	__u32 i = 2;
+
+	if (which == VNPU_LAYER_F_BIAS)
+		return i;
+	if (flags & VNPU_LAYER_F_BIAS)
+		i++;
+	if (which == VNPU_LAYER_F_RESIDUAL)
+		return i;
+	if (flags & VNPU_LAYER_F_RESIDUAL)
+		i++;
+	return i;	/* the output */
+}
+
+/* GEMM's shape: batch is the product of Y's dims before the last two. */
+static inline void eng_gemm_shape(const struct eng_layer *l, __u64 *batch,
+				  __u64 *m, __u64 *n, __u64 *k)
+{
+	const struct vnpu_tensor *a = &l->t[0];
+	const struct vnpu_tensor *y = &l->t[l->n - 1];
+	__u64 b = 1;
+	__u32 d;
+
+	for (d = 0; d + 2 < y->rank; d++)
+		b *= y->dims[d];
+	*batch = b;
+	*m = y->dims[y->rank - 2];
+	*n = y->dims[y->rank - 1];
+	*k = a->dims[a->rank - 1];
+}
+
+/* CONV's shape with 1-D as 2-D of height 1. */
+struct eng_conv_shape {
+	__u64 n, c, h, w;	/* input */
+	__u64 m, oh, ow;	/* output */
+	__u64 kh, kw, group, cg, mg;
+};
+
+static inline void eng_conv_shape(const struct eng_layer *l,
+				  struct eng_conv_shape *s)
+{
+	const struct vnpu_layer_conv *a = l->attrs;
+	const struct vnpu_tensor *x = &l->t[0];
+	const struct vnpu_tensor *y = &l->t[l->n - 1];
+	int two = x->rank == 4;
+
+	s->n = x->dims[0];
+	s->c = x->dims[1];
+	s->h = two ? x->dims[2] : 1;
+	s->w = x->dims[x->rank - 1];
+	s->m = y->dims[1];
+	s->oh = two ? y->dims[2] : 1;
+	s->ow = y->dims[y->rank - 1];
+	s->kh = a->kernel[0];
+	s->kw = a->kernel[1];
+	s->group = a->group;
+	s->cg = s->c / a->group;
+	s->mg = s->m / a->group;
+}
+
+static inline int eng_conv_depthwise(const struct eng_conv_shape *s)
+{
+	return s->cg == 1 && s->mg == 1;
+}
+
+/* Stride-1 convolutions read B from a padded window of the input. */
+static inline int eng_conv_windowed(const struct vnpu_layer_conv *a)
+{
+	return a->stride[0] == 1 && a->stride[1] == 1;
+}
+
+static inline __u64 eng_conv_wp(const struct eng_conv_shape *s,
+				const struct vnpu_layer_conv *a)
+{
+	return s->w + a->pad_begin[1] + a->pad_end[1];
+}
+
+/* GEMM columns of a convolution: padded columns when windowed. */
+static inline __u64 eng_conv_cols(const struct eng_conv_shape *s,
+				  const struct vnpu_layer_conv *a)
+{
+	return s->oh * (eng_conv_windowed(a) ? eng_conv_wp(s, a) : s->ow);
+}
+
+/* Floats of the B scratch: the offset table and window, or an im2col slice. */
+static inline __u64 eng_conv_bbuf(const struct eng_conv_shape *s,
+				  const struct vnpu_layer_conv *a)
+{
+	__u64 wp = eng_conv_wp(s, a), rows;
+
+	if (!eng_conv_windowed(a))
+		return ENG_KC * ENG_NC;
+	rows = (ENG_NC - 1) / wp + 2 + (s->kh - 1) * a->dilation[0];
+	return s->cg * s->kh * s->kw + ENG_ALIGN / 4 + s->cg * rows * wp +
+	       ENG_NC + wp + s->kw * a->dilation[1] + ENG_NR;
+}
+
+#endif /* _VNPU_ENG_PRIV_H_ */
