@@ -85,7 +85,7 @@ static size_t value_text_len(vnpu_property_type type, int64_t integer,
 		return (size_t)snprintf(buf, size, "%u %u %u", range[0], range[1], range[2]);
 	case VNPU_PROPERTY_LIST:
 		for (i = 0; i < count; i++) {
-			if (buf && len + strlen(items[i]) + 2 <= size)
+			if (buf && len + (i ? 1 : 0) + strlen(items[i]) + 1 <= size)
 				len += (size_t)sprintf(buf + len, "%s%s", i ? " " : "", items[i]);
 			else
 				len += strlen(items[i]) + (i ? 1 : 0);
