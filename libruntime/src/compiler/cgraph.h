@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal to the compiler: the working graph a compile builds from a
+ * model, and the device commands it lowers it to before memory is placed.
+ */
+#ifndef VNPU_SRC_COMPILER_CGRAPH_H
+#define VNPU_SRC_COMPILER_CGRAPH_H
+
+#include <drm/vnpu_cmd.h>
+#include <drm/vnpu_layers.h>
+
+#include "compiler.h"
+#include "ir.h"
+
+enum cval_storage {
+	CV_NONE = 0,	/* not placed yet */
+	CV_WEIGHT,	/* slot 0 */
+	CV_ARENA,	/* slot 1 */
+	CV_IO,		/* a model input or output slot */
+};
+
+/* One tensor of the working graph: the model's values, then temporaries. */
+struct cval {
+	const char *name;
+	struct vnpu_tinfo info;		/* static shape; data for constants */
+	int32_t alias;			/* the value whose storage this one views, or -1 */
+	enum cval_storage storage;
+	uint32_t slot;
+	uint64_t offset;		/* bytes into the slot */
+	uint32_t first, last;		/* steps writing it first / reading it last */
+	bool written;
+	int32_t readers;		/* ops reading it */
+	int32_t out_index;		/* model output index, or -1 */
+};
+
+enum cop_kind {
+	COP_NODE = 0,	/* a model node */
+	COP_SELECT,	/* an If's output: Where(cond, then, else) */
+	COP_OUTPUT,	/* a copy into a model output's slot */
+};
+
+/* One node to run, with what the passes fused into it. */
+struct cop {
+	enum cop_kind kind;
+	const struct vnpu_node *node;	/* COP_NODE, COP_SELECT (the If) */
+	uint32_t num_in, num_out;
+#define COP_MAX_IO 64
+	int32_t in[COP_MAX_IO];		/* value indices or -1 */
+	int32_t out[COP_MAX_IO];
+	bool dead;
+	int32_t fused_into;		/* a dead op: the op that runs it, or -1 (a view) */
+	int32_t bias;			/* fused bias (a constant), or -1 */
+	int32_t residual;		/* fused residual input, or -1 */
+	struct vnpu_layer_act act;	/* fused activation */
+	char type[64];			/* "Conv+Add+Relu" */
+	uint32_t first_cmd, num_cmds;
+	enum vnpu_prog_target target;
+	char reason[160];		/* why not the primary, or why nothing */
+};
+
+/* A tensor operand before placement: a view into a value's storage. */
+struct ctensor {
+	int32_t val;
+	vnpu_element_type type;
+	int64_t off;			/* elements from the value's first */
+	uint32_t rank;
+	int64_t dims[VNPU_MAX_DIMS];
+	int64_t strides[VNPU_MAX_DIMS];	/* elements */
+};
+
+struct ccmd {
+	uint32_t opcode;		/* VNPU_CMD_* */
+	uint32_t layer;			/* VNPU_LAYER_* */
+	uint32_t num_tensors;
+	struct ctensor t[VNPU_LAYER_MAX_TENSORS];
+	uint32_t attr_size;
+	uint64_t attrs[32];		/* the op's attribute struct */
+	uint64_t fill_value;
+	uint32_t op;			/* index of the cop */
+};
+
+struct cstate {
+	const struct vnpu_model *m;
+	struct vnpu_compile_options opt;
+	bool query;			/* record reasons, do not stop at a node */
+	struct cval *vals;
+	uint32_t num_vals, cap_vals;
+	struct cop *ops;
+	uint32_t num_ops, cap_ops;
+	struct ccmd *cmds;
+	uint32_t num_cmds, cap_cmds;
+	uint32_t cur_op;		/* the op being lowered */
+};
+
+/* ---- cstate.c ---- */
+vnpu_status cs_add_temp(struct cstate *s, vnpu_element_type type, int32_t rank,
+			const int64_t *dims, int32_t *out);
+vnpu_status cs_add_const(struct cstate *s, vnpu_element_type type, int32_t rank,
+			 const int64_t *dims, void *data, int32_t *out);
+vnpu_status cs_add_op(struct cstate *s, struct cop **out);
+struct ccmd *cs_add_cmd(struct cstate *s, uint32_t opcode);
+struct ctensor ct_dense(const struct cstate *s, int32_t val);
+struct ctensor ct_shaped(const struct cstate *s, int32_t val, int32_t rank, const int64_t *dims);
+/* @t broadcast (numpy, right-aligned, stride 0) to @rank/@dims. */
+struct ctensor ct_broadcast(struct ctensor t, int32_t rank, const int64_t *dims);
+void ct_dense_strides(struct ctensor *t);
+const struct vnpu_tinfo *cs_info(const struct cstate *s, int32_t val);
+bool cs_is_const(const struct cstate *s, int32_t val);
+uint32_t f32_bits(float f);
+void cs_strlcpy(char *dst, size_t size, const char *src);
+vnpu_status cs_fail(struct cstate *s, vnpu_status st, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* ---- passes.c ---- */
+vnpu_status cs_build(struct cstate *s);
+void cs_fuse(struct cstate *s);
+
+/* ---- lower.c ---- */
+vnpu_status cs_lower_op(struct cstate *s, struct cop *op);
+
+/* ---- emit.c ---- */
+vnpu_status cs_emit(struct cstate *s, struct vnpu_program **out);
+
+#endif /* VNPU_SRC_COMPILER_CGRAPH_H */

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal: the compiler, from a vnpu_model to a vnpu_program.
+ *
+ * Pipeline: every input shape must be static; type/shape inference runs
+ * again with constant folding of everything computable from constants;
+ * If nodes with a data-dependent condition become both branches and a
+ * select; identity/dropout/reshape-like nodes become views of their input;
+ * BatchNorm folds into the Conv/Gemm before it; a constant bias, a residual
+ * Add and an activation fuse into Conv/Gemm. Each remaining node is then
+ * lowered to device commands (VNPU_CMD_LAYER, COPY, FILL); constant
+ * operands go to the weights (slot 0), Gemm/Conv weights pre-packed for
+ * the engine; intermediates are placed in the arena (slot 1) by a
+ * liveness-based planner; commands are grouped in segments per target.
+ */
+#ifndef VNPU_SRC_COMPILER_H
+#define VNPU_SRC_COMPILER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <vnpu/vnpu_model.h>
+
+#include "program.h"
+
+/* Alignment of every buffer in the arena and the weights. */
+#define VNPU_COMPILE_ALIGN 64
+
+/**
+ * struct vnpu_compile_options - what the compile targets
+ * @primary_layer_ops: bit n set: the primary device takes layer op n
+ *	(enum vnpu_layer_op); 0 means every op the engine has
+ * @primary_dtypes: bit n set: the primary device takes element type n
+ *	(vnpu_element_type) in any tensor; 0 means every type
+ * @allow_fallback: nodes the primary does not take run on the CPU
+ *	(segments with target VNPU_TARGET_FALLBACK); without it such a node
+ *	is an error
+ * @strict: even with @allow_fallback, a node that needs the fallback is an
+ *	error (HETERO's strict property)
+ * @no_packing: keep weights row-major (for tests and debugging)
+ * @no_fusion: skip the BatchNorm-folding and fusion passes
+ * @inference_precision: VNPU_TYPE_F32 or UNDEFINED (the default, f32);
+ *	anything else is VNPU_UNSUPPORTED
+ */
+struct vnpu_compile_options {
+	uint64_t primary_layer_ops;
+	uint64_t primary_dtypes;
+	bool allow_fallback;
+	bool strict;
+	bool no_packing;
+	bool no_fusion;
+	vnpu_element_type inference_precision;
+};
+
+/* Compile @m (not modified). @o may be NULL for the defaults. */
+vnpu_status vnpu_compile(const struct vnpu_model *m, const struct vnpu_compile_options *o,
+			 struct vnpu_program **out);
+
+/* Where query_model puts one node of the main graph. */
+enum vnpu_query_place {
+	VNPU_QUERY_PRIMARY = 0,		/* the primary device takes it */
+	VNPU_QUERY_FALLBACK = 1,	/* only the CPU fallback takes it */
+	VNPU_QUERY_FOLDED = 2,		/* computed at compile time or a view: no device work */
+	VNPU_QUERY_NONE = 3,		/* nothing takes it: see reason */
+};
+
+struct vnpu_query_node {
+	const char *name;		/* the node's name (the model's string) */
+	const char *op;
+	enum vnpu_query_place place;
+	char reason[160];		/* why not PRIMARY ("" when it is) */
+};
+
+struct vnpu_query_result {
+	uint32_t num_nodes;
+	struct vnpu_query_node *nodes;	/* one per node of the main graph, in order */
+};
+
+/*
+ * For each node of @m's main graph, which device takes it or why none
+ * does. Fails only for what makes a whole model uncompilable (dynamic
+ * input shapes, malformed graph); a node no device takes is an entry.
+ * Free the result with vnpu_query_result_free(); valid while @m lives.
+ */
+vnpu_status vnpu_query_model(const struct vnpu_model *m, const struct vnpu_compile_options *o,
+			     struct vnpu_query_result **out);
+void vnpu_query_result_free(struct vnpu_query_result *r);
+
+/* ---- the arena planner, exposed for its tests ---- */
+
+/**
+ * struct vnpu_plan_buf - one buffer to place
+ * @size: bytes (0 takes no room)
+ * @first: index of the step that writes it first
+ * @last: index of the step that reads it last (>= @first)
+ * @offset: returned: its offset in the arena, a multiple of the alignment
+ */
+struct vnpu_plan_buf {
+	uint64_t size;
+	uint32_t first;
+	uint32_t last;
+	uint64_t offset;
+};
+
+/*
+ * Place @n buffers so that no two whose [first, last] intervals intersect
+ * overlap in memory; returns the arena size (0 when @n is 0). Greedy by
+ * size, best fit among the gaps left by the buffers already placed.
+ */
+uint64_t vnpu_plan_arena(struct vnpu_plan_buf *bufs, uint32_t n, uint64_t align);
+
+#endif /* VNPU_SRC_COMPILER_H */

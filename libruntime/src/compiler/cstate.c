@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: MIT
+/* The compiler's working state: values, ops, commands and tensor views. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgraph.h"
+#include "error.h"
+
+void cs_strlcpy(char *dst, size_t size, const char *src)
+{
+	size_t n = strnlen(src, size - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+vnpu_status cs_fail(struct cstate *s, vnpu_status st, const char *fmt, ...)
+{
+	struct cop *op = s->cur_op < s->num_ops ? &s->ops[s->cur_op] : NULL;
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (op && op->node) {
+		cs_strlcpy(op->reason, sizeof(op->reason), msg);
+		return vnpu_error(st, "node '%s' (%s): %s", op->node->name, op->node->op, msg);
+	}
+	return vnpu_error(st, "%s", msg);
+}
+
+static vnpu_status grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+{
+	uint32_t c;
+	void *p;
+
+	if (need <= *cap)
+		return VNPU_OK;
+	c = *cap ? *cap * 2 : 64;
+	while (c < need)
+		c *= 2;
+	p = realloc(*arr, (size_t)c * elem);
+	if (!p)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	*arr = p;
+	*cap = c;
+	return VNPU_OK;
+}
+
+static vnpu_status add_val(struct cstate *s, vnpu_element_type type, int32_t rank,
+			   const int64_t *dims, int32_t *out)
+{
+	struct cval *v;
+	vnpu_status st = grow((void **)&s->vals, &s->cap_vals, s->num_vals + 1, sizeof(*s->vals));
+
+	if (st)
+		return st;
+	v = &s->vals[s->num_vals];
+	memset(v, 0, sizeof(*v));
+	v->name = "";
+	v->alias = -1;
+	v->out_index = -1;
+	v->info.type = type;
+	v->info.rank = rank;
+	for (int32_t d = 0; d < rank; d++)
+		v->info.dims[d] = dims[d];
+	*out = (int32_t)s->num_vals++;
+	return VNPU_OK;
+}
+
+vnpu_status cs_add_temp(struct cstate *s, vnpu_element_type type, int32_t rank,
+			const int64_t *dims, int32_t *out)
+{
+	return add_val(s, type, rank, dims, out);
+}
+
+/* A constant made by the compiler; takes ownership of @data (freed on failure). */
+vnpu_status cs_add_const(struct cstate *s, vnpu_element_type type, int32_t rank,
+			 const int64_t *dims, void *data, int32_t *out)
+{
+	vnpu_status st = add_val(s, type, rank, dims, out);
+
+	if (st) {
+		free(data);
+		return st;
+	}
+	s->vals[*out].info.data = data;
+	s->vals[*out].info.owns_data = true;
+	return VNPU_OK;
+}
+
+vnpu_status cs_add_op(struct cstate *s, struct cop **out)
+{
+	struct cop *op;
+	vnpu_status st = grow((void **)&s->ops, &s->cap_ops, s->num_ops + 1, sizeof(*s->ops));
+
+	if (st)
+		return st;
+	op = &s->ops[s->num_ops++];
+	memset(op, 0, sizeof(*op));
+	op->fused_into = -1;
+	op->bias = -1;
+	op->residual = -1;
+	for (uint32_t i = 0; i < COP_MAX_IO; i++)
+		op->in[i] = op->out[i] = -1;
+	*out = op;
+	return VNPU_OK;
+}
+
+struct ccmd *cs_add_cmd(struct cstate *s, uint32_t opcode)
+{
+	struct ccmd *c;
+
+	if (grow((void **)&s->cmds, &s->cap_cmds, s->num_cmds + 1, sizeof(*s->cmds)))
+		return NULL;
+	c = &s->cmds[s->num_cmds++];
+	memset(c, 0, sizeof(*c));
+	c->opcode = opcode;
+	c->op = s->cur_op;
+	return c;
+}
+
+const struct vnpu_tinfo *cs_info(const struct cstate *s, int32_t val)
+{
+	return &s->vals[val].info;
+}
+
+bool cs_is_const(const struct cstate *s, int32_t val)
+{
+	return val >= 0 && s->vals[val].info.data != NULL;
+}
+
+void ct_dense_strides(struct ctensor *t)
+{
+	int64_t st = 1;
+
+	for (int32_t d = (int32_t)t->rank - 1; d >= 0; d--) {
+		t->strides[d] = st;
+		st *= t->dims[d];
+	}
+}
+
+struct ctensor ct_shaped(const struct cstate *s, int32_t val, int32_t rank, const int64_t *dims)
+{
+	struct ctensor t = { .val = val, .type = s->vals[val].info.type, .rank = (uint32_t)rank };
+
+	for (int32_t d = 0; d < rank; d++)
+		t.dims[d] = dims[d];
+	ct_dense_strides(&t);
+	return t;
+}
+
+struct ctensor ct_dense(const struct cstate *s, int32_t val)
+{
+	const struct vnpu_tinfo *i = &s->vals[val].info;
+
+	return ct_shaped(s, val, i->rank, i->dims);
+}
+
+struct ctensor ct_broadcast(struct ctensor t, int32_t rank, const int64_t *dims)
+{
+	struct ctensor o = t;
+	int32_t shift = rank - (int32_t)t.rank;
+
+	o.rank = (uint32_t)rank;
+	for (int32_t d = 0; d < rank; d++) {
+		int32_t sd = d - shift;
+
+		o.dims[d] = dims[d];
+		o.strides[d] = sd >= 0 && t.dims[sd] != 1 ? t.strides[sd] : 0;
+	}
+	return o;
+}
+
+uint32_t f32_bits(float f)
+{
+	uint32_t b;
+
+	memcpy(&b, &f, 4);
+	return b;
+}

@@ -1,0 +1,475 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The end of the pipeline: targets, liveness and arena planning, the
+ * weights blob, command-stream emission into segments, and the two entry
+ * points vnpu_compile() and vnpu_query_model().
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgraph.h"
+#include "error.h"
+
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+static int32_t root_of(const struct cstate *s, int32_t v)
+{
+	for (uint32_t guard = 0; s->vals[v].alias >= 0 && guard < s->num_vals; guard++)
+		v = s->vals[v].alias;
+	return v;
+}
+
+static uint64_t val_bytes(const struct cstate *s, int32_t v)
+{
+	const struct vnpu_tinfo *t = &s->vals[v].info;
+
+	return (uint64_t)vnpu_tinfo_elems(t) * vnpu_element_type_size(t->type);
+}
+
+static void state_fini(struct cstate *s)
+{
+	for (uint32_t v = 0; v < s->num_vals; v++)
+		vnpu_tinfo_clear(&s->vals[v].info);
+	free(s->vals);
+	free(s->ops);
+	free(s->cmds);
+}
+
+static vnpu_status check_options(const struct vnpu_compile_options *o)
+{
+	if (o->inference_precision != VNPU_TYPE_UNDEFINED &&
+	    o->inference_precision != VNPU_TYPE_F32)
+		return vnpu_error(VNPU_UNSUPPORTED, "inference precision %s: the device computes in f32",
+				  vnpu_element_type_str(o->inference_precision));
+	return VNPU_OK;
+}
+
+/* Does the primary device take every command of @op? Why not, in @why. */
+static bool primary_takes(const struct cstate *s, const struct cop *op, char *why, size_t len)
+{
+	for (uint32_t c = op->first_cmd; c < op->first_cmd + op->num_cmds; c++) {
+		const struct ccmd *cmd = &s->cmds[c];
+
+		if (cmd->opcode == VNPU_CMD_LAYER && s->opt.primary_layer_ops &&
+		    !(s->opt.primary_layer_ops >> cmd->layer & 1)) {
+			snprintf(why, len, "the device does not take layer op %u", cmd->layer);
+			return false;
+		}
+		for (uint32_t i = 0; s->opt.primary_dtypes && i < cmd->num_tensors; i++) {
+			if (!(s->opt.primary_dtypes >> cmd->t[i].type & 1)) {
+				snprintf(why, len, "the device does not take %s tensors",
+					 vnpu_element_type_str(cmd->t[i].type));
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+/* Lower every live op and choose its target; in query mode failures are
+ * recorded in the op and the walk goes on. */
+static vnpu_status lower_all(struct cstate *s)
+{
+	for (uint32_t i = 0; i < s->num_ops; i++) {
+		struct cop *op = &s->ops[i];
+		vnpu_status st;
+
+		if (op->dead)
+			continue;
+		s->cur_op = i;
+		st = cs_lower_op(s, op);
+		if (st) {
+			if (!s->query)
+				return st;
+			op->num_cmds = 0;
+			op->target = (enum vnpu_prog_target)-1;
+			continue;
+		}
+		op->target = VNPU_TARGET_PRIMARY;
+		if (primary_takes(s, op, op->reason, sizeof(op->reason)))
+			continue;
+		if (s->query)
+			op->target = s->opt.allow_fallback ? VNPU_TARGET_FALLBACK : (enum vnpu_prog_target)-1;
+		else if (s->opt.allow_fallback && !s->opt.strict)
+			op->target = VNPU_TARGET_FALLBACK;
+		else
+			return cs_fail(s, VNPU_UNSUPPORTED, "%s%s", op->reason,
+				       s->opt.allow_fallback ? " (fallback forbidden by the strict option)" : "");
+	}
+	return VNPU_OK;
+}
+
+/* Where every value lives: weights, I/O slots, or the planned arena. */
+static vnpu_status place_values(struct cstate *s, struct vnpu_program *p)
+{
+	const struct vnpu_model *m = s->m;
+	struct vnpu_plan_buf *bufs = NULL;
+	int32_t *buf_val = NULL;
+	uint32_t nbufs = 0, step = 0;
+	uint64_t wsize = 0;
+
+	for (uint32_t i = 0; i < m->main.num_inputs; i++) {
+		struct cval *v = &s->vals[m->main.inputs[i]];
+
+		v->storage = CV_IO;
+		v->slot = VNPU_SLOT_FIRST_IO + i;
+	}
+	for (uint32_t v = 0; v < s->num_vals; v++) {
+		if (s->vals[v].out_index >= 0) {
+			s->vals[v].storage = CV_IO;
+			s->vals[v].slot = VNPU_SLOT_FIRST_IO + m->main.num_inputs +
+					  (uint32_t)s->vals[v].out_index;
+		}
+	}
+	/* Liveness over op steps, and the weights in order of first use. */
+	for (uint32_t i = 0; i < s->num_ops; i++) {
+		const struct cop *op = &s->ops[i];
+
+		if (op->dead || !op->num_cmds)
+			continue;
+		for (uint32_t c = op->first_cmd; c < op->first_cmd + op->num_cmds; c++) {
+			for (uint32_t t = 0; t < s->cmds[c].num_tensors; t++) {
+				struct cval *v = &s->vals[root_of(s, s->cmds[c].t[t].val)];
+
+				if (v->storage == CV_NONE && v->info.data) {
+					v->storage = CV_WEIGHT;
+					v->slot = VNPU_SLOT_WEIGHTS;
+					v->offset = wsize;
+					wsize = align_up(wsize + val_bytes(s, (int32_t)(v - s->vals)),
+							 VNPU_COMPILE_ALIGN);
+				}
+				if (v->storage != CV_NONE && v->storage != CV_ARENA)
+					continue;
+				if (v->storage == CV_NONE) {
+					v->storage = CV_ARENA;
+					v->slot = VNPU_SLOT_ARENA;
+					v->first = step;
+				}
+				v->last = step;
+			}
+		}
+		step++;
+	}
+	for (uint32_t v = 0; v < s->num_vals; v++)
+		nbufs += s->vals[v].storage == CV_ARENA;
+	bufs = calloc(nbufs ? nbufs : 1, sizeof(*bufs));
+	buf_val = calloc(nbufs ? nbufs : 1, sizeof(*buf_val));
+	p->weights = calloc(1, wsize ? wsize : 1);
+	if (!bufs || !buf_val || !p->weights) {
+		free(bufs);
+		free(buf_val);
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	}
+	p->weights_size = wsize;
+	nbufs = 0;
+	for (uint32_t v = 0; v < s->num_vals; v++) {
+		struct cval *cv = &s->vals[v];
+
+		if (cv->storage == CV_WEIGHT)
+			memcpy((char *)p->weights + cv->offset, cv->info.data, val_bytes(s, (int32_t)v));
+		if (cv->storage != CV_ARENA)
+			continue;
+		bufs[nbufs] = (struct vnpu_plan_buf){ .size = val_bytes(s, (int32_t)v),
+						      .first = cv->first, .last = cv->last };
+		p->intermediates_size += align_up(bufs[nbufs].size, VNPU_COMPILE_ALIGN);
+		buf_val[nbufs++] = (int32_t)v;
+	}
+	p->arena_size = vnpu_plan_arena(bufs, nbufs, VNPU_COMPILE_ALIGN);
+	for (uint32_t b = 0; b < nbufs; b++)
+		s->vals[buf_val[b]].offset = bufs[b].offset;
+	free(bufs);
+	free(buf_val);
+	return VNPU_OK;
+}
+
+static void to_tensor(const struct cstate *s, const struct ctensor *ct, struct vnpu_tensor *t)
+{
+	const struct cval *v = &s->vals[root_of(s, ct->val)];
+
+	memset(t, 0, sizeof(*t));
+	t->slot = v->slot;
+	t->dtype = (uint32_t)ct->type;
+	t->offset = v->offset + (uint64_t)ct->off * vnpu_element_type_size(ct->type);
+	t->rank = ct->rank;
+	for (uint32_t d = 0; d < ct->rank; d++) {
+		t->dims[d] = (uint64_t)ct->dims[d];
+		t->strides[d] = ct->strides[d];
+	}
+}
+
+static uint32_t cmd_bytes(const struct ccmd *c)
+{
+	switch (c->opcode) {
+	case VNPU_CMD_FILL:
+		return sizeof(struct vnpu_cmd_fill);
+	case VNPU_CMD_COPY:
+		return sizeof(struct vnpu_cmd_copy);
+	default:
+		return (uint32_t)(sizeof(struct vnpu_cmd_layer) +
+				  c->num_tensors * sizeof(struct vnpu_tensor) +
+				  align_up(c->attr_size, 8));
+	}
+}
+
+static void write_cmd(const struct cstate *s, const struct ccmd *c, uint8_t *dst)
+{
+	uint32_t size = cmd_bytes(c);
+
+	memset(dst, 0, size);
+	if (c->opcode == VNPU_CMD_FILL) {
+		struct vnpu_cmd_fill *f = (struct vnpu_cmd_fill *)dst;
+
+		f->hdr = (struct vnpu_cmd_header){ VNPU_CMD_FILL, size };
+		to_tensor(s, &c->t[0], &f->dst);
+		f->value = c->fill_value;
+	} else if (c->opcode == VNPU_CMD_COPY) {
+		struct vnpu_cmd_copy *cp = (struct vnpu_cmd_copy *)dst;
+
+		cp->hdr = (struct vnpu_cmd_header){ VNPU_CMD_COPY, size };
+		to_tensor(s, &c->t[0], &cp->dst);
+		to_tensor(s, &c->t[1], &cp->src);
+	} else {
+		struct vnpu_cmd_layer *l = (struct vnpu_cmd_layer *)dst;
+
+		l->hdr = (struct vnpu_cmd_header){ VNPU_CMD_LAYER, size };
+		l->op = c->layer;
+		l->num_tensors = c->num_tensors;
+		l->num_outputs = 1;	/* every layer writes its last tensor */
+		l->attr_size = c->attr_size;
+		for (uint32_t i = 0; i < c->num_tensors; i++)
+			to_tensor(s, &c->t[i], &l->tensors[i]);
+		memcpy((uint8_t *)&l->tensors[c->num_tensors], c->attrs, c->attr_size);
+	}
+}
+
+static const char *layer_name(const struct cstate *s, const struct cop *op)
+{
+	if (op->kind == COP_OUTPUT)
+		return s->m->values[s->m->main.outputs[op->out[0]]].name;
+	if (op->node->name[0])
+		return op->node->name;
+	return op->num_out && op->out[0] >= 0 ? s->vals[op->out[0]].name : op->node->op;
+}
+
+/* Segments (runs of ops with one target) and their layers. */
+static vnpu_status emit_segments(struct cstate *s, struct vnpu_program *p)
+{
+	uint32_t nlayers = 0;
+
+	for (uint32_t i = 0; i < s->num_ops; i++)
+		nlayers += !s->ops[i].dead && s->ops[i].num_cmds;
+	p->layers = calloc(nlayers ? nlayers : 1, sizeof(*p->layers));
+	p->segments = calloc(nlayers ? nlayers : 1, sizeof(*p->segments));
+	if (!p->layers || !p->segments)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	for (uint32_t i = 0; i < s->num_ops; i++) {
+		const struct cop *op = &s->ops[i];
+		struct vnpu_prog_segment *seg;
+		struct vnpu_prog_layer *l;
+		uint64_t bytes = 0;
+		uint8_t *buf;
+
+		if (op->dead || !op->num_cmds)
+			continue;
+		seg = p->num_segments ? &p->segments[p->num_segments - 1] : NULL;
+		if (!seg || seg->target != op->target) {
+			seg = &p->segments[p->num_segments++];
+			seg->target = op->target;
+			seg->first_layer = p->num_layers;
+		}
+		for (uint32_t c = op->first_cmd; c < op->first_cmd + op->num_cmds; c++)
+			bytes += cmd_bytes(&s->cmds[c]);
+		buf = realloc(seg->cmd, seg->cmd_size + bytes);
+		if (!buf)
+			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+		seg->cmd = buf;
+		l = &p->layers[p->num_layers++];
+		l->name = strdup(layer_name(s, op));
+		l->type = strdup(op->type);
+		if (!l->name || !l->type)
+			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+		l->segment = p->num_segments - 1;
+		l->first_cmd = seg->num_cmds;
+		l->num_cmds = op->num_cmds;
+		for (uint32_t c = op->first_cmd; c < op->first_cmd + op->num_cmds; c++) {
+			write_cmd(s, &s->cmds[c], buf + seg->cmd_size);
+			seg->cmd_size += cmd_bytes(&s->cmds[c]);
+			seg->num_cmds++;
+		}
+		seg->num_layers++;
+	}
+	return VNPU_OK;
+}
+
+static vnpu_status make_ports(const struct cstate *s, struct vnpu_program *p)
+{
+	const struct vnpu_graph *g = &s->m->main;
+
+	p->inputs = calloc(g->num_inputs ? g->num_inputs : 1, sizeof(*p->inputs));
+	p->outputs = calloc(g->num_outputs ? g->num_outputs : 1, sizeof(*p->outputs));
+	if (!p->inputs || !p->outputs)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	for (uint32_t k = 0; k < g->num_inputs + g->num_outputs; k++) {
+		bool in = k < g->num_inputs;
+		uint32_t i = in ? k : k - g->num_inputs;
+		int32_t v = in ? g->inputs[i] : g->outputs[i];
+		struct vnpu_prog_port *port = in ? &p->inputs[i] : &p->outputs[i];
+		const struct vnpu_tinfo *t = &s->vals[v].info;
+
+		if (!vnpu_tinfo_static(t) || t->rank > VNPU_MAX_RANK)
+			return vnpu_error(VNPU_UNSUPPORTED, "output '%s': shape not known at compile time",
+					  s->vals[v].name);
+		port->name = strdup(s->m->values[v].name);
+		if (!port->name)
+			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+		port->type = t->type;
+		vnpu_tinfo_shape(t, &port->shape);
+		port->slot = VNPU_SLOT_FIRST_IO + k;
+		port->size = val_bytes(s, v);
+		if (in)
+			p->num_inputs++;
+		else
+			p->num_outputs++;
+	}
+	return VNPU_OK;
+}
+
+static vnpu_status pipeline(struct cstate *s, const struct vnpu_model *m,
+			    const struct vnpu_compile_options *o, bool query)
+{
+	static const struct vnpu_compile_options defaults;
+	vnpu_status st;
+
+	memset(s, 0, sizeof(*s));
+	s->m = m;
+	s->opt = o ? *o : defaults;
+	s->query = query;
+	s->cur_op = UINT32_MAX;
+	st = check_options(&s->opt);
+	if (!st)
+		st = cs_build(s);
+	if (!st)
+		cs_fuse(s);
+	if (!st)
+		st = lower_all(s);
+	return st;
+}
+
+vnpu_status vnpu_compile(const struct vnpu_model *m, const struct vnpu_compile_options *o,
+			 struct vnpu_program **out)
+{
+	struct vnpu_program *p;
+	struct cstate s;
+	vnpu_status st;
+
+	if (!m || !out)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "compile: NULL argument");
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	st = pipeline(&s, m, o, false);
+	if (!st)
+		st = make_ports(&s, p);
+	if (!st)
+		st = place_values(&s, p);
+	if (!st)
+		st = emit_segments(&s, p);
+	state_fini(&s);
+	if (st) {
+		vnpu_program_free(p);
+		return vnpu_error_prefix(st, "compile");
+	}
+	*out = p;
+	return VNPU_OK;
+}
+
+void vnpu_query_result_free(struct vnpu_query_result *r)
+{
+	if (!r)
+		return;
+	free(r->nodes);
+	free(r);
+}
+
+/* The place of op @i, following fusion to the op that runs it. */
+static enum vnpu_query_place op_place(const struct cstate *s, uint32_t i, const char **why)
+{
+	const struct cop *op = &s->ops[i];
+
+	for (uint32_t guard = 0; op->dead && op->fused_into >= 0 && guard < s->num_ops; guard++)
+		op = &s->ops[op->fused_into];
+	*why = op->reason;
+	if (op->dead)
+		return VNPU_QUERY_FOLDED;
+	if ((int)op->target < 0)
+		return VNPU_QUERY_NONE;
+	return op->target == VNPU_TARGET_FALLBACK ? VNPU_QUERY_FALLBACK : VNPU_QUERY_PRIMARY;
+}
+
+static int place_severity(enum vnpu_query_place p)
+{
+	switch (p) {
+	case VNPU_QUERY_FOLDED: return 0;
+	case VNPU_QUERY_PRIMARY: return 1;
+	case VNPU_QUERY_FALLBACK: return 2;
+	default: return 3;
+	}
+}
+
+vnpu_status vnpu_query_model(const struct vnpu_model *m, const struct vnpu_compile_options *o,
+			     struct vnpu_query_result **out)
+{
+	struct vnpu_query_result *r;
+	struct cstate s;
+	vnpu_status st;
+
+	if (!m || !out)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "query: NULL argument");
+	r = calloc(1, sizeof(*r));
+	if (r)
+		r->nodes = calloc(m->main.num_nodes ? m->main.num_nodes : 1, sizeof(*r->nodes));
+	if (!r || !r->nodes) {
+		vnpu_query_result_free(r);
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory");
+	}
+	st = pipeline(&s, m, o, true);
+	if (st) {
+		state_fini(&s);
+		vnpu_query_result_free(r);
+		return vnpu_error_prefix(st, "query");
+	}
+	r->num_nodes = m->main.num_nodes;
+	for (uint32_t n = 0; n < m->main.num_nodes; n++) {
+		const struct vnpu_node *node = &m->main.nodes[n];
+		struct vnpu_query_node *q = &r->nodes[n];
+		bool found = false;
+
+		q->name = node->name;
+		q->op = node->op;
+		q->place = VNPU_QUERY_FOLDED;
+		for (uint32_t i = 0; i < s.num_ops; i++) {
+			enum vnpu_query_place place;
+			const char *why;
+
+			if (s.ops[i].node != node || s.ops[i].kind == COP_OUTPUT)
+				continue;
+			place = op_place(&s, i, &why);
+			if (place_severity(place) > place_severity(q->place) || !found) {
+				q->place = place;
+				cs_strlcpy(q->reason, sizeof(q->reason),
+					   place == VNPU_QUERY_PRIMARY ? "" : why);
+			}
+			found = true;
+		}
+		if (q->place == VNPU_QUERY_FOLDED)
+			cs_strlcpy(q->reason, sizeof(q->reason),
+				   "computed at compile time, fused or a view");
+	}
+	state_fini(&s);
+	*out = r;
+	return VNPU_OK;
+}

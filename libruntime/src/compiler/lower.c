@@ -1,0 +1,1280 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Lowering: each op of the working graph to device commands. NN ops map to
+ * VNPU_CMD_LAYER (vnpu_layers.h); data movement (transpose, slice, concat,
+ * split, tile, expand, depth/space rearrangements, copies into outputs) to
+ * strided VNPU_CMD_COPYs; constants to VNPU_CMD_FILL. Gemm and Conv
+ * weights that are constants are pre-packed with the engine's packer.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgraph.h"
+#include "engine/vnpu_engine.h"
+#include "error.h"
+
+#define UNSUP(s, ...) cs_fail((s), VNPU_UNSUPPORTED, __VA_ARGS__)
+
+static const struct vnpu_node *N(const struct cop *op)
+{
+	return op->node;
+}
+
+static int32_t IN(const struct cop *op, uint32_t i)
+{
+	return i < op->num_in ? op->in[i] : -1;
+}
+
+static vnpu_status layer(struct cstate *s, uint32_t lop, const struct ctensor *t, uint32_t n,
+			 const void *attrs, uint32_t attr_size)
+{
+	struct ccmd *c = cs_add_cmd(s, VNPU_CMD_LAYER);
+
+	if (!c)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	c->layer = lop;
+	c->num_tensors = n;
+	memcpy(c->t, t, n * sizeof(*t));
+	c->attr_size = attr_size;
+	if (attr_size)
+		memcpy(c->attrs, attrs, attr_size);
+	return VNPU_OK;
+}
+
+static vnpu_status copy(struct cstate *s, struct ctensor dst, struct ctensor src)
+{
+	struct ccmd *c;
+
+	if (vnpu_tinfo_elems(&(struct vnpu_tinfo){ .rank = (int32_t)dst.rank,
+		.dims = { dst.dims[0], dst.dims[1], dst.dims[2], dst.dims[3], dst.dims[4],
+			  dst.dims[5] } }) == 0)
+		return VNPU_OK;
+	c = cs_add_cmd(s, VNPU_CMD_COPY);
+	if (!c)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	c->num_tensors = 2;
+	c->t[0] = dst;
+	c->t[1] = src;
+	return VNPU_OK;
+}
+
+static vnpu_status fill(struct cstate *s, struct ctensor dst, uint64_t value)
+{
+	struct ccmd *c = cs_add_cmd(s, VNPU_CMD_FILL);
+
+	if (!c)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	c->num_tensors = 1;
+	c->t[0] = dst;
+	c->fill_value = value;
+	return VNPU_OK;
+}
+
+static const struct vnpu_tinfo *INFO(const struct cstate *s, int32_t v)
+{
+	return cs_info(s, v);
+}
+
+static int32_t rank_of(const struct cstate *s, int32_t v)
+{
+	return INFO(s, v)->rank;
+}
+
+/* Read a constant int list (attribute or input); -1 when not constant. */
+static int32_t const_ints(const struct cstate *s, const struct cop *op, const char *attr,
+			  uint32_t idx, int64_t *vals, int32_t max, bool *present)
+{
+	const struct vnpu_attr *a = vnpu_node_attr(N(op), attr);
+	int64_t n;
+
+	if (a && a->type == VNPU_ATTR_INTS) {
+		*present = true;
+		if (a->n > (size_t)max)
+			return -1;
+		memcpy(vals, a->ints, a->n * sizeof(int64_t));
+		return (int32_t)a->n;
+	}
+	*present = IN(op, idx) >= 0;
+	if (!*present)
+		return 0;
+	if (!cs_is_const(s, IN(op, idx)))
+		return -1;
+	n = vnpu_tinfo_elems(INFO(s, IN(op, idx)));
+	if (n > max)
+		return -1;
+	for (int64_t i = 0; i < n; i++)
+		vals[i] = vnpu_elem_get_i(INFO(s, IN(op, idx))->data, INFO(s, IN(op, idx))->type, i);
+	return (int32_t)n;
+}
+
+/* A new constant scalar of @type holding @v. */
+static vnpu_status const_scalar(struct cstate *s, vnpu_element_type type, double v, int32_t *out)
+{
+	void *data = calloc(1, 8);
+
+	if (!data)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	if (vnpu_type_is_float(type))
+		vnpu_elem_set_f(data, type, 0, v);
+	else
+		vnpu_elem_set_i(data, type, 0, (int64_t)v);
+	return cs_add_const(s, type, 0, NULL, data, out);
+}
+
+/* @v as a constant of @type (a converted copy when the type differs). */
+static vnpu_status const_as(struct cstate *s, int32_t v, vnpu_element_type type, int32_t *out)
+{
+	const struct vnpu_tinfo *t = INFO(s, v);
+	int64_t n = vnpu_tinfo_elems(t);
+	void *data;
+
+	if (t->type == type) {
+		*out = v;
+		return VNPU_OK;
+	}
+	data = calloc(1, (size_t)(n ? n : 1) * vnpu_element_type_size(type));
+	if (!data)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	for (int64_t i = 0; i < n; i++) {
+		if (vnpu_type_is_float(type) || vnpu_type_is_float(t->type))
+			vnpu_elem_set_f(data, type, i, vnpu_elem_get_f(t->data, t->type, i));
+		else
+			vnpu_elem_set_i(data, type, i, vnpu_elem_get_i(t->data, t->type, i));
+	}
+	t = INFO(s, v);
+	return cs_add_const(s, type, t->rank, t->dims, data, out);
+}
+
+/* ---- element-wise ---- */
+
+struct act_map {
+	const char *op;
+	uint32_t func;
+	const char *alpha_name;
+	float alpha;
+	const char *beta_name;
+	float beta;
+};
+
+static const struct act_map act_maps[] = {
+	{ "Relu", VNPU_ACT_RELU, NULL, 0, NULL, 0 },
+	{ "LeakyRelu", VNPU_ACT_LEAKY_RELU, "alpha", 0.01f, NULL, 0 },
+	{ "Elu", VNPU_ACT_ELU, "alpha", 1.0f, NULL, 0 },
+	{ "Selu", VNPU_ACT_SELU, "alpha", 1.67326319217681884765625f, "gamma",
+	  1.05070102214813232421875f },
+	{ "Celu", VNPU_ACT_CELU, "alpha", 1.0f, NULL, 0 },
+	{ "Sigmoid", VNPU_ACT_SIGMOID, NULL, 0, NULL, 0 },
+	{ "HardSigmoid", VNPU_ACT_HARD_SIGMOID, "alpha", 0.2f, "beta", 0.5f },
+	{ "HardSwish", VNPU_ACT_HARD_SWISH, NULL, 0, NULL, 0 },
+	{ "Tanh", VNPU_ACT_TANH, NULL, 0, NULL, 0 },
+	{ "Erf", VNPU_ACT_ERF, NULL, 0, NULL, 0 },
+	{ "Exp", VNPU_ACT_EXP, NULL, 0, NULL, 0 },
+	{ "Log", VNPU_ACT_LOG, NULL, 0, NULL, 0 },
+	{ "Sqrt", VNPU_ACT_SQRT, NULL, 0, NULL, 0 },
+	{ "Reciprocal", VNPU_ACT_RECIPROCAL, NULL, 0, NULL, 0 },
+	{ "Abs", VNPU_ACT_ABS, NULL, 0, NULL, 0 },
+	{ "Neg", VNPU_ACT_NEG, NULL, 0, NULL, 0 },
+	{ "Floor", VNPU_ACT_FLOOR, NULL, 0, NULL, 0 },
+	{ "Ceil", VNPU_ACT_CEIL, NULL, 0, NULL, 0 },
+	{ "Round", VNPU_ACT_ROUND, NULL, 0, NULL, 0 },
+	{ "Sign", VNPU_ACT_SIGN, NULL, 0, NULL, 0 },
+	{ "Sin", VNPU_ACT_SIN, NULL, 0, NULL, 0 },
+	{ "Cos", VNPU_ACT_COS, NULL, 0, NULL, 0 },
+	{ "Tan", VNPU_ACT_TAN, NULL, 0, NULL, 0 },
+	{ "Asin", VNPU_ACT_ASIN, NULL, 0, NULL, 0 },
+	{ "Acos", VNPU_ACT_ACOS, NULL, 0, NULL, 0 },
+	{ "Atan", VNPU_ACT_ATAN, NULL, 0, NULL, 0 },
+	{ "Sinh", VNPU_ACT_SINH, NULL, 0, NULL, 0 },
+	{ "Cosh", VNPU_ACT_COSH, NULL, 0, NULL, 0 },
+	{ "Asinh", VNPU_ACT_ASINH, NULL, 0, NULL, 0 },
+	{ "Acosh", VNPU_ACT_ACOSH, NULL, 0, NULL, 0 },
+	{ "Atanh", VNPU_ACT_ATANH, NULL, 0, NULL, 0 },
+	{ "Softplus", VNPU_ACT_SOFTPLUS, NULL, 0, NULL, 0 },
+	{ "Softsign", VNPU_ACT_SOFTSIGN, NULL, 0, NULL, 0 },
+	{ "Mish", VNPU_ACT_MISH, NULL, 0, NULL, 0 },
+	{ "ThresholdedRelu", VNPU_ACT_THRESHOLDED_RELU, "alpha", 1.0f, NULL, 0 },
+	{ "Not", VNPU_ACT_NOT, NULL, 0, NULL, 0 },
+	{ "Shrink", VNPU_ACT_SHRINK, "bias", 0.0f, "lambd", 0.5f },
+};
+
+static vnpu_status unary(struct cstate *s, int32_t x, int32_t y, const struct vnpu_layer_act *a)
+{
+	struct ctensor t[2] = { ct_dense(s, x), ct_dense(s, y) };
+
+	return layer(s, VNPU_LAYER_UNARY, t, 2, a, sizeof(*a));
+}
+
+static vnpu_status lower_act(struct cstate *s, struct cop *op, const struct act_map *m)
+{
+	struct vnpu_layer_act a = { .func = m->func };
+
+	if (m->alpha_name)
+		a.alpha = f32_bits(vnpu_attr_float(N(op), m->alpha_name, m->alpha));
+	if (m->beta_name)
+		a.beta = f32_bits(vnpu_attr_float(N(op), m->beta_name, m->beta));
+	return unary(s, IN(op, 0), op->out[0], &a);
+}
+
+static vnpu_status binary(struct cstate *s, uint32_t func, int32_t a, int32_t b, int32_t y)
+{
+	struct vnpu_layer_binary attr = { .func = func };
+	struct ctensor t[3] = { ct_dense(s, a), ct_dense(s, b), ct_dense(s, y) };
+
+	return layer(s, VNPU_LAYER_BINARY, t, 3, &attr, sizeof(attr));
+}
+
+static vnpu_status lower_clip(struct cstate *s, struct cop *op)
+{
+	int32_t x = IN(op, 0), lo = IN(op, 1), hi = IN(op, 2), t;
+	vnpu_element_type type = INFO(s, x)->type;
+	struct vnpu_layer_act a = { .func = VNPU_ACT_CLIP };
+	float lof = -3.4028234e38f, hif = 3.4028234e38f;
+	vnpu_status st;
+
+	if (s->m->opset < 11) {
+		lof = vnpu_attr_float(N(op), "min", lof);
+		hif = vnpu_attr_float(N(op), "max", hif);
+	} else if ((lo < 0 || cs_is_const(s, lo)) && (hi < 0 || cs_is_const(s, hi))) {
+		if (lo >= 0)
+			lof = (float)vnpu_elem_get_f(INFO(s, lo)->data, INFO(s, lo)->type, 0);
+		if (hi >= 0)
+			hif = (float)vnpu_elem_get_f(INFO(s, hi)->data, INFO(s, hi)->type, 0);
+	} else {
+		/* Bounds computed at run time: max then min. */
+		if (lo < 0 || hi < 0)
+			return binary(s, lo >= 0 ? VNPU_BIN_MAX : VNPU_BIN_MIN, x, lo >= 0 ? lo : hi,
+				      op->out[0]);
+		st = cs_add_temp(s, type, INFO(s, x)->rank, INFO(s, x)->dims, &t);
+		if (!st)
+			st = binary(s, VNPU_BIN_MAX, x, lo, t);
+		return st ? st : binary(s, VNPU_BIN_MIN, t, hi, op->out[0]);
+	}
+	if (!vnpu_type_is_float(type)) {
+		/* Integer bounds, saturated to what f32 carries exactly enough. */
+		lof = fmaxf(lof, -16777216.0f);
+		hif = fminf(hif, 16777216.0f);
+	}
+	a.alpha = f32_bits(lof);
+	a.beta = f32_bits(hif);
+	return unary(s, x, op->out[0], &a);
+}
+
+struct bin_map {
+	const char *op;
+	uint32_t func;
+};
+
+static const struct bin_map bin_maps[] = {
+	{ "Add", VNPU_BIN_ADD }, { "Sub", VNPU_BIN_SUB }, { "Mul", VNPU_BIN_MUL },
+	{ "Div", VNPU_BIN_DIV }, { "Pow", VNPU_BIN_POW }, { "Max", VNPU_BIN_MAX },
+	{ "Min", VNPU_BIN_MIN }, { "Sum", VNPU_BIN_ADD }, { "Mean", VNPU_BIN_ADD },
+	{ "Mod", VNPU_BIN_MOD }, { "Equal", VNPU_BIN_EQUAL }, { "Less", VNPU_BIN_LESS },
+	{ "LessOrEqual", VNPU_BIN_LESS_EQUAL }, { "Greater", VNPU_BIN_GREATER },
+	{ "GreaterOrEqual", VNPU_BIN_GREATER_EQUAL }, { "And", VNPU_BIN_AND },
+	{ "Or", VNPU_BIN_OR }, { "Xor", VNPU_BIN_XOR }, { "PRelu", VNPU_BIN_PRELU },
+	{ "BitwiseAnd", VNPU_BIN_BITAND }, { "BitwiseOr", VNPU_BIN_BITOR },
+	{ "BitwiseXor", VNPU_BIN_BITXOR },
+};
+
+/* Broadcast shape of two values, into @dims. */
+static int32_t bshape(const struct cstate *s, int32_t a, int32_t b, int64_t *dims)
+{
+	const struct vnpu_tinfo *x = INFO(s, a), *y = INFO(s, b);
+	int32_t r = x->rank > y->rank ? x->rank : y->rank;
+
+	for (int32_t d = 0; d < r; d++) {
+		int32_t dx = d - (r - x->rank), dy = d - (r - y->rank);
+		int64_t p = dx >= 0 ? x->dims[dx] : 1, q = dy >= 0 ? y->dims[dy] : 1;
+
+		dims[d] = p == 1 ? q : p;
+	}
+	return r;
+}
+
+static vnpu_status lower_binary(struct cstate *s, struct cop *op, uint32_t func)
+{
+	const char *name = N(op)->op;
+	int32_t acc = IN(op, 0), b, t;
+	vnpu_element_type type = INFO(s, acc)->type;
+	vnpu_status st = VNPU_OK;
+	bool mean = !strcmp(name, "Mean");
+
+	if (!strcmp(name, "Mod") && vnpu_attr_int(N(op), "fmod", 0))
+		func = VNPU_BIN_FMOD;
+	if (op->num_in == 1)
+		return copy(s, ct_dense(s, op->out[0]), ct_dense(s, acc));
+	for (uint32_t i = 1; i < op->num_in && !st; i++) {
+		int64_t dims[VNPU_MAX_RANK];
+		int32_t r;
+		bool last = i + 1 == op->num_in && !mean;
+
+		b = IN(op, i);
+		if (INFO(s, b)->type != type) {
+			if (!cs_is_const(s, b))
+				return UNSUP(s, "input types %s and %s differ",
+					     vnpu_element_type_str(type),
+					     vnpu_element_type_str(INFO(s, b)->type));
+			st = const_as(s, b, type, &b);
+			if (st)
+				return st;
+		}
+		r = bshape(s, acc, b, dims);
+		if (last) {
+			t = op->out[0];
+		} else {
+			st = cs_add_temp(s, type, r, dims, &t);
+			if (st)
+				return st;
+		}
+		st = binary(s, func, acc, b, t);
+		acc = t;
+	}
+	if (!st && mean) {
+		st = const_scalar(s, type, (double)op->num_in, &b);
+		if (!st)
+			st = binary(s, VNPU_BIN_DIV, acc, b, op->out[0]);
+	}
+	return st;
+}
+
+static vnpu_status lower_where(struct cstate *s, int32_t c, int32_t x, int32_t y, int32_t z)
+{
+	struct ctensor t[4] = { ct_dense(s, c), ct_dense(s, x), ct_dense(s, y), ct_dense(s, z) };
+
+	return layer(s, VNPU_LAYER_WHERE, t, 4, NULL, 0);
+}
+
+static vnpu_status lower_cast(struct cstate *s, struct cop *op)
+{
+	struct ctensor t[2] = { ct_dense(s, IN(op, 0)), ct_dense(s, op->out[0]) };
+
+	if (t[0].type == t[1].type)
+		return copy(s, t[1], t[0]);
+	return layer(s, VNPU_LAYER_CAST, t, 2, NULL, 0);
+}
+
+/* ---- Gemm, MatMul, Conv ---- */
+
+/* Swap the last two dims of a view (a transpose for free). */
+static struct ctensor ct_transposed(struct ctensor t)
+{
+	uint32_t r = t.rank;
+	int64_t d = t.dims[r - 1], st = t.strides[r - 1];
+
+	t.dims[r - 1] = t.dims[r - 2];
+	t.strides[r - 1] = t.strides[r - 2];
+	t.dims[r - 2] = d;
+	t.strides[r - 2] = st;
+	return t;
+}
+
+/* Pack constant B [K, N] (@trans: stored [N, K]) for GEMM; -1 on failure. */
+static vnpu_status pack_gemm_b(struct cstate *s, int32_t bv, bool trans, int32_t *out)
+{
+	const struct vnpu_tinfo *b = INFO(s, bv);
+	int64_t k = trans ? b->dims[1] : b->dims[0], n = trans ? b->dims[0] : b->dims[1];
+	uint64_t size = vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, (uint64_t)k, (uint64_t)n);
+	const float *src = b->data;
+	float *dense = NULL, *packed;
+	int64_t psize;
+
+	if (!size)
+		return VNPU_UNSUPPORTED;
+	packed = calloc(size, sizeof(float));
+	if (trans)
+		dense = malloc((size_t)(k * n + 1) * sizeof(float));
+	if (!packed || (trans && !dense)) {
+		free(packed);
+		free(dense);
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory packing weights");
+	}
+	if (trans) {
+		for (int64_t i = 0; i < k; i++)
+			for (int64_t j = 0; j < n; j++)
+				dense[i * n + j] = src[j * k + i];
+		src = dense;
+	}
+	if (vnpu_eng_pack(VNPU_PACK_GEMM_B, src, 1, (uint64_t)k, (uint64_t)n, packed)) {
+		free(packed);
+		free(dense);
+		return VNPU_UNSUPPORTED;
+	}
+	free(dense);
+	psize = (int64_t)size;
+	return cs_add_const(s, VNPU_TYPE_F32, 1, &psize, packed, out);
+}
+
+static vnpu_status gemm_layer(struct cstate *s, struct cop *op, struct ctensor a, struct ctensor b,
+			      int32_t packed_b, int32_t c, float alpha, float beta, struct ctensor y)
+{
+	struct vnpu_layer_gemm attr = { .alpha = f32_bits(alpha), .beta = f32_bits(beta),
+					.act = op->act };
+	struct ctensor t[5];
+	uint32_t n = 0;
+
+	t[n++] = a;
+	if (packed_b >= 0) {
+		t[n++] = ct_dense(s, packed_b);
+		attr.flags |= VNPU_LAYER_F_PACKED;
+	} else {
+		t[n++] = b;
+	}
+	if (c >= 0) {
+		t[n++] = ct_dense(s, c);
+		attr.flags |= VNPU_LAYER_F_BIAS;
+	}
+	if (op->residual >= 0) {
+		t[n++] = ct_dense(s, op->residual);
+		attr.flags |= VNPU_LAYER_F_RESIDUAL;
+	}
+	t[n++] = y;
+	return layer(s, VNPU_LAYER_GEMM, t, n, &attr, sizeof(attr));
+}
+
+static vnpu_status lower_gemm(struct cstate *s, struct cop *op)
+{
+	bool ta = vnpu_attr_int(N(op), "transA", 0), tb = vnpu_attr_int(N(op), "transB", 0);
+	struct ctensor a = ct_dense(s, IN(op, 0)), b = ct_dense(s, IN(op, 1));
+	int32_t c = IN(op, 2) >= 0 ? IN(op, 2) : op->bias, packed = -1;
+	float beta = IN(op, 2) >= 0 ? vnpu_attr_float(N(op), "beta", 1.0f) : 1.0f;
+
+	if (ta)
+		a = ct_transposed(a);
+	if (tb)
+		b = ct_transposed(b);
+	if (cs_is_const(s, IN(op, 1)) && INFO(s, IN(op, 1))->type == VNPU_TYPE_F32 &&
+	    !s->opt.no_packing) {
+		vnpu_status st = pack_gemm_b(s, IN(op, 1), tb, &packed);
+
+		if (st && st != VNPU_UNSUPPORTED)
+			return st;
+	}
+	return gemm_layer(s, op, a, b, packed, c, vnpu_attr_float(N(op), "alpha", 1.0f), beta,
+			  ct_dense(s, op->out[0]));
+}
+
+static vnpu_status lower_matmul(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *ai = INFO(s, IN(op, 0)), *bi = INFO(s, IN(op, 1));
+	const struct vnpu_tinfo *yi = INFO(s, op->out[0]);
+	int64_t adims[VNPU_MAX_RANK], bdims[VNPU_MAX_RANK], ydims[VNPU_MAX_RANK];
+	int32_t ar = ai->rank, br = bi->rank, yr = yi->rank, packed = -1;
+	struct ctensor a, b, y;
+
+	memcpy(adims, ai->dims, sizeof(adims));
+	memcpy(bdims, bi->dims, sizeof(bdims));
+	memcpy(ydims, yi->dims, sizeof(ydims));
+	if (ar == 1) {
+		adims[1] = adims[0];
+		adims[0] = 1;
+		ar = 2;
+		/* Y lost M: put it back as a 1 before N (or last when B is 1-D too). */
+		ydims[yr] = ydims[yr - 1];
+		ydims[yr - 1] = 1;
+		if (bi->rank == 1)
+			ydims[yr] = 1;
+		yr++;
+	}
+	if (br == 1) {
+		bdims[1] = 1;
+		br = 2;
+		if (ai->rank != 1)
+			ydims[yr++] = 1;
+	}
+	if (ar > VNPU_MAX_RANK || yr > VNPU_MAX_RANK)
+		return UNSUP(s, "rank above %d", VNPU_MAX_RANK);
+	a = ct_shaped(s, IN(op, 0), ar, adims);
+	b = ct_shaped(s, IN(op, 1), br, bdims);
+	y = ct_shaped(s, op->out[0], yr, ydims);
+	if (br == 2 && cs_is_const(s, IN(op, 1)) && bi->type == VNPU_TYPE_F32 && !s->opt.no_packing &&
+	    bi->rank == 2) {
+		vnpu_status st = pack_gemm_b(s, IN(op, 1), false, &packed);
+
+		if (st && st != VNPU_UNSUPPORTED)
+			return st;
+	}
+	return gemm_layer(s, op, a, b, packed, op->bias, 1.0f, 1.0f, y);
+}
+
+/* Spatial attributes of Conv/Pool for 1-D and 2-D, SAME pads made explicit. */
+static vnpu_status window_attrs(struct cstate *s, const struct cop *op, int32_t x, int32_t y,
+				const int64_t *kernel, uint32_t *k, uint32_t *stride,
+				uint32_t *dil, uint32_t *pb, uint32_t *pe)
+{
+	const struct vnpu_node *n = N(op);
+	const struct vnpu_attr *sa = vnpu_node_attr(n, "strides"), *da = vnpu_node_attr(n, "dilations");
+	const struct vnpu_attr *pa = vnpu_node_attr(n, "pads");
+	const char *autopad = vnpu_attr_str(n, "auto_pad", "NOTSET");
+	int32_t nsp = rank_of(s, x) - 2;
+
+	if (nsp < 1 || nsp > 2)
+		return UNSUP(s, "%d-D windows (only 1-D and 2-D)", nsp);
+	for (int32_t d = 0; d < 2; d++) {
+		k[d] = stride[d] = dil[d] = 1;
+		pb[d] = pe[d] = 0;
+	}
+	for (int32_t d = 0; d < nsp; d++) {
+		int32_t o = d + 2 - nsp;	/* 1-D uses [1] */
+		int64_t in = INFO(s, x)->dims[2 + d], out = INFO(s, y)->dims[2 + d];
+		int64_t st = sa && sa->n == (size_t)nsp ? sa->ints[d] : 1;
+		int64_t dl = da && da->n == (size_t)nsp ? da->ints[d] : 1;
+
+		k[o] = (uint32_t)kernel[d];
+		stride[o] = (uint32_t)st;
+		dil[o] = (uint32_t)dl;
+		if (!strcmp(autopad, "SAME_UPPER") || !strcmp(autopad, "SAME_LOWER")) {
+			int64_t total = (out - 1) * st + (kernel[d] - 1) * dl + 1 - in;
+
+			total = total < 0 ? 0 : total;
+			pb[o] = (uint32_t)(!strcmp(autopad, "SAME_UPPER") ? total / 2 : total - total / 2);
+			pe[o] = (uint32_t)(total - pb[o]);
+		} else if (pa && pa->n == (size_t)nsp * 2 && strcmp(autopad, "VALID")) {
+			pb[o] = (uint32_t)pa->ints[d];
+			pe[o] = (uint32_t)pa->ints[d + nsp];
+		}
+	}
+	return VNPU_OK;
+}
+
+static vnpu_status lower_conv(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *wi = INFO(s, IN(op, 1));
+	struct vnpu_layer_conv attr = { .act = op->act };
+	int64_t kernel[2], group = vnpu_attr_int(N(op), "group", 1);
+	int32_t nsp = wi->rank - 2, bias = IN(op, 2) >= 0 ? IN(op, 2) : op->bias, packed = -1;
+	struct ctensor t[5];
+	uint32_t n = 0;
+	vnpu_status st;
+
+	if (nsp < 1 || nsp > 2)
+		return UNSUP(s, "%d-D convolution (only 1-D and 2-D)", nsp);
+	for (int32_t d = 0; d < nsp; d++)
+		kernel[d] = wi->dims[2 + d];
+	st = window_attrs(s, op, IN(op, 0), op->out[0], kernel, attr.kernel, attr.stride,
+			  attr.dilation, attr.pad_begin, attr.pad_end);
+	if (st)
+		return st;
+	attr.group = (uint32_t)group;
+	t[n++] = ct_dense(s, IN(op, 0));
+	if (cs_is_const(s, IN(op, 1)) && wi->type == VNPU_TYPE_F32 && !s->opt.no_packing) {
+		uint64_t rows = (uint64_t)(wi->dims[0] / group);
+		uint64_t cols = (uint64_t)(vnpu_tinfo_elems(wi) / wi->dims[0]);
+		uint64_t size = vnpu_eng_packed_size(VNPU_PACK_CONV_W, (uint64_t)group, rows, cols);
+		float *buf = size ? calloc(size, sizeof(float)) : NULL;
+		int64_t psize = (int64_t)size;
+
+		if (size && !buf)
+			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory packing weights");
+		if (buf && !vnpu_eng_pack(VNPU_PACK_CONV_W, wi->data, (uint64_t)group, rows, cols, buf)) {
+			st = cs_add_const(s, VNPU_TYPE_F32, 1, &psize, buf, &packed);
+			if (st)
+				return st;
+		} else {
+			free(buf);
+		}
+	}
+	if (packed >= 0) {
+		t[n++] = ct_dense(s, packed);
+		attr.flags |= VNPU_LAYER_F_PACKED;
+	} else {
+		t[n++] = ct_dense(s, IN(op, 1));
+	}
+	if (bias >= 0) {
+		int64_t m = wi->dims[0];
+
+		t[n++] = ct_shaped(s, bias, 1, &m);
+		attr.flags |= VNPU_LAYER_F_BIAS;
+	}
+	if (op->residual >= 0) {
+		t[n++] = ct_dense(s, op->residual);
+		attr.flags |= VNPU_LAYER_F_RESIDUAL;
+	}
+	t[n++] = ct_dense(s, op->out[0]);
+	return layer(s, VNPU_LAYER_CONV, t, n, &attr, sizeof(attr));
+}
+
+static vnpu_status lower_pool(struct cstate *s, struct cop *op)
+{
+	const char *name = N(op)->op;
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	struct vnpu_layer_pool attr = { 0 };
+	int64_t kernel[2] = { 1, 1 };
+	int32_t nsp = xi->rank - 2;
+	struct ctensor t[2];
+	vnpu_status st;
+
+	if (nsp < 1 || nsp > 2)
+		return UNSUP(s, "%d-D pooling (only 1-D and 2-D)", nsp);
+	if (op->num_out > 1 && op->out[1] >= 0)
+		return UNSUP(s, "the Indices output is not supported");
+	if (strstr(name, "Max"))
+		attr.mode = VNPU_POOL_MAX;
+	else if (strstr(name, "Average"))
+		attr.mode = VNPU_POOL_AVG;
+	else
+		attr.mode = VNPU_POOL_LP;
+	if (attr.mode == VNPU_POOL_LP)
+		attr.p = (uint32_t)vnpu_attr_int(N(op), "p", 2);
+	if (!strncmp(name, "Global", 6)) {
+		for (int32_t d = 0; d < nsp; d++)
+			attr.kernel[d + 2 - nsp] = (uint32_t)xi->dims[2 + d];
+		attr.kernel[0] = nsp == 1 ? 1 : attr.kernel[0];
+		attr.stride[0] = attr.stride[1] = attr.dilation[0] = attr.dilation[1] = 1;
+	} else {
+		const struct vnpu_attr *ks = vnpu_node_attr(N(op), "kernel_shape");
+
+		for (int32_t d = 0; d < nsp; d++)
+			kernel[d] = ks->ints[d];
+		st = window_attrs(s, op, IN(op, 0), op->out[0], kernel, attr.kernel, attr.stride,
+				  attr.dilation, attr.pad_begin, attr.pad_end);
+		if (st)
+			return st;
+		if (vnpu_attr_int(N(op), "ceil_mode", 0))
+			attr.flags |= VNPU_POOL_F_CEIL;
+		if (vnpu_attr_int(N(op), "count_include_pad", 0))
+			attr.flags |= VNPU_POOL_F_COUNT_PAD;
+	}
+	t[0] = ct_dense(s, IN(op, 0));
+	t[1] = ct_dense(s, op->out[0]);
+	return layer(s, VNPU_LAYER_POOL, t, 2, &attr, sizeof(attr));
+}
+
+/* ---- normalizations, softmax, reductions ---- */
+
+static vnpu_status lower_softmax(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	struct vnpu_layer_softmax attr = { 0 };
+	int64_t axis = vnpu_attr_int(N(op), "axis", s->m->opset >= 13 ? -1 : 1);
+	struct ctensor t[2];
+
+	axis = axis < 0 ? axis + xi->rank : axis;
+	if (!strcmp(N(op)->op, "LogSoftmax"))
+		attr.mode = VNPU_LOG_SOFTMAX;
+	else if (!strcmp(N(op)->op, "Hardmax"))
+		attr.mode = VNPU_HARDMAX;
+	if (s->m->opset < 13) {
+		int64_t dims[2] = { 1, 1 };
+
+		for (int32_t d = 0; d < xi->rank; d++)
+			dims[d < axis ? 0 : 1] *= xi->dims[d];
+		t[0] = ct_shaped(s, IN(op, 0), 2, dims);
+		t[1] = ct_shaped(s, op->out[0], 2, dims);
+		attr.axis = 1;
+	} else {
+		t[0] = ct_dense(s, IN(op, 0));
+		t[1] = ct_dense(s, op->out[0]);
+		attr.axis = (uint32_t)axis;
+	}
+	return layer(s, VNPU_LAYER_SOFTMAX, t, 2, &attr, sizeof(attr));
+}
+
+static vnpu_status lower_norm(struct cstate *s, struct cop *op)
+{
+	const char *name = N(op)->op;
+	struct vnpu_layer_norm attr = { 0 };
+	struct ctensor t[6];
+	uint32_t n = 0, num_in;
+	int32_t rank = rank_of(s, IN(op, 0));
+
+	attr.epsilon = f32_bits(vnpu_attr_float(N(op), "epsilon", 1e-5f));
+	for (uint32_t o = 1; o < op->num_out; o++)
+		if (op->out[o] >= 0)
+			return UNSUP(s, "only the first output is supported");
+	if (!strcmp(name, "BatchNormalization")) {
+		if (vnpu_attr_int(N(op), "training_mode", 0))
+			return UNSUP(s, "training mode");
+		attr.mode = VNPU_NORM_BATCH;
+		num_in = 5;
+	} else if (!strcmp(name, "InstanceNormalization")) {
+		attr.mode = VNPU_NORM_INSTANCE;
+		num_in = 3;
+	} else if (!strcmp(name, "LayerNormalization")) {
+		int64_t axis = vnpu_attr_int(N(op), "axis", -1);
+
+		attr.mode = VNPU_NORM_LAYER;
+		attr.axis = (uint32_t)(axis < 0 ? axis + rank : axis);
+		num_in = IN(op, 2) >= 0 ? 3 : 2;
+		if (num_in == 3)
+			attr.flags |= VNPU_LAYER_F_BIAS;
+	} else if (!strcmp(name, "LpNormalization")) {
+		int64_t axis = vnpu_attr_int(N(op), "axis", -1);
+
+		attr.mode = VNPU_NORM_LP;
+		attr.axis = (uint32_t)(axis < 0 ? axis + rank : axis);
+		attr.p = (uint32_t)vnpu_attr_int(N(op), "p", 2);
+		attr.epsilon = 0;
+		num_in = 1;
+	} else {
+		attr.mode = VNPU_NORM_LRN;
+		attr.size = (uint32_t)vnpu_attr_int(N(op), "size", 0);
+		attr.alpha = f32_bits(vnpu_attr_float(N(op), "alpha", 1e-4f));
+		attr.beta = f32_bits(vnpu_attr_float(N(op), "beta", 0.75f));
+		attr.bias = f32_bits(vnpu_attr_float(N(op), "bias", 1.0f));
+		attr.epsilon = 0;
+		num_in = 1;
+	}
+	for (uint32_t i = 0; i < num_in; i++) {
+		if (IN(op, i) < 0)
+			return UNSUP(s, "input %u is missing", i);
+		t[n++] = ct_dense(s, IN(op, i));
+	}
+	t[n++] = ct_dense(s, op->out[0]);
+	return layer(s, VNPU_LAYER_NORM, t, n, &attr, sizeof(attr));
+}
+
+static const struct bin_map reduce_maps[] = {
+	{ "ReduceSum", VNPU_REDUCE_SUM }, { "ReduceMean", VNPU_REDUCE_MEAN },
+	{ "ReduceMax", VNPU_REDUCE_MAX }, { "ReduceMin", VNPU_REDUCE_MIN },
+	{ "ReduceProd", VNPU_REDUCE_PROD }, { "ReduceL1", VNPU_REDUCE_L1 },
+	{ "ReduceL2", VNPU_REDUCE_L2 }, { "ReduceLogSum", VNPU_REDUCE_LOG_SUM },
+	{ "ReduceLogSumExp", VNPU_REDUCE_LOG_SUM_EXP },
+	{ "ReduceSumSquare", VNPU_REDUCE_SUM_SQUARE },
+};
+
+/* The output viewed with the input's rank and 1 on reduced axes. */
+static struct ctensor reduced_view(const struct cstate *s, int32_t x, int32_t y, uint32_t mask)
+{
+	const struct vnpu_tinfo *xi = INFO(s, x);
+	int64_t dims[VNPU_MAX_RANK];
+
+	for (int32_t d = 0; d < xi->rank; d++)
+		dims[d] = mask >> d & 1 ? 1 : xi->dims[d];
+	return ct_shaped(s, y, xi->rank, dims);
+}
+
+static vnpu_status lower_reduce(struct cstate *s, struct cop *op, uint32_t func)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	struct vnpu_layer_reduce attr = { .func = func };
+	int64_t axes[VNPU_MAX_RANK];
+	bool present;
+	int32_t n = const_ints(s, op, "axes", 1, axes, VNPU_MAX_RANK, &present);
+	struct ctensor t[2];
+
+	if (n < 0)
+		return UNSUP(s, "axes computed at run time");
+	if (!n && vnpu_attr_int(N(op), "noop_with_empty_axes", 0))
+		return copy(s, ct_dense(s, op->out[0]), ct_dense(s, IN(op, 0)));
+	for (int32_t i = 0; i < n; i++)
+		attr.axes |= 1u << (axes[i] < 0 ? axes[i] + xi->rank : axes[i]);
+	if (!n)
+		attr.axes = (1u << xi->rank) - 1;
+	t[0] = ct_dense(s, IN(op, 0));
+	t[1] = reduced_view(s, IN(op, 0), op->out[0], attr.axes);
+	return layer(s, VNPU_LAYER_REDUCE, t, 2, &attr, sizeof(attr));
+}
+
+static vnpu_status lower_argreduce(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	struct vnpu_layer_argreduce attr = { .min = !strcmp(N(op)->op, "ArgMin") };
+	int64_t axis = vnpu_attr_int(N(op), "axis", 0);
+	struct ctensor t[2];
+
+	axis = axis < 0 ? axis + xi->rank : axis;
+	attr.axis = (uint32_t)axis;
+	if (vnpu_attr_int(N(op), "select_last_index", 0))
+		attr.flags |= VNPU_ARG_F_LAST;
+	t[0] = ct_dense(s, IN(op, 0));
+	t[1] = reduced_view(s, IN(op, 0), op->out[0], 1u << axis);
+	return layer(s, VNPU_LAYER_ARGREDUCE, t, 2, &attr, sizeof(attr));
+}
+
+/* ---- resize, pad, gather ---- */
+
+static int str_index(const char *s, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(s, names[i]))
+			return i;
+	return -1;
+}
+
+static vnpu_status lower_resize(struct cstate *s, struct cop *op)
+{
+	static const char *const coords[] = {
+		"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel",
+		"tf_half_pixel_for_nearest", "half_pixel_symmetric",
+	};
+	static const char *const nearest[] = {
+		"round_prefer_floor", "round_prefer_ceil", "floor", "ceil",
+	};
+	const struct vnpu_node *n = N(op);
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	struct vnpu_layer_resize attr = { 0 };
+	const char *mode = vnpu_attr_str(n, "mode", "nearest");
+	bool upsample = !strcmp(n->op, "Upsample");
+	int32_t scales = upsample || s->m->opset < 11 ? IN(op, 1) : IN(op, 2);
+	const char *coord = upsample || s->m->opset < 11 ? "asymmetric" :
+			    vnpu_attr_str(n, "coordinate_transformation_mode", "half_pixel");
+	int c, k;
+	struct ctensor t[2];
+
+	if (!strcmp(mode, "nearest")) {
+		attr.mode = VNPU_RESIZE_NEAREST;
+		k = upsample || s->m->opset < 11 ? 2 :
+		    str_index(vnpu_attr_str(n, "nearest_mode", "round_prefer_floor"), nearest, 4);
+		if (k < 0)
+			return UNSUP(s, "nearest_mode '%s'", vnpu_attr_str(n, "nearest_mode", ""));
+		attr.nearest = (uint32_t)k;
+	} else if (!strcmp(mode, "linear") || !strcmp(mode, "bilinear")) {
+		attr.mode = VNPU_RESIZE_LINEAR;
+	} else {
+		return UNSUP(s, "mode '%s'", mode);
+	}
+	c = str_index(coord, coords, 6);
+	if (c < 0)
+		return UNSUP(s, "coordinate_transformation_mode '%s'", coord);
+	attr.coord = (uint32_t)c;
+	if (vnpu_attr_int(n, "exclude_outside", 0))
+		return UNSUP(s, "exclude_outside");
+	if (scales >= 0 && cs_is_const(s, scales) && vnpu_tinfo_elems(INFO(s, scales)) == xi->rank)
+		for (int32_t d = 0; d < xi->rank; d++)
+			attr.scale[d] = f32_bits((float)vnpu_elem_get_f(INFO(s, scales)->data,
+									 INFO(s, scales)->type, d));
+	if (upsample && vnpu_node_attr(n, "scales")) {
+		const struct vnpu_attr *a = vnpu_node_attr(n, "scales");
+
+		for (int32_t d = 0; d < xi->rank && (size_t)d < a->n; d++)
+			attr.scale[d] = f32_bits(a->floats[d]);
+	}
+	t[0] = ct_dense(s, IN(op, 0));
+	t[1] = ct_dense(s, op->out[0]);
+	return layer(s, VNPU_LAYER_RESIZE, t, 2, &attr, sizeof(attr));
+}
+
+static vnpu_status lower_pad(struct cstate *s, struct cop *op)
+{
+	static const char *const modes[] = { "constant", "reflect", "edge", "wrap" };
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	struct vnpu_layer_pad attr = { 0 };
+	int64_t pads[VNPU_MAX_RANK * 2];
+	bool present;
+	int32_t n = const_ints(s, op, "pads", 1, pads, VNPU_MAX_RANK * 2, &present);
+	int m = str_index(vnpu_attr_str(N(op), "mode", "constant"), modes, 4);
+	struct ctensor t[2];
+
+	if (n < 0 || IN(op, 3) >= 0)
+		return UNSUP(s, "pads computed at run time or axes given");
+	if (m < 0)
+		return UNSUP(s, "mode '%s'", vnpu_attr_str(N(op), "mode", ""));
+	attr.mode = (uint32_t)m;
+	for (int32_t d = 0; d < xi->rank; d++)
+		attr.begin[d] = pads[d];
+	if (m == VNPU_PAD_CONSTANT) {
+		uint64_t v = 0;
+
+		if (s->m->opset < 11) {
+			vnpu_elem_set_f(&v, xi->type, 0, vnpu_attr_float(N(op), "value", 0.0f));
+		} else if (IN(op, 2) >= 0) {
+			const struct vnpu_tinfo *ci = INFO(s, IN(op, 2));
+
+			if (!ci->data)
+				return UNSUP(s, "pad value computed at run time");
+			memcpy(&v, ci->data, vnpu_element_type_size(ci->type));
+		}
+		attr.value = v;
+	}
+	t[0] = ct_dense(s, IN(op, 0));
+	t[1] = ct_dense(s, op->out[0]);
+	return layer(s, VNPU_LAYER_PAD, t, 2, &attr, sizeof(attr));
+}
+
+static vnpu_status lower_gather(struct cstate *s, struct cop *op)
+{
+	struct vnpu_layer_gather attr = { 0 };
+	int64_t axis = vnpu_attr_int(N(op), "axis", 0);
+	struct ctensor t[3] = { ct_dense(s, IN(op, 0)), ct_dense(s, IN(op, 1)),
+				ct_dense(s, op->out[0]) };
+
+	axis = axis < 0 ? axis + rank_of(s, IN(op, 0)) : axis;
+	attr.axis = (uint32_t)axis;
+	return layer(s, strcmp(N(op)->op, "Gather") ? VNPU_LAYER_GATHER_ELEMENTS : VNPU_LAYER_GATHER,
+		     t, 3, &attr, sizeof(attr));
+}
+
+/* ---- data movement as copies ---- */
+
+static vnpu_status lower_transpose(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	const struct vnpu_attr *pa = vnpu_node_attr(N(op), "perm");
+	struct ctensor x = ct_dense(s, IN(op, 0)), src = x;
+
+	for (int32_t d = 0; d < xi->rank; d++) {
+		int64_t p = pa ? pa->ints[d] : xi->rank - 1 - d;
+
+		src.dims[d] = x.dims[p];
+		src.strides[d] = x.strides[p];
+	}
+	return copy(s, ct_dense(s, op->out[0]), src);
+}
+
+static vnpu_status lower_slice(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	int64_t starts[VNPU_MAX_RANK], ends[VNPU_MAX_RANK], axes[VNPU_MAX_RANK], steps[VNPU_MAX_RANK];
+	bool p1, p2, p3, p4;
+	int32_t n = const_ints(s, op, "starts", 1, starts, VNPU_MAX_RANK, &p1);
+	int32_t ne = const_ints(s, op, "ends", 2, ends, VNPU_MAX_RANK, &p2);
+	int32_t na = const_ints(s, op, "axes", 3, axes, VNPU_MAX_RANK, &p3);
+	int32_t ns = const_ints(s, op, "steps", 4, steps, VNPU_MAX_RANK, &p4);
+	struct ctensor src = ct_dense(s, IN(op, 0)), dst = ct_dense(s, op->out[0]);
+
+	if (n < 0 || ne < 0 || na < 0 || ns < 0)
+		return UNSUP(s, "starts, ends, axes or steps computed at run time");
+	for (int32_t i = 0; i < n; i++) {
+		int64_t a = p3 ? axes[i] : i, step = p4 ? steps[i] : 1, len, st;
+
+		a = a < 0 ? a + xi->rank : a;
+		len = xi->dims[a];
+		st = starts[i] < 0 ? starts[i] + len : starts[i];
+		if (step > 0)
+			st = st < 0 ? 0 : st > len ? len : st;
+		else
+			st = st < 0 ? 0 : st > len - 1 ? len - 1 : st;
+		if (step < 0)
+			return UNSUP(s, "negative slice steps");
+		if (dst.dims[a])
+			src.off += st * src.strides[a];
+		src.strides[a] *= step;
+		src.dims[a] = dst.dims[a];
+	}
+	return copy(s, dst, src);
+}
+
+static vnpu_status lower_concat(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *yi = INFO(s, op->out[0]);
+	int64_t axis = vnpu_attr_int(N(op), "axis", 0), at = 0;
+	struct ctensor y = ct_dense(s, op->out[0]);
+
+	axis = axis < 0 ? axis + yi->rank : axis;
+	for (uint32_t i = 0; i < op->num_in; i++) {
+		struct ctensor x = ct_dense(s, IN(op, i)), dst = y;
+		vnpu_status st;
+
+		dst.dims[axis] = x.dims[axis];
+		dst.off += at * y.strides[axis];
+		at += x.dims[axis];
+		st = copy(s, dst, x);
+		if (st)
+			return st;
+	}
+	return VNPU_OK;
+}
+
+static vnpu_status lower_split(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	int64_t axis = vnpu_attr_int(N(op), "axis", 0), at = 0;
+	struct ctensor x = ct_dense(s, IN(op, 0));
+
+	axis = axis < 0 ? axis + xi->rank : axis;
+	for (uint32_t o = 0; o < op->num_out; o++) {
+		struct ctensor src = x, y;
+		vnpu_status st;
+
+		if (op->out[o] < 0)
+			return UNSUP(s, "omitted outputs");
+		y = ct_dense(s, op->out[o]);
+		src.dims[axis] = y.dims[axis];
+		src.off += at * x.strides[axis];
+		at += y.dims[axis];
+		st = copy(s, y, src);
+		if (st)
+			return st;
+	}
+	return VNPU_OK;
+}
+
+static vnpu_status lower_expand(struct cstate *s, struct cop *op)
+{
+	struct ctensor y = ct_dense(s, op->out[0]);
+
+	return copy(s, y, ct_broadcast(ct_dense(s, IN(op, 0)), (int32_t)y.rank, y.dims));
+}
+
+/* Tile: Y viewed as [r0, d0, r1, d1, ...] (only repeated axes split) gets X
+ * broadcast along the r axes. */
+static vnpu_status lower_tile(struct cstate *s, struct cop *op)
+{
+	struct ctensor x = ct_dense(s, IN(op, 0)), y = ct_dense(s, op->out[0]), dst = y, src = x;
+	uint32_t r = 0;
+
+	for (uint32_t d = 0; d < x.rank; d++) {
+		int64_t rep = x.dims[d] ? y.dims[d] / x.dims[d] : 1;
+
+		if (rep != 1) {
+			if (r >= VNPU_MAX_DIMS)
+				return UNSUP(s, "too many tiled axes");
+			dst.dims[r] = rep;
+			dst.strides[r] = y.strides[d] * x.dims[d];
+			src.dims[r] = rep;
+			src.strides[r++] = 0;
+		}
+		if (r >= VNPU_MAX_DIMS)
+			return UNSUP(s, "too many tiled axes");
+		dst.dims[r] = x.dims[d];
+		dst.strides[r] = y.strides[d];
+		src.dims[r] = x.dims[d];
+		src.strides[r++] = x.strides[d];
+	}
+	dst.rank = src.rank = r;
+	return copy(s, dst, src);
+}
+
+/* DepthToSpace / SpaceToDepth as one 6-D strided copy. */
+static vnpu_status lower_space_depth(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	int64_t b = vnpu_attr_int(N(op), "blocksize", 1), n = xi->dims[0], c = xi->dims[1];
+	int64_t h = xi->dims[2], w = xi->dims[3];
+	struct ctensor x = ct_dense(s, IN(op, 0)), y = ct_dense(s, op->out[0]), src = x, dst;
+	bool crd = !strcmp(vnpu_attr_str(N(op), "mode", "DCR"), "CRD");
+
+	if (!strcmp(N(op)->op, "DepthToSpace")) {
+		int64_t co = c / (b * b), dims[6] = { n, co, h, b, w, b };
+		/* Element (n, co, h, i, w, j) of Y comes from X channel
+		 * DCR: (i * b + j) * co + co_idx; CRD: co_idx * b * b + i * b + j. */
+		int64_t cs = x.strides[1];
+
+		dst = ct_shaped(s, op->out[0], 6, dims);
+		src.rank = 6;
+		for (int d = 0; d < 6; d++)
+			src.dims[d] = dims[d];
+		src.strides[0] = x.strides[0];
+		src.strides[1] = crd ? cs * b * b : cs;
+		src.strides[2] = x.strides[2];
+		src.strides[3] = crd ? cs * b : cs * b * co;
+		src.strides[4] = x.strides[3];
+		src.strides[5] = crd ? cs : cs * co;
+	} else {
+		int64_t ho = h / b, wo = w / b, dims[6] = { n, b, b, c, ho, wo };
+		/* Y channel (i * b + j) * c + ci at (ho, wo) is X (ci, ho * b + i, wo * b + j). */
+		dst = ct_shaped(s, op->out[0], 6, dims);
+		src.rank = 6;
+		for (int d = 0; d < 6; d++)
+			src.dims[d] = dims[d];
+		src.strides[0] = x.strides[0];
+		src.strides[1] = x.strides[2];
+		src.strides[2] = x.strides[3];
+		src.strides[3] = x.strides[1];
+		src.strides[4] = x.strides[2] * b;
+		src.strides[5] = x.strides[3] * b;
+	}
+	(void)y;
+	return copy(s, dst, src);
+}
+
+/* A node whose output is a differently shaped view of its input, kept
+ * because its output is a model output: a dense copy. */
+static vnpu_status lower_view_copy(struct cstate *s, struct cop *op, int32_t src)
+{
+	const struct vnpu_tinfo *yi = INFO(s, op->out[0]);
+	vnpu_status st = copy(s, ct_dense(s, op->out[0]), ct_shaped(s, src, yi->rank, yi->dims));
+
+	if (!st && op->kind == COP_NODE && !strcmp(N(op)->op, "Dropout") && op->num_out > 1 &&
+	    op->out[1] >= 0)
+		st = fill(s, ct_dense(s, op->out[1]), 1);
+	return st;
+}
+
+static vnpu_status lower_constant_of_shape(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_attr *a = vnpu_node_attr(N(op), "value");
+	uint64_t v = 0;
+
+	if (a)
+		memcpy(&v, a->t.data, vnpu_element_type_size(a->t.type));
+	return fill(s, ct_dense(s, op->out[0]), v);
+}
+
+static vnpu_status lower_output(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *i = INFO(s, op->in[0]);
+	int32_t t;
+	vnpu_status st = cs_add_temp(s, i->type, i->rank, i->dims, &t);
+
+	if (st)
+		return st;
+	s->vals[t].out_index = op->out[0];
+	return copy(s, ct_dense(s, t), ct_dense(s, op->in[0]));
+}
+
+struct lower_map {
+	const char *op;
+	vnpu_status (*fn)(struct cstate *s, struct cop *op);
+};
+
+static vnpu_status lower_view_node(struct cstate *s, struct cop *op)
+{
+	return lower_view_copy(s, op, IN(op, 0));
+}
+
+static const struct lower_map lower_maps[] = {
+	{ "Clip", lower_clip }, { "Where", NULL }, { "Cast", lower_cast },
+	{ "CastLike", lower_cast }, { "Gemm", lower_gemm }, { "MatMul", lower_matmul },
+	{ "Conv", lower_conv }, { "MaxPool", lower_pool }, { "AveragePool", lower_pool },
+	{ "LpPool", lower_pool }, { "GlobalAveragePool", lower_pool },
+	{ "GlobalMaxPool", lower_pool }, { "GlobalLpPool", lower_pool },
+	{ "Softmax", lower_softmax }, { "LogSoftmax", lower_softmax },
+	{ "Hardmax", lower_softmax }, { "BatchNormalization", lower_norm },
+	{ "InstanceNormalization", lower_norm }, { "LayerNormalization", lower_norm },
+	{ "LpNormalization", lower_norm }, { "LRN", lower_norm },
+	{ "ArgMax", lower_argreduce }, { "ArgMin", lower_argreduce },
+	{ "Resize", lower_resize }, { "Upsample", lower_resize }, { "Pad", lower_pad },
+	{ "Gather", lower_gather }, { "GatherElements", lower_gather },
+	{ "Transpose", lower_transpose }, { "Slice", lower_slice }, { "Concat", lower_concat },
+	{ "Split", lower_split }, { "Expand", lower_expand }, { "Tile", lower_tile },
+	{ "DepthToSpace", lower_space_depth }, { "SpaceToDepth", lower_space_depth },
+	{ "Identity", lower_view_node }, { "Dropout", lower_view_node },
+	{ "Reshape", lower_view_node }, { "Flatten", lower_view_node },
+	{ "Squeeze", lower_view_node }, { "Unsqueeze", lower_view_node },
+	{ "ConstantOfShape", lower_constant_of_shape },
+};
+
+static vnpu_status lower_node(struct cstate *s, struct cop *op)
+{
+	const char *name = N(op)->op;
+
+	for (size_t i = 0; i < sizeof(act_maps) / sizeof(act_maps[0]); i++)
+		if (!strcmp(name, act_maps[i].op))
+			return lower_act(s, op, &act_maps[i]);
+	for (size_t i = 0; i < sizeof(bin_maps) / sizeof(bin_maps[0]); i++)
+		if (!strcmp(name, bin_maps[i].op))
+			return lower_binary(s, op, bin_maps[i].func);
+	for (size_t i = 0; i < sizeof(reduce_maps) / sizeof(reduce_maps[0]); i++)
+		if (!strcmp(name, reduce_maps[i].op))
+			return lower_reduce(s, op, reduce_maps[i].func);
+	if (!strcmp(name, "Where"))
+		return lower_where(s, IN(op, 0), IN(op, 1), IN(op, 2), op->out[0]);
+	for (size_t i = 0; i < sizeof(lower_maps) / sizeof(lower_maps[0]); i++)
+		if (!strcmp(name, lower_maps[i].op))
+			return lower_maps[i].fn(s, op);
+	return UNSUP(s, "no device lowering for this op");
+}
+
+/* Why inference left @op's outputs unknown: run it again for the message. */
+static vnpu_status infer_failure(struct cstate *s, const struct cop *op)
+{
+	struct vnpu_tinfo *in[COP_MAX_IO + 1], *out[COP_MAX_IO], scratch[COP_MAX_IO];
+	vnpu_status st;
+
+	if (op->kind != COP_NODE || !strcmp(N(op)->op, "If"))
+		return VNPU_OK;
+	for (uint32_t i = 0; i < op->num_in; i++)
+		in[i] = op->in[i] >= 0 ? &s->vals[op->in[i]].info : NULL;
+	in[op->num_in] = NULL;
+	for (uint32_t i = 0; i < op->num_out; i++) {
+		scratch[i] = (struct vnpu_tinfo){ .rank = -1 };
+		out[i] = op->out[i] >= 0 ? &scratch[i] : NULL;
+	}
+	st = vnpu_node_infer(s->m, N(op), in, out, 0);
+	for (uint32_t i = 0; i < op->num_out; i++)
+		vnpu_tinfo_clear(&scratch[i]);
+	if (st) {
+		char msg[400];
+		const char *e = vnpu_last_error(), *colon = strstr(e, "): ");
+
+		snprintf(msg, sizeof(msg), "%s", colon ? colon + 3 : e);
+		return cs_fail(s, st, "%s", msg);
+	}
+	return VNPU_OK;
+}
+
+/* Every value the op touches must be known and static. */
+static vnpu_status check_static(struct cstate *s, const struct cop *op)
+{
+	char buf[96];
+	vnpu_status st = op->num_out && op->out[0] >= 0 &&
+			 s->vals[op->out[0]].info.type == VNPU_TYPE_UNDEFINED ?
+			 infer_failure(s, op) : VNPU_OK;
+
+	if (st)
+		return st;
+
+	for (uint32_t i = 0; i < op->num_in; i++) {
+		const struct vnpu_tinfo *t;
+
+		if (op->in[i] < 0)
+			continue;
+		t = INFO(s, op->in[i]);
+		if (!vnpu_tinfo_static(t))
+			return UNSUP(s, "input %u is %s: its shape or type is not known at compile time",
+				     i, vnpu_tinfo_str(t, buf, sizeof(buf)));
+	}
+	for (uint32_t i = 0; i < op->num_out; i++) {
+		const struct vnpu_tinfo *t;
+
+		if (op->kind == COP_OUTPUT || op->out[i] < 0)
+			continue;
+		t = INFO(s, op->out[i]);
+		if (!vnpu_tinfo_static(t))
+			return UNSUP(s, "output %u is %s: its shape or type is not known at compile time",
+				     i, vnpu_tinfo_str(t, buf, sizeof(buf)));
+		if (t->rank > VNPU_MAX_DIMS)
+			return UNSUP(s, "rank above %d", VNPU_MAX_DIMS);
+	}
+	return VNPU_OK;
+}
+
+/* The engine's own check of every layer this op lowered to. */
+static vnpu_status check_layers(struct cstate *s, uint32_t first)
+{
+	for (uint32_t c = first; c < s->num_cmds; c++) {
+		const struct ccmd *cmd = &s->cmds[c];
+		struct vnpu_tensor t[VNPU_LAYER_MAX_TENSORS];
+
+		if (cmd->opcode != VNPU_CMD_LAYER)
+			continue;
+		memset(t, 0, sizeof(t));
+		for (uint32_t i = 0; i < cmd->num_tensors; i++) {
+			const struct ctensor *ct = &cmd->t[i];
+
+			t[i].dtype = (uint32_t)ct->type;
+			t[i].rank = ct->rank;
+			for (uint32_t d = 0; d < ct->rank; d++) {
+				t[i].dims[d] = (uint64_t)ct->dims[d];
+				t[i].strides[d] = ct->strides[d];
+			}
+		}
+		if (vnpu_eng_layer_check(cmd->layer, t, cmd->num_tensors, cmd->attrs, cmd->attr_size))
+			return UNSUP(s, "the device engine does not take this layer (op %u) with these types, shapes or attributes",
+				     cmd->layer);
+	}
+	return VNPU_OK;
+}
+
+vnpu_status cs_lower_op(struct cstate *s, struct cop *op)
+{
+	uint32_t first = s->num_cmds;
+	vnpu_status st;
+
+	op->first_cmd = first;
+	st = check_static(s, op);
+	if (st)
+		return st;
+	switch (op->kind) {
+	case COP_SELECT:
+		st = lower_where(s, op->in[0], op->in[1], op->in[2], op->out[0]);
+		break;
+	case COP_OUTPUT:
+		st = lower_output(s, op);
+		break;
+	default:
+		st = lower_node(s, op);
+		break;
+	}
+	if (!st)
+		st = check_layers(s, first);
+	if (st) {
+		s->num_cmds = first;	/* drop a partial lowering */
+		return st;
+	}
+	op->num_cmds = s->num_cmds - first;
+	return VNPU_OK;
+}

@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Graph passes: build the working graph (inference with full constant
+ * folding, If branches inlined with a select), then turn view-like nodes
+ * into aliases, fold BatchNorm into the Conv/Gemm before it and fuse a
+ * constant bias, a residual Add and an activation into Conv/Gemm/MatMul.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgraph.h"
+#include "error.h"
+
+/* Constants computed at compile time, per tensor (elements). */
+#define COMPILE_FOLD_LIMIT (1ll << 26)
+
+static bool op_is(const struct cop *op, const char *name)
+{
+	return op->kind == COP_NODE && !strcmp(op->node->op, name);
+}
+
+/* ---- building ---- */
+
+static bool node_folded(const struct cstate *s, const struct vnpu_node *n)
+{
+	bool any = false;
+
+	for (uint32_t o = 0; o < n->num_outputs; o++) {
+		if (n->outputs[o] < 0)
+			continue;
+		if (!s->vals[n->outputs[o]].info.data)
+			return false;
+		any = true;
+	}
+	return any;
+}
+
+static vnpu_status add_graph_ops(struct cstate *s, const struct vnpu_graph *g);
+
+static vnpu_status add_node_op(struct cstate *s, const struct vnpu_node *n)
+{
+	struct cop *op;
+	vnpu_status st;
+
+	if (node_folded(s, n))
+		return VNPU_OK;
+	if (!strcmp(n->op, "If") && !n->domain[0]) {
+		const struct vnpu_attr *tb = vnpu_node_attr(n, "then_branch");
+		const struct vnpu_attr *eb = vnpu_node_attr(n, "else_branch");
+		int32_t cond = n->inputs[0];
+		bool known = cs_is_const(s, cond);
+		bool take_then = known && *(const uint8_t *)s->vals[cond].info.data;
+
+		if (!tb || !eb || !tb->g || !eb->g)
+			return vnpu_error(VNPU_PARSE_ERROR, "node '%s' (If): no branches", n->name);
+		if (!known || take_then)
+			st = add_graph_ops(s, tb->g);
+		else
+			st = VNPU_OK;
+		if (!st && (!known || !take_then))
+			st = add_graph_ops(s, eb->g);
+		if (st)
+			return st;
+		for (uint32_t o = 0; o < n->num_outputs; o++) {
+			if (n->outputs[o] < 0)
+				continue;
+			st = cs_add_op(s, &op);
+			if (st)
+				return st;
+			op->kind = COP_SELECT;
+			op->node = n;
+			op->num_in = 3;
+			op->in[0] = cond;
+			op->in[1] = tb->g->outputs[o];
+			op->in[2] = eb->g->outputs[o];
+			op->num_out = 1;
+			op->out[0] = n->outputs[o];
+			snprintf(op->type, sizeof(op->type), "If");
+		}
+		return VNPU_OK;
+	}
+	if (n->num_inputs > COP_MAX_IO || n->num_outputs > COP_MAX_IO)
+		return vnpu_error(VNPU_UNSUPPORTED, "node '%s' (%s): more than %d inputs or outputs",
+				  n->name, n->op, COP_MAX_IO);
+	st = cs_add_op(s, &op);
+	if (st)
+		return st;
+	op->kind = COP_NODE;
+	op->node = n;
+	op->num_in = n->num_inputs;
+	op->num_out = n->num_outputs;
+	memcpy(op->in, n->inputs, n->num_inputs * sizeof(int32_t));
+	memcpy(op->out, n->outputs, n->num_outputs * sizeof(int32_t));
+	snprintf(op->type, sizeof(op->type), "%s", n->op);
+	return VNPU_OK;
+}
+
+static vnpu_status add_graph_ops(struct cstate *s, const struct vnpu_graph *g)
+{
+	for (uint32_t i = 0; i < g->num_nodes; i++) {
+		vnpu_status st = add_node_op(s, &g->nodes[i]);
+
+		if (st)
+			return st;
+	}
+	return VNPU_OK;
+}
+
+static vnpu_status check_inputs_static(const struct cstate *s)
+{
+	const struct vnpu_model *m = s->m;
+	char buf[128];
+
+	for (uint32_t i = 0; i < m->main.num_inputs; i++) {
+		const struct vnpu_value *v = &m->values[m->main.inputs[i]];
+
+		if (!vnpu_tinfo_static(&v->info))
+			return vnpu_error(VNPU_INVALID_ARGUMENT,
+					  "input '%s' is %s: set its dynamic dimensions with reshape before compiling",
+					  v->name, vnpu_tinfo_str(&v->info, buf, sizeof(buf)));
+	}
+	return VNPU_OK;
+}
+
+/* Values, inference with folding, ops. */
+vnpu_status cs_build(struct cstate *s)
+{
+	const struct vnpu_model *m = s->m;
+	struct vnpu_tinfo *infos;
+	vnpu_status st;
+	int32_t idx;
+
+	st = check_inputs_static(s);
+	if (st)
+		return st;
+	infos = calloc(m->num_values ? m->num_values : 1, sizeof(*infos));
+	if (!infos)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	for (uint32_t v = 0; v < m->num_values; v++) {
+		infos[v].rank = -1;
+		if (m->values[v].kind == VNPU_VALUE_NODE)
+			continue;
+		infos[v] = m->values[v].info;
+		infos[v].owns_data = false;
+	}
+	st = vnpu_graph_infer(m, &m->main, infos, COMPILE_FOLD_LIMIT, false);
+	for (uint32_t v = 0; v < m->num_values; v++) {
+		if (!st)
+			st = cs_add_temp(s, VNPU_TYPE_UNDEFINED, 0, NULL, &idx);
+		if (st) {
+			vnpu_tinfo_clear(&infos[v]);
+			continue;
+		}
+		s->vals[idx].info = infos[v];
+		s->vals[idx].name = m->values[v].name;
+	}
+	free(infos);
+	if (st)
+		return st;
+	st = add_graph_ops(s, &m->main);
+	if (st)
+		return st;
+	for (uint32_t o = 0; o < m->main.num_outputs; o++) {
+		struct cval *v = &s->vals[m->main.outputs[o]];
+
+		/* A value listed twice, or an input or a constant, is copied. */
+		if (v->out_index < 0 && m->values[m->main.outputs[o]].kind == VNPU_VALUE_NODE &&
+		    !v->info.data) {
+			v->out_index = (int32_t)o;
+			continue;
+		}
+		{
+			struct cop *op;
+
+			st = cs_add_op(s, &op);
+			if (st)
+				return st;
+			op->kind = COP_OUTPUT;
+			op->num_in = 1;
+			op->in[0] = m->main.outputs[o];
+			op->num_out = 0;
+			op->out[0] = (int32_t)o;	/* the output's index */
+			snprintf(op->type, sizeof(op->type), "Output");
+		}
+	}
+	return VNPU_OK;
+}
+
+/* ---- fusion ---- */
+
+/* The one live op reading @val, or NULL when none or several do. */
+static struct cop *sole_reader(struct cstate *s, int32_t val, uint32_t after)
+{
+	struct cop *found = NULL;
+
+	if (s->vals[val].out_index >= 0)
+		return NULL;
+	for (uint32_t i = 0; i < s->num_ops; i++) {
+		struct cop *op = &s->ops[i];
+
+		if (op->dead)
+			continue;
+		for (uint32_t k = 0; k < op->num_in; k++) {
+			if (op->in[k] != val)
+				continue;
+			if (found || i <= after)
+				return NULL;
+			found = op;
+			break;
+		}
+	}
+	return found;
+}
+
+/* Index of the live op writing @val, or -1 (inputs and constants). */
+static int32_t producer(const struct cstate *s, int32_t val)
+{
+	for (uint32_t i = 0; i < s->num_ops; i++) {
+		const struct cop *op = &s->ops[i];
+
+		if (op->dead)
+			continue;
+		for (uint32_t k = 0; k < op->num_out; k++)
+			if (op->out[k] == val)
+				return (int32_t)i;
+	}
+	return -1;
+}
+
+static bool used(const struct cstate *s, int32_t val)
+{
+	if (val < 0)
+		return false;
+	if (s->vals[val].out_index >= 0)
+		return true;
+	for (uint32_t i = 0; i < s->num_ops; i++)
+		for (uint32_t k = 0; !s->ops[i].dead && k < s->ops[i].num_in; k++)
+			if (s->ops[i].in[k] == val)
+				return true;
+	return false;
+}
+
+static bool is_float_val(const struct cstate *s, int32_t v)
+{
+	return s->vals[v].info.type == VNPU_TYPE_F32;
+}
+
+/* View-like nodes whose output is not a model output become aliases. */
+static void make_views(struct cstate *s)
+{
+	static const char *const views[] = {
+		"Identity", "Dropout", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
+	};
+
+	for (uint32_t i = 0; i < s->num_ops; i++) {
+		struct cop *op = &s->ops[i];
+		int32_t src = -1;
+
+		if (op->dead || !op->num_out || op->out[0] < 0)
+			continue;
+		if (op->kind == COP_SELECT && cs_is_const(s, op->in[0]))
+			src = *(const uint8_t *)s->vals[op->in[0]].info.data ? op->in[1] : op->in[2];
+		for (size_t k = 0; op->kind == COP_NODE && k < sizeof(views) / sizeof(views[0]); k++)
+			if (!strcmp(op->node->op, views[k]))
+				src = op->in[0];
+		if (src < 0 || s->vals[op->out[0]].out_index >= 0)
+			continue;
+		if (op_is(op, "Dropout") && op->num_out > 1 && used(s, op->out[1]))
+			continue;
+		if (s->vals[src].info.data)
+			continue;	/* a view of a constant is itself folded */
+		s->vals[op->out[0]].alias = src;
+		op->dead = true;
+	}
+}
+
+/* Fold BatchNormalization into the Conv before it. */
+static vnpu_status fold_batchnorm(struct cstate *s, struct cop *conv, struct cop *bn)
+{
+	const struct vnpu_tinfo *w = cs_info(s, conv->in[1]);
+	int64_t m = w->dims[0], per = vnpu_tinfo_elems(w) / (m ? m : 1);
+	float eps = vnpu_attr_float(bn->node, "epsilon", 1e-5f);
+	const float *sc, *bb, *mean, *var, *wd, *bd = NULL;
+	float *nw, *nb;
+	int32_t wv, bv;
+	vnpu_status st;
+
+	if (bn->num_in < 5 || w->rank < 3)
+		return VNPU_OK;
+	for (uint32_t k = 1; k < 5; k++) {
+		const struct vnpu_tinfo *t;
+
+		if (bn->in[k] < 0)
+			return VNPU_OK;
+		t = cs_info(s, bn->in[k]);
+
+		if (!cs_is_const(s, bn->in[k]) || t->type != VNPU_TYPE_F32 ||
+		    vnpu_tinfo_elems(t) != m)
+			return VNPU_OK;
+	}
+	if (conv->in[2] >= 0 && (!cs_is_const(s, conv->in[2]) ||
+				 vnpu_tinfo_elems(cs_info(s, conv->in[2])) != m))
+		return VNPU_OK;
+	sc = cs_info(s, bn->in[1])->data;
+	bb = cs_info(s, bn->in[2])->data;
+	mean = cs_info(s, bn->in[3])->data;
+	var = cs_info(s, bn->in[4])->data;
+	wd = w->data;
+	if (conv->in[2] >= 0)
+		bd = cs_info(s, conv->in[2])->data;
+	nw = malloc((size_t)vnpu_tinfo_elems(w) * sizeof(float));
+	nb = malloc((size_t)m * sizeof(float));
+	if (!nw || !nb) {
+		free(nw);
+		free(nb);
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	}
+	for (int64_t o = 0; o < m; o++) {
+		float f = sc[o] / sqrtf(var[o] + eps);
+
+		for (int64_t k = 0; k < per; k++)
+			nw[o * per + k] = wd[o * per + k] * f;
+		nb[o] = ((bd ? bd[o] : 0.0f) - mean[o]) * f + bb[o];
+	}
+	st = cs_add_const(s, VNPU_TYPE_F32, w->rank, w->dims, nw, &wv);
+	if (st) {
+		free(nb);
+		return st;
+	}
+	st = cs_add_const(s, VNPU_TYPE_F32, 1, &m, nb, &bv);
+	if (st)
+		return st;
+	conv->in[1] = wv;
+	conv->in[2] = bv;
+	if (conv->num_in < 3)
+		conv->num_in = 3;
+	conv->out[0] = bn->out[0];
+	bn->dead = true;
+	bn->fused_into = (int32_t)(conv - s->ops);
+	strncat(conv->type, "+BatchNorm", sizeof(conv->type) - strlen(conv->type) - 1);
+	return VNPU_OK;
+}
+
+/* The activation a unary node is, when it can be fused. */
+static bool act_of(const struct cstate *s, const struct cop *op, struct vnpu_layer_act *act)
+{
+	const struct vnpu_node *n = op->node;
+
+	memset(act, 0, sizeof(*act));
+	if (op->kind != COP_NODE)
+		return false;
+	if (!strcmp(n->op, "Relu")) {
+		act->func = VNPU_ACT_RELU;
+	} else if (!strcmp(n->op, "LeakyRelu")) {
+		act->func = VNPU_ACT_LEAKY_RELU;
+		act->alpha = f32_bits(vnpu_attr_float(n, "alpha", 0.01f));
+	} else if (!strcmp(n->op, "Sigmoid")) {
+		act->func = VNPU_ACT_SIGMOID;
+	} else if (!strcmp(n->op, "Tanh")) {
+		act->func = VNPU_ACT_TANH;
+	} else if (!strcmp(n->op, "HardSigmoid")) {
+		act->func = VNPU_ACT_HARD_SIGMOID;
+		act->alpha = f32_bits(vnpu_attr_float(n, "alpha", 0.2f));
+		act->beta = f32_bits(vnpu_attr_float(n, "beta", 0.5f));
+	} else if (!strcmp(n->op, "HardSwish")) {
+		act->func = VNPU_ACT_HARD_SWISH;
+	} else if (!strcmp(n->op, "Elu")) {
+		act->func = VNPU_ACT_ELU;
+		act->alpha = f32_bits(vnpu_attr_float(n, "alpha", 1.0f));
+	} else if (!strcmp(n->op, "Clip")) {
+		float lo = -INFINITY, hi = INFINITY;
+
+		if (s->m->opset < 11) {
+			lo = vnpu_attr_float(n, "min", -3.4028234e38f);
+			hi = vnpu_attr_float(n, "max", 3.4028234e38f);
+		} else {
+			for (uint32_t k = 1; k < 3 && k < op->num_in; k++) {
+				if (op->in[k] < 0)
+					continue;
+				if (!cs_is_const(s, op->in[k]) || !is_float_val(s, op->in[k]))
+					return false;
+				*(k == 1 ? &lo : &hi) = *(const float *)s->vals[op->in[k]].info.data;
+			}
+			lo = isinf(lo) ? -3.4028234e38f : lo;
+			hi = isinf(hi) ? 3.4028234e38f : hi;
+		}
+		act->func = VNPU_ACT_CLIP;
+		act->alpha = f32_bits(lo);
+		act->beta = f32_bits(hi);
+	} else {
+		return false;
+	}
+	return is_float_val(s, op->in[0]);
+}
+
+static bool same_shape(const struct vnpu_tinfo *a, const struct vnpu_tinfo *b)
+{
+	if (a->rank != b->rank)
+		return false;
+	for (int32_t d = 0; d < a->rank; d++)
+		if (a->dims[d] != b->dims[d])
+			return false;
+	return true;
+}
+
+/* A constant Add operand that is a per-channel bias of @op's output. */
+static bool bias_fits(const struct cstate *s, const struct cop *op, int32_t c)
+{
+	const struct vnpu_tinfo *y = cs_info(s, op->out[0]), *b = cs_info(s, c);
+	int64_t ch = op_is(op, "Conv") ? y->dims[1] : y->dims[y->rank - 1];
+	int32_t ch_axis = op_is(op, "Conv") ? 1 : y->rank - 1;
+
+	if (!cs_is_const(s, c) || b->type != VNPU_TYPE_F32 || b->rank > y->rank)
+		return false;
+	if (vnpu_tinfo_elems(b) != ch)
+		return false;
+	/* Every dim of b is 1 except the channel one (right-aligned). */
+	for (int32_t d = 0; d < b->rank; d++) {
+		int32_t yd = d + y->rank - b->rank;
+
+		if (b->dims[d] != 1 && yd != ch_axis)
+			return false;
+	}
+	return true;
+}
+
+static void fuse_into(struct cstate *s, uint32_t idx)
+{
+	struct cop *op = &s->ops[idx];
+	bool conv = op_is(op, "Conv"), gemm = op_is(op, "Gemm"), matmul = op_is(op, "MatMul");
+	struct cop *next;
+
+	if ((!conv && !gemm && !matmul) || !is_float_val(s, op->out[0]))
+		return;
+	/* BatchNorm after a Conv with constant weights. */
+	next = sole_reader(s, op->out[0], idx);
+	if (conv && next && op_is(next, "BatchNormalization") && next->in[0] == op->out[0] &&
+	    cs_is_const(s, op->in[1]) && !(next->num_out > 1 && used(s, next->out[1]))) {
+		if (fold_batchnorm(s, op, next))
+			return;
+		next = sole_reader(s, op->out[0], idx);
+	}
+	/* A constant bias. */
+	if (next && op_is(next, "Add") && !(conv && op->num_in > 2 && op->in[2] >= 0) &&
+	    !(gemm && op->num_in > 2 && op->in[2] >= 0)) {
+		int32_t other = next->in[0] == op->out[0] ? next->in[1] : next->in[0];
+
+		if (bias_fits(s, op, other) && next->in[0] != next->in[1]) {
+			op->bias = other;
+			op->out[0] = next->out[0];
+			next->dead = true;
+			next->fused_into = (int32_t)idx;
+			strncat(op->type, "+Add", sizeof(op->type) - strlen(op->type) - 1);
+			next = sole_reader(s, op->out[0], idx);
+		}
+	}
+	/* A residual Add of a tensor of the output's shape computed earlier. */
+	if (next && op_is(next, "Add") && next->in[0] != next->in[1]) {
+		int32_t other = next->in[0] == op->out[0] ? next->in[1] : next->in[0];
+		int32_t p = producer(s, other);
+
+		if (p < (int32_t)idx && is_float_val(s, other) &&
+		    same_shape(cs_info(s, other), cs_info(s, op->out[0])) &&
+		    same_shape(cs_info(s, next->out[0]), cs_info(s, op->out[0]))) {
+			op->residual = other;
+			op->out[0] = next->out[0];
+			next->dead = true;
+			next->fused_into = (int32_t)idx;
+			strncat(op->type, "+Residual", sizeof(op->type) - strlen(op->type) - 1);
+			next = sole_reader(s, op->out[0], idx);
+		}
+	}
+	/* An activation. */
+	if (next && act_of(s, next, &op->act)) {
+		op->out[0] = next->out[0];
+		next->dead = true;
+			next->fused_into = (int32_t)idx;
+		strncat(op->type, "+", sizeof(op->type) - strlen(op->type) - 1);
+		strncat(op->type, next->node->op, sizeof(op->type) - strlen(op->type) - 1);
+	} else {
+		memset(&op->act, 0, sizeof(op->act));
+	}
+}
+
+void cs_fuse(struct cstate *s)
+{
+	make_views(s);
+	if (s->opt.no_fusion)
+		return;
+	for (uint32_t i = 0; i < s->num_ops; i++) {
+		s->cur_op = i;
+		if (!s->ops[i].dead)
+			fuse_into(s, i);
+	}
+}
