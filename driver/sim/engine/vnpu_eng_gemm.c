@@ -497,7 +497,7 @@ static void conv_window(const struct conv_job *cj, __u64 q0, __u64 q1,
 
 		off[k] = (__s32)((k / (s->kh * s->kw)) * cs +
 				 kh * at->dilation[0] * wp +
-				 kw * at->dilation[1]) - (__s32)(r0 * wp);
+				 kw * at->dilation[1] + (q0 - r0 * wp));
 	}
 }
 

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Engine unit tests: every layer op against a naive reference, on the
+ * baseline and the AVX2+FMA builds, whole and split into parts (which must
+ * agree bit for bit), and the checks that reject malformed layers.
+ */
+#include "engine_test.h"
+
+int et_failures;
+unsigned int et_host_features;
+
+static unsigned long long rng_state = 0x9e3779b97f4a7c15ull;
+
+float et_randf(void)
+{
+	rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+	return (float)((rng_state >> 40) & 0xffffff) / 8388608.0f - 1.0f;
+}
+
+void et_fill_f32(float *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = et_randf();
+}
+
+struct vnpu_tensor et_dense(__u32 dtype, __u32 rank, const __u64 *dims)
+{
+	struct vnpu_tensor t;
+	__s64 s = 1;
+	int d;
+
+	memset(&t, 0, sizeof(t));
+	t.dtype = dtype;
+	t.rank = rank;
+	for (d = (int)rank - 1; d >= 0; d--) {
+		t.dims[d] = dims[d];
+		t.strides[d] = s;
+		s *= (__s64)dims[d];
+	}
+	return t;
+}
+
+size_t et_bytes(const struct vnpu_tensor *t)
+{
+	size_t n = 1, span = 0;
+	__u32 d;
+
+	for (d = 0; d < t->rank; d++) {
+		if (!t->dims[d])
+			return 0;
+		span += (t->dims[d] - 1) * (size_t)t->strides[d];
+	}
+	n = span + 1;
+	switch (t->dtype) {
+	case VNPU_DTYPE_F32: case VNPU_DTYPE_I32: case VNPU_DTYPE_U32:
+		return n * 4;
+	case VNPU_DTYPE_F64: case VNPU_DTYPE_I64: case VNPU_DTYPE_U64:
+		return n * 8;
+	case VNPU_DTYPE_F16: case VNPU_DTYPE_BF16: case VNPU_DTYPE_I16:
+	case VNPU_DTYPE_U16:
+		return n * 2;
+	default:
+		return n;
+	}
+}
+
+int et_run(__u32 op, const struct vnpu_tensor *t, void *const *data, __u32 n,
+	   const void *attrs, __u32 attr_size, __u32 features, __u32 parts)
+{
+	struct vnpu_eng_ctx ctx;
+	__u32 max, p;
+	__u64 scratch;
+	int rc;
+
+	rc = vnpu_eng_layer_check(op, t, n, attrs, attr_size);
+	if (rc)
+		return rc;
+	max = vnpu_eng_layer_max_parts(op, t, n, attrs);
+	if (parts > max)
+		parts = max;
+	scratch = vnpu_eng_layer_scratch(op, t, n, attrs, parts);
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.features = features;
+	ctx.scratch = scratch ? malloc(scratch) : NULL;
+	ctx.scratch_size = scratch;
+	if (scratch && !ctx.scratch)
+		return -12;
+	/* Scratch starts dirty: a kernel must not rely on zeroes. */
+	if (scratch)
+		memset(ctx.scratch, 0xa5, scratch);
+	for (p = parts; p-- > 0;) {
+		rc = vnpu_eng_layer_run(op, t, data, n, attrs, p, parts, &ctx);
+		if (rc)
+			break;
+	}
+	free(ctx.scratch);
+	return rc;
+}
+
+/* Runs the four configurations; @outs receives each output. */
+static int run_four(const char *name, __u32 op, const struct vnpu_tensor *t,
+		    void **data, __u32 n, const void *attrs, __u32 attr_size,
+		    size_t bytes, unsigned char **outs)
+{
+	static const __u32 parts[4] = { 1, 7, 1, 64 };
+	int i, rc;
+
+	for (i = 0; i < 4; i++) {
+		__u32 f = i < 2 ? 0 : VNPU_ENG_F_AVX2_FMA;
+
+		outs[i] = malloc(bytes ? bytes : 1);
+		if (i >= 2 && !(et_host_features & VNPU_ENG_F_AVX2_FMA)) {
+			memcpy(outs[i], outs[i - 2], bytes);
+			continue;
+		}
+		memset(data[n - 1], 0x7f, bytes);
+		rc = et_run(op, t, data, n, attrs, attr_size, f, parts[i]);
+		if (rc) {
+			ET_FAIL("%s: run %d failed: %d", name, i, rc);
+			return rc;
+		}
+		memcpy(outs[i], data[n - 1], bytes);
+	}
+	if (memcmp(outs[0], outs[1], bytes) || memcmp(outs[2], outs[3], bytes)) {
+		ET_FAIL("%s: split runs differ from whole runs", name);
+		return -1;
+	}
+	return 0;
+}
+
+static int close_enough(float got, float want, double atol, double rtol)
+{
+	if (isnan(want))
+		return isnan(got);
+	if (isinf(want))
+		return got == want;
+	return fabs((double)got - want) <= atol + rtol * fabs(want);
+}
+
+int et_layer_f32(const char *name, __u32 op, const struct vnpu_tensor *t,
+		 void **data, __u32 n, const void *attrs, __u32 attr_size,
+		 const float *ref, double atol, double rtol)
+{
+	size_t bytes = et_bytes(&t[n - 1]), i, count = bytes / 4;
+	unsigned char *outs[4] = {};
+	int rc, k, bad = 0;
+
+	rc = run_four(name, op, t, data, n, attrs, attr_size, bytes, outs);
+	for (k = 0; !rc && k < 4; k += 2) {
+		const float *got = (const float *)outs[k];
+
+		for (i = 0; i < count; i++)
+			if (!close_enough(got[i], ref[i], atol, rtol)) {
+				if (bad++ < 3)
+					ET_FAIL("%s (%s) [%zu]: got %.9g want %.9g",
+						name, k ? "avx2" : "base", i,
+						got[i], ref[i]);
+			}
+	}
+	for (k = 0; k < 4; k++)
+		free(outs[k]);
+	return rc || bad;
+}
+
+int et_layer_exact(const char *name, __u32 op, const struct vnpu_tensor *t,
+		   void **data, __u32 n, const void *attrs, __u32 attr_size,
+		   const void *ref)
+{
+	size_t bytes = et_bytes(&t[n - 1]), i;
+	unsigned char *outs[4] = {};
+	int rc, k, bad = 0;
+
+	rc = run_four(name, op, t, data, n, attrs, attr_size, bytes, outs);
+	for (k = 0; !rc && k < 4; k += 2)
+		for (i = 0; i < bytes; i++)
+			if (outs[k][i] != ((const unsigned char *)ref)[i]) {
+				if (bad++ < 3)
+					ET_FAIL("%s: byte %zu: got %02x want %02x",
+						name, i, outs[k][i],
+						((const unsigned char *)ref)[i]);
+			}
+	for (k = 0; k < 4; k++)
+		free(outs[k]);
+	return rc || bad;
+}
+
+int main(int argc, char **argv)
+{
+	const char *only = argc > 1 ? argv[1] : NULL;
+
+	et_host_features = vnpu_eng_host_features();
+	printf("host features: %s\n",
+	       et_host_features & VNPU_ENG_F_AVX2_FMA ? "avx2+fma" :
+	       "baseline only");
+	if (!only || !strcmp(only, "gemm"))
+		et_test_gemm_conv();
+	if (!only || !strcmp(only, "elementwise"))
+		et_test_elementwise();
+	if (!only || !strcmp(only, "other"))
+		et_test_other();
+	if (!only || !strcmp(only, "check"))
+		et_test_check();
+	printf("%s: %d failure(s)\n", only ? only : "all", et_failures);
+	return et_failures ? 1 : 0;
+}

@@ -1,0 +1,495 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/* GEMM, CONV and POOL against plain loops. */
+#include "engine_test.h"
+
+/* Element offset in @t of Y's coordinates @yc (rank @yr), broadcasting. */
+static long long bc_off(const struct vnpu_tensor *t, const __u64 *yc, __u32 yr)
+{
+	long long off = 0;
+	__u32 d;
+
+	for (d = 0; d < t->rank; d++) {
+		__u32 yd = yr - t->rank + d;
+
+		if (t->dims[d] != 1)
+			off += (long long)yc[yd] * t->strides[d];
+	}
+	return off;
+}
+
+static double ref_act(const struct vnpu_layer_act *a, double v)
+{
+	float al, be;
+
+	memcpy(&al, &a->alpha, 4);
+	memcpy(&be, &a->beta, 4);
+	switch (a->func) {
+	case VNPU_ACT_RELU:
+		return v < 0 ? 0 : v;
+	case VNPU_ACT_SIGMOID:
+		return 1 / (1 + exp(-v));
+	case VNPU_ACT_CLIP:
+		return v < al ? al : v > be ? be : v;
+	case VNPU_ACT_LEAKY_RELU:
+		return v < 0 ? al * v : v;
+	default:
+		return v;
+	}
+}
+
+struct gemm_case {
+	__u32 rank;			/* of A, B and Y */
+	__u64 ba[4], bb[4];		/* batch dims of A and B */
+	__u64 m, n, k;
+	int ta, tb;			/* transposed views */
+	__u32 flags;
+	float alpha, beta;
+	int bias_kind;			/* 0 [N], 1 [M, 1], 2 [1], 3 full */
+	__u32 act;
+};
+
+/* A transposed view of a dense tensor with the last two dims swapped. */
+static struct vnpu_tensor swap_last(struct vnpu_tensor t)
+{
+	__u32 r = t.rank;
+	__u64 d = t.dims[r - 1];
+	__s64 s = t.strides[r - 1];
+
+	t.dims[r - 1] = t.dims[r - 2];
+	t.strides[r - 1] = t.strides[r - 2];
+	t.dims[r - 2] = d;
+	t.strides[r - 2] = s;
+	return t;
+}
+
+static void gemm_case_run(const struct gemm_case *c)
+{
+	__u64 da[6], db[6], dy[6], dc[6], yc[6];
+	struct vnpu_tensor t[5];
+	struct vnpu_layer_gemm at = {};
+	void *data[5];
+	float *a, *b, *bias = NULL, *res = NULL, *y, *ref, *packed = NULL;
+	__u32 r = c->rank, d, n = 0, cr = 1;
+	size_t ny, e;
+	char name[128];
+
+	for (d = 0; d + 2 < r; d++) {
+		da[d] = c->ba[d];
+		db[d] = c->bb[d];
+		dy[d] = c->ba[d] > c->bb[d] ? c->ba[d] : c->bb[d];
+	}
+	da[r - 2] = c->ta ? c->k : c->m;
+	da[r - 1] = c->ta ? c->m : c->k;
+	db[r - 2] = c->tb ? c->n : c->k;
+	db[r - 1] = c->tb ? c->k : c->n;
+	dy[r - 2] = c->m;
+	dy[r - 1] = c->n;
+	t[n] = et_dense(VNPU_DTYPE_F32, r, da);
+	a = malloc(et_bytes(&t[n]) + 4);
+	et_fill_f32(a, et_bytes(&t[n]) / 4);
+	if (c->ta)
+		t[n] = swap_last(t[n]);
+	data[n++] = a;
+	t[n] = et_dense(VNPU_DTYPE_F32, r, db);
+	b = malloc(et_bytes(&t[n]) + 4);
+	et_fill_f32(b, et_bytes(&t[n]) / 4);
+	if (c->tb)
+		t[n] = swap_last(t[n]);
+	data[n++] = b;
+	if (c->flags & VNPU_LAYER_F_PACKED) {
+		__u64 size = vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, c->k, c->n);
+
+		packed = malloc(size * 4 + 4);
+		ET_EXPECT(!vnpu_eng_pack(VNPU_PACK_GEMM_B, b, 1, c->k, c->n,
+					 packed), "pack");
+		t[1] = et_dense(VNPU_DTYPE_F32, 1, &size);
+		data[1] = packed;
+	}
+	if (c->flags & VNPU_LAYER_F_BIAS) {
+		switch (c->bias_kind) {
+		case 0: dc[0] = c->n; cr = 1; break;
+		case 1: dc[0] = c->m; dc[1] = 1; cr = 2; break;
+		case 2: dc[0] = 1; cr = 1; break;
+		default: memcpy(dc, dy, sizeof(dy)); cr = r; break;
+		}
+		t[n] = et_dense(VNPU_DTYPE_F32, cr, dc);
+		bias = malloc(et_bytes(&t[n]));
+		et_fill_f32(bias, et_bytes(&t[n]) / 4);
+		data[n++] = bias;
+	}
+	if (c->flags & VNPU_LAYER_F_RESIDUAL) {
+		t[n] = et_dense(VNPU_DTYPE_F32, r, dy);
+		res = malloc(et_bytes(&t[n]));
+		et_fill_f32(res, et_bytes(&t[n]) / 4);
+		data[n++] = res;
+	}
+	t[n] = et_dense(VNPU_DTYPE_F32, r, dy);
+	ny = et_bytes(&t[n]) / 4;
+	y = malloc(ny * 4 + 4);
+	ref = malloc(ny * 4 + 4);
+	data[n++] = y;
+
+	/* The reference, from the unpacked views. */
+	for (e = 0; e < ny; e++) {
+		struct vnpu_tensor ta = t[0], tb = t[1];
+		size_t rem = e;
+		double acc = 0;
+		__u64 kk;
+		int dd;
+
+		if (c->flags & VNPU_LAYER_F_PACKED) {
+			tb = et_dense(VNPU_DTYPE_F32, r, db);
+		}
+		for (dd = (int)r - 1; dd >= 0; dd--) {
+			yc[dd] = rem % dy[dd];
+			rem /= dy[dd];
+		}
+		for (kk = 0; kk < c->k; kk++) {
+			long long ao = 0, bo = 0;
+
+			for (d = 0; d + 2 < r; d++) {
+				if (ta.dims[d] != 1)
+					ao += (long long)yc[d] * ta.strides[d];
+				if (tb.dims[d] != 1)
+					bo += (long long)yc[d] * tb.strides[d];
+			}
+			ao += (long long)yc[r - 2] * ta.strides[r - 2] +
+			      (long long)kk * ta.strides[r - 1];
+			bo += (long long)kk * tb.strides[r - 2] +
+			      (long long)yc[r - 1] * tb.strides[r - 1];
+			acc += (double)a[ao] * b[bo];
+		}
+		acc *= c->alpha;
+		if (bias)
+			acc += (double)c->beta * bias[bc_off(&t[2], yc, r)];
+		if (res)
+			acc += res[e];
+		ref[e] = (float)ref_act(&(struct vnpu_layer_act){ .func = c->act },
+					acc);
+	}
+	at.flags = c->flags;
+	at.alpha = et_f32_bits(c->alpha);
+	at.beta = et_f32_bits(c->beta);
+	at.act.func = c->act;
+	snprintf(name, sizeof(name),
+		 "gemm r%u m%llu n%llu k%llu ta%d tb%d flags%u bias%d act%u", r,
+		 (unsigned long long)c->m, (unsigned long long)c->n,
+		 (unsigned long long)c->k, c->ta, c->tb, c->flags, c->bias_kind,
+		 c->act);
+	et_layer_f32(name, VNPU_LAYER_GEMM, t, data, n, &at, sizeof(at), ref,
+		     2e-5 * sqrt((double)c->k + 1), 1e-4);
+	free(a);
+	free(b);
+	free(bias);
+	free(res);
+	free(y);
+	free(ref);
+	free(packed);
+}
+
+static void test_gemm(void)
+{
+	static const struct gemm_case cases[] = {
+		{ 2, {}, {}, 1, 1, 1, 0, 0, 0, 1, 1, 0, 0 },
+		{ 2, {}, {}, 7, 5, 3, 0, 0, 0, 1, 1, 0, 0 },
+		{ 2, {}, {}, 33, 17, 9, 1, 0, 0, 1, 1, 0, 0 },
+		{ 2, {}, {}, 100, 300, 270, 0, 1, 0, 1, 1, 0, 0 },
+		{ 2, {}, {}, 97, 257, 513, 1, 1, VNPU_LAYER_F_BIAS, 0.5f, 2.0f, 0, VNPU_ACT_RELU },
+		{ 2, {}, {}, 13, 40, 20, 0, 0, VNPU_LAYER_F_BIAS, 1, 1, 1, VNPU_ACT_SIGMOID },
+		{ 2, {}, {}, 13, 40, 20, 0, 0, VNPU_LAYER_F_BIAS, 1, -1, 2, 0 },
+		{ 2, {}, {}, 13, 40, 0, 0, 0, VNPU_LAYER_F_BIAS | VNPU_LAYER_F_RESIDUAL, 1, 1, 3, 0 },
+		{ 2, {}, {}, 50, 70, 300, 0, 0, VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS, 1, 1, 0, VNPU_ACT_RELU },
+		{ 2, {}, {}, 1, 1000, 64, 0, 0, VNPU_LAYER_F_PACKED, 1, 1, 0, 0 },
+		{ 2, {}, {}, 200, 15, 33, 0, 0, VNPU_LAYER_F_PACKED | VNPU_LAYER_F_RESIDUAL, 1, 1, 0, 0 },
+		{ 3, { 3 }, { 3 }, 5, 6, 7, 0, 0, 0, 1, 1, 0, 0 },
+		{ 3, { 1 }, { 4 }, 9, 10, 11, 0, 1, VNPU_LAYER_F_BIAS, 1, 1, 3, 0 },
+		{ 4, { 2, 1 }, { 1, 3 }, 8, 19, 5, 1, 0, VNPU_LAYER_F_RESIDUAL, 1, 1, 0, 0 },
+		{ 5, { 2, 1, 2 }, { 1, 2, 1 }, 3, 4, 5, 0, 0, 0, 1, 1, 0, 0 },
+		{ 6, { 1, 2, 1, 2 }, { 2, 1, 2, 1 }, 2, 3, 4, 1, 1, 0, 1, 1, 0, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		gemm_case_run(&cases[i]);
+}
+
+struct conv_case {
+	int one_d;
+	__u64 n, c, h, w, m;
+	__u32 group, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
+	__u32 flags, act;
+};
+
+static void conv_case_run(const struct conv_case *cc)
+{
+	struct vnpu_layer_conv at = {};
+	struct vnpu_tensor t[5];
+	__u64 oh, ow, dx[4], dw_[4], dy[4], kt, cg = cc->c / cc->group;
+	__u64 mg = cc->m / cc->group, packed_size;
+	float *x, *w, *bias = NULL, *res = NULL, *y, *ref, *packed = NULL;
+	void *data[5];
+	__u32 n = 0, r = cc->one_d ? 3 : 4;
+	size_t img, m, i, j;
+	char name[160];
+
+	oh = (cc->h + cc->pt + cc->pb - cc->dh * (cc->kh - 1) - 1) / cc->sh + 1;
+	ow = (cc->w + cc->pl + cc->pr - cc->dw * (cc->kw - 1) - 1) / cc->sw + 1;
+	dx[0] = cc->n; dx[1] = cc->c;
+	dw_[0] = cc->m; dw_[1] = cg;
+	dy[0] = cc->n; dy[1] = cc->m;
+	if (cc->one_d) {
+		dx[2] = cc->w; dw_[2] = cc->kw; dy[2] = ow;
+	} else {
+		dx[2] = cc->h; dx[3] = cc->w;
+		dw_[2] = cc->kh; dw_[3] = cc->kw;
+		dy[2] = oh; dy[3] = ow;
+	}
+	t[n] = et_dense(VNPU_DTYPE_F32, r, dx);
+	x = malloc(et_bytes(&t[n]));
+	et_fill_f32(x, et_bytes(&t[n]) / 4);
+	data[n++] = x;
+	t[n] = et_dense(VNPU_DTYPE_F32, r, dw_);
+	w = malloc(et_bytes(&t[n]));
+	et_fill_f32(w, et_bytes(&t[n]) / 4);
+	data[n++] = w;
+	kt = cg * cc->kh * cc->kw;
+	if (cc->flags & VNPU_LAYER_F_PACKED) {
+		packed_size = vnpu_eng_packed_size(VNPU_PACK_CONV_W, cc->group,
+						   mg, kt);
+		packed = malloc(packed_size * 4);
+		ET_EXPECT(!vnpu_eng_pack(VNPU_PACK_CONV_W, w, cc->group, mg, kt,
+					 packed), "pack conv");
+		t[1] = et_dense(VNPU_DTYPE_F32, 1, &packed_size);
+		data[1] = packed;
+	}
+	if (cc->flags & VNPU_LAYER_F_BIAS) {
+		t[n] = et_dense(VNPU_DTYPE_F32, 1, &cc->m);
+		bias = malloc(cc->m * 4);
+		et_fill_f32(bias, cc->m);
+		data[n++] = bias;
+	}
+	t[n] = et_dense(VNPU_DTYPE_F32, r, dy);
+	if (cc->flags & VNPU_LAYER_F_RESIDUAL) {
+		res = malloc(et_bytes(&t[n]));
+		et_fill_f32(res, et_bytes(&t[n]) / 4);
+		data[n++] = res;
+		t[n] = t[n - 1];
+	}
+	y = malloc(et_bytes(&t[n]));
+	ref = malloc(et_bytes(&t[n]));
+	data[n++] = y;
+
+	for (img = 0; img < cc->n; img++)
+		for (m = 0; m < cc->m; m++)
+			for (i = 0; i < oh; i++)
+				for (j = 0; j < ow; j++) {
+					size_t g = m / mg, c, a, b;
+					double acc = bias ? bias[m] : 0;
+					size_t yo = ((img * cc->m + m) * oh + i) * ow + j;
+
+					for (c = 0; c < cg; c++)
+						for (a = 0; a < cc->kh; a++)
+							for (b = 0; b < cc->kw; b++) {
+								long ih = (long)(i * cc->sh + a * cc->dh) - cc->pt;
+								long iw = (long)(j * cc->sw + b * cc->dw) - cc->pl;
+
+								if (ih < 0 || ih >= (long)cc->h ||
+								    iw < 0 || iw >= (long)cc->w)
+									continue;
+								acc += (double)x[((img * cc->c + g * cg + c) * cc->h + ih) * cc->w + iw] *
+								       w[((m * cg + c) * cc->kh + a) * cc->kw + b];
+							}
+					if (res)
+						acc += res[yo];
+					ref[yo] = (float)ref_act(&(struct vnpu_layer_act){ .func = cc->act }, acc);
+				}
+	at.flags = cc->flags;
+	at.group = cc->group;
+	at.kernel[0] = cc->kh;
+	at.kernel[1] = cc->kw;
+	at.stride[0] = cc->sh;
+	at.stride[1] = cc->sw;
+	at.dilation[0] = cc->dh;
+	at.dilation[1] = cc->dw;
+	at.pad_begin[0] = cc->pt;
+	at.pad_begin[1] = cc->pl;
+	at.pad_end[0] = cc->pb;
+	at.pad_end[1] = cc->pr;
+	at.act.func = cc->act;
+	snprintf(name, sizeof(name),
+		 "conv%s n%llu c%llu %llux%llu m%llu g%u k%ux%u s%u,%u d%u,%u p%u,%u,%u,%u f%u",
+		 cc->one_d ? "1d" : "2d", (unsigned long long)cc->n,
+		 (unsigned long long)cc->c, (unsigned long long)cc->h,
+		 (unsigned long long)cc->w, (unsigned long long)cc->m, cc->group,
+		 cc->kh, cc->kw, cc->sh, cc->sw, cc->dh, cc->dw, cc->pt, cc->pl,
+		 cc->pb, cc->pr, cc->flags);
+	et_layer_f32(name, VNPU_LAYER_CONV, t, data, n, &at, sizeof(at), ref,
+		     2e-5 * sqrt((double)kt + 1), 1e-4);
+	free(x);
+	free(w);
+	free(bias);
+	free(res);
+	free(y);
+	free(ref);
+	free(packed);
+}
+
+static void test_conv(void)
+{
+	const __u32 B = VNPU_LAYER_F_BIAS, R = VNPU_LAYER_F_RESIDUAL;
+	const __u32 P = VNPU_LAYER_F_PACKED;
+	static struct conv_case cases[] = {
+		{ 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0 },
+		{ 0, 1, 3, 7, 9, 5, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0 },
+		{ 0, 2, 8, 13, 11, 12, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0 },
+		{ 0, 1, 16, 20, 23, 40, 1, 3, 3, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0 },
+		{ 0, 1, 6, 9, 10, 9, 3, 3, 2, 1, 1, 2, 1, 2, 0, 1, 3, 0, 0 },
+		{ 0, 1, 10, 6, 7, 10, 10, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0 },
+		{ 0, 2, 9, 15, 17, 9, 9, 5, 3, 2, 1, 1, 2, 2, 4, 3, 0, 0, 0 },
+		{ 0, 1, 33, 8, 8, 100, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0 },
+		{ 0, 1, 300, 5, 6, 7, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0 },
+		{ 0, 1, 17, 12, 12, 19, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, VNPU_ACT_RELU },
+		{ 0, 1, 4, 30, 30, 5, 1, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 0, 0 },
+		{ 0, 1, 3, 6, 6, 2, 1, 3, 3, 1, 1, 1, 1, 9, 9, 9, 9, 0, 0 },
+		{ 1, 2, 5, 1, 31, 6, 1, 1, 5, 1, 1, 1, 1, 0, 2, 0, 2, 0, 0 },
+		{ 1, 1, 6, 1, 40, 6, 3, 1, 3, 1, 3, 1, 2, 0, 1, 0, 1, 0, 0 },
+	};
+	static const __u32 flag_sets[] = { 0, B, B | R, B | R | P, P };
+	size_t i, f;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		for (f = 0; f < 5; f++) {
+			struct conv_case c = cases[i];
+
+			c.flags = flag_sets[f];
+			if (f == 2 && !c.act)
+				c.act = VNPU_ACT_RELU;
+			conv_case_run(&c);
+		}
+}
+
+struct pool_case {
+	__u32 mode, flags, p;
+	int one_d;
+	__u64 n, c, h, w;
+	__u32 kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
+};
+
+static long out_extent(__u64 in, __u32 k, __u32 s, __u32 d, __u32 pb,
+		       __u32 pe, int ceil_mode)
+{
+	long span = (long)in + pb + pe - (long)d * (k - 1) - 1;
+	long o = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+
+	if (ceil_mode && (o - 1) * (long)s >= (long)in + pb)
+		o--;
+	return o;
+}
+
+static void pool_case_run(const struct pool_case *pc)
+{
+	int ceil_mode = !!(pc->flags & VNPU_POOL_F_CEIL);
+	long oh = out_extent(pc->h, pc->kh, pc->sh, pc->dh, pc->pt, pc->pb,
+			     ceil_mode);
+	long ow = out_extent(pc->w, pc->kw, pc->sw, pc->dw, pc->pl, pc->pr,
+			     ceil_mode);
+	struct vnpu_layer_pool at = {};
+	struct vnpu_tensor t[2];
+	__u64 dx[4] = { pc->n, pc->c }, dy[4] = { pc->n, pc->c };
+	__u32 r = pc->one_d ? 3 : 4;
+	float *x, *y, *ref;
+	void *data[2];
+	size_t img, c, i, j;
+	char name[128];
+
+	if (pc->one_d) {
+		dx[2] = pc->w;
+		dy[2] = ow;
+	} else {
+		dx[2] = pc->h; dx[3] = pc->w;
+		dy[2] = oh; dy[3] = ow;
+	}
+	t[0] = et_dense(VNPU_DTYPE_F32, r, dx);
+	t[1] = et_dense(VNPU_DTYPE_F32, r, dy);
+	x = malloc(et_bytes(&t[0]));
+	y = malloc(et_bytes(&t[1]));
+	ref = malloc(et_bytes(&t[1]));
+	et_fill_f32(x, et_bytes(&t[0]) / 4);
+	data[0] = x;
+	data[1] = y;
+	for (img = 0; img < pc->n; img++)
+		for (c = 0; c < pc->c; c++)
+			for (i = 0; i < (size_t)oh; i++)
+				for (j = 0; j < (size_t)ow; j++) {
+					double acc = pc->mode == VNPU_POOL_MAX ? -INFINITY : 0;
+					size_t a, b, cnt = 0, padded = 0;
+
+					for (a = 0; a < pc->kh; a++)
+						for (b = 0; b < pc->kw; b++) {
+							long ih = (long)(i * pc->sh + a * pc->dh) - pc->pt;
+							long iw = (long)(j * pc->sw + b * pc->dw) - pc->pl;
+							double v;
+
+							if (ih < (long)(pc->h + pc->pb) && iw < (long)(pc->w + pc->pr))
+								padded++;
+							if (ih < 0 || iw < 0 || ih >= (long)pc->h || iw >= (long)pc->w)
+								continue;
+							v = x[((img * pc->c + c) * pc->h + ih) * pc->w + iw];
+							cnt++;
+							if (pc->mode == VNPU_POOL_MAX)
+								acc = v > acc ? v : acc;
+							else if (pc->mode == VNPU_POOL_AVG)
+								acc += v;
+							else
+								acc += pow(fabs(v), pc->p);
+						}
+					if (pc->mode == VNPU_POOL_AVG)
+						acc /= (pc->flags & VNPU_POOL_F_COUNT_PAD) ? padded : cnt;
+					if (pc->mode == VNPU_POOL_LP)
+						acc = pow(acc, 1.0 / pc->p);
+					ref[((img * pc->c + c) * oh + i) * ow + j] = (float)acc;
+				}
+	at.mode = pc->mode;
+	at.flags = pc->flags;
+	at.p = pc->p;
+	at.kernel[0] = pc->kh; at.kernel[1] = pc->kw;
+	at.stride[0] = pc->sh; at.stride[1] = pc->sw;
+	at.dilation[0] = pc->dh; at.dilation[1] = pc->dw;
+	at.pad_begin[0] = pc->pt; at.pad_begin[1] = pc->pl;
+	at.pad_end[0] = pc->pb; at.pad_end[1] = pc->pr;
+	snprintf(name, sizeof(name), "pool mode%u flags%u %llux%llu k%ux%u s%u p%u,%u",
+		 pc->mode, pc->flags, (unsigned long long)pc->h,
+		 (unsigned long long)pc->w, pc->kh, pc->kw, pc->sh, pc->pt, pc->pb);
+	et_layer_f32(name, VNPU_LAYER_POOL, t, data, 2, &at, sizeof(at), ref,
+		     1e-6, 1e-5);
+	free(x);
+	free(y);
+	free(ref);
+}
+
+static void test_pool(void)
+{
+	static const struct pool_case cases[] = {
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 3, 8, 8, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0 },
+		{ VNPU_POOL_MAX, VNPU_POOL_F_CEIL, 0, 0, 2, 5, 9, 11, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 2, 10, 10, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2 },
+		{ VNPU_POOL_AVG, 0, 0, 0, 1, 3, 7, 9, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },
+		{ VNPU_POOL_AVG, VNPU_POOL_F_COUNT_PAD, 0, 0, 1, 3, 7, 9, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },
+		{ VNPU_POOL_AVG, VNPU_POOL_F_CEIL | VNPU_POOL_F_COUNT_PAD, 0, 0, 1, 2, 6, 7, 3, 3, 2, 2, 1, 1, 1, 0, 1, 0 },
+		{ VNPU_POOL_AVG, 0, 0, 0, 2, 4, 7, 7, 7, 7, 1, 1, 1, 1, 0, 0, 0, 0 },
+		{ VNPU_POOL_LP, 0, 2, 0, 1, 3, 6, 6, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0 },
+		{ VNPU_POOL_LP, 0, 3, 0, 1, 3, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },
+		{ VNPU_POOL_MAX, 0, 0, 1, 2, 3, 1, 17, 1, 4, 1, 3, 1, 1, 0, 1, 0, 2 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		pool_case_run(&cases[i]);
+}
+
+void et_test_gemm_conv(void)
+{
+	test_gemm();
+	test_conv();
+	test_pool();
+}
