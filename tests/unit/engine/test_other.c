@@ -1,0 +1,2 @@
+#include "engine_test.h"
+void et_test_other(void) {}
