@@ -1,0 +1,595 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The NPU device: the vnpu driver's render nodes through libdrm.
+ *
+ * Devices are found with drmGetDevices2() by driver name "vnpu" and named
+ * "NPU.<index>" after DRM_VNPU_PARAM_DEVICE_INDEX. Buffers are GEM BOs
+ * mapped into the process; host data moves with BO_UPLOAD / BO_DOWNLOAD,
+ * a program's stream lives in its own BO, and a job is one SUBMIT with the
+ * request's slot table, waited for with WAIT. Every ioctl goes through
+ * npu_ioctl(), which retries EINTR/EAGAIN, and npu_status() maps errno to
+ * a status in one place.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <xf86drm.h>
+
+#include <drm/vnpu_drm.h>
+
+#include "plugin.h"
+#include "vnpu_exec.h"
+
+#define NPU_VISIBLE __attribute__((visibility("default")))
+#define NPU_MAX_DEVICES 16
+
+static const struct vnpu_host *host;
+
+struct vnpu_dev {
+	int fd;
+	struct vnpu_device_info info;
+	uint64_t clock_hz;
+	uint64_t caps;
+	uint64_t max_bo_size;
+	uint32_t max_slots;
+};
+
+struct npu_plugin {
+	struct vnpu_plugin plugin;
+	struct vnpu_dev *devices[NPU_MAX_DEVICES];
+};
+
+struct npu_buf {
+	struct vnpu_buf buf;
+	uint32_t handle;
+	uint64_t bo_size;		/* the BO's, rounded up to pages */
+};
+
+struct vnpu_exe {
+	struct vnpu_dev *dev;
+	struct npu_buf *cmd;		/* the stream, uploaded once */
+	uint64_t cmd_size;
+	uint32_t num_cmds;
+	uint32_t num_slots;
+	struct vnpu_slot_desc *slots;
+};
+
+struct vnpu_job {
+	struct vnpu_exe *exe;
+	uint64_t id;
+	struct npu_buf *profile;	/* per-command timestamps, or NULL */
+	bool ended;
+};
+
+/* ---- the ioctl wrapper ---- */
+
+static int npu_ioctl(int fd, unsigned long request, void *arg)
+{
+	int ret;
+
+	do {
+		ret = ioctl(fd, request, arg);
+	} while (ret == -1 && (errno == EINTR || errno == EAGAIN));
+	return ret == -1 ? -errno : 0;
+}
+
+static vnpu_status npu_status(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Map a negative errno of @what to a status and record the message. */
+static vnpu_status npu_status(int err, const char *fmt, ...)
+{
+	vnpu_status st;
+	char what[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	switch (-err) {
+	case ENOMEM: case ENOSPC: st = VNPU_OUT_OF_MEMORY; break;
+	case EINVAL: case EFAULT: case E2BIG: st = VNPU_INVALID_ARGUMENT; break;
+	case ENOENT: st = VNPU_NOT_FOUND; break;
+	case ETIMEDOUT: st = VNPU_NOT_READY; break;
+	case EBUSY: st = VNPU_BUSY; break;
+	case ENOTTY: case EOPNOTSUPP: st = VNPU_NOT_IMPLEMENTED; break;
+	default: st = VNPU_DEVICE_ERROR; break;
+	}
+	return host->error(st, "NPU: %s: %s", what, strerror(-err));
+}
+
+static int get_param(int fd, uint32_t param, uint64_t *value)
+{
+	struct drm_vnpu_get_param p = { .param = param };
+	int ret = npu_ioctl(fd, DRM_IOCTL_VNPU_GET_PARAM, &p);
+
+	if (!ret)
+		*value = p.value;
+	return ret;
+}
+
+/* ---- buffers ---- */
+
+static void gem_close(int fd, uint32_t handle)
+{
+	struct drm_gem_close c = { .handle = handle };
+
+	npu_ioctl(fd, DRM_IOCTL_GEM_CLOSE, &c);
+}
+
+static vnpu_status npu_buf_new(struct vnpu_dev *dev, uint64_t size, struct npu_buf **out)
+{
+	struct drm_vnpu_bo_create create = { .size = size ? size : 1 };
+	struct drm_vnpu_bo_info info = { 0 };
+	struct npu_buf *b;
+	void *map;
+	int ret;
+
+	if (size > dev->max_bo_size)
+		return host->error(VNPU_OUT_OF_MEMORY,
+				   "NPU: a %llu-byte buffer is above the device's limit of %llu",
+				   (unsigned long long)size,
+				   (unsigned long long)dev->max_bo_size);
+	ret = npu_ioctl(dev->fd, DRM_IOCTL_VNPU_BO_CREATE, &create);
+	if (ret)
+		return npu_status(ret, "creating a %llu-byte buffer", (unsigned long long)size);
+	info.handle = create.handle;
+	ret = npu_ioctl(dev->fd, DRM_IOCTL_VNPU_BO_INFO, &info);
+	if (ret) {
+		gem_close(dev->fd, create.handle);
+		return npu_status(ret, "BO_INFO");
+	}
+	map = mmap(NULL, info.size, PROT_READ | PROT_WRITE, MAP_SHARED, dev->fd,
+		   (off_t)info.mmap_offset);
+	b = calloc(1, sizeof(*b));
+	if (map == MAP_FAILED || !b) {
+		ret = map == MAP_FAILED ? -errno : -ENOMEM;
+		if (map != MAP_FAILED)
+			munmap(map, info.size);
+		free(b);
+		gem_close(dev->fd, create.handle);
+		return npu_status(ret, "mapping a buffer");
+	}
+	b->buf.dev = dev;
+	b->buf.map = map;
+	b->buf.size = size;
+	b->buf.id = ((uint64_t)dev->fd << 32) | create.handle;
+	b->handle = create.handle;
+	b->bo_size = info.size;
+	*out = b;
+	return VNPU_OK;
+}
+
+static vnpu_status npu_buf_create(struct vnpu_dev *dev, uint64_t size, struct vnpu_buf **out)
+{
+	struct npu_buf *b;
+	vnpu_status st = npu_buf_new(dev, size, &b);
+
+	if (st == VNPU_OK)
+		*out = &b->buf;
+	return st;
+}
+
+static void npu_buf_free(struct vnpu_buf *buf)
+{
+	struct npu_buf *b = (struct npu_buf *)buf;
+
+	if (!b)
+		return;
+	munmap(b->buf.map, b->bo_size);
+	gem_close(b->buf.dev->fd, b->handle);
+	free(b);
+}
+
+static vnpu_status npu_xfer(struct vnpu_buf *buf, unsigned long request, uint64_t offset,
+			    const void *data, uint64_t size)
+{
+	struct npu_buf *b = (struct npu_buf *)buf;
+	struct drm_vnpu_bo_xfer x = {
+		.handle = b->handle, .offset = offset, .size = size,
+		.data_ptr = (uintptr_t)data,
+	};
+	int ret;
+
+	if (offset > buf->size || size > buf->size - offset)
+		return host->error(VNPU_INVALID_ARGUMENT,
+				   "NPU: %llu bytes at %llu are outside a %llu-byte buffer",
+				   (unsigned long long)size, (unsigned long long)offset,
+				   (unsigned long long)buf->size);
+	if (!size)
+		return VNPU_OK;
+	ret = npu_ioctl(buf->dev->fd, request, &x);
+	if (ret)
+		return npu_status(ret, request == DRM_IOCTL_VNPU_BO_UPLOAD ? "upload" : "download");
+	return VNPU_OK;
+}
+
+static vnpu_status npu_buf_write(struct vnpu_buf *buf, uint64_t offset, const void *src,
+				 uint64_t size)
+{
+	return npu_xfer(buf, DRM_IOCTL_VNPU_BO_UPLOAD, offset, src, size);
+}
+
+static vnpu_status npu_buf_read(struct vnpu_buf *buf, uint64_t offset, void *dst,
+				uint64_t size)
+{
+	return npu_xfer(buf, DRM_IOCTL_VNPU_BO_DOWNLOAD, offset, dst, size);
+}
+
+/* ---- programs ---- */
+
+static void npu_exe_free(struct vnpu_exe *exe)
+{
+	if (!exe)
+		return;
+	npu_buf_free(exe->cmd ? &exe->cmd->buf : NULL);
+	free(exe->slots);
+	free(exe);
+}
+
+/* Validate here too: a bad stream fails at compile, not at the first infer. */
+static vnpu_status check_stream(const void *cmd, uint64_t size,
+				const struct vnpu_slot_desc *descs, uint32_t num_slots,
+				uint32_t *num_cmds)
+{
+	struct vnpu_slot_info *slots = calloc(num_slots ? num_slots : 1, sizeof(*slots));
+	void *copy = malloc(size ? size : 8);
+	uint32_t i;
+	int ret;
+
+	if (!slots || !copy) {
+		free(slots);
+		free(copy);
+		return host->error(VNPU_OUT_OF_MEMORY, "NPU: out of memory");
+	}
+	for (i = 0; i < num_slots; i++) {
+		slots[i].size = descs[i].size;
+		slots[i].id = i + 1;
+		slots[i].flags = descs[i].writable ? VNPU_SLOT_INFO_WRITE : 0;
+	}
+	memcpy(copy, cmd, size);	/* aligned to 8 for the validator */
+	ret = vnpu_stream_validate(copy, size, slots, num_slots, num_cmds);
+	free(slots);
+	free(copy);
+	if (ret)
+		return host->error(VNPU_INVALID_ARGUMENT,
+				   "NPU: command %u of the stream is invalid", *num_cmds);
+	return VNPU_OK;
+}
+
+static vnpu_status npu_exe_load(struct vnpu_dev *dev, const void *cmd, uint64_t cmd_size,
+				const struct vnpu_slot_desc *descs, uint32_t num_slots,
+				uint32_t *num_cmds, struct vnpu_exe **out)
+{
+	struct vnpu_exe *exe;
+	vnpu_status st;
+
+	if (num_slots > dev->max_slots)
+		return host->error(VNPU_UNSUPPORTED, "NPU: %u slots, the device takes %u",
+				   num_slots, dev->max_slots);
+	if (!cmd_size || cmd_size > DRM_VNPU_MAX_CMD_SIZE)
+		return host->error(VNPU_UNSUPPORTED,
+				   "NPU: a %llu-byte stream (the device takes 8 to %u)",
+				   (unsigned long long)cmd_size, DRM_VNPU_MAX_CMD_SIZE);
+	exe = calloc(1, sizeof(*exe));
+	if (!exe)
+		return host->error(VNPU_OUT_OF_MEMORY, "NPU: out of memory");
+	exe->dev = dev;
+	exe->cmd_size = cmd_size;
+	exe->num_slots = num_slots;
+	exe->slots = calloc(num_slots ? num_slots : 1, sizeof(*descs));
+	if (!exe->slots) {
+		free(exe);
+		return host->error(VNPU_OUT_OF_MEMORY, "NPU: out of memory");
+	}
+	memcpy(exe->slots, descs, num_slots * sizeof(*descs));
+	st = check_stream(cmd, cmd_size, descs, num_slots, &exe->num_cmds);
+	if (st == VNPU_OK)
+		st = npu_buf_new(dev, cmd_size, &exe->cmd);
+	if (st == VNPU_OK)
+		st = npu_buf_write(&exe->cmd->buf, 0, cmd, cmd_size);
+	if (st != VNPU_OK) {
+		npu_exe_free(exe);
+		return st;
+	}
+	*num_cmds = exe->num_cmds;
+	*out = exe;
+	return VNPU_OK;
+}
+
+/* ---- jobs ---- */
+
+static vnpu_status npu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *bufs,
+			      uint32_t num_slots, bool profile, struct vnpu_job **out)
+{
+	struct vnpu_dev *dev = exe->dev;
+	struct drm_vnpu_slot slots[DRM_VNPU_MAX_SLOTS];
+	struct drm_vnpu_submit s = {
+		.cmd_handle = exe->cmd->handle,
+		.cmd_size = exe->cmd_size,
+		.priority = DRM_VNPU_PRIORITY_NORMAL,
+	};
+	struct vnpu_job *job;
+	vnpu_status st;
+	uint32_t i;
+	int ret;
+
+	if (num_slots != exe->num_slots || num_slots > DRM_VNPU_MAX_SLOTS)
+		return host->error(VNPU_INVALID_ARGUMENT, "NPU: %u slots given, the program has %u",
+				   num_slots, exe->num_slots);
+	for (i = 0; i < num_slots; i++) {
+		if (!bufs[i] || bufs[i]->dev != dev || bufs[i]->size < exe->slots[i].size)
+			return host->error(VNPU_INVALID_ARGUMENT,
+					   "NPU: slot %u is missing, too small or of another device",
+					   i);
+		slots[i].handle = ((struct npu_buf *)bufs[i])->handle;
+		slots[i].flags = DRM_VNPU_SLOT_READ |
+				 (exe->slots[i].writable ? DRM_VNPU_SLOT_WRITE : 0);
+	}
+	job = calloc(1, sizeof(*job));
+	if (!job)
+		return host->error(VNPU_OUT_OF_MEMORY, "NPU: out of memory");
+	if (profile && (dev->caps & DRM_VNPU_CAP_PROFILING)) {
+		st = npu_buf_new(dev, 16 * (uint64_t)exe->num_cmds, &job->profile);
+		if (st != VNPU_OK) {
+			free(job);
+			return st;
+		}
+		s.flags |= DRM_VNPU_SUBMIT_PROFILE;
+		s.profile_handle = job->profile->handle;
+	}
+	s.slots_ptr = (uintptr_t)slots;
+	s.slot_count = num_slots;
+	ret = npu_ioctl(dev->fd, DRM_IOCTL_VNPU_SUBMIT, &s);
+	if (ret) {
+		npu_buf_free(job->profile ? &job->profile->buf : NULL);
+		free(job);
+		return npu_status(ret, "submit");
+	}
+	job->exe = exe;
+	job->id = s.job_id;
+	*out = job;
+	return VNPU_OK;
+}
+
+static uint64_t ticks_to_ns(const struct vnpu_dev *dev, uint64_t ticks)
+{
+	if (!dev->clock_hz || dev->clock_hz == 1000000000)
+		return ticks;
+	return (uint64_t)((unsigned __int128)ticks * 1000000000 / dev->clock_hz);
+}
+
+static void read_profile(struct vnpu_job *job, uint64_t *cmd_ns)
+{
+	const uint64_t *stamps = job->profile->buf.map;
+	uint32_t i;
+
+	for (i = 0; i < job->exe->num_cmds; i++)
+		cmd_ns[i] = stamps[2 * i + 1] > stamps[2 * i] ?
+			    ticks_to_ns(job->exe->dev, stamps[2 * i + 1] - stamps[2 * i]) : 0;
+}
+
+static vnpu_status npu_wait(struct vnpu_job *job, int64_t deadline_ns, uint64_t *cmd_ns,
+			    uint64_t *total_ns)
+{
+	struct vnpu_dev *dev = job->exe->dev;
+	struct drm_vnpu_wait w = { .job_id = job->id, .timeout_ns = deadline_ns };
+	int ret = npu_ioctl(dev->fd, DRM_IOCTL_VNPU_WAIT, &w);
+
+	if (ret == -ETIMEDOUT)
+		return host->error(VNPU_NOT_READY, "NPU: job %llu is still running",
+				   (unsigned long long)job->id);
+	if (ret)
+		return npu_status(ret, "waiting for job %llu", (unsigned long long)job->id);
+	job->ended = true;
+	switch (w.status) {
+	case DRM_VNPU_JOB_OK:
+		break;
+	case DRM_VNPU_JOB_FAULT:
+		return host->error(VNPU_DEVICE_FAULT, "NPU: the device faulted on command %u",
+				   w.fault_cmd);
+	case DRM_VNPU_JOB_TIMEOUT:
+		return host->error(VNPU_TIMEOUT,
+				   "NPU: command %u ran past the device's timeout; the device was reset",
+				   w.fault_cmd);
+	case DRM_VNPU_JOB_CANCELLED:
+		return host->error(VNPU_CANCELLED, "NPU: the job was cancelled");
+	default:
+		return host->error(VNPU_DEVICE_ERROR, "NPU: unknown job status %u", w.status);
+	}
+	if (cmd_ns && job->profile)
+		read_profile(job, cmd_ns);
+	if (total_ns)
+		*total_ns = w.end_ns > w.start_ns ? ticks_to_ns(dev, w.end_ns - w.start_ns) : 0;
+	return VNPU_OK;
+}
+
+static void npu_cancel(struct vnpu_job *job)
+{
+	struct drm_vnpu_cancel c = { .job_id = job->id };
+
+	/* EBUSY: it started already and will end on its own. */
+	npu_ioctl(job->exe->dev->fd, DRM_IOCTL_VNPU_CANCEL, &c);
+}
+
+static void npu_job_free(struct vnpu_job *job)
+{
+	struct drm_vnpu_wait w;
+
+	if (!job)
+		return;
+	if (!job->ended) {
+		npu_cancel(job);
+		w = (struct drm_vnpu_wait){ .job_id = job->id, .timeout_ns = INT64_MAX };
+		npu_ioctl(job->exe->dev->fd, DRM_IOCTL_VNPU_WAIT, &w);
+	}
+	npu_buf_free(job->profile ? &job->profile->buf : NULL);
+	free(job);
+}
+
+/* ---- devices ---- */
+
+static void npu_get_info(struct vnpu_dev *dev, struct vnpu_device_info *out)
+{
+	*out = dev->info;
+}
+
+static void dev_close(struct vnpu_dev *dev)
+{
+	if (!dev)
+		return;
+	close(dev->fd);
+	free(dev);
+}
+
+static void npu_destroy(struct vnpu_plugin *p)
+{
+	struct npu_plugin *np = (struct npu_plugin *)p;
+	uint32_t i;
+
+	for (i = 0; i < p->num_devices; i++)
+		dev_close(np->devices[i]);
+	free(np);
+}
+
+static const struct vnpu_plugin_ops npu_ops = {
+	.destroy = npu_destroy,
+	.get_info = npu_get_info,
+	.buf_create = npu_buf_create,
+	.buf_free = npu_buf_free,
+	.buf_write = npu_buf_write,
+	.buf_read = npu_buf_read,
+	.exe_load = npu_exe_load,
+	.exe_free = npu_exe_free,
+	.submit = npu_submit,
+	.wait = npu_wait,
+	.cancel = npu_cancel,
+	.job_free = npu_job_free,
+};
+
+static int fill_info(struct vnpu_dev *dev, const char *node, const drmVersion *ver)
+{
+	struct vnpu_device_info *info = &dev->info;
+	uint64_t index, tiles, uapi, mem, max_slots, features = 0;
+
+	if (get_param(dev->fd, DRM_VNPU_PARAM_DEVICE_INDEX, &index) ||
+	    get_param(dev->fd, DRM_VNPU_PARAM_NUM_TILES, &tiles) ||
+	    get_param(dev->fd, DRM_VNPU_PARAM_UAPI_VERSION, &uapi) ||
+	    get_param(dev->fd, DRM_VNPU_PARAM_CAPABILITIES, &dev->caps) ||
+	    get_param(dev->fd, DRM_VNPU_PARAM_CLOCK_HZ, &dev->clock_hz) ||
+	    get_param(dev->fd, DRM_VNPU_PARAM_MAX_BO_SIZE, &dev->max_bo_size) ||
+	    get_param(dev->fd, DRM_VNPU_PARAM_MEM_LIMIT, &mem) ||
+	    get_param(dev->fd, DRM_VNPU_PARAM_MAX_SLOTS, &max_slots))
+		return -1;
+	/* Older drivers may lack it: then the engine features are unknown. */
+	get_param(dev->fd, DRM_VNPU_PARAM_ENGINE_FEATURES, &features);
+	dev->max_slots = max_slots > DRM_VNPU_MAX_SLOTS ? DRM_VNPU_MAX_SLOTS : (uint32_t)max_slots;
+
+	snprintf(info->name, sizeof(info->name), "NPU.%llu", (unsigned long long)index);
+	snprintf(info->full_name, sizeof(info->full_name),
+		 "vnpu simulated NPU %llu (%llu tiles, %llu MiB, %s)",
+		 (unsigned long long)index, (unsigned long long)tiles,
+		 (unsigned long long)(mem >> 20), node);
+	snprintf(info->architecture, sizeof(info->architecture), "vnpu-npu-%llu",
+		 (unsigned long long)uapi);
+	snprintf(info->device_version, sizeof(info->device_version), "%d.%d.%d",
+		 ver->version_major, ver->version_minor, ver->version_patchlevel);
+	snprintf(info->driver_version, sizeof(info->driver_version), "vnpu %d.%d.%d, uAPI %llu",
+		 ver->version_major, ver->version_minor, ver->version_patchlevel,
+		 (unsigned long long)uapi);
+	snprintf(info->capabilities, sizeof(info->capabilities),
+		 "FP32 FP16 INT8 INT32 INT64 EXPORT_IMPORT%s%s%s",
+		 dev->caps & DRM_VNPU_CAP_PROFILING ? " PROFILING" : "",
+		 dev->caps & DRM_VNPU_CAP_CANCEL ? " CANCEL" : "",
+		 features & VNPU_ENG_F_AVX2_FMA ? " AVX2_FMA" : "");
+	snprintf(info->device_id, sizeof(info->device_id), "%llu", (unsigned long long)index);
+	info->uapi_version = (uint32_t)uapi << 16;
+	info->tiles = (uint32_t)tiles;
+	info->max_requests = 16;
+	info->optimal_requests = 2;
+	/* The device computes no f64: such nodes fall back to the CPU. */
+	info->dtypes = ~(UINT64_C(1) << 11);
+	return 0;
+}
+
+/* Open @node if it is a vnpu render node. */
+static struct vnpu_dev *dev_open(const char *node)
+{
+	struct vnpu_dev *dev;
+	drmVersion *ver;
+	int fd = open(node, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	ver = drmGetVersion(fd);
+	if (!ver || strcmp(ver->name, "vnpu")) {
+		drmFreeVersion(ver);
+		close(fd);
+		return NULL;
+	}
+	dev = calloc(1, sizeof(*dev));
+	if (dev) {
+		dev->fd = fd;
+		if (fill_info(dev, node, ver)) {
+			host->log(VNPU_LOG_WARNING, "NPU: %s does not answer GET_PARAM", node);
+			free(dev);
+			dev = NULL;
+		}
+	}
+	drmFreeVersion(ver);
+	if (!dev)
+		close(fd);
+	return dev;
+}
+
+static int by_index(const void *a, const void *b)
+{
+	const struct vnpu_dev *x = *(struct vnpu_dev *const *)a;
+	const struct vnpu_dev *y = *(struct vnpu_dev *const *)b;
+
+	return atoi(x->info.device_id) - atoi(y->info.device_id);
+}
+
+NPU_VISIBLE vnpu_status vnpu_plugin_create(const struct vnpu_host *h,
+					   struct vnpu_plugin **out);
+
+NPU_VISIBLE vnpu_status vnpu_plugin_create(const struct vnpu_host *h,
+					   struct vnpu_plugin **out)
+{
+	drmDevicePtr devices[64];
+	struct npu_plugin *np;
+	struct vnpu_dev *dev;
+	int n, i;
+
+	if (!h || h->abi_version != VNPU_PLUGIN_ABI_VERSION)
+		return VNPU_WRONG_VERSION;
+	host = h;
+	np = calloc(1, sizeof(*np));
+	if (!np)
+		return host->error(VNPU_OUT_OF_MEMORY, "NPU: out of memory");
+	n = drmGetDevices2(0, devices, 64);
+	for (i = 0; i < n; i++) {
+		if (!(devices[i]->available_nodes & (1 << DRM_NODE_RENDER)) ||
+		    np->plugin.num_devices >= NPU_MAX_DEVICES)
+			continue;
+		dev = dev_open(devices[i]->nodes[DRM_NODE_RENDER]);
+		if (dev)
+			np->devices[np->plugin.num_devices++] = dev;
+	}
+	if (n > 0)
+		drmFreeDevices(devices, n);
+	qsort(np->devices, np->plugin.num_devices, sizeof(np->devices[0]), by_index);
+	np->plugin.ops = &npu_ops;
+	np->plugin.type = "NPU";
+	np->plugin.devices = np->devices;
+	*out = &np->plugin;
+	return VNPU_OK;
+}
