@@ -14,17 +14,7 @@
 
 #include "runtime.h"
 #include "model/ir.h"
-/* Until the compiler is linked in, compiling says so instead of failing to link. */
-#if __has_include("compiler/compiler.h")
 #include "compiler/compiler.h"
-#define HAVE_COMPILER 1
-#pragma weak vnpu_compile
-#pragma weak vnpu_query_model
-#pragma weak vnpu_query_result_free
-#else
-#define HAVE_COMPILER 0
-struct vnpu_compile_options { int unused; };
-#endif
 
 /* The devices a compile runs on. */
 struct target {
@@ -290,16 +280,11 @@ static void compile_options(const struct target *t, const struct vnpu_config *cf
 			    struct vnpu_compile_options *o)
 {
 	memset(o, 0, sizeof(*o));
-#if HAVE_COMPILER
 	o->primary_layer_ops = t->primary->info.layer_ops;
 	o->primary_dtypes = t->primary->info.dtypes;
 	o->allow_fallback = t->fallback != NULL;
 	o->strict = cfg->hetero_strict;
 	o->inference_precision = cfg->precision;
-#else
-	(void)t;
-	(void)cfg;
-#endif
 }
 
 VNPU_API vnpu_status vnpu_core_compile_model(vnpu_core *core, const vnpu_model *model,
@@ -329,14 +314,7 @@ VNPU_API vnpu_status vnpu_core_compile_model(vnpu_core *core, const vnpu_model *
 			return VNPU_OK;
 	}
 	compile_options(&t, &cfg, &opts);
-#if HAVE_COMPILER
-	if (!vnpu_compile)
-		return vnpu_error(VNPU_NOT_IMPLEMENTED, "libvnpu was built without the compiler");
 	st = vnpu_compile(model, &opts, &program);
-#else
-	(void)program;
-	st = vnpu_error(VNPU_NOT_IMPLEMENTED, "libvnpu was built without the compiler");
-#endif
 	if (st != VNPU_OK)
 		return vnpu_error_prefix(st, "compiling for %s", t.name);
 	st = vnpu_compiled_model_new(core, t.primary, t.fallback, t.name, &cfg, program, out);
@@ -345,7 +323,6 @@ VNPU_API vnpu_status vnpu_core_compile_model(vnpu_core *core, const vnpu_model *
 	return st;
 }
 
-#if HAVE_COMPILER
 /* One report entry per node, with copies of every string. */
 static vnpu_status make_report(const struct vnpu_query_result *r, const struct target *t,
 			       vnpu_query_report **out)
@@ -389,15 +366,11 @@ static vnpu_status make_report(const struct vnpu_query_result *r, const struct t
 	return VNPU_OK;
 }
 
-#endif
-
 VNPU_API vnpu_status vnpu_core_query_model(vnpu_core *core, const vnpu_model *model,
 					   const char *device, vnpu_query_report **out)
 {
 	struct vnpu_compile_options opts;
-#if HAVE_COMPILER
 	struct vnpu_query_result *r;
-#endif
 	struct vnpu_config cfg;
 	struct target t;
 	vnpu_status st;
@@ -410,19 +383,13 @@ VNPU_API vnpu_status vnpu_core_query_model(vnpu_core *core, const vnpu_model *mo
 	if (st != VNPU_OK)
 		return st;
 	compile_options(&t, &cfg, &opts);
-#if HAVE_COMPILER
 	opts.strict = false;
-	if (!vnpu_query_model)
-		return vnpu_error(VNPU_NOT_IMPLEMENTED, "libvnpu was built without the compiler");
 	st = vnpu_query_model(model, &opts, &r);
 	if (st != VNPU_OK)
 		return vnpu_error_prefix(st, "querying for %s", t.name);
 	st = make_report(r, &t, out);
 	vnpu_query_result_free(r);
 	return st;
-#else
-	return vnpu_error(VNPU_NOT_IMPLEMENTED, "libvnpu was built without the compiler");
-#endif
 }
 
 VNPU_API void vnpu_query_report_free(vnpu_query_report *report)

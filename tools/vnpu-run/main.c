@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vnpu-run: run an ONNX model once on a device and write each output as an
+ * ONNX TensorProto file named after it (the ONNX test-data format).
+ *
+ *   vnpu-run -m MODEL [-d DEVICE] [-i NAME=FILE.pb ...] [-o DIR] [--profile]
+ *
+ * Inputs not given are filled with random values (seeded, reproducible).
+ * Inputs with dynamic dimensions are reshaped to the given tensors first.
+ * Public API only.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <vnpu/vnpu.h>
+
+#include "tensor_file.h"
+
+#define MAX_INPUTS 64
+
+struct input_arg {
+	const char *name;	/* NULL: by the file's own name, else by position */
+	const char *path;
+	vnpu_tensor *tensor;
+	char *file_name;
+};
+
+struct options {
+	const char *model;
+	const char *device;
+	const char *out_dir;
+	const char *const *props;
+	int profile;
+	unsigned int seed;
+	uint32_t num_inputs;
+	struct input_arg inputs[MAX_INPUTS];
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: vnpu-run -m MODEL [-d DEVICE] [-i [NAME=]FILE.pb ...] [-o DIR] [--profile]\n"
+		"Run an ONNX model once and write each output to DIR/<output name>.pb.\n"
+		"  -m, --model MODEL      the .onnx file\n"
+		"  -d, --device DEVICE    CPU, NPU, NPU.<n>, HETERO:NPU,CPU or AUTO (default AUTO)\n"
+		"  -i, --input NAME=FILE  a TensorProto for input NAME (without NAME=: the\n"
+		"                         file's tensor name, else the next input); inputs\n"
+		"                         not given get random values\n"
+		"  -o, --output-dir DIR   where to write the outputs (default .)\n"
+		"  -p, --profile          print the stage and layer timings\n"
+		"  -s, --seed N           seed of the random inputs (default 1)\n"
+		"  -h, --help             this text\n");
+}
+
+static int fail(const char *what)
+{
+	fprintf(stderr, "vnpu-run: %s: %s\n", what, vnpu_last_error());
+	return 1;
+}
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	static const struct option long_options[] = {
+		{ "model", required_argument, NULL, 'm' },
+		{ "device", required_argument, NULL, 'd' },
+		{ "input", required_argument, NULL, 'i' },
+		{ "output-dir", required_argument, NULL, 'o' },
+		{ "profile", no_argument, NULL, 'p' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct input_arg *in;
+	char *eq;
+	int c;
+
+	o->device = "AUTO";
+	o->out_dir = ".";
+	o->seed = 1;
+	while ((c = getopt_long(argc, argv, "m:d:i:o:ps:h", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'm': o->model = optarg; break;
+		case 'd': o->device = optarg; break;
+		case 'o': o->out_dir = optarg; break;
+		case 'p': o->profile = 1; break;
+		case 's': o->seed = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case 'h': usage(stdout); exit(0);
+		case 'i':
+			if (o->num_inputs == MAX_INPUTS) {
+				fprintf(stderr, "vnpu-run: more than %d inputs\n", MAX_INPUTS);
+				return 2;
+			}
+			in = &o->inputs[o->num_inputs++];
+			eq = strchr(optarg, '=');
+			if (eq) {
+				*eq = '\0';
+				in->name = optarg;
+				in->path = eq + 1;
+			} else {
+				in->path = optarg;
+			}
+			break;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (!o->model || optind < argc) {
+		fprintf(stderr, "vnpu-run: %s\n", o->model ? "unexpected argument" :
+			"a model is needed (-m MODEL)");
+		usage(stderr);
+		return 2;
+	}
+	return 0;
+}
+
+/* Read every -i file; name the ones given by position after the model's inputs. */
+static int read_inputs(struct options *o, vnpu_model *model)
+{
+	struct input_arg *in;
+	char err[256];
+	size_t index, n_model, next = 0;
+	uint32_t i;
+
+	if (vnpu_model_get_inputs_size(model, &n_model))
+		return fail("model inputs");
+	for (i = 0; i < o->num_inputs; i++) {
+		in = &o->inputs[i];
+		if (tensor_file_read(in->path, &in->tensor, &in->file_name, err, sizeof(err))) {
+			fprintf(stderr, "vnpu-run: %s: %s\n", in->path, err);
+			return 1;
+		}
+		if (!in->name && in->file_name[0] &&
+		    !vnpu_model_input_index(model, in->file_name, &index))
+			in->name = in->file_name;
+		if (!in->name) {
+			if (next >= n_model || vnpu_model_input_name(model, next, &in->name)) {
+				fprintf(stderr, "vnpu-run: %s: the model has only %zu inputs\n",
+					in->path, n_model);
+				return 1;
+			}
+		}
+		if (vnpu_model_input_index(model, in->name, &index)) {
+			fprintf(stderr, "vnpu-run: the model has no input \"%s\"\n", in->name);
+			return 1;
+		}
+		next = index + 1;
+	}
+	return 0;
+}
+
+/* Dynamic input dimensions take the given tensor's. */
+static int reshape_inputs(struct options *o, vnpu_model *model)
+{
+	vnpu_shape want, have;
+	size_t index;
+	uint32_t i, d;
+	int dynamic;
+
+	for (i = 0; i < o->num_inputs; i++) {
+		if (vnpu_model_input_index(model, o->inputs[i].name, &index) ||
+		    vnpu_model_input_shape(model, index, &want) ||
+		    vnpu_tensor_get_shape(o->inputs[i].tensor, &have))
+			return fail(o->inputs[i].name);
+		dynamic = 0;
+		for (d = 0; d < want.rank; d++)
+			dynamic |= want.dims[d] == VNPU_DIM_DYNAMIC;
+		if (dynamic && vnpu_model_reshape(model, o->inputs[i].name, &have))
+			return fail(o->inputs[i].name);
+	}
+	return 0;
+}
+
+static void fill_random(vnpu_tensor *t, unsigned int *seed)
+{
+	vnpu_element_type type;
+	uint64_t n, i;
+	void *data;
+
+	vnpu_tensor_get_element_type(t, &type);
+	vnpu_tensor_get_size(t, &n);
+	vnpu_tensor_get_data(t, &data);
+	for (i = 0; i < n; i++) {
+		int r = rand_r(seed);
+
+		switch (type) {
+		case VNPU_TYPE_F32: ((float *)data)[i] = (float)r / (float)RAND_MAX * 2 - 1; break;
+		case VNPU_TYPE_F64: ((double *)data)[i] = (double)r / RAND_MAX * 2 - 1; break;
+		case VNPU_TYPE_I64: ((int64_t *)data)[i] = r % 16; break;
+		case VNPU_TYPE_I32: ((int32_t *)data)[i] = r % 16; break;
+		case VNPU_TYPE_BOOL: ((uint8_t *)data)[i] = r & 1; break;
+		default:
+			memset((char *)data + i * vnpu_element_type_size(type), r % 16,
+			       vnpu_element_type_size(type));
+			break;
+		}
+	}
+}
+
+static int set_inputs(struct options *o, vnpu_compiled_model *cm, vnpu_infer_request *req)
+{
+	vnpu_tensor *t;
+	vnpu_port port;
+	uint32_t n, i, j;
+	int given;
+
+	for (i = 0; i < o->num_inputs; i++) {
+		if (vnpu_infer_request_set_tensor(req, o->inputs[i].name, o->inputs[i].tensor))
+			return fail(o->inputs[i].name);
+	}
+	vnpu_compiled_model_get_num_inputs(cm, &n);
+	for (i = 0; i < n; i++) {
+		vnpu_compiled_model_get_input(cm, i, &port);
+		given = 0;
+		for (j = 0; j < o->num_inputs; j++)
+			given |= !strcmp(o->inputs[j].name, port.name);
+		if (given)
+			continue;
+		if (vnpu_infer_request_get_input_tensor(req, i, &t))
+			return fail(port.name);
+		fill_random(t, &o->seed);
+		vnpu_tensor_free(t);
+	}
+	return 0;
+}
+
+/* DIR/<name>.pb, with characters a file name cannot hold replaced. */
+static void output_path(const char *dir, const char *name, char *path, size_t size)
+{
+	size_t len = (size_t)snprintf(path, size, "%s/", dir), i;
+
+	for (i = 0; name[i] && len + 4 < size; i++)
+		path[len++] = name[i] == '/' ? '_' : name[i];
+	snprintf(path + len, size - len, ".pb");
+}
+
+static int write_outputs(struct options *o, vnpu_compiled_model *cm, vnpu_infer_request *req)
+{
+	char path[4096], err[256];
+	vnpu_tensor *t;
+	vnpu_port port;
+	uint32_t n, i;
+	int ret = 0;
+
+	if (mkdir(o->out_dir, 0755) && errno != EEXIST) {
+		fprintf(stderr, "vnpu-run: cannot create %s: %s\n", o->out_dir, strerror(errno));
+		return 1;
+	}
+	vnpu_compiled_model_get_num_outputs(cm, &n);
+	for (i = 0; i < n && !ret; i++) {
+		vnpu_compiled_model_get_output(cm, i, &port);
+		if (vnpu_infer_request_get_output_tensor(req, i, &t))
+			return fail(port.name);
+		output_path(o->out_dir, port.name, path, sizeof(path));
+		if (tensor_file_write(path, port.name, t, err, sizeof(err))) {
+			fprintf(stderr, "vnpu-run: %s: %s\n", path, err);
+			ret = 1;
+		} else {
+			printf("%s\n", path);
+		}
+		vnpu_tensor_free(t);
+	}
+	return ret;
+}
+
+static void print_profile(vnpu_infer_request *req)
+{
+	const vnpu_profiling_entry *e;
+	vnpu_profiling_info *info;
+	uint32_t i;
+
+	if (vnpu_infer_request_get_profiling_info(req, &info)) {
+		fail("profiling");
+		return;
+	}
+	fprintf(stderr, "%-32s %-16s %-8s %12s\n", "name", "type", "device", "time (us)");
+	for (i = 0; i < info->count; i++) {
+		e = &info->entries[i];
+		fprintf(stderr, "%-32s %-16s %-8s %12.1f%s\n", e->name, e->node_type,
+			e->exec_type, (double)e->real_time_ns / 1000,
+			e->status == VNPU_PROFILING_EXECUTED ? "" : " (not run)");
+	}
+	vnpu_profiling_info_free(info);
+}
+
+static int run(struct options *o, vnpu_core *core)
+{
+	const char *props[] = { VNPU_PROP_ENABLE_PROFILING, o->profile ? "YES" : "NO", NULL };
+	vnpu_compiled_model *cm = NULL;
+	vnpu_infer_request *req = NULL;
+	vnpu_model *model = NULL;
+	int ret;
+
+	if (vnpu_core_read_model(core, o->model, &model))
+		return fail(o->model);
+	ret = read_inputs(o, model);
+	if (!ret)
+		ret = reshape_inputs(o, model);
+	if (!ret && vnpu_core_compile_model(core, model, o->device, props, &cm))
+		ret = fail("compile");
+	if (!ret && vnpu_compiled_model_create_infer_request(cm, &req))
+		ret = fail("infer request");
+	if (!ret)
+		ret = set_inputs(o, cm, req);
+	if (!ret && vnpu_infer_request_infer(req))
+		ret = fail("infer");
+	if (!ret)
+		ret = write_outputs(o, cm, req);
+	if (!ret && o->profile)
+		print_profile(req);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	vnpu_model_free(model);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { 0 };
+	vnpu_core *core;
+	uint32_t i;
+	int ret;
+
+	ret = parse_args(argc, argv, &o);
+	if (ret)
+		return ret;
+	if (vnpu_core_create(&core))
+		return fail("core");
+	ret = run(&o, core);
+	for (i = 0; i < o.num_inputs; i++) {
+		vnpu_tensor_free(o.inputs[i].tensor);
+		free(o.inputs[i].file_name);
+	}
+	vnpu_core_free(core);
+	return ret;
+}
