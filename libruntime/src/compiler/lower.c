@@ -251,6 +251,10 @@ static vnpu_status lower_clip(struct cstate *s, struct cop *op)
 			st = binary(s, VNPU_BIN_MAX, x, lo, t);
 		return st ? st : binary(s, VNPU_BIN_MIN, t, hi, op->out[0]);
 	}
+	if (isnan(lof) || isnan(hif))
+		return UNSUP(s, "NaN bounds");
+	lof = fmaxf(lof, -3.4028234e38f);
+	hif = fminf(hif, 3.4028234e38f);
 	if (!vnpu_type_is_float(type)) {
 		/* Integer bounds, saturated to what f32 carries exactly enough. */
 		lof = fmaxf(lof, -16777216.0f);

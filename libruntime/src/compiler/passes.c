@@ -247,6 +247,16 @@ static bool is_float_val(const struct cstate *s, int32_t v)
 	return s->vals[v].info.type == VNPU_TYPE_F32;
 }
 
+static bool same_shape(const struct vnpu_tinfo *a, const struct vnpu_tinfo *b);
+
+static void replace_reads(struct cstate *s, int32_t from, int32_t to)
+{
+	for (uint32_t i = 0; i < s->num_ops; i++)
+		for (uint32_t k = 0; k < s->ops[i].num_in; k++)
+			if (s->ops[i].in[k] == from)
+				s->ops[i].in[k] = to;
+}
+
 /* View-like nodes whose output is not a model output become aliases. */
 static void make_views(struct cstate *s)
 {
@@ -273,6 +283,10 @@ static void make_views(struct cstate *s)
 			continue;	/* a view of a constant is itself folded */
 		s->vals[op->out[0]].alias = src;
 		op->dead = true;
+		/* Same shape (Identity, Dropout, If): readers read the source
+		 * itself, so the passes see through it. */
+		if (same_shape(&s->vals[src].info, &s->vals[op->out[0]].info))
+			replace_reads(s, op->out[0], src);
 	}
 }
 
@@ -383,8 +397,10 @@ static bool act_of(const struct cstate *s, const struct cop *op, struct vnpu_lay
 					return false;
 				*(k == 1 ? &lo : &hi) = *(const float *)s->vals[op->in[k]].info.data;
 			}
-			lo = isinf(lo) ? -3.4028234e38f : lo;
-			hi = isinf(hi) ? 3.4028234e38f : hi;
+			if (isnan(lo) || isnan(hi))
+				return false;
+			lo = fmaxf(lo, -3.4028234e38f);
+			hi = fminf(hi, 3.4028234e38f);
 		}
 		act->func = VNPU_ACT_CLIP;
 		act->alpha = f32_bits(lo);
@@ -426,6 +442,23 @@ static bool bias_fits(const struct cstate *s, const struct cop *op, int32_t c)
 	return true;
 }
 
+/* A new constant: the elementwise sum of two f32 constants of @a's size. */
+static vnpu_status sum_bias(struct cstate *s, int32_t a, int32_t b, int32_t *out)
+{
+	const struct vnpu_tinfo *ta = cs_info(s, a), *tb = cs_info(s, b);
+	int64_t n = vnpu_tinfo_elems(ta);
+	float *sum;
+
+	if (ta->type != VNPU_TYPE_F32 || vnpu_tinfo_elems(tb) != n)
+		return VNPU_UNSUPPORTED;
+	sum = malloc((size_t)(n ? n : 1) * sizeof(float));
+	if (!sum)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	for (int64_t i = 0; i < n; i++)
+		sum[i] = ((const float *)ta->data)[i] + ((const float *)tb->data)[i];
+	return cs_add_const(s, VNPU_TYPE_F32, 1, &n, sum, out);
+}
+
 static void fuse_into(struct cstate *s, uint32_t idx)
 {
 	struct cop *op = &s->ops[idx];
@@ -442,12 +475,17 @@ static void fuse_into(struct cstate *s, uint32_t idx)
 			return;
 		next = sole_reader(s, op->out[0], idx);
 	}
-	/* A constant bias. */
-	if (next && op_is(next, "Add") && !(conv && op->num_in > 2 && op->in[2] >= 0) &&
-	    !(gemm && op->num_in > 2 && op->in[2] >= 0)) {
+	/* A constant bias (added to the Conv's own constant bias). */
+	if (next && op_is(next, "Add") && !(gemm && op->num_in > 2 && op->in[2] >= 0) &&
+	    !(conv && op->num_in > 2 && op->in[2] >= 0 && !cs_is_const(s, op->in[2]))) {
 		int32_t other = next->in[0] == op->out[0] ? next->in[1] : next->in[0];
 
 		if (bias_fits(s, op, other) && next->in[0] != next->in[1]) {
+			if (conv && op->num_in > 2 && op->in[2] >= 0) {
+				if (sum_bias(s, op->in[2], other, &other))
+					return;
+				op->in[2] = -1;
+			}
 			op->bias = other;
 			op->out[0] = next->out[0];
 			next->dead = true;

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Frontend unit tests: a tiny harness, an ONNX model builder over the
+ * protobuf-c structs (graphs made in code, no binaries in the tree), and
+ * a host executor that runs a compiled program with the device's own
+ * command-stream executor.
+ */
+#ifndef FE_TEST_H
+#define FE_TEST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <vnpu/vnpu_model.h>
+
+#include "compiler/compiler.h"
+#include "onnx.pb-c.h"
+
+extern int fe_failures;
+
+#define CHECK(cond) do { \
+	if (!(cond)) { \
+		fprintf(stderr, "%s:%d: CHECK(%s) failed (last error: %s)\n", \
+			__FILE__, __LINE__, #cond, vnpu_last_error()); \
+		fe_failures++; \
+	} \
+} while (0)
+
+#define CHECK_EQ(a, b) do { \
+	long long _a = (long long)(a), _b = (long long)(b); \
+	if (_a != _b) { \
+		fprintf(stderr, "%s:%d: %s == %lld, expected %s == %lld (last error: %s)\n", \
+			__FILE__, __LINE__, #a, _a, #b, _b, vnpu_last_error()); \
+		fe_failures++; \
+	} \
+} while (0)
+
+struct fe_test {
+	const char *name;
+	void (*fn)(void);
+};
+
+/* Runs @tests (or those named on the command line); exit status. */
+int fe_run(const struct fe_test *tests, size_t n, int argc, char **argv);
+
+/* ---- model builder ---- */
+struct mb;
+
+struct mb *mb_new(int64_t opset);
+void mb_input(struct mb *b, const char *name, int type, int rank, const int64_t *dims);
+void mb_output(struct mb *b, const char *name);
+/* An initializer of f32 (@data may be NULL: 0.01 * i pattern). */
+void mb_init_f32(struct mb *b, const char *name, int rank, const int64_t *dims,
+		 const float *data);
+void mb_init_i64(struct mb *b, const char *name, int rank, const int64_t *dims,
+		 const int64_t *data);
+/* A node; inputs and outputs are NULL-terminated lists. Returns it for
+ * attributes. */
+Onnx__NodeProto *mb_node(struct mb *b, const char *op, const char *const *in,
+			 const char *const *out);
+void mb_attr_int(Onnx__NodeProto *n, const char *name, int64_t v);
+void mb_attr_float(Onnx__NodeProto *n, const char *name, float v);
+void mb_attr_ints(Onnx__NodeProto *n, const char *name, int count, const int64_t *v);
+/* Serialize (malloc'd) and free the builder. */
+void *mb_pack(struct mb *b, size_t *size);
+/* Serialize, read it back and free the builder; NULL on failure. */
+vnpu_model *mb_read(struct mb *b);
+
+/* ---- host execution of a program ---- */
+
+/*
+ * Run @p on the host with the device executor: @inputs[i] has the bytes of
+ * input i; outputs are written to @outputs[i] (p->outputs[i].size bytes).
+ * Also validates every segment. Returns 0 or -1.
+ */
+int fe_run_program(const struct vnpu_program *p, void *const *inputs, void *const *outputs);
+
+/* Fill @n floats with a deterministic pattern seeded by @seed. */
+void fe_pattern(float *x, size_t n, unsigned seed);
+
+/* Path of an openWakeWord model under build/npm, or NULL when absent. */
+const char *fe_wakeword_model(const char *file);
+
+#endif /* FE_TEST_H */

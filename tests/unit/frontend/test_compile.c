@@ -1,0 +1,491 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The compiler: each pass on small graphs built in code (run on the host
+ * with and without the pass, compared with naive references), lowering
+ * of data movement to copies, the arena planner, query and placement.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <drm/vnpu_layers.h>
+
+#include "fe_test.h"
+
+#define F32 ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
+
+static const struct vnpu_compile_options no_fusion = { .no_fusion = true, .no_packing = true };
+
+static size_t numel(const vnpu_shape *s)
+{
+	size_t n = 1;
+
+	for (uint32_t d = 0; d < s->rank; d++)
+		n *= (size_t)s->dims[d];
+	return n;
+}
+
+/* Compile @m with @o, run with pattern inputs; outputs malloc'd floats. */
+static struct vnpu_program *compile_run(const vnpu_model *m, const struct vnpu_compile_options *o,
+					float **outs)
+{
+	struct vnpu_program *p = NULL;
+	void *in[8] = { 0 };
+
+	if (vnpu_compile(m, o, &p)) {
+		fprintf(stderr, "  compile: %s\n", vnpu_last_error());
+		fe_failures++;
+		return NULL;
+	}
+	for (uint32_t i = 0; i < p->num_inputs; i++) {
+		in[i] = calloc(1, p->inputs[i].size + 4);
+		fe_pattern(in[i], p->inputs[i].size / 4, i + 1);
+	}
+	for (uint32_t i = 0; i < p->num_outputs; i++)
+		outs[i] = calloc(1, p->outputs[i].size + 4);
+	CHECK_EQ(fe_run_program(p, in, (void *const *)outs), 0);
+	for (uint32_t i = 0; i < p->num_inputs; i++)
+		free(in[i]);
+	return p;
+}
+
+static float max_diff(const float *a, const float *b, size_t n)
+{
+	float worst = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		float d = fabsf(a[i] - b[i]) / (1.0f + fabsf(b[i]));
+
+		if (!(d <= worst))
+			worst = isnan(d) ? INFINITY : d;
+	}
+	return worst;
+}
+
+/* The same model with and without fusion/packing gives the same outputs. */
+static void check_fusion_equivalent(const vnpu_model *m, uint32_t want_fused_layers)
+{
+	float *a[8] = { 0 }, *b[8] = { 0 };
+	struct vnpu_program *p = compile_run(m, NULL, a);
+	struct vnpu_program *q = compile_run(m, &no_fusion, b);
+
+	if (p && q) {
+		if (want_fused_layers)
+			CHECK_EQ(p->num_layers, want_fused_layers);
+		CHECK(q->num_layers >= p->num_layers);
+		for (uint32_t o = 0; o < p->num_outputs; o++) {
+			float d = max_diff(a[o], b[o], numel(&p->outputs[o].shape));
+
+			if (!(d < 1e-4f)) {
+				fprintf(stderr, "  output %u differs by %g\n", o, d);
+				fe_failures++;
+			}
+		}
+	}
+	for (int i = 0; i < 8; i++) {
+		free(a[i]);
+		free(b[i]);
+	}
+	vnpu_program_free(p);
+	vnpu_program_free(q);
+}
+
+static void test_conv_bn_bias_relu_fusion(void)
+{
+	struct mb *b = mb_new(13);
+	Onnx__NodeProto *n;
+	struct vnpu_program *p = NULL;
+	vnpu_model *m;
+	float var[8];
+
+	mb_input(b, "x", F32, 4, (const int64_t[]){ 1, 3, 9, 7 });
+	mb_init_f32(b, "w", 4, (const int64_t[]){ 8, 3, 3, 3 }, NULL);
+	mb_init_f32(b, "scale", 1, (const int64_t[]){ 8 }, NULL);
+	mb_init_f32(b, "bias", 1, (const int64_t[]){ 8 }, NULL);
+	mb_init_f32(b, "mean", 1, (const int64_t[]){ 8 }, NULL);
+	for (int i = 0; i < 8; i++)
+		var[i] = 0.5f + 0.1f * (float)i;
+	mb_init_f32(b, "var", 1, (const int64_t[]){ 8 }, var);
+	mb_init_f32(b, "b2", 3, (const int64_t[]){ 8, 1, 1 }, NULL);
+	n = mb_node(b, "Conv", (const char *[]){ "x", "w", NULL }, (const char *[]){ "c", NULL });
+	mb_attr_ints(n, "pads", 4, (const int64_t[]){ 1, 1, 1, 1 });
+	mb_node(b, "BatchNormalization", (const char *[]){ "c", "scale", "bias", "mean", "var", NULL },
+		(const char *[]){ "bn", NULL });
+	mb_node(b, "Identity", (const char *[]){ "bn", NULL }, (const char *[]){ "id", NULL });
+	mb_node(b, "Add", (const char *[]){ "id", "b2", NULL }, (const char *[]){ "ad", NULL });
+	mb_node(b, "Relu", (const char *[]){ "ad", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_OK);
+	if (p) {
+		CHECK_EQ(p->num_layers, 1);
+		CHECK(!strcmp(p->layers[0].type, "Conv+BatchNorm+Add+Relu"));
+		CHECK_EQ(p->arena_size, 0);
+	}
+	vnpu_program_free(p);
+	check_fusion_equivalent(m, 1);
+	vnpu_model_free(m);
+}
+
+/* Gemm(transB) + residual Add + Sigmoid, and MatMul + bias, against a
+ * naive reference. */
+static void test_gemm_matmul(void)
+{
+	struct mb *b = mb_new(13);
+	Onnx__NodeProto *n;
+	float w[5 * 6], w2[5 * 4], c2[4], x[3 * 6], r[3 * 5], *out[8] = { 0 };
+	struct vnpu_program *p;
+	vnpu_model *m;
+
+	fe_pattern(w, 30, 7);
+	fe_pattern(w2, 20, 8);
+	fe_pattern(c2, 4, 9);
+	mb_input(b, "x", F32, 2, (const int64_t[]){ 3, 6 });
+	mb_input(b, "r", F32, 2, (const int64_t[]){ 3, 5 });
+	mb_init_f32(b, "w", 2, (const int64_t[]){ 5, 6 }, w);
+	mb_init_f32(b, "w2", 2, (const int64_t[]){ 5, 4 }, w2);
+	mb_init_f32(b, "c2", 1, (const int64_t[]){ 4 }, c2);
+	n = mb_node(b, "Gemm", (const char *[]){ "x", "w", NULL }, (const char *[]){ "g", NULL });
+	mb_attr_int(n, "transB", 1);
+	mb_attr_float(n, "alpha", 0.5f);
+	mb_node(b, "Add", (const char *[]){ "r", "g", NULL }, (const char *[]){ "a", NULL });
+	mb_node(b, "Sigmoid", (const char *[]){ "a", NULL }, (const char *[]){ "s", NULL });
+	mb_node(b, "MatMul", (const char *[]){ "s", "w2", NULL }, (const char *[]){ "mm", NULL });
+	mb_node(b, "Add", (const char *[]){ "mm", "c2", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	p = compile_run(m, NULL, out);
+	if (p) {
+		float s[3 * 5], ref[3 * 4];
+
+		CHECK_EQ(p->num_layers, 2);
+		CHECK(!strcmp(p->layers[0].type, "Gemm+Residual+Sigmoid"));
+		CHECK(!strcmp(p->layers[1].type, "MatMul+Add"));
+		fe_pattern(x, 18, 1);
+		fe_pattern(r, 15, 2);
+		for (int i = 0; i < 3; i++)
+			for (int j = 0; j < 5; j++) {
+				float acc = 0;
+
+				for (int k = 0; k < 6; k++)
+					acc += x[i * 6 + k] * w[j * 6 + k];
+				s[i * 5 + j] = 1.0f / (1.0f + expf(-(0.5f * acc + r[i * 5 + j])));
+			}
+		for (int i = 0; i < 3; i++)
+			for (int j = 0; j < 4; j++) {
+				float acc = c2[j];
+
+				for (int k = 0; k < 5; k++)
+					acc += s[i * 5 + k] * w2[k * 4 + j];
+				ref[i * 4 + j] = acc;
+			}
+		CHECK(max_diff(out[0], ref, 12) < 1e-5f);
+	}
+	free(out[0]);
+	vnpu_program_free(p);
+	check_fusion_equivalent(m, 2);
+	vnpu_model_free(m);
+}
+
+/* Shape -> Gather -> Concat -> Reshape folds away: only the reshape's copy
+ * into the output remains. */
+static void test_constant_folding(void)
+{
+	struct mb *b = mb_new(13);
+	struct vnpu_program *p;
+	float *out[8] = { 0 }, x[24];
+	vnpu_model *m;
+
+	mb_input(b, "x", F32, 3, (const int64_t[]){ 2, 3, 4 });
+	mb_node(b, "Shape", (const char *[]){ "x", NULL }, (const char *[]){ "sh", NULL });
+	mb_init_i64(b, "i", 1, (const int64_t[]){ 1 }, (const int64_t[]){ 0 });
+	mb_node(b, "Gather", (const char *[]){ "sh", "i", NULL }, (const char *[]){ "n", NULL });
+	mb_init_i64(b, "m1", 1, (const int64_t[]){ 1 }, (const int64_t[]){ -1 });
+	mb_node(b, "Concat", (const char *[]){ "n", "m1", NULL }, (const char *[]){ "ns", NULL });
+	mb_node(b, "Reshape", (const char *[]){ "x", "ns", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	p = compile_run(m, NULL, out);
+	if (p) {
+		CHECK_EQ(p->num_layers, 1);
+		CHECK(!strcmp(p->layers[0].type, "Reshape"));
+		CHECK_EQ(p->outputs[0].shape.rank, 2);
+		CHECK_EQ(p->outputs[0].shape.dims[1], 12);
+		fe_pattern(x, 24, 1);
+		CHECK(!memcmp(out[0], x, sizeof(x)));
+	}
+	free(out[0]);
+	vnpu_program_free(p);
+	vnpu_model_free(m);
+}
+
+/* Data movement lowered to strided copies, against index arithmetic. */
+static void test_copies(void)
+{
+	struct mb *b = mb_new(13);
+	Onnx__NodeProto *n;
+	float *out[8] = { 0 }, x[2 * 8 * 2 * 3];
+	struct vnpu_program *p;
+	vnpu_model *m;
+
+	mb_input(b, "x", F32, 4, (const int64_t[]){ 2, 8, 2, 3 });
+	n = mb_node(b, "Transpose", (const char *[]){ "x", NULL }, (const char *[]){ "t", NULL });
+	mb_attr_ints(n, "perm", 4, (const int64_t[]){ 3, 1, 0, 2 });
+	mb_init_i64(b, "st", 1, (const int64_t[]){ 2 }, (const int64_t[]){ 1, -7 });
+	mb_init_i64(b, "en", 1, (const int64_t[]){ 2 }, (const int64_t[]){ 100, 8 });
+	mb_init_i64(b, "ax", 1, (const int64_t[]){ 2 }, (const int64_t[]){ 1, 0 });
+	mb_init_i64(b, "sp", 1, (const int64_t[]){ 2 }, (const int64_t[]){ 3, 1 });
+	mb_node(b, "Slice", (const char *[]){ "x", "st", "en", "ax", "sp", NULL },
+		(const char *[]){ "s", NULL });
+	n = mb_node(b, "Concat", (const char *[]){ "x", "x", NULL }, (const char *[]){ "c", NULL });
+	mb_attr_int(n, "axis", 2);
+	n = mb_node(b, "DepthToSpace", (const char *[]){ "x", NULL }, (const char *[]){ "d", NULL });
+	mb_attr_int(n, "blocksize", 2);
+	mb_init_i64(b, "rep", 1, (const int64_t[]){ 4 }, (const int64_t[]){ 1, 1, 2, 3 });
+	mb_node(b, "Tile", (const char *[]){ "x", "rep", NULL }, (const char *[]){ "ti", NULL });
+	mb_output(b, "t");
+	mb_output(b, "s");
+	mb_output(b, "c");
+	mb_output(b, "d");
+	mb_output(b, "ti");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	p = compile_run(m, NULL, out);
+	fe_pattern(x, 96, 1);
+#define X(a, b_, c, d) x[(((a) * 8 + (b_)) * 2 + (c)) * 3 + (d)]
+	if (p) {
+		int bad = 0;
+
+		/* t[d][b][a][c] = x[a][b][c][d], dims 3x8x2x2 */
+		for (int a = 0; a < 2; a++)
+			for (int bb = 0; bb < 8; bb++)
+				for (int c = 0; c < 2; c++)
+					for (int d = 0; d < 3; d++)
+						bad += out[0][((d * 8 + bb) * 2 + a) * 2 + c] != X(a, bb, c, d);
+		/* s = x[-7 (clamped to 0):8, 1:100:3] -> 2x3x2x3 (b = 1, 4, 7) */
+		for (int a = 0; a < 2; a++)
+			for (int k = 0; k < 3; k++)
+				for (int c = 0; c < 2; c++)
+					for (int d = 0; d < 3; d++)
+						bad += out[1][((a * 3 + k) * 2 + c) * 3 + d] !=
+						       X(a, 1 + 3 * k, c, d);
+		/* c = concat on axis 2: 2x8x4x3 */
+		for (int a = 0; a < 2; a++)
+			for (int bb = 0; bb < 8; bb++)
+				for (int c = 0; c < 4; c++)
+					for (int d = 0; d < 3; d++)
+						bad += out[2][((a * 8 + bb) * 4 + c) * 3 + d] != X(a, bb, c % 2, d);
+		/* d = DepthToSpace DCR b=2: 2x2x4x6, y[n][c][h*2+i][w*2+j] = x[n][(i*2+j)*2+c][h][w] */
+		for (int a = 0; a < 2; a++)
+			for (int c = 0; c < 2; c++)
+				for (int h = 0; h < 4; h++)
+					for (int w = 0; w < 6; w++)
+						bad += out[3][((a * 2 + c) * 4 + h) * 6 + w] !=
+						       X(a, ((h % 2) * 2 + w % 2) * 2 + c, h / 2, w / 2);
+		/* ti = tile 1,1,2,3: 2x8x4x9 */
+		for (int a = 0; a < 2; a++)
+			for (int bb = 0; bb < 8; bb++)
+				for (int c = 0; c < 4; c++)
+					for (int d = 0; d < 9; d++)
+						bad += out[4][((a * 8 + bb) * 4 + c) * 9 + d] != X(a, bb, c % 2, d % 3);
+		CHECK_EQ(bad, 0);
+		for (uint32_t l = 0; l < p->num_layers; l++)
+			CHECK(p->segments[0].num_cmds >= p->num_layers);
+	}
+#undef X
+	for (int i = 0; i < 8; i++)
+		free(out[i]);
+	vnpu_program_free(p);
+	vnpu_model_free(m);
+}
+
+static void test_wakeword_compile(void)
+{
+	static const char *const files[] = {
+		"alexa_v0.1.onnx", "hey_jarvis_v0.1.onnx", "hey_mycroft_v0.1.onnx",
+		"timer_v0.1.onnx", "embedding_model.onnx", "melspectrogram.onnx",
+	};
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		const char *path = fe_wakeword_model(files[i]);
+		vnpu_model *m;
+		size_t ni;
+
+		if (!path) {
+			printf("  skip %s: not installed\n", files[i]);
+			continue;
+		}
+		if (vnpu_model_read_file(path, &m)) {
+			CHECK(!"read");
+			continue;
+		}
+		vnpu_model_get_inputs_size(m, &ni);
+		for (size_t k = 0; k < ni; k++) {
+			const char *name;
+			vnpu_shape s;
+
+			vnpu_model_input_name(m, k, &name);
+			vnpu_model_input_shape(m, k, &s);
+			for (uint32_t d = 0; d < s.rank; d++)
+				if (s.dims[d] < 0)
+					s.dims[d] = d ? 1280 : 1;
+			CHECK_EQ(vnpu_model_reshape(m, name, &s), VNPU_OK);
+		}
+		{
+			struct vnpu_program *p = NULL;
+
+			CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_OK);
+			if (p) {
+				printf("  %s: %u layers, weights %llu B, arena %llu B of %llu B intermediates\n",
+				       files[i], p->num_layers, (unsigned long long)p->weights_size,
+				       (unsigned long long)p->arena_size,
+				       (unsigned long long)p->intermediates_size);
+				CHECK(p->arena_size <= p->intermediates_size);
+			}
+			vnpu_program_free(p);
+		}
+		check_fusion_equivalent(m, 0);
+		vnpu_model_free(m);
+	}
+}
+
+static void test_dynamic_input_needs_reshape(void)
+{
+	struct mb *b = mb_new(13);
+	struct vnpu_program *p = NULL;
+	vnpu_model *m;
+
+	mb_input(b, "x", F32, 2, (const int64_t[]){ -1, 4 });
+	mb_node(b, "Relu", (const char *[]){ "x", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_INVALID_ARGUMENT);
+	CHECK(strstr(vnpu_last_error(), "reshape") != NULL);
+	CHECK(p == NULL);
+	CHECK_EQ(vnpu_compile(NULL, NULL, &p), VNPU_INVALID_ARGUMENT);
+	vnpu_model_free(m);
+}
+
+/* Placement: ops the primary does not take go to the fallback, or fail. */
+static void test_query_and_fallback(void)
+{
+	struct mb *b = mb_new(13);
+	struct vnpu_compile_options o = { .primary_layer_ops = ~(1ull << VNPU_LAYER_GEMM) };
+	struct vnpu_query_result *q = NULL;
+	struct vnpu_program *p = NULL;
+	vnpu_model *m;
+
+	mb_input(b, "x", F32, 2, (const int64_t[]){ 2, 4 });
+	mb_init_f32(b, "w", 2, (const int64_t[]){ 4, 4 }, NULL);
+	mb_node(b, "Relu", (const char *[]){ "x", NULL }, (const char *[]){ "a", NULL });
+	mb_node(b, "MatMul", (const char *[]){ "a", "w", NULL }, (const char *[]){ "mm", NULL });
+	mb_node(b, "Neg", (const char *[]){ "mm", NULL }, (const char *[]){ "n", NULL });
+	mb_node(b, "Exp", (const char *[]){ "n", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK_EQ(vnpu_compile(m, &o, &p), VNPU_UNSUPPORTED);
+	CHECK(strstr(vnpu_last_error(), "MatMul") != NULL);
+	o.allow_fallback = true;
+	CHECK_EQ(vnpu_compile(m, &o, &p), VNPU_OK);
+	if (p) {
+		CHECK_EQ(p->num_segments, 3);
+		CHECK_EQ(p->segments[0].target, VNPU_TARGET_PRIMARY);
+		CHECK_EQ(p->segments[1].target, VNPU_TARGET_FALLBACK);
+		CHECK_EQ(p->segments[2].target, VNPU_TARGET_PRIMARY);
+		CHECK_EQ(p->segments[2].num_layers, 2);
+	}
+	vnpu_program_free(p);
+	p = NULL;
+	o.strict = true;
+	CHECK_EQ(vnpu_compile(m, &o, &p), VNPU_UNSUPPORTED);
+	CHECK(strstr(vnpu_last_error(), "strict") != NULL);
+	o.strict = false;
+	CHECK_EQ(vnpu_query_model(m, &o, &q), VNPU_OK);
+	if (q) {
+		CHECK_EQ(q->num_nodes, 4);
+		CHECK_EQ(q->nodes[0].place, VNPU_QUERY_PRIMARY);
+		CHECK_EQ(q->nodes[1].place, VNPU_QUERY_FALLBACK);
+		CHECK(q->nodes[1].reason[0] != '\0');
+		CHECK_EQ(q->nodes[2].place, VNPU_QUERY_PRIMARY);
+	}
+	vnpu_query_result_free(q);
+	o.inference_precision = VNPU_TYPE_F16;
+	CHECK_EQ(vnpu_compile(m, &o, &p), VNPU_UNSUPPORTED);
+	vnpu_model_free(m);
+}
+
+static int overlaps(const struct vnpu_plan_buf *a, const struct vnpu_plan_buf *b)
+{
+	bool time = a->first <= b->last && b->first <= a->last;
+	bool space = a->offset < b->offset + b->size && b->offset < a->offset + a->size;
+
+	return time && space && a->size && b->size;
+}
+
+static void test_planner(void)
+{
+	struct vnpu_plan_buf bufs[200];
+	uint32_t seed = 12345;
+
+	CHECK_EQ(vnpu_plan_arena(bufs, 0, 64), 0);
+	for (int round = 0; round < 50; round++) {
+		uint32_t n = 1 + round * 3 % 200;
+		uint64_t sum = 0, arena;
+
+		for (uint32_t i = 0; i < n; i++) {
+			seed = seed * 1103515245u + 12345u;
+			bufs[i].size = (seed >> 8) % 5000;
+			bufs[i].first = (seed >> 4) % 60;
+			bufs[i].last = bufs[i].first + (seed >> 20) % 10;
+			sum += (bufs[i].size + 63) / 64 * 64;
+		}
+		arena = vnpu_plan_arena(bufs, n, 64);
+		CHECK(arena <= sum);
+		for (uint32_t i = 0; i < n; i++) {
+			CHECK_EQ(bufs[i].offset % 64, 0);
+			CHECK(bufs[i].offset + bufs[i].size <= arena);
+			for (uint32_t j = i + 1; j < n; j++)
+				if (overlaps(&bufs[i], &bufs[j])) {
+					fprintf(stderr, "  round %d: buffers %u and %u overlap\n", round, i, j);
+					fe_failures++;
+				}
+		}
+	}
+	/* A chain: each buffer lives two steps; two slots suffice. */
+	for (uint32_t i = 0; i < 10; i++)
+		bufs[i] = (struct vnpu_plan_buf){ .size = 1000, .first = i, .last = i + 1 };
+	CHECK_EQ(vnpu_plan_arena(bufs, 10, 64), 2 * 1024);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct fe_test tests[] = {
+		{ "conv_bn_bias_relu_fusion", test_conv_bn_bias_relu_fusion },
+		{ "gemm_matmul", test_gemm_matmul },
+		{ "constant_folding", test_constant_folding },
+		{ "copies", test_copies },
+		{ "wakeword_compile", test_wakeword_compile },
+		{ "dynamic_input_needs_reshape", test_dynamic_input_needs_reshape },
+		{ "query_and_fallback", test_query_and_fallback },
+		{ "planner", test_planner },
+	};
+
+	return fe_run(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
+}

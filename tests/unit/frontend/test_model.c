@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: MIT
+/* The ONNX reader, the IR and shape inference. */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fe_test.h"
+
+#define F32 ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
+#define I64 ONNX__TENSOR_PROTO__DATA_TYPE__INT64
+#define TESTDATA "/usr/share/libonnx-testdata/data/node"
+
+static void *read_all(const char *path, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	void *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc((size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	*size = (size_t)n;
+	return buf;
+}
+
+static void check_shape(const vnpu_shape *s, uint32_t rank, const int64_t *dims)
+{
+	CHECK_EQ(s->rank, rank);
+	for (uint32_t d = 0; d < rank && d < s->rank; d++)
+		CHECK_EQ(s->dims[d], dims[d]);
+}
+
+static void test_wakeword_models(void)
+{
+	static const char *const files[] = {
+		"alexa_v0.1.onnx", "embedding_model.onnx", "hey_jarvis_v0.1.onnx",
+		"hey_mycroft_v0.1.onnx", "hey_rhasspy_v0.1.onnx", "melspectrogram.onnx",
+		"timer_v0.1.onnx", "weather_v0.1.onnx",
+	};
+	const char *path;
+	vnpu_model *m;
+	vnpu_shape s;
+	size_t n;
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		path = fe_wakeword_model(files[i]);
+		if (!path) {
+			printf("  skip %s: not installed (scripts/install-deps)\n", files[i]);
+			continue;
+		}
+		CHECK_EQ(vnpu_model_read_file(path, &m), VNPU_OK);
+		vnpu_model_free(m);
+	}
+	path = fe_wakeword_model("alexa_v0.1.onnx");
+	if (path && !vnpu_model_read_file(path, &m)) {
+		vnpu_element_type t;
+		const char *name;
+		int64_t opset;
+
+		CHECK_EQ(vnpu_model_get_inputs_size(m, &n), VNPU_OK);
+		CHECK_EQ(n, 1);
+		CHECK_EQ(vnpu_model_input_name(m, 0, &name), VNPU_OK);
+		CHECK(!strcmp(name, "onnx::Flatten_0"));
+		CHECK_EQ(vnpu_model_input_type(m, 0, &t), VNPU_OK);
+		CHECK_EQ(t, VNPU_TYPE_F32);
+		CHECK_EQ(vnpu_model_input_shape(m, 0, &s), VNPU_OK);
+		check_shape(&s, 3, (const int64_t[]){ 1, 16, 96 });
+		CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
+		check_shape(&s, 2, (const int64_t[]){ 1, 1 });
+		CHECK_EQ(vnpu_model_get_ops_size(m, &n), VNPU_OK);
+		CHECK_EQ(n, 7);
+		CHECK_EQ(vnpu_model_get_opset(m, &opset), VNPU_OK);
+		CHECK_EQ(opset, 13);
+		vnpu_model_free(m);
+	}
+	path = fe_wakeword_model("embedding_model.onnx");
+	if (path && !vnpu_model_read_file(path, &m)) {
+		/* [?, 76, 32, 1] -> [?, 1, 1, 96]; the batch set by reshape. */
+		CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
+		check_shape(&s, 4, (const int64_t[]){ -1, 1, 1, 96 });
+		s = (vnpu_shape){ .rank = 4, .dims = { 3, 76, 32, 1 } };
+		CHECK_EQ(vnpu_model_reshape(m, "input_1", &s), VNPU_OK);
+		CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
+		check_shape(&s, 4, (const int64_t[]){ 3, 1, 1, 96 });
+		vnpu_model_free(m);
+	}
+	path = fe_wakeword_model("melspectrogram.onnx");
+	if (path && !vnpu_model_read_file(path, &m)) {
+		s = (vnpu_shape){ .rank = 2, .dims = { 1, 1280 } };
+		CHECK_EQ(vnpu_model_reshape(m, "input", &s), VNPU_OK);
+		CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
+		check_shape(&s, 4, (const int64_t[]){ 1, 1, 5, 32 });
+		vnpu_model_free(m);
+	}
+}
+
+/* Declared output shapes of a node test, from its own ModelProto. */
+static int declared_output(const Onnx__ModelProto *mp, size_t o, vnpu_shape *s, int *type)
+{
+	const Onnx__ValueInfoProto *vi = mp->graph->output[o];
+	const Onnx__TypeProto__Tensor *tt;
+
+	if (!vi->type || vi->type->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
+		return -1;
+	tt = vi->type->tensor_type;
+	if (!tt->shape || tt->shape->n_dim > VNPU_MAX_RANK)
+		return -1;
+	s->rank = (uint32_t)tt->shape->n_dim;
+	for (size_t d = 0; d < tt->shape->n_dim; d++) {
+		if (tt->shape->dim[d]->value_case !=
+		    ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+			return -1;
+		s->dims[d] = tt->shape->dim[d]->dim_value;
+	}
+	*type = tt->elem_type;
+	return 0;
+}
+
+/* Every node test whose outputs we infer fully: the same shapes and types
+ * as the ONNX test declares. */
+static void test_node_test_shapes(void)
+{
+	DIR *dir = opendir(TESTDATA);
+	struct dirent *e;
+	int compared = 0, read_ok = 0;
+
+	if (!dir) {
+		printf("  skip: %s not installed\n", TESTDATA);
+		return;
+	}
+	while ((e = readdir(dir))) {
+		char path[1024];
+		Onnx__ModelProto *mp;
+		vnpu_model *m;
+		size_t size, n;
+		void *buf;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/model.onnx", TESTDATA, e->d_name);
+		buf = read_all(path, &size);
+		if (!buf)
+			continue;
+		mp = onnx__model_proto__unpack(NULL, size, buf);
+		if (mp && mp->graph && !vnpu_model_read_memory(buf, size, &m)) {
+			read_ok++;
+			vnpu_model_get_outputs_size(m, &n);
+			for (size_t o = 0; o < n && o < mp->graph->n_output; o++) {
+				vnpu_shape want = { 0 }, got = { 0 };
+				vnpu_element_type t;
+				int want_type;
+				bool known = true;
+
+				if (declared_output(mp, o, &want, &want_type) ||
+				    vnpu_model_output_shape(m, o, &got))
+					continue;
+				for (uint32_t d = 0; d < got.rank; d++)
+					known &= got.dims[d] >= 0;
+				vnpu_model_output_type(m, o, &t);
+				if (!known || t == VNPU_TYPE_UNDEFINED)
+					continue;
+				compared++;
+				if (memcmp(&want, &got, sizeof(want)) || (int)t != want_type) {
+					fprintf(stderr, "  %s output %zu: inferred %s rank %u, declared type %d rank %u\n",
+						e->d_name, o, vnpu_element_type_str(t), got.rank,
+						want_type, want.rank);
+					fe_failures++;
+				}
+			}
+			vnpu_model_free(m);
+		}
+		if (mp)
+			onnx__model_proto__free_unpacked(mp, NULL);
+		free(buf);
+	}
+	closedir(dir);
+	printf("  %d models read, %d outputs compared\n", read_ok, compared);
+	CHECK(read_ok > 700);
+	CHECK(compared > 500);
+}
+
+static void expect_parse_error(const void *buf, size_t size)
+{
+	vnpu_model *m = NULL;
+	vnpu_status st = vnpu_model_read_memory(buf, size, &m);
+
+	if (st == VNPU_OK) {
+		vnpu_model_free(m);
+		return;		/* a cut at a field boundary can still be a model */
+	}
+	CHECK(st == VNPU_PARSE_ERROR || st == VNPU_UNSUPPORTED);
+	CHECK(vnpu_last_error()[0] != '\0');
+	CHECK(m == NULL);
+}
+
+static void test_malformed_protobuf(void)
+{
+	static const unsigned char garbage[] = { 0xff, 0xff, 0xff, 0xff, 0x0f, 0x08, 0x99 };
+	const char *path = fe_wakeword_model("timer_v0.1.onnx");
+	vnpu_model *m = NULL;
+	size_t size;
+	void *buf;
+
+	CHECK_EQ(vnpu_model_read_memory(garbage, sizeof(garbage), &m), VNPU_PARSE_ERROR);
+	CHECK(strstr(vnpu_last_error(), "protobuf") != NULL);
+	CHECK_EQ(vnpu_model_read_memory("", 0, &m), VNPU_PARSE_ERROR);
+	CHECK(m == NULL);
+	CHECK_EQ(vnpu_model_read_memory(NULL, 4, &m), VNPU_INVALID_ARGUMENT);
+	CHECK_EQ(vnpu_model_read_file("/nonexistent/model.onnx", &m), VNPU_NOT_FOUND);
+	if (!path) {
+		printf("  skip truncation: models not installed\n");
+		return;
+	}
+	buf = read_all(path, &size);
+	CHECK(buf != NULL);
+	if (!buf)
+		return;
+	/* Cut everywhere near the start, then every 997 bytes. */
+	for (size_t cut = 0; cut < size; cut += cut < 512 ? 1 : 997)
+		expect_parse_error(buf, cut);
+	/* Flip bytes in the structure. */
+	for (size_t pos = 0; pos < 512 && pos < size; pos++) {
+		unsigned char *b = buf, old = b[pos];
+
+		b[pos] ^= 0x5a;
+		expect_parse_error(buf, size);
+		b[pos] = old;
+	}
+	free(buf);
+}
+
+static vnpu_status read_status(struct mb *b)
+{
+	vnpu_model *m = NULL;
+	size_t size;
+	void *buf = mb_pack(b, &size);
+	vnpu_status st = vnpu_model_read_memory(buf, size, &m);
+
+	vnpu_model_free(m);
+	free(buf);
+	return st;
+}
+
+static void test_malformed_graphs(void)
+{
+	const int64_t d4[] = { 1, 4 };
+	struct mb *b;
+
+	/* A cycle. */
+	b = mb_new(13);
+	mb_input(b, "x", F32, 2, d4);
+	mb_node(b, "Add", (const char *[]){ "x", "c", NULL }, (const char *[]){ "a", NULL });
+	mb_node(b, "Relu", (const char *[]){ "a", NULL }, (const char *[]){ "c", NULL });
+	mb_output(b, "c");
+	CHECK_EQ(read_status(b), VNPU_PARSE_ERROR);
+	CHECK(strstr(vnpu_last_error(), "cycle") != NULL);
+
+	/* A name nothing defines (a missing initializer). */
+	b = mb_new(13);
+	mb_input(b, "x", F32, 2, d4);
+	mb_node(b, "Add", (const char *[]){ "x", "w", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	CHECK_EQ(read_status(b), VNPU_PARSE_ERROR);
+	CHECK(strstr(vnpu_last_error(), "'w'") != NULL);
+
+	/* Two producers of one name. */
+	b = mb_new(13);
+	mb_input(b, "x", F32, 2, d4);
+	mb_node(b, "Relu", (const char *[]){ "x", NULL }, (const char *[]){ "y", NULL });
+	mb_node(b, "Neg", (const char *[]){ "x", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	CHECK_EQ(read_status(b), VNPU_PARSE_ERROR);
+
+	/* Wrong types: f32 + i64. */
+	b = mb_new(13);
+	mb_input(b, "x", F32, 2, d4);
+	mb_init_i64(b, "k", 1, (const int64_t[]){ 1 }, (const int64_t[]){ 3 });
+	mb_node(b, "Add", (const char *[]){ "x", "k", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	CHECK_EQ(read_status(b), VNPU_PARSE_ERROR);
+	CHECK(strstr(vnpu_last_error(), "types differ") != NULL);
+
+	/* Shapes that do not broadcast. */
+	b = mb_new(13);
+	mb_input(b, "x", F32, 2, d4);
+	mb_init_f32(b, "w", 1, (const int64_t[]){ 3 }, NULL);
+	mb_node(b, "Mul", (const char *[]){ "x", "w", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	CHECK_EQ(read_status(b), VNPU_PARSE_ERROR);
+
+	/* Huge dims. */
+	b = mb_new(13);
+	mb_input(b, "x", F32, 2, (const int64_t[]){ 1, 1ll << 45 });
+	mb_node(b, "Relu", (const char *[]){ "x", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	CHECK_EQ(read_status(b), VNPU_PARSE_ERROR);
+
+	/* An opset outside 7..17. */
+	b = mb_new(5);
+	mb_input(b, "x", F32, 2, d4);
+	mb_node(b, "Relu", (const char *[]){ "x", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	CHECK_EQ(read_status(b), VNPU_UNSUPPORTED);
+
+	/* No outputs. */
+	b = mb_new(13);
+	mb_input(b, "x", F32, 2, d4);
+	CHECK_EQ(read_status(b), VNPU_PARSE_ERROR);
+
+	/* Reshape to a shape that does not hold the elements. */
+	b = mb_new(13);
+	mb_input(b, "x", F32, 2, d4);
+	mb_init_i64(b, "s", 1, (const int64_t[]){ 2 }, (const int64_t[]){ 3, 3 });
+	mb_node(b, "Reshape", (const char *[]){ "x", "s", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	CHECK_EQ(read_status(b), VNPU_PARSE_ERROR);
+}
+
+static void test_unknown_op(void)
+{
+	struct mb *b = mb_new(13);
+	struct vnpu_query_result *q = NULL;
+	struct vnpu_program *p = NULL;
+	vnpu_model *m;
+	vnpu_shape s;
+
+	mb_input(b, "x", F32, 2, (const int64_t[]){ 1, 4 });
+	mb_node(b, "Relu", (const char *[]){ "x", NULL }, (const char *[]){ "a", NULL });
+	mb_node(b, "FancyNewOp", (const char *[]){ "a", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	/* Read fine; the output's shape is unknown; compile says why. */
+	CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_UNSUPPORTED);
+	CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_UNSUPPORTED);
+	CHECK(strstr(vnpu_last_error(), "FancyNewOp") != NULL);
+	CHECK(strstr(vnpu_last_error(), "unknown op") != NULL);
+	CHECK(p == NULL);
+	CHECK_EQ(vnpu_query_model(m, NULL, &q), VNPU_OK);
+	if (q) {
+		CHECK_EQ(q->num_nodes, 2);
+		CHECK_EQ(q->nodes[0].place, VNPU_QUERY_PRIMARY);
+		CHECK_EQ(q->nodes[1].place, VNPU_QUERY_NONE);
+		CHECK(strstr(q->nodes[1].reason, "unknown op") != NULL);
+	}
+	vnpu_query_result_free(q);
+	vnpu_model_free(m);
+}
+
+static void test_api_errors(void)
+{
+	struct mb *b = mb_new(13);
+	vnpu_model *m;
+	const char *name;
+	size_t idx;
+	vnpu_shape s;
+
+	mb_input(b, "x", F32, 2, (const int64_t[]){ -1, 4 });
+	mb_node(b, "Relu", (const char *[]){ "x", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK_EQ(vnpu_model_input_index(m, "x", &idx), VNPU_OK);
+	CHECK_EQ(idx, 0);
+	CHECK_EQ(vnpu_model_output_index(m, "y", &idx), VNPU_OK);
+	CHECK_EQ(vnpu_model_input_index(m, "nope", &idx), VNPU_NOT_FOUND);
+	CHECK(strstr(vnpu_last_error(), "nope") != NULL);
+	CHECK_EQ(vnpu_model_input_name(m, 1, &name), VNPU_NOT_FOUND);
+	CHECK_EQ(vnpu_model_output_name(NULL, 0, &name), VNPU_INVALID_ARGUMENT);
+	CHECK_EQ(vnpu_model_input_shape(m, 0, NULL), VNPU_INVALID_ARGUMENT);
+	/* Reshape: wrong rank, a fixed dim changed, a bad dim; then right. */
+	s = (vnpu_shape){ .rank = 3, .dims = { 1, 4, 1 } };
+	CHECK_EQ(vnpu_model_reshape(m, "x", &s), VNPU_INVALID_ARGUMENT);
+	s = (vnpu_shape){ .rank = 2, .dims = { 2, 5 } };
+	CHECK_EQ(vnpu_model_reshape(m, "x", &s), VNPU_INVALID_ARGUMENT);
+	s = (vnpu_shape){ .rank = 2, .dims = { -7, 4 } };
+	CHECK_EQ(vnpu_model_reshape(m, "x", &s), VNPU_INVALID_ARGUMENT);
+	s = (vnpu_shape){ .rank = 2, .dims = { 2, 4 } };
+	CHECK_EQ(vnpu_model_reshape(m, "y", &s), VNPU_NOT_FOUND);
+	CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
+	check_shape(&s, 2, (const int64_t[]){ -1, 4 });
+	s = (vnpu_shape){ .rank = 2, .dims = { 2, 4 } };
+	CHECK_EQ(vnpu_model_reshape(m, "x", &s), VNPU_OK);
+	CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
+	check_shape(&s, 2, (const int64_t[]){ 2, 4 });
+	vnpu_model_free(m);
+	vnpu_model_free(NULL);
+}
+
+/* Shape inference through a folded Shape -> Gather -> Concat -> Reshape
+ * chain, opset 13 Unsqueeze with constant axes, Conv geometry. */
+static void test_shape_inference(void)
+{
+	struct mb *b = mb_new(13);
+	Onnx__NodeProto *n;
+	vnpu_model *m;
+	vnpu_shape s;
+
+	mb_input(b, "x", F32, 4, (const int64_t[]){ 2, 3, 17, 10 });
+	mb_init_f32(b, "w", 4, (const int64_t[]){ 8, 3, 3, 3 }, NULL);
+	n = mb_node(b, "Conv", (const char *[]){ "x", "w", NULL }, (const char *[]){ "c", NULL });
+	mb_attr_ints(n, "strides", 2, (const int64_t[]){ 2, 1 });
+	mb_attr_ints(n, "pads", 4, (const int64_t[]){ 1, 0, 1, 0 });
+	mb_node(b, "Shape", (const char *[]){ "c", NULL }, (const char *[]){ "sh", NULL });
+	mb_init_i64(b, "i0", 1, (const int64_t[]){ 1 }, (const int64_t[]){ 0 });
+	n = mb_node(b, "Gather", (const char *[]){ "sh", "i0", NULL }, (const char *[]){ "n", NULL });
+	mb_attr_int(n, "axis", 0);
+	mb_init_i64(b, "m1", 1, (const int64_t[]){ 1 }, (const int64_t[]){ -1 });
+	n = mb_node(b, "Concat", (const char *[]){ "n", "m1", NULL }, (const char *[]){ "ns", NULL });
+	mb_attr_int(n, "axis", 0);
+	mb_node(b, "Reshape", (const char *[]){ "c", "ns", NULL }, (const char *[]){ "flat", NULL });
+	mb_init_i64(b, "ax", 1, (const int64_t[]){ 1 }, (const int64_t[]){ 1 });
+	mb_node(b, "Unsqueeze", (const char *[]){ "flat", "ax", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "c");
+	mb_output(b, "y");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	/* OH = (17 + 2 - 3) / 2 + 1 = 9, OW = 10 - 3 + 1 = 8. */
+	CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
+	check_shape(&s, 4, (const int64_t[]){ 2, 8, 9, 8 });
+	CHECK_EQ(vnpu_model_output_shape(m, 1, &s), VNPU_OK);
+	check_shape(&s, 3, (const int64_t[]){ 2, 1, 8 * 9 * 8 });
+	vnpu_model_free(m);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct fe_test tests[] = {
+		{ "wakeword_models", test_wakeword_models },
+		{ "node_test_shapes", test_node_test_shapes },
+		{ "malformed_protobuf", test_malformed_protobuf },
+		{ "malformed_graphs", test_malformed_graphs },
+		{ "unknown_op", test_unknown_op },
+		{ "api_errors", test_api_errors },
+		{ "shape_inference", test_shape_inference },
+	};
+
+	return fe_run(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
+}
