@@ -28,6 +28,11 @@ static inline v8sf vload(const float *p)
 	return *(const v8sf_u *)p;
 }
 
+static inline v8sf vbcast(float x)
+{
+	return (v8sf){ x, x, x, x, x, x, x, x };
+}
+
 static inline void vstore(float *p, v8sf v)
 {
 	*(v8sf_u *)p = v;

@@ -14,7 +14,8 @@
 #define ENG_MR		VNPU_PACK_MR	/* micro-tile rows */
 #define ENG_NR		VNPU_PACK_NR	/* micro-tile columns */
 #define ENG_MC		96		/* rows of one unit of work */
-#define ENG_NC		256		/* columns of one unit of work */
+#define ENG_NC		256		/* columns of one unit of CONV */
+#define ENG_GEMM_NC	512		/* columns of one unit of GEMM */
 #define ENG_KC		256		/* depth of one packed slice */
 #define ENG_ALIGN	64
 

@@ -835,7 +835,7 @@ __u64 vnpu_eng_units(const struct eng_layer *l)
 	switch (l->op) {
 	case VNPU_LAYER_GEMM:
 		eng_gemm_shape(l, &batch, &m, &n, &k);
-		return batch * eng_div_up(m, ENG_MC) * eng_div_up(n, ENG_NC);
+		return batch * eng_div_up(m, ENG_MC) * eng_div_up(n, ENG_GEMM_NC);
 	case VNPU_LAYER_CONV:
 		return conv_units(l);
 	case VNPU_LAYER_POOL:
@@ -926,7 +926,7 @@ __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_tensor *t,
 		const struct vnpu_layer_gemm *a = attrs;
 
 		return gemm_scratch(1, a->flags & VNPU_LAYER_F_PACKED ? 0 :
-				    ENG_KC * ENG_NC);
+				    ENG_KC * ENG_GEMM_NC);
 	}
 	if (op == VNPU_LAYER_CONV) {
 		const struct vnpu_layer_conv *a = attrs;

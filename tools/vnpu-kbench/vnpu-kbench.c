@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * vnpu-kbench: GFLOP/s of the device engine's main kernels on this CPU,
+ * with 1 thread and all threads, next to the machine's FMA peak measured in
+ * the same run and, when onnxruntime-node is installed, next to ONNX Runtime
+ * on the same shapes. Prints figures; asserts nothing about speed.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vnpu_engine.h"
+
+#ifndef KBENCH_SOURCE_DIR
+#define KBENCH_SOURCE_DIR "."
+#endif
+
+struct layer {
+	const char *name;	/* the ORT model's name too */
+	__u32 op;
+	struct vnpu_tensor t[4];
+	void *data[4];
+	__u32 n;
+	union {
+		struct vnpu_layer_gemm gemm;
+		struct vnpu_layer_conv conv;
+	} attrs;
+	__u32 attr_size;
+	double flops;
+};
+
+struct job {
+	const struct layer *l;
+	__u32 features, num_parts;
+	atomic_uint next;
+	int rc;
+	void *scratch[64];
+	__u64 scratch_size;
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---- the FMA peak ---------------------------------------------------- */
+
+typedef float v8sf __attribute__((vector_size(32)));
+
+/* 12 independent FMA chains: enough to fill two FMA ports' latency. */
+__attribute__((target("avx2,fma"), noinline))
+static float fma_loop(long iters)
+{
+	v8sf a0 = {}, a1 = {}, a2 = {}, a3 = {}, a4 = {}, a5 = {};
+	v8sf a6 = {}, a7 = {}, a8 = {}, a9 = {}, a10 = {}, a11 = {};
+	v8sf x = (v8sf){} + 1.000001f, y = (v8sf){} + 0.999999f;
+	long i;
+
+	for (i = 0; i < iters; i++) {
+		a0 = __builtin_ia32_vfmaddps256(a0, x, y);
+		a1 = __builtin_ia32_vfmaddps256(a1, x, y);
+		a2 = __builtin_ia32_vfmaddps256(a2, x, y);
+		a3 = __builtin_ia32_vfmaddps256(a3, x, y);
+		a4 = __builtin_ia32_vfmaddps256(a4, x, y);
+		a5 = __builtin_ia32_vfmaddps256(a5, x, y);
+		a6 = __builtin_ia32_vfmaddps256(a6, x, y);
+		a7 = __builtin_ia32_vfmaddps256(a7, x, y);
+		a8 = __builtin_ia32_vfmaddps256(a8, x, y);
+		a9 = __builtin_ia32_vfmaddps256(a9, x, y);
+		a10 = __builtin_ia32_vfmaddps256(a10, x, y);
+		a11 = __builtin_ia32_vfmaddps256(a11, x, y);
+		__asm__ volatile("" : "+x"(a0), "+x"(a1), "+x"(a2), "+x"(a3));
+	}
+	a0 += a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9 + a10 + a11;
+	return a0[0] + a0[7];
+}
+
+#define FMA_ITERS 4000000L
+
+static void *fma_thread(void *arg)
+{
+	*(float *)arg = fma_loop(FMA_ITERS);
+	return NULL;
+}
+
+/* GFLOP/s of @threads threads running the FMA loop at once. */
+static double fma_peak(int threads)
+{
+	pthread_t tid[64];
+	float sink[64];
+	double t0, best = 0;
+	int rep, i;
+
+	for (rep = 0; rep < 20; rep++) {
+		t0 = now();
+		for (i = 0; i < threads; i++)
+			pthread_create(&tid[i], NULL, fma_thread, &sink[i]);
+		for (i = 0; i < threads; i++)
+			pthread_join(tid[i], NULL);
+		t0 = now() - t0;
+		if (best == 0 || threads * FMA_ITERS * 12.0 * 16 / t0 / 1e9 > best)
+			best = threads * FMA_ITERS * 12.0 * 16 / t0 / 1e9;
+	}
+	return best;
+}
+
+/* ---- layers ---------------------------------------------------------- */
+
+static struct vnpu_tensor dense(__u32 rank, const __u64 *dims)
+{
+	struct vnpu_tensor t;
+	__s64 s = 1;
+	int d;
+
+	memset(&t, 0, sizeof(t));
+	t.dtype = VNPU_DTYPE_F32;
+	t.rank = rank;
+	for (d = (int)rank - 1; d >= 0; d--) {
+		t.dims[d] = dims[d];
+		t.strides[d] = s;
+		s *= (__s64)dims[d];
+	}
+	return t;
+}
+
+static void *random_floats(__u64 n)
+{
+	float *p = malloc(n * 4);
+	__u64 i;
+
+	if (!p) {
+		fprintf(stderr, "vnpu-kbench: out of memory\n");
+		exit(1);
+	}
+	for (i = 0; i < n; i++)
+		p[i] = (float)((i * 2654435761u) % 1000) / 500.0f - 1.0f;
+	return p;
+}
+
+static __u64 numel(const struct vnpu_tensor *t)
+{
+	__u64 n = 1;
+	__u32 d;
+
+	for (d = 0; d < t->rank; d++)
+		n *= t->dims[d];
+	return n;
+}
+
+static void make_gemm(struct layer *l, __u64 m, __u64 n, __u64 k)
+{
+	__u64 da[2] = { m, k }, dy[2] = { m, n };
+	__u64 psize = vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, k, n);
+	void *b = random_floats(k * n);
+
+	l->op = VNPU_LAYER_GEMM;
+	l->n = 3;
+	l->t[0] = dense(2, da);
+	l->t[1] = dense(1, &psize);
+	l->t[2] = dense(2, dy);
+	l->data[0] = random_floats(m * k);
+	l->data[1] = random_floats(psize);
+	vnpu_eng_pack(VNPU_PACK_GEMM_B, b, 1, k, n, l->data[1]);
+	free(b);
+	l->data[2] = random_floats(m * n);
+	memset(&l->attrs, 0, sizeof(l->attrs));
+	l->attrs.gemm.flags = VNPU_LAYER_F_PACKED;
+	l->attrs.gemm.alpha = 0x3f800000;
+	l->attrs.gemm.beta = 0x3f800000;
+	l->attr_size = sizeof(l->attrs.gemm);
+	l->flops = 2.0 * m * n * k;
+}
+
+static void make_conv(struct layer *l, __u64 c, __u64 m, __u64 hw, __u32 k,
+		      __u32 group)
+{
+	__u64 dx[4] = { 1, c, hw, hw }, dy[4] = { 1, m, hw, hw };
+	__u64 kt = c / group * k * k;
+	__u64 psize = vnpu_eng_packed_size(VNPU_PACK_CONV_W, group, m / group,
+					   kt);
+	void *w = random_floats(m * kt);
+	struct vnpu_layer_conv *a = &l->attrs.conv;
+
+	memset(&l->attrs, 0, sizeof(l->attrs));
+	l->op = VNPU_LAYER_CONV;
+	l->n = 4;
+	l->t[0] = dense(4, dx);
+	l->t[1] = dense(1, &psize);
+	l->t[2] = dense(1, &m);
+	l->t[3] = dense(4, dy);
+	l->data[0] = random_floats(numel(&l->t[0]));
+	l->data[1] = random_floats(psize);
+	vnpu_eng_pack(VNPU_PACK_CONV_W, w, group, m / group, kt, l->data[1]);
+	free(w);
+	l->data[2] = random_floats(m);
+	l->data[3] = random_floats(numel(&l->t[3]));
+	a->flags = VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS;
+	a->group = group;
+	a->kernel[0] = a->kernel[1] = k;
+	a->stride[0] = a->stride[1] = 1;
+	a->dilation[0] = a->dilation[1] = 1;
+	a->pad_begin[0] = a->pad_begin[1] = k / 2;
+	a->pad_end[0] = a->pad_end[1] = k / 2;
+	l->attr_size = sizeof(*a);
+	l->flops = 2.0 * m * hw * hw * kt;
+}
+
+/* ---- running a layer on threads ------------------------------------- */
+
+struct worker {
+	struct job *j;
+	int me;
+};
+
+static void *part_thread(void *arg)
+{
+	const struct worker *w = arg;
+	struct job *j = w->j;
+	struct vnpu_eng_ctx ctx = { .features = j->features };
+	unsigned int p;
+
+	ctx.scratch = j->scratch[w->me];
+	ctx.scratch_size = j->scratch_size;
+	while ((p = atomic_fetch_add(&j->next, 1)) < j->num_parts) {
+		int rc = vnpu_eng_layer_run(j->l->op, j->l->t, j->l->data,
+					    j->l->n, &j->l->attrs, p,
+					    j->num_parts, &ctx);
+		if (rc)
+			j->rc = rc;
+	}
+	return NULL;
+}
+
+/* Best seconds of @repeat runs of @l on @threads threads. */
+static double time_layer(const struct layer *l, int threads, __u32 features,
+			 int repeat)
+{
+	__u32 max = vnpu_eng_layer_max_parts(l->op, l->t, l->n, &l->attrs);
+	pthread_t tid[64];
+	struct worker w[64];
+	struct job j;
+	double best = 0, t0;
+	int rep, i;
+
+	memset(&j, 0, sizeof(j));
+	j.l = l;
+	j.features = features;
+	j.num_parts = threads == 1 ? 1 : max < 8u * threads ? max : 8u * threads;
+	j.scratch_size = vnpu_eng_layer_scratch(l->op, l->t, l->n, &l->attrs,
+						j.num_parts);
+	for (i = 0; i < threads; i++)
+		j.scratch[i] = j.scratch_size ? malloc(j.scratch_size) : NULL;
+	for (rep = 0; rep < repeat + 1; rep++) {
+		atomic_store(&j.next, 0);
+		t0 = now();
+		for (i = 0; i < threads; i++) {
+			w[i].j = &j;
+			w[i].me = i;
+			pthread_create(&tid[i], NULL, part_thread, &w[i]);
+		}
+		for (i = 0; i < threads; i++)
+			pthread_join(tid[i], NULL);
+		t0 = now() - t0;
+		/* The first run warms caches and pages. */
+		if (rep && (best == 0 || t0 < best))
+			best = t0;
+	}
+	for (i = 0; i < threads; i++)
+		free(j.scratch[i]);
+	if (j.rc) {
+		fprintf(stderr, "vnpu-kbench: %s: run failed (%d)\n", l->name,
+			j.rc);
+		exit(1);
+	}
+	return best;
+}
+
+/* ---- ONNX Runtime ---------------------------------------------------- */
+
+/*
+ * Runs tools/vnpu-kbench/ort-bench.js, which prints one line
+ * "name threads milliseconds" per shape and thread count.
+ */
+static int ort_times(const char *node_modules, int threads, double ms[][2])
+{
+	char cmd[16384], line[256], name[64];
+	FILE *f;
+	int th, n = 0;
+	double t;
+	static const char *const names[] = { "gemm", "conv3x3", "dw3x3",
+					     "conv1x1" };
+	size_t i;
+
+	snprintf(cmd, sizeof(cmd),
+		 "NODE_PATH='%s' node '%s/tools/vnpu-kbench/ort-bench.js' "
+		 "'%s/tools/vnpu-kbench/make-models.py' %d 2>&1",
+		 node_modules, KBENCH_SOURCE_DIR, KBENCH_SOURCE_DIR, threads);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%63s %d %lf", name, &th, &t) != 3) {
+			fprintf(stderr, "vnpu-kbench: ort: %s", line);
+			continue;
+		}
+		for (i = 0; i < 4; i++)
+			if (!strcmp(name, names[i]))
+				ms[i][th == 1 ? 0 : 1] = t, n++;
+	}
+	return pclose(f) == 0 && n ? 0 : -1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: vnpu-kbench [--threads N] [--repeat N] [--baseline]\n"
+		"                   [--ort NODE_MODULES | --no-ort]\n"
+		"GFLOP/s of the engine's GEMM and convolution kernels, with one\n"
+		"thread and N (default: all CPUs), next to the FMA peak and to\n"
+		"ONNX Runtime (onnxruntime-node under NODE_MODULES, default\n"
+		"build/npm/node_modules of the source tree).\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "threads", required_argument, NULL, 't' },
+		{ "repeat", required_argument, NULL, 'r' },
+		{ "baseline", no_argument, NULL, 'b' },
+		{ "ort", required_argument, NULL, 'o' },
+		{ "no-ort", no_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	char default_ort[4096];
+	const char *ort = default_ort;
+	int threads = (int)sysconf(_SC_NPROCESSORS_ONLN), repeat = 10, c, i;
+	__u32 features;
+	struct layer layers[4];
+	double ort_ms[4][2] = {}, peak1, peakn;
+	int have_ort;
+
+	snprintf(default_ort, sizeof(default_ort), "%s/build/npm/node_modules",
+		 KBENCH_SOURCE_DIR);
+	features = vnpu_eng_host_features();
+	while ((c = getopt_long(argc, argv, "t:r:bo:nh", opts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			threads = atoi(optarg);
+			if (threads < 1 || threads > 64) {
+				fprintf(stderr, "vnpu-kbench: --threads: 1 to 64\n");
+				return 2;
+			}
+			break;
+		case 'r':
+			repeat = atoi(optarg);
+			if (repeat < 1) {
+				fprintf(stderr, "vnpu-kbench: --repeat: at least 1\n");
+				return 2;
+			}
+			break;
+		case 'b':
+			features = 0;
+			break;
+		case 'o':
+			ort = optarg;
+			break;
+		case 'n':
+			ort = NULL;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (threads > 64)
+		threads = 64;
+
+	layers[0].name = "gemm";
+	make_gemm(&layers[0], 1024, 1024, 1024);
+	layers[1].name = "conv3x3";
+	make_conv(&layers[1], 64, 64, 56, 3, 1);
+	layers[2].name = "dw3x3";
+	make_conv(&layers[2], 32, 32, 112, 3, 32);
+	layers[3].name = "conv1x1";
+	make_conv(&layers[3], 256, 256, 28, 1, 1);
+	for (i = 0; i < 4; i++)
+		if (vnpu_eng_layer_check(layers[i].op, layers[i].t, layers[i].n,
+					 &layers[i].attrs, layers[i].attr_size)) {
+			fprintf(stderr, "vnpu-kbench: %s: bad layer\n",
+				layers[i].name);
+			return 1;
+		}
+
+	peak1 = fma_peak(1);
+	peakn = fma_peak(threads);
+	have_ort = ort && !ort_times(ort, threads, ort_ms);
+	printf("engine build: %s; threads: %d\n",
+	       features & VNPU_ENG_F_AVX2_FMA ? "avx2+fma" : "baseline",
+	       threads);
+	printf("FMA peak (AVX2, 8-wide): %.1f GFLOP/s 1 thread, %.1f GFLOP/s %d threads\n",
+	       peak1, peakn, threads);
+	if (!have_ort && ort)
+		printf("ONNX Runtime: not available (onnxruntime-node under %s)\n",
+		       ort);
+	printf("%-34s %9s %7s %9s %7s %9s %9s\n", "kernel", "1T GF/s",
+	       "%peak", "NT GF/s", "%peak", "ORT 1T", "ORT NT");
+	for (i = 0; i < 4; i++) {
+		double t1 = time_layer(&layers[i], 1, features, repeat);
+		double tn = time_layer(&layers[i], threads, features, repeat);
+		double g1 = layers[i].flops / t1 / 1e9;
+		double gn = layers[i].flops / tn / 1e9;
+		static const char *const desc[] = {
+			"GEMM 1024x1024x1024 (packed B)",
+			"conv 3x3 64->64 56x56",
+			"depthwise 3x3 32x112x112",
+			"conv 1x1 256->256 28x28",
+		};
+
+		printf("%-34s %9.1f %6.1f%% %9.1f %6.1f%%", desc[i], g1,
+		       100 * g1 / peak1, gn, 100 * gn / peakn);
+		if (have_ort && ort_ms[i][0] > 0)
+			printf(" %9.1f %9.1f",
+			       layers[i].flops / (ort_ms[i][0] * 1e-3) / 1e9,
+			       layers[i].flops / (ort_ms[i][1] * 1e-3) / 1e9);
+		printf("\n");
+	}
+	if (have_ort)
+		printf("(ORT columns: ONNX Runtime's GFLOP/s on the same shape)\n");
+	return 0;
+}
