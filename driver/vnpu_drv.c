@@ -3,53 +3,273 @@
  * DOC: vnpu driver core
  *
  * Module parameters, the platform devices (one per simulated NPU, the vgem
- * pattern) and the DRM driver that each of them registers.
+ * pattern), the DRM driver each of them registers, its ioctl table,
+ * GET_PARAM, per-file state and fdinfo.
  */
 
-#include <linux/debugfs.h>
+#include <linux/dma-mapping.h>
 #include <linux/module.h>
 #include <linux/platform_device.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
 
-#include <drm/drm_debugfs.h>
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
-#include <drm/drm_gem_shmem_helper.h>
+#include <drm/drm_gem.h>
 #include <drm/drm_ioctl.h>
+#include <drm/drm_prime.h>
+#include <drm/vnpu_drm.h>
 
 #include "vnpu_drv.h"
+#include "vnpu_gem.h"
+#include "vnpu_job.h"
 
 static unsigned int num_devices = 1;
 module_param(num_devices, uint, 0444);
 MODULE_PARM_DESC(num_devices, "Number of simulated NPU devices (1..8, default 1)");
 
-static struct platform_device *vnpu_pdevs[VNPU_MAX_DEVICES];
+static unsigned int tiles;
+module_param(tiles, uint, 0444);
+MODULE_PARM_DESC(tiles, "Compute tiles per device (1..64, default 0: one per online CPU)");
 
-/*
- * Test-only: writing 1 triggers a kernel WARN so that the VM harness can
- * prove it catches one. Root-only, in debugfs.
- */
-static int vnpu_test_warn_set(void *data, u64 val)
+static unsigned int mem_limit_mb = 1024;
+module_param(mem_limit_mb, uint, 0444);
+MODULE_PARM_DESC(mem_limit_mb, "BO memory limit per device in MiB (default 1024)");
+
+static unsigned int timeout_ms = 2000;
+module_param(timeout_ms, uint, 0444);
+MODULE_PARM_DESC(timeout_ms, "A job running this long without progress resets the device (default 2000)");
+
+#define VNPU_MAX_TILES 64
+
+static struct platform_device *vnpu_pdevs[VNPU_MAX_DEVICES];
+static atomic64_t vnpu_client_ids = ATOMIC64_INIT(0);
+
+static u64 vnpu_capabilities(void)
 {
-	if (val != 1)
+	return DRM_VNPU_CAP_PRIME | DRM_VNPU_CAP_SYNCOBJ |
+	       DRM_VNPU_CAP_PROFILING | DRM_VNPU_CAP_CANCEL |
+	       DRM_VNPU_CAP_PRIORITY;
+}
+
+static int vnpu_ioctl_get_param(struct drm_device *drm, void *data,
+				struct drm_file *file)
+{
+	struct vnpu_device *vdev = to_vnpu_device(drm);
+	struct drm_vnpu_get_param *args = data;
+
+	if (args->pad)
 		return -EINVAL;
-	WARN(1, "vnpu: test WARN requested through debugfs\n");
+
+	switch (args->param) {
+	case DRM_VNPU_PARAM_DEVICE_INDEX:
+		args->value = vdev->index;
+		break;
+	case DRM_VNPU_PARAM_NUM_TILES:
+		args->value = vdev->tiles;
+		break;
+	case DRM_VNPU_PARAM_MEM_LIMIT:
+		args->value = vdev->mem_limit;
+		break;
+	case DRM_VNPU_PARAM_MEM_USED:
+		args->value = atomic64_read(&vdev->mem_used);
+		break;
+	case DRM_VNPU_PARAM_MAX_BO_SIZE:
+		args->value = vnpu_max_bo_size(vdev);
+		break;
+	case DRM_VNPU_PARAM_UAPI_VERSION:
+		args->value = DRM_VNPU_UAPI_VERSION;
+		break;
+	case DRM_VNPU_PARAM_CAPABILITIES:
+		args->value = vnpu_capabilities();
+		break;
+	case DRM_VNPU_PARAM_CLOCK_HZ:
+		args->value = NSEC_PER_SEC;
+		break;
+	case DRM_VNPU_PARAM_RESET_COUNT:
+		args->value = atomic64_read(&vdev->stats.resets);
+		break;
+	case DRM_VNPU_PARAM_MAX_SLOTS:
+		args->value = DRM_VNPU_MAX_SLOTS;
+		break;
+	case DRM_VNPU_PARAM_MAX_CMD_SIZE:
+		args->value = DRM_VNPU_MAX_CMD_SIZE;
+		break;
+	case DRM_VNPU_PARAM_ENGINE_FEATURES:
+		args->value = vdev->fw.features;
+		break;
+	default:
+		return -EINVAL;
+	}
 	return 0;
 }
-DEFINE_DEBUGFS_ATTRIBUTE(vnpu_test_warn_fops, NULL, vnpu_test_warn_set, "%llu\n");
 
-static void vnpu_debugfs_init(struct drm_minor *minor)
+static void vnpu_file_release(struct kref *ref)
 {
-	debugfs_create_file_unsafe("test_warn", 0200, minor->debugfs_root,
-				   NULL, &vnpu_test_warn_fops);
+	struct vnpu_file *vfile = container_of(ref, struct vnpu_file, ref);
+
+	dma_fence_put(vfile->last_done);
+	mutex_destroy(&vfile->submit_lock);
+	kfree(vfile);
 }
 
-DEFINE_DRM_GEM_FOPS(vnpu_fops);
+void vnpu_file_put(struct vnpu_file *vfile)
+{
+	kref_put(&vfile->ref, vnpu_file_release);
+}
+
+static const enum drm_sched_priority vnpu_sched_priorities[VNPU_NUM_PRIORITIES] = {
+	[DRM_VNPU_PRIORITY_LOW] = DRM_SCHED_PRIORITY_MIN,
+	[DRM_VNPU_PRIORITY_NORMAL] = DRM_SCHED_PRIORITY_NORMAL,
+	[DRM_VNPU_PRIORITY_HIGH] = DRM_SCHED_PRIORITY_HIGH,
+};
+
+static int vnpu_open(struct drm_device *drm, struct drm_file *file)
+{
+	struct vnpu_device *vdev = to_vnpu_device(drm);
+	struct drm_gpu_scheduler *sched = &vdev->sched;
+	struct vnpu_file *vfile;
+	int i, ret;
+
+	vfile = kzalloc(sizeof(*vfile), GFP_KERNEL);
+	if (!vfile)
+		return -ENOMEM;
+	kref_init(&vfile->ref);
+	vfile->vdev = vdev;
+	vfile->client_id = atomic64_inc_return(&vnpu_client_ids);
+	vfile->pid = task_tgid_nr(current);
+	get_task_comm(vfile->comm, current);
+	xa_init(&vfile->jobs);
+	mutex_init(&vfile->submit_lock);
+	vfile->next_id = 1;
+
+	for (i = 0; i < VNPU_NUM_PRIORITIES; i++) {
+		ret = drm_sched_entity_init(&vfile->entities[i],
+					    vnpu_sched_priorities[i], &sched, 1,
+					    NULL);
+		if (ret)
+			goto err_destroy_entities;
+	}
+
+	mutex_lock(&vdev->file_lock);
+	list_add_tail(&vfile->link, &vdev->file_list);
+	mutex_unlock(&vdev->file_lock);
+	atomic_inc(&vdev->stats.clients);
+	file->driver_priv = vfile;
+	return 0;
+
+err_destroy_entities:
+	while (--i >= 0)
+		drm_sched_entity_destroy(&vfile->entities[i]);
+	vnpu_file_put(vfile);
+	return ret;
+}
+
+static void vnpu_postclose(struct drm_device *drm, struct drm_file *file)
+{
+	struct vnpu_device *vdev = to_vnpu_device(drm);
+	struct vnpu_file *vfile = file->driver_priv;
+	int i;
+
+	/* Queued jobs of a closed file would only waste the device's time. */
+	vnpu_jobs_cancel_file(vfile);
+	for (i = 0; i < VNPU_NUM_PRIORITIES; i++)
+		drm_sched_entity_destroy(&vfile->entities[i]);
+	vnpu_jobs_release_file(vfile);
+
+	mutex_lock(&vdev->file_lock);
+	list_del(&vfile->link);
+	mutex_unlock(&vdev->file_lock);
+	atomic_dec(&vdev->stats.clients);
+	vnpu_file_put(vfile);
+}
+
+static void vnpu_show_fdinfo(struct seq_file *m, struct file *f)
+{
+	struct drm_file *file = f->private_data;
+	struct vnpu_file *vfile = file->driver_priv;
+	struct drm_gem_object *obj;
+	u64 mem = 0;
+	int id;
+
+	spin_lock(&file->table_lock);
+	idr_for_each_entry(&file->object_idr, obj, id)
+		mem += obj->size;
+	spin_unlock(&file->table_lock);
+
+	seq_puts(m, "drm-driver:\tvnpu\n");
+	seq_printf(m, "drm-client-id:\t%llu\n", vfile->client_id);
+	seq_printf(m, "drm-engine-npu:\t%llu ns\n",
+		   (u64)atomic64_read(&vfile->busy_ns));
+	seq_printf(m, "drm-memory-system:\t%llu KiB\n", mem >> 10);
+}
+
+/* Unknown driver ioctls are -ENOTTY (the DRM core says -EINVAL). */
+static bool vnpu_ioctl_unknown(unsigned int cmd);
+
+static long vnpu_unlocked_ioctl(struct file *f, unsigned int cmd,
+				unsigned long arg)
+{
+	if (vnpu_ioctl_unknown(cmd))
+		return -ENOTTY;
+	return drm_ioctl(f, cmd, arg);
+}
+
+static long vnpu_compat_ioctl(struct file *f, unsigned int cmd,
+			      unsigned long arg)
+{
+	if (vnpu_ioctl_unknown(cmd))
+		return -ENOTTY;
+	return drm_compat_ioctl(f, cmd, arg);
+}
+
+static const struct file_operations vnpu_fops = {
+	.owner = THIS_MODULE,
+	.open = drm_open,
+	.release = drm_release,
+	.unlocked_ioctl = vnpu_unlocked_ioctl,
+	.compat_ioctl = vnpu_compat_ioctl,
+	.poll = drm_poll,
+	.read = drm_read,
+	.llseek = noop_llseek,
+	.mmap = drm_gem_mmap,
+	.show_fdinfo = vnpu_show_fdinfo,
+};
+
+static const struct drm_ioctl_desc vnpu_ioctls[] = {
+	DRM_IOCTL_DEF_DRV(VNPU_GET_PARAM, vnpu_ioctl_get_param, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(VNPU_BO_CREATE, vnpu_ioctl_bo_create, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(VNPU_BO_INFO, vnpu_ioctl_bo_info, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(VNPU_BO_UPLOAD, vnpu_ioctl_bo_upload, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(VNPU_BO_DOWNLOAD, vnpu_ioctl_bo_download, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(VNPU_SUBMIT, vnpu_ioctl_submit, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(VNPU_WAIT, vnpu_ioctl_wait, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(VNPU_CANCEL, vnpu_ioctl_cancel, DRM_RENDER_ALLOW),
+};
+
+static bool vnpu_ioctl_unknown(unsigned int cmd)
+{
+	unsigned int nr = DRM_IOCTL_NR(cmd);
+
+	return DRM_IOCTL_TYPE(cmd) == DRM_IOCTL_BASE &&
+	       nr >= DRM_COMMAND_BASE && nr < DRM_COMMAND_END &&
+	       nr - DRM_COMMAND_BASE >= ARRAY_SIZE(vnpu_ioctls);
+}
 
 static const struct drm_driver vnpu_drm_driver = {
 	.driver_features = DRIVER_GEM | DRIVER_RENDER | DRIVER_SYNCOBJ,
+	.open = vnpu_open,
+	.postclose = vnpu_postclose,
+	.ioctls = vnpu_ioctls,
+	.num_ioctls = ARRAY_SIZE(vnpu_ioctls),
 	.fops = &vnpu_fops,
 	.debugfs_init = vnpu_debugfs_init,
-	DRM_GEM_SHMEM_DRIVER_OPS,
+	.gem_create_object = vnpu_gem_create_object,
+	.prime_handle_to_fd = drm_gem_prime_handle_to_fd,
+	.prime_fd_to_handle = drm_gem_prime_fd_to_handle,
+	.gem_prime_import_sg_table = vnpu_gem_prime_import_sg_table,
+	.gem_prime_mmap = drm_gem_prime_mmap,
 	.name = "vnpu",
 	.desc = "Virtual NPU",
 	.date = "20261130",
@@ -57,23 +277,49 @@ static const struct drm_driver vnpu_drm_driver = {
 	.minor = 0,
 };
 
+static void vnpu_device_init_state(struct vnpu_device *vdev, int index)
+{
+	vdev->index = index;
+	vdev->tiles = tiles ? tiles : min_t(u32, num_online_cpus(), VNPU_MAX_TILES);
+	vdev->mem_limit = (u64)mem_limit_mb << 20;
+	mutex_init(&vdev->bo_lock);
+	INIT_LIST_HEAD(&vdev->bo_list);
+	spin_lock_init(&vdev->job_lock);
+	INIT_LIST_HEAD(&vdev->job_list);
+	init_waitqueue_head(&vdev->jobs_idle);
+	mutex_init(&vdev->file_lock);
+	INIT_LIST_HEAD(&vdev->file_list);
+}
+
 static int vnpu_probe(struct platform_device *pdev)
 {
 	struct vnpu_device *vdev;
 	int ret;
 
+	/* Importers map dma-bufs for this device. */
+	ret = dma_coerce_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64));
+	if (ret)
+		return ret;
+
 	vdev = devm_drm_dev_alloc(&pdev->dev, &vnpu_drm_driver,
 				  struct vnpu_device, drm);
 	if (IS_ERR(vdev))
 		return PTR_ERR(vdev);
-
-	vdev->index = pdev->id;
+	vnpu_device_init_state(vdev, pdev->id);
 	platform_set_drvdata(pdev, vdev);
+
+	ret = vnpu_sched_init(vdev, timeout_ms);
+	if (ret)
+		return ret;
 
 	ret = drm_dev_register(&vdev->drm, 0);
 	if (ret)
-		return ret;
+		goto err_sched_fini;
 	return 0;
+
+err_sched_fini:
+	vnpu_sched_fini(vdev);
+	return ret;
 }
 
 static int vnpu_remove(struct platform_device *pdev)
@@ -81,6 +327,7 @@ static int vnpu_remove(struct platform_device *pdev)
 	struct vnpu_device *vdev = platform_get_drvdata(pdev);
 
 	drm_dev_unregister(&vdev->drm);
+	vnpu_sched_fini(vdev);
 	return 0;
 }
 
@@ -110,6 +357,11 @@ static int __init vnpu_init(void)
 
 	if (num_devices < 1 || num_devices > VNPU_MAX_DEVICES) {
 		pr_err("vnpu: num_devices must be 1..%d\n", VNPU_MAX_DEVICES);
+		return -EINVAL;
+	}
+	if (tiles > VNPU_MAX_TILES || !mem_limit_mb || !timeout_ms) {
+		pr_err("vnpu: tiles must be 0..%d, mem_limit_mb and timeout_ms above 0\n",
+		       VNPU_MAX_TILES);
 		return -EINVAL;
 	}
 

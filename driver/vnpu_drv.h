@@ -2,23 +2,188 @@
 #ifndef __VNPU_DRV_H__
 #define __VNPU_DRV_H__
 
+#include <linux/atomic.h>
+#include <linux/kref.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <linux/xarray.h>
+
 #include <drm/drm_device.h>
+#include <drm/drm_file.h>
+#include <drm/gpu_scheduler.h>
+
+#include "vnpu_fw.h"
 
 #define VNPU_MAX_DEVICES 8
+
+/* One scheduler entity per priority of enum drm_vnpu_priority. */
+#define VNPU_NUM_PRIORITIES 3
+
+/**
+ * struct vnpu_counters - device-lifetime figures (telemetry, debugfs)
+ * @jobs_submitted: jobs queued by SUBMIT
+ * @jobs_completed: jobs that ended %DRM_VNPU_JOB_OK
+ * @jobs_failed: jobs that ended %DRM_VNPU_JOB_FAULT
+ * @jobs_timedout: jobs that ended %DRM_VNPU_JOB_TIMEOUT
+ * @jobs_cancelled: jobs that ended %DRM_VNPU_JOB_CANCELLED
+ * @busy_ns: nanoseconds the device spent running jobs
+ * @resets: device resets
+ * @bytes_uploaded: bytes copied by BO_UPLOAD
+ * @bytes_downloaded: bytes copied by BO_DOWNLOAD
+ * @bos: live BOs (created and imported)
+ * @clients: open files
+ */
+struct vnpu_counters {
+	atomic64_t jobs_submitted;
+	atomic64_t jobs_completed;
+	atomic64_t jobs_failed;
+	atomic64_t jobs_timedout;
+	atomic64_t jobs_cancelled;
+	atomic64_t busy_ns;
+	atomic64_t resets;
+	atomic64_t bytes_uploaded;
+	atomic64_t bytes_downloaded;
+	atomic_t bos;
+	atomic_t clients;
+};
 
 /**
  * struct vnpu_device - one simulated NPU
  * @drm: the DRM device, embedded; reach the vnpu_device with to_vnpu_device()
  * @index: device index, 0..num_devices-1
+ * @tiles: compute tiles (tile threads) of the simulated hardware
+ * @mem_limit: bytes of BO memory the device may hold
+ * @mem_used: bytes of BO memory charged now
+ * @fail_alloc: debugfs knob: fail this many allocations with -ENOMEM
+ * @stats: counters
+ * @bo_lock: protects @bo_list
+ * @bo_list: every live &struct vnpu_bo of the device (debugfs)
+ * @job_lock: protects @job_list
+ * @job_list: jobs submitted and not yet freed by the scheduler
+ * @jobs_in_flight: entries of @job_list; @jobs_idle waits for 0
+ * @jobs_idle: woken when @jobs_in_flight drops to 0
+ * @file_lock: protects @file_list
+ * @file_list: open &struct vnpu_file of the device
+ * @sched: the scheduler of the device's single queue
+ * @sched_name: name of @sched
+ * @fence_context: dma-fence context of the hardware fences
+ * @fence_seqno: last hardware fence seqno
+ * @fence_lock: lock of every hardware fence
+ * @fw: the simulated hardware and its firmware
  */
 struct vnpu_device {
 	struct drm_device drm;
 	int index;
+	u32 tiles;
+	u64 mem_limit;
+	atomic64_t mem_used;
+	atomic_t fail_alloc;
+	struct vnpu_counters stats;
+
+	/* protects bo_list */
+	struct mutex bo_lock;
+	struct list_head bo_list;
+
+	/* protects job_list and jobs_in_flight */
+	spinlock_t job_lock;
+	struct list_head job_list;
+	unsigned int jobs_in_flight;
+	wait_queue_head_t jobs_idle;
+
+	/* protects file_list */
+	struct mutex file_lock;
+	struct list_head file_list;
+
+	struct drm_gpu_scheduler sched;
+	char sched_name[16];
+	u64 fence_context;
+	atomic64_t fence_seqno;
+	/* lock of every hardware fence */
+	spinlock_t fence_lock;
+
+	struct vnpu_fw fw;
 };
 
 static inline struct vnpu_device *to_vnpu_device(struct drm_device *drm)
 {
 	return container_of(drm, struct vnpu_device, drm);
 }
+
+/**
+ * struct vnpu_file - per open file state; refcounted because its jobs can
+ * outlive the file
+ * @ref: reference count (the file and each of its jobs)
+ * @vdev: the device
+ * @client_id: unique id of the client (fdinfo drm-client-id)
+ * @pid: thread group id of the process that opened the file
+ * @comm: its command name
+ * @link: entry in &vnpu_device.file_list
+ * @entities: one scheduler entity per priority
+ * @jobs: job id -> &struct vnpu_job, each holding a reference; only the
+ *	last %DRM_VNPU_JOB_HISTORY ids are kept
+ * @submit_lock: serializes SUBMIT: protects @next_id, @last_done and
+ *	@last_priority and the order of jobs pushed to the entities
+ * @next_id: id of the next job
+ * @last_done: done fence of the last job submitted
+ * @last_priority: priority of that job
+ * @busy_ns: device time of this file's jobs
+ * @jobs_submitted: jobs this file submitted
+ */
+struct vnpu_file {
+	struct kref ref;
+	struct vnpu_device *vdev;
+	u64 client_id;
+	pid_t pid;
+	char comm[TASK_COMM_LEN];
+	struct list_head link;
+	struct drm_sched_entity entities[VNPU_NUM_PRIORITIES];
+	struct xarray jobs;
+	/* serializes SUBMIT: next_id, last_done, last_priority */
+	struct mutex submit_lock;
+	u64 next_id;
+	struct dma_fence *last_done;
+	u32 last_priority;
+	atomic64_t busy_ns;
+	atomic64_t jobs_submitted;
+};
+
+void vnpu_file_put(struct vnpu_file *vfile);
+
+/* Fault injection: true when the next allocation must fail. */
+static inline bool vnpu_fail_alloc(struct vnpu_device *vdev)
+{
+	return atomic_dec_if_positive(&vdev->fail_alloc) >= 0;
+}
+
+/* vnpu_gem.c */
+struct drm_gem_object *vnpu_gem_create_object(struct drm_device *drm,
+					      size_t size);
+int vnpu_ioctl_bo_create(struct drm_device *drm, void *data,
+			 struct drm_file *file);
+int vnpu_ioctl_bo_info(struct drm_device *drm, void *data,
+		       struct drm_file *file);
+int vnpu_ioctl_bo_upload(struct drm_device *drm, void *data,
+			 struct drm_file *file);
+int vnpu_ioctl_bo_download(struct drm_device *drm, void *data,
+			   struct drm_file *file);
+
+/* vnpu_job.c */
+int vnpu_ioctl_submit(struct drm_device *drm, void *data,
+		      struct drm_file *file);
+int vnpu_ioctl_wait(struct drm_device *drm, void *data,
+		    struct drm_file *file);
+int vnpu_ioctl_cancel(struct drm_device *drm, void *data,
+		      struct drm_file *file);
+void vnpu_jobs_cancel_file(struct vnpu_file *vfile);
+void vnpu_jobs_release_file(struct vnpu_file *vfile);
+
+/* vnpu_sched.c */
+int vnpu_sched_init(struct vnpu_device *vdev, unsigned int timeout_ms);
+void vnpu_sched_fini(struct vnpu_device *vdev);
+
+/* vnpu_debugfs.c */
+void vnpu_debugfs_init(struct drm_minor *minor);
 
 #endif /* __VNPU_DRV_H__ */

@@ -10,7 +10,7 @@
 #include "engine/vnpu_engine.h"
 
 /* struct vnpu_slot_info.flags */
-#define VNPU_SLOT_INFO_WRITE (1u << 0)
+#define VNPU_SLOT_INFO_WRITE 0x1u
 
 /**
  * struct vnpu_slot_info - what the validator knows of one slot

@@ -1,0 +1,436 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DOC: simulated hardware and firmware
+ *
+ * The device is a queue of jobs run strictly in order by one firmware
+ * thread. The firmware walks a job's validated command stream; each
+ * command is split into parts (vnpu_exec_parts()) that the device's tiles,
+ * one kernel thread each, take from a shared counter. A part runs between
+ * kernel_fpu_begin() and kernel_fpu_end() and is sized so that one FPU
+ * section stays short. When a job ends the firmware signals its hardware
+ * fence, which is what an interrupt handler would do on real hardware.
+ *
+ * A reset abandons the running job (it ends TIMEOUT) at the next command
+ * or part boundary; SPIN commands and injected hangs wait for that reset.
+ */
+
+#include <linux/dma-fence.h>
+#include <linux/kthread.h>
+#include <linux/ktime.h>
+#include <linux/mm.h>
+#include <linux/sched.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+
+#include <asm/cpufeature.h>
+#include <asm/fpu/api.h>
+
+#include <drm/vnpu_drm.h>
+
+#include "vnpu_exec.h"
+#include "vnpu_fw.h"
+
+/* Element operations of one part at most: about a millisecond natively. */
+#define VNPU_FW_CHUNK_COST SZ_1M
+
+/**
+ * struct vnpu_fw_work - one command being run by the tiles
+ * @cmd: the command
+ * @slot_base: kernel address of each slot's BO
+ * @num_parts: parts of @cmd
+ * @job: the job it belongs to (for aborts)
+ * @next_part: the next part a tile takes
+ * @error: first error a part returned
+ * @busy_tiles: tiles still working on @cmd
+ * @done: completed by the last tile
+ */
+struct vnpu_fw_work {
+	const struct vnpu_cmd_header *cmd;
+	void *const *slot_base;
+	u32 num_parts;
+	struct vnpu_fw_job *job;
+	atomic_t next_part;
+	atomic_t error;
+	atomic_t busy_tiles;
+	struct completion done;
+};
+
+static bool vnpu_fw_abandoned(struct vnpu_fw *fw, struct vnpu_fw_job *job)
+{
+	return READ_ONCE(fw->abort) == job || READ_ONCE(fw->dead);
+}
+
+static void vnpu_tile_run(struct vnpu_tile *tile, struct vnpu_fw_work *work)
+{
+	struct vnpu_fw *fw = tile->fw;
+	struct vnpu_eng_ctx ctx = {
+		.features = fw->features,
+		.scratch = tile->scratch,
+		.scratch_size = tile->scratch_size,
+	};
+	u32 part;
+	int ret;
+
+	for (;;) {
+		part = atomic_inc_return(&work->next_part) - 1;
+		if (part >= work->num_parts)
+			break;
+		if (atomic_read(&work->error) || vnpu_fw_abandoned(fw, work->job))
+			break;
+
+		kernel_fpu_begin();
+		ret = vnpu_exec_part(work->cmd, work->slot_base, part,
+				     work->num_parts, &ctx);
+		kernel_fpu_end();
+
+		if (ret)
+			atomic_cmpxchg(&work->error, 0, -EIO);
+		atomic64_inc(&work->job->progress);
+		cond_resched();
+	}
+}
+
+static unsigned long vnpu_tile_work_seq(struct vnpu_fw *fw)
+{
+	/* Pairs with the release in vnpu_fw_exec_cmd(): fw->work is set. */
+	return smp_load_acquire(&fw->work_seq);
+}
+
+static int vnpu_tile_thread(void *data)
+{
+	struct vnpu_tile *tile = data;
+	struct vnpu_fw *fw = tile->fw;
+	unsigned long seen = 0;
+
+	while (!kthread_should_stop()) {
+		struct vnpu_fw_work *work;
+
+		wait_event_interruptible(fw->tile_wq, kthread_should_stop() ||
+					 vnpu_tile_work_seq(fw) != seen);
+		if (kthread_should_stop())
+			break;
+		seen = vnpu_tile_work_seq(fw);
+		work = READ_ONCE(fw->work);
+		vnpu_tile_run(tile, work);
+		if (atomic_dec_and_test(&work->busy_tiles))
+			complete(&work->done);
+	}
+	return 0;
+}
+
+/* Every tile gets scratch for the largest part it may run. */
+static int vnpu_fw_grow_scratch(struct vnpu_fw *fw, u64 size)
+{
+	u32 i;
+
+	if (size > SIZE_MAX)
+		return -ENOMEM;
+	for (i = 0; i < fw->num_tiles; i++) {
+		struct vnpu_tile *tile = &fw->tiles[i];
+
+		if (tile->scratch_size >= size)
+			continue;
+		kvfree(tile->scratch);
+		tile->scratch_size = 0;
+		tile->scratch = kvmalloc(size, GFP_KERNEL);
+		if (!tile->scratch)
+			return -ENOMEM;
+		tile->scratch_size = size;
+	}
+	return 0;
+}
+
+static int vnpu_fw_exec_cmd(struct vnpu_fw *fw, struct vnpu_fw_job *job,
+			    const struct vnpu_cmd_header *cmd)
+{
+	struct vnpu_fw_work work = {
+		.cmd = cmd,
+		.slot_base = job->slot_base,
+		.job = job,
+	};
+	int ret;
+
+	if (cmd->opcode == VNPU_CMD_NOP)
+		return 0;
+
+	work.num_parts = vnpu_exec_parts(cmd, fw->num_tiles, VNPU_FW_CHUNK_COST);
+	ret = vnpu_fw_grow_scratch(fw, vnpu_exec_scratch(cmd, work.num_parts));
+	if (ret)
+		return ret;
+
+	atomic_set(&work.next_part, 0);
+	atomic_set(&work.error, 0);
+	atomic_set(&work.busy_tiles, fw->num_tiles);
+	init_completion(&work.done);
+
+	WRITE_ONCE(fw->work, &work);
+	/* Publish fw->work before the tiles see the new sequence number. */
+	smp_store_release(&fw->work_seq, fw->work_seq + 1);
+	wake_up_all(&fw->tile_wq);
+	wait_for_completion(&work.done);
+
+	return atomic_read(&work.error);
+}
+
+/* A command that never ends: it waits for a reset to abandon it. */
+static void vnpu_fw_spin(struct vnpu_fw *fw, struct vnpu_fw_job *job)
+{
+	wait_event_interruptible(fw->event_wq, vnpu_fw_abandoned(fw, job) ||
+				 kthread_should_stop());
+}
+
+static void vnpu_fw_profile(struct vnpu_fw_job *job, u32 index, u64 start)
+{
+	if (!job->profile)
+		return;
+	WRITE_ONCE(job->profile[2 * index], start);
+	WRITE_ONCE(job->profile[2 * index + 1], ktime_get_ns());
+}
+
+static u32 vnpu_fw_run_cmds(struct vnpu_fw *fw, struct vnpu_fw_job *job)
+{
+	bool hang = atomic_dec_if_positive(&fw->inject_hang) >= 0;
+	bool fault = atomic_dec_if_positive(&fw->inject_fault) >= 0;
+	const struct vnpu_cmd_header *cmd = NULL;
+	u32 index = 0;
+	int ret;
+
+	while ((cmd = vnpu_stream_next(job->stream, job->stream_size, cmd))) {
+		u64 start = ktime_get_ns();
+
+		WRITE_ONCE(job->cur_cmd, index);
+		if (hang || cmd->opcode == VNPU_CMD_SPIN) {
+			vnpu_fw_spin(fw, job);
+			ret = 0;
+		} else if (fault) {
+			ret = -EIO;
+		} else {
+			ret = vnpu_fw_exec_cmd(fw, job, cmd);
+		}
+		if (vnpu_fw_abandoned(fw, job))
+			return READ_ONCE(fw->dead) ? DRM_VNPU_JOB_CANCELLED :
+						     DRM_VNPU_JOB_TIMEOUT;
+		if (ret)
+			return DRM_VNPU_JOB_FAULT;
+		vnpu_fw_profile(job, index, start);
+		atomic64_inc(&job->progress);
+		index++;
+	}
+	return DRM_VNPU_JOB_OK;
+}
+
+static int vnpu_fw_status_errno(u32 status)
+{
+	switch (status) {
+	case DRM_VNPU_JOB_CANCELLED:
+		return -ECANCELED;
+	case DRM_VNPU_JOB_TIMEOUT:
+		return -ETIMEDOUT;
+	default:
+		return -EIO;
+	}
+}
+
+static void vnpu_fw_run_job(struct vnpu_fw *fw, struct vnpu_fw_job *job)
+{
+	u32 status = DRM_VNPU_JOB_CANCELLED;
+
+	if (atomic_cmpxchg(&job->state, VNPU_FW_JOB_QUEUED,
+			   VNPU_FW_JOB_RUNNING) == VNPU_FW_JOB_QUEUED &&
+	    !READ_ONCE(fw->dead)) {
+		job->start_ns = ktime_get_ns();
+		status = vnpu_fw_run_cmds(fw, job);
+		job->end_ns = ktime_get_ns();
+	}
+	job->status = status;
+
+	spin_lock(&fw->lock);
+	fw->running = NULL;
+	if (fw->abort == job)
+		fw->abort = NULL;
+	spin_unlock(&fw->lock);
+	wake_up_all(&fw->event_wq);
+
+	fw->job_done(fw, job);
+	if (status != DRM_VNPU_JOB_OK)
+		dma_fence_set_error(job->fence, vnpu_fw_status_errno(status));
+	dma_fence_signal(job->fence);
+}
+
+static struct vnpu_fw_job *vnpu_fw_take(struct vnpu_fw *fw)
+{
+	struct vnpu_fw_job *job;
+
+	spin_lock(&fw->lock);
+	job = list_first_entry_or_null(&fw->queue, struct vnpu_fw_job, link);
+	if (job) {
+		list_del_init(&job->link);
+		fw->running = job;
+	}
+	spin_unlock(&fw->lock);
+	return job;
+}
+
+static int vnpu_fw_thread(void *data)
+{
+	struct vnpu_fw *fw = data;
+	struct vnpu_fw_job *job;
+
+	while (!kthread_should_stop()) {
+		wait_event_interruptible(fw->queue_wq, kthread_should_stop() ||
+					 !list_empty_careful(&fw->queue));
+		while ((job = vnpu_fw_take(fw)))
+			vnpu_fw_run_job(fw, job);
+	}
+	return 0;
+}
+
+/**
+ * vnpu_fw_push() - hand a job to the device; it runs after every job
+ * pushed before it
+ * @fw: the device
+ * @job: the job, with @job->fence initialized
+ */
+void vnpu_fw_push(struct vnpu_fw *fw, struct vnpu_fw_job *job)
+{
+	spin_lock(&fw->lock);
+	list_add_tail(&job->link, &fw->queue);
+	spin_unlock(&fw->lock);
+	wake_up(&fw->queue_wq);
+}
+
+/**
+ * vnpu_fw_cancel() - stop a job from starting
+ * @job: the job
+ *
+ * Return: true when the job will end CANCELLED, false when it already
+ * started (or was cancelled before).
+ */
+bool vnpu_fw_cancel(struct vnpu_fw_job *job)
+{
+	return atomic_cmpxchg(&job->state, VNPU_FW_JOB_QUEUED,
+			      VNPU_FW_JOB_CANCELLED) == VNPU_FW_JOB_QUEUED;
+}
+
+/**
+ * vnpu_fw_reset() - reset the device: abandon the running job, which ends
+ * TIMEOUT; queued jobs stay queued
+ * @fw: the device
+ *
+ * Return: true when a job was abandoned.
+ */
+bool vnpu_fw_reset(struct vnpu_fw *fw)
+{
+	struct vnpu_fw_job *job;
+
+	spin_lock(&fw->lock);
+	job = fw->running;
+	if (job)
+		fw->abort = job;
+	spin_unlock(&fw->lock);
+	if (!job)
+		return false;
+
+	wake_up_all(&fw->event_wq);
+	wait_event(fw->event_wq, READ_ONCE(fw->running) != job);
+	return true;
+}
+
+/**
+ * vnpu_fw_shutdown() - end every job, running or to come, as CANCELLED
+ * @fw: the device
+ */
+void vnpu_fw_shutdown(struct vnpu_fw *fw)
+{
+	spin_lock(&fw->lock);
+	fw->dead = true;
+	spin_unlock(&fw->lock);
+	wake_up_all(&fw->event_wq);
+}
+
+static u32 vnpu_fw_features(void)
+{
+	if (boot_cpu_has(X86_FEATURE_AVX2) && boot_cpu_has(X86_FEATURE_FMA) &&
+	    cpu_has_xfeatures(XFEATURE_MASK_SSE | XFEATURE_MASK_YMM, NULL))
+		return VNPU_ENG_F_AVX2_FMA;
+	return 0;
+}
+
+static void vnpu_fw_stop_tiles(struct vnpu_fw *fw)
+{
+	u32 i;
+
+	for (i = 0; i < fw->num_tiles; i++) {
+		if (fw->tiles[i].thread)
+			kthread_stop(fw->tiles[i].thread);
+		kvfree(fw->tiles[i].scratch);
+	}
+	kfree(fw->tiles);
+	fw->tiles = NULL;
+}
+
+/**
+ * vnpu_fw_init() - power on the simulated hardware
+ * @fw: the device's firmware state
+ * @name: thread name prefix
+ * @num_tiles: tiles (threads) to start, at least 1
+ * @job_done: called for every job that ends
+ *
+ * Return: 0 or a negative errno.
+ */
+int vnpu_fw_init(struct vnpu_fw *fw, const char *name, u32 num_tiles,
+		 void (*job_done)(struct vnpu_fw *fw, struct vnpu_fw_job *job))
+{
+	u32 i;
+	int ret;
+
+	spin_lock_init(&fw->lock);
+	INIT_LIST_HEAD(&fw->queue);
+	init_waitqueue_head(&fw->queue_wq);
+	init_waitqueue_head(&fw->event_wq);
+	init_waitqueue_head(&fw->tile_wq);
+	strscpy(fw->name, name, sizeof(fw->name));
+	fw->features = vnpu_fw_features();
+	fw->job_done = job_done;
+
+	fw->tiles = kcalloc(num_tiles, sizeof(*fw->tiles), GFP_KERNEL);
+	if (!fw->tiles)
+		return -ENOMEM;
+	fw->num_tiles = num_tiles;
+	for (i = 0; i < num_tiles; i++) {
+		struct vnpu_tile *tile = &fw->tiles[i];
+		struct task_struct *t;
+
+		tile->fw = fw;
+		tile->index = i;
+		t = kthread_run(vnpu_tile_thread, tile, "%s-tile%u", name, i);
+		if (IS_ERR(t)) {
+			ret = PTR_ERR(t);
+			goto err_stop_tiles;
+		}
+		tile->thread = t;
+	}
+
+	fw->thread = kthread_run(vnpu_fw_thread, fw, "%s-fw", name);
+	if (IS_ERR(fw->thread)) {
+		ret = PTR_ERR(fw->thread);
+		fw->thread = NULL;
+		goto err_stop_tiles;
+	}
+	return 0;
+
+err_stop_tiles:
+	vnpu_fw_stop_tiles(fw);
+	return ret;
+}
+
+/**
+ * vnpu_fw_fini() - power off; the queue must be empty
+ * @fw: the device
+ */
+void vnpu_fw_fini(struct vnpu_fw *fw)
+{
+	vnpu_fw_shutdown(fw);
+	kthread_stop(fw->thread);
+	vnpu_fw_stop_tiles(fw);
+}

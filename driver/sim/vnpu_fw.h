@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef __VNPU_FW_H__
+#define __VNPU_FW_H__
+
+#include <linux/atomic.h>
+#include <linux/list.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/wait.h>
+
+struct dma_fence;
+struct task_struct;
+struct vnpu_fw;
+struct vnpu_fw_work;
+
+/* enum drm_vnpu_job_status values are used for vnpu_fw_job.status. */
+
+/**
+ * enum vnpu_fw_job_state - where a job is in its life on the device
+ * @VNPU_FW_JOB_QUEUED: not started; CANCEL may still stop it
+ * @VNPU_FW_JOB_CANCELLED: cancelled before it started
+ * @VNPU_FW_JOB_RUNNING: the firmware took it
+ */
+enum vnpu_fw_job_state {
+	VNPU_FW_JOB_QUEUED = 0,
+	VNPU_FW_JOB_CANCELLED = 1,
+	VNPU_FW_JOB_RUNNING = 2,
+};
+
+/**
+ * struct vnpu_fw_job - what the firmware needs of a job
+ * @link: entry in &vnpu_fw.queue
+ * @stream: the validated command stream (kernel copy)
+ * @stream_size: bytes at @stream
+ * @num_cmds: commands in @stream
+ * @slot_base: kernel address of each slot's BO
+ * @profile: 2 * @num_cmds u64 for per-command timestamps, or NULL
+ * @state: &enum vnpu_fw_job_state
+ * @status: returned &enum drm_vnpu_job_status, valid once @fence signals
+ * @cur_cmd: index of the running command, then of the faulting one
+ * @start_ns: device timestamp of the start (CLOCK_MONOTONIC ns), or 0
+ * @end_ns: device timestamp of the end, or 0
+ * @progress: parts and commands completed (the timeout handler tells a
+ *	slow job from a hung one by it)
+ * @fence: the hardware fence, signalled when the job ends
+ */
+struct vnpu_fw_job {
+	struct list_head link;
+	const void *stream;
+	u64 stream_size;
+	u32 num_cmds;
+	void **slot_base;
+	u64 *profile;
+	atomic_t state;
+	u32 status;
+	u32 cur_cmd;
+	u64 start_ns;
+	u64 end_ns;
+	atomic64_t progress;
+	struct dma_fence *fence;
+};
+
+/**
+ * struct vnpu_tile - one compute tile: a kernel thread running parts
+ * @fw: the firmware it belongs to
+ * @thread: the tile thread
+ * @index: tile number
+ * @scratch: private scratch memory of the parts this tile runs
+ * @scratch_size: bytes at @scratch
+ */
+struct vnpu_tile {
+	struct vnpu_fw *fw;
+	struct task_struct *thread;
+	u32 index;
+	void *scratch;
+	u64 scratch_size;
+};
+
+/**
+ * struct vnpu_fw - the simulated hardware: a job queue run in order by a
+ * firmware thread that splits each command across the tiles
+ * @lock: protects @queue, @running, @abort and @dead
+ * @queue: jobs pushed by the scheduler, not yet taken
+ * @running: the job the firmware runs, or NULL
+ * @abort: the job a reset asked to abandon, or NULL
+ * @dead: the device is shutting down: every job ends CANCELLED
+ * @queue_wq: the firmware thread waits here for jobs
+ * @event_wq: woken when a job ends or must be abandoned
+ * @thread: the firmware thread
+ * @num_tiles: entries in @tiles
+ * @tiles: the tiles
+ * @tile_wq: the tiles wait here for work
+ * @work: the command being split across the tiles
+ * @work_seq: bumped for each new @work (release/acquire)
+ * @features: VNPU_ENG_F_* the engine may use
+ * @inject_hang: debugfs knob: this many next jobs hang
+ * @inject_fault: debugfs knob: this many next jobs fault
+ * @job_done: called when a job ends, before its fence signals
+ * @name: name prefix of the threads
+ */
+struct vnpu_fw {
+	/* protects queue, running, abort and dead */
+	spinlock_t lock;
+	struct list_head queue;
+	struct vnpu_fw_job *running;
+	struct vnpu_fw_job *abort;
+	bool dead;
+	wait_queue_head_t queue_wq;
+	wait_queue_head_t event_wq;
+	struct task_struct *thread;
+
+	u32 num_tiles;
+	struct vnpu_tile *tiles;
+	wait_queue_head_t tile_wq;
+	struct vnpu_fw_work *work;
+	unsigned long work_seq;
+
+	u32 features;
+	atomic_t inject_hang;
+	atomic_t inject_fault;
+	void (*job_done)(struct vnpu_fw *fw, struct vnpu_fw_job *job);
+	char name[16];
+};
+
+int vnpu_fw_init(struct vnpu_fw *fw, const char *name, u32 num_tiles,
+		 void (*job_done)(struct vnpu_fw *fw, struct vnpu_fw_job *job));
+void vnpu_fw_shutdown(struct vnpu_fw *fw);
+void vnpu_fw_fini(struct vnpu_fw *fw);
+void vnpu_fw_push(struct vnpu_fw *fw, struct vnpu_fw_job *job);
+bool vnpu_fw_reset(struct vnpu_fw *fw);
+bool vnpu_fw_cancel(struct vnpu_fw_job *job);
+
+#endif /* __VNPU_FW_H__ */

@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DOC: buffer objects
+ *
+ * BOs are GEM shmem objects, created by BO_CREATE or imported from a
+ * dma-buf (PRIME). Created BOs are charged to the device's memory limit
+ * when they are created, before any page exists, so the limit fails
+ * cleanly at BO_CREATE instead of later on the device. UPLOAD and DOWNLOAD
+ * copy between user memory and a BO through a kernel mapping that the BO
+ * keeps from first use until it is freed (the device's tiles use the same
+ * mapping), after waiting for the device jobs that use the BO.
+ */
+
+#include <linux/dma-resv.h>
+#include <linux/iosys-map.h>
+#include <linux/sched/signal.h>
+#include <linux/sizes.h>
+#include <linux/uaccess.h>
+
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_prime.h>
+#include <drm/vnpu_drm.h>
+
+#include "vnpu_drv.h"
+#include "vnpu_gem.h"
+
+/* Bytes copied between two checks for signals. */
+#define VNPU_XFER_CHUNK SZ_1M
+
+static void vnpu_bo_register(struct vnpu_device *vdev, struct vnpu_bo *bo)
+{
+	mutex_lock(&vdev->bo_lock);
+	list_add_tail(&bo->link, &vdev->bo_list);
+	mutex_unlock(&vdev->bo_lock);
+	atomic_inc(&vdev->stats.bos);
+}
+
+static void vnpu_gem_free(struct drm_gem_object *obj)
+{
+	struct vnpu_device *vdev = to_vnpu_device(obj->dev);
+	struct vnpu_bo *bo = to_vnpu_bo(obj);
+
+	if (bo->vaddr) {
+		struct iosys_map map = IOSYS_MAP_INIT_VADDR(bo->vaddr);
+
+		drm_gem_shmem_vunmap(&bo->base, &map);
+	}
+	if (!list_empty(&bo->link)) {
+		mutex_lock(&vdev->bo_lock);
+		list_del(&bo->link);
+		mutex_unlock(&vdev->bo_lock);
+		atomic_dec(&vdev->stats.bos);
+	}
+	atomic64_sub(bo->charged, &vdev->mem_used);
+	mutex_destroy(&bo->vmap_lock);
+	drm_gem_shmem_free(&bo->base);
+}
+
+static const struct drm_gem_object_funcs vnpu_gem_funcs = {
+	.free = vnpu_gem_free,
+	.print_info = drm_gem_shmem_object_print_info,
+	.pin = drm_gem_shmem_object_pin,
+	.unpin = drm_gem_shmem_object_unpin,
+	.get_sg_table = drm_gem_shmem_object_get_sg_table,
+	.vmap = drm_gem_shmem_object_vmap,
+	.vunmap = drm_gem_shmem_object_vunmap,
+	.mmap = drm_gem_shmem_object_mmap,
+	.vm_ops = &drm_gem_shmem_vm_ops,
+};
+
+/* drm_driver.gem_create_object: every shmem object of the device is ours. */
+struct drm_gem_object *vnpu_gem_create_object(struct drm_device *drm,
+					      size_t size)
+{
+	struct vnpu_bo *bo;
+
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	if (!bo)
+		return ERR_PTR(-ENOMEM);
+	INIT_LIST_HEAD(&bo->link);
+	mutex_init(&bo->vmap_lock);
+	bo->base.base.funcs = &vnpu_gem_funcs;
+	return &bo->base.base;
+}
+
+struct drm_gem_object *
+vnpu_gem_prime_import_sg_table(struct drm_device *drm,
+			       struct dma_buf_attachment *attach,
+			       struct sg_table *sgt)
+{
+	struct drm_gem_object *obj;
+
+	obj = drm_gem_shmem_prime_import_sg_table(drm, attach, sgt);
+	if (!IS_ERR(obj))
+		vnpu_bo_register(to_vnpu_device(drm), to_vnpu_bo(obj));
+	return obj;
+}
+
+/**
+ * vnpu_bo_vaddr() - the BO's kernel mapping, made on first use
+ * @bo: the BO
+ *
+ * Return: the address of the BO's first byte or an ERR_PTR().
+ */
+void *vnpu_bo_vaddr(struct vnpu_bo *bo)
+{
+	struct iosys_map map;
+	int ret = 0;
+
+	mutex_lock(&bo->vmap_lock);
+	if (!bo->vaddr) {
+		ret = drm_gem_shmem_vmap(&bo->base, &map);
+		if (!ret)
+			bo->vaddr = map.vaddr;
+	}
+	mutex_unlock(&bo->vmap_lock);
+	return ret ? ERR_PTR(ret) : bo->vaddr;
+}
+
+u64 vnpu_max_bo_size(struct vnpu_device *vdev)
+{
+	return vdev->mem_limit & PAGE_MASK;
+}
+
+static int vnpu_mem_charge(struct vnpu_device *vdev, u64 size)
+{
+	if (atomic64_add_return(size, &vdev->mem_used) > vdev->mem_limit) {
+		atomic64_sub(size, &vdev->mem_used);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int vnpu_ioctl_bo_create(struct drm_device *drm, void *data,
+			 struct drm_file *file)
+{
+	struct vnpu_device *vdev = to_vnpu_device(drm);
+	struct drm_vnpu_bo_create *args = data;
+	struct drm_gem_shmem_object *shmem;
+	struct vnpu_bo *bo;
+	u64 size;
+	int ret;
+
+	if (args->flags & ~DRM_VNPU_BO_FLAGS)
+		return -EINVAL;
+	if (!args->size || args->size > vnpu_max_bo_size(vdev))
+		return -EINVAL;
+	size = PAGE_ALIGN(args->size);
+
+	if (vnpu_fail_alloc(vdev))
+		return -ENOMEM;
+	ret = vnpu_mem_charge(vdev, size);
+	if (ret)
+		return ret;
+
+	shmem = drm_gem_shmem_create(drm, size);
+	if (IS_ERR(shmem)) {
+		atomic64_sub(size, &vdev->mem_used);
+		return PTR_ERR(shmem);
+	}
+	bo = to_vnpu_bo(&shmem->base);
+	bo->charged = size;
+	vnpu_bo_register(vdev, bo);
+
+	ret = drm_gem_handle_create(file, &shmem->base, &args->handle);
+	drm_gem_object_put(&shmem->base);
+	return ret;
+}
+
+int vnpu_ioctl_bo_info(struct drm_device *drm, void *data,
+		       struct drm_file *file)
+{
+	struct drm_vnpu_bo_info *args = data;
+	struct drm_gem_object *obj;
+	int ret;
+
+	if (args->flags)
+		return -EINVAL;
+
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj)
+		return -ENOENT;
+
+	ret = drm_gem_create_mmap_offset(obj);
+	if (!ret) {
+		args->mmap_offset = drm_vma_node_offset_addr(&obj->vma_node);
+		args->size = obj->size;
+	}
+	drm_gem_object_put(obj);
+	return ret;
+}
+
+static int vnpu_copy_chunks(void *vaddr, void __user *uptr, u64 size,
+			    bool upload)
+{
+	u8 __user *user = uptr;
+	u64 done, n;
+
+	for (done = 0; done < size; done += n) {
+		unsigned long left;
+
+		n = min_t(u64, size - done, VNPU_XFER_CHUNK);
+		if (upload)
+			left = copy_from_user(vaddr + done, user + done, n);
+		else
+			left = copy_to_user(user + done, vaddr + done, n);
+		if (left)
+			return -EFAULT;
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		cond_resched();
+	}
+	return 0;
+}
+
+static int vnpu_bo_xfer(struct drm_device *drm, struct drm_vnpu_bo_xfer *args,
+			struct drm_file *file, bool upload)
+{
+	struct vnpu_device *vdev = to_vnpu_device(drm);
+	struct drm_gem_object *obj;
+	enum dma_resv_usage usage;
+	void *vaddr;
+	long lret;
+	int ret;
+
+	if (args->flags || !args->size)
+		return -EINVAL;
+
+	obj = drm_gem_object_lookup(file, args->handle);
+	if (!obj)
+		return -ENOENT;
+
+	ret = -EINVAL;
+	if (args->offset > obj->size || args->size > obj->size - args->offset)
+		goto out_put;
+
+	/* The CPU writes after every device user, reads after every writer. */
+	usage = upload ? DMA_RESV_USAGE_READ : DMA_RESV_USAGE_WRITE;
+	lret = dma_resv_wait_timeout(obj->resv, usage, true,
+				     MAX_SCHEDULE_TIMEOUT);
+	if (lret < 0) {
+		ret = lret;
+		goto out_put;
+	}
+
+	vaddr = vnpu_bo_vaddr(to_vnpu_bo(obj));
+	if (IS_ERR(vaddr)) {
+		ret = PTR_ERR(vaddr);
+		goto out_put;
+	}
+
+	ret = vnpu_copy_chunks(vaddr + args->offset,
+			       u64_to_user_ptr(args->data_ptr), args->size,
+			       upload);
+	if (!ret)
+		atomic64_add(args->size, upload ? &vdev->stats.bytes_uploaded :
+						  &vdev->stats.bytes_downloaded);
+out_put:
+	drm_gem_object_put(obj);
+	return ret;
+}
+
+int vnpu_ioctl_bo_upload(struct drm_device *drm, void *data,
+			 struct drm_file *file)
+{
+	return vnpu_bo_xfer(drm, data, file, true);
+}
+
+int vnpu_ioctl_bo_download(struct drm_device *drm, void *data,
+			   struct drm_file *file)
+{
+	return vnpu_bo_xfer(drm, data, file, false);
+}

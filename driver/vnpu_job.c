@@ -1,0 +1,627 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DOC: jobs: submit, wait, cancel
+ *
+ * SUBMIT checks its arguments, looks up the slot BOs, copies the command
+ * stream out of its BO and validates all of it (vnpu_stream_validate())
+ * before anything is queued: a job the device may run can only reach
+ * memory inside its slots' BOs. The job then gets its dependencies
+ * (in-syncobjs, the implicit fences of its BOs, and the previous job of the
+ * file when that went to another priority's entity, so a file's jobs end
+ * in order) and is pushed to the file's scheduler entity of its priority.
+ *
+ * Each file keeps its last %DRM_VNPU_JOB_HISTORY jobs by id for WAIT and
+ * CANCEL; a job's buffers are released as soon as the scheduler frees it,
+ * only its small record stays.
+ */
+
+#include <linux/dma-resv.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/ww_mutex.h>
+
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_syncobj.h>
+#include <drm/drm_utils.h>
+#include <drm/vnpu_drm.h>
+
+#include "vnpu_drv.h"
+#include "vnpu_exec.h"
+#include "vnpu_gem.h"
+#include "vnpu_job.h"
+
+static void vnpu_job_free(struct kref *ref)
+{
+	struct vnpu_job *job = container_of(ref, struct vnpu_job, ref);
+
+	if (job->pushed)
+		dma_fence_put(job->hw_fence);
+	else
+		kfree(job->hw_fence);
+	dma_fence_put(job->done);
+	vnpu_file_put(job->vfile);
+	kfree(job);
+}
+
+void vnpu_job_put(struct vnpu_job *job)
+{
+	kref_put(&job->ref, vnpu_job_free);
+}
+
+/* Drop everything but the record WAIT reads. */
+static void vnpu_job_release_buffers(struct vnpu_job *job)
+{
+	u32 i;
+
+	if (job->bos) {
+		for (i = 0; i < job->num_slots; i++)
+			drm_gem_object_put(job->bos[i]);
+	}
+	kvfree(job->bos);
+	job->bos = NULL;
+	kvfree(job->fw.slot_base);
+	job->fw.slot_base = NULL;
+	kvfree(job->lock_objs);
+	job->lock_objs = NULL;
+	kvfree(job->lock_write);
+	job->lock_write = NULL;
+	drm_gem_object_put(job->profile_bo);
+	job->profile_bo = NULL;
+	kvfree(job->stream);
+	job->stream = NULL;
+}
+
+/**
+ * vnpu_job_retire() - the scheduler is done with a job (free_job)
+ * @job: the job; the scheduler's reference is dropped
+ */
+void vnpu_job_retire(struct vnpu_job *job)
+{
+	struct vnpu_device *vdev = job->vdev;
+
+	vnpu_job_release_buffers(job);
+	if (!job->pushed)
+		atomic64_inc(&vdev->stats.jobs_cancelled);
+
+	spin_lock(&vdev->job_lock);
+	list_del(&job->link);
+	if (!--vdev->jobs_in_flight)
+		wake_up_all(&vdev->jobs_idle);
+	spin_unlock(&vdev->job_lock);
+
+	vnpu_job_put(job);
+}
+
+static int vnpu_submit_check_args(const struct drm_vnpu_submit *args)
+{
+	if (args->flags & ~DRM_VNPU_SUBMIT_FLAGS || args->pad)
+		return -EINVAL;
+	if (!(args->flags & DRM_VNPU_SUBMIT_PROFILE) && args->profile_handle)
+		return -EINVAL;
+	if (args->priority >= VNPU_NUM_PRIORITIES)
+		return -EINVAL;
+	if (args->cmd_offset % 8 || args->cmd_size % 8 || !args->cmd_size ||
+	    args->cmd_size > DRM_VNPU_MAX_CMD_SIZE)
+		return -EINVAL;
+	if (args->slot_count > DRM_VNPU_MAX_SLOTS ||
+	    args->in_syncobj_count > DRM_VNPU_MAX_IN_SYNCOBJS)
+		return -EINVAL;
+	return 0;
+}
+
+static struct vnpu_job *vnpu_job_alloc(struct vnpu_device *vdev,
+				       struct vnpu_file *vfile, u32 priority)
+{
+	struct vnpu_job *job;
+
+	job = kzalloc(sizeof(*job), GFP_KERNEL);
+	if (!job)
+		return NULL;
+	job->hw_fence = kzalloc(sizeof(*job->hw_fence), GFP_KERNEL);
+	if (!job->hw_fence) {
+		kfree(job);
+		return NULL;
+	}
+	kref_init(&job->ref);
+	kref_get(&vfile->ref);
+	job->vfile = vfile;
+	job->vdev = vdev;
+	job->priority = priority;
+	INIT_LIST_HEAD(&job->link);
+	atomic_set(&job->fw.state, VNPU_FW_JOB_QUEUED);
+	job->fw.status = DRM_VNPU_JOB_CANCELLED;
+	return job;
+}
+
+/* Remember @obj's reservation object once, with the strongest access. */
+static void vnpu_job_add_lock_obj(struct vnpu_job *job,
+				  struct drm_gem_object *obj, bool write)
+{
+	u32 i;
+
+	for (i = 0; i < job->num_lock_objs; i++) {
+		if (job->lock_objs[i]->resv == obj->resv) {
+			job->lock_write[i] |= write;
+			return;
+		}
+	}
+	job->lock_objs[job->num_lock_objs] = obj;
+	job->lock_write[job->num_lock_objs++] = write;
+}
+
+static int vnpu_job_map_slot(struct vnpu_job *job, struct drm_file *file,
+			     u32 i, const struct drm_vnpu_slot *slot,
+			     struct vnpu_slot_info *info)
+{
+	struct drm_gem_object *obj;
+	void *vaddr;
+
+	obj = drm_gem_object_lookup(file, slot->handle);
+	if (!obj)
+		return -ENOENT;
+	job->bos[i] = obj;
+
+	vaddr = vnpu_bo_vaddr(to_vnpu_bo(obj));
+	if (IS_ERR(vaddr))
+		return PTR_ERR(vaddr);
+	job->fw.slot_base[i] = vaddr;
+
+	info->size = obj->size;
+	info->id = (uintptr_t)obj;
+	info->flags = slot->flags & DRM_VNPU_SLOT_WRITE ? VNPU_SLOT_INFO_WRITE : 0;
+	vnpu_job_add_lock_obj(job, obj, slot->flags & DRM_VNPU_SLOT_WRITE);
+	return 0;
+}
+
+/*
+ * Copy the slot table, check its flags, then look up and map every BO.
+ * Fills @info for the validator.
+ */
+static int vnpu_job_get_slots(struct vnpu_job *job, struct drm_file *file,
+			      const struct drm_vnpu_submit *args,
+			      struct vnpu_slot_info **info)
+{
+	u32 n = args->slot_count, i;
+	struct drm_vnpu_slot *slots;
+	int ret;
+
+	*info = NULL;
+	/* One more lock object for the profiling BO. */
+	job->lock_objs = kvcalloc(n + 1, sizeof(*job->lock_objs), GFP_KERNEL);
+	job->lock_write = kvcalloc(n + 1, sizeof(*job->lock_write), GFP_KERNEL);
+	if (!job->lock_objs || !job->lock_write)
+		return -ENOMEM;
+	if (!n)
+		return 0;
+
+	slots = kvmalloc_array(n, sizeof(*slots), GFP_KERNEL);
+	job->bos = kvcalloc(n, sizeof(*job->bos), GFP_KERNEL);
+	job->fw.slot_base = kvcalloc(n, sizeof(*job->fw.slot_base), GFP_KERNEL);
+	*info = kvcalloc(n, sizeof(**info), GFP_KERNEL);
+	ret = -ENOMEM;
+	if (!slots || !job->bos || !job->fw.slot_base || !*info)
+		goto out_free;
+	job->num_slots = n;
+
+	ret = -EFAULT;
+	if (copy_from_user(slots, u64_to_user_ptr(args->slots_ptr),
+			   n * sizeof(*slots)))
+		goto out_free;
+
+	ret = -EINVAL;
+	for (i = 0; i < n; i++)
+		if (!slots[i].flags || slots[i].flags & ~DRM_VNPU_SLOT_FLAGS)
+			goto out_free;
+
+	for (i = 0; i < n; i++) {
+		ret = vnpu_job_map_slot(job, file, i, &slots[i], &(*info)[i]);
+		if (ret)
+			goto out_free;
+	}
+	ret = 0;
+out_free:
+	kvfree(slots);
+	return ret;
+}
+
+/* Copy the command stream out of its BO: the job runs the copy. */
+static int vnpu_job_copy_stream(struct vnpu_job *job, struct drm_file *file,
+				const struct drm_vnpu_submit *args)
+{
+	struct drm_gem_object *obj;
+	void *vaddr;
+	int ret;
+
+	obj = drm_gem_object_lookup(file, args->cmd_handle);
+	if (!obj)
+		return -ENOENT;
+
+	ret = -EINVAL;
+	if (args->cmd_offset > obj->size ||
+	    args->cmd_size > obj->size - args->cmd_offset)
+		goto out_put;
+
+	vaddr = vnpu_bo_vaddr(to_vnpu_bo(obj));
+	if (IS_ERR(vaddr)) {
+		ret = PTR_ERR(vaddr);
+		goto out_put;
+	}
+
+	ret = -ENOMEM;
+	job->stream = kvmalloc(args->cmd_size, GFP_KERNEL);
+	if (!job->stream)
+		goto out_put;
+	memcpy(job->stream, vaddr + args->cmd_offset, args->cmd_size);
+	job->fw.stream = job->stream;
+	job->fw.stream_size = args->cmd_size;
+	ret = 0;
+out_put:
+	drm_gem_object_put(obj);
+	return ret;
+}
+
+static int vnpu_job_get_profile(struct vnpu_job *job, struct drm_file *file,
+				const struct drm_vnpu_submit *args)
+{
+	struct drm_gem_object *obj;
+	void *vaddr;
+
+	if (!(args->flags & DRM_VNPU_SUBMIT_PROFILE))
+		return 0;
+
+	obj = drm_gem_object_lookup(file, args->profile_handle);
+	if (!obj)
+		return -ENOENT;
+	job->profile_bo = obj;
+	if (obj->size / (2 * sizeof(u64)) < job->fw.num_cmds)
+		return -EINVAL;
+
+	vaddr = vnpu_bo_vaddr(to_vnpu_bo(obj));
+	if (IS_ERR(vaddr))
+		return PTR_ERR(vaddr);
+	job->fw.profile = vaddr;
+	vnpu_job_add_lock_obj(job, obj, true);
+	return 0;
+}
+
+/* Look up BOs, copy and validate the stream: everything but fences. */
+static int vnpu_job_prepare(struct vnpu_job *job, struct drm_file *file,
+			    const struct drm_vnpu_submit *args)
+{
+	struct vnpu_slot_info *info;
+	int ret;
+
+	ret = vnpu_job_get_slots(job, file, args, &info);
+	if (ret)
+		goto out_free_info;
+
+	ret = vnpu_job_copy_stream(job, file, args);
+	if (ret)
+		goto out_free_info;
+
+	ret = vnpu_stream_validate(job->stream, args->cmd_size, info,
+				   job->num_slots, &job->fw.num_cmds);
+	if (ret) {
+		ret = -EINVAL;
+		goto out_free_info;
+	}
+
+	ret = vnpu_job_get_profile(job, file, args);
+out_free_info:
+	kvfree(info);
+	return ret;
+}
+
+static int vnpu_job_add_in_syncobjs(struct vnpu_job *job,
+				    struct drm_file *file,
+				    const struct drm_vnpu_submit *args)
+{
+	u32 n = args->in_syncobj_count, i;
+	struct dma_fence *fence;
+	u32 *handles;
+	int ret = 0;
+
+	if (!n)
+		return 0;
+
+	handles = kvmalloc_array(n, sizeof(*handles), GFP_KERNEL);
+	if (!handles)
+		return -ENOMEM;
+	if (copy_from_user(handles, u64_to_user_ptr(args->in_syncobjs_ptr),
+			   n * sizeof(*handles))) {
+		ret = -EFAULT;
+		goto out_free;
+	}
+
+	for (i = 0; i < n; i++) {
+		ret = drm_syncobj_find_fence(file, handles[i], 0, 0, &fence);
+		if (ret)
+			goto out_free;
+		ret = drm_sched_job_add_dependency(&job->base, fence);
+		if (ret)
+			goto out_free;
+	}
+out_free:
+	kvfree(handles);
+	return ret;
+}
+
+static int vnpu_job_lock_bos(struct vnpu_job *job,
+			     struct ww_acquire_ctx *ctx)
+{
+	u32 i;
+	int ret;
+
+	ret = drm_gem_lock_reservations(job->lock_objs, job->num_lock_objs, ctx);
+	if (ret)
+		return ret;
+
+	for (i = 0; i < job->num_lock_objs; i++) {
+		ret = dma_resv_reserve_fences(job->lock_objs[i]->resv, 1);
+		if (ret)
+			goto err_unlock;
+		ret = drm_sched_job_add_implicit_dependencies(&job->base,
+							      job->lock_objs[i],
+							      job->lock_write[i]);
+		if (ret)
+			goto err_unlock;
+	}
+	return 0;
+
+err_unlock:
+	drm_gem_unlock_reservations(job->lock_objs, job->num_lock_objs, ctx);
+	return ret;
+}
+
+/* A job after one of another entity waits for it: a file ends in order. */
+static int vnpu_job_order_after_last(struct vnpu_job *job,
+				     struct vnpu_file *vfile)
+{
+	lockdep_assert_held(&vfile->submit_lock);
+
+	if (!vfile->last_done || vfile->last_priority == job->priority)
+		return 0;
+	return drm_sched_job_add_dependency(&job->base,
+					    dma_fence_get(vfile->last_done));
+}
+
+/* Give the job its id, arm it and push it; cannot fail after the insert. */
+static int vnpu_job_push_locked(struct vnpu_job *job, struct vnpu_file *vfile)
+{
+	struct vnpu_device *vdev = job->vdev;
+	struct vnpu_job *old;
+	u64 id = vfile->next_id;
+	u32 i;
+	int ret;
+
+	lockdep_assert_held(&vfile->submit_lock);
+
+	ret = xa_insert(&vfile->jobs, id, job, GFP_KERNEL);
+	if (ret)
+		return ret;
+	kref_get(&job->ref);
+	job->id = id;
+	vfile->next_id++;
+
+	drm_sched_job_arm(&job->base);
+	job->done = dma_fence_get(&job->base.s_fence->finished);
+	dma_fence_put(vfile->last_done);
+	vfile->last_done = dma_fence_get(job->done);
+	vfile->last_priority = job->priority;
+
+	for (i = 0; i < job->num_lock_objs; i++)
+		dma_resv_add_fence(job->lock_objs[i]->resv, job->done,
+				   job->lock_write[i] ? DMA_RESV_USAGE_WRITE :
+							DMA_RESV_USAGE_READ);
+
+	spin_lock(&vdev->job_lock);
+	list_add_tail(&job->link, &vdev->job_list);
+	vdev->jobs_in_flight++;
+	spin_unlock(&vdev->job_lock);
+	atomic64_inc(&vdev->stats.jobs_submitted);
+	atomic64_inc(&vfile->jobs_submitted);
+
+	drm_sched_entity_push_job(&job->base);
+
+	if (id > DRM_VNPU_JOB_HISTORY) {
+		old = xa_erase(&vfile->jobs, id - DRM_VNPU_JOB_HISTORY);
+		if (old)
+			vnpu_job_put(old);
+	}
+	return 0;
+}
+
+static int vnpu_job_push(struct vnpu_job *job, struct vnpu_file *vfile,
+			 struct drm_syncobj *out_syncobj)
+{
+	struct ww_acquire_ctx ctx;
+	int ret;
+
+	ret = vnpu_job_lock_bos(job, &ctx);
+	if (ret)
+		return ret;
+
+	mutex_lock(&vfile->submit_lock);
+	ret = vnpu_job_order_after_last(job, vfile);
+	if (!ret)
+		ret = vnpu_job_push_locked(job, vfile);
+	mutex_unlock(&vfile->submit_lock);
+
+	drm_gem_unlock_reservations(job->lock_objs, job->num_lock_objs, &ctx);
+
+	if (!ret && out_syncobj)
+		drm_syncobj_replace_fence(out_syncobj, job->done);
+	return ret;
+}
+
+int vnpu_ioctl_submit(struct drm_device *drm, void *data,
+		      struct drm_file *file)
+{
+	struct vnpu_device *vdev = to_vnpu_device(drm);
+	struct vnpu_file *vfile = file->driver_priv;
+	struct drm_vnpu_submit *args = data;
+	struct drm_syncobj *out_syncobj = NULL;
+	struct vnpu_job *job;
+	int ret;
+
+	ret = vnpu_submit_check_args(args);
+	if (ret)
+		return ret;
+	if (vnpu_fail_alloc(vdev))
+		return -ENOMEM;
+
+	job = vnpu_job_alloc(vdev, vfile, args->priority);
+	if (!job)
+		return -ENOMEM;
+
+	ret = vnpu_job_prepare(job, file, args);
+	if (ret)
+		goto err_put_job;
+
+	if (args->out_syncobj) {
+		out_syncobj = drm_syncobj_find(file, args->out_syncobj);
+		if (!out_syncobj) {
+			ret = -ENOENT;
+			goto err_put_job;
+		}
+	}
+
+	ret = drm_sched_job_init(&job->base, &vfile->entities[args->priority],
+				 vfile);
+	if (ret)
+		goto err_put_syncobj;
+
+	ret = vnpu_job_add_in_syncobjs(job, file, args);
+	if (ret)
+		goto err_cleanup_job;
+
+	ret = vnpu_job_push(job, vfile, out_syncobj);
+	if (ret)
+		goto err_cleanup_job;
+
+	args->job_id = job->id;
+	if (out_syncobj)
+		drm_syncobj_put(out_syncobj);
+	return 0;
+
+err_cleanup_job:
+	drm_sched_job_cleanup(&job->base);
+err_put_syncobj:
+	if (out_syncobj)
+		drm_syncobj_put(out_syncobj);
+err_put_job:
+	vnpu_job_release_buffers(job);
+	vnpu_job_put(job);
+	return ret;
+}
+
+/* The job with @id of the file, with a reference, or NULL. */
+static struct vnpu_job *vnpu_job_lookup(struct vnpu_file *vfile, u64 id)
+{
+	struct vnpu_job *job;
+
+	xa_lock(&vfile->jobs);
+	job = xa_load(&vfile->jobs, id);
+	if (job)
+		kref_get(&job->ref);
+	xa_unlock(&vfile->jobs);
+	return job;
+}
+
+/*
+ * Wait for @fence until the absolute CLOCK_MONOTONIC @deadline_ns: jiffies
+ * are coarse, so never give up before the deadline has really passed.
+ */
+static long vnpu_fence_wait_abs(struct dma_fence *fence, s64 deadline_ns)
+{
+	long ret;
+
+	do {
+		ret = dma_fence_wait_timeout(fence, true,
+					     drm_timeout_abs_to_jiffies(deadline_ns));
+	} while (!ret && ktime_get_ns() < deadline_ns);
+	return ret;
+}
+
+int vnpu_ioctl_wait(struct drm_device *drm, void *data,
+		    struct drm_file *file)
+{
+	struct vnpu_file *vfile = file->driver_priv;
+	struct drm_vnpu_wait *args = data;
+	struct vnpu_job *job;
+	long lret;
+	int ret = 0;
+
+	if (args->flags || args->pad)
+		return -EINVAL;
+
+	job = vnpu_job_lookup(vfile, args->job_id);
+	if (!job)
+		return -ENOENT;
+
+	lret = vnpu_fence_wait_abs(job->done, args->timeout_ns);
+	if (lret < 0) {
+		ret = lret;
+	} else if (!lret) {
+		ret = -ETIMEDOUT;
+	} else {
+		args->status = job->fw.status;
+		args->start_ns = job->fw.start_ns;
+		args->end_ns = job->fw.end_ns;
+		args->fault_cmd = job->fw.cur_cmd;
+	}
+	vnpu_job_put(job);
+	return ret;
+}
+
+int vnpu_ioctl_cancel(struct drm_device *drm, void *data,
+		      struct drm_file *file)
+{
+	struct vnpu_file *vfile = file->driver_priv;
+	struct drm_vnpu_cancel *args = data;
+	struct vnpu_job *job;
+	int ret;
+
+	if (args->flags || args->pad)
+		return -EINVAL;
+
+	job = vnpu_job_lookup(vfile, args->job_id);
+	if (!job)
+		return -ENOENT;
+	ret = vnpu_fw_cancel(&job->fw) ? 0 : -EBUSY;
+	vnpu_job_put(job);
+	return ret;
+}
+
+/**
+ * vnpu_jobs_cancel_file() - a closing file's jobs that did not start will
+ * not start
+ * @vfile: the file
+ */
+void vnpu_jobs_cancel_file(struct vnpu_file *vfile)
+{
+	struct vnpu_job *job;
+	unsigned long id;
+
+	xa_lock(&vfile->jobs);
+	xa_for_each(&vfile->jobs, id, job)
+		vnpu_fw_cancel(&job->fw);
+	xa_unlock(&vfile->jobs);
+}
+
+/**
+ * vnpu_jobs_release_file() - drop the job table of a closed file
+ * @vfile: the file
+ */
+void vnpu_jobs_release_file(struct vnpu_file *vfile)
+{
+	struct vnpu_job *job;
+	unsigned long id;
+
+	xa_for_each(&vfile->jobs, id, job) {
+		xa_erase(&vfile->jobs, id);
+		vnpu_job_put(job);
+	}
+	xa_destroy(&vfile->jobs);
+}

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * DOC: scheduler backend, timeouts and resets
+ *
+ * Each device has one drm_gpu_scheduler in front of its firmware queue.
+ * run_job hands a job to the firmware and returns its hardware fence,
+ * which the firmware signals when the job ends. When a job runs longer
+ * than the timeout without progress (no part or command completed since
+ * the last check), the device is reset: the firmware abandons the job, it
+ * ends %DRM_VNPU_JOB_TIMEOUT, a devcoredump describes what ran, and the
+ * other jobs, already queued in the firmware or not, go on.
+ */
+
+#include <linux/devcoredump.h>
+#include <linux/dma-fence.h>
+#include <linux/vmalloc.h>
+
+#include <drm/drm_print.h>
+#include <drm/vnpu_drm.h>
+
+#include "vnpu_drv.h"
+#include "vnpu_exec.h"
+#include "vnpu_job.h"
+
+/* Jobs the firmware queue holds at most. */
+#define VNPU_HW_QUEUE_DEPTH 64
+#define VNPU_COREDUMP_SIZE SZ_16K
+
+static const char *vnpu_fence_get_driver_name(struct dma_fence *fence)
+{
+	return "vnpu";
+}
+
+static const char *vnpu_fence_get_timeline_name(struct dma_fence *fence)
+{
+	return "vnpu-hw";
+}
+
+static const struct dma_fence_ops vnpu_hw_fence_ops = {
+	.get_driver_name = vnpu_fence_get_driver_name,
+	.get_timeline_name = vnpu_fence_get_timeline_name,
+};
+
+static struct dma_fence *vnpu_sched_run_job(struct drm_sched_job *sched_job)
+{
+	struct vnpu_job *job = to_vnpu_job(sched_job);
+	struct vnpu_device *vdev = job->vdev;
+
+	/* After a reset, drm_sched_resubmit_jobs() runs a queued job again. */
+	if (!job->pushed) {
+		dma_fence_init(job->hw_fence, &vnpu_hw_fence_ops,
+			       &vdev->fence_lock, vdev->fence_context,
+			       atomic64_inc_return(&vdev->fence_seqno));
+		job->fw.fence = job->hw_fence;
+		job->pushed = true;
+		vnpu_fw_push(&vdev->fw, &job->fw);
+	}
+	return dma_fence_get(job->hw_fence);
+}
+
+static int vnpu_coredump_print(struct vnpu_device *vdev, struct vnpu_job *bad,
+			       char *buf, size_t size)
+{
+	struct vnpu_counters *s = &vdev->stats;
+	const struct vnpu_cmd_header *cmd = NULL;
+	u32 i = 0, cur = READ_ONCE(bad->fw.cur_cmd);
+	int n;
+
+	n = scnprintf(buf, size,
+		      "vnpu devcoredump\ndevice: %d\ntiles: %u\nreason: job timeout\n"
+		      "reset: %lld\nclient: %llu\npid: %d\ncomm: %s\njob: %llu\n"
+		      "priority: %u\ncommands: %u\nrunning command: %u\n",
+		      vdev->index, vdev->tiles,
+		      (long long)atomic64_read(&s->resets),
+		      bad->vfile->client_id, bad->vfile->pid, bad->vfile->comm,
+		      bad->id, bad->priority, bad->fw.num_cmds, cur);
+	if (!bad->stream)
+		return n;
+	while ((cmd = vnpu_stream_next(bad->stream, bad->fw.stream_size, cmd)) &&
+	       n < size - 64) {
+		n += scnprintf(buf + n, size - n, "cmd %u: opcode %u size %u%s\n",
+			       i, cmd->opcode, cmd->size,
+			       i == cur ? " <- running" : "");
+		i++;
+	}
+	return n;
+}
+
+static void vnpu_coredump(struct vnpu_device *vdev, struct vnpu_job *bad)
+{
+	char *buf;
+	int n;
+
+	buf = vzalloc(VNPU_COREDUMP_SIZE);
+	if (!buf)
+		return;
+	n = vnpu_coredump_print(vdev, bad, buf, VNPU_COREDUMP_SIZE);
+	dev_coredumpv(vdev->drm.dev, buf, n, GFP_KERNEL);
+}
+
+static void vnpu_reset(struct vnpu_device *vdev, struct vnpu_job *bad)
+{
+	vnpu_fw_reset(&vdev->fw);
+	atomic64_inc(&vdev->stats.resets);
+	dev_info_ratelimited(vdev->drm.dev,
+			     "job %llu of client %llu timed out: device reset\n",
+			     bad->id, bad->vfile->client_id);
+	vnpu_coredump(vdev, bad);
+}
+
+static enum drm_gpu_sched_stat
+vnpu_sched_timedout_job(struct drm_sched_job *sched_job)
+{
+	struct vnpu_job *job = to_vnpu_job(sched_job);
+	struct vnpu_device *vdev = job->vdev;
+	u64 progress = atomic64_read(&job->fw.progress);
+
+	drm_sched_stop(&vdev->sched, sched_job);
+
+	/* A job that still completes parts is slow, not hung. */
+	if (!dma_fence_is_signaled(job->hw_fence) &&
+	    progress == job->seen_progress)
+		vnpu_reset(vdev, job);
+	job->seen_progress = progress;
+
+	drm_sched_resubmit_jobs(&vdev->sched);
+	drm_sched_start(&vdev->sched, true);
+	return DRM_GPU_SCHED_STAT_NOMINAL;
+}
+
+static void vnpu_sched_free_job(struct drm_sched_job *sched_job)
+{
+	struct vnpu_job *job = to_vnpu_job(sched_job);
+
+	drm_sched_job_cleanup(sched_job);
+	vnpu_job_retire(job);
+}
+
+static const struct drm_sched_backend_ops vnpu_sched_ops = {
+	.run_job = vnpu_sched_run_job,
+	.timedout_job = vnpu_sched_timedout_job,
+	.free_job = vnpu_sched_free_job,
+};
+
+/* Called by the firmware thread when a job ends, before its fence signals. */
+static void vnpu_sched_job_done(struct vnpu_fw *fw, struct vnpu_fw_job *fw_job)
+{
+	struct vnpu_device *vdev = container_of(fw, struct vnpu_device, fw);
+	struct vnpu_job *job = container_of(fw_job, struct vnpu_job, fw);
+	struct vnpu_counters *s = &vdev->stats;
+	u64 busy = fw_job->end_ns - fw_job->start_ns;
+
+	atomic64_add(busy, &s->busy_ns);
+	atomic64_add(busy, &job->vfile->busy_ns);
+	switch (fw_job->status) {
+	case DRM_VNPU_JOB_OK:
+		atomic64_inc(&s->jobs_completed);
+		break;
+	case DRM_VNPU_JOB_FAULT:
+		atomic64_inc(&s->jobs_failed);
+		break;
+	case DRM_VNPU_JOB_TIMEOUT:
+		atomic64_inc(&s->jobs_timedout);
+		break;
+	default:
+		atomic64_inc(&s->jobs_cancelled);
+		break;
+	}
+}
+
+/**
+ * vnpu_sched_init() - start the simulated hardware and its scheduler
+ * @vdev: the device
+ * @timeout_ms: how long a job may run without progress
+ *
+ * Return: 0 or a negative errno.
+ */
+int vnpu_sched_init(struct vnpu_device *vdev, unsigned int timeout_ms)
+{
+	struct drm_sched_init_args args = {
+		.ops = &vnpu_sched_ops,
+		.credit_limit = VNPU_HW_QUEUE_DEPTH,
+		.hang_limit = 0,
+		.timeout = msecs_to_jiffies(timeout_ms),
+		.name = vdev->sched_name,
+		.dev = vdev->drm.dev,
+	};
+	int ret;
+
+	snprintf(vdev->sched_name, sizeof(vdev->sched_name), "vnpu%d",
+		 vdev->index);
+	spin_lock_init(&vdev->fence_lock);
+	vdev->fence_context = dma_fence_context_alloc(1);
+
+	ret = vnpu_fw_init(&vdev->fw, vdev->sched_name, vdev->tiles,
+			   vnpu_sched_job_done);
+	if (ret)
+		return ret;
+
+	ret = drm_sched_init(&vdev->sched, &args);
+	if (ret) {
+		vnpu_fw_fini(&vdev->fw);
+		return ret;
+	}
+	return 0;
+}
+
+/**
+ * vnpu_sched_fini() - end every job as CANCELLED, then stop the scheduler
+ * and the hardware
+ * @vdev: the device; no file is open any more
+ */
+void vnpu_sched_fini(struct vnpu_device *vdev)
+{
+	vnpu_fw_shutdown(&vdev->fw);
+	wait_event(vdev->jobs_idle, !READ_ONCE(vdev->jobs_in_flight));
+	drm_sched_fini(&vdev->sched);
+	vnpu_fw_fini(&vdev->fw);
+}

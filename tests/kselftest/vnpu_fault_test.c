@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vnpu faults and limits: debugfs fault injection (hang, device fault,
+ * allocation failure), devcoredump on reset, the memory limit. The knobs
+ * and the limit are device-wide, so this program runs alone.
+ */
+#include <dirent.h>
+
+#include "vnpu_test.h"
+
+FIXTURE(fault) {
+	int fd;
+	uint32_t bo;
+	struct drm_vnpu_slot slot;
+	struct stream s;
+};
+
+FIXTURE_SETUP(fault)
+{
+	VNPU_OPEN_OR_SKIP(self->fd);
+	if (vnpu_debugfs_write("fail_alloc", "0"))
+		SETUP_SKIP("no vnpu debugfs (not root?)");
+	self->bo = bo_create(_metadata, self->fd, 4096);
+	self->slot.handle = self->bo;
+	self->slot.flags = DRM_VNPU_SLOT_WRITE;
+	memset(&self->s, 0, sizeof(self->s));
+	stream_fill(&self->s, tensor_1d(0, VNPU_DTYPE_U32, 0, 16), 3);
+	stream_nop(&self->s);
+}
+
+FIXTURE_TEARDOWN(fault)
+{
+	vnpu_debugfs_write("inject_hang", "0");
+	vnpu_debugfs_write("inject_fault", "0");
+	vnpu_debugfs_write("fail_alloc", "0");
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+TEST_F_TIMEOUT(fault, inject_hang, 120)
+{
+	uint64_t resets = get_param(_metadata, self->fd, DRM_VNPU_PARAM_RESET_COUNT);
+	struct drm_vnpu_wait w;
+	uint64_t id;
+
+	ASSERT_EQ(0, vnpu_debugfs_write("inject_hang", "1"));
+	id = run_stream(_metadata, self->fd, &self->s, &self->slot, 1);
+	ASSERT_EQ(0, _wait_job(self->fd, id, now_ns() + LONG_WAIT_NS, &w));
+	ASSERT_EQ(DRM_VNPU_JOB_TIMEOUT, w.status);
+	ASSERT_EQ(resets + 1,
+		  get_param(_metadata, self->fd, DRM_VNPU_PARAM_RESET_COUNT));
+	id = run_stream(_metadata, self->fd, &self->s, &self->slot, 1);
+	ASSERT_EQ(DRM_VNPU_JOB_OK, wait_job(_metadata, self->fd, id));
+}
+
+TEST_F(fault, inject_fault)
+{
+	uint64_t resets = get_param(_metadata, self->fd, DRM_VNPU_PARAM_RESET_COUNT);
+	struct drm_vnpu_wait w;
+	uint32_t out[16];
+	uint64_t id;
+
+	ASSERT_EQ(0, vnpu_debugfs_write("inject_fault", "1"));
+	id = run_stream(_metadata, self->fd, &self->s, &self->slot, 1);
+	ASSERT_EQ(0, _wait_job(self->fd, id, now_ns() + LONG_WAIT_NS, &w));
+	ASSERT_EQ(DRM_VNPU_JOB_FAULT, w.status);
+	ASSERT_EQ(0, w.fault_cmd);
+	bo_download(_metadata, self->fd, self->bo, 0, out, sizeof(out));
+	ASSERT_EQ(0, out[0]);
+	ASSERT_EQ(resets, get_param(_metadata, self->fd, DRM_VNPU_PARAM_RESET_COUNT));
+
+	id = run_stream(_metadata, self->fd, &self->s, &self->slot, 1);
+	ASSERT_EQ(DRM_VNPU_JOB_OK, wait_job(_metadata, self->fd, id));
+	bo_download(_metadata, self->fd, self->bo, 0, out, sizeof(out));
+	ASSERT_EQ(3, out[0]);
+}
+
+TEST_F(fault, fail_alloc_bo_create)
+{
+	ASSERT_EQ(0, vnpu_debugfs_write("fail_alloc", "1"));
+	bo_create_err(_metadata, self->fd, ENOMEM, 4096, 0);
+	bo_create(_metadata, self->fd, 4096);
+}
+
+TEST_F(fault, fail_alloc_submit)
+{
+	struct drm_vnpu_submit a;
+
+	submit_prepare(_metadata, self->fd, &self->s, &self->slot, 1, &a);
+	ASSERT_EQ(0, vnpu_debugfs_write("fail_alloc", "1"));
+	submit_err(_metadata, self->fd, ENOMEM, &a);
+	ASSERT_EQ(DRM_VNPU_JOB_OK,
+		  wait_job(_metadata, self->fd, submit(_metadata, self->fd, &a)));
+}
+
+/* Read every devcoredump of vnpu; 1 when one mentions "vnpu devcoredump". */
+static int read_devcoredumps(void)
+{
+	DIR *d = opendir("/sys/class/devcoredump");
+	struct dirent *e;
+	int found = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		char path[300], buf[64] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/class/devcoredump/%s/data",
+			 e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f) &&
+		    !strcmp(buf, "vnpu devcoredump\n"))
+			found = 1;
+		fclose(f);
+		/* Writing anything frees the dump. */
+		f = fopen(path, "w");
+		if (f) {
+			fputs("1", f);
+			fclose(f);
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+TEST_F_TIMEOUT(fault, devcoredump_on_reset, 120)
+{
+	uint64_t id;
+
+	read_devcoredumps();
+	ASSERT_EQ(0, vnpu_debugfs_write("inject_hang", "1"));
+	id = run_stream(_metadata, self->fd, &self->s, &self->slot, 1);
+	ASSERT_EQ(DRM_VNPU_JOB_TIMEOUT, wait_job(_metadata, self->fd, id));
+	ASSERT_EQ(1, read_devcoredumps());
+}
+
+TEST_F(fault, mem_used_tracks_bos)
+{
+	uint64_t before = get_param(_metadata, self->fd, DRM_VNPU_PARAM_MEM_USED);
+	uint32_t h = bo_create(_metadata, self->fd, (1 << 20) + 1);
+
+	ASSERT_EQ(before + (1 << 20) + 4096,
+		  get_param(_metadata, self->fd, DRM_VNPU_PARAM_MEM_USED));
+	gem_close(self->fd, h);
+	ASSERT_EQ(before, get_param(_metadata, self->fd, DRM_VNPU_PARAM_MEM_USED));
+}
+
+TEST_F(fault, memory_limit)
+{
+	uint64_t limit = get_param(_metadata, self->fd, DRM_VNPU_PARAM_MEM_LIMIT);
+	uint64_t chunk = limit / 8, used;
+	uint32_t handles[16], h;
+	int n = 0, ret;
+
+	/* Fill the device (BO pages only exist when touched). */
+	while (n < 16 && !(ret = _bo_create(self->fd, chunk, 0, &handles[n])))
+		n++;
+	ASSERT_EQ(-ENOMEM, ret);
+	ASSERT_LE(7, n);
+	used = get_param(_metadata, self->fd, DRM_VNPU_PARAM_MEM_USED);
+	ASSERT_GE(limit, used);
+	ASSERT_LT(limit - chunk, used);
+
+	/* The device still works, and freeing makes room again. */
+	ASSERT_EQ(DRM_VNPU_JOB_OK,
+		  wait_job(_metadata, self->fd,
+			   run_stream(_metadata, self->fd, &self->s, &self->slot, 1)));
+	gem_close(self->fd, handles[--n]);
+	ASSERT_EQ(0, _bo_create(self->fd, chunk, 0, &h));
+	gem_close(self->fd, h);
+	while (n > 0)
+		gem_close(self->fd, handles[--n]);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,829 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vnpu uAPI: SUBMIT, WAIT, CANCEL, syncobjs, implicit fences, ordering,
+ * profiling, hangs and file lifetime.
+ */
+#include <sys/wait.h>
+
+#include "vnpu_test.h"
+
+FIXTURE(job) {
+	int fd;
+	uint32_t bo;		/* 1 MiB data BO, slot 0 */
+	struct drm_vnpu_slot slot;
+	struct stream s;	/* one FILL of the first 256 u32 of the BO */
+	struct drm_vnpu_submit a;
+};
+
+FIXTURE_SETUP(job)
+{
+	VNPU_OPEN_OR_SKIP(self->fd);
+	self->bo = bo_create(_metadata, self->fd, 1 << 20);
+	self->slot.handle = self->bo;
+	self->slot.flags = DRM_VNPU_SLOT_READ | DRM_VNPU_SLOT_WRITE;
+	memset(&self->s, 0, sizeof(self->s));
+	stream_fill(&self->s, tensor_1d(0, VNPU_DTYPE_U32, 0, 256), 0x1234);
+	submit_prepare(_metadata, self->fd, &self->s, &self->slot, 1, &self->a);
+}
+
+FIXTURE_TEARDOWN(job)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+static int syncobj_create(int fd, uint32_t *handle, uint32_t flags)
+{
+	struct drm_syncobj_create c = { .flags = flags };
+	int ret = vnpu_ioctl(fd, DRM_IOCTL_SYNCOBJ_CREATE, &c);
+
+	*handle = c.handle;
+	return ret;
+}
+
+static int syncobj_wait(int fd, uint32_t handle, int64_t deadline)
+{
+	struct drm_syncobj_wait w = {
+		.handles = (uintptr_t)&handle, .count_handles = 1,
+		.timeout_nsec = deadline,
+	};
+
+	return vnpu_ioctl(fd, DRM_IOCTL_SYNCOBJ_WAIT, &w);
+}
+
+TEST_F(job, submit_fill_ok)
+{
+	struct drm_vnpu_wait w;
+	uint32_t out[257];
+	uint64_t id;
+	int i;
+
+	id = submit(_metadata, self->fd, &self->a);
+	ASSERT_EQ(1, id);
+	ASSERT_EQ(0, _wait_job(self->fd, id, now_ns() + LONG_WAIT_NS, &w));
+	ASSERT_EQ(DRM_VNPU_JOB_OK, w.status);
+	ASSERT_NE(0, w.start_ns);
+	ASSERT_LE(w.start_ns, w.end_ns);
+	ASSERT_GE((uint64_t)now_ns(), w.end_ns);
+	bo_download(_metadata, self->fd, self->bo, 0, out, sizeof(out));
+	for (i = 0; i < 256; i++)
+		ASSERT_EQ(0x1234, out[i]);
+	ASSERT_EQ(0, out[256]);
+}
+
+TEST_F(job, submit_ids_increase)
+{
+	uint64_t a = submit(_metadata, self->fd, &self->a);
+	uint64_t b = submit(_metadata, self->fd, &self->a);
+
+	ASSERT_EQ(a + 1, b);
+}
+
+TEST_F(job, submit_bad_flags)
+{
+	self->a.flags = 1u << 5;
+	submit_err(_metadata, self->fd, EINVAL, &self->a);
+}
+
+TEST_F(job, submit_bad_pad)
+{
+	self->a.pad = 1;
+	submit_err(_metadata, self->fd, EINVAL, &self->a);
+}
+
+TEST_F(job, submit_profile_handle_without_flag)
+{
+	self->a.profile_handle = self->bo;
+	submit_err(_metadata, self->fd, EINVAL, &self->a);
+}
+
+TEST_F(job, submit_bad_priority)
+{
+	self->a.priority = 3;
+	submit_err(_metadata, self->fd, EINVAL, &self->a);
+}
+
+TEST_F(job, submit_misaligned_cmd_offset)
+{
+	self->a.cmd_offset = 4;
+	submit_err(_metadata, self->fd, EINVAL, &self->a);
+}
+
+TEST_F(job, submit_zero_cmd_size)
+{
+	self->a.cmd_size = 0;
+	submit_err(_metadata, self->fd, EINVAL, &self->a);
+}
+
+TEST_F(job, submit_unaligned_cmd_size)
+{
+	self->a.cmd_size -= 4;
+	submit_err(_metadata, self->fd, EINVAL, &self->a);
+}
+
+TEST_F(job, submit_huge_cmd_size)
+{
+	self->a.cmd_size = DRM_VNPU_MAX_CMD_SIZE + 8;
+	submit_err(_metadata, self->fd, EINVAL, &self->a);
+}
+
+TEST_F(job, submit_cmd_beyond_bo)
+{
+	self->a.cmd_offset = 4096;
+	submit_err(_metadata, self->fd, EINVAL, &self->a);
+}
+
+TEST_F(job, submit_cmd_offset_overflow)
+{
+	self->a.cmd_offset = ~7ull;
+	submit_err(_metadata, self->fd, EINVAL, &self->a);
+}
+
+TEST_F(job, submit_too_many_slots)
+{
+	self->a.slot_count = DRM_VNPU_MAX_SLOTS + 1;
+	submit_err(_metadata, self->fd, EINVAL, &self->a);
+}
+
+TEST_F(job, submit_max_slots)
+{
+	struct drm_vnpu_slot *slots = calloc(DRM_VNPU_MAX_SLOTS, sizeof(*slots));
+	int i;
+
+	ASSERT_NE(NULL, slots);
+	for (i = 0; i < DRM_VNPU_MAX_SLOTS; i++)
+		slots[i] = self->slot;
+	self->a.slots_ptr = (uintptr_t)slots;
+	self->a.slot_count = DRM_VNPU_MAX_SLOTS;
+	ASSERT_EQ(DRM_VNPU_JOB_OK,
+		  wait_job(_metadata, self->fd, submit(_metadata, self->fd, &self->a)));
+	free(slots);
+}
+
+TEST_F(job, submit_too_many_syncobjs)
+{
+	self->a.in_syncobj_count = DRM_VNPU_MAX_IN_SYNCOBJS + 1;
+	submit_err(_metadata, self->fd, EINVAL, &self->a);
+}
+
+TEST_F(job, submit_bad_cmd_handle)
+{
+	self->a.cmd_handle = 4242;
+	submit_err(_metadata, self->fd, ENOENT, &self->a);
+}
+
+TEST_F(job, submit_foreign_cmd_handle)
+{
+	int fd2 = vnpu_open(0);
+	uint32_t h = 0;
+	int i;
+
+	ASSERT_LE(0, fd2);
+	for (i = 0; i < 8; i++)
+		h = bo_create(_metadata, fd2, 4096);
+	self->a.cmd_handle = h;
+	submit_err(_metadata, self->fd, ENOENT, &self->a);
+	close(fd2);
+}
+
+TEST_F(job, submit_bad_slot_handle)
+{
+	self->slot.handle = 4242;
+	submit_err(_metadata, self->fd, ENOENT, &self->a);
+}
+
+TEST_F(job, submit_zero_slot_flags)
+{
+	self->slot.flags = 0;
+	submit_err(_metadata, self->fd, EINVAL, &self->a);
+}
+
+TEST_F(job, submit_unknown_slot_flags)
+{
+	self->slot.flags |= 4;
+	submit_err(_metadata, self->fd, EINVAL, &self->a);
+}
+
+TEST_F(job, submit_write_to_read_slot)
+{
+	self->slot.flags = DRM_VNPU_SLOT_READ;
+	submit_err(_metadata, self->fd, EINVAL, &self->a);
+}
+
+TEST_F(job, submit_null_slots)
+{
+	self->a.slots_ptr = 0;
+	submit_err(_metadata, self->fd, EFAULT, &self->a);
+}
+
+TEST_F(job, submit_null_syncobjs)
+{
+	self->a.in_syncobj_count = 1;
+	submit_err(_metadata, self->fd, EFAULT, &self->a);
+}
+
+TEST_F(job, submit_bad_in_syncobj)
+{
+	uint32_t h = 4242;
+
+	self->a.in_syncobjs_ptr = (uintptr_t)&h;
+	self->a.in_syncobj_count = 1;
+	submit_err(_metadata, self->fd, ENOENT, &self->a);
+}
+
+TEST_F(job, submit_bad_out_syncobj)
+{
+	self->a.out_syncobj = 4242;
+	submit_err(_metadata, self->fd, ENOENT, &self->a);
+}
+
+TEST_F(job, submit_null_arg)
+{
+	ASSERT_EQ(-EFAULT, vnpu_ioctl(self->fd, DRM_IOCTL_VNPU_SUBMIT, NULL));
+}
+
+TEST_F(job, submit_profile_too_small)
+{
+	struct stream s = { 0 };
+	int i;
+
+	/* 300 commands need 4800 bytes: one page is too small. */
+	for (i = 0; i < 300; i++)
+		stream_nop(&s);
+	submit_prepare(_metadata, self->fd, &s, &self->slot, 1, &self->a);
+	self->a.flags = DRM_VNPU_SUBMIT_PROFILE;
+	self->a.profile_handle = bo_create(_metadata, self->fd, 4096);
+	submit_err(_metadata, self->fd, EINVAL, &self->a);
+}
+
+TEST_F(job, submit_bad_profile_handle)
+{
+	self->a.flags = DRM_VNPU_SUBMIT_PROFILE;
+	self->a.profile_handle = 4242;
+	submit_err(_metadata, self->fd, ENOENT, &self->a);
+}
+
+TEST_F(job, profile_timestamps)
+{
+	struct stream s = { 0 };
+	struct drm_vnpu_wait w;
+	uint64_t ts[8], id;
+	uint32_t prof;
+	int i;
+
+	stream_nop(&s);
+	stream_fill(&s, tensor_1d(0, VNPU_DTYPE_U8, 0, 1 << 20), 7);
+	stream_copy(&s, tensor_1d(0, VNPU_DTYPE_U8, 0, 1000),
+		    tensor_1d(0, VNPU_DTYPE_U8, 4096, 1000));
+	stream_nop(&s);
+	submit_prepare(_metadata, self->fd, &s, &self->slot, 1, &self->a);
+	prof = bo_create(_metadata, self->fd, 4096);
+	self->a.flags = DRM_VNPU_SUBMIT_PROFILE;
+	self->a.profile_handle = prof;
+	id = submit(_metadata, self->fd, &self->a);
+	ASSERT_EQ(0, _wait_job(self->fd, id, now_ns() + LONG_WAIT_NS, &w));
+	ASSERT_EQ(DRM_VNPU_JOB_OK, w.status);
+	bo_download(_metadata, self->fd, prof, 0, ts, sizeof(ts));
+	for (i = 0; i < 4; i++) {
+		ASSERT_LE(w.start_ns, ts[2 * i]);
+		ASSERT_LE(ts[2 * i], ts[2 * i + 1]);
+		ASSERT_LE(ts[2 * i + 1], w.end_ns);
+		if (i)
+			ASSERT_LE(ts[2 * i - 1], ts[2 * i]);
+	}
+}
+
+TEST_F(job, copy_transpose)
+{
+	struct vnpu_tensor src = tensor_1d(0, VNPU_DTYPE_U16, 0, 0);
+	struct vnpu_tensor dst = src;
+	uint16_t in[6 * 5], out[5 * 6];
+	struct stream s = { 0 };
+	int r, c;
+
+	for (r = 0; r < 6 * 5; r++)
+		in[r] = 100 + r;
+	bo_upload(_metadata, self->fd, self->bo, 0, in, sizeof(in));
+	/* src: 6 rows x 5 cols; dst at 4096: 5 rows x 6 cols. */
+	src.rank = 2;
+	src.dims[0] = 5;
+	src.dims[1] = 6;
+	src.strides[0] = 1;
+	src.strides[1] = 5;
+	dst.rank = 2;
+	dst.offset = 4096;
+	dst.dims[0] = 5;
+	dst.dims[1] = 6;
+	dst.strides[0] = 6;
+	dst.strides[1] = 1;
+	stream_copy(&s, dst, src);
+	ASSERT_EQ(DRM_VNPU_JOB_OK,
+		  wait_job(_metadata, self->fd,
+			   run_stream(_metadata, self->fd, &s, &self->slot, 1)));
+	bo_download(_metadata, self->fd, self->bo, 4096, out, sizeof(out));
+	for (r = 0; r < 5; r++)
+		for (c = 0; c < 6; c++)
+			ASSERT_EQ(in[c * 5 + r], out[r * 6 + c]);
+}
+
+TEST_F(job, wait_poll_done_job)
+{
+	uint64_t id = submit(_metadata, self->fd, &self->a);
+	struct drm_vnpu_wait w;
+
+	wait_job(_metadata, self->fd, id);
+	ASSERT_EQ(0, _wait_job(self->fd, id, 0, &w));
+	ASSERT_EQ(DRM_VNPU_JOB_OK, w.status);
+}
+
+TEST_F(job, wait_bad_flags)
+{
+	struct drm_vnpu_wait w = { .job_id = submit(_metadata, self->fd, &self->a),
+				   .timeout_ns = now_ns() + LONG_WAIT_NS,
+				   .flags = 1 };
+
+	ASSERT_EQ(-EINVAL, vnpu_ioctl(self->fd, DRM_IOCTL_VNPU_WAIT, &w));
+}
+
+TEST_F(job, wait_bad_pad)
+{
+	struct drm_vnpu_wait w = { .job_id = submit(_metadata, self->fd, &self->a),
+				   .timeout_ns = now_ns() + LONG_WAIT_NS,
+				   .pad = 1 };
+
+	ASSERT_EQ(-EINVAL, vnpu_ioctl(self->fd, DRM_IOCTL_VNPU_WAIT, &w));
+}
+
+TEST_F(job, wait_bad_id)
+{
+	wait_err(_metadata, self->fd, ENOENT, 0, now_ns());
+	wait_err(_metadata, self->fd, ENOENT, 1, now_ns());
+	submit(_metadata, self->fd, &self->a);
+	wait_err(_metadata, self->fd, ENOENT, 2, now_ns());
+}
+
+TEST_F(job, wait_foreign_id)
+{
+	int fd2 = vnpu_open(0);
+
+	ASSERT_LE(0, fd2);
+	submit(_metadata, self->fd, &self->a);
+	wait_err(_metadata, fd2, ENOENT, 1, now_ns());
+	close(fd2);
+}
+
+TEST_F(job, wait_null)
+{
+	ASSERT_EQ(-EFAULT, vnpu_ioctl(self->fd, DRM_IOCTL_VNPU_WAIT, NULL));
+}
+
+TEST_F(job, cancel_bad_args)
+{
+	uint64_t id = submit(_metadata, self->fd, &self->a);
+
+	ASSERT_EQ(-EINVAL, _cancel(self->fd, id, 1, 0));
+	ASSERT_EQ(-EINVAL, _cancel(self->fd, id, 0, 1));
+	ASSERT_EQ(-ENOENT, _cancel(self->fd, id + 1, 0, 0));
+	ASSERT_EQ(-EFAULT, vnpu_ioctl(self->fd, DRM_IOCTL_VNPU_CANCEL, NULL));
+}
+
+TEST_F(job, cancel_done_job)
+{
+	uint64_t id = submit(_metadata, self->fd, &self->a);
+
+	ASSERT_EQ(DRM_VNPU_JOB_OK, wait_job(_metadata, self->fd, id));
+	ASSERT_EQ(-EBUSY, _cancel(self->fd, id, 0, 0));
+}
+
+/* 100 jobs, alternating priorities: once the last is done, all are. */
+TEST_F(job, ordering_last_done_means_all_done)
+{
+	struct drm_vnpu_wait w;
+	uint64_t ids[100];
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		self->a.priority = i % 3;
+		ids[i] = submit(_metadata, self->fd, &self->a);
+	}
+	ASSERT_EQ(DRM_VNPU_JOB_OK, wait_job(_metadata, self->fd, ids[99]));
+	for (i = 0; i < 99; i++) {
+		ASSERT_EQ(0, _wait_job(self->fd, ids[i], 0, &w));
+		ASSERT_EQ(DRM_VNPU_JOB_OK, w.status);
+	}
+}
+
+/* Each job's start is after the previous one's end. */
+TEST_F(job, ordering_timestamps)
+{
+	struct drm_vnpu_wait w;
+	uint64_t ids[20], prev_end = 0;
+	int i;
+
+	for (i = 0; i < 20; i++)
+		ids[i] = submit(_metadata, self->fd, &self->a);
+	for (i = 0; i < 20; i++) {
+		ASSERT_EQ(0, _wait_job(self->fd, ids[i], now_ns() + LONG_WAIT_NS, &w));
+		ASSERT_LE(prev_end, w.start_ns);
+		prev_end = w.end_ns;
+	}
+}
+
+TEST_F(job, syncobj_out_signals)
+{
+	uint32_t sync;
+
+	ASSERT_EQ(0, syncobj_create(self->fd, &sync, 0));
+	self->a.out_syncobj = sync;
+	submit(_metadata, self->fd, &self->a);
+	ASSERT_EQ(0, syncobj_wait(self->fd, sync, now_ns() + LONG_WAIT_NS));
+}
+
+TEST_F(job, syncobj_in_unsignaled_is_einval)
+{
+	uint32_t sync;
+
+	/* A syncobj without a fence has nothing to wait for. */
+	ASSERT_EQ(0, syncobj_create(self->fd, &sync, 0));
+	self->a.in_syncobjs_ptr = (uintptr_t)&sync;
+	self->a.in_syncobj_count = 1;
+	submit_err(_metadata, self->fd, EINVAL, &self->a);
+}
+
+/* A job waiting on a SPIN job's out-syncobj starts after the reset. */
+TEST_F_TIMEOUT(job, syncobj_in_waits, 120)
+{
+	struct drm_vnpu_wait spin_w, w;
+	struct stream s = { 0 };
+	struct drm_vnpu_submit sa;
+	uint32_t sync;
+	uint64_t spin, id;
+	int fd2 = vnpu_open(0);
+
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, syncobj_create(self->fd, &sync, 0));
+	stream_spin(&s);
+	submit_prepare(_metadata, self->fd, &s, NULL, 0, &sa);
+	sa.out_syncobj = sync;
+	spin = submit(_metadata, self->fd, &sa);
+
+	/* On another fd, so only the syncobj orders it after the spin. */
+	{
+		struct drm_syncobj_handle h = { .handle = sync };
+		uint32_t sync2;
+
+		ASSERT_EQ(0, vnpu_ioctl(self->fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h));
+		h.handle = 0;
+		ASSERT_EQ(0, vnpu_ioctl(fd2, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &h));
+		sync2 = h.handle;
+		close(h.fd);
+		struct drm_vnpu_slot slot = { .flags = DRM_VNPU_SLOT_WRITE };
+		struct stream f = { 0 };
+
+		slot.handle = bo_create(_metadata, fd2, 4096);
+		stream_fill(&f, tensor_1d(0, VNPU_DTYPE_U8, 0, 16), 1);
+		submit_prepare(_metadata, fd2, &f, &slot, 1, &sa);
+		sa.in_syncobjs_ptr = (uintptr_t)&sync2;
+		sa.in_syncobj_count = 1;
+		id = submit(_metadata, fd2, &sa);
+	}
+	ASSERT_EQ(0, _wait_job(fd2, id, now_ns() + LONG_WAIT_NS, &w));
+	ASSERT_EQ(DRM_VNPU_JOB_OK, w.status);
+	ASSERT_EQ(0, _wait_job(self->fd, spin, now_ns() + LONG_WAIT_NS, &spin_w));
+	ASSERT_EQ(DRM_VNPU_JOB_TIMEOUT, spin_w.status);
+	ASSERT_LE(spin_w.end_ns, w.start_ns);
+	close(fd2);
+}
+
+/*
+ * Implicit fences across files: the writer waits on a spinning job; the
+ * reader on another fd must still see the written data.
+ */
+TEST_F_TIMEOUT(job, implicit_writer_then_reader, 120)
+{
+	struct drm_vnpu_slot slots[2];
+	struct drm_vnpu_submit sa;
+	struct stream s = { 0 }, w = { 0 }, r = { 0 };
+	struct drm_vnpu_wait ww, rw;
+	uint32_t sync, data, out, dmabuf_h;
+	uint64_t wid, rid;
+	int fd2 = vnpu_open(0);
+	uint32_t result[64];
+	int i;
+
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, syncobj_create(self->fd, &sync, 0));
+	stream_spin(&s);
+	submit_prepare(_metadata, self->fd, &s, NULL, 0, &sa);
+	sa.out_syncobj = sync;
+	submit(_metadata, self->fd, &sa);
+
+	/* Writer: waits for the spin, then fills data. */
+	data = bo_create(_metadata, self->fd, 4096);
+	slots[0].handle = data;
+	slots[0].flags = DRM_VNPU_SLOT_WRITE;
+	stream_fill(&w, tensor_1d(0, VNPU_DTYPE_U32, 0, 64), 0xabcd);
+	submit_prepare(_metadata, self->fd, &w, slots, 1, &sa);
+	sa.in_syncobjs_ptr = (uintptr_t)&sync;
+	sa.in_syncobj_count = 1;
+	wid = submit(_metadata, self->fd, &sa);
+
+	/* Reader on fd2 through a dma-buf: copies data to out. */
+	{
+		struct drm_prime_handle p = { .handle = data, .flags = DRM_CLOEXEC };
+
+		ASSERT_EQ(0, vnpu_ioctl(self->fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p));
+		p.handle = 0;
+		ASSERT_EQ(0, vnpu_ioctl(fd2, DRM_IOCTL_PRIME_FD_TO_HANDLE, &p));
+		dmabuf_h = p.handle;
+		close(p.fd);
+	}
+	out = bo_create(_metadata, fd2, 4096);
+	slots[0].handle = dmabuf_h;
+	slots[0].flags = DRM_VNPU_SLOT_READ;
+	slots[1].handle = out;
+	slots[1].flags = DRM_VNPU_SLOT_WRITE;
+	stream_copy(&r, tensor_1d(1, VNPU_DTYPE_U32, 0, 64),
+		    tensor_1d(0, VNPU_DTYPE_U32, 0, 64));
+	rid = run_stream(_metadata, fd2, &r, slots, 2);
+
+	ASSERT_EQ(0, _wait_job(fd2, rid, now_ns() + LONG_WAIT_NS, &rw));
+	ASSERT_EQ(0, _wait_job(self->fd, wid, now_ns() + LONG_WAIT_NS, &ww));
+	ASSERT_EQ(DRM_VNPU_JOB_OK, rw.status);
+	ASSERT_EQ(DRM_VNPU_JOB_OK, ww.status);
+	ASSERT_LE(ww.end_ns, rw.start_ns);
+	bo_download(_metadata, fd2, out, 0, result, sizeof(result));
+	for (i = 0; i < 64; i++)
+		ASSERT_EQ(0xabcd, result[i]);
+	close(fd2);
+}
+
+/* A DOWNLOAD waits for the job writing the BO. */
+TEST_F(job, download_waits_for_writer)
+{
+	uint32_t out[4];
+	struct stream s = { 0 };
+
+	stream_fill(&s, tensor_1d(0, VNPU_DTYPE_U8, 0, 1 << 20), 9);
+	stream_fill(&s, tensor_1d(0, VNPU_DTYPE_U32, 0, 4), 77);
+	run_stream(_metadata, self->fd, &s, &self->slot, 1);
+	bo_download(_metadata, self->fd, self->bo, 0, out, sizeof(out));
+	ASSERT_EQ(77, out[0]);
+	ASSERT_EQ(77, out[3]);
+}
+
+TEST_F_TIMEOUT(job, wait_timeout_on_spin, 120)
+{
+	struct stream s = { 0 };
+	uint64_t resets = get_param(_metadata, self->fd, DRM_VNPU_PARAM_RESET_COUNT);
+	struct drm_vnpu_wait w;
+	int64_t t0;
+	uint64_t id;
+
+	stream_spin(&s);
+	id = run_stream(_metadata, self->fd, &s, NULL, 0);
+	t0 = now_ns();
+	wait_err(_metadata, self->fd, ETIMEDOUT, id, t0 + 100000000);
+	ASSERT_LE(t0 + 100000000, now_ns());
+	wait_err(_metadata, self->fd, ETIMEDOUT, id, 0);
+
+	ASSERT_EQ(0, _wait_job(self->fd, id, now_ns() + LONG_WAIT_NS, &w));
+	ASSERT_EQ(DRM_VNPU_JOB_TIMEOUT, w.status);
+	ASSERT_EQ(0, w.fault_cmd);
+	ASSERT_LT(resets, get_param(_metadata, self->fd, DRM_VNPU_PARAM_RESET_COUNT));
+}
+
+/* A hang on one fd: its job ends TIMEOUT, a second fd's jobs complete. */
+TEST_F_TIMEOUT(job, hang_then_recovery_from_second_fd, 120)
+{
+	int fd2 = vnpu_open(0);
+	struct drm_vnpu_slot slot = { .flags = DRM_VNPU_SLOT_WRITE };
+	struct stream s = { 0 }, f = { 0 };
+	uint64_t spin, ids[10];
+	uint32_t out[10];
+	int i;
+
+	ASSERT_LE(0, fd2);
+	stream_spin(&s);
+	spin = run_stream(_metadata, self->fd, &s, NULL, 0);
+
+	slot.handle = bo_create(_metadata, fd2, 4096);
+	for (i = 0; i < 10; i++) {
+		memset(&f, 0, sizeof(f));
+		stream_fill(&f, tensor_1d(0, VNPU_DTYPE_U32, 4 * i, 1), i + 1);
+		ids[i] = run_stream(_metadata, fd2, &f, &slot, 1);
+	}
+	for (i = 0; i < 10; i++)
+		ASSERT_EQ(DRM_VNPU_JOB_OK, wait_job(_metadata, fd2, ids[i]));
+	ASSERT_EQ(DRM_VNPU_JOB_TIMEOUT, wait_job(_metadata, self->fd, spin));
+	bo_download(_metadata, fd2, slot.handle, 0, out, sizeof(out));
+	for (i = 0; i < 10; i++)
+		ASSERT_EQ(i + 1, out[i]);
+
+	/* The first fd works again too. */
+	ASSERT_EQ(DRM_VNPU_JOB_OK,
+		  wait_job(_metadata, self->fd, submit(_metadata, self->fd, &self->a)));
+	close(fd2);
+}
+
+TEST_F_TIMEOUT(job, cancel_queued_job, 120)
+{
+	struct stream s = { 0 };
+	uint64_t spin, id;
+	struct drm_vnpu_wait w;
+	uint32_t out[4];
+
+	stream_spin(&s);
+	spin = run_stream(_metadata, self->fd, &s, NULL, 0);
+	id = submit(_metadata, self->fd, &self->a);
+	ASSERT_EQ(0, _cancel(self->fd, id, 0, 0));
+	ASSERT_EQ(-EBUSY, _cancel(self->fd, id, 0, 0));
+	ASSERT_EQ(0, _wait_job(self->fd, id, now_ns() + LONG_WAIT_NS, &w));
+	ASSERT_EQ(DRM_VNPU_JOB_CANCELLED, w.status);
+	ASSERT_EQ(0, w.start_ns);
+	ASSERT_EQ(DRM_VNPU_JOB_TIMEOUT, wait_job(_metadata, self->fd, spin));
+	bo_download(_metadata, self->fd, self->bo, 0, out, sizeof(out));
+	ASSERT_EQ(0, out[0]);
+}
+
+TEST_F_TIMEOUT(job, cancel_running_job_is_ebusy, 120)
+{
+	struct stream s = { 0 };
+	struct drm_vnpu_wait w;
+	uint64_t id;
+
+	stream_spin(&s);
+	id = run_stream(_metadata, self->fd, &s, NULL, 0);
+	/* Wait until it runs: a short WAIT times out, then CANCEL is late. */
+	while (1) {
+		char line[256];
+		FILE *f = vnpu_debugfs_open("jobs", "r");
+		int running = 0;
+
+		if (!f)
+			SKIP(return, "no debugfs");
+		while (fgets(line, sizeof(line), f)) {
+			unsigned long long c, j;
+			unsigned int p, n, cmd;
+			int state;
+
+			if (sscanf(line, "%llu %llu %u %u %d %u", &c, &j, &p, &n,
+				   &state, &cmd) == 6 && j == id && state == 2)
+				running = 1;
+		}
+		fclose(f);
+		if (running)
+			break;
+		usleep(10000);
+	}
+	ASSERT_EQ(-EBUSY, _cancel(self->fd, id, 0, 0));
+	ASSERT_EQ(0, _wait_job(self->fd, id, now_ns() + LONG_WAIT_NS, &w));
+	ASSERT_EQ(DRM_VNPU_JOB_TIMEOUT, w.status);
+}
+
+static void child_submit_and_exit(struct __test_metadata *_metadata,
+				  int with_spin)
+{
+	int fd = vnpu_open(0);
+	struct drm_vnpu_slot slot = { .flags = DRM_VNPU_SLOT_WRITE };
+	struct stream s = { 0 }, sp = { 0 };
+	struct drm_vnpu_submit a;
+	int i;
+
+	if (fd < 0)
+		_exit(2);
+	slot.handle = bo_create(_metadata, fd, 4 << 20);
+	stream_fill(&s, tensor_1d(0, VNPU_DTYPE_U32, 0, 1 << 20), 5);
+	stream_spin(&sp);
+	submit_prepare(_metadata, fd, &s, &slot, 1, &a);
+	for (i = 0; i < 100; i++) {
+		if (with_spin && i == 1)
+			run_stream(_metadata, fd, &sp, NULL, 0);
+		if (_submit(fd, &a))
+			_exit(3);
+	}
+	close(fd);
+	_exit(0);
+}
+
+TEST_F_TIMEOUT(job, close_with_100_jobs_in_flight, 120)
+{
+	int status;
+	pid_t pid = fork();
+
+	ASSERT_LE(0, pid);
+	if (!pid)
+		child_submit_and_exit(_metadata, 0);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(DRM_VNPU_JOB_OK,
+		  wait_job(_metadata, self->fd, submit(_metadata, self->fd, &self->a)));
+}
+
+TEST_F_TIMEOUT(job, exit_with_spin_and_jobs_in_flight, 120)
+{
+	int status;
+	pid_t pid = fork();
+
+	ASSERT_LE(0, pid);
+	if (!pid)
+		child_submit_and_exit(_metadata, 1);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(DRM_VNPU_JOB_OK,
+		  wait_job(_metadata, self->fd, submit(_metadata, self->fd, &self->a)));
+}
+
+/* Each process's 200 jobs each set one word; none lost or duplicated. */
+static int stress_child(int index)
+{
+	struct drm_vnpu_slot slot = { .flags = DRM_VNPU_SLOT_WRITE };
+	struct drm_vnpu_submit a;
+	struct drm_vnpu_wait w;
+	uint32_t out[200], cmd;
+	uint64_t ids[200];
+	struct stream s;
+	int fd = vnpu_open(0), i;
+
+	if (fd < 0 || _bo_create(fd, 4096, 0, &slot.handle) ||
+	    _bo_create(fd, 4096, 0, &cmd))
+		return 2;
+	for (i = 0; i < 200; i++) {
+		memset(&s, 0, sizeof(s));
+		stream_fill(&s, tensor_1d(0, VNPU_DTYPE_U32, 4 * i, 1),
+			    index * 1000 + i);
+		if (_bo_xfer(fd, 1, cmd, 0, s.size, s.words, 0))
+			return 3;
+		memset(&a, 0, sizeof(a));
+		a.cmd_handle = cmd;
+		a.cmd_size = s.size;
+		a.slots_ptr = (uintptr_t)&slot;
+		a.slot_count = 1;
+		a.priority = i % 3;
+		if (_submit(fd, &a) || a.job_id != (uint64_t)i + 1)
+			return 4;
+		ids[i] = a.job_id;
+	}
+	for (i = 0; i < 200; i++)
+		if (_wait_job(fd, ids[i], now_ns() + LONG_WAIT_NS, &w) ||
+		    w.status != DRM_VNPU_JOB_OK)
+			return 5;
+	if (_bo_xfer(fd, 0, slot.handle, 0, sizeof(out), out, 0))
+		return 6;
+	for (i = 0; i < 200; i++)
+		if (out[i] != (uint32_t)(index * 1000 + i))
+			return 7;
+	close(fd);
+	return 0;
+}
+
+TEST_F_TIMEOUT(job, four_processes_200_jobs, 300)
+{
+	pid_t pids[4];
+	int i, status;
+
+	for (i = 0; i < 4; i++) {
+		pids[i] = fork();
+		ASSERT_LE(0, pids[i]);
+		if (!pids[i])
+			_exit(stress_child(i + 1));
+	}
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
+		ASSERT_EQ(0, WEXITSTATUS(status));
+	}
+}
+
+TEST_F(job, fdinfo_engine_time_moves)
+{
+	char path[64], line[256];
+	unsigned long long ns = 0;
+	FILE *f;
+
+	wait_job(_metadata, self->fd, submit(_metadata, self->fd, &self->a));
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", self->fd);
+	f = fopen(path, "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f))
+		sscanf(line, "drm-engine-npu:\t%llu ns", &ns);
+	fclose(f);
+	ASSERT_LT(0, ns);
+}
+
+TEST_F(job, debugfs_files)
+{
+	static const char *const names[] = { "state", "bos", "jobs", "client_stats" };
+	char line[256];
+	unsigned int i;
+
+	for (i = 0; i < 4; i++) {
+		FILE *f = vnpu_debugfs_open(names[i], "r");
+
+		if (!f)
+			SKIP(return, "no debugfs");
+		ASSERT_NE(NULL, fgets(line, sizeof(line), f));
+		fclose(f);
+	}
+}
+
+TEST_HARNESS_MAIN

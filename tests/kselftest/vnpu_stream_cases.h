@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Malformed command streams, shared by the kselftest (rejected by SUBMIT)
+ * and the validator's host unit test (rejected by vnpu_stream_validate()).
+ *
+ * The base stream is valid: a FILL of 256 u32 at slot 0 offset 0, then a
+ * COPY of 256 u32 from slot 1 offset 0 to slot 0 offset 4096. Slots: 0 is a
+ * writable 64 KiB BO, 1 a read-only 64 KiB BO, 2 the BO of slot 0 again,
+ * read-only. Each case changes one field.
+ */
+#ifndef VNPU_STREAM_CASES_H
+#define VNPU_STREAM_CASES_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include <drm/vnpu_cmd.h>
+
+#define CASE_SLOT_SIZE 65536
+#define CASE_NUM_SLOTS 3
+
+struct case_stream {
+	uint64_t words[512];
+	uint32_t size;
+};
+
+static inline void *case_add(struct case_stream *s, uint32_t opcode,
+			     uint32_t size)
+{
+	struct vnpu_cmd_header *h = (void *)((char *)s->words + s->size);
+
+	memset(h, 0, size);
+	h->opcode = opcode;
+	h->size = size;
+	s->size += size;
+	return h;
+}
+
+static inline struct vnpu_tensor case_tensor(uint32_t slot, uint32_t dtype,
+					     uint64_t offset, uint64_t n)
+{
+	struct vnpu_tensor t = {
+		.slot = slot, .dtype = dtype, .offset = offset, .rank = 1,
+	};
+
+	t.dims[0] = n;
+	t.strides[0] = 1;
+	return t;
+}
+
+static inline void case_base(struct case_stream *s)
+{
+	struct vnpu_cmd_fill *f;
+	struct vnpu_cmd_copy *c;
+
+	memset(s, 0, sizeof(*s));
+	f = case_add(s, VNPU_CMD_FILL, sizeof(*f));
+	f->dst = case_tensor(0, VNPU_DTYPE_U32, 0, 256);
+	f->value = 5;
+	c = case_add(s, VNPU_CMD_COPY, sizeof(*c));
+	c->dst = case_tensor(0, VNPU_DTYPE_U32, 4096, 256);
+	c->src = case_tensor(1, VNPU_DTYPE_U32, 0, 256);
+}
+
+static inline struct vnpu_cmd_fill *case_fill(struct case_stream *s)
+{
+	return (struct vnpu_cmd_fill *)s->words;
+}
+
+static inline struct vnpu_cmd_copy *case_copy(struct case_stream *s)
+{
+	return (struct vnpu_cmd_copy *)((char *)s->words +
+					sizeof(struct vnpu_cmd_fill));
+}
+
+/* Replace the stream by one LAYER command with one tensor. */
+static inline struct vnpu_cmd_layer *case_layer(struct case_stream *s)
+{
+	struct vnpu_cmd_layer *l;
+
+	memset(s, 0, sizeof(*s));
+	l = case_add(s, VNPU_CMD_LAYER,
+		     sizeof(*l) + sizeof(struct vnpu_tensor));
+	l->op = 0;
+	l->num_tensors = 1;
+	l->num_outputs = 1;
+	l->tensors[0] = case_tensor(0, VNPU_DTYPE_F32, 0, 16);
+	return l;
+}
+
+#define M(name, body) \
+	static inline void name(struct case_stream *s) { body; }
+
+M(m_valid, (void)s)
+M(m_fill_bad_slot, case_fill(s)->dst.slot = CASE_NUM_SLOTS)
+M(m_fill_huge_slot, case_fill(s)->dst.slot = 0xffffffffu)
+M(m_fill_dtype_zero, case_fill(s)->dst.dtype = 0)
+M(m_fill_dtype_string, case_fill(s)->dst.dtype = 8)
+M(m_fill_dtype_unknown, case_fill(s)->dst.dtype = 17)
+M(m_fill_misaligned_offset, case_fill(s)->dst.offset = 2)
+M(m_fill_rank_too_big, case_fill(s)->dst.rank = VNPU_MAX_DIMS + 1)
+M(m_fill_tensor_flags, case_fill(s)->dst.flags = 1)
+M(m_fill_dim_above_rank, case_fill(s)->dst.dims[3] = 1)
+M(m_fill_stride_above_rank, case_fill(s)->dst.strides[2] = 1)
+M(m_fill_negative_stride, case_fill(s)->dst.strides[0] = -1)
+M(m_fill_beyond_bo, case_fill(s)->dst.dims[0] = CASE_SLOT_SIZE / 4 + 1)
+M(m_fill_offset_beyond_bo, case_fill(s)->dst.offset = CASE_SLOT_SIZE)
+M(m_fill_end_beyond_bo, case_fill(s)->dst.offset = CASE_SLOT_SIZE - 1020)
+M(m_fill_offset_overflow, case_fill(s)->dst.offset = ~3ull)
+M(m_fill_span_overflow, case_fill(s)->dst.dims[0] = 1ull << 62)
+M(m_fill_stride_overflow, case_fill(s)->dst.strides[0] = INT64_MAX)
+M(m_fill_elems_overflow,
+  struct vnpu_cmd_fill *f = case_fill(s);
+  f->dst.rank = 3; f->dst.dims[0] = 1ull << 30; f->dst.dims[1] = 1ull << 30;
+  f->dst.dims[2] = 1ull << 30; f->dst.strides[1] = 1ull << 30;
+  f->dst.strides[2] = 1ull << 60)
+M(m_fill_value_high_bits, case_fill(s)->value = 1ull << 32)
+M(m_fill_readonly_slot, case_fill(s)->dst.slot = 1)
+M(m_fill_readonly_alias_slot, case_fill(s)->dst.slot = 2)
+M(m_fill_zero_stride_dst, case_fill(s)->dst.strides[0] = 0)
+M(m_fill_size_small, case_fill(s)->hdr.size -= 8)
+M(m_cmd_size_zero, case_fill(s)->hdr.size = 0)
+M(m_cmd_size_unaligned, case_fill(s)->hdr.size += 4)
+M(m_cmd_size_beyond_stream, case_copy(s)->hdr.size += 8)
+M(m_cmd_size_huge, case_copy(s)->hdr.size = 0xfffffff8u)
+M(m_unknown_opcode, case_fill(s)->hdr.opcode = 99)
+M(m_nop_with_payload, case_fill(s)->hdr.opcode = VNPU_CMD_NOP)
+M(m_spin_with_payload, case_copy(s)->hdr.opcode = VNPU_CMD_SPIN)
+M(m_copy_bad_src_slot, case_copy(s)->src.slot = CASE_NUM_SLOTS)
+M(m_copy_src_beyond_bo, case_copy(s)->src.offset = CASE_SLOT_SIZE - 4)
+M(m_copy_rank_mismatch,
+  struct vnpu_cmd_copy *c = case_copy(s);
+  c->src.rank = 2; c->src.dims[1] = 1; c->src.strides[1] = 1)
+M(m_copy_dims_mismatch, case_copy(s)->src.dims[0] = 255)
+M(m_copy_esize_mismatch, case_copy(s)->src.dtype = VNPU_DTYPE_U16)
+M(m_copy_src_flags, case_copy(s)->src.flags = 2)
+M(m_copy_overlap, case_copy(s)->src = case_tensor(0, VNPU_DTYPE_U32, 4608, 256))
+M(m_copy_overlap_alias,
+  case_copy(s)->src = case_tensor(2, VNPU_DTYPE_U32, 4100, 256))
+M(m_copy_dst_repeats,
+  struct vnpu_cmd_copy *c = case_copy(s);
+  c->dst.rank = 2; c->dst.dims[0] = 16; c->dst.dims[1] = 16;
+  c->dst.strides[0] = 8; c->dst.strides[1] = 1;
+  c->src.rank = 2; c->src.dims[0] = 16; c->src.dims[1] = 16;
+  c->src.strides[0] = 16; c->src.strides[1] = 1)
+M(m_layer_invalid_op, case_layer(s))
+M(m_layer_flags, case_layer(s)->flags = 1)
+M(m_layer_pad, case_layer(s)->pad = 1)
+M(m_layer_no_tensors, case_layer(s)->num_tensors = 0)
+M(m_layer_no_outputs, case_layer(s)->num_outputs = 0)
+M(m_layer_too_many_tensors, case_layer(s)->num_tensors = VNPU_LAYER_MAX_TENSORS + 1)
+M(m_layer_attr_too_big, case_layer(s)->attr_size = VNPU_LAYER_MAX_ATTR_SIZE + 8)
+M(m_layer_size_mismatch, case_layer(s)->attr_size = 8)
+
+#undef M
+
+/* X(name, mutate, valid) for every case. */
+#define STREAM_CASES(X) \
+	X(valid_fill_copy, m_valid, 1) \
+	X(fill_bad_slot, m_fill_bad_slot, 0) \
+	X(fill_huge_slot, m_fill_huge_slot, 0) \
+	X(fill_dtype_zero, m_fill_dtype_zero, 0) \
+	X(fill_dtype_string, m_fill_dtype_string, 0) \
+	X(fill_dtype_unknown, m_fill_dtype_unknown, 0) \
+	X(fill_misaligned_offset, m_fill_misaligned_offset, 0) \
+	X(fill_rank_too_big, m_fill_rank_too_big, 0) \
+	X(fill_tensor_flags, m_fill_tensor_flags, 0) \
+	X(fill_dim_above_rank, m_fill_dim_above_rank, 0) \
+	X(fill_stride_above_rank, m_fill_stride_above_rank, 0) \
+	X(fill_negative_stride, m_fill_negative_stride, 0) \
+	X(fill_beyond_bo, m_fill_beyond_bo, 0) \
+	X(fill_offset_beyond_bo, m_fill_offset_beyond_bo, 0) \
+	X(fill_end_beyond_bo, m_fill_end_beyond_bo, 0) \
+	X(fill_offset_overflow, m_fill_offset_overflow, 0) \
+	X(fill_span_overflow, m_fill_span_overflow, 0) \
+	X(fill_stride_overflow, m_fill_stride_overflow, 0) \
+	X(fill_elems_overflow, m_fill_elems_overflow, 0) \
+	X(fill_value_high_bits, m_fill_value_high_bits, 0) \
+	X(fill_readonly_slot, m_fill_readonly_slot, 0) \
+	X(fill_readonly_alias_slot, m_fill_readonly_alias_slot, 0) \
+	X(fill_zero_stride_dst, m_fill_zero_stride_dst, 0) \
+	X(fill_size_small, m_fill_size_small, 0) \
+	X(cmd_size_zero, m_cmd_size_zero, 0) \
+	X(cmd_size_unaligned, m_cmd_size_unaligned, 0) \
+	X(cmd_size_beyond_stream, m_cmd_size_beyond_stream, 0) \
+	X(cmd_size_huge, m_cmd_size_huge, 0) \
+	X(unknown_opcode, m_unknown_opcode, 0) \
+	X(nop_with_payload, m_nop_with_payload, 0) \
+	X(spin_with_payload, m_spin_with_payload, 0) \
+	X(copy_bad_src_slot, m_copy_bad_src_slot, 0) \
+	X(copy_src_beyond_bo, m_copy_src_beyond_bo, 0) \
+	X(copy_rank_mismatch, m_copy_rank_mismatch, 0) \
+	X(copy_dims_mismatch, m_copy_dims_mismatch, 0) \
+	X(copy_esize_mismatch, m_copy_esize_mismatch, 0) \
+	X(copy_src_flags, m_copy_src_flags, 0) \
+	X(copy_overlap, m_copy_overlap, 0) \
+	X(copy_overlap_alias, m_copy_overlap_alias, 0) \
+	X(copy_dst_repeats, m_copy_dst_repeats, 0) \
+	X(layer_invalid_op, m_layer_invalid_op, 0) \
+	X(layer_flags, m_layer_flags, 0) \
+	X(layer_pad, m_layer_pad, 0) \
+	X(layer_no_tensors, m_layer_no_tensors, 0) \
+	X(layer_no_outputs, m_layer_no_outputs, 0) \
+	X(layer_too_many_tensors, m_layer_too_many_tensors, 0) \
+	X(layer_attr_too_big, m_layer_attr_too_big, 0) \
+	X(layer_size_mismatch, m_layer_size_mismatch, 0)
+
+#endif /* VNPU_STREAM_CASES_H */

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vnpu module lifetime: rmmod is refused while a file, an mmap or an
+ * exported dma-buf is alive, and succeeds once they are gone; then the
+ * module is loaded again (VNPU_VM_KO, VNPU_VM_PARAMS from the VM harness)
+ * for the tests that follow. Runs alone.
+ */
+#include "vnpu_test.h"
+
+static int rmmod_vnpu(void)
+{
+	return system("rmmod vnpu 2>/dev/null");
+}
+
+static int insmod_vnpu(void)
+{
+	const char *ko = getenv("VNPU_VM_KO");
+	const char *params = getenv("VNPU_VM_PARAMS");
+	char cmd[1024];
+
+	if (!ko)
+		return -1;
+	snprintf(cmd, sizeof(cmd), "insmod %s %s", ko, params ? params : "");
+	return system(cmd);
+}
+
+FIXTURE(unload) {
+	int fd;
+};
+
+FIXTURE_SETUP(unload)
+{
+	VNPU_OPEN_OR_SKIP(self->fd);
+	if (!getenv("VNPU_VM_KO"))
+		SETUP_SKIP("not in the VM harness (VNPU_VM_KO unset)");
+}
+
+FIXTURE_TEARDOWN(unload)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	/* Leave the module loaded, whatever happened. */
+	if (access("/sys/module/vnpu", F_OK))
+		insmod_vnpu();
+}
+
+static void unload_and_reload(struct __test_metadata *_metadata)
+{
+	ASSERT_EQ(0, rmmod_vnpu());
+	ASSERT_EQ(0, insmod_vnpu());
+	ASSERT_EQ(0, access("/sys/module/vnpu", F_OK));
+}
+
+TEST_F(unload, refused_while_file_open)
+{
+	ASSERT_NE(0, rmmod_vnpu());
+	close(self->fd);
+	self->fd = -1;
+	unload_and_reload(_metadata);
+}
+
+TEST_F(unload, refused_while_mmapped)
+{
+	uint32_t h = bo_create(_metadata, self->fd, 4096);
+	char *map = bo_mmap(_metadata, self->fd, h, 4096);
+
+	map[0] = 1;
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_NE(0, rmmod_vnpu());
+	munmap(map, 4096);
+	unload_and_reload(_metadata);
+}
+
+TEST_F(unload, refused_while_dmabuf_alive)
+{
+	uint32_t h = bo_create(_metadata, self->fd, 4096);
+	struct drm_prime_handle p = { .handle = h, .flags = DRM_CLOEXEC };
+
+	ASSERT_EQ(0, vnpu_ioctl(self->fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p));
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_NE(0, rmmod_vnpu());
+	close(p.fd);
+	unload_and_reload(_metadata);
+}
+
+TEST_F_TIMEOUT(unload, after_jobs_of_closed_file, 120)
+{
+	struct drm_vnpu_slot slot = { .flags = DRM_VNPU_SLOT_WRITE };
+	struct stream s = { 0 }, sp = { 0 };
+	int i;
+
+	slot.handle = bo_create(_metadata, self->fd, 1 << 20);
+	stream_fill(&s, tensor_1d(0, VNPU_DTYPE_U32, 0, 1 << 18), 1);
+	stream_spin(&sp);
+	run_stream(_metadata, self->fd, &sp, NULL, 0);
+	for (i = 0; i < 20; i++)
+		run_stream(_metadata, self->fd, &s, &slot, 1);
+	close(self->fd);
+	self->fd = -1;
+	unload_and_reload(_metadata);
+}
+
+TEST_HARNESS_MAIN
