@@ -297,6 +297,20 @@ static int32_t bshape(const struct cstate *s, int32_t a, int32_t b, int64_t *dim
 	return r;
 }
 
+/* @v converted to @type in a new temporary. */
+static vnpu_status cast_to(struct cstate *s, int32_t v, vnpu_element_type type, int32_t *out)
+{
+	const struct vnpu_tinfo *t = INFO(s, v);
+	struct ctensor ct[2];
+	vnpu_status st = cs_add_temp(s, type, t->rank, t->dims, out);
+
+	if (st)
+		return st;
+	ct[0] = ct_dense(s, v);
+	ct[1] = ct_dense(s, *out);
+	return layer(s, VNPU_LAYER_CAST, ct, 2, NULL, 0);
+}
+
 static vnpu_status lower_binary(struct cstate *s, struct cop *op, uint32_t func)
 {
 	const char *name = N(op)->op;
@@ -316,11 +330,7 @@ static vnpu_status lower_binary(struct cstate *s, struct cop *op, uint32_t func)
 
 		b = IN(op, i);
 		if (INFO(s, b)->type != type) {
-			if (!cs_is_const(s, b))
-				return UNSUP(s, "input types %s and %s differ",
-					     vnpu_element_type_str(type),
-					     vnpu_element_type_str(INFO(s, b)->type));
-			st = const_as(s, b, type, &b);
+			st = cs_is_const(s, b) ? const_as(s, b, type, &b) : cast_to(s, b, type, &b);
 			if (st)
 				return st;
 		}
@@ -675,6 +685,58 @@ static vnpu_status lower_softmax(struct cstate *s, struct cop *op)
 	return layer(s, VNPU_LAYER_SOFTMAX, t, 2, &attr, sizeof(attr));
 }
 
+static vnpu_status reduce(struct cstate *s, uint32_t func, int32_t x, int32_t y, uint32_t mask);
+
+/* LayerNormalization's Mean and InvStdDev outputs, when used:
+ * mean = E[x], inv = 1 / sqrt(E[(x - mean)^2] + epsilon). */
+static vnpu_status layer_norm_stats(struct cstate *s, struct cop *op, uint32_t axis, float eps)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	int32_t mean = op->num_out > 1 ? op->out[1] : -1, inv = op->num_out > 2 ? op->out[2] : -1;
+	int32_t d, d2, var, ve, sd, e;
+	uint32_t mask = ((1u << xi->rank) - 1) & ~((1u << axis) - 1);
+	int64_t rdims[VNPU_MAX_RANK];
+	struct vnpu_layer_act act = { .func = VNPU_ACT_SQRT };
+	vnpu_status st = VNPU_OK;
+
+	if (mean < 0 && inv < 0)
+		return VNPU_OK;
+	if (xi->type != VNPU_TYPE_F32 || (mean >= 0 && INFO(s, mean)->type != VNPU_TYPE_F32) ||
+	    (inv >= 0 && INFO(s, inv)->type != VNPU_TYPE_F32))
+		return UNSUP(s, "statistics outputs other than f32");
+	for (int32_t k = 0; k < xi->rank; k++)
+		rdims[k] = mask >> k & 1 ? 1 : xi->dims[k];
+	if (mean < 0)
+		st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, rdims, &mean);
+	if (!st)
+		st = reduce(s, VNPU_REDUCE_MEAN, IN(op, 0), mean, mask);
+	if (inv < 0 || st)
+		return st;
+	st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, xi->dims, &d);
+	if (!st)
+		st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, xi->dims, &d2);
+	if (!st)
+		st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, rdims, &var);
+	if (!st)
+		st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, rdims, &ve);
+	if (!st)
+		st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, rdims, &sd);
+	if (!st)
+		st = const_scalar(s, VNPU_TYPE_F32, eps, &e);
+	if (!st)
+		st = binary(s, VNPU_BIN_SUB, IN(op, 0), mean, d);
+	if (!st)
+		st = binary(s, VNPU_BIN_MUL, d, d, d2);
+	if (!st)
+		st = reduce(s, VNPU_REDUCE_MEAN, d2, var, mask);
+	if (!st)
+		st = binary(s, VNPU_BIN_ADD, var, e, ve);
+	if (!st)
+		st = unary(s, ve, sd, &act);
+	act.func = VNPU_ACT_RECIPROCAL;
+	return st ? st : unary(s, sd, inv, &act);
+}
+
 static vnpu_status lower_norm(struct cstate *s, struct cop *op)
 {
 	const char *name = N(op)->op;
@@ -685,7 +747,7 @@ static vnpu_status lower_norm(struct cstate *s, struct cop *op)
 
 	attr.epsilon = f32_bits(vnpu_attr_float(N(op), "epsilon", 1e-5f));
 	for (uint32_t o = 1; o < op->num_out; o++)
-		if (op->out[o] >= 0)
+		if (op->out[o] >= 0 && strcmp(name, "LayerNormalization"))
 			return UNSUP(s, "only the first output is supported");
 	if (!strcmp(name, "BatchNormalization")) {
 		if (vnpu_attr_int(N(op), "training_mode", 0))
@@ -697,9 +759,13 @@ static vnpu_status lower_norm(struct cstate *s, struct cop *op)
 		num_in = 3;
 	} else if (!strcmp(name, "LayerNormalization")) {
 		int64_t axis = vnpu_attr_int(N(op), "axis", -1);
+		vnpu_status st;
 
 		attr.mode = VNPU_NORM_LAYER;
 		attr.axis = (uint32_t)(axis < 0 ? axis + rank : axis);
+		st = layer_norm_stats(s, op, attr.axis, vnpu_attr_float(N(op), "epsilon", 1e-5f));
+		if (st)
+			return st;
 		num_in = IN(op, 2) >= 0 ? 3 : 2;
 		if (num_in == 3)
 			attr.flags |= VNPU_LAYER_F_BIAS;
@@ -756,7 +822,6 @@ static vnpu_status lower_reduce(struct cstate *s, struct cop *op, uint32_t func)
 	int64_t axes[VNPU_MAX_RANK];
 	bool present;
 	int32_t n = const_ints(s, op, "axes", 1, axes, VNPU_MAX_RANK, &present);
-	struct ctensor t[2];
 
 	if (n < 0)
 		return UNSUP(s, "axes computed at run time");
@@ -766,8 +831,14 @@ static vnpu_status lower_reduce(struct cstate *s, struct cop *op, uint32_t func)
 		attr.axes |= 1u << (axes[i] < 0 ? axes[i] + xi->rank : axes[i]);
 	if (!n)
 		attr.axes = (1u << xi->rank) - 1;
-	t[0] = ct_dense(s, IN(op, 0));
-	t[1] = reduced_view(s, IN(op, 0), op->out[0], attr.axes);
+	return reduce(s, func, IN(op, 0), op->out[0], attr.axes);
+}
+
+static vnpu_status reduce(struct cstate *s, uint32_t func, int32_t x, int32_t y, uint32_t mask)
+{
+	struct vnpu_layer_reduce attr = { .func = func, .axes = mask };
+	struct ctensor t[2] = { ct_dense(s, x), reduced_view(s, x, y, mask) };
+
 	return layer(s, VNPU_LAYER_REDUCE, t, 2, &attr, sizeof(attr));
 }
 
@@ -917,6 +988,37 @@ static vnpu_status lower_transpose(struct cstate *s, struct cop *op)
 	return copy(s, ct_dense(s, op->out[0]), src);
 }
 
+/* Gather @len indices start, start + step, ... of @x along @axis into a new
+ * temporary (how a negative slice step is done: copies only go forward). */
+static vnpu_status gather_steps(struct cstate *s, int32_t x, int64_t axis, int64_t start,
+				int64_t step, int64_t len, int32_t *out)
+{
+	struct vnpu_layer_gather attr = { .axis = (uint32_t)axis };
+	const struct vnpu_tinfo *xi = INFO(s, x);
+	int64_t dims[VNPU_MAX_RANK], *idx = malloc((size_t)(len + 1) * sizeof(int64_t));
+	struct ctensor t[3];
+	int32_t iv;
+	vnpu_status st;
+
+	if (!idx)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	for (int64_t i = 0; i < len; i++)
+		idx[i] = start + i * step;
+	st = cs_add_const(s, VNPU_TYPE_I64, 1, &len, idx, &iv);
+	if (st)
+		return st;
+	xi = INFO(s, x);
+	memcpy(dims, xi->dims, sizeof(dims));
+	dims[axis] = len;
+	st = cs_add_temp(s, xi->type, xi->rank, dims, out);
+	if (st)
+		return st;
+	t[0] = ct_dense(s, x);
+	t[1] = ct_dense(s, iv);
+	t[2] = ct_dense(s, *out);
+	return layer(s, VNPU_LAYER_GATHER, t, 3, &attr, sizeof(attr));
+}
+
 static vnpu_status lower_slice(struct cstate *s, struct cop *op)
 {
 	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
@@ -926,10 +1028,14 @@ static vnpu_status lower_slice(struct cstate *s, struct cop *op)
 	int32_t ne = const_ints(s, op, "ends", 2, ends, VNPU_MAX_RANK, &p2);
 	int32_t na = const_ints(s, op, "axes", 3, axes, VNPU_MAX_RANK, &p3);
 	int32_t ns = const_ints(s, op, "steps", 4, steps, VNPU_MAX_RANK, &p4);
-	struct ctensor src = ct_dense(s, IN(op, 0)), dst = ct_dense(s, op->out[0]);
+	int32_t cur = IN(op, 0);
+	struct ctensor src, dst = ct_dense(s, op->out[0]);
+	int64_t first[VNPU_MAX_RANK] = { 0 }, stride[VNPU_MAX_RANK];
 
 	if (n < 0 || ne < 0 || na < 0 || ns < 0)
 		return UNSUP(s, "starts, ends, axes or steps computed at run time");
+	for (int32_t d = 0; d < VNPU_MAX_RANK; d++)
+		stride[d] = 1;
 	for (int32_t i = 0; i < n; i++) {
 		int64_t a = p3 ? axes[i] : i, step = p4 ? steps[i] : 1, len, st;
 
@@ -940,12 +1046,21 @@ static vnpu_status lower_slice(struct cstate *s, struct cop *op)
 			st = st < 0 ? 0 : st > len ? len : st;
 		else
 			st = st < 0 ? 0 : st > len - 1 ? len - 1 : st;
-		if (step < 0)
-			return UNSUP(s, "negative slice steps");
-		if (dst.dims[a])
-			src.off += st * src.strides[a];
-		src.strides[a] *= step;
-		src.dims[a] = dst.dims[a];
+		if (step < 0 && dst.dims[a]) {
+			vnpu_status rc = gather_steps(s, cur, a, st, step, dst.dims[a], &cur);
+
+			if (rc)
+				return rc;
+			continue;
+		}
+		first[a] = dst.dims[a] ? st : 0;
+		stride[a] = step;
+	}
+	src = ct_dense(s, cur);
+	for (int32_t d = 0; d < xi->rank; d++) {
+		src.off += first[d] * src.strides[d];
+		src.strides[d] *= stride[d];
+		src.dims[d] = dst.dims[d];
 	}
 	return copy(s, dst, src);
 }
@@ -1109,6 +1224,75 @@ static vnpu_status lower_output(struct cstate *s, struct cop *op)
 	return copy(s, ct_dense(s, t), ct_dense(s, op->in[0]));
 }
 
+/* Trilu: Where(constant band mask, X, 0). */
+static vnpu_status lower_trilu(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	bool upper = vnpu_attr_int(N(op), "upper", 1);
+	int64_t k = 0, dims[2];
+	int32_t mask, zero;
+	uint8_t *m;
+	vnpu_status st;
+
+	if (xi->rank < 2)
+		return UNSUP(s, "input rank %d, at least 2", xi->rank);
+	if (IN(op, 1) >= 0) {
+		if (!cs_is_const(s, IN(op, 1)))
+			return UNSUP(s, "k computed at run time");
+		k = vnpu_elem_get_i(INFO(s, IN(op, 1))->data, INFO(s, IN(op, 1))->type, 0);
+	}
+	dims[0] = xi->dims[xi->rank - 2];
+	dims[1] = xi->dims[xi->rank - 1];
+	m = calloc(1, (size_t)(dims[0] * dims[1] + 1));
+	if (!m)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	for (int64_t i = 0; i < dims[0]; i++)
+		for (int64_t j = 0; j < dims[1]; j++)
+			m[i * dims[1] + j] = upper ? j - i >= k : j - i <= k;
+	st = cs_add_const(s, VNPU_TYPE_BOOL, 2, dims, m, &mask);
+	if (!st)
+		st = const_scalar(s, xi->type, 0, &zero);
+	return st ? st : lower_where(s, mask, IN(op, 0), zero, op->out[0]);
+}
+
+/* IsNaN: not (x == x). IsInf: x == +inf or x == -inf. */
+static vnpu_status lower_isnan_isinf(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	struct vnpu_layer_act not = { .func = VNPU_ACT_NOT };
+	bool pos = vnpu_attr_int(N(op), "detect_positive", 1);
+	bool neg = vnpu_attr_int(N(op), "detect_negative", 1);
+	int32_t t1, t2, inf;
+	vnpu_status st;
+
+	if (!vnpu_type_is_float(xi->type))
+		return UNSUP(s, "input is %s", vnpu_element_type_str(xi->type));
+	if (!strcmp(N(op)->op, "IsNaN")) {
+		st = cs_add_temp(s, VNPU_TYPE_BOOL, xi->rank, xi->dims, &t1);
+		if (!st)
+			st = binary(s, VNPU_BIN_EQUAL, IN(op, 0), IN(op, 0), t1);
+		return st ? st : unary(s, t1, op->out[0], &not);
+	}
+	if (!pos && !neg)
+		return fill(s, ct_dense(s, op->out[0]), 0);
+	if (!pos || !neg) {
+		st = const_scalar(s, xi->type, pos ? INFINITY : -INFINITY, &inf);
+		return st ? st : binary(s, VNPU_BIN_EQUAL, IN(op, 0), inf, op->out[0]);
+	}
+	st = cs_add_temp(s, VNPU_TYPE_BOOL, xi->rank, xi->dims, &t1);
+	if (!st)
+		st = cs_add_temp(s, VNPU_TYPE_BOOL, xi->rank, xi->dims, &t2);
+	if (!st)
+		st = const_scalar(s, xi->type, INFINITY, &inf);
+	if (!st)
+		st = binary(s, VNPU_BIN_EQUAL, IN(op, 0), inf, t1);
+	if (!st)
+		st = const_scalar(s, xi->type, -INFINITY, &inf);
+	if (!st)
+		st = binary(s, VNPU_BIN_EQUAL, IN(op, 0), inf, t2);
+	return st ? st : binary(s, VNPU_BIN_OR, t1, t2, op->out[0]);
+}
+
 struct lower_map {
 	const char *op;
 	vnpu_status (*fn)(struct cstate *s, struct cop *op);
@@ -1116,6 +1300,9 @@ struct lower_map {
 
 static vnpu_status lower_view_node(struct cstate *s, struct cop *op)
 {
+	if (!strcmp(N(op)->op, "Dropout") && IN(op, 2) >= 0 &&
+	    (!cs_is_const(s, IN(op, 2)) || *(const uint8_t *)INFO(s, IN(op, 2))->data))
+		return UNSUP(s, "training mode (random dropout)");
 	return lower_view_copy(s, op, IN(op, 0));
 }
 
@@ -1138,7 +1325,8 @@ static const struct lower_map lower_maps[] = {
 	{ "Identity", lower_view_node }, { "Dropout", lower_view_node },
 	{ "Reshape", lower_view_node }, { "Flatten", lower_view_node },
 	{ "Squeeze", lower_view_node }, { "Unsqueeze", lower_view_node },
-	{ "ConstantOfShape", lower_constant_of_shape },
+	{ "ConstantOfShape", lower_constant_of_shape }, { "Trilu", lower_trilu },
+	{ "IsNaN", lower_isnan_isinf }, { "IsInf", lower_isnan_isinf },
 };
 
 static vnpu_status lower_node(struct cstate *s, struct cop *op)

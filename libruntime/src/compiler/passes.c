@@ -277,7 +277,8 @@ static void make_views(struct cstate *s)
 				src = op->in[0];
 		if (src < 0 || s->vals[op->out[0]].out_index >= 0)
 			continue;
-		if (op_is(op, "Dropout") && op->num_out > 1 && used(s, op->out[1]))
+		if (op_is(op, "Dropout") && ((op->num_out > 1 && used(s, op->out[1])) ||
+					      (op->num_in > 2 && op->in[2] >= 0)))
 			continue;
 		if (s->vals[src].info.data)
 			continue;	/* a view of a constant is itself folded */

@@ -1047,6 +1047,29 @@ static vnpu_status infer_gather(struct ictx *c)
 	return VNPU_OK;
 }
 
+static vnpu_status infer_gather_elements(struct ictx *c)
+{
+	const struct vnpu_tinfo *x, *idx;
+	int64_t axis;
+	vnpu_status st = need_inputs(c, 2, 2);
+
+	if (st)
+		return st;
+	x = IN(c, 0);
+	idx = IN(c, 1);
+	if (idx->type != VNPU_TYPE_I64 && idx->type != VNPU_TYPE_I32)
+		return FAIL(c, "indices are %s", vnpu_element_type_str(idx->type));
+	if (x->rank >= 0 && idx->rank >= 0) {
+		if (x->rank != idx->rank)
+			return FAIL(c, "indices rank %d, data rank %d", idx->rank, x->rank);
+		st = check_axis(c, vnpu_attr_int(c->n, "axis", 0), x->rank, &axis);
+		if (st)
+			return st;
+	}
+	copy_shape(c->out[0], idx, x->type);
+	return VNPU_OK;
+}
+
 static vnpu_status infer_expand_tile(struct ictx *c)
 {
 	bool tile = !strcmp(c->n->op, "Tile");
@@ -1615,11 +1638,28 @@ static vnpu_status infer_resize(struct ictx *c)
 
 static vnpu_status infer_norm(struct ictx *c)
 {
+	const struct vnpu_tinfo *x;
 	vnpu_status st = need_inputs(c, 1, 6);
+	int64_t axis;
 
 	if (st)
 		return st;
-	copy_shape(c->out[0], IN(c, 0), IN(c, 0)->type);
+	x = IN(c, 0);
+	copy_shape(c->out[0], x, x->type);
+	if (!strcmp(c->n->op, "LayerNormalization") && x->rank >= 0) {
+		int64_t dims[VNPU_MAX_RANK];
+
+		st = check_axis(c, vnpu_attr_int(c->n, "axis", -1), x->rank, &axis);
+		if (st)
+			return st;
+		for (int32_t d = 0; d < x->rank; d++)
+			dims[d] = d < axis ? x->dims[d] : 1;
+		for (uint32_t i = 1; i < c->n->num_outputs && i < 3; i++)
+			if (c->out[i])
+				set_out(c->out[i], (vnpu_element_type)vnpu_attr_int(c->n, "stash_type", 1),
+					x->rank, dims);
+		return VNPU_OK;
+	}
 	for (uint32_t i = 1; i < c->n->num_outputs; i++)
 		if (c->out[i])
 			set_out(c->out[i], IN(c, 0)->type, -1, NULL);
@@ -1723,6 +1763,8 @@ static const struct op_infer infer_table[] = {
 	{ "HardSwish", infer_unary }, { "Mish", infer_unary },
 	{ "ThresholdedRelu", infer_unary }, { "Identity", infer_unary },
 	{ "Dropout", infer_unary }, { "Clip", infer_unary }, { "Not", infer_unary },
+	{ "Shrink", infer_unary }, { "Trilu", infer_same },
+	{ "GatherElements", infer_gather_elements }, { "LpNormalization", infer_same },
 	{ "IsNaN", infer_unary }, { "IsInf", infer_unary },
 	{ "Add", infer_binary }, { "Sub", infer_binary }, { "Mul", infer_binary },
 	{ "Div", infer_binary }, { "Pow", infer_binary }, { "Max", infer_binary },
