@@ -89,6 +89,19 @@ VNPU_API vnpu_status vnpu_model_output_shape(const vnpu_model *model,
 VNPU_API vnpu_status vnpu_model_reshape(vnpu_model *model, const char *name,
 					const vnpu_shape *shape);
 
+/**
+ * Replace the input called @name by a constant holding @data (@size bytes,
+ * dense row-major, of @type and the static @shape, which must fit the
+ * input's declared type and shape). Inputs that decide shapes (axes,
+ * sizes, scales, repeats given as graph inputs) then fold at compile time.
+ * The input leaves the model's inputs (later indices move down by one). On
+ * failure the model is left as it was.
+ */
+VNPU_API vnpu_status vnpu_model_freeze_input(vnpu_model *model, const char *name,
+					     vnpu_element_type type,
+					     const vnpu_shape *shape,
+					     const void *data, size_t size);
+
 /** Number of nodes of the main graph as read. */
 VNPU_API vnpu_status vnpu_model_get_ops_size(const vnpu_model *model,
 					     size_t *out);

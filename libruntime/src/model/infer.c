@@ -704,7 +704,12 @@ static vnpu_status infer_squeeze(struct ictx *c)
 	x = IN(c, 0);
 	n = attr_or_input_ints(c, "axes", 1, axes, VNPU_MAX_RANK, &present);
 	if (x->rank < 0 || n < 0) {
-		set_out(c->out[0], x->type, -1, NULL);
+		const struct vnpu_tinfo *a = IN(c, 1);
+
+		/* Unknown axes of a known count still give the rank. */
+		set_out(c->out[0], x->type, unsq && x->rank >= 0 && a && a->rank == 1 &&
+			a->dims[0] >= 0 && x->rank + a->dims[0] <= VNPU_MAX_RANK ?
+			x->rank + (int32_t)a->dims[0] : -1, NULL);
 		return VNPU_OK;
 	}
 	if (!present && unsq)

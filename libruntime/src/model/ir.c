@@ -405,6 +405,81 @@ vnpu_status vnpu_model_reshape(vnpu_model *m, const char *name, const vnpu_shape
 	return VNPU_OK;
 }
 
+static vnpu_status check_freeze(const struct vnpu_value *v, vnpu_element_type type,
+				const vnpu_shape *shape, size_t size)
+{
+	uint64_t elems = 1;
+
+	if (type != v->info.type)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "freeze '%s': type %s, the input is %s",
+				  v->name, vnpu_element_type_str(type),
+				  vnpu_element_type_str(v->info.type));
+	if (shape->rank > VNPU_MAX_RANK || (v->info.rank >= 0 && (int32_t)shape->rank != v->info.rank))
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "freeze '%s': rank %u, the input has rank %d",
+				  v->name, shape->rank, v->info.rank);
+	for (uint32_t d = 0; d < shape->rank; d++) {
+		if (shape->dims[d] < 0 || shape->dims[d] > (1ll << 32) ||
+		    (v->info.rank >= 0 && v->info.dims[d] >= 0 && v->info.dims[d] != shape->dims[d]))
+			return vnpu_error(VNPU_INVALID_ARGUMENT, "freeze '%s': dimension %u is %lld",
+					  v->name, d, (long long)shape->dims[d]);
+		elems *= (uint64_t)shape->dims[d];
+	}
+	if (elems > (1ull << 32) || elems * vnpu_element_type_size(type) != size)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "freeze '%s': %zu bytes for %llu elements",
+				  v->name, size, (unsigned long long)elems);
+	return VNPU_OK;
+}
+
+vnpu_status vnpu_model_freeze_input(vnpu_model *m, const char *name, vnpu_element_type type,
+				    const vnpu_shape *shape, const void *data, size_t size)
+{
+	struct vnpu_tinfo old;
+	struct vnpu_value *v;
+	int32_t idx;
+	size_t index;
+	vnpu_status st;
+
+	if (!m || !name || !shape || (!data && size))
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "freeze: NULL argument");
+	st = find_port(m, name, true, &index);
+	if (st)
+		return st;
+	idx = m->main.inputs[index];
+	v = &m->values[idx];
+	st = check_freeze(v, type, shape, size);
+	if (st)
+		return st;
+	old = v->info;
+	v->info.data = malloc(size ? size : 1);
+	if (!v->info.data) {
+		v->info = old;
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "freeze: out of memory");
+	}
+	if (size)
+		memcpy(v->info.data, data, size);
+	v->info.owns_data = true;
+	v->info.rank = (int32_t)shape->rank;
+	for (uint32_t d = 0; d < shape->rank; d++)
+		v->info.dims[d] = shape->dims[d];
+	v->kind = VNPU_VALUE_CONST;
+	memmove(&m->main.inputs[index], &m->main.inputs[index + 1],
+		(m->main.num_inputs - index - 1) * sizeof(int32_t));
+	m->main.num_inputs--;
+	st = vnpu_model_infer(m);
+	if (st) {
+		memmove(&m->main.inputs[index + 1], &m->main.inputs[index],
+			(m->main.num_inputs - index) * sizeof(int32_t));
+		m->main.inputs[index] = idx;
+		m->main.num_inputs++;
+		free(v->info.data);
+		v->info = old;
+		v->kind = VNPU_VALUE_INPUT;
+		vnpu_model_infer(m);
+		return vnpu_error_prefix(st, "freeze '%s'", name);
+	}
+	return VNPU_OK;
+}
+
 vnpu_status vnpu_model_get_ops_size(const vnpu_model *m, size_t *out)
 {
 	if (!m || !out)

@@ -437,6 +437,43 @@ static void test_shape_inference(void)
 	vnpu_model_free(m);
 }
 
+/* A shape-deciding input frozen to a constant: shapes fold. */
+static void test_freeze_input(void)
+{
+	static const int64_t axes[] = { 0, 3 };
+	struct mb *b = mb_new(13);
+	struct vnpu_program *p = NULL;
+	vnpu_shape s, as = { .rank = 1, .dims = { 2 } };
+	vnpu_model *m;
+	size_t n;
+
+	mb_input(b, "x", F32, 2, (const int64_t[]){ 3, 4 });
+	mb_input(b, "axes", I64, 1, (const int64_t[]){ 2 });
+	mb_node(b, "Unsqueeze", (const char *[]){ "x", "axes", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
+	CHECK_EQ(s.rank, 4);
+	CHECK_EQ(s.dims[0], VNPU_DIM_DYNAMIC);
+	CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_UNSUPPORTED);
+	CHECK_EQ(vnpu_model_freeze_input(m, "axes", VNPU_TYPE_I32, &as, axes, 8), VNPU_INVALID_ARGUMENT);
+	CHECK_EQ(vnpu_model_freeze_input(m, "axes", VNPU_TYPE_I64, &as, axes, 12), VNPU_INVALID_ARGUMENT);
+	CHECK_EQ(vnpu_model_freeze_input(m, "nope", VNPU_TYPE_I64, &as, axes, 16), VNPU_NOT_FOUND);
+	CHECK_EQ(vnpu_model_get_inputs_size(m, &n), VNPU_OK);
+	CHECK_EQ(n, 2);
+	CHECK_EQ(vnpu_model_freeze_input(m, "axes", VNPU_TYPE_I64, &as, axes, 16), VNPU_OK);
+	CHECK_EQ(vnpu_model_get_inputs_size(m, &n), VNPU_OK);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
+	check_shape(&s, 4, (const int64_t[]){ 1, 3, 4, 1 });
+	CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_OK);
+	vnpu_program_free(p);
+	vnpu_model_free(m);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct fe_test tests[] = {
@@ -447,6 +484,7 @@ int main(int argc, char **argv)
 		{ "unknown_op", test_unknown_op },
 		{ "api_errors", test_api_errors },
 		{ "shape_inference", test_shape_inference },
+		{ "freeze_input", test_freeze_input },
 	};
 
 	return fe_run(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
