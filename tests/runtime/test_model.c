@@ -1,0 +1,510 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The public API with real models (ONNX node test cases from
+ * libonnx-testdata): read, query, compile (devices, HETERO, AUTO, compile
+ * properties), export/import, the model cache, io tensors, profiling,
+ * threads, life times and malformed models. Runs on every device present.
+ */
+#include <pthread.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+#define NODE_DIR "/usr/share/libonnx-testdata/data/node/"
+#define ADD NODE_DIR "test_add/model.onnx"		/* x, y f32[3,4,5] -> sum */
+#define CONV NODE_DIR "test_basic_conv_with_padding/model.onnx"
+#define F64 NODE_DIR "test_cast_DOUBLE_to_FLOAT/model.onnx"	/* f64 in */
+
+static vnpu_status compile_file(vnpu_core *core, const char *path, const char *device,
+				const char *const *props, vnpu_compiled_model **out)
+{
+	vnpu_model *m;
+	vnpu_status st = vnpu_core_read_model(core, path, &m);
+
+	if (st != VNPU_OK)
+		return st;
+	st = vnpu_core_compile_model(core, m, device, props, out);
+	vnpu_model_free(m);
+	return st;
+}
+
+/* x = i * 0.5 + base, y = 1 - i: sum must be i * -0.5 + base + 1. */
+static int run_add(vnpu_infer_request *req, float base)
+{
+	vnpu_tensor *x, *y, *sum;
+	float *px, *py, *ps;
+	int i, ret = 0;
+
+	CHECK_OK(vnpu_infer_request_get_tensor(req, "x", &x));
+	CHECK_OK(vnpu_infer_request_get_tensor(req, "y", &y));
+	CHECK_OK(vnpu_tensor_get_data(x, (void **)&px));
+	CHECK_OK(vnpu_tensor_get_data(y, (void **)&py));
+	for (i = 0; i < 60; i++) {
+		px[i] = (float)i * 0.5f + base;
+		py[i] = 1.0f - (float)i;
+	}
+	CHECK_OK(vnpu_infer_request_infer(req));
+	CHECK_OK(vnpu_infer_request_get_tensor(req, "sum", &sum));
+	CHECK_OK(vnpu_tensor_get_data(sum, (void **)&ps));
+	for (i = 0; i < 60 && !ret; i++) {
+		if (ps[i] != (float)i * -0.5f + base + 1.0f) {
+			fprintf(stderr, "sum[%d] = %g\n", i, ps[i]);
+			ret = 1;
+		}
+		/* infer does not modify inputs */
+		if (px[i] != (float)i * 0.5f + base)
+			ret = 1;
+	}
+	vnpu_tensor_free(x);
+	vnpu_tensor_free(y);
+	vnpu_tensor_free(sum);
+	return ret;
+}
+
+static int compile_and_run(vnpu_core *core, const char *device)
+{
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	vnpu_property_value *v;
+	uint32_t n;
+	vnpu_port port;
+
+	CHECK_OK(compile_file(core, ADD, device, NULL, &cm));
+	CHECK_OK(vnpu_compiled_model_get_num_inputs(cm, &n));
+	CHECK(n == 2);
+	CHECK_OK(vnpu_compiled_model_get_output(cm, 0, &port));
+	CHECK(!strcmp(port.name, "sum") && port.shape.rank == 3 && port.shape.dims[2] == 5);
+	CHECK_OK(vnpu_compiled_model_get_property(cm, VNPU_PROP_EXECUTION_DEVICES, &v));
+	CHECK(v->count == 1);
+	vnpu_property_value_free(v);
+	CHECK_OK(vnpu_compiled_model_get_property(cm, VNPU_PROP_OPTIMAL_NUMBER_OF_INFER_REQUESTS,
+						  &v));
+	CHECK(v->integer >= 1);
+	vnpu_property_value_free(v);
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK(!run_add(req, 3));
+	CHECK(!run_add(req, -7));
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+static int compile_errors(vnpu_core *core, const char *device)
+{
+	const char *bad_key[] = { "NO_SUCH_KEY", "1", NULL };
+	const char *bad_value[] = { VNPU_PROP_ENABLE_PROFILING, "sometimes", NULL };
+	const char *no_value[] = { VNPU_PROP_ENABLE_PROFILING, NULL };
+	const char *read_only[] = { VNPU_PROP_FULL_DEVICE_NAME, "x", NULL };
+	const char *good[] = { VNPU_PROP_PERFORMANCE_HINT, "THROUGHPUT",
+			       VNPU_PROP_PERFORMANCE_HINT_NUM_REQUESTS, "3", NULL };
+	vnpu_compiled_model *cm = NULL;
+	vnpu_property_value *v;
+	vnpu_model *m;
+
+	CHECK_OK(vnpu_core_read_model(core, ADD, &m));
+	CHECK_ERR(vnpu_core_compile_model(core, m, "GPU", NULL, &cm), VNPU_NOT_FOUND);
+	CHECK_ERR(vnpu_core_compile_model(core, m, "HETERO:", NULL, &cm), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_core_compile_model(core, m, "HETERO:GPU,CPU", NULL, &cm), VNPU_NOT_FOUND);
+	CHECK_ERR(vnpu_core_compile_model(core, m, "HETERO:CPU,CPU,CPU", NULL, &cm),
+		  VNPU_UNSUPPORTED);
+	CHECK_ERR(vnpu_core_compile_model(core, m, device, bad_key, &cm), VNPU_NOT_FOUND);
+	CHECK_ERR(vnpu_core_compile_model(core, m, device, bad_value, &cm),
+		  VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_core_compile_model(core, m, device, no_value, &cm),
+		  VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_core_compile_model(core, m, device, read_only, &cm), VNPU_NOT_FOUND);
+	CHECK_ERR(vnpu_core_compile_model(NULL, m, device, NULL, &cm), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_core_compile_model(core, m, NULL, NULL, &cm), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_core_compile_model(core, m, device, NULL, NULL), VNPU_INVALID_ARGUMENT);
+	CHECK(cm == NULL);
+	CHECK_OK(vnpu_core_compile_model(core, m, device, good, &cm));
+	/* the compiled model keeps no reference to the model */
+	vnpu_model_free(m);
+	CHECK_OK(vnpu_compiled_model_get_property(cm, VNPU_PROP_PERFORMANCE_HINT, &v));
+	CHECK(!strcmp(v->text, "THROUGHPUT"));
+	vnpu_property_value_free(v);
+	CHECK_OK(vnpu_compiled_model_get_property(cm, VNPU_PROP_OPTIMAL_NUMBER_OF_INFER_REQUESTS,
+						  &v));
+	CHECK(v->integer == 3);
+	vnpu_property_value_free(v);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+static int query(vnpu_core *core, const char *device)
+{
+	vnpu_query_report *r;
+	vnpu_model *m;
+	size_t n;
+
+	CHECK_OK(vnpu_core_read_model(core, CONV, &m));
+	CHECK_OK(vnpu_model_get_ops_size(m, &n));
+	CHECK_OK(vnpu_core_query_model(core, m, device, &r));
+	CHECK(r->count == n && n >= 1);
+	CHECK(!strcmp(r->entries[0].op_type, "Conv"));
+	CHECK(r->entries[0].device && !strncmp(r->entries[0].device, device, 3));
+	vnpu_query_report_free(r);
+	CHECK_ERR(vnpu_core_query_model(core, m, "GPU", &r), VNPU_NOT_FOUND);
+	CHECK_ERR(vnpu_core_query_model(core, m, device, NULL), VNPU_INVALID_ARGUMENT);
+	vnpu_model_free(m);
+	return 0;
+}
+
+/* f64 nodes: the NPU does not take them, HETERO and AUTO run them on the CPU. */
+static int hetero_fallback(vnpu_core *core, const char *device)
+{
+	const char *strict[] = { VNPU_PROP_HETERO_STRICT, "YES", NULL };
+	char hetero[64];
+	vnpu_compiled_model *cm;
+	vnpu_property_value *v;
+	vnpu_infer_request *req;
+	vnpu_tensor *in, *out;
+	vnpu_query_report *r;
+	double *pin;
+	float *pout;
+	vnpu_model *m;
+	int npu = !strncmp(device, "NPU", 3);
+
+	snprintf(hetero, sizeof(hetero), "HETERO:%s,CPU", device);
+	CHECK_OK(vnpu_core_read_model(core, F64, &m));
+	CHECK_OK(vnpu_core_query_model(core, m, hetero, &r));
+	CHECK(r->count == 1 && r->entries[0].device);
+	CHECK(!strcmp(r->entries[0].device, npu ? "CPU" : device));
+	vnpu_query_report_free(r);
+	if (npu) {
+		CHECK_ERR(vnpu_core_compile_model(core, m, device, NULL, &cm), VNPU_UNSUPPORTED);
+		CHECK(vnpu_core_compile_model(core, m, hetero, strict, &cm) != VNPU_OK);
+	}
+	CHECK_OK(vnpu_core_compile_model(core, m, hetero, NULL, &cm));
+	vnpu_model_free(m);
+	CHECK_OK(vnpu_compiled_model_get_property(cm, VNPU_PROP_EXECUTION_DEVICES, &v));
+	CHECK(!strcmp(v->items[v->count - 1], npu ? "CPU" : device));
+	vnpu_property_value_free(v);
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK_OK(vnpu_infer_request_get_input_tensor(req, 0, &in));
+	CHECK_OK(vnpu_tensor_get_data(in, (void **)&pin));
+	pin[0] = 1.5;
+	pin[1] = -2.25;
+	CHECK_OK(vnpu_infer_request_infer(req));
+	CHECK_OK(vnpu_infer_request_get_output_tensor(req, 0, &out));
+	CHECK_OK(vnpu_tensor_get_data(out, (void **)&pout));
+	CHECK(pout[0] == 1.5f && pout[1] == -2.25f);
+	vnpu_tensor_free(in);
+	vnpu_tensor_free(out);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+
+	CHECK_OK(compile_file(core, ADD, "AUTO", NULL, &cm));
+	vnpu_compiled_model_free(cm);
+	CHECK_OK(compile_file(core, ADD, hetero, NULL, &cm));
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+static int export_import(vnpu_core *core, const char *device)
+{
+	const char *props[] = { VNPU_PROP_ENABLE_PROFILING, "YES", NULL };
+	vnpu_compiled_model *cm, *cm2;
+	vnpu_infer_request *req;
+	vnpu_property_value *v;
+	unsigned char *blob;
+	size_t size;
+
+	CHECK_OK(compile_file(core, CONV, device, props, &cm));
+	CHECK_OK(vnpu_compiled_model_export(cm, (void **)&blob, &size));
+	vnpu_compiled_model_free(cm);
+	CHECK_OK(vnpu_core_import_model(core, blob, size, NULL, &cm2));
+	CHECK_OK(vnpu_compiled_model_get_property(cm2, VNPU_PROP_ENABLE_PROFILING, &v));
+	CHECK(v->integer == 1);
+	vnpu_property_value_free(v);
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm2, &req));
+	CHECK_OK(vnpu_infer_request_infer(req));
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm2);
+	CHECK_ERR(vnpu_core_import_model(core, blob, size / 2, NULL, &cm2), VNPU_PARSE_ERROR);
+	blob[size / 2] ^= 1;
+	CHECK_ERR(vnpu_core_import_model(core, blob, size, NULL, &cm2), VNPU_PARSE_ERROR);
+	vnpu_free(blob);
+	return 0;
+}
+
+static int cache_dir(vnpu_core *unused, const char *device)
+{
+	char dir[] = "/tmp/vnpu-cache-XXXXXX", path[256];
+	const char *props[] = { VNPU_PROP_CACHE_DIR, dir, NULL };
+	const char *other[] = { VNPU_PROP_CACHE_DIR, dir, VNPU_PROP_ENABLE_PROFILING, "YES",
+				NULL };
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	vnpu_property_value *v;
+	vnpu_core *core;
+	int round;
+
+	(void)unused;
+	CHECK(mkdtemp(dir));
+	CHECK_OK(vnpu_core_create(&core));
+	for (round = 0; round < 3; round++) {
+		/* miss, hit, then a miss for other properties */
+		CHECK_OK(compile_file(core, ADD, device, round < 2 ? props : other, &cm));
+		CHECK_OK(vnpu_compiled_model_get_property(cm, VNPU_PROP_LOADED_FROM_CACHE, &v));
+		CHECK(v->integer == (round == 1));
+		vnpu_property_value_free(v);
+		CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+		CHECK(!run_add(req, (float)round));
+		vnpu_infer_request_free(req);
+		vnpu_compiled_model_free(cm);
+	}
+	/* the global CACHE_DIR works the same; a corrupted entry is a miss */
+	CHECK_OK(vnpu_core_set_property_str(core, NULL, VNPU_PROP_CACHE_DIR, dir));
+	CHECK_OK(compile_file(core, ADD, device, NULL, &cm));
+	CHECK_OK(vnpu_compiled_model_get_property(cm, VNPU_PROP_LOADED_FROM_CACHE, &v));
+	CHECK(v->integer == 1);
+	vnpu_property_value_free(v);
+	vnpu_compiled_model_free(cm);
+	snprintf(path, sizeof(path), "rm -f %s/*.vnpublob.tmp.* ; for f in %s/*.vnpublob; do "
+		 "printf X | dd of=$f bs=1 seek=300 conv=notrunc 2>/dev/null; done", dir, dir);
+	CHECK(system(path) == 0);
+	CHECK_OK(vnpu_core_set_property_str(core, NULL, VNPU_PROP_LOG_LEVEL, "NONE"));
+	CHECK_OK(compile_file(core, ADD, device, NULL, &cm));
+	CHECK_OK(vnpu_core_set_property_str(core, NULL, VNPU_PROP_LOG_LEVEL, "WARNING"));
+	CHECK_OK(vnpu_compiled_model_get_property(cm, VNPU_PROP_LOADED_FROM_CACHE, &v));
+	CHECK(v->integer == 0);
+	vnpu_property_value_free(v);
+	vnpu_compiled_model_free(cm);
+	vnpu_core_free(core);
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	CHECK(system(path) == 0);
+	return 0;
+}
+
+/* Host tensors of other types: converted in, converted out. */
+static int io_tensors(vnpu_core *core, const char *device)
+{
+	const vnpu_shape s = { 3, { 3, 4, 5 } }, wrong = { 3, { 3, 4, 6 } };
+	int32_t x[60], y[60];
+	int64_t sum[60];
+	vnpu_tensor *tx, *ty, *ts, *got, *bad;
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	int i;
+
+	for (i = 0; i < 60; i++) {
+		x[i] = i;
+		y[i] = -2 * i;
+	}
+	CHECK_OK(compile_file(core, ADD, device, NULL, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK_OK(vnpu_tensor_create_from_ptr(VNPU_TYPE_I32, &s, x, &tx));
+	CHECK_OK(vnpu_tensor_create_from_ptr(VNPU_TYPE_I32, &s, y, &ty));
+	CHECK_OK(vnpu_tensor_create_from_ptr(VNPU_TYPE_I64, &s, sum, &ts));
+	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_F32, &wrong, &bad));
+	CHECK_OK(vnpu_infer_request_set_tensor(req, "x", tx));
+	CHECK_OK(vnpu_infer_request_set_input_tensor(req, 1, ty));
+	CHECK_OK(vnpu_infer_request_set_output_tensor(req, 0, ts));
+	CHECK_ERR(vnpu_infer_request_set_tensor(req, "x", bad), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_infer_request_set_tensor(req, "z", tx), VNPU_NOT_FOUND);
+	CHECK_OK(vnpu_infer_request_get_tensor(req, "x", &got));
+	CHECK(got == tx);
+	vnpu_tensor_free(got);
+	CHECK_OK(vnpu_infer_request_get_tensor(req, "sum", &got));
+	CHECK(got == ts);
+	vnpu_tensor_free(got);
+	CHECK_OK(vnpu_infer_request_infer(req));
+	for (i = 0; i < 60; i++)
+		CHECK(sum[i] == -i && x[i] == i && y[i] == -2 * i);
+	vnpu_tensor_free(tx);
+	vnpu_tensor_free(ty);
+	vnpu_tensor_free(ts);
+	vnpu_tensor_free(bad);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+static int profiling(vnpu_core *core, const char *device)
+{
+	const char *on[] = { VNPU_PROP_ENABLE_PROFILING, "YES", NULL };
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	vnpu_profiling_info *info;
+	uint32_t i, layers = 0;
+
+	CHECK_OK(compile_file(core, CONV, device, on, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK_ERR(vnpu_infer_request_get_profiling_info(req, &info), VNPU_NOT_READY);
+	CHECK_OK(vnpu_infer_request_infer(req));
+	CHECK_OK(vnpu_infer_request_get_profiling_info(req, &info));
+	CHECK(info->count > 6);
+	for (i = 6; i < info->count; i++) {
+		CHECK(info->entries[i].name && info->entries[i].node_type);
+		CHECK(!strncmp(info->entries[i].exec_type, device, 3));
+		if (info->entries[i].status == VNPU_PROFILING_EXECUTED) {
+			CHECK(info->entries[i].real_time_ns > 0);
+			layers++;
+		}
+	}
+	CHECK(layers >= 1);
+	vnpu_profiling_info_free(info);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+
+	CHECK_OK(compile_file(core, CONV, device, NULL, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK_OK(vnpu_infer_request_infer(req));
+	CHECK_ERR(vnpu_infer_request_get_profiling_info(req, &info), VNPU_UNSUPPORTED);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+struct thread_arg {
+	vnpu_compiled_model *cm;
+	float base;
+	int failed;
+};
+
+static void *thread_main(void *p)
+{
+	struct thread_arg *a = p;
+	vnpu_infer_request *req;
+	int i;
+
+	if (vnpu_compiled_model_create_infer_request(a->cm, &req) != VNPU_OK) {
+		a->failed = 1;
+		return NULL;
+	}
+	for (i = 0; i < 20 && !a->failed; i++)
+		a->failed = run_add(req, a->base + (float)i);
+	vnpu_infer_request_free(req);
+	return NULL;
+}
+
+static int three_threads(vnpu_core *core, const char *device)
+{
+	struct thread_arg args[3];
+	pthread_t threads[3];
+	vnpu_compiled_model *cm;
+	int i;
+
+	CHECK_OK(compile_file(core, ADD, device, NULL, &cm));
+	for (i = 0; i < 3; i++) {
+		args[i] = (struct thread_arg){ cm, (float)(100 * i), 0 };
+		CHECK(!pthread_create(&threads[i], NULL, thread_main, &args[i]));
+	}
+	for (i = 0; i < 3; i++) {
+		pthread_join(threads[i], NULL);
+		CHECK(!args[i].failed);
+	}
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+static int lifetime_orders(vnpu_core *unused, const char *device)
+{
+	static const int orders[6][3] = {
+		{ 0, 1, 2 }, { 0, 2, 1 }, { 1, 0, 2 }, { 1, 2, 0 }, { 2, 0, 1 }, { 2, 1, 0 },
+	};
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	vnpu_core *core;
+	int o, k;
+
+	(void)unused;
+	for (o = 0; o < 6; o++) {
+		CHECK_OK(vnpu_core_create(&core));
+		CHECK_OK(compile_file(core, ADD, device, NULL, &cm));
+		CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+		for (k = 0; k < 3; k++) {
+			switch (orders[o][k]) {
+			case 0: vnpu_core_free(core); break;
+			case 1: vnpu_compiled_model_free(cm); break;
+			case 2:
+				CHECK(!run_add(req, 1));
+				vnpu_infer_request_free(req);
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+static int read_file(const char *path, unsigned char **data, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	long n;
+
+	CHECK(f);
+	CHECK(!fseek(f, 0, SEEK_END));
+	n = ftell(f);
+	rewind(f);
+	*data = malloc((size_t)n);
+	CHECK(*data && fread(*data, 1, (size_t)n, f) == (size_t)n);
+	fclose(f);
+	*size = (size_t)n;
+	return 0;
+}
+
+/* Truncated and bit-flipped models and an unknown op: errors, never a crash. */
+static int malformed_models(vnpu_core *core, const char *device)
+{
+	vnpu_compiled_model *cm;
+	unsigned char *data;
+	vnpu_model *m;
+	size_t size, i;
+	char *op;
+
+	CHECK(!read_file(CONV, &data, &size));
+	for (i = 0; i < size; i++) {
+		if (vnpu_core_read_model_from_memory(core, data, i, &m) == VNPU_OK) {
+			/* a prefix can be a valid protobuf: it must still compile or fail */
+			if (vnpu_core_compile_model(core, m, device, NULL, &cm) == VNPU_OK)
+				vnpu_compiled_model_free(cm);
+			vnpu_model_free(m);
+		} else {
+			CHECK(vnpu_last_error()[0]);
+		}
+	}
+	for (i = 0; i < size; i++) {
+		data[i] ^= 0x5a;
+		if (vnpu_core_read_model_from_memory(core, data, size, &m) == VNPU_OK) {
+			if (vnpu_core_compile_model(core, m, device, NULL, &cm) == VNPU_OK)
+				vnpu_compiled_model_free(cm);
+			vnpu_model_free(m);
+		}
+		data[i] ^= 0x5a;
+	}
+	op = memmem(data, size, "Conv", 4);
+	CHECK(op);
+	memcpy(op, "Cnnv", 4);
+	if (vnpu_core_read_model_from_memory(core, data, size, &m) == VNPU_OK) {
+		CHECK(vnpu_core_compile_model(core, m, device, NULL, &cm) != VNPU_OK);
+		CHECK(strstr(vnpu_last_error(), "Cnnv"));
+		vnpu_model_free(m);
+	}
+	free(data);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct test tests[] = {
+		TEST(compile_and_run),
+		TEST(compile_errors),
+		TEST(query),
+		TEST(hetero_fallback),
+		TEST(export_import),
+		TEST(cache_dir),
+		TEST(io_tensors),
+		TEST(profiling),
+		TEST(three_threads),
+		TEST(lifetime_orders),
+		TEST(malformed_models),
+	};
+
+	if (access(ADD, R_OK) || access(CONV, R_OK) || access(F64, R_OK)) {
+		printf("skip: libonnx-testdata is not installed\n");
+		return 77;
+	}
+	return run_tests(argc, argv, tests, sizeof(tests) / sizeof(tests[0]));
+}
