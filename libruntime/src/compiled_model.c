@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "async.h"
 #include "runtime.h"
 
 struct vnpu_core_device *vnpu_segment_device(const struct vnpu_compiled_model *cm,
@@ -262,7 +263,7 @@ static int64_t optimal_requests(const struct vnpu_compiled_model *cm)
 		return cm->config.num_requests;
 	if (cm->config.perf_mode == VNPU_PERF_LATENCY)
 		return 1;
-	return cm->primary->info.optimal_requests;
+	return vnpu_async_optimal_requests((struct vnpu_compiled_model *)cm);
 }
 
 static vnpu_status execution_devices(const struct vnpu_compiled_model *cm,

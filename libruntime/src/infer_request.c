@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "async.h"
 #include "runtime.h"
 
 enum request_stage {
@@ -59,6 +60,7 @@ struct vnpu_infer_request {
 	uint64_t **cmd_ns;		/* per segment, per command */
 	uint64_t stage_ns[NUM_STAGES];
 	bool profiled;			/* the last run completed with timings */
+	struct vnpu_request_async *async;	/* async.c's, NULL until used */
 };
 
 static int64_t now_ns(void)
@@ -80,7 +82,7 @@ VNPU_API void vnpu_infer_request_free(vnpu_infer_request *req)
 {
 	uint32_t i;
 
-	if (!req)
+	if (!req || !vnpu_async_release(req))
 		return;
 	if (req->job)
 		vnpu_segment_device(req->cm, req->segment)->plugin->ops->job_free(req->job);
@@ -218,8 +220,11 @@ static vnpu_status io_by_port(struct vnpu_infer_request *req, const vnpu_port *p
 	return VNPU_OK;
 }
 
-static vnpu_status get_tensor(struct io_state *io, vnpu_tensor **out)
+static vnpu_status get_tensor(struct vnpu_infer_request *req, struct io_state *io,
+			      vnpu_tensor **out)
 {
+	if (vnpu_async_busy(req))
+		return vnpu_error(VNPU_BUSY, "the request is running");
 	*out = vnpu_tensor_ref(io->cur);
 	return VNPU_OK;
 }
@@ -232,7 +237,7 @@ VNPU_API vnpu_status vnpu_infer_request_get_tensor(vnpu_infer_request *req,
 	if (!req || !name || !out)
 		return vnpu_error(VNPU_INVALID_ARGUMENT,
 				  "vnpu_infer_request_get_tensor: NULL argument");
-	return find_io(req, name, &io) ?: get_tensor(io, out);
+	return find_io(req, name, &io) ?: get_tensor(req, io, out);
 }
 
 VNPU_API vnpu_status vnpu_infer_request_get_input_tensor(vnpu_infer_request *req,
@@ -243,7 +248,7 @@ VNPU_API vnpu_status vnpu_infer_request_get_input_tensor(vnpu_infer_request *req
 	if (!req || !out)
 		return vnpu_error(VNPU_INVALID_ARGUMENT,
 				  "vnpu_infer_request_get_input_tensor: NULL argument");
-	return io_by_index(req, false, index, &io) ?: get_tensor(io, out);
+	return io_by_index(req, false, index, &io) ?: get_tensor(req, io, out);
 }
 
 VNPU_API vnpu_status vnpu_infer_request_get_output_tensor(vnpu_infer_request *req,
@@ -254,7 +259,7 @@ VNPU_API vnpu_status vnpu_infer_request_get_output_tensor(vnpu_infer_request *re
 	if (!req || !out)
 		return vnpu_error(VNPU_INVALID_ARGUMENT,
 				  "vnpu_infer_request_get_output_tensor: NULL argument");
-	return io_by_index(req, true, index, &io) ?: get_tensor(io, out);
+	return io_by_index(req, true, index, &io) ?: get_tensor(req, io, out);
 }
 
 VNPU_API vnpu_status vnpu_infer_request_get_tensor_by_port(vnpu_infer_request *req,
@@ -266,7 +271,7 @@ VNPU_API vnpu_status vnpu_infer_request_get_tensor_by_port(vnpu_infer_request *r
 	if (!req || !port || !out)
 		return vnpu_error(VNPU_INVALID_ARGUMENT,
 				  "vnpu_infer_request_get_tensor_by_port: NULL argument");
-	return io_by_port(req, port, &io) ?: get_tensor(io, out);
+	return io_by_port(req, port, &io) ?: get_tensor(req, io, out);
 }
 
 /* Check @t against @io's port; on success it replaces the current tensor. */
@@ -277,7 +282,7 @@ static vnpu_status set_tensor(struct vnpu_infer_request *req, struct io_state *i
 	char want[96], got[96];
 	void *staging = NULL;
 
-	if (req->job)
+	if (req->job || vnpu_async_busy(req))
 		return vnpu_error(VNPU_BUSY, "the request is running");
 	if (!vnpu_shape_equal(&t->shape, &port->shape))
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "\"%s\" has shape %s, the tensor %s",
@@ -463,7 +468,51 @@ vnpu_status vnpu_request_postprocess(struct vnpu_infer_request *req)
 /* Run @stage, adding its wall time to the request's profile. */
 #define TIMED(req, stage, call) \
 	({ int64_t t0_ = now_ns(); vnpu_status st_ = (call); \
-	   (req)->stage_ns[stage] += (uint64_t)(now_ns() - t0_); st_; })
+	   vnpu_request_stage_done(req, (enum vnpu_request_stage)(stage), t0_, now_ns()); st_; })
+
+void vnpu_request_stage_done(struct vnpu_infer_request *req,
+			     enum vnpu_request_stage stage, int64_t t0, int64_t t1)
+{
+	req->stage_ns[stage] += (uint64_t)(t1 - t0);
+	vnpu_async_timeline_add(req, stage, t0, t1);
+}
+
+void vnpu_request_run_begin(struct vnpu_infer_request *req)
+{
+	req->profiled = false;
+	memset(req->stage_ns, 0, sizeof(req->stage_ns));
+	vnpu_async_timeline_reset(req);
+}
+
+void vnpu_request_run_end(struct vnpu_infer_request *req, vnpu_status st)
+{
+	req->profiled = st == VNPU_OK && req->cm->config.profiling;
+}
+
+/* ---- what the asynchronous pipeline (async.c) reaches ---- */
+
+struct vnpu_request_async **vnpu_request_async_state(struct vnpu_infer_request *req)
+{
+	return &req->async;
+}
+
+struct vnpu_compiled_model *vnpu_request_compiled_model(const struct vnpu_infer_request *req)
+{
+	return req->cm;
+}
+
+struct vnpu_core_device *vnpu_request_device(const struct vnpu_infer_request *req)
+{
+	uint32_t last = req->cm->program->num_segments - 1;
+
+	return vnpu_segment_device(req->cm, req->segment < last ? req->segment : last);
+}
+
+void vnpu_request_cancel_job(struct vnpu_infer_request *req)
+{
+	if (req->job)
+		vnpu_segment_device(req->cm, req->segment)->plugin->ops->cancel(req->job);
+}
 
 VNPU_API vnpu_status vnpu_infer_request_infer(vnpu_infer_request *req)
 {
@@ -471,10 +520,9 @@ VNPU_API vnpu_status vnpu_infer_request_infer(vnpu_infer_request *req)
 
 	if (!req)
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "vnpu_infer_request_infer: req is NULL");
-	if (req->job)
+	if (req->job || vnpu_async_busy(req))
 		return vnpu_error(VNPU_BUSY, "the request is running");
-	req->profiled = false;
-	memset(req->stage_ns, 0, sizeof(req->stage_ns));
+	vnpu_request_run_begin(req);
 	st = TIMED(req, STAGE_PREPROCESS, vnpu_request_preprocess(req));
 	if (st == VNPU_OK)
 		st = TIMED(req, STAGE_UPLOAD, vnpu_request_upload(req));
@@ -487,7 +535,7 @@ VNPU_API vnpu_status vnpu_infer_request_infer(vnpu_infer_request *req)
 		st = TIMED(req, STAGE_DOWNLOAD, vnpu_request_download(req));
 	if (st == VNPU_OK)
 		st = TIMED(req, STAGE_POSTPROCESS, vnpu_request_postprocess(req));
-	req->profiled = st == VNPU_OK && req->cm->config.profiling;
+	vnpu_request_run_end(req, st);
 	return st;
 }
 
@@ -518,6 +566,8 @@ VNPU_API vnpu_status vnpu_infer_request_get_profiling_info(vnpu_infer_request *r
 	if (!req || !out)
 		return vnpu_error(VNPU_INVALID_ARGUMENT,
 				  "vnpu_infer_request_get_profiling_info: NULL argument");
+	if (vnpu_async_busy(req))
+		return vnpu_error(VNPU_BUSY, "the request is running");
 	if (!req->cm->config.profiling)
 		return vnpu_error(VNPU_UNSUPPORTED, "ENABLE_PROFILING was off when compiling");
 	if (!req->profiled)

@@ -1293,6 +1293,143 @@ static vnpu_status lower_isnan_isinf(struct cstate *s, struct cop *op)
 	return st ? st : binary(s, VNPU_BIN_OR, t1, t2, op->out[0]);
 }
 
+/*
+ * NegativeLogLikelihoodLoss (and SoftmaxCrossEntropyLoss: LogSoftmax on
+ * axis 1 first): loss = -x[n, t, ...] * w[t], 0 where t is ignore_index;
+ * then none, sum, or mean (divided by the sum of the weights used).
+ */
+static vnpu_status lower_loss(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0)), *ti = INFO(s, IN(op, 1));
+	const struct vnpu_attr *ign = vnpu_node_attr(N(op), "ignore_index");
+	const char *red = vnpu_attr_str(N(op), "reduction", "mean");
+	vnpu_element_type ft = xi->type;
+	int32_t x = IN(op, 0), t = IN(op, 1), w = IN(op, 2), mask = -1, g, loss, wt = -1, k;
+	int64_t tdims[VNPU_MAX_RANK], udims[VNPU_MAX_RANK], one = 1;
+	struct vnpu_layer_gather gattr = { .axis = 1 };
+	struct vnpu_layer_act neg = { .func = VNPU_ACT_NEG };
+	uint32_t all = (1u << ti->rank) - 1;
+	struct ctensor ct[3];
+	vnpu_status st = VNPU_OK;
+
+	if (!vnpu_type_is_float(ft))
+		return UNSUP(s, "input is %s", vnpu_element_type_str(ft));
+	memcpy(tdims, ti->dims, sizeof(tdims));
+	if (!strcmp(N(op)->op, "SoftmaxCrossEntropyLoss")) {
+		struct vnpu_layer_softmax sm = { .mode = VNPU_LOG_SOFTMAX, .axis = 1 };
+		int32_t lp = op->num_out > 1 ? op->out[1] : -1;
+
+		if (lp < 0)
+			st = cs_add_temp(s, ft, xi->rank, xi->dims, &lp);
+		if (st)
+			return st;
+		ct[0] = ct_dense(s, x);
+		ct[1] = ct_dense(s, lp);
+		st = layer(s, VNPU_LAYER_SOFTMAX, ct, 2, &sm, sizeof(sm));
+		if (st)
+			return st;
+		x = lp;
+	}
+	if (ign) {
+		int32_t ic, zero;
+
+		st = const_scalar(s, ti->type, (double)ign->i, &ic);
+		if (!st)
+			st = const_scalar(s, ti->type, 0, &zero);
+		if (!st)
+			st = cs_add_temp(s, VNPU_TYPE_BOOL, ti->rank, tdims, &mask);
+		if (!st)
+			st = binary(s, VNPU_BIN_EQUAL, t, ic, mask);
+		if (!st)
+			st = cs_add_temp(s, ti->type, ti->rank, tdims, &k);
+		if (!st)
+			st = lower_where(s, mask, zero, t, k);
+		if (st)
+			return st;
+		t = k;	/* ignored targets read class 0, then count 0 */
+	}
+	/* g[n, 0, ...] = x[n, t[n, ...], ...] */
+	udims[0] = tdims[0];
+	udims[1] = 1;
+	for (int32_t d = 1; d < ti->rank; d++)
+		udims[d + 1] = tdims[d];
+	st = cs_add_temp(s, ft, ti->rank, tdims, &g);
+	if (st)
+		return st;
+	ct[0] = ct_dense(s, x);
+	ct[1] = ct_shaped(s, t, ti->rank + 1, udims);
+	ct[2] = ct_shaped(s, g, ti->rank + 1, udims);
+	st = layer(s, VNPU_LAYER_GATHER_ELEMENTS, ct, 3, &gattr, sizeof(gattr));
+	if (!st)
+		st = cs_add_temp(s, ft, ti->rank, tdims, &loss);
+	if (!st)
+		st = unary(s, g, loss, &neg);
+	if (!st && w >= 0) {
+		struct vnpu_layer_gather wattr = { .axis = 0 };
+
+		st = cs_add_temp(s, ft, ti->rank, tdims, &wt);
+		ct[0] = ct_dense(s, w);
+		ct[1] = ct_dense(s, t);
+		ct[2] = ct_dense(s, wt);
+		if (!st)
+			st = layer(s, VNPU_LAYER_GATHER, ct, 3, &wattr, sizeof(wattr));
+		if (!st)
+			st = cs_add_temp(s, ft, ti->rank, tdims, &k);
+		if (!st)
+			st = binary(s, VNPU_BIN_MUL, loss, wt, k);
+		loss = k;
+	}
+	if (!st && mask >= 0) {
+		int32_t zero, onec;
+
+		st = const_scalar(s, ft, 0, &zero);
+		if (!st)
+			st = cs_add_temp(s, ft, ti->rank, tdims, &k);
+		if (!st)
+			st = lower_where(s, mask, zero, loss, k);
+		loss = k;
+		/* The weights the mean divides by: 0 where ignored. */
+		if (!st && wt < 0)
+			st = const_scalar(s, ft, 1, &onec);
+		else
+			onec = wt;
+		if (!st)
+			st = cs_add_temp(s, ft, ti->rank, tdims, &wt);
+		if (!st)
+			st = lower_where(s, mask, zero, onec, wt);
+	}
+	if (st)
+		return st;
+	if (!strcmp(red, "none"))
+		return copy(s, ct_dense(s, op->out[0]), ct_dense(s, loss));
+	{
+		int64_t ones[VNPU_MAX_RANK] = { 1, 1, 1, 1, 1, 1 };
+		struct vnpu_layer_reduce rattr = { .func = VNPU_REDUCE_SUM, .axes = all };
+		int32_t sum = op->out[0], den;
+
+		if (!strcmp(red, "mean"))
+			st = cs_add_temp(s, ft, 0, NULL, &sum);
+		ct[0] = ct_dense(s, loss);
+		ct[1] = ct_shaped(s, sum, ti->rank, ones);
+		if (!st)
+			st = layer(s, VNPU_LAYER_REDUCE, ct, 2, &rattr, sizeof(rattr));
+		if (st || strcmp(red, "mean"))
+			return st;
+		if (wt >= 0) {
+			st = cs_add_temp(s, ft, 0, NULL, &den);
+			ct[0] = ct_dense(s, wt);
+			ct[1] = ct_shaped(s, den, ti->rank, ones);
+			if (!st)
+				st = layer(s, VNPU_LAYER_REDUCE, ct, 2, &rattr, sizeof(rattr));
+		} else {
+			for (int32_t d = 0; d < ti->rank; d++)
+				one *= tdims[d];
+			st = const_scalar(s, ft, (double)one, &den);
+		}
+		return st ? st : binary(s, VNPU_BIN_DIV, sum, den, op->out[0]);
+	}
+}
+
 struct lower_map {
 	const char *op;
 	vnpu_status (*fn)(struct cstate *s, struct cop *op);
@@ -1327,6 +1464,7 @@ static const struct lower_map lower_maps[] = {
 	{ "Squeeze", lower_view_node }, { "Unsqueeze", lower_view_node },
 	{ "ConstantOfShape", lower_constant_of_shape }, { "Trilu", lower_trilu },
 	{ "IsNaN", lower_isnan_isinf }, { "IsInf", lower_isnan_isinf },
+	{ "NegativeLogLikelihoodLoss", lower_loss }, { "SoftmaxCrossEntropyLoss", lower_loss },
 };
 
 static vnpu_status lower_node(struct cstate *s, struct cop *op)

@@ -1075,6 +1075,32 @@ static vnpu_status infer_gather_elements(struct ictx *c)
 	return VNPU_OK;
 }
 
+/* NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss. */
+static vnpu_status infer_loss(struct ictx *c)
+{
+	const struct vnpu_tinfo *x, *t;
+	const char *red = vnpu_attr_str(c->n, "reduction", "mean");
+	vnpu_status st = need_inputs(c, 2, 3);
+
+	if (st)
+		return st;
+	x = IN(c, 0);
+	t = IN(c, 1);
+	if (t->type != VNPU_TYPE_I64 && t->type != VNPU_TYPE_I32)
+		return FAIL(c, "target is %s", vnpu_element_type_str(t->type));
+	if (x->rank >= 0 && (x->rank < 2 || (t->rank >= 0 && t->rank != x->rank - 1)))
+		return FAIL(c, "input rank %d, target rank %d", x->rank, t->rank);
+	if (!strcmp(red, "none"))
+		copy_shape(c->out[0], t, x->type);
+	else if (!strcmp(red, "sum") || !strcmp(red, "mean"))
+		set_out(c->out[0], x->type, 0, NULL);
+	else
+		return FAIL(c, "reduction '%s'", red);
+	if (c->n->num_outputs > 1 && c->out[1])
+		copy_shape(c->out[1], x, x->type);
+	return VNPU_OK;
+}
+
 static vnpu_status infer_expand_tile(struct ictx *c)
 {
 	bool tile = !strcmp(c->n->op, "Tile");
@@ -1769,6 +1795,7 @@ static const struct op_infer infer_table[] = {
 	{ "ThresholdedRelu", infer_unary }, { "Identity", infer_unary },
 	{ "Dropout", infer_unary }, { "Clip", infer_unary }, { "Not", infer_unary },
 	{ "Shrink", infer_unary }, { "Trilu", infer_same },
+	{ "NegativeLogLikelihoodLoss", infer_loss }, { "SoftmaxCrossEntropyLoss", infer_loss },
 	{ "GatherElements", infer_gather_elements }, { "LpNormalization", infer_same },
 	{ "IsNaN", infer_unary }, { "IsInf", infer_unary },
 	{ "Add", infer_binary }, { "Sub", infer_binary }, { "Mul", infer_binary },

@@ -1,0 +1,967 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Asynchronous infer requests: start_async, wait, wait_for, callbacks and
+ * cancel, over the stage functions of infer_request.c, and the executors
+ * the stages run on:
+ *
+ *   task executor      preprocess, upload, submit (a few threads)
+ *   wait executor      device wait, download, postprocess (one thread per
+ *                      device, taking its jobs in submission order)
+ *   callback executor  the callbacks (one thread, so they never overlap)
+ *
+ * So the host stages of one request overlap the device work of another.
+ * A run whose host stages take less time than handing them to a thread
+ * does them on the caller's thread (both times are measured as it goes).
+ *
+ * The executors exist while some request has used start_async: the first
+ * such request starts them, the last one freed stops them.
+ *
+ * Cancel: only the wait executor touches a submitted job (it waits for it
+ * and frees it), so it is also the one that cancels it: it waits in short
+ * slices and, between them, cancels the jobs of requests that asked.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "async.h"
+#include "runtime.h"
+
+/* How often the wait executor looks for cancelled requests. */
+#define WAIT_SLICE_NS 1000000
+#define TASK_THREADS_MAX 4
+/* Start guess of a handoff to the task executor, until measured. */
+#define HANDOFF_GUESS_NS 30000
+
+enum run_state {
+	RUN_IDLE,	/* no run, or the last one and its callback are done */
+	RUN_ACTIVE,	/* the stages are in flight */
+	RUN_CALLBACK,	/* done; its callback is queued or running */
+};
+
+struct span {
+	const char *name;
+	const char *kind;
+	const char *where;
+	int64_t start_ns, end_ns;
+};
+
+struct vnpu_request_async {
+	struct vnpu_infer_request *req;
+	struct vnpu_request_async *next;	/* executor queue link */
+	int64_t queued_ns;			/* when it entered the task queue */
+	int64_t submit_end_ns;			/* when its segment was submitted */
+	int64_t host_ns;			/* its last host stages, for inlining */
+	bool registered;			/* holds a reference on the executors */
+	atomic_bool cancel;			/* cancel asked for this run */
+	bool cancel_sent;			/* the job was told (wait executor) */
+
+	pthread_mutex_t lock;			/* protects everything below */
+	pthread_cond_t idle;			/* @state went to RUN_IDLE */
+	enum run_state state;
+	uint64_t run_gen;			/* bumped by every start */
+	vnpu_status status;			/* of the last completed run */
+	char message[512];			/* its vnpu_last_error() */
+	vnpu_infer_callback callback;
+	void *user_data;
+	bool in_callback;			/* the callback runs now */
+	bool releasing;				/* vnpu_infer_request_free() runs */
+	bool free_pending;			/* freed from its own callback */
+
+	/* The last run's stages (written by the one thread running a stage). */
+	uint32_t num_spans, max_spans;
+	struct span *spans;
+};
+
+struct executor {
+	const char *role;
+	struct vnpu_core_device *device;	/* wait executors: their device */
+	void (*handle)(struct executor *ex, struct vnpu_request_async *a);
+	pthread_mutex_t lock;			/* protects the queue and @stopping */
+	pthread_cond_t cond;
+	struct vnpu_request_async *head, *tail;
+	bool stopping;
+	bool orphan;				/* stopped from its own thread */
+	uint32_t num_threads;
+	pthread_t threads[TASK_THREADS_MAX];
+	struct executor *next;			/* the list of wait executors */
+};
+
+/* The executors and their users: requests that called start_async. */
+static struct {
+	pthread_mutex_t lock;		/* protects everything here */
+	uint32_t users;
+	struct executor *task, *callback, *waits;
+} pool = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static atomic_int_fast64_t handoff_ns = HANDOFF_GUESS_NS;
+static _Thread_local struct executor *current_executor;
+
+int64_t vnpu_async_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static const char *thread_role(void)
+{
+	return current_executor ? current_executor->role : "caller";
+}
+
+static void run_callback(struct executor *ex, struct vnpu_request_async *a);
+
+static bool on_callback_thread(void)
+{
+	return current_executor && current_executor->handle == run_callback;
+}
+
+/* ---- executors ---- */
+
+static void queue_push_locked(struct executor *ex, struct vnpu_request_async *a)
+{
+	a->next = NULL;
+	if (ex->tail)
+		ex->tail->next = a;
+	else
+		ex->head = a;
+	ex->tail = a;
+	pthread_cond_signal(&ex->cond);
+}
+
+static struct vnpu_request_async *queue_pop_locked(struct executor *ex)
+{
+	struct vnpu_request_async *a = ex->head;
+
+	ex->head = a->next;
+	if (!ex->head)
+		ex->tail = NULL;
+	a->next = NULL;
+	return a;
+}
+
+/* Take @a out of @ex's queue; false when it is not queued there. */
+static bool queue_unlink(struct executor *ex, struct vnpu_request_async *a)
+{
+	struct vnpu_request_async **p, *prev = NULL;
+	bool found = false;
+
+	pthread_mutex_lock(&ex->lock);
+	for (p = &ex->head; *p; prev = *p, p = &(*p)->next) {
+		if (*p == a) {
+			*p = a->next;
+			if (ex->tail == a)
+				ex->tail = prev;
+			found = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ex->lock);
+	return found;
+}
+
+static void executor_destroy(struct executor *ex)
+{
+	pthread_cond_destroy(&ex->cond);
+	pthread_mutex_destroy(&ex->lock);
+	free(ex);
+}
+
+static void executor_push(struct executor *ex, struct vnpu_request_async *a)
+{
+	pthread_mutex_lock(&ex->lock);
+	queue_push_locked(ex, a);
+	pthread_mutex_unlock(&ex->lock);
+}
+
+static void *executor_main(void *arg)
+{
+	struct executor *ex = arg;
+	struct vnpu_request_async *a;
+
+	current_executor = ex;
+	pthread_mutex_lock(&ex->lock);
+	for (;;) {
+		while (!ex->head && !ex->stopping)
+			pthread_cond_wait(&ex->cond, &ex->lock);
+		if (!ex->head)
+			break;
+		a = queue_pop_locked(ex);
+		pthread_mutex_unlock(&ex->lock);
+		ex->handle(ex, a);
+		pthread_mutex_lock(&ex->lock);
+	}
+	pthread_mutex_unlock(&ex->lock);
+	if (ex->orphan)
+		executor_destroy(ex);
+	return NULL;
+}
+
+static void executor_stop(struct executor *ex)
+{
+	bool self = false;
+	uint32_t i;
+
+	if (!ex)
+		return;
+	pthread_mutex_lock(&ex->lock);
+	ex->stopping = true;
+	pthread_cond_broadcast(&ex->cond);
+	pthread_mutex_unlock(&ex->lock);
+	for (i = 0; i < ex->num_threads; i++) {
+		/* A callback may free the last request: that thread ends on its own. */
+		if (pthread_equal(ex->threads[i], pthread_self())) {
+			pthread_detach(ex->threads[i]);
+			self = true;
+		} else {
+			pthread_join(ex->threads[i], NULL);
+		}
+	}
+	if (self)
+		ex->orphan = true;
+	else
+		executor_destroy(ex);
+}
+
+static struct executor *executor_new(const char *role, uint32_t threads,
+				     void (*handle)(struct executor *, struct vnpu_request_async *))
+{
+	struct executor *ex = calloc(1, sizeof(*ex));
+
+	if (!ex)
+		return NULL;
+	ex->role = role;
+	ex->handle = handle;
+	pthread_mutex_init(&ex->lock, NULL);
+	pthread_cond_init(&ex->cond, NULL);
+	for (ex->num_threads = 0; ex->num_threads < threads; ex->num_threads++) {
+		if (pthread_create(&ex->threads[ex->num_threads], NULL, executor_main, ex))
+			break;
+	}
+	if (!ex->num_threads) {
+		executor_stop(ex);
+		return NULL;
+	}
+	return ex;
+}
+
+static void run_host_stages(struct executor *ex, struct vnpu_request_async *a);
+static void *wait_main(void *arg);
+
+static uint32_t task_threads(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > TASK_THREADS_MAX ? TASK_THREADS_MAX : (uint32_t)n;
+}
+
+/* Take a reference on the executors for @a, starting them if needed. */
+static vnpu_status pool_register(struct vnpu_request_async *a)
+{
+	vnpu_status st = VNPU_OK;
+
+	if (a->registered)
+		return VNPU_OK;
+	pthread_mutex_lock(&pool.lock);
+	if (!pool.task)
+		pool.task = executor_new("task", task_threads(), run_host_stages);
+	if (!pool.callback)
+		pool.callback = executor_new("callback", 1, run_callback);
+	if (pool.task && pool.callback) {
+		pool.users++;
+		a->registered = true;
+	} else {
+		st = vnpu_error(VNPU_GENERAL_ERROR, "cannot start the executor threads");
+	}
+	pthread_mutex_unlock(&pool.lock);
+	return st;
+}
+
+static void pool_unregister(struct vnpu_request_async *a)
+{
+	struct executor *task = NULL, *callback = NULL, *waits = NULL, *ex;
+
+	if (!a->registered)
+		return;
+	pthread_mutex_lock(&pool.lock);
+	if (--pool.users == 0) {
+		task = pool.task;
+		callback = pool.callback;
+		waits = pool.waits;
+		pool.task = pool.callback = pool.waits = NULL;
+	}
+	pthread_mutex_unlock(&pool.lock);
+	a->registered = false;
+	executor_stop(task);
+	executor_stop(callback);
+	while (waits) {
+		ex = waits;
+		waits = ex->next;
+		executor_stop(ex);
+	}
+}
+
+/* The wait executor of @device, started on first use. */
+static struct executor *wait_executor(struct vnpu_core_device *device)
+{
+	struct executor *ex;
+
+	pthread_mutex_lock(&pool.lock);
+	for (ex = pool.waits; ex && ex->device != device; ex = ex->next)
+		;
+	if (!ex) {
+		ex = calloc(1, sizeof(*ex));
+		if (ex) {
+			ex->role = "wait";
+			ex->device = device;
+			pthread_mutex_init(&ex->lock, NULL);
+			pthread_cond_init(&ex->cond, NULL);
+			if (pthread_create(&ex->threads[0], NULL, wait_main, ex)) {
+				pthread_cond_destroy(&ex->cond);
+				pthread_mutex_destroy(&ex->lock);
+				free(ex);
+				ex = NULL;
+			} else {
+				ex->num_threads = 1;
+				ex->next = pool.waits;
+				pool.waits = ex;
+			}
+		}
+	}
+	pthread_mutex_unlock(&pool.lock);
+	return ex;
+}
+
+/* ---- the end of a run ---- */
+
+/*
+ * Record how the run ended and queue its callback, or end it. Once @a is
+ * idle another thread may free it: nothing touches it after the unlock.
+ */
+static void run_complete(struct vnpu_request_async *a, vnpu_status st)
+{
+	vnpu_request_run_end(a->req, st);
+	pthread_mutex_lock(&a->lock);
+	a->status = st;
+	a->message[0] = '\0';
+	if (st != VNPU_OK)
+		snprintf(a->message, sizeof(a->message), "%s", vnpu_last_error());
+	if (a->callback) {
+		/* Queued under @a's lock so that a release finds it queued. */
+		a->state = RUN_CALLBACK;
+		executor_push(pool.callback, a);
+	} else {
+		a->state = RUN_IDLE;
+		pthread_cond_broadcast(&a->idle);
+	}
+	pthread_mutex_unlock(&a->lock);
+}
+
+static vnpu_status cancelled(void)
+{
+	return vnpu_error(VNPU_CANCELLED, "the request was cancelled");
+}
+
+#define STAGE(a, stage, call) \
+	({ int64_t t0_ = vnpu_async_now_ns(); vnpu_status st_ = (call); \
+	   vnpu_request_stage_done((a)->req, stage, t0_, vnpu_async_now_ns()); st_; })
+
+/*
+ * Submit the next segment and queue the request on its device's wait
+ * executor, in submission order (the lock spans both).
+ */
+static void submit_and_queue(struct vnpu_request_async *a)
+{
+	struct executor *ex = wait_executor(vnpu_request_device(a->req));
+	vnpu_status st;
+	int64_t t0;
+
+	if (!ex) {
+		run_complete(a, vnpu_error(VNPU_GENERAL_ERROR, "cannot start a wait thread"));
+		return;
+	}
+	pthread_mutex_lock(&ex->lock);
+	if (atomic_load(&a->cancel)) {
+		pthread_mutex_unlock(&ex->lock);
+		run_complete(a, cancelled());
+		return;
+	}
+	t0 = vnpu_async_now_ns();
+	st = vnpu_request_submit(a->req);
+	a->submit_end_ns = vnpu_async_now_ns();
+	vnpu_request_stage_done(a->req, VNPU_STAGE_SUBMIT, t0, a->submit_end_ns);
+	if (st == VNPU_OK)
+		queue_push_locked(ex, a);
+	pthread_mutex_unlock(&ex->lock);
+	if (st != VNPU_OK)
+		run_complete(a, st);
+}
+
+/* Preprocess, upload, submit: on the caller's thread or the task executor. */
+static void host_stages(struct vnpu_request_async *a)
+{
+	int64_t t0 = vnpu_async_now_ns();
+	vnpu_status st = VNPU_OK;
+
+	if (atomic_load(&a->cancel))
+		st = cancelled();
+	if (st == VNPU_OK)
+		st = STAGE(a, VNPU_STAGE_PREPROCESS, vnpu_request_preprocess(a->req));
+	if (st == VNPU_OK)
+		st = STAGE(a, VNPU_STAGE_UPLOAD, vnpu_request_upload(a->req));
+	if (st != VNPU_OK) {
+		run_complete(a, st);
+		return;
+	}
+	submit_and_queue(a);
+	a->host_ns = vnpu_async_now_ns() - t0;
+}
+
+static void run_host_stages(struct executor *ex, struct vnpu_request_async *a)
+{
+	int64_t waited = vnpu_async_now_ns() - a->queued_ns;
+	int64_t avg = atomic_load(&handoff_ns);
+
+	(void)ex;
+	atomic_store(&handoff_ns, avg + (waited - avg) / 8);
+	host_stages(a);
+}
+
+/* After a segment's job ended with @st: the next segment, or the end. */
+static void segment_done(struct vnpu_request_async *a, vnpu_status st)
+{
+	if (st == VNPU_OK && atomic_load(&a->cancel))
+		st = cancelled();
+	if (st == VNPU_OK && vnpu_request_has_segment(a->req)) {
+		submit_and_queue(a);
+		return;
+	}
+	if (st == VNPU_OK)
+		st = STAGE(a, VNPU_STAGE_DOWNLOAD, vnpu_request_download(a->req));
+	if (st == VNPU_OK)
+		st = STAGE(a, VNPU_STAGE_POSTPROCESS, vnpu_request_postprocess(a->req));
+	run_complete(a, st);
+}
+
+/* Tell the device about requests of @ex's queue that asked to cancel. */
+static void send_cancels_locked(struct executor *ex)
+{
+	struct vnpu_request_async *a;
+
+	for (a = ex->head; a; a = a->next) {
+		if (atomic_load(&a->cancel) && !a->cancel_sent) {
+			a->cancel_sent = true;
+			vnpu_request_cancel_job(a->req);
+		}
+	}
+}
+
+/*
+ * The wait executor: waits for the job at the head of its queue in
+ * slices, sending cancels in between, then finishes that request.
+ */
+static void *wait_main(void *arg)
+{
+	struct executor *ex = arg;
+	struct vnpu_request_async *a;
+	int64_t t0;
+	vnpu_status st;
+
+	current_executor = ex;
+	pthread_mutex_lock(&ex->lock);
+	for (;;) {
+		while (!ex->head && !ex->stopping)
+			pthread_cond_wait(&ex->cond, &ex->lock);
+		if (!ex->head)
+			break;
+		send_cancels_locked(ex);
+		a = ex->head;
+		pthread_mutex_unlock(&ex->lock);
+		t0 = vnpu_async_now_ns();
+		st = vnpu_request_wait(a->req, t0 + WAIT_SLICE_NS);
+		pthread_mutex_lock(&ex->lock);
+		if (st == VNPU_NOT_READY)
+			continue;
+		queue_pop_locked(ex);
+		pthread_mutex_unlock(&ex->lock);
+		a->cancel_sent = false;
+		vnpu_request_stage_done(a->req, VNPU_STAGE_WAIT,
+					a->submit_end_ns, vnpu_async_now_ns());
+		segment_done(a, st);
+		pthread_mutex_lock(&ex->lock);
+	}
+	pthread_mutex_unlock(&ex->lock);
+	return NULL;
+}
+
+static void run_callback(struct executor *ex, struct vnpu_request_async *a)
+{
+	vnpu_infer_callback cb;
+	void *user_data;
+	vnpu_status st;
+	uint64_t gen;
+	int64_t t0;
+	bool free_now;
+
+	(void)ex;
+	pthread_mutex_lock(&a->lock);
+	cb = a->callback;
+	user_data = a->user_data;
+	st = a->status;
+	gen = a->run_gen;
+	a->in_callback = true;
+	if (st != VNPU_OK)
+		vnpu_error(st, "%s", a->message);
+	pthread_mutex_unlock(&a->lock);
+
+	t0 = vnpu_async_now_ns();
+	if (cb)
+		cb(a->req, st, user_data);
+
+	pthread_mutex_lock(&a->lock);
+	a->in_callback = false;
+	if (a->run_gen == gen) {
+		if (a->num_spans < a->max_spans)
+			a->spans[a->num_spans++] = (struct span){ "callback", "callback",
+				"callback", t0, vnpu_async_now_ns() };
+		a->state = RUN_IDLE;
+		pthread_cond_broadcast(&a->idle);
+	}
+	free_now = a->free_pending;
+	pthread_mutex_unlock(&a->lock);
+	if (free_now)
+		vnpu_infer_request_free(a->req);
+}
+
+/* ---- per-request state ---- */
+
+static struct vnpu_request_async *state_get(struct vnpu_infer_request *req)
+{
+	struct vnpu_request_async **slot = vnpu_request_async_state(req);
+	struct vnpu_request_async *a = *slot;
+	const struct vnpu_program *p;
+	pthread_condattr_t attr;
+
+	if (a)
+		return a;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return NULL;
+	p = vnpu_request_compiled_model(req)->program;
+	/* preprocess, upload, submit + wait per segment, download, post, callback */
+	a->max_spans = 5 + 2 * p->num_segments;
+	a->spans = calloc(a->max_spans, sizeof(*a->spans));
+	if (!a->spans) {
+		free(a);
+		return NULL;
+	}
+	a->req = req;
+	atomic_init(&a->cancel, false);
+	pthread_mutex_init(&a->lock, NULL);
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&a->idle, &attr);
+	pthread_condattr_destroy(&attr);
+	*slot = a;
+	return a;
+}
+
+static vnpu_status state_need(struct vnpu_infer_request *req, const char *fn,
+			      struct vnpu_request_async **out)
+{
+	if (!req)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "%s: req is NULL", fn);
+	*out = state_get(req);
+	if (!*out)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory");
+	return VNPU_OK;
+}
+
+bool vnpu_async_busy(struct vnpu_infer_request *req)
+{
+	struct vnpu_request_async *a = *vnpu_request_async_state(req);
+	bool busy;
+
+	if (!a)
+		return false;
+	pthread_mutex_lock(&a->lock);
+	/* Its own callback may read outputs and set inputs for the next run. */
+	busy = a->state == RUN_ACTIVE ||
+	       (a->state == RUN_CALLBACK && !(a->in_callback && on_callback_thread()));
+	pthread_mutex_unlock(&a->lock);
+	return busy;
+}
+
+/* On the callback thread, outside @a's callback: is @a's callback queued? */
+static bool callback_queued_behind_us(struct vnpu_request_async *a)
+{
+	return on_callback_thread() && a->state == RUN_CALLBACK && !a->in_callback;
+}
+
+bool vnpu_async_release(struct vnpu_infer_request *req)
+{
+	struct vnpu_request_async *a = *vnpu_request_async_state(req);
+	struct executor *cb_ex = pool.callback;
+
+	if (!a)
+		return true;
+	pthread_mutex_lock(&a->lock);
+	if (a->in_callback && on_callback_thread()) {
+		/* From its own callback: finish once the callback returns. */
+		a->free_pending = true;
+		a->callback = NULL;
+		pthread_mutex_unlock(&a->lock);
+		return false;
+	}
+	a->releasing = true;
+	a->callback = NULL;	/* a cancelled run ends without a callback */
+	if (a->state == RUN_ACTIVE)
+		atomic_store(&a->cancel, true);
+	if (callback_queued_behind_us(a) && queue_unlink(cb_ex, a)) {
+		a->state = RUN_IDLE;
+	}
+	while (a->state != RUN_IDLE)
+		pthread_cond_wait(&a->idle, &a->lock);
+	pthread_mutex_unlock(&a->lock);
+
+	pool_unregister(a);
+	pthread_cond_destroy(&a->idle);
+	pthread_mutex_destroy(&a->lock);
+	free(a->spans);
+	free(a);
+	*vnpu_request_async_state(req) = NULL;
+	return true;
+}
+
+void vnpu_async_timeline_reset(struct vnpu_infer_request *req)
+{
+	struct vnpu_request_async *a = state_get(req);
+
+	if (a)
+		a->num_spans = 0;
+}
+
+static const char *const stage_names[VNPU_NUM_STAGES] = {
+	"preprocess", "upload", "submit", "wait", "download", "postprocess",
+};
+
+void vnpu_async_timeline_add(struct vnpu_infer_request *req,
+			     enum vnpu_request_stage stage, int64_t t0, int64_t t1)
+{
+	struct vnpu_request_async *a = *vnpu_request_async_state(req);
+
+	if (!a || a->num_spans >= a->max_spans)
+		return;
+	a->spans[a->num_spans++] = (struct span){ stage_names[stage], "stage",
+						  thread_role(), t0, t1 };
+}
+
+/* ---- the public calls ---- */
+
+VNPU_API vnpu_status vnpu_infer_request_start_async(vnpu_infer_request *req)
+{
+	struct vnpu_request_async *a = NULL;
+	vnpu_status st = state_need(req, "vnpu_infer_request_start_async", &a);
+	bool own_callback, inline_host;
+
+	if (st != VNPU_OK)
+		return st;
+	st = pool_register(a);
+	if (st != VNPU_OK)
+		return st;
+	pthread_mutex_lock(&a->lock);
+	own_callback = a->in_callback && on_callback_thread();
+	if (a->releasing || a->free_pending) {
+		pthread_mutex_unlock(&a->lock);
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "the request is being freed");
+	}
+	if (a->state == RUN_ACTIVE || (a->state == RUN_CALLBACK && !own_callback)) {
+		pthread_mutex_unlock(&a->lock);
+		return vnpu_error(VNPU_BUSY, "the request is running");
+	}
+	a->state = RUN_ACTIVE;
+	a->run_gen++;
+	atomic_store(&a->cancel, false);
+	a->cancel_sent = false;
+	pthread_mutex_unlock(&a->lock);
+
+	vnpu_request_run_begin(req);
+	inline_host = a->host_ns <= atomic_load(&handoff_ns);
+	if (inline_host) {
+		host_stages(a);
+	} else {
+		a->queued_ns = vnpu_async_now_ns();
+		executor_push(pool.task, a);
+	}
+	return VNPU_OK;
+}
+
+/* Wait until @a is idle or @deadline_ns passes (INT64_MAX: forever). */
+static vnpu_status wait_idle(struct vnpu_request_async *a, int64_t deadline_ns)
+{
+	struct timespec ts = { deadline_ns / 1000000000, deadline_ns % 1000000000 };
+	vnpu_status st;
+	int ret = 0;
+
+	pthread_mutex_lock(&a->lock);
+	if (a->state != RUN_IDLE && a->callback && on_callback_thread()) {
+		pthread_mutex_unlock(&a->lock);
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "waiting in a callback for a request with a callback would "
+				  "deadlock: its callback runs on this thread");
+	}
+	while (a->state != RUN_IDLE && ret != ETIMEDOUT) {
+		if (deadline_ns == INT64_MAX)
+			pthread_cond_wait(&a->idle, &a->lock);
+		else
+			ret = pthread_cond_timedwait(&a->idle, &a->lock, &ts);
+	}
+	if (a->state != RUN_IDLE) {
+		pthread_mutex_unlock(&a->lock);
+		return vnpu_error(VNPU_NOT_READY, "the request is still running");
+	}
+	st = a->status;
+	if (st != VNPU_OK)
+		vnpu_error(st, "%s", a->message);
+	pthread_mutex_unlock(&a->lock);
+	return st;
+}
+
+VNPU_API vnpu_status vnpu_infer_request_wait(vnpu_infer_request *req)
+{
+	struct vnpu_request_async *a = NULL;
+	vnpu_status st = state_need(req, "vnpu_infer_request_wait", &a);
+
+	return st != VNPU_OK ? st : wait_idle(a, INT64_MAX);
+}
+
+VNPU_API vnpu_status vnpu_infer_request_wait_for(vnpu_infer_request *req,
+						 int64_t timeout_ms)
+{
+	struct vnpu_request_async *a = NULL;
+	vnpu_status st = state_need(req, "vnpu_infer_request_wait_for", &a);
+	int64_t now = vnpu_async_now_ns();
+
+	if (st != VNPU_OK)
+		return st;
+	if (timeout_ms < 0)
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "vnpu_infer_request_wait_for: negative timeout %lld ms",
+				  (long long)timeout_ms);
+	if (timeout_ms >= (INT64_MAX - now) / 1000000)
+		return wait_idle(a, INT64_MAX);
+	return wait_idle(a, now + timeout_ms * 1000000);
+}
+
+VNPU_API vnpu_status vnpu_infer_request_set_callback(vnpu_infer_request *req,
+						     vnpu_infer_callback callback,
+						     void *user_data)
+{
+	struct vnpu_request_async *a = NULL;
+	vnpu_status st = state_need(req, "vnpu_infer_request_set_callback", &a);
+	bool own_callback;
+
+	if (st != VNPU_OK)
+		return st;
+	pthread_mutex_lock(&a->lock);
+	own_callback = a->in_callback && on_callback_thread();
+	if (a->state == RUN_ACTIVE || (a->state == RUN_CALLBACK && !own_callback)) {
+		pthread_mutex_unlock(&a->lock);
+		return vnpu_error(VNPU_BUSY, "the request is running");
+	}
+	a->callback = callback;
+	a->user_data = user_data;
+	pthread_mutex_unlock(&a->lock);
+	return VNPU_OK;
+}
+
+VNPU_API vnpu_status vnpu_infer_request_cancel(vnpu_infer_request *req)
+{
+	struct vnpu_request_async *a = NULL;
+	vnpu_status st = state_need(req, "vnpu_infer_request_cancel", &a);
+
+	if (st != VNPU_OK)
+		return st;
+	pthread_mutex_lock(&a->lock);
+	if (a->state == RUN_ACTIVE)
+		atomic_store(&a->cancel, true);
+	pthread_mutex_unlock(&a->lock);
+	return VNPU_OK;
+}
+
+/* ---- the timeline ---- */
+
+/* Sum of the layer times of segment @seg, from profiling @info. */
+static int64_t segment_layers_ns(const struct vnpu_program *p,
+				 const vnpu_profiling_info *info, uint32_t seg)
+{
+	int64_t sum = 0;
+	uint32_t i;
+
+	for (i = 0; i < p->num_layers; i++) {
+		if (p->layers[i].segment == seg)
+			sum += (int64_t)info->entries[VNPU_NUM_STAGES + i].real_time_ns;
+	}
+	return sum;
+}
+
+/* The end of the wait and submit spans of segment @seg, or 0. */
+static void segment_bounds(const struct vnpu_request_async *a, uint32_t seg,
+			   int64_t *submit_end, int64_t *wait_end)
+{
+	uint32_t i, n = 0;
+
+	*submit_end = *wait_end = 0;
+	for (i = 0; i < a->num_spans; i++) {
+		if (a->spans[i].name == stage_names[VNPU_STAGE_SUBMIT] && n == seg)
+			*submit_end = a->spans[i].end_ns;
+		if (a->spans[i].name == stage_names[VNPU_STAGE_WAIT] && n++ == seg)
+			*wait_end = a->spans[i].end_ns;
+	}
+}
+
+/* Append one span per layer that ran, laid out back from each segment's end. */
+static uint32_t layer_spans(const struct vnpu_request_async *a, const struct vnpu_program *p,
+			    const vnpu_profiling_info *info, vnpu_timeline_span *out,
+			    char **pool_pos)
+{
+	int64_t submit_end, wait_end, t;
+	const vnpu_profiling_entry *e;
+	uint32_t seg, i, n = 0;
+
+	for (seg = 0; seg < p->num_segments; seg++) {
+		segment_bounds(a, seg, &submit_end, &wait_end);
+		if (!wait_end)
+			continue;
+		t = wait_end - segment_layers_ns(p, info, seg);
+		if (t < submit_end)
+			t = submit_end;
+		for (i = 0; i < p->num_layers; i++) {
+			e = &info->entries[VNPU_NUM_STAGES + i];
+			if (p->layers[i].segment != seg || e->status != VNPU_PROFILING_EXECUTED)
+				continue;
+			out[n].kind = "layer";
+			out[n].name = *pool_pos;
+			*pool_pos = stpcpy(*pool_pos, e->name) + 1;
+			out[n].where = *pool_pos;
+			*pool_pos = stpcpy(*pool_pos, e->exec_type) + 1;
+			out[n].start_ns = t;
+			t += (int64_t)e->real_time_ns;
+			out[n].end_ns = t;
+			n++;
+		}
+	}
+	return n;
+}
+
+VNPU_API vnpu_status vnpu_infer_request_get_timeline(vnpu_infer_request *req,
+						     vnpu_timeline **out)
+{
+	struct vnpu_request_async *a = NULL;
+	const struct vnpu_program *p;
+	vnpu_profiling_info *info = NULL;
+	vnpu_timeline_span *s;
+	vnpu_timeline *tl;
+	size_t strings = 0;
+	uint32_t i, n;
+	char *pos;
+	vnpu_status st = state_need(req, "vnpu_infer_request_get_timeline", &a);
+
+	if (st != VNPU_OK)
+		return st;
+	if (!out)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "vnpu_infer_request_get_timeline: out is NULL");
+	if (vnpu_async_busy(req))
+		return vnpu_error(VNPU_BUSY, "the request is running");
+	if (!a->num_spans)
+		return vnpu_error(VNPU_NOT_READY, "no run has completed yet");
+	p = vnpu_request_compiled_model(req)->program;
+	if (vnpu_infer_request_get_profiling_info(req, &info) != VNPU_OK)
+		info = NULL;
+	for (i = 0; info && i < p->num_layers; i++)
+		strings += strlen(info->entries[VNPU_NUM_STAGES + i].name) +
+			   strlen(info->entries[VNPU_NUM_STAGES + i].exec_type) + 2;
+	n = a->num_spans + (info ? p->num_layers : 0);
+	tl = calloc(1, sizeof(*tl) + n * sizeof(*s) + strings);
+	if (!tl) {
+		vnpu_profiling_info_free(info);
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory");
+	}
+	s = (vnpu_timeline_span *)(tl + 1);
+	pos = (char *)(s + n);
+	for (i = 0; i < a->num_spans; i++)
+		s[i] = (vnpu_timeline_span){ a->spans[i].name, a->spans[i].kind, a->spans[i].where,
+					     a->spans[i].start_ns, a->spans[i].end_ns };
+	n = a->num_spans;
+	if (info)
+		n += layer_spans(a, p, info, s + n, &pos);
+	vnpu_profiling_info_free(info);
+	tl->count = n;
+	tl->spans = s;
+	*out = tl;
+	return VNPU_OK;
+}
+
+VNPU_API void vnpu_timeline_free(vnpu_timeline *timeline)
+{
+	free(timeline);
+}
+
+/* ---- THROUGHPUT: how many requests keep the device busy ---- */
+
+static int64_t measure_requests(struct vnpu_compiled_model *cm)
+{
+	const struct vnpu_device_info *info = &cm->primary->info;
+	int64_t host = 0, device = 0, depth, most;
+	struct vnpu_infer_request *req;
+	vnpu_timeline *tl;
+	uint32_t i, run;
+
+	if (vnpu_compiled_model_create_infer_request(cm, &req) != VNPU_OK)
+		return 0;
+	/* The first run warms caches and the device up; time the next two. */
+	for (run = 0; run < 3; run++) {
+		if (vnpu_infer_request_infer(req) != VNPU_OK ||
+		    vnpu_infer_request_get_timeline(req, &tl) != VNPU_OK)
+			break;
+		for (i = 0; run && i < tl->count; i++) {
+			if (strcmp(tl->spans[i].kind, "stage"))
+				continue;
+			if (!strcmp(tl->spans[i].name, "wait"))
+				device += tl->spans[i].end_ns - tl->spans[i].start_ns;
+			else
+				host += tl->spans[i].end_ns - tl->spans[i].start_ns;
+		}
+		vnpu_timeline_free(tl);
+	}
+	vnpu_infer_request_free(req);
+	if (run < 3)
+		return 0;
+	/* While one request is on the device the others do their host stages. */
+	depth = 1 + (host + (device ? device : 1) - 1) / (device ? device : 1);
+	most = info->tiles + 1;
+	if (info->max_requests && most > info->max_requests)
+		most = info->max_requests;
+	if (depth > most)
+		depth = most;
+	return depth < 2 ? 2 : depth;
+}
+
+int64_t vnpu_async_optimal_requests(struct vnpu_compiled_model *cm)
+{
+	int64_t n = atomic_load(&cm->measured_requests);
+
+	if (!n) {
+		n = measure_requests(cm);
+		if (!n)
+			return cm->primary->info.optimal_requests;
+		atomic_store(&cm->measured_requests, n);
+	}
+	return n;
+}

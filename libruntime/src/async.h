@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal: the asynchronous pipeline of infer requests (async.c) and the
+ * few hooks it shares with the synchronous request (infer_request.c).
+ *
+ * The request's stages are numbered as its profiling entries are:
+ * preprocess, upload, submit, wait, download, postprocess.
+ */
+#ifndef VNPU_SRC_ASYNC_H
+#define VNPU_SRC_ASYNC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <vnpu/vnpu_infer_request.h>
+
+struct vnpu_core_device;
+struct vnpu_request_async;
+
+enum vnpu_request_stage {
+	VNPU_STAGE_PREPROCESS,
+	VNPU_STAGE_UPLOAD,
+	VNPU_STAGE_SUBMIT,
+	VNPU_STAGE_WAIT,
+	VNPU_STAGE_DOWNLOAD,
+	VNPU_STAGE_POSTPROCESS,
+	VNPU_NUM_STAGES,
+};
+
+/* ---- infer_request.c, for the pipeline ---- */
+
+/* The request's async state (NULL until its first async call). */
+struct vnpu_request_async **vnpu_request_async_state(struct vnpu_infer_request *req);
+struct vnpu_compiled_model *vnpu_request_compiled_model(const struct vnpu_infer_request *req);
+/* The device of the segment running, or of the one submit starts next. */
+struct vnpu_core_device *vnpu_request_device(const struct vnpu_infer_request *req);
+/* Ask the device to stop the running segment's job (wait then frees it). */
+void vnpu_request_cancel_job(struct vnpu_infer_request *req);
+/* Start and end a run: reset, then keep, the stage times and timeline. */
+void vnpu_request_run_begin(struct vnpu_infer_request *req);
+void vnpu_request_run_end(struct vnpu_infer_request *req, vnpu_status st);
+/* Account stage @stage that ran from @t0 to @t1 (CLOCK_MONOTONIC ns). */
+void vnpu_request_stage_done(struct vnpu_infer_request *req,
+			     enum vnpu_request_stage stage, int64_t t0, int64_t t1);
+
+/* ---- async.c, for infer_request.c ---- */
+
+/* True while a start_async run (or its callback) is in flight. */
+bool vnpu_async_busy(struct vnpu_infer_request *req);
+/*
+ * At vnpu_infer_request_free(): cancel a run in flight, wait for it, drop
+ * the async state. False when called from the request's own callback: the
+ * callback executor frees the request once the callback returns.
+ */
+bool vnpu_async_release(struct vnpu_infer_request *req);
+/* Timeline bookkeeping of a run (vnpu_request_run_begin / stage_done). */
+void vnpu_async_timeline_reset(struct vnpu_infer_request *req);
+void vnpu_async_timeline_add(struct vnpu_infer_request *req,
+			     enum vnpu_request_stage stage, int64_t t0, int64_t t1);
+int64_t vnpu_async_now_ns(void);
+
+/* ---- async.c, for compiled_model.c ---- */
+
+/*
+ * OPTIMAL_NUMBER_OF_INFER_REQUESTS for THROUGHPUT: the pipeline depth that
+ * keeps the device busy, from the stage times of a few runs of @cm
+ * (measured once) and the device's tiles; the device's own figure when
+ * the runs fail.
+ */
+int64_t vnpu_async_optimal_requests(struct vnpu_compiled_model *cm);
+
+#endif /* VNPU_SRC_ASYNC_H */
