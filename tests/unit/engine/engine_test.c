@@ -7,6 +7,7 @@
 #include "engine_test.h"
 
 int et_failures;
+static int et_layers;
 unsigned int et_host_features;
 
 static unsigned long long rng_state = 0x9e3779b97f4a7c15ull;
@@ -107,6 +108,8 @@ static int run_four(const char *name, __u32 op, const struct vnpu_tensor *t,
 	static const __u32 parts[4] = { 1, 7, 1, 64 };
 	int i, rc;
 
+	et_layers++;
+
 	for (i = 0; i < 4; i++) {
 		__u32 f = i < 2 ? 0 : VNPU_ENG_F_AVX2_FMA;
 
@@ -202,6 +205,7 @@ int main(int argc, char **argv)
 		et_test_other();
 	if (!only || !strcmp(only, "check"))
 		et_test_check();
-	printf("%s: %d failure(s)\n", only ? only : "all", et_failures);
+	printf("%s: %d layers, %d failure(s)\n", only ? only : "all", et_layers,
+	       et_failures);
 	return et_failures ? 1 : 0;
 }

@@ -1,2 +1,735 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * SOFTMAX, NORM, REDUCE, ARGREDUCE, RESIZE, PAD, GATHER and
+ * GATHER_ELEMENTS against plain loops.
+ */
 #include "engine_test.h"
-void et_test_other(void) {}
+
+static __u64 numel(const struct vnpu_tensor *t)
+{
+	__u64 n = 1;
+	__u32 d;
+
+	for (d = 0; d < t->rank; d++)
+		n *= t->dims[d];
+	return n;
+}
+
+/* Coordinates of flat element @e of a dense tensor. */
+static void coords(const struct vnpu_tensor *t, size_t e, size_t *c)
+{
+	int d;
+
+	for (d = (int)t->rank - 1; d >= 0; d--) {
+		c[d] = e % t->dims[d];
+		e /= t->dims[d];
+	}
+}
+
+static size_t flat(const struct vnpu_tensor *t, const size_t *c)
+{
+	size_t off = 0;
+	__u32 d;
+
+	for (d = 0; d < t->rank; d++)
+		off += c[d] * (size_t)t->strides[d];
+	return off;
+}
+
+static void test_softmax(void)
+{
+	static const struct { __u32 rank; __u64 dims[4]; } shapes[] = {
+		{ 1, { 1 } }, { 1, { 1000 } }, { 2, { 3, 17 } },
+		{ 3, { 2, 5, 7 } }, { 4, { 2, 3, 4, 5 } },
+	};
+	size_t s, e, c[6], j;
+	__u32 mode, axis;
+
+	for (s = 0; s < 5; s++)
+		for (mode = 0; mode < 3; mode++)
+			for (axis = 0; axis < shapes[s].rank; axis++) {
+				struct vnpu_layer_softmax at = { mode, axis };
+				struct vnpu_tensor t[2];
+				size_t n, len = shapes[s].dims[axis];
+				float *x, *y, *ref;
+				void *data[2];
+
+				t[0] = et_dense(VNPU_DTYPE_F32, shapes[s].rank,
+						shapes[s].dims);
+				t[1] = t[0];
+				n = numel(&t[0]);
+				x = malloc(n * 4);
+				y = malloc(n * 4);
+				ref = malloc(n * 4);
+				et_fill_f32(x, n);
+				for (e = 0; e < n; e++)
+					x[e] *= 10;
+				for (e = 0; e < n; e++) {
+					double mx = -INFINITY, sum = 0;
+					size_t arg = 0, self;
+
+					coords(&t[0], e, c);
+					self = c[axis];
+					for (j = 0; j < len; j++) {
+						c[axis] = j;
+						if (x[flat(&t[0], c)] > mx) {
+							mx = x[flat(&t[0], c)];
+							arg = j;
+						}
+					}
+					for (j = 0; j < len; j++) {
+						c[axis] = j;
+						sum += exp(x[flat(&t[0], c)] - mx);
+					}
+					if (mode == VNPU_SOFTMAX)
+						ref[e] = (float)(exp(x[e] - mx) / sum);
+					else if (mode == VNPU_LOG_SOFTMAX)
+						ref[e] = (float)(x[e] - mx - log(sum));
+					else
+						ref[e] = self == arg;
+				}
+				data[0] = x;
+				data[1] = y;
+				et_layer_f32("softmax", VNPU_LAYER_SOFTMAX, t, data, 2,
+					     &at, sizeof(at), ref, 1e-7, 1e-6);
+				free(x);
+				free(y);
+				free(ref);
+			}
+}
+
+/* A per-channel parameter, positive when @positive. */
+static float *channel_param(size_t c, int positive)
+{
+	float *p = malloc(c * 4);
+	size_t i;
+
+	et_fill_f32(p, c);
+	if (positive)
+		for (i = 0; i < c; i++)
+			p[i] = fabsf(p[i]) + 0.1f;
+	return p;
+}
+
+static void test_batch_instance(void)
+{
+	__u64 dims[4] = { 2, 5, 6, 7 }, cdim = 5;
+	struct vnpu_layer_norm at = {};
+	struct vnpu_tensor t[6];
+	float *x, *y, *ref, *p[4];
+	void *data[6];
+	size_t n, e, c[6], i, k, per = 42;
+	int mode;
+
+	t[0] = et_dense(VNPU_DTYPE_F32, 4, dims);
+	n = numel(&t[0]);
+	x = malloc(n * 4);
+	y = malloc(n * 4);
+	ref = malloc(n * 4);
+	et_fill_f32(x, n);
+	for (i = 0; i < 4; i++)
+		p[i] = channel_param(5, i == 3);
+	for (mode = VNPU_NORM_BATCH; mode <= VNPU_NORM_INSTANCE; mode++) {
+		__u32 np = mode == VNPU_NORM_BATCH ? 4 : 2;
+
+		for (i = 0; i < np; i++) {
+			t[1 + i] = et_dense(VNPU_DTYPE_F32, 1, &cdim);
+			data[1 + i] = p[i];
+		}
+		t[1 + np] = t[0];
+		data[0] = x;
+		data[1 + np] = y;
+		for (e = 0; e < n; e++) {
+			double mean, var, eps = 1e-5;
+
+			coords(&t[0], e, c);
+			if (mode == VNPU_NORM_BATCH) {
+				mean = p[2][c[1]];
+				var = p[3][c[1]];
+			} else {
+				size_t base = (c[0] * 5 + c[1]) * per;
+
+				mean = var = 0;
+				for (k = 0; k < per; k++)
+					mean += x[base + k];
+				mean /= per;
+				for (k = 0; k < per; k++)
+					var += (x[base + k] - mean) * (x[base + k] - mean);
+				var /= per;
+			}
+			ref[e] = (float)((x[e] - mean) / sqrt(var + eps) *
+					 p[0][c[1]] + p[1][c[1]]);
+		}
+		memset(&at, 0, sizeof(at));
+		at.mode = mode;
+		at.epsilon = et_f32_bits(1e-5f);
+		et_layer_f32(mode == VNPU_NORM_BATCH ? "batchnorm" : "instancenorm",
+			     VNPU_LAYER_NORM, t, data, np + 2, &at, sizeof(at), ref,
+			     1e-6, 1e-5);
+	}
+	for (i = 0; i < 4; i++)
+		free(p[i]);
+	free(x);
+	free(y);
+	free(ref);
+}
+
+static void test_layer_norm(void)
+{
+	__u64 dims[3] = { 3, 4, 10 };
+	size_t e, k, c[6];
+	__u32 axis, bias;
+
+	for (axis = 0; axis < 3; axis++)
+		for (bias = 0; bias < 2; bias++) {
+			struct vnpu_layer_norm at = {};
+			struct vnpu_tensor t[4];
+			void *data[4];
+			size_t n, len = 1, rows = 1;
+			float *x, *y, *ref, *sc, *bi;
+			__u32 d, nt = 0;
+
+			for (d = 0; d < 3; d++)
+				if (d < axis)
+					rows *= dims[d];
+				else
+					len *= dims[d];
+			t[nt] = et_dense(VNPU_DTYPE_F32, 3, dims);
+			n = numel(&t[0]);
+			x = malloc(n * 4);
+			y = malloc(n * 4);
+			ref = malloc(n * 4);
+			sc = malloc(len * 4);
+			bi = malloc(len * 4);
+			et_fill_f32(x, n);
+			et_fill_f32(sc, len);
+			et_fill_f32(bi, len);
+			data[nt++] = x;
+			t[nt] = et_dense(VNPU_DTYPE_F32, 3 - axis, dims + axis);
+			data[nt++] = sc;
+			if (bias) {
+				t[nt] = t[nt - 1];
+				data[nt++] = bi;
+			}
+			t[nt] = t[0];
+			data[nt++] = y;
+			for (e = 0; e < n; e++) {
+				size_t r = e / len, base = r * len;
+				double mean = 0, var = 0;
+
+				coords(&t[0], e, c);
+				for (k = 0; k < len; k++)
+					mean += x[base + k];
+				mean /= len;
+				for (k = 0; k < len; k++)
+					var += (x[base + k] - mean) * (x[base + k] - mean);
+				var /= len;
+				ref[e] = (float)((x[e] - mean) / sqrt(var + 1e-5) *
+						 sc[e % len] + (bias ? bi[e % len] : 0));
+			}
+			(void)rows;
+			at.mode = VNPU_NORM_LAYER;
+			at.axis = axis;
+			at.flags = bias ? VNPU_LAYER_F_BIAS : 0;
+			at.epsilon = et_f32_bits(1e-5f);
+			et_layer_f32("layernorm", VNPU_LAYER_NORM, t, data, nt, &at,
+				     sizeof(at), ref, 1e-6, 1e-5);
+			free(x);
+			free(y);
+			free(ref);
+			free(sc);
+			free(bi);
+		}
+}
+
+static void test_lp_lrn(void)
+{
+	__u64 dims[4] = { 2, 7, 3, 4 };
+	struct vnpu_tensor t[2];
+	size_t n, e, c[6], j;
+	float *x, *y, *ref;
+	void *data[2];
+	__u32 p, axis, size;
+
+	t[0] = et_dense(VNPU_DTYPE_F32, 4, dims);
+	t[1] = t[0];
+	n = numel(&t[0]);
+	x = malloc(n * 4);
+	y = malloc(n * 4);
+	ref = malloc(n * 4);
+	et_fill_f32(x, n);
+	data[0] = x;
+	data[1] = y;
+	for (p = 1; p <= 2; p++)
+		for (axis = 0; axis < 4; axis++) {
+			struct vnpu_layer_norm at = { .mode = VNPU_NORM_LP,
+						      .axis = axis, .p = p };
+
+			for (e = 0; e < n; e++) {
+				double norm = 0;
+
+				coords(&t[0], e, c);
+				for (j = 0; j < dims[axis]; j++) {
+					size_t cc[6];
+
+					memcpy(cc, c, sizeof(cc));
+					cc[axis] = j;
+					norm += p == 1 ? fabs(x[flat(&t[0], cc)]) :
+						x[flat(&t[0], cc)] * x[flat(&t[0], cc)];
+				}
+				ref[e] = (float)(x[e] / (p == 1 ? norm : sqrt(norm)));
+			}
+			et_layer_f32("lpnorm", VNPU_LAYER_NORM, t, data, 2, &at,
+				     sizeof(at), ref, 1e-7, 1e-6);
+		}
+	for (size = 1; size <= 6; size += 1) {
+		struct vnpu_layer_norm at = { .mode = VNPU_NORM_LRN, .size = size };
+		double al = 1e-2, be = 0.75, bias = 2;
+
+		at.alpha = et_f32_bits((float)al);
+		at.beta = et_f32_bits((float)be);
+		at.bias = et_f32_bits((float)bias);
+		for (e = 0; e < n; e++) {
+			double sq = 0;
+			long ch, lo, hi;
+
+			coords(&t[0], e, c);
+			lo = (long)c[1] - (long)(size - 1) / 2;
+			hi = (long)c[1] + size / 2;
+			for (ch = lo < 0 ? 0 : lo; ch <= hi && ch < 7; ch++) {
+				size_t cc[6];
+
+				memcpy(cc, c, sizeof(cc));
+				cc[1] = (size_t)ch;
+				sq += (double)x[flat(&t[0], cc)] * x[flat(&t[0], cc)];
+			}
+			ref[e] = (float)(x[e] / pow(bias + al / size * sq, be));
+		}
+		et_layer_f32("lrn", VNPU_LAYER_NORM, t, data, 2, &at, sizeof(at),
+			     ref, 1e-7, 1e-6);
+	}
+	free(x);
+	free(y);
+	free(ref);
+}
+
+static double ref_reduce(__u32 f, const float *v, size_t n)
+{
+	double acc = 0, mx = -INFINITY;
+	size_t i;
+
+	switch (f) {
+	case VNPU_REDUCE_MAX: acc = -INFINITY; break;
+	case VNPU_REDUCE_MIN: acc = INFINITY; break;
+	case VNPU_REDUCE_PROD: acc = 1; break;
+	default: break;
+	}
+	for (i = 0; i < n; i++) {
+		double x = v[i];
+
+		switch (f) {
+		case VNPU_REDUCE_MAX: acc = x > acc ? x : acc; break;
+		case VNPU_REDUCE_MIN: acc = x < acc ? x : acc; break;
+		case VNPU_REDUCE_PROD: acc *= x; break;
+		case VNPU_REDUCE_L1: acc += fabs(x); break;
+		case VNPU_REDUCE_L2: case VNPU_REDUCE_SUM_SQUARE: acc += x * x; break;
+		case VNPU_REDUCE_LOG_SUM_EXP: mx = x > mx ? x : mx; break;
+		default: acc += x; break;
+		}
+	}
+	switch (f) {
+	case VNPU_REDUCE_MEAN: return acc / n;
+	case VNPU_REDUCE_L2: return sqrt(acc);
+	case VNPU_REDUCE_LOG_SUM: return log(acc);
+	case VNPU_REDUCE_LOG_SUM_EXP:
+		for (i = 0; i < n; i++)
+			acc += exp(v[i] - mx);
+		return mx + log(acc);
+	default: return acc;
+	}
+}
+
+static void test_reduce(void)
+{
+	__u64 dims[4] = { 3, 4, 1, 5 };
+	struct vnpu_tensor t[2];
+	float *x, vals[64];
+	size_t n, e, c[6], k;
+	__u32 f, axes;
+
+	t[0] = et_dense(VNPU_DTYPE_F32, 4, dims);
+	n = numel(&t[0]);
+	x = malloc(n * 4);
+	et_fill_f32(x, n);
+	for (e = 0; e < n; e++)
+		x[e] = x[e] * 2 + (x[e] > 0 ? 0.1f : -0.1f);
+	for (f = 0; f < VNPU_REDUCE_COUNT; f++)
+		for (axes = 0; axes < 16; axes++) {
+			struct vnpu_layer_reduce at = { f, axes };
+			__u64 dy[4];
+			float y[64], ref[64];
+			void *data[2] = { x, y };
+			__u32 d;
+			char name[64];
+
+			if (f == VNPU_REDUCE_LOG_SUM)
+				for (e = 0; e < n; e++)
+					x[e] = fabsf(x[e]);
+			for (d = 0; d < 4; d++)
+				dy[d] = (axes >> d) & 1 ? 1 : dims[d];
+			t[1] = et_dense(VNPU_DTYPE_F32, 4, dy);
+			for (e = 0; e < numel(&t[1]); e++) {
+				size_t cnt = 0;
+
+				coords(&t[1], e, c);
+				for (k = 0; k < n; k++) {
+					size_t kc[6];
+
+					coords(&t[0], k, kc);
+					for (d = 0; d < 4; d++)
+						if (!((axes >> d) & 1) && kc[d] != c[d])
+							break;
+					if (d == 4)
+						vals[cnt++] = x[k];
+				}
+				ref[e] = (float)ref_reduce(f, vals, cnt);
+			}
+			snprintf(name, sizeof(name), "reduce f%u axes %x", f, axes);
+			et_layer_f32(name, VNPU_LAYER_REDUCE, t, data, 2, &at,
+				     sizeof(at), ref, 1e-6, 1e-6);
+		}
+	/* Integer sum and max over axis 1. */
+	{
+		__u64 di[2] = { 4, 9 }, dyi[2] = { 4, 1 };
+		int32_t xi[36], yi[4], ri[4];
+		void *data[2] = { xi, yi };
+		struct vnpu_layer_reduce at = { VNPU_REDUCE_MAX, 2 };
+		int i, j;
+
+		t[0] = et_dense(VNPU_DTYPE_I32, 2, di);
+		t[1] = et_dense(VNPU_DTYPE_I32, 2, dyi);
+		for (i = 0; i < 36; i++)
+			xi[i] = (int32_t)(et_randf() * 1000);
+		for (i = 0; i < 4; i++) {
+			ri[i] = INT32_MIN;
+			for (j = 0; j < 9; j++)
+				ri[i] = xi[i * 9 + j] > ri[i] ? xi[i * 9 + j] : ri[i];
+		}
+		et_layer_exact("reduce max i32", VNPU_LAYER_REDUCE, t, data, 2,
+			       &at, sizeof(at), ri);
+		at.func = VNPU_REDUCE_SUM;
+		for (i = 0; i < 4; i++) {
+			ri[i] = 0;
+			for (j = 0; j < 9; j++)
+				ri[i] += xi[i * 9 + j];
+		}
+		et_layer_exact("reduce sum i32", VNPU_LAYER_REDUCE, t, data, 2,
+			       &at, sizeof(at), ri);
+	}
+	free(x);
+}
+
+static void test_argreduce(void)
+{
+	__u64 dims[3] = { 3, 6, 4 };
+	struct vnpu_tensor t[2];
+	float x[72];
+	size_t e, c[6], j;
+	__u32 axis, mn, last;
+
+	t[0] = et_dense(VNPU_DTYPE_F32, 3, dims);
+	for (e = 0; e < 72; e++)
+		x[e] = (float)((int)(et_randf() * 3));	/* many ties */
+	for (axis = 0; axis < 3; axis++)
+		for (mn = 0; mn < 2; mn++)
+			for (last = 0; last < 2; last++) {
+				struct vnpu_layer_argreduce at = { mn, axis, last, 0 };
+				__u64 dy[3] = { 3, 6, 4 };
+				int64_t y[72], ref[72];
+				void *data[2] = { x, y };
+
+				dy[axis] = 1;
+				t[1] = et_dense(VNPU_DTYPE_I64, 3, dy);
+				for (e = 0; e < numel(&t[1]); e++) {
+					size_t best = 0;
+
+					coords(&t[1], e, c);
+					for (j = 0; j < dims[axis]; j++) {
+						float v, b;
+
+						c[axis] = j;
+						v = x[flat(&t[0], c)];
+						c[axis] = best;
+						b = x[flat(&t[0], c)];
+						if ((mn ? v < b : v > b) || (last && v == b))
+							best = j;
+					}
+					ref[e] = (int64_t)best;
+				}
+				et_layer_exact("argreduce", VNPU_LAYER_ARGREDUCE, t,
+					       data, 2, &at, sizeof(at), ref);
+			}
+}
+
+static double ref_coord(__u32 mode, double o, double in, double out,
+			double s)
+{
+	switch (mode) {
+	case VNPU_COORD_ASYMMETRIC: return o / s;
+	case VNPU_COORD_ALIGN_CORNERS: return out == 1 ? 0 : o * (in - 1) / (out - 1);
+	case VNPU_COORD_PYTORCH_HALF_PIXEL: return out > 1 ? (o + 0.5) / s - 0.5 : 0;
+	case VNPU_COORD_TF_HALF_PIXEL_FOR_NN: return (o + 0.5) / s;
+	case VNPU_COORD_HALF_PIXEL_SYMMETRIC: {
+		double adj = out / (s * in), off = in / 2 * (1 - adj);
+
+		return off + (o + 0.5) / s - 0.5;
+	}
+	default: return (o + 0.5) / s - 0.5;
+	}
+}
+
+static void test_resize(void)
+{
+	static const __u64 in[4] = { 1, 2, 5, 7 };
+	static const __u64 outs[3][4] = {
+		{ 1, 2, 10, 14 }, { 1, 2, 3, 4 }, { 1, 2, 1, 13 },
+	};
+	struct vnpu_tensor t[2];
+	float x[70];
+	size_t e, c[6];
+	__u32 coord, mode, nearest, o;
+
+	t[0] = et_dense(VNPU_DTYPE_F32, 4, in);
+	et_fill_f32(x, 70);
+	for (o = 0; o < 3; o++)
+		for (mode = 0; mode < 2; mode++)
+			for (coord = 0; coord <= VNPU_COORD_HALF_PIXEL_SYMMETRIC; coord++)
+				for (nearest = 0; nearest < (mode ? 1u : 4u); nearest++) {
+					struct vnpu_layer_resize at = { mode, coord, nearest, 0, {} };
+					float y[600], ref[600];
+					void *data[2] = { x, y };
+
+					t[1] = et_dense(VNPU_DTYPE_F32, 4, outs[o]);
+					for (e = 0; e < numel(&t[1]); e++) {
+						size_t i0[2], i1[2];
+						double w[2], acc = 0;
+						int d, a, b;
+
+						coords(&t[1], e, c);
+						for (d = 0; d < 2; d++) {
+							double ni = in[2 + d], no = outs[o][2 + d];
+							double xc = ref_coord(coord, c[2 + d], ni, no, no / ni);
+
+							if (!mode) {
+								double f = floor(xc);
+
+								switch (nearest) {
+								case 1: xc = xc - f >= 0.5 ? f + 1 : f; break;
+								case 2: xc = f; break;
+								case 3: xc = ceil(xc); break;
+								default: xc = xc - f > 0.5 ? f + 1 : f; break;
+								}
+								xc = xc < 0 ? 0 : xc > ni - 1 ? ni - 1 : xc;
+								i0[d] = i1[d] = (size_t)xc;
+								w[d] = 0;
+								continue;
+							}
+							xc = xc < 0 ? 0 : xc > ni - 1 ? ni - 1 : xc;
+							i0[d] = (size_t)floor(xc);
+							i1[d] = i0[d] + 1 < ni ? i0[d] + 1 : i0[d];
+							w[d] = xc - floor(xc);
+						}
+						for (a = 0; a < 2; a++)
+							for (b = 0; b < 2; b++)
+								acc += (a ? w[0] : 1 - w[0]) * (b ? w[1] : 1 - w[1]) *
+								       x[(c[1] * 5 + (a ? i1[0] : i0[0])) * 7 +
+									 (b ? i1[1] : i0[1])];
+						ref[e] = (float)acc;
+					}
+					et_layer_f32("resize", VNPU_LAYER_RESIZE, t, data, 2,
+						     &at, sizeof(at), ref, 1e-6, 1e-5);
+				}
+}
+
+static long ref_pad_src(__u32 mode, long i, long n)
+{
+	if (i >= 0 && i < n)
+		return i;
+	if (mode == VNPU_PAD_EDGE)
+		return i < 0 ? 0 : n - 1;
+	if (mode == VNPU_PAD_WRAP)
+		return ((i % n) + n) % n;
+	if (mode == VNPU_PAD_REFLECT) {
+		while (i < 0 || i >= n)
+			i = i < 0 ? -i : 2 * (n - 1) - i;
+		return i;
+	}
+	return -1;
+}
+
+static void test_pad(void)
+{
+	static const __s64 begins[3][3] = { { 1, 2, 0 }, { 0, -1, 3 }, { 2, 5, 7 } };
+	static const __s64 ends[3][3] = { { 0, 3, 1 }, { 1, 2, -2 }, { 3, 6, 2 } };
+	__u64 dims[3] = { 2, 3, 4 };
+	struct vnpu_tensor t[2];
+	int16_t x[24];
+	size_t e, c[6], i;
+	__u32 mode;
+
+	t[0] = et_dense(VNPU_DTYPE_I16, 3, dims);
+	for (e = 0; e < 24; e++)
+		x[e] = (int16_t)(e * 7 - 50);
+	for (mode = 0; mode <= VNPU_PAD_WRAP; mode++)
+		for (i = 0; i < 3; i++) {
+			struct vnpu_layer_pad at = { .mode = mode };
+			__u64 dy[3];
+			int16_t y[2000], ref[2000];
+			void *data[2] = { x, y };
+			int d;
+
+			for (d = 0; d < 3; d++) {
+				dy[d] = dims[d] + begins[i][d] + ends[i][d];
+				at.begin[d] = begins[i][d];
+			}
+			if (!mode)
+				at.value = 0xbeef;
+			t[1] = et_dense(VNPU_DTYPE_I16, 3, dy);
+			for (e = 0; e < numel(&t[1]); e++) {
+				size_t off = 0;
+
+				coords(&t[1], e, c);
+				for (d = 0; d < 3; d++) {
+					long s = ref_pad_src(mode, (long)c[d] - begins[i][d],
+							     (long)dims[d]);
+
+					if (s < 0)
+						break;
+					off += (size_t)s * (size_t)t[0].strides[d];
+				}
+				ref[e] = d == 3 ? x[off] : (int16_t)0xbeef;
+			}
+			et_layer_exact("pad", VNPU_LAYER_PAD, t, data, 2, &at,
+				       sizeof(at), ref);
+		}
+}
+
+static void test_gather(void)
+{
+	__u64 dims[3] = { 4, 5, 3 }, di[2] = { 2, 3 };
+	struct vnpu_tensor t[3];
+	double x[60];
+	int64_t idx[6] = { 0, -1, 2, 1, -2, 0 };
+	int32_t idx32[6] = { 0, -1, 2, 1, -2, 0 };
+	size_t e, c[6];
+	__u32 axis, w;
+
+	for (e = 0; e < 60; e++)
+		x[e] = e * 1.5;
+	for (w = 0; w < 2; w++)
+		for (axis = 0; axis < 3; axis++) {
+			struct vnpu_layer_gather at = { axis, 0 };
+			__u64 dy[4];
+			double y[200], ref[200];
+			void *data[3] = { x, w ? (void *)idx32 : (void *)idx, y };
+			__u32 d, r = 0;
+
+			t[0] = et_dense(VNPU_DTYPE_F64, 3, dims);
+			t[1] = et_dense(w ? VNPU_DTYPE_I32 : VNPU_DTYPE_I64, 2, di);
+			for (d = 0; d < axis; d++)
+				dy[r++] = dims[d];
+			dy[r++] = 2;
+			dy[r++] = 3;
+			for (d = axis + 1; d < 3; d++)
+				dy[r++] = dims[d];
+			t[2] = et_dense(VNPU_DTYPE_F64, 4, dy);
+			for (e = 0; e < numel(&t[2]); e++) {
+				size_t xc[3];
+				long v;
+
+				coords(&t[2], e, c);
+				v = idx[c[axis] * 3 + c[axis + 1]];
+				if (v < 0)
+					v += (long)dims[axis];
+				for (d = 0; d < 3; d++)
+					xc[d] = d < axis ? c[d] : d == axis ? (size_t)v : c[d + 1];
+				ref[e] = x[flat(&t[0], xc)];
+			}
+			et_layer_exact("gather", VNPU_LAYER_GATHER, t, data, 3, &at,
+				       sizeof(at), ref);
+		}
+	/* GatherElements, and an index out of range faults. */
+	{
+		__u64 dx[2] = { 3, 4 }, dind[2] = { 2, 4 };
+		struct vnpu_layer_gather at = { 1, 0 };
+		int64_t ind[8] = { 0, 3, -1, 2, 1, 1, 0, -4 };
+		double y[8], ref[8];
+		void *data[3] = { x, ind, y };
+		struct vnpu_eng_ctx ctx = {};
+
+		t[0] = et_dense(VNPU_DTYPE_F64, 2, dx);
+		t[1] = et_dense(VNPU_DTYPE_I64, 2, dind);
+		t[2] = et_dense(VNPU_DTYPE_F64, 2, dind);
+		for (e = 0; e < 8; e++) {
+			long v = ind[e] < 0 ? ind[e] + 4 : ind[e];
+
+			ref[e] = x[(e / 4) * 4 + (size_t)v];
+		}
+		et_layer_exact("gather_elements", VNPU_LAYER_GATHER_ELEMENTS, t,
+			       data, 3, &at, sizeof(at), ref);
+		ind[5] = 4;
+		ET_EXPECT(vnpu_eng_layer_run(VNPU_LAYER_GATHER_ELEMENTS, t, data,
+					     3, &at, 0, 1, &ctx) == VNPU_ENG_EINVAL,
+			  "gather_elements: index out of range must fault");
+		ind[5] = -5;
+		ET_EXPECT(vnpu_eng_layer_run(VNPU_LAYER_GATHER_ELEMENTS, t, data,
+					     3, &at, 0, 1, &ctx) == VNPU_ENG_EINVAL,
+			  "gather_elements: index below range must fault");
+	}
+}
+
+/* A transposed (non-dense) input and an output with gaps. */
+static void test_strided_views(void)
+{
+	__u64 dims[2] = { 6, 9 };
+	struct vnpu_tensor t[2];
+	struct vnpu_layer_act at = { .func = VNPU_ACT_NEG };
+	float x[54], y[200], ref[200];
+	void *data[2] = { x, y };
+	size_t i, j;
+
+	et_fill_f32(x, 54);
+	t[0] = et_dense(VNPU_DTYPE_F32, 2, dims);
+	/* View x [9][6] as [6][9] transposed. */
+	t[0].strides[0] = 1;
+	t[0].strides[1] = 6;
+	t[1] = et_dense(VNPU_DTYPE_F32, 2, dims);
+	t[1].strides[0] = 20;	/* rows 20 apart */
+	for (i = 0; i < 200; i++)
+		ref[i] = 0;
+	for (i = 0; i < 6; i++)
+		for (j = 0; j < 9; j++)
+			ref[i * 20 + j] = -x[j * 6 + i];
+	/* The gaps keep whatever was there: fill both with 0 first. */
+	memset(y, 0, sizeof(y));
+	ET_EXPECT(!et_run(VNPU_LAYER_UNARY, t, data, 2, &at, sizeof(at), 0, 5),
+		  "strided unary runs");
+	for (i = 0; i < 6; i++)
+		for (j = 0; j < 9; j++)
+			ET_EXPECT(y[i * 20 + j] == ref[i * 20 + j],
+				  "strided unary [%zu][%zu]", i, j);
+}
+
+void et_test_other(void)
+{
+	test_softmax();
+	test_batch_instance();
+	test_layer_norm();
+	test_lp_lrn();
+	test_reduce();
+	test_argreduce();
+	test_resize();
+	test_pad();
+	test_gather();
+	test_strided_views();
+}
