@@ -56,7 +56,7 @@ struct vnpu_request_async {
 	struct vnpu_request_async *next;	/* executor queue link */
 	int64_t queued_ns;			/* when it entered the task queue */
 	int64_t submit_end_ns;			/* when its segment was submitted */
-	int64_t host_ns;			/* its last host stages, for inlining */
+	atomic_int_fast64_t host_ns;		/* its last preprocess + upload */
 	bool registered;			/* holds a reference on the executors */
 	atomic_bool cancel;			/* cancel asked for this run */
 	bool cancel_sent;			/* the job was told (wait executor) */
@@ -415,12 +415,13 @@ static void host_stages(struct vnpu_request_async *a)
 		st = STAGE(a, VNPU_STAGE_PREPROCESS, vnpu_request_preprocess(a->req));
 	if (st == VNPU_OK)
 		st = STAGE(a, VNPU_STAGE_UPLOAD, vnpu_request_upload(a->req));
+	/* Once submitted, the run may end and the request be freed. */
+	atomic_store(&a->host_ns, vnpu_async_now_ns() - t0);
 	if (st != VNPU_OK) {
 		run_complete(a, st);
 		return;
 	}
 	submit_and_queue(a);
-	a->host_ns = vnpu_async_now_ns() - t0;
 }
 
 static void run_host_stages(struct executor *ex, struct vnpu_request_async *a)
@@ -692,7 +693,7 @@ VNPU_API vnpu_status vnpu_infer_request_start_async(vnpu_infer_request *req)
 	pthread_mutex_unlock(&a->lock);
 
 	vnpu_request_run_begin(req);
-	inline_host = a->host_ns <= atomic_load(&handoff_ns);
+	inline_host = atomic_load(&a->host_ns) <= atomic_load(&handoff_ns);
 	if (inline_host) {
 		host_stages(a);
 	} else {

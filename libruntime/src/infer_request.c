@@ -282,7 +282,7 @@ static vnpu_status set_tensor(struct vnpu_infer_request *req, struct io_state *i
 	char want[96], got[96];
 	void *staging = NULL;
 
-	if (req->job || vnpu_async_busy(req))
+	if (vnpu_async_busy(req) || req->job)
 		return vnpu_error(VNPU_BUSY, "the request is running");
 	if (!vnpu_shape_equal(&t->shape, &port->shape))
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "\"%s\" has shape %s, the tensor %s",
@@ -520,7 +520,7 @@ VNPU_API vnpu_status vnpu_infer_request_infer(vnpu_infer_request *req)
 
 	if (!req)
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "vnpu_infer_request_infer: req is NULL");
-	if (req->job || vnpu_async_busy(req))
+	if (vnpu_async_busy(req) || req->job)
 		return vnpu_error(VNPU_BUSY, "the request is running");
 	vnpu_request_run_begin(req);
 	st = TIMED(req, STAGE_PREPROCESS, vnpu_request_preprocess(req));

@@ -102,6 +102,84 @@ VNPU_API vnpu_status vnpu_infer_request_get_profiling_info(vnpu_infer_request *r
 							   vnpu_profiling_info **out);
 VNPU_API void vnpu_profiling_info_free(vnpu_profiling_info *info);
 
+/* ---- asynchronous inference ---------------------------------------------
+ *
+ * start_async() returns once the run is queued (or, when the host stages
+ * are cheaper than handing them to a thread, once it is submitted); the
+ * stages then run on the library's executors: preprocess, upload and
+ * submit on the task executor, the device wait, download and postprocess
+ * on one wait executor per device, the callback on the callback executor.
+ * While a run is in flight the request is busy: infer, set/get tensor,
+ * set_callback, get_profiling_info and get_timeline return VNPU_BUSY.
+ *
+ * Thread safety: start_async, wait, wait_for and cancel may be called from
+ * any thread, also concurrently. The callback runs on the callback
+ * executor thread (one for the process, so callbacks never run
+ * concurrently); it may start its own request again, and may free it; it
+ * must not wait for a request that has a callback (that one's callback
+ * would queue behind it: VNPU_INVALID_ARGUMENT instead of a deadlock).
+ * Freeing a running request cancels the run and waits for its end.
+ */
+
+/** Called once per run with the run's status, before wait() returns. */
+typedef void (*vnpu_infer_callback)(vnpu_infer_request *req, vnpu_status status,
+				    void *user_data);
+
+/** Start one inference; VNPU_BUSY while the previous one is in flight. */
+VNPU_API vnpu_status vnpu_infer_request_start_async(vnpu_infer_request *req);
+
+/**
+ * Wait until the last run and its callback are done and return the run's
+ * status (its message in vnpu_last_error()). VNPU_OK before any run.
+ */
+VNPU_API vnpu_status vnpu_infer_request_wait(vnpu_infer_request *req);
+
+/**
+ * As wait(), for at most @timeout_ms milliseconds (0 polls): VNPU_NOT_READY
+ * when the run is still in flight then.
+ */
+VNPU_API vnpu_status vnpu_infer_request_wait_for(vnpu_infer_request *req,
+						 int64_t timeout_ms);
+
+/** Call @callback (NULL: none) at the end of every later run. */
+VNPU_API vnpu_status vnpu_infer_request_set_callback(vnpu_infer_request *req,
+						     vnpu_infer_callback callback,
+						     void *user_data);
+
+/**
+ * Cancel the run in flight, if any: its device job is cancelled when it
+ * has not started yet, and the run ends VNPU_CANCELLED either way (its
+ * outputs are then undefined). Returns at once; wait() reports the end.
+ * The request may be started again after.
+ */
+VNPU_API vnpu_status vnpu_infer_request_cancel(vnpu_infer_request *req);
+
+/** One timed span of a run, on CLOCK_MONOTONIC. */
+typedef struct vnpu_timeline_span {
+	const char *name;     /**< stage ("upload") or layer name */
+	const char *kind;     /**< "stage", "callback" or "layer" */
+	const char *where;    /**< the thread ("caller", "task", "wait", "callback")
+			       *   or, for a layer, the device ("NPU.0") */
+	int64_t start_ns;
+	int64_t end_ns;
+} vnpu_timeline_span;
+
+typedef struct vnpu_timeline {
+	uint32_t count;
+	const vnpu_timeline_span *spans;
+} vnpu_timeline;
+
+/**
+ * When each stage of the last completed run (infer or start_async) started
+ * and ended and on which thread, and, with ENABLE_PROFILING, each layer on
+ * its device. A layer's start is placed back from the moment the wait saw
+ * its job end (the device reports durations). VNPU_NOT_READY before the
+ * first run. Free with vnpu_timeline_free().
+ */
+VNPU_API vnpu_status vnpu_infer_request_get_timeline(vnpu_infer_request *req,
+						     vnpu_timeline **out);
+VNPU_API void vnpu_timeline_free(vnpu_timeline *timeline);
+
 #ifdef __cplusplus
 }
 #endif

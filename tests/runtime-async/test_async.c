@@ -1,0 +1,620 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Asynchronous infer requests on every device present: callbacks, wait and
+ * wait_for, BUSY, requests from several threads, restarts from callbacks,
+ * cancel, chained requests and freeing in every order while runs are in
+ * flight. The programs are built by hand (y = x, copied N times, and on
+ * the CPU one that spins until cancelled) so the tests do not depend on
+ * the compiler; everything after compiling goes through the public API.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "runtime.h"
+#include <drm/vnpu_cmd.h>
+
+/* The slow program: 1 Mi floats copied SLOW_COPIES times (tens of ms). */
+#define SLOW_ELEMS (1u << 20)
+#define SLOW_COPIES 16
+#define FAST_ELEMS 64
+
+static char *dup_str(const char *s)
+{
+	return strcpy(malloc(strlen(s) + 1), s);
+}
+
+static struct vnpu_tensor view(uint32_t slot, uint64_t elems)
+{
+	struct vnpu_tensor t = { .slot = slot, .dtype = VNPU_DTYPE_F32, .rank = 1 };
+
+	t.dims[0] = elems;
+	t.strides[0] = 1;
+	return t;
+}
+
+/* y = x over @elems floats, @copies times; with @spin a SPIN first. */
+static struct vnpu_program *copy_program(uint32_t elems, uint32_t copies, bool spin)
+{
+	struct vnpu_program *p = calloc(1, sizeof(*p));
+	uint32_t ncmd = copies + (spin ? 1 : 0), i;
+	size_t size = copies * sizeof(struct vnpu_cmd_copy) +
+		      (spin ? sizeof(struct vnpu_cmd_header) : 0);
+	char *stream = calloc(1, size), *pos = stream, name[32];
+	const vnpu_shape shape = { 1, { elems } };
+	struct vnpu_cmd_header *h;
+	struct vnpu_cmd_copy *c;
+
+	p->weights = calloc(1, 16);
+	p->weights_size = 16;
+	p->arena_size = 64;
+	p->num_inputs = 1;
+	p->num_outputs = 1;
+	p->inputs = calloc(1, sizeof(*p->inputs));
+	p->outputs = calloc(1, sizeof(*p->outputs));
+	p->inputs[0] = (struct vnpu_prog_port){ dup_str("x"), VNPU_TYPE_F32, shape, 2, elems * 4ull };
+	p->outputs[0] = (struct vnpu_prog_port){ dup_str("y"), VNPU_TYPE_F32, shape, 3, elems * 4ull };
+	p->layers = calloc(ncmd, sizeof(*p->layers));
+	if (spin) {
+		h = (struct vnpu_cmd_header *)pos;
+		h->opcode = VNPU_CMD_SPIN;
+		h->size = sizeof(*h);
+		pos += sizeof(*h);
+		p->layers[p->num_layers++] = (struct vnpu_prog_layer){ dup_str("spin"),
+			dup_str("Spin"), 0, 0, 1 };
+	}
+	for (i = 0; i < copies; i++) {
+		c = (struct vnpu_cmd_copy *)pos;
+		c->hdr.opcode = VNPU_CMD_COPY;
+		c->hdr.size = sizeof(*c);
+		c->dst = view(3, elems);
+		c->src = view(2, elems);
+		pos += sizeof(*c);
+		snprintf(name, sizeof(name), "copy%u", i);
+		p->layers[p->num_layers] = (struct vnpu_prog_layer){ dup_str(name),
+			dup_str("Copy"), 0, p->num_layers, 1 };
+		p->num_layers++;
+	}
+	p->num_segments = 1;
+	p->segments = calloc(1, sizeof(*p->segments));
+	p->segments[0] = (struct vnpu_prog_segment){ VNPU_TARGET_PRIMARY, stream, size, ncmd,
+						     0, p->num_layers };
+	return p;
+}
+
+static vnpu_status compile_on(vnpu_core *core, const char *device, struct vnpu_program *p,
+			      enum vnpu_perf_mode mode, vnpu_compiled_model **out)
+{
+	struct vnpu_core_device *d = vnpu_core_find_device(core, device);
+	struct vnpu_config cfg = { .profiling = true, .precision = VNPU_TYPE_F32,
+				   .perf_mode = mode };
+
+	if (!d) {
+		vnpu_program_free(p);
+		return VNPU_NOT_FOUND;
+	}
+	return vnpu_compiled_model_new(core, d, NULL, device, &cfg, p, out);
+}
+
+static vnpu_status compile_copy(vnpu_core *core, const char *device, uint32_t elems,
+				uint32_t copies, vnpu_compiled_model **out)
+{
+	return compile_on(core, device, copy_program(elems, copies, false),
+			  VNPU_PERF_THROUGHPUT, out);
+}
+
+static float *tensor_floats(vnpu_infer_request *req, const char *name)
+{
+	vnpu_tensor *t;
+	void *data = NULL;
+
+	if (vnpu_infer_request_get_tensor(req, name, &t) != VNPU_OK)
+		return NULL;
+	vnpu_tensor_get_data(t, &data);
+	vnpu_tensor_free(t);	/* the request keeps it */
+	return data;
+}
+
+static int fill_input(vnpu_infer_request *req, float base, uint32_t elems)
+{
+	float *x = tensor_floats(req, "x");
+	uint32_t i;
+
+	CHECK(x);
+	for (i = 0; i < elems; i++)
+		x[i] = base + (float)(i % 1000);
+	return 0;
+}
+
+static int check_output(vnpu_infer_request *req, float base, uint32_t elems)
+{
+	float *y = tensor_floats(req, "y");
+	uint32_t i;
+
+	CHECK(y);
+	for (i = 0; i < elems; i += 1 + elems / 64) {
+		if (y[i] != base + (float)(i % 1000)) {
+			fprintf(stderr, "y[%u] = %g, want %g\n", i, y[i], base + (float)(i % 1000));
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* ---- wait before any start; bad arguments ---- */
+
+static int wait_before_start(vnpu_core *core, const char *device)
+{
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	vnpu_timeline *tl;
+
+	CHECK_OK(compile_copy(core, device, FAST_ELEMS, 1, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK_OK(vnpu_infer_request_wait(req));
+	CHECK_OK(vnpu_infer_request_wait_for(req, 0));
+	CHECK_OK(vnpu_infer_request_cancel(req));
+	CHECK_ERR(vnpu_infer_request_get_timeline(req, &tl), VNPU_NOT_READY);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+static int bad_arguments(vnpu_core *core, const char *device)
+{
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+
+	CHECK_ERR(vnpu_infer_request_start_async(NULL), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_infer_request_wait(NULL), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_infer_request_wait_for(NULL, 1), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_infer_request_cancel(NULL), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_infer_request_set_callback(NULL, NULL, NULL), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_infer_request_get_timeline(NULL, NULL), VNPU_INVALID_ARGUMENT);
+	CHECK_OK(compile_copy(core, device, FAST_ELEMS, 1, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK_ERR(vnpu_infer_request_wait_for(req, -1), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_infer_request_get_timeline(req, NULL), VNPU_INVALID_ARGUMENT);
+	vnpu_timeline_free(NULL);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+/* ---- callbacks ---- */
+
+struct cb_state {
+	atomic_int calls;
+	atomic_int finished;	/* set at the very end of the callback */
+	vnpu_status status;
+	int restarts;		/* start the request again this many times */
+	float base;		/* restart with input base + 1 */
+	vnpu_infer_request *next;	/* chained: start this one */
+	int failed;
+};
+
+static void count_cb(vnpu_infer_request *req, vnpu_status st, void *data)
+{
+	struct cb_state *s = data;
+	struct timespec ts = { 0, 2000000 };
+
+	s->status = st;
+	atomic_fetch_add(&s->calls, 1);
+	if (s->restarts > 0) {
+		s->restarts--;
+		s->base += 1;
+		if (fill_input(req, s->base, FAST_ELEMS) ||
+		    vnpu_infer_request_start_async(req) != VNPU_OK)
+			s->failed = 1;
+		return;
+	}
+	if (s->next && vnpu_infer_request_start_async(s->next) != VNPU_OK)
+		s->failed = 1;
+	/* A slow callback: wait() must still return only after it. */
+	nanosleep(&ts, NULL);
+	atomic_store(&s->finished, 1);
+}
+
+static int callback_once_before_wait(vnpu_core *core, const char *device)
+{
+	struct cb_state s = { 0 };
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	int run;
+
+	CHECK_OK(compile_copy(core, device, FAST_ELEMS, 2, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK_OK(vnpu_infer_request_set_callback(req, count_cb, &s));
+	for (run = 0; run < 20; run++) {
+		atomic_store(&s.finished, 0);
+		CHECK(!fill_input(req, (float)run, FAST_ELEMS));
+		CHECK_OK(vnpu_infer_request_start_async(req));
+		CHECK_OK(vnpu_infer_request_wait(req));
+		CHECK(atomic_load(&s.finished) == 1);
+		CHECK(atomic_load(&s.calls) == run + 1);
+		CHECK(s.status == VNPU_OK);
+		CHECK(!check_output(req, (float)run, FAST_ELEMS));
+		/* waiting again changes nothing and calls nothing */
+		CHECK_OK(vnpu_infer_request_wait_for(req, 0));
+		CHECK(atomic_load(&s.calls) == run + 1);
+	}
+	/* no callback: runs still complete */
+	CHECK_OK(vnpu_infer_request_set_callback(req, NULL, NULL));
+	CHECK_OK(vnpu_infer_request_start_async(req));
+	CHECK_OK(vnpu_infer_request_wait(req));
+	CHECK(atomic_load(&s.calls) == 20);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+static int restart_in_callback(vnpu_core *core, const char *device)
+{
+	struct cb_state s = { .restarts = 5, .base = 100 };
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+
+	CHECK_OK(compile_copy(core, device, FAST_ELEMS, 1, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK_OK(vnpu_infer_request_set_callback(req, count_cb, &s));
+	CHECK(!fill_input(req, 100, FAST_ELEMS));
+	CHECK_OK(vnpu_infer_request_start_async(req));
+	CHECK_OK(vnpu_infer_request_wait(req));
+	CHECK(!s.failed);
+	CHECK(atomic_load(&s.calls) == 6);
+	CHECK(atomic_load(&s.finished) == 1);
+	CHECK(!check_output(req, 105, FAST_ELEMS));
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+/* ---- not ready, busy ---- */
+
+static int wait_for_not_ready(vnpu_core *core, const char *device)
+{
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+
+	CHECK_OK(compile_copy(core, device, SLOW_ELEMS, SLOW_COPIES, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK(!fill_input(req, 7, SLOW_ELEMS));
+	CHECK_OK(vnpu_infer_request_start_async(req));
+	CHECK_ERR(vnpu_infer_request_wait_for(req, 0), VNPU_NOT_READY);
+	CHECK_OK(vnpu_infer_request_wait_for(req, 60000));
+	CHECK(!check_output(req, 7, SLOW_ELEMS));
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+static int busy_while_running(vnpu_core *core, const char *device)
+{
+	const vnpu_shape shape = { 1, { SLOW_ELEMS } };
+	vnpu_profiling_info *info;
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	vnpu_tensor *t, *mine;
+	vnpu_timeline *tl;
+
+	CHECK_OK(compile_copy(core, device, SLOW_ELEMS, SLOW_COPIES, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_F32, &shape, &mine));
+	CHECK_OK(vnpu_infer_request_start_async(req));
+	CHECK_ERR(vnpu_infer_request_start_async(req), VNPU_BUSY);
+	CHECK_ERR(vnpu_infer_request_infer(req), VNPU_BUSY);
+	CHECK_ERR(vnpu_infer_request_get_tensor(req, "x", &t), VNPU_BUSY);
+	CHECK_ERR(vnpu_infer_request_get_output_tensor(req, 0, &t), VNPU_BUSY);
+	CHECK_ERR(vnpu_infer_request_set_tensor(req, "x", mine), VNPU_BUSY);
+	CHECK_ERR(vnpu_infer_request_set_callback(req, NULL, NULL), VNPU_BUSY);
+	CHECK_ERR(vnpu_infer_request_get_profiling_info(req, &info), VNPU_BUSY);
+	CHECK_ERR(vnpu_infer_request_get_timeline(req, &tl), VNPU_BUSY);
+	CHECK_OK(vnpu_infer_request_wait(req));
+	CHECK_OK(vnpu_infer_request_get_tensor(req, "x", &t));
+	vnpu_tensor_free(t);
+	CHECK_OK(vnpu_infer_request_set_tensor(req, "x", mine));
+	vnpu_tensor_free(mine);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+/* ---- three requests from three threads ---- */
+
+struct thread_arg {
+	vnpu_infer_request *req;
+	float base;
+	int failed;
+};
+
+static void *thread_run(void *p)
+{
+	struct thread_arg *a = p;
+	int i;
+
+	for (i = 0; i < 10 && !a->failed; i++) {
+		a->failed = fill_input(a->req, a->base + (float)i, FAST_ELEMS) ||
+			    vnpu_infer_request_start_async(a->req) != VNPU_OK ||
+			    vnpu_infer_request_wait(a->req) != VNPU_OK ||
+			    check_output(a->req, a->base + (float)i, FAST_ELEMS);
+	}
+	return NULL;
+}
+
+static int three_threads(vnpu_core *core, const char *device)
+{
+	struct thread_arg args[3];
+	pthread_t threads[3];
+	vnpu_compiled_model *cm;
+	int i;
+
+	CHECK_OK(compile_copy(core, device, FAST_ELEMS, 4, &cm));
+	for (i = 0; i < 3; i++) {
+		args[i] = (struct thread_arg){ NULL, (float)(1000 * i), 0 };
+		CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &args[i].req));
+	}
+	for (i = 0; i < 3; i++)
+		CHECK(!pthread_create(&threads[i], NULL, thread_run, &args[i]));
+	for (i = 0; i < 3; i++)
+		pthread_join(threads[i], NULL);
+	for (i = 0; i < 3; i++) {
+		CHECK(!args[i].failed);
+		vnpu_infer_request_free(args[i].req);
+	}
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+/* ---- cancel ---- */
+
+static int cancel_before_start(vnpu_core *core, const char *device)
+{
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+
+	CHECK_OK(compile_copy(core, device, FAST_ELEMS, 1, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK_OK(vnpu_infer_request_cancel(req));
+	CHECK(!fill_input(req, 3, FAST_ELEMS));
+	CHECK_OK(vnpu_infer_request_start_async(req));
+	CHECK_OK(vnpu_infer_request_wait(req));
+	CHECK(!check_output(req, 3, FAST_ELEMS));
+	/* cancelling a finished run changes nothing */
+	CHECK_OK(vnpu_infer_request_cancel(req));
+	CHECK_OK(vnpu_infer_request_wait(req));
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+/* Cancel @req's run at once: it ends CANCELLED (callback too), then reuse. */
+static int cancel_run_then_reuse(vnpu_infer_request *req, uint32_t elems, int wait_ms)
+{
+	struct cb_state s = { 0 };
+
+	CHECK_OK(vnpu_infer_request_set_callback(req, count_cb, &s));
+	CHECK_OK(vnpu_infer_request_start_async(req));
+	if (wait_ms)
+		CHECK_ERR(vnpu_infer_request_wait_for(req, wait_ms), VNPU_NOT_READY);
+	CHECK_OK(vnpu_infer_request_cancel(req));
+	CHECK_ERR(vnpu_infer_request_wait(req), VNPU_CANCELLED);
+	CHECK(atomic_load(&s.calls) == 1 && s.status == VNPU_CANCELLED);
+	/* the status stays until the next start */
+	CHECK_ERR(vnpu_infer_request_wait_for(req, 0), VNPU_CANCELLED);
+	CHECK_OK(vnpu_infer_request_set_callback(req, NULL, NULL));
+	(void)elems;
+	return 0;
+}
+
+static int cancel_during_run(vnpu_core *core, const char *device)
+{
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+
+	CHECK_OK(compile_copy(core, device, SLOW_ELEMS, SLOW_COPIES, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK(!cancel_run_then_reuse(req, SLOW_ELEMS, 0));
+	CHECK(!fill_input(req, 9, SLOW_ELEMS));
+	CHECK_OK(vnpu_infer_request_start_async(req));
+	CHECK_OK(vnpu_infer_request_wait(req));
+	CHECK(!check_output(req, 9, SLOW_ELEMS));
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	if (strcmp(device, "CPU"))
+		return 0;
+
+	/* On the CPU a job can be stopped while it runs: one that never ends. */
+	CHECK_OK(compile_on(core, device, copy_program(FAST_ELEMS, 1, true),
+			    VNPU_PERF_LATENCY, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK(!cancel_run_then_reuse(req, FAST_ELEMS, 20));
+	CHECK(!cancel_run_then_reuse(req, FAST_ELEMS, 5));
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+/* ---- chained requests: a's output tensor is b's input ---- */
+
+static int chained(vnpu_core *core, const char *device)
+{
+	struct cb_state s = { 0 };
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *a, *b;
+	vnpu_tensor *ay;
+	int run;
+
+	CHECK_OK(compile_copy(core, device, FAST_ELEMS, 1, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &a));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &b));
+	CHECK_OK(vnpu_infer_request_get_tensor(a, "y", &ay));
+	CHECK_OK(vnpu_infer_request_set_tensor(b, "x", ay));
+	vnpu_tensor_free(ay);
+	s.next = b;
+	CHECK_OK(vnpu_infer_request_set_callback(a, count_cb, &s));
+	for (run = 0; run < 5; run++) {
+		CHECK(!fill_input(a, (float)(50 + run), FAST_ELEMS));
+		CHECK_OK(vnpu_infer_request_start_async(a));
+		CHECK_OK(vnpu_infer_request_wait(a));	/* its callback started b */
+		CHECK_OK(vnpu_infer_request_wait(b));
+		CHECK(!s.failed);
+		CHECK(!check_output(b, (float)(50 + run), FAST_ELEMS));
+	}
+	vnpu_infer_request_free(a);
+	vnpu_infer_request_free(b);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+/* ---- freeing while requests run ---- */
+
+static void free_self_cb(vnpu_infer_request *req, vnpu_status st, void *data)
+{
+	(void)st;
+	atomic_fetch_add((atomic_int *)data, 1);
+	vnpu_infer_request_free(req);
+}
+
+/* Free core, compiled model and two running requests in order @order. */
+static int free_in_order(const char *device, const int order[4])
+{
+	vnpu_infer_request *req[2];
+	vnpu_compiled_model *cm;
+	vnpu_core *core;
+	int i;
+
+	CHECK_OK(vnpu_core_create(&core));
+	CHECK_OK(compile_copy(core, device, SLOW_ELEMS / 4, SLOW_COPIES, &cm));
+	for (i = 0; i < 2; i++) {
+		CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req[i]));
+		CHECK_OK(vnpu_infer_request_start_async(req[i]));
+	}
+	for (i = 0; i < 4; i++) {
+		switch (order[i]) {
+		case 0: vnpu_core_free(core); break;
+		case 1: vnpu_compiled_model_free(cm); break;
+		default: vnpu_infer_request_free(req[order[i] - 2]); break;
+		}
+	}
+	return 0;
+}
+
+static int free_every_order(vnpu_core *core, const char *device)
+{
+	int order[4], a, b, c, d, calls_before;
+	atomic_int calls = 0;
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+
+	for (a = 0; a < 4; a++)
+		for (b = 0; b < 4; b++)
+			for (c = 0; c < 4; c++)
+				for (d = 0; d < 4; d++) {
+					if (a == b || a == c || a == d || b == c || b == d || c == d)
+						continue;
+					order[0] = a, order[1] = b, order[2] = c, order[3] = d;
+					CHECK(!free_in_order(device, order));
+				}
+
+	/* From its own callback, and after its compiled model is gone. */
+	CHECK_OK(compile_copy(core, device, FAST_ELEMS, 1, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	vnpu_compiled_model_free(cm);
+	CHECK_OK(vnpu_infer_request_set_callback(req, free_self_cb, &calls));
+	calls_before = atomic_load(&calls);
+	CHECK_OK(vnpu_infer_request_start_async(req));
+	while (atomic_load(&calls) == calls_before)
+		usleep(1000);
+	return 0;
+}
+
+/* ---- timeline and the THROUGHPUT hint ---- */
+
+static int timeline(vnpu_core *core, const char *device)
+{
+	static const char *const stages[] = {
+		"preprocess", "upload", "submit", "wait", "download", "postprocess",
+	};
+	uint32_t i, j, layers = 0, found;
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	vnpu_timeline *tl;
+	int api;
+
+	CHECK_OK(compile_copy(core, device, FAST_ELEMS, 3, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	for (api = 0; api < 2; api++) {
+		if (api) {
+			CHECK_OK(vnpu_infer_request_start_async(req));
+			CHECK_OK(vnpu_infer_request_wait(req));
+		} else {
+			CHECK_OK(vnpu_infer_request_infer(req));
+		}
+		CHECK_OK(vnpu_infer_request_get_timeline(req, &tl));
+		for (i = 0; i < 6; i++) {
+			for (found = 0, j = 0; j < tl->count; j++)
+				found += !strcmp(tl->spans[j].name, stages[i]) &&
+					 !strcmp(tl->spans[j].kind, "stage");
+			CHECK(found == 1);
+		}
+		for (layers = 0, j = 0; j < tl->count; j++) {
+			CHECK(tl->spans[j].end_ns >= tl->spans[j].start_ns);
+			if (!strcmp(tl->spans[j].kind, "layer")) {
+				layers++;
+				CHECK(!strcmp(tl->spans[j].where, device));
+			}
+		}
+		CHECK(layers == 3);
+		vnpu_timeline_free(tl);
+	}
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+static int hint_requests(vnpu_core *core, const char *device)
+{
+	vnpu_property_value *v;
+	vnpu_compiled_model *cm;
+
+	CHECK_OK(compile_on(core, device, copy_program(FAST_ELEMS, 1, false),
+			    VNPU_PERF_LATENCY, &cm));
+	CHECK_OK(vnpu_compiled_model_get_property(cm, VNPU_PROP_OPTIMAL_NUMBER_OF_INFER_REQUESTS,
+						  &v));
+	CHECK(v->integer == 1);
+	vnpu_property_value_free(v);
+	vnpu_compiled_model_free(cm);
+
+	CHECK_OK(compile_copy(core, device, SLOW_ELEMS / 8, 2, &cm));
+	CHECK_OK(vnpu_compiled_model_get_property(cm, VNPU_PROP_OPTIMAL_NUMBER_OF_INFER_REQUESTS,
+						  &v));
+	printf("# %s: OPTIMAL_NUMBER_OF_INFER_REQUESTS (THROUGHPUT) = %lld\n", device,
+	       (long long)v->integer);
+	CHECK(v->integer >= 2 && v->integer <= 64);
+	vnpu_property_value_free(v);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct test tests[] = {
+		TEST(wait_before_start),
+		TEST(bad_arguments),
+		TEST(callback_once_before_wait),
+		TEST(restart_in_callback),
+		TEST(wait_for_not_ready),
+		TEST(busy_while_running),
+		TEST(three_threads),
+		TEST(cancel_before_start),
+		TEST(cancel_during_run),
+		TEST(chained),
+		TEST(free_every_order),
+		TEST(timeline),
+		TEST(hint_requests),
+	};
+
+	return run_tests(argc, argv, tests, sizeof(tests) / sizeof(tests[0]));
+}
