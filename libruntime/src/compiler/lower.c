@@ -609,6 +609,162 @@ static vnpu_status lower_conv(struct cstate *s, struct cop *op)
 	return layer(s, VNPU_LAYER_CONV, t, n, &attr, sizeof(attr));
 }
 
+static vnpu_status gather_steps(struct cstate *s, int32_t x, int64_t axis, int64_t start,
+				int64_t step, int64_t len, int32_t *out);
+
+/* ConvTranspose's weights W [C, M/g, K...] as a convolution's: per group
+ * the channel dims swapped and the kernel flipped, W' [M, C/g, K...]. A
+ * constant is transformed here; otherwise a copy and reversing gathers. */
+static vnpu_status deconv_weights(struct cstate *s, int32_t w, int64_t group, int32_t *out)
+{
+	const struct vnpu_tinfo *wi = INFO(s, w);
+	int32_t r = wi->rank, nsp = r - 2;
+	int64_t cg = wi->dims[0] / group, mg = wi->dims[1], kk = 1, dims[VNPU_MAX_RANK];
+	struct ctensor src, dst;
+	vnpu_status st;
+
+	for (int32_t d = 0; d < nsp; d++)
+		kk *= wi->dims[2 + d];
+	memcpy(dims, wi->dims, sizeof(dims));
+	dims[0] = mg * group;
+	dims[1] = cg;
+	if (cs_is_const(s, w) && wi->type == VNPU_TYPE_F32) {
+		const float *src_w = wi->data;
+		float *nw = malloc((size_t)(dims[0] * cg * kk + 1) * sizeof(float));
+
+		if (!nw)
+			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+		for (int64_t g = 0; g < group; g++)
+			for (int64_t m = 0; m < mg; m++)
+				for (int64_t c = 0; c < cg; c++)
+					for (int64_t k = 0; k < kk; k++)
+						nw[((g * mg + m) * cg + c) * kk + k] =
+							src_w[((g * cg + c) * mg + m) * kk + kk - 1 - k];
+		return cs_add_const(s, VNPU_TYPE_F32, r, dims, nw, out);
+	}
+	/* dst [g, Mg, Cg, K] from src W [g, Cg, Mg, K] with the middle swapped. */
+	st = cs_add_temp(s, wi->type, r, dims, out);
+	if (st)
+		return st;
+	dst = ct_dense(s, *out);
+	src = ct_dense(s, w);
+	{
+		struct ctensor d5 = dst, s5 = src;
+
+		d5.rank = s5.rank = 3 + 1;
+		d5.dims[0] = s5.dims[0] = group;
+		d5.dims[1] = s5.dims[1] = mg;
+		d5.dims[2] = s5.dims[2] = cg;
+		d5.dims[3] = s5.dims[3] = kk;
+		d5.strides[3] = 1;
+		d5.strides[2] = kk;
+		d5.strides[1] = cg * kk;
+		d5.strides[0] = mg * cg * kk;
+		s5.strides[3] = 1;
+		s5.strides[2] = mg * kk;
+		s5.strides[1] = kk;
+		s5.strides[0] = cg * mg * kk;
+		for (int32_t d = 4; d < VNPU_MAX_DIMS; d++)
+			d5.dims[d] = s5.dims[d] = d5.strides[d] = s5.strides[d] = 0;
+		st = copy(s, d5, s5);
+		if (st)
+			return st;
+	}
+	for (int32_t d = 0; d < nsp; d++) {
+		int64_t len = wi->dims[2 + d];
+
+		if (len > 1) {
+			st = gather_steps(s, *out, 2 + d, len - 1, -1, len, out);
+			if (st)
+				return st;
+		}
+	}
+	return VNPU_OK;
+}
+
+static vnpu_status lower_conv_transpose(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0)), *wi = INFO(s, IN(op, 1));
+	const struct vnpu_tinfo *yi = INFO(s, op->out[0]);
+	const struct vnpu_node *n = N(op);
+	const struct vnpu_attr *sa = vnpu_node_attr(n, "strides"), *da = vnpu_node_attr(n, "dilations");
+	const struct vnpu_attr *pa = vnpu_node_attr(n, "pads"), *opa = vnpu_node_attr(n, "output_padding");
+	const char *autopad = vnpu_attr_str(n, "auto_pad", "NOTSET");
+	int64_t group = vnpu_attr_int(n, "group", 1), zdims[VNPU_MAX_RANK];
+	int32_t nsp = xi->rank - 2, x = IN(op, 0), w, bias = IN(op, 2);
+	struct vnpu_layer_conv attr = { .group = (uint32_t)group, .act = op->act };
+	bool zeros = false;
+	struct ctensor t[4];
+	uint32_t nt = 0;
+	vnpu_status st;
+
+	if (nsp < 1 || nsp > 2)
+		return UNSUP(s, "%d-D transposed convolution (only 1-D and 2-D)", nsp);
+	memcpy(zdims, xi->dims, sizeof(zdims));
+	for (int32_t d = 0; d < 2; d++)
+		attr.kernel[d] = attr.stride[d] = attr.dilation[d] = 1;
+	for (int32_t d = 0; d < nsp; d++) {
+		int32_t o = d + 2 - nsp;
+		int64_t st_ = sa && sa->n == (size_t)nsp ? sa->ints[d] : 1;
+		int64_t dl = da && da->n == (size_t)nsp ? da->ints[d] : 1;
+		int64_t k = wi->dims[2 + d], in = xi->dims[2 + d], out = yi->dims[2 + d];
+		int64_t opad = opa && opa->n == (size_t)nsp ? opa->ints[d] : 0;
+		int64_t total = st_ * (in - 1) + opad + (k - 1) * dl + 1 - out, pb, pe;
+
+		if (pa && pa->n == (size_t)nsp * 2 && !strcmp(autopad, "NOTSET")) {
+			pb = pa->ints[d];
+		} else {
+			/* Floor halves: a negative total (output_shape larger
+			 * than the natural size) pads at the end. */
+			int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+
+			pb = !strcmp(autopad, "SAME_UPPER") ? half : total - half;
+		}
+		/* The zero-inserted input, padded by dl * (k - 1) minus the
+		 * pads; the end pad is what the output extent leaves. */
+		zdims[2 + d] = (in - 1) * st_ + 1;
+		zeros |= st_ > 1;
+		pb = dl * (k - 1) - pb;
+		pe = out + dl * (k - 1) - zdims[2 + d] - pb;
+		if (pb < 0 || pe < 0)
+			return UNSUP(s, "pads larger than the kernel");
+		attr.kernel[o] = (uint32_t)k;
+		attr.dilation[o] = (uint32_t)dl;
+		attr.pad_begin[o] = (uint32_t)pb;
+		attr.pad_end[o] = (uint32_t)pe;
+	}
+	st = deconv_weights(s, IN(op, 1), group, &w);
+	if (st)
+		return st;
+	if (zeros) {
+		struct ctensor dst;
+		int32_t z;
+
+		st = cs_add_temp(s, xi->type, xi->rank, zdims, &z);
+		if (!st)
+			st = fill(s, ct_dense(s, z), 0);
+		if (st)
+			return st;
+		dst = ct_dense(s, z);
+		for (int32_t d = 0; d < nsp; d++) {
+			dst.dims[2 + d] = xi->dims[2 + d];
+			dst.strides[2 + d] *= sa->ints[d];
+		}
+		st = copy(s, dst, ct_dense(s, x));
+		if (st)
+			return st;
+		x = z;
+	}
+	t[nt++] = ct_dense(s, x);
+	t[nt++] = ct_dense(s, w);
+	if (bias >= 0) {
+		t[nt++] = ct_dense(s, bias);
+		attr.flags |= VNPU_LAYER_F_BIAS;
+	}
+	t[nt++] = ct_dense(s, op->out[0]);
+	return layer(s, VNPU_LAYER_CONV, t, nt, &attr, sizeof(attr));
+}
+
 static vnpu_status lower_pool(struct cstate *s, struct cop *op)
 {
 	const char *name = N(op)->op;
@@ -1446,7 +1602,7 @@ static vnpu_status lower_view_node(struct cstate *s, struct cop *op)
 static const struct lower_map lower_maps[] = {
 	{ "Clip", lower_clip }, { "Where", NULL }, { "Cast", lower_cast },
 	{ "CastLike", lower_cast }, { "Gemm", lower_gemm }, { "MatMul", lower_matmul },
-	{ "Conv", lower_conv }, { "MaxPool", lower_pool }, { "AveragePool", lower_pool },
+	{ "Conv", lower_conv }, { "ConvTranspose", lower_conv_transpose }, { "MaxPool", lower_pool }, { "AveragePool", lower_pool },
 	{ "LpPool", lower_pool }, { "GlobalAveragePool", lower_pool },
 	{ "GlobalMaxPool", lower_pool }, { "GlobalLpPool", lower_pool },
 	{ "Softmax", lower_softmax }, { "LogSoftmax", lower_softmax },

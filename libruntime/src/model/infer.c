@@ -422,6 +422,8 @@ static vnpu_status infer_binary(struct ictx *c)
 	st = need_inputs(c, variadic ? 1 : 2, variadic ? 64 : 2);
 	if (st)
 		return st;
+	if (opset(c) < 7 && vnpu_attr_int(c->n, "broadcast", 0))
+		return node_error(c, VNPU_UNSUPPORTED, "legacy (opset < 7) broadcasting");
 	a = IN(c, 0);
 	rank = a->rank;
 	memcpy(dims, a->dims, sizeof(dims));
@@ -1098,6 +1100,31 @@ static vnpu_status infer_loss(struct ictx *c)
 		return FAIL(c, "reduction '%s'", red);
 	if (c->n->num_outputs > 1 && c->out[1])
 		copy_shape(c->out[1], x, x->type);
+	return VNPU_OK;
+}
+
+/* EyeLike depends on the input's shape only: always a constant. */
+static vnpu_status infer_eye_like(struct ictx *c)
+{
+	const struct vnpu_tinfo *x;
+	struct vnpu_tinfo *o = c->out[0];
+	int64_t k = vnpu_attr_int(c->n, "k", 0);
+	vnpu_element_type t;
+	vnpu_status st = need_inputs(c, 1, 1);
+
+	if (st)
+		return st;
+	x = IN(c, 0);
+	t = (vnpu_element_type)vnpu_attr_int(c->n, "dtype", x->type);
+	if (!vnpu_element_type_size(t))
+		return node_error(c, VNPU_UNSUPPORTED, "dtype %d", (int)t);
+	if (x->rank >= 0 && x->rank != 2)
+		return FAIL(c, "input rank %d, not 2", x->rank);
+	copy_shape(o, x, t);
+	if (c->fold_limit > 0 && vnpu_tinfo_static(o) && alloc_out(c, o))
+		for (int64_t i = 0; i < o->dims[0]; i++)
+			if (i + k >= 0 && i + k < o->dims[1])
+				vnpu_elem_set_i(o->data, t, i * o->dims[1] + i + k, 1);
 	return VNPU_OK;
 }
 
@@ -1794,7 +1821,7 @@ static const struct op_infer infer_table[] = {
 	{ "HardSwish", infer_unary }, { "Mish", infer_unary },
 	{ "ThresholdedRelu", infer_unary }, { "Identity", infer_unary },
 	{ "Dropout", infer_unary }, { "Clip", infer_unary }, { "Not", infer_unary },
-	{ "Shrink", infer_unary }, { "Trilu", infer_same },
+	{ "Shrink", infer_unary }, { "Trilu", infer_same }, { "EyeLike", infer_eye_like },
 	{ "NegativeLogLikelihoodLoss", infer_loss }, { "SoftmaxCrossEntropyLoss", infer_loss },
 	{ "GatherElements", infer_gather_elements }, { "LpNormalization", infer_same },
 	{ "IsNaN", infer_unary }, { "IsInf", infer_unary },

@@ -16,7 +16,9 @@
 #include "ir.h"
 #include "onnx.pb-c.h"
 
-#define MIN_OPSET 7
+/* Opsets 1 to 6 are read too: nodes whose meaning changed since (legacy
+ * broadcasting) are refused one by one by inference. */
+#define MIN_OPSET 1
 #define MAX_OPSET 17
 #define MAX_TENSOR_BYTES (1ull << 34)
 
@@ -659,7 +661,7 @@ static vnpu_status read_opset(struct vnpu_model *m, const Onnx__ModelProto *mp)
 		m->opset = 1;
 	if (m->opset < MIN_OPSET || m->opset > MAX_OPSET)
 		return vnpu_error(VNPU_UNSUPPORTED, "opset %lld of the default domain, supported are %d to %d",
-				  (long long)m->opset, MIN_OPSET, MAX_OPSET);
+				  (long long)m->opset, 7, MAX_OPSET);
 	return VNPU_OK;
 }
 

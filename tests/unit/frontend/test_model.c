@@ -303,8 +303,8 @@ static void test_malformed_graphs(void)
 	mb_output(b, "y");
 	CHECK_EQ(read_status(b), VNPU_PARSE_ERROR);
 
-	/* An opset outside 7..17. */
-	b = mb_new(5);
+	/* An opset outside 1..17. */
+	b = mb_new(18);
 	mb_input(b, "x", F32, 2, d4);
 	mb_node(b, "Relu", (const char *[]){ "x", NULL }, (const char *[]){ "y", NULL });
 	mb_output(b, "y");
