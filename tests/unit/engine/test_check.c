@@ -1,2 +1,452 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * vnpu_eng_layer_check(): a valid layer of each op passes, and each
+ * malformed field of it, one at a time, is rejected.
+ */
 #include "engine_test.h"
-void et_test_check(void) {}
+
+#define NAN_BITS 0x7fc00000u
+#define INF_BITS 0x7f800000u
+
+struct fixture {
+	__u32 op;
+	__u32 n;
+	struct vnpu_tensor t[8];
+	union {
+		struct vnpu_layer_gemm gemm;
+		struct vnpu_layer_conv conv;
+		struct vnpu_layer_pool pool;
+		struct vnpu_layer_binary bin;
+		struct vnpu_layer_act act;
+		struct vnpu_layer_softmax sm;
+		struct vnpu_layer_norm norm;
+		struct vnpu_layer_reduce red;
+		struct vnpu_layer_argreduce arg;
+		struct vnpu_layer_resize rs;
+		struct vnpu_layer_pad pad;
+		struct vnpu_layer_gather ga;
+		unsigned char bytes[256];
+	} a;
+	__u32 size;
+};
+
+static int check(const struct fixture *f)
+{
+	return vnpu_eng_layer_check(f->op, f->t, f->n, &f->a, f->size);
+}
+
+static struct vnpu_tensor T(__u32 dt, __u32 rank, __u64 d0, __u64 d1,
+			    __u64 d2, __u64 d3)
+{
+	__u64 dims[4] = { d0, d1, d2, d3 };
+
+	return et_dense(dt, rank, dims);
+}
+
+/* Applies @stmt to a copy of @base and expects the check to fail. */
+#define BAD(base, what, stmt) do {					\
+	struct fixture f_ = (base);					\
+	struct fixture *f = &f_;					\
+	stmt;								\
+	ET_EXPECT(check(f) == VNPU_ENG_EINVAL, "%s: %s accepted",	\
+		  op_name(f->op), what);				\
+	(void)f;							\
+} while (0)
+
+static const char *op_name(__u32 op)
+{
+	static const char *const names[] = {
+		"invalid", "gemm", "conv", "pool", "binary", "where", "unary",
+		"softmax", "norm", "reduce", "argreduce", "resize", "pad",
+		"gather", "gather_elements", "cast",
+	};
+
+	return op < 16 ? names[op] : "?";
+}
+
+/* Malformations every op must reject. */
+static void common_bad(const struct fixture *b)
+{
+	__u32 last = b->n - 1;
+
+	ET_EXPECT(!check(b), "%s: the valid layer is rejected", op_name(b->op));
+	BAD(*b, "op 0", f->op = 0);
+	BAD(*b, "op past the last", f->op = VNPU_LAYER_CAST + 1);
+	BAD(*b, "attr_size + 8", f->size += 8);
+	if (b->size)
+		BAD(*b, "attr_size - 8", f->size -= 8);
+	BAD(*b, "no tensors", f->n = 0);
+	BAD(*b, "one tensor too many", f->n++; f->t[f->n - 1] = f->t[f->n - 2]);
+	BAD(*b, "17 tensors", f->n = 17);
+	BAD(*b, "rank 7 output", f->t[last].rank = 7);
+	BAD(*b, "unknown dtype", f->t[last].dtype = 8);
+	BAD(*b, "dtype 0", f->t[0].dtype = 0);
+	BAD(*b, "huge dim", f->t[0].dims[0] = 1ull << 40);
+	if (b->t[last].rank && b->t[last].dims[0] > 1)
+		BAD(*b, "aliased output", f->t[last].strides[0] = 0);
+	if (b->t[last].rank)
+		BAD(*b, "output rank - 1", f->t[last].rank--);
+	BAD(*b, "output rank + 1", f->t[last].dims[f->t[last].rank++] = 2);
+}
+
+static void gemm_bad(void)
+{
+	struct fixture b = { .op = VNPU_LAYER_GEMM, .n = 5 };
+	__u64 psize = vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, 7, 9);
+
+	b.t[0] = T(VNPU_DTYPE_F32, 3, 2, 5, 7, 0);
+	b.t[1] = T(VNPU_DTYPE_F32, 3, 2, 7, 9, 0);
+	b.t[2] = T(VNPU_DTYPE_F32, 1, 9, 0, 0, 0);
+	b.t[3] = T(VNPU_DTYPE_F32, 3, 2, 5, 9, 0);
+	b.t[4] = T(VNPU_DTYPE_F32, 3, 2, 5, 9, 0);
+	b.a.gemm.flags = VNPU_LAYER_F_BIAS | VNPU_LAYER_F_RESIDUAL;
+	b.a.gemm.alpha = b.a.gemm.beta = et_f32_bits(1);
+	b.size = sizeof(b.a.gemm);
+	common_bad(&b);
+	BAD(b, "unknown flag", f->a.gemm.flags |= 1u << 5);
+	BAD(b, "flags without the bias tensor", f->a.gemm.flags &= ~VNPU_LAYER_F_BIAS);
+	BAD(b, "pad", f->a.gemm.pad = 1);
+	BAD(b, "alpha NaN", f->a.gemm.alpha = NAN_BITS);
+	BAD(b, "beta inf", f->a.gemm.beta = INF_BITS);
+	BAD(b, "act func", f->a.gemm.act.func = VNPU_ACT_COUNT);
+	BAD(b, "act NOT", f->a.gemm.act.func = VNPU_ACT_NOT);
+	BAD(b, "act flags", f->a.gemm.act.flags = 1);
+	BAD(b, "act alpha NaN", f->a.gemm.act.alpha = NAN_BITS);
+	BAD(b, "K mismatch", f->t[1].dims[1] = 8);
+	BAD(b, "M mismatch", f->t[0].dims[1] = 4);
+	BAD(b, "N mismatch", f->t[1].dims[2] = 10);
+	BAD(b, "batch mismatch", f->t[0].dims[0] = 3);
+	BAD(b, "bias not broadcastable", f->t[2].dims[0] = 8);
+	BAD(b, "residual not broadcastable", f->t[3].dims[1] = 2);
+	BAD(b, "f64 A", f->t[0].dtype = VNPU_DTYPE_F64);
+	BAD(b, "i32 Y", f->t[4].dtype = VNPU_DTYPE_I32);
+	BAD(b, "Y columns strided", f->t[4].strides[2] = 2;
+	    f->t[4].strides[1] = 18; f->t[4].strides[0] = 90);
+	BAD(b, "rank 1 A", f->t[0].rank = 1);
+	/* Packed B: its size must match. */
+	b.n = 3;
+	b.a.gemm.flags = VNPU_LAYER_F_PACKED;
+	b.t[0] = T(VNPU_DTYPE_F32, 2, 5, 7, 0, 0);
+	b.t[1] = T(VNPU_DTYPE_F32, 1, psize, 0, 0, 0);
+	b.t[2] = T(VNPU_DTYPE_F32, 2, 5, 9, 0, 0);
+	ET_EXPECT(!check(&b), "gemm packed: valid layer rejected");
+	BAD(b, "packed size - 1", f->t[1].dims[0]--);
+	BAD(b, "packed rank 2", f->t[1] = T(VNPU_DTYPE_F32, 2, 7, 9, 0, 0));
+	BAD(b, "packed strided", f->t[1].strides[0] = 2);
+}
+
+static struct fixture conv_base(void)
+{
+	struct fixture b = { .op = VNPU_LAYER_CONV, .n = 5 };
+
+	b.t[0] = T(VNPU_DTYPE_F32, 4, 1, 4, 9, 9);
+	b.t[1] = T(VNPU_DTYPE_F32, 4, 6, 2, 3, 3);
+	b.t[2] = T(VNPU_DTYPE_F32, 1, 6, 0, 0, 0);
+	b.t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 4, 9);
+	b.t[4] = T(VNPU_DTYPE_F32, 4, 1, 6, 4, 9);
+	b.a.conv.flags = VNPU_LAYER_F_BIAS | VNPU_LAYER_F_RESIDUAL;
+	b.a.conv.group = 2;
+	b.a.conv.kernel[0] = b.a.conv.kernel[1] = 3;
+	b.a.conv.stride[0] = 2;
+	b.a.conv.stride[1] = 1;
+	b.a.conv.dilation[0] = b.a.conv.dilation[1] = 1;
+	b.a.conv.pad_begin[0] = 1;
+	b.a.conv.pad_end[0] = 0;
+	b.a.conv.pad_begin[1] = b.a.conv.pad_end[1] = 1;
+	b.size = sizeof(b.a.conv);
+	return b;
+}
+
+static void conv_bad(void)
+{
+	struct fixture b = conv_base(), one;
+
+	common_bad(&b);
+	BAD(b, "unknown flag", f->a.conv.flags |= 1u << 7);
+	BAD(b, "group 0", f->a.conv.group = 0);
+	BAD(b, "group not dividing C", f->a.conv.group = 3);
+	BAD(b, "kernel 0", f->a.conv.kernel[1] = 0);
+	BAD(b, "kernel not W's", f->a.conv.kernel[0] = 2);
+	BAD(b, "stride 0", f->a.conv.stride[0] = 0);
+	BAD(b, "dilation 0", f->a.conv.dilation[1] = 0);
+	BAD(b, "huge pad", f->a.conv.pad_end[1] = 1u << 30);
+	BAD(b, "pad changing OW", f->a.conv.pad_end[1] = 2);
+	BAD(b, "act func", f->a.conv.act.func = 99);
+	BAD(b, "OH wrong", f->t[4].dims[2] = 5; f->t[3].dims[2] = 5);
+	BAD(b, "N mismatch", f->t[4].dims[0] = 2);
+	BAD(b, "W channels", f->t[1].dims[1] = 4);
+	BAD(b, "W count", f->t[1].dims[0] = 5);
+	BAD(b, "bias size", f->t[2].dims[0] = 5);
+	BAD(b, "residual dims", f->t[3].dims[3] = 8);
+	BAD(b, "Y not spatially dense", f->t[4].strides[2] = 10;
+	    f->t[4].strides[1] = 40; f->t[4].strides[0] = 240);
+	BAD(b, "window larger than input", f->a.conv.kernel[0] = 20;
+	    f->t[1].dims[2] = 20);
+	one = b;
+	one.t[0] = T(VNPU_DTYPE_F32, 3, 1, 4, 9, 0);
+	one.t[1] = T(VNPU_DTYPE_F32, 3, 6, 2, 3, 0);
+	one.t[3] = T(VNPU_DTYPE_F32, 3, 1, 6, 9, 0);
+	one.t[4] = one.t[3];
+	one.a.conv.kernel[0] = 1;
+	one.a.conv.stride[0] = 1;
+	one.a.conv.pad_begin[0] = 0;
+	ET_EXPECT(!check(&one), "conv1d: valid layer rejected");
+	BAD(one, "1-D with a kernel height", f->a.conv.kernel[0] = 2);
+	BAD(one, "1-D with a height pad", f->a.conv.pad_end[0] = 1);
+	b.a.conv.flags |= VNPU_LAYER_F_PACKED;
+	b.t[1] = T(VNPU_DTYPE_F32, 1,
+		   vnpu_eng_packed_size(VNPU_PACK_CONV_W, 2, 3, 18), 0, 0, 0);
+	ET_EXPECT(!check(&b), "conv packed: valid layer rejected");
+	BAD(b, "packed size + 1", f->t[1].dims[0]++);
+}
+
+static void pool_bad(void)
+{
+	struct fixture b = { .op = VNPU_LAYER_POOL, .n = 2 };
+
+	b.t[0] = T(VNPU_DTYPE_F32, 4, 1, 3, 8, 8);
+	b.t[1] = T(VNPU_DTYPE_F32, 4, 1, 3, 4, 4);
+	b.a.pool.mode = VNPU_POOL_LP;
+	b.a.pool.p = 2;
+	b.a.pool.kernel[0] = b.a.pool.kernel[1] = 2;
+	b.a.pool.stride[0] = b.a.pool.stride[1] = 2;
+	b.a.pool.dilation[0] = b.a.pool.dilation[1] = 1;
+	b.size = sizeof(b.a.pool);
+	common_bad(&b);
+	BAD(b, "mode 0", f->a.pool.mode = 0);
+	BAD(b, "mode 4", f->a.pool.mode = 4);
+	BAD(b, "p 0 for LP", f->a.pool.p = 0);
+	BAD(b, "p 17", f->a.pool.p = 17);
+	BAD(b, "p for MAX", f->a.pool.mode = VNPU_POOL_MAX);
+	BAD(b, "unknown flag", f->a.pool.flags = 4);
+	BAD(b, "pad", f->a.pool.pad = 1);
+	BAD(b, "kernel 0", f->a.pool.kernel[0] = 0);
+	BAD(b, "stride 0", f->a.pool.stride[1] = 0);
+	BAD(b, "dilation 0", f->a.pool.dilation[0] = 0);
+	BAD(b, "OW wrong", f->t[1].dims[3] = 5);
+	BAD(b, "ceil changes OW", f->a.pool.flags = VNPU_POOL_F_CEIL;
+	    f->t[0].dims[3] = 9);
+	BAD(b, "channels differ", f->t[1].dims[1] = 2);
+	BAD(b, "f16", f->t[0].dtype = VNPU_DTYPE_F16);
+}
+
+static void elementwise_bad(void)
+{
+	struct fixture b = { .op = VNPU_LAYER_BINARY, .n = 3 }, w, u, c;
+
+	b.t[0] = T(VNPU_DTYPE_F32, 2, 4, 1, 0, 0);
+	b.t[1] = T(VNPU_DTYPE_F32, 1, 5, 0, 0, 0);
+	b.t[2] = T(VNPU_DTYPE_F32, 2, 4, 5, 0, 0);
+	b.size = sizeof(b.a.bin);
+	common_bad(&b);
+	BAD(b, "func past the last", f->a.bin.func = VNPU_BIN_COUNT);
+	BAD(b, "flags", f->a.bin.flags = 1);
+	BAD(b, "not broadcastable", f->t[1].dims[0] = 3);
+	BAD(b, "input rank above output", f->t[0].rank = 3; f->t[0].dims[2] = 1);
+	BAD(b, "dtypes differ", f->t[1].dtype = VNPU_DTYPE_F64);
+	BAD(b, "comparison into f32", f->a.bin.func = VNPU_BIN_LESS);
+	BAD(b, "AND on f32", f->a.bin.func = VNPU_BIN_AND);
+	BAD(b, "BITAND on f32", f->a.bin.func = VNPU_BIN_BITAND);
+	BAD(b, "PRELU on i32", f->t[0].dtype = f->t[1].dtype =
+	    f->t[2].dtype = VNPU_DTYPE_I32; f->a.bin.func = VNPU_BIN_PRELU);
+	BAD(b, "ADD on bool", f->t[0].dtype = f->t[1].dtype =
+	    f->t[2].dtype = VNPU_DTYPE_BOOL);
+
+	w = b;
+	w.op = VNPU_LAYER_WHERE;
+	w.n = 4;
+	w.size = 0;
+	w.t[3] = w.t[2];
+	w.t[2] = w.t[1];
+	w.t[1] = w.t[0];
+	w.t[0] = T(VNPU_DTYPE_BOOL, 1, 5, 0, 0, 0);
+	common_bad(&w);
+	BAD(w, "condition not bool", f->t[0].dtype = VNPU_DTYPE_U8);
+	BAD(w, "X dtype", f->t[1].dtype = VNPU_DTYPE_F64);
+
+	u.op = VNPU_LAYER_UNARY;
+	u.n = 2;
+	u.t[0] = T(VNPU_DTYPE_F32, 2, 3, 4, 0, 0);
+	u.t[1] = u.t[0];
+	memset(&u.a, 0, sizeof(u.a));
+	u.a.act.func = VNPU_ACT_CELU;
+	u.a.act.alpha = et_f32_bits(1);
+	u.size = sizeof(u.a.act);
+	common_bad(&u);
+	BAD(u, "func past the last", f->a.act.func = VNPU_ACT_COUNT);
+	BAD(u, "flags", f->a.act.flags = 2);
+	BAD(u, "alpha NaN", f->a.act.alpha = NAN_BITS);
+	BAD(u, "beta inf", f->a.act.beta = INF_BITS | 0x80000000u);
+	BAD(u, "CELU alpha 0", f->a.act.alpha = 0);
+	BAD(u, "dims differ", f->t[1].dims[1] = 5);
+	BAD(u, "dtypes differ", f->t[1].dtype = VNPU_DTYPE_F64);
+	BAD(u, "SIN on i32", f->t[0].dtype = f->t[1].dtype = VNPU_DTYPE_I32;
+	    f->a.act.func = VNPU_ACT_SIN);
+	BAD(u, "NOT on f32", f->a.act.func = VNPU_ACT_NOT);
+	BAD(u, "RELU on bool", f->t[0].dtype = f->t[1].dtype = VNPU_DTYPE_BOOL;
+	    f->a.act.func = VNPU_ACT_RELU);
+
+	c = u;
+	c.op = VNPU_LAYER_CAST;
+	c.size = 0;
+	c.t[1].dtype = VNPU_DTYPE_F16;
+	common_bad(&c);
+	BAD(c, "dims differ", f->t[1].dims[0] = 2);
+}
+
+static void other_bad(void)
+{
+	struct fixture s = { .op = VNPU_LAYER_SOFTMAX, .n = 2 }, n, r, a, z, p, g;
+
+	s.t[0] = T(VNPU_DTYPE_F32, 3, 2, 3, 4, 0);
+	s.t[1] = s.t[0];
+	s.a.sm.axis = 2;
+	s.size = sizeof(s.a.sm);
+	common_bad(&s);
+	BAD(s, "axis = rank", f->a.sm.axis = 3);
+	BAD(s, "mode 3", f->a.sm.mode = 3);
+	BAD(s, "dims differ", f->t[1].dims[2] = 5);
+
+	n.op = VNPU_LAYER_NORM;
+	n.n = 4;
+	n.t[0] = T(VNPU_DTYPE_F32, 3, 2, 3, 4, 0);
+	n.t[1] = T(VNPU_DTYPE_F32, 1, 4, 0, 0, 0);
+	n.t[2] = n.t[1];
+	n.t[3] = n.t[0];
+	memset(&n.a, 0, sizeof(n.a));
+	n.a.norm.mode = VNPU_NORM_LAYER;
+	n.a.norm.axis = 2;
+	n.a.norm.flags = VNPU_LAYER_F_BIAS;
+	n.a.norm.epsilon = et_f32_bits(1e-5f);
+	n.size = sizeof(n.a.norm);
+	common_bad(&n);
+	BAD(n, "mode 0", f->a.norm.mode = 0);
+	BAD(n, "mode 6", f->a.norm.mode = 6);
+	BAD(n, "pad", f->a.norm.pad = 1);
+	BAD(n, "unknown flag", f->a.norm.flags |= 2);
+	BAD(n, "axis = rank", f->a.norm.axis = 3);
+	BAD(n, "epsilon NaN", f->a.norm.epsilon = NAN_BITS);
+	BAD(n, "p for LAYER", f->a.norm.p = 2);
+	BAD(n, "size for LAYER", f->a.norm.size = 3);
+	BAD(n, "alpha for LAYER", f->a.norm.alpha = 1);
+	BAD(n, "scale not broadcastable", f->t[1].dims[0] = 3);
+	BAD(n, "bias flag without bias", f->n = 3; f->t[2] = f->t[3]);
+	BAD(n, "LRN size 0", f->a.norm.mode = VNPU_NORM_LRN; f->a.norm.axis = 0;
+	    f->a.norm.flags = 0; f->a.norm.epsilon = 0; f->n = 2;
+	    f->t[1] = f->t[0]);
+	BAD(n, "LP p 3", f->a.norm.mode = VNPU_NORM_LP; f->a.norm.p = 3;
+	    f->a.norm.flags = 0; f->a.norm.epsilon = 0; f->n = 2;
+	    f->t[1] = f->t[0]);
+	BAD(n, "BATCH with 4 tensors", f->a.norm.mode = VNPU_NORM_BATCH;
+	    f->a.norm.axis = 0; f->a.norm.flags = 0);
+	BAD(n, "INSTANCE parameter size", f->a.norm.mode = VNPU_NORM_INSTANCE;
+	    f->a.norm.axis = 0; f->a.norm.flags = 0);
+
+	r.op = VNPU_LAYER_REDUCE;
+	r.n = 2;
+	r.t[0] = T(VNPU_DTYPE_F32, 3, 2, 3, 4, 0);
+	r.t[1] = T(VNPU_DTYPE_F32, 3, 2, 1, 4, 0);
+	memset(&r.a, 0, sizeof(r.a));
+	r.a.red.func = VNPU_REDUCE_L2;
+	r.a.red.axes = 2;
+	r.size = sizeof(r.a.red);
+	common_bad(&r);
+	BAD(r, "func past the last", f->a.red.func = VNPU_REDUCE_COUNT);
+	BAD(r, "axis bit above rank", f->a.red.axes |= 8);
+	BAD(r, "reduced extent not 1", f->a.red.axes = 3);
+	BAD(r, "kept extent differs", f->t[1].dims[2] = 3);
+	BAD(r, "L2 on i32", f->t[0].dtype = f->t[1].dtype = VNPU_DTYPE_I32);
+	BAD(r, "dtypes differ", f->t[1].dtype = VNPU_DTYPE_F64);
+
+	a.op = VNPU_LAYER_ARGREDUCE;
+	a.n = 2;
+	a.t[0] = r.t[0];
+	a.t[1] = T(VNPU_DTYPE_I64, 3, 2, 1, 4, 0);
+	memset(&a.a, 0, sizeof(a.a));
+	a.a.arg.axis = 1;
+	a.size = sizeof(a.a.arg);
+	common_bad(&a);
+	BAD(a, "min 2", f->a.arg.min = 2);
+	BAD(a, "unknown flag", f->a.arg.flags = 2);
+	BAD(a, "pad", f->a.arg.pad = 1);
+	BAD(a, "axis = rank", f->a.arg.axis = 3);
+	BAD(a, "i32 output", f->t[1].dtype = VNPU_DTYPE_I32);
+	BAD(a, "axis extent 0", f->t[0].dims[1] = 0);
+
+	z.op = VNPU_LAYER_RESIZE;
+	z.n = 2;
+	z.t[0] = T(VNPU_DTYPE_F32, 4, 1, 2, 3, 4);
+	z.t[1] = T(VNPU_DTYPE_F32, 4, 1, 2, 6, 8);
+	memset(&z.a, 0, sizeof(z.a));
+	z.a.rs.mode = VNPU_RESIZE_LINEAR;
+	z.a.rs.scale[2] = et_f32_bits(2);
+	z.size = sizeof(z.a.rs);
+	common_bad(&z);
+	BAD(z, "mode 2", f->a.rs.mode = 2);
+	BAD(z, "coord 6", f->a.rs.coord = 6);
+	BAD(z, "nearest for linear", f->a.rs.nearest = 1);
+	BAD(z, "nearest 4", f->a.rs.mode = 0; f->a.rs.nearest = 4);
+	BAD(z, "flags", f->a.rs.flags = 1);
+	BAD(z, "negative scale", f->a.rs.scale[2] = et_f32_bits(-2));
+	BAD(z, "NaN scale", f->a.rs.scale[3] = NAN_BITS);
+	BAD(z, "scale above rank", f->a.rs.scale[5] = et_f32_bits(1));
+	BAD(z, "rank differs", f->t[1].rank = 3);
+	BAD(z, "from empty", f->t[0].dims[3] = 0);
+
+	p.op = VNPU_LAYER_PAD;
+	p.n = 2;
+	p.t[0] = T(VNPU_DTYPE_U8, 2, 3, 4, 0, 0);
+	p.t[1] = T(VNPU_DTYPE_U8, 2, 5, 4, 0, 0);
+	memset(&p.a, 0, sizeof(p.a));
+	p.a.pad.begin[0] = 1;
+	p.a.pad.begin[1] = -1;
+	p.a.pad.value = 7;
+	p.size = sizeof(p.a.pad);
+	common_bad(&p);
+	BAD(p, "mode 4", f->a.pad.mode = 4);
+	BAD(p, "pad", f->a.pad.pad = 1);
+	BAD(p, "value above element", f->a.pad.value = 0x100);
+	BAD(p, "value for EDGE", f->a.pad.mode = VNPU_PAD_EDGE);
+	BAD(p, "begin above rank", f->a.pad.begin[2] = 1);
+	BAD(p, "crop past the input", f->a.pad.begin[1] = -9;
+	    f->t[1].dims[1] = 0);
+	BAD(p, "huge begin", f->a.pad.begin[0] = 1ll << 40);
+	BAD(p, "dtypes differ", f->t[1].dtype = VNPU_DTYPE_I8);
+	BAD(p, "edge from empty", f->a.pad.mode = VNPU_PAD_EDGE;
+	    f->a.pad.value = 0; f->t[0].dims[0] = 0);
+
+	g.op = VNPU_LAYER_GATHER;
+	g.n = 3;
+	g.t[0] = T(VNPU_DTYPE_F32, 2, 5, 6, 0, 0);
+	g.t[1] = T(VNPU_DTYPE_I64, 2, 2, 3, 0, 0);
+	g.t[2] = T(VNPU_DTYPE_F32, 3, 5, 2, 3, 0);
+	memset(&g.a, 0, sizeof(g.a));
+	g.a.ga.axis = 1;
+	g.size = sizeof(g.a.ga);
+	common_bad(&g);
+	BAD(g, "axis = rank", f->a.ga.axis = 2);
+	BAD(g, "pad", f->a.ga.pad = 1);
+	BAD(g, "f32 indices", f->t[1].dtype = VNPU_DTYPE_F32);
+	BAD(g, "output dims", f->t[2].dims[1] = 3);
+	BAD(g, "output rank", f->t[2].rank = 2);
+	BAD(g, "dtypes differ", f->t[2].dtype = VNPU_DTYPE_I32);
+	g.op = VNPU_LAYER_GATHER_ELEMENTS;
+	g.t[1] = T(VNPU_DTYPE_I32, 2, 5, 9, 0, 0);
+	g.t[2] = g.t[1];
+	g.t[2].dtype = VNPU_DTYPE_F32;
+	common_bad(&g);
+	BAD(g, "indices wider than data off the axis", f->t[1].dims[0] = 6;
+	    f->t[2].dims[0] = 6);
+	BAD(g, "output dims", f->t[2].dims[1] = 8);
+}
+
+void et_test_check(void)
+{
+	gemm_bad();
+	conv_bad();
+	pool_bad();
+	elementwise_bad();
+	other_bad();
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_CAST, NULL, 2, NULL, 0) ==
+		  VNPU_ENG_EINVAL, "NULL tensors accepted");
+}
