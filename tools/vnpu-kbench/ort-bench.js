@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+// ONNX Runtime on vnpu-kbench's shapes: node ort-bench.js MAKE_MODELS THREADS
+// Prints "name threads best_milliseconds" for 1 thread and THREADS threads.
+'use strict';
+const { execFileSync } = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const ort = require('onnxruntime-node');
+
+const shapes = {
+  gemm: { a: [1024, 1024] },
+  conv3x3: { x: [1, 64, 56, 56] },
+  dw3x3: { x: [1, 32, 112, 112] },
+  conv1x1: { x: [1, 256, 28, 28] },
+};
+
+async function best(session, feeds, repeat) {
+  let min = Infinity;
+  await session.run(feeds);
+  for (let i = 0; i < repeat; i++) {
+    const t0 = process.hrtime.bigint();
+    await session.run(feeds);
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    if (ms < min) min = ms;
+  }
+  return min;
+}
+
+async function main() {
+  const [makeModels, threadsArg] = process.argv.slice(2);
+  const threads = parseInt(threadsArg || '1', 10);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vnpu-kbench-'));
+  const python = fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
+  try {
+    execFileSync(python, [makeModels, dir], { stdio: 'inherit' });
+    for (const [name, inputs] of Object.entries(shapes)) {
+      for (const t of [1, threads]) {
+        const session = await ort.InferenceSession.create(
+          path.join(dir, name + '.onnx'),
+          { intraOpNumThreads: t, interOpNumThreads: 1,
+            graphOptimizationLevel: 'all', executionMode: 'sequential' });
+        const feeds = {};
+        for (const [input, dims] of Object.entries(inputs)) {
+          const n = dims.reduce((a, b) => a * b, 1);
+          const data = new Float32Array(n);
+          for (let i = 0; i < n; i++) data[i] = ((i * 7919) % 1000) / 500 - 1;
+          feeds[input] = new ort.Tensor('float32', data, dims);
+        }
+        console.log(`${name} ${t} ${(await best(session, feeds, 10)).toFixed(3)}`);
+      }
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => { console.error(e.message); process.exit(1); });
