@@ -213,7 +213,7 @@ int vnpu_sched_init(struct vnpu_device *vdev, unsigned int timeout_ms)
 void vnpu_sched_fini(struct vnpu_device *vdev)
 {
 	vnpu_fw_shutdown(&vdev->fw);
-	wait_event(vdev->jobs_idle, !READ_ONCE(vdev->jobs_in_flight));
+	wait_event_idle(vdev->jobs_idle, !READ_ONCE(vdev->jobs_in_flight));
 	drm_sched_fini(&vdev->sched);
 	vnpu_fw_fini(&vdev->fw);
 }

@@ -167,7 +167,8 @@ static int vnpu_fw_exec_cmd(struct vnpu_fw *fw, struct vnpu_fw_job *job,
 	/* Publish fw->work before the tiles see the new sequence number. */
 	smp_store_release(&fw->work_seq, fw->work_seq + 1);
 	wake_up_all(&fw->tile_wq);
-	wait_for_completion(&work.done);
+	/* TASK_IDLE: a long command is not a hung task. */
+	wait_for_completion_state(&work.done, TASK_IDLE);
 
 	return atomic_read(&work.error);
 }
@@ -332,7 +333,7 @@ bool vnpu_fw_reset(struct vnpu_fw *fw)
 		return false;
 
 	wake_up_all(&fw->event_wq);
-	wait_event(fw->event_wq, READ_ONCE(fw->running) != job);
+	wait_event_idle(fw->event_wq, READ_ONCE(fw->running) != job);
 	return true;
 }
 

@@ -558,6 +558,71 @@ TEST_F_TIMEOUT(job, implicit_writer_then_reader, 120)
 	close(fd2);
 }
 
+/* vgem's fence ioctls (uapi/drm/vgem_drm.h), spelled here. */
+struct vgem_fence_attach {
+	uint32_t handle;
+	uint32_t flags;
+	uint32_t out_fence;
+	uint32_t pad;
+};
+
+struct vgem_fence_signal {
+	uint32_t fence;
+	uint32_t flags;
+};
+
+#define VGEM_FENCE_WRITE 0x1
+#define VGEM_IOCTL_FENCE_ATTACH \
+	DRM_IOWR(DRM_COMMAND_BASE + 0x1, struct vgem_fence_attach)
+#define VGEM_IOCTL_FENCE_SIGNAL \
+	DRM_IOW(DRM_COMMAND_BASE + 0x2, struct vgem_fence_signal)
+
+/*
+ * Implicit fences across drivers: a job reading a vgem dma-buf waits for
+ * vgem's write fence on it, and then sees what was written before it.
+ */
+TEST_F(job, implicit_fence_of_vgem_dmabuf)
+{
+	struct vgem_fence_attach fa = { .flags = VGEM_FENCE_WRITE };
+	struct vgem_fence_signal fs = { 0 };
+	struct drm_vnpu_slot slots[2];
+	struct stream s = { 0 };
+	struct drm_vnpu_wait w;
+	uint32_t size = 4096, vh, h, out[64], *map;
+	int vgem_fd = -1, dmabuf, i;
+	uint64_t id;
+
+	dmabuf = vgem_dmabuf(&vgem_fd, size, &vh);
+	if (dmabuf < 0)
+		SKIP(return, "vgem is not available");
+	ASSERT_EQ(0, prime_import(self->fd, dmabuf, &h));
+	map = vgem_mmap(vgem_fd, vh, size);
+	ASSERT_NE(MAP_FAILED, map);
+	fa.handle = vh;
+	ASSERT_EQ(0, vnpu_ioctl(vgem_fd, VGEM_IOCTL_FENCE_ATTACH, &fa));
+
+	slots[0].handle = h;
+	slots[0].flags = DRM_VNPU_SLOT_READ;
+	slots[1] = self->slot;
+	stream_copy(&s, tensor_1d(1, VNPU_DTYPE_U32, 0, 64),
+		    tensor_1d(0, VNPU_DTYPE_U32, 0, 64));
+	id = run_stream(_metadata, self->fd, &s, slots, 2);
+	wait_err(_metadata, self->fd, ETIMEDOUT, id, now_ns() + 200000000);
+
+	for (i = 0; i < 64; i++)
+		map[i] = 500 + i;
+	fs.fence = fa.out_fence;
+	ASSERT_EQ(0, vnpu_ioctl(vgem_fd, VGEM_IOCTL_FENCE_SIGNAL, &fs));
+	ASSERT_EQ(0, _wait_job(self->fd, id, now_ns() + LONG_WAIT_NS, &w));
+	ASSERT_EQ(DRM_VNPU_JOB_OK, w.status);
+	bo_download(_metadata, self->fd, self->bo, 0, out, sizeof(out));
+	for (i = 0; i < 64; i++)
+		ASSERT_EQ(500 + i, out[i]);
+	munmap(map, size);
+	close(dmabuf);
+	close(vgem_fd);
+}
+
 /* A DOWNLOAD waits for the job writing the BO. */
 TEST_F(job, download_waits_for_writer)
 {

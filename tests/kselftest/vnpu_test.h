@@ -394,6 +394,53 @@ static inline void fill_random(void *buf, size_t size, uint32_t seed)
 	}
 }
 
+static inline int prime_export(int fd, uint32_t handle, int *dmabuf)
+{
+	struct drm_prime_handle p = { .handle = handle, .flags = DRM_CLOEXEC | DRM_RDWR };
+	int ret = vnpu_ioctl(fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p);
+
+	*dmabuf = p.fd;
+	return ret;
+}
+
+static inline int prime_import(int fd, int dmabuf, uint32_t *handle)
+{
+	struct drm_prime_handle p = { .fd = dmabuf };
+	int ret = vnpu_ioctl(fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &p);
+
+	*handle = p.handle;
+	return ret;
+}
+
+/* vgem's dumb BO on its card node, exported as a dma-buf. */
+static inline int vgem_dmabuf(int *vgem_fd, uint32_t size, uint32_t *handle)
+{
+	struct drm_mode_create_dumb d = { .width = size / 4, .height = 1, .bpp = 32 };
+	int dmabuf;
+
+	if (system("modprobe vgem 2>/dev/null") < 0)
+		return -1;
+	*vgem_fd = drm_open_driver("vgem", "card", 0, 0);
+	if (*vgem_fd < 0)
+		return -1;
+	if (vnpu_ioctl(*vgem_fd, DRM_IOCTL_MODE_CREATE_DUMB, &d))
+		return -1;
+	*handle = d.handle;
+	if (prime_export(*vgem_fd, d.handle, &dmabuf))
+		return -1;
+	return dmabuf;
+}
+
+static inline void *vgem_mmap(int vgem_fd, uint32_t handle, size_t size)
+{
+	struct drm_mode_map_dumb m = { .handle = handle };
+
+	if (vnpu_ioctl(vgem_fd, DRM_IOCTL_MODE_MAP_DUMB, &m))
+		return MAP_FAILED;
+	return mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, vgem_fd,
+		    m.offset);
+}
+
 /* Root-only debugfs file of the first vnpu device, or NULL. */
 static inline FILE *vnpu_debugfs_open(const char *name, const char *mode)
 {

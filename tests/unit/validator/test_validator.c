@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * vnpu_stream_validate(): every malformed field rejected (the cases the
+ * kselftest also submits), overflow and framing cases; and the executor:
+ * FILL and COPY give the reference result however they are split.
+ */
+#include <stdlib.h>
+
+#include "kselftest_harness.h"
+#include "vnpu_exec.h"
+#include "vnpu_stream_cases.h"
+
+static const struct vnpu_slot_info case_slots[CASE_NUM_SLOTS] = {
+	{ .size = CASE_SLOT_SIZE, .id = 1, .flags = VNPU_SLOT_INFO_WRITE },
+	{ .size = CASE_SLOT_SIZE, .id = 2, .flags = 0 },
+	{ .size = CASE_SLOT_SIZE, .id = 1, .flags = 0 },
+};
+
+FIXTURE(cases) {
+	struct case_stream s;
+};
+
+FIXTURE_VARIANT(cases) {
+	void (*mutate)(struct case_stream *s);
+	int valid;
+};
+
+#define ADD_VARIANT(name, fn, ok) \
+	FIXTURE_VARIANT_ADD(cases, name) { .mutate = fn, .valid = ok };
+STREAM_CASES(ADD_VARIANT)
+
+FIXTURE_SETUP(cases)
+{
+	case_base(&self->s);
+	variant->mutate(&self->s);
+}
+
+FIXTURE_TEARDOWN(cases)
+{
+}
+
+TEST_F(cases, validate)
+{
+	__u32 n = 99;
+	int ret = vnpu_stream_validate(self->s.words, self->s.size, case_slots,
+				       CASE_NUM_SLOTS, &n);
+
+	if (variant->valid) {
+		ASSERT_EQ(0, ret);
+		ASSERT_EQ(2, n);
+	} else {
+		ASSERT_EQ(-22, ret);
+		ASSERT_GE(1, n);
+	}
+}
+
+TEST(bad_cmd_index_reported)
+{
+	struct case_stream s;
+	__u32 n;
+
+	case_base(&s);
+	case_copy(&s)->src.dims[0] = 7;
+	ASSERT_EQ(-22, vnpu_stream_validate(s.words, s.size, case_slots,
+					    CASE_NUM_SLOTS, &n));
+	ASSERT_EQ(1, n);
+}
+
+TEST(stream_size_not_multiple_of_8)
+{
+	struct case_stream s;
+	__u32 n;
+
+	case_base(&s);
+	ASSERT_EQ(-22, vnpu_stream_validate(s.words, s.size - 4, case_slots,
+					    CASE_NUM_SLOTS, &n));
+}
+
+TEST(stream_truncated)
+{
+	struct case_stream s;
+	__u32 n;
+
+	case_base(&s);
+	ASSERT_EQ(-22, vnpu_stream_validate(s.words, s.size - 8, case_slots,
+					    CASE_NUM_SLOTS, &n));
+	ASSERT_EQ(-22, vnpu_stream_validate(s.words, 8, case_slots,
+					    CASE_NUM_SLOTS, &n));
+}
+
+TEST(stream_misaligned_pointer)
+{
+	static __u64 buf[64];
+	struct vnpu_cmd_header *h = (void *)((char *)buf + 4);
+	__u32 n;
+
+	h->opcode = VNPU_CMD_NOP;
+	h->size = 8;
+	ASSERT_EQ(-22, vnpu_stream_validate(h, 8, case_slots, CASE_NUM_SLOTS, &n));
+}
+
+TEST(no_slots)
+{
+	struct case_stream s;
+	__u32 n;
+
+	case_base(&s);
+	ASSERT_EQ(-22, vnpu_stream_validate(s.words, s.size, NULL, 0, &n));
+}
+
+TEST(nop_spin_only)
+{
+	__u64 buf[2] = { 0, 0 };
+	struct vnpu_cmd_header *h = (void *)buf;
+	__u32 n;
+
+	h[0].opcode = VNPU_CMD_NOP;
+	h[0].size = 8;
+	h[1].opcode = VNPU_CMD_SPIN;
+	h[1].size = 8;
+	ASSERT_EQ(0, vnpu_stream_validate(buf, 16, NULL, 0, &n));
+	ASSERT_EQ(2, n);
+}
+
+TEST(empty_tensor_touches_nothing)
+{
+	struct case_stream s;
+	__u32 n;
+
+	case_base(&s);
+	case_fill(&s)->dst.offset = CASE_SLOT_SIZE;
+	case_fill(&s)->dst.dims[0] = 0;
+	ASSERT_EQ(0, vnpu_stream_validate(s.words, s.size, case_slots,
+					  CASE_NUM_SLOTS, &n));
+}
+
+TEST(tensor_ends_exactly_at_bo_end)
+{
+	struct case_stream s;
+	__u32 n;
+
+	case_base(&s);
+	case_fill(&s)->dst.offset = CASE_SLOT_SIZE - 1024;
+	ASSERT_EQ(0, vnpu_stream_validate(s.words, s.size, case_slots,
+					  CASE_NUM_SLOTS, &n));
+}
+
+TEST(broadcast_source_allowed)
+{
+	struct case_stream s;
+	__u32 n;
+
+	case_base(&s);
+	case_copy(&s)->src.strides[0] = 0;
+	ASSERT_EQ(0, vnpu_stream_validate(s.words, s.size, case_slots,
+					  CASE_NUM_SLOTS, &n));
+}
+
+/* Run every part of every command of a validated stream, in reverse. */
+static void run_stream(struct __test_metadata *_metadata, const void *stream,
+		       __u64 size, void *const *base, __u32 tiles)
+{
+	const struct vnpu_cmd_header *cmd = NULL;
+	struct vnpu_eng_ctx ctx = { 0 };
+
+	while ((cmd = vnpu_stream_next(stream, size, cmd))) {
+		__u32 parts = vnpu_exec_parts(cmd, tiles, 1000);
+		__u32 p;
+
+		ASSERT_LE(1, parts);
+		ASSERT_EQ(0, vnpu_exec_scratch(cmd, parts));
+		for (p = parts; p-- > 0;)
+			ASSERT_EQ(0, vnpu_exec_part(cmd, base, p, parts, &ctx));
+	}
+}
+
+TEST(exec_fill_copy_reference)
+{
+	static __u32 a[CASE_SLOT_SIZE / 4], b[CASE_SLOT_SIZE / 4];
+	void *base[3] = { a, b, a };
+	struct case_stream s;
+	__u32 n, tiles;
+	int i;
+
+	for (tiles = 1; tiles <= 7; tiles += 3) {
+		memset(a, 0, sizeof(a));
+		for (i = 0; i < 256; i++)
+			b[i] = 1000 + i;
+		case_base(&s);
+		case_fill(&s)->dst.dims[0] = 10000;
+		ASSERT_EQ(0, vnpu_stream_validate(s.words, s.size, case_slots,
+						  CASE_NUM_SLOTS, &n));
+		run_stream(_metadata, s.words, s.size, base, tiles);
+		for (i = 0; i < 10000; i++) {
+			__u32 want = i >= 1024 && i < 1024 + 256 ? 1000 + i - 1024 : 5;
+
+			ASSERT_EQ(want, a[i]);
+		}
+		ASSERT_EQ(0, a[10000]);
+	}
+}
+
+TEST(exec_transpose_and_broadcast)
+{
+	static __u16 a[4096], b[4096];
+	void *base[3] = { a, b, a };
+	struct case_stream s;
+	struct vnpu_cmd_copy *c;
+	__u32 n;
+	int r, k;
+
+	memset(&s, 0, sizeof(s));
+	for (r = 0; r < 4096; r++)
+		b[r] = r;
+	/* a[r][k] (3 x 100) = b[k][r] (100 x 3): a transpose. */
+	c = case_add(&s, VNPU_CMD_COPY, sizeof(*c));
+	c->dst = case_tensor(0, VNPU_DTYPE_U16, 0, 0);
+	c->dst.rank = 2;
+	c->dst.dims[0] = 3;
+	c->dst.dims[1] = 100;
+	c->dst.strides[0] = 100;
+	c->dst.strides[1] = 1;
+	c->src = c->dst;
+	c->src.slot = 1;
+	c->src.strides[0] = 1;
+	c->src.strides[1] = 3;
+	/* a[1000 + k] = b[7] for 50 k: a broadcast. */
+	c = case_add(&s, VNPU_CMD_COPY, sizeof(*c));
+	c->dst = case_tensor(0, VNPU_DTYPE_U16, 2000, 50);
+	c->src = case_tensor(1, VNPU_DTYPE_U16, 14, 50);
+	c->src.strides[0] = 0;
+	ASSERT_EQ(0, vnpu_stream_validate(s.words, s.size, case_slots,
+					  CASE_NUM_SLOTS, &n));
+	run_stream(_metadata, s.words, s.size, base, 4);
+	for (r = 0; r < 3; r++)
+		for (k = 0; k < 100; k++)
+			ASSERT_EQ(k * 3 + r, a[r * 100 + k]);
+	for (k = 0; k < 50; k++)
+		ASSERT_EQ(7, a[1000 + k]);
+}
+
+TEST(exec_part_out_of_range)
+{
+	struct case_stream s;
+	struct vnpu_eng_ctx ctx = { 0 };
+	static __u32 a[CASE_SLOT_SIZE / 4];
+	void *base[3] = { a, a, a };
+
+	case_base(&s);
+	ASSERT_EQ(-22, vnpu_exec_part((void *)s.words, base, 2, 2, &ctx));
+	ASSERT_EQ(-22, vnpu_exec_part((void *)s.words, base, 0, 0, &ctx));
+}
+
+TEST_HARNESS_MAIN
