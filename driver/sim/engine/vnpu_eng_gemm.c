@@ -20,6 +20,16 @@
 
 /* ---- micro-kernels --------------------------------------------------- */
 
+static void copy_f32(float *dst, const float *src, __u64 n)
+{
+	__u64 i = 0;
+
+	for (; i + 8 <= n; i += 8)
+		vstore(dst + i, vload(src + i));
+	for (; i < n; i++)
+		dst[i] = src[i];
+}
+
 #define UK_DECL								\
 	v8sf c00 = {}, c01 = {}, c10 = {}, c11 = {}, c20 = {}, c21 = {}; \
 	v8sf c30 = {}, c31 = {}, c40 = {}, c41 = {}, c50 = {}, c51 = {}
@@ -273,13 +283,15 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 		       float *abuf, float *bbuf)
 {
 	float tile[ENG_MR * ENG_NR] __attribute__((aligned(32)));
-	__u64 k0 = 0, kc, i, j, a_ps, b_ps;
+	__u64 k0 = 0, kc, kstep, i, j, a_ps, b_ps;
 	const float *ap, *bp;
 
+	/* Even slices of at most ENG_KC: the tile stores per slice are few. */
+	kstep = eng_div_up(kt, eng_div_up(kt ? kt : 1, ENG_KC));
 	do {
 		int first = k0 == 0, last;
 
-		kc = eng_min(ENG_KC, kt - k0);
+		kc = eng_min(kstep, kt - k0);
 		last = k0 + kc >= kt;
 		if (a->packed) {
 			ap = a->packed + (m0 / ENG_MR) * a->k * ENG_MR +
@@ -513,8 +525,7 @@ static void conv_window(const struct conv_job *cj, __u64 q0, __u64 q1,
 			for (i = 0; i < pl; i++)
 				d[i] = 0;
 			if (cj->xs[2] == 1)
-				for (i = 0; i < s->w; i++)
-					d[pl + i] = src[i];
+				copy_f32(d + pl, src, s->w);
 			else
 				for (i = 0; i < s->w; i++)
 					d[pl + i] = src[(__s64)i * cj->xs[2]];
@@ -524,13 +535,13 @@ static void conv_window(const struct conv_job *cj, __u64 q0, __u64 q1,
 	/* Columns past the last row read the slack: keep it defined. */
 	for (i = 0; i < ENG_NC + wp + s->kw * at->dilation[1] + ENG_NR; i++)
 		win[s->cg * cs + i] = 0;
-	for (k = 0; k < s->cg * s->kh * s->kw; k++) {
-		__u64 kh = (k % (s->kh * s->kw)) / s->kw, kw = k % s->kw;
-
-		off[k] = (__s32)((k / (s->kh * s->kw)) * cs +
-				 kh * at->dilation[0] * wp +
-				 kw * at->dilation[1] + (q0 - r0 * wp));
-	}
+	k = 0;
+	for (c = 0; c < s->cg; c++)
+		for (r = 0; r < s->kh; r++)
+			for (i = 0; i < s->kw; i++)
+				off[k++] = (__s32)(c * cs + r * at->dilation[0] * wp +
+						   i * at->dilation[1] +
+						   (q0 - r0 * wp));
 }
 
 static void conv_epi(const struct eng_layer *l, __u64 img, __u64 g,

@@ -16,7 +16,7 @@
 #define ENG_MC		96		/* rows of one unit of work */
 #define ENG_NC		256		/* columns of one unit of CONV */
 #define ENG_GEMM_NC	512		/* columns of one unit of GEMM */
-#define ENG_KC		256		/* depth of one packed slice */
+#define ENG_KC		384		/* most depth of one packed slice */
 #define ENG_ALIGN	64
 
 /* Element-wise ops split into units of this many output elements. */
