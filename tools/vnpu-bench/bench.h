@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+/* vnpu-bench: what its parts share. */
+#ifndef VNPU_BENCH_H
+#define VNPU_BENCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <vnpu/vnpu.h>
+
+#define BENCH_MAX_MODELS 8	/* one per device with CUMULATIVE_THROUGHPUT */
+/* Runs whose timelines the trace keeps (the first ones). */
+#define BENCH_TRACE_RUNS 4000
+
+struct bench_opts {
+	const char *model;
+	const char *device;
+	bool async;
+	const char *hint;		/* "LATENCY", "THROUGHPUT", ...; NULL: none */
+	uint32_t nireq;			/* 0: the compiled model's optimal number */
+	uint64_t niter;			/* 0: run for @seconds */
+	double seconds;
+	int64_t batch;			/* 0: as the model says */
+	const char *shapes;		/* -shape */
+	bool per_layer;			/* -pc */
+	const char *json_path;
+	const char *trace_path;
+	bool progress;			/* stderr is a terminal */
+};
+
+/* One span of the trace: a stage or layer of one run of one request. */
+struct trace_span {
+	const char *name;		/* static text, or in the string pool */
+	const char *kind;
+	const char *where;
+	uint32_t request;
+	uint64_t run;
+	int64_t start_ns, end_ns;
+};
+
+struct bench_result {
+	uint64_t count;			/* inferences completed */
+	int64_t start_ns, end_ns;	/* of the measured runs */
+	double *latency_ms;		/* @count of them */
+	uint64_t latency_cap;
+	double first_ms;
+	double compile_ms;
+
+	struct trace_span *spans;
+	uint64_t num_spans, max_spans;
+	char **strings;			/* layer names kept for the trace */
+	uint64_t num_strings, max_strings;
+};
+
+struct bench_run {
+	const struct bench_opts *o;
+	uint32_t num_models;
+	vnpu_compiled_model *models[BENCH_MAX_MODELS];
+	char devices[BENCH_MAX_MODELS][32];
+	uint32_t nireq;
+	vnpu_infer_request **reqs;
+	struct bench_result res;
+};
+
+int64_t bench_now_ns(void);
+
+/* Run the measured inferences (run.c); 0, or 1 with a message printed. */
+int bench_measure(struct bench_run *b);
+/* Keep the timeline of @req's last run for the trace. */
+void bench_keep_timeline(struct bench_run *b, vnpu_infer_request *req, uint32_t index,
+			 uint64_t run);
+
+/* Report (report.c). */
+void bench_print(const struct bench_run *b, FILE *f);
+int bench_print_layers(const struct bench_run *b, FILE *f);
+int bench_write_json(const struct bench_run *b, const char *path);
+int bench_write_trace(const struct bench_run *b, const char *path);
+
+#endif /* VNPU_BENCH_H */

@@ -1,0 +1,502 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vnpu-bench: how fast a model runs on a device, with the sync or the
+ * async API, as benchmark_app measures it: first-inference time, latency
+ * statistics and throughput; optionally per-layer counters (-pc), a JSON
+ * report (--json) and a Chrome trace of every run (--trace). Public API
+ * only.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: vnpu-bench -m MODEL [-d DEVICE] [-api sync|async] [-nireq N]\n"
+		"                  [-niter N | -t SECONDS] [-hint HINT] [-b N] [-shape SHAPES]\n"
+		"                  [-pc] [--json FILE] [--trace FILE]\n"
+		"Measure how fast an ONNX model runs: first inference, latency, throughput.\n"
+		"  -m MODEL         the .onnx file\n"
+		"  -d DEVICE        CPU, NPU, NPU.<n>, HETERO:..., AUTO (default CPU)\n"
+		"  -api API         sync (infer) or async (start_async + callbacks; default)\n"
+		"  -nireq N         infer requests (default: the compiled model's\n"
+		"                   OPTIMAL_NUMBER_OF_INFER_REQUESTS; 1 for sync)\n"
+		"  -niter N         run N inferences\n"
+		"  -t SECONDS       run for SECONDS (default 10 when -niter is not given)\n"
+		"  -hint HINT       latency, throughput, cumulative_throughput or none\n"
+		"                   (default: throughput for async, latency for sync);\n"
+		"                   cumulative_throughput with -d NPU uses every NPU\n"
+		"  -b N             batch: the first dimension of every input\n"
+		"  -shape SHAPES    input shapes: [1,3,224,224] (the only input) or\n"
+		"                   name[1,3,224,224],other[1,10]\n"
+		"  -pc              print the per-layer counters of the last inference\n"
+		"  --json FILE      write the report as JSON\n"
+		"  --trace FILE     write a Chrome trace (Perfetto) of the runs: the host\n"
+		"                   stages per request and the layers on the device\n"
+		"  -h, --help       this text\n");
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "vnpu-bench: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n(see vnpu-bench --help)\n");
+	return 2;
+}
+
+static bool parse_u64(const char *s, uint64_t min, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v < min)
+		return false;
+	*out = v;
+	return true;
+}
+
+static const char *parse_hint(const char *s)
+{
+	static const char *const hints[] = { "LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT" };
+	size_t i;
+
+	for (i = 0; i < sizeof(hints) / sizeof(hints[0]); i++) {
+		if (!strcasecmp(s, hints[i]))
+			return hints[i];
+	}
+	return !strcasecmp(s, "none") ? "" : NULL;
+}
+
+enum { OPT_JSON = 256, OPT_TRACE };
+
+static int parse_args(int argc, char **argv, struct bench_opts *o)
+{
+	static const struct option long_options[] = {
+		{ "m", required_argument, NULL, 'm' },
+		{ "d", required_argument, NULL, 'd' },
+		{ "api", required_argument, NULL, 'a' },
+		{ "nireq", required_argument, NULL, 'n' },
+		{ "niter", required_argument, NULL, 'i' },
+		{ "t", required_argument, NULL, 't' },
+		{ "hint", required_argument, NULL, 'H' },
+		{ "b", required_argument, NULL, 'b' },
+		{ "shape", required_argument, NULL, 's' },
+		{ "pc", no_argument, NULL, 'p' },
+		{ "json", required_argument, NULL, OPT_JSON },
+		{ "trace", required_argument, NULL, OPT_TRACE },
+		{ "help", no_argument, NULL, 'h' },
+		{ "h", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *hint = NULL;
+	uint64_t v;
+	char *end;
+	int c;
+
+	o->device = "CPU";
+	o->async = true;
+	opterr = 0;
+	while ((c = getopt_long_only(argc, argv, ":", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'm': o->model = optarg; break;
+		case 'd': o->device = optarg; break;
+		case 's': o->shapes = optarg; break;
+		case 'p': o->per_layer = true; break;
+		case OPT_JSON: o->json_path = optarg; break;
+		case OPT_TRACE: o->trace_path = optarg; break;
+		case 'h': usage(stdout); exit(0);
+		case 'a':
+			if (strcmp(optarg, "sync") && strcmp(optarg, "async"))
+				return usage_error("-api takes sync or async, not '%s'", optarg);
+			o->async = !strcmp(optarg, "async");
+			break;
+		case 'n':
+			if (!parse_u64(optarg, 1, &v) || v > 1024)
+				return usage_error("-nireq takes 1 to 1024, not '%s'", optarg);
+			o->nireq = (uint32_t)v;
+			break;
+		case 'i':
+			if (!parse_u64(optarg, 1, &o->niter))
+				return usage_error("-niter takes a positive count, not '%s'", optarg);
+			break;
+		case 't':
+			o->seconds = strtod(optarg, &end);
+			if (end == optarg || *end || !(o->seconds > 0) || o->seconds > 1e6)
+				return usage_error("-t takes a positive number of seconds, not '%s'",
+						   optarg);
+			break;
+		case 'H':
+			hint = parse_hint(optarg);
+			if (!hint)
+				return usage_error("-hint takes latency, throughput, "
+						   "cumulative_throughput or none, not '%s'", optarg);
+			break;
+		case 'b':
+			if (!parse_u64(optarg, 1, &v) || v > (1u << 20))
+				return usage_error("-b takes a positive batch size, not '%s'", optarg);
+			o->batch = (int64_t)v;
+			break;
+		case ':':
+			return usage_error("%s needs a value", argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (!o->model)
+		return usage_error("%s", "a model is needed (-m MODEL)");
+	if (o->niter && o->seconds > 0)
+		return usage_error("%s", "-niter and -t exclude each other");
+	if (!o->niter && !(o->seconds > 0))
+		o->seconds = 10;
+	if (!hint)
+		hint = o->async ? "THROUGHPUT" : "LATENCY";
+	o->hint = hint[0] ? hint : NULL;
+	o->progress = isatty(STDERR_FILENO);
+	return 0;
+}
+
+static int fail(const char *what)
+{
+	fprintf(stderr, "vnpu-bench: %s: %s\n", what, vnpu_last_error());
+	return 1;
+}
+
+/* ---- shapes ---- */
+
+/* Parse "[d,d,...]" at *@pp into @shape; advances past the ']'. */
+static bool parse_dims(const char **pp, vnpu_shape *shape)
+{
+	const char *p = *pp;
+	char *end;
+	long long d;
+
+	if (*p++ != '[')
+		return false;
+	shape->rank = 0;
+	while (*p != ']') {
+		if (shape->rank == VNPU_MAX_RANK)
+			return false;
+		errno = 0;
+		d = strtoll(p, &end, 10);
+		if (errno || end == p || d < 1)
+			return false;
+		shape->dims[shape->rank++] = d;
+		p = end;
+		if (*p == ',')
+			p++;
+		else if (*p != ']')
+			return false;
+	}
+	*pp = p + 1;
+	return true;
+}
+
+static int reshape(vnpu_model *model, const char *name, const vnpu_shape *shape)
+{
+	if (vnpu_model_reshape(model, name, shape) == VNPU_OK)
+		return 0;
+	fprintf(stderr, "vnpu-bench: reshaping input '%s': %s\n", name, vnpu_last_error());
+	return 1;
+}
+
+static int apply_shapes(vnpu_model *model, const char *spec)
+{
+	const char *p = spec, *bracket;
+	char name[256];
+	vnpu_shape shape;
+	const char *only;
+	size_t n;
+
+	if (vnpu_model_get_inputs_size(model, &n))
+		return fail("model inputs");
+	while (*p) {
+		bracket = strchr(p, '[');
+		if (!bracket || (size_t)(bracket - p) >= sizeof(name))
+			return usage_error("-shape: cannot read '%s'", spec);
+		memcpy(name, p, (size_t)(bracket - p));
+		name[bracket - p] = '\0';
+		p = bracket;
+		if (!parse_dims(&p, &shape) || (*p && *p != ','))
+			return usage_error("-shape: cannot read '%s'", spec);
+		if (*p == ',')
+			p++;
+		if (!name[0]) {
+			if (n != 1)
+				return usage_error("-shape: the model has several inputs; name "
+						   "them: '%s'", spec);
+			if (vnpu_model_input_name(model, 0, &only))
+				return fail("model inputs");
+			snprintf(name, sizeof(name), "%s", only);
+		}
+		if (reshape(model, name, &shape))
+			return 1;
+	}
+	return 0;
+}
+
+static int apply_batch(vnpu_model *model, int64_t batch)
+{
+	vnpu_shape shape;
+	const char *name;
+	size_t n, i;
+
+	if (vnpu_model_get_inputs_size(model, &n))
+		return fail("model inputs");
+	for (i = 0; i < n; i++) {
+		if (vnpu_model_input_shape(model, i, &shape) || vnpu_model_input_name(model, i, &name))
+			return fail("model inputs");
+		if (!shape.rank || shape.dims[0] == batch)
+			continue;
+		if (shape.dims[0] != VNPU_DIM_DYNAMIC) {
+			fprintf(stderr, "vnpu-bench: input '%s' has a fixed batch of %lld, not %lld\n",
+				name, (long long)shape.dims[0], (long long)batch);
+			return 1;
+		}
+		shape.dims[0] = batch;
+		if (reshape(model, name, &shape))
+			return 1;
+	}
+	return 0;
+}
+
+/* ---- compile and set up the requests ---- */
+
+/* The devices to compile for: every NPU for CUMULATIVE_THROUGHPUT on "NPU". */
+static int pick_devices(vnpu_core *core, struct bench_run *b)
+{
+	const struct bench_opts *o = b->o;
+	uint32_t n, i;
+	char **list;
+
+	if (!o->hint || strcmp(o->hint, "CUMULATIVE_THROUGHPUT") || strcmp(o->device, "NPU")) {
+		snprintf(b->devices[0], sizeof(b->devices[0]), "%s", o->device);
+		b->num_models = 1;
+		return 0;
+	}
+	if (vnpu_core_get_available_devices(core, &list, &n))
+		return fail("devices");
+	for (i = 0; i < n && b->num_models < BENCH_MAX_MODELS; i++) {
+		if (!strncmp(list[i], "NPU.", 4))
+			snprintf(b->devices[b->num_models++], sizeof(b->devices[0]), "%s", list[i]);
+	}
+	vnpu_free(list);
+	if (!b->num_models) {
+		fprintf(stderr, "vnpu-bench: no NPU device is present\n");
+		return 1;
+	}
+	return 0;
+}
+
+static int64_t int_property(vnpu_compiled_model *cm, const char *key)
+{
+	vnpu_property_value *v;
+	int64_t n;
+
+	if (vnpu_compiled_model_get_property(cm, key, &v))
+		return 0;
+	n = v->integer;
+	vnpu_property_value_free(v);
+	return n;
+}
+
+/* The device a compiled model runs on (the first of EXECUTION_DEVICES). */
+static void execution_device(vnpu_compiled_model *cm, char *buf, size_t size)
+{
+	vnpu_property_value *v;
+
+	if (vnpu_compiled_model_get_property(cm, VNPU_PROP_EXECUTION_DEVICES, &v))
+		return;
+	if (v->count)
+		snprintf(buf, size, "%s", v->items[0]);
+	vnpu_property_value_free(v);
+}
+
+static int compile_all(vnpu_core *core, vnpu_model *model, struct bench_run *b)
+{
+	const struct bench_opts *o = b->o;
+	const char *props[7];
+	char nireq[16];
+	int64_t t0 = bench_now_ns();
+	uint32_t i, p = 0;
+
+	props[p++] = VNPU_PROP_ENABLE_PROFILING;
+	props[p++] = o->per_layer || o->trace_path ? "YES" : "NO";
+	if (o->hint) {
+		props[p++] = VNPU_PROP_PERFORMANCE_HINT;
+		props[p++] = o->hint;
+	}
+	if (o->nireq) {
+		snprintf(nireq, sizeof(nireq), "%u", o->nireq);
+		props[p++] = VNPU_PROP_PERFORMANCE_HINT_NUM_REQUESTS;
+		props[p++] = nireq;
+	}
+	props[p] = NULL;
+	for (i = 0; i < b->num_models; i++) {
+		if (vnpu_core_compile_model(core, model, b->devices[i], props, &b->models[i])) {
+			fprintf(stderr, "vnpu-bench: compiling for %s: %s\n", b->devices[i],
+				vnpu_last_error());
+			return 1;
+		}
+		execution_device(b->models[i], b->devices[i], sizeof(b->devices[i]));
+	}
+	b->res.compile_ms = (double)(bench_now_ns() - t0) / 1e6;
+	b->nireq = o->nireq;
+	for (i = 0; !b->nireq && i < b->num_models; i++)
+		b->nireq += o->async ? (uint32_t)int_property(b->models[i],
+				VNPU_PROP_OPTIMAL_NUMBER_OF_INFER_REQUESTS) : 1;
+	if (!b->nireq)
+		b->nireq = 1;
+	return 0;
+}
+
+/* Random inputs (seeded): uniform [0, 1) floats, zeros for the rest. */
+static int fill_inputs(vnpu_infer_request *req, uint32_t num_inputs, unsigned int *seed)
+{
+	vnpu_element_type type;
+	vnpu_tensor *t;
+	size_t n, i;
+	void *data;
+	uint32_t k;
+
+	for (k = 0; k < num_inputs; k++) {
+		if (vnpu_infer_request_get_input_tensor(req, k, &t))
+			return fail("input tensor");
+		vnpu_tensor_get_element_type(t, &type);
+		vnpu_tensor_get_size(t, &n);
+		vnpu_tensor_get_data(t, &data);
+		for (i = 0; i < n; i++) {
+			if (type == VNPU_TYPE_F32)
+				((float *)data)[i] = (float)rand_r(seed) / ((float)RAND_MAX + 1.0f);
+			else if (type == VNPU_TYPE_F64)
+				((double *)data)[i] = (double)rand_r(seed) / ((double)RAND_MAX + 1.0);
+		}
+		vnpu_tensor_free(t);
+	}
+	return 0;
+}
+
+static int create_requests(struct bench_run *b)
+{
+	unsigned int seed = 1;
+	uint32_t i, inputs;
+
+	b->reqs = calloc(b->nireq, sizeof(*b->reqs));
+	if (!b->reqs)
+		return 1;
+	for (i = 0; i < b->nireq; i++) {
+		vnpu_compiled_model *cm = b->models[i % b->num_models];
+
+		if (vnpu_compiled_model_create_infer_request(cm, &b->reqs[i]))
+			return fail("creating an infer request");
+		if (vnpu_compiled_model_get_num_inputs(cm, &inputs) ||
+		    fill_inputs(b->reqs[i], inputs, &seed))
+			return 1;
+	}
+	return 0;
+}
+
+static void print_ports(vnpu_compiled_model *cm)
+{
+	uint32_t n, i, d;
+	vnpu_port port;
+	int out;
+
+	for (out = 0; out < 2; out++) {
+		if (out ? vnpu_compiled_model_get_num_outputs(cm, &n) :
+			  vnpu_compiled_model_get_num_inputs(cm, &n))
+			return;
+		for (i = 0; i < n; i++) {
+			if (out ? vnpu_compiled_model_get_output(cm, i, &port) :
+				  vnpu_compiled_model_get_input(cm, i, &port))
+				return;
+			printf("%-20s %s %s[", i ? "" : out ? "Outputs" : "Inputs", port.name,
+			       vnpu_element_type_str(port.type));
+			for (d = 0; d < port.shape.rank; d++)
+				printf("%s%lld", d ? "," : "", (long long)port.shape.dims[d]);
+			printf("]\n");
+		}
+	}
+}
+
+static int first_inference(struct bench_run *b)
+{
+	int64_t t0 = bench_now_ns();
+
+	if (vnpu_infer_request_infer(b->reqs[0]))
+		return fail("first inference");
+	b->res.first_ms = (double)(bench_now_ns() - t0) / 1e6;
+	return 0;
+}
+
+static int bench(const struct bench_opts *o, struct bench_run *b, vnpu_core *core)
+{
+	vnpu_model *model;
+	int ret;
+
+	if (vnpu_core_read_model(core, o->model, &model)) {
+		fprintf(stderr, "vnpu-bench: %s: %s\n", o->model, vnpu_last_error());
+		return 1;
+	}
+	ret = o->shapes ? apply_shapes(model, o->shapes) : 0;	/* 2: a usage error */
+	if (!ret)
+		ret = (o->batch && apply_batch(model, o->batch)) ||
+		      pick_devices(core, b) || compile_all(core, model, b);
+	vnpu_model_free(model);
+	if (ret)
+		return ret;
+	print_ports(b->models[0]);
+	fflush(stdout);
+	if (create_requests(b) || first_inference(b) || bench_measure(b))
+		return 1;
+	bench_print(b, stdout);
+	if (o->per_layer && bench_print_layers(b, stdout))
+		return 1;
+	if (o->json_path && bench_write_json(b, o->json_path))
+		return 1;
+	if (o->trace_path && bench_write_trace(b, o->trace_path))
+		return 1;
+	return 0;
+}
+
+static void bench_free(struct bench_run *b)
+{
+	uint64_t i;
+
+	for (i = 0; b->reqs && i < b->nireq; i++)
+		vnpu_infer_request_free(b->reqs[i]);
+	for (i = 0; i < b->num_models; i++)
+		vnpu_compiled_model_free(b->models[i]);
+	for (i = 0; i < b->res.num_strings; i++)
+		free(b->res.strings[i]);
+	free(b->res.strings);
+	free(b->res.spans);
+	free(b->res.latency_ms);
+	free(b->reqs);
+}
+
+int main(int argc, char **argv)
+{
+	struct bench_opts o = { 0 };
+	struct bench_run b = { .o = &o };
+	vnpu_core *core;
+	int ret = parse_args(argc, argv, &o);
+
+	if (ret)
+		return ret;
+	if (vnpu_core_create(&core))
+		return fail("creating the core");
+	ret = bench(&o, &b, core);
+	bench_free(&b);
+	vnpu_core_free(core);
+	return ret;
+}

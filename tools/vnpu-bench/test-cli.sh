@@ -1,0 +1,64 @@
+#!/bin/sh
+# vnpu-bench's command line: exit codes, --help, and one real run on the
+# CPU (a conv model from libonnx-testdata) whose JSON and trace parse.
+bench=$1
+model=/usr/share/libonnx-testdata/data/node/test_conv_with_strides_padding/model.onnx
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+expect() {
+	want=$1; shift
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	got=$?
+	if [ "$got" != "$want" ]; then
+		echo "not ok - '$*' exited $got, want $want"; cat "$tmp/err"
+		fails=$((fails + 1))
+	else
+		echo "ok - '$*' exits $want"
+	fi
+}
+
+expect 0 "$bench" --help
+grep -q '^usage: vnpu-bench' "$tmp/out" || { echo "not ok - --help to stdout"; fails=$((fails + 1)); }
+expect 2 "$bench"
+expect 2 "$bench" -m "$model" -api fast
+expect 2 "$bench" -m "$model" -nireq 0
+expect 2 "$bench" -m "$model" -niter x
+expect 2 "$bench" -m "$model" -niter 5 -t 1
+expect 2 "$bench" -m "$model" -hint fastest
+expect 2 "$bench" -m "$model" -shape '[1,2'
+expect 2 "$bench" -m "$model" --no-such-option
+expect 2 "$bench" -m "$model" extra
+expect 2 "$bench" -m
+expect 1 "$bench" -m /nonexistent.onnx
+expect 1 "$bench" -m "$model" -d NO_SUCH_DEVICE -niter 1
+expect 1 "$bench" -m "$model" -niter 1 --json /nonexistent/dir/x.json
+
+if [ -f "$model" ]; then
+	for api in sync async; do
+		expect 0 "$bench" -m "$model" -d CPU -api $api -niter 50 -pc \
+			--json "$tmp/r.json" --trace "$tmp/t.json"
+		for key in 'First inference' 'Count' 'Duration' 'median' 'average' 'min' \
+			'max' 'p90' 'p99' 'Throughput' 'Per-layer counters'; do
+			grep -q "$key" "$tmp/out" || { echo "not ok - no '$key' in the report"; fails=$((fails + 1)); }
+		done
+		/usr/bin/python3 - "$tmp/r.json" "$tmp/t.json" <<'PY' || fails=$((fails + 1))
+import json, sys
+r = json.load(open(sys.argv[1]))
+t = json.load(open(sys.argv[2]))
+assert r["count"] == 50, r["count"]
+assert r["throughput_fps"] > 0 and r["latency_ms"]["min"] <= r["latency_ms"]["median"] <= r["latency_ms"]["max"]
+assert r["layers"], "no layers"
+ev = [e for e in t["traceEvents"] if e["ph"] == "X"]
+stages = {e["name"] for e in ev if e["cat"] == "stage"}
+assert {"preprocess", "upload", "submit", "wait", "download", "postprocess"} <= stages, stages
+assert any(e["cat"] == "layer" for e in ev), "no layers in the trace"
+assert len({e["args"]["run"] for e in ev}) == 50
+print("ok - JSON report and trace parse")
+PY
+	done
+else
+	echo "skip - $model is missing"
+fi
+[ "$fails" = 0 ]
