@@ -3,7 +3,7 @@
  * GEMM, convolution and pooling kernels. Included by the kernel builds
  * (vnpu_eng_avx2.c, vnpu_eng_base.c), never compiled on its own.
  *
- * One blocked GEMM serves GEMM and CONV: units of ENG_MC x ENG_NC outputs,
+ * One blocked GEMM serves GEMM and CONV: units of at most ENG_UNIT_MACS,
  * depth in slices of ENG_KC, a 6x16 micro-kernel on packed panels of A
  * (ENG_MR rows) and B (ENG_NR columns), and the epilogue (alpha, bias,
  * residual, activation) applied to a tile once its last slice is summed.
@@ -384,7 +384,7 @@ static int run_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	const struct vnpu_layer_gemm *at = l->attrs;
 	const struct vnpu_tensor *y = &l->t[l->n - 1], *ta = &l->t[0];
 	const struct vnpu_tensor *tb = &l->t[1];
-	__u64 batch, m, n, k, mb, nb, u;
+	__u64 batch, m, n, k, mb, nb, ncu, u;
 	struct gemm_epi e = {};
 	struct gemm_a a = {};
 	struct gemm_b b = {};
@@ -395,7 +395,8 @@ static int run_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 
 	eng_gemm_shape(l, &batch, &m, &n, &k);
 	mb = eng_div_up(m, ENG_MC);
-	nb = eng_div_up(n, ENG_GEMM_NC);
+	ncu = eng_gemm_nc(k);
+	nb = eng_div_up(n, ncu);
 	gemm_scratch(ctx, 1, &abuf, &bbuf);
 	e.alpha = f32_of(at->alpha);
 	e.beta = f32_of(at->beta);
@@ -435,8 +436,8 @@ static int run_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 			e.r = (const float *)l->data[ri] +
 			      batch_offset(&l->t[ri], y, bi);
 		gemm_block(&a, &b, mi * ENG_MC, eng_min(ENG_MC, m - mi * ENG_MC),
-			   ni * ENG_GEMM_NC, eng_min(ENG_GEMM_NC, n - ni * ENG_GEMM_NC),
-			   k, &o, &e, abuf, bbuf);
+			   ni * ncu, eng_min(ncu, n - ni * ncu), k, &o, &e, abuf,
+			   bbuf);
 	}
 	return 0;
 }
@@ -664,7 +665,7 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	struct gemm_out o = {};
 	struct gemm_a a = {};
 	struct gemm_b b = {};
-	__u64 u, qn, nb, q0, q1, m0, kt, wp;
+	__u64 u, qn, nb, q0, q1, m0, kt, wp, mu, mbu;
 	float *abuf, *bbuf;
 
 	eng_conv_shape(l, &cj.s);
@@ -673,14 +674,19 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	nb = eng_div_up(qn, ENG_NC);
 	kt = cj.s.cg * cj.s.kh * cj.s.kw;
 	gemm_scratch(ctx, !(at->flags & VNPU_LAYER_F_PACKED), &abuf, &bbuf);
+	mu = eng_conv_mu(&cj.s);
+	mbu = eng_div_up(cj.s.mg, mu);
 	for (u = ub; u < ue; u++) {
-		__u64 img = u / (cj.s.group * nb), g = (u / nb) % cj.s.group;
+		__u64 qi = u % nb, mi = (u / nb) % mbu;
+		__u64 g = (u / (nb * mbu)) % cj.s.group;
+		__u64 img = u / (nb * mbu * cj.s.group);
+		__u64 m1 = eng_min(cj.s.mg, (mi + 1) * mu);
 
 		conv_job_init(l, img, g, &cj);
 		conv_weights(l, g, &cj, &a);
 		a.arg = &cj;
 		conv_epi(l, img, g, &e, &o);
-		q0 = (u % nb) * ENG_NC;
+		q0 = qi * ENG_NC;
 		q1 = eng_min(q0 + ENG_NC, qn);
 		if (windowed) {
 			__s32 *off = (__s32 *)bbuf;
@@ -695,8 +701,8 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 			b.pack = pack_im2col;
 			b.arg = &cj;
 		}
-		for (m0 = 0; m0 < cj.s.mg; m0 += ENG_MC)
-			gemm_block(&a, &b, m0, eng_min(ENG_MC, cj.s.mg - m0), q0,
+		for (m0 = mi * mu; m0 < m1; m0 += ENG_MC)
+			gemm_block(&a, &b, m0, eng_min(ENG_MC, m1 - m0), q0,
 				   q1 - q0, kt, &o, &e, abuf, bbuf);
 	}
 	return 0;

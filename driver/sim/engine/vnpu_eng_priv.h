@@ -19,6 +19,13 @@
 #define ENG_KC		384		/* most depth of one packed slice */
 #define ENG_ALIGN	64
 
+/*
+ * Multiply-adds of one unit of GEMM or CONV at most (about 1 ms natively):
+ * units are what a part is made of, and a part is one FPU section in
+ * vnpu.ko. Unit sizes follow from the shapes only.
+ */
+#define ENG_UNIT_MACS	(1ull << 26)
+
 /* Element-wise ops split into units of this many output elements. */
 #define ENG_ELEM_UNIT	16384
 #define ENG_MAX_UNITS	4096
@@ -65,6 +72,14 @@ static inline __u64 eng_div_up(__u64 a, __u64 b)
 static inline __u64 eng_min(__u64 a, __u64 b)
 {
 	return a < b ? a : b;
+}
+
+/* Columns of one GEMM unit: a multiple of ENG_NR, at most ENG_GEMM_NC. */
+static inline __u64 eng_gemm_nc(__u64 k)
+{
+	__u64 nc = ENG_UNIT_MACS / (ENG_MC * (k ? k : 1)) / ENG_NR * ENG_NR;
+
+	return nc < ENG_NR ? ENG_NR : nc > ENG_GEMM_NC ? ENG_GEMM_NC : nc;
 }
 
 /* The tensor index of a GEMM/CONV's optional inputs and output. */
@@ -151,6 +166,16 @@ static inline __u64 eng_conv_cols(const struct eng_conv_shape *s,
 				  const struct vnpu_layer_conv *a)
 {
 	return s->oh * (eng_conv_windowed(a) ? eng_conv_wp(s, a) : s->ow);
+}
+
+/* Rows of one CONV unit (of a group's M/group): a multiple of ENG_MR. */
+static inline __u64 eng_conv_mu(const struct eng_conv_shape *s)
+{
+	__u64 k = s->cg * s->kh * s->kw;
+	__u64 mu = ENG_UNIT_MACS / (ENG_NC * (k ? k : 1)) / ENG_MR * ENG_MR;
+	__u64 all = eng_div_up(s->mg ? s->mg : 1, ENG_MR) * ENG_MR;
+
+	return mu < ENG_MR ? ENG_MR : mu > all ? all : mu;
 }
 
 /* Floats of the B scratch: the offset table and window, or an im2col slice. */

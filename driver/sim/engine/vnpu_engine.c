@@ -793,7 +793,8 @@ static __u64 conv_units(const struct eng_layer *l)
 	eng_conv_shape(l, &s);
 	if (eng_conv_depthwise(&s))
 		return s.n * s.m * s.oh;
-	return s.n * s.group * eng_div_up(eng_conv_cols(&s, l->attrs), ENG_NC);
+	return s.n * s.group * eng_div_up(s.mg, eng_conv_mu(&s)) *
+	       eng_div_up(eng_conv_cols(&s, l->attrs), ENG_NC);
 }
 
 /* Softmax, LpNormalization, ArgMax: lanes along one axis. */
@@ -835,7 +836,8 @@ __u64 vnpu_eng_units(const struct eng_layer *l)
 	switch (l->op) {
 	case VNPU_LAYER_GEMM:
 		eng_gemm_shape(l, &batch, &m, &n, &k);
-		return batch * eng_div_up(m, ENG_MC) * eng_div_up(n, ENG_GEMM_NC);
+		return batch * eng_div_up(m, ENG_MC) *
+		       eng_div_up(n, eng_gemm_nc(k));
 	case VNPU_LAYER_CONV:
 		return conv_units(l);
 	case VNPU_LAYER_POOL:
