@@ -117,6 +117,25 @@ void cs_fuse(struct cstate *s);
 
 /* ---- lower.c ---- */
 vnpu_status cs_lower_op(struct cstate *s, struct cop *op);
+/* Append one command (layer @lop with its tensors and attributes, a copy,
+ * a fill); element-wise helpers over whole dense values. */
+vnpu_status cl_layer(struct cstate *s, uint32_t lop, const struct ctensor *t, uint32_t n,
+		     const void *attrs, uint32_t attr_size);
+vnpu_status cl_copy(struct cstate *s, struct ctensor dst, struct ctensor src);
+vnpu_status cl_fill(struct cstate *s, struct ctensor dst, uint64_t value);
+vnpu_status cl_unary(struct cstate *s, int32_t x, int32_t y, const struct vnpu_layer_act *a);
+vnpu_status cl_binary(struct cstate *s, uint32_t func, int32_t a, int32_t b, int32_t y);
+vnpu_status cl_where(struct cstate *s, int32_t c, int32_t x, int32_t y, int32_t z);
+vnpu_status cl_cast(struct cstate *s, int32_t v, vnpu_element_type type, int32_t *out);
+vnpu_status cl_const_scalar(struct cstate *s, vnpu_element_type type, double v, int32_t *out);
+/* x's indices start, start + step, ... (@len of them) along @axis, into a new temporary. */
+vnpu_status cl_gather_steps(struct cstate *s, int32_t x, int64_t axis, int64_t start,
+			    int64_t step, int64_t len, int32_t *out);
+/* Constant B [K, N] (@trans: stored [N, K]) packed for GEMM into a new constant. */
+vnpu_status cl_pack_gemm_b(struct cstate *s, int32_t bv, bool trans, int32_t *out);
+
+/* ---- lower_rnn.c ---- */
+vnpu_status cl_lower_rnn(struct cstate *s, struct cop *op);
 
 /* ---- emit.c ---- */
 vnpu_status cs_emit(struct cstate *s, struct vnpu_program **out);

@@ -125,7 +125,8 @@ static vnpu_status place_values(struct cstate *s, struct vnpu_program *p)
 					  (uint32_t)s->vals[v].out_index;
 		}
 	}
-	/* Liveness over op steps, and the weights in order of first use. */
+	/* Liveness over commands (each runs after the one before), and the
+	 * weights in order of first use. */
 	for (uint32_t i = 0; i < s->num_ops; i++) {
 		const struct cop *op = &s->ops[i];
 
@@ -151,8 +152,8 @@ static vnpu_status place_values(struct cstate *s, struct vnpu_program *p)
 				}
 				v->last = step;
 			}
+			step++;
 		}
-		step++;
 	}
 	for (uint32_t v = 0; v < s->num_vals; v++)
 		nbufs += s->vals[v].storage == CV_ARENA;

@@ -27,7 +27,7 @@ static int32_t IN(const struct cop *op, uint32_t i)
 	return i < op->num_in ? op->in[i] : -1;
 }
 
-static vnpu_status layer(struct cstate *s, uint32_t lop, const struct ctensor *t, uint32_t n,
+vnpu_status cl_layer(struct cstate *s, uint32_t lop, const struct ctensor *t, uint32_t n,
 			 const void *attrs, uint32_t attr_size)
 {
 	struct ccmd *c = cs_add_cmd(s, VNPU_CMD_LAYER);
@@ -43,7 +43,7 @@ static vnpu_status layer(struct cstate *s, uint32_t lop, const struct ctensor *t
 	return VNPU_OK;
 }
 
-static vnpu_status copy(struct cstate *s, struct ctensor dst, struct ctensor src)
+vnpu_status cl_copy(struct cstate *s, struct ctensor dst, struct ctensor src)
 {
 	struct ccmd *c;
 
@@ -60,7 +60,7 @@ static vnpu_status copy(struct cstate *s, struct ctensor dst, struct ctensor src
 	return VNPU_OK;
 }
 
-static vnpu_status fill(struct cstate *s, struct ctensor dst, uint64_t value)
+vnpu_status cl_fill(struct cstate *s, struct ctensor dst, uint64_t value)
 {
 	struct ccmd *c = cs_add_cmd(s, VNPU_CMD_FILL);
 
@@ -110,7 +110,7 @@ static int32_t const_ints(const struct cstate *s, const struct cop *op, const ch
 }
 
 /* A new constant scalar of @type holding @v. */
-static vnpu_status const_scalar(struct cstate *s, vnpu_element_type type, double v, int32_t *out)
+vnpu_status cl_const_scalar(struct cstate *s, vnpu_element_type type, double v, int32_t *out)
 {
 	void *data = calloc(1, 8);
 
@@ -199,11 +199,11 @@ static const struct act_map act_maps[] = {
 	{ "Shrink", VNPU_ACT_SHRINK, "bias", 0.0f, "lambd", 0.5f },
 };
 
-static vnpu_status unary(struct cstate *s, int32_t x, int32_t y, const struct vnpu_layer_act *a)
+vnpu_status cl_unary(struct cstate *s, int32_t x, int32_t y, const struct vnpu_layer_act *a)
 {
 	struct ctensor t[2] = { ct_dense(s, x), ct_dense(s, y) };
 
-	return layer(s, VNPU_LAYER_UNARY, t, 2, a, sizeof(*a));
+	return cl_layer(s, VNPU_LAYER_UNARY, t, 2, a, sizeof(*a));
 }
 
 static vnpu_status lower_act(struct cstate *s, struct cop *op, const struct act_map *m)
@@ -214,15 +214,15 @@ static vnpu_status lower_act(struct cstate *s, struct cop *op, const struct act_
 		a.alpha = f32_bits(vnpu_attr_float(N(op), m->alpha_name, m->alpha));
 	if (m->beta_name)
 		a.beta = f32_bits(vnpu_attr_float(N(op), m->beta_name, m->beta));
-	return unary(s, IN(op, 0), op->out[0], &a);
+	return cl_unary(s, IN(op, 0), op->out[0], &a);
 }
 
-static vnpu_status binary(struct cstate *s, uint32_t func, int32_t a, int32_t b, int32_t y)
+vnpu_status cl_binary(struct cstate *s, uint32_t func, int32_t a, int32_t b, int32_t y)
 {
 	struct vnpu_layer_binary attr = { .func = func };
 	struct ctensor t[3] = { ct_dense(s, a), ct_dense(s, b), ct_dense(s, y) };
 
-	return layer(s, VNPU_LAYER_BINARY, t, 3, &attr, sizeof(attr));
+	return cl_layer(s, VNPU_LAYER_BINARY, t, 3, &attr, sizeof(attr));
 }
 
 static vnpu_status lower_clip(struct cstate *s, struct cop *op)
@@ -244,12 +244,12 @@ static vnpu_status lower_clip(struct cstate *s, struct cop *op)
 	} else {
 		/* Bounds computed at run time: max then min. */
 		if (lo < 0 || hi < 0)
-			return binary(s, lo >= 0 ? VNPU_BIN_MAX : VNPU_BIN_MIN, x, lo >= 0 ? lo : hi,
+			return cl_binary(s, lo >= 0 ? VNPU_BIN_MAX : VNPU_BIN_MIN, x, lo >= 0 ? lo : hi,
 				      op->out[0]);
 		st = cs_add_temp(s, type, INFO(s, x)->rank, INFO(s, x)->dims, &t);
 		if (!st)
-			st = binary(s, VNPU_BIN_MAX, x, lo, t);
-		return st ? st : binary(s, VNPU_BIN_MIN, t, hi, op->out[0]);
+			st = cl_binary(s, VNPU_BIN_MAX, x, lo, t);
+		return st ? st : cl_binary(s, VNPU_BIN_MIN, t, hi, op->out[0]);
 	}
 	if (isnan(lof) || isnan(hif))
 		return UNSUP(s, "NaN bounds");
@@ -262,7 +262,7 @@ static vnpu_status lower_clip(struct cstate *s, struct cop *op)
 	}
 	a.alpha = f32_bits(lof);
 	a.beta = f32_bits(hif);
-	return unary(s, x, op->out[0], &a);
+	return cl_unary(s, x, op->out[0], &a);
 }
 
 struct bin_map {
@@ -298,7 +298,7 @@ static int32_t bshape(const struct cstate *s, int32_t a, int32_t b, int64_t *dim
 }
 
 /* @v converted to @type in a new temporary. */
-static vnpu_status cast_to(struct cstate *s, int32_t v, vnpu_element_type type, int32_t *out)
+vnpu_status cl_cast(struct cstate *s, int32_t v, vnpu_element_type type, int32_t *out)
 {
 	const struct vnpu_tinfo *t = INFO(s, v);
 	struct ctensor ct[2];
@@ -308,7 +308,7 @@ static vnpu_status cast_to(struct cstate *s, int32_t v, vnpu_element_type type, 
 		return st;
 	ct[0] = ct_dense(s, v);
 	ct[1] = ct_dense(s, *out);
-	return layer(s, VNPU_LAYER_CAST, ct, 2, NULL, 0);
+	return cl_layer(s, VNPU_LAYER_CAST, ct, 2, NULL, 0);
 }
 
 static vnpu_status lower_binary(struct cstate *s, struct cop *op, uint32_t func)
@@ -322,7 +322,7 @@ static vnpu_status lower_binary(struct cstate *s, struct cop *op, uint32_t func)
 	if (!strcmp(name, "Mod") && vnpu_attr_int(N(op), "fmod", 0))
 		func = VNPU_BIN_FMOD;
 	if (op->num_in == 1)
-		return copy(s, ct_dense(s, op->out[0]), ct_dense(s, acc));
+		return cl_copy(s, ct_dense(s, op->out[0]), ct_dense(s, acc));
 	for (uint32_t i = 1; i < op->num_in && !st; i++) {
 		int64_t dims[VNPU_MAX_RANK];
 		int32_t r;
@@ -330,7 +330,7 @@ static vnpu_status lower_binary(struct cstate *s, struct cop *op, uint32_t func)
 
 		b = IN(op, i);
 		if (INFO(s, b)->type != type) {
-			st = cs_is_const(s, b) ? const_as(s, b, type, &b) : cast_to(s, b, type, &b);
+			st = cs_is_const(s, b) ? const_as(s, b, type, &b) : cl_cast(s, b, type, &b);
 			if (st)
 				return st;
 		}
@@ -342,22 +342,22 @@ static vnpu_status lower_binary(struct cstate *s, struct cop *op, uint32_t func)
 			if (st)
 				return st;
 		}
-		st = binary(s, func, acc, b, t);
+		st = cl_binary(s, func, acc, b, t);
 		acc = t;
 	}
 	if (!st && mean) {
-		st = const_scalar(s, type, (double)op->num_in, &b);
+		st = cl_const_scalar(s, type, (double)op->num_in, &b);
 		if (!st)
-			st = binary(s, VNPU_BIN_DIV, acc, b, op->out[0]);
+			st = cl_binary(s, VNPU_BIN_DIV, acc, b, op->out[0]);
 	}
 	return st;
 }
 
-static vnpu_status lower_where(struct cstate *s, int32_t c, int32_t x, int32_t y, int32_t z)
+vnpu_status cl_where(struct cstate *s, int32_t c, int32_t x, int32_t y, int32_t z)
 {
 	struct ctensor t[4] = { ct_dense(s, c), ct_dense(s, x), ct_dense(s, y), ct_dense(s, z) };
 
-	return layer(s, VNPU_LAYER_WHERE, t, 4, NULL, 0);
+	return cl_layer(s, VNPU_LAYER_WHERE, t, 4, NULL, 0);
 }
 
 static vnpu_status lower_cast(struct cstate *s, struct cop *op)
@@ -365,8 +365,8 @@ static vnpu_status lower_cast(struct cstate *s, struct cop *op)
 	struct ctensor t[2] = { ct_dense(s, IN(op, 0)), ct_dense(s, op->out[0]) };
 
 	if (t[0].type == t[1].type)
-		return copy(s, t[1], t[0]);
-	return layer(s, VNPU_LAYER_CAST, t, 2, NULL, 0);
+		return cl_copy(s, t[1], t[0]);
+	return cl_layer(s, VNPU_LAYER_CAST, t, 2, NULL, 0);
 }
 
 /* ---- Gemm, MatMul, Conv ---- */
@@ -385,7 +385,7 @@ static struct ctensor ct_transposed(struct ctensor t)
 }
 
 /* Pack constant B [K, N] (@trans: stored [N, K]) for GEMM; -1 on failure. */
-static vnpu_status pack_gemm_b(struct cstate *s, int32_t bv, bool trans, int32_t *out)
+vnpu_status cl_pack_gemm_b(struct cstate *s, int32_t bv, bool trans, int32_t *out)
 {
 	const struct vnpu_tinfo *b = INFO(s, bv);
 	int64_t k = trans ? b->dims[1] : b->dims[0], n = trans ? b->dims[0] : b->dims[1];
@@ -444,7 +444,7 @@ static vnpu_status gemm_layer(struct cstate *s, struct cop *op, struct ctensor a
 		attr.flags |= VNPU_LAYER_F_RESIDUAL;
 	}
 	t[n++] = y;
-	return layer(s, VNPU_LAYER_GEMM, t, n, &attr, sizeof(attr));
+	return cl_layer(s, VNPU_LAYER_GEMM, t, n, &attr, sizeof(attr));
 }
 
 static vnpu_status lower_gemm(struct cstate *s, struct cop *op)
@@ -460,7 +460,7 @@ static vnpu_status lower_gemm(struct cstate *s, struct cop *op)
 		b = ct_transposed(b);
 	if (cs_is_const(s, IN(op, 1)) && INFO(s, IN(op, 1))->type == VNPU_TYPE_F32 &&
 	    !s->opt.no_packing) {
-		vnpu_status st = pack_gemm_b(s, IN(op, 1), tb, &packed);
+		vnpu_status st = cl_pack_gemm_b(s, IN(op, 1), tb, &packed);
 
 		if (st && st != VNPU_UNSUPPORTED)
 			return st;
@@ -504,7 +504,7 @@ static vnpu_status lower_matmul(struct cstate *s, struct cop *op)
 	y = ct_shaped(s, op->out[0], yr, ydims);
 	if (br == 2 && cs_is_const(s, IN(op, 1)) && bi->type == VNPU_TYPE_F32 && !s->opt.no_packing &&
 	    bi->rank == 2) {
-		vnpu_status st = pack_gemm_b(s, IN(op, 1), false, &packed);
+		vnpu_status st = cl_pack_gemm_b(s, IN(op, 1), false, &packed);
 
 		if (st && st != VNPU_UNSUPPORTED)
 			return st;
@@ -606,11 +606,9 @@ static vnpu_status lower_conv(struct cstate *s, struct cop *op)
 		attr.flags |= VNPU_LAYER_F_RESIDUAL;
 	}
 	t[n++] = ct_dense(s, op->out[0]);
-	return layer(s, VNPU_LAYER_CONV, t, n, &attr, sizeof(attr));
+	return cl_layer(s, VNPU_LAYER_CONV, t, n, &attr, sizeof(attr));
 }
 
-static vnpu_status gather_steps(struct cstate *s, int32_t x, int64_t axis, int64_t start,
-				int64_t step, int64_t len, int32_t *out);
 
 /* ConvTranspose's weights W [C, M/g, K...] as a convolution's: per group
  * the channel dims swapped and the kernel flipped, W' [M, C/g, K...]. A
@@ -666,7 +664,7 @@ static vnpu_status deconv_weights(struct cstate *s, int32_t w, int64_t group, in
 		s5.strides[0] = cg * mg * kk;
 		for (int32_t d = 4; d < VNPU_MAX_DIMS; d++)
 			d5.dims[d] = s5.dims[d] = d5.strides[d] = s5.strides[d] = 0;
-		st = copy(s, d5, s5);
+		st = cl_copy(s, d5, s5);
 		if (st)
 			return st;
 	}
@@ -674,7 +672,7 @@ static vnpu_status deconv_weights(struct cstate *s, int32_t w, int64_t group, in
 		int64_t len = wi->dims[2 + d];
 
 		if (len > 1) {
-			st = gather_steps(s, *out, 2 + d, len - 1, -1, len, out);
+			st = cl_gather_steps(s, *out, 2 + d, len - 1, -1, len, out);
 			if (st)
 				return st;
 		}
@@ -742,7 +740,7 @@ static vnpu_status lower_conv_transpose(struct cstate *s, struct cop *op)
 
 		st = cs_add_temp(s, xi->type, xi->rank, zdims, &z);
 		if (!st)
-			st = fill(s, ct_dense(s, z), 0);
+			st = cl_fill(s, ct_dense(s, z), 0);
 		if (st)
 			return st;
 		dst = ct_dense(s, z);
@@ -750,7 +748,7 @@ static vnpu_status lower_conv_transpose(struct cstate *s, struct cop *op)
 			dst.dims[2 + d] = xi->dims[2 + d];
 			dst.strides[2 + d] *= sa->ints[d];
 		}
-		st = copy(s, dst, ct_dense(s, x));
+		st = cl_copy(s, dst, ct_dense(s, x));
 		if (st)
 			return st;
 		x = z;
@@ -762,7 +760,7 @@ static vnpu_status lower_conv_transpose(struct cstate *s, struct cop *op)
 		attr.flags |= VNPU_LAYER_F_BIAS;
 	}
 	t[nt++] = ct_dense(s, op->out[0]);
-	return layer(s, VNPU_LAYER_CONV, t, nt, &attr, sizeof(attr));
+	return cl_layer(s, VNPU_LAYER_CONV, t, nt, &attr, sizeof(attr));
 }
 
 static vnpu_status lower_pool(struct cstate *s, struct cop *op)
@@ -808,7 +806,7 @@ static vnpu_status lower_pool(struct cstate *s, struct cop *op)
 	}
 	t[0] = ct_dense(s, IN(op, 0));
 	t[1] = ct_dense(s, op->out[0]);
-	return layer(s, VNPU_LAYER_POOL, t, 2, &attr, sizeof(attr));
+	return cl_layer(s, VNPU_LAYER_POOL, t, 2, &attr, sizeof(attr));
 }
 
 /* ---- normalizations, softmax, reductions ---- */
@@ -838,7 +836,7 @@ static vnpu_status lower_softmax(struct cstate *s, struct cop *op)
 		t[1] = ct_dense(s, op->out[0]);
 		attr.axis = (uint32_t)axis;
 	}
-	return layer(s, VNPU_LAYER_SOFTMAX, t, 2, &attr, sizeof(attr));
+	return cl_layer(s, VNPU_LAYER_SOFTMAX, t, 2, &attr, sizeof(attr));
 }
 
 static vnpu_status reduce(struct cstate *s, uint32_t func, int32_t x, int32_t y, uint32_t mask);
@@ -878,19 +876,19 @@ static vnpu_status layer_norm_stats(struct cstate *s, struct cop *op, uint32_t a
 	if (!st)
 		st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, rdims, &sd);
 	if (!st)
-		st = const_scalar(s, VNPU_TYPE_F32, eps, &e);
+		st = cl_const_scalar(s, VNPU_TYPE_F32, eps, &e);
 	if (!st)
-		st = binary(s, VNPU_BIN_SUB, IN(op, 0), mean, d);
+		st = cl_binary(s, VNPU_BIN_SUB, IN(op, 0), mean, d);
 	if (!st)
-		st = binary(s, VNPU_BIN_MUL, d, d, d2);
+		st = cl_binary(s, VNPU_BIN_MUL, d, d, d2);
 	if (!st)
 		st = reduce(s, VNPU_REDUCE_MEAN, d2, var, mask);
 	if (!st)
-		st = binary(s, VNPU_BIN_ADD, var, e, ve);
+		st = cl_binary(s, VNPU_BIN_ADD, var, e, ve);
 	if (!st)
-		st = unary(s, ve, sd, &act);
+		st = cl_unary(s, ve, sd, &act);
 	act.func = VNPU_ACT_RECIPROCAL;
-	return st ? st : unary(s, sd, inv, &act);
+	return st ? st : cl_unary(s, sd, inv, &act);
 }
 
 static vnpu_status lower_norm(struct cstate *s, struct cop *op)
@@ -948,7 +946,7 @@ static vnpu_status lower_norm(struct cstate *s, struct cop *op)
 		t[n++] = ct_dense(s, IN(op, i));
 	}
 	t[n++] = ct_dense(s, op->out[0]);
-	return layer(s, VNPU_LAYER_NORM, t, n, &attr, sizeof(attr));
+	return cl_layer(s, VNPU_LAYER_NORM, t, n, &attr, sizeof(attr));
 }
 
 static const struct bin_map reduce_maps[] = {
@@ -982,7 +980,7 @@ static vnpu_status lower_reduce(struct cstate *s, struct cop *op, uint32_t func)
 	if (n < 0)
 		return UNSUP(s, "axes computed at run time");
 	if (!n && vnpu_attr_int(N(op), "noop_with_empty_axes", 0))
-		return copy(s, ct_dense(s, op->out[0]), ct_dense(s, IN(op, 0)));
+		return cl_copy(s, ct_dense(s, op->out[0]), ct_dense(s, IN(op, 0)));
 	for (int32_t i = 0; i < n; i++)
 		attr.axes |= 1u << (axes[i] < 0 ? axes[i] + xi->rank : axes[i]);
 	if (!n)
@@ -995,7 +993,7 @@ static vnpu_status reduce(struct cstate *s, uint32_t func, int32_t x, int32_t y,
 	struct vnpu_layer_reduce attr = { .func = func, .axes = mask };
 	struct ctensor t[2] = { ct_dense(s, x), reduced_view(s, x, y, mask) };
 
-	return layer(s, VNPU_LAYER_REDUCE, t, 2, &attr, sizeof(attr));
+	return cl_layer(s, VNPU_LAYER_REDUCE, t, 2, &attr, sizeof(attr));
 }
 
 static vnpu_status lower_argreduce(struct cstate *s, struct cop *op)
@@ -1011,7 +1009,7 @@ static vnpu_status lower_argreduce(struct cstate *s, struct cop *op)
 		attr.flags |= VNPU_ARG_F_LAST;
 	t[0] = ct_dense(s, IN(op, 0));
 	t[1] = reduced_view(s, IN(op, 0), op->out[0], 1u << axis);
-	return layer(s, VNPU_LAYER_ARGREDUCE, t, 2, &attr, sizeof(attr));
+	return cl_layer(s, VNPU_LAYER_ARGREDUCE, t, 2, &attr, sizeof(attr));
 }
 
 /* ---- resize, pad, gather ---- */
@@ -1074,7 +1072,7 @@ static vnpu_status lower_resize(struct cstate *s, struct cop *op)
 	}
 	t[0] = ct_dense(s, IN(op, 0));
 	t[1] = ct_dense(s, op->out[0]);
-	return layer(s, VNPU_LAYER_RESIZE, t, 2, &attr, sizeof(attr));
+	return cl_layer(s, VNPU_LAYER_RESIZE, t, 2, &attr, sizeof(attr));
 }
 
 static vnpu_status lower_pad(struct cstate *s, struct cop *op)
@@ -1111,7 +1109,7 @@ static vnpu_status lower_pad(struct cstate *s, struct cop *op)
 	}
 	t[0] = ct_dense(s, IN(op, 0));
 	t[1] = ct_dense(s, op->out[0]);
-	return layer(s, VNPU_LAYER_PAD, t, 2, &attr, sizeof(attr));
+	return cl_layer(s, VNPU_LAYER_PAD, t, 2, &attr, sizeof(attr));
 }
 
 static vnpu_status lower_gather(struct cstate *s, struct cop *op)
@@ -1123,7 +1121,7 @@ static vnpu_status lower_gather(struct cstate *s, struct cop *op)
 
 	axis = axis < 0 ? axis + rank_of(s, IN(op, 0)) : axis;
 	attr.axis = (uint32_t)axis;
-	return layer(s, strcmp(N(op)->op, "Gather") ? VNPU_LAYER_GATHER_ELEMENTS : VNPU_LAYER_GATHER,
+	return cl_layer(s, strcmp(N(op)->op, "Gather") ? VNPU_LAYER_GATHER_ELEMENTS : VNPU_LAYER_GATHER,
 		     t, 3, &attr, sizeof(attr));
 }
 
@@ -1141,12 +1139,12 @@ static vnpu_status lower_transpose(struct cstate *s, struct cop *op)
 		src.dims[d] = x.dims[p];
 		src.strides[d] = x.strides[p];
 	}
-	return copy(s, ct_dense(s, op->out[0]), src);
+	return cl_copy(s, ct_dense(s, op->out[0]), src);
 }
 
 /* Gather @len indices start, start + step, ... of @x along @axis into a new
  * temporary (how a negative slice step is done: copies only go forward). */
-static vnpu_status gather_steps(struct cstate *s, int32_t x, int64_t axis, int64_t start,
+vnpu_status cl_gather_steps(struct cstate *s, int32_t x, int64_t axis, int64_t start,
 				int64_t step, int64_t len, int32_t *out)
 {
 	struct vnpu_layer_gather attr = { .axis = (uint32_t)axis };
@@ -1172,7 +1170,7 @@ static vnpu_status gather_steps(struct cstate *s, int32_t x, int64_t axis, int64
 	t[0] = ct_dense(s, x);
 	t[1] = ct_dense(s, iv);
 	t[2] = ct_dense(s, *out);
-	return layer(s, VNPU_LAYER_GATHER, t, 3, &attr, sizeof(attr));
+	return cl_layer(s, VNPU_LAYER_GATHER, t, 3, &attr, sizeof(attr));
 }
 
 static vnpu_status lower_slice(struct cstate *s, struct cop *op)
@@ -1203,7 +1201,7 @@ static vnpu_status lower_slice(struct cstate *s, struct cop *op)
 		else
 			st = st < 0 ? 0 : st > len - 1 ? len - 1 : st;
 		if (step < 0 && dst.dims[a]) {
-			vnpu_status rc = gather_steps(s, cur, a, st, step, dst.dims[a], &cur);
+			vnpu_status rc = cl_gather_steps(s, cur, a, st, step, dst.dims[a], &cur);
 
 			if (rc)
 				return rc;
@@ -1218,7 +1216,7 @@ static vnpu_status lower_slice(struct cstate *s, struct cop *op)
 		src.strides[d] *= stride[d];
 		src.dims[d] = dst.dims[d];
 	}
-	return copy(s, dst, src);
+	return cl_copy(s, dst, src);
 }
 
 static vnpu_status lower_concat(struct cstate *s, struct cop *op)
@@ -1235,7 +1233,7 @@ static vnpu_status lower_concat(struct cstate *s, struct cop *op)
 		dst.dims[axis] = x.dims[axis];
 		dst.off += at * y.strides[axis];
 		at += x.dims[axis];
-		st = copy(s, dst, x);
+		st = cl_copy(s, dst, x);
 		if (st)
 			return st;
 	}
@@ -1259,7 +1257,7 @@ static vnpu_status lower_split(struct cstate *s, struct cop *op)
 		src.dims[axis] = y.dims[axis];
 		src.off += at * x.strides[axis];
 		at += y.dims[axis];
-		st = copy(s, y, src);
+		st = cl_copy(s, y, src);
 		if (st)
 			return st;
 	}
@@ -1270,7 +1268,7 @@ static vnpu_status lower_expand(struct cstate *s, struct cop *op)
 {
 	struct ctensor y = ct_dense(s, op->out[0]);
 
-	return copy(s, y, ct_broadcast(ct_dense(s, IN(op, 0)), (int32_t)y.rank, y.dims));
+	return cl_copy(s, y, ct_broadcast(ct_dense(s, IN(op, 0)), (int32_t)y.rank, y.dims));
 }
 
 /* Tile: Y viewed as [r0, d0, r1, d1, ...] (only repeated axes split) gets X
@@ -1299,7 +1297,7 @@ static vnpu_status lower_tile(struct cstate *s, struct cop *op)
 		src.strides[r++] = x.strides[d];
 	}
 	dst.rank = src.rank = r;
-	return copy(s, dst, src);
+	return cl_copy(s, dst, src);
 }
 
 /* DepthToSpace / SpaceToDepth as one 6-D strided copy. */
@@ -1342,7 +1340,7 @@ static vnpu_status lower_space_depth(struct cstate *s, struct cop *op)
 		src.strides[5] = x.strides[3] * b;
 	}
 	(void)y;
-	return copy(s, dst, src);
+	return cl_copy(s, dst, src);
 }
 
 /* A node whose output is a differently shaped view of its input, kept
@@ -1350,11 +1348,11 @@ static vnpu_status lower_space_depth(struct cstate *s, struct cop *op)
 static vnpu_status lower_view_copy(struct cstate *s, struct cop *op, int32_t src)
 {
 	const struct vnpu_tinfo *yi = INFO(s, op->out[0]);
-	vnpu_status st = copy(s, ct_dense(s, op->out[0]), ct_shaped(s, src, yi->rank, yi->dims));
+	vnpu_status st = cl_copy(s, ct_dense(s, op->out[0]), ct_shaped(s, src, yi->rank, yi->dims));
 
 	if (!st && op->kind == COP_NODE && !strcmp(N(op)->op, "Dropout") && op->num_out > 1 &&
 	    op->out[1] >= 0)
-		st = fill(s, ct_dense(s, op->out[1]), 1);
+		st = cl_fill(s, ct_dense(s, op->out[1]), 1);
 	return st;
 }
 
@@ -1365,7 +1363,7 @@ static vnpu_status lower_constant_of_shape(struct cstate *s, struct cop *op)
 
 	if (a)
 		memcpy(&v, a->t.data, vnpu_element_type_size(a->t.type));
-	return fill(s, ct_dense(s, op->out[0]), v);
+	return cl_fill(s, ct_dense(s, op->out[0]), v);
 }
 
 static vnpu_status lower_output(struct cstate *s, struct cop *op)
@@ -1377,7 +1375,7 @@ static vnpu_status lower_output(struct cstate *s, struct cop *op)
 	if (st)
 		return st;
 	s->vals[t].out_index = op->out[0];
-	return copy(s, ct_dense(s, t), ct_dense(s, op->in[0]));
+	return cl_copy(s, ct_dense(s, t), ct_dense(s, op->in[0]));
 }
 
 /* Trilu: Where(constant band mask, X, 0). */
@@ -1407,8 +1405,8 @@ static vnpu_status lower_trilu(struct cstate *s, struct cop *op)
 			m[i * dims[1] + j] = upper ? j - i >= k : j - i <= k;
 	st = cs_add_const(s, VNPU_TYPE_BOOL, 2, dims, m, &mask);
 	if (!st)
-		st = const_scalar(s, xi->type, 0, &zero);
-	return st ? st : lower_where(s, mask, IN(op, 0), zero, op->out[0]);
+		st = cl_const_scalar(s, xi->type, 0, &zero);
+	return st ? st : cl_where(s, mask, IN(op, 0), zero, op->out[0]);
 }
 
 /* IsNaN: not (x == x). IsInf: x == +inf or x == -inf. */
@@ -1426,27 +1424,27 @@ static vnpu_status lower_isnan_isinf(struct cstate *s, struct cop *op)
 	if (!strcmp(N(op)->op, "IsNaN")) {
 		st = cs_add_temp(s, VNPU_TYPE_BOOL, xi->rank, xi->dims, &t1);
 		if (!st)
-			st = binary(s, VNPU_BIN_EQUAL, IN(op, 0), IN(op, 0), t1);
-		return st ? st : unary(s, t1, op->out[0], &not);
+			st = cl_binary(s, VNPU_BIN_EQUAL, IN(op, 0), IN(op, 0), t1);
+		return st ? st : cl_unary(s, t1, op->out[0], &not);
 	}
 	if (!pos && !neg)
-		return fill(s, ct_dense(s, op->out[0]), 0);
+		return cl_fill(s, ct_dense(s, op->out[0]), 0);
 	if (!pos || !neg) {
-		st = const_scalar(s, xi->type, pos ? INFINITY : -INFINITY, &inf);
-		return st ? st : binary(s, VNPU_BIN_EQUAL, IN(op, 0), inf, op->out[0]);
+		st = cl_const_scalar(s, xi->type, pos ? INFINITY : -INFINITY, &inf);
+		return st ? st : cl_binary(s, VNPU_BIN_EQUAL, IN(op, 0), inf, op->out[0]);
 	}
 	st = cs_add_temp(s, VNPU_TYPE_BOOL, xi->rank, xi->dims, &t1);
 	if (!st)
 		st = cs_add_temp(s, VNPU_TYPE_BOOL, xi->rank, xi->dims, &t2);
 	if (!st)
-		st = const_scalar(s, xi->type, INFINITY, &inf);
+		st = cl_const_scalar(s, xi->type, INFINITY, &inf);
 	if (!st)
-		st = binary(s, VNPU_BIN_EQUAL, IN(op, 0), inf, t1);
+		st = cl_binary(s, VNPU_BIN_EQUAL, IN(op, 0), inf, t1);
 	if (!st)
-		st = const_scalar(s, xi->type, -INFINITY, &inf);
+		st = cl_const_scalar(s, xi->type, -INFINITY, &inf);
 	if (!st)
-		st = binary(s, VNPU_BIN_EQUAL, IN(op, 0), inf, t2);
-	return st ? st : binary(s, VNPU_BIN_OR, t1, t2, op->out[0]);
+		st = cl_binary(s, VNPU_BIN_EQUAL, IN(op, 0), inf, t2);
+	return st ? st : cl_binary(s, VNPU_BIN_OR, t1, t2, op->out[0]);
 }
 
 /*
@@ -1481,7 +1479,7 @@ static vnpu_status lower_loss(struct cstate *s, struct cop *op)
 			return st;
 		ct[0] = ct_dense(s, x);
 		ct[1] = ct_dense(s, lp);
-		st = layer(s, VNPU_LAYER_SOFTMAX, ct, 2, &sm, sizeof(sm));
+		st = cl_layer(s, VNPU_LAYER_SOFTMAX, ct, 2, &sm, sizeof(sm));
 		if (st)
 			return st;
 		x = lp;
@@ -1489,17 +1487,17 @@ static vnpu_status lower_loss(struct cstate *s, struct cop *op)
 	if (ign) {
 		int32_t ic, zero;
 
-		st = const_scalar(s, ti->type, (double)ign->i, &ic);
+		st = cl_const_scalar(s, ti->type, (double)ign->i, &ic);
 		if (!st)
-			st = const_scalar(s, ti->type, 0, &zero);
+			st = cl_const_scalar(s, ti->type, 0, &zero);
 		if (!st)
 			st = cs_add_temp(s, VNPU_TYPE_BOOL, ti->rank, tdims, &mask);
 		if (!st)
-			st = binary(s, VNPU_BIN_EQUAL, t, ic, mask);
+			st = cl_binary(s, VNPU_BIN_EQUAL, t, ic, mask);
 		if (!st)
 			st = cs_add_temp(s, ti->type, ti->rank, tdims, &k);
 		if (!st)
-			st = lower_where(s, mask, zero, t, k);
+			st = cl_where(s, mask, zero, t, k);
 		if (st)
 			return st;
 		t = k;	/* ignored targets read class 0, then count 0 */
@@ -1515,11 +1513,11 @@ static vnpu_status lower_loss(struct cstate *s, struct cop *op)
 	ct[0] = ct_dense(s, x);
 	ct[1] = ct_shaped(s, t, ti->rank + 1, udims);
 	ct[2] = ct_shaped(s, g, ti->rank + 1, udims);
-	st = layer(s, VNPU_LAYER_GATHER_ELEMENTS, ct, 3, &gattr, sizeof(gattr));
+	st = cl_layer(s, VNPU_LAYER_GATHER_ELEMENTS, ct, 3, &gattr, sizeof(gattr));
 	if (!st)
 		st = cs_add_temp(s, ft, ti->rank, tdims, &loss);
 	if (!st)
-		st = unary(s, g, loss, &neg);
+		st = cl_unary(s, g, loss, &neg);
 	if (!st && w >= 0) {
 		struct vnpu_layer_gather wattr = { .axis = 0 };
 
@@ -1528,36 +1526,36 @@ static vnpu_status lower_loss(struct cstate *s, struct cop *op)
 		ct[1] = ct_dense(s, t);
 		ct[2] = ct_dense(s, wt);
 		if (!st)
-			st = layer(s, VNPU_LAYER_GATHER, ct, 3, &wattr, sizeof(wattr));
+			st = cl_layer(s, VNPU_LAYER_GATHER, ct, 3, &wattr, sizeof(wattr));
 		if (!st)
 			st = cs_add_temp(s, ft, ti->rank, tdims, &k);
 		if (!st)
-			st = binary(s, VNPU_BIN_MUL, loss, wt, k);
+			st = cl_binary(s, VNPU_BIN_MUL, loss, wt, k);
 		loss = k;
 	}
 	if (!st && mask >= 0) {
 		int32_t zero, onec;
 
-		st = const_scalar(s, ft, 0, &zero);
+		st = cl_const_scalar(s, ft, 0, &zero);
 		if (!st)
 			st = cs_add_temp(s, ft, ti->rank, tdims, &k);
 		if (!st)
-			st = lower_where(s, mask, zero, loss, k);
+			st = cl_where(s, mask, zero, loss, k);
 		loss = k;
 		/* The weights the mean divides by: 0 where ignored. */
 		if (!st && wt < 0)
-			st = const_scalar(s, ft, 1, &onec);
+			st = cl_const_scalar(s, ft, 1, &onec);
 		else
 			onec = wt;
 		if (!st)
 			st = cs_add_temp(s, ft, ti->rank, tdims, &wt);
 		if (!st)
-			st = lower_where(s, mask, zero, onec, wt);
+			st = cl_where(s, mask, zero, onec, wt);
 	}
 	if (st)
 		return st;
 	if (!strcmp(red, "none"))
-		return copy(s, ct_dense(s, op->out[0]), ct_dense(s, loss));
+		return cl_copy(s, ct_dense(s, op->out[0]), ct_dense(s, loss));
 	{
 		int64_t ones[VNPU_MAX_RANK] = { 1, 1, 1, 1, 1, 1 };
 		struct vnpu_layer_reduce rattr = { .func = VNPU_REDUCE_SUM, .axes = all };
@@ -1568,7 +1566,7 @@ static vnpu_status lower_loss(struct cstate *s, struct cop *op)
 		ct[0] = ct_dense(s, loss);
 		ct[1] = ct_shaped(s, sum, ti->rank, ones);
 		if (!st)
-			st = layer(s, VNPU_LAYER_REDUCE, ct, 2, &rattr, sizeof(rattr));
+			st = cl_layer(s, VNPU_LAYER_REDUCE, ct, 2, &rattr, sizeof(rattr));
 		if (st || strcmp(red, "mean"))
 			return st;
 		if (wt >= 0) {
@@ -1576,13 +1574,13 @@ static vnpu_status lower_loss(struct cstate *s, struct cop *op)
 			ct[0] = ct_dense(s, wt);
 			ct[1] = ct_shaped(s, den, ti->rank, ones);
 			if (!st)
-				st = layer(s, VNPU_LAYER_REDUCE, ct, 2, &rattr, sizeof(rattr));
+				st = cl_layer(s, VNPU_LAYER_REDUCE, ct, 2, &rattr, sizeof(rattr));
 		} else {
 			for (int32_t d = 0; d < ti->rank; d++)
 				one *= tdims[d];
-			st = const_scalar(s, ft, (double)one, &den);
+			st = cl_const_scalar(s, ft, (double)one, &den);
 		}
-		return st ? st : binary(s, VNPU_BIN_DIV, sum, den, op->out[0]);
+		return st ? st : cl_binary(s, VNPU_BIN_DIV, sum, den, op->out[0]);
 	}
 }
 
@@ -1620,6 +1618,7 @@ static const struct lower_map lower_maps[] = {
 	{ "Squeeze", lower_view_node }, { "Unsqueeze", lower_view_node },
 	{ "ConstantOfShape", lower_constant_of_shape }, { "Trilu", lower_trilu },
 	{ "IsNaN", lower_isnan_isinf }, { "IsInf", lower_isnan_isinf },
+	{ "LSTM", cl_lower_rnn }, { "GRU", cl_lower_rnn }, { "RNN", cl_lower_rnn },
 	{ "NegativeLogLikelihoodLoss", lower_loss }, { "SoftmaxCrossEntropyLoss", lower_loss },
 };
 
@@ -1637,7 +1636,7 @@ static vnpu_status lower_node(struct cstate *s, struct cop *op)
 		if (!strcmp(name, reduce_maps[i].op))
 			return lower_reduce(s, op, reduce_maps[i].func);
 	if (!strcmp(name, "Where"))
-		return lower_where(s, IN(op, 0), IN(op, 1), IN(op, 2), op->out[0]);
+		return cl_where(s, IN(op, 0), IN(op, 1), IN(op, 2), op->out[0]);
 	for (size_t i = 0; i < sizeof(lower_maps) / sizeof(lower_maps[0]); i++)
 		if (!strcmp(name, lower_maps[i].op))
 			return lower_maps[i].fn(s, op);
@@ -1746,7 +1745,7 @@ vnpu_status cs_lower_op(struct cstate *s, struct cop *op)
 		return st;
 	switch (op->kind) {
 	case COP_SELECT:
-		st = lower_where(s, op->in[0], op->in[1], op->in[2], op->out[0]);
+		st = cl_where(s, op->in[0], op->in[1], op->in[2], op->out[0]);
 		break;
 	case COP_OUTPUT:
 		st = lower_output(s, op);

@@ -1128,6 +1128,47 @@ static vnpu_status infer_eye_like(struct ictx *c)
 	return VNPU_OK;
 }
 
+/* RNN, GRU, LSTM: Y [seq, dirs, batch, H], Y_h and Y_c [dirs, batch, H]
+ * (layout 1: batch first). */
+static vnpu_status infer_rnn(struct ictx *c)
+{
+	const struct vnpu_tinfo *x, *w;
+	int64_t gates = !strcmp(c->n->op, "LSTM") ? 4 : !strcmp(c->n->op, "GRU") ? 3 : 1;
+	bool batch_first = vnpu_attr_int(c->n, "layout", 0);
+	int64_t seq, batch, dirs, hidden, y[4], yh[3];
+	vnpu_status st = need_inputs(c, 3, 8);
+
+	if (st)
+		return st;
+	x = IN(c, 0);
+	w = IN(c, 1);
+	if (x->type != w->type || IN(c, 2)->type != x->type)
+		return FAIL(c, "input types differ");
+	if ((x->rank >= 0 && x->rank != 3) || (w->rank >= 0 && w->rank != 3))
+		return FAIL(c, "X and W must have rank 3");
+	seq = x->rank < 0 ? -1 : x->dims[batch_first ? 1 : 0];
+	batch = x->rank < 0 ? -1 : x->dims[batch_first ? 0 : 1];
+	dirs = !strcmp(vnpu_attr_str(c->n, "direction", "forward"), "bidirectional") ? 2 : 1;
+	hidden = vnpu_attr_int(c->n, "hidden_size", w->rank == 3 && w->dims[1] >= 0 ?
+			       w->dims[1] / gates : -1);
+	if (w->rank == 3 && w->dims[0] >= 0 && w->dims[0] != dirs)
+		return FAIL(c, "W has %lld directions, expected %lld", (long long)w->dims[0],
+			    (long long)dirs);
+	if (batch_first) {
+		y[0] = batch, y[1] = seq, y[2] = dirs, y[3] = hidden;
+		yh[0] = batch, yh[1] = dirs, yh[2] = hidden;
+	} else {
+		y[0] = seq, y[1] = dirs, y[2] = batch, y[3] = hidden;
+		yh[0] = dirs, yh[1] = batch, yh[2] = hidden;
+	}
+	if (c->out[0])
+		set_out(c->out[0], x->type, 4, y);
+	for (uint32_t i = 1; i < c->n->num_outputs && i < 3; i++)
+		if (c->out[i])
+			set_out(c->out[i], x->type, 3, yh);
+	return VNPU_OK;
+}
+
 static vnpu_status infer_expand_tile(struct ictx *c)
 {
 	bool tile = !strcmp(c->n->op, "Tile");
@@ -1822,6 +1863,7 @@ static const struct op_infer infer_table[] = {
 	{ "ThresholdedRelu", infer_unary }, { "Identity", infer_unary },
 	{ "Dropout", infer_unary }, { "Clip", infer_unary }, { "Not", infer_unary },
 	{ "Shrink", infer_unary }, { "Trilu", infer_same }, { "EyeLike", infer_eye_like },
+	{ "LSTM", infer_rnn }, { "GRU", infer_rnn }, { "RNN", infer_rnn },
 	{ "NegativeLogLikelihoodLoss", infer_loss }, { "SoftmaxCrossEntropyLoss", infer_loss },
 	{ "GatherElements", infer_gather_elements }, { "LpNormalization", infer_same },
 	{ "IsNaN", infer_unary }, { "IsInf", infer_unary },
@@ -1874,7 +1916,7 @@ vnpu_status vnpu_node_infer(const struct vnpu_model *m, const struct vnpu_node *
 	for (size_t i = 0; i < sizeof(infer_table) / sizeof(infer_table[0]); i++) {
 		if (strcmp(infer_table[i].op, n->op))
 			continue;
-		if (!n->num_outputs || !out[0])
+		if (!n->num_outputs || (!out[0] && infer_table[i].fn != infer_rnn))
 			return node_error(&c, VNPU_UNSUPPORTED, "its first output is omitted");
 		return infer_table[i].fn(&c);
 	}
