@@ -41,6 +41,7 @@ struct result {
 	char op[64];
 	enum outcome outcome;
 	int device_only;	/* every layer ran on the device asked for */
+	int specialized;	/* shape-deciding inputs were made constants */
 	double seconds;
 	char detail[DETAIL_MAX];
 };
@@ -336,16 +337,13 @@ static void case_op(vnpu_model *model, const char *case_name, char *op, size_t s
 		snprintf(op + i, size - i, "%s", " (expanded)");
 }
 
-/* Read the inputs of one data set and fit the model's dynamic dims to them. */
-static int load_inputs(vnpu_model *model, const char *set, struct result *r,
-		       vnpu_tensor **inputs, int n_in)
+/* Read the input files of one data set. */
+static int load_inputs(const char *set, struct result *r, vnpu_tensor **inputs, int n_in)
 {
 	char path[4096], err[512];
 	int i;
 
 	for (i = 0; i < n_in; i++) {
-		const char *name;
-		vnpu_shape ms, ts;
 		vnpu_status st;
 
 		snprintf(path, sizeof(path), "%s/input_%d.pb", set, i);
@@ -354,23 +352,79 @@ static int load_inputs(vnpu_model *model, const char *set, struct result *r,
 			set_detail(r, status_outcome(st), "%s", err);
 			return -1;
 		}
-		if (vnpu_model_input_name(model, i, &name) ||
-		    vnpu_model_input_shape(model, i, &ms))
-			continue;
+	}
+	return 0;
+}
+
+/*
+ * A static-shape compiler cannot compile a node whose output shape depends
+ * on the values of a graph input (Reshape's shape, Resize's scales, TopK's
+ * k, ...). For those cases the runner specializes the model to the data
+ * set, as a user of such a compiler would: level 1 turns the inputs after
+ * the first that have rank 0 or 1 into constants, level 2 every input after
+ * the first, level 3 every input (Range's start decides its length). Such
+ * passes are reported as specialized.
+ */
+#define MAX_SPECIALIZE 3
+
+static int shape_needs_values(const char *msg)
+{
+	return strstr(msg, "not known at compile time") || strstr(msg, "computed at run time") ||
+	       strstr(msg, "not constant");
+}
+
+static int frozen_at(int level, int i, const vnpu_tensor *t)
+{
+	vnpu_shape sh;
+
+	if (level >= 3)
+		return 1;
+	if (!level || i == 0)
+		return 0;
+	vnpu_tensor_get_shape(t, &sh);
+	return level >= 2 || sh.rank <= 1;
+}
+
+/*
+ * Read the model and fit it to one data set: dynamic dims set from the
+ * inputs, inputs frozen as @level says. 0, or -1 with @r filled.
+ */
+static int fit_model(vnpu_core *core, const char *dir, vnpu_tensor **inputs, char **names,
+		     int n_in, int level, vnpu_model **out, struct result *r)
+{
+	vnpu_model *model = NULL;
+	char path[4096];
+	vnpu_status st;
+	int i;
+
+	snprintf(path, sizeof(path), "%s/model.onnx", dir);
+	st = vnpu_core_read_model(core, path, &model);
+	if (st) {
+		set_detail(r, status_outcome(st), "read: %s", vnpu_last_error());
+		return -1;
+	}
+	for (i = 0; i < n_in; i++) {
+		vnpu_element_type type;
+		vnpu_shape ts;
+		uint64_t bytes;
+		void *data;
+
 		vnpu_tensor_get_shape(inputs[i], &ts);
-		if (ms.rank != ts.rank)
-			continue;
-		for (uint32_t d = 0; d < ms.rank; d++) {
-			if (ms.dims[d] == VNPU_DIM_DYNAMIC) {
-				if (vnpu_model_reshape(model, name, &ts)) {
-					set_detail(r, status_outcome(VNPU_INVALID_ARGUMENT),
-						   "reshape %s: %s", name, vnpu_last_error());
-					return -1;
-				}
-				break;
-			}
+		if (frozen_at(level, i, inputs[i])) {
+			vnpu_tensor_get_element_type(inputs[i], &type);
+			vnpu_tensor_get_byte_size(inputs[i], &bytes);
+			vnpu_tensor_get_data(inputs[i], &data);
+			st = vnpu_model_freeze_input(model, names[i], type, &ts, data, bytes);
+		} else {
+			st = vnpu_model_reshape(model, names[i], &ts);
+		}
+		if (st) {
+			set_detail(r, status_outcome(st), "input %s: %s", names[i], vnpu_last_error());
+			vnpu_model_free(model);
+			return -1;
 		}
 	}
+	*out = model;
 	return 0;
 }
 
@@ -395,6 +449,82 @@ static int device_only(vnpu_compiled_model *cm, const char *device)
 	return only;
 }
 
+/* Compile for one data set, specializing when the shapes need input values. */
+static int prepare(const struct options *o, vnpu_core *core, const char *dir,
+		   vnpu_tensor **inputs, char **names, int n_in, int *level,
+		   vnpu_compiled_model **cm, vnpu_infer_request **req, struct result *r)
+{
+	vnpu_model *model = NULL;
+	vnpu_status st;
+
+	for (;;) {
+		if (fit_model(core, dir, inputs, names, n_in, *level, &model, r))
+			return -1;
+		st = vnpu_core_compile_model(core, model, o->device, NULL, cm);
+		vnpu_model_free(model);
+		if (!st)
+			break;
+		if (*level == 0 || !shape_needs_values(vnpu_last_error()))
+			set_detail(r, status_outcome(st), "compile: %s", vnpu_last_error());
+		if (*level >= MAX_SPECIALIZE || !shape_needs_values(vnpu_last_error()))
+			return -1;
+		++*level;
+	}
+	set_detail(r, PASS, "%s", "");
+	r->device_only = device_only(*cm, o->device);
+	r->specialized = *level > 0;
+	st = vnpu_compiled_model_create_infer_request(*cm, req);
+	if (st) {
+		set_detail(r, status_outcome(st), "request: %s", vnpu_last_error());
+		return -1;
+	}
+	return 0;
+}
+
+/* Run one data set on a prepared request and compare every output. */
+static void run_set(const struct options *o, vnpu_infer_request *req, const char *set,
+		    size_t set_index, vnpu_tensor **inputs, char **names, int n_in,
+		    int level, struct result *r)
+{
+	int n_out = count_files(set, "output"), i;
+	char path[4096], err[512], what[64];
+	vnpu_status st;
+
+	for (i = 0; i < n_in; i++) {
+		if (frozen_at(level, i, inputs[i]))
+			continue;
+		st = vnpu_infer_request_set_tensor(req, names[i], inputs[i]);
+		if (st) {
+			set_detail(r, status_outcome(st), "input %s: %s", names[i], vnpu_last_error());
+			return;
+		}
+	}
+	st = vnpu_infer_request_infer(req);
+	if (st) {
+		set_detail(r, status_outcome(st), "infer: %s", vnpu_last_error());
+		return;
+	}
+	for (i = 0; i < n_out && r->outcome == PASS; i++) {
+		vnpu_tensor *got = NULL, *want = NULL;
+
+		snprintf(path, sizeof(path), "%s/output_%d.pb", set, i);
+		st = tensor_file_read(path, &want, NULL, err, sizeof(err));
+		if (st) {
+			set_detail(r, status_outcome(st), "%s", err);
+			return;
+		}
+		st = vnpu_infer_request_get_output_tensor(req, i, &got);
+		if (st) {
+			set_detail(r, ERROR, "output %d: %s", i, vnpu_last_error());
+		} else {
+			snprintf(what, sizeof(what), "set %zu output %d", set_index, i);
+			compare(o, r, what, got, want);
+		}
+		vnpu_tensor_free(got);
+		vnpu_tensor_free(want);
+	}
+}
+
 /* Run every data set of one case; fills @r. Runs in the child. */
 static void run_case(const struct options *o, const char *dir, struct result *r)
 {
@@ -402,10 +532,10 @@ static void run_case(const struct options *o, const char *dir, struct result *r)
 	vnpu_infer_request *req = NULL;
 	vnpu_model *model = NULL;
 	vnpu_core *core = NULL;
-	char path[4096], err[512], what[64];
+	char path[4096], *names[64] = { 0 };
 	char **sets = NULL;
-	size_t n_sets = 0, s;
-	size_t n_model_in = 0;
+	size_t n_sets = 0, n_model_in = 0, s, i;
+	int level = 0;
 	vnpu_status st;
 
 	set_detail(r, PASS, "%s", "");
@@ -422,75 +552,47 @@ static void run_case(const struct options *o, const char *dir, struct result *r)
 	}
 	case_op(model, r->name, r->op, sizeof(r->op));
 	vnpu_model_get_inputs_size(model, &n_model_in);
-
-	sets = list_dirs(dir, "test_data_set_", &n_sets);
-	if (!n_sets) {
-		set_detail(r, ERROR, "no test_data_set_* folder");
+	if (n_model_in > 64) {
+		set_detail(r, UNSUPPORTED, "%zu inputs: the runner takes 64", n_model_in);
 		goto out;
 	}
-	for (s = 0; s < n_sets && r->outcome == PASS; s++) {
-		int n_in = count_files(sets[s], "input"), n_out = count_files(sets[s], "output");
-		vnpu_tensor *inputs[64] = { 0 };
-		int i;
+	for (i = 0; i < n_model_in; i++) {
+		const char *name = "";
 
-		if (n_in > 64 || (size_t)n_in != n_model_in) {
+		vnpu_model_input_name(model, i, &name);
+		names[i] = strdup(name);
+	}
+
+	sets = list_dirs(dir, "test_data_set_", &n_sets);
+	if (!n_sets)
+		set_detail(r, ERROR, "no test_data_set_* folder");
+	for (s = 0; s < n_sets && r->outcome == PASS; s++) {
+		int n_in = count_files(sets[s], "input"), k;
+		vnpu_tensor *inputs[64] = { 0 };
+
+		if ((size_t)n_in != n_model_in) {
 			set_detail(r, ERROR, "%d input files for %zu model inputs", n_in, n_model_in);
 			break;
 		}
-		if (load_inputs(model, sets[s], r, inputs, n_in))
-			goto next;
-		if (!cm) {
-			st = vnpu_core_compile_model(core, model, o->device, NULL, &cm);
-			if (st) {
-				set_detail(r, status_outcome(st), "compile: %s", vnpu_last_error());
-				goto next;
+		if (!load_inputs(sets[s], r, inputs, n_in)) {
+			/* A specialized model holds one set's values: compile per set. */
+			if (!cm || level) {
+				vnpu_infer_request_free(req);
+				vnpu_compiled_model_free(cm);
+				req = NULL;
+				cm = NULL;
+				if (prepare(o, core, dir, inputs, names, n_in, &level, &cm, &req, r))
+					goto next;
 			}
-			r->device_only = device_only(cm, o->device);
-			st = vnpu_compiled_model_create_infer_request(cm, &req);
-			if (st) {
-				set_detail(r, status_outcome(st), "request: %s", vnpu_last_error());
-				goto next;
-			}
-		}
-		for (i = 0; i < n_in; i++) {
-			st = vnpu_infer_request_set_input_tensor(req, i, inputs[i]);
-			if (st) {
-				set_detail(r, status_outcome(st), "input %d: %s", i, vnpu_last_error());
-				goto next;
-			}
-		}
-		st = vnpu_infer_request_infer(req);
-		if (st) {
-			set_detail(r, status_outcome(st), "infer: %s", vnpu_last_error());
-			goto next;
-		}
-		for (i = 0; i < n_out; i++) {
-			vnpu_tensor *got = NULL, *want = NULL;
-
-			snprintf(path, sizeof(path), "%s/output_%d.pb", sets[s], i);
-			st = tensor_file_read(path, &want, NULL, err, sizeof(err));
-			if (st) {
-				set_detail(r, status_outcome(st), "%s", err);
-				break;
-			}
-			st = vnpu_infer_request_get_output_tensor(req, i, &got);
-			if (st) {
-				set_detail(r, ERROR, "output %d: %s", i, vnpu_last_error());
-				vnpu_tensor_free(want);
-				break;
-			}
-			snprintf(what, sizeof(what), "set %zu output %d", s, i);
-			compare(o, r, what, got, want);
-			vnpu_tensor_free(got);
-			vnpu_tensor_free(want);
-			if (r->outcome != PASS)
-				break;
+			run_set(o, req, sets[s], s, inputs, names, n_in, level, r);
 		}
 next:
-		for (i = 0; i < n_in; i++)
-			vnpu_tensor_free(inputs[i]);
+		for (k = 0; k < n_in; k++)
+			vnpu_tensor_free(inputs[k]);
 	}
 out:
+	for (i = 0; i < 64; i++)
+		free(names[i]);
 	free_list(sets);
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
@@ -648,9 +750,10 @@ static int write_json(const struct options *o, const struct result *res, size_t 
 		json_str(f, res[i].name);
 		fprintf(f, ", \"op\": ");
 		json_str(f, res[i].op);
-		fprintf(f, ", \"result\": \"%s\", \"device_only\": %s, \"seconds\": %.4f, \"detail\": ",
+		fprintf(f, ", \"result\": \"%s\", \"device_only\": %s, \"specialized\": %s, "
+			"\"seconds\": %.4f, \"detail\": ",
 			outcome_name[res[i].outcome], res[i].device_only ? "true" : "false",
-			res[i].seconds);
+			res[i].specialized ? "true" : "false", res[i].seconds);
 		json_str(f, res[i].detail);
 		fprintf(f, "}%s\n", i + 1 < n ? "," : "");
 	}
@@ -797,6 +900,7 @@ int main(int argc, char **argv)
 	struct options o = { .device = "CPU", .rtol = 1e-3, .atol = 1e-7, .timeout = 120 };
 	char *default_dirs[] = { (char *)DEFAULT_DIR };
 	size_t n_cases = 0, n = 0, i, totals[NUM_OUTCOMES] = { 0 }, device_only = 0;
+	size_t specialized = 0;
 	int tty = isatty(STDOUT_FILENO), rc;
 	struct result *res;
 	char **cases;
@@ -829,6 +933,7 @@ int main(int argc, char **argv)
 		run_isolated(&o, cases[i], r);
 		totals[r->outcome]++;
 		device_only += r->outcome == PASS && r->device_only;
+		specialized += r->outcome == PASS && r->specialized;
 		n++;
 		if (tty)
 			printf("\r\033[K[%zu/%zu] pass %zu fail %zu error %zu unsupported %zu  %s",
@@ -844,10 +949,13 @@ int main(int argc, char **argv)
 	for (i = 0; i < n; i++)
 		if (o.verbose || res[i].outcome != PASS)
 			printf("%-11s %s: %s\n", outcome_name[res[i].outcome], res[i].name,
-			       res[i].detail);
+			       res[i].specialized && res[i].outcome == PASS ?
+			       "(specialized)" : res[i].detail);
 	printf("\n%s: %zu cases: %zu pass (%.1f%%), %zu fail, %zu error, %zu unsupported\n",
 	       o.device, n, totals[PASS], n ? 100.0 * totals[PASS] / n : 0.0,
 	       totals[FAIL], totals[ERROR], totals[UNSUPPORTED]);
+	printf("%s: %zu of the passes specialized shape-deciding inputs to constants\n",
+	       o.device, specialized);
 	if (strcmp(o.device, "CPU"))
 		printf("%s: %zu cases passed running entirely on the NPU (%.1f%%)\n", o.device,
 		       device_only, n ? 100.0 * device_only / n : 0.0);
