@@ -1745,7 +1745,11 @@ vnpu_status cs_lower_op(struct cstate *s, struct cop *op)
 		return st;
 	switch (op->kind) {
 	case COP_SELECT:
-		st = cl_where(s, op->in[0], op->in[1], op->in[2], op->out[0]);
+		if (cs_is_const(s, op->in[0]))	/* a model output: copy the branch taken */
+			st = lower_view_copy(s, op, *(const uint8_t *)INFO(s, op->in[0])->data ?
+					     op->in[1] : op->in[2]);
+		else
+			st = cl_where(s, op->in[0], op->in[1], op->in[2], op->out[0]);
 		break;
 	case COP_OUTPUT:
 		st = lower_output(s, op);
