@@ -28,10 +28,14 @@ struct name_map {
 	int32_t *slots;		/* value index or -1 */
 };
 
+/* Subgraphs (If branches) nest at most this deep. */
+#define MAX_GRAPH_DEPTH 16
+
 struct reader {
 	struct vnpu_model *m;
 	struct name_map map;
 	const char *dir;
+	int depth;
 };
 
 static uint32_t hash_name(const char *s)
@@ -375,7 +379,17 @@ static vnpu_status read_attr(struct reader *r, const Onnx__AttributeProto *ap,
 		a->g = calloc(1, sizeof(*a->g));
 		if (!a->g)
 			return oom();
-		return read_graph(r, ap->g, a->g, false);
+		if (r->depth >= MAX_GRAPH_DEPTH)
+			return vnpu_error(VNPU_UNSUPPORTED, "subgraphs nested deeper than %d",
+					  MAX_GRAPH_DEPTH);
+		{
+			vnpu_status st;
+
+			r->depth++;
+			st = read_graph(r, ap->g, a->g, false);
+			r->depth--;
+			return st;
+		}
 	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS:
 		a->n = ap->n_floats;
 		a->floats = malloc((a->n ? a->n : 1) * sizeof(float));

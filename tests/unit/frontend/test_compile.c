@@ -431,6 +431,83 @@ static void test_query_and_fallback(void)
 	vnpu_model_free(m);
 }
 
+static float sigm(float x)
+{
+	return 1.0f / (1.0f + expf(-x));
+}
+
+/* LSTM unrolled by the compiler against the textbook equations. */
+static void test_lstm(void)
+{
+	enum { S = 4, B = 2, I = 3, H = 5 };
+	static float w[4 * H * I], r[4 * H * H], bias[8 * H], x[S * B * I], h0[B * H], c0[B * H];
+	float *out[8] = { 0 }, h[B * H], c[B * H], y[S * B * H];
+	struct mb *b = mb_new(14);
+	struct vnpu_program *p;
+	Onnx__NodeProto *n;
+	vnpu_model *m;
+
+	fe_pattern(w, sizeof(w) / 4, 11);
+	fe_pattern(r, sizeof(r) / 4, 12);
+	fe_pattern(bias, sizeof(bias) / 4, 13);
+	mb_input(b, "x", F32, 3, (const int64_t[]){ S, B, I });
+	mb_input(b, "h0", F32, 3, (const int64_t[]){ 1, B, H });
+	mb_input(b, "c0", F32, 3, (const int64_t[]){ 1, B, H });
+	mb_init_f32(b, "w", 3, (const int64_t[]){ 1, 4 * H, I }, w);
+	mb_init_f32(b, "r", 3, (const int64_t[]){ 1, 4 * H, H }, r);
+	mb_init_f32(b, "b", 2, (const int64_t[]){ 1, 8 * H }, bias);
+	n = mb_node(b, "LSTM", (const char *[]){ "x", "w", "r", "b", "", "h0", "c0", NULL },
+		    (const char *[]){ "y", "yh", "yc", NULL });
+	mb_attr_int(n, "hidden_size", H);
+	mb_output(b, "y");
+	mb_output(b, "yh");
+	mb_output(b, "yc");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	p = compile_run(m, NULL, out);
+	/* compile_run's inputs: pattern seeds 1, 2, 3 in input order. */
+	fe_pattern(x, S * B * I, 1);
+	fe_pattern(h0, B * H, 2);
+	fe_pattern(c0, B * H, 3);
+	memcpy(h, h0, sizeof(h));
+	memcpy(c, c0, sizeof(c));
+	for (int t = 0; t < S; t++) {
+		float nh[B * H];
+
+		for (int bb = 0; bb < B; bb++)
+			for (int j = 0; j < H; j++) {
+				float g[4];
+
+				for (int k = 0; k < 4; k++) {	/* i, o, f, c */
+					int row = k * H + j;
+					float acc = bias[row] + bias[4 * H + row];
+
+					for (int q = 0; q < I; q++)
+						acc += x[(t * B + bb) * I + q] * w[row * I + q];
+					for (int q = 0; q < H; q++)
+						acc += h[bb * H + q] * r[row * H + q];
+					g[k] = acc;
+				}
+				c[bb * H + j] = sigm(g[2]) * c[bb * H + j] + sigm(g[0]) * tanhf(g[3]);
+				nh[bb * H + j] = sigm(g[1]) * tanhf(c[bb * H + j]);
+			}
+		memcpy(h, nh, sizeof(h));
+		memcpy(&y[t * B * H], h, sizeof(h));
+	}
+	if (p) {
+		CHECK(max_diff(out[0], y, S * B * H) < 1e-5f);
+		CHECK(max_diff(out[1], h, B * H) < 1e-5f);
+		CHECK(max_diff(out[2], c, B * H) < 1e-5f);
+		CHECK(p->arena_size < p->intermediates_size);
+	}
+	for (int i = 0; i < 8; i++)
+		free(out[i]);
+	vnpu_program_free(p);
+	vnpu_model_free(m);
+}
+
 static int overlaps(const struct vnpu_plan_buf *a, const struct vnpu_plan_buf *b)
 {
 	bool time = a->first <= b->last && b->first <= a->last;
@@ -481,6 +558,7 @@ int main(int argc, char **argv)
 		{ "gemm_matmul", test_gemm_matmul },
 		{ "constant_folding", test_constant_folding },
 		{ "copies", test_copies },
+		{ "lstm", test_lstm },
 		{ "wakeword_compile", test_wakeword_compile },
 		{ "dynamic_input_needs_reshape", test_dynamic_input_needs_reshape },
 		{ "query_and_fallback", test_query_and_fallback },
