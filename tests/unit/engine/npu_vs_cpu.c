@@ -1,0 +1,454 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The NPU (vnpu.ko's simulated device) and the host engine give identical
+ * bits: one job of many layer commands runs on the device, the same layers
+ * run through the engine linked into this program with the device's engine
+ * features, and every output must match byte for byte. Needs the device:
+ * exits 77 (skip) without one.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <drm.h>
+#include <drm/vnpu_drm.h>
+
+#include "vnpu_engine.h"
+
+#define ARENA_SIZE (8u << 20)
+#define MAX_LAYERS 64
+
+struct layer {
+	const char *name;
+	__u32 op, n, attr_size;
+	struct vnpu_tensor t[8];
+	unsigned char attrs[256];
+};
+
+static unsigned char *arena;	/* the host image of the data BO */
+static __u64 arena_used;
+static struct layer layers[MAX_LAYERS];
+static unsigned int num_layers;
+static unsigned long long rng = 0x243f6a8885a308d3ull;
+
+static float frand(void)
+{
+	rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+	return (float)((rng >> 40) & 0xffffff) / 4194304.0f - 2.0f;
+}
+
+/* A dense tensor in the arena, filled with random f32 or zeroes. */
+static struct vnpu_tensor tensor(__u32 dtype, __u32 rank, const __u64 *dims,
+				 int fill)
+{
+	struct vnpu_tensor t;
+	__u64 n = 1, i, size = dtype == VNPU_DTYPE_I64 ? 8 :
+			      dtype == VNPU_DTYPE_F16 ? 2 : 4;
+	int d;
+
+	memset(&t, 0, sizeof(t));
+	t.dtype = dtype;
+	t.rank = rank;
+	for (d = (int)rank - 1; d >= 0; d--) {
+		t.dims[d] = dims[d];
+		t.strides[d] = (__s64)n;
+		n *= dims[d];
+	}
+	arena_used = (arena_used + 63) & ~63ull;
+	t.offset = arena_used;
+	arena_used += n * size;
+	if (arena_used > ARENA_SIZE) {
+		fprintf(stderr, "npu-vs-cpu: arena too small\n");
+		exit(1);
+	}
+	if (fill && dtype == VNPU_DTYPE_F32)
+		for (i = 0; i < n; i++)
+			((float *)(arena + t.offset))[i] = frand();
+	return t;
+}
+
+static struct layer *add(const char *name, __u32 op, const void *attrs,
+			 __u32 attr_size)
+{
+	struct layer *l = &layers[num_layers++];
+
+	l->name = name;
+	l->op = op;
+	l->attr_size = attr_size;
+	memcpy(l->attrs, attrs, attr_size);
+	return l;
+}
+
+static void gemm(const char *name, __u64 m, __u64 n, __u64 k, int packed,
+		 __u32 act)
+{
+	struct vnpu_layer_gemm a = { .alpha = 0x3f800000, .beta = 0x3f000000 };
+	__u64 da[2] = { m, k }, db[2] = { k, n }, dy[2] = { m, n };
+	struct layer *l;
+
+	a.flags = VNPU_LAYER_F_BIAS | (packed ? VNPU_LAYER_F_PACKED : 0);
+	a.act.func = act;
+	l = add(name, VNPU_LAYER_GEMM, &a, sizeof(a));
+	l->t[0] = tensor(VNPU_DTYPE_F32, 2, da, 1);
+	if (packed) {
+		__u64 ps = vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, k, n);
+		float *b = malloc(k * n * 4);
+		__u64 i;
+
+		for (i = 0; i < k * n; i++)
+			b[i] = frand();
+		l->t[1] = tensor(VNPU_DTYPE_F32, 1, &ps, 0);
+		vnpu_eng_pack(VNPU_PACK_GEMM_B, b, 1, k, n,
+			      arena + l->t[1].offset);
+		free(b);
+	} else {
+		l->t[1] = tensor(VNPU_DTYPE_F32, 2, db, 1);
+	}
+	l->t[2] = tensor(VNPU_DTYPE_F32, 1, &n, 1);
+	l->t[3] = tensor(VNPU_DTYPE_F32, 2, dy, 0);
+	l->n = 4;
+}
+
+static void conv(const char *name, __u64 c, __u64 m, __u64 h, __u64 w,
+		 __u32 k, __u32 s, __u32 pad, __u32 group, int residual)
+{
+	struct vnpu_layer_conv a = { .group = group };
+	__u64 oh = (h + 2 * pad - k) / s + 1, ow = (w + 2 * pad - k) / s + 1;
+	__u64 dx[4] = { 1, c, h, w }, dw[4] = { m, c / group, k, k };
+	__u64 dy[4] = { 1, m, oh, ow };
+	struct layer *l;
+
+	a.flags = VNPU_LAYER_F_BIAS | (residual ? VNPU_LAYER_F_RESIDUAL : 0);
+	a.kernel[0] = a.kernel[1] = k;
+	a.stride[0] = a.stride[1] = s;
+	a.dilation[0] = a.dilation[1] = 1;
+	a.pad_begin[0] = a.pad_begin[1] = a.pad_end[0] = a.pad_end[1] = pad;
+	a.act.func = VNPU_ACT_RELU;
+	l = add(name, VNPU_LAYER_CONV, &a, sizeof(a));
+	l->t[0] = tensor(VNPU_DTYPE_F32, 4, dx, 1);
+	l->t[1] = tensor(VNPU_DTYPE_F32, 4, dw, 1);
+	l->t[2] = tensor(VNPU_DTYPE_F32, 1, &m, 1);
+	l->n = 3;
+	if (residual)
+		l->t[l->n++] = tensor(VNPU_DTYPE_F32, 4, dy, 1);
+	l->t[l->n++] = tensor(VNPU_DTYPE_F32, 4, dy, 0);
+}
+
+static void unary(const char *name, __u32 func, int positive)
+{
+	struct vnpu_layer_act a = { .func = func, .alpha = 0x3f000000 };
+	__u64 dims[2] = { 33, 65 }, i;
+	struct layer *l = add(name, VNPU_LAYER_UNARY, &a, sizeof(a));
+
+	l->t[0] = tensor(VNPU_DTYPE_F32, 2, dims, 1);
+	if (positive)
+		for (i = 0; i < 33 * 65; i++) {
+			float *x = (float *)(arena + l->t[0].offset);
+
+			x[i] = x[i] < 0 ? -x[i] + 0.01f : x[i] + 0.01f;
+		}
+	l->t[1] = tensor(VNPU_DTYPE_F32, 2, dims, 0);
+	l->n = 2;
+}
+
+static void build_layers(void)
+{
+	static const __u32 funcs[] = {
+		VNPU_ACT_SIGMOID, VNPU_ACT_TANH, VNPU_ACT_GELU, VNPU_ACT_ERF,
+		VNPU_ACT_EXP, VNPU_ACT_SIN, VNPU_ACT_COS, VNPU_ACT_ATAN,
+		VNPU_ACT_SOFTPLUS, VNPU_ACT_MISH, VNPU_ACT_ELU, VNPU_ACT_ROUND,
+	};
+	__u64 d4[4] = { 2, 6, 9, 11 }, d4p[4] = { 2, 6, 4, 5 };
+	__u64 dr[4] = { 2, 1, 9, 1 }, d2[2] = { 9, 1 }, d16[4] = { 2, 6, 18, 22 };
+	size_t i;
+	struct layer *l;
+
+	gemm("gemm packed", 77, 53, 300, 1, VNPU_ACT_RELU);
+	gemm("gemm", 100, 130, 40, 0, VNPU_ACT_SIGMOID);
+	conv("conv 3x3", 8, 12, 13, 11, 3, 1, 1, 1, 1);
+	conv("conv 5x5 s2", 6, 10, 17, 17, 5, 2, 2, 1, 0);
+	conv("conv dw", 16, 16, 20, 20, 3, 1, 1, 16, 1);
+	conv("conv 1x1", 32, 24, 9, 9, 1, 1, 0, 1, 0);
+	conv("conv grouped", 12, 6, 10, 10, 3, 1, 1, 3, 0);
+	{
+		struct vnpu_layer_pool p = { .mode = VNPU_POOL_AVG,
+					     .flags = VNPU_POOL_F_COUNT_PAD };
+
+		p.kernel[0] = p.kernel[1] = 3;
+		p.stride[0] = p.stride[1] = 2;
+		p.dilation[0] = p.dilation[1] = 1;
+		p.pad_begin[0] = p.pad_begin[1] = 1;
+		p.pad_end[0] = p.pad_end[1] = 0;
+		l = add("avgpool", VNPU_LAYER_POOL, &p, sizeof(p));
+		l->t[0] = tensor(VNPU_DTYPE_F32, 4, d4, 1);
+		l->t[1] = tensor(VNPU_DTYPE_F32, 4, d4p, 0);
+		l->n = 2;
+	}
+	for (i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++)
+		unary("unary", funcs[i], 0);
+	unary("log", VNPU_ACT_LOG, 1);
+	{
+		struct vnpu_layer_binary b = { .func = VNPU_BIN_POW };
+
+		l = add("pow", VNPU_LAYER_BINARY, &b, sizeof(b));
+		l->t[0] = tensor(VNPU_DTYPE_F32, 4, d4, 1);
+		for (i = 0; i < 2 * 6 * 9 * 11; i++)
+			((float *)(arena + l->t[0].offset))[i] += 2.5f;
+		l->t[1] = tensor(VNPU_DTYPE_F32, 4, dr, 1);
+		l->t[2] = tensor(VNPU_DTYPE_F32, 4, d4, 0);
+		l->n = 3;
+		b.func = VNPU_BIN_DIV;
+		l = add("div", VNPU_LAYER_BINARY, &b, sizeof(b));
+		l->t[0] = tensor(VNPU_DTYPE_F32, 4, d4, 1);
+		l->t[1] = tensor(VNPU_DTYPE_F32, 2, d2, 1);
+		l->t[2] = tensor(VNPU_DTYPE_F32, 4, d4, 0);
+		l->n = 3;
+	}
+	{
+		struct vnpu_layer_softmax s = { VNPU_SOFTMAX, 3 };
+
+		l = add("softmax", VNPU_LAYER_SOFTMAX, &s, sizeof(s));
+		l->t[0] = tensor(VNPU_DTYPE_F32, 4, d4, 1);
+		l->t[1] = tensor(VNPU_DTYPE_F32, 4, d4, 0);
+		l->n = 2;
+		s.mode = VNPU_LOG_SOFTMAX;
+		s.axis = 1;
+		l = add("logsoftmax", VNPU_LAYER_SOFTMAX, &s, sizeof(s));
+		l->t[0] = tensor(VNPU_DTYPE_F32, 4, d4, 1);
+		l->t[1] = tensor(VNPU_DTYPE_F32, 4, d4, 0);
+		l->n = 2;
+	}
+	{
+		struct vnpu_layer_norm nm = { .mode = VNPU_NORM_LAYER, .axis = 2,
+					      .epsilon = 0x3727c5ac };
+		__u64 dn[2] = { 9, 11 };
+
+		l = add("layernorm", VNPU_LAYER_NORM, &nm, sizeof(nm));
+		l->t[0] = tensor(VNPU_DTYPE_F32, 4, d4, 1);
+		l->t[1] = tensor(VNPU_DTYPE_F32, 2, dn, 1);
+		l->t[2] = tensor(VNPU_DTYPE_F32, 4, d4, 0);
+		l->n = 3;
+	}
+	{
+		struct vnpu_layer_reduce r = { VNPU_REDUCE_LOG_SUM_EXP, 0xa };
+
+		l = add("reduce lse", VNPU_LAYER_REDUCE, &r, sizeof(r));
+		l->t[0] = tensor(VNPU_DTYPE_F32, 4, d4, 1);
+		l->t[1] = tensor(VNPU_DTYPE_F32, 4, (__u64[]){ 2, 1, 9, 1 }, 0);
+		l->n = 2;
+		r.func = VNPU_REDUCE_L2;
+		l = add("reduce l2", VNPU_LAYER_REDUCE, &r, sizeof(r));
+		l->t[0] = tensor(VNPU_DTYPE_F32, 4, d4, 1);
+		l->t[1] = tensor(VNPU_DTYPE_F32, 4, (__u64[]){ 2, 1, 9, 1 }, 0);
+		l->n = 2;
+	}
+	{
+		struct vnpu_layer_resize rs = { .mode = VNPU_RESIZE_LINEAR };
+
+		l = add("resize", VNPU_LAYER_RESIZE, &rs, sizeof(rs));
+		l->t[0] = tensor(VNPU_DTYPE_F32, 4, d4, 1);
+		l->t[1] = tensor(VNPU_DTYPE_F32, 4, d16, 0);
+		l->n = 2;
+		l = add("resize down", VNPU_LAYER_RESIZE, &rs, sizeof(rs));
+		l->t[0] = tensor(VNPU_DTYPE_F32, 4, d4, 1);
+		l->t[1] = tensor(VNPU_DTYPE_F32, 4, d4p, 0);
+		l->n = 2;
+	}
+	l = add("cast f16", VNPU_LAYER_CAST, NULL, 0);
+	l->t[0] = tensor(VNPU_DTYPE_F32, 4, d4, 1);
+	l->t[1] = tensor(VNPU_DTYPE_F16, 4, d4, 0);
+	l->n = 2;
+}
+
+/* ---- the device ------------------------------------------------------ */
+
+static int open_vnpu(void)
+{
+	char path[64], name[32];
+	int i, fd;
+
+	for (i = 128; i < 192; i++) {
+		struct drm_version v;
+
+		snprintf(path, sizeof(path), "/dev/dri/renderD%d", i);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		memset(&v, 0, sizeof(v));
+		memset(name, 0, sizeof(name));
+		v.name = name;
+		v.name_len = sizeof(name) - 1;
+		if (!ioctl(fd, DRM_IOCTL_VERSION, &v) && !strcmp(name, "vnpu"))
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+
+static void must(int rc, const char *what)
+{
+	if (rc) {
+		fprintf(stderr, "npu-vs-cpu: %s: %s\n", what, strerror(errno));
+		exit(1);
+	}
+}
+
+static __u32 bo_with(int fd, const void *data, __u64 size)
+{
+	struct drm_vnpu_bo_create c = { .size = size };
+	struct drm_vnpu_bo_xfer x = { .size = size, .data_ptr = (uintptr_t)data };
+
+	must(ioctl(fd, DRM_IOCTL_VNPU_BO_CREATE, &c), "BO_CREATE");
+	x.handle = c.handle;
+	must(ioctl(fd, DRM_IOCTL_VNPU_BO_UPLOAD, &x), "BO_UPLOAD");
+	return c.handle;
+}
+
+/* The command stream of all layers, tensors in slot 0. */
+static void *build_stream(__u64 *size)
+{
+	unsigned char *s = calloc(1, 1 << 20), *p = s;
+	unsigned int i;
+
+	for (i = 0; i < num_layers; i++) {
+		struct layer *l = &layers[i];
+		struct vnpu_cmd_layer c = { .op = l->op, .num_tensors = l->n,
+					    .num_outputs = 1,
+					    .attr_size = l->attr_size };
+		__u32 bytes = sizeof(c) + l->n * sizeof(struct vnpu_tensor) +
+			      ((l->attr_size + 7) & ~7u);
+
+		c.hdr.opcode = VNPU_CMD_LAYER;
+		c.hdr.size = bytes;
+		memcpy(p, &c, sizeof(c));
+		memcpy(p + sizeof(c), l->t, l->n * sizeof(struct vnpu_tensor));
+		memcpy(p + sizeof(c) + l->n * sizeof(struct vnpu_tensor),
+		       l->attrs, l->attr_size);
+		p += bytes;
+	}
+	*size = (__u64)(p - s);
+	return s;
+}
+
+static int run_device(int fd, unsigned char *out)
+{
+	struct drm_vnpu_submit sub = { .priority = DRM_VNPU_PRIORITY_NORMAL };
+	struct drm_vnpu_wait w = {};
+	struct drm_vnpu_slot slot;
+	struct drm_vnpu_bo_xfer x = { .size = ARENA_SIZE };
+	struct timespec ts;
+	__u64 size;
+	void *stream = build_stream(&size);
+
+	slot.handle = bo_with(fd, arena, ARENA_SIZE);
+	slot.flags = DRM_VNPU_SLOT_READ | DRM_VNPU_SLOT_WRITE;
+	sub.cmd_handle = bo_with(fd, stream, size);
+	sub.cmd_size = size;
+	sub.slots_ptr = (uintptr_t)&slot;
+	sub.slot_count = 1;
+	must(ioctl(fd, DRM_IOCTL_VNPU_SUBMIT, &sub), "SUBMIT");
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	w.job_id = sub.job_id;
+	w.timeout_ns = (ts.tv_sec + 600) * 1000000000ll;
+	must(ioctl(fd, DRM_IOCTL_VNPU_WAIT, &w), "WAIT");
+	if (w.status != DRM_VNPU_JOB_OK) {
+		fprintf(stderr, "npu-vs-cpu: job status %u at command %u\n",
+			w.status, w.fault_cmd);
+		return 1;
+	}
+	x.handle = slot.handle;
+	x.data_ptr = (uintptr_t)out;
+	must(ioctl(fd, DRM_IOCTL_VNPU_BO_DOWNLOAD, &x), "BO_DOWNLOAD");
+	free(stream);
+	return 0;
+}
+
+/* The same layers on the host, in 3 parts each (any split gives the same). */
+static void run_host(unsigned char *img, __u32 features)
+{
+	unsigned int i, p, k;
+
+	for (i = 0; i < num_layers; i++) {
+		struct layer *l = &layers[i];
+		void *data[8];
+		__u32 parts = vnpu_eng_layer_max_parts(l->op, l->t, l->n, l->attrs);
+		__u64 scratch;
+		struct vnpu_eng_ctx ctx = { .features = features };
+
+		parts = parts < 3 ? parts : 3;
+		scratch = vnpu_eng_layer_scratch(l->op, l->t, l->n, l->attrs, parts);
+		ctx.scratch = scratch ? malloc(scratch) : NULL;
+		ctx.scratch_size = scratch;
+		for (k = 0; k < l->n; k++)
+			data[k] = img + l->t[k].offset;
+		for (p = 0; p < parts; p++)
+			must(vnpu_eng_layer_run(l->op, l->t, data, l->n, l->attrs,
+						p, parts, &ctx), l->name);
+		free(ctx.scratch);
+	}
+}
+
+static __u64 out_bytes(const struct vnpu_tensor *t)
+{
+	__u64 n = t->dtype == VNPU_DTYPE_F16 ? 2 : 4;
+	__u32 d;
+
+	for (d = 0; d < t->rank; d++)
+		n *= t->dims[d];
+	return n;
+}
+
+int main(void)
+{
+	struct drm_vnpu_get_param gp = { .param = DRM_VNPU_PARAM_ENGINE_FEATURES };
+	unsigned char *dev_img, *host_img;
+	unsigned int i, bad = 0;
+	__u32 features;
+	int fd = open_vnpu();
+
+	if (fd < 0) {
+		printf("npu-vs-cpu: no vnpu device: skipped\n");
+		return 77;
+	}
+	must(ioctl(fd, DRM_IOCTL_VNPU_GET_PARAM, &gp), "GET_PARAM");
+	features = (__u32)gp.value;
+	if ((features & vnpu_eng_host_features()) != features) {
+		printf("npu-vs-cpu: the device uses features %#x this CPU lacks: skipped\n",
+		       features);
+		return 77;
+	}
+	arena = calloc(1, ARENA_SIZE);
+	dev_img = calloc(1, ARENA_SIZE);
+	build_layers();
+	for (i = 0; i < num_layers; i++)
+		if (vnpu_eng_layer_check(layers[i].op, layers[i].t, layers[i].n,
+					 layers[i].attrs, layers[i].attr_size)) {
+			fprintf(stderr, "npu-vs-cpu: %s: invalid layer\n",
+				layers[i].name);
+			return 1;
+		}
+	if (run_device(fd, dev_img))
+		return 1;
+	host_img = arena;
+	run_host(host_img, features);
+	for (i = 0; i < num_layers; i++) {
+		const struct vnpu_tensor *y = &layers[i].t[layers[i].n - 1];
+
+		if (memcmp(dev_img + y->offset, host_img + y->offset,
+			   out_bytes(y))) {
+			fprintf(stderr, "npu-vs-cpu: layer %u (%s): NPU and CPU differ\n",
+				i, layers[i].name);
+			bad++;
+		}
+	}
+	printf("npu-vs-cpu: %u layers, engine features %#x, %u differ\n",
+	       num_layers, features, bad);
+	close(fd);
+	return bad ? 1 : 0;
+}
