@@ -303,6 +303,20 @@ static vnpu_status emit_segments(struct cstate *s, struct vnpu_program *p)
 		}
 		seg->num_layers++;
 	}
+	if (!p->num_segments) {
+		/* Nothing to compute (empty tensors only): one NOP, so every
+		 * program has a segment to run. */
+		struct vnpu_prog_segment *seg = &p->segments[p->num_segments++];
+		struct vnpu_cmd_header nop = { VNPU_CMD_NOP, sizeof(nop) };
+
+		seg->cmd = malloc(sizeof(nop));
+		if (!seg->cmd)
+			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+		memcpy(seg->cmd, &nop, sizeof(nop));
+		seg->cmd_size = sizeof(nop);
+		seg->num_cmds = 1;
+		seg->target = VNPU_TARGET_PRIMARY;
+	}
 	return VNPU_OK;
 }
 

@@ -1576,7 +1576,7 @@ static vnpu_status infer_reduce(struct ictx *c)
 			return st;
 		mark[a] = true;
 	}
-	if (!n && !present && vnpu_attr_int(c->n, "noop_with_empty_axes", 0)) {
+	if (!n && vnpu_attr_int(c->n, "noop_with_empty_axes", 0)) {
 		copy_shape(c->out[0], x, x->type);
 		return VNPU_OK;
 	}
