@@ -67,6 +67,24 @@ extern "C" {
  *	tensors data, indices (i32 or i64), Y (dims of indices)
  * @VNPU_LAYER_CAST: Cast between any two dtypes, no attributes; tensors
  *	X, Y (same dims)
+ * @VNPU_LAYER_QUANTIZE: QuantizeLinear, &struct vnpu_layer_quant; tensors
+ *	X (f32), scale (f32), zero_point (u8 or i8), Y (zero_point's dtype)
+ * @VNPU_LAYER_DEQUANTIZE: DequantizeLinear, &struct vnpu_layer_quant;
+ *	tensors X (u8, i8 or i32), scale (f32), zero_point (X's dtype), Y (f32)
+ * @VNPU_LAYER_MATMUL_INTEGER: MatMulInteger, &struct vnpu_layer_qgemm;
+ *	tensors A [..., M, K] (u8 or i8), B [..., K, N] (u8 or i8), a_zero_point
+ *	(A's dtype; scalar or [M]), b_zero_point (B's dtype; scalar or [N]),
+ *	Y [..., M, N] (i32); batch dims broadcast as in GEMM
+ * @VNPU_LAYER_QLINEAR_MATMUL: QLinearMatMul, &struct vnpu_layer_qgemm;
+ *	tensors A, a_scale, a_zero_point, B, b_scale, b_zero_point, y_scale,
+ *	y_zero_point, Y; A, B and Y u8 or i8 (zero points of their tensor's
+ *	dtype), scales f32; b_scale and b_zero_point scalar or [N], the others
+ *	scalar
+ * @VNPU_LAYER_QLINEAR_CONV: QLinearConv, &struct vnpu_layer_conv (flags
+ *	%VNPU_LAYER_F_BIAS only, act %VNPU_ACT_IDENTITY); tensors X,
+ *	x_scale, x_zero_point, W, w_scale, w_zero_point, y_scale,
+ *	y_zero_point, [B] (i32 [M]), Y; X, W and Y u8 or i8, w_scale and
+ *	w_zero_point scalar or [M], the other parameters scalar
  */
 enum vnpu_layer_op {
 	VNPU_LAYER_INVALID = 0,
@@ -85,7 +103,15 @@ enum vnpu_layer_op {
 	VNPU_LAYER_GATHER = 13,
 	VNPU_LAYER_GATHER_ELEMENTS = 14,
 	VNPU_LAYER_CAST = 15,
+	VNPU_LAYER_QUANTIZE = 16,
+	VNPU_LAYER_DEQUANTIZE = 17,
+	VNPU_LAYER_MATMUL_INTEGER = 18,
+	VNPU_LAYER_QLINEAR_MATMUL = 19,
+	VNPU_LAYER_QLINEAR_CONV = 20,
 };
+
+/** VNPU_LAYER_OP_LAST - the highest op this header defines */
+#define VNPU_LAYER_OP_LAST VNPU_LAYER_QLINEAR_CONV
 
 /**
  * enum vnpu_act_func - element-wise functions of %VNPU_LAYER_UNARY, also
@@ -635,6 +661,38 @@ struct vnpu_layer_pad {
  */
 struct vnpu_layer_gather {
 	__u32 axis;
+	__u32 pad;
+};
+
+/**
+ * struct vnpu_layer_quant - attributes of %VNPU_LAYER_QUANTIZE and
+ * %VNPU_LAYER_DEQUANTIZE
+ * @axis: with per-axis parameters (scale and zero_point of rank 1 and
+ *	extent X.dims[@axis]), the axis of X, 0 to rank - 1; 0 otherwise
+ * @pad: must be zero
+ *
+ * Parameters are per tensor (rank 0, or rank 1 of extent 1) or per axis.
+ * Quantize: Y = saturate(round_half_even(X / scale) + zero_point), the
+ * division in f32. Dequantize: Y = (X - zero_point) * scale, in f32.
+ */
+struct vnpu_layer_quant {
+	__u32 axis;
+	__u32 pad;
+};
+
+/**
+ * struct vnpu_layer_qgemm - attributes of %VNPU_LAYER_MATMUL_INTEGER and
+ * %VNPU_LAYER_QLINEAR_MATMUL
+ * @flags: must be zero
+ * @pad: must be zero
+ *
+ * The products are summed exactly in 32-bit integers (wrapping). QLinear
+ * ops then scale by a_scale * b_scale / y_scale (or x_scale * w_scale /
+ * y_scale), in f32, round half to even, add the output zero point and
+ * saturate.
+ */
+struct vnpu_layer_qgemm {
+	__u32 flags;
 	__u32 pad;
 };
 

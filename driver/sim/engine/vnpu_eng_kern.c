@@ -9,6 +9,7 @@
 #include "vnpu_eng_gemm.c"
 #include "vnpu_eng_elem.c"
 #include "vnpu_eng_data.c"
+#include "vnpu_eng_quant.c"
 
 const struct eng_kernels ENG_TABLE = {
 	.run = {
@@ -27,5 +28,10 @@ const struct eng_kernels ENG_TABLE = {
 		[VNPU_LAYER_GATHER] = run_gather,
 		[VNPU_LAYER_GATHER_ELEMENTS] = run_gather_elements,
 		[VNPU_LAYER_CAST] = run_cast,
+		[VNPU_LAYER_QUANTIZE] = run_quant,
+		[VNPU_LAYER_DEQUANTIZE] = run_quant,
+		[VNPU_LAYER_MATMUL_INTEGER] = run_qmatmul,
+		[VNPU_LAYER_QLINEAR_MATMUL] = run_qmatmul,
+		[VNPU_LAYER_QLINEAR_CONV] = run_qconv,
 	},
 };

@@ -269,6 +269,24 @@ int vnpu_eng_pack(__u32 layout, const void *src, __u64 groups, __u64 rows,
 
 /* ---- checks, one per op ---------------------------------------------- */
 
+/*
+ * A [..., M, K] times B [..., K, N] into Y [..., M, N] (B unchecked when
+ * NULL), batch dims broadcasting, Y's rows dense.
+ */
+static int matmul_shapes_ok(const struct vnpu_tensor *ta,
+			    const struct vnpu_tensor *tb,
+			    const struct vnpu_tensor *y)
+{
+	if (y->rank < 2 || !tensor_injective(y) || ta->rank < 2 ||
+	    !bcast_ok(ta, y, 2) || ta->dims[ta->rank - 2] != y->dims[y->rank - 2])
+		return 0;
+	if (y->dims[y->rank - 1] > 1 && y->strides[y->rank - 1] != 1)
+		return 0;
+	return !tb || (tb->rank >= 2 && bcast_ok(tb, y, 2) &&
+		       tb->dims[tb->rank - 2] == ta->dims[ta->rank - 1] &&
+		       tb->dims[tb->rank - 1] == y->dims[y->rank - 1]);
+}
+
 static int check_gemm(const struct vnpu_tensor *t, __u32 n,
 		      const struct vnpu_layer_gemm *a)
 {
@@ -280,10 +298,8 @@ static int check_gemm(const struct vnpu_tensor *t, __u32 n,
 	    !f32_ok(a->beta) || !act_ok(&a->act, VNPU_DTYPE_F32) ||
 	    n != 3 + popcount2(a->flags) || !all_dtype(t, n, VNPU_DTYPE_F32))
 		return 0;
-	if (y->rank < 2 || !tensor_injective(y) || ta->rank < 2 ||
-	    !bcast_ok(ta, y, 2) || ta->dims[ta->rank - 2] != y->dims[y->rank - 2])
-		return 0;
-	if (y->dims[y->rank - 1] > 1 && y->strides[y->rank - 1] != 1)
+	if (!matmul_shapes_ok(ta, a->flags & VNPU_LAYER_F_PACKED ? 0 : tb,
+			      y))
 		return 0;
 	k = ta->dims[ta->rank - 1];
 	if (a->flags & VNPU_LAYER_F_PACKED) {
@@ -291,10 +307,6 @@ static int check_gemm(const struct vnpu_tensor *t, __u32 n,
 		    tb->dims[0] != vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, k,
 							y->dims[y->rank - 1]))
 			return 0;
-	} else if (tb->rank < 2 || !bcast_ok(tb, y, 2) ||
-		   tb->dims[tb->rank - 2] != k ||
-		   tb->dims[tb->rank - 1] != y->dims[y->rank - 1]) {
-		return 0;
 	}
 	for (i = 2; i < n - 1; i++)
 		if (!bcast_ok(&t[i], y, 0))
@@ -346,17 +358,16 @@ static int spatial_dense(const struct vnpu_tensor *t)
 	       t->strides[2] == (__s64)t->dims[3];
 }
 
-static int check_conv(const struct vnpu_tensor *t, __u32 n,
-		      const struct vnpu_layer_conv *a)
+/* X, W (unpacked unless @packed) and Y of a convolution agree with @a. */
+static int conv_shapes_ok(const struct vnpu_tensor *x,
+			  const struct vnpu_tensor *w,
+			  const struct vnpu_tensor *y,
+			  const struct vnpu_layer_conv *a, int packed)
 {
-	const struct vnpu_tensor *x = &t[0], *w = &t[1], *y = &t[n - 1];
 	__u64 c, m, cg, d;
-	__u32 i, r = x->rank;
+	__u32 r = x->rank;
 
-	if (a->flags & ~VNPU_LAYER_F_MASK || !a->group ||
-	    !act_ok(&a->act, VNPU_DTYPE_F32) ||
-	    n != 3 + popcount2(a->flags) || !all_dtype(t, n, VNPU_DTYPE_F32) ||
-	    (r != 3 && r != 4) || y->rank != r ||
+	if (!a->group || (r != 3 && r != 4) || y->rank != r ||
 	    !conv_pool_geometry(r, a->kernel, a->stride, a->dilation,
 				a->pad_begin, a->pad_end))
 		return 0;
@@ -374,22 +385,30 @@ static int check_conv(const struct vnpu_tensor *t, __u32 n,
 			       a->dilation[s], a->pad_begin[s], a->pad_end[s], 0))
 			return 0;
 	}
-	if (a->flags & VNPU_LAYER_F_PACKED) {
-		if (w->rank != 1 || (w->dims[0] > 1 && w->strides[0] != 1) ||
-		    w->dims[0] != vnpu_eng_packed_size(VNPU_PACK_CONV_W, a->group,
-						       m / a->group,
-						       cg * a->kernel[0] *
-						       a->kernel[1]))
-			return 0;
-	} else {
-		if (w->rank != r || w->dims[0] != m || w->dims[1] != cg ||
-		    w->dims[r - 1] != a->kernel[1] ||
-		    (r == 4 && w->dims[2] != a->kernel[0]))
-			return 0;
-	}
-	i = 2;
+	if (packed)
+		return w->rank == 1 && (w->dims[0] <= 1 || w->strides[0] == 1) &&
+		       w->dims[0] == vnpu_eng_packed_size(VNPU_PACK_CONV_W,
+							  a->group, m / a->group,
+							  cg * a->kernel[0] *
+							  a->kernel[1]);
+	return w->rank == r && w->dims[0] == m && w->dims[1] == cg &&
+	       w->dims[r - 1] == a->kernel[1] &&
+	       (r == 3 || w->dims[2] == a->kernel[0]);
+}
+
+static int check_conv(const struct vnpu_tensor *t, __u32 n,
+		      const struct vnpu_layer_conv *a)
+{
+	const struct vnpu_tensor *y = &t[n - 1];
+	__u32 i = 2;
+
+	if (a->flags & ~VNPU_LAYER_F_MASK || !act_ok(&a->act, VNPU_DTYPE_F32) ||
+	    n != 3 + popcount2(a->flags) || !all_dtype(t, n, VNPU_DTYPE_F32) ||
+	    !conv_shapes_ok(&t[0], &t[1], y, a,
+			    !!(a->flags & VNPU_LAYER_F_PACKED)))
+		return 0;
 	if (a->flags & VNPU_LAYER_F_BIAS) {
-		if (t[i].rank != 1 || t[i].dims[0] != m)
+		if (t[i].rank != 1 || t[i].dims[0] != y->dims[1])
 			return 0;
 		i++;
 	}
@@ -688,6 +707,92 @@ static int check_gather_elements(const struct vnpu_tensor *t, __u32 n,
 	return 1;
 }
 
+static int is_q8(__u32 dtype)
+{
+	return dtype == VNPU_DTYPE_U8 || dtype == VNPU_DTYPE_I8;
+}
+
+/* A quantization parameter: per tensor, or rank 1 of extent @n (n > 1). */
+static int qparam(const struct vnpu_tensor *p, __u32 dtype, __u64 n)
+{
+	if (p->dtype != dtype)
+		return 0;
+	return p->rank == 0 ||
+	       (p->rank == 1 && (p->dims[0] == 1 || (n > 1 && p->dims[0] == n)));
+}
+
+static int check_quant(__u32 op, const struct vnpu_tensor *t, __u32 n,
+		       const struct vnpu_layer_quant *a)
+{
+	const struct vnpu_tensor *x = &t[0], *y = &t[3];
+	__u64 along;
+
+	if (n != 4 || a->pad || !same_dims(x, y) || !tensor_injective(y) ||
+	    a->axis >= (x->rank ? x->rank : 1))
+		return 0;
+	along = x->rank ? x->dims[a->axis] : 1;
+	if (op == VNPU_LAYER_QUANTIZE) {
+		if (x->dtype != VNPU_DTYPE_F32 || !is_q8(y->dtype))
+			return 0;
+	} else if ((!is_q8(x->dtype) && x->dtype != VNPU_DTYPE_I32) ||
+		   y->dtype != VNPU_DTYPE_F32) {
+		return 0;
+	}
+	return qparam(&t[1], VNPU_DTYPE_F32, along) &&
+	       qparam(&t[2], op == VNPU_LAYER_QUANTIZE ? y->dtype : x->dtype,
+		      along) &&
+	       /* Both per tensor or both per axis. */
+	       vnpu_eng_numel(&t[1]) == vnpu_eng_numel(&t[2]);
+}
+
+static int check_matmul_integer(const struct vnpu_tensor *t, __u32 n,
+				const struct vnpu_layer_qgemm *a)
+{
+	const struct vnpu_tensor *y = &t[4];
+
+	return n == 5 && !a->flags && !a->pad && is_q8(t[0].dtype) &&
+	       is_q8(t[1].dtype) && y->dtype == VNPU_DTYPE_I32 &&
+	       matmul_shapes_ok(&t[0], &t[1], y) &&
+	       qparam(&t[2], t[0].dtype, y->dims[y->rank - 2]) &&
+	       qparam(&t[3], t[1].dtype, y->dims[y->rank - 1]);
+}
+
+/* x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zp, .., y */
+static int qlinear_params_ok(const struct vnpu_tensor *t, __u32 y,
+			     __u64 per_w)
+{
+	return is_q8(t[0].dtype) && is_q8(t[3].dtype) && is_q8(t[y].dtype) &&
+	       qparam(&t[1], VNPU_DTYPE_F32, 0) && qparam(&t[2], t[0].dtype, 0) &&
+	       qparam(&t[4], VNPU_DTYPE_F32, per_w) &&
+	       qparam(&t[5], t[3].dtype, per_w) &&
+	       qparam(&t[6], VNPU_DTYPE_F32, 0) && qparam(&t[7], t[y].dtype, 0);
+}
+
+static int check_qlinear_matmul(const struct vnpu_tensor *t, __u32 n,
+				const struct vnpu_layer_qgemm *a)
+{
+	const struct vnpu_tensor *y = &t[8];
+
+	return n == 9 && !a->flags && !a->pad &&
+	       matmul_shapes_ok(&t[0], &t[3], y) &&
+	       qlinear_params_ok(t, 8, y->dims[y->rank - 1]);
+}
+
+static int check_qlinear_conv(const struct vnpu_tensor *t, __u32 n,
+			      const struct vnpu_layer_conv *a)
+{
+	const struct vnpu_tensor *y = &t[n - 1];
+
+	if (a->flags & ~VNPU_LAYER_F_BIAS || a->act.func || a->act.flags ||
+	    a->act.alpha || a->act.beta ||
+	    n != 9 + !!(a->flags & VNPU_LAYER_F_BIAS) ||
+	    !conv_shapes_ok(&t[0], &t[3], y, a, 0) ||
+	    !qlinear_params_ok(t, n - 1, y->dims[1]))
+		return 0;
+	return n == 9 || (t[8].dtype == VNPU_DTYPE_I32 && t[8].rank == 1 &&
+			  t[8].dims[0] == y->dims[1]);
+}
+
 static __u32 attr_size_of(__u32 op)
 {
 	switch (op) {
@@ -716,6 +821,14 @@ static __u32 attr_size_of(__u32 op)
 	case VNPU_LAYER_GATHER:
 	case VNPU_LAYER_GATHER_ELEMENTS:
 		return sizeof(struct vnpu_layer_gather);
+	case VNPU_LAYER_QUANTIZE:
+	case VNPU_LAYER_DEQUANTIZE:
+		return sizeof(struct vnpu_layer_quant);
+	case VNPU_LAYER_MATMUL_INTEGER:
+	case VNPU_LAYER_QLINEAR_MATMUL:
+		return sizeof(struct vnpu_layer_qgemm);
+	case VNPU_LAYER_QLINEAR_CONV:
+		return sizeof(struct vnpu_layer_conv);
 	default:
 		return 0;	/* WHERE, CAST: none */
 	}
@@ -756,6 +869,15 @@ static int check_op(__u32 op, const struct vnpu_tensor *t, __u32 n,
 	case VNPU_LAYER_CAST:
 		return n == 2 && same_dims(&t[0], &t[1]) &&
 		       tensor_injective(&t[1]);
+	case VNPU_LAYER_QUANTIZE:
+	case VNPU_LAYER_DEQUANTIZE:
+		return check_quant(op, t, n, attrs);
+	case VNPU_LAYER_MATMUL_INTEGER:
+		return check_matmul_integer(t, n, attrs);
+	case VNPU_LAYER_QLINEAR_MATMUL:
+		return check_qlinear_matmul(t, n, attrs);
+	case VNPU_LAYER_QLINEAR_CONV:
+		return check_qlinear_conv(t, n, attrs);
 	default:
 		return 0;
 	}
@@ -766,7 +888,7 @@ int vnpu_eng_layer_check(__u32 op, const struct vnpu_tensor *t,
 {
 	__u32 i;
 
-	if (op == VNPU_LAYER_INVALID || op > VNPU_LAYER_CAST || !t ||
+	if (op == VNPU_LAYER_INVALID || op > VNPU_LAYER_OP_LAST || !t ||
 	    !num_tensors || num_tensors > VNPU_LAYER_MAX_TENSORS ||
 	    attr_size != attr_size_of(op) || (attr_size && !attrs))
 		return VNPU_ENG_EINVAL;
@@ -853,6 +975,17 @@ __u64 vnpu_eng_units(const struct eng_layer *l)
 	case VNPU_LAYER_ARGREDUCE:
 		return row_units(numel_y, numel_y ?
 				 vnpu_eng_numel(&l->t[0]) / numel_y : 0);
+	case VNPU_LAYER_MATMUL_INTEGER:
+	case VNPU_LAYER_QLINEAR_MATMUL:
+		eng_gemm_shape(l, &batch, &m, &n, &k);
+		return row_units(batch * m, n * (k ? k : 1));
+	case VNPU_LAYER_QLINEAR_CONV: {
+		struct eng_conv_shape s;
+
+		eng_conv_shape(l, &s);
+		return row_units(s.n * s.m * s.oh,
+				 s.ow * s.cg * s.kh * s.kw);
+	}
 	default:
 		return eng_div_up(numel_y, ENG_ELEM_UNIT);
 	}
@@ -875,9 +1008,12 @@ __u64 vnpu_eng_layer_cost(__u32 op, const struct vnpu_tensor *t,
 
 	switch (op) {
 	case VNPU_LAYER_GEMM:
+	case VNPU_LAYER_MATMUL_INTEGER:
+	case VNPU_LAYER_QLINEAR_MATMUL:
 		eng_gemm_shape(&l, &batch, &m, &n, &k);
 		return sat_mul(sat_mul(2 * batch, m), sat_mul(n, k));
 	case VNPU_LAYER_CONV:
+	case VNPU_LAYER_QLINEAR_CONV:
 		eng_conv_shape(&l, &s);
 		return sat_mul(sat_mul(2 * s.n * s.m, s.oh * s.ow),
 			       s.cg * s.kh * s.kw);
@@ -951,7 +1087,7 @@ int vnpu_eng_layer_run(__u32 op, const struct vnpu_tensor *t,
 	struct eng_layer l = { op, t, data, num_tensors, attrs };
 	__u64 units, begin, end;
 
-	if (op == VNPU_LAYER_INVALID || op > VNPU_LAYER_CAST || !num_parts ||
+	if (op == VNPU_LAYER_INVALID || op > VNPU_LAYER_OP_LAST || !num_parts ||
 	    part >= num_parts || !ctx)
 		return VNPU_ENG_EINVAL;
 	if (vnpu_eng_layer_scratch(op, t, num_tensors, attrs, num_parts) >

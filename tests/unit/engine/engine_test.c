@@ -205,6 +205,8 @@ int main(int argc, char **argv)
 		et_test_other();
 	if (!only || !strcmp(only, "check"))
 		et_test_check();
+	if (!only || !strcmp(only, "quant"))
+		et_test_quant();
 	printf("%s: %d layers, %d failure(s)\n", only ? only : "all", et_layers,
 	       et_failures);
 	return et_failures ? 1 : 0;

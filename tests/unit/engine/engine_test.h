@@ -72,5 +72,6 @@ void et_test_gemm_conv(void);
 void et_test_elementwise(void);
 void et_test_other(void);
 void et_test_check(void);
+void et_test_quant(void);
 
 #endif

@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * QuantizeLinear, DequantizeLinear, MatMulInteger, QLinearMatMul and
+ * QLinearConv against plain loops; and their malformed fields.
+ */
+#include "engine_test.h"
+
+static int32_t q_at(__u32 dt, const void *p, size_t i)
+{
+	return dt == VNPU_DTYPE_U8 ? ((const uint8_t *)p)[i] :
+	       ((const int8_t *)p)[i];
+}
+
+static void q_put(__u32 dt, void *p, size_t i, double v)
+{
+	double lo = dt == VNPU_DTYPE_U8 ? 0 : -128, hi = dt == VNPU_DTYPE_U8 ? 255 : 127;
+
+	v = v < lo ? lo : v > hi ? hi : v;
+	if (dt == VNPU_DTYPE_U8)
+		((uint8_t *)p)[i] = (uint8_t)v;
+	else
+		((int8_t *)p)[i] = (int8_t)v;
+}
+
+static void q_fill(__u32 dt, void *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		q_put(dt, p, i, dt == VNPU_DTYPE_U8 ? (et_randf() + 1) * 127 :
+		      et_randf() * 127);
+}
+
+static struct vnpu_tensor scalar(__u32 dt)
+{
+	return et_dense(dt, 0, NULL);
+}
+
+static void test_quantize(void)
+{
+	__u64 dims[3] = { 2, 3, 5 }, c3 = 3;
+	__u32 dts[2] = { VNPU_DTYPE_U8, VNPU_DTYPE_I8 }, d, per;
+	float x[30], sc[3] = { 0.05f, 0.1f, 0.013f }, back[30], bref[30];
+	uint8_t y[30], ref[30], zp[3] = { 3, 0, 250 };
+	size_t i;
+
+	et_fill_f32(x, 30);
+	for (i = 0; i < 30; i++)
+		x[i] *= 12;
+	x[0] = 0.025f;	/* exactly a half step: rounds to even */
+	for (d = 0; d < 2; d++)
+		for (per = 0; per < 2; per++) {
+			struct vnpu_layer_quant at = { per ? 1 : 0, 0 };
+			struct vnpu_tensor t[4];
+			void *data[4] = { x, sc, zp, y };
+			int8_t zps[3] = { 3, 0, -7 };
+
+			if (dts[d] == VNPU_DTYPE_I8)
+				data[2] = zps;
+			t[0] = et_dense(VNPU_DTYPE_F32, 3, dims);
+			t[1] = per ? et_dense(VNPU_DTYPE_F32, 1, &c3) : scalar(VNPU_DTYPE_F32);
+			t[2] = per ? et_dense(dts[d], 1, &c3) : scalar(dts[d]);
+			t[3] = et_dense(dts[d], 3, dims);
+			for (i = 0; i < 30; i++) {
+				size_t c = per ? (i / 5) % 3 : 0;
+
+				q_put(dts[d], ref, i, nearbyintf(x[i] / sc[c]) +
+				      q_at(dts[d], data[2], c));
+			}
+			et_layer_exact("quantize", VNPU_LAYER_QUANTIZE, t, data, 4,
+				       &at, sizeof(at), ref);
+			/* And back. */
+			memcpy(y, ref, sizeof(y));
+			t[0] = t[3];
+			t[3] = et_dense(VNPU_DTYPE_F32, 3, dims);
+			data[0] = y;
+			data[3] = back;
+			for (i = 0; i < 30; i++) {
+				size_t c = per ? (i / 5) % 3 : 0;
+
+				bref[i] = (float)(q_at(dts[d], y, i) -
+						  q_at(dts[d], data[2], c)) * sc[c];
+			}
+			et_layer_exact("dequantize", VNPU_LAYER_DEQUANTIZE, t, data,
+				       4, &at, sizeof(at), bref);
+		}
+}
+
+static void test_qmatmul(void)
+{
+	enum { M = 13, K = 37, N = 21 };
+	__u64 da[2] = { M, K }, db[2] = { K, N }, dy[2] = { M, N };
+	__u64 m = M, n = N;
+	__u32 dta, dtb;
+
+	for (dta = VNPU_DTYPE_U8; dta <= VNPU_DTYPE_I8; dta++)
+		for (dtb = VNPU_DTYPE_U8; dtb <= VNPU_DTYPE_I8; dtb++) {
+			uint8_t a[M * K], b[K * N], az[M], bz[N], yq[M * N], yref[M * N];
+			int32_t y[M * N], ref[M * N];
+			float as = 0.02f, bs[N], ys = 0.7f;
+			uint8_t yz = 7;
+			struct vnpu_layer_qgemm at = {};
+			struct vnpu_tensor t[9];
+			void *data[9];
+			size_t i, j, k;
+
+			q_fill(dta, a, M * K);
+			q_fill(dtb, b, K * N);
+			q_fill(dta, az, M);
+			q_fill(dtb, bz, N);
+			for (j = 0; j < N; j++)
+				bs[j] = 0.001f * (float)(j + 1);
+			/* MatMulInteger, per-row and per-column zero points. */
+			t[0] = et_dense(dta, 2, da);
+			t[1] = et_dense(dtb, 2, db);
+			t[2] = et_dense(dta, 1, &m);
+			t[3] = et_dense(dtb, 1, &n);
+			t[4] = et_dense(VNPU_DTYPE_I32, 2, dy);
+			data[0] = a; data[1] = b; data[2] = az; data[3] = bz; data[4] = y;
+			for (i = 0; i < M; i++)
+				for (j = 0; j < N; j++) {
+					int32_t acc = 0;
+
+					for (k = 0; k < K; k++)
+						acc += (q_at(dta, a, i * K + k) - q_at(dta, az, i)) *
+						       (q_at(dtb, b, k * N + j) - q_at(dtb, bz, j));
+					ref[i * N + j] = acc;
+				}
+			et_layer_exact("matmulinteger", VNPU_LAYER_MATMUL_INTEGER, t,
+				       data, 5, &at, sizeof(at), ref);
+			/* QLinearMatMul: scalar A zero point, per-column B. */
+			t[0] = et_dense(dta, 2, da);
+			t[1] = scalar(VNPU_DTYPE_F32);
+			t[2] = scalar(dta);
+			t[3] = et_dense(dtb, 2, db);
+			t[4] = et_dense(VNPU_DTYPE_F32, 1, &n);
+			t[5] = et_dense(dtb, 1, &n);
+			t[6] = scalar(VNPU_DTYPE_F32);
+			t[7] = scalar(VNPU_DTYPE_U8);
+			t[8] = et_dense(VNPU_DTYPE_U8, 2, dy);
+			data[0] = a; data[1] = &as; data[2] = az; data[3] = b;
+			data[4] = bs; data[5] = bz; data[6] = &ys; data[7] = &yz;
+			data[8] = yq;
+			for (i = 0; i < M; i++)
+				for (j = 0; j < N; j++) {
+					int32_t acc = 0;
+					float mult = as * bs[j] / ys;
+
+					for (k = 0; k < K; k++)
+						acc += (q_at(dta, a, i * K + k) - q_at(dta, az, 0)) *
+						       (q_at(dtb, b, k * N + j) - q_at(dtb, bz, j));
+					q_put(VNPU_DTYPE_U8, yref, i * N + j,
+					      nearbyint((float)acc * mult) + yz);
+				}
+			et_layer_exact("qlinearmatmul", VNPU_LAYER_QLINEAR_MATMUL, t,
+				       data, 9, &at, sizeof(at), yref);
+		}
+}
+
+static void test_qconv(void)
+{
+	enum { C = 4, H = 7, W = 6, M = 6, G = 2, KH = 3, KW = 3 };
+	__u64 dx[4] = { 1, C, H, W }, dw[4] = { M, C / G, KH, KW };
+	__u64 dy[4] = { 1, M, 4, 3 }, m = M;
+	uint8_t x[C * H * W], y[M * 12], ref[M * 12], xz = 5, yz = 100;
+	int8_t w[M * C / G * KH * KW], wz[M];
+	int32_t bias[M];
+	float xs = 0.03f, ws[M], ys = 0.2f;
+	struct vnpu_layer_conv at = { .flags = VNPU_LAYER_F_BIAS, .group = G };
+	struct vnpu_tensor t[10];
+	void *data[10];
+	size_t i, oh, ow, c, kh, kw, mm;
+
+	q_fill(VNPU_DTYPE_U8, x, sizeof(x));
+	q_fill(VNPU_DTYPE_I8, w, sizeof(w));
+	q_fill(VNPU_DTYPE_I8, wz, M);
+	for (i = 0; i < M; i++) {
+		ws[i] = 0.01f * (float)(i + 1);
+		bias[i] = (int32_t)(et_randf() * 500);
+	}
+	at.kernel[0] = KH; at.kernel[1] = KW;
+	at.stride[0] = 2; at.stride[1] = 2;
+	at.dilation[0] = at.dilation[1] = 1;
+	at.pad_begin[0] = at.pad_begin[1] = 1;
+	at.pad_end[0] = at.pad_end[1] = 1;
+	t[0] = et_dense(VNPU_DTYPE_U8, 4, dx);
+	t[1] = scalar(VNPU_DTYPE_F32);
+	t[2] = scalar(VNPU_DTYPE_U8);
+	t[3] = et_dense(VNPU_DTYPE_I8, 4, dw);
+	t[4] = et_dense(VNPU_DTYPE_F32, 1, &m);
+	t[5] = et_dense(VNPU_DTYPE_I8, 1, &m);
+	t[6] = scalar(VNPU_DTYPE_F32);
+	t[7] = scalar(VNPU_DTYPE_U8);
+	t[8] = et_dense(VNPU_DTYPE_I32, 1, &m);
+	t[9] = et_dense(VNPU_DTYPE_U8, 4, dy);
+	data[0] = x; data[1] = &xs; data[2] = &xz; data[3] = w; data[4] = ws;
+	data[5] = wz; data[6] = &ys; data[7] = &yz; data[8] = bias; data[9] = y;
+	for (mm = 0; mm < M; mm++)
+		for (oh = 0; oh < 4; oh++)
+			for (ow = 0; ow < 3; ow++) {
+				int32_t acc = bias[mm];
+				size_t g = mm / (M / G);
+
+				for (c = 0; c < C / G; c++)
+					for (kh = 0; kh < KH; kh++)
+						for (kw = 0; kw < KW; kw++) {
+							long ih = (long)(oh * 2 + kh) - 1;
+							long iw = (long)(ow * 2 + kw) - 1;
+
+							if (ih < 0 || iw < 0 || ih >= H || iw >= W)
+								continue;
+							acc += (x[((g * (C / G) + c) * H + ih) * W + iw] - xz) *
+							       (w[((mm * (C / G) + c) * KH + kh) * KW + kw] - wz[mm]);
+						}
+				q_put(VNPU_DTYPE_U8, ref, (mm * 4 + oh) * 3 + ow,
+				      nearbyint((float)acc * (xs * ws[mm] / ys)) + yz);
+			}
+	et_layer_exact("qlinearconv", VNPU_LAYER_QLINEAR_CONV, t, data, 10, &at,
+		       sizeof(at), ref);
+	/* Malformed: activation, unknown flag, bias of the wrong type. */
+	at.act.func = VNPU_ACT_RELU;
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, 10, &at,
+				       sizeof(at)), "qlinearconv: act accepted");
+	at.act.func = 0;
+	at.flags |= VNPU_LAYER_F_RESIDUAL;
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, 10, &at,
+				       sizeof(at)), "qlinearconv: residual accepted");
+	at.flags = VNPU_LAYER_F_BIAS;
+	t[8].dtype = VNPU_DTYPE_F32;
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, 10, &at,
+				       sizeof(at)), "qlinearconv: f32 bias accepted");
+	t[8].dtype = VNPU_DTYPE_I32;
+	t[4] = et_dense(VNPU_DTYPE_F32, 1, &dy[2]);
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, 10, &at,
+				       sizeof(at)), "qlinearconv: w_scale of 4 accepted");
+	t[4] = et_dense(VNPU_DTYPE_F32, 1, &m);
+	t[2] = scalar(VNPU_DTYPE_I8);
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, 10, &at,
+				       sizeof(at)), "qlinearconv: x zero point type accepted");
+}
+
+static void test_quant_bad(void)
+{
+	__u64 dims[2] = { 3, 4 }, four = 4, five = 5;
+	struct vnpu_layer_quant at = { 1, 0 };
+	struct vnpu_layer_qgemm qg = {};
+	struct vnpu_tensor t[5];
+
+	t[0] = et_dense(VNPU_DTYPE_F32, 2, dims);
+	t[1] = et_dense(VNPU_DTYPE_F32, 1, &four);
+	t[2] = et_dense(VNPU_DTYPE_U8, 1, &four);
+	t[3] = et_dense(VNPU_DTYPE_U8, 2, dims);
+	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_QUANTIZE, t, 4, &at, sizeof(at)),
+		  "quantize: valid layer rejected");
+	at.pad = 1;
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QUANTIZE, t, 4, &at, sizeof(at)),
+		  "quantize: pad accepted");
+	at.pad = 0;
+	at.axis = 0;
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QUANTIZE, t, 4, &at, sizeof(at)),
+		  "quantize: per-axis extent of another axis accepted");
+	at.axis = 2;
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QUANTIZE, t, 4, &at, sizeof(at)),
+		  "quantize: axis = rank accepted");
+	at.axis = 1;
+	t[2].dtype = VNPU_DTYPE_I8;
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QUANTIZE, t, 4, &at, sizeof(at)),
+		  "quantize: zero point of another type accepted");
+	t[2] = scalar(VNPU_DTYPE_U8);
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QUANTIZE, t, 4, &at, sizeof(at)),
+		  "quantize: per-axis scale with a per-tensor zero point accepted");
+	t[2] = et_dense(VNPU_DTYPE_U8, 1, &four);
+	t[3].dtype = VNPU_DTYPE_I32;
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QUANTIZE, t, 4, &at, sizeof(at)),
+		  "quantize: i32 output accepted");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_DEQUANTIZE, t, 4, &at, sizeof(at)),
+		  "dequantize: f32 input accepted");
+
+	t[0] = et_dense(VNPU_DTYPE_U8, 2, dims);
+	t[1] = et_dense(VNPU_DTYPE_I8, 2, (__u64[]){ 4, 5 });
+	t[2] = scalar(VNPU_DTYPE_U8);
+	t[3] = scalar(VNPU_DTYPE_I8);
+	t[4] = et_dense(VNPU_DTYPE_I32, 2, (__u64[]){ 3, 5 });
+	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_MATMUL_INTEGER, t, 5, &qg,
+					sizeof(qg)), "matmulinteger: valid rejected");
+	qg.flags = 1;
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_MATMUL_INTEGER, t, 5, &qg,
+				       sizeof(qg)), "matmulinteger: flags accepted");
+	qg.flags = 0;
+	t[4].dtype = VNPU_DTYPE_I64;
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_MATMUL_INTEGER, t, 5, &qg,
+				       sizeof(qg)), "matmulinteger: i64 output accepted");
+	t[4].dtype = VNPU_DTYPE_I32;
+	t[3] = et_dense(VNPU_DTYPE_I8, 1, &four);
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_MATMUL_INTEGER, t, 5, &qg,
+				       sizeof(qg)), "matmulinteger: b zero point of 4 accepted");
+	t[3] = et_dense(VNPU_DTYPE_I8, 1, &five);
+	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_MATMUL_INTEGER, t, 5, &qg,
+					sizeof(qg)), "matmulinteger: per-column rejected");
+	t[1].dims[0] = 3;
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_MATMUL_INTEGER, t, 5, &qg,
+				       sizeof(qg)), "matmulinteger: K mismatch accepted");
+}
+
+void et_test_quant(void)
+{
+	test_quantize();
+	test_qmatmul();
+	test_qconv();
+	test_quant_bad();
+}
