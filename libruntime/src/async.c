@@ -56,6 +56,7 @@ struct vnpu_request_async {
 	struct vnpu_request_async *next;	/* executor queue link */
 	int64_t queued_ns;			/* when it entered the task queue */
 	int64_t submit_end_ns;			/* when its segment was submitted */
+	const char *job_device;			/* the device of that segment */
 	atomic_int_fast64_t host_ns;		/* its last preprocess + upload */
 	bool registered;			/* holds a reference on the executors */
 	atomic_bool cancel;			/* cancel asked for this run */
@@ -90,6 +91,7 @@ struct executor {
 	uint32_t num_threads;
 	pthread_t threads[TASK_THREADS_MAX];
 	struct executor *next;			/* the list of wait executors */
+	int64_t device_free_ns;			/* wait: when its last job ended */
 };
 
 /* The executors and their users: requests that called start_async. */
@@ -394,8 +396,7 @@ static void submit_and_queue(struct vnpu_request_async *a)
 	}
 	t0 = vnpu_async_now_ns();
 	st = vnpu_request_submit(a->req);
-	a->submit_end_ns = vnpu_async_now_ns();
-	vnpu_request_stage_done(a->req, VNPU_STAGE_SUBMIT, t0, a->submit_end_ns);
+	vnpu_request_stage_done(a->req, VNPU_STAGE_SUBMIT, t0, vnpu_async_now_ns());
 	if (st == VNPU_OK)
 		queue_push_locked(ex, a);
 	pthread_mutex_unlock(&ex->lock);
@@ -555,8 +556,8 @@ static struct vnpu_request_async *state_get(struct vnpu_infer_request *req)
 	if (!a)
 		return NULL;
 	p = vnpu_request_compiled_model(req)->program;
-	/* preprocess, upload, submit + wait per segment, download, post, callback */
-	a->max_spans = 5 + 2 * p->num_segments;
+	/* preprocess, upload, submit + wait + job per segment, download, post, callback */
+	a->max_spans = 5 + 3 * p->num_segments;
 	a->spans = calloc(a->max_spans, sizeof(*a->spans));
 	if (!a->spans) {
 		free(a);
@@ -652,15 +653,41 @@ static const char *const stage_names[VNPU_NUM_STAGES] = {
 	"preprocess", "upload", "submit", "wait", "download", "postprocess",
 };
 
+/*
+ * The span of the job a wait ending at @wait_end saw end. The device says
+ * how long it ran, not when: it started when it was submitted or when the
+ * device's previous job ended (on a wait executor, which sees them all),
+ * and no later than its length before the wait saw it end.
+ */
+static struct span job_span(struct vnpu_request_async *a, int64_t wait_end)
+{
+	int64_t length = (int64_t)vnpu_request_job_ns(a->req);
+	int64_t start = a->submit_end_ns;
+
+	if (current_executor && current_executor->device_free_ns > start)
+		start = current_executor->device_free_ns;
+	if (start > wait_end - length)
+		start = wait_end - length;
+	if (current_executor)
+		current_executor->device_free_ns = start + length;
+	return (struct span){ "job", "job", a->job_device, start, start + length };
+}
+
 void vnpu_async_timeline_add(struct vnpu_infer_request *req,
 			     enum vnpu_request_stage stage, int64_t t0, int64_t t1)
 {
 	struct vnpu_request_async *a = *vnpu_request_async_state(req);
 
-	if (!a || a->num_spans >= a->max_spans)
+	if (!a || a->num_spans + 1 >= a->max_spans)
 		return;
+	if (stage == VNPU_STAGE_SUBMIT) {
+		a->submit_end_ns = t1;
+		a->job_device = vnpu_request_device(req)->info.name;
+	}
 	a->spans[a->num_spans++] = (struct span){ stage_names[stage], "stage",
 						  thread_role(), t0, t1 };
+	if (stage == VNPU_STAGE_WAIT && vnpu_request_job_ns(req))
+		a->spans[a->num_spans++] = job_span(a, t1);
 }
 
 /* ---- the public calls ---- */
@@ -812,37 +839,42 @@ static int64_t segment_layers_ns(const struct vnpu_program *p,
 	return sum;
 }
 
-/* The end of the wait and submit spans of segment @seg, or 0. */
-static void segment_bounds(const struct vnpu_request_async *a, uint32_t seg,
-			   int64_t *submit_end, int64_t *wait_end)
+/*
+ * Where segment @seg's layers start: its job's start, else as late as
+ * they fit before its wait ended (but not before its submit); 0: not run.
+ */
+static int64_t segment_start(const struct vnpu_request_async *a, uint32_t seg,
+			     int64_t layers_ns)
 {
+	int64_t submit_end = 0, t;
 	uint32_t i, n = 0;
 
-	*submit_end = *wait_end = 0;
 	for (i = 0; i < a->num_spans; i++) {
 		if (a->spans[i].name == stage_names[VNPU_STAGE_SUBMIT] && n == seg)
-			*submit_end = a->spans[i].end_ns;
-		if (a->spans[i].name == stage_names[VNPU_STAGE_WAIT] && n++ == seg)
-			*wait_end = a->spans[i].end_ns;
+			submit_end = a->spans[i].end_ns;
+		if (a->spans[i].name != stage_names[VNPU_STAGE_WAIT] || n++ != seg)
+			continue;
+		if (i + 1 < a->num_spans && !strcmp(a->spans[i + 1].kind, "job"))
+			return a->spans[i + 1].start_ns;
+		t = a->spans[i].end_ns - layers_ns;
+		return t < submit_end ? submit_end : t;
 	}
+	return 0;
 }
 
-/* Append one span per layer that ran, laid out back from each segment's end. */
+/* Append one span per layer that ran, one after the other from its job's start. */
 static uint32_t layer_spans(const struct vnpu_request_async *a, const struct vnpu_program *p,
 			    const vnpu_profiling_info *info, vnpu_timeline_span *out,
 			    char **pool_pos)
 {
-	int64_t submit_end, wait_end, t;
 	const vnpu_profiling_entry *e;
 	uint32_t seg, i, n = 0;
+	int64_t t;
 
 	for (seg = 0; seg < p->num_segments; seg++) {
-		segment_bounds(a, seg, &submit_end, &wait_end);
-		if (!wait_end)
+		t = segment_start(a, seg, segment_layers_ns(p, info, seg));
+		if (!t)
 			continue;
-		t = wait_end - segment_layers_ns(p, info, seg);
-		if (t < submit_end)
-			t = submit_end;
 		for (i = 0; i < p->num_layers; i++) {
 			e = &info->entries[VNPU_NUM_STAGES + i];
 			if (p->layers[i].segment != seg || e->status != VNPU_PROFILING_EXECUTED)

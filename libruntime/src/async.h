@@ -34,6 +34,8 @@ struct vnpu_request_async **vnpu_request_async_state(struct vnpu_infer_request *
 struct vnpu_compiled_model *vnpu_request_compiled_model(const struct vnpu_infer_request *req);
 /* The device of the segment running, or of the one submit starts next. */
 struct vnpu_core_device *vnpu_request_device(const struct vnpu_infer_request *req);
+/* Device time of the job the last wait saw end (0 when unknown). */
+uint64_t vnpu_request_job_ns(const struct vnpu_infer_request *req);
 /* Ask the device to stop the running segment's job (wait then frees it). */
 void vnpu_request_cancel_job(struct vnpu_infer_request *req);
 /* Start and end a run: reset, then keep, the stage times and timeline. */

@@ -61,6 +61,7 @@ struct vnpu_infer_request {
 	uint64_t stage_ns[NUM_STAGES];
 	bool profiled;			/* the last run completed with timings */
 	struct vnpu_request_async *async;	/* async.c's, NULL until used */
+	uint64_t job_ns;			/* device time of the last job waited for */
 };
 
 static int64_t now_ns(void)
@@ -415,7 +416,7 @@ vnpu_status vnpu_request_submit(struct vnpu_infer_request *req)
 vnpu_status vnpu_request_wait(struct vnpu_infer_request *req, int64_t deadline_ns)
 {
 	struct vnpu_core_device *d = vnpu_segment_device(req->cm, req->segment);
-	uint64_t total;
+	uint64_t total = 0;
 	vnpu_status st;
 
 	if (!req->job)
@@ -423,6 +424,7 @@ vnpu_status vnpu_request_wait(struct vnpu_infer_request *req, int64_t deadline_n
 	st = d->plugin->ops->wait(req->job, deadline_ns, req->cmd_ns[req->segment], &total);
 	if (st == VNPU_NOT_READY)
 		return st;
+	req->job_ns = st == VNPU_OK ? total : 0;
 	d->plugin->ops->job_free(req->job);
 	req->job = NULL;
 	if (st != VNPU_OK)
@@ -506,6 +508,11 @@ struct vnpu_core_device *vnpu_request_device(const struct vnpu_infer_request *re
 	uint32_t last = req->cm->program->num_segments - 1;
 
 	return vnpu_segment_device(req->cm, req->segment < last ? req->segment : last);
+}
+
+uint64_t vnpu_request_job_ns(const struct vnpu_infer_request *req)
+{
+	return req->job_ns;
 }
 
 void vnpu_request_cancel_job(struct vnpu_infer_request *req)

@@ -32,7 +32,8 @@ static void usage(FILE *f)
 		"  -hint HINT       latency, throughput, cumulative_throughput or none\n"
 		"                   (default: throughput for async, latency for sync);\n"
 		"                   cumulative_throughput with -d NPU uses every NPU\n"
-		"  -b N             batch: the first dimension of every input\n"
+		"  -b N             batch: the first dimension of every input (default:\n"
+		"                   1 where it is dynamic)\n"
 		"  -shape SHAPES    input shapes: [1,3,224,224] (the only input) or\n"
 		"                   name[1,3,224,224],other[1,10]\n"
 		"  -pc              print the per-layer counters of the last inference\n"
@@ -244,7 +245,8 @@ static int apply_shapes(vnpu_model *model, const char *spec)
 	return 0;
 }
 
-static int apply_batch(vnpu_model *model, int64_t batch)
+/* Set the first dimension of every input: dynamic ones, and with -b all. */
+static int apply_batch(vnpu_model *model, int64_t batch, bool explicit_batch)
 {
 	vnpu_shape shape;
 	const char *name;
@@ -256,6 +258,8 @@ static int apply_batch(vnpu_model *model, int64_t batch)
 		if (vnpu_model_input_shape(model, i, &shape) || vnpu_model_input_name(model, i, &name))
 			return fail("model inputs");
 		if (!shape.rank || shape.dims[0] == batch)
+			continue;
+		if (shape.dims[0] != VNPU_DIM_DYNAMIC && !explicit_batch)
 			continue;
 		if (shape.dims[0] != VNPU_DIM_DYNAMIC) {
 			fprintf(stderr, "vnpu-bench: input '%s' has a fixed batch of %lld, not %lld\n",
@@ -449,7 +453,7 @@ static int bench(const struct bench_opts *o, struct bench_run *b, vnpu_core *cor
 	}
 	ret = o->shapes ? apply_shapes(model, o->shapes) : 0;	/* 2: a usage error */
 	if (!ret)
-		ret = (o->batch && apply_batch(model, o->batch)) ||
+		ret = apply_batch(model, o->batch ? o->batch : 1, o->batch != 0) ||
 		      pick_devices(core, b) || compile_all(core, model, b);
 	vnpu_model_free(model);
 	if (ret)

@@ -222,15 +222,27 @@ int bench_write_json(const struct bench_run *b, const char *path)
 /* ---- Chrome trace ---- */
 
 /*
- * Process 1 is the host, one thread per request; process 2 + d is device
- * d, one thread per request too (its layers), so nothing on one track
- * overlaps. Times are microseconds since the first span.
+ * Process 1 is the host, one thread (track) per request with its stages
+ * and callback; process 2 + d is device d with two tracks, the jobs and
+ * their layers. Times are microseconds since the first span.
  */
+static bool on_device(const struct trace_span *s)
+{
+	return !strcmp(s->kind, "layer") || !strcmp(s->kind, "job");
+}
+
+static uint32_t trace_tid(const struct trace_span *s)
+{
+	if (!on_device(s))
+		return s->request;
+	return strcmp(s->kind, "job") ? 1 : 0;
+}
+
 static uint32_t trace_pid(const struct bench_run *b, const struct trace_span *s)
 {
 	uint32_t d;
 
-	if (strcmp(s->kind, "layer"))
+	if (!on_device(s))
 		return 1;
 	for (d = 0; d < b->num_models; d++) {
 		if (!strcmp(s->where, b->devices[d]))
@@ -245,15 +257,18 @@ static void trace_names(const struct bench_run *b, FILE *f)
 
 	fprintf(f, "  {\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 1, "
 		"\"args\": {\"name\": \"host (vnpu-bench %s)\"}}", api_name(b->o));
-	for (d = 0; d < b->num_models; d++)
-		fprintf(f, ",\n  {\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %u, "
-			"\"args\": {\"name\": \"%s layers\"}}", 2 + d, b->devices[d]);
 	for (d = 0; d <= b->num_models; d++) {
-		for (i = 0; i < b->nireq; i++)
-			fprintf(f, ",\n  {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %u, "
-				"\"tid\": %u, \"args\": {\"name\": \"request %u\"}}",
-				d ? 1 + d : 1, i, i);
+		fprintf(f, ",\n  {\"ph\": \"M\", \"name\": \"process_name\", \"pid\": %u, "
+			"\"args\": {\"name\": \"%s\"}}", 2 + d,
+			d < b->num_models ? b->devices[d] : "other devices");
+		fprintf(f, ",\n  {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %u, "
+			"\"tid\": 0, \"args\": {\"name\": \"jobs\"}}", 2 + d);
+		fprintf(f, ",\n  {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": %u, "
+			"\"tid\": 1, \"args\": {\"name\": \"layers\"}}", 2 + d);
 	}
+	for (i = 0; i < b->nireq; i++)
+		fprintf(f, ",\n  {\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, "
+			"\"tid\": %u, \"args\": {\"name\": \"request %u\"}}", i, i);
 }
 
 int bench_write_trace(const struct bench_run *b, const char *path)
@@ -277,9 +292,10 @@ int bench_write_trace(const struct bench_run *b, const char *path)
 		fprintf(f, ",\n  {\"ph\": \"X\", \"name\": ");
 		json_string(f, s->name);
 		fprintf(f, ", \"cat\": \"%s\", \"pid\": %u, \"tid\": %u, \"ts\": %.3f, "
-			"\"dur\": %.3f, \"args\": {\"run\": %llu, \"on\": ", s->kind,
-			trace_pid(b, s), s->request, (double)(s->start_ns - t0) / 1e3,
-			(double)(s->end_ns - s->start_ns) / 1e3, (unsigned long long)s->run);
+			"\"dur\": %.3f, \"args\": {\"request\": %u, \"run\": %llu, \"on\": ", s->kind,
+			trace_pid(b, s), trace_tid(s), (double)(s->start_ns - t0) / 1e3,
+			(double)(s->end_ns - s->start_ns) / 1e3, s->request,
+			(unsigned long long)s->run);
 		json_string(f, s->where);
 		fprintf(f, "}}");
 	}

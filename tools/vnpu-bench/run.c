@@ -84,7 +84,8 @@ void bench_keep_timeline(struct bench_run *b, vnpu_infer_request *req, uint32_t 
 		s = &tl->spans[i];
 		r->spans[r->num_spans++] = (struct trace_span){
 			strcmp(s->kind, "layer") ? s->name : keep_string(r, s->name),
-			s->kind, strcmp(s->kind, "layer") ? s->where : keep_string(r, s->where),
+			s->kind, strcmp(s->kind, "layer") && strcmp(s->kind, "job") ? s->where :
+			keep_string(r, s->where),
 			index, run, s->start_ns, s->end_ns };
 	}
 	vnpu_timeline_free(tl);

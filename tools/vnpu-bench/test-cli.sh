@@ -54,6 +54,9 @@ ev = [e for e in t["traceEvents"] if e["ph"] == "X"]
 stages = {e["name"] for e in ev if e["cat"] == "stage"}
 assert {"preprocess", "upload", "submit", "wait", "download", "postprocess"} <= stages, stages
 assert any(e["cat"] == "layer" for e in ev), "no layers in the trace"
+assert any(e["cat"] == "job" for e in ev), "no jobs in the trace"
+jobs = sorted((e["ts"], e["ts"] + e["dur"]) for e in ev if e["cat"] == "job")
+assert all(a[1] <= b[0] + 0.01 for a, b in zip(jobs, jobs[1:])), "jobs overlap on the device"
 assert len({e["args"]["run"] for e in ev}) == 50
 print("ok - JSON report and trace parse")
 PY
