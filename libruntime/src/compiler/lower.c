@@ -1584,6 +1584,123 @@ static vnpu_status lower_loss(struct cstate *s, struct cop *op)
 	}
 }
 
+/* The [.., 1, ..] slice @k of @v along @axis (rank kept). */
+static struct ctensor slice_at(const struct cstate *s, int32_t v, int64_t axis, int64_t k)
+{
+	struct ctensor t = ct_dense(s, v);
+
+	t.off += k * t.strides[axis];
+	t.dims[axis] = 1;
+	return t;
+}
+
+/* CumSum as a running sum over slices: an ADD and a copy per step. */
+static vnpu_status lower_cumsum(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	bool excl = vnpu_attr_int(N(op), "exclusive", 0), rev = vnpu_attr_int(N(op), "reverse", 0);
+	struct vnpu_layer_binary add = { .func = VNPU_BIN_ADD };
+	int64_t axis, len, dims[VNPU_MAX_RANK];
+	struct ctensor acc = { 0 };
+	vnpu_status st = VNPU_OK;
+
+	if (IN(op, 1) < 0 || !cs_is_const(s, IN(op, 1)))
+		return UNSUP(s, "axis computed at run time");
+	axis = vnpu_elem_get_i(INFO(s, IN(op, 1))->data, INFO(s, IN(op, 1))->type, 0);
+	axis = axis < 0 ? axis + xi->rank : axis;
+	if (axis < 0 || axis >= xi->rank)
+		return UNSUP(s, "axis out of range");
+	len = xi->dims[axis];
+	if (len > 1024)
+		return UNSUP(s, "more than 1024 steps along the axis");
+	memcpy(dims, xi->dims, sizeof(dims));
+	dims[axis] = 1;
+	for (int64_t j = 0; j < len && !st; j++) {
+		int64_t k = rev ? len - 1 - j : j;
+		struct ctensor x = slice_at(s, IN(op, 0), axis, k), y = slice_at(s, op->out[0], axis, k);
+
+		if (excl)
+			st = j ? cl_copy(s, y, acc) : cl_fill(s, y, 0);
+		if (!st && j) {
+			struct ctensor t[3] = { acc, x };
+			int32_t sum;
+
+			st = cs_add_temp(s, xi->type, xi->rank, dims, &sum);
+			t[2] = ct_dense(s, sum);
+			if (!st)
+				st = cl_layer(s, VNPU_LAYER_BINARY, t, 3, &add, sizeof(add));
+			acc = t[2];
+		} else if (!st) {
+			acc = x;
+		}
+		if (!st && !excl)
+			st = cl_copy(s, y, acc);
+	}
+	return st;
+}
+
+/* OneHot: (indices, negative ones wrapped) == range along the axis picks
+ * values[1], else values[0]. */
+static vnpu_status lower_one_hot(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *ii = INFO(s, IN(op, 0)), *yi = INFO(s, op->out[0]);
+	int64_t axis = vnpu_attr_int(N(op), "axis", -1), depth, rdims[VNPU_MAX_RANK], udims[VNPU_MAX_RANK];
+	int32_t idx = IN(op, 0), zero, dv, neg, wrapped, fixed, range, eq;
+	vnpu_element_type t = ii->type;
+	struct ctensor w[4];
+	void *rd;
+	vnpu_status st;
+
+	axis = axis < 0 ? axis + yi->rank : axis;
+	depth = yi->dims[axis];
+	rd = calloc((size_t)depth, 8);
+	if (!rd)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	for (int64_t k = 0; k < depth; k++)
+		vnpu_elem_set_i(rd, t, k, k);
+	for (int32_t d = 0; d < yi->rank; d++) {
+		rdims[d] = d == axis ? depth : 1;
+		udims[d] = d == axis ? 1 : yi->dims[d];
+	}
+	st = cs_add_const(s, t, yi->rank - (int32_t)axis, rdims + axis, rd, &range);
+	if (!st)
+		st = cl_const_scalar(s, t, 0, &zero);
+	if (!st)
+		st = cl_const_scalar(s, t, (double)depth, &dv);
+	if (!st)
+		st = cs_add_temp(s, VNPU_TYPE_BOOL, ii->rank, ii->dims, &neg);
+	if (!st)
+		st = cs_add_temp(s, t, ii->rank, ii->dims, &wrapped);
+	if (!st)
+		st = cs_add_temp(s, t, ii->rank, ii->dims, &fixed);
+	if (!st)
+		st = cl_binary(s, VNPU_BIN_LESS, idx, zero, neg);
+	if (!st)
+		st = cl_binary(s, VNPU_BIN_ADD, idx, dv, wrapped);
+	if (!st)
+		st = cl_where(s, neg, wrapped, idx, fixed);
+	if (!st)
+		st = cs_add_temp(s, VNPU_TYPE_BOOL, yi->rank, yi->dims, &eq);
+	if (st)
+		return st;
+	w[0] = ct_shaped(s, fixed, yi->rank, udims);
+	w[1] = ct_dense(s, range);
+	w[2] = ct_dense(s, eq);
+	{
+		struct vnpu_layer_binary attr = { .func = VNPU_BIN_EQUAL };
+
+		st = cl_layer(s, VNPU_LAYER_BINARY, w, 3, &attr, sizeof(attr));
+	}
+	if (st)
+		return st;
+	w[0] = ct_dense(s, eq);
+	w[1] = ct_shaped(s, IN(op, 2), 0, NULL);
+	w[1].off = 1;
+	w[2] = ct_shaped(s, IN(op, 2), 0, NULL);
+	w[3] = ct_dense(s, op->out[0]);
+	return cl_layer(s, VNPU_LAYER_WHERE, w, 4, NULL, 0);
+}
+
 struct lower_map {
 	const char *op;
 	vnpu_status (*fn)(struct cstate *s, struct cop *op);
@@ -1592,8 +1709,10 @@ struct lower_map {
 static vnpu_status lower_view_node(struct cstate *s, struct cop *op)
 {
 	if (!strcmp(N(op)->op, "Dropout") && IN(op, 2) >= 0 &&
-	    (!cs_is_const(s, IN(op, 2)) || *(const uint8_t *)INFO(s, IN(op, 2))->data))
-		return UNSUP(s, "training mode (random dropout)");
+	    (!cs_is_const(s, IN(op, 2)) || *(const uint8_t *)INFO(s, IN(op, 2))->data) &&
+	    !(IN(op, 1) >= 0 && cs_is_const(s, IN(op, 1)) &&
+	      vnpu_elem_get_f(INFO(s, IN(op, 1))->data, INFO(s, IN(op, 1))->type, 0) == 0))
+		return UNSUP(s, "training mode with a ratio above 0 (random dropout)");
 	return lower_view_copy(s, op, IN(op, 0));
 }
 
@@ -1618,6 +1737,7 @@ static const struct lower_map lower_maps[] = {
 	{ "Squeeze", lower_view_node }, { "Unsqueeze", lower_view_node },
 	{ "ConstantOfShape", lower_constant_of_shape }, { "Trilu", lower_trilu },
 	{ "IsNaN", lower_isnan_isinf }, { "IsInf", lower_isnan_isinf },
+	{ "CumSum", lower_cumsum }, { "OneHot", lower_one_hot },
 	{ "LSTM", cl_lower_rnn }, { "GRU", cl_lower_rnn }, { "RNN", cl_lower_rnn },
 	{ "NegativeLogLikelihoodLoss", lower_loss }, { "SoftmaxCrossEntropyLoss", lower_loss },
 };

@@ -1169,6 +1169,38 @@ static vnpu_status infer_rnn(struct ictx *c)
 	return VNPU_OK;
 }
 
+/* OneHot: the indices' shape with depth inserted at axis. */
+static vnpu_status infer_one_hot(struct ictx *c)
+{
+	const struct vnpu_tinfo *idx, *depth, *values;
+	int64_t axis, dims[VNPU_MAX_RANK], d = VNPU_DIM_DYNAMIC;
+	vnpu_status st = need_inputs(c, 3, 3);
+
+	if (st)
+		return st;
+	idx = IN(c, 0);
+	depth = IN(c, 1);
+	values = IN(c, 2);
+	if (idx->rank < 0) {
+		set_out(c->out[0], values->type, -1, NULL);
+		return VNPU_OK;
+	}
+	if (idx->rank + 1 > VNPU_MAX_RANK)
+		return node_error(c, VNPU_UNSUPPORTED, "rank above %d", VNPU_MAX_RANK);
+	st = check_axis(c, vnpu_attr_int(c->n, "axis", -1), idx->rank + 1, &axis);
+	if (st)
+		return st;
+	if (has_data(depth) && vnpu_tinfo_elems(depth) == 1) {
+		d = (int64_t)vnpu_elem_get_f(depth->data, depth->type, 0);
+		if (d < 1 || d > (1 << 24))
+			return FAIL(c, "depth %lld", (long long)d);
+	}
+	for (int32_t k = 0, j = 0; k <= idx->rank; k++)
+		dims[k] = k == axis ? d : idx->dims[j++];
+	set_out(c->out[0], values->type, idx->rank + 1, dims);
+	return VNPU_OK;
+}
+
 static vnpu_status infer_expand_tile(struct ictx *c)
 {
 	bool tile = !strcmp(c->n->op, "Tile");
@@ -1864,6 +1896,7 @@ static const struct op_infer infer_table[] = {
 	{ "Dropout", infer_unary }, { "Clip", infer_unary }, { "Not", infer_unary },
 	{ "Shrink", infer_unary }, { "Trilu", infer_same }, { "EyeLike", infer_eye_like },
 	{ "LSTM", infer_rnn }, { "GRU", infer_rnn }, { "RNN", infer_rnn },
+	{ "OneHot", infer_one_hot },
 	{ "NegativeLogLikelihoodLoss", infer_loss }, { "SoftmaxCrossEntropyLoss", infer_loss },
 	{ "GatherElements", infer_gather_elements }, { "LpNormalization", infer_same },
 	{ "IsNaN", infer_unary }, { "IsInf", infer_unary },
