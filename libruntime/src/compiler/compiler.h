@@ -39,8 +39,9 @@
  *	error (HETERO's strict property)
  * @no_packing: keep weights row-major (for tests and debugging)
  * @no_fusion: skip the BatchNorm-folding and fusion passes
- * @inference_precision: VNPU_TYPE_F32 or UNDEFINED (the default, f32);
- *	anything else is VNPU_UNSUPPORTED
+ * @inference_precision: a hint: UNDEFINED (the default) or a float type;
+ *	the device computes Conv and Gemm in f32 only, so every float hint
+ *	gives the f32 program; a non-float type is VNPU_INVALID_ARGUMENT
  */
 struct vnpu_compile_options {
 	uint64_t primary_layer_ops;

@@ -426,8 +426,11 @@ static void test_query_and_fallback(void)
 		CHECK_EQ(q->nodes[2].place, VNPU_QUERY_PRIMARY);
 	}
 	vnpu_query_result_free(q);
+	o.inference_precision = VNPU_TYPE_I8;
+	CHECK_EQ(vnpu_compile(m, &o, &p), VNPU_INVALID_ARGUMENT);
 	o.inference_precision = VNPU_TYPE_F16;
-	CHECK_EQ(vnpu_compile(m, &o, &p), VNPU_UNSUPPORTED);
+	CHECK_EQ(vnpu_compile(m, &o, &p), VNPU_OK);
+	vnpu_program_free(p);
 	vnpu_model_free(m);
 }
 
