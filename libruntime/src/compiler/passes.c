@@ -190,13 +190,17 @@ vnpu_status cs_build(struct cstate *s)
 
 /* ---- fusion ---- */
 
-/* The one live op reading @val, or NULL when none or several do. */
+/* The one live op reading @val, or NULL when none or several do (a view
+ * of @val counts as another reader). */
 static struct cop *sole_reader(struct cstate *s, int32_t val, uint32_t after)
 {
 	struct cop *found = NULL;
 
 	if (s->vals[val].out_index >= 0)
 		return NULL;
+	for (uint32_t v = 0; v < s->num_vals; v++)
+		if (s->vals[v].alias == val)
+			return NULL;
 	for (uint32_t i = 0; i < s->num_ops; i++) {
 		struct cop *op = &s->ops[i];
 
@@ -214,9 +218,12 @@ static struct cop *sole_reader(struct cstate *s, int32_t val, uint32_t after)
 	return found;
 }
 
-/* Index of the live op writing @val, or -1 (inputs and constants). */
+/* Index of the live op writing @val (or what @val views), or -1 (inputs
+ * and constants). */
 static int32_t producer(const struct cstate *s, int32_t val)
 {
+	for (uint32_t guard = 0; s->vals[val].alias >= 0 && guard < s->num_vals; guard++)
+		val = s->vals[val].alias;
 	for (uint32_t i = 0; i < s->num_ops; i++) {
 		const struct cop *op = &s->ops[i];
 
@@ -282,12 +289,13 @@ static void make_views(struct cstate *s)
 			continue;
 		if (s->vals[src].info.data)
 			continue;	/* a view of a constant is itself folded */
-		s->vals[op->out[0]].alias = src;
 		op->dead = true;
 		/* Same shape (Identity, Dropout, If): readers read the source
-		 * itself, so the passes see through it. */
+		 * itself, so the passes see through it; otherwise a view. */
 		if (same_shape(&s->vals[src].info, &s->vals[op->out[0]].info))
 			replace_reads(s, op->out[0], src);
+		else
+			s->vals[op->out[0]].alias = src;
 	}
 }
 

@@ -193,6 +193,44 @@ static void test_gemm_matmul(void)
 	vnpu_model_free(m);
 }
 
+/* Fusion must not move work past the producer of what it reads, nor
+ * change a tensor a view still reads. */
+static void test_fusion_hazards(void)
+{
+	struct mb *b = mb_new(13);
+	struct vnpu_program *p = NULL;
+	vnpu_model *m;
+
+	mb_input(b, "x", F32, 2, (const int64_t[]){ 2, 4 });
+	mb_input(b, "x2", F32, 2, (const int64_t[]){ 3, 4 });
+	mb_init_f32(b, "w", 2, (const int64_t[]){ 4, 6 }, NULL);
+	mb_init_i64(b, "s26", 1, (const int64_t[]){ 2 }, (const int64_t[]){ 2, 6 });
+	mb_init_i64(b, "s34", 1, (const int64_t[]){ 2 }, (const int64_t[]){ 3, 4 });
+	mb_node(b, "MatMul", (const char *[]){ "x", "w", NULL }, (const char *[]){ "g", NULL });
+	mb_node(b, "Neg", (const char *[]){ "x2", NULL }, (const char *[]){ "n", NULL });
+	mb_node(b, "Reshape", (const char *[]){ "n", "s26", NULL }, (const char *[]){ "v", NULL });
+	/* A residual produced after the MatMul: not fusable. */
+	mb_node(b, "Add", (const char *[]){ "g", "v", NULL }, (const char *[]){ "a", NULL });
+	/* A view of a's pre-activation value, read after the Relu. */
+	mb_node(b, "Reshape", (const char *[]){ "a", "s34", NULL }, (const char *[]){ "av", NULL });
+	mb_node(b, "Relu", (const char *[]){ "a", NULL }, (const char *[]){ "y1", NULL });
+	mb_node(b, "Neg", (const char *[]){ "av", NULL }, (const char *[]){ "y2", NULL });
+	mb_output(b, "y1");
+	mb_output(b, "y2");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_OK);
+	if (p)
+		for (uint32_t l = 0; l < p->num_layers; l++)
+			CHECK(strcmp(p->layers[l].type, "MatMul+Residual") &&
+			      strcmp(p->layers[l].type, "Add+Relu"));
+	vnpu_program_free(p);
+	check_fusion_equivalent(m, 0);
+	vnpu_model_free(m);
+}
+
 /* Shape -> Gather -> Concat -> Reshape folds away: only the reshape's copy
  * into the output remains. */
 static void test_constant_folding(void)
@@ -559,6 +597,7 @@ int main(int argc, char **argv)
 	static const struct fe_test tests[] = {
 		{ "conv_bn_bias_relu_fusion", test_conv_bn_bias_relu_fusion },
 		{ "gemm_matmul", test_gemm_matmul },
+		{ "fusion_hazards", test_fusion_hazards },
 		{ "constant_folding", test_constant_folding },
 		{ "copies", test_copies },
 		{ "lstm", test_lstm },
