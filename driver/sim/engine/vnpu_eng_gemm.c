@@ -30,9 +30,18 @@ static void copy_f32(float *dst, const float *src, __u64 n)
 		dst[i] = src[i];
 }
 
-#define UK_DECL								\
+/* The 6x16 accumulators, from the tile at c (rows rs apart) or zero. */
+#define UK_INIT(c, rs, load)						\
 	v8sf c00 = {}, c01 = {}, c10 = {}, c11 = {}, c20 = {}, c21 = {}; \
-	v8sf c30 = {}, c31 = {}, c40 = {}, c41 = {}, c50 = {}, c51 = {}
+	v8sf c30 = {}, c31 = {}, c40 = {}, c41 = {}, c50 = {}, c51 = {}; \
+	if (load) {							\
+		c00 = vload(c); c01 = vload((c) + 8);			\
+		c10 = vload((c) + (rs)); c11 = vload((c) + (rs) + 8);	\
+		c20 = vload((c) + 2 * (rs)); c21 = vload((c) + 2 * (rs) + 8); \
+		c30 = vload((c) + 3 * (rs)); c31 = vload((c) + 3 * (rs) + 8); \
+		c40 = vload((c) + 4 * (rs)); c41 = vload((c) + 4 * (rs) + 8); \
+		c50 = vload((c) + 5 * (rs)); c51 = vload((c) + 5 * (rs) + 8); \
+	}
 
 #define UK_STEP(a, b0, b1) do {						\
 	v8sf av;							\
@@ -50,20 +59,24 @@ static void copy_f32(float *dst, const float *src, __u64 n)
 	c50 = VFMA(av, b0, c50); c51 = VFMA(av, b1, c51);		\
 } while (0)
 
-#define UK_STORE(t) do {						\
-	vstore((t) + 0, c00); vstore((t) + 8, c01);			\
-	vstore((t) + 16, c10); vstore((t) + 24, c11);			\
-	vstore((t) + 32, c20); vstore((t) + 40, c21);			\
-	vstore((t) + 48, c30); vstore((t) + 56, c31);			\
-	vstore((t) + 64, c40); vstore((t) + 72, c41);			\
-	vstore((t) + 80, c50); vstore((t) + 88, c51);			\
+#define UK_STORE(c, rs) do {						\
+	vstore(c, c00); vstore((c) + 8, c01);				\
+	vstore((c) + (rs), c10); vstore((c) + (rs) + 8, c11);		\
+	vstore((c) + 2 * (rs), c20); vstore((c) + 2 * (rs) + 8, c21);	\
+	vstore((c) + 3 * (rs), c30); vstore((c) + 3 * (rs) + 8, c31);	\
+	vstore((c) + 4 * (rs), c40); vstore((c) + 4 * (rs) + 8, c41);	\
+	vstore((c) + 5 * (rs), c50); vstore((c) + 5 * (rs) + 8, c51);	\
 } while (0)
 
-/* tile[6][16] = A panel (kc x 6) times B panel (kc x 16). */
-static void ukernel(__u64 kc, const float *a, const float *b, float *tile)
+/*
+ * c[6][16] (rows @rs apart) = (@load ? c : 0) + A panel (kc x 6) times
+ * B panel (kc x 16).
+ */
+static void ukernel(__u64 kc, const float *a, const float *b, float *c,
+		    __s64 rs, int load)
 {
 	__u64 k;
-	UK_DECL;
+	UK_INIT(c, rs, load);
 
 	/* Unrolled by hand: the loop overhead is a quarter of the front end. */
 	for (k = 0; k + 4 <= kc; k += 4, a += 4 * ENG_MR, b += 4 * ENG_NR) {
@@ -87,15 +100,15 @@ static void ukernel(__u64 kc, const float *a, const float *b, float *tile)
 
 		UK_STEP(a, b0, b1);
 	}
-	UK_STORE(tile);
+	UK_STORE(c, rs);
 }
 
 /* The same with row k of B at b + off[k]. */
 static void ukernel_ind(__u64 kc, const float *a, const float *b,
-			const __s32 *off, float *tile)
+			const __s32 *off, float *c, __s64 rs, int load)
 {
 	__u64 k;
-	UK_DECL;
+	UK_INIT(c, rs, load);
 
 	for (k = 0; k < kc; k++, a += ENG_MR) {
 		const float *bk = b + off[k];
@@ -103,7 +116,7 @@ static void ukernel_ind(__u64 kc, const float *a, const float *b,
 
 		UK_STEP(a, b0, b1);
 	}
-	UK_STORE(tile);
+	UK_STORE(c, rs);
 }
 
 /* ---- operands, output and epilogue --------------------------------- */
@@ -159,22 +172,12 @@ struct gemm_epi {
 	const struct vnpu_layer_act *act;
 };
 
-static void store_run(const struct gemm_out *o, const struct gemm_epi *e,
-		      const float *t, __u64 i, __u64 col, __u32 len, int first,
-		      int last)
+/* After the last slice: y = act(y * alpha + beta * C + R), in place. */
+static void epilogue_run(const struct gemm_epi *e, float *y, __u64 i,
+			 __u64 col, __u32 len)
 {
-	float *y = o->y + (__s64)i * o->rs + col;
 	__u32 c;
 
-	/* Same operations in the same order as y = ((t + y) * alpha + ...). */
-	if (first)
-		for (c = 0; c < len; c++)
-			y[c] = t[c];
-	else
-		for (c = 0; c < len; c++)
-			y[c] += t[c];
-	if (!last)
-		return;
 	if (e->alpha != 1.0f)
 		for (c = 0; c < len; c++)
 			y[c] *= e->alpha;
@@ -201,17 +204,37 @@ static void store_run(const struct gemm_out *o, const struct gemm_epi *e,
 	act_f32(e->act, y, len);
 }
 
-static void store_tile(const struct gemm_out *o, const struct gemm_epi *e,
-		       const float *tile, __u64 i0, __u32 mr, __u64 j0,
-		       __u32 nr, int first, int last)
+enum tile_op { TILE_LOAD, TILE_STORE, TILE_EPILOGUE };
+
+/* One run of a tile row: @len columns at @t and at output column @col. */
+static void tile_run(const struct gemm_out *o, const struct gemm_epi *e,
+		     float *t, __u64 i, __u64 col, __u32 len, enum tile_op op)
+{
+	float *y = o->y + (__s64)i * o->rs + col;
+	__u32 c;
+
+	if (op == TILE_LOAD)
+		for (c = 0; c < len; c++)
+			t[c] = y[c];
+	else if (op == TILE_STORE)
+		for (c = 0; c < len; c++)
+			y[c] = t[c];
+	else
+		epilogue_run(e, y, i, col, len);
+}
+
+/* Applies @op to the outputs of tile rows [i0, +mr) x columns [j0, +nr). */
+static void tile_runs(const struct gemm_out *o, const struct gemm_epi *e,
+		      float *tile, __u64 i0, __u32 mr, __u64 j0, __u32 nr,
+		      enum tile_op op)
 {
 	__u32 r, c, len;
 
 	for (r = 0; r < mr; r++) {
-		const float *t = tile + r * ENG_NR;
+		float *t = tile + r * ENG_NR;
 
 		if (!o->wp) {
-			store_run(o, e, t, i0 + r, j0, nr, first, last);
+			tile_run(o, e, t, i0 + r, j0, nr, op);
 			continue;
 		}
 		for (c = 0; c < nr; c += len) {
@@ -219,11 +242,36 @@ static void store_tile(const struct gemm_out *o, const struct gemm_epi *e,
 
 			len = (__u32)eng_min(nr - c, o->wp - qc);
 			if (qc < o->ow)
-				store_run(o, e, t + c, i0 + r, row * o->ow + qc,
-					  (__u32)eng_min(len, o->ow - qc),
-					  first, last);
+				tile_run(o, e, t + c, i0 + r, row * o->ow + qc,
+					 (__u32)eng_min(len, o->ow - qc), op);
 		}
 	}
+}
+
+/*
+ * One micro-tile and slice: a whole tile of a plain output accumulates in
+ * place; edge and padded-column tiles go through @tile. Either way the
+ * sums run y = ((y + slice 1) + slice 2) ..., the same for every split.
+ */
+static void gemm_tile(const struct gemm_out *o, const struct gemm_epi *e,
+		      const struct gemm_b *b, const float *ai, const float *bj,
+		      __u64 k0, __u64 kc, __u64 i0, __u32 mr, __u64 j0,
+		      __u32 nr, int first, int last, float *tile)
+{
+	int whole = !o->wp && mr == ENG_MR && nr == ENG_NR;
+	float *c = whole ? o->y + (__s64)i0 * o->rs + j0 : tile;
+	__s64 rs = whole ? o->rs : ENG_NR;
+
+	if (!whole && !first)
+		tile_runs(o, e, tile, i0, mr, j0, nr, TILE_LOAD);
+	if (b->off)
+		ukernel_ind(kc, ai, bj, b->off + k0, c, rs, !first);
+	else
+		ukernel(kc, ai, bj, c, rs, !first);
+	if (!whole)
+		tile_runs(o, e, tile, i0, mr, j0, nr, TILE_STORE);
+	if (last)
+		tile_runs(o, e, tile, i0, mr, j0, nr, TILE_EPILOGUE);
 }
 
 /* Rows [m0, m0 + mc) and depth [k0, k0 + kc) of a strided A, in panels. */
@@ -322,14 +370,10 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 				const float *ai = ap + (i / ENG_MR) * a_ps;
 				const float *bj = bp + (j / ENG_NR) * b_ps;
 
-				if (b->off)
-					ukernel_ind(kc, ai, bj, b->off + k0, tile);
-				else
-					ukernel(kc, ai, bj, tile);
-				store_tile(o, e, tile, m0 + i,
-					   (__u32)eng_min(ENG_MR, mc - i), n0 + j,
-					   (__u32)eng_min(ENG_NR, nc - j),
-					   first, last);
+				gemm_tile(o, e, b, ai, bj, k0, kc, m0 + i,
+					  (__u32)eng_min(ENG_MR, mc - i), n0 + j,
+					  (__u32)eng_min(ENG_NR, nc - j), first,
+					  last, tile);
 			}
 		k0 += kc;
 	} while (k0 < kt);
