@@ -634,6 +634,8 @@ static vnpu_status infer_reshape(struct ictx *c)
 	}
 	total = vnpu_tinfo_elems(x);
 	for (int32_t d = 0; d < n; d++) {
+		if (shape[d] > VNPU_MAX_ELEMS)
+			return FAIL(c, "shape entry %lld", (long long)shape[d]);
 		if (shape[d] == 0 && !vnpu_attr_int(c->n, "allowzero", 0)) {
 			if (d >= x->rank)
 				return FAIL(c, "shape copies dim %d of a rank %d input", d, x->rank);
@@ -646,7 +648,8 @@ static vnpu_status infer_reshape(struct ictx *c)
 		} else if (shape[d] < -1) {
 			return FAIL(c, "shape entry %lld", (long long)shape[d]);
 		} else if (shape[d] >= 0 && known >= 0) {
-			known *= shape[d];
+			known = known && shape[d] > VNPU_MAX_ELEMS / known ? VNPU_MAX_ELEMS + 1
+									  : known * shape[d];
 		}
 		if (shape[d] == VNPU_DIM_DYNAMIC && d != infer_at)
 			known = -1;
@@ -1225,8 +1228,9 @@ static vnpu_status infer_expand_tile(struct ictx *c)
 		if (n != x->rank)
 			return FAIL(c, "%d repeats for rank %d", n, x->rank);
 		for (int32_t d = 0; d < n; d++) {
-			if (v[d] < 0)
-				return FAIL(c, "negative repeat");
+			if (v[d] < 0 || v[d] > VNPU_MAX_ELEMS ||
+			    (x->dims[d] > 0 && v[d] > VNPU_MAX_ELEMS / x->dims[d]))
+				return FAIL(c, "repeat %lld", (long long)v[d]);
 			dims[d] = x->dims[d] < 0 ? VNPU_DIM_DYNAMIC : x->dims[d] * v[d];
 		}
 		rank = n;
@@ -1369,7 +1373,8 @@ static vnpu_status window_dims(struct ictx *c, const struct vnpu_tinfo *x, const
 		int64_t pads = pa_a ? pa_a->ints[d] + pa_a->ints[d + nsp] : 0;
 
 		if (s <= 0 || dl <= 0 || kernel[d] <= 0 || (pa_a && (pa_a->ints[d] < 0 ||
-							    pa_a->ints[d + nsp] < 0)))
+							    pa_a->ints[d + nsp] < 0)) ||
+		    s > (1 << 24) || dl > (1 << 24) || kernel[d] > (1 << 24) || pads > (1ll << 32))
 			return FAIL(c, "bad stride, dilation, kernel or pad");
 		if (!strcmp(autopad, "SAME_UPPER") || !strcmp(autopad, "SAME_LOWER"))
 			out_sp[d] = in < 0 ? VNPU_DIM_DYNAMIC : (in + s - 1) / s;
@@ -1437,6 +1442,11 @@ static vnpu_status infer_conv(struct ictx *c)
 			int64_t dl = da && da->n == (size_t)nsp ? da->ints[d] : 1;
 			int64_t opad = op && op->n == (size_t)nsp ? op->ints[d] : 0;
 			int64_t pads = pa && pa->n == (size_t)nsp * 2 ? pa->ints[d] + pa->ints[d + nsp] : 0;
+
+			if (s <= 0 || s > (1 << 16) || dl <= 0 || dl > (1 << 16) || kernel[d] > (1 << 16) ||
+			    opad < 0 || opad > (1 << 24) || pads < 0 || pads > (1ll << 32) ||
+			    (os && os->n == (size_t)nsp && (os->ints[d] <= 0 || os->ints[d] > VNPU_MAX_ELEMS)))
+				return FAIL(c, "bad stride, dilation, kernel, pad or output shape");
 
 			if (os && os->n == (size_t)nsp)
 				dims[2 + d] = os->ints[d];
@@ -1675,6 +1685,9 @@ static vnpu_status infer_pad(struct ictx *c)
 	}
 	if (n != x->rank * 2)
 		return FAIL(c, "%d pads for rank %d", n, x->rank);
+	for (int32_t d = 0; d < n; d++)
+		if (pads[d] > VNPU_MAX_ELEMS || pads[d] < -VNPU_MAX_ELEMS)
+			return FAIL(c, "pad %lld", (long long)pads[d]);
 	for (int32_t d = 0; d < x->rank; d++) {
 		dims[d] = x->dims[d] < 0 ? -1 : x->dims[d] + pads[d] + pads[d + x->rank];
 		if (x->dims[d] >= 0 && dims[d] < 0)
@@ -1717,6 +1730,15 @@ static vnpu_status infer_space_depth(struct ictx *c)
 	return VNPU_OK;
 }
 
+/* floor(dim * scale), or an impossible dimension that check_outputs()
+ * rejects when the scale is not a sane positive number. */
+static int64_t scaled(int64_t dim, double scale)
+{
+	double v = floor((double)dim * scale);
+
+	return v >= 0 && v <= (double)VNPU_MAX_ELEMS ? (int64_t)v : VNPU_MAX_ELEMS + 1;
+}
+
 static vnpu_status infer_resize(struct ictx *c)
 {
 	const struct vnpu_tinfo *x, *scales_t, *sizes_t;
@@ -1749,7 +1771,7 @@ static vnpu_status infer_resize(struct ictx *c)
 		if (a->n != (size_t)x->rank)
 			return FAIL(c, "%zu scales for rank %d", a->n, x->rank);
 		for (int32_t d = 0; d < x->rank; d++)
-			dims[d] = x->dims[d] < 0 ? -1 : (int64_t)floor((double)x->dims[d] * a->floats[d]);
+			dims[d] = x->dims[d] < 0 ? -1 : scaled(x->dims[d], a->floats[d]);
 		set_out(c->out[0], x->type, x->rank, dims);
 		return VNPU_OK;
 	}
@@ -1762,7 +1784,7 @@ static vnpu_status infer_resize(struct ictx *c)
 	}
 	for (int32_t d = 0; d < x->rank; d++)
 		dims[d] = x->dims[d] < 0 ? -1 :
-			(int64_t)floor((double)x->dims[d] * vnpu_elem_get_f(scales_t->data, scales_t->type, d));
+			scaled(x->dims[d], vnpu_elem_get_f(scales_t->data, scales_t->type, d));
 	set_out(c->out[0], x->type, x->rank, dims);
 	return VNPU_OK;
 }
@@ -1935,11 +1957,30 @@ static const struct op_infer infer_table[] = {
 	{ "Upsample", infer_resize }, { "TopK", infer_topk }, { "If", infer_if },
 };
 
+/* No output dimension may be negative (but unknown) or too large. */
+static vnpu_status check_outputs(const struct ictx *c)
+{
+	for (uint32_t i = 0; i < c->n->num_outputs; i++) {
+		const struct vnpu_tinfo *o = c->out[i];
+		bool known = o && o->rank >= 0;
+
+		for (int32_t d = 0; o && d < o->rank; d++) {
+			if (o->dims[d] < VNPU_DIM_DYNAMIC || o->dims[d] > VNPU_MAX_ELEMS)
+				return FAIL(c, "output %u has dimension %lld", i, (long long)o->dims[d]);
+			known &= o->dims[d] >= 0;
+		}
+		if (known && vnpu_tinfo_elems(o) < 0)
+			return FAIL(c, "output %u is too large", i);
+	}
+	return VNPU_OK;
+}
+
 vnpu_status vnpu_node_infer(const struct vnpu_model *m, const struct vnpu_node *n,
 			    struct vnpu_tinfo *const *in, struct vnpu_tinfo *const *out,
 			    int64_t fold_limit)
 {
 	struct ictx c = { .m = m, .n = n, .in = in, .out = out, .fold_limit = fold_limit };
+	vnpu_status st;
 
 	for (uint32_t i = 0; i < n->num_outputs; i++)
 		if (out[i])
@@ -1951,7 +1992,8 @@ vnpu_status vnpu_node_infer(const struct vnpu_model *m, const struct vnpu_node *
 			continue;
 		if (!n->num_outputs || (!out[0] && infer_table[i].fn != infer_rnn))
 			return node_error(&c, VNPU_UNSUPPORTED, "its first output is omitted");
-		return infer_table[i].fn(&c);
+		st = infer_table[i].fn(&c);
+		return st ? st : check_outputs(&c);
 	}
 	return node_error(&c, VNPU_UNSUPPORTED, "unknown op");
 }

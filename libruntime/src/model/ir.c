@@ -121,8 +121,10 @@ int64_t vnpu_tinfo_elems(const struct vnpu_tinfo *t)
 	if (t->rank < 0)
 		return -1;
 	for (int32_t d = 0; d < t->rank; d++) {
-		if (t->dims[d] < 0)
+		if (t->dims[d] < 0 || t->dims[d] > VNPU_MAX_ELEMS)
 			return -1;
+		if (t->dims[d] && n > VNPU_MAX_ELEMS / t->dims[d])
+			return -1;	/* too large to be a tensor */
 		n *= t->dims[d];
 	}
 	return n;

@@ -106,7 +106,11 @@ int64_t vnpu_attr_int(const struct vnpu_node *n, const char *name, int64_t dflt)
 float vnpu_attr_float(const struct vnpu_node *n, const char *name, float dflt);
 const char *vnpu_attr_str(const struct vnpu_node *n, const char *name, const char *dflt);
 
-/* Elements of a tinfo with a known static shape, or -1. */
+/* The most elements (and the largest dimension) a tensor may have. */
+#define VNPU_MAX_ELEMS (1ll << 40)
+
+/* Elements of a tinfo with a known static shape, or -1 (also when above
+ * VNPU_MAX_ELEMS). */
 int64_t vnpu_tinfo_elems(const struct vnpu_tinfo *t);
 bool vnpu_tinfo_static(const struct vnpu_tinfo *t);
 void vnpu_tinfo_clear(struct vnpu_tinfo *t);

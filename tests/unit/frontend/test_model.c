@@ -310,6 +310,23 @@ static void test_malformed_graphs(void)
 	mb_output(b, "y");
 	CHECK_EQ(read_status(b), VNPU_PARSE_ERROR);
 
+	/* Repeats and shapes that would overflow. */
+	b = mb_new(13);
+	mb_input(b, "x", F32, 2, d4);
+	mb_init_i64(b, "rep", 1, (const int64_t[]){ 2 },
+		    (const int64_t[]){ 1ll << 40, 1ll << 40 });
+	mb_node(b, "Tile", (const char *[]){ "x", "rep", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	CHECK_EQ(read_status(b), VNPU_PARSE_ERROR);
+	b = mb_new(13);
+	mb_input(b, "x", F32, 2, d4);
+	mb_init_i64(b, "sh", 1, (const int64_t[]){ 3 },
+		    (const int64_t[]){ 1ll << 30, 1ll << 30, 4 });
+	mb_node(b, "Expand", (const char *[]){ "x", "sh", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	CHECK_EQ(read_status(b), VNPU_PARSE_ERROR);
+	CHECK(strstr(vnpu_last_error(), "too large") != NULL);
+
 	/* An opset outside 1..17. */
 	b = mb_new(18);
 	mb_input(b, "x", F32, 2, d4);
