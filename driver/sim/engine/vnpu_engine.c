@@ -14,6 +14,8 @@
 #define ENG_MAX_DIM	(1ull << 31)
 #define ENG_MAX_NUMEL	(1ull << 40)
 #define ENG_MAX_PAD	(1u << 20)
+/* Floats of a convolution's input window: 1 GiB of scratch per tile. */
+#define ENG_MAX_WINDOW	(1ull << 28)
 
 __u32 vnpu_eng_dtype_size(__u32 dtype)
 {
@@ -66,6 +68,13 @@ static int f32_ok(__u32 bits)
 static int f32_positive(__u32 bits)
 {
 	return f32_ok(bits) && !(bits >> 31) && (bits & 0x7fffffff);
+}
+
+static __u64 sat_mul(__u64 a, __u64 b)
+{
+	if (a && b > ~0ull / a)
+		return ~0ull;
+	return a * b;
 }
 
 __u64 vnpu_eng_numel(const struct vnpu_tensor *t)
@@ -396,6 +405,23 @@ static int conv_shapes_ok(const struct vnpu_tensor *x,
 	       (r == 3 || w->dims[2] == a->kernel[0]);
 }
 
+/*
+ * The padded input window of a stride-1 convolution must fit the scratch
+ * limit, and its offsets 32 bits.
+ */
+static int conv_window_ok(const struct vnpu_tensor *x,
+			  const struct vnpu_layer_conv *a)
+{
+	__u64 wp = x->dims[x->rank - 1] + a->pad_begin[1] + a->pad_end[1];
+	__u64 rows = (ENG_NC - 1) / (wp ? wp : 1) + 2 +
+		     (__u64)(a->kernel[0] - 1) * a->dilation[0];
+
+	if (a->stride[0] != 1 || a->stride[1] != 1)
+		return 1;
+	return sat_mul(sat_mul(x->dims[1] / a->group, rows), wp + ENG_NC) <
+	       ENG_MAX_WINDOW;
+}
+
 static int check_conv(const struct vnpu_tensor *t, __u32 n,
 		      const struct vnpu_layer_conv *a)
 {
@@ -405,7 +431,8 @@ static int check_conv(const struct vnpu_tensor *t, __u32 n,
 	if (a->flags & ~VNPU_LAYER_F_MASK || !act_ok(&a->act, VNPU_DTYPE_F32) ||
 	    n != 3 + popcount2(a->flags) || !all_dtype(t, n, VNPU_DTYPE_F32) ||
 	    !conv_shapes_ok(&t[0], &t[1], y, a,
-			    !!(a->flags & VNPU_LAYER_F_PACKED)))
+			    !!(a->flags & VNPU_LAYER_F_PACKED)) ||
+	    !conv_window_ok(&t[0], a))
 		return 0;
 	if (a->flags & VNPU_LAYER_F_BIAS) {
 		if (t[i].rank != 1 || t[i].dims[0] != y->dims[1])
@@ -989,13 +1016,6 @@ __u64 vnpu_eng_units(const struct eng_layer *l)
 	default:
 		return eng_div_up(numel_y, ENG_ELEM_UNIT);
 	}
-}
-
-static __u64 sat_mul(__u64 a, __u64 b)
-{
-	if (a && b > ~0ull / a)
-		return ~0ull;
-	return a * b;
 }
 
 __u64 vnpu_eng_layer_cost(__u32 op, const struct vnpu_tensor *t,

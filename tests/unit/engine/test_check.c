@@ -182,6 +182,16 @@ static void conv_bad(void)
 	    f->t[4].strides[1] = 40; f->t[4].strides[0] = 240);
 	BAD(b, "window larger than input", f->a.conv.kernel[0] = 20;
 	    f->t[1].dims[2] = 20);
+	{
+		struct fixture win = b;
+
+		win.a.conv.stride[0] = 1;
+		win.t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 8, 9);
+		win.t[4] = win.t[3];
+		ET_EXPECT(!check(&win), "conv stride 1: valid layer rejected");
+		BAD(win, "input window over the scratch limit",
+		    f->t[0].dims[1] = 1ull << 22; f->t[1].dims[1] = 1ull << 21);
+	}
 	one = b;
 	one.t[0] = T(VNPU_DTYPE_F32, 3, 1, 4, 9, 0);
 	one.t[1] = T(VNPU_DTYPE_F32, 3, 6, 2, 3, 0);
