@@ -27,7 +27,7 @@
 struct layer {
 	const char *name;
 	__u32 op, n, attr_size;
-	struct vnpu_tensor t[8];
+	struct vnpu_tensor t[10];
 	unsigned char attrs[256];
 };
 
@@ -43,13 +43,27 @@ static float frand(void)
 	return (float)((rng >> 40) & 0xffffff) / 4194304.0f - 2.0f;
 }
 
-/* A dense tensor in the arena, filled with random f32 or zeroes. */
+static __u64 elem_size(__u32 dtype)
+{
+	switch (dtype) {
+	case VNPU_DTYPE_I64:
+		return 8;
+	case VNPU_DTYPE_F16:
+		return 2;
+	case VNPU_DTYPE_U8:
+	case VNPU_DTYPE_I8:
+		return 1;
+	default:
+		return 4;
+	}
+}
+
+/* A dense tensor in the arena, filled with random values or zeroes. */
 static struct vnpu_tensor tensor(__u32 dtype, __u32 rank, const __u64 *dims,
 				 int fill)
 {
 	struct vnpu_tensor t;
-	__u64 n = 1, i, size = dtype == VNPU_DTYPE_I64 ? 8 :
-			      dtype == VNPU_DTYPE_F16 ? 2 : 4;
+	__u64 n = 1, i, size = elem_size(dtype);
 	int d;
 
 	memset(&t, 0, sizeof(t));
@@ -70,6 +84,12 @@ static struct vnpu_tensor tensor(__u32 dtype, __u32 rank, const __u64 *dims,
 	if (fill && dtype == VNPU_DTYPE_F32)
 		for (i = 0; i < n; i++)
 			((float *)(arena + t.offset))[i] = frand();
+	else if (fill && dtype == VNPU_DTYPE_I32)
+		for (i = 0; i < n; i++)
+			((__s32 *)(arena + t.offset))[i] = (__s32)(frand() * 1000);
+	else if (fill)
+		for (i = 0; i < n * size; i++)
+			arena[t.offset + i] = (unsigned char)(frand() * 1000);
 	return t;
 }
 
@@ -260,6 +280,41 @@ static void build_layers(void)
 		l->t[1] = tensor(VNPU_DTYPE_F32, 4, d4p, 0);
 		l->n = 2;
 	}
+	{
+		struct vnpu_layer_qgemm qg = {};
+		struct vnpu_layer_conv qc = { .flags = VNPU_LAYER_F_BIAS,
+					      .group = 2 };
+		__u64 dm = 6;
+
+		l = add("matmulinteger", VNPU_LAYER_MATMUL_INTEGER, &qg, sizeof(qg));
+		l->t[0] = tensor(VNPU_DTYPE_U8, 2, (__u64[]){ 9, 40 }, 1);
+		l->t[1] = tensor(VNPU_DTYPE_I8, 2, (__u64[]){ 40, 7 }, 1);
+		l->t[2] = tensor(VNPU_DTYPE_U8, 0, NULL, 1);
+		l->t[3] = tensor(VNPU_DTYPE_I8, 1, (__u64[]){ 7 }, 1);
+		l->t[4] = tensor(VNPU_DTYPE_I32, 2, (__u64[]){ 9, 7 }, 0);
+		l->n = 5;
+		qc.kernel[0] = qc.kernel[1] = 3;
+		qc.stride[0] = qc.stride[1] = 1;
+		qc.dilation[0] = qc.dilation[1] = 1;
+		qc.pad_begin[0] = qc.pad_begin[1] = 1;
+		qc.pad_end[0] = qc.pad_end[1] = 1;
+		l = add("qlinearconv", VNPU_LAYER_QLINEAR_CONV, &qc, sizeof(qc));
+		l->t[0] = tensor(VNPU_DTYPE_U8, 4, (__u64[]){ 1, 4, 8, 8 }, 1);
+		l->t[1] = tensor(VNPU_DTYPE_F32, 0, NULL, 0);
+		*(float *)(arena + l->t[1].offset) = 0.02f;
+		l->t[2] = tensor(VNPU_DTYPE_U8, 0, NULL, 1);
+		l->t[3] = tensor(VNPU_DTYPE_I8, 4, (__u64[]){ 6, 2, 3, 3 }, 1);
+		l->t[4] = tensor(VNPU_DTYPE_F32, 1, &dm, 0);
+		for (i = 0; i < 6; i++)
+			((float *)(arena + l->t[4].offset))[i] = 0.01f * (i + 1);
+		l->t[5] = tensor(VNPU_DTYPE_I8, 1, &dm, 1);
+		l->t[6] = tensor(VNPU_DTYPE_F32, 0, NULL, 0);
+		*(float *)(arena + l->t[6].offset) = 0.3f;
+		l->t[7] = tensor(VNPU_DTYPE_U8, 0, NULL, 1);
+		l->t[8] = tensor(VNPU_DTYPE_I32, 1, &dm, 1);
+		l->t[9] = tensor(VNPU_DTYPE_U8, 4, (__u64[]){ 1, 6, 8, 8 }, 0);
+		l->n = 10;
+	}
 	l = add("cast f16", VNPU_LAYER_CAST, NULL, 0);
 	l->t[0] = tensor(VNPU_DTYPE_F32, 4, d4, 1);
 	l->t[1] = tensor(VNPU_DTYPE_F16, 4, d4, 0);
@@ -376,7 +431,7 @@ static void run_host(unsigned char *img, __u32 features)
 
 	for (i = 0; i < num_layers; i++) {
 		struct layer *l = &layers[i];
-		void *data[8];
+		void *data[10];
 		__u32 parts = vnpu_eng_layer_max_parts(l->op, l->t, l->n, l->attrs);
 		__u64 scratch;
 		struct vnpu_eng_ctx ctx = { .features = features };
@@ -396,7 +451,7 @@ static void run_host(unsigned char *img, __u32 features)
 
 static __u64 out_bytes(const struct vnpu_tensor *t)
 {
-	__u64 n = t->dtype == VNPU_DTYPE_F16 ? 2 : 4;
+	__u64 n = elem_size(t->dtype);
 	__u32 d;
 
 	for (d = 0; d < t->rank; d++)
