@@ -46,6 +46,34 @@ MODULE_PARM_DESC(timeout_ms, "A job running this long without progress resets th
 static struct platform_device *vnpu_pdevs[VNPU_MAX_DEVICES];
 static atomic64_t vnpu_client_ids = ATOMIC64_INIT(0);
 
+/* protects vnpu_devices: registered devices, by index */
+static DEFINE_MUTEX(vnpu_devices_lock);
+static struct vnpu_device *vnpu_devices[VNPU_MAX_DEVICES];
+
+void vnpu_device_table_lock(void)
+{
+	mutex_lock(&vnpu_devices_lock);
+}
+
+void vnpu_device_table_unlock(void)
+{
+	mutex_unlock(&vnpu_devices_lock);
+}
+
+/* The registered device @index, or NULL; valid while the table is locked. */
+struct vnpu_device *vnpu_device_lookup(u32 index)
+{
+	lockdep_assert_held(&vnpu_devices_lock);
+	return index < VNPU_MAX_DEVICES ? vnpu_devices[index] : NULL;
+}
+
+static void vnpu_device_publish(int index, struct vnpu_device *vdev)
+{
+	mutex_lock(&vnpu_devices_lock);
+	vnpu_devices[index] = vdev;
+	mutex_unlock(&vnpu_devices_lock);
+}
+
 static u64 vnpu_capabilities(void)
 {
 	return DRM_VNPU_CAP_PRIME | DRM_VNPU_CAP_SYNCOBJ |
@@ -315,6 +343,7 @@ static int vnpu_probe(struct platform_device *pdev)
 	ret = drm_dev_register(&vdev->drm, 0);
 	if (ret)
 		goto err_sched_fini;
+	vnpu_device_publish(vdev->index, vdev);
 	return 0;
 
 err_sched_fini:
@@ -326,6 +355,7 @@ static int vnpu_remove(struct platform_device *pdev)
 {
 	struct vnpu_device *vdev = platform_get_drvdata(pdev);
 
+	vnpu_device_publish(vdev->index, NULL);
 	drm_dev_unregister(&vdev->drm);
 	vnpu_sched_fini(vdev);
 	return 0;
@@ -336,6 +366,8 @@ static struct platform_driver vnpu_platform_driver = {
 	.remove = vnpu_remove,
 	.driver = {
 		.name = "vnpu",
+		/* Devices only go away with the module, never under open files. */
+		.suppress_bind_attrs = true,
 	},
 };
 
@@ -365,9 +397,13 @@ static int __init vnpu_init(void)
 		return -EINVAL;
 	}
 
-	ret = platform_driver_register(&vnpu_platform_driver);
+	ret = vnpu_nl_init();
 	if (ret)
 		return ret;
+
+	ret = platform_driver_register(&vnpu_platform_driver);
+	if (ret)
+		goto err_nl_fini;
 
 	for (i = 0; i < num_devices; i++) {
 		vnpu_pdevs[i] = platform_device_register_simple("vnpu", i, NULL, 0);
@@ -381,6 +417,8 @@ static int __init vnpu_init(void)
 err_destroy_devices:
 	vnpu_destroy_devices();
 	platform_driver_unregister(&vnpu_platform_driver);
+err_nl_fini:
+	vnpu_nl_fini();
 	return ret;
 }
 
@@ -388,6 +426,7 @@ static void __exit vnpu_exit(void)
 {
 	vnpu_destroy_devices();
 	platform_driver_unregister(&vnpu_platform_driver);
+	vnpu_nl_fini();
 }
 
 module_init(vnpu_init);

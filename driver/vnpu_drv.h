@@ -8,6 +8,7 @@
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 
 #include <drm/drm_device.h>
@@ -20,6 +21,9 @@
 
 /* One scheduler entity per priority of enum drm_vnpu_priority. */
 #define VNPU_NUM_PRIORITIES 3
+
+/* Busy-time samples over the last second, for the utilization figure. */
+#define VNPU_UTIL_SAMPLES 10
 
 /**
  * struct vnpu_counters - device-lifetime figures (telemetry, debugfs)
@@ -72,6 +76,11 @@ struct vnpu_counters {
  * @fence_seqno: last hardware fence seqno
  * @fence_lock: lock of every hardware fence
  * @fw: the simulated hardware and its firmware
+ * @util_work: samples the busy time every 100 ms
+ * @util_lock: protects @util_t, @util_busy and @util_pos
+ * @util_t: sample times (CLOCK_MONOTONIC ns)
+ * @util_busy: device busy time at each sample
+ * @util_pos: the oldest sample, overwritten next
  */
 struct vnpu_device {
 	struct drm_device drm;
@@ -104,6 +113,13 @@ struct vnpu_device {
 	spinlock_t fence_lock;
 
 	struct vnpu_fw fw;
+
+	struct delayed_work util_work;
+	/* protects util_t, util_busy and util_pos */
+	spinlock_t util_lock;
+	u64 util_t[VNPU_UTIL_SAMPLES];
+	u64 util_busy[VNPU_UTIL_SAMPLES];
+	u32 util_pos;
 };
 
 static inline struct vnpu_device *to_vnpu_device(struct drm_device *drm)
@@ -157,6 +173,11 @@ static inline bool vnpu_fail_alloc(struct vnpu_device *vdev)
 	return atomic_dec_if_positive(&vdev->fail_alloc) >= 0;
 }
 
+/* vnpu_drv.c: the device table, for netlink */
+void vnpu_device_table_lock(void);
+void vnpu_device_table_unlock(void);
+struct vnpu_device *vnpu_device_lookup(u32 index);
+
 /* vnpu_gem.c */
 struct drm_gem_object *vnpu_gem_create_object(struct drm_device *drm,
 					      size_t size);
@@ -182,6 +203,14 @@ void vnpu_jobs_release_file(struct vnpu_file *vfile);
 /* vnpu_sched.c */
 int vnpu_sched_init(struct vnpu_device *vdev, unsigned int timeout_ms);
 void vnpu_sched_fini(struct vnpu_device *vdev);
+u64 vnpu_device_busy_ns(struct vnpu_device *vdev);
+u32 vnpu_device_utilization(struct vnpu_device *vdev);
+
+/* vnpu_netlink.c */
+int vnpu_nl_init(void);
+void vnpu_nl_fini(void);
+void vnpu_nl_event(struct vnpu_device *vdev, u8 cmd, struct vnpu_file *vfile,
+		   u64 job_id, const char *reason);
 
 /* vnpu_debugfs.c */
 void vnpu_debugfs_init(struct drm_minor *minor);

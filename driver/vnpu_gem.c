@@ -21,6 +21,7 @@
 #include <drm/drm_gem.h>
 #include <drm/drm_prime.h>
 #include <drm/vnpu_drm.h>
+#include <linux/vnpu_netlink.h>
 
 #include "vnpu_drv.h"
 #include "vnpu_gem.h"
@@ -151,8 +152,11 @@ int vnpu_ioctl_bo_create(struct drm_device *drm, void *data,
 	if (vnpu_fail_alloc(vdev))
 		return -ENOMEM;
 	ret = vnpu_mem_charge(vdev, size);
-	if (ret)
+	if (ret) {
+		vnpu_nl_event(vdev, VNPU_NL_CMD_MEMORY_LIMIT, file->driver_priv,
+			      0, "BO_CREATE over the device memory limit");
 		return ret;
+	}
 
 	shmem = drm_gem_shmem_create(drm, size);
 	if (IS_ERR(shmem)) {

@@ -386,11 +386,12 @@ static int vnpu_job_order_after_last(struct vnpu_job *job,
 					    dma_fence_get(vfile->last_done));
 }
 
-/* Give the job its id, arm it and push it; cannot fail after the insert. */
-static int vnpu_job_push_locked(struct vnpu_job *job, struct vnpu_file *vfile)
+/*
+ * Give the job its id, arm it and publish its done fence in its BOs'
+ * reservation objects (still locked); cannot fail after the insert.
+ */
+static int vnpu_job_arm_locked(struct vnpu_job *job, struct vnpu_file *vfile)
 {
-	struct vnpu_device *vdev = job->vdev;
-	struct vnpu_job *old;
 	u64 id = vfile->next_id;
 	u32 i;
 	int ret;
@@ -414,6 +415,20 @@ static int vnpu_job_push_locked(struct vnpu_job *job, struct vnpu_file *vfile)
 		dma_resv_add_fence(job->lock_objs[i]->resv, job->done,
 				   job->lock_write[i] ? DMA_RESV_USAGE_WRITE :
 							DMA_RESV_USAGE_READ);
+	return 0;
+}
+
+/*
+ * Hand an armed job to its entity. From here on the scheduler may run and
+ * free the job's buffers at any time; only its record stays.
+ */
+static void vnpu_job_queue_locked(struct vnpu_job *job, struct vnpu_file *vfile)
+{
+	struct vnpu_device *vdev = job->vdev;
+	struct vnpu_job *old;
+	u64 id = job->id;
+
+	lockdep_assert_held(&vfile->submit_lock);
 
 	spin_lock(&vdev->job_lock);
 	list_add_tail(&job->link, &vdev->job_list);
@@ -429,11 +444,10 @@ static int vnpu_job_push_locked(struct vnpu_job *job, struct vnpu_file *vfile)
 		if (old)
 			vnpu_job_put(old);
 	}
-	return 0;
 }
 
 static int vnpu_job_push(struct vnpu_job *job, struct vnpu_file *vfile,
-			 struct drm_syncobj *out_syncobj)
+			 struct drm_syncobj *out_syncobj, u64 *id)
 {
 	struct ww_acquire_ctx ctx;
 	int ret;
@@ -445,13 +459,16 @@ static int vnpu_job_push(struct vnpu_job *job, struct vnpu_file *vfile,
 	mutex_lock(&vfile->submit_lock);
 	ret = vnpu_job_order_after_last(job, vfile);
 	if (!ret)
-		ret = vnpu_job_push_locked(job, vfile);
-	mutex_unlock(&vfile->submit_lock);
-
+		ret = vnpu_job_arm_locked(job, vfile);
+	/* Unlock before the push: the job's buffers go with it. */
 	drm_gem_unlock_reservations(job->lock_objs, job->num_lock_objs, &ctx);
-
-	if (!ret && out_syncobj)
-		drm_syncobj_replace_fence(out_syncobj, job->done);
+	if (!ret) {
+		if (out_syncobj)
+			drm_syncobj_replace_fence(out_syncobj, job->done);
+		*id = job->id;
+		vnpu_job_queue_locked(job, vfile);
+	}
+	mutex_unlock(&vfile->submit_lock);
 	return ret;
 }
 
@@ -496,11 +513,11 @@ int vnpu_ioctl_submit(struct drm_device *drm, void *data,
 	if (ret)
 		goto err_cleanup_job;
 
-	ret = vnpu_job_push(job, vfile, out_syncobj);
+	/* Once pushed, the job belongs to the scheduler: do not touch it. */
+	ret = vnpu_job_push(job, vfile, out_syncobj, &args->job_id);
 	if (ret)
 		goto err_cleanup_job;
 
-	args->job_id = job->id;
 	if (out_syncobj)
 		drm_syncobj_put(out_syncobj);
 	return 0;

@@ -13,7 +13,10 @@
 
 #include <linux/devcoredump.h>
 #include <linux/dma-fence.h>
+#include <linux/ktime.h>
+#include <linux/math64.h>
 #include <linux/vmalloc.h>
+#include <linux/vnpu_netlink.h>
 
 #include <drm/drm_print.h>
 #include <drm/vnpu_drm.h>
@@ -25,6 +28,7 @@
 /* Jobs the firmware queue holds at most. */
 #define VNPU_HW_QUEUE_DEPTH 64
 #define VNPU_COREDUMP_SIZE SZ_16K
+#define VNPU_UTIL_PERIOD_MS 100
 
 static const char *vnpu_fence_get_driver_name(struct dma_fence *fence)
 {
@@ -106,6 +110,10 @@ static void vnpu_reset(struct vnpu_device *vdev, struct vnpu_job *bad)
 			     "job %llu of client %llu timed out: device reset\n",
 			     bad->id, bad->vfile->client_id);
 	vnpu_coredump(vdev, bad);
+	vnpu_nl_event(vdev, VNPU_NL_CMD_JOB_TIMEOUT, bad->vfile, bad->id,
+		      "job made no progress within the timeout");
+	vnpu_nl_event(vdev, VNPU_NL_CMD_DEVICE_RESET, bad->vfile, bad->id,
+		      "job timeout");
 }
 
 static enum drm_gpu_sched_stat
@@ -158,6 +166,8 @@ static void vnpu_sched_job_done(struct vnpu_fw *fw, struct vnpu_fw_job *fw_job)
 		break;
 	case DRM_VNPU_JOB_FAULT:
 		atomic64_inc(&s->jobs_failed);
+		vnpu_nl_event(vdev, VNPU_NL_CMD_JOB_FAULT, job->vfile, job->id,
+			      "device fault");
 		break;
 	case DRM_VNPU_JOB_TIMEOUT:
 		atomic64_inc(&s->jobs_timedout);
@@ -166,6 +176,68 @@ static void vnpu_sched_job_done(struct vnpu_fw *fw, struct vnpu_fw_job *fw_job)
 		atomic64_inc(&s->jobs_cancelled);
 		break;
 	}
+}
+
+/**
+ * vnpu_device_busy_ns() - device time spent on jobs, the running one
+ * included
+ * @vdev: the device
+ */
+u64 vnpu_device_busy_ns(struct vnpu_device *vdev)
+{
+	u64 busy = atomic64_read(&vdev->stats.busy_ns);
+	u64 start = vnpu_fw_running_since(&vdev->fw), now = ktime_get_ns();
+
+	if (start && now > start)
+		busy += now - start;
+	return busy;
+}
+
+/**
+ * vnpu_device_utilization() - busy share of the last second, in
+ * thousandths
+ * @vdev: the device
+ */
+u32 vnpu_device_utilization(struct vnpu_device *vdev)
+{
+	u64 busy = vnpu_device_busy_ns(vdev), now = ktime_get_ns(), t0, b0;
+
+	spin_lock(&vdev->util_lock);
+	t0 = vdev->util_t[vdev->util_pos];
+	b0 = vdev->util_busy[vdev->util_pos];
+	spin_unlock(&vdev->util_lock);
+
+	if (now <= t0 || busy <= b0)
+		return 0;
+	return min_t(u64, div64_u64((busy - b0) * 1000, now - t0), 1000);
+}
+
+static void vnpu_util_sample(struct work_struct *work)
+{
+	struct vnpu_device *vdev = container_of(to_delayed_work(work),
+						struct vnpu_device, util_work);
+	u64 busy = vnpu_device_busy_ns(vdev);
+
+	spin_lock(&vdev->util_lock);
+	vdev->util_t[vdev->util_pos] = ktime_get_ns();
+	vdev->util_busy[vdev->util_pos] = busy;
+	vdev->util_pos = (vdev->util_pos + 1) % VNPU_UTIL_SAMPLES;
+	spin_unlock(&vdev->util_lock);
+	schedule_delayed_work(&vdev->util_work,
+			      msecs_to_jiffies(VNPU_UTIL_PERIOD_MS));
+}
+
+static void vnpu_util_init(struct vnpu_device *vdev)
+{
+	u64 now = ktime_get_ns();
+	int i;
+
+	spin_lock_init(&vdev->util_lock);
+	for (i = 0; i < VNPU_UTIL_SAMPLES; i++)
+		vdev->util_t[i] = now;
+	INIT_DELAYED_WORK(&vdev->util_work, vnpu_util_sample);
+	schedule_delayed_work(&vdev->util_work,
+			      msecs_to_jiffies(VNPU_UTIL_PERIOD_MS));
 }
 
 /**
@@ -202,6 +274,7 @@ int vnpu_sched_init(struct vnpu_device *vdev, unsigned int timeout_ms)
 		vnpu_fw_fini(&vdev->fw);
 		return ret;
 	}
+	vnpu_util_init(vdev);
 	return 0;
 }
 
@@ -212,6 +285,7 @@ int vnpu_sched_init(struct vnpu_device *vdev, unsigned int timeout_ms)
  */
 void vnpu_sched_fini(struct vnpu_device *vdev)
 {
+	cancel_delayed_work_sync(&vdev->util_work);
 	vnpu_fw_shutdown(&vdev->fw);
 	wait_event_idle(vdev->jobs_idle, !READ_ONCE(vdev->jobs_in_flight));
 	drm_sched_fini(&vdev->sched);

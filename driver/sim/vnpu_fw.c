@@ -338,6 +338,21 @@ bool vnpu_fw_reset(struct vnpu_fw *fw)
 }
 
 /**
+ * vnpu_fw_running_since() - start timestamp of the running job, or 0
+ * @fw: the device
+ */
+u64 vnpu_fw_running_since(struct vnpu_fw *fw)
+{
+	u64 start = 0;
+
+	spin_lock(&fw->lock);
+	if (fw->running)
+		start = READ_ONCE(fw->running->start_ns);
+	spin_unlock(&fw->lock);
+	return start;
+}
+
+/**
  * vnpu_fw_shutdown() - end every job, running or to come, as CANCELLED
  * @fw: the device
  */

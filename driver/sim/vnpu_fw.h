@@ -129,5 +129,6 @@ void vnpu_fw_fini(struct vnpu_fw *fw);
 void vnpu_fw_push(struct vnpu_fw *fw, struct vnpu_fw_job *job);
 bool vnpu_fw_reset(struct vnpu_fw *fw);
 bool vnpu_fw_cancel(struct vnpu_fw_job *job);
+u64 vnpu_fw_running_since(struct vnpu_fw *fw);
 
 #endif /* __VNPU_FW_H__ */
