@@ -249,8 +249,8 @@ static void tile_runs(const struct gemm_out *o, const struct gemm_epi *e,
 }
 
 /*
- * One micro-tile and slice: a whole tile of a plain output accumulates in
- * place; edge and padded-column tiles go through @tile. Either way the
+ * One micro-tile and slice: a whole tile whose 16 columns are 16 adjacent
+ * outputs accumulates in place; the others go through @tile. Either way the
  * sums run y = ((y + slice 1) + slice 2) ..., the same for every split.
  */
 static void gemm_tile(const struct gemm_out *o, const struct gemm_epi *e,
@@ -258,9 +258,16 @@ static void gemm_tile(const struct gemm_out *o, const struct gemm_epi *e,
 		      __u64 k0, __u64 kc, __u64 i0, __u32 mr, __u64 j0,
 		      __u32 nr, int first, int last, float *tile)
 {
-	int whole = !o->wp && mr == ENG_MR && nr == ENG_NR;
-	float *c = whole ? o->y + (__s64)i0 * o->rs + j0 : tile;
-	__s64 rs = whole ? o->rs : ENG_NR;
+	__u64 col = j0, qc = o->wp ? j0 % o->wp : 0;
+	int whole = mr == ENG_MR && nr == ENG_NR && (!o->wp || qc + ENG_NR <= o->ow);
+	float *c;
+	__s64 rs;
+
+	/* Padded columns: 16 in one output row are 16 consecutive outputs. */
+	if (o->wp)
+		col = j0 / o->wp * o->ow + qc;
+	c = whole ? o->y + (__s64)i0 * o->rs + col : tile;
+	rs = whole ? o->rs : ENG_NR;
 
 	if (!whole && !first)
 		tile_runs(o, e, tile, i0, mr, j0, nr, TILE_LOAD);
@@ -691,6 +698,21 @@ static void pack_a_weights(const struct eng_layer *l, __u64 g,
 			}
 }
 
+/*
+ * A 1x1 convolution without padding over a dense input reads B straight
+ * from the input, when the unit's last panel stays inside the image.
+ */
+static int conv_direct(const struct conv_job *cj, __u64 q0, __u64 q1)
+{
+	const struct vnpu_layer_conv *at = cj->at;
+
+	return cj->s.kh == 1 && cj->s.kw == 1 && !at->pad_begin[0] &&
+	       !at->pad_begin[1] && !at->pad_end[0] && !at->pad_end[1] &&
+	       cj->xs[2] == 1 && (cj->s.h == 1 || cj->xs[1] == (__s64)cj->s.w) &&
+	       cj->xs[0] >= (__s64)(cj->s.h * cj->s.w) &&
+	       q0 + eng_div_up(q1 - q0, ENG_NR) * ENG_NR <= cj->s.h * cj->s.w;
+}
+
 static void pack_a_conv(const void *arg, __u64 m0, __u64 mc, __u64 k0,
 			__u64 kc, float *dst)
 {
@@ -732,14 +754,23 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 		conv_epi(l, img, g, &e, &o);
 		q0 = qi * ENG_NC;
 		q1 = eng_min(q0 + ENG_NC, qn);
-		if (windowed) {
+		if (windowed && conv_direct(&cj, q0, q1)) {
+			__s32 *off = (__s32 *)bbuf;
+
+			for (m0 = 0; m0 < cj.s.cg; m0++)
+				off[m0] = (__s32)(m0 * cj.xs[0]);
+			b.win = cj.x;
+			b.off = off;
+			o.wp = 0;
+		} else if (windowed) {
 			__s32 *off = (__s32 *)bbuf;
 			float *win = eng_align(off + kt);
 
 			conv_window(&cj, q0, q1, win, off);
 			b.win = win - q0;
 			b.off = off;
-			o.wp = wp;
+			/* Without horizontal padding columns are outputs. */
+			o.wp = wp == cj.s.ow ? 0 : wp;
 			o.ow = cj.s.ow;
 		} else {
 			b.pack = pack_im2col;
