@@ -487,8 +487,105 @@ static void test_pool(void)
 		pool_case_run(&cases[i]);
 }
 
+/*
+ * The same GEMM and CONV on views with gaps (rows and channels of larger
+ * buffers) give the bits of the dense layers.
+ */
+static void test_gapped_views(void)
+{
+	__u64 da[2] = { 37, 300 }, db[2] = { 300, 45 }, dy[2] = { 37, 45 };
+	__u64 dx[4] = { 2, 64, 10, 12 }, dw[4] = { 20, 64, 1, 1 };
+	__u64 dcy[4] = { 2, 20, 10, 12 };
+	struct vnpu_layer_gemm g = { .alpha = 0x3f800000 };
+	struct vnpu_layer_conv c = { .group = 1 };
+	struct vnpu_tensor t[3], v[3];
+	float *a = malloc(37 * 310 * 4), *b = malloc(300 * 45 * 4);
+	float *y1 = calloc(37 * 45, 4), *y2 = calloc(37 * 60, 4);
+	float *x = malloc(2 * 80 * 10 * 12 * 4), *w = malloc(20 * 64 * 4);
+	float *cy1 = calloc(2 * 20 * 120, 4), *cy2 = calloc(2 * 30 * 120, 4);
+	void *d1[3], *d2[3];
+	size_t i, j;
+
+	et_fill_f32(a, 37 * 310);
+	et_fill_f32(b, 300 * 45);
+	t[0] = et_dense(VNPU_DTYPE_F32, 2, da);
+	t[1] = et_dense(VNPU_DTYPE_F32, 2, db);
+	t[2] = et_dense(VNPU_DTYPE_F32, 2, dy);
+	v[0] = t[0];
+	v[0].strides[0] = 310;
+	v[1] = t[1];
+	v[2] = t[2];
+	v[2].strides[0] = 60;
+	/* Dense copy of the gapped A. */
+	{
+		float *ad = malloc(37 * 300 * 4);
+
+		for (i = 0; i < 37; i++)
+			memcpy(ad + i * 300, a + i * 310, 300 * 4);
+		d1[0] = ad;
+		d1[1] = b;
+		d1[2] = y1;
+		d2[0] = a;
+		d2[1] = b;
+		d2[2] = y2;
+		ET_EXPECT(!et_run(VNPU_LAYER_GEMM, t, d1, 3, &g, sizeof(g),
+				  et_host_features, 3), "dense gemm");
+		ET_EXPECT(!et_run(VNPU_LAYER_GEMM, v, d2, 3, &g, sizeof(g),
+				  et_host_features, 5), "gapped gemm");
+		for (i = 0; i < 37; i++)
+			for (j = 0; j < 45; j++)
+				ET_EXPECT(!memcmp(&y1[i * 45 + j], &y2[i * 60 + j], 4),
+					  "gapped gemm [%zu][%zu]", i, j);
+		free(ad);
+	}
+
+	/* Conv 1x1 on 64 of 80 channels, into 20 of 30. */
+	et_fill_f32(x, 2 * 80 * 120);
+	et_fill_f32(w, 20 * 64);
+	c.kernel[0] = c.kernel[1] = 1;
+	c.stride[0] = c.stride[1] = 1;
+	c.dilation[0] = c.dilation[1] = 1;
+	t[0] = et_dense(VNPU_DTYPE_F32, 4, dx);
+	t[1] = et_dense(VNPU_DTYPE_F32, 4, dw);
+	t[2] = et_dense(VNPU_DTYPE_F32, 4, dcy);
+	v[0] = t[0];
+	v[0].strides[0] = 80 * 120;
+	v[1] = t[1];
+	v[2] = t[2];
+	v[2].strides[0] = 30 * 120;
+	{
+		float *xd = malloc(2 * 64 * 120 * 4);
+
+		for (i = 0; i < 2; i++)
+			memcpy(xd + i * 64 * 120, x + i * 80 * 120, 64 * 120 * 4);
+		d1[0] = xd;
+		d1[1] = w;
+		d1[2] = cy1;
+		d2[0] = x;
+		d2[1] = w;
+		d2[2] = cy2;
+		ET_EXPECT(!et_run(VNPU_LAYER_CONV, t, d1, 3, &c, sizeof(c),
+				  et_host_features, 2), "dense conv");
+		ET_EXPECT(!et_run(VNPU_LAYER_CONV, v, d2, 3, &c, sizeof(c),
+				  et_host_features, 4), "gapped conv");
+		for (i = 0; i < 2; i++)
+			ET_EXPECT(!memcmp(cy1 + i * 20 * 120, cy2 + i * 30 * 120,
+					  20 * 120 * 4), "gapped conv image %zu", i);
+		free(xd);
+	}
+	free(a);
+	free(b);
+	free(y1);
+	free(y2);
+	free(x);
+	free(w);
+	free(cy1);
+	free(cy2);
+}
+
 void et_test_gemm_conv(void)
 {
+	test_gapped_views();
 	test_gemm();
 	test_conv();
 	test_pool();
