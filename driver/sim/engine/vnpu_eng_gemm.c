@@ -958,7 +958,7 @@ static int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 	__s64 xsh = two ? x->strides[2] : 0, xsw = x->strides[x->rank - 1];
 	__s64 ysh = two ? y->strides[2] : 0, ysw = y->strides[y->rank - 1];
 
-	row_range(rows, ow_n, ub, ue, &lo, &hi);
+	row_range(rows, ow_n * at->kernel[0] * at->kernel[1], ub, ue, &lo, &hi);
 	for (r = lo; r < hi; r++) {
 		__u64 img = r / (y->dims[1] * oh_n), c = (r / oh_n) % y->dims[1];
 		__u64 oh = r % oh_n;

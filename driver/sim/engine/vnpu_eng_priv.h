@@ -26,8 +26,12 @@
  */
 #define ENG_UNIT_MACS	(1ull << 26)
 
-/* Element-wise ops split into units of this many output elements. */
-#define ENG_ELEM_UNIT	16384
+/*
+ * Element-wise ops split into units of this many output elements (rows of
+ * row-wise ops into units of about as many elements): a unit of the
+ * costliest function (erf) stays near a millisecond.
+ */
+#define ENG_ELEM_UNIT	4096
 #define ENG_MAX_UNITS	4096
 
 /**

@@ -989,10 +989,15 @@ __u64 vnpu_eng_units(const struct eng_layer *l)
 		       eng_div_up(n, eng_gemm_nc(k));
 	case VNPU_LAYER_CONV:
 		return conv_units(l);
-	case VNPU_LAYER_POOL:
+	case VNPU_LAYER_POOL: {
+		const struct vnpu_layer_pool *a = l->attrs;
+
+		/* A row's work is its outputs times the window. */
 		return row_units(y->dims[0] * y->dims[1] *
 				 (y->rank == 4 ? y->dims[2] : 1),
-				 y->dims[y->rank - 1]);
+				 y->dims[y->rank - 1] * a->kernel[0] *
+				 a->kernel[1]);
+	}
 	case VNPU_LAYER_SOFTMAX:
 		return axis_units(&l->t[0],
 				  ((const struct vnpu_layer_softmax *)l->attrs)->axis);
