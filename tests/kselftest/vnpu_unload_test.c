@@ -5,6 +5,8 @@
  * module is loaded again (VNPU_VM_KO, VNPU_VM_PARAMS from the VM harness)
  * for the tests that follow. Runs alone.
  */
+#include <sys/wait.h>
+
 #include "vnpu_test.h"
 
 static int rmmod_vnpu(void)
@@ -100,6 +102,60 @@ TEST_F_TIMEOUT(unload, after_jobs_of_closed_file, 120)
 	close(self->fd);
 	self->fd = -1;
 	unload_and_reload(_metadata);
+}
+
+/* debugfs "state" figure @key, or -1. */
+static long long state_figure(const char *key)
+{
+	FILE *f = vnpu_debugfs_open("state", "r");
+	char line[128];
+	long long v = -1;
+	size_t n = strlen(key);
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && line[n] == ':')
+			v = atoll(line + n + 1);
+	fclose(f);
+	return v;
+}
+
+/* A child uses BOs, mmaps, dma-bufs and jobs, then exits: nothing stays. */
+TEST_F_TIMEOUT(unload, nothing_left_after_exit, 120)
+{
+	pid_t pid;
+	int status, i;
+
+	if (state_figure("bos") < 0)
+		SKIP(return, "no vnpu debugfs");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct drm_vnpu_slot slot = { .flags = DRM_VNPU_SLOT_WRITE };
+		struct stream s = { 0 }, sp = { 0 };
+		int fd = vnpu_open(0), dmabuf;
+		char *map;
+
+		slot.handle = bo_create(_metadata, fd, 1 << 20);
+		map = bo_mmap(_metadata, fd, slot.handle, 1 << 20);
+		map[0] = 1;
+		ASSERT_EQ(0, prime_export(fd, slot.handle, &dmabuf));
+		stream_fill(&s, tensor_1d(0, VNPU_DTYPE_U32, 0, 1 << 18), 1);
+		stream_spin(&sp);
+		for (i = 0; i < 30; i++)
+			run_stream(_metadata, fd, i == 10 ? &sp : &s, &slot, 1);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	/* The jobs of the dead process drain; then nothing is left. */
+	for (i = 0; i < 600 && state_figure("jobs_in_flight"); i++)
+		usleep(100000);
+	ASSERT_EQ(0, state_figure("jobs_in_flight"));
+	ASSERT_EQ(0, state_figure("bos"));
+	ASSERT_EQ(0, state_figure("mem_used"));
+	ASSERT_EQ(1, state_figure("clients"));
 }
 
 TEST_HARNESS_MAIN
