@@ -133,39 +133,84 @@ static inline double m_fmod(double a, double b)
 	return a < 0 ? -r : r;
 }
 
-/* exp(x) */
+#define M_EXP_HI 709.78
+#define M_EXP_LO -745.2
+#define M_RINT_MAGIC 6755399441055744.0	/* 1.5 * 2^52 */
+
+/*
+ * exp(x): x = n ln2 + r, Taylor to degree 13 on |r| <= ln2/2 (error below
+ * 1e-17), times 2^n in two steps so that n down to -1075 stays normal.
+ * m_exp() and v_exp() run the same operations in the same order, so a lane
+ * of the vector form gives the bits of the scalar one.
+ */
+#define M_EXP_POLY(p, r, splat) do {					\
+	p = splat(1.0 / 6227020800.0);					\
+	p = p * (r) + 1.0 / 479001600.0;				\
+	p = p * (r) + 1.0 / 39916800.0;					\
+	p = p * (r) + 1.0 / 3628800.0;					\
+	p = p * (r) + 1.0 / 362880.0;					\
+	p = p * (r) + 1.0 / 40320.0;					\
+	p = p * (r) + 1.0 / 5040.0;					\
+	p = p * (r) + 1.0 / 720.0;					\
+	p = p * (r) + 1.0 / 120.0;					\
+	p = p * (r) + 1.0 / 24.0;					\
+	p = p * (r) + 1.0 / 6.0;					\
+	p = p * (r) + 0.5;						\
+	p = p * (r) + 1.0;						\
+	p = p * (r) + 1.0;						\
+} while (0)
+
+#define M_SCALAR(c) (c)
+
 static inline double m_exp(double x)
 {
-	double n, r, p;
+	double xc = x > M_EXP_HI ? M_EXP_HI : x < M_EXP_LO ? M_EXP_LO : x;
+	double t = xc * M_LOG2E_D + M_RINT_MAGIC, n = t - M_RINT_MAGIC;
+	double r = (xc - n * M_LN2_HI) - n * M_LN2_LO, p;
+	__s64 ni, h;
 
-	if (m_isnan(x))
+	if (x != x)
 		return x;
-	if (x > 709.78)
+	ni = (__s64)n;
+	h = ni >> 1;
+	M_EXP_POLY(p, r, M_SCALAR);
+	p = p * m_pow2i(h) * m_pow2i(ni - h);
+	if (x > M_EXP_HI)
 		return m_inf();
-	if (x < -745.2)
-		return 0.0;
-	n = m_rint(x * M_LOG2E_D);
-	r = (x - n * M_LN2_HI) - n * M_LN2_LO;
-	/* Taylor to degree 13 on |r| <= ln2/2: error < 1e-17. */
-	p = 1.0 / 6227020800.0;
-	p = p * r + 1.0 / 479001600.0;
-	p = p * r + 1.0 / 39916800.0;
-	p = p * r + 1.0 / 3628800.0;
-	p = p * r + 1.0 / 362880.0;
-	p = p * r + 1.0 / 40320.0;
-	p = p * r + 1.0 / 5040.0;
-	p = p * r + 1.0 / 720.0;
-	p = p * r + 1.0 / 120.0;
-	p = p * r + 1.0 / 24.0;
-	p = p * r + 1.0 / 6.0;
-	p = p * r + 0.5;
-	p = p * r + 1.0;
-	p = p * r + 1.0;
-	if (n < -1000)
-		return p * m_pow2i((__s64)n + 100) * m_pow2i(-100);
-	if (n > 1000)
-		return p * m_pow2i((__s64)n - 100) * m_pow2i(100);
-	return p * m_pow2i((__s64)n);
+	return x < M_EXP_LO ? 0.0 : p;
+}
+
+typedef double v4df __attribute__((vector_size(32)));
+typedef __s64 v4di __attribute__((vector_size(32)));
+
+/* Lanes of @mask (all ones or zero) from @a, the others from @b. */
+static inline v4df v_sel(v4di mask, v4df a, v4df b)
+{
+	return (v4df)((mask & (v4di)a) | (~mask & (v4di)b));
+}
+
+static inline v4df v_splat(double d)
+{
+	return (v4df){ d, d, d, d };
+}
+
+static inline v4df v_exp(v4df x)
+{
+	v4df xc = v_sel(x > M_EXP_HI, v_splat(M_EXP_HI), x);
+	v4df t, n, r, p;
+	v4di ni, h;
+
+	xc = v_sel(xc < M_EXP_LO, v_splat(M_EXP_LO), xc);
+	t = xc * M_LOG2E_D + M_RINT_MAGIC;
+	n = t - M_RINT_MAGIC;
+	r = (xc - n * M_LN2_HI) - n * M_LN2_LO;
+	ni = __builtin_convertvector(n, v4di);
+	h = ni >> 1;
+	M_EXP_POLY(p, r, v_splat);
+	p = p * (v4df)((h + 1023) << 52) * (v4df)((ni - h + 1023) << 52);
+	p = v_sel(x < M_EXP_LO, v_splat(0.0), p);
+	p = v_sel(x > M_EXP_HI, v_splat(m_inf()), p);
+	return v_sel(x != x, x, p);
 }
 
 /* exp(x) - 1 without cancellation near 0. */

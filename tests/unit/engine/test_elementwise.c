@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /* BINARY, WHERE, UNARY and CAST against plain loops. */
 #include "engine_test.h"
+#include "vnpu_eng_math.h"
 
 static int is_flt(__u32 dt)
 {
@@ -588,8 +589,47 @@ static void test_cast(void)
 	}
 }
 
+/*
+ * f64 EXP through the 4-lane path: each lane gives the bits of the scalar
+ * m_exp() and is within a few double ulps of libm, extremes included.
+ */
+static void test_exp_lanes(void)
+{
+	static const double special[] = { -746, -745.1, -744, -708.5, -700,
+					  -1e-300, 0, 1e-300, 0.5, 1, 88.7,
+					  709.7, 709.79, 1e6, -1e6 };
+	enum { N = 203 };
+	__u64 dims[1] = { N };
+	struct vnpu_layer_act at = { .func = VNPU_ACT_EXP };
+	struct vnpu_tensor t[2];
+	double x[N], y[N], ref[N];
+	void *data[2] = { x, y };
+	size_t i;
+
+	for (i = 0; i < N; i++)
+		x[i] = i < sizeof(special) / sizeof(special[0]) ? special[i] :
+		       et_randf() * 720.0;
+	x[N - 1] = NAN;
+	x[N - 2] = INFINITY;
+	x[N - 3] = -INFINITY;
+	for (i = 0; i < N; i++)
+		ref[i] = m_exp(x[i]);
+	t[0] = et_dense(VNPU_DTYPE_F64, 1, dims);
+	t[1] = t[0];
+	et_layer_exact("exp f64 lanes", VNPU_LAYER_UNARY, t, data, 2, &at,
+		       sizeof(at), ref);
+	for (i = 0; i < N; i++) {
+		double want = exp(x[i]);
+
+		ET_EXPECT(isnan(x[i]) ? isnan(ref[i]) :
+			  (want == ref[i] || fabs(ref[i] - want) <= 4e-16 * want),
+			  "m_exp(%.17g) = %.17g, libm %.17g", x[i], ref[i], want);
+	}
+}
+
 void et_test_elementwise(void)
 {
+	test_exp_lanes();
 	test_binary();
 	test_where();
 	test_unary_f32();
