@@ -1,7 +1,13 @@
 #!/bin/sh
-# vnpu-bench's command line: exit codes, --help, and one real run on the
-# CPU (a conv model from libonnx-testdata) whose JSON and trace parse.
+# vnpu-bench's command line: exit codes, --help, and real runs on DEVICE
+# (default CPU; a conv model from libonnx-testdata) whose report, JSON and
+# trace are checked. An NPU device that is not present skips (77).
 bench=$1
+device=${2:-CPU}
+case $device in
+NPU*)	grep -qs DRIVER=vnpu /sys/class/drm/renderD*/device/uevent ||
+		{ echo "skip: no vnpu device"; exit 77; } ;;
+esac
 model=/usr/share/libonnx-testdata/data/node/test_conv_with_strides_padding/model.onnx
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -37,7 +43,7 @@ expect 1 "$bench" -m "$model" -niter 1 --json /nonexistent/dir/x.json
 
 if [ -f "$model" ]; then
 	for api in sync async; do
-		expect 0 "$bench" -m "$model" -d CPU -api $api -niter 50 -pc \
+		expect 0 "$bench" -m "$model" -d "$device" -api $api -niter 50 -pc \
 			--json "$tmp/r.json" --trace "$tmp/t.json"
 		for key in 'First inference' 'Count' 'Duration' 'median' 'average' 'min' \
 			'max' 'p90' 'p99' 'Throughput' 'Per-layer counters'; do
