@@ -37,9 +37,9 @@ static unsigned int mem_limit_mb = 1024;
 module_param(mem_limit_mb, uint, 0444);
 MODULE_PARM_DESC(mem_limit_mb, "BO memory limit per device in MiB (default 1024)");
 
-static unsigned int timeout_ms = 2000;
+static unsigned int timeout_ms = 5000;
 module_param(timeout_ms, uint, 0444);
-MODULE_PARM_DESC(timeout_ms, "A job running this long without progress resets the device (default 2000)");
+MODULE_PARM_DESC(timeout_ms, "A job running this long without progress resets the device (default 5000)");
 
 #define VNPU_MAX_TILES 64
 

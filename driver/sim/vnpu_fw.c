@@ -160,6 +160,13 @@ static int vnpu_fw_exec_cmd(struct vnpu_fw *fw, struct vnpu_fw_job *job,
 
 	atomic_set(&work.next_part, 0);
 	atomic_set(&work.error, 0);
+
+	/* One part: run it here, on tile 0's scratch (the tiles are idle). */
+	if (work.num_parts == 1) {
+		vnpu_tile_run(&fw->tiles[0], &work);
+		return atomic_read(&work.error);
+	}
+
 	atomic_set(&work.busy_tiles, fw->num_tiles);
 	init_completion(&work.done);
 
