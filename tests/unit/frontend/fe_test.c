@@ -170,6 +170,39 @@ void mb_init_i64(struct mb *b, const char *name, int rank, const int64_t *dims, 
 		    elems(rank, dims) * sizeof(int64_t)));
 }
 
+static Onnx__StringStringEntryProto *entry(const char *key, const char *value)
+{
+	Onnx__StringStringEntryProto *e = xcalloc(1, sizeof(*e));
+
+	onnx__string_string_entry_proto__init(e);
+	e->key = strdup(key);
+	e->value = strdup(value);
+	return e;
+}
+
+void mb_init_external(struct mb *b, const char *name, int rank, const int64_t *dims,
+		      const char *location, long offset, long count)
+{
+	Onnx__TensorProto *t = xcalloc(1, sizeof(*t));
+	char num[32];
+
+	onnx__tensor_proto__init(t);
+	t->name = strdup(name);
+	t->has_data_type = 1;
+	t->data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT;
+	t->n_dims = (size_t)rank;
+	t->dims = xcalloc((size_t)rank, sizeof(int64_t));
+	memcpy(t->dims, dims, (size_t)rank * sizeof(int64_t));
+	t->has_data_location = 1;
+	t->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+	PUSH(t->external_data, t->n_external_data, entry("location", location));
+	snprintf(num, sizeof(num), "%ld", offset);
+	PUSH(t->external_data, t->n_external_data, entry("offset", num));
+	snprintf(num, sizeof(num), "%ld", count * 4);
+	PUSH(t->external_data, t->n_external_data, entry("length", num));
+	PUSH(b->graph.initializer, b->graph.n_initializer, t);
+}
+
 Onnx__NodeProto *mb_node(struct mb *b, const char *op, const char *const *in,
 			 const char *const *out)
 {
@@ -256,6 +289,12 @@ static void mb_free(struct mb *b)
 	for (size_t i = 0; i < g->n_output; i++)
 		free_value_info(g->output[i]);
 	for (size_t i = 0; i < g->n_initializer; i++) {
+		for (size_t k = 0; k < g->initializer[i]->n_external_data; k++) {
+			free(g->initializer[i]->external_data[k]->key);
+			free(g->initializer[i]->external_data[k]->value);
+			free(g->initializer[i]->external_data[k]);
+		}
+		free(g->initializer[i]->external_data);
 		free(g->initializer[i]->name);
 		free(g->initializer[i]->dims);
 		free(g->initializer[i]->raw_data.data);

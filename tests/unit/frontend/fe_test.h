@@ -55,6 +55,10 @@ void mb_init_f32(struct mb *b, const char *name, int rank, const int64_t *dims,
 		 const float *data);
 void mb_init_i64(struct mb *b, const char *name, int rank, const int64_t *dims,
 		 const int64_t *data);
+/* An f32 initializer whose data is in file @location (relative to the
+ * model) at @offset, @count floats. */
+void mb_init_external(struct mb *b, const char *name, int rank, const int64_t *dims,
+		      const char *location, long offset, long count);
 /* A node; inputs and outputs are NULL-terminated lists. Returns it for
  * attributes. */
 Onnx__NodeProto *mb_node(struct mb *b, const char *op, const char *const *in,

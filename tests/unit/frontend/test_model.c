@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The ONNX reader, the IR and shape inference. */
 #include <dirent.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -498,6 +499,92 @@ static void test_freeze_input(void)
 	vnpu_model_free(m);
 }
 
+static vnpu_status write_external_model(const char *dir, const char *location, long offset)
+{
+	struct mb *b = mb_new(13);
+	char path[512];
+	size_t size;
+	void *buf;
+	FILE *f;
+
+	mb_input(b, "x", F32, 2, (const int64_t[]){ 1, 4 });
+	mb_init_external(b, "w", 2, (const int64_t[]){ 1, 4 }, location, offset, 4);
+	mb_node(b, "Add", (const char *[]){ "x", "w", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	buf = mb_pack(b, &size);
+	snprintf(path, sizeof(path), "%s/model.onnx", dir);
+	f = fopen(path, "wb");
+	if (!f || fwrite(buf, 1, size, f) != size) {
+		free(buf);
+		return VNPU_GENERAL_ERROR;
+	}
+	fclose(f);
+	free(buf);
+	return VNPU_OK;
+}
+
+/* Weights in an external data file next to the model. */
+static void test_external_data(void)
+{
+	static const float w[6] = { 99, 1.5f, -2, 3.25f, 8, 99 };
+	char dir[] = "/tmp/vnpu-fe-XXXXXX", path[512];
+	struct vnpu_program *p = NULL;
+	vnpu_model *m = NULL;
+	size_t size;
+	void *buf;
+	FILE *f;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/weights.bin", dir);
+	f = fopen(path, "wb");
+	CHECK(f && fwrite(w, 4, 6, f) == 6);
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "%s/model.onnx", dir);
+	/* Offset 4: the four floats after the first. */
+	CHECK_EQ(write_external_model(dir, "weights.bin", 4), VNPU_OK);
+	CHECK_EQ(vnpu_model_read_file(path, &m), VNPU_OK);
+	if (m) {
+		float x[4] = { 0 }, y[4];
+		void *in[1] = { x }, *out[1] = { y };
+
+		CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_OK);
+		if (p) {
+			CHECK_EQ(fe_run_program(p, in, out), 0);
+			CHECK(!memcmp(y, &w[1], sizeof(y)));
+		}
+		vnpu_program_free(p);
+		vnpu_model_free(m);
+	}
+	/* From memory there is no folder to read it from. */
+	buf = NULL;
+	{
+		FILE *mf = fopen(path, "rb");
+
+		if (mf) {
+			buf = malloc(4096);
+			size = fread(buf, 1, 4096, mf);
+			fclose(mf);
+			CHECK_EQ(vnpu_model_read_memory(buf, size, &m), VNPU_NOT_FOUND);
+		}
+		free(buf);
+	}
+	/* Past the end of the file, a missing file, a path leaving the folder. */
+	CHECK_EQ(write_external_model(dir, "weights.bin", 12), VNPU_OK);
+	CHECK_EQ(vnpu_model_read_file(path, &m), VNPU_PARSE_ERROR);
+	CHECK_EQ(write_external_model(dir, "nothere.bin", 0), VNPU_OK);
+	CHECK_EQ(vnpu_model_read_file(path, &m), VNPU_NOT_FOUND);
+	CHECK(strstr(vnpu_last_error(), "nothere.bin") != NULL);
+	CHECK_EQ(write_external_model(dir, "../weights.bin", 0), VNPU_OK);
+	CHECK_EQ(vnpu_model_read_file(path, &m), VNPU_PARSE_ERROR);
+	CHECK_EQ(write_external_model(dir, "/etc/passwd", 0), VNPU_OK);
+	CHECK_EQ(vnpu_model_read_file(path, &m), VNPU_PARSE_ERROR);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/weights.bin", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct fe_test tests[] = {
@@ -509,6 +596,7 @@ int main(int argc, char **argv)
 		{ "api_errors", test_api_errors },
 		{ "shape_inference", test_shape_inference },
 		{ "freeze_input", test_freeze_input },
+		{ "external_data", test_external_data },
 	};
 
 	return fe_run(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
