@@ -124,6 +124,11 @@ vnpu_status cl_layer(struct cstate *s, uint32_t lop, const struct ctensor *t, ui
 vnpu_status cl_copy(struct cstate *s, struct ctensor dst, struct ctensor src);
 vnpu_status cl_fill(struct cstate *s, struct ctensor dst, uint64_t value);
 vnpu_status cl_unary(struct cstate *s, int32_t x, int32_t y, const struct vnpu_layer_act *a);
+/* The same on views. */
+vnpu_status cl_unary_t(struct cstate *s, const struct vnpu_layer_act *a, struct ctensor x,
+		       struct ctensor y);
+vnpu_status cl_binary_t(struct cstate *s, uint32_t func, struct ctensor a, struct ctensor b,
+			struct ctensor y);
 vnpu_status cl_binary(struct cstate *s, uint32_t func, int32_t a, int32_t b, int32_t y);
 vnpu_status cl_where(struct cstate *s, int32_t c, int32_t x, int32_t y, int32_t z);
 vnpu_status cl_cast(struct cstate *s, int32_t v, vnpu_element_type type, int32_t *out);
@@ -134,8 +139,9 @@ vnpu_status cl_gather_steps(struct cstate *s, int32_t x, int64_t axis, int64_t s
 /* Constant B [K, N] (@trans: stored [N, K]) packed for GEMM into a new constant. */
 vnpu_status cl_pack_gemm_b(struct cstate *s, int32_t bv, bool trans, int32_t *out);
 
-/* ---- lower_rnn.c ---- */
+/* ---- lower_rnn.c, lower_quant.c ---- */
 vnpu_status cl_lower_rnn(struct cstate *s, struct cop *op);
+vnpu_status cl_lower_quantize(struct cstate *s, struct cop *op);
 
 /* ---- emit.c ---- */
 vnpu_status cs_emit(struct cstate *s, struct vnpu_program **out);

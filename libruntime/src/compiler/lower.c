@@ -199,6 +199,23 @@ static const struct act_map act_maps[] = {
 	{ "Shrink", VNPU_ACT_SHRINK, "bias", 0.0f, "lambd", 0.5f },
 };
 
+vnpu_status cl_unary_t(struct cstate *s, const struct vnpu_layer_act *a, struct ctensor x,
+		       struct ctensor y)
+{
+	struct ctensor t[2] = { x, y };
+
+	return cl_layer(s, VNPU_LAYER_UNARY, t, 2, a, sizeof(*a));
+}
+
+vnpu_status cl_binary_t(struct cstate *s, uint32_t func, struct ctensor a, struct ctensor b,
+			struct ctensor y)
+{
+	struct vnpu_layer_binary attr = { .func = func };
+	struct ctensor t[3] = { a, b, y };
+
+	return cl_layer(s, VNPU_LAYER_BINARY, t, 3, &attr, sizeof(attr));
+}
+
 vnpu_status cl_unary(struct cstate *s, int32_t x, int32_t y, const struct vnpu_layer_act *a)
 {
 	struct ctensor t[2] = { ct_dense(s, x), ct_dense(s, y) };
@@ -1738,6 +1755,8 @@ static const struct lower_map lower_maps[] = {
 	{ "ConstantOfShape", lower_constant_of_shape }, { "Trilu", lower_trilu },
 	{ "IsNaN", lower_isnan_isinf }, { "IsInf", lower_isnan_isinf },
 	{ "CumSum", lower_cumsum }, { "OneHot", lower_one_hot },
+	{ "QuantizeLinear", cl_lower_quantize }, { "DequantizeLinear", cl_lower_quantize },
+	{ "DynamicQuantizeLinear", cl_lower_quantize },
 	{ "LSTM", cl_lower_rnn }, { "GRU", cl_lower_rnn }, { "RNN", cl_lower_rnn },
 	{ "NegativeLogLikelihoodLoss", lower_loss }, { "SoftmaxCrossEntropyLoss", lower_loss },
 };

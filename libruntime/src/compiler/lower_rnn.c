@@ -75,23 +75,6 @@ static struct ctensor y_view(const struct cstate *s, const struct rnn *r, int32_
 	return mat(s, v, (t * r->dirs + d) * r->batch * r->hidden, r->batch, r->hidden, r->hidden);
 }
 
-static vnpu_status act(struct cstate *s, const struct vnpu_layer_act *a, struct ctensor x,
-		       struct ctensor y)
-{
-	struct ctensor t[2] = { x, y };
-
-	return cl_layer(s, VNPU_LAYER_UNARY, t, 2, a, sizeof(*a));
-}
-
-static vnpu_status bin(struct cstate *s, uint32_t func, struct ctensor a, struct ctensor b,
-		       struct ctensor y)
-{
-	struct vnpu_layer_binary attr = { .func = func };
-	struct ctensor t[3] = { a, b, y };
-
-	return cl_layer(s, VNPU_LAYER_BINARY, t, 3, &attr, sizeof(attr));
-}
-
 /* Y = A B (+ C) (+ R): C and R broadcast against Y. */
 static vnpu_status gemm(struct cstate *s, struct ctensor a, struct ctensor b, const struct ctensor *c,
 			const struct ctensor *r, struct ctensor y)
@@ -275,57 +258,57 @@ static vnpu_status lstm_step(struct cstate *s, const struct rnn *r, struct ctens
 
 			st = temp(s, r, hs, &pc);
 			if (!st)
-				st = bin(s, VNPU_BIN_MUL, *c, p, pc);
+				st = cl_binary_t(s, VNPU_BIN_MUL, *c, p, pc);
 			if (!st)
 				st = temp(s, r, hs, &sum);
 			if (!st)
-				st = bin(s, VNPU_BIN_ADD, mat(s, g.val, g.off + gate, r->batch, hs, ld), pc,
+				st = cl_binary_t(s, VNPU_BIN_ADD, mat(s, g.val, g.off + gate, r->batch, hs, ld), pc,
 					 sum);
 			if (!st)
-				st = act(s, &r->f, sum, mat(s, sg.val, gate, r->batch, hs, 3 * hs));
+				st = cl_unary_t(s, &r->f, sum, mat(s, sg.val, gate, r->batch, hs, 3 * hs));
 		}
 	} else if (!st) {
 		/* i, o, f through f() at once. */
-		st = act(s, &r->f, mat(s, g.val, g.off, r->batch, 3 * hs, ld), sg);
+		st = cl_unary_t(s, &r->f, mat(s, g.val, g.off, r->batch, 3 * hs, ld), sg);
 	}
 	if (!st)
 		st = temp(s, r, hs, &ct);
 	if (!st)
-		st = act(s, &r->g, mat(s, g.val, g.off + 3 * hs, r->batch, hs, ld), ct);
+		st = cl_unary_t(s, &r->g, mat(s, g.val, g.off + 3 * hs, r->batch, hs, ld), ct);
 	/* C = f * C + i * c~ */
 	if (!st)
 		st = temp(s, r, hs, &a);
 	if (!st)
-		st = bin(s, VNPU_BIN_MUL, mat(s, sg.val, 2 * hs, r->batch, hs, 3 * hs), *c, a);
+		st = cl_binary_t(s, VNPU_BIN_MUL, mat(s, sg.val, 2 * hs, r->batch, hs, 3 * hs), *c, a);
 	if (!st)
 		st = temp(s, r, hs, &b);
 	if (!st)
-		st = bin(s, VNPU_BIN_MUL, mat(s, sg.val, 0, r->batch, hs, 3 * hs), ct, b);
+		st = cl_binary_t(s, VNPU_BIN_MUL, mat(s, sg.val, 0, r->batch, hs, 3 * hs), ct, b);
 	if (!st)
 		st = temp(s, r, hs, &cn);
 	if (!st)
-		st = bin(s, VNPU_BIN_ADD, a, b, cn);
+		st = cl_binary_t(s, VNPU_BIN_ADD, a, b, cn);
 	if (!st && peep >= 0) {
 		/* o = f(o_pre + Po * C): recompute o from the pre-activation. */
 		struct ctensor po = mat(s, peep, d * 3 * hs + hs, 1, hs, hs), pc, sum;
 
 		st = temp(s, r, hs, &pc);
 		if (!st)
-			st = bin(s, VNPU_BIN_MUL, cn, po, pc);
+			st = cl_binary_t(s, VNPU_BIN_MUL, cn, po, pc);
 		if (!st)
 			st = temp(s, r, hs, &sum);
 		if (!st)
-			st = bin(s, VNPU_BIN_ADD, mat(s, g.val, g.off + hs, r->batch, hs, ld), pc, sum);
+			st = cl_binary_t(s, VNPU_BIN_ADD, mat(s, g.val, g.off + hs, r->batch, hs, ld), pc, sum);
 		if (!st)
-			st = act(s, &r->f, sum, mat(s, sg.val, hs, r->batch, hs, 3 * hs));
+			st = cl_unary_t(s, &r->f, sum, mat(s, sg.val, hs, r->batch, hs, 3 * hs));
 	}
 	/* H = o * h(C) */
 	if (!st)
 		st = temp(s, r, hs, &th);
 	if (!st)
-		st = act(s, &r->h, cn, th);
+		st = cl_unary_t(s, &r->h, cn, th);
 	if (!st)
-		st = bin(s, VNPU_BIN_MUL, mat(s, sg.val, hs, r->batch, hs, 3 * hs), th, hout);
+		st = cl_binary_t(s, VNPU_BIN_MUL, mat(s, sg.val, hs, r->batch, hs, 3 * hs), th, hout);
 	*c = cn;
 	return st;
 }
@@ -350,7 +333,7 @@ static vnpu_status gru_step(struct cstate *s, const struct rnn *r, const struct 
 	if (!st)
 		st = temp(s, r, 2 * hs, &zr);
 	if (!st)
-		st = act(s, &r->f, gr, zr);
+		st = cl_unary_t(s, &r->f, gr, zr);
 	if (st)
 		return st;
 	rz = mat(s, zr.val, hs, r->batch, hs, 2 * hs);
@@ -359,7 +342,7 @@ static vnpu_status gru_step(struct cstate *s, const struct rnn *r, const struct 
 		st = temp(s, r, hs, &t1);
 	if (!st && !r->linear_before_reset) {
 		/* h~ = g(x Wh + (r * H) Rh^T) */
-		st = bin(s, VNPU_BIN_MUL, rz, h, t1);
+		st = cl_binary_t(s, VNPU_BIN_MUL, rz, h, t1);
 		if (!st)
 			st = gemm(s, t1, rh, NULL, &xh, hh);
 	} else if (!st) {
@@ -372,24 +355,24 @@ static vnpu_status gru_step(struct cstate *s, const struct rnn *r, const struct 
 		if (!st)
 			st = temp(s, r, hs, &t3);
 		if (!st)
-			st = bin(s, VNPU_BIN_MUL, rz, t1, t3);
+			st = cl_binary_t(s, VNPU_BIN_MUL, rz, t1, t3);
 		if (!st)
-			st = bin(s, VNPU_BIN_ADD, xh, t3, hh);
+			st = cl_binary_t(s, VNPU_BIN_ADD, xh, t3, hh);
 	}
 	if (!st)
 		st = temp(s, r, hs, &ht);
 	if (!st)
-		st = act(s, &r->g, hh, ht);
+		st = cl_unary_t(s, &r->g, hh, ht);
 	/* H = h~ + z * (H - h~) */
 	if (!st)
 		st = temp(s, r, hs, &t2);
 	if (!st)
-		st = bin(s, VNPU_BIN_SUB, h, ht, t2);
+		st = cl_binary_t(s, VNPU_BIN_SUB, h, ht, t2);
 	if (!st)
 		st = temp(s, r, hs, &t3);
 	if (!st)
-		st = bin(s, VNPU_BIN_MUL, mat(s, zr.val, 0, r->batch, hs, 2 * hs), t2, t3);
-	return st ? st : bin(s, VNPU_BIN_ADD, ht, t3, hout);
+		st = cl_binary_t(s, VNPU_BIN_MUL, mat(s, zr.val, 0, r->batch, hs, 2 * hs), t2, t3);
+	return st ? st : cl_binary_t(s, VNPU_BIN_ADD, ht, t3, hout);
 }
 
 static vnpu_status direction(struct cstate *s, const struct cop *op, const struct rnn *r,
@@ -426,7 +409,7 @@ static vnpu_status direction(struct cstate *s, const struct cop *op, const struc
 			if (!st && r->kind == RNN_LSTM)
 				st = lstm_step(s, r, g, peep, d, &c, hout);
 			else if (!st)
-				st = act(s, &r->f, g, hout);
+				st = cl_unary_t(s, &r->f, g, hout);
 		}
 		h = hout;
 	}

@@ -1204,6 +1204,36 @@ static vnpu_status infer_one_hot(struct ictx *c)
 	return VNPU_OK;
 }
 
+/* QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear. */
+static vnpu_status infer_quant(struct ictx *c)
+{
+	const struct vnpu_tinfo *x;
+	vnpu_status st;
+
+	if (!strcmp(c->n->op, "DynamicQuantizeLinear")) {
+		st = need_inputs(c, 1, 1);
+		if (st)
+			return st;
+		copy_shape(c->out[0], IN(c, 0), VNPU_TYPE_U8);
+		if (c->n->num_outputs > 1 && c->out[1])
+			set_out(c->out[1], VNPU_TYPE_F32, 0, NULL);
+		if (c->n->num_outputs > 2 && c->out[2])
+			set_out(c->out[2], VNPU_TYPE_U8, 0, NULL);
+		return VNPU_OK;
+	}
+	st = need_inputs(c, 2, 3);
+	if (st)
+		return st;
+	x = IN(c, 0);
+	if (IN(c, 1)->rank > 1 || (IN(c, 2) && IN(c, 2)->rank > 1))
+		return FAIL(c, "scale and zero point must be scalars or 1-D");
+	if (!strcmp(c->n->op, "DequantizeLinear"))
+		copy_shape(c->out[0], x, IN(c, 1)->type);
+	else
+		copy_shape(c->out[0], x, IN(c, 2) ? IN(c, 2)->type : VNPU_TYPE_U8);
+	return VNPU_OK;
+}
+
 static vnpu_status infer_expand_tile(struct ictx *c)
 {
 	bool tile = !strcmp(c->n->op, "Tile");
@@ -1918,7 +1948,8 @@ static const struct op_infer infer_table[] = {
 	{ "Dropout", infer_unary }, { "Clip", infer_unary }, { "Not", infer_unary },
 	{ "Shrink", infer_unary }, { "Trilu", infer_same }, { "EyeLike", infer_eye_like },
 	{ "LSTM", infer_rnn }, { "GRU", infer_rnn }, { "RNN", infer_rnn },
-	{ "OneHot", infer_one_hot },
+	{ "OneHot", infer_one_hot }, { "QuantizeLinear", infer_quant },
+	{ "DequantizeLinear", infer_quant }, { "DynamicQuantizeLinear", infer_quant },
 	{ "NegativeLogLikelihoodLoss", infer_loss }, { "SoftmaxCrossEntropyLoss", infer_loss },
 	{ "GatherElements", infer_gather_elements }, { "LpNormalization", infer_same },
 	{ "IsNaN", infer_unary }, { "IsInf", infer_unary },

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: MIT
+/*
+ * QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear as f32
+ * element-wise layers and casts:
+ *   quantize    y = cast(clip(round(x / scale) + zero_point, lo, hi))
+ *   dequantize  y = (cast(x) - cast(zero_point)) * scale
+ *   dynamic     scale = (max(0, max x) - min(0, min x)) / 255,
+ *               zero_point = clip(round(-min(0, min x) / scale), 0, 255)
+ * A 1-D scale or zero point applies along @axis (per channel).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "cgraph.h"
+#include "error.h"
+
+#define UNSUP(s, ...) cs_fail((s), VNPU_UNSUPPORTED, __VA_ARGS__)
+
+/* @v (a scalar or a 1-D per-axis vector) viewed to broadcast against a
+ * tensor of rank @rank along @axis. */
+static struct ctensor along_axis(const struct cstate *s, int32_t v, int32_t rank, int64_t axis)
+{
+	const struct vnpu_tinfo *t = cs_info(s, v);
+	int64_t dims[VNPU_MAX_RANK];
+
+	if (t->rank == 0 || vnpu_tinfo_elems(t) == 1)
+		return ct_shaped(s, v, 0, NULL);
+	for (int32_t d = 0; d < rank - axis; d++)
+		dims[d] = d ? 1 : t->dims[0];
+	return ct_shaped(s, v, rank - (int32_t)axis, dims);
+}
+
+static vnpu_status temp_like(struct cstate *s, vnpu_element_type type, int32_t like,
+			     struct ctensor *out)
+{
+	const struct vnpu_tinfo *t = cs_info(s, like);
+	int32_t v;
+	vnpu_status st = cs_add_temp(s, type, t->rank, t->dims, &v);
+
+	if (!st)
+		*out = ct_dense(s, v);
+	return st;
+}
+
+static vnpu_status cast(struct cstate *s, struct ctensor x, struct ctensor y)
+{
+	struct ctensor t[2] = { x, y };
+
+	return cl_layer(s, VNPU_LAYER_CAST, t, 2, NULL, 0);
+}
+
+/* A f32 copy of @v (a view) in a new temporary of @v's value shape. */
+static vnpu_status to_f32(struct cstate *s, struct ctensor v, struct ctensor *out)
+{
+	int32_t t;
+	vnpu_status st;
+
+	if (v.type == VNPU_TYPE_F32) {
+		*out = v;
+		return VNPU_OK;
+	}
+	st = cs_add_temp(s, VNPU_TYPE_F32, (int32_t)v.rank, v.dims, &t);
+	if (!st)
+		*out = ct_dense(s, t);
+	return st ? st : cast(s, v, *out);
+}
+
+static void range_of(vnpu_element_type type, float *lo, float *hi)
+{
+	switch (type) {
+	case VNPU_TYPE_I8: *lo = -128; *hi = 127; break;
+	case VNPU_TYPE_U16: *lo = 0; *hi = 65535; break;
+	case VNPU_TYPE_I16: *lo = -32768; *hi = 32767; break;
+	default: *lo = 0; *hi = 255; break;	/* u8 */
+	}
+}
+
+/* y = cast(clip(round(x / scale) + zp, range of y)); all f32 views. */
+static vnpu_status quantize(struct cstate *s, struct ctensor x, struct ctensor scale,
+			    const struct ctensor *zp, int32_t like, struct ctensor y)
+{
+	struct vnpu_layer_act round = { .func = VNPU_ACT_ROUND }, clip = { .func = VNPU_ACT_CLIP };
+	struct ctensor q, r, c;
+	float lo, hi;
+	vnpu_status st;
+
+	range_of(y.type, &lo, &hi);
+	clip.alpha = f32_bits(lo);
+	clip.beta = f32_bits(hi);
+	st = temp_like(s, VNPU_TYPE_F32, like, &q);
+	if (!st)
+		st = cl_binary_t(s, VNPU_BIN_DIV, x, scale, q);
+	if (!st)
+		st = temp_like(s, VNPU_TYPE_F32, like, &r);
+	if (!st)
+		st = cl_unary_t(s, &round, q, r);
+	if (!st && zp) {
+		st = temp_like(s, VNPU_TYPE_F32, like, &q);
+		if (!st)
+			st = cl_binary_t(s, VNPU_BIN_ADD, r, *zp, q);
+		r = q;
+	}
+	if (!st)
+		st = temp_like(s, VNPU_TYPE_F32, like, &c);
+	if (!st)
+		st = cl_unary_t(s, &clip, r, c);
+	return st ? st : cast(s, c, y);
+}
+
+static vnpu_status lower_linear(struct cstate *s, struct cop *op, bool dequantize)
+{
+	const struct vnpu_tinfo *xi = cs_info(s, op->in[0]);
+	int64_t axis = vnpu_attr_int(op->node, "axis", 1);
+	int32_t zpv = op->num_in > 2 ? op->in[2] : -1;
+	struct ctensor x = ct_dense(s, op->in[0]), scale, zp, d;
+	vnpu_status st = VNPU_OK;
+
+	axis = axis < 0 ? axis + xi->rank : axis;
+	if (cs_info(s, op->in[1])->type != VNPU_TYPE_F32)
+		return UNSUP(s, "scale of type %s", vnpu_element_type_str(cs_info(s, op->in[1])->type));
+	/* The axis matters only for a per-axis scale or zero point. */
+	if ((vnpu_tinfo_elems(cs_info(s, op->in[1])) > 1 ||
+	     (zpv >= 0 && vnpu_tinfo_elems(cs_info(s, zpv)) > 1)) &&
+	    (axis < 0 || axis >= xi->rank))
+		return UNSUP(s, "axis out of range");
+	scale = along_axis(s, op->in[1], xi->rank, axis);
+	if (zpv >= 0)
+		st = to_f32(s, along_axis(s, zpv, xi->rank, axis), &zp);
+	if (st)
+		return st;
+	if (!dequantize) {
+		st = to_f32(s, x, &x);
+		return st ? st : quantize(s, x, scale, zpv >= 0 ? &zp : NULL, op->in[0],
+					  ct_dense(s, op->out[0]));
+	}
+	st = to_f32(s, x, &x);
+	if (!st && zpv >= 0) {
+		st = temp_like(s, VNPU_TYPE_F32, op->in[0], &d);
+		if (!st)
+			st = cl_binary_t(s, VNPU_BIN_SUB, x, zp, d);
+		x = d;
+	}
+	return st ? st : cl_binary_t(s, VNPU_BIN_MUL, x, scale, ct_dense(s, op->out[0]));
+}
+
+static vnpu_status lower_dynamic(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *xi = cs_info(s, op->in[0]);
+	struct vnpu_layer_reduce rmax = { .func = VNPU_REDUCE_MAX, .axes = (1u << xi->rank) - 1 };
+	struct vnpu_layer_reduce rmin = { .func = VNPU_REDUCE_MIN, .axes = rmax.axes };
+	struct vnpu_layer_act neg = { .func = VNPU_ACT_NEG }, round = { .func = VNPU_ACT_ROUND };
+	struct vnpu_layer_act clip = { .func = VNPU_ACT_CLIP, .alpha = f32_bits(0),
+				       .beta = f32_bits(255) };
+	int64_t ones[VNPU_MAX_RANK] = { 1, 1, 1, 1, 1, 1 };
+	struct ctensor x = ct_dense(s, op->in[0]), t[2], mx, mn, zero, c255, scale, zpf, a, b;
+	int32_t v[8];
+	vnpu_status st = VNPU_OK;
+
+	if (xi->type != VNPU_TYPE_F32)
+		return UNSUP(s, "input of type %s", vnpu_element_type_str(xi->type));
+	for (int i = 0; i < 6 && !st; i++)
+		st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, ones, &v[i]);
+	if (!st)
+		st = cl_const_scalar(s, VNPU_TYPE_F32, 0, &v[6]);
+	if (!st)
+		st = cl_const_scalar(s, VNPU_TYPE_F32, 255, &v[7]);
+	if (st)
+		return st;
+	mx = ct_dense(s, v[0]);
+	mn = ct_dense(s, v[1]);
+	a = ct_dense(s, v[2]);
+	b = ct_dense(s, v[3]);
+	zpf = ct_dense(s, v[4]);
+	scale = op->out[1] >= 0 ? ct_shaped(s, op->out[1], xi->rank, ones) : ct_dense(s, v[5]);
+	zero = ct_dense(s, v[6]);
+	c255 = ct_dense(s, v[7]);
+	t[0] = x;
+	t[1] = a;
+	st = cl_layer(s, VNPU_LAYER_REDUCE, t, 2, &rmax, sizeof(rmax));
+	if (!st)
+		st = cl_binary_t(s, VNPU_BIN_MAX, a, zero, mx);
+	t[1] = b;
+	if (!st)
+		st = cl_layer(s, VNPU_LAYER_REDUCE, t, 2, &rmin, sizeof(rmin));
+	if (!st)
+		st = cl_binary_t(s, VNPU_BIN_MIN, b, zero, mn);
+	if (!st)
+		st = cl_binary_t(s, VNPU_BIN_SUB, mx, mn, a);
+	if (!st)
+		st = cl_binary_t(s, VNPU_BIN_DIV, a, c255, scale);
+	/* zero point = clip(round(-min / scale)) */
+	if (!st)
+		st = cl_unary_t(s, &neg, mn, a);
+	if (!st)
+		st = cl_binary_t(s, VNPU_BIN_DIV, a, scale, b);
+	if (!st)
+		st = cl_unary_t(s, &round, b, a);
+	if (!st)
+		st = cl_unary_t(s, &clip, a, zpf);
+	if (!st && op->num_out > 2 && op->out[2] >= 0)
+		st = cast(s, zpf, ct_shaped(s, op->out[2], xi->rank, ones));
+	return st ? st : quantize(s, x, scale, &zpf, op->in[0], ct_dense(s, op->out[0]));
+}
+
+vnpu_status cl_lower_quantize(struct cstate *s, struct cop *op)
+{
+	if (!strcmp(op->node->op, "DynamicQuantizeLinear"))
+		return lower_dynamic(s, op);
+	return lower_linear(s, op, !strcmp(op->node->op, "DequantizeLinear"));
+}
