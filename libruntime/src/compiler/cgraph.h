@@ -136,6 +136,9 @@ vnpu_status cl_const_scalar(struct cstate *s, vnpu_element_type type, double v, 
 /* x's indices start, start + step, ... (@len of them) along @axis, into a new temporary. */
 vnpu_status cl_gather_steps(struct cstate *s, int32_t x, int64_t axis, int64_t start,
 			    int64_t step, int64_t len, int32_t *out);
+/* Conv/ConvInteger/QLinearConv attributes of @op for X @x, W @w, Y @y. */
+vnpu_status cl_conv_attrs(struct cstate *s, const struct cop *op, int32_t x, int32_t w, int32_t y,
+			  struct vnpu_layer_conv *attr);
 /* Constant B [K, N] (@trans: stored [N, K]) packed for GEMM into a new constant. */
 vnpu_status cl_pack_gemm_b(struct cstate *s, int32_t bv, bool trans, int32_t *out);
 

@@ -569,25 +569,36 @@ static vnpu_status window_attrs(struct cstate *s, const struct cop *op, int32_t 
 	return VNPU_OK;
 }
 
-static vnpu_status lower_conv(struct cstate *s, struct cop *op)
+vnpu_status cl_conv_attrs(struct cstate *s, const struct cop *op, int32_t x, int32_t w, int32_t y,
+			  struct vnpu_layer_conv *attr)
 {
-	const struct vnpu_tinfo *wi = INFO(s, IN(op, 1));
-	struct vnpu_layer_conv attr = { .act = op->act };
-	int64_t kernel[2], group = vnpu_attr_int(N(op), "group", 1);
-	int32_t nsp = wi->rank - 2, bias = IN(op, 2) >= 0 ? IN(op, 2) : op->bias, packed = -1;
-	struct ctensor t[5];
-	uint32_t n = 0;
-	vnpu_status st;
+	const struct vnpu_tinfo *wi = INFO(s, w);
+	int32_t nsp = wi->rank - 2;
+	int64_t kernel[2];
 
+	memset(attr, 0, sizeof(*attr));
+	attr->act = op->act;
+	attr->group = (uint32_t)vnpu_attr_int(N(op), "group", 1);
 	if (nsp < 1 || nsp > 2)
 		return UNSUP(s, "%d-D convolution (only 1-D and 2-D)", nsp);
 	for (int32_t d = 0; d < nsp; d++)
 		kernel[d] = wi->dims[2 + d];
-	st = window_attrs(s, op, IN(op, 0), op->out[0], kernel, attr.kernel, attr.stride,
-			  attr.dilation, attr.pad_begin, attr.pad_end);
+	return window_attrs(s, op, x, y, kernel, attr->kernel, attr->stride, attr->dilation,
+			    attr->pad_begin, attr->pad_end);
+}
+
+static vnpu_status lower_conv(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *wi = INFO(s, IN(op, 1));
+	struct vnpu_layer_conv attr;
+	int64_t group = vnpu_attr_int(N(op), "group", 1);
+	int32_t bias = IN(op, 2) >= 0 ? IN(op, 2) : op->bias, packed = -1;
+	struct ctensor t[5];
+	uint32_t n = 0;
+	vnpu_status st = cl_conv_attrs(s, op, IN(op, 0), IN(op, 1), op->out[0], &attr);
+
 	if (st)
 		return st;
-	attr.group = (uint32_t)group;
 	t[n++] = ct_dense(s, IN(op, 0));
 	if (cs_is_const(s, IN(op, 1)) && wi->type == VNPU_TYPE_F32 && !s->opt.no_packing) {
 		uint64_t rows = (uint64_t)(wi->dims[0] / group);
@@ -1757,6 +1768,8 @@ static const struct lower_map lower_maps[] = {
 	{ "CumSum", lower_cumsum }, { "OneHot", lower_one_hot },
 	{ "QuantizeLinear", cl_lower_quantize }, { "DequantizeLinear", cl_lower_quantize },
 	{ "DynamicQuantizeLinear", cl_lower_quantize },
+	{ "ConvInteger", cl_lower_quantize }, { "QLinearConv", cl_lower_quantize },
+	{ "MatMulInteger", cl_lower_quantize }, { "QLinearMatMul", cl_lower_quantize },
 	{ "LSTM", cl_lower_rnn }, { "GRU", cl_lower_rnn }, { "RNN", cl_lower_rnn },
 	{ "NegativeLogLikelihoodLoss", lower_loss }, { "SoftmaxCrossEntropyLoss", lower_loss },
 };

@@ -7,6 +7,10 @@
  *   dynamic     scale = (max(0, max x) - min(0, min x)) / 255,
  *               zero_point = clip(round(-min(0, min x) / scale), 0, 255)
  * A 1-D scale or zero point applies along @axis (per channel).
+ *
+ * The integer products (ConvInteger, MatMulInteger) and the QLinear ones
+ * dequantize their operands to f32, run the f32 Conv/Gemm layer and cast
+ * (exact while the sums stay below 2^24) or quantize the result.
  */
 #include <math.h>
 #include <string.h>
@@ -202,9 +206,115 @@ static vnpu_status lower_dynamic(struct cstate *s, struct cop *op)
 	return st ? st : quantize(s, x, scale, &zpf, op->in[0], ct_dense(s, op->out[0]));
 }
 
+/* (f32(v) - f32(zp)) * scale into a new temporary; zp and scale optional
+ * (-1), per tensor or per @axis. */
+static vnpu_status dequant(struct cstate *s, int32_t v, int32_t zp, int32_t scale, int64_t axis,
+			   int32_t *out)
+{
+	const struct vnpu_tinfo *vi = cs_info(s, v);
+	struct ctensor x = ct_dense(s, v), t;
+	vnpu_status st = to_f32(s, x, &x);
+
+	if (!st && zp >= 0) {
+		struct ctensor z;
+
+		st = to_f32(s, along_axis(s, zp, vi->rank, axis), &z);
+		if (!st)
+			st = temp_like(s, VNPU_TYPE_F32, v, &t);
+		if (!st)
+			st = cl_binary_t(s, VNPU_BIN_SUB, x, z, t);
+		x = t;
+	}
+	if (!st && scale >= 0) {
+		st = temp_like(s, VNPU_TYPE_F32, v, &t);
+		if (!st)
+			st = cl_binary_t(s, VNPU_BIN_MUL, x, along_axis(s, scale, vi->rank, axis), t);
+		x = t;
+	}
+	if (!st && x.val == v) {	/* already f32 and nothing to do: copy */
+		st = temp_like(s, VNPU_TYPE_F32, v, &t);
+		if (!st)
+			st = cl_copy(s, t, x);
+		x = t;
+	}
+	*out = x.val;
+	return st;
+}
+
+static int32_t opt_in(const struct cop *op, uint32_t i)
+{
+	return i < op->num_in ? op->in[i] : -1;
+}
+
+/* ConvInteger, MatMulInteger, QLinearConv, QLinearMatMul. */
+static vnpu_status lower_product(struct cstate *s, struct cop *op)
+{
+	bool qlinear = !strncmp(op->node->op, "QLinear", 7), conv = strstr(op->node->op, "Conv");
+	uint32_t wi = qlinear ? 3 : 1;
+	int32_t x, w, y, bias = qlinear && conv ? opt_in(op, 8) : -1;
+	const struct vnpu_tinfo *xi = cs_info(s, op->in[0]), *yi = cs_info(s, op->out[0]);
+	int32_t wrank = cs_info(s, op->in[wi])->rank;
+	struct ctensor t[4];
+	uint32_t n = 0;
+	vnpu_status st;
+
+	if (xi->rank < 2 || wrank < 2)
+		return UNSUP(s, "operands of rank below 2");
+	/* a's zero point is per row (MatMulInteger), w's per output channel. */
+	st = dequant(s, op->in[0], opt_in(op, 2), qlinear ? op->in[1] : -1,
+		     conv ? 0 : xi->rank - 2, &x);
+	if (!st)
+		st = dequant(s, op->in[wi], opt_in(op, qlinear ? 5 : 3), qlinear ? op->in[4] : -1,
+			     conv ? 0 : wrank - 1, &w);
+	if (!st)
+		st = cs_add_temp(s, VNPU_TYPE_F32, yi->rank, yi->dims, &y);
+	if (st)
+		return st;
+	t[n++] = ct_dense(s, x);
+	t[n++] = ct_dense(s, w);
+	if (conv) {
+		struct vnpu_layer_conv attr;
+
+		if (bias >= 0) {	/* int32 B at scale x_scale * w_scale */
+			int32_t bx, bw;
+
+			st = dequant(s, bias, -1, op->in[1], 0, &bx);
+			if (!st)
+				st = dequant(s, bx, -1, op->in[4], 0, &bw);
+			if (st)
+				return st;
+			t[n++] = ct_dense(s, bw);
+		}
+		st = cl_conv_attrs(s, op, x, w, y, &attr);
+		if (bias >= 0)
+			attr.flags |= VNPU_LAYER_F_BIAS;
+		t[n++] = ct_dense(s, y);
+		if (!st)
+			st = cl_layer(s, VNPU_LAYER_CONV, t, n, &attr, sizeof(attr));
+	} else {
+		struct vnpu_layer_gemm attr = { .alpha = f32_bits(1.0f), .beta = f32_bits(1.0f) };
+
+		t[n++] = ct_dense(s, y);
+		st = cl_layer(s, VNPU_LAYER_GEMM, t, n, &attr, sizeof(attr));
+	}
+	if (st)
+		return st;
+	if (!qlinear)
+		return cast(s, ct_dense(s, y), ct_dense(s, op->out[0]));
+	{
+		struct ctensor zp;
+
+		st = to_f32(s, along_axis(s, op->in[7], yi->rank, 1), &zp);
+		return st ? st : quantize(s, ct_dense(s, y), along_axis(s, op->in[6], yi->rank, 1),
+					  &zp, y, ct_dense(s, op->out[0]));
+	}
+}
+
 vnpu_status cl_lower_quantize(struct cstate *s, struct cop *op)
 {
 	if (!strcmp(op->node->op, "DynamicQuantizeLinear"))
 		return lower_dynamic(s, op);
+	if (strstr(op->node->op, "Conv") || strstr(op->node->op, "MatMul"))
+		return lower_product(s, op);
 	return lower_linear(s, op, !strcmp(op->node->op, "DequantizeLinear"));
 }

@@ -1420,22 +1420,43 @@ static vnpu_status window_dims(struct ictx *c, const struct vnpu_tinfo *x, const
 	return VNPU_OK;
 }
 
+static vnpu_status conv_shape(struct ictx *c, const struct vnpu_tinfo *x,
+			      const struct vnpu_tinfo *w, vnpu_element_type out_type);
+
 static vnpu_status infer_conv(struct ictx *c)
 {
-	const struct vnpu_tinfo *x, *w;
-	int64_t dims[VNPU_MAX_RANK], kernel[VNPU_MAX_RANK], group;
-	int32_t nsp;
 	vnpu_status st = need_inputs(c, 2, 3);
-	bool transposed = !strcmp(c->n->op, "ConvTranspose");
 
 	if (st)
 		return st;
-	x = IN(c, 0);
-	w = IN(c, 1);
-	if (w->type != x->type || (IN(c, 2) && IN(c, 2)->type != x->type))
+	if (IN(c, 1)->type != IN(c, 0)->type || (IN(c, 2) && IN(c, 2)->type != IN(c, 0)->type))
 		return FAIL(c, "input types differ");
+	return conv_shape(c, IN(c, 0), IN(c, 1), IN(c, 0)->type);
+}
+
+/* ConvInteger (x, w, [x_zp], [w_zp]) and QLinearConv (x, xs, xzp, w, ws,
+ * wzp, ys, yzp, [B]). */
+static vnpu_status infer_qconv(struct ictx *c)
+{
+	bool qlinear = !strcmp(c->n->op, "QLinearConv");
+	vnpu_status st = need_inputs(c, qlinear ? 8 : 2, qlinear ? 9 : 4);
+
+	if (st)
+		return st;
+	return conv_shape(c, IN(c, 0), IN(c, qlinear ? 3 : 1),
+			  qlinear ? IN(c, 7)->type : VNPU_TYPE_I32);
+}
+
+static vnpu_status conv_shape(struct ictx *c, const struct vnpu_tinfo *x,
+			      const struct vnpu_tinfo *w, vnpu_element_type out_type)
+{
+	int64_t dims[VNPU_MAX_RANK], kernel[VNPU_MAX_RANK], group;
+	int32_t nsp;
+	vnpu_status st;
+	bool transposed = !strcmp(c->n->op, "ConvTranspose");
+
 	if (x->rank < 0 || w->rank < 0) {
-		set_out(c->out[0], x->type, x->rank >= 0 ? x->rank : w->rank, NULL);
+		set_out(c->out[0], out_type, x->rank >= 0 ? x->rank : w->rank, NULL);
 		return VNPU_OK;
 	}
 	if (x->rank < 3 || w->rank != x->rank)
@@ -1491,7 +1512,7 @@ static vnpu_status infer_conv(struct ictx *c)
 				return FAIL(c, "output size %lld", (long long)dims[2 + d]);
 		}
 	}
-	set_out(c->out[0], x->type, x->rank, dims);
+	set_out(c->out[0], out_type, x->rank, dims);
 	return VNPU_OK;
 }
 
@@ -1575,22 +1596,43 @@ static vnpu_status infer_gemm(struct ictx *c)
 	return VNPU_OK;
 }
 
+static vnpu_status matmul_shape(struct ictx *c, const struct vnpu_tinfo *a,
+				const struct vnpu_tinfo *b, vnpu_element_type out_type);
+
 static vnpu_status infer_matmul(struct ictx *c)
 {
-	const struct vnpu_tinfo *a, *b;
-	struct vnpu_tinfo ba = { 0 }, bb = { 0 };
-	int64_t dims[VNPU_MAX_RANK + 2], k1, k2;
-	int32_t r;
 	vnpu_status st = need_inputs(c, 2, 2);
 
 	if (st)
 		return st;
-	a = IN(c, 0);
-	b = IN(c, 1);
-	if (a->type != b->type)
+	if (IN(c, 0)->type != IN(c, 1)->type)
 		return FAIL(c, "input types differ");
+	return matmul_shape(c, IN(c, 0), IN(c, 1), IN(c, 0)->type);
+}
+
+/* MatMulInteger (a, b, [a_zp], [b_zp]) and QLinearMatMul (a, as, azp, b,
+ * bs, bzp, ys, yzp). */
+static vnpu_status infer_qmatmul(struct ictx *c)
+{
+	bool qlinear = !strcmp(c->n->op, "QLinearMatMul");
+	vnpu_status st = need_inputs(c, qlinear ? 8 : 2, qlinear ? 8 : 4);
+
+	if (st)
+		return st;
+	return matmul_shape(c, IN(c, 0), IN(c, qlinear ? 3 : 1),
+			    qlinear ? IN(c, 7)->type : VNPU_TYPE_I32);
+}
+
+static vnpu_status matmul_shape(struct ictx *c, const struct vnpu_tinfo *a,
+				const struct vnpu_tinfo *b, vnpu_element_type out_type)
+{
+	struct vnpu_tinfo ba = { 0 }, bb = { 0 };
+	int64_t dims[VNPU_MAX_RANK + 2], k1, k2;
+	int32_t r;
+	vnpu_status st;
+
 	if (a->rank < 0 || b->rank < 0) {
-		set_out(c->out[0], a->type, -1, NULL);
+		set_out(c->out[0], out_type, -1, NULL);
 		return VNPU_OK;
 	}
 	if (a->rank == 0 || b->rank == 0)
@@ -1613,7 +1655,7 @@ static vnpu_status infer_matmul(struct ictx *c)
 		dims[r++] = b->dims[b->rank - 1];
 	if (r > VNPU_MAX_RANK)
 		return node_error(c, VNPU_UNSUPPORTED, "rank above %d", VNPU_MAX_RANK);
-	set_out(c->out[0], a->type, r, dims);
+	set_out(c->out[0], out_type, r, dims);
 	return VNPU_OK;
 }
 
@@ -1949,6 +1991,8 @@ static const struct op_infer infer_table[] = {
 	{ "Shrink", infer_unary }, { "Trilu", infer_same }, { "EyeLike", infer_eye_like },
 	{ "LSTM", infer_rnn }, { "GRU", infer_rnn }, { "RNN", infer_rnn },
 	{ "OneHot", infer_one_hot }, { "QuantizeLinear", infer_quant },
+	{ "ConvInteger", infer_qconv }, { "QLinearConv", infer_qconv },
+	{ "MatMulInteger", infer_qmatmul }, { "QLinearMatMul", infer_qmatmul },
 	{ "DequantizeLinear", infer_quant }, { "DynamicQuantizeLinear", infer_quant },
 	{ "NegativeLogLikelihoodLoss", infer_loss }, { "SoftmaxCrossEntropyLoss", infer_loss },
 	{ "GatherElements", infer_gather_elements }, { "LpNormalization", infer_same },
