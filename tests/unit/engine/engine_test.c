@@ -193,6 +193,10 @@ int main(int argc, char **argv)
 {
 	const char *only = argc > 1 ? argv[1] : NULL;
 
+	/* ET_SEED=n: other random shapes and data (the default is fixed). */
+	if (getenv("ET_SEED"))
+		rng_state += strtoull(getenv("ET_SEED"), NULL, 0) *
+			     0x9e3779b97f4a7c15ull;
 	et_host_features = vnpu_eng_host_features();
 	printf("host features: %s\n",
 	       et_host_features & VNPU_ENG_F_AVX2_FMA ? "avx2+fma" :

@@ -583,8 +583,74 @@ static void test_gapped_views(void)
 	free(cy2);
 }
 
+static __u32 rnd(__u32 n)
+{
+	return (__u32)((et_randf() + 1) / 2 * n) % n;
+}
+
+/* Random shapes and geometries, each against the plain loops. */
+static void test_random(void)
+{
+	static const __u32 flag_sets[] = {
+		0, VNPU_LAYER_F_BIAS, VNPU_LAYER_F_BIAS | VNPU_LAYER_F_RESIDUAL,
+		VNPU_LAYER_F_PACKED, VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS,
+	};
+	int i;
+
+	for (i = 0; i < 40; i++) {
+		struct conv_case c = {};
+		__u32 g = 1 + rnd(3);
+
+		c.one_d = rnd(4) == 0;
+		c.n = 1 + rnd(2);
+		c.c = g * (1 + rnd(9));
+		c.m = g * (1 + rnd(13));
+		c.group = rnd(5) == 0 ? (__u32)(c.c = c.m = 1 + rnd(20)) : g;
+		c.kh = c.one_d ? 1 : 1 + rnd(4);
+		c.kw = 1 + rnd(4);
+		c.sh = c.one_d ? 1 : 1 + rnd(2);
+		c.sw = 1 + rnd(3);
+		c.dh = c.one_d ? 1 : 1 + rnd(2);
+		c.dw = 1 + rnd(2);
+		c.pt = c.one_d ? 0 : rnd(c.kh + 1);
+		c.pb = c.one_d ? 0 : rnd(c.kh + 1);
+		c.pl = rnd(c.kw + 2);
+		c.pr = rnd(c.kw + 2);
+		c.h = c.one_d ? 1 : c.dh * (c.kh - 1) + 1 + rnd(15);
+		c.w = c.dw * (c.kw - 1) + 1 + rnd(40);
+		c.flags = flag_sets[rnd(5)];
+		c.act = rnd(2) ? VNPU_ACT_RELU : 0;
+		conv_case_run(&c);
+	}
+	for (i = 0; i < 30; i++) {
+		struct gemm_case c = { .rank = 2 + rnd(3), .alpha = 1, .beta = 1 };
+		__u32 d;
+
+		for (d = 0; d + 2 < c.rank; d++) {
+			c.ba[d] = 1 + rnd(3);
+			c.bb[d] = rnd(2) ? c.ba[d] : 1;
+		}
+		c.m = 1 + rnd(150);
+		c.n = 1 + rnd(150);
+		c.k = 1 + rnd(500);
+		c.ta = rnd(2);
+		c.tb = rnd(2);
+		c.flags = rnd(2) ? VNPU_LAYER_F_BIAS : 0;
+		/* Packing takes B row-major: the compiler transposes first. */
+		if (c.rank == 2 && rnd(2)) {
+			c.flags |= VNPU_LAYER_F_PACKED;
+			c.tb = 0;
+		}
+		c.bias_kind = rnd(4);
+		c.alpha = rnd(2) ? 1.0f : 0.75f;
+		c.act = rnd(2) ? VNPU_ACT_RELU : 0;
+		gemm_case_run(&c);
+	}
+}
+
 void et_test_gemm_conv(void)
 {
+	test_random();
 	test_gapped_views();
 	test_gemm();
 	test_conv();
