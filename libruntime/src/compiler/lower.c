@@ -1622,6 +1622,26 @@ static struct ctensor slice_at(const struct cstate *s, int32_t v, int64_t axis, 
 	return t;
 }
 
+/* BitShift: x * 2^y (left) or x / 2^y (right), in the unsigned type:
+ * shifts past the width give 0 either way (2^y wraps to 0). */
+static vnpu_status lower_bitshift(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *yi = INFO(s, IN(op, 1));
+	const char *dir = vnpu_attr_str(N(op), "direction", "");
+	int32_t two, pow2;
+	vnpu_status st;
+
+	if (strcmp(dir, "LEFT") && strcmp(dir, "RIGHT"))
+		return UNSUP(s, "direction '%s'", dir);
+	st = cl_const_scalar(s, yi->type, 2, &two);
+	if (!st)
+		st = cs_add_temp(s, yi->type, yi->rank, yi->dims, &pow2);
+	if (!st)
+		st = cl_binary(s, VNPU_BIN_POW, two, IN(op, 1), pow2);
+	return st ? st : cl_binary(s, strcmp(dir, "LEFT") ? VNPU_BIN_DIV : VNPU_BIN_MUL, IN(op, 0),
+				   pow2, op->out[0]);
+}
+
 /* CumSum as a running sum over slices: an ADD and a copy per step. */
 static vnpu_status lower_cumsum(struct cstate *s, struct cop *op)
 {
@@ -1765,7 +1785,7 @@ static const struct lower_map lower_maps[] = {
 	{ "Squeeze", lower_view_node }, { "Unsqueeze", lower_view_node },
 	{ "ConstantOfShape", lower_constant_of_shape }, { "Trilu", lower_trilu },
 	{ "IsNaN", lower_isnan_isinf }, { "IsInf", lower_isnan_isinf },
-	{ "CumSum", lower_cumsum }, { "OneHot", lower_one_hot },
+	{ "CumSum", lower_cumsum }, { "OneHot", lower_one_hot }, { "BitShift", lower_bitshift },
 	{ "QuantizeLinear", cl_lower_quantize }, { "DequantizeLinear", cl_lower_quantize },
 	{ "DynamicQuantizeLinear", cl_lower_quantize },
 	{ "ConvInteger", cl_lower_quantize }, { "QLinearConv", cl_lower_quantize },
