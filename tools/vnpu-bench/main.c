@@ -76,6 +76,18 @@ static const char *parse_hint(const char *s)
 	return !strcasecmp(s, "none") ? "" : NULL;
 }
 
+/* A terminal someone watches: not a dumb one, nor a serial console (logs). */
+static bool watched_terminal(int fd)
+{
+	const char *term = getenv("TERM"), *name;
+
+	if (!isatty(fd) || !term || !strcmp(term, "dumb"))
+		return false;
+	name = ttyname(fd);
+	return name && strcmp(name, "/dev/console") && strncmp(name, "/dev/ttyS", 9) &&
+	       strncmp(name, "/dev/hvc", 8);
+}
+
 enum { OPT_JSON = 256, OPT_TRACE };
 
 static int parse_args(int argc, char **argv, struct bench_opts *o)
@@ -162,8 +174,7 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 	if (!hint)
 		hint = o->async ? "THROUGHPUT" : "LATENCY";
 	o->hint = hint[0] ? hint : NULL;
-	/* A terminal someone watches: not a VM's serial console (TERM unset). */
-	o->progress = isatty(STDERR_FILENO) && getenv("TERM") && strcmp(getenv("TERM"), "dumb");
+	o->progress = watched_terminal(STDERR_FILENO);
 	return 0;
 }
 
@@ -356,9 +367,11 @@ static int compile_all(vnpu_core *core, vnpu_model *model, struct bench_run *b)
 	}
 	b->res.compile_ms = (double)(bench_now_ns() - t0) / 1e6;
 	b->nireq = o->nireq;
-	for (i = 0; !b->nireq && i < b->num_models; i++)
-		b->nireq += o->async ? (uint32_t)int_property(b->models[i],
-				VNPU_PROP_OPTIMAL_NUMBER_OF_INFER_REQUESTS) : 1;
+	if (!b->nireq && !o->async)
+		b->nireq = 1;
+	for (i = 0; !o->nireq && o->async && i < b->num_models; i++)
+		b->nireq += (uint32_t)int_property(b->models[i],
+						   VNPU_PROP_OPTIMAL_NUMBER_OF_INFER_REQUESTS);
 	if (!b->nireq)
 		b->nireq = 1;
 	return 0;
