@@ -35,6 +35,7 @@ static const struct vnpu_host *host;
 
 struct vnpu_dev {
 	int fd;
+	char node[64];			/* /dev/dri/renderD<n> */
 	struct vnpu_device_info info;
 	uint64_t clock_hz;
 	uint64_t caps;
@@ -538,6 +539,7 @@ static struct vnpu_dev *dev_open(const char *node)
 	dev = calloc(1, sizeof(*dev));
 	if (dev) {
 		dev->fd = fd;
+		snprintf(dev->node, sizeof(dev->node), "%s", node);
 		if (fill_info(dev, node, ver)) {
 			host->log(VNPU_LOG_WARNING, "NPU: %s does not answer GET_PARAM", node);
 			free(dev);
@@ -561,13 +563,52 @@ static int by_index(const void *a, const void *b)
 NPU_VISIBLE vnpu_status vnpu_plugin_create(const struct vnpu_host *h,
 					   struct vnpu_plugin **out);
 
+/* Open @node once: skip it when a device of the plugin already has it. */
+static void add_node(struct npu_plugin *np, const char *node)
+{
+	struct vnpu_dev *dev;
+	uint32_t i;
+
+	for (i = 0; i < np->plugin.num_devices; i++) {
+		if (!strcmp(np->devices[i]->node, node))
+			return;
+	}
+	if (np->plugin.num_devices >= NPU_MAX_DEVICES)
+		return;
+	dev = dev_open(node);
+	if (dev)
+		np->devices[np->plugin.num_devices++] = dev;
+}
+
+/*
+ * The render nodes drmGetDevices2() lists, then every render node: libdrm
+ * takes platform devices without a device-tree node for one and the same
+ * device (their bus info compares equal), so it lists only one of them.
+ */
+static void find_devices(struct npu_plugin *np)
+{
+	drmDevicePtr devices[64];
+	char node[64];
+	int n, i;
+
+	n = drmGetDevices2(0, devices, 64);
+	for (i = 0; i < n; i++) {
+		if (devices[i]->available_nodes & (1 << DRM_NODE_RENDER))
+			add_node(np, devices[i]->nodes[DRM_NODE_RENDER]);
+	}
+	if (n > 0)
+		drmFreeDevices(devices, n);
+	for (i = 0; i < 64; i++) {
+		snprintf(node, sizeof(node), DRM_RENDER_DEV_NAME, DRM_DIR_NAME, 128 + i);
+		if (access(node, F_OK) == 0)
+			add_node(np, node);
+	}
+}
+
 NPU_VISIBLE vnpu_status vnpu_plugin_create(const struct vnpu_host *h,
 					   struct vnpu_plugin **out)
 {
-	drmDevicePtr devices[64];
 	struct npu_plugin *np;
-	struct vnpu_dev *dev;
-	int n, i;
 
 	if (!h || h->abi_version != VNPU_PLUGIN_ABI_VERSION)
 		return VNPU_WRONG_VERSION;
@@ -575,17 +616,7 @@ NPU_VISIBLE vnpu_status vnpu_plugin_create(const struct vnpu_host *h,
 	np = calloc(1, sizeof(*np));
 	if (!np)
 		return host->error(VNPU_OUT_OF_MEMORY, "NPU: out of memory");
-	n = drmGetDevices2(0, devices, 64);
-	for (i = 0; i < n; i++) {
-		if (!(devices[i]->available_nodes & (1 << DRM_NODE_RENDER)) ||
-		    np->plugin.num_devices >= NPU_MAX_DEVICES)
-			continue;
-		dev = dev_open(devices[i]->nodes[DRM_NODE_RENDER]);
-		if (dev)
-			np->devices[np->plugin.num_devices++] = dev;
-	}
-	if (n > 0)
-		drmFreeDevices(devices, n);
+	find_devices(np);
 	qsort(np->devices, np->plugin.num_devices, sizeof(np->devices[0]), by_index);
 	np->plugin.ops = &npu_ops;
 	np->plugin.type = "NPU";
