@@ -655,19 +655,20 @@ static const char *const stage_names[VNPU_NUM_STAGES] = {
 
 /*
  * The span of the job a wait ending at @wait_end saw end. The device says
- * how long it ran, not when: it started when it was submitted or when the
- * device's previous job ended (on a wait executor, which sees them all),
- * and no later than its length before the wait saw it end.
+ * how long it ran, not when: it started when it was submitted, no later
+ * than its length before the wait saw it end, and (on a wait executor,
+ * which sees all of the device's jobs in order) not before the device's
+ * previous job ended.
  */
 static struct span job_span(struct vnpu_request_async *a, int64_t wait_end)
 {
 	int64_t length = (int64_t)vnpu_request_job_ns(a->req);
 	int64_t start = a->submit_end_ns;
 
-	if (current_executor && current_executor->device_free_ns > start)
-		start = current_executor->device_free_ns;
 	if (start > wait_end - length)
 		start = wait_end - length;
+	if (current_executor && current_executor->device_free_ns > start)
+		start = current_executor->device_free_ns;
 	if (current_executor)
 		current_executor->device_free_ns = start + length;
 	return (struct span){ "job", "job", a->job_device, start, start + length };
