@@ -6,6 +6,7 @@
  *   noop job      SUBMIT + WAIT of a one-NOP job    vs  a bare GET_PARAM
  *   upload        BO_UPLOAD GB/s                    vs  memcpy GB/s
  *   download      BO_DOWNLOAD GB/s                  vs  memcpy GB/s
+ *   (and memcpy into an mmap of the BO: the zero-copy path, for comparison)
  *
  * Prints one "key value" line per figure (for scripts/bench) after a
  * readable table. Exit 77 when no vnpu device is present.
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -155,20 +157,38 @@ static int bench_noop_job(int fd, double *ns)
 	return 0;
 }
 
-/* Best GB/s of @XFER_REPS copies of XFER_SIZE bytes: upload, download, memcpy. */
-static int bench_xfer(int fd, double *up, double *down, double *mem)
+/* The BO mapped into the process, or MAP_FAILED. */
+static void *bo_mmap(int fd, uint32_t handle, uint64_t size)
 {
-	char *a = malloc(XFER_SIZE), *b = malloc(XFER_SIZE);
-	int64_t t0, best[3] = { INT64_MAX, INT64_MAX, INT64_MAX }, t;
+	struct drm_vnpu_bo_info info = { .handle = handle };
+
+	if (xioctl(fd, DRM_IOCTL_VNPU_BO_INFO, &info))
+		return MAP_FAILED;
+	return mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)info.mmap_offset);
+}
+
+/*
+ * Best GB/s of @XFER_REPS copies of XFER_SIZE bytes: upload, download,
+ * memcpy, and memcpy into the BO's mmap.
+ */
+static int bench_xfer(int fd, double *up, double *down, double *mem, double *mapped)
+{
+	char *a = malloc(XFER_SIZE), *b = malloc(XFER_SIZE), *map = MAP_FAILED;
+	int64_t t0, best[4] = { INT64_MAX, INT64_MAX, INT64_MAX, INT64_MAX }, t;
 	uint32_t bo;
 	int i, k, ret = 1;
 
 	if (!a || !b || bo_create(fd, XFER_SIZE, &bo))
 		goto out;
+	map = bo_mmap(fd, bo, XFER_SIZE);
+	if (map == MAP_FAILED) {
+		fail("mmap of a BO");
+		goto out;
+	}
 	memset(a, 1, XFER_SIZE);
 	memset(b, 2, XFER_SIZE);
 	for (i = 0; i < XFER_REPS; i++) {
-		for (k = 0; k < 3; k++) {
+		for (k = 0; k < 4; k++) {
 			t0 = now_ns();
 			if (k == 0 && bo_xfer(fd, DRM_IOCTL_VNPU_BO_UPLOAD, bo, a, XFER_SIZE))
 				goto out;
@@ -176,6 +196,8 @@ static int bench_xfer(int fd, double *up, double *down, double *mem)
 				goto out;
 			if (k == 2)
 				memcpy(b, a, XFER_SIZE);
+			if (k == 3)
+				memcpy(map, a, XFER_SIZE);
 			t = now_ns() - t0;
 			best[k] = t < best[k] ? t : best[k];
 		}
@@ -187,8 +209,11 @@ static int bench_xfer(int fd, double *up, double *down, double *mem)
 	*up = (double)XFER_SIZE / (double)best[0];
 	*down = (double)XFER_SIZE / (double)best[1];
 	*mem = (double)XFER_SIZE / (double)best[2];
+	*mapped = (double)XFER_SIZE / (double)best[3];
 	ret = 0;
 out:
+	if (map != MAP_FAILED)
+		munmap(map, XFER_SIZE);
 	free(a);
 	free(b);
 	return ret;
@@ -196,7 +221,7 @@ out:
 
 int main(int argc, char **argv)
 {
-	double param_ns = 0, job_ns = 0, up = 0, down = 0, mem = 0;
+	double param_ns = 0, job_ns = 0, up = 0, down = 0, mem = 0, mapped = 0;
 	int fd;
 
 	if (argc > 1) {
@@ -209,7 +234,7 @@ int main(int argc, char **argv)
 		return 77;
 	}
 	if (bench_get_param(fd, &param_ns) || bench_noop_job(fd, &job_ns) ||
-	    bench_xfer(fd, &up, &down, &mem))
+	    bench_xfer(fd, &up, &down, &mem, &mapped))
 		return 1;
 	close(fd);
 	printf("%-28s %12s %14s %10s\n", "figure", "value", "reference", "ratio");
@@ -219,7 +244,10 @@ int main(int argc, char **argv)
 	       up, mem, 100 * up / mem);
 	printf("%-28s %7.2f GB/s %9.2f GB/s %9.0f%%\n", "BO_DOWNLOAD (vs memcpy)",
 	       down, mem, 100 * down / mem);
+	printf("%-28s %7.2f GB/s %9.2f GB/s %9.0f%%\n", "memcpy into the BO's mmap",
+	       mapped, mem, 100 * mapped / mem);
 	printf("noop_job_us %.3f\nget_param_us %.3f\nupload_gbps %.3f\ndownload_gbps %.3f\n"
-	       "memcpy_gbps %.3f\n", job_ns / 1e3, param_ns / 1e3, up, down, mem);
+	       "memcpy_gbps %.3f\nmmap_write_gbps %.3f\n", job_ns / 1e3, param_ns / 1e3, up, down,
+	       mem, mapped);
 	return 0;
 }
