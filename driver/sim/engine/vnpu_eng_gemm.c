@@ -547,53 +547,96 @@ static void pack_im2col(const void *arg, __u64 k0, __u64 kc, __u64 n0,
 	}
 }
 
+/* Output extent [lo, hi) whose input column ow * s + off lies in [0, n). */
+static void valid_span(__s64 off, __u64 s, __u64 n, __u64 out, __u64 *lo,
+		       __u64 *hi)
+{
+	__s64 l = off >= 0 ? 0 : (-off + (__s64)s - 1) / (__s64)s;
+	__s64 h = (__s64)n - 1 - off < 0 ? 0 :
+		  ((__s64)n - 1 - off) / (__s64)s + 1;
+
+	*lo = eng_min((__u64)l, out);
+	*hi = eng_min((__u64)h, out);
+	if (*hi < *lo)
+		*hi = *lo;
+}
+
+/* Column phase @pw of one input row (zero-padded) into @d, Wq wide. */
+static void conv_window_row(const struct conv_job *cj, const float *src,
+			    __u64 pw, float *d)
+{
+	const struct vnpu_layer_conv *at = cj->at;
+	__u64 sw = at->stride[1], wq = eng_conv_wq(&cj->s, at), x, lo, hi;
+	__s64 first = (__s64)pw - at->pad_begin[1];
+
+	/* Output x reads input column x * sw + first when inside the row. */
+	valid_span(first, sw, cj->s.w, wq, &lo, &hi);
+	for (x = 0; x < lo; x++)
+		d[x] = 0;
+	if (sw == 1 && cj->xs[2] == 1)
+		copy_f32(d + lo, src + (__s64)lo + first, hi - lo);
+	else
+		for (x = lo; x < hi; x++)
+			d[x] = src[((__s64)x * (__s64)sw + first) * cj->xs[2]];
+	for (x = hi; x < wq; x++)
+		d[x] = 0;
+}
+
 /*
- * Stride 1: copies the padded input rows that padded columns [q0, q1)
- * read into @win (channel stride @cs) and fills the offset table.
+ * Copies the input that padded columns [q0, q1) read into @win, and fills
+ * the offset table. The zero-padded input (Hp x Wp) is split into stride
+ * phases: plane (ph, pw) holds padded element (r * sh + ph, x * sw + pw) at
+ * (r, x), Wq = ceil(Wp / sw) wide. Output (oh, ow) is padded column
+ * q = oh * Wq + ow, and its input for kernel tap (kh, kw) lies in plane
+ * (kh * dh % sh, kw * dw % sw) at (oh + kh * dh / sh, ow + kw * dw / sw):
+ * q plus a constant, so 16 neighbouring outputs read 16 neighbouring floats.
+ * With stride 1 there is one plane, the padded input itself.
  */
 static void conv_window(const struct conv_job *cj, __u64 q0, __u64 q1,
 			float *win, __s32 *off)
 {
 	const struct eng_conv_shape *s = &cj->s;
 	const struct vnpu_layer_conv *at = cj->at;
-	__u64 wp = s->w + at->pad_begin[1] + at->pad_end[1];
-	__u64 r0 = q0 / wp, rows, cs, c, r, i, k;
-	__u64 pl = at->pad_begin[1];
+	__u64 sh = at->stride[0], sw = at->stride[1], wq = eng_conv_wq(s, at);
+	__u64 r0 = q0 / wq, rows, plane, cs, c, ph, pw, r, i, k;
 
-	rows = (q1 - 1) / wp - r0 + 1 + (s->kh - 1) * at->dilation[0];
-	cs = rows * wp;
+	rows = (q1 - 1) / wq - r0 + 1 + (s->kh - 1) * at->dilation[0] / sh;
+	plane = rows * wq;
+	cs = sh * sw * plane;
 	for (c = 0; c < s->cg; c++)
-		for (r = 0; r < rows; r++) {
-			__s64 ih = (__s64)(r0 + r) - at->pad_begin[0];
-			float *d = win + c * cs + r * wp;
-			const float *src = cj->x + (__s64)c * cj->xs[0] +
-					   ih * cj->xs[1];
+		for (ph = 0; ph < sh; ph++)
+			for (r = 0; r < rows; r++) {
+				__s64 ih = (__s64)((r0 + r) * sh + ph) -
+					   at->pad_begin[0];
+				const float *src = cj->x + (__s64)c * cj->xs[0] +
+						   ih * cj->xs[1];
 
-			if (ih < 0 || ih >= (__s64)s->h) {
-				for (i = 0; i < wp; i++)
-					d[i] = 0;
-				continue;
+				for (pw = 0; pw < sw; pw++) {
+					float *d = win + c * cs + (ph * sw + pw) * plane +
+						   r * wq;
+
+					if (ih < 0 || ih >= (__s64)s->h) {
+						for (i = 0; i < wq; i++)
+							d[i] = 0;
+						continue;
+					}
+					conv_window_row(cj, src, pw, d);
+				}
 			}
-			for (i = 0; i < pl; i++)
-				d[i] = 0;
-			if (cj->xs[2] == 1)
-				copy_f32(d + pl, src, s->w);
-			else
-				for (i = 0; i < s->w; i++)
-					d[pl + i] = src[(__s64)i * cj->xs[2]];
-			for (i = pl + s->w; i < wp; i++)
-				d[i] = 0;
-		}
 	/* Columns past the last row read the slack: keep it defined. */
-	for (i = 0; i < ENG_NC + wp + s->kw * at->dilation[1] + ENG_NR; i++)
+	for (i = 0; i < ENG_NC + wq + s->kw * at->dilation[1] + ENG_NR; i++)
 		win[s->cg * cs + i] = 0;
 	k = 0;
 	for (c = 0; c < s->cg; c++)
 		for (r = 0; r < s->kh; r++)
-			for (i = 0; i < s->kw; i++)
-				off[k++] = (__s32)(c * cs + r * at->dilation[0] * wp +
-						   i * at->dilation[1] +
-						   (q0 - r0 * wp));
+			for (i = 0; i < s->kw; i++) {
+				__u64 dy = r * at->dilation[0], dx = i * at->dilation[1];
+
+				off[k++] = (__s32)(c * cs +
+						   ((dy % sh) * sw + dx % sw) * plane +
+						   dy / sh * wq + dx / sw +
+						   (q0 - r0 * wq));
+			}
 }
 
 static void conv_epi(const struct eng_layer *l, __u64 img, __u64 g,
@@ -706,7 +749,8 @@ static int conv_direct(const struct conv_job *cj, __u64 q0, __u64 q1)
 {
 	const struct vnpu_layer_conv *at = cj->at;
 
-	return cj->s.kh == 1 && cj->s.kw == 1 && !at->pad_begin[0] &&
+	return cj->s.kh == 1 && cj->s.kw == 1 && at->stride[0] == 1 &&
+	       at->stride[1] == 1 && !at->pad_begin[0] &&
 	       !at->pad_begin[1] && !at->pad_end[0] && !at->pad_end[1] &&
 	       cj->xs[2] == 1 && (cj->s.h == 1 || cj->xs[1] == (__s64)cj->s.w) &&
 	       cj->xs[0] >= (__s64)(cj->s.h * cj->s.w) &&
@@ -731,12 +775,12 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	struct gemm_out o = {};
 	struct gemm_a a = {};
 	struct gemm_b b = {};
-	__u64 u, qn, nb, q0, q1, m0, kt, wp, mu, mbu;
+	__u64 u, qn, nb, q0, q1, m0, kt, wq, mu, mbu;
 	float *abuf, *bbuf;
 
 	eng_conv_shape(l, &cj.s);
-	wp = cj.s.w + at->pad_begin[1] + at->pad_end[1];
-	qn = windowed ? cj.s.oh * wp : cj.s.oh * cj.s.ow;
+	wq = eng_conv_wq(&cj.s, at);
+	qn = eng_conv_cols(&cj.s, at);
 	nb = eng_div_up(qn, ENG_NC);
 	kt = cj.s.cg * cj.s.kh * cj.s.kw;
 	gemm_scratch(ctx, !(at->flags & VNPU_LAYER_F_PACKED), &abuf, &bbuf);
@@ -769,8 +813,8 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 			conv_window(&cj, q0, q1, win, off);
 			b.win = win - q0;
 			b.off = off;
-			/* Without horizontal padding columns are outputs. */
-			o.wp = wp == cj.s.ow ? 0 : wp;
+			/* Without spare columns, columns are outputs. */
+			o.wp = wq == cj.s.ow ? 0 : wq;
 			o.ow = cj.s.ow;
 		} else {
 			b.pack = pack_im2col;
@@ -781,20 +825,6 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 				   q1 - q0, kt, &o, &e, abuf, bbuf);
 	}
 	return 0;
-}
-
-/* Output extent [lo, hi) whose input column ow * s + off lies in [0, n). */
-static void valid_span(__s64 off, __u64 s, __u64 n, __u64 out, __u64 *lo,
-		       __u64 *hi)
-{
-	__s64 l = off >= 0 ? 0 : (-off + (__s64)s - 1) / (__s64)s;
-	__s64 h = (__s64)n - 1 - off < 0 ? 0 :
-		  ((__s64)n - 1 - off) / (__s64)s + 1;
-
-	*lo = eng_min((__u64)l, out);
-	*hi = eng_min((__u64)h, out);
-	if (*hi < *lo)
-		*hi = *lo;
 }
 
 static float dw_weight(const struct eng_layer *l, __u64 c, __u64 kh, __u64 kw)

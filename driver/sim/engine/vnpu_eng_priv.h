@@ -153,23 +153,43 @@ static inline int eng_conv_depthwise(const struct eng_conv_shape *s)
 	return s->cg == 1 && s->mg == 1;
 }
 
-/* Stride-1 convolutions read B from a padded window of the input. */
+/*
+ * Convolutions with strides up to ENG_WIN_STRIDE read B from a zero-padded
+ * copy of the input split into stride phases (see vnpu_eng_gemm.c); larger
+ * strides pack B by im2col.
+ */
+#define ENG_WIN_STRIDE	4
+
 static inline int eng_conv_windowed(const struct vnpu_layer_conv *a)
 {
-	return a->stride[0] == 1 && a->stride[1] == 1;
+	return a->stride[0] <= ENG_WIN_STRIDE && a->stride[1] <= ENG_WIN_STRIDE;
 }
 
+/* Width of the padded input, and of one column phase of it. */
 static inline __u64 eng_conv_wp(const struct eng_conv_shape *s,
 				const struct vnpu_layer_conv *a)
 {
 	return s->w + a->pad_begin[1] + a->pad_end[1];
 }
 
+static inline __u64 eng_conv_wq(const struct eng_conv_shape *s,
+				const struct vnpu_layer_conv *a)
+{
+	return eng_div_up(eng_conv_wp(s, a), a->stride[1]);
+}
+
 /* GEMM columns of a convolution: padded columns when windowed. */
 static inline __u64 eng_conv_cols(const struct eng_conv_shape *s,
 				  const struct vnpu_layer_conv *a)
 {
-	return s->oh * (eng_conv_windowed(a) ? eng_conv_wp(s, a) : s->ow);
+	return s->oh * (eng_conv_windowed(a) ? eng_conv_wq(s, a) : s->ow);
+}
+
+/* Rows of one phase plane a unit of ENG_NC padded columns needs at most. */
+static inline __u64 eng_conv_win_rows(__u64 wq, __u64 kh, __u32 dil,
+				      __u32 stride)
+{
+	return (ENG_NC - 1) / (wq ? wq : 1) + 2 + (kh - 1) * dil / stride;
 }
 
 /* Rows of one CONV unit (of a group's M/group): a multiple of ENG_MR. */
@@ -186,13 +206,14 @@ static inline __u64 eng_conv_mu(const struct eng_conv_shape *s)
 static inline __u64 eng_conv_bbuf(const struct eng_conv_shape *s,
 				  const struct vnpu_layer_conv *a)
 {
-	__u64 wp = eng_conv_wp(s, a), rows;
+	__u64 wq = eng_conv_wq(s, a), rows;
 
 	if (!eng_conv_windowed(a))
 		return ENG_KC * ENG_NC;
-	rows = (ENG_NC - 1) / wp + 2 + (s->kh - 1) * a->dilation[0];
-	return s->cg * s->kh * s->kw + ENG_ALIGN / 4 + s->cg * rows * wp +
-	       ENG_NC + wp + s->kw * a->dilation[1] + ENG_NR;
+	rows = eng_conv_win_rows(wq, s->kh, a->dilation[0], a->stride[0]);
+	return s->cg * s->kh * s->kw + ENG_ALIGN / 4 +
+	       s->cg * a->stride[0] * a->stride[1] * rows * wq +
+	       ENG_NC + wq + s->kw * a->dilation[1] + ENG_NR;
 }
 
 #endif /* _VNPU_ENG_PRIV_H_ */

@@ -406,20 +406,22 @@ static int conv_shapes_ok(const struct vnpu_tensor *x,
 }
 
 /*
- * The padded input window of a stride-1 convolution must fit the scratch
- * limit, and its offsets 32 bits.
+ * The input window of a windowed convolution must fit the scratch limit,
+ * and its offsets 32 bits.
  */
 static int conv_window_ok(const struct vnpu_tensor *x,
 			  const struct vnpu_layer_conv *a)
 {
 	__u64 wp = x->dims[x->rank - 1] + a->pad_begin[1] + a->pad_end[1];
-	__u64 rows = (ENG_NC - 1) / (wp ? wp : 1) + 2 +
-		     (__u64)(a->kernel[0] - 1) * a->dilation[0];
+	__u64 wq = eng_div_up(wp, a->stride[1]);
+	__u64 rows = eng_conv_win_rows(wq, a->kernel[0], a->dilation[0],
+				       a->stride[0]);
 
-	if (a->stride[0] != 1 || a->stride[1] != 1)
+	if (!eng_conv_windowed(a))
 		return 1;
-	return sat_mul(sat_mul(x->dims[1] / a->group, rows), wp + ENG_NC) <
-	       ENG_MAX_WINDOW;
+	return sat_mul(sat_mul(sat_mul(x->dims[1] / a->group, rows),
+			       (__u64)a->stride[0] * a->stride[1]),
+		       wq + ENG_NC) < ENG_MAX_WINDOW;
 }
 
 static int check_conv(const struct vnpu_tensor *t, __u32 n,
