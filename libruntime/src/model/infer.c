@@ -1234,6 +1234,160 @@ static vnpu_status infer_quant(struct ictx *c)
 	return VNPU_OK;
 }
 
+static int einsum_label(char ch)
+{
+	if (ch >= 'a' && ch <= 'z')
+		return ch - 'a';
+	if (ch >= 'A' && ch <= 'Z')
+		return 26 + ch - 'A';
+	return -1;
+}
+
+/* Labels of one term into @labels; "..." becomes labels 52.. from the
+ * right. Returns the count or -1. */
+static int einsum_term(const char *p, const char *end, int rank, int8_t *labels)
+{
+	int n = 0, ell = -1;
+
+	for (; p < end; p++) {
+		if (*p == ' ')
+			continue;
+		if (*p == '.') {
+			if (ell >= 0 || end - p < 3 || p[1] != '.' || p[2] != '.')
+				return -1;
+			ell = n;
+			p += 2;
+			continue;
+		}
+		if (einsum_label(*p) < 0 || n >= VNPU_MAX_RANK)
+			return -1;
+		labels[n++] = (int8_t)einsum_label(*p);
+	}
+	if (ell >= 0) {
+		int extra = rank < 0 ? 0 : rank - n;
+
+		if (extra < 0 || n + extra > VNPU_MAX_RANK)
+			return -1;
+		memmove(labels + ell + extra, labels + ell, (size_t)(n - ell));
+		for (int k = 0; k < extra; k++)	/* right-aligned like broadcasting */
+			labels[ell + k] = (int8_t)(52 + VNPU_MAX_RANK - extra + k);
+		n += extra;
+	}
+	return n;
+}
+
+bool vnpu_einsum_parse(const char *eq, int num_in, const int32_t *ranks, struct vnpu_einsum *e)
+{
+	const char *arrow = strstr(eq, "->"), *p = eq, *end = arrow ? arrow : eq + strlen(eq);
+	int count[64] = { 0 };
+
+	memset(e, 0, sizeof(*e));
+	if (num_in < 1 || num_in > VNPU_EINSUM_MAX_IN)
+		return false;
+	for (int i = 0; i < num_in; i++) {
+		const char *comma = memchr(p, ',', (size_t)(end - p));
+		const char *stop = comma && i + 1 < num_in ? comma : end;
+
+		if ((i + 1 < num_in) != (comma != NULL))
+			return false;
+		e->rank[i] = einsum_term(p, stop, ranks[i], e->in[i]);
+		if (e->rank[i] < 0 || e->rank[i] != ranks[i])
+			return false;
+		for (int k = 0; k < e->rank[i]; k++)
+			count[e->in[i][k]]++;
+		p = stop + 1;
+	}
+	e->num_in = num_in;
+	if (arrow) {
+		int8_t seen[64] = { 0 };
+		int ell_rank = 0;
+
+		for (int i = 0; i < num_in; i++)
+			for (int k = 0; k < e->rank[i]; k++)
+				if (e->in[i][k] >= 52 && 52 + VNPU_MAX_RANK - e->in[i][k] > ell_rank)
+					ell_rank = 52 + VNPU_MAX_RANK - e->in[i][k];
+		e->out_rank = einsum_term(arrow + 2, arrow + strlen(arrow), -1, e->out);
+		if (e->out_rank < 0)
+			return false;
+		/* An output "..." stands for the widest operand's ellipsis. */
+		if (strstr(arrow + 2, "...")) {
+			const char *q = strstr(arrow + 2, "...");
+			int8_t tmp[VNPU_MAX_RANK];
+			int before = 0;
+
+			for (const char *r = arrow + 2; r < q; r++)
+				before += einsum_label(*r) >= 0;
+			if (e->out_rank + ell_rank > VNPU_MAX_RANK)
+				return false;
+			memcpy(tmp, e->out, sizeof(tmp));
+			for (int k = 0; k < ell_rank; k++)
+				e->out[before + k] = (int8_t)(52 + VNPU_MAX_RANK - ell_rank + k);
+			memcpy(e->out + before + ell_rank, tmp + before,
+			       (size_t)(e->out_rank - before));
+			e->out_rank += ell_rank;
+		}
+		for (int k = 0; k < e->out_rank; k++) {
+			if (!count[e->out[k]] || seen[e->out[k]]++)
+				return false;
+		}
+		return true;
+	}
+	/* Implicit output: ellipsis, then the labels seen once, sorted. */
+	for (int l = 52; l < 64; l++)
+		if (count[l] && e->out_rank < VNPU_MAX_RANK)
+			e->out[e->out_rank++] = (int8_t)l;
+	for (int l = 0; l < 52; l++)
+		if (count[l] == 1) {
+			if (e->out_rank >= VNPU_MAX_RANK)
+				return false;
+			e->out[e->out_rank++] = (int8_t)l;
+		}
+	return true;
+}
+
+static vnpu_status infer_einsum(struct ictx *c)
+{
+	const char *eq = vnpu_attr_str(c->n, "equation", NULL);
+	int64_t size[64], dims[VNPU_MAX_RANK];
+	int32_t ranks[VNPU_EINSUM_MAX_IN];
+	struct vnpu_einsum e;
+	vnpu_status st = need_inputs(c, 1, VNPU_EINSUM_MAX_IN);
+
+	if (st)
+		return st;
+	if (!eq)
+		return FAIL(c, "no equation");
+	for (uint32_t i = 0; i < c->n->num_inputs; i++) {
+		if ((st = need(c, i)))
+			return st;
+		if (IN(c, i)->type != IN(c, 0)->type)
+			return FAIL(c, "input types differ");
+		if (IN(c, i)->rank < 0) {
+			set_out(c->out[0], IN(c, 0)->type, -1, NULL);
+			return VNPU_OK;
+		}
+		ranks[i] = IN(c, i)->rank;
+	}
+	if (!vnpu_einsum_parse(eq, (int)c->n->num_inputs, ranks, &e))
+		return node_error(c, VNPU_UNSUPPORTED, "equation '%s' not supported", eq);
+	for (int l = 0; l < 64; l++)
+		size[l] = -2;
+	for (int i = 0; i < e.num_in; i++)
+		for (int k = 0; k < e.rank[i]; k++) {
+			int64_t d = IN(c, (uint32_t)i)->dims[k], *sz = &size[e.in[i][k]];
+
+			if (*sz == -2 || *sz == 1 || *sz == VNPU_DIM_DYNAMIC)
+				*sz = d == 1 && *sz >= 0 ? *sz : d;
+			else if (d >= 0 && d != 1 && d != *sz)
+				return FAIL(c, "label dims %lld and %lld differ", (long long)*sz,
+					    (long long)d);
+		}
+	for (int k = 0; k < e.out_rank; k++)
+		dims[k] = size[e.out[k]];
+	set_out(c->out[0], IN(c, 0)->type, e.out_rank, dims);
+	return VNPU_OK;
+}
+
 static vnpu_status infer_expand_tile(struct ictx *c)
 {
 	bool tile = !strcmp(c->n->op, "Tile");
@@ -1991,7 +2145,7 @@ static const struct op_infer infer_table[] = {
 	{ "Shrink", infer_unary }, { "Trilu", infer_same }, { "EyeLike", infer_eye_like },
 	{ "LSTM", infer_rnn }, { "GRU", infer_rnn }, { "RNN", infer_rnn },
 	{ "OneHot", infer_one_hot }, { "QuantizeLinear", infer_quant },
-	{ "ConvInteger", infer_qconv }, { "QLinearConv", infer_qconv },
+	{ "ConvInteger", infer_qconv }, { "QLinearConv", infer_qconv }, { "Einsum", infer_einsum },
 	{ "MatMulInteger", infer_qmatmul }, { "QLinearMatMul", infer_qmatmul },
 	{ "DequantizeLinear", infer_quant }, { "DynamicQuantizeLinear", infer_quant },
 	{ "NegativeLogLikelihoodLoss", infer_loss }, { "SoftmaxCrossEntropyLoss", infer_loss },

@@ -151,6 +151,20 @@ vnpu_status vnpu_node_infer(const struct vnpu_model *m, const struct vnpu_node *
 vnpu_status vnpu_graph_infer(const struct vnpu_model *m, const struct vnpu_graph *g,
 			     struct vnpu_tinfo *infos, int64_t fold_limit, bool strict);
 
+/* An Einsum equation: each operand axis and output axis as a label 0..51
+ * (ellipsis axes get labels of their own). */
+#define VNPU_EINSUM_MAX_IN 2
+struct vnpu_einsum {
+	int num_in;
+	int rank[VNPU_EINSUM_MAX_IN];
+	int8_t in[VNPU_EINSUM_MAX_IN][VNPU_MAX_RANK];
+	int out_rank;
+	int8_t out[VNPU_MAX_RANK];
+};
+
+/* Parse @eq for operands of @ranks; false when malformed or unsupported. */
+bool vnpu_einsum_parse(const char *eq, int num_in, const int32_t *ranks, struct vnpu_einsum *e);
+
 /* Read element @i of a data tensor of @type as double / int64. */
 double vnpu_elem_get_f(const void *data, vnpu_element_type type, int64_t i);
 int64_t vnpu_elem_get_i(const void *data, vnpu_element_type type, int64_t i);

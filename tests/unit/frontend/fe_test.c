@@ -259,6 +259,15 @@ void mb_attr_ints(Onnx__NodeProto *n, const char *name, int count, const int64_t
 	memcpy(a->ints, v, (size_t)count * sizeof(int64_t));
 }
 
+void mb_attr_string(Onnx__NodeProto *n, const char *name, const char *v)
+{
+	Onnx__AttributeProto *a = attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
+
+	a->has_s = 1;
+	a->s.len = strlen(v);
+	a->s.data = (uint8_t *)strdup(v);
+}
+
 static void free_value_info(Onnx__ValueInfoProto *vi)
 {
 	if (vi->type && vi->type->tensor_type) {
@@ -310,6 +319,7 @@ static void mb_free(struct mb *b)
 		for (size_t k = 0; k < n->n_attribute; k++) {
 			free(n->attribute[k]->name);
 			free(n->attribute[k]->ints);
+			free(n->attribute[k]->s.data);
 			free(n->attribute[k]);
 		}
 		free(n->input);

@@ -472,6 +472,62 @@ static void test_query_and_fallback(void)
 	vnpu_model_free(m);
 }
 
+/* Einsum: a batched matmul with a transposed operand (the GEMM path), a
+ * diagonal and a full sum, against loops. */
+static void test_einsum(void)
+{
+	float a[2 * 3 * 4], b[2 * 5 * 4], sq[16], *out[8] = { 0 };
+	struct mb *mbd = mb_new(13);
+	struct vnpu_program *p;
+	Onnx__NodeProto *n;
+	vnpu_model *m;
+
+	mb_input(mbd, "a", F32, 3, (const int64_t[]){ 2, 3, 4 });
+	mb_input(mbd, "b", F32, 3, (const int64_t[]){ 2, 5, 4 });
+	mb_input(mbd, "sq", F32, 2, (const int64_t[]){ 4, 4 });
+	n = mb_node(mbd, "Einsum", (const char *[]){ "a", "b", NULL }, (const char *[]){ "y", NULL });
+	mb_attr_string(n, "equation", "bij, bkj -> bik");
+	n = mb_node(mbd, "Einsum", (const char *[]){ "sq", NULL }, (const char *[]){ "d", NULL });
+	mb_attr_string(n, "equation", "ii->i");
+	n = mb_node(mbd, "Einsum", (const char *[]){ "a", NULL }, (const char *[]){ "t", NULL });
+	mb_attr_string(n, "equation", "...j->");
+	mb_output(mbd, "y");
+	mb_output(mbd, "d");
+	mb_output(mbd, "t");
+	m = mb_read(mbd);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	p = compile_run(m, NULL, out);
+	fe_pattern(a, 24, 1);
+	fe_pattern(b, 40, 2);
+	fe_pattern(sq, 16, 3);
+	if (p) {
+		float y[2 * 3 * 5], d[4], t = 0;
+
+		for (int bb = 0; bb < 2; bb++)
+			for (int i = 0; i < 3; i++)
+				for (int k = 0; k < 5; k++) {
+					float acc = 0;
+
+					for (int j = 0; j < 4; j++)
+						acc += a[(bb * 3 + i) * 4 + j] * b[(bb * 5 + k) * 4 + j];
+					y[(bb * 3 + i) * 5 + k] = acc;
+				}
+		for (int i = 0; i < 4; i++)
+			d[i] = sq[i * 5];
+		for (int i = 0; i < 24; i++)
+			t += a[i];
+		CHECK(max_diff(out[0], y, 30) < 1e-5f);
+		CHECK(max_diff(out[1], d, 4) < 1e-6f);
+		CHECK(max_diff(out[2], &t, 1) < 1e-5f);
+	}
+	for (int i = 0; i < 8; i++)
+		free(out[i]);
+	vnpu_program_free(p);
+	vnpu_model_free(m);
+}
+
 static float sigm(float x)
 {
 	return 1.0f / (1.0f + expf(-x));
@@ -601,6 +657,7 @@ int main(int argc, char **argv)
 		{ "constant_folding", test_constant_folding },
 		{ "copies", test_copies },
 		{ "lstm", test_lstm },
+		{ "einsum", test_einsum },
 		{ "wakeword_compile", test_wakeword_compile },
 		{ "dynamic_input_needs_reshape", test_dynamic_input_needs_reshape },
 		{ "query_and_fallback", test_query_and_fallback },
