@@ -1388,6 +1388,44 @@ static vnpu_status infer_einsum(struct ictx *c)
 	return VNPU_OK;
 }
 
+/* Hann, Hamming and Blackman windows: constants of the size given. */
+static vnpu_status infer_window(struct ictx *c)
+{
+	vnpu_element_type t = (vnpu_element_type)vnpu_attr_int(c->n, "output_datatype", VNPU_TYPE_F32);
+	bool periodic = vnpu_attr_int(c->n, "periodic", 1);
+	struct vnpu_tinfo *o = c->out[0];
+	int64_t n;
+	vnpu_status st = need_inputs(c, 1, 1);
+
+	if (st)
+		return st;
+	if (!vnpu_element_type_size(t))
+		return node_error(c, VNPU_UNSUPPORTED, "output type %d", (int)t);
+	if (read_ints(IN(c, 0), &n, 1) != 1) {
+		set_out(o, t, 1, NULL);
+		return VNPU_OK;
+	}
+	if (n < 0 || n > (1 << 24))
+		return FAIL(c, "size %lld", (long long)n);
+	set_out(o, t, 1, &n);
+	if (c->fold_limit > 0 && alloc_out(c, o)) {
+		double den = (double)(periodic ? n : n - 1), pi = 3.14159265358979323846;
+
+		for (int64_t i = 0; i < n; i++) {
+			double x = den > 0 ? 2 * pi * (double)i / den : 0, v;
+
+			if (!strcmp(c->n->op, "HannWindow"))
+				v = 0.5 - 0.5 * cos(x);
+			else if (!strcmp(c->n->op, "HammingWindow"))
+				v = 25.0 / 46.0 - (1 - 25.0 / 46.0) * cos(x);
+			else
+				v = 0.42 - 0.5 * cos(x) + 0.08 * cos(2 * x);
+			vnpu_elem_set_f(o->data, t, i, v);
+		}
+	}
+	return VNPU_OK;
+}
+
 static vnpu_status infer_expand_tile(struct ictx *c)
 {
 	bool tile = !strcmp(c->n->op, "Tile");
@@ -2146,6 +2184,8 @@ static const struct op_infer infer_table[] = {
 	{ "LSTM", infer_rnn }, { "GRU", infer_rnn }, { "RNN", infer_rnn },
 	{ "OneHot", infer_one_hot }, { "QuantizeLinear", infer_quant },
 	{ "ConvInteger", infer_qconv }, { "QLinearConv", infer_qconv }, { "Einsum", infer_einsum },
+	{ "HannWindow", infer_window }, { "HammingWindow", infer_window },
+	{ "BlackmanWindow", infer_window },
 	{ "MatMulInteger", infer_qmatmul }, { "QLinearMatMul", infer_qmatmul },
 	{ "DequantizeLinear", infer_quant }, { "DynamicQuantizeLinear", infer_quant },
 	{ "NegativeLogLikelihoodLoss", infer_loss }, { "SoftmaxCrossEntropyLoss", infer_loss },
