@@ -287,7 +287,17 @@ static void pack_a(const struct gemm_a *a, __u64 m0, __u64 mc, __u64 k0,
 {
 	__u64 p, i, k;
 
-	for (p = 0; p < mc; p += ENG_MR, dst += kc * ENG_MR)
+	for (p = 0; p < mc; p += ENG_MR, dst += kc * ENG_MR) {
+		const float *r0 = a->p + (__s64)(m0 + p) * a->rs + (__s64)k0;
+
+		/* Whole panels of dense rows: six streams in, one out. */
+		if (a->cs == 1 && p + ENG_MR <= mc) {
+			for (k = 0; k < kc; k++)
+				for (i = 0; i < ENG_MR; i++)
+					dst[k * ENG_MR + i] = r0[(__s64)i * a->rs +
+								 (__s64)k];
+			continue;
+		}
 		for (i = 0; i < ENG_MR; i++) {
 			const float *src = a->p + (__s64)(m0 + p + i) * a->rs +
 					   (__s64)k0 * a->cs;
@@ -300,6 +310,7 @@ static void pack_a(const struct gemm_a *a, __u64 m0, __u64 mc, __u64 k0,
 			for (k = 0; k < kc; k++)
 				dst[k * ENG_MR + i] = src[(__s64)k * a->cs];
 		}
+	}
 }
 
 /* Depth [k0, k0 + kc) and columns [n0, n0 + nc) of a strided B. */
