@@ -142,10 +142,11 @@ vnpu_status cl_conv_attrs(struct cstate *s, const struct cop *op, int32_t x, int
 /* Constant B [K, N] (@trans: stored [N, K]) packed for GEMM into a new constant. */
 vnpu_status cl_pack_gemm_b(struct cstate *s, int32_t bv, bool trans, int32_t *out);
 
-/* ---- lower_rnn.c, lower_quant.c, lower_einsum.c ---- */
+/* ---- lower_rnn.c, lower_quant.c, lower_einsum.c, lower_fourier.c ---- */
 vnpu_status cl_lower_rnn(struct cstate *s, struct cop *op);
 vnpu_status cl_lower_quantize(struct cstate *s, struct cop *op);
 vnpu_status cl_lower_einsum(struct cstate *s, struct cop *op);
+vnpu_status cl_lower_fourier(struct cstate *s, struct cop *op);
 
 /* ---- emit.c ---- */
 vnpu_status cs_emit(struct cstate *s, struct vnpu_program **out);

@@ -1786,7 +1786,7 @@ static const struct lower_map lower_maps[] = {
 	{ "ConstantOfShape", lower_constant_of_shape }, { "Trilu", lower_trilu },
 	{ "IsNaN", lower_isnan_isinf }, { "IsInf", lower_isnan_isinf },
 	{ "CumSum", lower_cumsum }, { "OneHot", lower_one_hot }, { "BitShift", lower_bitshift },
-	{ "Einsum", cl_lower_einsum },
+	{ "Einsum", cl_lower_einsum }, { "DFT", cl_lower_fourier }, { "STFT", cl_lower_fourier },
 	{ "QuantizeLinear", cl_lower_quantize }, { "DequantizeLinear", cl_lower_quantize },
 	{ "DynamicQuantizeLinear", cl_lower_quantize },
 	{ "ConvInteger", cl_lower_quantize }, { "QLinearConv", cl_lower_quantize },

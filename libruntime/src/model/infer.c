@@ -1426,6 +1426,63 @@ static vnpu_status infer_window(struct ictx *c)
 	return VNPU_OK;
 }
 
+/* DFT (x [.., N, .., 1|2], axis) and STFT (signal [B, L, 1|2], step,
+ * [window], [frame_length]): complex outputs as a last axis of 2. */
+static vnpu_status infer_fourier(struct ictx *c)
+{
+	bool stft = !strcmp(c->n->op, "STFT");
+	bool onesided = vnpu_attr_int(c->n, "onesided", stft);
+	const struct vnpu_tinfo *x;
+	int64_t dims[VNPU_MAX_RANK], len, axis;
+	vnpu_status st = need_inputs(c, stft ? 2 : 1, stft ? 4 : 2);
+
+	if (st)
+		return st;
+	x = IN(c, 0);
+	if (x->rank < 0) {
+		set_out(c->out[0], x->type, stft ? 4 : -1, NULL);
+		return VNPU_OK;
+	}
+	if (x->rank < 3 || (x->dims[x->rank - 1] >= 0 && x->dims[x->rank - 1] != 1 &&
+			    x->dims[x->rank - 1] != 2))
+		return FAIL(c, "input must be [batch, ..., 1 or 2]");
+	memcpy(dims, x->dims, sizeof(dims));
+	dims[x->rank - 1] = 2;
+	if (!stft) {
+		st = check_axis(c, vnpu_attr_int(c->n, "axis", 1), x->rank, &axis);
+		if (st)
+			return st;
+		if (axis == 0 || axis == x->rank - 1)
+			return FAIL(c, "axis %lld", (long long)axis);
+		if (read_ints(IN(c, 1), &len, 1) != 1)
+			len = IN(c, 1) ? VNPU_DIM_DYNAMIC : x->dims[axis];
+		dims[axis] = len < 0 ? len : onesided ? len / 2 + 1 : len;
+		set_out(c->out[0], x->type, x->rank, dims);
+		return VNPU_OK;
+	} else {
+		int64_t step, flen, sig = x->dims[1];
+		const struct vnpu_tinfo *w = IN(c, 2);
+
+		if (x->rank != 3)
+			return FAIL(c, "signal rank %d, not 3", x->rank);
+		if (read_ints(IN(c, 1), &step, 1) != 1 ||
+		    (IN(c, 3) ? read_ints(IN(c, 3), &flen, 1) != 1 :
+		     !(w && w->rank == 1 && (flen = w->dims[0]) >= 0))) {
+			set_out(c->out[0], x->type, 4, NULL);
+			return VNPU_OK;
+		}
+		if (step <= 0 || flen <= 0 || (sig >= 0 && flen > sig))
+			return FAIL(c, "frame step %lld, frame length %lld", (long long)step,
+				    (long long)flen);
+		dims[0] = x->dims[0];
+		dims[1] = sig < 0 ? -1 : (sig - flen) / step + 1;
+		dims[2] = onesided ? flen / 2 + 1 : flen;
+		dims[3] = 2;
+		set_out(c->out[0], x->type, 4, dims);
+		return VNPU_OK;
+	}
+}
+
 static vnpu_status infer_expand_tile(struct ictx *c)
 {
 	bool tile = !strcmp(c->n->op, "Tile");
@@ -2185,7 +2242,7 @@ static const struct op_infer infer_table[] = {
 	{ "OneHot", infer_one_hot }, { "QuantizeLinear", infer_quant },
 	{ "ConvInteger", infer_qconv }, { "QLinearConv", infer_qconv }, { "Einsum", infer_einsum },
 	{ "HannWindow", infer_window }, { "HammingWindow", infer_window },
-	{ "BlackmanWindow", infer_window },
+	{ "BlackmanWindow", infer_window }, { "DFT", infer_fourier }, { "STFT", infer_fourier },
 	{ "MatMulInteger", infer_qmatmul }, { "QLinearMatMul", infer_qmatmul },
 	{ "DequantizeLinear", infer_quant }, { "DynamicQuantizeLinear", infer_quant },
 	{ "NegativeLogLikelihoodLoss", infer_loss }, { "SoftmaxCrossEntropyLoss", infer_loss },
