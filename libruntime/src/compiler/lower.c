@@ -1642,6 +1642,42 @@ static vnpu_status lower_bitshift(struct cstate *s, struct cop *op)
 				   pow2, op->out[0]);
 }
 
+/* ReverseSequence: a GatherElements along the time axis with constant
+ * indices (the first sequence_lens[b] steps reversed, the rest kept). */
+static vnpu_status lower_reverse_sequence(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0)), *li = INFO(s, IN(op, 1));
+	int64_t taxis = vnpu_attr_int(N(op), "time_axis", 0), baxis = vnpu_attr_int(N(op), "batch_axis", 1);
+	int64_t n = vnpu_tinfo_elems(xi), idx[VNPU_MAX_RANK] = { 0 }, *data;
+	struct vnpu_layer_gather attr = { .axis = (uint32_t)taxis };
+	struct ctensor t[3];
+	int32_t iv;
+	vnpu_status st;
+
+	if (!cs_is_const(s, IN(op, 1)))
+		return UNSUP(s, "sequence_lens computed at run time");
+	if (xi->rank < 2 || (taxis != 0 && taxis != 1) || baxis != 1 - taxis)
+		return UNSUP(s, "time_axis %lld, batch_axis %lld", (long long)taxis, (long long)baxis);
+	data = malloc((size_t)(n + 1) * sizeof(int64_t));
+	if (!data)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	for (int64_t i = 0; i < n; i++) {
+		int64_t len = vnpu_elem_get_i(li->data, li->type, idx[baxis]), tt = idx[taxis];
+
+		len = len < 0 ? 0 : len > xi->dims[taxis] ? xi->dims[taxis] : len;
+		data[i] = tt < len ? len - 1 - tt : tt;
+		for (int32_t d = xi->rank - 1; d >= 0 && ++idx[d] == xi->dims[d]; d--)
+			idx[d] = 0;
+	}
+	st = cs_add_const(s, VNPU_TYPE_I64, xi->rank, xi->dims, data, &iv);
+	if (st)
+		return st;
+	t[0] = ct_dense(s, IN(op, 0));
+	t[1] = ct_dense(s, iv);
+	t[2] = ct_dense(s, op->out[0]);
+	return cl_layer(s, VNPU_LAYER_GATHER_ELEMENTS, t, 3, &attr, sizeof(attr));
+}
+
 /* CumSum as a running sum over slices: an ADD and a copy per step. */
 static vnpu_status lower_cumsum(struct cstate *s, struct cop *op)
 {
@@ -1786,7 +1822,7 @@ static const struct lower_map lower_maps[] = {
 	{ "ConstantOfShape", lower_constant_of_shape }, { "Trilu", lower_trilu },
 	{ "IsNaN", lower_isnan_isinf }, { "IsInf", lower_isnan_isinf },
 	{ "CumSum", lower_cumsum }, { "OneHot", lower_one_hot }, { "BitShift", lower_bitshift },
-	{ "Einsum", cl_lower_einsum }, { "DFT", cl_lower_fourier }, { "STFT", cl_lower_fourier },
+	{ "Einsum", cl_lower_einsum }, { "ReverseSequence", lower_reverse_sequence }, { "DFT", cl_lower_fourier }, { "STFT", cl_lower_fourier },
 	{ "QuantizeLinear", cl_lower_quantize }, { "DequantizeLinear", cl_lower_quantize },
 	{ "DynamicQuantizeLinear", cl_lower_quantize },
 	{ "ConvInteger", cl_lower_quantize }, { "QLinearConv", cl_lower_quantize },

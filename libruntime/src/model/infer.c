@@ -2243,6 +2243,7 @@ static const struct op_infer infer_table[] = {
 	{ "ConvInteger", infer_qconv }, { "QLinearConv", infer_qconv }, { "Einsum", infer_einsum },
 	{ "HannWindow", infer_window }, { "HammingWindow", infer_window },
 	{ "BlackmanWindow", infer_window }, { "DFT", infer_fourier }, { "STFT", infer_fourier },
+	{ "ReverseSequence", infer_same },
 	{ "MatMulInteger", infer_qmatmul }, { "QLinearMatMul", infer_qmatmul },
 	{ "DequantizeLinear", infer_quant }, { "DynamicQuantizeLinear", infer_quant },
 	{ "NegativeLogLikelihoodLoss", infer_loss }, { "SoftmaxCrossEntropyLoss", infer_loss },
