@@ -919,6 +919,90 @@ static vnpu_status layer_norm_stats(struct cstate *s, struct cop *op, uint32_t a
 	return st ? st : cl_unary(s, sd, inv, &act);
 }
 
+/* BatchNormalization with training_mode: normalized with the batch's own
+ * mean and (population) variance; the running statistics blend in with
+ * momentum. */
+static vnpu_status batch_norm_training(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	float eps = vnpu_attr_float(N(op), "epsilon", 1e-5f), mom = vnpu_attr_float(N(op), "momentum", 0.9f);
+	uint32_t mask = ((1u << xi->rank) - 1) & ~2u;
+	int64_t cdims[VNPU_MAX_RANK], ch = xi->dims[1];
+	int32_t mean, d, d2, var, e, ve, sd, norm, t, mc, omc;
+	struct vnpu_layer_act sqrt_act = { .func = VNPU_ACT_SQRT };
+	vnpu_status st;
+
+	if (xi->type != VNPU_TYPE_F32 || xi->rank < 2)
+		return UNSUP(s, "training mode on other than f32 [N, C, ...]");
+	for (int32_t k = 0; k < xi->rank; k++)
+		cdims[k] = k == 1 ? ch : 1;
+	st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, cdims, &mean);
+	if (!st)
+		st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, xi->dims, &d);
+	if (!st)
+		st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, xi->dims, &d2);
+	if (!st)
+		st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, cdims, &var);
+	if (!st)
+		st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, cdims, &ve);
+	if (!st)
+		st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, cdims, &sd);
+	if (!st)
+		st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, xi->dims, &norm);
+	if (!st)
+		st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, xi->dims, &t);
+	if (!st)
+		st = cl_const_scalar(s, VNPU_TYPE_F32, eps, &e);
+	if (!st)
+		st = reduce(s, VNPU_REDUCE_MEAN, IN(op, 0), mean, mask);
+	if (!st)
+		st = cl_binary(s, VNPU_BIN_SUB, IN(op, 0), mean, d);
+	if (!st)
+		st = cl_binary(s, VNPU_BIN_MUL, d, d, d2);
+	if (!st)
+		st = reduce(s, VNPU_REDUCE_MEAN, d2, var, mask);
+	if (!st)
+		st = cl_binary(s, VNPU_BIN_ADD, var, e, ve);
+	if (!st)
+		st = cl_unary(s, ve, sd, &sqrt_act);
+	if (st)
+		return st;
+	/* y = d / sd * scale + bias, scale and bias [C] along axis 1 */
+	{
+		struct ctensor sc = ct_shaped(s, IN(op, 1), xi->rank - 1, cdims + 1);
+		struct ctensor bi = ct_shaped(s, IN(op, 2), xi->rank - 1, cdims + 1);
+
+		st = cl_binary(s, VNPU_BIN_DIV, d, sd, norm);
+		if (!st)
+			st = cl_binary_t(s, VNPU_BIN_MUL, ct_dense(s, norm), sc, ct_dense(s, t));
+		if (!st)
+			st = cl_binary_t(s, VNPU_BIN_ADD, ct_dense(s, t), bi, ct_dense(s, op->out[0]));
+	}
+	/* running = input * momentum + current * (1 - momentum) */
+	if (!st)
+		st = cl_const_scalar(s, VNPU_TYPE_F32, mom, &mc);
+	if (!st)
+		st = cl_const_scalar(s, VNPU_TYPE_F32, 1.0 - mom, &omc);
+	for (uint32_t o = 1; !st && o < 3 && o < op->num_out; o++) {
+		int32_t cur = o == 1 ? mean : var, a, b;
+		struct ctensor cv;
+
+		if (op->out[o] < 0)
+			continue;
+		st = cs_add_temp(s, VNPU_TYPE_F32, 1, &ch, &a);
+		if (!st)
+			st = cs_add_temp(s, VNPU_TYPE_F32, 1, &ch, &b);
+		if (!st)
+			st = cl_binary(s, VNPU_BIN_MUL, IN(op, 2 + o), mc, a);
+		cv = ct_shaped(s, cur, 1, &ch);
+		if (!st)
+			st = cl_binary_t(s, VNPU_BIN_MUL, cv, ct_dense(s, omc), ct_dense(s, b));
+		if (!st)
+			st = cl_binary(s, VNPU_BIN_ADD, a, b, op->out[o]);
+	}
+	return st;
+}
+
 static vnpu_status lower_norm(struct cstate *s, struct cop *op)
 {
 	const char *name = N(op)->op;
@@ -929,11 +1013,12 @@ static vnpu_status lower_norm(struct cstate *s, struct cop *op)
 
 	attr.epsilon = f32_bits(vnpu_attr_float(N(op), "epsilon", 1e-5f));
 	for (uint32_t o = 1; o < op->num_out; o++)
-		if (op->out[o] >= 0 && strcmp(name, "LayerNormalization"))
+		if (op->out[o] >= 0 && strcmp(name, "LayerNormalization") &&
+		    !vnpu_attr_int(N(op), "training_mode", 0))
 			return UNSUP(s, "only the first output is supported");
 	if (!strcmp(name, "BatchNormalization")) {
 		if (vnpu_attr_int(N(op), "training_mode", 0))
-			return UNSUP(s, "training mode");
+			return batch_norm_training(s, op);
 		attr.mode = VNPU_NORM_BATCH;
 		num_in = 5;
 	} else if (!strcmp(name, "InstanceNormalization")) {

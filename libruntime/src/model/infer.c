@@ -2134,9 +2134,10 @@ static vnpu_status infer_norm(struct ictx *c)
 					x->rank, dims);
 		return VNPU_OK;
 	}
-	for (uint32_t i = 1; i < c->n->num_outputs; i++)
-		if (c->out[i])
-			set_out(c->out[i], IN(c, 0)->type, -1, NULL);
+	/* BatchNormalization in training mode: running mean and variance [C]. */
+	for (uint32_t i = 1; i < c->n->num_outputs && i < 3; i++)
+		if (c->out[i] && !strcmp(c->n->op, "BatchNormalization") && IN(c, 3))
+			copy_shape(c->out[i], IN(c, 3), IN(c, 3)->type);
 	return VNPU_OK;
 }
 
