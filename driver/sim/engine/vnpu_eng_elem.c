@@ -84,26 +84,56 @@ static void bin_d(__u32 func, double *x, const double *y, __u32 n)
 		double a = x[i], b = y[i], r;
 
 		switch (func) {
-		case VNPU_BIN_ADD: r = a + b; break;
-		case VNPU_BIN_SUB: r = a - b; break;
-		case VNPU_BIN_MUL: r = a * b; break;
-		case VNPU_BIN_DIV: r = a / b; break;
-		case VNPU_BIN_POW: r = m_pow(a, b); break;
-		case VNPU_BIN_MAX: r = nan_max(a, b, 1); break;
-		case VNPU_BIN_MIN: r = nan_max(a, b, 0); break;
+		case VNPU_BIN_ADD:
+			r = a + b;
+			break;
+		case VNPU_BIN_SUB:
+			r = a - b;
+			break;
+		case VNPU_BIN_MUL:
+			r = a * b;
+			break;
+		case VNPU_BIN_DIV:
+			r = a / b;
+			break;
+		case VNPU_BIN_POW:
+			r = m_pow(a, b);
+			break;
+		case VNPU_BIN_MAX:
+			r = nan_max(a, b, 1);
+			break;
+		case VNPU_BIN_MIN:
+			r = nan_max(a, b, 0);
+			break;
 		case VNPU_BIN_MOD:
 			r = m_fmod(a, b);
 			if (r != 0 && (r < 0) != (b < 0))
 				r += b;
 			break;
-		case VNPU_BIN_FMOD: r = m_fmod(a, b); break;
-		case VNPU_BIN_EQUAL: r = a == b; break;
-		case VNPU_BIN_LESS: r = a < b; break;
-		case VNPU_BIN_LESS_EQUAL: r = a <= b; break;
-		case VNPU_BIN_GREATER: r = a > b; break;
-		case VNPU_BIN_GREATER_EQUAL: r = a >= b; break;
-		case VNPU_BIN_PRELU: r = a < 0 ? a * b : a; break;
-		default: r = 0; break;
+		case VNPU_BIN_FMOD:
+			r = m_fmod(a, b);
+			break;
+		case VNPU_BIN_EQUAL:
+			r = a == b;
+			break;
+		case VNPU_BIN_LESS:
+			r = a < b;
+			break;
+		case VNPU_BIN_LESS_EQUAL:
+			r = a <= b;
+			break;
+		case VNPU_BIN_GREATER:
+			r = a > b;
+			break;
+		case VNPU_BIN_GREATER_EQUAL:
+			r = a >= b;
+			break;
+		case VNPU_BIN_PRELU:
+			r = a < 0 ? a * b : a;
+			break;
+		default:
+			r = 0;
+			break;
 		}
 		x[i] = r;
 	}
@@ -130,18 +160,24 @@ static __s64 bin_one_i(__u32 func, __s64 a, __s64 b, int uns)
 	__s64 r;
 
 	switch (func) {
-	case VNPU_BIN_ADD: return (__s64)(ua + ub);
-	case VNPU_BIN_SUB: return (__s64)(ua - ub);
-	case VNPU_BIN_MUL: return (__s64)(ua * ub);
+	case VNPU_BIN_ADD:
+		return (__s64)(ua + ub);
+	case VNPU_BIN_SUB:
+		return (__s64)(ua - ub);
+	case VNPU_BIN_MUL:
+		return (__s64)(ua * ub);
 	case VNPU_BIN_DIV:
 		if (!b)
 			return 0;
 		if (uns)
 			return (__s64)(ua / ub);
 		return b == -1 ? (__s64)(0 - ua) : a / b;
-	case VNPU_BIN_POW: return ipow(a, b);
-	case VNPU_BIN_MAX: return (uns ? ua > ub : a > b) ? a : b;
-	case VNPU_BIN_MIN: return (uns ? ua < ub : a < b) ? a : b;
+	case VNPU_BIN_POW:
+		return ipow(a, b);
+	case VNPU_BIN_MAX:
+		return (uns ? ua > ub : a > b) ? a : b;
+	case VNPU_BIN_MIN:
+		return (uns ? ua < ub : a < b) ? a : b;
 	case VNPU_BIN_MOD:
 	case VNPU_BIN_FMOD:
 		if (!b)
@@ -152,18 +188,30 @@ static __s64 bin_one_i(__u32 func, __s64 a, __s64 b, int uns)
 		if (func == VNPU_BIN_MOD && r && (r < 0) != (b < 0))
 			r += b;
 		return r;
-	case VNPU_BIN_EQUAL: return a == b;
-	case VNPU_BIN_LESS: return uns ? ua < ub : a < b;
-	case VNPU_BIN_LESS_EQUAL: return uns ? ua <= ub : a <= b;
-	case VNPU_BIN_GREATER: return uns ? ua > ub : a > b;
-	case VNPU_BIN_GREATER_EQUAL: return uns ? ua >= ub : a >= b;
-	case VNPU_BIN_AND: return a && b;
-	case VNPU_BIN_OR: return a || b;
-	case VNPU_BIN_XOR: return !a != !b;
-	case VNPU_BIN_BITAND: return a & b;
-	case VNPU_BIN_BITOR: return a | b;
-	case VNPU_BIN_BITXOR: return a ^ b;
-	default: return 0;
+	case VNPU_BIN_EQUAL:
+		return a == b;
+	case VNPU_BIN_LESS:
+		return uns ? ua < ub : a < b;
+	case VNPU_BIN_LESS_EQUAL:
+		return uns ? ua <= ub : a <= b;
+	case VNPU_BIN_GREATER:
+		return uns ? ua > ub : a > b;
+	case VNPU_BIN_GREATER_EQUAL:
+		return uns ? ua >= ub : a >= b;
+	case VNPU_BIN_AND:
+		return a && b;
+	case VNPU_BIN_OR:
+		return a || b;
+	case VNPU_BIN_XOR:
+		return !a != !b;
+	case VNPU_BIN_BITAND:
+		return a & b;
+	case VNPU_BIN_BITOR:
+		return a | b;
+	case VNPU_BIN_BITXOR:
+		return a ^ b;
+	default:
+		return 0;
 	}
 }
 
@@ -196,11 +244,20 @@ static int bin_f32_fast(__u32 func, char *const *p, const __s64 *st, __u64 n)
 	    (st[1] != 4 && st[1] != 0) || (st[0] == 0 && st[1] == 0))
 		return 0;
 	switch (func) {
-	case VNPU_BIN_ADD: F32_LOOP(a + b); return 1;
-	case VNPU_BIN_SUB: F32_LOOP(a - b); return 1;
-	case VNPU_BIN_MUL: F32_LOOP(a * b); return 1;
-	case VNPU_BIN_DIV: F32_LOOP(a / b); return 1;
-	default: return 0;
+	case VNPU_BIN_ADD:
+		F32_LOOP(a + b);
+		return 1;
+	case VNPU_BIN_SUB:
+		F32_LOOP(a - b);
+		return 1;
+	case VNPU_BIN_MUL:
+		F32_LOOP(a * b);
+		return 1;
+	case VNPU_BIN_DIV:
+		F32_LOOP(a / b);
+		return 1;
+	default:
+		return 0;
 	}
 }
 
@@ -698,19 +755,31 @@ static void reduce_row(const void *arg, char *const *p, const __s64 *st,
 			double v = x[j];
 
 			switch (a->func) {
-			case VNPU_REDUCE_MAX: a->d = nan_max(a->d, v, 1); break;
-			case VNPU_REDUCE_MIN: a->d = nan_max(a->d, v, 0); break;
-			case VNPU_REDUCE_PROD: a->d *= v; break;
-			case VNPU_REDUCE_L1: a->d += m_fabs(v); break;
+			case VNPU_REDUCE_MAX:
+				a->d = nan_max(a->d, v, 1);
+				break;
+			case VNPU_REDUCE_MIN:
+				a->d = nan_max(a->d, v, 0);
+				break;
+			case VNPU_REDUCE_PROD:
+				a->d *= v;
+				break;
+			case VNPU_REDUCE_L1:
+				a->d += m_fabs(v);
+				break;
 			case VNPU_REDUCE_L2:
-			case VNPU_REDUCE_SUM_SQUARE: a->d += v * v; break;
+			case VNPU_REDUCE_SUM_SQUARE:
+				a->d += v * v;
+				break;
 			case VNPU_REDUCE_LOG_SUM_EXP:
 				if (a->pass == 0)
 					a->mx = nan_max(a->mx, v, 1);
 				else
 					a->d += m_exp(v - a->mx);
 				break;
-			default: a->d += v; break;
+			default:
+				a->d += v;
+				break;
 			}
 		}
 	}
@@ -785,14 +854,21 @@ static int run_reduce(const struct eng_layer *l, __u64 ub, __u64 ue,
 		}
 		r = a.d;
 		switch (at->func) {
-		case VNPU_REDUCE_MEAN: r = a.d / (double)len; break;
-		case VNPU_REDUCE_L2: r = m_sqrt(a.d); break;
-		case VNPU_REDUCE_LOG_SUM: r = m_log(a.d); break;
+		case VNPU_REDUCE_MEAN:
+			r = a.d / (double)len;
+			break;
+		case VNPU_REDUCE_L2:
+			r = m_sqrt(a.d);
+			break;
+		case VNPU_REDUCE_LOG_SUM:
+			r = m_log(a.d);
+			break;
 		case VNPU_REDUCE_LOG_SUM_EXP:
 			r = a.mx == -m_inf() || a.mx != a.mx ? a.mx :
 			    a.mx + m_log(a.d);
 			break;
-		default: break;
+		default:
+			break;
 		}
 		store_d(out, 0, &r, 1, y->dtype);
 	}

@@ -152,18 +152,43 @@ static void load_d(double *dst, const char *p, __s64 st, __u32 n, __u32 dt)
 	__u32 i;
 
 	switch (dt) {
-	case VNPU_DTYPE_F32: LOAD_LOOP(float, v); break;
-	case VNPU_DTYPE_F64: LOAD_LOOP(double, v); break;
-	case VNPU_DTYPE_F16: LOAD_LOOP(__u16, f16_to_f32(v)); break;
-	case VNPU_DTYPE_BF16: LOAD_LOOP(__u16, bf16_to_f32(v)); break;
-	case VNPU_DTYPE_U8: case VNPU_DTYPE_BOOL: LOAD_LOOP(__u8, v); break;
-	case VNPU_DTYPE_I8: LOAD_LOOP(__s8, v); break;
-	case VNPU_DTYPE_U16: LOAD_LOOP(__u16, v); break;
-	case VNPU_DTYPE_I16: LOAD_LOOP(__s16, v); break;
-	case VNPU_DTYPE_I32: LOAD_LOOP(__s32, v); break;
-	case VNPU_DTYPE_U32: LOAD_LOOP(__u32, v); break;
-	case VNPU_DTYPE_I64: LOAD_LOOP(__s64, (double)v); break;
-	default: LOAD_LOOP(__u64, (double)v); break;
+	case VNPU_DTYPE_F32:
+		LOAD_LOOP(float, v);
+		break;
+	case VNPU_DTYPE_F64:
+		LOAD_LOOP(double, v);
+		break;
+	case VNPU_DTYPE_F16:
+		LOAD_LOOP(__u16, f16_to_f32(v));
+		break;
+	case VNPU_DTYPE_BF16:
+		LOAD_LOOP(__u16, bf16_to_f32(v));
+		break;
+	case VNPU_DTYPE_U8:
+	case VNPU_DTYPE_BOOL:
+		LOAD_LOOP(__u8, v);
+		break;
+	case VNPU_DTYPE_I8:
+		LOAD_LOOP(__s8, v);
+		break;
+	case VNPU_DTYPE_U16:
+		LOAD_LOOP(__u16, v);
+		break;
+	case VNPU_DTYPE_I16:
+		LOAD_LOOP(__s16, v);
+		break;
+	case VNPU_DTYPE_I32:
+		LOAD_LOOP(__s32, v);
+		break;
+	case VNPU_DTYPE_U32:
+		LOAD_LOOP(__u32, v);
+		break;
+	case VNPU_DTYPE_I64:
+		LOAD_LOOP(__s64, (double)v);
+		break;
+	default:
+		LOAD_LOOP(__u64, (double)v);
+		break;
 	}
 }
 
@@ -193,17 +218,41 @@ static void load_i(__s64 *dst, const char *p, __s64 st, __u32 n, __u32 dt)
 	__u32 i;
 
 	switch (dt) {
-	case VNPU_DTYPE_U8: case VNPU_DTYPE_BOOL: LOAD_LOOP(__u8, v); break;
-	case VNPU_DTYPE_I8: LOAD_LOOP(__s8, v); break;
-	case VNPU_DTYPE_U16: LOAD_LOOP(__u16, v); break;
-	case VNPU_DTYPE_I16: LOAD_LOOP(__s16, v); break;
-	case VNPU_DTYPE_I32: LOAD_LOOP(__s32, v); break;
-	case VNPU_DTYPE_U32: LOAD_LOOP(__u32, v); break;
-	case VNPU_DTYPE_I64: case VNPU_DTYPE_U64: LOAD_LOOP(__s64, v); break;
-	case VNPU_DTYPE_F32: LOAD_LOOP(float, d_to_i64(v)); break;
-	case VNPU_DTYPE_F64: LOAD_LOOP(double, d_to_i64(v)); break;
-	case VNPU_DTYPE_F16: LOAD_LOOP(__u16, d_to_i64(f16_to_f32(v))); break;
-	default: LOAD_LOOP(__u16, d_to_i64(bf16_to_f32(v))); break;
+	case VNPU_DTYPE_U8:
+	case VNPU_DTYPE_BOOL:
+		LOAD_LOOP(__u8, v);
+		break;
+	case VNPU_DTYPE_I8:
+		LOAD_LOOP(__s8, v);
+		break;
+	case VNPU_DTYPE_U16:
+		LOAD_LOOP(__u16, v);
+		break;
+	case VNPU_DTYPE_I16:
+		LOAD_LOOP(__s16, v);
+		break;
+	case VNPU_DTYPE_I32:
+		LOAD_LOOP(__s32, v);
+		break;
+	case VNPU_DTYPE_U32:
+		LOAD_LOOP(__u32, v);
+		break;
+	case VNPU_DTYPE_I64:
+	case VNPU_DTYPE_U64:
+		LOAD_LOOP(__s64, v);
+		break;
+	case VNPU_DTYPE_F32:
+		LOAD_LOOP(float, d_to_i64(v));
+		break;
+	case VNPU_DTYPE_F64:
+		LOAD_LOOP(double, d_to_i64(v));
+		break;
+	case VNPU_DTYPE_F16:
+		LOAD_LOOP(__u16, d_to_i64(f16_to_f32(v)));
+		break;
+	default:
+		LOAD_LOOP(__u16, d_to_i64(bf16_to_f32(v)));
+		break;
 	}
 }
 
@@ -219,19 +268,45 @@ static void store_d(char *p, __s64 st, const double *src, __u32 n, __u32 dt)
 	__u32 i;
 
 	switch (dt) {
-	case VNPU_DTYPE_F32: STORE_LOOP(float, (float)v); break;
-	case VNPU_DTYPE_F64: STORE_LOOP(double, v); break;
-	case VNPU_DTYPE_F16: STORE_LOOP(__u16, f32_to_f16((float)v)); break;
-	case VNPU_DTYPE_BF16: STORE_LOOP(__u16, f32_to_bf16((float)v)); break;
-	case VNPU_DTYPE_BOOL: STORE_LOOP(__u8, v != 0); break;
-	case VNPU_DTYPE_U8: STORE_LOOP(__u8, (__u8)d_to_i64(v)); break;
-	case VNPU_DTYPE_I8: STORE_LOOP(__s8, (__s8)d_to_i64(v)); break;
-	case VNPU_DTYPE_U16: STORE_LOOP(__u16, (__u16)d_to_i64(v)); break;
-	case VNPU_DTYPE_I16: STORE_LOOP(__s16, (__s16)d_to_i64(v)); break;
-	case VNPU_DTYPE_I32: STORE_LOOP(__s32, (__s32)d_to_i64(v)); break;
-	case VNPU_DTYPE_U32: STORE_LOOP(__u32, (__u32)d_to_i64(v)); break;
-	case VNPU_DTYPE_I64: STORE_LOOP(__s64, d_to_i64(v)); break;
-	default: STORE_LOOP(__u64, d_to_u64(v)); break;
+	case VNPU_DTYPE_F32:
+		STORE_LOOP(float, (float)v);
+		break;
+	case VNPU_DTYPE_F64:
+		STORE_LOOP(double, v);
+		break;
+	case VNPU_DTYPE_F16:
+		STORE_LOOP(__u16, f32_to_f16((float)v));
+		break;
+	case VNPU_DTYPE_BF16:
+		STORE_LOOP(__u16, f32_to_bf16((float)v));
+		break;
+	case VNPU_DTYPE_BOOL:
+		STORE_LOOP(__u8, v != 0);
+		break;
+	case VNPU_DTYPE_U8:
+		STORE_LOOP(__u8, (__u8)d_to_i64(v));
+		break;
+	case VNPU_DTYPE_I8:
+		STORE_LOOP(__s8, (__s8)d_to_i64(v));
+		break;
+	case VNPU_DTYPE_U16:
+		STORE_LOOP(__u16, (__u16)d_to_i64(v));
+		break;
+	case VNPU_DTYPE_I16:
+		STORE_LOOP(__s16, (__s16)d_to_i64(v));
+		break;
+	case VNPU_DTYPE_I32:
+		STORE_LOOP(__s32, (__s32)d_to_i64(v));
+		break;
+	case VNPU_DTYPE_U32:
+		STORE_LOOP(__u32, (__u32)d_to_i64(v));
+		break;
+	case VNPU_DTYPE_I64:
+		STORE_LOOP(__s64, d_to_i64(v));
+		break;
+	default:
+		STORE_LOOP(__u64, d_to_u64(v));
+		break;
 	}
 }
 
@@ -240,15 +315,37 @@ static void store_i(char *p, __s64 st, const __s64 *src, __u32 n, __u32 dt)
 	__u32 i;
 
 	switch (dt) {
-	case VNPU_DTYPE_BOOL: STORE_LOOP(__u8, v != 0); break;
-	case VNPU_DTYPE_U8: case VNPU_DTYPE_I8: STORE_LOOP(__u8, (__u8)v); break;
-	case VNPU_DTYPE_U16: case VNPU_DTYPE_I16: STORE_LOOP(__u16, (__u16)v); break;
-	case VNPU_DTYPE_I32: case VNPU_DTYPE_U32: STORE_LOOP(__u32, (__u32)v); break;
-	case VNPU_DTYPE_I64: case VNPU_DTYPE_U64: STORE_LOOP(__u64, (__u64)v); break;
-	case VNPU_DTYPE_F32: STORE_LOOP(float, (float)v); break;
-	case VNPU_DTYPE_F64: STORE_LOOP(double, (double)v); break;
-	case VNPU_DTYPE_F16: STORE_LOOP(__u16, f32_to_f16((float)v)); break;
-	default: STORE_LOOP(__u16, f32_to_bf16((float)v)); break;
+	case VNPU_DTYPE_BOOL:
+		STORE_LOOP(__u8, v != 0);
+		break;
+	case VNPU_DTYPE_U8:
+	case VNPU_DTYPE_I8:
+		STORE_LOOP(__u8, (__u8)v);
+		break;
+	case VNPU_DTYPE_U16:
+	case VNPU_DTYPE_I16:
+		STORE_LOOP(__u16, (__u16)v);
+		break;
+	case VNPU_DTYPE_I32:
+	case VNPU_DTYPE_U32:
+		STORE_LOOP(__u32, (__u32)v);
+		break;
+	case VNPU_DTYPE_I64:
+	case VNPU_DTYPE_U64:
+		STORE_LOOP(__u64, (__u64)v);
+		break;
+	case VNPU_DTYPE_F32:
+		STORE_LOOP(float, (float)v);
+		break;
+	case VNPU_DTYPE_F64:
+		STORE_LOOP(double, (double)v);
+		break;
+	case VNPU_DTYPE_F16:
+		STORE_LOOP(__u16, f32_to_f16((float)v));
+		break;
+	default:
+		STORE_LOOP(__u16, f32_to_bf16((float)v));
+		break;
 	}
 }
 
@@ -399,53 +496,127 @@ static void act_d(const struct vnpu_layer_act *a, double *x, __u32 n)
 	__u32 i;
 
 	switch (a->func) {
-	case VNPU_ACT_IDENTITY: break;
-	case VNPU_ACT_RELU: MAP(v < 0 ? 0.0 : v); break;
-	case VNPU_ACT_LEAKY_RELU: MAP(v < 0 ? al * v : v); break;
-	case VNPU_ACT_ELU: MAP(v < 0 ? al * m_expm1(v) : v); break;
-	case VNPU_ACT_SELU: MAP(be * (v <= 0 ? al * m_expm1(v) : v)); break;
-	case VNPU_ACT_CELU: MAP(v > 0 ? v : al * m_expm1(v / al)); break;
-	case VNPU_ACT_CLIP: MAP(v < al ? al : v > be ? be : v); break;
-	case VNPU_ACT_SIGMOID: map_exp(x, n, 1); break;
+	case VNPU_ACT_IDENTITY:
+		break;
+	case VNPU_ACT_RELU:
+		MAP(v < 0 ? 0.0 : v);
+		break;
+	case VNPU_ACT_LEAKY_RELU:
+		MAP(v < 0 ? al * v : v);
+		break;
+	case VNPU_ACT_ELU:
+		MAP(v < 0 ? al * m_expm1(v) : v);
+		break;
+	case VNPU_ACT_SELU:
+		MAP(be * (v <= 0 ? al * m_expm1(v) : v));
+		break;
+	case VNPU_ACT_CELU:
+		MAP(v > 0 ? v : al * m_expm1(v / al));
+		break;
+	case VNPU_ACT_CLIP:
+		MAP(v < al ? al : v > be ? be : v);
+		break;
+	case VNPU_ACT_SIGMOID:
+		map_exp(x, n, 1);
+		break;
 	case VNPU_ACT_HARD_SIGMOID:
 		MAP(al * v + be < 0 ? 0.0 : al * v + be > 1 ? 1.0 : al * v + be);
 		break;
 	case VNPU_ACT_HARD_SWISH:
 		MAP(v / 6 + 0.5 < 0 ? 0.0 : v / 6 + 0.5 > 1 ? v : v * (v / 6 + 0.5));
 		break;
-	case VNPU_ACT_TANH: MAP(m_tanh(v)); break;
-	case VNPU_ACT_GELU: MAP(0.5 * v * (1.0 + m_erf(v * 0.7071067811865476)));
+	case VNPU_ACT_TANH:
+		MAP(m_tanh(v));
 		break;
-	case VNPU_ACT_GELU_TANH: MAP(gelu_tanh_d(v)); break;
-	case VNPU_ACT_ERF: MAP(m_erf(v)); break;
-	case VNPU_ACT_EXP: map_exp(x, n, 0); break;
-	case VNPU_ACT_LOG: MAP(m_log(v)); break;
-	case VNPU_ACT_SQRT: MAP(v < 0 ? m_nan() : m_sqrt(v)); break;
-	case VNPU_ACT_RECIPROCAL: MAP(1.0 / v); break;
-	case VNPU_ACT_ABS: MAP(m_fabs(v)); break;
-	case VNPU_ACT_NEG: MAP(-v); break;
-	case VNPU_ACT_FLOOR: MAP(m_floor(v)); break;
-	case VNPU_ACT_CEIL: MAP(m_ceil(v)); break;
-	case VNPU_ACT_ROUND: MAP(m_rint(v)); break;
-	case VNPU_ACT_SIGN: MAP(v > 0 ? 1.0 : v < 0 ? -1.0 : v); break;
-	case VNPU_ACT_SIN: MAP(m_sin(v)); break;
-	case VNPU_ACT_COS: MAP(m_cos(v)); break;
-	case VNPU_ACT_TAN: MAP(m_tan(v)); break;
-	case VNPU_ACT_ASIN: MAP(m_asin(v)); break;
-	case VNPU_ACT_ACOS: MAP(m_acos(v)); break;
-	case VNPU_ACT_ATAN: MAP(m_atan(v)); break;
-	case VNPU_ACT_SINH: MAP(m_sinh(v)); break;
-	case VNPU_ACT_COSH: MAP(m_cosh(v)); break;
-	case VNPU_ACT_ASINH: MAP(m_asinh(v)); break;
-	case VNPU_ACT_ACOSH: MAP(m_acosh(v)); break;
-	case VNPU_ACT_ATANH: MAP(m_atanh(v)); break;
-	case VNPU_ACT_SOFTPLUS: MAP(softplus_d(v)); break;
-	case VNPU_ACT_SOFTSIGN: MAP(v / (1.0 + m_fabs(v))); break;
-	case VNPU_ACT_MISH: MAP(v * m_tanh(softplus_d(v))); break;
-	case VNPU_ACT_THRESHOLDED_RELU: MAP(v > al ? v : 0.0); break;
-	case VNPU_ACT_SHRINK: MAP(v < -be ? v + al : v > be ? v - al : 0.0);
+	case VNPU_ACT_GELU:
+		MAP(0.5 * v * (1.0 + m_erf(v * 0.7071067811865476)));
 		break;
-	default: break;
+	case VNPU_ACT_GELU_TANH:
+		MAP(gelu_tanh_d(v));
+		break;
+	case VNPU_ACT_ERF:
+		MAP(m_erf(v));
+		break;
+	case VNPU_ACT_EXP:
+		map_exp(x, n, 0);
+		break;
+	case VNPU_ACT_LOG:
+		MAP(m_log(v));
+		break;
+	case VNPU_ACT_SQRT:
+		MAP(v < 0 ? m_nan() : m_sqrt(v));
+		break;
+	case VNPU_ACT_RECIPROCAL:
+		MAP(1.0 / v);
+		break;
+	case VNPU_ACT_ABS:
+		MAP(m_fabs(v));
+		break;
+	case VNPU_ACT_NEG:
+		MAP(-v);
+		break;
+	case VNPU_ACT_FLOOR:
+		MAP(m_floor(v));
+		break;
+	case VNPU_ACT_CEIL:
+		MAP(m_ceil(v));
+		break;
+	case VNPU_ACT_ROUND:
+		MAP(m_rint(v));
+		break;
+	case VNPU_ACT_SIGN:
+		MAP(v > 0 ? 1.0 : v < 0 ? -1.0 : v);
+		break;
+	case VNPU_ACT_SIN:
+		MAP(m_sin(v));
+		break;
+	case VNPU_ACT_COS:
+		MAP(m_cos(v));
+		break;
+	case VNPU_ACT_TAN:
+		MAP(m_tan(v));
+		break;
+	case VNPU_ACT_ASIN:
+		MAP(m_asin(v));
+		break;
+	case VNPU_ACT_ACOS:
+		MAP(m_acos(v));
+		break;
+	case VNPU_ACT_ATAN:
+		MAP(m_atan(v));
+		break;
+	case VNPU_ACT_SINH:
+		MAP(m_sinh(v));
+		break;
+	case VNPU_ACT_COSH:
+		MAP(m_cosh(v));
+		break;
+	case VNPU_ACT_ASINH:
+		MAP(m_asinh(v));
+		break;
+	case VNPU_ACT_ACOSH:
+		MAP(m_acosh(v));
+		break;
+	case VNPU_ACT_ATANH:
+		MAP(m_atanh(v));
+		break;
+	case VNPU_ACT_SOFTPLUS:
+		MAP(softplus_d(v));
+		break;
+	case VNPU_ACT_SOFTSIGN:
+		MAP(v / (1.0 + m_fabs(v)));
+		break;
+	case VNPU_ACT_MISH:
+		MAP(v * m_tanh(softplus_d(v)));
+		break;
+	case VNPU_ACT_THRESHOLDED_RELU:
+		MAP(v > al ? v : 0.0);
+		break;
+	case VNPU_ACT_SHRINK:
+		MAP(v < -be ? v + al : v > be ? v - al : 0.0);
+		break;
+	default:
+		break;
 	}
 }
 
@@ -459,13 +630,26 @@ static void act_i(const struct vnpu_layer_act *a, __s64 *x, __u32 n, int uns)
 		__s64 v = x[i];
 
 		switch (a->func) {
-		case VNPU_ACT_RELU: v = !uns && v < 0 ? 0 : v; break;
-		case VNPU_ACT_ABS: v = !uns && v < 0 ? (__s64)(0 - (__u64)v) : v; break;
-		case VNPU_ACT_NEG: v = (__s64)(0 - (__u64)v); break;
-		case VNPU_ACT_SIGN: v = uns ? v != 0 : (v > 0) - (v < 0); break;
-		case VNPU_ACT_CLIP: v = v < lo ? lo : v > hi ? hi : v; break;
-		case VNPU_ACT_NOT: v = !v; break;
-		default: break;
+		case VNPU_ACT_RELU:
+			v = !uns && v < 0 ? 0 : v;
+			break;
+		case VNPU_ACT_ABS:
+			v = !uns && v < 0 ? (__s64)(0 - (__u64)v) : v;
+			break;
+		case VNPU_ACT_NEG:
+			v = (__s64)(0 - (__u64)v);
+			break;
+		case VNPU_ACT_SIGN:
+			v = uns ? v != 0 : (v > 0) - (v < 0);
+			break;
+		case VNPU_ACT_CLIP:
+			v = v < lo ? lo : v > hi ? hi : v;
+			break;
+		case VNPU_ACT_NOT:
+			v = !v;
+			break;
+		default:
+			break;
 		}
 		x[i] = v;
 	}
@@ -484,7 +668,8 @@ static void act_f32(const struct vnpu_layer_act *a, float *y, __u64 n)
 		for (i = 0; i < n; i++)
 			y[i] = y[i] < 0 ? 0.0f : y[i];
 		return;
-	case VNPU_ACT_CLIP: {
+	case VNPU_ACT_CLIP:
+		{
 		float lo = f32_of(a->alpha), hi = f32_of(a->beta);
 
 		for (i = 0; i < n; i++)

@@ -94,10 +94,13 @@ static inline double m_ceil(double x)
 	return t < x ? t + 1.0 : t;
 }
 
-/* Round half to even, in the current (nearest-even) rounding mode. */
+/*
+ * Round half to even, in the current (nearest-even) rounding mode. Without
+ * -ffast-math the compiler keeps (a + 2^52) - 2^52 as written.
+ */
 static inline double m_rint(double x)
 {
-	volatile double big = 4503599627370496.0;
+	const double big = 4503599627370496.0;
 	double a = m_fabs(x), r;
 
 	if (!(a < 4503599627370496.0))

@@ -126,6 +126,14 @@ static int run_qmatmul(const struct eng_layer *l, __u64 ub, __u64 ue,
 	return 0;
 }
 
+/* (x - xz) * (w - wz) of QLinearConv's X at @xo and W at @wo, wrapping. */
+static __u32 qprod(const struct eng_layer *l, __s64 xo, __s32 xz, __s64 wo,
+		   __s32 wz)
+{
+	return (__u32)((ld_q(l->data[0], xo, l->t[0].dtype) - xz) *
+		       (ld_q(l->data[3], wo, l->t[3].dtype) - wz));
+}
+
 static int run_qconv(const struct eng_layer *l, __u64 ub, __u64 ue,
 		     const struct vnpu_eng_ctx *ctx)
 {
@@ -177,8 +185,7 @@ static int run_qconv(const struct eng_layer *l, __u64 ub, __u64 ue,
 						wo = (__s64)m * w->strides[0] +
 						     (__s64)c * w->strides[1] +
 						     (__s64)kh * wsh + (__s64)kw * wsw;
-						acc += (__u32)((ld_q(l->data[0], xo, x->dtype) - xz) *
-							       (ld_q(l->data[3], wo, w->dtype) - wz));
+						acc += qprod(l, xo, xz, wo, wz);
 					}
 				}
 			st_q(l->data[l->n - 1], yo + (__s64)ow, y->dtype,

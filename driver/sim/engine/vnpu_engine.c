@@ -991,7 +991,8 @@ __u64 vnpu_eng_units(const struct eng_layer *l)
 		       eng_div_up(n, eng_gemm_nc(k));
 	case VNPU_LAYER_CONV:
 		return conv_units(l);
-	case VNPU_LAYER_POOL: {
+	case VNPU_LAYER_POOL:
+		{
 		const struct vnpu_layer_pool *a = l->attrs;
 
 		/* A row's work is its outputs times the window. */
@@ -1013,7 +1014,8 @@ __u64 vnpu_eng_units(const struct eng_layer *l)
 	case VNPU_LAYER_QLINEAR_MATMUL:
 		eng_gemm_shape(l, &batch, &m, &n, &k);
 		return row_units(batch * m, n * (k ? k : 1));
-	case VNPU_LAYER_QLINEAR_CONV: {
+	case VNPU_LAYER_QLINEAR_CONV:
+		{
 		struct eng_conv_shape s;
 
 		eng_conv_shape(l, &s);
@@ -1044,7 +1046,8 @@ __u64 vnpu_eng_layer_cost(__u32 op, const struct vnpu_tensor *t,
 		eng_conv_shape(&l, &s);
 		return sat_mul(sat_mul(2 * s.n * s.m, s.oh * s.ow),
 			       s.cg * s.kh * s.kw);
-	case VNPU_LAYER_POOL: {
+	case VNPU_LAYER_POOL:
+		{
 		const struct vnpu_layer_pool *a = attrs;
 
 		return sat_mul(vnpu_eng_numel(y), (__u64)a->kernel[0] *
