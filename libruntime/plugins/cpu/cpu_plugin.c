@@ -524,6 +524,7 @@ static vnpu_status cpu_wait(struct vnpu_job *job, int64_t deadline_ns,
 {
 	struct vnpu_dev *dev = job->exe->dev;
 	struct timespec ts;
+	bool done;
 	int ret = 0;
 
 	ts.tv_sec = deadline_ns / 1000000000;
@@ -535,8 +536,9 @@ static vnpu_status cpu_wait(struct vnpu_job *job, int64_t deadline_ns,
 		else
 			ret = pthread_cond_timedwait(&dev->done_cond, &dev->lock, &ts);
 	}
+	done = job->done;	/* the firmware thread sets it under the lock */
 	pthread_mutex_unlock(&dev->lock);
-	if (!job->done)
+	if (!done)
 		return host->error(VNPU_NOT_READY, "CPU: the job is still running");
 	if (job->status != VNPU_OK)
 		return host->error(job->status, "%s", job->message);
