@@ -9,10 +9,7 @@
  */
 #include <string.h>
 
-#include "cgraph.h"
-#include "error.h"
-
-#define UNSUP(s, ...) cs_fail((s), VNPU_UNSUPPORTED, __VA_ARGS__)
+#include "lower.h"
 #define NUM_LABELS 64
 
 struct labelled {

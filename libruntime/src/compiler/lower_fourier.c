@@ -9,10 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cgraph.h"
-#include "error.h"
-
-#define UNSUP(s, ...) cs_fail((s), VNPU_UNSUPPORTED, __VA_ARGS__)
+#include "lower.h"
 
 /* M for @rows samples of @cin channels, @k outputs of a length-@len
  * transform; @window (or NULL) scales each sample. */

@@ -15,10 +15,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "cgraph.h"
-#include "error.h"
-
-#define UNSUP(s, ...) cs_fail((s), VNPU_UNSUPPORTED, __VA_ARGS__)
+#include "lower.h"
 
 /* @v (a scalar or a 1-D per-axis vector) viewed to broadcast against a
  * tensor of rank @rank along @axis. */

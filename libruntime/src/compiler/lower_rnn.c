@@ -9,10 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cgraph.h"
-#include "error.h"
-
-#define UNSUP(s, ...) cs_fail((s), VNPU_UNSUPPORTED, __VA_ARGS__)
+#include "lower.h"
 
 enum rnn_kind { RNN_PLAIN, RNN_GRU, RNN_LSTM };
 

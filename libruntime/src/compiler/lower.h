@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal to the lowering files (lower*.c): shorthands over the working
+ * graph, and the per-file tables of ops each file lowers.
+ */
+#ifndef VNPU_SRC_COMPILER_LOWER_H
+#define VNPU_SRC_COMPILER_LOWER_H
+
+#include "cgraph.h"
+#include "error.h"
+
+#define UNSUP(s, ...) cs_fail((s), VNPU_UNSUPPORTED, __VA_ARGS__)
+
+static inline const struct vnpu_node *N(const struct cop *op)
+{
+	return op->node;
+}
+
+/* Input @i of @op, or -1 when absent. */
+static inline int32_t IN(const struct cop *op, uint32_t i)
+{
+	return i < op->num_in ? op->in[i] : -1;
+}
+
+static inline const struct vnpu_tinfo *INFO(const struct cstate *s, int32_t v)
+{
+	return cs_info(s, v);
+}
+
+static inline int32_t rank_of(const struct cstate *s, int32_t v)
+{
+	return INFO(s, v)->rank;
+}
+
+struct lower_map {
+	const char *op;
+	vnpu_status (*fn)(struct cstate *s, struct cop *op);
+};
+
+/* lower_nn.c: Gemm, MatMul, Conv, pooling, normalizations, reductions,
+ * resize, pad, gathers, losses. lower_data.c: copies and index work. */
+extern const struct lower_map cl_nn_maps[];
+extern const size_t cl_nn_num_maps;
+extern const struct lower_map cl_data_maps[];
+extern const size_t cl_data_num_maps;
+
+/* A constant int list from attribute @attr or input @idx; -1 when not
+ * constant; @present says whether either is there. */
+int32_t cl_const_ints(const struct cstate *s, const struct cop *op, const char *attr,
+		      uint32_t idx, int64_t *vals, int32_t max, bool *present);
+
+#endif /* VNPU_SRC_COMPILER_LOWER_H */

@@ -1,0 +1,1029 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Lowering of the NN ops to layers: Gemm and MatMul (constant B packed),
+ * Conv (constant W packed) and ConvTranspose, pooling, softmax, the
+ * normalizations, reductions, resize, pad, gathers and the losses.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/vnpu_engine.h"
+#include "lower.h"
+
+struct bin_map {
+	const char *op;
+	uint32_t func;
+};
+
+static vnpu_status reduce(struct cstate *s, uint32_t func, int32_t x, int32_t y, uint32_t mask);
+
+/* Swap the last two dims of a view (a transpose for free). */
+static struct ctensor ct_transposed(struct ctensor t)
+{
+	uint32_t r = t.rank;
+	int64_t d = t.dims[r - 1], st = t.strides[r - 1];
+
+	t.dims[r - 1] = t.dims[r - 2];
+	t.strides[r - 1] = t.strides[r - 2];
+	t.dims[r - 2] = d;
+	t.strides[r - 2] = st;
+	return t;
+}
+
+/* Pack constant B [K, N] (@trans: stored [N, K]) for GEMM; -1 on failure. */
+vnpu_status cl_pack_gemm_b(struct cstate *s, int32_t bv, bool trans, int32_t *out)
+{
+	const struct vnpu_tinfo *b = INFO(s, bv);
+	int64_t k = trans ? b->dims[1] : b->dims[0], n = trans ? b->dims[0] : b->dims[1];
+	uint64_t size = vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, (uint64_t)k, (uint64_t)n);
+	const float *src = b->data;
+	float *dense = NULL, *packed;
+	int64_t psize;
+
+	if (!size)
+		return VNPU_UNSUPPORTED;
+	packed = calloc(size, sizeof(float));
+	if (trans)
+		dense = malloc((size_t)(k * n + 1) * sizeof(float));
+	if (!packed || (trans && !dense)) {
+		free(packed);
+		free(dense);
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory packing weights");
+	}
+	if (trans) {
+		for (int64_t i = 0; i < k; i++)
+			for (int64_t j = 0; j < n; j++)
+				dense[i * n + j] = src[j * k + i];
+		src = dense;
+	}
+	if (vnpu_eng_pack(VNPU_PACK_GEMM_B, src, 1, (uint64_t)k, (uint64_t)n, packed)) {
+		free(packed);
+		free(dense);
+		return VNPU_UNSUPPORTED;
+	}
+	free(dense);
+	psize = (int64_t)size;
+	return cs_add_const(s, VNPU_TYPE_F32, 1, &psize, packed, out);
+}
+
+static vnpu_status gemm_layer(struct cstate *s, struct cop *op, struct ctensor a, struct ctensor b,
+			      int32_t packed_b, int32_t c, float alpha, float beta, struct ctensor y)
+{
+	struct vnpu_layer_gemm attr = { .alpha = f32_bits(alpha), .beta = f32_bits(beta),
+					.act = op->act };
+	struct ctensor t[5];
+	uint32_t n = 0;
+
+	t[n++] = a;
+	if (packed_b >= 0) {
+		t[n++] = ct_dense(s, packed_b);
+		attr.flags |= VNPU_LAYER_F_PACKED;
+	} else {
+		t[n++] = b;
+	}
+	if (c >= 0) {
+		t[n++] = ct_dense(s, c);
+		attr.flags |= VNPU_LAYER_F_BIAS;
+	}
+	if (op->residual >= 0) {
+		t[n++] = ct_dense(s, op->residual);
+		attr.flags |= VNPU_LAYER_F_RESIDUAL;
+	}
+	t[n++] = y;
+	return cl_layer(s, VNPU_LAYER_GEMM, t, n, &attr, sizeof(attr));
+}
+
+static vnpu_status lower_gemm(struct cstate *s, struct cop *op)
+{
+	bool ta = vnpu_attr_int(N(op), "transA", 0), tb = vnpu_attr_int(N(op), "transB", 0);
+	struct ctensor a = ct_dense(s, IN(op, 0)), b = ct_dense(s, IN(op, 1));
+	int32_t c = IN(op, 2) >= 0 ? IN(op, 2) : op->bias, packed = -1;
+	float beta = IN(op, 2) >= 0 ? vnpu_attr_float(N(op), "beta", 1.0f) : 1.0f;
+
+	if (ta)
+		a = ct_transposed(a);
+	if (tb)
+		b = ct_transposed(b);
+	if (cs_is_const(s, IN(op, 1)) && INFO(s, IN(op, 1))->type == VNPU_TYPE_F32 &&
+	    !s->opt.no_packing) {
+		vnpu_status st = cl_pack_gemm_b(s, IN(op, 1), tb, &packed);
+
+		if (st && st != VNPU_UNSUPPORTED)
+			return st;
+	}
+	return gemm_layer(s, op, a, b, packed, c, vnpu_attr_float(N(op), "alpha", 1.0f), beta,
+			  ct_dense(s, op->out[0]));
+}
+
+static vnpu_status lower_matmul(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *ai = INFO(s, IN(op, 0)), *bi = INFO(s, IN(op, 1));
+	const struct vnpu_tinfo *yi = INFO(s, op->out[0]);
+	int64_t adims[VNPU_MAX_RANK], bdims[VNPU_MAX_RANK], ydims[VNPU_MAX_RANK];
+	int32_t ar = ai->rank, br = bi->rank, yr = yi->rank, packed = -1;
+	struct ctensor a, b, y;
+
+	memcpy(adims, ai->dims, sizeof(adims));
+	memcpy(bdims, bi->dims, sizeof(bdims));
+	memcpy(ydims, yi->dims, sizeof(ydims));
+	if (ar == 1) {
+		adims[1] = adims[0];
+		adims[0] = 1;
+		ar = 2;
+		/* Y lost M: put it back as a 1 before N (or last when B is 1-D too). */
+		ydims[yr] = ydims[yr - 1];
+		ydims[yr - 1] = 1;
+		if (bi->rank == 1)
+			ydims[yr] = 1;
+		yr++;
+	}
+	if (br == 1) {
+		bdims[1] = 1;
+		br = 2;
+		if (ai->rank != 1)
+			ydims[yr++] = 1;
+	}
+	if (ar > VNPU_MAX_RANK || yr > VNPU_MAX_RANK)
+		return UNSUP(s, "rank above %d", VNPU_MAX_RANK);
+	a = ct_shaped(s, IN(op, 0), ar, adims);
+	b = ct_shaped(s, IN(op, 1), br, bdims);
+	y = ct_shaped(s, op->out[0], yr, ydims);
+	if (br == 2 && cs_is_const(s, IN(op, 1)) && bi->type == VNPU_TYPE_F32 && !s->opt.no_packing &&
+	    bi->rank == 2) {
+		vnpu_status st = cl_pack_gemm_b(s, IN(op, 1), false, &packed);
+
+		if (st && st != VNPU_UNSUPPORTED)
+			return st;
+	}
+	return gemm_layer(s, op, a, b, packed, op->bias, 1.0f, 1.0f, y);
+}
+
+/* Spatial attributes of Conv/Pool for 1-D and 2-D, SAME pads made explicit. */
+static vnpu_status window_attrs(struct cstate *s, const struct cop *op, int32_t x, int32_t y,
+				const int64_t *kernel, uint32_t *k, uint32_t *stride,
+				uint32_t *dil, uint32_t *pb, uint32_t *pe)
+{
+	const struct vnpu_node *n = N(op);
+	const struct vnpu_attr *sa = vnpu_node_attr(n, "strides"), *da = vnpu_node_attr(n, "dilations");
+	const struct vnpu_attr *pa = vnpu_node_attr(n, "pads");
+	const char *autopad = vnpu_attr_str(n, "auto_pad", "NOTSET");
+	int32_t nsp = rank_of(s, x) - 2;
+
+	if (nsp < 1 || nsp > 2)
+		return UNSUP(s, "%d-D windows (only 1-D and 2-D)", nsp);
+	for (int32_t d = 0; d < 2; d++) {
+		k[d] = stride[d] = dil[d] = 1;
+		pb[d] = pe[d] = 0;
+	}
+	for (int32_t d = 0; d < nsp; d++) {
+		int32_t o = d + 2 - nsp;	/* 1-D uses [1] */
+		int64_t in = INFO(s, x)->dims[2 + d], out = INFO(s, y)->dims[2 + d];
+		int64_t st = sa && sa->n == (size_t)nsp ? sa->ints[d] : 1;
+		int64_t dl = da && da->n == (size_t)nsp ? da->ints[d] : 1;
+
+		k[o] = (uint32_t)kernel[d];
+		stride[o] = (uint32_t)st;
+		dil[o] = (uint32_t)dl;
+		if (!strcmp(autopad, "SAME_UPPER") || !strcmp(autopad, "SAME_LOWER")) {
+			int64_t total = (out - 1) * st + (kernel[d] - 1) * dl + 1 - in;
+
+			total = total < 0 ? 0 : total;
+			pb[o] = (uint32_t)(!strcmp(autopad, "SAME_UPPER") ? total / 2 : total - total / 2);
+			pe[o] = (uint32_t)(total - pb[o]);
+		} else if (pa && pa->n == (size_t)nsp * 2 && strcmp(autopad, "VALID")) {
+			pb[o] = (uint32_t)pa->ints[d];
+			pe[o] = (uint32_t)pa->ints[d + nsp];
+		}
+	}
+	return VNPU_OK;
+}
+
+vnpu_status cl_conv_attrs(struct cstate *s, const struct cop *op, int32_t x, int32_t w, int32_t y,
+			  struct vnpu_layer_conv *attr)
+{
+	const struct vnpu_tinfo *wi = INFO(s, w);
+	int32_t nsp = wi->rank - 2;
+	int64_t kernel[2];
+
+	memset(attr, 0, sizeof(*attr));
+	attr->act = op->act;
+	attr->group = (uint32_t)vnpu_attr_int(N(op), "group", 1);
+	if (nsp < 1 || nsp > 2)
+		return UNSUP(s, "%d-D convolution (only 1-D and 2-D)", nsp);
+	for (int32_t d = 0; d < nsp; d++)
+		kernel[d] = wi->dims[2 + d];
+	return window_attrs(s, op, x, y, kernel, attr->kernel, attr->stride, attr->dilation,
+			    attr->pad_begin, attr->pad_end);
+}
+
+static vnpu_status lower_conv(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *wi = INFO(s, IN(op, 1));
+	struct vnpu_layer_conv attr;
+	int64_t group = vnpu_attr_int(N(op), "group", 1);
+	int32_t bias = IN(op, 2) >= 0 ? IN(op, 2) : op->bias, packed = -1;
+	struct ctensor t[5];
+	uint32_t n = 0;
+	vnpu_status st = cl_conv_attrs(s, op, IN(op, 0), IN(op, 1), op->out[0], &attr);
+
+	if (st)
+		return st;
+	t[n++] = ct_dense(s, IN(op, 0));
+	if (cs_is_const(s, IN(op, 1)) && wi->type == VNPU_TYPE_F32 && !s->opt.no_packing) {
+		uint64_t rows = (uint64_t)(wi->dims[0] / group);
+		uint64_t cols = (uint64_t)(vnpu_tinfo_elems(wi) / wi->dims[0]);
+		uint64_t size = vnpu_eng_packed_size(VNPU_PACK_CONV_W, (uint64_t)group, rows, cols);
+		float *buf = size ? calloc(size, sizeof(float)) : NULL;
+		int64_t psize = (int64_t)size;
+
+		if (size && !buf)
+			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory packing weights");
+		if (buf && !vnpu_eng_pack(VNPU_PACK_CONV_W, wi->data, (uint64_t)group, rows, cols, buf)) {
+			st = cs_add_const(s, VNPU_TYPE_F32, 1, &psize, buf, &packed);
+			if (st)
+				return st;
+		} else {
+			free(buf);
+		}
+	}
+	if (packed >= 0) {
+		t[n++] = ct_dense(s, packed);
+		attr.flags |= VNPU_LAYER_F_PACKED;
+	} else {
+		t[n++] = ct_dense(s, IN(op, 1));
+	}
+	if (bias >= 0) {
+		int64_t m = wi->dims[0];
+
+		t[n++] = ct_shaped(s, bias, 1, &m);
+		attr.flags |= VNPU_LAYER_F_BIAS;
+	}
+	if (op->residual >= 0) {
+		t[n++] = ct_dense(s, op->residual);
+		attr.flags |= VNPU_LAYER_F_RESIDUAL;
+	}
+	t[n++] = ct_dense(s, op->out[0]);
+	return cl_layer(s, VNPU_LAYER_CONV, t, n, &attr, sizeof(attr));
+}
+
+/* ConvTranspose's weights W [C, M/g, K...] as a convolution's: per group
+ * the channel dims swapped and the kernel flipped, W' [M, C/g, K...]. A
+ * constant is transformed here; otherwise a copy and reversing gathers. */
+static vnpu_status deconv_weights(struct cstate *s, int32_t w, int64_t group, int32_t *out)
+{
+	const struct vnpu_tinfo *wi = INFO(s, w);
+	int32_t r = wi->rank, nsp = r - 2;
+	int64_t cg = wi->dims[0] / group, mg = wi->dims[1], kk = 1, dims[VNPU_MAX_RANK];
+	struct ctensor src, dst;
+	vnpu_status st;
+
+	for (int32_t d = 0; d < nsp; d++)
+		kk *= wi->dims[2 + d];
+	memcpy(dims, wi->dims, sizeof(dims));
+	dims[0] = mg * group;
+	dims[1] = cg;
+	if (cs_is_const(s, w) && wi->type == VNPU_TYPE_F32) {
+		const float *src_w = wi->data;
+		float *nw = malloc((size_t)(dims[0] * cg * kk + 1) * sizeof(float));
+
+		if (!nw)
+			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+		for (int64_t g = 0; g < group; g++)
+			for (int64_t m = 0; m < mg; m++)
+				for (int64_t c = 0; c < cg; c++)
+					for (int64_t k = 0; k < kk; k++)
+						nw[((g * mg + m) * cg + c) * kk + k] =
+							src_w[((g * cg + c) * mg + m) * kk + kk - 1 - k];
+		return cs_add_const(s, VNPU_TYPE_F32, r, dims, nw, out);
+	}
+	/* dst [g, Mg, Cg, K] from src W [g, Cg, Mg, K] with the middle swapped. */
+	st = cs_add_temp(s, wi->type, r, dims, out);
+	if (st)
+		return st;
+	dst = ct_dense(s, *out);
+	src = ct_dense(s, w);
+	{
+		struct ctensor d5 = dst, s5 = src;
+
+		d5.rank = s5.rank = 3 + 1;
+		d5.dims[0] = s5.dims[0] = group;
+		d5.dims[1] = s5.dims[1] = mg;
+		d5.dims[2] = s5.dims[2] = cg;
+		d5.dims[3] = s5.dims[3] = kk;
+		d5.strides[3] = 1;
+		d5.strides[2] = kk;
+		d5.strides[1] = cg * kk;
+		d5.strides[0] = mg * cg * kk;
+		s5.strides[3] = 1;
+		s5.strides[2] = mg * kk;
+		s5.strides[1] = kk;
+		s5.strides[0] = cg * mg * kk;
+		for (int32_t d = 4; d < VNPU_MAX_DIMS; d++)
+			d5.dims[d] = s5.dims[d] = d5.strides[d] = s5.strides[d] = 0;
+		st = cl_copy(s, d5, s5);
+		if (st)
+			return st;
+	}
+	for (int32_t d = 0; d < nsp; d++) {
+		int64_t len = wi->dims[2 + d];
+
+		if (len > 1) {
+			st = cl_gather_steps(s, *out, 2 + d, len - 1, -1, len, out);
+			if (st)
+				return st;
+		}
+	}
+	return VNPU_OK;
+}
+
+static vnpu_status lower_conv_transpose(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0)), *wi = INFO(s, IN(op, 1));
+	const struct vnpu_tinfo *yi = INFO(s, op->out[0]);
+	const struct vnpu_node *n = N(op);
+	const struct vnpu_attr *sa = vnpu_node_attr(n, "strides"), *da = vnpu_node_attr(n, "dilations");
+	const struct vnpu_attr *pa = vnpu_node_attr(n, "pads"), *opa = vnpu_node_attr(n, "output_padding");
+	const char *autopad = vnpu_attr_str(n, "auto_pad", "NOTSET");
+	int64_t group = vnpu_attr_int(n, "group", 1), zdims[VNPU_MAX_RANK];
+	int32_t nsp = xi->rank - 2, x = IN(op, 0), w, bias = IN(op, 2);
+	struct vnpu_layer_conv attr = { .group = (uint32_t)group, .act = op->act };
+	bool zeros = false;
+	struct ctensor t[4];
+	uint32_t nt = 0;
+	vnpu_status st;
+
+	if (nsp < 1 || nsp > 2)
+		return UNSUP(s, "%d-D transposed convolution (only 1-D and 2-D)", nsp);
+	memcpy(zdims, xi->dims, sizeof(zdims));
+	for (int32_t d = 0; d < 2; d++)
+		attr.kernel[d] = attr.stride[d] = attr.dilation[d] = 1;
+	for (int32_t d = 0; d < nsp; d++) {
+		int32_t o = d + 2 - nsp;
+		int64_t st_ = sa && sa->n == (size_t)nsp ? sa->ints[d] : 1;
+		int64_t dl = da && da->n == (size_t)nsp ? da->ints[d] : 1;
+		int64_t k = wi->dims[2 + d], in = xi->dims[2 + d], out = yi->dims[2 + d];
+		int64_t opad = opa && opa->n == (size_t)nsp ? opa->ints[d] : 0;
+		int64_t total = st_ * (in - 1) + opad + (k - 1) * dl + 1 - out, pb, pe;
+
+		if (pa && pa->n == (size_t)nsp * 2 && !strcmp(autopad, "NOTSET")) {
+			pb = pa->ints[d];
+		} else {
+			/* Floor halves: a negative total (output_shape larger
+			 * than the natural size) pads at the end. */
+			int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+
+			pb = !strcmp(autopad, "SAME_UPPER") ? half : total - half;
+		}
+		/* The zero-inserted input, padded by dl * (k - 1) minus the
+		 * pads; the end pad is what the output extent leaves. */
+		zdims[2 + d] = (in - 1) * st_ + 1;
+		zeros |= st_ > 1;
+		pb = dl * (k - 1) - pb;
+		pe = out + dl * (k - 1) - zdims[2 + d] - pb;
+		if (pb < 0 || pe < 0)
+			return UNSUP(s, "pads larger than the kernel");
+		attr.kernel[o] = (uint32_t)k;
+		attr.dilation[o] = (uint32_t)dl;
+		attr.pad_begin[o] = (uint32_t)pb;
+		attr.pad_end[o] = (uint32_t)pe;
+	}
+	st = deconv_weights(s, IN(op, 1), group, &w);
+	if (st)
+		return st;
+	if (zeros) {
+		struct ctensor dst;
+		int32_t z;
+
+		st = cs_add_temp(s, xi->type, xi->rank, zdims, &z);
+		if (!st)
+			st = cl_fill(s, ct_dense(s, z), 0);
+		if (st)
+			return st;
+		dst = ct_dense(s, z);
+		for (int32_t d = 0; d < nsp; d++) {
+			dst.dims[2 + d] = xi->dims[2 + d];
+			dst.strides[2 + d] *= sa->ints[d];
+		}
+		st = cl_copy(s, dst, ct_dense(s, x));
+		if (st)
+			return st;
+		x = z;
+	}
+	t[nt++] = ct_dense(s, x);
+	t[nt++] = ct_dense(s, w);
+	if (bias >= 0) {
+		t[nt++] = ct_dense(s, bias);
+		attr.flags |= VNPU_LAYER_F_BIAS;
+	}
+	t[nt++] = ct_dense(s, op->out[0]);
+	return cl_layer(s, VNPU_LAYER_CONV, t, nt, &attr, sizeof(attr));
+}
+
+static vnpu_status lower_pool(struct cstate *s, struct cop *op)
+{
+	const char *name = N(op)->op;
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	struct vnpu_layer_pool attr = { 0 };
+	int64_t kernel[2] = { 1, 1 };
+	int32_t nsp = xi->rank - 2;
+	struct ctensor t[2];
+	vnpu_status st;
+
+	if (nsp < 1 || nsp > 2)
+		return UNSUP(s, "%d-D pooling (only 1-D and 2-D)", nsp);
+	if (op->num_out > 1 && op->out[1] >= 0)
+		return UNSUP(s, "the Indices output is not supported");
+	if (strstr(name, "Max"))
+		attr.mode = VNPU_POOL_MAX;
+	else if (strstr(name, "Average"))
+		attr.mode = VNPU_POOL_AVG;
+	else
+		attr.mode = VNPU_POOL_LP;
+	if (attr.mode == VNPU_POOL_LP)
+		attr.p = (uint32_t)vnpu_attr_int(N(op), "p", 2);
+	if (!strncmp(name, "Global", 6)) {
+		for (int32_t d = 0; d < nsp; d++)
+			attr.kernel[d + 2 - nsp] = (uint32_t)xi->dims[2 + d];
+		attr.kernel[0] = nsp == 1 ? 1 : attr.kernel[0];
+		attr.stride[0] = attr.stride[1] = attr.dilation[0] = attr.dilation[1] = 1;
+	} else {
+		const struct vnpu_attr *ks = vnpu_node_attr(N(op), "kernel_shape");
+
+		for (int32_t d = 0; d < nsp; d++)
+			kernel[d] = ks->ints[d];
+		st = window_attrs(s, op, IN(op, 0), op->out[0], kernel, attr.kernel, attr.stride,
+				  attr.dilation, attr.pad_begin, attr.pad_end);
+		if (st)
+			return st;
+		if (vnpu_attr_int(N(op), "ceil_mode", 0))
+			attr.flags |= VNPU_POOL_F_CEIL;
+		if (vnpu_attr_int(N(op), "count_include_pad", 0))
+			attr.flags |= VNPU_POOL_F_COUNT_PAD;
+	}
+	t[0] = ct_dense(s, IN(op, 0));
+	t[1] = ct_dense(s, op->out[0]);
+	return cl_layer(s, VNPU_LAYER_POOL, t, 2, &attr, sizeof(attr));
+}
+
+static vnpu_status lower_softmax(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	struct vnpu_layer_softmax attr = { 0 };
+	int64_t axis = vnpu_attr_int(N(op), "axis", s->m->opset >= 13 ? -1 : 1);
+	struct ctensor t[2];
+
+	axis = axis < 0 ? axis + xi->rank : axis;
+	if (!strcmp(N(op)->op, "LogSoftmax"))
+		attr.mode = VNPU_LOG_SOFTMAX;
+	else if (!strcmp(N(op)->op, "Hardmax"))
+		attr.mode = VNPU_HARDMAX;
+	if (s->m->opset < 13) {
+		int64_t dims[2] = { 1, 1 };
+
+		for (int32_t d = 0; d < xi->rank; d++)
+			dims[d < axis ? 0 : 1] *= xi->dims[d];
+		t[0] = ct_shaped(s, IN(op, 0), 2, dims);
+		t[1] = ct_shaped(s, op->out[0], 2, dims);
+		attr.axis = 1;
+	} else {
+		t[0] = ct_dense(s, IN(op, 0));
+		t[1] = ct_dense(s, op->out[0]);
+		attr.axis = (uint32_t)axis;
+	}
+	return cl_layer(s, VNPU_LAYER_SOFTMAX, t, 2, &attr, sizeof(attr));
+}
+
+/* LayerNormalization's Mean and InvStdDev outputs, when used:
+ * mean = E[x], inv = 1 / sqrt(E[(x - mean)^2] + epsilon). */
+static vnpu_status layer_norm_stats(struct cstate *s, struct cop *op, uint32_t axis, float eps)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	int32_t mean = op->num_out > 1 ? op->out[1] : -1, inv = op->num_out > 2 ? op->out[2] : -1;
+	int32_t d, d2, var, ve, sd, e;
+	uint32_t mask = ((1u << xi->rank) - 1) & ~((1u << axis) - 1);
+	int64_t rdims[VNPU_MAX_RANK];
+	struct vnpu_layer_act act = { .func = VNPU_ACT_SQRT };
+	vnpu_status st = VNPU_OK;
+
+	if (mean < 0 && inv < 0)
+		return VNPU_OK;
+	if (xi->type != VNPU_TYPE_F32 || (mean >= 0 && INFO(s, mean)->type != VNPU_TYPE_F32) ||
+	    (inv >= 0 && INFO(s, inv)->type != VNPU_TYPE_F32))
+		return UNSUP(s, "statistics outputs other than f32");
+	for (int32_t k = 0; k < xi->rank; k++)
+		rdims[k] = mask >> k & 1 ? 1 : xi->dims[k];
+	if (mean < 0)
+		st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, rdims, &mean);
+	if (!st)
+		st = reduce(s, VNPU_REDUCE_MEAN, IN(op, 0), mean, mask);
+	if (inv < 0 || st)
+		return st;
+	st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, xi->dims, &d);
+	if (!st)
+		st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, xi->dims, &d2);
+	if (!st)
+		st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, rdims, &var);
+	if (!st)
+		st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, rdims, &ve);
+	if (!st)
+		st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, rdims, &sd);
+	if (!st)
+		st = cl_const_scalar(s, VNPU_TYPE_F32, eps, &e);
+	if (!st)
+		st = cl_binary(s, VNPU_BIN_SUB, IN(op, 0), mean, d);
+	if (!st)
+		st = cl_binary(s, VNPU_BIN_MUL, d, d, d2);
+	if (!st)
+		st = reduce(s, VNPU_REDUCE_MEAN, d2, var, mask);
+	if (!st)
+		st = cl_binary(s, VNPU_BIN_ADD, var, e, ve);
+	if (!st)
+		st = cl_unary(s, ve, sd, &act);
+	act.func = VNPU_ACT_RECIPROCAL;
+	return st ? st : cl_unary(s, sd, inv, &act);
+}
+
+/* BatchNormalization with training_mode: normalized with the batch's own
+ * mean and (population) variance; the running statistics blend in with
+ * momentum. */
+static vnpu_status batch_norm_training(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	float eps = vnpu_attr_float(N(op), "epsilon", 1e-5f), mom = vnpu_attr_float(N(op), "momentum", 0.9f);
+	uint32_t mask = ((1u << xi->rank) - 1) & ~2u;
+	int64_t cdims[VNPU_MAX_RANK], ch = xi->dims[1];
+	int32_t mean, d, d2, var, e, ve, sd, norm, t, mc, omc;
+	struct vnpu_layer_act sqrt_act = { .func = VNPU_ACT_SQRT };
+	vnpu_status st;
+
+	if (xi->type != VNPU_TYPE_F32 || xi->rank < 2)
+		return UNSUP(s, "training mode on other than f32 [N, C, ...]");
+	for (int32_t k = 0; k < xi->rank; k++)
+		cdims[k] = k == 1 ? ch : 1;
+	st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, cdims, &mean);
+	if (!st)
+		st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, xi->dims, &d);
+	if (!st)
+		st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, xi->dims, &d2);
+	if (!st)
+		st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, cdims, &var);
+	if (!st)
+		st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, cdims, &ve);
+	if (!st)
+		st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, cdims, &sd);
+	if (!st)
+		st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, xi->dims, &norm);
+	if (!st)
+		st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, xi->dims, &t);
+	if (!st)
+		st = cl_const_scalar(s, VNPU_TYPE_F32, eps, &e);
+	if (!st)
+		st = reduce(s, VNPU_REDUCE_MEAN, IN(op, 0), mean, mask);
+	if (!st)
+		st = cl_binary(s, VNPU_BIN_SUB, IN(op, 0), mean, d);
+	if (!st)
+		st = cl_binary(s, VNPU_BIN_MUL, d, d, d2);
+	if (!st)
+		st = reduce(s, VNPU_REDUCE_MEAN, d2, var, mask);
+	if (!st)
+		st = cl_binary(s, VNPU_BIN_ADD, var, e, ve);
+	if (!st)
+		st = cl_unary(s, ve, sd, &sqrt_act);
+	if (st)
+		return st;
+	/* y = d / sd * scale + bias, scale and bias [C] along axis 1 */
+	{
+		struct ctensor sc = ct_shaped(s, IN(op, 1), xi->rank - 1, cdims + 1);
+		struct ctensor bi = ct_shaped(s, IN(op, 2), xi->rank - 1, cdims + 1);
+
+		st = cl_binary(s, VNPU_BIN_DIV, d, sd, norm);
+		if (!st)
+			st = cl_binary_t(s, VNPU_BIN_MUL, ct_dense(s, norm), sc, ct_dense(s, t));
+		if (!st)
+			st = cl_binary_t(s, VNPU_BIN_ADD, ct_dense(s, t), bi, ct_dense(s, op->out[0]));
+	}
+	/* running = input * momentum + current * (1 - momentum) */
+	if (!st)
+		st = cl_const_scalar(s, VNPU_TYPE_F32, mom, &mc);
+	if (!st)
+		st = cl_const_scalar(s, VNPU_TYPE_F32, 1.0 - mom, &omc);
+	for (uint32_t o = 1; !st && o < 3 && o < op->num_out; o++) {
+		int32_t cur = o == 1 ? mean : var, a, b;
+		struct ctensor cv;
+
+		if (op->out[o] < 0)
+			continue;
+		st = cs_add_temp(s, VNPU_TYPE_F32, 1, &ch, &a);
+		if (!st)
+			st = cs_add_temp(s, VNPU_TYPE_F32, 1, &ch, &b);
+		if (!st)
+			st = cl_binary(s, VNPU_BIN_MUL, IN(op, 2 + o), mc, a);
+		cv = ct_shaped(s, cur, 1, &ch);
+		if (!st)
+			st = cl_binary_t(s, VNPU_BIN_MUL, cv, ct_dense(s, omc), ct_dense(s, b));
+		if (!st)
+			st = cl_binary(s, VNPU_BIN_ADD, a, b, op->out[o]);
+	}
+	return st;
+}
+
+static vnpu_status lower_norm(struct cstate *s, struct cop *op)
+{
+	const char *name = N(op)->op;
+	struct vnpu_layer_norm attr = { 0 };
+	struct ctensor t[6];
+	uint32_t n = 0, num_in;
+	int32_t rank = rank_of(s, IN(op, 0));
+
+	attr.epsilon = f32_bits(vnpu_attr_float(N(op), "epsilon", 1e-5f));
+	for (uint32_t o = 1; o < op->num_out; o++)
+		if (op->out[o] >= 0 && strcmp(name, "LayerNormalization") &&
+		    !vnpu_attr_int(N(op), "training_mode", 0))
+			return UNSUP(s, "only the first output is supported");
+	if (!strcmp(name, "BatchNormalization")) {
+		if (vnpu_attr_int(N(op), "training_mode", 0))
+			return batch_norm_training(s, op);
+		attr.mode = VNPU_NORM_BATCH;
+		num_in = 5;
+	} else if (!strcmp(name, "InstanceNormalization")) {
+		attr.mode = VNPU_NORM_INSTANCE;
+		num_in = 3;
+	} else if (!strcmp(name, "LayerNormalization")) {
+		int64_t axis = vnpu_attr_int(N(op), "axis", -1);
+		vnpu_status st;
+
+		attr.mode = VNPU_NORM_LAYER;
+		attr.axis = (uint32_t)(axis < 0 ? axis + rank : axis);
+		st = layer_norm_stats(s, op, attr.axis, vnpu_attr_float(N(op), "epsilon", 1e-5f));
+		if (st)
+			return st;
+		num_in = IN(op, 2) >= 0 ? 3 : 2;
+		if (num_in == 3)
+			attr.flags |= VNPU_LAYER_F_BIAS;
+	} else if (!strcmp(name, "LpNormalization")) {
+		int64_t axis = vnpu_attr_int(N(op), "axis", -1);
+
+		attr.mode = VNPU_NORM_LP;
+		attr.axis = (uint32_t)(axis < 0 ? axis + rank : axis);
+		attr.p = (uint32_t)vnpu_attr_int(N(op), "p", 2);
+		attr.epsilon = 0;
+		num_in = 1;
+	} else {
+		attr.mode = VNPU_NORM_LRN;
+		attr.size = (uint32_t)vnpu_attr_int(N(op), "size", 0);
+		attr.alpha = f32_bits(vnpu_attr_float(N(op), "alpha", 1e-4f));
+		attr.beta = f32_bits(vnpu_attr_float(N(op), "beta", 0.75f));
+		attr.bias = f32_bits(vnpu_attr_float(N(op), "bias", 1.0f));
+		attr.epsilon = 0;
+		num_in = 1;
+	}
+	for (uint32_t i = 0; i < num_in; i++) {
+		if (IN(op, i) < 0)
+			return UNSUP(s, "input %u is missing", i);
+		t[n++] = ct_dense(s, IN(op, i));
+	}
+	t[n++] = ct_dense(s, op->out[0]);
+	return cl_layer(s, VNPU_LAYER_NORM, t, n, &attr, sizeof(attr));
+}
+
+static const struct bin_map reduce_maps[] = {
+	{ "ReduceSum", VNPU_REDUCE_SUM }, { "ReduceMean", VNPU_REDUCE_MEAN },
+	{ "ReduceMax", VNPU_REDUCE_MAX }, { "ReduceMin", VNPU_REDUCE_MIN },
+	{ "ReduceProd", VNPU_REDUCE_PROD }, { "ReduceL1", VNPU_REDUCE_L1 },
+	{ "ReduceL2", VNPU_REDUCE_L2 }, { "ReduceLogSum", VNPU_REDUCE_LOG_SUM },
+	{ "ReduceLogSumExp", VNPU_REDUCE_LOG_SUM_EXP },
+	{ "ReduceSumSquare", VNPU_REDUCE_SUM_SQUARE },
+};
+
+/* The output viewed with the input's rank and 1 on reduced axes. */
+static struct ctensor reduced_view(const struct cstate *s, int32_t x, int32_t y, uint32_t mask)
+{
+	const struct vnpu_tinfo *xi = INFO(s, x);
+	int64_t dims[VNPU_MAX_RANK];
+
+	for (int32_t d = 0; d < xi->rank; d++)
+		dims[d] = mask >> d & 1 ? 1 : xi->dims[d];
+	return ct_shaped(s, y, xi->rank, dims);
+}
+
+static vnpu_status lower_reduce(struct cstate *s, struct cop *op, uint32_t func)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	struct vnpu_layer_reduce attr = { .func = func };
+	int64_t axes[VNPU_MAX_RANK];
+	bool present;
+	int32_t n = cl_const_ints(s, op, "axes", 1, axes, VNPU_MAX_RANK, &present);
+
+	if (n < 0)
+		return UNSUP(s, "axes computed at run time");
+	if (!n && vnpu_attr_int(N(op), "noop_with_empty_axes", 0))
+		return cl_copy(s, ct_dense(s, op->out[0]), ct_dense(s, IN(op, 0)));
+	for (int32_t i = 0; i < n; i++)
+		attr.axes |= 1u << (axes[i] < 0 ? axes[i] + xi->rank : axes[i]);
+	if (!n)
+		attr.axes = (1u << xi->rank) - 1;
+	return reduce(s, func, IN(op, 0), op->out[0], attr.axes);
+}
+
+static vnpu_status reduce(struct cstate *s, uint32_t func, int32_t x, int32_t y, uint32_t mask)
+{
+	struct vnpu_layer_reduce attr = { .func = func, .axes = mask };
+	struct ctensor t[2] = { ct_dense(s, x), reduced_view(s, x, y, mask) };
+
+	return cl_layer(s, VNPU_LAYER_REDUCE, t, 2, &attr, sizeof(attr));
+}
+
+static vnpu_status lower_argreduce(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	struct vnpu_layer_argreduce attr = { .min = !strcmp(N(op)->op, "ArgMin") };
+	int64_t axis = vnpu_attr_int(N(op), "axis", 0);
+	struct ctensor t[2];
+
+	axis = axis < 0 ? axis + xi->rank : axis;
+	attr.axis = (uint32_t)axis;
+	if (vnpu_attr_int(N(op), "select_last_index", 0))
+		attr.flags |= VNPU_ARG_F_LAST;
+	t[0] = ct_dense(s, IN(op, 0));
+	t[1] = reduced_view(s, IN(op, 0), op->out[0], 1u << axis);
+	return cl_layer(s, VNPU_LAYER_ARGREDUCE, t, 2, &attr, sizeof(attr));
+}
+
+static int str_index(const char *s, const char *const *names, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(s, names[i]))
+			return i;
+	return -1;
+}
+
+static vnpu_status lower_resize(struct cstate *s, struct cop *op)
+{
+	static const char *const coords[] = {
+		"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel",
+		"tf_half_pixel_for_nearest", "half_pixel_symmetric",
+	};
+	static const char *const nearest[] = {
+		"round_prefer_floor", "round_prefer_ceil", "floor", "ceil",
+	};
+	const struct vnpu_node *n = N(op);
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	struct vnpu_layer_resize attr = { 0 };
+	const char *mode = vnpu_attr_str(n, "mode", "nearest");
+	bool upsample = !strcmp(n->op, "Upsample");
+	int32_t scales = upsample || s->m->opset < 11 ? IN(op, 1) : IN(op, 2);
+	const char *coord = upsample || s->m->opset < 11 ? "asymmetric" :
+			    vnpu_attr_str(n, "coordinate_transformation_mode", "half_pixel");
+	int c, k;
+	struct ctensor t[2];
+
+	if (!strcmp(mode, "nearest")) {
+		attr.mode = VNPU_RESIZE_NEAREST;
+		k = upsample || s->m->opset < 11 ? 2 :
+		    str_index(vnpu_attr_str(n, "nearest_mode", "round_prefer_floor"), nearest, 4);
+		if (k < 0)
+			return UNSUP(s, "nearest_mode '%s'", vnpu_attr_str(n, "nearest_mode", ""));
+		attr.nearest = (uint32_t)k;
+	} else if (!strcmp(mode, "linear") || !strcmp(mode, "bilinear")) {
+		attr.mode = VNPU_RESIZE_LINEAR;
+	} else {
+		return UNSUP(s, "mode '%s'", mode);
+	}
+	c = str_index(coord, coords, 6);
+	if (c < 0)
+		return UNSUP(s, "coordinate_transformation_mode '%s'", coord);
+	attr.coord = (uint32_t)c;
+	if (vnpu_attr_int(n, "exclude_outside", 0))
+		return UNSUP(s, "exclude_outside");
+	if (scales >= 0 && cs_is_const(s, scales) && vnpu_tinfo_elems(INFO(s, scales)) == xi->rank)
+		for (int32_t d = 0; d < xi->rank; d++)
+			attr.scale[d] = f32_bits((float)vnpu_elem_get_f(INFO(s, scales)->data,
+									 INFO(s, scales)->type, d));
+	if (upsample && vnpu_node_attr(n, "scales")) {
+		const struct vnpu_attr *a = vnpu_node_attr(n, "scales");
+
+		for (int32_t d = 0; d < xi->rank && (size_t)d < a->n; d++)
+			attr.scale[d] = f32_bits(a->floats[d]);
+	}
+	t[0] = ct_dense(s, IN(op, 0));
+	t[1] = ct_dense(s, op->out[0]);
+	return cl_layer(s, VNPU_LAYER_RESIZE, t, 2, &attr, sizeof(attr));
+}
+
+static vnpu_status lower_pad(struct cstate *s, struct cop *op)
+{
+	static const char *const modes[] = { "constant", "reflect", "edge", "wrap" };
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	struct vnpu_layer_pad attr = { 0 };
+	int64_t pads[VNPU_MAX_RANK * 2];
+	bool present;
+	int32_t n = cl_const_ints(s, op, "pads", 1, pads, VNPU_MAX_RANK * 2, &present);
+	int m = str_index(vnpu_attr_str(N(op), "mode", "constant"), modes, 4);
+	struct ctensor t[2];
+
+	if (n < 0 || IN(op, 3) >= 0)
+		return UNSUP(s, "pads computed at run time or axes given");
+	if (m < 0)
+		return UNSUP(s, "mode '%s'", vnpu_attr_str(N(op), "mode", ""));
+	attr.mode = (uint32_t)m;
+	for (int32_t d = 0; d < xi->rank; d++)
+		attr.begin[d] = pads[d];
+	if (m == VNPU_PAD_CONSTANT) {
+		uint64_t v = 0;
+
+		if (s->m->opset < 11) {
+			vnpu_elem_set_f(&v, xi->type, 0, vnpu_attr_float(N(op), "value", 0.0f));
+		} else if (IN(op, 2) >= 0) {
+			const struct vnpu_tinfo *ci = INFO(s, IN(op, 2));
+
+			if (!ci->data)
+				return UNSUP(s, "pad value computed at run time");
+			memcpy(&v, ci->data, vnpu_element_type_size(ci->type));
+		}
+		attr.value = v;
+	}
+	t[0] = ct_dense(s, IN(op, 0));
+	t[1] = ct_dense(s, op->out[0]);
+	return cl_layer(s, VNPU_LAYER_PAD, t, 2, &attr, sizeof(attr));
+}
+
+static vnpu_status lower_gather(struct cstate *s, struct cop *op)
+{
+	struct vnpu_layer_gather attr = { 0 };
+	int64_t axis = vnpu_attr_int(N(op), "axis", 0);
+	struct ctensor t[3] = { ct_dense(s, IN(op, 0)), ct_dense(s, IN(op, 1)),
+				ct_dense(s, op->out[0]) };
+
+	axis = axis < 0 ? axis + rank_of(s, IN(op, 0)) : axis;
+	attr.axis = (uint32_t)axis;
+	return cl_layer(s, strcmp(N(op)->op, "Gather") ? VNPU_LAYER_GATHER_ELEMENTS : VNPU_LAYER_GATHER,
+		     t, 3, &attr, sizeof(attr));
+}
+
+/*
+ * NegativeLogLikelihoodLoss (and SoftmaxCrossEntropyLoss: LogSoftmax on
+ * axis 1 first): loss = -x[n, t, ...] * w[t], 0 where t is ignore_index;
+ * then none, sum, or mean (divided by the sum of the weights used).
+ */
+static vnpu_status lower_loss(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0)), *ti = INFO(s, IN(op, 1));
+	const struct vnpu_attr *ign = vnpu_node_attr(N(op), "ignore_index");
+	const char *red = vnpu_attr_str(N(op), "reduction", "mean");
+	vnpu_element_type ft = xi->type;
+	int32_t x = IN(op, 0), t = IN(op, 1), w = IN(op, 2), mask = -1, g, loss, wt = -1, k;
+	int64_t tdims[VNPU_MAX_RANK], udims[VNPU_MAX_RANK], one = 1;
+	struct vnpu_layer_gather gattr = { .axis = 1 };
+	struct vnpu_layer_act neg = { .func = VNPU_ACT_NEG };
+	uint32_t all = (1u << ti->rank) - 1;
+	struct ctensor ct[3];
+	vnpu_status st = VNPU_OK;
+
+	if (!vnpu_type_is_float(ft))
+		return UNSUP(s, "input is %s", vnpu_element_type_str(ft));
+	memcpy(tdims, ti->dims, sizeof(tdims));
+	if (!strcmp(N(op)->op, "SoftmaxCrossEntropyLoss")) {
+		struct vnpu_layer_softmax sm = { .mode = VNPU_LOG_SOFTMAX, .axis = 1 };
+		int32_t lp = op->num_out > 1 ? op->out[1] : -1;
+
+		if (lp < 0)
+			st = cs_add_temp(s, ft, xi->rank, xi->dims, &lp);
+		if (st)
+			return st;
+		ct[0] = ct_dense(s, x);
+		ct[1] = ct_dense(s, lp);
+		st = cl_layer(s, VNPU_LAYER_SOFTMAX, ct, 2, &sm, sizeof(sm));
+		if (st)
+			return st;
+		x = lp;
+	}
+	if (ign) {
+		int32_t ic, zero;
+
+		st = cl_const_scalar(s, ti->type, (double)ign->i, &ic);
+		if (!st)
+			st = cl_const_scalar(s, ti->type, 0, &zero);
+		if (!st)
+			st = cs_add_temp(s, VNPU_TYPE_BOOL, ti->rank, tdims, &mask);
+		if (!st)
+			st = cl_binary(s, VNPU_BIN_EQUAL, t, ic, mask);
+		if (!st)
+			st = cs_add_temp(s, ti->type, ti->rank, tdims, &k);
+		if (!st)
+			st = cl_where(s, mask, zero, t, k);
+		if (st)
+			return st;
+		t = k;	/* ignored targets read class 0, then count 0 */
+	}
+	/* g[n, 0, ...] = x[n, t[n, ...], ...] */
+	udims[0] = tdims[0];
+	udims[1] = 1;
+	for (int32_t d = 1; d < ti->rank; d++)
+		udims[d + 1] = tdims[d];
+	st = cs_add_temp(s, ft, ti->rank, tdims, &g);
+	if (st)
+		return st;
+	ct[0] = ct_dense(s, x);
+	ct[1] = ct_shaped(s, t, ti->rank + 1, udims);
+	ct[2] = ct_shaped(s, g, ti->rank + 1, udims);
+	st = cl_layer(s, VNPU_LAYER_GATHER_ELEMENTS, ct, 3, &gattr, sizeof(gattr));
+	if (!st)
+		st = cs_add_temp(s, ft, ti->rank, tdims, &loss);
+	if (!st)
+		st = cl_unary(s, g, loss, &neg);
+	if (!st && w >= 0) {
+		struct vnpu_layer_gather wattr = { .axis = 0 };
+
+		st = cs_add_temp(s, ft, ti->rank, tdims, &wt);
+		ct[0] = ct_dense(s, w);
+		ct[1] = ct_dense(s, t);
+		ct[2] = ct_dense(s, wt);
+		if (!st)
+			st = cl_layer(s, VNPU_LAYER_GATHER, ct, 3, &wattr, sizeof(wattr));
+		if (!st)
+			st = cs_add_temp(s, ft, ti->rank, tdims, &k);
+		if (!st)
+			st = cl_binary(s, VNPU_BIN_MUL, loss, wt, k);
+		loss = k;
+	}
+	if (!st && mask >= 0) {
+		int32_t zero, onec;
+
+		st = cl_const_scalar(s, ft, 0, &zero);
+		if (!st)
+			st = cs_add_temp(s, ft, ti->rank, tdims, &k);
+		if (!st)
+			st = cl_where(s, mask, zero, loss, k);
+		loss = k;
+		/* The weights the mean divides by: 0 where ignored. */
+		if (!st && wt < 0)
+			st = cl_const_scalar(s, ft, 1, &onec);
+		else
+			onec = wt;
+		if (!st)
+			st = cs_add_temp(s, ft, ti->rank, tdims, &wt);
+		if (!st)
+			st = cl_where(s, mask, zero, onec, wt);
+	}
+	if (st)
+		return st;
+	if (!strcmp(red, "none"))
+		return cl_copy(s, ct_dense(s, op->out[0]), ct_dense(s, loss));
+	{
+		int64_t ones[VNPU_MAX_RANK] = { 1, 1, 1, 1, 1, 1 };
+		struct vnpu_layer_reduce rattr = { .func = VNPU_REDUCE_SUM, .axes = all };
+		int32_t sum = op->out[0], den;
+
+		if (!strcmp(red, "mean"))
+			st = cs_add_temp(s, ft, 0, NULL, &sum);
+		ct[0] = ct_dense(s, loss);
+		ct[1] = ct_shaped(s, sum, ti->rank, ones);
+		if (!st)
+			st = cl_layer(s, VNPU_LAYER_REDUCE, ct, 2, &rattr, sizeof(rattr));
+		if (st || strcmp(red, "mean"))
+			return st;
+		if (wt >= 0) {
+			st = cs_add_temp(s, ft, 0, NULL, &den);
+			ct[0] = ct_dense(s, wt);
+			ct[1] = ct_shaped(s, den, ti->rank, ones);
+			if (!st)
+				st = cl_layer(s, VNPU_LAYER_REDUCE, ct, 2, &rattr, sizeof(rattr));
+		} else {
+			for (int32_t d = 0; d < ti->rank; d++)
+				one *= tdims[d];
+			st = cl_const_scalar(s, ft, (double)one, &den);
+		}
+		return st ? st : cl_binary(s, VNPU_BIN_DIV, sum, den, op->out[0]);
+	}
+}
+
+/* Any Reduce*: its function from reduce_maps. */
+static vnpu_status lower_reduce_op(struct cstate *s, struct cop *op)
+{
+	for (size_t i = 0; i < sizeof(reduce_maps) / sizeof(reduce_maps[0]); i++)
+		if (!strcmp(N(op)->op, reduce_maps[i].op))
+			return lower_reduce(s, op, reduce_maps[i].func);
+	return UNSUP(s, "no device lowering for this op");
+}
+
+const struct lower_map cl_nn_maps[] = {
+	{ "Gemm", lower_gemm }, { "MatMul", lower_matmul }, { "Conv", lower_conv },
+	{ "ConvTranspose", lower_conv_transpose }, { "MaxPool", lower_pool },
+	{ "AveragePool", lower_pool }, { "LpPool", lower_pool },
+	{ "GlobalAveragePool", lower_pool }, { "GlobalMaxPool", lower_pool },
+	{ "GlobalLpPool", lower_pool }, { "Softmax", lower_softmax },
+	{ "LogSoftmax", lower_softmax }, { "Hardmax", lower_softmax },
+	{ "BatchNormalization", lower_norm }, { "InstanceNormalization", lower_norm },
+	{ "LayerNormalization", lower_norm }, { "LpNormalization", lower_norm },
+	{ "LRN", lower_norm }, { "ArgMax", lower_argreduce }, { "ArgMin", lower_argreduce },
+	{ "Resize", lower_resize }, { "Upsample", lower_resize }, { "Pad", lower_pad },
+	{ "Gather", lower_gather }, { "GatherElements", lower_gather },
+	{ "NegativeLogLikelihoodLoss", lower_loss }, { "SoftmaxCrossEntropyLoss", lower_loss },
+	{ "ReduceSum", lower_reduce_op }, { "ReduceMean", lower_reduce_op },
+	{ "ReduceMax", lower_reduce_op }, { "ReduceMin", lower_reduce_op },
+	{ "ReduceProd", lower_reduce_op }, { "ReduceL1", lower_reduce_op },
+	{ "ReduceL2", lower_reduce_op }, { "ReduceLogSum", lower_reduce_op },
+	{ "ReduceLogSumExp", lower_reduce_op }, { "ReduceSumSquare", lower_reduce_op },
+};
+const size_t cl_nn_num_maps = sizeof(cl_nn_maps) / sizeof(cl_nn_maps[0]);
