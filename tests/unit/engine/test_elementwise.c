@@ -627,8 +627,76 @@ static void test_exp_lanes(void)
 	}
 }
 
+static float half_to_float(uint16_t h)
+{
+	unsigned int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+	double v = e == 0x1f ? (m ? NAN : INFINITY) :
+		   e ? ldexp(1024 + m, (int)e - 25) : ldexp(m, -24);
+
+	return (float)((h & 0x8000) ? -v : v);
+}
+
+static uint16_t float_to_bf16(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, 4);
+	return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+}
+
+static float bf16_to_float(uint16_t h)
+{
+	uint32_t u = (uint32_t)h << 16;
+	float f;
+
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+/* f16 and bf16 storage: Add with broadcasting and Sigmoid, rounded once. */
+static void test_half_storage(void)
+{
+	enum { N = 6 * 35 };
+	__u64 dy[2] = { 6, 35 }, db[1] = { 35 };
+	struct vnpu_layer_binary add = { .func = VNPU_BIN_ADD };
+	struct vnpu_layer_act sig = { .func = VNPU_ACT_SIGMOID };
+	uint16_t a[N], b[35], y[N], ref[N];
+	struct vnpu_tensor t[3];
+	void *data[3] = { a, b, y };
+	size_t i;
+	int bf;
+
+	for (bf = 0; bf < 2; bf++) {
+		__u32 dt = bf ? VNPU_DTYPE_BF16 : VNPU_DTYPE_F16;
+		float (*to_f)(uint16_t) = bf ? bf16_to_float : half_to_float;
+		uint16_t (*from_f)(float) = bf ? float_to_bf16 : ref_f16;
+
+		for (i = 0; i < N; i++)
+			a[i] = from_f(et_randf() * 8);
+		for (i = 0; i < 35; i++)
+			b[i] = from_f(et_randf() * 8);
+		t[0] = et_dense(dt, 2, dy);
+		t[1] = et_dense(dt, 1, db);
+		t[2] = et_dense(dt, 2, dy);
+		for (i = 0; i < N; i++)
+			ref[i] = from_f((float)((double)to_f(a[i]) +
+						to_f(b[i % 35])));
+		et_layer_exact(bf ? "add bf16" : "add f16", VNPU_LAYER_BINARY, t,
+			       data, 3, &add, sizeof(add), ref);
+		t[1] = t[0];
+		data[1] = y;
+		for (i = 0; i < N; i++)
+			ref[i] = from_f((float)(1 / (1 + exp(-(double)to_f(a[i])))));
+		et_layer_exact(bf ? "sigmoid bf16" : "sigmoid f16",
+			       VNPU_LAYER_UNARY, t, data, 2, &sig, sizeof(sig),
+			       ref);
+		data[1] = b;
+	}
+}
+
 void et_test_elementwise(void)
 {
+	test_half_storage();
 	test_exp_lanes();
 	test_binary();
 	test_where();
