@@ -36,6 +36,8 @@ struct options {
 	const char *const *props;
 	int profile;
 	unsigned int seed;
+	uint32_t num_shapes;
+	struct { const char *name; vnpu_shape shape; } shapes[MAX_INPUTS];
 	uint32_t num_inputs;
 	struct input_arg inputs[MAX_INPUTS];
 };
@@ -53,6 +55,8 @@ static void usage(FILE *f)
 		"  -o, --output-dir DIR   where to write the outputs (default .)\n"
 		"  -p, --profile          print the stage and layer timings\n"
 		"  -s, --seed N           seed of the random inputs (default 1)\n"
+		"  -S, --shape NAME=D,D.. the shape of random input NAME (default: its\n"
+		"                         dynamic dimensions become 1)\n"
 		"  -h, --help             this text\n");
 }
 
@@ -60,6 +64,35 @@ static int fail(const char *what)
 {
 	fprintf(stderr, "vnpu-run: %s: %s\n", what, vnpu_last_error());
 	return 1;
+}
+
+/* NAME=D,D,... into o->shapes. */
+static int parse_shape(struct options *o, char *arg)
+{
+	char *eq = strchr(arg, '='), *p, *end;
+	vnpu_shape *s;
+
+	if (!eq || o->num_shapes == MAX_INPUTS) {
+		fprintf(stderr, "vnpu-run: --shape takes NAME=D,D,...\n");
+		return 2;
+	}
+	*eq = '\0';
+	o->shapes[o->num_shapes].name = arg;
+	s = &o->shapes[o->num_shapes++].shape;
+	s->rank = 0;
+	for (p = eq + 1; *p; p = *end ? end + 1 : end) {
+		if (s->rank == VNPU_MAX_RANK) {
+			fprintf(stderr, "vnpu-run: --shape: more than %d dimensions\n",
+				VNPU_MAX_RANK);
+			return 2;
+		}
+		s->dims[s->rank++] = strtoll(p, &end, 10);
+		if (end == p || (*end && *end != ',') || s->dims[s->rank - 1] < 0) {
+			fprintf(stderr, "vnpu-run: --shape: bad dimension in \"%s\"\n", eq + 1);
+			return 2;
+		}
+	}
+	return 0;
 }
 
 static int parse_args(int argc, char **argv, struct options *o)
@@ -71,6 +104,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "output-dir", required_argument, NULL, 'o' },
 		{ "profile", no_argument, NULL, 'p' },
 		{ "seed", required_argument, NULL, 's' },
+		{ "shape", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -81,7 +115,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	o->device = "AUTO";
 	o->out_dir = ".";
 	o->seed = 1;
-	while ((c = getopt_long(argc, argv, "m:d:i:o:ps:h", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "m:d:i:o:ps:S:h", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'm': o->model = optarg; break;
 		case 'd': o->device = optarg; break;
@@ -89,6 +123,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'p': o->profile = 1; break;
 		case 's': o->seed = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case 'h': usage(stdout); exit(0);
+		case 'S':
+			if (parse_shape(o, optarg))
+				return 2;
+			break;
 		case 'i':
 			if (o->num_inputs == MAX_INPUTS) {
 				fprintf(stderr, "vnpu-run: more than %d inputs\n", MAX_INPUTS);
@@ -149,6 +187,47 @@ static int read_inputs(struct options *o, vnpu_model *model)
 			return 1;
 		}
 		next = index + 1;
+	}
+	return 0;
+}
+
+/* Dynamic dimensions of inputs not given become 1 (random data). */
+static int reshape_random_inputs(struct options *o, vnpu_model *model)
+{
+	const char *name;
+	size_t n, index;
+	vnpu_shape shape;
+	uint32_t i, d;
+	int given, dynamic;
+
+	if (vnpu_model_get_inputs_size(model, &n))
+		return fail("model inputs");
+	for (index = 0; index < n; index++) {
+		if (vnpu_model_input_name(model, index, &name) ||
+		    vnpu_model_input_shape(model, index, &shape))
+			return fail("model inputs");
+		given = 0;
+		for (i = 0; i < o->num_inputs; i++)
+			given |= !strcmp(o->inputs[i].name, name);
+		dynamic = 0;
+		for (d = 0; d < shape.rank; d++) {
+			if (shape.dims[d] == VNPU_DIM_DYNAMIC) {
+				shape.dims[d] = 1;
+				dynamic = 1;
+			}
+		}
+		for (i = 0; i < o->num_shapes && !given; i++) {
+			if (!strcmp(o->shapes[i].name, name)) {
+				if (vnpu_model_reshape(model, name, &o->shapes[i].shape))
+					return fail(name);
+				given = 1;
+			}
+		}
+		if (given || !dynamic)
+			continue;
+		fprintf(stderr, "vnpu-run: input \"%s\" has dynamic dimensions: using 1\n", name);
+		if (vnpu_model_reshape(model, name, &shape))
+			return fail(name);
 	}
 	return 0;
 }
@@ -300,6 +379,8 @@ static int run(struct options *o, vnpu_core *core)
 	ret = read_inputs(o, model);
 	if (!ret)
 		ret = reshape_inputs(o, model);
+	if (!ret)
+		ret = reshape_random_inputs(o, model);
 	if (!ret && vnpu_core_compile_model(core, model, o->device, props, &cm))
 		ret = fail("compile");
 	if (!ret && vnpu_compiled_model_create_infer_request(cm, &req))

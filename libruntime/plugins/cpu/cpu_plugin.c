@@ -172,6 +172,8 @@ static vnpu_status cpu_buf_read(struct vnpu_buf *buf, uint64_t offset,
 	return st;
 }
 
+static vnpu_status start_threads_locked(struct vnpu_dev *dev);
+
 /* ---- programs ---- */
 
 static void cpu_exe_free(struct vnpu_exe *exe)
@@ -192,6 +194,7 @@ static vnpu_status cpu_exe_load(struct vnpu_dev *dev, const void *cmd,
 	struct vnpu_slot_info *slots;
 	const struct vnpu_cmd_header *h = NULL;
 	struct vnpu_exe *exe;
+	vnpu_status st;
 	uint32_t i;
 	int ret;
 
@@ -228,6 +231,14 @@ static vnpu_status cpu_exe_load(struct vnpu_dev *dev, const void *cmd,
 	for (i = 0; i < exe->num_cmds; i++) {
 		h = vnpu_stream_next(exe->stream, cmd_size, h);
 		exe->cmds[i] = h;
+	}
+	/* Start the device now rather than in the first inference. */
+	pthread_mutex_lock(&dev->lock);
+	st = start_threads_locked(dev);
+	pthread_mutex_unlock(&dev->lock);
+	if (st != VNPU_OK) {
+		cpu_exe_free(exe);
+		return st;
 	}
 	*num_cmds = exe->num_cmds;
 	*out = exe;
