@@ -43,7 +43,7 @@ extern "C" {
  *	[R] residual (shape of Y), Y [N, M, (OH,) OW]; all f32
  * @VNPU_LAYER_POOL: MaxPool, AveragePool, LpPool and their global forms,
  *	&struct vnpu_layer_pool; tensors X [N, C, (H,) W], Y [N, C, (OH,) OW];
- *	f32
+ *	f32, f16 or bf16 (one for both)
  * @VNPU_LAYER_BINARY: element-wise binary ops with broadcasting,
  *	&struct vnpu_layer_binary; tensors A, B, Y
  * @VNPU_LAYER_WHERE: Where, no attributes (attr_size 0); tensors
@@ -51,15 +51,15 @@ extern "C" {
  * @VNPU_LAYER_UNARY: element-wise functions, &struct vnpu_layer_act;
  *	tensors X, Y (same dims)
  * @VNPU_LAYER_SOFTMAX: Softmax, LogSoftmax, Hardmax on one axis,
- *	&struct vnpu_layer_softmax; tensors X, Y (same dims); f32
+ *	&struct vnpu_layer_softmax; tensors X, Y (same dims); f32, f16 or bf16
  * @VNPU_LAYER_NORM: the normalizations, &struct vnpu_layer_norm; tensors
- *	by &enum vnpu_norm_mode; f32
+ *	by &enum vnpu_norm_mode; all f32, f16 or bf16
  * @VNPU_LAYER_REDUCE: reductions over any set of axes,
  *	&struct vnpu_layer_reduce; tensors X, Y (X's rank, 1 on reduced axes)
  * @VNPU_LAYER_ARGREDUCE: ArgMax, ArgMin, &struct vnpu_layer_argreduce;
  *	tensors X, Y (i64, X's rank, 1 on the axis)
  * @VNPU_LAYER_RESIZE: Resize and Upsample, &struct vnpu_layer_resize;
- *	tensors X, Y (same rank); f32
+ *	tensors X, Y (same rank); f32, f16 or bf16
  * @VNPU_LAYER_PAD: Pad, &struct vnpu_layer_pad; tensors X, Y (same rank)
  * @VNPU_LAYER_GATHER: Gather, &struct vnpu_layer_gather; tensors data,
  *	indices (i32 or i64), Y (rank of data - 1 + rank of indices)

@@ -98,7 +98,6 @@ static int run_resize(const struct eng_layer *l, __u64 ub, __u64 ue,
 	struct resize_axis ax[VNPU_MAX_DIMS];
 	__u64 coord[VNPU_MAX_DIMS], lo, hi, e, corner;
 	__u32 d, r = x->rank;
-	const float *xp = l->data[0];
 
 	elem_range(y, ub, ue, &lo, &hi);
 	if (lo < hi)
@@ -124,9 +123,9 @@ static int run_resize(const struct eng_layer *l, __u64 ub, __u64 ue,
 				       x->strides[d];
 			}
 			if (d == r)
-				acc += w * xp[off];
+				acc += w * ldf(l->data[0], off, x->dtype);
 		}
-		((float *)l->data[1])[offset_of(y, coord)] = (float)acc;
+		stf(l->data[1], offset_of(y, coord), y->dtype, (float)acc);
 	}
 	return 0;
 }

@@ -425,36 +425,38 @@ static void lane_range(const struct vnpu_tensor *x, __u32 axis, __u64 ub,
 	row_range(len ? vnpu_eng_numel(x) / len : 0, len, ub, ue, lo, hi);
 }
 
-static void softmax_lane(__u32 mode, const float *x, __s64 xs, float *y,
-			 __s64 ys, __u64 len)
+/* One lane of @len elements, @xs and @ys apart, of storage type @dt. */
+static void softmax_lane(__u32 mode, const void *x, __s64 xs, void *y,
+			 __s64 ys, __u64 len, __u32 dt)
 {
-	float mx = -(float)m_inf();
+	float mx = -(float)m_inf(), v;
 	__u64 i, arg = 0;
-	double sum = 0;
+	double sum = 0, ls;
 
-	for (i = 0; i < len; i++)
-		if (x[(__s64)i * xs] > mx || i == 0) {
-			mx = x[(__s64)i * xs];
+	for (i = 0; i < len; i++) {
+		v = ldf(x, (__s64)i * xs, dt);
+		if (v > mx || i == 0) {
+			mx = v;
 			arg = i;
 		}
+	}
 	if (mode == VNPU_HARDMAX) {
 		for (i = 0; i < len; i++)
-			y[(__s64)i * ys] = i == arg ? 1.0f : 0.0f;
+			stf(y, (__s64)i * ys, dt, i == arg ? 1.0f : 0.0f);
 		return;
 	}
 	for (i = 0; i < len; i++)
-		sum += m_exp((double)x[(__s64)i * xs] - mx);
+		sum += m_exp((double)ldf(x, (__s64)i * xs, dt) - mx);
 	if (mode == VNPU_LOG_SOFTMAX) {
-		double ls = m_log(sum);
-
+		ls = m_log(sum);
 		for (i = 0; i < len; i++)
-			y[(__s64)i * ys] = (float)((double)x[(__s64)i * xs] -
-						   mx - ls);
+			stf(y, (__s64)i * ys, dt,
+			    (float)((double)ldf(x, (__s64)i * xs, dt) - mx - ls));
 		return;
 	}
 	for (i = 0; i < len; i++)
-		y[(__s64)i * ys] = (float)(m_exp((double)x[(__s64)i * xs] - mx) /
-					   sum);
+		stf(y, (__s64)i * ys, dt,
+		    (float)(m_exp((double)ldf(x, (__s64)i * xs, dt) - mx) / sum));
 }
 
 static int run_softmax(const struct eng_layer *l, __u64 ub, __u64 ue,
@@ -462,14 +464,16 @@ static int run_softmax(const struct eng_layer *l, __u64 ub, __u64 ue,
 {
 	const struct vnpu_layer_softmax *at = l->attrs;
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+	__u32 size = vnpu_eng_dtype_size(x->dtype);
 	__u64 lo, hi, lane;
 
 	lane_range(x, at->axis, ub, ue, &lo, &hi);
 	for (lane = lo; lane < hi; lane++)
-		softmax_lane(at->mode, (const float *)l->data[0] +
-			     lane_offset(x, at->axis, lane), x->strides[at->axis],
-			     (float *)l->data[1] + lane_offset(y, at->axis, lane),
-			     y->strides[at->axis], x->dims[at->axis]);
+		softmax_lane(at->mode, (const char *)l->data[0] +
+			     lane_offset(x, at->axis, lane) * size,
+			     x->strides[at->axis],
+			     (char *)l->data[1] + lane_offset(y, at->axis, lane) * size,
+			     y->strides[at->axis], x->dims[at->axis], x->dtype);
 	return 0;
 }
 
@@ -477,7 +481,7 @@ static int run_softmax(const struct eng_layer *l, __u64 ub, __u64 ue,
 
 static float param(const struct eng_layer *l, __u32 i, __u64 c)
 {
-	return ((const float *)l->data[i])[(__s64)c * l->t[i].strides[0]];
+	return ldf(l->data[i], (__s64)c * l->t[i].strides[0], l->t[i].dtype);
 }
 
 /*
@@ -486,6 +490,7 @@ static float param(const struct eng_layer *l, __u32 i, __u64 c)
  */
 struct norm_block {
 	struct eng_iter it;
+	__u32 dt;	/* the storage type of all the tensors */
 	double sum, mean, inv;
 	float scale, bias;
 	int per_elem;	/* scale/bias are tensors (operands 2 and 3) */
@@ -497,7 +502,7 @@ static void norm_block_init(struct norm_block *b, const struct eng_layer *l,
 {
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[l->n - 1];
 	__s64 st[VNPU_MAX_DIMS];
-	__u32 d, o, r = x->rank - from;
+	__u32 d, o, r = x->rank - from, size = vnpu_eng_dtype_size(x->dtype);
 
 	b->it.rank = r ? r : 1;
 	b->it.nops = 2 + nparams;
@@ -506,17 +511,18 @@ static void norm_block_init(struct norm_block *b, const struct eng_layer *l,
 		for (o = 0; o < ITER_MAX_OPS; o++)
 			b->it.st[o][d] = 0;
 	}
+	b->dt = x->dtype;
 	for (d = 0; from + d < x->rank && from + d < VNPU_MAX_DIMS; d++) {
 		b->it.dims[d] = x->dims[from + d];
-		b->it.st[0][d] = x->strides[from + d] * 4;
-		b->it.st[1][d] = y->strides[from + d] * 4;
+		b->it.st[0][d] = x->strides[from + d] * size;
+		b->it.st[1][d] = y->strides[from + d] * size;
 	}
-	b->it.base[0] = (char *)l->data[0] + xo * 4;
-	b->it.base[1] = (char *)l->data[l->n - 1] + yo * 4;
+	b->it.base[0] = (char *)l->data[0] + xo * size;
+	b->it.base[1] = (char *)l->data[l->n - 1] + yo * size;
 	for (o = 0; o < nparams; o++) {
 		vnpu_eng_bcast_strides(&l->t[1 + o], x, st);
 		for (d = 0; from + d < x->rank && from + d < VNPU_MAX_DIMS; d++)
-			b->it.st[2 + o][d] = st[from + d] * 4;
+			b->it.st[2 + o][d] = st[from + d] * size;
 		b->it.base[2 + o] = l->data[1 + o];
 	}
 	b->per_elem = nparams > 0;
@@ -529,7 +535,7 @@ static void norm_row(const void *arg, char *const *p, const __s64 *st, __u64 n)
 	__u64 i;
 
 	for (i = 0; i < n; i++) {
-		double v = *(const float *)(p[0] + (__s64)i * st[0]), r;
+		double v = ldf(p[0] + (__s64)i * st[0], 0, b->dt), r;
 
 		if (b->pass == 0) {
 			b->sum += v;
@@ -541,13 +547,13 @@ static void norm_row(const void *arg, char *const *p, const __s64 *st, __u64 n)
 		}
 		r = (v - b->mean) * b->inv;
 		if (b->per_elem) {
-			r *= *(const float *)(p[2] + (__s64)i * st[2]);
+			r *= ldf(p[2] + (__s64)i * st[2], 0, b->dt);
 			if (b->it.nops > 3)
-				r += *(const float *)(p[3] + (__s64)i * st[3]);
+				r += ldf(p[3] + (__s64)i * st[3], 0, b->dt);
 		} else {
 			r = r * b->scale + b->bias;
 		}
-		*(float *)(p[1] + (__s64)i * st[1]) = (float)r;
+		stf(p[1] + (__s64)i * st[1], 0, b->dt, (float)r);
 	}
 }
 
@@ -572,9 +578,12 @@ static void norm_planes(const struct eng_layer *l, __u64 lo, __u64 hi)
 {
 	const struct vnpu_layer_norm *at = l->attrs;
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[l->n - 1];
-	__u64 len = vnpu_eng_numel(x) / (x->dims[0] * x->dims[1]), r;
+	__u64 len, r;
 	struct norm_block b;
 
+	if (lo >= hi)
+		return;
+	len = vnpu_eng_numel(x) / (x->dims[0] * x->dims[1]);
 	for (r = lo; r < hi; r++) {
 		__u64 img = r / x->dims[1], c = r % x->dims[1];
 
@@ -623,48 +632,67 @@ static void norm_layer(const struct eng_layer *l, __u64 lo, __u64 hi)
 	}
 }
 
+/* LRN: x / (bias + alpha / size * sum of squares in the window) ^ beta. */
+static void lrn_lane(const struct vnpu_layer_norm *at, const void *xl,
+		     __s64 xs, void *yl, __s64 ys, __u64 len, __u32 dt)
+{
+	double al = f32_of(at->alpha), be = f32_of(at->beta);
+	double bias = f32_of(at->bias);
+	__u64 i, j;
+
+	/* Window [c - (size - 1) / 2, c + size / 2]. */
+	for (i = 0; i < len; i++) {
+		__s64 c0 = (__s64)i - (__s64)(at->size - 1) / 2;
+		__s64 c1 = (__s64)i + at->size / 2;
+		double sq = 0, v = ldf(xl, (__s64)i * xs, dt);
+
+		for (j = c0 < 0 ? 0 : c0; (__s64)j <= c1 && j < len; j++) {
+			double w = ldf(xl, (__s64)j * xs, dt);
+
+			sq += w * w;
+		}
+		stf(yl, (__s64)i * ys, dt,
+		    (float)(v / m_pow(bias + al / at->size * sq, be)));
+	}
+}
+
+static void lp_lane(__u32 p, const void *xl, __s64 xs, void *yl, __s64 ys,
+		    __u64 len, __u32 dt)
+{
+	double norm = 0;
+	__u64 i;
+
+	for (i = 0; i < len; i++) {
+		double v = ldf(xl, (__s64)i * xs, dt);
+
+		norm += p == 1 ? m_fabs(v) : v * v;
+	}
+	if (p == 2)
+		norm = m_sqrt(norm);
+	for (i = 0; i < len; i++)
+		stf(yl, (__s64)i * ys, dt, norm == 0 ? 0.0f :
+		    (float)(ldf(xl, (__s64)i * xs, dt) / norm));
+}
+
 static void norm_lanes(const struct eng_layer *l, __u64 lo, __u64 hi)
 {
 	const struct vnpu_layer_norm *at = l->attrs;
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
 	__u32 axis = at->mode == VNPU_NORM_LRN ? 1 : at->axis;
-	__u64 len = x->dims[axis], lane, i, j;
-	__s64 xs = x->strides[axis], ys = y->strides[axis];
-	double al = f32_of(at->alpha), be = f32_of(at->beta);
-	double bias = f32_of(at->bias);
+	__u32 size = vnpu_eng_dtype_size(x->dtype);
+	__u64 lane;
 
 	for (lane = lo; lane < hi; lane++) {
-		const float *xl = (const float *)l->data[0] +
-				  lane_offset(x, axis, lane);
-		float *yl = (float *)l->data[1] + lane_offset(y, axis, lane);
-		double norm = 0;
+		const char *xl = (const char *)l->data[0] +
+				 lane_offset(x, axis, lane) * size;
+		char *yl = (char *)l->data[1] + lane_offset(y, axis, lane) * size;
 
-		if (at->mode == VNPU_NORM_LRN) {
-			/* Window [c - (size - 1) / 2, c + size / 2]. */
-			for (i = 0; i < len; i++) {
-				__s64 c0 = (__s64)i - (__s64)(at->size - 1) / 2;
-				__s64 c1 = (__s64)i + at->size / 2;
-				double sq = 0, v = xl[(__s64)i * xs];
-
-				for (j = c0 < 0 ? 0 : c0;
-				     (__s64)j <= c1 && j < len; j++)
-					sq += (double)xl[(__s64)j * xs] *
-					      xl[(__s64)j * xs];
-				yl[(__s64)i * ys] = (float)(v /
-					m_pow(bias + al / at->size * sq, be));
-			}
-			continue;
-		}
-		for (i = 0; i < len; i++) {
-			double v = xl[(__s64)i * xs];
-
-			norm += at->p == 1 ? m_fabs(v) : v * v;
-		}
-		if (at->p == 2)
-			norm = m_sqrt(norm);
-		for (i = 0; i < len; i++)
-			yl[(__s64)i * ys] = norm == 0 ? 0.0f :
-				(float)(xl[(__s64)i * xs] / norm);
+		if (at->mode == VNPU_NORM_LRN)
+			lrn_lane(at, xl, x->strides[axis], yl, y->strides[axis],
+				 x->dims[axis], x->dtype);
+		else
+			lp_lane(at->p, xl, x->strides[axis], yl, y->strides[axis],
+				x->dims[axis], x->dtype);
 	}
 }
 

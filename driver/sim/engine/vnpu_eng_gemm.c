@@ -934,9 +934,9 @@ static int run_conv(const struct eng_layer *l, __u64 ub, __u64 ue,
 
 /* ---- POOL ------------------------------------------------------------ */
 
-static float pool_one(const struct vnpu_layer_pool *at, const float *xc,
-		      __s64 xsh, __s64 xsw, __u64 h, __u64 w, __u64 oh,
-		      __u64 ow)
+static float pool_one(const struct vnpu_layer_pool *at, const void *xc,
+		      __u32 dt, __s64 xsh, __s64 xsw, __u64 h, __u64 w,
+		      __u64 oh, __u64 ow)
 {
 	__s64 h0 = (__s64)(oh * at->stride[0]) - at->pad_begin[0];
 	__s64 w0 = (__s64)(ow * at->stride[1]) - at->pad_begin[1];
@@ -957,7 +957,7 @@ static float pool_one(const struct vnpu_layer_pool *at, const float *xc,
 				padded++;
 			if (ih < 0 || ih >= (__s64)h || iw < 0 || iw >= (__s64)w)
 				continue;
-			v = xc[ih * xsh + iw * xsw];
+			v = ldf(xc, ih * xsh + iw * xsw, dt);
 			count++;
 			if (at->mode == VNPU_POOL_MAX) {
 				if (v > mx || v != v)
@@ -998,20 +998,22 @@ static int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 	__u64 rows = y->dims[0] * y->dims[1] * oh_n, r, lo, hi, ow;
 	__s64 xsh = two ? x->strides[2] : 0, xsw = x->strides[x->rank - 1];
 	__s64 ysh = two ? y->strides[2] : 0, ysw = y->strides[y->rank - 1];
+	__u32 size = vnpu_eng_dtype_size(x->dtype);
 
 	row_range(rows, ow_n * at->kernel[0] * at->kernel[1], ub, ue, &lo, &hi);
 	for (r = lo; r < hi; r++) {
 		__u64 img = r / (y->dims[1] * oh_n), c = (r / oh_n) % y->dims[1];
 		__u64 oh = r % oh_n;
-		const float *xc = (const float *)l->data[0] +
-				  (__s64)img * x->strides[0] +
-				  (__s64)c * x->strides[1];
-		float *yr = (float *)l->data[1] + (__s64)img * y->strides[0] +
-			    (__s64)c * y->strides[1] + (__s64)oh * ysh;
+		const char *xc = (const char *)l->data[0] + size *
+				 ((__s64)img * x->strides[0] +
+				  (__s64)c * x->strides[1]);
+		char *yr = (char *)l->data[1] + size *
+			   ((__s64)img * y->strides[0] +
+			    (__s64)c * y->strides[1] + (__s64)oh * ysh);
 
 		for (ow = 0; ow < ow_n; ow++)
-			yr[(__s64)ow * ysw] = pool_one(at, xc, xsh, xsw, h, w,
-						       oh, ow);
+			stf(yr, (__s64)ow * ysw, y->dtype,
+			    pool_one(at, xc, x->dtype, xsh, xsw, h, w, oh, ow));
 	}
 	return 0;
 }

@@ -124,6 +124,26 @@ static inline __u16 f32_to_bf16(float f)
 	return (x + 0x7fff + ((x >> 16) & 1)) >> 16;
 }
 
+/* One f32, f16 or bf16 element (the float storage types) as f32. */
+static inline float ldf(const void *base, __s64 off, __u32 dt)
+{
+	if (dt == VNPU_DTYPE_F32)
+		return ((const float *)base)[off];
+	if (dt == VNPU_DTYPE_F16)
+		return f16_to_f32(((const __u16 *)base)[off]);
+	return bf16_to_f32(((const __u16 *)base)[off]);
+}
+
+static inline void stf(void *base, __s64 off, __u32 dt, float v)
+{
+	if (dt == VNPU_DTYPE_F32)
+		((float *)base)[off] = v;
+	else if (dt == VNPU_DTYPE_F16)
+		((__u16 *)base)[off] = f32_to_f16(v);
+	else
+		((__u16 *)base)[off] = f32_to_bf16(v);
+}
+
 /* ---- element loads and stores in blocks ----------------------------- */
 
 static inline int dt_float(__u32 dt)
@@ -406,6 +426,8 @@ static void iter_run(const struct eng_iter *it, __u64 lo, __u64 hi,
 	__u32 last = it->rank - 1, o;
 	int d;
 
+	if (lo >= hi)
+		return;	/* also keeps a zero extent out of the divisions */
 	for (d = last; d >= 0; d--) {
 		coord[d] = rem % it->dims[d];
 		rem /= it->dims[d];

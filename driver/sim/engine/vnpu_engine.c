@@ -48,6 +48,13 @@ static int is_float(__u32 dtype)
 	       dtype == VNPU_DTYPE_F16 || dtype == VNPU_DTYPE_BF16;
 }
 
+/* The float storage types: f32, and f16 and bf16 computed in f32. */
+static int is_fstore(__u32 dtype)
+{
+	return dtype == VNPU_DTYPE_F32 || dtype == VNPU_DTYPE_F16 ||
+	       dtype == VNPU_DTYPE_BF16;
+}
+
 static int is_int(__u32 dtype)
 {
 	return vnpu_eng_dtype_size(dtype) && !is_float(dtype) &&
@@ -456,8 +463,8 @@ static int check_pool(const struct vnpu_tensor *t, __u32 n,
 	if (n != 2 || a->mode < VNPU_POOL_MAX || a->mode > VNPU_POOL_LP ||
 	    a->flags & ~VNPU_POOL_F_MASK || a->pad ||
 	    (a->mode == VNPU_POOL_LP ? a->p < 1 || a->p > 16 : a->p != 0) ||
-	    !all_dtype(t, 2, VNPU_DTYPE_F32) || (r != 3 && r != 4) ||
-	    y->rank != r || !tensor_injective(y) ||
+	    !is_fstore(x->dtype) || !all_dtype(t, 2, x->dtype) ||
+	    (r != 3 && r != 4) || y->rank != r || !tensor_injective(y) ||
 	    !conv_pool_geometry(r, a->kernel, a->stride, a->dilation,
 				a->pad_begin, a->pad_end) ||
 	    x->dims[0] != y->dims[0] || x->dims[1] != y->dims[1])
@@ -529,7 +536,8 @@ static int check_softmax(const struct vnpu_tensor *t, __u32 n,
 			 const struct vnpu_layer_softmax *a)
 {
 	return n == 2 && a->mode <= VNPU_HARDMAX && a->axis < t[0].rank &&
-	       all_dtype(t, 2, VNPU_DTYPE_F32) && same_dims(&t[0], &t[1]) &&
+	       is_fstore(t[0].dtype) && all_dtype(t, 2, t[0].dtype) &&
+	       same_dims(&t[0], &t[1]) &&
 	       tensor_injective(&t[1]);
 }
 
@@ -546,7 +554,7 @@ static int check_norm(const struct vnpu_tensor *t, __u32 n,
 	const struct vnpu_tensor *x = &t[0], *y = &t[n - 1];
 	__u32 i, want_flags = 0;
 
-	if (a->pad || n < 2 || !all_dtype(t, n, VNPU_DTYPE_F32) ||
+	if (a->pad || n < 2 || !is_fstore(x->dtype) || !all_dtype(t, n, x->dtype) ||
 	    !same_dims(x, y) || !tensor_injective(y) || !f32_ok(a->epsilon) ||
 	    !f32_ok(a->alpha) || !f32_ok(a->beta) || !f32_ok(a->bias))
 		return 0;
@@ -644,7 +652,8 @@ static int check_resize(const struct vnpu_tensor *t, __u32 n,
 	    a->coord > VNPU_COORD_HALF_PIXEL_SYMMETRIC ||
 	    a->nearest > VNPU_NEAREST_CEIL ||
 	    (a->mode != VNPU_RESIZE_NEAREST && a->nearest) || a->flags ||
-	    !all_dtype(t, 2, VNPU_DTYPE_F32) || t[0].rank != t[1].rank ||
+	    !is_fstore(t[0].dtype) || !all_dtype(t, 2, t[0].dtype) ||
+	    t[0].rank != t[1].rank ||
 	    !tensor_injective(&t[1]))
 		return 0;
 	for (d = 0; d < 6; d++) {

@@ -720,8 +720,134 @@ static void test_strided_views(void)
 				  "strided unary [%zu][%zu]", i, j);
 }
 
+/* A dtype conversion through the engine's CAST (tested on its own). */
+static void cast(const struct vnpu_tensor *from, void *src, __u32 dtype,
+		 void *dst)
+{
+	struct vnpu_tensor t[2] = { *from, *from };
+	void *data[2] = { src, dst };
+
+	t[1].dtype = dtype;
+	ET_EXPECT(!et_run(VNPU_LAYER_CAST, t, data, 2, NULL, 0, 0, 1), "cast");
+}
+
+/*
+ * f16 and bf16 storage: an op on half inputs gives the half rounding of the
+ * same op in f32 on the same (widened) inputs.
+ */
+static void half_case(const char *name, __u32 op, const void *attrs,
+		      __u32 attr_size, struct vnpu_tensor *t, __u32 n)
+{
+	void *f32[6], *half[6], *out;
+	struct vnpu_tensor th[6];
+	__u32 i, dt;
+	size_t bytes;
+
+	for (dt = VNPU_DTYPE_F16; dt <= VNPU_DTYPE_BF16; dt += VNPU_DTYPE_BF16 -
+	     VNPU_DTYPE_F16) {
+		for (i = 0; i < n; i++) {
+			bytes = et_bytes(&t[i]);
+			f32[i] = calloc(1, bytes + 4);
+			half[i] = calloc(1, bytes / 2 + 2);
+			th[i] = t[i];
+			th[i].dtype = dt;
+			if (i + 1 < n) {
+				et_fill_f32(f32[i], bytes / 4);
+				cast(&t[i], f32[i], dt, half[i]);
+				cast(&th[i], half[i], VNPU_DTYPE_F32, f32[i]);
+			}
+		}
+		ET_EXPECT(!et_run(op, t, f32, n, attrs, attr_size, 0, 3),
+			  "%s f32", name);
+		out = calloc(1, et_bytes(&t[n - 1]) / 2 + 2);
+		cast(&t[n - 1], f32[n - 1], dt, out);
+		et_layer_exact(name, op, th, half, n, attrs, attr_size, out);
+		for (i = 0; i < n; i++) {
+			free(f32[i]);
+			free(half[i]);
+		}
+		free(out);
+	}
+}
+
+static void test_half_ops(void)
+{
+	__u64 d4[4] = { 2, 5, 7, 9 }, d5[1] = { 5 }, dn[2] = { 7, 9 };
+	__u64 dp[4] = { 2, 5, 4, 4 }, dr[4] = { 2, 5, 11, 20 };
+	struct vnpu_layer_softmax sm = { VNPU_SOFTMAX, 3 };
+	struct vnpu_layer_norm ln = { .mode = VNPU_NORM_LAYER, .axis = 2,
+				      .flags = VNPU_LAYER_F_BIAS,
+				      .epsilon = 0x3727c5ac };
+	struct vnpu_layer_norm in = { .mode = VNPU_NORM_INSTANCE,
+				      .epsilon = 0x3727c5ac };
+	struct vnpu_layer_pool pl = { .mode = VNPU_POOL_AVG };
+	struct vnpu_layer_resize rs = { .mode = VNPU_RESIZE_LINEAR };
+	struct vnpu_tensor t[4];
+
+	t[0] = et_dense(VNPU_DTYPE_F32, 4, d4);
+	t[1] = t[0];
+	half_case("softmax half", VNPU_LAYER_SOFTMAX, &sm, sizeof(sm), t, 2);
+	sm.mode = VNPU_LOG_SOFTMAX;
+	sm.axis = 1;
+	half_case("logsoftmax half", VNPU_LAYER_SOFTMAX, &sm, sizeof(sm), t, 2);
+	t[1] = et_dense(VNPU_DTYPE_F32, 2, dn);
+	t[2] = t[1];
+	t[3] = t[0];
+	half_case("layernorm half", VNPU_LAYER_NORM, &ln, sizeof(ln), t, 4);
+	t[1] = et_dense(VNPU_DTYPE_F32, 1, d5);
+	t[2] = t[1];
+	half_case("instancenorm half", VNPU_LAYER_NORM, &in, sizeof(in), t, 4);
+	pl.kernel[0] = pl.kernel[1] = 2;
+	pl.stride[0] = pl.stride[1] = 2;
+	pl.dilation[0] = pl.dilation[1] = 1;
+	pl.pad_end[0] = 1;
+	t[1] = et_dense(VNPU_DTYPE_F32, 4, dp);
+	half_case("avgpool half", VNPU_LAYER_POOL, &pl, sizeof(pl), t, 2);
+	t[1] = et_dense(VNPU_DTYPE_F32, 4, dr);
+	half_case("resize half", VNPU_LAYER_RESIZE, &rs, sizeof(rs), t, 2);
+}
+
+/* Layers with a zero extent somewhere run and touch nothing they should not. */
+static void test_empty(void)
+{
+	__u64 d20[2] = { 2, 0 }, d120[3] = { 1, 2, 0 }, d30[2] = { 3, 0 };
+	__u64 d31[2] = { 3, 1 }, d2[1] = { 2 };
+	struct vnpu_layer_norm ln = { .mode = VNPU_NORM_LAYER, .axis = 1 };
+	struct vnpu_layer_norm in = { .mode = VNPU_NORM_INSTANCE };
+	struct vnpu_layer_reduce sum = { VNPU_REDUCE_SUM, 2 };
+	struct vnpu_layer_reduce mx = { VNPU_REDUCE_MAX, 2 };
+	struct vnpu_layer_softmax sm = { VNPU_SOFTMAX, 1 };
+	float buf[16], y[4] = { 5, 5, 5, 5 }, p[2] = { 1, 1 };
+	void *data[4] = { buf, p, p, buf };
+	struct vnpu_tensor t[4];
+
+	t[0] = et_dense(VNPU_DTYPE_F32, 2, d20);
+	t[1] = et_dense(VNPU_DTYPE_F32, 1, (__u64[]){ 0 });
+	t[2] = t[0];
+	ET_EXPECT(!et_run(VNPU_LAYER_NORM, t, data, 3, &ln, sizeof(ln), 0, 4),
+		  "layernorm over an empty axis");
+	t[0] = et_dense(VNPU_DTYPE_F32, 3, d120);
+	t[1] = et_dense(VNPU_DTYPE_F32, 1, d2);
+	t[2] = t[1];
+	t[3] = t[0];
+	ET_EXPECT(!et_run(VNPU_LAYER_NORM, t, data, 4, &in, sizeof(in), 0, 4),
+		  "instancenorm of empty planes");
+	t[0] = et_dense(VNPU_DTYPE_F32, 2, d30);
+	t[1] = et_dense(VNPU_DTYPE_F32, 2, d31);
+	data[1] = y;
+	ET_EXPECT(!et_run(VNPU_LAYER_REDUCE, t, data, 2, &sum, sizeof(sum), 0, 4) &&
+		  y[0] == 0 && y[2] == 0, "empty sum is 0");
+	ET_EXPECT(!et_run(VNPU_LAYER_REDUCE, t, data, 2, &mx, sizeof(mx), 0, 4) &&
+		  isinf(y[1]) && y[1] < 0, "empty max is -inf");
+	t[1] = t[0];
+	ET_EXPECT(!et_run(VNPU_LAYER_SOFTMAX, t, data, 2, &sm, sizeof(sm), 0, 4),
+		  "softmax of empty lanes");
+}
+
 void et_test_other(void)
 {
+	test_half_ops();
+	test_empty();
 	test_softmax();
 	test_batch_instance();
 	test_layer_norm();
