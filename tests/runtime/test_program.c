@@ -287,7 +287,7 @@ static int blob_round_trip(vnpu_core *core, const char *device)
 	vnpu_infer_request *req;
 	unsigned char *blob;
 	char path[] = "/tmp/vnpu-blob-XXXXXX";
-	size_t size;
+	size_t size, i;
 	int fd;
 
 	CHECK_OK(compile_copy(core, device, true, true, &cm));
@@ -320,6 +320,14 @@ static int blob_round_trip(vnpu_core *core, const char *device)
 	CHECK_ERR(vnpu_core_import_model(core, blob, size, NULL, &cm2), VNPU_PARSE_ERROR);
 	blob[0] = 'V';
 	CHECK_ERR(vnpu_core_import_model(core, blob, size, "nodev", &cm2), VNPU_NOT_FOUND);
+	/* any single flipped bit anywhere is found */
+	for (i = 0; i < size; i++) {
+		blob[i] ^= 1u << (i % 8);
+		CHECK(vnpu_core_import_model(core, blob, size, NULL, &cm2) != VNPU_OK);
+		blob[i] ^= 1u << (i % 8);
+	}
+	CHECK_OK(vnpu_core_import_model(core, blob, size, NULL, &cm2));
+	vnpu_compiled_model_free(cm2);
 	CHECK_ERR(vnpu_core_import_model(NULL, blob, size, NULL, &cm2), VNPU_INVALID_ARGUMENT);
 	CHECK_ERR(vnpu_core_import_model(core, NULL, size, NULL, &cm2), VNPU_INVALID_ARGUMENT);
 
