@@ -530,6 +530,64 @@ static int free_every_order(vnpu_core *core, const char *device)
 	return 0;
 }
 
+/* ---- HETERO: the second segment on the CPU, async ---- */
+
+/* y = x in two copies: device -> arena, then arena -> y on the CPU. */
+static struct vnpu_program *two_segment_program(uint32_t elems)
+{
+	struct vnpu_program *p = copy_program(elems, 1, false);
+	struct vnpu_cmd_copy *c0 = p->segments[0].cmd, *c1 = calloc(1, sizeof(*c1));
+
+	p->arena_size = elems * 4ull;
+	c0->dst = view(1, elems);
+	*c1 = *c0;
+	c1->dst = view(3, elems);
+	c1->src = view(1, elems);
+	p->segments = realloc(p->segments, 2 * sizeof(*p->segments));
+	p->segments[1] = (struct vnpu_prog_segment){ VNPU_TARGET_FALLBACK, c1, sizeof(*c1), 1,
+						     1, 1 };
+	p->num_segments = 2;
+	p->layers = realloc(p->layers, 2 * sizeof(*p->layers));
+	p->layers[1] = (struct vnpu_prog_layer){ dup_str("back"), dup_str("Copy"), 1, 0, 1 };
+	p->num_layers = 2;
+	return p;
+}
+
+static int hetero_async(vnpu_core *core, const char *device)
+{
+	struct vnpu_core_device *d = vnpu_core_find_device(core, device);
+	struct vnpu_config cfg = { .profiling = true, .precision = VNPU_TYPE_F32 };
+	uint32_t i, waits = 0, jobs = 0;
+	struct cb_state s = { 0 };
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	vnpu_timeline *tl;
+	int run;
+
+	CHECK(d);
+	CHECK_OK(vnpu_compiled_model_new(core, d, core->cpu, "HETERO", &cfg,
+					 two_segment_program(FAST_ELEMS), &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK_OK(vnpu_infer_request_set_callback(req, count_cb, &s));
+	for (run = 0; run < 5; run++) {
+		CHECK(!fill_input(req, (float)(20 * run), FAST_ELEMS));
+		CHECK_OK(vnpu_infer_request_start_async(req));
+		CHECK_OK(vnpu_infer_request_wait(req));
+		CHECK(!check_output(req, (float)(20 * run), FAST_ELEMS));
+	}
+	CHECK(atomic_load(&s.calls) == 5);
+	CHECK_OK(vnpu_infer_request_get_timeline(req, &tl));
+	for (i = 0; i < tl->count; i++) {
+		waits += !strcmp(tl->spans[i].name, "wait");
+		jobs += !strcmp(tl->spans[i].kind, "job");
+	}
+	CHECK(waits == 2 && jobs == 2);
+	vnpu_timeline_free(tl);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
 /* ---- timeline and the THROUGHPUT hint ---- */
 
 static int timeline(vnpu_core *core, const char *device)
@@ -611,6 +669,7 @@ int main(int argc, char **argv)
 		TEST(cancel_before_start),
 		TEST(cancel_during_run),
 		TEST(chained),
+		TEST(hetero_async),
 		TEST(free_every_order),
 		TEST(timeline),
 		TEST(hint_requests),
