@@ -842,6 +842,30 @@ static void test_empty(void)
 	t[1] = t[0];
 	ET_EXPECT(!et_run(VNPU_LAYER_SOFTMAX, t, data, 2, &sm, sizeof(sm), 0, 4),
 		  "softmax of empty lanes");
+	/* A convolution over no input channels gives its bias. */
+	{
+		struct vnpu_layer_conv c = { .flags = VNPU_LAYER_F_BIAS, .group = 1 };
+		float bias[2] = { 1.5f, -2 }, out[2 * 3 * 3];
+		void *cd[4] = { buf, buf, bias, out };
+		__u32 f, i;
+
+		c.kernel[0] = c.kernel[1] = 3;
+		c.stride[0] = c.stride[1] = 1;
+		c.dilation[0] = c.dilation[1] = 1;
+		c.pad_begin[0] = c.pad_begin[1] = c.pad_end[0] = c.pad_end[1] = 1;
+		t[0] = et_dense(VNPU_DTYPE_F32, 4, (__u64[]){ 1, 0, 3, 3 });
+		t[1] = et_dense(VNPU_DTYPE_F32, 4, (__u64[]){ 2, 0, 3, 3 });
+		t[2] = et_dense(VNPU_DTYPE_F32, 1, d2);
+		t[3] = et_dense(VNPU_DTYPE_F32, 4, (__u64[]){ 1, 2, 3, 3 });
+		for (f = 0; f < 2; f++) {
+			memset(out, 0x7f, sizeof(out));
+			ET_EXPECT(!et_run(VNPU_LAYER_CONV, t, cd, 4, &c, sizeof(c),
+					  f ? et_host_features : 0, 2),
+				  "conv without input channels");
+			for (i = 0; i < 18; i++)
+				ET_EXPECT(out[i] == bias[i / 9], "conv C=0 [%u]", i);
+		}
+	}
 }
 
 void et_test_other(void)
