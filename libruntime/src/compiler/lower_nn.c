@@ -758,11 +758,29 @@ static int str_index(const char *s, const char *const *names, int n)
 	return -1;
 }
 
+/*
+ * With scales, ONNX's align_corners maps over the unrounded resized length
+ * in * scale, which the device's align_corners (over the output extent)
+ * does not: the same mapping is asymmetric with scale (len - 1) / (in - 1).
+ */
+static void align_corners_by_scale(const struct vnpu_tinfo *xi, struct vnpu_layer_resize *attr)
+{
+	for (int32_t d = 0; d < xi->rank; d++) {
+		float sc, len = (float)xi->dims[d];
+
+		memcpy(&sc, &attr->scale[d], sizeof(sc));
+		len *= sc;
+		attr->scale[d] = f32_bits(len > 1 && xi->dims[d] > 1 ?
+					  (len - 1) / (float)(xi->dims[d] - 1) : 1.0f);
+	}
+	attr->coord = VNPU_COORD_ASYMMETRIC;
+}
+
 static vnpu_status lower_resize(struct cstate *s, struct cop *op)
 {
 	static const char *const coords[] = {
 		"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel",
-		"tf_half_pixel_for_nearest", "half_pixel_symmetric",
+		"tf_half_pixel_for_nn", "half_pixel_symmetric",
 	};
 	static const char *const nearest[] = {
 		"round_prefer_floor", "round_prefer_ceil", "floor", "ceil",
@@ -806,6 +824,8 @@ static vnpu_status lower_resize(struct cstate *s, struct cop *op)
 		for (int32_t d = 0; d < xi->rank && (size_t)d < a->n; d++)
 			attr.scale[d] = f32_bits(a->floats[d]);
 	}
+	if (attr.coord == VNPU_COORD_ALIGN_CORNERS && attr.scale[0])
+		align_corners_by_scale(xi, &attr);
 	t[0] = ct_dense(s, IN(op, 0));
 	t[1] = ct_dense(s, op->out[0]);
 	return cl_layer(s, VNPU_LAYER_RESIZE, t, 2, &attr, sizeof(attr));
