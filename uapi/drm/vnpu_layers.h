@@ -227,11 +227,11 @@ struct vnpu_layer_act {
 
 /* Flags of &struct vnpu_layer_gemm and &struct vnpu_layer_conv. */
 /** VNPU_LAYER_F_BIAS - a bias tensor follows the weights */
-#define VNPU_LAYER_F_BIAS		(1u << 0)
+#define VNPU_LAYER_F_BIAS		0x1u
 /** VNPU_LAYER_F_RESIDUAL - a residual tensor follows (the bias) */
-#define VNPU_LAYER_F_RESIDUAL		(1u << 1)
+#define VNPU_LAYER_F_RESIDUAL		0x2u
 /** VNPU_LAYER_F_PACKED - the weights are packed, see vnpu_eng_pack() */
-#define VNPU_LAYER_F_PACKED		(1u << 2)
+#define VNPU_LAYER_F_PACKED		0x4u
 #define VNPU_LAYER_F_MASK		(VNPU_LAYER_F_BIAS | \
 					 VNPU_LAYER_F_RESIDUAL | \
 					 VNPU_LAYER_F_PACKED)
@@ -328,9 +328,9 @@ enum vnpu_pool_mode {
 };
 
 /** VNPU_POOL_F_COUNT_PAD - average pooling divides by the whole window */
-#define VNPU_POOL_F_COUNT_PAD	(1u << 0)
+#define VNPU_POOL_F_COUNT_PAD	0x1u
 /** VNPU_POOL_F_CEIL - output extents rounded up (ceil_mode) */
-#define VNPU_POOL_F_CEIL	(1u << 1)
+#define VNPU_POOL_F_CEIL	0x2u
 #define VNPU_POOL_F_MASK	(VNPU_POOL_F_COUNT_PAD | VNPU_POOL_F_CEIL)
 
 /**
@@ -542,7 +542,7 @@ struct vnpu_layer_reduce {
 };
 
 /** VNPU_ARG_F_LAST - the last index of equal extremes, not the first */
-#define VNPU_ARG_F_LAST		(1u << 0)
+#define VNPU_ARG_F_LAST		0x1u
 
 /**
  * struct vnpu_layer_argreduce - attributes of %VNPU_LAYER_ARGREDUCE
