@@ -89,6 +89,8 @@ struct executor {
 	void (*handle)(struct executor *ex, struct vnpu_request_async *a);
 	pthread_mutex_t lock;			/* protects the queue and @stopping */
 	pthread_cond_t cond;
+	/* wait: held across submit + queue, so jobs queue in submission order */
+	pthread_mutex_t submit_lock;
 	struct vnpu_request_async *head, *tail;
 	bool stopping;
 	bool orphan;				/* stopped from its own thread */
@@ -175,6 +177,7 @@ static bool queue_unlink(struct executor *ex, struct vnpu_request_async *a)
 static void executor_destroy(struct executor *ex)
 {
 	pthread_cond_destroy(&ex->cond);
+	pthread_mutex_destroy(&ex->submit_lock);
 	pthread_mutex_destroy(&ex->lock);
 	free(ex);
 }
@@ -245,6 +248,7 @@ static struct executor *executor_new(const char *role, uint32_t threads,
 	ex->role = role;
 	ex->handle = handle;
 	pthread_mutex_init(&ex->lock, NULL);
+	pthread_mutex_init(&ex->submit_lock, NULL);
 	pthread_cond_init(&ex->cond, NULL);
 	for (ex->num_threads = 0; ex->num_threads < threads; ex->num_threads++) {
 		if (pthread_create(&ex->threads[ex->num_threads], NULL, executor_main, ex))
@@ -327,11 +331,10 @@ static struct executor *wait_executor(struct vnpu_core_device *device)
 			ex->role = "wait";
 			ex->device = device;
 			pthread_mutex_init(&ex->lock, NULL);
+			pthread_mutex_init(&ex->submit_lock, NULL);
 			pthread_cond_init(&ex->cond, NULL);
 			if (pthread_create(&ex->threads[0], NULL, wait_main, ex)) {
-				pthread_cond_destroy(&ex->cond);
-				pthread_mutex_destroy(&ex->lock);
-				free(ex);
+				executor_destroy(ex);
 				ex = NULL;
 			} else {
 				ex->num_threads = 1;
@@ -380,7 +383,8 @@ static vnpu_status cancelled(void)
 
 /*
  * Submit the next segment and queue the request on its device's wait
- * executor, in submission order (the lock spans both).
+ * executor, in submission order. The submit lock spans both; the queue
+ * lock only the push, so the wait executor never waits for a submit.
  */
 static void submit_and_queue(struct vnpu_request_async *a)
 {
@@ -392,9 +396,9 @@ static void submit_and_queue(struct vnpu_request_async *a)
 		run_complete(a, vnpu_error(VNPU_GENERAL_ERROR, "cannot start a wait thread"));
 		return;
 	}
-	pthread_mutex_lock(&ex->lock);
+	pthread_mutex_lock(&ex->submit_lock);
 	if (atomic_load(&a->cancel)) {
-		pthread_mutex_unlock(&ex->lock);
+		pthread_mutex_unlock(&ex->submit_lock);
 		run_complete(a, cancelled());
 		return;
 	}
@@ -402,8 +406,8 @@ static void submit_and_queue(struct vnpu_request_async *a)
 	st = vnpu_request_submit(a->req);
 	vnpu_request_stage_done(a->req, VNPU_STAGE_SUBMIT, t0, vnpu_async_now_ns());
 	if (st == VNPU_OK)
-		queue_push_locked(ex, a);
-	pthread_mutex_unlock(&ex->lock);
+		executor_push(ex, a);
+	pthread_mutex_unlock(&ex->submit_lock);
 	if (st != VNPU_OK)
 		run_complete(a, st);
 }

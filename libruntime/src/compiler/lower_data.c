@@ -5,6 +5,7 @@
  * index arithmetic over existing layers (negative slice steps and
  * ReverseSequence as gathers, CumSum as running sums, OneHot as a compare).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -378,7 +379,92 @@ static vnpu_status lower_one_hot(struct cstate *s, struct cop *op)
 	return cl_layer(s, VNPU_LAYER_WHERE, w, 4, NULL, 0);
 }
 
+/* The value no element beats: the type's lowest (@lowest) or highest. */
+static vnpu_status extreme_of(struct cstate *s, vnpu_element_type type, bool lowest, int32_t *out)
+{
+	uint64_t bits = vnpu_element_type_size(type) * 8;
+	bool sign = type == VNPU_TYPE_I8 || type == VNPU_TYPE_I16 || type == VNPU_TYPE_I32 ||
+		    type == VNPU_TYPE_I64;
+	void *data = calloc(1, 8);
+	int64_t v;
+
+	if (!data)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	if (vnpu_type_is_float(type)) {
+		vnpu_elem_set_f(data, type, 0, lowest ? -INFINITY : INFINITY);
+	} else {
+		if (sign)
+			v = lowest ? (int64_t)(~0ull << (bits - 1)) : (int64_t)(~0ull >> (65 - bits));
+		else
+			v = lowest ? 0 : (int64_t)(~0ull >> (64 - bits));
+		vnpu_elem_set_i(data, type, 0, v);
+	}
+	return cs_add_const(s, type, 0, NULL, data, out);
+}
+
+/* TopK as k rounds of ArgMax (ArgMin): gather the value, note the index,
+ * and mask the winner out (with the type's extreme) for the next round.
+ * Equal values: the lower index first, as ONNX has it. */
+static vnpu_status lower_topk(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0)), *yi = INFO(s, op->out[0]);
+	int64_t axis = vnpu_attr_int(N(op), "axis", -1), k, len, rdims[VNPU_MAX_RANK], *range;
+	bool largest = vnpu_attr_int(N(op), "largest", 1);
+	struct vnpu_layer_argreduce arg = { .min = !largest };
+	struct vnpu_layer_gather gat;
+	int32_t cur = IN(op, 0), rv, extreme, idx_out = op->num_out > 1 ? op->out[1] : -1;
+	vnpu_status st;
+
+	axis = axis < 0 ? axis + xi->rank : axis;
+	k = yi->dims[axis];
+	len = xi->dims[axis];
+	if (k > 256)
+		return UNSUP(s, "k above 256");
+	arg.axis = gat.axis = (uint32_t)axis;
+	gat.pad = 0;
+	range = malloc((size_t)(len + 1) * sizeof(int64_t));
+	if (!range)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	for (int64_t i = 0; i < len; i++)
+		range[i] = i;
+	for (int32_t d = 0; d < xi->rank - axis; d++)
+		rdims[d] = d ? 1 : len;
+	st = cs_add_const(s, VNPU_TYPE_I64, xi->rank - (int32_t)axis, rdims, range, &rv);
+	if (!st)
+		st = extreme_of(s, xi->type, largest, &extreme);
+	memcpy(rdims, xi->dims, sizeof(rdims));
+	rdims[axis] = 1;
+	for (int64_t i = 0; !st && i < k; i++) {
+		struct ctensor t[3];
+		int32_t idx, mask, next;
+
+		st = cs_add_temp(s, VNPU_TYPE_I64, xi->rank, rdims, &idx);
+		t[0] = ct_dense(s, cur);
+		t[1] = ct_dense(s, idx);
+		if (!st)
+			st = cl_layer(s, VNPU_LAYER_ARGREDUCE, t, 2, &arg, sizeof(arg));
+		t[1] = ct_dense(s, idx);
+		t[2] = slice_at(s, op->out[0], axis, i);
+		if (!st)
+			st = cl_layer(s, VNPU_LAYER_GATHER_ELEMENTS, t, 3, &gat, sizeof(gat));
+		if (!st && idx_out >= 0)
+			st = cl_copy(s, slice_at(s, idx_out, axis, i), ct_dense(s, idx));
+		if (st || i + 1 == k)
+			break;
+		st = cs_add_temp(s, VNPU_TYPE_BOOL, xi->rank, xi->dims, &mask);
+		if (!st)
+			st = cs_add_temp(s, xi->type, xi->rank, xi->dims, &next);
+		if (!st)
+			st = cl_binary(s, VNPU_BIN_EQUAL, rv, idx, mask);
+		if (!st)
+			st = cl_where(s, mask, extreme, cur, next);
+		cur = next;
+	}
+	return st;
+}
+
 const struct lower_map cl_data_maps[] = {
+	{ "TopK", lower_topk },
 	{ "Transpose", lower_transpose }, { "Slice", lower_slice }, { "Concat", lower_concat },
 	{ "Split", lower_split }, { "Expand", lower_expand }, { "Tile", lower_tile },
 	{ "DepthToSpace", lower_space_depth }, { "SpaceToDepth", lower_space_depth },

@@ -875,9 +875,12 @@ static vnpu_status infer_topk(struct ictx *c)
 		k = vnpu_attr_int(c->n, "k", -1);
 	else if (inf_read_ints(IN(c, 1), &k, 1) != 1)
 		k = VNPU_DIM_DYNAMIC;
+	if (k < VNPU_DIM_DYNAMIC || (k >= 0 && x->dims[axis] >= 0 && k > x->dims[axis]))
+		return FAIL(c, "k %lld for a dimension of %lld", (long long)k, (long long)x->dims[axis]);
 	memcpy(dims, x->dims, sizeof(dims));
 	dims[axis] = k;
-	set_out(c->out[0], x->type, x->rank, dims);
+	if (c->out[0])
+		set_out(c->out[0], x->type, x->rank, dims);
 	if (c->n->num_outputs > 1 && c->out[1])
 		set_out(c->out[1], VNPU_TYPE_I64, x->rank, dims);
 	return VNPU_OK;

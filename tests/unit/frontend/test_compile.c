@@ -528,6 +528,65 @@ static void test_einsum(void)
 	vnpu_model_free(m);
 }
 
+/* TopK on integers, largest and smallest. */
+static void test_topk(void)
+{
+	struct mb *b = mb_new(13);
+	struct vnpu_program *p;
+	Onnx__NodeProto *n;
+	float *out[8] = { 0 };
+	vnpu_model *m;
+
+	mb_input(b, "x", ONNX__TENSOR_PROTO__DATA_TYPE__INT32, 2, (const int64_t[]){ 3, 5 });
+	mb_init_i64(b, "k", 1, (const int64_t[]){ 1 }, (const int64_t[]){ 3 });
+	mb_node(b, "TopK", (const char *[]){ "x", "k", NULL }, (const char *[]){ "v", "i", NULL });
+	n = mb_node(b, "TopK", (const char *[]){ "x", "k", NULL }, (const char *[]){ "v2", "i2", NULL });
+	mb_attr_int(n, "largest", 0);
+	mb_output(b, "v");
+	mb_output(b, "i");
+	mb_output(b, "v2");
+	mb_output(b, "i2");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	p = compile_run(m, NULL, out);
+	if (p) {
+		int32_t x[15];
+		float pattern[15];
+		int bad = 0;
+
+		/* compile_run's input pattern, as integers */
+		fe_pattern(pattern, 15, 1);
+		memcpy(x, pattern, sizeof(x));
+		for (int r = 0; r < 3; r++) {
+			const int32_t *xr = &x[r * 5];
+			bool used[5] = { 0 }, used2[5] = { 0 };
+
+			for (int j = 0; j < 3; j++) {
+				int best = -1, worst = -1;
+
+				for (int c = 0; c < 5; c++) {
+					if (!used[c] && (best < 0 || xr[c] > xr[best]))
+						best = c;
+					if (!used2[c] && (worst < 0 || xr[c] < xr[worst]))
+						worst = c;
+				}
+				used[best] = used2[worst] = true;
+				bad += ((int32_t *)out[0])[r * 3 + j] != xr[best];
+				bad += ((int64_t *)out[1])[r * 3 + j] != best;
+				bad += ((int32_t *)out[2])[r * 3 + j] != xr[worst];
+				bad += ((int64_t *)out[3])[r * 3 + j] != worst;
+			}
+		}
+		CHECK_EQ(bad, 0);
+	}
+	for (int i = 0; i < 8; i++)
+		free(out[i]);
+	vnpu_program_free(p);
+	vnpu_model_free(m);
+}
+
 static float sigm(float x)
 {
 	return 1.0f / (1.0f + expf(-x));
@@ -658,6 +717,7 @@ int main(int argc, char **argv)
 		{ "copies", test_copies },
 		{ "lstm", test_lstm },
 		{ "einsum", test_einsum },
+		{ "topk", test_topk },
 		{ "wakeword_compile", test_wakeword_compile },
 		{ "dynamic_input_needs_reshape", test_dynamic_input_needs_reshape },
 		{ "query_and_fallback", test_query_and_fallback },
