@@ -450,8 +450,64 @@ static void other_bad(void)
 	BAD(g, "output dims", f->t[2].dims[1] = 8);
 }
 
+/* vnpu_eng_layer_run() refuses bad parts, contexts and short scratch. */
+static void run_bad(void)
+{
+	__u64 da[2] = { 30, 40 }, db[2] = { 40, 50 }, dy[2] = { 30, 50 };
+	struct vnpu_layer_gemm g = { .alpha = 0x3f800000 };
+	struct vnpu_tensor t[3];
+	float *a = calloc(30 * 40, 4), *b = calloc(40 * 50, 4), *y = calloc(30 * 50, 4);
+	void *data[3] = { a, b, y };
+	__u64 need;
+	struct vnpu_eng_ctx ctx = {};
+
+	t[0] = et_dense(VNPU_DTYPE_F32, 2, da);
+	t[1] = et_dense(VNPU_DTYPE_F32, 2, db);
+	t[2] = et_dense(VNPU_DTYPE_F32, 2, dy);
+	need = vnpu_eng_layer_scratch(VNPU_LAYER_GEMM, t, 3, &g, 1);
+	ET_EXPECT(need > 0, "gemm needs scratch");
+	ctx.scratch = malloc(need);
+	ctx.scratch_size = need - 1;
+	ET_EXPECT(vnpu_eng_layer_run(VNPU_LAYER_GEMM, t, data, 3, &g, 0, 1, &ctx) ==
+		  VNPU_ENG_ENOSPC, "short scratch accepted");
+	ctx.scratch_size = need;
+	ET_EXPECT(!vnpu_eng_layer_run(VNPU_LAYER_GEMM, t, data, 3, &g, 0, 1, &ctx),
+		  "enough scratch refused");
+	ET_EXPECT(vnpu_eng_layer_run(VNPU_LAYER_GEMM, t, data, 3, &g, 1, 1, &ctx) ==
+		  VNPU_ENG_EINVAL, "part = num_parts accepted");
+	ET_EXPECT(vnpu_eng_layer_run(VNPU_LAYER_GEMM, t, data, 3, &g, 0, 0, &ctx) ==
+		  VNPU_ENG_EINVAL, "zero parts accepted");
+	ET_EXPECT(vnpu_eng_layer_run(VNPU_LAYER_GEMM, t, data, 3, &g, 0, 1, NULL) ==
+		  VNPU_ENG_EINVAL, "no context accepted");
+	ET_EXPECT(vnpu_eng_layer_run(0, t, data, 3, &g, 0, 1, &ctx) ==
+		  VNPU_ENG_EINVAL, "op 0 run");
+	ET_EXPECT(vnpu_eng_layer_run(VNPU_LAYER_OP_LAST + 1, t, data, 3, &g, 0, 1,
+				     &ctx) == VNPU_ENG_EINVAL, "unknown op run");
+	/* More parts than the layer splits into: the extra parts do nothing. */
+	ET_EXPECT(!vnpu_eng_layer_run(VNPU_LAYER_GEMM, t, data, 3, &g, 99, 100,
+				      &ctx), "an empty part");
+	ET_EXPECT(vnpu_eng_layer_max_parts(VNPU_LAYER_GEMM, t, 3, &g) >= 1,
+		  "max parts");
+	ET_EXPECT(vnpu_eng_layer_cost(VNPU_LAYER_GEMM, t, 3, &g) ==
+		  2ull * 30 * 50 * 40, "gemm cost");
+	/* Packing: unknown layouts and groups for GEMM's B. */
+	ET_EXPECT(!vnpu_eng_packed_size(0, 1, 4, 4) &&
+		  !vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 2, 4, 4) &&
+		  vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, 4, 17) == 4 * 32 &&
+		  vnpu_eng_packed_size(VNPU_PACK_CONV_W, 3, 7, 5) == 3 * 12 * 5 &&
+		  !vnpu_eng_packed_size(VNPU_PACK_CONV_W, 1, 1ull << 40, 1),
+		  "packed sizes");
+	ET_EXPECT(vnpu_eng_pack(9, a, 1, 4, 4, b) == VNPU_ENG_EINVAL,
+		  "unknown layout packed");
+	free(ctx.scratch);
+	free(a);
+	free(b);
+	free(y);
+}
+
 void et_test_check(void)
 {
+	run_bad();
 	gemm_bad();
 	conv_bad();
 	pool_bad();
