@@ -510,6 +510,43 @@ static int compiled_model_ports(vnpu_core *core, const char *device)
 	return 0;
 }
 
+/* A job that never ends: the NPU times it out, resets, and runs the next. */
+static int device_timeout(vnpu_core *core, const char *device)
+{
+	struct vnpu_core_device *d = vnpu_core_find_device(core, device);
+	struct vnpu_config cfg = { .precision = VNPU_TYPE_F32 };
+	struct vnpu_program *p;
+	struct vnpu_cmd_header *spin;
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+
+	if (strncmp(device, "NPU", 3))
+		return 0;	/* the CPU has no timeout: SPIN runs until cancelled */
+	CHECK(d);
+	p = copy_program(VNPU_TARGET_PRIMARY);
+	spin = calloc(1, 8);
+	spin->opcode = VNPU_CMD_SPIN;
+	spin->size = 8;
+	free(p->segments[1].cmd);
+	p->segments[1].cmd = spin;
+	p->segments[1].cmd_size = 8;
+	p->segments[1].num_cmds = 1;
+	p->layers[2].num_cmds = 1;
+	CHECK_OK(vnpu_compiled_model_new(core, d, NULL, device, &cfg, p, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK_ERR(vnpu_infer_request_infer(req), VNPU_TIMEOUT);
+	CHECK(strstr(vnpu_last_error(), "reset"));
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+
+	CHECK_OK(compile_copy(core, device, false, false, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK(!run_zero_copy(req, 4));
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct test tests[] = {
@@ -522,6 +559,7 @@ int main(int argc, char **argv)
 		TEST(blob_other_device),
 		TEST(three_threads),
 		TEST(lifetime_orders),
+		TEST(device_timeout),
 	};
 
 	return run_tests(argc, argv, tests, sizeof(tests) / sizeof(tests[0]));
