@@ -110,7 +110,25 @@ static void ukernel_ind(__u64 kc, const float *a, const float *b,
 	__u64 k;
 	UK_INIT(c, rs, load);
 
-	for (k = 0; k < kc; k++, a += ENG_MR) {
+	for (k = 0; k + 4 <= kc; k += 4, a += 4 * ENG_MR) {
+		const float *b0p = b + off[k], *b1p = b + off[k + 1];
+		const float *b2p = b + off[k + 2], *b3p = b + off[k + 3];
+		v8sf b0, b1;
+
+		b0 = vload(b0p);
+		b1 = vload(b0p + 8);
+		UK_STEP(a, b0, b1);
+		b0 = vload(b1p);
+		b1 = vload(b1p + 8);
+		UK_STEP(a + 6, b0, b1);
+		b0 = vload(b2p);
+		b1 = vload(b2p + 8);
+		UK_STEP(a + 12, b0, b1);
+		b0 = vload(b3p);
+		b1 = vload(b3p + 8);
+		UK_STEP(a + 18, b0, b1);
+	}
+	for (; k < kc; k++, a += ENG_MR) {
 		const float *bk = b + off[k];
 		v8sf b0 = vload(bk), b1 = vload(bk + 8);
 
