@@ -746,6 +746,43 @@ TEST_F_TIMEOUT(job, cancel_running_job_is_ebusy, 120)
 	ASSERT_EQ(DRM_VNPU_JOB_TIMEOUT, w.status);
 }
 
+/*
+ * A HIGH job of another file runs before LOW jobs still waiting for the
+ * device: a SPIN and 100 LOW jobs fill the hardware queue first.
+ */
+TEST_F_TIMEOUT(job, priority_high_overtakes_low, 120)
+{
+	int fd2 = vnpu_open(0);
+	struct drm_vnpu_slot slot = { .flags = DRM_VNPU_SLOT_WRITE };
+	struct stream sp = { 0 }, f = { 0 };
+	struct drm_vnpu_submit a;
+	struct drm_vnpu_wait last, high;
+	uint64_t id = 0, hid;
+	int i;
+
+	ASSERT_LE(0, fd2);
+	stream_spin(&sp);
+	submit_prepare(_metadata, self->fd, &sp, NULL, 0, &a);
+	a.priority = DRM_VNPU_PRIORITY_LOW;
+	submit(_metadata, self->fd, &a);
+	self->a.priority = DRM_VNPU_PRIORITY_LOW;
+	for (i = 0; i < 100; i++)
+		id = submit(_metadata, self->fd, &self->a);
+
+	slot.handle = bo_create(_metadata, fd2, 4096);
+	stream_fill(&f, tensor_1d(0, VNPU_DTYPE_U32, 0, 4), 9);
+	submit_prepare(_metadata, fd2, &f, &slot, 1, &a);
+	a.priority = DRM_VNPU_PRIORITY_HIGH;
+	hid = submit(_metadata, fd2, &a);
+
+	ASSERT_EQ(0, _wait_job(fd2, hid, now_ns() + LONG_WAIT_NS, &high));
+	ASSERT_EQ(0, _wait_job(self->fd, id, now_ns() + LONG_WAIT_NS, &last));
+	ASSERT_EQ(DRM_VNPU_JOB_OK, high.status);
+	ASSERT_EQ(DRM_VNPU_JOB_OK, last.status);
+	ASSERT_LT(high.start_ns, last.start_ns);
+	close(fd2);
+}
+
 static void child_submit_and_exit(struct __test_metadata *_metadata,
 				  int with_spin)
 {
