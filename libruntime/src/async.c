@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +92,8 @@ struct executor {
 	pthread_cond_t cond;
 	/* wait: held across submit + queue, so jobs queue in submission order */
 	pthread_mutex_t submit_lock;
+	/* wait: threads inside submit_and_queue; teardown waits for them */
+	atomic_uint submitters;
 	struct vnpu_request_async *head, *tail;
 	bool stopping;
 	bool orphan;				/* stopped from its own thread */
@@ -232,6 +235,10 @@ static void executor_stop(struct executor *ex)
 			pthread_join(ex->threads[i], NULL);
 		}
 	}
+	/* A request queued by a submitter may end, and be freed, before the
+	 * submitter has left: let it leave before the executor goes. */
+	while (atomic_load(&ex->submitters))
+		sched_yield();
 	if (self)
 		ex->orphan = true;
 	else
@@ -396,9 +403,11 @@ static void submit_and_queue(struct vnpu_request_async *a)
 		run_complete(a, vnpu_error(VNPU_GENERAL_ERROR, "cannot start a wait thread"));
 		return;
 	}
+	atomic_fetch_add(&ex->submitters, 1);
 	pthread_mutex_lock(&ex->submit_lock);
 	if (atomic_load(&a->cancel)) {
 		pthread_mutex_unlock(&ex->submit_lock);
+		atomic_fetch_sub(&ex->submitters, 1);
 		run_complete(a, cancelled());
 		return;
 	}
@@ -408,6 +417,7 @@ static void submit_and_queue(struct vnpu_request_async *a)
 	if (st == VNPU_OK)
 		executor_push(ex, a);
 	pthread_mutex_unlock(&ex->submit_lock);
+	atomic_fetch_sub(&ex->submitters, 1);	/* the last touch of @ex */
 	if (st != VNPU_OK)
 		run_complete(a, st);
 }
