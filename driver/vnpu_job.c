@@ -22,6 +22,7 @@
 
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
+#include <drm/drm_print.h>
 #include <drm/drm_syncobj.h>
 #include <drm/drm_utils.h>
 #include <drm/vnpu_drm.h>
@@ -303,6 +304,8 @@ static int vnpu_job_prepare(struct vnpu_job *job, struct drm_file *file,
 	ret = vnpu_stream_validate(job->stream, args->cmd_size, info,
 				   job->num_slots, &job->fw.num_cmds);
 	if (ret) {
+		drm_dbg(&job->vdev->drm, "submit: command %u of the stream is invalid\n",
+			job->fw.num_cmds);
 		ret = -EINVAL;
 		goto out_free_info;
 	}
