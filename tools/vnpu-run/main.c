@@ -35,6 +35,7 @@ struct options {
 	const char *out_dir;
 	const char *const *props;
 	int profile;
+	int json;
 	unsigned int seed;
 	uint32_t num_shapes;
 	struct { const char *name; vnpu_shape shape; } shapes[MAX_INPUTS];
@@ -45,7 +46,7 @@ struct options {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: vnpu-run -m MODEL [-d DEVICE] [-i [NAME=]FILE.pb ...] [-o DIR] [--profile]\n"
+		"usage: vnpu-run -m MODEL [-d DEVICE] [-i [NAME=]FILE.pb ...] [-o DIR] [--profile] [--json]\n"
 		"Run an ONNX model once and write each output to DIR/<output name>.pb.\n"
 		"  -m, --model MODEL      the .onnx file\n"
 		"  -d, --device DEVICE    CPU, NPU, NPU.<n>, HETERO:NPU,CPU or AUTO (default AUTO)\n"
@@ -54,6 +55,7 @@ static void usage(FILE *f)
 		"                         not given get random values\n"
 		"  -o, --output-dir DIR   where to write the outputs (default .)\n"
 		"  -p, --profile          print the stage and layer timings\n"
+		"  -j, --json             print the outputs (and timings) as JSON\n"
 		"  -s, --seed N           seed of the random inputs (default 1)\n"
 		"  -S, --shape NAME=D,D.. the shape of random input NAME (default: its\n"
 		"                         dynamic dimensions become 1)\n"
@@ -103,6 +105,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "input", required_argument, NULL, 'i' },
 		{ "output-dir", required_argument, NULL, 'o' },
 		{ "profile", no_argument, NULL, 'p' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "shape", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
@@ -115,12 +118,13 @@ static int parse_args(int argc, char **argv, struct options *o)
 	o->device = "AUTO";
 	o->out_dir = ".";
 	o->seed = 1;
-	while ((c = getopt_long(argc, argv, "m:d:i:o:ps:S:h", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "m:d:i:o:pjs:S:h", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'm': o->model = optarg; break;
 		case 'd': o->device = optarg; break;
 		case 'o': o->out_dir = optarg; break;
 		case 'p': o->profile = 1; break;
+		case 'j': o->json = 1; break;
 		case 's': o->seed = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case 'h': usage(stdout); exit(0);
 		case 'S':
@@ -317,6 +321,34 @@ static void output_path(const char *dir, const char *name, char *path, size_t si
 	snprintf(path + len, size - len, ".pb");
 }
 
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", *s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+static void print_json_output(uint32_t index, const vnpu_port *port, const char *path)
+{
+	uint32_t d;
+
+	printf("%s\n    {\"name\": ", index ? "," : "");
+	json_string(port->name);
+	printf(", \"type\": \"%s\", \"shape\": [", vnpu_element_type_str(port->type));
+	for (d = 0; d < port->shape.rank; d++)
+		printf("%s%lld", d ? ", " : "", (long long)port->shape.dims[d]);
+	printf("], \"file\": ");
+	json_string(path);
+	printf("}");
+}
+
 static int write_outputs(struct options *o, vnpu_compiled_model *cm, vnpu_infer_request *req)
 {
 	char path[4096], err[256];
@@ -330,6 +362,11 @@ static int write_outputs(struct options *o, vnpu_compiled_model *cm, vnpu_infer_
 		return 1;
 	}
 	vnpu_compiled_model_get_num_outputs(cm, &n);
+	if (o->json) {
+		printf("{\n  \"device\": ");
+		json_string(o->device);
+		printf(",\n  \"outputs\": [");
+	}
 	for (i = 0; i < n && !ret; i++) {
 		vnpu_compiled_model_get_output(cm, i, &port);
 		if (vnpu_infer_request_get_output_tensor(req, i, &t))
@@ -338,15 +375,40 @@ static int write_outputs(struct options *o, vnpu_compiled_model *cm, vnpu_infer_
 		if (tensor_file_write(path, port.name, t, err, sizeof(err))) {
 			fprintf(stderr, "vnpu-run: %s: %s\n", path, err);
 			ret = 1;
+		} else if (o->json) {
+			print_json_output(i, &port, path);
 		} else {
 			printf("%s\n", path);
 		}
 		vnpu_tensor_free(t);
 	}
+	if (o->json)
+		printf("\n  ]");
 	return ret;
 }
 
-static void print_profile(vnpu_infer_request *req)
+static void print_profile_json(const vnpu_profiling_info *info)
+{
+	const vnpu_profiling_entry *e;
+	uint32_t i;
+
+	printf(",\n  \"profile\": [");
+	for (i = 0; i < info->count; i++) {
+		e = &info->entries[i];
+		printf("%s\n    {\"name\": ", i ? "," : "");
+		json_string(e->name);
+		printf(", \"type\": ");
+		json_string(e->node_type);
+		printf(", \"device\": ");
+		json_string(e->exec_type);
+		printf(", \"executed\": %s, \"time_ns\": %llu}",
+		       e->status == VNPU_PROFILING_EXECUTED ? "true" : "false",
+		       (unsigned long long)e->real_time_ns);
+	}
+	printf("\n  ]");
+}
+
+static void print_profile(vnpu_infer_request *req, int json)
 {
 	const vnpu_profiling_entry *e;
 	vnpu_profiling_info *info;
@@ -354,6 +416,11 @@ static void print_profile(vnpu_infer_request *req)
 
 	if (vnpu_infer_request_get_profiling_info(req, &info)) {
 		fail("profiling");
+		return;
+	}
+	if (json) {
+		print_profile_json(info);
+		vnpu_profiling_info_free(info);
 		return;
 	}
 	fprintf(stderr, "%-32s %-16s %-8s %12s\n", "name", "type", "device", "time (us)");
@@ -392,7 +459,9 @@ static int run(struct options *o, vnpu_core *core)
 	if (!ret)
 		ret = write_outputs(o, cm, req);
 	if (!ret && o->profile)
-		print_profile(req);
+		print_profile(req, o->json);
+	if (o->json)
+		printf("\n}\n");
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
 	vnpu_model_free(model);
