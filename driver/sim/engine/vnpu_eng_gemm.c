@@ -72,14 +72,16 @@ static void copy_f32(float *dst, const float *src, __u64 n)
  * c[6][16] (rows @rs apart) = (@load ? c : 0) + A panel (kc x 6) times
  * B panel (kc x 16).
  */
-static void ukernel(__u64 kc, const float *a, const float *b, float *c,
-		    __s64 rs, int load)
+/* Not inlined: the caller's live values would push accumulators to the stack. */
+static __attribute__((noinline))
+void ukernel(__u64 kc, const float *a, const float *b, float *c, __s64 rs,
+	     int load)
 {
 	__u64 k;
 	UK_INIT(c, rs, load);
 
 	/* Unrolled by hand: the loop overhead is a quarter of the front end. */
-	for (k = 0; k + 4 <= kc; k += 4, a += 4 * ENG_MR, b += 4 * ENG_NR) {
+	for (k = 0; k + 2 <= kc; k += 2, a += 2 * ENG_MR, b += 2 * ENG_NR) {
 		v8sf b0, b1;
 
 		b0 = vload(b);
@@ -88,12 +90,6 @@ static void ukernel(__u64 kc, const float *a, const float *b, float *c,
 		b0 = vload(b + 16);
 		b1 = vload(b + 24);
 		UK_STEP(a + 6, b0, b1);
-		b0 = vload(b + 32);
-		b1 = vload(b + 40);
-		UK_STEP(a + 12, b0, b1);
-		b0 = vload(b + 48);
-		b1 = vload(b + 56);
-		UK_STEP(a + 18, b0, b1);
 	}
 	for (; k < kc; k++, a += ENG_MR, b += ENG_NR) {
 		v8sf b0 = vload(b), b1 = vload(b + 8);
@@ -104,15 +100,15 @@ static void ukernel(__u64 kc, const float *a, const float *b, float *c,
 }
 
 /* The same with row k of B at b + off[k]. */
-static void ukernel_ind(__u64 kc, const float *a, const float *b,
-			const __s32 *off, float *c, __s64 rs, int load)
+static __attribute__((noinline))
+void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
+		 float *c, __s64 rs, int load)
 {
 	__u64 k;
 	UK_INIT(c, rs, load);
 
-	for (k = 0; k + 4 <= kc; k += 4, a += 4 * ENG_MR) {
+	for (k = 0; k + 2 <= kc; k += 2, a += 2 * ENG_MR) {
 		const float *b0p = b + off[k], *b1p = b + off[k + 1];
-		const float *b2p = b + off[k + 2], *b3p = b + off[k + 3];
 		v8sf b0, b1;
 
 		b0 = vload(b0p);
@@ -121,12 +117,6 @@ static void ukernel_ind(__u64 kc, const float *a, const float *b,
 		b0 = vload(b1p);
 		b1 = vload(b1p + 8);
 		UK_STEP(a + 6, b0, b1);
-		b0 = vload(b2p);
-		b1 = vload(b2p + 8);
-		UK_STEP(a + 12, b0, b1);
-		b0 = vload(b3p);
-		b1 = vload(b3p + 8);
-		UK_STEP(a + 18, b0, b1);
 	}
 	for (; k < kc; k++, a += ENG_MR) {
 		const float *bk = b + off[k];
