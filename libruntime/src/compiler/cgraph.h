@@ -83,6 +83,7 @@ struct cstate {
 	const struct vnpu_model *m;
 	struct vnpu_compile_options opt;
 	bool query;			/* record reasons, do not stop at a node */
+	bool static_inputs;		/* every model input dimension known */
 	struct cval *vals;
 	uint32_t num_vals, cap_vals;
 	struct cop *ops;
@@ -117,6 +118,8 @@ void cs_fuse(struct cstate *s);
 
 /* ---- lower.c ---- */
 vnpu_status cs_lower_op(struct cstate *s, struct cop *op);
+/* Whether some lowering exists for op type @op (shapes aside). */
+bool cl_has_lowering(const char *op);
 /* Append one command (layer @lop with its tensors and attributes, a copy,
  * a fill); element-wise helpers over whole dense values. */
 vnpu_status cl_layer(struct cstate *s, uint32_t lop, const struct ctensor *t, uint32_t n,

@@ -79,8 +79,9 @@ struct vnpu_query_result {
 
 /*
  * For each node of @m's main graph, which device takes it or why none
- * does. Fails only for what makes a whole model uncompilable (dynamic
- * input shapes, malformed graph); a node no device takes is an entry.
+ * does. With dynamic input dimensions, a node whose shapes stay unknown is
+ * answered by its op type. Fails only for what makes a whole model
+ * unusable; a node no device takes is an entry.
  * Free the result with vnpu_query_result_free(); valid while @m lives.
  */
 vnpu_status vnpu_query_model(const struct vnpu_model *m, const struct vnpu_compile_options *o,

@@ -89,6 +89,13 @@ static vnpu_status lower_all(struct cstate *s)
 				return st;
 			op->num_cmds = 0;
 			op->target = (enum vnpu_prog_target)-1;
+			/* Shapes left dynamic: answer by op type. */
+			if (op->kind == COP_NODE && !s->static_inputs && cl_has_lowering(op->node->op) &&
+			    strstr(op->reason, "not known at compile time")) {
+				op->target = VNPU_TARGET_PRIMARY;
+				cs_strlcpy(op->reason, sizeof(op->reason),
+					   "taken by op type; shapes are known after reshape");
+			}
 			continue;
 		}
 		op->target = VNPU_TARGET_PRIMARY;
@@ -366,7 +373,10 @@ static vnpu_status pipeline(struct cstate *s, const struct vnpu_model *m,
 	s->opt = o ? *o : defaults;
 	s->query = query;
 	s->cur_op = UINT32_MAX;
+	s->static_inputs = true;
 	st = check_options(&s->opt);
+	for (uint32_t i = 0; i < m->main.num_inputs; i++)
+		s->static_inputs &= vnpu_tinfo_static(&m->values[m->main.inputs[i]].info);
 	if (!st)
 		st = cs_build(s);
 	if (!st)

@@ -536,6 +536,22 @@ static const struct lower_map *find(const struct lower_map *maps, size_t n, cons
 	return NULL;
 }
 
+bool cl_has_lowering(const char *op)
+{
+	static const char *const others[] = { "Where" };
+
+	for (size_t i = 0; i < sizeof(act_maps) / sizeof(act_maps[0]); i++)
+		if (!strcmp(op, act_maps[i].op))
+			return true;
+	for (size_t i = 0; i < sizeof(bin_maps) / sizeof(bin_maps[0]); i++)
+		if (!strcmp(op, bin_maps[i].op))
+			return true;
+	if (!strcmp(op, others[0]))
+		return true;
+	return find(lower_maps, sizeof(lower_maps) / sizeof(lower_maps[0]), op) ||
+	       find(cl_nn_maps, cl_nn_num_maps, op) || find(cl_data_maps, cl_data_num_maps, op);
+}
+
 static vnpu_status lower_node(struct cstate *s, struct cop *op)
 {
 	const char *name = N(op)->op;

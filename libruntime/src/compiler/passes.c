@@ -132,7 +132,9 @@ vnpu_status cs_build(struct cstate *s)
 	vnpu_status st;
 	int32_t idx;
 
-	st = check_inputs_static(s);
+	/* A query answers for dynamic inputs too (by op type where shapes
+	 * are unknown); a compile needs them set. */
+	st = s->query ? VNPU_OK : check_inputs_static(s);
 	if (st)
 		return st;
 	infos = calloc(m->num_values ? m->num_values : 1, sizeof(*infos));

@@ -414,6 +414,15 @@ static void test_dynamic_input_needs_reshape(void)
 	CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_INVALID_ARGUMENT);
 	CHECK(strstr(vnpu_last_error(), "reshape") != NULL);
 	CHECK(p == NULL);
+	/* A query answers anyway. */
+	{
+		struct vnpu_query_result *q = NULL;
+
+		CHECK_EQ(vnpu_query_model(m, NULL, &q), VNPU_OK);
+		if (q)
+			CHECK_EQ(q->nodes[0].place, VNPU_QUERY_PRIMARY);
+		vnpu_query_result_free(q);
+	}
 	CHECK_EQ(vnpu_compile(NULL, NULL, &p), VNPU_INVALID_ARGUMENT);
 	vnpu_model_free(m);
 }
