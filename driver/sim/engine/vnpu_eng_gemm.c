@@ -73,7 +73,7 @@ static void copy_f32(float *dst, const float *src, __u64 n)
  * B panel (kc x 16).
  */
 /* Not inlined: the caller's live values would push accumulators to the stack. */
-static __attribute__((noinline))
+static __attribute__((__noinline__))
 void ukernel(__u64 kc, const float *a, const float *b, float *c, __s64 rs,
 	     int load)
 {
@@ -100,7 +100,7 @@ void ukernel(__u64 kc, const float *a, const float *b, float *c, __s64 rs,
 }
 
 /* The same with row k of B at b + off[k]. */
-static __attribute__((noinline))
+static __attribute__((__noinline__))
 void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
 		 float *c, __s64 rs, int load)
 {
