@@ -120,14 +120,21 @@ static int bo_xfer(int fd, unsigned long req, uint32_t handle, void *data, uint6
 	return 0;
 }
 
+/* The parts of a noop job's round trip, average ns each. */
+struct job_times {
+	double total;		/* SUBMIT + WAIT */
+	double submit;		/* the SUBMIT ioctl alone */
+	double wait;		/* WAIT, from SUBMIT's return to the job's end */
+};
+
 /* Average ns of SUBMIT + WAIT of a job that is one NOP. */
-static int bench_noop_job(int fd, double *ns)
+static int bench_noop_job(int fd, struct job_times *jt)
 {
 	struct vnpu_cmd_header nop = { .opcode = VNPU_CMD_NOP, .size = sizeof(nop) };
 	struct drm_vnpu_submit s;
 	struct drm_vnpu_wait w;
+	int64_t t0, t1, submit_ns = 0;
 	uint32_t cmd;
-	int64_t t0;
 	int i;
 
 	if (bo_create(fd, 4096, &cmd) || bo_xfer(fd, DRM_IOCTL_VNPU_BO_UPLOAD, cmd, &nop,
@@ -141,8 +148,11 @@ static int bench_noop_job(int fd, double *ns)
 		s.cmd_handle = cmd;
 		s.cmd_size = sizeof(nop);
 		s.priority = DRM_VNPU_PRIORITY_NORMAL;
+		t1 = now_ns();
 		if (xioctl(fd, DRM_IOCTL_VNPU_SUBMIT, &s))
 			return fail("SUBMIT");
+		if (i >= 0)
+			submit_ns += now_ns() - t1;
 		memset(&w, 0, sizeof(w));
 		w.job_id = s.job_id;
 		w.timeout_ns = now_ns() + 10000000000ll;
@@ -153,7 +163,9 @@ static int bench_noop_job(int fd, double *ns)
 			return 1;
 		}
 	}
-	*ns = (double)(now_ns() - t0) / JOB_REPS;
+	jt->total = (double)(now_ns() - t0) / JOB_REPS;
+	jt->submit = (double)submit_ns / JOB_REPS;
+	jt->wait = jt->total - jt->submit;
 	return 0;
 }
 
@@ -221,7 +233,8 @@ out:
 
 int main(int argc, char **argv)
 {
-	double param_ns = 0, job_ns = 0, up = 0, down = 0, mem = 0, mapped = 0;
+	double param_ns = 0, up = 0, down = 0, mem = 0, mapped = 0;
+	struct job_times jt = { 0 };
 	int fd;
 
 	if (argc > 1) {
@@ -233,13 +246,17 @@ int main(int argc, char **argv)
 		printf("bench-ioctl: no vnpu render node: skipped\n");
 		return 77;
 	}
-	if (bench_get_param(fd, &param_ns) || bench_noop_job(fd, &job_ns) ||
+	if (bench_get_param(fd, &param_ns) || bench_noop_job(fd, &jt) ||
 	    bench_xfer(fd, &up, &down, &mem, &mapped))
 		return 1;
 	close(fd);
 	printf("%-28s %12s %14s %10s\n", "figure", "value", "reference", "ratio");
 	printf("%-28s %9.2f us %11.2f us %9.2fx\n", "noop job submit+wait",
-	       job_ns / 1e3, param_ns / 1e3, job_ns / param_ns);
+	       jt.total / 1e3, param_ns / 1e3, jt.total / param_ns);
+	printf("%-28s %9.2f us %11.2f us %9.2fx\n", "  of which SUBMIT",
+	       jt.submit / 1e3, param_ns / 1e3, jt.submit / param_ns);
+	printf("%-28s %9.2f us %11.2f us %9.2fx\n", "  of which WAIT",
+	       jt.wait / 1e3, param_ns / 1e3, jt.wait / param_ns);
 	printf("%-28s %7.2f GB/s %9.2f GB/s %9.0f%%\n", "BO_UPLOAD (vs memcpy)",
 	       up, mem, 100 * up / mem);
 	printf("%-28s %7.2f GB/s %9.2f GB/s %9.0f%%\n", "BO_DOWNLOAD (vs memcpy)",
@@ -247,7 +264,8 @@ int main(int argc, char **argv)
 	printf("%-28s %7.2f GB/s %9.2f GB/s %9.0f%%\n", "memcpy into the BO's mmap",
 	       mapped, mem, 100 * mapped / mem);
 	printf("noop_job_us %.3f\nget_param_us %.3f\nupload_gbps %.3f\ndownload_gbps %.3f\n"
-	       "memcpy_gbps %.3f\nmmap_write_gbps %.3f\n", job_ns / 1e3, param_ns / 1e3, up, down,
-	       mem, mapped);
+	       "memcpy_gbps %.3f\nmmap_write_gbps %.3f\nnoop_submit_us %.3f\nnoop_wait_us %.3f\n",
+	       jt.total / 1e3, param_ns / 1e3, up, down, mem, mapped, jt.submit / 1e3,
+	       jt.wait / 1e3);
 	return 0;
 }
