@@ -510,6 +510,59 @@ static int compiled_model_ports(vnpu_core *core, const char *device)
 	return 0;
 }
 
+/* Precision conversion edge cases (the blobCopy of preprocess/postprocess). */
+static int conversions(vnpu_core *core, const char *device)
+{
+	static const float f[] = { 0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, 65520.0f, 1e-8f,
+				   6.103515625e-5f, 3.0e-7f, 1.0f / 0.0f, 300.7f, -129.5f };
+	static const uint16_t h_want[] = { 0x0000, 0x8000, 0x3c00, 0xc100, 0x7bff, 0x7c00,
+					   0x0000, 0x0400, 0x0005, 0x7c00, 0x5cb3, 0xd80c };
+	const uint32_t n = sizeof(f) / sizeof(f[0]);
+	uint16_t h[sizeof(f) / sizeof(f[0])];
+	float back[sizeof(f) / sizeof(f[0])], nan = 0.0f / 0.0f;
+	uint8_t u8[4];
+	int8_t i8[4];
+	int64_t i64[4];
+	double d;
+	uint32_t i;
+
+	(void)core;
+	if (strcmp(device, "CPU"))
+		return 0;	/* host code: once is enough */
+	vnpu_convert(h, VNPU_TYPE_F16, f, VNPU_TYPE_F32, n);
+	for (i = 0; i < n; i++) {
+		if (h[i] != h_want[i])
+			fprintf(stderr, "f16 of %g: 0x%04x, want 0x%04x\n", f[i], h[i], h_want[i]);
+		CHECK(h[i] == h_want[i]);
+	}
+	vnpu_convert(back, VNPU_TYPE_F32, h, VNPU_TYPE_F16, n);
+	CHECK(back[2] == 1.0f && back[3] == -2.5f && back[4] == 65504.0f);
+	CHECK(back[7] == 6103515625e-14f && back[8] == 2.98023223876953125e-7f);
+	vnpu_convert(h, VNPU_TYPE_F16, &nan, VNPU_TYPE_F32, 1);
+	CHECK((h[0] & 0x7c00) == 0x7c00 && (h[0] & 0x3ff));
+	/* floats to integers: round to nearest, saturate, NaN to 0 */
+	vnpu_convert(u8, VNPU_TYPE_U8, &f[9], VNPU_TYPE_F32, 3);
+	CHECK(u8[0] == 255 && u8[1] == 255 && u8[2] == 0);
+	vnpu_convert(i8, VNPU_TYPE_I8, &f[10], VNPU_TYPE_F32, 2);
+	CHECK(i8[0] == 127 && i8[1] == -128);
+	vnpu_convert(i64, VNPU_TYPE_I64, &nan, VNPU_TYPE_F32, 1);
+	CHECK(i64[0] == 0);
+	vnpu_convert(i64, VNPU_TYPE_I64, &f[3], VNPU_TYPE_F32, 1);
+	CHECK(i64[0] == -2);	/* -2.5 to even */
+	/* integers to integers saturate; to floats exactly when they fit */
+	i64[0] = -5;
+	i64[1] = 1000;
+	i64[2] = INT64_MAX;
+	vnpu_convert(u8, VNPU_TYPE_U8, i64, VNPU_TYPE_I64, 3);
+	CHECK(u8[0] == 0 && u8[1] == 255 && u8[2] == 255);
+	vnpu_convert(&d, VNPU_TYPE_F64, &i64[1], VNPU_TYPE_I64, 1);
+	CHECK(d == 1000.0);
+	CHECK(vnpu_convert_supported(VNPU_TYPE_U8, VNPU_TYPE_F16));
+	CHECK(!vnpu_convert_supported(VNPU_TYPE_STRING, VNPU_TYPE_F32));
+	CHECK(!vnpu_convert_supported(VNPU_TYPE_F32, VNPU_TYPE_UNDEFINED));
+	return 0;
+}
+
 /* A job that never ends: the NPU times it out, resets, and runs the next. */
 static int device_timeout(vnpu_core *core, const char *device)
 {
@@ -560,6 +613,7 @@ int main(int argc, char **argv)
 		TEST(three_threads),
 		TEST(lifetime_orders),
 		TEST(device_timeout),
+		TEST(conversions),
 	};
 
 	return run_tests(argc, argv, tests, sizeof(tests) / sizeof(tests[0]));
