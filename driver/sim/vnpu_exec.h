@@ -44,8 +44,13 @@ int vnpu_stream_validate(const void *stream, __u64 size,
 			 __u32 *num_cmds);
 
 /**
- * vnpu_stream_next() - the command after @cmd in a validated stream, or
- * NULL at its end; vnpu_stream_next(stream, size, NULL) is the first
+ * vnpu_stream_next() - walk a validated stream
+ * @stream: the commands
+ * @size: bytes at @stream
+ * @cmd: a command of @stream, or NULL
+ *
+ * Return: the command after @cmd (the first one when @cmd is NULL), or
+ * NULL at the end of the stream.
  */
 const struct vnpu_cmd_header *vnpu_stream_next(const void *stream, __u64 size,
 					       const struct vnpu_cmd_header *cmd);
@@ -61,14 +66,17 @@ __u32 vnpu_exec_parts(const struct vnpu_cmd_header *cmd, __u32 tiles,
 		      __u64 chunk_cost);
 
 /**
- * vnpu_exec_scratch() - scratch bytes each part needs when a validated
- * command is split into @num_parts parts
+ * vnpu_exec_scratch() - scratch bytes each part of a validated command needs
+ * @cmd: the command
+ * @num_parts: parts it is split into (vnpu_exec_parts())
  */
 __u64 vnpu_exec_scratch(const struct vnpu_cmd_header *cmd, __u32 num_parts);
 
 /**
- * vnpu_tensor_size() - bytes a valid tensor can reach from its offset (0
- * for an empty tensor)
+ * vnpu_tensor_size() - bytes a valid tensor can reach from its offset
+ * @t: the tensor
+ *
+ * Return: the byte count, 0 for an empty tensor.
  */
 __u64 vnpu_tensor_size(const struct vnpu_tensor *t);
 
@@ -76,8 +84,12 @@ __u64 vnpu_tensor_size(const struct vnpu_tensor *t);
 __u32 vnpu_dtype_size(__u32 dtype);
 
 /**
- * vnpu_exec_part() - run part @part of @num_parts of a validated command
+ * vnpu_exec_part() - run one part of a validated command
+ * @cmd: the command
  * @slot_base: for each slot, the address of its BO's first byte
+ * @part: the part, 0 to @num_parts - 1
+ * @num_parts: parts the command is split into (vnpu_exec_parts())
+ * @ctx: the engine context (features, this part's scratch)
  *
  * Return: 0, or a negative error: the device reports a fault.
  */

@@ -27,6 +27,8 @@
  * @VNPU_NL_CMD_JOB_TIMEOUT: event: a job ended %DRM_VNPU_JOB_TIMEOUT
  * @VNPU_NL_CMD_DEVICE_RESET: event: the device was reset
  * @VNPU_NL_CMD_MEMORY_LIMIT: event: BO_CREATE failed on the memory limit
+ * @__VNPU_NL_CMD_MAX: one past the last command
+ * @VNPU_NL_CMD_MAX: the last command
  */
 enum vnpu_nl_cmd {
 	VNPU_NL_CMD_UNSPEC,
@@ -73,6 +75,8 @@ enum vnpu_nl_cmd {
  * @VNPU_NL_A_JOB_ID: u64, job id in its client; events
  * @VNPU_NL_A_REASON: string, what happened; events
  * @VNPU_NL_A_PAD: padding of 64-bit attributes
+ * @__VNPU_NL_A_MAX: one past the last attribute
+ * @VNPU_NL_A_MAX: the last attribute
  */
 enum vnpu_nl_attr {
 	VNPU_NL_A_UNSPEC,
