@@ -71,7 +71,8 @@ __u32 vnpu_eng_layer_max_parts(__u32 op, const struct vnpu_tensor *t,
 
 /**
  * vnpu_eng_layer_scratch() - scratch bytes each part of a checked layer
- * needs when split into @num_parts parts (0 when none)
+ * needs when split into @num_parts parts (0 when none); bounded (a checked
+ * layer never asks for more than about 1 GiB)
  */
 __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_tensor *t,
 			     __u32 num_tensors, const void *attrs,
@@ -81,7 +82,13 @@ __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_tensor *t,
  * vnpu_eng_layer_run() - run part @part of @num_parts of a checked layer
  * @data: for each tensor, the address of its element [0, ..., 0]
  *
- * Return: 0, or a negative error (the device reports a fault).
+ * Any @num_parts works (parts past the layer's units do nothing), and the
+ * outputs have the same bits however the layer is split; @ctx->features
+ * chooses the kernel build, and only the same features give the same bits.
+ *
+ * Return: 0; %VNPU_ENG_EINVAL for a bad op, part or context, or a
+ * data-dependent fault (a Gather index out of range); %VNPU_ENG_ENOSPC
+ * when @ctx->scratch_size is below vnpu_eng_layer_scratch().
  */
 int vnpu_eng_layer_run(__u32 op, const struct vnpu_tensor *t,
 		       void *const *data, __u32 num_tensors, const void *attrs,
