@@ -37,6 +37,8 @@ struct mb {
 	Onnx__GraphProto graph;
 	Onnx__OperatorSetIdProto opset;
 	Onnx__OperatorSetIdProto *opsets[1];
+	struct mb **subs;		/* subgraph builders, freed with this one */
+	size_t n_subs;
 };
 
 static void *xcalloc(size_t n, size_t size)
@@ -268,6 +270,14 @@ void mb_attr_string(Onnx__NodeProto *n, const char *name, const char *v)
 	a->s.data = (uint8_t *)strdup(v);
 }
 
+void mb_attr_graph(struct mb *b, Onnx__NodeProto *n, const char *name, struct mb *sub)
+{
+	Onnx__AttributeProto *a = attr(n, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH);
+
+	a->g = &sub->graph;
+	PUSH(b->subs, b->n_subs, sub);
+}
+
 static void free_value_info(Onnx__ValueInfoProto *vi)
 {
 	if (vi->type && vi->type->tensor_type) {
@@ -288,6 +298,8 @@ static void free_value_info(Onnx__ValueInfoProto *vi)
 	free(vi->name);
 	free(vi);
 }
+
+static void mb_free(struct mb *b);
 
 static void mb_free(struct mb *b)
 {
@@ -333,6 +345,9 @@ static void mb_free(struct mb *b)
 	free(g->output);
 	free(g->initializer);
 	free(g->node);
+	for (size_t i = 0; i < b->n_subs; i++)
+		mb_free(b->subs[i]);
+	free(b->subs);
 	free(b);
 }
 

@@ -67,6 +67,9 @@ void mb_attr_int(Onnx__NodeProto *n, const char *name, int64_t v);
 void mb_attr_float(Onnx__NodeProto *n, const char *name, float v);
 void mb_attr_ints(Onnx__NodeProto *n, const char *name, int count, const int64_t *v);
 void mb_attr_string(Onnx__NodeProto *n, const char *name, const char *v);
+/* Attach @sub's graph (nodes and outputs) as a GRAPH attribute; @n's
+ * builder frees it. */
+void mb_attr_graph(struct mb *b, Onnx__NodeProto *n, const char *name, struct mb *sub);
 /* Serialize (malloc'd) and free the builder. */
 void *mb_pack(struct mb *b, size_t *size);
 /* Serialize, read it back and free the builder; NULL on failure. */

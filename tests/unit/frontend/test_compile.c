@@ -596,6 +596,48 @@ static void test_topk(void)
 	vnpu_model_free(m);
 }
 
+/* If with a condition known only at run time: both branches and a select. */
+static void test_if_select(void)
+{
+	struct mb *b = mb_new(13), *then_b = mb_new(13), *else_b = mb_new(13);
+	struct vnpu_program *p = NULL;
+	Onnx__NodeProto *n;
+	vnpu_model *m;
+
+	mb_input(b, "x", F32, 2, (const int64_t[]){ 2, 3 });
+	mb_input(b, "c", ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, 0, NULL);
+	mb_node(then_b, "Relu", (const char *[]){ "x", NULL }, (const char *[]){ "t", NULL });
+	mb_output(then_b, "t");
+	mb_node(else_b, "Neg", (const char *[]){ "x", NULL }, (const char *[]){ "e", NULL });
+	mb_output(else_b, "e");
+	n = mb_node(b, "If", (const char *[]){ "c", NULL }, (const char *[]){ "y", NULL });
+	mb_attr_graph(b, n, "then_branch", then_b);
+	mb_attr_graph(b, n, "else_branch", else_b);
+	mb_output(b, "y");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_OK);
+	if (p) {
+		float x[6], y[6];
+		uint8_t c;
+		void *in[2] = { x, &c }, *out[1] = { y };
+		int bad = 0;
+
+		fe_pattern(x, 6, 1);
+		for (c = 0; c < 2; c++) {
+			CHECK_EQ(fe_run_program(p, in, out), 0);
+			for (int i = 0; i < 6; i++)
+				bad += y[i] != (c ? (x[i] > 0 ? x[i] : 0) : -x[i]);
+		}
+		CHECK_EQ(bad, 0);
+		CHECK_EQ(p->num_layers, 3);	/* Relu, Neg, the select */
+	}
+	vnpu_program_free(p);
+	vnpu_model_free(m);
+}
+
 static float sigm(float x)
 {
 	return 1.0f / (1.0f + expf(-x));
@@ -727,6 +769,7 @@ int main(int argc, char **argv)
 		{ "lstm", test_lstm },
 		{ "einsum", test_einsum },
 		{ "topk", test_topk },
+		{ "if_select", test_if_select },
 		{ "wakeword_compile", test_wakeword_compile },
 		{ "dynamic_input_needs_reshape", test_dynamic_input_needs_reshape },
 		{ "query_and_fallback", test_query_and_fallback },
