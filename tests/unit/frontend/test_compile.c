@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <drm/vnpu_layers.h>
 
@@ -382,11 +383,16 @@ static void test_wakeword_compile(void)
 		}
 		{
 			struct vnpu_program *p = NULL;
+			struct timespec t0, t1;
 
+			clock_gettime(CLOCK_MONOTONIC, &t0);
 			CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_OK);
+			clock_gettime(CLOCK_MONOTONIC, &t1);
 			if (p) {
-				printf("  %s: %u layers, weights %llu B, arena %llu B of %llu B intermediates\n",
-				       files[i], p->num_layers, (unsigned long long)p->weights_size,
+				printf("  %s: compiled in %.1f ms: %u layers, weights %llu B, arena %llu B of %llu B intermediates\n",
+				       files[i], (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+				       (double)(t1.tv_nsec - t0.tv_nsec) / 1e6, p->num_layers,
+				       (unsigned long long)p->weights_size,
 				       (unsigned long long)p->arena_size,
 				       (unsigned long long)p->intermediates_size);
 				CHECK(p->arena_size <= p->intermediates_size);
