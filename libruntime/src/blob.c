@@ -262,7 +262,10 @@ vnpu_status vnpu_read_file(const char *path, void **out, size_t *out_size)
 	return VNPU_OK;
 }
 
-/* Write to a temporary file and rename it: readers see all or nothing. */
+/*
+ * Write to a unique temporary file and rename it: readers (and other
+ * threads or processes writing the same cache entry) see all or nothing.
+ */
 vnpu_status vnpu_write_file_atomic(const char *path, const void *data, size_t size)
 {
 	char tmp[4096];
@@ -270,9 +273,9 @@ vnpu_status vnpu_write_file_atomic(const char *path, const void *data, size_t si
 	ssize_t n;
 	int fd;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp))
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "the path %s is too long", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = mkstemp(tmp);
 	if (fd < 0)
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "cannot create %s: %s", tmp,
 				  strerror(errno));
@@ -284,7 +287,7 @@ vnpu_status vnpu_write_file_atomic(const char *path, const void *data, size_t si
 			break;
 		done += (size_t)n;
 	}
-	if (close(fd) || done < size || rename(tmp, path)) {
+	if (fchmod(fd, 0644) || close(fd) || done < size || rename(tmp, path)) {
 		unlink(tmp);
 		return vnpu_error(VNPU_GENERAL_ERROR, "cannot write %s: %s", path,
 				  strerror(errno));

@@ -20,6 +20,8 @@ struct rnn {
 	bool linear_before_reset;
 	bool batch_first;		/* layout 1 */
 	vnpu_element_type type;
+	/* this direction's recurrent weights packed, or -1 (see pack_view) */
+	int32_t packed_r, packed_rzr, packed_rh;
 };
 
 /* Direction @d's [batch, H] slice of a state tensor (initial_h/c, Y_h, Y_c). */
@@ -73,15 +75,45 @@ static struct ctensor y_view(const struct cstate *s, const struct rnn *r, int32_
 }
 
 /* Y = A B (+ C) (+ R): C and R broadcast against Y. */
-static vnpu_status gemm(struct cstate *s, struct ctensor a, struct ctensor b, const struct ctensor *c,
-			const struct ctensor *r, struct ctensor y)
+/*
+ * B given as a transposed view [K, N] of rows of a constant f32 matrix:
+ * those rows packed for the engine into a new constant, or -1 when B is
+ * not constant (or packing is off).
+ */
+static int32_t pack_view(struct cstate *s, struct ctensor b)
+{
+	const struct vnpu_tinfo *bi = cs_info(s, b.val);
+	int64_t dims[2] = { b.dims[1], b.dims[0] };	/* stored [N, K] */
+	int32_t rows, packed;
+	float *copy;
+
+	if (!bi->data || bi->type != VNPU_TYPE_F32 || s->opt.no_packing || b.rank != 2 ||
+	    b.strides[0] != 1)
+		return -1;
+	copy = malloc((size_t)(dims[0] * dims[1] + 1) * sizeof(float));
+	if (!copy)
+		return -1;
+	for (int64_t n = 0; n < dims[0]; n++)
+		memcpy(&copy[n * dims[1]], (const float *)bi->data + b.off + n * b.strides[1],
+		       (size_t)dims[1] * sizeof(float));
+	if (cs_add_const(s, VNPU_TYPE_F32, 2, dims, copy, &rows) ||
+	    cl_pack_gemm_b(s, rows, true, &packed))
+		return -1;
+	return packed;
+}
+
+/* Y = A B (+ C) (+ R), B from @packed when that is not -1. */
+static vnpu_status gemm(struct cstate *s, struct ctensor a, struct ctensor b, int32_t packed,
+			const struct ctensor *c, const struct ctensor *r, struct ctensor y)
 {
 	struct vnpu_layer_gemm attr = { .alpha = f32_bits(1.0f), .beta = f32_bits(1.0f) };
 	struct ctensor t[5];
 	uint32_t n = 0;
 
 	t[n++] = a;
-	t[n++] = b;
+	t[n++] = packed >= 0 ? ct_dense(s, packed) : b;
+	if (packed >= 0)
+		attr.flags |= VNPU_LAYER_F_PACKED;
 	if (c) {
 		t[n++] = *c;
 		attr.flags |= VNPU_LAYER_F_BIAS;
@@ -326,7 +358,7 @@ static vnpu_status gru_step(struct cstate *s, const struct rnn *r, const struct 
 
 	st = temp(s, r, 2 * hs, &gr);
 	if (!st)
-		st = gemm(s, h, rzr, NULL, &xzr, gr);
+		st = gemm(s, h, rzr, r->packed_rzr, NULL, &xzr, gr);
 	if (!st)
 		st = temp(s, r, 2 * hs, &zr);
 	if (!st)
@@ -341,14 +373,14 @@ static vnpu_status gru_step(struct cstate *s, const struct rnn *r, const struct 
 		/* h~ = g(x Wh + (r * H) Rh^T) */
 		st = cl_binary_t(s, VNPU_BIN_MUL, rz, h, t1);
 		if (!st)
-			st = gemm(s, t1, rh, NULL, &xh, hh);
+			st = gemm(s, t1, rh, r->packed_rh, NULL, &xh, hh);
 	} else if (!st) {
 		/* h~ = g(x Wh + r * (H Rh^T + Rbh)) */
 		struct ctensor rbh;
 		bool has_b = op->num_in > 3 && op->in[3] >= 0;
 
 		rbh = has_b ? mat(s, op->in[3], d * 6 * hs + 5 * hs, 1, hs, hs) : t1;
-		st = gemm(s, h, rh, has_b ? &rbh : NULL, NULL, t1);
+		st = gemm(s, h, rh, r->packed_rh, has_b ? &rbh : NULL, NULL, t1);
 		if (!st)
 			st = temp(s, r, hs, &t3);
 		if (!st)
@@ -372,9 +404,12 @@ static vnpu_status gru_step(struct cstate *s, const struct rnn *r, const struct 
 	return st ? st : cl_binary_t(s, VNPU_BIN_ADD, ht, t3, hout);
 }
 
-static vnpu_status direction(struct cstate *s, const struct cop *op, const struct rnn *r,
+static vnpu_status direction(struct cstate *s, const struct cop *op, const struct rnn *rnn,
 			     int64_t d, int32_t xw)
 {
+	struct rnn packs = *rnn, *r = &packs;
+	int64_t roff = d * rnn->gates * rnn->hidden * rnn->hidden, hh = rnn->hidden * rnn->hidden;
+
 	int64_t hs = r->hidden, gh = r->gates * hs;
 	int32_t y = op->num_out > 0 ? op->out[0] : -1, yh = op->num_out > 1 ? op->out[1] : -1;
 	int32_t yc = op->num_out > 2 ? op->out[2] : -1;
@@ -383,6 +418,13 @@ static vnpu_status direction(struct cstate *s, const struct cop *op, const struc
 	struct ctensor h, c = { 0 }, rt = transposed(mat(s, op->in[2], d * gh * hs, gh, hs, hs));
 	vnpu_status st;
 
+	/* Packed once, used by every step. */
+	r->packed_r = r->kind == RNN_GRU ? -1 : pack_view(s, rt);
+	r->packed_rzr = r->kind != RNN_GRU ? -1 :
+		pack_view(s, transposed(mat(s, op->in[2], roff, 2 * r->hidden, r->hidden, r->hidden)));
+	r->packed_rh = r->kind != RNN_GRU ? -1 :
+		pack_view(s, transposed(mat(s, op->in[2], roff + 2 * hh, r->hidden, r->hidden,
+					   r->hidden)));
 	st = initial_state(s, r, init_h, d, &h);
 	if (!st && r->kind == RNN_LSTM)
 		st = initial_state(s, r, init_c, d, &c);
@@ -402,7 +444,7 @@ static vnpu_status direction(struct cstate *s, const struct cop *op, const struc
 		} else {
 			st = temp(s, r, gh, &g);
 			if (!st)
-				st = gemm(s, h, rt, NULL, &row, g);
+				st = gemm(s, h, rt, r->packed_r, NULL, &row, g);
 			if (!st && r->kind == RNN_LSTM)
 				st = lstm_step(s, r, g, peep, d, &c, hout);
 			else if (!st)
@@ -459,7 +501,8 @@ vnpu_status cl_lower_rnn(struct cstate *s, struct cop *op)
 			cb = mat(s, op->in[3], d * 2 * g, 1, g, g);
 			rb = mat(s, op->in[3], d * 2 * g + g, 1, g, g);
 		}
-		st = gemm(s, x, w, bias >= 0 || views ? &cb : NULL, views ? &rb : NULL, y);
+		st = gemm(s, x, w, pack_view(s, w), bias >= 0 || views ? &cb : NULL,
+				 views ? &rb : NULL, y);
 		if (!st)
 			st = direction(s, op, &r, d, xw);
 	}
