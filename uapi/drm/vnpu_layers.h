@@ -22,6 +22,9 @@
  *   extent 1: ONNX's keepdims=0 is the same buffer described with the 1s.
  * - Float compute is f32 (f64 ops compute in f64); f16 and bf16 are storage
  *   types converted to and from f32 where an op accepts them.
+ * - Work that cannot be split stays bounded: the depth of a GEMM or CONV
+ *   output (K, or C/group * KH * KW) is at most 2^19, a pooling window at
+ *   most 2^24 elements.
  */
 #ifndef _VNPU_LAYERS_H_
 #define _VNPU_LAYERS_H_

@@ -27,8 +27,7 @@ static double resize_coord(const struct vnpu_layer_resize *at, __u32 d,
 		return out > 1 ? (y + 0.5) / s - 0.5 : 0;
 	case VNPU_COORD_TF_HALF_PIXEL_FOR_NN:
 		return (y + 0.5) / s;
-	case VNPU_COORD_HALF_PIXEL_SYMMETRIC:
-		{
+	case VNPU_COORD_HALF_PIXEL_SYMMETRIC: {
 		double adj = (double)out / (s * (double)in);
 		double off = (double)in / 2 * (1 - adj);
 

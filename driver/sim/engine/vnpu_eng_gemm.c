@@ -995,6 +995,7 @@ static float pool_one(const struct vnpu_layer_pool *at, const void *xc,
 	return (float)m_pow(lp, 1.0 / at->p);
 }
 
+/* Output elements, each one window, grouped to about ENG_ELEM_UNIT work. */
 static int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 		    const struct vnpu_eng_ctx *ctx)
 {
@@ -1003,25 +1004,25 @@ static int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 	int two = x->rank == 4;
 	__u64 oh_n = two ? y->dims[2] : 1, ow_n = y->dims[y->rank - 1];
 	__u64 h = two ? x->dims[2] : 1, w = x->dims[x->rank - 1];
-	__u64 rows = y->dims[0] * y->dims[1] * oh_n, r, lo, hi, ow;
+	__u64 lo, hi, e;
 	__s64 xsh = two ? x->strides[2] : 0, xsw = x->strides[x->rank - 1];
 	__s64 ysh = two ? y->strides[2] : 0, ysw = y->strides[y->rank - 1];
 	__u32 size = vnpu_eng_dtype_size(x->dtype);
 
-	row_range(rows, ow_n * at->kernel[0] * at->kernel[1], ub, ue, &lo, &hi);
-	for (r = lo; r < hi; r++) {
-		__u64 img = r / (y->dims[1] * oh_n), c = (r / oh_n) % y->dims[1];
-		__u64 oh = r % oh_n;
+	row_range(vnpu_eng_numel(y), (__u64)at->kernel[0] * at->kernel[1], ub,
+		  ue, &lo, &hi);
+	for (e = lo; e < hi; e++) {
+		__u64 ow = e % ow_n, oh = (e / ow_n) % oh_n;
+		__u64 c = (e / (ow_n * oh_n)) % y->dims[1];
+		__u64 img = e / (ow_n * oh_n * y->dims[1]);
 		const char *xc = (const char *)l->data[0] + size *
 				 ((__s64)img * x->strides[0] +
 				  (__s64)c * x->strides[1]);
-		char *yr = (char *)l->data[1] + size *
-			   ((__s64)img * y->strides[0] +
-			    (__s64)c * y->strides[1] + (__s64)oh * ysh);
 
-		for (ow = 0; ow < ow_n; ow++)
-			stf(yr, (__s64)ow * ysw, y->dtype,
-			    pool_one(at, xc, x->dtype, xsh, xsw, h, w, oh, ow));
+		stf(l->data[1], (__s64)img * y->strides[0] +
+		    (__s64)c * y->strides[1] + (__s64)oh * ysh + (__s64)ow * ysw,
+		    y->dtype,
+		    pool_one(at, xc, x->dtype, xsh, xsw, h, w, oh, ow));
 	}
 	return 0;
 }

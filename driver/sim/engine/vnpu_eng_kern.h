@@ -690,8 +690,7 @@ static void act_f32(const struct vnpu_layer_act *a, float *y, __u64 n)
 		for (i = 0; i < n; i++)
 			y[i] = y[i] < 0 ? 0.0f : y[i];
 		return;
-	case VNPU_ACT_CLIP:
-		{
+	case VNPU_ACT_CLIP: {
 		float lo = f32_of(a->alpha), hi = f32_of(a->beta);
 
 		for (i = 0; i < n; i++)

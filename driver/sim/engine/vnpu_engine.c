@@ -14,6 +14,13 @@
 #define ENG_MAX_DIM	(1ull << 31)
 #define ENG_MAX_NUMEL	(1ull << 40)
 #define ENG_MAX_PAD	(1u << 20)
+/*
+ * Work that cannot be split, bounded so that one unit (one FPU section in
+ * vnpu.ko) stays well under a second: the reduction length of a GEMM or
+ * CONV output, and a pooling window.
+ */
+#define ENG_MAX_DEPTH	(1ull << 19)
+#define ENG_MAX_WINDOW_ELEMS	(1ull << 24)
 /* Floats of a convolution's input window: 1 GiB of scratch per tile. */
 #define ENG_MAX_WINDOW	(1ull << 28)
 
@@ -298,6 +305,8 @@ static int matmul_shapes_ok(const struct vnpu_tensor *ta,
 		return 0;
 	if (y->dims[y->rank - 1] > 1 && y->strides[y->rank - 1] != 1)
 		return 0;
+	if (ta->dims[ta->rank - 1] > ENG_MAX_DEPTH)
+		return 0;
 	return !tb || (tb->rank >= 2 && bcast_ok(tb, y, 2) &&
 		       tb->dims[tb->rank - 2] == ta->dims[ta->rank - 1] &&
 		       tb->dims[tb->rank - 1] == y->dims[y->rank - 1]);
@@ -393,6 +402,8 @@ static int conv_shapes_ok(const struct vnpu_tensor *x,
 	    !tensor_injective(y) || !spatial_dense(y))
 		return 0;
 	cg = c / a->group;
+	if (cg * a->kernel[0] * a->kernel[1] > ENG_MAX_DEPTH)
+		return 0;
 	for (d = 0; d + 2 < r; d++) {
 		__u32 s = r == 3 ? 1 : d;
 
@@ -461,6 +472,7 @@ static int check_pool(const struct vnpu_tensor *t, __u32 n,
 	__u32 d, r = x->rank;
 
 	if (n != 2 || a->mode < VNPU_POOL_MAX || a->mode > VNPU_POOL_LP ||
+	    (__u64)a->kernel[0] * a->kernel[1] > ENG_MAX_WINDOW_ELEMS ||
 	    a->flags & ~VNPU_POOL_F_MASK || a->pad ||
 	    (a->mode == VNPU_POOL_LP ? a->p < 1 || a->p > 16 : a->p != 0) ||
 	    !is_fstore(x->dtype) || !all_dtype(t, 2, x->dtype) ||
@@ -1000,15 +1012,11 @@ __u64 vnpu_eng_units(const struct eng_layer *l)
 		       eng_div_up(n, eng_gemm_nc(k));
 	case VNPU_LAYER_CONV:
 		return conv_units(l);
-	case VNPU_LAYER_POOL:
-		{
+	case VNPU_LAYER_POOL: {
 		const struct vnpu_layer_pool *a = l->attrs;
 
-		/* A row's work is its outputs times the window. */
-		return row_units(y->dims[0] * y->dims[1] *
-				 (y->rank == 4 ? y->dims[2] : 1),
-				 y->dims[y->rank - 1] * a->kernel[0] *
-				 a->kernel[1]);
+		/* Output elements of one window each. */
+		return row_units(numel_y, (__u64)a->kernel[0] * a->kernel[1]);
 	}
 	case VNPU_LAYER_SOFTMAX:
 		return axis_units(&l->t[0],
@@ -1023,8 +1031,7 @@ __u64 vnpu_eng_units(const struct eng_layer *l)
 	case VNPU_LAYER_QLINEAR_MATMUL:
 		eng_gemm_shape(l, &batch, &m, &n, &k);
 		return row_units(batch * m, n * (k ? k : 1));
-	case VNPU_LAYER_QLINEAR_CONV:
-		{
+	case VNPU_LAYER_QLINEAR_CONV: {
 		struct eng_conv_shape s;
 
 		eng_conv_shape(l, &s);
@@ -1055,8 +1062,7 @@ __u64 vnpu_eng_layer_cost(__u32 op, const struct vnpu_tensor *t,
 		eng_conv_shape(&l, &s);
 		return sat_mul(sat_mul(2 * s.n * s.m, s.oh * s.ow),
 			       s.cg * s.kh * s.kw);
-	case VNPU_LAYER_POOL:
-		{
+	case VNPU_LAYER_POOL: {
 		const struct vnpu_layer_pool *a = attrs;
 
 		return sat_mul(vnpu_eng_numel(y), (__u64)a->kernel[0] *

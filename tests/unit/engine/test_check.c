@@ -123,6 +123,8 @@ static void gemm_bad(void)
 	BAD(b, "Y columns strided", f->t[4].strides[2] = 2;
 	    f->t[4].strides[1] = 18; f->t[4].strides[0] = 90);
 	BAD(b, "rank 1 A", f->t[0].rank = 1);
+	BAD(b, "depth over the limit", f->t[0].dims[2] = (1u << 19) + 1;
+	    f->t[1].dims[1] = (1u << 19) + 1);
 	/* Packed B: its size must match. */
 	b.n = 3;
 	b.a.gemm.flags = VNPU_LAYER_F_PACKED;
@@ -182,6 +184,8 @@ static void conv_bad(void)
 	    f->t[4].strides[1] = 40; f->t[4].strides[0] = 240);
 	BAD(b, "window larger than input", f->a.conv.kernel[0] = 20;
 	    f->t[1].dims[2] = 20);
+	BAD(b, "depth over the limit", f->t[0].dims[1] = 1u << 17;
+	    f->t[1].dims[1] = 1u << 16);
 	{
 		struct fixture win = b;
 
@@ -237,7 +241,9 @@ static void pool_bad(void)
 	BAD(b, "ceil changes OW", f->a.pool.flags = VNPU_POOL_F_CEIL;
 	    f->t[0].dims[3] = 9);
 	BAD(b, "channels differ", f->t[1].dims[1] = 2);
-	BAD(b, "f16", f->t[0].dtype = VNPU_DTYPE_F16);
+	BAD(b, "f16 into f32", f->t[0].dtype = VNPU_DTYPE_F16);
+	BAD(b, "window over the limit", f->a.pool.kernel[0] = 4097;
+	    f->a.pool.kernel[1] = 4097);
 }
 
 static void elementwise_bad(void)
