@@ -272,6 +272,7 @@ vnpu_status vnpu_write_file_atomic(const char *path, const void *data, size_t si
 	size_t done = 0;
 	ssize_t n;
 	int fd;
+	bool ok;
 
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp))
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "the path %s is too long", path);
@@ -287,7 +288,9 @@ vnpu_status vnpu_write_file_atomic(const char *path, const void *data, size_t si
 			break;
 		done += (size_t)n;
 	}
-	if (fchmod(fd, 0644) || close(fd) || done < size || rename(tmp, path)) {
+	ok = !fchmod(fd, 0644) && done == size;
+	ok = !close(fd) && ok;
+	if (!ok || rename(tmp, path)) {
 		unlink(tmp);
 		return vnpu_error(VNPU_GENERAL_ERROR, "cannot write %s: %s", path,
 				  strerror(errno));
