@@ -21,6 +21,8 @@
  */
 #define ENG_MAX_DEPTH	(1ull << 19)
 #define ENG_MAX_WINDOW_ELEMS	(1ull << 24)
+/* The elements one output of a row-wise op (reduce, softmax...) reads. */
+#define ENG_MAX_ROW	(1ull << 28)
 /* Floats of a convolution's input window: 1 GiB of scratch per tile. */
 #define ENG_MAX_WINDOW	(1ull << 28)
 
@@ -548,6 +550,7 @@ static int check_softmax(const struct vnpu_tensor *t, __u32 n,
 			 const struct vnpu_layer_softmax *a)
 {
 	return n == 2 && a->mode <= VNPU_HARDMAX && a->axis < t[0].rank &&
+	       t[0].dims[a->axis] <= ENG_MAX_ROW &&
 	       is_fstore(t[0].dtype) && all_dtype(t, 2, t[0].dtype) &&
 	       same_dims(&t[0], &t[1]) &&
 	       tensor_injective(&t[1]);
@@ -558,6 +561,27 @@ static int channel_param(const struct vnpu_tensor *p,
 			 const struct vnpu_tensor *x)
 {
 	return p->rank == 1 && x->rank >= 2 && p->dims[0] == x->dims[1];
+}
+
+/* The elements one output of a normalization reads. */
+static __u64 norm_row_len(const struct vnpu_tensor *x,
+			  const struct vnpu_layer_norm *a)
+{
+	__u64 len = 1;
+	__u32 d;
+
+	switch (a->mode) {
+	case VNPU_NORM_LAYER:
+		for (d = a->axis; d < x->rank; d++)
+			len *= x->dims[d];
+		return len;
+	case VNPU_NORM_LP:
+		return a->axis < x->rank ? x->dims[a->axis] : 0;
+	default:
+		for (d = 2; d < x->rank; d++)
+			len *= x->dims[d];
+		return x->rank > 1 ? len + x->dims[1] : 0;
+	}
 }
 
 static int check_norm(const struct vnpu_tensor *t, __u32 n,
@@ -582,6 +606,8 @@ static int check_norm(const struct vnpu_tensor *t, __u32 n,
 					 a->bias))
 		return 0;
 	if ((a->mode == VNPU_NORM_LP || a->mode == VNPU_NORM_LRN) && a->epsilon)
+		return 0;
+	if (norm_row_len(x, a) > ENG_MAX_ROW)
 		return 0;
 	switch (a->mode) {
 	case VNPU_NORM_BATCH:
@@ -642,7 +668,9 @@ static int check_reduce(const struct vnpu_tensor *t, __u32 n,
 {
 	return n == 2 && a->func < VNPU_REDUCE_COUNT &&
 	       t[0].dtype == t[1].dtype && reduce_types_ok(a->func, t[0].dtype) &&
-	       reduced_dims(&t[0], &t[1], a->axes) && tensor_injective(&t[1]);
+	       reduced_dims(&t[0], &t[1], a->axes) && tensor_injective(&t[1]) &&
+	       vnpu_eng_numel(&t[0]) <=
+	       ENG_MAX_ROW * (vnpu_eng_numel(&t[1]) ? vnpu_eng_numel(&t[1]) : 1);
 }
 
 static int check_argreduce(const struct vnpu_tensor *t, __u32 n,
@@ -650,6 +678,7 @@ static int check_argreduce(const struct vnpu_tensor *t, __u32 n,
 {
 	return n == 2 && a->min <= 1 && !(a->flags & ~VNPU_ARG_F_LAST) &&
 	       !a->pad && a->axis < t[0].rank && t[0].dims[a->axis] >= 1 &&
+	       t[0].dims[a->axis] <= ENG_MAX_ROW &&
 	       is_numeric(t[0].dtype) && t[1].dtype == VNPU_DTYPE_I64 &&
 	       reduced_dims(&t[0], &t[1], 1u << a->axis) &&
 	       tensor_injective(&t[1]);

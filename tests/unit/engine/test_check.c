@@ -322,6 +322,9 @@ static void other_bad(void)
 	BAD(s, "axis = rank", f->a.sm.axis = 3);
 	BAD(s, "mode 3", f->a.sm.mode = 3);
 	BAD(s, "dims differ", f->t[1].dims[2] = 5);
+	BAD(s, "a broadcast lane over the limit",
+	    f->t[0].dims[2] = f->t[1].dims[2] = (1u << 28) + 1;
+	    f->t[0].strides[0] = f->t[0].strides[1] = f->t[0].strides[2] = 0);
 
 	n.op = VNPU_LAYER_NORM;
 	n.n = 4;
@@ -373,6 +376,8 @@ static void other_bad(void)
 	BAD(r, "kept extent differs", f->t[1].dims[2] = 3);
 	BAD(r, "L2 on i32", f->t[0].dtype = f->t[1].dtype = VNPU_DTYPE_I32);
 	BAD(r, "dtypes differ", f->t[1].dtype = VNPU_DTYPE_F64);
+	BAD(r, "a broadcast row over the limit", f->t[0].dims[1] = 1u << 29;
+	    f->t[0].strides[0] = f->t[0].strides[1] = f->t[0].strides[2] = 0);
 
 	a.op = VNPU_LAYER_ARGREDUCE;
 	a.n = 2;
