@@ -24,7 +24,8 @@
  *   types converted to and from f32 where an op accepts them.
  * - Work that cannot be split stays bounded: the depth of a GEMM or CONV
  *   output (K, or C/group * KH * KW) is at most 2^19, a pooling window at
- *   most 2^24 elements.
+ *   most 2^24 elements, and one output of a reduction, softmax, argmax or
+ *   normalization reads at most 2^28 elements.
  */
 #ifndef _VNPU_LAYERS_H_
 #define _VNPU_LAYERS_H_
