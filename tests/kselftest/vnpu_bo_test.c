@@ -344,6 +344,28 @@ TEST_F(dev, prime_import_vgem)
 	close(vgem_fd);
 }
 
+/* An imported BO maps through the vnpu node too (dma_buf_mmap()). */
+TEST_F(dev, prime_import_vgem_mmap)
+{
+	uint32_t size = 16384, vh, h;
+	unsigned char *vmap, *map;
+	int vgem_fd = -1, dmabuf;
+
+	dmabuf = vgem_dmabuf(&vgem_fd, size, &vh);
+	if (dmabuf < 0)
+		SKIP(return, "vgem is not available");
+	ASSERT_EQ(0, prime_import(self->fd, dmabuf, &h));
+	vmap = vgem_mmap(vgem_fd, vh, size);
+	ASSERT_NE(MAP_FAILED, vmap);
+	map = bo_mmap(_metadata, self->fd, h, size);
+	fill_random(vmap, size, 21);
+	ASSERT_EQ(0, memcmp(map, vmap, size));
+	munmap(map, size);
+	munmap(vmap, size);
+	close(dmabuf);
+	close(vgem_fd);
+}
+
 TEST_F(dev, fdinfo_keys)
 {
 	char path[64], line[256];

@@ -623,6 +623,33 @@ TEST_F(job, implicit_fence_of_vgem_dmabuf)
 	close(vgem_fd);
 }
 
+/* The device writes an imported vgem BO; vgem's mapping sees the data. */
+TEST_F(job, job_writes_vgem_dmabuf)
+{
+	struct drm_vnpu_slot slot = { .flags = DRM_VNPU_SLOT_WRITE };
+	uint32_t size = 8192, vh, *map;
+	struct stream s = { 0 };
+	int vgem_fd = -1, dmabuf, i;
+
+	dmabuf = vgem_dmabuf(&vgem_fd, size, &vh);
+	if (dmabuf < 0)
+		SKIP(return, "vgem is not available");
+	ASSERT_EQ(0, prime_import(self->fd, dmabuf, &slot.handle));
+	map = vgem_mmap(vgem_fd, vh, size);
+	ASSERT_NE(MAP_FAILED, map);
+	stream_fill(&s, tensor_1d(0, VNPU_DTYPE_U32, 4096, 1024), 0x5a5a);
+	ASSERT_EQ(DRM_VNPU_JOB_OK,
+		  wait_job(_metadata, self->fd,
+			   run_stream(_metadata, self->fd, &s, &slot, 1)));
+	for (i = 0; i < 1024; i++) {
+		ASSERT_EQ(0, map[i]);
+		ASSERT_EQ(0x5a5a, map[1024 + i]);
+	}
+	munmap(map, size);
+	close(dmabuf);
+	close(vgem_fd);
+}
+
 /* A DOWNLOAD waits for the job writing the BO. */
 TEST_F(job, download_waits_for_writer)
 {
