@@ -58,6 +58,7 @@ struct bench_run {
 	uint32_t num_models;
 	vnpu_compiled_model *models[BENCH_MAX_MODELS];
 	char devices[BENCH_MAX_MODELS][32];
+	char device_name[160];		/* FULL_DEVICE_NAME of the first */
 	uint32_t nireq;
 	vnpu_infer_request **reqs;
 	struct bench_result res;

@@ -337,6 +337,16 @@ static void execution_device(vnpu_compiled_model *cm, char *buf, size_t size)
 	vnpu_property_value_free(v);
 }
 
+static void full_device_name(vnpu_core *core, const char *device, char *buf, size_t size)
+{
+	vnpu_property_value *v;
+
+	if (vnpu_core_get_property(core, device, VNPU_PROP_FULL_DEVICE_NAME, &v))
+		return;
+	snprintf(buf, size, "%s", v->text);
+	vnpu_property_value_free(v);
+}
+
 static int compile_all(vnpu_core *core, vnpu_model *model, struct bench_run *b)
 {
 	const struct bench_opts *o = b->o;
@@ -365,6 +375,7 @@ static int compile_all(vnpu_core *core, vnpu_model *model, struct bench_run *b)
 		}
 		execution_device(b->models[i], b->devices[i], sizeof(b->devices[i]));
 	}
+	full_device_name(core, b->devices[0], b->device_name, sizeof(b->device_name));
 	b->res.compile_ms = (double)(bench_now_ns() - t0) / 1e6;
 	b->nireq = o->nireq;
 	if (!b->nireq && !o->async)

@@ -91,7 +91,8 @@ void bench_print(const struct bench_run *b, FILE *f)
 
 	device_list(b, devices, sizeof(devices));
 	fprintf(f, "Model                %s\n", b->o->model);
-	fprintf(f, "Device               %s\n", devices);
+	fprintf(f, "Device               %s%s%s\n", devices, b->device_name[0] ? ": " : "",
+		b->device_name);
 	fprintf(f, "API                  %s, %u infer request%s, hint %s\n", api_name(b->o),
 		b->nireq, b->nireq == 1 ? "" : "s", b->o->hint ? b->o->hint : "none");
 	fprintf(f, "Compile              %10.2f ms\n", b->res.compile_ms);
