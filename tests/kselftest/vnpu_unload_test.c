@@ -14,7 +14,8 @@ static int rmmod_vnpu(void)
 	return system("rmmod vnpu 2>/dev/null");
 }
 
-static int insmod_vnpu(void)
+/* insmod with the harness's parameters, then @extra (which wins). */
+static int insmod_vnpu_with(const char *extra)
 {
 	const char *ko = getenv("VNPU_VM_KO");
 	const char *params = getenv("VNPU_VM_PARAMS");
@@ -22,8 +23,14 @@ static int insmod_vnpu(void)
 
 	if (!ko)
 		return -1;
-	snprintf(cmd, sizeof(cmd), "insmod %s %s", ko, params ? params : "");
+	snprintf(cmd, sizeof(cmd), "insmod %s %s %s 2>/dev/null", ko,
+		 params ? params : "", extra);
 	return system(cmd);
+}
+
+static int insmod_vnpu(void)
+{
+	return insmod_vnpu_with("");
 }
 
 FIXTURE(unload) {
@@ -102,6 +109,27 @@ TEST_F_TIMEOUT(unload, after_jobs_of_closed_file, 120)
 	close(self->fd);
 	self->fd = -1;
 	unload_and_reload(_metadata);
+}
+
+/* Out-of-range module parameters fail the load cleanly. */
+TEST_F(unload, bad_module_params_refused)
+{
+	static const char *const bad[] = {
+		"num_devices=0", "num_devices=9", "tiles=65",
+		"mem_limit_mb=0", "timeout_ms=0",
+	};
+	unsigned int i;
+
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, rmmod_vnpu());
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		ASSERT_NE(0, insmod_vnpu_with(bad[i]));
+		ASSERT_NE(0, access("/sys/module/vnpu", F_OK));
+	}
+	ASSERT_EQ(0, insmod_vnpu());
+	self->fd = vnpu_open(0);
+	ASSERT_LE(0, self->fd);
 }
 
 /* debugfs "state" figure @key, or -1. */
