@@ -566,11 +566,17 @@ struct vnpu_layer_argreduce {
  * enum vnpu_resize_mode - interpolation of %VNPU_LAYER_RESIZE
  * @VNPU_RESIZE_NEAREST: nearest, rounded per @nearest
  * @VNPU_RESIZE_LINEAR: linear along every resized axis (bilinear ...)
+ * @VNPU_RESIZE_CUBIC: cubic convolution with parameter
+ *	&struct vnpu_layer_resize.cubic_a along every resized axis
  */
 enum vnpu_resize_mode {
 	VNPU_RESIZE_NEAREST = 0,
 	VNPU_RESIZE_LINEAR = 1,
+	VNPU_RESIZE_CUBIC = 2,
 };
+
+/** VNPU_RESIZE_F_EXCLUDE_OUTSIDE - cubic: taps outside the input weigh 0 */
+#define VNPU_RESIZE_F_EXCLUDE_OUTSIDE	0x1u
 
 /**
  * enum vnpu_resize_coord - ONNX's coordinate_transformation_mode
@@ -609,9 +615,15 @@ enum vnpu_resize_nearest {
  * @mode: one of &enum vnpu_resize_mode
  * @coord: one of &enum vnpu_resize_coord
  * @nearest: one of &enum vnpu_resize_nearest (nearest mode only, else 0)
- * @flags: must be zero
+ * @flags: %VNPU_RESIZE_F_EXCLUDE_OUTSIDE (cubic only), otherwise zero
  * @scale: per axis, f32 bits of the scale ONNX uses (> 0), or 0 to use
  *	output extent / input extent; entries at and above the rank zero
+ * @cubic_a: cubic: f32 bits of ONNX's cubic_coeff_a (-0.75 by default
+ *	there); otherwise 0
+ * @pad: must be zero
+ *
+ * Linear and nearest clamp the source coordinate into the input; cubic
+ * clamps its four tap indices (the edge repeats).
  */
 struct vnpu_layer_resize {
 	__u32 mode;
@@ -619,6 +631,8 @@ struct vnpu_layer_resize {
 	__u32 nearest;
 	__u32 flags;
 	__u32 scale[6];
+	__u32 cubic_a;
+	__u32 pad;
 };
 
 /**

@@ -7,9 +7,11 @@
 
 /* ---- RESIZE ---------------------------------------------------------- */
 
+/* The input taps of one output coordinate along one axis. */
 struct resize_axis {
-	__u64 i0, i1;
-	double w;	/* weight of i1; 0 when i1 == i0 */
+	__u64 idx[4];
+	double w[4];
+	__u32 n;
 };
 
 static double resize_coord(const struct vnpu_layer_resize *at, __u32 d,
@@ -47,18 +49,55 @@ static __u64 clamp_index(double x, __u64 in)
 	return (__u64)x;
 }
 
+/* Keys' cubic convolution kernel with parameter @a at distance @t. */
+static double cubic_w(double t, double a)
+{
+	t = m_fabs(t);
+	if (t <= 1)
+		return ((a + 2) * t - (a + 3)) * t * t + 1;
+	if (t < 2)
+		return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a;
+	return 0;
+}
+
+static void resize_cubic(const struct vnpu_layer_resize *at, double x,
+			 __u64 in, struct resize_axis *r)
+{
+	double f = m_floor(x), t = x - f, a = f32_of(at->cubic_a), sum = 0;
+	__u32 i;
+
+	r->n = 4;
+	for (i = 0; i < 4; i++) {
+		double pos = f - 1 + i;
+
+		r->w[i] = cubic_w(t + 1 - i, a);
+		if (at->flags & VNPU_RESIZE_F_EXCLUDE_OUTSIDE &&
+		    (pos < 0 || pos > (double)(in - 1)))
+			r->w[i] = 0;
+		r->idx[i] = clamp_index(pos, in);
+		sum += r->w[i];
+	}
+	if (at->flags & VNPU_RESIZE_F_EXCLUDE_OUTSIDE && sum != 0)
+		for (i = 0; i < 4; i++)
+			r->w[i] /= sum;
+}
+
 static void resize_axis(const struct vnpu_layer_resize *at, __u32 d, __u64 o,
 			__u64 in, __u64 out, struct resize_axis *r)
 {
-	double x, f;
+	double x, f, w;
 
-	r->w = 0;
+	r->n = 1;
+	r->w[0] = 1;
 	if (in == out && !at->scale[d]) {
-		r->i0 = o;
-		r->i1 = o;
+		r->idx[0] = o;
 		return;
 	}
 	x = resize_coord(at, d, o, in, out);
+	if (at->mode == VNPU_RESIZE_CUBIC) {
+		resize_cubic(at, x, in, r);
+		return;
+	}
 	if (at->mode == VNPU_RESIZE_NEAREST) {
 		f = m_floor(x);
 		switch (at->nearest) {
@@ -75,8 +114,7 @@ static void resize_axis(const struct vnpu_layer_resize *at, __u32 d, __u64 o,
 			x = x - f > 0.5 ? f + 1 : f;
 			break;
 		}
-		r->i0 = clamp_index(x, in);
-		r->i1 = r->i0;
+		r->idx[0] = clamp_index(x, in);
 		return;
 	}
 	if (x < 0)
@@ -84,9 +122,14 @@ static void resize_axis(const struct vnpu_layer_resize *at, __u32 d, __u64 o,
 	if (x > (double)(in - 1))
 		x = (double)(in - 1);
 	f = m_floor(x);
-	r->i0 = clamp_index(f, in);
-	r->i1 = r->i0 + 1 < in ? r->i0 + 1 : r->i0;
-	r->w = r->i1 == r->i0 ? 0 : x - f;
+	r->idx[0] = clamp_index(f, in);
+	w = x - f;
+	if (r->idx[0] + 1 < in && w != 0) {
+		r->n = 2;
+		r->w[0] = 1 - w;
+		r->idx[1] = r->idx[0] + 1;
+		r->w[1] = w;
+	}
 }
 
 static int run_resize(const struct eng_layer *l, __u64 ub, __u64 ue,
@@ -95,8 +138,8 @@ static int run_resize(const struct eng_layer *l, __u64 ub, __u64 ue,
 	const struct vnpu_layer_resize *at = l->attrs;
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
 	struct resize_axis ax[VNPU_MAX_DIMS];
-	__u64 coord[VNPU_MAX_DIMS], lo, hi, e, corner;
-	__u32 d, r = x->rank;
+	__u64 coord[VNPU_MAX_DIMS], lo, hi, e;
+	__u32 d, r = x->rank, pos[VNPU_MAX_DIMS];
 
 	elem_range(y, ub, ue, &lo, &hi);
 	if (lo < hi)
@@ -107,22 +150,22 @@ static int run_resize(const struct eng_layer *l, __u64 ub, __u64 ue,
 		for (d = 0; d < r; d++)
 			resize_axis(at, d, coord[d], x->dims[d], y->dims[d],
 				    &ax[d]);
-		/* Sum over the corners of the axes that interpolate. */
-		for (corner = 0; corner < (1ull << r); corner++) {
+		/* Sum over every combination of the axes' taps. */
+		for (d = 0; d < r; d++)
+			pos[d] = 0;
+		for (;;) {
 			double w = 1;
 			__s64 off = 0;
 
 			for (d = 0; d < r; d++) {
-				int hi_side = (corner >> d) & 1;
-
-				if (hi_side && ax[d].w == 0)
-					break;
-				w *= hi_side ? ax[d].w : 1 - ax[d].w;
-				off += (__s64)(hi_side ? ax[d].i1 : ax[d].i0) *
-				       x->strides[d];
+				w *= ax[d].w[pos[d]];
+				off += (__s64)ax[d].idx[pos[d]] * x->strides[d];
 			}
+			acc += w * ldf(l->data[0], off, x->dtype);
+			for (d = 0; d < r && ++pos[d] == ax[d].n; d++)
+				pos[d] = 0;
 			if (d == r)
-				acc += w * ldf(l->data[0], off, x->dtype);
+				break;
 		}
 		stf(l->data[1], offset_of(y, coord), y->dtype, (float)acc);
 	}

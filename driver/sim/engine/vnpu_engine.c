@@ -689,10 +689,13 @@ static int check_resize(const struct vnpu_tensor *t, __u32 n,
 {
 	__u32 d;
 
-	if (n != 2 || a->mode > VNPU_RESIZE_LINEAR ||
+	if (n != 2 || a->mode > VNPU_RESIZE_CUBIC ||
 	    a->coord > VNPU_COORD_HALF_PIXEL_SYMMETRIC ||
 	    a->nearest > VNPU_NEAREST_CEIL ||
-	    (a->mode != VNPU_RESIZE_NEAREST && a->nearest) || a->flags ||
+	    (a->mode != VNPU_RESIZE_NEAREST && a->nearest) || a->pad ||
+	    (a->mode == VNPU_RESIZE_CUBIC ?
+	     a->flags & ~VNPU_RESIZE_F_EXCLUDE_OUTSIDE || !f32_ok(a->cubic_a) :
+	     a->flags || a->cubic_a) ||
 	    !is_fstore(t[0].dtype) || !all_dtype(t, 2, t[0].dtype) ||
 	    t[0].rank != t[1].rank ||
 	    !tensor_injective(&t[1]))

@@ -403,7 +403,15 @@ static void other_bad(void)
 	z.a.rs.scale[2] = et_f32_bits(2);
 	z.size = sizeof(z.a.rs);
 	common_bad(&z);
-	BAD(z, "mode 2", f->a.rs.mode = 2);
+	BAD(z, "mode 3", f->a.rs.mode = 3);
+	BAD(z, "cubic_a for linear", f->a.rs.cubic_a = et_f32_bits(-0.5f));
+	BAD(z, "exclude_outside for linear",
+	    f->a.rs.flags = VNPU_RESIZE_F_EXCLUDE_OUTSIDE);
+	BAD(z, "cubic with NaN a", f->a.rs.mode = VNPU_RESIZE_CUBIC;
+	    f->a.rs.cubic_a = NAN_BITS);
+	BAD(z, "cubic unknown flag", f->a.rs.mode = VNPU_RESIZE_CUBIC;
+	    f->a.rs.flags = 2);
+	BAD(z, "pad", f->a.rs.pad = 1);
 	BAD(z, "coord 6", f->a.rs.coord = 6);
 	BAD(z, "nearest for linear", f->a.rs.nearest = 1);
 	BAD(z, "nearest 4", f->a.rs.mode = 0; f->a.rs.nearest = 4);

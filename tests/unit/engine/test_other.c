@@ -505,7 +505,10 @@ static void test_resize(void)
 		for (mode = 0; mode < 2; mode++)
 			for (coord = 0; coord <= VNPU_COORD_HALF_PIXEL_SYMMETRIC; coord++)
 				for (nearest = 0; nearest < (mode ? 1u : 4u); nearest++) {
-					struct vnpu_layer_resize at = { mode, coord, nearest, 0, {} };
+					struct vnpu_layer_resize at = {
+						.mode = mode, .coord = coord,
+						.nearest = nearest,
+					};
 					float y[600], ref[600];
 					void *data[2] = { x, y };
 
@@ -549,6 +552,77 @@ static void test_resize(void)
 					et_layer_f32("resize", VNPU_LAYER_RESIZE, t, data, 2,
 						     &at, sizeof(at), ref, 1e-6, 1e-5);
 				}
+}
+
+static double ref_cubic_w(double t, double a)
+{
+	t = fabs(t);
+	if (t <= 1)
+		return (a + 2) * t * t * t - (a + 3) * t * t + 1;
+	if (t < 2)
+		return a * t * t * t - 5 * a * t * t + 8 * a * t - 4 * a;
+	return 0;
+}
+
+/* Bicubic upsampling and downsampling, with and without exclude_outside. */
+static void test_resize_cubic(void)
+{
+	static const __u64 in[4] = { 1, 1, 4, 5 };
+	static const __u64 outs[2][4] = { { 1, 1, 8, 9 }, { 1, 1, 3, 3 } };
+	struct vnpu_tensor t[2];
+	float x[20], y[72], ref[72];
+	void *data[2] = { x, y };
+	__u32 o, excl, coord;
+	size_t e, i, j;
+
+	et_fill_f32(x, 20);
+	t[0] = et_dense(VNPU_DTYPE_F32, 4, in);
+	for (o = 0; o < 2; o++)
+		for (excl = 0; excl < 2; excl++)
+			for (coord = 0; coord <= VNPU_COORD_ASYMMETRIC; coord++) {
+				struct vnpu_layer_resize at = {
+					.mode = VNPU_RESIZE_CUBIC, .coord = coord,
+					.flags = excl ? VNPU_RESIZE_F_EXCLUDE_OUTSIDE : 0,
+					.cubic_a = et_f32_bits(-0.75f),
+				};
+				size_t no = outs[o][2] * outs[o][3];
+
+				t[1] = et_dense(VNPU_DTYPE_F32, 4, outs[o]);
+				for (e = 0; e < no; e++) {
+					size_t oc[2] = { e / outs[o][3], e % outs[o][3] };
+					double w[2][4], acc = 0;
+					long idx[2][4];
+					int d, k;
+
+					for (d = 0; d < 2; d++) {
+						double ni = in[2 + d], nn = outs[o][2 + d];
+						double s = nn / ni, xc = coord ?
+							oc[d] / s : (oc[d] + 0.5) / s - 0.5;
+						double f = floor(xc), sum = 0;
+
+						for (k = 0; k < 4; k++) {
+							double pos = f - 1 + k;
+
+							w[d][k] = ref_cubic_w(xc - f + 1 - k, -0.75);
+							if (excl && (pos < 0 || pos > ni - 1))
+								w[d][k] = 0;
+							idx[d][k] = pos < 0 ? 0 : pos > ni - 1 ?
+								    (long)ni - 1 : (long)pos;
+							sum += w[d][k];
+						}
+						if (excl)
+							for (k = 0; k < 4; k++)
+								w[d][k] /= sum;
+					}
+					for (i = 0; i < 4; i++)
+						for (j = 0; j < 4; j++)
+							acc += w[0][i] * w[1][j] *
+							       x[idx[0][i] * 5 + idx[1][j]];
+					ref[e] = (float)acc;
+				}
+				et_layer_f32("resize cubic", VNPU_LAYER_RESIZE, t, data,
+					     2, &at, sizeof(at), ref, 1e-6, 1e-5);
+			}
 }
 
 static long ref_pad_src(__u32 mode, long i, long n)
@@ -879,6 +953,7 @@ void et_test_other(void)
 	test_reduce();
 	test_argreduce();
 	test_resize();
+	test_resize_cubic();
 	test_pad();
 	test_gather();
 	test_strided_views();
