@@ -1349,12 +1349,23 @@ static const struct op_infer *find(const struct op_infer *ops, size_t n, const c
 	return NULL;
 }
 
-/* No output dimension may be negative (but unknown) or too large. */
+/* No output of a rank above VNPU_MAX_RANK (it is forgotten: later nodes
+ * never see it), no dimension negative (but unknown) or too large. */
 static vnpu_status check_outputs(const struct ictx *c)
 {
 	for (uint32_t i = 0; i < c->n->num_outputs; i++) {
-		const struct vnpu_tinfo *o = c->out[i];
+		struct vnpu_tinfo *o = c->out[i];
 		bool known = o && o->rank >= 0;
+
+		if (o && o->rank > VNPU_MAX_RANK) {
+			int32_t rank = o->rank;
+
+			for (uint32_t k = 0; k < c->n->num_outputs; k++)
+				if (c->out[k])
+					vnpu_tinfo_clear(c->out[k]);
+			return inf_error(c, VNPU_UNSUPPORTED, "output %u has rank %d, above %d", i,
+					 rank, VNPU_MAX_RANK);
+		}
 
 		for (int32_t d = 0; o && d < o->rank; d++) {
 			if (o->dims[d] < VNPU_DIM_DYNAMIC || o->dims[d] > VNPU_MAX_ELEMS)
