@@ -467,9 +467,11 @@ static void move_elems(unsigned char *dbase, const struct vnpu_tensor *dt,
 	struct walker w;
 	__u64 n = first;
 
+	/* Nothing to move; an empty tensor's zero dim must not reach the walker. */
+	if (first >= last)
+		return;
 	if (!dt->rank) {
-		if (first < last)
-			store_elem(dbase, sbase ? sbase : val, esize);
+		store_elem(dbase, sbase ? sbase : val, esize);
 		return;
 	}
 	walker_init(&w, dt, st, first);

@@ -293,6 +293,25 @@ TEST_F(job, profile_timestamps)
 	}
 }
 
+/* Empty tensors run and touch nothing (they once divided by zero). */
+TEST_F(job, empty_tensor_commands)
+{
+	struct vnpu_tensor t = tensor_1d(0, VNPU_DTYPE_U32, 0, 0);
+	struct stream s = { 0 };
+	uint32_t out[4];
+
+	stream_fill(&s, t, 7);
+	t.offset = 1 << 20;
+	stream_fill(&s, t, 7);
+	stream_copy(&s, tensor_1d(0, VNPU_DTYPE_U32, 0, 0),
+		    tensor_1d(0, VNPU_DTYPE_U32, 4096, 0));
+	ASSERT_EQ(DRM_VNPU_JOB_OK,
+		  wait_job(_metadata, self->fd,
+			   run_stream(_metadata, self->fd, &s, &self->slot, 1)));
+	bo_download(_metadata, self->fd, self->bo, 0, out, sizeof(out));
+	ASSERT_EQ(0, out[0]);
+}
+
 TEST_F(job, copy_transpose)
 {
 	struct vnpu_tensor src = tensor_1d(0, VNPU_DTYPE_U16, 0, 0);

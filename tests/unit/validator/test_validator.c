@@ -5,6 +5,8 @@
  * FILL and COPY give the reference result however they are split.
  */
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "kselftest_harness.h"
 #include "vnpu_exec.h"
@@ -239,6 +241,25 @@ TEST(exec_transpose_and_broadcast)
 		ASSERT_EQ(7, a[1000 + k]);
 }
 
+/* Empty tensors validate and run without touching memory (was a SIGFPE). */
+TEST(exec_empty_tensors)
+{
+	static __u32 a[CASE_SLOT_SIZE / 4];
+	void *base[3] = { a, a, a };
+	struct case_stream s;
+	__u32 n;
+
+	case_base(&s);
+	case_fill(&s)->dst.dims[0] = 0;
+	case_copy(&s)->dst.dims[0] = 0;
+	case_copy(&s)->src.dims[0] = 0;
+	ASSERT_EQ(0, vnpu_stream_validate(s.words, s.size, case_slots,
+					  CASE_NUM_SLOTS, &n));
+	run_stream(_metadata, s.words, s.size, base, 4);
+	ASSERT_EQ(0, a[0]);
+	ASSERT_EQ(0, a[1024]);
+}
+
 TEST(exec_part_out_of_range)
 {
 	struct case_stream s;
@@ -249,6 +270,75 @@ TEST(exec_part_out_of_range)
 	case_base(&s);
 	ASSERT_EQ(-22, vnpu_exec_part((void *)s.words, base, 2, 2, &ctx));
 	ASSERT_EQ(-22, vnpu_exec_part((void *)s.words, base, 0, 0, &ctx));
+}
+
+/*
+ * Property: every stream the validator accepts runs inside its slots.
+ * Random mutations of the base stream; accepted ones are executed on slot
+ * buffers that end at an inaccessible guard page, so any access beyond a
+ * slot crashes the test.
+ */
+static __u64 rng_next(__u64 *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+static void *guarded_slot(size_t size)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	char *p = mmap(NULL, size + 2 * page, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	mprotect(p, page, PROT_NONE);
+	mprotect(p + page + size, page, PROT_NONE);
+	return p + page;
+}
+
+TEST(random_mutations_stay_inside_slots)
+{
+	static const __u64 interesting[] = {
+		0, 1, 2, 3, 4, 7, 8, 255, 256, 4096, 65535, 65536, 65537,
+		1ull << 31, 1ull << 32, 1ull << 62, 1ull << 63, ~0ull, ~0ull - 7,
+	};
+	void *base[3];
+	__u64 x = 0x9e3779b97f4a7c15ull;
+	int i, accepted = 0;
+
+	base[0] = guarded_slot(CASE_SLOT_SIZE);
+	base[1] = guarded_slot(CASE_SLOT_SIZE);
+	base[2] = base[0];
+	ASSERT_NE(NULL, base[0]);
+	ASSERT_NE(NULL, base[1]);
+
+	for (i = 0; i < 20000; i++) {
+		struct case_stream s;
+		__u32 n, words, k, muts = 1 + rng_next(&x) % 3;
+
+		case_base(&s);
+		words = s.size / 8;
+		for (k = 0; k < muts; k++) {
+			__u64 r = rng_next(&x);
+			__u32 w = r % words;
+
+			if (r & (1ull << 40))
+				s.words[w] = interesting[(r >> 20) %
+					(sizeof(interesting) / sizeof(interesting[0]))];
+			else
+				((unsigned char *)s.words)[w * 8 + (r >> 8) % 8] = r >> 16;
+		}
+		if (vnpu_stream_validate(s.words, s.size, case_slots,
+					 CASE_NUM_SLOTS, &n))
+			continue;
+		accepted++;
+		run_stream(_metadata, s.words, s.size, base, 3);
+	}
+	TH_LOG("%d of 20000 mutated streams were valid and ran", accepted);
+	ASSERT_LT(0, accepted);
 }
 
 TEST_HARNESS_MAIN
