@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "json.h"
 
 struct latency_stats {
 	double median, avg, min, max, p90, p99;
@@ -142,20 +143,6 @@ int bench_print_layers(const struct bench_run *b, FILE *f)
 }
 
 /* ---- JSON ---- */
-
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", (unsigned char)*s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
 
 static void json_layers(const struct bench_run *b, FILE *f)
 {

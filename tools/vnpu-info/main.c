@@ -10,6 +10,8 @@
 
 #include <vnpu/vnpu.h>
 
+#include "json.h"
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -18,20 +20,6 @@ static void usage(FILE *f)
 		"  -d, --device DEVICE  only this device (e.g. CPU, NPU.0)\n"
 		"  -j, --json           print JSON\n"
 		"  -h, --help           this text\n");
-}
-
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
 }
 
 static void json_value(const vnpu_property_value *v)
@@ -53,12 +41,12 @@ static void json_value(const vnpu_property_value *v)
 		for (i = 0; i < v->count; i++) {
 			if (i)
 				printf(", ");
-			json_string(v->items[i]);
+			json_string(stdout, v->items[i]);
 		}
 		putchar(']');
 		break;
 	case VNPU_PROPERTY_STRING:
-		json_string(v->text);
+		json_string(stdout, v->text);
 		break;
 	}
 }
@@ -81,7 +69,7 @@ static int print_properties(vnpu_core *core, const char *device, int json)
 		}
 		if (json) {
 			printf("%s    ", i ? ",\n" : "");
-			json_string(keys->items[i]);
+			json_string(stdout, keys->items[i]);
 			printf(": ");
 			json_value(v);
 		} else {

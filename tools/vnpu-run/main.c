@@ -18,6 +18,7 @@
 
 #include <vnpu/vnpu.h>
 
+#include "json.h"
 #include "tensor_file.h"
 
 #define MAX_INPUTS 64
@@ -321,31 +322,17 @@ static void output_path(const char *dir, const char *name, char *path, size_t si
 	snprintf(path + len, size - len, ".pb");
 }
 
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
-}
-
 static void print_json_output(uint32_t index, const vnpu_port *port, const char *path)
 {
 	uint32_t d;
 
 	printf("%s\n    {\"name\": ", index ? "," : "");
-	json_string(port->name);
+	json_string(stdout, port->name);
 	printf(", \"type\": \"%s\", \"shape\": [", vnpu_element_type_str(port->type));
 	for (d = 0; d < port->shape.rank; d++)
 		printf("%s%lld", d ? ", " : "", (long long)port->shape.dims[d]);
 	printf("], \"file\": ");
-	json_string(path);
+	json_string(stdout, path);
 	printf("}");
 }
 
@@ -364,7 +351,7 @@ static int write_outputs(struct options *o, vnpu_compiled_model *cm, vnpu_infer_
 	vnpu_compiled_model_get_num_outputs(cm, &n);
 	if (o->json) {
 		printf("{\n  \"device\": ");
-		json_string(o->device);
+		json_string(stdout, o->device);
 		printf(",\n  \"outputs\": [");
 	}
 	for (i = 0; i < n && !ret; i++) {
@@ -396,11 +383,11 @@ static void print_profile_json(const vnpu_profiling_info *info)
 	for (i = 0; i < info->count; i++) {
 		e = &info->entries[i];
 		printf("%s\n    {\"name\": ", i ? "," : "");
-		json_string(e->name);
+		json_string(stdout, e->name);
 		printf(", \"type\": ");
-		json_string(e->node_type);
+		json_string(stdout, e->node_type);
 		printf(", \"device\": ");
-		json_string(e->exec_type);
+		json_string(stdout, e->exec_type);
 		printf(", \"executed\": %s, \"time_ns\": %llu}",
 		       e->status == VNPU_PROFILING_EXECUTED ? "true" : "false",
 		       (unsigned long long)e->real_time_ns);
