@@ -446,8 +446,8 @@ int main(int argc, char **argv)
 	if (!have_ort && ort)
 		printf("ONNX Runtime: not available (onnxruntime-node under %s)\n",
 		       ort);
-	printf("%-34s %9s %7s %9s %7s %9s %9s\n", "kernel", "1T GF/s",
-	       "%peak", "NT GF/s", "%peak", "ORT 1T", "ORT NT");
+	printf("%-34s %9s %7s %9s %7s %9s %9s %7s\n", "kernel", "1T GF/s",
+	       "%peak", "NT GF/s", "%peak", "ORT 1T", "ORT NT", "1T/ORT");
 	for (i = 0; i < 4; i++) {
 		static const char *const desc[] = {
 			"GEMM 1024x1024x1024 (packed B)",
@@ -460,12 +460,14 @@ int main(int argc, char **argv)
 		       gf[i][0] / 1e9, 100 * gf[i][0] / peak1, gf[i][1] / 1e9,
 		       100 * gf[i][1] / peakn);
 		if (have_ort && ort_ms[i][0] > 0)
-			printf(" %9.1f %9.1f",
+			printf(" %9.1f %9.1f %7.2f",
 			       layers[i].flops / (ort_ms[i][0] * 1e-3) / 1e9,
-			       layers[i].flops / (ort_ms[i][1] * 1e-3) / 1e9);
+			       layers[i].flops / (ort_ms[i][1] * 1e-3) / 1e9,
+			       gf[i][0] * ort_ms[i][0] * 1e-3 / layers[i].flops);
 		printf("\n");
 	}
 	if (have_ort)
-		printf("(ORT columns: ONNX Runtime's GFLOP/s on the same shape)\n");
+		printf("(ORT columns: ONNX Runtime's GFLOP/s on the same shape; "
+		       "1T/ORT: our 1-thread speed over ORT's)\n");
 	return 0;
 }
