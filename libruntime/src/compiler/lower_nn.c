@@ -805,6 +805,11 @@ static vnpu_status lower_resize(struct cstate *s, struct cop *op)
 		attr.nearest = (uint32_t)k;
 	} else if (!strcmp(mode, "linear") || !strcmp(mode, "bilinear")) {
 		attr.mode = VNPU_RESIZE_LINEAR;
+	} else if (!strcmp(mode, "cubic")) {
+		attr.mode = VNPU_RESIZE_CUBIC;
+		attr.cubic_a = f32_bits(vnpu_attr_float(n, "cubic_coeff_a", -0.75f));
+		if (vnpu_attr_int(n, "exclude_outside", 0))
+			attr.flags |= VNPU_RESIZE_F_EXCLUDE_OUTSIDE;
 	} else {
 		return UNSUP(s, "mode '%s'", mode);
 	}
@@ -812,7 +817,7 @@ static vnpu_status lower_resize(struct cstate *s, struct cop *op)
 	if (c < 0)
 		return UNSUP(s, "coordinate_transformation_mode '%s'", coord);
 	attr.coord = (uint32_t)c;
-	if (vnpu_attr_int(n, "exclude_outside", 0))
+	if (vnpu_attr_int(n, "exclude_outside", 0) && attr.mode != VNPU_RESIZE_CUBIC)
 		return UNSUP(s, "exclude_outside");
 	if (scales >= 0 && cs_is_const(s, scales) && vnpu_tinfo_elems(INFO(s, scales)) == xi->rank)
 		for (int32_t d = 0; d < xi->rank; d++)
