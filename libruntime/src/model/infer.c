@@ -1395,6 +1395,8 @@ vnpu_status vnpu_node_infer(const struct vnpu_model *m, const struct vnpu_node *
 	if (!oi)
 		oi = find(vnpu_infer_nn_ops, vnpu_infer_nn_num_ops, n->op);
 	if (!oi)
+		oi = find(vnpu_infer_data_ops, vnpu_infer_data_num_ops, n->op);
+	if (!oi)
 		return inf_error(&c, VNPU_UNSUPPORTED, "unknown op");
 	/* RNN, GRU and LSTM may leave out Y and keep Y_h. */
 	if (!n->num_outputs || (!out[0] && strcmp(n->op, "LSTM") && strcmp(n->op, "GRU") &&

@@ -537,6 +537,72 @@ static void test_freeze_input(void)
 	vnpu_model_free(m);
 }
 
+/*
+ * Ops whose output extents depend on values (NonZero, Unique, Compress)
+ * fold once their inputs are known; before that the extent is unknown and
+ * a static compile refuses. Bad inputs are errors.
+ */
+static void test_data_dependent_folds(void)
+{
+	static const float xv[] = { 1, 0, 2, 1, 0, 3 };
+	vnpu_shape s, xs = { .rank = 2, .dims = { 3, 2 } };
+	struct vnpu_program *p = NULL;
+	struct mb *b = mb_new(13);
+	Onnx__NodeProto *n;
+	vnpu_model *m;
+
+	mb_input(b, "x", F32, 2, (const int64_t[]){ 3, 2 });
+	mb_node(b, "NonZero", (const char *[]){ "x", NULL }, (const char *[]){ "nz", NULL });
+	mb_node(b, "Unique", (const char *[]){ "x", NULL },
+		(const char *[]){ "u", "ui", "uinv", "ucnt", NULL });
+	mb_output(b, "nz");
+	mb_output(b, "u");
+	mb_output(b, "uinv");
+	mb_output(b, "ucnt");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
+	CHECK_EQ(s.rank, 2);
+	CHECK_EQ(s.dims[0], 2);
+	CHECK_EQ(s.dims[1], VNPU_DIM_DYNAMIC);
+	CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_UNSUPPORTED);
+	CHECK(strstr(vnpu_last_error(), "not known at compile time") != NULL);
+	CHECK_EQ(vnpu_model_freeze_input(m, "x", VNPU_TYPE_F32, &xs, xv, sizeof(xv)), VNPU_OK);
+	CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
+	check_shape(&s, 2, (const int64_t[]){ 2, 4 });
+	CHECK_EQ(vnpu_model_output_shape(m, 1, &s), VNPU_OK);
+	check_shape(&s, 1, (const int64_t[]){ 4 });
+	CHECK_EQ(vnpu_model_output_shape(m, 2, &s), VNPU_OK);
+	check_shape(&s, 1, (const int64_t[]){ 6 });
+	CHECK_EQ(vnpu_model_output_shape(m, 3, &s), VNPU_OK);
+	check_shape(&s, 1, (const int64_t[]){ 4 });
+	CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_OK);
+	vnpu_program_free(p);
+	vnpu_model_free(m);
+
+	/* Compress wants a 1-D bool condition; Unique's axis must exist. */
+	b = mb_new(13);
+	mb_input(b, "x", F32, 2, (const int64_t[]){ 3, 2 });
+	mb_input(b, "c", F32, 1, (const int64_t[]){ 3 });
+	mb_node(b, "Compress", (const char *[]){ "x", "c", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	m = mb_read(b);
+	CHECK(m == NULL);
+	CHECK(strstr(vnpu_last_error(), "condition") != NULL);
+	vnpu_model_free(m);
+	b = mb_new(13);
+	mb_input(b, "x", F32, 2, (const int64_t[]){ 3, 2 });
+	n = mb_node(b, "Unique", (const char *[]){ "x", NULL }, (const char *[]){ "y", NULL });
+	mb_attr_int(n, "axis", 2);
+	mb_output(b, "y");
+	m = mb_read(b);
+	CHECK(m == NULL);
+	CHECK(strstr(vnpu_last_error(), "axis") != NULL);
+	vnpu_model_free(m);
+}
+
 static vnpu_status write_external_model(const char *dir, const char *location, long offset)
 {
 	struct mb *b = mb_new(13);
@@ -635,6 +701,7 @@ int main(int argc, char **argv)
 		{ "api_errors", test_api_errors },
 		{ "shape_inference", test_shape_inference },
 		{ "freeze_input", test_freeze_input },
+		{ "data_dependent_folds", test_data_dependent_folds },
 		{ "external_data", test_external_data },
 	};
 

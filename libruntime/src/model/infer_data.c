@@ -1,0 +1,504 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Inference of the ops whose output shape depends on input values:
+ * NonZero, Compress, Unique and NonMaxSuppression. Their output extents
+ * are only known once the inputs are, so they run here, on the host, when
+ * every input is known (constant folding); otherwise the data-dependent
+ * extent stays unknown and a static compile reports it.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "infer_priv.h"
+
+/* The element count of @t; its shape must be static. */
+static int64_t elems(const struct vnpu_tinfo *t)
+{
+	return vnpu_tinfo_elems(t);
+}
+
+static bool all_known(const struct ictx *c)
+{
+	if (c->fold_limit <= 0)
+		return false;
+	for (uint32_t i = 0; i < c->n->num_inputs; i++)
+		if (c->in[i] && !has_data(c->in[i]))
+			return false;
+	return true;
+}
+
+static bool is_true(const struct vnpu_tinfo *t, int64_t i)
+{
+	return vnpu_type_is_float(t->type) ? vnpu_elem_get_f(t->data, t->type, i) != 0 :
+					     vnpu_elem_get_i(t->data, t->type, i) != 0;
+}
+
+/* ---- NonZero ---- */
+
+static vnpu_status infer_nonzero(struct ictx *c)
+{
+	const struct vnpu_tinfo *x;
+	int64_t dims[2], n, k = 0;
+	int32_t rank;
+	vnpu_status st = inf_need_inputs(c, 1, 1);
+
+	if (st)
+		return st;
+	x = IN(c, 0);
+	if (x->rank < 0) {
+		set_out(c->out[0], VNPU_TYPE_I64, 2, NULL);
+		return VNPU_OK;
+	}
+	rank = x->rank;
+	dims[0] = rank ? rank : 1;
+	dims[1] = VNPU_DIM_DYNAMIC;
+	if (!all_known(c)) {
+		set_out(c->out[0], VNPU_TYPE_I64, 2, dims);
+		return VNPU_OK;
+	}
+	n = elems(x);
+	dims[1] = 0;
+	for (int64_t i = 0; i < n; i++)
+		dims[1] += is_true(x, i);
+	set_out(c->out[0], VNPU_TYPE_I64, 2, dims);
+	if (!inf_alloc_out(c, c->out[0]))
+		return VNPU_OK;
+	for (int64_t i = 0; i < n; i++) {
+		int64_t rest = i;
+
+		if (!is_true(x, i))
+			continue;
+		/* Coordinates of element i, last axis fastest. */
+		for (int32_t d = rank - 1; d >= 0; d--) {
+			vnpu_elem_set_i(c->out[0]->data, VNPU_TYPE_I64, d * dims[1] + k,
+					rest % x->dims[d]);
+			rest /= x->dims[d];
+		}
+		if (!rank)
+			vnpu_elem_set_i(c->out[0]->data, VNPU_TYPE_I64, k, 0);
+		k++;
+	}
+	return VNPU_OK;
+}
+
+/* ---- Compress ---- */
+
+static vnpu_status infer_compress(struct ictx *c)
+{
+	const struct vnpu_tinfo *x, *cond;
+	const struct vnpu_attr *ax = vnpu_node_attr(c->n, "axis");
+	int64_t axis = 0, dims[VNPU_MAX_RANK], outer = 1, inner = 1, len, n_true = 0;
+	int32_t rank;
+	size_t es;
+	vnpu_status st = inf_need_inputs(c, 2, 2);
+
+	if (st)
+		return st;
+	x = IN(c, 0);
+	cond = IN(c, 1);
+	if (cond->type != VNPU_TYPE_BOOL || cond->rank > 1)
+		return FAIL(c, "the condition must be a 1-D bool tensor");
+	if (x->rank < 0 || (ax && x->rank == 0)) {
+		if (x->rank == 0)
+			return FAIL(c, "axis given for a scalar input");
+		set_out(c->out[0], x->type, ax ? -1 : 1, NULL);
+		return VNPU_OK;
+	}
+	rank = ax ? x->rank : 1;
+	if (ax) {
+		st = inf_check_axis(c, ax->i, x->rank, &axis);
+		if (st)
+			return st;
+		memcpy(dims, x->dims, (size_t)rank * sizeof(int64_t));
+	}
+	dims[axis] = VNPU_DIM_DYNAMIC;
+	if (!all_known(c)) {
+		set_out(c->out[0], x->type, rank, dims);
+		return VNPU_OK;
+	}
+	if (ax) {
+		for (int32_t d = 0; d < axis; d++)
+			outer *= x->dims[d];
+		for (int32_t d = (int32_t)axis + 1; d < x->rank; d++)
+			inner *= x->dims[d];
+		len = x->dims[axis];
+	} else {
+		len = elems(x);
+	}
+	if (elems(cond) > len)
+		return FAIL(c, "the condition has %lld entries, the axis %lld",
+			    (long long)elems(cond), (long long)len);
+	for (int64_t i = 0; i < elems(cond); i++)
+		n_true += is_true(cond, i);
+	dims[axis] = n_true;
+	set_out(c->out[0], x->type, rank, dims);
+	if (!inf_alloc_out(c, c->out[0]))
+		return VNPU_OK;
+	es = vnpu_element_type_size(x->type);
+	for (int64_t o = 0, k = 0; o < outer; o++)
+		for (int64_t i = 0; i < elems(cond); i++) {
+			if (!is_true(cond, i))
+				continue;
+			memcpy((uint8_t *)c->out[0]->data + (size_t)k * inner * es,
+			       (const uint8_t *)x->data + (size_t)((o * len + i) * inner) * es,
+			       (size_t)inner * es);
+			k++;
+		}
+	return VNPU_OK;
+}
+
+/* ---- Unique ---- */
+
+/* Slices of @x along an axis: slice i is outer x inner elements. */
+struct slices {
+	const struct vnpu_tinfo *x;
+	int64_t outer, len, inner;
+};
+
+static int cmp_elem(const struct vnpu_tinfo *x, int64_t a, int64_t b)
+{
+	if (vnpu_type_is_float(x->type)) {
+		double va = vnpu_elem_get_f(x->data, x->type, a);
+		double vb = vnpu_elem_get_f(x->data, x->type, b);
+
+		return va < vb ? -1 : va > vb;
+	}
+	if (x->type == VNPU_TYPE_U64) {
+		uint64_t va = (uint64_t)vnpu_elem_get_i(x->data, x->type, a);
+		uint64_t vb = (uint64_t)vnpu_elem_get_i(x->data, x->type, b);
+
+		return va < vb ? -1 : va > vb;
+	}
+	{
+		int64_t va = vnpu_elem_get_i(x->data, x->type, a);
+		int64_t vb = vnpu_elem_get_i(x->data, x->type, b);
+
+		return va < vb ? -1 : va > vb;
+	}
+}
+
+/* Lexicographic order of slices @a and @b. */
+static int cmp_slice(const struct slices *s, int64_t a, int64_t b)
+{
+	for (int64_t o = 0; o < s->outer; o++)
+		for (int64_t i = 0; i < s->inner; i++) {
+			int r = cmp_elem(s->x, (o * s->len + a) * s->inner + i,
+					 (o * s->len + b) * s->inner + i);
+
+			if (r)
+				return r;
+		}
+	return 0;
+}
+
+/* Insertion sort of slice indices @idx (stable: ties keep input order). */
+static void sort_slices(const struct slices *s, int64_t *idx, int64_t n)
+{
+	for (int64_t i = 1; i < n; i++) {
+		int64_t v = idx[i], j = i;
+
+		while (j > 0 && cmp_slice(s, idx[j - 1], v) > 0) {
+			idx[j] = idx[j - 1];
+			j--;
+		}
+		idx[j] = v;
+	}
+}
+
+static vnpu_status infer_unique(struct ictx *c)
+{
+	const struct vnpu_tinfo *x;
+	const struct vnpu_attr *ax = vnpu_node_attr(c->n, "axis");
+	bool sorted = vnpu_attr_int(c->n, "sorted", 1) != 0;
+	int64_t axis = 0, dims[VNPU_MAX_RANK], *first = NULL, *order = NULL, *inv = NULL;
+	int64_t *count = NULL, nu = 0, odims[1];
+	struct slices s = { .outer = 1, .inner = 1 };
+	int32_t rank;
+	size_t es;
+	vnpu_status st = inf_need_inputs(c, 1, 1);
+
+	if (st)
+		return st;
+	x = IN(c, 0);
+	s.x = x;
+	if (x->rank < 0 || (ax && x->rank == 0)) {
+		if (x->rank == 0)
+			return FAIL(c, "axis given for a scalar input");
+		set_out(c->out[0], x->type, ax ? -1 : 1, NULL);
+		for (uint32_t i = 1; i < c->n->num_outputs; i++)
+			if (c->out[i])
+				set_out(c->out[i], VNPU_TYPE_I64, 1, NULL);
+		return VNPU_OK;
+	}
+	rank = ax ? x->rank : 1;
+	if (ax) {
+		st = inf_check_axis(c, ax->i, x->rank, &axis);
+		if (st)
+			return st;
+		memcpy(dims, x->dims, (size_t)rank * sizeof(int64_t));
+	}
+	dims[axis] = VNPU_DIM_DYNAMIC;
+	odims[0] = VNPU_DIM_DYNAMIC;
+	set_out(c->out[0], x->type, rank, dims);
+	if (c->n->num_outputs > 1 && c->out[1])
+		set_out(c->out[1], VNPU_TYPE_I64, 1, odims);
+	if (c->n->num_outputs > 2 && c->out[2]) {
+		odims[0] = ax ? x->dims[axis] : elems(x);
+		set_out(c->out[2], VNPU_TYPE_I64, 1, odims);
+		odims[0] = VNPU_DIM_DYNAMIC;
+	}
+	if (c->n->num_outputs > 3 && c->out[3])
+		set_out(c->out[3], VNPU_TYPE_I64, 1, odims);
+	if (!all_known(c))
+		return VNPU_OK;
+
+	if (ax) {
+		for (int32_t d = 0; d < axis; d++)
+			s.outer *= x->dims[d];
+		for (int32_t d = (int32_t)axis + 1; d < x->rank; d++)
+			s.inner *= x->dims[d];
+		s.len = x->dims[axis];
+	} else {
+		s.len = elems(x);
+	}
+	if (s.len > c->fold_limit)
+		return VNPU_OK;
+	first = calloc((size_t)s.len + 1, sizeof(int64_t));
+	order = calloc((size_t)s.len + 1, sizeof(int64_t));
+	inv = calloc((size_t)s.len + 1, sizeof(int64_t));
+	count = calloc((size_t)s.len + 1, sizeof(int64_t));
+	if (!first || !order || !inv || !count) {
+		st = inf_error(c, VNPU_OUT_OF_MEMORY, "out of memory");
+		goto out;
+	}
+	/* The first occurrence of each distinct slice, in input order. */
+	for (int64_t i = 0; i < s.len; i++) {
+		int64_t u = 0;
+
+		while (u < nu && cmp_slice(&s, first[u], i))
+			u++;
+		if (u == nu)
+			first[nu++] = i;
+		count[u]++;
+	}
+	for (int64_t u = 0; u < nu; u++)
+		order[u] = first[u];
+	if (sorted) {
+		int64_t *cnt = calloc((size_t)nu + 1, sizeof(int64_t));
+
+		if (!cnt) {
+			st = inf_error(c, VNPU_OUT_OF_MEMORY, "out of memory");
+			goto out;
+		}
+		sort_slices(&s, order, nu);
+		/* Counts follow the sorted order. */
+		for (int64_t u = 0; u < nu; u++)
+			for (int64_t v = 0; v < nu; v++)
+				if (first[v] == order[u])
+					cnt[u] = count[v];
+		memcpy(count, cnt, (size_t)nu * sizeof(int64_t));
+		free(cnt);
+	}
+	for (int64_t i = 0; i < s.len; i++)
+		for (int64_t u = 0; u < nu; u++)
+			if (!cmp_slice(&s, order[u], i)) {
+				inv[i] = u;
+				break;
+			}
+
+	dims[axis] = nu;
+	set_out(c->out[0], x->type, rank, dims);
+	odims[0] = nu;
+	if (c->n->num_outputs > 1 && c->out[1])
+		set_out(c->out[1], VNPU_TYPE_I64, 1, odims);
+	if (c->n->num_outputs > 3 && c->out[3])
+		set_out(c->out[3], VNPU_TYPE_I64, 1, odims);
+	for (uint32_t i = 0; i < c->n->num_outputs && i < 4; i++)
+		if (c->out[i] && !inf_alloc_out(c, c->out[i]))
+			goto drop;
+	es = vnpu_element_type_size(x->type);
+	for (int64_t o = 0; o < s.outer; o++)
+		for (int64_t u = 0; u < nu; u++)
+			memcpy((uint8_t *)c->out[0]->data + (size_t)((o * nu + u) * s.inner) * es,
+			       (const uint8_t *)x->data +
+			       (size_t)((o * s.len + order[u]) * s.inner) * es,
+			       (size_t)s.inner * es);
+	for (int64_t u = 0; u < nu; u++) {
+		if (c->n->num_outputs > 1 && c->out[1])
+			vnpu_elem_set_i(c->out[1]->data, VNPU_TYPE_I64, u, order[u]);
+		if (c->n->num_outputs > 3 && c->out[3])
+			vnpu_elem_set_i(c->out[3]->data, VNPU_TYPE_I64, u, count[u]);
+	}
+	if (c->n->num_outputs > 2 && c->out[2])
+		for (int64_t i = 0; i < s.len; i++)
+			vnpu_elem_set_i(c->out[2]->data, VNPU_TYPE_I64, i, inv[i]);
+	goto out;
+drop:
+	/* Too large to fold: every output stays without data. */
+	for (uint32_t i = 0; i < c->n->num_outputs && i < 4; i++)
+		if (c->out[i] && c->out[i]->owns_data) {
+			free(c->out[i]->data);
+			c->out[i]->data = NULL;
+			c->out[i]->owns_data = false;
+		}
+out:
+	free(first);
+	free(order);
+	free(inv);
+	free(count);
+	return st;
+}
+
+/* ---- NonMaxSuppression ---- */
+
+struct nms_box {
+	float y1, x1, y2, x2;
+};
+
+static struct nms_box nms_read(const struct vnpu_tinfo *b, int64_t i, bool center)
+{
+	float v[4];
+	struct nms_box r;
+
+	for (int k = 0; k < 4; k++)
+		v[k] = (float)vnpu_elem_get_f(b->data, b->type, i * 4 + k);
+	if (center) {
+		/* [x_center, y_center, width, height] */
+		r.x1 = v[0] - v[2] / 2;
+		r.x2 = v[0] + v[2] / 2;
+		r.y1 = v[1] - v[3] / 2;
+		r.y2 = v[1] + v[3] / 2;
+	} else {
+		/* [y1, x1, y2, x2], either corner pair */
+		r.y1 = fminf(v[0], v[2]);
+		r.y2 = fmaxf(v[0], v[2]);
+		r.x1 = fminf(v[1], v[3]);
+		r.x2 = fmaxf(v[1], v[3]);
+	}
+	return r;
+}
+
+/* Whether @a and @b overlap by more than @thr (intersection over union). */
+static bool nms_suppress(const struct nms_box *a, const struct nms_box *b, float thr)
+{
+	float area_a = (a->x2 - a->x1) * (a->y2 - a->y1);
+	float area_b = (b->x2 - b->x1) * (b->y2 - b->y1);
+	float w = fminf(a->x2, b->x2) - fmaxf(a->x1, b->x1);
+	float h = fminf(a->y2, b->y2) - fmaxf(a->y1, b->y1);
+	float inter;
+
+	if (area_a <= 0 || area_b <= 0 || w <= 0 || h <= 0)
+		return false;
+	inter = w * h;
+	return inter / (area_a + area_b - inter) > thr;
+}
+
+static vnpu_status infer_nms(struct ictx *c)
+{
+	const struct vnpu_tinfo *boxes, *scores, *t;
+	bool center = vnpu_attr_int(c->n, "center_point_box", 0) != 0;
+	int64_t nb, nc, n, max_out = 0, dims[2] = { VNPU_DIM_DYNAMIC, 3 }, *sel = NULL, nsel = 0;
+	int64_t *order = NULL, *keep = NULL;
+	float iou = 0, score_thr = -INFINITY;
+	vnpu_status st = inf_need_inputs(c, 2, 5);
+
+	if (st)
+		return st;
+	boxes = IN(c, 0);
+	scores = IN(c, 1);
+	if (!vnpu_type_is_float(boxes->type) || scores->type != boxes->type)
+		return FAIL(c, "boxes and scores must be of the same float type");
+	if (boxes->rank >= 0 && scores->rank >= 0) {
+		if (boxes->rank != 3 || scores->rank != 3)
+			return FAIL(c, "boxes and scores must have rank 3");
+		if ((boxes->dims[2] >= 0 && boxes->dims[2] != 4) ||
+		    (boxes->dims[0] >= 0 && scores->dims[0] >= 0 &&
+		     boxes->dims[0] != scores->dims[0]) ||
+		    (boxes->dims[1] >= 0 && scores->dims[2] >= 0 &&
+		     boxes->dims[1] != scores->dims[2]))
+			return FAIL(c, "boxes [batch, n, 4] and scores [batch, classes, n] disagree");
+	}
+	set_out(c->out[0], VNPU_TYPE_I64, 2, dims);
+	if (!all_known(c))
+		return VNPU_OK;
+	t = IN(c, 2);
+	if (t && elems(t) > 0)
+		max_out = vnpu_elem_get_i(t->data, t->type, 0);
+	t = IN(c, 3);
+	if (t && elems(t) > 0)
+		iou = (float)vnpu_elem_get_f(t->data, t->type, 0);
+	t = IN(c, 4);
+	if (t && elems(t) > 0)
+		score_thr = (float)vnpu_elem_get_f(t->data, t->type, 0);
+	nb = boxes->dims[0];
+	nc = scores->dims[1];
+	n = boxes->dims[1];
+	if (max_out < 0)
+		max_out = 0;
+	if (max_out > n)
+		max_out = n;
+	if (nb * nc * max_out > c->fold_limit)
+		return VNPU_OK;
+	sel = calloc((size_t)(nb * nc * max_out) * 3 + 1, sizeof(int64_t));
+	order = calloc((size_t)n + 1, sizeof(int64_t));
+	keep = calloc((size_t)n + 1, sizeof(int64_t));
+	if (!sel || !order || !keep) {
+		st = inf_error(c, VNPU_OUT_OF_MEMORY, "out of memory");
+		goto out;
+	}
+	for (int64_t b = 0; b < nb; b++)
+		for (int64_t k = 0; k < nc; k++) {
+			int64_t base = (b * nc + k) * n, m = 0, nk = 0;
+
+			/* Candidates above the threshold, by score descending
+			 * (ties: lower index first). */
+			for (int64_t i = 0; i < n; i++) {
+				float si = (float)vnpu_elem_get_f(scores->data, scores->type, base + i);
+				int64_t j = m;
+
+				if (!(si > score_thr))
+					continue;
+				while (j > 0 && (float)vnpu_elem_get_f(scores->data, scores->type,
+								      base + order[j - 1]) < si) {
+					order[j] = order[j - 1];
+					j--;
+				}
+				order[j] = i;
+				m++;
+			}
+			for (int64_t i = 0; i < m && nk < max_out; i++) {
+				struct nms_box bi = nms_read(boxes, b * n + order[i], center);
+				bool drop = false;
+
+				for (int64_t j = 0; j < nk && !drop; j++) {
+					struct nms_box bj = nms_read(boxes, b * n + keep[j], center);
+
+					drop = nms_suppress(&bi, &bj, iou);
+				}
+				if (drop)
+					continue;
+				keep[nk++] = order[i];
+				sel[nsel * 3] = b;
+				sel[nsel * 3 + 1] = k;
+				sel[nsel * 3 + 2] = order[i];
+				nsel++;
+			}
+		}
+	dims[0] = nsel;
+	set_out(c->out[0], VNPU_TYPE_I64, 2, dims);
+	if (inf_alloc_out(c, c->out[0]))
+		memcpy(c->out[0]->data, sel, (size_t)nsel * 3 * sizeof(int64_t));
+out:
+	free(sel);
+	free(order);
+	free(keep);
+	return st;
+}
+
+const struct op_infer vnpu_infer_data_ops[] = {
+	{ "NonZero", infer_nonzero }, { "Compress", infer_compress },
+	{ "Unique", infer_unique }, { "NonMaxSuppression", infer_nms },
+};
+const size_t vnpu_infer_data_num_ops = sizeof(vnpu_infer_data_ops) /
+				       sizeof(vnpu_infer_data_ops[0]);
