@@ -49,17 +49,20 @@ static int copy_typed(const Onnx__TensorProto *tp, vnpu_element_type type,
 	case VNPU_TYPE_F32:
 		if (tp->n_float_data != n)
 			return -1;
-		memcpy(dst, tp->float_data, n * 4);
+		if (n)	/* an empty tensor's array is NULL */
+			memcpy(dst, tp->float_data, n * 4);
 		return 0;
 	case VNPU_TYPE_F64:
 		if (tp->n_double_data != n)
 			return -1;
-		memcpy(dst, tp->double_data, n * 8);
+		if (n)
+			memcpy(dst, tp->double_data, n * 8);
 		return 0;
 	case VNPU_TYPE_I64:
 		if (tp->n_int64_data != n)
 			return -1;
-		memcpy(dst, tp->int64_data, n * 8);
+		if (n)
+			memcpy(dst, tp->int64_data, n * 8);
 		return 0;
 	case VNPU_TYPE_U32:
 	case VNPU_TYPE_U64:
@@ -168,7 +171,8 @@ vnpu_status tensor_file_read(const char *path, vnpu_tensor **out,
 			st = VNPU_PARSE_ERROR;
 			goto out;
 		}
-		memcpy(data, tp->raw_data.data, bytes);
+		if (bytes)
+			memcpy(data, tp->raw_data.data, bytes);
 	} else if (copy_typed(tp, type, data, n)) {
 		snprintf(err, err_size, "%s: the typed data does not match the shape", path);
 		st = VNPU_PARSE_ERROR;
