@@ -508,7 +508,9 @@ static vnpu_status lower_view_node(struct cstate *s, struct cop *op)
 	    (!cs_is_const(s, IN(op, 2)) || *(const uint8_t *)INFO(s, IN(op, 2))->data) &&
 	    !(IN(op, 1) >= 0 && cs_is_const(s, IN(op, 1)) &&
 	      vnpu_elem_get_f(INFO(s, IN(op, 1))->data, INFO(s, IN(op, 1))->type, 0) == 0))
-		return UNSUP(s, "training mode with a ratio above 0 (random dropout)");
+		return IN(op, 1) >= 0 && !cs_is_const(s, IN(op, 1)) ?
+		       UNSUP(s, "training mode with the ratio computed at run time") :
+		       UNSUP(s, "training mode with a ratio above 0 (random dropout)");
 	return lower_view_copy(s, op, IN(op, 0));
 }
 
