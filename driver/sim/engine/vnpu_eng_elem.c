@@ -107,7 +107,8 @@ static void bin_d(__u32 func, double *x, const double *y, __u32 n)
 			break;
 		case VNPU_BIN_MOD:
 			r = m_fmod(a, b);
-			if (r != 0 && (r < 0) != (b < 0))
+			/* Python's mod: the result takes the divisor's sign. */
+			if ((r < 0 && b > 0) || (r > 0 && b < 0))
 				r += b;
 			break;
 		case VNPU_BIN_FMOD:
@@ -185,7 +186,7 @@ static __s64 bin_one_i(__u32 func, __s64 a, __s64 b, int uns)
 		if (uns)
 			return (__s64)(ua % ub);
 		r = b == -1 ? 0 : a % b;
-		if (func == VNPU_BIN_MOD && r && (r < 0) != (b < 0))
+		if (func == VNPU_BIN_MOD && ((r < 0 && b > 0) || (r > 0 && b < 0)))
 			r += b;
 		return r;
 	case VNPU_BIN_EQUAL:

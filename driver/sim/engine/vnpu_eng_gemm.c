@@ -78,6 +78,7 @@ void ukernel(__u64 kc, const float *a, const float *b, float *c, __s64 rs,
 	     int load)
 {
 	__u64 k;
+
 	UK_INIT(c, rs, load);
 
 	/* Unrolled by hand: the loop overhead is a quarter of the front end. */
@@ -105,6 +106,7 @@ void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
 		 float *c, __s64 rs, int load)
 {
 	__u64 k;
+
 	UK_INIT(c, rs, load);
 
 	for (k = 0; k + 2 <= kc; k += 2, a += 2 * ENG_MR) {
@@ -602,6 +604,28 @@ static void conv_window_row(const struct conv_job *cj, const float *src,
 }
 
 /*
+ * The stride-phase rows of channel @c's padded input row @row * sh + @ph:
+ * phase pw goes to @d + pw * @plane; rows in the padding are zeros.
+ */
+static void conv_window_phases(const struct conv_job *cj, __u64 c, __u64 row,
+			       __u64 ph, float *d, __u64 plane)
+{
+	const struct vnpu_layer_conv *at = cj->at;
+	__u64 sw = at->stride[1], wq = eng_conv_wq(&cj->s, at), pw, i;
+	__s64 ih = (__s64)(row * at->stride[0] + ph) - at->pad_begin[0];
+	const float *src = cj->x + (__s64)c * cj->xs[0] + ih * cj->xs[1];
+
+	for (pw = 0; pw < sw; pw++, d += plane) {
+		if (ih < 0 || ih >= (__s64)cj->s.h) {
+			for (i = 0; i < wq; i++)
+				d[i] = 0;
+			continue;
+		}
+		conv_window_row(cj, src, pw, d);
+	}
+}
+
+/*
  * Copies the input that padded columns [q0, q1) read into @win, and fills
  * the offset table. The zero-padded input (Hp x Wp) is split into stride
  * phases: plane (ph, pw) holds padded element (r * sh + ph, x * sw + pw) at
@@ -617,31 +641,17 @@ static void conv_window(const struct conv_job *cj, __u64 q0, __u64 q1,
 	const struct eng_conv_shape *s = &cj->s;
 	const struct vnpu_layer_conv *at = cj->at;
 	__u64 sh = at->stride[0], sw = at->stride[1], wq = eng_conv_wq(s, at);
-	__u64 r0 = q0 / wq, rows, plane, cs, c, ph, pw, r, i, k;
+	__u64 r0 = q0 / wq, rows, plane, cs, c, ph, r, i, k;
 
 	rows = (q1 - 1) / wq - r0 + 1 + (s->kh - 1) * at->dilation[0] / sh;
 	plane = rows * wq;
 	cs = sh * sw * plane;
 	for (c = 0; c < s->cg; c++)
 		for (ph = 0; ph < sh; ph++)
-			for (r = 0; r < rows; r++) {
-				__s64 ih = (__s64)((r0 + r) * sh + ph) -
-					   at->pad_begin[0];
-				const float *src = cj->x + (__s64)c * cj->xs[0] +
-						   ih * cj->xs[1];
-
-				for (pw = 0; pw < sw; pw++) {
-					float *d = win + c * cs + (ph * sw + pw) * plane +
-						   r * wq;
-
-					if (ih < 0 || ih >= (__s64)s->h) {
-						for (i = 0; i < wq; i++)
-							d[i] = 0;
-						continue;
-					}
-					conv_window_row(cj, src, pw, d);
-				}
-			}
+			for (r = 0; r < rows; r++)
+				conv_window_phases(cj, c, r0 + r, ph,
+						   win + c * cs + ph * sw * plane + r * wq,
+						   plane);
 	/* Columns past the last row read the slack: keep it defined. */
 	for (i = 0; i < ENG_NC + wq + s->kw * at->dilation[1] + ENG_NR; i++)
 		win[s->cg * cs + i] = 0;

@@ -514,13 +514,12 @@ static inline double m_atan(double x)
 
 	if (m_isnan(x))
 		return x;
-	if (a > 1.0) {
+	if (a > 1.0)
 		r = M_PI_2_D - (a == m_inf() ? 0.0 : m_atan(1.0 / a));
-	} else if (a > 0.41421356237309503) {
+	else if (a > 0.41421356237309503)
 		r = 0.78539816339744830962 + m_atan_kern((a - 1.0) / (a + 1.0));
-	} else {
+	else
 		r = m_atan_kern(a);
-	}
 	return x < 0 ? -r : r;
 }
 

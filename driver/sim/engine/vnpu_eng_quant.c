@@ -134,25 +134,58 @@ static __u32 qprod(const struct eng_layer *l, __s64 xo, __s32 xz, __s64 wo,
 		       (ld_q(l->data[3], wo, l->t[3].dtype) - wz));
 }
 
+/* QLinearConv output (img, m, oh, ow) summed over its window, wrapping. */
+static __u32 qconv_window(const struct eng_layer *l,
+			  const struct eng_conv_shape *s, __u64 img, __u64 m,
+			  __u64 oh, __u64 ow)
+{
+	const struct vnpu_layer_conv *at = l->attrs;
+	const struct vnpu_tensor *x = &l->t[0], *w = &l->t[3];
+	int two = x->rank == 4;
+	__s64 xsh = two ? x->strides[2] : 0, xsw = x->strides[x->rank - 1];
+	__s64 wsh = two ? w->strides[2] : 0, wsw = w->strides[w->rank - 1];
+	__s32 xz = qzero(l, 2, 0), wz = qzero(l, 5, m);
+	__u64 g = m / s->mg, c, kh, kw;
+	__u32 acc = 0;
+
+	for (c = 0; c < s->cg; c++) {
+		for (kh = 0; kh < s->kh; kh++) {
+			__s64 ih = (__s64)(oh * at->stride[0] +
+					   kh * at->dilation[0]) - at->pad_begin[0];
+			__s64 xrow = (__s64)img * x->strides[0] +
+				     (__s64)(g * s->cg + c) * x->strides[1] + ih * xsh;
+			__s64 wrow = (__s64)m * w->strides[0] +
+				     (__s64)c * w->strides[1] + (__s64)kh * wsh;
+
+			if (ih < 0 || ih >= (__s64)s->h)
+				continue;
+			for (kw = 0; kw < s->kw; kw++) {
+				__s64 iw = (__s64)(ow * at->stride[1] +
+						   kw * at->dilation[1]) -
+					   at->pad_begin[1];
+
+				if (iw >= 0 && iw < (__s64)s->w)
+					acc += qprod(l, xrow + iw * xsw, xz,
+						     wrow + (__s64)kw * wsw, wz);
+			}
+		}
+	}
+	return acc;
+}
+
 static int run_qconv(const struct eng_layer *l, __u64 ub, __u64 ue,
 		     const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_conv *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0], *w = &l->t[3];
 	const struct vnpu_tensor *y = &l->t[l->n - 1];
-	int two = x->rank == 4;
-	__s64 xsh = two ? x->strides[2] : 0, xsw = x->strides[x->rank - 1];
-	__s64 wsh = two ? w->strides[2] : 0, wsw = w->strides[w->rank - 1];
-	__s32 xz = qzero(l, 2, 0), yz = qzero(l, 7, 0);
+	__s32 yz = qzero(l, 7, 0);
 	struct eng_conv_shape s;
-	__u64 lo, hi, r, ow, c, kh, kw;
+	__u64 lo, hi, r, ow;
 
 	eng_conv_shape(l, &s);
 	row_range(s.n * s.m * s.oh, s.ow * s.cg * s.kh * s.kw, ub, ue, &lo, &hi);
 	for (r = lo; r < hi; r++) {
 		__u64 img = r / (s.m * s.oh), m = (r / s.oh) % s.m, oh = r % s.oh;
-		__u64 g = m / s.mg;
-		__s32 wz = qzero(l, 5, m);
 		float mult = qscale(l, 1, 0) * qscale(l, 4, m) / qscale(l, 6, 0);
 		__s64 yo = (__s64)img * y->strides[0] + (__s64)m * y->strides[1] +
 			   (__s64)(oh * s.ow);
@@ -163,31 +196,7 @@ static int run_qconv(const struct eng_layer *l, __u64 ub, __u64 ue,
 			if (at->flags & VNPU_LAYER_F_BIAS)
 				acc = (__u32)((const __s32 *)l->data[8])
 					[(__s64)m * l->t[8].strides[0]];
-			for (c = 0; c < s.cg; c++)
-				for (kh = 0; kh < s.kh; kh++) {
-					__s64 ih = (__s64)(oh * at->stride[0] +
-							   kh * at->dilation[0]) -
-						   at->pad_begin[0];
-
-					if (ih < 0 || ih >= (__s64)s.h)
-						continue;
-					for (kw = 0; kw < s.kw; kw++) {
-						__s64 iw = (__s64)(ow * at->stride[1] +
-								   kw * at->dilation[1]) -
-							   at->pad_begin[1];
-						__s64 xo, wo;
-
-						if (iw < 0 || iw >= (__s64)s.w)
-							continue;
-						xo = (__s64)img * x->strides[0] +
-						     (__s64)(g * s.cg + c) * x->strides[1] +
-						     ih * xsh + iw * xsw;
-						wo = (__s64)m * w->strides[0] +
-						     (__s64)c * w->strides[1] +
-						     (__s64)kh * wsh + (__s64)kw * wsw;
-						acc += qprod(l, xo, xz, wo, wz);
-					}
-				}
+			acc += qconv_window(l, &s, img, m, oh, ow);
 			st_q(l->data[l->n - 1], yo + (__s64)ow, y->dtype,
 			     m_rint((double)((float)(__s32)acc * mult)) + yz);
 		}
