@@ -89,6 +89,15 @@ extern "C" {
  *	x_scale, x_zero_point, W, w_scale, w_zero_point, y_scale,
  *	y_zero_point, [B] (i32 [M]), Y; X, W and Y u8 or i8, w_scale and
  *	w_zero_point scalar or [M], the other parameters scalar
+ * @VNPU_LAYER_SCATTER_ELEMENTS: ScatterElements, &struct vnpu_layer_scatter;
+ *	tensors data, indices (i32 or i64, data's rank), updates (indices'
+ *	dims, data's dtype), Y (data's dims and dtype)
+ * @VNPU_LAYER_SCATTER_ND: ScatterND, &struct vnpu_layer_scatter (axis 0);
+ *	tensors data [r dims], indices (i32 or i64) [q-1 dims, k], updates
+ *	[indices' q-1 dims, data's last r-k dims], Y (data's dims and dtype)
+ * @VNPU_LAYER_GATHER_ND: GatherND, &struct vnpu_layer_gather_nd; tensors
+ *	data [r dims], indices (i32 or i64) [q-1 dims, k], Y [indices' q-1
+ *	dims, data's last r-b-k dims] (b: batch_dims)
  */
 enum vnpu_layer_op {
 	VNPU_LAYER_INVALID = 0,
@@ -112,10 +121,13 @@ enum vnpu_layer_op {
 	VNPU_LAYER_MATMUL_INTEGER = 18,
 	VNPU_LAYER_QLINEAR_MATMUL = 19,
 	VNPU_LAYER_QLINEAR_CONV = 20,
+	VNPU_LAYER_SCATTER_ELEMENTS = 21,
+	VNPU_LAYER_SCATTER_ND = 22,
+	VNPU_LAYER_GATHER_ND = 23,
 };
 
 /** VNPU_LAYER_OP_LAST - the highest op this header defines */
-#define VNPU_LAYER_OP_LAST VNPU_LAYER_QLINEAR_CONV
+#define VNPU_LAYER_OP_LAST VNPU_LAYER_GATHER_ND
 
 /**
  * enum vnpu_act_func - element-wise functions of %VNPU_LAYER_UNARY, also
@@ -679,6 +691,53 @@ struct vnpu_layer_pad {
  */
 struct vnpu_layer_gather {
 	__u32 axis;
+	__u32 pad;
+};
+
+/**
+ * enum vnpu_scatter_reduction - how an update meets the element it lands on
+ * @VNPU_SCATTER_NONE: replaces it
+ * @VNPU_SCATTER_ADD: adds to it
+ * @VNPU_SCATTER_MUL: multiplies it
+ * @VNPU_SCATTER_MAX: the larger of the two
+ * @VNPU_SCATTER_MIN: the smaller of the two
+ */
+enum vnpu_scatter_reduction {
+	VNPU_SCATTER_NONE = 0,
+	VNPU_SCATTER_ADD = 1,
+	VNPU_SCATTER_MUL = 2,
+	VNPU_SCATTER_MAX = 3,
+	VNPU_SCATTER_MIN = 4,
+};
+
+/**
+ * struct vnpu_layer_scatter - attributes of %VNPU_LAYER_SCATTER_ELEMENTS
+ * and %VNPU_LAYER_SCATTER_ND
+ * @axis: ScatterElements: the axis of data the indices select along,
+ *	0 to rank - 1; ScatterND: 0
+ * @reduction: one of &enum vnpu_scatter_reduction
+ *
+ * Y is data with the updates applied in the updates' row-major order (with
+ * duplicate indices and %VNPU_SCATTER_NONE the last one stays). Data,
+ * updates and Y: any dtype, the same; reductions other than none take the
+ * float dtypes, i32 and i64. Negative indices count from the end; an
+ * index out of range faults the job. The layer runs as one part.
+ */
+struct vnpu_layer_scatter {
+	__u32 axis;
+	__u32 reduction;
+};
+
+/**
+ * struct vnpu_layer_gather_nd - attributes of %VNPU_LAYER_GATHER_ND
+ * @batch_dims: leading dims shared by data and indices (ONNX batch_dims)
+ * @pad: must be zero
+ *
+ * data and Y: any dtype, the same. Negative indices count from the end;
+ * an index out of range faults the job.
+ */
+struct vnpu_layer_gather_nd {
+	__u32 batch_dims;
 	__u32 pad;
 };
 

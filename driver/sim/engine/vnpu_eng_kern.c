@@ -10,6 +10,7 @@
 #include "vnpu_eng_elem.c"
 #include "vnpu_eng_data.c"
 #include "vnpu_eng_quant.c"
+#include "vnpu_eng_scatter.c"
 
 const struct eng_kernels ENG_TABLE = {
 	.run = {
@@ -33,5 +34,8 @@ const struct eng_kernels ENG_TABLE = {
 		[VNPU_LAYER_MATMUL_INTEGER] = run_qmatmul,
 		[VNPU_LAYER_QLINEAR_MATMUL] = run_qmatmul,
 		[VNPU_LAYER_QLINEAR_CONV] = run_qconv,
+		[VNPU_LAYER_SCATTER_ELEMENTS] = run_scatter_elements,
+		[VNPU_LAYER_SCATTER_ND] = run_scatter_nd,
+		[VNPU_LAYER_GATHER_ND] = run_gather_nd,
 	},
 };

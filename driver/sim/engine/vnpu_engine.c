@@ -789,6 +789,85 @@ static int check_gather_elements(const struct vnpu_tensor *t, __u32 n,
 	return 1;
 }
 
+static int is_index(__u32 dtype)
+{
+	return dtype == VNPU_DTYPE_I32 || dtype == VNPU_DTYPE_I64;
+}
+
+/* Data, indices, updates, Y of a scatter: Y like data, updates' dtype. */
+static int scatter_common(const struct vnpu_tensor *t, __u32 n,
+			  const struct vnpu_layer_scatter *a)
+{
+	if (n != 4 || a->reduction > VNPU_SCATTER_MIN ||
+	    !is_index(t[1].dtype) || !all_dtype(t + 2, 2, t[0].dtype) ||
+	    !same_dims(&t[0], &t[3]) || !tensor_injective(&t[3]))
+		return 0;
+	return a->reduction == VNPU_SCATTER_NONE || is_fstore(t[0].dtype) ||
+	       t[0].dtype == VNPU_DTYPE_F64 || is_index(t[0].dtype);
+}
+
+static int check_scatter_elements(const struct vnpu_tensor *t, __u32 n,
+				  const struct vnpu_layer_scatter *a)
+{
+	__u32 d;
+
+	if (!scatter_common(t, n, a) || a->axis >= t[0].rank ||
+	    t[1].rank != t[0].rank || !same_dims(&t[1], &t[2]))
+		return 0;
+	for (d = 0; d < t[0].rank; d++)
+		if (d != a->axis && t[1].dims[d] > t[0].dims[d])
+			return 0;
+	return 1;
+}
+
+/* Indices [q-1 dims, k], k within @avail dims: k, or 0 when bad. */
+static __u32 nd_depth(const struct vnpu_tensor *idx, __u32 avail)
+{
+	if (!is_index(idx->dtype) || idx->rank < 1 ||
+	    idx->dims[idx->rank - 1] < 1 || idx->dims[idx->rank - 1] > avail)
+		return 0;
+	return (__u32)idx->dims[idx->rank - 1];
+}
+
+static int check_scatter_nd(const struct vnpu_tensor *t, __u32 n,
+			    const struct vnpu_layer_scatter *a)
+{
+	__u32 k, q1, d;
+
+	if (!scatter_common(t, n, a) || a->axis)
+		return 0;
+	k = nd_depth(&t[1], t[0].rank);
+	q1 = t[1].rank - 1;
+	if (!k || t[2].rank != q1 + t[0].rank - k)
+		return 0;
+	for (d = 0; d < t[2].rank; d++)
+		if (t[2].dims[d] != (d < q1 ? t[1].dims[d] : t[0].dims[d - q1 + k]))
+			return 0;
+	return 1;
+}
+
+static int check_gather_nd(const struct vnpu_tensor *t, __u32 n,
+			   const struct vnpu_layer_gather_nd *a)
+{
+	const struct vnpu_tensor *x = &t[0], *idx = &t[1], *y = &t[2];
+	__u32 k, q1, b = a->batch_dims, d;
+
+	if (n != 3 || a->pad || x->dtype != y->dtype || idx->rank < 1 ||
+	    b >= idx->rank || b >= x->rank || !tensor_injective(y))
+		return 0;
+	k = nd_depth(idx, x->rank - b);
+	q1 = idx->rank - 1;
+	if (!k || y->rank != q1 + x->rank - b - k)
+		return 0;
+	for (d = 0; d < b; d++)
+		if (idx->dims[d] != x->dims[d])
+			return 0;
+	for (d = 0; d < y->rank; d++)
+		if (y->dims[d] != (d < q1 ? idx->dims[d] : x->dims[d - q1 + b + k]))
+			return 0;
+	return 1;
+}
+
 static int is_q8(__u32 dtype)
 {
 	return dtype == VNPU_DTYPE_U8 || dtype == VNPU_DTYPE_I8;
@@ -911,6 +990,11 @@ static __u32 attr_size_of(__u32 op)
 		return sizeof(struct vnpu_layer_qgemm);
 	case VNPU_LAYER_QLINEAR_CONV:
 		return sizeof(struct vnpu_layer_conv);
+	case VNPU_LAYER_SCATTER_ELEMENTS:
+	case VNPU_LAYER_SCATTER_ND:
+		return sizeof(struct vnpu_layer_scatter);
+	case VNPU_LAYER_GATHER_ND:
+		return sizeof(struct vnpu_layer_gather_nd);
 	default:
 		return 0;	/* WHERE, CAST: none */
 	}
@@ -960,6 +1044,12 @@ static int check_op(__u32 op, const struct vnpu_tensor *t, __u32 n,
 		return check_qlinear_matmul(t, n, attrs);
 	case VNPU_LAYER_QLINEAR_CONV:
 		return check_qlinear_conv(t, n, attrs);
+	case VNPU_LAYER_SCATTER_ELEMENTS:
+		return check_scatter_elements(t, n, attrs);
+	case VNPU_LAYER_SCATTER_ND:
+		return check_scatter_nd(t, n, attrs);
+	case VNPU_LAYER_GATHER_ND:
+		return check_gather_nd(t, n, attrs);
 	default:
 		return 0;
 	}
@@ -1070,6 +1160,9 @@ __u64 vnpu_eng_units(const struct eng_layer *l)
 		return row_units(s.n * s.m * s.oh,
 				 s.ow * s.cg * s.kh * s.kw);
 	}
+	case VNPU_LAYER_SCATTER_ELEMENTS:
+	case VNPU_LAYER_SCATTER_ND:
+		return 1;	/* updates apply in order */
 	default:
 		return eng_div_up(numel_y, ENG_ELEM_UNIT);
 	}

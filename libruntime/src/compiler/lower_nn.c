@@ -886,6 +886,37 @@ static vnpu_status lower_gather(struct cstate *s, struct cop *op)
 		     t, 3, &attr, sizeof(attr));
 }
 
+/* ScatterElements (Scatter before opset 11) and ScatterND, with reduction. */
+static vnpu_status lower_scatter(struct cstate *s, struct cop *op)
+{
+	static const char *const reds[] = { "none", "add", "mul", "max", "min" };
+	struct vnpu_layer_scatter attr = { 0 };
+	bool nd = !strcmp(N(op)->op, "ScatterND");
+	int64_t axis = vnpu_attr_int(N(op), "axis", 0);
+	int r = str_index(vnpu_attr_str(N(op), "reduction", "none"), reds, 5);
+	struct ctensor t[4] = { ct_dense(s, IN(op, 0)), ct_dense(s, IN(op, 1)),
+				ct_dense(s, IN(op, 2)), ct_dense(s, op->out[0]) };
+
+	if (r < 0)
+		return UNSUP(s, "reduction '%s'", vnpu_attr_str(N(op), "reduction", ""));
+	attr.reduction = (uint32_t)r;
+	if (!nd)
+		attr.axis = (uint32_t)(axis < 0 ? axis + rank_of(s, IN(op, 0)) : axis);
+	return cl_layer(s, nd ? VNPU_LAYER_SCATTER_ND : VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &attr,
+			sizeof(attr));
+}
+
+static vnpu_status lower_gather_nd(struct cstate *s, struct cop *op)
+{
+	struct vnpu_layer_gather_nd attr = {
+		.batch_dims = (uint32_t)vnpu_attr_int(N(op), "batch_dims", 0),
+	};
+	struct ctensor t[3] = { ct_dense(s, IN(op, 0)), ct_dense(s, IN(op, 1)),
+				ct_dense(s, op->out[0]) };
+
+	return cl_layer(s, VNPU_LAYER_GATHER_ND, t, 3, &attr, sizeof(attr));
+}
+
 /*
  * NegativeLogLikelihoodLoss (and SoftmaxCrossEntropyLoss: LogSoftmax on
  * axis 1 first): loss = -x[n, t, ...] * w[t], 0 where t is ignore_index;
@@ -1044,6 +1075,8 @@ const struct lower_map cl_nn_maps[] = {
 	{ "LRN", lower_norm }, { "ArgMax", lower_argreduce }, { "ArgMin", lower_argreduce },
 	{ "Resize", lower_resize }, { "Upsample", lower_resize }, { "Pad", lower_pad },
 	{ "Gather", lower_gather }, { "GatherElements", lower_gather },
+	{ "ScatterElements", lower_scatter }, { "Scatter", lower_scatter },
+	{ "ScatterND", lower_scatter }, { "GatherND", lower_gather_nd },
 	{ "NegativeLogLikelihoodLoss", lower_loss }, { "SoftmaxCrossEntropyLoss", lower_loss },
 	{ "ReduceSum", lower_reduce_op }, { "ReduceMean", lower_reduce_op },
 	{ "ReduceMax", lower_reduce_op }, { "ReduceMin", lower_reduce_op },

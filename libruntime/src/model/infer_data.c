@@ -496,9 +496,91 @@ out:
 	return st;
 }
 
+/* ---- ScatterElements, Scatter, ScatterND and GatherND ---- */
+
+static vnpu_status need_indices(const struct ictx *c, const struct vnpu_tinfo *idx)
+{
+	if (idx->type != VNPU_TYPE_I64 && idx->type != VNPU_TYPE_I32)
+		return FAIL(c, "indices are %s", vnpu_element_type_str(idx->type));
+	return VNPU_OK;
+}
+
+/* Output: data's type and shape; the shapes of the three inputs agree. */
+static vnpu_status infer_scatter(struct ictx *c)
+{
+	const struct vnpu_tinfo *x, *idx, *u;
+	bool nd = !strcmp(c->n->op, "ScatterND");
+	int64_t axis;
+	vnpu_status st = inf_need_inputs(c, 3, 3);
+
+	if (st)
+		return st;
+	x = IN(c, 0);
+	idx = IN(c, 1);
+	u = IN(c, 2);
+	st = need_indices(c, idx);
+	if (st)
+		return st;
+	if (u->type != x->type)
+		return FAIL(c, "updates are %s, data %s", vnpu_element_type_str(u->type),
+			    vnpu_element_type_str(x->type));
+	if (x->rank >= 0 && idx->rank >= 0 && u->rank >= 0 && !nd) {
+		if (idx->rank != x->rank || u->rank != x->rank)
+			return FAIL(c, "data, indices and updates must have the same rank");
+		st = inf_check_axis(c, vnpu_attr_int(c->n, "axis", 0), x->rank, &axis);
+		if (st)
+			return st;
+	}
+	if (x->rank >= 0 && idx->rank >= 0 && u->rank >= 0 && nd) {
+		int64_t k = idx->rank ? idx->dims[idx->rank - 1] : -1;
+
+		if (!idx->rank || (k >= 0 && (k < 1 || k > x->rank)) ||
+		    (k >= 0 && u->rank != idx->rank - 1 + x->rank - k))
+			return FAIL(c, "indices [..., k] need 1 <= k <= data rank and updates of rank q-1+r-k");
+	}
+	copy_shape(c->out[0], x, x->type);
+	return VNPU_OK;
+}
+
+static vnpu_status infer_gather_nd(struct ictx *c)
+{
+	const struct vnpu_tinfo *x, *idx;
+	int64_t b = vnpu_attr_int(c->n, "batch_dims", 0), k, dims[VNPU_MAX_RANK];
+	int32_t rank, q1;
+	vnpu_status st = inf_need_inputs(c, 2, 2);
+
+	if (st)
+		return st;
+	x = IN(c, 0);
+	idx = IN(c, 1);
+	st = need_indices(c, idx);
+	if (st)
+		return st;
+	if (x->rank < 0 || idx->rank < 0 || idx->dims[idx->rank - 1] < 0) {
+		set_out(c->out[0], x->type, -1, NULL);
+		return VNPU_OK;
+	}
+	q1 = idx->rank - 1;
+	k = idx->rank ? idx->dims[q1] : 0;
+	if (!idx->rank || b < 0 || b >= idx->rank || b >= x->rank || k < 1 || b + k > x->rank)
+		return FAIL(c, "indices [..., k] need 1 <= k <= data rank - batch_dims");
+	rank = q1 + x->rank - (int32_t)(b + k);
+	if (rank > VNPU_MAX_RANK)
+		return inf_error(c, VNPU_UNSUPPORTED, "output rank %d above %d", rank, VNPU_MAX_RANK);
+	for (int32_t d = 0; d < b; d++)
+		if (idx->dims[d] >= 0 && x->dims[d] >= 0 && idx->dims[d] != x->dims[d])
+			return FAIL(c, "batch dimension %d differs", d);
+	for (int32_t d = 0; d < rank; d++)
+		dims[d] = d < q1 ? idx->dims[d] : x->dims[d - q1 + b + k];
+	set_out(c->out[0], x->type, rank, dims);
+	return VNPU_OK;
+}
+
 const struct op_infer vnpu_infer_data_ops[] = {
 	{ "NonZero", infer_nonzero }, { "Compress", infer_compress },
 	{ "Unique", infer_unique }, { "NonMaxSuppression", infer_nms },
+	{ "ScatterElements", infer_scatter }, { "Scatter", infer_scatter },
+	{ "ScatterND", infer_scatter }, { "GatherND", infer_gather_nd },
 };
 const size_t vnpu_infer_data_num_ops = sizeof(vnpu_infer_data_ops) /
 				       sizeof(vnpu_infer_data_ops[0]);

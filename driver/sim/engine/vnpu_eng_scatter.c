@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * SCATTER_ELEMENTS, SCATTER_ND and GATHER_ND kernels. Included by
+ * vnpu_eng_kern.c after vnpu_eng_data.c (whose load_index() they use), so
+ * they are built with the other float kernels.
+ */
+
+/* ---- SCATTER_ELEMENTS and SCATTER_ND -------------------------------- */
+
+/* Combine update @src into the element at @dst per @reduction. */
+static void scatter_apply(char *dst, const char *src, __u32 dt, __u32 size,
+			  __u32 reduction)
+{
+	double a, b;
+
+	if (reduction == VNPU_SCATTER_NONE) {
+		copy_elem(dst, src, size);
+		return;
+	}
+	if (dt == VNPU_DTYPE_I64 || dt == VNPU_DTYPE_I32) {
+		__s64 x = dt == VNPU_DTYPE_I64 ? *(const __s64 *)dst :
+			  *(const __s32 *)dst;
+		__s64 y = dt == VNPU_DTYPE_I64 ? *(const __s64 *)src :
+			  *(const __s32 *)src;
+
+		switch (reduction) {
+		case VNPU_SCATTER_ADD:
+			x = (__s64)((__u64)x + (__u64)y);
+			break;
+		case VNPU_SCATTER_MUL:
+			x = (__s64)((__u64)x * (__u64)y);
+			break;
+		case VNPU_SCATTER_MAX:
+			x = x > y ? x : y;
+			break;
+		default:
+			x = x < y ? x : y;
+			break;
+		}
+		if (dt == VNPU_DTYPE_I64)
+			*(__s64 *)dst = x;
+		else
+			*(__s32 *)dst = (__s32)x;
+		return;
+	}
+	load_d(&a, dst, 0, 1, dt);
+	load_d(&b, src, 0, 1, dt);
+	switch (reduction) {
+	case VNPU_SCATTER_ADD:
+		a += b;
+		break;
+	case VNPU_SCATTER_MUL:
+		a *= b;
+		break;
+	case VNPU_SCATTER_MAX:
+		a = a > b || a != a ? a : b;
+		break;
+	default:
+		a = a < b || a != a ? a : b;
+		break;
+	}
+	store_d(dst, 0, &a, 1, dt);
+}
+
+/* Y = data, element by element (Y may be data itself). */
+static void scatter_copy(const struct eng_layer *l)
+{
+	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[3];
+	__u32 size = vnpu_eng_dtype_size(x->dtype);
+	__u64 coord[VNPU_MAX_DIMS], e, n = vnpu_eng_numel(y);
+
+	if (n)
+		coords_of(y, 0, coord);
+	for (e = 0; e < n; e++, coords_next(y, coord))
+		copy_elem((char *)l->data[3] + offset_of(y, coord) * size,
+			  (const char *)l->data[0] + offset_of(x, coord) * size,
+			  size);
+}
+
+/* The updates go in their order: the layer is one unit, run by one part. */
+static int run_scatter_elements(const struct eng_layer *l, __u64 ub, __u64 ue,
+				const struct vnpu_eng_ctx *ctx)
+{
+	const struct vnpu_layer_scatter *at = l->attrs;
+	const struct vnpu_tensor *idx = &l->t[1], *u = &l->t[2], *y = &l->t[3];
+	__u32 size = vnpu_eng_dtype_size(y->dtype), d;
+	__u64 coord[VNPU_MAX_DIMS], e, n = vnpu_eng_numel(u);
+
+	scatter_copy(l);
+	if (n)
+		coords_of(u, 0, coord);
+	for (e = 0; e < n; e++, coords_next(u, coord)) {
+		__s64 yoff = 0, v;
+
+		if (load_index(idx, l->data[1], offset_of(idx, coord),
+			       y->dims[at->axis], &v))
+			return VNPU_ENG_EINVAL;
+		for (d = 0; d < y->rank; d++)
+			yoff += (d == at->axis ? v : (__s64)coord[d]) *
+				y->strides[d];
+		scatter_apply((char *)l->data[3] + yoff * size,
+			      (const char *)l->data[2] + offset_of(u, coord) * size,
+			      y->dtype, size, at->reduction);
+	}
+	return 0;
+}
+
+static int run_scatter_nd(const struct eng_layer *l, __u64 ub, __u64 ue,
+			  const struct vnpu_eng_ctx *ctx)
+{
+	const struct vnpu_layer_scatter *at = l->attrs;
+	const struct vnpu_tensor *idx = &l->t[1], *u = &l->t[2], *y = &l->t[3];
+	__u32 size = vnpu_eng_dtype_size(y->dtype), d;
+	__u32 q1 = idx->rank - 1, k = (__u32)idx->dims[q1];
+	__u64 coord[VNPU_MAX_DIMS], e, n = vnpu_eng_numel(u);
+
+	scatter_copy(l);
+	if (n)
+		coords_of(u, 0, coord);
+	for (e = 0; e < n; e++, coords_next(u, coord)) {
+		__s64 ioff = 0, yoff = 0, v;
+
+		for (d = 0; d < q1; d++)
+			ioff += (__s64)coord[d] * idx->strides[d];
+		for (d = 0; d < k; d++) {
+			if (load_index(idx, l->data[1],
+				       ioff + (__s64)d * idx->strides[q1],
+				       y->dims[d], &v))
+				return VNPU_ENG_EINVAL;
+			yoff += v * y->strides[d];
+		}
+		for (d = k; d < y->rank; d++)
+			yoff += (__s64)coord[q1 + d - k] * y->strides[d];
+		scatter_apply((char *)l->data[3] + yoff * size,
+			      (const char *)l->data[2] + offset_of(u, coord) * size,
+			      y->dtype, size, at->reduction);
+	}
+	return 0;
+}
+
+/* ---- GATHER_ND ------------------------------------------------------ */
+
+static int run_gather_nd(const struct eng_layer *l, __u64 ub, __u64 ue,
+			 const struct vnpu_eng_ctx *ctx)
+{
+	const struct vnpu_layer_gather_nd *at = l->attrs;
+	const struct vnpu_tensor *x = &l->t[0], *idx = &l->t[1], *y = &l->t[2];
+	__u32 size = vnpu_eng_dtype_size(x->dtype), d;
+	__u32 q1 = idx->rank - 1, k = (__u32)idx->dims[q1], b = at->batch_dims;
+	__u64 coord[VNPU_MAX_DIMS], lo, hi, e;
+
+	elem_range(y, ub, ue, &lo, &hi);
+	if (lo < hi)
+		coords_of(y, lo, coord);
+	for (e = lo; e < hi; e++, coords_next(y, coord)) {
+		__s64 ioff = 0, xoff = 0, v;
+
+		for (d = 0; d < q1; d++)
+			ioff += (__s64)coord[d] * idx->strides[d];
+		for (d = 0; d < b; d++)
+			xoff += (__s64)coord[d] * x->strides[d];
+		for (d = 0; d < k; d++) {
+			if (load_index(idx, l->data[1],
+				       ioff + (__s64)d * idx->strides[q1],
+				       x->dims[b + d], &v))
+				return VNPU_ENG_EINVAL;
+			xoff += v * x->strides[b + d];
+		}
+		for (d = b + k; d < x->rank; d++)
+			xoff += (__s64)coord[q1 + d - b - k] * x->strides[d];
+		copy_elem((char *)l->data[2] + offset_of(y, coord) * size,
+			  (const char *)l->data[0] + xoff * size, size);
+	}
+	return 0;
+}
