@@ -98,6 +98,9 @@ extern "C" {
  * @VNPU_LAYER_GATHER_ND: GatherND, &struct vnpu_layer_gather_nd; tensors
  *	data [r dims], indices (i32 or i64) [q-1 dims, k], Y [indices' q-1
  *	dims, data's last r-b-k dims] (b: batch_dims)
+ * @VNPU_LAYER_GRID_SAMPLE: GridSample, &struct vnpu_layer_grid_sample;
+ *	tensors X [N, C, H, W], grid [N, Ho, Wo, 2] (x then y, normalized to
+ *	-1..1), Y [N, C, Ho, Wo]; one float storage dtype
  */
 enum vnpu_layer_op {
 	VNPU_LAYER_INVALID = 0,
@@ -124,10 +127,11 @@ enum vnpu_layer_op {
 	VNPU_LAYER_SCATTER_ELEMENTS = 21,
 	VNPU_LAYER_SCATTER_ND = 22,
 	VNPU_LAYER_GATHER_ND = 23,
+	VNPU_LAYER_GRID_SAMPLE = 24,
 };
 
 /** VNPU_LAYER_OP_LAST - the highest op this header defines */
-#define VNPU_LAYER_OP_LAST VNPU_LAYER_GATHER_ND
+#define VNPU_LAYER_OP_LAST VNPU_LAYER_GRID_SAMPLE
 
 /**
  * enum vnpu_act_func - element-wise functions of %VNPU_LAYER_UNARY, also
@@ -738,6 +742,33 @@ struct vnpu_layer_scatter {
  */
 struct vnpu_layer_gather_nd {
 	__u32 batch_dims;
+	__u32 pad;
+};
+
+/**
+ * enum vnpu_grid_padding - where GridSample reads outside the input
+ * @VNPU_GRID_PAD_ZEROS: zeros
+ * @VNPU_GRID_PAD_BORDER: the nearest edge element
+ * @VNPU_GRID_PAD_REFLECTION: the input mirrored at its borders
+ */
+enum vnpu_grid_padding {
+	VNPU_GRID_PAD_ZEROS = 0,
+	VNPU_GRID_PAD_BORDER = 1,
+	VNPU_GRID_PAD_REFLECTION = 2,
+};
+
+/**
+ * struct vnpu_layer_grid_sample - attributes of %VNPU_LAYER_GRID_SAMPLE
+ * @mode: one of &enum vnpu_resize_mode (cubic with a = -0.75)
+ * @padding: one of &enum vnpu_grid_padding
+ * @align_corners: 1: -1 and 1 are the centres of the corner elements;
+ *	0: their outer edges
+ * @pad: must be zero
+ */
+struct vnpu_layer_grid_sample {
+	__u32 mode;
+	__u32 padding;
+	__u32 align_corners;
 	__u32 pad;
 };
 

@@ -11,6 +11,7 @@
 #include "vnpu_eng_data.c"
 #include "vnpu_eng_quant.c"
 #include "vnpu_eng_scatter.c"
+#include "vnpu_eng_grid.c"
 
 const struct eng_kernels ENG_TABLE = {
 	.run = {
@@ -37,5 +38,6 @@ const struct eng_kernels ENG_TABLE = {
 		[VNPU_LAYER_SCATTER_ELEMENTS] = run_scatter_elements,
 		[VNPU_LAYER_SCATTER_ND] = run_scatter_nd,
 		[VNPU_LAYER_GATHER_ND] = run_gather_nd,
+		[VNPU_LAYER_GRID_SAMPLE] = run_grid_sample,
 	},
 };

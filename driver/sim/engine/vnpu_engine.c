@@ -868,6 +868,24 @@ static int check_gather_nd(const struct vnpu_tensor *t, __u32 n,
 	return 1;
 }
 
+static int check_grid_sample(const struct vnpu_tensor *t, __u32 n,
+			     const struct vnpu_layer_grid_sample *a)
+{
+	const struct vnpu_tensor *x = &t[0], *g = &t[1], *y = &t[2];
+
+	if (n != 3 || a->mode > VNPU_RESIZE_CUBIC ||
+	    a->padding > VNPU_GRID_PAD_REFLECTION || a->align_corners > 1 ||
+	    a->pad || !is_fstore(x->dtype) || !all_dtype(t, 3, x->dtype) ||
+	    x->rank != 4 || g->rank != 4 || y->rank != 4 ||
+	    g->dims[3] != 2 || g->dims[0] != x->dims[0] ||
+	    y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1] ||
+	    y->dims[2] != g->dims[1] || y->dims[3] != g->dims[2] ||
+	    (vnpu_eng_numel(y) && (!x->dims[2] || !x->dims[3])) ||
+	    !tensor_injective(y))
+		return 0;
+	return 1;
+}
+
 static int is_q8(__u32 dtype)
 {
 	return dtype == VNPU_DTYPE_U8 || dtype == VNPU_DTYPE_I8;
@@ -995,6 +1013,8 @@ static __u32 attr_size_of(__u32 op)
 		return sizeof(struct vnpu_layer_scatter);
 	case VNPU_LAYER_GATHER_ND:
 		return sizeof(struct vnpu_layer_gather_nd);
+	case VNPU_LAYER_GRID_SAMPLE:
+		return sizeof(struct vnpu_layer_grid_sample);
 	default:
 		return 0;	/* WHERE, CAST: none */
 	}
@@ -1050,6 +1070,8 @@ static int check_op(__u32 op, const struct vnpu_tensor *t, __u32 n,
 		return check_scatter_nd(t, n, attrs);
 	case VNPU_LAYER_GATHER_ND:
 		return check_gather_nd(t, n, attrs);
+	case VNPU_LAYER_GRID_SAMPLE:
+		return check_grid_sample(t, n, attrs);
 	default:
 		return 0;
 	}

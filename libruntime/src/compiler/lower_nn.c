@@ -917,6 +917,28 @@ static vnpu_status lower_gather_nd(struct cstate *s, struct cop *op)
 	return cl_layer(s, VNPU_LAYER_GATHER_ND, t, 3, &attr, sizeof(attr));
 }
 
+static vnpu_status lower_grid_sample(struct cstate *s, struct cop *op)
+{
+	static const char *const modes[] = { "nearest", "bilinear", "bicubic", "linear", "cubic" };
+	static const char *const pads[] = { "zeros", "border", "reflection" };
+	const char *mode = vnpu_attr_str(N(op), "mode", "bilinear");
+	const char *pad = vnpu_attr_str(N(op), "padding_mode", "zeros");
+	int m = str_index(mode, modes, 5), p = str_index(pad, pads, 3);
+	struct vnpu_layer_grid_sample attr = {
+		.align_corners = vnpu_attr_int(N(op), "align_corners", 0) != 0,
+	};
+	struct ctensor t[3] = { ct_dense(s, IN(op, 0)), ct_dense(s, IN(op, 1)),
+				ct_dense(s, op->out[0]) };
+
+	if (m < 0)
+		return UNSUP(s, "mode '%s'", mode);
+	if (p < 0)
+		return UNSUP(s, "padding_mode '%s'", pad);
+	attr.mode = (uint32_t)(m > 2 ? m - 2 : m);
+	attr.padding = (uint32_t)p;
+	return cl_layer(s, VNPU_LAYER_GRID_SAMPLE, t, 3, &attr, sizeof(attr));
+}
+
 /*
  * NegativeLogLikelihoodLoss (and SoftmaxCrossEntropyLoss: LogSoftmax on
  * axis 1 first): loss = -x[n, t, ...] * w[t], 0 where t is ignore_index;
@@ -1077,6 +1099,7 @@ const struct lower_map cl_nn_maps[] = {
 	{ "Gather", lower_gather }, { "GatherElements", lower_gather },
 	{ "ScatterElements", lower_scatter }, { "Scatter", lower_scatter },
 	{ "ScatterND", lower_scatter }, { "GatherND", lower_gather_nd },
+	{ "GridSample", lower_grid_sample },
 	{ "NegativeLogLikelihoodLoss", lower_loss }, { "SoftmaxCrossEntropyLoss", lower_loss },
 	{ "ReduceSum", lower_reduce_op }, { "ReduceMean", lower_reduce_op },
 	{ "ReduceMax", lower_reduce_op }, { "ReduceMin", lower_reduce_op },

@@ -576,11 +576,43 @@ static vnpu_status infer_gather_nd(struct ictx *c)
 	return VNPU_OK;
 }
 
+/* ---- GridSample ---- */
+
+static vnpu_status infer_grid_sample(struct ictx *c)
+{
+	const struct vnpu_tinfo *x, *g;
+	int64_t dims[4];
+	vnpu_status st = inf_need_inputs(c, 2, 2);
+
+	if (st)
+		return st;
+	x = IN(c, 0);
+	g = IN(c, 1);
+	if (!vnpu_type_is_float(x->type) || g->type != x->type)
+		return FAIL(c, "X and grid must be of one float type");
+	if (x->rank < 0 || g->rank < 0) {
+		set_out(c->out[0], x->type, x->rank >= 0 ? x->rank : g->rank, NULL);
+		return VNPU_OK;
+	}
+	if (x->rank != 4 || g->rank != 4)
+		return inf_error(c, VNPU_UNSUPPORTED, "only 2-D sampling (X of rank 4, grid of rank 4)");
+	if ((g->dims[3] >= 0 && g->dims[3] != 2) ||
+	    (g->dims[0] >= 0 && x->dims[0] >= 0 && g->dims[0] != x->dims[0]))
+		return FAIL(c, "grid must be [N, H_out, W_out, 2]");
+	dims[0] = x->dims[0];
+	dims[1] = x->dims[1];
+	dims[2] = g->dims[1];
+	dims[3] = g->dims[2];
+	set_out(c->out[0], x->type, 4, dims);
+	return VNPU_OK;
+}
+
 const struct op_infer vnpu_infer_data_ops[] = {
 	{ "NonZero", infer_nonzero }, { "Compress", infer_compress },
 	{ "Unique", infer_unique }, { "NonMaxSuppression", infer_nms },
 	{ "ScatterElements", infer_scatter }, { "Scatter", infer_scatter },
 	{ "ScatterND", infer_scatter }, { "GatherND", infer_gather_nd },
+	{ "GridSample", infer_grid_sample },
 };
 const size_t vnpu_infer_data_num_ops = sizeof(vnpu_infer_data_ops) /
 				       sizeof(vnpu_infer_data_ops[0]);
