@@ -559,6 +559,11 @@ static vnpu_status lower_node(struct cstate *s, struct cop *op)
 	const char *name = N(op)->op;
 	const struct lower_map *map;
 
+	if (N(op)->domain[0]) {
+		map = strcmp(N(op)->domain, "ai.onnx.preview.training") ? NULL :
+		      find(cl_train_maps, cl_train_num_maps, name);
+		return map ? map->fn(s, op) : UNSUP(s, "no device lowering for this op");
+	}
 	for (size_t i = 0; i < sizeof(act_maps) / sizeof(act_maps[0]); i++)
 		if (!strcmp(name, act_maps[i].op))
 			return lower_act(s, op, &act_maps[i]);

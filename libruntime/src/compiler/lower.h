@@ -41,6 +41,9 @@ struct lower_map {
  * resize, pad, gathers, losses. lower_data.c: copies and index work. */
 extern const struct lower_map cl_nn_maps[];
 extern const size_t cl_nn_num_maps;
+/* lower_train.c: the ai.onnx.preview.training optimizers. */
+extern const struct lower_map cl_train_maps[];
+extern const size_t cl_train_num_maps;
 extern const struct lower_map cl_data_maps[];
 extern const size_t cl_data_num_maps;
 

@@ -1389,13 +1389,17 @@ vnpu_status vnpu_node_infer(const struct vnpu_model *m, const struct vnpu_node *
 	for (uint32_t i = 0; i < n->num_outputs; i++)
 		if (out[i])
 			vnpu_tinfo_clear(out[i]);
-	if (n->domain[0])
+	if (n->domain[0] && strcmp(n->domain, "ai.onnx.preview.training"))
 		return inf_error(&c, VNPU_UNSUPPORTED, "domain '%s' is not supported", n->domain);
-	oi = find(infer_table, sizeof(infer_table) / sizeof(infer_table[0]), n->op);
-	if (!oi)
-		oi = find(vnpu_infer_nn_ops, vnpu_infer_nn_num_ops, n->op);
-	if (!oi)
-		oi = find(vnpu_infer_data_ops, vnpu_infer_data_num_ops, n->op);
+	if (n->domain[0]) {
+		oi = find(vnpu_infer_train_ops, vnpu_infer_train_num_ops, n->op);
+	} else {
+		oi = find(infer_table, sizeof(infer_table) / sizeof(infer_table[0]), n->op);
+		if (!oi)
+			oi = find(vnpu_infer_nn_ops, vnpu_infer_nn_num_ops, n->op);
+		if (!oi)
+			oi = find(vnpu_infer_data_ops, vnpu_infer_data_num_ops, n->op);
+	}
 	if (!oi)
 		return inf_error(&c, VNPU_UNSUPPORTED, "unknown op");
 	/* RNN, GRU and LSTM may leave out Y and keep Y_h. */

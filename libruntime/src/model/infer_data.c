@@ -607,6 +607,54 @@ static vnpu_status infer_grid_sample(struct ictx *c)
 	return VNPU_OK;
 }
 
+/* ---- Adagrad, Momentum, Adam (ai.onnx.preview.training) ---- */
+
+/*
+ * Inputs R, T, then groups of n tensors: X, G and the states (Adam two,
+ * the others one). Outputs: new X, then the new states, each shaped like
+ * its input.
+ */
+static vnpu_status infer_optimizer(struct ictx *c)
+{
+	uint32_t groups = strcmp(c->n->op, "Adam") ? 3 : 4, n, i, g;
+	vnpu_status st = inf_need_inputs(c, 2 + groups, 1024);
+
+	if (st)
+		return st;
+	n = (c->n->num_inputs - 2) / groups;
+	if ((c->n->num_inputs - 2) % groups || c->n->num_outputs != n * (groups - 1))
+		return FAIL(c, "R, T and %u groups of tensors in, %u groups out expected", groups,
+			    groups - 1);
+	if (!vnpu_type_is_float(IN(c, 0)->type) || elems(IN(c, 0)) > 1 ||
+	    (IN(c, 1)->type != VNPU_TYPE_I64) || elems(IN(c, 1)) > 1)
+		return FAIL(c, "R must be a float scalar and T an int64 scalar");
+	for (i = 0; i < n; i++) {
+		const struct vnpu_tinfo *x = IN(c, 2 + i);
+
+		for (g = 1; g < groups; g++) {
+			const struct vnpu_tinfo *t = IN(c, 2 + g * n + i);
+
+			st = inf_need(c, 2 + g * n + i);
+			if (st)
+				return st;
+			if (t->type != x->type || t->rank != x->rank)
+				return FAIL(c, "tensor %u of group %u does not match X", i, g);
+		}
+		for (g = 0; g + 1 < groups; g++)
+			if (c->out[g * n + i])
+				copy_shape(c->out[g * n + i], IN(c, 2 + (g ? g + 1 : 0) * n + i),
+					   x->type);
+	}
+	return VNPU_OK;
+}
+
+const struct op_infer vnpu_infer_train_ops[] = {
+	{ "Adagrad", infer_optimizer }, { "Momentum", infer_optimizer },
+	{ "Adam", infer_optimizer },
+};
+const size_t vnpu_infer_train_num_ops = sizeof(vnpu_infer_train_ops) /
+					sizeof(vnpu_infer_train_ops[0]);
+
 const struct op_infer vnpu_infer_data_ops[] = {
 	{ "NonZero", infer_nonzero }, { "Compress", infer_compress },
 	{ "Unique", infer_unique }, { "NonMaxSuppression", infer_nms },

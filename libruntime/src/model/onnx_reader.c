@@ -673,6 +673,19 @@ static vnpu_status read_opset(struct vnpu_model *m, const Onnx__ModelProto *mp)
 	}
 	if (m->opset < 0 && m->ir_version < 3)
 		m->opset = 1;
+	/* Only other domains imported (the training optimizers): no default
+	 * op may appear, so the default-domain rules do not matter. */
+	if (m->opset < 0 && mp->n_opset_import && mp->graph) {
+		for (size_t i = 0; i < mp->graph->n_node; i++) {
+			const char *d = mp->graph->node[i]->domain;
+
+			if (!d || !d[0] || !strcmp(d, "ai.onnx"))
+				return vnpu_error(VNPU_PARSE_ERROR,
+						  "node %zu is of the default domain, which the model does not import",
+						  i);
+		}
+		m->opset = MAX_OPSET;
+	}
 	if (m->opset < MIN_OPSET || m->opset > MAX_OPSET)
 		return vnpu_error(VNPU_UNSUPPORTED, "opset %lld of the default domain, supported are %d to %d",
 				  (long long)m->opset, 7, MAX_OPSET);
