@@ -155,33 +155,95 @@ static vnpu_status lower_expand(struct cstate *s, struct cop *op)
 	return cl_copy(s, y, ct_broadcast(ct_dense(s, IN(op, 0)), (int32_t)y.rank, y.dims));
 }
 
-/* Tile: Y viewed as [r0, d0, r1, d1, ...] (only repeated axes split) gets X
- * broadcast along the r axes. */
-static vnpu_status lower_tile(struct cstate *s, struct cop *op)
+/*
+ * One Tile step: @y gets @x repeated along the axes where their extents
+ * differ, Y viewed as [r0, d0, r1, d1, ...] (only repeated axes split) and
+ * X broadcast along the r axes. -1 when the view needs too many dims.
+ */
+static int tile_view(struct ctensor x, struct ctensor y, struct ctensor *dst, struct ctensor *src)
 {
-	struct ctensor x = ct_dense(s, IN(op, 0)), y = ct_dense(s, op->out[0]), dst = y, src = x;
 	uint32_t r = 0;
 
+	*dst = y;
+	*src = x;
 	for (uint32_t d = 0; d < x.rank; d++) {
 		int64_t rep = x.dims[d] ? y.dims[d] / x.dims[d] : 1;
 
+		if (r + (rep != 1) >= VNPU_MAX_DIMS)
+			return -1;
 		if (rep != 1) {
-			if (r >= VNPU_MAX_DIMS)
-				return UNSUP(s, "too many tiled axes");
-			dst.dims[r] = rep;
-			dst.strides[r] = y.strides[d] * x.dims[d];
-			src.dims[r] = rep;
-			src.strides[r++] = 0;
+			dst->dims[r] = rep;
+			dst->strides[r] = y.strides[d] * x.dims[d];
+			src->dims[r] = rep;
+			src->strides[r++] = 0;
 		}
-		if (r >= VNPU_MAX_DIMS)
-			return UNSUP(s, "too many tiled axes");
-		dst.dims[r] = x.dims[d];
-		dst.strides[r] = y.strides[d];
-		src.dims[r] = x.dims[d];
-		src.strides[r++] = x.strides[d];
+		dst->dims[r] = x.dims[d];
+		dst->strides[r] = y.strides[d];
+		src->dims[r] = x.dims[d];
+		src->strides[r++] = x.strides[d];
 	}
-	dst.rank = src.rank = r;
-	return cl_copy(s, dst, src);
+	dst->rank = src->rank = r;
+	return 0;
+}
+
+/* @t re-shaped to @dims, dense row-major (for sizing a view only). */
+static struct ctensor dense_dims(struct ctensor t, const int64_t *dims)
+{
+	int64_t stride = 1;
+
+	t.off = 0;
+	for (uint32_t d = t.rank; d-- > 0;) {
+		t.dims[d] = dims[d];
+		t.strides[d] = stride;
+		stride *= dims[d];
+	}
+	return t;
+}
+
+/*
+ * Tile. When one view needs too many dims, the repeats go in steps through
+ * temporaries, each step repeating as many more axes as its view takes.
+ */
+static vnpu_status lower_tile(struct cstate *s, struct cop *op)
+{
+	struct ctensor x = ct_dense(s, IN(op, 0)), y = ct_dense(s, op->out[0]), dst, src;
+	int64_t dims[VNPU_MAX_DIMS];
+	uint32_t d = 0;
+	vnpu_status st;
+
+	if (!tile_view(x, y, &dst, &src))
+		return cl_copy(s, dst, src);
+	memcpy(dims, x.dims, sizeof(dims));
+	while (d < x.rank) {
+		struct ctensor next = y;
+		uint32_t e;
+		int32_t t;
+
+		for (e = d; e < x.rank; e++) {
+			int64_t keep = dims[e];
+
+			dims[e] = y.dims[e];
+			if (tile_view(x, dense_dims(x, dims), &dst, &src)) {
+				dims[e] = keep;
+				break;
+			}
+		}
+		if (e == d)
+			return UNSUP(s, "too many tiled axes");
+		d = e;
+		if (d < x.rank) {
+			st = cs_add_temp(s, x.type, (int32_t)x.rank, dims, &t);
+			if (st)
+				return st;
+			next = ct_dense(s, t);
+		}
+		tile_view(x, next, &dst, &src);
+		st = cl_copy(s, dst, src);
+		if (st)
+			return st;
+		x = next;
+	}
+	return VNPU_OK;
 }
 
 /* DepthToSpace / SpaceToDepth as one 6-D strided copy. */

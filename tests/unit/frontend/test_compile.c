@@ -543,6 +543,41 @@ static void test_einsum(void)
 	vnpu_model_free(m);
 }
 
+/* Tile repeating all four axes (more than one strided view takes: in steps). */
+static void test_tile_all_axes(void)
+{
+	struct mb *b = mb_new(13);
+	float *out[8] = { 0 }, x[2 * 3 * 2 * 2];
+	struct vnpu_program *p;
+	vnpu_model *m;
+
+	mb_input(b, "x", F32, 4, (const int64_t[]){ 2, 3, 2, 2 });
+	mb_init_i64(b, "rep", 1, (const int64_t[]){ 4 }, (const int64_t[]){ 3, 2, 2, 3 });
+	mb_node(b, "Tile", (const char *[]){ "x", "rep", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	p = compile_run(m, NULL, out);
+	fe_pattern(x, 24, 1);
+	if (p) {
+		int bad = 0;
+
+		/* y [6, 6, 4, 6]: y[a][b][c][d] = x[a % 2][b % 3][c % 2][d % 2] */
+		for (int a = 0; a < 6; a++)
+			for (int bb = 0; bb < 6; bb++)
+				for (int c = 0; c < 4; c++)
+					for (int d = 0; d < 6; d++)
+						bad += out[0][((a * 6 + bb) * 4 + c) * 6 + d] !=
+						       x[(((a % 2) * 3 + bb % 3) * 2 + c % 2) * 2 + d % 2];
+		CHECK_EQ(bad, 0);
+	}
+	free(out[0]);
+	vnpu_program_free(p);
+	vnpu_model_free(m);
+}
+
 /* TopK on integers, largest and smallest. */
 static void test_topk(void)
 {
@@ -775,6 +810,7 @@ int main(int argc, char **argv)
 		{ "lstm", test_lstm },
 		{ "einsum", test_einsum },
 		{ "topk", test_topk },
+		{ "tile_all_axes", test_tile_all_axes },
 		{ "if_select", test_if_select },
 		{ "wakeword_compile", test_wakeword_compile },
 		{ "dynamic_input_needs_reshape", test_dynamic_input_needs_reshape },
