@@ -57,7 +57,8 @@ static struct dma_fence *vnpu_sched_run_job(struct drm_sched_job *sched_job)
 			       atomic64_inc_return(&vdev->fence_seqno));
 		job->fw.fence = job->hw_fence;
 		job->pushed = true;
-		vnpu_fw_push(&vdev->fw, &job->fw);
+		if (!vnpu_fw_run_now(&vdev->fw, &job->fw))
+			vnpu_fw_push(&vdev->fw, &job->fw);
 	}
 	return dma_fence_get(job->hw_fence);
 }

@@ -239,6 +239,21 @@ static int vnpu_fw_status_errno(u32 status)
 	}
 }
 
+/* The job ended: tell the driver, then signal its fence. */
+static void vnpu_fw_signal(struct vnpu_fw *fw, struct vnpu_fw_job *job,
+			   u32 status)
+{
+	job->status = status;
+	fw->job_done(fw, job);
+	if (status != DRM_VNPU_JOB_OK)
+		dma_fence_set_error(job->fence, vnpu_fw_status_errno(status));
+	dma_fence_signal(job->fence);
+
+	spin_lock(&fw->lock);
+	fw->pending--;
+	spin_unlock(&fw->lock);
+}
+
 static void vnpu_fw_run_job(struct vnpu_fw *fw, struct vnpu_fw_job *job)
 {
 	u32 status = DRM_VNPU_JOB_CANCELLED;
@@ -250,7 +265,6 @@ static void vnpu_fw_run_job(struct vnpu_fw *fw, struct vnpu_fw_job *job)
 		status = vnpu_fw_run_cmds(fw, job);
 		job->end_ns = ktime_get_ns();
 	}
-	job->status = status;
 
 	spin_lock(&fw->lock);
 	fw->running = NULL;
@@ -259,10 +273,7 @@ static void vnpu_fw_run_job(struct vnpu_fw *fw, struct vnpu_fw_job *job)
 	spin_unlock(&fw->lock);
 	wake_up_all(&fw->event_wq);
 
-	fw->job_done(fw, job);
-	if (status != DRM_VNPU_JOB_OK)
-		dma_fence_set_error(job->fence, vnpu_fw_status_errno(status));
-	dma_fence_signal(job->fence);
+	vnpu_fw_signal(fw, job, status);
 }
 
 static struct vnpu_fw_job *vnpu_fw_take(struct vnpu_fw *fw)
@@ -303,8 +314,74 @@ void vnpu_fw_push(struct vnpu_fw *fw, struct vnpu_fw_job *job)
 {
 	spin_lock(&fw->lock);
 	list_add_tail(&job->link, &fw->queue);
+	fw->pending++;
 	spin_unlock(&fw->lock);
 	wake_up(&fw->queue_wq);
+}
+
+/* Commands a job may have to be run by vnpu_fw_run_now(). */
+#define VNPU_FW_NOW_MAX_CMDS 64
+
+/* A job whose commands are all NOPs, few enough to run them anywhere. */
+static bool vnpu_fw_job_is_nop(const struct vnpu_fw_job *job)
+{
+	const struct vnpu_cmd_header *cmd = NULL;
+
+	if (job->num_cmds > VNPU_FW_NOW_MAX_CMDS)
+		return false;
+	while ((cmd = vnpu_stream_next(job->stream, job->stream_size, cmd)))
+		if (cmd->opcode != VNPU_CMD_NOP)
+			return false;
+	return true;
+}
+
+/**
+ * vnpu_fw_run_now() - run a job that has nothing to compute on the
+ * caller's thread when the device is idle, sparing the firmware thread a
+ * wakeup
+ * @fw: the device
+ * @job: the job, with @job->fence initialized
+ *
+ * A job of NOPs only (at most %VNPU_FW_NOW_MAX_CMDS) ends at once when
+ * every job pushed before it has signalled its fence and no hang or fault
+ * is to be injected: the fences of the device still signal in order.
+ *
+ * Return: true when the job ended (its fence is signalled), false when it
+ * must be pushed with vnpu_fw_push().
+ */
+bool vnpu_fw_run_now(struct vnpu_fw *fw, struct vnpu_fw_job *job)
+{
+	const struct vnpu_cmd_header *cmd = NULL;
+	u32 status = DRM_VNPU_JOB_CANCELLED;
+	u32 index = 0;
+	bool idle;
+
+	if (atomic_read(&fw->inject_hang) || atomic_read(&fw->inject_fault) ||
+	    !vnpu_fw_job_is_nop(job))
+		return false;
+
+	spin_lock(&fw->lock);
+	idle = !fw->pending && !fw->dead;
+	if (idle)
+		fw->pending++;
+	spin_unlock(&fw->lock);
+	if (!idle)
+		return false;
+
+	if (atomic_cmpxchg(&job->state, VNPU_FW_JOB_QUEUED,
+			   VNPU_FW_JOB_RUNNING) == VNPU_FW_JOB_QUEUED) {
+		job->start_ns = ktime_get_ns();
+		while ((cmd = vnpu_stream_next(job->stream, job->stream_size,
+					       cmd))) {
+			WRITE_ONCE(job->cur_cmd, index);
+			vnpu_fw_profile(job, index++, job->start_ns);
+			atomic64_inc(&job->progress);
+		}
+		job->end_ns = ktime_get_ns();
+		status = DRM_VNPU_JOB_OK;
+	}
+	vnpu_fw_signal(fw, job, status);
+	return true;
 }
 
 /**

@@ -79,11 +79,12 @@ struct vnpu_tile {
 /**
  * struct vnpu_fw - the simulated hardware: a job queue run in order by a
  * firmware thread that splits each command across the tiles
- * @lock: protects @queue, @running, @abort and @dead
+ * @lock: protects @queue, @running, @abort, @dead and @pending
  * @queue: jobs pushed by the scheduler, not yet taken
  * @running: the job the firmware runs, or NULL
  * @abort: the job a reset asked to abandon, or NULL
  * @dead: the device is shutting down: every job ends CANCELLED
+ * @pending: jobs handed to the device whose fence is not signalled yet
  * @queue_wq: the firmware thread waits here for jobs
  * @event_wq: woken when a job ends or must be abandoned
  * @thread: the firmware thread
@@ -99,12 +100,13 @@ struct vnpu_tile {
  * @name: name prefix of the threads
  */
 struct vnpu_fw {
-	/* protects queue, running, abort and dead */
+	/* protects queue, running, abort, dead and pending */
 	spinlock_t lock;
 	struct list_head queue;
 	struct vnpu_fw_job *running;
 	struct vnpu_fw_job *abort;
 	bool dead;
+	u32 pending;
 	wait_queue_head_t queue_wq;
 	wait_queue_head_t event_wq;
 	struct task_struct *thread;
@@ -127,6 +129,7 @@ int vnpu_fw_init(struct vnpu_fw *fw, const char *name, u32 num_tiles,
 void vnpu_fw_shutdown(struct vnpu_fw *fw);
 void vnpu_fw_fini(struct vnpu_fw *fw);
 void vnpu_fw_push(struct vnpu_fw *fw, struct vnpu_fw_job *job);
+bool vnpu_fw_run_now(struct vnpu_fw *fw, struct vnpu_fw_job *job);
 bool vnpu_fw_reset(struct vnpu_fw *fw);
 bool vnpu_fw_cancel(struct vnpu_fw_job *job);
 u64 vnpu_fw_running_since(struct vnpu_fw *fw);
