@@ -5,6 +5,7 @@
  */
 #include <dlfcn.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -301,6 +302,62 @@ static vnpu_status get_global(struct vnpu_core *core, const char *key,
 	return vnpu_error(VNPU_NOT_FOUND, "unknown global property \"%s\"", key);
 }
 
+/* The property scopes of device @d: telemetry on devices that report it. */
+static unsigned int device_scope(const struct vnpu_core_device *d)
+{
+	return VNPU_SCOPE_DEVICE | (d->plugin->ops->get_stats ? VNPU_SCOPE_TELEMETRY : 0);
+}
+
+/* A telemetry key of @d, read from the device now; NOT_FOUND when not one. */
+static vnpu_status get_telemetry(struct vnpu_core_device *d, const char *key,
+				 vnpu_property_value **out)
+{
+	static const struct {
+		const char *key;
+		size_t offset;
+	} u64_keys[] = {
+#define STAT(k, f) { k, offsetof(struct vnpu_device_stats, f) }
+		STAT(VNPU_PROP_DEVICE_BUSY_TIME_NS, busy_ns),
+		STAT(VNPU_PROP_DEVICE_JOBS_SUBMITTED, jobs_submitted),
+		STAT(VNPU_PROP_DEVICE_JOBS_COMPLETED, jobs_completed),
+		STAT(VNPU_PROP_DEVICE_JOBS_FAILED, jobs_failed),
+		STAT(VNPU_PROP_DEVICE_JOBS_TIMED_OUT, jobs_timed_out),
+		STAT(VNPU_PROP_DEVICE_JOBS_CANCELLED, jobs_cancelled),
+		STAT(VNPU_PROP_DEVICE_RESETS, resets),
+		STAT(VNPU_PROP_DEVICE_MEMORY_USED, memory_used),
+		STAT(VNPU_PROP_DEVICE_MEMORY_LIMIT, memory_limit),
+		STAT(VNPU_PROP_DEVICE_BUFFERS, buffers),
+		STAT(VNPU_PROP_DEVICE_BYTES_UPLOADED, bytes_uploaded),
+		STAT(VNPU_PROP_DEVICE_BYTES_DOWNLOADED, bytes_downloaded),
+		STAT(VNPU_PROP_DEVICE_CLIENTS, clients),
+#undef STAT
+	};
+	struct vnpu_device_stats stats;
+	uint64_t value;
+	vnpu_status st;
+	size_t i;
+
+	for (i = 0; i < sizeof(u64_keys) / sizeof(u64_keys[0]); i++) {
+		if (!strcmp(u64_keys[i].key, key))
+			break;
+	}
+	if (!(device_scope(d) & VNPU_SCOPE_TELEMETRY) ||
+	    (i == sizeof(u64_keys) / sizeof(u64_keys[0]) &&
+	     strcmp(key, VNPU_PROP_DEVICE_UTILIZATION)))
+		return VNPU_NOT_FOUND;
+	memset(&stats, 0, sizeof(stats));
+	st = d->plugin->ops->get_stats(d->dev, &stats);
+	if (st != VNPU_OK)
+		return st;
+	if (i < sizeof(u64_keys) / sizeof(u64_keys[0]))
+		memcpy(&value, (const char *)&stats + u64_keys[i].offset, sizeof(value));
+	else
+		value = (stats.utilization + 5) / 10;	/* thousandths to % */
+	if (value > INT64_MAX)
+		value = INT64_MAX;
+	return vnpu_prop_new(VNPU_PROPERTY_INT, (int64_t)value, NULL, NULL, 0, NULL, NULL, out);
+}
+
 static vnpu_status get_device(struct vnpu_core *core, struct vnpu_core_device *d,
 			      const char *key, vnpu_property_value **out)
 {
@@ -309,7 +366,7 @@ static vnpu_status get_device(struct vnpu_core *core, struct vnpu_core_device *d
 	vnpu_status st;
 
 	if (!strcmp(key, VNPU_PROP_SUPPORTED_PROPERTIES))
-		return vnpu_prop_supported(VNPU_SCOPE_DEVICE, false, out);
+		return vnpu_prop_supported(device_scope(d), false, out);
 	if (!strcmp(key, VNPU_PROP_AVAILABLE_DEVICES))
 		return devices_value(core, d->plugin->type, out);
 	if (!strcmp(key, VNPU_PROP_FULL_DEVICE_NAME))
@@ -326,6 +383,9 @@ static vnpu_status get_device(struct vnpu_core *core, struct vnpu_core_device *d
 		return capabilities_value(info->capabilities, out);
 	if (!strcmp(key, VNPU_PROP_RANGE_FOR_ASYNC_INFER_REQUESTS))
 		return vnpu_prop_new(VNPU_PROPERTY_RANGE, 0, range, NULL, 0, NULL, NULL, out);
+	st = get_telemetry(d, key, out);
+	if (st != VNPU_NOT_FOUND)
+		return st;
 	pthread_mutex_lock(&core->lock);
 	st = vnpu_config_get(&d->config, key, out);
 	pthread_mutex_unlock(&core->lock);
@@ -364,7 +424,7 @@ static vnpu_status set_property(struct vnpu_core *core, const char *device,
 		if (!d)
 			return VNPU_NOT_FOUND;
 	}
-	def = vnpu_prop_find(key, d ? VNPU_SCOPE_DEVICE : VNPU_SCOPE_GLOBAL);
+	def = vnpu_prop_find(key, d ? device_scope(d) : VNPU_SCOPE_GLOBAL);
 	if (!def)
 		return vnpu_error(VNPU_NOT_FOUND, "unknown property \"%s\"%s%s", key,
 				  d ? " of device " : "", d ? d->info.name : "");

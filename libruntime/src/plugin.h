@@ -23,7 +23,7 @@
 
 #include <vnpu/vnpu_common.h>
 
-#define VNPU_PLUGIN_ABI_VERSION 1
+#define VNPU_PLUGIN_ABI_VERSION 2
 #define VNPU_PLUGIN_ENTRY "vnpu_plugin_create"
 
 enum vnpu_log_level {
@@ -61,6 +61,24 @@ struct vnpu_device_info {
 	uint32_t optimal_requests;	/* for THROUGHPUT */
 	uint64_t layer_ops;		/* bit n: takes vnpu_layer_op n; 0: all */
 	uint64_t dtypes;		/* bit n: takes vnpu_element_type n; 0: all */
+};
+
+/* A device's live figures (the NPU's from the driver's netlink family). */
+struct vnpu_device_stats {
+	uint64_t busy_ns;		/* device time spent running jobs */
+	uint32_t utilization;		/* over the last second, thousandths */
+	uint64_t jobs_submitted;
+	uint64_t jobs_completed;	/* ended OK */
+	uint64_t jobs_failed;		/* ended with a fault */
+	uint64_t jobs_timed_out;
+	uint64_t jobs_cancelled;
+	uint64_t resets;
+	uint64_t memory_used;		/* buffer bytes charged to the device */
+	uint64_t memory_limit;
+	uint64_t buffers;		/* live buffers */
+	uint64_t bytes_uploaded;
+	uint64_t bytes_downloaded;
+	uint64_t clients;		/* processes' open files */
 };
 
 struct vnpu_dev;			/* plugin-private */
@@ -136,6 +154,13 @@ struct vnpu_plugin_ops {
 	void (*cancel)(struct vnpu_job *job);
 	/* Free a job (waits for it to end first). */
 	void (*job_free)(struct vnpu_job *job);
+
+	/*
+	 * Read the device's figures now (never cached); NULL when the device
+	 * has none (the CPU). The core offers the telemetry properties only
+	 * on devices with this op.
+	 */
+	vnpu_status (*get_stats)(struct vnpu_dev *dev, struct vnpu_device_stats *out);
 };
 
 typedef vnpu_status (*vnpu_plugin_entry_fn)(const struct vnpu_host *host,

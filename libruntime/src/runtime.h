@@ -73,6 +73,7 @@ enum vnpu_prop_scope {
 	VNPU_SCOPE_GLOBAL = 1u << 0,
 	VNPU_SCOPE_DEVICE = 1u << 1,
 	VNPU_SCOPE_COMPILED = 1u << 2,
+	VNPU_SCOPE_TELEMETRY = 1u << 3,	/* devices with get_stats */
 };
 
 struct vnpu_prop_def {

@@ -5,7 +5,10 @@
  * properties), export/import, the model cache, io tensors, profiling,
  * threads, life times and malformed models. Runs on every device present.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -358,6 +361,162 @@ static int profiling(vnpu_core *core, const char *device)
 	return 0;
 }
 
+static const char *const telemetry_keys[] = {
+	VNPU_PROP_DEVICE_UTILIZATION, VNPU_PROP_DEVICE_BUSY_TIME_NS,
+	VNPU_PROP_DEVICE_JOBS_SUBMITTED, VNPU_PROP_DEVICE_JOBS_COMPLETED,
+	VNPU_PROP_DEVICE_JOBS_FAILED, VNPU_PROP_DEVICE_JOBS_TIMED_OUT,
+	VNPU_PROP_DEVICE_JOBS_CANCELLED, VNPU_PROP_DEVICE_RESETS,
+	VNPU_PROP_DEVICE_MEMORY_USED, VNPU_PROP_DEVICE_MEMORY_LIMIT,
+	VNPU_PROP_DEVICE_BUFFERS, VNPU_PROP_DEVICE_BYTES_UPLOADED,
+	VNPU_PROP_DEVICE_BYTES_DOWNLOADED, VNPU_PROP_DEVICE_CLIENTS,
+};
+
+#define NUM_TELEMETRY_KEYS (sizeof(telemetry_keys) / sizeof(telemetry_keys[0]))
+
+/* Where @key is in the SUPPORTED_PROPERTIES @list, or -1. */
+static int list_index(const vnpu_property_value *list, const char *key)
+{
+	uint32_t i;
+
+	for (i = 0; i < list->count; i++) {
+		if (!strcmp(list->items[i], key))
+			return (int)i;
+	}
+	return -1;
+}
+
+/* The INT property @key of @device into @out (never negative). */
+static int get_int(vnpu_core *core, const char *device, const char *key, int64_t *out)
+{
+	vnpu_property_value *v;
+
+	CHECK_OK(vnpu_core_get_property(core, device, key, &v));
+	CHECK(v->type == VNPU_PROPERTY_INT && v->integer >= 0);
+	*out = v->integer;
+	vnpu_property_value_free(v);
+	return 0;
+}
+
+/* Every telemetry key on @device: listed RO, readable, not settable. */
+static int telemetry_keys_ro(vnpu_core *core, const char *device)
+{
+	vnpu_property_value *list, as_int = { .type = VNPU_PROPERTY_INT };
+	int64_t value;
+	size_t k;
+	int i;
+
+	CHECK_OK(vnpu_core_get_property(core, device, VNPU_PROP_SUPPORTED_PROPERTIES, &list));
+	for (k = 0; k < NUM_TELEMETRY_KEYS; k++) {
+		i = list_index(list, telemetry_keys[k]);
+		CHECK(i >= 0 && !list->writable[i]);
+		CHECK(!get_int(core, device, telemetry_keys[k], &value));
+		as_int.integer = value + 1;
+		CHECK_ERR(vnpu_core_set_property(core, device, telemetry_keys[k], &as_int),
+			  VNPU_INVALID_ARGUMENT);
+		CHECK_ERR(vnpu_core_set_property_str(core, device, telemetry_keys[k], "0"),
+			  VNPU_INVALID_ARGUMENT);
+		CHECK(strstr(vnpu_last_error(), "read only"));
+	}
+	vnpu_property_value_free(list);
+	return 0;
+}
+
+/*
+ * Outside the initial network namespace the driver's netlink family (not
+ * netns aware) is absent: the figures fail with a clear DEVICE_ERROR. Needs
+ * CAP_SYS_ADMIN to make the namespace; says so and passes without.
+ */
+static int telemetry_family_absent(vnpu_core *core, const char *device)
+{
+	vnpu_property_value *v;
+	int fd, ret = 0;
+
+	fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	if (unshare(CLONE_NEWNET)) {
+		printf("  no network namespace (%s): absent family not tried\n",
+		       strerror(errno));
+		close(fd);
+		return 0;
+	}
+	if (vnpu_core_get_property(core, device, VNPU_PROP_DEVICE_MEMORY_USED, &v) !=
+	    VNPU_DEVICE_ERROR || !strstr(vnpu_last_error(), "netlink family")) {
+		fprintf(stderr, "no family: %s\n", vnpu_last_error());
+		ret = 1;
+	}
+	if (setns(fd, CLONE_NEWNET)) {
+		perror("setns");
+		ret = 1;
+	}
+	close(fd);
+	return ret;
+}
+
+/*
+ * The device figures: on the NPU read live from the driver (jobs move with
+ * inferences, a loaded model holds device memory); the CPU has none. Other
+ * processes may share the device, so the figures are checked as lower
+ * bounds.
+ */
+static int telemetry(vnpu_core *core, const char *device)
+{
+	enum { RUNS = 5 };
+	int64_t done0, done1, sub0, sub1, busy0, busy1, used, limit, bos, clients, util;
+	vnpu_property_value *list, *v;
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	size_t k;
+	int i;
+
+	if (strncmp(device, "NPU", 3)) {
+		CHECK_OK(vnpu_core_get_property(core, device, VNPU_PROP_SUPPORTED_PROPERTIES,
+						&list));
+		for (k = 0; k < NUM_TELEMETRY_KEYS; k++) {
+			CHECK(list_index(list, telemetry_keys[k]) < 0);
+			CHECK_ERR(vnpu_core_get_property(core, device, telemetry_keys[k], &v),
+				  VNPU_NOT_FOUND);
+			CHECK_ERR(vnpu_core_set_property_str(core, device, telemetry_keys[k], "0"),
+				  VNPU_NOT_FOUND);
+		}
+		vnpu_property_value_free(list);
+		return 0;
+	}
+	CHECK(!telemetry_keys_ro(core, device));
+	/* Not global properties. */
+	CHECK_ERR(vnpu_core_get_property(core, NULL, VNPU_PROP_DEVICE_JOBS_COMPLETED, &v),
+		  VNPU_NOT_FOUND);
+
+	CHECK(!get_int(core, device, VNPU_PROP_DEVICE_JOBS_COMPLETED, &done0));
+	CHECK(!get_int(core, device, VNPU_PROP_DEVICE_JOBS_SUBMITTED, &sub0));
+	CHECK(!get_int(core, device, VNPU_PROP_DEVICE_BUSY_TIME_NS, &busy0));
+	CHECK(!get_int(core, device, VNPU_PROP_DEVICE_CLIENTS, &clients));
+	CHECK(clients >= 1);			/* this process */
+
+	CHECK_OK(compile_file(core, ADD, device, NULL, &cm));
+	CHECK(!get_int(core, device, VNPU_PROP_DEVICE_MEMORY_USED, &used));
+	CHECK(!get_int(core, device, VNPU_PROP_DEVICE_MEMORY_LIMIT, &limit));
+	CHECK(!get_int(core, device, VNPU_PROP_DEVICE_BUFFERS, &bos));
+	CHECK(used > 0 && limit >= used && bos >= 1);
+
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	for (i = 0; i < RUNS; i++)
+		CHECK(!run_add(req, (float)i));
+	CHECK(!get_int(core, device, VNPU_PROP_DEVICE_JOBS_COMPLETED, &done1));
+	CHECK(!get_int(core, device, VNPU_PROP_DEVICE_JOBS_SUBMITTED, &sub1));
+	CHECK(!get_int(core, device, VNPU_PROP_DEVICE_BUSY_TIME_NS, &busy1));
+	CHECK(!get_int(core, device, VNPU_PROP_DEVICE_UTILIZATION, &util));
+	printf("  %s: %lld jobs completed by %d inferences, busy +%lld ns, "
+	       "%lld bytes used of %lld, %lld%% busy\n", device, (long long)(done1 - done0),
+	       RUNS, (long long)(busy1 - busy0), (long long)used, (long long)limit,
+	       (long long)util);
+	CHECK(done1 - done0 >= RUNS && sub1 - sub0 >= RUNS);
+	CHECK(busy1 > busy0);
+	CHECK(util <= 100);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	return telemetry_family_absent(core, device);
+}
+
 struct thread_arg {
 	vnpu_compiled_model *cm;
 	float base;
@@ -497,6 +656,7 @@ int main(int argc, char **argv)
 		TEST(cache_dir),
 		TEST(io_tensors),
 		TEST(profiling),
+		TEST(telemetry),
 		TEST(three_threads),
 		TEST(lifetime_orders),
 		TEST(malformed_models),

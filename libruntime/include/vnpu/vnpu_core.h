@@ -58,6 +58,23 @@ typedef struct vnpu_compiled_model vnpu_compiled_model;
 #define VNPU_PROP_WEIGHTS_SIZE "WEIGHTS_SIZE"                 /* C RO int, bytes */
 #define VNPU_PROP_ARENA_SIZE "ARENA_SIZE"                     /* C RO int, bytes */
 #define VNPU_PROP_INTERMEDIATES_SIZE "INTERMEDIATES_SIZE"     /* C RO int, bytes */
+/* Telemetry: "T" per device on devices that report it (the NPU, read live
+ * from the driver's netlink family at each get; counters only reset with
+ * the driver). A device without it answers VNPU_NOT_FOUND. */
+#define VNPU_PROP_DEVICE_UTILIZATION "DEVICE_UTILIZATION"     /* T RO int, % of last second */
+#define VNPU_PROP_DEVICE_BUSY_TIME_NS "DEVICE_BUSY_TIME_NS"   /* T RO int, ns running jobs */
+#define VNPU_PROP_DEVICE_JOBS_SUBMITTED "DEVICE_JOBS_SUBMITTED" /* T RO int */
+#define VNPU_PROP_DEVICE_JOBS_COMPLETED "DEVICE_JOBS_COMPLETED" /* T RO int, ended OK */
+#define VNPU_PROP_DEVICE_JOBS_FAILED "DEVICE_JOBS_FAILED"     /* T RO int, ended in a fault */
+#define VNPU_PROP_DEVICE_JOBS_TIMED_OUT "DEVICE_JOBS_TIMED_OUT" /* T RO int */
+#define VNPU_PROP_DEVICE_JOBS_CANCELLED "DEVICE_JOBS_CANCELLED" /* T RO int */
+#define VNPU_PROP_DEVICE_RESETS "DEVICE_RESETS"               /* T RO int */
+#define VNPU_PROP_DEVICE_MEMORY_USED "DEVICE_MEMORY_USED"     /* T RO int, bytes, all processes */
+#define VNPU_PROP_DEVICE_MEMORY_LIMIT "DEVICE_MEMORY_LIMIT"   /* T RO int, bytes */
+#define VNPU_PROP_DEVICE_BUFFERS "DEVICE_BUFFERS"             /* T RO int, live buffers */
+#define VNPU_PROP_DEVICE_BYTES_UPLOADED "DEVICE_BYTES_UPLOADED" /* T RO int */
+#define VNPU_PROP_DEVICE_BYTES_DOWNLOADED "DEVICE_BYTES_DOWNLOADED" /* T RO int */
+#define VNPU_PROP_DEVICE_CLIENTS "DEVICE_CLIENTS"             /* T RO int, open files */
 
 /** How a property value is typed. */
 typedef enum vnpu_property_type {

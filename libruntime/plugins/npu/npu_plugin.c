@@ -8,7 +8,9 @@
  * a program's stream lives in its own BO, and a job is one SUBMIT with the
  * request's slot table, waited for with WAIT. Every ioctl goes through
  * npu_ioctl(), which retries EINTR/EAGAIN, and npu_status() maps errno to
- * a status in one place.
+ * a status in one place. The telemetry properties come from the driver's
+ * generic netlink family "vnpu" (DEV_GET of the device's index, which
+ * needs no privilege), asked afresh at every get.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,9 +23,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <netlink/genl/ctrl.h>
+#include <netlink/genl/genl.h>
 #include <xf86drm.h>
 
 #include <drm/vnpu_drm.h>
+#include <linux/vnpu_netlink.h>
 
 #include "plugin.h"
 #include "vnpu_exec.h"
@@ -37,6 +42,7 @@ struct vnpu_dev {
 	int fd;
 	char node[64];			/* /dev/dri/renderD<n> */
 	struct vnpu_device_info info;
+	uint32_t index;			/* DRM_VNPU_PARAM_DEVICE_INDEX */
 	uint64_t clock_hz;
 	uint64_t caps;
 	uint64_t max_bo_size;
@@ -438,6 +444,111 @@ static void npu_job_free(struct vnpu_job *job)
 
 /* ---- devices ---- */
 
+/* ---- telemetry ---- */
+
+struct stats_reply {
+	struct vnpu_device_stats *out;
+	bool found;
+};
+
+static uint64_t nl_u64(struct nlattr **a, int type)
+{
+	return a[type] ? nla_get_u64(a[type]) : 0;
+}
+
+static uint32_t nl_u32(struct nlattr **a, int type)
+{
+	return a[type] ? nla_get_u32(a[type]) : 0;
+}
+
+static int stats_parse(struct nl_msg *msg, void *arg)
+{
+	struct stats_reply *r = arg;
+	struct vnpu_device_stats *s = r->out;
+	struct nlattr *a[VNPU_NL_A_MAX + 1];
+
+	if (genlmsg_parse(nlmsg_hdr(msg), 0, a, VNPU_NL_A_MAX, NULL))
+		return NL_SKIP;
+	s->busy_ns = nl_u64(a, VNPU_NL_A_DEV_BUSY_NS);
+	s->utilization = nl_u32(a, VNPU_NL_A_DEV_UTIL);
+	s->jobs_submitted = nl_u64(a, VNPU_NL_A_DEV_JOBS_SUBMITTED);
+	s->jobs_completed = nl_u64(a, VNPU_NL_A_DEV_JOBS_COMPLETED);
+	s->jobs_failed = nl_u64(a, VNPU_NL_A_DEV_JOBS_FAILED);
+	s->jobs_timed_out = nl_u64(a, VNPU_NL_A_DEV_JOBS_TIMEDOUT);
+	s->jobs_cancelled = nl_u64(a, VNPU_NL_A_DEV_JOBS_CANCELLED);
+	s->resets = nl_u64(a, VNPU_NL_A_DEV_RESETS);
+	s->memory_used = nl_u64(a, VNPU_NL_A_DEV_MEM_USED);
+	s->memory_limit = nl_u64(a, VNPU_NL_A_DEV_MEM_LIMIT);
+	s->buffers = nl_u32(a, VNPU_NL_A_DEV_BOS);
+	s->bytes_uploaded = nl_u64(a, VNPU_NL_A_DEV_BYTES_UPLOADED);
+	s->bytes_downloaded = nl_u64(a, VNPU_NL_A_DEV_BYTES_DOWNLOADED);
+	s->clients = nl_u32(a, VNPU_NL_A_DEV_CLIENTS);
+	r->found = true;
+	return NL_OK;
+}
+
+/* One DEV_GET of the device's index on @sock; 0 or a negative libnl error. */
+static int stats_request(struct vnpu_dev *dev, struct nl_sock *sock, int family,
+			 struct stats_reply *reply)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+	int ret;
+
+	if (!msg)
+		return -NLE_NOMEM;
+	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, 0,
+			 VNPU_NL_CMD_DEV_GET, VNPU_NL_FAMILY_VERSION) ||
+	    nla_put_u32(msg, VNPU_NL_A_DEV_INDEX, dev->index)) {
+		nlmsg_free(msg);
+		return -NLE_NOMEM;
+	}
+	nl_socket_modify_cb(sock, NL_CB_VALID, NL_CB_CUSTOM, stats_parse, reply);
+	ret = nl_send_auto(sock, msg);
+	nlmsg_free(msg);
+	if (ret < 0)
+		return ret;
+	/* The reply, then the ACK the request asked for. */
+	ret = nl_recvmsgs_default(sock);
+	if (ret >= 0)
+		ret = nl_wait_for_ack(sock);
+	return ret < 0 ? ret : 0;
+}
+
+static vnpu_status npu_get_stats(struct vnpu_dev *dev, struct vnpu_device_stats *out)
+{
+	struct stats_reply reply = { .out = out };
+	struct nl_sock *sock = nl_socket_alloc();
+	int family, ret;
+
+	if (!sock)
+		return host->error(VNPU_OUT_OF_MEMORY, "%s: out of memory for a netlink socket",
+				   dev->info.name);
+	ret = genl_connect(sock);
+	if (ret < 0) {
+		nl_socket_free(sock);
+		return host->error(VNPU_DEVICE_ERROR,
+				   "%s: cannot open a generic netlink socket: %s",
+				   dev->info.name, nl_geterror(ret));
+	}
+	family = genl_ctrl_resolve(sock, VNPU_NL_FAMILY_NAME);
+	if (family < 0) {
+		nl_socket_free(sock);
+		return host->error(VNPU_DEVICE_ERROR,
+				   "%s: no telemetry: the generic netlink family \"%s\" is absent (%s): a vnpu driver without it, or not the initial network namespace",
+				   dev->info.name, VNPU_NL_FAMILY_NAME, nl_geterror(family));
+	}
+	ret = stats_request(dev, sock, family, &reply);
+	nl_socket_free(sock);
+	if (ret < 0)
+		return host->error(VNPU_DEVICE_ERROR, "%s: telemetry: DEV_GET of device %u: %s",
+				   dev->info.name, dev->index, nl_geterror(ret));
+	if (!reply.found)
+		return host->error(VNPU_DEVICE_ERROR,
+				   "%s: telemetry: the driver did not answer DEV_GET of device %u",
+				   dev->info.name, dev->index);
+	return VNPU_OK;
+}
+
 static void npu_get_info(struct vnpu_dev *dev, struct vnpu_device_info *out)
 {
 	*out = dev->info;
@@ -474,6 +585,7 @@ static const struct vnpu_plugin_ops npu_ops = {
 	.wait = npu_wait,
 	.cancel = npu_cancel,
 	.job_free = npu_job_free,
+	.get_stats = npu_get_stats,
 };
 
 static int fill_info(struct vnpu_dev *dev, const char *node, const drmVersion *ver)
@@ -492,6 +604,7 @@ static int fill_info(struct vnpu_dev *dev, const char *node, const drmVersion *v
 		return -1;
 	/* Older drivers may lack it: then the engine features are unknown. */
 	get_param(dev->fd, DRM_VNPU_PARAM_ENGINE_FEATURES, &features);
+	dev->index = (uint32_t)index;
 	dev->max_slots = max_slots > DRM_VNPU_MAX_SLOTS ? DRM_VNPU_MAX_SLOTS : (uint32_t)max_slots;
 
 	snprintf(info->name, sizeof(info->name), "NPU.%llu", (unsigned long long)index);
