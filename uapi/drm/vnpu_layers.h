@@ -101,6 +101,11 @@ extern "C" {
  * @VNPU_LAYER_GRID_SAMPLE: GridSample, &struct vnpu_layer_grid_sample;
  *	tensors X [N, C, H, W], grid [N, Ho, Wo, 2] (x then y, normalized to
  *	-1..1), Y [N, C, Ho, Wo]; one float storage dtype
+ * @VNPU_LAYER_TFIDF: TfIdfVectorizer, &struct vnpu_layer_tfidf; tensors X
+ *	(i32 or i64, [L] or [B, L]), pool (i64 [P]: the n-grams, by length),
+ *	counts (i64 [G]: where the n-grams of length g + 1 start in pool),
+ *	indexes (i64, one per n-gram: its column of Y), weights (f32, one per
+ *	n-gram), Y (f32, [W] or [B, W])
  */
 enum vnpu_layer_op {
 	VNPU_LAYER_INVALID = 0,
@@ -128,10 +133,11 @@ enum vnpu_layer_op {
 	VNPU_LAYER_SCATTER_ND = 22,
 	VNPU_LAYER_GATHER_ND = 23,
 	VNPU_LAYER_GRID_SAMPLE = 24,
+	VNPU_LAYER_TFIDF = 25,
 };
 
 /** VNPU_LAYER_OP_LAST - the highest op this header defines */
-#define VNPU_LAYER_OP_LAST VNPU_LAYER_GRID_SAMPLE
+#define VNPU_LAYER_OP_LAST VNPU_LAYER_TFIDF
 
 /**
  * enum vnpu_act_func - element-wise functions of %VNPU_LAYER_UNARY, also
@@ -770,6 +776,36 @@ struct vnpu_layer_grid_sample {
 	__u32 padding;
 	__u32 align_corners;
 	__u32 pad;
+};
+
+/**
+ * enum vnpu_tfidf_mode - what %VNPU_LAYER_TFIDF writes per n-gram
+ * @VNPU_TFIDF_TF: its count
+ * @VNPU_TFIDF_IDF: its weight where it occurs, else 0
+ * @VNPU_TFIDF_TFIDF: its count times its weight
+ */
+enum vnpu_tfidf_mode {
+	VNPU_TFIDF_TF = 0,
+	VNPU_TFIDF_IDF = 1,
+	VNPU_TFIDF_TFIDF = 2,
+};
+
+/**
+ * struct vnpu_layer_tfidf - attributes of %VNPU_LAYER_TFIDF
+ * @min_gram: shortest n-gram counted, 1 to @max_gram
+ * @max_gram: longest n-gram counted, at most the entries of counts
+ * @max_skip: n-grams of two or more items are also taken with 1 to
+ *	@max_skip items skipped between neighbours (unigrams once)
+ * @mode: one of &enum vnpu_tfidf_mode
+ *
+ * A pool or counts that do not describe whole n-grams, an index outside Y
+ * or an indexes tensor not of one entry per n-gram fault the job.
+ */
+struct vnpu_layer_tfidf {
+	__u32 min_gram;
+	__u32 max_gram;
+	__u32 max_skip;
+	__u32 mode;
 };
 
 /**

@@ -12,6 +12,7 @@
 #include "vnpu_eng_quant.c"
 #include "vnpu_eng_scatter.c"
 #include "vnpu_eng_grid.c"
+#include "vnpu_eng_tfidf.c"
 
 const struct eng_kernels ENG_TABLE = {
 	.run = {
@@ -39,5 +40,6 @@ const struct eng_kernels ENG_TABLE = {
 		[VNPU_LAYER_SCATTER_ND] = run_scatter_nd,
 		[VNPU_LAYER_GATHER_ND] = run_gather_nd,
 		[VNPU_LAYER_GRID_SAMPLE] = run_grid_sample,
+		[VNPU_LAYER_TFIDF] = run_tfidf,
 	},
 };

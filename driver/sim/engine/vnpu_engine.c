@@ -886,6 +886,30 @@ static int check_grid_sample(const struct vnpu_tensor *t, __u32 n,
 	return 1;
 }
 
+/* A rank-1 i64 tensor of @n entries (n > 0). */
+static int i64_list(const struct vnpu_tensor *t)
+{
+	return t->dtype == VNPU_DTYPE_I64 && t->rank == 1 && t->dims[0];
+}
+
+static int check_tfidf(const struct vnpu_tensor *t, __u32 n,
+		       const struct vnpu_layer_tfidf *a)
+{
+	const struct vnpu_tensor *x = &t[0], *y = &t[5];
+
+	if (n != 6 || !is_index(x->dtype) || x->rank < 1 || x->rank > 2 ||
+	    !i64_list(&t[1]) || !i64_list(&t[2]) || !i64_list(&t[3]) ||
+	    t[4].dtype != VNPU_DTYPE_F32 || t[4].rank != 1 ||
+	    t[4].dims[0] != t[3].dims[0] || y->dtype != VNPU_DTYPE_F32 ||
+	    y->rank != x->rank || (x->rank == 2 && y->dims[0] != x->dims[0]) ||
+	    !y->dims[y->rank - 1] || a->min_gram < 1 ||
+	    a->min_gram > a->max_gram || a->max_gram > t[2].dims[0] ||
+	    a->max_skip > ENG_MAX_DIM || a->mode > VNPU_TFIDF_TFIDF ||
+	    !tensor_injective(y))
+		return 0;
+	return 1;
+}
+
 static int is_q8(__u32 dtype)
 {
 	return dtype == VNPU_DTYPE_U8 || dtype == VNPU_DTYPE_I8;
@@ -1015,6 +1039,8 @@ static __u32 attr_size_of(__u32 op)
 		return sizeof(struct vnpu_layer_gather_nd);
 	case VNPU_LAYER_GRID_SAMPLE:
 		return sizeof(struct vnpu_layer_grid_sample);
+	case VNPU_LAYER_TFIDF:
+		return sizeof(struct vnpu_layer_tfidf);
 	default:
 		return 0;	/* WHERE, CAST: none */
 	}
@@ -1072,6 +1098,8 @@ static int check_op(__u32 op, const struct vnpu_tensor *t, __u32 n,
 		return check_gather_nd(t, n, attrs);
 	case VNPU_LAYER_GRID_SAMPLE:
 		return check_grid_sample(t, n, attrs);
+	case VNPU_LAYER_TFIDF:
+		return check_tfidf(t, n, attrs);
 	default:
 		return 0;
 	}
@@ -1185,6 +1213,8 @@ __u64 vnpu_eng_units(const struct eng_layer *l)
 	case VNPU_LAYER_SCATTER_ELEMENTS:
 	case VNPU_LAYER_SCATTER_ND:
 		return 1;	/* updates apply in order */
+	case VNPU_LAYER_TFIDF:
+		return l->t[0].rank == 2 ? l->t[0].dims[0] : 1;	/* rows */
 	default:
 		return eng_div_up(numel_y, ENG_ELEM_UNIT);
 	}

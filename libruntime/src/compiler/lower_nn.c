@@ -939,6 +939,79 @@ static vnpu_status lower_grid_sample(struct cstate *s, struct cop *op)
 	return cl_layer(s, VNPU_LAYER_GRID_SAMPLE, t, 3, &attr, sizeof(attr));
 }
 
+/* A 1-D i64 constant of @n entries of @v (NULL: all @fill). */
+static vnpu_status const_i64s(struct cstate *s, const int64_t *v, size_t n, int64_t fill,
+			      int32_t *out)
+{
+	int64_t *d = malloc(n * sizeof(int64_t)), len = (int64_t)n;
+
+	if (!d)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	for (size_t i = 0; i < n; i++)
+		d[i] = v ? v[i] : fill;
+	return cs_add_const(s, VNPU_TYPE_I64, 1, &len, d, out);
+}
+
+/* TfIdfVectorizer on integer tokens: the pool and tables become constants. */
+static vnpu_status lower_tfidf(struct cstate *s, struct cop *op)
+{
+	static const char *const modes[] = { "TF", "IDF", "TFIDF" };
+	const struct vnpu_node *n = N(op);
+	const struct vnpu_attr *pool = vnpu_node_attr(n, "pool_int64s");
+	const struct vnpu_attr *cnt = vnpu_node_attr(n, "ngram_counts");
+	const struct vnpu_attr *idx = vnpu_node_attr(n, "ngram_indexes");
+	const struct vnpu_attr *w = vnpu_node_attr(n, "weights");
+	int m = str_index(vnpu_attr_str(n, "mode", ""), modes, 3);
+	struct vnpu_layer_tfidf attr = {
+		.min_gram = (uint32_t)vnpu_attr_int(n, "min_gram_length", 0),
+		.max_gram = (uint32_t)vnpu_attr_int(n, "max_gram_length", 0),
+		.max_skip = (uint32_t)vnpu_attr_int(n, "max_skip_count", 0),
+	};
+	int32_t vp, vc, vi, vw;
+	int64_t len;
+	float *wd;
+	vnpu_status st;
+	struct ctensor t[6];
+
+	if (m < 0)
+		return UNSUP(s, "mode '%s'", vnpu_attr_str(n, "mode", ""));
+	if (!pool || pool->type != VNPU_ATTR_INTS || !pool->n)
+		return UNSUP(s, "no pool_int64s (string pools are not supported)");
+	if (!cnt || cnt->type != VNPU_ATTR_INTS || !cnt->n || !idx || idx->type != VNPU_ATTR_INTS ||
+	    (w && (w->type != VNPU_ATTR_FLOATS || w->n != idx->n)))
+		return cs_fail(s, VNPU_PARSE_ERROR, "ngram_counts, ngram_indexes or weights missing or of the wrong length");
+	if (vnpu_attr_int(n, "min_gram_length", 0) < 1 ||
+	    vnpu_attr_int(n, "max_gram_length", 0) < vnpu_attr_int(n, "min_gram_length", 0) ||
+	    vnpu_attr_int(n, "max_gram_length", 0) > (int64_t)cnt->n ||
+	    vnpu_attr_int(n, "max_skip_count", 0) < 0 ||
+	    vnpu_attr_int(n, "max_skip_count", 0) > INT32_MAX)
+		return cs_fail(s, VNPU_PARSE_ERROR, "bad min/max_gram_length or max_skip_count");
+	attr.mode = (uint32_t)m;
+	st = const_i64s(s, pool->ints, pool->n, 0, &vp);
+	if (!st)
+		st = const_i64s(s, cnt->ints, cnt->n, 0, &vc);
+	if (!st)
+		st = const_i64s(s, idx->ints, idx->n, 0, &vi);
+	if (st)
+		return st;
+	wd = malloc(idx->n * sizeof(float));
+	if (!wd)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	for (size_t i = 0; i < idx->n; i++)
+		wd[i] = w ? w->floats[i] : 1.0f;
+	len = (int64_t)idx->n;
+	st = cs_add_const(s, VNPU_TYPE_F32, 1, &len, wd, &vw);
+	if (st)
+		return st;
+	t[0] = ct_dense(s, IN(op, 0));
+	t[1] = ct_dense(s, vp);
+	t[2] = ct_dense(s, vc);
+	t[3] = ct_dense(s, vi);
+	t[4] = ct_dense(s, vw);
+	t[5] = ct_dense(s, op->out[0]);
+	return cl_layer(s, VNPU_LAYER_TFIDF, t, 6, &attr, sizeof(attr));
+}
+
 /*
  * NegativeLogLikelihoodLoss (and SoftmaxCrossEntropyLoss: LogSoftmax on
  * axis 1 first): loss = -x[n, t, ...] * w[t], 0 where t is ignore_index;
@@ -1099,7 +1172,7 @@ const struct lower_map cl_nn_maps[] = {
 	{ "Gather", lower_gather }, { "GatherElements", lower_gather },
 	{ "ScatterElements", lower_scatter }, { "Scatter", lower_scatter },
 	{ "ScatterND", lower_scatter }, { "GatherND", lower_gather_nd },
-	{ "GridSample", lower_grid_sample },
+	{ "GridSample", lower_grid_sample }, { "TfIdfVectorizer", lower_tfidf },
 	{ "NegativeLogLikelihoodLoss", lower_loss }, { "SoftmaxCrossEntropyLoss", lower_loss },
 	{ "ReduceSum", lower_reduce_op }, { "ReduceMean", lower_reduce_op },
 	{ "ReduceMax", lower_reduce_op }, { "ReduceMin", lower_reduce_op },

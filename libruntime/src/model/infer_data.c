@@ -655,12 +655,42 @@ const struct op_infer vnpu_infer_train_ops[] = {
 const size_t vnpu_infer_train_num_ops = sizeof(vnpu_infer_train_ops) /
 					sizeof(vnpu_infer_train_ops[0]);
 
+/* ---- TfIdfVectorizer ---- */
+
+static vnpu_status infer_tfidf(struct ictx *c)
+{
+	const struct vnpu_attr *idx = vnpu_node_attr(c->n, "ngram_indexes");
+	const struct vnpu_tinfo *x;
+	int64_t dims[2], width = 0;
+	vnpu_status st = inf_need_inputs(c, 1, 1);
+
+	if (st)
+		return st;
+	x = IN(c, 0);
+	if (x->type != VNPU_TYPE_I32 && x->type != VNPU_TYPE_I64)
+		return inf_error(c, VNPU_UNSUPPORTED, "input of type %s (integer tokens only)",
+				 vnpu_element_type_str(x->type));
+	if (!idx || idx->type != VNPU_ATTR_INTS || !idx->n)
+		return FAIL(c, "no ngram_indexes");
+	for (size_t i = 0; i < idx->n; i++) {
+		if (idx->ints[i] < 0 || idx->ints[i] > VNPU_MAX_ELEMS)
+			return FAIL(c, "ngram_indexes[%zu] is %lld", i, (long long)idx->ints[i]);
+		width = idx->ints[i] + 1 > width ? idx->ints[i] + 1 : width;
+	}
+	if (x->rank == 0 || x->rank > 2)
+		return FAIL(c, "input of rank %d (1 or 2 expected)", x->rank);
+	dims[0] = x->rank == 2 ? x->dims[0] : width;
+	dims[1] = width;
+	set_out(c->out[0], VNPU_TYPE_F32, x->rank < 0 ? -1 : x->rank, dims);
+	return VNPU_OK;
+}
+
 const struct op_infer vnpu_infer_data_ops[] = {
 	{ "NonZero", infer_nonzero }, { "Compress", infer_compress },
 	{ "Unique", infer_unique }, { "NonMaxSuppression", infer_nms },
 	{ "ScatterElements", infer_scatter }, { "Scatter", infer_scatter },
 	{ "ScatterND", infer_scatter }, { "GatherND", infer_gather_nd },
-	{ "GridSample", infer_grid_sample },
+	{ "GridSample", infer_grid_sample }, { "TfIdfVectorizer", infer_tfidf },
 };
 const size_t vnpu_infer_data_num_ops = sizeof(vnpu_infer_data_ops) /
 				       sizeof(vnpu_infer_data_ops[0]);
