@@ -939,6 +939,59 @@ static vnpu_status lower_grid_sample(struct cstate *s, struct cop *op)
 	return cl_layer(s, VNPU_LAYER_GRID_SAMPLE, t, 3, &attr, sizeof(attr));
 }
 
+/*
+ * MaxUnpool: zeros but where I (flat indices into the unpooled shape from
+ * the kernel, strides and pads) says, which gets X: a scatter of X into
+ * zeros, all viewed flat. An output_shape larger than that shape gets the
+ * result in its leading corner, zeros elsewhere.
+ */
+static vnpu_status lower_max_unpool(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *yi = INFO(s, op->out[0]), *xi = INFO(s, IN(op, 0));
+	const struct vnpu_attr *k = vnpu_node_attr(N(op), "kernel_shape");
+	const struct vnpu_attr *sa = vnpu_node_attr(N(op), "strides");
+	const struct vnpu_attr *pa = vnpu_node_attr(N(op), "pads");
+	struct vnpu_layer_scatter attr = { 0 };
+	int64_t dd[VNPU_MAX_RANK], total = 1, n = vnpu_tinfo_elems(xi);
+	int32_t sp = xi->rank - 2, z, u = op->out[0];
+	bool same = true;
+	struct ctensor t[4], corner;
+	vnpu_status st;
+
+	dd[0] = xi->dims[0];
+	dd[1] = xi->dims[1];
+	for (int32_t d = 0; d < sp; d++)
+		dd[d + 2] = (xi->dims[d + 2] - 1) * (sa ? sa->ints[d] : 1) -
+			    (pa ? pa->ints[d] + pa->ints[d + sp] : 0) + k->ints[d];
+	for (int32_t d = 0; d < xi->rank; d++) {
+		if (dd[d] > yi->dims[d])
+			return UNSUP(s, "output_shape smaller than the unpooled shape");
+		same &= dd[d] == yi->dims[d];
+		total *= dd[d];
+	}
+	st = cs_add_temp(s, yi->type, 1, &total, &z);
+	if (!st)
+		st = cl_fill(s, ct_dense(s, z), 0);
+	if (!st && !same)
+		st = cs_add_temp(s, yi->type, xi->rank, dd, &u);
+	if (st)
+		return st;
+	t[0] = ct_dense(s, z);
+	t[1] = ct_shaped(s, IN(op, 1), 1, &n);
+	t[2] = ct_shaped(s, IN(op, 0), 1, &n);
+	t[3] = ct_shaped(s, u, 1, &total);
+	st = cl_layer(s, VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &attr, sizeof(attr));
+	if (st || same)
+		return st;
+	st = cl_fill(s, ct_dense(s, op->out[0]), 0);
+	if (st)
+		return st;
+	corner = ct_dense(s, op->out[0]);
+	for (int32_t d = 0; d < xi->rank; d++)
+		corner.dims[d] = dd[d];
+	return cl_copy(s, corner, ct_dense(s, u));
+}
+
 /* A 1-D i64 constant of @n entries of @v (NULL: all @fill). */
 static vnpu_status const_i64s(struct cstate *s, const int64_t *v, size_t n, int64_t fill,
 			      int32_t *out)
@@ -1173,6 +1226,7 @@ const struct lower_map cl_nn_maps[] = {
 	{ "ScatterElements", lower_scatter }, { "Scatter", lower_scatter },
 	{ "ScatterND", lower_scatter }, { "GatherND", lower_gather_nd },
 	{ "GridSample", lower_grid_sample }, { "TfIdfVectorizer", lower_tfidf },
+	{ "MaxUnpool", lower_max_unpool },
 	{ "NegativeLogLikelihoodLoss", lower_loss }, { "SoftmaxCrossEntropyLoss", lower_loss },
 	{ "ReduceSum", lower_reduce_op }, { "ReduceMean", lower_reduce_op },
 	{ "ReduceMax", lower_reduce_op }, { "ReduceMin", lower_reduce_op },

@@ -685,12 +685,67 @@ static vnpu_status infer_tfidf(struct ictx *c)
 	return VNPU_OK;
 }
 
+/* ---- MaxUnpool ---- */
+
+static vnpu_status infer_max_unpool(struct ictx *c)
+{
+	const struct vnpu_tinfo *x, *idx;
+	const struct vnpu_attr *k = vnpu_node_attr(c->n, "kernel_shape");
+	const struct vnpu_attr *sa = vnpu_node_attr(c->n, "strides");
+	const struct vnpu_attr *pa = vnpu_node_attr(c->n, "pads");
+	int64_t dims[VNPU_MAX_RANK], shape[VNPU_MAX_RANK];
+	int32_t sp, n;
+	vnpu_status st = inf_need_inputs(c, 2, 3);
+
+	if (st)
+		return st;
+	x = IN(c, 0);
+	idx = IN(c, 1);
+	if (!vnpu_type_is_float(x->type) || idx->type != VNPU_TYPE_I64)
+		return FAIL(c, "X must be float and I int64");
+	if (x->rank < 0) {
+		set_out(c->out[0], x->type, -1, NULL);
+		return VNPU_OK;
+	}
+	sp = x->rank - 2;
+	if (sp < 1 || !k || k->type != VNPU_ATTR_INTS || k->n != (size_t)sp ||
+	    (sa && sa->n != (size_t)sp) || (pa && pa->n != (size_t)sp * 2))
+		return FAIL(c, "X [N, C, spatial...] with kernel_shape, strides and pads per axis");
+	if (IN(c, 2)) {
+		n = inf_read_ints(IN(c, 2), shape, VNPU_MAX_RANK);
+		if (n >= 0 && n != x->rank)
+			return FAIL(c, "output_shape of %d entries for rank %d", n, x->rank);
+		if (n < 0) {
+			set_out(c->out[0], x->type, x->rank, NULL);
+			return VNPU_OK;
+		}
+		set_out(c->out[0], x->type, x->rank, shape);
+		return VNPU_OK;
+	}
+	dims[0] = x->dims[0];
+	dims[1] = x->dims[1];
+	for (int32_t d = 0; d < sp; d++) {
+		int64_t stride = sa ? sa->ints[d] : 1;
+		int64_t pads = pa ? pa->ints[d] + pa->ints[d + sp] : 0;
+
+		if (stride < 1 || k->ints[d] < 1)
+			return FAIL(c, "kernel and strides must be positive");
+		dims[d + 2] = x->dims[d + 2] < 0 ? VNPU_DIM_DYNAMIC :
+			      (x->dims[d + 2] - 1) * stride - pads + k->ints[d];
+		if (x->dims[d + 2] >= 0 && dims[d + 2] < 0)
+			return FAIL(c, "output extent %lld", (long long)dims[d + 2]);
+	}
+	set_out(c->out[0], x->type, x->rank, dims);
+	return VNPU_OK;
+}
+
 const struct op_infer vnpu_infer_data_ops[] = {
 	{ "NonZero", infer_nonzero }, { "Compress", infer_compress },
 	{ "Unique", infer_unique }, { "NonMaxSuppression", infer_nms },
 	{ "ScatterElements", infer_scatter }, { "Scatter", infer_scatter },
 	{ "ScatterND", infer_scatter }, { "GatherND", infer_gather_nd },
 	{ "GridSample", infer_grid_sample }, { "TfIdfVectorizer", infer_tfidf },
+	{ "MaxUnpool", infer_max_unpool },
 };
 const size_t vnpu_infer_data_num_ops = sizeof(vnpu_infer_data_ops) /
 				       sizeof(vnpu_infer_data_ops[0]);

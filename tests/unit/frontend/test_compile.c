@@ -578,6 +578,59 @@ static void test_tile_all_axes(void)
 	vnpu_model_free(m);
 }
 
+/* MaxUnpool: X scattered by flat indices into zeros, with and without a
+ * larger output_shape. */
+static void test_max_unpool(void)
+{
+	struct mb *b = mb_new(11);
+	float *out[8] = { 0 }, x[4];
+	struct vnpu_program *p;
+	Onnx__NodeProto *n;
+	vnpu_model *m;
+
+	mb_input(b, "x", F32, 4, (const int64_t[]){ 1, 1, 2, 2 });
+	mb_init_i64(b, "i", 4, (const int64_t[]){ 1, 1, 2, 2 }, (const int64_t[]){ 0, 3, 9, 14 });
+	mb_init_i64(b, "sh", 1, (const int64_t[]){ 4 }, (const int64_t[]){ 1, 1, 5, 6 });
+	n = mb_node(b, "MaxUnpool", (const char *[]){ "x", "i", NULL }, (const char *[]){ "y", NULL });
+	mb_attr_ints(n, "kernel_shape", 2, (const int64_t[]){ 2, 2 });
+	mb_attr_ints(n, "strides", 2, (const int64_t[]){ 2, 2 });
+	n = mb_node(b, "MaxUnpool", (const char *[]){ "x", "i", "sh", NULL },
+		    (const char *[]){ "y2", NULL });
+	mb_attr_ints(n, "kernel_shape", 2, (const int64_t[]){ 2, 2 });
+	mb_attr_ints(n, "strides", 2, (const int64_t[]){ 2, 2 });
+	mb_output(b, "y");
+	mb_output(b, "y2");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	p = compile_run(m, NULL, out);
+	fe_pattern(x, 4, 1);
+	if (p) {
+		static const int at[4] = { 0, 3, 9, 14 };
+		int bad = 0;
+
+		for (int e = 0; e < 16; e++) {
+			float want = 0;
+
+			for (int k = 0; k < 4; k++)
+				if (at[k] == e)
+					want = x[k];
+			bad += out[0][e] != want;
+			/* y2 [5, 6]: the 4x4 result in its corner */
+			bad += out[1][(e / 4) * 6 + e % 4] != want;
+		}
+		for (int r = 0; r < 5; r++)
+			for (int c = 0; c < 6; c++)
+				bad += (r >= 4 || c >= 4) && out[1][r * 6 + c] != 0;
+		CHECK_EQ(bad, 0);
+	}
+	free(out[0]);
+	free(out[1]);
+	vnpu_program_free(p);
+	vnpu_model_free(m);
+}
+
 /* TopK on integers, largest and smallest. */
 static void test_topk(void)
 {
@@ -811,6 +864,7 @@ int main(int argc, char **argv)
 		{ "einsum", test_einsum },
 		{ "topk", test_topk },
 		{ "tile_all_axes", test_tile_all_axes },
+		{ "max_unpool", test_max_unpool },
 		{ "if_select", test_if_select },
 		{ "wakeword_compile", test_wakeword_compile },
 		{ "dynamic_input_needs_reshape", test_dynamic_input_needs_reshape },
