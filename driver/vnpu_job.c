@@ -16,6 +16,8 @@
  */
 
 #include <linux/dma-resv.h>
+#include <linux/ktime.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/ww_mutex.h>
@@ -550,6 +552,27 @@ static struct vnpu_job *vnpu_job_lookup(struct vnpu_file *vfile, u64 id)
 }
 
 /*
+ * How long WAIT polls a fence before it sleeps. A short job ends within
+ * tens of microseconds on the scheduler thread, usually on another CPU;
+ * sleeping meanwhile lets this CPU go idle, and waking an idle CPU costs
+ * more than the job itself (under QEMU's TCG, tens of microseconds).
+ */
+#define VNPU_WAIT_SPIN_NS (100 * NSEC_PER_USEC)
+
+/* Poll @fence until it signals, for at most VNPU_WAIT_SPIN_NS. */
+static bool vnpu_fence_spin(struct dma_fence *fence, s64 deadline_ns)
+{
+	s64 end = min_t(s64, ktime_get_ns() + VNPU_WAIT_SPIN_NS, deadline_ns);
+
+	do {
+		if (dma_fence_is_signaled(fence))
+			return true;
+		cpu_relax();
+	} while (!need_resched() && ktime_get_ns() < end);
+	return false;
+}
+
+/*
  * Wait for @fence until the absolute CLOCK_MONOTONIC @deadline_ns: jiffies
  * are coarse, so never give up before the deadline has really passed.
  */
@@ -557,6 +580,8 @@ static long vnpu_fence_wait_abs(struct dma_fence *fence, s64 deadline_ns)
 {
 	long ret;
 
+	if (vnpu_fence_spin(fence, deadline_ns))
+		return 1;
 	do {
 		ret = dma_fence_wait_timeout(fence, true,
 					     drm_timeout_abs_to_jiffies(deadline_ns));
