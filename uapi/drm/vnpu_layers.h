@@ -106,6 +106,8 @@ extern "C" {
  *	counts (i64 [G]: where the n-grams of length g + 1 start in pool),
  *	indexes (i64, one per n-gram: its column of Y), weights (f32, one per
  *	n-gram), Y (f32, [W] or [B, W])
+ * @VNPU_LAYER_DET: Det, no attributes; tensors X [..., M, M] (M 1 to
+ *	%VNPU_DET_MAX_M), Y [...]; one float storage dtype
  */
 enum vnpu_layer_op {
 	VNPU_LAYER_INVALID = 0,
@@ -134,10 +136,14 @@ enum vnpu_layer_op {
 	VNPU_LAYER_GATHER_ND = 23,
 	VNPU_LAYER_GRID_SAMPLE = 24,
 	VNPU_LAYER_TFIDF = 25,
+	VNPU_LAYER_DET = 26,
 };
 
 /** VNPU_LAYER_OP_LAST - the highest op this header defines */
-#define VNPU_LAYER_OP_LAST VNPU_LAYER_TFIDF
+#define VNPU_LAYER_OP_LAST VNPU_LAYER_DET
+
+/** VNPU_DET_MAX_M - the largest matrix %VNPU_LAYER_DET takes */
+#define VNPU_DET_MAX_M 8
 
 /**
  * enum vnpu_act_func - element-wise functions of %VNPU_LAYER_UNARY, also

@@ -13,6 +13,7 @@
 #include "vnpu_eng_scatter.c"
 #include "vnpu_eng_grid.c"
 #include "vnpu_eng_tfidf.c"
+#include "vnpu_eng_det.c"
 
 const struct eng_kernels ENG_TABLE = {
 	.run = {
@@ -41,5 +42,6 @@ const struct eng_kernels ENG_TABLE = {
 		[VNPU_LAYER_GATHER_ND] = run_gather_nd,
 		[VNPU_LAYER_GRID_SAMPLE] = run_grid_sample,
 		[VNPU_LAYER_TFIDF] = run_tfidf,
+		[VNPU_LAYER_DET] = run_det,
 	},
 };

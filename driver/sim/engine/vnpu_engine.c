@@ -910,6 +910,23 @@ static int check_tfidf(const struct vnpu_tensor *t, __u32 n,
 	return 1;
 }
 
+static int check_det(const struct vnpu_tensor *t, __u32 n)
+{
+	const struct vnpu_tensor *x = &t[0], *y = &t[1];
+	__u32 d;
+
+	if (n != 2 || !is_fstore(x->dtype) || y->dtype != x->dtype ||
+	    x->rank < 2 || y->rank != x->rank - 2 ||
+	    x->dims[x->rank - 1] != x->dims[x->rank - 2] ||
+	    x->dims[x->rank - 1] < 1 || x->dims[x->rank - 1] > VNPU_DET_MAX_M ||
+	    !tensor_injective(y))
+		return 0;
+	for (d = 0; d < y->rank; d++)
+		if (y->dims[d] != x->dims[d])
+			return 0;
+	return 1;
+}
+
 static int is_q8(__u32 dtype)
 {
 	return dtype == VNPU_DTYPE_U8 || dtype == VNPU_DTYPE_I8;
@@ -1042,7 +1059,7 @@ static __u32 attr_size_of(__u32 op)
 	case VNPU_LAYER_TFIDF:
 		return sizeof(struct vnpu_layer_tfidf);
 	default:
-		return 0;	/* WHERE, CAST: none */
+		return 0;	/* WHERE, CAST, DET: none */
 	}
 }
 
@@ -1100,6 +1117,8 @@ static int check_op(__u32 op, const struct vnpu_tensor *t, __u32 n,
 		return check_grid_sample(t, n, attrs);
 	case VNPU_LAYER_TFIDF:
 		return check_tfidf(t, n, attrs);
+	case VNPU_LAYER_DET:
+		return check_det(t, n);
 	default:
 		return 0;
 	}
@@ -1215,6 +1234,8 @@ __u64 vnpu_eng_units(const struct eng_layer *l)
 		return 1;	/* updates apply in order */
 	case VNPU_LAYER_TFIDF:
 		return l->t[0].rank == 2 ? l->t[0].dims[0] : 1;	/* rows */
+	case VNPU_LAYER_DET:
+		return numel_y;	/* matrices */
 	default:
 		return eng_div_up(numel_y, ENG_ELEM_UNIT);
 	}

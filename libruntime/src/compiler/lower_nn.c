@@ -992,6 +992,16 @@ static vnpu_status lower_max_unpool(struct cstate *s, struct cop *op)
 	return cl_copy(s, corner, ct_dense(s, u));
 }
 
+static vnpu_status lower_det(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	struct ctensor t[2] = { ct_dense(s, IN(op, 0)), ct_dense(s, op->out[0]) };
+
+	if (xi->dims[xi->rank - 1] > VNPU_DET_MAX_M)
+		return UNSUP(s, "matrices above %d x %d", VNPU_DET_MAX_M, VNPU_DET_MAX_M);
+	return cl_layer(s, VNPU_LAYER_DET, t, 2, NULL, 0);
+}
+
 /* A 1-D i64 constant of @n entries of @v (NULL: all @fill). */
 static vnpu_status const_i64s(struct cstate *s, const int64_t *v, size_t n, int64_t fill,
 			      int32_t *out)
@@ -1226,7 +1236,7 @@ const struct lower_map cl_nn_maps[] = {
 	{ "ScatterElements", lower_scatter }, { "Scatter", lower_scatter },
 	{ "ScatterND", lower_scatter }, { "GatherND", lower_gather_nd },
 	{ "GridSample", lower_grid_sample }, { "TfIdfVectorizer", lower_tfidf },
-	{ "MaxUnpool", lower_max_unpool },
+	{ "MaxUnpool", lower_max_unpool }, { "Det", lower_det },
 	{ "NegativeLogLikelihoodLoss", lower_loss }, { "SoftmaxCrossEntropyLoss", lower_loss },
 	{ "ReduceSum", lower_reduce_op }, { "ReduceMean", lower_reduce_op },
 	{ "ReduceMax", lower_reduce_op }, { "ReduceMin", lower_reduce_op },

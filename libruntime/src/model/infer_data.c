@@ -739,13 +739,36 @@ static vnpu_status infer_max_unpool(struct ictx *c)
 	return VNPU_OK;
 }
 
+/* ---- Det ---- */
+
+static vnpu_status infer_det(struct ictx *c)
+{
+	const struct vnpu_tinfo *x;
+	vnpu_status st = inf_need_inputs(c, 1, 1);
+
+	if (st)
+		return st;
+	x = IN(c, 0);
+	if (!vnpu_type_is_float(x->type))
+		return FAIL(c, "input of type %s", vnpu_element_type_str(x->type));
+	if (x->rank < 0) {
+		set_out(c->out[0], x->type, -1, NULL);
+		return VNPU_OK;
+	}
+	if (x->rank < 2 || (x->dims[x->rank - 1] >= 0 && x->dims[x->rank - 2] >= 0 &&
+			    x->dims[x->rank - 1] != x->dims[x->rank - 2]))
+		return FAIL(c, "input must be [..., M, M]");
+	set_out(c->out[0], x->type, x->rank - 2, x->dims);
+	return VNPU_OK;
+}
+
 const struct op_infer vnpu_infer_data_ops[] = {
 	{ "NonZero", infer_nonzero }, { "Compress", infer_compress },
 	{ "Unique", infer_unique }, { "NonMaxSuppression", infer_nms },
 	{ "ScatterElements", infer_scatter }, { "Scatter", infer_scatter },
 	{ "ScatterND", infer_scatter }, { "GatherND", infer_gather_nd },
 	{ "GridSample", infer_grid_sample }, { "TfIdfVectorizer", infer_tfidf },
-	{ "MaxUnpool", infer_max_unpool },
+	{ "MaxUnpool", infer_max_unpool }, { "Det", infer_det },
 };
 const size_t vnpu_infer_data_num_ops = sizeof(vnpu_infer_data_ops) /
 				       sizeof(vnpu_infer_data_ops[0]);
