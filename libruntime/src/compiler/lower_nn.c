@@ -992,6 +992,64 @@ static vnpu_status lower_max_unpool(struct cstate *s, struct cop *op)
 	return cl_copy(s, corner, ct_dense(s, u));
 }
 
+/*
+ * MeanVarianceNormalization as ONNX's function body: (X - E[X]) /
+ * (sqrt(E[X^2] - E[X]^2) + 1e-9), the means over axes (default 0, 2, 3).
+ */
+static vnpu_status lower_mvn(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_attr *axes = vnpu_node_attr(N(op), "axes");
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	int64_t rdims[VNPU_MAX_RANK];
+	uint32_t mask = 0;
+	int32_t x = IN(op, 0), mean, ex2, sq, m2, var, sd, den, eps, t;
+	struct vnpu_layer_act sqrt_act = { .func = VNPU_ACT_SQRT };
+	vnpu_status st;
+
+	if (axes)
+		for (size_t i = 0; i < axes->n; i++)
+			mask |= 1u << (axes->ints[i] < 0 ? axes->ints[i] + xi->rank : axes->ints[i]);
+	else
+		mask = 1u | 4u | 8u;
+	for (int32_t d = 0; d < xi->rank; d++)
+		rdims[d] = mask >> d & 1 ? 1 : xi->dims[d];
+	/* Every step writes a temporary of its own (no layer writes its input). */
+	st = cs_add_temp(s, xi->type, xi->rank, rdims, &mean);
+	if (!st)
+		st = cs_add_temp(s, xi->type, xi->rank, rdims, &ex2);
+	if (!st)
+		st = cs_add_temp(s, xi->type, xi->rank, xi->dims, &sq);
+	if (!st)
+		st = cs_add_temp(s, xi->type, xi->rank, rdims, &m2);
+	if (!st)
+		st = cs_add_temp(s, xi->type, xi->rank, rdims, &var);
+	if (!st)
+		st = cs_add_temp(s, xi->type, xi->rank, rdims, &sd);
+	if (!st)
+		st = cs_add_temp(s, xi->type, xi->rank, rdims, &den);
+	if (!st)
+		st = cs_add_temp(s, xi->type, xi->rank, xi->dims, &t);
+	if (!st)
+		st = reduce(s, VNPU_REDUCE_MEAN, x, mean, mask);
+	if (!st)
+		st = cl_binary(s, VNPU_BIN_MUL, x, x, sq);
+	if (!st)
+		st = reduce(s, VNPU_REDUCE_MEAN, sq, ex2, mask);
+	if (!st)
+		st = cl_binary(s, VNPU_BIN_MUL, mean, mean, m2);
+	if (!st)
+		st = cl_binary(s, VNPU_BIN_SUB, ex2, m2, var);
+	if (!st)
+		st = cl_unary(s, var, sd, &sqrt_act);
+	if (!st)
+		st = cl_const_scalar(s, xi->type, 1e-9, &eps);
+	if (!st)
+		st = cl_binary(s, VNPU_BIN_ADD, sd, eps, den);
+	if (!st)
+		st = cl_binary(s, VNPU_BIN_SUB, x, mean, t);
+	return st ? st : cl_binary(s, VNPU_BIN_DIV, t, den, op->out[0]);
+}
+
 static vnpu_status lower_det(struct cstate *s, struct cop *op)
 {
 	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
@@ -1237,6 +1295,7 @@ const struct lower_map cl_nn_maps[] = {
 	{ "ScatterND", lower_scatter }, { "GatherND", lower_gather_nd },
 	{ "GridSample", lower_grid_sample }, { "TfIdfVectorizer", lower_tfidf },
 	{ "MaxUnpool", lower_max_unpool }, { "Det", lower_det },
+	{ "MeanVarianceNormalization", lower_mvn },
 	{ "NegativeLogLikelihoodLoss", lower_loss }, { "SoftmaxCrossEntropyLoss", lower_loss },
 	{ "ReduceSum", lower_reduce_op }, { "ReduceMean", lower_reduce_op },
 	{ "ReduceMax", lower_reduce_op }, { "ReduceMin", lower_reduce_op },

@@ -739,6 +739,31 @@ static vnpu_status infer_max_unpool(struct ictx *c)
 	return VNPU_OK;
 }
 
+/* ---- MeanVarianceNormalization ---- */
+
+static vnpu_status infer_mvn(struct ictx *c)
+{
+	const struct vnpu_attr *axes = vnpu_node_attr(c->n, "axes");
+	const struct vnpu_tinfo *x;
+	int64_t a;
+	vnpu_status st = inf_need_inputs(c, 1, 1);
+
+	if (st)
+		return st;
+	x = IN(c, 0);
+	if (!vnpu_type_is_float(x->type))
+		return FAIL(c, "input of type %s", vnpu_element_type_str(x->type));
+	for (size_t i = 0; axes && x->rank >= 0 && i < axes->n; i++) {
+		st = inf_check_axis(c, axes->ints[i], x->rank, &a);
+		if (st)
+			return st;
+	}
+	if (!axes && x->rank >= 0 && x->rank < 4)
+		return FAIL(c, "the default axes 0, 2, 3 need rank 4 or more");
+	copy_shape(c->out[0], x, x->type);
+	return VNPU_OK;
+}
+
 /* ---- Det ---- */
 
 static vnpu_status infer_det(struct ictx *c)
@@ -769,6 +794,7 @@ const struct op_infer vnpu_infer_data_ops[] = {
 	{ "ScatterND", infer_scatter }, { "GatherND", infer_gather_nd },
 	{ "GridSample", infer_grid_sample }, { "TfIdfVectorizer", infer_tfidf },
 	{ "MaxUnpool", infer_max_unpool }, { "Det", infer_det },
+	{ "MeanVarianceNormalization", infer_mvn },
 };
 const size_t vnpu_infer_data_num_ops = sizeof(vnpu_infer_data_ops) /
 				       sizeof(vnpu_infer_data_ops[0]);
