@@ -461,6 +461,26 @@ static vnpu_status lower_pool(struct cstate *s, struct cop *op)
 		if (vnpu_attr_int(N(op), "count_include_pad", 0))
 			attr.flags |= VNPU_POOL_F_COUNT_PAD;
 	}
+	/* MaxPool of 8- and 16-bit integers: exactly through f32. */
+	if (attr.mode == VNPU_POOL_MAX && !vnpu_type_is_float(xi->type) &&
+	    vnpu_element_type_size(xi->type) <= 2 && xi->type != VNPU_TYPE_BOOL) {
+		const struct vnpu_tinfo *yi = INFO(s, op->out[0]);
+		int32_t xf, yf;
+
+		st = cl_cast(s, IN(op, 0), VNPU_TYPE_F32, &xf);
+		if (!st)
+			st = cs_add_temp(s, VNPU_TYPE_F32, yi->rank, yi->dims, &yf);
+		if (st)
+			return st;
+		t[0] = ct_dense(s, xf);
+		t[1] = ct_dense(s, yf);
+		st = cl_layer(s, VNPU_LAYER_POOL, t, 2, &attr, sizeof(attr));
+		if (st)
+			return st;
+		t[0] = ct_dense(s, yf);
+		t[1] = ct_dense(s, op->out[0]);
+		return cl_layer(s, VNPU_LAYER_CAST, t, 2, NULL, 0);
+	}
 	t[0] = ct_dense(s, IN(op, 0));
 	t[1] = ct_dense(s, op->out[0]);
 	return cl_layer(s, VNPU_LAYER_POOL, t, 2, &attr, sizeof(attr));
