@@ -9,6 +9,8 @@
  * kernel_fpu_begin() and kernel_fpu_end() and is sized so that one FPU
  * section stays short. When a job ends the firmware signals its hardware
  * fence, which is what an interrupt handler would do on real hardware.
+ * A job of NOPs only ends right away in the scheduler's run_job when the
+ * device is idle (vnpu_fw_run_now()): it has nothing to run.
  *
  * A reset abandons the running job (it ends TIMEOUT) at the next command
  * or part boundary; SPIN commands and injected hangs wait for that reset.
