@@ -764,6 +764,73 @@ static vnpu_status infer_mvn(struct ictx *c)
 	return VNPU_OK;
 }
 
+/* ---- MelWeightMatrix ---- */
+
+/*
+ * Triangular filters over the spectrogram bins, evenly spaced on the mel
+ * scale, as ONNX's reference computes them (bin edges rounded down to
+ * whole bins). Folds once the five scalars are known.
+ */
+static vnpu_status infer_mel(struct ictx *c)
+{
+	vnpu_element_type type = (vnpu_element_type)vnpu_attr_int(c->n, "output_datatype",
+								  VNPU_TYPE_F32);
+	int64_t dims[2] = { VNPU_DIM_DYNAMIC, VNPU_DIM_DYNAMIC }, mels, dft, rate, *edge;
+	double lo, hi, step;
+	vnpu_status st = inf_need_inputs(c, 5, 5);
+
+	if (st)
+		return st;
+	if (!vnpu_type_is_float(type))
+		return inf_error(c, VNPU_UNSUPPORTED, "output_datatype %d", (int)type);
+	if (!all_known(c)) {
+		set_out(c->out[0], type, 2, dims);
+		return VNPU_OK;
+	}
+	for (uint32_t i = 0; i < 5; i++)
+		if (elems(IN(c, i)) != 1)
+			return FAIL(c, "input %u is not a scalar", i);
+	mels = vnpu_elem_get_i(IN(c, 0)->data, IN(c, 0)->type, 0);
+	dft = vnpu_elem_get_i(IN(c, 1)->data, IN(c, 1)->type, 0);
+	rate = vnpu_elem_get_i(IN(c, 2)->data, IN(c, 2)->type, 0);
+	lo = vnpu_elem_get_f(IN(c, 3)->data, IN(c, 3)->type, 0);
+	hi = vnpu_elem_get_f(IN(c, 4)->data, IN(c, 4)->type, 0);
+	if (mels < 1 || mels > (1 << 20) || dft < 1 || dft > (1 << 24) || rate < 1 ||
+	    !(lo >= 0) || !(hi > lo))
+		return FAIL(c, "num_mel_bins, dft_length, sample_rate or the edges out of range");
+	dims[0] = dft / 2 + 1;
+	dims[1] = mels;
+	set_out(c->out[0], type, 2, dims);
+	if (!inf_alloc_out(c, c->out[0]))
+		return VNPU_OK;
+	edge = calloc((size_t)mels + 2, sizeof(int64_t));
+	if (!edge)
+		return inf_error(c, VNPU_OUT_OF_MEMORY, "out of memory");
+	lo = 2595 * log10(1 + lo / 700);
+	hi = 2595 * log10(1 + hi / 700);
+	step = (hi - lo) / (double)(mels + 2);
+	for (int64_t i = 0; i < mels + 2; i++) {
+		double hz = 700 * (pow(10, ((double)i * step + lo) / 2595) - 1);
+		int64_t b = (int64_t)floor((double)(dft + 1) * hz / (double)rate);
+
+		edge[i] = b < 0 ? 0 : b >= dims[0] ? dims[0] - 1 : b;
+	}
+	for (int64_t m = 0; m < mels; m++) {
+		int64_t l = edge[m], ce = edge[m + 1], r = edge[m + 2];
+
+		if (ce == l)
+			vnpu_elem_set_f(c->out[0]->data, type, ce * mels + m, 1);
+		for (int64_t j = l; ce > l && j <= ce; j++)
+			vnpu_elem_set_f(c->out[0]->data, type, j * mels + m,
+					(double)(j - l) / (double)(ce - l));
+		for (int64_t j = ce; j < r; j++)
+			vnpu_elem_set_f(c->out[0]->data, type, j * mels + m,
+					(double)(r - j) / (double)(r - ce));
+	}
+	free(edge);
+	return VNPU_OK;
+}
+
 /* ---- Det ---- */
 
 static vnpu_status infer_det(struct ictx *c)
@@ -794,7 +861,7 @@ const struct op_infer vnpu_infer_data_ops[] = {
 	{ "ScatterND", infer_scatter }, { "GatherND", infer_gather_nd },
 	{ "GridSample", infer_grid_sample }, { "TfIdfVectorizer", infer_tfidf },
 	{ "MaxUnpool", infer_max_unpool }, { "Det", infer_det },
-	{ "MeanVarianceNormalization", infer_mvn },
+	{ "MeanVarianceNormalization", infer_mvn }, { "MelWeightMatrix", infer_mel },
 };
 const size_t vnpu_infer_data_num_ops = sizeof(vnpu_infer_data_ops) /
 				       sizeof(vnpu_infer_data_ops[0]);
