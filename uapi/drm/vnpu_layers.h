@@ -108,6 +108,9 @@ extern "C" {
  *	n-gram), Y (f32, [W] or [B, W])
  * @VNPU_LAYER_DET: Det, no attributes; tensors X [..., M, M] (M 1 to
  *	%VNPU_DET_MAX_M), Y [...]; one float storage dtype
+ * @VNPU_LAYER_ROI_ALIGN: RoiAlign, &struct vnpu_layer_roi_align; tensors
+ *	X [N, C, H, W], rois [R, 4] (x1, y1, x2, y2; X's dtype), batch
+ *	indices (i32 or i64 [R]), Y [R, C, Ho, Wo]; one float storage dtype
  */
 enum vnpu_layer_op {
 	VNPU_LAYER_INVALID = 0,
@@ -137,10 +140,11 @@ enum vnpu_layer_op {
 	VNPU_LAYER_GRID_SAMPLE = 24,
 	VNPU_LAYER_TFIDF = 25,
 	VNPU_LAYER_DET = 26,
+	VNPU_LAYER_ROI_ALIGN = 27,
 };
 
 /** VNPU_LAYER_OP_LAST - the highest op this header defines */
-#define VNPU_LAYER_OP_LAST VNPU_LAYER_DET
+#define VNPU_LAYER_OP_LAST VNPU_LAYER_ROI_ALIGN
 
 /** VNPU_DET_MAX_M - the largest matrix %VNPU_LAYER_DET takes */
 #define VNPU_DET_MAX_M 8
@@ -812,6 +816,23 @@ struct vnpu_layer_tfidf {
 	__u32 max_gram;
 	__u32 max_skip;
 	__u32 mode;
+};
+
+/**
+ * struct vnpu_layer_roi_align - attributes of %VNPU_LAYER_ROI_ALIGN
+ * @mode: 0: the average of the samples of a bin; 1: their maximum (each
+ *	sample the largest of its four weighted neighbours)
+ * @half_pixel: 1: ROI corners shifted by half an element (ONNX
+ *	half_pixel); 0: not, and ROIs at least 1 x 1 (output_half_pixel)
+ * @sampling_ratio: samples per bin along each axis; 0: ceil(ROI extent /
+ *	output extent)
+ * @spatial_scale: f32 bits of the scale from ROI to X coordinates (finite)
+ */
+struct vnpu_layer_roi_align {
+	__u32 mode;
+	__u32 half_pixel;
+	__u32 sampling_ratio;
+	__u32 spatial_scale;
 };
 
 /**

@@ -14,6 +14,7 @@
 #include "vnpu_eng_grid.c"
 #include "vnpu_eng_tfidf.c"
 #include "vnpu_eng_det.c"
+#include "vnpu_eng_roi.c"
 
 const struct eng_kernels ENG_TABLE = {
 	.run = {
@@ -43,5 +44,6 @@ const struct eng_kernels ENG_TABLE = {
 		[VNPU_LAYER_GRID_SAMPLE] = run_grid_sample,
 		[VNPU_LAYER_TFIDF] = run_tfidf,
 		[VNPU_LAYER_DET] = run_det,
+		[VNPU_LAYER_ROI_ALIGN] = run_roi_align,
 	},
 };

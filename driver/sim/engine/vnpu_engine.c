@@ -927,6 +927,24 @@ static int check_det(const struct vnpu_tensor *t, __u32 n)
 	return 1;
 }
 
+static int check_roi_align(const struct vnpu_tensor *t, __u32 n,
+			   const struct vnpu_layer_roi_align *a)
+{
+	const struct vnpu_tensor *x = &t[0], *r = &t[1], *b = &t[2], *y = &t[3];
+
+	if (n != 4 || a->mode > 1 || a->half_pixel > 1 ||
+	    a->sampling_ratio > ENG_MAX_PAD || !f32_ok(a->spatial_scale) ||
+	    !is_fstore(x->dtype) || r->dtype != x->dtype || y->dtype != x->dtype ||
+	    !is_index(b->dtype) || x->rank != 4 || r->rank != 2 ||
+	    r->dims[1] != 4 || b->rank != 1 || b->dims[0] != r->dims[0] ||
+	    y->rank != 4 || y->dims[0] != r->dims[0] || y->dims[1] != x->dims[1] ||
+	    !y->dims[2] || !y->dims[3] ||
+	    (vnpu_eng_numel(y) && (!x->dims[0] || !x->dims[2] || !x->dims[3])) ||
+	    !tensor_injective(y))
+		return 0;
+	return 1;
+}
+
 static int is_q8(__u32 dtype)
 {
 	return dtype == VNPU_DTYPE_U8 || dtype == VNPU_DTYPE_I8;
@@ -1058,6 +1076,8 @@ static __u32 attr_size_of(__u32 op)
 		return sizeof(struct vnpu_layer_grid_sample);
 	case VNPU_LAYER_TFIDF:
 		return sizeof(struct vnpu_layer_tfidf);
+	case VNPU_LAYER_ROI_ALIGN:
+		return sizeof(struct vnpu_layer_roi_align);
 	default:
 		return 0;	/* WHERE, CAST, DET: none */
 	}
@@ -1119,6 +1139,8 @@ static int check_op(__u32 op, const struct vnpu_tensor *t, __u32 n,
 		return check_tfidf(t, n, attrs);
 	case VNPU_LAYER_DET:
 		return check_det(t, n);
+	case VNPU_LAYER_ROI_ALIGN:
+		return check_roi_align(t, n, attrs);
 	default:
 		return 0;
 	}

@@ -1070,6 +1070,33 @@ static vnpu_status lower_mvn(struct cstate *s, struct cop *op)
 	return st ? st : cl_binary(s, VNPU_BIN_DIV, t, den, op->out[0]);
 }
 
+static vnpu_status lower_roi_align(struct cstate *s, struct cop *op)
+{
+	static const char *const coords[] = { "output_half_pixel", "half_pixel" };
+	const struct vnpu_node *n = N(op);
+	const char *coord = vnpu_attr_str(n, "coordinate_transformation_mode",
+					  s->m->opset >= 16 ? "half_pixel" : "output_half_pixel");
+	const char *mode = vnpu_attr_str(n, "mode", "avg");
+	int64_t ratio = vnpu_attr_int(n, "sampling_ratio", 0);
+	int c = str_index(coord, coords, 2);
+	struct vnpu_layer_roi_align attr = {
+		.spatial_scale = f32_bits(vnpu_attr_float(n, "spatial_scale", 1.0f)),
+	};
+	struct ctensor t[4] = { ct_dense(s, IN(op, 0)), ct_dense(s, IN(op, 1)),
+				ct_dense(s, IN(op, 2)), ct_dense(s, op->out[0]) };
+
+	if (c < 0)
+		return UNSUP(s, "coordinate_transformation_mode '%s'", coord);
+	if (strcmp(mode, "avg") && strcmp(mode, "max"))
+		return UNSUP(s, "mode '%s'", mode);
+	if (ratio < 0 || ratio > 1024)
+		return UNSUP(s, "sampling_ratio %lld", (long long)ratio);
+	attr.half_pixel = (uint32_t)c;
+	attr.mode = !strcmp(mode, "max");
+	attr.sampling_ratio = (uint32_t)ratio;
+	return cl_layer(s, VNPU_LAYER_ROI_ALIGN, t, 4, &attr, sizeof(attr));
+}
+
 static vnpu_status lower_det(struct cstate *s, struct cop *op)
 {
 	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
@@ -1315,7 +1342,7 @@ const struct lower_map cl_nn_maps[] = {
 	{ "ScatterND", lower_scatter }, { "GatherND", lower_gather_nd },
 	{ "GridSample", lower_grid_sample }, { "TfIdfVectorizer", lower_tfidf },
 	{ "MaxUnpool", lower_max_unpool }, { "Det", lower_det },
-	{ "MeanVarianceNormalization", lower_mvn },
+	{ "MeanVarianceNormalization", lower_mvn }, { "RoiAlign", lower_roi_align },
 	{ "NegativeLogLikelihoodLoss", lower_loss }, { "SoftmaxCrossEntropyLoss", lower_loss },
 	{ "ReduceSum", lower_reduce_op }, { "ReduceMean", lower_reduce_op },
 	{ "ReduceMax", lower_reduce_op }, { "ReduceMin", lower_reduce_op },

@@ -831,6 +831,35 @@ static vnpu_status infer_mel(struct ictx *c)
 	return VNPU_OK;
 }
 
+/* ---- RoiAlign ---- */
+
+static vnpu_status infer_roi_align(struct ictx *c)
+{
+	const struct vnpu_tinfo *x, *r, *b;
+	int64_t dims[4];
+	vnpu_status st = inf_need_inputs(c, 3, 3);
+
+	if (st)
+		return st;
+	x = IN(c, 0);
+	r = IN(c, 1);
+	b = IN(c, 2);
+	if (!vnpu_type_is_float(x->type) || r->type != x->type ||
+	    (b->type != VNPU_TYPE_I64 && b->type != VNPU_TYPE_I32))
+		return FAIL(c, "X and rois of one float type, batch_indices integer");
+	if ((x->rank >= 0 && x->rank != 4) || (r->rank >= 0 && r->rank != 2) ||
+	    (b->rank >= 0 && b->rank != 1))
+		return FAIL(c, "X [N, C, H, W], rois [R, 4] and batch_indices [R] expected");
+	dims[0] = r->rank == 2 ? r->dims[0] : VNPU_DIM_DYNAMIC;
+	dims[1] = x->rank == 4 ? x->dims[1] : VNPU_DIM_DYNAMIC;
+	dims[2] = vnpu_attr_int(c->n, "output_height", 1);
+	dims[3] = vnpu_attr_int(c->n, "output_width", 1);
+	if (dims[2] < 1 || dims[3] < 1 || dims[2] > VNPU_MAX_ELEMS || dims[3] > VNPU_MAX_ELEMS)
+		return FAIL(c, "output_height and output_width must be positive");
+	set_out(c->out[0], x->type, 4, dims);
+	return VNPU_OK;
+}
+
 /* ---- Det ---- */
 
 static vnpu_status infer_det(struct ictx *c)
@@ -862,6 +891,7 @@ const struct op_infer vnpu_infer_data_ops[] = {
 	{ "GridSample", infer_grid_sample }, { "TfIdfVectorizer", infer_tfidf },
 	{ "MaxUnpool", infer_max_unpool }, { "Det", infer_det },
 	{ "MeanVarianceNormalization", infer_mvn }, { "MelWeightMatrix", infer_mel },
+	{ "RoiAlign", infer_roi_align },
 };
 const size_t vnpu_infer_data_num_ops = sizeof(vnpu_infer_data_ops) /
 				       sizeof(vnpu_infer_data_ops[0]);
