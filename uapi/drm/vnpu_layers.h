@@ -111,6 +111,9 @@ extern "C" {
  * @VNPU_LAYER_ROI_ALIGN: RoiAlign, &struct vnpu_layer_roi_align; tensors
  *	X [N, C, H, W], rois [R, 4] (x1, y1, x2, y2; X's dtype), batch
  *	indices (i32 or i64 [R]), Y [R, C, Ho, Wo]; one float storage dtype
+ * @VNPU_LAYER_MAXPOOL_INDEX: MaxPool with its Indices output, &struct
+ *	vnpu_layer_pool_index; tensors X [N, C, H, W] (a float storage dtype),
+ *	Y [N, C, OH, OW] (X's dtype), I [N, C, OH, OW] (i64)
  */
 enum vnpu_layer_op {
 	VNPU_LAYER_INVALID = 0,
@@ -141,10 +144,11 @@ enum vnpu_layer_op {
 	VNPU_LAYER_TFIDF = 25,
 	VNPU_LAYER_DET = 26,
 	VNPU_LAYER_ROI_ALIGN = 27,
+	VNPU_LAYER_MAXPOOL_INDEX = 28,
 };
 
 /** VNPU_LAYER_OP_LAST - the highest op this header defines */
-#define VNPU_LAYER_OP_LAST VNPU_LAYER_ROI_ALIGN
+#define VNPU_LAYER_OP_LAST VNPU_LAYER_MAXPOOL_INDEX
 
 /** VNPU_DET_MAX_M - the largest matrix %VNPU_LAYER_DET takes */
 #define VNPU_DET_MAX_M 8
@@ -816,6 +820,29 @@ struct vnpu_layer_tfidf {
 	__u32 max_gram;
 	__u32 max_skip;
 	__u32 mode;
+};
+
+/**
+ * struct vnpu_layer_pool_index - attributes of %VNPU_LAYER_MAXPOOL_INDEX
+ * @kernel: window (KH, KW), >= 1
+ * @stride: strides, >= 1
+ * @dilation: dilations, >= 1
+ * @pad_begin: leading padding (the trailing padding follows from Y)
+ * @storage_order: 0: I counts row-major over X ((n, c, h, w)); 1:
+ *	column-major within each plane ((n, c, w, h))
+ * @pad: must be zero
+ *
+ * Y is the largest element of each window (padding excluded; the first of
+ * equal ones), I its index into X; a window in the padding only gives
+ * -inf and index -1.
+ */
+struct vnpu_layer_pool_index {
+	__u32 kernel[2];
+	__u32 stride[2];
+	__u32 dilation[2];
+	__u32 pad_begin[2];
+	__u32 storage_order;
+	__u32 pad;
 };
 
 /**

@@ -15,6 +15,7 @@
 #include "vnpu_eng_tfidf.c"
 #include "vnpu_eng_det.c"
 #include "vnpu_eng_roi.c"
+#include "vnpu_eng_poolidx.c"
 
 const struct eng_kernels ENG_TABLE = {
 	.run = {
@@ -45,5 +46,6 @@ const struct eng_kernels ENG_TABLE = {
 		[VNPU_LAYER_TFIDF] = run_tfidf,
 		[VNPU_LAYER_DET] = run_det,
 		[VNPU_LAYER_ROI_ALIGN] = run_roi_align,
+		[VNPU_LAYER_MAXPOOL_INDEX] = run_maxpool_index,
 	},
 };

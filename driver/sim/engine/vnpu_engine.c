@@ -945,6 +945,33 @@ static int check_roi_align(const struct vnpu_tensor *t, __u32 n,
 	return 1;
 }
 
+static int check_maxpool_index(const struct vnpu_tensor *t, __u32 n,
+			       const struct vnpu_layer_pool_index *a)
+{
+	const struct vnpu_tensor *x = &t[0], *y = &t[1], *ix = &t[2];
+	__u32 d;
+
+	if (n != 3 || a->storage_order > 1 || a->pad || !is_fstore(x->dtype) ||
+	    y->dtype != x->dtype || ix->dtype != VNPU_DTYPE_I64 ||
+	    x->rank != 4 || !same_dims(y, ix) || y->rank != 4 ||
+	    y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1] ||
+	    !tensor_injective(y) || !tensor_injective(ix))
+		return 0;
+	for (d = 0; d < 2; d++) {
+		/* Every window starts at most its extent past the input. */
+		__u64 span = (__u64)a->dilation[d] * (a->kernel[d] - 1) + 1;
+
+		if (!a->kernel[d] || !a->stride[d] || !a->dilation[d] ||
+		    a->kernel[d] > ENG_MAX_PAD || a->stride[d] > ENG_MAX_PAD ||
+		    a->dilation[d] > ENG_MAX_PAD || a->pad_begin[d] >= span ||
+		    (y->dims[d + 2] &&
+		     (y->dims[d + 2] - 1) * a->stride[d] >
+		     x->dims[d + 2] + a->pad_begin[d] + span))
+			return 0;
+	}
+	return 1;
+}
+
 static int is_q8(__u32 dtype)
 {
 	return dtype == VNPU_DTYPE_U8 || dtype == VNPU_DTYPE_I8;
@@ -1078,6 +1105,8 @@ static __u32 attr_size_of(__u32 op)
 		return sizeof(struct vnpu_layer_tfidf);
 	case VNPU_LAYER_ROI_ALIGN:
 		return sizeof(struct vnpu_layer_roi_align);
+	case VNPU_LAYER_MAXPOOL_INDEX:
+		return sizeof(struct vnpu_layer_pool_index);
 	default:
 		return 0;	/* WHERE, CAST, DET: none */
 	}
@@ -1141,6 +1170,8 @@ static int check_op(__u32 op, const struct vnpu_tensor *t, __u32 n,
 		return check_det(t, n);
 	case VNPU_LAYER_ROI_ALIGN:
 		return check_roi_align(t, n, attrs);
+	case VNPU_LAYER_MAXPOOL_INDEX:
+		return check_maxpool_index(t, n, attrs);
 	default:
 		return 0;
 	}

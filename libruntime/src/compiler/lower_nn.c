@@ -420,6 +420,40 @@ static vnpu_status lower_conv_transpose(struct cstate *s, struct cop *op)
 	return cl_layer(s, VNPU_LAYER_CONV, t, nt, &attr, sizeof(attr));
 }
 
+/* MaxPool with its Indices output (2-D; 1-D as a height of 1). */
+static vnpu_status maxpool_index(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0)), *yi = INFO(s, op->out[0]);
+	const struct vnpu_attr *ks = vnpu_node_attr(N(op), "kernel_shape");
+	struct vnpu_layer_pool_index attr = {
+		.storage_order = vnpu_attr_int(N(op), "storage_order", 0) != 0,
+	};
+	int64_t kernel[2] = { 1, 1 }, xd[4], yd[4];
+	uint32_t pe[2];
+	int32_t nsp = xi->rank - 2;
+	struct ctensor t[3];
+	vnpu_status st;
+
+	if (nsp < 1 || nsp > 2)
+		return UNSUP(s, "%d-D pooling with Indices (only 1-D and 2-D)", nsp);
+	for (int32_t d = 0; d < nsp; d++)
+		kernel[d] = ks->ints[d];
+	st = window_attrs(s, op, IN(op, 0), op->out[0], kernel, attr.kernel, attr.stride,
+			  attr.dilation, attr.pad_begin, pe);
+	if (st)
+		return st;
+	for (int32_t d = 0; d < 4; d++) {
+		int32_t k = d < 2 ? d : d - (4 - xi->rank);
+
+		xd[d] = d >= 2 && k < 2 ? 1 : xi->dims[k];
+		yd[d] = d >= 2 && k < 2 ? 1 : yi->dims[k];
+	}
+	t[0] = ct_shaped(s, IN(op, 0), 4, xd);
+	t[1] = ct_shaped(s, op->out[0], 4, yd);
+	t[2] = ct_shaped(s, op->out[1], 4, yd);
+	return cl_layer(s, VNPU_LAYER_MAXPOOL_INDEX, t, 3, &attr, sizeof(attr));
+}
+
 static vnpu_status lower_pool(struct cstate *s, struct cop *op)
 {
 	const char *name = N(op)->op;
@@ -433,7 +467,7 @@ static vnpu_status lower_pool(struct cstate *s, struct cop *op)
 	if (nsp < 1 || nsp > 2)
 		return UNSUP(s, "%d-D pooling (only 1-D and 2-D)", nsp);
 	if (op->num_out > 1 && op->out[1] >= 0)
-		return UNSUP(s, "the Indices output is not supported");
+		return maxpool_index(s, op);
 	if (strstr(name, "Max"))
 		attr.mode = VNPU_POOL_MAX;
 	else if (strstr(name, "Average"))
