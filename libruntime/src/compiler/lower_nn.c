@@ -420,6 +420,79 @@ static vnpu_status lower_conv_transpose(struct cstate *s, struct cop *op)
 	return cl_layer(s, VNPU_LAYER_CONV, t, nt, &attr, sizeof(attr));
 }
 
+/*
+ * 3-D MaxPool and AveragePool as two 2-D pools: over (H, W) of every depth
+ * slice, then over D. A 3-D window is the product of its axes' intervals
+ * (padding too), so the max of maxes and, count for count, the mean of
+ * means are the 3-D results.
+ */
+static vnpu_status pool_3d(struct cstate *s, struct cop *op, const struct vnpu_layer_pool *base)
+{
+	const struct vnpu_node *n = N(op);
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0)), *yi = INFO(s, op->out[0]);
+	const struct vnpu_attr *ks = vnpu_node_attr(n, "kernel_shape");
+	const struct vnpu_attr *sa = vnpu_node_attr(n, "strides");
+	const struct vnpu_attr *da = vnpu_node_attr(n, "dilations");
+	const struct vnpu_attr *pa = vnpu_node_attr(n, "pads");
+	const char *autopad = vnpu_attr_str(n, "auto_pad", "NOTSET");
+	struct vnpu_layer_pool hw = *base, dp = *base;
+	int64_t xv[4], zv[4], z2[4], yv[4];
+	int32_t z;
+	struct ctensor t[2];
+	vnpu_status st;
+
+	if (strcmp(autopad, "NOTSET") && strcmp(autopad, "VALID"))
+		return UNSUP(s, "3-D pooling with auto_pad %s", autopad);
+	if (!ks || ks->n != 3 || (sa && sa->n != 3) || (da && da->n != 3) || (pa && pa->n != 6))
+		return cs_fail(s, VNPU_PARSE_ERROR, "kernel_shape, strides, dilations or pads of the wrong length");
+	for (int d = 0; d < 3; d++) {
+		struct vnpu_layer_pool *a = d ? &hw : &dp;
+		int k = d ? d - 1 : 1;	/* dp pools along its H axis */
+
+		a->kernel[k] = (uint32_t)ks->ints[d];
+		a->stride[k] = (uint32_t)(sa ? sa->ints[d] : 1);
+		a->dilation[k] = (uint32_t)(da ? da->ints[d] : 1);
+		if (pa && strcmp(autopad, "VALID")) {
+			a->pad_begin[k] = (uint32_t)pa->ints[d];
+			a->pad_end[k] = (uint32_t)pa->ints[d + 3];
+		}
+	}
+	dp.kernel[0] = dp.kernel[1];
+	dp.stride[0] = dp.stride[1];
+	dp.dilation[0] = dp.dilation[1];
+	dp.pad_begin[0] = dp.pad_begin[1];
+	dp.pad_end[0] = dp.pad_end[1];
+	dp.kernel[1] = dp.stride[1] = dp.dilation[1] = 1;
+	dp.pad_begin[1] = dp.pad_end[1] = 0;
+	xv[0] = xi->dims[0];
+	xv[1] = xi->dims[1] * xi->dims[2];
+	xv[2] = xi->dims[3];
+	xv[3] = xi->dims[4];
+	zv[0] = xi->dims[0];
+	zv[1] = xv[1];
+	zv[2] = yi->dims[3];
+	zv[3] = yi->dims[4];
+	st = cs_add_temp(s, xi->type, 4, zv, &z);
+	if (st)
+		return st;
+	t[0] = ct_shaped(s, IN(op, 0), 4, xv);
+	t[1] = ct_dense(s, z);
+	st = cl_layer(s, VNPU_LAYER_POOL, t, 2, &hw, sizeof(hw));
+	if (st)
+		return st;
+	z2[0] = xi->dims[0] * xi->dims[1];
+	z2[1] = 1;
+	z2[2] = xi->dims[2];
+	z2[3] = zv[2] * zv[3];
+	yv[0] = z2[0];
+	yv[1] = 1;
+	yv[2] = yi->dims[2];
+	yv[3] = z2[3];
+	t[0] = ct_shaped(s, z, 4, z2);
+	t[1] = ct_shaped(s, op->out[0], 4, yv);
+	return cl_layer(s, VNPU_LAYER_POOL, t, 2, &dp, sizeof(dp));
+}
+
 /* MaxPool with its Indices output (2-D; 1-D as a height of 1). */
 static vnpu_status maxpool_index(struct cstate *s, struct cop *op)
 {
@@ -464,10 +537,18 @@ static vnpu_status lower_pool(struct cstate *s, struct cop *op)
 	struct ctensor t[2];
 	vnpu_status st;
 
-	if (nsp < 1 || nsp > 2)
-		return UNSUP(s, "%d-D pooling (only 1-D and 2-D)", nsp);
 	if (op->num_out > 1 && op->out[1] >= 0)
 		return maxpool_index(s, op);
+	if (nsp == 3 && strncmp(name, "Global", 6) && strncmp(name, "Lp", 2)) {
+		attr.mode = strstr(name, "Max") ? VNPU_POOL_MAX : VNPU_POOL_AVG;
+		if (vnpu_attr_int(N(op), "ceil_mode", 0))
+			attr.flags |= VNPU_POOL_F_CEIL;
+		if (vnpu_attr_int(N(op), "count_include_pad", 0))
+			attr.flags |= VNPU_POOL_F_COUNT_PAD;
+		return pool_3d(s, op, &attr);
+	}
+	if (nsp < 1 || nsp > 2)
+		return UNSUP(s, "%d-D pooling (only 1-D, 2-D and 3-D Max/AveragePool)", nsp);
 	if (strstr(name, "Max"))
 		attr.mode = VNPU_POOL_MAX;
 	else if (strstr(name, "Average"))

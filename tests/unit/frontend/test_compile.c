@@ -631,6 +631,69 @@ static void test_max_unpool(void)
 	vnpu_model_free(m);
 }
 
+/* 3-D Max- and AveragePool (padding excluded from the count) against a
+ * direct computation. */
+static void test_pool_3d(void)
+{
+	enum { C = 2, D = 4, H = 5, W = 3, OD = 3, OH = 3, OW = 2 };
+	struct mb *b = mb_new(13);
+	float *out[8] = { 0 }, x[C * D * H * W];
+	struct vnpu_program *p;
+	Onnx__NodeProto *n;
+	vnpu_model *m;
+
+	mb_input(b, "x", F32, 5, (const int64_t[]){ 1, C, D, H, W });
+	for (int k = 0; k < 2; k++) {
+		n = mb_node(b, k ? "AveragePool" : "MaxPool", (const char *[]){ "x", NULL },
+			    (const char *[]){ k ? "a" : "mx", NULL });
+		mb_attr_ints(n, "kernel_shape", 3, (const int64_t[]){ 2, 3, 2 });
+		mb_attr_ints(n, "strides", 3, (const int64_t[]){ 1, 2, 2 });
+		mb_attr_ints(n, "pads", 6, (const int64_t[]){ 0, 1, 1, 0, 1, 0 });
+	}
+	mb_output(b, "mx");
+	mb_output(b, "a");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	p = compile_run(m, NULL, out);
+	fe_pattern(x, C * D * H * W, 1);
+	if (p) {
+		float worst = 0;
+
+		for (int c = 0; c < C; c++)
+			for (int od = 0; od < OD; od++)
+				for (int oh = 0; oh < OH; oh++)
+					for (int ow = 0; ow < OW; ow++) {
+						float mx = -INFINITY, sum = 0;
+						int cnt = 0, o = ((c * OD + od) * OH + oh) * OW + ow;
+
+						for (int i = 0; i < 2; i++)
+							for (int j = 0; j < 3; j++)
+								for (int k = 0; k < 2; k++) {
+									int dd = od + i, hh = oh * 2 - 1 + j;
+									int ww = ow * 2 - 1 + k;
+									float v;
+
+									if (dd >= D || hh < 0 || hh >= H ||
+									    ww < 0 || ww >= W)
+										continue;
+									v = x[((c * D + dd) * H + hh) * W + ww];
+									mx = v > mx ? v : mx;
+									sum += v;
+									cnt++;
+								}
+						worst = fmaxf(worst, fabsf(out[0][o] - mx));
+						worst = fmaxf(worst, fabsf(out[1][o] - sum / (float)cnt));
+					}
+		CHECK(worst < 1e-5f);
+	}
+	free(out[0]);
+	free(out[1]);
+	vnpu_program_free(p);
+	vnpu_model_free(m);
+}
+
 /* TopK on integers, largest and smallest. */
 static void test_topk(void)
 {
@@ -865,6 +928,7 @@ int main(int argc, char **argv)
 		{ "topk", test_topk },
 		{ "tile_all_axes", test_tile_all_axes },
 		{ "max_unpool", test_max_unpool },
+		{ "pool_3d", test_pool_3d },
 		{ "if_select", test_if_select },
 		{ "wakeword_compile", test_wakeword_compile },
 		{ "dynamic_input_needs_reshape", test_dynamic_input_needs_reshape },
