@@ -54,8 +54,16 @@ static vnpu_status add_val(struct cstate *s, vnpu_element_type type, int32_t ran
 			   const int64_t *dims, int32_t *out)
 {
 	struct cval *v;
-	vnpu_status st = grow((void **)&s->vals, &s->cap_vals, s->num_vals + 1, sizeof(*s->vals));
+	int64_t d0[VNPU_MAX_RANK];
+	vnpu_status st;
 
+	/* @dims may lie in the table that grow() moves: copy them first. */
+	if (rank > VNPU_MAX_RANK)
+		return vnpu_error(VNPU_UNSUPPORTED, "a value of rank %d", rank);
+	for (int32_t d = 0; d < rank; d++)
+		d0[d] = dims[d];
+	dims = d0;
+	st = grow((void **)&s->vals, &s->cap_vals, s->num_vals + 1, sizeof(*s->vals));
 	if (st)
 		return st;
 	v = &s->vals[s->num_vals];

@@ -429,7 +429,9 @@ static vnpu_status lower_conv_transpose(struct cstate *s, struct cop *op)
 static vnpu_status pool_3d(struct cstate *s, struct cop *op, const struct vnpu_layer_pool *base)
 {
 	const struct vnpu_node *n = N(op);
-	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0)), *yi = INFO(s, op->out[0]);
+	/* Copies: adding a temporary moves the value table. */
+	const struct vnpu_tinfo xinfo = *INFO(s, IN(op, 0)), yinfo = *INFO(s, op->out[0]);
+	const struct vnpu_tinfo *xi = &xinfo, *yi = &yinfo;
 	const struct vnpu_attr *ks = vnpu_node_attr(n, "kernel_shape");
 	const struct vnpu_attr *sa = vnpu_node_attr(n, "strides");
 	const struct vnpu_attr *da = vnpu_node_attr(n, "dilations");
@@ -579,12 +581,12 @@ static vnpu_status lower_pool(struct cstate *s, struct cop *op)
 	/* MaxPool of 8- and 16-bit integers: exactly through f32. */
 	if (attr.mode == VNPU_POOL_MAX && !vnpu_type_is_float(xi->type) &&
 	    vnpu_element_type_size(xi->type) <= 2 && xi->type != VNPU_TYPE_BOOL) {
-		const struct vnpu_tinfo *yi = INFO(s, op->out[0]);
 		int32_t xf, yf;
 
 		st = cl_cast(s, IN(op, 0), VNPU_TYPE_F32, &xf);
 		if (!st)
-			st = cs_add_temp(s, VNPU_TYPE_F32, yi->rank, yi->dims, &yf);
+			st = cs_add_temp(s, VNPU_TYPE_F32, INFO(s, op->out[0])->rank,
+					 INFO(s, op->out[0])->dims, &yf);
 		if (st)
 			return st;
 		t[0] = ct_dense(s, xf);
@@ -1082,7 +1084,9 @@ static vnpu_status lower_grid_sample(struct cstate *s, struct cop *op)
  */
 static vnpu_status lower_max_unpool(struct cstate *s, struct cop *op)
 {
-	const struct vnpu_tinfo *yi = INFO(s, op->out[0]), *xi = INFO(s, IN(op, 0));
+	/* Copies: adding a temporary moves the value table. */
+	const struct vnpu_tinfo yinfo = *INFO(s, op->out[0]), xinfo = *INFO(s, IN(op, 0));
+	const struct vnpu_tinfo *yi = &yinfo, *xi = &xinfo;
 	const struct vnpu_attr *k = vnpu_node_attr(N(op), "kernel_shape");
 	const struct vnpu_attr *sa = vnpu_node_attr(N(op), "strides");
 	const struct vnpu_attr *pa = vnpu_node_attr(N(op), "pads");
@@ -1134,7 +1138,7 @@ static vnpu_status lower_max_unpool(struct cstate *s, struct cop *op)
 static vnpu_status lower_mvn(struct cstate *s, struct cop *op)
 {
 	const struct vnpu_attr *axes = vnpu_node_attr(N(op), "axes");
-	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	const struct vnpu_tinfo xinfo = *INFO(s, IN(op, 0)), *xi = &xinfo;	/* temps move the table */
 	int64_t rdims[VNPU_MAX_RANK];
 	uint32_t mask = 0;
 	int32_t x = IN(op, 0), mean, ex2, sq, m2, var, sd, den, eps, t;

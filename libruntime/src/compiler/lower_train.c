@@ -12,12 +12,16 @@
 
 #include "lower.h"
 
-/* A temporary of @like's type and shape (a scalar when @like is -1). */
+/* A temporary of @type and @like's shape (a scalar when @like is -1). */
 static vnpu_status temp_like(struct cstate *s, int32_t like, vnpu_element_type type, int32_t *out)
 {
-	const struct vnpu_tinfo *t = like >= 0 ? INFO(s, like) : NULL;
+	int64_t dims[VNPU_MAX_RANK];
+	int32_t rank = like >= 0 ? INFO(s, like)->rank : 0;
 
-	return cs_add_temp(s, type, t ? t->rank : 0, t ? t->dims : NULL, out);
+	/* A copy: adding a value may move the table @like's info is in. */
+	if (rank > 0)
+		memcpy(dims, INFO(s, like)->dims, (size_t)rank * sizeof(int64_t));
+	return cs_add_temp(s, type, rank, dims, out);
 }
 
 /* *@out = @a func @b, a new temporary shaped like @like. */
