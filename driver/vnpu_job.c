@@ -67,11 +67,11 @@ static void vnpu_job_release_buffers(struct vnpu_job *job)
 	job->fw.slot_base = NULL;
 	kvfree(job->lock_objs);
 	job->lock_objs = NULL;
-	kvfree(job->lock_write);
 	job->lock_write = NULL;
 	drm_gem_object_put(job->profile_bo);
 	job->profile_bo = NULL;
-	kvfree(job->stream);
+	if (job->stream != job->stream_inline)
+		kvfree(job->stream);
 	job->stream = NULL;
 }
 
@@ -190,11 +190,15 @@ static int vnpu_job_get_slots(struct vnpu_job *job, struct drm_file *file,
 	int ret;
 
 	*info = NULL;
-	/* One more lock object for the profiling BO. */
-	job->lock_objs = kvcalloc(n + 1, sizeof(*job->lock_objs), GFP_KERNEL);
-	job->lock_write = kvcalloc(n + 1, sizeof(*job->lock_write), GFP_KERNEL);
-	if (!job->lock_objs || !job->lock_write)
+	/*
+	 * One more lock object for the profiling BO; the write flags follow
+	 * the object pointers in the same allocation.
+	 */
+	job->lock_objs = kvcalloc(n + 1, sizeof(*job->lock_objs) +
+				  sizeof(*job->lock_write), GFP_KERNEL);
+	if (!job->lock_objs)
 		return -ENOMEM;
+	job->lock_write = (bool *)(job->lock_objs + n + 1);
 	if (!n)
 		return 0;
 
@@ -252,7 +256,10 @@ static int vnpu_job_copy_stream(struct vnpu_job *job, struct drm_file *file,
 	}
 
 	ret = -ENOMEM;
-	job->stream = kvmalloc(args->cmd_size, GFP_KERNEL);
+	if (args->cmd_size <= sizeof(job->stream_inline))
+		job->stream = job->stream_inline;
+	else
+		job->stream = kvmalloc(args->cmd_size, GFP_KERNEL);
 	if (!job->stream)
 		goto out_put;
 	memcpy(job->stream, vaddr + args->cmd_offset, args->cmd_size);

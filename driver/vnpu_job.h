@@ -33,11 +33,17 @@ struct vnpu_file;
  * @bos: the BO of each slot, one reference each
  * @num_slots: entries in @bos and @fw.slot_base
  * @lock_objs: the distinct reservation objects the job uses
- * @lock_write: for each of @lock_objs, whether the job writes it
+ * @lock_write: for each of @lock_objs, whether the job writes it (in the
+ *	same allocation as @lock_objs)
  * @num_lock_objs: entries in @lock_objs
  * @profile_bo: the profiling BO (a reference) or NULL
- * @stream: the kernel copy of the command stream
+ * @stream: the kernel copy of the command stream, @stream_inline or
+ *	allocated
+ * @stream_inline: holds a small command stream without an allocation
  */
+/* Command streams up to this many bytes are copied into the job itself. */
+#define VNPU_JOB_INLINE_STREAM 64
+
 struct vnpu_job {
 	struct drm_sched_job base;
 	struct kref ref;
@@ -58,6 +64,7 @@ struct vnpu_job {
 	u32 num_lock_objs;
 	struct drm_gem_object *profile_bo;
 	void *stream;
+	u64 stream_inline[VNPU_JOB_INLINE_STREAM / sizeof(u64)];
 };
 
 static inline struct vnpu_job *to_vnpu_job(struct drm_sched_job *sched_job)
