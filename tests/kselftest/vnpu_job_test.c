@@ -293,6 +293,59 @@ TEST_F(job, profile_timestamps)
 	}
 }
 
+/* A job of NOPs only ends at once (in run_job) with the same results. */
+TEST_F(job, nop_job_profile_timestamps)
+{
+	struct stream s = { 0 };
+	struct drm_vnpu_wait w;
+	uint64_t ts[6], id;
+	uint32_t prof;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		stream_nop(&s);
+	submit_prepare(_metadata, self->fd, &s, &self->slot, 1, &self->a);
+	prof = bo_create(_metadata, self->fd, 4096);
+	self->a.flags = DRM_VNPU_SUBMIT_PROFILE;
+	self->a.profile_handle = prof;
+	id = submit(_metadata, self->fd, &self->a);
+	ASSERT_EQ(0, _wait_job(self->fd, id, now_ns() + LONG_WAIT_NS, &w));
+	ASSERT_EQ(DRM_VNPU_JOB_OK, w.status);
+	ASSERT_NE(0, w.start_ns);
+	ASSERT_LE(w.start_ns, w.end_ns);
+	bo_download(_metadata, self->fd, prof, 0, ts, sizeof(ts));
+	for (i = 0; i < 3; i++) {
+		ASSERT_LE(w.start_ns, ts[2 * i]);
+		ASSERT_LE(ts[2 * i], ts[2 * i + 1]);
+		ASSERT_LE(ts[2 * i + 1], w.end_ns);
+	}
+}
+
+/* A NOP job queued behind a long job does not overtake it. */
+TEST_F(job, nop_job_after_long_job)
+{
+	struct drm_vnpu_submit nop_args;
+	struct drm_vnpu_wait w, wl;
+	struct stream s = { 0 };
+	uint64_t long_id, nop_id;
+	int i;
+
+	memset(&self->s, 0, sizeof(self->s));
+	for (i = 0; i < 16; i++)
+		stream_fill(&self->s, tensor_1d(0, VNPU_DTYPE_U8, 0, 1 << 20), i);
+	submit_prepare(_metadata, self->fd, &self->s, &self->slot, 1, &self->a);
+	stream_nop(&s);
+	submit_prepare(_metadata, self->fd, &s, &self->slot, 1, &nop_args);
+
+	long_id = submit(_metadata, self->fd, &self->a);
+	nop_id = submit(_metadata, self->fd, &nop_args);
+	ASSERT_EQ(0, _wait_job(self->fd, nop_id, now_ns() + LONG_WAIT_NS, &w));
+	ASSERT_EQ(DRM_VNPU_JOB_OK, w.status);
+	ASSERT_EQ(0, _wait_job(self->fd, long_id, 0, &wl));
+	ASSERT_EQ(DRM_VNPU_JOB_OK, wl.status);
+	ASSERT_LE(wl.end_ns, w.start_ns);
+}
+
 /* Empty tensors run and touch nothing (they once divided by zero). */
 TEST_F(job, empty_tensor_commands)
 {
