@@ -211,6 +211,18 @@ int main(int argc, char **argv)
 		et_test_check();
 	if (!only || !strcmp(only, "quant"))
 		et_test_quant();
+	if (!only || !strcmp(only, "scatter"))
+		et_test_scatter();
+	if (!only || !strcmp(only, "grid"))
+		et_test_grid();
+	if (!only || !strcmp(only, "tfidf"))
+		et_test_tfidf();
+	if (!only || !strcmp(only, "det"))
+		et_test_det();
+	if (!only || !strcmp(only, "roi"))
+		et_test_roi();
+	if (!only || !strcmp(only, "poolidx"))
+		et_test_poolidx();
 	printf("%s: %d layers, %d failure(s)\n", only ? only : "all", et_layers,
 	       et_failures);
 	return et_failures ? 1 : 0;

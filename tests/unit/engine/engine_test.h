@@ -73,5 +73,11 @@ void et_test_elementwise(void);
 void et_test_other(void);
 void et_test_check(void);
 void et_test_quant(void);
+void et_test_scatter(void);
+void et_test_grid(void);
+void et_test_tfidf(void);
+void et_test_det(void);
+void et_test_roi(void);
+void et_test_poolidx(void);
 
 #endif

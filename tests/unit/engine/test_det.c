@@ -7,35 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vnpu_engine.h"
-
-static int failures;
-
-#define EXPECT(cond, ...) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);	\
-		fprintf(stderr, __VA_ARGS__);				\
-		fputc('\n', stderr);					\
-		failures++;						\
-	}								\
-} while (0)
-
-static struct vnpu_tensor dense(__u32 dtype, __u32 rank, const __u64 *dims)
-{
-	struct vnpu_tensor t;
-	__s64 stride = 1;
-	int d;
-
-	memset(&t, 0, sizeof(t));
-	t.dtype = dtype;
-	t.rank = rank;
-	for (d = (int)rank - 1; d >= 0; d--) {
-		t.dims[d] = dims[d];
-		t.strides[d] = stride;
-		stride *= (__s64)dims[d];
-	}
-	return t;
-}
+#include "engine_test.h"
 
 /* Laplace expansion along the first row of the @m x @m matrix @a. */
 static double cofactor_det(const double *a, int m)
@@ -62,8 +34,8 @@ static void test_values(void)
 		for (int cfg = 0; cfg < 4; cfg++) {
 			enum { NB = 6 };
 			__u64 xd[3] = { NB, (__u64)m, (__u64)m }, yd[1] = { NB };
-			struct vnpu_tensor t[2] = { dense(VNPU_DTYPE_F32, 3, xd),
-						    dense(VNPU_DTYPE_F32, 1, yd) };
+			struct vnpu_tensor t[2] = { et_dense(VNPU_DTYPE_F32, 3, xd),
+						    et_dense(VNPU_DTYPE_F32, 1, yd) };
 			float x[NB * 25], y[NB];
 			void *data[2] = { x, y };
 			struct vnpu_eng_ctx ctx = { .features = cfg & 1 ? vnpu_eng_host_features() : 0 };
@@ -75,19 +47,19 @@ static void test_values(void)
 			/* Matrix 3 singular: two equal rows. */
 			if (m > 1)
 				memcpy(&x[3 * m * m + m], &x[3 * m * m], (size_t)m * sizeof(float));
-			EXPECT(!rc, "m %d passes the check", m);
+			ET_EXPECT(!rc, "m %d passes the check", m);
 			if (parts > vnpu_eng_layer_max_parts(VNPU_LAYER_DET, t, 2, NULL))
 				parts = vnpu_eng_layer_max_parts(VNPU_LAYER_DET, t, 2, NULL);
 			for (p = 0; p < parts && !rc; p++)
 				rc = vnpu_eng_layer_run(VNPU_LAYER_DET, t, data, 2, NULL, p, parts, &ctx);
-			EXPECT(!rc, "m %d runs", m);
+			ET_EXPECT(!rc, "m %d runs", m);
 			for (int b = 0; b < NB; b++) {
 				double a[25], want;
 
 				for (int i = 0; i < m * m; i++)
 					a[i] = x[b * m * m + i];
 				want = cofactor_det(a, m);
-				EXPECT(fabs(y[b] - want) <= 1e-4 * (1 + fabs(want)),
+				ET_EXPECT(fabs(y[b] - want) <= 1e-4 * (1 + fabs(want)),
 				       "m %d matrix %d config %d: %g, want %g", m, b, cfg, y[b], want);
 			}
 		}
@@ -96,29 +68,27 @@ static void test_values(void)
 static void test_bad_layers(void)
 {
 	static const __u64 xd[3] = { 2, 3, 3 }, yd[1] = { 2 }, big[2] = { 9, 9 };
-	struct vnpu_tensor t[2] = { dense(VNPU_DTYPE_F32, 3, xd), dense(VNPU_DTYPE_F32, 1, yd) };
+	struct vnpu_tensor t[2] = { et_dense(VNPU_DTYPE_F32, 3, xd), et_dense(VNPU_DTYPE_F32, 1, yd) };
 	int attr = 0;
 
-	EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_DET, t, 2, NULL, 0), "good layer");
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_DET, t, 2, &attr, 4), "attributes given");
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_DET, t, 1, NULL, 0), "one tensor");
+	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_DET, t, 2, NULL, 0), "good layer");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_DET, t, 2, &attr, 4), "attributes given");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_DET, t, 1, NULL, 0), "one tensor");
 	t[0].dims[2] = 2;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_DET, t, 2, NULL, 0), "not square");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_DET, t, 2, NULL, 0), "not square");
 	t[0].dims[2] = 3;
 	t[1].dims[0] = 3;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_DET, t, 2, NULL, 0), "Y of other batch");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_DET, t, 2, NULL, 0), "Y of other batch");
 	t[1].dims[0] = 2;
 	t[0].dtype = t[1].dtype = VNPU_DTYPE_I32;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_DET, t, 2, NULL, 0), "integer matrices");
-	t[0] = dense(VNPU_DTYPE_F32, 2, big);
-	t[1] = dense(VNPU_DTYPE_F32, 0, big);
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_DET, t, 2, NULL, 0), "9 x 9 above the limit");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_DET, t, 2, NULL, 0), "integer matrices");
+	t[0] = et_dense(VNPU_DTYPE_F32, 2, big);
+	t[1] = et_dense(VNPU_DTYPE_F32, 0, big);
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_DET, t, 2, NULL, 0), "9 x 9 above the limit");
 }
 
-int main(void)
+void et_test_det(void)
 {
 	test_values();
 	test_bad_layers();
-	printf("engine det: %d failure(s)\n", failures);
-	return failures ? 1 : 0;
 }

@@ -9,35 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vnpu_engine.h"
-
-static int failures;
-
-#define EXPECT(cond, ...) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);	\
-		fprintf(stderr, __VA_ARGS__);				\
-		fputc('\n', stderr);					\
-		failures++;						\
-	}								\
-} while (0)
-
-static struct vnpu_tensor dense(__u32 dtype, __u32 rank, const __u64 *dims)
-{
-	struct vnpu_tensor t;
-	__s64 stride = 1;
-	int d;
-
-	memset(&t, 0, sizeof(t));
-	t.dtype = dtype;
-	t.rank = rank;
-	for (d = (int)rank - 1; d >= 0; d--) {
-		t.dims[d] = dims[d];
-		t.strides[d] = stride;
-		stride *= (__s64)dims[d];
-	}
-	return t;
-}
+#include "engine_test.h"
 
 static int run(const struct vnpu_tensor *t, void *const *data, const void *attrs,
 	       __u32 features, __u32 parts)
@@ -151,8 +123,8 @@ static void test_modes(void)
 	static const __u64 xd[4] = { N, C, H, W }, gd[4] = { N, HO, WO, 2 };
 	static const __u64 yd[4] = { N, C, HO, WO };
 	static float x[N * C * H * W], g[N * HO * WO * 2], y[N * C * HO * WO];
-	struct vnpu_tensor t[3] = { dense(VNPU_DTYPE_F32, 4, xd), dense(VNPU_DTYPE_F32, 4, gd),
-				    dense(VNPU_DTYPE_F32, 4, yd) };
+	struct vnpu_tensor t[3] = { et_dense(VNPU_DTYPE_F32, 4, xd), et_dense(VNPU_DTYPE_F32, 4, gd),
+				    et_dense(VNPU_DTYPE_F32, 4, yd) };
 	void *data[3] = { x, g, y };
 	__u32 mode, padding, align, cfg;
 	int i;
@@ -174,7 +146,7 @@ static void test_modes(void)
 					int n, c, o;
 
 					memset(y, 0xff, sizeof(y));
-					EXPECT(!run(t, data, &a, cfg & 1 ? vnpu_eng_host_features() : 0,
+					ET_EXPECT(!run(t, data, &a, cfg & 1 ? vnpu_eng_host_features() : 0,
 						    cfg & 2 ? 5 : 1), "grid_sample runs");
 					for (n = 0; n < N; n++)
 						for (c = 0; c < C; c++)
@@ -187,7 +159,7 @@ static void test_modes(void)
 								if (!(fabs(got - want) <= worst))
 									worst = fabs(got - want);
 							}
-					EXPECT(worst < 1e-5, "mode %u padding %u align %u config %u: off by %g",
+					ET_EXPECT(worst < 1e-5, "mode %u padding %u align %u config %u: off by %g",
 					       mode, padding, align, cfg, worst);
 				}
 }
@@ -196,44 +168,42 @@ static void test_bad_layers(void)
 {
 	static const __u64 xd[4] = { N, C, H, W }, gd[4] = { N, HO, WO, 2 };
 	static const __u64 yd[4] = { N, C, HO, WO };
-	struct vnpu_tensor t[3] = { dense(VNPU_DTYPE_F32, 4, xd), dense(VNPU_DTYPE_F32, 4, gd),
-				    dense(VNPU_DTYPE_F32, 4, yd) };
+	struct vnpu_tensor t[3] = { et_dense(VNPU_DTYPE_F32, 4, xd), et_dense(VNPU_DTYPE_F32, 4, gd),
+				    et_dense(VNPU_DTYPE_F32, 4, yd) };
 	struct vnpu_layer_grid_sample a = { 0 };
 	const __u32 sz = sizeof(a);
 
-	EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz), "good layer");
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, 8), "short attrs");
+	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz), "good layer");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, 8), "short attrs");
 	a.mode = VNPU_RESIZE_CUBIC + 1;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz), "bad mode");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz), "bad mode");
 	a.mode = 0;
 	a.padding = 3;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz), "bad padding");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz), "bad padding");
 	a.padding = 0;
 	a.align_corners = 2;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz), "bad align");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz), "bad align");
 	a.align_corners = 0;
 	a.pad = 1;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz), "pad set");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz), "pad set");
 	a.pad = 0;
 	t[1].dims[3] = 3;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz), "grid of 3");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz), "grid of 3");
 	t[1].dims[3] = 2;
 	t[2].dims[2] = HO + 1;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz), "Y of the wrong shape");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz), "Y of the wrong shape");
 	t[2].dims[2] = HO;
 	t[1].dtype = VNPU_DTYPE_F16;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz), "mixed dtypes");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz), "mixed dtypes");
 	t[0].dtype = t[1].dtype = t[2].dtype = VNPU_DTYPE_I32;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz), "integer X");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz), "integer X");
 	t[0].dtype = t[1].dtype = t[2].dtype = VNPU_DTYPE_F32;
 	t[0].dims[2] = 0;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz), "empty input plane");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz), "empty input plane");
 }
 
-int main(void)
+void et_test_grid(void)
 {
 	test_modes();
 	test_bad_layers();
-	printf("engine grid_sample: %d failure(s)\n", failures);
-	return failures ? 1 : 0;
 }

@@ -8,35 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vnpu_engine.h"
-
-static int failures;
-
-#define EXPECT(cond, ...) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);	\
-		fprintf(stderr, __VA_ARGS__);				\
-		fputc('\n', stderr);					\
-		failures++;						\
-	}								\
-} while (0)
-
-static struct vnpu_tensor dense(__u32 dtype, __u32 rank, const __u64 *dims)
-{
-	struct vnpu_tensor t;
-	__s64 stride = 1;
-	int d;
-
-	memset(&t, 0, sizeof(t));
-	t.dtype = dtype;
-	t.rank = rank;
-	for (d = (int)rank - 1; d >= 0; d--) {
-		t.dims[d] = dims[d];
-		t.strides[d] = stride;
-		stride *= (__s64)dims[d];
-	}
-	return t;
-}
+#include "engine_test.h"
 
 enum { N = 2, C = 3, H = 7, W = 8 };
 
@@ -60,21 +32,21 @@ static void test_values(void)
 			__u64 ow = (W + 2 * a->pad_begin[1] - a->dilation[1] * (a->kernel[1] - 1) - 1) /
 				   a->stride[1] + 1;
 			__u64 xd[4] = { N, C, H, W }, yd[4] = { N, C, oh, ow };
-			struct vnpu_tensor t[3] = { dense(VNPU_DTYPE_F32, 4, xd),
-						    dense(VNPU_DTYPE_F32, 4, yd),
-						    dense(VNPU_DTYPE_I64, 4, yd) };
+			struct vnpu_tensor t[3] = { et_dense(VNPU_DTYPE_F32, 4, xd),
+						    et_dense(VNPU_DTYPE_F32, 4, yd),
+						    et_dense(VNPU_DTYPE_I64, 4, yd) };
 			void *data[3] = { x, y, ix };
 			struct vnpu_eng_ctx ctx = { .features = cfg & 1 ? vnpu_eng_host_features() : 0 };
 			__u32 parts = cfg & 2 ? 3 : 1, p;
 			int rc = vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, a, sizeof(*a)), bad = 0;
 
-			EXPECT(!rc, "case %zu passes the check", k);
+			ET_EXPECT(!rc, "case %zu passes the check", k);
 			if (parts > vnpu_eng_layer_max_parts(VNPU_LAYER_MAXPOOL_INDEX, t, 3, a))
 				parts = vnpu_eng_layer_max_parts(VNPU_LAYER_MAXPOOL_INDEX, t, 3, a);
 			for (p = 0; p < parts && !rc; p++)
 				rc = vnpu_eng_layer_run(VNPU_LAYER_MAXPOOL_INDEX, t, data, 3, a, p, parts,
 							&ctx);
-			EXPECT(!rc, "case %zu runs", k);
+			ET_EXPECT(!rc, "case %zu runs", k);
 			for (__u64 o = 0; o < N * C * oh * ow; o++) {
 				__u64 nc = o / (oh * ow), r0 = o / ow % oh, c0 = o % ow;
 				float best = -INFINITY;
@@ -99,43 +71,41 @@ static void test_values(void)
 					}
 				bad += y[o] != best || ix[o] != at;
 			}
-			EXPECT(!bad, "case %zu config %d: %d wrong", k, cfg, bad);
+			ET_EXPECT(!bad, "case %zu config %d: %d wrong", k, cfg, bad);
 		}
 }
 
 static void test_bad_layers(void)
 {
 	static const __u64 xd[4] = { N, C, H, W }, yd[4] = { N, C, 3, 4 };
-	struct vnpu_tensor t[3] = { dense(VNPU_DTYPE_F32, 4, xd), dense(VNPU_DTYPE_F32, 4, yd),
-				    dense(VNPU_DTYPE_I64, 4, yd) };
+	struct vnpu_tensor t[3] = { et_dense(VNPU_DTYPE_F32, 4, xd), et_dense(VNPU_DTYPE_F32, 4, yd),
+				    et_dense(VNPU_DTYPE_I64, 4, yd) };
 	struct vnpu_layer_pool_index a = { { 2, 2 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, 0, 0 };
 	const __u32 sz = sizeof(a);
 
-	EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a, sz), "good layer");
+	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a, sz), "good layer");
 	a.storage_order = 2;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a, sz), "storage order 2");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a, sz), "storage order 2");
 	a.storage_order = 0;
 	a.stride[1] = 0;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a, sz), "stride 0");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a, sz), "stride 0");
 	a.stride[1] = 2;
 	a.pad_begin[0] = 2;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a, sz), "padding past the window");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a, sz), "padding past the window");
 	a.pad_begin[0] = 0;
 	t[2].dtype = VNPU_DTYPE_I32;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a, sz), "i32 indices");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a, sz), "i32 indices");
 	t[2].dtype = VNPU_DTYPE_I64;
 	t[2].dims[3] = 5;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a, sz), "I not shaped like Y");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a, sz), "I not shaped like Y");
 	t[2].dims[3] = 4;
 	t[1].dims[1] = C + 1;
 	t[2].dims[1] = C + 1;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a, sz), "Y of other channels");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a, sz), "Y of other channels");
 }
 
-int main(void)
+void et_test_poolidx(void)
 {
 	test_values();
 	test_bad_layers();
-	printf("engine maxpool_index: %d failure(s)\n", failures);
-	return failures ? 1 : 0;
 }

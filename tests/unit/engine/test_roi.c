@@ -8,35 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vnpu_engine.h"
-
-static int failures;
-
-#define EXPECT(cond, ...) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);	\
-		fprintf(stderr, __VA_ARGS__);				\
-		fputc('\n', stderr);					\
-		failures++;						\
-	}								\
-} while (0)
-
-static struct vnpu_tensor dense(__u32 dtype, __u32 rank, const __u64 *dims)
-{
-	struct vnpu_tensor t;
-	__s64 stride = 1;
-	int d;
-
-	memset(&t, 0, sizeof(t));
-	t.dtype = dtype;
-	t.rank = rank;
-	for (d = (int)rank - 1; d >= 0; d--) {
-		t.dims[d] = dims[d];
-		t.strides[d] = stride;
-		stride *= (__s64)dims[d];
-	}
-	return t;
-}
+#include "engine_test.h"
 
 enum { N = 2, C = 2, H = 6, W = 7, R = 4, OH = 3, OW = 2 };
 
@@ -115,8 +87,8 @@ static void test_values(void)
 					   2, 2, 2.2f, 2.1f };
 	float x[N * C * H * W], y[R * C * OH * OW];
 	__s64 bi[R] = { 0, 1, 1, -2 };
-	struct vnpu_tensor t[4] = { dense(VNPU_DTYPE_F32, 4, xd), dense(VNPU_DTYPE_F32, 2, rd),
-				    dense(VNPU_DTYPE_I64, 1, bd), dense(VNPU_DTYPE_F32, 4, yd) };
+	struct vnpu_tensor t[4] = { et_dense(VNPU_DTYPE_F32, 4, xd), et_dense(VNPU_DTYPE_F32, 2, rd),
+				    et_dense(VNPU_DTYPE_I64, 1, bd), et_dense(VNPU_DTYPE_F32, 4, yd) };
 	void *data[4] = { x, (void *)rois, bi, y };
 
 	for (int i = 0; i < N * C * H * W; i++)
@@ -138,13 +110,13 @@ static void test_values(void)
 
 					memcpy(&a.spatial_scale, &scale, 4);
 					rc = vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sizeof(a));
-					EXPECT(!rc, "good layer");
+					ET_EXPECT(!rc, "good layer");
 					if (parts > vnpu_eng_layer_max_parts(VNPU_LAYER_ROI_ALIGN, t, 4, &a))
 						parts = vnpu_eng_layer_max_parts(VNPU_LAYER_ROI_ALIGN, t, 4, &a);
 					for (p = 0; p < parts && !rc; p++)
 						rc = vnpu_eng_layer_run(VNPU_LAYER_ROI_ALIGN, t, data, 4, &a,
 									p, parts, &ctx);
-					EXPECT(!rc, "runs");
+					ET_EXPECT(!rc, "runs");
 					for (int r = 0; r < R; r++)
 						for (int c = 0; c < C; c++)
 							for (int o = 0; o < OH * OW; o++) {
@@ -155,7 +127,7 @@ static void test_values(void)
 
 								worst = fmax(worst, fabs(got - want));
 							}
-					EXPECT(worst < 1e-5, "mode %u half_pixel %u ratio %u config %u: %g",
+					ET_EXPECT(worst < 1e-5, "mode %u half_pixel %u ratio %u config %u: %g",
 					       mode, hp, ratio, cfg, worst);
 				}
 	{
@@ -163,7 +135,7 @@ static void test_values(void)
 		struct vnpu_eng_ctx ctx = { 0 };
 
 		bi[2] = N;
-		EXPECT(vnpu_eng_layer_run(VNPU_LAYER_ROI_ALIGN, t, data, 4, &a, 0, 1, &ctx) ==
+		ET_EXPECT(vnpu_eng_layer_run(VNPU_LAYER_ROI_ALIGN, t, data, 4, &a, 0, 1, &ctx) ==
 		       VNPU_ENG_EINVAL, "batch index out of range");
 	}
 }
@@ -172,35 +144,33 @@ static void test_bad_layers(void)
 {
 	static const __u64 xd[4] = { N, C, H, W }, rd[2] = { R, 4 }, bd[1] = { R };
 	static const __u64 yd[4] = { R, C, OH, OW };
-	struct vnpu_tensor t[4] = { dense(VNPU_DTYPE_F32, 4, xd), dense(VNPU_DTYPE_F32, 2, rd),
-				    dense(VNPU_DTYPE_I64, 1, bd), dense(VNPU_DTYPE_F32, 4, yd) };
+	struct vnpu_tensor t[4] = { et_dense(VNPU_DTYPE_F32, 4, xd), et_dense(VNPU_DTYPE_F32, 2, rd),
+				    et_dense(VNPU_DTYPE_I64, 1, bd), et_dense(VNPU_DTYPE_F32, 4, yd) };
 	struct vnpu_layer_roi_align a = { .spatial_scale = 0x3f800000 };
 	const __u32 sz = sizeof(a);
 
-	EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sz), "good layer");
+	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sz), "good layer");
 	a.mode = 2;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sz), "bad mode");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sz), "bad mode");
 	a.mode = 0;
 	a.spatial_scale = 0x7fc00000;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sz), "NaN scale");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sz), "NaN scale");
 	a.spatial_scale = 0x3f800000;
 	t[1].dims[1] = 5;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sz), "rois of 5");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sz), "rois of 5");
 	t[1].dims[1] = 4;
 	t[2].dims[0] = R + 1;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sz), "indices of R + 1");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sz), "indices of R + 1");
 	t[2].dims[0] = R;
 	t[3].dims[1] = C + 1;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sz), "Y of other channels");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sz), "Y of other channels");
 	t[3].dims[1] = C;
 	t[2].dtype = VNPU_DTYPE_F32;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sz), "float indices");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sz), "float indices");
 }
 
-int main(void)
+void et_test_roi(void)
 {
 	test_values();
 	test_bad_layers();
-	printf("engine roi_align: %d failure(s)\n", failures);
-	return failures ? 1 : 0;
 }

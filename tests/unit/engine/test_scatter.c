@@ -9,35 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vnpu_engine.h"
-
-static int failures;
-
-#define EXPECT(cond, ...) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);	\
-		fprintf(stderr, __VA_ARGS__);				\
-		fputc('\n', stderr);					\
-		failures++;						\
-	}								\
-} while (0)
-
-static struct vnpu_tensor dense(__u32 dtype, __u32 rank, const __u64 *dims)
-{
-	struct vnpu_tensor t;
-	__s64 stride = 1;
-	int d;
-
-	memset(&t, 0, sizeof(t));
-	t.dtype = dtype;
-	t.rank = rank;
-	for (d = (int)rank - 1; d >= 0; d--) {
-		t.dims[d] = dims[d];
-		t.strides[d] = stride;
-		stride *= (__s64)dims[d];
-	}
-	return t;
-}
+#include "engine_test.h"
 
 /* Check, then run in @parts parts (as many as the engine allows). */
 static int run(__u32 op, const struct vnpu_tensor *t, void *const *data, __u32 n,
@@ -92,8 +64,8 @@ static void test_scatter_elements(void)
 	static const __u64 xd[2] = { 3, 5 }, id[2] = { 3, 4 };
 	float x[15], u[12], y[15], ref[15];
 	__s64 idx[12];
-	struct vnpu_tensor t[4] = { dense(VNPU_DTYPE_F32, 2, xd), dense(VNPU_DTYPE_I64, 2, id),
-				    dense(VNPU_DTYPE_F32, 2, id), dense(VNPU_DTYPE_F32, 2, xd) };
+	struct vnpu_tensor t[4] = { et_dense(VNPU_DTYPE_F32, 2, xd), et_dense(VNPU_DTYPE_I64, 2, id),
+				    et_dense(VNPU_DTYPE_F32, 2, id), et_dense(VNPU_DTYPE_F32, 2, xd) };
 	void *data[4] = { x, idx, u, y };
 	__u32 red, c;
 	int i, j;
@@ -117,10 +89,10 @@ static void test_scatter_elements(void)
 			}
 		for (c = 0; c < 4; c++) {
 			memset(y, 0xff, sizeof(y));
-			EXPECT(!run(VNPU_LAYER_SCATTER_ELEMENTS, t, data, 4, &at, sizeof(at),
+			ET_EXPECT(!run(VNPU_LAYER_SCATTER_ELEMENTS, t, data, 4, &at, sizeof(at),
 				    features_of(configs[c][0]), configs[c][1]),
 			       "scatter_elements reduction %u runs", red);
-			EXPECT(!memcmp(y, ref, sizeof(y)),
+			ET_EXPECT(!memcmp(y, ref, sizeof(y)),
 			       "scatter_elements reduction %u config %u", red, c);
 		}
 	}
@@ -129,7 +101,7 @@ static void test_scatter_elements(void)
 	{
 		struct vnpu_layer_scatter at = { .axis = 1 };
 
-		EXPECT(run(VNPU_LAYER_SCATTER_ELEMENTS, t, data, 4, &at, sizeof(at), 0, 1) ==
+		ET_EXPECT(run(VNPU_LAYER_SCATTER_ELEMENTS, t, data, 4, &at, sizeof(at), 0, 1) ==
 		       VNPU_ENG_EINVAL, "index 5 of 5 refused");
 	}
 }
@@ -140,8 +112,8 @@ static void test_scatter_nd(void)
 	static const __u64 xd[2] = { 4, 3 }, id[3] = { 2, 2, 1 }, ud[3] = { 2, 2, 3 };
 	__s64 x[12], u[12], y[12], ref[12];
 	__s32 idx[4] = { 3, -4, 1, 3 };
-	struct vnpu_tensor t[4] = { dense(VNPU_DTYPE_I64, 2, xd), dense(VNPU_DTYPE_I32, 3, id),
-				    dense(VNPU_DTYPE_I64, 3, ud), dense(VNPU_DTYPE_I64, 2, xd) };
+	struct vnpu_tensor t[4] = { et_dense(VNPU_DTYPE_I64, 2, xd), et_dense(VNPU_DTYPE_I32, 3, id),
+				    et_dense(VNPU_DTYPE_I64, 3, ud), et_dense(VNPU_DTYPE_I64, 2, xd) };
 	void *data[4] = { x, idx, u, y };
 	__u32 red, c;
 	int i, j;
@@ -166,10 +138,10 @@ static void test_scatter_nd(void)
 		}
 		for (c = 0; c < 4; c++) {
 			memset(y, 0, sizeof(y));
-			EXPECT(!run(VNPU_LAYER_SCATTER_ND, t, data, 4, &at, sizeof(at),
+			ET_EXPECT(!run(VNPU_LAYER_SCATTER_ND, t, data, 4, &at, sizeof(at),
 				    features_of(configs[c][0]), configs[c][1]),
 			       "scatter_nd reduction %u runs", red);
-			EXPECT(!memcmp(y, ref, sizeof(y)), "scatter_nd reduction %u config %u",
+			ET_EXPECT(!memcmp(y, ref, sizeof(y)), "scatter_nd reduction %u config %u",
 			       red, c);
 		}
 	}
@@ -183,8 +155,8 @@ static void test_gather_nd(void)
 	static const __u64 id2[3] = { 2, 5, 2 };
 	float x[24], y[40], ref[40];
 	__s64 idx[20];
-	struct vnpu_tensor t[3] = { dense(VNPU_DTYPE_F32, 3, xd), dense(VNPU_DTYPE_I64, 3, id),
-				    dense(VNPU_DTYPE_F32, 3, yd) };
+	struct vnpu_tensor t[3] = { et_dense(VNPU_DTYPE_F32, 3, xd), et_dense(VNPU_DTYPE_I64, 3, id),
+				    et_dense(VNPU_DTYPE_F32, 3, yd) };
 	struct vnpu_layer_gather_nd at = { .batch_dims = 1 };
 	void *data[3] = { x, idx, y };
 	__u32 c;
@@ -203,14 +175,14 @@ static void test_gather_nd(void)
 		}
 	for (c = 0; c < 4; c++) {
 		memset(y, 0, sizeof(y));
-		EXPECT(!run(VNPU_LAYER_GATHER_ND, t, data, 3, &at, sizeof(at),
+		ET_EXPECT(!run(VNPU_LAYER_GATHER_ND, t, data, 3, &at, sizeof(at),
 			    features_of(configs[c][0]), configs[c][1]), "gather_nd runs");
-		EXPECT(!memcmp(y, ref, sizeof(y)), "gather_nd batch_dims 1 config %u", c);
+		ET_EXPECT(!memcmp(y, ref, sizeof(y)), "gather_nd batch_dims 1 config %u", c);
 	}
 
 	/* k = 2 without batch dims: pairs (i, j) pick x[i, j, :]. */
 	at.batch_dims = 0;
-	t[1] = dense(VNPU_DTYPE_I64, 3, id2);
+	t[1] = et_dense(VNPU_DTYPE_I64, 3, id2);
 	for (i = 0; i < 10; i++) {
 		__s64 a = i % 2, bb = (i * 2) % 3;
 
@@ -221,12 +193,12 @@ static void test_gather_nd(void)
 	}
 	for (c = 0; c < 4; c++) {
 		memset(y, 0, sizeof(y));
-		EXPECT(!run(VNPU_LAYER_GATHER_ND, t, data, 3, &at, sizeof(at),
+		ET_EXPECT(!run(VNPU_LAYER_GATHER_ND, t, data, 3, &at, sizeof(at),
 			    features_of(configs[c][0]), configs[c][1]), "gather_nd k=2 runs");
-		EXPECT(!memcmp(y, ref, sizeof(y)), "gather_nd k=2 config %u", c);
+		ET_EXPECT(!memcmp(y, ref, sizeof(y)), "gather_nd k=2 config %u", c);
 	}
 	idx[3] = 3;
-	EXPECT(run(VNPU_LAYER_GATHER_ND, t, data, 3, &at, sizeof(at), 0, 1) == VNPU_ENG_EINVAL,
+	ET_EXPECT(run(VNPU_LAYER_GATHER_ND, t, data, 3, &at, sizeof(at), 0, 1) == VNPU_ENG_EINVAL,
 	       "gather_nd index out of range refused");
 }
 
@@ -235,92 +207,90 @@ static void test_bad_layers(void)
 {
 	static const __u64 xd[2] = { 3, 5 }, id[2] = { 3, 4 }, id3[2] = { 3, 6 };
 	static const __u64 nd_i[2] = { 2, 3 }, nd_u[1] = { 2 };
-	struct vnpu_tensor t[4] = { dense(VNPU_DTYPE_F32, 2, xd), dense(VNPU_DTYPE_I64, 2, id),
-				    dense(VNPU_DTYPE_F32, 2, id), dense(VNPU_DTYPE_F32, 2, xd) };
+	struct vnpu_tensor t[4] = { et_dense(VNPU_DTYPE_F32, 2, xd), et_dense(VNPU_DTYPE_I64, 2, id),
+				    et_dense(VNPU_DTYPE_F32, 2, id), et_dense(VNPU_DTYPE_F32, 2, xd) };
 	struct vnpu_layer_scatter at = { .axis = 1 };
 	struct vnpu_layer_gather_nd g = { 0 };
 
-	EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)),
+	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)),
 	       "a good scatter passes");
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, 4),
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, 4),
 	       "short attributes");
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 3, &at, sizeof(at)),
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 3, &at, sizeof(at)),
 	       "three tensors");
 	at.reduction = VNPU_SCATTER_MIN + 1;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)),
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)),
 	       "unknown reduction");
 	at.reduction = 0;
 	at.axis = 2;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)),
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)),
 	       "axis beyond the rank");
 	at.axis = 0;
-	t[1] = dense(VNPU_DTYPE_I64, 2, id3);
-	t[2] = dense(VNPU_DTYPE_F32, 2, id3);
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)),
+	t[1] = et_dense(VNPU_DTYPE_I64, 2, id3);
+	t[2] = et_dense(VNPU_DTYPE_F32, 2, id3);
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)),
 	       "updates wider than data off the axis");
-	t[1] = dense(VNPU_DTYPE_F32, 2, id);
-	t[2] = dense(VNPU_DTYPE_F32, 2, id);
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)),
+	t[1] = et_dense(VNPU_DTYPE_F32, 2, id);
+	t[2] = et_dense(VNPU_DTYPE_F32, 2, id);
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)),
 	       "float indices");
-	t[1] = dense(VNPU_DTYPE_I64, 2, id);
-	t[2] = dense(VNPU_DTYPE_F16, 2, id);
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)),
+	t[1] = et_dense(VNPU_DTYPE_I64, 2, id);
+	t[2] = et_dense(VNPU_DTYPE_F16, 2, id);
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)),
 	       "updates of another dtype");
-	t[0] = dense(VNPU_DTYPE_U8, 2, xd);
-	t[2] = dense(VNPU_DTYPE_U8, 2, id);
-	t[3] = dense(VNPU_DTYPE_U8, 2, xd);
+	t[0] = et_dense(VNPU_DTYPE_U8, 2, xd);
+	t[2] = et_dense(VNPU_DTYPE_U8, 2, id);
+	t[3] = et_dense(VNPU_DTYPE_U8, 2, xd);
 	at.reduction = VNPU_SCATTER_ADD;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)),
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)),
 	       "u8 reduction");
 	at.reduction = VNPU_SCATTER_NONE;
-	EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)),
+	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)),
 	       "u8 without reduction passes");
 
 	/* ScatterND: k above the rank; updates of the wrong shape; axis set. */
-	t[0] = dense(VNPU_DTYPE_F32, 2, xd);
-	t[1] = dense(VNPU_DTYPE_I64, 2, nd_i);
-	t[2] = dense(VNPU_DTYPE_F32, 1, nd_u);
-	t[3] = dense(VNPU_DTYPE_F32, 2, xd);
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ND, t, 4, &at, sizeof(at)),
+	t[0] = et_dense(VNPU_DTYPE_F32, 2, xd);
+	t[1] = et_dense(VNPU_DTYPE_I64, 2, nd_i);
+	t[2] = et_dense(VNPU_DTYPE_F32, 1, nd_u);
+	t[3] = et_dense(VNPU_DTYPE_F32, 2, xd);
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ND, t, 4, &at, sizeof(at)),
 	       "scatter_nd k 3 above rank 2");
 	t[1].dims[1] = 2;
-	EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ND, t, 4, &at, sizeof(at)),
+	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ND, t, 4, &at, sizeof(at)),
 	       "scatter_nd k 2 passes");
 	at.axis = 1;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ND, t, 4, &at, sizeof(at)),
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ND, t, 4, &at, sizeof(at)),
 	       "scatter_nd with an axis");
 	at.axis = 0;
 	t[2].dims[0] = 3;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ND, t, 4, &at, sizeof(at)),
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ND, t, 4, &at, sizeof(at)),
 	       "scatter_nd updates of the wrong shape");
 
 	/* GatherND: k above rank - batch_dims; pad set; Y of the wrong shape. */
-	t[1] = dense(VNPU_DTYPE_I64, 2, nd_i);
-	t[2] = dense(VNPU_DTYPE_F32, 1, nd_u);
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GATHER_ND, t, 3, &g, sizeof(g)),
+	t[1] = et_dense(VNPU_DTYPE_I64, 2, nd_i);
+	t[2] = et_dense(VNPU_DTYPE_F32, 1, nd_u);
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GATHER_ND, t, 3, &g, sizeof(g)),
 	       "gather_nd k 3 above rank 2");
 	t[1].dims[1] = 2;
-	EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_GATHER_ND, t, 3, &g, sizeof(g)),
+	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_GATHER_ND, t, 3, &g, sizeof(g)),
 	       "gather_nd k 2 passes");
 	g.pad = 1;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GATHER_ND, t, 3, &g, sizeof(g)),
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GATHER_ND, t, 3, &g, sizeof(g)),
 	       "gather_nd pad");
 	g.pad = 0;
 	g.batch_dims = 2;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GATHER_ND, t, 3, &g, sizeof(g)),
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GATHER_ND, t, 3, &g, sizeof(g)),
 	       "gather_nd batch_dims 2 of indices rank 2");
 	g.batch_dims = 0;
 	t[2].dims[0] = 3;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GATHER_ND, t, 3, &g, sizeof(g)),
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GATHER_ND, t, 3, &g, sizeof(g)),
 	       "gather_nd Y of the wrong shape");
 }
 
-int main(void)
+void et_test_scatter(void)
 {
 	test_scatter_elements();
 	test_scatter_nd();
 	test_gather_nd();
 	test_bad_layers();
-	printf("engine scatter/gather_nd: %d failure(s)\n", failures);
-	return failures ? 1 : 0;
 }

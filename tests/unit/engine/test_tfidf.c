@@ -8,35 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vnpu_engine.h"
-
-static int failures;
-
-#define EXPECT(cond, ...) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);	\
-		fprintf(stderr, __VA_ARGS__);				\
-		fputc('\n', stderr);					\
-		failures++;						\
-	}								\
-} while (0)
-
-static struct vnpu_tensor dense(__u32 dtype, __u32 rank, const __u64 *dims)
-{
-	struct vnpu_tensor t;
-	__s64 stride = 1;
-	int d;
-
-	memset(&t, 0, sizeof(t));
-	t.dtype = dtype;
-	t.rank = rank;
-	for (d = (int)rank - 1; d >= 0; d--) {
-		t.dims[d] = dims[d];
-		t.strides[d] = stride;
-		stride *= (__s64)dims[d];
-	}
-	return t;
-}
+#include "engine_test.h"
 
 static int run(const struct vnpu_tensor *t, void *const *data, const struct vnpu_layer_tfidf *a,
 	       __u32 features, __u32 parts)
@@ -110,9 +82,9 @@ static void test_modes(void)
 	__s32 x[B * L];
 	__s64 pl[9], ct[2], ix[K];
 	float wt[K], y[B * W], ref[B * W];
-	struct vnpu_tensor t[6] = { dense(VNPU_DTYPE_I32, 2, xd), dense(VNPU_DTYPE_I64, 1, pd),
-				    dense(VNPU_DTYPE_I64, 1, cd), dense(VNPU_DTYPE_I64, 1, kd),
-				    dense(VNPU_DTYPE_F32, 1, kd), dense(VNPU_DTYPE_F32, 2, yd) };
+	struct vnpu_tensor t[6] = { et_dense(VNPU_DTYPE_I32, 2, xd), et_dense(VNPU_DTYPE_I64, 1, pd),
+				    et_dense(VNPU_DTYPE_I64, 1, cd), et_dense(VNPU_DTYPE_I64, 1, kd),
+				    et_dense(VNPU_DTYPE_F32, 1, kd), et_dense(VNPU_DTYPE_F32, 2, yd) };
 	void *data[6] = { x, pl, ct, ix, wt, y };
 
 	memcpy(pl, pool, sizeof(pl));
@@ -130,9 +102,9 @@ static void test_modes(void)
 
 					reference(x, &a, ref);
 					memset(y, 0xff, sizeof(y));
-					EXPECT(!run(t, data, &a, cfg & 1 ? vnpu_eng_host_features() : 0,
+					ET_EXPECT(!run(t, data, &a, cfg & 1 ? vnpu_eng_host_features() : 0,
 						    cfg & 2 ? 3 : 1), "tfidf runs");
-					EXPECT(!memcmp(y, ref, sizeof(y)),
+					ET_EXPECT(!memcmp(y, ref, sizeof(y)),
 					       "mode %u min_gram %u skip %u config %u", mode, lo, skip, cfg);
 				}
 
@@ -141,15 +113,15 @@ static void test_modes(void)
 		struct vnpu_layer_tfidf a = { .min_gram = 1, .max_gram = 2 };
 
 		ix[2] = W;
-		EXPECT(run(t, data, &a, 0, 1) == VNPU_ENG_EINVAL, "index outside Y");
+		ET_EXPECT(run(t, data, &a, 0, 1) == VNPU_ENG_EINVAL, "index outside Y");
 		ix[2] = indexes[2];
 		ct[1] = 4;	/* bigrams of 5 entries */
-		EXPECT(run(t, data, &a, 0, 1) == VNPU_ENG_EINVAL, "counts not of whole n-grams");
+		ET_EXPECT(run(t, data, &a, 0, 1) == VNPU_ENG_EINVAL, "counts not of whole n-grams");
 		ct[1] = 3;
 		t[3].dims[0] = t[4].dims[0] = K - 1;
-		EXPECT(run(t, data, &a, 0, 1) == VNPU_ENG_EINVAL, "an index missing");
+		ET_EXPECT(run(t, data, &a, 0, 1) == VNPU_ENG_EINVAL, "an index missing");
 		t[3].dims[0] = t[4].dims[0] = K;
-		EXPECT(!run(t, data, &a, 0, 1), "good again");
+		ET_EXPECT(!run(t, data, &a, 0, 1), "good again");
 	}
 }
 
@@ -157,40 +129,38 @@ static void test_bad_layers(void)
 {
 	static const __u64 xd[2] = { B, L }, pd[1] = { 9 }, cd[1] = { 2 }, kd[1] = { K };
 	static const __u64 yd[2] = { B, W };
-	struct vnpu_tensor t[6] = { dense(VNPU_DTYPE_I64, 2, xd), dense(VNPU_DTYPE_I64, 1, pd),
-				    dense(VNPU_DTYPE_I64, 1, cd), dense(VNPU_DTYPE_I64, 1, kd),
-				    dense(VNPU_DTYPE_F32, 1, kd), dense(VNPU_DTYPE_F32, 2, yd) };
+	struct vnpu_tensor t[6] = { et_dense(VNPU_DTYPE_I64, 2, xd), et_dense(VNPU_DTYPE_I64, 1, pd),
+				    et_dense(VNPU_DTYPE_I64, 1, cd), et_dense(VNPU_DTYPE_I64, 1, kd),
+				    et_dense(VNPU_DTYPE_F32, 1, kd), et_dense(VNPU_DTYPE_F32, 2, yd) };
 	struct vnpu_layer_tfidf a = { .min_gram = 1, .max_gram = 2, .max_skip = 1 };
 	const __u32 sz = sizeof(a);
 
-	EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz), "good layer");
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 5, &a, sz), "five tensors");
+	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz), "good layer");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 5, &a, sz), "five tensors");
 	a.min_gram = 0;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz), "min_gram 0");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz), "min_gram 0");
 	a.min_gram = 1;
 	a.max_gram = 3;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz), "max_gram above counts");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz), "max_gram above counts");
 	a.max_gram = 2;
 	a.mode = 3;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz), "bad mode");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz), "bad mode");
 	a.mode = 0;
 	t[4].dims[0] = K - 1;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz), "weights of another length");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz), "weights of another length");
 	t[4].dims[0] = K;
 	t[0].dtype = VNPU_DTYPE_F32;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz), "float tokens");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz), "float tokens");
 	t[0].dtype = VNPU_DTYPE_I64;
 	t[5].dims[0] = B + 1;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz), "Y of other rows");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz), "Y of other rows");
 	t[5].dims[0] = B;
 	t[1].dtype = VNPU_DTYPE_I32;
-	EXPECT(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz), "i32 pool");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz), "i32 pool");
 }
 
-int main(void)
+void et_test_tfidf(void)
 {
 	test_modes();
 	test_bad_layers();
-	printf("engine tfidf: %d failure(s)\n", failures);
-	return failures ? 1 : 0;
 }
