@@ -17,30 +17,6 @@
 /* Elements one part of a COPY or FILL handles at least. */
 #define MIN_ELEMS_PER_PART 4096ULL
 
-__u32 vnpu_dtype_size(__u32 dtype)
-{
-	switch (dtype) {
-	case VNPU_DTYPE_U8:
-	case VNPU_DTYPE_I8:
-	case VNPU_DTYPE_BOOL:
-		return 1;
-	case VNPU_DTYPE_U16:
-	case VNPU_DTYPE_I16:
-	case VNPU_DTYPE_F16:
-	case VNPU_DTYPE_BF16:
-		return 2;
-	case VNPU_DTYPE_F32:
-	case VNPU_DTYPE_I32:
-	case VNPU_DTYPE_U32:
-		return 4;
-	case VNPU_DTYPE_F64:
-	case VNPU_DTYPE_I64:
-	case VNPU_DTYPE_U64:
-		return 8;
-	}
-	return 0;
-}
-
 /* Number of elements, or 0 with *ok cleared when the product overflows. */
 static __u64 tensor_elems(const struct vnpu_tensor *t, int *ok)
 {
@@ -66,7 +42,7 @@ __u64 vnpu_tensor_size(const struct vnpu_tensor *t)
 			return 0;
 		last += (t->dims[d] - 1) * (__u64)t->strides[d];
 	}
-	return (last + 1) * vnpu_dtype_size(t->dtype);
+	return (last + 1) * vnpu_eng_dtype_size(t->dtype);
 }
 
 /*
@@ -77,7 +53,7 @@ static int tensor_check(const struct vnpu_tensor *t,
 			const struct vnpu_slot_info *slots, __u32 num_slots,
 			int write, __u64 *end)
 {
-	__u32 esize = vnpu_dtype_size(t->dtype);
+	__u32 esize = vnpu_eng_dtype_size(t->dtype);
 	__u64 last = 0, bytes;
 	int empty = 0;
 	__u32 d;
@@ -166,7 +142,7 @@ static int ranges_overlap(const struct vnpu_tensor *a, __u64 a_end,
 static int check_fill(const struct vnpu_cmd_fill *c,
 		      const struct vnpu_slot_info *slots, __u32 num_slots)
 {
-	__u32 esize = vnpu_dtype_size(c->dst.dtype);
+	__u32 esize = vnpu_eng_dtype_size(c->dst.dtype);
 	int ok = 1;
 	__u64 end;
 
@@ -195,7 +171,7 @@ static int check_copy(const struct vnpu_cmd_copy *c,
 	    tensor_check(&c->src, slots, num_slots, 0, &src_end))
 		return EINVAL_RET;
 	if (c->dst.rank != c->src.rank ||
-	    vnpu_dtype_size(c->dst.dtype) != vnpu_dtype_size(c->src.dtype))
+	    vnpu_eng_dtype_size(c->dst.dtype) != vnpu_eng_dtype_size(c->src.dtype))
 		return EINVAL_RET;
 	for (d = 0; d < c->dst.rank; d++)
 		if (c->dst.dims[d] != c->src.dims[d])
@@ -463,7 +439,7 @@ static void move_elems(unsigned char *dbase, const struct vnpu_tensor *dt,
 		       const unsigned char *sbase, const struct vnpu_tensor *st,
 		       const unsigned char *val, __u64 first, __u64 last)
 {
-	__u32 esize = vnpu_dtype_size(dt->dtype);
+	__u32 esize = vnpu_eng_dtype_size(dt->dtype);
 	struct walker w;
 	__u64 n = first;
 

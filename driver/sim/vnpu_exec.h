@@ -80,9 +80,6 @@ __u64 vnpu_exec_scratch(const struct vnpu_cmd_header *cmd, __u32 num_parts);
  */
 __u64 vnpu_tensor_size(const struct vnpu_tensor *t);
 
-/** vnpu_dtype_size() - bytes of one element of @dtype, 0 when unknown */
-__u32 vnpu_dtype_size(__u32 dtype);
-
 /**
  * vnpu_exec_part() - run one part of a validated command
  * @cmd: the command

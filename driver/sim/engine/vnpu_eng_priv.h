@@ -62,7 +62,6 @@ extern const struct eng_kernels vnpu_eng_kernels_avx2;
 extern const struct eng_kernels vnpu_eng_kernels_base;
 
 /* Integer helpers, in vnpu_engine.c. */
-__u32 vnpu_eng_dtype_size(__u32 dtype);
 __u64 vnpu_eng_numel(const struct vnpu_tensor *t);
 void vnpu_eng_bcast_strides(const struct vnpu_tensor *in,
 			    const struct vnpu_tensor *out, __s64 *strides);

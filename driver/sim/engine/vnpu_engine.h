@@ -39,6 +39,12 @@ struct vnpu_eng_ctx {
 };
 
 /**
+ * vnpu_eng_dtype_size() - bytes of one element of @dtype (&enum vnpu_dtype),
+ * 0 when the type is unknown; the validator and the engine share it
+ */
+__u32 vnpu_eng_dtype_size(__u32 dtype);
+
+/**
  * vnpu_eng_layer_check() - validate a layer before it is queued
  * @op: &enum vnpu_layer_op
  * @t: the layer's tensor descriptors (slot bounds are checked by the caller)
