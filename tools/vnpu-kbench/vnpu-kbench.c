@@ -52,63 +52,105 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* ---- the FMA peak ---------------------------------------------------- */
+/* ---- the FMA peaks --------------------------------------------------- */
 
 typedef float v8sf __attribute__((vector_size(32)));
+typedef float v16sf __attribute__((vector_size(64)));
 
-/* 12 independent FMA chains: enough to fill two FMA ports' latency. */
+/*
+ * Independent FMA chains, each from its own start so that the compiler
+ * cannot merge them: 12 of 8 lanes cover two FMA ports' latency, 24 of 16
+ * lanes with AVX-512. The empty asm keeps every chain in a register.
+ */
+#define PEAK_DECL(T, a, b, c, d, e, f, base)				\
+	T a = (T){} + (base), b = (T){} + (base) + 1, c = (T){} + (base) + 2, \
+	  d = (T){} + (base) + 3, e = (T){} + (base) + 4,		\
+	  f = (T){} + (base) + 5
+#define PEAK_FMA6(F, a, b, c, d, e, f) do {				\
+	a = F(a); b = F(b); c = F(c); d = F(d); e = F(e); f = F(f);	\
+	__asm__ volatile("" : "+v"(a), "+v"(b), "+v"(c), "+v"(d), "+v"(e), \
+			 "+v"(f));					\
+} while (0)
+
 __attribute__((target("avx2,fma"), noinline))
-static float fma_loop(long iters)
+static float fma_loop_avx2(long iters)
 {
-	v8sf a0 = {}, a1 = {}, a2 = {}, a3 = {}, a4 = {}, a5 = {};
-	v8sf a6 = {}, a7 = {}, a8 = {}, a9 = {}, a10 = {}, a11 = {};
 	v8sf x = (v8sf){} + 1.000001f, y = (v8sf){} + 0.999999f;
+	PEAK_DECL(v8sf, a0, a1, a2, a3, a4, a5, 0.0f);
+	PEAK_DECL(v8sf, b0, b1, b2, b3, b4, b5, 6.0f);
 	long i;
 
+#define F8(v) __builtin_ia32_vfmaddps256(v, x, y)
 	for (i = 0; i < iters; i++) {
-		a0 = __builtin_ia32_vfmaddps256(a0, x, y);
-		a1 = __builtin_ia32_vfmaddps256(a1, x, y);
-		a2 = __builtin_ia32_vfmaddps256(a2, x, y);
-		a3 = __builtin_ia32_vfmaddps256(a3, x, y);
-		a4 = __builtin_ia32_vfmaddps256(a4, x, y);
-		a5 = __builtin_ia32_vfmaddps256(a5, x, y);
-		a6 = __builtin_ia32_vfmaddps256(a6, x, y);
-		a7 = __builtin_ia32_vfmaddps256(a7, x, y);
-		a8 = __builtin_ia32_vfmaddps256(a8, x, y);
-		a9 = __builtin_ia32_vfmaddps256(a9, x, y);
-		a10 = __builtin_ia32_vfmaddps256(a10, x, y);
-		a11 = __builtin_ia32_vfmaddps256(a11, x, y);
-		__asm__ volatile("" : "+x"(a0), "+x"(a1), "+x"(a2), "+x"(a3));
+		PEAK_FMA6(F8, a0, a1, a2, a3, a4, a5);
+		PEAK_FMA6(F8, b0, b1, b2, b3, b4, b5);
 	}
-	a0 += a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9 + a10 + a11;
+#undef F8
+	a0 += a1 + a2 + a3 + a4 + a5 + b0 + b1 + b2 + b3 + b4 + b5;
 	return a0[0] + a0[7];
+}
+
+__attribute__((target("avx512f"), noinline))
+static float fma_loop_avx512(long iters)
+{
+	v16sf x = (v16sf){} + 1.000001f, y = (v16sf){} + 0.999999f;
+	PEAK_DECL(v16sf, a0, a1, a2, a3, a4, a5, 0.0f);
+	PEAK_DECL(v16sf, b0, b1, b2, b3, b4, b5, 6.0f);
+	PEAK_DECL(v16sf, c0, c1, c2, c3, c4, c5, 12.0f);
+	PEAK_DECL(v16sf, d0, d1, d2, d3, d4, d5, 18.0f);
+	long i;
+
+#define F16(v) __builtin_ia32_vfmaddps512_mask(v, x, y, 0xffff, 4)
+	for (i = 0; i < iters; i++) {
+		PEAK_FMA6(F16, a0, a1, a2, a3, a4, a5);
+		PEAK_FMA6(F16, b0, b1, b2, b3, b4, b5);
+		PEAK_FMA6(F16, c0, c1, c2, c3, c4, c5);
+		PEAK_FMA6(F16, d0, d1, d2, d3, d4, d5);
+	}
+#undef F16
+	a0 += a1 + a2 + a3 + a4 + a5 + b0 + b1 + b2 + b3 + b4 + b5;
+	a0 += c0 + c1 + c2 + c3 + c4 + c5 + d0 + d1 + d2 + d3 + d4 + d5;
+	return a0[0] + a0[15];
 }
 
 #define FMA_ITERS 4000000L
 
+struct peak_arg {
+	int avx512;
+	float sink;
+};
+
 static void *fma_thread(void *arg)
 {
-	*(float *)arg = fma_loop(FMA_ITERS);
+	struct peak_arg *p = arg;
+
+	p->sink = p->avx512 ? fma_loop_avx512(FMA_ITERS / 4) :
+			      fma_loop_avx2(FMA_ITERS);
 	return NULL;
 }
 
-/* FLOP/s of @threads threads running the FMA loop at once. */
-static double fma_peak(int threads)
+/*
+ * FLOP/s of @threads threads running the FMA loop at once: 8-wide (AVX2)
+ * or 16-wide (@avx512). Both do FMA_ITERS * 12 * 16 flops.
+ */
+static double fma_peak(int threads, int avx512)
 {
 	pthread_t tid[64];
-	float sink[64];
-	double t0, best = 0;
+	struct peak_arg arg[64];
+	double t0, best = 0, flops = threads * FMA_ITERS * 12.0 * 16;
 	int rep, i;
 
 	for (rep = 0; rep < 20; rep++) {
 		t0 = now();
-		for (i = 0; i < threads; i++)
-			pthread_create(&tid[i], NULL, fma_thread, &sink[i]);
+		for (i = 0; i < threads; i++) {
+			arg[i].avx512 = avx512;
+			pthread_create(&tid[i], NULL, fma_thread, &arg[i]);
+		}
 		for (i = 0; i < threads; i++)
 			pthread_join(tid[i], NULL);
 		t0 = now() - t0;
-		if (best == 0 || threads * FMA_ITERS * 12.0 * 16 / t0 > best)
-			best = threads * FMA_ITERS * 12.0 * 16 / t0;
+		if (best == 0 || flops / t0 > best)
+			best = flops / t0;
 	}
 	return best;
 }
@@ -346,14 +388,14 @@ int main(int argc, char **argv)
 	char default_ort[4096];
 	const char *ort = default_ort;
 	int threads = (int)sysconf(_SC_NPROCESSORS_ONLN), repeat = 10, c, i;
-	__u32 features;
+	__u32 host, path[2];
 	struct layer layers[4];
-	double ort_ms[4][2] = {}, gf[4][2] = {}, peak1, peakn;
-	int have_ort, rounds = 3, r;
+	double ort_ms[4][2] = {}, gf[2][4][2] = {}, peak[2][2] = {};
+	int have_ort, rounds = 3, r, p, num_paths, baseline = 0;
 
 	snprintf(default_ort, sizeof(default_ort), "%s/build/npm/node_modules",
 		 KBENCH_SOURCE_DIR);
-	features = vnpu_eng_host_features();
+	host = vnpu_eng_host_features();
 	while ((c = getopt_long(argc, argv, "t:r:R:bo:nh", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
@@ -371,7 +413,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'b':
-			features = 0;
+			baseline = 1;
 			break;
 		case 'R':
 			rounds = atoi(optarg);
@@ -400,6 +442,11 @@ int main(int argc, char **argv)
 	}
 	if (threads > 64)
 		threads = 64;
+	/* The widest path this CPU has, then AVX2 alone when it differs. */
+	num_paths = 1;
+	path[0] = baseline ? 0 : host;
+	if (!baseline && (host & VNPU_ENG_F_AVX512))
+		path[num_paths++] = host & ~VNPU_ENG_F_AVX512;
 
 	layers[0].name = "gemm";
 	make_gemm(&layers[0], 1024, 1024, 1024);
@@ -421,50 +468,66 @@ int main(int argc, char **argv)
 	 * Rounds of everything, keeping each figure's best: on a shared
 	 * machine a round may lose its CPU at any moment.
 	 */
-	peak1 = peakn = 0;
 	for (r = 0; r < rounds; r++) {
-		double p1 = fma_peak(1), pn = fma_peak(threads);
+		for (p = 0; p < 2; p++) {
+			double p1 = fma_peak(1, p), pn = fma_peak(threads, p);
 
-		peak1 = p1 > peak1 ? p1 : peak1;
-		peakn = pn > peakn ? pn : peakn;
-		for (i = 0; i < 4; i++) {
-			double g1 = layers[i].flops /
-				    time_layer(&layers[i], 1, features, repeat);
-			double gn = layers[i].flops /
-				    time_layer(&layers[i], threads, features, repeat);
-
-			gf[i][0] = g1 > gf[i][0] ? g1 : gf[i][0];
-			gf[i][1] = gn > gf[i][1] ? gn : gf[i][1];
+			if (p && !(host & VNPU_ENG_F_AVX512))
+				break;
+			peak[p][0] = p1 > peak[p][0] ? p1 : peak[p][0];
+			peak[p][1] = pn > peak[p][1] ? pn : peak[p][1];
 		}
+		for (p = 0; p < num_paths; p++)
+			for (i = 0; i < 4; i++) {
+				double g1 = layers[i].flops /
+					    time_layer(&layers[i], 1, path[p], repeat);
+				double gn = layers[i].flops /
+					    time_layer(&layers[i], threads, path[p],
+						       repeat);
+
+				gf[p][i][0] = g1 > gf[p][i][0] ? g1 : gf[p][i][0];
+				gf[p][i][1] = gn > gf[p][i][1] ? gn : gf[p][i][1];
+			}
 	}
 	have_ort = ort && !ort_times(ort, threads, ort_ms);
-	printf("engine build: %s; threads: %d; best of %d rounds\n",
-	       features & VNPU_ENG_F_AVX2_FMA ? "avx2+fma" : "baseline",
-	       threads, rounds);
-	printf("FMA peak (AVX2, 8-wide): %.1f GFLOP/s 1 thread, %.1f GFLOP/s %d threads\n",
-	       peak1 / 1e9, peakn / 1e9, threads);
+	printf("threads: %d; best of %d rounds\n", threads, rounds);
+	printf("FMA peak AVX2 (8-wide): %.1f GFLOP/s 1 thread, %.1f GFLOP/s %d threads\n",
+	       peak[0][0] / 1e9, peak[0][1] / 1e9, threads);
+	if (host & VNPU_ENG_F_AVX512)
+		printf("FMA peak AVX-512 (16-wide): %.1f GFLOP/s 1 thread, %.1f GFLOP/s %d threads\n",
+		       peak[1][0] / 1e9, peak[1][1] / 1e9, threads);
 	if (!have_ort && ort)
 		printf("ONNX Runtime: not available (onnxruntime-node under %s)\n",
 		       ort);
-	printf("%-34s %9s %7s %9s %7s %9s %9s %7s\n", "kernel", "1T GF/s",
-	       "%peak", "NT GF/s", "%peak", "ORT 1T", "ORT NT", "1T/ORT");
-	for (i = 0; i < 4; i++) {
-		static const char *const desc[] = {
-			"GEMM 1024x1024x1024 (packed B)",
-			"conv 3x3 64->64 56x56",
-			"depthwise 3x3 32x112x112",
-			"conv 1x1 256->256 28x28",
-		};
+	for (p = 0; p < num_paths; p++) {
+		/* Each path against its own peak; the baseline against AVX2's. */
+		int wide = !!(path[p] & VNPU_ENG_F_AVX512);
 
-		printf("%-34s %9.1f %6.1f%% %9.1f %6.1f%%", desc[i],
-		       gf[i][0] / 1e9, 100 * gf[i][0] / peak1, gf[i][1] / 1e9,
-		       100 * gf[i][1] / peakn);
-		if (have_ort && ort_ms[i][0] > 0)
-			printf(" %9.1f %9.1f %7.2f",
-			       layers[i].flops / (ort_ms[i][0] * 1e-3) / 1e9,
-			       layers[i].flops / (ort_ms[i][1] * 1e-3) / 1e9,
-			       gf[i][0] * ort_ms[i][0] * 1e-3 / layers[i].flops);
-		printf("\n");
+		printf("\nengine path: %s (%%peak of the %s FMA peak)\n",
+		       wide ? "avx512" : path[p] ? "avx2+fma" : "baseline",
+		       wide ? "AVX-512" : "AVX2");
+		printf("%-34s %9s %7s %9s %7s %9s %9s %7s\n", "kernel",
+		       "1T GF/s", "%peak", "NT GF/s", "%peak", "ORT 1T",
+		       "ORT NT", "1T/ORT");
+		for (i = 0; i < 4; i++) {
+			static const char *const desc[] = {
+				"GEMM 1024x1024x1024 (packed B)",
+				"conv 3x3 64->64 56x56",
+				"depthwise 3x3 32x112x112",
+				"conv 1x1 256->256 28x28",
+			};
+			const double *g = gf[p][i];
+
+			printf("%-34s %9.1f %6.1f%% %9.1f %6.1f%%", desc[i],
+			       g[0] / 1e9, 100 * g[0] / peak[wide][0],
+			       g[1] / 1e9, 100 * g[1] / peak[wide][1]);
+			if (have_ort && ort_ms[i][0] > 0)
+				printf(" %9.1f %9.1f %7.2f",
+				       layers[i].flops / (ort_ms[i][0] * 1e-3) / 1e9,
+				       layers[i].flops / (ort_ms[i][1] * 1e-3) / 1e9,
+				       g[0] * ort_ms[i][0] * 1e-3 / layers[i].flops);
+			printf("\n");
+		}
 	}
 	if (have_ort)
 		printf("(ORT columns: ONNX Runtime's GFLOP/s on the same shape; "

@@ -23,6 +23,11 @@
 
 /* Capability bits of struct vnpu_eng_ctx.features. */
 #define VNPU_ENG_F_AVX2_FMA (1u << 0)
+/*
+ * AVX-512F (with AVX2_FMA): a wider GEMM and convolution micro-kernel that
+ * gives the same bits as AVX2_FMA alone; only a speed choice.
+ */
+#define VNPU_ENG_F_AVX512 (1u << 1)
 
 /**
  * struct vnpu_eng_ctx - what the caller gives one part of a layer
