@@ -19,7 +19,8 @@
 #include "runtime.h"
 
 #define BLOB_MAGIC "VNPUBLOB"
-#define BLOB_FORMAT 1
+/* 2: tensor descriptors and ports of up to rank 8 (was 6) */
+#define BLOB_FORMAT 2
 #define BLOB_MAX_PROPS 4096
 
 /* All little-endian (the only byte order vnpu runs on), 8-byte aligned. */

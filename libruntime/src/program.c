@@ -20,6 +20,8 @@
 
 #define PROGRAM_MAGIC 0x4750554e /* "NUPG" */
 #define MAX_NAME_LEN 4096
+/* name length, type, rank, the dims, slot, size */
+#define PORT_MIN_SIZE (4 + 4 + 4 + 8 * VNPU_MAX_RANK + 4 + 8)
 
 static void free_ports(struct vnpu_prog_port *ports, uint32_t n)
 {
@@ -456,11 +458,11 @@ vnpu_status vnpu_program_deserialize(const void *data, uint64_t size,
 	if (p->num_inputs + (uint64_t)p->num_outputs + VNPU_SLOT_FIRST_IO > UINT32_MAX)
 		fail(&r, "port count");
 
-	/* A port is at least 72 bytes, a segment 24, a layer 20. */
-	p->inputs = alloc_counted(&r, p->num_inputs, sizeof(*p->inputs), 72, "input count", &oom);
+	/* A port is at least PORT_MIN_SIZE bytes, a segment 24, a layer 20. */
+	p->inputs = alloc_counted(&r, p->num_inputs, sizeof(*p->inputs), PORT_MIN_SIZE, "input count", &oom);
 	for (uint32_t i = 0; !r.what && i < p->num_inputs; i++)
 		get_port(&r, &p->inputs[i], &oom);
-	p->outputs = alloc_counted(&r, p->num_outputs, sizeof(*p->outputs), 72, "output count", &oom);
+	p->outputs = alloc_counted(&r, p->num_outputs, sizeof(*p->outputs), PORT_MIN_SIZE, "output count", &oom);
 	for (uint32_t i = 0; !r.what && i < p->num_outputs; i++)
 		get_port(&r, &p->outputs[i], &oom);
 	p->segments = alloc_counted(&r, p->num_segments, sizeof(*p->segments), 24, "segment count", &oom);

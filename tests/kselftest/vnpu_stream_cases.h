@@ -88,6 +88,23 @@ static inline struct vnpu_cmd_layer *case_layer(struct case_stream *s)
 	return l;
 }
 
+/*
+ * @t (256 elements of one dim) as the same elements in VNPU_MAX_DIMS dims
+ * of extent 2, row-major, or with the dims reversed (a transpose).
+ */
+static inline void case_rank_max(struct vnpu_tensor *t, int reversed)
+{
+	int d;
+
+	t->rank = VNPU_MAX_DIMS;
+	for (d = 0; d < VNPU_MAX_DIMS; d++) {
+		int k = reversed ? d : VNPU_MAX_DIMS - 1 - d;
+
+		t->dims[d] = 2;
+		t->strides[d] = 1ll << k;
+	}
+}
+
 #define M(name, body) \
 	static inline void name(struct case_stream *s) { body; }
 
@@ -98,7 +115,12 @@ M(m_fill_dtype_zero, case_fill(s)->dst.dtype = 0)
 M(m_fill_dtype_string, case_fill(s)->dst.dtype = 8)
 M(m_fill_dtype_unknown, case_fill(s)->dst.dtype = 17)
 M(m_fill_misaligned_offset, case_fill(s)->dst.offset = 2)
+M(m_fill_rank_max, case_rank_max(&case_fill(s)->dst, 0))
 M(m_fill_rank_too_big, case_fill(s)->dst.rank = VNPU_MAX_DIMS + 1)
+M(m_fill_rank_huge, case_fill(s)->dst.rank = 0xffffffffu)
+M(m_fill_top_dim_above_rank, case_fill(s)->dst.dims[VNPU_MAX_DIMS - 1] = 1)
+M(m_fill_top_stride_above_rank,
+  case_fill(s)->dst.strides[VNPU_MAX_DIMS - 1] = 1)
 M(m_fill_tensor_flags, case_fill(s)->dst.flags = 1)
 M(m_fill_dim_above_rank, case_fill(s)->dst.dims[3] = 1)
 M(m_fill_stride_above_rank, case_fill(s)->dst.strides[2] = 1)
@@ -128,6 +150,9 @@ M(m_nop_with_payload, case_fill(s)->hdr.opcode = VNPU_CMD_NOP)
 M(m_spin_with_payload, case_copy(s)->hdr.opcode = VNPU_CMD_SPIN)
 M(m_copy_bad_src_slot, case_copy(s)->src.slot = CASE_NUM_SLOTS)
 M(m_copy_src_beyond_bo, case_copy(s)->src.offset = CASE_SLOT_SIZE - 4)
+M(m_copy_rank_max_transpose,
+  case_rank_max(&case_copy(s)->dst, 0); case_rank_max(&case_copy(s)->src, 1))
+M(m_copy_rank_max_src_only, case_rank_max(&case_copy(s)->src, 1))
 M(m_copy_rank_mismatch,
   struct vnpu_cmd_copy *c = case_copy(s);
   c->src.rank = 2; c->src.dims[1] = 1; c->src.strides[1] = 1)
@@ -163,7 +188,11 @@ M(m_layer_size_mismatch, case_layer(s)->attr_size = 8)
 	X(fill_dtype_string, m_fill_dtype_string, 0) \
 	X(fill_dtype_unknown, m_fill_dtype_unknown, 0) \
 	X(fill_misaligned_offset, m_fill_misaligned_offset, 0) \
+	X(fill_rank_max, m_fill_rank_max, 1) \
 	X(fill_rank_too_big, m_fill_rank_too_big, 0) \
+	X(fill_rank_huge, m_fill_rank_huge, 0) \
+	X(fill_top_dim_above_rank, m_fill_top_dim_above_rank, 0) \
+	X(fill_top_stride_above_rank, m_fill_top_stride_above_rank, 0) \
 	X(fill_tensor_flags, m_fill_tensor_flags, 0) \
 	X(fill_dim_above_rank, m_fill_dim_above_rank, 0) \
 	X(fill_stride_above_rank, m_fill_stride_above_rank, 0) \
@@ -189,6 +218,8 @@ M(m_layer_size_mismatch, case_layer(s)->attr_size = 8)
 	X(spin_with_payload, m_spin_with_payload, 0) \
 	X(copy_bad_src_slot, m_copy_bad_src_slot, 0) \
 	X(copy_src_beyond_bo, m_copy_src_beyond_bo, 0) \
+	X(copy_rank_max_transpose, m_copy_rank_max_transpose, 1) \
+	X(copy_rank_max_src_only, m_copy_rank_max_src_only, 0) \
 	X(copy_rank_mismatch, m_copy_rank_mismatch, 0) \
 	X(copy_dims_mismatch, m_copy_dims_mismatch, 0) \
 	X(copy_esize_mismatch, m_copy_esize_mismatch, 0) \

@@ -24,7 +24,7 @@ extern "C" {
 #endif
 
 /** VNPU_MAX_DIMS - the highest tensor rank the device takes */
-#define VNPU_MAX_DIMS 6
+#define VNPU_MAX_DIMS 8
 
 /**
  * enum vnpu_dtype - element types; the values are ONNX's TensorProto ones

@@ -32,6 +32,8 @@
 
 #include <linux/types.h>
 
+#include "vnpu_cmd.h"
+
 #if defined(__cplusplus)
 extern "C" {
 #endif
@@ -666,7 +668,7 @@ struct vnpu_layer_resize {
 	__u32 coord;
 	__u32 nearest;
 	__u32 flags;
-	__u32 scale[6];
+	__u32 scale[VNPU_MAX_DIMS];
 	__u32 cubic_a;
 	__u32 pad;
 };
@@ -701,7 +703,7 @@ struct vnpu_layer_pad {
 	__u32 mode;
 	__u32 pad;
 	__u64 value;
-	__s64 begin[6];
+	__s64 begin[VNPU_MAX_DIMS];
 };
 
 /**

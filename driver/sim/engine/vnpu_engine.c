@@ -700,7 +700,7 @@ static int check_resize(const struct vnpu_tensor *t, __u32 n,
 	    t[0].rank != t[1].rank ||
 	    !tensor_injective(&t[1]))
 		return 0;
-	for (d = 0; d < 6; d++) {
+	for (d = 0; d < VNPU_MAX_DIMS; d++) {
 		if (d >= t[0].rank) {
 			if (a->scale[d])
 				return 0;
@@ -727,7 +727,7 @@ static int check_pad(const struct vnpu_tensor *t, __u32 n,
 	if (a->mode != VNPU_PAD_CONSTANT ? a->value != 0 :
 	    size < 8 && a->value >> (8 * size))
 		return 0;
-	for (d = 0; d < 6; d++) {
+	for (d = 0; d < VNPU_MAX_DIMS; d++) {
 		__s64 end;
 
 		if (d >= t[0].rank) {

@@ -76,7 +76,8 @@ VNPU_API size_t vnpu_element_type_size(vnpu_element_type type);
 /** Static name of @type ("f32", "i64", ...). */
 VNPU_API const char *vnpu_element_type_str(vnpu_element_type type);
 
-#define VNPU_MAX_RANK 6
+/** The highest tensor rank (the device's VNPU_MAX_DIMS). */
+#define VNPU_MAX_RANK 8
 /** A dimension not known until reshape or set_tensor. */
 #define VNPU_DIM_DYNAMIC (-1)
 

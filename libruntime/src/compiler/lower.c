@@ -38,10 +38,9 @@ vnpu_status cl_copy(struct cstate *s, struct ctensor dst, struct ctensor src)
 {
 	struct ccmd *c;
 
-	if (vnpu_tinfo_elems(&(struct vnpu_tinfo){ .rank = (int32_t)dst.rank,
-		.dims = { dst.dims[0], dst.dims[1], dst.dims[2], dst.dims[3], dst.dims[4],
-			  dst.dims[5] } }) == 0)
-		return VNPU_OK;
+	for (uint32_t d = 0; d < dst.rank; d++)
+		if (!dst.dims[d])
+			return VNPU_OK;	/* nothing to copy */
 	c = cs_add_cmd(s, VNPU_CMD_COPY);
 	if (!c)
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");

@@ -1409,7 +1409,7 @@ static vnpu_status lower_loss(struct cstate *s, struct cop *op)
 	if (!strcmp(red, "none"))
 		return cl_copy(s, ct_dense(s, op->out[0]), ct_dense(s, loss));
 	{
-		int64_t ones[VNPU_MAX_RANK] = { 1, 1, 1, 1, 1, 1 };
+		int64_t ones[VNPU_MAX_RANK] = { [0 ... VNPU_MAX_RANK - 1] = 1 };
 		struct vnpu_layer_reduce rattr = { .func = VNPU_REDUCE_SUM, .axes = all };
 		int32_t sum = op->out[0], den;
 

@@ -152,7 +152,7 @@ static vnpu_status lower_dynamic(struct cstate *s, struct cop *op)
 	struct vnpu_layer_act neg = { .func = VNPU_ACT_NEG }, round = { .func = VNPU_ACT_ROUND };
 	struct vnpu_layer_act clip = { .func = VNPU_ACT_CLIP, .alpha = f32_bits(0),
 				       .beta = f32_bits(255) };
-	int64_t ones[VNPU_MAX_RANK] = { 1, 1, 1, 1, 1, 1 };
+	int64_t ones[VNPU_MAX_RANK] = { [0 ... VNPU_MAX_RANK - 1] = 1 };
 	struct ctensor x = ct_dense(s, op->in[0]), t[2], mx, mn, zero, c255, scale, zpf, a, b;
 	int32_t v[8];
 	vnpu_status st = VNPU_OK;

@@ -79,5 +79,6 @@ void et_test_tfidf(void);
 void et_test_det(void);
 void et_test_roi(void);
 void et_test_poolidx(void);
+void et_test_rank(void);
 
 #endif

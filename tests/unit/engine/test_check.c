@@ -78,7 +78,8 @@ static void common_bad(const struct fixture *b)
 	BAD(*b, "no tensors", f->n = 0);
 	BAD(*b, "one tensor too many", f->n++; f->t[f->n - 1] = f->t[f->n - 2]);
 	BAD(*b, "17 tensors", f->n = 17);
-	BAD(*b, "rank 7 output", f->t[last].rank = 7);
+	BAD(*b, "output rank above the maximum", f->t[last].rank = VNPU_MAX_DIMS + 1);
+	BAD(*b, "input rank above the maximum", f->t[0].rank = VNPU_MAX_DIMS + 1);
 	BAD(*b, "unknown dtype", f->t[last].dtype = 8);
 	BAD(*b, "dtype 0", f->t[0].dtype = 0);
 	BAD(*b, "huge dim", f->t[0].dims[0] = 1ull << 40);

@@ -241,6 +241,47 @@ TEST(exec_transpose_and_broadcast)
 		ASSERT_EQ(7, a[1000 + k]);
 }
 
+/* A FILL and a transposing COPY of VNPU_MAX_DIMS dims, split in parts. */
+TEST(exec_rank_max_transpose)
+{
+	static __u32 a[CASE_SLOT_SIZE / 4], b[CASE_SLOT_SIZE / 4];
+	void *base[3] = { a, b, a };
+	struct case_stream s;
+	__u32 n, tiles, i;
+
+	ASSERT_EQ(8, VNPU_MAX_DIMS);
+	for (i = 0; i < 256; i++)
+		b[i] = 1000 + i;
+	for (tiles = 1; tiles <= 7; tiles += 3) {
+		memset(a, 0, sizeof(a));
+		case_base(&s);
+		case_rank_max(&case_fill(&s)->dst, 0);
+		case_rank_max(&case_copy(&s)->dst, 0);
+		case_rank_max(&case_copy(&s)->src, 1);
+		ASSERT_EQ(0, vnpu_stream_validate(s.words, s.size, case_slots,
+						  CASE_NUM_SLOTS, &n));
+		run_stream(_metadata, s.words, s.size, base, tiles);
+		for (i = 0; i < 256; i++) {
+			__u32 rev = 0, k;
+
+			for (k = 0; k < 8; k++)
+				rev |= ((i >> k) & 1) << (7 - k);
+			ASSERT_EQ(5, a[i]);
+			ASSERT_EQ(1000 + rev, a[1024 + i]);
+		}
+		ASSERT_EQ(0, a[256]);
+	}
+}
+
+/* The descriptor's size is part of the uAPI: 24 bytes + 16 per dim. */
+TEST(descriptor_sizes)
+{
+	ASSERT_EQ(152, sizeof(struct vnpu_tensor));
+	ASSERT_EQ(168, sizeof(struct vnpu_cmd_fill));
+	ASSERT_EQ(312, sizeof(struct vnpu_cmd_copy));
+	ASSERT_EQ(32, sizeof(struct vnpu_cmd_layer));
+}
+
 /* Empty tensors validate and run without touching memory (was a SIGFPE). */
 TEST(exec_empty_tensors)
 {
