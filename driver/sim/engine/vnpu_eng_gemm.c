@@ -4,19 +4,37 @@
  * (vnpu_eng_avx2.c, vnpu_eng_base.c), never compiled on its own.
  *
  * One blocked GEMM serves GEMM and CONV: units of at most ENG_UNIT_MACS,
- * depth in slices of ENG_KC, a 6x16 micro-kernel on packed panels of A
- * (ENG_MR rows) and B (ENG_NR columns), and the epilogue (alpha, bias,
- * residual, activation) applied to a tile once its last slice is summed.
- * Partial sums live in the output itself between slices, so the order of
- * every sum depends on the shapes only, never on how the layer is split:
- * that is what keeps the NPU and the CPU device bit-identical.
+ * output blocks of at most ENG_MC rows, depth in even slices of at most
+ * ENG_KC, micro-kernels on packed panels of A (ENG_MR rows) and B (ENG_NR
+ * columns). A block's partial sums live in an f32 accumulator in scratch
+ * between slices, and after the last slice the epilogue (alpha, bias,
+ * residual, activation) runs on it on the way to the output, which may be
+ * f32, f16 or bf16 (stored rounding to nearest even). Operands of f16 and
+ * bf16 are converted to f32 while they are packed. The order of every sum
+ * depends on the shapes only, never on how the layer is split or on which
+ * FMA kernel ran (6x16 AVX2 or 12x32 AVX-512): that is what keeps the NPU
+ * and the CPU device bit-identical.
  *
- * Convolutions with stride 1 read B straight from a zero-padded copy of
- * the input rows through a table of offsets (one per (c, kh, kw)), over
- * "padded columns" q = oh * Wp + ow, so a run of 16 outputs is 16
- * consecutive floats of the copy; strided ones pack B by im2col. Depthwise
- * convolutions run a direct kernel.
+ * Convolutions with strides up to ENG_WIN_STRIDE read B straight from a
+ * zero-padded copy of the input rows through a table of offsets (one per
+ * (c, kh, kw)), over "padded columns" q = oh * Wq + ow, so a run of 16
+ * outputs is 16 consecutive floats of the copy; larger strides pack B by
+ * im2col. Depthwise convolutions run a direct kernel.
  */
+#include "vnpu_eng_gemm.h"
+
+/* ---- element access ---------------------------------------------------- */
+
+/* The address of element @off of a tensor of @dt at @base. */
+static inline const void *elem_at(const void *base, __s64 off, __u32 dt)
+{
+	return (const char *)base + off * (__s64)vnpu_eng_dtype_size(dt);
+}
+
+static inline void *elem_at_w(void *base, __s64 off, __u32 dt)
+{
+	return (char *)base + off * (__s64)vnpu_eng_dtype_size(dt);
+}
 
 /* ---- micro-kernels --------------------------------------------------- */
 
@@ -28,6 +46,19 @@ static void copy_f32(float *dst, const float *src, __u64 n)
 		vstore(dst + i, vload(src + i));
 	for (; i < n; i++)
 		dst[i] = src[i];
+}
+
+/* @n elements of @dt at @src, @st apart, as f32 at @dst. */
+static void load_f32(float *dst, const void *src, __s64 st, __u64 n, __u32 dt)
+{
+	__u64 i;
+
+	if (dt == VNPU_DTYPE_F32 && st == 1) {
+		copy_f32(dst, src, n);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		dst[i] = ldf(src, (__s64)i * st, dt);
 }
 
 /* The 6x16 accumulators, from the tile at c (rows rs apart) or zero. */
@@ -129,16 +160,37 @@ void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
 	UK_STORE(c, rs);
 }
 
+/* One slice of a block with the 6x16 kernel, panel by panel. */
+static void slice_run(const struct eng_slice *s)
+{
+	__u64 i, j;
+
+	for (j = 0; j < s->nc; j += ENG_NR)
+		for (i = 0; i < s->mc; i += ENG_MR) {
+			const float *ai = s->a + (i / ENG_MR) * s->a_ps;
+			const float *bj = s->b + (j / ENG_NR) * s->b_ps;
+			float *c = s->acc + i * s->acc_rs + j;
+
+			if (s->off)
+				ukernel_ind(s->kc, ai, bj, s->off, c,
+					    (__s64)s->acc_rs, s->load);
+			else
+				ukernel(s->kc, ai, bj, c, (__s64)s->acc_rs,
+					s->load);
+		}
+}
+
 /* ---- operands, output and epilogue --------------------------------- */
 
 /**
- * struct gemm_a - the left operand: packed panels over the whole depth,
- * a strided matrix packed per slice, or a packer of its own
+ * struct gemm_a - the left operand: packed f32 panels over the whole depth,
+ * a strided matrix of @dt packed per slice, or a packer of its own
  */
 struct gemm_a {
 	const float *packed;
-	const float *p;
+	const void *p;
 	__s64 rs, cs;
+	__u32 dt;
 	__u64 k;
 	void (*pack)(const void *arg, __u64 m0, __u64 mc, __u64 k0, __u64 kc,
 		     float *dst);
@@ -146,14 +198,15 @@ struct gemm_a {
 };
 
 /**
- * struct gemm_b - the right operand, one of: packed panels over the whole
- * depth; a strided matrix; an im2col packer; or (with @off) rows read at
- * @win + off[k] + column
+ * struct gemm_b - the right operand, one of: packed f32 panels over the
+ * whole depth; a strided matrix of @dt; a packer (im2col); or (with @off)
+ * f32 rows read at @win + off[k] + column
  */
 struct gemm_b {
 	const float *packed;
-	const float *p;
+	const void *p;
 	__s64 rs, cs;
+	__u32 dt;
 	__u64 n;
 	void (*pack)(const void *arg, __u64 k0, __u64 kc, __u64 n0, __u64 nc,
 		     float *dst);
@@ -163,132 +216,109 @@ struct gemm_b {
 };
 
 /**
- * struct gemm_out - where output (i, j) goes: y[i * rs + col(j)], with
- * col(j) = j, or for padded columns (@wp != 0) j's (j / wp, j % wp) as
- * (j / wp) * ow + j % wp, dropped when j % wp >= ow
+ * struct gemm_out - where output (i, j) goes: element i * rs + col(j) of
+ * @y (of @dt), with col(j) = j, or for padded columns (@wp != 0) j's
+ * (j / wp, j % wp) as (j / wp) * ow + j % wp, dropped when j % wp >= ow
  */
 struct gemm_out {
-	float *y;
+	void *y;
+	__u32 dt;
 	__s64 rs;
 	__u64 wp, ow;
 };
 
+/* alpha, beta * C (of @c_dt), the residual R (of @r_dt), the activation. */
 struct gemm_epi {
 	float alpha, beta;
-	const float *c;
+	const void *c;
 	__s64 c_rs, c_cs;
-	const float *r;
+	__u32 c_dt, r_dt;
+	const void *r;
 	__s64 r_rs, r_cs;
 	const struct vnpu_layer_act *act;
 };
 
-/* After the last slice: y = act(y * alpha + beta * C + R), in place. */
-static void epilogue_run(const struct gemm_epi *e, float *y, __u64 i,
+/*
+ * After the last slice: t = act(t * alpha + beta * C + R) in place, for
+ * the @len outputs of row @i from column @col.
+ */
+static void epilogue_run(const struct gemm_epi *e, float *t, __u64 i,
 			 __u64 col, __u32 len)
 {
 	__u32 c;
 
 	if (e->alpha != 1.0f)
 		for (c = 0; c < len; c++)
-			y[c] *= e->alpha;
+			t[c] *= e->alpha;
 	if (e->c) {
-		const float *cp = e->c + (__s64)i * e->c_rs + (__s64)col * e->c_cs;
+		__s64 o = (__s64)i * e->c_rs + (__s64)col * e->c_cs;
 
-		if (e->c_cs == 1)
+		if (e->c_dt == VNPU_DTYPE_F32 && e->c_cs == 1) {
+			const float *cp = (const float *)e->c + o;
+
 			for (c = 0; c < len; c++)
-				y[c] += e->beta * cp[c];
-		else
+				t[c] += e->beta * cp[c];
+		} else {
 			for (c = 0; c < len; c++)
-				y[c] += e->beta * cp[(__s64)c * e->c_cs];
+				t[c] += e->beta * ldf(e->c, o + (__s64)c * e->c_cs,
+						      e->c_dt);
+		}
 	}
 	if (e->r) {
-		const float *rp = e->r + (__s64)i * e->r_rs + (__s64)col * e->r_cs;
+		__s64 o = (__s64)i * e->r_rs + (__s64)col * e->r_cs;
 
-		if (e->r_cs == 1)
+		if (e->r_dt == VNPU_DTYPE_F32 && e->r_cs == 1) {
+			const float *rp = (const float *)e->r + o;
+
 			for (c = 0; c < len; c++)
-				y[c] += rp[c];
-		else
+				t[c] += rp[c];
+		} else {
 			for (c = 0; c < len; c++)
-				y[c] += rp[(__s64)c * e->r_cs];
+				t[c] += ldf(e->r, o + (__s64)c * e->r_cs,
+					    e->r_dt);
+		}
 	}
-	act_f32(e->act, y, len);
+	act_f32(e->act, t, len);
 }
 
-enum tile_op { TILE_LOAD, TILE_STORE, TILE_EPILOGUE };
-
-/* One run of a tile row: @len columns at @t and at output column @col. */
-static void tile_run(const struct gemm_out *o, const struct gemm_epi *e,
-		     float *t, __u64 i, __u64 col, __u32 len, enum tile_op op)
+/* The epilogue on @len sums at @t, stored to row @i from column @col. */
+static void flush_run(const struct gemm_out *o, const struct gemm_epi *e,
+		      float *t, __u64 i, __u64 col, __u32 len)
 {
-	float *y = o->y + (__s64)i * o->rs + col;
+	__s64 off = (__s64)i * o->rs + (__s64)col;
 	__u32 c;
 
-	if (op == TILE_LOAD)
-		for (c = 0; c < len; c++)
-			t[c] = y[c];
-	else if (op == TILE_STORE)
-		for (c = 0; c < len; c++)
-			y[c] = t[c];
+	epilogue_run(e, t, i, col, len);
+	if (o->dt == VNPU_DTYPE_F32)
+		copy_f32((float *)o->y + off, t, len);
 	else
-		epilogue_run(e, y, i, col, len);
+		for (c = 0; c < len; c++)
+			stf(o->y, off + c, o->dt, t[c]);
 }
 
-/* Applies @op to the outputs of tile rows [i0, +mr) x columns [j0, +nr). */
-static void tile_runs(const struct gemm_out *o, const struct gemm_epi *e,
-		      float *tile, __u64 i0, __u32 mr, __u64 j0, __u32 nr,
-		      enum tile_op op)
+/* The outputs of block rows [m0, +mc) x columns [n0, +nc), from @acc. */
+static void block_flush(const struct gemm_out *o, const struct gemm_epi *e,
+			float *acc, __u64 acc_rs, __u64 m0, __u64 mc,
+			__u64 n0, __u64 nc)
 {
-	__u32 r, c, len;
+	__u64 r, c, len;
 
-	for (r = 0; r < mr; r++) {
-		float *t = tile + r * ENG_NR;
+	for (r = 0; r < mc; r++) {
+		float *t = acc + r * acc_rs;
 
 		if (!o->wp) {
-			tile_run(o, e, t, i0 + r, j0, nr, op);
+			flush_run(o, e, t, m0 + r, n0, (__u32)nc);
 			continue;
 		}
-		for (c = 0; c < nr; c += len) {
-			__u64 q = j0 + c, row = q / o->wp, qc = q % o->wp;
+		for (c = 0; c < nc; c += len) {
+			__u64 q = n0 + c, row = q / o->wp, qc = q % o->wp;
 
-			len = (__u32)eng_min(nr - c, o->wp - qc);
+			len = eng_min(nc - c, o->wp - qc);
 			if (qc < o->ow)
-				tile_run(o, e, t + c, i0 + r, row * o->ow + qc,
-					 (__u32)eng_min(len, o->ow - qc), op);
+				flush_run(o, e, t + c, m0 + r, row * o->ow + qc,
+					  (__u32)eng_min(len, o->ow - qc));
 		}
 	}
-}
-
-/*
- * One micro-tile and slice: a whole tile whose 16 columns are 16 adjacent
- * outputs accumulates in place; the others go through @tile. Either way the
- * sums run y = ((y + slice 1) + slice 2) ..., the same for every split.
- */
-static void gemm_tile(const struct gemm_out *o, const struct gemm_epi *e,
-		      const struct gemm_b *b, const float *ai, const float *bj,
-		      __u64 k0, __u64 kc, __u64 i0, __u32 mr, __u64 j0,
-		      __u32 nr, int first, int last, float *tile)
-{
-	__u64 col = j0, qc = o->wp ? j0 % o->wp : 0;
-	int whole = mr == ENG_MR && nr == ENG_NR && (!o->wp || qc + ENG_NR <= o->ow);
-	float *c;
-	__s64 rs;
-
-	/* Padded columns: 16 in one output row are 16 consecutive outputs. */
-	if (o->wp)
-		col = j0 / o->wp * o->ow + qc;
-	c = whole ? o->y + (__s64)i0 * o->rs + col : tile;
-	rs = whole ? o->rs : ENG_NR;
-
-	if (!whole && !first)
-		tile_runs(o, e, tile, i0, mr, j0, nr, TILE_LOAD);
-	if (b->off)
-		ukernel_ind(kc, ai, bj, b->off + k0, c, rs, !first);
-	else
-		ukernel(kc, ai, bj, c, rs, !first);
-	if (!whole)
-		tile_runs(o, e, tile, i0, mr, j0, nr, TILE_STORE);
-	if (last)
-		tile_runs(o, e, tile, i0, mr, j0, nr, TILE_EPILOGUE);
 }
 
 /* Rows [m0, m0 + mc) and depth [k0, k0 + kc) of a strided A, in panels. */
@@ -298,10 +328,11 @@ static void pack_a(const struct gemm_a *a, __u64 m0, __u64 mc, __u64 k0,
 	__u64 p, i, k;
 
 	for (p = 0; p < mc; p += ENG_MR, dst += kc * ENG_MR) {
-		const float *r0 = a->p + (__s64)(m0 + p) * a->rs + (__s64)k0;
+		/* Whole panels of dense f32 rows: six streams in, one out. */
+		if (a->dt == VNPU_DTYPE_F32 && a->cs == 1 && p + ENG_MR <= mc) {
+			const float *r0 = (const float *)a->p +
+					  (__s64)(m0 + p) * a->rs + (__s64)k0;
 
-		/* Whole panels of dense rows: six streams in, one out. */
-		if (a->cs == 1 && p + ENG_MR <= mc) {
 			for (k = 0; k < kc; k++)
 				for (i = 0; i < ENG_MR; i++)
 					dst[k * ENG_MR + i] = r0[(__s64)i * a->rs +
@@ -309,8 +340,7 @@ static void pack_a(const struct gemm_a *a, __u64 m0, __u64 mc, __u64 k0,
 			continue;
 		}
 		for (i = 0; i < ENG_MR; i++) {
-			const float *src = a->p + (__s64)(m0 + p + i) * a->rs +
-					   (__s64)k0 * a->cs;
+			__s64 o = (__s64)(m0 + p + i) * a->rs + (__s64)k0 * a->cs;
 
 			if (p + i >= mc) {
 				for (k = 0; k < kc; k++)
@@ -318,7 +348,8 @@ static void pack_a(const struct gemm_a *a, __u64 m0, __u64 mc, __u64 k0,
 				continue;
 			}
 			for (k = 0; k < kc; k++)
-				dst[k * ENG_MR + i] = src[(__s64)k * a->cs];
+				dst[k * ENG_MR + i] = ldf(a->p, o + (__s64)k * a->cs,
+							  a->dt);
 		}
 	}
 }
@@ -334,91 +365,113 @@ static void pack_b(const void *arg, __u64 k0, __u64 kc, __u64 n0, __u64 nc,
 		__u64 w = eng_min(ENG_NR, nc - p);
 
 		for (k = 0; k < kc; k++) {
-			const float *src = b->p + (__s64)(k0 + k) * b->rs +
-					   (__s64)(n0 + p) * b->cs;
+			__s64 o = (__s64)(k0 + k) * b->rs + (__s64)(n0 + p) * b->cs;
 			float *d = dst + k * ENG_NR;
 
-			if (b->cs == 1 && w == ENG_NR) {
-				for (j = 0; j < ENG_NR; j++)
-					d[j] = src[j];
-				continue;
-			}
-			for (j = 0; j < ENG_NR; j++)
-				d[j] = j < w ? src[(__s64)j * b->cs] : 0;
+			load_f32(d, elem_at(b->p, o, b->dt), b->cs, w, b->dt);
+			for (j = w; j < ENG_NR; j++)
+				d[j] = 0;
 		}
 	}
 }
 
+/**
+ * struct gemm_bufs - a part's scratch: packed A slice, B (packed slice or
+ * window), the block accumulator, and the features choosing the kernel
+ */
+struct gemm_bufs {
+	float *a, *b, *acc;
+	__u32 features;
+};
+
+/* One slice with the kernels of this build and these features. */
+static void slice_dispatch(const struct eng_slice *s, __u32 features)
+{
+#ifdef ENG_FMA
+	if (features & VNPU_ENG_F_AVX512) {
+		vnpu_eng_slice_avx512(s);
+		return;
+	}
+#endif
+	slice_run(s);
+}
+
 /*
- * Output block [m0, m0 + mc) x [n0, n0 + nc) of a depth-@kt product;
- * @abuf and @bbuf are scratch for the packed slices.
+ * Output block [m0, m0 + mc) x [n0, n0 + nc) of a depth-@kt product,
+ * summed in @bufs->acc and stored through the epilogue after the last
+ * slice.
  */
 static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 		       __u64 m0, __u64 mc, __u64 n0, __u64 nc, __u64 kt,
 		       const struct gemm_out *o, const struct gemm_epi *e,
-		       float *abuf, float *bbuf)
+		       const struct gemm_bufs *bufs)
 {
-	float tile[ENG_MR * ENG_NR] __attribute__((aligned(32)));
-	__u64 k0 = 0, kc, kstep, i, j, a_ps, b_ps;
-	const float *ap, *bp;
+	struct eng_slice s = {};
+	__u64 k0 = 0, kstep;
 
-	/* Even slices of at most ENG_KC: the tile stores per slice are few. */
+	s.mc = mc;
+	s.nc = nc;
+	s.acc = bufs->acc;
+	s.acc_rs = eng_acc_rs(nc);
+	/* Even slices of at most ENG_KC. */
 	kstep = eng_div_up(kt, eng_div_up(kt ? kt : 1, ENG_KC));
-	do {
-		int first = k0 == 0, last;
+	if (!kt) {
+		/* No depth: every sum is zero. */
+		__u64 i;
 
-		kc = eng_min(kstep, kt - k0);
-		last = k0 + kc >= kt;
+		for (i = 0; i < eng_div_up(mc, ENG_MR) * ENG_MR * s.acc_rs; i++)
+			s.acc[i] = 0;
+	}
+	while (k0 < kt) {
+		s.kc = eng_min(kstep, kt - k0);
+		s.load = k0 != 0;
 		if (a->packed) {
-			ap = a->packed + (m0 / ENG_MR) * a->k * ENG_MR +
-			     k0 * ENG_MR;
-			a_ps = a->k * ENG_MR;
+			s.a = a->packed + (m0 / ENG_MR) * a->k * ENG_MR +
+			      k0 * ENG_MR;
+			s.a_ps = a->k * ENG_MR;
 		} else {
 			if (a->pack)
-				a->pack(a->arg, m0, mc, k0, kc, abuf);
+				a->pack(a->arg, m0, mc, k0, s.kc, bufs->a);
 			else
-				pack_a(a, m0, mc, k0, kc, abuf);
-			ap = abuf;
-			a_ps = kc * ENG_MR;
+				pack_a(a, m0, mc, k0, s.kc, bufs->a);
+			s.a = bufs->a;
+			s.a_ps = s.kc * ENG_MR;
 		}
+		s.off = 0;
 		if (b->packed) {
-			bp = b->packed + (n0 / ENG_NR) * kt * ENG_NR +
-			     k0 * ENG_NR;
-			b_ps = kt * ENG_NR;
+			s.b = b->packed + (n0 / ENG_NR) * kt * ENG_NR +
+			      k0 * ENG_NR;
+			s.b_ps = kt * ENG_NR;
 		} else if (b->off) {
-			bp = b->win + n0;
-			b_ps = ENG_NR;
+			s.b = b->win + n0;
+			s.b_ps = ENG_NR;
+			s.off = b->off + k0;
 		} else {
-			b->pack(b->arg, k0, kc, n0, nc, bbuf);
-			bp = bbuf;
-			b_ps = kc * ENG_NR;
+			b->pack(b->arg, k0, s.kc, n0, nc, bufs->b);
+			s.b = bufs->b;
+			s.b_ps = s.kc * ENG_NR;
 		}
-		for (j = 0; j < nc; j += ENG_NR)
-			for (i = 0; i < mc; i += ENG_MR) {
-				const float *ai = ap + (i / ENG_MR) * a_ps;
-				const float *bj = bp + (j / ENG_NR) * b_ps;
-
-				gemm_tile(o, e, b, ai, bj, k0, kc, m0 + i,
-					  (__u32)eng_min(ENG_MR, mc - i), n0 + j,
-					  (__u32)eng_min(ENG_NR, nc - j), first,
-					  last, tile);
-			}
-		k0 += kc;
-	} while (k0 < kt);
+		slice_dispatch(&s, bufs->features);
+		k0 += s.kc;
+	}
+	block_flush(o, e, s.acc, s.acc_rs, m0, mc, n0, nc);
 }
 
-/* Splits scratch into the A and B slice buffers. */
+/* Splits scratch into the A slice, the block accumulator and B. */
 static void gemm_scratch(const struct vnpu_eng_ctx *ctx, int need_a,
-			 float **abuf, float **bbuf)
+			 struct gemm_bufs *bufs)
 {
 	char *p = eng_align(ctx->scratch);
 
-	*abuf = 0;
+	bufs->features = ctx->features;
+	bufs->a = 0;
 	if (need_a) {
-		*abuf = (float *)p;
+		bufs->a = (float *)p;
 		p = eng_align(p + ENG_MC * ENG_KC * 4);
 	}
-	*bbuf = (float *)p;
+	bufs->acc = (float *)p;
+	p = eng_align(p + ENG_ACC_FLOATS * 4);
+	bufs->b = (float *)p;
 }
 
 /* ---- GEMM ------------------------------------------------------------ */
@@ -450,6 +503,12 @@ static __s64 bstride(const struct vnpu_tensor *t, const struct vnpu_tensor *y,
 	return ti >= 0 && t->dims[ti] != 1 ? t->strides[ti] : 0;
 }
 
+/* Element @off of tensor @i of @l, in its own element type. */
+static const void *tensor_at(const struct eng_layer *l, __u32 i, __s64 off)
+{
+	return elem_at(l->data[i], off, l->t[i].dtype);
+}
+
 static int run_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 		    const struct vnpu_eng_ctx *ctx)
 {
@@ -461,7 +520,7 @@ static int run_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	struct gemm_a a = {};
 	struct gemm_b b = {};
 	struct gemm_out o = {};
-	float *abuf, *bbuf;
+	struct gemm_bufs bufs;
 	__u32 ci = eng_opt_index(at->flags, VNPU_LAYER_F_BIAS);
 	__u32 ri = eng_opt_index(at->flags, VNPU_LAYER_F_RESIDUAL);
 
@@ -469,47 +528,51 @@ static int run_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	mb = eng_div_up(m, ENG_MC);
 	ncu = eng_gemm_nc(k);
 	nb = eng_div_up(n, ncu);
-	gemm_scratch(ctx, 1, &abuf, &bbuf);
+	gemm_scratch(ctx, 1, &bufs);
 	e.alpha = f32_of(at->alpha);
 	e.beta = f32_of(at->beta);
 	e.act = &at->act;
 	a.rs = ta->strides[ta->rank - 2];
 	a.cs = ta->strides[ta->rank - 1];
+	a.dt = ta->dtype;
 	a.k = k;
 	if (!(at->flags & VNPU_LAYER_F_PACKED)) {
 		b.rs = tb->strides[tb->rank - 2];
 		b.cs = tb->strides[tb->rank - 1];
+		b.dt = tb->dtype;
 		b.pack = pack_b;
 		b.arg = &b;
 	}
 	b.n = n;
 	o.rs = y->strides[y->rank - 2];
+	o.dt = y->dtype;
 	if (at->flags & VNPU_LAYER_F_BIAS) {
 		e.c_rs = bstride(&l->t[ci], y, y->rank - 2);
 		e.c_cs = bstride(&l->t[ci], y, y->rank - 1);
+		e.c_dt = l->t[ci].dtype;
 	}
 	if (at->flags & VNPU_LAYER_F_RESIDUAL) {
 		e.r_rs = bstride(&l->t[ri], y, y->rank - 2);
 		e.r_cs = bstride(&l->t[ri], y, y->rank - 1);
+		e.r_dt = l->t[ri].dtype;
 	}
 	for (u = ub; u < ue; u++) {
 		__u64 bi = u / (mb * nb), mi = (u / nb) % mb, ni = u % nb;
 
-		a.p = (const float *)l->data[0] + batch_offset(ta, y, bi);
+		a.p = tensor_at(l, 0, batch_offset(ta, y, bi));
 		if (at->flags & VNPU_LAYER_F_PACKED)
 			b.packed = l->data[1];
 		else
-			b.p = (const float *)l->data[1] + batch_offset(tb, y, bi);
-		o.y = (float *)l->data[l->n - 1] + batch_offset(y, y, bi);
+			b.p = tensor_at(l, 1, batch_offset(tb, y, bi));
+		o.y = elem_at_w(l->data[l->n - 1], batch_offset(y, y, bi),
+				y->dtype);
 		if (at->flags & VNPU_LAYER_F_BIAS)
-			e.c = (const float *)l->data[ci] +
-			      batch_offset(&l->t[ci], y, bi);
+			e.c = tensor_at(l, ci, batch_offset(&l->t[ci], y, bi));
 		if (at->flags & VNPU_LAYER_F_RESIDUAL)
-			e.r = (const float *)l->data[ri] +
-			      batch_offset(&l->t[ri], y, bi);
+			e.r = tensor_at(l, ri, batch_offset(&l->t[ri], y, bi));
 		gemm_block(&a, &b, mi * ENG_MC, eng_min(ENG_MC, m - mi * ENG_MC),
-			   ni * ncu, eng_min(ncu, n - ni * ncu), k, &o, &e, abuf,
-			   bbuf);
+			   ni * ncu, eng_min(ncu, n - ni * ncu), k, &o, &e,
+			   &bufs);
 	}
 	return 0;
 }
@@ -519,8 +582,11 @@ static int run_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 /**
  * struct conv_job - one image and group of a convolution
  * @s: the shape
+ * @l: the layer
+ * @g: the group
  * @at: the attributes
- * @x: the image's input channels of the group
+ * @x: the image's input channels of the group (of @dt)
+ * @dt: the input's element type
  * @xs: input strides (c, h, w) in elements
  */
 struct conv_job {
@@ -528,7 +594,8 @@ struct conv_job {
 	const struct eng_layer *l;
 	__u64 g;
 	const struct vnpu_layer_conv *at;
-	const float *x;
+	const void *x;
+	__u32 dt;
 	__s64 xs[3];
 };
 
@@ -544,7 +611,7 @@ static void pack_im2col(const void *arg, __u64 k0, __u64 kc, __u64 n0,
 	for (k = 0; k < kc; k++) {
 		__u64 kk = k0 + k, c = kk / khw, kh = (kk % khw) / s->kw;
 		__u64 kw = kk % s->kw;
-		const float *xc = cj->x + (__s64)c * cj->xs[0];
+		const void *xc = elem_at(cj->x, (__s64)c * cj->xs[0], cj->dt);
 		__s64 hoff = (__s64)(kh * at->dilation[0]) - at->pad_begin[0];
 		__s64 woff = (__s64)(kw * at->dilation[1]) - at->pad_begin[1];
 
@@ -558,7 +625,8 @@ static void pack_im2col(const void *arg, __u64 k0, __u64 kc, __u64 n0,
 
 				d[j] = q < np && ih >= 0 && ih < (__s64)s->h &&
 				       iw >= 0 && iw < (__s64)s->w ?
-				       xc[ih * cj->xs[1] + iw * cj->xs[2]] : 0;
+				       ldf(xc, ih * cj->xs[1] + iw * cj->xs[2],
+					   cj->dt) : 0;
 				if (++ow == s->ow) {
 					ow = 0;
 					oh++;
@@ -582,9 +650,12 @@ static void valid_span(__s64 off, __u64 s, __u64 n, __u64 out, __u64 *lo,
 		*hi = *lo;
 }
 
-/* Column phase @pw of one input row (zero-padded) into @d, Wq wide. */
-static void conv_window_row(const struct conv_job *cj, const float *src,
-			    __u64 pw, float *d)
+/*
+ * Column phase @pw of one input row (zero-padded, as f32) into @d, Wq
+ * wide; the row starts at element @src of the input.
+ */
+static void conv_window_row(const struct conv_job *cj, __s64 src, __u64 pw,
+			    float *d)
 {
 	const struct vnpu_layer_conv *at = cj->at;
 	__u64 sw = at->stride[1], wq = eng_conv_wq(&cj->s, at), x, lo, hi;
@@ -594,11 +665,11 @@ static void conv_window_row(const struct conv_job *cj, const float *src,
 	valid_span(first, sw, cj->s.w, wq, &lo, &hi);
 	for (x = 0; x < lo; x++)
 		d[x] = 0;
-	if (sw == 1 && cj->xs[2] == 1)
-		copy_f32(d + lo, src + (__s64)lo + first, hi - lo);
-	else
-		for (x = lo; x < hi; x++)
-			d[x] = src[((__s64)x * (__s64)sw + first) * cj->xs[2]];
+	if (hi > lo)
+		load_f32(d + lo, elem_at(cj->x, src + ((__s64)lo * (__s64)sw +
+						       first) * cj->xs[2],
+					 cj->dt),
+			 (__s64)sw * cj->xs[2], hi - lo, cj->dt);
 	for (x = hi; x < wq; x++)
 		d[x] = 0;
 }
@@ -613,7 +684,7 @@ static void conv_window_phases(const struct conv_job *cj, __u64 c, __u64 row,
 	const struct vnpu_layer_conv *at = cj->at;
 	__u64 sw = at->stride[1], wq = eng_conv_wq(&cj->s, at), pw, i;
 	__s64 ih = (__s64)(row * at->stride[0] + ph) - at->pad_begin[0];
-	const float *src = cj->x + (__s64)c * cj->xs[0] + ih * cj->xs[1];
+	__s64 src = (__s64)c * cj->xs[0] + ih * cj->xs[1];
 
 	for (pw = 0; pw < sw; pw++, d += plane) {
 		if (ih < 0 || ih >= (__s64)cj->s.h) {
@@ -682,21 +753,23 @@ static void conv_epi(const struct eng_layer *l, __u64 img, __u64 g,
 	e->c = 0;
 	e->r = 0;
 	if (at->flags & VNPU_LAYER_F_BIAS) {
-		e->c = (const float *)l->data[2] + (__s64)(g * mg) *
-		       l->t[2].strides[0];
+		e->c = tensor_at(l, 2, (__s64)(g * mg) * l->t[2].strides[0]);
 		e->c_rs = l->t[2].strides[0];
 		e->c_cs = 0;
+		e->c_dt = l->t[2].dtype;
 	}
 	if (at->flags & VNPU_LAYER_F_RESIDUAL) {
 		const struct vnpu_tensor *r = &l->t[ri];
 
-		e->r = (const float *)l->data[ri] + (__s64)img * r->strides[0] +
-		       (__s64)(g * mg) * r->strides[1];
+		e->r = tensor_at(l, ri, (__s64)img * r->strides[0] +
+				 (__s64)(g * mg) * r->strides[1]);
 		e->r_rs = r->strides[1];
 		e->r_cs = 1;
+		e->r_dt = r->dtype;
 	}
-	o->y = (float *)l->data[l->n - 1] + (__s64)img * y->strides[0] +
-	       (__s64)(g * mg) * y->strides[1];
+	o->y = elem_at_w(l->data[l->n - 1], (__s64)img * y->strides[0] +
+			 (__s64)(g * mg) * y->strides[1], y->dtype);
+	o->dt = y->dtype;
 	o->rs = y->strides[1];
 }
 
@@ -709,11 +782,12 @@ static void conv_job_init(const struct eng_layer *l, __u64 img, __u64 g,
 	cj->l = l;
 	cj->g = g;
 	cj->at = l->attrs;
+	cj->dt = x->dtype;
 	cj->xs[0] = x->strides[1];
 	cj->xs[1] = x->rank == 4 ? x->strides[2] : 0;
 	cj->xs[2] = x->strides[x->rank - 1];
-	cj->x = (const float *)l->data[0] + (__s64)img * x->strides[0] +
-		(__s64)(g * cj->s.cg) * x->strides[1];
+	cj->x = tensor_at(l, 0, (__s64)img * x->strides[0] +
+			  (__s64)(g * cj->s.cg) * x->strides[1]);
 }
 
 static void pack_a_conv(const void *arg, __u64 m0, __u64 mc, __u64 k0,
@@ -736,9 +810,10 @@ static void conv_weights(const struct eng_layer *l, __u64 g,
 		return;
 	}
 	/* Dense weights: rows of kt; strided ones per element. */
-	a->p = (const float *)l->data[1] + (__s64)(g * cj->s.mg) * w->strides[0];
+	a->p = tensor_at(l, 1, (__s64)(g * cj->s.mg) * w->strides[0]);
 	a->rs = w->strides[0];
 	a->cs = w->strides[w->rank - 1];
+	a->dt = w->dtype;
 	if (kt > 1 && a->cs == 1 && w->strides[1] == (__s64)(cj->s.kh * cj->s.kw) &&
 	    (w->rank == 3 || w->strides[2] == (__s64)cj->s.kw))
 		return;
@@ -766,20 +841,21 @@ static void pack_a_weights(const struct eng_layer *l, __u64 g,
 					o += (__s64)((kk % khw) / cj->s.kw) *
 					     w->strides[2];
 				dst[k * ENG_MR + i] = p + i < mc ?
-					((const float *)l->data[1])[o] : 0;
+					ldf(l->data[1], o, w->dtype) : 0;
 			}
 }
 
 /*
- * A 1x1 convolution without padding over a dense input reads B straight
- * from the input, when the unit's last panel stays inside the image.
+ * A 1x1 convolution without padding over a dense f32 input reads B
+ * straight from the input, when the unit's last panel stays inside the
+ * image.
  */
 static int conv_direct(const struct conv_job *cj, __u64 q0, __u64 q1)
 {
 	const struct vnpu_layer_conv *at = cj->at;
 
-	return cj->s.kh == 1 && cj->s.kw == 1 && at->stride[0] == 1 &&
-	       at->stride[1] == 1 && !at->pad_begin[0] &&
+	return cj->dt == VNPU_DTYPE_F32 && cj->s.kh == 1 && cj->s.kw == 1 &&
+	       at->stride[0] == 1 && at->stride[1] == 1 && !at->pad_begin[0] &&
 	       !at->pad_begin[1] && !at->pad_end[0] && !at->pad_end[1] &&
 	       cj->xs[2] == 1 && (cj->s.h == 1 || cj->xs[1] == (__s64)cj->s.w) &&
 	       cj->xs[0] >= (__s64)(cj->s.h * cj->s.w) &&
@@ -804,15 +880,15 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	struct gemm_out o = {};
 	struct gemm_a a = {};
 	struct gemm_b b = {};
+	struct gemm_bufs bufs;
 	__u64 u, qn, nb, q0, q1, m0, kt, wq, mu, mbu;
-	float *abuf, *bbuf;
 
 	eng_conv_shape(l, &cj.s);
 	wq = eng_conv_wq(&cj.s, at);
 	qn = eng_conv_cols(&cj.s, at);
 	nb = eng_div_up(qn, ENG_NC);
 	kt = cj.s.cg * cj.s.kh * cj.s.kw;
-	gemm_scratch(ctx, !(at->flags & VNPU_LAYER_F_PACKED), &abuf, &bbuf);
+	gemm_scratch(ctx, !(at->flags & VNPU_LAYER_F_PACKED), &bufs);
 	mu = eng_conv_mu(&cj.s);
 	mbu = eng_div_up(cj.s.mg, mu);
 	for (u = ub; u < ue; u++) {
@@ -828,7 +904,7 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 		q0 = qi * ENG_NC;
 		q1 = eng_min(q0 + ENG_NC, qn);
 		if (windowed && conv_direct(&cj, q0, q1)) {
-			__s32 *off = (__s32 *)bbuf;
+			__s32 *off = (__s32 *)bufs.b;
 
 			for (m0 = 0; m0 < cj.s.cg; m0++)
 				off[m0] = (__s32)(m0 * cj.xs[0]);
@@ -836,7 +912,7 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 			b.off = off;
 			o.wp = 0;
 		} else if (windowed) {
-			__s32 *off = (__s32 *)bbuf;
+			__s32 *off = (__s32 *)bufs.b;
 			float *win = eng_align(off + kt);
 
 			conv_window(&cj, q0, q1, win, off);
@@ -851,7 +927,7 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 		}
 		for (m0 = mi * mu; m0 < m1; m0 += ENG_MC)
 			gemm_block(&a, &b, m0, eng_min(ENG_MC, m1 - m0), q0,
-				   q1 - q0, kt, &o, &e, abuf, bbuf);
+				   q1 - q0, kt, &o, &e, &bufs);
 	}
 	return 0;
 }
@@ -860,15 +936,74 @@ static float dw_weight(const struct eng_layer *l, __u64 c, __u64 kh, __u64 kw)
 {
 	const struct vnpu_layer_conv *at = l->attrs;
 	const struct vnpu_tensor *w = &l->t[1];
-	const float *wp = l->data[1];
 	__u64 khw = (__u64)at->kernel[0] * at->kernel[1];
 
 	if (at->flags & VNPU_LAYER_F_PACKED)
-		return wp[c * ENG_MR * khw + (kh * at->kernel[1] + kw) * ENG_MR];
+		return ((const float *)l->data[1])[c * ENG_MR * khw +
+						   (kh * at->kernel[1] + kw) *
+						   ENG_MR];
 	if (w->rank == 3)
-		return wp[(__s64)c * w->strides[0] + (__s64)kw * w->strides[2]];
-	return wp[(__s64)c * w->strides[0] + (__s64)kh * w->strides[2] +
-		  (__s64)kw * w->strides[3]];
+		return ldf(l->data[1], (__s64)c * w->strides[0] +
+			   (__s64)kw * w->strides[2], w->dtype);
+	return ldf(l->data[1], (__s64)c * w->strides[0] +
+		   (__s64)kh * w->strides[2] + (__s64)kw * w->strides[3],
+		   w->dtype);
+}
+
+/* Outputs of a depthwise row computed at a time when not stored as f32. */
+#define DW_CHUNK 128
+
+/*
+ * Depthwise output row @oh of channel @c of image @img, columns [o0, o1)
+ * summed in @yr (f32; yr[0] is column o0) before the residual and the
+ * activation: bias, then each tap in (kh, kw) order.
+ */
+static void dw_row(const struct eng_layer *l, const struct eng_conv_shape *s,
+		   __u64 img, __u64 c, __u64 oh, __u64 o0, __u64 o1, float *yr)
+{
+	const struct vnpu_layer_conv *at = l->attrs;
+	const struct vnpu_tensor *x = &l->t[0];
+	__s64 xsh = x->rank == 4 ? x->strides[2] : 0;
+	__s64 xsw = x->strides[x->rank - 1];
+	__s64 xc = (__s64)img * x->strides[0] + (__s64)c * x->strides[1];
+	__u64 ow, kh, kw, lo, hi;
+	float b0 = 0;
+
+	if (at->flags & VNPU_LAYER_F_BIAS)
+		b0 = ldf(l->data[2], (__s64)c * l->t[2].strides[0],
+			 l->t[2].dtype);
+	for (ow = o0; ow < o1; ow++)
+		yr[ow - o0] = b0;
+	for (kh = 0; kh < s->kh; kh++) {
+		__s64 ih = (__s64)(oh * at->stride[0] + kh * at->dilation[0]) -
+			   at->pad_begin[0];
+
+		if (ih < 0 || ih >= (__s64)s->h)
+			continue;
+		for (kw = 0; kw < s->kw; kw++) {
+			__s64 off = (__s64)(kw * at->dilation[1]) -
+				    at->pad_begin[1];
+			float wv = dw_weight(l, c, kh, kw);
+
+			valid_span(off, at->stride[1], s->w, s->ow, &lo, &hi);
+			lo = lo < o0 ? o0 : lo;
+			hi = hi > o1 ? o1 : hi;
+			if (x->dtype == VNPU_DTYPE_F32 && at->stride[1] == 1 &&
+			    xsw == 1) {
+				const float *xo = (const float *)l->data[0] + xc +
+						  ih * xsh + off;
+
+				for (ow = lo; ow < hi; ow++)
+					yr[ow - o0] += wv * xo[ow];
+			} else {
+				for (ow = lo; ow < hi; ow++)
+					yr[ow - o0] += wv *
+						ldf(l->data[0], xc + ih * xsh +
+						    ((__s64)ow * at->stride[1] +
+						     off) * xsw, x->dtype);
+			}
+		}
+	}
 }
 
 /* Depthwise: each unit is one output row of one channel. */
@@ -876,65 +1011,42 @@ static int run_conv_dw(const struct eng_layer *l, __u64 ub, __u64 ue,
 		       const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_conv *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[l->n - 1];
+	const struct vnpu_tensor *y = &l->t[l->n - 1];
 	__u32 ri = eng_opt_index(at->flags, VNPU_LAYER_F_RESIDUAL);
-	__s64 xsh = x->rank == 4 ? x->strides[2] : 0;
-	__s64 xsw = x->strides[x->rank - 1];
+	float buf[DW_CHUNK];
 	struct eng_conv_shape s;
-	__u64 u, ow, kh, kw, lo, hi;
+	__u64 u, ow, o0, o1;
 
 	eng_conv_shape(l, &s);
 	for (u = ub; u < ue; u++) {
 		__u64 img = u / (s.m * s.oh), c = (u / s.oh) % s.m, oh = u % s.oh;
-		float *yr = (float *)l->data[l->n - 1] +
-			    (__s64)img * y->strides[0] + (__s64)c * y->strides[1] +
-			    (__s64)(oh * s.ow);
-		const float *xc = (const float *)l->data[0] +
-				  (__s64)img * x->strides[0] +
-				  (__s64)c * x->strides[1];
-		float b0 = 0;
+		__s64 yo = (__s64)img * y->strides[0] + (__s64)c * y->strides[1] +
+			   (__s64)(oh * s.ow);
+		__s64 ro = 0;
 
-		if (at->flags & VNPU_LAYER_F_BIAS)
-			b0 = ((const float *)l->data[2])[(__s64)c *
-							 l->t[2].strides[0]];
-		for (ow = 0; ow < s.ow; ow++)
-			yr[ow] = b0;
-		for (kh = 0; kh < s.kh; kh++) {
-			__s64 ih = (__s64)(oh * at->stride[0] +
-					   kh * at->dilation[0]) - at->pad_begin[0];
-			const float *xr = xc + ih * xsh;
+		if (at->flags & VNPU_LAYER_F_RESIDUAL)
+			ro = (__s64)img * l->t[ri].strides[0] +
+			     (__s64)c * l->t[ri].strides[1] + (__s64)(oh * s.ow);
+		/* f32 rows are summed in place, others in chunks. */
+		for (o0 = 0; o0 < s.ow; o0 = o1) {
+			float *yr = buf;
 
-			if (ih < 0 || ih >= (__s64)s.h)
-				continue;
-			for (kw = 0; kw < s.kw; kw++) {
-				__s64 off = (__s64)(kw * at->dilation[1]) -
-					    at->pad_begin[1];
-				float wv = dw_weight(l, c, kh, kw);
-
-				valid_span(off, at->stride[1], s.w, s.ow, &lo, &hi);
-				if (at->stride[1] == 1 && xsw == 1) {
-					const float *xo = xr + off;
-
-					for (ow = lo; ow < hi; ow++)
-						yr[ow] += wv * xo[ow];
-				} else {
-					for (ow = lo; ow < hi; ow++)
-						yr[ow] += wv *
-						xr[((__s64)ow * at->stride[1] + off) * xsw];
-				}
-			}
+			o1 = y->dtype == VNPU_DTYPE_F32 ? s.ow :
+			     eng_min(s.ow, o0 + DW_CHUNK);
+			if (y->dtype == VNPU_DTYPE_F32)
+				yr = (float *)l->data[l->n - 1] + yo;
+			dw_row(l, &s, img, c, oh, o0, o1, yr);
+			if (at->flags & VNPU_LAYER_F_RESIDUAL)
+				for (ow = o0; ow < o1; ow++)
+					yr[ow - o0] += ldf(l->data[ri],
+							   ro + (__s64)ow,
+							   l->t[ri].dtype);
+			act_f32(&at->act, yr, o1 - o0);
+			if (y->dtype != VNPU_DTYPE_F32)
+				for (ow = o0; ow < o1; ow++)
+					stf(l->data[l->n - 1], yo + (__s64)ow,
+					    y->dtype, yr[ow - o0]);
 		}
-		if (at->flags & VNPU_LAYER_F_RESIDUAL) {
-			const struct vnpu_tensor *r = &l->t[ri];
-			const float *rr = (const float *)l->data[ri] +
-					  (__s64)img * r->strides[0] +
-					  (__s64)c * r->strides[1] +
-					  (__s64)(oh * s.ow);
-
-			for (ow = 0; ow < s.ow; ow++)
-				yr[ow] += rr[ow];
-		}
-		act_f32(&at->act, yr, s.ow);
 	}
 	return 0;
 }

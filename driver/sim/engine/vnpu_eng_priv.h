@@ -85,6 +85,18 @@ static inline __u64 eng_gemm_nc(__u64 k)
 	return nc < ENG_NR ? ENG_NR : nc > ENG_GEMM_NC ? ENG_GEMM_NC : nc;
 }
 
+/*
+ * Floats between rows of a block's f32 accumulator of @nc columns: whole
+ * panels and one more, so that rows do not share cache sets.
+ */
+static inline __u64 eng_acc_rs(__u64 nc)
+{
+	return eng_div_up(nc, ENG_NR) * ENG_NR + ENG_NR;
+}
+
+/* The accumulator of the widest block (GEMM's columns exceed CONV's). */
+#define ENG_ACC_FLOATS	(ENG_MC * (ENG_GEMM_NC + ENG_NR))
+
 /* The tensor index of a GEMM/CONV's optional inputs and output. */
 static inline __u32 eng_opt_index(__u32 flags, __u32 which)
 {

@@ -1346,6 +1346,7 @@ static __u64 gemm_scratch(int pack_a, __u64 bbuf_floats)
 
 	if (pack_a)
 		bytes += ENG_MC * ENG_KC * 4 + ENG_ALIGN;
+	bytes += ENG_ACC_FLOATS * 4 + ENG_ALIGN;	/* the block's sums */
 	return bytes + bbuf_floats * 4 + ENG_ALIGN;
 }
 

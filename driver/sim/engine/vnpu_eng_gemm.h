@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * One depth slice of a GEMM block, as the micro-kernel drivers see it: the
+ * 6x16 kernels of the two float builds (vnpu_eng_gemm.c) and the AVX-512
+ * ones (vnpu_eng_gemm_avx512.c). Every driver sums each output's products
+ * in depth order with one rounding per multiply-add, so all FMA drivers
+ * give the same bits.
+ */
+#ifndef _VNPU_ENG_GEMM_H_
+#define _VNPU_ENG_GEMM_H_
+
+#include "vnpu_eng_priv.h"
+
+/**
+ * struct eng_slice - one depth slice of an output block
+ * @kc: depth of the slice
+ * @mc: rows of the block: ceil(@mc / ENG_MR) panels of A at @a, @a_ps
+ *	floats apart, each @kc x ENG_MR (row k of the panel at + k * ENG_MR)
+ * @nc: columns of the block: ceil(@nc / ENG_NR) panels of B at @b, @b_ps
+ *	floats apart, each @kc x ENG_NR; with @off, row k of panel j is at
+ *	@b + off[k] + j * ENG_NR instead
+ * @a_ps: see @mc
+ * @b_ps: see @nc
+ * @acc_rs: floats between rows of @acc
+ * @a: see @mc
+ * @b: see @nc
+ * @off: NULL, or the offsets of the slice's rows of B
+ * @acc: the block's accumulators: whole panels of rows and columns, so
+ *	ceil(@mc / ENG_MR) * ENG_MR rows and ceil(@nc / ENG_NR) * ENG_NR columns
+ * @load: 0 for the first slice (sums start from zero), else add to @acc
+ */
+struct eng_slice {
+	__u64 kc, mc, nc, a_ps, b_ps, acc_rs;
+	const float *a, *b;
+	const __s32 *off;
+	float *acc;
+	int load;
+};
+
+/* The AVX-512F driver (12x32 tiles); same bits as the AVX2 6x16 one. */
+void vnpu_eng_slice_avx512(const struct eng_slice *s);
+
+#endif /* _VNPU_ENG_GEMM_H_ */
