@@ -359,12 +359,45 @@ vnpu_status cl_where(struct cstate *s, int32_t c, int32_t x, int32_t y, int32_t 
 	return cl_layer(s, VNPU_LAYER_WHERE, t, 4, NULL, 0);
 }
 
+/*
+ * Cast and CastLike into bf16 keep the upper half of the f32 bits
+ * (truncation, see Documentation/vnpu/conformance.rst): on the
+ * little-endian device the upper half of f32 element i is bf16 element
+ * 2 * i + 1 of the same bytes, so it is one strided COPY. Other sources
+ * are cast to f32 first, as ONNX's reference does.
+ */
+static vnpu_status cast_to_bf16(struct cstate *s, struct ctensor x, struct ctensor y)
+{
+	vnpu_status st;
+
+	if (x.type != VNPU_TYPE_F32) {
+		struct ctensor t[2] = { x };
+		int32_t f32;
+
+		st = cs_add_temp(s, VNPU_TYPE_F32, (int32_t)y.rank, y.dims, &f32);
+		if (st)
+			return st;
+		t[1] = ct_dense(s, f32);
+		st = cl_layer(s, VNPU_LAYER_CAST, t, 2, NULL, 0);
+		if (st)
+			return st;
+		x = t[1];
+	}
+	x.type = VNPU_TYPE_BF16;
+	x.off = x.off * 2 + 1;
+	for (uint32_t d = 0; d < x.rank; d++)
+		x.strides[d] *= 2;
+	return cl_copy(s, y, x);
+}
+
 static vnpu_status lower_cast(struct cstate *s, struct cop *op)
 {
 	struct ctensor t[2] = { ct_dense(s, IN(op, 0)), ct_dense(s, op->out[0]) };
 
 	if (t[0].type == t[1].type)
 		return cl_copy(s, t[1], t[0]);
+	if (t[1].type == VNPU_TYPE_BF16)
+		return cast_to_bf16(s, t[0], t[1]);
 	return cl_layer(s, VNPU_LAYER_CAST, t, 2, NULL, 0);
 }
 

@@ -82,6 +82,14 @@ static uint16_t float_to_bf16(float f)
 	return (uint16_t)(bits >> 16);
 }
 
+uint16_t vnpu_cast_f32_to_bf16(float f)
+{
+	uint32_t bits;
+
+	memcpy(&bits, &f, 4);
+	return (uint16_t)(bits >> 16);
+}
+
 bool vnpu_type_is_float(vnpu_element_type type)
 {
 	return type == VNPU_TYPE_F32 || type == VNPU_TYPE_F64 || type == VNPU_TYPE_F16 ||

@@ -477,7 +477,10 @@ static vnpu_status infer_cast(struct ictx *c)
 		int64_t n = vnpu_tinfo_elems(x);
 
 		for (int64_t i = 0; i < n; i++) {
-			if (vnpu_type_is_float(x->type) || vnpu_type_is_float(to))
+			if (to == VNPU_TYPE_BF16)
+				((uint16_t *)c->out[0]->data)[i] = vnpu_cast_f32_to_bf16(
+					(float)vnpu_elem_get_f(x->data, x->type, i));
+			else if (vnpu_type_is_float(x->type) || vnpu_type_is_float(to))
 				vnpu_elem_set_f(c->out[0]->data, to, i, vnpu_elem_get_f(x->data, x->type, i));
 			else
 				vnpu_elem_set_i(c->out[0]->data, to, i, vnpu_elem_get_i(x->data, x->type, i));

@@ -170,6 +170,9 @@ double vnpu_elem_get_f(const void *data, vnpu_element_type type, int64_t i);
 int64_t vnpu_elem_get_i(const void *data, vnpu_element_type type, int64_t i);
 void vnpu_elem_set_f(void *data, vnpu_element_type type, int64_t i, double v);
 void vnpu_elem_set_i(void *data, vnpu_element_type type, int64_t i, int64_t v);
+/* ONNX Cast into bf16: the upper half of the f32 bits (truncation, not the
+ * rounding vnpu_elem_set_f() does; Documentation/vnpu/conformance.rst). */
+uint16_t vnpu_cast_f32_to_bf16(float f);
 bool vnpu_type_is_float(vnpu_element_type type);
 
 #endif /* VNPU_SRC_MODEL_IR_H */

@@ -578,6 +578,54 @@ static void test_tile_all_axes(void)
 	vnpu_model_free(m);
 }
 
+/*
+ * Cast into bf16 truncates (the upper half of the f32 bits), on the device
+ * (from f32 and through f32 from f64) and when folded on the host.
+ */
+static void test_cast_bf16_truncates(void)
+{
+	static const uint32_t bits[6] = { 0x3f51b0e5, 0x3f80ffff, 0xbeffe000, 0x7fc00000,
+					  0xff800000, 0x00000000 };
+	float x[6], *out[8] = { 0 };
+	void *in[1] = { x };
+	struct mb *b = mb_new(13);
+	Onnx__NodeProto *n;
+	struct vnpu_program *p = NULL;
+	vnpu_model *m;
+
+	memcpy(x, bits, sizeof(x));
+	mb_input(b, "x", F32, 1, (const int64_t[]){ 6 });
+	mb_init_f32(b, "c", 1, (const int64_t[]){ 6 }, x);
+	n = mb_node(b, "Cast", (const char *[]){ "x", NULL }, (const char *[]){ "y", NULL });
+	mb_attr_int(n, "to", ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16);
+	n = mb_node(b, "Cast", (const char *[]){ "c", NULL }, (const char *[]){ "z", NULL });
+	mb_attr_int(n, "to", ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16);
+	n = mb_node(b, "Cast", (const char *[]){ "x", NULL }, (const char *[]){ "d", NULL });
+	mb_attr_int(n, "to", ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE);
+	n = mb_node(b, "Cast", (const char *[]){ "d", NULL }, (const char *[]){ "w", NULL });
+	mb_attr_int(n, "to", ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16);
+	mb_output(b, "y");
+	mb_output(b, "z");
+	mb_output(b, "w");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (m && !vnpu_compile(m, NULL, &p)) {
+		for (uint32_t i = 0; i < p->num_outputs; i++)
+			out[i] = calloc(1, p->outputs[i].size + 4);
+		CHECK_EQ(p->num_outputs, 3);
+		CHECK_EQ(fe_run_program(p, in, (void *const *)out), 0);
+		for (uint32_t o = 0; o < 3; o++)
+			for (int i = 0; i < 6; i++)
+				CHECK_EQ(((uint16_t *)out[o])[i], bits[i] >> 16);
+		for (uint32_t i = 0; i < p->num_outputs; i++)
+			free(out[i]);
+	} else {
+		CHECK(p != NULL);
+	}
+	vnpu_program_free(p);
+	vnpu_model_free(m);
+}
+
 /* MaxUnpool: X scattered by flat indices into zeros, with and without a
  * larger output_shape. */
 static void test_max_unpool(void)
@@ -927,6 +975,7 @@ int main(int argc, char **argv)
 		{ "einsum", test_einsum },
 		{ "topk", test_topk },
 		{ "tile_all_axes", test_tile_all_axes },
+		{ "cast_bf16_truncates", test_cast_bf16_truncates },
 		{ "max_unpool", test_max_unpool },
 		{ "pool_3d", test_pool_3d },
 		{ "if_select", test_if_select },
