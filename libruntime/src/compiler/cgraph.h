@@ -91,6 +91,8 @@ struct cstate {
 	struct ccmd *cmds;
 	uint32_t num_cmds, cap_cmds;
 	uint32_t cur_op;		/* the op being lowered */
+	struct vnpu_node **synth;	/* nodes the passes made (loop unrolling) */
+	uint32_t num_synth, cap_synth;
 };
 
 /* ---- cstate.c ---- */
@@ -99,6 +101,12 @@ vnpu_status cs_add_temp(struct cstate *s, vnpu_element_type type, int32_t rank,
 vnpu_status cs_add_const(struct cstate *s, vnpu_element_type type, int32_t rank,
 			 const int64_t *dims, void *data, int32_t *out);
 vnpu_status cs_add_op(struct cstate *s, struct cop **out);
+/* A node of op type @op (default domain) the compiler made, with @ni
+ * inputs, @no outputs and no attributes yet, named after @like; the
+ * state owns it. */
+vnpu_status cs_add_synth(struct cstate *s, const char *op, const struct vnpu_node *like,
+			 uint32_t ni, uint32_t no, struct vnpu_node **out);
+void cs_free_synth(struct cstate *s);
 struct ccmd *cs_add_cmd(struct cstate *s, uint32_t opcode);
 struct ctensor ct_dense(const struct cstate *s, int32_t val);
 struct ctensor ct_shaped(const struct cstate *s, int32_t val, int32_t rank, const int64_t *dims);

@@ -118,6 +118,49 @@ vnpu_status cs_add_op(struct cstate *s, struct cop **out)
 	return VNPU_OK;
 }
 
+vnpu_status cs_add_synth(struct cstate *s, const char *op, const struct vnpu_node *like,
+			 uint32_t ni, uint32_t no, struct vnpu_node **out)
+{
+	struct vnpu_node *n;
+	vnpu_status st = grow((void **)&s->synth, &s->cap_synth, s->num_synth + 1,
+			      sizeof(*s->synth));
+
+	if (st)
+		return st;
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	s->synth[s->num_synth++] = n;
+	n->name = strdup(like->name);
+	n->op = strdup(op);
+	n->domain = strdup("");
+	n->inputs = malloc((ni + 1) * sizeof(int32_t));
+	n->outputs = malloc((no + 1) * sizeof(int32_t));
+	n->attrs = calloc(2, sizeof(*n->attrs));
+	if (!n->name || !n->op || !n->domain || !n->inputs || !n->outputs || !n->attrs)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	/* Ops read their values from the cop; the node gives type and attributes. */
+	for (uint32_t i = 0; i < ni; i++)
+		n->inputs[i] = VNPU_NO_VALUE;
+	for (uint32_t i = 0; i < no; i++)
+		n->outputs[i] = VNPU_NO_VALUE;
+	n->num_inputs = ni;
+	n->num_outputs = no;
+	*out = n;
+	return VNPU_OK;
+}
+
+void cs_free_synth(struct cstate *s)
+{
+	for (uint32_t i = 0; i < s->num_synth; i++) {
+		vnpu_node_fini(s->synth[i]);
+		free(s->synth[i]);
+	}
+	free(s->synth);
+	s->synth = NULL;
+	s->num_synth = s->cap_synth = 0;
+}
+
 struct ccmd *cs_add_cmd(struct cstate *s, uint32_t opcode)
 {
 	struct ccmd *c;

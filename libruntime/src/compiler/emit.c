@@ -37,6 +37,7 @@ static void state_fini(struct cstate *s)
 	free(s->vals);
 	free(s->ops);
 	free(s->cmds);
+	cs_free_synth(s);
 }
 
 static vnpu_status check_options(const struct vnpu_compile_options *o)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Graph passes: build the working graph (inference with full constant
- * folding, If branches inlined with a select), then turn view-like nodes
+ * folding, If branches inlined with a select, Loop and Scan unrolled), then turn view-like nodes
  * into aliases, fold BatchNorm into the Conv/Gemm before it and fuse a
  * constant bias, a residual Add and an activation into Conv/Gemm/MatMul.
  */
@@ -21,69 +21,60 @@ static bool op_is(const struct cop *op, const char *name)
 	return op->kind == COP_NODE && !strcmp(op->node->op, name);
 }
 
-/* ---- building ---- */
+/* ---- building: a walk over the graph, loops unrolled ---- */
 
-static bool node_folded(const struct cstate *s, const struct vnpu_node *n)
+/*
+ * The walk maps each model value to the working value that holds it: the
+ * value of the same index in the main graph, a fresh value per iteration
+ * inside a loop body (whose nodes are instantiated once per iteration).
+ */
+struct walk {
+	int32_t *map;		/* model value -> working value */
+	uint32_t depth;		/* loop bodies around the node walked */
+	uint64_t unrolled;	/* body nodes instantiated so far */
+};
+
+static bool outputs_folded(const struct cstate *s, const int32_t *out, uint32_t n)
 {
 	bool any = false;
 
-	for (uint32_t o = 0; o < n->num_outputs; o++) {
-		if (n->outputs[o] < 0)
+	for (uint32_t o = 0; o < n; o++) {
+		if (out[o] < 0)
 			continue;
-		if (!s->vals[n->outputs[o]].info.data)
+		if (!s->vals[out[o]].info.data)
 			return false;
 		any = true;
 	}
 	return any;
 }
 
-static vnpu_status add_graph_ops(struct cstate *s, const struct vnpu_graph *g);
+/* Infer @n on working values (NULL-terminated for If, which reads none). */
+static vnpu_status infer_ids(struct cstate *s, const struct vnpu_node *n, const int32_t *in,
+			     const int32_t *out)
+{
+	struct vnpu_tinfo *ip[COP_MAX_IO + 1], *op[COP_MAX_IO];
+	vnpu_status st;
 
-static vnpu_status add_node_op(struct cstate *s, const struct vnpu_node *n)
+	for (uint32_t k = 0; k < n->num_inputs; k++)
+		ip[k] = in[k] >= 0 ? &s->vals[in[k]].info : NULL;
+	ip[n->num_inputs] = NULL;
+	for (uint32_t k = 0; k < n->num_outputs; k++)
+		op[k] = out[k] >= 0 ? &s->vals[out[k]].info : NULL;
+	st = vnpu_node_infer(s->m, n, ip, op, COMPILE_FOLD_LIMIT);
+	/* An op inference does not know leaves its outputs unknown: the
+	 * lowering reports it. */
+	return st == VNPU_UNSUPPORTED ? VNPU_OK : st;
+}
+
+/* An op running @n on working values @in -> @out (nothing when folded). */
+static vnpu_status add_op(struct cstate *s, const struct vnpu_node *n, const int32_t *in,
+			  const int32_t *out)
 {
 	struct cop *op;
 	vnpu_status st;
 
-	if (node_folded(s, n))
+	if (outputs_folded(s, out, n->num_outputs))
 		return VNPU_OK;
-	if (!strcmp(n->op, "If") && !n->domain[0]) {
-		const struct vnpu_attr *tb = vnpu_node_attr(n, "then_branch");
-		const struct vnpu_attr *eb = vnpu_node_attr(n, "else_branch");
-		int32_t cond = n->inputs[0];
-		bool known = cs_is_const(s, cond);
-		bool take_then = known && *(const uint8_t *)s->vals[cond].info.data;
-
-		if (!tb || !eb || !tb->g || !eb->g)
-			return vnpu_error(VNPU_PARSE_ERROR, "node '%s' (If): no branches", n->name);
-		if (!known || take_then)
-			st = add_graph_ops(s, tb->g);
-		else
-			st = VNPU_OK;
-		if (!st && (!known || !take_then))
-			st = add_graph_ops(s, eb->g);
-		if (st)
-			return st;
-		for (uint32_t o = 0; o < n->num_outputs; o++) {
-			if (n->outputs[o] < 0)
-				continue;
-			st = cs_add_op(s, &op);
-			if (st)
-				return st;
-			op->kind = COP_SELECT;
-			op->node = n;
-			op->num_in = 3;
-			op->in[0] = cond;
-			op->in[1] = tb->g->outputs[o];
-			op->in[2] = eb->g->outputs[o];
-			op->num_out = 1;
-			op->out[0] = n->outputs[o];
-			snprintf(op->type, sizeof(op->type), "If");
-		}
-		return VNPU_OK;
-	}
-	if (n->num_inputs > COP_MAX_IO || n->num_outputs > COP_MAX_IO)
-		return vnpu_error(VNPU_UNSUPPORTED, "node '%s' (%s): more than %d inputs or outputs",
-				  n->name, n->op, COP_MAX_IO);
 	st = cs_add_op(s, &op);
 	if (st)
 		return st;
@@ -91,16 +82,528 @@ static vnpu_status add_node_op(struct cstate *s, const struct vnpu_node *n)
 	op->node = n;
 	op->num_in = n->num_inputs;
 	op->num_out = n->num_outputs;
-	memcpy(op->in, n->inputs, n->num_inputs * sizeof(int32_t));
-	memcpy(op->out, n->outputs, n->num_outputs * sizeof(int32_t));
+	memcpy(op->in, in, n->num_inputs * sizeof(int32_t));
+	memcpy(op->out, out, n->num_outputs * sizeof(int32_t));
 	snprintf(op->type, sizeof(op->type), "%s", n->op);
 	return VNPU_OK;
 }
 
-static vnpu_status add_graph_ops(struct cstate *s, const struct vnpu_graph *g)
+/* A fresh working value for each output of @n inside a body. */
+static vnpu_status fresh_outputs(struct cstate *s, struct walk *w, const struct vnpu_node *n,
+				 int32_t *out)
+{
+	for (uint32_t k = 0; k < n->num_outputs; k++) {
+		vnpu_status st;
+
+		out[k] = -1;
+		if (n->outputs[k] < 0)
+			continue;
+		st = cs_add_temp(s, VNPU_TYPE_UNDEFINED, 0, NULL, &out[k]);
+		if (st)
+			return st;
+		s->vals[out[k]].info.rank = -1;
+		w->map[n->outputs[k]] = out[k];
+	}
+	return VNPU_OK;
+}
+
+/* A node the compiler made, inferred and added like a model node. */
+static vnpu_status add_synth(struct cstate *s, struct vnpu_node *n, const int32_t *in,
+			     int32_t *out)
+{
+	vnpu_status st = cs_add_temp(s, VNPU_TYPE_UNDEFINED, 0, NULL, out);
+
+	if (st)
+		return st;
+	s->vals[*out].info.rank = -1;
+	st = infer_ids(s, n, in, out);
+	if (!st && s->vals[*out].info.type == VNPU_TYPE_UNDEFINED)
+		st = vnpu_error(VNPU_UNSUPPORTED, "node '%s' (%s): cannot unroll it: %s", n->name,
+				n->op, vnpu_last_error());
+	return st ? st : add_op(s, n, in, out);
+}
+
+static vnpu_status const_i64(struct cstate *s, int32_t rank, const int64_t *vals, int64_t n,
+			     int32_t *out)
+{
+	int64_t *data = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+
+	if (!data)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	memcpy(data, vals, (size_t)n * sizeof(int64_t));
+	return cs_add_const(s, VNPU_TYPE_I64, rank, &n, data, out);
+}
+
+static vnpu_status set_axis(struct vnpu_node *n, int64_t axis)
+{
+	n->attrs[0].name = strdup("axis");
+	n->attrs[0].type = VNPU_ATTR_INT;
+	n->attrs[0].i = axis;
+	n->attrs[0].t.rank = -1;
+	n->num_attrs = 1;
+	return n->attrs[0].name ? VNPU_OK :
+	       vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+}
+
+/* Working value @x at @index along @axis (a Gather of a constant index). */
+static vnpu_status pick_value(struct cstate *s, const struct vnpu_node *like, int32_t x,
+			      int64_t axis, int64_t index, int32_t *out)
+{
+	struct vnpu_node *n;
+	int32_t in[2] = { x, -1 };
+	vnpu_status st = cs_add_synth(s, "Gather", like, 2, 1, &n);
+
+	if (!st)
+		st = set_axis(n, axis);
+	if (!st)
+		st = const_i64(s, 0, &index, 1, &in[1]);
+	return st ? st : add_synth(s, n, in, out);
+}
+
+/*
+ * @n working values @parts (@stride apart) of one shape stacked along a new
+ * axis @axis (@reverse: the last first): each reshaped with the new axis,
+ * then concatenated, at most COP_MAX_IO at a time.
+ */
+static vnpu_status stack_values(struct cstate *s, const struct vnpu_node *like,
+				const int32_t *parts, uint32_t n, uint32_t stride, int64_t axis,
+				bool reverse, int32_t *out)
+{
+	const struct vnpu_tinfo *p0 = &s->vals[parts[0]].info;
+	int64_t dims[VNPU_MAX_RANK];
+	int32_t rank = p0->rank + 1, shape, acc = -1;
+	vnpu_status st;
+
+	if (p0->rank < 0 || rank > VNPU_MAX_RANK)
+		return vnpu_error(VNPU_UNSUPPORTED, "node '%s' (%s): scan outputs of rank %d",
+				  like->name, like->op, p0->rank);
+	if (axis < 0)
+		axis += rank;
+	if (axis < 0 || axis >= rank)
+		return vnpu_error(VNPU_PARSE_ERROR, "node '%s' (%s): scan output axis out of range",
+				  like->name, like->op);
+	for (int32_t d = 0; d < rank; d++)
+		dims[d] = d < axis ? p0->dims[d] : d == axis ? 1 : p0->dims[d - 1];
+	st = const_i64(s, 1, dims, rank, &shape);
+	for (uint32_t k = 0; !st && k < n;) {
+		uint32_t chunk = n - k < COP_MAX_IO - 1 ? n - k : COP_MAX_IO - 1, ni = 0;
+		int32_t in[COP_MAX_IO];
+		struct vnpu_node *cat;
+
+		if (acc >= 0)
+			in[ni++] = acc;
+		for (uint32_t j = 0; !st && j < chunk; j++, k++) {
+			struct vnpu_node *rs;
+			int32_t rin[2] = { parts[(size_t)(reverse ? n - 1 - k : k) * stride], shape };
+
+			st = cs_add_synth(s, "Reshape", like, 2, 1, &rs);
+			if (!st)
+				st = add_synth(s, rs, rin, &in[ni++]);
+		}
+		if (!st)
+			st = cs_add_synth(s, "Concat", like, ni, 1, &cat);
+		if (!st)
+			st = set_axis(cat, axis);
+		if (!st)
+			st = add_synth(s, cat, in, &acc);
+	}
+	if (!st)
+		*out = acc;
+	return st;
+}
+
+static vnpu_status walk_graph(struct cstate *s, struct walk *w, const struct vnpu_graph *g);
+
+/* Values each iteration of a loop needs kept: the carried ones, and the
+ * scan outputs of every iteration. */
+struct unroll {
+	const struct vnpu_node *n;
+	const struct vnpu_graph *body;
+	uint32_t first_out;		/* body outputs before the carried ones */
+	uint32_t num_carried, num_scan;
+	int32_t *carried;
+	int32_t *scans;			/* [iters][num_scan] */
+	uint32_t iters, cap;
+};
+
+/* One iteration: the body instantiated on @in (its inputs' values). */
+static vnpu_status unroll_once(struct cstate *s, struct walk *w, struct unroll *u,
+			       const int32_t *in)
+{
+	const int32_t *outs = u->body->outputs + u->first_out;
+	vnpu_status st;
+
+	if (u->iters >= VNPU_MAX_LOOP_ITERS ||
+	    w->unrolled + u->body->num_nodes > VNPU_MAX_UNROLLED_NODES)
+		return vnpu_error(VNPU_UNSUPPORTED,
+				  "node '%s' (%s): unrolling it takes more than %d iterations or %d nodes",
+				  u->n->name, u->n->op, VNPU_MAX_LOOP_ITERS, VNPU_MAX_UNROLLED_NODES);
+	w->unrolled += u->body->num_nodes;
+	for (uint32_t k = 0; k < u->body->num_inputs; k++)
+		w->map[u->body->inputs[k]] = in[k];
+	w->depth++;
+	st = walk_graph(s, w, u->body);
+	w->depth--;
+	if (st)
+		return st;
+	if (u->iters == u->cap) {
+		uint32_t cap = u->cap ? u->cap * 2 : 16;
+		int32_t *p = realloc(u->scans, (size_t)cap * (u->num_scan + 1) * sizeof(*p));
+
+		if (!p)
+			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+		u->scans = p;
+		u->cap = cap;
+	}
+	for (uint32_t k = 0; k < u->num_scan; k++)
+		u->scans[(size_t)u->iters * u->num_scan + k] = w->map[outs[u->num_carried + k]];
+	for (uint32_t k = 0; k < u->num_carried; k++)
+		u->carried[k] = w->map[outs[k]];
+	u->iters++;
+	return VNPU_OK;
+}
+
+/* The node's outputs: the carried values, then the scan outputs stacked. */
+static vnpu_status unroll_outputs(struct cstate *s, struct walk *w, struct unroll *u,
+				  const int32_t *node_outs, const int64_t *axes,
+				  const bool *reverse, int32_t *results)
+{
+	for (uint32_t k = 0; k < u->num_carried; k++)
+		results[k] = u->carried[k];
+	for (uint32_t k = 0; k < u->num_scan; k++) {
+		vnpu_status st;
+
+		results[u->num_carried + k] = -1;
+		if (node_outs[u->num_carried + k] < 0)
+			continue;
+		if (!u->iters)
+			return vnpu_error(VNPU_UNSUPPORTED, "node '%s' (%s): scan outputs of no iterations",
+					  u->n->name, u->n->op);
+		st = stack_values(s, u->n, &u->scans[k], u->iters, u->num_scan, axes ? axes[k] : 0,
+				  reverse && reverse[k], &results[u->num_carried + k]);
+		if (st)
+			return st;
+	}
+	(void)w;
+	return VNPU_OK;
+}
+
+static vnpu_status unroll_init(struct unroll *u, const struct vnpu_node *n,
+			       const struct vnpu_graph *body, uint32_t first_out,
+			       uint32_t num_carried, const int32_t *init)
+{
+	memset(u, 0, sizeof(*u));
+	u->n = n;
+	u->body = body;
+	u->first_out = first_out;
+	u->num_carried = num_carried;
+	u->num_scan = body->num_outputs - first_out - num_carried;
+	u->carried = malloc((num_carried + 1) * sizeof(int32_t));
+	if (!u->carried)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	memcpy(u->carried, init, num_carried * sizeof(int32_t));
+	return VNPU_OK;
+}
+
+static void unroll_fini(struct unroll *u)
+{
+	free(u->carried);
+	free(u->scans);
+}
+
+/* A scalar constant (i64 or bool) for a body input. */
+static vnpu_status const_scalar(struct cstate *s, vnpu_element_type type, int64_t v, int32_t *out)
+{
+	void *data = malloc(8);
+
+	if (!data)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	if (type == VNPU_TYPE_BOOL)
+		*(uint8_t *)data = v != 0;
+	else
+		*(int64_t *)data = v;
+	return cs_add_const(s, type, 0, NULL, data, out);
+}
+
+/*
+ * Loop: the trip count and the condition must be known at compile time
+ * (constants, or folded from them), and the body's condition after every
+ * iteration too; the body is then instantiated once per iteration.
+ */
+static vnpu_status unroll_loop(struct cstate *s, struct walk *w, const struct vnpu_node *n,
+			       const int32_t *in, int32_t *results)
+{
+	const struct vnpu_attr *ba = vnpu_node_attr(n, "body");
+	const struct vnpu_graph *body = ba ? ba->g : NULL;
+	int64_t trip = -1;
+	bool go = true;
+	struct unroll u;
+	int32_t *bin;
+	vnpu_status st;
+
+	if (!body || n->num_inputs < 2 || body->num_inputs != n->num_inputs ||
+	    body->num_outputs != n->num_outputs + 1)
+		return vnpu_error(VNPU_PARSE_ERROR, "node '%s' (Loop): its body does not match its inputs and outputs",
+				  n->name);
+	if (in[0] >= 0 && !cs_is_const(s, in[0]))
+		return vnpu_error(VNPU_UNSUPPORTED,
+				  "node '%s' (Loop): the trip count is not known at compile time (loops are unrolled)",
+				  n->name);
+	if (in[1] >= 0 && !cs_is_const(s, in[1]))
+		return vnpu_error(VNPU_UNSUPPORTED,
+				  "node '%s' (Loop): condition depends on runtime values (not known at compile time)",
+				  n->name);
+	if (in[0] >= 0)
+		trip = vnpu_elem_get_i(s->vals[in[0]].info.data, s->vals[in[0]].info.type, 0);
+	if (in[1] >= 0)
+		go = vnpu_elem_get_i(s->vals[in[1]].info.data, s->vals[in[1]].info.type, 0) != 0;
+	bin = malloc((n->num_inputs + 1) * sizeof(int32_t));
+	st = bin ? unroll_init(&u, n, body, 1, n->num_inputs - 2, in + 2) :
+	     vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	for (int64_t i = 0; !st && go && (trip < 0 || i < trip); i++) {
+		int32_t cond;
+
+		st = const_scalar(s, VNPU_TYPE_I64, i, &bin[0]);
+		if (!st)
+			st = const_scalar(s, VNPU_TYPE_BOOL, 1, &bin[1]);
+		if (st)
+			break;
+		memcpy(bin + 2, u.carried, u.num_carried * sizeof(int32_t));
+		st = unroll_once(s, w, &u, bin);
+		if (st)
+			break;
+		cond = w->map[body->outputs[0]];
+		if (!cs_is_const(s, cond)) {
+			st = vnpu_error(VNPU_UNSUPPORTED,
+					"node '%s' (Loop): condition depends on runtime values (iteration %lld)",
+					n->name, (long long)i);
+			break;
+		}
+		go = vnpu_elem_get_i(s->vals[cond].info.data, s->vals[cond].info.type, 0) != 0;
+	}
+	if (!st)
+		st = unroll_outputs(s, w, &u, n->outputs, NULL, NULL, results);
+	if (bin)
+		unroll_fini(&u);
+	free(bin);
+	return st;
+}
+
+/* Scan's per-input and per-output axes and directions. */
+struct scan_axes {
+	int64_t in_axis[COP_MAX_IO], out_axis[COP_MAX_IO];
+	bool in_rev[COP_MAX_IO], out_rev[COP_MAX_IO];
+};
+
+static void read_axes(const struct vnpu_node *n, const char *axes, const char *dirs, uint32_t num,
+		      int64_t *axis, bool *rev)
+{
+	const struct vnpu_attr *a = vnpu_node_attr(n, axes), *d = vnpu_node_attr(n, dirs);
+
+	for (uint32_t k = 0; k < num; k++) {
+		axis[k] = a && a->type == VNPU_ATTR_INTS && k < a->n ? a->ints[k] : 0;
+		rev[k] = d && d->type == VNPU_ATTR_INTS && k < d->n && d->ints[k];
+	}
+}
+
+/* One scan of @states over the slices of @xs along their axes. */
+static vnpu_status scan_values(struct cstate *s, struct walk *w, const struct vnpu_node *n,
+			       const struct scan_axes *sa, uint32_t ns, uint32_t nx,
+			       const int32_t *states, const int32_t *xs, int32_t *results)
+{
+	const struct vnpu_graph *body = vnpu_node_attr(n, "body")->g;
+	int64_t steps = -1, axis[COP_MAX_IO];
+	int32_t bin[2 * COP_MAX_IO];
+	struct unroll u;
+	vnpu_status st = unroll_init(&u, n, body, 0, ns, states);
+
+	for (uint32_t j = 0; !st && j < nx; j++) {
+		const struct vnpu_tinfo *x = &s->vals[xs[j]].info;
+
+		axis[j] = sa->in_axis[j] < 0 ? sa->in_axis[j] + x->rank : sa->in_axis[j];
+		if (!vnpu_tinfo_static(x) || axis[j] < 0 || axis[j] >= x->rank)
+			st = vnpu_error(VNPU_UNSUPPORTED,
+					"node '%s' (Scan): the steps of scan input %u are not known at compile time",
+					n->name, j);
+		else
+			steps = x->dims[axis[j]];
+	}
+	for (int64_t t = 0; !st && t < steps; t++) {
+		memcpy(bin, u.carried, ns * sizeof(int32_t));
+		for (uint32_t j = 0; !st && j < nx; j++)
+			st = pick_value(s, n, xs[j], axis[j], sa->in_rev[j] ? steps - 1 - t : t,
+					&bin[ns + j]);
+		if (!st)
+			st = unroll_once(s, w, &u, bin);
+	}
+	if (!st)
+		st = unroll_outputs(s, w, &u, n->outputs + (n->num_outputs - body->num_outputs),
+				    sa->out_axis, sa->out_rev, results);
+	unroll_fini(&u);
+	return st;
+}
+
+/* Scan: opset 8 scans each batch (axis 0) and stacks the batches. */
+static vnpu_status unroll_scan(struct cstate *s, struct walk *w, const struct vnpu_node *n,
+			       const int32_t *in, int32_t *results)
+{
+	const struct vnpu_attr *ba = vnpu_node_attr(n, "body");
+	uint32_t first = s->m->opset < 9 ? 1 : 0, no = n->num_outputs, ns, nx;
+	int64_t batch;
+	struct scan_axes sa;
+	int32_t *res, *bin;
+	vnpu_status st = VNPU_OK;
+
+	nx = (uint32_t)vnpu_attr_int(n, "num_scan_inputs", 0);
+	if (!ba || !ba->g || !nx || nx > n->num_inputs - first ||
+	    ba->g->num_inputs != n->num_inputs - first || ba->g->num_outputs != no)
+		return vnpu_error(VNPU_PARSE_ERROR, "node '%s' (Scan): its body does not match its inputs and outputs",
+				  n->name);
+	ns = n->num_inputs - first - nx;
+	read_axes(n, "scan_input_axes", first ? "directions" : "scan_input_directions", nx,
+		  sa.in_axis, sa.in_rev);
+	read_axes(n, "scan_output_axes", "scan_output_directions", no - ns, sa.out_axis, sa.out_rev);
+	if (!first)
+		return scan_values(s, w, n, &sa, ns, nx, in, in + ns, results);
+	if (in[0] >= 0)
+		return vnpu_error(VNPU_UNSUPPORTED, "node '%s' (Scan): sequence_lens is not supported",
+				  n->name);
+	batch = s->vals[in[1]].info.rank > 0 ? s->vals[in[1]].info.dims[0] : -1;
+	if (batch < 1 || batch > VNPU_MAX_LOOP_ITERS)
+		return vnpu_error(VNPU_UNSUPPORTED, "node '%s' (Scan): a batch of %lld",
+				  n->name, (long long)batch);
+	res = malloc((size_t)batch * no * sizeof(int32_t));
+	bin = malloc((ns + nx + 1) * sizeof(int32_t));
+	if (!res || !bin)
+		st = vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	for (int64_t b = 0; !st && b < batch; b++) {
+		for (uint32_t k = 0; !st && k < ns + nx; k++)
+			st = pick_value(s, n, in[1 + k], 0, b, &bin[k]);
+		if (!st)
+			st = scan_values(s, w, n, &sa, ns, nx, bin, bin + ns, &res[b * no]);
+	}
+	for (uint32_t k = 0; !st && k < no; k++)
+		st = n->outputs[k] < 0 ? VNPU_OK :
+		     stack_values(s, n, &res[k], (uint32_t)batch, no, 0, false, &results[k]);
+	free(res);
+	free(bin);
+	return st;
+}
+
+static vnpu_status walk_node(struct cstate *s, struct walk *w, const struct vnpu_node *n);
+
+/*
+ * If: a known condition walks only its branch. In the main graph each
+ * output is a select (the passes make it a view when the condition is
+ * known); in a body a known branch's values are used directly.
+ */
+static vnpu_status walk_if(struct cstate *s, struct walk *w, const struct vnpu_node *n,
+			   const int32_t *in)
+{
+	const struct vnpu_attr *tb = vnpu_node_attr(n, "then_branch");
+	const struct vnpu_attr *eb = vnpu_node_attr(n, "else_branch");
+	int32_t cond = in[0];
+	bool known = cs_is_const(s, cond);
+	bool take_then = known && *(const uint8_t *)s->vals[cond].info.data;
+	vnpu_status st = VNPU_OK;
+
+	if (!tb || !eb || !tb->g || !eb->g || tb->g->num_outputs < n->num_outputs ||
+	    eb->g->num_outputs < n->num_outputs)
+		return vnpu_error(VNPU_PARSE_ERROR, "node '%s' (If): no branches", n->name);
+	if (!known || take_then)
+		st = walk_graph(s, w, tb->g);
+	if (!st && (!known || !take_then))
+		st = walk_graph(s, w, eb->g);
+	for (uint32_t o = 0; !st && o < n->num_outputs; o++) {
+		int32_t t = w->map[tb->g->outputs[o]], e = w->map[eb->g->outputs[o]];
+		int32_t out = n->outputs[o];
+		struct cop *op;
+
+		if (out < 0)
+			continue;
+		if (w->depth && known) {
+			w->map[out] = take_then ? t : e;
+			continue;
+		}
+		if (w->depth) {
+			const struct vnpu_tinfo *ti = &s->vals[t].info, *ei = &s->vals[e].info;
+
+			if (ti->type != ei->type || ti->rank != ei->rank || ti->rank < 0 ||
+			    memcmp(ti->dims, ei->dims, (size_t)ti->rank * sizeof(ti->dims[0])))
+				return vnpu_error(VNPU_UNSUPPORTED,
+						  "node '%s' (If): in a loop body, branches of different types or shapes",
+						  n->name);
+			st = cs_add_temp(s, ti->type, ti->rank, ti->dims, &out);
+			if (st)
+				return st;
+			w->map[n->outputs[o]] = out;
+		}
+		st = cs_add_op(s, &op);
+		if (st)
+			return st;
+		op->kind = COP_SELECT;
+		op->node = n;
+		op->num_in = 3;
+		op->in[0] = cond;
+		op->in[1] = t;
+		op->in[2] = e;
+		op->num_out = 1;
+		op->out[0] = out;
+		snprintf(op->type, sizeof(op->type), "If");
+	}
+	return st;
+}
+
+/* Loop and Scan: unrolled; their outputs are the last iteration's values. */
+static vnpu_status walk_loop(struct cstate *s, struct walk *w, const struct vnpu_node *n,
+			     const int32_t *in)
+{
+	int32_t res[COP_MAX_IO];
+	vnpu_status st;
+
+	st = !strcmp(n->op, "Loop") ? unroll_loop(s, w, n, in, res) : unroll_scan(s, w, n, in, res);
+	if (st == VNPU_UNSUPPORTED && s->query && !w->depth)
+		return add_op(s, n, in, n->outputs);	/* reported by op type */
+	for (uint32_t k = 0; !st && k < n->num_outputs; k++)
+		if (n->outputs[k] >= 0)
+			w->map[n->outputs[k]] = res[k];
+	return st;
+}
+
+static vnpu_status walk_node(struct cstate *s, struct walk *w, const struct vnpu_node *n)
+{
+	int32_t in[COP_MAX_IO], out[COP_MAX_IO];
+	bool remapped = false;
+	vnpu_status st = VNPU_OK;
+
+	if (n->num_inputs > COP_MAX_IO || n->num_outputs > COP_MAX_IO) {
+		if (!w->depth && outputs_folded(s, n->outputs, n->num_outputs))
+			return VNPU_OK;
+		return vnpu_error(VNPU_UNSUPPORTED, "node '%s' (%s): more than %d inputs or outputs",
+				  n->name, n->op, COP_MAX_IO);
+	}
+	for (uint32_t k = 0; k < n->num_inputs; k++) {
+		in[k] = n->inputs[k] >= 0 ? w->map[n->inputs[k]] : -1;
+		remapped |= in[k] != n->inputs[k];
+	}
+	if (!w->depth && !remapped && outputs_folded(s, n->outputs, n->num_outputs))
+		return VNPU_OK;
+	if (!n->domain[0] && !strcmp(n->op, "If"))
+		return walk_if(s, w, n, in);
+	if (!n->domain[0] && (!strcmp(n->op, "Loop") || !strcmp(n->op, "Scan")))
+		return walk_loop(s, w, n, in);
+	memcpy(out, n->outputs, n->num_outputs * sizeof(int32_t));
+	if (w->depth)
+		st = fresh_outputs(s, w, n, out);
+	if (!st && (w->depth || remapped))
+		st = infer_ids(s, n, in, out);
+	return st ? st : add_op(s, n, in, out);
+}
+
+static vnpu_status walk_graph(struct cstate *s, struct walk *w, const struct vnpu_graph *g)
 {
 	for (uint32_t i = 0; i < g->num_nodes; i++) {
-		vnpu_status st = add_node_op(s, &g->nodes[i]);
+		vnpu_status st = walk_node(s, w, &g->nodes[i]);
 
 		if (st)
 			return st;
@@ -128,6 +631,7 @@ static vnpu_status check_inputs_static(const struct cstate *s)
 vnpu_status cs_build(struct cstate *s)
 {
 	const struct vnpu_model *m = s->m;
+	struct walk w = { 0 };
 	struct vnpu_tinfo *infos;
 	vnpu_status st;
 	int32_t idx;
@@ -161,15 +665,19 @@ vnpu_status cs_build(struct cstate *s)
 	free(infos);
 	if (st)
 		return st;
-	st = add_graph_ops(s, &m->main);
-	if (st)
-		return st;
-	for (uint32_t o = 0; o < m->main.num_outputs; o++) {
-		struct cval *v = &s->vals[m->main.outputs[o]];
+	w.map = malloc((m->num_values + 1) * sizeof(int32_t));
+	if (!w.map)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	for (uint32_t v = 0; v < m->num_values; v++)
+		w.map[v] = (int32_t)v;
+	st = walk_graph(s, &w, &m->main);
+	for (uint32_t o = 0; !st && o < m->main.num_outputs; o++) {
+		int32_t val = w.map[m->main.outputs[o]];
+		struct cval *v = &s->vals[val];
+		bool produced = (uint32_t)val >= m->num_values || m->values[val].kind == VNPU_VALUE_NODE;
 
 		/* A value listed twice, or an input or a constant, is copied. */
-		if (v->out_index < 0 && m->values[m->main.outputs[o]].kind == VNPU_VALUE_NODE &&
-		    !v->info.data) {
+		if (v->out_index < 0 && produced && !v->info.data) {
 			v->out_index = (int32_t)o;
 			continue;
 		}
@@ -178,16 +686,17 @@ vnpu_status cs_build(struct cstate *s)
 
 			st = cs_add_op(s, &op);
 			if (st)
-				return st;
+				break;
 			op->kind = COP_OUTPUT;
 			op->num_in = 1;
-			op->in[0] = m->main.outputs[o];
+			op->in[0] = val;
 			op->num_out = 0;
 			op->out[0] = (int32_t)o;	/* the output's index */
 			snprintf(op->type, sizeof(op->type), "Output");
 		}
 	}
-	return VNPU_OK;
+	free(w.map);
+	return st;
 }
 
 /* ---- fusion ---- */

@@ -37,20 +37,42 @@ void vnpu_attr_fini(struct vnpu_attr *a)
 	}
 }
 
+vnpu_status vnpu_tinfo_copy(struct vnpu_tinfo *dst, const struct vnpu_tinfo *src)
+{
+	int64_t n = vnpu_tinfo_elems(src);
+	size_t bytes = n > 0 ? (size_t)n * vnpu_element_type_size(src->type) : 0;
+
+	vnpu_tinfo_clear(dst);
+	*dst = *src;
+	dst->data = NULL;
+	dst->owns_data = false;
+	if (!src->data || n < 0)
+		return VNPU_OK;
+	dst->data = malloc(bytes ? bytes : 1);
+	if (!dst->data)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory copying a tensor");
+	if (bytes)
+		memcpy(dst->data, src->data, bytes);
+	dst->owns_data = true;
+	return VNPU_OK;
+}
+
+void vnpu_node_fini(struct vnpu_node *n)
+{
+	free(n->name);
+	free(n->op);
+	free(n->domain);
+	free(n->inputs);
+	free(n->outputs);
+	for (uint32_t a = 0; n->attrs && a < n->num_attrs; a++)
+		vnpu_attr_fini(&n->attrs[a]);
+	free(n->attrs);
+}
+
 void vnpu_graph_fini(struct vnpu_graph *g)
 {
-	for (uint32_t i = 0; g->nodes && i < g->num_nodes; i++) {
-		struct vnpu_node *n = &g->nodes[i];
-
-		free(n->name);
-		free(n->op);
-		free(n->domain);
-		free(n->inputs);
-		free(n->outputs);
-		for (uint32_t a = 0; n->attrs && a < n->num_attrs; a++)
-			vnpu_attr_fini(&n->attrs[a]);
-		free(n->attrs);
-	}
+	for (uint32_t i = 0; g->nodes && i < g->num_nodes; i++)
+		vnpu_node_fini(&g->nodes[i]);
 	free(g->nodes);
 	free(g->inputs);
 	free(g->outputs);

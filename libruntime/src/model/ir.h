@@ -3,8 +3,10 @@
  * Internal: the graph IR a vnpu_model holds.
  *
  * Values (tensors) live in one table per model, named as in ONNX; nodes
- * refer to them by index. Subgraphs (If branches) are node lists over the
- * same table, so a branch reads outer values by index like any node.
+ * refer to them by index. Subgraphs (If branches, Loop and Scan bodies)
+ * are node lists over the same table, so a branch reads outer values by
+ * index like any node; a body's inputs are values its node sets at every
+ * iteration.
  * Each value carries a vnpu_tinfo: its element type, rank and dims as far
  * as inference knows them, and its data when it is a constant or was
  * computed from constants.
@@ -84,7 +86,7 @@ struct vnpu_node {
 struct vnpu_graph {
 	uint32_t num_nodes;
 	struct vnpu_node *nodes;	/* in topological order */
-	uint32_t num_inputs;		/* model inputs (main graph only) */
+	uint32_t num_inputs;		/* model inputs; a loop body's per-iteration inputs */
 	int32_t *inputs;
 	uint32_t num_outputs;
 	int32_t *outputs;
@@ -114,12 +116,15 @@ const char *vnpu_attr_str(const struct vnpu_node *n, const char *name, const cha
 int64_t vnpu_tinfo_elems(const struct vnpu_tinfo *t);
 bool vnpu_tinfo_static(const struct vnpu_tinfo *t);
 void vnpu_tinfo_clear(struct vnpu_tinfo *t);
+/* @dst (cleared first) becomes a copy of @src with its own copy of the data. */
+vnpu_status vnpu_tinfo_copy(struct vnpu_tinfo *dst, const struct vnpu_tinfo *src);
 /* A tinfo as a vnpu_shape for the public API. */
 void vnpu_tinfo_shape(const struct vnpu_tinfo *t, vnpu_shape *out);
 /* "f32[1,3,?,?]" into @buf, for messages. */
 const char *vnpu_tinfo_str(const struct vnpu_tinfo *t, char *buf, size_t size);
 
 void vnpu_graph_fini(struct vnpu_graph *g);
+void vnpu_node_fini(struct vnpu_node *n);
 void vnpu_attr_fini(struct vnpu_attr *a);
 
 /* Forget everything inferred and infer again from inputs and constants. */
@@ -150,6 +155,13 @@ vnpu_status vnpu_node_infer(const struct vnpu_model *m, const struct vnpu_node *
  */
 vnpu_status vnpu_graph_infer(const struct vnpu_model *m, const struct vnpu_graph *g,
 			     struct vnpu_tinfo *infos, int64_t fold_limit, bool strict);
+
+/*
+ * Loops are unrolled (the device runs static command streams): at most
+ * this many iterations, and this many body nodes over all iterations.
+ */
+#define VNPU_MAX_LOOP_ITERS 65536
+#define VNPU_MAX_UNROLLED_NODES (1 << 20)
 
 /* An Einsum equation: each operand axis and output axis as a label 0..51
  * (ellipsis axes get labels of their own). */

@@ -28,7 +28,7 @@ struct name_map {
 	int32_t *slots;		/* value index or -1 */
 };
 
-/* Subgraphs (If branches) nest at most this deep. */
+/* Subgraphs (If branches, loop bodies) nest at most this deep. */
 #define MAX_GRAPH_DEPTH 16
 
 struct reader {
@@ -628,15 +628,18 @@ static vnpu_status read_graph(struct reader *r, const Onnx__GraphProto *gp,
 		if (map_find(r, name) >= 0 &&
 		    r->m->values[map_find(r, name)].kind == VNPU_VALUE_CONST)
 			continue;	/* an initializer listed as input (IR < 4) */
-		if (!main)
-			return vnpu_error(VNPU_UNSUPPORTED, "subgraph inputs (loops) are not supported");
-		st = add_value(r, name, VNPU_VALUE_INPUT, &idx);
+		/* A body's inputs (Loop, Scan) are set by its node at every
+		 * iteration: values without a producer in the body, typed by
+		 * inference from the node's inputs. */
+		st = add_value(r, name, main ? VNPU_VALUE_INPUT : VNPU_VALUE_NODE, &idx);
 		if (st)
 			return st;
+		g->inputs[g->num_inputs++] = idx;
+		if (!main)
+			continue;
 		st = read_value_info(vi, &r->m->values[idx].info);
 		if (st)
 			return vnpu_error_prefix(st, "input");
-		g->inputs[g->num_inputs++] = idx;
 	}
 	for (size_t i = 0; i < gp->n_node; i++) {
 		g->num_nodes = (uint32_t)i + 1;
