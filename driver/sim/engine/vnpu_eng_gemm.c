@@ -238,6 +238,38 @@ struct gemm_epi {
 	const struct vnpu_layer_act *act;
 };
 
+/* t[c] += s * v[c * cs] over @len (@s: 1 adds the values as they are). */
+static void epi_add(float *t, const void *v, __s64 cs, __u32 dt, float s,
+		    int scaled, __u32 len)
+{
+	__u32 c;
+
+	if (!cs) {
+		/* One value for the run: its product once, the same bits. */
+		float x = ldf(v, 0, dt);
+
+		if (scaled)
+			x = s * x;
+		for (c = 0; c < len; c++)
+			t[c] += x;
+	} else if (dt == VNPU_DTYPE_F32 && cs == 1) {
+		const float *p = v;
+
+		if (scaled)
+			for (c = 0; c < len; c++)
+				t[c] += s * p[c];
+		else
+			for (c = 0; c < len; c++)
+				t[c] += p[c];
+	} else {
+		for (c = 0; c < len; c++) {
+			float x = ldf(v, (__s64)c * cs, dt);
+
+			t[c] += scaled ? s * x : x;
+		}
+	}
+}
+
 /*
  * After the last slice: t = act(t * alpha + beta * C + R) in place, for
  * the @len outputs of row @i from column @col.
@@ -250,34 +282,12 @@ static void epilogue_run(const struct gemm_epi *e, float *t, __u64 i,
 	if (e->alpha != 1.0f)
 		for (c = 0; c < len; c++)
 			t[c] *= e->alpha;
-	if (e->c) {
-		__s64 o = (__s64)i * e->c_rs + (__s64)col * e->c_cs;
-
-		if (e->c_dt == VNPU_DTYPE_F32 && e->c_cs == 1) {
-			const float *cp = (const float *)e->c + o;
-
-			for (c = 0; c < len; c++)
-				t[c] += e->beta * cp[c];
-		} else {
-			for (c = 0; c < len; c++)
-				t[c] += e->beta * ldf(e->c, o + (__s64)c * e->c_cs,
-						      e->c_dt);
-		}
-	}
-	if (e->r) {
-		__s64 o = (__s64)i * e->r_rs + (__s64)col * e->r_cs;
-
-		if (e->r_dt == VNPU_DTYPE_F32 && e->r_cs == 1) {
-			const float *rp = (const float *)e->r + o;
-
-			for (c = 0; c < len; c++)
-				t[c] += rp[c];
-		} else {
-			for (c = 0; c < len; c++)
-				t[c] += ldf(e->r, o + (__s64)c * e->r_cs,
-					    e->r_dt);
-		}
-	}
+	if (e->c)
+		epi_add(t, elem_at(e->c, (__s64)i * e->c_rs + (__s64)col * e->c_cs,
+				   e->c_dt), e->c_cs, e->c_dt, e->beta, 1, len);
+	if (e->r)
+		epi_add(t, elem_at(e->r, (__s64)i * e->r_rs + (__s64)col * e->r_cs,
+				   e->r_dt), e->r_cs, e->r_dt, 1.0f, 0, len);
 	act_f32(e->act, t, len);
 }
 
