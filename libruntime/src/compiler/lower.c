@@ -415,12 +415,8 @@ static vnpu_status lower_cast(struct cstate *s, struct cop *op)
 static vnpu_status lower_view_copy(struct cstate *s, struct cop *op, int32_t src)
 {
 	const struct vnpu_tinfo *yi = INFO(s, op->out[0]);
-	vnpu_status st = cl_copy(s, ct_dense(s, op->out[0]), ct_shaped(s, src, yi->rank, yi->dims));
 
-	if (!st && op->kind == COP_NODE && !strcmp(N(op)->op, "Dropout") && op->num_out > 1 &&
-	    op->out[1] >= 0)
-		st = cl_fill(s, ct_dense(s, op->out[1]), 1);
-	return st;
+	return cl_copy(s, ct_dense(s, op->out[0]), ct_shaped(s, src, yi->rank, yi->dims));
 }
 
 static vnpu_status lower_constant_of_shape(struct cstate *s, struct cop *op)
@@ -536,19 +532,12 @@ static vnpu_status lower_bitshift(struct cstate *s, struct cop *op)
 
 static vnpu_status lower_view_node(struct cstate *s, struct cop *op)
 {
-	if (!strcmp(N(op)->op, "Dropout") && IN(op, 2) >= 0 &&
-	    (!cs_is_const(s, IN(op, 2)) || *(const uint8_t *)INFO(s, IN(op, 2))->data) &&
-	    !(IN(op, 1) >= 0 && cs_is_const(s, IN(op, 1)) &&
-	      vnpu_elem_get_f(INFO(s, IN(op, 1))->data, INFO(s, IN(op, 1))->type, 0) == 0))
-		return IN(op, 1) >= 0 && !cs_is_const(s, IN(op, 1)) ?
-		       UNSUP(s, "training mode with the ratio computed at run time") :
-		       UNSUP(s, "training mode with a ratio above 0 (random dropout)");
 	return lower_view_copy(s, op, IN(op, 0));
 }
 
 static const struct lower_map lower_maps[] = {
 	{ "Clip", lower_clip }, { "Cast", lower_cast }, { "CastLike", lower_cast },
-	{ "Identity", lower_view_node }, { "Dropout", lower_view_node },
+	{ "Identity", lower_view_node }, { "Dropout", cl_lower_dropout },
 	{ "Reshape", lower_view_node }, { "Flatten", lower_view_node },
 	{ "Squeeze", lower_view_node }, { "Unsqueeze", lower_view_node },
 	{ "ConstantOfShape", lower_constant_of_shape }, { "Trilu", lower_trilu },

@@ -44,6 +44,28 @@ extern const size_t cl_nn_num_maps;
 /* lower_train.c: the ai.onnx.preview.training optimizers. */
 extern const struct lower_map cl_train_maps[];
 extern const size_t cl_train_num_maps;
+/* Dropout (of the default domain): the identity, or seeded training mode. */
+vnpu_status cl_lower_dropout(struct cstate *s, struct cop *op);
+
+/*
+ * The seeded generator of training-mode Dropout, by definition: MT19937
+ * (Matsumoto and Nishimura, 1998) with the 32-bit seed spread over its 624
+ * words by x[i] = 1812433253 * (x[i-1] ^ (x[i-1] >> 30)) + i, and each draw
+ * a double in [0, 1) made of 53 bits of two outputs a and b:
+ * ((a >> 5) * 2^26 + (b >> 6)) / 2^53. This is the stream of numpy's
+ * RandomState after np.random.seed(seed), which ONNX's reference Dropout
+ * draws its mask from, so a seeded Dropout gives the same mask anywhere.
+ */
+#define CL_MT_N 624
+
+struct cl_mt19937 {
+	uint32_t x[CL_MT_N];
+	uint32_t next;		/* index of the next word; CL_MT_N: twist first */
+};
+
+void cl_mt_seed(struct cl_mt19937 *g, uint32_t seed);
+uint32_t cl_mt_u32(struct cl_mt19937 *g);
+double cl_mt_double(struct cl_mt19937 *g);
 extern const struct lower_map cl_data_maps[];
 extern const size_t cl_data_num_maps;
 

@@ -5,9 +5,10 @@
  * count) scalars, then n tensors X, n gradients G and n (Adam: 2n) state
  * tensors; outputs the new X and the new states. R and T may be computed at
  * run time: the step size derived from them is a scalar computed on the
- * device.
+ * device. And Dropout, whose training mode with a seed draws its mask here.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lower.h"
@@ -239,6 +240,132 @@ static vnpu_status lower_optimizer(struct cstate *s, struct cop *op)
 		}
 	}
 	return st;
+}
+
+/* The seeded generator (lower.h says what it is). */
+void cl_mt_seed(struct cl_mt19937 *g, uint32_t seed)
+{
+	g->x[0] = seed;
+	for (uint32_t i = 1; i < CL_MT_N; i++)
+		g->x[i] = 1812433253u * (g->x[i - 1] ^ (g->x[i - 1] >> 30)) + i;
+	g->next = CL_MT_N;
+}
+
+/* The next 624 words from the last 624: the twist of the recurrence. */
+static void mt_twist(struct cl_mt19937 *g)
+{
+	for (uint32_t i = 0; i < CL_MT_N; i++) {
+		uint32_t y = (g->x[i] & 0x80000000u) | (g->x[(i + 1) % CL_MT_N] & 0x7fffffffu);
+
+		g->x[i] = g->x[(i + 397) % CL_MT_N] ^ (y >> 1) ^ (y & 1 ? 0x9908b0dfu : 0);
+	}
+	g->next = 0;
+}
+
+uint32_t cl_mt_u32(struct cl_mt19937 *g)
+{
+	uint32_t y;
+
+	if (g->next >= CL_MT_N)
+		mt_twist(g);
+	y = g->x[g->next++];
+	/* Tempering. */
+	y ^= y >> 11;
+	y ^= (y << 7) & 0x9d2c5680u;
+	y ^= (y << 15) & 0xefc60000u;
+	return y ^ (y >> 18);
+}
+
+double cl_mt_double(struct cl_mt19937 *g)
+{
+	uint32_t a = cl_mt_u32(g) >> 5, b = cl_mt_u32(g) >> 6;
+
+	return ((double)a * 67108864.0 + (double)b) / 9007199254740992.0;
+}
+
+/* A constant scalar input's value, or NAN when @v is absent or not constant. */
+static double const_scalar(const struct cstate *s, int32_t v)
+{
+	if (v < 0 || !cs_is_const(s, v))
+		return NAN;
+	return vnpu_elem_get_f(INFO(s, v)->data, INFO(s, v)->type, 0);
+}
+
+/*
+ * Training-mode Dropout with a seed: Y = X * M, M[i] = scale where draw i
+ * (row-major) is >= ratio and 0 elsewhere, scale = 1 / (1 - ratio) in f32
+ * as ONNX's reference computes it; the mask output is the constant M != 0.
+ * The op is deterministic once seeded, so M is computed here.
+ */
+static vnpu_status dropout_seeded(struct cstate *s, struct cop *op, double ratio, int64_t seed)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	int64_t n = vnpu_tinfo_elems(xi), dims[VNPU_MAX_RANK];
+	float scale = 1.0f / (1.0f - (float)ratio);
+	vnpu_element_type type = xi->type;
+	int32_t rank = xi->rank, mv, bv;
+	struct cl_mt19937 *g = malloc(sizeof(*g));
+	uint8_t *mask = calloc((size_t)n + 1, 1);
+	void *m = calloc((size_t)n + 1, vnpu_element_type_size(type));
+	vnpu_status st;
+
+	if (!g || !mask || !m) {
+		free(g);
+		free(mask);
+		free(m);
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory for a dropout mask");
+	}
+	memcpy(dims, xi->dims, (size_t)rank * sizeof(int64_t));
+	cl_mt_seed(g, (uint32_t)seed);
+	for (int64_t i = 0; i < n; i++) {
+		mask[i] = cl_mt_double(g) >= ratio;
+		vnpu_elem_set_f(m, type, i, mask[i] ? scale : 0.0f);
+	}
+	free(g);
+	st = cs_add_const(s, type, rank, dims, m, &mv);
+	if (st) {
+		free(mask);
+		return st;
+	}
+	st = cl_binary(s, VNPU_BIN_MUL, IN(op, 0), mv, op->out[0]);
+	if (st || op->num_out < 2 || op->out[1] < 0) {
+		free(mask);
+		return st;
+	}
+	st = cs_add_const(s, VNPU_TYPE_BOOL, rank, dims, mask, &bv);
+	return st ? st : cl_copy(s, ct_dense(s, op->out[1]), ct_dense(s, bv));
+}
+
+/*
+ * Dropout: the identity (mask all true) unless in training mode with a
+ * ratio above 0; then it needs its seed attribute, as a random Dropout
+ * cannot be reproduced.
+ */
+vnpu_status cl_lower_dropout(struct cstate *s, struct cop *op)
+{
+	int32_t r = IN(op, 1), t = IN(op, 2);
+	double ratio = r >= 0 ? const_scalar(s, r) : vnpu_attr_float(N(op), "ratio", 0.5f);
+	double training = t >= 0 ? const_scalar(s, t) : 0;
+	const struct vnpu_attr *seed = vnpu_node_attr(N(op), "seed");
+	vnpu_status st;
+
+	if (training == 0 || ratio == 0) {
+		st = cl_copy(s, ct_dense(s, op->out[0]), ct_dense(s, IN(op, 0)));
+		if (!st && op->num_out > 1 && op->out[1] >= 0)
+			st = cl_fill(s, ct_dense(s, op->out[1]), 1);
+		return st;
+	}
+	if (isnan(training))
+		return UNSUP(s, "training_mode computed at run time");
+	if (isnan(ratio))
+		return UNSUP(s, "training mode with the ratio computed at run time");
+	if (!(ratio > 0 && ratio < 1))
+		return cs_fail(s, VNPU_INVALID_ARGUMENT, "ratio %g outside [0, 1)", ratio);
+	if (!seed)
+		return UNSUP(s, "training mode with a ratio above 0 and no seed (random dropout)");
+	if (seed->type != VNPU_ATTR_INT || seed->i < 0 || seed->i > (int64_t)UINT32_MAX)
+		return UNSUP(s, "seed outside 0 .. 2^32 - 1");
+	return dropout_seeded(s, op, ratio, seed->i);
 }
 
 const struct lower_map cl_train_maps[] = {

@@ -344,6 +344,17 @@ static void eval_elementwise(const struct ictx *c)
 		vnpu_tinfo_clear(o);
 }
 
+/* A Dropout with known inputs that zeroes elements (training mode, ratio
+ * above 0): not folded here, the compiler draws its seeded mask. */
+static bool dropout_drops(const struct ictx *c)
+{
+	const struct vnpu_tinfo *r = IN(c, 1), *t = IN(c, 2);
+
+	if (!t || !*(const uint8_t *)t->data)
+		return false;
+	return !r || vnpu_elem_get_f(r->data, r->type, 0) != 0;
+}
+
 static vnpu_status infer_unary(struct ictx *c)
 {
 	const char *op = c->n->op;
@@ -362,7 +373,8 @@ static vnpu_status infer_unary(struct ictx *c)
 		c->out[0]->type = VNPU_TYPE_BOOL;
 	if (strcmp(op, "Dropout") && strcmp(op, "Clip"))
 		eval_elementwise(c);
-	else if (!strcmp(op, "Dropout") && all_inputs_known(c) && inf_alloc_out(c, c->out[0]))
+	else if (!strcmp(op, "Dropout") && all_inputs_known(c) && !dropout_drops(c) &&
+		 inf_alloc_out(c, c->out[0]))
 		memcpy(c->out[0]->data, IN(c, 0)->data,
 		       (size_t)vnpu_tinfo_elems(c->out[0]) * vnpu_element_type_size(t));
 	return VNPU_OK;

@@ -11,6 +11,7 @@
 
 #include <drm/vnpu_layers.h>
 
+#include "compiler/lower.h"
 #include "fe_test.h"
 
 #define F32 ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
@@ -626,6 +627,91 @@ static void test_cast_bf16_truncates(void)
 	vnpu_model_free(m);
 }
 
+/*
+ * The seeded generator is MT19937 with numpy's 53-bit doubles: the 10000th
+ * word from the default seed 5489 (the value C++'s std::mt19937 is checked
+ * against), and the first draws of np.random.seed(0); np.random.rand().
+ */
+static void test_mt19937(void)
+{
+	struct cl_mt19937 g;
+	uint32_t w = 0;
+
+	cl_mt_seed(&g, 5489);
+	for (int i = 0; i < 10000; i++)
+		w = cl_mt_u32(&g);
+	CHECK_EQ(w, 4123659995u);
+	cl_mt_seed(&g, 0);
+	CHECK(cl_mt_double(&g) == 0.5488135039273248);
+	CHECK(cl_mt_double(&g) == 0.7151893663724195);
+	CHECK(cl_mt_double(&g) == 0.6027633760716439);
+}
+
+/* Dropout(x, ratio, training_mode) with seed @seed (-1: none), ratio @r. */
+static vnpu_model *dropout_model(int64_t seed, float r)
+{
+	struct mb *b = mb_new(13);
+	Onnx__NodeProto *n;
+	vnpu_shape one = { 0 };
+	uint8_t yes = 1;
+	vnpu_model *m;
+
+	mb_input(b, "x", F32, 1, (const int64_t[]){ 5 });
+	mb_input(b, "t", ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, 0, NULL);
+	mb_init_f32(b, "r", 0, NULL, &r);
+	n = mb_node(b, "Dropout", (const char *[]){ "x", "r", "t", NULL },
+		    (const char *[]){ "y", "mask", NULL });
+	if (seed >= 0)
+		mb_attr_int(n, "seed", seed);
+	mb_output(b, "y");
+	mb_output(b, "mask");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (m)
+		CHECK_EQ(vnpu_model_freeze_input(m, "t", VNPU_TYPE_BOOL, &one, &yes, 1), VNPU_OK);
+	return m;
+}
+
+/*
+ * Training-mode Dropout with seed 0 and ratio 0.5 keeps the elements whose
+ * draw (0.549, 0.715, 0.603, 0.545, 0.424) is >= 0.5, scaled by 2; without
+ * a seed it is unsupported, and a ratio of 1 is refused.
+ */
+static void test_dropout_seeded(void)
+{
+	static const float x[5] = { 1.5f, -2, 3, -4, -5 };
+	static const float want[5] = { 3, -4, 6, -8, -0.0f };
+	void *in[1] = { (void *)x }, *out[2] = { 0 };
+	struct vnpu_program *p = NULL;
+	vnpu_model *m = dropout_model(0, 0.5f);
+
+	if (m && !vnpu_compile(m, NULL, &p)) {
+		out[0] = calloc(1, p->outputs[0].size + 4);
+		out[1] = calloc(1, p->outputs[1].size + 4);
+		CHECK_EQ(fe_run_program(p, in, out), 0);
+		for (int i = 0; i < 5; i++) {
+			CHECK(memcmp(&((float *)out[0])[i], &want[i], 4) == 0);
+			CHECK_EQ(((uint8_t *)out[1])[i], i < 4);
+		}
+		free(out[0]);
+		free(out[1]);
+	} else {
+		CHECK(p != NULL);
+	}
+	vnpu_program_free(p);
+	vnpu_model_free(m);
+
+	p = NULL;
+	m = dropout_model(-1, 0.5f);
+	CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_UNSUPPORTED);
+	CHECK(strstr(vnpu_last_error(), "no seed") != NULL);
+	vnpu_model_free(m);
+	m = dropout_model(7, 1.0f);
+	CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_INVALID_ARGUMENT);
+	CHECK(p == NULL);
+	vnpu_model_free(m);
+}
+
 /* MaxUnpool: X scattered by flat indices into zeros, with and without a
  * larger output_shape. */
 static void test_max_unpool(void)
@@ -976,6 +1062,8 @@ int main(int argc, char **argv)
 		{ "topk", test_topk },
 		{ "tile_all_axes", test_tile_all_axes },
 		{ "cast_bf16_truncates", test_cast_bf16_truncates },
+		{ "mt19937", test_mt19937 },
+		{ "dropout_seeded", test_dropout_seeded },
 		{ "max_unpool", test_max_unpool },
 		{ "pool_3d", test_pool_3d },
 		{ "if_select", test_if_select },
