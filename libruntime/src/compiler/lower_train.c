@@ -166,7 +166,7 @@ static vnpu_status lower_optimizer(struct cstate *s, struct cop *op)
 			if (!st)
 				st = sqrt_of(s, vo, type, &a);
 			if (!st)
-				st = bin_c(s, VNPU_BIN_ADD, a, vnpu_attr_float(n, "epsilon", 0.0f), x,
+				st = bin_c(s, VNPU_BIN_ADD, a, vnpu_attr_float(n, "epsilon", 1e-6f), x,
 					   type, &a);
 			if (!st)
 				st = bin(s, VNPU_BIN_MUL, step, greg, x, type, &b);
@@ -222,7 +222,7 @@ static vnpu_status lower_optimizer(struct cstate *s, struct cop *op)
 			if (!st)
 				st = sqrt_of(s, ho, type, &a);
 			if (!st)
-				st = bin_c(s, VNPU_BIN_ADD, a, vnpu_attr_float(n, "epsilon", 0.0f), x,
+				st = bin_c(s, VNPU_BIN_ADD, a, vnpu_attr_float(n, "epsilon", 1e-6f), x,
 					   type, &a);
 			if (!st)
 				st = bin(s, VNPU_BIN_DIV, vo, a, x, type, &a);

@@ -35,8 +35,8 @@ int fe_run(const struct fe_test *tests, size_t n, int argc, char **argv)
 struct mb {
 	Onnx__ModelProto model;
 	Onnx__GraphProto graph;
-	Onnx__OperatorSetIdProto opset;
-	Onnx__OperatorSetIdProto *opsets[1];
+	Onnx__OperatorSetIdProto opset, domain_opset;
+	Onnx__OperatorSetIdProto *opsets[2];
 	struct mb **subs;		/* subgraph builders, freed with this one */
 	size_t n_subs;
 };
@@ -234,6 +234,19 @@ static Onnx__AttributeProto *attr(Onnx__NodeProto *n, const char *name,
 	a->type = type;
 	PUSH(n->attribute, n->n_attribute, a);
 	return a;
+}
+
+void mb_node_domain(struct mb *b, Onnx__NodeProto *n, const char *domain)
+{
+	n->domain = (char *)domain;
+	if (b->model.n_opset_import > 1)
+		return;
+	onnx__operator_set_id_proto__init(&b->domain_opset);
+	b->domain_opset.domain = (char *)domain;
+	b->domain_opset.has_version = 1;
+	b->domain_opset.version = 1;
+	b->opsets[1] = &b->domain_opset;
+	b->model.n_opset_import = 2;
 }
 
 void mb_attr_int(Onnx__NodeProto *n, const char *name, int64_t v)

@@ -63,6 +63,9 @@ void mb_init_external(struct mb *b, const char *name, int rank, const int64_t *d
  * attributes. */
 Onnx__NodeProto *mb_node(struct mb *b, const char *op, const char *const *in,
 			 const char *const *out);
+/* Put @n in operator domain @domain (version 1; a string that outlives the
+ * builder); one such domain per model. */
+void mb_node_domain(struct mb *b, Onnx__NodeProto *n, const char *domain);
 void mb_attr_int(Onnx__NodeProto *n, const char *name, int64_t v);
 void mb_attr_float(Onnx__NodeProto *n, const char *name, float v);
 void mb_attr_ints(Onnx__NodeProto *n, const char *name, int count, const int64_t *v);

@@ -712,6 +712,51 @@ static void test_dropout_seeded(void)
 	vnpu_model_free(m);
 }
 
+/*
+ * Adagrad and Adam without an epsilon attribute use the operators' default,
+ * 1e-6: a zero gradient over zero accumulators leaves X as it is (0 / eps)
+ * where an epsilon of 0 would give NaN.
+ */
+static void test_optimizer_default_epsilon(void)
+{
+	static const char *const ops[2] = { "Adagrad", "Adam" };
+	static const float zero[1] = { 0 }, one[1] = { 1 };
+
+	for (int k = 0; k < 2; k++) {
+		bool adam = k == 1;
+		struct mb *b = mb_new(13);
+		struct vnpu_program *p = NULL;
+		float r = 0.1f, *out[8] = { 0 };
+		void *in[2] = { (void *)one, (void *)zero };
+		Onnx__NodeProto *n;
+		vnpu_model *m;
+
+		mb_input(b, "X", F32, 1, (const int64_t[]){ 1 });
+		mb_input(b, "G", F32, 1, (const int64_t[]){ 1 });
+		mb_init_f32(b, "R", 0, NULL, &r);
+		mb_init_i64(b, "T", 0, NULL, (const int64_t[]){ 0 });
+		mb_init_f32(b, "H", 1, (const int64_t[]){ 1 }, zero);
+		n = mb_node(b, ops[k], adam ? (const char *[]){ "R", "T", "X", "G", "H", "H", NULL } :
+					      (const char *[]){ "R", "T", "X", "G", "H", NULL },
+			    adam ? (const char *[]){ "Y", "V2", "H2", NULL } :
+				   (const char *[]){ "Y", "H2", NULL });
+		mb_node_domain(b, n, "ai.onnx.preview.training");
+		mb_output(b, "Y");
+		m = mb_read(b);
+		CHECK(m != NULL);
+		if (m && !vnpu_compile(m, NULL, &p)) {
+			out[0] = calloc(1, p->outputs[0].size + 4);
+			CHECK_EQ(fe_run_program(p, in, (void *const *)out), 0);
+			CHECK(out[0][0] == 1.0f);
+			free(out[0]);
+		} else {
+			CHECK(p != NULL);
+		}
+		vnpu_program_free(p);
+		vnpu_model_free(m);
+	}
+}
+
 /* MaxUnpool: X scattered by flat indices into zeros, with and without a
  * larger output_shape. */
 static void test_max_unpool(void)
@@ -1064,6 +1109,7 @@ int main(int argc, char **argv)
 		{ "cast_bf16_truncates", test_cast_bf16_truncates },
 		{ "mt19937", test_mt19937 },
 		{ "dropout_seeded", test_dropout_seeded },
+		{ "optimizer_default_epsilon", test_optimizer_default_epsilon },
 		{ "max_unpool", test_max_unpool },
 		{ "pool_3d", test_pool_3d },
 		{ "if_select", test_if_select },
