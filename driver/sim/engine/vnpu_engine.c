@@ -314,6 +314,22 @@ static int matmul_shapes_ok(const struct vnpu_tensor *ta,
 		       tb->dims[tb->rank - 1] == y->dims[y->rank - 1]);
 }
 
+/*
+ * GEMM and CONV tensors: each f32, f16 or bf16 (computed in f32), packed
+ * weights f32.
+ */
+static int gemm_dtypes_ok(const struct vnpu_tensor *t, __u32 n, __u32 flags)
+{
+	__u32 i;
+
+	for (i = 0; i < n; i++)
+		if (!is_fstore(t[i].dtype) ||
+		    (i == 1 && flags & VNPU_LAYER_F_PACKED &&
+		     t[i].dtype != VNPU_DTYPE_F32))
+			return 0;
+	return 1;
+}
+
 static int check_gemm(const struct vnpu_tensor *t, __u32 n,
 		      const struct vnpu_layer_gemm *a)
 {
@@ -323,7 +339,7 @@ static int check_gemm(const struct vnpu_tensor *t, __u32 n,
 
 	if (a->flags & ~VNPU_LAYER_F_MASK || a->pad || !f32_ok(a->alpha) ||
 	    !f32_ok(a->beta) || !act_ok(&a->act, VNPU_DTYPE_F32) ||
-	    n != 3 + popcount2(a->flags) || !all_dtype(t, n, VNPU_DTYPE_F32))
+	    n != 3 + popcount2(a->flags) || !gemm_dtypes_ok(t, n, a->flags))
 		return 0;
 	if (!matmul_shapes_ok(ta, a->flags & VNPU_LAYER_F_PACKED ? 0 : tb,
 			      y))
@@ -451,7 +467,7 @@ static int check_conv(const struct vnpu_tensor *t, __u32 n,
 	__u32 i = 2;
 
 	if (a->flags & ~VNPU_LAYER_F_MASK || !act_ok(&a->act, VNPU_DTYPE_F32) ||
-	    n != 3 + popcount2(a->flags) || !all_dtype(t, n, VNPU_DTYPE_F32) ||
+	    n != 3 + popcount2(a->flags) || !gemm_dtypes_ok(t, n, a->flags) ||
 	    !conv_shapes_ok(&t[0], &t[1], y, a,
 			    !!(a->flags & VNPU_LAYER_F_PACKED)) ||
 	    !conv_window_ok(&t[0], a))

@@ -130,6 +130,16 @@ static int run_four(const char *name, __u32 op, const struct vnpu_tensor *t,
 		ET_FAIL("%s: split runs differ from whole runs", name);
 		return -1;
 	}
+	/* AVX-512 kernels, in 7 parts: AVX2's bits. */
+	if (et_host_features & VNPU_ENG_F_AVX512) {
+		memset(data[n - 1], 0x7f, bytes);
+		rc = et_run(op, t, data, n, attrs, attr_size,
+			    VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512, 7);
+		if (rc || memcmp(outs[2], data[n - 1], bytes)) {
+			ET_FAIL("%s: AVX-512 run differs from AVX2 (%d)", name, rc);
+			return -1;
+		}
+	}
 	return 0;
 }
 
@@ -199,10 +209,13 @@ int main(int argc, char **argv)
 			     0x9e3779b97f4a7c15ull;
 	et_host_features = vnpu_eng_host_features();
 	printf("host features: %s\n",
+	       et_host_features & VNPU_ENG_F_AVX512 ? "avx2+fma, avx512" :
 	       et_host_features & VNPU_ENG_F_AVX2_FMA ? "avx2+fma" :
 	       "baseline only");
 	if (!only || !strcmp(only, "gemm"))
 		et_test_gemm_conv();
+	if (!only || !strcmp(only, "gemm16"))
+		et_test_gemm16();
 	if (!only || !strcmp(only, "elementwise"))
 		et_test_elementwise();
 	if (!only || !strcmp(only, "other"))

@@ -121,6 +121,20 @@ static void gemm_bad(void)
 	BAD(b, "residual not broadcastable", f->t[3].dims[1] = 2);
 	BAD(b, "f64 A", f->t[0].dtype = VNPU_DTYPE_F64);
 	BAD(b, "i32 Y", f->t[4].dtype = VNPU_DTYPE_I32);
+	BAD(b, "i16 bias", f->t[2].dtype = VNPU_DTYPE_I16);
+	BAD(b, "u16 residual", f->t[3].dtype = VNPU_DTYPE_U16);
+	{
+		/* f16 and bf16 storage, each tensor its own type. */
+		struct fixture h = b;
+		__u32 i;
+
+		for (i = 0; i < 5; i++)
+			h.t[i] = T(i % 2 ? VNPU_DTYPE_F16 : VNPU_DTYPE_BF16,
+				   b.t[i].rank, b.t[i].dims[0], b.t[i].dims[1],
+				   b.t[i].dims[2], 0);
+		ET_EXPECT(!check(&h), "gemm f16/bf16: valid layer rejected");
+		BAD(h, "f16 with i8 A", f->t[0].dtype = VNPU_DTYPE_I8);
+	}
 	BAD(b, "Y columns strided", f->t[4].strides[2] = 2;
 	    f->t[4].strides[1] = 18; f->t[4].strides[0] = 90);
 	BAD(b, "rank 1 A", f->t[0].rank = 1);
@@ -136,6 +150,10 @@ static void gemm_bad(void)
 	BAD(b, "packed size - 1", f->t[1].dims[0]--);
 	BAD(b, "packed rank 2", f->t[1] = T(VNPU_DTYPE_F32, 2, 7, 9, 0, 0));
 	BAD(b, "packed strided", f->t[1].strides[0] = 2);
+	BAD(b, "packed f16", f->t[1].dtype = VNPU_DTYPE_F16);
+	b.t[0].dtype = VNPU_DTYPE_F16;
+	b.t[2].dtype = VNPU_DTYPE_F16;
+	ET_EXPECT(!check(&b), "gemm packed, f16 A and Y: valid layer rejected");
 }
 
 static struct fixture conv_base(void)
@@ -213,6 +231,18 @@ static void conv_bad(void)
 		   vnpu_eng_packed_size(VNPU_PACK_CONV_W, 2, 3, 18), 0, 0, 0);
 	ET_EXPECT(!check(&b), "conv packed: valid layer rejected");
 	BAD(b, "packed size + 1", f->t[1].dims[0]++);
+	BAD(b, "packed bf16", f->t[1].dtype = VNPU_DTYPE_BF16);
+	{
+		struct fixture h = conv_base();
+		__u32 i;
+
+		for (i = 0; i < 5; i++)
+			h.t[i].dtype = i == 2 ? VNPU_DTYPE_BF16 : VNPU_DTYPE_F16;
+		ET_EXPECT(!check(&h), "conv f16/bf16: valid layer rejected");
+		BAD(h, "f16 with f64 W", f->t[1].dtype = VNPU_DTYPE_F64);
+		BAD(h, "f16 with u16 Y", f->t[4].dtype = VNPU_DTYPE_U16);
+		BAD(h, "f16 with i32 bias", f->t[2].dtype = VNPU_DTYPE_I32);
+	}
 }
 
 static void pool_bad(void)
