@@ -84,6 +84,20 @@ static struct vnpu_tensor tensor(__u32 dtype, __u32 rank, const __u64 *dims,
 	if (fill && dtype == VNPU_DTYPE_F32)
 		for (i = 0; i < n; i++)
 			((float *)(arena + t.offset))[i] = frand();
+	else if (fill && dtype == VNPU_DTYPE_F16)
+		for (i = 0; i < n; i++) {
+			_Float16 h = (_Float16)frand();
+
+			memcpy(arena + t.offset + 2 * i, &h, 2);
+		}
+	else if (fill && dtype == VNPU_DTYPE_BF16)
+		for (i = 0; i < n; i++) {
+			float f = frand();
+			__u32 u;
+
+			memcpy(&u, &f, 4);
+			((__u16 *)(arena + t.offset))[i] = (__u16)(u >> 16);
+		}
 	else if (fill && dtype == VNPU_DTYPE_I32)
 		for (i = 0; i < n; i++)
 			((__s32 *)(arena + t.offset))[i] = (__s32)(frand() * 1000);
@@ -105,8 +119,9 @@ static struct layer *add(const char *name, __u32 op, const void *attrs,
 	return l;
 }
 
+/* GEMM with A, bias and Y of @dt (f32, f16 or bf16), B of @dt or packed. */
 static void gemm(const char *name, __u64 m, __u64 n, __u64 k, int packed,
-		 __u32 act)
+		 __u32 act, __u32 dt)
 {
 	struct vnpu_layer_gemm a = { .alpha = 0x3f800000, .beta = 0x3f000000 };
 	__u64 da[2] = { m, k }, db[2] = { k, n }, dy[2] = { m, n };
@@ -115,7 +130,7 @@ static void gemm(const char *name, __u64 m, __u64 n, __u64 k, int packed,
 	a.flags = VNPU_LAYER_F_BIAS | (packed ? VNPU_LAYER_F_PACKED : 0);
 	a.act.func = act;
 	l = add(name, VNPU_LAYER_GEMM, &a, sizeof(a));
-	l->t[0] = tensor(VNPU_DTYPE_F32, 2, da, 1);
+	l->t[0] = tensor(dt, 2, da, 1);
 	if (packed) {
 		__u64 ps = vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, k, n);
 		float *b = malloc(k * n * 4);
@@ -128,15 +143,17 @@ static void gemm(const char *name, __u64 m, __u64 n, __u64 k, int packed,
 			      arena + l->t[1].offset);
 		free(b);
 	} else {
-		l->t[1] = tensor(VNPU_DTYPE_F32, 2, db, 1);
+		l->t[1] = tensor(dt, 2, db, 1);
 	}
-	l->t[2] = tensor(VNPU_DTYPE_F32, 1, &n, 1);
-	l->t[3] = tensor(VNPU_DTYPE_F32, 2, dy, 0);
+	l->t[2] = tensor(dt, 1, &n, 1);
+	l->t[3] = tensor(dt, 2, dy, 0);
 	l->n = 4;
 }
 
+/* A convolution whose tensors are all of @dt (f32, f16 or bf16). */
 static void conv(const char *name, __u64 c, __u64 m, __u64 h, __u64 w,
-		 __u32 k, __u32 s, __u32 pad, __u32 group, int residual)
+		 __u32 k, __u32 s, __u32 pad, __u32 group, int residual,
+		 __u32 dt)
 {
 	struct vnpu_layer_conv a = { .group = group };
 	__u64 oh = (h + 2 * pad - k) / s + 1, ow = (w + 2 * pad - k) / s + 1;
@@ -151,13 +168,13 @@ static void conv(const char *name, __u64 c, __u64 m, __u64 h, __u64 w,
 	a.pad_begin[0] = a.pad_begin[1] = a.pad_end[0] = a.pad_end[1] = pad;
 	a.act.func = VNPU_ACT_RELU;
 	l = add(name, VNPU_LAYER_CONV, &a, sizeof(a));
-	l->t[0] = tensor(VNPU_DTYPE_F32, 4, dx, 1);
-	l->t[1] = tensor(VNPU_DTYPE_F32, 4, dw, 1);
-	l->t[2] = tensor(VNPU_DTYPE_F32, 1, &m, 1);
+	l->t[0] = tensor(dt, 4, dx, 1);
+	l->t[1] = tensor(dt, 4, dw, 1);
+	l->t[2] = tensor(dt, 1, &m, 1);
 	l->n = 3;
 	if (residual)
-		l->t[l->n++] = tensor(VNPU_DTYPE_F32, 4, dy, 1);
-	l->t[l->n++] = tensor(VNPU_DTYPE_F32, 4, dy, 0);
+		l->t[l->n++] = tensor(dt, 4, dy, 1);
+	l->t[l->n++] = tensor(dt, 4, dy, 0);
 }
 
 static void unary(const char *name, __u32 func, int positive)
@@ -189,13 +206,20 @@ static void build_layers(void)
 	size_t i;
 	struct layer *l;
 
-	gemm("gemm packed", 77, 53, 300, 1, VNPU_ACT_RELU);
-	gemm("gemm", 100, 130, 40, 0, VNPU_ACT_SIGMOID);
-	conv("conv 3x3", 8, 12, 13, 11, 3, 1, 1, 1, 1);
-	conv("conv 5x5 s2", 6, 10, 17, 17, 5, 2, 2, 1, 0);
-	conv("conv dw", 16, 16, 20, 20, 3, 1, 1, 16, 1);
-	conv("conv 1x1", 32, 24, 9, 9, 1, 1, 0, 1, 0);
-	conv("conv grouped", 12, 6, 10, 10, 3, 1, 1, 3, 0);
+	gemm("gemm packed", 77, 53, 300, 1, VNPU_ACT_RELU, VNPU_DTYPE_F32);
+	gemm("gemm", 100, 130, 40, 0, VNPU_ACT_SIGMOID, VNPU_DTYPE_F32);
+	conv("conv 3x3", 8, 12, 13, 11, 3, 1, 1, 1, 1, VNPU_DTYPE_F32);
+	conv("conv 5x5 s2", 6, 10, 17, 17, 5, 2, 2, 1, 0, VNPU_DTYPE_F32);
+	conv("conv dw", 16, 16, 20, 20, 3, 1, 1, 16, 1, VNPU_DTYPE_F32);
+	conv("conv 1x1", 32, 24, 9, 9, 1, 1, 0, 1, 0, VNPU_DTYPE_F32);
+	conv("conv grouped", 12, 6, 10, 10, 3, 1, 1, 3, 0, VNPU_DTYPE_F32);
+	/* f16 and bf16 storage, f32 sums. */
+	gemm("gemm f16 packed", 77, 53, 300, 1, VNPU_ACT_RELU, VNPU_DTYPE_F16);
+	gemm("gemm bf16", 61, 45, 97, 0, 0, VNPU_DTYPE_BF16);
+	conv("conv 3x3 f16", 8, 12, 13, 11, 3, 1, 1, 1, 1, VNPU_DTYPE_F16);
+	conv("conv 5x5 s2 bf16", 6, 10, 17, 17, 5, 2, 2, 1, 0, VNPU_DTYPE_BF16);
+	conv("conv dw f16", 16, 16, 20, 150, 3, 1, 1, 16, 1, VNPU_DTYPE_F16);
+	conv("conv 1x1 f16", 32, 24, 9, 9, 1, 1, 0, 1, 0, VNPU_DTYPE_F16);
 	{
 		struct vnpu_layer_pool p = { .mode = VNPU_POOL_AVG,
 					     .flags = VNPU_POOL_F_COUNT_PAD };
