@@ -31,24 +31,48 @@ static struct ctensor ct_transposed(struct ctensor t)
 	return t;
 }
 
+/* Weights the engine packs: f32, or f16 and bf16 widened to f32 (exactly). */
+static bool packable(const struct vnpu_tinfo *t)
+{
+	return t->type == VNPU_TYPE_F32 || t->type == VNPU_TYPE_F16 || t->type == VNPU_TYPE_BF16;
+}
+
+/* Constant @t as f32: its own data, or a widened copy in *@copy (freed by the caller). */
+static const float *const_f32(const struct vnpu_tinfo *t, float **copy)
+{
+	int64_t n = vnpu_tinfo_elems(t);
+
+	*copy = NULL;
+	if (t->type == VNPU_TYPE_F32)
+		return t->data;
+	*copy = malloc((size_t)(n + 1) * sizeof(float));
+	if (!*copy)
+		return NULL;
+	for (int64_t i = 0; i < n; i++)
+		(*copy)[i] = (float)vnpu_elem_get_f(t->data, t->type, i);
+	return *copy;
+}
+
 /* Pack constant B [K, N] (@trans: stored [N, K]) for GEMM; -1 on failure. */
 vnpu_status cl_pack_gemm_b(struct cstate *s, int32_t bv, bool trans, int32_t *out)
 {
 	const struct vnpu_tinfo *b = INFO(s, bv);
 	int64_t k = trans ? b->dims[1] : b->dims[0], n = trans ? b->dims[0] : b->dims[1];
 	uint64_t size = vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, (uint64_t)k, (uint64_t)n);
-	const float *src = b->data;
-	float *dense = NULL, *packed;
+	float *dense = NULL, *packed, *wide;
+	const float *src;
 	int64_t psize;
 
 	if (!size)
 		return VNPU_UNSUPPORTED;
+	src = const_f32(b, &wide);
 	packed = calloc(size, sizeof(float));
 	if (trans)
 		dense = malloc((size_t)(k * n + 1) * sizeof(float));
-	if (!packed || (trans && !dense)) {
+	if (!src || !packed || (trans && !dense)) {
 		free(packed);
 		free(dense);
+		free(wide);
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory packing weights");
 	}
 	if (trans) {
@@ -60,9 +84,11 @@ vnpu_status cl_pack_gemm_b(struct cstate *s, int32_t bv, bool trans, int32_t *ou
 	if (vnpu_eng_pack(VNPU_PACK_GEMM_B, src, 1, (uint64_t)k, (uint64_t)n, packed)) {
 		free(packed);
 		free(dense);
+		free(wide);
 		return VNPU_UNSUPPORTED;
 	}
 	free(dense);
+	free(wide);
 	psize = (int64_t)size;
 	return cs_add_const(s, VNPU_TYPE_F32, 1, &psize, packed, out);
 }
@@ -105,8 +131,7 @@ static vnpu_status lower_gemm(struct cstate *s, struct cop *op)
 		a = ct_transposed(a);
 	if (tb)
 		b = ct_transposed(b);
-	if (cs_is_const(s, IN(op, 1)) && INFO(s, IN(op, 1))->type == VNPU_TYPE_F32 &&
-	    !s->opt.no_packing) {
+	if (cs_is_const(s, IN(op, 1)) && packable(INFO(s, IN(op, 1))) && !s->opt.no_packing) {
 		vnpu_status st = cl_pack_gemm_b(s, IN(op, 1), tb, &packed);
 
 		if (st && st != VNPU_UNSUPPORTED)
@@ -149,7 +174,7 @@ static vnpu_status lower_matmul(struct cstate *s, struct cop *op)
 	a = ct_shaped(s, IN(op, 0), ar, adims);
 	b = ct_shaped(s, IN(op, 1), br, bdims);
 	y = ct_shaped(s, op->out[0], yr, ydims);
-	if (br == 2 && cs_is_const(s, IN(op, 1)) && bi->type == VNPU_TYPE_F32 && !s->opt.no_packing &&
+	if (br == 2 && cs_is_const(s, IN(op, 1)) && packable(bi) && !s->opt.no_packing &&
 	    bi->rank == 2) {
 		vnpu_status st = cl_pack_gemm_b(s, IN(op, 1), false, &packed);
 
@@ -230,16 +255,23 @@ static vnpu_status lower_conv(struct cstate *s, struct cop *op)
 	if (st)
 		return st;
 	t[n++] = ct_dense(s, IN(op, 0));
-	if (cs_is_const(s, IN(op, 1)) && wi->type == VNPU_TYPE_F32 && !s->opt.no_packing) {
+	if (cs_is_const(s, IN(op, 1)) && packable(wi) && !s->opt.no_packing) {
 		uint64_t rows = (uint64_t)(wi->dims[0] / group);
 		uint64_t cols = (uint64_t)(vnpu_tinfo_elems(wi) / wi->dims[0]);
 		uint64_t size = vnpu_eng_packed_size(VNPU_PACK_CONV_W, (uint64_t)group, rows, cols);
-		float *buf = size ? calloc(size, sizeof(float)) : NULL;
+		float *buf = size ? calloc(size, sizeof(float)) : NULL, *wide;
+		const float *src = const_f32(wi, &wide);
 		int64_t psize = (int64_t)size;
+		bool ok;
 
-		if (size && !buf)
+		if ((size && !buf) || !src) {
+			free(buf);
+			free(wide);
 			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory packing weights");
-		if (buf && !vnpu_eng_pack(VNPU_PACK_CONV_W, wi->data, (uint64_t)group, rows, cols, buf)) {
+		}
+		ok = buf && !vnpu_eng_pack(VNPU_PACK_CONV_W, src, (uint64_t)group, rows, cols, buf);
+		free(wide);
+		if (ok) {
 			st = cs_add_const(s, VNPU_TYPE_F32, 1, &psize, buf, &packed);
 			if (st)
 				return st;
