@@ -945,6 +945,209 @@ static void align_corners_by_scale(const struct vnpu_tinfo *xi, struct vnpu_laye
 	attr->coord = VNPU_COORD_ASYMMETRIC;
 }
 
+/*
+ * tf_crop_and_resize, one axis at a time (ONNX's reference interpolates
+ * axis by axis too): output j of an axis samples the input at
+ * start * (in - 1) + j * (end - start) * (in - 1) / (out - 1) (the middle
+ * of the roi when out is 1); linear takes the two neighbours, nearest the
+ * one nearest_mode picks, and a position outside [0, in - 1] gives
+ * extrapolation_value. The positions are static, so each axis is gathers
+ * of constant indices, products with constant weights and a select.
+ */
+struct crop_axis {
+	int64_t in, out;
+	double start, end;
+};
+
+static double crop_pos(const struct crop_axis *a, int64_t j)
+{
+	if (a->out > 1)
+		return a->start * (double)(a->in - 1) +
+		       (double)j * (a->end - a->start) * (double)(a->in - 1) / (double)(a->out - 1);
+	return 0.5 * (a->start + a->end) * (double)(a->in - 1);
+}
+
+/* The input element nearest_mode @nearest picks at position @x. */
+static int64_t crop_nearest(double x, uint32_t nearest)
+{
+	double f = floor(x), r = x - f;
+
+	if (r == 0)
+		return (int64_t)f;
+	switch (nearest) {
+	case VNPU_NEAREST_ROUND_PREFER_FLOOR: return (int64_t)f + (r > 0.5);
+	case VNPU_NEAREST_ROUND_PREFER_CEIL: return (int64_t)f + (r >= 0.5);
+	case VNPU_NEAREST_FLOOR: return (int64_t)f;
+	default: return (int64_t)f + 1;
+	}
+}
+
+/* *@out = @x gathered along @axis at the @len indices @idx (taken). */
+static vnpu_status gather_at(struct cstate *s, int32_t x, int32_t axis, int64_t *idx,
+			     int64_t len, int32_t *out)
+{
+	struct vnpu_layer_gather attr = { .axis = (uint32_t)axis };
+	int64_t dims[VNPU_MAX_RANK];
+	int32_t rank = INFO(s, x)->rank, iv;
+	vnpu_element_type type = INFO(s, x)->type;
+	struct ctensor t[3];
+	vnpu_status st;
+
+	memcpy(dims, INFO(s, x)->dims, sizeof(dims));
+	dims[axis] = len;
+	st = cs_add_const(s, VNPU_TYPE_I64, 1, &len, idx, &iv);
+	if (!st)
+		st = cs_add_temp(s, type, rank, dims, out);
+	if (st)
+		return st;
+	t[0] = ct_dense(s, x);
+	t[1] = ct_dense(s, iv);
+	t[2] = ct_dense(s, *out);
+	return cl_layer(s, VNPU_LAYER_GATHER, t, 3, &attr, sizeof(attr));
+}
+
+/* A constant of @type, extent @len along @axis and 1 elsewhere (@rank
+ * dims), from @v (taken). */
+static vnpu_status along_axis_const(struct cstate *s, vnpu_element_type type, int32_t rank,
+				    int32_t axis, int64_t len, double *v, int32_t *out)
+{
+	int64_t dims[VNPU_MAX_RANK] = { [0 ... VNPU_MAX_RANK - 1] = 1 };
+	void *data = calloc((size_t)len + 1, vnpu_element_type_size(type));
+
+	if (!data) {
+		free(v);
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	}
+	for (int64_t j = 0; j < len; j++)
+		vnpu_elem_set_f(data, type, j, v[j]);
+	free(v);
+	dims[axis] = len;
+	return cs_add_const(s, type, rank, dims, data, out);
+}
+
+/* @x resized along @axis into @y (a new temporary when -1). */
+static vnpu_status crop_resize_axis(struct cstate *s, int32_t x, int32_t axis,
+				    const struct crop_axis *a, const struct vnpu_layer_resize *attr,
+				    double extrapolation, int32_t *y)
+{
+	vnpu_element_type type = INFO(s, x)->type;
+	int32_t rank = INFO(s, x)->rank, g0, g1, wl, wr, l, r, sum, mask, ev;
+	int64_t *i0 = malloc((size_t)a->out * sizeof(int64_t) + 8);
+	int64_t *i1 = malloc((size_t)a->out * sizeof(int64_t) + 8);
+	double *w = malloc((size_t)a->out * sizeof(double) + 8);
+	double *omw = malloc((size_t)a->out * sizeof(double) + 8);
+	double *outside = malloc((size_t)a->out * sizeof(double) + 8);
+	bool linear = attr->mode == VNPU_RESIZE_LINEAR, any_outside = false;
+	vnpu_status st;
+
+	if (!i0 || !i1 || !w || !omw || !outside) {
+		free(i0);
+		free(i1);
+		free(w);
+		free(omw);
+		free(outside);
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	}
+	for (int64_t j = 0; j < a->out; j++) {
+		double pos = crop_pos(a, j), f = floor(pos);
+		int64_t last = a->in - 1;
+
+		outside[j] = pos < 0 || pos > (double)last;
+		any_outside |= outside[j] != 0;
+		if (outside[j])
+			pos = f = 0;
+		i0[j] = linear ? (int64_t)f : crop_nearest(pos, attr->nearest);
+		i0[j] = i0[j] < last ? i0[j] : last;
+		i1[j] = i0[j] < last ? i0[j] + 1 : last;
+		w[j] = pos - f;
+		omw[j] = 1 - w[j];
+	}
+	st = gather_at(s, x, axis, i0, a->out, &g0);
+	if (!st && linear)
+		st = gather_at(s, x, axis, i1, a->out, &g1);
+	else
+		free(i1);
+	if (!st && linear)
+		st = along_axis_const(s, type, rank, axis, a->out, omw, &wl);
+	else
+		free(omw);
+	if (!st && linear)
+		st = along_axis_const(s, type, rank, axis, a->out, w, &wr);
+	else
+		free(w);
+	sum = g0;
+	if (!st && linear) {
+		st = cs_add_temp(s, type, rank, INFO(s, g0)->dims, &l);
+		if (!st)
+			st = cs_add_temp(s, type, rank, INFO(s, g0)->dims, &r);
+		if (!st)
+			st = cl_binary(s, VNPU_BIN_MUL, g0, wl, l);
+		if (!st)
+			st = cl_binary(s, VNPU_BIN_MUL, g1, wr, r);
+		if (!st && (any_outside || *y < 0))
+			st = cs_add_temp(s, type, rank, INFO(s, g0)->dims, &sum);
+		else
+			sum = *y;
+		if (!st)
+			st = cl_binary(s, VNPU_BIN_ADD, l, r, sum);
+	}
+	if (st || !any_outside) {
+		free(outside);
+		if (!st && sum != *y && *y >= 0)
+			st = cl_copy(s, ct_dense(s, *y), ct_dense(s, sum));
+		if (!st && *y < 0)
+			*y = sum;
+		return st;
+	}
+	st = along_axis_const(s, VNPU_TYPE_BOOL, rank, axis, a->out, outside, &mask);
+	if (!st)
+		st = cl_const_scalar(s, type, extrapolation, &ev);
+	if (!st && *y < 0)
+		st = cs_add_temp(s, type, rank, INFO(s, sum)->dims, y);
+	return st ? st : cl_where(s, mask, ev, sum, *y);
+}
+
+static vnpu_status lower_resize_crop(struct cstate *s, struct cop *op,
+				     const struct vnpu_layer_resize *attr)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0)), *yi = INFO(s, op->out[0]);
+	const struct vnpu_tinfo *roi = IN(op, 1) >= 0 ? INFO(s, IN(op, 1)) : NULL;
+	double extrapolation = vnpu_attr_float(N(op), "extrapolation_value", 0.0f);
+	struct crop_axis axes[VNPU_MAX_RANK];
+	int32_t rank = xi->rank, cur = IN(op, 0), last = -1;
+	vnpu_status st = VNPU_OK;
+
+	if (attr->mode == VNPU_RESIZE_CUBIC)
+		return UNSUP(s, "cubic tf_crop_and_resize");
+	if (!roi || !cs_is_const(s, IN(op, 1)))
+		return UNSUP(s, "tf_crop_and_resize with the roi computed at run time");
+	if (vnpu_tinfo_elems(roi) != 2 * rank)
+		return cs_fail(s, VNPU_INVALID_ARGUMENT, "roi of %lld values for rank %d",
+			       (long long)vnpu_tinfo_elems(roi), rank);
+	for (int32_t d = 0; d < rank; d++) {
+		axes[d] = (struct crop_axis){
+			.in = xi->dims[d], .out = yi->dims[d],
+			.start = vnpu_elem_get_f(roi->data, roi->type, d),
+			.end = vnpu_elem_get_f(roi->data, roi->type, rank + d),
+		};
+		if (axes[d].in != axes[d].out || axes[d].start != 0 || axes[d].end != 1)
+			last = d;
+	}
+	if (last < 0)
+		return cl_copy(s, ct_dense(s, op->out[0]), ct_dense(s, cur));
+	for (int32_t d = 0; d <= last && !st; d++) {
+		int32_t y = d == last ? op->out[0] : -1;
+
+		if (axes[d].in == axes[d].out && axes[d].start == 0 && axes[d].end == 1)
+			continue;
+		if (!axes[d].in)
+			return UNSUP(s, "tf_crop_and_resize of an empty axis");
+		st = crop_resize_axis(s, cur, d, &axes[d], attr, extrapolation, &y);
+		cur = y;
+	}
+	return st;
+}
+
 static vnpu_status lower_resize(struct cstate *s, struct cop *op)
 {
 	static const char *const coords[] = {
@@ -982,6 +1185,8 @@ static vnpu_status lower_resize(struct cstate *s, struct cop *op)
 	} else {
 		return UNSUP(s, "mode '%s'", mode);
 	}
+	if (!strcmp(coord, "tf_crop_and_resize"))
+		return lower_resize_crop(s, op, &attr);
 	c = str_index(coord, coords, 6);
 	if (c < 0)
 		return UNSUP(s, "coordinate_transformation_mode '%s'", coord);

@@ -757,6 +757,74 @@ static void test_optimizer_default_epsilon(void)
 	}
 }
 
+/* Reference of one tf_crop_and_resize sample position. */
+static double crop_ref_pos(double start, double end, int in, int out, int j)
+{
+	return out > 1 ? start * (in - 1) + j * (end - start) * (in - 1) / (out - 1) :
+			 0.5 * (start + end) * (in - 1);
+}
+
+/*
+ * Resize with tf_crop_and_resize, linear and nearest: X [1, 1, 4, 5] to
+ * [1, 1, 3, 4] through a roi that reaches past the last row (those outputs
+ * are extrapolation_value), against a direct evaluation of each output.
+ */
+static void test_resize_crop(void)
+{
+	static const float roi[8] = { 0, 0, 0.4f, 0.1f, 1, 1, 1.2f, 0.95f };
+	static const char *const modes[2] = { "linear", "nearest" };
+
+	for (int k = 0; k < 2; k++) {
+		struct mb *b = mb_new(13);
+		struct vnpu_program *p = NULL;
+		float x[20], *out[8] = { 0 };
+		void *in[1] = { x };
+		Onnx__NodeProto *n;
+		vnpu_model *m;
+
+		for (int i = 0; i < 20; i++)
+			x[i] = (float)(i * i % 7) + 0.25f * (float)i;
+		mb_input(b, "x", F32, 4, (const int64_t[]){ 1, 1, 4, 5 });
+		mb_init_f32(b, "roi", 1, (const int64_t[]){ 8 }, roi);
+		mb_init_i64(b, "sizes", 1, (const int64_t[]){ 4 }, (const int64_t[]){ 1, 1, 3, 4 });
+		n = mb_node(b, "Resize", (const char *[]){ "x", "roi", "", "sizes", NULL },
+			    (const char *[]){ "y", NULL });
+		mb_attr_string(n, "mode", modes[k]);
+		mb_attr_string(n, "coordinate_transformation_mode", "tf_crop_and_resize");
+		mb_attr_float(n, "extrapolation_value", 10.5f);
+		mb_output(b, "y");
+		m = mb_read(b);
+		CHECK(m != NULL);
+		if (m && !vnpu_compile(m, NULL, &p)) {
+			out[0] = calloc(1, p->outputs[0].size + 4);
+			CHECK_EQ(fe_run_program(p, in, (void *const *)out), 0);
+			for (int i = 0; i < 3; i++)
+				for (int j = 0; j < 4; j++) {
+					double ph = crop_ref_pos(roi[2], roi[6], 4, 3, i);
+					double pw = crop_ref_pos(roi[3], roi[7], 5, 4, j), want;
+					int h0 = (int)floor(ph), w0 = (int)floor(pw);
+					int h1 = h0 < 3 ? h0 + 1 : 3, w1 = w0 < 4 ? w0 + 1 : 4;
+					double fh = ph - h0, fw = pw - w0;
+
+					if (ph < 0 || ph > 3 || pw < 0 || pw > 4)
+						want = 10.5;
+					else if (k == 0)
+						want = (1 - fh) * ((1 - fw) * x[h0 * 5 + w0] + fw * x[h0 * 5 + w1]) +
+						       fh * ((1 - fw) * x[h1 * 5 + w0] + fw * x[h1 * 5 + w1]);
+					else
+						want = x[(fh > 0.5 ? h1 : h0) * 5 + (fw > 0.5 ? w1 : w0)];
+					CHECK(fabs(out[0][i * 4 + j] - want) < 1e-5 * (1 + fabs(want)));
+				}
+			CHECK(out[0][8] == 10.5f);
+			free(out[0]);
+		} else {
+			CHECK(p != NULL);
+		}
+		vnpu_program_free(p);
+		vnpu_model_free(m);
+	}
+}
+
 /* MaxUnpool: X scattered by flat indices into zeros, with and without a
  * larger output_shape. */
 static void test_max_unpool(void)
@@ -1110,6 +1178,7 @@ int main(int argc, char **argv)
 		{ "mt19937", test_mt19937 },
 		{ "dropout_seeded", test_dropout_seeded },
 		{ "optimizer_default_epsilon", test_optimizer_default_epsilon },
+		{ "resize_crop", test_resize_crop },
 		{ "max_unpool", test_max_unpool },
 		{ "pool_3d", test_pool_3d },
 		{ "if_select", test_if_select },
