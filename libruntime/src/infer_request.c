@@ -275,6 +275,95 @@ VNPU_API vnpu_status vnpu_infer_request_get_tensor_by_port(vnpu_infer_request *r
 	return io_by_port(req, port, &io) ?: get_tensor(req, io, out);
 }
 
+/* ---- sequences and optionals ---- */
+
+/* The group (sequence or NONE) called @name, or NULL. */
+static const struct vnpu_prog_group *find_group(const struct vnpu_infer_request *req,
+						const char *name)
+{
+	const struct vnpu_program *p = req->cm->program;
+
+	for (uint32_t i = 0; i < p->num_groups; i++)
+		if (!strcmp(p->groups[i].name, name))
+			return &p->groups[i];
+	return NULL;
+}
+
+VNPU_API vnpu_status vnpu_infer_request_get_kind(vnpu_infer_request *req, const char *name,
+						 vnpu_port_kind *out)
+{
+	const struct vnpu_prog_group *g;
+	struct io_state *io = NULL;
+	vnpu_status st;
+
+	if (!req || !name || !out)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "vnpu_infer_request_get_kind: NULL argument");
+	g = find_group(req, name);
+	if (g) {
+		*out = g->kind;
+		return VNPU_OK;
+	}
+	st = find_io(req, name, &io);
+	if (!st)
+		*out = VNPU_PORT_TENSOR;
+	return st;
+}
+
+/* The sequence called @name, for @fn's messages. */
+static vnpu_status find_sequence(struct vnpu_infer_request *req, const char *name,
+				 const char *fn, const struct vnpu_prog_group **out)
+{
+	struct io_state *io = NULL;
+
+	*out = find_group(req, name);
+	if (*out && (*out)->kind == VNPU_PORT_SEQUENCE)
+		return VNPU_OK;
+	if (*out)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "%s: \"%s\" is an optional without a value",
+				  fn, name);
+	if (!find_io(req, name, &io))
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "%s: \"%s\" is a tensor, not a sequence",
+				  fn, name);
+	return vnpu_error(VNPU_NOT_FOUND, "%s: the model has no input or output \"%s\"", fn,
+			  name);
+}
+
+VNPU_API vnpu_status vnpu_infer_request_get_sequence_size(vnpu_infer_request *req,
+							  const char *name, size_t *out)
+{
+	const struct vnpu_prog_group *g;
+	vnpu_status st;
+
+	if (!req || !name || !out)
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "vnpu_infer_request_get_sequence_size: NULL argument");
+	st = find_sequence(req, name, "vnpu_infer_request_get_sequence_size", &g);
+	if (!st)
+		*out = g->count;
+	return st;
+}
+
+VNPU_API vnpu_status vnpu_infer_request_get_sequence_tensor(vnpu_infer_request *req,
+							    const char *name, size_t index,
+							    vnpu_tensor **out)
+{
+	const struct vnpu_prog_group *g;
+	struct io_state *io = NULL;
+	vnpu_status st;
+
+	if (!req || !name || !out)
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "vnpu_infer_request_get_sequence_tensor: NULL argument");
+	st = find_sequence(req, name, "vnpu_infer_request_get_sequence_tensor", &g);
+	if (st)
+		return st;
+	if (index >= g->count)
+		return vnpu_error(VNPU_NOT_FOUND, "sequence \"%s\" has no element %zu (it has %u)",
+				  name, index, g->count);
+	st = io_by_index(req, g->is_output, g->first + (uint32_t)index, &io);
+	return st ?: get_tensor(req, io, out);
+}
+
 /* Check @t against @io's port; on success it replaces the current tensor. */
 static vnpu_status set_tensor(struct vnpu_infer_request *req, struct io_state *io,
 			      struct vnpu_tensor_handle *t)

@@ -4,7 +4,8 @@
  * that the blob code wraps in its versioned header.
  *
  * Layout: sizes and counts, then the ports, segments (command streams
- * padded to 8) and layers, then the weights. Strings are a u32 length and
+ * padded to 8) and layers, the groups (flag PROGRAM_F_GROUPS), then the
+ * weights. Strings are a u32 length and
  * bytes without a terminator. Deserialization trusts nothing: every count
  * is checked against the bytes left before anything is allocated from it,
  * and every cross reference (slot, segment, command range) is checked.
@@ -19,6 +20,10 @@
 #include "program.h"
 
 #define PROGRAM_MAGIC 0x4750554e /* "NUPG" */
+/* Flags: a group count and the groups follow the layers. */
+#define PROGRAM_F_GROUPS 1u
+/* name length, kind, is_output, first, count */
+#define GROUP_MIN_SIZE 20
 #define MAX_NAME_LEN 4096
 /* name length, type, rank, the dims, slot, size */
 #define PORT_MIN_SIZE (4 + 4 + 4 + 8 * VNPU_MAX_RANK + 4 + 8)
@@ -36,6 +41,9 @@ void vnpu_program_free(struct vnpu_program *p)
 {
 	if (!p)
 		return;
+	for (uint32_t i = 0; p->groups && i < p->num_groups; i++)
+		free(p->groups[i].name);
+	free(p->groups);
 	free(p->weights);
 	free_ports(p->inputs, p->num_inputs);
 	free_ports(p->outputs, p->num_outputs);
@@ -139,7 +147,7 @@ vnpu_status vnpu_program_serialize(const struct vnpu_program *p,
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "program serialize: NULL argument");
 
 	put_u32(&w, PROGRAM_MAGIC);
-	put_u32(&w, 0);
+	put_u32(&w, p->num_groups ? PROGRAM_F_GROUPS : 0);
 	put_u64(&w, p->weights_size);
 	put_u64(&w, p->arena_size);
 	put_u64(&w, p->intermediates_size);
@@ -170,6 +178,17 @@ vnpu_status vnpu_program_serialize(const struct vnpu_program *p,
 		put_u32(&w, l->segment);
 		put_u32(&w, l->first_cmd);
 		put_u32(&w, l->num_cmds);
+	}
+	if (p->num_groups)
+		put_u32(&w, p->num_groups);
+	for (uint32_t i = 0; i < p->num_groups; i++) {
+		const struct vnpu_prog_group *g = &p->groups[i];
+
+		put_str(&w, g->name);
+		put_u32(&w, (uint32_t)g->kind);
+		put_u32(&w, g->is_output);
+		put_u32(&w, g->first);
+		put_u32(&w, g->count);
 	}
 	put_pad8(&w);
 	put(&w, p->weights, p->weights_size);
@@ -398,6 +417,25 @@ static void get_layer(struct reader *r, struct vnpu_prog_layer *l, bool *oom)
 	l->num_cmds = get_u32(r, "layer commands");
 }
 
+static void get_group(struct reader *r, const struct vnpu_program *p,
+		      struct vnpu_prog_group *g, bool *oom)
+{
+	uint32_t ports;
+
+	g->name = get_str(r, "group name", oom);
+	g->kind = (vnpu_port_kind)get_u32(r, "group kind");
+	g->is_output = get_u32(r, "group side");
+	g->first = get_u32(r, "group ports");
+	g->count = get_u32(r, "group ports");
+	if (r->what)
+		return;
+	ports = g->is_output ? p->num_outputs : p->num_inputs;
+	if ((g->kind != VNPU_PORT_SEQUENCE && g->kind != VNPU_PORT_NONE) || g->is_output > 1 ||
+	    (g->kind == VNPU_PORT_NONE && g->count) || g->first > ports ||
+	    g->count > ports - g->first)
+		fail(r, "group");
+}
+
 /* Cross references: slots, segment layer ranges, layer command ranges. */
 static void check_links(struct reader *r, const struct vnpu_program *p)
 {
@@ -437,6 +475,7 @@ vnpu_status vnpu_program_deserialize(const void *data, uint64_t size,
 	struct reader r = { .buf = data, .len = size };
 	struct vnpu_program *p;
 	bool oom = false;
+	uint32_t flags;
 
 	if (!data || !out)
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "program deserialize: NULL argument");
@@ -446,7 +485,8 @@ vnpu_status vnpu_program_deserialize(const void *data, uint64_t size,
 
 	if (get_u32(&r, "magic") != PROGRAM_MAGIC)
 		fail(&r, "magic");
-	if (get_u32(&r, "flags"))
+	flags = get_u32(&r, "flags");
+	if (flags & ~PROGRAM_F_GROUPS)
 		fail(&r, "flags");
 	p->weights_size = get_u64(&r, "weights size");
 	p->arena_size = get_u64(&r, "arena size");
@@ -471,6 +511,13 @@ vnpu_status vnpu_program_deserialize(const void *data, uint64_t size,
 	p->layers = alloc_counted(&r, p->num_layers, sizeof(*p->layers), 20, "layer count", &oom);
 	for (uint32_t i = 0; !r.what && i < p->num_layers; i++)
 		get_layer(&r, &p->layers[i], &oom);
+	if (flags & PROGRAM_F_GROUPS) {
+		p->num_groups = get_u32(&r, "group count");
+		p->groups = alloc_counted(&r, p->num_groups, sizeof(*p->groups), GROUP_MIN_SIZE,
+					  "group count", &oom);
+		for (uint32_t i = 0; !r.what && i < p->num_groups; i++)
+			get_group(&r, p, &p->groups[i], &oom);
+	}
 	skip_pad8(&r);
 	if (!r.what && p->weights_size != left(&r))
 		fail(&r, "weights size");
@@ -494,6 +541,8 @@ vnpu_status vnpu_program_deserialize(const void *data, uint64_t size,
 			p->num_segments = 0;
 		if (!p->layers)
 			p->num_layers = 0;
+		if (!p->groups)
+			p->num_groups = 0;
 		vnpu_program_free(p);
 		if (oom)
 			return vnpu_error(VNPU_OUT_OF_MEMORY, "program: out of memory");

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include <vnpu/vnpu_common.h>
+#include <vnpu/vnpu_model.h>
 
 #define VNPU_SLOT_WEIGHTS 0
 #define VNPU_SLOT_ARENA 1
@@ -61,6 +62,21 @@ struct vnpu_prog_layer {
 	uint32_t num_cmds;
 };
 
+/*
+ * A model input or output that is not one tensor: a sequence, whose
+ * elements are the ports [first, first + count) of its side, named
+ * "<name>[<i>]", or an optional compiled without a value (NONE, count 0).
+ * The device only sees those ports; a program without groups has one port
+ * per model input and output.
+ */
+struct vnpu_prog_group {
+	char *name;
+	vnpu_port_kind kind;	/* VNPU_PORT_SEQUENCE or VNPU_PORT_NONE */
+	uint32_t is_output;
+	uint32_t first;
+	uint32_t count;
+};
+
 struct vnpu_program {
 	void *weights;
 	uint64_t weights_size;
@@ -77,6 +93,9 @@ struct vnpu_program {
 
 	uint32_t num_layers;
 	struct vnpu_prog_layer *layers;
+
+	uint32_t num_groups;
+	struct vnpu_prog_group *groups;
 };
 
 static inline uint32_t vnpu_program_num_slots(const struct vnpu_program *p)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "runtime.h"
+#include "model/ir.h"
 
 /* Tensors larger than this are refused rather than attempted. */
 #define VNPU_TENSOR_MAX_BYTES (UINT64_C(1) << 40)
@@ -226,4 +227,36 @@ VNPU_API vnpu_status vnpu_tensor_get_data(const vnpu_tensor *t, void **out)
 	CHECK_ARGS(t, out, "vnpu_tensor_get_data");
 	*out = t->data;
 	return VNPU_OK;
+}
+
+/* ---- a sequence of tensors frozen into a model ---- */
+
+VNPU_API vnpu_status vnpu_model_freeze_sequence(vnpu_model *m, const char *name,
+						vnpu_tensor *const *elems, size_t count)
+{
+	struct vnpu_tinfo *infos;
+	vnpu_status st;
+
+	if (!m || !name || (!elems && count))
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "freeze: NULL argument");
+	infos = calloc(count + 1, sizeof(*infos));
+	if (!infos)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "freeze: out of memory");
+	for (size_t i = 0; i < count; i++) {
+		const struct vnpu_tensor_handle *t = elems[i];
+
+		if (!t || t->shape.rank > VNPU_MAX_RANK) {
+			free(infos);
+			return vnpu_error(VNPU_INVALID_ARGUMENT, "freeze '%s': element %zu is %s", name,
+					  i, t ? "of a rank above the highest" : "NULL");
+		}
+		/* Borrowed: the model copies them. */
+		infos[i].type = t->type;
+		infos[i].rank = (int32_t)t->shape.rank;
+		memcpy(infos[i].dims, t->shape.dims, t->shape.rank * sizeof(t->shape.dims[0]));
+		infos[i].data = t->data;
+	}
+	st = vnpu_model_freeze_elems(m, name, infos, count);
+	free(infos);
+	return st;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "onnx.pb-c.h"
+#include "onnx_data.pb-c.h"
 #include "tensor_file.h"
 
 static void *read_whole(const char *path, size_t *size, char *err, size_t err_size)
@@ -106,18 +107,77 @@ static int copy_typed(const Onnx__TensorProto *tp, vnpu_element_type type,
 	}
 }
 
-vnpu_status tensor_file_read(const char *path, vnpu_tensor **out,
-			     char **out_name, char *err, size_t err_size)
+/* A decoded TensorProto into a new host tensor; @path names it in messages. */
+static vnpu_status tensor_from_proto(const Onnx__TensorProto *tp, const char *path,
+				     vnpu_tensor **out, char *err, size_t err_size)
 {
-	Onnx__TensorProto *tp;
 	vnpu_status st = VNPU_PARSE_ERROR;
 	vnpu_element_type type;
 	vnpu_tensor *t = NULL;
 	uint64_t n = 1, bytes;
 	vnpu_shape shape;
-	size_t size = 0, esize;
-	void *buf, *data;
+	size_t esize;
+	void *data;
 	size_t i;
+
+	type = (vnpu_element_type)tp->data_type;
+	esize = vnpu_element_type_size(type);
+	if (!esize) {
+		snprintf(err, err_size, "%s: element type %d is not supported", path,
+			 tp->data_type);
+		return VNPU_UNSUPPORTED;
+	}
+	if (tp->n_dims > VNPU_MAX_RANK) {
+		snprintf(err, err_size, "%s: rank %zu is above %d", path, tp->n_dims,
+			 VNPU_MAX_RANK);
+		return VNPU_UNSUPPORTED;
+	}
+	shape.rank = (uint32_t)tp->n_dims;
+	for (i = 0; i < tp->n_dims; i++) {
+		if (tp->dims[i] < 0 || __builtin_mul_overflow(n, (uint64_t)tp->dims[i], &n)) {
+			snprintf(err, err_size, "%s: bad dimension", path);
+			return VNPU_PARSE_ERROR;
+		}
+		shape.dims[i] = tp->dims[i];
+	}
+	if (tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+		snprintf(err, err_size, "%s: external data is not supported here", path);
+		return VNPU_UNSUPPORTED;
+	}
+
+	st = vnpu_tensor_create(type, &shape, &t);
+	if (st != VNPU_OK) {
+		snprintf(err, err_size, "%s: %s", path, vnpu_last_error());
+		return st;
+	}
+	vnpu_tensor_get_data(t, &data);
+	bytes = n * esize;
+	if (tp->has_raw_data) {
+		if (tp->raw_data.len != bytes) {
+			snprintf(err, err_size, "%s: raw_data holds %zu bytes, the shape needs %llu",
+				 path, tp->raw_data.len, (unsigned long long)bytes);
+			vnpu_tensor_free(t);
+			return VNPU_PARSE_ERROR;
+		}
+		if (bytes)
+			memcpy(data, tp->raw_data.data, bytes);
+	} else if (copy_typed(tp, type, data, n)) {
+		snprintf(err, err_size, "%s: the typed data does not match the shape", path);
+		vnpu_tensor_free(t);
+		return VNPU_PARSE_ERROR;
+	}
+	*out = t;
+	return VNPU_OK;
+}
+
+vnpu_status tensor_file_read(const char *path, vnpu_tensor **out,
+			     char **out_name, char *err, size_t err_size)
+{
+	Onnx__TensorProto *tp;
+	vnpu_tensor *t = NULL;
+	vnpu_status st;
+	size_t size = 0;
+	void *buf;
 
 	buf = read_whole(path, &size, err, err_size);
 	if (!buf)
@@ -128,72 +188,131 @@ vnpu_status tensor_file_read(const char *path, vnpu_tensor **out,
 		snprintf(err, err_size, "%s: not a TensorProto", path);
 		return VNPU_PARSE_ERROR;
 	}
-
-	type = (vnpu_element_type)tp->data_type;
-	esize = vnpu_element_type_size(type);
-	if (!esize) {
-		snprintf(err, err_size, "%s: element type %d is not supported", path,
-			 tp->data_type);
-		st = VNPU_UNSUPPORTED;
-		goto out;
-	}
-	if (tp->n_dims > VNPU_MAX_RANK) {
-		snprintf(err, err_size, "%s: rank %zu is above %d", path, tp->n_dims,
-			 VNPU_MAX_RANK);
-		st = VNPU_UNSUPPORTED;
-		goto out;
-	}
-	shape.rank = (uint32_t)tp->n_dims;
-	for (i = 0; i < tp->n_dims; i++) {
-		if (tp->dims[i] < 0 || __builtin_mul_overflow(n, (uint64_t)tp->dims[i], &n)) {
-			snprintf(err, err_size, "%s: bad dimension", path);
-			goto out;
-		}
-		shape.dims[i] = tp->dims[i];
-	}
-	if (tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
-		snprintf(err, err_size, "%s: external data is not supported here", path);
-		st = VNPU_UNSUPPORTED;
-		goto out;
-	}
-
-	st = vnpu_tensor_create(type, &shape, &t);
-	if (st != VNPU_OK) {
-		snprintf(err, err_size, "%s: %s", path, vnpu_last_error());
-		goto out;
-	}
-	vnpu_tensor_get_data(t, &data);
-	bytes = n * esize;
-	if (tp->has_raw_data) {
-		if (tp->raw_data.len != bytes) {
-			snprintf(err, err_size, "%s: raw_data holds %zu bytes, the shape needs %llu",
-				 path, tp->raw_data.len, (unsigned long long)bytes);
-			st = VNPU_PARSE_ERROR;
-			goto out;
-		}
-		if (bytes)
-			memcpy(data, tp->raw_data.data, bytes);
-	} else if (copy_typed(tp, type, data, n)) {
-		snprintf(err, err_size, "%s: the typed data does not match the shape", path);
-		st = VNPU_PARSE_ERROR;
-		goto out;
-	}
-
-	if (out_name) {
+	st = tensor_from_proto(tp, path, &t, err, err_size);
+	if (!st && out_name) {
 		*out_name = strdup(tp->name ? tp->name : "");
 		if (!*out_name) {
 			snprintf(err, err_size, "out of memory");
 			st = VNPU_OUT_OF_MEMORY;
-			goto out;
 		}
 	}
-	*out = t;
-	t = NULL;
-	st = VNPU_OK;
-out:
+	if (!st) {
+		*out = t;
+		t = NULL;
+	}
 	vnpu_tensor_free(t);
 	onnx__tensor_proto__free_unpacked(tp, NULL);
 	return st;
+}
+
+void tensor_value_fini(struct tensor_value *v)
+{
+	for (size_t i = 0; v->tensors && i < v->count; i++)
+		vnpu_tensor_free(v->tensors[i]);
+	free(v->tensors);
+	memset(v, 0, sizeof(*v));
+}
+
+/* A SequenceProto of tensors into @v. */
+static vnpu_status sequence_from_proto(const VnpuData__SequenceProto *sp, const char *path,
+				       struct tensor_value *v, char *err, size_t err_size)
+{
+	if (sp->n_sequence_values || sp->n_optional_values ||
+	    (sp->has_elem_type && sp->elem_type != 1 && sp->n_tensor_values)) {
+		snprintf(err, err_size, "%s: a sequence of sequences or optionals is not supported",
+			 path);
+		return VNPU_UNSUPPORTED;
+	}
+	v->kind = VNPU_PORT_SEQUENCE;
+	v->tensors = calloc(sp->n_tensor_values + 1, sizeof(*v->tensors));
+	if (!v->tensors) {
+		snprintf(err, err_size, "out of memory");
+		return VNPU_OUT_OF_MEMORY;
+	}
+	for (size_t i = 0; i < sp->n_tensor_values; i++) {
+		vnpu_status st = tensor_from_proto(sp->tensor_values[i], path, &v->tensors[i], err,
+						   err_size);
+
+		if (st)
+			return st;
+		v->count++;
+	}
+	return VNPU_OK;
+}
+
+/* An OptionalProto of a tensor or a sequence (or of nothing) into @v. */
+static vnpu_status optional_from_proto(const VnpuData__OptionalProto *op, const char *path,
+				       struct tensor_value *v, char *err, size_t err_size)
+{
+	if (op->optional_value) {
+		snprintf(err, err_size, "%s: an optional of an optional is not supported", path);
+		return VNPU_UNSUPPORTED;
+	}
+	if (op->sequence_value)
+		return sequence_from_proto(op->sequence_value, path, v, err, err_size);
+	if (!op->tensor_value) {
+		v->kind = VNPU_PORT_NONE;
+		return VNPU_OK;
+	}
+	v->kind = VNPU_PORT_TENSOR;
+	v->tensors = calloc(2, sizeof(*v->tensors));
+	if (!v->tensors) {
+		snprintf(err, err_size, "out of memory");
+		return VNPU_OUT_OF_MEMORY;
+	}
+	v->count = 1;
+	return tensor_from_proto(op->tensor_value, path, &v->tensors[0], err, err_size);
+}
+
+vnpu_status tensor_value_read(const char *path, vnpu_port_kind kind, struct tensor_value *out,
+			      char *err, size_t err_size)
+{
+	VnpuData__SequenceProto *sp = NULL;
+	VnpuData__OptionalProto *op = NULL;
+	struct tensor_value v = { 0 };
+	vnpu_status st;
+	size_t size = 0;
+	void *buf;
+
+	if (kind == VNPU_PORT_TENSOR) {
+		v.kind = VNPU_PORT_TENSOR;
+		v.tensors = calloc(2, sizeof(*v.tensors));
+		if (!v.tensors) {
+			snprintf(err, err_size, "out of memory");
+			return VNPU_OUT_OF_MEMORY;
+		}
+		v.count = 1;
+		st = tensor_file_read(path, &v.tensors[0], NULL, err, err_size);
+		if (st)
+			v.count = 0;
+		goto out;
+	}
+	buf = read_whole(path, &size, err, err_size);
+	if (!buf)
+		return VNPU_NOT_FOUND;
+	if (kind == VNPU_PORT_SEQUENCE)
+		sp = vnpu_data__sequence_proto__unpack(NULL, size, buf);
+	else
+		op = vnpu_data__optional_proto__unpack(NULL, size, buf);
+	free(buf);
+	if (!sp && !op) {
+		snprintf(err, err_size, "%s: not a%s", path,
+			 kind == VNPU_PORT_SEQUENCE ? " SequenceProto" : "n OptionalProto");
+		return VNPU_PARSE_ERROR;
+	}
+	st = sp ? sequence_from_proto(sp, path, &v, err, err_size) :
+	     optional_from_proto(op, path, &v, err, err_size);
+	if (sp)
+		vnpu_data__sequence_proto__free_unpacked(sp, NULL);
+	if (op)
+		vnpu_data__optional_proto__free_unpacked(op, NULL);
+out:
+	if (st) {
+		tensor_value_fini(&v);
+		return st;
+	}
+	*out = v;
+	return VNPU_OK;
 }
 
 vnpu_status tensor_file_write(const char *path, const char *name,

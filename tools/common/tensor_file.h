@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Tools: tensors in ONNX's TensorProto files (the ONNX test-data format,
- * input_N.pb / output_N.pb), read into and written from vnpu_tensor.
+ * input_N.pb / output_N.pb), read into and written from vnpu_tensor, and
+ * the test data of sequences (SequenceProto) and optionals (OptionalProto).
  */
 #ifndef VNPU_TOOLS_TENSOR_FILE_H
 #define VNPU_TOOLS_TENSOR_FILE_H
@@ -15,6 +16,26 @@
  */
 vnpu_status tensor_file_read(const char *path, vnpu_tensor **out,
 			     char **out_name, char *err, size_t err_size);
+
+/*
+ * A test value: a tensor, a sequence of tensors or an optional of those,
+ * as a kind (TENSOR, SEQUENCE, or NONE for an optional without a value)
+ * and its tensors (1 for a tensor; the caller's references).
+ */
+struct tensor_value {
+	vnpu_port_kind kind;
+	vnpu_tensor **tensors;
+	size_t count;
+};
+
+/*
+ * Read the file at @path holding a value of a model port of @kind: a
+ * TensorProto for TENSOR, a SequenceProto for SEQUENCE, an OptionalProto
+ * for OPTIONAL and OPTIONAL_SEQUENCE (read as its value, or NONE).
+ */
+vnpu_status tensor_value_read(const char *path, vnpu_port_kind kind,
+			      struct tensor_value *out, char *err, size_t err_size);
+void tensor_value_fini(struct tensor_value *v);
 
 /* Write @tensor as a TensorProto called @name (raw_data) to @path. */
 vnpu_status tensor_file_write(const char *path, const char *name,

@@ -366,28 +366,42 @@ static int retag_bf16(vnpu_tensor **t, vnpu_element_type port)
 	return 0;
 }
 
+/* Read a value file of a port of @kind and @type (bf16 retagged). */
+static int load_value(const char *path, vnpu_port_kind kind, vnpu_element_type type,
+		      struct tensor_value *v, struct result *r)
+{
+	char err[512];
+	vnpu_status st = tensor_value_read(path, kind, v, err, sizeof(err));
+
+	if (st) {
+		set_detail(r, status_outcome(st), "%s", err);
+		return -1;
+	}
+	for (size_t k = 0; k < v->count; k++) {
+		if (retag_bf16(&v->tensors[k], type)) {
+			set_detail(r, ERROR, "%s: out of memory", path);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Read the input files of one data set. */
 static int load_inputs(const char *set, const vnpu_model *model, struct result *r,
-		       vnpu_tensor **inputs, int n_in)
+		       struct tensor_value *inputs, int n_in)
 {
-	char path[4096], err[512];
+	char path[4096];
 	int i;
 
 	for (i = 0; i < n_in; i++) {
 		vnpu_element_type port = VNPU_TYPE_UNDEFINED;
-		vnpu_status st;
+		vnpu_port_kind kind = VNPU_PORT_TENSOR;
 
 		snprintf(path, sizeof(path), "%s/input_%d.pb", set, i);
-		st = tensor_file_read(path, &inputs[i], NULL, err, sizeof(err));
-		if (st) {
-			set_detail(r, status_outcome(st), "%s", err);
-			return -1;
-		}
 		vnpu_model_input_type(model, (size_t)i, &port);
-		if (retag_bf16(&inputs[i], port)) {
-			set_detail(r, ERROR, "%s: out of memory", path);
+		vnpu_model_input_kind(model, (size_t)i, &kind);
+		if (load_value(path, kind, port, &inputs[i], r))
 			return -1;
-		}
 	}
 	return 0;
 }
@@ -399,7 +413,8 @@ static int load_inputs(const char *set, const vnpu_model *model, struct result *
  * set, as a user of such a compiler would: level 1 turns the inputs after
  * the first that have rank 0 or 1 into constants, level 2 every input after
  * the first, level 3 every input (Range's start decides its length). Such
- * passes are reported as specialized.
+ * passes are reported as specialized. Sequences and optionals without a
+ * value decide the program's structure: they are always frozen.
  */
 #define MAX_SPECIALIZE 3
 
@@ -409,23 +424,45 @@ static int shape_needs_values(const char *msg)
 	       strstr(msg, "not constant");
 }
 
-static int frozen_at(int level, int i, const vnpu_tensor *t)
+static int frozen_at(int level, int i, const struct tensor_value *v)
 {
 	vnpu_shape sh;
 
-	if (level >= 3)
+	if (level >= 3 || v->kind != VNPU_PORT_TENSOR)
 		return 1;
 	if (!level || i == 0)
 		return 0;
-	vnpu_tensor_get_shape(t, &sh);
+	vnpu_tensor_get_shape(v->tensors[0], &sh);
 	return level >= 2 || sh.rank <= 1;
+}
+
+/* Input @name of @model fixed to @v (or, not frozen, reshaped to it). */
+static vnpu_status fit_input(vnpu_model *model, const char *name, const struct tensor_value *v,
+			     int frozen)
+{
+	vnpu_element_type type;
+	vnpu_shape ts;
+	uint64_t bytes;
+	void *data;
+
+	if (v->kind == VNPU_PORT_NONE)
+		return vnpu_model_freeze_none(model, name);
+	if (v->kind == VNPU_PORT_SEQUENCE)
+		return vnpu_model_freeze_sequence(model, name, v->tensors, v->count);
+	vnpu_tensor_get_shape(v->tensors[0], &ts);
+	if (!frozen)
+		return vnpu_model_reshape(model, name, &ts);
+	vnpu_tensor_get_element_type(v->tensors[0], &type);
+	vnpu_tensor_get_byte_size(v->tensors[0], &bytes);
+	vnpu_tensor_get_data(v->tensors[0], &data);
+	return vnpu_model_freeze_input(model, name, type, &ts, data, bytes);
 }
 
 /*
  * Read the model and fit it to one data set: dynamic dims set from the
  * inputs, inputs frozen as @level says. 0, or -1 with @r filled.
  */
-static int fit_model(vnpu_core *core, const char *dir, vnpu_tensor **inputs, char **names,
+static int fit_model(vnpu_core *core, const char *dir, struct tensor_value *inputs, char **names,
 		     int n_in, int level, vnpu_model **out, struct result *r)
 {
 	vnpu_model *model = NULL;
@@ -440,20 +477,7 @@ static int fit_model(vnpu_core *core, const char *dir, vnpu_tensor **inputs, cha
 		return -1;
 	}
 	for (i = 0; i < n_in; i++) {
-		vnpu_element_type type;
-		vnpu_shape ts;
-		uint64_t bytes;
-		void *data;
-
-		vnpu_tensor_get_shape(inputs[i], &ts);
-		if (frozen_at(level, i, inputs[i])) {
-			vnpu_tensor_get_element_type(inputs[i], &type);
-			vnpu_tensor_get_byte_size(inputs[i], &bytes);
-			vnpu_tensor_get_data(inputs[i], &data);
-			st = vnpu_model_freeze_input(model, names[i], type, &ts, data, bytes);
-		} else {
-			st = vnpu_model_reshape(model, names[i], &ts);
-		}
+		st = fit_input(model, names[i], &inputs[i], frozen_at(level, i, &inputs[i]));
 		if (st) {
 			set_detail(r, status_outcome(st), "input %s: %s", names[i], vnpu_last_error());
 			vnpu_model_free(model);
@@ -487,7 +511,7 @@ static int device_only(vnpu_compiled_model *cm, const char *device)
 
 /* Compile for one data set, specializing when the shapes need input values. */
 static int prepare(const struct options *o, vnpu_core *core, const char *dir,
-		   vnpu_tensor **inputs, char **names, int n_in, int *level,
+		   struct tensor_value *inputs, char **names, int n_in, int *level,
 		   vnpu_compiled_model **cm, vnpu_infer_request **req, struct result *r)
 {
 	vnpu_model *model = NULL;
@@ -517,19 +541,71 @@ static int prepare(const struct options *o, vnpu_core *core, const char *dir,
 	return 0;
 }
 
+/*
+ * Compare output @name (@what in messages) of the request with @want: the
+ * kinds (tensor, sequence, none), then tensor by tensor.
+ */
+static void compare_value(const struct options *o, vnpu_infer_request *req, const char *name,
+			  const char *what, struct tensor_value *want, struct result *r)
+{
+	static const char *const kinds[] = { "a tensor", "a sequence", "an optional",
+					     "an optional sequence", "none" };
+	vnpu_port_kind kind = VNPU_PORT_TENSOR;
+	size_t count = 1;
+	vnpu_status st = vnpu_infer_request_get_kind(req, name, &kind);
+
+	if (!st && kind == VNPU_PORT_SEQUENCE)
+		st = vnpu_infer_request_get_sequence_size(req, name, &count);
+	if (st) {
+		set_detail(r, ERROR, "%s: %s", what, vnpu_last_error());
+		return;
+	}
+	if (kind != want->kind) {
+		set_detail(r, FAIL, "%s: %s, expected %s", what, kinds[kind], kinds[want->kind]);
+		return;
+	}
+	if (kind == VNPU_PORT_SEQUENCE && count != want->count) {
+		set_detail(r, FAIL, "%s: a sequence of %zu, expected %zu", what, count, want->count);
+		return;
+	}
+	for (size_t k = 0; kind != VNPU_PORT_NONE && k < count && r->outcome == PASS; k++) {
+		vnpu_tensor *got = NULL;
+		vnpu_element_type type;
+		char elem[96];
+
+		st = kind == VNPU_PORT_SEQUENCE ?
+		     vnpu_infer_request_get_sequence_tensor(req, name, k, &got) :
+		     vnpu_infer_request_get_tensor(req, name, &got);
+		if (!st) {
+			vnpu_tensor_get_element_type(got, &type);
+			if (retag_bf16(&want->tensors[k], type))
+				st = VNPU_OUT_OF_MEMORY;
+		}
+		if (st) {
+			set_detail(r, ERROR, "%s: %s", what, vnpu_last_error());
+		} else if (kind == VNPU_PORT_SEQUENCE) {
+			snprintf(elem, sizeof(elem), "%s element %zu", what, k);
+			compare(o, r, elem, got, want->tensors[k]);
+		} else {
+			compare(o, r, what, got, want->tensors[k]);
+		}
+		vnpu_tensor_free(got);
+	}
+}
+
 /* Run one data set on a prepared request and compare every output. */
-static void run_set(const struct options *o, vnpu_infer_request *req, const char *set,
-		    size_t set_index, vnpu_tensor **inputs, char **names, int n_in,
-		    int level, struct result *r)
+static void run_set(const struct options *o, const vnpu_model *model, vnpu_infer_request *req,
+		    const char *set, size_t set_index, struct tensor_value *inputs, char **names,
+		    int n_in, int level, struct result *r)
 {
 	int n_out = count_files(set, "output"), i;
-	char path[4096], err[512], what[64];
+	char path[4096], what[64];
 	vnpu_status st;
 
 	for (i = 0; i < n_in; i++) {
-		if (frozen_at(level, i, inputs[i]))
+		if (frozen_at(level, i, &inputs[i]))
 			continue;
-		st = vnpu_infer_request_set_tensor(req, names[i], inputs[i]);
+		st = vnpu_infer_request_set_tensor(req, names[i], inputs[i].tensors[0]);
 		if (st) {
 			set_detail(r, status_outcome(st), "input %s: %s", names[i], vnpu_last_error());
 			return;
@@ -541,30 +617,25 @@ static void run_set(const struct options *o, vnpu_infer_request *req, const char
 		return;
 	}
 	for (i = 0; i < n_out && r->outcome == PASS; i++) {
-		vnpu_tensor *got = NULL, *want = NULL;
+		struct tensor_value want = { 0 };
+		vnpu_element_type type = VNPU_TYPE_UNDEFINED;
+		vnpu_port_kind kind = VNPU_PORT_TENSOR;
+		const char *name = NULL;
 
 		snprintf(path, sizeof(path), "%s/output_%d.pb", set, i);
-		st = tensor_file_read(path, &want, NULL, err, sizeof(err));
-		if (st) {
-			set_detail(r, status_outcome(st), "%s", err);
+		if (vnpu_model_output_name(model, (size_t)i, &name)) {
+			set_detail(r, ERROR, "%s: the model has no output %d", path, i);
 			return;
 		}
-		st = vnpu_infer_request_get_output_tensor(req, i, &got);
-		if (!st) {
-			vnpu_element_type type;
-
-			vnpu_tensor_get_element_type(got, &type);
-			if (retag_bf16(&want, type))
-				st = VNPU_OUT_OF_MEMORY;
+		vnpu_model_output_kind(model, (size_t)i, &kind);
+		vnpu_model_output_type(model, (size_t)i, &type);
+		if (load_value(path, kind, type, &want, r)) {
+			tensor_value_fini(&want);
+			return;
 		}
-		if (st) {
-			set_detail(r, ERROR, "output %d: %s", i, vnpu_last_error());
-		} else {
-			snprintf(what, sizeof(what), "set %zu output %d", set_index, i);
-			compare(o, r, what, got, want);
-		}
-		vnpu_tensor_free(got);
-		vnpu_tensor_free(want);
+		snprintf(what, sizeof(what), "set %zu output %d", set_index, i);
+		compare_value(o, req, name, what, &want, r);
+		tensor_value_fini(&want);
 	}
 }
 
@@ -611,7 +682,7 @@ static void run_case(const struct options *o, const char *dir, struct result *r)
 		set_detail(r, ERROR, "no test_data_set_* folder");
 	for (s = 0; s < n_sets && r->outcome == PASS; s++) {
 		int n_in = count_files(sets[s], "input"), k;
-		vnpu_tensor *inputs[64] = { 0 };
+		struct tensor_value inputs[64] = { 0 };
 
 		if ((size_t)n_in != n_model_in) {
 			set_detail(r, ERROR, "%d input files for %zu model inputs", n_in, n_model_in);
@@ -627,11 +698,11 @@ static void run_case(const struct options *o, const char *dir, struct result *r)
 				if (prepare(o, core, dir, inputs, names, n_in, &level, &cm, &req, r))
 					goto next;
 			}
-			run_set(o, req, sets[s], s, inputs, names, n_in, level, r);
+			run_set(o, model, req, sets[s], s, inputs, names, n_in, level, r);
 		}
 next:
 		for (k = 0; k < n_in; k++)
-			vnpu_tensor_free(inputs[k]);
+			tensor_value_fini(&inputs[k]);
 	}
 out:
 	for (i = 0; i < 64; i++)

@@ -25,6 +25,7 @@
 
 #include <vnpu/vnpu_common.h>
 #include <vnpu/vnpu_compiled_model.h>
+#include <vnpu/vnpu_model.h>
 #include <vnpu/vnpu_tensor.h>
 
 #ifdef __cplusplus
@@ -69,6 +70,33 @@ VNPU_API vnpu_status vnpu_infer_request_set_output_tensor(vnpu_infer_request *re
 VNPU_API vnpu_status vnpu_infer_request_set_tensor_by_port(vnpu_infer_request *req,
 							   const vnpu_port *port,
 							   vnpu_tensor *tensor);
+
+/**
+ * Sequences and optionals (see vnpu_port_kind). A model compiles for
+ * sequences of a known length and optionals known to be present or not, so
+ * the compiled kind of input or output @name is VNPU_PORT_TENSOR (also a
+ * present optional tensor), VNPU_PORT_SEQUENCE (also a present optional
+ * sequence) or VNPU_PORT_NONE (an optional without a value).
+ * VNPU_NOT_FOUND when the model has no such input or output.
+ */
+VNPU_API vnpu_status vnpu_infer_request_get_kind(vnpu_infer_request *req,
+						 const char *name,
+						 vnpu_port_kind *out);
+
+/**
+ * The number of tensors of the sequence called @name, and its element
+ * @index: a new reference, as get_tensor gives (the element is also the
+ * tensor called "@name[@index]"). VNPU_INVALID_ARGUMENT when @name is a
+ * tensor or NONE, VNPU_NOT_FOUND when it does not exist or @index is out
+ * of range.
+ */
+VNPU_API vnpu_status vnpu_infer_request_get_sequence_size(vnpu_infer_request *req,
+							  const char *name,
+							  size_t *out);
+VNPU_API vnpu_status vnpu_infer_request_get_sequence_tensor(vnpu_infer_request *req,
+							    const char *name,
+							    size_t index,
+							    vnpu_tensor **out);
 
 /** Run one inference, blocking the calling thread until it is done. */
 VNPU_API vnpu_status vnpu_infer_request_infer(vnpu_infer_request *req);

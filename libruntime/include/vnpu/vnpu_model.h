@@ -16,6 +16,7 @@
 #define VNPU_MODEL_H
 
 #include <vnpu/vnpu_common.h>
+#include <vnpu/vnpu_tensor.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -103,6 +104,47 @@ VNPU_API vnpu_status vnpu_model_freeze_input(vnpu_model *model, const char *name
 					     vnpu_element_type type,
 					     const vnpu_shape *shape,
 					     const void *data, size_t size);
+
+/**
+ * What an input or output holds. A model port is a TENSOR, a SEQUENCE of
+ * tensors (of one element type, the port's type) or an OPTIONAL tensor or
+ * sequence, which may have no value. The device runs tensors only, so a
+ * model compiles for sequences of a known length and optionals known to be
+ * present or not: a compiled port is a TENSOR, a SEQUENCE or NONE (an
+ * optional compiled without a value); see vnpu_infer_request_get_kind().
+ */
+typedef enum vnpu_port_kind {
+	VNPU_PORT_TENSOR = 0,
+	VNPU_PORT_SEQUENCE = 1,
+	VNPU_PORT_OPTIONAL = 2,			/**< a tensor or none */
+	VNPU_PORT_OPTIONAL_SEQUENCE = 3,	/**< a sequence or none */
+	VNPU_PORT_NONE = 4,			/**< compiled: an optional without a value */
+} vnpu_port_kind;
+
+/** The kind of input or output @index as the model declares it. */
+VNPU_API vnpu_status vnpu_model_input_kind(const vnpu_model *model, size_t index,
+					   vnpu_port_kind *out);
+VNPU_API vnpu_status vnpu_model_output_kind(const vnpu_model *model, size_t index,
+					    vnpu_port_kind *out);
+
+/**
+ * Replace the SEQUENCE or OPTIONAL_SEQUENCE input called @name by the
+ * constant sequence of the @count tensors @elems (their contents are
+ * copied; each of the input's element type, any shape; @count may be 0),
+ * as vnpu_model_freeze_input() does for a tensor. A present OPTIONAL
+ * tensor is frozen with vnpu_model_freeze_input(), or left an input: it
+ * then compiles as a tensor input. VNPU_INVALID_ARGUMENT for a tensor
+ * input, a wrong element type or a NULL element; on failure the model is
+ * left as it was.
+ */
+VNPU_API vnpu_status vnpu_model_freeze_sequence(vnpu_model *model, const char *name,
+						vnpu_tensor *const *elems, size_t count);
+
+/**
+ * Replace the OPTIONAL or OPTIONAL_SEQUENCE input called @name by an
+ * optional without a value. VNPU_INVALID_ARGUMENT for any other kind.
+ */
+VNPU_API vnpu_status vnpu_model_freeze_none(vnpu_model *model, const char *name);
 
 /** Number of nodes of the main graph as read. */
 VNPU_API vnpu_status vnpu_model_get_ops_size(const vnpu_model *model,

@@ -93,6 +93,13 @@ struct cstate {
 	uint32_t cur_op;		/* the op being lowered */
 	struct vnpu_node **synth;	/* nodes the passes made (loop unrolling) */
 	uint32_t num_synth, cap_synth;
+	/* The program's output ports: one per tensor of the model's outputs
+	 * (each element of a sequence output; none for an empty optional). */
+	int32_t *out_vals;		/* the working value a port is written from */
+	char **out_names;
+	uint32_t num_outs, cap_outs;
+	struct vnpu_prog_group *groups;	/* outputs that are sequences or NONE */
+	uint32_t num_groups;
 };
 
 /* ---- cstate.c ---- */

@@ -38,6 +38,13 @@ static void state_fini(struct cstate *s)
 	free(s->ops);
 	free(s->cmds);
 	cs_free_synth(s);
+	for (uint32_t i = 0; i < s->num_outs; i++)
+		free(s->out_names[i]);
+	free(s->out_names);
+	free(s->out_vals);
+	for (uint32_t i = 0; i < s->num_groups; i++)
+		free(s->groups[i].name);
+	free(s->groups);
 }
 
 static vnpu_status check_options(const struct vnpu_compile_options *o)
@@ -260,7 +267,7 @@ static void write_cmd(const struct cstate *s, const struct ccmd *c, uint8_t *dst
 static const char *layer_name(const struct cstate *s, const struct cop *op)
 {
 	if (op->kind == COP_OUTPUT)
-		return s->m->values[s->m->main.outputs[op->out[0]]].name;
+		return s->out_names[op->out[0]];
 	if (op->node->name[0])
 		return op->node->name;
 	return op->num_out && op->out[0] >= 0 ? s->vals[op->out[0]].name : op->node->op;
@@ -330,25 +337,32 @@ static vnpu_status emit_segments(struct cstate *s, struct vnpu_program *p)
 	return VNPU_OK;
 }
 
-static vnpu_status make_ports(const struct cstate *s, struct vnpu_program *p)
+/* The ports (model inputs, then the output ports cs_build listed) and the
+ * groups of the outputs that are not tensors. */
+static vnpu_status make_ports(struct cstate *s, struct vnpu_program *p)
 {
 	const struct vnpu_graph *g = &s->m->main;
 
 	p->inputs = calloc(g->num_inputs ? g->num_inputs : 1, sizeof(*p->inputs));
-	p->outputs = calloc(g->num_outputs ? g->num_outputs : 1, sizeof(*p->outputs));
+	p->outputs = calloc(s->num_outs ? s->num_outs : 1, sizeof(*p->outputs));
 	if (!p->inputs || !p->outputs)
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
-	for (uint32_t k = 0; k < g->num_inputs + g->num_outputs; k++) {
+	p->groups = s->groups;
+	p->num_groups = s->num_groups;
+	s->groups = NULL;
+	s->num_groups = 0;
+	for (uint32_t k = 0; k < g->num_inputs + s->num_outs; k++) {
 		bool in = k < g->num_inputs;
 		uint32_t i = in ? k : k - g->num_inputs;
-		int32_t v = in ? g->inputs[i] : g->outputs[i];
+		int32_t v = in ? g->inputs[i] : s->out_vals[i];
 		struct vnpu_prog_port *port = in ? &p->inputs[i] : &p->outputs[i];
 		const struct vnpu_tinfo *t = &s->vals[v].info;
+		const char *name = in ? s->m->values[v].name : s->out_names[i];
 
 		if (!vnpu_tinfo_static(t) || t->rank > VNPU_MAX_RANK)
 			return vnpu_error(VNPU_UNSUPPORTED, "output '%s': shape not known at compile time",
-					  s->vals[v].name);
-		port->name = strdup(s->m->values[v].name);
+					  name);
+		port->name = strdup(name);
 		if (!port->name)
 			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
 		port->type = t->type;

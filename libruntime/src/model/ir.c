@@ -15,8 +15,10 @@
 
 void vnpu_tinfo_clear(struct vnpu_tinfo *t)
 {
-	if (t->owns_data)
+	if (t->owns_data) {
 		free(t->data);
+		free(t->elems);
+	}
 	memset(t, 0, sizeof(*t));
 	t->rank = -1;
 }
@@ -45,7 +47,15 @@ vnpu_status vnpu_tinfo_copy(struct vnpu_tinfo *dst, const struct vnpu_tinfo *src
 	vnpu_tinfo_clear(dst);
 	*dst = *src;
 	dst->data = NULL;
+	dst->elems = NULL;
 	dst->owns_data = false;
+	if (src->elems) {
+		dst->elems = malloc(((size_t)src->num_elems + 1) * sizeof(int32_t));
+		if (!dst->elems)
+			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory copying a sequence");
+		memcpy(dst->elems, src->elems, (size_t)src->num_elems * sizeof(int32_t));
+		dst->owns_data = true;
+	}
 	if (!src->data || n < 0)
 		return VNPU_OK;
 	dst->data = malloc(bytes ? bytes : 1);
@@ -286,6 +296,12 @@ static const struct vnpu_value *port(const vnpu_model *m, size_t index, bool inp
 	return &m->values[input ? m->main.inputs[index] : m->main.outputs[index]];
 }
 
+/* The inferred type, else the declared one (a sequence's elements'). */
+static vnpu_element_type port_type(const struct vnpu_value *v)
+{
+	return v->info.type != VNPU_TYPE_UNDEFINED ? v->info.type : v->port_type;
+}
+
 vnpu_status vnpu_model_get_inputs_size(const vnpu_model *m, size_t *out)
 {
 	if (!m || !out)
@@ -352,7 +368,7 @@ vnpu_status vnpu_model_input_type(const vnpu_model *m, size_t index, vnpu_elemen
 	vnpu_status st = check_port(m, index, true, out);
 
 	if (!st)
-		*out = port(m, index, true)->info.type;
+		*out = port_type(port(m, index, true));
 	return st;
 }
 
@@ -361,8 +377,27 @@ vnpu_status vnpu_model_output_type(const vnpu_model *m, size_t index, vnpu_eleme
 	vnpu_status st = check_port(m, index, false, out);
 
 	if (!st)
-		*out = port(m, index, false)->info.type;
+		*out = port_type(port(m, index, false));
 	return st;
+}
+
+static vnpu_status port_kind(const vnpu_model *m, size_t index, bool input, vnpu_port_kind *out)
+{
+	vnpu_status st = check_port(m, index, input, out);
+
+	if (!st)
+		*out = port(m, index, input)->port_kind;
+	return st;
+}
+
+vnpu_status vnpu_model_input_kind(const vnpu_model *m, size_t index, vnpu_port_kind *out)
+{
+	return port_kind(m, index, true, out);
+}
+
+vnpu_status vnpu_model_output_kind(const vnpu_model *m, size_t index, vnpu_port_kind *out)
+{
+	return port_kind(m, index, false, out);
 }
 
 static vnpu_status port_shape(const vnpu_model *m, size_t index, bool input, vnpu_shape *out)
@@ -454,12 +489,51 @@ static vnpu_status check_freeze(const struct vnpu_value *v, vnpu_element_type ty
 	return VNPU_OK;
 }
 
+/*
+ * Input @index becomes a constant of @info (taken over), the values after
+ * @first_added (the elements of a frozen sequence) constants with it. On
+ * failure all is as before, @info and the added values freed.
+ */
+static vnpu_status freeze(vnpu_model *m, size_t index, struct vnpu_tinfo *info,
+			  uint32_t first_added)
+{
+	int32_t idx = m->main.inputs[index];
+	struct vnpu_value *v = &m->values[idx];
+	struct vnpu_tinfo old = v->info;
+	vnpu_status st;
+
+	v->info = *info;
+	v->kind = VNPU_VALUE_CONST;
+	memmove(&m->main.inputs[index], &m->main.inputs[index + 1],
+		(m->main.num_inputs - index - 1) * sizeof(int32_t));
+	m->main.num_inputs--;
+	st = vnpu_model_infer(m);
+	if (!st) {
+		vnpu_tinfo_clear(&old);
+		return VNPU_OK;
+	}
+	memmove(&m->main.inputs[index + 1], &m->main.inputs[index],
+		(m->main.num_inputs - index) * sizeof(int32_t));
+	m->main.inputs[index] = idx;
+	m->main.num_inputs++;
+	vnpu_tinfo_clear(&v->info);
+	v->info = old;
+	v->kind = VNPU_VALUE_INPUT;
+	while (m->num_values > first_added) {
+		struct vnpu_value *e = &m->values[--m->num_values];
+
+		free(e->name);
+		vnpu_tinfo_clear(&e->info);
+	}
+	vnpu_model_infer(m);
+	return vnpu_error_prefix(st, "freeze '%s'", v->name);
+}
+
 vnpu_status vnpu_model_freeze_input(vnpu_model *m, const char *name, vnpu_element_type type,
 				    const vnpu_shape *shape, const void *data, size_t size)
 {
-	struct vnpu_tinfo old;
+	struct vnpu_tinfo info;
 	struct vnpu_value *v;
-	int32_t idx;
 	size_t index;
 	vnpu_status st;
 
@@ -468,40 +542,131 @@ vnpu_status vnpu_model_freeze_input(vnpu_model *m, const char *name, vnpu_elemen
 	st = find_port(m, name, true, &index);
 	if (st)
 		return st;
-	idx = m->main.inputs[index];
-	v = &m->values[idx];
+	v = &m->values[m->main.inputs[index]];
+	if (v->info.kind != VNPU_TK_TENSOR)
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "freeze '%s': a sequence input (vnpu_model_freeze_sequence)", name);
 	st = check_freeze(v, type, shape, size);
 	if (st)
 		return st;
-	old = v->info;
-	v->info.data = malloc(size ? size : 1);
-	if (!v->info.data) {
-		v->info = old;
+	info = v->info;
+	info.data = malloc(size ? size : 1);
+	if (!info.data)
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "freeze: out of memory");
-	}
 	if (size)
-		memcpy(v->info.data, data, size);
-	v->info.owns_data = true;
-	v->info.rank = (int32_t)shape->rank;
+		memcpy(info.data, data, size);
+	info.owns_data = true;
+	info.rank = (int32_t)shape->rank;
 	for (uint32_t d = 0; d < shape->rank; d++)
-		v->info.dims[d] = shape->dims[d];
-	v->kind = VNPU_VALUE_CONST;
-	memmove(&m->main.inputs[index], &m->main.inputs[index + 1],
-		(m->main.num_inputs - index - 1) * sizeof(int32_t));
-	m->main.num_inputs--;
-	st = vnpu_model_infer(m);
-	if (st) {
-		memmove(&m->main.inputs[index + 1], &m->main.inputs[index],
-			(m->main.num_inputs - index) * sizeof(int32_t));
-		m->main.inputs[index] = idx;
-		m->main.num_inputs++;
-		free(v->info.data);
-		v->info = old;
-		v->kind = VNPU_VALUE_INPUT;
-		vnpu_model_infer(m);
-		return vnpu_error_prefix(st, "freeze '%s'", name);
+		info.dims[d] = shape->dims[d];
+	return freeze(m, index, &info, m->num_values);
+}
+
+/* A new constant value named "<seq>[<i>]": a copy of @t. */
+static vnpu_status add_element(vnpu_model *m, const char *seq, size_t i,
+			       const struct vnpu_tinfo *t, int32_t *out)
+{
+	struct vnpu_value *v;
+	char name[64];
+	vnpu_status st;
+
+	if (m->num_values == m->cap_values) {
+		uint32_t cap = m->cap_values ? m->cap_values * 2 : 64;
+		struct vnpu_value *vals = realloc(m->values, cap * sizeof(*vals));
+
+		if (!vals)
+			return vnpu_error(VNPU_OUT_OF_MEMORY, "freeze: out of memory");
+		m->values = vals;
+		m->cap_values = cap;
 	}
+	v = &m->values[m->num_values];
+	memset(v, 0, sizeof(*v));
+	snprintf(name, sizeof(name), "[%zu]", i);
+	v->name = malloc(strlen(seq) + strlen(name) + 1);
+	if (!v->name)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "freeze: out of memory");
+	strcat(strcpy(v->name, seq), name);
+	v->info.rank = -1;
+	st = vnpu_tinfo_copy(&v->info, t);
+	if (st) {
+		free(v->name);
+		return st;
+	}
+	v->kind = VNPU_VALUE_CONST;
+	*out = (int32_t)m->num_values++;
 	return VNPU_OK;
+}
+
+/* The input called @name, of a kind in @kinds (a bit per vnpu_port_kind). */
+static vnpu_status find_input_of(const vnpu_model *m, const char *name, unsigned kinds,
+				 const char *what, size_t *index)
+{
+	vnpu_status st = find_port(m, name, true, index);
+
+	if (st)
+		return st;
+	if (!(kinds >> m->values[m->main.inputs[*index]].port_kind & 1))
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "freeze '%s': not %s input", name, what);
+	return VNPU_OK;
+}
+
+#define MAX_FROZEN_ELEMS 65536
+
+vnpu_status vnpu_model_freeze_elems(vnpu_model *m, const char *name,
+				    const struct vnpu_tinfo *elems, size_t count)
+{
+	uint32_t first;
+	struct vnpu_tinfo info;
+	struct vnpu_value *v;
+	size_t index;
+	vnpu_status st;
+
+	st = find_input_of(m, name, 1u << VNPU_PORT_SEQUENCE | 1u << VNPU_PORT_OPTIONAL_SEQUENCE,
+			   "a sequence", &index);
+	if (st)
+		return st;
+	v = &m->values[m->main.inputs[index]];
+	if (count > MAX_FROZEN_ELEMS)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "freeze '%s': %zu elements, at most %d",
+				  name, count, MAX_FROZEN_ELEMS);
+	for (size_t i = 0; i < count; i++)
+		if (elems[i].type != v->port_type)
+			return vnpu_error(VNPU_INVALID_ARGUMENT, "freeze '%s': element %zu is %s, the sequence holds %s",
+					  name, i, vnpu_element_type_str(elems[i].type),
+					  vnpu_element_type_str(v->port_type));
+	info = (struct vnpu_tinfo){ .type = v->port_type, .rank = -1, .kind = VNPU_TK_SEQUENCE,
+				    .num_elems = (int32_t)count, .owns_data = true };
+	info.elems = malloc((count + 1) * sizeof(int32_t));
+	if (!info.elems)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "freeze: out of memory");
+	first = m->num_values;
+	for (size_t i = 0; !st && i < count; i++)
+		st = add_element(m, name, i, &elems[i], &info.elems[i]);
+	if (st) {
+		while (m->num_values > first) {
+			free(m->values[--m->num_values].name);
+			vnpu_tinfo_clear(&m->values[m->num_values].info);
+		}
+		free(info.elems);
+		return st;
+	}
+	return freeze(m, index, &info, first);
+}
+
+vnpu_status vnpu_model_freeze_none(vnpu_model *m, const char *name)
+{
+	struct vnpu_tinfo info = { .rank = -1, .kind = VNPU_TK_NONE };
+	size_t index;
+	vnpu_status st;
+
+	if (!m || !name)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "freeze: NULL argument");
+	st = find_input_of(m, name, 1u << VNPU_PORT_OPTIONAL | 1u << VNPU_PORT_OPTIONAL_SEQUENCE,
+			   "an optional", &index);
+	if (st)
+		return st;
+	info.type = m->values[m->main.inputs[index]].port_type;
+	return freeze(m, index, &info, m->num_values);
 }
 
 vnpu_status vnpu_model_get_ops_size(const vnpu_model *m, size_t *out)

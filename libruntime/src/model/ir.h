@@ -21,13 +21,27 @@
 
 #define VNPU_NO_VALUE (-1)
 
-/* What is known of one tensor. */
+/*
+ * What a value holds. An optional with a value is that value (a tensor or
+ * a sequence), an empty one is NONE: the device only sees tensors, so
+ * sequences and optionals are resolved at compile time.
+ */
+enum vnpu_tkind {
+	VNPU_TK_TENSOR = 0,
+	VNPU_TK_SEQUENCE,	/* tensors that are other values (elems) */
+	VNPU_TK_NONE,		/* an optional without a value */
+};
+
+/* What is known of one value: a tensor, or (kind) a sequence or none. */
 struct vnpu_tinfo {
-	vnpu_element_type type;		/* UNDEFINED when unknown */
-	int32_t rank;			/* -1 when unknown */
+	vnpu_element_type type;		/* UNDEFINED when unknown; a sequence's elements' */
+	int32_t rank;			/* -1 when unknown (always for a sequence) */
 	int64_t dims[VNPU_MAX_RANK];	/* VNPU_DIM_DYNAMIC when unknown */
 	void *data;			/* dense row-major contents, or NULL */
-	bool owns_data;
+	bool owns_data;			/* data and elems are this tinfo's */
+	enum vnpu_tkind kind;
+	int32_t num_elems;		/* SEQUENCE: its length, -1 when unknown */
+	int32_t *elems;			/* SEQUENCE: the values of its elements */
 };
 
 enum vnpu_value_kind {
@@ -41,6 +55,8 @@ struct vnpu_value {
 	char *name;
 	enum vnpu_value_kind kind;
 	struct vnpu_tinfo info;
+	vnpu_port_kind port_kind;	/* as declared, for model inputs and outputs */
+	vnpu_element_type port_type;	/* the declared (element) type, or UNDEFINED */
 };
 
 /* Attribute types: ONNX's AttributeProto values. */
@@ -53,6 +69,8 @@ enum vnpu_attr_type {
 	VNPU_ATTR_FLOATS = 6,
 	VNPU_ATTR_INTS = 7,
 	VNPU_ATTR_STRINGS = 8,
+	VNPU_ATTR_TYPE_PROTO = 13,	/* read, its content not kept */
+	VNPU_ATTR_TYPE_PROTOS = 14,
 };
 
 struct vnpu_graph;
@@ -126,6 +144,13 @@ const char *vnpu_tinfo_str(const struct vnpu_tinfo *t, char *buf, size_t size);
 void vnpu_graph_fini(struct vnpu_graph *g);
 void vnpu_node_fini(struct vnpu_node *n);
 void vnpu_attr_fini(struct vnpu_attr *a);
+
+/*
+ * vnpu_model_freeze_sequence() on tensors given as tinfos (type, static
+ * shape, data; copied).
+ */
+vnpu_status vnpu_model_freeze_elems(struct vnpu_model *m, const char *name,
+				    const struct vnpu_tinfo *elems, size_t count);
 
 /* Forget everything inferred and infer again from inputs and constants. */
 vnpu_status vnpu_model_infer(struct vnpu_model *m);

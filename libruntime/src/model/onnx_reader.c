@@ -308,20 +308,57 @@ static vnpu_status read_tensor(const struct reader *r, const Onnx__TensorProto *
 	return st;
 }
 
-/* A ValueInfoProto's tensor type into @t (no data). */
-static vnpu_status read_value_info(const Onnx__ValueInfoProto *vi, struct vnpu_tinfo *t)
+/*
+ * The kind of a TypeProto: a tensor, a sequence of tensors, an optional of
+ * either; @tensor is the tensor type inside. Other types (maps, sparse
+ * tensors, nested sequences) are not supported.
+ */
+static vnpu_status read_kind(const char *name, const Onnx__TypeProto *tp, vnpu_port_kind *kind,
+			     const Onnx__TypeProto__Tensor **tensor)
 {
-	const Onnx__TypeProto *tp = vi->type;
-	const Onnx__TypeProto__Tensor *tt;
+	bool optional = false, sequence = false;
 
+	if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE && tp->optional_type) {
+		optional = true;
+		tp = tp->optional_type->elem_type;
+	}
+	if (tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE && tp->sequence_type) {
+		sequence = true;
+		tp = tp->sequence_type->elem_type;
+	}
 	if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
-		return vnpu_error(VNPU_UNSUPPORTED, "'%s' is not a tensor", vi->name);
-	tt = tp->tensor_type;
+		return vnpu_error(VNPU_UNSUPPORTED,
+				  "'%s' is not a tensor, a sequence of tensors or an optional of those",
+				  name);
+	*tensor = tp->tensor_type;
+	*kind = optional ? (sequence ? VNPU_PORT_OPTIONAL_SEQUENCE : VNPU_PORT_OPTIONAL) :
+		sequence ? VNPU_PORT_SEQUENCE : VNPU_PORT_TENSOR;
+	return VNPU_OK;
+}
+
+/*
+ * A ValueInfoProto's type into @t (no data) and @v's declared kind. A
+ * sequence's length is unknown until it is frozen; a present optional is
+ * its value, so an optional input reads as that value's type.
+ */
+static vnpu_status read_value_info(const Onnx__ValueInfoProto *vi, struct vnpu_value *v)
+{
+	struct vnpu_tinfo *t = &v->info;
+	const Onnx__TypeProto__Tensor *tt;
+	vnpu_status st = read_kind(vi->name, vi->type, &v->port_kind, &tt);
+
+	if (st)
+		return st;
+	if (v->port_kind == VNPU_PORT_SEQUENCE || v->port_kind == VNPU_PORT_OPTIONAL_SEQUENCE) {
+		t->kind = VNPU_TK_SEQUENCE;
+		t->num_elems = -1;
+	}
 	if (!tt->has_elem_type || !type_supported(tt->elem_type))
 		return vnpu_error(VNPU_UNSUPPORTED, "'%s': element type %d not supported", vi->name,
 				  tt->has_elem_type ? tt->elem_type : 0);
 	t->type = (vnpu_element_type)tt->elem_type;
-	if (!tt->shape) {
+	v->port_type = t->type;
+	if (!tt->shape || t->kind == VNPU_TK_SEQUENCE) {
 		t->rank = -1;
 		return VNPU_OK;
 	}
@@ -342,6 +379,16 @@ static vnpu_status read_value_info(const Onnx__ValueInfoProto *vi, struct vnpu_t
 		}
 	}
 	return VNPU_OK;
+}
+
+/* The declared kind and type of a graph output (inference gives the rest). */
+static void read_declared(const Onnx__ValueInfoProto *vi, struct vnpu_value *v)
+{
+	const Onnx__TypeProto__Tensor *tt;
+
+	if (!read_kind(vi->name, vi->type, &v->port_kind, &tt) && tt->has_elem_type &&
+	    type_supported(tt->elem_type))
+		v->port_type = (vnpu_element_type)tt->elem_type;
 }
 
 /* ---- graphs ---- */
@@ -416,6 +463,9 @@ static vnpu_status read_attr(struct reader *r, const Onnx__AttributeProto *ap,
 				return oom();
 		}
 		return VNPU_OK;
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO:
+	case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTOS:
+		return VNPU_OK;	/* Optional's type: an empty optional is NONE */
 	default:
 		return vnpu_error(VNPU_UNSUPPORTED, "attribute '%s' of type %d not supported",
 				  a->name, ap->type);
@@ -637,7 +687,7 @@ static vnpu_status read_graph(struct reader *r, const Onnx__GraphProto *gp,
 		g->inputs[g->num_inputs++] = idx;
 		if (!main)
 			continue;
-		st = read_value_info(vi, &r->m->values[idx].info);
+		st = read_value_info(vi, &r->m->values[idx]);
 		if (st)
 			return vnpu_error_prefix(st, "input");
 	}
@@ -659,6 +709,8 @@ static vnpu_status read_graph(struct reader *r, const Onnx__GraphProto *gp,
 		if (idx < 0)
 			return vnpu_error(VNPU_PARSE_ERROR, "graph output '%s' is never produced", name);
 		g->outputs[g->num_outputs++] = idx;
+		if (main && gp->output[i]->type)
+			read_declared(gp->output[i], &r->m->values[idx]);
 	}
 	if (main && !g->num_outputs)
 		return vnpu_error(VNPU_PARSE_ERROR, "the graph has no outputs");
