@@ -7,6 +7,7 @@
  * GET_PARAM, per-file state and fdinfo.
  */
 
+#include <linux/dma-fence.h>
 #include <linux/dma-mapping.h>
 #include <linux/module.h>
 #include <linux/platform_device.h>
@@ -171,6 +172,7 @@ static int vnpu_open(struct drm_device *drm, struct drm_file *file)
 	xa_init(&vfile->jobs);
 	mutex_init(&vfile->submit_lock);
 	vfile->next_id = 1;
+	vfile->fence_context = dma_fence_context_alloc(1);
 
 	for (i = 0; i < VNPU_NUM_PRIORITIES; i++) {
 		ret = drm_sched_entity_init(&vfile->entities[i],
@@ -231,6 +233,8 @@ static void vnpu_show_fdinfo(struct seq_file *m, struct file *f)
 	seq_printf(m, "drm-engine-npu:\t%llu ns\n",
 		   (u64)atomic64_read(&vfile->busy_ns));
 	seq_printf(m, "drm-memory-system:\t%llu KiB\n", mem >> 10);
+	seq_printf(m, "vnpu-jobs-run-at-submit:\t%llu\n",
+		   (u64)atomic64_read(&vfile->jobs_run_at_submit));
 }
 
 /* Unknown driver ioctls are -ENOTTY (the DRM core says -EINVAL). */

@@ -139,13 +139,18 @@ static inline struct vnpu_device *to_vnpu_device(struct drm_device *drm)
  * @entities: one scheduler entity per priority
  * @jobs: job id -> &struct vnpu_job, each holding a reference; only the
  *	last %DRM_VNPU_JOB_HISTORY ids are kept
- * @submit_lock: serializes SUBMIT: protects @next_id, @last_done and
- *	@last_priority and the order of jobs pushed to the entities
+ * @submit_lock: serializes SUBMIT: protects @next_id, @last_done,
+ *	@last_priority and @fence_seqno and the order of jobs pushed to the
+ *	entities or run at submit
  * @next_id: id of the next job
  * @last_done: done fence of the last job submitted
  * @last_priority: priority of that job
+ * @fence_context: dma-fence context of the hardware fences of the jobs
+ *	run at submit (their done fences)
+ * @fence_seqno: last seqno in @fence_context
  * @busy_ns: device time of this file's jobs
  * @jobs_submitted: jobs this file submitted
+ * @jobs_run_at_submit: of those, the jobs that ran in SUBMIT itself
  */
 struct vnpu_file {
 	struct kref ref;
@@ -156,13 +161,16 @@ struct vnpu_file {
 	struct list_head link;
 	struct drm_sched_entity entities[VNPU_NUM_PRIORITIES];
 	struct xarray jobs;
-	/* serializes SUBMIT: next_id, last_done, last_priority */
+	/* serializes SUBMIT: next_id, last_done, last_priority, fence_seqno */
 	struct mutex submit_lock;
 	u64 next_id;
 	struct dma_fence *last_done;
 	u32 last_priority;
+	u64 fence_context;
+	u64 fence_seqno;
 	atomic64_t busy_ns;
 	atomic64_t jobs_submitted;
+	atomic64_t jobs_run_at_submit;
 };
 
 void vnpu_file_put(struct vnpu_file *vfile);

@@ -8,7 +8,9 @@
  * memory inside its slots' BOs. The job then gets its dependencies
  * (in-syncobjs, the implicit fences of its BOs, and the previous job of the
  * file when that went to another priority's entity, so a file's jobs end
- * in order) and is pushed to the file's scheduler entity of its priority.
+ * in order) and is pushed to the file's scheduler entity of its priority,
+ * unless it is short and can start at once: then it runs in SUBMIT itself
+ * (see "jobs run at submit" below).
  *
  * Each file keeps its last %DRM_VNPU_JOB_HISTORY jobs by id for WAIT and
  * CANCEL; a job's buffers are released as soon as the scheduler frees it,
@@ -56,6 +58,12 @@ void vnpu_job_put(struct vnpu_job *job)
 static void vnpu_job_release_buffers(struct vnpu_job *job)
 {
 	u32 i;
+
+	for (i = 0; i < job->num_in_fences; i++)
+		dma_fence_put(job->in_fences[i]);
+	kvfree(job->in_fences);
+	job->in_fences = NULL;
+	job->num_in_fences = 0;
 
 	if (job->bos) {
 		for (i = 0; i < job->num_slots; i++)
@@ -121,11 +129,6 @@ static struct vnpu_job *vnpu_job_alloc(struct vnpu_device *vdev,
 	job = kzalloc(sizeof(*job), GFP_KERNEL);
 	if (!job)
 		return NULL;
-	job->hw_fence = kzalloc(sizeof(*job->hw_fence), GFP_KERNEL);
-	if (!job->hw_fence) {
-		kfree(job);
-		return NULL;
-	}
 	kref_init(&job->ref);
 	kref_get(&vfile->ref);
 	job->vfile = vfile;
@@ -135,6 +138,14 @@ static struct vnpu_job *vnpu_job_alloc(struct vnpu_device *vdev,
 	atomic_set(&job->fw.state, VNPU_FW_JOB_QUEUED);
 	job->fw.status = DRM_VNPU_JOB_CANCELLED;
 	return job;
+}
+
+/* The hardware fence, allocated here: run_job must not allocate. */
+static int vnpu_job_alloc_hw_fence(struct vnpu_job *job)
+{
+	if (!job->hw_fence)
+		job->hw_fence = kzalloc(sizeof(*job->hw_fence), GFP_KERNEL);
+	return job->hw_fence ? 0 : -ENOMEM;
 }
 
 /* Remember @obj's reservation object once, with the strongest access. */
@@ -190,6 +201,8 @@ static int vnpu_job_get_slots(struct vnpu_job *job, struct drm_file *file,
 	int ret;
 
 	*info = NULL;
+	if (!n && !(args->flags & DRM_VNPU_SUBMIT_PROFILE))
+		return 0;
 	/*
 	 * One more lock object for the profiling BO; the write flags follow
 	 * the object pointers in the same allocation.
@@ -325,12 +338,11 @@ out_free_info:
 	return ret;
 }
 
-static int vnpu_job_add_in_syncobjs(struct vnpu_job *job,
-				    struct drm_file *file,
-				    const struct drm_vnpu_submit *args)
+/* Take the fences of the in-syncobjs (each must have one). */
+static int vnpu_job_get_in_fences(struct vnpu_job *job, struct drm_file *file,
+				  const struct drm_vnpu_submit *args)
 {
 	u32 n = args->in_syncobj_count, i;
-	struct dma_fence *fence;
 	u32 *handles;
 	int ret = 0;
 
@@ -338,8 +350,11 @@ static int vnpu_job_add_in_syncobjs(struct vnpu_job *job,
 		return 0;
 
 	handles = kvmalloc_array(n, sizeof(*handles), GFP_KERNEL);
-	if (!handles)
-		return -ENOMEM;
+	job->in_fences = kvcalloc(n, sizeof(*job->in_fences), GFP_KERNEL);
+	if (!handles || !job->in_fences) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
 	if (copy_from_user(handles, u64_to_user_ptr(args->in_syncobjs_ptr),
 			   n * sizeof(*handles))) {
 		ret = -EFAULT;
@@ -347,50 +362,50 @@ static int vnpu_job_add_in_syncobjs(struct vnpu_job *job,
 	}
 
 	for (i = 0; i < n; i++) {
-		ret = drm_syncobj_find_fence(file, handles[i], 0, 0, &fence);
+		ret = drm_syncobj_find_fence(file, handles[i], 0, 0,
+					     &job->in_fences[i]);
 		if (ret)
 			goto out_free;
-		ret = drm_sched_job_add_dependency(&job->base, fence);
-		if (ret)
-			goto out_free;
+		job->num_in_fences++;
 	}
 out_free:
 	kvfree(handles);
 	return ret;
 }
 
-static int vnpu_job_lock_bos(struct vnpu_job *job,
-			     struct ww_acquire_ctx *ctx)
+/*
+ * Everything the job waits for becomes a scheduler dependency: the
+ * in-syncobjs' fences, the implicit fences of its BOs (locked), and the
+ * file's last job when that went to another entity, so that a file's jobs
+ * end in order.
+ */
+static int vnpu_job_add_deps_locked(struct vnpu_job *job,
+				    struct vnpu_file *vfile)
 {
+	struct dma_fence *fence;
 	u32 i;
 	int ret;
 
-	ret = drm_gem_lock_reservations(job->lock_objs, job->num_lock_objs, ctx);
-	if (ret)
-		return ret;
+	lockdep_assert_held(&vfile->submit_lock);
+
+	/* Each call takes a fence's reference, even when it fails. */
+	while (job->num_in_fences) {
+		fence = job->in_fences[--job->num_in_fences];
+		ret = drm_sched_job_add_dependency(&job->base, fence);
+		if (ret)
+			return ret;
+	}
 
 	for (i = 0; i < job->num_lock_objs; i++) {
 		ret = dma_resv_reserve_fences(job->lock_objs[i]->resv, 1);
 		if (ret)
-			goto err_unlock;
+			return ret;
 		ret = drm_sched_job_add_implicit_dependencies(&job->base,
 							      job->lock_objs[i],
 							      job->lock_write[i]);
 		if (ret)
-			goto err_unlock;
+			return ret;
 	}
-	return 0;
-
-err_unlock:
-	drm_gem_unlock_reservations(job->lock_objs, job->num_lock_objs, ctx);
-	return ret;
-}
-
-/* A job after one of another entity waits for it: a file ends in order. */
-static int vnpu_job_order_after_last(struct vnpu_job *job,
-				     struct vnpu_file *vfile)
-{
-	lockdep_assert_held(&vfile->submit_lock);
 
 	if (!vfile->last_done || vfile->last_priority == job->priority)
 		return 0;
@@ -399,87 +414,234 @@ static int vnpu_job_order_after_last(struct vnpu_job *job,
 }
 
 /*
- * Give the job its id, arm it and publish its done fence in its BOs'
- * reservation objects (still locked); cannot fail after the insert.
+ * Give the job the file's next id. Its entry in the file's job table is
+ * only reserved: WAIT and CANCEL find the job once vnpu_job_publish_locked()
+ * stored it there, when it is queued or has ended.
+ */
+static int vnpu_job_add_id_locked(struct vnpu_job *job, struct vnpu_file *vfile)
+{
+	int ret;
+
+	lockdep_assert_held(&vfile->submit_lock);
+
+	ret = xa_reserve(&vfile->jobs, vfile->next_id, GFP_KERNEL);
+	if (ret)
+		return ret;
+	job->id = vfile->next_id++;
+	return 0;
+}
+
+/* Undo vnpu_job_add_id_locked() of a job that cannot be queued. */
+static void vnpu_job_remove_id_locked(struct vnpu_job *job,
+				      struct vnpu_file *vfile)
+{
+	lockdep_assert_held(&vfile->submit_lock);
+
+	xa_release(&vfile->jobs, job->id);
+	vfile->next_id--;
+}
+
+/*
+ * DOC: jobs run at submit
+ *
+ * A job that could start at once and is short runs in the SUBMIT ioctl,
+ * on the submitting thread, and has ended when SUBMIT returns: it saves
+ * the scheduler thread's wakeup, the firmware thread's and the waiter's,
+ * which cost much more than a short job (tens of microseconds each under
+ * QEMU's TCG). Such a job never enters the scheduler. It runs at submit
+ * only when all of these hold, checked under the file's submit_lock with
+ * the reservation locks of its BOs held:
+ *
+ * 1. The file's last job has ended (its done fence signalled, or it ran
+ *    at submit itself). The jobs of a file end in submission order across
+ *    priorities, so every earlier job of the file, on any of its
+ *    entities, has ended: nothing of the file is queued or running. Later
+ *    jobs of the file are submitted after submit_lock is released; by
+ *    then this one has ended, and they find no unfinished last job.
+ * 2. Every dependency has signalled: the in-syncobjs' fences and the
+ *    implicit fences of its BOs. The BOs stay locked until the job has
+ *    ended, so no job submitted in the meantime can use them without
+ *    finding them idle.
+ * 3. vnpu_fw_job_is_short(): a bounded amount of work (a job of NOPs
+ *    only, or a few thousand element operations), no SPIN.
+ * 4. vnpu_fw_claim() finds the device idle: every job handed to it before
+ *    has signalled its fence and no hang or fault is to be injected. The
+ *    job is then the device's running job: the firmware thread starts
+ *    nothing before it ends, a reset or shutdown abandons it like any
+ *    running job, and it ends through the same code (status, timestamps,
+ *    profile, counters).
+ *
+ * Otherwise the job goes to the scheduler as usual. A job that has ended
+ * before anyone could wait for it needs no fence: it gets one (its
+ * hardware fence, signalled, in a fence context of the file's own) only
+ * for an out-syncobj, and adds none to its BOs (it would be signalled).
+ * Its id is published in the file's job table once it has ended, so WAIT
+ * and CANCEL find it ended, like a job SUBMIT has not returned yet is not
+ * found. A job run at submit may overtake a job of another file that
+ * waits in the scheduler and has no fence relation to it; nothing orders
+ * those anyway.
+ */
+static bool vnpu_job_can_run_now_locked(struct vnpu_job *job,
+					struct vnpu_file *vfile)
+{
+	u32 i;
+
+	lockdep_assert_held(&vfile->submit_lock);
+
+	if (vfile->last_done && !dma_fence_is_signaled(vfile->last_done))
+		return false;
+	for (i = 0; i < job->num_in_fences; i++)
+		if (!dma_fence_is_signaled(job->in_fences[i]))
+			return false;
+	for (i = 0; i < job->num_lock_objs; i++)
+		if (!dma_resv_test_signaled(job->lock_objs[i]->resv,
+					    dma_resv_usage_rw(job->lock_write[i])))
+			return false;
+	return vnpu_fw_job_is_short(&job->fw) &&
+	       vnpu_fw_claim(&job->vdev->fw, &job->fw);
+}
+
+/* Count the job in. */
+static void vnpu_job_count(struct vnpu_job *job)
+{
+	atomic64_inc(&job->vdev->stats.jobs_submitted);
+	atomic64_inc(&job->vfile->jobs_submitted);
+}
+
+/* Run a job that vnpu_job_can_run_now_locked() took the device for. */
+static void vnpu_job_run_now_locked(struct vnpu_job *job,
+				    struct vnpu_file *vfile)
+{
+	lockdep_assert_held(&vfile->submit_lock);
+
+	if (job->hw_fence) {
+		vnpu_job_init_hw_fence(job, vfile->fence_context,
+				       ++vfile->fence_seqno);
+		job->done = dma_fence_get(job->hw_fence);
+	}
+	vnpu_job_count(job);
+	atomic64_inc(&vfile->jobs_run_at_submit);
+	vnpu_fw_run_claimed(&job->vdev->fw, &job->fw);
+
+	/* Nothing of the file is unfinished now. */
+	dma_fence_put(vfile->last_done);
+	vfile->last_done = NULL;
+}
+
+/*
+ * Make the job a scheduler job: its dependencies, its hardware fence, and
+ * its done fence, which goes to its BOs' reservation objects (locked) and
+ * becomes the file's last one.
  */
 static int vnpu_job_arm_locked(struct vnpu_job *job, struct vnpu_file *vfile)
 {
-	u64 id = vfile->next_id;
 	u32 i;
 	int ret;
 
 	lockdep_assert_held(&vfile->submit_lock);
 
-	ret = xa_insert(&vfile->jobs, id, job, GFP_KERNEL);
+	ret = vnpu_job_alloc_hw_fence(job);
 	if (ret)
 		return ret;
-	kref_get(&job->ref);
-	job->id = id;
-	vfile->next_id++;
+	ret = drm_sched_job_init(&job->base, &vfile->entities[job->priority],
+				 vfile);
+	if (ret)
+		return ret;
+	ret = vnpu_job_add_deps_locked(job, vfile);
+	if (ret) {
+		drm_sched_job_cleanup(&job->base);
+		return ret;
+	}
 
 	drm_sched_job_arm(&job->base);
 	job->done = dma_fence_get(&job->base.s_fence->finished);
-	dma_fence_put(vfile->last_done);
-	vfile->last_done = dma_fence_get(job->done);
-	vfile->last_priority = job->priority;
-
 	for (i = 0; i < job->num_lock_objs; i++)
 		dma_resv_add_fence(job->lock_objs[i]->resv, job->done,
 				   job->lock_write[i] ? DMA_RESV_USAGE_WRITE :
 							DMA_RESV_USAGE_READ);
+	dma_fence_put(vfile->last_done);
+	vfile->last_done = dma_fence_get(job->done);
+	vfile->last_priority = job->priority;
 	return 0;
 }
 
 /*
- * Hand an armed job to its entity. From here on the scheduler may run and
- * free the job's buffers at any time; only its record stays.
+ * Make the job findable by its id (the table's reference), and forget the
+ * oldest id of the file's history.
  */
-static void vnpu_job_queue_locked(struct vnpu_job *job, struct vnpu_file *vfile)
+static void vnpu_job_publish_locked(struct vnpu_job *job,
+				    struct vnpu_file *vfile)
 {
-	struct vnpu_device *vdev = job->vdev;
 	struct vnpu_job *old;
-	u64 id = job->id;
 
 	lockdep_assert_held(&vfile->submit_lock);
+
+	kref_get(&job->ref);
+	xa_store(&vfile->jobs, job->id, job, GFP_KERNEL);
+	if (job->id <= DRM_VNPU_JOB_HISTORY)
+		return;
+	old = xa_erase(&vfile->jobs, job->id - DRM_VNPU_JOB_HISTORY);
+	if (old)
+		vnpu_job_put(old);
+}
+
+/* List a scheduler job until it is retired, and hand it to its entity. */
+static void vnpu_job_queue(struct vnpu_job *job)
+{
+	struct vnpu_device *vdev = job->vdev;
 
 	spin_lock(&vdev->job_lock);
 	list_add_tail(&job->link, &vdev->job_list);
 	vdev->jobs_in_flight++;
 	spin_unlock(&vdev->job_lock);
-	atomic64_inc(&vdev->stats.jobs_submitted);
-	atomic64_inc(&vfile->jobs_submitted);
-
+	vnpu_job_count(job);
 	drm_sched_entity_push_job(&job->base);
-
-	if (id > DRM_VNPU_JOB_HISTORY) {
-		old = xa_erase(&vfile->jobs, id - DRM_VNPU_JOB_HISTORY);
-		if (old)
-			vnpu_job_put(old);
-	}
 }
 
+/*
+ * Submit a prepared job: run it now or arm it with its dependencies for
+ * the scheduler. Returns with @*ran set when the job ran (the caller
+ * retires it); otherwise it belongs to the scheduler, which may run and
+ * free its buffers at any time.
+ */
 static int vnpu_job_push(struct vnpu_job *job, struct vnpu_file *vfile,
-			 struct drm_syncobj *out_syncobj, u64 *id)
+			 struct drm_syncobj *out_syncobj, u64 *id, bool *ran)
 {
 	struct ww_acquire_ctx ctx;
 	int ret;
 
-	ret = vnpu_job_lock_bos(job, &ctx);
+	ret = drm_gem_lock_reservations(job->lock_objs, job->num_lock_objs, &ctx);
 	if (ret)
 		return ret;
 
 	mutex_lock(&vfile->submit_lock);
-	ret = vnpu_job_order_after_last(job, vfile);
-	if (!ret)
+	ret = vnpu_job_add_id_locked(job, vfile);
+	if (ret)
+		goto out_unlock;
+
+	*ran = vnpu_job_can_run_now_locked(job, vfile);
+	if (*ran) {
+		vnpu_job_run_now_locked(job, vfile);
+	} else {
 		ret = vnpu_job_arm_locked(job, vfile);
+		if (ret) {
+			vnpu_job_remove_id_locked(job, vfile);
+			goto out_unlock;
+		}
+	}
+	*id = job->id;
 	/* Unlock before the push: the job's buffers go with it. */
 	drm_gem_unlock_reservations(job->lock_objs, job->num_lock_objs, &ctx);
-	if (!ret) {
-		if (out_syncobj)
-			drm_syncobj_replace_fence(out_syncobj, job->done);
-		*id = job->id;
-		vnpu_job_queue_locked(job, vfile);
-	}
+	if (out_syncobj)
+		drm_syncobj_replace_fence(out_syncobj, job->done);
+	vnpu_job_publish_locked(job, vfile);
+	if (!*ran)
+		vnpu_job_queue(job);
+	mutex_unlock(&vfile->submit_lock);
+	return 0;
+
+out_unlock:
+	drm_gem_unlock_reservations(job->lock_objs, job->num_lock_objs, &ctx);
 	mutex_unlock(&vfile->submit_lock);
 	return ret;
 }
@@ -492,6 +654,7 @@ int vnpu_ioctl_submit(struct drm_device *drm, void *data,
 	struct drm_vnpu_submit *args = data;
 	struct drm_syncobj *out_syncobj = NULL;
 	struct vnpu_job *job;
+	bool ran;
 	int ret;
 
 	ret = vnpu_submit_check_args(args);
@@ -507,6 +670,9 @@ int vnpu_ioctl_submit(struct drm_device *drm, void *data,
 	ret = vnpu_job_prepare(job, file, args);
 	if (ret)
 		goto err_put_job;
+	ret = vnpu_job_get_in_fences(job, file, args);
+	if (ret)
+		goto err_put_job;
 
 	if (args->out_syncobj) {
 		out_syncobj = drm_syncobj_find(file, args->out_syncobj);
@@ -514,28 +680,26 @@ int vnpu_ioctl_submit(struct drm_device *drm, void *data,
 			ret = -ENOENT;
 			goto err_put_job;
 		}
+		/* Even a job run at submit needs a fence for it. */
+		ret = vnpu_job_alloc_hw_fence(job);
+		if (ret)
+			goto err_put_syncobj;
 	}
 
-	ret = drm_sched_job_init(&job->base, &vfile->entities[args->priority],
-				 vfile);
+	/* Once pushed, the job belongs to the scheduler: do not touch it. */
+	ret = vnpu_job_push(job, vfile, out_syncobj, &args->job_id, &ran);
 	if (ret)
 		goto err_put_syncobj;
-
-	ret = vnpu_job_add_in_syncobjs(job, file, args);
-	if (ret)
-		goto err_cleanup_job;
-
-	/* Once pushed, the job belongs to the scheduler: do not touch it. */
-	ret = vnpu_job_push(job, vfile, out_syncobj, &args->job_id);
-	if (ret)
-		goto err_cleanup_job;
+	if (ran) {
+		/* It has ended: what free_job does for a scheduler job. */
+		vnpu_job_release_buffers(job);
+		vnpu_job_put(job);
+	}
 
 	if (out_syncobj)
 		drm_syncobj_put(out_syncobj);
 	return 0;
 
-err_cleanup_job:
-	drm_sched_job_cleanup(&job->base);
 err_put_syncobj:
 	if (out_syncobj)
 		drm_syncobj_put(out_syncobj);
@@ -566,11 +730,17 @@ static struct vnpu_job *vnpu_job_lookup(struct vnpu_file *vfile, u64 id)
  */
 #define VNPU_WAIT_SPIN_NS (100 * NSEC_PER_USEC)
 
-/* Poll @fence until it signals, for at most VNPU_WAIT_SPIN_NS. */
+/*
+ * Poll @fence until it signals, for at most VNPU_WAIT_SPIN_NS. A fence
+ * that already signalled (a job run at submit) costs no clock read.
+ */
 static bool vnpu_fence_spin(struct dma_fence *fence, s64 deadline_ns)
 {
-	s64 end = min_t(s64, ktime_get_ns() + VNPU_WAIT_SPIN_NS, deadline_ns);
+	s64 end;
 
+	if (dma_fence_is_signaled(fence))
+		return true;
+	end = min_t(s64, ktime_get_ns() + VNPU_WAIT_SPIN_NS, deadline_ns);
 	do {
 		if (dma_fence_is_signaled(fence))
 			return true;
@@ -612,7 +782,8 @@ int vnpu_ioctl_wait(struct drm_device *drm, void *data,
 	if (!job)
 		return -ENOENT;
 
-	lret = vnpu_fence_wait_abs(job->done, args->timeout_ns);
+	/* A job without a done fence ran at submit: it has ended. */
+	lret = job->done ? vnpu_fence_wait_abs(job->done, args->timeout_ns) : 1;
 	if (lret < 0) {
 		ret = lret;
 	} else if (!lret) {

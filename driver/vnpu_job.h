@@ -15,55 +15,65 @@ struct vnpu_file;
 
 /**
  * struct vnpu_job - one submitted job; refcounted: the scheduler holds a
- * reference until free_job, the file's job table another while the job's
- * id is kept there
- * @base: the scheduler job
+ * reference until free_job (SUBMIT itself for a job run at submit), the
+ * file's job table another while the job's id is kept there
  * @ref: reference count
+ * @priority: &enum drm_vnpu_priority
  * @vdev: the device
  * @vfile: the file that submitted it (a reference)
  * @id: job id in @vfile
- * @priority: &enum drm_vnpu_priority
- * @link: entry in &vnpu_device.job_list until free_job
- * @fw: what the firmware runs; its result fields are read by WAIT
- * @hw_fence: the hardware fence, allocated at submit, initialized when the
- *	scheduler first runs the job (then @pushed is set)
+ * @done: what userspace and other jobs wait for (a reference): the
+ *	scheduler's finished fence; for a job run at submit @hw_fence, or
+ *	NULL when nothing needed a fence (it ended before its id was known)
+ * @hw_fence: the hardware fence, allocated at submit when the job goes to
+ *	the scheduler or has an out-syncobj, initialized when the job goes
+ *	to the device (then @pushed is set)
  * @pushed: the job went to the firmware
- * @done: the scheduler's finished fence (a reference), once armed
- * @seen_progress: @fw.progress at the last timeout of the job
+ * @fw: what the firmware runs; its result fields are read by WAIT
  * @bos: the BO of each slot, one reference each
  * @num_slots: entries in @bos and @fw.slot_base
+ * @num_lock_objs: entries in @lock_objs
  * @lock_objs: the distinct reservation objects the job uses
  * @lock_write: for each of @lock_objs, whether the job writes it (in the
  *	same allocation as @lock_objs)
- * @num_lock_objs: entries in @lock_objs
+ * @in_fences: the fences of the in-syncobjs (a reference each) until they
+ *	become scheduler dependencies
+ * @num_in_fences: entries in @in_fences
  * @profile_bo: the profiling BO (a reference) or NULL
  * @stream: the kernel copy of the command stream, @stream_inline or
  *	allocated
+ * @link: entry in &vnpu_device.job_list until free_job (a job that goes
+ *	to the scheduler)
+ * @seen_progress: @fw.progress at the last timeout of the job
+ * @base: the scheduler job, for a job that goes to the scheduler
  * @stream_inline: holds a small command stream without an allocation
  */
 /* Command streams up to this many bytes are copied into the job itself. */
 #define VNPU_JOB_INLINE_STREAM 64
 
 struct vnpu_job {
-	struct drm_sched_job base;
 	struct kref ref;
+	u32 priority;
 	struct vnpu_device *vdev;
 	struct vnpu_file *vfile;
 	u64 id;
-	u32 priority;
-	struct list_head link;
-	struct vnpu_fw_job fw;
+	struct dma_fence *done;
 	struct dma_fence *hw_fence;
 	bool pushed;
-	struct dma_fence *done;
-	u64 seen_progress;
+	struct vnpu_fw_job fw;
 	struct drm_gem_object **bos;
 	u32 num_slots;
+	u32 num_lock_objs;
 	struct drm_gem_object **lock_objs;
 	bool *lock_write;
-	u32 num_lock_objs;
+	struct dma_fence **in_fences;
+	u32 num_in_fences;
 	struct drm_gem_object *profile_bo;
 	void *stream;
+
+	struct list_head link;
+	u64 seen_progress;
+	struct drm_sched_job base;
 	u64 stream_inline[VNPU_JOB_INLINE_STREAM / sizeof(u64)];
 };
 
@@ -74,5 +84,6 @@ static inline struct vnpu_job *to_vnpu_job(struct drm_sched_job *sched_job)
 
 void vnpu_job_put(struct vnpu_job *job);
 void vnpu_job_retire(struct vnpu_job *job);
+void vnpu_job_init_hw_fence(struct vnpu_job *job, u64 context, u64 seqno);
 
 #endif /* __VNPU_JOB_H__ */

@@ -45,6 +45,23 @@ static const struct dma_fence_ops vnpu_hw_fence_ops = {
 	.get_timeline_name = vnpu_fence_get_timeline_name,
 };
 
+/**
+ * vnpu_job_init_hw_fence() - the job goes to the device: initialize its
+ * hardware fence
+ * @job: the job
+ * @context: the fence context, the device's for the jobs the scheduler
+ *	hands over, the file's for those run at submit
+ * @seqno: the job's place in @context: the fences of a context signal in
+ *	the order of their seqnos
+ */
+void vnpu_job_init_hw_fence(struct vnpu_job *job, u64 context, u64 seqno)
+{
+	dma_fence_init(job->hw_fence, &vnpu_hw_fence_ops, &job->vdev->fence_lock,
+		       context, seqno);
+	job->fw.fence = job->hw_fence;
+	job->pushed = true;
+}
+
 static struct dma_fence *vnpu_sched_run_job(struct drm_sched_job *sched_job)
 {
 	struct vnpu_job *job = to_vnpu_job(sched_job);
@@ -52,11 +69,8 @@ static struct dma_fence *vnpu_sched_run_job(struct drm_sched_job *sched_job)
 
 	/* After a reset, drm_sched_resubmit_jobs() runs a queued job again. */
 	if (!job->pushed) {
-		dma_fence_init(job->hw_fence, &vnpu_hw_fence_ops,
-			       &vdev->fence_lock, vdev->fence_context,
-			       atomic64_inc_return(&vdev->fence_seqno));
-		job->fw.fence = job->hw_fence;
-		job->pushed = true;
+		vnpu_job_init_hw_fence(job, vdev->fence_context,
+				       atomic64_inc_return(&vdev->fence_seqno));
 		if (!vnpu_fw_run_now(&vdev->fw, &job->fw))
 			vnpu_fw_push(&vdev->fw, &job->fw);
 	}

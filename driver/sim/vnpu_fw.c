@@ -9,8 +9,12 @@
  * kernel_fpu_begin() and kernel_fpu_end() and is sized so that one FPU
  * section stays short. When a job ends the firmware signals its hardware
  * fence, which is what an interrupt handler would do on real hardware.
- * A job of NOPs only ends right away in the scheduler's run_job when the
- * device is idle (vnpu_fw_run_now()): it has nothing to run.
+ *
+ * A short job (vnpu_fw_job_is_short()) may instead run on the thread that
+ * hands it to an idle device (vnpu_fw_claim(), vnpu_fw_run_claimed()):
+ * the SUBMIT ioctl or the scheduler's run_job. It is then the device's
+ * running job like any other, and the firmware thread starts nothing
+ * before it ends.
  *
  * A reset abandons the running job (it ends TIMEOUT) at the next command
  * or part boundary; SPIN commands and injected hangs wait for that reset.
@@ -142,8 +146,12 @@ static int vnpu_fw_grow_scratch(struct vnpu_fw *fw, u64 size)
 	return 0;
 }
 
+/*
+ * Run one command. @here: on the calling thread in one part (a short job
+ * run by the thread that submitted it), not split across the tiles.
+ */
 static int vnpu_fw_exec_cmd(struct vnpu_fw *fw, struct vnpu_fw_job *job,
-			    const struct vnpu_cmd_header *cmd)
+			    const struct vnpu_cmd_header *cmd, bool here)
 {
 	struct vnpu_fw_work work = {
 		.cmd = cmd,
@@ -155,7 +163,8 @@ static int vnpu_fw_exec_cmd(struct vnpu_fw *fw, struct vnpu_fw_job *job,
 	if (cmd->opcode == VNPU_CMD_NOP)
 		return 0;
 
-	work.num_parts = vnpu_exec_parts(cmd, fw->num_tiles, VNPU_FW_CHUNK_COST);
+	work.num_parts = here ? 1 : vnpu_exec_parts(cmd, fw->num_tiles,
+						     VNPU_FW_CHUNK_COST);
 	ret = vnpu_fw_grow_scratch(fw, vnpu_exec_scratch(cmd, work.num_parts));
 	if (ret)
 		return ret;
@@ -163,7 +172,10 @@ static int vnpu_fw_exec_cmd(struct vnpu_fw *fw, struct vnpu_fw_job *job,
 	atomic_set(&work.next_part, 0);
 	atomic_set(&work.error, 0);
 
-	/* One part: run it here, on tile 0's scratch (the tiles are idle). */
+	/*
+	 * One part: run it here, on tile 0's scratch (the tiles are idle:
+	 * they only work for the running job, and this is it).
+	 */
 	if (work.num_parts == 1) {
 		vnpu_tile_run(&fw->tiles[0], &work);
 		return atomic_read(&work.error);
@@ -189,25 +201,35 @@ static void vnpu_fw_spin(struct vnpu_fw *fw, struct vnpu_fw_job *job)
 				 kthread_should_stop());
 }
 
-static void vnpu_fw_profile(struct vnpu_fw_job *job, u32 index, u64 start)
+static void vnpu_fw_profile(struct vnpu_fw_job *job, u32 index, u64 start,
+			    u64 end)
 {
 	if (!job->profile)
 		return;
 	WRITE_ONCE(job->profile[2 * index], start);
-	WRITE_ONCE(job->profile[2 * index + 1], ktime_get_ns());
+	WRITE_ONCE(job->profile[2 * index + 1], end);
 }
 
-static u32 vnpu_fw_run_cmds(struct vnpu_fw *fw, struct vnpu_fw_job *job)
+/*
+ * Run the commands of a started job; its end timestamp is set. A command
+ * starts when the one before it ended (the job's start for the first).
+ * A NOP takes no time: it reads no clock. @here: see vnpu_fw_exec_cmd();
+ * such a job takes no injected hang or fault either (the firmware
+ * thread's jobs do).
+ */
+static u32 vnpu_fw_run_cmds(struct vnpu_fw *fw, struct vnpu_fw_job *job,
+			    bool here)
 {
-	bool hang = atomic_dec_if_positive(&fw->inject_hang) >= 0;
-	bool fault = atomic_dec_if_positive(&fw->inject_fault) >= 0;
+	bool hang = !here && atomic_dec_if_positive(&fw->inject_hang) >= 0;
+	bool fault = !here && atomic_dec_if_positive(&fw->inject_fault) >= 0;
 	const struct vnpu_cmd_header *cmd = NULL;
+	u64 start, now = job->start_ns;
 	u32 index = 0;
 	int ret;
 
+	job->end_ns = now;
 	while ((cmd = vnpu_stream_next(job->stream, job->stream_size, cmd))) {
-		u64 start = ktime_get_ns();
-
+		start = now;
 		WRITE_ONCE(job->cur_cmd, index);
 		if (hang || cmd->opcode == VNPU_CMD_SPIN) {
 			vnpu_fw_spin(fw, job);
@@ -215,14 +237,17 @@ static u32 vnpu_fw_run_cmds(struct vnpu_fw *fw, struct vnpu_fw_job *job)
 		} else if (fault) {
 			ret = -EIO;
 		} else {
-			ret = vnpu_fw_exec_cmd(fw, job, cmd);
+			ret = vnpu_fw_exec_cmd(fw, job, cmd, here);
 		}
+		if (hang || fault || cmd->opcode != VNPU_CMD_NOP)
+			now = ktime_get_ns();
+		job->end_ns = now;
 		if (vnpu_fw_abandoned(fw, job))
 			return READ_ONCE(fw->dead) ? DRM_VNPU_JOB_CANCELLED :
 						     DRM_VNPU_JOB_TIMEOUT;
 		if (ret)
 			return DRM_VNPU_JOB_FAULT;
-		vnpu_fw_profile(job, index, start);
+		vnpu_fw_profile(job, index, start, now);
 		atomic64_inc(&job->progress);
 		index++;
 	}
@@ -241,22 +266,54 @@ static int vnpu_fw_status_errno(u32 status)
 	}
 }
 
-/* The job ended: tell the driver, then signal its fence. */
-static void vnpu_fw_signal(struct vnpu_fw *fw, struct vnpu_fw_job *job,
-			   u32 status)
+/*
+ * Signal the fence of a job that ended, stamped with the job's end (which
+ * saves a clock read). A job run by the thread that submitted it may have
+ * none: nothing could wait for it yet.
+ */
+static void vnpu_fw_signal(struct vnpu_fw_job *job, u32 status)
 {
-	job->status = status;
-	fw->job_done(fw, job);
+	if (!job->fence)
+		return;
 	if (status != DRM_VNPU_JOB_OK)
 		dma_fence_set_error(job->fence, vnpu_fw_status_errno(status));
-	dma_fence_signal(job->fence);
+	if (job->end_ns)
+		dma_fence_signal_timestamp(job->fence, ns_to_ktime(job->end_ns));
+	else
+		dma_fence_signal(job->fence);
+}
+
+/* The running job ended: free the device, tell the driver, signal. */
+static void vnpu_fw_end(struct vnpu_fw *fw, struct vnpu_fw_job *job,
+			u32 status)
+{
+	bool queued;
+
+	spin_lock(&fw->lock);
+	fw->running = NULL;
+	if (fw->abort == job)
+		fw->abort = NULL;
+	queued = !list_empty(&fw->queue);
+	spin_unlock(&fw->lock);
+	if (wq_has_sleeper(&fw->event_wq))
+		wake_up_all(&fw->event_wq);
+
+	job->status = status;
+	fw->job_done(fw, job);
+	vnpu_fw_signal(job, status);
 
 	spin_lock(&fw->lock);
 	fw->pending--;
 	spin_unlock(&fw->lock);
+
+	/* Jobs pushed while another thread ran this one wait for the firmware. */
+	if (queued && current != fw->thread)
+		wake_up(&fw->queue_wq);
 }
 
-static void vnpu_fw_run_job(struct vnpu_fw *fw, struct vnpu_fw_job *job)
+/* Run the running job, on whatever thread took the device for it. */
+static void vnpu_fw_run_job(struct vnpu_fw *fw, struct vnpu_fw_job *job,
+			    bool here)
 {
 	u32 status = DRM_VNPU_JOB_CANCELLED;
 
@@ -264,32 +321,33 @@ static void vnpu_fw_run_job(struct vnpu_fw *fw, struct vnpu_fw_job *job)
 			   VNPU_FW_JOB_RUNNING) == VNPU_FW_JOB_QUEUED &&
 	    !READ_ONCE(fw->dead)) {
 		job->start_ns = ktime_get_ns();
-		status = vnpu_fw_run_cmds(fw, job);
-		job->end_ns = ktime_get_ns();
+		status = vnpu_fw_run_cmds(fw, job, here);
 	}
-
-	spin_lock(&fw->lock);
-	fw->running = NULL;
-	if (fw->abort == job)
-		fw->abort = NULL;
-	spin_unlock(&fw->lock);
-	wake_up_all(&fw->event_wq);
-
-	vnpu_fw_signal(fw, job, status);
+	vnpu_fw_end(fw, job, status);
 }
 
+/* The next queued job, now the running one; none while a job runs. */
 static struct vnpu_fw_job *vnpu_fw_take(struct vnpu_fw *fw)
 {
-	struct vnpu_fw_job *job;
+	struct vnpu_fw_job *job = NULL;
 
 	spin_lock(&fw->lock);
-	job = list_first_entry_or_null(&fw->queue, struct vnpu_fw_job, link);
-	if (job) {
-		list_del_init(&job->link);
-		fw->running = job;
+	if (!fw->running) {
+		job = list_first_entry_or_null(&fw->queue, struct vnpu_fw_job,
+					       link);
+		if (job) {
+			list_del_init(&job->link);
+			fw->running = job;
+		}
 	}
 	spin_unlock(&fw->lock);
 	return job;
+}
+
+/* Queued jobs the firmware thread may start: none while another runs. */
+static bool vnpu_fw_has_work(struct vnpu_fw *fw)
+{
+	return !list_empty_careful(&fw->queue) && !READ_ONCE(fw->running);
 }
 
 static int vnpu_fw_thread(void *data)
@@ -299,9 +357,9 @@ static int vnpu_fw_thread(void *data)
 
 	while (!kthread_should_stop()) {
 		wait_event_interruptible(fw->queue_wq, kthread_should_stop() ||
-					 !list_empty_careful(&fw->queue));
+					 vnpu_fw_has_work(fw));
 		while ((job = vnpu_fw_take(fw)))
-			vnpu_fw_run_job(fw, job);
+			vnpu_fw_run_job(fw, job, false);
 	}
 	return 0;
 }
@@ -321,68 +379,135 @@ void vnpu_fw_push(struct vnpu_fw *fw, struct vnpu_fw_job *job)
 	wake_up(&fw->queue_wq);
 }
 
-/* Commands a job may have to be run by vnpu_fw_run_now(). */
-#define VNPU_FW_NOW_MAX_CMDS 64
+/*
+ * The work of a job run by the thread that hands it to the device, at
+ * most: element operations (about a flop each), and commands. Running it
+ * costs about what waking the firmware thread does.
+ */
+#define VNPU_FW_SHORT_MAX_COST 4096
+#define VNPU_FW_SHORT_MAX_CMDS 64
 
-/* A job whose commands are all NOPs, few enough to run them anywhere. */
-static bool vnpu_fw_job_is_nop(const struct vnpu_fw_job *job)
+/* Elements of a valid tensor, or more than @cap when that is above @cap. */
+static u64 vnpu_fw_elems_capped(const struct vnpu_tensor *t, u64 cap)
+{
+	u64 n = 1;
+	u32 d;
+
+	for (d = 0; d < t->rank; d++)
+		if (!t->dims[d])
+			return 0;
+	for (d = 0; d < t->rank && n <= cap; d++)
+		n = t->dims[d] > cap ? cap + 1 : n * t->dims[d];
+	return n;
+}
+
+/* Element operations of a validated command, or more than @cap. */
+static u64 vnpu_fw_cmd_cost(const struct vnpu_cmd_header *cmd, u64 cap)
+{
+	const struct vnpu_cmd_layer *l = (const void *)cmd;
+
+	switch (cmd->opcode) {
+	case VNPU_CMD_NOP:
+		return 0;
+	case VNPU_CMD_FILL:
+		return vnpu_fw_elems_capped(&((const struct vnpu_cmd_fill *)cmd)->dst,
+					    cap);
+	case VNPU_CMD_COPY:
+		return vnpu_fw_elems_capped(&((const struct vnpu_cmd_copy *)cmd)->dst,
+					    cap);
+	case VNPU_CMD_LAYER:
+		return vnpu_eng_layer_cost(l->op, l->tensors, l->num_tensors,
+					   &l->tensors[l->num_tensors]);
+	default:
+		/* SPIN never ends: never on a caller's thread. */
+		return cap + 1;
+	}
+}
+
+/**
+ * vnpu_fw_job_is_short() - whether a job is short enough to run on the
+ * thread that hands it to the device
+ * @job: a job with a validated stream
+ *
+ * Short: at most %VNPU_FW_SHORT_MAX_CMDS commands, no SPIN, and
+ * %VNPU_FW_SHORT_MAX_COST element operations in all (a job of NOPs only
+ * has none).
+ */
+bool vnpu_fw_job_is_short(const struct vnpu_fw_job *job)
 {
 	const struct vnpu_cmd_header *cmd = NULL;
+	u64 cost = 0;
 
-	if (job->num_cmds > VNPU_FW_NOW_MAX_CMDS)
+	if (job->num_cmds > VNPU_FW_SHORT_MAX_CMDS)
 		return false;
-	while ((cmd = vnpu_stream_next(job->stream, job->stream_size, cmd)))
-		if (cmd->opcode != VNPU_CMD_NOP)
+	while ((cmd = vnpu_stream_next(job->stream, job->stream_size, cmd))) {
+		cost += vnpu_fw_cmd_cost(cmd, VNPU_FW_SHORT_MAX_COST);
+		if (cost > VNPU_FW_SHORT_MAX_COST)
 			return false;
+	}
 	return true;
 }
 
 /**
- * vnpu_fw_run_now() - run a job that has nothing to compute on the
- * caller's thread when the device is idle, sparing the firmware thread a
- * wakeup
+ * vnpu_fw_claim() - take the idle device for a job run by the caller
+ * @fw: the device
+ * @job: the job; the caller checked vnpu_fw_job_is_short()
+ *
+ * Idle: every job handed to the device before has signalled its fence,
+ * so the device still runs its jobs one at a time and in order, and no
+ * hang or fault is to be injected (those are for the firmware thread's
+ * jobs). On success @job is the device's running job: the firmware
+ * thread starts no job until vnpu_fw_run_claimed() has ended it, and a
+ * reset or a shutdown abandons it like any running job.
+ *
+ * Return: true when the device is @job's; the caller must then call
+ * vnpu_fw_run_claimed() without sleeping for long in between.
+ */
+bool vnpu_fw_claim(struct vnpu_fw *fw, struct vnpu_fw_job *job)
+{
+	bool idle;
+
+	if (atomic_read(&fw->inject_hang) || atomic_read(&fw->inject_fault))
+		return false;
+
+	spin_lock(&fw->lock);
+	idle = !fw->pending && !fw->running && !fw->dead;
+	if (idle) {
+		fw->pending++;
+		fw->running = job;
+	}
+	spin_unlock(&fw->lock);
+	return idle;
+}
+
+/**
+ * vnpu_fw_run_claimed() - run a job taken with vnpu_fw_claim() on the
+ * calling thread
  * @fw: the device
  * @job: the job, with @job->fence initialized
  *
- * A job of NOPs only (at most %VNPU_FW_NOW_MAX_CMDS) ends at once when
- * every job pushed before it has signalled its fence and no hang or fault
- * is to be injected: the fences of the device still signal in order.
+ * Each command runs in one part on this thread. The job ends like any
+ * other: status, timestamps, profile, counters, then its fence signals.
+ */
+void vnpu_fw_run_claimed(struct vnpu_fw *fw, struct vnpu_fw_job *job)
+{
+	vnpu_fw_run_job(fw, job, true);
+}
+
+/**
+ * vnpu_fw_run_now() - run a short job on the calling thread when the
+ * device is idle, sparing the firmware thread a wakeup
+ * @fw: the device
+ * @job: the job, with @job->fence initialized
  *
  * Return: true when the job ended (its fence is signalled), false when it
  * must be pushed with vnpu_fw_push().
  */
 bool vnpu_fw_run_now(struct vnpu_fw *fw, struct vnpu_fw_job *job)
 {
-	const struct vnpu_cmd_header *cmd = NULL;
-	u32 status = DRM_VNPU_JOB_CANCELLED;
-	u32 index = 0;
-	bool idle;
-
-	if (atomic_read(&fw->inject_hang) || atomic_read(&fw->inject_fault) ||
-	    !vnpu_fw_job_is_nop(job))
+	if (!vnpu_fw_job_is_short(job) || !vnpu_fw_claim(fw, job))
 		return false;
-
-	spin_lock(&fw->lock);
-	idle = !fw->pending && !fw->dead;
-	if (idle)
-		fw->pending++;
-	spin_unlock(&fw->lock);
-	if (!idle)
-		return false;
-
-	if (atomic_cmpxchg(&job->state, VNPU_FW_JOB_QUEUED,
-			   VNPU_FW_JOB_RUNNING) == VNPU_FW_JOB_QUEUED) {
-		job->start_ns = ktime_get_ns();
-		while ((cmd = vnpu_stream_next(job->stream, job->stream_size,
-					       cmd))) {
-			WRITE_ONCE(job->cur_cmd, index);
-			vnpu_fw_profile(job, index++, job->start_ns);
-			atomic64_inc(&job->progress);
-		}
-		job->end_ns = ktime_get_ns();
-		status = DRM_VNPU_JOB_OK;
-	}
-	vnpu_fw_signal(fw, job, status);
+	vnpu_fw_run_claimed(fw, job);
 	return true;
 }
 

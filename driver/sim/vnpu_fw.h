@@ -42,7 +42,8 @@ enum vnpu_fw_job_state {
  * @end_ns: device timestamp of the end, or 0
  * @progress: parts and commands completed (the timeout handler tells a
  *	slow job from a hung one by it)
- * @fence: the hardware fence, signalled when the job ends
+ * @fence: the hardware fence, signalled when the job ends; NULL for a job
+ *	run on the thread that submitted it when nothing can wait for it
  */
 struct vnpu_fw_job {
 	struct list_head link;
@@ -81,7 +82,8 @@ struct vnpu_tile {
  * firmware thread that splits each command across the tiles
  * @lock: protects @queue, @running, @abort, @dead and @pending
  * @queue: jobs pushed by the scheduler, not yet taken
- * @running: the job the firmware runs, or NULL
+ * @running: the job the device runs (on the firmware thread, or on the
+ *	thread that claimed the device for it), or NULL
  * @abort: the job a reset asked to abandon, or NULL
  * @dead: the device is shutting down: every job ends CANCELLED
  * @pending: jobs handed to the device whose fence is not signalled yet
@@ -129,6 +131,9 @@ int vnpu_fw_init(struct vnpu_fw *fw, const char *name, u32 num_tiles,
 void vnpu_fw_shutdown(struct vnpu_fw *fw);
 void vnpu_fw_fini(struct vnpu_fw *fw);
 void vnpu_fw_push(struct vnpu_fw *fw, struct vnpu_fw_job *job);
+bool vnpu_fw_job_is_short(const struct vnpu_fw_job *job);
+bool vnpu_fw_claim(struct vnpu_fw *fw, struct vnpu_fw_job *job);
+void vnpu_fw_run_claimed(struct vnpu_fw *fw, struct vnpu_fw_job *job);
 bool vnpu_fw_run_now(struct vnpu_fw *fw, struct vnpu_fw_job *job);
 bool vnpu_fw_reset(struct vnpu_fw *fw);
 bool vnpu_fw_cancel(struct vnpu_fw_job *job);

@@ -8,8 +8,10 @@
  *   download      BO_DOWNLOAD GB/s                  vs  memcpy GB/s
  *   (and memcpy into an mmap of the BO: the zero-copy path, for comparison)
  *
- * Prints one "key value" line per figure (for scripts/bench) after a
- * readable table. Exit 77 when no vnpu device is present.
+ * The calls are summed up by their mean, median and minimum (the VM is
+ * noisy: the median is the figure), the copies by their best run. Prints
+ * one "key value" line per figure (for scripts/bench) after a readable
+ * table. Exit 77 when no vnpu device is present.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -28,8 +30,6 @@
 
 #define XFER_SIZE (64u << 20)
 #define XFER_REPS 8
-#define CALL_REPS 20000
-#define JOB_REPS 3000
 
 static int64_t now_ns(void)
 {
@@ -85,21 +85,6 @@ static int fail(const char *what)
 	return 1;
 }
 
-/* Average ns of a bare GET_PARAM. */
-static int bench_get_param(int fd, double *ns)
-{
-	struct drm_vnpu_get_param p = { .param = DRM_VNPU_PARAM_NUM_TILES };
-	int64_t t0 = now_ns();
-	int i;
-
-	for (i = 0; i < CALL_REPS; i++) {
-		if (xioctl(fd, DRM_IOCTL_VNPU_GET_PARAM, &p))
-			return fail("GET_PARAM");
-	}
-	*ns = (double)(now_ns() - t0) / CALL_REPS;
-	return 0;
-}
-
 static int bo_create(int fd, uint64_t size, uint32_t *handle)
 {
 	struct drm_vnpu_bo_create c = { .size = size };
@@ -120,53 +105,193 @@ static int bo_xfer(int fd, unsigned long req, uint32_t handle, void *data, uint6
 	return 0;
 }
 
-/* The parts of a noop job's round trip, average ns each. */
-struct job_times {
-	double total;		/* SUBMIT + WAIT */
-	double submit;		/* the SUBMIT ioctl alone */
-	double wait;		/* WAIT, from SUBMIT's return to the job's end */
+/*
+ * Calls are timed in batches of BATCH back-to-back calls, one sample being
+ * the batch's time over BATCH: reading the clock costs about as much as
+ * the ioctls timed in the TCG guest (its clocksource is the HPET, so
+ * clock_gettime() is a system call there), and per-call timing would add
+ * it to every sample. The kinds of samples are taken in interleaved
+ * rounds, so that a noisy stretch of the VM hits them all alike, and
+ * each kind reports the mean, the median and the minimum of its samples.
+ */
+#define BATCH 10
+#define ROUNDS 1000
+#define WARMUP_ROUNDS 20
+#define WAIT_NS 10000000000ll
+
+struct bench {
+	int fd;
+	uint32_t nop_bo;	/* holds the one-NOP command stream */
+	int64_t deadline;	/* of the WAITs of the current batch */
 };
 
-/* Average ns of SUBMIT + WAIT of a job that is one NOP. */
-static int bench_noop_job(int fd, struct job_times *jt)
+/* Queue a job that is one NOP. */
+static int noop_submit(const struct bench *b, uint64_t *id)
 {
-	struct vnpu_cmd_header nop = { .opcode = VNPU_CMD_NOP, .size = sizeof(nop) };
-	struct drm_vnpu_submit s;
-	struct drm_vnpu_wait w;
-	int64_t t0, t1, submit_ns = 0;
-	uint32_t cmd;
+	struct drm_vnpu_submit s = {
+		.cmd_handle = b->nop_bo,
+		.cmd_size = sizeof(struct vnpu_cmd_header),
+		.priority = DRM_VNPU_PRIORITY_NORMAL,
+	};
+
+	if (xioctl(b->fd, DRM_IOCTL_VNPU_SUBMIT, &s))
+		return fail("SUBMIT");
+	*id = s.job_id;
+	return 0;
+}
+
+static int noop_wait(const struct bench *b, uint64_t id)
+{
+	struct drm_vnpu_wait w = { .job_id = id, .timeout_ns = b->deadline };
+
+	if (xioctl(b->fd, DRM_IOCTL_VNPU_WAIT, &w))
+		return fail("WAIT");
+	if (w.status != DRM_VNPU_JOB_OK) {
+		fprintf(stderr, "bench-ioctl: the noop job ended with status %u\n", w.status);
+		return 1;
+	}
+	return 0;
+}
+
+/* BATCH bare GET_PARAMs: the reference. */
+static int batch_get_param(struct bench *b, int64_t *ns)
+{
+	struct drm_vnpu_get_param p = { .param = DRM_VNPU_PARAM_NUM_TILES };
+	int64_t t0 = now_ns();
 	int i;
 
-	if (bo_create(fd, 4096, &cmd) || bo_xfer(fd, DRM_IOCTL_VNPU_BO_UPLOAD, cmd, &nop,
-						 sizeof(nop)))
-		return 1;
-	t0 = 0;
-	for (i = -100; i < JOB_REPS; i++) {	/* 100 warm-up jobs */
-		if (!i)
-			t0 = now_ns();
-		memset(&s, 0, sizeof(s));
-		s.cmd_handle = cmd;
-		s.cmd_size = sizeof(nop);
-		s.priority = DRM_VNPU_PRIORITY_NORMAL;
-		t1 = now_ns();
-		if (xioctl(fd, DRM_IOCTL_VNPU_SUBMIT, &s))
-			return fail("SUBMIT");
-		if (i >= 0)
-			submit_ns += now_ns() - t1;
-		memset(&w, 0, sizeof(w));
-		w.job_id = s.job_id;
-		w.timeout_ns = now_ns() + 10000000000ll;
-		if (xioctl(fd, DRM_IOCTL_VNPU_WAIT, &w))
-			return fail("WAIT");
-		if (w.status != DRM_VNPU_JOB_OK) {
-			fprintf(stderr, "bench-ioctl: the noop job ended with status %u\n", w.status);
+	for (i = 0; i < BATCH; i++) {
+		if (xioctl(b->fd, DRM_IOCTL_VNPU_GET_PARAM, &p))
+			return fail("GET_PARAM");
+	}
+	*ns = now_ns() - t0;
+	return 0;
+}
+
+/* BATCH noop jobs, each SUBMIT followed by its WAIT. */
+static int batch_noop_job(struct bench *b, int64_t *ns)
+{
+	int64_t t0;
+	uint64_t id;
+	int i;
+
+	b->deadline = now_ns() + WAIT_NS;
+	t0 = now_ns();
+	for (i = 0; i < BATCH; i++) {
+		if (noop_submit(b, &id) || noop_wait(b, id))
 			return 1;
+	}
+	*ns = now_ns() - t0;
+	return 0;
+}
+
+/* BATCH SUBMITs of noop jobs back to back, then their WAITs (not timed). */
+static int batch_noop_submit(struct bench *b, int64_t *ns)
+{
+	uint64_t ids[BATCH];
+	int64_t t0;
+	int i;
+
+	b->deadline = now_ns() + WAIT_NS;
+	t0 = now_ns();
+	for (i = 0; i < BATCH; i++) {
+		if (noop_submit(b, &ids[i]))
+			return 1;
+	}
+	*ns = now_ns() - t0;
+	for (i = 0; i < BATCH; i++) {
+		if (noop_wait(b, ids[i]))
+			return 1;
+	}
+	return 0;
+}
+
+/* BATCH reads of CLOCK_MONOTONIC, for scale. */
+static int batch_clock(struct bench *b, int64_t *ns)
+{
+	volatile int64_t sink = 0;
+	int64_t t0 = now_ns();
+	int i;
+
+	(void)b;
+	for (i = 0; i < BATCH; i++)
+		sink += now_ns();
+	*ns = now_ns() - t0;
+	return 0;
+}
+
+enum { K_GET_PARAM, K_NOOP_JOB, K_NOOP_SUBMIT, K_CLOCK, NUM_KINDS };
+
+static const struct kind {
+	const char *key;	/* of the "key value" lines */
+	const char *name;	/* in the table */
+	int (*batch)(struct bench *b, int64_t *ns);
+} kinds[NUM_KINDS] = {
+	[K_GET_PARAM] = { "get_param", "GET_PARAM", batch_get_param },
+	[K_NOOP_JOB] = { "noop_job", "noop job SUBMIT+WAIT", batch_noop_job },
+	[K_NOOP_SUBMIT] = { "noop_submit", "  SUBMIT alone", batch_noop_submit },
+	[K_CLOCK] = { "clock", "clock_gettime", batch_clock },
+};
+
+/* Mean, median and minimum of a kind's samples, ns per call. */
+struct summary {
+	double mean;
+	double median;
+	double min;
+};
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Sorts @ns (@n batch times) and sums them up per call. */
+static struct summary summarize(int64_t *ns, int n)
+{
+	struct summary s;
+	double sum = 0;
+	int i;
+
+	qsort(ns, n, sizeof(*ns), cmp_i64);
+	for (i = 0; i < n; i++)
+		sum += (double)ns[i];
+	s.mean = sum / n / BATCH;
+	s.median = (n % 2 ? (double)ns[n / 2] : ((double)ns[n / 2 - 1] + ns[n / 2]) / 2) / BATCH;
+	s.min = (double)ns[0] / BATCH;
+	return s;
+}
+
+/* Every kind of sample, ROUNDS times in turn after WARMUP_ROUNDS. */
+static int bench_calls(int fd, struct summary sum[NUM_KINDS])
+{
+	struct vnpu_cmd_header nop = { .opcode = VNPU_CMD_NOP, .size = sizeof(nop) };
+	struct bench b = { .fd = fd };
+	int64_t *ns = calloc((size_t)NUM_KINDS * ROUNDS, sizeof(*ns)), t;
+	int r, k, ret = 1;
+
+	if (!ns) {
+		fprintf(stderr, "bench-ioctl: out of memory\n");
+		return 1;
+	}
+	if (bo_create(fd, 4096, &b.nop_bo) ||
+	    bo_xfer(fd, DRM_IOCTL_VNPU_BO_UPLOAD, b.nop_bo, &nop, sizeof(nop)))
+		goto out;
+	for (r = -WARMUP_ROUNDS; r < ROUNDS; r++) {
+		for (k = 0; k < NUM_KINDS; k++) {
+			if (kinds[k].batch(&b, &t))
+				goto out;
+			if (r >= 0)
+				ns[k * ROUNDS + r] = t;
 		}
 	}
-	jt->total = (double)(now_ns() - t0) / JOB_REPS;
-	jt->submit = (double)submit_ns / JOB_REPS;
-	jt->wait = jt->total - jt->submit;
-	return 0;
+	for (k = 0; k < NUM_KINDS; k++)
+		sum[k] = summarize(ns + k * ROUNDS, ROUNDS);
+	ret = 0;
+out:
+	free(ns);
+	return ret;
 }
 
 /* The BO mapped into the process, or MAP_FAILED. */
@@ -231,11 +356,17 @@ out:
 	return ret;
 }
 
+static void print_call(const struct summary *s, const struct summary *ref, const char *name)
+{
+	printf("%-26s %8.2f %8.2f %8.2f us %9.2f us %8.2fx\n", name, s->mean / 1e3,
+	       s->median / 1e3, s->min / 1e3, ref->median / 1e3, s->median / ref->median);
+}
+
 int main(int argc, char **argv)
 {
-	double param_ns = 0, up = 0, down = 0, mem = 0, mapped = 0;
-	struct job_times jt = { 0 };
-	int fd;
+	double up = 0, down = 0, mem = 0, mapped = 0;
+	struct summary sum[NUM_KINDS];
+	int fd, k;
 
 	if (argc > 1) {
 		printf("usage: bench-ioctl\nTime the vnpu driver's ioctls against their references.\n");
@@ -246,26 +377,25 @@ int main(int argc, char **argv)
 		printf("bench-ioctl: no vnpu render node: skipped\n");
 		return 77;
 	}
-	if (bench_get_param(fd, &param_ns) || bench_noop_job(fd, &jt) ||
-	    bench_xfer(fd, &up, &down, &mem, &mapped))
+	if (bench_calls(fd, sum) || bench_xfer(fd, &up, &down, &mem, &mapped))
 		return 1;
 	close(fd);
-	printf("%-28s %12s %14s %10s\n", "figure", "value", "reference", "ratio");
-	printf("%-28s %9.2f us %11.2f us %9.2fx\n", "noop job submit+wait",
-	       jt.total / 1e3, param_ns / 1e3, jt.total / param_ns);
-	printf("%-28s %9.2f us %11.2f us %9.2fx\n", "  of which SUBMIT",
-	       jt.submit / 1e3, param_ns / 1e3, jt.submit / param_ns);
-	printf("%-28s %9.2f us %11.2f us %9.2fx\n", "  of which WAIT",
-	       jt.wait / 1e3, param_ns / 1e3, jt.wait / param_ns);
-	printf("%-28s %7.2f GB/s %9.2f GB/s %9.0f%%\n", "BO_UPLOAD (vs memcpy)",
+	printf("%-26s %8s %8s %8s    %-12s %9s\n", "figure (per call)", "mean", "median", "min",
+	       "GET_PARAM", "ratio");
+	for (k = 0; k < NUM_KINDS; k++)
+		print_call(&sum[k], &sum[K_GET_PARAM], kinds[k].name);
+	printf("(%d samples of %d calls each; the ratio is of the medians)\n", ROUNDS, BATCH);
+	printf("%-26s %7.2f GB/s %9.2f GB/s %9.0f%%\n", "BO_UPLOAD (vs memcpy)",
 	       up, mem, 100 * up / mem);
-	printf("%-28s %7.2f GB/s %9.2f GB/s %9.0f%%\n", "BO_DOWNLOAD (vs memcpy)",
+	printf("%-26s %7.2f GB/s %9.2f GB/s %9.0f%%\n", "BO_DOWNLOAD (vs memcpy)",
 	       down, mem, 100 * down / mem);
-	printf("%-28s %7.2f GB/s %9.2f GB/s %9.0f%%\n", "memcpy into the BO's mmap",
+	printf("%-26s %7.2f GB/s %9.2f GB/s %9.0f%%\n", "memcpy into the BO's mmap",
 	       mapped, mem, 100 * mapped / mem);
-	printf("noop_job_us %.3f\nget_param_us %.3f\nupload_gbps %.3f\ndownload_gbps %.3f\n"
-	       "memcpy_gbps %.3f\nmmap_write_gbps %.3f\nnoop_submit_us %.3f\nnoop_wait_us %.3f\n",
-	       jt.total / 1e3, param_ns / 1e3, up, down, mem, mapped, jt.submit / 1e3,
-	       jt.wait / 1e3);
+	for (k = 0; k < NUM_KINDS; k++)
+		printf("%s_mean_us %.3f\n%s_median_us %.3f\n%s_min_us %.3f\n", kinds[k].key,
+		       sum[k].mean / 1e3, kinds[k].key, sum[k].median / 1e3, kinds[k].key,
+		       sum[k].min / 1e3);
+	printf("upload_gbps %.3f\ndownload_gbps %.3f\nmemcpy_gbps %.3f\nmmap_write_gbps %.3f\n",
+	       up, down, mem, mapped);
 	return 0;
 }
