@@ -369,7 +369,14 @@ static vnpu_status deconv_weights(struct cstate *s, int32_t w, int64_t group, in
 	return VNPU_OK;
 }
 
-static vnpu_status lower_conv_transpose(struct cstate *s, struct cop *op)
+/* One spatial axis of a transposed convolution done as a convolution:
+ * the input zero-inserted (stride) and padded by pb / pe, stride 1. */
+struct deconv_axis {
+	int64_t k, dl, st, pb, pe, zeroed;	/* zeroed: (in - 1) * st + 1 */
+};
+
+static vnpu_status deconv_axes(struct cstate *s, const struct cop *op, struct deconv_axis *ax,
+			       int32_t nsp)
 {
 	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0)), *wi = INFO(s, IN(op, 1));
 	const struct vnpu_tinfo *yi = INFO(s, op->out[0]);
@@ -377,27 +384,16 @@ static vnpu_status lower_conv_transpose(struct cstate *s, struct cop *op)
 	const struct vnpu_attr *sa = vnpu_node_attr(n, "strides"), *da = vnpu_node_attr(n, "dilations");
 	const struct vnpu_attr *pa = vnpu_node_attr(n, "pads"), *opa = vnpu_node_attr(n, "output_padding");
 	const char *autopad = vnpu_attr_str(n, "auto_pad", "NOTSET");
-	int64_t group = vnpu_attr_int(n, "group", 1), zdims[VNPU_MAX_RANK];
-	int32_t nsp = xi->rank - 2, x = IN(op, 0), w, bias = IN(op, 2);
-	struct vnpu_layer_conv attr = { .group = (uint32_t)group, .act = op->act };
-	bool zeros = false;
-	struct ctensor t[4];
-	uint32_t nt = 0;
-	vnpu_status st;
 
-	if (nsp < 1 || nsp > 2)
-		return UNSUP(s, "%d-D transposed convolution (only 1-D and 2-D)", nsp);
-	memcpy(zdims, xi->dims, sizeof(zdims));
-	for (int32_t d = 0; d < 2; d++)
-		attr.kernel[d] = attr.stride[d] = attr.dilation[d] = 1;
 	for (int32_t d = 0; d < nsp; d++) {
-		int32_t o = d + 2 - nsp;
-		int64_t st_ = sa && sa->n == (size_t)nsp ? sa->ints[d] : 1;
-		int64_t dl = da && da->n == (size_t)nsp ? da->ints[d] : 1;
-		int64_t k = wi->dims[2 + d], in = xi->dims[2 + d], out = yi->dims[2 + d];
-		int64_t opad = opa && opa->n == (size_t)nsp ? opa->ints[d] : 0;
-		int64_t total = st_ * (in - 1) + opad + (k - 1) * dl + 1 - out, pb, pe;
+		struct deconv_axis *a = &ax[d];
+		int64_t in = xi->dims[2 + d], out = yi->dims[2 + d];
+		int64_t opad = opa && opa->n == (size_t)nsp ? opa->ints[d] : 0, total, pb;
 
+		a->st = sa && sa->n == (size_t)nsp ? sa->ints[d] : 1;
+		a->dl = da && da->n == (size_t)nsp ? da->ints[d] : 1;
+		a->k = wi->dims[2 + d];
+		total = a->st * (in - 1) + opad + (a->k - 1) * a->dl + 1 - out;
 		if (pa && pa->n == (size_t)nsp * 2 && !strcmp(autopad, "NOTSET")) {
 			pb = pa->ints[d];
 		} else {
@@ -409,20 +405,158 @@ static vnpu_status lower_conv_transpose(struct cstate *s, struct cop *op)
 		}
 		/* The zero-inserted input, padded by dl * (k - 1) minus the
 		 * pads; the end pad is what the output extent leaves. */
-		zdims[2 + d] = (in - 1) * st_ + 1;
-		zeros |= st_ > 1;
-		pb = dl * (k - 1) - pb;
-		pe = out + dl * (k - 1) - zdims[2 + d] - pb;
-		if (pb < 0 || pe < 0)
+		a->zeroed = (in - 1) * a->st + 1;
+		a->pb = a->dl * (a->k - 1) - pb;
+		a->pe = out + a->dl * (a->k - 1) - a->zeroed - a->pb;
+		if (a->pb < 0 || a->pe < 0)
 			return UNSUP(s, "pads larger than the kernel");
-		attr.kernel[o] = (uint32_t)k;
-		attr.dilation[o] = (uint32_t)dl;
-		attr.pad_begin[o] = (uint32_t)pb;
-		attr.pad_end[o] = (uint32_t)pe;
+	}
+	return VNPU_OK;
+}
+
+/*
+ * 3-D: the zero-inserted input Z is laid out [D, N, C, H, W] with D padded
+ * explicitly, so the depth window of output plane od starting at kd is the
+ * dense batch [OD * N, C, H, W] at Z[kd * dl]. Each kd is one 2-D
+ * convolution with the weights' plane kd, summed through the next one's
+ * residual; the last result, [OD, N, M, OH, OW], is copied into Y.
+ */
+static vnpu_status deconv_3d(struct cstate *s, struct cop *op, const struct deconv_axis *ax,
+			     int32_t w, const struct vnpu_layer_conv *base)
+{
+	const struct vnpu_tinfo xinfo = *INFO(s, IN(op, 0)), yinfo = *INFO(s, op->out[0]);
+	const struct vnpu_tinfo winfo = *INFO(s, w);
+	int64_t n = xinfo.dims[0], c = xinfo.dims[1], m = yinfo.dims[1];
+	int64_t od = yinfo.dims[2], oh = yinfo.dims[3], ow = yinfo.dims[4];
+	int64_t zd = ax[0].pb + ax[0].zeroed + ax[0].pe, zh = ax[1].zeroed, zw = ax[2].zeroed;
+	int64_t plane = n * c * zh * zw, kh = winfo.dims[3], kw = winfo.dims[4];
+	int64_t zdims[5] = { zd, n, c, zh, zw }, pdims[4] = { od * n, m, oh, ow };
+	int64_t wdims[4] = { winfo.dims[0], winfo.dims[1], kh, kw };
+	int32_t z, acc = -1, bias = IN(op, 2);
+	struct ctensor dst, src;
+	vnpu_status st;
+
+	st = cs_add_temp(s, xinfo.type, 5, zdims, &z);
+	if (!st)
+		st = cl_fill(s, ct_dense(s, z), 0);
+	if (st)
+		return st;
+	/* X [N, C, D, H, W] into Z's rows pb, pb + st, ... */
+	dst = ct_dense(s, z);
+	dst.off += ax[0].pb * plane;
+	for (int32_t d = 0; d < 5; d++)
+		dst.dims[d] = xinfo.dims[d];
+	dst.strides[0] = c * zh * zw;
+	dst.strides[1] = zh * zw;
+	dst.strides[2] = ax[0].st * plane;
+	dst.strides[3] = ax[1].st * zw;
+	dst.strides[4] = ax[2].st;
+	st = cl_copy(s, dst, ct_dense(s, IN(op, 0)));
+	for (int64_t kd = 0; kd < ax[0].k && !st; kd++) {
+		struct vnpu_layer_conv attr = *base;
+		struct ctensor t[5];
+		int32_t wk, out;
+		uint32_t nt = 0;
+
+		st = cs_add_temp(s, winfo.type, 4, wdims, &wk);
+		if (!st) {
+			src = ct_dense(s, w);
+			src.off += kd * kh * kw;
+			src.rank = 4;
+			src.dims[2] = kh;
+			src.dims[3] = kw;
+			src.strides[2] = kw;
+			src.strides[3] = 1;
+			src.dims[4] = src.strides[4] = 0;
+			st = cl_copy(s, ct_dense(s, wk), src);
+		}
+		if (!st)
+			st = cs_add_temp(s, yinfo.type, 4, pdims, &out);
+		if (st)
+			break;
+		t[nt] = ct_dense(s, z);
+		t[nt].off += kd * ax[0].dl * plane;
+		t[nt].rank = 4;
+		t[nt].dims[0] = od * n;
+		for (int32_t d = 1; d < 4; d++) {
+			t[nt].dims[d] = zdims[d + 1];
+			t[nt].strides[d] = t[nt].strides[d + 1];
+		}
+		t[nt].strides[0] = c * zh * zw;
+		t[nt].dims[4] = t[nt].strides[4] = 0;
+		nt++;
+		t[nt++] = ct_dense(s, wk);
+		if (!kd && bias >= 0) {
+			t[nt++] = ct_dense(s, bias);
+			attr.flags |= VNPU_LAYER_F_BIAS;
+		}
+		if (acc >= 0) {
+			t[nt++] = ct_dense(s, acc);
+			attr.flags |= VNPU_LAYER_F_RESIDUAL;
+		}
+		if (kd != ax[0].k - 1)
+			attr.act = (struct vnpu_layer_act){ .func = VNPU_ACT_IDENTITY };
+		t[nt++] = ct_dense(s, out);
+		st = cl_layer(s, VNPU_LAYER_CONV, t, nt, &attr, sizeof(attr));
+		acc = out;
+	}
+	if (st)
+		return st;
+	/* [OD, N, M, OH, OW] into Y [N, M, OD, OH, OW]. */
+	src = ct_dense(s, acc);
+	src.rank = 5;
+	src.dims[0] = n;
+	src.dims[1] = m;
+	src.dims[2] = od;
+	src.dims[3] = oh;
+	src.dims[4] = ow;
+	src.strides[0] = m * oh * ow;
+	src.strides[1] = oh * ow;
+	src.strides[2] = n * m * oh * ow;
+	src.strides[3] = ow;
+	src.strides[4] = 1;
+	return cl_copy(s, ct_dense(s, op->out[0]), src);
+}
+
+static vnpu_status lower_conv_transpose(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	const struct vnpu_attr *sa = vnpu_node_attr(N(op), "strides");
+	int64_t group = vnpu_attr_int(N(op), "group", 1), zdims[VNPU_MAX_RANK];
+	int32_t nsp = xi->rank - 2, x = IN(op, 0), w, bias = IN(op, 2);
+	struct vnpu_layer_conv attr = { .group = (uint32_t)group, .act = op->act };
+	struct deconv_axis ax[3];
+	bool zeros = false;
+	struct ctensor t[4];
+	uint32_t nt = 0;
+	vnpu_status st;
+
+	if (nsp < 1 || nsp > 3)
+		return UNSUP(s, "%d-D transposed convolution (only 1-D to 3-D)", nsp);
+	st = deconv_axes(s, op, ax, nsp);
+	if (st)
+		return st;
+	for (int32_t d = 0; d < 2; d++)
+		attr.kernel[d] = attr.stride[d] = attr.dilation[d] = 1;
+	/* The device's 2-D window takes the last two axes (1-D: [1]). */
+	for (int32_t d = nsp > 2 ? 1 : 0; d < nsp; d++) {
+		int32_t o = d + 2 - nsp;
+
+		attr.kernel[o] = (uint32_t)ax[d].k;
+		attr.dilation[o] = (uint32_t)ax[d].dl;
+		attr.pad_begin[o] = (uint32_t)ax[d].pb;
+		attr.pad_end[o] = (uint32_t)ax[d].pe;
 	}
 	st = deconv_weights(s, IN(op, 1), group, &w);
 	if (st)
 		return st;
+	if (nsp == 3)
+		return deconv_3d(s, op, ax, w, &attr);
+	memcpy(zdims, xi->dims, sizeof(zdims));
+	for (int32_t d = 0; d < nsp; d++) {
+		zdims[2 + d] = ax[d].zeroed;
+		zeros |= ax[d].st > 1;
+	}
 	if (zeros) {
 		struct ctensor dst;
 		int32_t z;
@@ -432,6 +566,7 @@ static vnpu_status lower_conv_transpose(struct cstate *s, struct cop *op)
 			st = cl_fill(s, ct_dense(s, z), 0);
 		if (st)
 			return st;
+		xi = INFO(s, IN(op, 0));
 		dst = ct_dense(s, z);
 		for (int32_t d = 0; d < nsp; d++) {
 			dst.dims[2 + d] = xi->dims[2 + d];

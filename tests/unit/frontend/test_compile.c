@@ -825,6 +825,81 @@ static void test_resize_crop(void)
 	}
 }
 
+/*
+ * 3-D ConvTranspose (strides, dilations, pads, two groups, bias, a batch
+ * of 2), with constant weights and with weights given at run time, against
+ * the definition: every input element spreads x * w over the outputs its
+ * kernel reaches.
+ */
+static void test_conv_transpose_3d(void)
+{
+	enum { N = 2, C = 2, D = 2, H = 3, W = 2, MG = 2, KD = 2, KH = 2, KW = 3, M = 4 };
+	enum { OD = 3, OH = 4, OW = 4 };
+	static const int64_t st[3] = { 2, 1, 2 }, dl[3] = { 1, 2, 1 }, pb[3] = { 1, 0, 0 };
+	float x[N * C * D * H * W], w[C * MG * KD * KH * KW], b[M], want[N * M * OD * OH * OW];
+
+	fe_pattern(x, sizeof(x) / 4, 3);
+	fe_pattern(w, sizeof(w) / 4, 4);
+	fe_pattern(b, M, 5);
+	for (int i = 0; i < N * M * OD * OH * OW; i++)
+		want[i] = b[i / (OD * OH * OW) % M];
+	for (int n = 0; n < N; n++)
+	for (int c = 0; c < C; c++)
+	for (int i0 = 0; i0 < D; i0++)
+	for (int i1 = 0; i1 < H; i1++)
+	for (int i2 = 0; i2 < W; i2++)
+	for (int mm = 0; mm < MG; mm++)
+	for (int k0 = 0; k0 < KD; k0++)
+	for (int k1 = 0; k1 < KH; k1++)
+	for (int k2 = 0; k2 < KW; k2++) {
+		int64_t o0 = i0 * st[0] + k0 * dl[0] - pb[0], o1 = i1 * st[1] + k1 * dl[1] - pb[1];
+		int64_t o2 = i2 * st[2] + k2 * dl[2] - pb[2];
+		int m = c / (C / 2) * MG + mm;
+
+		if (o0 < 0 || o0 >= OD || o1 < 0 || o1 >= OH || o2 < 0 || o2 >= OW)
+			continue;
+		want[(((n * M + m) * OD + o0) * OH + o1) * OW + o2] +=
+			x[(((n * C + c) * D + i0) * H + i1) * W + i2] *
+			w[(((c * MG + mm) * KD + k0) * KH + k1) * KW + k2];
+	}
+	for (int wconst = 0; wconst < 2; wconst++) {
+		struct mb *bld = mb_new(13);
+		struct vnpu_program *p = NULL;
+		float *out[8] = { 0 };
+		void *in[2] = { x, w };
+		Onnx__NodeProto *nd;
+		vnpu_model *m;
+
+		mb_input(bld, "x", F32, 5, (const int64_t[]){ N, C, D, H, W });
+		if (wconst)
+			mb_init_f32(bld, "w", 5, (const int64_t[]){ C, MG, KD, KH, KW }, w);
+		else
+			mb_input(bld, "w", F32, 5, (const int64_t[]){ C, MG, KD, KH, KW });
+		mb_init_f32(bld, "b", 1, (const int64_t[]){ M }, b);
+		nd = mb_node(bld, "ConvTranspose", (const char *[]){ "x", "w", "b", NULL },
+			     (const char *[]){ "y", NULL });
+		mb_attr_int(nd, "group", 2);
+		mb_attr_ints(nd, "strides", 3, st);
+		mb_attr_ints(nd, "dilations", 3, dl);
+		mb_attr_ints(nd, "pads", 6, (const int64_t[]){ 1, 0, 0, 0, 1, 1 });
+		mb_output(bld, "y");
+		m = mb_read(bld);
+		CHECK(m != NULL);
+		if (m && !vnpu_compile(m, NULL, &p)) {
+			CHECK_EQ(p->outputs[0].size, sizeof(want));
+			out[0] = calloc(1, p->outputs[0].size + 4);
+			CHECK_EQ(fe_run_program(p, in, (void *const *)out), 0);
+			CHECK(p->outputs[0].size != sizeof(want) ||
+			      max_diff(out[0], want, sizeof(want) / 4) < 1e-5f);
+			free(out[0]);
+		} else {
+			CHECK(p != NULL);
+		}
+		vnpu_program_free(p);
+		vnpu_model_free(m);
+	}
+}
+
 /* MaxUnpool: X scattered by flat indices into zeros, with and without a
  * larger output_shape. */
 static void test_max_unpool(void)
@@ -1179,6 +1254,7 @@ int main(int argc, char **argv)
 		{ "dropout_seeded", test_dropout_seeded },
 		{ "optimizer_default_epsilon", test_optimizer_default_epsilon },
 		{ "resize_crop", test_resize_crop },
+		{ "conv_transpose_3d", test_conv_transpose_3d },
 		{ "max_unpool", test_max_unpool },
 		{ "pool_3d", test_pool_3d },
 		{ "if_select", test_if_select },
