@@ -358,6 +358,12 @@ static vnpu_status unroll_loop(struct cstate *s, struct walk *w, const struct vn
 		trip = vnpu_elem_get_i(s->vals[in[0]].info.data, s->vals[in[0]].info.type, 0);
 	if (in[1] >= 0)
 		go = vnpu_elem_get_i(s->vals[in[1]].info.data, s->vals[in[1]].info.type, 0) != 0;
+	if (go && (trip > VNPU_MAX_LOOP_ITERS ||
+		   (trip > 0 && (uint64_t)trip * body->num_nodes > VNPU_MAX_UNROLLED_NODES)))
+		return vnpu_error(VNPU_UNSUPPORTED,
+				  "node '%s' (Loop): unrolling %lld iterations of %u nodes is above the limit (%d iterations, %d nodes)",
+				  n->name, (long long)trip, body->num_nodes, VNPU_MAX_LOOP_ITERS,
+				  VNPU_MAX_UNROLLED_NODES);
 	bin = malloc((n->num_inputs + 1) * sizeof(int32_t));
 	st = bin ? unroll_init(&u, n, body, 1, n->num_inputs - 2, in + 2) :
 	     vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");

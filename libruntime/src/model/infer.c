@@ -1591,6 +1591,9 @@ static vnpu_status infer_loop(struct ictx *c)
 		exact &= has_data(cond) && vnpu_tinfo_elems(cond) == 1;
 		go = exact && vnpu_elem_get_i(cond->data, cond->type, 0) != 0;
 	}
+	if (exact && go && trip > VNPU_MAX_LOOP_ITERS)
+		return inf_error(c, VNPU_UNSUPPORTED, "%lld iterations, above the limit of %d",
+				 (long long)trip, VNPU_MAX_LOOP_ITERS);
 	in = calloc(r.body->num_inputs + 1, sizeof(*in));
 	st = in ? loop_run_init(&r, (const struct vnpu_tinfo *const *)c->in + 2) :
 	     vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory inferring a loop");
