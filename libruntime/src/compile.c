@@ -153,6 +153,11 @@ static uint64_t hash_tinfo(uint64_t h, const struct vnpu_tinfo *t)
 		h = vnpu_fnv1a(h, t->dims, (size_t)t->rank * sizeof(t->dims[0]));
 	if (t->data && elems > 0)
 		h = vnpu_fnv1a(h, t->data, (size_t)elems * vnpu_element_type_size(t->type));
+	/* A frozen sequence (its elements' values) or optional without a value. */
+	h = vnpu_fnv1a(h, &t->kind, sizeof(t->kind));
+	h = vnpu_fnv1a(h, &t->num_elems, sizeof(t->num_elems));
+	if (t->elems && t->num_elems > 0)
+		h = vnpu_fnv1a(h, t->elems, (size_t)t->num_elems * sizeof(t->elems[0]));
 	return h;
 }
 

@@ -139,11 +139,17 @@ static int scan_unrolled(vnpu_core *core, const char *device)
 {
 	static const float initial[2] = { 1, 2 }, x[6] = { 1, 2, 3, 4, 5, 6 };
 	static const float y[2] = { 10, 14 }, z[6] = { 2, 4, 5, 8, 10, 14 };
+	vnpu_query_report *r;
 	vnpu_compiled_model *cm;
 	vnpu_infer_request *req;
 	vnpu_model *m;
 
 	CHECK_OK(vnpu_core_read_model(core, SCAN, &m));
+	/* A query names the device for the Scan: its unrolled ops are its. */
+	CHECK_OK(vnpu_core_query_model(core, m, device, &r));
+	CHECK(r->count == 1 && !strcmp(r->entries[0].op_type, "Scan"));
+	CHECK(r->entries[0].device && !strncmp(r->entries[0].device, device, 3));
+	vnpu_query_report_free(r);
 	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm));
 	vnpu_model_free(m);
 	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));

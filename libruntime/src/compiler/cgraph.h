@@ -43,6 +43,8 @@ enum cop_kind {
 struct cop {
 	enum cop_kind kind;
 	const struct vnpu_node *node;	/* COP_NODE, COP_SELECT (the If) */
+	const struct vnpu_node *root;	/* the main-graph node it comes from (a
+					 * loop's, an If's), for queries */
 	uint32_t num_in, num_out;
 #define COP_MAX_IO 64
 	int32_t in[COP_MAX_IO];		/* value indices or -1 */

@@ -497,7 +497,8 @@ vnpu_status vnpu_query_model(const struct vnpu_model *m, const struct vnpu_compi
 			enum vnpu_query_place place;
 			const char *why;
 
-			if (s.ops[i].node != node || s.ops[i].kind == COP_OUTPUT)
+			if ((s.ops[i].root ? s.ops[i].root : s.ops[i].node) != node ||
+			    s.ops[i].kind == COP_OUTPUT)
 				continue;
 			place = op_place(&s, i, &why);
 			if (place_severity(place) > place_severity(q->place) || !found) {

@@ -968,10 +968,15 @@ static vnpu_status walk_node(struct cstate *s, struct walk *w, const struct vnpu
 static vnpu_status walk_graph(struct cstate *s, struct walk *w, const struct vnpu_graph *g)
 {
 	for (uint32_t i = 0; i < g->num_nodes; i++) {
+		uint32_t first = s->num_ops;
 		vnpu_status st = walk_node(s, w, &g->nodes[i]);
 
 		if (st)
 			return st;
+		/* Queries answer for the main graph's nodes: a loop's or a
+		 * branch's ops count as their node's. */
+		for (uint32_t k = first; g == &s->m->main && k < s->num_ops; k++)
+			s->ops[k].root = &g->nodes[i];
 	}
 	return VNPU_OK;
 }
