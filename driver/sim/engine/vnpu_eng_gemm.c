@@ -364,6 +364,27 @@ static void pack_a(const struct gemm_a *a, __u64 m0, __u64 mc, __u64 k0,
 	}
 }
 
+/*
+ * The same as rows ENG_KC apart, whole panels of them (rows past @mc
+ * zero): no transposition, so the copy runs at memory speed; for the
+ * AVX-512 kernels, which broadcast A at fixed offsets either way.
+ */
+static void pack_a_rows(const struct gemm_a *a, __u64 m0, __u64 mc, __u64 k0,
+			__u64 kc, float *dst)
+{
+	__u64 r, k;
+
+	for (r = 0; r < eng_div_up(mc, ENG_MR) * ENG_MR; r++, dst += ENG_KC) {
+		if (r >= mc) {
+			for (k = 0; k < kc; k++)
+				dst[k] = 0;
+			continue;
+		}
+		load_f32(dst, elem_at(a->p, (__s64)(m0 + r) * a->rs +
+				      (__s64)k0 * a->cs, a->dt), a->cs, kc, a->dt);
+	}
+}
+
 /* Depth [k0, k0 + kc) and columns [n0, n0 + nc) of a strided B. */
 static void pack_b(const void *arg, __u64 k0, __u64 kc, __u64 n0, __u64 nc,
 		   float *dst)
@@ -435,15 +456,22 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 	while (k0 < kt) {
 		s.kc = eng_min(kstep, kt - k0);
 		s.load = k0 != 0;
+		s.a_rows = 0;
 		if (a->packed) {
 			s.a = a->packed + (m0 / ENG_MR) * a->k * ENG_MR +
 			      k0 * ENG_MR;
 			s.a_ps = a->k * ENG_MR;
+		} else if (a->pack) {
+			a->pack(a->arg, m0, mc, k0, s.kc, bufs->a);
+			s.a = bufs->a;
+			s.a_ps = s.kc * ENG_MR;
+		} else if (bufs->features & VNPU_ENG_F_AVX512) {
+			pack_a_rows(a, m0, mc, k0, s.kc, bufs->a);
+			s.a = bufs->a;
+			s.a_ps = ENG_MR * ENG_KC;
+			s.a_rows = 1;
 		} else {
-			if (a->pack)
-				a->pack(a->arg, m0, mc, k0, s.kc, bufs->a);
-			else
-				pack_a(a, m0, mc, k0, s.kc, bufs->a);
+			pack_a(a, m0, mc, k0, s.kc, bufs->a);
 			s.a = bufs->a;
 			s.a_ps = s.kc * ENG_MR;
 		}

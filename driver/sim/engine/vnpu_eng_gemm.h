@@ -15,7 +15,8 @@
  * struct eng_slice - one depth slice of an output block
  * @kc: depth of the slice
  * @mc: rows of the block: ceil(@mc / ENG_MR) panels of A at @a, @a_ps
- *	floats apart, each @kc x ENG_MR (row k of the panel at + k * ENG_MR)
+ *	floats apart, each @kc x ENG_MR (row k of the panel at + k * ENG_MR),
+ *	or with @a_rows, ENG_MR rows of @kc at + r * ENG_KC (AVX-512 only)
  * @nc: columns of the block: ceil(@nc / ENG_NR) panels of B at @b, @b_ps
  *	floats apart, each @kc x ENG_NR; with @off, row k of panel j is at
  *	@b + off[k] + j * ENG_NR instead
@@ -28,13 +29,14 @@
  * @acc: the block's accumulators: whole panels of rows and columns, so
  *	ceil(@mc / ENG_MR) * ENG_MR rows and ceil(@nc / ENG_NR) * ENG_NR columns
  * @load: 0 for the first slice (sums start from zero), else add to @acc
+ * @a_rows: see @mc
  */
 struct eng_slice {
 	__u64 kc, mc, nc, a_ps, b_ps, acc_rs;
 	const float *a, *b;
 	const __s32 *off;
 	float *acc;
-	int load;
+	int load, a_rows;
 };
 
 /* The AVX-512F driver (12x32 tiles); same bits as the AVX2 6x16 one. */

@@ -36,10 +36,17 @@ static inline v16sf bc16(float x)
  * Rows [0, @rows) x panels [0, @np) of the tile at @c: @rows and @np are
  * constants in each caller, so the accumulators stay in registers.
  */
+/*
+ * Element (row r, depth k) of the A panel at @a: panels hold k-major
+ * groups of ENG_MR, or with @arow rows ENG_KC apart (see struct eng_slice).
+ */
+#define A_AT(a, r, k, arow) ((arow) ? (a)[(r) * ENG_KC + (k)] : \
+			     (a)[(k) * ENG_MR + (r)])
+
 static __attribute__((__always_inline__)) inline
 void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	  const float *b1, const __s32 *off, float *c, __u64 rs, int load,
-	  const int rows, const int np, const int ind)
+	  const int rows, const int np, const int ind, const int arow)
 {
 	v16sf acc[12][2];
 	__u64 k;
@@ -58,8 +65,8 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 		if (np == 2)
 			bv[1] = ld16(bk1);
 		for (r = 0; r < rows; r++) {
-			v16sf av = bc16(r < ENG_MR ? a0[k * ENG_MR + r] :
-					a1[k * ENG_MR + r - ENG_MR]);
+			v16sf av = bc16(r < ENG_MR ? A_AT(a0, r, k, arow) :
+					A_AT(a1, r - ENG_MR, k, arow));
 
 			for (p = 0; p < np; p++)
 				acc[r][p] = FMA16(av, bv[p], acc[r][p]);
@@ -70,31 +77,47 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 			st16(c + r * rs + p * ENG_NR, acc[r][p]);
 }
 
-#define TILE_FN(name, rows, np, ind)					\
+#define TILE_FN(name, rows, np, ind, arow)				\
 static __attribute__((__noinline__))					\
 void name(__u64 kc, const float *a0, const float *a1, const float *b0,	\
 	  const float *b1, const __s32 *off, float *c, __u64 rs, int load) \
 {									\
-	tile(kc, a0, a1, b0, b1, off, c, rs, load, rows, np, ind);	\
+	tile(kc, a0, a1, b0, b1, off, c, rs, load, rows, np, ind, arow); \
 }
 
-TILE_FN(tile_12x32, 12, 2, 0)
-TILE_FN(tile_12x16, 12, 1, 0)
-TILE_FN(tile_6x32, 6, 2, 0)
-TILE_FN(tile_6x16, 6, 1, 0)
-TILE_FN(tile_12x32_ind, 12, 2, 1)
-TILE_FN(tile_12x16_ind, 12, 1, 1)
-TILE_FN(tile_6x32_ind, 6, 2, 1)
-TILE_FN(tile_6x16_ind, 6, 1, 1)
+TILE_FN(tile_12x32, 12, 2, 0, 0)
+TILE_FN(tile_12x16, 12, 1, 0, 0)
+TILE_FN(tile_6x32, 6, 2, 0, 0)
+TILE_FN(tile_6x16, 6, 1, 0, 0)
+TILE_FN(tile_12x32_ind, 12, 2, 1, 0)
+TILE_FN(tile_12x16_ind, 12, 1, 1, 0)
+TILE_FN(tile_6x32_ind, 6, 2, 1, 0)
+TILE_FN(tile_6x16_ind, 6, 1, 1, 0)
+TILE_FN(tile_12x32_rows, 12, 2, 0, 1)
+TILE_FN(tile_12x16_rows, 12, 1, 0, 1)
+TILE_FN(tile_6x32_rows, 6, 2, 0, 1)
+TILE_FN(tile_6x16_rows, 6, 1, 0, 1)
+TILE_FN(tile_12x32_ind_rows, 12, 2, 1, 1)
+TILE_FN(tile_12x16_ind_rows, 12, 1, 1, 1)
+TILE_FN(tile_6x32_ind_rows, 6, 2, 1, 1)
+TILE_FN(tile_6x16_ind_rows, 6, 1, 1, 1)
 
 typedef void (*tile_fn)(__u64 kc, const float *a0, const float *a1,
 			const float *b0, const float *b1, const __s32 *off,
 			float *c, __u64 rs, int load);
 
-/* [ind][two row panels][two column panels] */
-static const tile_fn tiles[2][2][2] = {
-	{ { tile_6x16, tile_6x32 }, { tile_12x16, tile_12x32 } },
-	{ { tile_6x16_ind, tile_6x32_ind }, { tile_12x16_ind, tile_12x32_ind } },
+/* [A in rows][ind][two row panels][two column panels] */
+static const tile_fn tiles[2][2][2][2] = {
+	{
+		{ { tile_6x16, tile_6x32 }, { tile_12x16, tile_12x32 } },
+		{ { tile_6x16_ind, tile_6x32_ind },
+		  { tile_12x16_ind, tile_12x32_ind } },
+	}, {
+		{ { tile_6x16_rows, tile_6x32_rows },
+		  { tile_12x16_rows, tile_12x32_rows } },
+		{ { tile_6x16_ind_rows, tile_6x32_ind_rows },
+		  { tile_12x16_ind_rows, tile_12x32_ind_rows } },
+	},
 };
 
 void vnpu_eng_slice_avx512(const struct eng_slice *s)
@@ -111,7 +134,7 @@ void vnpu_eng_slice_avx512(const struct eng_slice *s)
 			const float *a0 = s->a + i * s->a_ps;
 			int two_m = i + 1 < ma;
 
-			tiles[ind][two_m][two_n](s->kc, a0, a0 + s->a_ps, b0,
+			tiles[!!s->a_rows][ind][two_m][two_n](s->kc, a0, a0 + s->a_ps, b0,
 						 b0 + s->b_ps, s->off,
 						 s->acc + i * ENG_MR * s->acc_rs +
 						 j * ENG_NR, s->acc_rs, s->load);
