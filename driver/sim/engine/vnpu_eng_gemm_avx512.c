@@ -56,6 +56,8 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 		for (p = 0; p < np; p++)
 			acc[r][p] = load ? ld16(c + r * rs + p * ENG_NR) :
 					   (v16sf){};
+	/* Unrolled: fewer loop uops competing with the FMAs for ports. */
+#pragma GCC unroll 4
 	for (k = 0; k < kc; k++) {
 		const float *bk0 = ind ? b0 + off[k] : b0 + k * ENG_NR;
 		const float *bk1 = ind ? b1 + off[k] : b1 + k * ENG_NR;
