@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vnpu uAPI: SUBMIT, WAIT, CANCEL, syncobjs, implicit fences, ordering,
- * profiling, hangs and file lifetime.
+ * profiling, hangs, file lifetime, and short jobs run in SUBMIT itself.
  */
+#include <sched.h>
 #include <sys/wait.h>
+
+#include <linux/dma-buf.h>
 
 #include "vnpu_test.h"
 
@@ -1025,6 +1028,385 @@ TEST_F(job, debugfs_files)
 		ASSERT_NE(NULL, fgets(line, sizeof(line), f));
 		fclose(f);
 	}
+}
+
+/*
+ * Jobs run at submit: a short job that can start at once (its file has
+ * nothing unfinished, its fences have signalled, the device is idle) runs
+ * in SUBMIT itself. Whether one did is per file in fdinfo; whether the
+ * device is idle depends on other tests running meanwhile, so the tests
+ * below assert what must hold on either path, and retry until a job does
+ * run at submit where they need one.
+ */
+
+/* The file's jobs that ran in SUBMIT itself (fdinfo). */
+static uint64_t jobs_run_at_submit(struct __test_metadata *_metadata, int fd)
+{
+	unsigned long long n = ~0ull;
+	char path[64], line[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f))
+		sscanf(line, "vnpu-jobs-run-at-submit:\t%llu", &n);
+	fclose(f);
+	ASSERT_NE(~0ull, n);
+	return n;
+}
+
+/*
+ * Submit @a until one of its jobs runs in SUBMIT itself (the device may be
+ * busy with other tests' jobs); the others are waited for in between.
+ * Returns the id of the job that ran at submit.
+ */
+static uint64_t submit_until_run_at_submit(struct __test_metadata *_metadata,
+					   int fd, struct drm_vnpu_submit *a)
+{
+	uint64_t before, id;
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		before = jobs_run_at_submit(_metadata, fd);
+		id = submit(_metadata, fd, a);
+		if (jobs_run_at_submit(_metadata, fd) == before + 1)
+			return id;
+		ASSERT_EQ(before, jobs_run_at_submit(_metadata, fd));
+		ASSERT_EQ(DRM_VNPU_JOB_OK, wait_job(_metadata, fd, id));
+		usleep(2000);
+	}
+	TH_LOG("no job ran at submit in 500 tries");
+	ASSERT_TRUE(0);
+	return 0;
+}
+
+/* A job run at submit has ended when SUBMIT returns, with all its results. */
+TEST_F(job, run_at_submit_ended_on_return)
+{
+	struct stream s = { 0 };
+	struct drm_vnpu_wait w;
+	uint32_t sync, prof;
+	uint64_t ts[4], id;
+	int64_t t0 = now_ns();
+	int i;
+
+	stream_nop(&s);
+	stream_nop(&s);
+	submit_prepare(_metadata, self->fd, &s, &self->slot, 1, &self->a);
+	ASSERT_EQ(0, syncobj_create(self->fd, &sync, 0));
+	prof = bo_create(_metadata, self->fd, 4096);
+	self->a.out_syncobj = sync;
+	self->a.flags = DRM_VNPU_SUBMIT_PROFILE;
+	self->a.profile_handle = prof;
+	id = submit_until_run_at_submit(_metadata, self->fd, &self->a);
+
+	/* Polls, not waits: everything is there already. */
+	ASSERT_EQ(0, syncobj_wait(self->fd, sync, 0));
+	ASSERT_EQ(0, _wait_job(self->fd, id, 0, &w));
+	ASSERT_EQ(DRM_VNPU_JOB_OK, w.status);
+	ASSERT_LE(t0, w.start_ns);
+	ASSERT_LE(w.start_ns, w.end_ns);
+	ASSERT_GE((uint64_t)now_ns(), w.end_ns);
+	ASSERT_EQ(-EBUSY, _cancel(self->fd, id, 0, 0));
+	bo_download(_metadata, self->fd, prof, 0, ts, sizeof(ts));
+	for (i = 0; i < 4; i++) {
+		ASSERT_LE(w.start_ns, ts[i]);
+		ASSERT_LE(ts[i], w.end_ns);
+		if (i)
+			ASSERT_LE(ts[i - 1], ts[i]);
+	}
+}
+
+/* A short FILL run at submit: its data is in the BO when SUBMIT returns. */
+TEST_F(job, run_at_submit_short_fill_writes)
+{
+	struct drm_vnpu_wait w;
+	uint32_t out[257];
+	uint64_t id;
+	int i;
+
+	id = submit_until_run_at_submit(_metadata, self->fd, &self->a);
+	bo_download(_metadata, self->fd, self->bo, 0, out, sizeof(out));
+	for (i = 0; i < 256; i++)
+		ASSERT_EQ(0x1234, out[i]);
+	ASSERT_EQ(0, out[256]);
+	ASSERT_EQ(0, _wait_job(self->fd, id, 0, &w));
+	ASSERT_EQ(DRM_VNPU_JOB_OK, w.status);
+}
+
+/*
+ * A long job, then short jobs (on other BOs) at @prio: none starts before
+ * the job submitted before it ended, and none runs at submit while the
+ * long job runs.
+ */
+static void long_then_short_jobs(struct __test_metadata *_metadata,
+				 FIXTURE_DATA(job) *self, uint32_t prio)
+{
+	struct drm_vnpu_slot slot = { .flags = DRM_VNPU_SLOT_WRITE };
+	struct drm_vnpu_wait lw, w[3];
+	struct drm_vnpu_submit sa;
+	struct stream s = { 0 };
+	uint64_t before, ids[3], long_id;
+	int i;
+
+	memset(&self->s, 0, sizeof(self->s));
+	for (i = 0; i < 16; i++)
+		stream_fill(&self->s, tensor_1d(0, VNPU_DTYPE_U8, 0, 1 << 20), i);
+	submit_prepare(_metadata, self->fd, &self->s, &self->slot, 1, &self->a);
+	self->a.priority = DRM_VNPU_PRIORITY_NORMAL;
+	slot.handle = bo_create(_metadata, self->fd, 4096);
+	stream_fill(&s, tensor_1d(0, VNPU_DTYPE_U32, 0, 16), 5);
+	submit_prepare(_metadata, self->fd, &s, &slot, 1, &sa);
+	sa.priority = prio;
+
+	long_id = submit(_metadata, self->fd, &self->a);
+	before = jobs_run_at_submit(_metadata, self->fd);
+	for (i = 0; i < 3; i++)
+		ids[i] = submit(_metadata, self->fd, &sa);
+	ASSERT_EQ(0, _wait_job(self->fd, long_id, now_ns() + LONG_WAIT_NS, &lw));
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, _wait_job(self->fd, ids[i], now_ns() + LONG_WAIT_NS, &w[i]));
+		ASSERT_EQ(DRM_VNPU_JOB_OK, w[i].status);
+		ASSERT_LE(i ? w[i - 1].end_ns : lw.end_ns, w[i].start_ns);
+	}
+	ASSERT_EQ(DRM_VNPU_JOB_OK, lw.status);
+	/* A job run at submit has ended before SUBMIT returned. */
+	if (jobs_run_at_submit(_metadata, self->fd) != before)
+		ASSERT_LE(lw.end_ns, w[0].start_ns);
+}
+
+TEST_F_TIMEOUT(job, run_at_submit_keeps_order_same_queue, 120)
+{
+	long_then_short_jobs(_metadata, self, DRM_VNPU_PRIORITY_NORMAL);
+}
+
+TEST_F_TIMEOUT(job, run_at_submit_keeps_order_other_queue, 120)
+{
+	long_then_short_jobs(_metadata, self, DRM_VNPU_PRIORITY_HIGH);
+}
+
+/*
+ * Another file writes a BO for long; a short job of this file reading it
+ * (implicit fence) starts after the writer ended and sees its data.
+ */
+TEST_F_TIMEOUT(job, run_at_submit_waits_for_other_files_writer, 120)
+{
+	struct drm_vnpu_slot wslot = { .flags = DRM_VNPU_SLOT_WRITE };
+	struct drm_vnpu_slot slots[2];
+	struct drm_vnpu_wait ww, rw;
+	struct stream ws = { 0 }, rs = { 0 };
+	uint32_t shared, out[64];
+	uint64_t wid, rid;
+	int fd2 = vnpu_open(0), dmabuf, i;
+
+	ASSERT_LE(0, fd2);
+	wslot.handle = bo_create(_metadata, fd2, 1 << 20);
+	for (i = 0; i < 16; i++)
+		stream_fill(&ws, tensor_1d(0, VNPU_DTYPE_U8, 0, 1 << 20), i);
+	stream_fill(&ws, tensor_1d(0, VNPU_DTYPE_U32, 0, 64), 0xabc);
+	ASSERT_EQ(0, prime_export(fd2, wslot.handle, &dmabuf));
+	ASSERT_EQ(0, prime_import(self->fd, dmabuf, &shared));
+	close(dmabuf);
+
+	slots[0].handle = shared;
+	slots[0].flags = DRM_VNPU_SLOT_READ;
+	slots[1] = self->slot;
+	stream_copy(&rs, tensor_1d(1, VNPU_DTYPE_U32, 0, 64),
+		    tensor_1d(0, VNPU_DTYPE_U32, 0, 64));
+	wid = run_stream(_metadata, fd2, &ws, &wslot, 1);
+	rid = run_stream(_metadata, self->fd, &rs, slots, 2);
+
+	ASSERT_EQ(0, _wait_job(self->fd, rid, now_ns() + LONG_WAIT_NS, &rw));
+	ASSERT_EQ(0, _wait_job(fd2, wid, now_ns() + LONG_WAIT_NS, &ww));
+	ASSERT_EQ(DRM_VNPU_JOB_OK, rw.status);
+	ASSERT_EQ(DRM_VNPU_JOB_OK, ww.status);
+	ASSERT_LE(ww.end_ns, rw.start_ns);
+	bo_download(_metadata, self->fd, self->bo, 0, out, sizeof(out));
+	for (i = 0; i < 64; i++)
+		ASSERT_EQ(0xabc, out[i]);
+	close(fd2);
+}
+
+/*
+ * A job whose in-syncobj holds an unsignalled fence (vgem's, through a
+ * sync_file) does not run at submit: it ends after the fence signals.
+ * Once the fence has signalled, the same job can run at submit.
+ */
+TEST_F(job, run_at_submit_not_with_unsignalled_in_fence)
+{
+	struct dma_buf_export_sync_file ex = { .flags = DMA_BUF_SYNC_RW, .fd = -1 };
+	struct vgem_fence_attach fa = { .flags = VGEM_FENCE_WRITE };
+	struct drm_syncobj_handle h = { 0 };
+	struct vgem_fence_signal fs = { 0 };
+	struct stream s = { 0 };
+	struct drm_vnpu_wait w;
+	uint64_t before, id;
+	uint32_t vh, sync;
+	int vgem_fd = -1, dmabuf;
+	int64_t t_signal;
+
+	dmabuf = vgem_dmabuf(&vgem_fd, 4096, &vh);
+	if (dmabuf < 0)
+		SKIP(return, "vgem is not available");
+	fa.handle = vh;
+	ASSERT_EQ(0, vnpu_ioctl(vgem_fd, VGEM_IOCTL_FENCE_ATTACH, &fa));
+	ASSERT_EQ(0, vnpu_ioctl(dmabuf, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &ex));
+	ASSERT_EQ(0, syncobj_create(self->fd, &sync, 0));
+	h.handle = sync;
+	h.flags = DRM_SYNCOBJ_FD_TO_HANDLE_FLAGS_IMPORT_SYNC_FILE;
+	h.fd = ex.fd;
+	ASSERT_EQ(0, vnpu_ioctl(self->fd, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &h));
+	close(ex.fd);
+
+	stream_nop(&s);
+	submit_prepare(_metadata, self->fd, &s, NULL, 0, &self->a);
+	self->a.in_syncobjs_ptr = (uintptr_t)&sync;
+	self->a.in_syncobj_count = 1;
+	before = jobs_run_at_submit(_metadata, self->fd);
+	id = submit(_metadata, self->fd, &self->a);
+	ASSERT_EQ(before, jobs_run_at_submit(_metadata, self->fd));
+	wait_err(_metadata, self->fd, ETIMEDOUT, id, now_ns() + 100000000);
+
+	t_signal = now_ns();
+	fs.fence = fa.out_fence;
+	ASSERT_EQ(0, vnpu_ioctl(vgem_fd, VGEM_IOCTL_FENCE_SIGNAL, &fs));
+	ASSERT_EQ(0, _wait_job(self->fd, id, now_ns() + LONG_WAIT_NS, &w));
+	ASSERT_EQ(DRM_VNPU_JOB_OK, w.status);
+	ASSERT_LE(t_signal, w.start_ns);
+
+	id = submit_until_run_at_submit(_metadata, self->fd, &self->a);
+	ASSERT_EQ(DRM_VNPU_JOB_OK, wait_job(_metadata, self->fd, id));
+	close(dmabuf);
+	close(vgem_fd);
+}
+
+/*
+ * Jobs run at submit and jobs through the scheduler, mixed: device time
+ * never goes back, within a job (profile) or from one job to the next.
+ */
+TEST_F_TIMEOUT(job, run_at_submit_profile_monotonic, 120)
+{
+	struct drm_vnpu_submit a[3];
+	struct drm_vnpu_wait w;
+	uint64_t ids[48], ts[4], prev_end = 0;
+	uint32_t prof[48];
+	struct stream s[3];
+	int i, k;
+
+	memset(s, 0, sizeof(s));
+	stream_nop(&s[0]);
+	stream_nop(&s[0]);
+	stream_fill(&s[1], tensor_1d(0, VNPU_DTYPE_U32, 0, 256), 3);
+	stream_nop(&s[1]);
+	stream_fill(&s[2], tensor_1d(0, VNPU_DTYPE_U8, 0, 1 << 20), 4);
+	stream_nop(&s[2]);
+	for (k = 0; k < 3; k++) {
+		submit_prepare(_metadata, self->fd, &s[k], &self->slot, 1, &a[k]);
+		a[k].flags = DRM_VNPU_SUBMIT_PROFILE;
+	}
+	for (i = 0; i < 48; i++) {
+		k = i % 8 == 7 ? 2 : i % 2;
+		prof[i] = bo_create(_metadata, self->fd, 4096);
+		a[k].profile_handle = prof[i];
+		ids[i] = submit(_metadata, self->fd, &a[k]);
+		if (i % 3 == 2)
+			wait_job(_metadata, self->fd, ids[i]);
+	}
+	for (i = 0; i < 48; i++) {
+		ASSERT_EQ(0, _wait_job(self->fd, ids[i], now_ns() + LONG_WAIT_NS, &w));
+		ASSERT_EQ(DRM_VNPU_JOB_OK, w.status);
+		ASSERT_LE(prev_end, w.start_ns);
+		ASSERT_LE(w.start_ns, w.end_ns);
+		bo_download(_metadata, self->fd, prof[i], 0, ts, sizeof(ts));
+		for (k = 0; k < 4; k++) {
+			ASSERT_LE(k ? ts[k - 1] : w.start_ns, ts[k]);
+			ASSERT_LE(ts[k], w.end_ns);
+		}
+		prev_end = w.end_ns;
+	}
+	ASSERT_LT(0, jobs_run_at_submit(_metadata, self->fd));
+}
+
+/* Shared by a submitting process and a cancelling one (CLONE_FILES). */
+struct submit_race {
+	int fd;
+	volatile uint64_t last_id;
+};
+
+/*
+ * Cancel the last job submitted and the next ones (in SUBMIT or not yet
+ * submitted) again and again, then close the shared fd under the
+ * submitter's feet.
+ */
+static int cancel_and_close(void *arg)
+{
+	struct submit_race *r = arg;
+	uint64_t id;
+	int i, k, ret;
+
+	for (i = 0; i < 2000; i++) {
+		id = r->last_id;
+		for (k = 0; k < 3; k++) {
+			ret = _cancel(r->fd, id + k, 0, 0);
+			if (ret && ret != -EBUSY && ret != -ENOENT)
+				return 1;
+		}
+	}
+	return close(r->fd) ? 2 : 0;
+}
+
+/*
+ * CANCEL and close() from another process sharing the fd table while
+ * short jobs run in SUBMIT: every job ends OK or CANCELLED, the submitter
+ * sees EBADF once the fd is gone, and the device goes on.
+ */
+TEST_F_TIMEOUT(job, run_at_submit_cancel_and_close_racing, 120)
+{
+	size_t stack_size = 256 * 1024;
+	struct drm_vnpu_slot slot = { .flags = DRM_VNPU_SLOT_WRITE };
+	struct submit_race *r;
+	struct drm_vnpu_submit a;
+	struct drm_vnpu_wait w;
+	int i, ret, status;
+	char *stack;
+	pid_t pid;
+
+	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, r);
+	stack = malloc(stack_size);
+	ASSERT_NE(NULL, stack);
+	r->fd = vnpu_open(0);
+	ASSERT_LE(0, r->fd);
+	r->last_id = 1;
+	slot.handle = bo_create(_metadata, r->fd, 4096);
+	submit_prepare(_metadata, r->fd, &self->s, &slot, 1, &a);
+
+	pid = clone(cancel_and_close, stack + stack_size, CLONE_FILES | SIGCHLD, r);
+	ASSERT_LT(0, pid);
+	for (i = 0; i < 100000; i++) {
+		ret = _submit(r->fd, &a);
+		if (ret == -EBADF)
+			break;
+		ASSERT_EQ(0, ret);
+		r->last_id = a.job_id;
+		ret = _wait_job(r->fd, a.job_id, now_ns() + LONG_WAIT_NS, &w);
+		if (ret == -EBADF)
+			break;
+		ASSERT_EQ(0, ret);
+		ASSERT_TRUE(w.status == DRM_VNPU_JOB_OK ||
+			    w.status == DRM_VNPU_JOB_CANCELLED);
+	}
+	ASSERT_GT(100000, i);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	free(stack);
+	munmap(r, sizeof(*r));
+
+	ASSERT_EQ(DRM_VNPU_JOB_OK,
+		  wait_job(_metadata, self->fd, submit(_metadata, self->fd, &self->a)));
 }
 
 TEST_HARNESS_MAIN
