@@ -764,17 +764,18 @@ static void conv_window(const struct conv_job *cj, __u64 q0, __u64 q1,
 	/* Columns past the last row read the slack: keep it defined. */
 	for (i = 0; i < ENG_NC + wq + s->kw * at->dilation[1] + ENG_NR; i++)
 		win[s->cg * cs + i] = 0;
+	/* The taps of channel 0, then each channel's: cs further. */
 	k = 0;
-	for (c = 0; c < s->cg; c++)
-		for (r = 0; r < s->kh; r++)
-			for (i = 0; i < s->kw; i++) {
-				__u64 dy = r * at->dilation[0], dx = i * at->dilation[1];
+	for (r = 0; r < s->kh; r++)
+		for (i = 0; i < s->kw; i++) {
+			__u64 dy = r * at->dilation[0], dx = i * at->dilation[1];
 
-				off[k++] = (__s32)(c * cs +
-						   ((dy % sh) * sw + dx % sw) * plane +
-						   dy / sh * wq + dx / sw +
-						   (q0 - r0 * wq));
-			}
+			off[k++] = (__s32)(((dy % sh) * sw + dx % sw) * plane +
+					   dy / sh * wq + dx / sw + (q0 - r0 * wq));
+		}
+	for (c = 1; c < s->cg; c++)
+		for (i = 0; i < k; i++)
+			off[c * k + i] = off[i] + (__s32)(c * cs);
 }
 
 static void conv_epi(const struct eng_layer *l, __u64 img, __u64 g,
