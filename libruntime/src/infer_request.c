@@ -396,6 +396,51 @@ static vnpu_status set_tensor(struct vnpu_infer_request *req, struct io_state *i
 	return VNPU_OK;
 }
 
+VNPU_API vnpu_status vnpu_infer_request_set_sequence(vnpu_infer_request *req, const char *name,
+						     vnpu_tensor *const *tensors, size_t count)
+{
+	static const char fn[] = "vnpu_infer_request_set_sequence";
+	const struct vnpu_prog_group *g;
+	struct io_state *io = NULL;
+	char want[96], got[96];
+	vnpu_status st;
+
+	if (!req || !name || (!tensors && count))
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "%s: NULL argument", fn);
+	st = find_sequence(req, name, fn, &g);
+	if (st)
+		return st;
+	if (g->is_output)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "%s: \"%s\" is an output", fn, name);
+	if (count != g->count)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "%s: \"%s\" was compiled for %u tensors, not %zu",
+				  fn, name, g->count, count);
+	/* Every element checked first: a bad one changes nothing. */
+	for (size_t i = 0; i < count; i++) {
+		const vnpu_port *port;
+
+		io_by_index(req, false, g->first + (uint32_t)i, &io);
+		port = io->port;
+		if (!tensors[i])
+			return vnpu_error(VNPU_INVALID_ARGUMENT, "%s: element %zu is NULL", fn, i);
+		if (!vnpu_shape_equal(&tensors[i]->shape, &port->shape) ||
+		    !vnpu_convert_supported(tensors[i]->type, port->type))
+			return vnpu_error(VNPU_INVALID_ARGUMENT,
+					  "%s: element %zu of \"%s\" is %s %s, the element is %s %s", fn,
+					  i, name, vnpu_element_type_str(tensors[i]->type),
+					  vnpu_shape_str(&tensors[i]->shape, got, sizeof(got)),
+					  vnpu_element_type_str(port->type),
+					  vnpu_shape_str(&port->shape, want, sizeof(want)));
+	}
+	for (size_t i = 0; i < count; i++) {
+		io_by_index(req, false, g->first + (uint32_t)i, &io);
+		st = set_tensor(req, io, tensors[i]);
+		if (st)
+			return st;
+	}
+	return VNPU_OK;
+}
+
 VNPU_API vnpu_status vnpu_infer_request_set_tensor(vnpu_infer_request *req,
 						   const char *name, vnpu_tensor *tensor)
 {

@@ -3,9 +3,9 @@
  * Control flow and non-tensor values through the public API, on ONNX node
  * test models (Debian's libonnx-testdata): Loop and Scan unrolled at
  * compile time with values known only at run time, their limits and
- * errors; sequence and optional ports (kinds, freezing, reading a sequence
- * output, the errors of each call), and a sequence output through export
- * and import.
+ * errors; sequence and optional ports (kinds, freezing, a sequence input
+ * set at run time, reading a sequence output, the errors of each call),
+ * and a sequence output through export and import.
  */
 #include <string.h>
 #include <unistd.h>
@@ -333,6 +333,75 @@ static int sequence_bad_input(vnpu_core *core, const char *device)
 	return 0;
 }
 
+/* A sequence input of a fixed length whose values come at run time. */
+static int sequence_input(vnpu_core *core, const char *device)
+{
+	vnpu_shape shapes[3] = { { .rank = 1, .dims = { 1 } }, { .rank = 1, .dims = { 2 } },
+				 { .rank = 1, .dims = { 3 } } };
+	vnpu_tensor *seq[3], *bad[2], *tensor;
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	vnpu_port_kind kind;
+	vnpu_model *m;
+	int64_t *data;
+	size_t size;
+
+	CHECK_OK(vnpu_core_read_model(core, INSERT, &m));
+	CHECK_ERR(vnpu_model_reshape_sequence(m, "sequence", 2, NULL), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_model_reshape_sequence(m, "tensor", 1, shapes), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_model_reshape_sequence(m, "nonesuch", 1, shapes), VNPU_NOT_FOUND);
+	shapes[1].dims[0] = -5;
+	CHECK_ERR(vnpu_model_reshape_sequence(m, "sequence", 2, shapes), VNPU_INVALID_ARGUMENT);
+	shapes[1].dims[0] = 2;
+	CHECK_OK(vnpu_model_reshape_sequence(m, "sequence", 3, shapes));
+	CHECK_ERR(vnpu_model_reshape_sequence(m, "sequence", 2, shapes), VNPU_INVALID_ARGUMENT);
+	CHECK_OK(vnpu_model_reshape_sequence(m, "sequence", 3, shapes));	/* same length */
+	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm));
+	vnpu_model_free(m);
+
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK_OK(vnpu_infer_request_get_kind(req, "sequence", &kind));
+	CHECK(kind == VNPU_PORT_SEQUENCE);
+	CHECK_OK(vnpu_infer_request_get_sequence_size(req, "sequence", &size));
+	CHECK(size == 3);
+	CHECK(!make_sequence(seq, 3));
+	CHECK_OK(vnpu_infer_request_get_tensor(req, "tensor", &tensor));
+	CHECK_OK(vnpu_tensor_get_data(tensor, (void **)&data));
+	data[0] = 7;
+	data[1] = 8;
+	data[2] = 9;
+	vnpu_tensor_free(tensor);
+
+	/* Bad sequences change nothing. */
+	CHECK_ERR(vnpu_infer_request_set_sequence(req, "sequence", seq, 2), VNPU_INVALID_ARGUMENT);
+	bad[0] = seq[1];
+	bad[1] = seq[0];
+	CHECK_ERR(vnpu_infer_request_set_sequence(req, "sequence", bad, 2), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_infer_request_set_sequence(req, "sequence", NULL, 3), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_infer_request_set_sequence(req, "output_sequence", seq, 4),
+		  VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_infer_request_set_sequence(req, "tensor", seq, 1), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_infer_request_set_sequence(req, "nonesuch", seq, 1), VNPU_NOT_FOUND);
+	CHECK_ERR(vnpu_infer_request_set_sequence(NULL, "sequence", seq, 3), VNPU_INVALID_ARGUMENT);
+	tensor = seq[2];
+	seq[2] = NULL;
+	CHECK_ERR(vnpu_infer_request_set_sequence(req, "sequence", seq, 3), VNPU_INVALID_ARGUMENT);
+	seq[2] = tensor;
+	CHECK_OK(vnpu_infer_request_set_sequence(req, "sequence", seq, 3));
+	CHECK_OK(vnpu_infer_request_infer(req));
+	CHECK(!check_inserted(req, "output_sequence", 3));
+	/* The request holds its own references: the caller's may go. */
+	for (int k = 0; k < 3; k++)
+		vnpu_tensor_free(seq[k]);
+	CHECK_OK(vnpu_infer_request_get_sequence_tensor(req, "sequence", 2, &tensor));
+	CHECK_OK(vnpu_tensor_get_data(tensor, (void **)&data));
+	CHECK(data[0] == 2 && data[2] == 4);
+	vnpu_tensor_free(tensor);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
 /* Optionals: a present optional tensor compiles as a tensor input; an
  * optional compiled without a value is NONE. */
 static int optional_ports(vnpu_core *core, const char *device)
@@ -391,6 +460,7 @@ int main(int argc, char **argv)
 		TEST(scan_unrolled),
 		TEST(sequence_ports),
 		TEST(sequence_bad_input),
+		TEST(sequence_input),
 		TEST(optional_ports),
 	};
 

@@ -98,6 +98,18 @@ VNPU_API vnpu_status vnpu_infer_request_get_sequence_tensor(vnpu_infer_request *
 							    size_t index,
 							    vnpu_tensor **out);
 
+/**
+ * Use the @count tensors @tensors for the elements of sequence input @name
+ * (one given a length with vnpu_model_reshape_sequence()), each as
+ * set_tensor takes it. @count must be the compiled length and every
+ * element must fit its port, else VNPU_INVALID_ARGUMENT and nothing
+ * changes.
+ */
+VNPU_API vnpu_status vnpu_infer_request_set_sequence(vnpu_infer_request *req,
+						     const char *name,
+						     vnpu_tensor *const *tensors,
+						     size_t count);
+
 /** Run one inference, blocking the calling thread until it is done. */
 VNPU_API vnpu_status vnpu_infer_request_infer(vnpu_infer_request *req);
 

@@ -141,6 +141,16 @@ VNPU_API vnpu_status vnpu_model_freeze_sequence(vnpu_model *model, const char *n
 						vnpu_tensor *const *elems, size_t count);
 
 /**
+ * Fix the length of the SEQUENCE or OPTIONAL_SEQUENCE input called @name to
+ * @count and the shapes of its elements to @shapes (static): its values
+ * then come at run time, vnpu_infer_request_set_sequence(). Once fixed, the
+ * length cannot change (VNPU_INVALID_ARGUMENT), the shapes can. On failure
+ * the model is left as it was.
+ */
+VNPU_API vnpu_status vnpu_model_reshape_sequence(vnpu_model *model, const char *name,
+						 size_t count, const vnpu_shape *shapes);
+
+/**
  * Replace the OPTIONAL or OPTIONAL_SEQUENCE input called @name by an
  * optional without a value. VNPU_INVALID_ARGUMENT for any other kind.
  */

@@ -95,6 +95,10 @@ struct cstate {
 	uint32_t cur_op;		/* the op being lowered */
 	struct vnpu_node **synth;	/* nodes the passes made (loop unrolling) */
 	uint32_t num_synth, cap_synth;
+	/* The program's input ports: one per tensor of the model's inputs
+	 * (each element of a sequence input). */
+	int32_t *in_vals;
+	uint32_t num_ins;
 	/* The program's output ports: one per tensor of the model's outputs
 	 * (each element of a sequence output; none for an empty optional). */
 	int32_t *out_vals;		/* the working value a port is written from */

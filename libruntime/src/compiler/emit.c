@@ -42,6 +42,7 @@ static void state_fini(struct cstate *s)
 		free(s->out_names[i]);
 	free(s->out_names);
 	free(s->out_vals);
+	free(s->in_vals);
 	for (uint32_t i = 0; i < s->num_groups; i++)
 		free(s->groups[i].name);
 	free(s->groups);
@@ -123,14 +124,13 @@ static vnpu_status lower_all(struct cstate *s)
 /* Where every value lives: weights, I/O slots, or the planned arena. */
 static vnpu_status place_values(struct cstate *s, struct vnpu_program *p)
 {
-	const struct vnpu_model *m = s->m;
 	struct vnpu_plan_buf *bufs = NULL;
 	int32_t *buf_val = NULL;
 	uint32_t nbufs = 0, step = 0;
 	uint64_t wsize = 0;
 
-	for (uint32_t i = 0; i < m->main.num_inputs; i++) {
-		struct cval *v = &s->vals[m->main.inputs[i]];
+	for (uint32_t i = 0; i < s->num_ins; i++) {
+		struct cval *v = &s->vals[s->in_vals[i]];
 
 		v->storage = CV_IO;
 		v->slot = VNPU_SLOT_FIRST_IO + i;
@@ -138,7 +138,7 @@ static vnpu_status place_values(struct cstate *s, struct vnpu_program *p)
 	for (uint32_t v = 0; v < s->num_vals; v++) {
 		if (s->vals[v].out_index >= 0) {
 			s->vals[v].storage = CV_IO;
-			s->vals[v].slot = VNPU_SLOT_FIRST_IO + m->main.num_inputs +
+			s->vals[v].slot = VNPU_SLOT_FIRST_IO + s->num_ins +
 					  (uint32_t)s->vals[v].out_index;
 		}
 	}
@@ -341,9 +341,7 @@ static vnpu_status emit_segments(struct cstate *s, struct vnpu_program *p)
  * groups of the outputs that are not tensors. */
 static vnpu_status make_ports(struct cstate *s, struct vnpu_program *p)
 {
-	const struct vnpu_graph *g = &s->m->main;
-
-	p->inputs = calloc(g->num_inputs ? g->num_inputs : 1, sizeof(*p->inputs));
+	p->inputs = calloc(s->num_ins ? s->num_ins : 1, sizeof(*p->inputs));
 	p->outputs = calloc(s->num_outs ? s->num_outs : 1, sizeof(*p->outputs));
 	if (!p->inputs || !p->outputs)
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
@@ -351,10 +349,10 @@ static vnpu_status make_ports(struct cstate *s, struct vnpu_program *p)
 	p->num_groups = s->num_groups;
 	s->groups = NULL;
 	s->num_groups = 0;
-	for (uint32_t k = 0; k < g->num_inputs + s->num_outs; k++) {
-		bool in = k < g->num_inputs;
-		uint32_t i = in ? k : k - g->num_inputs;
-		int32_t v = in ? g->inputs[i] : s->out_vals[i];
+	for (uint32_t k = 0; k < s->num_ins + s->num_outs; k++) {
+		bool in = k < s->num_ins;
+		uint32_t i = in ? k : k - s->num_ins;
+		int32_t v = in ? s->in_vals[i] : s->out_vals[i];
 		struct vnpu_prog_port *port = in ? &p->inputs[i] : &p->outputs[i];
 		const struct vnpu_tinfo *t = &s->vals[v].info;
 		const char *name = in ? s->m->values[v].name : s->out_names[i];

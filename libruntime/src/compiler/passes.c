@@ -981,22 +981,76 @@ static vnpu_status walk_graph(struct cstate *s, struct walk *w, const struct vnp
 	return VNPU_OK;
 }
 
+static vnpu_status check_input_static(const struct vnpu_value *v)
+{
+	char buf[128];
+
+	if (!vnpu_tinfo_static(&v->info))
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "input '%s' is %s: set its dynamic dimensions with reshape before compiling",
+				  v->name, vnpu_tinfo_str(&v->info, buf, sizeof(buf)));
+	return VNPU_OK;
+}
+
 static vnpu_status check_inputs_static(const struct cstate *s)
 {
 	const struct vnpu_model *m = s->m;
-	char buf[128];
+	vnpu_status st = VNPU_OK;
 
-	for (uint32_t i = 0; i < m->main.num_inputs; i++) {
+	for (uint32_t i = 0; !st && i < m->main.num_inputs; i++) {
 		const struct vnpu_value *v = &m->values[m->main.inputs[i]];
 
-		if (v->info.kind == VNPU_TK_SEQUENCE)
+		if (v->info.kind == VNPU_TK_SEQUENCE && v->info.num_elems < 0)
 			return vnpu_error(VNPU_INVALID_ARGUMENT,
-					  "input '%s' is a sequence: its length is not known at compile time (freeze it with vnpu_model_freeze_sequence)",
+					  "input '%s' is a sequence: its length is not known at compile time (give it with vnpu_model_reshape_sequence or freeze it with vnpu_model_freeze_sequence)",
 					  v->name);
-		if (!vnpu_tinfo_static(&v->info))
-			return vnpu_error(VNPU_INVALID_ARGUMENT,
-					  "input '%s' is %s: set its dynamic dimensions with reshape before compiling",
-					  v->name, vnpu_tinfo_str(&v->info, buf, sizeof(buf)));
+		if (v->info.kind != VNPU_TK_SEQUENCE)
+			st = check_input_static(v);
+		for (int32_t e = 0; !st && v->info.kind == VNPU_TK_SEQUENCE && e < v->info.num_elems; e++)
+			st = check_input_static(&m->values[v->info.elems[e]]);
+	}
+	return st;
+}
+
+/* The program's input ports: a model input each, a sequence input's
+ * elements each (and a group). */
+static vnpu_status add_inputs(struct cstate *s)
+{
+	const struct vnpu_model *m = s->m;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < m->main.num_inputs; i++) {
+		const struct vnpu_tinfo *t = &m->values[m->main.inputs[i]].info;
+
+		/* (A query takes a sequence of unknown length too.) */
+		n += t->kind != VNPU_TK_SEQUENCE ? 1 : t->num_elems > 0 ? (uint32_t)t->num_elems : 0;
+	}
+	s->in_vals = malloc((n + 1) * sizeof(int32_t));
+	if (!s->in_vals)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	for (uint32_t i = 0; i < m->main.num_inputs; i++) {
+		const struct vnpu_value *v = &m->values[m->main.inputs[i]];
+		struct vnpu_prog_group *g;
+
+		if (v->info.kind != VNPU_TK_SEQUENCE) {
+			s->in_vals[s->num_ins++] = m->main.inputs[i];
+			continue;
+		}
+		g = realloc(s->groups, (s->num_groups + 1) * sizeof(*g));
+		if (!g)
+			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+		s->groups = g;
+		g = &s->groups[s->num_groups];
+		memset(g, 0, sizeof(*g));
+		g->name = strdup(v->name);
+		if (!g->name)
+			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+		s->num_groups++;
+		g->kind = VNPU_PORT_SEQUENCE;
+		g->first = s->num_ins;
+		g->count = v->info.num_elems > 0 ? (uint32_t)v->info.num_elems : 0;
+		for (int32_t e = 0; e < v->info.num_elems; e++)
+			s->in_vals[s->num_ins++] = v->info.elems[e];
 	}
 	return VNPU_OK;
 }
@@ -1111,6 +1165,8 @@ vnpu_status cs_build(struct cstate *s)
 	/* A query answers for dynamic inputs too (by op type where shapes
 	 * are unknown); a compile needs them set. */
 	st = s->query ? VNPU_OK : check_inputs_static(s);
+	if (!st)
+		st = add_inputs(s);
 	if (st)
 		return st;
 	infos = calloc(m->num_values ? m->num_values : 1, sizeof(*infos));

@@ -653,6 +653,103 @@ vnpu_status vnpu_model_freeze_elems(vnpu_model *m, const char *name,
 	return freeze(m, index, &info, first);
 }
 
+/* @t as an input element of a sequence: static @shape, no data. */
+static vnpu_status element_info(const struct vnpu_value *seq, size_t i, const vnpu_shape *shape,
+				struct vnpu_tinfo *t)
+{
+	memset(t, 0, sizeof(*t));
+	if (shape->rank > VNPU_MAX_RANK)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "reshape '%s': element %zu has rank %u",
+				  seq->name, i, shape->rank);
+	t->type = seq->port_type;
+	t->rank = (int32_t)shape->rank;
+	for (uint32_t d = 0; d < shape->rank; d++) {
+		if (shape->dims[d] < 0 || shape->dims[d] > VNPU_MAX_ELEMS)
+			return vnpu_error(VNPU_INVALID_ARGUMENT,
+					  "reshape '%s': element %zu has dimension %u of %lld",
+					  seq->name, i, d, (long long)shape->dims[d]);
+		t->dims[d] = shape->dims[d];
+	}
+	return VNPU_OK;
+}
+
+vnpu_status vnpu_model_reshape_sequence(vnpu_model *m, const char *name, size_t count,
+					const vnpu_shape *shapes)
+{
+	struct vnpu_tinfo *old = NULL;
+	struct vnpu_value *v;
+	uint32_t first;
+	size_t index;
+	int32_t *elems = NULL;
+	vnpu_status st;
+
+	if (!m || !name || (!shapes && count))
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "reshape: NULL argument");
+	st = find_input_of(m, name, 1u << VNPU_PORT_SEQUENCE | 1u << VNPU_PORT_OPTIONAL_SEQUENCE,
+			   "a sequence", &index);
+	if (st)
+		return vnpu_error_prefix(st, "reshape");
+	v = &m->values[m->main.inputs[index]];
+	if (v->info.num_elems >= 0 && (size_t)v->info.num_elems != count)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "reshape '%s': its length is fixed at %d, not %zu",
+				  name, v->info.num_elems, count);
+	if (count > MAX_FROZEN_ELEMS)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "reshape '%s': %zu elements, at most %d",
+				  name, count, MAX_FROZEN_ELEMS);
+	first = m->num_values;
+	if (v->info.num_elems < 0) {
+		/* New input values for the elements, "<name>[<i>]". */
+		elems = malloc((count + 1) * sizeof(int32_t));
+		st = elems ? VNPU_OK : vnpu_error(VNPU_OUT_OF_MEMORY, "reshape: out of memory");
+		for (size_t i = 0; !st && i < count; i++) {
+			struct vnpu_tinfo t;
+
+			v = &m->values[m->main.inputs[index]];	/* add_element moves it */
+			st = element_info(v, i, &shapes[i], &t);
+			if (!st)
+				st = add_element(m, name, i, &t, &elems[i]);
+			if (!st)
+				m->values[elems[i]].kind = VNPU_VALUE_INPUT;
+		}
+		v = &m->values[m->main.inputs[index]];
+	} else {
+		old = calloc(count + 1, sizeof(*old));
+		st = old ? VNPU_OK : vnpu_error(VNPU_OUT_OF_MEMORY, "reshape: out of memory");
+		for (size_t i = 0; !st && i < count; i++) {
+			old[i] = m->values[v->info.elems[i]].info;
+			st = element_info(v, i, &shapes[i], &m->values[v->info.elems[i]].info);
+		}
+	}
+	if (!st && !old) {
+		v->info.num_elems = (int32_t)count;
+		v->info.elems = elems;
+		v->info.owns_data = true;
+		elems = NULL;
+	}
+	if (!st)
+		st = vnpu_model_infer(m);
+	if (st) {
+		if (old) {
+			for (size_t i = 0; i < count; i++)
+				m->values[v->info.elems[i]].info = old[i];
+		} else {
+			if (v->info.num_elems >= 0) {	/* inference failed */
+				free(v->info.elems);
+				v->info.elems = NULL;
+				v->info.num_elems = -1;
+			}
+			while (m->num_values > first) {
+				free(m->values[--m->num_values].name);
+				vnpu_tinfo_clear(&m->values[m->num_values].info);
+			}
+		}
+		vnpu_model_infer(m);
+	}
+	free(old);
+	free(elems);
+	return st ? vnpu_error_prefix(st, "reshape '%s'", name) : VNPU_OK;
+}
+
 vnpu_status vnpu_model_freeze_none(vnpu_model *m, const char *name)
 {
 	struct vnpu_tinfo info = { .rank = -1, .kind = VNPU_TK_NONE };
