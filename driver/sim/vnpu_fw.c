@@ -577,10 +577,15 @@ void vnpu_fw_shutdown(struct vnpu_fw *fw)
 
 static u32 vnpu_fw_features(void)
 {
-	if (boot_cpu_has(X86_FEATURE_AVX2) && boot_cpu_has(X86_FEATURE_FMA) &&
-	    cpu_has_xfeatures(XFEATURE_MASK_SSE | XFEATURE_MASK_YMM, NULL))
-		return VNPU_ENG_F_AVX2_FMA;
-	return 0;
+	if (!boot_cpu_has(X86_FEATURE_AVX2) || !boot_cpu_has(X86_FEATURE_FMA) ||
+	    !cpu_has_xfeatures(XFEATURE_MASK_SSE | XFEATURE_MASK_YMM, NULL))
+		return 0;
+	/* The AVX-512 GEMM kernels give the AVX2 bits, only faster. */
+	if (boot_cpu_has(X86_FEATURE_AVX512F) &&
+	    cpu_has_xfeatures(XFEATURE_MASK_SSE | XFEATURE_MASK_YMM |
+			      XFEATURE_MASK_AVX512, NULL))
+		return VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512;
+	return VNPU_ENG_F_AVX2_FMA;
 }
 
 static void vnpu_fw_stop_tiles(struct vnpu_fw *fw)

@@ -659,9 +659,7 @@ static void cpu_fill_info(struct vnpu_dev *dev)
 	dev->num_threads = n > 0 ? (uint32_t)n : 1;
 	if (dev->num_threads > 64)
 		dev->num_threads = 64;
-	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-		dev->features |= VNPU_ENG_F_AVX2_FMA;
+	dev->features |= vnpu_eng_host_features();
 
 	cpu_model_name(model, sizeof(model));
 	snprintf(info->name, sizeof(info->name), "CPU");
