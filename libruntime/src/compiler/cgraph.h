@@ -133,7 +133,7 @@ void cs_strlcpy(char *dst, size_t size, const char *src);
 vnpu_status cs_fail(struct cstate *s, vnpu_status st, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* ---- passes.c ---- */
+/* ---- build.c (with unroll.c, sequence.c), passes.c ---- */
 vnpu_status cs_build(struct cstate *s);
 void cs_fuse(struct cstate *s);
 

@@ -1,0 +1,578 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Building the working graph: a walk over the model's nodes mapping each
+ * model value to the working value holding it. The main graph's values
+ * keep their indices (inference ran over it first, with full constant
+ * folding; a node is inferred again where that could not see its inputs:
+ * after a loop, a sequence op, in an If's branch). If branches are walked
+ * (both, with a select per output, when the condition is not known); Loop
+ * and Scan are unrolled (unroll.c); sequences and optionals become values
+ * made here (sequence.c). Then the program's ports: a model input or
+ * output each, a sequence's elements each.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "build.h"
+#include "error.h"
+
+/* Constants computed at compile time, per tensor (elements). */
+#define COMPILE_FOLD_LIMIT (1ll << 26)
+
+static bool outputs_folded(const struct cstate *s, const int32_t *out, uint32_t n)
+{
+	bool any = false;
+
+	for (uint32_t o = 0; o < n; o++) {
+		if (out[o] < 0)
+			continue;
+		if (!s->vals[out[o]].info.data)
+			return false;
+		any = true;
+	}
+	return any;
+}
+
+/* Infer @n on working values (NULL-terminated for If, which reads none). */
+static vnpu_status infer_ids(struct cstate *s, const struct vnpu_node *n, const int32_t *in,
+			     const int32_t *out)
+{
+	struct vnpu_tinfo *ip[COP_MAX_IO + 1], *op[COP_MAX_IO];
+	vnpu_status st;
+
+	for (uint32_t k = 0; k < n->num_inputs; k++)
+		ip[k] = in[k] >= 0 ? &s->vals[in[k]].info : NULL;
+	ip[n->num_inputs] = NULL;
+	for (uint32_t k = 0; k < n->num_outputs; k++)
+		op[k] = out[k] >= 0 ? &s->vals[out[k]].info : NULL;
+	st = vnpu_node_infer(s->m, n, ip, op, COMPILE_FOLD_LIMIT);
+	/* An op inference does not know leaves its outputs unknown: the
+	 * lowering reports it. */
+	return st == VNPU_UNSUPPORTED ? VNPU_OK : st;
+}
+
+/* An op running @n on working values @in -> @out (nothing when folded). */
+static vnpu_status add_op(struct cstate *s, const struct vnpu_node *n, const int32_t *in,
+			  const int32_t *out)
+{
+	struct cop *op;
+	vnpu_status st;
+
+	if (outputs_folded(s, out, n->num_outputs))
+		return VNPU_OK;
+	st = cs_add_op(s, &op);
+	if (st)
+		return st;
+	op->kind = COP_NODE;
+	op->node = n;
+	op->num_in = n->num_inputs;
+	op->num_out = n->num_outputs;
+	memcpy(op->in, in, n->num_inputs * sizeof(int32_t));
+	memcpy(op->out, out, n->num_outputs * sizeof(int32_t));
+	snprintf(op->type, sizeof(op->type), "%s", n->op);
+	return VNPU_OK;
+}
+
+/* A fresh working value for each output of @n inside a body. */
+static vnpu_status fresh_outputs(struct cstate *s, struct walk *w, const struct vnpu_node *n,
+				 int32_t *out)
+{
+	for (uint32_t k = 0; k < n->num_outputs; k++) {
+		vnpu_status st;
+
+		out[k] = -1;
+		if (n->outputs[k] < 0)
+			continue;
+		st = cs_add_temp(s, VNPU_TYPE_UNDEFINED, 0, NULL, &out[k]);
+		if (st)
+			return st;
+		s->vals[out[k]].info.rank = -1;
+		w->map[n->outputs[k]] = out[k];
+	}
+	return VNPU_OK;
+}
+
+/* A node the compiler made, inferred and added like a model node. */
+vnpu_status cb_add_synth(struct cstate *s, struct vnpu_node *n, const int32_t *in,
+			 int32_t *out)
+{
+	vnpu_status st = cs_add_temp(s, VNPU_TYPE_UNDEFINED, 0, NULL, out);
+
+	if (st)
+		return st;
+	s->vals[*out].info.rank = -1;
+	st = infer_ids(s, n, in, out);
+	if (!st && s->vals[*out].info.type == VNPU_TYPE_UNDEFINED)
+		st = vnpu_error(VNPU_UNSUPPORTED, "node '%s' (%s): cannot unroll it: %s", n->name,
+				n->op, vnpu_last_error());
+	return st ? st : add_op(s, n, in, out);
+}
+
+vnpu_status cb_const_i64(struct cstate *s, int32_t rank, const int64_t *vals, int64_t n,
+			 int32_t *out)
+{
+	int64_t *data = malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+
+	if (!data)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	memcpy(data, vals, (size_t)n * sizeof(int64_t));
+	return cs_add_const(s, VNPU_TYPE_I64, rank, &n, data, out);
+}
+
+vnpu_status cb_set_axis(struct vnpu_node *n, int64_t axis)
+{
+	n->attrs[0].name = strdup("axis");
+	n->attrs[0].type = VNPU_ATTR_INT;
+	n->attrs[0].i = axis;
+	n->attrs[0].t.rank = -1;
+	n->num_attrs = 1;
+	return n->attrs[0].name ? VNPU_OK :
+	       vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+}
+
+/* Working value @x at @index along @axis (a Gather of a constant index). */
+vnpu_status cb_pick(struct cstate *s, const struct vnpu_node *like, int32_t x,
+		    int64_t axis, int64_t index, int32_t *out)
+{
+	struct vnpu_node *n;
+	int32_t in[2] = { x, -1 };
+	vnpu_status st = cs_add_synth(s, "Gather", like, 2, 1, &n);
+
+	if (!st)
+		st = cb_set_axis(n, axis);
+	if (!st)
+		st = cb_const_i64(s, 0, &index, 1, &in[1]);
+	return st ? st : cb_add_synth(s, n, in, out);
+}
+
+/*
+ * @n working values @parts (@stride apart) of one shape stacked along a new
+ * axis @axis (@reverse: the last first): each reshaped with the new axis,
+ * then concatenated, at most COP_MAX_IO at a time.
+ */
+vnpu_status cb_stack(struct cstate *s, const struct vnpu_node *like,
+		     const int32_t *parts, uint32_t n, uint32_t stride, int64_t axis,
+		     bool reverse, int32_t *out)
+{
+	const struct vnpu_tinfo *p0 = &s->vals[parts[0]].info;
+	int64_t dims[VNPU_MAX_RANK];
+	int32_t rank = p0->rank + 1, shape, acc = -1;
+	vnpu_status st;
+
+	if (p0->rank < 0 || rank > VNPU_MAX_RANK)
+		return vnpu_error(VNPU_UNSUPPORTED, "node '%s' (%s): scan outputs of rank %d",
+				  like->name, like->op, p0->rank);
+	if (axis < 0)
+		axis += rank;
+	if (axis < 0 || axis >= rank)
+		return vnpu_error(VNPU_PARSE_ERROR, "node '%s' (%s): scan output axis out of range",
+				  like->name, like->op);
+	for (int32_t d = 0; d < rank; d++)
+		dims[d] = d < axis ? p0->dims[d] : d == axis ? 1 : p0->dims[d - 1];
+	st = cb_const_i64(s, 1, dims, rank, &shape);
+	for (uint32_t k = 0; !st && k < n;) {
+		uint32_t chunk = n - k < COP_MAX_IO - 1 ? n - k : COP_MAX_IO - 1, ni = 0;
+		int32_t in[COP_MAX_IO];
+		struct vnpu_node *cat;
+
+		if (acc >= 0)
+			in[ni++] = acc;
+		for (uint32_t j = 0; !st && j < chunk; j++, k++) {
+			struct vnpu_node *rs;
+			int32_t rin[2] = { parts[(size_t)(reverse ? n - 1 - k : k) * stride], shape };
+
+			st = cs_add_synth(s, "Reshape", like, 2, 1, &rs);
+			if (!st)
+				st = cb_add_synth(s, rs, rin, &in[ni++]);
+		}
+		if (!st)
+			st = cs_add_synth(s, "Concat", like, ni, 1, &cat);
+		if (!st)
+			st = cb_set_axis(cat, axis);
+		if (!st)
+			st = cb_add_synth(s, cat, in, &acc);
+	}
+	if (!st)
+		*out = acc;
+	return st;
+}
+
+/* A scalar constant (i64 or bool) for a body input. */
+vnpu_status cb_const_scalar(struct cstate *s, vnpu_element_type type, int64_t v, int32_t *out)
+{
+	void *data = malloc(8);
+
+	if (!data)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	if (type == VNPU_TYPE_BOOL)
+		*(uint8_t *)data = v != 0;
+	else
+		*(int64_t *)data = v;
+	return cs_add_const(s, type, 0, NULL, data, out);
+}
+
+static vnpu_status walk_node(struct cstate *s, struct walk *w, const struct vnpu_node *n);
+
+/*
+ * If: a known condition walks only its branch. In the main graph each
+ * output is a select (the passes make it a view when the condition is
+ * known); in a body a known branch's values are used directly.
+ */
+static vnpu_status walk_if(struct cstate *s, struct walk *w, const struct vnpu_node *n,
+			   const int32_t *in)
+{
+	const struct vnpu_attr *tb = vnpu_node_attr(n, "then_branch");
+	const struct vnpu_attr *eb = vnpu_node_attr(n, "else_branch");
+	int32_t cond = in[0];
+	bool known = cs_is_const(s, cond);
+	bool take_then = known && *(const uint8_t *)s->vals[cond].info.data;
+	vnpu_status st = VNPU_OK;
+
+	if (!tb || !eb || !tb->g || !eb->g || tb->g->num_outputs < n->num_outputs ||
+	    eb->g->num_outputs < n->num_outputs)
+		return vnpu_error(VNPU_PARSE_ERROR, "node '%s' (If): no branches", n->name);
+	if (!known || take_then)
+		st = cb_walk_graph(s, w, tb->g);
+	if (!st && (!known || !take_then))
+		st = cb_walk_graph(s, w, eb->g);
+	for (uint32_t o = 0; !st && o < n->num_outputs; o++) {
+		int32_t t = w->map[tb->g->outputs[o]], e = w->map[eb->g->outputs[o]];
+		int32_t out = n->outputs[o];
+		struct cop *op;
+
+		if (out < 0)
+			continue;
+		if (known && (w->depth || !cb_is_tensor(s, take_then ? t : e))) {
+			w->map[out] = take_then ? t : e;
+			continue;
+		}
+		if (!cb_is_tensor(s, t) || !cb_is_tensor(s, e))
+			return vnpu_error(VNPU_UNSUPPORTED,
+					  "node '%s' (If): a sequence or optional output and a condition not known at compile time",
+					  n->name);
+		if (w->depth) {
+			const struct vnpu_tinfo *ti = &s->vals[t].info, *ei = &s->vals[e].info;
+
+			if (ti->type != ei->type || ti->rank != ei->rank || ti->rank < 0 ||
+			    memcmp(ti->dims, ei->dims, (size_t)ti->rank * sizeof(ti->dims[0])))
+				return vnpu_error(VNPU_UNSUPPORTED,
+						  "node '%s' (If): in a loop body, branches of different types or shapes",
+						  n->name);
+			st = cs_add_temp(s, ti->type, ti->rank, ti->dims, &out);
+			if (st)
+				return st;
+			w->map[n->outputs[o]] = out;
+		}
+		st = cs_add_op(s, &op);
+		if (st)
+			return st;
+		op->kind = COP_SELECT;
+		op->node = n;
+		op->num_in = 3;
+		op->in[0] = cond;
+		op->in[1] = t;
+		op->in[2] = e;
+		op->num_out = 1;
+		op->out[0] = out;
+		snprintf(op->type, sizeof(op->type), "If");
+	}
+	return st;
+}
+
+/* Loop and Scan: unrolled; their outputs are the last iteration's values. */
+static vnpu_status walk_loop(struct cstate *s, struct walk *w, const struct vnpu_node *n,
+			     const int32_t *in)
+{
+	int32_t res[COP_MAX_IO];
+	vnpu_status st;
+
+	st = !strcmp(n->op, "Loop") ? cb_unroll_loop(s, w, n, in, res) : cb_unroll_scan(s, w, n, in, res);
+	if (st == VNPU_UNSUPPORTED && s->query && !w->depth)
+		return add_op(s, n, in, n->outputs);	/* reported by op type */
+	for (uint32_t k = 0; !st && k < n->num_outputs; k++)
+		if (n->outputs[k] >= 0)
+			w->map[n->outputs[k]] = res[k];
+	return st;
+}
+
+static vnpu_status walk_node(struct cstate *s, struct walk *w, const struct vnpu_node *n)
+{
+	int32_t in[COP_MAX_IO], out[COP_MAX_IO];
+	bool remapped = false;
+	vnpu_status st = VNPU_OK;
+
+	if (n->num_inputs > COP_MAX_IO || n->num_outputs > COP_MAX_IO) {
+		if (!w->depth && outputs_folded(s, n->outputs, n->num_outputs))
+			return VNPU_OK;
+		return vnpu_error(VNPU_UNSUPPORTED, "node '%s' (%s): more than %d inputs or outputs",
+				  n->name, n->op, COP_MAX_IO);
+	}
+	for (uint32_t k = 0; k < n->num_inputs; k++) {
+		in[k] = n->inputs[k] >= 0 ? w->map[n->inputs[k]] : -1;
+		remapped |= in[k] != n->inputs[k];
+	}
+	if (!w->depth && !remapped && outputs_folded(s, n->outputs, n->num_outputs))
+		return VNPU_OK;
+	if (!n->domain[0] && !strcmp(n->op, "If"))
+		return walk_if(s, w, n, in);
+	if (!n->domain[0] && (cb_is_sequence_op(n->op) ||
+			      (!strcmp(n->op, "Identity") && n->num_inputs && !cb_is_tensor(s, in[0]))))
+		return cb_walk_sequence_op(s, w, n, in);
+	for (uint32_t k = 0; k < n->num_inputs; k++)
+		if (!cb_is_tensor(s, in[k]) && strcmp(n->op, "Loop"))
+			return vnpu_error(VNPU_UNSUPPORTED, "node '%s' (%s): input %u is a sequence or an optional",
+					  n->name, n->op, k);
+	if (!n->domain[0] && (!strcmp(n->op, "Loop") || !strcmp(n->op, "Scan")))
+		return walk_loop(s, w, n, in);
+	memcpy(out, n->outputs, n->num_outputs * sizeof(int32_t));
+	if (w->depth)
+		st = fresh_outputs(s, w, n, out);
+	/* In the main graph, inference ran before; again where it could not
+	 * see the values (those of loops, sequences, or an If's branch). */
+	if (!st && (w->depth || remapped ||
+		    (n->num_outputs && out[0] >= 0 &&
+		     s->vals[out[0]].info.type == VNPU_TYPE_UNDEFINED)))
+		st = infer_ids(s, n, in, out);
+	return st ? st : add_op(s, n, in, out);
+}
+
+vnpu_status cb_walk_graph(struct cstate *s, struct walk *w, const struct vnpu_graph *g)
+{
+	for (uint32_t i = 0; i < g->num_nodes; i++) {
+		uint32_t first = s->num_ops;
+		vnpu_status st = walk_node(s, w, &g->nodes[i]);
+
+		if (st)
+			return st;
+		/* Queries answer for the main graph's nodes: a loop's or a
+		 * branch's ops count as their node's. */
+		for (uint32_t k = first; g == &s->m->main && k < s->num_ops; k++)
+			s->ops[k].root = &g->nodes[i];
+	}
+	return VNPU_OK;
+}
+
+static vnpu_status check_input_static(const struct vnpu_value *v)
+{
+	char buf[128];
+
+	if (!vnpu_tinfo_static(&v->info))
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "input '%s' is %s: set its dynamic dimensions with reshape before compiling",
+				  v->name, vnpu_tinfo_str(&v->info, buf, sizeof(buf)));
+	return VNPU_OK;
+}
+
+static vnpu_status check_inputs_static(const struct cstate *s)
+{
+	const struct vnpu_model *m = s->m;
+	vnpu_status st = VNPU_OK;
+
+	for (uint32_t i = 0; !st && i < m->main.num_inputs; i++) {
+		const struct vnpu_value *v = &m->values[m->main.inputs[i]];
+
+		if (v->info.kind == VNPU_TK_SEQUENCE && v->info.num_elems < 0)
+			return vnpu_error(VNPU_INVALID_ARGUMENT,
+					  "input '%s' is a sequence: its length is not known at compile time (give it with vnpu_model_reshape_sequence or freeze it with vnpu_model_freeze_sequence)",
+					  v->name);
+		if (v->info.kind != VNPU_TK_SEQUENCE)
+			st = check_input_static(v);
+		for (int32_t e = 0; !st && v->info.kind == VNPU_TK_SEQUENCE && e < v->info.num_elems; e++)
+			st = check_input_static(&m->values[v->info.elems[e]]);
+	}
+	return st;
+}
+
+/* The program's input ports: a model input each, a sequence input's
+ * elements each (and a group). */
+static vnpu_status add_inputs(struct cstate *s)
+{
+	const struct vnpu_model *m = s->m;
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < m->main.num_inputs; i++) {
+		const struct vnpu_tinfo *t = &m->values[m->main.inputs[i]].info;
+
+		/* (A query takes a sequence of unknown length too.) */
+		n += t->kind != VNPU_TK_SEQUENCE ? 1 : t->num_elems > 0 ? (uint32_t)t->num_elems : 0;
+	}
+	s->in_vals = malloc((n + 1) * sizeof(int32_t));
+	if (!s->in_vals)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	for (uint32_t i = 0; i < m->main.num_inputs; i++) {
+		const struct vnpu_value *v = &m->values[m->main.inputs[i]];
+		struct vnpu_prog_group *g;
+
+		if (v->info.kind != VNPU_TK_SEQUENCE) {
+			s->in_vals[s->num_ins++] = m->main.inputs[i];
+			continue;
+		}
+		g = realloc(s->groups, (s->num_groups + 1) * sizeof(*g));
+		if (!g)
+			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+		s->groups = g;
+		g = &s->groups[s->num_groups];
+		memset(g, 0, sizeof(*g));
+		g->name = strdup(v->name);
+		if (!g->name)
+			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+		s->num_groups++;
+		g->kind = VNPU_PORT_SEQUENCE;
+		g->first = s->num_ins;
+		g->count = v->info.num_elems > 0 ? (uint32_t)v->info.num_elems : 0;
+		for (int32_t e = 0; e < v->info.num_elems; e++)
+			s->in_vals[s->num_ins++] = v->info.elems[e];
+	}
+	return VNPU_OK;
+}
+
+/* Output port @name written from working value @val: a copy when @val is
+ * an input, a constant or another output already. */
+static vnpu_status add_port(struct cstate *s, const char *name, int32_t val)
+{
+	const struct vnpu_model *m = s->m;
+	struct cval *v = &s->vals[val];
+	bool produced = (uint32_t)val >= m->num_values || m->values[val].kind == VNPU_VALUE_NODE;
+	int32_t port = (int32_t)s->num_outs;
+	vnpu_status st;
+	struct cop *op;
+
+	if (s->num_outs == s->cap_outs) {
+		uint32_t cap = s->cap_outs ? s->cap_outs * 2 : 16;
+		int32_t *vals = realloc(s->out_vals, cap * sizeof(*vals));
+		char **names;
+
+		if (vals)
+			s->out_vals = vals;
+		names = vals ? realloc(s->out_names, cap * sizeof(*names)) : NULL;
+		if (!names)
+			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+		s->out_names = names;
+		s->cap_outs = cap;
+	}
+	s->out_names[port] = strdup(name);
+	if (!s->out_names[port])
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	s->out_vals[port] = val;
+	s->num_outs++;
+	if (v->out_index < 0 && produced && !v->info.data) {
+		v->out_index = port;
+		return VNPU_OK;
+	}
+	st = cs_add_op(s, &op);
+	if (st)
+		return st;
+	op->kind = COP_OUTPUT;
+	op->num_in = 1;
+	op->in[0] = val;
+	op->num_out = 0;
+	op->out[0] = port;
+	snprintf(op->type, sizeof(op->type), "Output");
+	return VNPU_OK;
+}
+
+/* Model output @mv, held by working value @val: one port for a tensor, one
+ * per element of a sequence ("<name>[<i>]"), none for NONE; a group for
+ * the last two. */
+static vnpu_status add_output(struct cstate *s, const struct vnpu_value *mv, int32_t val)
+{
+	const struct vnpu_tinfo *t = &s->vals[val].info;
+	struct vnpu_prog_group *g, *groups;
+	vnpu_status st = VNPU_OK;
+	bool tensor_port = mv->port_kind == VNPU_PORT_TENSOR || mv->port_kind == VNPU_PORT_OPTIONAL;
+	bool seq_port = mv->port_kind == VNPU_PORT_SEQUENCE ||
+			mv->port_kind == VNPU_PORT_OPTIONAL_SEQUENCE;
+	bool optional = mv->port_kind == VNPU_PORT_OPTIONAL ||
+			mv->port_kind == VNPU_PORT_OPTIONAL_SEQUENCE;
+
+	if (t->kind == VNPU_TK_TENSOR && tensor_port)
+		return add_port(s, mv->name, val);
+	if ((t->kind == VNPU_TK_SEQUENCE && !seq_port) || (t->kind == VNPU_TK_NONE && !optional) ||
+	    (t->kind == VNPU_TK_TENSOR && !tensor_port))
+		return vnpu_error(VNPU_PARSE_ERROR, "output '%s': its value does not have the declared kind",
+				  mv->name);
+	if (t->kind == VNPU_TK_SEQUENCE && t->num_elems < 0)
+		return vnpu_error(VNPU_UNSUPPORTED, "output '%s': the sequence's length is not known at compile time",
+				  mv->name);
+	groups = realloc(s->groups, (s->num_groups + 1) * sizeof(*groups));
+	if (!groups)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	s->groups = groups;
+	g = &groups[s->num_groups];
+	memset(g, 0, sizeof(*g));
+	g->name = strdup(mv->name);
+	if (!g->name)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	s->num_groups++;
+	g->kind = t->kind == VNPU_TK_NONE ? VNPU_PORT_NONE : VNPU_PORT_SEQUENCE;
+	g->is_output = 1;
+	g->first = s->num_outs;
+	for (int32_t i = 0; !st && t->kind == VNPU_TK_SEQUENCE && i < t->num_elems; i++) {
+		char name[64];
+		char *full;
+
+		snprintf(name, sizeof(name), "[%d]", i);
+		full = malloc(strlen(mv->name) + strlen(name) + 1);
+		if (!full)
+			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+		strcat(strcpy(full, mv->name), name);
+		st = add_port(s, full, t->elems[i]);
+		free(full);
+		t = &s->vals[val].info;		/* add_port may add values */
+		s->groups[s->num_groups - 1].count++;
+	}
+	return st;
+}
+
+/* Values, inference with folding, ops. */
+vnpu_status cs_build(struct cstate *s)
+{
+	const struct vnpu_model *m = s->m;
+	struct walk w = { 0 };
+	struct vnpu_tinfo *infos;
+	vnpu_status st;
+	int32_t idx;
+
+	/* A query answers for dynamic inputs too (by op type where shapes
+	 * are unknown); a compile needs them set. */
+	st = s->query ? VNPU_OK : check_inputs_static(s);
+	if (!st)
+		st = add_inputs(s);
+	if (st)
+		return st;
+	infos = calloc(m->num_values ? m->num_values : 1, sizeof(*infos));
+	if (!infos)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	for (uint32_t v = 0; v < m->num_values; v++) {
+		infos[v].rank = -1;
+		if (m->values[v].kind == VNPU_VALUE_NODE)
+			continue;
+		infos[v] = m->values[v].info;
+		infos[v].owns_data = false;
+	}
+	st = vnpu_graph_infer(m, &m->main, infos, COMPILE_FOLD_LIMIT, false);
+	for (uint32_t v = 0; v < m->num_values; v++) {
+		if (!st)
+			st = cs_add_temp(s, VNPU_TYPE_UNDEFINED, 0, NULL, &idx);
+		if (st) {
+			vnpu_tinfo_clear(&infos[v]);
+			continue;
+		}
+		s->vals[idx].info = infos[v];
+		s->vals[idx].name = m->values[v].name;
+	}
+	free(infos);
+	if (st)
+		return st;
+	w.map = malloc((m->num_values + 1) * sizeof(int32_t));
+	if (!w.map)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	for (uint32_t v = 0; v < m->num_values; v++)
+		w.map[v] = (int32_t)v;
+	st = cb_walk_graph(s, &w, &m->main);
+	for (uint32_t o = 0; !st && o < m->main.num_outputs; o++)
+		st = add_output(s, &m->values[m->main.outputs[o]], w.map[m->main.outputs[o]]);
+	free(w.map);
+	return st;
+}
