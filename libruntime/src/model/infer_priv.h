@@ -26,6 +26,9 @@ extern const size_t vnpu_infer_nn_num_ops;
 /* The ops infer_data.c knows (output shapes that depend on values). */
 extern const struct op_infer vnpu_infer_data_ops[];
 extern const size_t vnpu_infer_data_num_ops;
+/* Loop and Scan (infer_loop.c). */
+extern const struct op_infer vnpu_infer_loop_ops[];
+extern const size_t vnpu_infer_loop_num_ops;
 /* The ai.onnx.preview.training ops (infer_data.c). */
 extern const struct op_infer vnpu_infer_train_ops[];
 extern const size_t vnpu_infer_train_num_ops;
