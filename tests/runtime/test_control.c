@@ -268,6 +268,7 @@ static int sequence_bad_input(vnpu_core *core, const char *device)
 {
 	vnpu_shape three = { .rank = 1, .dims = { 3 } }, scalar = { 0 };
 	vnpu_tensor *seq[2] = { NULL, NULL }, *f32, *t;
+	vnpu_query_report *r;
 	vnpu_compiled_model *cm;
 	vnpu_infer_request *req;
 	vnpu_port_kind kind;
@@ -276,6 +277,10 @@ static int sequence_bad_input(vnpu_core *core, const char *device)
 	size_t size;
 
 	CHECK_OK(vnpu_core_read_model(core, INSERT, &m));
+	/* A query answers before the sequence has a length. */
+	CHECK_OK(vnpu_core_query_model(core, m, device, &r));
+	CHECK(r->count == 1 && !strcmp(r->entries[0].op_type, "SequenceInsert"));
+	vnpu_query_report_free(r);
 	CHECK_ERR(vnpu_model_input_kind(m, 2, &kind), VNPU_NOT_FOUND);
 	CHECK_ERR(vnpu_model_input_kind(NULL, 0, &kind), VNPU_INVALID_ARGUMENT);
 	CHECK_ERR(vnpu_model_output_kind(m, 0, NULL), VNPU_INVALID_ARGUMENT);

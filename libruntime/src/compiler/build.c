@@ -288,12 +288,35 @@ static vnpu_status walk_loop(struct cstate *s, struct walk *w, const struct vnpu
 	vnpu_status st;
 
 	st = !strcmp(n->op, "Loop") ? cb_unroll_loop(s, w, n, in, res) : cb_unroll_scan(s, w, n, in, res);
-	if (st == VNPU_UNSUPPORTED && s->query && !w->depth)
-		return add_op(s, n, in, n->outputs);	/* reported by op type */
 	for (uint32_t k = 0; !st && k < n->num_outputs; k++)
 		if (n->outputs[k] >= 0)
 			w->map[n->outputs[k]] = res[k];
 	return st;
+}
+
+/* If, Loop, Scan, the sequence ops and any node reading a sequence: true
+ * when @n is one of those, with its status in @st. */
+static bool walk_control(struct cstate *s, struct walk *w, const struct vnpu_node *n,
+			 const int32_t *in, vnpu_status *st)
+{
+	bool seq_in = false;
+
+	for (uint32_t k = 0; k < n->num_inputs; k++)
+		seq_in |= !cb_is_tensor(s, in[k]);
+	if (n->domain[0] && !seq_in)
+		return false;
+	if (!strcmp(n->op, "If"))
+		*st = walk_if(s, w, n, in);
+	else if (cb_is_sequence_op(n->op) || (!strcmp(n->op, "Identity") && seq_in))
+		*st = cb_walk_sequence_op(s, w, n, in);
+	else if (!strcmp(n->op, "Loop") || (!strcmp(n->op, "Scan") && !seq_in))
+		*st = walk_loop(s, w, n, in);
+	else if (seq_in)
+		*st = vnpu_error(VNPU_UNSUPPORTED, "node '%s' (%s): an input is a sequence or an optional",
+				 n->name, n->op);
+	else
+		return false;
+	return true;
 }
 
 static vnpu_status walk_node(struct cstate *s, struct walk *w, const struct vnpu_node *n)
@@ -314,17 +337,12 @@ static vnpu_status walk_node(struct cstate *s, struct walk *w, const struct vnpu
 	}
 	if (!w->depth && !remapped && outputs_folded(s, n->outputs, n->num_outputs))
 		return VNPU_OK;
-	if (!n->domain[0] && !strcmp(n->op, "If"))
-		return walk_if(s, w, n, in);
-	if (!n->domain[0] && (cb_is_sequence_op(n->op) ||
-			      (!strcmp(n->op, "Identity") && n->num_inputs && !cb_is_tensor(s, in[0]))))
-		return cb_walk_sequence_op(s, w, n, in);
-	for (uint32_t k = 0; k < n->num_inputs; k++)
-		if (!cb_is_tensor(s, in[k]) && strcmp(n->op, "Loop"))
-			return vnpu_error(VNPU_UNSUPPORTED, "node '%s' (%s): input %u is a sequence or an optional",
-					  n->name, n->op, k);
-	if (!n->domain[0] && (!strcmp(n->op, "Loop") || !strcmp(n->op, "Scan")))
-		return walk_loop(s, w, n, in);
+	if (walk_control(s, w, n, in, &st)) {
+		/* A query goes on: the node is answered by its op type. */
+		if (st == VNPU_UNSUPPORTED && s->query && !w->depth)
+			return add_op(s, n, in, n->outputs);
+		return st;
+	}
 	memcpy(out, n->outputs, n->num_outputs * sizeof(int32_t));
 	if (w->depth)
 		st = fresh_outputs(s, w, n, out);
@@ -488,6 +506,8 @@ static vnpu_status add_output(struct cstate *s, const struct vnpu_value *mv, int
 
 	if (t->kind == VNPU_TK_TENSOR && tensor_port)
 		return add_port(s, mv->name, val);
+	if (s->query && (t->kind == VNPU_TK_TENSOR || t->num_elems < 0))
+		return VNPU_OK;	/* a node before it did not compile: it is reported */
 	if ((t->kind == VNPU_TK_SEQUENCE && !seq_port) || (t->kind == VNPU_TK_NONE && !optional) ||
 	    (t->kind == VNPU_TK_TENSOR && !tensor_port))
 		return vnpu_error(VNPU_PARSE_ERROR, "output '%s': its value does not have the declared kind",
