@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * vnpu-kbench: GFLOP/s of the device engine's main kernels on this CPU,
- * with 1 thread and all threads, next to the machine's FMA peak measured in
- * the same run and, when onnxruntime-node is installed, next to ONNX Runtime
- * on the same shapes. Prints figures; asserts nothing about speed.
+ * with 1 thread and all threads, for each kernel path (AVX-512, AVX2) next
+ * to that path's FMA peak measured in the same run and, when
+ * onnxruntime-node is installed, next to ONNX Runtime on the same shapes.
+ * Prints figures; asserts nothing about speed.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -367,10 +368,12 @@ static void usage(FILE *f)
 		"usage: vnpu-kbench [--threads N] [--repeat N] [--rounds N] [--baseline]\n"
 		"                   [--ort NODE_MODULES | --no-ort]\n"
 		"GFLOP/s of the engine's GEMM and convolution kernels, with one\n"
-		"thread and N (default: all CPUs), next to the FMA peak and to\n"
-		"ONNX Runtime (onnxruntime-node under NODE_MODULES, default\n"
-		"build/npm/node_modules of the source tree). Each figure is the\n"
-		"best of N rounds (default 3) of --repeat runs (default 10).\n");
+		"thread and N (default: all CPUs), for each kernel path the CPU has\n"
+		"(AVX-512, then AVX2 alone; --baseline: SSE2 only) next to that\n"
+		"path's FMA peak, and to ONNX Runtime (onnxruntime-node under\n"
+		"NODE_MODULES, default build/npm/node_modules of the source tree).\n"
+		"Each figure is the best of N rounds (default 3) of --repeat runs\n"
+		"(default 10).\n");
 }
 
 int main(int argc, char **argv)
