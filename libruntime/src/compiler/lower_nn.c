@@ -421,65 +421,82 @@ static vnpu_status deconv_axes(struct cstate *s, const struct cop *op, struct de
  * convolution with the weights' plane kd, summed through the next one's
  * residual; the last result, [OD, N, M, OH, OW], is copied into Y.
  */
+static vnpu_status deconv_3d_input(struct cstate *s, int32_t x, const struct deconv_axis *ax,
+				   int32_t *z)
+{
+	const struct vnpu_tinfo xi = *INFO(s, x);
+	int64_t n = xi.dims[0], c = xi.dims[1], zh = ax[1].zeroed, zw = ax[2].zeroed;
+	int64_t zdims[5] = { ax[0].pb + ax[0].zeroed + ax[0].pe, n, c, zh, zw };
+	struct ctensor dst;
+	vnpu_status st = cs_add_temp(s, xi.type, 5, zdims, z);
+
+	if (!st)
+		st = cl_fill(s, ct_dense(s, *z), 0);
+	if (st)
+		return st;
+	/* X [N, C, D, H, W] into Z's planes pb, pb + st, ... */
+	dst = ct_dense(s, *z);
+	dst.off += ax[0].pb * n * c * zh * zw;
+	for (int32_t d = 0; d < 5; d++)
+		dst.dims[d] = xi.dims[d];
+	dst.strides[0] = c * zh * zw;
+	dst.strides[1] = zh * zw;
+	dst.strides[2] = ax[0].st * n * c * zh * zw;
+	dst.strides[3] = ax[1].st * zw;
+	dst.strides[4] = ax[2].st;
+	return cl_copy(s, dst, ct_dense(s, x));
+}
+
+/* *@out = plane @kd of the weights W' [M, C/g, KD, KH, KW], dense. */
+static vnpu_status weights_plane(struct cstate *s, int32_t w, int64_t kd, int32_t *out)
+{
+	const struct vnpu_tinfo wi = *INFO(s, w);
+	int64_t kh = wi.dims[3], kw = wi.dims[4], dims[4] = { wi.dims[0], wi.dims[1], kh, kw };
+	struct ctensor src;
+	vnpu_status st = cs_add_temp(s, wi.type, 4, dims, out);
+
+	if (st)
+		return st;
+	src = ct_dense(s, w);
+	src.off += kd * kh * kw;
+	src.rank = 4;
+	src.dims[2] = kh;
+	src.dims[3] = kw;
+	src.strides[2] = kw;
+	src.strides[3] = 1;
+	src.dims[4] = src.strides[4] = 0;
+	return cl_copy(s, ct_dense(s, *out), src);
+}
+
 static vnpu_status deconv_3d(struct cstate *s, struct cop *op, const struct deconv_axis *ax,
 			     int32_t w, const struct vnpu_layer_conv *base)
 {
-	const struct vnpu_tinfo xinfo = *INFO(s, IN(op, 0)), yinfo = *INFO(s, op->out[0]);
-	const struct vnpu_tinfo winfo = *INFO(s, w);
-	int64_t n = xinfo.dims[0], c = xinfo.dims[1], m = yinfo.dims[1];
-	int64_t od = yinfo.dims[2], oh = yinfo.dims[3], ow = yinfo.dims[4];
-	int64_t zd = ax[0].pb + ax[0].zeroed + ax[0].pe, zh = ax[1].zeroed, zw = ax[2].zeroed;
-	int64_t plane = n * c * zh * zw, kh = winfo.dims[3], kw = winfo.dims[4];
-	int64_t zdims[5] = { zd, n, c, zh, zw }, pdims[4] = { od * n, m, oh, ow };
-	int64_t wdims[4] = { winfo.dims[0], winfo.dims[1], kh, kw };
+	const struct vnpu_tinfo xi = *INFO(s, IN(op, 0)), yi = *INFO(s, op->out[0]);
+	int64_t n = xi.dims[0], c = xi.dims[1], m = yi.dims[1];
+	int64_t od = yi.dims[2], oh = yi.dims[3], ow = yi.dims[4];
+	int64_t zh = ax[1].zeroed, zw = ax[2].zeroed, pdims[4] = { od * n, m, oh, ow };
 	int32_t z, acc = -1, bias = IN(op, 2);
-	struct ctensor dst, src;
-	vnpu_status st;
+	struct ctensor src;
+	vnpu_status st = deconv_3d_input(s, IN(op, 0), ax, &z);
 
-	st = cs_add_temp(s, xinfo.type, 5, zdims, &z);
-	if (!st)
-		st = cl_fill(s, ct_dense(s, z), 0);
-	if (st)
-		return st;
-	/* X [N, C, D, H, W] into Z's rows pb, pb + st, ... */
-	dst = ct_dense(s, z);
-	dst.off += ax[0].pb * plane;
-	for (int32_t d = 0; d < 5; d++)
-		dst.dims[d] = xinfo.dims[d];
-	dst.strides[0] = c * zh * zw;
-	dst.strides[1] = zh * zw;
-	dst.strides[2] = ax[0].st * plane;
-	dst.strides[3] = ax[1].st * zw;
-	dst.strides[4] = ax[2].st;
-	st = cl_copy(s, dst, ct_dense(s, IN(op, 0)));
 	for (int64_t kd = 0; kd < ax[0].k && !st; kd++) {
 		struct vnpu_layer_conv attr = *base;
 		struct ctensor t[5];
 		int32_t wk, out;
 		uint32_t nt = 0;
 
-		st = cs_add_temp(s, winfo.type, 4, wdims, &wk);
-		if (!st) {
-			src = ct_dense(s, w);
-			src.off += kd * kh * kw;
-			src.rank = 4;
-			src.dims[2] = kh;
-			src.dims[3] = kw;
-			src.strides[2] = kw;
-			src.strides[3] = 1;
-			src.dims[4] = src.strides[4] = 0;
-			st = cl_copy(s, ct_dense(s, wk), src);
-		}
+		st = weights_plane(s, w, kd, &wk);
 		if (!st)
-			st = cs_add_temp(s, yinfo.type, 4, pdims, &out);
+			st = cs_add_temp(s, yi.type, 4, pdims, &out);
 		if (st)
 			break;
+		/* Z's planes kd * dl ... as the batch [OD * N, C, H, W]. */
 		t[nt] = ct_dense(s, z);
-		t[nt].off += kd * ax[0].dl * plane;
+		t[nt].off += kd * ax[0].dl * n * c * zh * zw;
 		t[nt].rank = 4;
 		t[nt].dims[0] = od * n;
 		for (int32_t d = 1; d < 4; d++) {
-			t[nt].dims[d] = zdims[d + 1];
+			t[nt].dims[d] = t[nt].dims[d + 1];
 			t[nt].strides[d] = t[nt].strides[d + 1];
 		}
 		t[nt].strides[0] = c * zh * zw;
