@@ -52,9 +52,8 @@ vnpu_status cb_unroll_once(struct cstate *s, struct walk *w, struct unroll *u,
 }
 
 /* The node's outputs: the carried values, then the scan outputs stacked. */
-static vnpu_status unroll_outputs(struct cstate *s, struct walk *w, struct unroll *u,
-				  const int32_t *node_outs, const int64_t *axes,
-				  const bool *reverse, int32_t *results)
+static vnpu_status unroll_outputs(struct cstate *s, struct unroll *u, const int32_t *node_outs,
+				  const int64_t *axes, const bool *reverse, int32_t *results)
 {
 	for (uint32_t k = 0; k < u->num_carried; k++)
 		results[k] = u->carried[k];
@@ -72,7 +71,6 @@ static vnpu_status unroll_outputs(struct cstate *s, struct walk *w, struct unrol
 		if (st)
 			return st;
 	}
-	(void)w;
 	return VNPU_OK;
 }
 
@@ -99,7 +97,6 @@ void cb_unroll_fini(struct unroll *u)
 	free(u->carried);
 	free(u->scans);
 }
-
 
 /*
  * Loop: the trip count and the condition must be known at compile time
@@ -164,7 +161,7 @@ vnpu_status cb_unroll_loop(struct cstate *s, struct walk *w, const struct vnpu_n
 		go = vnpu_elem_get_i(s->vals[cond].info.data, s->vals[cond].info.type, 0) != 0;
 	}
 	if (!st)
-		st = unroll_outputs(s, w, &u, n->outputs, NULL, NULL, results);
+		st = unroll_outputs(s, &u, n->outputs, NULL, NULL, results);
 	if (bin)
 		cb_unroll_fini(&u);
 	free(bin);
@@ -207,6 +204,9 @@ static vnpu_status scan_values(struct cstate *s, struct walk *w, const struct vn
 			st = vnpu_error(VNPU_UNSUPPORTED,
 					"node '%s' (Scan): the steps of scan input %u are not known at compile time",
 					n->name, j);
+		else if (steps >= 0 && x->dims[axis[j]] != steps)
+			st = vnpu_error(VNPU_PARSE_ERROR, "node '%s' (Scan): scan inputs of %lld and %lld steps",
+					n->name, (long long)steps, (long long)x->dims[axis[j]]);
 		else
 			steps = x->dims[axis[j]];
 	}
@@ -219,8 +219,7 @@ static vnpu_status scan_values(struct cstate *s, struct walk *w, const struct vn
 			st = cb_unroll_once(s, w, &u, bin);
 	}
 	if (!st)
-		st = unroll_outputs(s, w, &u, n->outputs + (n->num_outputs - body->num_outputs),
-				    sa->out_axis, sa->out_rev, results);
+		st = unroll_outputs(s, &u, n->outputs, sa->out_axis, sa->out_rev, results);
 	cb_unroll_fini(&u);
 	return st;
 }
@@ -242,6 +241,10 @@ vnpu_status cb_unroll_scan(struct cstate *s, struct walk *w, const struct vnpu_n
 		return vnpu_error(VNPU_PARSE_ERROR, "node '%s' (Scan): its body does not match its inputs and outputs",
 				  n->name);
 	ns = n->num_inputs - first - nx;
+	for (uint32_t k = first; k < n->num_inputs; k++)
+		if (in[k] < 0)
+			return vnpu_error(VNPU_PARSE_ERROR, "node '%s' (Scan): input %u is missing",
+					  n->name, k);
 	read_axes(n, "scan_input_axes", first ? "directions" : "scan_input_directions", nx,
 		  sa.in_axis, sa.in_rev);
 	read_axes(n, "scan_output_axes", "scan_output_directions", no - ns, sa.out_axis, sa.out_rev);
