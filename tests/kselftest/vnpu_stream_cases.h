@@ -6,7 +6,8 @@
  * The base stream is valid: a FILL of 256 u32 at slot 0 offset 0, then a
  * COPY of 256 u32 from slot 1 offset 0 to slot 0 offset 4096. Slots: 0 is a
  * writable 64 KiB BO, 1 a read-only 64 KiB BO, 2 the BO of slot 0 again,
- * read-only. Each case changes one field.
+ * read-only. Each case changes one field; the valid ones still fill 5 and
+ * copy the 256 elements in place (the kselftest checks that).
  */
 #ifndef VNPU_STREAM_CASES_H
 #define VNPU_STREAM_CASES_H
@@ -150,8 +151,8 @@ M(m_nop_with_payload, case_fill(s)->hdr.opcode = VNPU_CMD_NOP)
 M(m_spin_with_payload, case_copy(s)->hdr.opcode = VNPU_CMD_SPIN)
 M(m_copy_bad_src_slot, case_copy(s)->src.slot = CASE_NUM_SLOTS)
 M(m_copy_src_beyond_bo, case_copy(s)->src.offset = CASE_SLOT_SIZE - 4)
-M(m_copy_rank_max_transpose,
-  case_rank_max(&case_copy(s)->dst, 0); case_rank_max(&case_copy(s)->src, 1))
+M(m_copy_rank_max_reversed,
+  case_rank_max(&case_copy(s)->dst, 1); case_rank_max(&case_copy(s)->src, 1))
 M(m_copy_rank_max_src_only, case_rank_max(&case_copy(s)->src, 1))
 M(m_copy_rank_mismatch,
   struct vnpu_cmd_copy *c = case_copy(s);
@@ -218,7 +219,7 @@ M(m_layer_size_mismatch, case_layer(s)->attr_size = 8)
 	X(spin_with_payload, m_spin_with_payload, 0) \
 	X(copy_bad_src_slot, m_copy_bad_src_slot, 0) \
 	X(copy_src_beyond_bo, m_copy_src_beyond_bo, 0) \
-	X(copy_rank_max_transpose, m_copy_rank_max_transpose, 1) \
+	X(copy_rank_max_reversed, m_copy_rank_max_reversed, 1) \
 	X(copy_rank_max_src_only, m_copy_rank_max_src_only, 0) \
 	X(copy_rank_mismatch, m_copy_rank_mismatch, 0) \
 	X(copy_dims_mismatch, m_copy_dims_mismatch, 0) \
