@@ -200,15 +200,15 @@ static vnpu_status seq_split(struct cstate *s, const struct vnpu_node *n, const 
 	if (!parts)
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
 	while (!st && (sizes ? np < (uint32_t)sp->dims[0] : begin < len)) {
-		int64_t size = sizes ? vnpu_elem_get_i(sp->data, sp->type, np) : chunk;
+		/* A scalar split: the last piece may be smaller. */
+		int64_t size = sizes ? vnpu_elem_get_i(sp->data, sp->type, np) :
+			       chunk < len - begin ? chunk : len - begin;
 
-		if (size < 0 || begin + size > len) {
+		if (size < 0 || size > len - begin) {
 			st = vnpu_error(VNPU_PARSE_ERROR, "node '%s' (SplitToSequence): the split sizes do not fit dimension %lld",
 					n->name, (long long)len);
 			break;
 		}
-		if (size > len - begin)
-			size = len - begin;
 		if (!keep)
 			st = cb_pick(s, n, in[0], axis, begin, &parts[np++]);
 		else
