@@ -203,13 +203,18 @@ static inline __u64 eng_conv_win_rows(__u64 wq, __u64 kh, __u32 dil,
 	return (ENG_NC - 1) / (wq ? wq : 1) + 2 + (kh - 1) * dil / stride;
 }
 
-/* Rows of one CONV unit (of a group's M/group): a multiple of ENG_MR. */
+/*
+ * Rows of one CONV unit (of a group's M/group): a multiple of ENG_MR, at
+ * most ENG_MC.
+ */
 static inline __u64 eng_conv_mu(const struct eng_conv_shape *s)
 {
 	__u64 k = s->cg * s->kh * s->kw;
 	__u64 mu = ENG_UNIT_MACS / (ENG_NC * (k ? k : 1)) / ENG_MR * ENG_MR;
 	__u64 all = eng_div_up(s->mg ? s->mg : 1, ENG_MR) * ENG_MR;
 
+	/* At most one block: shallow layers still split into enough units. */
+	mu = mu > ENG_MC ? ENG_MC : mu;
 	return mu < ENG_MR ? ENG_MR : mu > all ? all : mu;
 }
 
