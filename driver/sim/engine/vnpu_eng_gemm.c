@@ -735,6 +735,32 @@ static void conv_window_phases(const struct conv_job *cj, __u64 c, __u64 row,
 }
 
 /*
+ * Asks for the input rows of channel @c that a window of @rows rows from
+ * @r0 reads, ahead of their copy: a channel's rows are a short stream that
+ * the hardware prefetcher only finds late.
+ */
+static void conv_window_prefetch(const struct conv_job *cj, __u64 c, __u64 r0,
+				 __u64 rows)
+{
+	const struct vnpu_layer_conv *at = cj->at;
+	__s64 h0 = (__s64)(r0 * at->stride[0]) - at->pad_begin[0];
+	__s64 h1 = h0 + (__s64)(rows * at->stride[0]);
+	const char *p, *e;
+
+	if (c >= cj->s.cg || cj->xs[2] != 1 ||
+	    (cj->s.h > 1 && cj->xs[1] != (__s64)cj->s.w))
+		return;
+	h0 = h0 < 0 ? 0 : h0;
+	h1 = h1 > (__s64)cj->s.h ? (__s64)cj->s.h : h1;
+	if (h1 <= h0)
+		return;
+	p = elem_at(cj->x, (__s64)c * cj->xs[0] + h0 * cj->xs[1], cj->dt);
+	e = elem_at(cj->x, (__s64)c * cj->xs[0] + h1 * cj->xs[1], cj->dt);
+	for (; p < e; p += 64)
+		__builtin_prefetch(p);
+}
+
+/*
  * Copies the input that padded columns [q0, q1) read into @win, and fills
  * the offset table. The zero-padded input (Hp x Wp) is split into stride
  * phases: plane (ph, pw) holds padded element (r * sh + ph, x * sw + pw) at
@@ -755,12 +781,14 @@ static void conv_window(const struct conv_job *cj, __u64 q0, __u64 q1,
 	rows = (q1 - 1) / wq - r0 + 1 + (s->kh - 1) * at->dilation[0] / sh;
 	plane = rows * wq;
 	cs = sh * sw * plane;
-	for (c = 0; c < s->cg; c++)
+	for (c = 0; c < s->cg; c++) {
+		conv_window_prefetch(cj, c + 2, r0, rows);
 		for (ph = 0; ph < sh; ph++)
 			for (r = 0; r < rows; r++)
 				conv_window_phases(cj, c, r0 + r, ph,
 						   win + c * cs + ph * sw * plane + r * wq,
 						   plane);
+	}
 	/* Columns past the last row read the slack: keep it defined. */
 	for (i = 0; i < ENG_NC + wq + s->kw * at->dilation[1] + ENG_NR; i++)
 		win[s->cg * cs + i] = 0;
