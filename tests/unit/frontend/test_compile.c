@@ -544,7 +544,7 @@ static void test_einsum(void)
 	vnpu_model_free(m);
 }
 
-/* Tile repeating all four axes (more than one strided view takes: in steps). */
+/* Tile repeating all four axes: one strided view of eight dims. */
 static void test_tile_all_axes(void)
 {
 	struct mb *b = mb_new(13);
@@ -898,6 +898,85 @@ static void test_conv_transpose_3d(void)
 		vnpu_program_free(p);
 		vnpu_model_free(m);
 	}
+}
+
+/* Tile of a rank-5 tensor on every axis: one view would need 10 dims, so
+ * the repeats go in steps through temporaries. */
+static void test_tile_in_steps(void)
+{
+	static const int64_t xd[5] = { 2, 1, 2, 1, 2 }, rep[5] = { 2, 3, 2, 3, 2 };
+	struct mb *b = mb_new(13);
+	float *out[8] = { 0 }, x[8];
+	struct vnpu_program *p;
+	vnpu_model *m;
+
+	mb_input(b, "x", F32, 5, xd);
+	mb_init_i64(b, "rep", 1, (const int64_t[]){ 5 }, rep);
+	mb_node(b, "Tile", (const char *[]){ "x", "rep", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	p = compile_run(m, NULL, out);
+	fe_pattern(x, 8, 1);
+	if (p) {
+		int bad = 0, e = 0;
+
+		/* y [4, 3, 4, 3, 4]: y[a][b][c][d][f] = x[a % 2][0][c % 2][0][f % 2] */
+		for (int a = 0; a < 4; a++)
+			for (int bb = 0; bb < 3; bb++)
+				for (int c = 0; c < 4; c++)
+					for (int d = 0; d < 3; d++)
+						for (int f = 0; f < 4; f++)
+							bad += out[0][e++] != x[(a % 2) * 4 + (c % 2) * 2 + f % 2];
+		CHECK_EQ(bad, 0);
+	}
+	free(out[0]);
+	vnpu_program_free(p);
+	vnpu_model_free(m);
+}
+
+/* Rank 8 through the compiler: a reversing Transpose, then an Add that
+ * broadcasts a constant over five of the eight axes. */
+static void test_rank8_transpose_add(void)
+{
+	static const int64_t xd[8] = { 1, 2, 1, 2, 1, 2, 1, 3 }, cd[8] = { 3, 1, 2, 1, 1, 1, 1, 1 };
+	struct mb *b = mb_new(13);
+	float *out[8] = { 0 }, x[24], c[6];
+	struct vnpu_program *p;
+	Onnx__NodeProto *n;
+	vnpu_model *m;
+
+	fe_pattern(c, 6, 9);
+	mb_input(b, "x", F32, 8, xd);
+	mb_init_f32(b, "c", 8, cd, c);
+	n = mb_node(b, "Transpose", (const char *[]){ "x", NULL }, (const char *[]){ "t", NULL });
+	mb_attr_ints(n, "perm", 8, (const int64_t[]){ 7, 6, 5, 4, 3, 2, 1, 0 });
+	mb_node(b, "Add", (const char *[]){ "t", "c", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	p = compile_run(m, NULL, out);
+	fe_pattern(x, 24, 1);
+	if (p) {
+		int bad = 0;
+
+		/* y [3, 1, 2, 1, 2, 1, 2, 1]; only axes 0, 2, 4, 6 exceed 1:
+		 * y[i][0][j][0][k][0][l][0] = x[0][l][0][k][0][j][0][i] + c[i][0][j] */
+		for (int i = 0; i < 3; i++)
+			for (int j = 0; j < 2; j++)
+				for (int k = 0; k < 2; k++)
+					for (int l = 0; l < 2; l++)
+						bad += out[0][((i * 2 + j) * 2 + k) * 2 + l] !=
+						       x[((l * 2 + k) * 2 + j) * 3 + i] + c[i * 2 + j];
+		CHECK_EQ(bad, 0);
+	}
+	free(out[0]);
+	vnpu_program_free(p);
+	vnpu_model_free(m);
 }
 
 /* MaxUnpool: X scattered by flat indices into zeros, with and without a
@@ -1255,6 +1334,8 @@ int main(int argc, char **argv)
 		{ "optimizer_default_epsilon", test_optimizer_default_epsilon },
 		{ "resize_crop", test_resize_crop },
 		{ "conv_transpose_3d", test_conv_transpose_3d },
+		{ "tile_in_steps", test_tile_in_steps },
+		{ "rank8_transpose_add", test_rank8_transpose_add },
 		{ "max_unpool", test_max_unpool },
 		{ "pool_3d", test_pool_3d },
 		{ "if_select", test_if_select },
