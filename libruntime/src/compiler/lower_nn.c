@@ -1271,6 +1271,8 @@ static vnpu_status lower_resize_crop(struct cstate *s, struct cop *op,
 
 	if (attr->mode == VNPU_RESIZE_CUBIC)
 		return UNSUP(s, "cubic tf_crop_and_resize");
+	if (vnpu_node_attr(N(op), "axes"))
+		return UNSUP(s, "tf_crop_and_resize on some axes");
 	if (!roi || !cs_is_const(s, IN(op, 1)))
 		return UNSUP(s, "tf_crop_and_resize with the roi computed at run time");
 	if (vnpu_tinfo_elems(roi) != 2 * rank)
