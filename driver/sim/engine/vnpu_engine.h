@@ -95,7 +95,8 @@ __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_tensor *t,
  *
  * Any @num_parts works (parts past the layer's units do nothing), and the
  * outputs have the same bits however the layer is split; @ctx->features
- * chooses the kernel build, and only the same features give the same bits.
+ * chooses the kernel build, and only the same features give the same bits
+ * (%VNPU_ENG_F_AVX512 aside: it changes the speed only).
  *
  * Return: 0; %VNPU_ENG_EINVAL for a bad op, part or context, or a
  * data-dependent fault (a Gather index out of range); %VNPU_ENG_ENOSPC
