@@ -11,7 +11,8 @@ split with a smaller last piece, listed sizes), ConcatFromSequence (along
 an axis, along a new axis), SequenceErase, SequenceAt with a negative
 position, SequenceLength, a sequence output (one file per element), a Loop
 whose condition is computed from the iteration number, a Loop without a
-trip count, and a Scan with a reversed input and an output along axis 1.
+trip count, an If on a run-time value inside a Loop body, and a Scan with a
+reversed input and an output along axis 1.
 Exit 0 when all pass, 77 when DEVICE is not present, 1 otherwise.
 """
 import os
@@ -147,8 +148,40 @@ def scan_reverse_axis():
     return m, {"s0": s0, "x": X}, {"s": sums[-1], "z": sums.T}
 
 
+def loop_if_runtime():
+    """An If on a value known at run time inside a Loop body: both branches
+    run, a select per iteration (y doubles while its sum is negative, else
+    drops by one)."""
+    then_g = helper.make_graph([helper.make_node("Add", ["y_in", "y_in"], ["t"])], "then", [],
+                               [helper.make_tensor_value_info("t", F, [2])])
+    else_g = helper.make_graph([const("one_f", np.float32(1)),
+                                helper.make_node("Sub", ["y_in", "one_f"], ["e"])], "else", [],
+                               [helper.make_tensor_value_info("e", F, [2])])
+    body = helper.make_graph(
+        [helper.make_node("ReduceSum", ["y_in"], ["sum"], keepdims=0),
+         const("zero", np.float32(0)),
+         helper.make_node("Less", ["sum", "zero"], ["neg"]),
+         helper.make_node("If", ["neg"], ["y_out"], then_branch=then_g, else_branch=else_g),
+         helper.make_node("Identity", ["c_in"], ["c_out"])],
+        "body",
+        [helper.make_tensor_value_info("i", I64, []),
+         helper.make_tensor_value_info("c_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("y_in", F, [2])],
+        [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("y_out", F, [2])])
+    nodes = [const("m", np.int64(3)), const("c", np.bool_(True)),
+             helper.make_node("Loop", ["m", "c", "y"], ["y_final"], body=body)]
+    m = model(nodes, [helper.make_tensor_value_info("y", F, [2])],
+              [helper.make_tensor_value_info("y_final", F, None)])
+    y = np.array([-3, 3.5], dtype=np.float32)  # else, then, then
+    want = y.copy()
+    for _ in range(3):
+        want = want * 2 if want.sum() < 0 else want - 1
+    return m, {"y": y}, {"y_final": want}
+
+
 CASES = [split_concat, split_sizes_stack, sequence_output, loop_condition,
-         loop_no_trip_count, scan_reverse_axis]
+         loop_no_trip_count, loop_if_runtime, scan_reverse_axis]
 
 
 def run(vnpu_run, device, case, tmp):
