@@ -210,6 +210,7 @@ static int sequence_ports(vnpu_core *core, const char *device)
 {
 	vnpu_tensor *seq[3], *tensor;
 	vnpu_compiled_model *cm, *cm2;
+	vnpu_shape shape;
 	vnpu_infer_request *req;
 	vnpu_port_kind kind;
 	vnpu_element_type type;
@@ -225,6 +226,7 @@ static int sequence_ports(vnpu_core *core, const char *device)
 	CHECK(type == VNPU_TYPE_I64);
 	CHECK_OK(vnpu_model_input_kind(m, 1, &kind));
 	CHECK(kind == VNPU_PORT_TENSOR);
+	CHECK_ERR(vnpu_model_input_shape(m, 0, &shape), VNPU_INVALID_ARGUMENT);
 	CHECK_OK(vnpu_model_output_kind(m, 0, &kind));
 	CHECK(kind == VNPU_PORT_SEQUENCE);
 	CHECK(!make_sequence(seq, 3));

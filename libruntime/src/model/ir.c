@@ -408,6 +408,9 @@ static vnpu_status port_shape(const vnpu_model *m, size_t index, bool input, vnp
 	if (st)
 		return st;
 	v = port(m, index, input);
+	if (v->info.kind != VNPU_TK_TENSOR)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "'%s' is a sequence or an optional without a value: it has no shape",
+				  v->name);
 	if (v->info.rank < 0)
 		return vnpu_error(VNPU_UNSUPPORTED, "the rank of '%s' is not known", v->name);
 	vnpu_tinfo_shape(&v->info, out);
