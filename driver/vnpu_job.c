@@ -45,6 +45,7 @@ static void vnpu_job_free(struct kref *ref)
 	else
 		kfree(job->hw_fence);
 	dma_fence_put(job->done);
+	kfree(job->sched);
 	vnpu_file_put(job->vfile);
 	kfree(job);
 }
@@ -92,6 +93,8 @@ void vnpu_job_retire(struct vnpu_job *job)
 	struct vnpu_device *vdev = job->vdev;
 
 	vnpu_job_release_buffers(job);
+	kfree(job->sched);
+	job->sched = NULL;
 	if (!job->pushed)
 		atomic64_inc(&vdev->stats.jobs_cancelled);
 
@@ -382,6 +385,7 @@ out_free:
 static int vnpu_job_add_deps_locked(struct vnpu_job *job,
 				    struct vnpu_file *vfile)
 {
+	struct drm_sched_job *base = &job->sched->base;
 	struct dma_fence *fence;
 	u32 i;
 	int ret;
@@ -391,7 +395,7 @@ static int vnpu_job_add_deps_locked(struct vnpu_job *job,
 	/* Each call takes a fence's reference, even when it fails. */
 	while (job->num_in_fences) {
 		fence = job->in_fences[--job->num_in_fences];
-		ret = drm_sched_job_add_dependency(&job->base, fence);
+		ret = drm_sched_job_add_dependency(base, fence);
 		if (ret)
 			return ret;
 	}
@@ -400,7 +404,7 @@ static int vnpu_job_add_deps_locked(struct vnpu_job *job,
 		ret = dma_resv_reserve_fences(job->lock_objs[i]->resv, 1);
 		if (ret)
 			return ret;
-		ret = drm_sched_job_add_implicit_dependencies(&job->base,
+		ret = drm_sched_job_add_implicit_dependencies(base,
 							      job->lock_objs[i],
 							      job->lock_write[i]);
 		if (ret)
@@ -409,8 +413,7 @@ static int vnpu_job_add_deps_locked(struct vnpu_job *job,
 
 	if (!vfile->last_done || vfile->last_priority == job->priority)
 		return 0;
-	return drm_sched_job_add_dependency(&job->base,
-					    dma_fence_get(vfile->last_done));
+	return drm_sched_job_add_dependency(base, dma_fence_get(vfile->last_done));
 }
 
 /*
@@ -535,6 +538,7 @@ static void vnpu_job_run_now_locked(struct vnpu_job *job,
  */
 static int vnpu_job_arm_locked(struct vnpu_job *job, struct vnpu_file *vfile)
 {
+	struct drm_sched_job *base;
 	u32 i;
 	int ret;
 
@@ -543,18 +547,22 @@ static int vnpu_job_arm_locked(struct vnpu_job *job, struct vnpu_file *vfile)
 	ret = vnpu_job_alloc_hw_fence(job);
 	if (ret)
 		return ret;
-	ret = drm_sched_job_init(&job->base, &vfile->entities[job->priority],
-				 vfile);
+	job->sched = kzalloc(sizeof(*job->sched), GFP_KERNEL);
+	if (!job->sched)
+		return -ENOMEM;
+	job->sched->job = job;
+	base = &job->sched->base;
+	ret = drm_sched_job_init(base, &vfile->entities[job->priority], vfile);
 	if (ret)
 		return ret;
 	ret = vnpu_job_add_deps_locked(job, vfile);
 	if (ret) {
-		drm_sched_job_cleanup(&job->base);
+		drm_sched_job_cleanup(base);
 		return ret;
 	}
 
-	drm_sched_job_arm(&job->base);
-	job->done = dma_fence_get(&job->base.s_fence->finished);
+	drm_sched_job_arm(base);
+	job->done = dma_fence_get(&base->s_fence->finished);
 	for (i = 0; i < job->num_lock_objs; i++)
 		dma_resv_add_fence(job->lock_objs[i]->resv, job->done,
 				   job->lock_write[i] ? DMA_RESV_USAGE_WRITE :
@@ -572,15 +580,19 @@ static int vnpu_job_arm_locked(struct vnpu_job *job, struct vnpu_file *vfile)
 static void vnpu_job_publish_locked(struct vnpu_job *job,
 				    struct vnpu_file *vfile)
 {
-	struct vnpu_job *old;
+	struct vnpu_job *old = NULL;
+	void *prev;
 
 	lockdep_assert_held(&vfile->submit_lock);
 
 	kref_get(&job->ref);
-	xa_store(&vfile->jobs, job->id, job, GFP_KERNEL);
-	if (job->id <= DRM_VNPU_JOB_HISTORY)
-		return;
-	old = xa_erase(&vfile->jobs, job->id - DRM_VNPU_JOB_HISTORY);
+	xa_lock(&vfile->jobs);
+	/* The entry is reserved: storing allocates nothing, cannot fail. */
+	prev = __xa_store(&vfile->jobs, job->id, job, GFP_KERNEL);
+	if (job->id > DRM_VNPU_JOB_HISTORY)
+		old = __xa_erase(&vfile->jobs, job->id - DRM_VNPU_JOB_HISTORY);
+	xa_unlock(&vfile->jobs);
+	WARN_ON_ONCE(xa_is_err(prev));
 	if (old)
 		vnpu_job_put(old);
 }
@@ -595,7 +607,7 @@ static void vnpu_job_queue(struct vnpu_job *job)
 	vdev->jobs_in_flight++;
 	spin_unlock(&vdev->job_lock);
 	vnpu_job_count(job);
-	drm_sched_entity_push_job(&job->base);
+	drm_sched_entity_push_job(&job->sched->base);
 }
 
 /*

@@ -28,7 +28,6 @@ struct vnpu_file;
  * @hw_fence: the hardware fence, allocated at submit when the job goes to
  *	the scheduler or has an out-syncobj, initialized when the job goes
  *	to the device (then @pushed is set)
- * @pushed: the job went to the firmware
  * @fw: what the firmware runs; its result fields are read by WAIT
  * @bos: the BO of each slot, one reference each
  * @num_slots: entries in @bos and @fw.slot_base
@@ -39,17 +38,33 @@ struct vnpu_file;
  * @in_fences: the fences of the in-syncobjs (a reference each) until they
  *	become scheduler dependencies
  * @num_in_fences: entries in @in_fences
+ * @pushed: the job went to the firmware
  * @profile_bo: the profiling BO (a reference) or NULL
  * @stream: the kernel copy of the command stream, @stream_inline or
  *	allocated
  * @link: entry in &vnpu_device.job_list until free_job (a job that goes
  *	to the scheduler)
- * @seen_progress: @fw.progress at the last timeout of the job
- * @base: the scheduler job, for a job that goes to the scheduler
+ * @sched: the scheduler's part, for a job that goes to the scheduler
  * @stream_inline: holds a small command stream without an allocation
+ *
+ * Kept small (256 bytes): a job run at submit is allocated and zeroed for
+ * every SUBMIT and kept for WAIT until %DRM_VNPU_JOB_HISTORY later jobs.
  */
 /* Command streams up to this many bytes are copied into the job itself. */
-#define VNPU_JOB_INLINE_STREAM 64
+#define VNPU_JOB_INLINE_STREAM 16
+
+/**
+ * struct vnpu_sched_job - the scheduler's part of a job, allocated only
+ * for a job that goes to the scheduler
+ * @base: the scheduler job
+ * @job: the job it belongs to
+ * @seen_progress: @job->fw.progress at the last timeout of the job
+ */
+struct vnpu_sched_job {
+	struct drm_sched_job base;
+	struct vnpu_job *job;
+	u64 seen_progress;
+};
 
 struct vnpu_job {
 	struct kref ref;
@@ -59,7 +74,6 @@ struct vnpu_job {
 	u64 id;
 	struct dma_fence *done;
 	struct dma_fence *hw_fence;
-	bool pushed;
 	struct vnpu_fw_job fw;
 	struct drm_gem_object **bos;
 	u32 num_slots;
@@ -68,18 +82,23 @@ struct vnpu_job {
 	bool *lock_write;
 	struct dma_fence **in_fences;
 	u32 num_in_fences;
+	bool pushed;
 	struct drm_gem_object *profile_bo;
 	void *stream;
 
 	struct list_head link;
-	u64 seen_progress;
-	struct drm_sched_job base;
+	struct vnpu_sched_job *sched;
 	u64 stream_inline[VNPU_JOB_INLINE_STREAM / sizeof(u64)];
 };
 
+static inline struct vnpu_sched_job *to_vnpu_sched_job(struct drm_sched_job *sched_job)
+{
+	return container_of(sched_job, struct vnpu_sched_job, base);
+}
+
 static inline struct vnpu_job *to_vnpu_job(struct drm_sched_job *sched_job)
 {
-	return container_of(sched_job, struct vnpu_job, base);
+	return to_vnpu_sched_job(sched_job)->job;
 }
 
 void vnpu_job_put(struct vnpu_job *job);

@@ -4,7 +4,9 @@
  *
  * Each device has one drm_gpu_scheduler in front of its firmware queue.
  * run_job hands a job to the firmware and returns its hardware fence,
- * which the firmware signals when the job ends. When a job runs longer
+ * which the firmware signals when the job ends; a short job on an idle
+ * device runs right in run_job (vnpu_fw_run_now()). Most such jobs never
+ * get here: SUBMIT runs them itself (see vnpu_job.c). When a job runs longer
  * than the timeout without progress (no part or command completed since
  * the last check), the device is reset: the firmware abandons the job, it
  * ends %DRM_VNPU_JOB_TIMEOUT, a devcoredump describes what ran, and the
@@ -134,7 +136,8 @@ static void vnpu_reset(struct vnpu_device *vdev, struct vnpu_job *bad)
 static enum drm_gpu_sched_stat
 vnpu_sched_timedout_job(struct drm_sched_job *sched_job)
 {
-	struct vnpu_job *job = to_vnpu_job(sched_job);
+	struct vnpu_sched_job *sjob = to_vnpu_sched_job(sched_job);
+	struct vnpu_job *job = sjob->job;
 	struct vnpu_device *vdev = job->vdev;
 	u64 progress = atomic64_read(&job->fw.progress);
 
@@ -142,9 +145,9 @@ vnpu_sched_timedout_job(struct drm_sched_job *sched_job)
 
 	/* A job that still completes parts is slow, not hung. */
 	if (!dma_fence_is_signaled(job->hw_fence) &&
-	    progress == job->seen_progress)
+	    progress == sjob->seen_progress)
 		vnpu_reset(vdev, job);
-	job->seen_progress = progress;
+	sjob->seen_progress = progress;
 
 	drm_sched_resubmit_jobs(&vdev->sched);
 	drm_sched_start(&vdev->sched, true);

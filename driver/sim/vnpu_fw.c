@@ -401,7 +401,11 @@ static u64 vnpu_fw_elems_capped(const struct vnpu_tensor *t, u64 cap)
 	return n;
 }
 
-/* Element operations of a validated command, or more than @cap. */
+/*
+ * Element operations of a validated command, or more than @cap. A layer
+ * that needs scratch memory counts as more: growing the scratch allocates,
+ * which a job holding the device for others must not do.
+ */
 static u64 vnpu_fw_cmd_cost(const struct vnpu_cmd_header *cmd, u64 cap)
 {
 	const struct vnpu_cmd_layer *l = (const void *)cmd;
@@ -416,6 +420,8 @@ static u64 vnpu_fw_cmd_cost(const struct vnpu_cmd_header *cmd, u64 cap)
 		return vnpu_fw_elems_capped(&((const struct vnpu_cmd_copy *)cmd)->dst,
 					    cap);
 	case VNPU_CMD_LAYER:
+		if (vnpu_exec_scratch(cmd, 1))
+			return cap + 1;
 		return vnpu_eng_layer_cost(l->op, l->tensors, l->num_tensors,
 					   &l->tensors[l->num_tensors]);
 	default:
@@ -429,9 +435,9 @@ static u64 vnpu_fw_cmd_cost(const struct vnpu_cmd_header *cmd, u64 cap)
  * thread that hands it to the device
  * @job: a job with a validated stream
  *
- * Short: at most %VNPU_FW_SHORT_MAX_CMDS commands, no SPIN, and
- * %VNPU_FW_SHORT_MAX_COST element operations in all (a job of NOPs only
- * has none).
+ * Short: at most %VNPU_FW_SHORT_MAX_CMDS commands, no SPIN, no layer
+ * that needs scratch memory, and %VNPU_FW_SHORT_MAX_COST element
+ * operations in all (a job of NOPs only has none).
  */
 bool vnpu_fw_job_is_short(const struct vnpu_fw_job *job)
 {
