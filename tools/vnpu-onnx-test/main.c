@@ -533,6 +533,8 @@ static int prepare(const struct options *o, vnpu_core *core, const char *dir,
 	set_detail(r, PASS, "%s", "");
 	r->device_only = device_only(*cm, o->device);
 	r->specialized = *level > 0;
+	for (int i = 0; i < n_in; i++)
+		r->specialized |= frozen_at(0, i, &inputs[i]);	/* a sequence or none */
 	st = vnpu_compiled_model_create_infer_request(*cm, req);
 	if (st) {
 		set_detail(r, status_outcome(st), "request: %s", vnpu_last_error());
