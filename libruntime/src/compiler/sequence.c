@@ -90,7 +90,7 @@ static vnpu_status seq_position(const struct cstate *s, const struct vnpu_node *
 static vnpu_status seq_edit(struct cstate *s, const struct vnpu_node *n, const int32_t *in,
 			    bool insert, int32_t *out)
 {
-	const struct vnpu_tinfo *q;
+	const struct vnpu_tinfo *q = NULL;
 	int32_t *e;
 	int64_t pos, len;
 	vnpu_status st = need_seq(s, n, in, 0, &q);
@@ -230,7 +230,7 @@ static vnpu_status seq_map(struct cstate *s, struct walk *w, const struct vnpu_n
 			   const int32_t *in, int32_t *res)
 {
 	const struct vnpu_attr *ba = vnpu_node_attr(n, "body");
-	const struct vnpu_tinfo *q;
+	const struct vnpu_tinfo *q = NULL;
 	int32_t bin[COP_MAX_IO];
 	struct unroll u;
 	vnpu_status st = need_seq(s, n, in, 0, &q);
@@ -262,18 +262,161 @@ static vnpu_status seq_map(struct cstate *s, struct walk *w, const struct vnpu_n
 	return st;
 }
 
+static vnpu_status seq_empty(struct cstate *s, struct walk *w, const struct vnpu_node *n,
+			     const int32_t *in, int32_t *res)
+{
+	vnpu_element_type type = (vnpu_element_type)vnpu_attr_int(n, "dtype", VNPU_TYPE_F32);
+
+	(void)w;
+	(void)in;
+	if (type == VNPU_TYPE_STRING || !vnpu_element_type_size(type))
+		return vnpu_error(VNPU_UNSUPPORTED, "node '%s' (SequenceEmpty): dtype %d", n->name,
+				  (int)type);
+	return new_sequence(s, VNPU_TK_SEQUENCE, type, NULL, 0, 1, res);
+}
+
+static vnpu_status seq_construct(struct cstate *s, struct walk *w, const struct vnpu_node *n,
+				 const int32_t *in, int32_t *res)
+{
+	(void)w;
+	if (!n->num_inputs)
+		return vnpu_error(VNPU_PARSE_ERROR, "node '%s' (SequenceConstruct): no inputs", n->name);
+	for (uint32_t i = 0; i < n->num_inputs; i++)
+		if (in[i] < 0 || !cb_is_tensor(s, in[i]) ||
+		    s->vals[in[i]].info.type != s->vals[in[0]].info.type)
+			return vnpu_error(VNPU_PARSE_ERROR, "node '%s' (SequenceConstruct): input %u is not a tensor of the first's type",
+					  n->name, i);
+	return new_sequence(s, VNPU_TK_SEQUENCE, s->vals[in[0]].info.type, in, n->num_inputs, 1,
+			    res);
+}
+
+static vnpu_status seq_insert(struct cstate *s, struct walk *w, const struct vnpu_node *n,
+			      const int32_t *in, int32_t *res)
+{
+	(void)w;
+	return seq_edit(s, n, in, true, res);
+}
+
+static vnpu_status seq_erase(struct cstate *s, struct walk *w, const struct vnpu_node *n,
+			     const int32_t *in, int32_t *res)
+{
+	(void)w;
+	return seq_edit(s, n, in, false, res);
+}
+
+static vnpu_status seq_at(struct cstate *s, struct walk *w, const struct vnpu_node *n,
+			  const int32_t *in, int32_t *res)
+{
+	const struct vnpu_tinfo *q = NULL;
+	vnpu_status st = need_seq(s, n, in, 0, &q);
+	int64_t pos;
+
+	(void)w;
+	if (!st && (n->num_inputs < 2 || in[1] < 0))
+		st = vnpu_error(VNPU_PARSE_ERROR, "node '%s' (SequenceAt): no position", n->name);
+	if (!st)
+		st = seq_position(s, n, in, 1, q->num_elems, 0, false, &pos);
+	if (!st)
+		res[0] = q->elems[pos];
+	return st;
+}
+
+static vnpu_status seq_length(struct cstate *s, struct walk *w, const struct vnpu_node *n,
+			      const int32_t *in, int32_t *res)
+{
+	const struct vnpu_tinfo *q = NULL;
+	vnpu_status st = need_seq(s, n, in, 0, &q);
+
+	(void)w;
+	return st ? st : cb_const_scalar(s, VNPU_TYPE_I64, q->num_elems, res);
+}
+
+/* ConcatFromSequence: along an axis, or a new one (a stack). */
+static vnpu_status seq_concat(struct cstate *s, struct walk *w, const struct vnpu_node *n,
+			      const int32_t *in, int32_t *res)
+{
+	int64_t axis = vnpu_attr_int(n, "axis", 0);
+	const struct vnpu_tinfo *q = NULL;
+	vnpu_status st = need_seq(s, n, in, 0, &q);
+
+	(void)w;
+	if (st)
+		return st;
+	if (!q->num_elems)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "node '%s' (ConcatFromSequence): an empty sequence",
+				  n->name);
+	if (vnpu_attr_int(n, "new_axis", 0))
+		return cb_stack(s, n, q->elems, (uint32_t)q->num_elems, 1, axis, false, res);
+	return concat_values(s, n, q->elems, (uint32_t)q->num_elems, axis, res);
+}
+
+static vnpu_status seq_split_op(struct cstate *s, struct walk *w, const struct vnpu_node *n,
+				const int32_t *in, int32_t *res)
+{
+	(void)w;
+	if (!n->num_inputs || in[0] < 0 || !cb_is_tensor(s, in[0]))
+		return vnpu_error(VNPU_PARSE_ERROR, "node '%s' (SplitToSequence): needs a tensor",
+				  n->name);
+	return seq_split(s, n, in, res);
+}
+
+/* Optional: its input, or NONE. */
+static vnpu_status opt_make(struct cstate *s, struct walk *w, const struct vnpu_node *n,
+			    const int32_t *in, int32_t *res)
+{
+	(void)w;
+	if (n->num_inputs && in[0] >= 0) {
+		res[0] = in[0];
+		return VNPU_OK;
+	}
+	return new_sequence(s, VNPU_TK_NONE, VNPU_TYPE_UNDEFINED, NULL, 0, 1, res);
+}
+
+static vnpu_status opt_has(struct cstate *s, struct walk *w, const struct vnpu_node *n,
+			   const int32_t *in, int32_t *res)
+{
+	(void)w;
+	return cb_const_scalar(s, VNPU_TYPE_BOOL, n->num_inputs && in[0] >= 0 &&
+			       s->vals[in[0]].info.kind != VNPU_TK_NONE, res);
+}
+
+/* OptionalGetElement, and Identity of a sequence or NONE: the value. */
+static vnpu_status opt_get(struct cstate *s, struct walk *w, const struct vnpu_node *n,
+			   const int32_t *in, int32_t *res)
+{
+	(void)w;
+	if (!n->num_inputs || in[0] < 0 || s->vals[in[0]].info.kind == VNPU_TK_NONE)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "node '%s' (%s): the optional has no value",
+				  n->name, n->op);
+	res[0] = in[0];
+	return VNPU_OK;
+}
+
+static const struct seq_op {
+	const char *op;
+	vnpu_status (*fn)(struct cstate *s, struct walk *w, const struct vnpu_node *n,
+			  const int32_t *in, int32_t *res);
+} seq_ops[] = {
+	{ "SequenceEmpty", seq_empty }, { "SequenceConstruct", seq_construct },
+	{ "SequenceInsert", seq_insert }, { "SequenceErase", seq_erase },
+	{ "SequenceAt", seq_at }, { "SequenceLength", seq_length },
+	{ "ConcatFromSequence", seq_concat }, { "SplitToSequence", seq_split_op },
+	{ "SequenceMap", seq_map }, { "Optional", opt_make },
+	{ "OptionalHasElement", opt_has }, { "OptionalGetElement", opt_get },
+	{ "Identity", opt_get },
+};
+
+static const struct seq_op *find_seq_op(const char *op)
+{
+	for (size_t i = 0; i < sizeof(seq_ops) / sizeof(seq_ops[0]); i++)
+		if (!strcmp(op, seq_ops[i].op))
+			return &seq_ops[i];
+	return NULL;
+}
+
 bool cb_is_sequence_op(const char *op)
 {
-	static const char *const ops[] = {
-		"SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceAt",
-		"SequenceErase", "SequenceLength", "ConcatFromSequence", "SplitToSequence",
-		"SequenceMap", "Optional", "OptionalHasElement", "OptionalGetElement",
-	};
-
-	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-		if (!strcmp(op, ops[i]))
-			return true;
-	return false;
+	return strcmp(op, "Identity") && find_seq_op(op);
 }
 
 /* The ops of sequences and optionals: their outputs become working values
@@ -281,73 +424,13 @@ bool cb_is_sequence_op(const char *op)
 vnpu_status cb_walk_sequence_op(struct cstate *s, struct walk *w, const struct vnpu_node *n,
 				const int32_t *in)
 {
-	const char *op = n->op;
-	const struct vnpu_tinfo *q = NULL;
+	const struct seq_op *op = find_seq_op(n->op);
 	int32_t res[COP_MAX_IO];
-	int64_t pos;
-	vnpu_status st = VNPU_OK;
+	vnpu_status st;
 
 	res[0] = -1;
-	if (!strcmp(op, "SequenceEmpty")) {
-		st = new_sequence(s, VNPU_TK_SEQUENCE,
-				  (vnpu_element_type)vnpu_attr_int(n, "dtype", VNPU_TYPE_F32), NULL, 0, 1,
-				  &res[0]);
-	} else if (!strcmp(op, "SequenceConstruct")) {
-		for (uint32_t i = 0; !st && i < n->num_inputs; i++)
-			if (in[i] < 0 || !cb_is_tensor(s, in[i]) ||
-			    s->vals[in[i]].info.type != s->vals[in[0]].info.type)
-				st = vnpu_error(VNPU_PARSE_ERROR, "node '%s' (SequenceConstruct): input %u is not a tensor of the first's type",
-						n->name, i);
-		if (!st && !n->num_inputs)
-			st = vnpu_error(VNPU_PARSE_ERROR, "node '%s' (SequenceConstruct): no inputs", n->name);
-		if (!st)
-			st = new_sequence(s, VNPU_TK_SEQUENCE, s->vals[in[0]].info.type, in,
-					  n->num_inputs, 1, &res[0]);
-	} else if (!strcmp(op, "SequenceInsert") || !strcmp(op, "SequenceErase")) {
-		st = seq_edit(s, n, in, !strcmp(op, "SequenceInsert"), &res[0]);
-	} else if (!strcmp(op, "SequenceAt")) {
-		st = need_seq(s, n, in, 0, &q);
-		if (!st && (n->num_inputs < 2 || in[1] < 0))
-			st = vnpu_error(VNPU_PARSE_ERROR, "node '%s' (SequenceAt): no position", n->name);
-		if (!st)
-			st = seq_position(s, n, in, 1, q->num_elems, 0, false, &pos);
-		if (!st)
-			res[0] = q->elems[pos];
-	} else if (!strcmp(op, "SequenceLength")) {
-		st = need_seq(s, n, in, 0, &q);
-		if (!st)
-			st = cb_const_scalar(s, VNPU_TYPE_I64, q->num_elems, &res[0]);
-	} else if (!strcmp(op, "ConcatFromSequence")) {
-		st = need_seq(s, n, in, 0, &q);
-		if (!st && !q->num_elems)
-			st = vnpu_error(VNPU_INVALID_ARGUMENT, "node '%s' (ConcatFromSequence): an empty sequence",
-					n->name);
-		if (!st && vnpu_attr_int(n, "new_axis", 0))
-			st = cb_stack(s, n, q->elems, (uint32_t)q->num_elems, 1,
-				      vnpu_attr_int(n, "axis", 0), false, &res[0]);
-		else if (!st)
-			st = concat_values(s, n, q->elems, (uint32_t)q->num_elems,
-					   vnpu_attr_int(n, "axis", 0), &res[0]);
-	} else if (!strcmp(op, "SplitToSequence")) {
-		st = n->num_inputs && in[0] >= 0 && cb_is_tensor(s, in[0]) ? seq_split(s, n, in, &res[0]) :
-		     vnpu_error(VNPU_PARSE_ERROR, "node '%s' (SplitToSequence): needs a tensor", n->name);
-	} else if (!strcmp(op, "SequenceMap")) {
-		st = seq_map(s, w, n, in, res);
-	} else if (!strcmp(op, "Optional")) {
-		if (n->num_inputs && in[0] >= 0)
-			res[0] = in[0];
-		else
-			st = new_sequence(s, VNPU_TK_NONE, VNPU_TYPE_UNDEFINED, NULL, 0, 1, &res[0]);
-	} else if (!strcmp(op, "OptionalHasElement")) {
-		st = cb_const_scalar(s, VNPU_TYPE_BOOL, n->num_inputs && in[0] >= 0 &&
-				     s->vals[in[0]].info.kind != VNPU_TK_NONE, &res[0]);
-	} else {	/* OptionalGetElement, Identity of a sequence or NONE */
-		if (!n->num_inputs || in[0] < 0 || s->vals[in[0]].info.kind == VNPU_TK_NONE)
-			st = vnpu_error(VNPU_INVALID_ARGUMENT, "node '%s' (%s): the optional has no value",
-					n->name, op);
-		else
-			res[0] = in[0];
-	}
+	st = op ? op->fn(s, w, n, in, res) :
+	     vnpu_error(VNPU_UNSUPPORTED, "node '%s' (%s): not an op of sequences", n->name, n->op);
 	for (uint32_t k = 0; !st && k < n->num_outputs; k++)
 		if (n->outputs[k] >= 0)
 			w->map[n->outputs[k]] = res[k];
