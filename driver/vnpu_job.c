@@ -466,7 +466,8 @@ static void vnpu_job_remove_id_locked(struct vnpu_job *job,
  *    ended, so no job submitted in the meantime can use them without
  *    finding them idle.
  * 3. vnpu_fw_job_is_short(): a bounded amount of work (a job of NOPs
- *    only, or a few thousand element operations), no SPIN.
+ *    only, or a few thousand element operations), no SPIN, nothing that
+ *    would allocate while the device is held.
  * 4. vnpu_fw_claim() finds the device idle: every job handed to it before
  *    has signalled its fence and no hang or fault is to be injected. The
  *    job is then the device's running job: the firmware thread starts
