@@ -32,19 +32,46 @@ vnpu_status cs_fail(struct cstate *s, vnpu_status st, const char *fmt, ...)
 	return vnpu_error(st, "%s", msg);
 }
 
+/*
+ * With VNPU_DEBUG_CS_MOVE=1 in the environment (a debugging aid the tests
+ * use), every add moves its table to a new block and fills the old one
+ * with 0xa5 before freeing it, so a pointer into a table kept across an
+ * add (see lower.h) reads garbage in any build and is a use after free
+ * under AddressSanitizer, where a realloc that happens not to move would
+ * hide it.
+ */
+static bool cs_debug_move(void)
+{
+	const char *e = getenv("VNPU_DEBUG_CS_MOVE");
+
+	return e && e[0] && strcmp(e, "0") != 0;
+}
+
 static vnpu_status grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
 {
+	bool move = cs_debug_move();
 	uint32_t c;
 	void *p;
 
-	if (need <= *cap)
+	if (need <= *cap && !move)
 		return VNPU_OK;
-	c = *cap ? *cap * 2 : 64;
+	c = *cap ? *cap : 64;
 	while (c < need)
 		c *= 2;
-	p = realloc(*arr, (size_t)c * elem);
-	if (!p)
-		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	if (move) {
+		p = malloc((size_t)c * elem);
+		if (!p)
+			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+		if (*arr) {
+			memcpy(p, *arr, (size_t)*cap * elem);
+			memset(*arr, 0xa5, (size_t)*cap * elem);
+			free(*arr);
+		}
+	} else {
+		p = realloc(*arr, (size_t)c * elem);
+		if (!p)
+			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	}
 	*arr = p;
 	*cap = c;
 	return VNPU_OK;

@@ -108,7 +108,7 @@ vnpu_status cl_const_scalar(struct cstate *s, vnpu_element_type type, double v, 
 /* @v as a constant of @type (a converted copy when the type differs). */
 static vnpu_status const_as(struct cstate *s, int32_t v, vnpu_element_type type, int32_t *out)
 {
-	const struct vnpu_tinfo *t = INFO(s, v);
+	const struct vnpu_tinfo tinfo = *INFO(s, v), *t = &tinfo;
 	int64_t n = vnpu_tinfo_elems(t);
 	void *data;
 
@@ -125,7 +125,6 @@ static vnpu_status const_as(struct cstate *s, int32_t v, vnpu_element_type type,
 		else
 			vnpu_elem_set_i(data, type, i, vnpu_elem_get_i(t->data, t->type, i));
 	}
-	t = INFO(s, v);
 	return cs_add_const(s, type, t->rank, t->dims, data, out);
 }
 
@@ -299,7 +298,7 @@ static int32_t bshape(const struct cstate *s, int32_t a, int32_t b, int64_t *dim
 /* @v converted to @type in a new temporary. */
 vnpu_status cl_cast(struct cstate *s, int32_t v, vnpu_element_type type, int32_t *out)
 {
-	const struct vnpu_tinfo *t = INFO(s, v);
+	const struct vnpu_tinfo tinfo = *INFO(s, v), *t = &tinfo;
 	struct ctensor ct[2];
 	vnpu_status st = cs_add_temp(s, type, t->rank, t->dims, out);
 
@@ -431,7 +430,7 @@ static vnpu_status lower_constant_of_shape(struct cstate *s, struct cop *op)
 
 static vnpu_status lower_output(struct cstate *s, struct cop *op)
 {
-	const struct vnpu_tinfo *i = INFO(s, op->in[0]);
+	const struct vnpu_tinfo iinfo = *INFO(s, op->in[0]), *i = &iinfo;
 	int32_t t;
 	vnpu_status st = cs_add_temp(s, i->type, i->rank, i->dims, &t);
 
@@ -444,7 +443,7 @@ static vnpu_status lower_output(struct cstate *s, struct cop *op)
 /* Trilu: Where(constant band mask, X, 0). */
 static vnpu_status lower_trilu(struct cstate *s, struct cop *op)
 {
-	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	const struct vnpu_tinfo xinfo = *INFO(s, IN(op, 0)), *xi = &xinfo;
 	bool upper = vnpu_attr_int(N(op), "upper", 1);
 	int64_t k = 0, dims[2];
 	int32_t mask, zero;
@@ -475,7 +474,7 @@ static vnpu_status lower_trilu(struct cstate *s, struct cop *op)
 /* IsNaN: not (x == x). IsInf: x == +inf or x == -inf. */
 static vnpu_status lower_isnan_isinf(struct cstate *s, struct cop *op)
 {
-	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	const struct vnpu_tinfo xinfo = *INFO(s, IN(op, 0)), *xi = &xinfo;
 	struct vnpu_layer_act not = { .func = VNPU_ACT_NOT };
 	bool pos = vnpu_attr_int(N(op), "detect_positive", 1);
 	bool neg = vnpu_attr_int(N(op), "detect_negative", 1);
@@ -514,7 +513,7 @@ static vnpu_status lower_isnan_isinf(struct cstate *s, struct cop *op)
  * shifts past the width give 0 either way (2^y wraps to 0). */
 static vnpu_status lower_bitshift(struct cstate *s, struct cop *op)
 {
-	const struct vnpu_tinfo *yi = INFO(s, IN(op, 1));
+	const struct vnpu_tinfo yinfo = *INFO(s, IN(op, 1)), *yi = &yinfo;
 	const char *dir = vnpu_attr_str(N(op), "direction", "");
 	int32_t two, pow2;
 	vnpu_status st;

@@ -22,6 +22,20 @@ static inline int32_t IN(const struct cop *op, uint32_t i)
 	return i < op->num_in ? op->in[i] : -1;
 }
 
+/*
+ * INFO() points into the value table, which every added value (cs_add_temp(),
+ * cs_add_const() and whatever calls them: cl_cast(), cl_const_scalar(),
+ * cl_gather_steps(), cl_pack_gemm_b(), ...) may move. A pointer from INFO()
+ * must not be read after such a call. The idiom: a lowering that adds values
+ * copies the infos it reads up front and reads the copies,
+ *
+ *	const struct vnpu_tinfo xinfo = *INFO(s, x), *xi = &xinfo;
+ *
+ * (a copy's data, a constant's own block, stays valid), or calls INFO()
+ * again after the add. The same holds for &s->vals[i], for ops from
+ * cs_add_op() and commands from cs_add_cmd(). VNPU_DEBUG_CS_MOVE=1 makes
+ * every add move its table (cstate.c), so tests catch a stale pointer.
+ */
 static inline const struct vnpu_tinfo *INFO(const struct cstate *s, int32_t v)
 {
 	return cs_info(s, v);

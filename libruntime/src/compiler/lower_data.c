@@ -32,7 +32,7 @@ vnpu_status cl_gather_steps(struct cstate *s, int32_t x, int64_t axis, int64_t s
 				int64_t step, int64_t len, int32_t *out)
 {
 	struct vnpu_layer_gather attr = { .axis = (uint32_t)axis };
-	const struct vnpu_tinfo *xi = INFO(s, x);
+	const struct vnpu_tinfo xinfo = *INFO(s, x), *xi = &xinfo;
 	int64_t dims[VNPU_MAX_RANK], *idx = malloc((size_t)(len + 1) * sizeof(int64_t));
 	struct ctensor t[3];
 	int32_t iv;
@@ -45,7 +45,6 @@ vnpu_status cl_gather_steps(struct cstate *s, int32_t x, int64_t axis, int64_t s
 	st = cs_add_const(s, VNPU_TYPE_I64, 1, &len, idx, &iv);
 	if (st)
 		return st;
-	xi = INFO(s, x);
 	memcpy(dims, xi->dims, sizeof(dims));
 	dims[axis] = len;
 	st = cs_add_temp(s, xi->type, xi->rank, dims, out);
@@ -59,7 +58,7 @@ vnpu_status cl_gather_steps(struct cstate *s, int32_t x, int64_t axis, int64_t s
 
 static vnpu_status lower_slice(struct cstate *s, struct cop *op)
 {
-	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	const struct vnpu_tinfo xinfo = *INFO(s, IN(op, 0)), *xi = &xinfo;
 	int64_t starts[VNPU_MAX_RANK], ends[VNPU_MAX_RANK], axes[VNPU_MAX_RANK], steps[VNPU_MAX_RANK];
 	bool p1, p2, p3, p4;
 	int32_t n = cl_const_ints(s, op, "starts", 1, starts, VNPU_MAX_RANK, &p1);
@@ -302,7 +301,8 @@ static struct ctensor slice_at(const struct cstate *s, int32_t v, int64_t axis, 
  * indices (the first sequence_lens[b] steps reversed, the rest kept). */
 static vnpu_status lower_reverse_sequence(struct cstate *s, struct cop *op)
 {
-	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0)), *li = INFO(s, IN(op, 1));
+	const struct vnpu_tinfo xinfo = *INFO(s, IN(op, 0)), linfo = *INFO(s, IN(op, 1));
+	const struct vnpu_tinfo *xi = &xinfo, *li = &linfo;
 	int64_t taxis = vnpu_attr_int(N(op), "time_axis", 0), baxis = vnpu_attr_int(N(op), "batch_axis", 1);
 	int64_t n = vnpu_tinfo_elems(xi), idx[VNPU_MAX_RANK] = { 0 }, *data;
 	struct vnpu_layer_gather attr = { .axis = (uint32_t)taxis };
@@ -337,7 +337,7 @@ static vnpu_status lower_reverse_sequence(struct cstate *s, struct cop *op)
 /* CumSum as a running sum over slices: an ADD and a copy per step. */
 static vnpu_status lower_cumsum(struct cstate *s, struct cop *op)
 {
-	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	const struct vnpu_tinfo xinfo = *INFO(s, IN(op, 0)), *xi = &xinfo;
 	bool excl = vnpu_attr_int(N(op), "exclusive", 0), rev = vnpu_attr_int(N(op), "reverse", 0);
 	struct vnpu_layer_binary add = { .func = VNPU_BIN_ADD };
 	int64_t axis, len, dims[VNPU_MAX_RANK];
@@ -383,7 +383,8 @@ static vnpu_status lower_cumsum(struct cstate *s, struct cop *op)
  * values[1], else values[0]. */
 static vnpu_status lower_one_hot(struct cstate *s, struct cop *op)
 {
-	const struct vnpu_tinfo *ii = INFO(s, IN(op, 0)), *yi = INFO(s, op->out[0]);
+	const struct vnpu_tinfo iinfo = *INFO(s, IN(op, 0)), yinfo = *INFO(s, op->out[0]);
+	const struct vnpu_tinfo *ii = &iinfo, *yi = &yinfo;
 	int64_t axis = vnpu_attr_int(N(op), "axis", -1), depth, rdims[VNPU_MAX_RANK], udims[VNPU_MAX_RANK];
 	int32_t idx = IN(op, 0), zero, dv, neg, wrapped, fixed, range, eq;
 	vnpu_element_type t = ii->type;
@@ -469,7 +470,8 @@ static vnpu_status extreme_of(struct cstate *s, vnpu_element_type type, bool low
  * Equal values: the lower index first, as ONNX has it. */
 static vnpu_status lower_topk(struct cstate *s, struct cop *op)
 {
-	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0)), *yi = INFO(s, op->out[0]);
+	const struct vnpu_tinfo xinfo = *INFO(s, IN(op, 0)), yinfo = *INFO(s, op->out[0]);
+	const struct vnpu_tinfo *xi = &xinfo, *yi = &yinfo;
 	int64_t axis = vnpu_attr_int(N(op), "axis", -1), k, len, rdims[VNPU_MAX_RANK], *range;
 	bool largest = vnpu_attr_int(N(op), "largest", 1);
 	struct vnpu_layer_argreduce arg = { .min = !largest };

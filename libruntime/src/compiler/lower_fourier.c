@@ -56,7 +56,8 @@ static vnpu_status gemm(struct cstate *s, struct ctensor a, int32_t b, struct ct
 
 static vnpu_status lower_dft(struct cstate *s, struct cop *op)
 {
-	const struct vnpu_tinfo *xi = cs_info(s, op->in[0]), *yi = cs_info(s, op->out[0]);
+	const struct vnpu_tinfo xinfo = *cs_info(s, op->in[0]), yinfo = *cs_info(s, op->out[0]);
+	const struct vnpu_tinfo *xi = &xinfo, *yi = &yinfo;
 	int32_t r = xi->rank, mtx, xv = op->in[0], yv = op->out[0];
 	int64_t axis = vnpu_attr_int(op->node, "axis", 1), cin = xi->dims[r - 1], len, rows, outer;
 	int64_t perm[VNPU_MAX_RANK], tdims[VNPU_MAX_RANK], ydims[VNPU_MAX_RANK];
@@ -121,7 +122,8 @@ static vnpu_status lower_dft(struct cstate *s, struct cop *op)
 
 static vnpu_status lower_stft(struct cstate *s, struct cop *op)
 {
-	const struct vnpu_tinfo *xi = cs_info(s, op->in[0]), *yi = cs_info(s, op->out[0]);
+	const struct vnpu_tinfo xinfo = *cs_info(s, op->in[0]), yinfo = *cs_info(s, op->out[0]);
+	const struct vnpu_tinfo *xi = &xinfo, *yi = &yinfo;
 	int32_t w = op->num_in > 2 ? op->in[2] : -1, mtx, frames_v;
 	int64_t cin = xi->dims[2], frames = yi->dims[1], k = yi->dims[2], step, flen;
 	const float *window = NULL;
@@ -165,7 +167,7 @@ static vnpu_status lower_stft(struct cstate *s, struct cop *op)
 
 vnpu_status cl_lower_fourier(struct cstate *s, struct cop *op)
 {
-	const struct vnpu_tinfo *xi = cs_info(s, op->in[0]);
+	const struct vnpu_tinfo xinfo = *cs_info(s, op->in[0]), *xi = &xinfo;
 
 	if (xi->type != VNPU_TYPE_F32)
 		return UNSUP(s, "input of type %s (only f32)", vnpu_element_type_str(xi->type));

@@ -56,7 +56,7 @@ static const float *const_f32(const struct vnpu_tinfo *t, float **copy)
 /* Pack constant B [K, N] (@trans: stored [N, K]) for GEMM; -1 on failure. */
 vnpu_status cl_pack_gemm_b(struct cstate *s, int32_t bv, bool trans, int32_t *out)
 {
-	const struct vnpu_tinfo *b = INFO(s, bv);
+	const struct vnpu_tinfo binfo = *INFO(s, bv), *b = &binfo;
 	int64_t k = trans ? b->dims[1] : b->dims[0], n = trans ? b->dims[0] : b->dims[1];
 	uint64_t size = vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, (uint64_t)k, (uint64_t)n);
 	float *dense = NULL, *packed, *wide;
@@ -143,8 +143,9 @@ static vnpu_status lower_gemm(struct cstate *s, struct cop *op)
 
 static vnpu_status lower_matmul(struct cstate *s, struct cop *op)
 {
-	const struct vnpu_tinfo *ai = INFO(s, IN(op, 0)), *bi = INFO(s, IN(op, 1));
-	const struct vnpu_tinfo *yi = INFO(s, op->out[0]);
+	const struct vnpu_tinfo ainfo = *INFO(s, IN(op, 0)), binfo = *INFO(s, IN(op, 1));
+	const struct vnpu_tinfo *ai = &ainfo, *bi = &binfo;
+	const struct vnpu_tinfo yinfo = *INFO(s, op->out[0]), *yi = &yinfo;
 	int64_t adims[VNPU_MAX_RANK], bdims[VNPU_MAX_RANK], ydims[VNPU_MAX_RANK];
 	int32_t ar = ai->rank, br = bi->rank, yr = yi->rank, packed = -1;
 	struct ctensor a, b, y;
@@ -244,7 +245,7 @@ vnpu_status cl_conv_attrs(struct cstate *s, const struct cop *op, int32_t x, int
 
 static vnpu_status lower_conv(struct cstate *s, struct cop *op)
 {
-	const struct vnpu_tinfo *wi = INFO(s, IN(op, 1));
+	const struct vnpu_tinfo winfo = *INFO(s, IN(op, 1)), *wi = &winfo;
 	struct vnpu_layer_conv attr;
 	int64_t group = vnpu_attr_int(N(op), "group", 1);
 	int32_t bias = IN(op, 2) >= 0 ? IN(op, 2) : op->bias, packed = -1;
@@ -304,7 +305,7 @@ static vnpu_status lower_conv(struct cstate *s, struct cop *op)
  * constant is transformed here; otherwise a copy and reversing gathers. */
 static vnpu_status deconv_weights(struct cstate *s, int32_t w, int64_t group, int32_t *out)
 {
-	const struct vnpu_tinfo *wi = INFO(s, w);
+	const struct vnpu_tinfo winfo = *INFO(s, w), *wi = &winfo;
 	int32_t r = wi->rank, nsp = r - 2;
 	int64_t cg = wi->dims[0] / group, mg = wi->dims[1], kk = 1, dims[VNPU_MAX_RANK];
 	struct ctensor src, dst;
@@ -537,7 +538,7 @@ static vnpu_status deconv_3d(struct cstate *s, struct cop *op, const struct deco
 
 static vnpu_status lower_conv_transpose(struct cstate *s, struct cop *op)
 {
-	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	const struct vnpu_tinfo xinfo = *INFO(s, IN(op, 0)), *xi = &xinfo;
 	const struct vnpu_attr *sa = vnpu_node_attr(N(op), "strides");
 	int64_t group = vnpu_attr_int(N(op), "group", 1), zdims[VNPU_MAX_RANK];
 	int32_t nsp = xi->rank - 2, x = IN(op, 0), w, bias = IN(op, 2);
@@ -583,7 +584,6 @@ static vnpu_status lower_conv_transpose(struct cstate *s, struct cop *op)
 			st = cl_fill(s, ct_dense(s, z), 0);
 		if (st)
 			return st;
-		xi = INFO(s, IN(op, 0));
 		dst = ct_dense(s, z);
 		for (int32_t d = 0; d < nsp; d++) {
 			dst.dims[2 + d] = xi->dims[2 + d];
@@ -716,7 +716,7 @@ static vnpu_status maxpool_index(struct cstate *s, struct cop *op)
 static vnpu_status lower_pool(struct cstate *s, struct cop *op)
 {
 	const char *name = N(op)->op;
-	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	const struct vnpu_tinfo xinfo = *INFO(s, IN(op, 0)), *xi = &xinfo;
 	struct vnpu_layer_pool attr = { 0 };
 	int64_t kernel[2] = { 1, 1 };
 	int32_t nsp = xi->rank - 2;
@@ -819,7 +819,7 @@ static vnpu_status lower_softmax(struct cstate *s, struct cop *op)
  * mean = E[x], inv = 1 / sqrt(E[(x - mean)^2] + epsilon). */
 static vnpu_status layer_norm_stats(struct cstate *s, struct cop *op, uint32_t axis, float eps)
 {
-	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	const struct vnpu_tinfo xinfo = *INFO(s, IN(op, 0)), *xi = &xinfo;
 	int32_t mean = op->num_out > 1 ? op->out[1] : -1, inv = op->num_out > 2 ? op->out[2] : -1;
 	int32_t d, d2, var, ve, sd, e;
 	uint32_t mask = ((1u << xi->rank) - 1) & ~((1u << axis) - 1);
@@ -870,7 +870,7 @@ static vnpu_status layer_norm_stats(struct cstate *s, struct cop *op, uint32_t a
  * momentum. */
 static vnpu_status batch_norm_training(struct cstate *s, struct cop *op)
 {
-	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	const struct vnpu_tinfo xinfo = *INFO(s, IN(op, 0)), *xi = &xinfo;
 	float eps = vnpu_attr_float(N(op), "epsilon", 1e-5f), mom = vnpu_attr_float(N(op), "momentum", 0.9f);
 	uint32_t mask = ((1u << xi->rank) - 1) & ~2u;
 	int64_t cdims[VNPU_MAX_RANK], ch = xi->dims[1];
@@ -1262,7 +1262,8 @@ static vnpu_status crop_resize_axis(struct cstate *s, int32_t x, int32_t axis,
 static vnpu_status lower_resize_crop(struct cstate *s, struct cop *op,
 				     const struct vnpu_layer_resize *attr)
 {
-	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0)), *yi = INFO(s, op->out[0]);
+	const struct vnpu_tinfo xinfo = *INFO(s, IN(op, 0)), yinfo = *INFO(s, op->out[0]);
+	const struct vnpu_tinfo *xi = &xinfo, *yi = &yinfo;
 	const struct vnpu_tinfo *roi = IN(op, 1) >= 0 ? INFO(s, IN(op, 1)) : NULL;
 	double extrapolation = vnpu_attr_float(N(op), "extrapolation_value", 0.0f);
 	struct crop_axis axes[VNPU_MAX_RANK];
@@ -1312,7 +1313,7 @@ static vnpu_status lower_resize(struct cstate *s, struct cop *op)
 		"round_prefer_floor", "round_prefer_ceil", "floor", "ceil",
 	};
 	const struct vnpu_node *n = N(op);
-	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	const struct vnpu_tinfo xinfo = *INFO(s, IN(op, 0)), *xi = &xinfo;
 	struct vnpu_layer_resize attr = { 0 };
 	const char *mode = vnpu_attr_str(n, "mode", "nearest");
 	bool upsample = !strcmp(n->op, "Upsample");
@@ -1697,7 +1698,8 @@ static vnpu_status lower_tfidf(struct cstate *s, struct cop *op)
  */
 static vnpu_status lower_loss(struct cstate *s, struct cop *op)
 {
-	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0)), *ti = INFO(s, IN(op, 1));
+	const struct vnpu_tinfo xinfo = *INFO(s, IN(op, 0)), tinfo = *INFO(s, IN(op, 1));
+	const struct vnpu_tinfo *xi = &xinfo, *ti = &tinfo;
 	const struct vnpu_attr *ign = vnpu_node_attr(N(op), "ignore_index");
 	const char *red = vnpu_attr_str(N(op), "reduction", "mean");
 	vnpu_element_type ft = xi->type;

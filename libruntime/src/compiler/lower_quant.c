@@ -110,7 +110,7 @@ static vnpu_status quantize(struct cstate *s, struct ctensor x, struct ctensor s
 
 static vnpu_status lower_linear(struct cstate *s, struct cop *op, bool dequantize)
 {
-	const struct vnpu_tinfo *xi = cs_info(s, op->in[0]);
+	const struct vnpu_tinfo xinfo = *cs_info(s, op->in[0]), *xi = &xinfo;
 	int64_t axis = vnpu_attr_int(op->node, "axis", 1);
 	int32_t zpv = op->num_in > 2 ? op->in[2] : -1;
 	struct ctensor x = ct_dense(s, op->in[0]), scale, zp, d;
@@ -146,7 +146,7 @@ static vnpu_status lower_linear(struct cstate *s, struct cop *op, bool dequantiz
 
 static vnpu_status lower_dynamic(struct cstate *s, struct cop *op)
 {
-	const struct vnpu_tinfo *xi = cs_info(s, op->in[0]);
+	const struct vnpu_tinfo xinfo = *cs_info(s, op->in[0]), *xi = &xinfo;
 	struct vnpu_layer_reduce rmax = { .func = VNPU_REDUCE_MAX, .axes = (1u << xi->rank) - 1 };
 	struct vnpu_layer_reduce rmin = { .func = VNPU_REDUCE_MIN, .axes = rmax.axes };
 	struct vnpu_layer_act neg = { .func = VNPU_ACT_NEG }, round = { .func = VNPU_ACT_ROUND };
@@ -208,7 +208,7 @@ static vnpu_status lower_dynamic(struct cstate *s, struct cop *op)
 static vnpu_status dequant(struct cstate *s, int32_t v, int32_t zp, int32_t scale, int64_t axis,
 			   int32_t *out)
 {
-	const struct vnpu_tinfo *vi = cs_info(s, v);
+	const struct vnpu_tinfo vinfo = *cs_info(s, v), *vi = &vinfo;
 	struct ctensor x = ct_dense(s, v), t;
 	vnpu_status st = to_f32(s, x, &x);
 
@@ -249,7 +249,8 @@ static vnpu_status lower_product(struct cstate *s, struct cop *op)
 	bool qlinear = !strncmp(op->node->op, "QLinear", 7), conv = strstr(op->node->op, "Conv");
 	uint32_t wi = qlinear ? 3 : 1;
 	int32_t x, w, y, bias = qlinear && conv ? opt_in(op, 8) : -1;
-	const struct vnpu_tinfo *xi = cs_info(s, op->in[0]), *yi = cs_info(s, op->out[0]);
+	const struct vnpu_tinfo xinfo = *cs_info(s, op->in[0]), yinfo = *cs_info(s, op->out[0]);
+	const struct vnpu_tinfo *xi = &xinfo, *yi = &yinfo;
 	int32_t wrank = cs_info(s, op->in[wi])->rank;
 	struct ctensor t[4];
 	uint32_t n = 0;

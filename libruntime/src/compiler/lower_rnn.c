@@ -82,7 +82,7 @@ static struct ctensor y_view(const struct cstate *s, const struct rnn *r, int32_
  */
 static int32_t pack_view(struct cstate *s, struct ctensor b)
 {
-	const struct vnpu_tinfo *bi = cs_info(s, b.val);
+	const struct vnpu_tinfo binfo = *cs_info(s, b.val), *bi = &binfo;
 	int64_t dims[2] = { b.dims[1], b.dims[0] };	/* stored [N, K] */
 	int32_t rows, packed;
 	float *copy;

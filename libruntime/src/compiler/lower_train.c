@@ -299,7 +299,7 @@ static double const_scalar(const struct cstate *s, int32_t v)
  */
 static vnpu_status dropout_seeded(struct cstate *s, struct cop *op, double ratio, int64_t seed)
 {
-	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
+	const struct vnpu_tinfo xinfo = *INFO(s, IN(op, 0)), *xi = &xinfo;
 	int64_t n = vnpu_tinfo_elems(xi), dims[VNPU_MAX_RANK];
 	float scale = 1.0f / (1.0f - (float)ratio);
 	vnpu_element_type type = xi->type;
