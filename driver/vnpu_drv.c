@@ -139,6 +139,7 @@ static void vnpu_file_release(struct kref *ref)
 	struct vnpu_file *vfile = container_of(ref, struct vnpu_file, ref);
 
 	dma_fence_put(vfile->last_done);
+	kfree(vfile->spare_job);
 	mutex_destroy(&vfile->submit_lock);
 	kfree(vfile);
 }

@@ -19,6 +19,8 @@
 
 #define VNPU_MAX_DEVICES 8
 
+struct vnpu_job;
+
 /* One scheduler entity per priority of enum drm_vnpu_priority. */
 #define VNPU_NUM_PRIORITIES 3
 
@@ -151,6 +153,8 @@ static inline struct vnpu_device *to_vnpu_device(struct drm_device *drm)
  * @busy_ns: device time of this file's jobs
  * @jobs_submitted: jobs this file submitted
  * @jobs_run_at_submit: of those, the jobs that ran in SUBMIT itself
+ * @spare_job: a freed job kept for the file's next SUBMIT, or NULL: reusing
+ *	it costs less than a slab round trip, which zeroes fresh memory
  */
 struct vnpu_file {
 	struct kref ref;
@@ -171,6 +175,7 @@ struct vnpu_file {
 	atomic64_t busy_ns;
 	atomic64_t jobs_submitted;
 	atomic64_t jobs_run_at_submit;
+	struct vnpu_job *spare_job;
 };
 
 void vnpu_file_put(struct vnpu_file *vfile);

@@ -39,6 +39,7 @@
 static void vnpu_job_free(struct kref *ref)
 {
 	struct vnpu_job *job = container_of(ref, struct vnpu_job, ref);
+	struct vnpu_file *vfile = job->vfile;
 
 	if (job->pushed)
 		dma_fence_put(job->hw_fence);
@@ -46,8 +47,10 @@ static void vnpu_job_free(struct kref *ref)
 		kfree(job->hw_fence);
 	dma_fence_put(job->done);
 	kfree(job->sched);
-	vnpu_file_put(job->vfile);
-	kfree(job);
+	/* The file's release frees a spare job left there. */
+	if (cmpxchg(&vfile->spare_job, NULL, job))
+		kfree(job);
+	vnpu_file_put(vfile);
 }
 
 void vnpu_job_put(struct vnpu_job *job)
@@ -129,7 +132,11 @@ static struct vnpu_job *vnpu_job_alloc(struct vnpu_device *vdev,
 {
 	struct vnpu_job *job;
 
-	job = kzalloc(sizeof(*job), GFP_KERNEL);
+	job = xchg(&vfile->spare_job, NULL);
+	if (job)
+		memset(job, 0, sizeof(*job));
+	else
+		job = kzalloc(sizeof(*job), GFP_KERNEL);
 	if (!job)
 		return NULL;
 	kref_init(&job->ref);
