@@ -61,6 +61,72 @@ static void load_f32(float *dst, const void *src, __s64 st, __u64 n, __u32 dt)
 		dst[i] = ldf(src, (__s64)i * st, dt);
 }
 
+#ifndef ENG_FMA
+/*
+ * The baseline build, for CPUs without FMA: the same micro-kernels with
+ * fma() computed in software, so that every build gives the same bits.
+ * fma(a, b, c) rounds once: a * b is exact in double, s = a * b + c rounds,
+ * TwoSum gives its exact error e, and an inexact s is made odd towards e
+ * (round to odd, 53 >= 2 * 24 + 2 bits), which then rounds to float
+ * exactly as the fused operation does.
+ */
+static inline float fma_exact(float a, float b, float c)
+{
+	double p = (double)a * b, cd = c, s = p + cd, bb = s - p;
+	double e = (p - (s - bb)) + (cd - bb);
+	union {
+		double d;
+		__u64 u;
+	} v = { .d = s };
+
+	if (e != 0 && s - s == 0 && !(v.u & 1))
+		v.u += (e > 0) == (s > 0) ? 1 : (__u64)-1;
+	return (float)v.d;
+}
+
+/* c[6][16] (rows @rs apart) = (@load ? c : 0) + A panel times B panel. */
+static __attribute__((__noinline__))
+void ukernel(__u64 kc, const float *a, const float *b, float *c, __s64 rs,
+	     int load)
+{
+	float acc[ENG_MR][ENG_NR];
+	__u64 k;
+	int i, j;
+
+	for (i = 0; i < ENG_MR; i++)
+		for (j = 0; j < ENG_NR; j++)
+			acc[i][j] = load ? c[i * rs + j] : 0;
+	for (k = 0; k < kc; k++, a += ENG_MR, b += ENG_NR)
+		for (i = 0; i < ENG_MR; i++)
+			for (j = 0; j < ENG_NR; j++)
+				acc[i][j] = fma_exact(a[i], b[j], acc[i][j]);
+	for (i = 0; i < ENG_MR; i++)
+		for (j = 0; j < ENG_NR; j++)
+			c[i * rs + j] = acc[i][j];
+}
+
+/* The same with row k of B at b + off[k]. */
+static __attribute__((__noinline__))
+void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
+		 float *c, __s64 rs, int load)
+{
+	float acc[ENG_MR][ENG_NR];
+	__u64 k;
+	int i, j;
+
+	for (i = 0; i < ENG_MR; i++)
+		for (j = 0; j < ENG_NR; j++)
+			acc[i][j] = load ? c[i * rs + j] : 0;
+	for (k = 0; k < kc; k++, a += ENG_MR)
+		for (i = 0; i < ENG_MR; i++)
+			for (j = 0; j < ENG_NR; j++)
+				acc[i][j] = fma_exact(a[i], b[off[k] + j],
+						      acc[i][j]);
+	for (i = 0; i < ENG_MR; i++)
+		for (j = 0; j < ENG_NR; j++)
+			c[i * rs + j] = acc[i][j];
+}
+#else
 /* The 6x16 accumulators, from the tile at c (rows rs apart) or zero. */
 #define UK_INIT(c, rs, load)						\
 	v8sf c00 = {}, c01 = {}, c10 = {}, c11 = {}, c20 = {}, c21 = {}; \
@@ -159,6 +225,8 @@ void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
 	}
 	UK_STORE(c, rs);
 }
+
+#endif /* ENG_FMA */
 
 /* One slice of a block with the 6x16 kernel, panel by panel. */
 static void slice_run(const struct eng_slice *s)

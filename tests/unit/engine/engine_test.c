@@ -130,6 +130,13 @@ static int run_four(const char *name, __u32 op, const struct vnpu_tensor *t,
 		ET_FAIL("%s: split runs differ from whole runs", name);
 		return -1;
 	}
+	/* GEMM and CONV: the baseline's software FMA gives AVX2's bits. */
+	if ((op == VNPU_LAYER_GEMM || op == VNPU_LAYER_CONV) &&
+	    (et_host_features & VNPU_ENG_F_AVX2_FMA) &&
+	    memcmp(outs[0], outs[2], bytes)) {
+		ET_FAIL("%s: baseline bits differ from AVX2's", name);
+		return -1;
+	}
 	/* AVX-512 kernels, in 7 parts: AVX2's bits. */
 	if (et_host_features & VNPU_ENG_F_AVX512) {
 		memset(data[n - 1], 0x7f, bytes);

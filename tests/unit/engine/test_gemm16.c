@@ -3,9 +3,10 @@
  * GEMM and CONV with f16 and bf16 storage: operands widened to f32 while
  * they are packed, sums in f32, outputs rounded to nearest even. A layer
  * must give exactly the f32 layer's result on the widened operands, then
- * rounded, on every build, whole and split into 7 and 64 parts; the AVX-512
- * kernels must give AVX2's bits; and the result must be near a naive
- * double reference.
+ * rounded, on every build, whole and split into 7 and 64 parts; the
+ * baseline, AVX2 and AVX-512 kernels must give the same bits; and the
+ * result must be near a naive double reference. engine-gemm16 also holds
+ * the baseline's software FMA to the hardware's on hard cases.
  */
 #include "engine_test.h"
 
@@ -169,16 +170,14 @@ static void h_check(struct h_layer *l, const double *ref, double atol,
 				bad = 1;
 			}
 		}
-		/* AVX2 and AVX-512 give the same bits. */
-		if (feats[f] & VNPU_ENG_F_AVX2_FMA) {
-			if (have_fma && memcmp(fma_bits, l->dh[yi], hb)) {
-				ET_FAIL("%s: AVX-512 bits differ from AVX2's",
-					l->name);
-				bad = 1;
-			}
-			memcpy(fma_bits, l->dh[yi], hb);
-			have_fma = 1;
+		/* Baseline, AVX2 and AVX-512: the same bits. */
+		if (have_fma && memcmp(fma_bits, l->dh[yi], hb)) {
+			ET_FAIL("%s: features %u: bits differ from features %u's",
+				l->name, feats[f], feats[0]);
+			bad = 1;
 		}
+		memcpy(fma_bits, l->dh[yi], hb);
+		have_fma = 1;
 	}
 	for (e = 0; ref && !bad && e < count; e++) {
 		double got = ydt == F32 ? ((float *)l->dh[yi])[e] :
@@ -469,6 +468,105 @@ static void c16_run(const struct c16_case *cc)
 	free(ref);
 }
 
+/* ---- the software FMA against the hardware ---------------------------- */
+
+static __u32 rng32(void)
+{
+	static __u64 st = 0x853c49e6748fea9bull;
+
+	st = st * 6364136223846793005ull + 1442695040888963407ull;
+	return (__u32)(st >> 32);
+}
+
+/* A finite float of random mantissa and sign, exponent in [lo, hi]. */
+static float rand_bits(int lo, int hi)
+{
+	__u32 e = (__u32)(lo + (int)(rng32() % (__u32)(hi - lo + 1)) + 127);
+	__u32 x = (rng32() & 0x807fffffu) | (e << 23);
+	float f;
+
+	memcpy(&f, &x, 4);
+	return f;
+}
+
+/*
+ * y = a0 * b0 + a1 * b1 as two chained FMAs (k = 2): random mantissas give
+ * rounding ties and carries; half the rows cancel (a1 = -a0, b1 = b0, so y
+ * is the exact rounding error of a0 * b0), some underflow to subnormals,
+ * some come near overflow. The baseline must give the FMA units' bits.
+ */
+static void fma_edges(void)
+{
+	__u64 m = 64, n = 48, k = 2, da[2] = { m, k }, db[2] = { k, n };
+	__u64 dy[2] = { m, n };
+	struct vnpu_tensor t[3] = { et_dense(F32, 2, da), et_dense(F32, 2, db),
+				    et_dense(F32, 2, dy) };
+	float *a = malloc(m * k * 4), *b = malloc(k * n * 4);
+	float *y = malloc(m * n * 4), *want = malloc(m * n * 4);
+	void *data[3] = { a, b, y };
+	struct vnpu_layer_gemm at = { .alpha = et_f32_bits(1), .beta = et_f32_bits(1) };
+	__u64 i, j;
+	int f, p;
+
+	for (j = 0; j < n; j++) {
+		b[j] = rand_bits(j % 3 ? -20 : -70, j % 5 ? 20 : 62);
+		b[n + j] = j % 2 ? b[j] : rand_bits(-20, 20);
+	}
+	for (i = 0; i < m; i++) {
+		a[i * 2] = rand_bits(i % 3 ? -20 : -75, i % 4 ? 20 : 63);
+		a[i * 2 + 1] = i % 2 ? -a[i * 2] : rand_bits(-20, 20);
+	}
+	/*
+	 * Double rounding traps, rows and columns 3 mod 4: c = a0 * 1 has an
+	 * odd last bit, and a1 * b1 = -ulp(c) / 2 * (1 - 2^-46), so the exact
+	 * c + a1 * b1 lies just above the midpoint below c: rounded to double
+	 * first it would be the midpoint, and then round to even, away from c.
+	 */
+	for (j = 3; j < n; j += 4) {
+		b[j] = 1.0f;
+		b[n + j] = 1.0f - 0x1p-23f;
+	}
+	for (i = 3; i < m; i += 4) {
+		__u32 c, e;
+
+		a[i * 2] = rand_bits(-20, 20);
+		memcpy(&c, &a[i * 2], 4);
+		c |= 1;
+		memcpy(&a[i * 2], &c, 4);
+		e = (c >> 23) & 0xff;
+		/* ulp(c) / 2 * (1 + 2^-23), of the opposite sign */
+		c = ((c & 0x80000000u) ^ 0x80000000u) | (e - 24) << 23 | 1;
+		memcpy(&a[i * 2 + 1], &c, 4);
+	}
+	if (!(et_host_features & VNPU_ENG_F_AVX2_FMA) ||
+	    et_run(VNPU_LAYER_GEMM, t, data, 3, &at, sizeof(at),
+		   VNPU_ENG_F_AVX2_FMA, 1))
+		goto out;
+	memcpy(want, y, m * n * 4);
+	for (f = 0; f < 2; f++)
+		for (p = 1; p <= 7; p += 6) {
+			memset(y, 0x55, m * n * 4);
+			ET_EXPECT(!et_run(VNPU_LAYER_GEMM, t, data, 3, &at,
+					  sizeof(at), f ? VNPU_ENG_F_AVX2_FMA |
+					  VNPU_ENG_F_AVX512 : 0, (__u32)p),
+				  "fma edges: run");
+			if (f && !(et_host_features & VNPU_ENG_F_AVX512))
+				continue;
+			for (i = 0; i < m * n; i++)
+				if (memcmp(&y[i], &want[i], 4)) {
+					ET_FAIL("fma edges (%s, %d parts) [%llu]: %a, FMA unit %a",
+						f ? "avx512" : "baseline", p,
+						(unsigned long long)i, y[i], want[i]);
+					break;
+				}
+		}
+out:
+	free(a);
+	free(b);
+	free(y);
+	free(want);
+}
+
 #define ALL16 { F16, F16, F16, F16, F16 }
 #define ALLBF { BF16, BF16, BF16, BF16, BF16 }
 #define BIAS VNPU_LAYER_F_BIAS
@@ -506,6 +604,7 @@ void et_test_gemm16(void)
 	};
 	size_t i;
 
+	fma_edges();
 	for (i = 0; i < sizeof(gc) / sizeof(gc[0]); i++)
 		g16_run(&gc[i]);
 	for (i = 0; i < sizeof(cc) / sizeof(cc[0]); i++)
