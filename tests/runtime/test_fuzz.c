@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Mutated ONNX models: a seeded, deterministic loop truncates, flips,
+ * overwrites, deletes, duplicates and inserts bytes of a few of the ONNX
+ * node suite's model.onnx files and reads each result. Every mutation must
+ * come back with a status (and a message when it is an error), never a
+ * crash; a model that still reads is compiled for the CPU, and a compiled
+ * one runs once.
+ *
+ *   test-runtime-fuzz [-n MUTATIONS] [-s SEED] [-v]
+ *
+ * It prints its figures: mutations per kind of outcome and the time taken.
+ * VNPU_DEBUG_CS_MOVE=1 (set by the meson test) makes the compiler move its
+ * tables at every add, so a stale pointer in a compile path shows too.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <vnpu/vnpu.h>
+
+#define NODE_DIR "/usr/share/libonnx-testdata/data/node/"
+
+/* Small models over the readers' and the compiler's paths: convolutions,
+ * recurrences, control flow, sequences, optionals, quantities of attributes. */
+static const char *const cases[] = {
+	"test_conv_with_strides_padding", "test_lstm_defaults", "test_gru_defaults",
+	"test_loop11", "test_scan9_sum", "test_if", "test_if_seq",
+	"test_sequence_map_add_2_sequences", "test_resize_upsample_scales_linear",
+	"test_einsum_batch_matmul", "test_gather_0", "test_slice_neg_steps", "test_top_k",
+	"test_layer_normalization_4d_axis0", "test_dft",
+	"test_range_float_type_positive_delta_expanded", "test_convtranspose",
+	"test_onehot_with_axis", "test_cumsum_1d_reverse",
+	"test_batchnorm_example_training_mode", "test_stft",
+	"test_optional_get_element_sequence", "test_nonmaxsuppression_center_point_box_format",
+	"test_maxpool_2d_pads", "test_gemm_default_matrix_bias",
+};
+#define NUM_CASES (sizeof(cases) / sizeof(cases[0]))
+
+/* A scalar field of the protobuf encoding: a varint or a fixed32/64. */
+struct leaf {
+	uint32_t pos, len;
+	bool varint;
+};
+
+struct model {
+	unsigned char *data;
+	size_t size;
+	struct leaf *leaves;	/* every scalar field, nested messages included */
+	size_t num_leaves, cap_leaves;
+};
+
+/* xorshift64*: the same mutations for the same seed everywhere. */
+static uint64_t rng_state;
+static bool verbose;
+
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 2685821657736338717ull;
+}
+
+static size_t rnd_below(size_t n)
+{
+	return n ? (size_t)(rnd() % n) : 0;
+}
+
+static int read_file(const char *path, struct model *m)
+{
+	FILE *f = fopen(path, "rb");
+	long n;
+
+	if (!f)
+		return -1;
+	if (fseek(f, 0, SEEK_END) || (n = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET)) {
+		fclose(f);
+		return -1;
+	}
+	m->data = malloc((size_t)n);
+	if (!m->data || fread(m->data, 1, (size_t)n, f) != (size_t)n) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	m->size = (size_t)n;
+	return 0;
+}
+
+static bool get_varint(const unsigned char *p, size_t end, size_t *at, uint64_t *v)
+{
+	*v = 0;
+	for (int shift = 0; shift < 64 && *at < end; shift += 7) {
+		unsigned char b = p[(*at)++];
+
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Note the scalar fields of the message in [@at, @end) of @m, descending
+ * into length-delimited fields that parse as messages themselves (strings
+ * and raw tensor data do not, as a rule). False when the range is not a
+ * message; the leaves noted for it are dropped then.
+ */
+static bool walk(struct model *m, size_t at, size_t end, int depth)
+{
+	size_t first = m->num_leaves;
+
+	while (at < end) {
+		uint64_t key, v;
+		size_t start;
+
+		if (!get_varint(m->data, end, &at, &key) || (key >> 3) == 0)
+			goto not_message;
+		start = at;
+		switch (key & 7) {
+		case 0:
+			if (!get_varint(m->data, end, &at, &v))
+				goto not_message;
+			break;
+		case 1:
+		case 5:
+			at += (key & 7) == 1 ? 8 : 4;
+			if (at > end)
+				goto not_message;
+			break;
+		case 2:
+			if (!get_varint(m->data, end, &at, &v) || v > end - at)
+				goto not_message;
+			if (depth < 16 && v)
+				walk(m, at, at + v, depth + 1);
+			at += v;
+			continue;
+		default:
+			goto not_message;
+		}
+		if (m->num_leaves == m->cap_leaves) {
+			size_t cap = m->cap_leaves ? 2 * m->cap_leaves : 64;
+			struct leaf *l = realloc(m->leaves, cap * sizeof(*l));
+
+			if (!l)
+				goto not_message;
+			m->leaves = l;
+			m->cap_leaves = cap;
+		}
+		m->leaves[m->num_leaves++] = (struct leaf){
+			.pos = (uint32_t)start, .len = (uint32_t)(at - start), .varint = !(key & 7),
+		};
+	}
+	return true;
+not_message:
+	m->num_leaves = first;
+	return false;
+}
+
+enum mutation {
+	MUT_FIELD, MUT_FIELD2,
+	MUT_TRUNCATE, MUT_FLIP, MUT_BYTE, MUT_VARINT, MUT_DELETE, MUT_DUPLICATE, MUT_INSERT,
+	MUT_SEVERAL, NUM_MUT,
+};
+
+static const char *const mut_names[NUM_MUT] = {
+	"field", "field2", "truncate", "flip", "byte", "varint", "delete", "duplicate", "insert", "several",
+};
+
+/* Bytes a protobuf reader finds interesting: lengths, tags, varint ends. */
+static unsigned char special_byte(void)
+{
+	static const unsigned char b[] = { 0x00, 0x01, 0x7f, 0x80, 0xff, 0x08, 0x0a, 0x12,
+					   0x1a, 0x22, 0x3a, 0x40, 0x42, 0x4a, 0x52, 0xfe };
+
+	return rnd() & 1 ? b[rnd_below(sizeof(b))] : (unsigned char)rnd();
+}
+
+/* A new value for @l in place, the encoding's length kept: dimensions,
+ * attribute values, types, counts and floats the readers must check. */
+static void mutate_leaf(unsigned char *p, const struct leaf *l)
+{
+	static const uint8_t small[] = { 0, 1, 2, 3, 4, 7, 8, 15, 16, 17, 63, 64, 100, 127 };
+	static const uint32_t f32[] = { 0x00000000, 0x80000000, 0x3f800000, 0xbf800000, 0x7f800000,
+					0xff800000, 0x7fc00000, 0x7f7fffff, 0x00000001, 0x4f000000 };
+
+	if (!l->varint) {
+		if (l->len == 4 && rnd() & 1) {
+			uint32_t v = f32[rnd_below(sizeof(f32) / sizeof(f32[0]))];
+
+			memcpy(p + l->pos, &v, 4);
+		} else {
+			p[l->pos + rnd_below(l->len)] = (unsigned char)rnd();
+		}
+		return;
+	}
+	if (l->len == 1) {
+		p[l->pos] = rnd() & 1 ? small[rnd_below(sizeof(small))] : (unsigned char)(rnd() & 0x7f);
+		return;
+	}
+	/* continuation bits kept: the same length, any value (the top bytes
+	 * of a 10-byte one make it negative or not) */
+	for (uint32_t i = 0; i < l->len; i++) {
+		unsigned char b = rnd() & 3 ? p[l->pos + i] & 0x7f : (unsigned char)(rnd() & 0x7f);
+
+		p[l->pos + i] = (unsigned char)(i + 1 < l->len ? b | 0x80 : b);
+	}
+}
+
+/* Apply mutation @k of @src into @dst (room for src->size + 16 bytes);
+ * returns the new size. */
+static size_t mutate(enum mutation k, const struct model *src, unsigned char *dst)
+{
+	size_t n = src->size, at = rnd_below(n), len;
+
+	memcpy(dst, src->data, n);
+	switch (k) {
+	case MUT_FIELD:
+	case MUT_FIELD2:
+		/* one scalar field (field2: two) gets another value */
+		for (int i = k == MUT_FIELD ? 1 : 2; i > 0 && src->num_leaves; i--)
+			mutate_leaf(dst, &src->leaves[rnd_below(src->num_leaves)]);
+		return n;
+	case MUT_TRUNCATE:
+		return at;
+	case MUT_FLIP:
+		dst[at] ^= (unsigned char)(1u << rnd_below(8));
+		return n;
+	case MUT_BYTE:
+		dst[at] = special_byte();
+		return n;
+	case MUT_VARINT:
+		/* a run of continuation bytes: a huge length, tag or dimension */
+		len = 1 + rnd_below(10);
+		for (size_t i = 0; i < len && at + i < n; i++)
+			dst[at + i] = i + 1 < len ? 0xff : (unsigned char)(rnd() & 0x7f);
+		return n;
+	case MUT_DELETE:
+		len = 1 + rnd_below(16);
+		if (len > n - at)
+			len = n - at;
+		memmove(dst + at, dst + at + len, n - at - len);
+		return n - len;
+	case MUT_DUPLICATE:
+		len = 1 + rnd_below(16);
+		if (len > n - at)
+			len = n - at;
+		memmove(dst + at + len, dst + at, n - at);
+		return n + len;
+	case MUT_INSERT:
+		len = 1 + rnd_below(16);
+		memmove(dst + at + len, dst + at, n - at);
+		for (size_t i = 0; i < len; i++)
+			dst[at + i] = special_byte();
+		return n + len;
+	case MUT_SEVERAL:
+		for (int i = 0; i < 4; i++)
+			dst[rnd_below(n)] = special_byte();
+		return n;
+	case NUM_MUT:
+		break;
+	}
+	return n;
+}
+
+struct counts {
+	unsigned long read_err, compile_err, run_err, ran;
+	unsigned long per_kind[NUM_MUT];
+};
+
+/* One mutated model through read, compile and a run. 0, or -1 when a
+ * failure left no message. */
+static int try_model(vnpu_core *core, const unsigned char *data, size_t size, struct counts *c)
+{
+	vnpu_compiled_model *cm = NULL;
+	vnpu_infer_request *req = NULL;
+	vnpu_model *m = NULL;
+	vnpu_status st;
+
+	st = vnpu_core_read_model_from_memory(core, data, size, &m);
+	if (st) {
+		c->read_err++;
+		if (verbose)
+			fprintf(stderr, "  read: %s\n", vnpu_last_error());
+		return vnpu_last_error()[0] ? 0 : -1;
+	}
+	st = vnpu_core_compile_model(core, m, "CPU", NULL, &cm);
+	vnpu_model_free(m);
+	if (st) {
+		c->compile_err++;
+		if (verbose)
+			fprintf(stderr, "  compile: %s\n", vnpu_last_error());
+		return vnpu_last_error()[0] ? 0 : -1;
+	}
+	st = vnpu_compiled_model_create_infer_request(cm, &req);
+	if (!st)
+		st = vnpu_infer_request_infer(req);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	if (st) {
+		c->run_err++;
+		if (verbose)
+			fprintf(stderr, "  run: %s\n", vnpu_last_error());
+		return vnpu_last_error()[0] ? 0 : -1;
+	}
+	c->ran++;
+	return 0;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long iters = 3000, seed = 20261130, slowest_i = 0;
+	struct model models[NUM_CASES] = { 0 };
+	double t0, slowest = 0;
+	struct counts c = { 0 };
+	unsigned char *buf;
+	size_t max_size = 0;
+	vnpu_core *core;
+	int opt;
+
+	while ((opt = getopt(argc, argv, "n:s:v")) != -1) {
+		switch (opt) {
+		case 'n':
+			iters = strtoul(optarg, NULL, 0);
+			break;
+		case 's':
+			seed = strtoul(optarg, NULL, 0);
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		default:
+			fprintf(stderr, "usage: test-runtime-fuzz [-n MUTATIONS] [-s SEED] [-v]\n");
+			return 2;
+		}
+	}
+	for (size_t i = 0; i < NUM_CASES; i++) {
+		char path[512];
+
+		snprintf(path, sizeof(path), NODE_DIR "%s/model.onnx", cases[i]);
+		if (read_file(path, &models[i])) {
+			printf("skip: %s is missing (libonnx-testdata)\n", path);
+			return 77;
+		}
+		walk(&models[i], 0, models[i].size, 0);
+		if (models[i].size > max_size)
+			max_size = models[i].size;
+	}
+	buf = malloc(max_size + 16);
+	if (!buf || vnpu_core_create(&core)) {
+		fprintf(stderr, "test-runtime-fuzz: setup failed: %s\n", vnpu_last_error());
+		return 1;
+	}
+	/* The models as they are: each must read (they are the suite's). */
+	for (size_t i = 0; i < NUM_CASES; i++) {
+		vnpu_model *m;
+
+		if (vnpu_core_read_model_from_memory(core, models[i].data, models[i].size, &m)) {
+			fprintf(stderr, "test-runtime-fuzz: %s does not read: %s\n", cases[i],
+				vnpu_last_error());
+			return 1;
+		}
+		vnpu_model_free(m);
+	}
+	rng_state = seed * 0x9e3779b97f4a7c15ull + 1;
+	t0 = now();
+	for (unsigned long i = 0; i < iters; i++) {
+		size_t which = rnd_below(NUM_CASES), size;
+		/* half of them keep the encoding valid and change a value */
+		enum mutation k = (enum mutation)(rnd() & 1 ? rnd_below(2) : rnd_below(NUM_MUT));
+		double t1 = now(), dt;
+
+		size = mutate(k, &models[which], buf);
+		if (verbose)
+			fprintf(stderr, "%lu: %s %s, %zu bytes\n", i, cases[which], mut_names[k], size);
+		c.per_kind[k]++;
+		if (try_model(core, buf, size, &c)) {
+			fprintf(stderr, "test-runtime-fuzz: mutation %lu (seed %lu, %s of %s) failed without a message\n",
+				i, seed, mut_names[k], cases[which]);
+			return 1;
+		}
+		dt = now() - t1;
+		if (dt > slowest) {
+			slowest = dt;
+			slowest_i = i;
+		}
+	}
+	printf("%lu mutations of %zu models (seed %lu) in %.2f s: %lu not read, %lu not compiled, "
+	       "%lu failed to run, %lu ran; slowest %.3f s (mutation %lu)\n",
+	       iters, NUM_CASES, seed, now() - t0, c.read_err, c.compile_err, c.run_err, c.ran,
+	       slowest, slowest_i);
+	for (int k = 0; k < NUM_MUT; k++)
+		printf("  %-9s %lu\n", mut_names[k], c.per_kind[k]);
+	vnpu_core_free(core);
+	free(buf);
+	for (size_t i = 0; i < NUM_CASES; i++) {
+		free(models[i].data);
+		free(models[i].leaves);
+	}
+	return 0;
+}
