@@ -362,6 +362,12 @@ static int ort_times(const char *node_modules, int threads, double ms[][2])
 	return pclose(f) == 0 && n ? 0 : -1;
 }
 
+/* @x as a percentage of @peak, 0 without a peak. */
+static double percent(double x, double peak)
+{
+	return peak > 0 ? 100 * x / peak : 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -472,8 +478,9 @@ int main(int argc, char **argv)
 	 * machine a round may lose its CPU at any moment.
 	 */
 	for (r = 0; r < rounds; r++) {
-		/* The AVX-512 peak only where the CPU has it. */
-		for (p = 0; p < ((host & VNPU_ENG_F_AVX512) ? 2 : 1); p++) {
+		/* Each peak only where the CPU has its instructions. */
+		for (p = 0; p < ((host & VNPU_ENG_F_AVX512) ? 2 :
+				 (host & VNPU_ENG_F_AVX2_FMA) ? 1 : 0); p++) {
 			double p1 = fma_peak(1, p), pn = fma_peak(threads, p);
 
 			peak[p][0] = p1 > peak[p][0] ? p1 : peak[p][0];
@@ -493,8 +500,11 @@ int main(int argc, char **argv)
 	}
 	have_ort = ort && !ort_times(ort, threads, ort_ms);
 	printf("threads: %d; best of %d rounds\n", threads, rounds);
-	printf("FMA peak AVX2 (8-wide): %.1f GFLOP/s 1 thread, %.1f GFLOP/s %d threads\n",
-	       peak[0][0] / 1e9, peak[0][1] / 1e9, threads);
+	if (host & VNPU_ENG_F_AVX2_FMA)
+		printf("FMA peak AVX2 (8-wide): %.1f GFLOP/s 1 thread, %.1f GFLOP/s %d threads\n",
+		       peak[0][0] / 1e9, peak[0][1] / 1e9, threads);
+	else
+		printf("FMA peak: none (no AVX2 and FMA on this CPU); %%peak columns are 0\n");
 	if (host & VNPU_ENG_F_AVX512)
 		printf("FMA peak AVX-512 (16-wide): %.1f GFLOP/s 1 thread, %.1f GFLOP/s %d threads\n",
 		       peak[1][0] / 1e9, peak[1][1] / 1e9, threads);
@@ -521,8 +531,8 @@ int main(int argc, char **argv)
 			const double *g = gf[p][i];
 
 			printf("%-34s %9.1f %6.1f%% %9.1f %6.1f%%", desc[i],
-			       g[0] / 1e9, 100 * g[0] / peak[wide][0],
-			       g[1] / 1e9, 100 * g[1] / peak[wide][1]);
+			       g[0] / 1e9, percent(g[0], peak[wide][0]),
+			       g[1] / 1e9, percent(g[1], peak[wide][1]));
 			if (have_ort && ort_ms[i][0] > 0)
 				printf(" %9.1f %9.1f %7.2f",
 				       layers[i].flops / (ort_ms[i][0] * 1e-3) / 1e9,
