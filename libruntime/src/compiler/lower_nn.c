@@ -880,6 +880,11 @@ static vnpu_status batch_norm_training(struct cstate *s, struct cop *op)
 
 	if (xi->type != VNPU_TYPE_F32 || xi->rank < 2)
 		return UNSUP(s, "training mode on other than f32 [N, C, ...]");
+	/* scale, bias, mean and var are read as [C] */
+	for (uint32_t i = 1; i < 5; i++)
+		if (IN(op, i) < 0 || INFO(s, IN(op, i))->type != VNPU_TYPE_F32 ||
+		    vnpu_tinfo_elems(INFO(s, IN(op, i))) != ch)
+			return UNSUP(s, "input %u is not f32 [%lld]", i, (long long)ch);
 	for (int32_t k = 0; k < xi->rank; k++)
 		cdims[k] = k == 1 ? ch : 1;
 	st = cs_add_temp(s, VNPU_TYPE_F32, xi->rank, cdims, &mean);
