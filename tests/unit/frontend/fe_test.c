@@ -136,7 +136,8 @@ static Onnx__TensorProto *tensor(const char *name, int type, int rank, const int
 	t->data_type = type;
 	t->n_dims = (size_t)rank;
 	t->dims = xcalloc((size_t)rank, sizeof(int64_t));
-	memcpy(t->dims, dims, (size_t)rank * sizeof(int64_t));
+	if (rank)
+		memcpy(t->dims, dims, (size_t)rank * sizeof(int64_t));
 	t->has_raw_data = 1;
 	t->raw_data.len = bytes;
 	t->raw_data.data = xcalloc(1, bytes);
