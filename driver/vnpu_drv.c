@@ -170,7 +170,7 @@ static int vnpu_open(struct drm_device *drm, struct drm_file *file)
 	vfile->client_id = atomic64_inc_return(&vnpu_client_ids);
 	vfile->pid = task_tgid_nr(current);
 	get_task_comm(vfile->comm, current);
-	xa_init(&vfile->jobs);
+	spin_lock_init(&vfile->history_lock);
 	mutex_init(&vfile->submit_lock);
 	vfile->next_id = 1;
 	vfile->fence_context = dma_fence_context_alloc(1);

@@ -9,7 +9,6 @@
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
-#include <linux/xarray.h>
 
 #include <drm/drm_device.h>
 #include <drm/drm_file.h>
@@ -139,8 +138,12 @@ static inline struct vnpu_device *to_vnpu_device(struct drm_device *drm)
  * @comm: its command name
  * @link: entry in &vnpu_device.file_list
  * @entities: one scheduler entity per priority
- * @jobs: job id -> &struct vnpu_job, each holding a reference; only the
- *	last %DRM_VNPU_JOB_HISTORY ids are kept
+ * @history_lock: protects the entries of @history (SUBMIT changes them
+ *	with @submit_lock held too)
+ * @history: the file's last %DRM_VNPU_JOB_HISTORY jobs, each holding a
+ *	reference, at job id % %DRM_VNPU_JOB_HISTORY; allocated by the first
+ *	SUBMIT. Ids are consecutive: a new job's entry holds the job it makes
+ *	forgotten.
  * @submit_lock: serializes SUBMIT: protects @next_id, @last_done,
  *	@last_priority and @fence_seqno and the order of jobs pushed to the
  *	entities or run at submit
@@ -164,7 +167,9 @@ struct vnpu_file {
 	char comm[TASK_COMM_LEN];
 	struct list_head link;
 	struct drm_sched_entity entities[VNPU_NUM_PRIORITIES];
-	struct xarray jobs;
+	/* protects the entries of history */
+	spinlock_t history_lock;
+	struct vnpu_job **history;
 	/* serializes SUBMIT: next_id, last_done, last_priority, fence_seqno */
 	struct mutex submit_lock;
 	u64 next_id;

@@ -13,8 +13,9 @@
  * (see "jobs run at submit" below).
  *
  * Each file keeps its last %DRM_VNPU_JOB_HISTORY jobs by id for WAIT and
- * CANCEL; a job's buffers are released as soon as the scheduler frees it,
- * only its small record stays.
+ * CANCEL, in a ring indexed by id (ids are consecutive); a job's buffers
+ * are released as soon as the scheduler frees it, only its small record
+ * stays.
  */
 
 #include <linux/dma-resv.h>
@@ -424,19 +425,25 @@ static int vnpu_job_add_deps_locked(struct vnpu_job *job,
 }
 
 /*
- * Give the job the file's next id. Its entry in the file's job table is
- * only reserved: WAIT and CANCEL find the job once vnpu_job_publish_locked()
- * stored it there, when it is queued or has ended.
+ * Give the job the file's next id. WAIT and CANCEL find it once
+ * vnpu_job_publish_locked() put it in the file's history, when it is
+ * queued or has ended.
  */
 static int vnpu_job_add_id_locked(struct vnpu_job *job, struct vnpu_file *vfile)
 {
-	int ret;
+	struct vnpu_job **history;
 
 	lockdep_assert_held(&vfile->submit_lock);
 
-	ret = xa_reserve(&vfile->jobs, vfile->next_id, GFP_KERNEL);
-	if (ret)
-		return ret;
+	if (!vfile->history) {
+		history = kvcalloc(DRM_VNPU_JOB_HISTORY, sizeof(*history),
+				   GFP_KERNEL);
+		if (!history)
+			return -ENOMEM;
+		spin_lock(&vfile->history_lock);
+		vfile->history = history;
+		spin_unlock(&vfile->history_lock);
+	}
 	job->id = vfile->next_id++;
 	return 0;
 }
@@ -447,7 +454,6 @@ static void vnpu_job_remove_id_locked(struct vnpu_job *job,
 {
 	lockdep_assert_held(&vfile->submit_lock);
 
-	xa_release(&vfile->jobs, job->id);
 	vfile->next_id--;
 }
 
@@ -486,7 +492,7 @@ static void vnpu_job_remove_id_locked(struct vnpu_job *job,
  * before anyone could wait for it needs no fence: it gets one (its
  * hardware fence, signalled, in a fence context of the file's own) only
  * for an out-syncobj, and adds none to its BOs (it would be signalled).
- * Its id is published in the file's job table once it has ended, so WAIT
+ * Its id is published in the file's history once it has ended, so WAIT
  * and CANCEL find it ended, like a job SUBMIT has not returned yet is not
  * found. A job run at submit may overtake a job of another file that
  * waits in the scheduler and has no fence relation to it; nothing orders
@@ -582,25 +588,22 @@ static int vnpu_job_arm_locked(struct vnpu_job *job, struct vnpu_file *vfile)
 }
 
 /*
- * Make the job findable by its id (the table's reference), and forget the
- * oldest id of the file's history.
+ * Make the job findable by its id (the history's reference); the oldest
+ * job of the history, in the same entry, is forgotten.
  */
 static void vnpu_job_publish_locked(struct vnpu_job *job,
 				    struct vnpu_file *vfile)
 {
-	struct vnpu_job *old = NULL;
-	void *prev;
+	struct vnpu_job **entry, *old;
 
 	lockdep_assert_held(&vfile->submit_lock);
 
+	entry = &vfile->history[job->id % DRM_VNPU_JOB_HISTORY];
 	kref_get(&job->ref);
-	xa_lock(&vfile->jobs);
-	/* The entry is reserved: storing allocates nothing, cannot fail. */
-	prev = __xa_store(&vfile->jobs, job->id, job, GFP_KERNEL);
-	if (job->id > DRM_VNPU_JOB_HISTORY)
-		old = __xa_erase(&vfile->jobs, job->id - DRM_VNPU_JOB_HISTORY);
-	xa_unlock(&vfile->jobs);
-	WARN_ON_ONCE(xa_is_err(prev));
+	spin_lock(&vfile->history_lock);
+	old = *entry;
+	*entry = job;
+	spin_unlock(&vfile->history_lock);
 	if (old)
 		vnpu_job_put(old);
 }
@@ -732,13 +735,16 @@ err_put_job:
 /* The job with @id of the file, with a reference, or NULL. */
 static struct vnpu_job *vnpu_job_lookup(struct vnpu_file *vfile, u64 id)
 {
-	struct vnpu_job *job;
+	struct vnpu_job *job = NULL;
 
-	xa_lock(&vfile->jobs);
-	job = xa_load(&vfile->jobs, id);
-	if (job)
+	spin_lock(&vfile->history_lock);
+	if (vfile->history)
+		job = vfile->history[id % DRM_VNPU_JOB_HISTORY];
+	if (job && job->id == id)
 		kref_get(&job->ref);
-	xa_unlock(&vfile->jobs);
+	else
+		job = NULL;
+	spin_unlock(&vfile->history_lock);
 	return job;
 }
 
@@ -844,27 +850,26 @@ int vnpu_ioctl_cancel(struct drm_device *drm, void *data,
  */
 void vnpu_jobs_cancel_file(struct vnpu_file *vfile)
 {
-	struct vnpu_job *job;
-	unsigned long id;
+	u32 i;
 
-	xa_lock(&vfile->jobs);
-	xa_for_each(&vfile->jobs, id, job)
-		vnpu_fw_cancel(&job->fw);
-	xa_unlock(&vfile->jobs);
+	spin_lock(&vfile->history_lock);
+	for (i = 0; vfile->history && i < DRM_VNPU_JOB_HISTORY; i++)
+		if (vfile->history[i])
+			vnpu_fw_cancel(&vfile->history[i]->fw);
+	spin_unlock(&vfile->history_lock);
 }
 
 /**
- * vnpu_jobs_release_file() - drop the job table of a closed file
+ * vnpu_jobs_release_file() - drop the job history of a closed file
  * @vfile: the file
  */
 void vnpu_jobs_release_file(struct vnpu_file *vfile)
 {
-	struct vnpu_job *job;
-	unsigned long id;
+	u32 i;
 
-	xa_for_each(&vfile->jobs, id, job) {
-		xa_erase(&vfile->jobs, id);
-		vnpu_job_put(job);
-	}
-	xa_destroy(&vfile->jobs);
+	for (i = 0; vfile->history && i < DRM_VNPU_JOB_HISTORY; i++)
+		if (vfile->history[i])
+			vnpu_job_put(vfile->history[i]);
+	kvfree(vfile->history);
+	vfile->history = NULL;
 }

@@ -16,7 +16,7 @@ struct vnpu_file;
 /**
  * struct vnpu_job - one submitted job; refcounted: the scheduler holds a
  * reference until free_job (SUBMIT itself for a job run at submit), the
- * file's job table another while the job's id is kept there
+ * file's history another while the job's id is kept there
  * @ref: reference count
  * @priority: &enum drm_vnpu_priority
  * @vdev: the device
