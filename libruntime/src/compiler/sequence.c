@@ -170,9 +170,12 @@ static vnpu_status slice_value(struct cstate *s, const struct vnpu_node *like, i
 static vnpu_status seq_split(struct cstate *s, const struct vnpu_node *n, const int32_t *in,
 			     int32_t *out)
 {
+	/* Copies of what is read while values are added (the table moves). */
 	const struct vnpu_tinfo *x = &s->vals[in[0]].info, *sp = NULL;
-	int64_t axis = vnpu_attr_int(n, "axis", 0), len, chunk = 1, begin = 0;
+	int64_t axis = vnpu_attr_int(n, "axis", 0), len, chunk = 1, begin = 0, num = 0;
 	bool keep = vnpu_attr_int(n, "keepdims", 1) != 0, sizes = false;
+	vnpu_element_type type = x->type, split_type = VNPU_TYPE_I64;
+	const void *split = NULL;
 	int32_t *parts = NULL;
 	uint32_t np = 0;
 	vnpu_status st = VNPU_OK;
@@ -190,18 +193,21 @@ static vnpu_status seq_split(struct cstate *s, const struct vnpu_node *n, const 
 		if (!cs_is_const(s, in[1]) || sp->rank > 1 || vnpu_type_is_float(sp->type))
 			return seq_error(n, "split is not a constant integer tensor: not known at compile time");
 		sizes = sp->rank == 1;
-		chunk = sizes ? 0 : vnpu_elem_get_i(sp->data, sp->type, 0);
+		num = sizes ? sp->dims[0] : 0;
+		split = sp->data;	/* the constant's own block: it stays */
+		split_type = sp->type;
+		chunk = sizes ? 0 : vnpu_elem_get_i(split, split_type, 0);
 		keep = true;
 		if (!sizes && chunk < 1)
 			return vnpu_error(VNPU_PARSE_ERROR, "node '%s' (SplitToSequence): split %lld",
 					  n->name, (long long)chunk);
 	}
-	parts = malloc(((size_t)(sizes ? sp->dims[0] : len) + 1) * sizeof(int32_t));
+	parts = malloc(((size_t)(sizes ? num : len) + 1) * sizeof(int32_t));
 	if (!parts)
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
-	while (!st && (sizes ? np < (uint32_t)sp->dims[0] : begin < len)) {
+	while (!st && (sizes ? np < (uint64_t)num : begin < len)) {
 		/* A scalar split: the last piece may be smaller. */
-		int64_t size = sizes ? vnpu_elem_get_i(sp->data, sp->type, np) :
+		int64_t size = sizes ? vnpu_elem_get_i(split, split_type, np) :
 			       chunk < len - begin ? chunk : len - begin;
 
 		if (size < 0 || size > len - begin) {
@@ -219,7 +225,7 @@ static vnpu_status seq_split(struct cstate *s, const struct vnpu_node *n, const 
 		st = vnpu_error(VNPU_PARSE_ERROR, "node '%s' (SplitToSequence): the split sizes add up to %lld, not %lld",
 				n->name, (long long)begin, (long long)len);
 	if (!st)
-		st = new_sequence(s, VNPU_TK_SEQUENCE, x->type, parts, np, 1, out);
+		st = new_sequence(s, VNPU_TK_SEQUENCE, type, parts, np, 1, out);
 	free(parts);
 	return st;
 }
@@ -247,7 +253,7 @@ static vnpu_status seq_map(struct cstate *s, struct walk *w, const struct vnpu_n
 			return vnpu_error(VNPU_INVALID_ARGUMENT, "node '%s' (SequenceMap): input %u is absent or a sequence of another length",
 					  n->name, j);
 	st = cb_unroll_init(&u, n, ba->g, 0, 0, NULL);
-	for (int32_t i = 0; !st && i < q->num_elems; i++) {
+	for (int32_t i = 0, len = q->num_elems; !st && i < len; i++) {
 		for (uint32_t j = 0; j < n->num_inputs; j++)
 			bin[j] = cb_is_tensor(s, in[j]) ? in[j] : s->vals[in[j]].info.elems[i];
 		st = cb_unroll_once(s, w, &u, bin);
