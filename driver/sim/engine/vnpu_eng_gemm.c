@@ -476,18 +476,18 @@ static void pack_b(const void *arg, __u64 k0, __u64 kc, __u64 n0, __u64 nc,
 
 /**
  * struct gemm_bufs - a part's scratch: packed A slice, B (packed slice or
- * window), the block accumulator, and the features choosing the kernel
+ * window), the block accumulator, and whether the AVX-512 kernels run
  */
 struct gemm_bufs {
 	float *a, *b, *acc;
-	__u32 features;
+	int avx512;
 };
 
-/* One slice with the kernels of this build and these features. */
-static void slice_dispatch(const struct eng_slice *s, __u32 features)
+/* One slice with the kernels of this build (and AVX-512 when allowed). */
+static void slice_dispatch(const struct eng_slice *s, int avx512)
 {
 #ifdef ENG_FMA
-	if (features & VNPU_ENG_F_AVX512) {
+	if (avx512) {
 		vnpu_eng_slice_avx512(s);
 		return;
 	}
@@ -533,7 +533,7 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 			a->pack(a->arg, m0, mc, k0, s.kc, bufs->a);
 			s.a = bufs->a;
 			s.a_ps = s.kc * ENG_MR;
-		} else if (bufs->features & VNPU_ENG_F_AVX512) {
+		} else if (bufs->avx512) {
 			pack_a_rows(a, m0, mc, k0, s.kc, bufs->a);
 			s.a = bufs->a;
 			s.a_ps = ENG_MR * ENG_KC;
@@ -557,7 +557,7 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 			s.b = bufs->b;
 			s.b_ps = s.kc * ENG_NR;
 		}
-		slice_dispatch(&s, bufs->features);
+		slice_dispatch(&s, bufs->avx512);
 		k0 += s.kc;
 	}
 	block_flush(o, e, s.acc, s.acc_rs, m0, mc, n0, nc);
@@ -569,7 +569,12 @@ static void gemm_scratch(const struct vnpu_eng_ctx *ctx, int need_a,
 {
 	char *p = eng_align(ctx->scratch);
 
-	bufs->features = ctx->features;
+	/* The AVX-512 kernels extend the FMA build only. */
+#ifdef ENG_FMA
+	bufs->avx512 = !!(ctx->features & VNPU_ENG_F_AVX512);
+#else
+	bufs->avx512 = 0;
+#endif
 	bufs->a = 0;
 	if (need_a) {
 		bufs->a = (float *)p;
