@@ -322,7 +322,7 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
-	unsigned long iters = 3000, seed = 20261130, slowest_i = 0;
+	unsigned long iters = 5000, seed = 20261130, slowest_i = 0;
 	struct model models[NUM_CASES] = { 0 };
 	double t0, slowest = 0;
 	struct counts c = { 0 };
