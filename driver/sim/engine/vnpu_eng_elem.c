@@ -830,7 +830,7 @@ static void reduce_init(struct reduce_acc *a)
 		a->d = -m_inf();
 		/* The lowest value of the type, loaded like its elements. */
 		a->i = uns || dt_unsigned(a->dtype) ? 0 :
-		       -(__s64)(1ull << (8 * size - 1));
+		       (__s64)(~0ull << (8 * size - 1));
 	} else if (a->func == VNPU_REDUCE_MIN) {
 		a->d = m_inf();
 		a->i = uns ? -1 : dt_unsigned(a->dtype) ?
