@@ -516,6 +516,11 @@ static vnpu_status infer_constant(struct ictx *c)
 		o->owns_data = false;
 		return VNPU_OK;
 	}
+	if (a->type != (!strcmp(a->name, "value_float") ? VNPU_ATTR_FLOAT :
+			!strcmp(a->name, "value_int") ? VNPU_ATTR_INT :
+			!strcmp(a->name, "value_floats") ? VNPU_ATTR_FLOATS :
+			!strcmp(a->name, "value_ints") ? VNPU_ATTR_INTS : a->type))
+		return FAIL(c, "attribute '%s' of another type", a->name);
 	if (!strcmp(a->name, "value_float") || !strcmp(a->name, "value_int")) {
 		set_out(o, a->type == VNPU_ATTR_FLOAT ? VNPU_TYPE_F32 : VNPU_TYPE_I64, 0, NULL);
 	} else if (!strcmp(a->name, "value_floats") || !strcmp(a->name, "value_ints")) {
@@ -532,9 +537,9 @@ static vnpu_status infer_constant(struct ictx *c)
 		((float *)o->data)[0] = a->f;
 	else if (a->type == VNPU_ATTR_INT)
 		((int64_t *)o->data)[0] = a->i;
-	else if (a->type == VNPU_ATTR_FLOATS)
+	else if (a->type == VNPU_ATTR_FLOATS && a->n)
 		memcpy(o->data, a->floats, a->n * sizeof(float));
-	else
+	else if (a->type == VNPU_ATTR_INTS && a->n)
 		memcpy(o->data, a->ints, a->n * sizeof(int64_t));
 	return VNPU_OK;
 }
