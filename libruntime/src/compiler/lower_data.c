@@ -301,8 +301,7 @@ static struct ctensor slice_at(const struct cstate *s, int32_t v, int64_t axis, 
  * indices (the first sequence_lens[b] steps reversed, the rest kept). */
 static vnpu_status lower_reverse_sequence(struct cstate *s, struct cop *op)
 {
-	const struct vnpu_tinfo xinfo = *INFO(s, IN(op, 0)), linfo = *INFO(s, IN(op, 1));
-	const struct vnpu_tinfo *xi = &xinfo, *li = &linfo;
+	const struct vnpu_tinfo xinfo = *INFO(s, IN(op, 0)), *xi = &xinfo, *li;
 	int64_t taxis = vnpu_attr_int(N(op), "time_axis", 0), baxis = vnpu_attr_int(N(op), "batch_axis", 1);
 	int64_t n = vnpu_tinfo_elems(xi), idx[VNPU_MAX_RANK] = { 0 }, *data;
 	struct vnpu_layer_gather attr = { .axis = (uint32_t)taxis };
@@ -312,8 +311,11 @@ static vnpu_status lower_reverse_sequence(struct cstate *s, struct cop *op)
 
 	if (!cs_is_const(s, IN(op, 1)))
 		return UNSUP(s, "sequence_lens computed at run time");
+	li = INFO(s, IN(op, 1));	/* read before any value is added */
 	if (xi->rank < 2 || (taxis != 0 && taxis != 1) || baxis != 1 - taxis)
 		return UNSUP(s, "time_axis %lld, batch_axis %lld", (long long)taxis, (long long)baxis);
+	if (vnpu_type_is_float(li->type) || vnpu_tinfo_elems(li) != xi->dims[baxis])
+		return UNSUP(s, "sequence_lens is not integers [%lld]", (long long)xi->dims[baxis]);
 	data = malloc((size_t)(n + 1) * sizeof(int64_t));
 	if (!data)
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
