@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "vnpu_engine.h"
+#include "vnpu_eng_gemm.h"
 
 #ifndef KBENCH_SOURCE_DIR
 #define KBENCH_SOURCE_DIR "."
@@ -368,18 +369,159 @@ static double percent(double x, double peak)
 	return peak > 0 ? 100 * x / peak : 0;
 }
 
+/* ---- the micro-kernels alone ------------------------------------------ */
+
+/*
+ * One depth slice on packed operands that stay in cache, the way
+ * gemm_block() hands it to a path's micro-kernels: a 12x32 tile over a
+ * depth of 192 (A, B and the sums fit L1), or a whole 96x256 block over
+ * 342 (the depth of the 1024^3 GEMM's slices; fits L2). Buffers start on
+ * a cache line; @skew floats further on, rows of B read by offsets cross
+ * lines as a convolution's window rows mostly do.
+ */
+struct ucase {
+	const char *desc;
+	__u64 mc, nc, kc;
+	int a_rows, ind, skew;
+};
+
+static const struct ucase ucases[] = {
+	{ "12x32 k192 (L1), A panels", 12, 32, 192, 0, 0, 0 },
+	{ "12x32 k192 (L1), A rows", 12, 32, 192, 1, 0, 0 },
+	{ "12x32 k192 (L1), B by offsets", 12, 32, 192, 0, 1, 0 },
+	{ "12x32 k192 (L1), B offsets +4 bytes", 12, 32, 192, 0, 1, 1 },
+	{ "96x256 k342 (L2), A rows", 96, 256, 342, 1, 0, 0 },
+	{ "96x256 k342 (L2), B offsets +4 bytes", 96, 256, 342, 0, 1, 1 },
+};
+
+#define UK_CASES (sizeof(ucases) / sizeof(ucases[0]))
+
+static void *zalloc64(__u64 bytes)
+{
+	void *p = aligned_alloc(64, (bytes + 63) / 64 * 64);
+
+	if (!p) {
+		fprintf(stderr, "vnpu-kbench: out of memory\n");
+		exit(1);
+	}
+	memset(p, 0, bytes);
+	return p;
+}
+
+/*
+ * Best FLOP/s of @batches batches of about 1 ms of slices of @u on the
+ * AVX-512 (@wide) or AVX2 kernels. A in rows is the AVX-512 kernels' only.
+ */
+static double time_ukernel(const struct ucase *u, int wide, int batches)
+{
+	__u64 mp = (u->mc + ENG_MR - 1) / ENG_MR * ENG_MR;
+	__u64 np = (u->nc + ENG_NR - 1) / ENG_NR * ENG_NR;
+	__u64 i, calls, c;
+	double flops = 2.0 * mp * np * u->kc, best = 0, t0;
+	struct eng_slice s = {};
+	__s32 *off = NULL;
+	float *a, *b;
+	int n;
+
+	a = zalloc64(mp * ENG_KC * sizeof(float));
+	b = zalloc64((np * u->kc + ENG_NR) * sizeof(float));
+	for (i = 0; i < mp * ENG_KC; i++)
+		a[i] = (float)(i % 7) * 0.25f - 0.75f;
+	for (i = 0; i < np * u->kc + ENG_NR; i++)
+		b[i] = (float)(i % 5) * 0.25f - 0.5f;
+	s.kc = u->kc;
+	s.mc = u->mc;
+	s.nc = u->nc;
+	s.a = a;
+	s.b = b + u->skew;
+	s.a_rows = u->a_rows;
+	s.a_ps = u->a_rows ? ENG_MR * ENG_KC : ENG_MR * u->kc;
+	s.b_ps = ENG_NR * u->kc;
+	if (u->ind) {
+		/* Rows of B np wide, as a convolution's window holds them. */
+		off = zalloc64(u->kc * sizeof(*off));
+		for (i = 0; i < u->kc; i++)
+			off[i] = (__s32)(i * np);
+		s.off = off;
+		s.b_ps = ENG_NR;
+	}
+	s.acc_rs = np + ENG_NR;
+	s.acc = zalloc64(mp * s.acc_rs * sizeof(float));
+	s.load = 1;
+	calls = (__u64)(2e8 / flops) + 1;
+	for (n = 0; n < batches + 1; n++) {
+		t0 = now();
+		for (c = 0; c < calls; c++)
+			if (wide)
+				vnpu_eng_slice_avx512(&s);
+			else
+				vnpu_eng_slice_avx2(&s);
+		t0 = now() - t0;
+		/* The first batch warms the caches. */
+		if (n && calls * flops / t0 > best)
+			best = calls * flops / t0;
+	}
+	free(a);
+	free(b);
+	free(off);
+	free(s.acc);
+	return best;
+}
+
+/* --ukernel: each case on each FMA path against that path's peak. */
+static int run_ukernel(__u32 host, int rounds)
+{
+	double gf[2][UK_CASES] = {}, peak[2] = {};
+	int r, w;
+	__u64 i;
+
+	if (!(host & VNPU_ENG_F_AVX2_FMA)) {
+		fprintf(stderr, "vnpu-kbench: --ukernel: this CPU has no AVX2 and FMA\n");
+		return 1;
+	}
+	for (r = 0; r < rounds; r++)
+		for (w = (host & VNPU_ENG_F_AVX512) ? 1 : 0; w >= 0; w--) {
+			double p = fma_peak(1, w);
+
+			peak[w] = p > peak[w] ? p : peak[w];
+			for (i = 0; i < UK_CASES; i++) {
+				double g;
+
+				/* The AVX2 kernels read A in panels only. */
+				if (!w && ucases[i].a_rows)
+					continue;
+				g = time_ukernel(&ucases[i], w, 50);
+				gf[w][i] = g > gf[w][i] ? g : gf[w][i];
+			}
+		}
+	printf("micro-kernels alone, 1 thread, in cache; best of %d rounds of 50 batches\n",
+	       rounds);
+	for (w = (host & VNPU_ENG_F_AVX512) ? 1 : 0; w >= 0; w--) {
+		printf("\n%s kernels (FMA peak %.1f GFLOP/s)\n",
+		       w ? "AVX-512 12x32" : "AVX2 6x16", peak[w] / 1e9);
+		for (i = 0; i < UK_CASES; i++)
+			if (gf[w][i] > 0)
+				printf("%-36s %9.1f GF/s %6.1f%%\n", ucases[i].desc,
+				       gf[w][i] / 1e9, percent(gf[w][i], peak[w]));
+	}
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: vnpu-kbench [--threads N] [--repeat N] [--rounds N] [--baseline]\n"
 		"                   [--ort NODE_MODULES | --no-ort]\n"
+		"       vnpu-kbench --ukernel [--rounds N]\n"
 		"GFLOP/s of the engine's GEMM and convolution kernels, with one\n"
 		"thread and N (default: all CPUs), for each kernel path the CPU has\n"
 		"(AVX-512, then AVX2 alone; --baseline: SSE2 only) next to that\n"
 		"path's FMA peak, and to ONNX Runtime (onnxruntime-node under\n"
 		"NODE_MODULES, default build/npm/node_modules of the source tree).\n"
 		"Each figure is the best of N rounds (default 3) of --repeat runs\n"
-		"(default 10).\n");
+		"(default 10).\n"
+		"--ukernel: the GEMM micro-kernels alone, on one thread, on packed\n"
+		"operands that stay in L1 or L2, against the same FMA peak.\n");
 }
 
 int main(int argc, char **argv)
@@ -391,6 +533,7 @@ int main(int argc, char **argv)
 		{ "rounds", required_argument, NULL, 'R' },
 		{ "ort", required_argument, NULL, 'o' },
 		{ "no-ort", no_argument, NULL, 'n' },
+		{ "ukernel", no_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -400,12 +543,12 @@ int main(int argc, char **argv)
 	__u32 host, path[2];
 	struct layer layers[4];
 	double ort_ms[4][2] = {}, gf[2][4][2] = {}, peak[2][2] = {};
-	int have_ort, rounds = 3, r, p, num_paths, baseline = 0;
+	int have_ort, rounds = 3, r, p, num_paths, baseline = 0, ukernel = 0;
 
 	snprintf(default_ort, sizeof(default_ort), "%s/build/npm/node_modules",
 		 KBENCH_SOURCE_DIR);
 	host = vnpu_eng_host_features();
-	while ((c = getopt_long(argc, argv, "t:r:R:bo:nh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:r:R:bo:nuh", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			threads = atoi(optarg);
@@ -437,6 +580,9 @@ int main(int argc, char **argv)
 		case 'n':
 			ort = NULL;
 			break;
+		case 'u':
+			ukernel = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -449,6 +595,12 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (ukernel && baseline) {
+		fprintf(stderr, "vnpu-kbench: --ukernel times the FMA paths only, not --baseline\n");
+		return 2;
+	}
+	if (ukernel)
+		return run_ukernel(host, rounds);
 	if (threads > 64)
 		threads = 64;
 	/* The widest path this CPU has, then AVX2 alone when it differs. */

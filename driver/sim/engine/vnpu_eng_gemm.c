@@ -248,6 +248,13 @@ static void slice_run(const struct eng_slice *s)
 		}
 }
 
+#ifdef ENG_FMA
+void vnpu_eng_slice_avx2(const struct eng_slice *s)
+{
+	slice_run(s);
+}
+#endif
+
 /* ---- operands, output and epilogue --------------------------------- */
 
 /**

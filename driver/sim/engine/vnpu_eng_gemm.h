@@ -41,5 +41,7 @@ struct eng_slice {
 
 /* The AVX-512F driver (12x32 tiles); same bits as the AVX2 6x16 one. */
 void vnpu_eng_slice_avx512(const struct eng_slice *s);
+/* The AVX2 6x16 driver, for benchmarks of the micro-kernels alone. */
+void vnpu_eng_slice_avx2(const struct eng_slice *s);
 
 #endif /* _VNPU_ENG_GEMM_H_ */
