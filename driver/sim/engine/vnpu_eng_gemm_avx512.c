@@ -8,7 +8,8 @@
  * depth step. The last odd panel of either side takes the 6- or 16-wide
  * variant. Each output is fma(a[k], b[k], sum) for k in depth order, from
  * zero or from the accumulator, exactly as in the AVX2 6x16 kernel: the
- * two give the same bits.
+ * two give the same bits. The full 12x32 tiles are inline assembly, the
+ * edge ones C (tile()).
  */
 #include "vnpu_eng_gemm.h"
 
@@ -79,6 +80,198 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 			st16(c + r * rs + p * ENG_NR, acc[r][p]);
 }
 
+/*
+ * The full 12x32 tiles, whose loops are nearly all of the time, in inline
+ * assembly, all of the tile in one asm statement so that nothing spills:
+ * row r of the tile lives in zmm(2r) (columns 0-15) and zmm(2r+1)
+ * (16-31). Per depth step, B's row goes to zmm30 and zmm31, then for each
+ * row its element of A is broadcast into zmm29 and two FMAs add A * B to
+ * the row. Four steps per loop trip, addresses as displacements from
+ * pointers that move once a trip, then single steps for the rest. Each
+ * output gets the same FMAs in the same order as in tile(): same bits.
+ *
+ * Operands: %[c] the tile (rows %[rsb] bytes apart), loaded when %[load]
+ * is nonzero, else zero; %[k] the steps left (0 at the end); %[p] and %[t]
+ * scratch. Each variant defines the addresses of A's elements at step u
+ * of a trip, UK_A0(u, r) for row r (0-5) and UK_A1(u, r) for row 6 + r;
+ * UK_B(u), which loads B's row of step u; and UK_ADV4 and UK_ADV1, which
+ * move its pointers past four steps and past one.
+ */
+#define UK_FMA(addr, z0, z1)						\
+	"vbroadcastss " addr ", %%zmm29\n\t"				\
+	"vfmadd231ps %%zmm30, %%zmm29, %%zmm" #z0 "\n\t"		\
+	"vfmadd231ps %%zmm31, %%zmm29, %%zmm" #z1 "\n\t"
+
+#define UK_STEP(u)							\
+	UK_B(u)								\
+	UK_FMA(UK_A0(u, 0), 0, 1) UK_FMA(UK_A0(u, 1), 2, 3)		\
+	UK_FMA(UK_A0(u, 2), 4, 5) UK_FMA(UK_A0(u, 3), 6, 7)		\
+	UK_FMA(UK_A0(u, 4), 8, 9) UK_FMA(UK_A0(u, 5), 10, 11)		\
+	UK_FMA(UK_A1(u, 0), 12, 13) UK_FMA(UK_A1(u, 1), 14, 15)	\
+	UK_FMA(UK_A1(u, 2), 16, 17) UK_FMA(UK_A1(u, 3), 18, 19)	\
+	UK_FMA(UK_A1(u, 4), 20, 21) UK_FMA(UK_A1(u, 5), 22, 23)
+
+/* M(z0, z1) for the registers of each row. */
+#define UK_ROWS(M)							\
+	M(0, 1) M(2, 3) M(4, 5) M(6, 7) M(8, 9) M(10, 11)		\
+	M(12, 13) M(14, 15) M(16, 17) M(18, 19) M(20, 21) M(22, 23)
+
+#define UK_LD(z0, z1)							\
+	"vmovups (%[p]), %%zmm" #z0 "\n\t"				\
+	"vmovups 64(%[p]), %%zmm" #z1 "\n\t"				\
+	"add %[rsb], %[p]\n\t"
+
+#define UK_ZERO(z0, z1)							\
+	"vpxord %%zmm" #z0 ", %%zmm" #z0 ", %%zmm" #z0 "\n\t"		\
+	"vpxord %%zmm" #z1 ", %%zmm" #z1 ", %%zmm" #z1 "\n\t"
+
+#define UK_ST(z0, z1)							\
+	"vmovups %%zmm" #z0 ", (%[p])\n\t"				\
+	"vmovups %%zmm" #z1 ", 64(%[p])\n\t"				\
+	"add %[rsb], %[p]\n\t"
+
+/* The whole tile; the vzeroupper leaves no dirty upper state behind. */
+#define UK_TILE								\
+	"mov %[c], %[p]\n\t"						\
+	"test %[load], %[load]\n\t"					\
+	"jz 5f\n\t"							\
+	UK_ROWS(UK_LD)							\
+	"jmp 6f\n"							\
+	"5:\n\t"							\
+	UK_ROWS(UK_ZERO)						\
+	"6:\n\t"							\
+	"cmp $4, %[k]\n\t"						\
+	"jb 2f\n"							\
+	"1:\n\t"							\
+	UK_STEP(0) UK_STEP(1) UK_STEP(2) UK_STEP(3)			\
+	UK_ADV4								\
+	"sub $4, %[k]\n\t"						\
+	"cmp $4, %[k]\n\t"						\
+	"jae 1b\n"							\
+	"2:\n\t"							\
+	"test %[k], %[k]\n\t"						\
+	"jz 4f\n"							\
+	"3:\n\t"							\
+	UK_STEP(0)							\
+	UK_ADV1								\
+	"dec %[k]\n\t"							\
+	"jnz 3b\n"							\
+	"4:\n\t"							\
+	"mov %[c], %[p]\n\t"						\
+	UK_ROWS(UK_ST)							\
+	"vzeroupper\n\t"
+
+#define UK_CLOBBER							\
+	"xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",	\
+	"xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14",	\
+	"xmm15", "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21",	\
+	"xmm22", "xmm23", "xmm29", "xmm30", "xmm31", "cc", "memory"
+
+/* A in panels: k-major groups of 6 at a0 (rows 0-5) and a1 (6-11). */
+#define UK_A0(u, r) "(4 * (6 * " #u " + " #r "))(%[a0])"
+#define UK_A1(u, r) "(4 * (6 * " #u " + " #r "))(%[a1])"
+/* B in panels: step u at b, columns 16-31 a panel (bd bytes) further. */
+#define UK_B(u)								\
+	"vmovups (64 * " #u ")(%[b]), %%zmm30\n\t"			\
+	"vmovups (64 * " #u ")(%[b], %[bd]), %%zmm31\n\t"
+#define UK_ADV4 "add $96, %[a0]\n\tadd $96, %[a1]\n\tadd $256, %[b]\n\t"
+#define UK_ADV1 "add $24, %[a0]\n\tadd $24, %[a1]\n\tadd $64, %[b]\n\t"
+
+static __attribute__((__noinline__))
+void tile_12x32(__u64 kc, const float *a0, const float *a1, const float *b0,
+		const float *b1, const __s32 *off, float *c, __u64 rs, int load)
+{
+	__s64 bd = (const char *)b1 - (const char *)b0;
+	float *p;
+
+	__asm__ __volatile__(UK_TILE
+			     : [k] "+r"(kc), [a0] "+r"(a0), [a1] "+r"(a1),
+			       [b] "+r"(b0), [p] "=&r"(p)
+			     : [bd] "r"(bd), [c] "r"(c), [rsb] "r"(rs * 4),
+			       [load] "r"(load)
+			     : UK_CLOBBER);
+}
+
+/* B by offsets: step u's row at b + 4 * off[u], columns 16-31 64 bytes on. */
+#undef UK_B
+#undef UK_ADV4
+#undef UK_ADV1
+#define UK_B(u)								\
+	"movslq (4 * " #u ")(%[off]), %[t]\n\t"				\
+	"vmovups (%[b], %[t], 4), %%zmm30\n\t"				\
+	"vmovups 64(%[b], %[t], 4), %%zmm31\n\t"
+#define UK_ADV4 "add $96, %[a0]\n\tadd $96, %[a1]\n\tadd $16, %[off]\n\t"
+#define UK_ADV1 "add $24, %[a0]\n\tadd $24, %[a1]\n\tadd $4, %[off]\n\t"
+
+static __attribute__((__noinline__))
+void tile_12x32_ind(__u64 kc, const float *a0, const float *a1,
+		    const float *b0, const float *b1, const __s32 *off, float *c,
+		    __u64 rs, int load)
+{
+	__s64 t;
+	float *p;
+
+	__asm__ __volatile__(UK_TILE
+			     : [k] "+r"(kc), [a0] "+r"(a0), [a1] "+r"(a1),
+			       [off] "+r"(off), [p] "=&r"(p), [t] "=&r"(t)
+			     : [b] "r"(b0), [c] "r"(c), [rsb] "r"(rs * 4),
+			       [load] "r"(load)
+			     : UK_CLOBBER);
+}
+
+/* A in rows ENG_KC floats apart: row r of step u at a0 + 4 * (u + ENG_KC * r). */
+#define UK_STR_(x) #x
+#define UK_STR(x) UK_STR_(x)
+#undef UK_A0
+#undef UK_A1
+#undef UK_ADV4
+#undef UK_ADV1
+#define UK_A0(u, r) "(4 * (" #u " + " UK_STR(ENG_KC) " * " #r "))(%[a0])"
+#define UK_A1(u, r) "(4 * (" #u " + " UK_STR(ENG_KC) " * (6 + " #r ")))(%[a0])"
+#define UK_ADV4 "add $16, %[a0]\n\tadd $16, %[off]\n\t"
+#define UK_ADV1 "add $4, %[a0]\n\tadd $4, %[off]\n\t"
+
+static __attribute__((__noinline__))
+void tile_12x32_ind_rows(__u64 kc, const float *a0, const float *a1,
+			 const float *b0, const float *b1, const __s32 *off,
+			 float *c, __u64 rs, int load)
+{
+	__s64 t;
+	float *p;
+
+	__asm__ __volatile__(UK_TILE
+			     : [k] "+r"(kc), [a0] "+r"(a0), [off] "+r"(off),
+			       [p] "=&r"(p), [t] "=&r"(t)
+			     : [b] "r"(b0), [c] "r"(c), [rsb] "r"(rs * 4),
+			       [load] "r"(load)
+			     : UK_CLOBBER);
+}
+
+#undef UK_B
+#undef UK_ADV4
+#undef UK_ADV1
+#define UK_B(u)								\
+	"vmovups (64 * " #u ")(%[b]), %%zmm30\n\t"			\
+	"vmovups (64 * " #u ")(%[b], %[bd]), %%zmm31\n\t"
+#define UK_ADV4 "add $16, %[a0]\n\tadd $256, %[b]\n\t"
+#define UK_ADV1 "add $4, %[a0]\n\tadd $64, %[b]\n\t"
+
+static __attribute__((__noinline__))
+void tile_12x32_rows(__u64 kc, const float *a0, const float *a1,
+		     const float *b0, const float *b1, const __s32 *off,
+		     float *c, __u64 rs, int load)
+{
+	__s64 bd = (const char *)b1 - (const char *)b0;
+	float *p;
+
+	__asm__ __volatile__(UK_TILE
+			     : [k] "+r"(kc), [a0] "+r"(a0), [b] "+r"(b0),
+			       [p] "=&r"(p)
+			     : [bd] "r"(bd), [c] "r"(c), [rsb] "r"(rs * 4),
+			       [load] "r"(load)
+			     : UK_CLOBBER);
+}
+
 #define TILE_FN(name, rows, np, ind, arow)				\
 static __attribute__((__noinline__))					\
 void name(__u64 kc, const float *a0, const float *a1, const float *b0,	\
@@ -87,19 +280,15 @@ void name(__u64 kc, const float *a0, const float *a1, const float *b0,	\
 	tile(kc, a0, a1, b0, b1, off, c, rs, load, rows, np, ind, arow); \
 }
 
-TILE_FN(tile_12x32, 12, 2, 0, 0)
 TILE_FN(tile_12x16, 12, 1, 0, 0)
 TILE_FN(tile_6x32, 6, 2, 0, 0)
 TILE_FN(tile_6x16, 6, 1, 0, 0)
-TILE_FN(tile_12x32_ind, 12, 2, 1, 0)
 TILE_FN(tile_12x16_ind, 12, 1, 1, 0)
 TILE_FN(tile_6x32_ind, 6, 2, 1, 0)
 TILE_FN(tile_6x16_ind, 6, 1, 1, 0)
-TILE_FN(tile_12x32_rows, 12, 2, 0, 1)
 TILE_FN(tile_12x16_rows, 12, 1, 0, 1)
 TILE_FN(tile_6x32_rows, 6, 2, 0, 1)
 TILE_FN(tile_6x16_rows, 6, 1, 0, 1)
-TILE_FN(tile_12x32_ind_rows, 12, 2, 1, 1)
 TILE_FN(tile_12x16_ind_rows, 12, 1, 1, 1)
 TILE_FN(tile_6x32_ind_rows, 6, 2, 1, 1)
 TILE_FN(tile_6x16_ind_rows, 6, 1, 1, 1)
