@@ -7,7 +7,10 @@
  * crash; a model that still reads is compiled for the CPU, and a compiled
  * one runs once.
  *
- *   test-runtime-fuzz [-n MUTATIONS] [-s SEED] [-v]
+ *   test-runtime-fuzz [-n MUTATIONS] [-s SEED] [-v] [MODEL.onnx...]
+ *
+ * (given models instead of the built-in list; those that do not read as
+ * they are are left out).
  *
  * It prints its figures: mutations per kind of outcome and the time taken.
  * VNPU_DEBUG_CS_MOVE=1 (set by the meson test) makes the compiler move its
@@ -323,7 +326,9 @@ static double now(void)
 int main(int argc, char **argv)
 {
 	unsigned long iters = 5000, seed = 20261130, slowest_i = 0;
-	struct model models[NUM_CASES] = { 0 };
+	struct model *models;
+	const char **names;
+	size_t num = 0, given;
 	double t0, slowest = 0;
 	struct counts c = { 0 };
 	unsigned char *buf;
@@ -343,53 +348,71 @@ int main(int argc, char **argv)
 			verbose = true;
 			break;
 		default:
-			fprintf(stderr, "usage: test-runtime-fuzz [-n MUTATIONS] [-s SEED] [-v]\n");
+			fprintf(stderr, "usage: test-runtime-fuzz [-n MUTATIONS] [-s SEED] [-v] [MODEL.onnx...]\n");
 			return 2;
 		}
 	}
-	for (size_t i = 0; i < NUM_CASES; i++) {
-		char path[512];
-
-		snprintf(path, sizeof(path), NODE_DIR "%s/model.onnx", cases[i]);
-		if (read_file(path, &models[i])) {
-			printf("skip: %s is missing (libonnx-testdata)\n", path);
-			return 77;
-		}
-		walk(&models[i], 0, models[i].size, 0);
-		if (models[i].size > max_size)
-			max_size = models[i].size;
-	}
-	buf = malloc(max_size + 16);
-	if (!buf || vnpu_core_create(&core)) {
+	given = (size_t)(argc - optind);
+	models = calloc(given ? given : NUM_CASES, sizeof(*models));
+	names = calloc(given ? given : NUM_CASES, sizeof(*names));
+	if (!models || !names || vnpu_core_create(&core)) {
 		fprintf(stderr, "test-runtime-fuzz: setup failed: %s\n", vnpu_last_error());
 		return 1;
 	}
-	/* The models as they are: each must read (they are the suite's). */
-	for (size_t i = 0; i < NUM_CASES; i++) {
+	for (size_t i = 0; i < (given ? given : NUM_CASES); i++) {
+		struct model *md = &models[num];
+		char path[4096];
 		vnpu_model *m;
 
-		if (vnpu_core_read_model_from_memory(core, models[i].data, models[i].size, &m)) {
-			fprintf(stderr, "test-runtime-fuzz: %s does not read: %s\n", cases[i],
-				vnpu_last_error());
-			return 1;
+		if (given)
+			snprintf(path, sizeof(path), "%s", argv[optind + (int)i]);
+		else
+			snprintf(path, sizeof(path), NODE_DIR "%s/model.onnx", cases[i]);
+		if (read_file(path, md)) {
+			if (given) {
+				fprintf(stderr, "test-runtime-fuzz: cannot read %s\n", path);
+				return 1;
+			}
+			printf("skip: %s is missing (libonnx-testdata)\n", path);
+			return 77;
+		}
+		/* The models as they are must read (the built-in ones are the suite's). */
+		if (vnpu_core_read_model_from_memory(core, md->data, md->size, &m)) {
+			if (!given) {
+				fprintf(stderr, "test-runtime-fuzz: %s does not read: %s\n", path,
+					vnpu_last_error());
+				return 1;
+			}
+			free(md->data);
+			md->data = NULL;
+			continue;
 		}
 		vnpu_model_free(m);
+		walk(md, 0, md->size, 0);
+		if (md->size > max_size)
+			max_size = md->size;
+		names[num++] = given ? argv[optind + (int)i] : cases[i];
+	}
+	buf = malloc(max_size + 16);
+	if (!buf || !num) {
+		fprintf(stderr, "test-runtime-fuzz: %s\n", num ? "out of memory" : "no model reads");
+		return 1;
 	}
 	rng_state = seed * 0x9e3779b97f4a7c15ull + 1;
 	t0 = now();
 	for (unsigned long i = 0; i < iters; i++) {
-		size_t which = rnd_below(NUM_CASES), size;
+		size_t which = rnd_below(num), size;
 		/* half of them keep the encoding valid and change a value */
 		enum mutation k = (enum mutation)(rnd() & 1 ? rnd_below(2) : rnd_below(NUM_MUT));
 		double t1 = now(), dt;
 
 		size = mutate(k, &models[which], buf);
 		if (verbose)
-			fprintf(stderr, "%lu: %s %s, %zu bytes\n", i, cases[which], mut_names[k], size);
+			fprintf(stderr, "%lu: %s %s, %zu bytes\n", i, names[which], mut_names[k], size);
 		c.per_kind[k]++;
 		if (try_model(core, buf, size, &c)) {
 			fprintf(stderr, "test-runtime-fuzz: mutation %lu (seed %lu, %s of %s) failed without a message\n",
-				i, seed, mut_names[k], cases[which]);
+				i, seed, mut_names[k], names[which]);
 			return 1;
 		}
 		dt = now() - t1;
@@ -400,15 +423,17 @@ int main(int argc, char **argv)
 	}
 	printf("%lu mutations of %zu models (seed %lu) in %.2f s: %lu not read, %lu not compiled, "
 	       "%lu failed to run, %lu ran; slowest %.3f s (mutation %lu)\n",
-	       iters, NUM_CASES, seed, now() - t0, c.read_err, c.compile_err, c.run_err, c.ran,
+	       iters, num, seed, now() - t0, c.read_err, c.compile_err, c.run_err, c.ran,
 	       slowest, slowest_i);
 	for (int k = 0; k < NUM_MUT; k++)
 		printf("  %-9s %lu\n", mut_names[k], c.per_kind[k]);
 	vnpu_core_free(core);
 	free(buf);
-	for (size_t i = 0; i < NUM_CASES; i++) {
+	for (size_t i = 0; i < num; i++) {
 		free(models[i].data);
 		free(models[i].leaves);
 	}
+	free(models);
+	free(names);
 	return 0;
 }
