@@ -221,6 +221,8 @@ int main(int argc, char **argv)
 	       "baseline only");
 	if (!only || !strcmp(only, "gemm"))
 		et_test_gemm_conv();
+	if (!only || !strcmp(only, "tiles"))
+		et_test_tiles();
 	if (!only || !strcmp(only, "gemm16"))
 		et_test_gemm16();
 	if (!only || !strcmp(only, "elementwise"))

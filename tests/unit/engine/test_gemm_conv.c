@@ -658,3 +658,131 @@ void et_test_gemm_conv(void)
 	test_conv();
 	test_pool();
 }
+
+/*
+ * The micro-kernel tiles at their edges: every depth 1..9, depths above 64
+ * with 1..3 steps left after the 4-step trips, and depths around ENG_KC
+ * (384; above it the depth splits in even slices, 385 in two of 193).
+ * Rows (13, 30) and columns (45 to 77) are past one full 12x32 tile and
+ * not multiples of it, so each layer runs the full tiles and the 6-row and
+ * 16-column edge ones. GEMM runs A in rows with B in panels; CONV, with
+ * packed or dense weights (A in panels or rows) and stride 1 or 5 (B by
+ * offsets into the input or its window, or packed by im2col), runs each
+ * of the four 12x32 variants. et_layer_f32() runs every path the host has
+ * (baseline, AVX2, AVX-512), compares their bits and the reference.
+ */
+static const __u64 tile_depths[] = {
+	1, 2, 3, 4, 5, 6, 7, 8, 9, 65, 66, 67, 130, 199,
+	383, 384, 385, 387, 769, 770,
+};
+
+/* A kernel kh x kw and channels c with c * kh * kw == @k. */
+static void tile_kernel(__u64 k, __u64 *c, __u32 *kh, __u32 *kw)
+{
+	*kh = 1;
+	*kw = 1;
+	if (k % 9 == 0) {
+		*kh = 3;
+		*kw = 3;
+	} else if (k % 3 == 0) {
+		*kw = 3;
+	} else if (k % 4 == 0) {
+		*kh = 2;
+		*kw = 2;
+	} else if (k % 2 == 0) {
+		*kw = 2;
+	} else if (k % 5 == 0) {
+		*kw = 5;
+	}
+	*c = k / (*kh * *kw);
+}
+
+static void test_tile_gemm(__u64 k, int i)
+{
+	const __u32 P = VNPU_LAYER_F_PACKED, B = VNPU_LAYER_F_BIAS;
+	const __u32 R = VNPU_LAYER_F_RESIDUAL;
+	struct gemm_case c = { .rank = 2, .k = k, .alpha = 1, .beta = 1 };
+
+	/* Packed B, bias per column, residual. */
+	c.m = 30;
+	c.n = 77;
+	c.flags = P | B | R;
+	c.bias_kind = 0;
+	c.act = i % 2 ? VNPU_ACT_RELU : 0;
+	gemm_case_run(&c);
+	/* B packed per slice, bias per row, A transposed (strided rows). */
+	c.m = 13;
+	c.n = 45;
+	c.flags = B;
+	c.bias_kind = 1;
+	c.ta = i % 2;
+	c.alpha = 0.75f;
+	gemm_case_run(&c);
+	/* Two blocks of rows (ENG_MC is 96): the second one 6 rows and 1. */
+	if (i % 4 == 0) {
+		c.m = 103;
+		c.n = 33;
+		c.ta = 0;
+		c.flags = P | R;
+		gemm_case_run(&c);
+	}
+}
+
+static void test_tile_conv(__u64 k, int i)
+{
+	const __u32 P = VNPU_LAYER_F_PACKED, B = VNPU_LAYER_F_BIAS;
+	const __u32 R = VNPU_LAYER_F_RESIDUAL;
+	struct conv_case c = { .n = 1, .group = 1, .sh = 1, .sw = 1,
+			       .dh = 1, .dw = 1 };
+	static const struct {
+		__u32 flags, stride, pad;
+	} forms[] = {
+		{ 0, 1, 1 },	/* A panels, B by offsets into the window */
+		{ 0, 5, 0 },	/* A panels, B im2col panels */
+		{ 1, 1, 1 },	/* A rows (dense weights), B by offsets */
+		{ 1, 5, 0 },	/* A rows, B panels */
+	};
+	size_t f;
+
+	tile_kernel(k, &c.c, &c.kh, &c.kw);
+	c.m = i % 2 ? 13 : 30;
+	for (f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
+		c.flags = forms[f].flags ? B | R : P | B | R;
+		if (f % 2)
+			c.flags &= ~R;
+		c.sh = c.sw = forms[f].stride;
+		c.pt = c.pl = c.pb = c.pr = forms[f].pad;
+		if (forms[f].stride == 1) {
+			/* Columns: (5 + 2 - kh + 1) x 11 padded ones. */
+			c.h = 5;
+			c.w = 9;
+		} else {
+			/* 6 x 8 = 48 columns. */
+			c.h = 26;
+			c.w = 36;
+		}
+		c.act = (i + f) % 2 ? VNPU_ACT_RELU : 0;
+		conv_case_run(&c);
+	}
+	/* 1x1 without padding: B by offsets into the input itself. */
+	c.kh = c.kw = 1;
+	c.c = k;
+	c.sh = c.sw = 1;
+	c.pt = c.pl = c.pb = c.pr = 0;
+	c.h = 5;
+	c.w = 9;
+	c.flags = P | B;
+	conv_case_run(&c);
+	c.flags = B | R;
+	conv_case_run(&c);
+}
+
+void et_test_tiles(void)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(tile_depths) / sizeof(tile_depths[0]); i++) {
+		test_tile_gemm(tile_depths[i], (int)i);
+		test_tile_conv(tile_depths[i], (int)i);
+	}
+}
