@@ -67,6 +67,36 @@ size_t et_bytes(const struct vnpu_tensor *t)
 	}
 }
 
+size_t et_numel(const struct vnpu_tensor *t)
+{
+	size_t n = 1;
+	__u32 d;
+
+	for (d = 0; d < t->rank; d++)
+		n *= t->dims[d];
+	return n;
+}
+
+void et_coords(const struct vnpu_tensor *t, size_t e, size_t *c)
+{
+	int d;
+
+	for (d = (int)t->rank - 1; d >= 0; d--) {
+		c[d] = e % t->dims[d];
+		e /= t->dims[d];
+	}
+}
+
+size_t et_offset(const struct vnpu_tensor *t, const size_t *c)
+{
+	size_t off = 0;
+	__u32 d;
+
+	for (d = 0; d < t->rank; d++)
+		off += c[d] * (size_t)t->strides[d];
+	return off;
+}
+
 int et_run(__u32 op, const struct vnpu_tensor *t, void *const *data, __u32 n,
 	   const void *attrs, __u32 attr_size, __u32 features, __u32 parts)
 {

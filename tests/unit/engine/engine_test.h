@@ -32,6 +32,11 @@ extern unsigned int et_host_features;
 /* A dense row-major tensor of @rank dims (slot and offset unused). */
 struct vnpu_tensor et_dense(__u32 dtype, __u32 rank, const __u64 *dims);
 size_t et_bytes(const struct vnpu_tensor *t);
+/* Element count of @t, row-major coordinates of its element @e, and the
+ * offset (in elements, through its strides) of coordinates @c. */
+size_t et_numel(const struct vnpu_tensor *t);
+void et_coords(const struct vnpu_tensor *t, size_t e, size_t *c);
+size_t et_offset(const struct vnpu_tensor *t, const size_t *c);
 float et_randf(void);
 void et_fill_f32(float *p, size_t n);
 

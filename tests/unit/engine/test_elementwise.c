@@ -153,16 +153,6 @@ static size_t bidx(const struct vnpu_tensor *in, const struct vnpu_tensor *y,
 	return off;
 }
 
-static __u64 numel(const struct vnpu_tensor *t)
-{
-	__u64 n = 1;
-	__u32 d;
-
-	for (d = 0; d < t->rank; d++)
-		n *= t->dims[d];
-	return n;
-}
-
 static int cmp_func(__u32 f)
 {
 	return f >= VNPU_BIN_EQUAL && f <= VNPU_BIN_GREATER_EQUAL;
@@ -182,20 +172,20 @@ static void binary_case(__u32 func, __u32 dt, const struct bshape *s)
 	t[0] = et_dense(dt, s->ra, s->a);
 	t[1] = et_dense(dt, s->rb, s->b);
 	t[2] = et_dense(out, s->ry, s->y);
-	ny = numel(&t[2]);
-	data[0] = malloc(numel(&t[0]) * 8 + 8);
-	data[1] = malloc(numel(&t[1]) * 8 + 8);
+	ny = et_numel(&t[2]);
+	data[0] = malloc(et_numel(&t[0]) * 8 + 8);
+	data[1] = malloc(et_numel(&t[1]) * 8 + 8);
 	data[2] = malloc(ny * 8 + 8);
 	ref = malloc(ny * 8 + 8);
-	fill(dt, data[0], numel(&t[0]), 0);
-	fill(dt, data[1], numel(&t[1]), nz);
+	fill(dt, data[0], et_numel(&t[0]), 0);
+	fill(dt, data[1], et_numel(&t[1]), nz);
 	if (func == VNPU_BIN_POW && is_flt(dt)) {
 		/* Positive bases, and small integer exponents for some. */
-		for (e = 0; e < numel(&t[0]); e++)
+		for (e = 0; e < et_numel(&t[0]); e++)
 			put(dt, data[0], e, fabs(get_d(dt, data[0], e)) + 0.1, 0);
 	}
 	if (func == VNPU_BIN_POW && !is_flt(dt))
-		for (e = 0; e < numel(&t[1]); e++)
+		for (e = 0; e < et_numel(&t[1]); e++)
 			put(dt, data[1], e, 0, get_i(dt, data[1], e) & 3);
 	for (e = 0; e < ny; e++) {
 		size_t ia = bidx(&t[0], &t[2], e), ib = bidx(&t[1], &t[2], e);
@@ -292,14 +282,14 @@ static void test_where(void)
 		t[1] = et_dense(VNPU_DTYPE_I64, b->rb, b->b);
 		t[2] = et_dense(VNPU_DTYPE_I64, b->ry, b->y);
 		t[3] = et_dense(VNPU_DTYPE_I64, b->ry, b->y);
-		ny = numel(&t[3]);
-		data[0] = malloc(numel(&t[0]) + 1);
-		data[1] = malloc(numel(&t[1]) * 8 + 8);
+		ny = et_numel(&t[3]);
+		data[0] = malloc(et_numel(&t[0]) + 1);
+		data[1] = malloc(et_numel(&t[1]) * 8 + 8);
 		data[2] = malloc(ny * 8 + 8);
 		data[3] = malloc(ny * 8 + 8);
 		ref = malloc(ny * 8 + 8);
-		fill(VNPU_DTYPE_BOOL, data[0], numel(&t[0]), 0);
-		fill(VNPU_DTYPE_I64, data[1], numel(&t[1]), 0);
+		fill(VNPU_DTYPE_BOOL, data[0], et_numel(&t[0]), 0);
+		fill(VNPU_DTYPE_I64, data[1], et_numel(&t[1]), 0);
 		fill(VNPU_DTYPE_I64, data[2], ny, 0);
 		for (e = 0; e < ny; e++)
 			ref[e] = ((uint8_t *)data[0])[bidx(&t[0], &t[3], e)] ?

@@ -5,37 +5,6 @@
  */
 #include "engine_test.h"
 
-static __u64 numel(const struct vnpu_tensor *t)
-{
-	__u64 n = 1;
-	__u32 d;
-
-	for (d = 0; d < t->rank; d++)
-		n *= t->dims[d];
-	return n;
-}
-
-/* Coordinates of flat element @e of a dense tensor. */
-static void coords(const struct vnpu_tensor *t, size_t e, size_t *c)
-{
-	int d;
-
-	for (d = (int)t->rank - 1; d >= 0; d--) {
-		c[d] = e % t->dims[d];
-		e /= t->dims[d];
-	}
-}
-
-static size_t flat(const struct vnpu_tensor *t, const size_t *c)
-{
-	size_t off = 0;
-	__u32 d;
-
-	for (d = 0; d < t->rank; d++)
-		off += c[d] * (size_t)t->strides[d];
-	return off;
-}
-
 static void test_softmax(void)
 {
 	static const struct { __u32 rank; __u64 dims[4]; } shapes[] = {
@@ -57,7 +26,7 @@ static void test_softmax(void)
 				t[0] = et_dense(VNPU_DTYPE_F32, shapes[s].rank,
 						shapes[s].dims);
 				t[1] = t[0];
-				n = numel(&t[0]);
+				n = et_numel(&t[0]);
 				x = malloc(n * 4);
 				y = malloc(n * 4);
 				ref = malloc(n * 4);
@@ -68,18 +37,18 @@ static void test_softmax(void)
 					double mx = -INFINITY, sum = 0;
 					size_t arg = 0, self;
 
-					coords(&t[0], e, c);
+					et_coords(&t[0], e, c);
 					self = c[axis];
 					for (j = 0; j < len; j++) {
 						c[axis] = j;
-						if (x[flat(&t[0], c)] > mx) {
-							mx = x[flat(&t[0], c)];
+						if (x[et_offset(&t[0], c)] > mx) {
+							mx = x[et_offset(&t[0], c)];
 							arg = j;
 						}
 					}
 					for (j = 0; j < len; j++) {
 						c[axis] = j;
-						sum += exp(x[flat(&t[0], c)] - mx);
+						sum += exp(x[et_offset(&t[0], c)] - mx);
 					}
 					if (mode == VNPU_SOFTMAX)
 						ref[e] = (float)(exp(x[e] - mx) / sum);
@@ -122,7 +91,7 @@ static void test_batch_instance(void)
 	int mode;
 
 	t[0] = et_dense(VNPU_DTYPE_F32, 4, dims);
-	n = numel(&t[0]);
+	n = et_numel(&t[0]);
 	x = malloc(n * 4);
 	y = malloc(n * 4);
 	ref = malloc(n * 4);
@@ -142,7 +111,7 @@ static void test_batch_instance(void)
 		for (e = 0; e < n; e++) {
 			double mean, var, eps = 1e-5;
 
-			coords(&t[0], e, c);
+			et_coords(&t[0], e, c);
 			if (mode == VNPU_NORM_BATCH) {
 				mean = p[2][c[1]];
 				var = p[3][c[1]];
@@ -195,7 +164,7 @@ static void test_layer_norm(void)
 				else
 					len *= dims[d];
 			t[nt] = et_dense(VNPU_DTYPE_F32, 3, dims);
-			n = numel(&t[0]);
+			n = et_numel(&t[0]);
 			x = malloc(n * 4);
 			y = malloc(n * 4);
 			ref = malloc(n * 4);
@@ -217,7 +186,7 @@ static void test_layer_norm(void)
 				size_t r = e / len, base = r * len;
 				double mean = 0, var = 0;
 
-				coords(&t[0], e, c);
+				et_coords(&t[0], e, c);
 				for (k = 0; k < len; k++)
 					mean += x[base + k];
 				mean /= len;
@@ -253,7 +222,7 @@ static void test_lp_lrn(void)
 
 	t[0] = et_dense(VNPU_DTYPE_F32, 4, dims);
 	t[1] = t[0];
-	n = numel(&t[0]);
+	n = et_numel(&t[0]);
 	x = malloc(n * 4);
 	y = malloc(n * 4);
 	ref = malloc(n * 4);
@@ -268,14 +237,14 @@ static void test_lp_lrn(void)
 			for (e = 0; e < n; e++) {
 				double norm = 0;
 
-				coords(&t[0], e, c);
+				et_coords(&t[0], e, c);
 				for (j = 0; j < dims[axis]; j++) {
 					size_t cc[6];
 
 					memcpy(cc, c, sizeof(cc));
 					cc[axis] = j;
-					norm += p == 1 ? fabs(x[flat(&t[0], cc)]) :
-						x[flat(&t[0], cc)] * x[flat(&t[0], cc)];
+					norm += p == 1 ? fabs(x[et_offset(&t[0], cc)]) :
+						x[et_offset(&t[0], cc)] * x[et_offset(&t[0], cc)];
 				}
 				ref[e] = (float)(x[e] / (p == 1 ? norm : sqrt(norm)));
 			}
@@ -293,7 +262,7 @@ static void test_lp_lrn(void)
 			double sq = 0;
 			long ch, lo, hi;
 
-			coords(&t[0], e, c);
+			et_coords(&t[0], e, c);
 			lo = (long)c[1] - (long)(size - 1) / 2;
 			hi = (long)c[1] + size / 2;
 			for (ch = lo < 0 ? 0 : lo; ch <= hi && ch < 7; ch++) {
@@ -301,7 +270,7 @@ static void test_lp_lrn(void)
 
 				memcpy(cc, c, sizeof(cc));
 				cc[1] = (size_t)ch;
-				sq += (double)x[flat(&t[0], cc)] * x[flat(&t[0], cc)];
+				sq += (double)x[et_offset(&t[0], cc)] * x[et_offset(&t[0], cc)];
 			}
 			ref[e] = (float)(x[e] / pow(bias + al / size * sq, be));
 		}
@@ -358,7 +327,7 @@ static void test_reduce(void)
 	__u32 f, axes;
 
 	t[0] = et_dense(VNPU_DTYPE_F32, 4, dims);
-	n = numel(&t[0]);
+	n = et_numel(&t[0]);
 	x = malloc(n * 4);
 	et_fill_f32(x, n);
 	for (e = 0; e < n; e++)
@@ -378,14 +347,14 @@ static void test_reduce(void)
 			for (d = 0; d < 4; d++)
 				dy[d] = (axes >> d) & 1 ? 1 : dims[d];
 			t[1] = et_dense(VNPU_DTYPE_F32, 4, dy);
-			for (e = 0; e < numel(&t[1]); e++) {
+			for (e = 0; e < et_numel(&t[1]); e++) {
 				size_t cnt = 0;
 
-				coords(&t[1], e, c);
+				et_coords(&t[1], e, c);
 				for (k = 0; k < n; k++) {
 					size_t kc[6];
 
-					coords(&t[0], k, kc);
+					et_coords(&t[0], k, kc);
 					for (d = 0; d < 4; d++)
 						if (!((axes >> d) & 1) && kc[d] != c[d])
 							break;
@@ -450,17 +419,17 @@ static void test_argreduce(void)
 
 				dy[axis] = 1;
 				t[1] = et_dense(VNPU_DTYPE_I64, 3, dy);
-				for (e = 0; e < numel(&t[1]); e++) {
+				for (e = 0; e < et_numel(&t[1]); e++) {
 					size_t best = 0;
 
-					coords(&t[1], e, c);
+					et_coords(&t[1], e, c);
 					for (j = 0; j < dims[axis]; j++) {
 						float v, b;
 
 						c[axis] = j;
-						v = x[flat(&t[0], c)];
+						v = x[et_offset(&t[0], c)];
 						c[axis] = best;
-						b = x[flat(&t[0], c)];
+						b = x[et_offset(&t[0], c)];
 						if ((mn ? v < b : v > b) || (last && v == b))
 							best = j;
 					}
@@ -513,12 +482,12 @@ static void test_resize(void)
 					void *data[2] = { x, y };
 
 					t[1] = et_dense(VNPU_DTYPE_F32, 4, outs[o]);
-					for (e = 0; e < numel(&t[1]); e++) {
+					for (e = 0; e < et_numel(&t[1]); e++) {
 						size_t i0[2], i1[2];
 						double w[2], acc = 0;
 						int d, a, b;
 
-						coords(&t[1], e, c);
+						et_coords(&t[1], e, c);
 						for (d = 0; d < 2; d++) {
 							double ni = in[2 + d], no = outs[o][2 + d];
 							double xc = ref_coord(coord, c[2 + d], ni, no, no / ni);
@@ -669,10 +638,10 @@ static void test_pad(void)
 			if (!mode)
 				at.value = 0xbeef;
 			t[1] = et_dense(VNPU_DTYPE_I16, 3, dy);
-			for (e = 0; e < numel(&t[1]); e++) {
+			for (e = 0; e < et_numel(&t[1]); e++) {
 				size_t off = 0;
 
-				coords(&t[1], e, c);
+				et_coords(&t[1], e, c);
 				for (d = 0; d < 3; d++) {
 					long s = ref_pad_src(mode, (long)c[d] - begins[i][d],
 							     (long)dims[d]);
@@ -717,17 +686,17 @@ static void test_gather(void)
 			for (d = axis + 1; d < 3; d++)
 				dy[r++] = dims[d];
 			t[2] = et_dense(VNPU_DTYPE_F64, 4, dy);
-			for (e = 0; e < numel(&t[2]); e++) {
+			for (e = 0; e < et_numel(&t[2]); e++) {
 				size_t xc[3];
 				long v;
 
-				coords(&t[2], e, c);
+				et_coords(&t[2], e, c);
 				v = idx[c[axis] * 3 + c[axis + 1]];
 				if (v < 0)
 					v += (long)dims[axis];
 				for (d = 0; d < 3; d++)
 					xc[d] = d < axis ? c[d] : d == axis ? (size_t)v : c[d + 1];
-				ref[e] = x[flat(&t[0], xc)];
+				ref[e] = x[et_offset(&t[0], xc)];
 			}
 			et_layer_exact("gather", VNPU_LAYER_GATHER, t, data, 3, &at,
 				       sizeof(at), ref);

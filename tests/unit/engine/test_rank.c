@@ -8,37 +8,6 @@
 
 #define R VNPU_MAX_DIMS
 
-static size_t numel(const struct vnpu_tensor *t)
-{
-	size_t n = 1;
-	__u32 d;
-
-	for (d = 0; d < t->rank; d++)
-		n *= t->dims[d];
-	return n;
-}
-
-/* Row-major coordinates of element @e of @t. */
-static void coords(const struct vnpu_tensor *t, size_t e, size_t *c)
-{
-	int d;
-
-	for (d = (int)t->rank - 1; d >= 0; d--) {
-		c[d] = e % t->dims[d];
-		e /= t->dims[d];
-	}
-}
-
-static size_t offset(const struct vnpu_tensor *t, const size_t *c)
-{
-	size_t off = 0;
-	__u32 d;
-
-	for (d = 0; d < t->rank; d++)
-		off += c[d] * (size_t)t->strides[d];
-	return off;
-}
-
 /* Y = -X where X is a transposed view (dims reversed) of a dense tensor. */
 static void test_transposed_view(__u32 rank)
 {
@@ -57,10 +26,10 @@ static void test_transposed_view(__u32 rank)
 		t[0].strides[d] = dense.strides[rank - 1 - d];
 	}
 	t[1] = et_dense(VNPU_DTYPE_F32, rank, t[0].dims);
-	et_fill_f32(x, numel(&dense));
-	for (e = 0; e < numel(&t[1]); e++) {
-		coords(&t[1], e, c);
-		ref[e] = -x[offset(&t[0], c)];
+	et_fill_f32(x, et_numel(&dense));
+	for (e = 0; e < et_numel(&t[1]); e++) {
+		et_coords(&t[1], e, c);
+		ref[e] = -x[et_offset(&t[0], c)];
 	}
 	snprintf(name, sizeof(name), "neg of a rank-%u transpose", rank);
 	et_layer_exact(name, VNPU_LAYER_UNARY, t, data, 2, &at, sizeof(at), ref);
@@ -79,7 +48,7 @@ static void test_reduce(__u32 rank)
 	__u32 d;
 
 	t[0] = et_dense(VNPU_DTYPE_I32, rank, xd);
-	for (e = 0; e < numel(&t[0]); e++)
+	for (e = 0; e < et_numel(&t[0]); e++)
 		x[e] = (int32_t)(e * 37 % 101) - 50;
 	for (i = 0; i < sizeof(axes_of) / sizeof(axes_of[0]); i++) {
 		struct vnpu_layer_reduce at = {
@@ -92,12 +61,12 @@ static void test_reduce(__u32 rank)
 			yd[d] = (at.axes >> d) & 1 ? 1 : xd[d];
 		t[1] = et_dense(VNPU_DTYPE_I32, rank, yd);
 		memset(ref, 0, sizeof(ref));
-		for (e = 0; e < numel(&t[0]); e++) {
-			coords(&t[0], e, c);
+		for (e = 0; e < et_numel(&t[0]); e++) {
+			et_coords(&t[0], e, c);
 			for (d = 0; d < rank; d++)
 				if ((at.axes >> d) & 1)
 					c[d] = 0;
-			ref[offset(&t[1], c)] += x[e];
+			ref[et_offset(&t[1], c)] += x[e];
 		}
 		snprintf(name, sizeof(name), "rank-%u sum over axes 0x%x", rank,
 			 at.axes);
@@ -127,10 +96,10 @@ static void test_pad(__u32 rank)
 	}
 	t[0] = et_dense(VNPU_DTYPE_U8, rank, xd);
 	t[1] = et_dense(VNPU_DTYPE_U8, rank, yd);
-	for (e = 0; e < numel(&t[0]); e++)
+	for (e = 0; e < et_numel(&t[0]); e++)
 		x[e] = (uint8_t)(e + 1);
-	for (e = 0; e < numel(&t[1]); e++) {
-		coords(&t[1], e, c);
+	for (e = 0; e < et_numel(&t[1]); e++) {
+		et_coords(&t[1], e, c);
 		ref[e] = 0x7b;
 		for (d = 0; d < rank; d++) {
 			__s64 s = (__s64)c[d] - begin[d];
@@ -140,7 +109,7 @@ static void test_pad(__u32 rank)
 			c[d] = (size_t)s;
 		}
 		if (d == rank)
-			ref[e] = x[offset(&t[0], c)];
+			ref[e] = x[et_offset(&t[0], c)];
 	}
 	snprintf(name, sizeof(name), "rank-%u pad", rank);
 	et_layer_exact(name, VNPU_LAYER_PAD, t, data, 2, &at, sizeof(at), ref);
@@ -170,12 +139,12 @@ static void test_resize(__u32 rank)
 	at.scale[rank - 1] = et_f32_bits(2);
 	t[0] = et_dense(VNPU_DTYPE_F32, rank, xd);
 	t[1] = et_dense(VNPU_DTYPE_F32, rank, yd);
-	et_fill_f32(x, numel(&t[0]));
-	for (e = 0; e < numel(&t[1]); e++) {
-		coords(&t[1], e, c);
+	et_fill_f32(x, et_numel(&t[0]));
+	for (e = 0; e < et_numel(&t[1]); e++) {
+		et_coords(&t[1], e, c);
 		c[0] /= 2;
 		c[rank - 1] /= 2;
-		ref[e] = x[offset(&t[0], c)];
+		ref[e] = x[et_offset(&t[0], c)];
 	}
 	snprintf(name, sizeof(name), "rank-%u resize", rank);
 	et_layer_exact(name, VNPU_LAYER_RESIZE, t, data, 2, &at, sizeof(at), ref);
