@@ -157,7 +157,7 @@ vnpu_status cb_stack(struct cstate *s, const struct vnpu_node *like,
 {
 	const struct vnpu_tinfo *p0 = &s->vals[parts[0]].info;
 	int64_t dims[VNPU_MAX_RANK];
-	int32_t rank = p0->rank + 1, shape, acc = -1;
+	int32_t rank = p0->rank + 1, shape, *rs_parts;
 	vnpu_status st;
 
 	if (p0->rank < 0 || rank > VNPU_MAX_RANK)
@@ -170,24 +170,41 @@ vnpu_status cb_stack(struct cstate *s, const struct vnpu_node *like,
 				  like->name, like->op);
 	for (int32_t d = 0; d < rank; d++)
 		dims[d] = d < axis ? p0->dims[d] : d == axis ? 1 : p0->dims[d - 1];
+	rs_parts = calloc(n, sizeof(*rs_parts));
+	if (!rs_parts)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
 	st = cb_const_i64(s, 1, dims, rank, &shape);
+	for (uint32_t k = 0; !st && k < n; k++) {
+		struct vnpu_node *rs;
+		int32_t rin[2] = { parts[(size_t)(reverse ? n - 1 - k : k) * stride], shape };
+
+		st = cs_add_synth(s, "Reshape", like, 2, 1, &rs);
+		if (!st)
+			st = cb_add_synth(s, rs, rin, &rs_parts[k]);
+	}
+	if (!st)
+		st = cb_concat(s, like, rs_parts, n, axis, out);
+	free(rs_parts);
+	return st;
+}
+
+/* Concatenate the values @parts along @axis (Concat, COP_MAX_IO at a time). */
+vnpu_status cb_concat(struct cstate *s, const struct vnpu_node *like,
+		      const int32_t *parts, uint32_t n, int64_t axis, int32_t *out)
+{
+	int32_t acc = -1;
+	vnpu_status st = VNPU_OK;
+
 	for (uint32_t k = 0; !st && k < n;) {
-		uint32_t chunk = n - k < COP_MAX_IO - 1 ? n - k : COP_MAX_IO - 1, ni = 0;
+		uint32_t ni = 0;
 		int32_t in[COP_MAX_IO];
 		struct vnpu_node *cat;
 
 		if (acc >= 0)
 			in[ni++] = acc;
-		for (uint32_t j = 0; !st && j < chunk; j++, k++) {
-			struct vnpu_node *rs;
-			int32_t rin[2] = { parts[(size_t)(reverse ? n - 1 - k : k) * stride], shape };
-
-			st = cs_add_synth(s, "Reshape", like, 2, 1, &rs);
-			if (!st)
-				st = cb_add_synth(s, rs, rin, &in[ni++]);
-		}
-		if (!st)
-			st = cs_add_synth(s, "Concat", like, ni, 1, &cat);
+		while (ni < COP_MAX_IO && k < n)
+			in[ni++] = parts[k++];
+		st = cs_add_synth(s, "Concat", like, ni, 1, &cat);
 		if (!st)
 			st = cb_set_axis(cat, axis);
 		if (!st)
@@ -561,16 +578,9 @@ vnpu_status cs_build(struct cstate *s)
 		st = add_inputs(s);
 	if (st)
 		return st;
-	infos = calloc(m->num_values ? m->num_values : 1, sizeof(*infos));
+	infos = vnpu_model_seed_infos(m);
 	if (!infos)
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
-	for (uint32_t v = 0; v < m->num_values; v++) {
-		infos[v].rank = -1;
-		if (m->values[v].kind == VNPU_VALUE_NODE)
-			continue;
-		infos[v] = m->values[v].info;
-		infos[v].owns_data = false;
-	}
 	st = vnpu_graph_infer(m, &m->main, infos, COMPILE_FOLD_LIMIT, false);
 	for (uint32_t v = 0; v < m->num_values; v++) {
 		if (!st)

@@ -42,6 +42,8 @@ vnpu_status cb_const_i64(struct cstate *s, int32_t rank, const int64_t *vals, in
 			 int32_t *out);
 vnpu_status cb_const_scalar(struct cstate *s, vnpu_element_type type, int64_t v, int32_t *out);
 vnpu_status cb_set_axis(struct vnpu_node *n, int64_t axis);
+vnpu_status cb_concat(struct cstate *s, const struct vnpu_node *like,
+		      const int32_t *parts, uint32_t n, int64_t axis, int32_t *out);
 /* Value @x at @index along @axis (the axis removed). */
 vnpu_status cb_pick(struct cstate *s, const struct vnpu_node *like, int32_t x, int64_t axis,
 		    int64_t index, int32_t *out);

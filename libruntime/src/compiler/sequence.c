@@ -121,33 +121,6 @@ static vnpu_status seq_edit(struct cstate *s, const struct vnpu_node *n, const i
 	return st;
 }
 
-/* Concatenate the values @parts along @axis (Concat, COP_MAX_IO at a time). */
-static vnpu_status concat_values(struct cstate *s, const struct vnpu_node *like,
-				 const int32_t *parts, uint32_t n, int64_t axis, int32_t *out)
-{
-	int32_t acc = -1;
-	vnpu_status st = VNPU_OK;
-
-	for (uint32_t k = 0; !st && k < n;) {
-		uint32_t ni = 0;
-		int32_t in[COP_MAX_IO];
-		struct vnpu_node *cat;
-
-		if (acc >= 0)
-			in[ni++] = acc;
-		while (ni < COP_MAX_IO && k < n)
-			in[ni++] = parts[k++];
-		st = cs_add_synth(s, "Concat", like, ni, 1, &cat);
-		if (!st)
-			st = cb_set_axis(cat, axis);
-		if (!st)
-			st = cb_add_synth(s, cat, in, &acc);
-	}
-	if (!st)
-		*out = acc;
-	return st;
-}
-
 /* A Slice of @x to [@begin, @end) along @axis. */
 static vnpu_status slice_value(struct cstate *s, const struct vnpu_node *like, int32_t x,
 			       int64_t axis, int64_t begin, int64_t end, int32_t *out)
@@ -353,7 +326,7 @@ static vnpu_status seq_concat(struct cstate *s, struct walk *w, const struct vnp
 				  n->name);
 	if (vnpu_attr_int(n, "new_axis", 0))
 		return cb_stack(s, n, q->elems, (uint32_t)q->num_elems, 1, axis, false, res);
-	return concat_values(s, n, q->elems, (uint32_t)q->num_elems, axis, res);
+	return cb_concat(s, n, q->elems, (uint32_t)q->num_elems, axis, res);
 }
 
 static vnpu_status seq_split_op(struct cstate *s, struct walk *w, const struct vnpu_node *n,

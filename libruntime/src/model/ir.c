@@ -191,14 +191,17 @@ const char *vnpu_tinfo_str(const struct vnpu_tinfo *t, char *buf, size_t size)
 	return buf;
 }
 
-/* Reset what inference computed and run it again over the main graph. */
-vnpu_status vnpu_model_infer(struct vnpu_model *m)
+/*
+ * A table of infos for a fresh inference over @m: the model's inputs,
+ * initializers and constants as views of their infos (not owning their
+ * data), node outputs unknown. NULL when out of memory; free() it.
+ */
+struct vnpu_tinfo *vnpu_model_seed_infos(const struct vnpu_model *m)
 {
 	struct vnpu_tinfo *infos = calloc(m->num_values ? m->num_values : 1, sizeof(*infos));
-	vnpu_status st;
 
 	if (!infos)
-		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory inferring shapes");
+		return NULL;
 	for (uint32_t v = 0; v < m->num_values; v++) {
 		infos[v].rank = -1;
 		if (m->values[v].kind == VNPU_VALUE_NODE)
@@ -206,6 +209,17 @@ vnpu_status vnpu_model_infer(struct vnpu_model *m)
 		infos[v] = m->values[v].info;
 		infos[v].owns_data = false;
 	}
+	return infos;
+}
+
+/* Reset what inference computed and run it again over the main graph. */
+vnpu_status vnpu_model_infer(struct vnpu_model *m)
+{
+	struct vnpu_tinfo *infos = vnpu_model_seed_infos(m);
+	vnpu_status st;
+
+	if (!infos)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory inferring shapes");
 	st = vnpu_graph_infer(m, &m->main, infos, READ_FOLD_LIMIT, false);
 	if (st) {
 		for (uint32_t v = 0; v < m->num_values; v++)

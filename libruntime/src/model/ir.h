@@ -152,6 +152,9 @@ void vnpu_attr_fini(struct vnpu_attr *a);
 vnpu_status vnpu_model_freeze_elems(struct vnpu_model *m, const char *name,
 				    const struct vnpu_tinfo *elems, size_t count);
 
+/* Infos to start an inference from: inputs and constants known, no more. */
+struct vnpu_tinfo *vnpu_model_seed_infos(const struct vnpu_model *m);
+
 /* Forget everything inferred and infer again from inputs and constants. */
 vnpu_status vnpu_model_infer(struct vnpu_model *m);
 
