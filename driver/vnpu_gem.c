@@ -107,16 +107,23 @@ vnpu_gem_prime_import_sg_table(struct drm_device *drm,
 void *vnpu_bo_vaddr(struct vnpu_bo *bo)
 {
 	struct iosys_map map;
+	void *vaddr;
 	int ret = 0;
+
+	/* Once set, @bo->vaddr stays until the BO is freed: no lock needed. */
+	vaddr = smp_load_acquire(&bo->vaddr);
+	if (vaddr)
+		return vaddr;
 
 	mutex_lock(&bo->vmap_lock);
 	if (!bo->vaddr) {
 		ret = drm_gem_shmem_vmap(&bo->base, &map);
-		if (!ret)
-			bo->vaddr = map.vaddr;
+		if (!ret) /* pairs with the readers' smp_load_acquire() */
+			smp_store_release(&bo->vaddr, map.vaddr);
 	}
+	vaddr = bo->vaddr;
 	mutex_unlock(&bo->vmap_lock);
-	return ret ? ERR_PTR(ret) : bo->vaddr;
+	return ret ? ERR_PTR(ret) : vaddr;
 }
 
 u64 vnpu_max_bo_size(struct vnpu_device *vdev)

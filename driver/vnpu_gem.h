@@ -14,14 +14,14 @@ struct sg_table;
  * struct vnpu_bo - a buffer object: GEM shmem, created here or imported
  * @base: the shmem object, embedded first (the helpers kfree() it)
  * @link: entry in &vnpu_device.bo_list once registered, else empty
- * @vmap_lock: protects @vaddr
+ * @vmap_lock: serializes making @vaddr (read without it once set)
  * @vaddr: kernel mapping kept from first use until the BO is freed
  * @charged: bytes charged to &vnpu_device.mem_used (0 for imports)
  */
 struct vnpu_bo {
 	struct drm_gem_shmem_object base;
 	struct list_head link;
-	/* protects vaddr */
+	/* serializes making vaddr */
 	struct mutex vmap_lock;
 	void *vaddr;
 	u64 charged;

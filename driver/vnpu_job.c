@@ -19,6 +19,7 @@
  */
 
 #include <linux/dma-resv.h>
+#include <linux/idr.h>
 #include <linux/ktime.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -134,20 +135,47 @@ static struct vnpu_job *vnpu_job_alloc(struct vnpu_device *vdev,
 	struct vnpu_job *job;
 
 	job = xchg(&vfile->spare_job, NULL);
-	if (job)
-		memset(job, 0, sizeof(*job));
-	else
-		job = kzalloc(sizeof(*job), GFP_KERNEL);
+	if (!job)
+		job = kmalloc(sizeof(*job), GFP_KERNEL);
 	if (!job)
 		return NULL;
+	/*
+	 * Field by field rather than zeroing all of it: this runs for every
+	 * SUBMIT, and @stream_inline is written before it is read.
+	 */
 	kref_init(&job->ref);
 	kref_get(&vfile->ref);
-	job->vfile = vfile;
-	job->vdev = vdev;
 	job->priority = priority;
-	INIT_LIST_HEAD(&job->link);
+	job->vdev = vdev;
+	job->vfile = vfile;
+	job->id = 0;
+	job->done = NULL;
+	job->hw_fence = NULL;
+	INIT_LIST_HEAD(&job->fw.link);
+	job->fw.stream = NULL;
+	job->fw.stream_size = 0;
+	job->fw.num_cmds = 0;
+	job->fw.slot_base = NULL;
+	job->fw.profile = NULL;
 	atomic_set(&job->fw.state, VNPU_FW_JOB_QUEUED);
 	job->fw.status = DRM_VNPU_JOB_CANCELLED;
+	job->fw.cur_cmd = 0;
+	job->fw.start_ns = 0;
+	job->fw.end_ns = 0;
+	atomic64_set(&job->fw.progress, 0);
+	job->fw.fence = NULL;
+	job->bos = NULL;
+	job->num_slots = 0;
+	job->num_lock_objs = 0;
+	job->lock_objs = NULL;
+	job->lock_write = NULL;
+	job->in_fences = NULL;
+	job->num_in_fences = 0;
+	job->pushed = false;
+	job->profile_bo = NULL;
+	job->stream = NULL;
+	INIT_LIST_HEAD(&job->link);
+	job->sched = NULL;
 	return job;
 }
 
@@ -256,6 +284,49 @@ out_free:
 	return ret;
 }
 
+/*
+ * Copy a small command stream out of its BO, when that is mapped, under
+ * the file's handle table lock: the handle's reference keeps the BO, no
+ * reference of our own is needed. Returns -EAGAIN when the BO is not
+ * mapped yet.
+ */
+static int vnpu_job_copy_stream_inline(struct vnpu_job *job,
+				       struct drm_file *file,
+				       const struct drm_vnpu_submit *args)
+{
+	u32 n = args->cmd_size / sizeof(u64), i;
+	struct drm_gem_object *obj;
+	const u64 *src;
+	int ret = 0;
+
+	spin_lock(&file->table_lock);
+	obj = idr_find(&file->object_idr, args->cmd_handle);
+	if (!obj) {
+		ret = -ENOENT;
+	} else if (args->cmd_offset > obj->size ||
+		   args->cmd_size > obj->size - args->cmd_offset) {
+		ret = -EINVAL;
+	} else {
+		/* Pairs with vnpu_bo_vaddr()'s smp_store_release(). */
+		src = smp_load_acquire(&to_vnpu_bo(obj)->vaddr);
+		if (!src)
+			ret = -EAGAIN;
+	}
+	if (!ret) {
+		/* Both are 8-byte aligned: copy words, not bytes. */
+		src += args->cmd_offset / sizeof(u64);
+		for (i = 0; i < n; i++)
+			job->stream_inline[i] = src[i];
+	}
+	spin_unlock(&file->table_lock);
+	if (ret)
+		return ret;
+	job->stream = job->stream_inline;
+	job->fw.stream = job->stream;
+	job->fw.stream_size = args->cmd_size;
+	return 0;
+}
+
 /* Copy the command stream out of its BO: the job runs the copy. */
 static int vnpu_job_copy_stream(struct vnpu_job *job, struct drm_file *file,
 				const struct drm_vnpu_submit *args)
@@ -263,6 +334,12 @@ static int vnpu_job_copy_stream(struct vnpu_job *job, struct drm_file *file,
 	struct drm_gem_object *obj;
 	void *vaddr;
 	int ret;
+
+	if (args->cmd_size <= sizeof(job->stream_inline)) {
+		ret = vnpu_job_copy_stream_inline(job, file, args);
+		if (ret != -EAGAIN)
+			return ret;
+	}
 
 	obj = drm_gem_object_lookup(file, args->cmd_handle);
 	if (!obj)
@@ -633,9 +710,13 @@ static int vnpu_job_push(struct vnpu_job *job, struct vnpu_file *vfile,
 	struct ww_acquire_ctx ctx;
 	int ret;
 
-	ret = drm_gem_lock_reservations(job->lock_objs, job->num_lock_objs, &ctx);
-	if (ret)
-		return ret;
+	/* A job without BOs (a stream of NOPs) needs no acquire context. */
+	if (job->num_lock_objs) {
+		ret = drm_gem_lock_reservations(job->lock_objs,
+						job->num_lock_objs, &ctx);
+		if (ret)
+			return ret;
+	}
 
 	mutex_lock(&vfile->submit_lock);
 	ret = vnpu_job_add_id_locked(job, vfile);
@@ -654,7 +735,9 @@ static int vnpu_job_push(struct vnpu_job *job, struct vnpu_file *vfile,
 	}
 	*id = job->id;
 	/* Unlock before the push: the job's buffers go with it. */
-	drm_gem_unlock_reservations(job->lock_objs, job->num_lock_objs, &ctx);
+	if (job->num_lock_objs)
+		drm_gem_unlock_reservations(job->lock_objs, job->num_lock_objs,
+					    &ctx);
 	if (out_syncobj)
 		drm_syncobj_replace_fence(out_syncobj, job->done);
 	vnpu_job_publish_locked(job, vfile);
@@ -664,7 +747,9 @@ static int vnpu_job_push(struct vnpu_job *job, struct vnpu_file *vfile,
 	return 0;
 
 out_unlock:
-	drm_gem_unlock_reservations(job->lock_objs, job->num_lock_objs, &ctx);
+	if (job->num_lock_objs)
+		drm_gem_unlock_reservations(job->lock_objs, job->num_lock_objs,
+					    &ctx);
 	mutex_unlock(&vfile->submit_lock);
 	return ret;
 }
@@ -792,6 +877,44 @@ static long vnpu_fence_wait_abs(struct dma_fence *fence, s64 deadline_ns)
 	return ret;
 }
 
+static void vnpu_job_wait_result(const struct vnpu_job *job,
+				 struct drm_vnpu_wait *args)
+{
+	args->status = job->fw.status;
+	args->start_ns = job->fw.start_ns;
+	args->end_ns = job->fw.end_ns;
+	args->fault_cmd = job->fw.cur_cmd;
+}
+
+/*
+ * WAIT of a job that has ended (or is unknown) needs no reference: its
+ * record cannot go while history_lock holds it in the history. Sets @ret
+ * and returns true when done, false when the job must be waited for.
+ */
+static bool vnpu_job_wait_ended(struct vnpu_file *vfile,
+				struct drm_vnpu_wait *args, int *ret)
+{
+	struct vnpu_job *job = NULL;
+	bool ended = true;
+
+	spin_lock(&vfile->history_lock);
+	if (vfile->history)
+		job = vfile->history[args->job_id % DRM_VNPU_JOB_HISTORY];
+	if (!job || job->id != args->job_id) {
+		*ret = -ENOENT;
+	} else if (!job->done ||
+		   test_bit(DMA_FENCE_FLAG_SIGNALED_BIT, &job->done->flags)) {
+		/* The result was written before the fence signalled. */
+		smp_rmb();
+		vnpu_job_wait_result(job, args);
+		*ret = 0;
+	} else {
+		ended = false;
+	}
+	spin_unlock(&vfile->history_lock);
+	return ended;
+}
+
 int vnpu_ioctl_wait(struct drm_device *drm, void *data,
 		    struct drm_file *file)
 {
@@ -804,22 +927,21 @@ int vnpu_ioctl_wait(struct drm_device *drm, void *data,
 	if (args->flags || args->pad)
 		return -EINVAL;
 
+	if (vnpu_job_wait_ended(vfile, args, &ret))
+		return ret;
+
 	job = vnpu_job_lookup(vfile, args->job_id);
 	if (!job)
 		return -ENOENT;
 
 	/* A job without a done fence ran at submit: it has ended. */
 	lret = job->done ? vnpu_fence_wait_abs(job->done, args->timeout_ns) : 1;
-	if (lret < 0) {
+	if (lret < 0)
 		ret = lret;
-	} else if (!lret) {
+	else if (!lret)
 		ret = -ETIMEDOUT;
-	} else {
-		args->status = job->fw.status;
-		args->start_ns = job->fw.start_ns;
-		args->end_ns = job->fw.end_ns;
-		args->fault_cmd = job->fw.cur_cmd;
-	}
+	else
+		vnpu_job_wait_result(job, args);
 	vnpu_job_put(job);
 	return ret;
 }

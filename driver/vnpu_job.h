@@ -47,7 +47,7 @@ struct vnpu_file;
  * @sched: the scheduler's part, for a job that goes to the scheduler
  * @stream_inline: holds a small command stream without an allocation
  *
- * Kept small (256 bytes): a job run at submit is allocated and zeroed for
+ * Kept small (256 bytes): a job run at submit is set up field by field for
  * every SUBMIT and kept for WAIT until %DRM_VNPU_JOB_HISTORY later jobs.
  */
 /* Command streams up to this many bytes are copied into the job itself. */
