@@ -50,8 +50,8 @@ static void state_fini(struct cstate *s)
 
 static vnpu_status check_options(const struct vnpu_compile_options *o)
 {
-	/* A hint: the layers that dominate (Conv, Gemm) compute in f32 only,
-	 * so f16 and bf16 hints compile the f32 program. */
+	/* A hint: the layers that dominate (Conv, Gemm) compute in f32 even
+	 * on f16/bf16 storage, so f16 and bf16 hints compile the f32 program. */
 	if (o->inference_precision != VNPU_TYPE_UNDEFINED &&
 	    !vnpu_type_is_float(o->inference_precision))
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "inference precision %s is not a float type",
