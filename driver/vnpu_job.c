@@ -139,43 +139,17 @@ static struct vnpu_job *vnpu_job_alloc(struct vnpu_device *vdev,
 		job = kmalloc(sizeof(*job), GFP_KERNEL);
 	if (!job)
 		return NULL;
-	/*
-	 * Field by field rather than zeroing all of it: this runs for every
-	 * SUBMIT, and @stream_inline is written before it is read.
-	 */
+	/* @stream_inline is written before it is read. */
+	memset(job, 0, offsetof(struct vnpu_job, stream_inline));
 	kref_init(&job->ref);
 	kref_get(&vfile->ref);
 	job->priority = priority;
 	job->vdev = vdev;
 	job->vfile = vfile;
-	job->id = 0;
-	job->done = NULL;
-	job->hw_fence = NULL;
 	INIT_LIST_HEAD(&job->fw.link);
-	job->fw.stream = NULL;
-	job->fw.stream_size = 0;
-	job->fw.num_cmds = 0;
-	job->fw.slot_base = NULL;
-	job->fw.profile = NULL;
 	atomic_set(&job->fw.state, VNPU_FW_JOB_QUEUED);
 	job->fw.status = DRM_VNPU_JOB_CANCELLED;
-	job->fw.cur_cmd = 0;
-	job->fw.start_ns = 0;
-	job->fw.end_ns = 0;
-	atomic64_set(&job->fw.progress, 0);
-	job->fw.fence = NULL;
-	job->bos = NULL;
-	job->num_slots = 0;
-	job->num_lock_objs = 0;
-	job->lock_objs = NULL;
-	job->lock_write = NULL;
-	job->in_fences = NULL;
-	job->num_in_fences = 0;
-	job->pushed = false;
-	job->profile_bo = NULL;
-	job->stream = NULL;
 	INIT_LIST_HEAD(&job->link);
-	job->sched = NULL;
 	return job;
 }
 
