@@ -26,22 +26,17 @@ static vnpu_status lower_transpose(struct cstate *s, struct cop *op)
 	return cl_copy(s, ct_dense(s, op->out[0]), src);
 }
 
-/* Gather @len indices start, start + step, ... of @x along @axis into a new
- * temporary (how a negative slice step is done: copies only go forward). */
-vnpu_status cl_gather_steps(struct cstate *s, int32_t x, int64_t axis, int64_t start,
-				int64_t step, int64_t len, int32_t *out)
+/* Gather the @len indices @idx (taken) of @x along @axis into a new temporary. */
+vnpu_status cl_gather_at(struct cstate *s, int32_t x, int64_t axis, int64_t *idx, int64_t len,
+			 int32_t *out)
 {
 	struct vnpu_layer_gather attr = { .axis = (uint32_t)axis };
 	const struct vnpu_tinfo xinfo = *INFO(s, x), *xi = &xinfo;
-	int64_t dims[VNPU_MAX_RANK], *idx = malloc((size_t)(len + 1) * sizeof(int64_t));
+	int64_t dims[VNPU_MAX_RANK];
 	struct ctensor t[3];
 	int32_t iv;
 	vnpu_status st;
 
-	if (!idx)
-		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
-	for (int64_t i = 0; i < len; i++)
-		idx[i] = start + i * step;
 	st = cs_add_const(s, VNPU_TYPE_I64, 1, &len, idx, &iv);
 	if (st)
 		return st;
@@ -54,6 +49,20 @@ vnpu_status cl_gather_steps(struct cstate *s, int32_t x, int64_t axis, int64_t s
 	t[1] = ct_dense(s, iv);
 	t[2] = ct_dense(s, *out);
 	return cl_layer(s, VNPU_LAYER_GATHER, t, 3, &attr, sizeof(attr));
+}
+
+/* Gather @len indices start, start + step, ... of @x along @axis into a new
+ * temporary (how a negative slice step is done: copies only go forward). */
+vnpu_status cl_gather_steps(struct cstate *s, int32_t x, int64_t axis, int64_t start,
+			    int64_t step, int64_t len, int32_t *out)
+{
+	int64_t *idx = malloc((size_t)(len + 1) * sizeof(int64_t));
+
+	if (!idx)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	for (int64_t i = 0; i < len; i++)
+		idx[i] = start + i * step;
+	return cl_gather_at(s, x, axis, idx, len, out);
 }
 
 static vnpu_status lower_slice(struct cstate *s, struct cop *op)

@@ -1139,30 +1139,6 @@ static int64_t crop_nearest(double x, uint32_t nearest)
 	}
 }
 
-/* *@out = @x gathered along @axis at the @len indices @idx (taken). */
-static vnpu_status gather_at(struct cstate *s, int32_t x, int32_t axis, int64_t *idx,
-			     int64_t len, int32_t *out)
-{
-	struct vnpu_layer_gather attr = { .axis = (uint32_t)axis };
-	int64_t dims[VNPU_MAX_RANK];
-	int32_t rank = INFO(s, x)->rank, iv;
-	vnpu_element_type type = INFO(s, x)->type;
-	struct ctensor t[3];
-	vnpu_status st;
-
-	memcpy(dims, INFO(s, x)->dims, sizeof(dims));
-	dims[axis] = len;
-	st = cs_add_const(s, VNPU_TYPE_I64, 1, &len, idx, &iv);
-	if (!st)
-		st = cs_add_temp(s, type, rank, dims, out);
-	if (st)
-		return st;
-	t[0] = ct_dense(s, x);
-	t[1] = ct_dense(s, iv);
-	t[2] = ct_dense(s, *out);
-	return cl_layer(s, VNPU_LAYER_GATHER, t, 3, &attr, sizeof(attr));
-}
-
 /* A constant of @type, extent @len along @axis and 1 elsewhere (@rank
  * dims), from @v (taken). */
 static vnpu_status along_axis_const(struct cstate *s, vnpu_element_type type, int32_t rank,
@@ -1219,9 +1195,9 @@ static vnpu_status crop_resize_axis(struct cstate *s, int32_t x, int32_t axis,
 		w[j] = pos - f;
 		omw[j] = 1 - w[j];
 	}
-	st = gather_at(s, x, axis, i0, a->out, &g0);
+	st = cl_gather_at(s, x, axis, i0, a->out, &g0);
 	if (!st && linear)
-		st = gather_at(s, x, axis, i1, a->out, &g1);
+		st = cl_gather_at(s, x, axis, i1, a->out, &g1);
 	else
 		free(i1);
 	if (!st && linear)
