@@ -65,6 +65,12 @@ static void vnpu_job_release_buffers(struct vnpu_job *job)
 {
 	u32 i;
 
+	/* BOs, slots and a profile BO come with lock_objs. */
+	if (!job->lock_objs && !job->in_fences &&
+	    (!job->stream || job->stream == job->stream_inline)) {
+		job->stream = NULL;
+		return;
+	}
 	for (i = 0; i < job->num_in_fences; i++)
 		dma_fence_put(job->in_fences[i]);
 	kvfree(job->in_fences);
