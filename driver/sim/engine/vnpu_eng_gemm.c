@@ -84,10 +84,29 @@ static inline float fma_exact(float a, float b, float c)
 	return (float)v.d;
 }
 
-/* c[6][16] (rows @rs apart) = (@load ? c : 0) + A panel times B panel. */
+/* The sums of a 6x16 tile to @c (rows @rs apart), or to @o's output. */
+static void uk_store(float acc[ENG_MR][ENG_NR], float *c, __s64 rs,
+		     const struct eng_tile_out *o)
+{
+	int i, j;
+
+	if (o) {
+		c = o->y;
+		rs = (__s64)(o->rsb / 4);
+	}
+	for (i = 0; i < ENG_MR; i++)
+		for (j = 0; j < ENG_NR; j++)
+			c[i * rs + j] = o && o->add ? acc[i][j] + o->add[i] :
+						      acc[i][j];
+}
+
+/*
+ * c[6][16] (rows @rs apart) = (@load ? c : 0) + A panel times B panel;
+ * to @o's output instead when set.
+ */
 static __attribute__((__noinline__))
 void ukernel(__u64 kc, const float *a, const float *b, float *c, __s64 rs,
-	     int load)
+	     int load, const struct eng_tile_out *o)
 {
 	float acc[ENG_MR][ENG_NR];
 	__u64 k;
@@ -100,15 +119,13 @@ void ukernel(__u64 kc, const float *a, const float *b, float *c, __s64 rs,
 		for (i = 0; i < ENG_MR; i++)
 			for (j = 0; j < ENG_NR; j++)
 				acc[i][j] = fma_exact(a[i], b[j], acc[i][j]);
-	for (i = 0; i < ENG_MR; i++)
-		for (j = 0; j < ENG_NR; j++)
-			c[i * rs + j] = acc[i][j];
+	uk_store(acc, c, rs, o);
 }
 
 /* The same with row k of B at b + off[k]. */
 static __attribute__((__noinline__))
 void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
-		 float *c, __s64 rs, int load)
+		 float *c, __s64 rs, int load, const struct eng_tile_out *o)
 {
 	float acc[ENG_MR][ENG_NR];
 	__u64 k;
@@ -122,9 +139,7 @@ void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
 			for (j = 0; j < ENG_NR; j++)
 				acc[i][j] = fma_exact(a[i], b[off[k] + j],
 						      acc[i][j]);
-	for (i = 0; i < ENG_MR; i++)
-		for (j = 0; j < ENG_NR; j++)
-			c[i * rs + j] = acc[i][j];
+	uk_store(acc, c, rs, o);
 }
 #else
 /* The 6x16 accumulators, from the tile at c (rows rs apart) or zero. */
@@ -156,7 +171,14 @@ void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
 	c50 = VFMA(av, b0, c50); c51 = VFMA(av, b1, c51);		\
 } while (0)
 
-#define UK_STORE(c, rs) do {						\
+/* The sums to the tile at c, or to o's output plus its row adds. */
+#define UK_STORE(c, rs, o) do {						\
+	if (o) {							\
+		c = (o)->y;						\
+		rs = (__s64)((o)->rsb / 4);				\
+		if ((o)->add)						\
+			UK_ADD((o)->add);				\
+	}								\
 	vstore(c, c00); vstore((c) + 8, c01);				\
 	vstore((c) + (rs), c10); vstore((c) + (rs) + 8, c11);		\
 	vstore((c) + 2 * (rs), c20); vstore((c) + 2 * (rs) + 8, c21);	\
@@ -165,14 +187,24 @@ void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
 	vstore((c) + 5 * (rs), c50); vstore((c) + 5 * (rs) + 8, c51);	\
 } while (0)
 
+#define UK_ADD(add) do {						\
+	v8sf av;							\
+	av = vbcast((add)[0]); c00 += av; c01 += av;			\
+	av = vbcast((add)[1]); c10 += av; c11 += av;			\
+	av = vbcast((add)[2]); c20 += av; c21 += av;			\
+	av = vbcast((add)[3]); c30 += av; c31 += av;			\
+	av = vbcast((add)[4]); c40 += av; c41 += av;			\
+	av = vbcast((add)[5]); c50 += av; c51 += av;			\
+} while (0)
+
 /*
  * c[6][16] (rows @rs apart) = (@load ? c : 0) + A panel (kc x 6) times
- * B panel (kc x 16).
+ * B panel (kc x 16); to @o's output instead when set.
  */
 /* Not inlined: the caller's live values would push accumulators to the stack. */
 static __attribute__((__noinline__))
 void ukernel(__u64 kc, const float *a, const float *b, float *c, __s64 rs,
-	     int load)
+	     int load, const struct eng_tile_out *o)
 {
 	__u64 k;
 
@@ -194,13 +226,13 @@ void ukernel(__u64 kc, const float *a, const float *b, float *c, __s64 rs,
 
 		UK_STEP(a, b0, b1);
 	}
-	UK_STORE(c, rs);
+	UK_STORE(c, rs, o);
 }
 
 /* The same with row k of B at b + off[k]. */
 static __attribute__((__noinline__))
 void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
-		 float *c, __s64 rs, int load)
+		 float *c, __s64 rs, int load, const struct eng_tile_out *o)
 {
 	__u64 k;
 
@@ -223,33 +255,43 @@ void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
 
 		UK_STEP(a, b0, b1);
 	}
-	UK_STORE(c, rs);
+	UK_STORE(c, rs, o);
 }
 
 #endif /* ENG_FMA */
 
 /* One slice of a block with the 6x16 kernel, panel by panel. */
-static void slice_run(const struct eng_slice *s)
+static void slice_run(struct eng_slice *s)
 {
+	struct eng_tile_out out = { 0, (__u64)s->out_rs * 4, 0 };
 	__u64 i, j;
 
+	/* Whole tiles inside the block go to the output. */
+	s->out_mc = s->out ? s->mc / ENG_MR * ENG_MR : 0;
+	s->out_nc = s->out ? s->nc / ENG_NR * ENG_NR : 0;
 	for (j = 0; j < s->nc; j += ENG_NR)
 		for (i = 0; i < s->mc; i += ENG_MR) {
 			const float *ai = s->a + (i / ENG_MR) * s->a_ps;
 			const float *bj = s->b + (j / ENG_NR) * s->b_ps;
 			float *c = s->acc + i * s->acc_rs + j;
+			const struct eng_tile_out *o = 0;
 
+			if (i < s->out_mc && j < s->out_nc) {
+				out.y = s->out + (__s64)i * s->out_rs + (__s64)j;
+				out.add = s->out_add ? s->out_add + i : 0;
+				o = &out;
+			}
 			if (s->off)
 				ukernel_ind(s->kc, ai, bj, s->off, c,
-					    (__s64)s->acc_rs, s->load);
+					    (__s64)s->acc_rs, s->load, o);
 			else
 				ukernel(s->kc, ai, bj, c, (__s64)s->acc_rs,
-					s->load);
+					s->load, o);
 		}
 }
 
 #ifdef ENG_FMA
-void vnpu_eng_slice_avx2(const struct eng_slice *s)
+void vnpu_eng_slice_avx2(struct eng_slice *s)
 {
 	slice_run(s);
 }
@@ -381,24 +423,29 @@ static void flush_run(const struct gemm_out *o, const struct gemm_epi *e,
 			stf(o->y, off + c, o->dt, t[c]);
 }
 
-/* The outputs of block rows [m0, +mc) x columns [n0, +nc), from @acc. */
+/*
+ * The outputs of rows [r0, r1) x columns [c0, c1) of the block at (@m0,
+ * @n0), from @acc.
+ */
 static void block_flush(const struct gemm_out *o, const struct gemm_epi *e,
-			float *acc, __u64 acc_rs, __u64 m0, __u64 mc,
-			__u64 n0, __u64 nc)
+			float *acc, __u64 acc_rs, __u64 m0, __u64 r0, __u64 r1,
+			__u64 n0, __u64 c0, __u64 c1)
 {
 	__u64 r, c, len;
 
-	for (r = 0; r < mc; r++) {
+	if (c0 >= c1)
+		return;
+	for (r = r0; r < r1; r++) {
 		float *t = acc + r * acc_rs;
 
 		if (!o->wp) {
-			flush_run(o, e, t, m0 + r, n0, (__u32)nc);
+			flush_run(o, e, t + c0, m0 + r, n0 + c0, (__u32)(c1 - c0));
 			continue;
 		}
-		for (c = 0; c < nc; c += len) {
+		for (c = c0; c < c1; c += len) {
 			__u64 q = n0 + c, row = q / o->wp, qc = q % o->wp;
 
-			len = eng_min(nc - c, o->wp - qc);
+			len = eng_min(c1 - c, o->wp - qc);
 			if (qc < o->ow)
 				flush_run(o, e, t + c, m0 + r, row * o->ow + qc,
 					  (__u32)eng_min(len, o->ow - qc));
@@ -491,7 +538,7 @@ struct gemm_bufs {
 };
 
 /* One slice with the kernels of this build (and AVX-512 when allowed). */
-static void slice_dispatch(const struct eng_slice *s, int avx512)
+static void slice_dispatch(struct eng_slice *s, int avx512)
 {
 #ifdef ENG_FMA
 	if (avx512) {
@@ -503,9 +550,30 @@ static void slice_dispatch(const struct eng_slice *s, int avx512)
 }
 
 /*
+ * Whether the epilogue is at most a per-row add to f32 outputs whose
+ * columns are the block's: the last slice's micro-kernels may then store
+ * the block, row r plus @add[r] (beta * C[r] as epi_add() computes it),
+ * with @has_add 0 when nothing is added.
+ */
+static int epi_fusable(const struct gemm_out *o, const struct gemm_epi *e,
+		       __u64 m0, __u64 mc, float *add, int *has_add)
+{
+	__u64 r;
+
+	if (o->dt != VNPU_DTYPE_F32 || o->wp || e->alpha != 1.0f || e->r ||
+	    e->act->func != VNPU_ACT_IDENTITY || (e->c && e->c_cs))
+		return 0;
+	*has_add = !!e->c;
+	for (r = 0; e->c && r < mc; r++)
+		add[r] = e->beta * ldf(e->c, (__s64)(m0 + r) * e->c_rs,
+				       e->c_dt);
+	return 1;
+}
+
+/*
  * Output block [m0, m0 + mc) x [n0, n0 + nc) of a depth-@kt product,
  * summed in @bufs->acc and stored through the epilogue after the last
- * slice.
+ * slice, or by the last slice's micro-kernels when it fuses.
  */
 static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 		       __u64 m0, __u64 mc, __u64 n0, __u64 nc, __u64 kt,
@@ -514,7 +582,10 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 {
 	struct eng_slice s = {};
 	__u64 k0 = 0, kstep;
+	float add[ENG_MC];
+	int fuse, has_add = 0;
 
+	fuse = kt && epi_fusable(o, e, m0, mc, add, &has_add);
 	s.mc = mc;
 	s.nc = nc;
 	s.acc = bufs->acc;
@@ -564,10 +635,17 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 			s.b = bufs->b;
 			s.b_ps = s.kc * ENG_NR;
 		}
+		if (fuse && k0 + s.kc == kt) {
+			s.out = (float *)o->y + (__s64)m0 * o->rs + (__s64)n0;
+			s.out_rs = o->rs;
+			s.out_add = has_add ? add : 0;
+		}
 		slice_dispatch(&s, bufs->avx512);
 		k0 += s.kc;
 	}
-	block_flush(o, e, s.acc, s.acc_rs, m0, mc, n0, nc);
+	/* What the micro-kernels did not store: the right, then the bottom. */
+	block_flush(o, e, s.acc, s.acc_rs, m0, 0, s.out_mc, n0, s.out_nc, nc);
+	block_flush(o, e, s.acc, s.acc_rs, m0, s.out_mc, mc, n0, 0, nc);
 }
 
 /* Splits scratch into the A slice, the block accumulator and B. */

@@ -30,6 +30,13 @@
  *	ceil(@mc / ENG_MR) * ENG_MR rows and ceil(@nc / ENG_NR) * ENG_NR columns
  * @load: 0 for the first slice (sums start from zero), else add to @acc
  * @a_rows: see @mc
+ * @out: NULL, or (last slice only) where output (r, c) of the block goes
+ *	when the epilogue is at most a per-row add: @out + r * @out_rs + c
+ * @out_rs: see @out
+ * @out_add: NULL, or with @out the float added to each row of the sums
+ * @out_mc: returned: the sums of rows [0, @out_mc) x columns [0, @out_nc)
+ *	went to @out (plus @out_add), the others to @acc; 0 without @out
+ * @out_nc: see @out_mc
  */
 struct eng_slice {
 	__u64 kc, mc, nc, a_ps, b_ps, acc_rs;
@@ -37,11 +44,26 @@ struct eng_slice {
 	const __s32 *off;
 	float *acc;
 	int load, a_rows;
+	float *out;
+	__s64 out_rs;
+	const float *out_add;
+	__u64 out_mc, out_nc;
+};
+
+/*
+ * Where a micro-kernel of the last slice stores its tile instead of the
+ * accumulator: @y, rows @rsb bytes apart, row r plus @add[r] when @add is
+ * set (the AVX-512 assembly reads the members at offsets 0, 8 and 16).
+ */
+struct eng_tile_out {
+	float *y;
+	__u64 rsb;
+	const float *add;
 };
 
 /* The AVX-512F driver (12x32 tiles); same bits as the AVX2 6x16 one. */
-void vnpu_eng_slice_avx512(const struct eng_slice *s);
+void vnpu_eng_slice_avx512(struct eng_slice *s);
 /* The AVX2 6x16 driver, for benchmarks of the micro-kernels alone. */
-void vnpu_eng_slice_avx2(const struct eng_slice *s);
+void vnpu_eng_slice_avx2(struct eng_slice *s);
 
 #endif /* _VNPU_ENG_GEMM_H_ */

@@ -47,7 +47,8 @@ static inline v16sf bc16(float x)
 static __attribute__((__always_inline__)) inline
 void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	  const float *b1, const __s32 *off, float *c, __u64 rs, int load,
-	  const int rows, const int np, const int ind, const int arow)
+	  const struct eng_tile_out *out, const int rows, const int np,
+	  const int ind, const int arow)
 {
 	v16sf acc[12][2];
 	__u64 k;
@@ -74,6 +75,14 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 			for (p = 0; p < np; p++)
 				acc[r][p] = FMA16(av, bv[p], acc[r][p]);
 		}
+	}
+	if (out) {
+		c = out->y;
+		rs = out->rsb / 4;
+		if (out->add)
+			for (r = 0; r < rows; r++)
+				for (p = 0; p < np; p++)
+					acc[r][p] += bc16(out->add[r]);
 	}
 	for (r = 0; r < rows; r++)
 		for (p = 0; p < np; p++)
@@ -130,6 +139,28 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	"vmovups %%zmm" #z1 ", 64(%[p])\n\t"				\
 	"add %[rsb], %[p]\n\t"
 
+/* Row r = z0 / 2 of the tile plus the r-th float at %[t], broadcast. */
+#define UK_ADD(z0, z1)							\
+	"vaddps (2 * " #z0 ")(%[t])%{1to16%}, %%zmm" #z0 ", %%zmm" #z0 "\n\t" \
+	"vaddps (2 * " #z0 ")(%[t])%{1to16%}, %%zmm" #z1 ", %%zmm" #z1 "\n\t"
+
+/*
+ * Where the tile goes: back to %[c], or with %[out] (struct eng_tile_out)
+ * to out->y, rows out->rsb bytes apart, after adding out->add[r] to row r
+ * when out->add is set.
+ */
+#define UK_OUT								\
+	"mov %[c], %[p]\n\t"						\
+	"test %[out], %[out]\n\t"					\
+	"jz 7f\n\t"							\
+	"mov (%[out]), %[p]\n\t"					\
+	"mov 8(%[out]), %[rsb]\n\t"					\
+	"mov 16(%[out]), %[t]\n\t"					\
+	"test %[t], %[t]\n\t"						\
+	"jz 7f\n\t"							\
+	UK_ROWS(UK_ADD)							\
+	"7:\n\t"
+
 /* The whole tile; the vzeroupper leaves no dirty upper state behind. */
 #define UK_TILE								\
 	"mov %[c], %[p]\n\t"						\
@@ -157,7 +188,7 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	"dec %[k]\n\t"							\
 	"jnz 3b\n"							\
 	"4:\n\t"							\
-	"mov %[c], %[p]\n\t"						\
+	UK_OUT								\
 	UK_ROWS(UK_ST)							\
 	"vzeroupper\n\t"
 
@@ -179,16 +210,20 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 
 static __attribute__((__noinline__))
 void tile_12x32(__u64 kc, const float *a0, const float *a1, const float *b0,
-		const float *b1, const __s32 *off, float *c, __u64 rs, int load)
+		const float *b1, const __s32 *off, float *c, __u64 rs, int load,
+		const struct eng_tile_out *out)
 {
 	__s64 bd = (const char *)b1 - (const char *)b0;
+	__u64 rsb = rs * 4;
+	const float *t;
 	float *p;
 
 	__asm__ __volatile__(UK_TILE
 			     : [k] "+r"(kc), [a0] "+r"(a0), [a1] "+r"(a1),
-			       [b] "+r"(b0), [p] "=&r"(p)
-			     : [bd] "r"(bd), [c] "r"(c), [rsb] "r"(rs * 4),
-			       [load] "r"(load)
+			       [b] "+r"(b0), [p] "=&r"(p), [t] "=&r"(t),
+			       [rsb] "+r"(rsb)
+			     : [bd] "r"(bd), [c] "r"(c), [load] "r"(load),
+			       [out] "r"(out)
 			     : UK_CLOBBER);
 }
 
@@ -206,16 +241,18 @@ void tile_12x32(__u64 kc, const float *a0, const float *a1, const float *b0,
 static __attribute__((__noinline__))
 void tile_12x32_ind(__u64 kc, const float *a0, const float *a1,
 		    const float *b0, const float *b1, const __s32 *off, float *c,
-		    __u64 rs, int load)
+		    __u64 rs, int load, const struct eng_tile_out *out)
 {
+	__u64 rsb = rs * 4;
 	__s64 t;
 	float *p;
 
 	__asm__ __volatile__(UK_TILE
 			     : [k] "+r"(kc), [a0] "+r"(a0), [a1] "+r"(a1),
-			       [off] "+r"(off), [p] "=&r"(p), [t] "=&r"(t)
-			     : [b] "r"(b0), [c] "r"(c), [rsb] "r"(rs * 4),
-			       [load] "r"(load)
+			       [off] "+r"(off), [p] "=&r"(p), [t] "=&r"(t),
+			       [rsb] "+r"(rsb)
+			     : [b] "r"(b0), [c] "r"(c), [load] "r"(load),
+			       [out] "r"(out)
 			     : UK_CLOBBER);
 }
 
@@ -234,16 +271,17 @@ void tile_12x32_ind(__u64 kc, const float *a0, const float *a1,
 static __attribute__((__noinline__))
 void tile_12x32_ind_rows(__u64 kc, const float *a0, const float *a1,
 			 const float *b0, const float *b1, const __s32 *off,
-			 float *c, __u64 rs, int load)
+			 float *c, __u64 rs, int load, const struct eng_tile_out *out)
 {
+	__u64 rsb = rs * 4;
 	__s64 t;
 	float *p;
 
 	__asm__ __volatile__(UK_TILE
 			     : [k] "+r"(kc), [a0] "+r"(a0), [off] "+r"(off),
-			       [p] "=&r"(p), [t] "=&r"(t)
-			     : [b] "r"(b0), [c] "r"(c), [rsb] "r"(rs * 4),
-			       [load] "r"(load)
+			       [p] "=&r"(p), [t] "=&r"(t), [rsb] "+r"(rsb)
+			     : [b] "r"(b0), [c] "r"(c), [load] "r"(load),
+			       [out] "r"(out)
 			     : UK_CLOBBER);
 }
 
@@ -259,25 +297,29 @@ void tile_12x32_ind_rows(__u64 kc, const float *a0, const float *a1,
 static __attribute__((__noinline__))
 void tile_12x32_rows(__u64 kc, const float *a0, const float *a1,
 		     const float *b0, const float *b1, const __s32 *off,
-		     float *c, __u64 rs, int load)
+		     float *c, __u64 rs, int load, const struct eng_tile_out *out)
 {
 	__s64 bd = (const char *)b1 - (const char *)b0;
+	__u64 rsb = rs * 4;
+	const float *t;
 	float *p;
 
 	__asm__ __volatile__(UK_TILE
 			     : [k] "+r"(kc), [a0] "+r"(a0), [b] "+r"(b0),
-			       [p] "=&r"(p)
-			     : [bd] "r"(bd), [c] "r"(c), [rsb] "r"(rs * 4),
-			       [load] "r"(load)
+			       [p] "=&r"(p), [t] "=&r"(t), [rsb] "+r"(rsb)
+			     : [bd] "r"(bd), [c] "r"(c), [load] "r"(load),
+			       [out] "r"(out)
 			     : UK_CLOBBER);
 }
 
 #define TILE_FN(name, rows, np, ind, arow)				\
 static __attribute__((__noinline__))					\
 void name(__u64 kc, const float *a0, const float *a1, const float *b0,	\
-	  const float *b1, const __s32 *off, float *c, __u64 rs, int load) \
+	  const float *b1, const __s32 *off, float *c, __u64 rs, int load, \
+	  const struct eng_tile_out *out)					\
 {									\
-	tile(kc, a0, a1, b0, b1, off, c, rs, load, rows, np, ind, arow); \
+	tile(kc, a0, a1, b0, b1, off, c, rs, load, out, rows, np, ind,	\
+	     arow);							\
 }
 
 TILE_FN(tile_12x16, 12, 1, 0, 0)
@@ -295,7 +337,7 @@ TILE_FN(tile_6x16_ind_rows, 6, 1, 1, 1)
 
 typedef void (*tile_fn)(__u64 kc, const float *a0, const float *a1,
 			const float *b0, const float *b1, const __s32 *off,
-			float *c, __u64 rs, int load);
+			float *c, __u64 rs, int load, const struct eng_tile_out *out);
 
 /* [A in rows][ind][two row panels][two column panels] */
 static const tile_fn tiles[2][2][2][2] = {
@@ -311,12 +353,26 @@ static const tile_fn tiles[2][2][2][2] = {
 	},
 };
 
-void vnpu_eng_slice_avx512(const struct eng_slice *s)
+/*
+ * Rows (or columns) of a block of @n that tiles of two panels of @w, the
+ * last one alone when odd, cover without reaching past @n.
+ */
+static __u64 whole_tiles(__u64 n, __u64 w)
+{
+	__u64 pairs = n / (2 * w) * 2 * w;
+
+	return n - pairs == w ? n : pairs;
+}
+
+void vnpu_eng_slice_avx512(struct eng_slice *s)
 {
 	__u64 ma = eng_div_up(s->mc, ENG_MR), nb = eng_div_up(s->nc, ENG_NR);
 	__u64 i, j;
 	int ind = !!s->off;
+	struct eng_tile_out out = { 0, (__u64)s->out_rs * 4, 0 };
 
+	s->out_mc = s->out ? whole_tiles(s->mc, ENG_MR) : 0;
+	s->out_nc = s->out ? whole_tiles(s->nc, ENG_NR) : 0;
 	for (j = 0; j < nb; j += 2) {
 		const float *b0 = s->b + j * s->b_ps;
 		int two_n = j + 1 < nb;
@@ -324,11 +380,19 @@ void vnpu_eng_slice_avx512(const struct eng_slice *s)
 		for (i = 0; i < ma; i += 2) {
 			const float *a0 = s->a + i * s->a_ps;
 			int two_m = i + 1 < ma;
+			const struct eng_tile_out *o = 0;
 
+			/* Tiles wholly inside the block go to the output. */
+			if (i * ENG_MR < s->out_mc && j * ENG_NR < s->out_nc) {
+				out.y = s->out + (__s64)(i * ENG_MR) * s->out_rs +
+					(__s64)(j * ENG_NR);
+				out.add = s->out_add ? s->out_add + i * ENG_MR : 0;
+				o = &out;
+			}
 			tiles[!!s->a_rows][ind][two_m][two_n](s->kc, a0, a0 + s->a_ps, b0,
 						 b0 + s->b_ps, s->off,
 						 s->acc + i * ENG_MR * s->acc_rs +
-						 j * ENG_NR, s->acc_rs, s->load);
+						 j * ENG_NR, s->acc_rs, s->load, o);
 		}
 	}
 }
