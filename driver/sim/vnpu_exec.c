@@ -72,7 +72,8 @@ static int tensor_check(const struct vnpu_tensor *t,
 				return EINVAL_RET;
 			continue;
 		}
-		if (t->strides[d] < 0)
+		/* Even where it is never stepped: strides times sizes must not overflow. */
+		if (t->strides[d] < 0 || t->strides[d] > VNPU_MAX_STRIDE)
 			return EINVAL_RET;
 		if (!t->dims[d]) {
 			empty = 1;

@@ -126,6 +126,15 @@ M(m_fill_tensor_flags, case_fill(s)->dst.flags = 1)
 M(m_fill_dim_above_rank, case_fill(s)->dst.dims[3] = 1)
 M(m_fill_stride_above_rank, case_fill(s)->dst.strides[2] = 1)
 M(m_fill_negative_stride, case_fill(s)->dst.strides[0] = -1)
+M(m_fill_unit_dim_stride,
+  struct vnpu_cmd_fill *f = case_fill(s);
+  f->dst.rank = 2; f->dst.dims[1] = 1; f->dst.strides[1] = VNPU_MAX_STRIDE)
+M(m_fill_unit_dim_stride_huge,
+  struct vnpu_cmd_fill *f = case_fill(s);
+  f->dst.rank = 2; f->dst.dims[1] = 1; f->dst.strides[1] = VNPU_MAX_STRIDE + 1)
+M(m_fill_empty_stride_huge,
+  struct vnpu_cmd_fill *f = case_fill(s);
+  f->dst.rank = 2; f->dst.dims[1] = 0; f->dst.strides[1] = 1ll << 62)
 M(m_fill_beyond_bo, case_fill(s)->dst.dims[0] = CASE_SLOT_SIZE / 4 + 1)
 M(m_fill_offset_beyond_bo, case_fill(s)->dst.offset = CASE_SLOT_SIZE)
 M(m_fill_end_beyond_bo, case_fill(s)->dst.offset = CASE_SLOT_SIZE - 1020)
@@ -198,6 +207,9 @@ M(m_layer_size_mismatch, case_layer(s)->attr_size = 8)
 	X(fill_dim_above_rank, m_fill_dim_above_rank, 0) \
 	X(fill_stride_above_rank, m_fill_stride_above_rank, 0) \
 	X(fill_negative_stride, m_fill_negative_stride, 0) \
+	X(fill_unit_dim_stride, m_fill_unit_dim_stride, 1) \
+	X(fill_unit_dim_stride_huge, m_fill_unit_dim_stride_huge, 0) \
+	X(fill_empty_stride_huge, m_fill_empty_stride_huge, 0) \
 	X(fill_beyond_bo, m_fill_beyond_bo, 0) \
 	X(fill_offset_beyond_bo, m_fill_offset_beyond_bo, 0) \
 	X(fill_end_beyond_bo, m_fill_end_beyond_bo, 0) \

@@ -7,7 +7,7 @@
  * crash; a model that still reads is compiled for the CPU, and a compiled
  * one runs once.
  *
- *   test-runtime-fuzz [-n MUTATIONS] [-s SEED] [-v] [MODEL.onnx...]
+ *   test-runtime-fuzz [-b] [-d DEVICE] [-n MUTATIONS] [-s SEED] [-v] [MODEL.onnx...]
  *
  * (given models instead of the built-in list; those that do not read as
  * they are are left out).
@@ -15,6 +15,15 @@
  * It prints its figures: mutations per kind of outcome and the time taken.
  * VNPU_DEBUG_CS_MOVE=1 (set by the meson test) makes the compiler move its
  * tables at every add, so a stale pointer in a compile path shows too.
+ *
+ * With -b the same models are compiled for the CPU and exported, and the
+ * blobs are mutated instead: their properties and program (words set to
+ * values a reader must check, besides the byte mutations), after which the
+ * header's sizes and checksum are made right again. The checksum only finds
+ * accidents; a crafted blob must be refused by the program reader (or the
+ * device's stream validator) with a status, and an imported one runs once.
+ * -d compiles and imports for DEVICE instead of the CPU ("NPU": the
+ * driver's validator; exit 77 when the device is not there).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -41,6 +50,16 @@ static const char *const cases[] = {
 	"test_batchnorm_example_training_mode", "test_stft",
 	"test_optional_get_element_sequence", "test_nonmaxsuppression_center_point_box_format",
 	"test_maxpool_2d_pads", "test_gemm_default_matrix_bias",
+	/* more layer kinds, for the blobs (these compile without input values) */
+	"test_averagepool_2d_pads_count_include_pad", "test_reduce_log_sum_exp_keepdims_example",
+	"test_softmax_axis_0", "test_transpose_all_permutations_3", "test_concat_3d_axis_1",
+	"test_depthtospace_dcr_mode", "test_matmul_4d", "test_qlinearconv", "test_instancenorm_example",
+	"test_lrn", "test_argmax_keepdims_example", "test_where_example",
+	"test_gathernd_example_int32", "test_resize_downsample_scales_nearest",
+	"test_globalaveragepool", "test_mod_mixed_sign_float32", "test_cast_FLOAT_to_FLOAT16",
+	"test_dequantizelinear", "test_quantizelinear", "test_matmulinteger",
+	"test_split_equal_parts_1d", "test_tile", "test_expand_dim_changed", "test_hardmax_axis_1",
+	"test_reduce_prod_default_axes_keepdims_example", "test_erf",
 };
 #define NUM_CASES (sizeof(cases) / sizeof(cases[0]))
 
@@ -60,6 +79,7 @@ struct model {
 /* xorshift64*: the same mutations for the same seed everywhere. */
 static uint64_t rng_state;
 static bool verbose;
+static const char *device = "CPU";
 
 static uint64_t rnd(void)
 {
@@ -168,11 +188,15 @@ not_message:
 enum mutation {
 	MUT_FIELD, MUT_FIELD2,
 	MUT_TRUNCATE, MUT_FLIP, MUT_BYTE, MUT_VARINT, MUT_DELETE, MUT_DUPLICATE, MUT_INSERT,
-	MUT_SEVERAL, NUM_MUT,
+	MUT_SEVERAL,
+	/* blobs only: an aligned 32- or 64-bit word gets a value from a list */
+	MUT_WORD32, MUT_WORD64, NUM_MUT,
 };
+#define NUM_ONNX_MUT MUT_WORD32
 
 static const char *const mut_names[NUM_MUT] = {
 	"field", "field2", "truncate", "flip", "byte", "varint", "delete", "duplicate", "insert", "several",
+	"word32", "word64",
 };
 
 /* Bytes a protobuf reader finds interesting: lengths, tags, varint ends. */
@@ -265,14 +289,96 @@ static size_t mutate(enum mutation k, const struct model *src, unsigned char *ds
 		for (int i = 0; i < 4; i++)
 			dst[rnd_below(n)] = special_byte();
 		return n;
+	case MUT_WORD32:
+	case MUT_WORD64:
 	case NUM_MUT:
 		break;
 	}
 	return n;
 }
 
+/*
+ * The blob format (libruntime/src/blob.c): a header of header_size bytes
+ * (its u32 at byte 12) ending in props_size, program_size and checksum
+ * (u64 each; the checksum is FNV-1a of the blob with it zero), then the
+ * properties' text and the program.
+ */
+#define BLOB_HEADER_SIZE_AT 12
+
+static uint64_t fnv1a(uint64_t h, const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static size_t blob_header_size(const unsigned char *blob)
+{
+	uint32_t hs;
+
+	memcpy(&hs, blob + BLOB_HEADER_SIZE_AT, sizeof(hs));
+	return hs;
+}
+
+/* Sizes and checksum of a blob of @size bytes whose program changed size. */
+static void blob_reseal(unsigned char *blob, size_t size)
+{
+	size_t hs = blob_header_size(blob);
+	uint64_t props, program, sum = 0;
+
+	memcpy(&props, blob + hs - 24, sizeof(props));
+	program = size - hs - props;
+	memcpy(blob + hs - 16, &program, sizeof(program));
+	memcpy(blob + hs - 8, &sum, sizeof(sum));
+	sum = fnv1a(fnv1a(0xcbf29ce484222325ull, blob, hs), blob + hs, size - hs);
+	memcpy(blob + hs - 8, &sum, sizeof(sum));
+}
+
+/*
+ * Mutation @k of the blob @src into @dst (room for src->size + 16 bytes),
+ * resealed; returns the new size. Words and bytes change anywhere past the
+ * header; bytes are removed or added in the program only.
+ */
+static size_t mutate_blob(enum mutation k, const struct model *src, unsigned char *dst)
+{
+	static const uint32_t w32[] = { 0, 1, 2, 3, 7, 8, 9, 15, 16, 64, 0x7f, 0x80, 0xff, 0xffff,
+					0x10000, 0x7fffffff, 0x80000000, 0xfffffff8, 0xffffffff };
+	static const uint64_t w64[] = { 0, 1, 8, 64, 4096, 1ull << 31, 1ull << 32, 1ull << 40,
+					1ull << 62, 1ull << 63, ~0ull, ~7ull };
+	size_t hs = blob_header_size(src->data), props, first, n = src->size, at;
+	struct model program;
+	uint64_t v64;
+	uint32_t v32;
+
+	memcpy(&v64, src->data + hs - 24, sizeof(v64));
+	props = (size_t)v64;
+	first = k == MUT_FLIP || k == MUT_BYTE || k >= MUT_WORD32 ? hs : hs + props;
+	memcpy(dst, src->data, n);
+	switch (k) {
+	case MUT_WORD32:
+		at = first + rnd_below((n - first) / 4) * 4;
+		v32 = rnd() & 3 ? w32[rnd_below(sizeof(w32) / sizeof(w32[0]))] : (uint32_t)rnd();
+		memcpy(dst + at, &v32, sizeof(v32));
+		break;
+	case MUT_WORD64:
+		at = first + rnd_below((n - first) / 8) * 8;
+		v64 = rnd() & 3 ? w64[rnd_below(sizeof(w64) / sizeof(w64[0]))] : rnd() >> (rnd() & 63);
+		memcpy(dst + at, &v64, sizeof(v64));
+		break;
+	default:
+		/* the byte mutations, on the part past @first */
+		program = (struct model){ .data = src->data + first, .size = n - first };
+		n = first + mutate(k, &program, dst + first);
+		break;
+	}
+	blob_reseal(dst, n);
+	return n;
+}
+
 struct counts {
-	unsigned long read_err, compile_err, run_err, ran;
+	unsigned long read_err, compile_err, import_err, run_err, ran;
 	unsigned long per_kind[NUM_MUT];
 };
 
@@ -292,7 +398,7 @@ static int try_model(vnpu_core *core, const unsigned char *data, size_t size, st
 			fprintf(stderr, "  read: %s\n", vnpu_last_error());
 		return vnpu_last_error()[0] ? 0 : -1;
 	}
-	st = vnpu_core_compile_model(core, m, "CPU", NULL, &cm);
+	st = vnpu_core_compile_model(core, m, device, NULL, &cm);
 	vnpu_model_free(m);
 	if (st) {
 		c->compile_err++;
@@ -315,6 +421,78 @@ static int try_model(vnpu_core *core, const unsigned char *data, size_t size, st
 	return 0;
 }
 
+static bool has_device(vnpu_core *core, const char *name)
+{
+	uint32_t n;
+	char **devices;
+	bool found = false;
+
+	if (vnpu_core_get_available_devices(core, &devices, &n))
+		return false;
+	for (uint32_t i = 0; i < n; i++)
+		found |= !strncmp(devices[i], name, strlen(name));
+	vnpu_free(devices);
+	return found;
+}
+
+/* One mutated blob through import and a run: as try_model(). */
+static int try_blob(vnpu_core *core, const unsigned char *data, size_t size, struct counts *c)
+{
+	vnpu_compiled_model *cm = NULL;
+	vnpu_infer_request *req = NULL;
+	vnpu_status st;
+
+	st = vnpu_core_import_model(core, data, size, device, &cm);
+	if (st) {
+		c->import_err++;
+		if (verbose)
+			fprintf(stderr, "  import: %s\n", vnpu_last_error());
+		return vnpu_last_error()[0] ? 0 : -1;
+	}
+	st = vnpu_compiled_model_create_infer_request(cm, &req);
+	if (!st)
+		st = vnpu_infer_request_infer(req);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	if (st) {
+		c->run_err++;
+		if (verbose)
+			fprintf(stderr, "  run: %s\n", vnpu_last_error());
+		return vnpu_last_error()[0] ? 0 : -1;
+	}
+	c->ran++;
+	return 0;
+}
+
+/* Replace the model's bytes by the blob of the model compiled for the device. */
+static int to_blob(vnpu_core *core, struct model *md)
+{
+	vnpu_compiled_model *cm;
+	vnpu_model *m;
+	void *blob;
+	size_t size;
+
+	if (vnpu_core_read_model_from_memory(core, md->data, md->size, &m))
+		return -1;
+	if (vnpu_core_compile_model(core, m, device, NULL, &cm)) {
+		vnpu_model_free(m);
+		return -1;
+	}
+	vnpu_model_free(m);
+	if (vnpu_compiled_model_export(cm, &blob, &size)) {
+		vnpu_compiled_model_free(cm);
+		return -1;
+	}
+	vnpu_compiled_model_free(cm);
+	free(md->data);
+	md->data = malloc(size);
+	if (md->data)
+		memcpy(md->data, blob, size);
+	md->size = size;
+	vnpu_free(blob);
+	return md->data ? 0 : -1;
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -333,11 +511,18 @@ int main(int argc, char **argv)
 	struct counts c = { 0 };
 	unsigned char *buf;
 	size_t max_size = 0;
+	bool blobs = false;
 	vnpu_core *core;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "n:s:v")) != -1) {
+	while ((opt = getopt(argc, argv, "bd:n:s:v")) != -1) {
 		switch (opt) {
+		case 'b':
+			blobs = true;
+			break;
+		case 'd':
+			device = optarg;
+			break;
 		case 'n':
 			iters = strtoul(optarg, NULL, 0);
 			break;
@@ -348,7 +533,7 @@ int main(int argc, char **argv)
 			verbose = true;
 			break;
 		default:
-			fprintf(stderr, "usage: test-runtime-fuzz [-n MUTATIONS] [-s SEED] [-v] [MODEL.onnx...]\n");
+			fprintf(stderr, "usage: test-runtime-fuzz [-b] [-d DEVICE] [-n MUTATIONS] [-s SEED] [-v] [MODEL.onnx...]\n");
 			return 2;
 		}
 	}
@@ -358,6 +543,10 @@ int main(int argc, char **argv)
 	if (!models || !names || vnpu_core_create(&core)) {
 		fprintf(stderr, "test-runtime-fuzz: setup failed: %s\n", vnpu_last_error());
 		return 1;
+	}
+	if (!has_device(core, device)) {
+		printf("skip: no %s device\n", device);
+		return 77;
 	}
 	for (size_t i = 0; i < (given ? given : NUM_CASES); i++) {
 		struct model *md = &models[num];
@@ -388,7 +577,17 @@ int main(int argc, char **argv)
 			continue;
 		}
 		vnpu_model_free(m);
-		walk(md, 0, md->size, 0);
+		/* Some need their inputs' values to compile (a Loop's trip count). */
+		if (blobs && to_blob(core, md)) {
+			if (verbose)
+				fprintf(stderr, "%s does not compile for %s: %s\n", path, device,
+					vnpu_last_error());
+			free(md->data);
+			md->data = NULL;
+			continue;
+		}
+		if (!blobs)
+			walk(md, 0, md->size, 0);
 		if (md->size > max_size)
 			max_size = md->size;
 		names[num++] = given ? argv[optind + (int)i] : cases[i];
@@ -403,14 +602,16 @@ int main(int argc, char **argv)
 	for (unsigned long i = 0; i < iters; i++) {
 		size_t which = rnd_below(num), size;
 		/* half of them keep the encoding valid and change a value */
-		enum mutation k = (enum mutation)(rnd() & 1 ? rnd_below(2) : rnd_below(NUM_MUT));
+		enum mutation k = (enum mutation)(rnd() & 1 ? (blobs ? MUT_WORD32 : 0) + rnd_below(2) :
+					     blobs ? MUT_TRUNCATE + rnd_below(MUT_WORD32 - MUT_TRUNCATE) :
+					     rnd_below(NUM_ONNX_MUT));
 		double t1 = now(), dt;
 
-		size = mutate(k, &models[which], buf);
+		size = blobs ? mutate_blob(k, &models[which], buf) : mutate(k, &models[which], buf);
 		if (verbose)
 			fprintf(stderr, "%lu: %s %s, %zu bytes\n", i, names[which], mut_names[k], size);
 		c.per_kind[k]++;
-		if (try_model(core, buf, size, &c)) {
+		if (blobs ? try_blob(core, buf, size, &c) : try_model(core, buf, size, &c)) {
 			fprintf(stderr, "test-runtime-fuzz: mutation %lu (seed %lu, %s of %s) failed without a message\n",
 				i, seed, mut_names[k], names[which]);
 			return 1;
@@ -421,12 +622,19 @@ int main(int argc, char **argv)
 			slowest_i = i;
 		}
 	}
-	printf("%lu mutations of %zu models (seed %lu) in %.2f s: %lu not read, %lu not compiled, "
-	       "%lu failed to run, %lu ran; slowest %.3f s (mutation %lu)\n",
-	       iters, num, seed, now() - t0, c.read_err, c.compile_err, c.run_err, c.ran,
-	       slowest, slowest_i);
+	if (blobs)
+		printf("%lu mutations of %zu blobs (seed %lu) in %.2f s: %lu not imported, "
+		       "%lu failed to run, %lu ran; slowest %.3f s (mutation %lu)\n",
+		       iters, num, seed, now() - t0, c.import_err, c.run_err, c.ran, slowest,
+		       slowest_i);
+	else
+		printf("%lu mutations of %zu models (seed %lu) in %.2f s: %lu not read, %lu not compiled, "
+		       "%lu failed to run, %lu ran; slowest %.3f s (mutation %lu)\n",
+		       iters, num, seed, now() - t0, c.read_err, c.compile_err, c.run_err, c.ran,
+		       slowest, slowest_i);
 	for (int k = 0; k < NUM_MUT; k++)
-		printf("  %-9s %lu\n", mut_names[k], c.per_kind[k]);
+		if (c.per_kind[k])
+			printf("  %-9s %lu\n", mut_names[k], c.per_kind[k]);
 	vnpu_core_free(core);
 	free(buf);
 	for (size_t i = 0; i < num; i++) {

@@ -27,6 +27,13 @@ extern "C" {
 #define VNPU_MAX_DIMS 8
 
 /**
+ * VNPU_MAX_STRIDE - the largest stride of a tensor dimension, in elements,
+ * whatever its extent (a stride past any BO is only ever useful on a
+ * dimension of extent 0 or 1, where it is never stepped)
+ */
+#define VNPU_MAX_STRIDE (1ll << 48)
+
+/**
  * enum vnpu_dtype - element types; the values are ONNX's TensorProto ones
  * @VNPU_DTYPE_F32: 32-bit IEEE float
  * @VNPU_DTYPE_U8: unsigned 8-bit integer
@@ -69,7 +76,8 @@ enum vnpu_dtype {
  * @dims: extent of each dimension; entries at and above @rank must be zero.
  *	A zero extent makes an empty tensor that touches no memory.
  * @strides: distance between neighbours of each dimension, in elements,
- *	0 or positive (0 broadcasts); entries at and above @rank must be zero
+ *	0 to %VNPU_MAX_STRIDE (0 broadcasts); entries at and above @rank
+ *	must be zero
  *
  * The bytes a tensor can reach are [@offset, @offset + (1 + sum over d of
  * (@dims[d] - 1) * @strides[d]) * element size), which must lie inside the

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -84,8 +85,16 @@ struct vnpu_dev {
 	struct cpu_work work;
 };
 
+/*
+ * Buffers from this size on are mapped, not allocated and cleared: their
+ * pages are zero until written, so a large arena costs only what a job
+ * touches (a blob can ask for any arena size up to the limit).
+ */
+#define CPU_BUF_MAP_MIN (UINT64_C(1) << 20)
+
 struct cpu_buf {
 	struct vnpu_buf buf;
+	size_t mapped;		/* bytes mmap()ed, or 0 when from the heap */
 };
 
 struct tile_scratch {
@@ -120,13 +129,23 @@ static vnpu_status cpu_buf_create(struct vnpu_dev *dev, uint64_t size,
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return host->error(VNPU_OUT_OF_MEMORY, "CPU: out of memory");
-	b->buf.map = aligned_alloc(64, alloc ? alloc : 64);
+	if (alloc >= CPU_BUF_MAP_MIN) {
+		b->buf.map = mmap(NULL, alloc, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				  -1, 0);
+		if (b->buf.map == MAP_FAILED)
+			b->buf.map = NULL;
+		else
+			b->mapped = alloc;
+	} else {
+		b->buf.map = aligned_alloc(64, alloc ? alloc : 64);
+		if (b->buf.map)
+			memset(b->buf.map, 0, alloc ? alloc : 64);
+	}
 	if (!b->buf.map) {
 		free(b);
 		return host->error(VNPU_OUT_OF_MEMORY, "CPU: no memory for a %llu-byte buffer",
 				   (unsigned long long)size);
 	}
-	memset(b->buf.map, 0, alloc ? alloc : 64);
 	b->buf.dev = dev;
 	b->buf.size = size;
 	b->buf.id = atomic_fetch_add(&dev->next_buf_id, 1);
@@ -136,10 +155,15 @@ static vnpu_status cpu_buf_create(struct vnpu_dev *dev, uint64_t size,
 
 static void cpu_buf_free(struct vnpu_buf *buf)
 {
+	struct cpu_buf *b = (struct cpu_buf *)buf;
+
 	if (!buf)
 		return;
-	free(buf->map);
-	free(buf);
+	if (b->mapped)
+		munmap(buf->map, b->mapped);
+	else
+		free(buf->map);
+	free(b);
 }
 
 static vnpu_status buf_range(struct vnpu_buf *buf, uint64_t offset, uint64_t size)
