@@ -423,33 +423,78 @@ static void flush_run(const struct gemm_out *o, const struct gemm_epi *e,
 			stf(o->y, off + c, o->dt, t[c]);
 }
 
+/**
+ * struct gemm_flush - a block's sums on their way to the output
+ * @acc: the sums, rows @acc_rs floats apart
+ * @acc_rs: see @acc
+ * @m0: the block's first row
+ * @n0: the block's first column
+ * @plain: the epilogue is at most a per-row add to f32 outputs
+ * @add: with @plain, NULL or the float added to each row
+ */
+struct gemm_flush {
+	float *acc;
+	__u64 acc_rs, m0, n0;
+	int plain;
+	const float *add;
+};
+
+/* @len sums at @t, plus @add[0] when set, to the f32 outputs at @y. */
+static void add_store(float *y, const float *t, __u32 len, const float *add)
+{
+	__u32 c = 0;
+
+	if (!add) {
+		copy_f32(y, t, len);
+		return;
+	}
+	for (; c + 8 <= len; c += 8)
+		vstore(y + c, vload(t + c) + vbcast(*add));
+	for (; c < len; c++)
+		y[c] = t[c] + *add;
+}
+
+/* Rows [r0, r1) of the run of @len sums from column @c to output @col. */
+static void flush_rows(const struct gemm_out *o, const struct gemm_epi *e,
+		       const struct gemm_flush *f, __u64 r0, __u64 r1,
+		       __u64 c, __u64 col, __u32 len)
+{
+	__u64 r;
+
+	for (r = r0; r < r1; r++) {
+		float *t = f->acc + r * f->acc_rs + c;
+
+		if (f->plain)
+			add_store((float *)o->y + (__s64)(f->m0 + r) * o->rs +
+				  (__s64)col, t, len, f->add ? f->add + r : 0);
+		else
+			flush_run(o, e, t, f->m0 + r, col, len);
+	}
+}
+
 /*
- * The outputs of rows [r0, r1) x columns [c0, c1) of the block at (@m0,
- * @n0), from @acc.
+ * The outputs of rows [r0, r1) x columns [c0, c1) of a block: padded
+ * columns in runs of one output row each, the same for every row.
  */
 static void block_flush(const struct gemm_out *o, const struct gemm_epi *e,
-			float *acc, __u64 acc_rs, __u64 m0, __u64 r0, __u64 r1,
-			__u64 n0, __u64 c0, __u64 c1)
+			const struct gemm_flush *f, __u64 r0, __u64 r1,
+			__u64 c0, __u64 c1)
 {
-	__u64 r, c, len;
+	__u64 c, len;
 
 	if (c0 >= c1)
 		return;
-	for (r = r0; r < r1; r++) {
-		float *t = acc + r * acc_rs;
+	if (!o->wp) {
+		flush_rows(o, e, f, r0, r1, c0, f->n0 + c0, (__u32)(c1 - c0));
+		return;
+	}
+	for (c = c0; c < c1; c += len) {
+		__u64 q = f->n0 + c, row = q / o->wp, qc = q % o->wp;
 
-		if (!o->wp) {
-			flush_run(o, e, t + c0, m0 + r, n0 + c0, (__u32)(c1 - c0));
-			continue;
-		}
-		for (c = c0; c < c1; c += len) {
-			__u64 q = n0 + c, row = q / o->wp, qc = q % o->wp;
-
-			len = eng_min(c1 - c, o->wp - qc);
-			if (qc < o->ow)
-				flush_run(o, e, t + c, m0 + r, row * o->ow + qc,
-					  (__u32)eng_min(len, o->ow - qc));
-		}
+		len = eng_min(c1 - c, o->wp - qc);
+		if (qc < o->ow)
+			flush_rows(o, e, f, r0, r1, c, row * o->ow + qc,
+				   (__u32)eng_min(len, o->ow - qc));
 	}
 }
 
@@ -550,17 +595,17 @@ static void slice_dispatch(struct eng_slice *s, int avx512)
 }
 
 /*
- * Whether the epilogue is at most a per-row add to f32 outputs whose
- * columns are the block's: the last slice's micro-kernels may then store
- * the block, row r plus @add[r] (beta * C[r] as epi_add() computes it),
- * with @has_add 0 when nothing is added.
+ * Whether the epilogue is at most a per-row add to f32 outputs: then the
+ * flush is one pass, and with the block's own columns the last slice's
+ * micro-kernels may store the block. Fills @add[r] with beta * C[r] as
+ * epi_add() computes it, and *@has_add.
  */
-static int epi_fusable(const struct gemm_out *o, const struct gemm_epi *e,
-		       __u64 m0, __u64 mc, float *add, int *has_add)
+static int epi_plain(const struct gemm_out *o, const struct gemm_epi *e,
+		     __u64 m0, __u64 mc, float *add, int *has_add)
 {
 	__u64 r;
 
-	if (o->dt != VNPU_DTYPE_F32 || o->wp || e->alpha != 1.0f || e->r ||
+	if (o->dt != VNPU_DTYPE_F32 || e->alpha != 1.0f || e->r ||
 	    e->act->func != VNPU_ACT_IDENTITY || (e->c && e->c_cs))
 		return 0;
 	*has_add = !!e->c;
@@ -581,11 +626,15 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 		       const struct gemm_bufs *bufs)
 {
 	struct eng_slice s = {};
+	struct gemm_flush f = { .acc = bufs->acc, .acc_rs = eng_acc_rs(nc),
+				.m0 = m0, .n0 = n0 };
 	__u64 k0 = 0, kstep;
 	float add[ENG_MC];
 	int fuse, has_add = 0;
 
-	fuse = kt && epi_fusable(o, e, m0, mc, add, &has_add);
+	f.plain = epi_plain(o, e, m0, mc, add, &has_add);
+	f.add = has_add ? add : 0;
+	fuse = kt && f.plain && !o->wp;
 	s.mc = mc;
 	s.nc = nc;
 	s.acc = bufs->acc;
@@ -644,8 +693,8 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 		k0 += s.kc;
 	}
 	/* What the micro-kernels did not store: the right, then the bottom. */
-	block_flush(o, e, s.acc, s.acc_rs, m0, 0, s.out_mc, n0, s.out_nc, nc);
-	block_flush(o, e, s.acc, s.acc_rs, m0, s.out_mc, mc, n0, 0, nc);
+	block_flush(o, e, &f, 0, s.out_mc, s.out_nc, nc);
+	block_flush(o, e, &f, s.out_mc, mc, 0, nc);
 }
 
 /* Splits scratch into the A slice, the block accumulator and B. */
