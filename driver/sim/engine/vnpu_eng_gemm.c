@@ -454,47 +454,48 @@ static void add_store(float *y, const float *t, __u32 len, const float *add)
 		y[c] = t[c] + *add;
 }
 
-/* Rows [r0, r1) of the run of @len sums from column @c to output @col. */
-static void flush_rows(const struct gemm_out *o, const struct gemm_epi *e,
-		       const struct gemm_flush *f, __u64 r0, __u64 r1,
-		       __u64 c, __u64 col, __u32 len)
+/* Row @r's run of @len sums from column @c to output column @col. */
+static void flush_seg(const struct gemm_out *o, const struct gemm_epi *e,
+		      const struct gemm_flush *f, __u64 r, __u64 c, __u64 col,
+		      __u32 len)
 {
-	__u64 r;
+	float *t = f->acc + r * f->acc_rs + c;
 
-	for (r = r0; r < r1; r++) {
-		float *t = f->acc + r * f->acc_rs + c;
-
-		if (f->plain)
-			add_store((float *)o->y + (__s64)(f->m0 + r) * o->rs +
-				  (__s64)col, t, len, f->add ? f->add + r : 0);
-		else
-			flush_run(o, e, t, f->m0 + r, col, len);
-	}
+	if (f->plain)
+		add_store((float *)o->y + (__s64)(f->m0 + r) * o->rs + (__s64)col,
+			  t, len, f->add ? f->add + r : 0);
+	else
+		flush_run(o, e, t, f->m0 + r, col, len);
 }
 
 /*
- * The outputs of rows [r0, r1) x columns [c0, c1) of a block: padded
- * columns in runs of one output row each, the same for every row.
+ * The outputs of rows [r0, r1) x columns [c0, c1) of a block, row by row
+ * (a row's outputs are neighbours): padded columns in runs of one output
+ * row each, found from one division.
  */
 static void block_flush(const struct gemm_out *o, const struct gemm_epi *e,
 			const struct gemm_flush *f, __u64 r0, __u64 r1,
 			__u64 c0, __u64 c1)
 {
-	__u64 c, len;
+	__u64 r, c, len, row, qc, row0 = 0, qc0 = 0;
 
 	if (c0 >= c1)
 		return;
-	if (!o->wp) {
-		flush_rows(o, e, f, r0, r1, c0, f->n0 + c0, (__u32)(c1 - c0));
-		return;
+	if (o->wp) {
+		row0 = (f->n0 + c0) / o->wp;
+		qc0 = (f->n0 + c0) % o->wp;
 	}
-	for (c = c0; c < c1; c += len) {
-		__u64 q = f->n0 + c, row = q / o->wp, qc = q % o->wp;
-
-		len = eng_min(c1 - c, o->wp - qc);
-		if (qc < o->ow)
-			flush_rows(o, e, f, r0, r1, c, row * o->ow + qc,
-				   (__u32)eng_min(len, o->ow - qc));
+	for (r = r0; r < r1; r++) {
+		if (!o->wp) {
+			flush_seg(o, e, f, r, c0, f->n0 + c0, (__u32)(c1 - c0));
+			continue;
+		}
+		for (c = c0, row = row0, qc = qc0; c < c1; c += len, row++, qc = 0) {
+			len = eng_min(c1 - c, o->wp - qc);
+			if (qc < o->ow)
+				flush_seg(o, e, f, r, c, row * o->ow + qc,
+					  (__u32)eng_min(len, o->ow - qc));
+		}
 	}
 }
 
