@@ -676,6 +676,7 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 			s.b = b->packed + (n0 / ENG_NR) * kt * ENG_NR +
 			      k0 * ENG_NR;
 			s.b_ps = kt * ENG_NR;
+			s.b_next = k0 + s.kc < kt ? s.b + s.kc * ENG_NR : 0;
 		} else if (b->off) {
 			s.b = b->win + n0;
 			s.b_ps = ENG_NR;

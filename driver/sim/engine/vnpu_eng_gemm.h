@@ -37,6 +37,8 @@
  * @out_mc: returned: the sums of rows [0, @out_mc) x columns [0, @out_nc)
  *	went to @out (plus @out_add), the others to @acc; 0 without @out
  * @out_nc: see @out_mc
+ * @b_next: NULL, or the next slice's B, in panels @b_ps floats apart
+ *	(the AVX-512 driver prefetches it during the last column pair)
  */
 struct eng_slice {
 	__u64 kc, mc, nc, a_ps, b_ps, acc_rs;
@@ -48,6 +50,7 @@ struct eng_slice {
 	__s64 out_rs;
 	const float *out_add;
 	__u64 out_mc, out_nc;
+	const float *b_next;
 };
 
 /*

@@ -103,8 +103,9 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
  * is nonzero, else zero; %[k] the steps left (0 at the end); %[p] and %[t]
  * scratch. Each variant defines the addresses of A's elements at step u
  * of a trip, UK_A0(u, r) for row r (0-5) and UK_A1(u, r) for row 6 + r;
- * UK_B(u), which loads B's row of step u; and UK_ADV4 and UK_ADV1, which
- * move its pointers past four steps and past one.
+ * UK_B(u), which loads B's row of step u; UK_ADV4 and UK_ADV1, which
+ * move its pointers past four steps and past one; and UK_PF, a prefetch
+ * per trip from %[pf] (empty where B is read by offsets).
  */
 #define UK_FMA(addr, z0, z1)						\
 	"vbroadcastss " addr ", %%zmm29\n\t"				\
@@ -175,6 +176,7 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	"jb 2f\n"							\
 	"1:\n\t"							\
 	UK_STEP(0) UK_STEP(1) UK_STEP(2) UK_STEP(3)			\
+	UK_PF								\
 	UK_ADV4								\
 	"sub $4, %[k]\n\t"						\
 	"cmp $4, %[k]\n\t"						\
@@ -206,12 +208,14 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	"vmovups (64 * " #u ")(%[b]), %%zmm30\n\t"			\
 	"vmovups (64 * " #u ")(%[b], %[bd]), %%zmm31\n\t"
 #define UK_ADV4 "add $96, %[a0]\n\tadd $96, %[a1]\n\tadd $256, %[b]\n\t"
+/* A line of B for a later tile per trip, into L2 (see b_ahead()). */
+#define UK_PF "prefetcht1 (%[pf])\n\tadd $64, %[pf]\n\t"
 #define UK_ADV1 "add $24, %[a0]\n\tadd $24, %[a1]\n\tadd $64, %[b]\n\t"
 
 static __attribute__((__noinline__))
 void tile_12x32(__u64 kc, const float *a0, const float *a1, const float *b0,
 		const float *b1, const __s32 *off, float *c, __u64 rs, int load,
-		const struct eng_tile_out *out)
+		const struct eng_tile_out *out, const float *pf)
 {
 	__s64 bd = (const char *)b1 - (const char *)b0;
 	__u64 rsb = rs * 4;
@@ -221,7 +225,7 @@ void tile_12x32(__u64 kc, const float *a0, const float *a1, const float *b0,
 	__asm__ __volatile__(UK_TILE
 			     : [k] "+r"(kc), [a0] "+r"(a0), [a1] "+r"(a1),
 			       [b] "+r"(b0), [p] "=&r"(p), [t] "=&r"(t),
-			       [rsb] "+r"(rsb)
+			       [rsb] "+r"(rsb), [pf] "+r"(pf)
 			     : [bd] "r"(bd), [c] "r"(c), [load] "r"(load),
 			       [out] "r"(out)
 			     : UK_CLOBBER);
@@ -235,13 +239,16 @@ void tile_12x32(__u64 kc, const float *a0, const float *a1, const float *b0,
 	"movslq (4 * " #u ")(%[off]), %[t]\n\t"				\
 	"vmovups (%[b], %[t], 4), %%zmm30\n\t"				\
 	"vmovups 64(%[b], %[t], 4), %%zmm31\n\t"
+#undef UK_PF
+#define UK_PF
 #define UK_ADV4 "add $96, %[a0]\n\tadd $96, %[a1]\n\tadd $16, %[off]\n\t"
 #define UK_ADV1 "add $24, %[a0]\n\tadd $24, %[a1]\n\tadd $4, %[off]\n\t"
 
 static __attribute__((__noinline__))
 void tile_12x32_ind(__u64 kc, const float *a0, const float *a1,
 		    const float *b0, const float *b1, const __s32 *off, float *c,
-		    __u64 rs, int load, const struct eng_tile_out *out)
+		    __u64 rs, int load, const struct eng_tile_out *out,
+		    const float *pf)
 {
 	__u64 rsb = rs * 4;
 	__s64 t;
@@ -271,7 +278,8 @@ void tile_12x32_ind(__u64 kc, const float *a0, const float *a1,
 static __attribute__((__noinline__))
 void tile_12x32_ind_rows(__u64 kc, const float *a0, const float *a1,
 			 const float *b0, const float *b1, const __s32 *off,
-			 float *c, __u64 rs, int load, const struct eng_tile_out *out)
+			 float *c, __u64 rs, int load,
+			 const struct eng_tile_out *out, const float *pf)
 {
 	__u64 rsb = rs * 4;
 	__s64 t;
@@ -291,13 +299,16 @@ void tile_12x32_ind_rows(__u64 kc, const float *a0, const float *a1,
 #define UK_B(u)								\
 	"vmovups (64 * " #u ")(%[b]), %%zmm30\n\t"			\
 	"vmovups (64 * " #u ")(%[b], %[bd]), %%zmm31\n\t"
+#undef UK_PF
+#define UK_PF "prefetcht1 (%[pf])\n\tadd $64, %[pf]\n\t"
 #define UK_ADV4 "add $16, %[a0]\n\tadd $256, %[b]\n\t"
 #define UK_ADV1 "add $4, %[a0]\n\tadd $64, %[b]\n\t"
 
 static __attribute__((__noinline__))
 void tile_12x32_rows(__u64 kc, const float *a0, const float *a1,
 		     const float *b0, const float *b1, const __s32 *off,
-		     float *c, __u64 rs, int load, const struct eng_tile_out *out)
+		     float *c, __u64 rs, int load,
+		     const struct eng_tile_out *out, const float *pf)
 {
 	__s64 bd = (const char *)b1 - (const char *)b0;
 	__u64 rsb = rs * 4;
@@ -306,7 +317,8 @@ void tile_12x32_rows(__u64 kc, const float *a0, const float *a1,
 
 	__asm__ __volatile__(UK_TILE
 			     : [k] "+r"(kc), [a0] "+r"(a0), [b] "+r"(b0),
-			       [p] "=&r"(p), [t] "=&r"(t), [rsb] "+r"(rsb)
+			       [p] "=&r"(p), [t] "=&r"(t), [rsb] "+r"(rsb),
+			       [pf] "+r"(pf)
 			     : [bd] "r"(bd), [c] "r"(c), [load] "r"(load),
 			       [out] "r"(out)
 			     : UK_CLOBBER);
@@ -316,7 +328,7 @@ void tile_12x32_rows(__u64 kc, const float *a0, const float *a1,
 static __attribute__((__noinline__))					\
 void name(__u64 kc, const float *a0, const float *a1, const float *b0,	\
 	  const float *b1, const __s32 *off, float *c, __u64 rs, int load, \
-	  const struct eng_tile_out *out)					\
+	  const struct eng_tile_out *out, const float *pf)		\
 {									\
 	tile(kc, a0, a1, b0, b1, off, c, rs, load, out, rows, np, ind,	\
 	     arow);							\
@@ -337,7 +349,8 @@ TILE_FN(tile_6x16_ind_rows, 6, 1, 1, 1)
 
 typedef void (*tile_fn)(__u64 kc, const float *a0, const float *a1,
 			const float *b0, const float *b1, const __s32 *off,
-			float *c, __u64 rs, int load, const struct eng_tile_out *out);
+			float *c, __u64 rs, int load,
+			const struct eng_tile_out *out, const float *pf);
 
 /* [A in rows][ind][two row panels][two column panels] */
 static const tile_fn tiles[2][2][2][2] = {
@@ -362,6 +375,26 @@ static __u64 whole_tiles(__u64 n, __u64 w)
 	__u64 pairs = n / (2 * w) * 2 * w;
 
 	return n - pairs == w ? n : pairs;
+}
+
+/*
+ * Where tile row @t of column pair @j prefetches, a line per four depth
+ * steps: the next pair's B, its first panel shared by the first half of
+ * the column's tiles and its second by the rest, so that the next pair's
+ * first tile finds B in L2 rather than memory. The last pair fetches
+ * @s->b_next; tiles with nothing to fetch touch their own B.
+ */
+static const float *b_ahead(const struct eng_slice *s, __u64 j, __u64 t)
+{
+	__u64 nb = eng_div_up(s->nc, ENG_NR), half = eng_div_up(s->mc, 4 * ENG_MR);
+	__u64 pj = j + 2 < nb ? j + 2 : 0, trips = s->kc / 4;
+	__u64 panel = t / half, step = t % half;
+	const float *next = j + 2 < nb ? s->b + pj * s->b_ps : s->b_next;
+
+	if (!next || panel > 1 || pj + panel >= nb ||
+	    (step + 1) * trips > s->kc)
+		return s->b + j * s->b_ps;
+	return next + panel * s->b_ps + step * trips * ENG_NR;
 }
 
 void vnpu_eng_slice_avx512(struct eng_slice *s)
@@ -392,7 +425,8 @@ void vnpu_eng_slice_avx512(struct eng_slice *s)
 			tiles[!!s->a_rows][ind][two_m][two_n](s->kc, a0, a0 + s->a_ps, b0,
 						 b0 + s->b_ps, s->off,
 						 s->acc + i * ENG_MR * s->acc_rs +
-						 j * ENG_NR, s->acc_rs, s->load, o);
+						 j * ENG_NR, s->acc_rs, s->load, o,
+						 b_ahead(s, j, i / 2));
 		}
 	}
 }
