@@ -944,6 +944,35 @@ static void conv_window_phases(const struct conv_job *cj, __u64 c, __u64 row,
 }
 
 /*
+ * The same for stride 1 over dense f32 rows, the common case: @rows
+ * padded rows of channel @c from @r0 into @d, the run of each row that
+ * lies inside the input found once.
+ */
+static void conv_window_rows_f32(const struct conv_job *cj, __u64 c, __u64 r0,
+				 __u64 rows, float *d)
+{
+	const struct vnpu_layer_conv *at = cj->at;
+	const float *xc = (const float *)cj->x + (__s64)c * cj->xs[0];
+	__s64 first = -(__s64)at->pad_begin[1], ih;
+	__u64 wq = eng_conv_wq(&cj->s, at), lo, hi, r, x;
+
+	valid_span(first, 1, cj->s.w, wq, &lo, &hi);
+	for (r = 0; r < rows; r++, d += wq) {
+		ih = (__s64)(r0 + r) - at->pad_begin[0];
+		if (ih < 0 || ih >= (__s64)cj->s.h) {
+			for (x = 0; x < wq; x++)
+				d[x] = 0;
+			continue;
+		}
+		for (x = 0; x < lo; x++)
+			d[x] = 0;
+		copy_f32(d + lo, xc + ih * cj->xs[1] + (__s64)lo + first, hi - lo);
+		for (x = hi; x < wq; x++)
+			d[x] = 0;
+	}
+}
+
+/*
  * Asks for the input rows of channel @c that a window of @rows rows from
  * @r0 reads, ahead of their copy: a channel's rows are a short stream that
  * the hardware prefetcher only finds late.
@@ -992,6 +1021,11 @@ static void conv_window(const struct conv_job *cj, __u64 q0, __u64 q1,
 	cs = sh * sw * plane;
 	for (c = 0; c < s->cg; c++) {
 		conv_window_prefetch(cj, c + 2, r0, rows);
+		if (sh == 1 && sw == 1 && cj->dt == VNPU_DTYPE_F32 &&
+		    cj->xs[2] == 1) {
+			conv_window_rows_f32(cj, c, r0, rows, win + c * cs);
+			continue;
+		}
 		for (ph = 0; ph < sh; ph++)
 			for (r = 0; r < rows; r++)
 				conv_window_phases(cj, c, r0 + r, ph,
