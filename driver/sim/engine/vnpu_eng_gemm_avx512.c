@@ -209,7 +209,8 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	"vmovups (64 * " #u ")(%[b], %[bd]), %%zmm31\n\t"
 #define UK_ADV4 "add $96, %[a0]\n\tadd $96, %[a1]\n\tadd $256, %[b]\n\t"
 /* A line of B for a later tile per trip, into L2 (see b_ahead()). */
-#define UK_PF "prefetcht1 (%[pf])\n\tadd $64, %[pf]\n\t"
+#define UK_PF_B "prefetcht1 (%[pf])\n\tadd $64, %[pf]\n\t"
+#define UK_PF UK_PF_B
 #define UK_ADV1 "add $24, %[a0]\n\tadd $24, %[a1]\n\tadd $64, %[b]\n\t"
 
 static __attribute__((__noinline__))
@@ -300,7 +301,7 @@ void tile_12x32_ind_rows(__u64 kc, const float *a0, const float *a1,
 	"vmovups (64 * " #u ")(%[b]), %%zmm30\n\t"			\
 	"vmovups (64 * " #u ")(%[b], %[bd]), %%zmm31\n\t"
 #undef UK_PF
-#define UK_PF "prefetcht1 (%[pf])\n\tadd $64, %[pf]\n\t"
+#define UK_PF UK_PF_B
 #define UK_ADV4 "add $16, %[a0]\n\tadd $256, %[b]\n\t"
 #define UK_ADV1 "add $4, %[a0]\n\tadd $64, %[b]\n\t"
 
@@ -379,19 +380,19 @@ static __u64 whole_tiles(__u64 n, __u64 w)
 
 /*
  * Where tile row @t of column pair @j prefetches, a line per four depth
- * steps: the next pair's B, its first panel shared by the first half of
- * the column's tiles and its second by the rest, so that the next pair's
+ * steps: the next pair's B, its first panel shared by the first @half
+ * tiles of the column and its second by the rest, so that the next pair's
  * first tile finds B in L2 rather than memory. The last pair fetches
  * @s->b_next; tiles with nothing to fetch touch their own B.
  */
-static const float *b_ahead(const struct eng_slice *s, __u64 j, __u64 t)
+static const float *b_ahead(const struct eng_slice *s, __u64 nb, __u64 j,
+			    __u64 t, __u64 half)
 {
-	__u64 nb = eng_div_up(s->nc, ENG_NR), half = eng_div_up(s->mc, 4 * ENG_MR);
 	__u64 pj = j + 2 < nb ? j + 2 : 0, trips = s->kc / 4;
-	__u64 panel = t / half, step = t % half;
+	__u64 panel = t >= half, step = t - panel * half;
 	const float *next = j + 2 < nb ? s->b + pj * s->b_ps : s->b_next;
 
-	if (!next || panel > 1 || pj + panel >= nb ||
+	if (!next || step >= half || pj + panel >= nb ||
 	    (step + 1) * trips > s->kc)
 		return s->b + j * s->b_ps;
 	return next + panel * s->b_ps + step * trips * ENG_NR;
@@ -400,7 +401,7 @@ static const float *b_ahead(const struct eng_slice *s, __u64 j, __u64 t)
 void vnpu_eng_slice_avx512(struct eng_slice *s)
 {
 	__u64 ma = eng_div_up(s->mc, ENG_MR), nb = eng_div_up(s->nc, ENG_NR);
-	__u64 i, j;
+	__u64 half = eng_div_up(ma, 4), i, j;
 	int ind = !!s->off;
 	struct eng_tile_out out = { 0, (__u64)s->out_rs * 4, 0 };
 
@@ -426,7 +427,7 @@ void vnpu_eng_slice_avx512(struct eng_slice *s)
 						 b0 + s->b_ps, s->off,
 						 s->acc + i * ENG_MR * s->acc_rs +
 						 j * ENG_NR, s->acc_rs, s->load, o,
-						 b_ahead(s, j, i / 2));
+						 b_ahead(s, nb, j, i / 2, half));
 		}
 	}
 }
