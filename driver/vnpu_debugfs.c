@@ -38,6 +38,8 @@ static int vnpu_debugfs_state(struct seq_file *m, void *data)
 	seq_printf(m, "mem_limit: %llu\nmem_used: %lld\nbos: %d\nclients: %d\n",
 		   vdev->mem_limit, (long long)atomic64_read(&vdev->mem_used),
 		   atomic_read(&s->bos), atomic_read(&s->clients));
+	seq_printf(m, "file_records: %d\njob_records: %d\n",
+		   atomic_read(&s->files), atomic_read(&s->jobs));
 	seq_printf(m, "jobs_in_flight: %u\njobs_submitted: %lld\n",
 		   READ_ONCE(vdev->jobs_in_flight),
 		   (long long)atomic64_read(&s->jobs_submitted));

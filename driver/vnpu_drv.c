@@ -139,8 +139,11 @@ static void vnpu_file_release(struct kref *ref)
 	struct vnpu_file *vfile = container_of(ref, struct vnpu_file, ref);
 
 	dma_fence_put(vfile->last_done);
+	if (vfile->spare_job)
+		atomic_dec(&vfile->vdev->stats.jobs);
 	kfree(vfile->spare_job);
 	mutex_destroy(&vfile->submit_lock);
+	atomic_dec(&vfile->vdev->stats.files);
 	kfree(vfile);
 }
 
@@ -165,6 +168,7 @@ static int vnpu_open(struct drm_device *drm, struct drm_file *file)
 	vfile = kzalloc(sizeof(*vfile), GFP_KERNEL);
 	if (!vfile)
 		return -ENOMEM;
+	atomic_inc(&vdev->stats.files);
 	kref_init(&vfile->ref);
 	vfile->vdev = vdev;
 	vfile->client_id = atomic64_inc_return(&vnpu_client_ids);

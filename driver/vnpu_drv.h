@@ -39,6 +39,8 @@ struct vnpu_job;
  * @bytes_downloaded: bytes copied by BO_DOWNLOAD
  * @bos: live BOs (created and imported)
  * @clients: open files
+ * @files: file records, of open files and of closed ones jobs still hold
+ * @jobs: job records allocated, spare ones included (leak checks)
  */
 struct vnpu_counters {
 	atomic64_t jobs_submitted;
@@ -52,6 +54,8 @@ struct vnpu_counters {
 	atomic64_t bytes_downloaded;
 	atomic_t bos;
 	atomic_t clients;
+	atomic_t files;
+	atomic_t jobs;
 };
 
 /**

@@ -50,8 +50,10 @@ static void vnpu_job_free(struct kref *ref)
 	dma_fence_put(job->done);
 	kfree(job->sched);
 	/* The file's release frees a spare job left there. */
-	if (cmpxchg(&vfile->spare_job, NULL, job))
+	if (cmpxchg(&vfile->spare_job, NULL, job)) {
 		kfree(job);
+		atomic_dec(&vfile->vdev->stats.jobs);
+	}
 	vnpu_file_put(vfile);
 }
 
@@ -141,10 +143,12 @@ static struct vnpu_job *vnpu_job_alloc(struct vnpu_device *vdev,
 	struct vnpu_job *job;
 
 	job = xchg(&vfile->spare_job, NULL);
-	if (!job)
+	if (!job) {
 		job = kmalloc(sizeof(*job), GFP_KERNEL);
-	if (!job)
-		return NULL;
+		if (!job)
+			return NULL;
+		atomic_inc(&vdev->stats.jobs);
+	}
 	/* @stream_inline is written before it is read. */
 	memset(job, 0, offsetof(struct vnpu_job, stream_inline));
 	kref_init(&job->ref);
