@@ -278,14 +278,19 @@ static uint32_t task_threads(void)
 	return n < 1 ? 1 : n > TASK_THREADS_MAX ? TASK_THREADS_MAX : (uint32_t)n;
 }
 
-/* Take a reference on the executors for @a, starting them if needed. */
+/*
+ * Take a reference on the executors for @a, starting them if needed; under
+ * pool.lock, as a callback may start @a while its owner does.
+ */
 static vnpu_status pool_register(struct vnpu_request_async *a)
 {
 	vnpu_status st = VNPU_OK;
 
-	if (a->registered)
-		return VNPU_OK;
 	pthread_mutex_lock(&pool.lock);
+	if (a->registered) {
+		pthread_mutex_unlock(&pool.lock);
+		return VNPU_OK;
+	}
 	if (!pool.task)
 		pool.task = executor_new("task", task_threads(), run_host_stages);
 	if (!pool.callback)
@@ -304,17 +309,15 @@ static void pool_unregister(struct vnpu_request_async *a)
 {
 	struct executor *task = NULL, *callback = NULL, *waits = NULL, *ex;
 
-	if (!a->registered)
-		return;
 	pthread_mutex_lock(&pool.lock);
-	if (--pool.users == 0) {
+	if (a->registered && --pool.users == 0) {
 		task = pool.task;
 		callback = pool.callback;
 		waits = pool.waits;
 		pool.task = pool.callback = pool.waits = NULL;
 	}
-	pthread_mutex_unlock(&pool.lock);
 	a->registered = false;
+	pthread_mutex_unlock(&pool.lock);
 	executor_stop(task);
 	executor_stop(callback);
 	while (waits) {
@@ -566,10 +569,21 @@ static void run_callback(struct executor *ex, struct vnpu_request_async *a)
 
 /* ---- per-request state ---- */
 
+/* The request's async state, or NULL before its first use. */
+static struct vnpu_request_async *state_peek(struct vnpu_infer_request *req)
+{
+	return __atomic_load_n(vnpu_request_async_state(req), __ATOMIC_ACQUIRE);
+}
+
+/*
+ * The request's async state, made on first use. start_async, wait,
+ * wait_for and cancel may come from several threads at once: the first
+ * state published wins, and a thread that lost frees its own.
+ */
 static struct vnpu_request_async *state_get(struct vnpu_infer_request *req)
 {
 	struct vnpu_request_async **slot = vnpu_request_async_state(req);
-	struct vnpu_request_async *a = *slot;
+	struct vnpu_request_async *a = __atomic_load_n(slot, __ATOMIC_ACQUIRE), *none = NULL;
 	const struct vnpu_program *p;
 	pthread_condattr_t attr;
 
@@ -593,7 +607,14 @@ static struct vnpu_request_async *state_get(struct vnpu_infer_request *req)
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
 	pthread_cond_init(&a->idle, &attr);
 	pthread_condattr_destroy(&attr);
-	*slot = a;
+	if (!__atomic_compare_exchange_n(slot, &none, a, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		pthread_cond_destroy(&a->idle);
+		pthread_mutex_destroy(&a->lock);
+		free(a->spans);
+		free(a);
+		a = none;	/* the winner's */
+	}
 	return a;
 }
 
@@ -610,7 +631,7 @@ static vnpu_status state_need(struct vnpu_infer_request *req, const char *fn,
 
 bool vnpu_async_busy(struct vnpu_infer_request *req)
 {
-	struct vnpu_request_async *a = *vnpu_request_async_state(req);
+	struct vnpu_request_async *a = state_peek(req);
 	bool busy;
 
 	if (!a)
@@ -631,8 +652,8 @@ static bool callback_queued_behind_us(struct vnpu_request_async *a)
 
 bool vnpu_async_release(struct vnpu_infer_request *req)
 {
-	struct vnpu_request_async *a = *vnpu_request_async_state(req);
-	struct executor *cb_ex = pool.callback;
+	struct vnpu_request_async *a = state_peek(req);
+	struct executor *cb_ex;
 
 	if (!a)
 		return true;
@@ -648,8 +669,13 @@ bool vnpu_async_release(struct vnpu_infer_request *req)
 	a->callback = NULL;	/* a cancelled run ends without a callback */
 	if (a->state == RUN_ACTIVE)
 		atomic_store(&a->cancel, true);
-	if (callback_queued_behind_us(a) && queue_unlink(cb_ex, a)) {
-		a->state = RUN_IDLE;
+	if (callback_queued_behind_us(a)) {
+		/* registered, so the executors stay while we look */
+		pthread_mutex_lock(&pool.lock);
+		cb_ex = pool.callback;
+		pthread_mutex_unlock(&pool.lock);
+		if (queue_unlink(cb_ex, a))
+			a->state = RUN_IDLE;
 	}
 	while (a->state != RUN_IDLE)
 		pthread_cond_wait(&a->idle, &a->lock);
@@ -700,7 +726,7 @@ static struct span job_span(struct vnpu_request_async *a, int64_t wait_end)
 void vnpu_async_timeline_add(struct vnpu_infer_request *req,
 			     enum vnpu_request_stage stage, int64_t t0, int64_t t1)
 {
-	struct vnpu_request_async *a = *vnpu_request_async_state(req);
+	struct vnpu_request_async *a = state_peek(req);
 
 	if (!a || a->num_spans + 1 >= a->max_spans)
 		return;
