@@ -361,6 +361,45 @@ __u64 vnpu_exec_scratch(const struct vnpu_cmd_header *cmd, __u32 num_parts)
 }
 
 /*
+ * Element operations of a validated command; more than a short job may
+ * have for a SPIN and a layer that needs scratch memory.
+ */
+static __u64 cmd_cost(const struct vnpu_cmd_header *cmd)
+{
+	const struct vnpu_cmd_layer *l = (const void *)cmd;
+
+	switch (cmd->opcode) {
+	case VNPU_CMD_NOP:
+		return 0;
+	case VNPU_CMD_FILL:
+	case VNPU_CMD_COPY:
+		return cmd_elems(cmd);
+	case VNPU_CMD_LAYER:
+		if (vnpu_exec_scratch(cmd, 1))
+			return VNPU_EXEC_SHORT_MAX_COST + 1;
+		return vnpu_eng_layer_cost(l->op, l->tensors, l->num_tensors,
+					   &l->tensors[l->num_tensors]);
+	default:
+		return VNPU_EXEC_SHORT_MAX_COST + 1;
+	}
+}
+
+int vnpu_exec_stream_is_short(const void *stream, __u64 size)
+{
+	const struct vnpu_cmd_header *cmd = (const struct vnpu_cmd_header *)0;
+	__u64 cost = 0, c;
+	__u32 n = 0;
+
+	while ((cmd = vnpu_stream_next(stream, size, cmd))) {
+		c = cmd_cost(cmd);
+		if (++n > VNPU_EXEC_SHORT_MAX_CMDS || c > VNPU_EXEC_SHORT_MAX_COST - cost)
+			return 0;
+		cost += c;
+	}
+	return 1;
+}
+
+/*
  * Walks elements [first, last) of a tensor shape in row-major order,
  * keeping the element offsets of up to two tensors of that shape.
  */

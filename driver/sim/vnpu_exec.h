@@ -72,6 +72,28 @@ __u32 vnpu_exec_parts(const struct vnpu_cmd_header *cmd, __u32 tiles,
  */
 __u64 vnpu_exec_scratch(const struct vnpu_cmd_header *cmd, __u32 num_parts);
 
+/*
+ * The most work of a job that may run on the thread that hands it to the
+ * device: element operations (about a flop each), and commands. Running it
+ * there costs about what waking the device's thread for it would.
+ */
+#define VNPU_EXEC_SHORT_MAX_COST 4096
+#define VNPU_EXEC_SHORT_MAX_CMDS 64
+
+/**
+ * vnpu_exec_stream_is_short() - whether a validated stream is short
+ * @stream: the stream
+ * @size: its bytes
+ *
+ * Short: at most %VNPU_EXEC_SHORT_MAX_CMDS commands, no SPIN, no layer
+ * that needs scratch memory (growing it allocates, which a job holding the
+ * device for others must not do) and %VNPU_EXEC_SHORT_MAX_COST element
+ * operations in all (a stream of NOPs has none).
+ *
+ * Return: 1 when short, 0 otherwise.
+ */
+int vnpu_exec_stream_is_short(const void *stream, __u64 size);
+
 /**
  * vnpu_tensor_size() - bytes a valid tensor can reach from its offset
  * @t: the tensor

@@ -379,79 +379,14 @@ void vnpu_fw_push(struct vnpu_fw *fw, struct vnpu_fw_job *job)
 	wake_up(&fw->queue_wq);
 }
 
-/*
- * The work of a job run by the thread that hands it to the device, at
- * most: element operations (about a flop each), and commands. Running it
- * costs about what waking the firmware thread does.
- */
-#define VNPU_FW_SHORT_MAX_COST 4096
-#define VNPU_FW_SHORT_MAX_CMDS 64
-
-/* Elements of a valid tensor, or more than @cap when that is above @cap. */
-static u64 vnpu_fw_elems_capped(const struct vnpu_tensor *t, u64 cap)
-{
-	u64 n = 1;
-	u32 d;
-
-	for (d = 0; d < t->rank; d++)
-		if (!t->dims[d])
-			return 0;
-	for (d = 0; d < t->rank && n <= cap; d++)
-		n = t->dims[d] > cap ? cap + 1 : n * t->dims[d];
-	return n;
-}
-
-/*
- * Element operations of a validated command, or more than @cap. A layer
- * that needs scratch memory counts as more: growing the scratch allocates,
- * which a job holding the device for others must not do.
- */
-static u64 vnpu_fw_cmd_cost(const struct vnpu_cmd_header *cmd, u64 cap)
-{
-	const struct vnpu_cmd_layer *l = (const void *)cmd;
-
-	switch (cmd->opcode) {
-	case VNPU_CMD_NOP:
-		return 0;
-	case VNPU_CMD_FILL:
-		return vnpu_fw_elems_capped(&((const struct vnpu_cmd_fill *)cmd)->dst,
-					    cap);
-	case VNPU_CMD_COPY:
-		return vnpu_fw_elems_capped(&((const struct vnpu_cmd_copy *)cmd)->dst,
-					    cap);
-	case VNPU_CMD_LAYER:
-		if (vnpu_exec_scratch(cmd, 1))
-			return cap + 1;
-		return vnpu_eng_layer_cost(l->op, l->tensors, l->num_tensors,
-					   &l->tensors[l->num_tensors]);
-	default:
-		/* SPIN never ends: never on a caller's thread. */
-		return cap + 1;
-	}
-}
-
 /**
  * vnpu_fw_job_is_short() - whether a job is short enough to run on the
- * thread that hands it to the device
+ * thread that hands it to the device (vnpu_exec_stream_is_short())
  * @job: a job with a validated stream
- *
- * Short: at most %VNPU_FW_SHORT_MAX_CMDS commands, no SPIN, no layer
- * that needs scratch memory, and %VNPU_FW_SHORT_MAX_COST element
- * operations in all (a job of NOPs only has none).
  */
 bool vnpu_fw_job_is_short(const struct vnpu_fw_job *job)
 {
-	const struct vnpu_cmd_header *cmd = NULL;
-	u64 cost = 0;
-
-	if (job->num_cmds > VNPU_FW_SHORT_MAX_CMDS)
-		return false;
-	while ((cmd = vnpu_stream_next(job->stream, job->stream_size, cmd))) {
-		cost += vnpu_fw_cmd_cost(cmd, VNPU_FW_SHORT_MAX_COST);
-		if (cost > VNPU_FW_SHORT_MAX_COST)
-			return false;
-	}
-	return true;
+	return vnpu_exec_stream_is_short(job->stream, job->stream_size);
 }
 
 /**

@@ -38,6 +38,7 @@ struct vnpu_exe {
 	uint32_t num_slots;
 	struct vnpu_slot_desc *slot_descs;
 	const struct vnpu_cmd_header **cmds;
+	bool is_short;			/* vnpu_exec_stream_is_short() */
 };
 
 struct vnpu_job {
@@ -77,6 +78,7 @@ struct vnpu_dev {
 	pthread_cond_t work_cond;	/* tiles: a new command (gen moved) */
 	pthread_cond_t idle_cond;	/* firmware: tiles left the command */
 	struct vnpu_job *head, *tail;
+	bool running;			/* a job runs, on either thread */
 	bool started, stopping;
 	uint32_t num_threads;		/* firmware + tiles */
 	pthread_t *threads;
@@ -256,6 +258,7 @@ static vnpu_status cpu_exe_load(struct vnpu_dev *dev, const void *cmd,
 		h = vnpu_stream_next(exe->stream, cmd_size, h);
 		exe->cmds[i] = h;
 	}
+	exe->is_short = vnpu_exec_stream_is_short(exe->stream, cmd_size);
 	/* Start the device now rather than in the first inference. */
 	pthread_mutex_lock(&dev->lock);
 	st = start_threads_locked(dev);
@@ -440,7 +443,8 @@ static void *firmware_main(void *arg)
 
 	pthread_mutex_lock(&dev->lock);
 	for (;;) {
-		while (!dev->stopping && !dev->head)
+		/* A job run at submit holds the device too. */
+		while (!dev->stopping && (!dev->head || dev->running))
 			pthread_cond_wait(&dev->job_cond, &dev->lock);
 		if (!dev->head)
 			break;
@@ -448,12 +452,14 @@ static void *firmware_main(void *arg)
 		dev->head = job->next;
 		if (!dev->head)
 			dev->tail = NULL;
+		dev->running = true;
 		pthread_mutex_unlock(&dev->lock);
 
 		run_job(dev, job, &s);
 
 		pthread_mutex_lock(&dev->lock);
 		job->done = true;
+		dev->running = false;
 		pthread_cond_broadcast(&dev->done_cond);
 	}
 	pthread_mutex_unlock(&dev->lock);
@@ -502,6 +508,31 @@ static void cpu_job_release(struct vnpu_job *job)
 	free(job);
 }
 
+/*
+ * Run a short job on the submitting thread, as vnpu.ko does: waking the
+ * firmware thread for it and being woken at its end would cost more than
+ * the job (tens of microseconds each where an idle CPU sleeps deeply). The
+ * device is idle (nothing queued or running), so jobs still run one at a
+ * time in submission order: the firmware thread takes nothing while
+ * @dev->running. Called and returns with @dev->lock held; the job has
+ * ended, with the status, timings and cancel handling of any other.
+ */
+static void run_at_submit(struct vnpu_dev *dev, struct vnpu_job *job)
+{
+	struct tile_scratch s = { 0 };	/* a short job needs none */
+
+	dev->running = true;
+	pthread_mutex_unlock(&dev->lock);
+	run_job(dev, job, &s);
+	free(s.mem);
+	pthread_mutex_lock(&dev->lock);
+	job->done = true;
+	dev->running = false;
+	pthread_cond_broadcast(&dev->done_cond);
+	if (dev->head)
+		pthread_cond_signal(&dev->job_cond);
+}
+
 static vnpu_status cpu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *slots,
 			      uint32_t num_slots, bool profile,
 			      struct vnpu_job **out)
@@ -543,12 +574,16 @@ static vnpu_status cpu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *slot
 		cpu_job_release(job);
 		return st;
 	}
-	if (dev->tail)
-		dev->tail->next = job;
-	else
-		dev->head = job;
-	dev->tail = job;
-	pthread_cond_signal(&dev->job_cond);
+	if (exe->is_short && !dev->head && !dev->running) {
+		run_at_submit(dev, job);
+	} else {
+		if (dev->tail)
+			dev->tail->next = job;
+		else
+			dev->head = job;
+		dev->tail = job;
+		pthread_cond_signal(&dev->job_cond);
+	}
 	pthread_mutex_unlock(&dev->lock);
 	*out = job;
 	return VNPU_OK;
