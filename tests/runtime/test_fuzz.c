@@ -382,43 +382,46 @@ struct counts {
 	unsigned long per_kind[NUM_MUT];
 };
 
+/* Count a step that failed: 0, or -1 when it left no message. */
+static int failed(unsigned long *counter, const char *step)
+{
+	(*counter)++;
+	if (verbose)
+		fprintf(stderr, "  %s: %s\n", step, vnpu_last_error());
+	return vnpu_last_error()[0] ? 0 : -1;
+}
+
+/* Run @cm once and free it; as failed(). */
+static int run_once(vnpu_compiled_model *cm, struct counts *c)
+{
+	vnpu_infer_request *req = NULL;
+	vnpu_status st = vnpu_compiled_model_create_infer_request(cm, &req);
+
+	if (!st)
+		st = vnpu_infer_request_infer(req);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	if (st)
+		return failed(&c->run_err, "run");
+	c->ran++;
+	return 0;
+}
+
 /* One mutated model through read, compile and a run. 0, or -1 when a
  * failure left no message. */
 static int try_model(vnpu_core *core, const unsigned char *data, size_t size, struct counts *c)
 {
 	vnpu_compiled_model *cm = NULL;
-	vnpu_infer_request *req = NULL;
 	vnpu_model *m = NULL;
 	vnpu_status st;
 
-	st = vnpu_core_read_model_from_memory(core, data, size, &m);
-	if (st) {
-		c->read_err++;
-		if (verbose)
-			fprintf(stderr, "  read: %s\n", vnpu_last_error());
-		return vnpu_last_error()[0] ? 0 : -1;
-	}
+	if (vnpu_core_read_model_from_memory(core, data, size, &m))
+		return failed(&c->read_err, "read");
 	st = vnpu_core_compile_model(core, m, device, NULL, &cm);
 	vnpu_model_free(m);
-	if (st) {
-		c->compile_err++;
-		if (verbose)
-			fprintf(stderr, "  compile: %s\n", vnpu_last_error());
-		return vnpu_last_error()[0] ? 0 : -1;
-	}
-	st = vnpu_compiled_model_create_infer_request(cm, &req);
-	if (!st)
-		st = vnpu_infer_request_infer(req);
-	vnpu_infer_request_free(req);
-	vnpu_compiled_model_free(cm);
-	if (st) {
-		c->run_err++;
-		if (verbose)
-			fprintf(stderr, "  run: %s\n", vnpu_last_error());
-		return vnpu_last_error()[0] ? 0 : -1;
-	}
-	c->ran++;
-	return 0;
+	if (st)
+		return failed(&c->compile_err, "compile");
+	return run_once(cm, c);
 }
 
 static bool has_device(vnpu_core *core, const char *name)
@@ -439,29 +442,10 @@ static bool has_device(vnpu_core *core, const char *name)
 static int try_blob(vnpu_core *core, const unsigned char *data, size_t size, struct counts *c)
 {
 	vnpu_compiled_model *cm = NULL;
-	vnpu_infer_request *req = NULL;
-	vnpu_status st;
 
-	st = vnpu_core_import_model(core, data, size, device, &cm);
-	if (st) {
-		c->import_err++;
-		if (verbose)
-			fprintf(stderr, "  import: %s\n", vnpu_last_error());
-		return vnpu_last_error()[0] ? 0 : -1;
-	}
-	st = vnpu_compiled_model_create_infer_request(cm, &req);
-	if (!st)
-		st = vnpu_infer_request_infer(req);
-	vnpu_infer_request_free(req);
-	vnpu_compiled_model_free(cm);
-	if (st) {
-		c->run_err++;
-		if (verbose)
-			fprintf(stderr, "  run: %s\n", vnpu_last_error());
-		return vnpu_last_error()[0] ? 0 : -1;
-	}
-	c->ran++;
-	return 0;
+	if (vnpu_core_import_model(core, data, size, device, &cm))
+		return failed(&c->import_err, "import");
+	return run_once(cm, c);
 }
 
 /* Replace the model's bytes by the blob of the model compiled for the device. */
