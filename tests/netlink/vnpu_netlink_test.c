@@ -6,6 +6,9 @@
  * the driver, and dumps cover many devices and clients. Device-wide
  * counters and debugfs knobs: this program runs alone.
  */
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 
 #include <netlink/genl/ctrl.h>
@@ -359,6 +362,86 @@ TEST_F(nl, client_get_many_clients)
 	ASSERT_EQ(0, nl_request(self->sk, self->family, VNPU_NL_CMD_CLIENT_GET,
 				NLM_F_DUMP, NULL, 0, &r));
 	ASSERT_EQ(1, r.my_clients);
+}
+
+/*
+ * Random requests (half of them any command, do or dump, with up to three
+ * attributes of any type, length and content; half of them real DEV_GET
+ * and CLIENT_GET requests) while a child opens and closes files, so the
+ * client dumps walk a changing list. Each gets an answer: replies then
+ * the end, or an error; none hangs (a receive timeout would end the wait
+ * with an error the test reports). After, the figures still add up.
+ */
+TEST_F_TIMEOUT(nl, random_requests_while_clients_change, 300)
+{
+	struct timeval tv = { .tv_sec = 20 };
+	unsigned char buf[3 * (NLA_HDRLEN + 40)], data[40];
+	uint64_t rng = 20261130;
+	int i, k, ret, answered = 0, errors = 0;
+	struct reply r;
+	pid_t child;
+
+	ASSERT_EQ(0, setsockopt(nl_socket_get_fd(self->sk), SOL_SOCKET, SO_RCVTIMEO,
+				&tv, sizeof(tv)));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child) {
+		int fds[30] = { 0 };
+
+		for (i = 0;; i++) {
+			k = i % 30;
+			if (fds[k] > 0)
+				close(fds[k]);
+			fds[k] = vnpu_open(0);
+		}
+	}
+	for (i = 0; i < 2000; i++) {
+		size_t n = 0;
+		int attrs, flags;
+		uint8_t cmd;
+
+		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+		cmd = (uint8_t)(rng % (VNPU_NL_CMD_MAX + 3));
+		flags = rng >> 8 & 1 ? NLM_F_DUMP : 0;
+		attrs = (int)(rng >> 9 & 3);
+		if (rng >> 11 & 1) {
+			/* one of the two real requests, maybe for device 0 */
+			uint32_t dev = 0;
+
+			cmd = rng >> 12 & 1 ? VNPU_NL_CMD_DEV_GET : VNPU_NL_CMD_CLIENT_GET;
+			flags = cmd == VNPU_NL_CMD_CLIENT_GET ? NLM_F_DUMP : flags;
+			attrs = 0;
+			if (rng >> 13 & 1 || (cmd == VNPU_NL_CMD_DEV_GET && !flags))
+				n = put_attr(buf, VNPU_NL_A_DEV_INDEX, &dev, 4);
+		}
+		for (k = 0; k < attrs; k++) {
+			uint16_t len, type;
+
+			rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+			type = (uint16_t)(rng % (VNPU_NL_A_MAX + 4));
+			len = (uint16_t)(rng >> 16) % sizeof(data);
+			for (size_t b = 0; b < sizeof(data); b++)
+				data[b] = (unsigned char)(rng >> (b % 7 * 8));
+			n += put_attr(buf + n, type, data, len);
+		}
+		ret = nl_request(self->sk, self->family, cmd, flags, buf, n, &r);
+		if (ret == -EIO)
+			break;	/* nothing came back in time, or the socket failed */
+		answered++;
+		errors += ret < 0;
+	}
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	TH_LOG("2000 random requests: %d answered, %d of them with an error", answered,
+	       errors);
+	ASSERT_EQ(2000, answered);
+
+	/* Every file of the child is gone: ours is the only client of ours. */
+	ASSERT_EQ(0, nl_request(self->sk, self->family, VNPU_NL_CMD_CLIENT_GET,
+				NLM_F_DUMP, NULL, 0, &r));
+	ASSERT_EQ(1, r.my_clients);
+	ASSERT_EQ(0, dev_dump(self->sk, self->family, &r));
+	ASSERT_LE(1, r.num_dev);
 }
 
 /* N jobs -> N submitted and completed; copies and BOs counted. */
