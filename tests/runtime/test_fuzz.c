@@ -522,15 +522,20 @@ int main(int argc, char **argv)
 		}
 	}
 	given = (size_t)(argc - optind);
-	models = calloc(given ? given : NUM_CASES, sizeof(*models));
-	names = calloc(given ? given : NUM_CASES, sizeof(*names));
-	if (!models || !names || vnpu_core_create(&core)) {
+	if (vnpu_core_create(&core)) {
 		fprintf(stderr, "test-runtime-fuzz: setup failed: %s\n", vnpu_last_error());
 		return 1;
 	}
 	if (!has_device(core, device)) {
 		printf("skip: no %s device\n", device);
+		vnpu_core_free(core);
 		return 77;
+	}
+	models = calloc(given ? given : NUM_CASES, sizeof(*models));
+	names = calloc(given ? given : NUM_CASES, sizeof(*names));
+	if (!models || !names) {
+		fprintf(stderr, "test-runtime-fuzz: out of memory\n");
+		return 1;
 	}
 	for (size_t i = 0; i < (given ? given : NUM_CASES); i++) {
 		struct model *md = &models[num];

@@ -176,17 +176,51 @@ static struct vnpu_tensor dense(__u32 rank, const __u64 *dims)
 	return t;
 }
 
+static void fill_random(float *p, __u64 n)
+{
+	__u64 i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (float)((i * 2654435761u) % 1000) / 500.0f - 1.0f;
+}
+
+/*
+ * The layers' tensors, one after another in one allocation, as a model's
+ * weights and intermediates share the CPU device's weight and arena
+ * buffers: from vnpu_eng_host_alloc(), as those are (huge pages). Pages
+ * past what the four layers take are never touched.
+ */
+#define ARENA_SIZE (64ull << 20)
+
 static void *random_floats(__u64 n)
 {
-	float *p = malloc(n * 4);
-	__u64 i;
+	static unsigned char *arena;
+	static __u64 used;
+	__u64 bytes = (n * 4 + 63) & ~63ull;
+	float *p;
+
+	if (!arena)
+		arena = vnpu_eng_host_alloc(ARENA_SIZE);
+	if (!arena || bytes > ARENA_SIZE - used) {
+		fprintf(stderr, "vnpu-kbench: out of memory\n");
+		exit(1);
+	}
+	p = (float *)(arena + used);
+	used += bytes;
+	fill_random(p, n);
+	return p;
+}
+
+/* Unpacked weights, freed once packed. */
+static void *random_floats_tmp(__u64 n)
+{
+	float *p = vnpu_eng_host_alloc(n * 4);
 
 	if (!p) {
 		fprintf(stderr, "vnpu-kbench: out of memory\n");
 		exit(1);
 	}
-	for (i = 0; i < n; i++)
-		p[i] = (float)((i * 2654435761u) % 1000) / 500.0f - 1.0f;
+	fill_random(p, n);
 	return p;
 }
 
@@ -204,7 +238,7 @@ static void make_gemm(struct layer *l, __u64 m, __u64 n, __u64 k)
 {
 	__u64 da[2] = { m, k }, dy[2] = { m, n };
 	__u64 psize = vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, k, n);
-	void *b = random_floats(k * n);
+	void *b = random_floats_tmp(k * n);
 
 	l->op = VNPU_LAYER_GEMM;
 	l->n = 3;
@@ -214,7 +248,7 @@ static void make_gemm(struct layer *l, __u64 m, __u64 n, __u64 k)
 	l->data[0] = random_floats(m * k);
 	l->data[1] = random_floats(psize);
 	vnpu_eng_pack(VNPU_PACK_GEMM_B, b, 1, k, n, l->data[1]);
-	free(b);
+	vnpu_eng_host_free(b, k * n * 4);
 	l->data[2] = random_floats(m * n);
 	memset(&l->attrs, 0, sizeof(l->attrs));
 	l->attrs.gemm.flags = VNPU_LAYER_F_PACKED;
@@ -231,7 +265,7 @@ static void make_conv(struct layer *l, __u64 c, __u64 m, __u64 hw, __u32 k,
 	__u64 kt = c / group * k * k;
 	__u64 psize = vnpu_eng_packed_size(VNPU_PACK_CONV_W, group, m / group,
 					   kt);
-	void *w = random_floats(m * kt);
+	void *w = random_floats_tmp(m * kt);
 	struct vnpu_layer_conv *a = &l->attrs.conv;
 
 	memset(&l->attrs, 0, sizeof(l->attrs));
@@ -244,7 +278,7 @@ static void make_conv(struct layer *l, __u64 c, __u64 m, __u64 hw, __u32 k,
 	l->data[0] = random_floats(numel(&l->t[0]));
 	l->data[1] = random_floats(psize);
 	vnpu_eng_pack(VNPU_PACK_CONV_W, w, group, m / group, kt, l->data[1]);
-	free(w);
+	vnpu_eng_host_free(w, m * kt * 4);
 	l->data[2] = random_floats(m);
 	l->data[3] = random_floats(numel(&l->t[3]));
 	a->flags = VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS;
@@ -301,8 +335,10 @@ static double time_layer(const struct layer *l, int threads, __u32 features,
 	j.num_parts = threads == 1 ? 1 : max < 8u * threads ? max : 8u * threads;
 	j.scratch_size = vnpu_eng_layer_scratch(l->op, l->t, l->n, &l->attrs,
 						j.num_parts);
+	/* As the CPU device's tiles get theirs. */
+	j.scratch_size = vnpu_eng_host_scratch_size(j.scratch_size);
 	for (i = 0; i < threads; i++)
-		j.scratch[i] = j.scratch_size ? malloc(j.scratch_size) : NULL;
+		j.scratch[i] = j.scratch_size ? vnpu_eng_host_alloc(j.scratch_size) : NULL;
 	for (rep = 0; rep < repeat + 1; rep++) {
 		atomic_store(&j.next, 0);
 		t0 = now();
@@ -319,7 +355,7 @@ static double time_layer(const struct layer *l, int threads, __u32 features,
 			best = t0;
 	}
 	for (i = 0; i < threads; i++)
-		free(j.scratch[i]);
+		vnpu_eng_host_free(j.scratch[i], j.scratch_size);
 	if (j.rc) {
 		fprintf(stderr, "vnpu-kbench: %s: run failed (%d)\n", l->name,
 			j.rc);

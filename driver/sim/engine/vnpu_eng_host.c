@@ -1,5 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
-/* Host builds only: the CPU features the engine may use here. */
+/* Host builds only: the CPU features the engine may use here, its memory. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
 #include "vnpu_engine.h"
 
 __u32 vnpu_eng_host_features(void)
@@ -11,4 +16,54 @@ __u32 vnpu_eng_host_features(void)
 	if (__builtin_cpu_supports("avx512f"))
 		return VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512;
 	return VNPU_ENG_F_AVX2_FMA;
+}
+
+/* Bytes a huge allocation keeps mapped: whole small pages. */
+static __u64 host_map_size(__u64 size)
+{
+	return (size + 4095) & ~4095ull;
+}
+
+void *vnpu_eng_host_alloc(__u64 size)
+{
+	__u64 align = VNPU_ENG_HOST_HUGE, len, head;
+	unsigned char *p;
+
+	if (size < VNPU_ENG_HOST_HUGE) {
+		p = aligned_alloc(64, size ? (size + 63) & ~63ull : 64);
+		if (p)
+			memset(p, 0, size);
+		return p;
+	}
+	/* Map one huge page more and keep the aligned part. */
+	len = host_map_size(size);
+	if (len > SIZE_MAX - align)
+		return NULL;
+	p = mmap(NULL, len + align, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	head = (align - (uintptr_t)p % align) % align;
+	if (head)
+		munmap(p, head);
+	munmap(p + head + len, align - head);
+	p += head;
+	madvise(p, len, MADV_HUGEPAGE);	/* a hint: fine where unsupported */
+	return p;
+}
+
+void vnpu_eng_host_free(void *mem, __u64 size)
+{
+	if (!mem)
+		return;
+	if (size < VNPU_ENG_HOST_HUGE)
+		free(mem);
+	else
+		munmap(mem, host_map_size(size));
+}
+
+__u64 vnpu_eng_host_scratch_size(__u64 size)
+{
+	return size >= (64ull << 10) && size < VNPU_ENG_HOST_HUGE ?
+	       VNPU_ENG_HOST_HUGE : size;
 }

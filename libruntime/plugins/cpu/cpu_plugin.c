@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -88,15 +87,14 @@ struct vnpu_dev {
 };
 
 /*
- * Buffers from this size on are mapped, not allocated and cleared: their
- * pages are zero until written, so a large arena costs only what a job
- * touches (a blob can ask for any arena size up to the limit).
+ * Buffers come from vnpu_eng_host_alloc(): large ones are mapped in huge
+ * pages, zero until written, so a large arena costs only what a job
+ * touches (a blob can ask for any arena size up to the limit) and the
+ * engine's panels miss the TLB less.
  */
-#define CPU_BUF_MAP_MIN (UINT64_C(1) << 20)
-
 struct cpu_buf {
 	struct vnpu_buf buf;
-	size_t mapped;		/* bytes mmap()ed, or 0 when from the heap */
+	uint64_t alloc;		/* bytes asked of vnpu_eng_host_alloc() */
 };
 
 struct tile_scratch {
@@ -131,18 +129,8 @@ static vnpu_status cpu_buf_create(struct vnpu_dev *dev, uint64_t size,
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return host->error(VNPU_OUT_OF_MEMORY, "CPU: out of memory");
-	if (alloc >= CPU_BUF_MAP_MIN) {
-		b->buf.map = mmap(NULL, alloc, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-				  -1, 0);
-		if (b->buf.map == MAP_FAILED)
-			b->buf.map = NULL;
-		else
-			b->mapped = alloc;
-	} else {
-		b->buf.map = aligned_alloc(64, alloc ? alloc : 64);
-		if (b->buf.map)
-			memset(b->buf.map, 0, alloc ? alloc : 64);
-	}
+	b->alloc = alloc ? alloc : 64;
+	b->buf.map = vnpu_eng_host_alloc(b->alloc);
 	if (!b->buf.map) {
 		free(b);
 		return host->error(VNPU_OUT_OF_MEMORY, "CPU: no memory for a %llu-byte buffer",
@@ -161,10 +149,7 @@ static void cpu_buf_free(struct vnpu_buf *buf)
 
 	if (!buf)
 		return;
-	if (b->mapped)
-		munmap(buf->map, b->mapped);
-	else
-		free(buf->map);
+	vnpu_eng_host_free(buf->map, b->alloc);
 	free(b);
 }
 
@@ -285,10 +270,11 @@ static int ensure_scratch(struct tile_scratch *s, uint64_t size)
 
 	if (s->size >= size)
 		return 0;
-	mem = aligned_alloc(64, (size + 63) & ~(uint64_t)63);
+	size = vnpu_eng_host_scratch_size(size);
+	mem = vnpu_eng_host_alloc(size);
 	if (!mem)
 		return -ENOMEM;
-	free(s->mem);
+	vnpu_eng_host_free(s->mem, s->size);
 	s->mem = mem;
 	s->size = size;
 	return 0;
@@ -341,7 +327,7 @@ static void *tile_main(void *arg)
 		pthread_cond_broadcast(&dev->idle_cond);
 	}
 	pthread_mutex_unlock(&dev->lock);
-	free(s.mem);
+	vnpu_eng_host_free(s.mem, s.size);
 	return NULL;
 }
 
@@ -463,7 +449,7 @@ static void *firmware_main(void *arg)
 		pthread_cond_broadcast(&dev->done_cond);
 	}
 	pthread_mutex_unlock(&dev->lock);
-	free(s.mem);
+	vnpu_eng_host_free(s.mem, s.size);
 	return NULL;
 }
 
@@ -524,7 +510,7 @@ static void run_at_submit(struct vnpu_dev *dev, struct vnpu_job *job)
 	dev->running = true;
 	pthread_mutex_unlock(&dev->lock);
 	run_job(dev, job, &s);
-	free(s.mem);
+	vnpu_eng_host_free(s.mem, s.size);
 	pthread_mutex_lock(&dev->lock);
 	job->done = true;
 	dev->running = false;
