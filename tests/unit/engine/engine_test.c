@@ -277,6 +277,8 @@ int main(int argc, char **argv)
 		et_test_poolidx();
 	if (!only || !strcmp(only, "rank"))
 		et_test_rank();
+	if (!only || !strcmp(only, "host"))
+		et_test_host();
 	printf("%s: %d layers, %d failure(s)\n", only ? only : "all", et_layers,
 	       et_failures);
 	return et_failures ? 1 : 0;

@@ -87,5 +87,6 @@ void et_test_det(void);
 void et_test_roi(void);
 void et_test_poolidx(void);
 void et_test_rank(void);
+void et_test_host(void);
 
 #endif
