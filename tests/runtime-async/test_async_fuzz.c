@@ -29,6 +29,8 @@
 
 #include <vnpu/vnpu.h>
 
+#include "harness.h"
+
 #define MODEL "/usr/share/libonnx-testdata/data/node/test_gemm_default_matrix_bias/model.onnx"
 #define THREADS 4
 #define REQUESTS 8		/* request i is owned by thread i % THREADS */
@@ -275,20 +277,6 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-static bool has_device(const char *name)
-{
-	char **devices;
-	uint32_t n;
-	bool found = false;
-
-	if (vnpu_core_get_available_devices(g.core, &devices, &n))
-		return false;
-	for (uint32_t i = 0; i < n; i++)
-		found |= !strncmp(devices[i], name, strlen(name));
-	vnpu_free(devices);
-	return found;
-}
-
 /* Input patterns and what one request alone makes of each. */
 static int make_golden(void)
 {
@@ -375,7 +363,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "test-runtime-async-fuzz: %s\n", vnpu_last_error());
 		return 1;
 	}
-	if (!has_device(g.device)) {
+	if (!has_device(g.core, g.device)) {
 		printf("skip: no %s device\n", g.device);
 		vnpu_core_free(g.core);
 		return 77;

@@ -47,6 +47,21 @@
 		CHECK(vnpu_last_error()[0] != '\0'); \
 	} while (0)
 
+/* Whether @core has a device whose name starts with @name ("NPU": any). */
+static inline int has_device(vnpu_core *core, const char *name)
+{
+	uint32_t n, i;
+	char **devices;
+	int found = 0;
+
+	if (vnpu_core_get_available_devices(core, &devices, &n))
+		return 0;
+	for (i = 0; i < n; i++)
+		found |= !strncmp(devices[i], name, strlen(name));
+	vnpu_free(devices);
+	return found;
+}
+
 struct test {
 	const char *name;
 	int (*fn)(vnpu_core *core, const char *device);

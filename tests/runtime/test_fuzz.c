@@ -35,6 +35,8 @@
 
 #include <vnpu/vnpu.h>
 
+#include "harness.h"
+
 #define NODE_DIR "/usr/share/libonnx-testdata/data/node/"
 
 /* Small models over the readers' and the compiler's paths: convolutions,
@@ -422,20 +424,6 @@ static int try_model(vnpu_core *core, const unsigned char *data, size_t size, st
 	if (st)
 		return failed(&c->compile_err, "compile");
 	return run_once(cm, c);
-}
-
-static bool has_device(vnpu_core *core, const char *name)
-{
-	uint32_t n;
-	char **devices;
-	bool found = false;
-
-	if (vnpu_core_get_available_devices(core, &devices, &n))
-		return false;
-	for (uint32_t i = 0; i < n; i++)
-		found |= !strncmp(devices[i], name, strlen(name));
-	vnpu_free(devices);
-	return found;
 }
 
 /* One mutated blob through import and a run: as try_model(). */
