@@ -63,7 +63,7 @@ struct vnpu_request_async {
 	int64_t submit_end_ns;			/* when its segment was submitted */
 	const char *job_device;			/* the device of that segment */
 	atomic_int_fast64_t host_ns;		/* its last preprocess + upload */
-	bool registered;			/* holds a reference on the executors */
+	atomic_bool registered;		/* holds a reference on the executors */
 	atomic_bool cancel;			/* cancel asked for this run */
 	bool cancel_sent;			/* the job was told (wait executor) */
 
@@ -279,15 +279,18 @@ static uint32_t task_threads(void)
 }
 
 /*
- * Take a reference on the executors for @a, starting them if needed; under
- * pool.lock, as a callback may start @a while its owner does.
+ * Take a reference on the executors for @a, starting them if needed. Set
+ * once under pool.lock, as a callback may start @a while its owner does;
+ * every later start sees it set without the lock.
  */
 static vnpu_status pool_register(struct vnpu_request_async *a)
 {
 	vnpu_status st = VNPU_OK;
 
+	if (atomic_load(&a->registered))
+		return VNPU_OK;
 	pthread_mutex_lock(&pool.lock);
-	if (a->registered) {
+	if (atomic_load(&a->registered)) {
 		pthread_mutex_unlock(&pool.lock);
 		return VNPU_OK;
 	}
@@ -297,7 +300,7 @@ static vnpu_status pool_register(struct vnpu_request_async *a)
 		pool.callback = executor_new("callback", 1, run_callback);
 	if (pool.task && pool.callback) {
 		pool.users++;
-		a->registered = true;
+		atomic_store(&a->registered, true);
 	} else {
 		st = vnpu_error(VNPU_GENERAL_ERROR, "cannot start the executor threads");
 	}
@@ -310,13 +313,13 @@ static void pool_unregister(struct vnpu_request_async *a)
 	struct executor *task = NULL, *callback = NULL, *waits = NULL, *ex;
 
 	pthread_mutex_lock(&pool.lock);
-	if (a->registered && --pool.users == 0) {
+	if (atomic_load(&a->registered) && --pool.users == 0) {
 		task = pool.task;
 		callback = pool.callback;
 		waits = pool.waits;
 		pool.task = pool.callback = pool.waits = NULL;
 	}
-	a->registered = false;
+	atomic_store(&a->registered, false);
 	pthread_mutex_unlock(&pool.lock);
 	executor_stop(task);
 	executor_stop(callback);
@@ -602,6 +605,7 @@ static struct vnpu_request_async *state_get(struct vnpu_infer_request *req)
 	}
 	a->req = req;
 	atomic_init(&a->cancel, false);
+	atomic_init(&a->registered, false);
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
