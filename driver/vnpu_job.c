@@ -122,7 +122,7 @@ void vnpu_job_retire(struct vnpu_job *job)
 
 static int vnpu_submit_check_args(const struct drm_vnpu_submit *args)
 {
-	if (args->flags & ~DRM_VNPU_SUBMIT_FLAGS || args->pad)
+	if (args->flags & ~DRM_VNPU_SUBMIT_FLAGS || args->pad || args->pad2)
 		return -EINVAL;
 	if (!(args->flags & DRM_VNPU_SUBMIT_PROFILE) && args->profile_handle)
 		return -EINVAL;
@@ -738,6 +738,20 @@ out_unlock:
 	return ret;
 }
 
+/*
+ * The result SUBMIT returns: that of a job that ended in it (what WAIT
+ * would return), or none for a queued job (@job is then not touched).
+ */
+static void vnpu_submit_result(const struct vnpu_job *job, bool ended,
+			       struct drm_vnpu_submit *args)
+{
+	args->out_flags = ended ? DRM_VNPU_SUBMIT_OUT_ENDED : 0;
+	args->status = ended ? job->fw.status : 0;
+	args->fault_cmd = ended ? job->fw.cur_cmd : 0;
+	args->start_ns = ended ? job->fw.start_ns : 0;
+	args->end_ns = ended ? job->fw.end_ns : 0;
+}
+
 int vnpu_ioctl_submit(struct drm_device *drm, void *data,
 		      struct drm_file *file)
 {
@@ -782,6 +796,7 @@ int vnpu_ioctl_submit(struct drm_device *drm, void *data,
 	ret = vnpu_job_push(job, vfile, out_syncobj, &args->job_id, &ran);
 	if (ret)
 		goto err_put_syncobj;
+	vnpu_submit_result(job, ran, args);
 	if (ran) {
 		/* It has ended: what free_job does for a scheduler job. */
 		vnpu_job_release_buffers(job);

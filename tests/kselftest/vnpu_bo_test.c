@@ -25,7 +25,7 @@ TEST_F(dev, get_param_values)
 {
 	uint64_t caps = DRM_VNPU_CAP_PRIME | DRM_VNPU_CAP_SYNCOBJ |
 			DRM_VNPU_CAP_PROFILING | DRM_VNPU_CAP_CANCEL |
-			DRM_VNPU_CAP_PRIORITY;
+			DRM_VNPU_CAP_PRIORITY | DRM_VNPU_CAP_SUBMIT_RESULT;
 
 	ASSERT_EQ(0, get_param(_metadata, self->fd, DRM_VNPU_PARAM_DEVICE_INDEX));
 	ASSERT_LE(1, get_param(_metadata, self->fd, DRM_VNPU_PARAM_NUM_TILES));

@@ -4,6 +4,7 @@
  * profiling, hangs, file lifetime, and short jobs run in SUBMIT itself.
  */
 #include <sched.h>
+#include <stddef.h>
 #include <sys/wait.h>
 
 #include <linux/dma-buf.h>
@@ -54,6 +55,17 @@ static int syncobj_wait(int fd, uint32_t handle, int64_t deadline)
 	return vnpu_ioctl(fd, DRM_IOCTL_SYNCOBJ_WAIT, &w);
 }
 
+/* SUBMIT's result of a queued job: none, whatever came in. */
+static void assert_no_submit_result(struct __test_metadata *_metadata,
+				    const struct drm_vnpu_submit *a)
+{
+	ASSERT_EQ(0, a->out_flags);
+	ASSERT_EQ(0, a->status);
+	ASSERT_EQ(0, a->fault_cmd);
+	ASSERT_EQ(0, a->start_ns);
+	ASSERT_EQ(0, a->end_ns);
+}
+
 TEST_F(job, submit_fill_ok)
 {
 	struct drm_vnpu_wait w;
@@ -92,6 +104,89 @@ TEST_F(job, submit_bad_pad)
 {
 	self->a.pad = 1;
 	submit_err(_metadata, self->fd, EINVAL, &self->a);
+}
+
+TEST_F(job, submit_bad_pad2)
+{
+	self->a.pad2 = 1;
+	submit_err(_metadata, self->fd, EINVAL, &self->a);
+}
+
+/*
+ * A program built with uAPI version 1's struct drm_vnpu_submit (no result
+ * members, a smaller ioctl number) submits as before, and the driver
+ * writes nothing past the struct it passed.
+ */
+struct drm_vnpu_submit_v1 {
+	__u32 cmd_handle;
+	__u32 flags;
+	__u64 cmd_offset;
+	__u64 cmd_size;
+	__u64 slots_ptr;
+	__u32 slot_count;
+	__u32 in_syncobj_count;
+	__u64 in_syncobjs_ptr;
+	__u32 out_syncobj;
+	__u32 priority;
+	__u32 profile_handle;
+	__u32 pad;
+	__u64 job_id;
+};
+
+#define DRM_IOCTL_VNPU_SUBMIT_V1 \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_VNPU_SUBMIT, struct drm_vnpu_submit_v1)
+
+TEST_F(job, submit_v1_struct)
+{
+	struct {
+		struct drm_vnpu_submit_v1 a;
+		unsigned char canary[32];
+	} v1;
+	uint32_t out[2];
+	int i;
+
+	ASSERT_EQ(offsetof(struct drm_vnpu_submit, out_flags), sizeof(v1.a));
+	memcpy(&v1.a, &self->a, sizeof(v1.a));
+	memset(v1.canary, 0xa5, sizeof(v1.canary));
+	ASSERT_EQ(0, vnpu_ioctl(self->fd, DRM_IOCTL_VNPU_SUBMIT_V1, &v1.a));
+	ASSERT_EQ(1, v1.a.job_id);
+	for (i = 0; i < (int)sizeof(v1.canary); i++)
+		ASSERT_EQ(0xa5, v1.canary[i]);
+	ASSERT_EQ(DRM_VNPU_JOB_OK, wait_job(_metadata, self->fd, v1.a.job_id));
+	bo_download(_metadata, self->fd, self->bo, 0, out, sizeof(out));
+	ASSERT_EQ(0x1234, out[0]);
+
+	/* A version 1 struct with garbage in its pad is refused. */
+	v1.a.pad = 1;
+	ASSERT_EQ(-EINVAL, vnpu_ioctl(self->fd, DRM_IOCTL_VNPU_SUBMIT_V1, &v1.a));
+}
+
+/* A queued job: SUBMIT returns no result, whatever the struct held. */
+TEST_F_TIMEOUT(job, submit_result_none_when_queued, 120)
+{
+	struct drm_vnpu_submit sa;
+	struct stream s = { 0 };
+	uint64_t long_id, id;
+	int i;
+
+	memset(&self->s, 0, sizeof(self->s));
+	for (i = 0; i < 16; i++)
+		stream_fill(&self->s, tensor_1d(0, VNPU_DTYPE_U8, 0, 1 << 20), i);
+	submit_prepare(_metadata, self->fd, &self->s, &self->slot, 1, &self->a);
+	stream_nop(&s);
+	submit_prepare(_metadata, self->fd, &s, NULL, 0, &sa);
+
+	long_id = submit(_metadata, self->fd, &self->a);
+	assert_no_submit_result(_metadata, &self->a);
+	/* Behind the file's long job: queued, not run at submit. */
+	sa.out_flags = DRM_VNPU_SUBMIT_OUT_ENDED;
+	sa.status = DRM_VNPU_JOB_FAULT;
+	sa.fault_cmd = 7;
+	sa.start_ns = sa.end_ns = 1;
+	id = submit(_metadata, self->fd, &sa);
+	assert_no_submit_result(_metadata, &sa);
+	ASSERT_EQ(DRM_VNPU_JOB_OK, wait_job(_metadata, self->fd, long_id));
+	ASSERT_EQ(DRM_VNPU_JOB_OK, wait_job(_metadata, self->fd, id));
 }
 
 TEST_F(job, submit_profile_handle_without_flag)
@@ -1059,6 +1154,8 @@ static uint64_t jobs_run_at_submit(struct __test_metadata *_metadata, int fd)
 /*
  * Submit @a until one of its jobs runs in SUBMIT itself (the device may be
  * busy with other tests' jobs); the others are waited for in between.
+ * SUBMIT says a job ended in it exactly when fdinfo counts one more job
+ * run at submit; the result fields come in set to garbage each time.
  * Returns the id of the job that ran at submit.
  */
 static uint64_t submit_until_run_at_submit(struct __test_metadata *_metadata,
@@ -1069,10 +1166,16 @@ static uint64_t submit_until_run_at_submit(struct __test_metadata *_metadata,
 
 	for (i = 0; i < 500; i++) {
 		before = jobs_run_at_submit(_metadata, fd);
+		a->out_flags = ~0u;
+		a->status = a->fault_cmd = 0xdead;
+		a->start_ns = a->end_ns = ~0ull;
 		id = submit(_metadata, fd, a);
-		if (jobs_run_at_submit(_metadata, fd) == before + 1)
+		if (jobs_run_at_submit(_metadata, fd) == before + 1) {
+			ASSERT_EQ(DRM_VNPU_SUBMIT_OUT_ENDED, a->out_flags);
 			return id;
+		}
 		ASSERT_EQ(before, jobs_run_at_submit(_metadata, fd));
+		assert_no_submit_result(_metadata, a);
 		ASSERT_EQ(DRM_VNPU_JOB_OK, wait_job(_metadata, fd, id));
 		usleep(2000);
 	}
@@ -1105,6 +1208,11 @@ TEST_F(job, run_at_submit_ended_on_return)
 	ASSERT_EQ(0, syncobj_wait(self->fd, sync, 0));
 	ASSERT_EQ(0, _wait_job(self->fd, id, 0, &w));
 	ASSERT_EQ(DRM_VNPU_JOB_OK, w.status);
+	/* SUBMIT returned what WAIT returns. */
+	ASSERT_EQ(w.status, self->a.status);
+	ASSERT_EQ(w.fault_cmd, self->a.fault_cmd);
+	ASSERT_EQ(w.start_ns, self->a.start_ns);
+	ASSERT_EQ(w.end_ns, self->a.end_ns);
 	ASSERT_LE(t0, w.start_ns);
 	ASSERT_LE(w.start_ns, w.end_ns);
 	ASSERT_GE((uint64_t)now_ns(), w.end_ns);
@@ -1147,7 +1255,7 @@ static void long_then_short_jobs(struct __test_metadata *_metadata,
 	struct drm_vnpu_wait lw, w[3];
 	struct drm_vnpu_submit sa;
 	struct stream s = { 0 };
-	uint64_t before, ids[3], long_id;
+	uint64_t before, ids[3], long_id, ended = 0;
 	int i;
 
 	memset(&self->s, 0, sizeof(self->s));
@@ -1162,8 +1270,14 @@ static void long_then_short_jobs(struct __test_metadata *_metadata,
 
 	long_id = submit(_metadata, self->fd, &self->a);
 	before = jobs_run_at_submit(_metadata, self->fd);
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 3; i++) {
 		ids[i] = submit(_metadata, self->fd, &sa);
+		if (sa.out_flags)
+			ended++;
+		else
+			assert_no_submit_result(_metadata, &sa);
+	}
+	ASSERT_EQ(before + ended, jobs_run_at_submit(_metadata, self->fd));
 	ASSERT_EQ(0, _wait_job(self->fd, long_id, now_ns() + LONG_WAIT_NS, &lw));
 	for (i = 0; i < 3; i++) {
 		ASSERT_EQ(0, _wait_job(self->fd, ids[i], now_ns() + LONG_WAIT_NS, &w[i]));

@@ -17,7 +17,7 @@ extern "C" {
 #endif
 
 /** DRM_VNPU_UAPI_VERSION - bumped whenever a member or ioctl is added */
-#define DRM_VNPU_UAPI_VERSION 1
+#define DRM_VNPU_UAPI_VERSION 2
 
 #define DRM_VNPU_GET_PARAM	0x00
 #define DRM_VNPU_BO_CREATE	0x01
@@ -89,6 +89,11 @@ enum drm_vnpu_param {
 #define DRM_VNPU_CAP_CANCEL		0x8ull
 /** DRM_VNPU_CAP_PRIORITY - SUBMIT takes a &drm_vnpu_submit.priority */
 #define DRM_VNPU_CAP_PRIORITY		0x10ull
+/**
+ * DRM_VNPU_CAP_SUBMIT_RESULT - SUBMIT returns the result of a job that
+ * ended in it (&drm_vnpu_submit.out_flags); uAPI version 2
+ */
+#define DRM_VNPU_CAP_SUBMIT_RESULT	0x20ull
 
 /**
  * struct drm_vnpu_get_param - %DRM_IOCTL_VNPU_GET_PARAM
@@ -181,6 +186,12 @@ struct drm_vnpu_slot {
 #define DRM_VNPU_SUBMIT_FLAGS	DRM_VNPU_SUBMIT_PROFILE
 
 /**
+ * DRM_VNPU_SUBMIT_OUT_ENDED - &drm_vnpu_submit.out_flags: the job ran and
+ * ended in SUBMIT itself; its result is in the &drm_vnpu_submit
+ */
+#define DRM_VNPU_SUBMIT_OUT_ENDED	0x1u
+
+/**
  * enum drm_vnpu_priority - scheduling priority of a job
  * @DRM_VNPU_PRIORITY_LOW: runs when nothing else is ready
  * @DRM_VNPU_PRIORITY_NORMAL: the default
@@ -222,8 +233,24 @@ enum drm_vnpu_priority {
  * @pad: must be zero
  * @job_id: returned id of the job, unique in this file and increasing
  *	from 1, for %DRM_IOCTL_VNPU_WAIT and %DRM_IOCTL_VNPU_CANCEL
+ * @out_flags: returned %DRM_VNPU_SUBMIT_OUT_ENDED when the job ran and
+ *	ended in SUBMIT itself (a short job that could start at once): then
+ *	@status, @start_ns, @end_ns and @fault_cmd are what
+ *	%DRM_IOCTL_VNPU_WAIT would return for it, and no WAIT is needed;
+ *	returned 0 when the job was queued, and the four are 0
+ * @status: returned &enum drm_vnpu_job_status of a job that ended
+ * @fault_cmd: returned as &drm_vnpu_wait.fault_cmd of a job that ended
+ * @start_ns: returned device timestamp when a job that ended started
+ * @end_ns: returned device timestamp when it ended
+ * @pad2: must be zero
  *
- * Jobs of one file complete in submission order.
+ * Jobs of one file complete in submission order. The members from
+ * @out_flags on came with uAPI version 2 (%DRM_VNPU_CAP_SUBMIT_RESULT):
+ * but for @pad2 they are outputs, their input values are ignored (a
+ * struct can be submitted again as it came back); a program built with
+ * the shorter struct of version 1 works as before. A program built with
+ * this struct that runs on a version 1 driver gets its input values back
+ * in them: it sets @out_flags to 0.
  */
 struct drm_vnpu_submit {
 	__u32 cmd_handle;
@@ -239,6 +266,12 @@ struct drm_vnpu_submit {
 	__u32 profile_handle;
 	__u32 pad;
 	__u64 job_id;
+	__u32 out_flags;
+	__u32 status;
+	__u32 fault_cmd;
+	__u32 pad2;
+	__u64 start_ns;
+	__u64 end_ns;
 };
 
 /**

@@ -73,7 +73,8 @@ struct vnpu_job {
 	struct vnpu_exe *exe;
 	uint64_t id;
 	struct npu_buf *profile;	/* per-command timestamps, or NULL */
-	bool ended;
+	bool ended;			/* waited for, or ended in SUBMIT */
+	struct drm_vnpu_wait result;	/* of a job that ended in SUBMIT */
 };
 
 /* ---- the ioctl wrapper ---- */
@@ -363,6 +364,14 @@ static vnpu_status npu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *bufs
 	}
 	job->exe = exe;
 	job->id = s.job_id;
+	/* A short job may have run in SUBMIT: then no WAIT is needed. */
+	if (s.out_flags & DRM_VNPU_SUBMIT_OUT_ENDED) {
+		job->ended = true;
+		job->result = (struct drm_vnpu_wait){
+			.job_id = s.job_id, .status = s.status, .fault_cmd = s.fault_cmd,
+			.start_ns = s.start_ns, .end_ns = s.end_ns,
+		};
+	}
 	*out = job;
 	return VNPU_OK;
 }
@@ -389,14 +398,21 @@ static vnpu_status npu_wait(struct vnpu_job *job, int64_t deadline_ns, uint64_t 
 {
 	struct vnpu_dev *dev = job->exe->dev;
 	struct drm_vnpu_wait w = { .job_id = job->id, .timeout_ns = deadline_ns };
-	int ret = npu_ioctl(dev->fd, DRM_IOCTL_VNPU_WAIT, &w);
+	int ret;
 
-	if (ret == -ETIMEDOUT)
-		return host->error(VNPU_NOT_READY, "NPU: job %llu is still running",
-				   (unsigned long long)job->id);
-	if (ret)
-		return npu_status(ret, "waiting for job %llu", (unsigned long long)job->id);
-	job->ended = true;
+	if (job->ended) {
+		w = job->result;
+	} else {
+		ret = npu_ioctl(dev->fd, DRM_IOCTL_VNPU_WAIT, &w);
+		if (ret == -ETIMEDOUT)
+			return host->error(VNPU_NOT_READY, "NPU: job %llu is still running",
+					   (unsigned long long)job->id);
+		if (ret)
+			return npu_status(ret, "waiting for job %llu",
+					  (unsigned long long)job->id);
+		job->ended = true;
+		job->result = w;
+	}
 	switch (w.status) {
 	case DRM_VNPU_JOB_OK:
 		break;
