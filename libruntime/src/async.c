@@ -16,9 +16,10 @@
  * The executors exist while some request has used start_async: the first
  * such request starts them, the last one freed stops them.
  *
- * Cancel: only the wait executor touches a submitted job (it waits for it
- * and frees it), so it is also the one that cancels it: it waits in short
- * slices and, between them, cancels the jobs of requests that asked.
+ * The wait executor blocks in the device's wait until the job ends, with
+ * no timeout: a wakeup per job, none in between. A cancel reaches the job
+ * from the cancelling thread under the request's job lock, which the wait
+ * executor takes to free the job.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -33,12 +34,6 @@
 #include "async.h"
 #include "runtime.h"
 
-/*
- * How often the wait executor looks for cancelled requests: 1 ms into a
- * job, doubling up to 8 ms so that long jobs cost few wakeups.
- */
-#define WAIT_SLICE_NS 1000000
-#define WAIT_SLICE_MAX_NS 8000000
 #define TASK_THREADS_MAX 4
 /* Start guess of a handoff to the task executor, until measured. */
 #define HANDOFF_GUESS_NS 30000
@@ -65,7 +60,8 @@ struct vnpu_request_async {
 	atomic_int_fast64_t host_ns;		/* its last preprocess + upload */
 	atomic_bool registered;		/* holds a reference on the executors */
 	atomic_bool cancel;			/* cancel asked for this run */
-	bool cancel_sent;			/* the job was told (wait executor) */
+	pthread_mutex_t job_lock;		/* protects @job_live */
+	bool job_live;				/* submitted, not freed yet */
 
 	pthread_mutex_t lock;			/* protects everything below */
 	pthread_cond_t idle;			/* @state went to RUN_IDLE */
@@ -420,8 +416,15 @@ static void submit_and_queue(struct vnpu_request_async *a)
 	t0 = vnpu_async_now_ns();
 	st = vnpu_request_submit(a->req);
 	vnpu_request_stage_done(a->req, VNPU_STAGE_SUBMIT, t0, vnpu_async_now_ns());
-	if (st == VNPU_OK)
+	if (st == VNPU_OK) {
+		/* A cancel that came during the submit did not see the job. */
+		pthread_mutex_lock(&a->job_lock);
+		a->job_live = true;
+		if (atomic_load(&a->cancel))
+			vnpu_request_cancel_job(a->req);
+		pthread_mutex_unlock(&a->job_lock);
 		executor_push(ex, a);
+	}
 	pthread_mutex_unlock(&ex->submit_lock);
 	atomic_fetch_sub(&ex->submitters, 1);	/* the last touch of @ex */
 	if (st != VNPU_OK)
@@ -475,28 +478,23 @@ static void segment_done(struct vnpu_request_async *a, vnpu_status st)
 	run_complete(a, st);
 }
 
-/* Tell the device about requests of @ex's queue that asked to cancel. */
-static void send_cancels_locked(struct executor *ex)
+/* Tell the device to stop @a's job, if it has one now. */
+static void send_cancel(struct vnpu_request_async *a)
 {
-	struct vnpu_request_async *a;
-
-	for (a = ex->head; a; a = a->next) {
-		if (atomic_load(&a->cancel) && !a->cancel_sent) {
-			a->cancel_sent = true;
-			vnpu_request_cancel_job(a->req);
-		}
-	}
+	pthread_mutex_lock(&a->job_lock);
+	if (a->job_live)
+		vnpu_request_cancel_job(a->req);
+	pthread_mutex_unlock(&a->job_lock);
 }
 
 /*
- * The wait executor: waits for the job at the head of its queue in
- * slices, sending cancels in between, then finishes that request.
+ * The wait executor: waits for the job at the head of its queue until it
+ * ends, then finishes that request.
  */
 static void *wait_main(void *arg)
 {
 	struct executor *ex = arg;
-	struct vnpu_request_async *a, *last = NULL;
-	int64_t slice = WAIT_SLICE_NS;
+	struct vnpu_request_async *a;
 	vnpu_status st;
 
 	current_executor = ex;
@@ -506,22 +504,15 @@ static void *wait_main(void *arg)
 			pthread_cond_wait(&ex->cond, &ex->lock);
 		if (!ex->head)
 			break;
-		send_cancels_locked(ex);
-		a = ex->head;
-		if (a != last)
-			slice = WAIT_SLICE_NS;
-		last = a;
+		a = queue_pop_locked(ex);
 		pthread_mutex_unlock(&ex->lock);
-		st = vnpu_request_wait(a->req, vnpu_async_now_ns() + slice);
-		pthread_mutex_lock(&ex->lock);
-		if (st == VNPU_NOT_READY) {
-			slice = slice * 2 > WAIT_SLICE_MAX_NS ? WAIT_SLICE_MAX_NS : slice * 2;
-			continue;
-		}
-		last = NULL;
-		queue_pop_locked(ex);
-		pthread_mutex_unlock(&ex->lock);
-		a->cancel_sent = false;
+		do {
+			st = vnpu_request_job_wait(a->req, INT64_MAX);
+		} while (st == VNPU_NOT_READY);
+		pthread_mutex_lock(&a->job_lock);
+		a->job_live = false;
+		st = vnpu_request_job_end(a->req, st);
+		pthread_mutex_unlock(&a->job_lock);
 		vnpu_request_stage_done(a->req, VNPU_STAGE_WAIT,
 					a->submit_end_ns, vnpu_async_now_ns());
 		segment_done(a, st);
@@ -607,6 +598,7 @@ static struct vnpu_request_async *state_get(struct vnpu_infer_request *req)
 	atomic_init(&a->cancel, false);
 	atomic_init(&a->registered, false);
 	pthread_mutex_init(&a->lock, NULL);
+	pthread_mutex_init(&a->job_lock, NULL);
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
 	pthread_cond_init(&a->idle, &attr);
@@ -614,6 +606,7 @@ static struct vnpu_request_async *state_get(struct vnpu_infer_request *req)
 	if (!__atomic_compare_exchange_n(slot, &none, a, false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE)) {
 		pthread_cond_destroy(&a->idle);
+		pthread_mutex_destroy(&a->job_lock);
 		pthread_mutex_destroy(&a->lock);
 		free(a->spans);
 		free(a);
@@ -671,8 +664,10 @@ bool vnpu_async_release(struct vnpu_infer_request *req)
 	}
 	a->releasing = true;
 	a->callback = NULL;	/* a cancelled run ends without a callback */
-	if (a->state == RUN_ACTIVE)
+	if (a->state == RUN_ACTIVE) {
 		atomic_store(&a->cancel, true);
+		send_cancel(a);
+	}
 	if (callback_queued_behind_us(a)) {
 		/* registered, so the executors stay while we look */
 		pthread_mutex_lock(&pool.lock);
@@ -687,6 +682,7 @@ bool vnpu_async_release(struct vnpu_infer_request *req)
 
 	pool_unregister(a);
 	pthread_cond_destroy(&a->idle);
+	pthread_mutex_destroy(&a->job_lock);
 	pthread_mutex_destroy(&a->lock);
 	free(a->spans);
 	free(a);
@@ -770,7 +766,6 @@ VNPU_API vnpu_status vnpu_infer_request_start_async(vnpu_infer_request *req)
 	a->state = RUN_ACTIVE;
 	a->run_gen++;
 	atomic_store(&a->cancel, false);
-	a->cancel_sent = false;
 	pthread_mutex_unlock(&a->lock);
 
 	vnpu_request_run_begin(req);
@@ -871,8 +866,10 @@ VNPU_API vnpu_status vnpu_infer_request_cancel(vnpu_infer_request *req)
 	if (st != VNPU_OK)
 		return st;
 	pthread_mutex_lock(&a->lock);
-	if (a->state == RUN_ACTIVE)
+	if (a->state == RUN_ACTIVE) {
 		atomic_store(&a->cancel, true);
+		send_cancel(a);
+	}
 	pthread_mutex_unlock(&a->lock);
 	return VNPU_OK;
 }

@@ -36,7 +36,15 @@ struct vnpu_compiled_model *vnpu_request_compiled_model(const struct vnpu_infer_
 struct vnpu_core_device *vnpu_request_device(const struct vnpu_infer_request *req);
 /* Device time of the job the last wait saw end (0 when unknown). */
 uint64_t vnpu_request_job_ns(const struct vnpu_infer_request *req);
-/* Ask the device to stop the running segment's job (wait then frees it). */
+/*
+ * vnpu_request_wait() in two steps, so that the pipeline can free the job
+ * under its own lock while another thread may cancel it: wait for the
+ * running segment's job (VNPU_NOT_READY when @deadline_ns passes first),
+ * then free it and account its status @st (the next segment on success).
+ */
+vnpu_status vnpu_request_job_wait(struct vnpu_infer_request *req, int64_t deadline_ns);
+vnpu_status vnpu_request_job_end(struct vnpu_infer_request *req, vnpu_status st);
+/* Ask the device to stop the running segment's job (any thread, while it lives). */
 void vnpu_request_cancel_job(struct vnpu_infer_request *req);
 /* Start and end a run: reset, then keep, the stage times and timeline. */
 void vnpu_request_run_begin(struct vnpu_infer_request *req);

@@ -547,7 +547,7 @@ vnpu_status vnpu_request_submit(struct vnpu_infer_request *req)
 	return VNPU_OK;
 }
 
-vnpu_status vnpu_request_wait(struct vnpu_infer_request *req, int64_t deadline_ns)
+vnpu_status vnpu_request_job_wait(struct vnpu_infer_request *req, int64_t deadline_ns)
 {
 	struct vnpu_core_device *d = vnpu_segment_device(req->cm, req->segment);
 	uint64_t total = 0;
@@ -556,9 +556,17 @@ vnpu_status vnpu_request_wait(struct vnpu_infer_request *req, int64_t deadline_n
 	if (!req->job)
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "no segment is running");
 	st = d->plugin->ops->wait(req->job, deadline_ns, req->cmd_ns[req->segment], &total);
-	if (st == VNPU_NOT_READY)
+	if (st != VNPU_NOT_READY)
+		req->job_ns = st == VNPU_OK ? total : 0;
+	return st;
+}
+
+vnpu_status vnpu_request_job_end(struct vnpu_infer_request *req, vnpu_status st)
+{
+	struct vnpu_core_device *d = vnpu_segment_device(req->cm, req->segment);
+
+	if (!req->job)
 		return st;
-	req->job_ns = st == VNPU_OK ? total : 0;
 	d->plugin->ops->job_free(req->job);
 	req->job = NULL;
 	if (st != VNPU_OK)
@@ -566,6 +574,13 @@ vnpu_status vnpu_request_wait(struct vnpu_infer_request *req, int64_t deadline_n
 					 d->info.name);
 	req->segment++;
 	return VNPU_OK;
+}
+
+vnpu_status vnpu_request_wait(struct vnpu_infer_request *req, int64_t deadline_ns)
+{
+	vnpu_status st = vnpu_request_job_wait(req, deadline_ns);
+
+	return st == VNPU_NOT_READY ? st : vnpu_request_job_end(req, st);
 }
 
 vnpu_status vnpu_request_download(struct vnpu_infer_request *req)
