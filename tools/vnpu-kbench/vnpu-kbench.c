@@ -44,7 +44,20 @@ struct job {
 	int rc;
 	void *scratch[64];
 	__u64 scratch_size;
+	double cpu;	/* CPU seconds of the last run's first worker */
 };
+
+/* Seconds of CPU time the calling thread has used. */
+static double thread_cpu(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* --cpu-time: 1-thread runs timed by their CPU time, not the clock. */
+static int use_cpu_time;
 
 static double now(void)
 {
@@ -305,6 +318,7 @@ static void *part_thread(void *arg)
 	struct job *j = w->j;
 	struct vnpu_eng_ctx ctx = { .features = j->features };
 	unsigned int p;
+	double t0 = thread_cpu();
 
 	ctx.scratch = j->scratch[w->me];
 	ctx.scratch_size = j->scratch_size;
@@ -315,6 +329,8 @@ static void *part_thread(void *arg)
 		if (rc)
 			j->rc = rc;
 	}
+	if (!w->me)
+		j->cpu = thread_cpu() - t0;
 	return NULL;
 }
 
@@ -350,6 +366,8 @@ static double time_layer(const struct layer *l, int threads, __u32 features,
 		for (i = 0; i < threads; i++)
 			pthread_join(tid[i], NULL);
 		t0 = now() - t0;
+		if (use_cpu_time && threads == 1)
+			t0 = j.cpu;
 		/* The first run warms caches and pages. */
 		if (rep && (best == 0 || t0 < best))
 			best = t0;
@@ -543,11 +561,73 @@ static int run_ukernel(__u32 host, int rounds)
 	return 0;
 }
 
+/* Whether @list (NULL: everything) names @word among its commas. */
+static int listed(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+	const char *p;
+
+	for (p = list; p; p = strchr(p, ','), p = p ? p + 1 : NULL)
+		if (!strncmp(p, word, n) && (p[n] == ',' || !p[n]))
+			return 1;
+	return 0;
+}
+
+/* Whether every word of --only @list names a kernel or a path. */
+static int only_valid(const char *list)
+{
+	static const char *const words[] = { "gemm", "conv3x3", "dw3x3",
+					     "conv1x1", "avx512", "avx2",
+					     "baseline" };
+	const char *p = list, *e;
+	size_t i, n;
+
+	for (;;) {
+		e = strchr(p, ',');
+		n = e ? (size_t)(e - p) : strlen(p);
+		for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+			if (strlen(words[i]) == n && !strncmp(p, words[i], n))
+				break;
+		if (i == sizeof(words) / sizeof(words[0]))
+			return 0;
+		if (!e)
+			return 1;
+		p = e + 1;
+	}
+}
+
+/*
+ * Whether --only @list selects layer @name on engine path @features: a
+ * list without layer names selects every layer, one without path names
+ * every path.
+ */
+static int selected(const char *list, const char *name, __u32 features)
+{
+	static const char *const names[] = { "gemm", "conv3x3", "dw3x3",
+					     "conv1x1" };
+	const char *pn = (features & VNPU_ENG_F_AVX512) ? "avx512" :
+			 features ? "avx2" : "baseline";
+	int any_name = 0;
+	size_t i;
+
+	if (!list)
+		return 1;
+	for (i = 0; i < 4; i++)
+		any_name |= listed(list, names[i]);
+	if (any_name && !listed(list, name))
+		return 0;
+	if ((listed(list, "avx512") || listed(list, "avx2") ||
+	     listed(list, "baseline")) && !listed(list, pn))
+		return 0;
+	return 1;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: vnpu-kbench [--threads N] [--repeat N] [--rounds N] [--baseline]\n"
-		"                   [--ort NODE_MODULES | --no-ort]\n"
+		"                   [--ort NODE_MODULES | --no-ort] [--only LIST]\n"
+		"                   [--cpu-time]\n"
 		"       vnpu-kbench --ukernel [--rounds N]\n"
 		"GFLOP/s of the engine's GEMM and convolution kernels, with one\n"
 		"thread and N (default: all CPUs), for each kernel path the CPU has\n"
@@ -556,6 +636,11 @@ static void usage(FILE *f)
 		"NODE_MODULES, default build/npm/node_modules of the source tree).\n"
 		"Each figure is the best of N rounds (default 3) of --repeat runs\n"
 		"(default 10).\n"
+		"--only LIST: comma-separated kernels (gemm, conv3x3, dw3x3,\n"
+		"conv1x1) and/or paths (avx512, avx2, baseline) to time; the\n"
+		"others are left out.\n"
+		"--cpu-time: time 1-thread runs by the thread's CPU time instead\n"
+		"of the clock (less sensitive to other load; for comparisons).\n"
 		"--ukernel: the GEMM micro-kernels alone, on one thread, on packed\n"
 		"operands that stay in L1 or L2, against the same FMA peak.\n");
 }
@@ -570,6 +655,8 @@ int main(int argc, char **argv)
 		{ "ort", required_argument, NULL, 'o' },
 		{ "no-ort", no_argument, NULL, 'n' },
 		{ "ukernel", no_argument, NULL, 'u' },
+		{ "only", required_argument, NULL, 'O' },
+		{ "cpu-time", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -580,11 +667,12 @@ int main(int argc, char **argv)
 	struct layer layers[4];
 	double ort_ms[4][2] = {}, gf[2][4][2] = {}, peak[2][2] = {};
 	int have_ort, rounds = 3, r, p, num_paths, baseline = 0, ukernel = 0;
+	const char *only = NULL;
 
 	snprintf(default_ort, sizeof(default_ort), "%s/build/npm/node_modules",
 		 KBENCH_SOURCE_DIR);
 	host = vnpu_eng_host_features();
-	while ((c = getopt_long(argc, argv, "t:r:R:bo:nuh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:r:R:bo:nuO:Ch", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			threads = atoi(optarg);
@@ -618,6 +706,16 @@ int main(int argc, char **argv)
 			break;
 		case 'u':
 			ukernel = 1;
+			break;
+		case 'O':
+			only = optarg;
+			if (!only_valid(only)) {
+				fprintf(stderr, "vnpu-kbench: --only: comma-separated gemm, conv3x3, dw3x3, conv1x1, avx512, avx2, baseline\n");
+				return 2;
+			}
+			break;
+		case 'C':
+			use_cpu_time = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -676,11 +774,15 @@ int main(int argc, char **argv)
 		}
 		for (p = 0; p < num_paths; p++)
 			for (i = 0; i < 4; i++) {
-				double g1 = layers[i].flops /
-					    time_layer(&layers[i], 1, path[p], repeat);
-				double gn = layers[i].flops /
-					    time_layer(&layers[i], threads, path[p],
-						       repeat);
+				double g1, gn;
+
+				if (!selected(only, layers[i].name, path[p]))
+					continue;
+				g1 = layers[i].flops /
+				     time_layer(&layers[i], 1, path[p], repeat);
+				gn = threads == 1 ? g1 : layers[i].flops /
+				     time_layer(&layers[i], threads, path[p],
+						repeat);
 
 				gf[p][i][0] = g1 > gf[p][i][0] ? g1 : gf[p][i][0];
 				gf[p][i][1] = gn > gf[p][i][1] ? gn : gf[p][i][1];
@@ -701,8 +803,12 @@ int main(int argc, char **argv)
 		       ort);
 	for (p = 0; p < num_paths; p++) {
 		/* Each path against its own peak; the baseline against AVX2's. */
-		int wide = !!(path[p] & VNPU_ENG_F_AVX512);
+		int wide = !!(path[p] & VNPU_ENG_F_AVX512), any = 0;
 
+		for (i = 0; i < 4; i++)
+			any |= selected(only, layers[i].name, path[p]);
+		if (!any)
+			continue;
 		printf("\nengine path: %s (%%peak of the %s FMA peak)\n",
 		       wide ? "avx512" : path[p] ? "avx2+fma" : "baseline",
 		       wide ? "AVX-512" : "AVX2");
@@ -718,6 +824,8 @@ int main(int argc, char **argv)
 			};
 			const double *g = gf[p][i];
 
+			if (!selected(only, layers[i].name, path[p]))
+				continue;
 			printf("%-34s %9.1f %6.1f%% %9.1f %6.1f%%", desc[i],
 			       g[0] / 1e9, percent(g[0], peak[wide][0]),
 			       g[1] / 1e9, percent(g[1], peak[wide][1]));
