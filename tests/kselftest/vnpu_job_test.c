@@ -55,6 +55,18 @@ static int syncobj_wait(int fd, uint32_t handle, int64_t deadline)
 	return vnpu_ioctl(fd, DRM_IOCTL_SYNCOBJ_WAIT, &w);
 }
 
+/* @self->a becomes a long job: 16 fills of the whole 1 MiB BO. */
+static void prepare_long_job(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(job) *self)
+{
+	int i;
+
+	memset(&self->s, 0, sizeof(self->s));
+	for (i = 0; i < 16; i++)
+		stream_fill(&self->s, tensor_1d(0, VNPU_DTYPE_U8, 0, 1 << 20), i);
+	submit_prepare(_metadata, self->fd, &self->s, &self->slot, 1, &self->a);
+}
+
 /* SUBMIT's result of a queued job: none, whatever came in. */
 static void assert_no_submit_result(struct __test_metadata *_metadata,
 				    const struct drm_vnpu_submit *a)
@@ -167,12 +179,8 @@ TEST_F_TIMEOUT(job, submit_result_none_when_queued, 120)
 	struct drm_vnpu_submit sa;
 	struct stream s = { 0 };
 	uint64_t long_id, id;
-	int i;
 
-	memset(&self->s, 0, sizeof(self->s));
-	for (i = 0; i < 16; i++)
-		stream_fill(&self->s, tensor_1d(0, VNPU_DTYPE_U8, 0, 1 << 20), i);
-	submit_prepare(_metadata, self->fd, &self->s, &self->slot, 1, &self->a);
+	prepare_long_job(_metadata, self);
 	stream_nop(&s);
 	submit_prepare(_metadata, self->fd, &s, NULL, 0, &sa);
 
@@ -426,12 +434,8 @@ TEST_F(job, nop_job_after_long_job)
 	struct drm_vnpu_wait w, wl;
 	struct stream s = { 0 };
 	uint64_t long_id, nop_id;
-	int i;
 
-	memset(&self->s, 0, sizeof(self->s));
-	for (i = 0; i < 16; i++)
-		stream_fill(&self->s, tensor_1d(0, VNPU_DTYPE_U8, 0, 1 << 20), i);
-	submit_prepare(_metadata, self->fd, &self->s, &self->slot, 1, &self->a);
+	prepare_long_job(_metadata, self);
 	stream_nop(&s);
 	submit_prepare(_metadata, self->fd, &s, &self->slot, 1, &nop_args);
 
@@ -1258,10 +1262,7 @@ static void long_then_short_jobs(struct __test_metadata *_metadata,
 	uint64_t before, ids[3], long_id, ended = 0;
 	int i;
 
-	memset(&self->s, 0, sizeof(self->s));
-	for (i = 0; i < 16; i++)
-		stream_fill(&self->s, tensor_1d(0, VNPU_DTYPE_U8, 0, 1 << 20), i);
-	submit_prepare(_metadata, self->fd, &self->s, &self->slot, 1, &self->a);
+	prepare_long_job(_metadata, self);
 	self->a.priority = DRM_VNPU_PRIORITY_NORMAL;
 	slot.handle = bo_create(_metadata, self->fd, 4096);
 	stream_fill(&s, tensor_1d(0, VNPU_DTYPE_U32, 0, 16), 5);

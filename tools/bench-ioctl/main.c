@@ -180,10 +180,11 @@ static int batch_get_param(struct bench *b, int64_t *ns)
 }
 
 /*
- * BATCH noop jobs, each submitted and waited for as libvnpu does: the WAIT
- * only when SUBMIT did not return the job's result.
+ * BATCH noop jobs, each submitted and waited for: with @always_wait by a
+ * WAIT ioctl in any case, otherwise as libvnpu does, the WAIT only when
+ * SUBMIT did not return the job's result.
  */
-static int batch_noop_job(struct bench *b, int64_t *ns)
+static int noop_jobs(struct bench *b, int64_t *ns, bool always_wait)
 {
 	bool ended;
 	int64_t t0;
@@ -195,31 +196,25 @@ static int batch_noop_job(struct bench *b, int64_t *ns)
 	for (i = 0; i < BATCH; i++) {
 		if (noop_submit(b, &id, &ended))
 			return 1;
-		b->ended += ended;
-		if (!ended && noop_wait(b, id))
+		if (!always_wait)
+			b->ended += ended;
+		if ((always_wait || !ended) && noop_wait(b, id))
 			return 1;
 	}
 	*ns = now_ns() - t0;
-	b->jobs += BATCH;
+	if (!always_wait)
+		b->jobs += BATCH;
 	return 0;
 }
 
-/* BATCH noop jobs, each SUBMIT followed by a WAIT ioctl in any case. */
+static int batch_noop_job(struct bench *b, int64_t *ns)
+{
+	return noop_jobs(b, ns, false);
+}
+
 static int batch_noop_job_ioctls(struct bench *b, int64_t *ns)
 {
-	bool ended;
-	int64_t t0;
-	uint64_t id;
-	int i;
-
-	b->deadline = now_ns() + WAIT_NS;
-	t0 = now_ns();
-	for (i = 0; i < BATCH; i++) {
-		if (noop_submit(b, &id, &ended) || noop_wait(b, id))
-			return 1;
-	}
-	*ns = now_ns() - t0;
-	return 0;
+	return noop_jobs(b, ns, true);
 }
 
 /* BATCH SUBMITs of noop jobs back to back, then their WAITs (not timed). */
