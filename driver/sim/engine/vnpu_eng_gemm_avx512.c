@@ -6,9 +6,10 @@
  * A tile is two panels of A (12 rows) by two panels of B (32 columns): 24
  * accumulators of 16 lanes, two loads of B and twelve broadcasts of A per
  * depth step. The last odd panel of either side takes the 6- or 16-wide
- * variant. Each output is fma(a[k], b[k], sum) for k in depth order, from
- * zero or from the accumulator, exactly as in the AVX2 6x16 kernel: the
- * two give the same bits. The full 12x32 tiles are inline assembly, the
+ * variant, or the 4-row one when at most 4 of the panel's rows are used.
+ * Each output is fma(a[k], b[k], sum) for k in depth order, from zero or
+ * from the accumulator, exactly as in the AVX2 6x16 kernel: the two give
+ * the same bits. The full 12x32 tiles are inline assembly, the
  * edge ones C (tile()).
  */
 #include "vnpu_eng_gemm.h"
@@ -347,35 +348,54 @@ TILE_FN(tile_6x16_rows, 6, 1, 0, 1)
 TILE_FN(tile_12x16_ind_rows, 12, 1, 1, 1)
 TILE_FN(tile_6x32_ind_rows, 6, 2, 1, 1)
 TILE_FN(tile_6x16_ind_rows, 6, 1, 1, 1)
+TILE_FN(tile_4x16, 4, 1, 0, 0)
+TILE_FN(tile_4x32, 4, 2, 0, 0)
+TILE_FN(tile_4x16_ind, 4, 1, 1, 0)
+TILE_FN(tile_4x32_ind, 4, 2, 1, 0)
+TILE_FN(tile_4x16_rows, 4, 1, 0, 1)
+TILE_FN(tile_4x32_rows, 4, 2, 0, 1)
+TILE_FN(tile_4x16_ind_rows, 4, 1, 1, 1)
+TILE_FN(tile_4x32_ind_rows, 4, 2, 1, 1)
 
 typedef void (*tile_fn)(__u64 kc, const float *a0, const float *a1,
 			const float *b0, const float *b1, const __s32 *off,
 			float *c, __u64 rs, int load,
 			const struct eng_tile_out *out, const float *pf);
 
-/* [A in rows][ind][two row panels][two column panels] */
-static const tile_fn tiles[2][2][2][2] = {
+/*
+ * [A in rows][ind][rows: one panel's first 4, one panel, two panels]
+ * [two column panels]
+ */
+static const tile_fn tiles[2][2][3][2] = {
 	{
-		{ { tile_6x16, tile_6x32 }, { tile_12x16, tile_12x32 } },
-		{ { tile_6x16_ind, tile_6x32_ind },
+		{ { tile_4x16, tile_4x32 }, { tile_6x16, tile_6x32 },
+		  { tile_12x16, tile_12x32 } },
+		{ { tile_4x16_ind, tile_4x32_ind },
+		  { tile_6x16_ind, tile_6x32_ind },
 		  { tile_12x16_ind, tile_12x32_ind } },
 	}, {
-		{ { tile_6x16_rows, tile_6x32_rows },
+		{ { tile_4x16_rows, tile_4x32_rows },
+		  { tile_6x16_rows, tile_6x32_rows },
 		  { tile_12x16_rows, tile_12x32_rows } },
-		{ { tile_6x16_ind_rows, tile_6x32_ind_rows },
+		{ { tile_4x16_ind_rows, tile_4x32_ind_rows },
+		  { tile_6x16_ind_rows, tile_6x32_ind_rows },
 		  { tile_12x16_ind_rows, tile_12x32_ind_rows } },
 	},
 };
 
+/* Rows of the last tile when it is a panel of which 4 or fewer are used. */
+#define SHORT_ROWS 4
+
 /*
  * Rows (or columns) of a block of @n that tiles of two panels of @w, the
- * last one alone when odd, cover without reaching past @n.
+ * last one alone when odd (or its first @short_w), cover without reaching
+ * past @n.
  */
-static __u64 whole_tiles(__u64 n, __u64 w)
+static __u64 whole_tiles(__u64 n, __u64 w, __u64 short_w)
 {
 	__u64 pairs = n / (2 * w) * 2 * w;
 
-	return n - pairs == w ? n : pairs;
+	return n - pairs == w || n - pairs == short_w ? n : pairs;
 }
 
 /*
@@ -403,17 +423,22 @@ void vnpu_eng_slice_avx512(struct eng_slice *s)
 	__u64 ma = eng_div_up(s->mc, ENG_MR), nb = eng_div_up(s->nc, ENG_NR);
 	__u64 half = eng_div_up(ma, 4), i, j;
 	int ind = !!s->off;
+	/*
+	 * A lone last panel with at most SHORT_ROWS rows in the block takes
+	 * the short tiles: a convolution of 64 outputs computes 64 rows, not 66.
+	 */
+	int short_m = ma % 2 && s->mc - (ma - 1) * ENG_MR <= SHORT_ROWS;
 	struct eng_tile_out out = { 0, (__u64)s->out_rs * 4, 0 };
 
-	s->out_mc = s->out ? whole_tiles(s->mc, ENG_MR) : 0;
-	s->out_nc = s->out ? whole_tiles(s->nc, ENG_NR) : 0;
+	s->out_mc = s->out ? whole_tiles(s->mc, ENG_MR, SHORT_ROWS) : 0;
+	s->out_nc = s->out ? whole_tiles(s->nc, ENG_NR, ENG_NR) : 0;
 	for (j = 0; j < nb; j += 2) {
 		const float *b0 = s->b + j * s->b_ps;
 		int two_n = j + 1 < nb;
 
 		for (i = 0; i < ma; i += 2) {
 			const float *a0 = s->a + i * s->a_ps;
-			int two_m = i + 1 < ma;
+			int rows = i + 1 < ma ? 2 : short_m ? 0 : 1;
 			const struct eng_tile_out *o = 0;
 
 			/* Tiles wholly inside the block go to the output. */
@@ -423,7 +448,7 @@ void vnpu_eng_slice_avx512(struct eng_slice *s)
 				out.add = s->out_add ? s->out_add + i * ENG_MR : 0;
 				o = &out;
 			}
-			tiles[!!s->a_rows][ind][two_m][two_n](s->kc, a0, a0 + s->a_ps, b0,
+			tiles[!!s->a_rows][ind][rows][two_n](s->kc, a0, a0 + s->a_ps, b0,
 						 b0 + s->b_ps, s->off,
 						 s->acc + i * ENG_MR * s->acc_rs +
 						 j * ENG_NR, s->acc_rs, s->load, o,

@@ -663,9 +663,9 @@ void et_test_gemm_conv(void)
  * The micro-kernel tiles at their edges: every depth 1..9, depths above 64
  * with 1..3 steps left after the 4-step trips, and depths around ENG_KC
  * (384; above it the depth splits in even slices, 385 in two of 193).
- * Rows (13, 30) and columns (45 to 77) are past one full 12x32 tile and
- * not multiples of it, so each layer runs the full tiles and the 6-row and
- * 16-column edge ones. GEMM runs A in rows with B in panels; CONV, with
+ * Rows (13 to 30) and columns (45 to 77) are past one full 12x32 tile and
+ * not multiples of it, so each layer runs the full tiles and the 6-row,
+ * 4-row (AVX-512) and 16-column edge ones. GEMM runs A in rows with B in panels; CONV, with
  * packed or dense weights (A in panels or rows) and stride 1 or 5 (B by
  * offsets into the input or its window, or packed by im2col), runs each
  * of the four 12x32 variants. et_layer_f32() runs every path the host has
@@ -718,6 +718,16 @@ static void test_tile_gemm(__u64 k, int i)
 	c.ta = i % 2;
 	c.alpha = 0.75f;
 	gemm_case_run(&c);
+	/*
+	 * Two panels and 4 rows, stored by the micro-kernels with the bias
+	 * per row: AVX-512 runs its 4-row edge tiles.
+	 */
+	c.m = 28;
+	c.ta = 0;
+	c.alpha = 1;
+	c.act = 0;
+	c.flags = P | B;
+	gemm_case_run(&c);
 	/* Two blocks of rows (ENG_MC is 96): the second one 6 rows and 1. */
 	if (i % 4 == 0) {
 		c.m = 103;
@@ -745,7 +755,8 @@ static void test_tile_conv(__u64 k, int i)
 	size_t f;
 
 	tile_kernel(k, &c.c, &c.kh, &c.kw);
-	c.m = i % 2 ? 13 : 30;
+	/* 13, 30 and 28 rows: 1, 6 and 4 past whole tiles of 12. */
+	c.m = i % 2 ? 13 : i % 4 ? 30 : 28;
 	for (f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
 		c.flags = forms[f].flags ? B | R : P | B | R;
 		if (f % 2)
