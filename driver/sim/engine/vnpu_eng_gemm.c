@@ -263,7 +263,7 @@ void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
 /* One slice of a block with the 6x16 kernel, panel by panel. */
 static void slice_run(struct eng_slice *s)
 {
-	struct eng_tile_out out = { 0, (__u64)s->out_rs * 4, 0 };
+	struct eng_tile_out out = { 0, (__u64)s->out_rs * 4, 0, 0, {} };
 	__u64 i, j;
 
 	/* Whole tiles inside the block go to the output. */
@@ -635,7 +635,9 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 
 	f.plain = epi_plain(o, e, m0, mc, add, &has_add);
 	f.add = has_add ? add : 0;
-	fuse = kt && f.plain && !o->wp;
+	/* Padded columns only through the AVX-512 tiles' masked stores. */
+	fuse = kt && f.plain &&
+	       (!o->wp || (bufs->avx512 && o->ow >= 2 * ENG_NR));
 	s.mc = mc;
 	s.nc = nc;
 	s.acc = bufs->acc;
@@ -687,8 +689,12 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 			s.b_ps = s.kc * ENG_NR;
 		}
 		if (fuse && k0 + s.kc == kt) {
-			s.out = (float *)o->y + (__s64)m0 * o->rs + (__s64)n0;
+			s.out = (float *)o->y + (__s64)m0 * o->rs +
+				(__s64)(o->wp ? 0 : n0);
 			s.out_rs = o->rs;
+			s.out_wp = o->wp;
+			s.out_ow = o->ow;
+			s.out_q0 = n0;
 			s.out_add = has_add ? add : 0;
 		}
 		slice_dispatch(&s, bufs->avx512);

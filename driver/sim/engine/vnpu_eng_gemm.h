@@ -31,7 +31,10 @@
  * @load: 0 for the first slice (sums start from zero), else add to @acc
  * @a_rows: see @mc
  * @out: NULL, or (last slice only) where output (r, c) of the block goes
- *	when the epilogue is at most a per-row add: @out + r * @out_rs + c
+ *	when the epilogue is at most a per-row add: @out + r * @out_rs + c,
+ *	or with @out_wp (AVX-512 only) column c is padded column
+ *	q = @out_q0 + c, which is output (q / @out_wp) * @out_ow + q % @out_wp
+ *	of row r, none when q % @out_wp >= @out_ow
  * @out_rs: see @out
  * @out_add: NULL, or with @out the float added to each row of the sums
  * @out_mc: returned: the sums of rows [0, @out_mc) x columns [0, @out_nc)
@@ -39,6 +42,9 @@
  * @out_nc: see @out_mc
  * @b_next: NULL, or the next slice's B, in panels @b_ps floats apart
  *	(the AVX-512 driver prefetches it during the last column pair)
+ * @out_wp: see @out: 0, or the padded row width, at least @out_ow + 1
+ * @out_ow: see @out: with @out_wp, at least 2 * ENG_NR
+ * @out_q0: see @out
  */
 struct eng_slice {
 	__u64 kc, mc, nc, a_ps, b_ps, acc_rs;
@@ -51,17 +57,24 @@ struct eng_slice {
 	const float *out_add;
 	__u64 out_mc, out_nc;
 	const float *b_next;
+	__u64 out_wp, out_ow, out_q0;
 };
 
 /*
  * Where a micro-kernel of the last slice stores its tile instead of the
  * accumulator: @y, rows @rsb bytes apart, row r plus @add[r] when @add is
- * set (the AVX-512 assembly reads the members at offsets 0, 8 and 16).
+ * set. With @jb (AVX-512 only), the tile's columns straddle two output
+ * rows of padded columns: column c goes to @y + c when bit c of
+ * @mask[0..1] (16 columns each) is set, to @y + c + @jb / 4 when bit c of
+ * @mask[2..3] is, else nowhere. The AVX-512 assembly reads the members at
+ * offsets 0, 8, 16, 24 and 32.
  */
 struct eng_tile_out {
 	float *y;
 	__u64 rsb;
 	const float *add;
+	__s64 jb;
+	__u16 mask[4];
 };
 
 /* The AVX-512F driver (12x32 tiles); same bits as the AVX2 6x16 one. */

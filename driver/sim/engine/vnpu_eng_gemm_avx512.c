@@ -45,6 +45,25 @@ static inline v16sf bc16(float x)
 #define A_AT(a, r, k, arow) ((arow) ? (a)[(r) * ENG_KC + (k)] : \
 			     (a)[(k) * ENG_MR + (r)])
 
+/* Rows [0, @rows) x panels [0, @np) of @acc to @y as @o's masks say. */
+static __attribute__((__always_inline__)) inline
+void st_masked(float *y, __u64 rs, const struct eng_tile_out *o,
+	       v16sf acc[12][2], const int rows, const int np)
+{
+	int r, p, l;
+
+	for (r = 0; r < rows; r++)
+		for (p = 0; p < np; p++)
+			for (l = 0; l < ENG_NR; l++) {
+				float *d = y + r * rs + p * ENG_NR + l;
+
+				if (o->mask[p] >> l & 1)
+					*d = acc[r][p][l];
+				else if (o->mask[2 + p] >> l & 1)
+					d[o->jb / 4] = acc[r][p][l];
+			}
+}
+
 static __attribute__((__always_inline__)) inline
 void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	  const float *b1, const __s32 *off, float *c, __u64 rs, int load,
@@ -84,6 +103,10 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 			for (r = 0; r < rows; r++)
 				for (p = 0; p < np; p++)
 					acc[r][p] += bc16(out->add[r]);
+		if (out->jb) {
+			st_masked(c, rs, out, acc, rows, np);
+			return;
+		}
 	}
 	for (r = 0; r < rows; r++)
 		for (p = 0; p < np; p++)
@@ -141,6 +164,14 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	"vmovups %%zmm" #z1 ", 64(%[p])\n\t"				\
 	"add %[rsb], %[p]\n\t"
 
+/* The same under the masks in k1-k4, the second pair %[t] bytes on. */
+#define UK_STM(z0, z1)							\
+	"vmovups %%zmm" #z0 ", (%[p])%{%%k1%}\n\t"			\
+	"vmovups %%zmm" #z1 ", 64(%[p])%{%%k2%}\n\t"			\
+	"vmovups %%zmm" #z0 ", (%[p], %[t])%{%%k3%}\n\t"		\
+	"vmovups %%zmm" #z1 ", 64(%[p], %[t])%{%%k4%}\n\t"		\
+	"add %[rsb], %[p]\n\t"
+
 /* Row r = z0 / 2 of the tile plus the r-th float at %[t], broadcast. */
 #define UK_ADD(z0, z1)							\
 	"vaddps (2 * " #z0 ")(%[t])%{1to16%}, %%zmm" #z0 ", %%zmm" #z0 "\n\t" \
@@ -149,7 +180,8 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 /*
  * Where the tile goes: back to %[c], or with %[out] (struct eng_tile_out)
  * to out->y, rows out->rsb bytes apart, after adding out->add[r] to row r
- * when out->add is set.
+ * when out->add is set, and under out->mask[] when out->jb is set (then
+ * the stores jump to 8, with out->jb in %[t]).
  */
 #define UK_OUT								\
 	"mov %[c], %[p]\n\t"						\
@@ -159,8 +191,17 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	"mov 8(%[out]), %[rsb]\n\t"					\
 	"mov 16(%[out]), %[t]\n\t"					\
 	"test %[t], %[t]\n\t"						\
-	"jz 7f\n\t"							\
+	"jz 9f\n\t"							\
 	UK_ROWS(UK_ADD)							\
+	"9:\n\t"							\
+	"mov 24(%[out]), %[t]\n\t"					\
+	"test %[t], %[t]\n\t"						\
+	"jz 7f\n\t"							\
+	"kmovw 32(%[out]), %%k1\n\t"					\
+	"kmovw 34(%[out]), %%k2\n\t"					\
+	"kmovw 36(%[out]), %%k3\n\t"					\
+	"kmovw 38(%[out]), %%k4\n\t"					\
+	"jmp 8f\n"							\
 	"7:\n\t"
 
 /* The whole tile; the vzeroupper leaves no dirty upper state behind. */
@@ -193,13 +234,18 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	"4:\n\t"							\
 	UK_OUT								\
 	UK_ROWS(UK_ST)							\
+	"jmp 10f\n"							\
+	"8:\n\t"							\
+	UK_ROWS(UK_STM)							\
+	"10:\n\t"							\
 	"vzeroupper\n\t"
 
 #define UK_CLOBBER							\
 	"xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",	\
 	"xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14",	\
 	"xmm15", "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21",	\
-	"xmm22", "xmm23", "xmm29", "xmm30", "xmm31", "cc", "memory"
+	"xmm22", "xmm23", "xmm29", "xmm30", "xmm31", "k1", "k2", "k3",	\
+	"k4", "cc", "memory"
 
 /* A in panels: k-major groups of 6 at a0 (rows 0-5) and a1 (6-11). */
 #define UK_A0(u, r) "(4 * (6 * " #u " + " #r "))(%[a0])"
@@ -418,6 +464,43 @@ static const float *b_ahead(const struct eng_slice *s, __u64 nb, __u64 j,
 	return next + panel * s->b_ps + step * trips * ENG_NR;
 }
 
+/*
+ * Where the last slice's tile at block row @r0 and column @c0, @w columns
+ * wide, goes (see struct eng_slice's @out): with padded columns, a tile
+ * that reaches past its output row's last column stores under masks, the
+ * columns past the padding into the next output row.
+ */
+static void tile_out(const struct eng_slice *s, __u64 r0, __u64 c0, __u64 w,
+		     struct eng_tile_out *o)
+{
+	__u64 q = s->out_q0 + c0, wp = s->out_wp, ow = s->out_ow;
+	__u64 row, qc, lo = 0, hi = 0, c;
+
+	o->add = s->out_add ? s->out_add + r0 : 0;
+	o->jb = 0;
+	o->y = s->out + (__s64)r0 * s->out_rs;
+	if (!wp) {
+		o->y += c0;
+		return;
+	}
+	row = q / wp;
+	qc = q % wp;
+	o->y += row * ow + qc;
+	if (qc + w <= ow)
+		return;
+	if (qc < ow)
+		lo = (1ull << (eng_min(w, ow - qc))) - 1;
+	if (qc + w > wp) {
+		c = wp - qc;
+		hi = ((1ull << eng_min(w, c + ow)) - 1) & ~((1ull << c) - 1);
+	}
+	o->jb = -(__s64)(wp - ow) * 4;
+	o->mask[0] = (__u16)lo;
+	o->mask[1] = (__u16)(lo >> 16);
+	o->mask[2] = (__u16)hi;
+	o->mask[3] = (__u16)(hi >> 16);
+}
+
 void vnpu_eng_slice_avx512(struct eng_slice *s)
 {
 	__u64 ma = eng_div_up(s->mc, ENG_MR), nb = eng_div_up(s->nc, ENG_NR);
@@ -428,7 +511,7 @@ void vnpu_eng_slice_avx512(struct eng_slice *s)
 	 * the short tiles: a convolution of 64 outputs computes 64 rows, not 66.
 	 */
 	int short_m = ma % 2 && s->mc - (ma - 1) * ENG_MR <= SHORT_ROWS;
-	struct eng_tile_out out = { 0, (__u64)s->out_rs * 4, 0 };
+	struct eng_tile_out out = { 0, (__u64)s->out_rs * 4, 0, 0, {} };
 
 	s->out_mc = s->out ? whole_tiles(s->mc, ENG_MR, SHORT_ROWS) : 0;
 	s->out_nc = s->out ? whole_tiles(s->nc, ENG_NR, ENG_NR) : 0;
@@ -443,9 +526,8 @@ void vnpu_eng_slice_avx512(struct eng_slice *s)
 
 			/* Tiles wholly inside the block go to the output. */
 			if (i * ENG_MR < s->out_mc && j * ENG_NR < s->out_nc) {
-				out.y = s->out + (__s64)(i * ENG_MR) * s->out_rs +
-					(__s64)(j * ENG_NR);
-				out.add = s->out_add ? s->out_add + i * ENG_MR : 0;
+				tile_out(s, i * ENG_MR, j * ENG_NR,
+					 two_n ? 2 * ENG_NR : ENG_NR, &out);
 				o = &out;
 			}
 			tiles[!!s->a_rows][ind][rows][two_n](s->kc, a0, a0 + s->a_ps, b0,
