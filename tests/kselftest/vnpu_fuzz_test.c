@@ -220,6 +220,20 @@ static struct vnpu_tensor fuzz_tensor(struct fuzz_thread *t, uint32_t num_slots,
 	return v;
 }
 
+/*
+ * SUBMIT's result: that of a job that ended in it (a known status, a start
+ * and an end in order), or none at all.
+ */
+static bool submit_result_sane(const struct drm_vnpu_submit *a)
+{
+	if (a->out_flags == DRM_VNPU_SUBMIT_OUT_ENDED)
+		return a->status <= DRM_VNPU_JOB_CANCELLED &&
+		       (a->status == DRM_VNPU_JOB_CANCELLED ||
+			(a->start_ns && a->start_ns <= a->end_ns));
+	return !a->out_flags && !a->status && !a->fault_cmd && !a->start_ns &&
+	       !a->end_ns;
+}
+
 static int op_submit(struct fuzz_thread *t)
 {
 	bool well_formed = below(t, 2);
@@ -304,11 +318,27 @@ static int op_submit(struct fuzz_thread *t)
 		a.flags |= (uint32_t)rnd(t);
 	if (!well_formed && !below(t, 64))
 		a.slots_ptr = pick_ptr(t);
+	if (!well_formed && !below(t, 64))
+		a.pad2 = (uint32_t)rnd(t) | 1;
+	/* The result members are outputs: what comes in is ignored. */
+	if (!below(t, 4)) {
+		a.out_flags = (uint32_t)rnd(t);
+		a.status = (uint32_t)rnd(t);
+		a.fault_cmd = (uint32_t)rnd(t);
+		a.start_ns = rnd(t);
+		a.end_ns = rnd(t);
+	}
 
 	ret = vnpu_ioctl(t->fd, DRM_IOCTL_VNPU_SUBMIT, &a);
-	if (!ret)
-		atomic_store(&t->sh->job_ids[t->index == 2][below(t, POOL)], a.job_id);
-	return ret;
+	if (ret)
+		return ret;
+	atomic_store(&t->sh->job_ids[t->index == 2][below(t, POOL)], a.job_id);
+	if (!submit_result_sane(&a))
+		snprintf(t->failure, sizeof(t->failure),
+			 "seed %llu, thread %d: SUBMIT returned out_flags %#x, status %u, start %llu, end %llu",
+			 (unsigned long long)t->sh->seed, t->index, a.out_flags, a.status,
+			 (unsigned long long)a.start_ns, (unsigned long long)a.end_ns);
+	return 0;
 }
 
 static uint64_t pick_job(struct fuzz_thread *t)
