@@ -183,9 +183,20 @@ static inline __u64 eng_conv_wp(const struct eng_conv_shape *s,
 	return s->w + a->pad_begin[1] + a->pad_end[1];
 }
 
+/*
+ * With stride 1 a row's trailing padding is the next row's leading one:
+ * rows of W + max(pads) (at least OW) suffice, since the right-most taps
+ * of the last outputs then read zeros at the start of the next row, so a
+ * 3x3 convolution with pads of 1 computes 1 spare column per row, not 2.
+ */
 static inline __u64 eng_conv_wq(const struct eng_conv_shape *s,
 				const struct vnpu_layer_conv *a)
 {
+	__u64 pad = a->pad_begin[1] > a->pad_end[1] ? a->pad_begin[1] :
+		    a->pad_end[1];
+
+	if (a->stride[1] == 1)
+		return s->w + pad > s->ow ? s->w + pad : s->ow;
 	return eng_div_up(eng_conv_wp(s, a), a->stride[1]);
 }
 
