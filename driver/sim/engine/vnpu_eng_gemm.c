@@ -1012,7 +1012,9 @@ static void conv_window_prefetch(const struct conv_job *cj, __u64 c, __u64 r0,
  * q = oh * Wq + ow, and its input for kernel tap (kh, kw) lies in plane
  * (kh * dh % sh, kw * dw % sw) at (oh + kh * dh / sh, ow + kw * dw / sw):
  * q plus a constant, so 16 neighbouring outputs read 16 neighbouring floats.
- * With stride 1 there is one plane, the padded input itself.
+ * With stride 1 there is one plane, the padded input itself, its rows
+ * W + max(left, right pad) wide: the last outputs' right-most taps read the
+ * next row's left padding (see eng_conv_wq()).
  */
 static void conv_window(const struct conv_job *cj, __u64 q0, __u64 q1,
 			float *win, __s32 *off)
