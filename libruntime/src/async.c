@@ -6,12 +6,24 @@
  *
  *   task executor      preprocess, upload, submit (a few threads)
  *   wait executor      device wait, download, postprocess (one thread per
- *                      device, taking its jobs in submission order)
- *   callback executor  the callbacks (one thread, so they never overlap)
+ *                      device, taking its jobs in submission order), then
+ *                      the run's callback
+ *   callback executor  the callbacks of runs that ended elsewhere, and of
+ *                      runs that ended while another callback ran
  *
  * So the host stages of one request overlap the device work of another.
  * A run whose host stages take less time than handing them to a thread
  * does them on the caller's thread (both times are measured as it goes).
+ *
+ * Callbacks run one at a time, on whichever library thread holds the
+ * callback runner lock; they queue on the callback executor. The wait
+ * executor that ended a run takes the lock when it is free and runs the
+ * queue itself, which spares a thread handoff per inference (the callback
+ * usually starts the request again, on that same thread); a holder looks
+ * at the queue again after letting the lock go, so no callback is left
+ * behind. A callback on a wait executor that waits for a request (or frees
+ * one) in flight does that executor's jobs meanwhile, so that the request
+ * it waits for can end.
  *
  * The executors exist while some request has used start_async: the first
  * such request starts them, the last one freed stops them.
@@ -35,6 +47,8 @@
 #include "runtime.h"
 
 #define TASK_THREADS_MAX 4
+/* How often a wait on a wait executor's thread looks for its jobs. */
+#define HELP_POLL_NS 1000000
 /* Start guess of a handoff to the task executor, until measured. */
 #define HANDOFF_GUESS_NS 30000
 
@@ -108,6 +122,9 @@ static struct {
 
 static atomic_int_fast64_t handoff_ns = HANDOFF_GUESS_NS;
 static _Thread_local struct executor *current_executor;
+/* Held by the thread that runs callbacks; @cb_running: this thread holds it. */
+static pthread_mutex_t cb_runner = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local bool cb_running;
 
 int64_t vnpu_async_now_ns(void)
 {
@@ -122,16 +139,21 @@ static const char *thread_role(void)
 	return current_executor ? current_executor->role : "caller";
 }
 
-static void run_callback(struct executor *ex, struct vnpu_request_async *a);
-
+/* This thread runs callbacks now (so it is inside one, or between two). */
 static bool on_callback_thread(void)
 {
-	return current_executor && current_executor->handle == run_callback;
+	return cb_running;
+}
+
+/* This thread is a wait executor's. */
+static struct executor *on_wait_executor(void)
+{
+	return current_executor && current_executor->device ? current_executor : NULL;
 }
 
 /* ---- executors ---- */
 
-static void queue_push_locked(struct executor *ex, struct vnpu_request_async *a)
+static void queue_push_locked(struct executor *ex, struct vnpu_request_async *a, bool wake)
 {
 	a->next = NULL;
 	if (ex->tail)
@@ -139,7 +161,8 @@ static void queue_push_locked(struct executor *ex, struct vnpu_request_async *a)
 	else
 		ex->head = a;
 	ex->tail = a;
-	pthread_cond_signal(&ex->cond);
+	if (wake)
+		pthread_cond_signal(&ex->cond);
 }
 
 static struct vnpu_request_async *queue_pop_locked(struct executor *ex)
@@ -184,7 +207,7 @@ static void executor_destroy(struct executor *ex)
 static void executor_push(struct executor *ex, struct vnpu_request_async *a)
 {
 	pthread_mutex_lock(&ex->lock);
-	queue_push_locked(ex, a);
+	queue_push_locked(ex, a, true);
 	pthread_mutex_unlock(&ex->lock);
 }
 
@@ -241,7 +264,9 @@ static void executor_stop(struct executor *ex)
 		executor_destroy(ex);
 }
 
-static struct executor *executor_new(const char *role, uint32_t threads,
+/* An executor of @threads threads running @main; @device: a wait executor's. */
+static struct executor *executor_new(const char *role, struct vnpu_core_device *device,
+				     uint32_t threads, void *(*main)(void *),
 				     void (*handle)(struct executor *, struct vnpu_request_async *))
 {
 	struct executor *ex = calloc(1, sizeof(*ex));
@@ -249,12 +274,13 @@ static struct executor *executor_new(const char *role, uint32_t threads,
 	if (!ex)
 		return NULL;
 	ex->role = role;
+	ex->device = device;
 	ex->handle = handle;
 	pthread_mutex_init(&ex->lock, NULL);
 	pthread_mutex_init(&ex->submit_lock, NULL);
 	pthread_cond_init(&ex->cond, NULL);
 	for (ex->num_threads = 0; ex->num_threads < threads; ex->num_threads++) {
-		if (pthread_create(&ex->threads[ex->num_threads], NULL, executor_main, ex))
+		if (pthread_create(&ex->threads[ex->num_threads], NULL, main, ex))
 			break;
 	}
 	if (!ex->num_threads) {
@@ -266,6 +292,7 @@ static struct executor *executor_new(const char *role, uint32_t threads,
 
 static void run_host_stages(struct executor *ex, struct vnpu_request_async *a);
 static void *wait_main(void *arg);
+static void *callback_main(void *arg);
 
 static uint32_t task_threads(void)
 {
@@ -291,9 +318,10 @@ static vnpu_status pool_register(struct vnpu_request_async *a)
 		return VNPU_OK;
 	}
 	if (!pool.task)
-		pool.task = executor_new("task", task_threads(), run_host_stages);
+		pool.task = executor_new("task", NULL, task_threads(), executor_main,
+					 run_host_stages);
 	if (!pool.callback)
-		pool.callback = executor_new("callback", 1, run_callback);
+		pool.callback = executor_new("callback", NULL, 1, callback_main, NULL);
 	if (pool.task && pool.callback) {
 		pool.users++;
 		atomic_store(&a->registered, true);
@@ -335,21 +363,10 @@ static struct executor *wait_executor(struct vnpu_core_device *device)
 	for (ex = pool.waits; ex && ex->device != device; ex = ex->next)
 		;
 	if (!ex) {
-		ex = calloc(1, sizeof(*ex));
+		ex = executor_new("wait", device, 1, wait_main, NULL);
 		if (ex) {
-			ex->role = "wait";
-			ex->device = device;
-			pthread_mutex_init(&ex->lock, NULL);
-			pthread_mutex_init(&ex->submit_lock, NULL);
-			pthread_cond_init(&ex->cond, NULL);
-			if (pthread_create(&ex->threads[0], NULL, wait_main, ex)) {
-				executor_destroy(ex);
-				ex = NULL;
-			} else {
-				ex->num_threads = 1;
-				ex->next = pool.waits;
-				pool.waits = ex;
-			}
+			ex->next = pool.waits;
+			pool.waits = ex;
 		}
 	}
 	pthread_mutex_unlock(&pool.lock);
@@ -358,12 +375,19 @@ static struct executor *wait_executor(struct vnpu_core_device *device)
 
 /* ---- the end of a run ---- */
 
+static void run_callbacks(struct executor *ex, bool block);
+
 /*
  * Record how the run ended and queue its callback, or end it. Once @a is
  * idle another thread may free it: nothing touches it after the unlock.
+ * On a wait executor the callback runs here when no other callback runs;
+ * elsewhere the callback executor is woken for it.
  */
 static void run_complete(struct vnpu_request_async *a, vnpu_status st)
 {
+	struct executor *cb_ex = pool.callback;
+	bool here = on_wait_executor() != NULL, queued = false;
+
 	vnpu_request_run_end(a->req, st);
 	pthread_mutex_lock(&a->lock);
 	a->status = st;
@@ -373,12 +397,17 @@ static void run_complete(struct vnpu_request_async *a, vnpu_status st)
 	if (a->callback) {
 		/* Queued under @a's lock so that a release finds it queued. */
 		a->state = RUN_CALLBACK;
-		executor_push(pool.callback, a);
+		pthread_mutex_lock(&cb_ex->lock);
+		queue_push_locked(cb_ex, a, !here);
+		pthread_mutex_unlock(&cb_ex->lock);
+		queued = true;
 	} else {
 		a->state = RUN_IDLE;
 		pthread_cond_broadcast(&a->idle);
 	}
 	pthread_mutex_unlock(&a->lock);
+	if (queued && here)
+		run_callbacks(cb_ex, false);
 }
 
 static vnpu_status cancelled(void)
@@ -487,15 +516,31 @@ static void send_cancel(struct vnpu_request_async *a)
 	pthread_mutex_unlock(&a->job_lock);
 }
 
+/* Wait for @a's job until it ends, then finish that segment (wait executor). */
+static void finish_job(struct vnpu_request_async *a)
+{
+	vnpu_status st;
+
+	do {
+		st = vnpu_request_job_wait(a->req, INT64_MAX);
+	} while (st == VNPU_NOT_READY);
+	pthread_mutex_lock(&a->job_lock);
+	a->job_live = false;
+	st = vnpu_request_job_end(a->req, st);
+	pthread_mutex_unlock(&a->job_lock);
+	vnpu_request_stage_done(a->req, VNPU_STAGE_WAIT, a->submit_end_ns, vnpu_async_now_ns());
+	segment_done(a, st);
+}
+
 /*
  * The wait executor: waits for the job at the head of its queue until it
- * ends, then finishes that request.
+ * ends, then finishes that request. A callback run here may free the last
+ * request, which stops this executor from its own thread.
  */
 static void *wait_main(void *arg)
 {
 	struct executor *ex = arg;
 	struct vnpu_request_async *a;
-	vnpu_status st;
 
 	current_executor = ex;
 	pthread_mutex_lock(&ex->lock);
@@ -506,23 +551,30 @@ static void *wait_main(void *arg)
 			break;
 		a = queue_pop_locked(ex);
 		pthread_mutex_unlock(&ex->lock);
-		do {
-			st = vnpu_request_job_wait(a->req, INT64_MAX);
-		} while (st == VNPU_NOT_READY);
-		pthread_mutex_lock(&a->job_lock);
-		a->job_live = false;
-		st = vnpu_request_job_end(a->req, st);
-		pthread_mutex_unlock(&a->job_lock);
-		vnpu_request_stage_done(a->req, VNPU_STAGE_WAIT,
-					a->submit_end_ns, vnpu_async_now_ns());
-		segment_done(a, st);
+		finish_job(a);
 		pthread_mutex_lock(&ex->lock);
 	}
 	pthread_mutex_unlock(&ex->lock);
+	if (ex->orphan)
+		executor_destroy(ex);
 	return NULL;
 }
 
-static void run_callback(struct executor *ex, struct vnpu_request_async *a)
+/* Finish the next job queued on wait executor @ex, if any (a callback's wait). */
+static bool finish_queued_job(struct executor *ex)
+{
+	struct vnpu_request_async *a;
+
+	pthread_mutex_lock(&ex->lock);
+	a = ex->head ? queue_pop_locked(ex) : NULL;
+	pthread_mutex_unlock(&ex->lock);
+	if (a)
+		finish_job(a);
+	return a != NULL;
+}
+
+/* Run @a's callback; returns its request when the callback freed it. */
+static struct vnpu_infer_request *run_callback(struct vnpu_request_async *a)
 {
 	vnpu_infer_callback cb;
 	void *user_data;
@@ -531,7 +583,6 @@ static void run_callback(struct executor *ex, struct vnpu_request_async *a)
 	int64_t t0;
 	bool free_now;
 
-	(void)ex;
 	pthread_mutex_lock(&a->lock);
 	cb = a->callback;
 	user_data = a->user_data;
@@ -551,14 +602,80 @@ static void run_callback(struct executor *ex, struct vnpu_request_async *a)
 	if (a->run_gen == gen) {
 		if (a->num_spans < a->max_spans)
 			a->spans[a->num_spans++] = (struct span){ "callback", "callback",
-				"callback", t0, vnpu_async_now_ns() };
+				thread_role(), t0, vnpu_async_now_ns() };
 		a->state = RUN_IDLE;
 		pthread_cond_broadcast(&a->idle);
 	}
 	free_now = a->free_pending;
 	pthread_mutex_unlock(&a->lock);
-	if (free_now)
-		vnpu_infer_request_free(a->req);
+	return free_now ? a->req : NULL;
+}
+
+/*
+ * Run the callbacks queued on @ex (the callback executor) while holding
+ * the runner lock; @block: wait for the lock, else leave them to the
+ * thread that has it. Each holder looks at the queue again after letting
+ * the lock go, so a callback queued meanwhile is not left behind. A
+ * request freed by its own callback is freed last, without the lock, and
+ * @ex is not touched after: that may have stopped the executors.
+ */
+static void run_callbacks(struct executor *ex, bool block)
+{
+	struct vnpu_infer_request *freed;
+	struct vnpu_request_async *a;
+	bool more;
+
+	if (cb_running)		/* in a callback: the holder runs them after it */
+		return;
+	for (;;) {
+		if (block)
+			pthread_mutex_lock(&cb_runner);
+		else if (pthread_mutex_trylock(&cb_runner))
+			return;
+		cb_running = true;
+		freed = NULL;
+		do {
+			pthread_mutex_lock(&ex->lock);
+			a = ex->head ? queue_pop_locked(ex) : NULL;
+			pthread_mutex_unlock(&ex->lock);
+		} while (a && !(freed = run_callback(a)));
+		cb_running = false;
+		pthread_mutex_unlock(&cb_runner);
+
+		pthread_mutex_lock(&ex->lock);
+		more = ex->head != NULL;
+		if (more && freed)
+			pthread_cond_signal(&ex->cond);	/* the callback executor's turn */
+		pthread_mutex_unlock(&ex->lock);
+		if (freed) {
+			vnpu_infer_request_free(freed);
+			return;
+		}
+		if (!more)
+			return;
+	}
+}
+
+/* The callback executor: runs the queue whenever callbacks are queued. */
+static void *callback_main(void *arg)
+{
+	struct executor *ex = arg;
+
+	current_executor = ex;
+	pthread_mutex_lock(&ex->lock);
+	for (;;) {
+		while (!ex->head && !ex->stopping)
+			pthread_cond_wait(&ex->cond, &ex->lock);
+		if (!ex->head)
+			break;
+		pthread_mutex_unlock(&ex->lock);
+		run_callbacks(ex, true);
+		pthread_mutex_lock(&ex->lock);
+	}
+	pthread_mutex_unlock(&ex->lock);
+	if (ex->orphan)
+		executor_destroy(ex);
+	return NULL;
 }
 
 /* ---- per-request state ---- */
@@ -626,6 +743,44 @@ static vnpu_status state_need(struct vnpu_infer_request *req, const char *fn,
 	return VNPU_OK;
 }
 
+/*
+ * With @a's lock held, wait until @a is idle or @deadline_ns passes
+ * (INT64_MAX: forever); false when it passed first. On a wait executor (a
+ * callback run there, or a request it frees), @a's job may be queued
+ * behind this very thread: finish that executor's jobs meanwhile, and
+ * look for more every HELP_POLL_NS.
+ */
+static bool wait_idle_locked(struct vnpu_request_async *a, int64_t deadline_ns)
+{
+	struct executor *ex = on_wait_executor();
+	struct timespec ts;
+	int64_t until;
+	bool helped;
+	int ret;
+
+	while (a->state != RUN_IDLE) {
+		until = deadline_ns;
+		if (ex) {
+			pthread_mutex_unlock(&a->lock);
+			helped = finish_queued_job(ex);
+			pthread_mutex_lock(&a->lock);
+			if (helped)
+				continue;
+			if (until - vnpu_async_now_ns() > HELP_POLL_NS)
+				until = vnpu_async_now_ns() + HELP_POLL_NS;
+		}
+		if (until == INT64_MAX) {
+			pthread_cond_wait(&a->idle, &a->lock);
+			continue;
+		}
+		ts = (struct timespec){ until / 1000000000, until % 1000000000 };
+		ret = pthread_cond_timedwait(&a->idle, &a->lock, &ts);
+		if (ret == ETIMEDOUT && until == deadline_ns)
+			return a->state == RUN_IDLE;
+	}
+	return true;
+}
+
 bool vnpu_async_busy(struct vnpu_infer_request *req)
 {
 	struct vnpu_request_async *a = state_peek(req);
@@ -676,8 +831,7 @@ bool vnpu_async_release(struct vnpu_infer_request *req)
 		if (queue_unlink(cb_ex, a))
 			a->state = RUN_IDLE;
 	}
-	while (a->state != RUN_IDLE)
-		pthread_cond_wait(&a->idle, &a->lock);
+	wait_idle_locked(a, INT64_MAX);
 	pthread_mutex_unlock(&a->lock);
 
 	pool_unregister(a);
@@ -782,24 +936,16 @@ VNPU_API vnpu_status vnpu_infer_request_start_async(vnpu_infer_request *req)
 /* Wait until @a is idle or @deadline_ns passes (INT64_MAX: forever). */
 static vnpu_status wait_idle(struct vnpu_request_async *a, int64_t deadline_ns)
 {
-	struct timespec ts = { deadline_ns / 1000000000, deadline_ns % 1000000000 };
 	vnpu_status st;
-	int ret = 0;
 
 	pthread_mutex_lock(&a->lock);
 	if (a->state != RUN_IDLE && a->callback && on_callback_thread()) {
 		pthread_mutex_unlock(&a->lock);
 		return vnpu_error(VNPU_INVALID_ARGUMENT,
 				  "waiting in a callback for a request with a callback would "
-				  "deadlock: its callback runs on this thread");
+				  "deadlock: its callback runs after this one");
 	}
-	while (a->state != RUN_IDLE && ret != ETIMEDOUT) {
-		if (deadline_ns == INT64_MAX)
-			pthread_cond_wait(&a->idle, &a->lock);
-		else
-			ret = pthread_cond_timedwait(&a->idle, &a->lock, &ts);
-	}
-	if (a->state != RUN_IDLE) {
+	if (!wait_idle_locked(a, deadline_ns)) {
 		pthread_mutex_unlock(&a->lock);
 		return vnpu_error(VNPU_NOT_READY, "the request is still running");
 	}

@@ -271,6 +271,73 @@ static int restart_in_callback(vnpu_core *core, const char *device)
 	return 0;
 }
 
+/*
+ * A callback that waits for requests of its own device and frees one that
+ * runs: those requests' jobs are queued behind the run whose callback this
+ * is (the callback may run on the thread that waits for that device's
+ * jobs), so the wait must see them end rather than deadlock.
+ */
+struct waiter_state {
+	vnpu_infer_request *later;	/* started after the callback's request */
+	vnpu_infer_request *doomed;	/* started, then freed, in the callback */
+	atomic_int later_started;	/* its start_async returned */
+	atomic_int calls;
+	int failed;
+};
+
+static void wait_in_callback_cb(vnpu_infer_request *req, vnpu_status st, void *data)
+{
+	struct waiter_state *w = data;
+	struct timespec ts = { 0, 100000 };
+
+	(void)req;
+	atomic_fetch_add(&w->calls, 1);
+	/* The run may end before the test thread has started the later one. */
+	while (!atomic_load(&w->later_started))
+		nanosleep(&ts, NULL);
+	if (st != VNPU_OK || vnpu_infer_request_wait(w->later) != VNPU_OK ||
+	    check_output(w->later, 7, FAST_ELEMS))
+		w->failed = 1;
+	if (fill_input(w->doomed, 9, FAST_ELEMS) ||
+	    vnpu_infer_request_start_async(w->doomed) != VNPU_OK)
+		w->failed = 1;
+	vnpu_infer_request_free(w->doomed);
+	w->doomed = NULL;
+}
+
+static int wait_in_callback(vnpu_core *core, const char *device)
+{
+	struct waiter_state w = { 0 };
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	vnpu_status st;
+	int run;
+
+	CHECK_OK(compile_copy(core, device, FAST_ELEMS, 2, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &w.later));
+	CHECK_OK(vnpu_infer_request_set_callback(req, wait_in_callback_cb, &w));
+	for (run = 0; run < 10; run++) {
+		CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &w.doomed));
+		CHECK(!fill_input(req, (float)run, FAST_ELEMS));
+		CHECK(!fill_input(w.later, 7, FAST_ELEMS));
+		atomic_store(&w.later_started, 0);
+		CHECK_OK(vnpu_infer_request_start_async(req));
+		st = vnpu_infer_request_start_async(w.later);
+		atomic_store(&w.later_started, 1);
+		CHECK_OK(st);
+		CHECK_OK(vnpu_infer_request_wait(req));
+		CHECK(atomic_load(&w.calls) == run + 1);
+		CHECK(!w.failed && !w.doomed);
+		CHECK(!check_output(req, (float)run, FAST_ELEMS));
+		CHECK_OK(vnpu_infer_request_wait(w.later));
+	}
+	vnpu_infer_request_free(req);
+	vnpu_infer_request_free(w.later);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
 /* ---- not ready, busy ---- */
 
 static int wait_for_not_ready(vnpu_core *core, const char *device)
@@ -663,6 +730,7 @@ int main(int argc, char **argv)
 		TEST(bad_arguments),
 		TEST(callback_once_before_wait),
 		TEST(restart_in_callback),
+		TEST(wait_in_callback),
 		TEST(wait_for_not_ready),
 		TEST(busy_while_running),
 		TEST(three_threads),

@@ -148,16 +148,18 @@ VNPU_API void vnpu_profiling_info_free(vnpu_profiling_info *info);
  * are cheaper than handing them to a thread, once it is submitted); the
  * stages then run on the library's executors: preprocess, upload and
  * submit on the task executor, the device wait, download and postprocess
- * on one wait executor per device, the callback on the callback executor.
+ * on one wait executor per device, the callback on that wait executor (or
+ * on the callback executor when another callback runs).
  * While a run is in flight the request is busy: infer, set/get tensor,
  * set_callback, get_profiling_info and get_timeline return VNPU_BUSY.
  *
  * Thread safety: start_async, wait, wait_for and cancel may be called from
- * any thread, also concurrently. The callback runs on the callback
- * executor thread (one for the process, so callbacks never run
- * concurrently); it may start its own request again, and may free it; it
- * must not wait for a request that has a callback (that one's callback
- * would queue behind it: VNPU_INVALID_ARGUMENT instead of a deadlock).
+ * any thread, also concurrently. Callbacks run on the library's threads,
+ * one at a time for the process (never concurrently); a callback may start
+ * its own request again, and may free it; it may wait for or free other
+ * requests, but must not wait for a request that has a callback (that
+ * one's callback would queue behind it: VNPU_INVALID_ARGUMENT instead of a
+ * deadlock).
  * Freeing a running request cancels the run and waits for its end.
  */
 
