@@ -3,8 +3,8 @@
  * vnpu-bench: the measured inferences. Sync: infer() in a loop on one
  * request at a time. Async: every request is started once, and each
  * callback records its run and starts its request again until the
- * iterations or the time are used up; callbacks run on one thread, so the
- * results need no lock.
+ * iterations or the time are used up; the library runs callbacks one at
+ * a time (under its own lock), so the results need no lock here.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
