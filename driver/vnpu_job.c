@@ -403,6 +403,7 @@ static int vnpu_job_prepare(struct vnpu_job *job, struct drm_file *file,
 		ret = -EINVAL;
 		goto out_free_info;
 	}
+	job->is_short = vnpu_fw_job_is_short(&job->fw);
 
 	ret = vnpu_job_get_profile(job, file, args);
 out_free_info:
@@ -575,8 +576,7 @@ static bool vnpu_job_can_run_now_locked(struct vnpu_job *job,
 		if (!dma_resv_test_signaled(job->lock_objs[i]->resv,
 					    dma_resv_usage_rw(job->lock_write[i])))
 			return false;
-	return vnpu_fw_job_is_short(&job->fw) &&
-	       vnpu_fw_claim(&job->vdev->fw, &job->fw);
+	return job->is_short && vnpu_fw_claim(&job->vdev->fw, &job->fw);
 }
 
 /* Count the job in. */
@@ -833,10 +833,12 @@ static struct vnpu_job *vnpu_job_lookup(struct vnpu_file *vfile, u64 id)
 }
 
 /*
- * How long WAIT polls a fence before it sleeps. A short job ends within
- * tens of microseconds on the scheduler thread, usually on another CPU;
- * sleeping meanwhile lets this CPU go idle, and waking an idle CPU costs
- * more than the job itself (under QEMU's TCG, tens of microseconds).
+ * How long WAIT polls the fence of a short job before it sleeps. A short
+ * job ends within tens of microseconds on the scheduler thread, usually
+ * on another CPU; sleeping meanwhile lets this CPU go idle, and waking an
+ * idle CPU costs more than the job itself (under QEMU's TCG, tens of
+ * microseconds). A longer job is not polled: it would only take the CPU
+ * from the tiles that run it.
  */
 #define VNPU_WAIT_SPIN_NS (100 * NSEC_PER_USEC)
 
@@ -860,14 +862,17 @@ static bool vnpu_fence_spin(struct dma_fence *fence, s64 deadline_ns)
 }
 
 /*
- * Wait for @fence until the absolute CLOCK_MONOTONIC @deadline_ns: jiffies
- * are coarse, so never give up before the deadline has really passed.
+ * Wait for @fence until the absolute CLOCK_MONOTONIC @deadline_ns, polling
+ * it first with @spin (a short job's): jiffies are coarse, so never give
+ * up before the deadline has really passed.
  */
-static long vnpu_fence_wait_abs(struct dma_fence *fence, s64 deadline_ns)
+static long vnpu_fence_wait_abs(struct dma_fence *fence, s64 deadline_ns,
+				bool spin)
 {
 	long ret;
 
-	if (vnpu_fence_spin(fence, deadline_ns))
+	if (spin ? vnpu_fence_spin(fence, deadline_ns) :
+		   dma_fence_is_signaled(fence))
 		return 1;
 	do {
 		ret = dma_fence_wait_timeout(fence, true,
@@ -934,7 +939,8 @@ int vnpu_ioctl_wait(struct drm_device *drm, void *data,
 		return -ENOENT;
 
 	/* A job without a done fence ran at submit: it has ended. */
-	lret = job->done ? vnpu_fence_wait_abs(job->done, args->timeout_ns) : 1;
+	lret = job->done ? vnpu_fence_wait_abs(job->done, args->timeout_ns,
+					       job->is_short) : 1;
 	if (lret < 0)
 		ret = lret;
 	else if (!lret)

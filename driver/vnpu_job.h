@@ -39,6 +39,7 @@ struct vnpu_file;
  *	become scheduler dependencies
  * @num_in_fences: entries in @in_fences
  * @pushed: the job went to the firmware
+ * @is_short: vnpu_fw_job_is_short(), known once the stream is validated
  * @profile_bo: the profiling BO (a reference) or NULL
  * @stream: the kernel copy of the command stream, @stream_inline or
  *	allocated
@@ -83,6 +84,7 @@ struct vnpu_job {
 	struct dma_fence **in_fences;
 	u32 num_in_fences;
 	bool pushed;
+	bool is_short;
 	struct drm_gem_object *profile_bo;
 	void *stream;
 
