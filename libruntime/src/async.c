@@ -345,13 +345,19 @@ static void pool_unregister(struct vnpu_request_async *a)
 	}
 	atomic_store(&a->registered, false);
 	pthread_mutex_unlock(&pool.lock);
+	/*
+	 * The wait executors before the callback executor: a wait executor
+	 * that ran a callback still looks at the callback queue after the
+	 * callback made its request idle, when that request may be freed
+	 * already, and with it the last one.
+	 */
 	executor_stop(task);
-	executor_stop(callback);
 	while (waits) {
 		ex = waits;
 		waits = ex->next;
 		executor_stop(ex);
 	}
+	executor_stop(callback);
 }
 
 /* The wait executor of @device, started on first use. */
