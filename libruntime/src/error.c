@@ -59,8 +59,8 @@ vnpu_status vnpu_error_prefix(vnpu_status status, const char *fmt, ...)
 	if (old[0] && len + 2 < sizeof(last_error)) {
 		memcpy(last_error + len, ": ", 2);
 		len += 2;
-		strncpy(last_error + len, old, sizeof(last_error) - len - 1);
-		last_error[sizeof(last_error) - 1] = '\0';
+		/* The old message, cut to what is left (and always terminated). */
+		snprintf(last_error + len, sizeof(last_error) - len, "%s", old);
 	}
 	return status;
 }
