@@ -211,6 +211,17 @@ static void executor_push(struct executor *ex, struct vnpu_request_async *a)
 	pthread_mutex_unlock(&ex->lock);
 }
 
+/*
+ * With @ex's lock held, sleep until @ex has queued work (true) or is
+ * stopping with none left (false).
+ */
+static bool executor_has_work_locked(struct executor *ex)
+{
+	while (!ex->head && !ex->stopping)
+		pthread_cond_wait(&ex->cond, &ex->lock);
+	return ex->head != NULL;
+}
+
 static void *executor_main(void *arg)
 {
 	struct executor *ex = arg;
@@ -218,11 +229,7 @@ static void *executor_main(void *arg)
 
 	current_executor = ex;
 	pthread_mutex_lock(&ex->lock);
-	for (;;) {
-		while (!ex->head && !ex->stopping)
-			pthread_cond_wait(&ex->cond, &ex->lock);
-		if (!ex->head)
-			break;
+	while (executor_has_work_locked(ex)) {
 		a = queue_pop_locked(ex);
 		pthread_mutex_unlock(&ex->lock);
 		ex->handle(ex, a);
@@ -550,11 +557,7 @@ static void *wait_main(void *arg)
 
 	current_executor = ex;
 	pthread_mutex_lock(&ex->lock);
-	for (;;) {
-		while (!ex->head && !ex->stopping)
-			pthread_cond_wait(&ex->cond, &ex->lock);
-		if (!ex->head)
-			break;
+	while (executor_has_work_locked(ex)) {
 		a = queue_pop_locked(ex);
 		pthread_mutex_unlock(&ex->lock);
 		finish_job(a);
@@ -669,11 +672,7 @@ static void *callback_main(void *arg)
 
 	current_executor = ex;
 	pthread_mutex_lock(&ex->lock);
-	for (;;) {
-		while (!ex->head && !ex->stopping)
-			pthread_cond_wait(&ex->cond, &ex->lock);
-		if (!ex->head)
-			break;
+	while (executor_has_work_locked(ex)) {
 		pthread_mutex_unlock(&ex->lock);
 		run_callbacks(ex, true);
 		pthread_mutex_lock(&ex->lock);
