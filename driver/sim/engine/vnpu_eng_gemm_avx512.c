@@ -9,7 +9,8 @@
  * variant, or the 4-row one when at most 4 of the panel's rows are used.
  * Each output is fma(a[k], b[k], sum) for k in depth order, from zero or
  * from the accumulator, exactly as in the AVX2 6x16 kernel: the two give
- * the same bits. The full 12x32 tiles are inline assembly, the
+ * the same bits. The full 12x32 tiles and the 4x32 edge ones (the last
+ * 4 rows of a convolution of 64 outputs) are inline assembly, the other
  * edge ones C (tile()).
  */
 #include "vnpu_eng_gemm.h"
@@ -42,7 +43,7 @@ static inline v16sf bc16(float x)
  * Element (row r, depth k) of the A panel at @a: panels hold k-major
  * groups of ENG_MR, or with @arow rows ENG_KC apart (see struct eng_slice).
  */
-#define A_AT(a, r, k, arow) ((arow) ? (a)[(r) * ENG_KC + (k)] : \
+#define A_AT(a, r, k, arow) ((arow) ? (a)[(r) * ENG_KC + (k)] :		\
 			     (a)[(k) * ENG_MR + (r)])
 
 /* Rows [0, @rows) x panels [0, @np) of @acc to @y as @o's masks say. */
@@ -144,14 +145,21 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	UK_FMA(UK_A0(u, 0), 0, 1) UK_FMA(UK_A0(u, 1), 2, 3)		\
 	UK_FMA(UK_A0(u, 2), 4, 5) UK_FMA(UK_A0(u, 3), 6, 7)		\
 	UK_FMA(UK_A0(u, 4), 8, 9) UK_FMA(UK_A0(u, 5), 10, 11)		\
-	UK_FMA(UK_A1(u, 0), 12, 13) UK_FMA(UK_A1(u, 1), 14, 15)	\
-	UK_FMA(UK_A1(u, 2), 16, 17) UK_FMA(UK_A1(u, 3), 18, 19)	\
+	UK_FMA(UK_A1(u, 0), 12, 13) UK_FMA(UK_A1(u, 1), 14, 15)		\
+	UK_FMA(UK_A1(u, 2), 16, 17) UK_FMA(UK_A1(u, 3), 18, 19)		\
 	UK_FMA(UK_A1(u, 4), 20, 21) UK_FMA(UK_A1(u, 5), 22, 23)
 
-/* M(z0, z1) for the registers of each row. */
+/* The 4-row edge tile: the first four rows of a panel of A. */
+#define UK_STEP4(u)							\
+	UK_B(u)								\
+	UK_FMA(UK_A0(u, 0), 0, 1) UK_FMA(UK_A0(u, 1), 2, 3)		\
+	UK_FMA(UK_A0(u, 2), 4, 5) UK_FMA(UK_A0(u, 3), 6, 7)
+
+/* M(z0, z1) for the registers of each row, of 12 rows and of 4. */
 #define UK_ROWS(M)							\
-	M(0, 1) M(2, 3) M(4, 5) M(6, 7) M(8, 9) M(10, 11)		\
+	UK_ROWS4(M) M(8, 9) M(10, 11)					\
 	M(12, 13) M(14, 15) M(16, 17) M(18, 19) M(20, 21) M(22, 23)
+#define UK_ROWS4(M) M(0, 1) M(2, 3) M(4, 5) M(6, 7)
 
 #define UK_LD(z0, z1)							\
 	"vmovups (%[p]), %%zmm" #z0 "\n\t"				\
@@ -186,7 +194,7 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
  * when out->add is set, and under out->mask[] when out->jb is set (then
  * the stores jump to 8, with out->jb in %[t]).
  */
-#define UK_OUT								\
+#define UK_OUT(ROWS)							\
 	"mov %[c], %[p]\n\t"						\
 	"test %[out], %[out]\n\t"					\
 	"jz 7f\n\t"							\
@@ -195,7 +203,7 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	"mov 16(%[out]), %[t]\n\t"					\
 	"test %[t], %[t]\n\t"						\
 	"jz 9f\n\t"							\
-	UK_ROWS(UK_ADD)							\
+	ROWS(UK_ADD)							\
 	"9:\n\t"							\
 	"mov 24(%[out]), %[t]\n\t"					\
 	"test %[t], %[t]\n\t"						\
@@ -207,21 +215,24 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	"jmp 8f\n"							\
 	"7:\n\t"
 
-/* The whole tile; the vzeroupper leaves no dirty upper state behind. */
-#define UK_TILE								\
+/*
+ * The whole tile of STEP and ROWS: 12 rows or 4; the vzeroupper leaves no
+ * dirty upper state behind.
+ */
+#define UK_TILE_(STEP, ROWS)						\
 	"mov %[c], %[p]\n\t"						\
 	"test %[load], %[load]\n\t"					\
 	"jz 5f\n\t"							\
-	UK_ROWS(UK_LD)							\
+	ROWS(UK_LD)							\
 	"jmp 6f\n"							\
 	"5:\n\t"							\
-	UK_ROWS(UK_ZERO)						\
+	ROWS(UK_ZERO)							\
 	"6:\n\t"							\
 	"cmp $4, %[k]\n\t"						\
 	"jb 2f\n"							\
 	".p2align 6\n"							\
 	"1:\n\t"							\
-	UK_STEP(0) UK_STEP(1) UK_STEP(2) UK_STEP(3)			\
+	STEP(0) STEP(1) STEP(2) STEP(3)					\
 	UK_PF								\
 	UK_ADV4								\
 	"sub $4, %[k]\n\t"						\
@@ -231,18 +242,21 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	"test %[k], %[k]\n\t"						\
 	"jz 4f\n"							\
 	"3:\n\t"							\
-	UK_STEP(0)							\
+	STEP(0)								\
 	UK_ADV1								\
 	"dec %[k]\n\t"							\
 	"jnz 3b\n"							\
 	"4:\n\t"							\
-	UK_OUT								\
-	UK_ROWS(UK_ST)							\
+	UK_OUT(ROWS)							\
+	ROWS(UK_ST)							\
 	"jmp 10f\n"							\
 	"8:\n\t"							\
-	UK_ROWS(UK_STM)							\
+	ROWS(UK_STM)							\
 	"10:\n\t"							\
 	"vzeroupper\n\t"
+
+#define UK_TILE UK_TILE_(UK_STEP, UK_ROWS)
+#define UK_TILE4 UK_TILE_(UK_STEP4, UK_ROWS4)
 
 #define UK_CLOBBER							\
 	"xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",	\
@@ -250,6 +264,15 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	"xmm15", "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21",	\
 	"xmm22", "xmm23", "xmm29", "xmm30", "xmm31", "k1", "k2", "k3",	\
 	"k4", "cc", "memory"
+
+/*
+ * Each variant's tiles, 12x32 and 4x32, from one UK_FN_*(name, TILE):
+ * the tile_fn parameters, of which each uses its own.
+ */
+#define UK_PARAMS							\
+	__u64 kc, const float *a0, const float *a1, const float *b0,	\
+	const float *b1, const __s32 *off, float *c, __u64 rs, int load, \
+	const struct eng_tile_out *out, const float *pf
 
 /* A in panels: k-major groups of 6 at a0 (rows 0-5) and a1 (6-11). */
 #define UK_A0(u, r) "(4 * (6 * " #u " + " #r "))(%[a0])"
@@ -264,24 +287,26 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 #define UK_PF UK_PF_B
 #define UK_ADV1 "add $24, %[a0]\n\tadd $24, %[a1]\n\tadd $64, %[b]\n\t"
 
-static __attribute__((__noinline__))
-void tile_12x32(__u64 kc, const float *a0, const float *a1, const float *b0,
-		const float *b1, const __s32 *off, float *c, __u64 rs, int load,
-		const struct eng_tile_out *out, const float *pf)
-{
-	__s64 bd = (const char *)b1 - (const char *)b0;
-	__u64 rsb = rs * 4;
-	const float *t;
-	float *p;
-
-	__asm__ __volatile__(UK_TILE
-			     : [k] "+r"(kc), [a0] "+r"(a0), [a1] "+r"(a1),
-			       [b] "+r"(b0), [p] "=&r"(p), [t] "=&r"(t),
-			       [rsb] "+r"(rsb), [pf] "+r"(pf)
-			     : [bd] "r"(bd), [c] "r"(c), [load] "r"(load),
-			       [out] "r"(out)
-			     : UK_CLOBBER);
+#define UK_FN_PANELS(name, TILE)					\
+static __attribute__((__noinline__))					\
+void name(UK_PARAMS)							\
+{									\
+	__s64 bd = (const char *)b1 - (const char *)b0;			\
+	__u64 rsb = rs * 4;						\
+	const float *t;							\
+	float *p;							\
+									\
+	__asm__ __volatile__(TILE					\
+			     : [k] "+r"(kc), [a0] "+r"(a0), [a1] "+r"(a1), \
+			       [b] "+r"(b0), [p] "=&r"(p), [t] "=&r"(t), \
+			       [rsb] "+r"(rsb), [pf] "+r"(pf)		\
+			     : [bd] "r"(bd), [c] "r"(c), [load] "r"(load), \
+			       [out] "r"(out)				\
+			     : UK_CLOBBER);				\
 }
+
+UK_FN_PANELS(tile_12x32, UK_TILE)
+UK_FN_PANELS(tile_4x32, UK_TILE4)
 
 /* B by offsets: step u's row at b + 4 * off[u], columns 16-31 64 bytes on. */
 #undef UK_B
@@ -296,24 +321,25 @@ void tile_12x32(__u64 kc, const float *a0, const float *a1, const float *b0,
 #define UK_ADV4 "add $96, %[a0]\n\tadd $96, %[a1]\n\tadd $16, %[off]\n\t"
 #define UK_ADV1 "add $24, %[a0]\n\tadd $24, %[a1]\n\tadd $4, %[off]\n\t"
 
-static __attribute__((__noinline__))
-void tile_12x32_ind(__u64 kc, const float *a0, const float *a1,
-		    const float *b0, const float *b1, const __s32 *off, float *c,
-		    __u64 rs, int load, const struct eng_tile_out *out,
-		    const float *pf)
-{
-	__u64 rsb = rs * 4;
-	__s64 t;
-	float *p;
-
-	__asm__ __volatile__(UK_TILE
-			     : [k] "+r"(kc), [a0] "+r"(a0), [a1] "+r"(a1),
-			       [off] "+r"(off), [p] "=&r"(p), [t] "=&r"(t),
-			       [rsb] "+r"(rsb)
-			     : [b] "r"(b0), [c] "r"(c), [load] "r"(load),
-			       [out] "r"(out)
-			     : UK_CLOBBER);
+#define UK_FN_IND(name, TILE)						\
+static __attribute__((__noinline__))					\
+void name(UK_PARAMS)							\
+{									\
+	__u64 rsb = rs * 4;						\
+	__s64 t;							\
+	float *p;							\
+									\
+	__asm__ __volatile__(TILE					\
+			     : [k] "+r"(kc), [a0] "+r"(a0), [a1] "+r"(a1), \
+			       [off] "+r"(off), [p] "=&r"(p), [t] "=&r"(t), \
+			       [rsb] "+r"(rsb)				\
+			     : [b] "r"(b0), [c] "r"(c), [load] "r"(load), \
+			       [out] "r"(out)				\
+			     : UK_CLOBBER);				\
 }
+
+UK_FN_IND(tile_12x32_ind, UK_TILE)
+UK_FN_IND(tile_4x32_ind, UK_TILE4)
 
 /* A in rows ENG_KC floats apart: row r of step u at a0 + 4 * (u + ENG_KC * r). */
 #define UK_STR_(x) #x
@@ -327,23 +353,24 @@ void tile_12x32_ind(__u64 kc, const float *a0, const float *a1,
 #define UK_ADV4 "add $16, %[a0]\n\tadd $16, %[off]\n\t"
 #define UK_ADV1 "add $4, %[a0]\n\tadd $4, %[off]\n\t"
 
-static __attribute__((__noinline__))
-void tile_12x32_ind_rows(__u64 kc, const float *a0, const float *a1,
-			 const float *b0, const float *b1, const __s32 *off,
-			 float *c, __u64 rs, int load,
-			 const struct eng_tile_out *out, const float *pf)
-{
-	__u64 rsb = rs * 4;
-	__s64 t;
-	float *p;
-
-	__asm__ __volatile__(UK_TILE
-			     : [k] "+r"(kc), [a0] "+r"(a0), [off] "+r"(off),
-			       [p] "=&r"(p), [t] "=&r"(t), [rsb] "+r"(rsb)
-			     : [b] "r"(b0), [c] "r"(c), [load] "r"(load),
-			       [out] "r"(out)
-			     : UK_CLOBBER);
+#define UK_FN_IND_ROWS(name, TILE)					\
+static __attribute__((__noinline__))					\
+void name(UK_PARAMS)							\
+{									\
+	__u64 rsb = rs * 4;						\
+	__s64 t;							\
+	float *p;							\
+									\
+	__asm__ __volatile__(TILE					\
+			     : [k] "+r"(kc), [a0] "+r"(a0), [off] "+r"(off), \
+			       [p] "=&r"(p), [t] "=&r"(t), [rsb] "+r"(rsb) \
+			     : [b] "r"(b0), [c] "r"(c), [load] "r"(load), \
+			       [out] "r"(out)				\
+			     : UK_CLOBBER);				\
 }
+
+UK_FN_IND_ROWS(tile_12x32_ind_rows, UK_TILE)
+UK_FN_IND_ROWS(tile_4x32_ind_rows, UK_TILE4)
 
 #undef UK_B
 #undef UK_ADV4
@@ -356,25 +383,26 @@ void tile_12x32_ind_rows(__u64 kc, const float *a0, const float *a1,
 #define UK_ADV4 "add $16, %[a0]\n\tadd $256, %[b]\n\t"
 #define UK_ADV1 "add $4, %[a0]\n\tadd $64, %[b]\n\t"
 
-static __attribute__((__noinline__))
-void tile_12x32_rows(__u64 kc, const float *a0, const float *a1,
-		     const float *b0, const float *b1, const __s32 *off,
-		     float *c, __u64 rs, int load,
-		     const struct eng_tile_out *out, const float *pf)
-{
-	__s64 bd = (const char *)b1 - (const char *)b0;
-	__u64 rsb = rs * 4;
-	const float *t;
-	float *p;
-
-	__asm__ __volatile__(UK_TILE
-			     : [k] "+r"(kc), [a0] "+r"(a0), [b] "+r"(b0),
-			       [p] "=&r"(p), [t] "=&r"(t), [rsb] "+r"(rsb),
-			       [pf] "+r"(pf)
-			     : [bd] "r"(bd), [c] "r"(c), [load] "r"(load),
-			       [out] "r"(out)
-			     : UK_CLOBBER);
+#define UK_FN_ROWS(name, TILE)						\
+static __attribute__((__noinline__))					\
+void name(UK_PARAMS)							\
+{									\
+	__s64 bd = (const char *)b1 - (const char *)b0;			\
+	__u64 rsb = rs * 4;						\
+	const float *t;							\
+	float *p;							\
+									\
+	__asm__ __volatile__(TILE					\
+			     : [k] "+r"(kc), [a0] "+r"(a0), [b] "+r"(b0), \
+			       [p] "=&r"(p), [t] "=&r"(t), [rsb] "+r"(rsb), \
+			       [pf] "+r"(pf)				\
+			     : [bd] "r"(bd), [c] "r"(c), [load] "r"(load), \
+			       [out] "r"(out)				\
+			     : UK_CLOBBER);				\
 }
+
+UK_FN_ROWS(tile_12x32_rows, UK_TILE)
+UK_FN_ROWS(tile_4x32_rows, UK_TILE4)
 
 #define TILE_FN(name, rows, np, ind, arow)				\
 static __attribute__((__noinline__))					\
@@ -399,13 +427,9 @@ TILE_FN(tile_12x16_ind_rows, 12, 1, 1, 1)
 TILE_FN(tile_6x32_ind_rows, 6, 2, 1, 1)
 TILE_FN(tile_6x16_ind_rows, 6, 1, 1, 1)
 TILE_FN(tile_4x16, 4, 1, 0, 0)
-TILE_FN(tile_4x32, 4, 2, 0, 0)
 TILE_FN(tile_4x16_ind, 4, 1, 1, 0)
-TILE_FN(tile_4x32_ind, 4, 2, 1, 0)
 TILE_FN(tile_4x16_rows, 4, 1, 0, 1)
-TILE_FN(tile_4x32_rows, 4, 2, 0, 1)
 TILE_FN(tile_4x16_ind_rows, 4, 1, 1, 1)
-TILE_FN(tile_4x32_ind_rows, 4, 2, 1, 1)
 
 typedef void (*tile_fn)(__u64 kc, const float *a0, const float *a1,
 			const float *b0, const float *b1, const __s32 *off,
