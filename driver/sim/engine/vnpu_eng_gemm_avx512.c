@@ -266,8 +266,10 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	"k4", "cc", "memory"
 
 /*
- * Each variant's tiles, 12x32 and 4x32, from one UK_FN_*(name, TILE):
- * the tile_fn parameters, of which each uses its own.
+ * Each variant's tiles, 12x32 and 4x32, from UK_FN_B(name, TILE) (B in
+ * panels) or UK_FN_IND(name, TILE) (B by offsets) under the variant's
+ * UK_A0, UK_A1, UK_B, UK_ADV4, UK_ADV1 and UK_PF: the tile_fn parameters,
+ * of which each uses its own.
  */
 #define UK_PARAMS							\
 	__u64 kc, const float *a0, const float *a1, const float *b0,	\
@@ -287,7 +289,7 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 #define UK_PF UK_PF_B
 #define UK_ADV1 "add $24, %[a0]\n\tadd $24, %[a1]\n\tadd $64, %[b]\n\t"
 
-#define UK_FN_PANELS(name, TILE)					\
+#define UK_FN_B(name, TILE)						\
 static __attribute__((__noinline__))					\
 void name(UK_PARAMS)							\
 {									\
@@ -305,8 +307,8 @@ void name(UK_PARAMS)							\
 			     : UK_CLOBBER);				\
 }
 
-UK_FN_PANELS(tile_12x32, UK_TILE)
-UK_FN_PANELS(tile_4x32, UK_TILE4)
+UK_FN_B(tile_12x32, UK_TILE)
+UK_FN_B(tile_4x32, UK_TILE4)
 
 /* B by offsets: step u's row at b + 4 * off[u], columns 16-31 64 bytes on. */
 #undef UK_B
@@ -353,24 +355,8 @@ UK_FN_IND(tile_4x32_ind, UK_TILE4)
 #define UK_ADV4 "add $16, %[a0]\n\tadd $16, %[off]\n\t"
 #define UK_ADV1 "add $4, %[a0]\n\tadd $4, %[off]\n\t"
 
-#define UK_FN_IND_ROWS(name, TILE)					\
-static __attribute__((__noinline__))					\
-void name(UK_PARAMS)							\
-{									\
-	__u64 rsb = rs * 4;						\
-	__s64 t;							\
-	float *p;							\
-									\
-	__asm__ __volatile__(TILE					\
-			     : [k] "+r"(kc), [a0] "+r"(a0), [off] "+r"(off), \
-			       [p] "=&r"(p), [t] "=&r"(t), [rsb] "+r"(rsb) \
-			     : [b] "r"(b0), [c] "r"(c), [load] "r"(load), \
-			       [out] "r"(out)				\
-			     : UK_CLOBBER);				\
-}
-
-UK_FN_IND_ROWS(tile_12x32_ind_rows, UK_TILE)
-UK_FN_IND_ROWS(tile_4x32_ind_rows, UK_TILE4)
+UK_FN_IND(tile_12x32_ind_rows, UK_TILE)
+UK_FN_IND(tile_4x32_ind_rows, UK_TILE4)
 
 #undef UK_B
 #undef UK_ADV4
@@ -383,26 +369,8 @@ UK_FN_IND_ROWS(tile_4x32_ind_rows, UK_TILE4)
 #define UK_ADV4 "add $16, %[a0]\n\tadd $256, %[b]\n\t"
 #define UK_ADV1 "add $4, %[a0]\n\tadd $64, %[b]\n\t"
 
-#define UK_FN_ROWS(name, TILE)						\
-static __attribute__((__noinline__))					\
-void name(UK_PARAMS)							\
-{									\
-	__s64 bd = (const char *)b1 - (const char *)b0;			\
-	__u64 rsb = rs * 4;						\
-	const float *t;							\
-	float *p;							\
-									\
-	__asm__ __volatile__(TILE					\
-			     : [k] "+r"(kc), [a0] "+r"(a0), [b] "+r"(b0), \
-			       [p] "=&r"(p), [t] "=&r"(t), [rsb] "+r"(rsb), \
-			       [pf] "+r"(pf)				\
-			     : [bd] "r"(bd), [c] "r"(c), [load] "r"(load), \
-			       [out] "r"(out)				\
-			     : UK_CLOBBER);				\
-}
-
-UK_FN_ROWS(tile_12x32_rows, UK_TILE)
-UK_FN_ROWS(tile_4x32_rows, UK_TILE4)
+UK_FN_B(tile_12x32_rows, UK_TILE)
+UK_FN_B(tile_4x32_rows, UK_TILE4)
 
 #define TILE_FN(name, rows, np, ind, arow)				\
 static __attribute__((__noinline__))					\
