@@ -417,6 +417,27 @@ static int ort_times(const char *node_modules, int threads, double ms[][2])
 	return pclose(f) == 0 && n ? 0 : -1;
 }
 
+/*
+ * The issue's target for kernel @i of the table on one thread, and whether
+ * this run met it: GEMM and conv 3x3 at 85% of the path's FMA peak or
+ * better (@pct; below 0 for the baseline, which has no peak of its own),
+ * the others within 1.2x of ONNX Runtime (@ratio: our speed over ORT's, 0
+ * when ORT did not run).
+ */
+static const char *target(int i, double pct, double ratio)
+{
+	if (i < 2) {
+		if (pct < 0)
+			return "-";
+		return pct >= 85 ? ">= 85% of peak: met" :
+				   ">= 85% of peak: NOT met";
+	}
+	if (ratio <= 0)
+		return "within 1.2x of ORT: no ORT";
+	return ratio >= 1 / 1.2 ? "within 1.2x of ORT: met" :
+				  "within 1.2x of ORT: NOT met";
+}
+
 /* @x as a percentage of @peak, 0 without a peak. */
 static double percent(double x, double peak)
 {
@@ -812,9 +833,9 @@ int main(int argc, char **argv)
 		printf("\nengine path: %s (%%peak of the %s FMA peak)\n",
 		       wide ? "avx512" : path[p] ? "avx2+fma" : "baseline",
 		       wide ? "AVX-512" : "AVX2");
-		printf("%-34s %9s %7s %9s %7s %9s %9s %7s\n", "kernel",
+		printf("%-34s %9s %7s %9s %7s %9s %9s %7s  %s\n", "kernel",
 		       "1T GF/s", "%peak", "NT GF/s", "%peak", "ORT 1T",
-		       "ORT NT", "1T/ORT");
+		       "ORT NT", "1T/ORT", "target (1T)");
 		for (i = 0; i < 4; i++) {
 			static const char *const desc[] = {
 				"GEMM 1024x1024x1024 (packed B)",
@@ -823,18 +844,26 @@ int main(int argc, char **argv)
 				"conv 1x1 256->256 28x28",
 			};
 			const double *g = gf[p][i];
+			double ratio;
 
 			if (!selected(only, layers[i].name, path[p]))
 				continue;
 			printf("%-34s %9.1f %6.1f%% %9.1f %6.1f%%", desc[i],
 			       g[0] / 1e9, percent(g[0], peak[wide][0]),
 			       g[1] / 1e9, percent(g[1], peak[wide][1]));
-			if (have_ort && ort_ms[i][0] > 0)
+			ratio = 0;
+			if (have_ort && ort_ms[i][0] > 0) {
+				ratio = g[0] * ort_ms[i][0] * 1e-3 / layers[i].flops;
 				printf(" %9.1f %9.1f %7.2f",
 				       layers[i].flops / (ort_ms[i][0] * 1e-3) / 1e9,
 				       layers[i].flops / (ort_ms[i][1] * 1e-3) / 1e9,
-				       g[0] * ort_ms[i][0] * 1e-3 / layers[i].flops);
-			printf("\n");
+				       ratio);
+			} else {
+				printf(" %9s %9s %7s", "-", "-", "-");
+			}
+			printf("  %s\n", target(i, path[p] ?
+					   percent(g[0], peak[wide][0]) : -1,
+					   ratio));
 		}
 	}
 	if (have_ort)
