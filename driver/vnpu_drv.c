@@ -20,6 +20,7 @@
 #include <drm/drm_gem.h>
 #include <drm/drm_ioctl.h>
 #include <drm/drm_prime.h>
+#include <drm/vnpu_cmd.h>
 #include <drm/vnpu_drm.h>
 
 #include "vnpu_drv.h"
@@ -127,6 +128,10 @@ static int vnpu_ioctl_get_param(struct drm_device *drm, void *data,
 		break;
 	case DRM_VNPU_PARAM_ENGINE_FEATURES:
 		args->value = vdev->fw.features;
+		break;
+	case DRM_VNPU_PARAM_CMD_SET_VERSION:
+		/* The validator is built from the same vnpu_cmd.h. */
+		args->value = VNPU_CMD_SET_VERSION;
 		break;
 	default:
 		return -EINVAL;

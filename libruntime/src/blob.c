@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Exported blobs: a versioned header, the compile properties as text and
- * the serialized program. Everything after the magic is covered by one
- * checksum, so a flipped bit anywhere is found before the program is read.
- *
- *   struct blob_header
- *   props_size bytes    "KEY=VALUE\n" lines (vnpu_config_text)
- *   program_size bytes  vnpu_program_serialize()
+ * Exported blobs: a versioned header (blob.h), the compile properties as
+ * text and the serialized program. Everything after the magic is covered
+ * by one checksum, so a flipped bit anywhere is found before the program
+ * is read.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,27 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "blob.h"
 #include "runtime.h"
 
-#define BLOB_MAGIC "VNPUBLOB"
-/* 2: tensor descriptors and ports of up to rank 8 (was 6) */
-#define BLOB_FORMAT 2
 #define BLOB_MAX_PROPS 4096
-
-/* All little-endian (the only byte order vnpu runs on), 8-byte aligned. */
-struct blob_header {
-	char magic[8];
-	uint32_t format;
-	uint32_t header_size;
-	char library_version[16];
-	char device[80];		/* as compiled: "NPU.0", "HETERO:NPU.0,CPU" */
-	char architecture[64];		/* of the primary device */
-	uint32_t uapi_version;		/* of the primary device's driver */
-	uint32_t has_fallback;
-	uint64_t props_size;
-	uint64_t program_size;
-	uint64_t checksum;		/* FNV-1a of everything, this field zero */
-};
 
 uint64_t vnpu_fnv1a(uint64_t hash, const void *data, size_t size)
 {
@@ -54,7 +34,7 @@ uint64_t vnpu_fnv1a(uint64_t hash, const void *data, size_t size)
 
 static uint64_t blob_checksum(const void *blob, size_t size)
 {
-	struct blob_header h;
+	struct vnpu_blob_header h;
 
 	memcpy(&h, blob, sizeof(h));
 	h.checksum = 0;
@@ -62,10 +42,32 @@ static uint64_t blob_checksum(const void *blob, size_t size)
 			  (const char *)blob + sizeof(h), size - sizeof(h));
 }
 
+void vnpu_blob_seal(void *blob, size_t size)
+{
+	uint64_t sum = blob_checksum(blob, size);
+
+	memcpy((char *)blob + offsetof(struct vnpu_blob_header, checksum), &sum, sizeof(sum));
+}
+
+/*
+ * The one place that knows the NPU's old architecture names. The NPU's
+ * architecture is "vnpu-npu-<command set>" (VNPU_CMD_SET_VERSION) since
+ * format 3. Before, it was "vnpu-npu-<uAPI version>": "vnpu-npu-1" under
+ * uAPI 1, which ran command set 1 and so keeps its name, and "vnpu-npu-2"
+ * under uAPI 2, which ran command set 1 as well. Only format 2 says it
+ * this way: a format 3 blob's "vnpu-npu-2" is command set 2.
+ */
+const char *vnpu_blob_architecture(const struct vnpu_blob_header *h)
+{
+	if (h->format == 2 && !strcmp(h->architecture, "vnpu-npu-2"))
+		return "vnpu-npu-1";
+	return h->architecture;
+}
+
 vnpu_status vnpu_blob_write(const struct vnpu_compiled_model *cm, void **out,
 			    size_t *out_size)
 {
-	struct blob_header h = { .format = BLOB_FORMAT, .header_size = sizeof(h) };
+	struct vnpu_blob_header h = { .format = VNPU_BLOB_FORMAT, .header_size = sizeof(h) };
 	void *program = NULL;
 	uint64_t program_size;
 	char *props = NULL;
@@ -81,7 +83,7 @@ vnpu_status vnpu_blob_write(const struct vnpu_compiled_model *cm, void **out,
 		free(program);
 		return st;
 	}
-	memcpy(h.magic, BLOB_MAGIC, sizeof(h.magic));
+	memcpy(h.magic, VNPU_BLOB_MAGIC, sizeof(h.magic));
 	snprintf(h.library_version, sizeof(h.library_version), "%s", vnpu_get_version());
 	snprintf(h.device, sizeof(h.device), "%s", cm->device);
 	snprintf(h.architecture, sizeof(h.architecture), "%s", cm->primary->info.architecture);
@@ -99,8 +101,7 @@ vnpu_status vnpu_blob_write(const struct vnpu_compiled_model *cm, void **out,
 	memcpy(blob, &h, sizeof(h));
 	memcpy(blob + sizeof(h), props, h.props_size);
 	memcpy(blob + sizeof(h) + h.props_size, program, program_size);
-	h.checksum = blob_checksum(blob, size);
-	memcpy(blob, &h, sizeof(h));
+	vnpu_blob_seal(blob, size);
 	free(props);
 	free(program);
 	*out = blob;
@@ -109,17 +110,18 @@ vnpu_status vnpu_blob_write(const struct vnpu_compiled_model *cm, void **out,
 }
 
 /* The header, checked for everything but the devices. */
-static vnpu_status check_header(const void *data, size_t size, struct blob_header *h)
+static vnpu_status check_header(const void *data, size_t size, struct vnpu_blob_header *h)
 {
-	if (size < sizeof(h->magic) || memcmp(data, BLOB_MAGIC, sizeof(h->magic)))
+	if (size < sizeof(h->magic) || memcmp(data, VNPU_BLOB_MAGIC, sizeof(h->magic)))
 		return vnpu_error(VNPU_PARSE_ERROR, "not a vnpu blob (bad magic)");
 	if (size < sizeof(*h))
 		return vnpu_error(VNPU_PARSE_ERROR, "the blob is truncated (%zu bytes, header %zu)",
 				  size, sizeof(*h));
 	memcpy(h, data, sizeof(*h));
-	if (h->format != BLOB_FORMAT || h->header_size != sizeof(*h))
-		return vnpu_error(VNPU_WRONG_VERSION, "blob format %u, this library reads %u",
-				  h->format, BLOB_FORMAT);
+	if (h->format < VNPU_BLOB_FORMAT_OLDEST || h->format > VNPU_BLOB_FORMAT ||
+	    h->header_size != sizeof(*h))
+		return vnpu_error(VNPU_WRONG_VERSION, "blob format %u, this library reads %u to %u",
+				  h->format, VNPU_BLOB_FORMAT_OLDEST, VNPU_BLOB_FORMAT);
 	if (memchr(h->library_version, 0, sizeof(h->library_version)) == NULL ||
 	    memchr(h->device, 0, sizeof(h->device)) == NULL ||
 	    memchr(h->architecture, 0, sizeof(h->architecture)) == NULL)
@@ -161,8 +163,27 @@ static vnpu_status read_props(const char *text, size_t size, struct vnpu_config 
 	return VNPU_OK;
 }
 
+/*
+ * Whether @d runs the commands of the blob @h, else false with the error
+ * set. The architecture alone says; the uAPI version of @d's driver does
+ * not (the plugin speaks the uAPI of whichever driver it finds).
+ */
+static bool runs_blob(const struct vnpu_core_device *d, const struct vnpu_blob_header *h)
+{
+	const char *architecture = vnpu_blob_architecture(h);
+	char renamed[80] = "";
+
+	if (!strcmp(d->info.architecture, architecture))
+		return true;
+	if (architecture != h->architecture)
+		snprintf(renamed, sizeof(renamed), " (now named %s)", architecture);
+	vnpu_error(VNPU_WRONG_VERSION, "the blob was compiled for architecture %s%s, %s is %s",
+		   h->architecture, renamed, d->info.name, d->info.architecture);
+	return false;
+}
+
 /* The device to run a blob on: @device, or the one it was compiled for. */
-static vnpu_status blob_devices(struct vnpu_core *core, const struct blob_header *h,
+static vnpu_status blob_devices(struct vnpu_core *core, const struct vnpu_blob_header *h,
 				const char *device, struct vnpu_core_device **primary,
 				struct vnpu_core_device **fallback)
 {
@@ -180,15 +201,8 @@ static vnpu_status blob_devices(struct vnpu_core *core, const struct blob_header
 	d = vnpu_core_find_device(core, device);
 	if (!d)
 		return VNPU_NOT_FOUND;
-	if (strcmp(d->info.architecture, h->architecture))
-		return vnpu_error(VNPU_WRONG_VERSION,
-				  "the blob was compiled for architecture %s, %s is %s",
-				  h->architecture, d->info.name, d->info.architecture);
-	if (d->info.uapi_version != h->uapi_version)
-		return vnpu_error(VNPU_WRONG_VERSION,
-				  "the blob was compiled for uAPI %u.%u, %s has %u.%u",
-				  h->uapi_version >> 16, h->uapi_version & 0xffff, d->info.name,
-				  d->info.uapi_version >> 16, d->info.uapi_version & 0xffff);
+	if (!runs_blob(d, h))
+		return VNPU_WRONG_VERSION;
 	*primary = d;
 	*fallback = NULL;
 	if (h->has_fallback) {
@@ -205,7 +219,7 @@ vnpu_status vnpu_blob_read(struct vnpu_core *core, const void *data, size_t size
 	struct vnpu_core_device *primary = NULL, *fallback = NULL;
 	struct vnpu_config cfg = { .precision = VNPU_TYPE_F32 };
 	struct vnpu_program *program;
-	struct blob_header h;
+	struct vnpu_blob_header h;
 	const char *body = (const char *)data + sizeof(h);
 	vnpu_status st;
 

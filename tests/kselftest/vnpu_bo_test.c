@@ -47,11 +47,19 @@ TEST_F(dev, get_param_values)
 	get_param(_metadata, self->fd, DRM_VNPU_PARAM_ENGINE_FEATURES);
 }
 
+/* The command set has its own version, apart from the uAPI's. */
+TEST_F(dev, get_param_cmd_set_version)
+{
+	ASSERT_EQ(VNPU_CMD_SET_VERSION,
+		  get_param(_metadata, self->fd, DRM_VNPU_PARAM_CMD_SET_VERSION));
+}
+
 TEST_F(dev, get_param_unknown)
 {
 	uint64_t v;
 
-	ASSERT_EQ(-EINVAL, _get_param(self->fd, 12, &v));
+	/* the first param after the last one the driver knows */
+	ASSERT_EQ(-EINVAL, _get_param(self->fd, DRM_VNPU_PARAM_CMD_SET_VERSION + 1, &v));
 	ASSERT_EQ(-EINVAL, _get_param(self->fd, 0xffffffffu, &v));
 }
 

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include "blob.h"
 #include "harness.h"
 #include "runtime.h"
 #include <drm/vnpu_cmd.h>
@@ -375,6 +376,129 @@ static int blob_other_device(vnpu_core *core, const char *device)
 	return 0;
 }
 
+/* A blob header as an older library or another device would have written it. */
+struct arch_case {
+	uint32_t format;
+	const char *architecture;
+	uint32_t uapi_version;		/* major << 16 */
+	bool imports;
+};
+
+/* On the NPU of command set 1, whatever its driver's uAPI. */
+static const struct arch_case npu_cases[] = {
+	{ 2, "vnpu-npu-1", 1u << 16, true },	/* exported under uAPI 1 */
+	{ 2, "vnpu-npu-2", 2u << 16, true },	/* exported under uAPI 2 */
+	{ 3, "vnpu-npu-1", 7u << 16, true },	/* a uAPI this driver is not */
+	{ 3, "vnpu-npu-2", 2u << 16, false },	/* command set 2 */
+	{ 3, "vnpu-npu-99", 2u << 16, false },
+	{ 2, "vnpu-npu-99", 2u << 16, false },
+	{ 3, "vnpu-cpu", 0, false },
+};
+
+/* On the CPU, which has no uAPI: the NPU's names are never its own. */
+static const struct arch_case cpu_cases[] = {
+	{ 2, "vnpu-cpu", 0, true },
+	{ 3, "vnpu-cpu", 2u << 16, true },
+	{ 3, "vnpu-npu-1", 2u << 16, false },
+	{ 3, "vnpu-npu-99", 2u << 16, false },
+};
+
+/* @blob (@size bytes) with its header rewritten as @c says, resealed. */
+static void rewrite_header(unsigned char *blob, size_t size, const struct arch_case *c)
+{
+	struct vnpu_blob_header h;
+
+	memcpy(&h, blob, sizeof(h));
+	h.format = c->format;
+	memset(h.architecture, 0, sizeof(h.architecture));
+	snprintf(h.architecture, sizeof(h.architecture), "%s", c->architecture);
+	h.uapi_version = c->uapi_version;
+	memcpy(blob, &h, sizeof(h));
+	vnpu_blob_seal(blob, size);
+}
+
+/* Import the blob of @c and run it, or see it refused naming both architectures. */
+static int import_as(vnpu_core *core, unsigned char *blob, size_t size,
+		     const struct arch_case *c, const char *device_arch)
+{
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+
+	rewrite_header(blob, size, c);
+	if (!c->imports) {
+		CHECK_ERR(vnpu_core_import_model(core, blob, size, NULL, &cm),
+			  VNPU_WRONG_VERSION);
+		CHECK(strstr(vnpu_last_error(), c->architecture));
+		CHECK(strstr(vnpu_last_error(), device_arch));
+		return 0;
+	}
+	CHECK_OK(vnpu_core_import_model(core, blob, size, NULL, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK(!run_zero_copy(req, 7));
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+/*
+ * A blob runs on a device of its architecture, which names the NPU's
+ * command set (VNPU_CMD_SET_VERSION), not its driver's uAPI version: a
+ * newer driver with the same commands keeps every exported blob.
+ */
+static int blob_architecture(vnpu_core *core, const char *device)
+{
+	bool npu = !strncmp(device, "NPU", 3);
+	const struct arch_case *cases = npu ? npu_cases : cpu_cases;
+	size_t num = npu ? sizeof(npu_cases) / sizeof(npu_cases[0]) :
+		     sizeof(cpu_cases) / sizeof(cpu_cases[0]);
+	struct vnpu_blob_header h = { .format = 2, .architecture = "vnpu-npu-2" };
+	const struct arch_case uapi2_era = { 2, "vnpu-npu-2", 2u << 16, false };
+	const struct arch_case other_format[] = {
+		{ VNPU_BLOB_FORMAT_OLDEST - 1, "vnpu-cpu", 0, false },
+		{ VNPU_BLOB_FORMAT + 1, "vnpu-cpu", 0, false },
+	};
+	char want[64], *arch;
+	vnpu_compiled_model *cm;
+	vnpu_property_value *v;
+	unsigned char *blob;
+	size_t size, i;
+
+	/* the one alias, and only in the format that wrote it */
+	CHECK(!strcmp(vnpu_blob_architecture(&h), "vnpu-npu-1"));
+	h.format = 3;
+	CHECK(!strcmp(vnpu_blob_architecture(&h), "vnpu-npu-2"));
+
+	CHECK_OK(vnpu_core_get_property(core, device, VNPU_PROP_DEVICE_ARCHITECTURE, &v));
+	arch = strcpy(malloc(strlen(v->text) + 1), v->text);
+	vnpu_property_value_free(v);
+	snprintf(want, sizeof(want), "vnpu-npu-%d", VNPU_CMD_SET_VERSION);
+	CHECK(!strcmp(arch, npu ? want : "vnpu-cpu"));
+
+	CHECK_OK(compile_copy(core, device, false, false, &cm));
+	CHECK_OK(vnpu_compiled_model_export(cm, (void **)&blob, &size));
+	vnpu_compiled_model_free(cm);
+	for (i = 0; i < num; i++) {
+		if (import_as(core, blob, size, &cases[i], arch)) {
+			fprintf(stderr, "case %zu: format %u, %s\n", i, cases[i].format,
+				cases[i].architecture);
+			return 1;
+		}
+	}
+	/* the CPU refuses the NPU's old name, saying what it stands for */
+	if (!npu) {
+		CHECK(!import_as(core, blob, size, &uapi2_era, arch));
+		CHECK(strstr(vnpu_last_error(), "now named vnpu-npu-1"));
+	}
+	for (i = 0; i < 2; i++) {
+		rewrite_header(blob, size, &other_format[i]);
+		CHECK_ERR(vnpu_core_import_model(core, blob, size, NULL, &cm),
+			  VNPU_WRONG_VERSION);
+	}
+	vnpu_free(blob);
+	free(arch);
+	return 0;
+}
+
 struct thread_arg {
 	vnpu_compiled_model *cm;
 	float base;
@@ -610,6 +734,7 @@ int main(int argc, char **argv)
 		TEST(compiled_model_ports),
 		TEST(blob_round_trip),
 		TEST(blob_other_device),
+		TEST(blob_architecture),
 		TEST(three_threads),
 		TEST(lifetime_orders),
 		TEST(device_timeout),

@@ -23,6 +23,23 @@
 extern "C" {
 #endif
 
+/**
+ * VNPU_CMD_SET_VERSION - the command set: the encoding of every command
+ * (this file) and of every layer op and attribute struct (vnpu_layers.h)
+ *
+ * Bumped only when an encoding changes incompatibly, so that a stream
+ * built for the old set no longer means the same thing (a struct, opcode
+ * or op renumbered or resized, a field's meaning changed). A new opcode,
+ * op or flag leaves it as it is: a stream that uses one is refused with
+ * -EINVAL by a driver that does not know it, like any invalid stream.
+ * It is independent of %DRM_VNPU_UAPI_VERSION, which counts the ioctls;
+ * the driver reports the set its validator takes as
+ * %DRM_VNPU_PARAM_CMD_SET_VERSION.
+ *
+ * 1: the first release (tensor descriptors of up to %VNPU_MAX_DIMS 8)
+ */
+#define VNPU_CMD_SET_VERSION 1
+
 /** VNPU_MAX_DIMS - the highest tensor rank the device takes */
 #define VNPU_MAX_DIMS 8
 

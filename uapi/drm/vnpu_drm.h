@@ -16,7 +16,12 @@
 extern "C" {
 #endif
 
-/** DRM_VNPU_UAPI_VERSION - bumped whenever a member or ioctl is added */
+/**
+ * DRM_VNPU_UAPI_VERSION - bumped whenever a member or ioctl is added; not
+ * for a new &enum drm_vnpu_param, which a driver without it answers with
+ * -EINVAL. It says nothing about the command-stream format, which has its
+ * own %VNPU_CMD_SET_VERSION (vnpu_cmd.h).
+ */
 #define DRM_VNPU_UAPI_VERSION 2
 
 #define DRM_VNPU_GET_PARAM	0x00
@@ -62,6 +67,9 @@ extern "C" {
  * @DRM_VNPU_PARAM_MAX_SLOTS: the most slots one job may have
  * @DRM_VNPU_PARAM_MAX_CMD_SIZE: the largest command stream, in bytes
  * @DRM_VNPU_PARAM_ENGINE_FEATURES: VNPU_ENG_F_* the device's engine uses
+ * @DRM_VNPU_PARAM_CMD_SET_VERSION: the command set (%VNPU_CMD_SET_VERSION
+ *	of vnpu_cmd.h) the driver's stream validator takes. Drivers before
+ *	it was added answer -EINVAL; they take command set 1.
  */
 enum drm_vnpu_param {
 	DRM_VNPU_PARAM_DEVICE_INDEX = 0,
@@ -76,6 +84,7 @@ enum drm_vnpu_param {
 	DRM_VNPU_PARAM_MAX_SLOTS = 9,
 	DRM_VNPU_PARAM_MAX_CMD_SIZE = 10,
 	DRM_VNPU_PARAM_ENGINE_FEATURES = 11,
+	DRM_VNPU_PARAM_CMD_SET_VERSION = 12,
 };
 
 /* Capability bits of %DRM_VNPU_PARAM_CAPABILITIES. */

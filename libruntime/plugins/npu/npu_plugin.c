@@ -604,6 +604,22 @@ static const struct vnpu_plugin_ops npu_ops = {
 	.get_stats = npu_get_stats,
 };
 
+/*
+ * The command set the driver's validator takes. It names the architecture,
+ * which a blob must match: a new uAPI with the same commands keeps blobs
+ * valid. Drivers before %DRM_VNPU_PARAM_CMD_SET_VERSION took command set 1.
+ */
+static uint64_t cmd_set_version(int fd, const char *node)
+{
+	uint64_t version = 1;
+
+	get_param(fd, DRM_VNPU_PARAM_CMD_SET_VERSION, &version);
+	if (version != VNPU_CMD_SET_VERSION)
+		host->log(VNPU_LOG_WARNING, "NPU: %s takes command set %llu, libvnpu writes %d: jobs will fail",
+			  node, (unsigned long long)version, VNPU_CMD_SET_VERSION);
+	return version;
+}
+
 static int fill_info(struct vnpu_dev *dev, const char *node, const drmVersion *ver)
 {
 	struct vnpu_device_info *info = &dev->info;
@@ -629,7 +645,7 @@ static int fill_info(struct vnpu_dev *dev, const char *node, const drmVersion *v
 		 (unsigned long long)index, (unsigned long long)tiles,
 		 (unsigned long long)(mem >> 20), node);
 	snprintf(info->architecture, sizeof(info->architecture), "vnpu-npu-%llu",
-		 (unsigned long long)uapi);
+		 (unsigned long long)cmd_set_version(dev->fd, node));
 	snprintf(info->device_version, sizeof(info->device_version), "%d.%d.%d",
 		 ver->version_major, ver->version_minor, ver->version_patchlevel);
 	snprintf(info->driver_version, sizeof(info->driver_version), "vnpu %d.%d.%d, uAPI %llu",
