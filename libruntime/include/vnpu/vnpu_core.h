@@ -206,9 +206,10 @@ VNPU_API vnpu_status vnpu_core_compile_model(vnpu_core *core,
 
 /**
  * Import a blob written by vnpu_compiled_model_export*() for @device (NULL:
- * the device it was exported from). A blob of another library or uAPI
- * version or device architecture is VNPU_WRONG_VERSION; a truncated or
- * corrupted one VNPU_PARSE_ERROR.
+ * the device it was exported from). A blob of another library version or
+ * device architecture (DEVICE_ARCHITECTURE: on the NPU its command set,
+ * whatever its driver's uAPI version) is VNPU_WRONG_VERSION; a truncated
+ * or corrupted one VNPU_PARSE_ERROR.
  */
 VNPU_API vnpu_status vnpu_core_import_model(vnpu_core *core, const void *data,
 					    size_t size, const char *device,
