@@ -497,6 +497,26 @@ static void tile_out(const struct eng_slice *s, __u64 r0, __u64 c0, __u64 w,
 	o->mask[3] = (__u16)(hi >> 16);
 }
 
+/*
+ * Asks for the output lines of a tile of @rows rows that stores to @o, to
+ * own them by the time its stores come: they are new lines, and a tile's
+ * stores that miss stall the next tile's start.
+ */
+static void out_ahead(const struct eng_tile_out *o, int rows)
+{
+	const char *y = (const char *)o->y;
+	int r;
+
+	for (r = 0; r < rows; r++, y += o->rsb) {
+		__asm__ __volatile__("prefetchw %0" : : "m"(*y));
+		__asm__ __volatile__("prefetchw %0" : : "m"(y[2 * 64 - 1]));
+		if (o->jb) {
+			__asm__ __volatile__("prefetchw %0" : : "m"(y[o->jb]));
+			__asm__ __volatile__("prefetchw %0" : : "m"(y[o->jb + 2 * 64 - 1]));
+		}
+	}
+}
+
 void vnpu_eng_slice_avx512(struct eng_slice *s)
 {
 	__u64 ma = eng_div_up(s->mc, ENG_MR), nb = eng_div_up(s->nc, ENG_NR);
@@ -525,6 +545,8 @@ void vnpu_eng_slice_avx512(struct eng_slice *s)
 				tile_out(s, i * ENG_MR, j * ENG_NR,
 					 two_n ? 2 * ENG_NR : ENG_NR, &out);
 				o = &out;
+				out_ahead(o, rows == 2 ? 2 * ENG_MR :
+					  rows ? ENG_MR : SHORT_ROWS);
 			}
 			tiles[!!s->a_rows][ind][rows][two_n](s->kc, a0, a0 + s->a_ps, b0,
 						 b0 + s->b_ps, s->off,
