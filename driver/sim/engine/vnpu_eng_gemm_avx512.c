@@ -374,9 +374,7 @@ UK_FN_B(tile_4x32_rows, UK_TILE4)
 
 #define TILE_FN(name, rows, np, ind, arow)				\
 static __attribute__((__noinline__))					\
-void name(__u64 kc, const float *a0, const float *a1, const float *b0,	\
-	  const float *b1, const __s32 *off, float *c, __u64 rs, int load, \
-	  const struct eng_tile_out *out, const float *pf)		\
+void name(UK_PARAMS)							\
 {									\
 	tile(kc, a0, a1, b0, b1, off, c, rs, load, out, rows, np, ind,	\
 	     arow);							\
@@ -399,10 +397,7 @@ TILE_FN(tile_4x16_ind, 4, 1, 1, 0)
 TILE_FN(tile_4x16_rows, 4, 1, 0, 1)
 TILE_FN(tile_4x16_ind_rows, 4, 1, 1, 1)
 
-typedef void (*tile_fn)(__u64 kc, const float *a0, const float *a1,
-			const float *b0, const float *b1, const __s32 *off,
-			float *c, __u64 rs, int load,
-			const struct eng_tile_out *out, const float *pf);
+typedef void (*tile_fn)(UK_PARAMS);
 
 /*
  * [A in rows][ind][rows: one panel's first 4, one panel, two panels]
