@@ -697,6 +697,7 @@ int main(int argc, char **argv)
 	__u32 host, path[2];
 	struct layer layers[4];
 	double ort_ms[4][2] = {}, gf[2][4][2] = {}, peak[2][2] = {};
+	int over = 0;
 	int have_ort, rounds = 3, r, p, num_paths, baseline = 0, ukernel = 0;
 	const char *only = NULL;
 
@@ -874,8 +875,13 @@ int main(int argc, char **argv)
 			printf("  %s\n", target(i, path[p] ?
 					   percent(g[0], peak[wide][0]) : -1,
 					   ratio));
+			over |= path[p] && (percent(g[0], peak[wide][0]) > 100 ||
+					    percent(g[1], peak[wide][1]) > 100);
 		}
 	}
+	if (over)
+		printf("warning: a kernel ran above its path's FMA peak: the peak was "
+		       "measured while something else ran; run again\n");
 	if (have_ort)
 		printf("(ORT columns: ONNX Runtime's GFLOP/s on the same shape; "
 		       "1T/ORT: our 1-thread speed over ORT's)\n");
