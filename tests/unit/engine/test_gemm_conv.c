@@ -206,6 +206,14 @@ static void test_gemm(void)
 		{ 4, { 2, 1 }, { 1, 3 }, 8, 19, 5, 1, 0, VNPU_LAYER_F_RESIDUAL, 1, 1, 0, 0 },
 		{ 5, { 2, 1, 2 }, { 1, 2, 1 }, 3, 4, 5, 0, 0, 0, 1, 1, 0, 0 },
 		{ 6, { 1, 2, 1, 2 }, { 2, 1, 2, 1 }, 2, 3, 4, 1, 1, 0, 1, 1, 0, 0 },
+		/*
+		 * Several blocks of columns (of at most 512) of the same rows:
+		 * 3 slices of depth, 2 of a transposed A over two blocks of
+		 * rows (ENG_MC is 96), then 4.
+		 */
+		{ 2, {}, {}, 20, 1100, 800, 0, 0, 0, 1, 1, 0, 0 },
+		{ 2, {}, {}, 100, 600, 400, 1, 0, VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS, 1, 1, 1, VNPU_ACT_RELU },
+		{ 2, {}, {}, 12, 600, 1200, 0, 0, VNPU_LAYER_F_PACKED, 1, 1, 0, 0 },
 	};
 	size_t i;
 
