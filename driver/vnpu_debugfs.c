@@ -28,6 +28,18 @@ static struct vnpu_device *vnpu_debugfs_dev(struct seq_file *m)
 	return to_vnpu_device(node->minor->dev);
 }
 
+/* The FPU sections of the tiles; the longest with its command's opcodes. */
+static void vnpu_debugfs_fpu(struct seq_file *m, struct vnpu_device *vdev)
+{
+	struct vnpu_fw_fpu_figures fig;
+
+	vnpu_fw_fpu_read(&vdev->fw, &fig);
+	seq_printf(m, "fpu_sections: %llu\nfpu_ns: %llu\nfpu_max_ns: %llu\n",
+		   fig.sections, fig.total_ns, fig.max_ns);
+	seq_printf(m, "fpu_max_opcode: %u\nfpu_max_layer_op: %u\n",
+		   fig.max_opcode, fig.max_layer_op);
+}
+
 static int vnpu_debugfs_state(struct seq_file *m, void *data)
 {
 	struct vnpu_device *vdev = vnpu_debugfs_dev(m);
@@ -55,6 +67,7 @@ static int vnpu_debugfs_state(struct seq_file *m, void *data)
 	seq_printf(m, "bytes_uploaded: %lld\nbytes_downloaded: %lld\n",
 		   (long long)atomic64_read(&s->bytes_uploaded),
 		   (long long)atomic64_read(&s->bytes_downloaded));
+	vnpu_debugfs_fpu(m, vdev);
 	return 0;
 }
 

@@ -3,12 +3,13 @@
  * DOC: telemetry over generic netlink
  *
  * The family "vnpu" (uapi/linux/vnpu_netlink.h) reports each device's
- * counters (DEV_GET, do and dump) and open files (CLIENT_GET, dump), and
- * multicasts fault, timeout, reset and memory-limit events to the group
- * "events". Requests are checked by strict per-operation policies.
- * Multicasts never wait: a listener that does not read loses events, the
- * driver goes on. Handlers hold the device table lock while they read a
- * device, so a device never goes away under them.
+ * counters (DEV_GET, do and dump; the FPU sections of its tiles among
+ * them) and open files (CLIENT_GET, dump), and multicasts fault, timeout,
+ * reset and memory-limit events to the group "events". Requests are
+ * checked by strict per-operation policies. Multicasts never wait: a
+ * listener that does not read loses events, the driver goes on. Handlers
+ * hold the device table lock while they read a device, so a device never
+ * goes away under them.
  */
 
 #include <linux/ktime.h>
@@ -69,6 +70,23 @@ static int vnpu_nl_put_dev(struct sk_buff *skb, struct vnpu_device *vdev)
 	return 0;
 }
 
+static int vnpu_nl_put_fpu(struct sk_buff *skb, struct vnpu_device *vdev)
+{
+	struct vnpu_fw_fpu_figures fig;
+
+	vnpu_fw_fpu_read(&vdev->fw, &fig);
+	if (nla_put_u64_64bit(skb, VNPU_NL_A_DEV_FPU_SECTIONS, fig.sections,
+			      VNPU_NL_A_PAD) ||
+	    nla_put_u64_64bit(skb, VNPU_NL_A_DEV_FPU_NS, fig.total_ns,
+			      VNPU_NL_A_PAD) ||
+	    nla_put_u64_64bit(skb, VNPU_NL_A_DEV_FPU_MAX_NS, fig.max_ns,
+			      VNPU_NL_A_PAD) ||
+	    nla_put_u32(skb, VNPU_NL_A_DEV_FPU_MAX_OPCODE, fig.max_opcode) ||
+	    nla_put_u32(skb, VNPU_NL_A_DEV_FPU_MAX_LAYER_OP, fig.max_layer_op))
+		return -EMSGSIZE;
+	return 0;
+}
+
 static int vnpu_nl_fill_dev(struct sk_buff *skb, struct vnpu_device *vdev,
 			    u32 portid, u32 seq, int flags)
 {
@@ -78,7 +96,7 @@ static int vnpu_nl_fill_dev(struct sk_buff *skb, struct vnpu_device *vdev,
 			  VNPU_NL_CMD_DEV_GET);
 	if (!hdr)
 		return -EMSGSIZE;
-	if (vnpu_nl_put_dev(skb, vdev)) {
+	if (vnpu_nl_put_dev(skb, vdev) || vnpu_nl_put_fpu(skb, vdev)) {
 		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
 	}

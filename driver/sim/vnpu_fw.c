@@ -7,8 +7,10 @@
  * command is split into parts (vnpu_exec_parts()) that the device's tiles,
  * one kernel thread each, take from a shared counter. A part runs between
  * kernel_fpu_begin() and kernel_fpu_end() and is sized so that one FPU
- * section stays short. When a job ends the firmware signals its hardware
- * fence, which is what an interrupt handler would do on real hardware.
+ * section stays short; the sections are counted and timed, the longest
+ * one kept with the command that ran it (vnpu_fw_fpu_read()). When a job
+ * ends the firmware signals its hardware fence, which is what an
+ * interrupt handler would do on real hardware.
  *
  * A short job (vnpu_fw_job_is_short()) may instead run on the thread that
  * hands it to an idle device (vnpu_fw_claim(), vnpu_fw_run_claimed()):
@@ -20,6 +22,7 @@
  * or part boundary; SPIN commands and injected hangs wait for that reset.
  */
 
+#include <linux/bitfield.h>
 #include <linux/dma-fence.h>
 #include <linux/kthread.h>
 #include <linux/ktime.h>
@@ -36,7 +39,11 @@
 #include "vnpu_exec.h"
 #include "vnpu_fw.h"
 
-/* Element operations of one part at most: about a millisecond natively. */
+/*
+ * Element operations of one part at most where the layer's units of work
+ * allow: a GEMM or CONV unit may hold up to 2^26 multiply-adds, so its
+ * part is larger (Documentation/vnpu/hw.rst has the measured sections).
+ */
 #define VNPU_FW_CHUNK_COST SZ_1M
 
 /*
@@ -76,6 +83,48 @@ static bool vnpu_fw_abandoned(struct vnpu_fw *fw, struct vnpu_fw_job *job)
 	return READ_ONCE(fw->abort) == job || READ_ONCE(fw->dead);
 }
 
+/*
+ * The longest FPU section is kept with the command that ran it in one
+ * word, ns below, command above, so that a new maximum replaces both at
+ * once: the opcode and, for a LAYER, its layer op (8 bits each). 2^48 ns
+ * is three days; a longer section saturates.
+ */
+#define VNPU_FW_FPU_NS_BITS 48
+#define VNPU_FW_FPU_NS_MASK GENMASK_ULL(VNPU_FW_FPU_NS_BITS - 1, 0)
+#define VNPU_FW_FPU_OPCODE GENMASK_ULL(63, 56)
+#define VNPU_FW_FPU_LAYER_OP GENMASK_ULL(55, 48)
+
+static u64 vnpu_fw_fpu_pack(const struct vnpu_cmd_header *cmd, u64 ns)
+{
+	u32 layer_op = 0;
+
+	if (cmd->opcode == VNPU_CMD_LAYER)
+		layer_op = container_of(cmd, struct vnpu_cmd_layer, hdr)->op;
+	return FIELD_PREP(VNPU_FW_FPU_OPCODE, min_t(u32, cmd->opcode, 0xff)) |
+	       FIELD_PREP(VNPU_FW_FPU_LAYER_OP, min_t(u32, layer_op, 0xff)) |
+	       min_t(u64, ns, VNPU_FW_FPU_NS_MASK);
+}
+
+/* Count an FPU section of @ns that ran a part of @cmd. */
+static void vnpu_fw_fpu_account(struct vnpu_fw *fw,
+				const struct vnpu_cmd_header *cmd, u64 ns)
+{
+	struct vnpu_fw_fpu_stats *st = &fw->fpu;
+	s64 max = atomic64_read(&st->max);
+
+	atomic64_inc(&st->sections);
+	atomic64_add(ns, &st->total_ns);
+	/*
+	 * The successful cmpxchg is fully ordered: a reader that sees the new
+	 * maximum sees the total that holds it (vnpu_fw_fpu_read()).
+	 */
+	do {
+		if (ns <= ((u64)max & VNPU_FW_FPU_NS_MASK))
+			return;
+	} while (!atomic64_try_cmpxchg(&st->max, &max,
+				       vnpu_fw_fpu_pack(cmd, ns)));
+}
+
 static void vnpu_tile_run(struct vnpu_tile *tile, struct vnpu_fw_work *work)
 {
 	struct vnpu_fw *fw = tile->fw;
@@ -84,6 +133,7 @@ static void vnpu_tile_run(struct vnpu_tile *tile, struct vnpu_fw_work *work)
 		.scratch = tile->scratch,
 		.scratch_size = tile->scratch_size,
 	};
+	u64 start, end;
 	u32 part;
 	int ret;
 
@@ -94,10 +144,20 @@ static void vnpu_tile_run(struct vnpu_tile *tile, struct vnpu_fw_work *work)
 		if (atomic_read(&work->error) || vnpu_fw_abandoned(fw, work->job))
 			break;
 
+		/*
+		 * The clock is read with preemption off, so the section's
+		 * figure is the time preemption stays off for it: a
+		 * preemption just before or after it does not count.
+		 */
+		preempt_disable();
+		start = ktime_get_ns();
 		kernel_fpu_begin();
 		ret = vnpu_exec_part(work->cmd, work->slot_base, part,
 				     work->num_parts, &ctx);
 		kernel_fpu_end();
+		end = ktime_get_ns();
+		preempt_enable();
+		vnpu_fw_fpu_account(fw, work->cmd, end - start);
 
 		if (ret)
 			atomic_cmpxchg(&work->error, 0, -EIO);
@@ -513,6 +573,24 @@ u64 vnpu_fw_running_since(struct vnpu_fw *fw)
 		start = READ_ONCE(fw->running->start_ns);
 	spin_unlock(&fw->lock);
 	return start;
+}
+
+/**
+ * vnpu_fw_fpu_read() - the FPU sections the device's tiles ran so far
+ * @fw: the device
+ * @fig: returned figures; @fig->max_ns never exceeds @fig->total_ns
+ */
+void vnpu_fw_fpu_read(struct vnpu_fw *fw, struct vnpu_fw_fpu_figures *fig)
+{
+	u64 max = atomic64_read(&fw->fpu.max);
+
+	/* Pairs with the cmpxchg in vnpu_fw_fpu_account(). */
+	smp_rmb();
+	fig->total_ns = atomic64_read(&fw->fpu.total_ns);
+	fig->sections = atomic64_read(&fw->fpu.sections);
+	fig->max_ns = max & VNPU_FW_FPU_NS_MASK;
+	fig->max_opcode = FIELD_GET(VNPU_FW_FPU_OPCODE, max);
+	fig->max_layer_op = FIELD_GET(VNPU_FW_FPU_LAYER_OP, max);
 }
 
 /**

@@ -78,6 +78,38 @@ struct vnpu_tile {
 };
 
 /**
+ * struct vnpu_fw_fpu_stats - the FPU sections of the device's tiles: each
+ *	part runs in one, with preemption off (lock-free: every tile adds)
+ * @sections: sections run
+ * @total_ns: their time
+ * @max: the longest one and the command that ran it, packed in one word
+ *	so that a new maximum replaces both at once (vnpu_fw_fpu_read())
+ */
+struct vnpu_fw_fpu_stats {
+	atomic64_t sections;
+	atomic64_t total_ns;
+	atomic64_t max;
+};
+
+/**
+ * struct vnpu_fw_fpu_figures - a reading of &struct vnpu_fw_fpu_stats
+ * @sections: FPU sections run
+ * @total_ns: their time, ns
+ * @max_ns: the longest one, ns; at most @total_ns
+ * @max_opcode: &enum vnpu_opcode of the command that ran the longest one
+ *	(0, a NOP, while none ran)
+ * @max_layer_op: &enum vnpu_layer_op of that command when it is a LAYER,
+ *	else 0
+ */
+struct vnpu_fw_fpu_figures {
+	u64 sections;
+	u64 total_ns;
+	u64 max_ns;
+	u32 max_opcode;
+	u32 max_layer_op;
+};
+
+/**
  * struct vnpu_fw - the simulated hardware: a job queue run in order by a
  * firmware thread that splits each command across the tiles
  * @lock: protects @queue, @running, @abort, @dead and @pending
@@ -96,6 +128,7 @@ struct vnpu_tile {
  * @work: the command being split across the tiles
  * @work_seq: bumped for each new @work (release/acquire)
  * @features: VNPU_ENG_F_* the engine may use
+ * @fpu: the FPU sections the tiles ran
  * @inject_hang: debugfs knob: this many next jobs hang
  * @inject_fault: debugfs knob: this many next jobs fault
  * @job_done: called when a job ends, before its fence signals
@@ -120,6 +153,7 @@ struct vnpu_fw {
 	unsigned long work_seq;
 
 	u32 features;
+	struct vnpu_fw_fpu_stats fpu;
 	atomic_t inject_hang;
 	atomic_t inject_fault;
 	void (*job_done)(struct vnpu_fw *fw, struct vnpu_fw_job *job);
@@ -138,5 +172,6 @@ bool vnpu_fw_run_now(struct vnpu_fw *fw, struct vnpu_fw_job *job);
 bool vnpu_fw_reset(struct vnpu_fw *fw);
 bool vnpu_fw_cancel(struct vnpu_fw_job *job);
 u64 vnpu_fw_running_since(struct vnpu_fw *fw);
+void vnpu_fw_fpu_read(struct vnpu_fw *fw, struct vnpu_fw_fpu_figures *fig);
 
 #endif /* __VNPU_FW_H__ */

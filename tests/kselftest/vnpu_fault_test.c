@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vnpu faults and limits: debugfs fault injection (hang, device fault,
- * allocation failure), devcoredump on reset, the memory limit. The knobs
- * and the limit are device-wide, so this program runs alone.
+ * allocation failure), devcoredump on reset, the memory limit, and the
+ * device's FPU section count. The knobs, the limit and the count are
+ * device-wide, so this program runs alone.
  */
 #include <dirent.h>
 
@@ -175,6 +176,36 @@ TEST_F(fault, memory_limit)
 	gem_close(self->fd, h);
 	while (n > 0)
 		gem_close(self->fd, handles[--n]);
+}
+
+/*
+ * Every part of a command runs in one FPU section, a NOP in none: alone on
+ * the device, a job of NOPs adds no section and the fixture's job (a FILL
+ * of 16 elements, one part, and a NOP) adds exactly one.
+ */
+TEST_F(fault, fpu_sections_count_parts_not_nops)
+{
+	struct fpu_figures a, b;
+	struct stream nops = { 0 };
+	int i;
+
+	ASSERT_EQ(0, vnpu_fpu_figures(&a));
+	for (i = 0; i < 8; i++)
+		stream_nop(&nops);
+	ASSERT_EQ(DRM_VNPU_JOB_OK,
+		  wait_job(_metadata, self->fd,
+			   run_stream(_metadata, self->fd, &nops, NULL, 0)));
+	ASSERT_EQ(0, vnpu_fpu_figures(&b));
+	ASSERT_EQ(a.sections, b.sections);
+	ASSERT_EQ(a.ns, b.ns);
+
+	ASSERT_EQ(DRM_VNPU_JOB_OK,
+		  wait_job(_metadata, self->fd,
+			   run_stream(_metadata, self->fd, &self->s, &self->slot, 1)));
+	ASSERT_EQ(0, vnpu_fpu_figures(&b));
+	ASSERT_EQ(a.sections + 1, b.sections);
+	ASSERT_LT(a.ns, b.ns);
+	ASSERT_LE(b.max_ns, b.ns);
 }
 
 TEST_HARNESS_MAIN

@@ -1130,6 +1130,40 @@ TEST_F(job, debugfs_files)
 }
 
 /*
+ * A job that runs a real layer (a GEMM of 2^21 multiply-adds, split across
+ * the tiles) adds FPU sections to the device's figures: at least one, a
+ * longest one that is no longer than their total, and a culprit that is a
+ * command which runs in FPU sections. Other programs may run jobs
+ * meanwhile, so the figures may grow more (vnpu_fault_test checks that a
+ * NOP job adds none, alone on the device).
+ */
+TEST_F(job, debugfs_fpu_sections_after_layer)
+{
+	struct fpu_figures a, b;
+	struct stream s = { 0 };
+
+	if (vnpu_fpu_figures(&a))
+		SKIP(return, "no debugfs");
+	stream_gemm(&s, 0, 128, 128, 128);
+	ASSERT_EQ(DRM_VNPU_JOB_OK,
+		  wait_job(_metadata, self->fd,
+			   run_stream(_metadata, self->fd, &s, &self->slot, 1)));
+	ASSERT_EQ(0, vnpu_fpu_figures(&b));
+	ASSERT_LT(a.sections, b.sections);
+	TH_LOG("FPU sections %" PRIu64 " -> %" PRIu64 ", longest %" PRIu64
+	       " ns (opcode %" PRIu64 ", layer op %" PRIu64 "), mean %" PRIu64 " ns",
+	       a.sections, b.sections, b.max_ns, b.max_opcode, b.max_layer_op,
+	       b.ns / b.sections);
+	ASSERT_LT(a.ns, b.ns);
+	ASSERT_LT(0, b.max_ns);
+	ASSERT_LE(a.max_ns, b.max_ns);
+	ASSERT_LE(b.max_ns, b.ns);
+	ASSERT_TRUE(b.max_opcode == VNPU_CMD_FILL || b.max_opcode == VNPU_CMD_COPY ||
+		    b.max_opcode == VNPU_CMD_LAYER);
+	ASSERT_EQ(b.max_opcode == VNPU_CMD_LAYER, b.max_layer_op != 0);
+}
+
+/*
  * Jobs run at submit: a short job that can start at once (its file has
  * nothing unfinished, its fences have signalled, the device is idle) runs
  * in SUBMIT itself. Whether one did is per file in fdinfo; whether the

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 
 #include <drm/vnpu_cmd.h>
 #include <drm/vnpu_drm.h>
+#include <drm/vnpu_layers.h>
 
 #include "kselftest_harness.h"
 
@@ -291,6 +293,47 @@ static inline struct vnpu_cmd_copy *stream_copy(struct stream *s,
 	return c;
 }
 
+/* A contiguous 2-D f32 tensor [@rows, @cols] at @offset of @slot. */
+static inline struct vnpu_tensor tensor_2d_f32(uint32_t slot, uint64_t offset,
+					       uint64_t rows, uint64_t cols)
+{
+	struct vnpu_tensor t = {
+		.slot = slot, .dtype = VNPU_DTYPE_F32, .offset = offset,
+		.rank = 2,
+	};
+
+	t.dims[0] = rows;
+	t.dims[1] = cols;
+	t.strides[0] = (int64_t)cols;
+	t.strides[1] = 1;
+	return t;
+}
+
+/*
+ * A real layer: the f32 GEMM Y = A x B of slot @slot, with A [@m, @k] at
+ * offset 0, B [@k, @n] right after it and Y [@m, @n] after B. The slot
+ * needs 4 * (@m * @k + @k * @n + @m * @n) bytes.
+ */
+static inline struct vnpu_cmd_layer *stream_gemm(struct stream *s,
+						 uint32_t slot, uint64_t m,
+						 uint64_t n, uint64_t k)
+{
+	struct vnpu_layer_gemm attrs = { .alpha = 0x3f800000 };
+	size_t tensors = 3 * sizeof(struct vnpu_tensor);
+	struct vnpu_cmd_layer *l;
+
+	l = stream_add(s, VNPU_CMD_LAYER, sizeof(*l) + tensors + sizeof(attrs));
+	l->op = VNPU_LAYER_GEMM;
+	l->num_tensors = 3;
+	l->num_outputs = 1;
+	l->attr_size = sizeof(attrs);
+	l->tensors[0] = tensor_2d_f32(slot, 0, m, k);
+	l->tensors[1] = tensor_2d_f32(slot, 4 * m * k, k, n);
+	l->tensors[2] = tensor_2d_f32(slot, 4 * (m * k + k * n), m, n);
+	memcpy((char *)l + sizeof(*l) + tensors, &attrs, sizeof(attrs));
+	return l;
+}
+
 /*
  * Fill @a for a job running @s with @slots: the stream goes to a new
  * command BO (closed with the file).
@@ -476,6 +519,44 @@ static inline int vnpu_debugfs_write(const char *name, const char *value)
 	if (fclose(f))
 		ret = -1;
 	return ret;
+}
+
+/* The FPU sections of the device's tiles (debugfs ``state``). */
+struct fpu_figures {
+	uint64_t sections, ns, max_ns, max_opcode, max_layer_op;
+};
+
+/*
+ * Read the FPU figures of the first vnpu device from one read of its
+ * debugfs ``state``, so that they are of one moment; 0, or -1 without
+ * debugfs or when a line is missing.
+ */
+static inline int vnpu_fpu_figures(struct fpu_figures *fig)
+{
+	static const char *const keys[] = {
+		"fpu_sections", "fpu_ns", "fpu_max_ns", "fpu_max_opcode",
+		"fpu_max_layer_op",
+	};
+	uint64_t *values[] = {
+		&fig->sections, &fig->ns, &fig->max_ns, &fig->max_opcode,
+		&fig->max_layer_op,
+	};
+	FILE *f = vnpu_debugfs_open("state", "r");
+	unsigned int i, found = 0;
+	char line[256];
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		for (i = 0; i < 5; i++) {
+			size_t len = strlen(keys[i]);
+
+			if (!strncmp(line, keys[i], len) && line[len] == ':' &&
+			    sscanf(line + len + 1, "%" SCNu64, values[i]) == 1)
+				found |= 1u << i;
+		}
+	fclose(f);
+	return found == 0x1f ? 0 : -1;
 }
 
 #endif /* VNPU_TEST_H */

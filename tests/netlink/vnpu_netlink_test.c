@@ -23,6 +23,8 @@ struct dev_fig {
 	uint32_t index, tiles, util, bos, clients;
 	uint64_t busy, submitted, completed, failed, timedout, cancelled;
 	uint64_t resets, mem_used, mem_limit, up, down;
+	uint64_t fpu_sections, fpu_ns, fpu_max_ns;
+	uint32_t fpu_max_opcode, fpu_max_layer_op;
 	char node[32];
 };
 
@@ -92,6 +94,11 @@ static int on_reply(struct nl_msg *msg, void *arg)
 		d->mem_limit = a64(a, VNPU_NL_A_DEV_MEM_LIMIT);
 		d->up = a64(a, VNPU_NL_A_DEV_BYTES_UPLOADED);
 		d->down = a64(a, VNPU_NL_A_DEV_BYTES_DOWNLOADED);
+		d->fpu_sections = a64(a, VNPU_NL_A_DEV_FPU_SECTIONS);
+		d->fpu_ns = a64(a, VNPU_NL_A_DEV_FPU_NS);
+		d->fpu_max_ns = a64(a, VNPU_NL_A_DEV_FPU_MAX_NS);
+		d->fpu_max_opcode = a32(a, VNPU_NL_A_DEV_FPU_MAX_OPCODE);
+		d->fpu_max_layer_op = a32(a, VNPU_NL_A_DEV_FPU_MAX_LAYER_OP);
 		if (a[VNPU_NL_A_DEV_NODE])
 			snprintf(d->node, sizeof(d->node), "%s",
 				 nla_get_string(a[VNPU_NL_A_DEV_NODE]));
@@ -480,6 +487,48 @@ TEST_F(nl, figures_move_after_jobs)
 	ASSERT_EQ(10, r.my_jobs);
 }
 
+/*
+ * A GEMM job adds FPU sections; DEV_GET reports the figures debugfs shows
+ * (this program runs alone: nothing runs between the two reads), each
+ * attribute present, the longest section no longer than their total.
+ */
+TEST_F(nl, fpu_figures_after_layer)
+{
+	struct dev_fig a = dev0(_metadata, self->sk, self->family), b;
+	struct drm_vnpu_slot slot = { .flags = DRM_VNPU_SLOT_READ |
+					       DRM_VNPU_SLOT_WRITE };
+	struct stream s = { 0 };
+	struct fpu_figures d;
+
+	ASSERT_NE(~0ull, a.fpu_sections);
+	ASSERT_NE(~0ull, a.fpu_ns);
+	ASSERT_NE(~0ull, a.fpu_max_ns);
+	ASSERT_NE(~0u, a.fpu_max_opcode);
+	ASSERT_NE(~0u, a.fpu_max_layer_op);
+
+	slot.handle = bo_create(_metadata, self->fd, 1 << 20);
+	stream_gemm(&s, 0, 128, 128, 128);
+	ASSERT_EQ(DRM_VNPU_JOB_OK,
+		  wait_job(_metadata, self->fd,
+			   run_stream(_metadata, self->fd, &s, &slot, 1)));
+	b = dev0(_metadata, self->sk, self->family);
+	ASSERT_LT(a.fpu_sections, b.fpu_sections);
+	ASSERT_LT(a.fpu_ns, b.fpu_ns);
+	ASSERT_LT(0, b.fpu_max_ns);
+	ASSERT_LE(a.fpu_max_ns, b.fpu_max_ns);
+	ASSERT_LE(b.fpu_max_ns, b.fpu_ns);
+	ASSERT_NE(VNPU_CMD_NOP, b.fpu_max_opcode);
+	ASSERT_EQ(b.fpu_max_opcode == VNPU_CMD_LAYER, b.fpu_max_layer_op != 0);
+
+	if (vnpu_fpu_figures(&d))
+		SKIP(return, "no vnpu debugfs");
+	ASSERT_EQ(b.fpu_sections, d.sections);
+	ASSERT_EQ(b.fpu_ns, d.ns);
+	ASSERT_EQ(b.fpu_max_ns, d.max_ns);
+	ASSERT_EQ(b.fpu_max_opcode, d.max_opcode);
+	ASSERT_EQ(b.fpu_max_layer_op, d.max_layer_op);
+}
+
 struct listener {
 	struct nl_sock *sk;
 	uint8_t cmd[64];
@@ -642,6 +691,15 @@ TEST_F(nl, vnpu_smi_json)
 	out[n] = 0;
 	ASSERT_EQ(0, pclose(p));
 	ASSERT_NE(NULL, strstr(out, "{\"devices\":[{\"index\":0,\"node\":\"renderD"));
+	ASSERT_NE(NULL, strstr(out, "\"fpu_max_ns\":"));
+
+	snprintf(cmd, sizeof(cmd), "%s -d 0", smi);
+	p = popen(cmd, "r");
+	ASSERT_NE(NULL, p);
+	n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = 0;
+	ASSERT_EQ(0, pclose(p));
+	ASSERT_NE(NULL, strstr(out, "FPUMAX(us)"));
 
 	snprintf(cmd, sizeof(cmd), "%s -c", smi);
 	p = popen(cmd, "r");

@@ -33,6 +33,8 @@ static void usage(FILE *out)
 		"usage: vnpu-smi [OPTIONS]\n"
 		"\n"
 		"Figures of the vnpu devices (vnpu.ko's netlink family \"vnpu\").\n"
+		"FPUMAX is the longest FPU section a tile ran: the longest time\n"
+		"the device kept one CPU from scheduling anything else.\n"
 		"\n"
 		"  -d, --device IDX   only device IDX\n"
 		"  -c, --clients      list the open files (clients) instead\n"
@@ -91,7 +93,10 @@ static int print_dev(struct nl_msg *msg, void *arg)
 		       ",\"jobs_cancelled\":%" PRIu64 ",\"resets\":%" PRIu64
 		       ",\"mem_used\":%" PRIu64 ",\"mem_limit\":%" PRIu64
 		       ",\"bos\":%u,\"bytes_uploaded\":%" PRIu64
-		       ",\"bytes_downloaded\":%" PRIu64 ",\"clients\":%u}",
+		       ",\"bytes_downloaded\":%" PRIu64 ",\"clients\":%u"
+		       ",\"fpu_sections\":%" PRIu64 ",\"fpu_ns\":%" PRIu64
+		       ",\"fpu_max_ns\":%" PRIu64 ",\"fpu_max_opcode\":%u"
+		       ",\"fpu_max_layer_op\":%u}",
 		       smi->rows ? "," : "",
 		       get_u32(a, VNPU_NL_A_DEV_INDEX), get_str(a, VNPU_NL_A_DEV_NODE),
 		       get_u32(a, VNPU_NL_A_DEV_TILES),
@@ -108,15 +113,22 @@ static int print_dev(struct nl_msg *msg, void *arg)
 		       get_u32(a, VNPU_NL_A_DEV_BOS),
 		       get_u64(a, VNPU_NL_A_DEV_BYTES_UPLOADED),
 		       get_u64(a, VNPU_NL_A_DEV_BYTES_DOWNLOADED),
-		       get_u32(a, VNPU_NL_A_DEV_CLIENTS));
+		       get_u32(a, VNPU_NL_A_DEV_CLIENTS),
+		       get_u64(a, VNPU_NL_A_DEV_FPU_SECTIONS),
+		       get_u64(a, VNPU_NL_A_DEV_FPU_NS),
+		       get_u64(a, VNPU_NL_A_DEV_FPU_MAX_NS),
+		       get_u32(a, VNPU_NL_A_DEV_FPU_MAX_OPCODE),
+		       get_u32(a, VNPU_NL_A_DEV_FPU_MAX_LAYER_OP));
 	} else {
 		if (!smi->rows)
-			printf("%-3s %-11s %5s %6s %10s %9s %9s %6s %6s %6s %15s %6s %7s %15s\n",
+			printf("%-3s %-11s %5s %6s %10s %9s %9s %6s %6s %6s %15s %6s %7s %15s %11s\n",
 			       "DEV", "NODE", "TILES", "UTIL", "BUSY(s)",
 			       "JOBS", "DONE", "FAILED", "TMOUT", "RESETS",
-			       "MEM(MiB)", "BOS", "CLIENTS", "UP/DOWN(MiB)");
+			       "MEM(MiB)", "BOS", "CLIENTS", "UP/DOWN(MiB)",
+			       "FPUMAX(us)");
 		printf("%-3u %-11s %5u %5.1f%% %10.3f %9" PRIu64 " %9" PRIu64
-		       " %6" PRIu64 " %6" PRIu64 " %6" PRIu64 " %7.1f/%-7.0f %6u %7u %7.1f/%-7.1f\n",
+		       " %6" PRIu64 " %6" PRIu64 " %6" PRIu64 " %7.1f/%-7.0f %6u %7u %7.1f/%-7.1f"
+		       " %11.1f\n",
 		       get_u32(a, VNPU_NL_A_DEV_INDEX), get_str(a, VNPU_NL_A_DEV_NODE),
 		       get_u32(a, VNPU_NL_A_DEV_TILES),
 		       get_u32(a, VNPU_NL_A_DEV_UTIL) / 10.0,
@@ -131,7 +143,8 @@ static int print_dev(struct nl_msg *msg, void *arg)
 		       get_u32(a, VNPU_NL_A_DEV_BOS),
 		       get_u32(a, VNPU_NL_A_DEV_CLIENTS),
 		       mib(get_u64(a, VNPU_NL_A_DEV_BYTES_UPLOADED)),
-		       mib(get_u64(a, VNPU_NL_A_DEV_BYTES_DOWNLOADED)));
+		       mib(get_u64(a, VNPU_NL_A_DEV_BYTES_DOWNLOADED)),
+		       get_u64(a, VNPU_NL_A_DEV_FPU_MAX_NS) / 1e3);
 	}
 	smi->rows++;
 	return NL_OK;

@@ -75,6 +75,17 @@ enum vnpu_nl_cmd {
  * @VNPU_NL_A_JOB_ID: u64, job id in its client; events
  * @VNPU_NL_A_REASON: string, what happened; events
  * @VNPU_NL_A_PAD: padding of 64-bit attributes
+ * @VNPU_NL_A_DEV_FPU_SECTIONS: u64, FPU sections the device's tiles ran:
+ *	each part of a command runs in one, with preemption off on its CPU
+ * @VNPU_NL_A_DEV_FPU_NS: u64, their total time, ns (parts overlap on the
+ *	tiles: it may exceed %VNPU_NL_A_DEV_BUSY_NS)
+ * @VNPU_NL_A_DEV_FPU_MAX_NS: u64, the longest FPU section, ns; at most
+ *	%VNPU_NL_A_DEV_FPU_NS. How long the device kept one CPU from
+ *	scheduling anything else.
+ * @VNPU_NL_A_DEV_FPU_MAX_OPCODE: u32, the &enum vnpu_opcode of the
+ *	command that ran the longest section; 0 while none ran
+ * @VNPU_NL_A_DEV_FPU_MAX_LAYER_OP: u32, that command's &enum
+ *	vnpu_layer_op when it is a %VNPU_CMD_LAYER, else 0
  * @__VNPU_NL_A_MAX: one past the last attribute
  * @VNPU_NL_A_MAX: the last attribute
  */
@@ -105,6 +116,11 @@ enum vnpu_nl_attr {
 	VNPU_NL_A_JOB_ID,
 	VNPU_NL_A_REASON,
 	VNPU_NL_A_PAD,
+	VNPU_NL_A_DEV_FPU_SECTIONS,
+	VNPU_NL_A_DEV_FPU_NS,
+	VNPU_NL_A_DEV_FPU_MAX_NS,
+	VNPU_NL_A_DEV_FPU_MAX_OPCODE,
+	VNPU_NL_A_DEV_FPU_MAX_LAYER_OP,
 
 	__VNPU_NL_A_MAX,
 	VNPU_NL_A_MAX = __VNPU_NL_A_MAX - 1
