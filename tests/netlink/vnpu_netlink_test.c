@@ -675,38 +675,38 @@ TEST_F_TIMEOUT(nl, listener_never_reads, 120)
 	nl_socket_free(l.sk);
 }
 
+/* The first @size - 1 bytes of what `@smi @args` prints; its exit status. */
+static int smi_output(const char *smi, const char *args, char *out,
+		      size_t size)
+{
+	char cmd[512];
+	size_t n;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "%s %s", smi, args);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	n = fread(out, 1, size - 1, p);
+	out[n] = 0;
+	return pclose(p);
+}
+
 TEST_F(nl, vnpu_smi_json)
 {
 	const char *smi = getenv("VNPU_SMI");
 	char cmd[512], out[4096];
-	size_t n;
-	FILE *p;
 
 	if (!smi)
 		SKIP(return, "VNPU_SMI not set");
-	snprintf(cmd, sizeof(cmd), "%s --json", smi);
-	p = popen(cmd, "r");
-	ASSERT_NE(NULL, p);
-	n = fread(out, 1, sizeof(out) - 1, p);
-	out[n] = 0;
-	ASSERT_EQ(0, pclose(p));
+	ASSERT_EQ(0, smi_output(smi, "--json", out, sizeof(out)));
 	ASSERT_NE(NULL, strstr(out, "{\"devices\":[{\"index\":0,\"node\":\"renderD"));
 	ASSERT_NE(NULL, strstr(out, "\"fpu_max_ns\":"));
 
-	snprintf(cmd, sizeof(cmd), "%s -d 0", smi);
-	p = popen(cmd, "r");
-	ASSERT_NE(NULL, p);
-	n = fread(out, 1, sizeof(out) - 1, p);
-	out[n] = 0;
-	ASSERT_EQ(0, pclose(p));
+	ASSERT_EQ(0, smi_output(smi, "-d 0", out, sizeof(out)));
 	ASSERT_NE(NULL, strstr(out, "FPUMAX(us)"));
 
-	snprintf(cmd, sizeof(cmd), "%s -c", smi);
-	p = popen(cmd, "r");
-	ASSERT_NE(NULL, p);
-	n = fread(out, 1, sizeof(out) - 1, p);
-	out[n] = 0;
-	ASSERT_EQ(0, pclose(p));
+	ASSERT_EQ(0, smi_output(smi, "-c", out, sizeof(out)));
 	ASSERT_NE(NULL, strstr(out, "vnpu_netlink_te"));
 
 	snprintf(cmd, sizeof(cmd), "%s -d 7 2>/dev/null", smi);
