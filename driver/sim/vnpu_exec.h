@@ -73,6 +73,23 @@ __u32 vnpu_exec_parts(const struct vnpu_cmd_header *cmd, __u32 tiles,
 __u64 vnpu_exec_scratch(const struct vnpu_cmd_header *cmd, __u32 num_parts);
 
 /*
+ * How the firmware splits a command (vnpu_exec_parts()): into parts of at
+ * most %VNPU_EXEC_FW_CHUNK_COST element operations where the layer's
+ * units of work allow (a GEMM or CONV unit may hold up to 2^26
+ * multiply-adds, so its part is larger; Documentation/vnpu/hw.rst has the
+ * measured sections), and at least %VNPU_EXEC_FW_PARTS_PER_TILE parts
+ * per tile where the layer allows: the tiles take parts from a shared
+ * counter, so a tile that loses its CPU for a while (here: to another
+ * thread of a vCPU; on hardware: never) leaves the rest of the command to
+ * the others instead of holding it up (NPU conv model in the VM, one boot,
+ * medians of 3 interleaved runs, 1 part per tile -> 4: sync 26.1 -> 26.9
+ * FPS, async 25.5 -> 27.2). vnpu-kbench --fpu-sections times such parts
+ * on the host.
+ */
+#define VNPU_EXEC_FW_CHUNK_COST (1u << 20)
+#define VNPU_EXEC_FW_PARTS_PER_TILE 4
+
+/*
  * The most work of a job that may run on the thread that hands it to the
  * device: element operations (about a flop each), and commands. Running it
  * there costs about what waking the device's thread for it would.

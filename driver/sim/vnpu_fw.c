@@ -28,7 +28,6 @@
 #include <linux/ktime.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
-#include <linux/sizes.h>
 #include <linux/slab.h>
 
 #include <asm/cpufeature.h>
@@ -38,23 +37,6 @@
 
 #include "vnpu_exec.h"
 #include "vnpu_fw.h"
-
-/*
- * Element operations of one part at most where the layer's units of work
- * allow: a GEMM or CONV unit may hold up to 2^26 multiply-adds, so its
- * part is larger (Documentation/vnpu/hw.rst has the measured sections).
- */
-#define VNPU_FW_CHUNK_COST SZ_1M
-
-/*
- * Parts per tile a command is split into at least, where its layer allows:
- * the tiles take parts from a shared counter, so a tile that loses its CPU
- * for a while (here: to another thread of a vCPU; on hardware: never)
- * leaves the rest of the command to the others instead of holding it up
- * (NPU conv model in the VM, one boot, medians of 3 interleaved runs, 1
- * part per tile -> 4: sync 26.1 -> 26.9 FPS, async 25.5 -> 27.2).
- */
-#define VNPU_FW_PARTS_PER_TILE 4
 
 /**
  * struct vnpu_fw_work - one command being run by the tiles
@@ -234,8 +216,9 @@ static int vnpu_fw_exec_cmd(struct vnpu_fw *fw, struct vnpu_fw_job *job,
 		return 0;
 
 	work.num_parts = here ? 1 :
-		vnpu_exec_parts(cmd, fw->num_tiles * VNPU_FW_PARTS_PER_TILE,
-				VNPU_FW_CHUNK_COST);
+		vnpu_exec_parts(cmd,
+				fw->num_tiles * VNPU_EXEC_FW_PARTS_PER_TILE,
+				VNPU_EXEC_FW_CHUNK_COST);
 	ret = vnpu_fw_grow_scratch(fw, vnpu_exec_scratch(cmd, work.num_parts));
 	if (ret)
 		return ret;

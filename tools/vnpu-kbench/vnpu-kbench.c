@@ -18,6 +18,7 @@
 
 #include "vnpu_engine.h"
 #include "vnpu_eng_gemm.h"
+#include "vnpu_exec.h"
 
 #ifndef KBENCH_SOURCE_DIR
 #define KBENCH_SOURCE_DIR "."
@@ -35,6 +36,14 @@ struct layer {
 	} attrs;
 	__u32 attr_size;
 	double flops;
+};
+
+/* What the tables call each layer. */
+static const char *const desc[] = {
+	"GEMM 1024x1024x1024 (packed B)",
+	"conv 3x3 64->64 56x56",
+	"depthwise 3x3 32x112x112",
+	"conv 1x1 256->256 28x28",
 };
 
 struct job {
@@ -653,6 +662,116 @@ static int selected(const char *list, const char *name, __u32 features)
 	return 1;
 }
 
+/* ---- --fpu-sections ------------------------------------------------ */
+
+/* @l as the LAYER command vnpu.ko's firmware would split (NULL: no memory). */
+static struct vnpu_cmd_layer *layer_cmd(const struct layer *l)
+{
+	size_t size = sizeof(struct vnpu_cmd_layer) +
+		      l->n * sizeof(struct vnpu_tensor) + l->attr_size;
+	struct vnpu_cmd_layer *c = calloc(1, (size + 7) / 8 * 8);
+
+	if (!c)
+		return NULL;
+	c->hdr.opcode = VNPU_CMD_LAYER;
+	c->hdr.size = (__u32)((size + 7) / 8 * 8);
+	c->op = l->op;
+	c->num_tensors = l->n;
+	c->num_outputs = 1;
+	c->attr_size = l->attr_size;
+	memcpy(c->tensors, l->t, l->n * sizeof(struct vnpu_tensor));
+	memcpy(&c->tensors[l->n], &l->attrs, l->attr_size);
+	return c;
+}
+
+/*
+ * Seconds of part @part of @parts of @l on this thread, the best of
+ * @rounds runs: what one FPU section of a tile costs natively.
+ */
+static double time_part(const struct layer *l, __u32 features, __u32 part,
+			__u32 parts, void *scratch, __u64 scratch_size,
+			int rounds)
+{
+	struct vnpu_eng_ctx ctx = { .features = features, .scratch = scratch,
+				    .scratch_size = scratch_size };
+	double best = 0, t0;
+	int r;
+
+	for (r = 0; r < rounds + 1; r++) {
+		t0 = now();
+		if (vnpu_eng_layer_run(l->op, l->t, l->data, l->n, &l->attrs,
+				       part, parts, &ctx))
+			return -1;
+		t0 = now() - t0;
+		/* The first run warms caches and pages. */
+		if (r && (best == 0 || t0 < best))
+			best = t0;
+	}
+	return best;
+}
+
+/*
+ * --fpu-sections: each layer split as vnpu.ko's firmware splits it for a
+ * device of @tiles tiles (vnpu_exec_parts()), each part timed alone on one
+ * thread. A part is what a tile runs between kernel_fpu_begin() and
+ * kernel_fpu_end(), so the longest is the longest FPU section the layer
+ * gives on this CPU, natively.
+ */
+static int run_fpu_sections(const struct layer *layers, const __u32 *path,
+			    int num_paths, const char *only, unsigned int tiles,
+			    int rounds)
+{
+	int p, i;
+
+	printf("FPU sections: each layer in the parts vnpu.ko splits it into for %u tiles,\n"
+	       "each part timed alone on one thread (best of %d runs)\n", tiles,
+	       rounds);
+	for (p = 0; p < num_paths; p++) {
+		printf("\nengine path: %s\n", path[p] & VNPU_ENG_F_AVX512 ?
+		       "avx512" : path[p] ? "avx2+fma" : "baseline");
+		printf("%-34s %6s %12s %12s\n", "kernel", "parts",
+		       "longest ms", "mean ms");
+		for (i = 0; i < 4; i++) {
+			const struct layer *l = &layers[i];
+			struct vnpu_cmd_layer *cmd;
+			double longest = 0, sum = 0, t;
+			__u64 scratch_size;
+			void *scratch;
+			__u32 parts, part;
+
+			if (!selected(only, l->name, path[p]))
+				continue;
+			cmd = layer_cmd(l);
+			if (!cmd)
+				return 1;
+			parts = vnpu_exec_parts(&cmd->hdr,
+						tiles * VNPU_EXEC_FW_PARTS_PER_TILE,
+						VNPU_EXEC_FW_CHUNK_COST);
+			free(cmd);
+			scratch_size = vnpu_eng_host_scratch_size(
+				vnpu_eng_layer_scratch(l->op, l->t, l->n, &l->attrs,
+						       parts));
+			scratch = scratch_size ? vnpu_eng_host_alloc(scratch_size) : NULL;
+			for (part = 0; part < parts; part++) {
+				t = time_part(l, path[p], part, parts, scratch,
+					      scratch_size, rounds);
+				if (t < 0) {
+					fprintf(stderr, "vnpu-kbench: %s: part %u failed\n",
+						l->name, part);
+					return 1;
+				}
+				longest = t > longest ? t : longest;
+				sum += t;
+			}
+			if (scratch)
+				vnpu_eng_host_free(scratch, scratch_size);
+			printf("%-34s %6u %12.3f %12.3f\n", desc[i], parts,
+			       longest * 1e3, sum / parts * 1e3);
+		}
+	}
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -660,6 +779,8 @@ static void usage(FILE *f)
 		"                   [--ort NODE_MODULES | --no-ort] [--only LIST]\n"
 		"                   [--cpu-time]\n"
 		"       vnpu-kbench --ukernel [--rounds N]\n"
+		"       vnpu-kbench --fpu-sections TILES [--rounds N] [--only LIST]\n"
+		"                   [--baseline]\n"
 		"GFLOP/s of the engine's GEMM and convolution kernels, with one\n"
 		"thread and N (default: all CPUs), for each kernel path the CPU has\n"
 		"(AVX-512, then AVX2 alone; --baseline: SSE2 only) next to that\n"
@@ -673,7 +794,11 @@ static void usage(FILE *f)
 		"--cpu-time: time 1-thread runs by the thread's CPU time instead\n"
 		"of the clock (less sensitive to other load; for comparisons).\n"
 		"--ukernel: the GEMM micro-kernels alone, on one thread, on packed\n"
-		"operands that stay in L1 or L2, against the same FMA peak.\n");
+		"operands that stay in L1 or L2, against the same FMA peak.\n"
+		"--fpu-sections TILES: each layer in the parts vnpu.ko's firmware\n"
+		"splits it into for a device of TILES tiles (1 to 64), each part\n"
+		"timed alone on one thread: the FPU sections the layer gives on\n"
+		"this CPU natively (longest and mean).\n");
 }
 
 int main(int argc, char **argv)
@@ -688,6 +813,7 @@ int main(int argc, char **argv)
 		{ "ukernel", no_argument, NULL, 'u' },
 		{ "only", required_argument, NULL, 'O' },
 		{ "cpu-time", no_argument, NULL, 'C' },
+		{ "fpu-sections", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -699,12 +825,13 @@ int main(int argc, char **argv)
 	double ort_ms[4][2] = {}, gf[2][4][2] = {}, peak[2][2] = {};
 	int over = 0;
 	int have_ort, rounds = 3, r, p, num_paths, baseline = 0, ukernel = 0;
+	int fpu_tiles = 0;
 	const char *only = NULL;
 
 	snprintf(default_ort, sizeof(default_ort), "%s/build/npm/node_modules",
 		 KBENCH_SOURCE_DIR);
 	host = vnpu_eng_host_features();
-	while ((c = getopt_long(argc, argv, "t:r:R:bo:nuO:Ch", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:r:R:bo:nuO:CF:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			threads = atoi(optarg);
@@ -749,6 +876,13 @@ int main(int argc, char **argv)
 		case 'C':
 			use_cpu_time = 1;
 			break;
+		case 'F':
+			fpu_tiles = atoi(optarg);
+			if (fpu_tiles < 1 || fpu_tiles > 64) {
+				fprintf(stderr, "vnpu-kbench: --fpu-sections: 1 to 64 tiles\n");
+				return 2;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -763,6 +897,10 @@ int main(int argc, char **argv)
 	}
 	if (ukernel && baseline) {
 		fprintf(stderr, "vnpu-kbench: --ukernel times the FMA paths only, not --baseline\n");
+		return 2;
+	}
+	if (ukernel && fpu_tiles) {
+		fprintf(stderr, "vnpu-kbench: --ukernel and --fpu-sections are two modes: one at a time\n");
 		return 2;
 	}
 	if (ukernel)
@@ -791,6 +929,9 @@ int main(int argc, char **argv)
 			return 1;
 		}
 
+	if (fpu_tiles)
+		return run_fpu_sections(layers, path, num_paths, only,
+					(unsigned int)fpu_tiles, rounds);
 	/*
 	 * Rounds of everything, keeping each figure's best: on a shared
 	 * machine a round may lose its CPU at any moment.
@@ -848,12 +989,6 @@ int main(int argc, char **argv)
 		       "1T GF/s", "%peak", "NT GF/s", "%peak", "ORT 1T",
 		       "ORT NT", "1T/ORT", "target (1T)");
 		for (i = 0; i < 4; i++) {
-			static const char *const desc[] = {
-				"GEMM 1024x1024x1024 (packed B)",
-				"conv 3x3 64->64 56x56",
-				"depthwise 3x3 32x112x112",
-				"conv 1x1 256->256 28x28",
-			};
 			const double *g = gf[p][i];
 			double ratio;
 
