@@ -727,6 +727,12 @@ static int run_fpu_sections(const struct layer *layers, const __u32 *path,
 	       "each part timed alone on one thread (best of %d runs)\n", tiles,
 	       rounds);
 	for (p = 0; p < num_paths; p++) {
+		int any = 0;
+
+		for (i = 0; i < 4; i++)
+			any |= selected(only, layers[i].name, path[p]);
+		if (!any)
+			continue;
 		printf("\nengine path: %s\n", path[p] & VNPU_ENG_F_AVX512 ?
 		       "avx512" : path[p] ? "avx2+fma" : "baseline");
 		printf("%-34s %6s %12s %12s\n", "kernel", "parts",
@@ -742,8 +748,10 @@ static int run_fpu_sections(const struct layer *layers, const __u32 *path,
 			if (!selected(only, l->name, path[p]))
 				continue;
 			cmd = layer_cmd(l);
-			if (!cmd)
+			if (!cmd) {
+				fprintf(stderr, "vnpu-kbench: out of memory\n");
 				return 1;
+			}
 			parts = vnpu_exec_parts(&cmd->hdr,
 						tiles * VNPU_EXEC_FW_PARTS_PER_TILE,
 						VNPU_EXEC_FW_CHUNK_COST);
@@ -755,16 +763,18 @@ static int run_fpu_sections(const struct layer *layers, const __u32 *path,
 			for (part = 0; part < parts; part++) {
 				t = time_part(l, path[p], part, parts, scratch,
 					      scratch_size, rounds);
-				if (t < 0) {
-					fprintf(stderr, "vnpu-kbench: %s: part %u failed\n",
-						l->name, part);
-					return 1;
-				}
+				if (t < 0)
+					break;
 				longest = t > longest ? t : longest;
 				sum += t;
 			}
 			if (scratch)
 				vnpu_eng_host_free(scratch, scratch_size);
+			if (part < parts) {
+				fprintf(stderr, "vnpu-kbench: %s: part %u failed\n",
+					l->name, part);
+				return 1;
+			}
 			printf("%-34s %6u %12.3f %12.3f\n", desc[i], parts,
 			       longest * 1e3, sum / parts * 1e3);
 		}
