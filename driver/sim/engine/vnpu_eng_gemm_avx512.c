@@ -423,6 +423,9 @@ static const tile_fn tiles[2][2][3][2] = {
 /* Rows of the last tile when it is a panel of which 4 or fewer are used. */
 #define SHORT_ROWS 4
 
+/* The rows of a tile of tiles[][][rows][]: the first 4, one panel, two. */
+static const int tile_rows[3] = { SHORT_ROWS, ENG_MR, 2 * ENG_MR };
+
 /*
  * Rows (or columns) of a block of @n that tiles of two panels of @w, the
  * last one alone when odd (or its first @short_w), cover without reaching
@@ -492,22 +495,29 @@ static void tile_out(const struct eng_slice *s, __u64 r0, __u64 c0, __u64 w,
 	o->mask[3] = (__u16)(hi >> 16);
 }
 
+/* The line at @p, for writing: fetched and owned. */
+static inline void prefetch_own(const void *p)
+{
+	__asm__ __volatile__("prefetchw %0" : : "m"(*(const char *)p));
+}
+
 /*
- * Asks for the output lines of a tile of @rows rows that stores to @o, to
- * own them by the time its stores come: they are new lines, and a tile's
- * stores that miss stall the next tile's start.
+ * Asks for the output lines of a tile of @rows rows and @cols columns that
+ * stores to @o, to own them by the time its stores come: they are new
+ * lines, and a tile's stores that miss stall the next tile's start.
  */
-static void out_ahead(const struct eng_tile_out *o, int rows)
+static void out_ahead(const struct eng_tile_out *o, int rows, __u64 cols)
 {
 	const char *y = (const char *)o->y;
+	__s64 last = cols * 4 - 1;
 	int r;
 
 	for (r = 0; r < rows; r++, y += o->rsb) {
-		__asm__ __volatile__("prefetchw %0" : : "m"(*y));
-		__asm__ __volatile__("prefetchw %0" : : "m"(y[2 * 64 - 1]));
+		prefetch_own(y);
+		prefetch_own(y + last);
 		if (o->jb) {
-			__asm__ __volatile__("prefetchw %0" : : "m"(y[o->jb]));
-			__asm__ __volatile__("prefetchw %0" : : "m"(y[o->jb + 2 * 64 - 1]));
+			prefetch_own(y + o->jb);
+			prefetch_own(y + o->jb + last);
 		}
 	}
 }
@@ -533,15 +543,14 @@ void vnpu_eng_slice_avx512(struct eng_slice *s)
 		for (i = 0; i < ma; i += 2) {
 			const float *a0 = s->a + i * s->a_ps;
 			int rows = i + 1 < ma ? 2 : short_m ? 0 : 1;
+			__u64 cols = two_n ? 2 * ENG_NR : ENG_NR;
 			const struct eng_tile_out *o = 0;
 
 			/* Tiles wholly inside the block go to the output. */
 			if (i * ENG_MR < s->out_mc && j * ENG_NR < s->out_nc) {
-				tile_out(s, i * ENG_MR, j * ENG_NR,
-					 two_n ? 2 * ENG_NR : ENG_NR, &out);
+				tile_out(s, i * ENG_MR, j * ENG_NR, cols, &out);
 				o = &out;
-				out_ahead(o, rows == 2 ? 2 * ENG_MR :
-					  rows ? ENG_MR : SHORT_ROWS);
+				out_ahead(o, tile_rows[rows], cols);
 			}
 			tiles[!!s->a_rows][ind][rows][two_n](s->kc, a0, a0 + s->a_ps, b0,
 						 b0 + s->b_ps, s->off,
