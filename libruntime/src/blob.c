@@ -164,22 +164,23 @@ static vnpu_status read_props(const char *text, size_t size, struct vnpu_config 
 }
 
 /*
- * Whether @d runs the commands of the blob @h, else false with the error
- * set. The architecture alone says; the uAPI version of @d's driver does
- * not (the plugin speaks the uAPI of whichever driver it finds).
+ * VNPU_OK when @d runs the commands of the blob @h. The architecture alone
+ * says; the uAPI version of @d's driver does not (the plugin speaks the
+ * uAPI of whichever driver it finds).
  */
-static bool runs_blob(const struct vnpu_core_device *d, const struct vnpu_blob_header *h)
+static vnpu_status check_architecture(const struct vnpu_core_device *d,
+				      const struct vnpu_blob_header *h)
 {
 	const char *architecture = vnpu_blob_architecture(h);
 	char renamed[80] = "";
 
 	if (!strcmp(d->info.architecture, architecture))
-		return true;
+		return VNPU_OK;
 	if (architecture != h->architecture)
 		snprintf(renamed, sizeof(renamed), " (now named %s)", architecture);
-	vnpu_error(VNPU_WRONG_VERSION, "the blob was compiled for architecture %s%s, %s is %s",
-		   h->architecture, renamed, d->info.name, d->info.architecture);
-	return false;
+	return vnpu_error(VNPU_WRONG_VERSION,
+			  "the blob was compiled for architecture %s%s, %s is %s",
+			  h->architecture, renamed, d->info.name, d->info.architecture);
 }
 
 /* The device to run a blob on: @device, or the one it was compiled for. */
@@ -190,6 +191,7 @@ static vnpu_status blob_devices(struct vnpu_core *core, const struct vnpu_blob_h
 	char name[80];
 	struct vnpu_core_device *d;
 	const char *p;
+	vnpu_status st;
 
 	if (!device) {
 		/* "HETERO:NPU.0,CPU" and "AUTO:NPU.0" name the primary first. */
@@ -201,8 +203,9 @@ static vnpu_status blob_devices(struct vnpu_core *core, const struct vnpu_blob_h
 	d = vnpu_core_find_device(core, device);
 	if (!d)
 		return VNPU_NOT_FOUND;
-	if (!runs_blob(d, h))
-		return VNPU_WRONG_VERSION;
+	st = check_architecture(d, h);
+	if (st)
+		return st;
 	*primary = d;
 	*fallback = NULL;
 	if (h->has_fallback) {
