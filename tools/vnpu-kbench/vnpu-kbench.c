@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -662,6 +663,25 @@ static int selected(const char *list, const char *name, __u32 features)
 	return 1;
 }
 
+/* Whether --only leaves any of @layers to time on the path of @features. */
+static int path_selected(const char *only, const struct layer *layers,
+			 __u32 features)
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (selected(only, layers[i].name, features))
+			return 1;
+	return 0;
+}
+
+/* The tables' name of the engine path of @features. */
+static const char *path_name(__u32 features)
+{
+	return (features & VNPU_ENG_F_AVX512) ? "avx512" :
+	       features ? "avx2+fma" : "baseline";
+}
+
 /* ---- --fpu-sections ------------------------------------------------ */
 
 /* @l as the LAYER command vnpu.ko's firmware would split (NULL: no memory). */
@@ -727,14 +747,9 @@ static int run_fpu_sections(const struct layer *layers, const __u32 *path,
 	       "each part timed alone on one thread (best of %d runs)\n", tiles,
 	       rounds);
 	for (p = 0; p < num_paths; p++) {
-		int any = 0;
-
-		for (i = 0; i < 4; i++)
-			any |= selected(only, layers[i].name, path[p]);
-		if (!any)
+		if (!path_selected(only, layers, path[p]))
 			continue;
-		printf("\nengine path: %s\n", path[p] & VNPU_ENG_F_AVX512 ?
-		       "avx512" : path[p] ? "avx2+fma" : "baseline");
+		printf("\nengine path: %s\n", path_name(path[p]));
 		printf("%-34s %6s %12s %12s\n", "kernel", "parts",
 		       "longest ms", "mean ms");
 		for (i = 0; i < 4; i++) {
@@ -811,6 +826,27 @@ static void usage(FILE *f)
 		"this CPU natively (longest and mean).\n");
 }
 
+/*
+ * Option @opt's integer @arg into *@out when it lies in [@lo, @hi], else
+ * -1 with a one-line message.
+ */
+static int int_arg(const char *opt, const char *arg, int lo, int hi,
+		   int *out)
+{
+	char *end;
+	long v = strtol(arg, &end, 10);
+
+	if (*arg && !*end && v >= lo && v <= hi) {
+		*out = (int)v;
+		return 0;
+	}
+	if (hi == INT_MAX)
+		fprintf(stderr, "vnpu-kbench: --%s: at least %d\n", opt, lo);
+	else
+		fprintf(stderr, "vnpu-kbench: --%s: %d to %d\n", opt, lo, hi);
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -844,28 +880,19 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "t:r:R:bo:nuO:CF:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
-			threads = atoi(optarg);
-			if (threads < 1 || threads > 64) {
-				fprintf(stderr, "vnpu-kbench: --threads: 1 to 64\n");
+			if (int_arg("threads", optarg, 1, 64, &threads))
 				return 2;
-			}
 			break;
 		case 'r':
-			repeat = atoi(optarg);
-			if (repeat < 1) {
-				fprintf(stderr, "vnpu-kbench: --repeat: at least 1\n");
+			if (int_arg("repeat", optarg, 1, INT_MAX, &repeat))
 				return 2;
-			}
 			break;
 		case 'b':
 			baseline = 1;
 			break;
 		case 'R':
-			rounds = atoi(optarg);
-			if (rounds < 1 || rounds > 100) {
-				fprintf(stderr, "vnpu-kbench: --rounds: 1 to 100\n");
+			if (int_arg("rounds", optarg, 1, 100, &rounds))
 				return 2;
-			}
 			break;
 		case 'o':
 			ort = optarg;
@@ -887,11 +914,8 @@ int main(int argc, char **argv)
 			use_cpu_time = 1;
 			break;
 		case 'F':
-			fpu_tiles = atoi(optarg);
-			if (fpu_tiles < 1 || fpu_tiles > 64) {
-				fprintf(stderr, "vnpu-kbench: --fpu-sections: 1 to 64 tiles\n");
+			if (int_arg("fpu-sections", optarg, 1, 64, &fpu_tiles))
 				return 2;
-			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -986,15 +1010,12 @@ int main(int argc, char **argv)
 		       ort);
 	for (p = 0; p < num_paths; p++) {
 		/* Each path against its own peak; the baseline against AVX2's. */
-		int wide = !!(path[p] & VNPU_ENG_F_AVX512), any = 0;
+		int wide = !!(path[p] & VNPU_ENG_F_AVX512);
 
-		for (i = 0; i < 4; i++)
-			any |= selected(only, layers[i].name, path[p]);
-		if (!any)
+		if (!path_selected(only, layers, path[p]))
 			continue;
 		printf("\nengine path: %s (%%peak of the %s FMA peak)\n",
-		       wide ? "avx512" : path[p] ? "avx2+fma" : "baseline",
-		       wide ? "AVX-512" : "AVX2");
+		       path_name(path[p]), wide ? "AVX-512" : "AVX2");
 		printf("%-34s %9s %7s %9s %7s %9s %9s %7s  %s\n", "kernel",
 		       "1T GF/s", "%peak", "NT GF/s", "%peak", "ORT 1T",
 		       "ORT NT", "1T/ORT", "target (1T)");
