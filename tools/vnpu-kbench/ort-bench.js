@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 // ONNX Runtime on vnpu-kbench's shapes: node ort-bench.js MAKE_MODELS THREADS
-// Prints "name threads best_milliseconds" for 1 thread and THREADS threads.
+// Prints "name threads best_milliseconds" for 1 thread and THREADS threads
+// (1 thread once when THREADS is 1).
 'use strict';
 const { execFileSync } = require('child_process');
 const fs = require('fs');
@@ -35,7 +36,7 @@ async function main() {
   try {
     execFileSync(python, [makeModels, dir], { stdio: 'inherit' });
     for (const [name, inputs] of Object.entries(shapes)) {
-      for (const t of [1, threads]) {
+      for (const t of threads > 1 ? [1, threads] : [1]) {
         const session = await ort.InferenceSession.create(
           path.join(dir, name + '.onnx'),
           { intraOpNumThreads: t, interOpNumThreads: 1,

@@ -430,9 +430,15 @@ static int ort_times(const char *node_modules, int threads, double ms[][2])
 			fprintf(stderr, "vnpu-kbench: ort: %s", line);
 			continue;
 		}
-		for (i = 0; i < 4; i++)
-			if (!strcmp(name, names[i]))
-				ms[i][th == 1 ? 0 : 1] = t, n++;
+		/* With one thread the one-thread figure is both columns. */
+		for (i = 0; i < 4; i++) {
+			if (strcmp(name, names[i]))
+				continue;
+			if (th == 1)
+				ms[i][0] = t, n++;
+			if (th == threads)
+				ms[i][1] = t;
+		}
 	}
 	return pclose(f) == 0 && n ? 0 : -1;
 }
