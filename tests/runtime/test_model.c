@@ -18,6 +18,8 @@
 #define ADD NODE_DIR "test_add/model.onnx"		/* x, y f32[3,4,5] -> sum */
 #define CONV NODE_DIR "test_basic_conv_with_padding/model.onnx"
 #define F64 NODE_DIR "test_cast_DOUBLE_to_FLOAT/model.onnx"	/* f64 in */
+/* input f32[3,4], like bf16[3,4] (declared) -> output bf16[3,4] */
+#define CASTLIKE NODE_DIR "test_castlike_FLOAT_to_BFLOAT16/model.onnx"
 
 static vnpu_status compile_file(vnpu_core *core, const char *path, const char *device,
 				const char *const *props, vnpu_compiled_model **out)
@@ -320,6 +322,114 @@ static int io_tensors(vnpu_core *core, const char *device)
 	vnpu_tensor_free(ty);
 	vnpu_tensor_free(ts);
 	vnpu_tensor_free(bad);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+/* Run the compiled Add on x, y of @shape (@n elements): sum = x + y. */
+static int run_add_shaped(vnpu_compiled_model *cm, const vnpu_shape *shape, int n)
+{
+	const vnpu_shape wrong = { 3, { 3, 4, 5 } };
+	float x[60], y[60], *sum;
+	vnpu_tensor *tx, *ty, *ts;
+	vnpu_infer_request *req;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		x[i] = (float)i;
+		y[i] = 0.5f * (float)i;
+	}
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK_OK(vnpu_tensor_create_from_ptr(VNPU_TYPE_F32, &wrong, x, &tx));
+	CHECK_ERR(vnpu_infer_request_set_tensor(req, "x", tx), VNPU_INVALID_ARGUMENT);
+	vnpu_tensor_free(tx);
+	CHECK_OK(vnpu_tensor_create_from_ptr(VNPU_TYPE_F32, shape, x, &tx));
+	CHECK_OK(vnpu_tensor_create_from_ptr(VNPU_TYPE_F32, shape, y, &ty));
+	CHECK_OK(vnpu_infer_request_set_tensor(req, "x", tx));
+	CHECK_OK(vnpu_infer_request_set_tensor(req, "y", ty));
+	CHECK_OK(vnpu_infer_request_infer(req));
+	CHECK_OK(vnpu_infer_request_get_tensor(req, "sum", &ts));
+	CHECK_OK(vnpu_tensor_get_data(ts, (void **)&sum));
+	for (i = 0; i < n; i++)
+		CHECK(sum[i] == 1.5f * (float)i);
+	vnpu_tensor_free(tx);
+	vnpu_tensor_free(ty);
+	vnpu_tensor_free(ts);
+	vnpu_infer_request_free(req);
+	return 0;
+}
+
+/*
+ * An input's declared shape gives way to vnpu_model_reshape() as
+ * OpenVINO's does: Add's fixed [3,4,5] inputs become [4,5], the shape
+ * its data has, and a request then takes only tensors of that shape. A
+ * shape a node refuses (x [2,5] against y [3,4,5]) is refused and the
+ * model is left as it was.
+ */
+static int reshape_fixed_dims(vnpu_core *core, const char *device)
+{
+	const vnpu_shape refused = { 2, { 2, 5 } }, shape = { 2, { 4, 5 } };
+	vnpu_compiled_model *cm;
+	vnpu_shape got;
+	vnpu_model *m;
+
+	CHECK_OK(vnpu_core_read_model(core, ADD, &m));
+	CHECK_ERR(vnpu_model_reshape(m, "x", &refused), VNPU_INVALID_ARGUMENT);
+	CHECK(strstr(vnpu_last_error(), "reshape 'x'"));
+	CHECK_OK(vnpu_model_output_shape(m, 0, &got));
+	CHECK(got.rank == 3 && got.dims[0] == 3);
+	CHECK_OK(vnpu_model_reshape(m, "x", &shape));
+	CHECK_OK(vnpu_model_reshape(m, "y", &shape));
+	CHECK_OK(vnpu_model_output_shape(m, 0, &got));
+	CHECK(got.rank == 2 && got.dims[0] == 4 && got.dims[1] == 5);
+	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm));
+	vnpu_model_free(m);
+	CHECK(!run_add_shaped(cm, &shape, 20));
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+/*
+ * CastLike takes only the element type of 'like': ONNX's castlike bf16
+ * cases feed a [1] to a 'like' declared [3,4], which a reshape of 'like'
+ * lets through. Into bf16 truncates (the upper half of the f32 bits).
+ */
+static int castlike_reshaped_like(vnpu_core *core, const char *device)
+{
+	static const uint32_t bits[12] = { 0x3ef535b8, 0x3f51b0e5, 0xbeffe000, 0x7fc00000,
+					   0xff800000, 0x00000000, 0x3f80ffff, 0x40490fdb,
+					   0xc2c80000, 0x3c23d70a, 0x7f800000, 0x80000000 };
+	const vnpu_shape one = { 1, { 1 } }, full = { 2, { 3, 4 } };
+	uint16_t like[12] = { 0 }, *y;
+	vnpu_tensor *tx, *tl, *tfull, *ty;
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	vnpu_model *m;
+	float x[12];
+	int i;
+
+	memcpy(x, bits, sizeof(x));
+	CHECK_OK(vnpu_core_read_model(core, CASTLIKE, &m));
+	CHECK_OK(vnpu_model_reshape(m, "like", &one));
+	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm));
+	vnpu_model_free(m);
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK_OK(vnpu_tensor_create_from_ptr(VNPU_TYPE_F32, &full, x, &tx));
+	CHECK_OK(vnpu_tensor_create_from_ptr(VNPU_TYPE_BF16, &one, like, &tl));
+	CHECK_OK(vnpu_tensor_create_from_ptr(VNPU_TYPE_BF16, &full, like, &tfull));
+	CHECK_ERR(vnpu_infer_request_set_tensor(req, "like", tfull), VNPU_INVALID_ARGUMENT);
+	CHECK_OK(vnpu_infer_request_set_tensor(req, "like", tl));
+	CHECK_OK(vnpu_infer_request_set_tensor(req, "input", tx));
+	CHECK_OK(vnpu_infer_request_infer(req));
+	CHECK_OK(vnpu_infer_request_get_tensor(req, "output", &ty));
+	CHECK_OK(vnpu_tensor_get_data(ty, (void **)&y));
+	for (i = 0; i < 12; i++)
+		CHECK(y[i] == bits[i] >> 16);
+	vnpu_tensor_free(tx);
+	vnpu_tensor_free(tl);
+	vnpu_tensor_free(tfull);
+	vnpu_tensor_free(ty);
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
 	return 0;
@@ -655,6 +765,8 @@ int main(int argc, char **argv)
 		TEST(export_import),
 		TEST(cache_dir),
 		TEST(io_tensors),
+		TEST(reshape_fixed_dims),
+		TEST(castlike_reshaped_like),
 		TEST(profiling),
 		TEST(telemetry),
 		TEST(three_threads),
@@ -662,7 +774,8 @@ int main(int argc, char **argv)
 		TEST(malformed_models),
 	};
 
-	if (access(ADD, R_OK) || access(CONV, R_OK) || access(F64, R_OK)) {
+	if (access(ADD, R_OK) || access(CONV, R_OK) || access(F64, R_OK) ||
+	    access(CASTLIKE, R_OK)) {
 		printf("skip: libonnx-testdata is not installed\n");
 		return 77;
 	}

@@ -85,9 +85,12 @@ VNPU_API vnpu_status vnpu_model_output_shape(const vnpu_model *model,
 					     size_t index, vnpu_shape *out);
 
 /**
- * Set the shape of the input called @name (same rank; only its dynamic
- * dimensions may change) and infer every shape again. On failure the model
- * is left as it was.
+ * Set the shape of the input called @name and infer every shape again. As
+ * OpenVINO's reshape, any shape of up to VNPU_MAX_RANK dimensions may
+ * replace the declared one (a fixed batch changed, dynamic dimensions set,
+ * another rank) as long as every node takes it: otherwise
+ * VNPU_INVALID_ARGUMENT (VNPU_UNSUPPORTED for a shape a node cannot take
+ * yet) with the node's complaint. On failure the model is left as it was.
  */
 VNPU_API vnpu_status vnpu_model_reshape(vnpu_model *model, const char *name,
 					const vnpu_shape *shape);

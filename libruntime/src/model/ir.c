@@ -454,19 +454,15 @@ vnpu_status vnpu_model_reshape(vnpu_model *m, const char *name, const vnpu_shape
 	if (st)
 		return st;
 	v = &m->values[m->main.inputs[index]];
-	if (shape->rank > VNPU_MAX_RANK || (v->info.rank >= 0 && (int32_t)shape->rank != v->info.rank))
-		return vnpu_error(VNPU_INVALID_ARGUMENT, "reshape '%s': rank %u, the input has rank %d",
-				  name, shape->rank, v->info.rank);
+	if (shape->rank > VNPU_MAX_RANK)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "reshape '%s': rank %u above %d", name,
+				  shape->rank, VNPU_MAX_RANK);
 	for (uint32_t d = 0; d < shape->rank; d++) {
 		int64_t want = shape->dims[d];
 
 		if (want < 0 && want != VNPU_DIM_DYNAMIC)
 			return vnpu_error(VNPU_INVALID_ARGUMENT, "reshape '%s': dimension %u is %lld",
 					  name, d, (long long)want);
-		if (v->info.rank >= 0 && want >= 0 && v->info.dims[d] >= 0 && v->info.dims[d] != want)
-			return vnpu_error(VNPU_INVALID_ARGUMENT,
-					  "reshape '%s': dimension %u is fixed at %lld, not %lld",
-					  name, d, (long long)v->info.dims[d], (long long)want);
 	}
 	old = v->info;
 	v->info.rank = (int32_t)shape->rank;
@@ -476,7 +472,9 @@ vnpu_status vnpu_model_reshape(vnpu_model *m, const char *name, const vnpu_shape
 	if (st) {
 		v->info = old;
 		vnpu_model_infer(m);
-		return vnpu_error_prefix(st, "reshape '%s'", name);
+		/* The model was well formed: the new shape is what a node refused. */
+		return vnpu_error_prefix(st == VNPU_PARSE_ERROR ? VNPU_INVALID_ARGUMENT : st,
+					 "reshape '%s'", name);
 	}
 	return VNPU_OK;
 }
