@@ -421,7 +421,7 @@ vnpu_status vnpu_compile(const struct vnpu_model *m, const struct vnpu_compile_o
 	state_fini(&s);
 	if (st) {
 		vnpu_program_free(p);
-		return vnpu_error_prefix(st, "compile");
+		return st;
 	}
 	*out = p;
 	return VNPU_OK;

@@ -621,10 +621,14 @@ static vnpu_status infer_failure(struct cstate *s, const struct cop *op)
 	for (uint32_t i = 0; i < op->num_out; i++)
 		vnpu_tinfo_clear(&scratch[i]);
 	if (st) {
-		char msg[400];
-		const char *e = vnpu_last_error(), *colon = strstr(e, "): ");
+		char msg[400], label[256];
+		const char *e = vnpu_last_error();
+		size_t len = strlen(vnpu_node_label(N(op), label, sizeof(label)));
 
-		snprintf(msg, sizeof(msg), "%s", colon ? colon + 3 : e);
+		/* cs_fail() names the node again. */
+		if (!strncmp(e, label, len) && !strncmp(e + len, ": ", 2))
+			e += len + 2;
+		snprintf(msg, sizeof(msg), "%s", e);
 		return cs_fail(s, st, "%s", msg);
 	}
 	return VNPU_OK;

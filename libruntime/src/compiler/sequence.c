@@ -46,7 +46,9 @@ static vnpu_status new_sequence(struct cstate *s, enum vnpu_tkind kind, vnpu_ele
 
 static vnpu_status seq_error(const struct vnpu_node *n, const char *what)
 {
-	return vnpu_error(VNPU_UNSUPPORTED, "node '%s' (%s): %s", n->name, n->op, what);
+	char label[256];
+
+	return vnpu_error(VNPU_UNSUPPORTED, "%s: %s", vnpu_node_label(n, label, sizeof(label)), what);
 }
 
 /* Input @i of @n as a sequence of a length known at compile time. */

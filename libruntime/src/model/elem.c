@@ -96,6 +96,22 @@ bool vnpu_type_is_float(vnpu_element_type type)
 	       type == VNPU_TYPE_BF16;
 }
 
+const char *vnpu_onnx_type_name(int32_t t)
+{
+	/* The ONNX types libvnpu has no element type for. */
+	static const char *const others[] = {
+		[VNPU_TYPE_STRING] = "string", [14] = "complex64", [15] = "complex128",
+		[17] = "float8e4m3fn", [18] = "float8e4m3fnuz", [19] = "float8e5m2",
+		[20] = "float8e5m2fnuz", [21] = "uint4", [22] = "int4", [23] = "float4e2m1",
+	};
+
+	if (t > VNPU_TYPE_UNDEFINED && vnpu_element_type_size((vnpu_element_type)t))
+		return vnpu_element_type_str((vnpu_element_type)t);
+	if (t < 0 || (size_t)t >= sizeof(others) / sizeof(others[0]))
+		return NULL;
+	return others[t];
+}
+
 double vnpu_elem_get_f(const void *data, vnpu_element_type type, int64_t i)
 {
 	switch (type) {

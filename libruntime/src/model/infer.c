@@ -26,7 +26,9 @@ vnpu_status inf_error(const struct ictx *c, vnpu_status st, const char *fmt, ...
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return vnpu_error(st, "node '%s' (%s): %s", c->n->name, c->n->op, msg);
+	char label[256];
+
+	return vnpu_error(st, "%s: %s", vnpu_node_label(c->n, label, sizeof(label)), msg);
 }
 
 
@@ -481,8 +483,13 @@ static vnpu_status infer_cast(struct ictx *c)
 			return st;
 		to = (vnpu_element_type)vnpu_attr_int(c->n, "to", 0);
 	}
-	if (!vnpu_element_type_size(to))
-		return inf_error(c, VNPU_UNSUPPORTED, "cast to type %d not supported", (int)to);
+	if (!vnpu_element_type_size(to)) {
+		const char *name = vnpu_onnx_type_name((int32_t)to);
+
+		if (name)
+			return inf_error(c, VNPU_UNSUPPORTED, "cast to %s is not supported", name);
+		return inf_error(c, VNPU_UNSUPPORTED, "cast to unknown element type %d", (int)to);
+	}
 	x = IN(c, 0);
 	copy_shape(c->out[0], x, to);
 	if (has_data(x) && c->fold_limit > 0 && inf_alloc_out(c, c->out[0])) {

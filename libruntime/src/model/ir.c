@@ -238,6 +238,15 @@ vnpu_status vnpu_model_infer(struct vnpu_model *m)
 	return VNPU_OK;
 }
 
+const char *vnpu_node_label(const struct vnpu_node *n, char *buf, size_t size)
+{
+	if (n->name[0])
+		snprintf(buf, size, "node '%s' (%s)", n->name, n->op);
+	else
+		snprintf(buf, size, "%s node", n->op);
+	return buf;
+}
+
 /* ---- public API ---- */
 
 vnpu_status vnpu_model_read_memory(const void *data, size_t size, vnpu_model **out)

@@ -214,5 +214,11 @@ void vnpu_elem_set_i(void *data, vnpu_element_type type, int64_t i, int64_t v);
  * rounding vnpu_elem_set_f() does; Documentation/vnpu/conformance.rst). */
 uint16_t vnpu_cast_f32_to_bf16(float f);
 bool vnpu_type_is_float(vnpu_element_type type);
+/* How messages name node @n: "node 'conv1' (Conv)", or "Conv node" when it
+ * has no name. @buf of @size bytes holds it. */
+const char *vnpu_node_label(const struct vnpu_node *n, char *buf, size_t size);
+/* The name of ONNX element type @t for messages ("string", "complex64",
+ * "f32"); NULL when ONNX has no such type. */
+const char *vnpu_onnx_type_name(int32_t t);
 
 #endif /* VNPU_SRC_MODEL_IR_H */

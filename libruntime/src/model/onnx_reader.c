@@ -136,6 +136,18 @@ static bool type_supported(int32_t t)
 	       vnpu_element_type_size((vnpu_element_type)t) != 0;
 }
 
+/* @what '@name' has element type @t, which type_supported() refuses. */
+static vnpu_status type_unsupported(const char *what, const char *name, int32_t t)
+{
+	const char *type = vnpu_onnx_type_name(t);
+
+	if (type)
+		return vnpu_error(VNPU_UNSUPPORTED, "%s'%s': %s tensors are not supported", what,
+				  name, type);
+	return vnpu_error(VNPU_UNSUPPORTED, "%s'%s': element type %d is not supported", what,
+			  name, t);
+}
+
 /* A file named by external_data, resolved inside the model's folder. */
 static vnpu_status read_external(const struct reader *r, const Onnx__TensorProto *tp,
 				 void *dst, uint64_t bytes)
@@ -265,8 +277,7 @@ static vnpu_status read_tensor(const struct reader *r, const Onnx__TensorProto *
 	vnpu_status st;
 
 	if (!tp->has_data_type || !type_supported(tp->data_type))
-		return vnpu_error(VNPU_UNSUPPORTED, "tensor '%s': element type %d not supported",
-				  name, tp->has_data_type ? tp->data_type : 0);
+		return type_unsupported("tensor ", name, tp->has_data_type ? tp->data_type : 0);
 	if (tp->n_dims > VNPU_MAX_RANK)
 		return vnpu_error(VNPU_UNSUPPORTED, "tensor '%s': rank %zu above %d",
 				  name, tp->n_dims, VNPU_MAX_RANK);
@@ -354,8 +365,7 @@ static vnpu_status read_value_info(const Onnx__ValueInfoProto *vi, struct vnpu_v
 		t->num_elems = -1;
 	}
 	if (!tt->has_elem_type || !type_supported(tt->elem_type))
-		return vnpu_error(VNPU_UNSUPPORTED, "'%s': element type %d not supported", vi->name,
-				  tt->has_elem_type ? tt->elem_type : 0);
+		return type_unsupported("", vi->name, tt->has_elem_type ? tt->elem_type : 0);
 	t->type = (vnpu_element_type)tt->elem_type;
 	v->port_type = t->type;
 	if (!tt->shape || t->kind == VNPU_TK_SEQUENCE) {

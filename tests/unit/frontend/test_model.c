@@ -420,6 +420,60 @@ static void test_unknown_op(void)
 	vnpu_model_free(m);
 }
 
+/*
+ * What is not supported says so in one line naming it: element types by
+ * name (string, complex64), a node by its name or, unnamed, its op.
+ */
+static void test_unsupported_messages(void)
+{
+	struct mb *b = mb_new(13);
+	struct vnpu_program *p = NULL;
+	Onnx__NodeProto *n;
+	vnpu_model *m;
+
+	mb_input(b, "s", ONNX__TENSOR_PROTO__DATA_TYPE__STRING, 1, (const int64_t[]){ 2 });
+	mb_node(b, "Identity", (const char *[]){ "s", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	CHECK(mb_read(b) == NULL);
+	CHECK(strstr(vnpu_last_error(), "'s': string tensors are not supported") != NULL);
+	CHECK(strchr(vnpu_last_error(), '\n') == NULL);
+
+	b = mb_new(13);
+	mb_input(b, "c", ONNX__TENSOR_PROTO__DATA_TYPE__COMPLEX64, 1, (const int64_t[]){ 2 });
+	mb_node(b, "Identity", (const char *[]){ "c", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	CHECK(mb_read(b) == NULL);
+	CHECK(strstr(vnpu_last_error(), "'c': complex64 tensors are not supported") != NULL);
+
+	b = mb_new(13);
+	mb_input(b, "x", F32, 1, (const int64_t[]){ 2 });
+	n = mb_node(b, "Cast", (const char *[]){ "x", NULL }, (const char *[]){ "y", NULL });
+	mb_attr_int(n, "to", ONNX__TENSOR_PROTO__DATA_TYPE__STRING);
+	free(n->name);
+	n->name = strdup("");
+	mb_output(b, "y");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_UNSUPPORTED);
+	CHECK(!strcmp(vnpu_last_error(), "Cast node: cast to string is not supported"));
+	vnpu_model_free(m);
+
+	b = mb_new(13);
+	mb_input(b, "x", F32, 1, (const int64_t[]){ 2 });
+	mb_node(b, "Bernoulli", (const char *[]){ "x", NULL }, (const char *[]){ "z", NULL });
+	mb_output(b, "z");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_UNSUPPORTED);
+	CHECK(!strcmp(vnpu_last_error(), "node 'Bernoulli_0' (Bernoulli): unknown op"));
+	CHECK(p == NULL);
+	vnpu_model_free(m);
+}
+
 static void test_api_errors(void)
 {
 	struct mb *b = mb_new(13);
@@ -772,6 +826,7 @@ int main(int argc, char **argv)
 		{ "mutations", test_mutations },
 		{ "malformed_graphs", test_malformed_graphs },
 		{ "unknown_op", test_unknown_op },
+		{ "unsupported_messages", test_unsupported_messages },
 		{ "api_errors", test_api_errors },
 		{ "reshape_static", test_reshape_static },
 		{ "castlike_any_like_shape", test_castlike_any_like_shape },
