@@ -488,6 +488,75 @@ static void test_query_and_fallback(void)
 	vnpu_model_free(m);
 }
 
+/* One node @op of f32 or f64 x [3, 4] (a second input y for Max, Min, Mod). */
+static vnpu_model *placement_model(const char *op, int type)
+{
+	static const char *const with_y[] = { "Max", "Min", "Mod" };
+	struct mb *b = mb_new(13);
+	const char *in[3] = { "x", NULL, NULL };
+	Onnx__NodeProto *n;
+
+	mb_input(b, "x", type, 2, (const int64_t[]){ 3, 4 });
+	for (size_t i = 0; i < sizeof(with_y) / sizeof(with_y[0]); i++) {
+		if (!strcmp(op, with_y[i])) {
+			mb_input(b, "y", type, 2, (const int64_t[]){ 3, 4 });
+			in[1] = "y";
+		}
+	}
+	if (!strcmp(op, "CumSum")) {
+		mb_init_i64(b, "axis", 0, NULL, (const int64_t[]){ 1 });
+		in[1] = "axis";
+	}
+	n = mb_node(b, op, in, (const char *[]){ "out", NULL });
+	if (!strcmp(op, "ReduceLogSumExp"))
+		mb_attr_ints(n, "axes", 1, (const int64_t[]){ 1 });
+	else if (!strcmp(op, "Einsum"))
+		mb_attr_string(n, "equation", "ij->i");
+	else if (!strcmp(op, "EyeLike"))
+		mb_attr_int(n, "dtype", type);
+	else if (!strcmp(op, "Mod"))
+		mb_attr_int(n, "fmod", 1);
+	mb_output(b, "out");
+	return mb_read(b);
+}
+
+/*
+ * The ops that left the NPU in ONNX's node suite (ReduceLogSumExp, CumSum,
+ * Einsum, EyeLike, Max, Min, Mod) did so for their f64 tensors alone: in
+ * f32 the device takes every segment, with the NPU's dtype mask (no f64).
+ * (EyeLike folds to a constant; in f64 the copy to the output falls back.)
+ */
+static void test_f64_alone_falls_back(void)
+{
+	static const char *const ops[] = { "ReduceLogSumExp", "CumSum", "Einsum", "EyeLike",
+					   "Max", "Min", "Mod" };
+	struct vnpu_compile_options o = {
+		.primary_dtypes = ~(UINT64_C(1) << VNPU_TYPE_F64), .allow_fallback = true,
+	};
+
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+		for (int f64 = 0; f64 < 2; f64++) {
+			int type = f64 ? ONNX__TENSOR_PROTO__DATA_TYPE__DOUBLE : F32;
+			vnpu_model *m = placement_model(ops[k], type);
+			struct vnpu_program *p = NULL;
+			uint32_t fallback = 0;
+
+			CHECK(m != NULL);
+			if (m)
+				CHECK_EQ(vnpu_compile(m, &o, &p), VNPU_OK);
+			for (uint32_t i = 0; p && i < p->num_segments; i++)
+				fallback += p->segments[i].target == VNPU_TARGET_FALLBACK;
+			if (p && (fallback != 0) != f64) {
+				fprintf(stderr, "  %s %s: %u of %u segments on the fallback\n", ops[k],
+					f64 ? "f64" : "f32", fallback, p->num_segments);
+				fe_failures++;
+			}
+			vnpu_program_free(p);
+			vnpu_model_free(m);
+		}
+	}
+}
+
 /* Einsum: a batched matmul with a transposed operand (the GEMM path), a
  * diagonal and a full sum, against loops. */
 static void test_einsum(void)
@@ -1438,6 +1507,7 @@ int main(int argc, char **argv)
 		{ "wakeword_compile", test_wakeword_compile },
 		{ "dynamic_input_needs_reshape", test_dynamic_input_needs_reshape },
 		{ "query_and_fallback", test_query_and_fallback },
+		{ "f64_alone_falls_back", test_f64_alone_falls_back },
 		{ "planner", test_planner },
 	};
 
