@@ -104,8 +104,8 @@ vnpu_status cb_add_synth(struct cstate *s, struct vnpu_node *n, const int32_t *i
 	s->vals[*out].info.rank = -1;
 	st = infer_ids(s, n, in, out);
 	if (!st && s->vals[*out].info.type == VNPU_TYPE_UNDEFINED)
-		st = vnpu_error(VNPU_UNSUPPORTED, "node '%s' (%s): cannot unroll it: %s", n->name,
-				n->op, vnpu_last_error());
+		st = vnpu_node_error(VNPU_UNSUPPORTED, n, "cannot unroll it: %s",
+				     vnpu_last_error());
 	return st ? st : add_op(s, n, in, out);
 }
 
@@ -161,13 +161,11 @@ vnpu_status cb_stack(struct cstate *s, const struct vnpu_node *like,
 	vnpu_status st;
 
 	if (p0->rank < 0 || rank > VNPU_MAX_RANK)
-		return vnpu_error(VNPU_UNSUPPORTED, "node '%s' (%s): scan outputs of rank %d",
-				  like->name, like->op, p0->rank);
+		return vnpu_node_error(VNPU_UNSUPPORTED, like, "scan outputs of rank %d", p0->rank);
 	if (axis < 0)
 		axis += rank;
 	if (axis < 0 || axis >= rank)
-		return vnpu_error(VNPU_PARSE_ERROR, "node '%s' (%s): scan output axis out of range",
-				  like->name, like->op);
+		return vnpu_node_error(VNPU_PARSE_ERROR, like, "scan output axis out of range");
 	for (int32_t d = 0; d < rank; d++)
 		dims[d] = d < axis ? p0->dims[d] : d == axis ? 1 : p0->dims[d - 1];
 	rs_parts = calloc(n, sizeof(*rs_parts));
@@ -248,7 +246,7 @@ static vnpu_status walk_if(struct cstate *s, struct walk *w, const struct vnpu_n
 
 	if (!tb || !eb || !tb->g || !eb->g || tb->g->num_outputs < n->num_outputs ||
 	    eb->g->num_outputs < n->num_outputs)
-		return vnpu_error(VNPU_PARSE_ERROR, "node '%s' (If): no branches", n->name);
+		return vnpu_node_error(VNPU_PARSE_ERROR, n, "no branches");
 	if (!known || take_then)
 		st = cb_walk_graph(s, w, tb->g);
 	if (!st && (!known || !take_then))
@@ -265,17 +263,15 @@ static vnpu_status walk_if(struct cstate *s, struct walk *w, const struct vnpu_n
 			continue;
 		}
 		if (!cb_is_tensor(s, t) || !cb_is_tensor(s, e))
-			return vnpu_error(VNPU_UNSUPPORTED,
-					  "node '%s' (If): a sequence or optional output and a condition not known at compile time",
-					  n->name);
+			return vnpu_node_error(VNPU_UNSUPPORTED, n,
+					       "a sequence or optional output and a condition not known at compile time");
 		if (w->depth) {
 			const struct vnpu_tinfo *ti = &s->vals[t].info, *ei = &s->vals[e].info;
 
 			if (ti->type != ei->type || ti->rank != ei->rank || ti->rank < 0 ||
 			    memcmp(ti->dims, ei->dims, (size_t)ti->rank * sizeof(ti->dims[0])))
-				return vnpu_error(VNPU_UNSUPPORTED,
-						  "node '%s' (If): in a loop body, branches of different types or shapes",
-						  n->name);
+				return vnpu_node_error(VNPU_UNSUPPORTED, n,
+						       "in a loop body, branches of different types or shapes");
 			st = cs_add_temp(s, ti->type, ti->rank, ti->dims, &out);
 			if (st)
 				return st;
@@ -329,8 +325,7 @@ static bool walk_control(struct cstate *s, struct walk *w, const struct vnpu_nod
 	else if (!strcmp(n->op, "Loop") || (!strcmp(n->op, "Scan") && !seq_in))
 		*st = walk_loop(s, w, n, in);
 	else if (seq_in)
-		*st = vnpu_error(VNPU_UNSUPPORTED, "node '%s' (%s): an input is a sequence or an optional",
-				 n->name, n->op);
+		*st = vnpu_node_error(VNPU_UNSUPPORTED, n, "an input is a sequence or an optional");
 	else
 		return false;
 	return true;
@@ -345,8 +340,8 @@ static vnpu_status walk_node(struct cstate *s, struct walk *w, const struct vnpu
 	if (n->num_inputs > COP_MAX_IO || n->num_outputs > COP_MAX_IO) {
 		if (!w->depth && outputs_folded(s, n->outputs, n->num_outputs))
 			return VNPU_OK;
-		return vnpu_error(VNPU_UNSUPPORTED, "node '%s' (%s): more than %d inputs or outputs",
-				  n->name, n->op, COP_MAX_IO);
+		return vnpu_node_error(VNPU_UNSUPPORTED, n, "more than %d inputs or outputs",
+				       COP_MAX_IO);
 	}
 	for (uint32_t k = 0; k < n->num_inputs; k++) {
 		in[k] = n->inputs[k] >= 0 ? w->map[n->inputs[k]] : -1;

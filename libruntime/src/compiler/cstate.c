@@ -26,10 +26,8 @@ vnpu_status cs_fail(struct cstate *s, vnpu_status st, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (op && op->node) {
-		char label[256];
-
 		cs_strlcpy(op->reason, sizeof(op->reason), msg);
-		return vnpu_error(st, "%s: %s", vnpu_node_label(op->node, label, sizeof(label)), msg);
+		return vnpu_node_error(st, op->node, "%s", msg);
 	}
 	return vnpu_error(st, "%s", msg);
 }

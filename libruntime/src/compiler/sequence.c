@@ -46,9 +46,7 @@ static vnpu_status new_sequence(struct cstate *s, enum vnpu_tkind kind, vnpu_ele
 
 static vnpu_status seq_error(const struct vnpu_node *n, const char *what)
 {
-	char label[256];
-
-	return vnpu_error(VNPU_UNSUPPORTED, "%s: %s", vnpu_node_label(n, label, sizeof(label)), what);
+	return vnpu_node_error(VNPU_UNSUPPORTED, n, "%s", what);
 }
 
 /* Input @i of @n as a sequence of a length known at compile time. */
@@ -80,9 +78,10 @@ static vnpu_status seq_position(const struct cstate *s, const struct vnpu_node *
 	if (p < 0)
 		p += len;
 	if (p < 0 || p > len || (p == len && !end))
-		return vnpu_error(VNPU_INVALID_ARGUMENT, "node '%s' (%s): position %lld out of range for a sequence of %lld",
-				  n->name, n->op, (long long)(i < n->num_inputs && in[i] >= 0 ? p : dflt),
-				  (long long)len);
+		return vnpu_node_error(VNPU_INVALID_ARGUMENT, n,
+				       "position %lld out of range for a sequence of %lld",
+				       (long long)(i < n->num_inputs && in[i] >= 0 ? p : dflt),
+				       (long long)len);
 	*out = p;
 	return VNPU_OK;
 }
@@ -101,8 +100,7 @@ static vnpu_status seq_edit(struct cstate *s, const struct vnpu_node *n, const i
 		return st;
 	len = q->num_elems;
 	if (insert && (n->num_inputs < 2 || in[1] < 0 || !cb_is_tensor(s, in[1])))
-		return vnpu_error(VNPU_PARSE_ERROR, "node '%s' (%s): needs a tensor to insert",
-				  n->name, n->op);
+		return vnpu_node_error(VNPU_PARSE_ERROR, n, "needs a tensor to insert");
 	st = seq_position(s, n, in, insert ? 2 : 1, len, insert ? len : -1, insert, &pos);
 	if (st)
 		return st;
@@ -160,8 +158,7 @@ static vnpu_status seq_split(struct cstate *s, const struct vnpu_node *n, const 
 	if (axis < 0)
 		axis += x->rank;
 	if (axis < 0 || axis >= x->rank)
-		return vnpu_error(VNPU_PARSE_ERROR, "node '%s' (SplitToSequence): axis out of range",
-				  n->name);
+		return vnpu_node_error(VNPU_PARSE_ERROR, n, "axis out of range");
 	len = x->dims[axis];
 	if (n->num_inputs > 1 && in[1] >= 0) {
 		sp = &s->vals[in[1]].info;
@@ -174,8 +171,7 @@ static vnpu_status seq_split(struct cstate *s, const struct vnpu_node *n, const 
 		chunk = sizes ? 0 : vnpu_elem_get_i(split, split_type, 0);
 		keep = true;
 		if (!sizes && chunk < 1)
-			return vnpu_error(VNPU_PARSE_ERROR, "node '%s' (SplitToSequence): split %lld",
-					  n->name, (long long)chunk);
+			return vnpu_node_error(VNPU_PARSE_ERROR, n, "split %lld", (long long)chunk);
 	}
 	parts = malloc(((size_t)(sizes ? num : len) + 1) * sizeof(int32_t));
 	if (!parts)
@@ -186,8 +182,9 @@ static vnpu_status seq_split(struct cstate *s, const struct vnpu_node *n, const 
 			       chunk < len - begin ? chunk : len - begin;
 
 		if (size < 0 || size > len - begin) {
-			st = vnpu_error(VNPU_PARSE_ERROR, "node '%s' (SplitToSequence): the split sizes do not fit dimension %lld",
-					n->name, (long long)len);
+			st = vnpu_node_error(VNPU_PARSE_ERROR, n,
+					     "the split sizes do not fit dimension %lld",
+					     (long long)len);
 			break;
 		}
 		if (!keep)
@@ -197,8 +194,9 @@ static vnpu_status seq_split(struct cstate *s, const struct vnpu_node *n, const 
 		begin += size;
 	}
 	if (!st && sizes && begin != len)
-		st = vnpu_error(VNPU_PARSE_ERROR, "node '%s' (SplitToSequence): the split sizes add up to %lld, not %lld",
-				n->name, (long long)begin, (long long)len);
+		st = vnpu_node_error(VNPU_PARSE_ERROR, n,
+				     "the split sizes add up to %lld, not %lld", (long long)begin,
+				     (long long)len);
 	if (!st)
 		st = new_sequence(s, VNPU_TK_SEQUENCE, type, parts, np, 1, out);
 	free(parts);
@@ -220,13 +218,14 @@ static vnpu_status seq_map(struct cstate *s, struct walk *w, const struct vnpu_n
 		return st;
 	if (!ba || !ba->g || ba->g->num_inputs != n->num_inputs ||
 	    ba->g->num_outputs != n->num_outputs)
-		return vnpu_error(VNPU_PARSE_ERROR, "node '%s' (SequenceMap): its body does not match its inputs and outputs",
-				  n->name);
+		return vnpu_node_error(VNPU_PARSE_ERROR, n,
+				       "its body does not match its inputs and outputs");
 	for (uint32_t j = 1; j < n->num_inputs; j++)
 		if (in[j] < 0 || (!cb_is_tensor(s, in[j]) &&
 				  s->vals[in[j]].info.num_elems != q->num_elems))
-			return vnpu_error(VNPU_INVALID_ARGUMENT, "node '%s' (SequenceMap): input %u is absent or a sequence of another length",
-					  n->name, j);
+			return vnpu_node_error(VNPU_INVALID_ARGUMENT, n,
+					       "input %u is absent or a sequence of another length",
+					       j);
 	st = cb_unroll_init(&u, n, ba->g, 0, 0, NULL);
 	for (int32_t i = 0, len = q->num_elems; !st && i < len; i++) {
 		for (uint32_t j = 0; j < n->num_inputs; j++)
@@ -251,8 +250,7 @@ static vnpu_status seq_empty(struct cstate *s, struct walk *w, const struct vnpu
 	(void)w;
 	(void)in;
 	if (type == VNPU_TYPE_STRING || !vnpu_element_type_size(type))
-		return vnpu_error(VNPU_UNSUPPORTED, "node '%s' (SequenceEmpty): dtype %d", n->name,
-				  (int)type);
+		return vnpu_node_error(VNPU_UNSUPPORTED, n, "dtype %d", (int)type);
 	return new_sequence(s, VNPU_TK_SEQUENCE, type, NULL, 0, 1, res);
 }
 
@@ -261,12 +259,12 @@ static vnpu_status seq_construct(struct cstate *s, struct walk *w, const struct 
 {
 	(void)w;
 	if (!n->num_inputs)
-		return vnpu_error(VNPU_PARSE_ERROR, "node '%s' (SequenceConstruct): no inputs", n->name);
+		return vnpu_node_error(VNPU_PARSE_ERROR, n, "no inputs");
 	for (uint32_t i = 0; i < n->num_inputs; i++)
 		if (in[i] < 0 || !cb_is_tensor(s, in[i]) ||
 		    s->vals[in[i]].info.type != s->vals[in[0]].info.type)
-			return vnpu_error(VNPU_PARSE_ERROR, "node '%s' (SequenceConstruct): input %u is not a tensor of the first's type",
-					  n->name, i);
+			return vnpu_node_error(VNPU_PARSE_ERROR, n,
+					       "input %u is not a tensor of the first's type", i);
 	return new_sequence(s, VNPU_TK_SEQUENCE, s->vals[in[0]].info.type, in, n->num_inputs, 1,
 			    res);
 }
@@ -294,7 +292,7 @@ static vnpu_status seq_at(struct cstate *s, struct walk *w, const struct vnpu_no
 
 	(void)w;
 	if (!st && (n->num_inputs < 2 || in[1] < 0))
-		st = vnpu_error(VNPU_PARSE_ERROR, "node '%s' (SequenceAt): no position", n->name);
+		st = vnpu_node_error(VNPU_PARSE_ERROR, n, "no position");
 	if (!st)
 		st = seq_position(s, n, in, 1, q->num_elems, 0, false, &pos);
 	if (!st)
@@ -324,8 +322,7 @@ static vnpu_status seq_concat(struct cstate *s, struct walk *w, const struct vnp
 	if (st)
 		return st;
 	if (!q->num_elems)
-		return vnpu_error(VNPU_INVALID_ARGUMENT, "node '%s' (ConcatFromSequence): an empty sequence",
-				  n->name);
+		return vnpu_node_error(VNPU_INVALID_ARGUMENT, n, "an empty sequence");
 	if (vnpu_attr_int(n, "new_axis", 0))
 		return cb_stack(s, n, q->elems, (uint32_t)q->num_elems, 1, axis, false, res);
 	return cb_concat(s, n, q->elems, (uint32_t)q->num_elems, axis, res);
@@ -336,8 +333,7 @@ static vnpu_status seq_split_op(struct cstate *s, struct walk *w, const struct v
 {
 	(void)w;
 	if (!n->num_inputs || in[0] < 0 || !cb_is_tensor(s, in[0]))
-		return vnpu_error(VNPU_PARSE_ERROR, "node '%s' (SplitToSequence): needs a tensor",
-				  n->name);
+		return vnpu_node_error(VNPU_PARSE_ERROR, n, "needs a tensor");
 	return seq_split(s, n, in, res);
 }
 
@@ -367,8 +363,7 @@ static vnpu_status opt_get(struct cstate *s, struct walk *w, const struct vnpu_n
 {
 	(void)w;
 	if (!n->num_inputs || in[0] < 0 || s->vals[in[0]].info.kind == VNPU_TK_NONE)
-		return vnpu_error(VNPU_INVALID_ARGUMENT, "node '%s' (%s): the optional has no value",
-				  n->name, n->op);
+		return vnpu_node_error(VNPU_INVALID_ARGUMENT, n, "the optional has no value");
 	res[0] = in[0];
 	return VNPU_OK;
 }
@@ -411,7 +406,7 @@ vnpu_status cb_walk_sequence_op(struct cstate *s, struct walk *w, const struct v
 
 	res[0] = -1;
 	st = op ? op->fn(s, w, n, in, res) :
-	     vnpu_error(VNPU_UNSUPPORTED, "node '%s' (%s): not an op of sequences", n->name, n->op);
+	     vnpu_node_error(VNPU_UNSUPPORTED, n, "not an op of sequences");
 	for (uint32_t k = 0; !st && k < n->num_outputs; k++)
 		if (n->outputs[k] >= 0)
 			w->map[n->outputs[k]] = res[k];

@@ -23,9 +23,9 @@ vnpu_status cb_unroll_once(struct cstate *s, struct walk *w, struct unroll *u,
 
 	if (u->iters >= VNPU_MAX_LOOP_ITERS ||
 	    w->unrolled + u->body->num_nodes > VNPU_MAX_UNROLLED_NODES)
-		return vnpu_error(VNPU_UNSUPPORTED,
-				  "node '%s' (%s): unrolling it takes more than %d iterations or %d nodes",
-				  u->n->name, u->n->op, VNPU_MAX_LOOP_ITERS, VNPU_MAX_UNROLLED_NODES);
+		return vnpu_node_error(VNPU_UNSUPPORTED, u->n,
+				       "unrolling it takes more than %d iterations or %d nodes",
+				       VNPU_MAX_LOOP_ITERS, VNPU_MAX_UNROLLED_NODES);
 	w->unrolled += u->body->num_nodes;
 	for (uint32_t k = 0; k < u->body->num_inputs; k++)
 		w->map[u->body->inputs[k]] = in[k];
@@ -64,8 +64,8 @@ static vnpu_status unroll_outputs(struct cstate *s, struct unroll *u, const int3
 		if (node_outs[u->num_carried + k] < 0)
 			continue;
 		if (!u->iters)
-			return vnpu_error(VNPU_UNSUPPORTED, "node '%s' (%s): scan outputs of no iterations",
-					  u->n->name, u->n->op);
+			return vnpu_node_error(VNPU_UNSUPPORTED, u->n,
+					       "scan outputs of no iterations");
 		st = cb_stack(s, u->n, &u->scans[k], u->iters, u->num_scan, axes ? axes[k] : 0,
 			      reverse && reverse[k], &results[u->num_carried + k]);
 		if (st)
@@ -116,26 +116,24 @@ vnpu_status cb_unroll_loop(struct cstate *s, struct walk *w, const struct vnpu_n
 
 	if (!body || n->num_inputs < 2 || body->num_inputs != n->num_inputs ||
 	    body->num_outputs != n->num_outputs + 1)
-		return vnpu_error(VNPU_PARSE_ERROR, "node '%s' (Loop): its body does not match its inputs and outputs",
-				  n->name);
+		return vnpu_node_error(VNPU_PARSE_ERROR, n,
+				       "its body does not match its inputs and outputs");
 	if (in[0] >= 0 && !cs_is_const(s, in[0]))
-		return vnpu_error(VNPU_UNSUPPORTED,
-				  "node '%s' (Loop): the trip count is not known at compile time (loops are unrolled)",
-				  n->name);
+		return vnpu_node_error(VNPU_UNSUPPORTED, n,
+				       "the trip count is not known at compile time (loops are unrolled)");
 	if (in[1] >= 0 && !cs_is_const(s, in[1]))
-		return vnpu_error(VNPU_UNSUPPORTED,
-				  "node '%s' (Loop): condition depends on runtime values (not known at compile time)",
-				  n->name);
+		return vnpu_node_error(VNPU_UNSUPPORTED, n,
+				       "condition depends on runtime values (not known at compile time)");
 	if (in[0] >= 0)
 		trip = vnpu_elem_get_i(s->vals[in[0]].info.data, s->vals[in[0]].info.type, 0);
 	if (in[1] >= 0)
 		go = vnpu_elem_get_i(s->vals[in[1]].info.data, s->vals[in[1]].info.type, 0) != 0;
 	if (go && (trip > VNPU_MAX_LOOP_ITERS ||
 		   (trip > 0 && (uint64_t)trip * body->num_nodes > VNPU_MAX_UNROLLED_NODES)))
-		return vnpu_error(VNPU_UNSUPPORTED,
-				  "node '%s' (Loop): unrolling %lld iterations of %u nodes is above the limit (%d iterations, %d nodes)",
-				  n->name, (long long)trip, body->num_nodes, VNPU_MAX_LOOP_ITERS,
-				  VNPU_MAX_UNROLLED_NODES);
+		return vnpu_node_error(VNPU_UNSUPPORTED, n,
+				       "unrolling %lld iterations of %u nodes is above the limit (%d iterations, %d nodes)",
+				       (long long)trip, body->num_nodes, VNPU_MAX_LOOP_ITERS,
+				       VNPU_MAX_UNROLLED_NODES);
 	bin = malloc((n->num_inputs + 1) * sizeof(int32_t));
 	st = bin ? cb_unroll_init(&u, n, body, 1, n->num_inputs - 2, in + 2) :
 	     vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
@@ -153,9 +151,9 @@ vnpu_status cb_unroll_loop(struct cstate *s, struct walk *w, const struct vnpu_n
 			break;
 		cond = w->map[body->outputs[0]];
 		if (!cs_is_const(s, cond)) {
-			st = vnpu_error(VNPU_UNSUPPORTED,
-					"node '%s' (Loop): condition depends on runtime values (iteration %lld)",
-					n->name, (long long)i);
+			st = vnpu_node_error(VNPU_UNSUPPORTED, n,
+					     "condition depends on runtime values (iteration %lld)",
+					     (long long)i);
 			break;
 		}
 		go = vnpu_elem_get_i(s->vals[cond].info.data, s->vals[cond].info.type, 0) != 0;
@@ -201,12 +199,13 @@ static vnpu_status scan_values(struct cstate *s, struct walk *w, const struct vn
 
 		axis[j] = sa->in_axis[j] < 0 ? sa->in_axis[j] + x->rank : sa->in_axis[j];
 		if (!vnpu_tinfo_static(x) || axis[j] < 0 || axis[j] >= x->rank)
-			st = vnpu_error(VNPU_UNSUPPORTED,
-					"node '%s' (Scan): the steps of scan input %u are not known at compile time",
-					n->name, j);
+			st = vnpu_node_error(VNPU_UNSUPPORTED, n,
+					     "the steps of scan input %u are not known at compile time",
+					     j);
 		else if (steps >= 0 && x->dims[axis[j]] != steps)
-			st = vnpu_error(VNPU_PARSE_ERROR, "node '%s' (Scan): scan inputs of %lld and %lld steps",
-					n->name, (long long)steps, (long long)x->dims[axis[j]]);
+			st = vnpu_node_error(VNPU_PARSE_ERROR, n,
+					     "scan inputs of %lld and %lld steps", (long long)steps,
+					     (long long)x->dims[axis[j]]);
 		else
 			steps = x->dims[axis[j]];
 	}
@@ -238,25 +237,22 @@ vnpu_status cb_unroll_scan(struct cstate *s, struct walk *w, const struct vnpu_n
 	nx = (uint32_t)vnpu_attr_int(n, "num_scan_inputs", 0);
 	if (!ba || !ba->g || !nx || nx > n->num_inputs - first ||
 	    ba->g->num_inputs != n->num_inputs - first || ba->g->num_outputs != no)
-		return vnpu_error(VNPU_PARSE_ERROR, "node '%s' (Scan): its body does not match its inputs and outputs",
-				  n->name);
+		return vnpu_node_error(VNPU_PARSE_ERROR, n,
+				       "its body does not match its inputs and outputs");
 	ns = n->num_inputs - first - nx;
 	for (uint32_t k = first; k < n->num_inputs; k++)
 		if (in[k] < 0)
-			return vnpu_error(VNPU_PARSE_ERROR, "node '%s' (Scan): input %u is missing",
-					  n->name, k);
+			return vnpu_node_error(VNPU_PARSE_ERROR, n, "input %u is missing", k);
 	read_axes(n, "scan_input_axes", first ? "directions" : "scan_input_directions", nx,
 		  sa.in_axis, sa.in_rev);
 	read_axes(n, "scan_output_axes", "scan_output_directions", no - ns, sa.out_axis, sa.out_rev);
 	if (!first)
 		return scan_values(s, w, n, &sa, ns, nx, in, in + ns, results);
 	if (in[0] >= 0)
-		return vnpu_error(VNPU_UNSUPPORTED, "node '%s' (Scan): sequence_lens is not supported",
-				  n->name);
+		return vnpu_node_error(VNPU_UNSUPPORTED, n, "sequence_lens is not supported");
 	batch = s->vals[in[1]].info.rank > 0 ? s->vals[in[1]].info.dims[0] : -1;
 	if (batch < 1 || batch > VNPU_MAX_LOOP_ITERS)
-		return vnpu_error(VNPU_UNSUPPORTED, "node '%s' (Scan): a batch of %lld",
-				  n->name, (long long)batch);
+		return vnpu_node_error(VNPU_UNSUPPORTED, n, "a batch of %lld", (long long)batch);
 	res = malloc((size_t)batch * no * sizeof(int32_t));
 	bin = malloc((ns + nx + 1) * sizeof(int32_t));
 	if (!res || !bin)

@@ -20,15 +20,12 @@
 
 vnpu_status inf_error(const struct ictx *c, vnpu_status st, const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	st = vnpu_node_verror(st, c->n, fmt, ap);
 	va_end(ap);
-	char label[256];
-
-	return vnpu_error(st, "%s: %s", vnpu_node_label(c->n, label, sizeof(label)), msg);
+	return st;
 }
 
 
@@ -1303,7 +1300,7 @@ static vnpu_status infer_if(struct ictx *c)
 	if (!st)
 		st = vnpu_graph_infer(c->m, eb->g, infos, c->fold_limit, true);
 	if (st)
-		return vnpu_error_prefix(st, "node '%s' (If)", c->n->name);
+		return vnpu_node_prefix(st, c->n);
 	for (uint32_t i = 0; i < c->n->num_outputs; i++) {
 		const struct vnpu_tinfo *t = &infos[tb->g->outputs[i]], *e = &infos[eb->g->outputs[i]];
 		struct vnpu_tinfo *o = c->out[i];
@@ -1449,8 +1446,7 @@ vnpu_status vnpu_graph_infer(const struct vnpu_model *m, const struct vnpu_graph
 		vnpu_status st;
 
 		if (n->num_inputs > 1024 || n->num_outputs > 64)
-			return vnpu_error(VNPU_UNSUPPORTED, "node '%s' (%s): too many inputs or outputs",
-					  n->name, n->op);
+			return vnpu_node_error(VNPU_UNSUPPORTED, n, "too many inputs or outputs");
 		for (uint32_t k = 0; k < n->num_inputs; k++)
 			in[k] = n->inputs[k] >= 0 ? &infos[n->inputs[k]] : NULL;
 		in[n->num_inputs] = infos;	/* If reaches the whole table */

@@ -331,7 +331,7 @@ static vnpu_status infer_loop(struct ictx *c)
 		st = loop_outputs(c, &r, exact ? (int64_t)r.iters : -1, c->out + 0, NULL, NULL);
 	loop_run_fini(&r);
 	free(in);
-	return st ? vnpu_error_prefix(st, "node '%s' (Loop)", c->n->name) : VNPU_OK;
+	return st ? vnpu_node_prefix(st, c->n) : VNPU_OK;
 }
 
 /* The scan attributes of a Scan node: per input or output an axis and a
@@ -521,7 +521,7 @@ static vnpu_status infer_scan(struct ictx *c)
 	else if (!st)
 		st = scan_once(c, &sa, ns, (uint32_t)nx, (const struct vnpu_tinfo *const *)c->in,
 			       (const struct vnpu_tinfo *const *)c->in + ns, c->out);
-	return st ? vnpu_error_prefix(st, "node '%s' (Scan)", c->n->name) : VNPU_OK;
+	return st ? vnpu_node_prefix(st, c->n) : VNPU_OK;
 }
 
 const struct op_infer vnpu_infer_loop_ops[] = {

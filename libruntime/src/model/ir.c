@@ -247,6 +247,32 @@ const char *vnpu_node_label(const struct vnpu_node *n, char *buf, size_t size)
 	return buf;
 }
 
+vnpu_status vnpu_node_prefix(vnpu_status st, const struct vnpu_node *n)
+{
+	char label[256];
+
+	return vnpu_error_prefix(st, "%s", vnpu_node_label(n, label, sizeof(label)));
+}
+
+vnpu_status vnpu_node_verror(vnpu_status st, const struct vnpu_node *n, const char *fmt,
+			     va_list ap)
+{
+	char msg[512], label[256];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	return vnpu_error(st, "%s: %s", vnpu_node_label(n, label, sizeof(label)), msg);
+}
+
+vnpu_status vnpu_node_error(vnpu_status st, const struct vnpu_node *n, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	st = vnpu_node_verror(st, n, fmt, ap);
+	va_end(ap);
+	return st;
+}
+
 /* ---- public API ---- */
 
 vnpu_status vnpu_model_read_memory(const void *data, size_t size, vnpu_model **out)

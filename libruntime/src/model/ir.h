@@ -14,6 +14,7 @@
 #ifndef VNPU_SRC_MODEL_IR_H
 #define VNPU_SRC_MODEL_IR_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -217,6 +218,13 @@ bool vnpu_type_is_float(vnpu_element_type type);
 /* How messages name node @n: "node 'conv1' (Conv)", or "Conv node" when it
  * has no name. @buf of @size bytes holds it. */
 const char *vnpu_node_label(const struct vnpu_node *n, char *buf, size_t size);
+/* vnpu_error() of @st with the detail "<node @n's label>: <fmt...>". */
+vnpu_status vnpu_node_error(vnpu_status st, const struct vnpu_node *n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* vnpu_error_prefix() of @st with node @n's label. */
+vnpu_status vnpu_node_prefix(vnpu_status st, const struct vnpu_node *n);
+vnpu_status vnpu_node_verror(vnpu_status st, const struct vnpu_node *n, const char *fmt,
+			     va_list ap) __attribute__((format(printf, 3, 0)));
 /* The name of ONNX element type @t for messages ("string", "complex64",
  * "f32"); NULL when ONNX has no such type. */
 const char *vnpu_onnx_type_name(int32_t t);

@@ -506,13 +506,13 @@ static vnpu_status read_node(struct reader *r, const Onnx__NodeProto *np,
 			continue;
 		st = add_value(r, np->output[i], VNPU_VALUE_NODE, &n->outputs[i]);
 		if (st)
-			return vnpu_error_prefix(st, "node '%s' (%s)", n->name, n->op);
+			return vnpu_node_prefix(st, n);
 	}
 	for (size_t i = 0; i < np->n_attribute; i++) {
 		n->num_attrs = (uint32_t)i + 1;
 		st = read_attr(r, np->attribute[i], &n->attrs[i]);
 		if (st)
-			return vnpu_error_prefix(st, "node '%s' (%s)", n->name, n->op);
+			return vnpu_node_prefix(st, n);
 	}
 	return VNPU_OK;
 }
@@ -525,9 +525,9 @@ static vnpu_status resolve_inputs(struct reader *r, const Onnx__NodeProto *np,
 			continue;
 		n->inputs[i] = map_find(r, np->input[i]);
 		if (n->inputs[i] < 0)
-			return vnpu_error(VNPU_PARSE_ERROR,
-					  "node '%s' (%s) reads '%s', which no node, input or initializer defines",
-					  n->name, n->op, np->input[i]);
+			return vnpu_node_error(VNPU_PARSE_ERROR, n,
+					       "reads '%s', which no node, input or initializer defines",
+					       np->input[i]);
 	}
 	return VNPU_OK;
 }
@@ -638,9 +638,11 @@ static vnpu_status sort_nodes(struct reader *r, struct vnpu_graph *g)
 		if (done == before) {
 			for (uint32_t i = 0; i < nn; i++)
 				if (!placed[i]) {
-					st = vnpu_error(VNPU_PARSE_ERROR,
-							"the graph has a cycle through node '%s' (%s)",
-							g->nodes[i].name, g->nodes[i].op);
+					char label[256];
+
+					vnpu_node_label(&g->nodes[i], label, sizeof(label));
+					st = vnpu_error(VNPU_PARSE_ERROR, "the graph has a cycle through %s",
+							label);
 					goto out;
 				}
 		}
