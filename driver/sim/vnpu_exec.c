@@ -315,7 +315,7 @@ static __u64 cmd_elems(const struct vnpu_cmd_header *cmd)
 }
 
 __u32 vnpu_exec_parts(const struct vnpu_cmd_header *cmd, __u32 tiles,
-		      __u64 chunk_cost)
+		      __u64 chunk_cost, __u32 features)
 {
 	const struct vnpu_cmd_layer *l = (const void *)cmd;
 	__u64 cost, max_parts, parts;
@@ -332,7 +332,8 @@ __u32 vnpu_exec_parts(const struct vnpu_cmd_header *cmd, __u32 tiles,
 		cost = vnpu_eng_layer_cost(l->op, l->tensors, l->num_tensors,
 					   layer_attrs(l));
 		max_parts = vnpu_eng_layer_max_parts(l->op, l->tensors,
-						     l->num_tensors, layer_attrs(l));
+						     l->num_tensors, layer_attrs(l),
+						     features);
 		break;
 	default:
 		return 1;
@@ -350,14 +351,15 @@ __u32 vnpu_exec_parts(const struct vnpu_cmd_header *cmd, __u32 tiles,
 	return parts ? (__u32)parts : 1;
 }
 
-__u64 vnpu_exec_scratch(const struct vnpu_cmd_header *cmd, __u32 num_parts)
+__u64 vnpu_exec_scratch(const struct vnpu_cmd_header *cmd, __u32 num_parts,
+			__u32 features)
 {
 	const struct vnpu_cmd_layer *l = (const void *)cmd;
 
 	if (cmd->opcode != VNPU_CMD_LAYER)
 		return 0;
 	return vnpu_eng_layer_scratch(l->op, l->tensors, l->num_tensors,
-				      layer_attrs(l), num_parts);
+				      layer_attrs(l), num_parts, features);
 }
 
 /*
@@ -375,7 +377,8 @@ static __u64 cmd_cost(const struct vnpu_cmd_header *cmd)
 	case VNPU_CMD_COPY:
 		return cmd_elems(cmd);
 	case VNPU_CMD_LAYER:
-		if (vnpu_exec_scratch(cmd, 1))
+		/* The same layers need scratch on every path. */
+		if (vnpu_exec_scratch(cmd, 1, 0))
 			return VNPU_EXEC_SHORT_MAX_COST + 1;
 		return vnpu_eng_layer_cost(l->op, l->tensors, l->num_tensors,
 					   &l->tensors[l->num_tensors]);

@@ -61,30 +61,33 @@ const struct vnpu_cmd_header *vnpu_stream_next(const void *stream, __u64 size,
  * @tiles: tiles (threads) available
  * @chunk_cost: the largest cost one part should have (see
  *	vnpu_eng_layer_cost()); 0 for no limit
+ * @features: the engine features the parts run with (&struct vnpu_eng_ctx)
  */
 __u32 vnpu_exec_parts(const struct vnpu_cmd_header *cmd, __u32 tiles,
-		      __u64 chunk_cost);
+		      __u64 chunk_cost, __u32 features);
 
 /**
  * vnpu_exec_scratch() - scratch bytes each part of a validated command needs
  * @cmd: the command
  * @num_parts: parts it is split into (vnpu_exec_parts())
+ * @features: the engine features the parts run with
  */
-__u64 vnpu_exec_scratch(const struct vnpu_cmd_header *cmd, __u32 num_parts);
+__u64 vnpu_exec_scratch(const struct vnpu_cmd_header *cmd, __u32 num_parts,
+			__u32 features);
 
 /*
  * How the firmware splits a command (vnpu_exec_parts()): into parts of at
- * most %VNPU_EXEC_FW_CHUNK_COST element operations where the layer's
- * units of work allow (a GEMM or CONV unit may hold up to 2^26
- * multiply-adds, so its part is larger; Documentation/vnpu/hw.rst has the
- * measured sections), and at least %VNPU_EXEC_FW_PARTS_PER_TILE parts
- * per tile where the layer allows: the tiles take parts from a shared
- * counter, so a tile that loses its CPU for a while (here: to another
- * thread of a vCPU; on hardware: never) leaves the rest of the command to
- * the others instead of holding it up (NPU conv model in the VM, one boot,
- * medians of 3 interleaved runs, 1 part per tile -> 4: sync 26.1 -> 26.9
- * FPS, async 25.5 -> 27.2). vnpu-kbench --fpu-sections times such parts
- * on the host.
+ * most %VNPU_EXEC_FW_CHUNK_COST element operations where the layer's units
+ * of work allow (a GEMM or CONV unit may hold up to 2^26 multiply-adds, 2^20
+ * on the engine's baseline path, so its part is larger;
+ * Documentation/vnpu/hw.rst has the measured sections), and at least
+ * %VNPU_EXEC_FW_PARTS_PER_TILE parts per tile where the layer allows: the
+ * tiles take parts from a shared counter, so a tile that loses its CPU for a
+ * while (here: to another thread of a vCPU; on hardware: never) leaves the
+ * rest of the command to the others instead of holding it up (NPU conv model
+ * in the VM, one boot, medians of 3 interleaved runs, 1 part per tile -> 4:
+ * sync 26.1 -> 26.9 FPS, async 25.5 -> 27.2). vnpu-kbench --fpu-sections
+ * times such parts on the host.
  */
 #define VNPU_EXEC_FW_CHUNK_COST (1u << 20)
 #define VNPU_EXEC_FW_PARTS_PER_TILE 4

@@ -218,8 +218,9 @@ static int vnpu_fw_exec_cmd(struct vnpu_fw *fw, struct vnpu_fw_job *job,
 	work.num_parts = here ? 1 :
 		vnpu_exec_parts(cmd,
 				fw->num_tiles * VNPU_EXEC_FW_PARTS_PER_TILE,
-				VNPU_EXEC_FW_CHUNK_COST);
-	ret = vnpu_fw_grow_scratch(fw, vnpu_exec_scratch(cmd, work.num_parts));
+				VNPU_EXEC_FW_CHUNK_COST, fw->features);
+	ret = vnpu_fw_grow_scratch(fw, vnpu_exec_scratch(cmd, work.num_parts,
+							 fw->features));
 	if (ret)
 		return ret;
 

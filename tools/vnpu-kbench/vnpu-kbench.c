@@ -348,7 +348,8 @@ static void *part_thread(void *arg)
 static double time_layer(const struct layer *l, int threads, __u32 features,
 			 int repeat)
 {
-	__u32 max = vnpu_eng_layer_max_parts(l->op, l->t, l->n, &l->attrs);
+	__u32 max = vnpu_eng_layer_max_parts(l->op, l->t, l->n, &l->attrs,
+					     features);
 	pthread_t tid[64];
 	struct worker w[64];
 	struct job j;
@@ -360,7 +361,7 @@ static double time_layer(const struct layer *l, int threads, __u32 features,
 	j.features = features;
 	j.num_parts = threads == 1 ? 1 : max < 8u * threads ? max : 8u * threads;
 	j.scratch_size = vnpu_eng_layer_scratch(l->op, l->t, l->n, &l->attrs,
-						j.num_parts);
+						j.num_parts, features);
 	/* As the CPU device's tiles get theirs. */
 	j.scratch_size = vnpu_eng_host_scratch_size(j.scratch_size);
 	for (i = 0; i < threads; i++)
@@ -775,11 +776,11 @@ static int run_fpu_sections(const struct layer *layers, const __u32 *path,
 			}
 			parts = vnpu_exec_parts(&cmd->hdr,
 						tiles * VNPU_EXEC_FW_PARTS_PER_TILE,
-						VNPU_EXEC_FW_CHUNK_COST);
+						VNPU_EXEC_FW_CHUNK_COST, path[p]);
 			free(cmd);
 			scratch_size = vnpu_eng_host_scratch_size(
 				vnpu_eng_layer_scratch(l->op, l->t, l->n, &l->attrs,
-						       parts));
+						       parts, path[p]));
 			scratch = scratch_size ? vnpu_eng_host_alloc(scratch_size) : NULL;
 			for (part = 0; part < parts; part++) {
 				t = time_part(l, path[p], part, parts, scratch,

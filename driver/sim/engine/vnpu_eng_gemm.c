@@ -3,8 +3,9 @@
  * GEMM, convolution and pooling kernels. Included by the kernel builds
  * (vnpu_eng_avx2.c, vnpu_eng_base.c), never compiled on its own.
  *
- * One blocked GEMM serves GEMM and CONV: units of at most ENG_UNIT_MACS,
- * output blocks of at most ENG_MC rows, depth in even slices of at most
+ * One blocked GEMM serves GEMM and CONV: units of at most ENG_UNIT_MACS
+ * (64 times fewer on the baseline path, whose units cover smaller output
+ * blocks), output blocks of at most ENG_MC rows, depth in even slices of at most
  * ENG_KC, micro-kernels on packed panels of A (ENG_MR rows) and B (ENG_NR
  * columns). A block's partial sums live in an f32 accumulator in scratch
  * between slices, and after the last slice the epilogue (alpha, bias,
@@ -705,11 +706,15 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 	block_flush(o, e, &f, s.out_mc, mc, 0, nc);
 }
 
-/* Splits scratch into the A slice, the block accumulator and B. */
+/*
+ * Splits scratch into the A slice, the block accumulator and B, for the
+ * units @u of this path (as vnpu_eng_layer_scratch() sized it).
+ */
 static void gemm_scratch(const struct vnpu_eng_ctx *ctx, int need_a,
-			 struct gemm_bufs *bufs)
+			 const struct eng_unit *u, struct gemm_bufs *bufs)
 {
 	char *p = eng_align(ctx->scratch);
+	struct eng_unit blk;
 
 	/* The AVX-512 kernels extend the FMA build only. */
 #ifdef ENG_FMA
@@ -717,13 +722,14 @@ static void gemm_scratch(const struct vnpu_eng_ctx *ctx, int need_a,
 #else
 	bufs->avx512 = 0;
 #endif
+	eng_scratch_block(ctx->features, u, &blk);
 	bufs->a = 0;
 	if (need_a) {
 		bufs->a = (float *)p;
-		p = eng_align(p + ENG_MC * ENG_KC * 4);
+		p = eng_align(p + blk.rows * ENG_KC * 4);
 	}
 	bufs->acc = (float *)p;
-	p = eng_align(p + ENG_ACC_FLOATS * 4);
+	p = eng_align(p + blk.rows * eng_acc_rs(blk.cols) * 4);
 	bufs->b = (float *)p;
 }
 
@@ -768,7 +774,8 @@ static int run_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	const struct vnpu_layer_gemm *at = l->attrs;
 	const struct vnpu_tensor *y = &l->t[l->n - 1], *ta = &l->t[0];
 	const struct vnpu_tensor *tb = &l->t[1];
-	__u64 batch, m, n, k, mb, nb, ncu, u;
+	__u64 batch, m, n, k, mb, nb, u;
+	struct eng_unit unit;
 	struct gemm_epi e = {};
 	struct gemm_a a = {};
 	struct gemm_b b = {};
@@ -778,10 +785,10 @@ static int run_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	__u32 ri = eng_opt_index(at->flags, VNPU_LAYER_F_RESIDUAL);
 
 	eng_gemm_shape(l, &batch, &m, &n, &k);
-	mb = eng_div_up(m, ENG_MC);
-	ncu = eng_gemm_nc(k);
-	nb = eng_div_up(n, ncu);
-	gemm_scratch(ctx, 1, &bufs);
+	eng_gemm_unit(k, ctx->features, &unit);
+	mb = eng_div_up(m, unit.rows);
+	nb = eng_div_up(n, unit.cols);
+	gemm_scratch(ctx, 1, &unit, &bufs);
 	e.alpha = f32_of(at->alpha);
 	e.beta = f32_of(at->beta);
 	e.act = &at->act;
@@ -823,9 +830,10 @@ static int run_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 			e.c = tensor_at(l, ci, batch_offset(&l->t[ci], y, bi));
 		if (at->flags & VNPU_LAYER_F_RESIDUAL)
 			e.r = tensor_at(l, ri, batch_offset(&l->t[ri], y, bi));
-		gemm_block(&a, &b, mi * ENG_MC, eng_min(ENG_MC, m - mi * ENG_MC),
-			   ni * ncu, eng_min(ncu, n - ni * ncu), k, &o, &e,
-			   &bufs);
+		gemm_block(&a, &b, mi * unit.rows,
+			   eng_min(unit.rows, m - mi * unit.rows),
+			   ni * unit.cols, eng_min(unit.cols, n - ni * unit.cols),
+			   k, &o, &e, &bufs);
 	}
 	return 0;
 }
@@ -1006,9 +1014,10 @@ static void conv_window_prefetch(const struct conv_job *cj, __u64 c, __u64 r0,
 
 /*
  * Copies the input that padded columns [q0, q1) read into @win, and fills
- * the offset table. The zero-padded input (Hp x Wp) is split into stride
- * phases: plane (ph, pw) holds padded element (r * sh + ph, x * sw + pw) at
- * (r, x), Wq = ceil(Wp / sw) wide. Output (oh, ow) is padded column
+ * the offset table; the zeroed slack after it is that of units of @cols.
+ * The zero-padded input (Hp x Wp) is split into stride phases: plane
+ * (ph, pw) holds padded element (r * sh + ph, x * sw + pw) at (r, x),
+ * Wq = ceil(Wp / sw) wide. Output (oh, ow) is padded column
  * q = oh * Wq + ow, and its input for kernel tap (kh, kw) lies in plane
  * (kh * dh % sh, kw * dw % sw) at (oh + kh * dh / sh, ow + kw * dw / sw):
  * q plus a constant, so 16 neighbouring outputs read 16 neighbouring floats.
@@ -1017,7 +1026,7 @@ static void conv_window_prefetch(const struct conv_job *cj, __u64 c, __u64 r0,
  * next row's left padding (see eng_conv_wq()).
  */
 static void conv_window(const struct conv_job *cj, __u64 q0, __u64 q1,
-			float *win, __s32 *off)
+			__u64 cols, float *win, __s32 *off)
 {
 	const struct eng_conv_shape *s = &cj->s;
 	const struct vnpu_layer_conv *at = cj->at;
@@ -1041,7 +1050,7 @@ static void conv_window(const struct conv_job *cj, __u64 q0, __u64 q1,
 						   plane);
 	}
 	/* Columns past the last row read the slack: keep it defined. */
-	for (i = 0; i < ENG_NC + wq + s->kw * at->dilation[1] + ENG_NR; i++)
+	for (i = 0; i < eng_conv_slack(s, at, cols); i++)
 		win[s->cg * cs + i] = 0;
 	/* The taps of channel 0, then each channel's: cs further. */
 	k = 0;
@@ -1199,28 +1208,29 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	struct gemm_a a = {};
 	struct gemm_b b = {};
 	struct gemm_bufs bufs;
-	__u64 u, qn, nb, q0, q1, m0, kt, wq, mu, mbu;
+	__u64 u, qn, nb, q0, q1, m0, kt, wq, mbu;
+	struct eng_unit unit;
 
 	eng_conv_shape(l, &cj.s);
 	wq = eng_conv_wq(&cj.s, at);
 	qn = eng_conv_cols(&cj.s, at);
-	nb = eng_div_up(qn, ENG_NC);
+	eng_conv_unit(&cj.s, ctx->features, &unit);
+	nb = eng_div_up(qn, unit.cols);
 	kt = cj.s.cg * cj.s.kh * cj.s.kw;
-	gemm_scratch(ctx, !(at->flags & VNPU_LAYER_F_PACKED), &bufs);
-	mu = eng_conv_mu(&cj.s);
-	mbu = eng_div_up(cj.s.mg, mu);
+	gemm_scratch(ctx, !(at->flags & VNPU_LAYER_F_PACKED), &unit, &bufs);
+	mbu = eng_div_up(cj.s.mg, unit.rows);
 	for (u = ub; u < ue; u++) {
 		__u64 qi = u % nb, mi = (u / nb) % mbu;
 		__u64 g = (u / (nb * mbu)) % cj.s.group;
 		__u64 img = u / (nb * mbu * cj.s.group);
-		__u64 m1 = eng_min(cj.s.mg, (mi + 1) * mu);
+		__u64 m1 = eng_min(cj.s.mg, (mi + 1) * unit.rows);
 
 		conv_job_init(l, img, g, &cj);
 		conv_weights(l, g, &cj, &a);
 		a.arg = &cj;
 		conv_epi(l, img, g, &e, &o);
-		q0 = qi * ENG_NC;
-		q1 = eng_min(q0 + ENG_NC, qn);
+		q0 = qi * unit.cols;
+		q1 = eng_min(q0 + unit.cols, qn);
 		if (windowed && conv_direct(&cj, q0, q1)) {
 			__s32 *off = (__s32 *)bufs.b;
 
@@ -1233,7 +1243,7 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 			__s32 *off = (__s32 *)bufs.b;
 			float *win = eng_align(off + kt);
 
-			conv_window(&cj, q0, q1, win, off);
+			conv_window(&cj, q0, q1, unit.cols, win, off);
 			b.win = win - q0;
 			b.off = off;
 			/* Without spare columns, columns are outputs. */
@@ -1243,7 +1253,7 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 			b.pack = pack_im2col;
 			b.arg = &cj;
 		}
-		for (m0 = mi * mu; m0 < m1; m0 += ENG_MC)
+		for (m0 = mi * unit.rows; m0 < m1; m0 += ENG_MC)
 			gemm_block(&a, &b, m0, eng_min(ENG_MC, m1 - m0), q0,
 				   q1 - q0, kt, &o, &e, &bufs);
 	}

@@ -20,11 +20,15 @@
 #define ENG_ALIGN	64
 
 /*
- * Multiply-adds of one unit of GEMM or CONV at most (about 1 ms natively):
- * units are what a part is made of, and a part is one FPU section in
- * vnpu.ko. Unit sizes follow from the shapes only.
+ * Multiply-adds of one unit of GEMM or CONV at most: units are what a part
+ * is made of, and a part is one FPU section in vnpu.ko. Unit sizes follow
+ * from the shapes and the kernel path only, never from the split. On the
+ * FMA paths 2^26 (0.7 ms AVX-512, 1.1 ms AVX2+FMA natively); the baseline
+ * path's software fma is about 70 times slower (1.7 GFLOP/s), so its units
+ * are ENG_UNIT_SHIFT_BASE = 6 binary orders smaller: 2^20, about 1.2 ms.
  */
-#define ENG_UNIT_MACS	(1ull << 26)
+#define ENG_UNIT_MACS		(1ull << 26)
+#define ENG_UNIT_SHIFT_BASE	6
 
 /*
  * Element-wise ops split into units of this many output elements (rows of
@@ -32,7 +36,23 @@
  * costliest function (erf) stays near a millisecond.
  */
 #define ENG_ELEM_UNIT	4096
+/*
+ * The most parts a layer splits into on the FMA paths; the baseline's 64
+ * times smaller units get 64 times as many, so that its parts stay units.
+ */
 #define ENG_MAX_UNITS	4096
+
+/* Whether @features run the baseline kernels, with their small units. */
+static inline int eng_base_path(__u32 features)
+{
+	return !(features & VNPU_ENG_F_AVX2_FMA);
+}
+
+static inline __u64 eng_unit_macs(__u32 features)
+{
+	return eng_base_path(features) ?
+	       ENG_UNIT_MACS >> ENG_UNIT_SHIFT_BASE : ENG_UNIT_MACS;
+}
 
 /**
  * struct eng_layer - one checked layer as the kernels see it
@@ -65,7 +85,7 @@ extern const struct eng_kernels vnpu_eng_kernels_base;
 __u64 vnpu_eng_numel(const struct vnpu_tensor *t);
 void vnpu_eng_bcast_strides(const struct vnpu_tensor *in,
 			    const struct vnpu_tensor *out, __s64 *strides);
-__u64 vnpu_eng_units(const struct eng_layer *l);
+__u64 vnpu_eng_units(const struct eng_layer *l, __u32 features);
 
 static inline __u64 eng_div_up(__u64 a, __u64 b)
 {
@@ -77,12 +97,40 @@ static inline __u64 eng_min(__u64 a, __u64 b)
 	return a < b ? a : b;
 }
 
-/* Columns of one GEMM unit: a multiple of ENG_NR, at most ENG_GEMM_NC. */
-static inline __u64 eng_gemm_nc(__u64 k)
-{
-	__u64 nc = ENG_UNIT_MACS / (ENG_MC * (k ? k : 1)) / ENG_NR * ENG_NR;
+/**
+ * struct eng_unit - the output block of one unit of GEMM or CONV
+ * @rows: rows (of a group's M/group for CONV), a multiple of ENG_MR, at
+ *	most ENG_MC
+ * @cols: columns (padded ones for a windowed CONV), a multiple of ENG_NR,
+ *	at most ENG_GEMM_NC (GEMM) or ENG_NC (CONV)
+ */
+struct eng_unit {
+	__u64 rows, cols;
+};
 
-	return nc < ENG_NR ? ENG_NR : nc > ENG_GEMM_NC ? ENG_GEMM_NC : nc;
+/* @macs / @per rounded down to a multiple of @step, within [@lo, @hi]. */
+static inline __u64 eng_unit_side(__u64 macs, __u64 per, __u64 step,
+				  __u64 lo, __u64 hi)
+{
+	__u64 v = macs / (per ? per : 1) / step * step;
+
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+/*
+ * A GEMM unit of depth @k: as many columns as the budget allows for
+ * ENG_MC rows; on the baseline path the rows then shrink to the budget
+ * too (the FMA paths keep whole blocks of ENG_MC rows).
+ */
+static inline void eng_gemm_unit(__u64 k, __u32 features, struct eng_unit *u)
+{
+	__u64 macs = eng_unit_macs(features);
+
+	u->cols = eng_unit_side(macs, ENG_MC * k, ENG_NR, ENG_NR, ENG_GEMM_NC);
+	u->rows = ENG_MC;
+	if (eng_base_path(features))
+		u->rows = eng_unit_side(macs, u->cols * k, ENG_MR, ENG_MR,
+					ENG_MC);
 }
 
 /*
@@ -94,8 +142,19 @@ static inline __u64 eng_acc_rs(__u64 nc)
 	return eng_div_up(nc, ENG_NR) * ENG_NR + ENG_NR;
 }
 
-/* The accumulator of the widest block (GEMM's columns exceed CONV's). */
-#define ENG_ACC_FLOATS	(ENG_MC * (ENG_GEMM_NC + ENG_NR))
+/*
+ * The block a part's scratch is laid out for: on the FMA paths the widest
+ * one (ENG_MC x ENG_GEMM_NC; GEMM's columns exceed CONV's) whatever the
+ * unit, their layout as measured; on the baseline path the unit itself.
+ */
+static inline void eng_scratch_block(__u32 features, const struct eng_unit *u,
+				     struct eng_unit *blk)
+{
+	blk->rows = ENG_MC;
+	blk->cols = ENG_GEMM_NC;
+	if (eng_base_path(features))
+		*blk = *u;
+}
 
 /* The tensor index of a GEMM/CONV's optional inputs and output. */
 static inline __u32 eng_opt_index(__u32 flags, __u32 which)
@@ -207,40 +266,62 @@ static inline __u64 eng_conv_cols(const struct eng_conv_shape *s,
 	return s->oh * (eng_conv_windowed(a) ? eng_conv_wq(s, a) : s->ow);
 }
 
-/* Rows of one phase plane a unit of ENG_NC padded columns needs at most. */
-static inline __u64 eng_conv_win_rows(__u64 wq, __u64 kh, __u32 dil,
-				      __u32 stride)
+/*
+ * Rows of one phase plane a unit of @cols padded columns (at most ENG_NC)
+ * needs at most.
+ */
+static inline __u64 eng_conv_win_rows(__u64 cols, __u64 wq, __u64 kh,
+				      __u32 dil, __u32 stride)
 {
-	return (ENG_NC - 1) / (wq ? wq : 1) + 2 + (kh - 1) * dil / stride;
+	return (cols - 1) / (wq ? wq : 1) + 2 + (kh - 1) * dil / stride;
 }
 
 /*
- * Rows of one CONV unit (of a group's M/group): a multiple of ENG_MR, at
- * most ENG_MC.
+ * A CONV unit: as many output channels of a group as the budget allows for
+ * ENG_NC columns, at most one block (shallow layers still split into
+ * enough units); on the baseline path the columns then shrink to the
+ * budget too (the FMA paths keep ENG_NC).
  */
-static inline __u64 eng_conv_mu(const struct eng_conv_shape *s)
+static inline void eng_conv_unit(const struct eng_conv_shape *s,
+				 __u32 features, struct eng_unit *u)
 {
-	__u64 k = s->cg * s->kh * s->kw;
-	__u64 mu = ENG_UNIT_MACS / (ENG_NC * (k ? k : 1)) / ENG_MR * ENG_MR;
+	__u64 macs = eng_unit_macs(features), k = s->cg * s->kh * s->kw;
 	__u64 all = eng_div_up(s->mg ? s->mg : 1, ENG_MR) * ENG_MR;
 
-	/* At most one block: shallow layers still split into enough units. */
-	mu = mu > ENG_MC ? ENG_MC : mu;
-	return mu < ENG_MR ? ENG_MR : mu > all ? all : mu;
+	u->rows = eng_unit_side(macs, ENG_NC * k, ENG_MR, ENG_MR,
+				eng_min(ENG_MC, all));
+	u->cols = ENG_NC;
+	if (eng_base_path(features))
+		u->cols = eng_unit_side(macs, u->rows * k, ENG_NR, ENG_NR,
+					ENG_NC);
 }
 
-/* Floats of the B scratch: the offset table and window, or an im2col slice. */
+/*
+ * Floats past the window's last plane that units of @cols columns may read
+ * (the last panel's columns past the unit's, and the taps' reach): zeroed.
+ */
+static inline __u64 eng_conv_slack(const struct eng_conv_shape *s,
+				   const struct vnpu_layer_conv *a, __u64 cols)
+{
+	return cols + eng_conv_wq(s, a) + s->kw * a->dilation[1] + ENG_NR;
+}
+
+/*
+ * Floats of the B scratch for units of @cols columns: the offset table and
+ * window, or an im2col slice.
+ */
 static inline __u64 eng_conv_bbuf(const struct eng_conv_shape *s,
-				  const struct vnpu_layer_conv *a)
+				  const struct vnpu_layer_conv *a, __u64 cols)
 {
 	__u64 wq = eng_conv_wq(s, a), rows;
 
 	if (!eng_conv_windowed(a))
-		return ENG_KC * ENG_NC;
-	rows = eng_conv_win_rows(wq, s->kh, a->dilation[0], a->stride[0]);
+		return ENG_KC * cols;
+	rows = eng_conv_win_rows(cols, wq, s->kh, a->dilation[0],
+				 a->stride[0]);
 	return s->cg * s->kh * s->kw + ENG_ALIGN / 4 +
 	       s->cg * a->stride[0] * a->stride[1] * rows * wq +
-	       ENG_NC + wq + s->kw * a->dilation[1] + ENG_NR;
+	       eng_conv_slack(s, a, cols);
 }
 
 #endif /* _VNPU_ENG_PRIV_H_ */

@@ -450,8 +450,8 @@ static int conv_window_ok(const struct vnpu_tensor *x,
 {
 	__u64 wp = x->dims[x->rank - 1] + a->pad_begin[1] + a->pad_end[1];
 	__u64 wq = eng_div_up(wp, a->stride[1]);
-	__u64 rows = eng_conv_win_rows(wq, a->kernel[0], a->dilation[0],
-				       a->stride[0]);
+	__u64 rows = eng_conv_win_rows(ENG_NC, wq, a->kernel[0],
+				       a->dilation[0], a->stride[0]);
 
 	if (!eng_conv_windowed(a))
 		return 1;
@@ -1218,15 +1218,17 @@ static __u64 row_units(__u64 rows, __u64 row_len)
 	return eng_div_up(rows, per ? per : 1);
 }
 
-static __u64 conv_units(const struct eng_layer *l)
+static __u64 conv_units(const struct eng_layer *l, __u32 features)
 {
 	struct eng_conv_shape s;
+	struct eng_unit u;
 
 	eng_conv_shape(l, &s);
 	if (eng_conv_depthwise(&s))
 		return s.n * s.m * s.oh;
-	return s.n * s.group * eng_div_up(s.mg, eng_conv_mu(&s)) *
-	       eng_div_up(eng_conv_cols(&s, l->attrs), ENG_NC);
+	eng_conv_unit(&s, features, &u);
+	return s.n * s.group * eng_div_up(s.mg, u.rows) *
+	       eng_div_up(eng_conv_cols(&s, l->attrs), u.cols);
 }
 
 /* Softmax, LpNormalization, ArgMax: lanes along one axis. */
@@ -1260,18 +1262,19 @@ static __u64 norm_units(const struct eng_layer *l)
 	}
 }
 
-__u64 vnpu_eng_units(const struct eng_layer *l)
+__u64 vnpu_eng_units(const struct eng_layer *l, __u32 features)
 {
 	const struct vnpu_tensor *y = &l->t[l->n - 1];
 	__u64 batch, m, n, k, numel_y = vnpu_eng_numel(y);
+	struct eng_unit u;
 
 	switch (l->op) {
 	case VNPU_LAYER_GEMM:
 		eng_gemm_shape(l, &batch, &m, &n, &k);
-		return batch * eng_div_up(m, ENG_MC) *
-		       eng_div_up(n, eng_gemm_nc(k));
+		eng_gemm_unit(k, features, &u);
+		return batch * eng_div_up(m, u.rows) * eng_div_up(n, u.cols);
 	case VNPU_LAYER_CONV:
-		return conv_units(l);
+		return conv_units(l, features);
 	case VNPU_LAYER_POOL: {
 		const struct vnpu_layer_pool *a = l->attrs;
 
@@ -1348,36 +1351,47 @@ __u64 vnpu_eng_layer_cost(__u32 op, const struct vnpu_tensor *t,
 }
 
 __u32 vnpu_eng_layer_max_parts(__u32 op, const struct vnpu_tensor *t,
-			       __u32 num_tensors, const void *attrs)
+			       __u32 num_tensors, const void *attrs,
+			       __u32 features)
 {
 	struct eng_layer l = { op, t, 0, num_tensors, attrs };
-	__u64 u = vnpu_eng_units(&l);
+	__u64 u = vnpu_eng_units(&l, features), max = ENG_MAX_UNITS;
 
-	return u < 1 ? 1 : u > ENG_MAX_UNITS ? ENG_MAX_UNITS : (__u32)u;
+	if (eng_base_path(features))
+		max <<= ENG_UNIT_SHIFT_BASE;
+	return u < 1 ? 1 : u > max ? (__u32)max : (__u32)u;
 }
 
-static __u64 gemm_scratch(int pack_a, __u64 bbuf_floats)
+/* A part's scratch: A slice, accumulator and B for blocks up to @blk. */
+static __u64 gemm_scratch(int pack_a, const struct eng_unit *blk,
+			  __u64 bbuf_floats)
 {
 	__u64 bytes = ENG_ALIGN;
 
 	if (pack_a)
-		bytes += ENG_MC * ENG_KC * 4 + ENG_ALIGN;
-	bytes += ENG_ACC_FLOATS * 4 + ENG_ALIGN;	/* the block's sums */
+		bytes += blk->rows * ENG_KC * 4 + ENG_ALIGN;
+	/* The block's sums. */
+	bytes += blk->rows * eng_acc_rs(blk->cols) * 4 + ENG_ALIGN;
 	return bytes + bbuf_floats * 4 + ENG_ALIGN;
 }
 
 __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_tensor *t,
 			     __u32 num_tensors, const void *attrs,
-			     __u32 num_parts)
+			     __u32 num_parts, __u32 features)
 {
 	struct eng_layer l = { op, t, 0, num_tensors, attrs };
 	struct eng_conv_shape s;
+	struct eng_unit u, blk;
+	__u64 batch, m, n, k;
 
 	if (op == VNPU_LAYER_GEMM) {
 		const struct vnpu_layer_gemm *a = attrs;
 
-		return gemm_scratch(1, a->flags & VNPU_LAYER_F_PACKED ? 0 :
-				    ENG_KC * ENG_GEMM_NC);
+		eng_gemm_shape(&l, &batch, &m, &n, &k);
+		eng_gemm_unit(k, features, &u);
+		eng_scratch_block(features, &u, &blk);
+		return gemm_scratch(1, &blk, a->flags & VNPU_LAYER_F_PACKED ?
+				    0 : ENG_KC * blk.cols);
 	}
 	if (op == VNPU_LAYER_CONV) {
 		const struct vnpu_layer_conv *a = attrs;
@@ -1385,8 +1399,10 @@ __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_tensor *t,
 		eng_conv_shape(&l, &s);
 		if (eng_conv_depthwise(&s))
 			return 0;
-		return gemm_scratch(!(a->flags & VNPU_LAYER_F_PACKED),
-				    eng_conv_bbuf(&s, a));
+		eng_conv_unit(&s, features, &u);
+		eng_scratch_block(features, &u, &blk);
+		return gemm_scratch(!(a->flags & VNPU_LAYER_F_PACKED), &blk,
+				    eng_conv_bbuf(&s, a, u.cols));
 	}
 	return 0;
 }
@@ -1403,12 +1419,12 @@ int vnpu_eng_layer_run(__u32 op, const struct vnpu_tensor *t,
 	if (op == VNPU_LAYER_INVALID || op > VNPU_LAYER_OP_LAST || !num_parts ||
 	    part >= num_parts || !ctx)
 		return VNPU_ENG_EINVAL;
-	if (vnpu_eng_layer_scratch(op, t, num_tensors, attrs, num_parts) >
-	    ctx->scratch_size)
+	if (vnpu_eng_layer_scratch(op, t, num_tensors, attrs, num_parts,
+				   ctx->features) > ctx->scratch_size)
 		return VNPU_ENG_ENOSPC;
-	if (ctx->features & VNPU_ENG_F_AVX2_FMA)
+	if (!eng_base_path(ctx->features))
 		k = &vnpu_eng_kernels_avx2;
-	units = vnpu_eng_units(&l);
+	units = vnpu_eng_units(&l, ctx->features);
 	begin = units * part / num_parts;
 	end = units * (part + 1) / num_parts;
 	if (begin >= end)

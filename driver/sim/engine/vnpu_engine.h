@@ -75,19 +75,24 @@ __u64 vnpu_eng_layer_cost(__u32 op, const struct vnpu_tensor *t,
 
 /**
  * vnpu_eng_layer_max_parts() - the most parts a checked layer splits into
- * (at least 1)
+ * (at least 1) when run with @features (the &struct vnpu_eng_ctx features
+ * of vnpu_eng_layer_run()): the baseline kernels (no
+ * %VNPU_ENG_F_AVX2_FMA) split GEMM and CONV into 64 times smaller units,
+ * so that a part stays about as short as on the FMA paths
  */
 __u32 vnpu_eng_layer_max_parts(__u32 op, const struct vnpu_tensor *t,
-			       __u32 num_tensors, const void *attrs);
+			       __u32 num_tensors, const void *attrs,
+			       __u32 features);
 
 /**
  * vnpu_eng_layer_scratch() - scratch bytes each part of a checked layer
- * needs when split into @num_parts parts (0 when none); bounded (a checked
- * layer never asks for more than about 1 GiB)
+ * needs when split into @num_parts parts and run with @features (0 when
+ * none); bounded (a checked layer never asks for more than about 1 GiB),
+ * and never more on the baseline path than on the FMA ones
  */
 __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_tensor *t,
 			     __u32 num_tensors, const void *attrs,
-			     __u32 num_parts);
+			     __u32 num_parts, __u32 features);
 
 /**
  * vnpu_eng_layer_run() - run part @part of @num_parts of a checked layer
@@ -95,12 +100,14 @@ __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_tensor *t,
  *
  * Any @num_parts works (parts past the layer's units do nothing), and the
  * outputs have the same bits however the layer is split; @ctx->features
- * chooses the kernel build, and only the same features give the same bits
- * (%VNPU_ENG_F_AVX512 aside: it changes the speed only).
+ * chooses the kernel build and the units, and only the same features give
+ * the same bits (%VNPU_ENG_F_AVX512 aside: it changes the speed only;
+ * GEMM and CONV give the same bits on every path).
  *
  * Return: 0; %VNPU_ENG_EINVAL for a bad op, part or context, or a
  * data-dependent fault (a Gather index out of range); %VNPU_ENG_ENOSPC
- * when @ctx->scratch_size is below vnpu_eng_layer_scratch().
+ * when @ctx->scratch_size is below vnpu_eng_layer_scratch() for
+ * @ctx->features.
  */
 int vnpu_eng_layer_run(__u32 op, const struct vnpu_tensor *t,
 		       void *const *data, __u32 num_tensors, const void *attrs,

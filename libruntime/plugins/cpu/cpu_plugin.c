@@ -350,7 +350,8 @@ static int run_cmd(struct vnpu_dev *dev, struct vnpu_job *job,
 
 	if (cmd->opcode == VNPU_CMD_SPIN)
 		return run_spin(job);
-	parts = vnpu_exec_parts(cmd, dev->num_threads, CPU_CHUNK_COST);
+	parts = vnpu_exec_parts(cmd, dev->num_threads, CPU_CHUNK_COST,
+				dev->features);
 	if (!parts)
 		parts = 1;
 
@@ -361,7 +362,7 @@ static int run_cmd(struct vnpu_dev *dev, struct vnpu_job *job,
 	w->cmd = cmd;
 	w->slot_base = job->slot_base;
 	w->parts = parts;
-	w->scratch = vnpu_exec_scratch(cmd, parts);
+	w->scratch = vnpu_exec_scratch(cmd, parts, dev->features);
 	atomic_store(&w->next_part, 0);
 	atomic_store(&w->done_parts, 0);
 	atomic_store(&w->err, 0);

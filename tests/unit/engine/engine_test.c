@@ -108,10 +108,10 @@ int et_run(__u32 op, const struct vnpu_tensor *t, void *const *data, __u32 n,
 	rc = vnpu_eng_layer_check(op, t, n, attrs, attr_size);
 	if (rc)
 		return rc;
-	max = vnpu_eng_layer_max_parts(op, t, n, attrs);
+	max = vnpu_eng_layer_max_parts(op, t, n, attrs, features);
 	if (parts > max)
 		parts = max;
-	scratch = vnpu_eng_layer_scratch(op, t, n, attrs, parts);
+	scratch = vnpu_eng_layer_scratch(op, t, n, attrs, parts, features);
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.features = features;
 	ctx.scratch = scratch ? malloc(scratch) : NULL;

@@ -456,12 +456,14 @@ static void run_host(unsigned char *img, __u32 features)
 	for (i = 0; i < num_layers; i++) {
 		struct layer *l = &layers[i];
 		void *data[10];
-		__u32 parts = vnpu_eng_layer_max_parts(l->op, l->t, l->n, l->attrs);
+		__u32 parts = vnpu_eng_layer_max_parts(l->op, l->t, l->n, l->attrs,
+						  features);
 		__u64 scratch;
 		struct vnpu_eng_ctx ctx = { .features = features };
 
 		parts = parts < 3 ? parts : 3;
-		scratch = vnpu_eng_layer_scratch(l->op, l->t, l->n, l->attrs, parts);
+		scratch = vnpu_eng_layer_scratch(l->op, l->t, l->n, l->attrs, parts,
+						 features);
 		ctx.scratch = scratch ? malloc(scratch) : NULL;
 		ctx.scratch_size = scratch;
 		for (k = 0; k < l->n; k++)

@@ -514,7 +514,7 @@ static void run_bad(void)
 	t[0] = et_dense(VNPU_DTYPE_F32, 2, da);
 	t[1] = et_dense(VNPU_DTYPE_F32, 2, db);
 	t[2] = et_dense(VNPU_DTYPE_F32, 2, dy);
-	need = vnpu_eng_layer_scratch(VNPU_LAYER_GEMM, t, 3, &g, 1);
+	need = vnpu_eng_layer_scratch(VNPU_LAYER_GEMM, t, 3, &g, 1, ctx.features);
 	ET_EXPECT(need > 0, "gemm needs scratch");
 	ctx.scratch = malloc(need);
 	ctx.scratch_size = need - 1;
@@ -536,7 +536,7 @@ static void run_bad(void)
 	/* More parts than the layer splits into: the extra parts do nothing. */
 	ET_EXPECT(!vnpu_eng_layer_run(VNPU_LAYER_GEMM, t, data, 3, &g, 99, 100,
 				      &ctx), "an empty part");
-	ET_EXPECT(vnpu_eng_layer_max_parts(VNPU_LAYER_GEMM, t, 3, &g) >= 1,
+	ET_EXPECT(vnpu_eng_layer_max_parts(VNPU_LAYER_GEMM, t, 3, &g, 0) >= 1,
 		  "max parts");
 	ET_EXPECT(vnpu_eng_layer_cost(VNPU_LAYER_GEMM, t, 3, &g) ==
 		  2ull * 30 * 50 * 40, "gemm cost");

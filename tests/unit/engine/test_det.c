@@ -48,8 +48,8 @@ static void test_values(void)
 			if (m > 1)
 				memcpy(&x[3 * m * m + m], &x[3 * m * m], (size_t)m * sizeof(float));
 			ET_EXPECT(!rc, "m %d passes the check", m);
-			if (parts > vnpu_eng_layer_max_parts(VNPU_LAYER_DET, t, 2, NULL))
-				parts = vnpu_eng_layer_max_parts(VNPU_LAYER_DET, t, 2, NULL);
+			if (parts > vnpu_eng_layer_max_parts(VNPU_LAYER_DET, t, 2, NULL, ctx.features))
+				parts = vnpu_eng_layer_max_parts(VNPU_LAYER_DET, t, 2, NULL, ctx.features);
 			for (p = 0; p < parts && !rc; p++)
 				rc = vnpu_eng_layer_run(VNPU_LAYER_DET, t, data, 2, NULL, p, parts, &ctx);
 			ET_EXPECT(!rc, "m %d runs", m);

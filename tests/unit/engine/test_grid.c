@@ -21,7 +21,7 @@ static int run(const struct vnpu_tensor *t, void *const *data, const void *attrs
 
 	if (rc)
 		return rc;
-	max = vnpu_eng_layer_max_parts(VNPU_LAYER_GRID_SAMPLE, t, 3, attrs);
+	max = vnpu_eng_layer_max_parts(VNPU_LAYER_GRID_SAMPLE, t, 3, attrs, features);
 	parts = parts > max ? max : parts;
 	for (p = 0; p < parts; p++) {
 		rc = vnpu_eng_layer_run(VNPU_LAYER_GRID_SAMPLE, t, data, 3, attrs, p, parts, &ctx);

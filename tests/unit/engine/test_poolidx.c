@@ -41,8 +41,8 @@ static void test_values(void)
 			int rc = vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, a, sizeof(*a)), bad = 0;
 
 			ET_EXPECT(!rc, "case %zu passes the check", k);
-			if (parts > vnpu_eng_layer_max_parts(VNPU_LAYER_MAXPOOL_INDEX, t, 3, a))
-				parts = vnpu_eng_layer_max_parts(VNPU_LAYER_MAXPOOL_INDEX, t, 3, a);
+			if (parts > vnpu_eng_layer_max_parts(VNPU_LAYER_MAXPOOL_INDEX, t, 3, a, ctx.features))
+				parts = vnpu_eng_layer_max_parts(VNPU_LAYER_MAXPOOL_INDEX, t, 3, a, ctx.features);
 			for (p = 0; p < parts && !rc; p++)
 				rc = vnpu_eng_layer_run(VNPU_LAYER_MAXPOOL_INDEX, t, data, 3, a, p, parts,
 							&ctx);

@@ -111,8 +111,8 @@ static void test_values(void)
 					memcpy(&a.spatial_scale, &scale, 4);
 					rc = vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sizeof(a));
 					ET_EXPECT(!rc, "good layer");
-					if (parts > vnpu_eng_layer_max_parts(VNPU_LAYER_ROI_ALIGN, t, 4, &a))
-						parts = vnpu_eng_layer_max_parts(VNPU_LAYER_ROI_ALIGN, t, 4, &a);
+					if (parts > vnpu_eng_layer_max_parts(VNPU_LAYER_ROI_ALIGN, t, 4, &a, ctx.features))
+						parts = vnpu_eng_layer_max_parts(VNPU_LAYER_ROI_ALIGN, t, 4, &a, ctx.features);
 					for (p = 0; p < parts && !rc; p++)
 						rc = vnpu_eng_layer_run(VNPU_LAYER_ROI_ALIGN, t, data, 4, &a,
 									p, parts, &ctx);

@@ -21,10 +21,10 @@ static int run(__u32 op, const struct vnpu_tensor *t, void *const *data, __u32 n
 
 	if (rc)
 		return rc;
-	max = vnpu_eng_layer_max_parts(op, t, n, attrs);
+	max = vnpu_eng_layer_max_parts(op, t, n, attrs, features);
 	if (parts > max)
 		parts = max;
-	if (vnpu_eng_layer_scratch(op, t, n, attrs, parts))
+	if (vnpu_eng_layer_scratch(op, t, n, attrs, parts, features))
 		return -1;	/* these layers need none */
 	for (p = parts; p-- > 0;) {
 		rc = vnpu_eng_layer_run(op, t, data, n, attrs, p, parts, &ctx);

@@ -19,7 +19,7 @@ static int run(const struct vnpu_tensor *t, void *const *data, const struct vnpu
 
 	if (rc)
 		return rc;
-	max = vnpu_eng_layer_max_parts(VNPU_LAYER_TFIDF, t, 6, a);
+	max = vnpu_eng_layer_max_parts(VNPU_LAYER_TFIDF, t, 6, a, features);
 	parts = parts > max ? max : parts;
 	for (p = 0; p < parts; p++) {
 		rc = vnpu_eng_layer_run(VNPU_LAYER_TFIDF, t, data, 6, a, p, parts, &ctx);

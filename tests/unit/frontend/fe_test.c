@@ -425,8 +425,8 @@ int fe_run_program(const struct vnpu_program *p, void *const *inputs, void *cons
 			break;
 		}
 		while ((cmd = vnpu_stream_next(seg->cmd, seg->cmd_size, cmd))) {
-			uint64_t scratch_size = vnpu_exec_scratch(cmd, 1);
 			struct vnpu_eng_ctx ctx = { 0 };
+			uint64_t scratch_size = vnpu_exec_scratch(cmd, 1, ctx.features);
 
 			ctx.scratch = scratch_size ? xcalloc(1, scratch_size) : NULL;
 			ctx.scratch_size = scratch_size;

@@ -166,11 +166,11 @@ static void run_stream(struct __test_metadata *_metadata, const void *stream,
 	struct vnpu_eng_ctx ctx = { 0 };
 
 	while ((cmd = vnpu_stream_next(stream, size, cmd))) {
-		__u32 parts = vnpu_exec_parts(cmd, tiles, 1000);
+		__u32 parts = vnpu_exec_parts(cmd, tiles, 1000, ctx.features);
 		__u32 p;
 
 		ASSERT_LE(1, parts);
-		ASSERT_EQ(0, vnpu_exec_scratch(cmd, parts));
+		ASSERT_EQ(0, vnpu_exec_scratch(cmd, parts, ctx.features));
 		for (p = parts; p-- > 0;)
 			ASSERT_EQ(0, vnpu_exec_part(cmd, base, p, parts, &ctx));
 	}
