@@ -88,5 +88,6 @@ void et_test_roi(void);
 void et_test_poolidx(void);
 void et_test_rank(void);
 void et_test_host(void);
+void et_test_units(void);
 
 #endif

@@ -1,0 +1,402 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * GEMM and CONV units per kernel path. The baseline path's units hold at
+ * most 2^20 multiply-adds, 64 times fewer than the FMA paths', so that its
+ * parts (FPU sections in vnpu.ko) stay short; that changes only which
+ * output block a unit covers, never the order of a sum. For odd shapes
+ * that split into several units on either path: the unit counts and
+ * scratch the API reports per path, every split of the baseline's small
+ * units (parts > units too) in exactly the scratch it asked for, bit for
+ * bit against the AVX2 (and AVX-512) path's large units, and the naive
+ * reference.
+ */
+#include "engine_test.h"
+
+#define BASE 0u
+#define AVX2 VNPU_ENG_F_AVX2_FMA
+#define BASE_UNIT_MACS (1ull << 20)
+/* Bytes past the scratch asked for that must stay untouched. */
+#define CANARY 4096
+
+/**
+ * struct ulayer - one GEMM or CONV layer under test
+ * @name: for messages
+ * @op: %VNPU_LAYER_GEMM or %VNPU_LAYER_CONV
+ * @t: tensors, the output last
+ * @data: their data
+ * @n: tensors
+ * @g: GEMM's attributes
+ * @c: CONV's attributes
+ * @ref: the naive reference of the output, in double then rounded
+ * @depth: multiply-adds per output
+ */
+struct ulayer {
+	char name[96];
+	__u32 op, n;
+	struct vnpu_tensor t[5];
+	void *data[5];
+	struct vnpu_layer_gemm g;
+	struct vnpu_layer_conv c;
+	float *ref;
+	__u64 depth;
+};
+
+static const void *attrs_of(const struct ulayer *l)
+{
+	return l->op == VNPU_LAYER_GEMM ? (const void *)&l->g :
+	       (const void *)&l->c;
+}
+
+static __u32 attr_size_of(const struct ulayer *l)
+{
+	return l->op == VNPU_LAYER_GEMM ? sizeof(l->g) : sizeof(l->c);
+}
+
+static __u32 max_parts(const struct ulayer *l, __u32 features)
+{
+	return vnpu_eng_layer_max_parts(l->op, l->t, l->n, attrs_of(l),
+					features);
+}
+
+static __u64 scratch_of(const struct ulayer *l, __u32 features, __u32 parts)
+{
+	return vnpu_eng_layer_scratch(l->op, l->t, l->n, attrs_of(l), parts,
+				      features);
+}
+
+static size_t out_bytes(const struct ulayer *l)
+{
+	return et_bytes(&l->t[l->n - 1]);
+}
+
+/*
+ * Runs @parts parts (in reverse) with @features in exactly the scratch
+ * asked for, followed by a canary that must survive; the output to @out.
+ */
+static int run_split(const struct ulayer *l, __u32 features, __u32 parts,
+		     void *out)
+{
+	__u64 need = scratch_of(l, features, parts), i;
+	struct vnpu_eng_ctx ctx = { .features = features };
+	unsigned char *mem = malloc(need + CANARY);
+	int rc = 0;
+	__u32 p;
+
+	if (!mem)
+		return -12;
+	/* Dirty scratch: a kernel must not rely on zeroes. */
+	memset(mem, 0xa5, need + CANARY);
+	ctx.scratch = mem;
+	ctx.scratch_size = need;
+	memset(l->data[l->n - 1], 0x7f, out_bytes(l));
+	for (p = parts; p-- > 0 && !rc;)
+		rc = vnpu_eng_layer_run(l->op, l->t, l->data, l->n, attrs_of(l),
+					p, parts, &ctx);
+	for (i = need; i < need + CANARY; i++)
+		if (mem[i] != 0xa5) {
+			ET_FAIL("%s: features %#x, %u parts: scratch overrun at byte %llu of %llu",
+				l->name, features, parts,
+				(unsigned long long)i, (unsigned long long)need);
+			rc = -1;
+			break;
+		}
+	free(mem);
+	memcpy(out, l->data[l->n - 1], out_bytes(l));
+	return rc;
+}
+
+/* The counts and scratch each path reports, and the refusals. */
+static void check_api(const struct ulayer *l)
+{
+	__u32 mb = max_parts(l, BASE), ma = max_parts(l, AVX2);
+	__u64 sb = scratch_of(l, BASE, mb), sa = scratch_of(l, AVX2, ma);
+	__u64 macs = et_numel(&l->t[l->n - 1]) * l->depth;
+	struct vnpu_eng_ctx ctx = { .features = BASE };
+	int rc;
+
+	ET_EXPECT(max_parts(l, AVX2 | VNPU_ENG_F_AVX512) == ma,
+		  "%s: AVX-512 units differ from AVX2's", l->name);
+	ET_EXPECT(mb > ma, "%s: units: baseline %u, AVX2 %u",
+		  l->name, mb, ma);
+	/* No baseline unit holds more than 2^20 multiply-adds. */
+	ET_EXPECT((__u64)mb * BASE_UNIT_MACS >= macs,
+		  "%s: %u baseline units for %llu multiply-adds", l->name, mb,
+		  (unsigned long long)macs);
+	ET_EXPECT(sb > 0 && sb <= sa,
+		  "%s: scratch: baseline %llu, AVX2 %llu", l->name,
+		  (unsigned long long)sb, (unsigned long long)sa);
+
+	/* A byte short of either path's own figure: ENOSPC. */
+	ctx.scratch = malloc(sa);
+	ctx.scratch_size = sb - 1;
+	rc = vnpu_eng_layer_run(l->op, l->t, l->data, l->n, attrs_of(l), 0, mb,
+				&ctx);
+	ET_EXPECT(rc == VNPU_ENG_ENOSPC, "%s: short baseline scratch: %d",
+		  l->name, rc);
+	ctx.features = AVX2;
+	ctx.scratch_size = sa - 1;
+	rc = vnpu_eng_layer_run(l->op, l->t, l->data, l->n, attrs_of(l), 0, ma,
+				&ctx);
+	ET_EXPECT(rc == VNPU_ENG_ENOSPC, "%s: short AVX2 scratch: %d",
+		  l->name, rc);
+	free(ctx.scratch);
+}
+
+static void check_ref(const struct ulayer *l, const float *got)
+{
+	size_t i, count = out_bytes(l) / 4;
+	double atol = 2e-5 * sqrt((double)l->depth + 1);
+	int bad = 0;
+
+	for (i = 0; i < count; i++)
+		if (fabs((double)got[i] - l->ref[i]) > atol + 1e-4 * fabs(l->ref[i]) &&
+		    bad++ < 3)
+			ET_FAIL("%s [%zu]: got %.9g want %.9g", l->name, i,
+				got[i], l->ref[i]);
+}
+
+static void check_layer(struct ulayer *l)
+{
+	__u32 mb = max_parts(l, BASE), ma = max_parts(l, AVX2);
+	const __u32 splits[] = { 2, 3, mb - 1, mb, mb + 5, 2 * mb + 1 };
+	const __u32 fma_splits[] = { 1, 2, ma, ma + 3 };
+	size_t bytes = out_bytes(l), i;
+	unsigned char *whole = malloc(bytes), *got = malloc(bytes);
+
+	check_api(l);
+	if (run_split(l, BASE, 1, whole)) {
+		ET_FAIL("%s: baseline run failed", l->name);
+		goto out;
+	}
+	check_ref(l, (const float *)whole);
+	for (i = 0; i < sizeof(splits) / sizeof(splits[0]); i++)
+		if (run_split(l, BASE, splits[i], got) ||
+		    memcmp(whole, got, bytes))
+			ET_FAIL("%s: baseline in %u parts differs from 1",
+				l->name, splits[i]);
+	if (!(et_host_features & AVX2))
+		goto out;
+	/* The FMA paths' large units: the baseline's bits. */
+	for (i = 0; i < sizeof(fma_splits) / sizeof(fma_splits[0]); i++)
+		if (run_split(l, AVX2, fma_splits[i], got) ||
+		    memcmp(whole, got, bytes))
+			ET_FAIL("%s: AVX2 in %u parts differs from the baseline",
+				l->name, fma_splits[i]);
+	if (et_host_features & VNPU_ENG_F_AVX512)
+		if (run_split(l, AVX2 | VNPU_ENG_F_AVX512, ma, got) ||
+		    memcmp(whole, got, bytes))
+			ET_FAIL("%s: AVX-512 differs from the baseline",
+				l->name);
+out:
+	free(whole);
+	free(got);
+}
+
+static void *new_tensor(struct ulayer *l, __u32 rank, const __u64 *dims)
+{
+	float *p;
+
+	l->t[l->n] = et_dense(VNPU_DTYPE_F32, rank, dims);
+	p = malloc(et_bytes(&l->t[l->n]));
+	et_fill_f32(p, et_bytes(&l->t[l->n]) / 4);
+	l->data[l->n++] = p;
+	return p;
+}
+
+static void free_layer(struct ulayer *l)
+{
+	__u32 i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->data[i]);
+	free(l->ref);
+}
+
+/* Y[b] = A[b] B[b] (+ bias[n]) (+ R), relu'd when @relu; B packed when asked. */
+static void gemm_units(__u64 batch, __u64 m, __u64 n, __u64 k, __u32 flags,
+		       int relu)
+{
+	struct ulayer l = { .op = VNPU_LAYER_GEMM, .depth = k };
+	__u64 da[3] = { batch, m, k }, db[3] = { batch, k, n };
+	__u64 dy[3] = { batch, m, n };
+	__u32 r = batch > 1 ? 3 : 2, o = batch > 1 ? 0 : 1;
+	float *a, *b, *bias = NULL, *res = NULL, *packed = NULL;
+	__u64 bi, i, j, kk, size;
+
+	a = new_tensor(&l, r, da + o);
+	b = new_tensor(&l, r, db + o);
+	if (flags & VNPU_LAYER_F_PACKED) {
+		size = vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, k, n);
+		packed = malloc(size * 4);
+		ET_EXPECT(!vnpu_eng_pack(VNPU_PACK_GEMM_B, b, 1, k, n, packed),
+			  "pack B");
+		l.t[1] = et_dense(VNPU_DTYPE_F32, 1, &size);
+		l.data[1] = packed;
+	}
+	if (flags & VNPU_LAYER_F_BIAS)
+		bias = new_tensor(&l, 1, &n);
+	if (flags & VNPU_LAYER_F_RESIDUAL)
+		res = new_tensor(&l, r, dy + o);
+	new_tensor(&l, r, dy + o);
+	l.ref = malloc(batch * m * n * 4);
+	for (bi = 0; bi < batch; bi++)
+		for (i = 0; i < m; i++)
+			for (j = 0; j < n; j++) {
+				__u64 e = (bi * m + i) * n + j;
+				double acc = bias ? bias[j] : 0;
+
+				for (kk = 0; kk < k; kk++)
+					acc += (double)a[(bi * m + i) * k + kk] *
+					       b[(bi * k + kk) * n + j];
+				acc += res ? res[e] : 0;
+				l.ref[e] = (float)(relu && acc < 0 ? 0 : acc);
+			}
+	l.g.flags = flags;
+	l.g.alpha = et_f32_bits(1.0f);
+	l.g.beta = et_f32_bits(1.0f);
+	l.g.act.func = relu ? VNPU_ACT_RELU : VNPU_ACT_IDENTITY;
+	snprintf(l.name, sizeof(l.name), "gemm %llux%llux%llux%llu flags %u",
+		 (unsigned long long)batch, (unsigned long long)m,
+		 (unsigned long long)n, (unsigned long long)k, flags);
+	ET_EXPECT(!vnpu_eng_layer_check(l.op, l.t, l.n, attrs_of(&l),
+				       attr_size_of(&l)),
+		  "%s: check", l.name);
+	check_layer(&l);
+	if (packed) {
+		free(packed);
+		l.data[1] = b;
+	}
+	free_layer(&l);
+}
+
+struct conv_shape {
+	__u64 c, h, w, m;
+	__u32 group, k, stride, pad, flags;
+};
+
+/* One image, a square kernel, even pads; weights packed when asked. */
+static void conv_units(const struct conv_shape *cs)
+{
+	struct ulayer l = { .op = VNPU_LAYER_CONV };
+	__u64 cg = cs->c / cs->group, mg = cs->m / cs->group;
+	__u64 oh = (cs->h + 2 * cs->pad - cs->k) / cs->stride + 1;
+	__u64 ow = (cs->w + 2 * cs->pad - cs->k) / cs->stride + 1;
+	__u64 dx[4] = { 1, cs->c, cs->h, cs->w }, dw[4] = { cs->m, cg, cs->k, cs->k };
+	__u64 dy[4] = { 1, cs->m, oh, ow }, kt = cg * cs->k * cs->k, size;
+	float *x, *w, *bias = NULL, *res = NULL, *packed = NULL;
+	__u64 m, i, j, c, a, b;
+
+	x = new_tensor(&l, 4, dx);
+	w = new_tensor(&l, 4, dw);
+	if (cs->flags & VNPU_LAYER_F_PACKED) {
+		size = vnpu_eng_packed_size(VNPU_PACK_CONV_W, cs->group, mg, kt);
+		packed = malloc(size * 4);
+		ET_EXPECT(!vnpu_eng_pack(VNPU_PACK_CONV_W, w, cs->group, mg, kt,
+					 packed), "pack W");
+		l.t[1] = et_dense(VNPU_DTYPE_F32, 1, &size);
+		l.data[1] = packed;
+	}
+	if (cs->flags & VNPU_LAYER_F_BIAS)
+		bias = new_tensor(&l, 1, &cs->m);
+	if (cs->flags & VNPU_LAYER_F_RESIDUAL)
+		res = new_tensor(&l, 4, dy);
+	new_tensor(&l, 4, dy);
+	l.depth = kt;
+	l.ref = malloc(cs->m * oh * ow * 4);
+	for (m = 0; m < cs->m; m++)
+		for (i = 0; i < oh; i++)
+			for (j = 0; j < ow; j++) {
+				__u64 e = (m * oh + i) * ow + j, g = m / mg;
+				double acc = bias ? bias[m] : 0;
+
+				for (c = 0; c < cg; c++)
+					for (a = 0; a < cs->k; a++)
+						for (b = 0; b < cs->k; b++) {
+							long ih = (long)(i * cs->stride + a) - (long)cs->pad;
+							long iw = (long)(j * cs->stride + b) - (long)cs->pad;
+
+							if (ih < 0 || ih >= (long)cs->h ||
+							    iw < 0 || iw >= (long)cs->w)
+								continue;
+							acc += (double)x[((g * cg + c) * cs->h + ih) * cs->w + iw] *
+							       w[((m * cg + c) * cs->k + a) * cs->k + b];
+						}
+				l.ref[e] = (float)(acc + (res ? res[e] : 0));
+			}
+	l.c.flags = cs->flags;
+	l.c.group = cs->group;
+	l.c.kernel[0] = l.c.kernel[1] = cs->k;
+	l.c.stride[0] = l.c.stride[1] = cs->stride;
+	l.c.dilation[0] = l.c.dilation[1] = 1;
+	l.c.pad_begin[0] = l.c.pad_begin[1] = cs->pad;
+	l.c.pad_end[0] = l.c.pad_end[1] = cs->pad;
+	snprintf(l.name, sizeof(l.name),
+		 "conv c%llu %llux%llu m%llu g%u k%u s%u p%u flags %u",
+		 (unsigned long long)cs->c, (unsigned long long)cs->h,
+		 (unsigned long long)cs->w, (unsigned long long)cs->m,
+		 cs->group, cs->k, cs->stride, cs->pad, cs->flags);
+	ET_EXPECT(!vnpu_eng_layer_check(l.op, l.t, l.n, attrs_of(&l),
+				       attr_size_of(&l)),
+		  "%s: check", l.name);
+	check_layer(&l);
+	if (packed) {
+		free(packed);
+		l.data[1] = w;
+	}
+	free_layer(&l);
+}
+
+/* The FMA paths' units as they were: GEMM 1024^3 in 22, conv 3x3 in 13. */
+static void check_fma_units(void)
+{
+	__u64 d[2] = { 1024, 1024 }, dx[4] = { 1, 64, 56, 56 };
+	__u64 dw[4] = { 64, 64, 3, 3 };
+	struct vnpu_layer_gemm g = { .alpha = 0x3f800000 };
+	struct vnpu_layer_conv c = {
+		.group = 1, .kernel = { 3, 3 }, .stride = { 1, 1 },
+		.dilation = { 1, 1 }, .pad_begin = { 1, 1 }, .pad_end = { 1, 1 },
+	};
+	struct vnpu_tensor t[3];
+
+	t[0] = t[1] = t[2] = et_dense(VNPU_DTYPE_F32, 2, d);
+	ET_EXPECT(vnpu_eng_layer_max_parts(VNPU_LAYER_GEMM, t, 3, &g, AVX2) == 22,
+		  "GEMM 1024^3: AVX2 units");
+	ET_EXPECT(vnpu_eng_layer_max_parts(VNPU_LAYER_GEMM, t, 3, &g, BASE) ==
+		  18 * 64, "GEMM 1024^3: baseline units of 60 x 16");
+	t[0] = et_dense(VNPU_DTYPE_F32, 4, dx);
+	t[1] = et_dense(VNPU_DTYPE_F32, 4, dw);
+	t[2] = et_dense(VNPU_DTYPE_F32, 4, dx);
+	ET_EXPECT(vnpu_eng_layer_max_parts(VNPU_LAYER_CONV, t, 3, &c, AVX2) == 13,
+		  "conv 3x3 64x56x56: AVX2 units");
+	ET_EXPECT(vnpu_eng_layer_max_parts(VNPU_LAYER_CONV, t, 3, &c, BASE) ==
+		  11 * 13, "conv 3x3 64x56x56: baseline units of 6 x 256");
+}
+
+void et_test_units(void)
+{
+	const __u32 B = VNPU_LAYER_F_BIAS, R = VNPU_LAYER_F_RESIDUAL;
+	const __u32 P = VNPU_LAYER_F_PACKED;
+	static const struct conv_shape convs[] = {
+		/* 3x3: baseline units of 6 rows x 256 columns */
+		{ 64, 30, 31, 20, 1, 3, 1, 1, VNPU_LAYER_F_BIAS },
+		/* deep: the columns shrink too, to 64 */
+		{ 300, 9, 11, 13, 1, 3, 1, 1,
+		  VNPU_LAYER_F_PACKED | VNPU_LAYER_F_RESIDUAL },
+		/* stride 2 in stride phases, two groups */
+		{ 80, 41, 45, 22, 2, 3, 2, 1, VNPU_LAYER_F_BIAS },
+		/* stride 5: im2col slices of 224 columns */
+		{ 30, 100, 101, 10, 1, 5, 5, 0, 0 },
+		/* 1x1 over the input itself */
+		{ 256, 14, 14, 40, 1, 1, 1, 0, VNPU_LAYER_F_BIAS },
+	};
+	size_t i;
+
+	check_fma_units();
+	gemm_units(1, 97, 83, 700, 0, 0);
+	gemm_units(1, 200, 300, 100, B, 1);
+	gemm_units(1, 61, 45, 3001, P | R, 0);
+	gemm_units(1, 1, 1000, 64, P, 0);
+	gemm_units(2, 37, 50, 2000, B | R, 1);
+	for (i = 0; i < sizeof(convs) / sizeof(convs[0]); i++)
+		conv_units(&convs[i]);
+}
