@@ -27,6 +27,7 @@
 #include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/mm.h>
+#include <linux/moduleparam.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 
@@ -589,8 +590,19 @@ void vnpu_fw_shutdown(struct vnpu_fw *fw)
 	wake_up_all(&fw->event_wq);
 }
 
+/*
+ * Off: the engine's baseline kernels (SSE2, software fma, small GEMM/CONV
+ * units) even on a CPU with AVX2+FMA, as on one without; the same bits,
+ * slower. For tests of that path, which the VM's CPU would never take.
+ */
+static bool engine_simd = true;
+module_param(engine_simd, bool, 0444);
+MODULE_PARM_DESC(engine_simd, "Use the engine's AVX2+FMA and AVX-512 kernels when the CPU has them (default true; false: the baseline kernels)");
+
 static u32 vnpu_fw_features(void)
 {
+	if (!engine_simd)
+		return 0;
 	if (!boot_cpu_has(X86_FEATURE_AVX2) || !boot_cpu_has(X86_FEATURE_FMA) ||
 	    !cpu_has_xfeatures(XFEATURE_MASK_SSE | XFEATURE_MASK_YMM, NULL))
 		return 0;
