@@ -203,10 +203,19 @@ static void *new_tensor(struct ulayer *l, __u32 rank, const __u64 *dims)
 	return p;
 }
 
-static void free_layer(struct ulayer *l)
+/* Checks and tests @l, then frees it; @dense: its weights before packing. */
+static void test_layer(struct ulayer *l, void *dense)
 {
 	__u32 i;
 
+	ET_EXPECT(!vnpu_eng_layer_check(l->op, l->t, l->n, attrs_of(l),
+				       attr_size_of(l)),
+		  "%s: check", l->name);
+	check_layer(l);
+	if (l->data[1] != dense) {
+		free(l->data[1]);
+		l->data[1] = dense;
+	}
 	for (i = 0; i < l->n; i++)
 		free(l->data[i]);
 	free(l->ref);
@@ -258,15 +267,7 @@ static void gemm_units(__u64 batch, __u64 m, __u64 n, __u64 k, __u32 flags,
 	snprintf(l.name, sizeof(l.name), "gemm %llux%llux%llux%llu flags %u",
 		 (unsigned long long)batch, (unsigned long long)m,
 		 (unsigned long long)n, (unsigned long long)k, flags);
-	ET_EXPECT(!vnpu_eng_layer_check(l.op, l.t, l.n, attrs_of(&l),
-				       attr_size_of(&l)),
-		  "%s: check", l.name);
-	check_layer(&l);
-	if (packed) {
-		free(packed);
-		l.data[1] = b;
-	}
-	free_layer(&l);
+	test_layer(&l, b);
 }
 
 struct conv_shape {
@@ -335,15 +336,7 @@ static void conv_units(const struct conv_shape *cs)
 		 (unsigned long long)cs->c, (unsigned long long)cs->h,
 		 (unsigned long long)cs->w, (unsigned long long)cs->m,
 		 cs->group, cs->k, cs->stride, cs->pad, cs->flags);
-	ET_EXPECT(!vnpu_eng_layer_check(l.op, l.t, l.n, attrs_of(&l),
-				       attr_size_of(&l)),
-		  "%s: check", l.name);
-	check_layer(&l);
-	if (packed) {
-		free(packed);
-		l.data[1] = w;
-	}
-	free_layer(&l);
+	test_layer(&l, w);
 }
 
 /* The FMA paths' units as they were: GEMM 1024^3 in 22, conv 3x3 in 13. */
