@@ -420,58 +420,59 @@ static void test_unknown_op(void)
 	vnpu_model_free(m);
 }
 
-/*
- * What is not supported says so in one line naming it: element types by
- * name (string, complex64), a node by its name or, unnamed, its op.
- */
-static void test_unsupported_messages(void)
+/* A model whose input has ONNX element type @type: reading it fails saying @want. */
+static void check_read_refused(int type, const char *want)
+{
+	struct mb *b = mb_new(13);
+
+	mb_input(b, "in", type, 1, (const int64_t[]){ 2 });
+	mb_node(b, "Identity", (const char *[]){ "in", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	CHECK(mb_read(b) == NULL);
+	CHECK(!strcmp(vnpu_last_error(), want));
+}
+
+/* x -> @op (Cast: to @to; named or not) -> y: compiling fails saying @want. */
+static void check_compile_refused(const char *op, int to, bool named, const char *want)
 {
 	struct mb *b = mb_new(13);
 	struct vnpu_program *p = NULL;
 	Onnx__NodeProto *n;
 	vnpu_model *m;
 
-	mb_input(b, "s", ONNX__TENSOR_PROTO__DATA_TYPE__STRING, 1, (const int64_t[]){ 2 });
-	mb_node(b, "Identity", (const char *[]){ "s", NULL }, (const char *[]){ "y", NULL });
-	mb_output(b, "y");
-	CHECK(mb_read(b) == NULL);
-	CHECK(strstr(vnpu_last_error(), "'s': string tensors are not supported") != NULL);
-	CHECK(strchr(vnpu_last_error(), '\n') == NULL);
-
-	b = mb_new(13);
-	mb_input(b, "c", ONNX__TENSOR_PROTO__DATA_TYPE__COMPLEX64, 1, (const int64_t[]){ 2 });
-	mb_node(b, "Identity", (const char *[]){ "c", NULL }, (const char *[]){ "y", NULL });
-	mb_output(b, "y");
-	CHECK(mb_read(b) == NULL);
-	CHECK(strstr(vnpu_last_error(), "'c': complex64 tensors are not supported") != NULL);
-
-	b = mb_new(13);
 	mb_input(b, "x", F32, 1, (const int64_t[]){ 2 });
-	n = mb_node(b, "Cast", (const char *[]){ "x", NULL }, (const char *[]){ "y", NULL });
-	mb_attr_int(n, "to", ONNX__TENSOR_PROTO__DATA_TYPE__STRING);
-	free(n->name);
-	n->name = strdup("");
+	n = mb_node(b, op, (const char *[]){ "x", NULL }, (const char *[]){ "y", NULL });
+	if (to)
+		mb_attr_int(n, "to", to);
+	if (!named) {
+		free(n->name);
+		n->name = strdup("");
+	}
 	mb_output(b, "y");
 	m = mb_read(b);
 	CHECK(m != NULL);
-	if (!m)
-		return;
-	CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_UNSUPPORTED);
-	CHECK(!strcmp(vnpu_last_error(), "Cast node: cast to string is not supported"));
-	vnpu_model_free(m);
-
-	b = mb_new(13);
-	mb_input(b, "x", F32, 1, (const int64_t[]){ 2 });
-	mb_node(b, "Bernoulli", (const char *[]){ "x", NULL }, (const char *[]){ "z", NULL });
-	mb_output(b, "z");
-	m = mb_read(b);
-	CHECK(m != NULL);
-	if (!m)
-		return;
-	CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_UNSUPPORTED);
-	CHECK(!strcmp(vnpu_last_error(), "node 'Bernoulli_0' (Bernoulli): unknown op"));
+	if (m)
+		CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_UNSUPPORTED);
+	CHECK(!strcmp(vnpu_last_error(), want));
 	CHECK(p == NULL);
 	vnpu_model_free(m);
+}
+
+/*
+ * What is not supported says so in one line naming it: element types by
+ * name (string, complex64), a node by its name or, unnamed, its op.
+ */
+static void test_unsupported_messages(void)
+{
+	check_read_refused(ONNX__TENSOR_PROTO__DATA_TYPE__STRING,
+			   "input: 'in': string tensors are not supported");
+	check_read_refused(ONNX__TENSOR_PROTO__DATA_TYPE__COMPLEX64,
+			   "input: 'in': complex64 tensors are not supported");
+	check_read_refused(99, "input: 'in': element type 99 is not supported");
+	check_compile_refused("Cast", ONNX__TENSOR_PROTO__DATA_TYPE__STRING, false,
+			      "Cast node: cast to string is not supported");
+	check_compile_refused("Bernoulli", 0, true, "node 'Bernoulli_0' (Bernoulli): unknown op");
+	check_compile_refused("Bernoulli", 0, false, "Bernoulli node: unknown op");
 }
 
 static void test_api_errors(void)
@@ -521,6 +522,15 @@ static void test_api_errors(void)
  * a node refuses is an error naming the input and the node, the model as
  * it was.
  */
+/* Reshape input @name of @m to @s: output 0 is then [@dims] of @rank. */
+static void check_reshaped(vnpu_model *m, const char *name, vnpu_shape s, uint32_t rank,
+			   const int64_t *dims)
+{
+	CHECK_EQ(vnpu_model_reshape(m, name, &s), VNPU_OK);
+	CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
+	check_shape(&s, rank, dims);
+}
+
 static void test_reshape_static(void)
 {
 	struct mb *b = mb_new(13);
@@ -535,14 +545,8 @@ static void test_reshape_static(void)
 	CHECK(m != NULL);
 	if (!m)
 		return;
-	s = (vnpu_shape){ .rank = 2, .dims = { 5, 4 } };
-	CHECK_EQ(vnpu_model_reshape(m, "x", &s), VNPU_OK);
-	CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
-	check_shape(&s, 2, (const int64_t[]){ 5, 2 });
-	s = (vnpu_shape){ .rank = 3, .dims = { 2, 3, 4 } };
-	CHECK_EQ(vnpu_model_reshape(m, "x", &s), VNPU_OK);
-	CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
-	check_shape(&s, 3, (const int64_t[]){ 2, 3, 2 });
+	check_reshaped(m, "x", (vnpu_shape){ 2, { 5, 4 } }, 2, (const int64_t[]){ 5, 2 });
+	check_reshaped(m, "x", (vnpu_shape){ 3, { 2, 3, 4 } }, 3, (const int64_t[]){ 2, 3, 2 });
 	/* K = 5 against w's 4, and a scalar: MatMul refuses both. */
 	s = (vnpu_shape){ .rank = 2, .dims = { 3, 5 } };
 	CHECK_EQ(vnpu_model_reshape(m, "x", &s), VNPU_INVALID_ARGUMENT);
@@ -567,7 +571,6 @@ static void test_castlike_any_like_shape(void)
 	struct mb *b = mb_new(15);
 	vnpu_element_type t;
 	vnpu_model *m;
-	vnpu_shape s;
 
 	mb_input(b, "x", F32, 2, (const int64_t[]){ 3, 4 });
 	mb_input(b, "like", ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16, 2, (const int64_t[]){ 3, 4 });
@@ -577,16 +580,10 @@ static void test_castlike_any_like_shape(void)
 	CHECK(m != NULL);
 	if (!m)
 		return;
-	s = (vnpu_shape){ .rank = 1, .dims = { 1 } };
-	CHECK_EQ(vnpu_model_reshape(m, "like", &s), VNPU_OK);
-	CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
-	check_shape(&s, 2, (const int64_t[]){ 3, 4 });
+	check_reshaped(m, "like", (vnpu_shape){ 1, { 1 } }, 2, (const int64_t[]){ 3, 4 });
 	CHECK_EQ(vnpu_model_output_type(m, 0, &t), VNPU_OK);
 	CHECK_EQ(t, VNPU_TYPE_BF16);
-	s = (vnpu_shape){ .rank = 1, .dims = { 0 } };
-	CHECK_EQ(vnpu_model_reshape(m, "like", &s), VNPU_OK);
-	CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
-	check_shape(&s, 2, (const int64_t[]){ 3, 4 });
+	check_reshaped(m, "like", (vnpu_shape){ 1, { 0 } }, 2, (const int64_t[]){ 3, 4 });
 	vnpu_model_free(m);
 }
 
