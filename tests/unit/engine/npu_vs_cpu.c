@@ -485,20 +485,39 @@ static __u64 out_bytes(const struct vnpu_tensor *t)
 	return n;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct drm_vnpu_get_param gp = { .param = DRM_VNPU_PARAM_ENGINE_FEATURES };
 	unsigned char *dev_img, *host_img;
 	unsigned int i, bad = 0;
+	long want = -1;
 	__u32 features;
-	int fd = open_vnpu();
+	char *end;
+	int fd;
 
+	/* --features N: the device must run with exactly these features. */
+	if (argc == 3 && !strcmp(argv[1], "--features")) {
+		errno = 0;
+		want = strtol(argv[2], &end, 0);
+		if (errno || end == argv[2] || *end || want < 0)
+			want = -2;
+	}
+	if (argc != 1 && (argc != 3 || want < 0)) {
+		fprintf(stderr, "usage: engine-npu-vs-cpu [--features N]\n");
+		return 2;
+	}
+	fd = open_vnpu();
 	if (fd < 0) {
 		printf("npu-vs-cpu: no vnpu device: skipped\n");
 		return 77;
 	}
 	must(ioctl(fd, DRM_IOCTL_VNPU_GET_PARAM, &gp), "GET_PARAM");
 	features = (__u32)gp.value;
+	if (want >= 0 && features != (__u64)want) {
+		fprintf(stderr, "npu-vs-cpu: the device runs with engine features %#x, not %#lx\n",
+			features, want);
+		return 1;
+	}
 	if ((features & vnpu_eng_host_features()) != features) {
 		printf("npu-vs-cpu: the device uses features %#x this CPU lacks: skipped\n",
 		       features);
