@@ -391,6 +391,72 @@ static int reshape_fixed_dims(vnpu_core *core, const char *device)
 }
 
 /*
+ * Hostile reshapes through the public API, each refused with a status and
+ * a message and the model left usable: NULLs, unknown names, an output, a
+ * rank above VNPU_MAX_RANK, an element count past 2^40 (or 64 bits), a
+ * shape Add cannot broadcast. A compiled model keeps the shape it was
+ * compiled with when the model is reshaped afterwards; a frozen input is
+ * no longer one.
+ */
+static int reshape_hostile(vnpu_core *core, const char *device)
+{
+	const vnpu_shape four_five = { 2, { 4, 5 } }, two_ten = { 2, { 2, 10 } };
+	const vnpu_shape scalar = { .rank = 0 }, deep = { .rank = VNPU_MAX_RANK + 1 };
+	const vnpu_shape huge = { 2, { 1ll << 62, 4 } }, wide = { 3, { 1ll << 40, 1ll << 40, 1 } };
+	const vnpu_shape unbroadcast = { 2, { 2, 5 } };
+	vnpu_compiled_model *cm, *cm2;
+	float zeros[20] = { 0 };
+	vnpu_shape got;
+	vnpu_model *m;
+
+	CHECK_OK(vnpu_core_read_model(core, ADD, &m));
+	CHECK_ERR(vnpu_model_reshape(NULL, "x", &four_five), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_model_reshape(m, NULL, &four_five), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_model_reshape(m, "x", NULL), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_model_reshape(m, "nope", &four_five), VNPU_NOT_FOUND);
+	CHECK(strstr(vnpu_last_error(), "'nope'"));
+	CHECK_ERR(vnpu_model_reshape(m, "sum", &four_five), VNPU_NOT_FOUND);
+	CHECK_ERR(vnpu_model_reshape(m, "x", &deep), VNPU_INVALID_ARGUMENT);
+	CHECK(strstr(vnpu_last_error(), "rank"));
+	CHECK_ERR(vnpu_model_reshape(m, "x", &huge), VNPU_INVALID_ARGUMENT);
+	CHECK(strstr(vnpu_last_error(), "reshape 'x'"));
+	CHECK_ERR(vnpu_model_reshape(m, "x", &wide), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_model_reshape(m, "x", &unbroadcast), VNPU_INVALID_ARGUMENT);
+	CHECK(strstr(vnpu_last_error(), "Add"));
+	CHECK_OK(vnpu_model_input_shape(m, 0, &got));
+	CHECK(got.rank == 3 && got.dims[0] == 3 && got.dims[1] == 4 && got.dims[2] == 5);
+	/* A scalar x broadcasts against y. */
+	CHECK_OK(vnpu_model_reshape(m, "x", &scalar));
+	CHECK_OK(vnpu_model_output_shape(m, 0, &got));
+	CHECK(got.rank == 3 && got.dims[2] == 5);
+	CHECK_OK(vnpu_model_reshape(m, "x", &four_five));
+	CHECK_OK(vnpu_model_reshape(m, "y", &four_five));
+	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm));
+	/*
+	 * Reshaped after a compile: cm keeps [4,5], a new compile takes [2,10]
+	 * (one input at a time: x becomes a scalar on the way).
+	 */
+	CHECK_ERR(vnpu_model_reshape(m, "x", &two_ten), VNPU_INVALID_ARGUMENT);
+	CHECK_OK(vnpu_model_reshape(m, "x", &scalar));
+	CHECK_OK(vnpu_model_reshape(m, "y", &two_ten));
+	CHECK_OK(vnpu_model_reshape(m, "x", &two_ten));
+	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm2));
+	CHECK(!run_add_shaped(cm, &four_five, 20));
+	CHECK(!run_add_shaped(cm2, &two_ten, 20));
+	vnpu_compiled_model_free(cm);
+	vnpu_compiled_model_free(cm2);
+	/* Frozen, 'y' is no input any more. */
+	CHECK_OK(vnpu_model_freeze_input(m, "y", VNPU_TYPE_F32, &two_ten, zeros, sizeof(zeros)));
+	CHECK_ERR(vnpu_model_reshape(m, "y", &two_ten), VNPU_NOT_FOUND);
+	CHECK_ERR(vnpu_model_reshape(m, "x", &four_five), VNPU_INVALID_ARGUMENT);
+	CHECK_OK(vnpu_model_reshape(m, "x", &two_ten));
+	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm));
+	vnpu_compiled_model_free(cm);
+	vnpu_model_free(m);
+	return 0;
+}
+
+/*
  * CastLike takes only the element type of 'like': ONNX's castlike bf16
  * cases feed a [1] to a 'like' declared [3,4], which a reshape of 'like'
  * lets through. Into bf16 truncates (the upper half of the f32 bits).
@@ -766,6 +832,7 @@ int main(int argc, char **argv)
 		TEST(cache_dir),
 		TEST(io_tensors),
 		TEST(reshape_fixed_dims),
+		TEST(reshape_hostile),
 		TEST(castlike_reshaped_like),
 		TEST(profiling),
 		TEST(telemetry),

@@ -90,7 +90,11 @@ VNPU_API vnpu_status vnpu_model_output_shape(const vnpu_model *model,
  * replace the declared one (a fixed batch changed, dynamic dimensions set,
  * another rank) as long as every node takes it: otherwise
  * VNPU_INVALID_ARGUMENT (VNPU_UNSUPPORTED for a shape a node cannot take
- * yet) with the node's complaint. On failure the model is left as it was.
+ * yet) with the node's complaint. VNPU_INVALID_ARGUMENT too for a negative
+ * dimension other than VNPU_DIM_DYNAMIC, known dimensions of more than
+ * 2^40 elements, and a sequence input (vnpu_model_reshape_sequence());
+ * VNPU_NOT_FOUND when no input (a frozen one is none) is called @name. On
+ * failure the model is left as it was.
  */
 VNPU_API vnpu_status vnpu_model_reshape(vnpu_model *model, const char *name,
 					const vnpu_shape *shape);

@@ -358,8 +358,12 @@ static vnpu_status make_ports(struct cstate *s, struct vnpu_program *p)
 		const char *name = in ? s->m->values[v].name : s->out_names[i];
 
 		if (!vnpu_tinfo_static(t) || t->rank > VNPU_MAX_RANK)
-			return vnpu_error(VNPU_UNSUPPORTED, "output '%s': shape not known at compile time",
-					  name);
+			return vnpu_error(VNPU_UNSUPPORTED, "%s '%s': shape not known at compile time",
+					  in ? "input" : "output", name);
+		/* Declared so (a model's input), though no node multiplies it out. */
+		if (vnpu_tinfo_elems(t) < 0)
+			return vnpu_error(VNPU_INVALID_ARGUMENT, "%s '%s': more than 2^40 elements",
+					  in ? "input" : "output", name);
 		port->name = strdup(name);
 		if (!port->name)
 			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");

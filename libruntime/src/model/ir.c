@@ -476,6 +476,28 @@ vnpu_status vnpu_model_output_shape(const vnpu_model *m, size_t index, vnpu_shap
 	return port_shape(m, index, false, out);
 }
 
+/*
+ * Whether the known dimensions of @shape (VNPU_DIM_DYNAMIC ones aside) hold
+ * more elements than a tensor may, as vnpu_tinfo_elems() counts them: a
+ * model input of such a shape would have a size past 64 bits even when no
+ * node multiplies its dimensions out.
+ */
+static bool shape_too_large(const vnpu_shape *shape)
+{
+	int64_t n = 1;
+
+	for (uint32_t d = 0; d < shape->rank; d++) {
+		int64_t e = shape->dims[d];
+
+		if (e == VNPU_DIM_DYNAMIC)
+			continue;
+		if (e > VNPU_MAX_ELEMS || (e && n > VNPU_MAX_ELEMS / e))
+			return true;
+		n *= e;
+	}
+	return false;
+}
+
 vnpu_status vnpu_model_reshape(vnpu_model *m, const char *name, const vnpu_shape *shape)
 {
 	struct vnpu_tinfo old;
@@ -489,6 +511,9 @@ vnpu_status vnpu_model_reshape(vnpu_model *m, const char *name, const vnpu_shape
 	if (st)
 		return st;
 	v = &m->values[m->main.inputs[index]];
+	if (v->info.kind != VNPU_TK_TENSOR)
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "reshape '%s': a sequence input (vnpu_model_reshape_sequence)", name);
 	if (shape->rank > VNPU_MAX_RANK)
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "reshape '%s': rank %u above %d", name,
 				  shape->rank, VNPU_MAX_RANK);
@@ -499,14 +524,20 @@ vnpu_status vnpu_model_reshape(vnpu_model *m, const char *name, const vnpu_shape
 			return vnpu_error(VNPU_INVALID_ARGUMENT, "reshape '%s': dimension %u is %lld",
 					  name, d, (long long)want);
 	}
+	if (shape_too_large(shape))
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "reshape '%s': more than 2^40 elements", name);
 	old = v->info;
 	v->info.rank = (int32_t)shape->rank;
 	for (uint32_t d = 0; d < shape->rank; d++)
 		v->info.dims[d] = shape->dims[d];
 	st = vnpu_model_infer(m);
 	if (st) {
+		/*
+		 * A failed inference left every other value as it was; inferring
+		 * again would only speak over the message (of an op it skips).
+		 */
 		v->info = old;
-		vnpu_model_infer(m);
 		/* The model was well formed: the new shape is what a node refused. */
 		return vnpu_error_prefix(st == VNPU_PARSE_ERROR ? VNPU_INVALID_ARGUMENT : st,
 					 "reshape '%s'", name);
@@ -575,8 +606,9 @@ static vnpu_status freeze(vnpu_model *m, size_t index, struct vnpu_tinfo *info,
 		free(e->name);
 		vnpu_tinfo_clear(&e->info);
 	}
-	vnpu_model_infer(m);
-	return vnpu_error_prefix(st, "freeze '%s'", v->name);
+	/* As in vnpu_model_reshape(): the rest is as it was, the data what a node refused. */
+	return vnpu_error_prefix(st == VNPU_PARSE_ERROR ? VNPU_INVALID_ARGUMENT : st,
+				 "freeze '%s'", v->name);
 }
 
 vnpu_status vnpu_model_freeze_input(vnpu_model *m, const char *name, vnpu_element_type type,
@@ -720,6 +752,9 @@ static vnpu_status element_info(const struct vnpu_value *seq, size_t i, const vn
 					  seq->name, i, d, (long long)shape->dims[d]);
 		t->dims[d] = shape->dims[d];
 	}
+	if (shape_too_large(shape))
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "reshape '%s': element %zu has more than 2^40 elements", seq->name, i);
 	return VNPU_OK;
 }
 
@@ -729,7 +764,7 @@ vnpu_status vnpu_model_reshape_sequence(vnpu_model *m, const char *name, size_t 
 	struct vnpu_tinfo *old = NULL;
 	struct vnpu_value *v;
 	uint32_t first;
-	size_t index;
+	size_t index, saved = 0;
 	int32_t *elems = NULL;
 	vnpu_status st;
 
@@ -765,9 +800,10 @@ vnpu_status vnpu_model_reshape_sequence(vnpu_model *m, const char *name, size_t 
 	} else {
 		old = calloc(count + 1, sizeof(*old));
 		st = old ? VNPU_OK : vnpu_error(VNPU_OUT_OF_MEMORY, "reshape: out of memory");
-		for (size_t i = 0; !st && i < count; i++) {
-			old[i] = m->values[v->info.elems[i]].info;
-			st = element_info(v, i, &shapes[i], &m->values[v->info.elems[i]].info);
+		for (; !st && saved < count; saved++) {
+			old[saved] = m->values[v->info.elems[saved]].info;
+			st = element_info(v, saved, &shapes[saved],
+					  &m->values[v->info.elems[saved]].info);
 		}
 	}
 	if (!st && !old) {
@@ -780,7 +816,8 @@ vnpu_status vnpu_model_reshape_sequence(vnpu_model *m, const char *name, size_t 
 		st = vnpu_model_infer(m);
 	if (st) {
 		if (old) {
-			for (size_t i = 0; i < count; i++)
+			/* The elements set, up to the one refused; the rest were never touched. */
+			for (size_t i = 0; i < saved; i++)
 				m->values[v->info.elems[i]].info = old[i];
 		} else {
 			if (v->info.num_elems >= 0) {	/* inference failed */
@@ -793,7 +830,6 @@ vnpu_status vnpu_model_reshape_sequence(vnpu_model *m, const char *name, size_t 
 				vnpu_tinfo_clear(&m->values[m->num_values].info);
 			}
 		}
-		vnpu_model_infer(m);
 	}
 	free(old);
 	free(elems);

@@ -561,6 +561,250 @@ static void test_reshape_static(void)
 	vnpu_model_free(m);
 }
 
+/* @m's input @name is [@rank: @dims] and its output 0 [@orank: @odims]. */
+static void check_io(vnpu_model *m, uint32_t rank, const int64_t *dims, uint32_t orank,
+		     const int64_t *odims)
+{
+	vnpu_shape s;
+
+	CHECK_EQ(vnpu_model_input_shape(m, 0, &s), VNPU_OK);
+	check_shape(&s, rank, dims);
+	CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
+	check_shape(&s, orank, odims);
+}
+
+/* vnpu_model_reshape(@m, @name, @s) fails with @want, a message holding @text. */
+static void check_reshape_refused(vnpu_model *m, const char *name, const vnpu_shape *s,
+				  vnpu_status want, const char *text)
+{
+	CHECK_EQ(vnpu_model_reshape(m, name, s), want);
+	CHECK(strstr(vnpu_last_error(), text) != NULL);
+}
+
+/* x [-1, 4] -> Relu -> MatMul by w [4, 2] -> y; compiles once x is static. */
+static vnpu_model *relu_matmul_model(void)
+{
+	struct mb *b = mb_new(13);
+
+	mb_input(b, "x", F32, 2, (const int64_t[]){ -1, 4 });
+	mb_init_f32(b, "w", 2, (const int64_t[]){ 4, 2 },
+		    (const float[]){ 1, 2, 3, 4, 5, 6, 7, 8 });
+	mb_node(b, "Relu", (const char *[]){ "x", NULL }, (const char *[]){ "r", NULL });
+	mb_node(b, "MatMul", (const char *[]){ "r", "w", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	return mb_read(b);
+}
+
+/* Runs @p (x [@rows, 4] -> y [@rows, 2]) on x = i - 5 and checks y. */
+static void check_relu_matmul_run(const struct vnpu_program *p, int rows)
+{
+	float x[40], y[20];
+	void *in[1] = { x }, *out[1] = { y };
+
+	CHECK(rows <= 10);
+	CHECK_EQ(p->num_inputs, 1);
+	CHECK_EQ(p->inputs[0].shape.rank, 2);
+	CHECK_EQ(p->inputs[0].shape.dims[0], rows);
+	for (int i = 0; i < rows * 4; i++)
+		x[i] = (float)(i - 5);
+	CHECK_EQ(fe_run_program(p, in, out), 0);
+	for (int i = 0; i < rows; i++)
+		for (int j = 0; j < 2; j++) {
+			float want = 0;
+
+			for (int k = 0; k < 4; k++)
+				want += (x[i * 4 + k] > 0 ? x[i * 4 + k] : 0) *
+					(float)(k * 2 + j + 1);
+			CHECK_EQ(y[i * 2 + j], want);
+		}
+}
+
+/*
+ * Hostile arguments to vnpu_model_reshape(): each refused with a status
+ * and a message naming what is wrong, the model as it was and fully usable
+ * afterwards (compiles and runs right); dimensions whose element count
+ * overflows are refused even when no node multiplies them out.
+ */
+static void test_reshape_hostile(void)
+{
+	static const int64_t dyn4[] = { VNPU_DIM_DYNAMIC, 4 }, dyn2[] = { VNPU_DIM_DYNAMIC, 2 };
+	const vnpu_shape ok = { 2, { 3, 4 } };
+	struct vnpu_program *p1 = NULL, *p2 = NULL;
+	vnpu_model *m = relu_matmul_model();
+	vnpu_shape s;
+
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	check_reshape_refused(NULL, "x", &ok, VNPU_INVALID_ARGUMENT, "NULL");
+	check_reshape_refused(m, NULL, &ok, VNPU_INVALID_ARGUMENT, "NULL");
+	check_reshape_refused(m, "x", NULL, VNPU_INVALID_ARGUMENT, "NULL");
+	check_reshape_refused(m, "nope", &ok, VNPU_NOT_FOUND, "'nope'");
+	check_reshape_refused(m, "y", &ok, VNPU_NOT_FOUND, "'y'");	/* an output */
+	check_reshape_refused(m, "w", &ok, VNPU_NOT_FOUND, "'w'");	/* an initializer */
+	s = (vnpu_shape){ .rank = VNPU_MAX_RANK + 1 };
+	check_reshape_refused(m, "x", &s, VNPU_INVALID_ARGUMENT, "rank");
+	s.rank = UINT32_MAX;
+	check_reshape_refused(m, "x", &s, VNPU_INVALID_ARGUMENT, "rank");
+	/* A scalar: MatMul refuses it, naming itself. */
+	s = (vnpu_shape){ .rank = 0 };
+	check_reshape_refused(m, "x", &s, VNPU_INVALID_ARGUMENT, "MatMul");
+	/* K = 5 against w's 4: the later node refuses, not Relu. */
+	s = (vnpu_shape){ 2, { 3, 5 } };
+	check_reshape_refused(m, "x", &s, VNPU_INVALID_ARGUMENT, "MatMul");
+	check_io(m, 2, dyn4, 2, dyn2);
+	/* Negative, huge, and an element count past 64 bits. */
+	s = (vnpu_shape){ 2, { INT64_MIN, 4 } };
+	check_reshape_refused(m, "x", &s, VNPU_INVALID_ARGUMENT, "dimension 0");
+	s = (vnpu_shape){ 2, { 1ll << 62, 4 } };
+	check_reshape_refused(m, "x", &s, VNPU_INVALID_ARGUMENT, "reshape 'x'");
+	s = (vnpu_shape){ 2, { INT64_MAX, 4 } };
+	check_reshape_refused(m, "x", &s, VNPU_INVALID_ARGUMENT, "reshape 'x'");
+	s = (vnpu_shape){ 2, { 1ll << 40, 4 } };
+	check_reshape_refused(m, "x", &s, VNPU_INVALID_ARGUMENT, "reshape 'x'");
+	s = (vnpu_shape){ 3, { 1ll << 32, 1ll << 32, 4 } };
+	check_reshape_refused(m, "x", &s, VNPU_INVALID_ARGUMENT, "reshape 'x'");
+	check_io(m, 2, dyn4, 2, dyn2);
+	/* Zero rows are a shape like any other. */
+	check_reshaped(m, "x", (vnpu_shape){ 2, { 0, 4 } }, 2, (const int64_t[]){ 0, 2 });
+	/* Then right: it compiles and runs. */
+	check_reshaped(m, "x", (vnpu_shape){ 2, { 3, 4 } }, 2, (const int64_t[]){ 3, 2 });
+	CHECK_EQ(vnpu_compile(m, NULL, &p1), VNPU_OK);
+	/* Reshaped after a compile: the program keeps its shape. */
+	check_reshaped(m, "x", (vnpu_shape){ 2, { 5, 4 } }, 2, (const int64_t[]){ 5, 2 });
+	s = (vnpu_shape){ 2, { 1ll << 62, 4 } };
+	check_reshape_refused(m, "x", &s, VNPU_INVALID_ARGUMENT, "reshape 'x'");
+	CHECK_EQ(vnpu_compile(m, NULL, &p2), VNPU_OK);
+	if (p1)
+		check_relu_matmul_run(p1, 3);
+	if (p2)
+		check_relu_matmul_run(p2, 5);
+	vnpu_program_free(p1);
+	vnpu_program_free(p2);
+	vnpu_model_free(m);
+}
+
+/*
+ * Sequence input @name: fixed at two elements, a refused reshape of them
+ * (the first refused: the second is never looked at) leaves both as they
+ * were; vnpu_model_reshape() refuses the sequence itself.
+ */
+static void check_seq_reshape_refused(vnpu_model *m, const char *name)
+{
+	vnpu_shape two[2] = { { 2, { 1, 2 } }, { 1, { 3 } } };
+	struct vnpu_program *p = NULL;
+
+	check_reshape_refused(m, name, &two[0], VNPU_INVALID_ARGUMENT, "sequence");
+	CHECK_EQ(vnpu_model_reshape_sequence(m, name, 2, two), VNPU_OK);
+	check_reshape_refused(m, name, &two[0], VNPU_INVALID_ARGUMENT, "sequence");
+	two[0].rank = VNPU_MAX_RANK + 1;
+	two[1].dims[0] = 9;
+	CHECK_EQ(vnpu_model_reshape_sequence(m, name, 2, two), VNPU_INVALID_ARGUMENT);
+	two[0] = (vnpu_shape){ 2, { 1ll << 40, 1ll << 40 } };
+	CHECK_EQ(vnpu_model_reshape_sequence(m, name, 2, two), VNPU_INVALID_ARGUMENT);
+	CHECK(strstr(vnpu_last_error(), "element 0") != NULL);
+	CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_OK);
+	if (p) {
+		CHECK_EQ(p->num_inputs, 2);
+		check_shape(&p->inputs[0].shape, 2, (const int64_t[]){ 1, 2 });
+		check_shape(&p->inputs[1].shape, 1, (const int64_t[]){ 3 });
+	}
+	vnpu_program_free(p);
+}
+
+/*
+ * An input that no node multiplies out (it feeds only Shape) still may not
+ * take a shape of more elements than a tensor can hold; a frozen input is
+ * no input any more; a sequence input is reshaped element by element, with
+ * vnpu_model_reshape_sequence().
+ */
+static void test_reshape_hostile_inputs(void)
+{
+	static const int64_t axes[] = { 0 };
+	const vnpu_shape one = { 1, { 1 } };
+	struct vnpu_program *p = NULL;
+	struct mb *b = mb_new(13);
+	vnpu_shape s;
+	vnpu_model *m;
+	char path[512];
+
+	mb_input(b, "x", F32, 2, (const int64_t[]){ -1, 4 });
+	mb_input(b, "axes", I64, 1, (const int64_t[]){ 1 });
+	mb_node(b, "Shape", (const char *[]){ "x", NULL }, (const char *[]){ "sh", NULL });
+	mb_node(b, "Unsqueeze", (const char *[]){ "sh", "axes", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	s = (vnpu_shape){ 2, { 1ll << 62, 4 } };
+	check_reshape_refused(m, "x", &s, VNPU_INVALID_ARGUMENT, "reshape 'x'");
+	s = (vnpu_shape){ 2, { 1ll << 40, 1ll << 40 } };
+	check_reshape_refused(m, "x", &s, VNPU_INVALID_ARGUMENT, "reshape 'x'");
+	CHECK_EQ(vnpu_model_freeze_input(m, "axes", VNPU_TYPE_I64, &one, axes, 8), VNPU_OK);
+	check_reshape_refused(m, "axes", &one, VNPU_NOT_FOUND, "'axes'");
+	check_reshaped(m, "x", (vnpu_shape){ 2, { 6, 4 } }, 2, (const int64_t[]){ 1, 2 });
+	CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_OK);
+	vnpu_program_free(p);
+	p = NULL;
+	vnpu_model_free(m);
+
+	/* Declared so in the file: read (each dimension is in range), never compiled. */
+	b = mb_new(13);
+	mb_input(b, "x", F32, 2, (const int64_t[]){ 1ll << 40, 1ll << 40 });
+	mb_node(b, "Shape", (const char *[]){ "x", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (m) {
+		CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_INVALID_ARGUMENT);
+		CHECK(strstr(vnpu_last_error(), "input 'x': more than 2^40 elements") != NULL);
+		CHECK(p == NULL);
+		vnpu_model_free(m);
+	}
+
+	snprintf(path, sizeof(path), "%s/test_identity_sequence/model.onnx", TESTDATA);
+	if (!vnpu_model_read_file(path, &m)) {
+		const char *name;
+
+		CHECK_EQ(vnpu_model_input_name(m, 0, &name), VNPU_OK);
+		s = (vnpu_shape){ 2, { 1, 2 } };
+		check_reshape_refused(m, name, &s, VNPU_INVALID_ARGUMENT, "sequence");
+		check_seq_reshape_refused(m, name);
+		vnpu_model_free(m);
+	}
+}
+
+/*
+ * A refused reshape's message is the node that refused it, even when a
+ * later node of another branch is one inference does not know (and leaves
+ * unknown): putting the old shape back must not speak over it.
+ */
+static void test_reshape_refused_message(void)
+{
+	struct mb *b = mb_new(13);
+	const vnpu_shape bad = { 2, { 3, 5 } };
+	vnpu_model *m;
+
+	mb_input(b, "x", F32, 2, (const int64_t[]){ -1, -1 });
+	mb_init_f32(b, "w", 2, (const int64_t[]){ 4, 2 }, NULL);
+	mb_node(b, "MatMul", (const char *[]){ "x", "w", NULL }, (const char *[]){ "y", NULL });
+	mb_node(b, "NoSuchOp", (const char *[]){ "x", NULL }, (const char *[]){ "z", NULL });
+	mb_output(b, "y");
+	mb_output(b, "z");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	check_reshape_refused(m, "x", &bad, VNPU_INVALID_ARGUMENT, "MatMul");
+	CHECK(strstr(vnpu_last_error(), "NoSuchOp") == NULL);
+	CHECK_EQ(vnpu_model_freeze_input(m, "x", VNPU_TYPE_F32, &bad,
+					 (const float[15]){ 0 }, 60), VNPU_INVALID_ARGUMENT);
+	CHECK(strstr(vnpu_last_error(), "NoSuchOp") == NULL);
+	check_reshaped(m, "x", (vnpu_shape){ 2, { 3, 4 } }, 2, (const int64_t[]){ 3, 2 });
+	vnpu_model_free(m);
+}
+
 /*
  * CastLike reads only the element type of its second input: a 'like' of
  * any shape fits (ONNX's own castlike bf16 tests feed a [1] to an input
@@ -826,6 +1070,9 @@ int main(int argc, char **argv)
 		{ "unsupported_messages", test_unsupported_messages },
 		{ "api_errors", test_api_errors },
 		{ "reshape_static", test_reshape_static },
+		{ "reshape_hostile", test_reshape_hostile },
+		{ "reshape_hostile_inputs", test_reshape_hostile_inputs },
+		{ "reshape_refused_message", test_reshape_refused_message },
 		{ "castlike_any_like_shape", test_castlike_any_like_shape },
 		{ "shape_inference", test_shape_inference },
 		{ "freeze_input", test_freeze_input },
