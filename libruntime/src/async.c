@@ -608,6 +608,8 @@ static struct vnpu_infer_request *run_callback(struct vnpu_request_async *a)
 
 	pthread_mutex_lock(&a->lock);
 	a->in_callback = false;
+	/* A release may wait for this return (the run it restarted ended). */
+	pthread_cond_broadcast(&a->idle);
 	if (a->run_gen == gen) {
 		if (a->num_spans < a->max_spans)
 			a->spans[a->num_spans++] = (struct span){ "callback", "callback",
@@ -837,6 +839,14 @@ bool vnpu_async_release(struct vnpu_infer_request *req)
 			a->state = RUN_IDLE;
 	}
 	wait_idle_locked(a, INT64_MAX);
+	/*
+	 * Its callback may still run on another thread: it restarted the
+	 * request, and that run has ended (no run starts now). The callback
+	 * touches @a when it returns. This thread runs no callback (they run
+	 * one at a time, and @a's own frees it above), so it holds none up.
+	 */
+	while (a->in_callback)
+		pthread_cond_wait(&a->idle, &a->lock);
 	pthread_mutex_unlock(&a->lock);
 
 	pool_unregister(a);

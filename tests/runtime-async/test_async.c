@@ -338,6 +338,72 @@ static int wait_in_callback(vnpu_core *core, const char *device)
 	return 0;
 }
 
+/*
+ * Freed by its owner while its callback, which restarted it, still runs:
+ * the restarted run ends (cancelled) before the callback returns, here
+ * because the callback waits for a request queued behind that run on the
+ * same wait executor. The free must also wait for the callback to return;
+ * it used to free the request as soon as the run was idle, and the
+ * returning callback then locked freed memory.
+ */
+struct restart_free_state {
+	vnpu_infer_request *other;	/* queued behind the restarted run */
+	atomic_int restarted;		/* the callback restarted its request */
+	atomic_int freeing;		/* the test thread is about to free it */
+	atomic_int returned;		/* the callback that restarted returned */
+	atomic_int calls;
+	int failed;
+};
+
+static void restart_then_wait_cb(vnpu_infer_request *req, vnpu_status st, void *data)
+{
+	struct restart_free_state *s = data;
+	struct timespec tick = { 0, 100000 }, settle = { 0, 50000000 };
+
+	if (atomic_fetch_add(&s->calls, 1))
+		return;		/* the restarted run's, if it ends before the free */
+	if (st != VNPU_OK || vnpu_infer_request_start_async(req) != VNPU_OK)
+		s->failed = 1;
+	atomic_store(&s->restarted, 1);
+	while (!atomic_load(&s->freeing))
+		nanosleep(&tick, NULL);
+	/* Let the free cancel the run and wait for it. */
+	nanosleep(&settle, NULL);
+	if (vnpu_infer_request_wait(s->other) != VNPU_OK)
+		s->failed = 1;
+	/* The free has seen the run end by now: it must still be waiting. */
+	nanosleep(&settle, NULL);
+	atomic_store(&s->returned, 1);
+}
+
+static int free_while_callback_runs(vnpu_core *core, const char *device)
+{
+	struct restart_free_state s = { 0 };
+	struct timespec tick = { 0, 100000 };
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+
+	CHECK_OK(compile_copy(core, device, FAST_ELEMS, 1, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &s.other));
+	CHECK(!fill_input(req, 1, FAST_ELEMS));
+	CHECK(!fill_input(s.other, 2, FAST_ELEMS));
+	CHECK_OK(vnpu_infer_request_set_callback(req, restart_then_wait_cb, &s));
+	CHECK_OK(vnpu_infer_request_start_async(req));
+	while (!atomic_load(&s.restarted))
+		nanosleep(&tick, NULL);
+	CHECK_OK(vnpu_infer_request_start_async(s.other));
+	atomic_store(&s.freeing, 1);
+	vnpu_infer_request_free(req);
+	CHECK(atomic_load(&s.returned) == 1);
+	CHECK(!s.failed);
+	CHECK_OK(vnpu_infer_request_wait(s.other));
+	CHECK(!check_output(s.other, 2, FAST_ELEMS));
+	vnpu_infer_request_free(s.other);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
 /* ---- not ready, busy ---- */
 
 static int wait_for_not_ready(vnpu_core *core, const char *device)
@@ -731,6 +797,7 @@ int main(int argc, char **argv)
 		TEST(callback_once_before_wait),
 		TEST(restart_in_callback),
 		TEST(wait_in_callback),
+		TEST(free_while_callback_runs),
 		TEST(wait_for_not_ready),
 		TEST(busy_while_running),
 		TEST(three_threads),

@@ -160,7 +160,8 @@ VNPU_API void vnpu_profiling_info_free(vnpu_profiling_info *info);
  * requests, but must not wait for a request that has a callback (that
  * one's callback would queue behind it: VNPU_INVALID_ARGUMENT instead of a
  * deadlock).
- * Freeing a running request cancels the run and waits for its end.
+ * Freeing a running request cancels the run and waits for its end, and
+ * for its callback to return when one runs on another thread.
  */
 
 /** Called once per run with the run's status, before wait() returns. */
