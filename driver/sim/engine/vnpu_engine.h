@@ -21,7 +21,14 @@
 #define VNPU_ENG_EINVAL (-22)
 #define VNPU_ENG_ENOSPC (-28)
 
-/* Capability bits of struct vnpu_eng_ctx.features. */
+/*
+ * Capability bits of struct vnpu_eng_ctx.features, the @features of
+ * vnpu_eng_layer_max_parts() and vnpu_eng_layer_scratch(). Any value is
+ * taken, and all three read it alike: bits not defined here are ignored,
+ * and %VNPU_ENG_F_AVX512 without %VNPU_ENG_F_AVX2_FMA is the baseline path
+ * (its kernels belong to the FMA build), so scratch sized for a value fits
+ * a run with it. The caller must not name what the CPU lacks.
+ */
 #define VNPU_ENG_F_AVX2_FMA (1u << 0)
 /*
  * AVX-512F (with AVX2_FMA): a wider GEMM and convolution micro-kernel that

@@ -142,6 +142,38 @@ static void check_api(const struct ulayer *l)
 	free(ctx.scratch);
 }
 
+/*
+ * Feature values that are no path of their own: bits the engine does not
+ * know are ignored, and AVX-512 without AVX2_FMA is the baseline path. The
+ * units, the scratch and the run agree on that, so a caller that sizes
+ * with such a value and runs with it stays within its scratch.
+ */
+#define UNKNOWN_BITS (~(AVX2 | VNPU_ENG_F_AVX512))
+
+static void check_odd_features(const struct ulayer *l)
+{
+	static const __u32 base_like[] = {
+		VNPU_ENG_F_AVX512, UNKNOWN_BITS, UNKNOWN_BITS | VNPU_ENG_F_AVX512,
+	};
+	__u32 mb = max_parts(l, BASE), ma = max_parts(l, AVX2);
+	__u64 sb = scratch_of(l, BASE, mb), sa = scratch_of(l, AVX2, ma);
+	size_t i;
+
+	for (i = 0; i < sizeof(base_like) / sizeof(base_like[0]); i++) {
+		__u32 f = base_like[i];
+
+		ET_EXPECT(max_parts(l, f) == mb && scratch_of(l, f, mb) == sb,
+			  "%s: features %#x: %u units, scratch %llu; the baseline's %u, %llu",
+			  l->name, f, max_parts(l, f),
+			  (unsigned long long)scratch_of(l, f, mb), mb,
+			  (unsigned long long)sb);
+	}
+	ET_EXPECT(max_parts(l, AVX2 | UNKNOWN_BITS) == ma &&
+		  scratch_of(l, AVX2 | UNKNOWN_BITS, ma) == sa,
+		  "%s: unknown bits change the AVX2 path's units or scratch",
+		  l->name);
+}
+
 static void check_ref(const struct ulayer *l, const float *got)
 {
 	size_t i, count = out_bytes(l) / 4;
@@ -164,6 +196,7 @@ static void check_layer(struct ulayer *l)
 	unsigned char *whole = malloc(bytes), *got = malloc(bytes);
 
 	check_api(l);
+	check_odd_features(l);
 	if (run_split(l, BASE, 1, whole)) {
 		ET_FAIL("%s: baseline run failed", l->name);
 		goto out;
@@ -174,8 +207,17 @@ static void check_layer(struct ulayer *l)
 		    memcmp(whole, got, bytes))
 			ET_FAIL("%s: baseline in %u parts differs from 1",
 				l->name, splits[i]);
+	/* Runs on any CPU: no FMA, so no AVX-512 kernel either. */
+	if (run_split(l, VNPU_ENG_F_AVX512 | UNKNOWN_BITS, mb, got) ||
+	    memcmp(whole, got, bytes))
+		ET_FAIL("%s: AVX-512 without AVX2_FMA differs from the baseline",
+			l->name);
 	if (!(et_host_features & AVX2))
 		goto out;
+	if (run_split(l, AVX2 | UNKNOWN_BITS, ma, got) ||
+	    memcmp(whole, got, bytes))
+		ET_FAIL("%s: AVX2 with unknown bits differs from the baseline",
+			l->name);
 	/* The FMA paths' large units: the baseline's bits. */
 	for (i = 0; i < sizeof(fma_splits) / sizeof(fma_splits[0]); i++)
 		if (run_split(l, AVX2, fma_splits[i], got) ||
