@@ -4,17 +4,17 @@
  * (vnpu_eng_avx2.c, vnpu_eng_base.c), never compiled on its own.
  *
  * One blocked GEMM serves GEMM and CONV: units of at most ENG_UNIT_MACS
- * (64 times fewer on the baseline path, whose units cover smaller output
- * blocks), output blocks of at most ENG_MC rows, depth in even slices of at most
- * ENG_KC, micro-kernels on packed panels of A (ENG_MR rows) and B (ENG_NR
- * columns). A block's partial sums live in an f32 accumulator in scratch
- * between slices, and after the last slice the epilogue (alpha, bias,
- * residual, activation) runs on it on the way to the output, which may be
- * f32, f16 or bf16 (stored rounding to nearest even). Operands of f16 and
- * bf16 are converted to f32 while they are packed. The order of every sum
- * depends on the shapes only, never on how the layer is split or on which
- * FMA kernel ran (6x16 AVX2 or 12x32 AVX-512): that is what keeps the NPU
- * and the CPU device bit-identical.
+ * multiply-adds (a 64th of that on the baseline path), output blocks of at
+ * most ENG_MC rows, depth in even slices of at most ENG_KC, micro-kernels
+ * on packed panels of A (ENG_MR rows) and B (ENG_NR columns). A block's
+ * partial sums live in an f32 accumulator in scratch between slices, and
+ * after the last slice the epilogue (alpha, bias, residual, activation)
+ * runs on it on the way to the output, which may be f32, f16 or bf16
+ * (stored rounding to nearest even). Operands of f16 and bf16 are converted
+ * to f32 while they are packed. The order of every sum depends on the
+ * shapes only, never on how the layer is split or on which FMA kernel ran
+ * (6x16 AVX2 or 12x32 AVX-512): that is what keeps the NPU and the CPU
+ * device bit-identical.
  *
  * Convolutions with strides up to ENG_WIN_STRIDE read B straight from a
  * zero-padded copy of the input rows through a table of offsets (one per
@@ -261,26 +261,74 @@ void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
 
 #endif /* ENG_FMA */
 
+/*
+ * A 6x16 tile of the last slice at block row @i and column @j, with padded
+ * columns (@s->out_wp): its output run starts at padded column q of output
+ * row q / wp. Inside one output row the tile stores there itself (*@y set,
+ * returns 0); across rows' ends it stores to a buffer, returns 1, and
+ * tile_scatter() takes it on.
+ */
+static int tile_padded(const struct eng_slice *s, __u64 i, __u64 j, float **y)
+{
+	__u64 q = s->out_q0 + j, qc = q % s->out_wp;
+
+	*y = s->out + (__s64)i * s->out_rs +
+	     (__s64)((q / s->out_wp) * s->out_ow + qc);
+	return qc + ENG_NR > s->out_ow;
+}
+
+/*
+ * The buffered tile @t (rows ENG_NR apart) to the outputs of its columns:
+ * the run left in the first output row, then, past the padding, the start
+ * of the next (output rows are at least ENG_NR wide).
+ */
+static void tile_scatter(const struct eng_slice *s, __u64 i, __u64 j,
+			 const float *t)
+{
+	__u64 q = s->out_q0 + j, qc = q % s->out_wp, ow = s->out_ow;
+	__u64 lo = qc < ow ? eng_min(ENG_NR, ow - qc) : 0;
+	__u64 hi = s->out_wp - qc;
+	float *y = s->out + (__s64)i * s->out_rs +
+		   (__s64)((q / s->out_wp) * ow);
+	int r;
+
+	for (r = 0; r < ENG_MR; r++, t += ENG_NR, y += s->out_rs) {
+		copy_f32(y + qc, t, lo);
+		if (hi < ENG_NR)
+			copy_f32(y + ow, t + hi, ENG_NR - hi);
+	}
+}
+
 /* One slice of a block with the 6x16 kernel, panel by panel. */
 static void slice_run(struct eng_slice *s)
 {
 	struct eng_tile_out out = { 0, (__u64)s->out_rs * 4, 0, 0, {} };
+	struct eng_tile_out buf = { 0, ENG_NR * 4, 0, 0, {} };
+	float t[ENG_MR * ENG_NR];
 	__u64 i, j;
 
 	/* Whole tiles inside the block go to the output. */
 	s->out_mc = s->out ? s->mc / ENG_MR * ENG_MR : 0;
 	s->out_nc = s->out ? s->nc / ENG_NR * ENG_NR : 0;
+	buf.y = t;
 	for (j = 0; j < s->nc; j += ENG_NR)
 		for (i = 0; i < s->mc; i += ENG_MR) {
 			const float *ai = s->a + (i / ENG_MR) * s->a_ps;
 			const float *bj = s->b + (j / ENG_NR) * s->b_ps;
 			float *c = s->acc + i * s->acc_rs + j;
 			const struct eng_tile_out *o = 0;
+			int scatter = 0;
 
 			if (i < s->out_mc && j < s->out_nc) {
 				out.y = s->out + (__s64)i * s->out_rs + (__s64)j;
 				out.add = s->out_add ? s->out_add + i : 0;
 				o = &out;
+				if (s->out_wp)
+					scatter = tile_padded(s, i, j, &out.y);
+				if (scatter) {
+					buf.add = out.add;
+					o = &buf;
+				}
 			}
 			if (s->off)
 				ukernel_ind(s->kc, ai, bj, s->off, c,
@@ -288,6 +336,8 @@ static void slice_run(struct eng_slice *s)
 			else
 				ukernel(s->kc, ai, bj, c, (__s64)s->acc_rs,
 					s->load, o);
+			if (scatter)
+				tile_scatter(s, i, j, t);
 		}
 }
 
@@ -636,9 +686,12 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 
 	f.plain = epi_plain(o, e, m0, mc, add, &has_add);
 	f.add = has_add ? add : 0;
-	/* Padded columns only through the AVX-512 tiles' masked stores. */
+	/*
+	 * Padded columns: output rows at least a tile wide, so that a tile's
+	 * columns reach at most two of them.
+	 */
 	fuse = kt && f.plain &&
-	       (!o->wp || (bufs->avx512 && o->ow >= 2 * ENG_NR));
+	       (!o->wp || o->ow >= (bufs->avx512 ? 2 : 1) * ENG_NR);
 	s.mc = mc;
 	s.nc = nc;
 	s.acc = bufs->acc;

@@ -32,7 +32,7 @@
  * @a_rows: see @mc
  * @out: NULL, or (last slice only) where output (r, c) of the block goes
  *	when the epilogue is at most a per-row add: @out + r * @out_rs + c,
- *	or with @out_wp (AVX-512 only) column c is padded column
+ *	or with @out_wp column c is padded column
  *	q = @out_q0 + c, which is output (q / @out_wp) * @out_ow + q % @out_wp
  *	of row r, none when q % @out_wp >= @out_ow
  * @out_rs: see @out
@@ -43,7 +43,8 @@
  * @b_next: NULL, or the next slice's B, in panels @b_ps floats apart
  *	(the AVX-512 driver prefetches it during the last column pair)
  * @out_wp: see @out: 0, or the padded row width, at least @out_ow + 1
- * @out_ow: see @out: with @out_wp, at least 2 * ENG_NR
+ * @out_ow: see @out: with @out_wp, at least ENG_NR (2 * ENG_NR for the
+ *	AVX-512 driver)
  * @out_q0: see @out
  */
 struct eng_slice {
