@@ -11,15 +11,24 @@
 
 #include "lower.h"
 
+/* The largest M: 1 GiB of weights (a transform of 8192 complex samples). */
+#define DFT_MAX_SHIFT 28
+#define DFT_MAX_FLOATS (1ll << DFT_MAX_SHIFT)
+
 /* M for @rows samples of @cin channels, @k outputs of a length-@len
  * transform; @window (or NULL) scales each sample. */
 static vnpu_status dft_matrix(struct cstate *s, int64_t rows, int64_t cin, int64_t k, int64_t len,
 			      bool inverse, const float *window, int32_t *out)
 {
 	int64_t dims[2] = { rows * cin, k * 2 };
-	float *m = calloc((size_t)(dims[0] * dims[1] + 1), sizeof(float));
 	double sign = inverse ? 1 : -1, scale = inverse ? 1.0 / (double)len : 1;
+	float *m;
 
+	/* Each dimension is at most 2^41: their product may not fit. */
+	if (dims[1] && dims[0] > DFT_MAX_FLOATS / dims[1])
+		return UNSUP(s, "a transform of %lld samples to %lld: its matrix would hold more than 2^%d floats",
+			     (long long)rows, (long long)k, DFT_MAX_SHIFT);
+	m = calloc((size_t)(dims[0] * dims[1] + 1), sizeof(float));
 	if (!m)
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
 	for (int64_t n = 0; n < rows; n++)

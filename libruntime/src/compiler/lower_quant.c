@@ -17,14 +17,22 @@
 
 #include "lower.h"
 
+/* Whether @v is a per-axis vector: 1-D, and not of one element. */
+static bool per_axis(const struct cstate *s, int32_t v)
+{
+	const struct vnpu_tinfo *t = cs_info(s, v);
+
+	return t->rank != 0 && vnpu_tinfo_elems(t) != 1;
+}
+
 /* @v (a scalar or a 1-D per-axis vector) viewed to broadcast against a
- * tensor of rank @rank along @axis. */
+ * tensor of rank @rank along @axis (in range when @v is per axis). */
 static struct ctensor along_axis(const struct cstate *s, int32_t v, int32_t rank, int64_t axis)
 {
 	const struct vnpu_tinfo *t = cs_info(s, v);
 	int64_t dims[VNPU_MAX_RANK];
 
-	if (t->rank == 0 || vnpu_tinfo_elems(t) == 1)
+	if (!per_axis(s, v))
 		return ct_shaped(s, v, 0, NULL);
 	for (int32_t d = 0; d < rank - axis; d++)
 		dims[d] = d ? 1 : t->dims[0];
@@ -119,9 +127,8 @@ static vnpu_status lower_linear(struct cstate *s, struct cop *op, bool dequantiz
 	axis = axis < 0 ? axis + xi->rank : axis;
 	if (cs_info(s, op->in[1])->type != VNPU_TYPE_F32)
 		return UNSUP(s, "scale of type %s", vnpu_element_type_str(cs_info(s, op->in[1])->type));
-	/* The axis matters only for a per-axis scale or zero point. */
-	if ((vnpu_tinfo_elems(cs_info(s, op->in[1])) > 1 ||
-	     (zpv >= 0 && vnpu_tinfo_elems(cs_info(s, zpv)) > 1)) &&
+	/* The axis matters only for a per-axis scale or zero point (also one of none). */
+	if ((per_axis(s, op->in[1]) || (zpv >= 0 && per_axis(s, zpv))) &&
 	    (axis < 0 || axis >= xi->rank))
 		return UNSUP(s, "axis out of range");
 	scale = along_axis(s, op->in[1], xi->rank, axis);

@@ -556,7 +556,8 @@ static vnpu_status infer_gather_nd(struct ictx *c)
 	st = need_indices(c, idx);
 	if (st)
 		return st;
-	if (x->rank < 0 || idx->rank < 0 || idx->dims[idx->rank - 1] < 0) {
+	/* A scalar idx (no k) is refused below. */
+	if (x->rank < 0 || idx->rank < 0 || (idx->rank && idx->dims[idx->rank - 1] < 0)) {
 		set_out(c->out[0], x->type, -1, NULL);
 		return VNPU_OK;
 	}

@@ -146,13 +146,16 @@ static vnpu_status loop_run_restart(struct loop_run *r, const struct vnpu_tinfo 
 static vnpu_status run_body(const struct ictx *c, struct loop_run *r,
 			    const struct vnpu_tinfo *const *in)
 {
-	for (uint32_t k = 0; k < r->body->num_inputs; k++) {
-		vnpu_status st = vnpu_tinfo_copy(&r->infos[r->body->inputs[k]], in[k]);
+	vnpu_status st;
 
+	for (uint32_t k = 0; k < r->body->num_inputs; k++) {
+		st = vnpu_tinfo_copy(&r->infos[r->body->inputs[k]], in[k]);
 		if (st)
 			return st;
 	}
-	return vnpu_graph_infer(c->m, r->body, r->infos, c->fold_limit, true);
+	st = vnpu_graph_infer(c->m, r->body, r->infos, c->fold_limit, true);
+	/* A body node's complaint names that node: say whose body it is. */
+	return st ? vnpu_node_prefix(st, c->n) : VNPU_OK;
 }
 
 /* Keep the iteration's carried values and scan outputs. */
@@ -331,7 +334,7 @@ static vnpu_status infer_loop(struct ictx *c)
 		st = loop_outputs(c, &r, exact ? (int64_t)r.iters : -1, c->out + 0, NULL, NULL);
 	loop_run_fini(&r);
 	free(in);
-	return st ? vnpu_node_prefix(st, c->n) : VNPU_OK;
+	return st;
 }
 
 /* The scan attributes of a Scan node: per input or output an axis and a
@@ -395,6 +398,9 @@ static vnpu_status scan_once(const struct ictx *c, const struct scan_attrs *sa,
 	}
 	if (!in || !slices)
 		st = vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory inferring a scan");
+	/* Each step is inferred: a reshape may ask for 2^40 of them. */
+	if (!st && steps > VNPU_MAX_LOOP_ITERS)
+		st = inf_error(c, VNPU_UNSUPPORTED, "more than %d scan steps", VNPU_MAX_LOOP_ITERS);
 	if (!st)
 		st = loop_run_init(&r, states);
 	for (int64_t t = 0; !st && t < steps; t++) {
@@ -521,7 +527,7 @@ static vnpu_status infer_scan(struct ictx *c)
 	else if (!st)
 		st = scan_once(c, &sa, ns, (uint32_t)nx, (const struct vnpu_tinfo *const *)c->in,
 			       (const struct vnpu_tinfo *const *)c->in + ns, c->out);
-	return st ? vnpu_node_prefix(st, c->n) : VNPU_OK;
+	return st;
 }
 
 const struct op_infer vnpu_infer_loop_ops[] = {

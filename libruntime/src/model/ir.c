@@ -148,6 +148,7 @@ bool vnpu_tinfo_static(const struct vnpu_tinfo *t)
 
 int64_t vnpu_tinfo_elems(const struct vnpu_tinfo *t)
 {
+	bool empty = false;
 	int64_t n = 1;
 
 	if (t->rank < 0)
@@ -155,11 +156,14 @@ int64_t vnpu_tinfo_elems(const struct vnpu_tinfo *t)
 	for (int32_t d = 0; d < t->rank; d++) {
 		if (t->dims[d] < 0 || t->dims[d] > VNPU_MAX_ELEMS)
 			return -1;
+		empty |= !t->dims[d];
+		/* Zeros aside: an empty tensor's strides are products too. */
 		if (t->dims[d] && n > VNPU_MAX_ELEMS / t->dims[d])
 			return -1;	/* too large to be a tensor */
-		n *= t->dims[d];
+		if (t->dims[d])
+			n *= t->dims[d];
 	}
-	return n;
+	return empty ? 0 : n;
 }
 
 void vnpu_tinfo_shape(const struct vnpu_tinfo *t, vnpu_shape *out)
@@ -478,9 +482,9 @@ vnpu_status vnpu_model_output_shape(const vnpu_model *m, size_t index, vnpu_shap
 
 /*
  * Whether the known dimensions of @shape (VNPU_DIM_DYNAMIC ones aside) hold
- * more elements than a tensor may, as vnpu_tinfo_elems() counts them: a
- * model input of such a shape would have a size past 64 bits even when no
- * node multiplies its dimensions out.
+ * more elements than a tensor may, as vnpu_tinfo_elems() counts them (zero
+ * ones aside too): a model input of such a shape would have a size or
+ * strides past 64 bits even when no node multiplies its dimensions out.
  */
 static bool shape_too_large(const vnpu_shape *shape)
 {
@@ -489,9 +493,9 @@ static bool shape_too_large(const vnpu_shape *shape)
 	for (uint32_t d = 0; d < shape->rank; d++) {
 		int64_t e = shape->dims[d];
 
-		if (e == VNPU_DIM_DYNAMIC)
+		if (e == VNPU_DIM_DYNAMIC || !e)
 			continue;
-		if (e > VNPU_MAX_ELEMS || (e && n > VNPU_MAX_ELEMS / e))
+		if (e > VNPU_MAX_ELEMS || n > VNPU_MAX_ELEMS / e)
 			return true;
 		n *= e;
 	}
@@ -564,6 +568,10 @@ static vnpu_status check_freeze(const struct vnpu_value *v, vnpu_element_type ty
 					  v->name, d, (long long)shape->dims[d]);
 		elems *= (uint64_t)shape->dims[d];
 	}
+	/* Before the count: eight dimensions of 2^32 multiply past 64 bits. */
+	if (shape_too_large(shape))
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "freeze '%s': more than 2^40 elements",
+				  v->name);
 	if (elems > (1ull << 32) || elems * vnpu_element_type_size(type) != size)
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "freeze '%s': %zu bytes for %llu elements",
 				  v->name, size, (unsigned long long)elems);

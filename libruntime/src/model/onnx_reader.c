@@ -272,7 +272,7 @@ static vnpu_status read_tensor(const struct reader *r, const Onnx__TensorProto *
 			       struct vnpu_tinfo *t)
 {
 	const char *name = tp->name ? tp->name : "";
-	uint64_t elems = 1, bytes;
+	uint64_t elems = 1, nonzero = 1, bytes;
 	size_t esize;
 	vnpu_status st;
 
@@ -287,11 +287,14 @@ static vnpu_status read_tensor(const struct reader *r, const Onnx__TensorProto *
 	for (size_t d = 0; d < tp->n_dims; d++) {
 		int64_t dim = tp->dims[d];
 
-		if (dim < 0 || (dim && elems > MAX_TENSOR_BYTES / (uint64_t)dim))
+		/* Zeros aside: an empty tensor's strides are products too. */
+		if (dim < 0 || (dim && nonzero > MAX_TENSOR_BYTES / (uint64_t)dim))
 			return vnpu_error(VNPU_PARSE_ERROR, "tensor '%s': bad or huge dimension %lld",
 					  name, (long long)dim);
 		t->dims[d] = dim;
 		elems *= (uint64_t)dim;
+		if (dim)
+			nonzero *= (uint64_t)dim;
 	}
 	bytes = elems * esize;
 	if (bytes > MAX_TENSOR_BYTES)

@@ -664,6 +664,12 @@ static void test_reshape_hostile(void)
 	check_reshape_refused(m, "x", &s, VNPU_INVALID_ARGUMENT, "reshape 'x'");
 	s = (vnpu_shape){ 3, { 1ll << 32, 1ll << 32, 4 } };
 	check_reshape_refused(m, "x", &s, VNPU_INVALID_ARGUMENT, "reshape 'x'");
+	/*
+	 * No elements, but dimensions whose strides pass 64 bits (the
+	 * compiler multiplied them out, signed overflow).
+	 */
+	s = (vnpu_shape){ 4, { 0, 1ll << 40, 1ll << 40, 4 } };
+	check_reshape_refused(m, "x", &s, VNPU_INVALID_ARGUMENT, "reshape 'x'");
 	check_io(m, 2, dyn4, 2, dyn2);
 	/* Zero rows are a shape like any other. */
 	check_reshaped(m, "x", (vnpu_shape){ 2, { 0, 4 } }, 2, (const int64_t[]){ 0, 2 });
@@ -749,17 +755,57 @@ static void test_reshape_hostile_inputs(void)
 	p = NULL;
 	vnpu_model_free(m);
 
+	/* Frozen so: 2^32 x 2^32 x 1 elements are not the 0 of 64-bit arithmetic. */
+	b = mb_new(13);
+	mb_input(b, "f", F32, 3, (const int64_t[]){ -1, -1, -1 });
+	mb_node(b, "Shape", (const char *[]){ "f", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (m) {
+		s = (vnpu_shape){ 3, { 1ll << 32, 1ll << 32, 1 } };
+		CHECK_EQ(vnpu_model_freeze_input(m, "f", VNPU_TYPE_F32, &s, NULL, 0),
+			 VNPU_INVALID_ARGUMENT);
+		s = (vnpu_shape){ 3, { 0, 1ll << 32, 1ll << 32 } };
+		CHECK_EQ(vnpu_model_freeze_input(m, "f", VNPU_TYPE_F32, &s, NULL, 0),
+			 VNPU_INVALID_ARGUMENT);
+		CHECK(strstr(vnpu_last_error(), "freeze 'f'") != NULL);
+		s = (vnpu_shape){ 3, { 0, 3, 2 } };
+		CHECK_EQ(vnpu_model_freeze_input(m, "f", VNPU_TYPE_F32, &s, NULL, 0), VNPU_OK);
+		CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
+		check_shape(&s, 1, (const int64_t[]){ 3 });
+		vnpu_model_free(m);
+	}
+
+	/* A constant of no elements and huge dimensions: never read. */
+	b = mb_new(13);
+	mb_input(b, "x", F32, 1, (const int64_t[]){ 1 });
+	mb_init_f32(b, "e", 3, (const int64_t[]){ 0, 1ll << 40, 1ll << 40 }, NULL);
+	mb_node(b, "Add", (const char *[]){ "x", "e", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	CHECK(mb_read(b) == NULL);
+	CHECK(strstr(vnpu_last_error(), "'e'") != NULL);
+
 	/* Declared so in the file: read (each dimension is in range), never compiled. */
 	b = mb_new(13);
 	mb_input(b, "x", F32, 2, (const int64_t[]){ 1ll << 40, 1ll << 40 });
+	mb_input(b, "z", F32, 3, (const int64_t[]){ 1ll << 40, 0, 1ll << 40 });
 	mb_node(b, "Shape", (const char *[]){ "x", NULL }, (const char *[]){ "y", NULL });
+	mb_node(b, "Shape", (const char *[]){ "z", NULL }, (const char *[]){ "w", NULL });
 	mb_output(b, "y");
+	mb_output(b, "w");
 	m = mb_read(b);
 	CHECK(m != NULL);
 	if (m) {
 		CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_INVALID_ARGUMENT);
 		CHECK(strstr(vnpu_last_error(), "input 'x': more than 2^40 elements") != NULL);
 		CHECK(p == NULL);
+		s = (vnpu_shape){ 1, { 1 } };
+		CHECK_EQ(vnpu_model_reshape(m, "x", &s), VNPU_OK);
+		CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_INVALID_ARGUMENT);
+		CHECK(strstr(vnpu_last_error(), "input 'z': more than 2^40 elements") != NULL);
+		CHECK(p == NULL);
+		vnpu_program_free(p);
 		vnpu_model_free(m);
 	}
 
@@ -803,6 +849,68 @@ static void test_reshape_refused_message(void)
 	CHECK(strstr(vnpu_last_error(), "NoSuchOp") == NULL);
 	check_reshaped(m, "x", (vnpu_shape){ 2, { 3, 4 } }, 2, (const int64_t[]){ 3, 2 });
 	vnpu_model_free(m);
+}
+
+/* Reads node test @name, reshapes input @input to @s: @want, a message. */
+static vnpu_model *read_reshaped(const char *name, const char *input, vnpu_shape s,
+				 vnpu_status want)
+{
+	char path[512];
+	vnpu_model *m;
+
+	snprintf(path, sizeof(path), "%s/%s/model.onnx", TESTDATA, name);
+	if (vnpu_model_read_file(path, &m))
+		return NULL;
+	CHECK_EQ(vnpu_model_reshape(m, input, &s), want);
+	CHECK(want == VNPU_OK || vnpu_last_error()[0]);
+	return m;
+}
+
+/* Compiling @m fails with @want and a message holding @text; frees @m. */
+static void check_compile_fails(vnpu_model *m, vnpu_status want, const char *text)
+{
+	struct vnpu_program *p = NULL;
+
+	if (!m)
+		return;
+	CHECK_EQ(vnpu_compile(m, NULL, &p), want);
+	CHECK(strstr(vnpu_last_error(), text) != NULL);
+	vnpu_program_free(p);
+	vnpu_model_free(m);
+}
+
+/*
+ * Shapes no declared input had before reshape took any rank, each of which
+ * reached past an array or multiplied without bound: GatherND's indices
+ * as a scalar (read index -1 of its dimensions), QuantizeLinear's zero
+ * point of no elements against a scalar x (a view of rank -1, read past
+ * 8 dimensions), a Scan of 2^20 steps (inferred one by one: 26 GB), a DFT
+ * of 2^20 samples (its matrix 16 TB). Each is refused with a message.
+ */
+static void test_reshape_any_rank_nodes(void)
+{
+	vnpu_model *m;
+
+	m = read_reshaped("test_gathernd_example_int32", "indices", (vnpu_shape){ .rank = 0 },
+			  VNPU_INVALID_ARGUMENT);
+	CHECK(strstr(vnpu_last_error(), "GatherND") != NULL);
+	vnpu_model_free(m);
+
+	m = read_reshaped("test_quantizelinear", "y_zero_point", (vnpu_shape){ 1, { 0 } },
+			  VNPU_OK);
+	if (m) {
+		const vnpu_shape scalar = { .rank = 0 };
+
+		CHECK_EQ(vnpu_model_reshape(m, "x", &scalar), VNPU_OK);
+		check_compile_fails(m, VNPU_UNSUPPORTED, "axis out of range");
+	}
+
+	/* Left unknown by inference (UNSUPPORTED), refused by the compiler. */
+	m = read_reshaped("test_scan9_sum", "x", (vnpu_shape){ 2, { 1 << 20, 2 } }, VNPU_OK);
+	check_compile_fails(m, VNPU_UNSUPPORTED, "65536");
+
+	m = read_reshaped("test_dft", "x", (vnpu_shape){ 4, { 1, 1 << 20, 1, 1 } }, VNPU_OK);
+	check_compile_fails(m, VNPU_UNSUPPORTED, "matrix would hold more than 2^28 floats");
 }
 
 /*
@@ -1073,6 +1181,7 @@ int main(int argc, char **argv)
 		{ "reshape_hostile", test_reshape_hostile },
 		{ "reshape_hostile_inputs", test_reshape_hostile_inputs },
 		{ "reshape_refused_message", test_reshape_refused_message },
+		{ "reshape_any_rank_nodes", test_reshape_any_rank_nodes },
 		{ "castlike_any_like_shape", test_castlike_any_like_shape },
 		{ "shape_inference", test_shape_inference },
 		{ "freeze_input", test_freeze_input },
