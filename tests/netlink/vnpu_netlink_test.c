@@ -760,4 +760,40 @@ TEST(many_devices_dump)
 	ASSERT_EQ(0, reload(""));
 }
 
+/*
+ * vnpu-smi names the command of the longest FPU section: "-" on a freshly
+ * loaded module, "LAYER GEMM" after one GEMM job (nothing else ran on it).
+ */
+TEST(vnpu_smi_fpu_command)
+{
+	const char *smi = getenv("VNPU_SMI");
+	struct drm_vnpu_slot slot = { .flags = DRM_VNPU_SLOT_READ |
+					       DRM_VNPU_SLOT_WRITE };
+	struct stream s = { 0 };
+	char out[4096];
+	int fd;
+
+	if (!smi)
+		SKIP(return, "VNPU_SMI not set");
+	if (!getenv("VNPU_VM_KO"))
+		SKIP(return, "not in the VM harness (VNPU_VM_KO unset)");
+	ASSERT_EQ(0, reload(""));
+	ASSERT_EQ(0, smi_output(smi, "--json -d 0", out, sizeof(out)));
+	ASSERT_NE(NULL, strstr(out, "\"fpu_max_ns\":0,"));
+	ASSERT_NE(NULL, strstr(out, "\"fpu_max_command\":\"-\""));
+
+	fd = vnpu_open(0);
+	ASSERT_LE(0, fd);
+	slot.handle = bo_create(_metadata, fd, 1 << 20);
+	stream_gemm(&s, 0, 128, 128, 128);
+	ASSERT_EQ(DRM_VNPU_JOB_OK,
+		  wait_job(_metadata, fd, run_stream(_metadata, fd, &s, &slot, 1)));
+	close(fd);
+	ASSERT_EQ(0, smi_output(smi, "--json -d 0", out, sizeof(out)));
+	ASSERT_NE(NULL, strstr(out, "\"fpu_max_command\":\"LAYER GEMM\""));
+	ASSERT_EQ(0, smi_output(smi, "-d 0", out, sizeof(out)));
+	ASSERT_NE(NULL, strstr(out, "FPUMAX-CMD"));
+	ASSERT_NE(NULL, strstr(out, " LAYER GEMM\n"));
+}
+
 TEST_HARNESS_MAIN

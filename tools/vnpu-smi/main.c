@@ -18,6 +18,8 @@
 #include <netlink/genl/genl.h>
 #include <netlink/netlink.h>
 
+#include <drm/vnpu_cmd.h>
+#include <drm/vnpu_layers.h>
 #include <linux/vnpu_netlink.h>
 
 struct smi {
@@ -34,7 +36,8 @@ static void usage(FILE *out)
 		"\n"
 		"Figures of the vnpu devices (vnpu.ko's netlink family \"vnpu\").\n"
 		"FPUMAX is the longest FPU section a tile ran: the longest time\n"
-		"the device kept one CPU from scheduling anything else.\n"
+		"the device kept one CPU from scheduling anything else;\n"
+		"FPUMAX-CMD the command that ran it (LAYER GEMM, FILL, ...).\n"
 		"\n"
 		"  -d, --device IDX   only device IDX\n"
 		"  -c, --clients      list the open files (clients) instead\n"
@@ -78,10 +81,62 @@ static double mib(uint64_t bytes)
 	return bytes / (1024.0 * 1024.0);
 }
 
+/*
+ * The command that ran the longest FPU section, by name ("LAYER GEMM"),
+ * "-" before any ran; numbers this tool does not know stay numbers.
+ */
+static const char *fpu_command(struct nlattr **a, char *buf, size_t size)
+{
+	static const char *const cmds[] = {
+		[VNPU_CMD_NOP] = "NOP", [VNPU_CMD_FILL] = "FILL",
+		[VNPU_CMD_COPY] = "COPY", [VNPU_CMD_SPIN] = "SPIN",
+		[VNPU_CMD_LAYER] = "LAYER",
+	};
+	static const char *const ops[VNPU_LAYER_OP_LAST + 1] = {
+		[VNPU_LAYER_GEMM] = "GEMM", [VNPU_LAYER_CONV] = "CONV",
+		[VNPU_LAYER_POOL] = "POOL", [VNPU_LAYER_BINARY] = "BINARY",
+		[VNPU_LAYER_WHERE] = "WHERE", [VNPU_LAYER_UNARY] = "UNARY",
+		[VNPU_LAYER_SOFTMAX] = "SOFTMAX", [VNPU_LAYER_NORM] = "NORM",
+		[VNPU_LAYER_REDUCE] = "REDUCE",
+		[VNPU_LAYER_ARGREDUCE] = "ARGREDUCE",
+		[VNPU_LAYER_RESIZE] = "RESIZE", [VNPU_LAYER_PAD] = "PAD",
+		[VNPU_LAYER_GATHER] = "GATHER",
+		[VNPU_LAYER_GATHER_ELEMENTS] = "GATHER_ELEMENTS",
+		[VNPU_LAYER_CAST] = "CAST", [VNPU_LAYER_QUANTIZE] = "QUANTIZE",
+		[VNPU_LAYER_DEQUANTIZE] = "DEQUANTIZE",
+		[VNPU_LAYER_MATMUL_INTEGER] = "MATMUL_INTEGER",
+		[VNPU_LAYER_QLINEAR_MATMUL] = "QLINEAR_MATMUL",
+		[VNPU_LAYER_QLINEAR_CONV] = "QLINEAR_CONV",
+		[VNPU_LAYER_SCATTER_ELEMENTS] = "SCATTER_ELEMENTS",
+		[VNPU_LAYER_SCATTER_ND] = "SCATTER_ND",
+		[VNPU_LAYER_GATHER_ND] = "GATHER_ND",
+		[VNPU_LAYER_GRID_SAMPLE] = "GRID_SAMPLE",
+		[VNPU_LAYER_TFIDF] = "TFIDF", [VNPU_LAYER_DET] = "DET",
+		[VNPU_LAYER_ROI_ALIGN] = "ROI_ALIGN",
+		[VNPU_LAYER_MAXPOOL_INDEX] = "MAXPOOL_INDEX",
+	};
+	uint32_t cmd = get_u32(a, VNPU_NL_A_DEV_FPU_MAX_OPCODE);
+	uint32_t op = get_u32(a, VNPU_NL_A_DEV_FPU_MAX_LAYER_OP);
+	const char *name = cmd < sizeof(cmds) / sizeof(cmds[0]) ? cmds[cmd] : NULL;
+
+	if (!get_u64(a, VNPU_NL_A_DEV_FPU_MAX_NS))
+		return "-";
+	if (!name)
+		snprintf(buf, size, "opcode %u", cmd);
+	else if (cmd != VNPU_CMD_LAYER)
+		snprintf(buf, size, "%s", name);
+	else if (op <= VNPU_LAYER_OP_LAST && ops[op])
+		snprintf(buf, size, "LAYER %s", ops[op]);
+	else
+		snprintf(buf, size, "LAYER %u", op);
+	return buf;
+}
+
 static int print_dev(struct nl_msg *msg, void *arg)
 {
 	struct smi *smi = arg;
 	struct nlattr *a[VNPU_NL_A_MAX + 1];
+	char cmd[48];
 
 	if (parse(msg, a))
 		return NL_SKIP;
@@ -96,7 +151,7 @@ static int print_dev(struct nl_msg *msg, void *arg)
 		       ",\"bytes_downloaded\":%" PRIu64 ",\"clients\":%u"
 		       ",\"fpu_sections\":%" PRIu64 ",\"fpu_ns\":%" PRIu64
 		       ",\"fpu_max_ns\":%" PRIu64 ",\"fpu_max_opcode\":%u"
-		       ",\"fpu_max_layer_op\":%u}",
+		       ",\"fpu_max_layer_op\":%u,\"fpu_max_command\":\"%s\"}",
 		       smi->rows ? "," : "",
 		       get_u32(a, VNPU_NL_A_DEV_INDEX), get_str(a, VNPU_NL_A_DEV_NODE),
 		       get_u32(a, VNPU_NL_A_DEV_TILES),
@@ -118,17 +173,18 @@ static int print_dev(struct nl_msg *msg, void *arg)
 		       get_u64(a, VNPU_NL_A_DEV_FPU_NS),
 		       get_u64(a, VNPU_NL_A_DEV_FPU_MAX_NS),
 		       get_u32(a, VNPU_NL_A_DEV_FPU_MAX_OPCODE),
-		       get_u32(a, VNPU_NL_A_DEV_FPU_MAX_LAYER_OP));
+		       get_u32(a, VNPU_NL_A_DEV_FPU_MAX_LAYER_OP),
+		       fpu_command(a, cmd, sizeof(cmd)));
 	} else {
 		if (!smi->rows)
-			printf("%-3s %-11s %5s %6s %10s %9s %9s %6s %6s %6s %15s %6s %7s %15s %11s\n",
+			printf("%-3s %-11s %5s %6s %10s %9s %9s %6s %6s %6s %15s %6s %7s %15s %11s %s\n",
 			       "DEV", "NODE", "TILES", "UTIL", "BUSY(s)",
 			       "JOBS", "DONE", "FAILED", "TMOUT", "RESETS",
 			       "MEM(MiB)", "BOS", "CLIENTS", "UP/DOWN(MiB)",
-			       "FPUMAX(us)");
+			       "FPUMAX(us)", "FPUMAX-CMD");
 		printf("%-3u %-11s %5u %5.1f%% %10.3f %9" PRIu64 " %9" PRIu64
 		       " %6" PRIu64 " %6" PRIu64 " %6" PRIu64 " %7.1f/%-7.0f %6u %7u %7.1f/%-7.1f"
-		       " %11.1f\n",
+		       " %11.1f %s\n",
 		       get_u32(a, VNPU_NL_A_DEV_INDEX), get_str(a, VNPU_NL_A_DEV_NODE),
 		       get_u32(a, VNPU_NL_A_DEV_TILES),
 		       get_u32(a, VNPU_NL_A_DEV_UTIL) / 10.0,
@@ -144,7 +200,8 @@ static int print_dev(struct nl_msg *msg, void *arg)
 		       get_u32(a, VNPU_NL_A_DEV_CLIENTS),
 		       mib(get_u64(a, VNPU_NL_A_DEV_BYTES_UPLOADED)),
 		       mib(get_u64(a, VNPU_NL_A_DEV_BYTES_DOWNLOADED)),
-		       get_u64(a, VNPU_NL_A_DEV_FPU_MAX_NS) / 1e3);
+		       get_u64(a, VNPU_NL_A_DEV_FPU_MAX_NS) / 1e3,
+		       fpu_command(a, cmd, sizeof(cmd)));
 	}
 	smi->rows++;
 	return NL_OK;
