@@ -480,6 +480,9 @@ static vnpu_status scan_batched(struct ictx *c, struct scan_attrs *sa, uint32_t 
 			       inf_error(c, VNPU_UNSUPPORTED, "the batch size is not known") :
 			       FAIL(c, "input %u does not have the batch size %lld", 1 + k,
 				    (long long)batch);
+	/* Every input's first dimension dynamic agrees, but is no count. */
+	if (batch < 0)
+		return inf_error(c, VNPU_UNSUPPORTED, "the batch size is not known");
 	if (batch > VNPU_MAX_LOOP_ITERS)
 		return inf_error(c, VNPU_UNSUPPORTED, "more than %d batches", VNPU_MAX_LOOP_ITERS);
 	res = calloc((size_t)(batch ? batch : 1) * no, sizeof(*res));

@@ -885,7 +885,8 @@ static void check_compile_fails(vnpu_model *m, vnpu_status want, const char *tex
  * as a scalar (read index -1 of its dimensions), QuantizeLinear's zero
  * point of no elements against a scalar x (a view of rank -1, read past
  * 8 dimensions), a Scan of 2^20 steps (inferred one by one: 26 GB), a DFT
- * of 2^20 samples (its matrix 16 TB). Each is refused with a message.
+ * of 2^20 samples (its matrix 16 TB), an opset-8 Scan of dynamic batches
+ * (counted as (size_t)-1). Each is refused with a message.
  */
 static void test_reshape_any_rank_nodes(void)
 {
@@ -908,6 +909,16 @@ static void test_reshape_any_rank_nodes(void)
 	/* Left unknown by inference (UNSUPPORTED), refused by the compiler. */
 	m = read_reshaped("test_scan9_sum", "x", (vnpu_shape){ 2, { 1 << 20, 2 } }, VNPU_OK);
 	check_compile_fails(m, VNPU_UNSUPPORTED, "65536");
+
+	/* Opset 8's batches, all dynamic: counted as (size_t)-1 (out of memory). */
+	m = read_reshaped("test_scan_sum", "initial", (vnpu_shape){ 2, { VNPU_DIM_DYNAMIC, 2 } },
+			  VNPU_OK);
+	if (m) {
+		const vnpu_shape x = { 3, { VNPU_DIM_DYNAMIC, 3, 2 } };
+
+		CHECK_EQ(vnpu_model_reshape(m, "x", &x), VNPU_OK);
+		check_compile_fails(m, VNPU_INVALID_ARGUMENT, "dynamic dimensions");
+	}
 
 	m = read_reshaped("test_dft", "x", (vnpu_shape){ 4, { 1, 1 << 20, 1, 1 } }, VNPU_OK);
 	check_compile_fails(m, VNPU_UNSUPPORTED, "matrix would hold more than 2^28 floats");
