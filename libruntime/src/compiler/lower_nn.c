@@ -153,15 +153,20 @@ static vnpu_status lower_matmul(struct cstate *s, struct cop *op)
 	memcpy(adims, ai->dims, sizeof(adims));
 	memcpy(bdims, bi->dims, sizeof(bdims));
 	memcpy(ydims, yi->dims, sizeof(ydims));
-	if (ar == 1) {
+	if (ar == 1 && br == 1) {
+		/* A dot product: Y is a scalar, [1, 1] here. */
 		adims[1] = adims[0];
 		adims[0] = 1;
 		ar = 2;
-		/* Y lost M: put it back as a 1 before N (or last when B is 1-D too). */
+		ydims[0] = ydims[1] = 1;
+		yr = 2;
+	} else if (ar == 1) {
+		adims[1] = adims[0];
+		adims[0] = 1;
+		ar = 2;
+		/* Y lost M: put it back as a 1 before N. */
 		ydims[yr] = ydims[yr - 1];
 		ydims[yr - 1] = 1;
-		if (bi->rank == 1)
-			ydims[yr] = 1;
 		yr++;
 	}
 	if (br == 1) {

@@ -880,6 +880,41 @@ static void check_compile_fails(vnpu_model *m, vnpu_status want, const char *tex
 }
 
 /*
+ * MatMul of two vectors reshaped from matrices: a scalar dot product (its
+ * lowering wrote index -1 of Y's dimensions, giving Y no room for M).
+ */
+static void check_dot_product(void)
+{
+	struct vnpu_program *p = NULL;
+	struct mb *b = mb_new(13);
+	float x[3] = { 1, 2, 3 }, w[3] = { 4, -5, 6 }, y = 0;
+	void *in[2] = { x, w }, *out[1] = { &y };
+	vnpu_model *m;
+	vnpu_shape s;
+
+	mb_input(b, "x", F32, 2, (const int64_t[]){ 2, 3 });
+	mb_input(b, "w", F32, 2, (const int64_t[]){ 3, 4 });
+	mb_node(b, "MatMul", (const char *[]){ "x", "w", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	s = (vnpu_shape){ 1, { 3 } };
+	CHECK_EQ(vnpu_model_reshape(m, "w", &s), VNPU_OK);
+	CHECK_EQ(vnpu_model_reshape(m, "x", &s), VNPU_OK);
+	CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
+	CHECK_EQ(s.rank, 0);
+	CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_OK);
+	if (p) {
+		CHECK_EQ(fe_run_program(p, in, out), 0);
+		CHECK_EQ(y, 12.0f);
+	}
+	vnpu_program_free(p);
+	vnpu_model_free(m);
+}
+
+/*
  * Shapes no declared input had before reshape took any rank, each of which
  * reached past an array or multiplied without bound: GatherND's indices
  * as a scalar (read index -1 of its dimensions), QuantizeLinear's zero
@@ -919,6 +954,8 @@ static void test_reshape_any_rank_nodes(void)
 		CHECK_EQ(vnpu_model_reshape(m, "x", &x), VNPU_OK);
 		check_compile_fails(m, VNPU_INVALID_ARGUMENT, "dynamic dimensions");
 	}
+
+	check_dot_product();
 
 	m = read_reshaped("test_dft", "x", (vnpu_shape){ 4, { 1, 1 << 20, 1, 1 } }, VNPU_OK);
 	check_compile_fails(m, VNPU_UNSUPPORTED, "matrix would hold more than 2^28 floats");
