@@ -440,6 +440,9 @@ static vnpu_status lower_output(struct cstate *s, struct cop *op)
 	return cl_copy(s, ct_dense(s, t), ct_dense(s, op->in[0]));
 }
 
+/* The largest band mask: 256 MiB (a matrix of 16384 x 16384). */
+#define TRILU_MAX_MASK (1ll << 28)
+
 /* Trilu: Where(constant band mask, X, 0). */
 static vnpu_status lower_trilu(struct cstate *s, struct cop *op)
 {
@@ -459,6 +462,10 @@ static vnpu_status lower_trilu(struct cstate *s, struct cop *op)
 	}
 	dims[0] = xi->dims[xi->rank - 2];
 	dims[1] = xi->dims[xi->rank - 1];
+	/* Each is at most 2^40: the mask's bytes may not fit, or fill memory. */
+	if (dims[1] && dims[0] > TRILU_MAX_MASK / dims[1])
+		return UNSUP(s, "a band mask of %lld x %lld would hold more than 2^28 bytes",
+			     (long long)dims[0], (long long)dims[1]);
 	m = calloc(1, (size_t)(dims[0] * dims[1] + 1));
 	if (!m)
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");

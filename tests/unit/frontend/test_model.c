@@ -921,7 +921,8 @@ static void check_dot_product(void)
  * point of no elements against a scalar x (a view of rank -1, read past
  * 8 dimensions), a Scan of 2^20 steps (inferred one by one: 26 GB), a DFT
  * of 2^20 samples (its matrix 16 TB), an opset-8 Scan of dynamic batches
- * (counted as (size_t)-1). Each is refused with a message.
+ * (counted as (size_t)-1), Trilu's band mask of 1 x 2^40. Each is refused
+ * with a message.
  */
 static void test_reshape_any_rank_nodes(void)
 {
@@ -959,6 +960,10 @@ static void test_reshape_any_rank_nodes(void)
 
 	m = read_reshaped("test_dft", "x", (vnpu_shape){ 4, { 1, 1 << 20, 1, 1 } }, VNPU_OK);
 	check_compile_fails(m, VNPU_UNSUPPORTED, "matrix would hold more than 2^28 floats");
+
+	/* Trilu's constant band mask: 1 TB asked. */
+	m = read_reshaped("test_triu", "x", (vnpu_shape){ 2, { 1, 1ll << 40 } }, VNPU_OK);
+	check_compile_fails(m, VNPU_UNSUPPORTED, "more than 2^28 bytes");
 }
 
 /*
