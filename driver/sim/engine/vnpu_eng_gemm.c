@@ -263,39 +263,41 @@ void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
 
 /*
  * A 6x16 tile of the last slice at block row @i and column @j, with padded
- * columns (@s->out_wp): its output run starts at padded column q of output
- * row q / wp. Inside one output row the tile stores there itself (*@y set,
- * returns 0); across rows' ends it stores to a buffer, returns 1, and
- * tile_scatter() takes it on.
+ * columns (@s->out_wp): its output run starts at padded column *@qc of
+ * output row q / wp, at *@y. Inside one output row the tile stores there
+ * itself (returns 0); across rows' ends it stores to a buffer, returns 1,
+ * and tile_scatter() takes it on.
  */
-static int tile_padded(const struct eng_slice *s, __u64 i, __u64 j, float **y)
+static int tile_padded(const struct eng_slice *s, __u64 i, __u64 j, float **y,
+		       __u64 *qc)
 {
-	__u64 q = s->out_q0 + j, qc = q % s->out_wp;
+	__u64 q = s->out_q0 + j;
 
+	*qc = q % s->out_wp;
 	*y = s->out + (__s64)i * s->out_rs +
-	     (__s64)((q / s->out_wp) * s->out_ow + qc);
-	return qc + ENG_NR > s->out_ow;
+	     (__s64)((q / s->out_wp) * s->out_ow + *qc);
+	return *qc + ENG_NR > s->out_ow;
 }
 
 /*
- * The buffered tile @t (rows ENG_NR apart) to the outputs of its columns:
- * the run left in the first output row, then, past the padding, the start
- * of the next (output rows are at least ENG_NR wide).
+ * The buffered tile @t (rows ENG_NR apart) to the outputs of its columns
+ * (tile_padded()'s @y and @qc): the run left in the first output row, then,
+ * past the padding, the start of the next (output rows are at least ENG_NR
+ * wide).
  */
-static void tile_scatter(const struct eng_slice *s, __u64 i, __u64 j,
+static void tile_scatter(const struct eng_slice *s, float *y, __u64 qc,
 			 const float *t)
 {
-	__u64 q = s->out_q0 + j, qc = q % s->out_wp, ow = s->out_ow;
+	__u64 ow = s->out_ow, hi = s->out_wp - qc;
 	__u64 lo = qc < ow ? eng_min(ENG_NR, ow - qc) : 0;
-	__u64 hi = s->out_wp - qc;
-	float *y = s->out + (__s64)i * s->out_rs +
-		   (__s64)((q / s->out_wp) * ow);
+	float *next = y - qc + ow;
 	int r;
 
-	for (r = 0; r < ENG_MR; r++, t += ENG_NR, y += s->out_rs) {
-		copy_f32(y + qc, t, lo);
+	for (r = 0; r < ENG_MR; r++, t += ENG_NR) {
+		copy_f32(y + (__s64)r * s->out_rs, t, lo);
 		if (hi < ENG_NR)
-			copy_f32(y + ow, t + hi, ENG_NR - hi);
+			copy_f32(next + (__s64)r * s->out_rs, t + hi,
+				 ENG_NR - hi);
 	}
 }
 
@@ -318,13 +320,15 @@ static void slice_run(struct eng_slice *s)
 			float *c = s->acc + i * s->acc_rs + j;
 			const struct eng_tile_out *o = 0;
 			int scatter = 0;
+			__u64 qc;
 
 			if (i < s->out_mc && j < s->out_nc) {
 				out.y = s->out + (__s64)i * s->out_rs + (__s64)j;
 				out.add = s->out_add ? s->out_add + i : 0;
 				o = &out;
 				if (s->out_wp)
-					scatter = tile_padded(s, i, j, &out.y);
+					scatter = tile_padded(s, i, j, &out.y,
+							      &qc);
 				if (scatter) {
 					buf.add = out.add;
 					o = &buf;
@@ -337,7 +341,7 @@ static void slice_run(struct eng_slice *s)
 				ukernel(s->kc, ai, bj, c, (__s64)s->acc_rs,
 					s->load, o);
 			if (scatter)
-				tile_scatter(s, i, j, t);
+				tile_scatter(s, out.y, qc, t);
 		}
 }
 
