@@ -633,16 +633,20 @@ static void norm_layer(const struct eng_layer *l, __u64 lo, __u64 hi)
 	}
 }
 
-/* LRN: x / (bias + alpha / size * sum of squares in the window) ^ beta. */
+/*
+ * LRN: x / (bias + alpha / size * sum of squares in the window) ^ beta, for
+ * channels [@c0, @c1) of a lane of @len.
+ */
 static void lrn_lane(const struct vnpu_layer_norm *at, const void *xl,
-		     __s64 xs, void *yl, __s64 ys, __u64 len, __u32 dt)
+		     __s64 xs, void *yl, __s64 ys, __u64 len, __u64 c0,
+		     __u64 c1, __u32 dt)
 {
 	double al = f32_of(at->alpha), be = f32_of(at->beta);
 	double bias = f32_of(at->bias);
 	__u64 i, j;
 
 	/* Window [c - (size - 1) / 2, c + size / 2]. */
-	for (i = 0; i < len; i++) {
+	for (i = c0; i < c1; i++) {
 		__s64 c0 = (__s64)i - (__s64)(at->size - 1) / 2;
 		__s64 c1 = (__s64)i + at->size / 2;
 		double sq = 0, v = ldf(xl, (__s64)i * xs, dt);
@@ -675,25 +679,46 @@ static void lp_lane(__u32 p, const void *xl, __s64 xs, void *yl, __s64 ys,
 		    (float)(ldf(xl, (__s64)i * xs, dt) / norm));
 }
 
-static void norm_lanes(const struct eng_layer *l, __u64 lo, __u64 hi)
+/*
+ * Lanes [@b->r0, @b->r1) along @axis, LRN's channels [@b->c0, @b->c1) of
+ * each (LpNormalization's units hold whole lanes).
+ */
+static void norm_lanes(const struct eng_layer *l, __u32 axis,
+		       const struct eng_block *b)
 {
 	const struct vnpu_layer_norm *at = l->attrs;
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
-	__u32 axis = at->mode == VNPU_NORM_LRN ? 1 : at->axis;
 	__u32 size = vnpu_eng_dtype_size(x->dtype);
 	__u64 lane;
 
-	for (lane = lo; lane < hi; lane++) {
+	for (lane = b->r0; lane < b->r1; lane++) {
 		const char *xl = (const char *)l->data[0] +
 				 lane_offset(x, axis, lane) * size;
 		char *yl = (char *)l->data[1] + lane_offset(y, axis, lane) * size;
 
 		if (at->mode == VNPU_NORM_LRN)
 			lrn_lane(at, xl, x->strides[axis], yl, y->strides[axis],
-				 x->dims[axis], x->dtype);
+				 x->dims[axis], b->c0, b->c1, x->dtype);
 		else
 			lp_lane(at->p, xl, x->strides[axis], yl, y->strides[axis],
 				x->dims[axis], x->dtype);
+	}
+}
+
+/*
+ * LRN: units of eng_block_units() over lanes of C channels, matching
+ * norm_units() in vnpu_engine.c.
+ */
+static void norm_lrn(const struct eng_layer *l, __u64 ub, __u64 ue)
+{
+	const struct vnpu_layer_norm *at = l->attrs;
+	const struct vnpu_tensor *x = &l->t[0];
+	__u64 c = x->dims[1], lanes = c ? vnpu_eng_numel(x) / c : 0, u;
+	struct eng_block b;
+
+	for (u = ub; u < ue; u++) {
+		eng_block_of(lanes, c, eng_min(at->size, c), u, &b);
+		norm_lanes(l, 1, &b);
 	}
 }
 
@@ -718,11 +743,16 @@ static int run_norm(const struct eng_layer *l, __u64 ub, __u64 ue,
 		row_range(rows, rows ? numel / rows : 0, ub, ue, &lo, &hi);
 		norm_layer(l, lo, hi);
 		break;
-	default:
-		lane_range(x, at->mode == VNPU_NORM_LRN ? 1 : at->axis, ub, ue,
-			   &lo, &hi);
-		norm_lanes(l, lo, hi);
+	case VNPU_NORM_LRN:
+		norm_lrn(l, ub, ue);
 		break;
+	default: {
+		struct eng_block b = { .c1 = x->dims[at->axis] };
+
+		lane_range(x, at->axis, ub, ue, &b.r0, &b.r1);
+		norm_lanes(l, at->axis, &b);
+		break;
+	}
 	}
 	return 0;
 }

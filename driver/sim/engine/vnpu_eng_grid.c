@@ -85,7 +85,7 @@ static int run_grid_sample(const struct eng_layer *l, __u64 ub, __u64 ue,
 	const struct vnpu_tensor *x = &l->t[0], *g = &l->t[1], *y = &l->t[2];
 	__u64 coord[VNPU_MAX_DIMS], lo, hi, e, h = x->dims[2], w = x->dims[3];
 
-	elem_range(y, ub, ue, &lo, &hi);
+	flat_range(y, eng_grid_taps(at), ub, ue, &lo, &hi);
 	if (lo < hi)
 		coords_of(y, lo, coord);
 	for (e = lo; e < hi; e++, coords_next(y, coord)) {

@@ -461,6 +461,19 @@ static void elem_range(const struct vnpu_tensor *out, __u64 ub, __u64 ue,
 	*hi = eng_min(ue * ENG_ELEM_UNIT, numel);
 }
 
+/*
+ * Output range of units [@ub, @ue) of an op whose outputs read @depth
+ * elements each, matching flat_units() in vnpu_engine.c.
+ */
+static void flat_range(const struct vnpu_tensor *out, __u64 depth, __u64 ub,
+		       __u64 ue, __u64 *lo, __u64 *hi)
+{
+	__u64 numel = vnpu_eng_numel(out), bc = eng_block_cols(numel, depth);
+
+	*lo = eng_min(ub * bc, numel);
+	*hi = eng_min(ue * bc, numel);
+}
+
 /* Rows of @row_len per unit, matching row_units() in vnpu_engine.c. */
 static void row_range(__u64 rows, __u64 row_len, __u64 ub, __u64 ue,
 		      __u64 *lo, __u64 *hi)

@@ -13,7 +13,7 @@ static int run_maxpool_index(const struct eng_layer *l, __u64 ub, __u64 ue,
 	__u64 coord[VNPU_MAX_DIMS], lo, hi, e;
 	__u32 i, j;
 
-	elem_range(y, ub, ue, &lo, &hi);
+	flat_range(y, eng_poolidx_window(at), ub, ue, &lo, &hi);
 	if (lo < hi)
 		coords_of(y, lo, coord);
 	for (e = lo; e < hi; e++, coords_next(y, coord)) {

@@ -39,8 +39,10 @@
 /*
  * The most parts a layer splits into on the FMA paths; the baseline's 64
  * times smaller units get 64 times as many, so that its parts stay units.
+ * Enough that a part of the largest element-wise layer (2^30 outputs of
+ * erf) stays a short FPU section.
  */
-#define ENG_MAX_UNITS	4096
+#define ENG_MAX_UNITS	(1u << 16)
 
 /* Whether @features run the baseline kernels, with their small units. */
 static inline int eng_base_path(__u32 features)
@@ -95,6 +97,119 @@ static inline __u64 eng_div_up(__u64 a, __u64 b)
 static inline __u64 eng_min(__u64 a, __u64 b)
 {
 	return a < b ? a : b;
+}
+
+/*
+ * Units of @rows rows of @cols independent outputs that read @depth
+ * elements each: whole rows, as many to a unit as fit ENG_ELEM_UNIT
+ * element reads, while a row fits; otherwise each row in blocks of about
+ * that many reads (one output at least). Every output is computed whole by
+ * one unit, so the blocks change no sum.
+ */
+static inline __u64 eng_block_cols(__u64 cols, __u64 depth)
+{
+	__u64 c = ENG_ELEM_UNIT / (depth ? depth : 1);
+
+	return c >= cols ? cols : c ? c : 1;
+}
+
+/* Whole rows per unit, when a unit holds whole rows. */
+static inline __u64 eng_block_rows(__u64 cols, __u64 depth)
+{
+	__u64 reads = cols * depth;
+	__u64 per = reads ? ENG_ELEM_UNIT / reads : ENG_ELEM_UNIT;
+
+	return per ? per : 1;
+}
+
+static inline __u64 eng_block_units(__u64 rows, __u64 cols, __u64 depth)
+{
+	__u64 bc = eng_block_cols(cols, depth);
+
+	if (bc < cols)
+		return rows * eng_div_up(cols, bc);
+	return eng_div_up(rows, eng_block_rows(cols, depth));
+}
+
+/**
+ * struct eng_block - the outputs of one unit of eng_block_units()
+ * @r0: first row
+ * @r1: past the last row
+ * @c0: first column of each of its rows
+ * @c1: past the last column
+ */
+struct eng_block {
+	__u64 r0, r1, c0, c1;
+};
+
+static inline void eng_block_of(__u64 rows, __u64 cols, __u64 depth, __u64 u,
+				struct eng_block *b)
+{
+	__u64 bc = eng_block_cols(cols, depth), nb, per;
+
+	if (bc < cols) {
+		nb = eng_div_up(cols, bc);
+		b->r0 = u / nb;
+		b->r1 = b->r0 + 1;
+		b->c0 = u % nb * bc;
+		b->c1 = eng_min(b->c0 + bc, cols);
+		return;
+	}
+	per = eng_block_rows(cols, depth);
+	b->r0 = eng_min(u * per, rows);
+	b->r1 = eng_min(b->r0 + per, rows);
+	b->c0 = 0;
+	b->c1 = cols;
+}
+
+/* ---- element reads per output, for ops whose outputs read many ------ */
+
+/* RESIZE: taps per output, over the axes it resizes. */
+static inline __u64 eng_resize_taps(const struct vnpu_tensor *x,
+				    const struct vnpu_tensor *y,
+				    const struct vnpu_layer_resize *a)
+{
+	__u64 taps = 1, per = a->mode == VNPU_RESIZE_CUBIC ? 4 :
+			      a->mode == VNPU_RESIZE_LINEAR ? 2 : 1;
+	__u32 d;
+
+	for (d = 0; d < x->rank; d++)
+		if (x->dims[d] != y->dims[d] || a->scale[d])
+			taps *= per;
+	return taps + x->rank;
+}
+
+/* GRID_SAMPLE: taps per output. */
+static inline __u64 eng_grid_taps(const struct vnpu_layer_grid_sample *a)
+{
+	return a->mode == VNPU_RESIZE_CUBIC ? 16 :
+	       a->mode == VNPU_RESIZE_LINEAR ? 4 : 1;
+}
+
+/*
+ * ROI_ALIGN: reads per output, four per sample. An adaptive grid depends
+ * on the ROI; it is estimated for ROIs within the input (the kernel
+ * refuses more than 2^20 samples).
+ */
+static inline __u64 eng_roi_reads(const struct vnpu_tensor *x,
+				  const struct vnpu_tensor *y,
+				  const struct vnpu_layer_roi_align *a)
+{
+	__u64 g = a->sampling_ratio, n;
+
+	if (g)
+		n = g > 1024 ? 1ull << 20 : g * g;
+	else
+		n = eng_min(eng_div_up(x->dims[2], y->dims[2] ? y->dims[2] : 1) *
+			    eng_div_up(x->dims[3], y->dims[3] ? y->dims[3] : 1),
+			    1ull << 20);
+	return 4 * n;
+}
+
+/* MAXPOOL_INDEX: the window of one output. */
+static inline __u64 eng_poolidx_window(const struct vnpu_layer_pool_index *a)
+{
+	return (__u64)a->kernel[0] * a->kernel[1];
 }
 
 /**

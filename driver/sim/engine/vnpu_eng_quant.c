@@ -88,18 +88,17 @@ static __s32 qdot(const void *a, const struct vnpu_tensor *ta, __s64 ao,
 	return (__s32)acc;
 }
 
-static int run_qmatmul(const struct eng_layer *l, __u64 ub, __u64 ue,
-		       const struct vnpu_eng_ctx *ctx)
+/* Rows [@b->r0, @b->r1) of a quantized MatMul, columns [@b->c0, @b->c1). */
+static void qmatmul_block(const struct eng_layer *l, const struct eng_block *b,
+			  __u64 m)
 {
 	int qlinear = l->op == VNPU_LAYER_QLINEAR_MATMUL;
-	__u32 ib = qlinear ? 3 : 1, iaz = qlinear ? 2 : 2, ibz = qlinear ? 5 : 3;
+	__u32 ib = qlinear ? 3 : 1, iaz = 2, ibz = qlinear ? 5 : 3;
 	const struct vnpu_tensor *ta = &l->t[0], *tb = &l->t[ib];
 	const struct vnpu_tensor *y = &l->t[l->n - 1];
-	__u64 batch, m, n, k, lo, hi, r, j;
+	__u64 k = ta->dims[ta->rank - 1], r, j;
 
-	eng_gemm_shape(l, &batch, &m, &n, &k);
-	row_range(batch * m, n * (k ? k : 1), ub, ue, &lo, &hi);
-	for (r = lo; r < hi; r++) {
+	for (r = b->r0; r < b->r1; r++) {
 		__u64 bi = r / m, mi = r % m;
 		__s64 ao = batch_offset(ta, y, bi) +
 			   (__s64)mi * ta->strides[ta->rank - 2];
@@ -108,7 +107,7 @@ static int run_qmatmul(const struct eng_layer *l, __u64 ub, __u64 ue,
 			   (__s64)mi * y->strides[y->rank - 2];
 		__s32 az = qzero(l, iaz, qlinear ? 0 : mi);
 
-		for (j = 0; j < n; j++) {
+		for (j = b->c0; j < b->c1; j++) {
 			__s32 acc = qdot(l->data[0], ta, ao, az, l->data[ib], tb,
 					 bo + (__s64)j * tb->strides[tb->rank - 1],
 					 qzero(l, ibz, j), k);
@@ -122,6 +121,19 @@ static int run_qmatmul(const struct eng_layer *l, __u64 ub, __u64 ue,
 			st_q(l->data[8], yo + (__s64)j, y->dtype,
 			     m_rint((double)((float)acc * mult)) + qzero(l, 7, 0));
 		}
+	}
+}
+
+static int run_qmatmul(const struct eng_layer *l, __u64 ub, __u64 ue,
+		       const struct vnpu_eng_ctx *ctx)
+{
+	__u64 batch, m, n, k, u;
+	struct eng_block b;
+
+	eng_gemm_shape(l, &batch, &m, &n, &k);
+	for (u = ub; u < ue; u++) {
+		eng_block_of(batch * m, n, k, u, &b);
+		qmatmul_block(l, &b, m);
 	}
 	return 0;
 }
@@ -180,25 +192,31 @@ static int run_qconv(const struct eng_layer *l, __u64 ub, __u64 ue,
 	const struct vnpu_tensor *y = &l->t[l->n - 1];
 	__s32 yz = qzero(l, 7, 0);
 	struct eng_conv_shape s;
-	__u64 lo, hi, r, ow;
+	struct eng_block b;
+	__u64 u, r, ow;
 
 	eng_conv_shape(l, &s);
-	row_range(s.n * s.m * s.oh, s.ow * s.cg * s.kh * s.kw, ub, ue, &lo, &hi);
-	for (r = lo; r < hi; r++) {
-		__u64 img = r / (s.m * s.oh), m = (r / s.oh) % s.m, oh = r % s.oh;
-		float mult = qscale(l, 1, 0) * qscale(l, 4, m) / qscale(l, 6, 0);
-		__s64 yo = (__s64)img * y->strides[0] + (__s64)m * y->strides[1] +
-			   (__s64)(oh * s.ow);
+	for (u = ub; u < ue; u++) {
+		eng_block_of(s.n * s.m * s.oh, s.ow, s.cg * s.kh * s.kw, u, &b);
+		for (r = b.r0; r < b.r1; r++) {
+			__u64 img = r / (s.m * s.oh), m = (r / s.oh) % s.m;
+			__u64 oh = r % s.oh;
+			float mult = qscale(l, 1, 0) * qscale(l, 4, m) /
+				     qscale(l, 6, 0);
+			__s64 yo = (__s64)img * y->strides[0] +
+				   (__s64)m * y->strides[1] + (__s64)(oh * s.ow);
 
-		for (ow = 0; ow < s.ow; ow++) {
-			__u32 acc = 0;
+			for (ow = b.c0; ow < b.c1; ow++) {
+				__u32 acc = 0;
 
-			if (at->flags & VNPU_LAYER_F_BIAS)
-				acc = (__u32)((const __s32 *)l->data[8])
-					[(__s64)m * l->t[8].strides[0]];
-			acc += qconv_window(l, &s, img, m, oh, ow);
-			st_q(l->data[l->n - 1], yo + (__s64)ow, y->dtype,
-			     m_rint((double)((float)(__s32)acc * mult)) + yz);
+				if (at->flags & VNPU_LAYER_F_BIAS)
+					acc = (__u32)((const __s32 *)l->data[8])
+						[(__s64)m * l->t[8].strides[0]];
+				acc += qconv_window(l, &s, img, m, oh, ow);
+				st_q(l->data[l->n - 1], yo + (__s64)ow, y->dtype,
+				     m_rint((double)((float)(__s32)acc * mult)) +
+				     yz);
+			}
 		}
 	}
 	return 0;

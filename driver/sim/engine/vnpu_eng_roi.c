@@ -56,7 +56,7 @@ static int run_roi_align(const struct eng_layer *l, __u64 ub, __u64 ue,
 	double scale = f32_of(at->spatial_scale), off = at->half_pixel ? 0.5 : 0;
 	__u64 coord[VNPU_MAX_DIMS], lo, hi, e, oh = y->dims[2], ow = y->dims[3];
 
-	elem_range(y, ub, ue, &lo, &hi);
+	flat_range(y, eng_roi_reads(x, y, at), ub, ue, &lo, &hi);
 	if (lo < hi)
 		coords_of(y, lo, coord);
 	for (e = lo; e < hi; e++, coords_next(y, coord)) {

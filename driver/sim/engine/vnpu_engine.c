@@ -978,6 +978,7 @@ static int check_maxpool_index(const struct vnpu_tensor *t, __u32 n,
 		__u64 span = (__u64)a->dilation[d] * (a->kernel[d] - 1) + 1;
 
 		if (!a->kernel[d] || !a->stride[d] || !a->dilation[d] ||
+		    eng_poolidx_window(a) > ENG_MAX_WINDOW_ELEMS ||
 		    a->kernel[d] > ENG_MAX_PAD || a->stride[d] > ENG_MAX_PAD ||
 		    a->dilation[d] > ENG_MAX_PAD || a->pad_begin[d] >= span ||
 		    (y->dims[d + 2] &&
@@ -1239,6 +1240,12 @@ static __u64 axis_units(const struct vnpu_tensor *x, __u32 axis)
 	return row_units(len ? vnpu_eng_numel(x) / len : 0, len);
 }
 
+/* Outputs of @depth reads each, in flat order. */
+static __u64 flat_units(const struct vnpu_tensor *y, __u64 depth)
+{
+	return eng_block_units(1, vnpu_eng_numel(y), depth);
+}
+
 static __u64 norm_units(const struct eng_layer *l)
 {
 	const struct vnpu_layer_norm *a = l->attrs;
@@ -1258,7 +1265,9 @@ static __u64 norm_units(const struct eng_layer *l)
 	case VNPU_NORM_LP:
 		return axis_units(x, a->axis);
 	default:
-		return axis_units(x, 1);
+		/* LRN: lanes of C outputs of a window each. */
+		return eng_block_units(x->dims[1] ? numel / x->dims[1] : 0,
+				       x->dims[1], eng_min(a->size, x->dims[1]));
 	}
 }
 
@@ -1293,14 +1302,22 @@ __u64 vnpu_eng_units(const struct eng_layer *l, __u32 features)
 	case VNPU_LAYER_MATMUL_INTEGER:
 	case VNPU_LAYER_QLINEAR_MATMUL:
 		eng_gemm_shape(l, &batch, &m, &n, &k);
-		return row_units(batch * m, n * (k ? k : 1));
+		return eng_block_units(batch * m, n, k);
 	case VNPU_LAYER_QLINEAR_CONV: {
 		struct eng_conv_shape s;
 
 		eng_conv_shape(l, &s);
-		return row_units(s.n * s.m * s.oh,
-				 s.ow * s.cg * s.kh * s.kw);
+		return eng_block_units(s.n * s.m * s.oh, s.ow,
+				       s.cg * s.kh * s.kw);
 	}
+	case VNPU_LAYER_RESIZE:
+		return flat_units(y, eng_resize_taps(&l->t[0], y, l->attrs));
+	case VNPU_LAYER_GRID_SAMPLE:
+		return flat_units(y, eng_grid_taps(l->attrs));
+	case VNPU_LAYER_ROI_ALIGN:
+		return flat_units(y, eng_roi_reads(&l->t[0], y, l->attrs));
+	case VNPU_LAYER_MAXPOOL_INDEX:
+		return flat_units(y, eng_poolidx_window(l->attrs));
 	case VNPU_LAYER_SCATTER_ELEMENTS:
 	case VNPU_LAYER_SCATTER_ND:
 		return 1;	/* updates apply in order */
@@ -1313,21 +1330,126 @@ __u64 vnpu_eng_units(const struct eng_layer *l, __u32 features)
 	}
 }
 
+/*
+ * Element operations per output of the element-wise functions: a call of
+ * exp, log, sin... in double is worth some 64 additions, the composite
+ * ones (GELU, Mish, erf) some 256 (engine-fpu-audit's ns/cost column).
+ */
+static __u64 act_cost(__u32 func)
+{
+	switch (func) {
+	case VNPU_ACT_IDENTITY:
+	case VNPU_ACT_RELU:
+	case VNPU_ACT_LEAKY_RELU:
+	case VNPU_ACT_CLIP:
+	case VNPU_ACT_HARD_SIGMOID:
+	case VNPU_ACT_HARD_SWISH:
+	case VNPU_ACT_ABS:
+	case VNPU_ACT_NEG:
+	case VNPU_ACT_FLOOR:
+	case VNPU_ACT_CEIL:
+	case VNPU_ACT_ROUND:
+	case VNPU_ACT_SIGN:
+	case VNPU_ACT_THRESHOLDED_RELU:
+	case VNPU_ACT_NOT:
+	case VNPU_ACT_SHRINK:
+	case VNPU_ACT_RECIPROCAL:
+	case VNPU_ACT_SQRT:
+	case VNPU_ACT_SOFTSIGN:
+		return 4;
+	case VNPU_ACT_GELU:
+	case VNPU_ACT_GELU_TANH:
+	case VNPU_ACT_ERF:
+	case VNPU_ACT_MISH:
+	case VNPU_ACT_SOFTPLUS:
+		return 256;
+	default:
+		return 64;
+	}
+}
+
+static __u64 binary_cost(__u32 func)
+{
+	switch (func) {
+	case VNPU_BIN_POW:
+		return 128;
+	case VNPU_BIN_MOD:
+	case VNPU_BIN_FMOD:
+		return 16;
+	default:
+		return 2;
+	}
+}
+
+/* Per element of X: the row-wise ops. */
+static __u64 row_cost(__u32 op, const void *attrs)
+{
+	const struct vnpu_layer_norm *norm = attrs;
+
+	switch (op) {
+	case VNPU_LAYER_SOFTMAX:
+		return ((const struct vnpu_layer_softmax *)attrs)->mode ==
+		       VNPU_HARDMAX ? 4 : 64;
+	case VNPU_LAYER_REDUCE:
+		return ((const struct vnpu_layer_reduce *)attrs)->func ==
+		       VNPU_REDUCE_LOG_SUM_EXP ? 32 : 4;
+	case VNPU_LAYER_NORM:
+		/* LRN: a power and the window's squares per element. */
+		return norm->mode == VNPU_NORM_LRN ? 64 + 2 * (__u64)norm->size :
+		       8;
+	default:
+		return 4;
+	}
+}
+
+/* Each n-gram of each position and skip is looked up in the whole pool. */
+static __u64 tfidf_cost(const struct vnpu_tensor *t,
+			const struct vnpu_layer_tfidf *a)
+{
+	return sat_mul(sat_mul(vnpu_eng_numel(&t[0]),
+			       a->max_gram - a->min_gram + 1),
+		       sat_mul((__u64)a->max_skip + 1, t[1].dims[0]));
+}
+
+/*
+ * GEMM and CONV compute whole micro-tiles of ENG_MR x ENG_NR outputs: a
+ * product of a few rows or columns costs as much as a tile's.
+ */
+static __u64 tile_up(__u64 v, __u64 step)
+{
+	return eng_div_up(v, step) * step;
+}
+
+/*
+ * In element operations of about a nanosecond each on the slowest kernel
+ * path (the baseline's GEMM does about 2 a nanosecond): the firmware cuts
+ * layers into parts of VNPU_EXEC_FW_CHUNK_COST, so an op that costs more
+ * than its figure here makes FPU sections longer than the chunk's.
+ */
 __u64 vnpu_eng_layer_cost(__u32 op, const struct vnpu_tensor *t,
 			  __u32 num_tensors, const void *attrs)
 {
 	struct eng_layer l = { op, t, 0, num_tensors, attrs };
 	const struct vnpu_tensor *y = &t[num_tensors - 1];
-	__u64 batch, m, n, k;
+	__u64 batch, m, n, k, ny = vnpu_eng_numel(y);
 	struct eng_conv_shape s;
 
 	switch (op) {
 	case VNPU_LAYER_GEMM:
+		eng_gemm_shape(&l, &batch, &m, &n, &k);
+		return sat_mul(sat_mul(2 * batch, tile_up(m, ENG_MR)),
+			       sat_mul(tile_up(n, ENG_NR), k));
 	case VNPU_LAYER_MATMUL_INTEGER:
 	case VNPU_LAYER_QLINEAR_MATMUL:
 		eng_gemm_shape(&l, &batch, &m, &n, &k);
-		return sat_mul(sat_mul(2 * batch, m), sat_mul(n, k));
+		return sat_mul(sat_mul(4 * batch, m), sat_mul(n, k));
 	case VNPU_LAYER_CONV:
+		eng_conv_shape(&l, &s);
+		if (eng_conv_depthwise(&s))
+			break;
+		return sat_mul(sat_mul(2 * s.n * s.group, tile_up(s.mg, ENG_MR)),
+			       sat_mul(tile_up(eng_conv_cols(&s, attrs), ENG_NR),
+				       s.cg * s.kh * s.kw));
 	case VNPU_LAYER_QLINEAR_CONV:
 		eng_conv_shape(&l, &s);
 		return sat_mul(sat_mul(2 * s.n * s.m, s.oh * s.ow),
@@ -1335,19 +1457,43 @@ __u64 vnpu_eng_layer_cost(__u32 op, const struct vnpu_tensor *t,
 	case VNPU_LAYER_POOL: {
 		const struct vnpu_layer_pool *a = attrs;
 
-		return sat_mul(vnpu_eng_numel(y), (__u64)a->kernel[0] *
-			       a->kernel[1]);
+		return sat_mul(ny, (__u64)a->kernel[0] * a->kernel[1] *
+			       (a->mode == VNPU_POOL_LP ? 4 : 2));
 	}
+	case VNPU_LAYER_MAXPOOL_INDEX:
+		return sat_mul(ny, 2 * eng_poolidx_window(attrs));
 	case VNPU_LAYER_REDUCE:
 	case VNPU_LAYER_ARGREDUCE:
 	case VNPU_LAYER_SOFTMAX:
 	case VNPU_LAYER_NORM:
-		return 4 * vnpu_eng_numel(&t[0]) + vnpu_eng_numel(y);
+		return sat_mul(vnpu_eng_numel(&t[0]), row_cost(op, attrs)) + ny;
 	case VNPU_LAYER_UNARY:
-		return 16 * vnpu_eng_numel(y);
+		return ny * act_cost(((const struct vnpu_layer_act *)attrs)->func);
+	case VNPU_LAYER_BINARY:
+		return ny * binary_cost(((const struct vnpu_layer_binary *)attrs)->func);
+	case VNPU_LAYER_RESIZE:
+		return sat_mul(ny, 4 * eng_resize_taps(&t[0], y, attrs) +
+			       16 * y->rank);
+	case VNPU_LAYER_GRID_SAMPLE:
+		return ny * 8 * eng_grid_taps(attrs);
+	case VNPU_LAYER_ROI_ALIGN:
+		return sat_mul(ny, 8 * eng_roi_reads(&t[0], y, attrs));
+	case VNPU_LAYER_DET:
+		/* Elimination: about 2 M^3 per matrix of M^2 elements. */
+		return sat_mul(vnpu_eng_numel(&t[0]), 2 * t[0].dims[t[0].rank - 1]);
+	case VNPU_LAYER_TFIDF:
+		return tfidf_cost(t, attrs);
+	case VNPU_LAYER_QUANTIZE:
+	case VNPU_LAYER_DEQUANTIZE:
+		return 8 * ny;
+	case VNPU_LAYER_WHERE:
+	case VNPU_LAYER_CAST:
+		return 2 * ny;
 	default:
-		return 2 * vnpu_eng_numel(y);
+		return 4 * ny;
 	}
+	/* Depthwise convolution: every tap of every output. */
+	return sat_mul(2 * s.n * s.m, sat_mul(s.oh * s.ow, s.kh * s.kw));
 }
 
 __u32 vnpu_eng_layer_max_parts(__u32 op, const struct vnpu_tensor *t,

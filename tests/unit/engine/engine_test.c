@@ -281,6 +281,8 @@ int main(int argc, char **argv)
 		et_test_host();
 	if (!only || !strcmp(only, "units"))
 		et_test_units();
+	if (!only || !strcmp(only, "fpuunits"))
+		et_test_fpu_units();
 	printf("%s: %d layers, %d failure(s)\n", only ? only : "all", et_layers,
 	       et_failures);
 	return et_failures ? 1 : 0;
