@@ -135,7 +135,7 @@ vnpu_status cs_fail(struct cstate *s, vnpu_status st, const char *fmt, ...)
 
 /* ---- build.c (with unroll.c, sequence.c), passes.c ---- */
 vnpu_status cs_build(struct cstate *s);
-void cs_fuse(struct cstate *s);
+vnpu_status cs_fuse(struct cstate *s);
 
 /* ---- lower.c ---- */
 vnpu_status cs_lower_op(struct cstate *s, struct cop *op);

@@ -397,7 +397,7 @@ static vnpu_status pipeline(struct cstate *s, const struct vnpu_model *m,
 	if (!st)
 		st = cs_build(s);
 	if (!st)
-		cs_fuse(s);
+		st = cs_fuse(s);
 	if (!st)
 		st = lower_all(s);
 	return st;
@@ -464,6 +464,46 @@ static int place_severity(enum vnpu_query_place p)
 	}
 }
 
+/* The main-graph node op @i answers for, as an index, or -1 (an output copy). */
+static int64_t op_main_node(const struct cstate *s, uint32_t i)
+{
+	const struct cop *op = &s->ops[i];
+	uintptr_t n = (uintptr_t)(op->root ? op->root : op->node);
+	uintptr_t first = (uintptr_t)s->m->main.nodes;
+
+	if (op->kind == COP_OUTPUT || n < first ||
+	    n >= first + s->m->main.num_nodes * sizeof(*s->m->main.nodes))
+		return -1;
+	return (int64_t)((n - first) / sizeof(*s->m->main.nodes));
+}
+
+/* Each node's place: the most severe of its ops' (the first such op's reason). */
+static vnpu_status query_places(const struct cstate *s, struct vnpu_query_result *r)
+{
+	bool *found = calloc(r->num_nodes ? r->num_nodes : 1, sizeof(*found));
+
+	if (!found)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory");
+	for (uint32_t i = 0; i < s->num_ops; i++) {
+		int64_t n = op_main_node(s, i);
+		enum vnpu_query_place place;
+		struct vnpu_query_node *q;
+		const char *why;
+
+		if (n < 0)
+			continue;
+		q = &r->nodes[n];
+		place = op_place(s, i, &why);
+		if (place_severity(place) > place_severity(q->place) || !found[n]) {
+			q->place = place;
+			cs_strlcpy(q->reason, sizeof(q->reason), place == VNPU_QUERY_PRIMARY ? "" : why);
+		}
+		found[n] = true;
+	}
+	free(found);
+	return VNPU_OK;
+}
+
 vnpu_status vnpu_query_model(const struct vnpu_model *m, const struct vnpu_compile_options *o,
 			     struct vnpu_query_result **out)
 {
@@ -481,40 +521,23 @@ vnpu_status vnpu_query_model(const struct vnpu_model *m, const struct vnpu_compi
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory");
 	}
 	st = pipeline(&s, m, o, true);
+	r->num_nodes = m->main.num_nodes;
+	for (uint32_t n = 0; n < r->num_nodes; n++) {
+		r->nodes[n].name = m->main.nodes[n].name;
+		r->nodes[n].op = m->main.nodes[n].op;
+		r->nodes[n].place = VNPU_QUERY_FOLDED;
+	}
+	if (!st)
+		st = query_places(&s, r);
+	state_fini(&s);
 	if (st) {
-		state_fini(&s);
 		vnpu_query_result_free(r);
 		return vnpu_error_prefix(st, "query");
 	}
-	r->num_nodes = m->main.num_nodes;
-	for (uint32_t n = 0; n < m->main.num_nodes; n++) {
-		const struct vnpu_node *node = &m->main.nodes[n];
-		struct vnpu_query_node *q = &r->nodes[n];
-		bool found = false;
-
-		q->name = node->name;
-		q->op = node->op;
-		q->place = VNPU_QUERY_FOLDED;
-		for (uint32_t i = 0; i < s.num_ops; i++) {
-			enum vnpu_query_place place;
-			const char *why;
-
-			if ((s.ops[i].root ? s.ops[i].root : s.ops[i].node) != node ||
-			    s.ops[i].kind == COP_OUTPUT)
-				continue;
-			place = op_place(&s, i, &why);
-			if (place_severity(place) > place_severity(q->place) || !found) {
-				q->place = place;
-				cs_strlcpy(q->reason, sizeof(q->reason),
-					   place == VNPU_QUERY_PRIMARY ? "" : why);
-			}
-			found = true;
-		}
-		if (q->place == VNPU_QUERY_FOLDED)
-			cs_strlcpy(q->reason, sizeof(q->reason),
+	for (uint32_t n = 0; n < r->num_nodes; n++)
+		if (r->nodes[n].place == VNPU_QUERY_FOLDED)
+			cs_strlcpy(r->nodes[n].reason, sizeof(r->nodes[n].reason),
 				   "computed at compile time, fused or a view");
-	}
-	state_fini(&s);
 	*out = r;
 	return VNPU_OK;
 }

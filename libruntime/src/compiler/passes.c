@@ -17,65 +17,173 @@ static bool op_is(const struct cop *op, const char *name)
 	return op->kind == COP_NODE && !strcmp(op->node->op, name);
 }
 
-/* ---- fusion ---- */
+/* ---- who reads and writes each value ---- */
 
-/* The one live op reading @val, or NULL when none or several do (a view
- * of @val counts as another reader). */
-static struct cop *sole_reader(struct cstate *s, int32_t val, uint32_t after)
+/*
+ * Per value, lists of the ops that read it (in[]) and write it (out[]),
+ * so that a pass asks about one value without walking every op. An entry
+ * is added when an op starts reading or writing a value and never
+ * removed: a query skips dead ops and ops that no longer read (write) the
+ * value, and answers as a walk over every op would.
+ */
+struct use_link {
+	int32_t op;
+	int32_t next;		/* the next link of the list, or -1 */
+};
+
+struct uses {
+	struct use_link *links;
+	uint32_t num_links, cap_links;
+	int32_t *readers;	/* per value: its first reader link, or -1 */
+	int32_t *writers;	/* per value: its first writer link, or -1 */
+	bool *aliased;		/* per value: another value views it */
+	uint32_t cap_vals;
+};
+
+static void uses_fini(struct uses *u)
 {
-	struct cop *found = NULL;
-
-	if (s->vals[val].out_index >= 0)
-		return NULL;
-	for (uint32_t v = 0; v < s->num_vals; v++)
-		if (s->vals[v].alias == val)
-			return NULL;
-	for (uint32_t i = 0; i < s->num_ops; i++) {
-		struct cop *op = &s->ops[i];
-
-		if (op->dead)
-			continue;
-		for (uint32_t k = 0; k < op->num_in; k++) {
-			if (op->in[k] != val)
-				continue;
-			if (found || i <= after)
-				return NULL;
-			found = op;
-			break;
-		}
-	}
-	return found;
+	free(u->links);
+	free(u->readers);
+	free(u->writers);
+	free(u->aliased);
 }
 
-/* Index of the live op writing @val (or what @val views), or -1 (inputs
- * and constants). */
-static int32_t producer(const struct cstate *s, int32_t val)
+/* Room for values [0, @num_vals): new ones have no links. */
+static vnpu_status uses_cover(struct uses *u, uint32_t num_vals)
 {
-	for (uint32_t guard = 0; s->vals[val].alias >= 0 && guard < s->num_vals; guard++)
-		val = s->vals[val].alias;
-	for (uint32_t i = 0; i < s->num_ops; i++) {
+	uint32_t cap = u->cap_vals ? u->cap_vals : 64;
+	int32_t *r, *w;
+	bool *a;
+
+	if (num_vals <= u->cap_vals)
+		return VNPU_OK;
+	while (cap < num_vals)
+		cap *= 2;
+	r = realloc(u->readers, cap * sizeof(*r));
+	if (r)
+		u->readers = r;
+	w = realloc(u->writers, cap * sizeof(*w));
+	if (w)
+		u->writers = w;
+	a = realloc(u->aliased, cap * sizeof(*a));
+	if (a)
+		u->aliased = a;
+	if (!r || !w || !a)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	for (uint32_t v = u->cap_vals; v < cap; v++) {
+		r[v] = w[v] = -1;
+		a[v] = false;
+	}
+	u->cap_vals = cap;
+	return VNPU_OK;
+}
+
+/* Put op @op at the head of the list @head. */
+static vnpu_status uses_link(struct uses *u, int32_t *head, int32_t op)
+{
+	if (*head >= 0 && u->links[*head].op == op)
+		return VNPU_OK;	/* an op reading a value twice */
+	if (u->num_links == u->cap_links) {
+		uint32_t cap = u->cap_links ? u->cap_links * 2 : 256;
+		struct use_link *l = realloc(u->links, cap * sizeof(*l));
+
+		if (!l)
+			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+		u->links = l;
+		u->cap_links = cap;
+	}
+	u->links[u->num_links] = (struct use_link){ .op = op, .next = *head };
+	*head = (int32_t)u->num_links++;
+	return VNPU_OK;
+}
+
+/* Op @op (now) reads or writes value @val. */
+static vnpu_status uses_add(struct cstate *s, struct uses *u, bool write, int32_t val,
+			    const struct cop *op)
+{
+	vnpu_status st = uses_cover(u, s->num_vals);
+
+	if (st || val < 0)
+		return st;
+	return uses_link(u, write ? &u->writers[val] : &u->readers[val], (int32_t)(op - s->ops));
+}
+
+static vnpu_status uses_init(struct cstate *s, struct uses *u)
+{
+	vnpu_status st = uses_cover(u, s->num_vals);
+
+	for (uint32_t i = 0; !st && i < s->num_ops; i++) {
 		const struct cop *op = &s->ops[i];
 
-		if (op->dead)
-			continue;
-		for (uint32_t k = 0; k < op->num_out; k++)
-			if (op->out[k] == val)
-				return (int32_t)i;
+		for (uint32_t k = 0; !st && k < op->num_in; k++)
+			st = uses_add(s, u, false, op->in[k], op);
+		for (uint32_t k = 0; !st && k < op->num_out; k++)
+			st = uses_add(s, u, true, op->out[k], op);
+	}
+	return st;
+}
+
+static bool op_has(const int32_t *vals, uint32_t n, int32_t val)
+{
+	for (uint32_t k = 0; k < n; k++)
+		if (vals[k] == val)
+			return true;
+	return false;
+}
+
+/* The index of a live op other than @skip reading @val, or -1. */
+static int32_t live_reader(const struct cstate *s, const struct uses *u, int32_t val,
+			   int32_t skip)
+{
+	for (int32_t l = u->readers[val]; l >= 0; l = u->links[l].next) {
+		const struct cop *op = &s->ops[u->links[l].op];
+
+		if (u->links[l].op != skip && !op->dead && op_has(op->in, op->num_in, val))
+			return u->links[l].op;
 	}
 	return -1;
 }
 
-static bool used(const struct cstate *s, int32_t val)
+/* ---- fusion ---- */
+
+/* The one live op reading @val, or NULL when none or several do (a view
+ * of @val counts as another reader). */
+static struct cop *sole_reader(struct cstate *s, const struct uses *u, int32_t val,
+			       uint32_t after)
+{
+	int32_t first;
+
+	if (s->vals[val].out_index >= 0 || u->aliased[val])
+		return NULL;
+	first = live_reader(s, u, val, -1);
+	if (first < 0 || first <= (int32_t)after || live_reader(s, u, val, first) >= 0)
+		return NULL;
+	return &s->ops[first];
+}
+
+/* Index of the live op writing @val (or what @val views), or -1 (inputs
+ * and constants); the first one should several. */
+static int32_t producer(const struct cstate *s, const struct uses *u, int32_t val)
+{
+	int32_t first = -1;
+
+	for (uint32_t guard = 0; s->vals[val].alias >= 0 && guard < s->num_vals; guard++)
+		val = s->vals[val].alias;
+	for (int32_t l = u->writers[val]; l >= 0; l = u->links[l].next) {
+		int32_t i = u->links[l].op;
+
+		if (!s->ops[i].dead && op_has(s->ops[i].out, s->ops[i].num_out, val) &&
+		    (first < 0 || i < first))
+			first = i;
+	}
+	return first;
+}
+
+static bool used(const struct cstate *s, const struct uses *u, int32_t val)
 {
 	if (val < 0)
 		return false;
-	if (s->vals[val].out_index >= 0)
-		return true;
-	for (uint32_t i = 0; i < s->num_ops; i++)
-		for (uint32_t k = 0; !s->ops[i].dead && k < s->ops[i].num_in; k++)
-			if (s->ops[i].in[k] == val)
-				return true;
-	return false;
+	return s->vals[val].out_index >= 0 || live_reader(s, u, val, -1) >= 0;
 }
 
 static bool is_float_val(const struct cstate *s, int32_t v)
@@ -85,22 +193,33 @@ static bool is_float_val(const struct cstate *s, int32_t v)
 
 static bool same_shape(const struct vnpu_tinfo *a, const struct vnpu_tinfo *b);
 
-static void replace_reads(struct cstate *s, int32_t from, int32_t to)
+/* Every op reading @from reads @to instead. */
+static vnpu_status replace_reads(struct cstate *s, struct uses *u, int32_t from, int32_t to)
 {
-	for (uint32_t i = 0; i < s->num_ops; i++)
-		for (uint32_t k = 0; k < s->ops[i].num_in; k++)
-			if (s->ops[i].in[k] == from)
-				s->ops[i].in[k] = to;
+	int32_t l = u->readers[from];
+	vnpu_status st = VNPU_OK;
+
+	u->readers[from] = -1;
+	for (; !st && l >= 0; l = u->links[l].next) {
+		struct cop *op = &s->ops[u->links[l].op];
+
+		for (uint32_t k = 0; k < op->num_in; k++)
+			if (op->in[k] == from)
+				op->in[k] = to;
+		st = uses_add(s, u, false, to, op);
+	}
+	return st;
 }
 
 /* View-like nodes whose output is not a model output become aliases. */
-static void make_views(struct cstate *s)
+static vnpu_status make_views(struct cstate *s, struct uses *u)
 {
 	static const char *const views[] = {
 		"Identity", "Dropout", "Reshape", "Flatten", "Squeeze", "Unsqueeze",
 	};
+	vnpu_status st = VNPU_OK;
 
-	for (uint32_t i = 0; i < s->num_ops; i++) {
+	for (uint32_t i = 0; !st && i < s->num_ops; i++) {
 		struct cop *op = &s->ops[i];
 		int32_t src = -1;
 
@@ -113,7 +232,7 @@ static void make_views(struct cstate *s)
 				src = op->in[0];
 		if (src < 0 || s->vals[op->out[0]].out_index >= 0)
 			continue;
-		if (op_is(op, "Dropout") && ((op->num_out > 1 && used(s, op->out[1])) ||
+		if (op_is(op, "Dropout") && ((op->num_out > 1 && used(s, u, op->out[1])) ||
 					      (op->num_in > 2 && op->in[2] >= 0)))
 			continue;
 		if (s->vals[src].info.data)
@@ -121,15 +240,28 @@ static void make_views(struct cstate *s)
 		op->dead = true;
 		/* Same shape (Identity, Dropout, If): readers read the source
 		 * itself, so the passes see through it; otherwise a view. */
-		if (same_shape(&s->vals[src].info, &s->vals[op->out[0]].info))
-			replace_reads(s, op->out[0], src);
-		else
+		if (same_shape(&s->vals[src].info, &s->vals[op->out[0]].info)) {
+			st = replace_reads(s, u, op->out[0], src);
+		} else {
 			s->vals[op->out[0]].alias = src;
+			u->aliased[src] = true;
+		}
 	}
+	return st;
+}
+
+/* @op takes over @next's output: @next, dead, runs as part of @op. */
+static vnpu_status absorb(struct cstate *s, struct uses *u, struct cop *op, struct cop *next)
+{
+	op->out[0] = next->out[0];
+	next->dead = true;
+	next->fused_into = (int32_t)(op - s->ops);
+	return uses_add(s, u, true, op->out[0], op);
 }
 
 /* Fold BatchNormalization into the Conv before it. */
-static vnpu_status fold_batchnorm(struct cstate *s, struct cop *conv, struct cop *bn)
+static vnpu_status fold_batchnorm(struct cstate *s, struct uses *u, struct cop *conv,
+				  struct cop *bn)
 {
 	const struct vnpu_tinfo *w = cs_info(s, conv->in[1]);
 	int64_t m = w->dims[0], per = vnpu_tinfo_elems(w) / (m ? m : 1);
@@ -188,11 +320,11 @@ static vnpu_status fold_batchnorm(struct cstate *s, struct cop *conv, struct cop
 	conv->in[2] = bv;
 	if (conv->num_in < 3)
 		conv->num_in = 3;
-	conv->out[0] = bn->out[0];
-	bn->dead = true;
-	bn->fused_into = (int32_t)(conv - s->ops);
 	strncat(conv->type, "+BatchNorm", sizeof(conv->type) - strlen(conv->type) - 1);
-	return VNPU_OK;
+	st = uses_add(s, u, false, wv, conv);
+	if (!st)
+		st = uses_add(s, u, false, bv, conv);
+	return st ? st : absorb(s, u, conv, bn);
 }
 
 /* The activation a unary node is, when it can be fused. */
@@ -297,21 +429,23 @@ static vnpu_status sum_bias(struct cstate *s, int32_t a, int32_t b, int32_t *out
 	return cs_add_const(s, VNPU_TYPE_F32, 1, &n, sum, out);
 }
 
-static void fuse_into(struct cstate *s, uint32_t idx)
+static vnpu_status fuse_into(struct cstate *s, struct uses *u, uint32_t idx)
 {
 	struct cop *op = &s->ops[idx];
 	bool conv = op_is(op, "Conv"), gemm = op_is(op, "Gemm"), matmul = op_is(op, "MatMul");
 	struct cop *next;
+	vnpu_status st;
 
 	if ((!conv && !gemm && !matmul) || !is_float_val(s, op->out[0]))
-		return;
+		return VNPU_OK;
 	/* BatchNorm after a Conv with constant weights. */
-	next = sole_reader(s, op->out[0], idx);
+	next = sole_reader(s, u, op->out[0], idx);
 	if (conv && next && op_is(next, "BatchNormalization") && next->in[0] == op->out[0] &&
-	    cs_is_const(s, op->in[1]) && !(next->num_out > 1 && used(s, next->out[1]))) {
-		if (fold_batchnorm(s, op, next))
-			return;
-		next = sole_reader(s, op->out[0], idx);
+	    cs_is_const(s, op->in[1]) && !(next->num_out > 1 && used(s, u, next->out[1]))) {
+		st = fold_batchnorm(s, u, op, next);
+		if (st)
+			return st;
+		next = sole_reader(s, u, op->out[0], idx);
 	}
 	/* A constant bias (added to the Conv's own constant bias). */
 	if (next && op_is(next, "Add") && !(gemm && op->num_in > 2 && op->in[2] >= 0) &&
@@ -321,53 +455,55 @@ static void fuse_into(struct cstate *s, uint32_t idx)
 		if (bias_fits(s, op, other) && next->in[0] != next->in[1]) {
 			if (conv && op->num_in > 2 && op->in[2] >= 0) {
 				if (sum_bias(s, op->in[2], other, &other))
-					return;
+					return VNPU_OK;	/* not fused */
 				op->in[2] = -1;
 			}
 			op->bias = other;
-			op->out[0] = next->out[0];
-			next->dead = true;
-			next->fused_into = (int32_t)idx;
 			strncat(op->type, "+Add", sizeof(op->type) - strlen(op->type) - 1);
-			next = sole_reader(s, op->out[0], idx);
+			st = absorb(s, u, op, next);
+			if (st)
+				return st;
+			next = sole_reader(s, u, op->out[0], idx);
 		}
 	}
 	/* A residual Add of a tensor of the output's shape computed earlier. */
 	if (next && op_is(next, "Add") && next->in[0] != next->in[1]) {
 		int32_t other = next->in[0] == op->out[0] ? next->in[1] : next->in[0];
-		int32_t p = producer(s, other);
+		int32_t p = producer(s, u, other);
 
 		if (p < (int32_t)idx && is_float_val(s, other) &&
 		    same_shape(cs_info(s, other), cs_info(s, op->out[0])) &&
 		    same_shape(cs_info(s, next->out[0]), cs_info(s, op->out[0]))) {
 			op->residual = other;
-			op->out[0] = next->out[0];
-			next->dead = true;
-			next->fused_into = (int32_t)idx;
 			strncat(op->type, "+Residual", sizeof(op->type) - strlen(op->type) - 1);
-			next = sole_reader(s, op->out[0], idx);
+			st = absorb(s, u, op, next);
+			if (st)
+				return st;
+			next = sole_reader(s, u, op->out[0], idx);
 		}
 	}
 	/* An activation. */
 	if (next && act_of(s, next, &op->act)) {
-		op->out[0] = next->out[0];
-		next->dead = true;
-			next->fused_into = (int32_t)idx;
 		strncat(op->type, "+", sizeof(op->type) - strlen(op->type) - 1);
 		strncat(op->type, next->node->op, sizeof(op->type) - strlen(op->type) - 1);
-	} else {
-		memset(&op->act, 0, sizeof(op->act));
+		return absorb(s, u, op, next);
 	}
+	memset(&op->act, 0, sizeof(op->act));
+	return VNPU_OK;
 }
 
-void cs_fuse(struct cstate *s)
+vnpu_status cs_fuse(struct cstate *s)
 {
-	make_views(s);
-	if (s->opt.no_fusion)
-		return;
-	for (uint32_t i = 0; i < s->num_ops; i++) {
+	struct uses u = { 0 };
+	vnpu_status st = uses_init(s, &u);
+
+	if (!st)
+		st = make_views(s, &u);
+	for (uint32_t i = 0; !st && !s->opt.no_fusion && i < s->num_ops; i++) {
 		s->cur_op = i;
 		if (!s->ops[i].dead)
-			fuse_into(s, i);
+			st = fuse_into(s, &u, i);
 	}
+	uses_fini(&u);
+	return st;
 }
