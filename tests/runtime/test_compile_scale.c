@@ -1,0 +1,583 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Querying, compiling, exporting and importing models of 262144 ops: the
+ * test writes ONNX models in memory (a chain of Add and Relu, a chain of
+ * MatMul blocks the passes fuse, a Scan unrolled over 65536 steps) and
+ * checks what each computes. At that size a compiler whose time grows
+ * with the square of the op count runs for over half an hour (each model
+ * several minutes: meson's timeout ends it), a linear one for seconds;
+ * the test itself measures no time.
+ *
+ *   test-runtime-compile-scale            the tests on every device
+ *   test-runtime-compile-scale --bench KIND OPS [DEVICE]
+ *       print how long reading, querying, compiling, exporting, importing
+ *       and one inference take for a model of KIND (chain, fused, scan)
+ *       with about OPS ops
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "harness.h"
+
+#define WIDTH 4		/* elements per row */
+
+/* ---- a protobuf writer for ModelProto ---- */
+
+struct pb {
+	uint8_t *data;
+	size_t len, cap;
+	bool failed;		/* out of memory: every later write is dropped */
+};
+
+static void pb_put(struct pb *b, const void *p, size_t n)
+{
+	if (b->failed || !n)
+		return;
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		uint8_t *d;
+
+		while (cap < b->len + n)
+			cap *= 2;
+		d = realloc(b->data, cap);
+		if (!d) {
+			b->failed = true;
+			return;
+		}
+		b->data = d;
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+}
+
+static void pb_varint(struct pb *b, uint64_t v)
+{
+	uint8_t buf[10];
+	size_t n = 0;
+
+	do {
+		buf[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	pb_put(b, buf, n);
+}
+
+static void pb_int(struct pb *b, uint32_t field, int64_t v)
+{
+	pb_varint(b, field << 3);
+	pb_varint(b, (uint64_t)v);
+}
+
+static void pb_bytes(struct pb *b, uint32_t field, const void *p, size_t n)
+{
+	pb_varint(b, field << 3 | 2);
+	pb_varint(b, n);
+	pb_put(b, p, n);
+}
+
+static void pb_str(struct pb *b, uint32_t field, const char *s)
+{
+	pb_bytes(b, field, s, strlen(s));
+}
+
+/* @sub as field @field of @b; @sub is emptied for the next message. */
+static void pb_msg(struct pb *b, uint32_t field, struct pb *sub)
+{
+	b->failed |= sub->failed;
+	pb_bytes(b, field, sub->data, sub->len);
+	sub->len = 0;
+	sub->failed = false;
+}
+
+static void pb_free(struct pb *b)
+{
+	free(b->data);
+}
+
+/* ONNX field numbers and enums used below. */
+enum {
+	MODEL_IR_VERSION = 1, MODEL_GRAPH = 7, MODEL_OPSET = 8,
+	OPSET_VERSION = 2,
+	GRAPH_NODE = 1, GRAPH_NAME = 2, GRAPH_INIT = 5, GRAPH_INPUT = 11, GRAPH_OUTPUT = 12,
+	NODE_INPUT = 1, NODE_OUTPUT = 2, NODE_OP = 4, NODE_ATTR = 5,
+	ATTR_NAME = 1, ATTR_I = 3, ATTR_G = 6, ATTR_TYPE = 20,
+	ATTR_INT = 2, ATTR_GRAPH = 5,
+	VALUE_NAME = 1, VALUE_TYPE = 2,
+	TYPE_TENSOR = 1, TENSOR_ELEM = 1, TENSOR_SHAPE = 2, SHAPE_DIM = 1, DIM_VALUE = 1,
+	INIT_DIMS = 1, INIT_TYPE = 2, INIT_NAME = 8, INIT_RAW = 9,
+	ONNX_FLOAT = 1, ONNX_INT64 = 7,
+};
+
+/* A ValueInfoProto: @name, f32 of @rank dimensions @dims (-1: no shape). */
+static void pb_value(struct pb *g, uint32_t field, const char *name, int rank,
+		     const int64_t *dims)
+{
+	struct pb v = { 0 }, t = { 0 }, tt = { 0 }, shape = { 0 }, dim = { 0 };
+
+	for (int d = 0; d < rank; d++) {
+		pb_int(&dim, DIM_VALUE, dims[d]);
+		pb_msg(&shape, SHAPE_DIM, &dim);
+	}
+	pb_int(&tt, TENSOR_ELEM, ONNX_FLOAT);
+	if (rank >= 0)
+		pb_msg(&tt, TENSOR_SHAPE, &shape);
+	pb_msg(&t, TYPE_TENSOR, &tt);
+	pb_str(&v, VALUE_NAME, name);
+	pb_msg(&v, VALUE_TYPE, &t);
+	pb_msg(g, field, &v);
+	pb_free(&v);
+	pb_free(&t);
+	pb_free(&tt);
+	pb_free(&shape);
+	pb_free(&dim);
+}
+
+/* An initializer @name of ONNX type @type and shape @dims, @bytes of @data. */
+static void pb_init(struct pb *g, const char *name, int type, int rank, const int64_t *dims,
+		    const void *data, size_t bytes)
+{
+	struct pb t = { 0 };
+
+	for (int d = 0; d < rank; d++)
+		pb_int(&t, INIT_DIMS, dims[d]);
+	pb_int(&t, INIT_TYPE, type);
+	pb_str(&t, INIT_NAME, name);
+	pb_bytes(&t, INIT_RAW, data, bytes);
+	pb_msg(g, GRAPH_INIT, &t);
+	pb_free(&t);
+}
+
+/* A node @op without attributes reading the @ni names @in, writing @out. */
+static void pb_node(struct pb *g, const char *op, const char *const *in, int ni,
+		    const char *out)
+{
+	struct pb n = { 0 };
+
+	for (int k = 0; k < ni; k++)
+		pb_str(&n, NODE_INPUT, in[k]);
+	pb_str(&n, NODE_OUTPUT, out);
+	pb_str(&n, NODE_OP, op);
+	pb_msg(g, GRAPH_NODE, &n);
+	pb_free(&n);
+}
+
+/* The model around graph @g, opset 17; its bytes in @out. */
+static void pb_model(struct pb *out, struct pb *g)
+{
+	struct pb opset = { 0 };
+
+	pb_int(out, MODEL_IR_VERSION, 8);
+	pb_int(&opset, OPSET_VERSION, 17);
+	pb_msg(out, MODEL_OPSET, &opset);
+	pb_msg(out, MODEL_GRAPH, g);
+	pb_free(&opset);
+}
+
+/* ---- the models ---- */
+
+enum kind { CHAIN, FUSED, SCAN };
+
+static const char *const kind_names[] = { "chain", "fused", "scan" };
+
+/* Ops of each kind's repeating unit (a Scan step: Gather, Add, Identity,
+ * Reshape, and a Concat per 64 steps). */
+static const int64_t unit_ops[] = { 2, 5, 4 };
+
+static void name_of(char *buf, const char *prefix, int64_t i)
+{
+	snprintf(buf, 32, "%s%lld", prefix, (long long)i);
+}
+
+/*
+ * chain: y = x, then @units times y = Relu(y + 1).
+ * fused: @units times y = Reshape(Identity(Relu(MatMul(y, I) + 1))), the
+ * MatMul, Add and Relu fused into one layer, Identity and Reshape views
+ * (to [1, 1, WIDTH] and back in turn, so the views alias).
+ * Both give x + @units for x >= 0; x is f32[1, WIDTH].
+ */
+static void write_chain(struct pb *g, enum kind kind, int64_t units)
+{
+	static const int64_t row[2] = { 1, WIDTH }, mat[2] = { WIDTH, WIDTH };
+	static const int64_t row3[3] = { 1, 1, WIDTH }, two = 2, three = 3;
+	static const float one = 1.0f;
+	float ident[WIDTH * WIDTH] = { 0 }, bias[WIDTH];
+	char prev[32] = "x", a[32], b[32];
+
+	for (int i = 0; i < WIDTH; i++) {
+		ident[i * WIDTH + i] = 1.0f;
+		bias[i] = 1.0f;
+	}
+	pb_str(g, GRAPH_NAME, kind_names[kind]);
+	pb_init(g, "one", ONNX_FLOAT, 0, NULL, &one, sizeof(one));
+	pb_init(g, "ident", ONNX_FLOAT, 2, mat, ident, sizeof(ident));
+	pb_init(g, "bias", ONNX_FLOAT, 1, &mat[1], bias, sizeof(bias));
+	pb_init(g, "row", ONNX_INT64, 1, &two, row, sizeof(row));
+	pb_init(g, "row3", ONNX_INT64, 1, &three, row3, sizeof(row3));
+	for (int64_t u = 0; u < units; u++) {
+		const char *in[2] = { prev, kind == CHAIN ? "one" : "ident" };
+
+		name_of(a, "a", u);
+		name_of(b, "b", u);
+		pb_node(g, kind == CHAIN ? "Add" : "MatMul", in, 2, a);
+		if (kind == FUSED) {
+			in[0] = a;
+			in[1] = "bias";
+			pb_node(g, "Add", in, 2, b);
+			memcpy(a, b, sizeof(a));
+		}
+		name_of(b, u + 1 == units ? "y" : "r", u);
+		in[0] = a;
+		pb_node(g, "Relu", in, 1, u + 1 == units ? "y" : b);
+		if (kind == FUSED && u + 1 < units) {
+			name_of(a, "i", u);
+			in[0] = b;
+			pb_node(g, "Identity", in, 1, a);
+			name_of(b, "s", u);
+			in[0] = a;
+			in[1] = u % 2 ? "row" : "row3";
+			pb_node(g, "Reshape", in, 2, b);
+		}
+		memcpy(prev, b, sizeof(prev));
+	}
+	pb_value(g, GRAPH_INPUT, "x", 2, row);
+	pb_value(g, GRAPH_OUTPUT, "y", -1, NULL);
+}
+
+/*
+ * scan: Scan over x f32[@steps, WIDTH] from s0 f32[WIDTH], the body
+ * s = s + x_t with s the scan output too: y the sum, z the running sums.
+ */
+static void write_scan(struct pb *g, int64_t steps)
+{
+	const int64_t vec = WIDTH, xs[2] = { steps, WIDTH };
+	struct pb body = { 0 }, attr = { 0 }, nsi = { 0 };
+	const char *add_in[2] = { "s", "xt" }, *id_in[1] = { "s1" };
+	const char *scan_in[2] = { "s0", "x" };
+	struct pb n = { 0 };
+
+	pb_str(&body, GRAPH_NAME, "body");
+	pb_node(&body, "Add", add_in, 2, "s1");
+	pb_node(&body, "Identity", id_in, 1, "t");
+	pb_value(&body, GRAPH_INPUT, "s", 1, &vec);
+	pb_value(&body, GRAPH_INPUT, "xt", 1, &vec);
+	pb_value(&body, GRAPH_OUTPUT, "s1", 1, &vec);
+	pb_value(&body, GRAPH_OUTPUT, "t", 1, &vec);
+	pb_str(&attr, ATTR_NAME, "body");
+	pb_int(&attr, ATTR_TYPE, ATTR_GRAPH);
+	pb_msg(&attr, ATTR_G, &body);
+	pb_str(&nsi, ATTR_NAME, "num_scan_inputs");
+	pb_int(&nsi, ATTR_TYPE, ATTR_INT);
+	pb_int(&nsi, ATTR_I, 1);
+	for (int k = 0; k < 2; k++)
+		pb_str(&n, NODE_INPUT, scan_in[k]);
+	pb_str(&n, NODE_OUTPUT, "y");
+	pb_str(&n, NODE_OUTPUT, "z");
+	pb_str(&n, NODE_OP, "Scan");
+	pb_msg(&n, NODE_ATTR, &attr);
+	pb_msg(&n, NODE_ATTR, &nsi);
+	pb_str(g, GRAPH_NAME, "scan");
+	pb_msg(g, GRAPH_NODE, &n);
+	pb_value(g, GRAPH_INPUT, "s0", 1, &vec);
+	pb_value(g, GRAPH_INPUT, "x", 2, xs);
+	pb_value(g, GRAPH_OUTPUT, "y", 1, &vec);
+	pb_value(g, GRAPH_OUTPUT, "z", 2, xs);
+	pb_free(&body);
+	pb_free(&attr);
+	pb_free(&nsi);
+	pb_free(&n);
+}
+
+/* A model of @kind with @units repeating units, read through @core. */
+static int make_model(vnpu_core *core, enum kind kind, int64_t units, vnpu_model **out)
+{
+	struct pb g = { 0 }, model = { 0 };
+	vnpu_status st;
+
+	if (kind == SCAN)
+		write_scan(&g, units);
+	else
+		write_chain(&g, kind, units);
+	pb_model(&model, &g);
+	pb_free(&g);
+	CHECK(!model.failed);
+	st = vnpu_core_read_model_from_memory(core, model.data, model.len, out);
+	pb_free(&model);
+	CHECK_OK(st);
+	return 0;
+}
+
+/* ---- running them ---- */
+
+static int set_input(vnpu_infer_request *req, const char *name, int64_t n,
+		     float (*value)(int64_t i))
+{
+	vnpu_tensor *t;
+	uint64_t size;
+	float *p;
+
+	CHECK_OK(vnpu_infer_request_get_tensor(req, name, &t));
+	CHECK_OK(vnpu_tensor_get_size(t, &size));
+	CHECK_OK(vnpu_tensor_get_data(t, (void **)&p));
+	CHECK(size == (uint64_t)n);
+	for (int64_t i = 0; i < n; i++)
+		p[i] = value(i);
+	vnpu_tensor_free(t);
+	return 0;
+}
+
+/* Output @name has @n elements, element i being want(i, @arg). */
+static int check_output(vnpu_infer_request *req, const char *name, int64_t n,
+			float (*want)(int64_t i, int64_t arg), int64_t arg)
+{
+	vnpu_tensor *t;
+	uint64_t size;
+	float *p;
+	int ret = 0;
+
+	CHECK_OK(vnpu_infer_request_get_tensor(req, name, &t));
+	CHECK_OK(vnpu_tensor_get_size(t, &size));
+	CHECK_OK(vnpu_tensor_get_data(t, (void **)&p));
+	CHECK(size == (uint64_t)n);
+	for (int64_t i = 0; i < n && !ret; i++) {
+		if (p[i] != want(i, arg)) {
+			fprintf(stderr, "%s[%lld] = %g, want %g\n", name, (long long)i, p[i],
+				want(i, arg));
+			ret = 1;
+		}
+	}
+	vnpu_tensor_free(t);
+	return ret;
+}
+
+static float x_value(int64_t i)
+{
+	return (float)(i % WIDTH);
+}
+
+/* s0 and every row of x: 0, 1, 2, 3 (sums stay exact in f32). */
+static float plus_units(int64_t i, int64_t units)
+{
+	return x_value(i) + (float)units;
+}
+
+/* y = s0 + every row of x = (@steps + 1) * column. */
+static float scan_sum(int64_t i, int64_t steps)
+{
+	return (float)(steps + 1) * x_value(i);
+}
+
+/* z[t] = s0 + x[0] + ... + x[t] = (t + 2) * column. */
+static float running_sum(int64_t i, int64_t unused)
+{
+	(void)unused;
+	return (float)(i / WIDTH + 2) * x_value(i);
+}
+
+/* The layers the device ran: a chain's nodes each, a fused chain's
+ * MatMul, Add and Relu as one. */
+static int check_layers(vnpu_infer_request *req, enum kind kind, int64_t units)
+{
+	vnpu_profiling_info *info;
+	int64_t layers = 0;
+	int ret = 0;
+
+	CHECK_OK(vnpu_infer_request_get_profiling_info(req, &info));
+	for (uint32_t i = 0; i < info->count; i++) {
+		const char *type = info->entries[i].node_type;
+
+		if (!strcmp(type, "Stage"))
+			continue;
+		layers++;
+		if (kind == FUSED && strcmp(type, "MatMul+Add+Relu") && !ret) {
+			fprintf(stderr, "layer %lld is a %s\n", (long long)layers, type);
+			ret = 1;
+		}
+	}
+	vnpu_profiling_info_free(info);
+	if (!ret && layers != (kind == CHAIN ? 2 * units : units)) {
+		fprintf(stderr, "%lld layers for %lld units\n", (long long)layers,
+			(long long)units);
+		ret = 1;
+	}
+	return ret;
+}
+
+/* Run @cm once and check its outputs (and its layers when @profiled). */
+static int run_and_check(vnpu_compiled_model *cm, enum kind kind, int64_t units,
+			 bool profiled)
+{
+	vnpu_infer_request *req;
+	int ret;
+
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	if (kind == SCAN)
+		ret = set_input(req, "s0", WIDTH, x_value) ||
+		      set_input(req, "x", units * WIDTH, x_value);
+	else
+		ret = set_input(req, "x", WIDTH, x_value);
+	if (!ret && vnpu_infer_request_infer(req)) {
+		fprintf(stderr, "infer: %s\n", vnpu_last_error());
+		ret = 1;
+	}
+	if (!ret && kind == SCAN)
+		ret = check_output(req, "y", WIDTH, scan_sum, units) ||
+		      check_output(req, "z", units * WIDTH, running_sum, 0);
+	if (!ret && kind != SCAN)
+		ret = check_output(req, "y", WIDTH, plus_units, units);
+	if (!ret && kind != SCAN && profiled)
+		ret = check_layers(req, kind, units);
+	vnpu_infer_request_free(req);
+	return ret;
+}
+
+/* Every node of the model is placed on a device (or folded into one). */
+static int check_query(vnpu_core *core, const vnpu_model *m, const char *device)
+{
+	vnpu_query_report *r;
+	size_t nodes;
+
+	CHECK_OK(vnpu_model_get_ops_size(m, &nodes));
+	CHECK_OK(vnpu_core_query_model(core, m, device, &r));
+	CHECK(r->count == nodes);
+	for (size_t i = 0; i < r->count; i++) {
+		if (!r->entries[i].device) {
+			fprintf(stderr, "node %zu (%s): %s\n", i, r->entries[i].op_type,
+				r->entries[i].reason);
+			vnpu_query_report_free(r);
+			return 1;
+		}
+	}
+	vnpu_query_report_free(r);
+	return 0;
+}
+
+/* Query, compile, export and import a model of @kind of about @ops ops on
+ * @device; run what was imported and check its outputs. */
+static int compile_check(vnpu_core *core, const char *device, enum kind kind, int64_t ops)
+{
+	static const char *const profiling[] = { VNPU_PROP_ENABLE_PROFILING, "YES", NULL };
+	int64_t units = ops / unit_ops[kind];
+	vnpu_compiled_model *cm;
+	vnpu_model *m;
+	size_t size;
+	void *blob;
+	int ret;
+
+	CHECK(!make_model(core, kind, units, &m));
+	ret = check_query(core, m, device);
+	if (!ret && vnpu_core_compile_model(core, m, device, profiling, &cm)) {
+		fprintf(stderr, "compile: %s\n", vnpu_last_error());
+		ret = 1;
+	}
+	vnpu_model_free(m);
+	if (ret)
+		return ret;
+	CHECK_OK(vnpu_compiled_model_export(cm, &blob, &size));
+	vnpu_compiled_model_free(cm);
+	CHECK_OK(vnpu_core_import_model(core, blob, size, device, &cm));
+	vnpu_free(blob);
+	ret = run_and_check(cm, kind, units, true);
+	vnpu_compiled_model_free(cm);
+	return ret;
+}
+
+static int chain_262144_ops(vnpu_core *core, const char *device)
+{
+	return compile_check(core, device, CHAIN, 262144);
+}
+
+static int fused_262144_ops(vnpu_core *core, const char *device)
+{
+	return compile_check(core, device, FUSED, 262144);
+}
+
+static int scan_65536_steps(vnpu_core *core, const char *device)
+{
+	return compile_check(core, device, SCAN, 65536 * unit_ops[SCAN]);
+}
+
+/* ---- --bench ---- */
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Print the seconds since *@t under @what and restart the clock. */
+static void lap(double *t, const char *what)
+{
+	double t1 = now();
+
+	printf(" %s %.3f s", what, t1 - *t);
+	fflush(stdout);
+	*t = t1;
+}
+
+static int bench(const char *kind_name, const char *ops_arg, const char *device)
+{
+	vnpu_compiled_model *cm, *cm2;
+	enum kind kind = CHAIN;
+	vnpu_query_report *r;
+	vnpu_core *core;
+	int64_t ops = strtoll(ops_arg, NULL, 0), units;
+	vnpu_model *m;
+	size_t size;
+	double t;
+	void *blob;
+	int ret;
+
+	while (kind <= SCAN && strcmp(kind_names[kind], kind_name))
+		kind++;
+	if (kind > SCAN || ops < unit_ops[kind]) {
+		fprintf(stderr, "--bench KIND OPS [DEVICE]: KIND is chain, fused or scan\n");
+		return 2;
+	}
+	units = ops / unit_ops[kind];
+	CHECK_OK(vnpu_core_create(&core));
+	printf("%s %lld ops (%lld units) on %s:", kind_names[kind],
+	       (long long)(units * unit_ops[kind]), (long long)units, device);
+	t = now();
+	CHECK(!make_model(core, kind, units, &m));
+	lap(&t, "read");
+	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm));
+	lap(&t, "compile");
+	CHECK_OK(vnpu_compiled_model_export(cm, &blob, &size));
+	lap(&t, "export");
+	CHECK_OK(vnpu_core_import_model(core, blob, size, device, &cm2));
+	lap(&t, "import");
+	vnpu_free(blob);
+	ret = run_and_check(cm2, kind, units, false);
+	lap(&t, ret ? "infer+check WRONG OUTPUT" : "infer+check");
+	CHECK_OK(vnpu_core_query_model(core, m, device, &r));
+	lap(&t, "query");
+	printf("\n");
+	vnpu_query_report_free(r);
+	vnpu_model_free(m);
+	vnpu_compiled_model_free(cm2);
+	vnpu_compiled_model_free(cm);
+	vnpu_core_free(core);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct test tests[] = {
+		TEST(chain_262144_ops),
+		TEST(fused_262144_ops),
+		TEST(scan_65536_steps),
+	};
+
+	if (argc > 1 && !strcmp(argv[1], "--bench")) {
+		if (argc < 4) {
+			fprintf(stderr, "usage: %s --bench chain|fused|scan OPS [DEVICE]\n", argv[0]);
+			return 2;
+		}
+		return bench(argv[2], argv[3], argc > 4 ? argv[4] : "CPU");
+	}
+	return run_tests(argc, argv, tests, sizeof(tests) / sizeof(tests[0]));
+}
