@@ -276,6 +276,7 @@ static const char *layer_name(const struct cstate *s, const struct cop *op)
 /* Segments (runs of ops with one target) and their layers. */
 static vnpu_status emit_segments(struct cstate *s, struct vnpu_program *p)
 {
+	uint64_t cap = 0;	/* bytes allocated for the last segment's stream */
 	uint32_t nlayers = 0;
 
 	for (uint32_t i = 0; i < s->num_ops; i++)
@@ -298,13 +299,19 @@ static vnpu_status emit_segments(struct cstate *s, struct vnpu_program *p)
 			seg = &p->segments[p->num_segments++];
 			seg->target = op->target;
 			seg->first_layer = p->num_layers;
+			cap = 0;
 		}
 		for (uint32_t c = op->first_cmd; c < op->first_cmd + op->num_cmds; c++)
 			bytes += cmd_bytes(&s->cmds[c]);
-		buf = realloc(seg->cmd, seg->cmd_size + bytes);
-		if (!buf)
-			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
-		seg->cmd = buf;
+		if (seg->cmd_size + bytes > cap) {
+			/* Doubling: appending op by op stays linear. */
+			cap = cap * 2 > seg->cmd_size + bytes ? cap * 2 : seg->cmd_size + bytes;
+			buf = realloc(seg->cmd, cap);
+			if (!buf)
+				return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+			seg->cmd = buf;
+		}
+		buf = seg->cmd;
 		l = &p->layers[p->num_layers++];
 		l->name = strdup(layer_name(s, op));
 		l->type = strdup(op->type);
