@@ -747,7 +747,8 @@ enum vnpu_scatter_reduction {
  * duplicate indices and %VNPU_SCATTER_NONE the last one stays). Data,
  * updates and Y: any dtype, the same; reductions other than none take the
  * float dtypes, i32 and i64. Negative indices count from the end; an
- * index out of range faults the job. The layer runs as one part.
+ * index out of range faults the job. The layer splits into ranges of Y,
+ * each applying the updates that land in it in their order.
  */
 struct vnpu_layer_scatter {
 	__u32 axis;

@@ -162,6 +162,25 @@ static inline void eng_block_of(__u64 rows, __u64 cols, __u64 depth, __u64 u,
 	b->c1 = cols;
 }
 
+/*
+ * SCATTER_ELEMENTS and SCATTER_ND: a unit owns a range of Y's elements (in
+ * row-major order), copies them from data and applies, in the updates'
+ * order, the updates that land in it. Every unit reads all @updates
+ * indices, so a range holds as many elements at least: the units of a
+ * layer with as many updates as Y has elements are the layer.
+ */
+static inline __u64 eng_scatter_chunk(__u64 updates)
+{
+	return updates > 16 * ENG_ELEM_UNIT ? updates : 16 * ENG_ELEM_UNIT;
+}
+
+static inline __u64 eng_scatter_units(__u64 numel_y, __u64 updates)
+{
+	__u64 u = eng_div_up(numel_y, eng_scatter_chunk(updates));
+
+	return u ? u : 1;
+}
+
 /* ---- element reads per output, for ops whose outputs read many ------ */
 
 /* RESIZE: taps per output, over the axes it resizes. */

@@ -62,22 +62,49 @@ static void scatter_apply(char *dst, const char *src, __u32 dt, __u32 size,
 	store_d(dst, 0, &a, 1, dt);
 }
 
-/* Y = data, element by element (Y may be data itself). */
-static void scatter_copy(const struct eng_layer *l)
+/**
+ * struct scatter_range - the elements of Y one run owns
+ * @lo: first, in Y's row-major order
+ * @hi: past the last
+ * @mul: per dim, the row-major step of Y
+ */
+struct scatter_range {
+	__u64 lo, hi;
+	__u64 mul[VNPU_MAX_DIMS];
+};
+
+/*
+ * Units [@ub, @ue) own Y's elements [lo, hi): copied from data here (Y may
+ * be data itself).
+ */
+static void scatter_begin(const struct eng_layer *l, __u64 ub, __u64 ue,
+			  struct scatter_range *r)
 {
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[3];
 	__u32 size = vnpu_eng_dtype_size(x->dtype);
-	__u64 coord[VNPU_MAX_DIMS], e, n = vnpu_eng_numel(y);
+	__u64 coord[VNPU_MAX_DIMS], e, n = vnpu_eng_numel(y), m = 1;
+	__u64 chunk = eng_scatter_chunk(vnpu_eng_numel(&l->t[2]));
+	int d;
 
-	if (n)
-		coords_of(y, 0, coord);
-	for (e = 0; e < n; e++, coords_next(y, coord))
+	for (d = (int)y->rank - 1; d >= 0; d--) {
+		r->mul[d] = m;
+		m *= y->dims[d];
+	}
+	r->lo = eng_min(ub * chunk, n);
+	r->hi = eng_min(ue * chunk, n);
+	if (r->lo < r->hi)
+		coords_of(y, r->lo, coord);
+	for (e = r->lo; e < r->hi; e++, coords_next(y, coord))
 		copy_elem((char *)l->data[3] + offset_of(y, coord) * size,
 			  (const char *)l->data[0] + offset_of(x, coord) * size,
 			  size);
 }
 
-/* The updates go in their order: the layer is one unit, run by one part. */
+/*
+ * The updates go in their order; each run applies those that land in its
+ * range, so every element of Y sees its updates in the same order
+ * however the layer is split.
+ */
 static int run_scatter_elements(const struct eng_layer *l, __u64 ub, __u64 ue,
 				const struct vnpu_eng_ctx *ctx)
 {
@@ -85,19 +112,26 @@ static int run_scatter_elements(const struct eng_layer *l, __u64 ub, __u64 ue,
 	const struct vnpu_tensor *idx = &l->t[1], *u = &l->t[2], *y = &l->t[3];
 	__u32 size = vnpu_eng_dtype_size(y->dtype), d;
 	__u64 coord[VNPU_MAX_DIMS], e, n = vnpu_eng_numel(u);
+	struct scatter_range r;
 
-	scatter_copy(l);
+	scatter_begin(l, ub, ue, &r);
 	if (n)
 		coords_of(u, 0, coord);
 	for (e = 0; e < n; e++, coords_next(u, coord)) {
 		__s64 yoff = 0, v;
+		__u64 flat = 0;
 
 		if (load_index(idx, l->data[1], offset_of(idx, coord),
 			       y->dims[at->axis], &v))
 			return VNPU_ENG_EINVAL;
-		for (d = 0; d < y->rank; d++)
-			yoff += (d == at->axis ? v : (__s64)coord[d]) *
-				y->strides[d];
+		for (d = 0; d < y->rank; d++) {
+			__u64 c = d == at->axis ? (__u64)v : coord[d];
+
+			yoff += (__s64)c * y->strides[d];
+			flat += c * r.mul[d];
+		}
+		if (flat < r.lo || flat >= r.hi)
+			continue;
 		scatter_apply((char *)l->data[3] + yoff * size,
 			      (const char *)l->data[2] + offset_of(u, coord) * size,
 			      y->dtype, size, at->reduction);
@@ -113,12 +147,14 @@ static int run_scatter_nd(const struct eng_layer *l, __u64 ub, __u64 ue,
 	__u32 size = vnpu_eng_dtype_size(y->dtype), d;
 	__u32 q1 = idx->rank - 1, k = (__u32)idx->dims[q1];
 	__u64 coord[VNPU_MAX_DIMS], e, n = vnpu_eng_numel(u);
+	struct scatter_range r;
 
-	scatter_copy(l);
+	scatter_begin(l, ub, ue, &r);
 	if (n)
 		coords_of(u, 0, coord);
 	for (e = 0; e < n; e++, coords_next(u, coord)) {
 		__s64 ioff = 0, yoff = 0, v;
+		__u64 flat = 0;
 
 		for (d = 0; d < q1; d++)
 			ioff += (__s64)coord[d] * idx->strides[d];
@@ -128,9 +164,14 @@ static int run_scatter_nd(const struct eng_layer *l, __u64 ub, __u64 ue,
 				       y->dims[d], &v))
 				return VNPU_ENG_EINVAL;
 			yoff += v * y->strides[d];
+			flat += (__u64)v * r.mul[d];
 		}
-		for (d = k; d < y->rank; d++)
+		for (d = k; d < y->rank; d++) {
 			yoff += (__s64)coord[q1 + d - k] * y->strides[d];
+			flat += coord[q1 + d - k] * r.mul[d];
+		}
+		if (flat < r.lo || flat >= r.hi)
+			continue;
 		scatter_apply((char *)l->data[3] + yoff * size,
 			      (const char *)l->data[2] + offset_of(u, coord) * size,
 			      y->dtype, size, at->reduction);

@@ -1320,7 +1320,7 @@ __u64 vnpu_eng_units(const struct eng_layer *l, __u32 features)
 		return flat_units(y, eng_poolidx_window(l->attrs));
 	case VNPU_LAYER_SCATTER_ELEMENTS:
 	case VNPU_LAYER_SCATTER_ND:
-		return 1;	/* updates apply in order */
+		return eng_scatter_units(numel_y, vnpu_eng_numel(&l->t[2]));
 	case VNPU_LAYER_TFIDF:
 		return l->t[0].rank == 2 ? l->t[0].dims[0] : 1;	/* rows */
 	case VNPU_LAYER_DET:
@@ -1483,6 +1483,11 @@ __u64 vnpu_eng_layer_cost(__u32 op, const struct vnpu_tensor *t,
 		return sat_mul(vnpu_eng_numel(&t[0]), 2 * t[0].dims[t[0].rank - 1]);
 	case VNPU_LAYER_TFIDF:
 		return tfidf_cost(t, attrs);
+	case VNPU_LAYER_SCATTER_ELEMENTS:
+	case VNPU_LAYER_SCATTER_ND:
+		/* Every unit reads all the updates' indices. */
+		n = vnpu_eng_numel(&t[2]);
+		return sat_mul(4, ny + sat_mul(eng_scatter_units(ny, n), n));
 	case VNPU_LAYER_QUANTIZE:
 	case VNPU_LAYER_DEQUANTIZE:
 		return 8 * ny;

@@ -3,8 +3,9 @@
  * Units of the ops whose outputs each read many elements (LRN's window,
  * quantized MatMul and Conv depth, Resize, GridSample and RoiAlign taps,
  * MaxPool-with-indices windows): a unit (an FPU section in vnpu.ko) holds
- * about ENG_ELEM_UNIT reads, one output at least, whatever the shape. For
- * each, at shapes that split rows into blocks of outputs: the unit count
+ * about ENG_ELEM_UNIT reads, one output at least, whatever the shape; and
+ * of Scatter, whose units own ranges of 16 times as many elements of Y.
+ * For each, at shapes that split rows into blocks of outputs: the unit count
  * the API reports against that bound, every split (1 part, 7, all units)
  * bit for bit on every path and across paths, and a naive reference where
  * one is short (LRN, MatMulInteger, MaxPool indices).
@@ -24,6 +25,8 @@
  * @attrs: the op's attributes
  * @attr_size: their size
  * @reads: elements one output reads
+ * @unit_reads: reads a unit holds at most when an output reads fewer
+ *	(0: UNIT_READS)
  */
 struct flayer {
 	const char *name;
@@ -32,7 +35,7 @@ struct flayer {
 	void *data[10];
 	__u64 attrs[16];
 	__u32 attr_size;
-	__u64 reads;
+	__u64 reads, unit_reads;
 };
 
 static void add_tensor(struct flayer *l, __u32 dtype, __u32 rank,
@@ -81,7 +84,8 @@ static void check_layer(struct flayer *l)
 	const struct vnpu_tensor *y = &l->t[l->n - 1];
 	size_t bytes = et_bytes(y), p;
 	unsigned char *whole = malloc(bytes), *got = malloc(bytes);
-	__u64 per = l->reads > UNIT_READS ? l->reads : UNIT_READS;
+	__u64 budget = l->unit_reads ? l->unit_reads : UNIT_READS;
+	__u64 per = l->reads > budget ? l->reads : budget;
 	__u64 need = (et_numel(y) * l->reads + per - 1) / per;
 
 	if (vnpu_eng_layer_check(l->op, l->t, l->n, l->attrs, l->attr_size)) {
@@ -355,6 +359,99 @@ static void test_maxpool_index_window_limit(void)
 		  "maxpool-index: a window of 2^24 is refused");
 }
 
+/*
+ * ScatterND into 300000 elements (5 ranges of Y): 6 updates, duplicates
+ * among them, added in order; once more in place (Y is data), and with
+ * an index out of range, which faults whatever the split.
+ */
+static void test_scatter_nd(void)
+{
+	static const int64_t at[6] = { 7, 299999, 70000, 7, -1, 140000 };
+	struct vnpu_layer_scatter a = { .reduction = VNPU_SCATTER_ADD };
+	__u64 xd[1] = { 300000 }, id[2] = { 6, 1 }, ud[1] = { 6 };
+	struct flayer l = { .name = "scatternd add into 300000",
+			    .op = VNPU_LAYER_SCATTER_ND, .reads = 1,
+			    .unit_reads = 16 * UNIT_READS };
+	float *ref, *x, *u;
+	size_t i;
+	void *y;
+
+	add_tensor(&l, VNPU_DTYPE_F32, 1, xd);
+	add_tensor(&l, VNPU_DTYPE_I64, 2, id);
+	add_tensor(&l, VNPU_DTYPE_F32, 1, ud);
+	add_tensor(&l, VNPU_DTYPE_F32, 1, xd);
+	memcpy(l.data[1], at, sizeof(at));
+	set_attrs(&l, &a, sizeof(a));
+	x = l.data[0];
+	u = l.data[2];
+	ref = malloc(300000 * 4);
+	memcpy(ref, x, 300000 * 4);
+	for (i = 0; i < 6; i++)
+		ref[(at[i] + 300000) % 300000] =
+			(float)((double)ref[(at[i] + 300000) % 300000] + u[i]);
+	ET_EXPECT(vnpu_eng_layer_max_parts(l.op, l.t, l.n, l.attrs, 0) == 5,
+		  "scatternd: %u units for 300000 elements",
+		  vnpu_eng_layer_max_parts(l.op, l.t, l.n, l.attrs, 0));
+	check_layer(&l);
+	ET_EXPECT(!memcmp(l.data[3], ref, 300000 * 4),
+		  "scatternd: differs from the updates added in order");
+
+	/* In place: Y is data. */
+	y = l.data[3];
+	l.data[3] = l.data[0];
+	ET_EXPECT(!et_run(l.op, l.t, l.data, l.n, l.attrs, l.attr_size,
+			  et_host_features, 5) &&
+		  !memcmp(l.data[0], ref, 300000 * 4),
+		  "scatternd in place in 5 parts");
+	l.data[3] = y;
+
+	((int64_t *)l.data[1])[3] = 300000;
+	for (i = 1; i <= 5; i += 4)
+		ET_EXPECT(et_run(l.op, l.t, l.data, l.n, l.attrs, l.attr_size,
+				 0, (__u32)i) == VNPU_ENG_EINVAL,
+			  "scatternd: an index out of range in %zu parts", i);
+	free(ref);
+	free_layer(&l);
+}
+
+/* ScatterElements along axis 1 of [3, 50000]: the last of equal ones stays. */
+static void test_scatter_elements(void)
+{
+	struct vnpu_layer_scatter a = { .axis = 1 };
+	__u64 xd[2] = { 3, 50000 }, id[2] = { 3, 2 };
+	struct flayer l = { .name = "scatterelements into 3 x 50000",
+			    .op = VNPU_LAYER_SCATTER_ELEMENTS, .reads = 1,
+			    .unit_reads = 16 * UNIT_READS };
+	int32_t *idx;
+	float *x, *u, *y;
+	size_t r, c;
+
+	add_tensor(&l, VNPU_DTYPE_F32, 2, xd);
+	add_tensor(&l, VNPU_DTYPE_I32, 2, id);
+	add_tensor(&l, VNPU_DTYPE_F32, 2, id);
+	add_tensor(&l, VNPU_DTYPE_F32, 2, xd);
+	idx = l.data[1];
+	for (r = 0; r < 3; r++) {
+		idx[2 * r] = (int32_t)(r * 20000 + 9);
+		idx[2 * r + 1] = (int32_t)(r * 20000 + 9);
+	}
+	set_attrs(&l, &a, sizeof(a));
+	check_layer(&l);
+	x = l.data[0];
+	u = l.data[2];
+	y = l.data[3];
+	for (r = 0; r < 3; r++)
+		for (c = 0; c < 50000; c++) {
+			float want = c == r * 20000 + 9 ? u[2 * r + 1] :
+				     x[r * 50000 + c];
+
+			ET_EXPECT(y[r * 50000 + c] == want,
+				  "scatterelements [%zu, %zu]: got %g want %g", r,
+				  c, y[r * 50000 + c], want);
+		}
+	free_layer(&l);
+}
+
 void et_test_fpu_units(void)
 {
 	test_lrn();
@@ -363,4 +460,6 @@ void et_test_fpu_units(void)
 	test_resize_grid_roi();
 	test_maxpool_index();
 	test_maxpool_index_window_limit();
+	test_scatter_nd();
+	test_scatter_elements();
 }
