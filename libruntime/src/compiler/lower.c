@@ -644,11 +644,14 @@ static vnpu_status infer_failure(struct cstate *s, const struct cop *op)
 /* Every value the op touches must be known and static. */
 static vnpu_status check_static(struct cstate *s, const struct cop *op)
 {
+	int32_t first = -1;	/* the first output used: RNN, GRU, LSTM may omit Y */
 	char buf[96];
-	vnpu_status st = op->num_out && op->out[0] >= 0 &&
-			 s->vals[op->out[0]].info.type == VNPU_TYPE_UNDEFINED ?
-			 infer_failure(s, op) : VNPU_OK;
+	vnpu_status st;
 
+	for (uint32_t i = 0; first < 0 && i < op->num_out; i++)
+		first = op->out[i];
+	st = first >= 0 && s->vals[first].info.type == VNPU_TYPE_UNDEFINED ?
+	     infer_failure(s, op) : VNPU_OK;
 	if (st)
 		return st;
 
