@@ -72,6 +72,34 @@ vnpu_status inf_check_axis(const struct ictx *c, int64_t axis, int32_t rank, int
 }
 
 
+vnpu_status inf_check_dims(const struct ictx *c, uint32_t i, const char *what, int32_t rank,
+			   const int64_t *dims)
+{
+	const struct vnpu_tinfo *t = IN(c, i);
+	char got[96], want[96];
+	struct vnpu_tinfo w;
+	bool ok;
+
+	if (!t || t->rank < 0)
+		return VNPU_OK;
+	ok = t->rank == rank;
+	for (int32_t d = 0; ok && d < rank; d++)
+		ok = dims[d] < 0 || t->dims[d] < 0 || t->dims[d] == dims[d];
+	if (ok)
+		return VNPU_OK;
+	memset(&w, 0, sizeof(w));
+	set_out(&w, t->type, rank, dims);
+	return FAIL(c, "%s is %s, expected %s", what, vnpu_tinfo_str(t, got, sizeof(got)),
+		    vnpu_tinfo_str(&w, want, sizeof(want)));
+}
+
+vnpu_status inf_check_indexed(const struct ictx *c, const struct vnpu_tinfo *idx, int64_t len)
+{
+	if (len == 0 && vnpu_tinfo_elems(idx) > 0)
+		return FAIL(c, "indices into an empty axis (no index is in range)");
+	return VNPU_OK;
+}
+
 /* Read a known 1-D (or scalar) integer tensor into @vals; -1 when unknown. */
 int32_t inf_read_ints(const struct vnpu_tinfo *t, int64_t *vals, int32_t max)
 {
@@ -609,14 +637,17 @@ static vnpu_status infer_reshape(struct ictx *c)
 		return FAIL(c, "has no shape");
 	if (n > VNPU_MAX_RANK)
 		return inf_error(c, VNPU_UNSUPPORTED, "rank above %d", VNPU_MAX_RANK);
+	total = vnpu_tinfo_elems(x);
 	if (n < 0) {
 		const struct vnpu_tinfo *s = IN(c, 1);
+		int32_t rank = s && s->rank == 1 && s->dims[0] >= 0 ? (int32_t)s->dims[0] : -1;
 
-		set_out(c->out[0], x->type, s && s->rank == 1 && s->dims[0] >= 0 ?
-			(int32_t)s->dims[0] : -1, NULL);
+		/* The values come later, but an empty shape is a scalar. */
+		if (rank == 0 && total >= 0 && total != 1)
+			return FAIL(c, "%lld elements reshaped to a scalar", (long long)total);
+		set_out(c->out[0], x->type, rank, NULL);
 		return VNPU_OK;
 	}
-	total = vnpu_tinfo_elems(x);
 	for (int32_t d = 0; d < n; d++) {
 		if (shape[d] > VNPU_MAX_ELEMS)
 			return FAIL(c, "shape entry %lld", (long long)shape[d]);
@@ -1005,6 +1036,8 @@ static vnpu_status infer_gather(struct ictx *c)
 		return VNPU_OK;
 	}
 	st = inf_check_axis(c, vnpu_attr_int(c->n, "axis", 0), x->rank, &axis);
+	if (!st)
+		st = inf_check_indexed(c, idx, x->dims[axis]);
 	if (st)
 		return st;
 	if (x->rank + idx->rank - 1 > VNPU_MAX_RANK)
@@ -1057,11 +1090,23 @@ static vnpu_status infer_gather_elements(struct ictx *c)
 		if (x->rank != idx->rank)
 			return FAIL(c, "indices rank %d, data rank %d", idx->rank, x->rank);
 		st = inf_check_axis(c, vnpu_attr_int(c->n, "axis", 0), x->rank, &axis);
+		if (!st)
+			st = inf_check_elements(c, x, idx, axis);
 		if (st)
 			return st;
 	}
 	copy_shape(c->out[0], idx, x->type);
 	return VNPU_OK;
+}
+
+vnpu_status inf_check_elements(const struct ictx *c, const struct vnpu_tinfo *x,
+			       const struct vnpu_tinfo *idx, int64_t axis)
+{
+	for (int32_t d = 0; d < x->rank; d++)
+		if (d != axis && idx->dims[d] >= 0 && x->dims[d] >= 0 && idx->dims[d] > x->dims[d])
+			return FAIL(c, "indices dimension %d is %lld, above the data's %lld", d,
+				    (long long)idx->dims[d], (long long)x->dims[d]);
+	return inf_check_indexed(c, idx, x->dims[axis]);
 }
 
 static vnpu_status infer_expand_tile(struct ictx *c)

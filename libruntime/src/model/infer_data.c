@@ -505,6 +505,31 @@ static vnpu_status need_indices(const struct ictx *c, const struct vnpu_tinfo *i
 	return VNPU_OK;
 }
 
+/*
+ * Indices [q-1 dims, k] address the first k of @x's dimensions (k known: an
+ * unknown k leaves the rest to the compiler), which must not be empty when
+ * there are indices; updates are [q-1 dims, @x's dimensions from k].
+ */
+static vnpu_status check_scatter_nd(const struct ictx *c, const struct vnpu_tinfo *x,
+				    const struct vnpu_tinfo *idx)
+{
+	int64_t k = idx->rank ? idx->dims[idx->rank - 1] : -1, dims[VNPU_MAX_RANK];
+	int32_t q1 = idx->rank - 1, rank;
+	vnpu_status st = VNPU_OK;
+
+	if (!idx->rank || (k >= 0 && (k < 1 || k > x->rank)) ||
+	    (k >= 0 && IN(c, 2)->rank != q1 + x->rank - k))
+		return FAIL(c, "indices [..., k] need 1 <= k <= data rank and updates of rank q-1+r-k");
+	if (k < 0)
+		return VNPU_OK;
+	rank = q1 + x->rank - (int32_t)k;
+	for (int32_t d = 0; d < rank; d++)
+		dims[d] = d < q1 ? idx->dims[d] : x->dims[d - q1 + k];
+	for (int32_t d = 0; !st && d < k; d++)
+		st = inf_check_indexed(c, idx, x->dims[d]);
+	return st ? st : inf_check_dims(c, 2, "updates", rank, dims);
+}
+
 /* Output: data's type and shape; the shapes of the three inputs agree. */
 static vnpu_status infer_scatter(struct ictx *c)
 {
@@ -528,15 +553,17 @@ static vnpu_status infer_scatter(struct ictx *c)
 		if (idx->rank != x->rank || u->rank != x->rank)
 			return FAIL(c, "data, indices and updates must have the same rank");
 		st = inf_check_axis(c, vnpu_attr_int(c->n, "axis", 0), x->rank, &axis);
+		if (!st)
+			st = inf_check_dims(c, 2, "updates", idx->rank, idx->dims);
+		if (!st)
+			st = inf_check_elements(c, x, idx, axis);
 		if (st)
 			return st;
 	}
 	if (x->rank >= 0 && idx->rank >= 0 && u->rank >= 0 && nd) {
-		int64_t k = idx->rank ? idx->dims[idx->rank - 1] : -1;
-
-		if (!idx->rank || (k >= 0 && (k < 1 || k > x->rank)) ||
-		    (k >= 0 && u->rank != idx->rank - 1 + x->rank - k))
-			return FAIL(c, "indices [..., k] need 1 <= k <= data rank and updates of rank q-1+r-k");
+		st = check_scatter_nd(c, x, idx);
+		if (st)
+			return st;
 	}
 	copy_shape(c->out[0], x, x->type);
 	return VNPU_OK;
@@ -571,6 +598,11 @@ static vnpu_status infer_gather_nd(struct ictx *c)
 	for (int32_t d = 0; d < b; d++)
 		if (idx->dims[d] >= 0 && x->dims[d] >= 0 && idx->dims[d] != x->dims[d])
 			return FAIL(c, "batch dimension %d differs", d);
+	for (int32_t d = (int32_t)b; d < b + k; d++) {
+		st = inf_check_indexed(c, idx, x->dims[d]);
+		if (st)
+			return st;
+	}
 	for (int32_t d = 0; d < rank; d++)
 		dims[d] = d < q1 ? idx->dims[d] : x->dims[d - q1 + b + k];
 	set_out(c->out[0], x->type, rank, dims);
@@ -712,6 +744,10 @@ static vnpu_status infer_max_unpool(struct ictx *c)
 	if (sp < 1 || !k || k->type != VNPU_ATTR_INTS || k->n != (size_t)sp ||
 	    (sa && sa->n != (size_t)sp) || (pa && pa->n != (size_t)sp * 2))
 		return FAIL(c, "X [N, C, spatial...] with kernel_shape, strides and pads per axis");
+	/* I holds the position of each element of X. */
+	st = inf_check_dims(c, 1, "I", x->rank, x->dims);
+	if (st)
+		return st;
 	if (IN(c, 2)) {
 		n = inf_read_ints(IN(c, 2), shape, VNPU_MAX_RANK);
 		if (n >= 0 && n != x->rank)

@@ -15,6 +15,29 @@ static vnpu_status conv_shape(struct ictx *c, const struct vnpu_tinfo *x,
 static vnpu_status matmul_shape(struct ictx *c, const struct vnpu_tinfo *a,
 				const struct vnpu_tinfo *b, vnpu_element_type out_type);
 
+/*
+ * Input [N, C, d1...], target [N, d1...] and weight [C]: a target value is
+ * a class (or ignore_index), so C = 0 leaves none in range.
+ */
+static vnpu_status check_loss_shapes(const struct ictx *c, const struct vnpu_tinfo *x,
+				     const struct vnpu_tinfo *t)
+{
+	int64_t dims[VNPU_MAX_RANK];
+	vnpu_status st;
+
+	if (x->rank < 2)
+		return VNPU_OK;
+	for (int32_t d = 0; d < x->rank - 1; d++)
+		dims[d] = x->dims[d ? d + 1 : 0];
+	st = inf_check_dims(c, 1, "target", x->rank - 1, dims);
+	if (!st)
+		st = inf_check_dims(c, 2, "weight", 1, &x->dims[1]);
+	if (!st && x->dims[1] == 0 && vnpu_tinfo_elems(t) > 0)
+		return FAIL(c, "input has no classes (dimension 1 is 0) for %lld targets",
+			    (long long)vnpu_tinfo_elems(t));
+	return st;
+}
+
 /* NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss. */
 static vnpu_status infer_loss(struct ictx *c)
 {
@@ -30,6 +53,9 @@ static vnpu_status infer_loss(struct ictx *c)
 		return FAIL(c, "target is %s", vnpu_element_type_str(t->type));
 	if (x->rank >= 0 && (x->rank < 2 || (t->rank >= 0 && t->rank != x->rank - 1)))
 		return FAIL(c, "input rank %d, target rank %d", x->rank, t->rank);
+	st = check_loss_shapes(c, x, t);
+	if (st)
+		return st;
 	if (!strcmp(red, "none"))
 		copy_shape(c->out[0], t, x->type);
 	else if (!strcmp(red, "sum") || !strcmp(red, "mean"))
@@ -66,15 +92,59 @@ static vnpu_status infer_eye_like(struct ictx *c)
 	return VNPU_OK;
 }
 
+/* @a * @b, unknown (VNPU_DIM_DYNAMIC) when either is. */
+static int64_t dim_mul(int64_t a, int64_t b)
+{
+	return a < 0 || b < 0 ? VNPU_DIM_DYNAMIC : a * b;
+}
+
+/*
+ * The weights and states of a recurrent layer against X [seq, batch, I]:
+ * W [dirs, gates*H, I], R [dirs, gates*H, H], B [dirs, 2*gates*H],
+ * sequence_lens [batch], initial_h and initial_c [dirs, batch, H] (batch
+ * first in layout 1), P [dirs, 3*H]; H from hidden_size, else from W or R.
+ */
+static vnpu_status check_rnn_inputs(const struct ictx *c, int64_t gates, int64_t dirs,
+				    int64_t batch, int64_t in, bool batch_first, int64_t *hidden)
+{
+	const struct vnpu_tinfo *w = IN(c, 1), *r = IN(c, 2);
+	int64_t h = vnpu_attr_int(c->n, "hidden_size", VNPU_DIM_DYNAMIC), gh;
+	vnpu_status st;
+
+	if (h < 0 && w->rank == 3 && w->dims[1] >= 0)
+		h = w->dims[1] / gates;
+	if (h < 0 && r->rank == 3)
+		h = r->dims[2];
+	if (h == 0 || h > VNPU_MAX_ELEMS)
+		return FAIL(c, "hidden size %lld", (long long)h);
+	gh = dim_mul(gates, h);
+	st = inf_check_dims(c, 1, "W", 3, (int64_t[]){ dirs, gh, in });
+	if (!st)
+		st = inf_check_dims(c, 2, "R", 3, (int64_t[]){ dirs, gh, h });
+	if (!st)
+		st = inf_check_dims(c, 3, "B", 2, (int64_t[]){ dirs, dim_mul(2, gh) });
+	if (!st)
+		st = inf_check_dims(c, 4, "sequence_lens", 1, &batch);
+	for (uint32_t i = 5; !st && i < 7; i++)
+		st = inf_check_dims(c, i, i == 5 ? "initial_h" : "initial_c", 3,
+				    batch_first ? (int64_t[]){ batch, dirs, h } :
+						  (int64_t[]){ dirs, batch, h });
+	if (!st)
+		st = inf_check_dims(c, 7, "P", 2, (int64_t[]){ dirs, dim_mul(3, h) });
+	*hidden = h;
+	return st;
+}
+
 /* RNN, GRU, LSTM: Y [seq, dirs, batch, H], Y_h and Y_c [dirs, batch, H]
- * (layout 1: batch first). */
+ * (layout 1: batch first). The steps are unrolled, VNPU_MAX_LOOP_ITERS at
+ * most, as a Loop's iterations. */
 static vnpu_status infer_rnn(struct ictx *c)
 {
 	const struct vnpu_tinfo *x, *w;
 	int64_t gates = !strcmp(c->n->op, "LSTM") ? 4 : !strcmp(c->n->op, "GRU") ? 3 : 1;
 	bool batch_first = vnpu_attr_int(c->n, "layout", 0);
-	int64_t seq, batch, dirs, hidden, y[4], yh[3];
-	vnpu_status st = inf_need_inputs(c, 3, 8);
+	int64_t seq, batch, in, dirs, hidden = VNPU_DIM_DYNAMIC, y[4], yh[3];
+	vnpu_status st = inf_need_inputs(c, 3, gates == 4 ? 8 : 6);
 
 	if (st)
 		return st;
@@ -86,12 +156,17 @@ static vnpu_status infer_rnn(struct ictx *c)
 		return FAIL(c, "X and W must have rank 3");
 	seq = x->rank < 0 ? -1 : x->dims[batch_first ? 1 : 0];
 	batch = x->rank < 0 ? -1 : x->dims[batch_first ? 0 : 1];
+	in = x->rank < 0 ? -1 : x->dims[2];
 	dirs = !strcmp(vnpu_attr_str(c->n, "direction", "forward"), "bidirectional") ? 2 : 1;
-	hidden = vnpu_attr_int(c->n, "hidden_size", w->rank == 3 && w->dims[1] >= 0 ?
-			       w->dims[1] / gates : -1);
-	if (w->rank == 3 && w->dims[0] >= 0 && w->dims[0] != dirs)
-		return FAIL(c, "W has %lld directions, expected %lld", (long long)w->dims[0],
-			    (long long)dirs);
+	st = check_rnn_inputs(c, gates, dirs, batch, in, batch_first, &hidden);
+	if (st)
+		return st;
+	/* The compiler's GRU and LSTM steps do not lower an empty batch yet. */
+	if (batch == 0 && gates > 1)
+		return inf_error(c, VNPU_UNSUPPORTED, "an empty batch");
+	if (seq > VNPU_MAX_LOOP_ITERS)
+		return inf_error(c, VNPU_UNSUPPORTED, "a sequence of %lld steps (at most %d are unrolled)",
+				 (long long)seq, VNPU_MAX_LOOP_ITERS);
 	if (batch_first) {
 		y[0] = batch, y[1] = seq, y[2] = dirs, y[3] = hidden;
 		yh[0] = batch, yh[1] = dirs, yh[2] = hidden;
@@ -652,15 +727,50 @@ static vnpu_status infer_matmul(struct ictx *c)
 
 /* MatMulInteger (a, b, [a_zp], [b_zp]) and QLinearMatMul (a, as, azp, b,
  * bs, bzp, ys, yzp). */
+/* Scale or zero point @i: a scalar, or one per row or column (@per of them). */
+static vnpu_status check_qparam(const struct ictx *c, uint32_t i, const char *what, int64_t per,
+				const char *per_what)
+{
+	const struct vnpu_tinfo *t = IN(c, i);
+	char buf[96];
+
+	if (!t || t->rank <= 0 ||
+	    (t->rank == 1 && (t->dims[0] < 0 || t->dims[0] == 1 || per < 0 || t->dims[0] == per)))
+		return VNPU_OK;
+	return FAIL(c, "%s is %s: a scalar or one per %s", what, vnpu_tinfo_str(t, buf, sizeof(buf)),
+		    per_what);
+}
+
 static vnpu_status infer_qmatmul(struct ictx *c)
 {
+	static const char *const qlinear_names[8] = {
+		NULL, "a_scale", "a_zero_point", NULL, "b_scale", "b_zero_point", "y_scale",
+		"y_zero_point",
+	};
 	bool qlinear = !strcmp(c->n->op, "QLinearMatMul");
+	const struct vnpu_tinfo *a, *b;
+	int64_t rows, cols;
 	vnpu_status st = inf_need_inputs(c, qlinear ? 8 : 2, qlinear ? 8 : 4);
 
 	if (st)
 		return st;
-	return matmul_shape(c, IN(c, 0), IN(c, qlinear ? 3 : 1),
-			    qlinear ? IN(c, 7)->type : VNPU_TYPE_I32);
+	a = IN(c, 0);
+	b = IN(c, qlinear ? 3 : 1);
+	rows = a->rank >= 2 ? a->dims[a->rank - 2] : VNPU_DIM_DYNAMIC;
+	cols = b->rank >= 2 ? b->dims[b->rank - 1] : VNPU_DIM_DYNAMIC;
+	if (qlinear) {
+		for (uint32_t i = 1; !st && i < 8; i++)
+			if (i != 3)
+				st = check_qparam(c, i, qlinear_names[i], i < 3 ? rows : i < 6 ? cols : 1,
+						  i < 3 ? "row of A" : i < 6 ? "column of B" : "output");
+	} else {
+		st = check_qparam(c, 2, "a_zero_point", rows, "row of A");
+		if (!st)
+			st = check_qparam(c, 3, "b_zero_point", cols, "column of B");
+	}
+	if (st)
+		return st;
+	return matmul_shape(c, a, b, qlinear ? IN(c, 7)->type : VNPU_TYPE_I32);
 }
 
 static vnpu_status matmul_shape(struct ictx *c, const struct vnpu_tinfo *a,

@@ -80,6 +80,25 @@ vnpu_status inf_need(const struct ictx *c, uint32_t i);
 vnpu_status inf_need_inputs(const struct ictx *c, uint32_t min, uint32_t max);
 /* @axis (negative counts from the end) inside @rank, into @out. */
 vnpu_status inf_check_axis(const struct ictx *c, int64_t axis, int32_t rank, int64_t *out);
+/*
+ * Input @i, when given and of a known rank, has rank @rank and, where both
+ * are known, the dimensions @dims (VNPU_DIM_DYNAMIC: any); @what names it
+ * in the message.
+ */
+vnpu_status inf_check_dims(const struct ictx *c, uint32_t i, const char *what, int32_t rank,
+			   const int64_t *dims);
+/*
+ * Indices @idx into an axis of @len: when the axis is empty and there are
+ * indices, none can be in range (ONNX makes that an error), whatever the
+ * values, so the shapes are refused.
+ */
+vnpu_status inf_check_indexed(const struct ictx *c, const struct vnpu_tinfo *idx, int64_t len);
+/*
+ * GatherElements and ScatterElements: indices @idx of @x's rank reach along
+ * @axis, and no further than @x in the other dimensions.
+ */
+vnpu_status inf_check_elements(const struct ictx *c, const struct vnpu_tinfo *x,
+			       const struct vnpu_tinfo *idx, int64_t axis);
 /* A known 1-D or scalar int tensor into @vals; -1 when unknown or longer. */
 int32_t inf_read_ints(const struct vnpu_tinfo *t, int64_t *vals, int32_t max);
 /* An int list from attribute @name or else input @idx (see inf_read_ints). */

@@ -1,0 +1,632 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Random reshapes of the ONNX node suite's models through the public API.
+ * A seeded, deterministic loop picks a model of the suite, reads it, gives
+ * its inputs a few random shapes with vnpu_model_reshape() (any rank up to
+ * past VNPU_MAX_RANK, dimensions from 0 to INT64_MAX, negative ones, the
+ * declared shape changed a little), compiles what the nodes took and runs
+ * what compiled (inputs zero). It fails on
+ *
+ *   - a failed call without a message, or with a message of several lines;
+ *   - a refused reshape that changed the model (inputs' and outputs'
+ *     shapes and types) or whose status is not the documented one;
+ *   - an accepted reshape after which the input does not have the shape;
+ *   - a compile the device refused to load (the compiler must refuse
+ *     what the device does not take, or shape inference before it);
+ *   - a compiled model whose ports are not the model's shapes;
+ *   - a run failing after a successful compile: a shape the compiler
+ *     took is one the device runs;
+ *
+ * and, as every test, on a crash or a sanitizer's report. Before the loop,
+ * the shapes it found that broke these rules once must be refused with
+ * the node's message (regressions[]; not with given models).
+ *
+ *   test-runtime-reshape-fuzz [-d DEVICE] [-k] [-n CHAINS] [-s SEED] [-v] [MODEL.onnx...]
+ *
+ * A chain is one model read, up to four reshapes and one compile. -k goes
+ * on after a chain that broke a rule (the test still fails). -v prints
+ * every reshape taken and every refusal and failure with its message
+ * ("reshaped", "reshape", "compile", "run" lines: sort them to see the
+ * classes). It prints its figures at the end.
+ */
+#include <dirent.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <vnpu/vnpu.h>
+
+#include "harness.h"
+
+#define NODE_DIR "/usr/share/libonnx-testdata/data/node"
+#define MAX_CHAIN 4
+/* Ports and arena of a compiled model the test still runs. */
+#define MAX_RUN_BYTES (256ull << 20)
+
+static uint64_t rng_state;
+static bool verbose;
+static const char *device = "CPU";
+
+/* xorshift64*: the same shapes for the same seed everywhere. */
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 2685821657736338717ull;
+}
+
+static size_t rnd_below(size_t n)
+{
+	return n ? (size_t)(rnd() % n) : 0;
+}
+
+struct counts {
+	unsigned long chains, not_read, reshaped, refused;
+	unsigned long compiled, not_compiled, ran, too_large;
+};
+
+/* What a refused reshape must leave as it was. */
+struct port_state {
+	vnpu_status st;
+	vnpu_shape shape;
+	vnpu_element_type type;
+};
+
+struct snapshot {
+	size_t num_inputs, num_outputs;
+	struct port_state *ports;	/* inputs, then outputs */
+};
+
+static int take_snapshot(const vnpu_model *m, struct snapshot *s)
+{
+	size_t n;
+
+	if (vnpu_model_get_inputs_size(m, &s->num_inputs) ||
+	    vnpu_model_get_outputs_size(m, &s->num_outputs))
+		return -1;
+	n = s->num_inputs + s->num_outputs;
+	s->ports = calloc(n ? n : 1, sizeof(*s->ports));
+	if (!s->ports)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		struct port_state *p = &s->ports[i];
+		bool in = i < s->num_inputs;
+		size_t index = in ? i : i - s->num_inputs;
+
+		p->st = in ? vnpu_model_input_shape(m, index, &p->shape) :
+			     vnpu_model_output_shape(m, index, &p->shape);
+		if (in ? vnpu_model_input_type(m, index, &p->type) :
+			 vnpu_model_output_type(m, index, &p->type))
+			return -1;
+	}
+	return 0;
+}
+
+static bool same_snapshot(const struct snapshot *a, const struct snapshot *b)
+{
+	return a->num_inputs == b->num_inputs && a->num_outputs == b->num_outputs &&
+	       !memcmp(a->ports, b->ports, (a->num_inputs + a->num_outputs) * sizeof(*a->ports));
+}
+
+static void print_shape(FILE *f, const vnpu_shape *s)
+{
+	fputc('[', f);
+	for (uint32_t d = 0; d < s->rank && d < VNPU_MAX_RANK; d++)
+		fprintf(f, "%s%lld", d ? "," : "", (long long)s->dims[d]);
+	fprintf(f, "]%s", s->rank > VNPU_MAX_RANK ? " (rank above the maximum)" : "");
+}
+
+/* Where the test is, for the messages: model, input, shape. */
+struct place {
+	const char *model, *input;
+	vnpu_shape shape;
+};
+
+static void print_place(const char *what, const struct place *at, const char *msg)
+{
+	fprintf(stderr, "%s %s %s ", what, at->model, at->input);
+	print_shape(stderr, &at->shape);
+	fprintf(stderr, ": %s\n", msg);
+}
+
+/*
+ * A failed call of @what at @at: it must have left a one-line message.
+ * 0 when it did; -1 (and why on stderr) when not.
+ */
+static int check_message(const char *what, const struct place *at, vnpu_status st)
+{
+	const char *msg = vnpu_last_error();
+
+	if (verbose) {
+		char line[64];
+
+		snprintf(line, sizeof(line), "%s (%s)", what, vnpu_status_str(st));
+		print_place(line, at, msg);
+	}
+	if (msg[0] && !strchr(msg, '\n'))
+		return 0;
+	print_place(msg[0] ? "message of several lines after" : "no message after", at, what);
+	return -1;
+}
+
+static int64_t random_dim(void)
+{
+	static const int64_t dims[] = {
+		0, 1, 1, 2, 2, 3, 3, 4, 5, 7, 8, 16, VNPU_DIM_DYNAMIC, VNPU_DIM_DYNAMIC,
+		1 << 20, 1ll << 40, 1ll << 62, INT64_MAX, -5, INT64_MIN,
+	};
+
+	return dims[rnd_below(sizeof(dims) / sizeof(dims[0]))];
+}
+
+/* A small value for a dimension the model leaves dynamic. */
+static int64_t small_dim(void)
+{
+	return (int64_t)(1 + rnd_below(4));
+}
+
+/*
+ * A new shape for an input whose shape now is @s (rank 0..4 of random
+ * dimensions when unknown): half of the time the shape it has, changed a
+ * little, so that many compile, else any shape at all.
+ */
+static void random_shape(vnpu_shape *s, bool known)
+{
+	uint32_t d;
+
+	if (!known) {
+		s->rank = (uint32_t)rnd_below(5);
+		for (d = 0; d < s->rank; d++)
+			s->dims[d] = random_dim();
+	}
+	switch (rnd_below(6)) {
+	case 0:		/* anything, up to past the highest rank */
+		s->rank = (uint32_t)rnd_below(VNPU_MAX_RANK + 2);
+		for (d = 0; d < s->rank && d < VNPU_MAX_RANK; d++)
+			s->dims[d] = random_dim();
+		break;
+	case 1:		/* one dimension */
+		if (s->rank)
+			s->dims[rnd_below(s->rank)] = random_dim();
+		break;
+	case 2:		/* one more */
+		if (s->rank < VNPU_MAX_RANK)
+			s->dims[s->rank++] = random_dim();
+		break;
+	case 3:		/* one less */
+		if (s->rank)
+			s->rank--;
+		break;
+	case 4:		/* dynamic dimensions set, known ones kept */
+		for (d = 0; d < s->rank; d++)
+			if (s->dims[d] == VNPU_DIM_DYNAMIC)
+				s->dims[d] = small_dim();
+		break;
+	default:	/* dynamic ones set, known ones scaled */
+		for (d = 0; d < s->rank; d++) {
+			if (s->dims[d] == VNPU_DIM_DYNAMIC)
+				s->dims[d] = small_dim();
+			else if (s->dims[d] < 64 && rnd() & 1)
+				s->dims[d] = s->dims[d] * (int64_t)rnd_below(3);
+		}
+		break;
+	}
+}
+
+/* Whether the API itself must refuse @s (vnpu_model_reshape()'s comment). */
+static bool bad_argument(const vnpu_shape *s)
+{
+	double elems = 1;
+
+	if (s->rank > VNPU_MAX_RANK)
+		return true;
+	for (uint32_t d = 0; d < s->rank; d++) {
+		if (s->dims[d] < VNPU_DIM_DYNAMIC)
+			return true;
+		if (s->dims[d] >= 0)
+			elems *= (double)s->dims[d];
+	}
+	return elems > (double)(1ull << 40);
+}
+
+/*
+ * One reshape of a random input of @m. 1 when the model took it, 0 when
+ * it refused it as documented, -1 on a broken rule (said on stderr).
+ */
+static int reshape_once(vnpu_model *m, struct snapshot *now, struct place *at,
+			struct counts *c)
+{
+	struct snapshot after = { 0 };
+	vnpu_port_kind kind;
+	size_t i = rnd_below(now->num_inputs);
+	vnpu_status st;
+	vnpu_shape got;
+	int ret = -1;
+
+	if (vnpu_model_input_name(m, i, &at->input) || vnpu_model_input_kind(m, i, &kind))
+		return check_message("input", at, VNPU_GENERAL_ERROR);
+	at->shape = now->ports[i].shape;
+	random_shape(&at->shape, now->ports[i].st == VNPU_OK);
+	st = vnpu_model_reshape(m, at->input, &at->shape);
+	if (st == VNPU_OK) {
+		c->reshaped++;
+		if (verbose)
+			print_place("reshaped", at, "taken");
+		memset(&got, 0, sizeof(got));
+		if (vnpu_model_input_shape(m, i, &got) || got.rank != at->shape.rank ||
+		    memcmp(got.dims, at->shape.dims, got.rank * sizeof(got.dims[0]))) {
+			print_place("reshape taken but the input's shape differs", at, "");
+			return -1;
+		}
+		free(now->ports);
+		return take_snapshot(m, now) ? check_message("snapshot", at, VNPU_GENERAL_ERROR) : 1;
+	}
+	c->refused++;
+	if (check_message("reshape", at, st))
+		return -1;
+	if ((bad_argument(&at->shape) || kind == VNPU_PORT_SEQUENCE ||
+	     kind == VNPU_PORT_OPTIONAL_SEQUENCE) && st != VNPU_INVALID_ARGUMENT) {
+		print_place("a shape the API refuses is not INVALID_ARGUMENT", at, vnpu_status_str(st));
+		return -1;
+	}
+	if (st != VNPU_INVALID_ARGUMENT && st != VNPU_UNSUPPORTED) {
+		print_place("reshape refused with an undocumented status", at, vnpu_status_str(st));
+		return -1;
+	}
+	if (take_snapshot(m, &after))
+		ret = check_message("snapshot", at, VNPU_GENERAL_ERROR);
+	else if (!same_snapshot(now, &after))
+		print_place("refused reshape changed the model", at, vnpu_last_error());
+	else
+		ret = 0;
+	free(after.ports);
+	return ret;
+}
+
+/* Bytes of @cm's ports and arena, as a double (no overflow). */
+static double run_bytes(const vnpu_compiled_model *cm)
+{
+	vnpu_property_value *arena;
+	uint32_t n[2] = { 0, 0 };
+	double bytes = 0;
+	vnpu_port p;
+
+	if (!vnpu_compiled_model_get_property(cm, VNPU_PROP_ARENA_SIZE, &arena)) {
+		bytes = (double)arena->integer;
+		vnpu_property_value_free(arena);
+	}
+	vnpu_compiled_model_get_num_inputs(cm, &n[0]);
+	vnpu_compiled_model_get_num_outputs(cm, &n[1]);
+	for (int out = 0; out < 2; out++) {
+		for (uint32_t i = 0; i < n[out]; i++) {
+			double elems = (double)vnpu_element_type_size(VNPU_TYPE_F64);
+
+			if (out ? vnpu_compiled_model_get_output(cm, i, &p) :
+				  vnpu_compiled_model_get_input(cm, i, &p))
+				continue;
+			for (uint32_t d = 0; d < p.shape.rank; d++)
+				elems *= (double)p.shape.dims[d];
+			bytes += elems;
+		}
+	}
+	return bytes;
+}
+
+/*
+ * Whether compiled port @p has the shape the model gives the input or
+ * output of its name: exactly for an input, where known for an output.
+ */
+static bool port_fits_model(const vnpu_model *m, const vnpu_port *p)
+{
+	vnpu_shape want;
+	size_t index;
+
+	if (p->is_output ? vnpu_model_output_index(m, p->name, &index) ||
+			   vnpu_model_output_shape(m, index, &want) :
+			   vnpu_model_input_index(m, p->name, &index) ||
+			   vnpu_model_input_shape(m, index, &want))
+		return true;	/* a sequence's element, an unknown output */
+	if (want.rank != p->shape.rank)
+		return false;
+	for (uint32_t d = 0; d < want.rank; d++)
+		if (want.dims[d] != p->shape.dims[d] &&
+		    (!p->is_output || want.dims[d] != VNPU_DIM_DYNAMIC))
+			return false;
+	return true;
+}
+
+static int check_ports(const vnpu_model *m, const vnpu_compiled_model *cm,
+		       const struct place *at)
+{
+	uint32_t n[2] = { 0, 0 };
+	vnpu_port p;
+
+	if (vnpu_compiled_model_get_num_inputs(cm, &n[0]) ||
+	    vnpu_compiled_model_get_num_outputs(cm, &n[1]))
+		return check_message("ports", at, VNPU_GENERAL_ERROR);
+	for (int out = 0; out < 2; out++) {
+		for (uint32_t i = 0; i < n[out]; i++) {
+			if (out ? vnpu_compiled_model_get_output(cm, i, &p) :
+				  vnpu_compiled_model_get_input(cm, i, &p))
+				return check_message("ports", at, VNPU_GENERAL_ERROR);
+			if (!port_fits_model(m, &p)) {
+				print_place("a compiled port differs from the model", at, p.name);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Compile @m and run it once: 0, or -1 on a broken rule. */
+static int compile_and_run(vnpu_core *core, const vnpu_model *m, const struct place *at,
+			   struct counts *c)
+{
+	vnpu_compiled_model *cm = NULL;
+	vnpu_infer_request *req = NULL;
+	vnpu_status st;
+	int ret;
+
+	st = vnpu_core_compile_model(core, m, device, NULL, &cm);
+	if (st) {
+		c->not_compiled++;
+		if (check_message("compile", at, st))
+			return -1;
+		/* the compiler emits only what the device takes */
+		if (strstr(vnpu_last_error(), "loading segment")) {
+			print_place("the device refused a compiled program", at, vnpu_last_error());
+			return -1;
+		}
+		return 0;
+	}
+	c->compiled++;
+	ret = check_ports(m, cm, at);
+	if (!ret && run_bytes(cm) > (double)MAX_RUN_BYTES) {
+		c->too_large++;
+	} else if (!ret) {
+		st = vnpu_compiled_model_create_infer_request(cm, &req);
+		if (!st)
+			st = vnpu_infer_request_infer(req);
+		if (st) {
+			/* the compiler took the shapes: the device must run them */
+			check_message("run", at, st);
+			print_place("run failed after a successful compile", at, vnpu_last_error());
+			ret = -1;
+		} else {
+			c->ran++;
+		}
+	}
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	return ret;
+}
+
+/*
+ * One chain on the model at @path: read, up to MAX_CHAIN reshapes, a
+ * compile and a run when one reshape was taken. 0, or -1 on a broken rule.
+ */
+static int run_chain(vnpu_core *core, const char *path, struct counts *c)
+{
+	struct place at = { .model = path, .input = "-" };
+	struct snapshot now = { 0 };
+	size_t steps = 1 + rnd_below(MAX_CHAIN);
+	bool taken = false;
+	vnpu_model *m;
+	int ret = 0;
+
+	if (verbose)
+		fprintf(stderr, "chain %lu %s\n", c->chains, path);
+	c->chains++;
+	if (vnpu_core_read_model(core, path, &m)) {
+		c->not_read++;
+		return check_message("read", &at, VNPU_GENERAL_ERROR);
+	}
+	if (take_snapshot(m, &now))
+		ret = check_message("snapshot", &at, VNPU_GENERAL_ERROR);
+	for (size_t i = 0; !ret && now.num_inputs && i < steps; i++) {
+		ret = reshape_once(m, &now, &at, c);
+		if (ret > 0) {
+			taken = true;
+			ret = 0;
+		}
+	}
+	if (!ret && taken)
+		ret = compile_and_run(core, m, &at, c);
+	free(now.ports);
+	vnpu_model_free(m);
+	return ret;
+}
+
+/*
+ * Shapes the fuzzer found that shape inference took and then failed at a
+ * later step, refused now with a message holding @text: at the reshape
+ * of @input (after @first when given), or at compile when @compile is set.
+ */
+struct regression {
+	const char *model, *first, *input;
+	vnpu_shape first_shape, shape;
+	bool compile;
+	vnpu_status want;
+	const char *text;
+};
+
+static const struct regression regressions[] = {
+	/* indices into an empty axis: the device faulted at run time */
+	{ "test_gather_0", NULL, "data", {}, { 3, { 0, 4, 5 } }, false,
+	  VNPU_INVALID_ARGUMENT, "Gather node: indices into an empty axis" },
+	{ "test_scatter_without_axis", NULL, "data", {}, { 2, { 0, 6 } }, false,
+	  VNPU_INVALID_ARGUMENT, "Scatter node: indices into an empty axis" },
+	{ "test_gathernd_example_float32", NULL, "data", {}, { 3, { 2, 0, 2 } }, false,
+	  VNPU_INVALID_ARGUMENT, "GatherND node: indices into an empty axis" },
+	{ "test_nllloss_NCd1d2", NULL, "input", {}, { 4, { 3, 0, 6, 6 } }, false,
+	  VNPU_INVALID_ARGUMENT, "no classes" },
+	{ "test_nllloss_NCd1d2d3_sum_weight_high_ii", NULL, "weight", {}, { 1, { 0 } }, false,
+	  VNPU_INVALID_ARGUMENT, "weight is f32[0], expected f32[5]" },
+	/* weights of another shape: compiled reading past R, or a stream
+	 * the device refused */
+	{ "test_simple_rnn_defaults", NULL, "R", {}, { 4, { 1, 4, 4, 8 } }, false,
+	  VNPU_INVALID_ARGUMENT, "R is f32[1,4,4,8], expected f32[1,4,4]" },
+	{ "test_gru_defaults", NULL, "R", {}, { 2, { 1, 15 } }, false,
+	  VNPU_INVALID_ARGUMENT, "R is f32[1,15], expected f32[1,15,5]" },
+	{ "test_maxunpool_export_without_output_shape", NULL, "xI", {}, { 3, { 1, 1, 2 } }, false,
+	  VNPU_INVALID_ARGUMENT, "I is i64[1,1,2], expected i64[1,1,2,2]" },
+	{ "test_matmulinteger", NULL, "a_zero_point", {}, { 2, { 1, 0 } }, false,
+	  VNPU_INVALID_ARGUMENT, "a_zero_point is u8[1,0]: a scalar or one per row of A" },
+	{ "test_qlinearmatmul_3D", NULL, "b_scale", {}, { 2, { 1, 0 } }, false,
+	  VNPU_INVALID_ARGUMENT, "b_scale is f32[1,0]" },
+	{ "test_reshape_allowzero_reordered", "data", "shape", { 2, { 0, 3 } }, { 1, { 0 } }, false,
+	  VNPU_INVALID_ARGUMENT, "0 elements reshaped to a scalar" },
+	/* 2^20 steps unrolled: the compile ran for minutes */
+	{ "test_simple_rnn_batchwise", NULL, "X", {}, { 3, { 3, 1 << 20, 2 } }, true,
+	  VNPU_UNSUPPORTED, "RNN node: a sequence of 1048576 steps" },
+	/* the GRU's steps over an empty batch: a stream the device refused */
+	{ "test_gru_defaults", NULL, "X", {}, { 3, { 1, 0, 2 } }, true,
+	  VNPU_UNSUPPORTED, "GRU node: an empty batch" },
+};
+
+static int check_regression(vnpu_core *core, const struct regression *r)
+{
+	char path[4096];
+	vnpu_compiled_model *cm = NULL;
+	vnpu_model *m;
+	vnpu_status st;
+	int ret = 0;
+
+	snprintf(path, sizeof(path), NODE_DIR "/%s/model.onnx", r->model);
+	CHECK_OK(vnpu_core_read_model(core, path, &m));
+	if (r->first)
+		CHECK_OK(vnpu_model_reshape(m, r->first, &r->first_shape));
+	st = vnpu_model_reshape(m, r->input, &r->shape);
+	if (r->compile && !st)
+		st = vnpu_core_compile_model(core, m, device, NULL, &cm);
+	if (st != r->want || !strstr(vnpu_last_error(), r->text)) {
+		fprintf(stderr, "%s %s: %s (%s), want %s and \"%s\"\n", r->model, r->input,
+			vnpu_status_str(st), vnpu_last_error(), vnpu_status_str(r->want), r->text);
+		ret = 1;
+	}
+	vnpu_compiled_model_free(cm);
+	vnpu_model_free(m);
+	return ret;
+}
+
+static int is_case(const struct dirent *e)
+{
+	return e->d_name[0] != '.';
+}
+
+/* The model files of the node suite: @out[@n], or NULL when missing. */
+static char **node_models(size_t *n)
+{
+	struct dirent **ents;
+	char **paths;
+	int num = scandir(NODE_DIR, &ents, is_case, alphasort);
+
+	if (num <= 0)
+		return NULL;
+	paths = calloc((size_t)num, sizeof(*paths));
+	for (int i = 0; i < num; i++) {
+		if (paths && asprintf(&paths[i], NODE_DIR "/%s/model.onnx", ents[i]->d_name) < 0)
+			paths[i] = NULL;
+		free(ents[i]);
+	}
+	free(ents);
+	for (int i = 0; paths && i < num; i++) {
+		if (!paths[i]) {
+			free(paths);	/* out of memory: the test fails */
+			return NULL;
+		}
+	}
+	*n = (size_t)num;
+	return paths;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long chains = 15000, seed = 20261130, broken = 0;
+	bool keep_going = false;
+	struct counts c = { 0 };
+	char **paths = NULL;
+	size_t num = 0;
+	vnpu_core *core;
+	double t0;
+	int opt;
+
+	while ((opt = getopt(argc, argv, "d:kn:s:v")) != -1) {
+		switch (opt) {
+		case 'd':
+			device = optarg;
+			break;
+		case 'k':
+			keep_going = true;
+			break;
+		case 'n':
+			chains = strtoul(optarg, NULL, 0);
+			break;
+		case 's':
+			seed = strtoul(optarg, NULL, 0);
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		default:
+			fprintf(stderr, "usage: test-runtime-reshape-fuzz [-d DEVICE] [-k] [-n CHAINS] "
+				"[-s SEED] [-v] [MODEL.onnx...]\n");
+			return 2;
+		}
+	}
+	if (vnpu_core_create(&core)) {
+		fprintf(stderr, "test-runtime-reshape-fuzz: setup failed: %s\n", vnpu_last_error());
+		return 1;
+	}
+	if (!has_device(core, device)) {
+		printf("skip: no %s device\n", device);
+		vnpu_core_free(core);
+		return 77;
+	}
+	if (optind < argc) {
+		num = (size_t)(argc - optind);
+	} else {
+		paths = node_models(&num);
+		if (!paths) {
+			printf("skip: no models in %s (libonnx-testdata)\n", NODE_DIR);
+			vnpu_core_free(core);
+			return 77;
+		}
+	}
+	for (size_t i = 0; paths && i < sizeof(regressions) / sizeof(regressions[0]); i++)
+		broken += (unsigned long)check_regression(core, &regressions[i]);
+	rng_state = seed * 0x9e3779b97f4a7c15ull + 1;
+	t0 = now_s();
+	for (unsigned long i = 0; i < chains && (!broken || keep_going); i++) {
+		size_t which = rnd_below(num);
+
+		if (run_chain(core, paths ? paths[which] : argv[optind + (int)which], &c)) {
+			fprintf(stderr, "test-runtime-reshape-fuzz: chain %lu of seed %lu failed\n",
+				i, seed);
+			broken++;
+		}
+	}
+	printf("%lu chains over %zu models (seed %lu) in %.1f s: %lu not read; "
+	       "%lu reshapes taken, %lu refused; %lu compiled, %lu not compiled; "
+	       "%lu ran, %lu too large to run; %lu broke a rule\n",
+	       c.chains, num, seed, now_s() - t0, c.not_read, c.reshaped, c.refused,
+	       c.compiled, c.not_compiled, c.ran, c.too_large, broken);
+	for (size_t i = 0; paths && i < num; i++)
+		free(paths[i]);
+	free(paths);
+	vnpu_core_free(core);
+	return broken ? 1 : 0;
+}
