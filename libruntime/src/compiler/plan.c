@@ -12,7 +12,9 @@
  * byte ranges. A lifetime is O(log steps) nodes; the buffers meeting it
  * are those below these nodes and those of their ancestors. Only the
  * gaps between the ranges matter to the placement, so the lists of a few
- * nodes answer it, however many buffers they merged.
+ * nodes, merged in order, answer it, however many buffers they hold: a
+ * buffer costs O(log steps) plus the ranges it meets, not a look at every
+ * buffer placed before it and a sort of those it meets.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -43,9 +45,16 @@ struct tree {
 	struct span_set *below;		/* per node: its own and its subtree's */
 	uint32_t *stamp;		/* per node: the last walk that passed it */
 	uint32_t walk;
-	struct span *gather;		/* a query's spans */
-	uint32_t num_gather, cap_gather;
 };
+
+/* The rest of one sorted span list, for a merge of several. */
+struct cursor {
+	const struct span *next, *end;
+};
+
+/* Cursors of the lists a lifetime meets: its nodes (at most 64) and
+ * their ancestors (at most 64 more). */
+#define MAX_CURSORS 128
 
 /* Add [start, end) to @set, merging what it meets or touches. */
 static bool set_add(struct span_set *set, uint64_t start, uint64_t end)
@@ -117,6 +126,8 @@ static bool tree_init(struct tree *t, const struct vnpu_plan_buf *bufs, uint32_t
 	for (size_t i = 0; i < 2 * (size_t)n; i++)
 		if (!t->num_steps || t->steps[t->num_steps - 1] != t->steps[i])
 			t->steps[t->num_steps++] = t->steps[i];
+	if (t->num_steps > (1u << 30))
+		return false;	/* no room for the tree anyway */
 	t->leaves = 1;
 	while (t->leaves < t->num_steps)
 		t->leaves *= 2;
@@ -152,7 +163,6 @@ static void tree_fini(struct tree *t)
 	free(t->own);
 	free(t->below);
 	free(t->stamp);
-	free(t->gather);
 }
 
 /* The nodes covering @b's lifetime exactly, in @nodes (at most 64 of
@@ -191,71 +201,73 @@ static bool tree_add(struct tree *t, const struct vnpu_plan_buf *b, uint64_t sta
 	return true;
 }
 
-static bool gather(struct tree *t, const struct span_set *set)
+static void add_cursor(struct cursor *c, uint32_t *n, const struct span_set *set)
 {
-	if (t->num_gather + set->n > t->cap_gather) {
-		uint32_t cap = t->cap_gather ? t->cap_gather : 64;
-		struct span *g;
-
-		while (cap < t->num_gather + set->n)
-			cap *= 2;
-		g = realloc(t->gather, cap * sizeof(*g));
-		if (!g)
-			return false;
-		t->gather = g;
-		t->cap_gather = cap;
-	}
-	memcpy(&t->gather[t->num_gather], set->s, set->n * sizeof(*set->s));
-	t->num_gather += set->n;
-	return true;
+	if (set->n)
+		c[(*n)++] = (struct cursor){ set->s, set->s + set->n };
 }
 
-static int by_start(const void *a, const void *b)
+/* The lists of bytes taken by the placed buffers whose lifetimes meet
+ * @b's, in @c; returns how many. */
+static uint32_t tree_meeting(struct tree *t, const struct vnpu_plan_buf *b, struct cursor *c)
 {
-	const struct span *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* The bytes taken by the placed buffers whose lifetimes meet @b's, sorted
- * by start in t->gather. */
-static bool tree_meeting(struct tree *t, const struct vnpu_plan_buf *b)
-{
-	uint32_t nodes[64], n = cover(t, b, nodes), sets = 0;
+	uint32_t nodes[64], n = cover(t, b, nodes), num = 0;
 
 	t->walk++;
-	t->num_gather = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		sets += t->below[nodes[i]].n > 0;
-		if (!gather(t, &t->below[nodes[i]]))
-			return false;
+		add_cursor(c, &num, &t->below[nodes[i]]);
 		for (uint32_t a = nodes[i] / 2; a && t->stamp[a] != t->walk; a /= 2) {
 			t->stamp[a] = t->walk;
-			sets += t->own[a].n > 0;
-			if (!gather(t, &t->own[a]))
-				return false;
+			add_cursor(c, &num, &t->own[a]);
 		}
 	}
-	if (sets > 1)
-		qsort(t->gather, t->num_gather, sizeof(*t->gather), by_start);
-	return true;
+	return num;
 }
 
-/* Best-fit offset for @need bytes among the @n taken ranges @taken (sorted
- * by start). */
-static uint64_t best_fit(uint64_t need, const struct span *taken, uint32_t n)
+/* Restore the min-heap of cursors @c (by next start) below @i. */
+static void sift_down(struct cursor *c, uint32_t n, uint32_t i)
+{
+	for (;;) {
+		uint32_t least = i, l = 2 * i + 1, r = l + 1;
+		struct cursor tmp;
+
+		if (l < n && c[l].next->start < c[least].next->start)
+			least = l;
+		if (r < n && c[r].next->start < c[least].next->start)
+			least = r;
+		if (least == i)
+			return;
+		tmp = c[i];
+		c[i] = c[least];
+		c[least] = tmp;
+		i = least;
+	}
+}
+
+/*
+ * Best-fit offset for @need bytes among the taken ranges of the @n sorted
+ * lists @c, visited in order of start (a merge): the smallest gap that
+ * fits, the lowest of equal ones, else the end of the last range.
+ */
+static uint64_t best_fit(uint64_t need, struct cursor *c, uint32_t n)
 {
 	uint64_t pos = 0, best = UINT64_MAX, best_gap = UINT64_MAX;
 
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t start = taken[i].start;
+	for (uint32_t i = n / 2; i-- > 0;)
+		sift_down(c, n, i);
+	while (n) {
+		const struct span *taken = c[0].next++;
 
-		if (start > pos && start - pos >= need && start - pos < best_gap) {
+		if (taken->start > pos && taken->start - pos >= need &&
+		    taken->start - pos < best_gap) {
 			best = pos;
-			best_gap = start - pos;
+			best_gap = taken->start - pos;
 		}
-		if (taken[i].end > pos)
-			pos = taken[i].end;
+		if (taken->end > pos)
+			pos = taken->end;
+		if (c[0].next == c[0].end)
+			c[0] = c[--n];
+		sift_down(c, n, 0);
 	}
 	return best != UINT64_MAX ? best : pos;
 }
@@ -276,7 +288,8 @@ static int by_size_desc(const void *a, const void *b, void *arg)
 /* The greedy placement; false when out of memory. */
 static bool place(struct vnpu_plan_buf *bufs, uint32_t n, uint64_t align, uint64_t *arena)
 {
-	uint32_t *order = malloc(n * sizeof(*order));
+	uint32_t *order = malloc(n * sizeof(*order)), num;
+	struct cursor cursors[MAX_CURSORS];
 	struct tree t;
 	bool ok = tree_init(&t, bufs, n) && order;
 
@@ -291,10 +304,9 @@ static bool place(struct vnpu_plan_buf *bufs, uint32_t n, uint64_t align, uint64
 		b->offset = 0;
 		if (!b->size)
 			continue;
-		ok = tree_meeting(&t, b);
-		if (ok)
-			b->offset = best_fit(need, t.gather, t.num_gather);
-		ok = ok && tree_add(&t, b, b->offset, b->offset + need);
+		num = tree_meeting(&t, b, cursors);
+		b->offset = best_fit(need, cursors, num);
+		ok = tree_add(&t, b, b->offset, b->offset + need);
 		if (b->offset + need > *arena)
 			*arena = b->offset + need;
 	}
