@@ -452,6 +452,27 @@ static void test_scatter_elements(void)
 	free_layer(&l);
 }
 
+/*
+ * The cap on parts: a layer of 2^30 outputs of erf splits into 2^16 parts
+ * of 2^14 outputs on the FMA paths (4096 parts of 2^18 made sections of
+ * some 20 ms), 2^18 on the baseline (all its units).
+ */
+static void test_parts_cap(void)
+{
+	struct vnpu_layer_act a = { .func = VNPU_ACT_ERF };
+	__u64 dims[1] = { 1ull << 30 };
+	struct vnpu_tensor t[2];
+	__u32 fma, base;
+
+	t[0] = et_dense(VNPU_DTYPE_F32, 1, dims);
+	t[1] = t[0];
+	fma = vnpu_eng_layer_max_parts(VNPU_LAYER_UNARY, t, 2, &a,
+				       VNPU_ENG_F_AVX2_FMA);
+	base = vnpu_eng_layer_max_parts(VNPU_LAYER_UNARY, t, 2, &a, 0);
+	ET_EXPECT(fma == 1u << 16 && base == 1u << 18,
+		  "erf over 2^30: %u parts (FMA), %u (baseline)", fma, base);
+}
+
 void et_test_fpu_units(void)
 {
 	test_lrn();
@@ -462,4 +483,5 @@ void et_test_fpu_units(void)
 	test_maxpool_index_window_limit();
 	test_scatter_nd();
 	test_scatter_elements();
+	test_parts_cap();
 }
