@@ -6,7 +6,8 @@
  * checks what each computes. At that size a compiler whose time grows
  * with the square of the op count runs for over half an hour (each model
  * several minutes: meson's timeout ends it), a linear one for seconds;
- * the test itself measures no time.
+ * the test itself measures no time. Also: querying the node suite's
+ * Loops over sequences, which the compiler cannot unroll (this crashed).
  *
  *   test-runtime-compile-scale            the tests on every device
  *   test-runtime-compile-scale --bench KIND OPS [DEVICE]
@@ -17,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -498,6 +500,46 @@ static int scan_65536_steps(vnpu_core *core, const char *device)
 	return compile_check(core, device, SCAN, 65536 * unit_ops[SCAN]);
 }
 
+/* A Loop over sequences is answered (no device, and why), not a crash. */
+static int query_sequence_loops(vnpu_core *core, const char *device)
+{
+	static const char *const models[] = {
+		"test_loop13_seq", "test_loop16_seq_none",
+		"test_sequence_map_add_1_sequence_1_tensor_expanded",
+		"test_sequence_map_add_2_sequences_expanded",
+		"test_sequence_map_extract_shapes_expanded",
+		"test_sequence_map_identity_1_sequence_1_tensor_expanded",
+		"test_sequence_map_identity_1_sequence_expanded",
+		"test_sequence_map_identity_2_sequences_expanded",
+	};
+
+	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++) {
+		char path[256];
+		vnpu_query_report *r;
+		vnpu_model *m;
+		size_t loops = 0;
+
+		snprintf(path, sizeof(path), "/usr/share/libonnx-testdata/data/node/%s/model.onnx",
+			 models[i]);
+		if (access(path, R_OK)) {
+			printf("# %s: no %s\n", __func__, path);
+			continue;
+		}
+		CHECK_OK(vnpu_core_read_model(core, path, &m));
+		CHECK_OK(vnpu_core_query_model(core, m, device, &r));
+		vnpu_model_free(m);
+		for (uint32_t e = 0; e < r->count; e++) {
+			if (strcmp(r->entries[e].op_type, "Loop"))
+				continue;
+			loops++;
+			CHECK(!r->entries[e].device && r->entries[e].reason[0]);
+		}
+		vnpu_query_report_free(r);
+		CHECK(loops == 1);
+	}
+	return 0;
+}
+
 /* ---- --bench ---- */
 
 static double now(void)
@@ -570,6 +612,7 @@ int main(int argc, char **argv)
 		TEST(chain_262144_ops),
 		TEST(fused_262144_ops),
 		TEST(scan_65536_steps),
+		TEST(query_sequence_loops),
 	};
 
 	if (argc > 1 && !strcmp(argv[1], "--bench")) {
