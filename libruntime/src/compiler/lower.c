@@ -616,7 +616,8 @@ static vnpu_status infer_failure(struct cstate *s, const struct cop *op)
 	vnpu_status st;
 
 	/* If, Loop and Scan infer their bodies over the model's whole value
-	 * table, which the compiler's values are not: they said why already. */
+	 * table, which the compiler's values are not: the checks below say
+	 * which of their values are unknown. */
 	if (op->kind != COP_NODE || !strcmp(N(op)->op, "If") || !strcmp(N(op)->op, "Loop") ||
 	    !strcmp(N(op)->op, "Scan"))
 		return VNPU_OK;
