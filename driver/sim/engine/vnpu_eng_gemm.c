@@ -143,101 +143,17 @@ void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
 	uk_store(acc, c, rs, o);
 }
 #else
-/* The 6x16 accumulators, from the tile at c (rows rs apart) or zero. */
-#define UK_INIT(c, rs, load)						\
-	v8sf c00 = {}, c01 = {}, c10 = {}, c11 = {}, c20 = {}, c21 = {}; \
-	v8sf c30 = {}, c31 = {}, c40 = {}, c41 = {}, c50 = {}, c51 = {}; \
-	if (load) {							\
-		c00 = vload(c); c01 = vload((c) + 8);			\
-		c10 = vload((c) + (rs)); c11 = vload((c) + (rs) + 8);	\
-		c20 = vload((c) + 2 * (rs)); c21 = vload((c) + 2 * (rs) + 8); \
-		c30 = vload((c) + 3 * (rs)); c31 = vload((c) + 3 * (rs) + 8); \
-		c40 = vload((c) + 4 * (rs)); c41 = vload((c) + 4 * (rs) + 8); \
-		c50 = vload((c) + 5 * (rs)); c51 = vload((c) + 5 * (rs) + 8); \
-	}
-
-#define UK_STEP(a, b0, b1) do {						\
-	v8sf av;							\
-	av = vbcast((a)[0]);						\
-	c00 = VFMA(av, b0, c00); c01 = VFMA(av, b1, c01);		\
-	av = vbcast((a)[1]);						\
-	c10 = VFMA(av, b0, c10); c11 = VFMA(av, b1, c11);		\
-	av = vbcast((a)[2]);						\
-	c20 = VFMA(av, b0, c20); c21 = VFMA(av, b1, c21);		\
-	av = vbcast((a)[3]);						\
-	c30 = VFMA(av, b0, c30); c31 = VFMA(av, b1, c31);		\
-	av = vbcast((a)[4]);						\
-	c40 = VFMA(av, b0, c40); c41 = VFMA(av, b1, c41);		\
-	av = vbcast((a)[5]);						\
-	c50 = VFMA(av, b0, c50); c51 = VFMA(av, b1, c51);		\
-} while (0)
-
-/* The sums to the tile at c, or to o's output plus its row adds. */
-#define UK_STORE(c, rs, o) do {						\
-	if (o) {							\
-		c = (o)->y;						\
-		rs = (__s64)((o)->rsb / 4);				\
-		if ((o)->add)						\
-			UK_ADD((o)->add);				\
-	}								\
-	vstore(c, c00); vstore((c) + 8, c01);				\
-	vstore((c) + (rs), c10); vstore((c) + (rs) + 8, c11);		\
-	vstore((c) + 2 * (rs), c20); vstore((c) + 2 * (rs) + 8, c21);	\
-	vstore((c) + 3 * (rs), c30); vstore((c) + 3 * (rs) + 8, c31);	\
-	vstore((c) + 4 * (rs), c40); vstore((c) + 4 * (rs) + 8, c41);	\
-	vstore((c) + 5 * (rs), c50); vstore((c) + 5 * (rs) + 8, c51);	\
-} while (0)
-
-#define UK_ADD(add) do {						\
-	v8sf av;							\
-	av = vbcast((add)[0]); c00 += av; c01 += av;			\
-	av = vbcast((add)[1]); c10 += av; c11 += av;			\
-	av = vbcast((add)[2]); c20 += av; c21 += av;			\
-	av = vbcast((add)[3]); c30 += av; c31 += av;			\
-	av = vbcast((add)[4]); c40 += av; c41 += av;			\
-	av = vbcast((add)[5]); c50 += av; c51 += av;			\
-} while (0)
-
 /*
- * c[6][16] (rows @rs apart) = (@load ? c : 0) + A panel (kc x 6) times
- * B panel (kc x 16); to @o's output instead when set.
- */
-/* Not inlined: the caller's live values would push accumulators to the stack. */
-static __attribute__((__noinline__))
-void ukernel(__u64 kc, const float *a, const float *b, float *c, __s64 rs,
-	     int load, const struct eng_tile_out *o)
-{
-	__u64 k;
-
-	UK_INIT(c, rs, load);
-
-	/* Unrolled by hand: the loop overhead is a quarter of the front end. */
-	for (k = 0; k + 2 <= kc; k += 2, a += 2 * ENG_MR, b += 2 * ENG_NR) {
-		v8sf b0, b1;
-
-		b0 = vload(b);
-		b1 = vload(b + 8);
-		UK_STEP(a, b0, b1);
-		b0 = vload(b + 16);
-		b1 = vload(b + 24);
-		UK_STEP(a + 6, b0, b1);
-	}
-	for (; k < kc; k++, a += ENG_MR, b += ENG_NR) {
-		v8sf b0 = vload(b), b1 = vload(b + 8);
-
-		UK_STEP(a, b0, b1);
-	}
-	UK_STORE(c, rs, o);
-}
-
-/*
- * The same with row k of B at b + off[k], in inline assembly: compiled,
- * the offsets' loads and address arithmetic took ALU ports that the FMAs
- * share (AVX2 conv 3x3 about 3% slower). Row r of the tile lives in
- * ymm(2r) (columns 0-7) and ymm(2r+1) (8-15); per depth step B's row goes
- * to ymm14 and ymm15, and each row's element of A, broadcast to ymm13, is
- * multiplied into both: the FMAs of UK_STEP in the same order, same bits.
- * Four steps a trip, then single steps.
+ * The 6x16 tiles, in inline assembly: compiled, the loop's address
+ * arithmetic took ALU ports that the 256-bit FMAs share (AVX2 conv 3x3
+ * about 5% slower with B by offsets). Row r of the tile lives in ymm(2r)
+ * (columns 0-7) and ymm(2r+1) (8-15); per depth step B's row goes to
+ * ymm14 and ymm15, and each row's element of A, broadcast to ymm13, is
+ * multiplied into both: fma(a[k], b[k], sum) for k in depth order, from
+ * zero or from the tile, as in the AVX-512 tiles and the baseline's
+ * ukernel(): same bits. Four steps a trip, then single steps. UK2_B(u)
+ * loads B's row of step u of a trip, UK2_ADV4 and UK2_ADV1 move the
+ * pointers past four steps and past one.
  */
 #define UK2_FMA(u, r, z0, z1)						\
 	"vbroadcastss (4 * (6 * " #u " + " #r "))(%[a]), %%ymm13\n\t"	\
@@ -245,9 +161,7 @@ void ukernel(__u64 kc, const float *a, const float *b, float *c, __s64 rs,
 	"vfmadd231ps %%ymm15, %%ymm13, %%ymm" #z1 "\n\t"
 
 #define UK2_STEP(u)							\
-	"movslq (4 * " #u ")(%[off]), %[t]\n\t"			\
-	"vmovups (%[b], %[t], 4), %%ymm14\n\t"				\
-	"vmovups 32(%[b], %[t], 4), %%ymm15\n\t"			\
+	UK2_B(u)							\
 	UK2_FMA(u, 0, 0, 1) UK2_FMA(u, 1, 2, 3) UK2_FMA(u, 2, 4, 5)	\
 	UK2_FMA(u, 3, 6, 7) UK2_FMA(u, 4, 8, 9) UK2_FMA(u, 5, 10, 11)
 
@@ -275,6 +189,94 @@ void ukernel(__u64 kc, const float *a, const float *b, float *c, __s64 rs,
 	"vmovups %%ymm" #z1 ", 32(%[p])\n\t"				\
 	"add %[rsb], %[p]\n\t"
 
+/*
+ * The whole tile: from %[c] (rows %[rsb] bytes apart) when %[load], else
+ * zero; %[k] steps; to %[c], or to %[o]'s output (struct eng_tile_out: y
+ * at 0, rsb at 8, add at 16) plus its row adds. %[p] and %[t] are scratch.
+ */
+#define UK2_TILE							\
+	"mov %[c], %[p]\n\t"						\
+	"test %[load], %[load]\n\t"					\
+	"jz 5f\n\t"							\
+	UK2_ROWS(UK2_LD)						\
+	"jmp 6f\n"							\
+	"5:\n\t"							\
+	UK2_ROWS(UK2_ZERO)						\
+	"6:\n\t"							\
+	"cmp $4, %[k]\n\t"						\
+	"jb 2f\n"							\
+	".p2align 6\n"							\
+	"1:\n\t"							\
+	UK2_STEP(0) UK2_STEP(1) UK2_STEP(2) UK2_STEP(3)			\
+	UK2_ADV4							\
+	"sub $4, %[k]\n\t"						\
+	"cmp $4, %[k]\n\t"						\
+	"jae 1b\n"							\
+	"2:\n\t"							\
+	"test %[k], %[k]\n\t"						\
+	"jz 4f\n"							\
+	"3:\n\t"							\
+	UK2_STEP(0)							\
+	UK2_ADV1							\
+	"dec %[k]\n\t"							\
+	"jnz 3b\n"							\
+	"4:\n\t"							\
+	"mov %[c], %[p]\n\t"						\
+	"test %[o], %[o]\n\t"						\
+	"jz 7f\n\t"							\
+	"mov (%[o]), %[p]\n\t"						\
+	"mov 8(%[o]), %[rsb]\n\t"					\
+	"mov 16(%[o]), %[t]\n\t"					\
+	"test %[t], %[t]\n\t"						\
+	"jz 7f\n\t"							\
+	UK2_ROWS(UK2_ADD)						\
+	"7:\n\t"							\
+	UK2_ROWS(UK2_ST)						\
+	"vzeroupper\n\t"
+
+#define UK2_CLOBBER							\
+	"xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",	\
+	"xmm8", "xmm9", "xmm10", "xmm11", "xmm13", "xmm14", "xmm15",	\
+	"cc", "memory"
+
+/* B in panels: step u's row at b + 64 * u. */
+#define UK2_B(u)							\
+	"vmovups (64 * " #u ")(%[b]), %%ymm14\n\t"			\
+	"vmovups (64 * " #u " + 32)(%[b]), %%ymm15\n\t"
+#define UK2_ADV4 "add $96, %[a]\n\tadd $256, %[b]\n\t"
+#define UK2_ADV1 "add $24, %[a]\n\tadd $64, %[b]\n\t"
+
+/*
+ * c[6][16] (rows @rs apart) = (@load ? c : 0) + A panel (kc x 6) times
+ * B panel (kc x 16); to @o's output instead when set.
+ */
+static __attribute__((__noinline__))
+void ukernel(__u64 kc, const float *a, const float *b, float *c, __s64 rs,
+	     int load, const struct eng_tile_out *o)
+{
+	__u64 rsb = (__u64)rs * 4;
+	const float *t;
+	float *p;
+
+	__asm__ __volatile__(UK2_TILE
+			     : [k] "+r"(kc), [a] "+r"(a), [b] "+r"(b),
+			       [p] "=&r"(p), [t] "=&r"(t), [rsb] "+r"(rsb)
+			     : [c] "r"(c), [load] "r"(load), [o] "r"(o)
+			     : UK2_CLOBBER);
+}
+
+/* B by offsets: step u's row at b + 4 * off[u]. */
+#undef UK2_B
+#undef UK2_ADV4
+#undef UK2_ADV1
+#define UK2_B(u)							\
+	"movslq (4 * " #u ")(%[off]), %[t]\n\t"			\
+	"vmovups (%[b], %[t], 4), %%ymm14\n\t"				\
+	"vmovups 32(%[b], %[t], 4), %%ymm15\n\t"
+#define UK2_ADV4 "add $96, %[a]\n\tadd $16, %[off]\n\t"
+#define UK2_ADV1 "add $24, %[a]\n\tadd $4, %[off]\n\t"
+
+/* The same with row k of B at b + off[k]. */
 static __attribute__((__noinline__))
 void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
 		 float *c, __s64 rs, int load, const struct eng_tile_out *o)
@@ -283,54 +285,12 @@ void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
 	const float *t;
 	float *p;
 
-	/* struct eng_tile_out: y at 0, rsb at 8, add at 16. */
-	__asm__ __volatile__("mov %[c], %[p]\n\t"
-			     "test %[load], %[load]\n\t"
-			     "jz 5f\n\t"
-			     UK2_ROWS(UK2_LD)
-			     "jmp 6f\n"
-			     "5:\n\t"
-			     UK2_ROWS(UK2_ZERO)
-			     "6:\n\t"
-			     "cmp $4, %[k]\n\t"
-			     "jb 2f\n"
-			     ".p2align 6\n"
-			     "1:\n\t"
-			     UK2_STEP(0) UK2_STEP(1) UK2_STEP(2) UK2_STEP(3)
-			     "add $96, %[a]\n\t"
-			     "add $16, %[off]\n\t"
-			     "sub $4, %[k]\n\t"
-			     "cmp $4, %[k]\n\t"
-			     "jae 1b\n"
-			     "2:\n\t"
-			     "test %[k], %[k]\n\t"
-			     "jz 4f\n"
-			     "3:\n\t"
-			     UK2_STEP(0)
-			     "add $24, %[a]\n\t"
-			     "add $4, %[off]\n\t"
-			     "dec %[k]\n\t"
-			     "jnz 3b\n"
-			     "4:\n\t"
-			     "mov %[c], %[p]\n\t"
-			     "test %[o], %[o]\n\t"
-			     "jz 7f\n\t"
-			     "mov (%[o]), %[p]\n\t"
-			     "mov 8(%[o]), %[rsb]\n\t"
-			     "mov 16(%[o]), %[t]\n\t"
-			     "test %[t], %[t]\n\t"
-			     "jz 7f\n\t"
-			     UK2_ROWS(UK2_ADD)
-			     "7:\n\t"
-			     UK2_ROWS(UK2_ST)
-			     "vzeroupper\n\t"
+	__asm__ __volatile__(UK2_TILE
 			     : [k] "+r"(kc), [a] "+r"(a), [off] "+r"(off),
 			       [p] "=&r"(p), [t] "=&r"(t), [rsb] "+r"(rsb)
 			     : [b] "r"(b), [c] "r"(c), [load] "r"(load),
 			       [o] "r"(o)
-			     : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",
-			       "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",
-			       "xmm13", "xmm14", "xmm15", "cc", "memory");
+			     : UK2_CLOBBER);
 }
 
 #endif /* ENG_FMA */
