@@ -1425,47 +1425,57 @@ static void dw_row(const struct eng_layer *l, const struct eng_conv_shape *s,
 	}
 }
 
-/* Depthwise: each unit is one output row of one channel. */
+/* Depthwise output row @r (image, channel, row), columns [@c0, @c1). */
+static void dw_block(const struct eng_layer *l, const struct eng_conv_shape *s,
+		     __u64 r, __u64 c0, __u64 c1, __u32 ri, float *buf)
+{
+	const struct vnpu_layer_conv *at = l->attrs;
+	const struct vnpu_tensor *y = &l->t[l->n - 1];
+	__u64 img = r / (s->m * s->oh), c = (r / s->oh) % s->m, oh = r % s->oh;
+	__s64 yo = (__s64)img * y->strides[0] + (__s64)c * y->strides[1] +
+		   (__s64)(oh * s->ow);
+	__s64 ro = 0;
+	__u64 ow, o0, o1;
+
+	if (at->flags & VNPU_LAYER_F_RESIDUAL)
+		ro = (__s64)img * l->t[ri].strides[0] +
+		     (__s64)c * l->t[ri].strides[1] + (__s64)(oh * s->ow);
+	/* f32 rows are summed in place, others in chunks. */
+	for (o0 = c0; o0 < c1; o0 = o1) {
+		float *yr = buf;
+
+		o1 = y->dtype == VNPU_DTYPE_F32 ? c1 : eng_min(c1, o0 + DW_CHUNK);
+		if (y->dtype == VNPU_DTYPE_F32)
+			yr = (float *)l->data[l->n - 1] + yo + o0;
+		dw_row(l, s, img, c, oh, o0, o1, yr);
+		if (at->flags & VNPU_LAYER_F_RESIDUAL)
+			for (ow = o0; ow < o1; ow++)
+				yr[ow - o0] += ldf(l->data[ri], ro + (__s64)ow,
+						   l->t[ri].dtype);
+		act_f32(&at->act, yr, o1 - o0);
+		if (y->dtype != VNPU_DTYPE_F32)
+			for (ow = o0; ow < o1; ow++)
+				stf(l->data[l->n - 1], yo + (__s64)ow, y->dtype,
+				    yr[ow - o0]);
+	}
+}
+
+/* Depthwise: units of eng_block_units(), whole output rows or blocks of one. */
 static int run_conv_dw(const struct eng_layer *l, __u64 ub, __u64 ue,
 		       const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_conv *at = l->attrs;
-	const struct vnpu_tensor *y = &l->t[l->n - 1];
 	__u32 ri = eng_opt_index(at->flags, VNPU_LAYER_F_RESIDUAL);
 	float buf[DW_CHUNK];
 	struct eng_conv_shape s;
-	__u64 u, ow, o0, o1;
+	struct eng_block b;
+	__u64 u, r;
 
 	eng_conv_shape(l, &s);
 	for (u = ub; u < ue; u++) {
-		__u64 img = u / (s.m * s.oh), c = (u / s.oh) % s.m, oh = u % s.oh;
-		__s64 yo = (__s64)img * y->strides[0] + (__s64)c * y->strides[1] +
-			   (__s64)(oh * s.ow);
-		__s64 ro = 0;
-
-		if (at->flags & VNPU_LAYER_F_RESIDUAL)
-			ro = (__s64)img * l->t[ri].strides[0] +
-			     (__s64)c * l->t[ri].strides[1] + (__s64)(oh * s.ow);
-		/* f32 rows are summed in place, others in chunks. */
-		for (o0 = 0; o0 < s.ow; o0 = o1) {
-			float *yr = buf;
-
-			o1 = y->dtype == VNPU_DTYPE_F32 ? s.ow :
-			     eng_min(s.ow, o0 + DW_CHUNK);
-			if (y->dtype == VNPU_DTYPE_F32)
-				yr = (float *)l->data[l->n - 1] + yo;
-			dw_row(l, &s, img, c, oh, o0, o1, yr);
-			if (at->flags & VNPU_LAYER_F_RESIDUAL)
-				for (ow = o0; ow < o1; ow++)
-					yr[ow - o0] += ldf(l->data[ri],
-							   ro + (__s64)ow,
-							   l->t[ri].dtype);
-			act_f32(&at->act, yr, o1 - o0);
-			if (y->dtype != VNPU_DTYPE_F32)
-				for (ow = o0; ow < o1; ow++)
-					stf(l->data[l->n - 1], yo + (__s64)ow,
-					    y->dtype, yr[ow - o0]);
-		}
+		eng_block_of(s.n * s.m * s.oh, s.ow, s.kh * s.kw, u, &b);
+		for (r = b.r0; r < b.r1; r++)
+			dw_block(l, &s, r, b.c0, b.c1, ri, buf);
 	}
 	return 0;
 }

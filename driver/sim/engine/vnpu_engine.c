@@ -1226,7 +1226,7 @@ static __u64 conv_units(const struct eng_layer *l, __u32 features)
 
 	eng_conv_shape(l, &s);
 	if (eng_conv_depthwise(&s))
-		return s.n * s.m * s.oh;
+		return eng_block_units(s.n * s.m * s.oh, s.ow, s.kh * s.kw);
 	eng_conv_unit(&s, features, &u);
 	return s.n * s.group * eng_div_up(s.mg, u.rows) *
 	       eng_div_up(eng_conv_cols(&s, l->attrs), u.cols);
@@ -1497,8 +1497,13 @@ __u64 vnpu_eng_layer_cost(__u32 op, const struct vnpu_tensor *t,
 	default:
 		return 4 * ny;
 	}
-	/* Depthwise convolution: every tap of every output. */
-	return sat_mul(2 * s.n * s.m, sat_mul(s.oh * s.ow, s.kh * s.kw));
+	/*
+	 * Depthwise convolution: every tap of every output, and each unit
+	 * sets every tap up (a weight, a span) for its block of outputs.
+	 */
+	return sat_mul(2 * s.n * s.m, sat_mul(s.oh * s.ow, s.kh * s.kw)) +
+	       sat_mul(8 * eng_block_units(s.n * s.m * s.oh, s.ow,
+					   s.kh * s.kw), s.kh * s.kw);
 }
 
 __u32 vnpu_eng_layer_max_parts(__u32 op, const struct vnpu_tensor *t,

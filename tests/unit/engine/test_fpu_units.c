@@ -473,6 +473,60 @@ static void test_parts_cap(void)
 		  "erf over 2^30: %u parts (FMA), %u (baseline)", fma, base);
 }
 
+/*
+ * Depthwise 1-D k9 over rows of 5000 (f32 and f16 out, bias, residual,
+ * ReLU): units are blocks of a row's outputs, against plain loops.
+ */
+static void test_depthwise(void)
+{
+	struct vnpu_layer_conv a = {
+		.flags = VNPU_LAYER_F_BIAS | VNPU_LAYER_F_RESIDUAL, .group = 2,
+		.kernel = { 1, 9 }, .stride = { 1, 1 }, .dilation = { 1, 1 },
+		.pad_begin = { 0, 4 }, .pad_end = { 0, 4 },
+		.act = { .func = VNPU_ACT_RELU },
+	};
+	__u64 xd[3] = { 1, 2, 5000 }, wd[3] = { 2, 1, 9 }, bd[1] = { 2 };
+	__u32 dt;
+
+	for (dt = 0; dt < 2; dt++) {
+		struct flayer l = { .name = dt ? "depthwise k9 rows of 5000, f16" :
+					    "depthwise k9 rows of 5000",
+				    .op = VNPU_LAYER_CONV, .reads = 9 };
+		const float *x, *w, *b, *res;
+		size_t c, o, k;
+		int bad = 0;
+
+		add_tensor(&l, VNPU_DTYPE_F32, 3, xd);
+		add_tensor(&l, VNPU_DTYPE_F32, 3, wd);
+		add_tensor(&l, VNPU_DTYPE_F32, 1, bd);
+		add_tensor(&l, VNPU_DTYPE_F32, 3, xd);
+		add_tensor(&l, dt ? VNPU_DTYPE_F16 : VNPU_DTYPE_F32, 3, xd);
+		set_attrs(&l, &a, sizeof(a));
+		check_layer(&l);
+		x = l.data[0];
+		w = l.data[1];
+		b = l.data[2];
+		res = l.data[3];
+		for (c = 0; c < 2 && !dt; c++)
+			for (o = 0; o < 5000; o++) {
+				double want = b[c];
+				float got = ((float *)l.data[4])[c * 5000 + o];
+
+				for (k = 0; k < 9; k++)
+					if (o + k >= 4 && o + k - 4 < 5000)
+						want += (double)w[c * 9 + k] *
+							x[c * 5000 + o + k - 4];
+				want += res[c * 5000 + o];
+				want = want > 0 ? want : 0;
+				if (fabs(got - want) > 1e-5 + 1e-5 * fabs(want) &&
+				    bad++ < 3)
+					ET_FAIL("depthwise [%zu, %zu]: got %.9g want %.9g",
+						c, o, got, want);
+			}
+		free_layer(&l);
+	}
+}
+
 void et_test_fpu_units(void)
 {
 	test_lrn();
@@ -484,4 +538,5 @@ void et_test_fpu_units(void)
 	test_scatter_nd();
 	test_scatter_elements();
 	test_parts_cap();
+	test_depthwise();
 }
