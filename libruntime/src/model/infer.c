@@ -393,6 +393,13 @@ static vnpu_status infer_unary(struct ictx *c)
 	t = IN(c, 0)->type;
 	if (!strcmp(op, "Not") && t != VNPU_TYPE_BOOL)
 		return FAIL(c, "input is %s, not bool", vnpu_element_type_str(t));
+	/* Clip's bounds and Dropout's ratio and training_mode are one value each. */
+	for (uint32_t i = 1; i < c->n->num_inputs; i++) {
+		int64_t n = IN(c, i) ? vnpu_tinfo_elems(IN(c, i)) : 1;
+
+		if (n >= 0 && n != 1)
+			return FAIL(c, "input %u holds %lld values, not one", i, (long long)n);
+	}
 	copy_shape(c->out[0], IN(c, 0), t);
 	if (!strcmp(op, "Dropout") && c->n->num_outputs > 1 && c->out[1])
 		copy_shape(c->out[1], IN(c, 0), VNPU_TYPE_BOOL);
@@ -1261,6 +1268,16 @@ static vnpu_status infer_same(struct ictx *c)
 	return VNPU_OK;
 }
 
+/* Trilu: the last two dimensions are the matrices. */
+static vnpu_status infer_trilu(struct ictx *c)
+{
+	const struct vnpu_tinfo *x = IN(c, 0);
+
+	if (x && x->rank >= 0 && x->rank < 2)
+		return FAIL(c, "input rank %d, at least 2", x->rank);
+	return infer_same(c);
+}
+
 static vnpu_status infer_pad(struct ictx *c)
 {
 	const struct vnpu_tinfo *x;
@@ -1388,7 +1405,7 @@ static const struct op_infer infer_table[] = {
 	{ "HardSwish", infer_unary }, { "Mish", infer_unary },
 	{ "ThresholdedRelu", infer_unary }, { "Identity", infer_unary },
 	{ "Dropout", infer_unary }, { "Clip", infer_unary }, { "Not", infer_unary },
-	{ "Shrink", infer_unary }, { "Trilu", infer_same }, { "ReverseSequence", infer_same },
+	{ "Shrink", infer_unary }, { "Trilu", infer_trilu }, { "ReverseSequence", infer_same },
 	{ "GatherElements", infer_gather_elements }, { "LpNormalization", infer_same },
 	{ "IsNaN", infer_unary }, { "IsInf", infer_unary }, { "Add", infer_binary },
 	{ "Sub", infer_binary }, { "Mul", infer_binary }, { "Div", infer_binary },

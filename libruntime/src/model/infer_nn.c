@@ -215,6 +215,24 @@ static vnpu_status infer_one_hot(struct ictx *c)
 }
 
 /* QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear. */
+/*
+ * A scale or zero point @i of (De)QuantizeLinear that is 1-D of other than
+ * one element holds one value per index of X's dimension axis.
+ */
+static vnpu_status check_per_axis(const struct ictx *c, uint32_t i, const char *what)
+{
+	const struct vnpu_tinfo *x = IN(c, 0), *t = IN(c, i);
+	int64_t axis;
+	vnpu_status st;
+
+	if (!t || t->rank != 1 || t->dims[0] == 1 || x->rank < 0)
+		return VNPU_OK;
+	st = inf_check_axis(c, vnpu_attr_int(c->n, "axis", 1), x->rank, &axis);
+	if (!st && x->rank == 0)
+		return FAIL(c, "a %s per axis for a scalar", what);
+	return st ? st : inf_check_dims(c, i, what, 1, &x->dims[axis]);
+}
+
 static vnpu_status infer_quant(struct ictx *c)
 {
 	const struct vnpu_tinfo *x;
@@ -237,6 +255,11 @@ static vnpu_status infer_quant(struct ictx *c)
 	x = IN(c, 0);
 	if (IN(c, 1)->rank > 1 || (IN(c, 2) && IN(c, 2)->rank > 1))
 		return FAIL(c, "scale and zero point must be scalars or 1-D");
+	for (uint32_t i = 1; i < 3; i++) {
+		st = check_per_axis(c, i, i == 1 ? "scale" : "zero point");
+		if (st)
+			return st;
+	}
 	if (!strcmp(c->n->op, "DequantizeLinear"))
 		copy_shape(c->out[0], x, IN(c, 1)->type);
 	else
@@ -554,15 +577,82 @@ static vnpu_status infer_conv(struct ictx *c)
 
 /* ConvInteger (x, w, [x_zp], [w_zp]) and QLinearConv (x, xs, xzp, w, ws,
  * wzp, ys, yzp, [B]). */
+/* Scale or zero point @i: a scalar, or one per row or column (@per of them). */
+static vnpu_status check_qparam(const struct ictx *c, uint32_t i, const char *what, int64_t per,
+				const char *per_what)
+{
+	const struct vnpu_tinfo *t = IN(c, i);
+	char buf[96];
+
+	if (!t || t->rank <= 0 ||
+	    (t->rank == 1 && (t->dims[0] < 0 || t->dims[0] == 1 || per < 0 || t->dims[0] == per)))
+		return VNPU_OK;
+	return FAIL(c, "%s is %s: a scalar or one per %s", what, vnpu_tinfo_str(t, buf, sizeof(buf)),
+		    per_what);
+}
+
 static vnpu_status infer_qconv(struct ictx *c)
 {
+	static const char *const qlinear_names[9] = {
+		NULL, "x_scale", "x_zero_point", NULL, "w_scale", "w_zero_point", "y_scale",
+		"y_zero_point", NULL,
+	};
 	bool qlinear = !strcmp(c->n->op, "QLinearConv");
+	const struct vnpu_tinfo *w;
+	int64_t m;
 	vnpu_status st = inf_need_inputs(c, qlinear ? 8 : 2, qlinear ? 9 : 4);
 
 	if (st)
 		return st;
-	return conv_shape(c, IN(c, 0), IN(c, qlinear ? 3 : 1),
-			  qlinear ? IN(c, 7)->type : VNPU_TYPE_I32);
+	w = IN(c, qlinear ? 3 : 1);
+	m = w->rank > 0 ? w->dims[0] : VNPU_DIM_DYNAMIC;
+	/* The weights' scale and zero point may be per output channel. */
+	if (qlinear) {
+		for (uint32_t i = 1; !st && i < 8; i++)
+			if (i != 3)
+				st = check_qparam(c, i, qlinear_names[i], i == 4 || i == 5 ? m : 1,
+						  i == 4 || i == 5 ? "output channel" : "tensor");
+		if (!st)
+			st = inf_check_dims(c, 8, "B", 1, &m);
+	} else {
+		st = check_qparam(c, 2, "x_zero_point", 1, "tensor");
+		if (!st)
+			st = check_qparam(c, 3, "w_zero_point", m, "output channel");
+	}
+	if (st)
+		return st;
+	return conv_shape(c, IN(c, 0), w, qlinear ? IN(c, 7)->type : VNPU_TYPE_I32);
+}
+
+/*
+ * W against X and the attributes: Conv's W is [M, C/group, kernel...],
+ * ConvTranspose's [C, M/group, kernel...], M and C multiples of group; the
+ * kernel_shape attribute, when given, is W's; B (Conv's and
+ * ConvTranspose's input 2) is [output channels].
+ */
+static vnpu_status check_conv_weights(const struct ictx *c, const struct vnpu_tinfo *x,
+				      const struct vnpu_tinfo *w, const int64_t *kernel,
+				      int64_t group)
+{
+	bool transposed = !strcmp(c->n->op, "ConvTranspose");
+	int64_t cin = x->dims[1], m = transposed ? dim_mul(w->dims[1], group) : w->dims[0];
+
+	for (int32_t d = 0; d < x->rank - 2; d++)
+		if (w->dims[2 + d] >= 0 && kernel[d] != w->dims[2 + d])
+			return FAIL(c, "kernel_shape %lld, W's is %lld", (long long)kernel[d],
+				    (long long)w->dims[2 + d]);
+	if (transposed ? (w->dims[0] >= 0 && w->dims[0] % group) : (m >= 0 && m % group))
+		return FAIL(c, "%lld channels of W in %lld groups",
+			    (long long)w->dims[0], (long long)group);
+	if (transposed && cin >= 0 && w->dims[0] >= 0 && cin != w->dims[0])
+		return FAIL(c, "%lld input channels, W has %lld", (long long)cin,
+			    (long long)w->dims[0]);
+	if (!transposed && cin >= 0 && w->dims[1] >= 0 && cin != w->dims[1] * group)
+		return FAIL(c, "%lld input channels, weights take %lld x %lld groups",
+			    (long long)cin, (long long)w->dims[1], (long long)group);
+	if (!strcmp(c->n->op, "Conv") || transposed)
+		return inf_check_dims(c, 2, "B", 1, &m);
+	return VNPU_OK;
 }
 
 static vnpu_status conv_shape(struct ictx *c, const struct vnpu_tinfo *x,
@@ -590,9 +680,9 @@ static vnpu_status conv_shape(struct ictx *c, const struct vnpu_tinfo *x,
 		if (kernel[d] < 0)
 			return inf_error(c, VNPU_UNSUPPORTED, "kernel shape unknown");
 	}
-	if (!transposed && x->dims[1] >= 0 && w->dims[1] >= 0 && x->dims[1] != w->dims[1] * group)
-		return FAIL(c, "%lld input channels, weights take %lld x %lld groups",
-			    (long long)x->dims[1], (long long)w->dims[1], (long long)group);
+	st = check_conv_weights(c, x, w, kernel, group);
+	if (st)
+		return st;
 	dims[0] = x->dims[0];
 	dims[1] = transposed ? (w->dims[1] < 0 ? -1 : w->dims[1] * group) : w->dims[0];
 	if (!transposed) {
@@ -727,19 +817,6 @@ static vnpu_status infer_matmul(struct ictx *c)
 
 /* MatMulInteger (a, b, [a_zp], [b_zp]) and QLinearMatMul (a, as, azp, b,
  * bs, bzp, ys, yzp). */
-/* Scale or zero point @i: a scalar, or one per row or column (@per of them). */
-static vnpu_status check_qparam(const struct ictx *c, uint32_t i, const char *what, int64_t per,
-				const char *per_what)
-{
-	const struct vnpu_tinfo *t = IN(c, i);
-	char buf[96];
-
-	if (!t || t->rank <= 0 ||
-	    (t->rank == 1 && (t->dims[0] < 0 || t->dims[0] == 1 || per < 0 || t->dims[0] == per)))
-		return VNPU_OK;
-	return FAIL(c, "%s is %s: a scalar or one per %s", what, vnpu_tinfo_str(t, buf, sizeof(buf)),
-		    per_what);
-}
 
 static vnpu_status infer_qmatmul(struct ictx *c)
 {
@@ -762,7 +839,7 @@ static vnpu_status infer_qmatmul(struct ictx *c)
 		for (uint32_t i = 1; !st && i < 8; i++)
 			if (i != 3)
 				st = check_qparam(c, i, qlinear_names[i], i < 3 ? rows : i < 6 ? cols : 1,
-						  i < 3 ? "row of A" : i < 6 ? "column of B" : "output");
+						  i < 3 ? "row of A" : i < 6 ? "column of B" : "tensor");
 	} else {
 		st = check_qparam(c, 2, "a_zero_point", rows, "row of A");
 		if (!st)
@@ -809,6 +886,15 @@ static vnpu_status matmul_shape(struct ictx *c, const struct vnpu_tinfo *a,
 	return VNPU_OK;
 }
 
+/* Whether @x reduced along @axis keeps elements (its other dimensions, known, are not 0). */
+static bool reduced_nonempty(const struct vnpu_tinfo *x, int64_t axis)
+{
+	for (int32_t d = 0; d < x->rank; d++)
+		if (d != axis && x->dims[d] <= 0)
+			return false;
+	return true;
+}
+
 static vnpu_status infer_reduce(struct ictx *c)
 {
 	const struct vnpu_tinfo *x;
@@ -832,6 +918,8 @@ static vnpu_status infer_reduce(struct ictx *c)
 		set_out(c->out[0], arg ? VNPU_TYPE_I64 : x->type, keep && x->rank >= 0 ? x->rank : -1, NULL);
 		return VNPU_OK;
 	}
+	if (arg && !x->rank)
+		return FAIL(c, "a scalar has no axis");
 	for (int32_t i = 0; i < n; i++) {
 		int64_t a;
 
@@ -839,6 +927,8 @@ static vnpu_status infer_reduce(struct ictx *c)
 		if (st)
 			return st;
 		mark[a] = true;
+		if (arg && !x->dims[a] && reduced_nonempty(x, a))
+			return FAIL(c, "axis %lld is empty: no index to give", (long long)a);
 	}
 	if (!n && vnpu_attr_int(c->n, "noop_with_empty_axes", 0)) {
 		copy_shape(c->out[0], x, x->type);
@@ -932,6 +1022,47 @@ static vnpu_status infer_resize(struct ictx *c)
 	return VNPU_OK;
 }
 
+/*
+ * LayerNormalization's Scale and B: of rank @rank at most, each dimension
+ * 1 or X's (aligned on the right), as they broadcast to the normalized shape.
+ */
+static vnpu_status check_bcast_param(const struct ictx *c, uint32_t i, const char *what,
+				     const struct vnpu_tinfo *x, int32_t rank)
+{
+	const struct vnpu_tinfo *t = IN(c, i);
+	char buf[96];
+	bool ok;
+
+	if (!t || t->rank < 0)
+		return VNPU_OK;
+	ok = t->rank <= rank;
+	for (int32_t d = 1; ok && d <= t->rank; d++) {
+		int64_t td = t->dims[t->rank - d], xd = x->dims[x->rank - d];
+
+		ok = td < 0 || xd < 0 || td == 1 || td == xd;
+	}
+	if (ok)
+		return VNPU_OK;
+	return FAIL(c, "%s is %s: it must broadcast to the last %d dimensions of X", what,
+		    vnpu_tinfo_str(t, buf, sizeof(buf)), rank);
+}
+
+/* BatchNormalization and InstanceNormalization: X [N, C, ...], the rest [C]. */
+static vnpu_status check_channel_params(const struct ictx *c, const struct vnpu_tinfo *x)
+{
+	static const char *const names[] = { "scale", "B", "input_mean", "input_var" };
+	bool batch = !strcmp(c->n->op, "BatchNormalization");
+	vnpu_status st = VNPU_OK;
+
+	if (x->rank < 0)
+		return VNPU_OK;
+	if (x->rank < (batch ? 2 : 3))
+		return FAIL(c, "X has rank %d: [N, C, %s]", x->rank, batch ? "...]" : "D1, ...]");
+	for (uint32_t i = 1; !st && i < (batch ? 5u : 3u); i++)
+		st = inf_check_dims(c, i, names[i - 1], 1, &x->dims[1]);
+	return st;
+}
+
 static vnpu_status infer_norm(struct ictx *c)
 {
 	const struct vnpu_tinfo *x;
@@ -941,11 +1072,19 @@ static vnpu_status infer_norm(struct ictx *c)
 	if (st)
 		return st;
 	x = IN(c, 0);
+	if (!strcmp(c->n->op, "BatchNormalization") || !strcmp(c->n->op, "InstanceNormalization")) {
+		st = check_channel_params(c, x);
+		if (st)
+			return st;
+	}
 	copy_shape(c->out[0], x, x->type);
 	if (!strcmp(c->n->op, "LayerNormalization") && x->rank >= 0) {
 		int64_t dims[VNPU_MAX_RANK];
 
 		st = inf_check_axis(c, vnpu_attr_int(c->n, "axis", -1), x->rank, &axis);
+		for (uint32_t i = 1; !st && i < 3; i++)
+			st = check_bcast_param(c, i, i == 1 ? "Scale" : "B", x,
+					       x->rank - (int32_t)axis);
 		if (st)
 			return st;
 		for (int32_t d = 0; d < x->rank; d++)
