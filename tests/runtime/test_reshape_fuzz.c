@@ -498,6 +498,12 @@ static const struct regression regressions[] = {
 	  VNPU_INVALID_ARGUMENT, "ArgMin node: axis 0 is empty" },
 	{ "test_clip_splitbounds", NULL, "max", {}, { 1, { 16 } }, false,
 	  VNPU_INVALID_ARGUMENT, "Clip node: input 2 holds 16 values, not one" },
+	{ "test_gather_negative_indices", NULL, "data", {}, { 0 }, false,
+	  VNPU_INVALID_ARGUMENT, "Gather node: data is a scalar" },
+	{ "test_adagrad", NULL, "H", {}, { 1, { 16 } }, false,
+	  VNPU_INVALID_ARGUMENT, "Adagrad node: H of tensor 0 is f32[16], expected f32[1]" },
+	{ "test_softmax_axis_0", NULL, "x", {}, { 0 }, false,
+	  VNPU_INVALID_ARGUMENT, "Softmax node: a scalar has no axis" },
 	/* 2^20 steps unrolled: the compile ran for minutes */
 	{ "test_simple_rnn_batchwise", NULL, "X", {}, { 3, { 3, 1 << 20, 2 } }, true,
 	  VNPU_UNSUPPORTED, "RNN node: a sequence of 1048576 steps" },

@@ -1042,6 +1042,8 @@ static vnpu_status infer_gather(struct ictx *c)
 		set_out(o, x->type, -1, NULL);
 		return VNPU_OK;
 	}
+	if (!x->rank)
+		return FAIL(c, "data is a scalar");
 	st = inf_check_axis(c, vnpu_attr_int(c->n, "axis", 0), x->rank, &axis);
 	if (!st)
 		st = inf_check_indexed(c, idx, x->dims[axis]);

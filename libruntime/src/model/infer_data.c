@@ -7,6 +7,7 @@
  * extent stays unknown and a static compile reports it.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -647,6 +648,17 @@ static vnpu_status infer_grid_sample(struct ictx *c)
  * the others one). Outputs: new X, then the new states, each shaped like
  * its input.
  */
+/* The name of group @g's tensors: Adagrad's X G H, Momentum's X G V, Adam's X G V H. */
+static const char *optimizer_group(const struct ictx *c, uint32_t g)
+{
+	static const char *const adagrad[] = { "X", "G", "H" }, *const momentum[] = { "X", "G", "V" };
+	static const char *const adam[] = { "X", "G", "V", "H" };
+
+	if (!strcmp(c->n->op, "Adam"))
+		return adam[g];
+	return !strcmp(c->n->op, "Adagrad") ? adagrad[g] : momentum[g];
+}
+
 static vnpu_status infer_optimizer(struct ictx *c)
 {
 	uint32_t groups = strcmp(c->n->op, "Adam") ? 3 : 4, n, i, g;
@@ -666,12 +678,19 @@ static vnpu_status infer_optimizer(struct ictx *c)
 
 		for (g = 1; g < groups; g++) {
 			const struct vnpu_tinfo *t = IN(c, 2 + g * n + i);
+			char what[48];
 
 			st = inf_need(c, 2 + g * n + i);
 			if (st)
 				return st;
-			if (t->type != x->type || t->rank != x->rank)
+			if (t->type != x->type || (x->rank >= 0 && t->rank >= 0 && t->rank != x->rank))
 				return FAIL(c, "tensor %u of group %u does not match X", i, g);
+			/* a gradient or state per element of X */
+			snprintf(what, sizeof(what), "%s of tensor %u", optimizer_group(c, g), i);
+			st = x->rank >= 0 ? inf_check_dims(c, 2 + g * n + i, what, x->rank, x->dims) :
+					    VNPU_OK;
+			if (st)
+				return st;
 		}
 		for (g = 0; g + 1 < groups; g++)
 			if (c->out[g * n + i])

@@ -953,6 +953,8 @@ static vnpu_status infer_softmax(struct ictx *c)
 
 	if (st)
 		return st;
+	if (!IN(c, 0)->rank)
+		return FAIL(c, "a scalar has no axis");
 	if (IN(c, 0)->rank >= 0) {
 		st = inf_check_axis(c, vnpu_attr_int(c->n, "axis", opset(c) >= 13 ? -1 : 1),
 				IN(c, 0)->rank, &axis);
