@@ -7,7 +7,9 @@
  * command is split into parts (vnpu_exec_parts()) that the device's tiles,
  * one kernel thread each, take from a shared counter. A part runs between
  * kernel_fpu_begin() and kernel_fpu_end() and is sized so that one FPU
- * section stays short; the sections are counted and timed, the longest
+ * section stays short; where the engine pauses inside a part (between the
+ * depth slices of GEMM and CONV), a section that has run fpu_section_us
+ * ends and a new one starts. The sections are counted and timed, the longest
  * one kept with the command that ran it (vnpu_fw_fpu_read()). When a job
  * ends the firmware signals its hardware fence, which is what an
  * interrupt handler would do on real hardware.
@@ -108,15 +110,62 @@ static void vnpu_fw_fpu_account(struct vnpu_fw *fw,
 				       vnpu_fw_fpu_pack(cmd, ns)));
 }
 
+/*
+ * A part may end its FPU section where the engine pauses (between the
+ * depth slices of GEMM and CONV) once the section has run this long: a
+ * part over a huge depth is then several short sections, not one long
+ * one. 0 ends it at every pause.
+ */
+static unsigned int fpu_section_us = 500;
+module_param(fpu_section_us, uint, 0644);
+MODULE_PARM_DESC(fpu_section_us, "A part's FPU section ends at the engine's next pause point after this many microseconds (default 500; 0: at every pause point)");
+
+/**
+ * struct vnpu_tile_section - the FPU section a tile is in
+ * @fw: the firmware
+ * @cmd: the command whose part runs in it
+ * @start: when it began (ns)
+ */
+struct vnpu_tile_section {
+	struct vnpu_fw *fw;
+	const struct vnpu_cmd_header *cmd;
+	u64 start;
+};
+
+/*
+ * The engine's pause point (struct vnpu_eng_ctx): the section, if long
+ * enough, ends and is counted, the scheduler may run something else, and
+ * a new section starts. Preemption is off in a section, so that the
+ * section's figure is the time it stays off.
+ */
+static void vnpu_tile_pause(void *arg)
+{
+	struct vnpu_tile_section *sec = arg;
+	u64 now = ktime_get_ns();
+
+	if (now - sec->start < (u64)READ_ONCE(fpu_section_us) * NSEC_PER_USEC)
+		return;
+	kernel_fpu_end();
+	preempt_enable();
+	vnpu_fw_fpu_account(sec->fw, sec->cmd, now - sec->start);
+	cond_resched();
+	preempt_disable();
+	sec->start = ktime_get_ns();
+	kernel_fpu_begin();
+}
+
 static void vnpu_tile_run(struct vnpu_tile *tile, struct vnpu_fw_work *work)
 {
 	struct vnpu_fw *fw = tile->fw;
+	struct vnpu_tile_section sec = { .fw = fw, .cmd = work->cmd };
 	struct vnpu_eng_ctx ctx = {
 		.features = fw->features,
 		.scratch = tile->scratch,
 		.scratch_size = tile->scratch_size,
+		.pause = vnpu_tile_pause,
+		.pause_arg = &sec,
 	};
-	u64 start, end;
+	u64 end;
 	u32 part;
 	int ret;
 
@@ -133,14 +182,14 @@ static void vnpu_tile_run(struct vnpu_tile *tile, struct vnpu_fw_work *work)
 		 * preemption just before or after it does not count.
 		 */
 		preempt_disable();
-		start = ktime_get_ns();
+		sec.start = ktime_get_ns();
 		kernel_fpu_begin();
 		ret = vnpu_exec_part(work->cmd, work->slot_base, part,
 				     work->num_parts, &ctx);
 		kernel_fpu_end();
 		end = ktime_get_ns();
 		preempt_enable();
-		vnpu_fw_fpu_account(fw, work->cmd, end - start);
+		vnpu_fw_fpu_account(fw, work->cmd, end - sec.start);
 
 		if (ret)
 			atomic_cmpxchg(&work->error, 0, -EIO);

@@ -29,8 +29,35 @@ FIXTURE_SETUP(fault)
 	stream_nop(&self->s);
 }
 
+#define FPU_SECTION_US "/sys/module/vnpu/parameters/fpu_section_us"
+
+/* The module parameter's value before a test changed it, or "". */
+static char fpu_section_us[32];
+
+/* Read (@value NULL) or write @file, a one-line sysfs file. */
+static int sysfs_rw(const char *file, char *buf, size_t size,
+		    const char *value)
+{
+	FILE *f = fopen(file, value ? "w" : "r");
+	int ret = 0;
+
+	if (!f)
+		return -1;
+	if (value)
+		ret = fputs(value, f) < 0 ? -1 : 0;
+	else if (!fgets(buf, (int)size, f))
+		ret = -1;
+	if (fclose(f))
+		ret = -1;
+	return ret;
+}
+
 FIXTURE_TEARDOWN(fault)
 {
+	if (fpu_section_us[0]) {
+		sysfs_rw(FPU_SECTION_US, NULL, 0, fpu_section_us);
+		fpu_section_us[0] = 0;
+	}
 	vnpu_debugfs_write("inject_hang", "0");
 	vnpu_debugfs_write("inject_fault", "0");
 	vnpu_debugfs_write("fail_alloc", "0");
@@ -206,6 +233,62 @@ TEST_F(fault, fpu_sections_count_parts_not_nops)
 	ASSERT_EQ(a.sections + 1, b.sections);
 	ASSERT_LT(a.ns, b.ns);
 	ASSERT_LE(b.max_ns, b.ns);
+}
+
+/*
+ * A part pauses between the depth slices of a GEMM, and there an FPU
+ * section that has run fpu_section_us microseconds ends: with 0, every
+ * pause ends one. Y = A x B of 6 x 1152 by 1152 x 16 is one unit in one
+ * part, in three slices of 384: three sections. With ones in A and B
+ * every sum is still 1152.
+ */
+TEST_F(fault, fpu_sections_end_at_pauses)
+{
+	const uint64_t m = 6, n = 16, k = 1152, in = m * k + k * n;
+	struct drm_vnpu_slot slot = { .flags = DRM_VNPU_SLOT_WRITE };
+	struct stream s = { 0 };
+	struct fpu_figures a, b;
+	uint32_t status;
+	float *buf;
+	uint64_t i;
+
+	ASSERT_EQ(0, sysfs_rw(FPU_SECTION_US, fpu_section_us,
+			      sizeof(fpu_section_us), NULL));
+	buf = malloc(4 * (in + m * n));
+	ASSERT_NE(NULL, buf);
+	for (i = 0; i < in; i++)
+		buf[i] = 1.0f;
+	slot.handle = bo_create(_metadata, self->fd, 4 * (in + m * n));
+	bo_upload(_metadata, self->fd, slot.handle, 0, buf, 4 * in);
+	stream_gemm(&s, 0, m, n, k);
+
+	ASSERT_EQ(0, sysfs_rw(FPU_SECTION_US, NULL, 0, "0"));
+	ASSERT_EQ(0, vnpu_fpu_figures(&a));
+	status = wait_job(_metadata, self->fd,
+			  run_stream(_metadata, self->fd, &s, &slot, 1));
+	ASSERT_EQ(0, vnpu_fpu_figures(&b));
+	ASSERT_EQ(DRM_VNPU_JOB_OK, status);
+	ASSERT_EQ(a.sections + 3, b.sections);
+
+	bo_download(_metadata, self->fd, slot.handle, 4 * in, buf, 4 * m * n);
+	for (i = 0; i < m * n; i++)
+		ASSERT_EQ(1152.0f, buf[i]);
+	free(buf);
+}
+
+/* fpu_section_us takes a number of microseconds, nothing else. */
+TEST_F(fault, fpu_section_us_bad_values)
+{
+	static const char *const bad[] = { "x", "-1", "4294967296" };
+	char now[32];
+	unsigned int i;
+
+	ASSERT_EQ(0, sysfs_rw(FPU_SECTION_US, fpu_section_us,
+			      sizeof(fpu_section_us), NULL));
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ASSERT_NE(0, sysfs_rw(FPU_SECTION_US, NULL, 0, bad[i]));
+	ASSERT_EQ(0, sysfs_rw(FPU_SECTION_US, now, sizeof(now), NULL));
+	ASSERT_STREQ(fpu_section_us, now);
 }
 
 TEST_HARNESS_MAIN

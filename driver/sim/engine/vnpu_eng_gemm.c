@@ -670,6 +670,7 @@ static void pack_b(const void *arg, __u64 k0, __u64 kc, __u64 n0, __u64 nc,
 struct gemm_bufs {
 	float *a, *b, *acc;
 	int avx512;
+	const struct vnpu_eng_ctx *ctx;
 };
 
 /* One slice with the kernels of this build (and AVX-512 when allowed). */
@@ -791,6 +792,9 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 		}
 		slice_dispatch(&s, bufs->avx512);
 		k0 += s.kc;
+		/* The sums so far are in scratch: vnpu.ko may pause here. */
+		if (k0 < kt)
+			eng_pause(bufs->ctx);
 	}
 	/* What the micro-kernels did not store: the right, then the bottom. */
 	block_flush(o, e, &f, 0, s.out_mc, s.out_nc, nc);
@@ -813,6 +817,7 @@ static void gemm_scratch(const struct vnpu_eng_ctx *ctx, int need_a,
 #else
 	bufs->avx512 = 0;
 #endif
+	bufs->ctx = ctx;
 	eng_scratch_block(ctx->features, u, &blk);
 	bufs->a = 0;
 	if (need_a) {

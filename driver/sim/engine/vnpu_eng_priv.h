@@ -89,6 +89,17 @@ void vnpu_eng_bcast_strides(const struct vnpu_tensor *in,
 			    const struct vnpu_tensor *out, __s64 *strides);
 __u64 vnpu_eng_units(const struct eng_layer *l, __u32 features);
 
+/*
+ * A point where the caller may end the FPU section (struct vnpu_eng_ctx):
+ * nothing lives in vector registers across the call, which the ABI makes
+ * caller-saved.
+ */
+static inline void eng_pause(const struct vnpu_eng_ctx *ctx)
+{
+	if (ctx->pause)
+		ctx->pause(ctx->pause_arg);
+}
+
 static inline __u64 eng_div_up(__u64 a, __u64 b)
 {
 	return (a + b - 1) / b;

@@ -42,12 +42,19 @@
  * @scratch: private scratch memory for this part, at least the size
  *	vnpu_eng_layer_scratch() asked for; may be NULL when it asked for 0
  * @scratch_size: bytes at @scratch
+ * @pause: when set, called with @pause_arg at points inside a part where
+ *	the engine holds nothing in vector registers (between the depth
+ *	slices of GEMM and CONV): vnpu.ko may end its FPU section there,
+ *	let the scheduler in and start a new one. NULL on the host.
+ * @pause_arg: argument of @pause
  */
 struct vnpu_eng_ctx {
 	__u32 features;
 	__u32 pad;
 	void *scratch;
 	__u64 scratch_size;
+	void (*pause)(void *arg);
+	void *pause_arg;
 };
 
 /**
