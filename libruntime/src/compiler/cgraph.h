@@ -74,7 +74,7 @@ struct ccmd {
 	uint32_t opcode;		/* VNPU_CMD_* */
 	uint32_t layer;			/* VNPU_LAYER_* */
 	uint32_t num_tensors;
-	struct ctensor t[VNPU_LAYER_MAX_TENSORS];
+	uint32_t first_tensor;		/* its tensors: cstate.tensors[first_tensor...] */
 	uint32_t attr_size;
 	uint64_t attrs[32];		/* the op's attribute struct */
 	uint64_t fill_value;
@@ -92,6 +92,8 @@ struct cstate {
 	uint32_t num_ops, cap_ops;
 	struct ccmd *cmds;
 	uint32_t num_cmds, cap_cmds;
+	struct ctensor *tensors;	/* the commands' tensors, in their order */
+	uint32_t num_tensors, cap_tensors;
 	uint32_t cur_op;		/* the op being lowered */
 	struct vnpu_node **synth;	/* nodes the passes made (loop unrolling) */
 	uint32_t num_synth, cap_synth;
@@ -120,7 +122,9 @@ vnpu_status cs_add_op(struct cstate *s, struct cop **out);
 vnpu_status cs_add_synth(struct cstate *s, const char *op, const struct vnpu_node *like,
 			 uint32_t ni, uint32_t no, struct vnpu_node **out);
 void cs_free_synth(struct cstate *s);
-struct ccmd *cs_add_cmd(struct cstate *s, uint32_t opcode);
+/* A command with room for @num_tensors tensors (cs_cmd_tensors()). */
+struct ccmd *cs_add_cmd(struct cstate *s, uint32_t opcode, uint32_t num_tensors);
+struct ctensor *cs_cmd_tensors(const struct cstate *s, const struct ccmd *c);
 struct ctensor ct_dense(const struct cstate *s, int32_t val);
 struct ctensor ct_shaped(const struct cstate *s, int32_t val, int32_t rank, const int64_t *dims);
 /* @t broadcast (numpy, right-aligned, stride 0) to @rank/@dims. */

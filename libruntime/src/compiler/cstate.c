@@ -188,17 +188,31 @@ void cs_free_synth(struct cstate *s)
 	s->num_synth = s->cap_synth = 0;
 }
 
-struct ccmd *cs_add_cmd(struct cstate *s, uint32_t opcode)
+/* The tensors live apart from the commands: most commands have two or
+ * three, and a table of the most any has made a command 2.7 KB. */
+struct ccmd *cs_add_cmd(struct cstate *s, uint32_t opcode, uint32_t num_tensors)
 {
 	struct ccmd *c;
 
-	if (grow((void **)&s->cmds, &s->cap_cmds, s->num_cmds + 1, sizeof(*s->cmds)))
+	if (num_tensors > UINT32_MAX - s->num_tensors ||
+	    grow((void **)&s->tensors, &s->cap_tensors, s->num_tensors + num_tensors,
+		 sizeof(*s->tensors)) ||
+	    grow((void **)&s->cmds, &s->cap_cmds, s->num_cmds + 1, sizeof(*s->cmds)))
 		return NULL;
 	c = &s->cmds[s->num_cmds++];
 	memset(c, 0, sizeof(*c));
 	c->opcode = opcode;
 	c->op = s->cur_op;
+	c->num_tensors = num_tensors;
+	c->first_tensor = s->num_tensors;
+	memset(&s->tensors[s->num_tensors], 0, num_tensors * sizeof(*s->tensors));
+	s->num_tensors += num_tensors;
 	return c;
+}
+
+struct ctensor *cs_cmd_tensors(const struct cstate *s, const struct ccmd *c)
+{
+	return &s->tensors[c->first_tensor];
 }
 
 const struct vnpu_tinfo *cs_info(const struct cstate *s, int32_t val)

@@ -37,6 +37,7 @@ static void state_fini(struct cstate *s)
 	free(s->vals);
 	free(s->ops);
 	free(s->cmds);
+	free(s->tensors);
 	cs_free_synth(s);
 	for (uint32_t i = 0; i < s->num_outs; i++)
 		free(s->out_names[i]);
@@ -71,9 +72,9 @@ static bool primary_takes(const struct cstate *s, const struct cop *op, char *wh
 			return false;
 		}
 		for (uint32_t i = 0; s->opt.primary_dtypes && i < cmd->num_tensors; i++) {
-			if (!(s->opt.primary_dtypes >> cmd->t[i].type & 1)) {
+			if (!(s->opt.primary_dtypes >> cs_cmd_tensors(s, cmd)[i].type & 1)) {
 				snprintf(why, len, "the device does not take %s tensors",
-					 vnpu_element_type_str(cmd->t[i].type));
+					 vnpu_element_type_str(cs_cmd_tensors(s, cmd)[i].type));
 				return false;
 			}
 		}
@@ -151,7 +152,8 @@ static vnpu_status place_values(struct cstate *s, struct vnpu_program *p)
 			continue;
 		for (uint32_t c = op->first_cmd; c < op->first_cmd + op->num_cmds; c++) {
 			for (uint32_t t = 0; t < s->cmds[c].num_tensors; t++) {
-				struct cval *v = &s->vals[root_of(s, s->cmds[c].t[t].val)];
+				const struct ctensor *ct = &cs_cmd_tensors(s, &s->cmds[c])[t];
+				struct cval *v = &s->vals[root_of(s, ct->val)];
 
 				if (v->storage == CV_NONE && v->info.data) {
 					v->storage = CV_WEIGHT;
@@ -242,14 +244,14 @@ static void write_cmd(const struct cstate *s, const struct ccmd *c, uint8_t *dst
 		struct vnpu_cmd_fill *f = (struct vnpu_cmd_fill *)dst;
 
 		f->hdr = (struct vnpu_cmd_header){ VNPU_CMD_FILL, size };
-		to_tensor(s, &c->t[0], &f->dst);
+		to_tensor(s, &cs_cmd_tensors(s, c)[0], &f->dst);
 		f->value = c->fill_value;
 	} else if (c->opcode == VNPU_CMD_COPY) {
 		struct vnpu_cmd_copy *cp = (struct vnpu_cmd_copy *)dst;
 
 		cp->hdr = (struct vnpu_cmd_header){ VNPU_CMD_COPY, size };
-		to_tensor(s, &c->t[0], &cp->dst);
-		to_tensor(s, &c->t[1], &cp->src);
+		to_tensor(s, &cs_cmd_tensors(s, c)[0], &cp->dst);
+		to_tensor(s, &cs_cmd_tensors(s, c)[1], &cp->src);
 	} else {
 		struct vnpu_cmd_layer *l = (struct vnpu_cmd_layer *)dst;
 
@@ -259,7 +261,7 @@ static void write_cmd(const struct cstate *s, const struct ccmd *c, uint8_t *dst
 		l->num_outputs = 1;	/* every layer writes its last tensor */
 		l->attr_size = c->attr_size;
 		for (uint32_t i = 0; i < c->num_tensors; i++)
-			to_tensor(s, &c->t[i], &l->tensors[i]);
+			to_tensor(s, &cs_cmd_tensors(s, c)[i], &l->tensors[i]);
 		memcpy((uint8_t *)&l->tensors[c->num_tensors], c->attrs, c->attr_size);
 	}
 }

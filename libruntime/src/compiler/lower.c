@@ -21,13 +21,12 @@
 vnpu_status cl_layer(struct cstate *s, uint32_t lop, const struct ctensor *t, uint32_t n,
 			 const void *attrs, uint32_t attr_size)
 {
-	struct ccmd *c = cs_add_cmd(s, VNPU_CMD_LAYER);
+	struct ccmd *c = cs_add_cmd(s, VNPU_CMD_LAYER, n);
 
 	if (!c)
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
 	c->layer = lop;
-	c->num_tensors = n;
-	memcpy(c->t, t, n * sizeof(*t));
+	memcpy(cs_cmd_tensors(s, c), t, n * sizeof(*t));
 	c->attr_size = attr_size;
 	if (attr_size)
 		memcpy(c->attrs, attrs, attr_size);
@@ -41,23 +40,21 @@ vnpu_status cl_copy(struct cstate *s, struct ctensor dst, struct ctensor src)
 	for (uint32_t d = 0; d < dst.rank; d++)
 		if (!dst.dims[d])
 			return VNPU_OK;	/* nothing to copy */
-	c = cs_add_cmd(s, VNPU_CMD_COPY);
+	c = cs_add_cmd(s, VNPU_CMD_COPY, 2);
 	if (!c)
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
-	c->num_tensors = 2;
-	c->t[0] = dst;
-	c->t[1] = src;
+	cs_cmd_tensors(s, c)[0] = dst;
+	cs_cmd_tensors(s, c)[1] = src;
 	return VNPU_OK;
 }
 
 vnpu_status cl_fill(struct cstate *s, struct ctensor dst, uint64_t value)
 {
-	struct ccmd *c = cs_add_cmd(s, VNPU_CMD_FILL);
+	struct ccmd *c = cs_add_cmd(s, VNPU_CMD_FILL, 1);
 
 	if (!c)
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
-	c->num_tensors = 1;
-	c->t[0] = dst;
+	cs_cmd_tensors(s, c)[0] = dst;
 	c->fill_value = value;
 	return VNPU_OK;
 }
@@ -695,7 +692,7 @@ static vnpu_status check_layers(struct cstate *s, uint32_t first)
 			continue;
 		memset(t, 0, sizeof(t));
 		for (uint32_t i = 0; i < cmd->num_tensors; i++) {
-			const struct ctensor *ct = &cmd->t[i];
+			const struct ctensor *ct = &cs_cmd_tensors(s, cmd)[i];
 
 			t[i].dtype = (uint32_t)ct->type;
 			t[i].rank = ct->rank;
@@ -713,7 +710,7 @@ static vnpu_status check_layers(struct cstate *s, uint32_t first)
 
 vnpu_status cs_lower_op(struct cstate *s, struct cop *op)
 {
-	uint32_t first = s->num_cmds;
+	uint32_t first = s->num_cmds, first_tensor = s->num_tensors;
 	vnpu_status st;
 
 	op->first_cmd = first;
@@ -739,6 +736,7 @@ vnpu_status cs_lower_op(struct cstate *s, struct cop *op)
 		st = check_layers(s, first);
 	if (st) {
 		s->num_cmds = first;	/* drop a partial lowering */
+		s->num_tensors = first_tensor;
 		return st;
 	}
 	op->num_cmds = s->num_cmds - first;
