@@ -194,8 +194,9 @@ struct ccmd *cs_add_cmd(struct cstate *s, uint32_t opcode, uint32_t num_tensors)
 {
 	struct ccmd *c;
 
-	if (num_tensors > UINT32_MAX - s->num_tensors ||
-	    grow((void **)&s->tensors, &s->cap_tensors, s->num_tensors + num_tensors,
+	/* (One more: the table exists even for commands without tensors.) */
+	if (num_tensors >= UINT32_MAX - s->num_tensors ||
+	    grow((void **)&s->tensors, &s->cap_tensors, s->num_tensors + num_tensors + 1,
 		 sizeof(*s->tensors)) ||
 	    grow((void **)&s->cmds, &s->cap_cmds, s->num_cmds + 1, sizeof(*s->cmds)))
 		return NULL;
