@@ -172,8 +172,9 @@ static int64_t small_dim(void)
 
 /*
  * A new shape for an input whose shape now is @s (rank 0..4 of random
- * dimensions when unknown): half of the time the shape it has, changed a
- * little, so that many compile, else any shape at all.
+ * dimensions when unknown): one time in six any shape at all, else @s with
+ * one dimension changed, added or dropped, or with its dynamic dimensions
+ * set (and known ones scaled), so that many compile.
  */
 static void random_shape(vnpu_shape *s, bool known)
 {
@@ -264,6 +265,7 @@ static int reshape_once(vnpu_model *m, struct snapshot *now, struct place *at,
 			return -1;
 		}
 		free(now->ports);
+		now->ports = NULL;
 		return take_snapshot(m, now) ? check_message("snapshot", at, VNPU_GENERAL_ERROR) : 1;
 	}
 	c->refused++;
@@ -444,8 +446,9 @@ static int run_chain(vnpu_core *core, const char *path, struct counts *c)
 
 /*
  * Shapes the fuzzer found that shape inference took and then failed at a
- * later step, refused now with a message holding @text: at the reshape
- * of @input (after @first when given), or at compile when @compile is set.
+ * later step (or hung in), refused now with a message holding @text: at
+ * the reshape of @input (after @first when given), or at compile when
+ * @compile is set; or taken and compiled when @want is VNPU_OK.
  */
 struct regression {
 	const char *model, *first, *input;
@@ -504,6 +507,9 @@ static const struct regression regressions[] = {
 	  VNPU_INVALID_ARGUMENT, "Adagrad node: H of tensor 0 is f32[16], expected f32[1]" },
 	{ "test_softmax_axis_0", NULL, "x", {}, { 0 }, false,
 	  VNPU_INVALID_ARGUMENT, "Softmax node: a scalar has no axis" },
+	/* folded row by row: 2^40 rows of nothing took hours */
+	{ "test_eyelike_populate_off_main_diagonal", NULL, "x", {}, { 2, { 1ll << 40, 0 } }, true,
+	  VNPU_OK, "" },
 	/* 2^20 steps unrolled: the compile ran for minutes */
 	{ "test_simple_rnn_batchwise", NULL, "X", {}, { 3, { 3, 1 << 20, 2 } }, true,
 	  VNPU_UNSUPPORTED, "RNN node: a sequence of 1048576 steps" },

@@ -1074,7 +1074,8 @@ static vnpu_status infer_gather(struct ictx *c)
 				vnpu_tinfo_clear(o);
 				return FAIL(c, "index %lld out of range", (long long)i);
 			}
-			for (int64_t oi = 0; oi < outer; oi++)
+			/* inner 0: nothing to copy from up to 2^40 outer rows */
+			for (int64_t oi = 0; inner && oi < outer; oi++)
 				memcpy((char *)o->data + ((oi * ni + k) * inner) * (int64_t)es,
 				       (char *)x->data + ((oi * len + i) * inner) * (int64_t)es,
 				       (size_t)inner * es);

@@ -85,8 +85,9 @@ static vnpu_status infer_eye_like(struct ictx *c)
 	if (x->rank >= 0 && x->rank != 2)
 		return FAIL(c, "input rank %d, not 2", x->rank);
 	copy_shape(o, x, t);
+	/* No rows when there are no columns: 2^40 x 0 is no 2^40 steps. */
 	if (c->fold_limit > 0 && vnpu_tinfo_static(o) && inf_alloc_out(c, o))
-		for (int64_t i = 0; i < o->dims[0]; i++)
+		for (int64_t i = 0; o->dims[1] && i < o->dims[0]; i++)
 			if (i + k >= 0 && i + k < o->dims[1])
 				vnpu_elem_set_i(o->data, t, i * o->dims[1] + i + k, 1);
 	return VNPU_OK;
