@@ -428,7 +428,7 @@ static void lane_range(const struct vnpu_tensor *x, __u32 axis, __u64 ub,
 
 /* One lane of @len elements, @xs and @ys apart, of storage type @dt. */
 static void softmax_lane(__u32 mode, const void *x, __s64 xs, void *y,
-			 __s64 ys, __u64 len, __u32 dt)
+			 __s64 ys, __u64 len, __u32 dt, struct eng_pacer *pc)
 {
 	float mx = -(float)m_inf(), v;
 	__u64 i, arg = 0;
@@ -440,24 +440,33 @@ static void softmax_lane(__u32 mode, const void *x, __s64 xs, void *y,
 			mx = v;
 			arg = i;
 		}
+		eng_pace(pc, 1);
 	}
 	if (mode == VNPU_HARDMAX) {
-		for (i = 0; i < len; i++)
+		for (i = 0; i < len; i++) {
 			stf(y, (__s64)i * ys, dt, i == arg ? 1.0f : 0.0f);
+			eng_pace(pc, 1);
+		}
 		return;
 	}
-	for (i = 0; i < len; i++)
+	for (i = 0; i < len; i++) {
 		sum += m_exp((double)ldf(x, (__s64)i * xs, dt) - mx);
+		eng_pace(pc, 1);
+	}
 	if (mode == VNPU_LOG_SOFTMAX) {
 		ls = m_log(sum);
-		for (i = 0; i < len; i++)
+		for (i = 0; i < len; i++) {
 			stf(y, (__s64)i * ys, dt,
 			    (float)((double)ldf(x, (__s64)i * xs, dt) - mx - ls));
+			eng_pace(pc, 1);
+		}
 		return;
 	}
-	for (i = 0; i < len; i++)
+	for (i = 0; i < len; i++) {
 		stf(y, (__s64)i * ys, dt,
 		    (float)(m_exp((double)ldf(x, (__s64)i * xs, dt) - mx) / sum));
+		eng_pace(pc, 1);
+	}
 }
 
 static int run_softmax(const struct eng_layer *l, __u64 ub, __u64 ue,
@@ -467,14 +476,17 @@ static int run_softmax(const struct eng_layer *l, __u64 ub, __u64 ue,
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
 	__u32 size = vnpu_eng_dtype_size(x->dtype);
 	__u64 lo, hi, lane;
+	struct eng_pacer pc;
 
+	eng_pacer_init(&pc, ctx);
 	lane_range(x, at->axis, ub, ue, &lo, &hi);
 	for (lane = lo; lane < hi; lane++)
 		softmax_lane(at->mode, (const char *)l->data[0] +
 			     lane_offset(x, at->axis, lane) * size,
 			     x->strides[at->axis],
 			     (char *)l->data[1] + lane_offset(y, at->axis, lane) * size,
-			     y->strides[at->axis], x->dims[at->axis], x->dtype);
+			     y->strides[at->axis], x->dims[at->axis], x->dtype,
+			     &pc);
 	return 0;
 }
 
@@ -496,6 +508,7 @@ struct norm_block {
 	float scale, bias;
 	int per_elem;	/* scale/bias are tensors (operands 2 and 3) */
 	int pass;
+	struct eng_pacer *pc;
 };
 
 static void norm_block_init(struct norm_block *b, const struct eng_layer *l,
@@ -536,8 +549,10 @@ static void norm_row(const void *arg, char *const *p, const __s64 *st, __u64 n)
 	__u64 i;
 
 	for (i = 0; i < n; i++) {
-		double v = ldf(p[0] + (__s64)i * st[0], 0, b->dt), r;
+		double v, r;
 
+		eng_pace(b->pc, 1);
+		v = ldf(p[0] + (__s64)i * st[0], 0, b->dt);
 		if (b->pass == 0) {
 			b->sum += v;
 			continue;
@@ -575,7 +590,8 @@ static void norm_moments(struct norm_block *b, __u64 len, __u32 eps_bits)
 }
 
 /* BATCH and INSTANCE: one (n, c) plane per row. */
-static void norm_planes(const struct eng_layer *l, __u64 lo, __u64 hi)
+static void norm_planes(const struct eng_layer *l, __u64 lo, __u64 hi,
+			struct eng_pacer *pc)
 {
 	const struct vnpu_layer_norm *at = l->attrs;
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[l->n - 1];
@@ -592,6 +608,7 @@ static void norm_planes(const struct eng_layer *l, __u64 lo, __u64 hi)
 				(__s64)img * x->strides[0] + (__s64)c * x->strides[1],
 				(__s64)img * y->strides[0] + (__s64)c * y->strides[1],
 				0);
+		b.pc = pc;
 		b.scale = param(l, 1, c);
 		b.bias = param(l, 2, c);
 		if (at->mode == VNPU_NORM_INSTANCE) {
@@ -606,7 +623,8 @@ static void norm_planes(const struct eng_layer *l, __u64 lo, __u64 hi)
 	}
 }
 
-static void norm_layer(const struct eng_layer *l, __u64 lo, __u64 hi)
+static void norm_layer(const struct eng_layer *l, __u64 lo, __u64 hi,
+		       struct eng_pacer *pc)
 {
 	const struct vnpu_layer_norm *at = l->attrs;
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[l->n - 1];
@@ -629,6 +647,7 @@ static void norm_layer(const struct eng_layer *l, __u64 lo, __u64 hi)
 		}
 		norm_block_init(&b, l, at->axis, offset_of(x, coord),
 				offset_of(y, coord), l->n - 2);
+		b.pc = pc;
 		norm_moments(&b, len, at->epsilon);
 	}
 }
@@ -662,7 +681,7 @@ static void lrn_lane(const struct vnpu_layer_norm *at, const void *xl,
 }
 
 static void lp_lane(__u32 p, const void *xl, __s64 xs, void *yl, __s64 ys,
-		    __u64 len, __u32 dt)
+		    __u64 len, __u32 dt, struct eng_pacer *pc)
 {
 	double norm = 0;
 	__u64 i;
@@ -671,12 +690,15 @@ static void lp_lane(__u32 p, const void *xl, __s64 xs, void *yl, __s64 ys,
 		double v = ldf(xl, (__s64)i * xs, dt);
 
 		norm += p == 1 ? m_fabs(v) : v * v;
+		eng_pace(pc, 1);
 	}
 	if (p == 2)
 		norm = m_sqrt(norm);
-	for (i = 0; i < len; i++)
+	for (i = 0; i < len; i++) {
 		stf(yl, (__s64)i * ys, dt, norm == 0 ? 0.0f :
 		    (float)(ldf(xl, (__s64)i * xs, dt) / norm));
+		eng_pace(pc, 1);
+	}
 }
 
 /*
@@ -684,7 +706,7 @@ static void lp_lane(__u32 p, const void *xl, __s64 xs, void *yl, __s64 ys,
  * each (LpNormalization's units hold whole lanes).
  */
 static void norm_lanes(const struct eng_layer *l, __u32 axis,
-		       const struct eng_block *b)
+		       const struct eng_block *b, struct eng_pacer *pc)
 {
 	const struct vnpu_layer_norm *at = l->attrs;
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
@@ -701,7 +723,7 @@ static void norm_lanes(const struct eng_layer *l, __u32 axis,
 				 x->dims[axis], b->c0, b->c1, x->dtype);
 		else
 			lp_lane(at->p, xl, x->strides[axis], yl, y->strides[axis],
-				x->dims[axis], x->dtype);
+				x->dims[axis], x->dtype, pc);
 	}
 }
 
@@ -709,7 +731,8 @@ static void norm_lanes(const struct eng_layer *l, __u32 axis,
  * LRN: units of eng_block_units() over lanes of C channels, matching
  * norm_units() in vnpu_engine.c.
  */
-static void norm_lrn(const struct eng_layer *l, __u64 ub, __u64 ue)
+static void norm_lrn(const struct eng_layer *l, __u64 ub, __u64 ue,
+		     struct eng_pacer *pc)
 {
 	const struct vnpu_layer_norm *at = l->attrs;
 	const struct vnpu_tensor *x = &l->t[0];
@@ -718,7 +741,7 @@ static void norm_lrn(const struct eng_layer *l, __u64 ub, __u64 ue)
 
 	for (u = ub; u < ue; u++) {
 		eng_block_of(lanes, c, eng_min(at->size, c), u, &b);
-		norm_lanes(l, 1, &b);
+		norm_lanes(l, 1, &b, pc);
 	}
 }
 
@@ -728,29 +751,31 @@ static int run_norm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	const struct vnpu_layer_norm *at = l->attrs;
 	const struct vnpu_tensor *x = &l->t[0];
 	__u64 lo, hi, rows = 1, numel = vnpu_eng_numel(x);
+	struct eng_pacer pc;
 	__u32 d;
 
+	eng_pacer_init(&pc, ctx);
 	switch (at->mode) {
 	case VNPU_NORM_BATCH:
 	case VNPU_NORM_INSTANCE:
 		rows = x->dims[0] * x->dims[1];
 		row_range(rows, rows ? numel / rows : 0, ub, ue, &lo, &hi);
-		norm_planes(l, lo, hi);
+		norm_planes(l, lo, hi, &pc);
 		break;
 	case VNPU_NORM_LAYER:
 		for (d = 0; d < at->axis; d++)
 			rows *= x->dims[d];
 		row_range(rows, rows ? numel / rows : 0, ub, ue, &lo, &hi);
-		norm_layer(l, lo, hi);
+		norm_layer(l, lo, hi, &pc);
 		break;
 	case VNPU_NORM_LRN:
-		norm_lrn(l, ub, ue);
+		norm_lrn(l, ub, ue, &pc);
 		break;
 	default: {
 		struct eng_block b = { .c1 = x->dims[at->axis] };
 
 		lane_range(x, at->axis, ub, ue, &b.r0, &b.r1);
-		norm_lanes(l, at->axis, &b);
+		norm_lanes(l, at->axis, &b, &pc);
 		break;
 	}
 	}
@@ -765,6 +790,7 @@ struct reduce_acc {
 	double d, mx;
 	__s64 i;
 	__u64 count;
+	struct eng_pacer *pc;
 };
 
 static void reduce_row(const void *arg, char *const *p, const __s64 *st,
@@ -780,6 +806,7 @@ static void reduce_row(const void *arg, char *const *p, const __s64 *st,
 		__u32 m = (__u32)eng_min(ENG_BLOCK, n - i);
 		const char *src = p[0] + (__s64)i * st[0];
 
+		eng_pace(a->pc, m);
 		if (!dt_float(a->dtype)) {
 			load_i(xi, src, st[0], m, a->dtype);
 			for (j = 0; j < m; j++) {
@@ -878,9 +905,12 @@ static int run_reduce(const struct eng_layer *l, __u64 ub, __u64 ue,
 	__u64 len = numel_y ? vnpu_eng_numel(x) / numel_y : 0, lo, hi, e;
 	struct reduce_acc a = { .func = at->func, .dtype = x->dtype };
 	__u32 size = vnpu_eng_dtype_size(x->dtype), d;
+	struct eng_pacer pc;
 	struct eng_iter it;
 	double r;
 
+	eng_pacer_init(&pc, ctx);
+	a.pc = &pc;
 	row_range(numel_y, len, ub, ue, &lo, &hi);
 	it.rank = x->rank ? x->rank : 1;
 	it.nops = 1;
@@ -943,7 +973,9 @@ static int run_argreduce(const struct eng_layer *l, __u64 ub, __u64 ue,
 	int last = !!(at->flags & VNPU_ARG_F_LAST);
 	int uns = x->dtype == VNPU_DTYPE_U64;
 	__u64 lo, hi, lane, i;
+	struct eng_pacer pc;
 
+	eng_pacer_init(&pc, ctx);
 	lane_range(x, ax, ub, ue, &lo, &hi);
 	for (lane = lo; lane < hi; lane++) {
 		const char *xl = (const char *)l->data[0] +
@@ -972,6 +1004,7 @@ static int run_argreduce(const struct eng_layer *l, __u64 ub, __u64 ue,
 			}
 			if (better)
 				bi = (__s64)i;
+			eng_pace(&pc, 1);
 		}
 		*yl = bi;
 	}

@@ -369,6 +369,42 @@ static void store_i(char *p, __s64 st, const __s64 *src, __u32 n, __u32 dt)
 	}
 }
 
+/* ---- pauses inside long rows ---------------------------------------- */
+
+/*
+ * A unit that is one row nothing may split (a softmax or a norm over 2^22
+ * elements, a reduction's axis, ScatterElements' updates) is one part, and
+ * so one FPU section in vnpu.ko, however long: its loops count the element
+ * reads they make and pause (eng_pause()) every ENG_PAUSE_READS, between
+ * iterations, so that vnpu.ko may end the section there. About 0.15 ms on
+ * the slowest path (a softmax's m_exp in double on the baseline build).
+ * Only a call between iterations: no sum changes order.
+ */
+#define ENG_PAUSE_READS	(1u << 14)
+
+struct eng_pacer {
+	const struct vnpu_eng_ctx *ctx;
+	__u64 left;
+};
+
+static inline void eng_pacer_init(struct eng_pacer *p,
+				  const struct vnpu_eng_ctx *ctx)
+{
+	p->ctx = ctx;
+	p->left = ENG_PAUSE_READS;
+}
+
+/* Counts @reads more reads; pauses when ENG_PAUSE_READS have been made. */
+static inline void eng_pace(struct eng_pacer *p, __u64 reads)
+{
+	if (reads < p->left) {
+		p->left -= reads;
+		return;
+	}
+	p->left = ENG_PAUSE_READS;
+	eng_pause(p->ctx);
+}
+
 /* ---- strided iteration over an output ------------------------------- */
 
 #define ITER_MAX_OPS 4

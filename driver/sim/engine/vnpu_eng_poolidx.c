@@ -11,8 +11,10 @@ static int run_maxpool_index(const struct eng_layer *l, __u64 ub, __u64 ue,
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1], *ix = &l->t[2];
 	__s64 h = (__s64)x->dims[2], w = (__s64)x->dims[3];
 	__u64 coord[VNPU_MAX_DIMS], lo, hi, e;
+	struct eng_pacer pc;
 	__u32 i, j;
 
+	eng_pacer_init(&pc, ctx);
 	flat_range(y, eng_poolidx_window(at), ub, ue, &lo, &hi);
 	if (lo < hi)
 		coords_of(y, lo, coord);
@@ -35,6 +37,7 @@ static int run_maxpool_index(const struct eng_layer *l, __u64 ub, __u64 ue,
 					  (__s64)j * at->dilation[1];
 				float v;
 
+				eng_pace(&pc, 1);
 				if (c < 0 || c >= w)
 					continue;
 				v = ldf(l->data[0], base + r * x->strides[2] +

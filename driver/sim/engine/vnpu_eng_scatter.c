@@ -78,7 +78,7 @@ struct scatter_range {
  * be data itself).
  */
 static void scatter_begin(const struct eng_layer *l, __u64 ub, __u64 ue,
-			  struct scatter_range *r)
+			  struct scatter_range *r, struct eng_pacer *pc)
 {
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[3];
 	__u32 size = vnpu_eng_dtype_size(x->dtype);
@@ -94,10 +94,12 @@ static void scatter_begin(const struct eng_layer *l, __u64 ub, __u64 ue,
 	r->hi = eng_min(ue * chunk, n);
 	if (r->lo < r->hi)
 		coords_of(y, r->lo, coord);
-	for (e = r->lo; e < r->hi; e++, coords_next(y, coord))
+	for (e = r->lo; e < r->hi; e++, coords_next(y, coord)) {
 		copy_elem((char *)l->data[3] + offset_of(y, coord) * size,
 			  (const char *)l->data[0] + offset_of(x, coord) * size,
 			  size);
+		eng_pace(pc, 1);
+	}
 }
 
 /*
@@ -113,14 +115,17 @@ static int run_scatter_elements(const struct eng_layer *l, __u64 ub, __u64 ue,
 	__u32 size = vnpu_eng_dtype_size(y->dtype), d;
 	__u64 coord[VNPU_MAX_DIMS], e, n = vnpu_eng_numel(u);
 	struct scatter_range r;
+	struct eng_pacer pc;
 
-	scatter_begin(l, ub, ue, &r);
+	eng_pacer_init(&pc, ctx);
+	scatter_begin(l, ub, ue, &r, &pc);
 	if (n)
 		coords_of(u, 0, coord);
 	for (e = 0; e < n; e++, coords_next(u, coord)) {
 		__s64 yoff = 0, v;
 		__u64 flat = 0;
 
+		eng_pace(&pc, 1);
 		if (load_index(idx, l->data[1], offset_of(idx, coord),
 			       y->dims[at->axis], &v))
 			return VNPU_ENG_EINVAL;
@@ -148,14 +153,17 @@ static int run_scatter_nd(const struct eng_layer *l, __u64 ub, __u64 ue,
 	__u32 q1 = idx->rank - 1, k = (__u32)idx->dims[q1];
 	__u64 coord[VNPU_MAX_DIMS], e, n = vnpu_eng_numel(u);
 	struct scatter_range r;
+	struct eng_pacer pc;
 
-	scatter_begin(l, ub, ue, &r);
+	eng_pacer_init(&pc, ctx);
+	scatter_begin(l, ub, ue, &r, &pc);
 	if (n)
 		coords_of(u, 0, coord);
 	for (e = 0; e < n; e++, coords_next(u, coord)) {
 		__s64 ioff = 0, yoff = 0, v;
 		__u64 flat = 0;
 
+		eng_pace(&pc, 1);
 		for (d = 0; d < q1; d++)
 			ioff += (__s64)coord[d] * idx->strides[d];
 		for (d = 0; d < k; d++) {

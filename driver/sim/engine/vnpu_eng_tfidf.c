@@ -72,8 +72,10 @@ static int run_tfidf(const struct eng_layer *l, __u64 ub, __u64 ue,
 	const struct vnpu_tensor *y = &l->t[5];
 	__u64 len = x->dims[x->rank - 1], width = y->dims[y->rank - 1];
 	__u64 r, j, total, begin, end, first;
+	struct eng_pacer pc;
 	__u32 n;
 
+	eng_pacer_init(&pc, ctx);
 	/* One index per n-gram of every length. */
 	if (tfidf_segment(l, (__u32)l->t[2].dims[0], &begin, &end, &first))
 		return VNPU_ENG_EINVAL;
@@ -105,6 +107,8 @@ static int run_tfidf(const struct eng_layer *l, __u64 ub, __u64 ue,
 					__s64 g = tfidf_find(l, xrow, i, skip + 1, n,
 							     begin, end), c;
 
+					/* The pool's tokens, at most. */
+					eng_pace(&pc, end - begin + 1);
 					if (g < 0)
 						continue;
 					c = tfidf_i64(idx, l->data[3], first + (__u64)g);

@@ -482,40 +482,76 @@ static __u32 fw_parts(const struct shape *s, __u32 features)
 	return parts;
 }
 
-/* Ms of part @p of @parts, or -1 when it fails. */
-static double time_one(const struct shape *s, void **data, __u32 p,
-		       __u32 parts, const struct vnpu_eng_ctx *ctx)
+/*
+ * The engine's pause points (struct vnpu_eng_ctx pause), where vnpu.ko may
+ * end the FPU section: the longest stretch of a run without one, from the
+ * part's start, between pauses, to its end.
+ */
+struct stretch {
+	double last, longest;
+};
+
+static void on_pause(void *arg)
 {
+	struct stretch *st = arg;
 	double t = now();
 
+	if (t - st->last > st->longest)
+		st->longest = t - st->last;
+	st->last = t;
+}
+
+/*
+ * Ms of part @p of @parts, or -1 when it fails; its longest stretch
+ * without a pause point, in ms, to *@gap.
+ */
+static double time_one(const struct shape *s, void **data, __u32 p,
+		       __u32 parts, struct vnpu_eng_ctx *ctx, double *gap)
+{
+	struct stretch st = { 0, 0 };
+	double t = now();
+
+	ctx->pause = on_pause;
+	ctx->pause_arg = &st;
+	st.last = t;
 	if (vnpu_eng_layer_run(s->op, s->t, data, s->n, s->attrs, p, parts,
 			       ctx))
 		return -1;
+	on_pause(&st);
+	*gap = st.longest * 1e3;
 	return (now() - t) * 1e3;
 }
 
-/* The longest part of @parts in ms, or -1; all parts' ms to *@total. */
+/*
+ * The longest part of @parts in ms, or -1; all parts' ms to *@total, the
+ * longest stretch without a pause point to *@gap.
+ */
 static double longest_part(const struct shape *s, void **data,
-			   __u32 features, __u32 parts, double *total)
+			   __u32 features, __u32 parts, double *total,
+			   double *gap)
 {
 	__u64 need = vnpu_eng_layer_scratch(s->op, s->t, s->n, s->attrs, parts,
 					    features);
 	struct vnpu_eng_ctx ctx = { .features = features };
-	double longest = -1, t, t2 = 0;
+	double longest = -1, t, t2 = 0, g, g2;
 	__u32 p;
 	int r;
 
+	*gap = 0;
 	ctx.scratch_size = vnpu_eng_host_scratch_size(need);
 	ctx.scratch = need ? vnpu_eng_host_alloc(ctx.scratch_size) : NULL;
 	if (need && !ctx.scratch)
 		return -1;
 	for (p = 0; p < parts; p++) {
-		t = time_one(s, data, p, parts, &ctx);
+		t = time_one(s, data, p, parts, &ctx, &g);
 		/* A new longest: the best of 3, other load only adds. */
-		for (r = 0; r < 2 && t > longest; r++) {
-			t2 = time_one(s, data, p, parts, &ctx);
+		for (r = 0; r < 2 && (t > longest || g > *gap); r++) {
+			t2 = time_one(s, data, p, parts, &ctx, &g2);
 			t = t2 < t ? t2 : t;
+			g = g2 < g ? g2 : g;
 		}
+		if (g > *gap)
+			*gap = g;
 		if (t < 0 || t2 < 0) {
 			longest = -1;
 			break;
@@ -554,11 +590,11 @@ static int audit(const struct shape *s, const __u32 *paths, int num_paths)
 		__u32 units = vnpu_eng_layer_max_parts(s->op, s->t, s->n,
 						       s->attrs, f);
 		__u32 fw = fw_parts(s, f);
-		double all_ms = 0, unit_ms, fw_ms;
+		double all_ms = 0, unit_ms, fw_ms, gap_ms;
 
-		unit_ms = longest_part(s, data, f, units, &all_ms);
+		unit_ms = longest_part(s, data, f, units, &all_ms, &gap_ms);
 		all_ms = 0;
-		fw_ms = longest_part(s, data, f, fw, &all_ms);
+		fw_ms = longest_part(s, data, f, fw, &all_ms, &gap_ms);
 		char lim[32] = "";
 
 		if (unit_ms < 0 || fw_ms < 0) {
@@ -569,9 +605,9 @@ static int audit(const struct shape *s, const __u32 *paths, int num_paths)
 		}
 		if (s->to_limit > 1)
 			snprintf(lim, sizeof(lim), "%.0f", unit_ms * s->to_limit);
-		printf("%-36s %-6s %7u %9.2f %7u %9.2f %10s %8.2f\n",
+		printf("%-36s %-6s %7u %9.2f %7u %9.2f %9.2f %10s %8.2f\n",
 		       p ? "" : s->name, path_name(f), units, unit_ms, fw, fw_ms,
-		       lim, all_ms * 1e6 / (double)vnpu_eng_layer_cost(s->op,
+		       gap_ms, lim, all_ms * 1e6 / (double)vnpu_eng_layer_cost(s->op,
 		       s->t, s->n, s->attrs));
 		fflush(stdout);
 	}
@@ -587,8 +623,10 @@ static void usage(FILE *f)
 		"The longest part (an FPU section in vnpu.ko) of every layer op at\n"
 		"adversarial shapes, on each kernel path the CPU has: split into\n"
 		"the layer's units (max_parts) and as the firmware splits it for\n"
-		"%d tiles (fw). 'at limit': the unit scaled to the largest\n"
-		"unsplittable work the validator allows.\n"
+		"%d tiles (fw). 'pause ms': of the fw split, the longest stretch\n"
+		"without a pause point (part start, engine pauses, part end): the\n"
+		"FPU section vnpu.ko can end at. 'at limit': the unit scaled to\n"
+		"the largest unsplittable work the validator allows.\n"
 		"--only: shapes whose name contains SUBSTRING\n"
 		"--baseline-only: the baseline path only\n"
 		"--check: only check that every shape is a valid layer\n",
@@ -655,8 +693,9 @@ int main(int argc, char **argv)
 	if (!base_only && host & VNPU_ENG_F_AVX2_FMA)
 		paths[num_paths++] = VNPU_ENG_F_AVX2_FMA;
 	paths[num_paths++] = 0;
-	printf("%-36s %-6s %7s %9s %7s %9s %10s %8s\n", "layer", "path",
-	       "units", "unit ms", "fw", "fw ms", "at limit", "ns/cost");
+	printf("%-36s %-6s %7s %9s %7s %9s %9s %10s %8s\n", "layer", "path",
+	       "units", "unit ms", "fw", "fw ms", "pause ms", "at limit",
+	       "ns/cost");
 	for (i = 0; i < num_shapes && !rc; i++)
 		if (!only || strstr(shapes[i].name, only))
 			rc = audit(&shapes[i], paths, num_paths);

@@ -90,5 +90,6 @@ void et_test_rank(void);
 void et_test_host(void);
 void et_test_units(void);
 void et_test_fpu_units(void);
+void et_test_pause(void);
 
 #endif

@@ -1,0 +1,521 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The engine's pause points (struct vnpu_eng_ctx pause): ops whose unit is
+ * one long row pause every ENG_PAUSE_READS element reads inside it, GEMM
+ * and CONV between their depth slices; a pause changes no bit.
+ */
+#include "engine_test.h"
+
+/* ENG_PAUSE_READS of vnpu_eng_kern.h. */
+#define PAUSE_READS	(1u << 14)
+/* The depth of one GEMM slice, ENG_KC of vnpu_eng_priv.h. */
+#define SLICE_K		384
+
+static void count_pause(void *arg)
+{
+	(*(unsigned long *)arg)++;
+}
+
+/*
+ * Runs a layer as one part with @features, counting its pauses when
+ * @count is given (pause NULL otherwise). Return: the run's result.
+ */
+static int run_one(__u32 op, const struct vnpu_tensor *t, void **data,
+		   __u32 n, const void *attrs, __u32 size, __u32 features,
+		   unsigned long *count)
+{
+	struct vnpu_eng_ctx ctx = { .features = features };
+	__u64 scratch;
+	int rc;
+
+	rc = vnpu_eng_layer_check(op, t, n, attrs, size);
+	if (rc)
+		return rc;
+	scratch = vnpu_eng_layer_scratch(op, t, n, attrs, 1, features);
+	ctx.scratch = scratch ? malloc(scratch) : NULL;
+	ctx.scratch_size = scratch;
+	if (scratch && !ctx.scratch)
+		return -12;
+	if (count) {
+		*count = 0;
+		ctx.pause = count_pause;
+		ctx.pause_arg = count;
+	}
+	rc = vnpu_eng_layer_run(op, t, (void *const *)data, n, attrs, 0, 1,
+				&ctx);
+	free(ctx.scratch);
+	return rc;
+}
+
+/*
+ * Runs @op on both paths with and without pauses: the outputs (tensor
+ * n - 1, and tensor @extra when not 0) must have the same bits, the pauses
+ * must be at least @min_pauses (at most @max_pauses when not ~0). The
+ * output of the host path's paused run is left in data[n - 1].
+ */
+static void check_op(const char *name, __u32 op, const struct vnpu_tensor *t,
+		     void **data, __u32 n, const void *attrs, __u32 size,
+		     unsigned long min_pauses, unsigned long max_pauses,
+		     __u32 extra)
+{
+	__u32 paths[2] = { 0, et_host_features }, o = n - 1, k;
+	size_t bytes = et_bytes(&t[o]);
+	size_t xbytes = extra ? et_bytes(&t[extra]) : 0;
+	void *first = malloc(bytes), *xfirst = malloc(xbytes + 1);
+	void *in0 = NULL;
+	unsigned long count;
+	int i;
+
+	if (!first || !xfirst) {
+		ET_FAIL("%s: out of memory", name);
+		goto out;
+	}
+	/* In place (ScatterElements' Y may be X): restore X between runs. */
+	for (k = 0; k + 1 < n; k++)
+		if (data[k] == data[o]) {
+			in0 = malloc(bytes);
+			if (!in0) {
+				ET_FAIL("%s: out of memory", name);
+				goto out;
+			}
+			memcpy(in0, data[o], bytes);
+		}
+	for (i = 0; i < 2; i++) {
+		if (in0)
+			memcpy(data[o], in0, bytes);
+		if (run_one(op, t, data, n, attrs, size, paths[i], NULL)) {
+			ET_FAIL("%s: run failed", name);
+			continue;
+		}
+		memcpy(first, data[o], bytes);
+		if (extra)
+			memcpy(xfirst, data[extra], xbytes);
+		memset(data[o], 0x5a, bytes);
+		if (in0)
+			memcpy(data[o], in0, bytes);
+		if (run_one(op, t, data, n, attrs, size, paths[i], &count)) {
+			ET_FAIL("%s: paused run failed", name);
+			continue;
+		}
+		ET_EXPECT(!memcmp(first, data[o], bytes),
+			  "%s (features %#x): pauses changed the output",
+			  name, paths[i]);
+		ET_EXPECT(!extra || !memcmp(xfirst, data[extra], xbytes),
+			  "%s (features %#x): pauses changed output %u",
+			  name, paths[i], extra);
+		ET_EXPECT(count >= min_pauses,
+			  "%s (features %#x): %lu pauses, expected >= %lu",
+			  name, paths[i], count, min_pauses);
+		ET_EXPECT(max_pauses == ~0ul || count <= max_pauses,
+			  "%s (features %#x): %lu pauses, expected <= %lu",
+			  name, paths[i], count, max_pauses);
+	}
+out:
+	free(first);
+	free(xfirst);
+	free(in0);
+}
+
+static unsigned long at_least(__u64 reads)
+{
+	return reads / PAUSE_READS ? reads / PAUSE_READS - 1 : 0;
+}
+
+static void expect_close(const char *name, const float *y, const double *ref,
+			 size_t n, double tol)
+{
+	size_t i, bad = 0;
+
+	for (i = 0; i < n; i++)
+		if (!(fabs(y[i] - ref[i]) <= tol * (1 + fabs(ref[i]))))
+			bad++;
+	ET_EXPECT(!bad, "%s: %zu of %zu outputs off the reference", name, bad,
+		  n);
+}
+
+#define ROW	(1u << 18)
+
+static void test_softmax_rows(float *x, float *y, double *ref)
+{
+	__u64 d[1] = { ROW };
+	struct vnpu_tensor t[2] = { et_dense(VNPU_DTYPE_F32, 1, d),
+				    et_dense(VNPU_DTYPE_F32, 1, d) };
+	void *data[2] = { x, y };
+	struct vnpu_layer_softmax sm = { .mode = VNPU_SOFTMAX };
+	double mx = x[0], sum = 0;
+	size_t i, arg = 0;
+
+	for (i = 0; i < ROW; i++)
+		if (x[i] > mx) {
+			mx = x[i];
+			arg = i;
+		}
+	for (i = 0; i < ROW; i++)
+		sum += exp(x[i] - mx);
+	/* Three passes over the row. */
+	check_op("softmax 2^18", VNPU_LAYER_SOFTMAX, t, data, 2, &sm,
+		 sizeof(sm), at_least(3ull * ROW), ~0ul, 0);
+	for (i = 0; i < ROW; i++)
+		ref[i] = exp(x[i] - mx) / sum;
+	expect_close("softmax 2^18", y, ref, ROW, 1e-5);
+	sm.mode = VNPU_LOG_SOFTMAX;
+	check_op("logsoftmax 2^18", VNPU_LAYER_SOFTMAX, t, data, 2, &sm,
+		 sizeof(sm), at_least(3ull * ROW), ~0ul, 0);
+	for (i = 0; i < ROW; i++)
+		ref[i] = x[i] - mx - log(sum);
+	expect_close("logsoftmax 2^18", y, ref, ROW, 1e-5);
+	sm.mode = VNPU_HARDMAX;
+	check_op("hardmax 2^18", VNPU_LAYER_SOFTMAX, t, data, 2, &sm,
+		 sizeof(sm), at_least(2ull * ROW), ~0ul, 0);
+	for (i = 0; i < ROW; i++)
+		ref[i] = i == arg;
+	expect_close("hardmax 2^18", y, ref, ROW, 0);
+}
+
+static void test_norms(float *x, float *y, double *ref)
+{
+	__u64 d2[2] = { 1, ROW }, d1[1] = { ROW }, d4[4] = { 1, 1, 512, 512 };
+	__u64 one[1] = { 1 };
+	struct vnpu_tensor t[4];
+	void *data[4];
+	float g[ROW / 64], s1 = 1.5f, b1 = 0.25f;
+	struct vnpu_layer_norm at = { .mode = VNPU_NORM_LAYER, .axis = 1,
+				      .epsilon = et_f32_bits(1e-5f) };
+	double mean = 0, var = 0, norm = 0;
+	size_t i;
+
+	for (i = 0; i < ROW; i++)
+		mean += x[i];
+	mean /= ROW;
+	for (i = 0; i < ROW; i++)
+		var += (x[i] - mean) * (x[i] - mean);
+	var /= ROW;
+	for (i = 0; i < ROW; i++)
+		norm += (double)x[i] * x[i];
+	norm = sqrt(norm);
+
+	/* LayerNorm with a scale only, broadcast from [2^12]: three passes. */
+	t[0] = et_dense(VNPU_DTYPE_F32, 2, d2);
+	d1[0] = ROW;
+	t[1] = et_dense(VNPU_DTYPE_F32, 1, d1);
+	t[2] = et_dense(VNPU_DTYPE_F32, 2, d2);
+	et_fill_f32(g, ROW / 64);
+	{
+		float *gs = malloc(ROW * sizeof(float));
+
+		if (!gs) {
+			ET_FAIL("out of memory");
+			return;
+		}
+		for (i = 0; i < ROW; i++)
+			gs[i] = g[i % (ROW / 64)];
+		data[0] = x;
+		data[1] = gs;
+		data[2] = y;
+		check_op("layernorm 2^18", VNPU_LAYER_NORM, t, data, 3, &at,
+			 sizeof(at), at_least(3ull * ROW), ~0ul, 0);
+		for (i = 0; i < ROW; i++)
+			ref[i] = (x[i] - mean) / sqrt(var + 1e-5) * gs[i];
+		expect_close("layernorm 2^18", y, ref, ROW, 1e-4);
+		free(gs);
+	}
+
+	/* InstanceNorm of one 512x512 plane. */
+	at.mode = VNPU_NORM_INSTANCE;
+	at.axis = 0;
+	t[0] = et_dense(VNPU_DTYPE_F32, 4, d4);
+	t[1] = et_dense(VNPU_DTYPE_F32, 1, one);
+	t[2] = et_dense(VNPU_DTYPE_F32, 1, one);
+	t[3] = et_dense(VNPU_DTYPE_F32, 4, d4);
+	data[0] = x;
+	data[1] = &s1;
+	data[2] = &b1;
+	data[3] = y;
+	check_op("instancenorm 512x512", VNPU_LAYER_NORM, t, data, 4, &at,
+		 sizeof(at), at_least(3ull * ROW), ~0ul, 0);
+	for (i = 0; i < ROW; i++)
+		ref[i] = (x[i] - mean) / sqrt(var + 1e-5) * s1 + b1;
+	expect_close("instancenorm 512x512", y, ref, ROW, 1e-4);
+
+	/* LpNormalization p 2 over one lane: two passes. */
+	memset(&at, 0, sizeof(at));
+	at.mode = VNPU_NORM_LP;
+	at.p = 2;
+	t[0] = et_dense(VNPU_DTYPE_F32, 1, d1);
+	t[1] = et_dense(VNPU_DTYPE_F32, 1, d1);
+	data[0] = x;
+	data[1] = y;
+	check_op("lpnorm p2 2^18", VNPU_LAYER_NORM, t, data, 2, &at,
+		 sizeof(at), at_least(2ull * ROW), ~0ul, 0);
+	for (i = 0; i < ROW; i++)
+		ref[i] = x[i] / norm;
+	expect_close("lpnorm p2 2^18", y, ref, ROW, 1e-5);
+}
+
+static void test_reductions(float *x)
+{
+	__u64 dx[2] = { 1, ROW }, dy[2] = { 1, 1 }, d1[1] = { ROW };
+	__u64 done[1] = { 1 };
+	struct vnpu_tensor t[2] = { et_dense(VNPU_DTYPE_F32, 2, dx),
+				    et_dense(VNPU_DTYPE_F32, 2, dy) };
+	struct vnpu_layer_reduce r = { .func = VNPU_REDUCE_SUM, .axes = 2 };
+	struct vnpu_layer_argreduce ar = { .axis = 0 };
+	float y = 0;
+	__s64 arg = -1;
+	void *data[2] = { x, &y };
+	double sum = 0, lse = 0, mx = x[0], ref;
+	size_t i, best = 0;
+
+	for (i = 0; i < ROW; i++) {
+		sum += x[i];
+		if (x[i] > mx) {
+			mx = x[i];
+			best = i;
+		}
+	}
+	for (i = 0; i < ROW; i++)
+		lse += exp(x[i] - mx);
+	check_op("reducesum 2^18", VNPU_LAYER_REDUCE, t, data, 2, &r,
+		 sizeof(r), at_least(ROW), ~0ul, 0);
+	ET_EXPECT(fabs(y - sum) <= 1e-4 * (1 + fabs(sum)),
+		  "reducesum 2^18: %g, expected %g", y, sum);
+	r.func = VNPU_REDUCE_LOG_SUM_EXP;
+	check_op("reducelogsumexp 2^18", VNPU_LAYER_REDUCE, t, data, 2, &r,
+		 sizeof(r), at_least(2ull * ROW), ~0ul, 0);
+	ref = mx + log(lse);
+	ET_EXPECT(fabs(y - ref) <= 1e-5 * (1 + fabs(ref)),
+		  "reducelogsumexp 2^18: %g, expected %g", y, ref);
+
+	t[0] = et_dense(VNPU_DTYPE_F32, 1, d1);
+	t[1] = et_dense(VNPU_DTYPE_I64, 1, done);
+	data[1] = &arg;
+	check_op("argmax 2^18", VNPU_LAYER_ARGREDUCE, t, data, 2, &ar,
+		 sizeof(ar), at_least(ROW), ~0ul, 0);
+	ET_EXPECT(arg == (__s64)best, "argmax 2^18: %lld, expected %zu",
+		  (long long)arg, best);
+}
+
+/* ScatterElements add: as many updates as elements, all to one. */
+static void test_scatter(float *x, float *y)
+{
+	__u64 d[1] = { ROW };
+	struct vnpu_tensor t[4];
+	struct vnpu_layer_scatter at = { .reduction = VNPU_SCATTER_ADD };
+	__s64 *idx = malloc(ROW * sizeof(*idx));
+	float *u = malloc(ROW * sizeof(*u)), acc;
+	void *data[4] = { x, idx, u, y };
+	size_t i;
+
+	if (!idx || !u) {
+		ET_FAIL("out of memory");
+		goto out;
+	}
+	for (i = 0; i < 4; i++)
+		t[i] = et_dense(i == 1 ? VNPU_DTYPE_I64 : VNPU_DTYPE_F32, 1, d);
+	for (i = 0; i < ROW; i++) {
+		idx[i] = (__s64)(i * 7 % 5);
+		u[i] = (float)(i % 13) * 0.125f;
+	}
+	/* Copies Y, then reads every update. */
+	check_op("scatterelements add 2^18", VNPU_LAYER_SCATTER_ELEMENTS, t,
+		 data, 4, &at, sizeof(at), at_least(2ull * ROW), ~0ul, 0);
+	for (i = 0; i < 5; i++) {
+		size_t j;
+
+		acc = x[i];
+		for (j = 0; j < ROW; j++)
+			if ((size_t)idx[j] == i)
+				acc += u[j];
+		ET_EXPECT(et_f32_bits(acc) == et_f32_bits(y[i]),
+			  "scatterelements: y[%zu] %g, expected %g", i, y[i],
+			  acc);
+	}
+	ET_EXPECT(!memcmp(y + 5, x + 5, (ROW - 5) * sizeof(float)),
+		  "scatterelements: elements without updates changed");
+
+	/* ScatterND add: the same updates at indices [2^18, 1]. */
+	{
+		__u64 di[2] = { ROW, 1 };
+
+		t[1] = et_dense(VNPU_DTYPE_I64, 2, di);
+		check_op("scatternd add 2^18", VNPU_LAYER_SCATTER_ND, t, data,
+			 4, &at, sizeof(at), at_least(2ull * ROW), ~0ul, 0);
+		ET_EXPECT(et_f32_bits(acc) == et_f32_bits(y[4]),
+			  "scatternd: y[4] %g, expected %g", y[4], acc);
+	}
+out:
+	free(idx);
+	free(u);
+}
+
+/* MaxPool with indices over one 512x512 window. */
+static void test_poolidx(float *x)
+{
+	__u64 dx[4] = { 1, 1, 512, 512 }, dy[4] = { 1, 1, 1, 1 };
+	struct vnpu_tensor t[3] = { et_dense(VNPU_DTYPE_F32, 4, dx),
+				    et_dense(VNPU_DTYPE_F32, 4, dy),
+				    et_dense(VNPU_DTYPE_I64, 4, dy) };
+	struct vnpu_layer_pool_index at = {
+		.kernel = { 512, 512 }, .stride = { 1, 1 },
+		.dilation = { 1, 1 },
+	};
+	float y = 0;
+	__s64 arg = -1;
+	void *data[3] = { x, &y, &arg };
+	size_t i, best = 0;
+
+	for (i = 1; i < ROW; i++)
+		if (x[i] > x[best])
+			best = i;
+	check_op("maxpool index 512x512", VNPU_LAYER_MAXPOOL_INDEX, t, data, 3,
+		 &at, sizeof(at), at_least(ROW), ~0ul, 1);
+	ET_EXPECT(arg == (__s64)best && y == x[best],
+		  "maxpool index: %lld, expected %zu", (long long)arg, best);
+}
+
+/* TfIdf counts of 1-grams over a row of 2^14 tokens of 8 values. */
+static void test_tfidf(void)
+{
+	enum { LEN = 1 << 14, POOL = 8 };
+	__u64 dx[2] = { 1, LEN }, dp[1] = { POOL }, dc[1] = { 1 };
+	__u64 dy[2] = { 1, POOL };
+	struct vnpu_tensor t[6] = {
+		et_dense(VNPU_DTYPE_I64, 2, dx), et_dense(VNPU_DTYPE_I64, 1, dp),
+		et_dense(VNPU_DTYPE_I64, 1, dc), et_dense(VNPU_DTYPE_I64, 1, dp),
+		et_dense(VNPU_DTYPE_F32, 1, dp), et_dense(VNPU_DTYPE_F32, 2, dy),
+	};
+	struct vnpu_layer_tfidf at = { .min_gram = 1, .max_gram = 1,
+				       .mode = VNPU_TFIDF_TF };
+	__s64 *tok = malloc(LEN * sizeof(*tok)), pool[POOL], counts[1] = { 0 };
+	__s64 ix[POOL];
+	float w[POOL], y[POOL];
+	void *data[6] = { tok, pool, counts, ix, w, y };
+	size_t i, n[POOL] = { 0 };
+
+	if (!tok) {
+		ET_FAIL("out of memory");
+		return;
+	}
+	for (i = 0; i < POOL; i++) {
+		pool[i] = (__s64)i + 100;
+		ix[i] = (__s64)(POOL - 1 - i);
+		w[i] = 1;
+	}
+	for (i = 0; i < LEN; i++) {
+		tok[i] = (__s64)(i * 5 % (POOL + 1)) + 100;
+		if (tok[i] - 100 < POOL)
+			n[tok[i] - 100]++;
+	}
+	/* Each position scans the pool's tokens. */
+	check_op("tfidf 1 row of 2^14", VNPU_LAYER_TFIDF, t, data, 6, &at,
+		 sizeof(at), at_least((__u64)LEN * POOL), ~0ul, 0);
+	for (i = 0; i < POOL; i++)
+		ET_EXPECT(y[POOL - 1 - i] == (float)n[i],
+			  "tfidf: column %zu %g, expected %zu", POOL - 1 - i,
+			  y[POOL - 1 - i], n[i]);
+	free(tok);
+}
+
+/* GEMM M x 16 x K on one unit: one pause between slices of SLICE_K. */
+static void test_gemm(__u64 k, unsigned long pauses)
+{
+	__u64 da[2] = { 6, k }, db[2] = { k, 16 }, dy[2] = { 6, 16 };
+	struct vnpu_tensor t[3] = { et_dense(VNPU_DTYPE_F32, 2, da),
+				    et_dense(VNPU_DTYPE_F32, 2, db),
+				    et_dense(VNPU_DTYPE_F32, 2, dy) };
+	struct vnpu_layer_gemm at = { .alpha = et_f32_bits(1) };
+	float *a = malloc(6 * k * 4), *b = malloc(k * 16 * 4), y[6 * 16];
+	double ref[6 * 16];
+	void *data[3] = { a, b, y };
+	char name[48];
+	size_t i, j, p;
+
+	if (!a || !b) {
+		ET_FAIL("out of memory");
+		goto out;
+	}
+	et_fill_f32(a, 6 * k);
+	et_fill_f32(b, k * 16);
+	snprintf(name, sizeof(name), "gemm 6x16, K %llu",
+		 (unsigned long long)k);
+	check_op(name, VNPU_LAYER_GEMM, t, data, 3, &at, sizeof(at), pauses,
+		 pauses, 0);
+	for (i = 0; i < 6; i++)
+		for (j = 0; j < 16; j++) {
+			ref[i * 16 + j] = 0;
+			for (p = 0; p < k; p++)
+				ref[i * 16 + j] += (double)a[i * k + p] *
+						   b[p * 16 + j];
+		}
+	expect_close(name, y, ref, 6 * 16, 1e-4);
+out:
+	free(a);
+	free(b);
+}
+
+/* A 1x1 CONV over C channels: GEMM of depth C. */
+static void test_conv(__u64 c, unsigned long pauses)
+{
+	__u64 dx[4] = { 1, c, 4, 4 }, dw[4] = { 6, c, 1, 1 };
+	__u64 dy[4] = { 1, 6, 4, 4 };
+	struct vnpu_tensor t[3] = { et_dense(VNPU_DTYPE_F32, 4, dx),
+				    et_dense(VNPU_DTYPE_F32, 4, dw),
+				    et_dense(VNPU_DTYPE_F32, 4, dy) };
+	struct vnpu_layer_conv at = {
+		.group = 1, .kernel = { 1, 1 }, .stride = { 1, 1 },
+		.dilation = { 1, 1 },
+	};
+	float *x = malloc(c * 16 * 4), *w = malloc(6 * c * 4), y[6 * 16];
+	double ref[6 * 16];
+	void *data[3] = { x, w, y };
+	char name[48];
+	size_t m, s, p;
+
+	if (!x || !w) {
+		ET_FAIL("out of memory");
+		goto out;
+	}
+	et_fill_f32(x, c * 16);
+	et_fill_f32(w, 6 * c);
+	snprintf(name, sizeof(name), "conv 1x1, C %llu", (unsigned long long)c);
+	check_op(name, VNPU_LAYER_CONV, t, data, 3, &at, sizeof(at), pauses,
+		 pauses, 0);
+	for (m = 0; m < 6; m++)
+		for (s = 0; s < 16; s++) {
+			ref[m * 16 + s] = 0;
+			for (p = 0; p < c; p++)
+				ref[m * 16 + s] += (double)w[m * c + p] *
+						   x[p * 16 + s];
+		}
+	expect_close(name, y, ref, 6 * 16, 1e-4);
+out:
+	free(x);
+	free(w);
+}
+
+void et_test_pause(void)
+{
+	float *x = malloc(ROW * sizeof(float)), *y = malloc(ROW * sizeof(float));
+	double *ref = malloc(ROW * sizeof(double));
+
+	if (!x || !y || !ref) {
+		ET_FAIL("out of memory");
+		goto out;
+	}
+	et_fill_f32(x, ROW);
+	test_softmax_rows(x, y, ref);
+	test_norms(x, y, ref);
+	test_reductions(x);
+	test_scatter(x, y);
+	test_poolidx(x);
+	test_tfidf();
+	test_gemm(3 * SLICE_K, 2);
+	test_gemm(SLICE_K, 0);
+	test_gemm(100, 0);
+	test_conv(3 * SLICE_K, 2);
+	test_conv(SLICE_K, 0);
+out:
+	free(x);
+	free(y);
+	free(ref);
+}
