@@ -125,7 +125,8 @@ static int run_scatter_elements(const struct eng_layer *l, __u64 ub, __u64 ue,
 		__s64 yoff = 0, v;
 		__u64 flat = 0;
 
-		eng_pace(&pc, 1);
+		/* An index, an update, Y's element twice: four reads. */
+		eng_pace(&pc, 4);
 		if (load_index(idx, l->data[1], offset_of(idx, coord),
 			       y->dims[at->axis], &v))
 			return VNPU_ENG_EINVAL;
@@ -163,7 +164,8 @@ static int run_scatter_nd(const struct eng_layer *l, __u64 ub, __u64 ue,
 		__s64 ioff = 0, yoff = 0, v;
 		__u64 flat = 0;
 
-		eng_pace(&pc, 1);
+		/* @k indices, an update, Y's element twice. */
+		eng_pace(&pc, k + 3);
 		for (d = 0; d < q1; d++)
 			ioff += (__s64)coord[d] * idx->strides[d];
 		for (d = 0; d < k; d++) {

@@ -482,10 +482,20 @@ static __u32 fw_parts(const struct shape *s, __u32 features)
 	return parts;
 }
 
+/* This thread's CPU time: a host preemption is not part of a stretch. */
+static double cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 /*
  * The engine's pause points (struct vnpu_eng_ctx pause), where vnpu.ko may
  * end the FPU section: the longest stretch of a run without one, from the
- * part's start, between pauses, to its end.
+ * part's start, between pauses, to its end, in CPU time (vnpu.ko runs an
+ * FPU section with preemption off).
  */
 struct stretch {
 	double last, longest;
@@ -494,7 +504,7 @@ struct stretch {
 static void on_pause(void *arg)
 {
 	struct stretch *st = arg;
-	double t = now();
+	double t = cpu_now();
 
 	if (t - st->last > st->longest)
 		st->longest = t - st->last;
@@ -513,7 +523,7 @@ static double time_one(const struct shape *s, void **data, __u32 p,
 
 	ctx->pause = on_pause;
 	ctx->pause_arg = &st;
-	st.last = t;
+	st.last = cpu_now();
 	if (vnpu_eng_layer_run(s->op, s->t, data, s->n, s->attrs, p, parts,
 			       ctx))
 		return -1;
@@ -624,9 +634,10 @@ static void usage(FILE *f)
 		"adversarial shapes, on each kernel path the CPU has: split into\n"
 		"the layer's units (max_parts) and as the firmware splits it for\n"
 		"%d tiles (fw). 'pause ms': of the fw split, the longest stretch\n"
-		"without a pause point (part start, engine pauses, part end): the\n"
-		"FPU section vnpu.ko can end at. 'at limit': the unit scaled to\n"
-		"the largest unsplittable work the validator allows.\n"
+		"(thread CPU time) without a pause point (part start, engine\n"
+		"pauses, part end): the longest FPU section vnpu.ko cannot end.\n"
+		"'at limit': the unit scaled to the largest unsplittable work\n"
+		"the validator allows.\n"
 		"--only: shapes whose name contains SUBSTRING\n"
 		"--baseline-only: the baseline path only\n"
 		"--check: only check that every shape is a valid layer\n",
