@@ -27,7 +27,7 @@
  * on after a chain that broke a rule (the test still fails). -v prints
  * every reshape taken and every refusal and failure with its message
  * ("reshaped", "reshape", "compile", "run" lines: sort them to see the
- * classes). It prints its figures at the end.
+ * classes). It prints its figures at the end, with its slowest chain.
  */
 #include <dirent.h>
 #include <stdbool.h>
@@ -584,13 +584,13 @@ static double now_s(void)
 
 int main(int argc, char **argv)
 {
-	unsigned long chains = 15000, seed = 20261130, broken = 0;
+	unsigned long chains = 15000, seed = 20261130, broken = 0, slowest_i = 0;
 	bool keep_going = false;
 	struct counts c = { 0 };
 	char **paths = NULL;
 	size_t num = 0;
 	vnpu_core *core;
-	double t0;
+	double t0, slowest = 0;
 	int opt;
 
 	while ((opt = getopt(argc, argv, "d:kn:s:v")) != -1) {
@@ -641,18 +641,23 @@ int main(int argc, char **argv)
 	t0 = now_s();
 	for (unsigned long i = 0; i < chains && (!broken || keep_going); i++) {
 		size_t which = rnd_below(num);
+		double t1 = now_s();
 
 		if (run_chain(core, paths ? paths[which] : argv[optind + (int)which], &c)) {
 			fprintf(stderr, "test-runtime-reshape-fuzz: chain %lu of seed %lu failed\n",
 				i, seed);
 			broken++;
 		}
+		if (now_s() - t1 > slowest) {
+			slowest = now_s() - t1;
+			slowest_i = i;
+		}
 	}
 	printf("%lu chains over %zu models (seed %lu) in %.1f s: %lu not read; "
 	       "%lu reshapes taken, %lu refused; %lu compiled, %lu not compiled; "
-	       "%lu ran, %lu too large to run; %lu broke a rule\n",
+	       "%lu ran, %lu too large to run; %lu broke a rule; slowest %.3f s (chain %lu)\n",
 	       c.chains, num, seed, now_s() - t0, c.not_read, c.reshaped, c.refused,
-	       c.compiled, c.not_compiled, c.ran, c.too_large, broken);
+	       c.compiled, c.not_compiled, c.ran, c.too_large, broken, slowest, slowest_i);
 	for (size_t i = 0; paths && i < num; i++)
 		free(paths[i]);
 	free(paths);
