@@ -431,41 +431,45 @@ static void softmax_lane(__u32 mode, const void *x, __s64 xs, void *y,
 			 __s64 ys, __u64 len, __u32 dt, struct eng_pacer *pc)
 {
 	float mx = -(float)m_inf(), v;
-	__u64 i, arg = 0;
+	__u64 i, i0, e, arg = 0;
 	double sum = 0, ls;
 
-	for (i = 0; i < len; i++) {
-		v = ldf(x, (__s64)i * xs, dt);
-		if (v > mx || i == 0) {
-			mx = v;
-			arg = i;
+	for (i0 = 0; i0 < len; i0 = e) {
+		e = eng_pace_end(pc, i0, len);
+		for (i = i0; i < e; i++) {
+			v = ldf(x, (__s64)i * xs, dt);
+			if (v > mx || i == 0) {
+				mx = v;
+				arg = i;
+			}
 		}
-		eng_pace(pc, 1);
+		eng_pace(pc, e - i0);
 	}
 	if (mode == VNPU_HARDMAX) {
-		for (i = 0; i < len; i++) {
-			stf(y, (__s64)i * ys, dt, i == arg ? 1.0f : 0.0f);
-			eng_pace(pc, 1);
+		for (i0 = 0; i0 < len; i0 = e) {
+			e = eng_pace_end(pc, i0, len);
+			for (i = i0; i < e; i++)
+				stf(y, (__s64)i * ys, dt, i == arg ? 1.0f : 0.0f);
+			eng_pace(pc, e - i0);
 		}
 		return;
 	}
-	for (i = 0; i < len; i++) {
-		sum += m_exp((double)ldf(x, (__s64)i * xs, dt) - mx);
-		eng_pace(pc, 1);
+	for (i0 = 0; i0 < len; i0 = e) {
+		e = eng_pace_end(pc, i0, len);
+		for (i = i0; i < e; i++)
+			sum += m_exp((double)ldf(x, (__s64)i * xs, dt) - mx);
+		eng_pace(pc, e - i0);
 	}
-	if (mode == VNPU_LOG_SOFTMAX) {
-		ls = m_log(sum);
-		for (i = 0; i < len; i++) {
-			stf(y, (__s64)i * ys, dt,
-			    (float)((double)ldf(x, (__s64)i * xs, dt) - mx - ls));
-			eng_pace(pc, 1);
+	ls = m_log(sum);
+	for (i0 = 0; i0 < len; i0 = e) {
+		e = eng_pace_end(pc, i0, len);
+		for (i = i0; i < e; i++) {
+			double d = (double)ldf(x, (__s64)i * xs, dt) - mx;
+
+			stf(y, (__s64)i * ys, dt, mode == VNPU_LOG_SOFTMAX ?
+			    (float)(d - ls) : (float)(m_exp(d) / sum));
 		}
-		return;
-	}
-	for (i = 0; i < len; i++) {
-		stf(y, (__s64)i * ys, dt,
-		    (float)(m_exp((double)ldf(x, (__s64)i * xs, dt) - mx) / sum));
-		eng_pace(pc, 1);
+		eng_pace(pc, e - i0);
 	}
 }
 
@@ -543,16 +547,13 @@ static void norm_block_init(struct norm_block *b, const struct eng_layer *l,
 	b->sum = 0;
 }
 
-static void norm_row(const void *arg, char *const *p, const __s64 *st, __u64 n)
+/* Elements [@i, @e) of a run of @b. */
+static void norm_span(struct norm_block *b, char *const *p, const __s64 *st,
+		      __u64 i, __u64 e)
 {
-	struct norm_block *b = (struct norm_block *)arg;
-	__u64 i;
+	for (; i < e; i++) {
+		double v = ldf(p[0] + (__s64)i * st[0], 0, b->dt), r;
 
-	for (i = 0; i < n; i++) {
-		double v, r;
-
-		eng_pace(b->pc, 1);
-		v = ldf(p[0] + (__s64)i * st[0], 0, b->dt);
 		if (b->pass == 0) {
 			b->sum += v;
 			continue;
@@ -570,6 +571,18 @@ static void norm_row(const void *arg, char *const *p, const __s64 *st, __u64 n)
 			r = r * b->scale + b->bias;
 		}
 		stf(p[1] + (__s64)i * st[1], 0, b->dt, (float)r);
+	}
+}
+
+static void norm_row(const void *arg, char *const *p, const __s64 *st, __u64 n)
+{
+	struct norm_block *b = (struct norm_block *)arg;
+	__u64 i, e;
+
+	for (i = 0; i < n; i = e) {
+		e = eng_pace_end(b->pc, i, n);
+		norm_span(b, p, st, i, e);
+		eng_pace(b->pc, e - i);
 	}
 }
 
@@ -684,20 +697,25 @@ static void lp_lane(__u32 p, const void *xl, __s64 xs, void *yl, __s64 ys,
 		    __u64 len, __u32 dt, struct eng_pacer *pc)
 {
 	double norm = 0;
-	__u64 i;
+	__u64 i, i0, e;
 
-	for (i = 0; i < len; i++) {
-		double v = ldf(xl, (__s64)i * xs, dt);
+	for (i0 = 0; i0 < len; i0 = e) {
+		e = eng_pace_end(pc, i0, len);
+		for (i = i0; i < e; i++) {
+			double v = ldf(xl, (__s64)i * xs, dt);
 
-		norm += p == 1 ? m_fabs(v) : v * v;
-		eng_pace(pc, 1);
+			norm += p == 1 ? m_fabs(v) : v * v;
+		}
+		eng_pace(pc, e - i0);
 	}
 	if (p == 2)
 		norm = m_sqrt(norm);
-	for (i = 0; i < len; i++) {
-		stf(yl, (__s64)i * ys, dt, norm == 0 ? 0.0f :
-		    (float)(ldf(xl, (__s64)i * xs, dt) / norm));
-		eng_pace(pc, 1);
+	for (i0 = 0; i0 < len; i0 = e) {
+		e = eng_pace_end(pc, i0, len);
+		for (i = i0; i < e; i++)
+			stf(yl, (__s64)i * ys, dt, norm == 0 ? 0.0f :
+			    (float)(ldf(xl, (__s64)i * xs, dt) / norm));
+		eng_pace(pc, e - i0);
 	}
 }
 
@@ -793,10 +811,10 @@ struct reduce_acc {
 	struct eng_pacer *pc;
 };
 
-static void reduce_row(const void *arg, char *const *p, const __s64 *st,
-		       __u64 n)
+/* @n elements @st bytes apart from @p into @a. */
+static void reduce_span(struct reduce_acc *a, const char *p, __s64 st,
+			__u64 n)
 {
-	struct reduce_acc *a = (struct reduce_acc *)arg;
 	double x[ENG_BLOCK];
 	__s64 xi[ENG_BLOCK];
 	__u64 i, j;
@@ -804,11 +822,10 @@ static void reduce_row(const void *arg, char *const *p, const __s64 *st,
 
 	for (i = 0; i < n; i += ENG_BLOCK) {
 		__u32 m = (__u32)eng_min(ENG_BLOCK, n - i);
-		const char *src = p[0] + (__s64)i * st[0];
+		const char *src = p + (__s64)i * st;
 
-		eng_pace(a->pc, m);
 		if (!dt_float(a->dtype)) {
-			load_i(xi, src, st[0], m, a->dtype);
+			load_i(xi, src, st, m, a->dtype);
 			for (j = 0; j < m; j++) {
 				__s64 v = xi[j];
 
@@ -836,7 +853,7 @@ static void reduce_row(const void *arg, char *const *p, const __s64 *st,
 			}
 			continue;
 		}
-		load_d(x, src, st[0], m, a->dtype);
+		load_d(x, src, st, m, a->dtype);
 		for (j = 0; j < m; j++) {
 			double v = x[j];
 
@@ -869,6 +886,29 @@ static void reduce_row(const void *arg, char *const *p, const __s64 *st,
 			}
 		}
 	}
+}
+
+static void reduce_row(const void *arg, char *const *p, const __s64 *st,
+		       __u64 n)
+{
+	struct reduce_acc *a = (struct reduce_acc *)arg;
+	/* A local copy, which the pauses cannot reach: kept in registers. */
+	struct reduce_acc acc;
+	__u64 i, e;
+
+	/* Short runs (a reduction over an outer axis) need no copy. */
+	if (n < ENG_BLOCK) {
+		reduce_span(a, p[0], st[0], n);
+		eng_pace(a->pc, n);
+		return;
+	}
+	acc = *a;
+	for (i = 0; i < n; i = e) {
+		e = eng_pace_end(acc.pc, i, n);
+		reduce_span(&acc, p[0] + (__s64)i * st[0], st[0], e - i);
+		eng_pace(acc.pc, e - i);
+	}
+	*a = acc;
 }
 
 static void reduce_init(struct reduce_acc *a)
@@ -972,7 +1012,9 @@ static int run_argreduce(const struct eng_layer *l, __u64 ub, __u64 ue,
 	__u32 size = vnpu_eng_dtype_size(x->dtype), ax = at->axis;
 	int last = !!(at->flags & VNPU_ARG_F_LAST);
 	int uns = x->dtype == VNPU_DTYPE_U64;
-	__u64 lo, hi, lane, i;
+	__u32 op = at->min ? VNPU_BIN_LESS : VNPU_BIN_GREATER;
+	__s64 xs = x->strides[ax] * size;
+	__u64 lo, hi, lane, i, i0, e;
 	struct eng_pacer pc;
 
 	eng_pacer_init(&pc, ctx);
@@ -984,27 +1026,29 @@ static int run_argreduce(const struct eng_layer *l, __u64 ub, __u64 ue,
 		__s64 best = 0, bi = 0, vi;
 		double bd = 0, vd;
 
-		for (i = 0; i < x->dims[ax]; i++) {
-			const char *p = xl + (__s64)i * x->strides[ax] * size;
-			int better;
+		for (i0 = 0; i0 < x->dims[ax]; i0 = e) {
+			e = eng_pace_end(&pc, i0, x->dims[ax]);
+			for (i = i0; i < e; i++) {
+				const char *p = xl + (__s64)i * xs;
+				int better;
 
-			if (dt_float(x->dtype)) {
-				load_d(&vd, p, 0, 1, x->dtype);
-				better = i == 0 || (at->min ? vd < bd : vd > bd) ||
-					 (last && vd == bd);
+				if (dt_float(x->dtype)) {
+					load_d(&vd, p, 0, 1, x->dtype);
+					better = i == 0 || (last && vd == bd) ||
+						 (at->min ? vd < bd : vd > bd);
+					if (better)
+						bd = vd;
+				} else {
+					load_i(&vi, p, 0, 1, x->dtype);
+					better = i == 0 || (last && vi == best) ||
+						 bin_one_i(op, vi, best, uns);
+					if (better)
+						best = vi;
+				}
 				if (better)
-					bd = vd;
-			} else {
-				load_i(&vi, p, 0, 1, x->dtype);
-				better = i == 0 || (last && vi == best) ||
-					 (at->min ? bin_one_i(VNPU_BIN_LESS, vi, best, uns) :
-					  bin_one_i(VNPU_BIN_GREATER, vi, best, uns));
-				if (better)
-					best = vi;
+					bi = (__s64)i;
 			}
-			if (better)
-				bi = (__s64)i;
-			eng_pace(&pc, 1);
+			eng_pace(&pc, e - i0);
 		}
 		*yl = bi;
 	}

@@ -394,6 +394,25 @@ static inline void eng_pacer_init(struct eng_pacer *p,
 	p->left = ENG_PAUSE_READS;
 }
 
+/*
+ * The end of a stretch of reads [@i, @n) that needs no pause inside: loops
+ * run their iterations in such stretches, with eng_pace() between them,
+ * so that their bodies hold no call.
+ */
+static inline __u64 eng_pace_end(const struct eng_pacer *p, __u64 i, __u64 n)
+{
+	return n - i > p->left ? i + p->left : n;
+}
+
+/* The same for @n iterations of @w reads each, from iteration @i. */
+static inline __u64 eng_pace_end_w(const struct eng_pacer *p, __u64 i,
+				   __u64 n, __u64 w)
+{
+	__u64 left = eng_div_up(p->left, w);
+
+	return n - i > left ? i + left : n;
+}
+
 /* Counts @reads more reads; pauses when ENG_PAUSE_READS have been made. */
 static inline void eng_pace(struct eng_pacer *p, __u64 reads)
 {

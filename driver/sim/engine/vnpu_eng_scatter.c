@@ -82,7 +82,7 @@ static void scatter_begin(const struct eng_layer *l, __u64 ub, __u64 ue,
 {
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[3];
 	__u32 size = vnpu_eng_dtype_size(x->dtype);
-	__u64 coord[VNPU_MAX_DIMS], e, n = vnpu_eng_numel(y), m = 1;
+	__u64 coord[VNPU_MAX_DIMS], e, e0, e1, n = vnpu_eng_numel(y), m = 1;
 	__u64 chunk = eng_scatter_chunk(vnpu_eng_numel(&l->t[2]));
 	int d;
 
@@ -94,11 +94,13 @@ static void scatter_begin(const struct eng_layer *l, __u64 ub, __u64 ue,
 	r->hi = eng_min(ue * chunk, n);
 	if (r->lo < r->hi)
 		coords_of(y, r->lo, coord);
-	for (e = r->lo; e < r->hi; e++, coords_next(y, coord)) {
-		copy_elem((char *)l->data[3] + offset_of(y, coord) * size,
-			  (const char *)l->data[0] + offset_of(x, coord) * size,
-			  size);
-		eng_pace(pc, 1);
+	for (e0 = r->lo; e0 < r->hi; e0 = e1) {
+		e1 = eng_pace_end(pc, e0, r->hi);
+		for (e = e0; e < e1; e++, coords_next(y, coord))
+			copy_elem((char *)l->data[3] + offset_of(y, coord) * size,
+				  (const char *)l->data[0] + offset_of(x, coord) * size,
+				  size);
+		eng_pace(pc, e1 - e0);
 	}
 }
 
@@ -113,7 +115,7 @@ static int run_scatter_elements(const struct eng_layer *l, __u64 ub, __u64 ue,
 	const struct vnpu_layer_scatter *at = l->attrs;
 	const struct vnpu_tensor *idx = &l->t[1], *u = &l->t[2], *y = &l->t[3];
 	__u32 size = vnpu_eng_dtype_size(y->dtype), d;
-	__u64 coord[VNPU_MAX_DIMS], e, n = vnpu_eng_numel(u);
+	__u64 coord[VNPU_MAX_DIMS], e, e0, e1, n = vnpu_eng_numel(u);
 	struct scatter_range r;
 	struct eng_pacer pc;
 
@@ -121,26 +123,30 @@ static int run_scatter_elements(const struct eng_layer *l, __u64 ub, __u64 ue,
 	scatter_begin(l, ub, ue, &r, &pc);
 	if (n)
 		coords_of(u, 0, coord);
-	for (e = 0; e < n; e++, coords_next(u, coord)) {
-		__s64 yoff = 0, v;
-		__u64 flat = 0;
+	/* An index, an update, Y's element twice: four reads an update. */
+	for (e0 = 0; e0 < n; e0 = e1) {
+		e1 = eng_pace_end_w(&pc, e0, n, 4);
+		for (e = e0; e < e1; e++, coords_next(u, coord)) {
+			__s64 yoff = 0, v;
+			__u64 flat = 0;
 
-		/* An index, an update, Y's element twice: four reads. */
-		eng_pace(&pc, 4);
-		if (load_index(idx, l->data[1], offset_of(idx, coord),
-			       y->dims[at->axis], &v))
-			return VNPU_ENG_EINVAL;
-		for (d = 0; d < y->rank; d++) {
-			__u64 c = d == at->axis ? (__u64)v : coord[d];
+			if (load_index(idx, l->data[1], offset_of(idx, coord),
+				       y->dims[at->axis], &v))
+				return VNPU_ENG_EINVAL;
+			for (d = 0; d < y->rank; d++) {
+				__u64 c = d == at->axis ? (__u64)v : coord[d];
 
-			yoff += (__s64)c * y->strides[d];
-			flat += c * r.mul[d];
+				yoff += (__s64)c * y->strides[d];
+				flat += c * r.mul[d];
+			}
+			if (flat < r.lo || flat >= r.hi)
+				continue;
+			scatter_apply((char *)l->data[3] + yoff * size,
+				      (const char *)l->data[2] +
+				      offset_of(u, coord) * size,
+				      y->dtype, size, at->reduction);
 		}
-		if (flat < r.lo || flat >= r.hi)
-			continue;
-		scatter_apply((char *)l->data[3] + yoff * size,
-			      (const char *)l->data[2] + offset_of(u, coord) * size,
-			      y->dtype, size, at->reduction);
+		eng_pace(&pc, 4 * (e1 - e0));
 	}
 	return 0;
 }

@@ -286,6 +286,27 @@ static void test_reductions(float *x)
 	ET_EXPECT(fabs(y - ref) <= 1e-5 * (1 + fabs(ref)),
 		  "reducelogsumexp 2^18: %g, expected %g", y, ref);
 
+	/* Over the outer axis of [2^17, 2]: runs of one element. */
+	{
+		__u64 dx2[2] = { ROW / 2, 2 }, dy2[2] = { 1, 2 };
+		float y2[2];
+		double s2[2] = { 0, 0 };
+
+		t[0] = et_dense(VNPU_DTYPE_F32, 2, dx2);
+		t[1] = et_dense(VNPU_DTYPE_F32, 2, dy2);
+		r.func = VNPU_REDUCE_SUM;
+		r.axes = 1;
+		data[1] = y2;
+		check_op("reducesum axis 0 of [2^17, 2]", VNPU_LAYER_REDUCE, t,
+			 data, 2, &r, sizeof(r), at_least(ROW), ~0ul, 0);
+		for (i = 0; i < ROW; i++)
+			s2[i % 2] += x[i];
+		for (i = 0; i < 2; i++)
+			ET_EXPECT(fabs(y2[i] - s2[i]) <= 1e-4 * (1 + fabs(s2[i])),
+				  "reducesum axis 0: %g, expected %g", y2[i],
+				  s2[i]);
+	}
+
 	t[0] = et_dense(VNPU_DTYPE_F32, 1, d1);
 	t[1] = et_dense(VNPU_DTYPE_I64, 1, done);
 	data[1] = &arg;
@@ -316,9 +337,9 @@ static void test_scatter(float *x, float *y)
 		idx[i] = (__s64)(i * 7 % 5);
 		u[i] = (float)(i % 13) * 0.125f;
 	}
-	/* Copies Y, then reads every update. */
+	/* Copies Y, then reads every update (an index, the update, Y twice). */
 	check_op("scatterelements add 2^18", VNPU_LAYER_SCATTER_ELEMENTS, t,
-		 data, 4, &at, sizeof(at), at_least(2ull * ROW), ~0ul, 0);
+		 data, 4, &at, sizeof(at), at_least(5ull * ROW), ~0ul, 0);
 	for (i = 0; i < 5; i++) {
 		size_t j;
 
@@ -339,7 +360,7 @@ static void test_scatter(float *x, float *y)
 
 		t[1] = et_dense(VNPU_DTYPE_I64, 2, di);
 		check_op("scatternd add 2^18", VNPU_LAYER_SCATTER_ND, t, data,
-			 4, &at, sizeof(at), at_least(2ull * ROW), ~0ul, 0);
+			 4, &at, sizeof(at), at_least(5ull * ROW), ~0ul, 0);
 		ET_EXPECT(et_f32_bits(acc) == et_f32_bits(y[4]),
 			  "scatternd: y[4] %g, expected %g", y[4], acc);
 	}
