@@ -1498,57 +1498,83 @@ static int run_conv(const struct eng_layer *l, __u64 ub, __u64 ue,
 
 /* ---- POOL ------------------------------------------------------------ */
 
+/* The running results of one pooling window. */
+struct pool_acc {
+	float mx, sum;
+	double lp;
+	__u64 count, padded;
+};
+
+/* Window row @ih, taps [@k0, @k1), into @r. */
+static void pool_taps(const struct vnpu_layer_pool *at, const void *xc,
+		      __u32 dt, __s64 xsh, __s64 xsw, __u64 h, __u64 w,
+		      __s64 ih, __s64 w0, __u64 k0, __u64 k1,
+		      struct pool_acc *r)
+{
+	__u64 kw;
+	__u32 i;
+
+	for (kw = k0; kw < k1; kw++) {
+		__s64 iw = w0 + (__s64)(kw * at->dilation[1]);
+		float v;
+
+		if (ih < (__s64)h + at->pad_end[0] &&
+		    iw < (__s64)w + at->pad_end[1])
+			r->padded++;
+		if (ih < 0 || ih >= (__s64)h || iw < 0 || iw >= (__s64)w)
+			continue;
+		v = ldf(xc, ih * xsh + iw * xsw, dt);
+		r->count++;
+		if (at->mode == VNPU_POOL_MAX) {
+			if (v > r->mx || v != v)
+				r->mx = v;
+		} else if (at->mode == VNPU_POOL_AVG) {
+			r->sum += v;
+		} else {
+			double a = m_fabs(v), t = 1;
+
+			for (i = 0; i < at->p; i++)
+				t *= a;
+			r->lp += t;
+		}
+	}
+}
+
+/*
+ * One output's window, each row in stretches with pause points between
+ * them: a global window over a huge input is one unit.
+ */
 static float pool_one(const struct vnpu_layer_pool *at, const void *xc,
 		      __u32 dt, __s64 xsh, __s64 xsw, __u64 h, __u64 w,
-		      __u64 oh, __u64 ow)
+		      __u64 oh, __u64 ow, struct eng_pacer *pc)
 {
 	__s64 h0 = (__s64)(oh * at->stride[0]) - at->pad_begin[0];
 	__s64 w0 = (__s64)(ow * at->stride[1]) - at->pad_begin[1];
-	float mx = -(float)m_inf(), sum = 0;
-	double lp = 0;
-	__u64 kh, kw, count = 0, padded = 0;
-	__u32 i;
+	struct pool_acc r = { .mx = -(float)m_inf() };
+	__u64 kh, k0, k1;
 
 	for (kh = 0; kh < at->kernel[0]; kh++) {
 		__s64 ih = h0 + (__s64)(kh * at->dilation[0]);
 
-		for (kw = 0; kw < at->kernel[1]; kw++) {
-			__s64 iw = w0 + (__s64)(kw * at->dilation[1]);
-			float v;
-
-			if (ih < (__s64)h + at->pad_end[0] &&
-			    iw < (__s64)w + at->pad_end[1])
-				padded++;
-			if (ih < 0 || ih >= (__s64)h || iw < 0 || iw >= (__s64)w)
-				continue;
-			v = ldf(xc, ih * xsh + iw * xsw, dt);
-			count++;
-			if (at->mode == VNPU_POOL_MAX) {
-				if (v > mx || v != v)
-					mx = v;
-			} else if (at->mode == VNPU_POOL_AVG) {
-				sum += v;
-			} else {
-				double a = m_fabs(v), t = 1;
-
-				for (i = 0; i < at->p; i++)
-					t *= a;
-				lp += t;
-			}
+		for (k0 = 0; k0 < at->kernel[1]; k0 = k1) {
+			k1 = eng_pace_end(pc, k0, at->kernel[1]);
+			pool_taps(at, xc, dt, xsh, xsw, h, w, ih, w0, k0, k1,
+				  &r);
+			eng_pace(pc, k1 - k0);
 		}
 	}
 	if (at->mode == VNPU_POOL_MAX)
-		return mx;
+		return r.mx;
 	if (at->mode == VNPU_POOL_AVG) {
 		if (at->flags & VNPU_POOL_F_COUNT_PAD)
-			count = padded;
-		return count ? sum / (float)count : 0.0f;
+			r.count = r.padded;
+		return r.count ? r.sum / (float)r.count : 0.0f;
 	}
 	if (at->p == 1)
-		return (float)lp;
+		return (float)r.lp;
 	if (at->p == 2)
-		return (float)m_sqrt(lp);
-	return (float)m_pow(lp, 1.0 / at->p);
+		return (float)m_sqrt(r.lp);
+	return (float)m_pow(r.lp, 1.0 / at->p);
 }
 
 /* Output elements, each one window, grouped to about ENG_ELEM_UNIT work. */
@@ -1564,7 +1590,9 @@ static int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 	__s64 xsh = two ? x->strides[2] : 0, xsw = x->strides[x->rank - 1];
 	__s64 ysh = two ? y->strides[2] : 0, ysw = y->strides[y->rank - 1];
 	__u32 size = vnpu_eng_dtype_size(x->dtype);
+	struct eng_pacer pc;
 
+	eng_pacer_init(&pc, ctx);
 	row_range(vnpu_eng_numel(y), (__u64)at->kernel[0] * at->kernel[1], ub,
 		  ue, &lo, &hi);
 	for (e = lo; e < hi; e++) {
@@ -1578,7 +1606,7 @@ static int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 		stf(l->data[1], (__s64)img * y->strides[0] +
 		    (__s64)c * y->strides[1] + (__s64)oh * ysh + (__s64)ow * ysw,
 		    y->dtype,
-		    pool_one(at, xc, x->dtype, xsh, xsw, h, w, oh, ow));
+		    pool_one(at, xc, x->dtype, xsh, xsw, h, w, oh, ow, &pc));
 	}
 	return 0;
 }

@@ -44,7 +44,8 @@
  * @scratch_size: bytes at @scratch
  * @pause: when set, called with @pause_arg at points inside a part where
  *	the engine holds nothing in vector registers (between the depth
- *	slices of GEMM and CONV): vnpu.ko may end its FPU section there,
+ *	slices of GEMM and CONV, every 2^14 element reads of an op whose
+ *	unit is one long row): vnpu.ko may end its FPU section there,
  *	let the scheduler in and start a new one. NULL on the host.
  * @pause_arg: argument of @pause
  */

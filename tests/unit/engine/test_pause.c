@@ -394,6 +394,58 @@ static void test_poolidx(float *x)
 		  "maxpool index: %lld, expected %zu", (long long)arg, best);
 }
 
+/*
+ * Global pooling over 512 x 512 (2-D) and 2^18 (1-D): one output, one
+ * unit, pausing inside its window; max and average exactly the plain
+ * loops' (the same order of float sums), Lp-2 near a double reference.
+ */
+static void test_pool(float *x)
+{
+	static const __u32 modes[3] = { VNPU_POOL_MAX, VNPU_POOL_AVG,
+					VNPU_POOL_LP };
+	__u64 d2[4] = { 1, 1, 512, 512 }, o2[4] = { 1, 1, 1, 1 };
+	__u64 d1[3] = { 1, 1, ROW }, o1[3] = { 1, 1, 1 };
+	int m, one_d;
+
+	for (one_d = 0; one_d < 2; one_d++)
+		for (m = 0; m < 3; m++) {
+			struct vnpu_tensor t[2] = {
+				one_d ? et_dense(VNPU_DTYPE_F32, 3, d1) :
+					et_dense(VNPU_DTYPE_F32, 4, d2),
+				one_d ? et_dense(VNPU_DTYPE_F32, 3, o1) :
+					et_dense(VNPU_DTYPE_F32, 4, o2),
+			};
+			struct vnpu_layer_pool at = {
+				.mode = modes[m], .p = m == 2 ? 2 : 0,
+				.kernel = { one_d ? 1 : 512, one_d ? ROW : 512 },
+				.stride = { 1, 1 }, .dilation = { 1, 1 },
+			};
+			float y = 0, mx = x[0], sum = 0;
+			double lp = 0, want;
+			void *data[2] = { x, &y };
+			char name[64];
+			size_t i;
+
+			snprintf(name, sizeof(name), "global %s pool %s",
+				 m == 0 ? "max" : m == 1 ? "avg" : "lp2",
+				 one_d ? "1-D" : "2-D");
+			for (i = 0; i < ROW; i++) {
+				mx = x[i] > mx ? x[i] : mx;
+				sum += x[i];
+				lp += (double)x[i] * x[i];
+			}
+			check_op(name, VNPU_LAYER_POOL, t, data, 2, &at,
+				 sizeof(at), at_least(ROW), ~0ul, 0);
+			want = m == 0 ? mx : m == 1 ? sum / (float)ROW :
+			       sqrt(lp);
+			if (m < 2)
+				ET_EXPECT(y == (float)want, "%s: %.9g, expected %.9g",
+					  name, y, want);
+			else
+				expect_close(name, &y, &want, 1, 1e-6);
+		}
+}
+
 /* TfIdf counts of 1-grams over a row of 2^14 tokens of 8 values. */
 static void test_tfidf(void)
 {
@@ -529,6 +581,7 @@ void et_test_pause(void)
 	test_reductions(x);
 	test_scatter(x, y);
 	test_poolidx(x);
+	test_pool(x);
 	test_tfidf();
 	test_gemm(3 * SLICE_K, 2);
 	test_gemm(SLICE_K, 0);
