@@ -8,11 +8,12 @@
  * one kernel thread each, take from a shared counter. A part runs between
  * kernel_fpu_begin() and kernel_fpu_end() and is sized so that one FPU
  * section stays short; where the engine pauses inside a part (between the
- * depth slices of GEMM and CONV), a section that has run fpu_section_us
- * ends and a new one starts. The sections are counted and timed, the longest
- * one kept with the command that ran it (vnpu_fw_fpu_read()). When a job
- * ends the firmware signals its hardware fence, which is what an
- * interrupt handler would do on real hardware.
+ * depth slices of GEMM and CONV, every 2^14 element reads of a long row),
+ * a section that has run fpu_section_us ends and a new one starts. The
+ * sections are counted and timed, the longest one kept with the command
+ * that ran it (vnpu_fw_fpu_read()). When a job ends the firmware signals
+ * its hardware fence, which is what an interrupt handler would do on real
+ * hardware.
  *
  * A short job (vnpu_fw_job_is_short()) may instead run on the thread that
  * hands it to an idle device (vnpu_fw_claim(), vnpu_fw_run_claimed()):
@@ -111,10 +112,10 @@ static void vnpu_fw_fpu_account(struct vnpu_fw *fw,
 }
 
 /*
- * A part may end its FPU section where the engine pauses (between the
- * depth slices of GEMM and CONV) once the section has run this long: a
- * part over a huge depth is then several short sections, not one long
- * one. 0 ends it at every pause.
+ * A part may end its FPU section where the engine pauses (struct
+ * vnpu_eng_ctx's pause) once the section has run this long: a part over a
+ * huge depth or row is then several short sections, not one long one. 0
+ * ends it at every pause.
  */
 static unsigned int fpu_section_us = 500;
 module_param(fpu_section_us, uint, 0644);
