@@ -8,18 +8,33 @@
  * several minutes: meson's timeout ends it), a linear one for seconds;
  * the test itself measures no time. Also: querying the node suite's
  * Loops over sequences, which the compiler cannot unroll (this crashed).
+ * The arena planner with thousands of buffers alive together: random
+ * lifetimes (seeded), each plan checked by a sweep of the test's own.
  *
  *   test-runtime-compile-scale            the tests on every device
  *   test-runtime-compile-scale --bench KIND OPS [DEVICE]
  *       print how long reading, querying, compiling, exporting, importing
  *       and one inference take for a model of KIND (chain, fused, scan)
  *       with about OPS ops
+ *   test-runtime-compile-scale --bench plan BUFFERS [ALIVE]
+ *       plan BUFFERS random buffers, about ALIVE (BUFFERS / 10) alive at
+ *       each step: print the time, the arena bytes and the most bytes
+ *       alive at one step
+ *   test-runtime-compile-scale --bench stack STEPS
+ *       print the bytes the COPY commands of an unrolled Scan write (its
+ *       outputs stacked) for 16, 64, ... up to STEPS steps
+ *   test-runtime-compile-scale --arena MODEL...
+ *       compile each model (dynamic input dimensions 1, or 512 when 1
+ *       does not compile) and print its arena bytes and their total
  */
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <drm/vnpu_cmd.h>
+
+#include "compiler/compiler.h"
 #include "harness.h"
 
 #define WIDTH 4		/* elements per row */
@@ -540,6 +555,145 @@ static int query_sequence_loops(vnpu_core *core, const char *device)
 	return 0;
 }
 
+/* ---- the arena planner with many buffers alive together ---- */
+
+static uint32_t rng(uint64_t *state)
+{
+	*state = *state * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)(*state >> 33);
+}
+
+/*
+ * @n buffers with about @alive of them alive at every step: four start at
+ * each step and live a random number of steps (mean @alive / 4); sizes
+ * log-uniform from 1 byte to 1 MiB, one in 16 empty, one in 64 with a
+ * last step before its first (it lives its first step only).
+ */
+static void random_bufs(struct vnpu_plan_buf *b, uint32_t n, uint32_t alive, uint64_t seed)
+{
+	uint32_t span = alive / 2 > 1 ? alive / 2 : 1;
+
+	for (uint32_t i = 0; i < n; i++) {
+		b[i].first = i / 4;
+		b[i].last = b[i].first + rng(&seed) % span;
+		if (b[i].first && rng(&seed) % 64 == 0)
+			b[i].last = b[i].first - 1;
+		b[i].size = rng(&seed) % 16 ? 1 + rng(&seed) % (1u << rng(&seed) % 21) : 0;
+		b[i].offset = UINT64_MAX;
+	}
+}
+
+struct start {
+	uint32_t first, index;
+};
+
+static int by_start(const void *a, const void *b)
+{
+	const struct start *x = a, *y = b;
+
+	if (x->first != y->first)
+		return x->first < y->first ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static uint32_t last_step(const struct vnpu_plan_buf *b)
+{
+	return b->last > b->first ? b->last : b->first;
+}
+
+/*
+ * The plan's own check, not the planner's code: offsets aligned and inside
+ * @arena, and no two non-empty buffers alive at a common step share a
+ * byte. Two lifetimes meet when one starts while the other is alive, so a
+ * sweep over the starts compares each buffer with those alive then. The
+ * most bytes alive at one step (a bound no plan beats) in *@peak.
+ */
+static int check_plan(const struct vnpu_plan_buf *b, uint32_t n, uint64_t align,
+		      uint64_t arena, uint64_t *peak)
+{
+	struct start *order = malloc((n ? n : 1) * sizeof(*order));
+	uint32_t *live = malloc((n ? n : 1) * sizeof(*live)), num_live = 0;
+	uint64_t live_bytes = 0;
+	int ret = 0;
+
+	CHECK(order && live);
+	*peak = 0;
+	for (uint32_t i = 0; i < n; i++)
+		order[i] = (struct start){ b[i].first, i };
+	qsort(order, n, sizeof(*order), by_start);
+	for (uint32_t k = 0; k < n && !ret; k++) {
+		const struct vnpu_plan_buf *x = &b[order[k].index];
+
+		if (x->offset % align || x->offset + x->size > arena) {
+			fprintf(stderr, "buffer %u: offset %llu, %llu bytes, arena %llu\n",
+				order[k].index, (unsigned long long)x->offset,
+				(unsigned long long)x->size, (unsigned long long)arena);
+			ret = 1;
+		}
+		for (uint32_t j = 0; j < num_live && !ret;) {
+			const struct vnpu_plan_buf *y = &b[live[j]];
+
+			if (last_step(y) < x->first) {
+				live_bytes -= y->size;
+				live[j] = live[--num_live];
+				continue;
+			}
+			if (x->size && y->size && x->offset < y->offset + y->size &&
+			    y->offset < x->offset + x->size) {
+				fprintf(stderr, "buffers %u and %u overlap\n", order[k].index,
+					live[j]);
+				ret = 1;
+			}
+			j++;
+		}
+		live[num_live++] = order[k].index;
+		live_bytes += x->size;
+		if (live_bytes > *peak)
+			*peak = live_bytes;
+	}
+	free(order);
+	free(live);
+	return ret;
+}
+
+/* Plans of @n random buffers, about @alive alive together, are valid and
+ * no larger than the sum of their sizes. */
+static int plan_random(uint32_t n, uint32_t alive, uint64_t seed)
+{
+	struct vnpu_plan_buf *b = malloc(n * sizeof(*b));
+	uint64_t arena, sum = 0, peak;
+	int ret;
+
+	CHECK(b);
+	random_bufs(b, n, alive, seed);
+	for (uint32_t i = 0; i < n; i++)
+		sum += (b[i].size + VNPU_COMPILE_ALIGN - 1) / VNPU_COMPILE_ALIGN * VNPU_COMPILE_ALIGN;
+	arena = vnpu_plan_arena(b, n, VNPU_COMPILE_ALIGN);
+	ret = check_plan(b, n, VNPU_COMPILE_ALIGN, arena, &peak);
+	free(b);
+	CHECK(!ret);
+	CHECK(arena <= sum && arena >= peak);
+	return 0;
+}
+
+static int plan_many_alive(vnpu_core *core, const char *device)
+{
+	static const uint32_t cases[][2] = {
+		{ 1, 1 }, { 7, 3 }, { 100, 10 }, { 1000, 1000 }, { 5000, 40 }, { 20000, 2000 },
+	};
+
+	(void)core;
+	(void)device;
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+		for (uint64_t seed = 1; seed <= (cases[c][0] < 1000 ? 20 : 2); seed++)
+			if (plan_random(cases[c][0], cases[c][1], seed)) {
+				fprintf(stderr, "%u buffers, %u alive, seed %llu\n", cases[c][0],
+					cases[c][1], (unsigned long long)seed);
+				return 1;
+			}
+	return 0;
+}
+
 /* ---- --bench ---- */
 
 static double now(void)
@@ -558,6 +712,155 @@ static void lap(double *t, const char *what)
 	printf(" %s %.3f s", what, t1 - *t);
 	fflush(stdout);
 	*t = t1;
+}
+
+/* Plan @n random buffers, about @alive alive together: time and bytes. */
+static int bench_plan(uint32_t n, uint32_t alive)
+{
+	struct vnpu_plan_buf *b = malloc((n ? n : 1) * sizeof(*b));
+	uint64_t arena, peak, sum = 0;
+	double t;
+	int ret;
+
+	CHECK(b);
+	if (!alive)
+		alive = n / 10 ? n / 10 : 1;
+	random_bufs(b, n, alive, 1);
+	for (uint32_t i = 0; i < n; i++)
+		sum += b[i].size;
+	t = now();
+	arena = vnpu_plan_arena(b, n, VNPU_COMPILE_ALIGN);
+	t = now() - t;
+	ret = check_plan(b, n, VNPU_COMPILE_ALIGN, arena, &peak);
+	printf("plan %u buffers, about %u alive: %.3f s, arena %llu bytes (peak alive %llu, "
+	       "%.3fx; all %llu)%s\n", n, alive, t, (unsigned long long)arena,
+	       (unsigned long long)peak, peak ? (double)arena / (double)peak : 0.0,
+	       (unsigned long long)sum, ret ? " INVALID" : "");
+	free(b);
+	return ret;
+}
+
+/* Bytes the COPY commands of @p write. */
+static uint64_t copied_bytes(const struct vnpu_program *p)
+{
+	uint64_t bytes = 0;
+
+	for (uint32_t g = 0; g < p->num_segments; g++) {
+		const uint8_t *c = p->segments[g].cmd, *end = c + p->segments[g].cmd_size;
+
+		while (c + sizeof(struct vnpu_cmd_header) <= end) {
+			struct vnpu_cmd_header h;
+			struct vnpu_cmd_copy copy;
+			uint64_t elems = 1;
+
+			memcpy(&h, c, sizeof(h));
+			if (h.size < sizeof(h))
+				break;
+			if (h.opcode == VNPU_CMD_COPY && h.size >= sizeof(copy)) {
+				memcpy(&copy, c, sizeof(copy));
+				for (uint32_t d = 0; d < copy.dst.rank && d < VNPU_MAX_DIMS; d++)
+					elems *= copy.dst.dims[d];
+				bytes += elems * vnpu_element_type_size(copy.dst.dtype);
+			}
+			c += h.size;
+		}
+	}
+	return bytes;
+}
+
+/* Compile a Scan of @steps steps (internally) and count what it copies. */
+static int scan_copies(vnpu_core *core, int64_t steps, uint64_t *bytes, double *seconds)
+{
+	struct vnpu_program *p;
+	vnpu_model *m;
+	double t;
+
+	CHECK(!make_model(core, SCAN, steps, &m));
+	t = now();
+	CHECK_OK(vnpu_compile(m, NULL, &p));
+	*seconds = now() - t;
+	*bytes = copied_bytes(p);
+	vnpu_program_free(p);
+	vnpu_model_free(m);
+	return 0;
+}
+
+/* Read @file with every dynamic input dimension set to @dim. */
+static vnpu_model *read_static(const char *file, int64_t dim)
+{
+	vnpu_model *m;
+	size_t inputs;
+
+	if (vnpu_model_read_file(file, &m))
+		return NULL;
+	if (vnpu_model_get_inputs_size(m, &inputs))
+		return m;
+	for (size_t i = 0; i < inputs; i++) {
+		const char *name;
+		vnpu_shape shape;
+
+		if (vnpu_model_input_shape(m, i, &shape) || vnpu_model_input_name(m, i, &name))
+			continue;
+		for (uint32_t d = 0; d < shape.rank; d++)
+			if (shape.dims[d] == VNPU_DIM_DYNAMIC)
+				shape.dims[d] = dim;
+		if (vnpu_model_reshape(m, name, &shape))
+			break;	/* the compile says why */
+	}
+	return m;
+}
+
+/* Compile each model file (dynamic input dimensions 1, or 512 where 1
+ * does not compile) and print its arena bytes, then their total. */
+static int bench_arena(char **files, int num)
+{
+	uint64_t total = 0, all = 0;
+	int compiled = 0;
+
+	for (int f = 0; f < num; f++) {
+		struct vnpu_program *p = NULL;
+
+		for (int64_t dim = 1; !p && dim <= 512; dim *= 512) {
+			vnpu_model *m = read_static(files[f], dim);
+
+			if (m && vnpu_compile(m, NULL, &p))
+				p = NULL;
+			vnpu_model_free(m);
+		}
+		if (!p)
+			continue;
+		printf("%s %llu %llu\n", files[f], (unsigned long long)p->arena_size,
+		       (unsigned long long)p->intermediates_size);
+		total += p->arena_size;
+		all += p->intermediates_size;
+		compiled++;
+		vnpu_program_free(p);
+	}
+	printf("arena total %llu bytes over %d of %d models (unplanned %llu)\n",
+	       (unsigned long long)total, compiled, num, (unsigned long long)all);
+	return 0;
+}
+
+/* A Scan's copies and compile time for 16, 64, ... up to @max steps. */
+static int bench_stack(int64_t max)
+{
+	vnpu_core *core;
+	int ret = 0;
+
+	CHECK_OK(vnpu_core_create(&core));
+	for (int64_t steps = 16; steps <= max && !ret; steps = steps * 4 > max && steps < max ?
+								 max : steps * 4) {
+		uint64_t bytes;
+		double t;
+
+		ret = scan_copies(core, steps, &bytes, &t);
+		if (!ret)
+			printf("scan %lld steps: compile %.3f s, copies %llu bytes (%.1f per output "
+			       "byte)\n", (long long)steps, t, (unsigned long long)bytes,
+			       (double)bytes / (double)(steps * WIDTH * sizeof(float)));
+	}
+	vnpu_core_free(core);
+	return ret;
 }
 
 static int bench(const char *kind_name, const char *ops_arg, const char *device)
@@ -613,13 +916,24 @@ int main(int argc, char **argv)
 		TEST(fused_262144_ops),
 		TEST(scan_65536_steps),
 		TEST(query_sequence_loops),
+		TEST(plan_many_alive),
 	};
 
+	if (argc > 1 && !strcmp(argv[1], "--arena"))
+		return bench_arena(argv + 2, argc - 2);
 	if (argc > 1 && !strcmp(argv[1], "--bench")) {
 		if (argc < 4) {
-			fprintf(stderr, "usage: %s --bench chain|fused|scan OPS [DEVICE]\n", argv[0]);
+			fprintf(stderr, "usage: %s --bench chain|fused|scan OPS [DEVICE]\n"
+				"       %s --bench plan BUFFERS [ALIVE]\n"
+				"       %s --bench stack STEPS\n"
+				"       %s --arena MODEL...\n", argv[0], argv[0], argv[0], argv[0]);
 			return 2;
 		}
+		if (!strcmp(argv[2], "plan"))
+			return bench_plan((uint32_t)strtoul(argv[3], NULL, 0),
+					  (uint32_t)strtoul(argc > 4 ? argv[4] : "0", NULL, 0));
+		if (!strcmp(argv[2], "stack"))
+			return bench_stack(strtoll(argv[3], NULL, 0));
 		return bench(argv[2], argv[3], argc > 4 ? argv[4] : "CPU");
 	}
 	return run_tests(argc, argv, tests, sizeof(tests) / sizeof(tests[0]));
