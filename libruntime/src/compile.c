@@ -281,6 +281,17 @@ static void cache_store(const struct vnpu_compiled_model *cm, const char *path)
 
 /* ---- compile and query ---- */
 
+/*
+ * A model was read (parsed) before it is compiled: what inference refuses
+ * only now, with the values it folds at compile time (a Reshape's shape
+ * computed from a large constant, a loop's body unrolled), is the model
+ * refusing the shapes it was given, not a file that cannot be read.
+ */
+static vnpu_status compile_status(vnpu_status st)
+{
+	return st == VNPU_PARSE_ERROR ? VNPU_INVALID_ARGUMENT : st;
+}
+
 static void compile_options(const struct target *t, const struct vnpu_config *cfg,
 			    struct vnpu_compile_options *o)
 {
@@ -321,7 +332,7 @@ VNPU_API vnpu_status vnpu_core_compile_model(vnpu_core *core, const vnpu_model *
 	compile_options(&t, &cfg, &opts);
 	st = vnpu_compile(model, &opts, &program);
 	if (st != VNPU_OK)
-		return vnpu_error_prefix(st, "compiling for %s", t.name);
+		return vnpu_error_prefix(compile_status(st), "compiling for %s", t.name);
 	st = vnpu_compiled_model_new(core, t.primary, t.fallback, t.name, &cfg, program, out);
 	if (st == VNPU_OK && path[0])
 		cache_store(*out, path);
@@ -391,7 +402,7 @@ VNPU_API vnpu_status vnpu_core_query_model(vnpu_core *core, const vnpu_model *mo
 	opts.strict = false;
 	st = vnpu_query_model(model, &opts, &r);
 	if (st != VNPU_OK)
-		return vnpu_error_prefix(st, "querying for %s", t.name);
+		return vnpu_error_prefix(compile_status(st), "querying for %s", t.name);
 	st = make_report(r, &t, out);
 	vnpu_query_result_free(r);
 	return st;

@@ -513,6 +513,11 @@ static const struct regression regressions[] = {
 	/* 2^20 steps unrolled: the compile ran for minutes */
 	{ "test_simple_rnn_batchwise", NULL, "X", {}, { 3, { 3, 1 << 20, 2 } }, true,
 	  VNPU_UNSUPPORTED, "RNN node: a sequence of 1048576 steps" },
+	/* Scan's outputs stacked with a Reshape to [1,0]: its 0 copied X's
+	 * dimension, and the compile said PARSE_ERROR */
+	{ "test_scan9_sum", "x", "initial", { 1, { 3 } }, { 1, { 0 } }, true, VNPU_OK, "" },
+	{ "test_scan9_sum", "initial", "initial", { 2, { 2, 2 } }, { 3, { 0, 7, 2 } }, true,
+	  VNPU_OK, "" },
 	/* the GRU's steps over an empty batch: a stream the device refused */
 	{ "test_gru_defaults", NULL, "X", {}, { 3, { 1, 0, 2 } }, true,
 	  VNPU_UNSUPPORTED, "GRU node: an empty batch" },

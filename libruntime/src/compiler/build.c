@@ -120,15 +120,21 @@ vnpu_status cb_const_i64(struct cstate *s, int32_t rank, const int64_t *vals, in
 	return cs_add_const(s, VNPU_TYPE_I64, rank, &n, data, out);
 }
 
-vnpu_status cb_set_axis(struct vnpu_node *n, int64_t axis)
+/* The only attribute of a node the compiler made: integer @name = @v. */
+static vnpu_status set_int_attr(struct vnpu_node *n, const char *name, int64_t v)
 {
-	n->attrs[0].name = strdup("axis");
+	n->attrs[0].name = strdup(name);
 	n->attrs[0].type = VNPU_ATTR_INT;
-	n->attrs[0].i = axis;
+	n->attrs[0].i = v;
 	n->attrs[0].t.rank = -1;
 	n->num_attrs = 1;
 	return n->attrs[0].name ? VNPU_OK :
 	       vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+}
+
+vnpu_status cb_set_axis(struct vnpu_node *n, int64_t axis)
+{
+	return set_int_attr(n, "axis", axis);
 }
 
 /* Working value @x at @index along @axis (a Gather of a constant index). */
@@ -177,6 +183,9 @@ vnpu_status cb_stack(struct cstate *s, const struct vnpu_node *like,
 		int32_t rin[2] = { parts[(size_t)(reverse ? n - 1 - k : k) * stride], shape };
 
 		st = cs_add_synth(s, "Reshape", like, 2, 1, &rs);
+		/* a 0 in the shape is an empty dimension, not "copy X's" */
+		if (!st)
+			st = set_int_attr(rs, "allowzero", 1);
 		if (!st)
 			st = cb_add_synth(s, rs, rin, &rs_parts[k]);
 	}
@@ -186,30 +195,69 @@ vnpu_status cb_stack(struct cstate *s, const struct vnpu_node *like,
 	return st;
 }
 
-/* Concatenate the values @parts along @axis (Concat, COP_MAX_IO at a time). */
+/* One Concat of the @n (at most COP_MAX_IO) values @in along @axis. */
+static vnpu_status concat_once(struct cstate *s, const struct vnpu_node *like,
+			       const int32_t *in, uint32_t n, int64_t axis, int32_t *out)
+{
+	struct vnpu_node *cat;
+	vnpu_status st = cs_add_synth(s, "Concat", like, n, 1, &cat);
+
+	if (!st)
+		st = cb_set_axis(cat, axis);
+	return st ? st : cb_add_synth(s, cat, in, out);
+}
+
+/*
+ * Concatenate the values @parts along @axis. A Concat takes COP_MAX_IO
+ * values, so more are concatenated in runs first, each run as short as
+ * lets the rest fit one Concat (a level of runs at a time, runs of
+ * COP_MAX_IO while more are needed): every byte is copied once per level,
+ * at most three times for 2^18 parts, where a chain of Concats each
+ * taking the one before would copy it once per later Concat.
+ */
 vnpu_status cb_concat(struct cstate *s, const struct vnpu_node *like,
 		      const int32_t *parts, uint32_t n, int64_t axis, int32_t *out)
 {
-	int32_t acc = -1;
+	int32_t *vals;
 	vnpu_status st = VNPU_OK;
 
-	for (uint32_t k = 0; !st && k < n;) {
-		uint32_t ni = 0;
-		int32_t in[COP_MAX_IO];
-		struct vnpu_node *cat;
+	if (!n) {
+		*out = -1;
+		return VNPU_OK;
+	}
+	vals = malloc(n * sizeof(*vals));
+	if (!vals)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	memcpy(vals, parts, n * sizeof(*vals));
+	while (!st && n > COP_MAX_IO) {
+		uint32_t done = 0, k = 0;
 
-		if (acc >= 0)
-			in[ni++] = acc;
-		while (ni < COP_MAX_IO && k < n)
-			in[ni++] = parts[k++];
-		st = cs_add_synth(s, "Concat", like, ni, 1, &cat);
-		if (!st)
-			st = cb_set_axis(cat, axis);
-		if (!st)
-			st = cb_add_synth(s, cat, in, &acc);
+		/* vals[0, done) are this level's results, vals[k, n) the rest. */
+		while (!st && k < n) {
+			uint32_t left = n - k, take;
+			int32_t run;
+
+			if (done + left <= COP_MAX_IO) {
+				memmove(&vals[done], &vals[k], left * sizeof(*vals));
+				done += left;
+				break;
+			}
+			take = done + 1 + left - COP_MAX_IO;
+			if (take > COP_MAX_IO)
+				take = COP_MAX_IO;
+			if (take > left)
+				take = left;	/* the next level merges it */
+			run = vals[k];
+			if (take > 1)
+				st = concat_once(s, like, &vals[k], take, axis, &run);
+			vals[done++] = run;
+			k += take;
+		}
+		n = done;
 	}
 	if (!st)
-		*out = acc;
+		st = concat_once(s, like, vals, n, axis, out);
+	free(vals);
 	return st;
 }
 
