@@ -457,6 +457,84 @@ static int reshape_hostile(vnpu_core *core, const char *device)
 }
 
 /*
+ * Compile @m, run it once (inputs as the request makes them, zero), and
+ * check that output @name has shape @want; its data, when @data is given,
+ * is copied there (at most @max floats).
+ */
+static int run_output(vnpu_core *core, const char *device, const vnpu_model *m,
+		      const char *name, const vnpu_shape *want, float *data, size_t max)
+{
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	vnpu_tensor *t;
+	vnpu_shape got;
+	size_t bytes, elems = 1;
+	void *p;
+
+	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK_OK(vnpu_infer_request_infer(req));
+	CHECK_OK(vnpu_infer_request_get_tensor(req, name, &t));
+	CHECK_OK(vnpu_tensor_get_shape(t, &got));
+	CHECK(got.rank == want->rank);
+	for (uint32_t d = 0; d < got.rank; d++) {
+		CHECK(got.dims[d] == want->dims[d]);
+		elems *= (size_t)got.dims[d];
+	}
+	CHECK_OK(vnpu_tensor_get_byte_size(t, &bytes));
+	CHECK(bytes == elems * sizeof(float));
+	if (data) {
+		CHECK(elems <= max);
+		CHECK_OK(vnpu_tensor_get_data(t, &p));
+		memcpy(data, p, bytes);
+	}
+	vnpu_tensor_free(t);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+/*
+ * GRU and LSTM over an empty batch (X reshaped to batch 0) compile and
+ * run: Y, Y_h and Y_c are empty, of the shapes ONNX gives them (layout 0
+ * [seq, dirs, 0, H] and [dirs, 0, H]; layout 1 batch first). Zero steps of
+ * a batch of 3 leave Y_h at its initial value, zeros; one step on X zero
+ * is tanh(biases) = 0.
+ */
+static int rnn_empty_batch(vnpu_core *core, const char *device)
+{
+	const vnpu_shape gru_x = { 3, { 1, 0, 2 } }, gru_yh = { 3, { 1, 0, 5 } };
+	const vnpu_shape lstm_x = { 3, { 0, 7, 2 } }, lstm_y = { 4, { 0, 7, 1, 7 } };
+	const vnpu_shape lstm_yh = { 3, { 0, 1, 7 } };
+	const vnpu_shape no_steps = { 3, { 0, 3, 2 } }, yh3 = { 3, { 1, 3, 5 } };
+	const vnpu_shape one_step = { 3, { 1, 3, 2 } };
+	float yh[15];
+	vnpu_model *m;
+
+	CHECK_OK(vnpu_core_read_model(core, NODE_DIR "test_gru_defaults/model.onnx", &m));
+	CHECK_OK(vnpu_model_reshape(m, "X", &gru_x));
+	CHECK(!run_output(core, device, m, "Y_h", &gru_yh, NULL, 0));
+	CHECK_OK(vnpu_model_reshape(m, "X", &no_steps));
+	memset(yh, 0xff, sizeof(yh));
+	CHECK(!run_output(core, device, m, "Y_h", &yh3, yh, 15));
+	for (int i = 0; i < 15; i++)
+		CHECK(yh[i] == 0.0f);
+	CHECK_OK(vnpu_model_reshape(m, "X", &one_step));
+	memset(yh, 0xff, sizeof(yh));
+	CHECK(!run_output(core, device, m, "Y_h", &yh3, yh, 15));
+	for (int i = 0; i < 15; i++)
+		CHECK(yh[i] == 0.0f);
+	vnpu_model_free(m);
+
+	CHECK_OK(vnpu_core_read_model(core, NODE_DIR "test_lstm_batchwise/model.onnx", &m));
+	CHECK_OK(vnpu_model_reshape(m, "X", &lstm_x));
+	CHECK(!run_output(core, device, m, "Y", &lstm_y, NULL, 0));
+	CHECK(!run_output(core, device, m, "Y_h", &lstm_yh, NULL, 0));
+	vnpu_model_free(m);
+	return 0;
+}
+
+/*
  * CastLike takes only the element type of 'like': ONNX's castlike bf16
  * cases feed a [1] to a 'like' declared [3,4], which a reshape of 'like'
  * lets through. Into bf16 truncates (the upper half of the f32 bits).
@@ -834,6 +912,7 @@ int main(int argc, char **argv)
 		TEST(reshape_fixed_dims),
 		TEST(reshape_hostile),
 		TEST(castlike_reshaped_like),
+		TEST(rnn_empty_batch),
 		TEST(profiling),
 		TEST(telemetry),
 		TEST(three_threads),

@@ -466,8 +466,14 @@ vnpu_status cl_lower_rnn(struct cstate *s, struct cop *op)
 	int32_t xw, bias;
 	vnpu_status st = parse(s, op, &r);
 
-	if (!st)
-		st = input_bias(s, op, &r, &bias);
+	/*
+	 * An empty batch: Y, Y_h and Y_c hold no elements, so there is
+	 * nothing to compute (and the gates' views at offsets into empty
+	 * temporaries would point past them).
+	 */
+	if (st || !r.batch)
+		return st;
+	st = input_bias(s, op, &r, &bias);
 	if (st)
 		return st;
 	/* XW [seq, dirs, batch, G]: every step's input projection. */

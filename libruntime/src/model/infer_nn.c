@@ -162,9 +162,6 @@ static vnpu_status infer_rnn(struct ictx *c)
 	st = check_rnn_inputs(c, gates, dirs, batch, in, batch_first, &hidden);
 	if (st)
 		return st;
-	/* The compiler's GRU and LSTM steps do not lower an empty batch yet. */
-	if (batch == 0 && gates > 1)
-		return inf_error(c, VNPU_UNSUPPORTED, "an empty batch");
 	if (seq > VNPU_MAX_LOOP_ITERS)
 		return inf_error(c, VNPU_UNSUPPORTED, "a sequence of %lld steps (at most %d are unrolled)",
 				 (long long)seq, VNPU_MAX_LOOP_ITERS);
