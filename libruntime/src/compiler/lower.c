@@ -21,8 +21,14 @@
 vnpu_status cl_layer(struct cstate *s, uint32_t lop, const struct ctensor *t, uint32_t n,
 			 const void *attrs, uint32_t attr_size)
 {
-	struct ccmd *c = cs_add_cmd(s, VNPU_CMD_LAYER, n);
+	struct ccmd *c;
 
+	/* A layer's one output is its last tensor: when it has no elements,
+	 * there is nothing to compute (and nothing the engine must take). */
+	for (uint32_t d = 0; n && d < t[n - 1].rank; d++)
+		if (!t[n - 1].dims[d])
+			return VNPU_OK;
+	c = cs_add_cmd(s, VNPU_CMD_LAYER, n);
 	if (!c)
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
 	c->layer = lop;
@@ -681,6 +687,74 @@ static vnpu_status check_static(struct cstate *s, const struct cop *op)
 	return VNPU_OK;
 }
 
+/*
+ * The limits of every layer tensor the engine takes (vnpu_engine.c's
+ * tensor_ok()): no dimension above 2^31, and the product of the non-zero
+ * dimensions at most 2^40. A model's tensors may hold 2^40 elements in one
+ * dimension; copies and views take it, layers do not.
+ */
+#define ENG_MAX_DIM (1ll << 31)
+#define ENG_MAX_NUMEL (1ll << 40)
+
+/* @t named for a message: the value's name, or its shape for a temporary. */
+static const char *tensor_name(const struct cstate *s, const struct ctensor *t, char *buf,
+			       size_t size)
+{
+	const char *name = t->val >= 0 ? s->vals[t->val].name : NULL;
+	size_t len;
+
+	if (name && name[0]) {
+		snprintf(buf, size, "'%s'", name);
+		return buf;
+	}
+	len = (size_t)snprintf(buf, size, "a temporary [");
+	for (uint32_t d = 0; d < t->rank && len < size; d++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%lld", d ? "," : "",
+					(long long)t->dims[d]);
+	if (len < size)
+		snprintf(buf + len, size - len, "]");
+	return buf;
+}
+
+/*
+ * Why the engine refuses a layer of tensors @t: a dimension or size past
+ * its limits, said with the tensor and the limit. VNPU_OK when they are
+ * within them (the op's own checks refused it).
+ */
+static vnpu_status layer_limits(struct cstate *s, const struct ccmd *cmd)
+{
+	const struct ctensor *t = cs_cmd_tensors(s, cmd);
+	char name[96];
+
+	for (uint32_t i = 0; i < cmd->num_tensors; i++) {
+		int64_t numel = 1;
+
+		for (uint32_t d = 0; d < t[i].rank; d++) {
+			if (t[i].dims[d] > ENG_MAX_DIM)
+				return UNSUP(s, "dimension %u of %s is %lld: the device's layers take at most 2^31",
+					     d, tensor_name(s, &t[i], name, sizeof(name)),
+					     (long long)t[i].dims[d]);
+			if (t[i].dims[d] && numel > ENG_MAX_NUMEL / t[i].dims[d])
+				return UNSUP(s, "%s has more than 2^40 elements in its non-empty dimensions: the device's layers take at most 2^40",
+					     tensor_name(s, &t[i], name, sizeof(name)));
+			if (t[i].dims[d])
+				numel *= t[i].dims[d];
+		}
+	}
+	return VNPU_OK;
+}
+
+/* Why the engine refused the layer of @cmd, as precisely as known. */
+static vnpu_status layer_refused(struct cstate *s, const struct ccmd *cmd)
+{
+	vnpu_status st = layer_limits(s, cmd);
+
+	if (st)
+		return st;
+	return UNSUP(s, "the device engine does not take this layer (op %u) with these types, shapes or attributes",
+		     cmd->layer);
+}
+
 /* The engine's own check of every layer this op lowered to. */
 static vnpu_status check_layers(struct cstate *s, uint32_t first)
 {
@@ -701,9 +775,9 @@ static vnpu_status check_layers(struct cstate *s, uint32_t first)
 				t[i].strides[d] = ct->strides[d];
 			}
 		}
-		if (vnpu_eng_layer_check(cmd->layer, t, cmd->num_tensors, cmd->attrs, cmd->attr_size))
-			return UNSUP(s, "the device engine does not take this layer (op %u) with these types, shapes or attributes",
-				     cmd->layer);
+		if (vnpu_eng_layer_check(cmd->layer, t, cmd->num_tensors, cmd->attrs,
+					 cmd->attr_size))
+			return layer_refused(s, cmd);
 	}
 	return VNPU_OK;
 }

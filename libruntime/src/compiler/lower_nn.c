@@ -411,7 +411,7 @@ static vnpu_status deconv_axes(struct cstate *s, const struct cop *op, struct de
 		}
 		/* The zero-inserted input, padded by dl * (k - 1) minus the
 		 * pads; the end pad is what the output extent leaves. */
-		a->zeroed = (in - 1) * a->st + 1;
+		a->zeroed = in ? (in - 1) * a->st + 1 : 0;
 		a->pb = a->dl * (a->k - 1) - pb;
 		a->pe = out + a->dl * (a->k - 1) - a->zeroed - a->pb;
 		if (a->pb < 0 || a->pe < 0)
@@ -541,6 +541,25 @@ static vnpu_status deconv_3d(struct cstate *s, struct cop *op, const struct deco
 	return cl_copy(s, ct_dense(s, op->out[0]), src);
 }
 
+/*
+ * ConvTranspose of an input with no elements to an output with some (its
+ * size given by output_shape or pads): no product reaches it, Y is B
+ * along the channels, or zeros. ConvTranspose fuses no activation.
+ */
+static vnpu_status deconv_no_input(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *yi = INFO(s, op->out[0]);
+	struct ctensor b;
+
+	if (IN(op, 2) < 0)
+		return cl_fill(s, ct_dense(s, op->out[0]), 0);
+	b = ct_dense(s, IN(op, 2));
+	b.rank = (uint32_t)yi->rank - 1;
+	for (int32_t d = 1; d < yi->rank - 1; d++)
+		b.dims[d] = 1, b.strides[d] = 0;
+	return cl_copy(s, ct_dense(s, op->out[0]), ct_broadcast(b, yi->rank, yi->dims));
+}
+
 static vnpu_status lower_conv_transpose(struct cstate *s, struct cop *op)
 {
 	const struct vnpu_tinfo xinfo = *INFO(s, IN(op, 0)), *xi = &xinfo;
@@ -556,6 +575,8 @@ static vnpu_status lower_conv_transpose(struct cstate *s, struct cop *op)
 
 	if (nsp < 1 || nsp > 3)
 		return UNSUP(s, "%d-D transposed convolution (only 1-D to 3-D)", nsp);
+	if (!vnpu_tinfo_elems(xi))
+		return deconv_no_input(s, op);
 	st = deconv_axes(s, op, ax, nsp);
 	if (st)
 		return st;
