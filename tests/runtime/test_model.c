@@ -535,6 +535,61 @@ static int rnn_empty_batch(vnpu_core *core, const char *device)
 }
 
 /*
+ * Layers the engine does not take, lowered without them: the determinant
+ * of 0 x 0 matrices is 1, ReduceSumSquare of a scalar its square, and
+ * ConvTranspose of an input without elements (no B) zeros.
+ */
+static int empty_and_scalar_layers(vnpu_core *core, const char *device)
+{
+	const vnpu_shape none = { 2, { 0, 0 } }, batch_none = { 3, { 3, 0, 0 } };
+	const vnpu_shape scalar = { 0 }, three = { 1, { 3 } };
+	const vnpu_shape no_x = { 4, { 1, 1, 3, 0 } }, y = { 4, { 1, 2, 10, 8 } };
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	vnpu_tensor *t;
+	float out[160], *p;
+	vnpu_model *m;
+
+	CHECK_OK(vnpu_core_read_model(core, NODE_DIR "test_det_nd/model.onnx", &m));
+	CHECK_OK(vnpu_model_reshape(m, "x", &none));
+	CHECK(!run_output(core, device, m, "y", &scalar, out, 1));
+	CHECK(out[0] == 1.0f);
+	CHECK_OK(vnpu_model_reshape(m, "x", &batch_none));
+	CHECK(!run_output(core, device, m, "y", &three, out, 3));
+	CHECK(out[0] == 1.0f && out[1] == 1.0f && out[2] == 1.0f);
+	vnpu_model_free(m);
+
+	CHECK_OK(vnpu_core_read_model(core, NODE_DIR
+				      "test_reduce_sum_square_default_axes_keepdims_example/model.onnx",
+				      &m));
+	CHECK_OK(vnpu_model_reshape(m, "data", &scalar));
+	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm));
+	vnpu_model_free(m);
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK_OK(vnpu_infer_request_get_tensor(req, "data", &t));
+	CHECK_OK(vnpu_tensor_get_data(t, (void **)&p));
+	*p = -3.0f;
+	vnpu_tensor_free(t);
+	CHECK_OK(vnpu_infer_request_infer(req));
+	CHECK_OK(vnpu_infer_request_get_tensor(req, "reduced", &t));
+	CHECK_OK(vnpu_tensor_get_data(t, (void **)&p));
+	CHECK(*p == 9.0f);
+	vnpu_tensor_free(t);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+
+	CHECK_OK(vnpu_core_read_model(core, NODE_DIR "test_convtranspose_kernel_shape/model.onnx",
+				      &m));
+	CHECK_OK(vnpu_model_reshape(m, "X", &no_x));
+	memset(out, 0xff, sizeof(out));
+	CHECK(!run_output(core, device, m, "Y", &y, out, 160));
+	for (int i = 0; i < 160; i++)
+		CHECK(out[i] == 0.0f);
+	vnpu_model_free(m);
+	return 0;
+}
+
+/*
  * CastLike takes only the element type of 'like': ONNX's castlike bf16
  * cases feed a [1] to a 'like' declared [3,4], which a reshape of 'like'
  * lets through. Into bf16 truncates (the upper half of the f32 bits).
@@ -913,6 +968,7 @@ int main(int argc, char **argv)
 		TEST(reshape_hostile),
 		TEST(castlike_reshaped_like),
 		TEST(rnn_empty_batch),
+		TEST(empty_and_scalar_layers),
 		TEST(profiling),
 		TEST(telemetry),
 		TEST(three_threads),

@@ -695,6 +695,9 @@ static vnpu_status check_static(struct cstate *s, const struct cop *op)
  */
 #define ENG_MAX_DIM (1ll << 31)
 #define ENG_MAX_NUMEL (1ll << 40)
+/* What one output may read (vnpu_layers.h: work that cannot be split). */
+#define ENG_MAX_ROW (1ll << 28)
+#define ENG_MAX_WINDOW (1ll << 24)
 
 /* @t named for a message: the value's name, or its shape for a temporary. */
 static const char *tensor_name(const struct cstate *s, const struct ctensor *t, char *buf,
@@ -744,11 +747,59 @@ static vnpu_status layer_limits(struct cstate *s, const struct ccmd *cmd)
 	return VNPU_OK;
 }
 
+static int64_t ct_elems(const struct ctensor *t)
+{
+	int64_t n = 1;
+
+	for (uint32_t d = 0; d < t->rank; d++)
+		n *= t->dims[d];
+	return n;
+}
+
+/*
+ * The bounds vnpu_layers.h puts on work that cannot be split, for the
+ * layers that have them: VNPU_OK when @cmd is within them.
+ */
+static vnpu_status layer_work(struct cstate *s, const struct ccmd *cmd)
+{
+	const struct ctensor *t = cs_cmd_tensors(s, cmd);
+	int64_t row = 0, window;
+
+	switch (cmd->layer) {
+	case VNPU_LAYER_REDUCE:
+		row = ct_elems(&t[0]) / (ct_elems(&t[1]) ? ct_elems(&t[1]) : 1);
+		break;
+	case VNPU_LAYER_ARGREDUCE: {
+		const struct vnpu_layer_argreduce *a = (const void *)cmd->attrs;
+
+		row = a->axis < t[0].rank ? t[0].dims[a->axis] : 0;
+		break;
+	}
+	case VNPU_LAYER_POOL: {
+		const struct vnpu_layer_pool *a = (const void *)cmd->attrs;
+
+		window = (int64_t)a->kernel[0] * a->kernel[1];
+		if (window > ENG_MAX_WINDOW)
+			return UNSUP(s, "a pooling window of %lld elements: the device pools at most 2^24",
+				     (long long)window);
+		break;
+	}
+	default:
+		break;
+	}
+	if (row > ENG_MAX_ROW)
+		return UNSUP(s, "each output reads %lld elements: the device reads at most 2^28 for one",
+			     (long long)row);
+	return VNPU_OK;
+}
+
 /* Why the engine refused the layer of @cmd, as precisely as known. */
 static vnpu_status layer_refused(struct cstate *s, const struct ccmd *cmd)
 {
 	vnpu_status st = layer_limits(s, cmd);
 
+	if (!st)
+		st = layer_work(s, cmd);
 	if (st)
 		return st;
 	return UNSUP(s, "the device engine does not take this layer (op %u) with these types, shapes or attributes",

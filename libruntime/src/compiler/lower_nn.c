@@ -1082,7 +1082,14 @@ static vnpu_status reduce(struct cstate *s, uint32_t func, int32_t x, int32_t y,
 {
 	struct vnpu_layer_reduce attr = { .func = func, .axes = mask };
 	struct ctensor t[2] = { ct_dense(s, x), reduced_view(s, x, y, mask) };
+	const int64_t one = 1;
 
+	/* A scalar reduces as the one element of a [1]. */
+	if (!INFO(s, x)->rank) {
+		t[0] = ct_shaped(s, x, 1, &one);
+		t[1] = ct_shaped(s, y, 1, &one);
+		attr.axes = 1;
+	}
 	return cl_layer(s, VNPU_LAYER_REDUCE, t, 2, &attr, sizeof(attr));
 }
 
@@ -1620,8 +1627,17 @@ static vnpu_status lower_det(struct cstate *s, struct cop *op)
 	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0));
 	struct ctensor t[2] = { ct_dense(s, IN(op, 0)), ct_dense(s, op->out[0]) };
 
+	uint64_t one = 0;
+
 	if (xi->dims[xi->rank - 1] > VNPU_DET_MAX_M)
-		return UNSUP(s, "matrices above %d x %d", VNPU_DET_MAX_M, VNPU_DET_MAX_M);
+		return UNSUP(s, "matrices of %lld x %lld: the device takes at most %d x %d",
+			     (long long)xi->dims[xi->rank - 1], (long long)xi->dims[xi->rank - 1],
+			     VNPU_DET_MAX_M, VNPU_DET_MAX_M);
+	/* The determinant of a 0 x 0 matrix is 1 (an empty product). */
+	if (!xi->dims[xi->rank - 1]) {
+		vnpu_elem_set_f(&one, xi->type, 0, 1.0);
+		return cl_fill(s, t[1], one);
+	}
 	return cl_layer(s, VNPU_LAYER_DET, t, 2, NULL, 0);
 }
 

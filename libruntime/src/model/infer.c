@@ -1271,6 +1271,21 @@ static vnpu_status infer_same(struct ictx *c)
 	return VNPU_OK;
 }
 
+/* LRN: X [N, C, D1, ...], the window across C of size >= 1. */
+static vnpu_status infer_lrn(struct ictx *c)
+{
+	int64_t size = vnpu_attr_int(c->n, "size", 0);
+	vnpu_status st = inf_need_inputs(c, 1, 1);
+
+	if (st)
+		return st;
+	if (IN(c, 0)->rank >= 0 && IN(c, 0)->rank < 2)
+		return FAIL(c, "input rank %d, at least 2 (N, C, ...)", IN(c, 0)->rank);
+	if (size < 1)
+		return FAIL(c, "size %lld, at least 1", (long long)size);
+	return infer_same(c);
+}
+
 /* Trilu: the last two dimensions are the matrices. */
 static vnpu_status infer_trilu(struct ictx *c)
 {
@@ -1359,6 +1374,13 @@ static vnpu_status infer_if(struct ictx *c)
 		return st;
 	if (!tb || !eb || !tb->g || !eb->g)
 		return FAIL(c, "needs then_branch and else_branch graphs");
+	/* One condition: the device's select would broadcast several. */
+	if (vnpu_tinfo_static(IN(c, 0)) && vnpu_tinfo_elems(IN(c, 0)) != 1) {
+		char buf[96];
+
+		return FAIL(c, "cond is %s: it must hold one value",
+			    vnpu_tinfo_str(IN(c, 0), buf, sizeof(buf)));
+	}
 	if (tb->g->num_outputs != c->n->num_outputs || eb->g->num_outputs != c->n->num_outputs)
 		return FAIL(c, "branch outputs do not match the node's");
 	st = vnpu_graph_infer(c->m, tb->g, infos, c->fold_limit, true);
@@ -1425,7 +1447,7 @@ static const struct op_infer infer_table[] = {
 	{ "Concat", infer_concat }, { "Split", infer_split }, { "Slice", infer_slice },
 	{ "Gather", infer_gather }, { "Expand", infer_expand_tile },
 	{ "Tile", infer_expand_tile }, { "ConstantOfShape", infer_constant_of_shape },
-	{ "Range", infer_range }, { "LRN", infer_same }, { "CumSum", infer_same },
+	{ "Range", infer_range }, { "LRN", infer_lrn }, { "CumSum", infer_same },
 	{ "Pad", infer_pad }, { "DepthToSpace", infer_space_depth },
 	{ "SpaceToDepth", infer_space_depth }, { "If", infer_if },
 };

@@ -633,6 +633,8 @@ static vnpu_status infer_grid_sample(struct ictx *c)
 	if ((g->dims[3] >= 0 && g->dims[3] != 2) ||
 	    (g->dims[0] >= 0 && x->dims[0] >= 0 && g->dims[0] != x->dims[0]))
 		return FAIL(c, "grid must be [N, H_out, W_out, 2]");
+	if ((!x->dims[2] || !x->dims[3]) && g->dims[1] && g->dims[2] && x->dims[0] && x->dims[1])
+		return FAIL(c, "X's height or width is 0: no points to sample from");
 	dims[0] = x->dims[0];
 	dims[1] = x->dims[1];
 	dims[2] = g->dims[1];
@@ -670,9 +672,15 @@ static vnpu_status infer_optimizer(struct ictx *c)
 	if ((c->n->num_inputs - 2) % groups || c->n->num_outputs != n * (groups - 1))
 		return FAIL(c, "R, T and %u groups of tensors in, %u groups out expected", groups,
 			    groups - 1);
-	if (!vnpu_type_is_float(IN(c, 0)->type) || elems(IN(c, 0)) > 1 ||
-	    (IN(c, 1)->type != VNPU_TYPE_I64) || elems(IN(c, 1)) > 1)
+	if (!vnpu_type_is_float(IN(c, 0)->type) || IN(c, 1)->type != VNPU_TYPE_I64)
 		return FAIL(c, "R must be a float scalar and T an int64 scalar");
+	for (i = 0; i < 2; i++) {
+		char buf[96];
+
+		if (IN(c, i)->rank > 0)
+			return FAIL(c, "%s is %s: it must be a scalar", i ? "T" : "R",
+				    vnpu_tinfo_str(IN(c, i), buf, sizeof(buf)));
+	}
 	for (i = 0; i < n; i++) {
 		const struct vnpu_tinfo *x = IN(c, 2 + i);
 
@@ -906,6 +914,17 @@ static vnpu_status infer_roi_align(struct ictx *c)
 	if ((x->rank >= 0 && x->rank != 4) || (r->rank >= 0 && r->rank != 2) ||
 	    (b->rank >= 0 && b->rank != 1))
 		return FAIL(c, "X [N, C, H, W], rois [R, 4] and batch_indices [R] expected");
+	if (r->rank == 2) {
+		st = inf_check_dims(c, 1, "rois", 2, (int64_t[]){ r->dims[0], 4 });
+		if (!st)
+			st = inf_check_dims(c, 2, "batch_indices", 1, r->dims);
+		if (st)
+			return st;
+	}
+	/* Regions of an empty X hold no points (ONNX leaves them undefined). */
+	if (x->rank == 4 && r->rank == 2 && r->dims[0] && x->dims[1] &&
+	    (!x->dims[0] || !x->dims[2] || !x->dims[3]))
+		return FAIL(c, "X is empty: no points to pool the regions from");
 	dims[0] = r->rank == 2 ? r->dims[0] : VNPU_DIM_DYNAMIC;
 	dims[1] = x->rank == 4 ? x->dims[1] : VNPU_DIM_DYNAMIC;
 	dims[2] = vnpu_attr_int(c->n, "output_height", 1);

@@ -677,6 +677,8 @@ static vnpu_status conv_shape(struct ictx *c, const struct vnpu_tinfo *x,
 		kernel[d] = ks && ks->n == (size_t)nsp ? ks->ints[d] : w->dims[2 + d];
 		if (kernel[d] < 0)
 			return inf_error(c, VNPU_UNSUPPORTED, "kernel shape unknown");
+		if (!kernel[d])
+			return FAIL(c, "an empty kernel (spatial dimension %d is 0)", d);
 	}
 	st = check_conv_weights(c, x, w, kernel, group);
 	if (st)
@@ -744,8 +746,12 @@ static vnpu_status infer_pool(struct ictx *c)
 	dims[0] = x->dims[0];
 	dims[1] = x->dims[1];
 	if (global) {
-		for (int32_t d = 0; d < nsp; d++)
+		for (int32_t d = 0; d < nsp; d++) {
 			dims[2 + d] = 1;
+			/* a max or mean of nothing, for each of N x C outputs */
+			if (!x->dims[2 + d] && x->dims[0] && x->dims[1])
+				return FAIL(c, "X's spatial dimension %d is 0: an empty window", d);
+		}
 	} else {
 		ks = vnpu_node_attr(c->n, "kernel_shape");
 		if (!ks || ks->type != VNPU_ATTR_INTS || ks->n != (size_t)nsp)
