@@ -688,6 +688,143 @@ static void test_half_storage(void)
 	}
 }
 
+/*
+ * Values that find the corners of float arithmetic: NaNs with payloads and
+ * signs, zeros of both signs, infinities, subnormals, the largest floats,
+ * then random ones.
+ */
+static void fill_special(float *x, size_t n)
+{
+	static const __u32 bits[] = {
+		0x7fc00000, 0xffc00123, 0x7fc4567a, 0x00000000, 0x80000000,
+		0x7f800000, 0xff800000, 0x00000001, 0x807fffff, 0x00400000,
+		0x7f7fffff, 0xff7fffff, 0x3f800000, 0xbf800000, 0x3e4ccccd,
+	};
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		__u32 u = bits[(i * 7 + i / 15) % (sizeof(bits) / sizeof(bits[0]))];
+
+		if (i % 3 == 2)
+			x[i] = et_randf() * 8;
+		else
+			memcpy(&x[i], &u, 4);
+	}
+}
+
+/*
+ * Runs @op twice on the same values: @fast with its operands as given,
+ * @slow with each operand of @strided read from every other float of a
+ * buffer twice as long (the strided loops, which compute in double). The
+ * output bytes must be the same.
+ */
+static void same_bits(const char *name, __u32 op, struct vnpu_tensor *t,
+		      void **data, __u32 n, const void *attrs, __u32 attr_size,
+		      unsigned int strided)
+{
+	struct vnpu_tensor v[3];
+	void *vd[3];
+	size_t bytes = et_bytes(&t[n - 1]), e, i;
+	unsigned char *fast = malloc(bytes), *slow = malloc(bytes);
+	__u32 k;
+	int rc;
+
+	for (k = 0; k < n; k++) {
+		size_t num = et_numel(&t[k]);
+
+		v[k] = t[k];
+		vd[k] = data[k];
+		if (k == n - 1 || !(strided >> k & 1))
+			continue;
+		vd[k] = calloc(2 * num, 4);
+		for (e = 0; e < num; e++)
+			((float *)vd[k])[2 * e] = ((const float *)data[k])[e];
+		for (i = 0; i < v[k].rank; i++)
+			v[k].strides[i] *= 2;
+	}
+	rc = et_run(op, t, data, n, attrs, attr_size, et_host_features, 1);
+	memcpy(fast, data[n - 1], bytes);
+	memset(data[n - 1], 0x5a, bytes);
+	rc = rc ? rc : et_run(op, v, vd, n, attrs, attr_size, et_host_features,
+			      1);
+	memcpy(slow, data[n - 1], bytes);
+	ET_EXPECT(!rc, "%s: run failed (%d)", name, rc);
+	for (e = 0; !rc && e < bytes; e++)
+		if (fast[e] != slow[e]) {
+			ET_FAIL("%s: byte %zu: 0x%02x, strided 0x%02x", name, e,
+				fast[e], slow[e]);
+			break;
+		}
+	for (k = 0; k + 1 < n; k++)
+		if (vd[k] != data[k])
+			free(vd[k]);
+	free(fast);
+	free(slow);
+}
+
+/*
+ * The float loops for contiguous and scalar operands (binary functions
+ * that round as double does, the activations that round nothing or once)
+ * give the strided double path's bits, NaNs, zeros' signs and subnormals
+ * included; every activation is checked, whichever loop it takes.
+ */
+static void test_fast_paths(void)
+{
+	enum { N = 999 };
+	static const __u32 funcs[] = {
+		VNPU_BIN_ADD, VNPU_BIN_SUB, VNPU_BIN_MUL, VNPU_BIN_DIV,
+		VNPU_BIN_MAX, VNPU_BIN_MIN, VNPU_BIN_PRELU, VNPU_BIN_EQUAL,
+		VNPU_BIN_LESS, VNPU_BIN_LESS_EQUAL, VNPU_BIN_GREATER,
+		VNPU_BIN_GREATER_EQUAL,
+	};
+	__u64 dn = N, one = 1;
+	float *a = malloc(N * 4), *b = malloc(N * 4), *y = malloc(N * 4);
+	struct vnpu_tensor t[3];
+	void *data[3] = { a, b, y };
+	char name[64];
+	size_t f, c;
+
+	fill_special(a, N);
+	fill_special(b, N);
+	/* Shifted, so that pairs meet every corner of the other operand. */
+	memmove(b, b + 4, (N - 4) * 4);
+	for (f = 0; f < sizeof(funcs) / sizeof(funcs[0]); f++) {
+		struct vnpu_layer_binary at = { .func = funcs[f] };
+		__u32 out = funcs[f] >= VNPU_BIN_EQUAL &&
+			    funcs[f] <= VNPU_BIN_GREATER_EQUAL ?
+			    VNPU_DTYPE_BOOL : VNPU_DTYPE_F32;
+
+		/* Both contiguous, then b a scalar, then a a scalar. */
+		for (c = 0; c < 3; c++) {
+			t[0] = et_dense(VNPU_DTYPE_F32, 1, c == 2 ? &one : &dn);
+			t[1] = et_dense(VNPU_DTYPE_F32, 1, c == 1 ? &one : &dn);
+			t[2] = et_dense(out, 1, &dn);
+			snprintf(name, sizeof(name), "binary f%u fast case %zu",
+				 funcs[f], c);
+			/* Each time the operand that is not a scalar strided. */
+			same_bits(name, VNPU_LAYER_BINARY, t, data, 3, &at,
+				  sizeof(at), c == 2 ? 2 : 1);
+		}
+	}
+	t[0] = et_dense(VNPU_DTYPE_F32, 1, &dn);
+	t[1] = t[0];
+	data[1] = y;
+	for (f = 0; f < VNPU_ACT_COUNT; f++) {
+		struct vnpu_layer_act at = { .func = (__u32)f };
+
+		if (f == VNPU_ACT_NOT)
+			continue;
+		at.alpha = et_f32_bits(f == VNPU_ACT_CLIP ? -0.5f : 0.2f);
+		at.beta = et_f32_bits(f == VNPU_ACT_CLIP ? 2.0f : 1.3f);
+		snprintf(name, sizeof(name), "unary func %zu fast", f);
+		same_bits(name, VNPU_LAYER_UNARY, t, data, 2, &at, sizeof(at),
+			  1);
+	}
+	free(a);
+	free(b);
+	free(y);
+}
+
 void et_test_elementwise(void)
 {
 	test_half_storage();
@@ -697,4 +834,5 @@ void et_test_elementwise(void)
 	test_unary_f32();
 	test_unary_int();
 	test_cast();
+	test_fast_paths();
 }

@@ -436,6 +436,10 @@ static void pool_case_run(const struct pool_case *pc)
 	y = malloc(et_bytes(&t[1]));
 	ref = malloc(et_bytes(&t[1]));
 	et_fill_f32(x, et_bytes(&t[0]) / 4);
+	/* Max windows meet NaNs, infinities and zeros of both signs. */
+	for (i = 0; pc->mode == VNPU_POOL_MAX && i < et_bytes(&t[0]) / 4; i += 13)
+		x[i] = i % 5 == 0 ? NAN : i % 5 == 1 ? -INFINITY :
+		       i % 5 == 2 ? -0.0f : i % 5 == 3 ? 0.0f : INFINITY;
 	data[0] = x;
 	data[1] = y;
 	for (img = 0; img < pc->n; img++)
@@ -443,6 +447,7 @@ static void pool_case_run(const struct pool_case *pc)
 			for (i = 0; i < (size_t)oh; i++)
 				for (j = 0; j < (size_t)ow; j++) {
 					double acc = pc->mode == VNPU_POOL_MAX ? -INFINITY : 0;
+					float facc = pc->mode == VNPU_POOL_MAX ? -INFINITY : 0;
 					size_t a, b, cnt = 0, padded = 0;
 
 					for (a = 0; a < pc->kh; a++)
@@ -457,16 +462,25 @@ static void pool_case_run(const struct pool_case *pc)
 								continue;
 							v = x[((img * pc->c + c) * pc->h + ih) * pc->w + iw];
 							cnt++;
-							if (pc->mode == VNPU_POOL_MAX)
-								acc = v > acc ? v : acc;
+							/*
+							 * Max and average in float, in
+							 * window order: the first NaN
+							 * wins; sums round as they go.
+							 */
+							if (pc->mode == VNPU_POOL_MAX &&
+							    (v > facc || v != v) && facc == facc)
+								facc = (float)v;
 							else if (pc->mode == VNPU_POOL_AVG)
-								acc += v;
+								facc += (float)v;
 							else
 								acc += pow(fabs(v), pc->p);
 						}
 					if (pc->mode == VNPU_POOL_AVG)
-						acc /= (pc->flags & VNPU_POOL_F_COUNT_PAD) ? padded : cnt;
-					if (pc->mode == VNPU_POOL_LP)
+						facc /= (float)((pc->flags & VNPU_POOL_F_COUNT_PAD) ?
+								padded : cnt);
+					if (pc->mode != VNPU_POOL_LP)
+						acc = facc;
+					else
 						acc = pow(acc, 1.0 / pc->p);
 					ref[((img * pc->c + c) * oh + i) * ow + j] = (float)acc;
 				}
@@ -481,8 +495,12 @@ static void pool_case_run(const struct pool_case *pc)
 	snprintf(name, sizeof(name), "pool mode%u flags%u %llux%llu k%ux%u s%u p%u,%u",
 		 pc->mode, pc->flags, (unsigned long long)pc->h,
 		 (unsigned long long)pc->w, pc->kh, pc->kw, pc->sh, pc->pt, pc->pb);
-	et_layer_f32(name, VNPU_LAYER_POOL, t, data, 2, &at, sizeof(at), ref,
-		     1e-6, 1e-5);
+	if (pc->mode == VNPU_POOL_LP)
+		et_layer_f32(name, VNPU_LAYER_POOL, t, data, 2, &at, sizeof(at),
+			     ref, 1e-6, 1e-5);
+	else
+		et_layer_exact(name, VNPU_LAYER_POOL, t, data, 2, &at,
+			       sizeof(at), ref);
 	free(x);
 	free(y);
 	free(ref);
@@ -501,6 +519,14 @@ static void test_pool(void)
 		{ VNPU_POOL_LP, 0, 2, 0, 1, 3, 6, 6, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0 },
 		{ VNPU_POOL_LP, 0, 3, 0, 1, 3, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },
 		{ VNPU_POOL_MAX, 0, 0, 1, 2, 3, 1, 17, 1, 4, 1, 3, 1, 1, 0, 1, 0, 2 },
+		/* Rows of outputs wider than 8, inside the input and not. */
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 3, 72, 32, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 2, 9, 29, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },
+		{ VNPU_POOL_AVG, VNPU_POOL_F_COUNT_PAD, 0, 0, 1, 2, 11, 37, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },
+		{ VNPU_POOL_AVG, 0, 0, 0, 2, 2, 8, 40, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0 },
+		{ VNPU_POOL_AVG, VNPU_POOL_F_CEIL, 0, 0, 1, 2, 10, 45, 4, 3, 3, 3, 1, 1, 0, 2, 0, 2 },
+		{ VNPU_POOL_MAX, 0, 0, 1, 1, 3, 1, 45, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 2, 12, 40, 2, 3, 1, 2, 1, 2, 0, 1, 0, 1 },
 	};
 	size_t i;
 
@@ -669,6 +695,94 @@ static void test_random(void)
 	}
 }
 
+/*
+ * A bias and a RELU, LEAKY_RELU or CLIP after a convolution go to the
+ * output in one pass (act_store()); a residual forces the general
+ * epilogue. A residual of -0.0f adds nothing to any float, so both must
+ * give the same bits, with and without bias, on every path the host has,
+ * the sums' NaNs and zeros included.
+ */
+static void test_plain_epilogues(void)
+{
+	static const struct vnpu_layer_act acts[] = {
+		{ .func = VNPU_ACT_IDENTITY },
+		{ .func = VNPU_ACT_RELU },
+		{ .func = VNPU_ACT_LEAKY_RELU, .alpha = 0x3dcccccd },	/* 0.1 */
+		{ .func = VNPU_ACT_CLIP, .alpha = 0xbf000000,		/* -0.5 */
+		  .beta = 0x3f333333 },					/* 0.7 */
+	};
+	__u64 dx[4] = { 1, 5, 9, 37 }, dw[4] = { 20, 5, 3, 3 };
+	__u64 dy[4] = { 1, 20, 9, 37 }, nb = 20;
+	__u32 paths[3] = { 0, VNPU_ENG_F_AVX2_FMA,
+			   VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 };
+	size_t ny = 20 * 9 * 37, i, a, p;
+	float *x = malloc(5 * 9 * 37 * 4), *w = malloc(20 * 45 * 4);
+	float *bias = malloc(nb * 4), *res = malloc(ny * 4);
+	float *y1 = malloc(ny * 4), *y2 = malloc(ny * 4);
+	struct vnpu_tensor t[5];
+	void *d[5];
+	int bias_on, rc;
+
+	et_fill_f32(x, 5 * 9 * 37);
+	et_fill_f32(w, 20 * 45);
+	et_fill_f32(bias, nb);
+	/* Inputs of zero: sums of -0 and +0 meet the bias and the act. */
+	for (i = 0; i < 9 * 37; i += 3)
+		x[i] = x[9 * 37 + i] = x[2 * 9 * 37 + i] = x[3 * 9 * 37 + i] =
+			x[4 * 9 * 37 + i] = 0.0f;
+	x[40] = NAN;
+	bias[3] = -0.0f;
+	for (i = 0; i < ny; i++)
+		res[i] = -0.0f;
+	for (a = 0; a < sizeof(acts) / sizeof(acts[0]); a++)
+		for (bias_on = 0; bias_on < 2; bias_on++)
+			for (p = 0; p < 3; p++) {
+				struct vnpu_layer_conv at = {
+					.group = 1, .kernel = { 3, 3 },
+					.stride = { 1, 1 }, .dilation = { 1, 1 },
+					.pad_begin = { 1, 1 }, .pad_end = { 1, 1 },
+					.act = acts[a],
+				};
+				__u32 n = 0, n2;
+
+				if ((paths[p] & et_host_features) != paths[p])
+					continue;
+				t[n] = et_dense(VNPU_DTYPE_F32, 4, dx);
+				d[n++] = x;
+				t[n] = et_dense(VNPU_DTYPE_F32, 4, dw);
+				d[n++] = w;
+				if (bias_on) {
+					at.flags |= VNPU_LAYER_F_BIAS;
+					t[n] = et_dense(VNPU_DTYPE_F32, 1, &nb);
+					d[n++] = bias;
+				}
+				t[n] = et_dense(VNPU_DTYPE_F32, 4, dy);
+				d[n] = y1;
+				rc = et_run(VNPU_LAYER_CONV, t, d, n + 1, &at,
+					    sizeof(at), paths[p], 3);
+				/* Then with the residual of -0.0f. */
+				n2 = n;
+				t[n2 + 1] = t[n2];
+				d[n2++] = res;
+				d[n2] = y2;
+				at.flags |= VNPU_LAYER_F_RESIDUAL;
+				rc = rc ? rc : et_run(VNPU_LAYER_CONV, t, d,
+						      n2 + 1, &at, sizeof(at),
+						      paths[p], 3);
+				ET_EXPECT(!rc, "plain epilogue act %u bias %d path %zu: run failed (%d)",
+					  acts[a].func, bias_on, p, rc);
+				ET_EXPECT(rc || !memcmp(y1, y2, ny * 4),
+					  "plain epilogue act %u bias %d path %zu: not the general epilogue's bits",
+					  acts[a].func, bias_on, p);
+			}
+	free(x);
+	free(w);
+	free(bias);
+	free(res);
+	free(y1);
+	free(y2);
+}
+
 void et_test_gemm_conv(void)
 {
 	test_random();
@@ -676,6 +790,7 @@ void et_test_gemm_conv(void)
 	test_gemm();
 	test_conv();
 	test_pool();
+	test_plain_epilogues();
 }
 
 /*
