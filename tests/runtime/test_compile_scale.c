@@ -863,6 +863,36 @@ static int bench_stack(int64_t max)
 	return ret;
 }
 
+/*
+ * A Scan's stacked output is right for steps around the 64 inputs of one
+ * Concat and its powers, and the copies write each output byte at most
+ * once per level of Concats (one up to 64 steps, two up to 4096, three
+ * beyond), not once per Concat after it in a chain (33 times at 4096).
+ */
+static int scan_stack_copies(vnpu_core *core, const char *device)
+{
+	static const int64_t steps[] = { 1, 2, 63, 64, 65, 127, 129, 4095, 4097, 20000 };
+
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		uint64_t bytes, out = (uint64_t)steps[i] * WIDTH * sizeof(float);
+		uint64_t levels = steps[i] <= 64 ? 1 : steps[i] <= 4096 ? 2 : 3;
+		double t;
+
+		if (compile_check(core, device, SCAN, steps[i] * unit_ops[SCAN]) ||
+		    scan_copies(core, steps[i], &bytes, &t)) {
+			fprintf(stderr, "scan of %lld steps\n", (long long)steps[i]);
+			return 1;
+		}
+		if (bytes < out || bytes > levels * out) {
+			fprintf(stderr, "scan of %lld steps copies %llu bytes, output %llu\n",
+				(long long)steps[i], (unsigned long long)bytes,
+				(unsigned long long)out);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static int bench(const char *kind_name, const char *ops_arg, const char *device)
 {
 	vnpu_compiled_model *cm, *cm2;
@@ -917,6 +947,7 @@ int main(int argc, char **argv)
 		TEST(scan_65536_steps),
 		TEST(query_sequence_loops),
 		TEST(plan_many_alive),
+		TEST(scan_stack_copies),
 	};
 
 	if (argc > 1 && !strcmp(argv[1], "--arena"))
