@@ -590,6 +590,43 @@ static int empty_and_scalar_layers(vnpu_core *core, const char *device)
 }
 
 /*
+ * vnpu_model_reshape()'s two refusals of a shape a node does not take:
+ * VNPU_UNSUPPORTED past a device limit (an RNN of 65537 steps; 65536 are
+ * taken), VNPU_INVALID_ARGUMENT for a shape the op does not define (X of
+ * rank 2); either leaves the model as it was. 2^31 in a layer's dimension
+ * is the compile's refusal, VNPU_UNSUPPORTED too.
+ */
+static int reshape_statuses(vnpu_core *core, const char *device)
+{
+	const vnpu_shape steps_max = { 3, { 3, 65536, 2 } }, steps_over = { 3, { 3, 65537, 2 } };
+	const vnpu_shape flat = { 2, { 3, 2 } }, wide = { 1, { (1ll << 31) + 1 } };
+	vnpu_compiled_model *cm;
+	vnpu_shape in, out;
+	vnpu_model *m;
+
+	CHECK_OK(vnpu_core_read_model(core, NODE_DIR "test_simple_rnn_batchwise/model.onnx", &m));
+	CHECK_ERR(vnpu_model_reshape(m, "X", &steps_over), VNPU_UNSUPPORTED);
+	CHECK(strstr(vnpu_last_error(), "RNN node: a sequence of 65537 steps"));
+	CHECK_OK(vnpu_model_input_shape(m, 0, &in));
+	CHECK(in.rank == 3 && in.dims[0] == 3 && in.dims[1] == 1 && in.dims[2] == 2);
+	CHECK_OK(vnpu_model_output_shape(m, 0, &out));
+	CHECK(out.rank == 4 && out.dims[1] == 1);
+	CHECK_ERR(vnpu_model_reshape(m, "X", &flat), VNPU_INVALID_ARGUMENT);
+	CHECK(strstr(vnpu_last_error(), "RNN node: X and W must have rank 3"));
+	CHECK_OK(vnpu_model_reshape(m, "X", &steps_max));
+	CHECK_OK(vnpu_model_output_shape(m, 0, &out));
+	CHECK(out.rank == 4 && out.dims[1] == 65536);
+	vnpu_model_free(m);
+
+	CHECK_OK(vnpu_core_read_model(core, NODE_DIR "test_neg_example/model.onnx", &m));
+	CHECK_OK(vnpu_model_reshape(m, "x", &wide));
+	CHECK_ERR(vnpu_core_compile_model(core, m, device, NULL, &cm), VNPU_UNSUPPORTED);
+	CHECK(strstr(vnpu_last_error(), "Neg node: dimension 0 of 'x' is 2147483649"));
+	vnpu_model_free(m);
+	return 0;
+}
+
+/*
  * CastLike takes only the element type of 'like': ONNX's castlike bf16
  * cases feed a [1] to a 'like' declared [3,4], which a reshape of 'like'
  * lets through. Into bf16 truncates (the upper half of the f32 bits).
@@ -969,6 +1006,7 @@ int main(int argc, char **argv)
 		TEST(castlike_reshaped_like),
 		TEST(rnn_empty_batch),
 		TEST(empty_and_scalar_layers),
+		TEST(reshape_statuses),
 		TEST(profiling),
 		TEST(telemetry),
 		TEST(three_threads),

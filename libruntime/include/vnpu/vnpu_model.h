@@ -88,13 +88,20 @@ VNPU_API vnpu_status vnpu_model_output_shape(const vnpu_model *model,
  * Set the shape of the input called @name and infer every shape again. As
  * OpenVINO's reshape, any shape of up to VNPU_MAX_RANK dimensions may
  * replace the declared one (a fixed batch changed, dynamic dimensions set,
- * another rank) as long as every node takes it: otherwise
- * VNPU_INVALID_ARGUMENT (VNPU_UNSUPPORTED for a shape a node cannot take
- * yet) with the node's complaint. VNPU_INVALID_ARGUMENT too for a negative
- * dimension other than VNPU_DIM_DYNAMIC, known dimensions of more than
- * 2^40 elements, and a sequence input (vnpu_model_reshape_sequence());
+ * another rank) as long as every node takes it, with the node's complaint
+ * otherwise: VNPU_INVALID_ARGUMENT for a shape the node's op does not
+ * define (inputs that do not broadcast, a weight of another shape, an
+ * index into an empty axis), VNPU_UNSUPPORTED for one it defines but the
+ * device cannot run (a node that took the previous shapes and now goes
+ * past a device limit: an RNN, GRU or LSTM of more than 65536 steps, a
+ * Loop or Scan of more iterations, a tensor of rank above VNPU_MAX_RANK).
+ * VNPU_INVALID_ARGUMENT too for a negative dimension other than
+ * VNPU_DIM_DYNAMIC, a rank above VNPU_MAX_RANK, known dimensions of more
+ * than 2^40 elements, and a sequence input (vnpu_model_reshape_sequence());
  * VNPU_NOT_FOUND when no input (a frozen one is none) is called @name. On
- * failure the model is left as it was.
+ * failure the model is left as it was. Shapes past what the device's
+ * layers take (a dimension above 2^31 in one) are refused by the compile,
+ * which knows the layers, as VNPU_UNSUPPORTED.
  */
 VNPU_API vnpu_status vnpu_model_reshape(vnpu_model *model, const char *name,
 					const vnpu_shape *shape);

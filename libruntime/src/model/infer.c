@@ -28,6 +28,19 @@ vnpu_status inf_error(const struct ictx *c, vnpu_status st, const char *fmt, ...
 	return st;
 }
 
+vnpu_status inf_limit(const struct ictx *c, const char *fmt, ...)
+{
+	vnpu_status st;
+	va_list ap;
+
+	if (c->over_limit)
+		*c->over_limit = true;
+	va_start(ap, fmt);
+	st = vnpu_node_verror(VNPU_UNSUPPORTED, c->n, fmt, ap);
+	va_end(ap);
+	return st;
+}
+
 
 
 /* Checks that @i exists and its type is known; @what names it. */
@@ -643,7 +656,7 @@ static vnpu_status infer_reshape(struct ictx *c)
 	if (!present)
 		return FAIL(c, "has no shape");
 	if (n > VNPU_MAX_RANK)
-		return inf_error(c, VNPU_UNSUPPORTED, "rank above %d", VNPU_MAX_RANK);
+		return inf_limit(c, "rank above %d", VNPU_MAX_RANK);
 	total = vnpu_tinfo_elems(x);
 	if (n < 0) {
 		const struct vnpu_tinfo *s = IN(c, 1);
@@ -743,7 +756,7 @@ static vnpu_status infer_squeeze(struct ictx *c)
 		return FAIL(c, "has no axes");
 	rank = unsq ? x->rank + n : x->rank;
 	if (rank > VNPU_MAX_RANK)
-		return inf_error(c, VNPU_UNSUPPORTED, "rank above %d", VNPU_MAX_RANK);
+		return inf_limit(c, "rank above %d", VNPU_MAX_RANK);
 	for (int32_t i = 0; i < n; i++) {
 		int64_t a;
 
@@ -1050,7 +1063,7 @@ static vnpu_status infer_gather(struct ictx *c)
 	if (st)
 		return st;
 	if (x->rank + idx->rank - 1 > VNPU_MAX_RANK)
-		return inf_error(c, VNPU_UNSUPPORTED, "rank above %d", VNPU_MAX_RANK);
+		return inf_limit(c, "rank above %d", VNPU_MAX_RANK);
 	for (int32_t d = 0; d < axis; d++)
 		dims[rank++] = x->dims[d];
 	for (int32_t d = 0; d < idx->rank; d++)
@@ -1474,8 +1487,8 @@ static vnpu_status check_outputs(const struct ictx *c)
 			for (uint32_t k = 0; k < c->n->num_outputs; k++)
 				if (c->out[k])
 					vnpu_tinfo_clear(c->out[k]);
-			return inf_error(c, VNPU_UNSUPPORTED, "output %u has rank %d, above %d", i,
-					 rank, VNPU_MAX_RANK);
+			return inf_limit(c, "output %u has rank %d, above %d", i, rank,
+					 VNPU_MAX_RANK);
 		}
 
 		for (int32_t d = 0; o && d < o->rank; d++) {
@@ -1489,11 +1502,11 @@ static vnpu_status check_outputs(const struct ictx *c)
 	return VNPU_OK;
 }
 
-vnpu_status vnpu_node_infer(const struct vnpu_model *m, const struct vnpu_node *n,
-			    struct vnpu_tinfo *const *in, struct vnpu_tinfo *const *out,
-			    int64_t fold_limit)
+/* One node, its ictx set up by the caller. */
+static vnpu_status node_infer(struct ictx c)
 {
-	struct ictx c = { .m = m, .n = n, .in = in, .out = out, .fold_limit = fold_limit };
+	const struct vnpu_node *n = c.n;
+	struct vnpu_tinfo *const *out = c.out;
 	const struct op_infer *oi;
 	vnpu_status st;
 
@@ -1523,13 +1536,39 @@ vnpu_status vnpu_node_infer(const struct vnpu_model *m, const struct vnpu_node *
 	return st ? st : check_outputs(&c);
 }
 
-vnpu_status vnpu_graph_infer(const struct vnpu_model *m, const struct vnpu_graph *g,
-			     struct vnpu_tinfo *infos, int64_t fold_limit, bool strict)
+vnpu_status vnpu_node_infer(const struct vnpu_model *m, const struct vnpu_node *n,
+			    struct vnpu_tinfo *const *in, struct vnpu_tinfo *const *out,
+			    int64_t fold_limit)
+{
+	return node_infer((struct ictx){ .m = m, .n = n, .in = in, .out = out,
+					 .fold_limit = fold_limit });
+}
+
+/* How a graph's walk takes a node's VNPU_UNSUPPORTED. */
+enum infer_mode {
+	INFER_STRICT,	/* it fails the walk */
+	INFER_LENIENT,	/* its outputs stay unknown, the walk goes on */
+	INFER_RESHAPE,	/* so too, unless the node took the model's shapes
+			 * before and the new ones are past a device limit */
+};
+
+/* Whether @n inferred in the model's last inference (its first output known). */
+static bool inferred_before(const struct vnpu_model *m, const struct vnpu_node *n)
+{
+	for (uint32_t k = 0; k < n->num_outputs; k++)
+		if (n->outputs[k] >= 0)
+			return m->values[n->outputs[k]].info.type != VNPU_TYPE_UNDEFINED;
+	return false;
+}
+
+static vnpu_status graph_infer(const struct vnpu_model *m, const struct vnpu_graph *g,
+			       struct vnpu_tinfo *infos, int64_t fold_limit, enum infer_mode mode)
 {
 	struct vnpu_tinfo *in[1025], *out[64];
 
 	for (uint32_t i = 0; i < g->num_nodes; i++) {
 		const struct vnpu_node *n = &g->nodes[i];
+		bool over_limit = false;
 		vnpu_status st;
 
 		if (n->num_inputs > 1024 || n->num_outputs > 64)
@@ -1539,11 +1578,26 @@ vnpu_status vnpu_graph_infer(const struct vnpu_model *m, const struct vnpu_graph
 		in[n->num_inputs] = infos;	/* If reaches the whole table */
 		for (uint32_t k = 0; k < n->num_outputs; k++)
 			out[k] = n->outputs[k] >= 0 ? &infos[n->outputs[k]] : NULL;
-		st = vnpu_node_infer(m, n, in, out, fold_limit);
+		st = node_infer((struct ictx){ .m = m, .n = n, .in = in, .out = out,
+					       .fold_limit = fold_limit, .over_limit = &over_limit });
 		/* Unknown ops leave their outputs unknown: query and compile
 		 * report them node by node. */
-		if (st && (strict || st != VNPU_UNSUPPORTED))
+		if (st && (mode == INFER_STRICT || st != VNPU_UNSUPPORTED))
+			return st;
+		if (st && mode == INFER_RESHAPE && over_limit && inferred_before(m, n))
 			return st;
 	}
 	return VNPU_OK;
+}
+
+vnpu_status vnpu_graph_infer(const struct vnpu_model *m, const struct vnpu_graph *g,
+			     struct vnpu_tinfo *infos, int64_t fold_limit, bool strict)
+{
+	return graph_infer(m, g, infos, fold_limit, strict ? INFER_STRICT : INFER_LENIENT);
+}
+
+vnpu_status vnpu_graph_reinfer(const struct vnpu_model *m, struct vnpu_tinfo *infos,
+			       int64_t fold_limit)
+{
+	return graph_infer(m, &m->main, infos, fold_limit, INFER_RESHAPE);
 }

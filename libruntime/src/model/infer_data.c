@@ -595,7 +595,7 @@ static vnpu_status infer_gather_nd(struct ictx *c)
 		return FAIL(c, "indices [..., k] need 1 <= k <= data rank - batch_dims");
 	rank = q1 + x->rank - (int32_t)(b + k);
 	if (rank > VNPU_MAX_RANK)
-		return inf_error(c, VNPU_UNSUPPORTED, "output rank %d above %d", rank, VNPU_MAX_RANK);
+		return inf_limit(c, "output rank %d above %d", rank, VNPU_MAX_RANK);
 	for (int32_t d = 0; d < b; d++)
 		if (idx->dims[d] >= 0 && x->dims[d] >= 0 && idx->dims[d] != x->dims[d])
 			return FAIL(c, "batch dimension %d differs", d);
@@ -628,8 +628,11 @@ static vnpu_status infer_grid_sample(struct ictx *c)
 		set_out(c->out[0], x->type, x->rank >= 0 ? x->rank : g->rank, NULL);
 		return VNPU_OK;
 	}
-	if (x->rank != 4 || g->rank != 4)
-		return inf_error(c, VNPU_UNSUPPORTED, "only 2-D sampling (X of rank 4, grid of rank 4)");
+	/* N-D sampling from opset 20 (the device samples 2-D only); 2-D before */
+	if (x->rank != g->rank || x->rank < 3 || (opset(c) < 20 && x->rank != 4))
+		return FAIL(c, "X of rank %d and grid of rank %d: both of rank 4", x->rank, g->rank);
+	if (x->rank != 4)
+		return inf_limit(c, "only 2-D sampling (X of rank 4, grid of rank 4)");
 	if ((g->dims[3] >= 0 && g->dims[3] != 2) ||
 	    (g->dims[0] >= 0 && x->dims[0] >= 0 && g->dims[0] != x->dims[0]))
 		return FAIL(c, "grid must be [N, H_out, W_out, 2]");

@@ -287,8 +287,8 @@ static vnpu_status infer_loop(struct ictx *c)
 		go = exact && vnpu_elem_get_i(cond->data, cond->type, 0) != 0;
 	}
 	if (exact && go && trip > VNPU_MAX_LOOP_ITERS)
-		return inf_error(c, VNPU_UNSUPPORTED, "%lld iterations, above the limit of %d",
-				 (long long)trip, VNPU_MAX_LOOP_ITERS);
+		return inf_limit(c, "%lld iterations, above the limit of %d", (long long)trip,
+				 VNPU_MAX_LOOP_ITERS);
 	in = calloc(r.body->num_inputs + 1, sizeof(*in));
 	st = in ? loop_run_init(&r, (const struct vnpu_tinfo *const *)c->in + 2) :
 	     vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory inferring a loop");
@@ -298,8 +298,7 @@ static vnpu_status infer_loop(struct ictx *c)
 		const struct vnpu_tinfo *co = &r.infos[r.body->outputs[0]];
 
 		if (i >= VNPU_MAX_LOOP_ITERS) {
-			st = inf_error(c, VNPU_UNSUPPORTED, "more than %d iterations",
-				       VNPU_MAX_LOOP_ITERS);
+			st = inf_limit(c, "more than %d iterations", VNPU_MAX_LOOP_ITERS);
 			break;
 		}
 		in[0] = &iter;
@@ -400,7 +399,7 @@ static vnpu_status scan_once(const struct ictx *c, const struct scan_attrs *sa,
 		st = vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory inferring a scan");
 	/* Each step is inferred: a reshape may ask for 2^40 of them. */
 	if (!st && steps > VNPU_MAX_LOOP_ITERS)
-		st = inf_error(c, VNPU_UNSUPPORTED, "more than %d scan steps", VNPU_MAX_LOOP_ITERS);
+		st = inf_limit(c, "more than %d scan steps", VNPU_MAX_LOOP_ITERS);
 	if (!st)
 		st = loop_run_init(&r, states);
 	for (int64_t t = 0; !st && t < steps; t++) {
@@ -484,7 +483,7 @@ static vnpu_status scan_batched(struct ictx *c, struct scan_attrs *sa, uint32_t 
 	if (batch < 0)
 		return inf_error(c, VNPU_UNSUPPORTED, "the batch size is not known");
 	if (batch > VNPU_MAX_LOOP_ITERS)
-		return inf_error(c, VNPU_UNSUPPORTED, "more than %d batches", VNPU_MAX_LOOP_ITERS);
+		return inf_limit(c, "more than %d batches", VNPU_MAX_LOOP_ITERS);
 	res = calloc((size_t)(batch ? batch : 1) * no, sizeof(*res));
 	if (!res)
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory inferring a scan");

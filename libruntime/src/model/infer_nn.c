@@ -163,7 +163,7 @@ static vnpu_status infer_rnn(struct ictx *c)
 	if (st)
 		return st;
 	if (seq > VNPU_MAX_LOOP_ITERS)
-		return inf_error(c, VNPU_UNSUPPORTED, "a sequence of %lld steps (at most %d are unrolled)",
+		return inf_limit(c, "a sequence of %lld steps (at most %d are unrolled)",
 				 (long long)seq, VNPU_MAX_LOOP_ITERS);
 	if (batch_first) {
 		y[0] = batch, y[1] = seq, y[2] = dirs, y[3] = hidden;
@@ -197,7 +197,7 @@ static vnpu_status infer_one_hot(struct ictx *c)
 		return VNPU_OK;
 	}
 	if (idx->rank + 1 > VNPU_MAX_RANK)
-		return inf_error(c, VNPU_UNSUPPORTED, "rank above %d", VNPU_MAX_RANK);
+		return inf_limit(c, "rank above %d", VNPU_MAX_RANK);
 	st = inf_check_axis(c, vnpu_attr_int(c->n, "axis", -1), idx->rank + 1, &axis);
 	if (st)
 		return st;
@@ -885,7 +885,7 @@ static vnpu_status matmul_shape(struct ictx *c, const struct vnpu_tinfo *a,
 	if (b->rank > 1)
 		dims[r++] = b->dims[b->rank - 1];
 	if (r > VNPU_MAX_RANK)
-		return inf_error(c, VNPU_UNSUPPORTED, "rank above %d", VNPU_MAX_RANK);
+		return inf_limit(c, "rank above %d", VNPU_MAX_RANK);
 	set_out(c->out[0], out_type, r, dims);
 	return VNPU_OK;
 }

@@ -3,6 +3,7 @@
 #ifndef VNPU_SRC_MODEL_INFER_PRIV_H
 #define VNPU_SRC_MODEL_INFER_PRIV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "ir.h"
@@ -13,6 +14,7 @@ struct ictx {
 	struct vnpu_tinfo *const *in;
 	struct vnpu_tinfo *const *out;
 	int64_t fold_limit;
+	bool *over_limit;	/* set by inf_limit(), or NULL */
 };
 
 struct op_infer {
@@ -38,6 +40,14 @@ extern const size_t vnpu_infer_train_num_ops;
 /* A failure naming the node. */
 vnpu_status inf_error(const struct ictx *c, vnpu_status st, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/*
+ * VNPU_UNSUPPORTED naming the node, for shapes past a limit of the device
+ * (a rank above VNPU_MAX_RANK, more steps than are unrolled): the model
+ * is fine, the device cannot run it, and a reshape that leads there is
+ * refused (vnpu_graph_reinfer()).
+ */
+vnpu_status inf_limit(const struct ictx *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 static inline const struct vnpu_tinfo *IN(const struct ictx *c, uint32_t i)
 {

@@ -216,15 +216,19 @@ struct vnpu_tinfo *vnpu_model_seed_infos(const struct vnpu_model *m)
 	return infos;
 }
 
-/* Reset what inference computed and run it again over the main graph. */
-vnpu_status vnpu_model_infer(struct vnpu_model *m)
+/*
+ * Reset what inference computed and run it again over the main graph;
+ * after a @reshape, a node it takes past a device limit fails it.
+ */
+static vnpu_status model_infer(struct vnpu_model *m, bool reshape)
 {
 	struct vnpu_tinfo *infos = vnpu_model_seed_infos(m);
 	vnpu_status st;
 
 	if (!infos)
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory inferring shapes");
-	st = vnpu_graph_infer(m, &m->main, infos, READ_FOLD_LIMIT, false);
+	st = reshape ? vnpu_graph_reinfer(m, infos, READ_FOLD_LIMIT) :
+		       vnpu_graph_infer(m, &m->main, infos, READ_FOLD_LIMIT, false);
 	if (st) {
 		for (uint32_t v = 0; v < m->num_values; v++)
 			if (m->values[v].kind == VNPU_VALUE_NODE)
@@ -240,6 +244,11 @@ vnpu_status vnpu_model_infer(struct vnpu_model *m)
 	}
 	free(infos);
 	return VNPU_OK;
+}
+
+vnpu_status vnpu_model_infer(struct vnpu_model *m)
+{
+	return model_infer(m, false);
 }
 
 const char *vnpu_node_label(const struct vnpu_node *n, char *buf, size_t size)
@@ -535,7 +544,7 @@ vnpu_status vnpu_model_reshape(vnpu_model *m, const char *name, const vnpu_shape
 	v->info.rank = (int32_t)shape->rank;
 	for (uint32_t d = 0; d < shape->rank; d++)
 		v->info.dims[d] = shape->dims[d];
-	st = vnpu_model_infer(m);
+	st = model_infer(m, true);
 	if (st) {
 		/*
 		 * A failed inference left every other value as it was; inferring

@@ -184,6 +184,13 @@ vnpu_status vnpu_node_infer(const struct vnpu_model *m, const struct vnpu_node *
  */
 vnpu_status vnpu_graph_infer(const struct vnpu_model *m, const struct vnpu_graph *g,
 			     struct vnpu_tinfo *infos, int64_t fold_limit, bool strict);
+/*
+ * The main graph again after a reshape, as vnpu_graph_infer() leniently,
+ * but a node that inferred in the model's last inference and now is past
+ * a device limit (an RNN's steps, a rank) fails it with VNPU_UNSUPPORTED.
+ */
+vnpu_status vnpu_graph_reinfer(const struct vnpu_model *m, struct vnpu_tinfo *infos,
+			       int64_t fold_limit);
 
 /*
  * Loops are unrolled (the device runs static command streams): at most
