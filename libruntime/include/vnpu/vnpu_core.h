@@ -196,7 +196,11 @@ VNPU_API void vnpu_query_report_free(vnpu_query_report *report);
  * the device's properties; NULL for none. With CACHE_DIR set (globally or
  * in @properties) the first compile of a model and properties writes a
  * blob there and later compiles import it (LOADED_FROM_CACHE).
- * The compiled model does not keep @model.
+ * The compiled model does not keep @model. A node the device cannot run
+ * (an op, a type, a shape past the limits of its layers) fails it with
+ * VNPU_UNSUPPORTED and the node's name and reason; shapes a node refuses
+ * only now, with the values the compile folds, with VNPU_INVALID_ARGUMENT
+ * (never VNPU_PARSE_ERROR: the model was read).
  */
 VNPU_API vnpu_status vnpu_core_compile_model(vnpu_core *core,
 					     const vnpu_model *model,
