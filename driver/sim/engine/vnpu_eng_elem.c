@@ -219,9 +219,9 @@ static __s64 bin_one_i(__u32 func, __s64 a, __s64 b, int uns)
 /*
  * f32 operands, contiguous or scalar, in plain loops the compiler
  * vectorizes. Only functions whose float result is the double path's
- * (bin_d(), then rounded to float) bit for bit: +, -, *, / and the
- * product in PReLU round once either way, max, min and the comparisons
- * round nothing.
+ * (bin_d(), then rounded to float) bit for bit: +, -, *, /, the product
+ * in PReLU and a square (POW by a scalar 2) round once either way, max,
+ * min and the comparisons round nothing.
  */
 #define F32_LOOP(T, expr) do {						\
 	T *py = (T *)p[2];						\
@@ -326,6 +326,17 @@ static int bin_f32_fast(__u32 func, __u32 out, char *const *p,
 		return 1;
 	case VNPU_BIN_PRELU:
 		prelu_f32(pa, pb, (float *)p[2], st[0] != 0, st[1] != 0, n);
+		return 1;
+	case VNPU_BIN_POW:
+		/*
+		 * A square is m_pow()'s one exact product, rounded once to
+		 * float either way; its NaNs are m_nan().
+		 */
+		if (st[1] || pb[0] != 2.0f || !st[0])
+			return 0;
+		for (i = 0; i < n; i++)
+			((float *)p[2])[i] = pa[i] != pa[i] ? (float)m_nan() :
+						pa[i] * pa[i];
 		return 1;
 	default:
 		return 0;

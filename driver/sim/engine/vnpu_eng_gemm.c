@@ -1021,7 +1021,26 @@ static void pack_im2col(const void *arg, __u64 k0, __u64 kc, __u64 n0,
 		for (p = 0; p < nc; p += ENG_NR) {
 			float *d = dst + (p / ENG_NR) * kc * ENG_NR + k * ENG_NR;
 			__u64 q = n0 + p, oh = q / s->ow, ow = q % s->ow;
+			__s64 ih0 = (__s64)oh * at->stride[0] + hoff;
+			__s64 iw0 = (__s64)ow * at->stride[1] + woff;
 
+			/*
+			 * A panel of f32 outputs in one output row whose taps
+			 * all lie inside the input: a strided read.
+			 */
+			if (cj->dt == VNPU_DTYPE_F32 && q + ENG_NR <= np &&
+			    ow + ENG_NR <= s->ow && ih0 >= 0 &&
+			    ih0 < (__s64)s->h && iw0 >= 0 &&
+			    iw0 + (__s64)((ENG_NR - 1) * at->stride[1]) <
+			    (__s64)s->w) {
+				const float *src = (const float *)xc +
+						   ih0 * cj->xs[1] + iw0 * cj->xs[2];
+				__s64 step = (__s64)at->stride[1] * cj->xs[2];
+
+				for (j = 0; j < ENG_NR; j++)
+					d[j] = src[(__s64)j * step];
+				continue;
+			}
 			for (j = 0; j < ENG_NR; j++, q++) {
 				__s64 ih = (__s64)oh * at->stride[0] + hoff;
 				__s64 iw = (__s64)ow * at->stride[1] + woff;

@@ -806,6 +806,70 @@ static void test_fast_paths(void)
 				  sizeof(at), c == 2 ? 2 : 1);
 		}
 	}
+	/* POW by a scalar 2 (a square), then integer powers of -a and a. */
+	{
+		struct vnpu_layer_binary at = { .func = VNPU_BIN_POW };
+		static const float exps[] = { 2, 3, -2, 5, 64, -63 };
+		float *neg = malloc(N * 4), *y2 = malloc(N * 4);
+		void *nd[3] = { neg, b, y2 };
+
+		t[0] = et_dense(VNPU_DTYPE_F32, 1, &dn);
+		t[1] = et_dense(VNPU_DTYPE_F32, 1, &one);
+		t[2] = t[0];
+		b[0] = 2;
+		same_bits("pow by 2 fast", VNPU_LAYER_BINARY, t, data, 3, &at,
+			  sizeof(at), 1);
+		for (c = 0; c < N; c++)
+			neg[c] = -a[c];
+		for (f = 0; f < sizeof(exps) / sizeof(exps[0]); f++) {
+			int rc;
+
+			b[0] = exps[f];
+			rc = et_run(VNPU_LAYER_BINARY, t, data, 3, &at,
+				    sizeof(at), et_host_features, 1);
+			rc = rc ? rc : et_run(VNPU_LAYER_BINARY, t, nd, 3, &at,
+					      sizeof(at), et_host_features, 1);
+			ET_EXPECT(!rc, "pow %g: run failed (%d)", exps[f], rc);
+			for (c = 0; !rc && c < N; c++) {
+				float want = (int)exps[f] % 2 ? -y[c] : y[c];
+
+				if (y[c] == y[c] && memcmp(&want, &y2[c], 4)) {
+					ET_FAIL("pow(%a, %g) = %a but pow(%a, %g) = %a",
+						a[c], exps[f], y[c], neg[c],
+						exps[f], y2[c]);
+					break;
+				}
+			}
+		}
+		free(neg);
+		free(y2);
+	}
+	/* f64: integer powers of negative integers are exact. */
+	{
+		struct vnpu_layer_binary at = { .func = VNPU_BIN_POW };
+		__u64 d8 = 8;
+		double base[8], e2[1] = { 2 }, r[8];
+		void *dd[3] = { base, e2, r };
+		int rc;
+
+		for (c = 0; c < 8; c++)
+			base[c] = -(double)(c * 1000003 + 7);
+		t[0] = et_dense(VNPU_DTYPE_F64, 1, &d8);
+		t[1] = et_dense(VNPU_DTYPE_F64, 1, &one);
+		t[2] = t[0];
+		for (e2[0] = 2; e2[0] <= 3; e2[0]++) {
+			rc = et_run(VNPU_LAYER_BINARY, t, dd, 3, &at, sizeof(at),
+				    et_host_features, 1);
+			ET_EXPECT(!rc, "pow f64: run failed (%d)", rc);
+			for (c = 0; !rc && c < 8; c++) {
+				double want = e2[0] == 2 ? base[c] * base[c] :
+					      base[c] * base[c] * base[c];
+
+				ET_EXPECT(r[c] == want, "pow(%.17g, %g) = %.17g, not %.17g",
+					  base[c], e2[0], r[c], want);
+			}
+		}
+	}
 	t[0] = et_dense(VNPU_DTYPE_F32, 1, &dn);
 	t[1] = t[0];
 	data[1] = y;

@@ -364,6 +364,14 @@ static void test_conv(void)
 		{ 1, 2, 5, 1, 31, 6, 1, 1, 5, 1, 1, 1, 1, 0, 2, 0, 2, 0, 0 },
 		{ 1, 1, 6, 1, 40, 6, 3, 1, 3, 1, 3, 1, 2, 0, 1, 0, 1, 0, 0 },
 		/*
+		 * Strided outputs whose rows hold whole 16-column panels with
+		 * every tap inside the input (im2col's strided reads): an
+		 * STFT-like 1-D window, a padded 1-D one, a 2-D stride 2.
+		 */
+		{ 1, 1, 1, 1, 3000, 20, 1, 1, 64, 1, 40, 1, 1, 0, 0, 0, 0, 0, 0 },
+		{ 1, 1, 2, 1, 500, 9, 1, 1, 9, 1, 7, 1, 1, 0, 4, 0, 4, 0, 0 },
+		{ 0, 1, 3, 9, 70, 8, 1, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0 },
+		/*
 		 * Output rows of 32 columns and more: AVX-512 tiles of the
 		 * plain epilogues store padded columns under masks, across
 		 * two output rows, in units of 256 padded columns.
