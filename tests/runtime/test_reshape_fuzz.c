@@ -563,6 +563,8 @@ static const struct regression regressions[] = {
 	  VNPU_OK, "" },
 	{ "test_convtranspose_kernel_shape", NULL, "X", {}, { 4, { 1, 1, 3, 0 } }, true,
 	  VNPU_OK, "" },
+	/* Clip's bound [1] over a scalar X: spread as one value */
+	{ "test_clip_example", "x", "max", { 0 }, { 1, { 1 } }, true, VNPU_OK, "" },
 	/* folded row by row: 2^40 rows of nothing took hours */
 	{ "test_eyelike_populate_off_main_diagonal", NULL, "x", {}, { 2, { 1ll << 40, 0 } }, true,
 	  VNPU_OK, "" },

@@ -243,14 +243,23 @@ static vnpu_status lower_clip(struct cstate *s, struct cop *op)
 		if (hi >= 0)
 			hif = (float)vnpu_elem_get_f(INFO(s, hi)->data, INFO(s, hi)->type, 0);
 	} else {
-		/* Bounds computed at run time: max then min. */
+		/* Bounds computed at run time: max then min, each bound (one
+		 * value, of any rank: a [1] against a scalar X) spread over X. */
+		const struct vnpu_tinfo *xi = INFO(s, x);
+		struct ctensor y = ct_dense(s, op->out[0]), lov = y, hiv = y;
+
+		if (lo >= 0)
+			lov = ct_broadcast(ct_shaped(s, lo, 0, NULL), xi->rank, xi->dims);
+		if (hi >= 0)
+			hiv = ct_broadcast(ct_shaped(s, hi, 0, NULL), xi->rank, xi->dims);
+
 		if (lo < 0 || hi < 0)
-			return cl_binary(s, lo >= 0 ? VNPU_BIN_MAX : VNPU_BIN_MIN, x, lo >= 0 ? lo : hi,
-				      op->out[0]);
-		st = cs_add_temp(s, type, INFO(s, x)->rank, INFO(s, x)->dims, &t);
+			return cl_binary_t(s, lo >= 0 ? VNPU_BIN_MAX : VNPU_BIN_MIN, ct_dense(s, x),
+					   lo >= 0 ? lov : hiv, y);
+		st = cs_add_temp(s, type, xi->rank, xi->dims, &t);
 		if (!st)
-			st = cl_binary(s, VNPU_BIN_MAX, x, lo, t);
-		return st ? st : cl_binary(s, VNPU_BIN_MIN, t, hi, op->out[0]);
+			st = cl_binary_t(s, VNPU_BIN_MAX, ct_dense(s, x), lov, ct_dense(s, t));
+		return st ? st : cl_binary_t(s, VNPU_BIN_MIN, ct_dense(s, t), hiv, y);
 	}
 	if (isnan(lof) || isnan(hif))
 		return UNSUP(s, "NaN bounds");
