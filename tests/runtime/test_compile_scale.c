@@ -571,14 +571,18 @@ static uint32_t rng(uint64_t *state)
  */
 static void random_bufs(struct vnpu_plan_buf *b, uint32_t n, uint32_t alive, uint64_t seed)
 {
-	uint32_t span = alive / 2 > 1 ? alive / 2 : 1;
+	uint32_t span = alive / 2 > 1 ? alive / 2 : 1, bits;
 
 	for (uint32_t i = 0; i < n; i++) {
 		b[i].first = i / 4;
 		b[i].last = b[i].first + rng(&seed) % span;
 		if (b[i].first && rng(&seed) % 64 == 0)
 			b[i].last = b[i].first - 1;
-		b[i].size = rng(&seed) % 16 ? 1 + rng(&seed) % (1u << rng(&seed) % 21) : 0;
+		/* One call per statement: the same sizes from every compiler. */
+		bits = rng(&seed) % 21;
+		b[i].size = 1 + rng(&seed) % (1u << bits);
+		if (rng(&seed) % 16 == 0)
+			b[i].size = 0;
 		b[i].offset = UINT64_MAX;
 	}
 }
