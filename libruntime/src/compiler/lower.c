@@ -729,9 +729,9 @@ static const char *tensor_name(const struct cstate *s, const struct ctensor *t, 
 }
 
 /*
- * Why the engine refuses a layer of tensors @t: a dimension or size past
- * its limits, said with the tensor and the limit. VNPU_OK when they are
- * within them (the op's own checks refused it).
+ * Whether a tensor of @cmd is past the engine's limits: UNSUPPORTED said
+ * with the tensor and the limit, else VNPU_OK (the op's own checks
+ * refused the layer).
  */
 static vnpu_status layer_limits(struct cstate *s, const struct ccmd *cmd)
 {
@@ -807,12 +807,28 @@ static vnpu_status layer_refused(struct cstate *s, const struct ccmd *cmd)
 {
 	vnpu_status st = layer_limits(s, cmd);
 
+	const struct ctensor *t = cs_cmd_tensors(s, cmd);
+	char shapes[320];
+	size_t len = 0;
+
 	if (!st)
 		st = layer_work(s, cmd);
 	if (st)
 		return st;
-	return UNSUP(s, "the device engine does not take this layer (op %u) with these types, shapes or attributes",
-		     cmd->layer);
+	/* What no check above explains: the layer as the engine saw it. */
+	shapes[0] = '\0';
+	for (uint32_t i = 0; i < cmd->num_tensors && len < sizeof(shapes); i++) {
+		len += (size_t)snprintf(shapes + len, sizeof(shapes) - len, "%s%s[",
+					i + 1 == cmd->num_tensors ? " -> " : i ? " " : "",
+					vnpu_element_type_str(t[i].type));
+		for (uint32_t d = 0; d < t[i].rank && len < sizeof(shapes); d++)
+			len += (size_t)snprintf(shapes + len, sizeof(shapes) - len, "%s%lld",
+						d ? "," : "", (long long)t[i].dims[d]);
+		if (len < sizeof(shapes))
+			len += (size_t)snprintf(shapes + len, sizeof(shapes) - len, "]");
+	}
+	return UNSUP(s, "the device engine does not take its layer (op %u) over %s with these attributes",
+		     cmd->layer, shapes);
 }
 
 /* The engine's own check of every layer this op lowered to. */
