@@ -25,9 +25,9 @@
  * The greedy one packs real models best (largest first: a small buffer
  * never takes the room a larger one needs later); the sweep bounds the
  * time, and now and then packs a small model tighter. On random
- * lifetimes with thousands of buffers alive together the sweep's arena
- * is some 4% larger than the greedy one's (and 1% smaller than the best
- * fit this planner placed before).
+ * lifetimes with 4000-10000 buffers alive together (where the greedy one
+ * stops) its arena is a few percent larger than the greedy one's would
+ * be, and within 1.5% of the best fit this planner placed before.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -246,7 +246,8 @@ static uint32_t tree_meeting(struct tree *t, const struct vnpu_plan_buf *b, stru
 /*
  * The lowest offset from @x on where @need bytes are free in @c's set.
  * @x only grows during a placement, so the cursor gallops forward from
- * where it was; the spans it looks at count in *@work.
+ * where it was (O(log) of the spans it passes); the look and each span
+ * walked over count one step in *@work.
  */
 static uint64_t fit_from(struct cursor *c, uint64_t x, uint64_t need, uint64_t *work)
 {
@@ -258,7 +259,6 @@ static uint64_t fit_from(struct cursor *c, uint64_t x, uint64_t need, uint64_t *
 		while (lo + step < c->n && c->s[lo + step].end <= x) {
 			lo += step;
 			step *= 2;
-			(*work)++;
 		}
 		hi = lo + step < c->n ? lo + step : c->n;
 		lo++;
