@@ -218,7 +218,8 @@ struct vnpu_tinfo *vnpu_model_seed_infos(const struct vnpu_model *m)
 
 /*
  * Reset what inference computed and run it again over the main graph;
- * after a @reshape, a node it takes past a device limit fails it.
+ * after a @reshape, a node the new shapes take past a device limit fails
+ * it (vnpu_graph_reinfer()).
  */
 static vnpu_status model_infer(struct vnpu_model *m, bool reshape)
 {
