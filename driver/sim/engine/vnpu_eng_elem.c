@@ -216,8 +216,16 @@ static __s64 bin_one_i(__u32 func, __s64 a, __s64 b, int uns)
 	}
 }
 
-/* f32 add/sub/mul/div on contiguous or scalar operands, vectorizable. */
-#define F32_LOOP(expr) do {						\
+/*
+ * f32 operands, contiguous or scalar, in plain loops the compiler
+ * vectorizes. Only functions whose float result is the double path's
+ * (bin_d(), then rounded to float) bit for bit: +, -, *, /, the product
+ * in PReLU and a square (POW by a scalar 2) round once either way, max,
+ * min and the comparisons round nothing.
+ */
+#define F32_LOOP(T, expr) do {						\
+	T *py = (T *)p[2];						\
+									\
 	if (st[0] == 4 && st[1] == 4)					\
 		for (i = 0; i < n; i++) {				\
 			float a = pa[i], b = pb[i];			\
@@ -235,27 +243,100 @@ static __s64 bin_one_i(__u32 func, __s64 a, __s64 b, int uns)
 		}							\
 } while (0)
 
-static int bin_f32_fast(__u32 func, char *const *p, const __s64 *st, __u64 n)
+/* nan_max() of two floats: the first NaN, else the larger (@max) or smaller. */
+#define F32_MAX(a, b, max)						\
+	((a) != (a) ? (a) : (b) != (b) ? (b) :				\
+	 ((max) ? (a) > (b) : (a) < (b)) ? (a) : (b))
+
+/* PRELU of contiguous @a and @b (either may be a scalar: @sa, @sb 0). */
+static void prelu_f32(const float *a, const float *b, float *y, int sa,
+		      int sb, __u64 n)
+{
+	__u64 i = 0;
+
+	for (; sa && sb && i + 8 <= n; i += 8) {
+		v8sf v = vload(a + i);
+
+		vstore(y + i, vneg_sel(v, v * vload(b + i)));
+	}
+	for (; sa && !sb && i + 8 <= n; i += 8) {
+		v8sf v = vload(a + i);
+
+		vstore(y + i, vneg_sel(v, v * b[0]));
+	}
+	for (; i < n; i++) {
+		float v = a[sa ? i : 0], w = b[sb ? i : 0];
+
+		y[i] = v < 0 ? v * w : v;
+	}
+}
+
+static int bin_f32_fast(__u32 func, __u32 out, char *const *p,
+			const __s64 *st, __u64 n)
 {
 	const float *pa = (const float *)p[0], *pb = (const float *)p[1];
-	float *py = (float *)p[2];
 	__u64 i;
 
-	if (st[2] != 4 || (st[0] != 4 && st[0] != 0) ||
-	    (st[1] != 4 && st[1] != 0) || (st[0] == 0 && st[1] == 0))
+	if ((st[0] != 4 && st[0] != 0) || (st[1] != 4 && st[1] != 0) ||
+	    (st[0] == 0 && st[1] == 0))
+		return 0;
+	if (out == VNPU_DTYPE_BOOL) {
+		if (st[2] != 1)
+			return 0;
+		switch (func) {
+		case VNPU_BIN_EQUAL:
+			F32_LOOP(__u8, a == b);
+			return 1;
+		case VNPU_BIN_LESS:
+			F32_LOOP(__u8, a < b);
+			return 1;
+		case VNPU_BIN_LESS_EQUAL:
+			F32_LOOP(__u8, a <= b);
+			return 1;
+		case VNPU_BIN_GREATER:
+			F32_LOOP(__u8, a > b);
+			return 1;
+		case VNPU_BIN_GREATER_EQUAL:
+			F32_LOOP(__u8, a >= b);
+			return 1;
+		default:
+			return 0;
+		}
+	}
+	if (out != VNPU_DTYPE_F32 || st[2] != 4)
 		return 0;
 	switch (func) {
 	case VNPU_BIN_ADD:
-		F32_LOOP(a + b);
+		F32_LOOP(float, a + b);
 		return 1;
 	case VNPU_BIN_SUB:
-		F32_LOOP(a - b);
+		F32_LOOP(float, a - b);
 		return 1;
 	case VNPU_BIN_MUL:
-		F32_LOOP(a * b);
+		F32_LOOP(float, a * b);
 		return 1;
 	case VNPU_BIN_DIV:
-		F32_LOOP(a / b);
+		F32_LOOP(float, a / b);
+		return 1;
+	case VNPU_BIN_MAX:
+		F32_LOOP(float, F32_MAX(a, b, 1));
+		return 1;
+	case VNPU_BIN_MIN:
+		F32_LOOP(float, F32_MAX(a, b, 0));
+		return 1;
+	case VNPU_BIN_PRELU:
+		prelu_f32(pa, pb, (float *)p[2], st[0] != 0, st[1] != 0, n);
+		return 1;
+	case VNPU_BIN_POW:
+		/*
+		 * A square is m_pow()'s one exact product, rounded once to
+		 * float either way; its NaNs are m_nan().
+		 */
+		if (st[1] || pb[0] != 2.0f || !st[0])
+			return 0;
+		for (i = 0; i < n; i++)
+			((float *)p[2])[i] = pa[i] != pa[i] ? (float)m_nan() :
+						pa[i] * pa[i];
 		return 1;
 	default:
 		return 0;
@@ -269,8 +350,7 @@ static void bin_row(const void *arg, char *const *p, const __s64 *st, __u64 n)
 	__s64 xi[ENG_BLOCK], yi[ENG_BLOCK];
 	__u64 i, j;
 
-	if (b->in == VNPU_DTYPE_F32 && b->out == VNPU_DTYPE_F32 &&
-	    bin_f32_fast(b->func, p, st, n))
+	if (b->in == VNPU_DTYPE_F32 && bin_f32_fast(b->func, b->out, p, st, n))
 		return;
 	for (i = 0; i < n; i += ENG_BLOCK) {
 		__u32 m = (__u32)eng_min(ENG_BLOCK, n - i);
@@ -355,6 +435,11 @@ static void unary_row(const void *arg, char *const *p, const __s64 *st,
 	__s64 xi[ENG_BLOCK];
 	__u64 i;
 
+	if (u->act && u->in == VNPU_DTYPE_F32 && u->out == VNPU_DTYPE_F32 &&
+	    st[0] == 4 && st[1] == 4) {
+		act_f32(u->act, (const float *)p[0], (float *)p[1], n);
+		return;
+	}
 	for (i = 0; i < n; i += ENG_BLOCK) {
 		__u32 m = (__u32)eng_min(ENG_BLOCK, n - i);
 		const char *src = p[0] + (__s64)i * st[0];

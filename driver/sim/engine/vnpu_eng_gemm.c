@@ -494,7 +494,7 @@ static void epilogue_run(const struct gemm_epi *e, float *t, __u64 i,
 	if (e->r)
 		epi_add(t, elem_at(e->r, (__s64)i * e->r_rs + (__s64)col * e->r_cs,
 				   e->r_dt), e->r_cs, e->r_dt, 1.0f, 0, len);
-	act_f32(e->act, t, len);
+	act_f32(e->act, t, t, len);
 }
 
 /* The epilogue on @len sums at @t, stored to row @i from column @col. */
@@ -518,29 +518,73 @@ static void flush_run(const struct gemm_out *o, const struct gemm_epi *e,
  * @acc_rs: see @acc
  * @m0: the block's first row
  * @n0: the block's first column
- * @plain: the epilogue is at most a per-row add to f32 outputs
+ * @plain: the epilogue is at most a per-row add and an activation that
+ *	act_plain() takes, to f32 outputs
  * @add: with @plain, NULL or the float added to each row
+ * @act: with @plain, the activation
  */
 struct gemm_flush {
 	float *acc;
 	__u64 acc_rs, m0, n0;
 	int plain;
 	const float *add;
+	const struct vnpu_layer_act *act;
 };
 
-/* @len sums at @t, plus @add[0] when set, to the f32 outputs at @y. */
-static void add_store(float *y, const float *t, __u32 len, const float *add)
+/* The activations act_store() applies in its pass, as act_f32() does. */
+static int act_plain(const struct vnpu_layer_act *a)
 {
+	return a->func == VNPU_ACT_IDENTITY || a->func == VNPU_ACT_RELU ||
+	       a->func == VNPU_ACT_LEAKY_RELU || a->func == VNPU_ACT_CLIP;
+}
+
+/*
+ * y[c] = act(t[c] + a) over [c, len): the lanes as v8sf VF of v, the tail
+ * as float SF of x.
+ */
+#define PLAIN_RUN(VF, SF) do {						\
+	for (; c + 8 <= len; c += 8) {					\
+		v8sf v = vload(t + c) + vbcast(a);			\
+									\
+		vstore(y + c, VF);					\
+	}								\
+	for (; c < len; c++) {						\
+		float x = t[c] + a;					\
+									\
+		y[c] = SF;						\
+	}								\
+} while (0)
+
+/*
+ * @len sums at @t, plus @add[0] when set, through @act (act_plain()) to
+ * the f32 outputs at @y, in one pass.
+ */
+static void act_store(float *y, const float *t, __u32 len, const float *add,
+		      const struct vnpu_layer_act *act)
+{
+	float a = add ? *add : 0.0f;
+	float al = f32_of(act->alpha), be = f32_of(act->beta);
 	__u32 c = 0;
 
+	/* Adding 0.0f where there is nothing to add would turn -0 into +0. */
 	if (!add) {
-		copy_f32(y, t, len);
+		act_f32(act, t, y, len);
 		return;
 	}
-	for (; c + 8 <= len; c += 8)
-		vstore(y + c, vload(t + c) + vbcast(*add));
-	for (; c < len; c++)
-		y[c] = t[c] + *add;
+	switch (act->func) {
+	case VNPU_ACT_RELU:
+		PLAIN_RUN(vneg_sel(v, vbcast(0.0f)), x < 0 ? 0.0f : x);
+		break;
+	case VNPU_ACT_LEAKY_RELU:
+		PLAIN_RUN(vneg_sel(v, v * al), x < 0 ? al * x : x);
+		break;
+	case VNPU_ACT_CLIP:
+		PLAIN_RUN(vclip(v, al, be), x < al ? al : x > be ? be : x);
+		break;
+	default:
+		PLAIN_RUN(v, x);
+		break;
+	}
 }
 
 /* Row @r's run of @len sums from column @c to output column @col. */
@@ -551,8 +595,8 @@ static void flush_seg(const struct gemm_out *o, const struct gemm_epi *e,
 	float *t = f->acc + r * f->acc_rs + c;
 
 	if (f->plain)
-		add_store((float *)o->y + (__s64)(f->m0 + r) * o->rs + (__s64)col,
-			  t, len, f->add ? f->add + r : 0);
+		act_store((float *)o->y + (__s64)(f->m0 + r) * o->rs + (__s64)col,
+			  t, len, f->add ? f->add + r : 0, f->act);
 	else
 		flush_run(o, e, t, f->m0 + r, col, len);
 }
@@ -686,10 +730,11 @@ static void slice_dispatch(struct eng_slice *s, int avx512)
 }
 
 /*
- * Whether the epilogue is at most a per-row add to f32 outputs: then the
- * flush is one pass, and with the block's own columns the last slice's
- * micro-kernels may store the block. Fills @add[r] with beta * C[r] as
- * epi_add() computes it, and *@has_add.
+ * Whether the epilogue is at most a per-row add and an act_plain()
+ * activation to f32 outputs: then the flush is one pass, and without the
+ * activation the last slice's micro-kernels may store the block's own
+ * columns. Fills @add[r] with beta * C[r] as epi_add() computes it, and
+ * *@has_add.
  */
 static int epi_plain(const struct gemm_out *o, const struct gemm_epi *e,
 		     __u64 m0, __u64 mc, float *add, int *has_add)
@@ -697,7 +742,7 @@ static int epi_plain(const struct gemm_out *o, const struct gemm_epi *e,
 	__u64 r;
 
 	if (o->dt != VNPU_DTYPE_F32 || e->alpha != 1.0f || e->r ||
-	    e->act->func != VNPU_ACT_IDENTITY || (e->c && e->c_cs))
+	    !act_plain(e->act) || (e->c && e->c_cs))
 		return 0;
 	*has_add = !!e->c;
 	for (r = 0; e->c && r < mc; r++)
@@ -725,11 +770,12 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 
 	f.plain = epi_plain(o, e, m0, mc, add, &has_add);
 	f.add = has_add ? add : 0;
+	f.act = e->act;
 	/*
 	 * Padded columns: output rows at least a tile wide, so that a tile's
 	 * columns reach at most two of them.
 	 */
-	fuse = kt && f.plain &&
+	fuse = kt && f.plain && e->act->func == VNPU_ACT_IDENTITY &&
 	       (!o->wp || o->ow >= (bufs->avx512 ? 2 : 1) * ENG_NR);
 	s.mc = mc;
 	s.nc = nc;
@@ -975,7 +1021,26 @@ static void pack_im2col(const void *arg, __u64 k0, __u64 kc, __u64 n0,
 		for (p = 0; p < nc; p += ENG_NR) {
 			float *d = dst + (p / ENG_NR) * kc * ENG_NR + k * ENG_NR;
 			__u64 q = n0 + p, oh = q / s->ow, ow = q % s->ow;
+			__s64 ih0 = (__s64)oh * at->stride[0] + hoff;
+			__s64 iw0 = (__s64)ow * at->stride[1] + woff;
 
+			/*
+			 * A panel of f32 outputs in one output row whose taps
+			 * all lie inside the input: a strided read.
+			 */
+			if (cj->dt == VNPU_DTYPE_F32 && q + ENG_NR <= np &&
+			    ow + ENG_NR <= s->ow && ih0 >= 0 &&
+			    ih0 < (__s64)s->h && iw0 >= 0 &&
+			    iw0 + (__s64)((ENG_NR - 1) * at->stride[1]) <
+			    (__s64)s->w) {
+				const float *src = (const float *)xc +
+						   ih0 * cj->xs[1] + iw0 * cj->xs[2];
+				__s64 step = (__s64)at->stride[1] * cj->xs[2];
+
+				for (j = 0; j < ENG_NR; j++)
+					d[j] = src[(__s64)j * step];
+				continue;
+			}
 			for (j = 0; j < ENG_NR; j++, q++) {
 				__s64 ih = (__s64)oh * at->stride[0] + hoff;
 				__s64 iw = (__s64)ow * at->stride[1] + woff;
@@ -1457,7 +1522,7 @@ static void dw_block(const struct eng_layer *l, const struct eng_conv_shape *s,
 			for (ow = o0; ow < o1; ow++)
 				yr[ow - o0] += ldf(l->data[ri], ro + (__s64)ow,
 						   l->t[ri].dtype);
-		act_f32(&at->act, yr, o1 - o0);
+		act_f32(&at->act, yr, yr, o1 - o0);
 		if (y->dtype != VNPU_DTYPE_F32)
 			for (ow = o0; ow < o1; ow++)
 				stf(l->data[l->n - 1], yo + (__s64)ow, y->dtype,
@@ -1577,7 +1642,81 @@ static float pool_one(const struct vnpu_layer_pool *at, const void *xc,
 	return (float)m_pow(r.lp, 1.0 / at->p);
 }
 
-/* Output elements, each one window, grouped to about ENG_ELEM_UNIT work. */
+/* Windows of at most this many taps may take pool_inside(). */
+#define POOL_INSIDE_TAPS	256
+
+/* max or average (@avg) of @v into @acc, as pool_taps() does, per lane. */
+static inline v8sf pool_lane(v8sf acc, v8sf v, int avg)
+{
+	v8si take;
+
+	if (avg)
+		return acc + v;
+	take = (v > acc) | (v != v);
+	return (v8sf)(((v8si)v & take) | ((v8si)acc & ~take));
+}
+
+/*
+ * @n f32 outputs, @ysw apart at @y, of max or average windows without
+ * dilation that lie inside the input: output o's window starts at
+ * @x + o * @step, its rows @xsh apart, its taps @xsw. pool_taps()' reads in
+ * the same order without its checks, eight outputs at a time, so the same
+ * bits.
+ */
+static void pool_inside(const struct vnpu_layer_pool *at, const float *x,
+			__s64 xsh, __s64 xsw, __s64 step, __u64 n, float *y,
+			__s64 ysw)
+{
+	__u32 kh, kw, k0 = at->kernel[0], k1 = at->kernel[1], l;
+	int avg = at->mode == VNPU_POOL_AVG;
+	float init = avg ? 0.0f : -(float)m_inf();
+	__u64 o;
+
+	for (o = 0; o + 8 <= n; o += 8) {
+		v8sf acc = vbcast(init);
+
+		for (kh = 0; kh < k0; kh++)
+			for (kw = 0; kw < k1; kw++) {
+				const float *p = x + (__s64)o * step +
+						 kh * xsh + kw * xsw;
+				v8sf v;
+
+				if (step == 1) {
+					v = vload(p);
+				} else {
+					for (l = 0; l < 8; l++)
+						v[l] = p[l * step];
+				}
+				acc = pool_lane(acc, v, avg);
+			}
+		if (avg)
+			acc = acc / vbcast((float)(k0 * k1));
+		for (l = 0; l < 8; l++)
+			y[(__s64)(o + l) * ysw] = acc[l];
+	}
+	for (; o < n; o++) {
+		const float *p = x + (__s64)o * step;
+		float mx = init, sum = 0;
+
+		for (kh = 0; kh < k0; kh++)
+			for (kw = 0; kw < k1; kw++) {
+				float v = p[kh * xsh + kw * xsw];
+
+				if (avg)
+					sum += v;
+				else if (v > mx || v != v)
+					mx = v;
+			}
+		y[(__s64)o * ysw] = avg ? sum / (float)(k0 * k1) : mx;
+	}
+}
+
+/*
+ * Output elements, each one window, grouped to about ENG_ELEM_UNIT work,
+ * a row of outputs at a time: with f32 max or average windows without
+ * dilation, those inside the input take pool_inside(), the others (and
+ * every other pool) pool_one().
+ */
 static int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 		    const struct vnpu_eng_ctx *ctx)
 {
@@ -1586,27 +1725,60 @@ static int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 	int two = x->rank == 4;
 	__u64 oh_n = two ? y->dims[2] : 1, ow_n = y->dims[y->rank - 1];
 	__u64 h = two ? x->dims[2] : 1, w = x->dims[x->rank - 1];
-	__u64 lo, hi, e;
+	__u64 taps = (__u64)at->kernel[0] * at->kernel[1];
+	__u64 lo, hi, e, ow, in0 = 0, in1 = 0;
 	__s64 xsh = two ? x->strides[2] : 0, xsw = x->strides[x->rank - 1];
 	__s64 ysh = two ? y->strides[2] : 0, ysw = y->strides[y->rank - 1];
 	__u32 size = vnpu_eng_dtype_size(x->dtype);
+	int fast = x->dtype == VNPU_DTYPE_F32 && y->dtype == VNPU_DTYPE_F32 &&
+		   at->mode != VNPU_POOL_LP && at->dilation[0] == 1 &&
+		   at->dilation[1] == 1 && taps <= POOL_INSIDE_TAPS;
 	struct eng_pacer pc;
 
+	/* Columns [in0, in1) of outputs whose windows lie inside each row. */
+	if (fast && w >= at->kernel[1]) {
+		in0 = eng_div_up(at->pad_begin[1], at->stride[1]);
+		in1 = (w - at->kernel[1] + at->pad_begin[1]) / at->stride[1] + 1;
+		in1 = eng_min(in1, ow_n);
+	}
 	eng_pacer_init(&pc, ctx);
-	row_range(vnpu_eng_numel(y), (__u64)at->kernel[0] * at->kernel[1], ub,
-		  ue, &lo, &hi);
-	for (e = lo; e < hi; e++) {
-		__u64 ow = e % ow_n, oh = (e / ow_n) % oh_n;
-		__u64 c = (e / (ow_n * oh_n)) % y->dims[1];
-		__u64 img = e / (ow_n * oh_n * y->dims[1]);
+	row_range(vnpu_eng_numel(y), taps, ub, ue, &lo, &hi);
+	for (e = lo; e < hi; ) {
+		__u64 oh = (e / ow_n) % oh_n, c = (e / (ow_n * oh_n)) % y->dims[1];
+		__u64 img = e / (ow_n * oh_n * y->dims[1]), end, run;
 		const char *xc = (const char *)l->data[0] + size *
 				 ((__s64)img * x->strides[0] +
 				  (__s64)c * x->strides[1]);
+		__s64 yo = (__s64)img * y->strides[0] + (__s64)c * y->strides[1] +
+			   (__s64)oh * ysh;
+		__s64 h0 = (__s64)(oh * at->stride[0]) - at->pad_begin[0];
+		int rows_in = h0 >= 0 && h0 + at->kernel[0] <= (__s64)h;
 
-		stf(l->data[1], (__s64)img * y->strides[0] +
-		    (__s64)c * y->strides[1] + (__s64)oh * ysh + (__s64)ow * ysw,
-		    y->dtype,
-		    pool_one(at, xc, x->dtype, xsh, xsw, h, w, oh, ow, &pc));
+		ow = e % ow_n;
+		end = eng_min(hi, e + ow_n - ow);
+		while (e < end) {
+			if (rows_in && ow >= in0 && ow < in1) {
+				__s64 w0 = (__s64)(ow * at->stride[1]) -
+					   at->pad_begin[1];
+
+				run = eng_min(end - e, in1 - ow);
+				run = eng_pace_end_w(&pc, 0, run, taps);
+				pool_inside(at, (const float *)xc + h0 * xsh +
+					    w0 * xsw, xsh, xsw,
+					    at->stride[1] * xsw, run,
+					    (float *)l->data[1] + yo +
+					    (__s64)ow * ysw, ysw);
+				eng_pace(&pc, run * taps);
+				e += run;
+				ow += run;
+				continue;
+			}
+			stf(l->data[1], yo + (__s64)ow * ysw, y->dtype,
+			    pool_one(at, xc, x->dtype, xsh, xsw, h, w, oh, ow,
+				     &pc));
+			e++;
+			ow++;
+		}
 	}
 	return 0;
 }

@@ -38,6 +38,30 @@ static inline void vstore(float *p, v8sf v)
 	*(v8sf_u *)p = v;
 }
 
+typedef int v8si __attribute__((vector_size(32)));
+
+/*
+ * x < 0 ? m : x in each lane, by masks: a loop of ternaries whose m is a
+ * product does not vectorize (the compiler must not take the product
+ * where the scalar code would not, for its exception flags).
+ */
+static inline v8sf vneg_sel(v8sf x, v8sf m)
+{
+	v8si lt = x < 0;
+
+	return (v8sf)(((v8si)m & lt) | ((v8si)x & ~lt));
+}
+
+/* x < lo ? lo : x > hi ? hi : x in each lane (CLIP), NaNs kept. */
+static inline v8sf vclip(v8sf x, float lo, float hi)
+{
+	v8si below = x < lo, above = x > hi;
+	v8si l = (v8si)vbcast(lo), h = (v8si)vbcast(hi);
+
+	return (v8sf)((l & below) | (h & above & ~below) |
+		      ((v8si)x & ~below & ~above));
+}
+
 static inline float f32_of(__u32 bits)
 {
 	union {
@@ -745,26 +769,54 @@ static void act_i(const struct vnpu_layer_act *a, __s64 *x, __u32 n, int uns)
 	}
 }
 
-/* Applies @a to @n contiguous floats in place (fused activations). */
-static void act_f32(const struct vnpu_layer_act *a, float *y, __u64 n)
+/*
+ * Applies @a to @n contiguous floats at @x into @y, which may be @x (fused
+ * activations, unary layers). The functions whose float result is the
+ * double path's bit for bit run in float loops the compiler vectorizes:
+ * comparisons and sign changes round nothing, and a product of two floats
+ * rounds once either way. The others go through act_d().
+ */
+static void act_f32(const struct vnpu_layer_act *a, const float *x, float *y,
+		    __u64 n)
 {
+	float al = f32_of(a->alpha), be = f32_of(a->beta);
 	double buf[ENG_BLOCK];
 	__u64 i, j;
 
 	switch (a->func) {
 	case VNPU_ACT_IDENTITY:
+		for (i = 0; x != y && i < n; i++)
+			y[i] = x[i];
 		return;
 	case VNPU_ACT_RELU:
 		for (i = 0; i < n; i++)
-			y[i] = y[i] < 0 ? 0.0f : y[i];
+			y[i] = x[i] < 0 ? 0.0f : x[i];
 		return;
-	case VNPU_ACT_CLIP: {
-		float lo = f32_of(a->alpha), hi = f32_of(a->beta);
+	case VNPU_ACT_LEAKY_RELU:
+		for (i = 0; i + 8 <= n; i += 8) {
+			v8sf v = vload(x + i);
 
-		for (i = 0; i < n; i++)
-			y[i] = y[i] < lo ? lo : y[i] > hi ? hi : y[i];
+			vstore(y + i, vneg_sel(v, v * al));
+		}
+		for (; i < n; i++)
+			y[i] = x[i] < 0 ? al * x[i] : x[i];
 		return;
-	}
+	case VNPU_ACT_THRESHOLDED_RELU:
+		for (i = 0; i < n; i++)
+			y[i] = x[i] > al ? x[i] : 0.0f;
+		return;
+	case VNPU_ACT_CLIP:
+		for (i = 0; i < n; i++)
+			y[i] = x[i] < al ? al : x[i] > be ? be : x[i];
+		return;
+	case VNPU_ACT_NEG:
+		for (i = 0; i < n; i++)
+			y[i] = -x[i];
+		return;
+	case VNPU_ACT_ABS:
+		for (i = 0; i < n; i++)
+			y[i] = __builtin_fabsf(x[i]);
+		return;
 	default:
 		break;
 	}
@@ -772,7 +824,7 @@ static void act_f32(const struct vnpu_layer_act *a, float *y, __u64 n)
 		__u32 m = (__u32)eng_min(ENG_BLOCK, n - i);
 
 		for (j = 0; j < m; j++)
-			buf[j] = y[i + j];
+			buf[j] = x[i + j];
 		act_d(a, buf, m);
 		for (j = 0; j < m; j++)
 			y[i + j] = (float)buf[j];

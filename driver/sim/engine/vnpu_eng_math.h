@@ -315,15 +315,16 @@ static inline double m_pow(double x, double y)
 			return m_is_odd_int(y) && 1 / x < 0 ? -m_inf() : m_inf();
 		return m_is_odd_int(y) ? x : 0.0;
 	}
-	if (x < 0) {
-		if (!m_is_int(y))
-			return m_nan();
-		r = m_exp(y * m_log(-x));
-		return m_is_odd_int(y) ? -r : r;
-	}
+	if (x == -1.0 && m_fabs(y) == m_inf())
+		return 1.0;
+	if (x < 0 && !m_is_int(y))
+		return m_nan();
 	if (m_is_int(y) && m_fabs(y) <= 64) {
-		/* Exact enough by squaring, and exact for small integers. */
-		double b = x, acc = 1.0;
+		/*
+		 * Exact enough by squaring, and exact for small integers, of
+		 * either sign: the square of a float is its exact product.
+		 */
+		double b = m_fabs(x), acc = 1.0;
 		__s64 n = (__s64)m_fabs(y);
 
 		while (n) {
@@ -332,9 +333,11 @@ static inline double m_pow(double x, double y)
 			b *= b;
 			n >>= 1;
 		}
-		return y < 0 ? 1.0 / acc : acc;
+		r = y < 0 ? 1.0 / acc : acc;
+		return x < 0 && m_is_odd_int(y) ? -r : r;
 	}
-	return m_exp(y * m_log(x));
+	r = m_exp(y * m_log(m_fabs(x)));
+	return x < 0 && m_is_odd_int(y) ? -r : r;
 }
 
 static inline double m_tanh(double x)
