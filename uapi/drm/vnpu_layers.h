@@ -256,9 +256,11 @@ enum vnpu_act_func {
  * struct vnpu_layer_act - an element-wise function; the attributes of
  * %VNPU_LAYER_UNARY and the fused activation of GEMM and CONV
  * @func: one of &enum vnpu_act_func
- * @flags: must be zero
+ * @flags: zero, or for the fused activation of GEMM and CONV one of
+ *	%VNPU_ACT_F_MAX and %VNPU_ACT_F_MIN
  * @alpha: f32 bits, the function's first parameter (0 when it has none)
- * @beta: f32 bits, the function's second parameter (0 when it has none)
+ * @beta: f32 bits, the function's second parameter (0 when it has none),
+ *	or with a flag the bound
  */
 struct vnpu_layer_act {
 	__u32 func;
@@ -266,6 +268,18 @@ struct vnpu_layer_act {
 	__u32 alpha;
 	__u32 beta;
 };
+
+/*
+ * Flags of &struct vnpu_layer_act: a bound after the function, for the
+ * fused activation of GEMM and CONV (UNARY refuses them) whose function
+ * has no @beta (IDENTITY, RELU or LEAKY_RELU), @beta finite. The
+ * function's f32 result y becomes ONNX's Max(y, beta) or Min(y, beta): a
+ * NaN y stays, a tie gives beta.
+ */
+/** VNPU_ACT_F_MAX - y = max(y, beta) after the function */
+#define VNPU_ACT_F_MAX			0x1u
+/** VNPU_ACT_F_MIN - y = min(y, beta) after the function */
+#define VNPU_ACT_F_MIN			0x2u
 
 /* Flags of &struct vnpu_layer_gemm and &struct vnpu_layer_conv. */
 /** VNPU_LAYER_F_BIAS - a bias tensor follows the weights */

@@ -495,6 +495,7 @@ static void epilogue_run(const struct gemm_epi *e, float *t, __u64 i,
 		epi_add(t, elem_at(e->r, (__s64)i * e->r_rs + (__s64)col * e->r_cs,
 				   e->r_dt), e->r_cs, e->r_dt, 1.0f, 0, len);
 	act_f32(e->act, t, t, len);
+	act_bound(e->act, t, len);
 }
 
 /* The epilogue on @len sums at @t, stored to row @i from column @col. */
@@ -569,6 +570,7 @@ static void act_store(float *y, const float *t, __u32 len, const float *add,
 	/* Adding 0.0f where there is nothing to add would turn -0 into +0. */
 	if (!add) {
 		act_f32(act, t, y, len);
+		act_bound(act, y, len);
 		return;
 	}
 	switch (act->func) {
@@ -585,6 +587,7 @@ static void act_store(float *y, const float *t, __u32 len, const float *add,
 		PLAIN_RUN(v, x);
 		break;
 	}
+	act_bound(act, y, len);
 }
 
 /* Row @r's run of @len sums from column @c to output column @col. */
@@ -776,6 +779,7 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 	 * columns reach at most two of them.
 	 */
 	fuse = kt && f.plain && e->act->func == VNPU_ACT_IDENTITY &&
+	       !e->act->flags &&
 	       (!o->wp || o->ow >= (bufs->avx512 ? 2 : 1) * ENG_NR);
 	s.mc = mc;
 	s.nc = nc;
@@ -1523,6 +1527,7 @@ static void dw_block(const struct eng_layer *l, const struct eng_conv_shape *s,
 				yr[ow - o0] += ldf(l->data[ri], ro + (__s64)ow,
 						   l->t[ri].dtype);
 		act_f32(&at->act, yr, yr, o1 - o0);
+		act_bound(&at->act, yr, o1 - o0);
 		if (y->dtype != VNPU_DTYPE_F32)
 			for (ow = o0; ow < o1; ow++)
 				stf(l->data[l->n - 1], yo + (__s64)ow, y->dtype,

@@ -831,4 +831,22 @@ static void act_f32(const struct vnpu_layer_act *a, const float *x, float *y,
 	}
 }
 
+/*
+ * The bound of a fused activation (VNPU_ACT_F_MAX or _MIN) on @n floats
+ * at @y, after the function: ONNX's Max(y, beta) or Min(y, beta), which
+ * keep a NaN y and give beta on a tie.
+ */
+static void act_bound(const struct vnpu_layer_act *a, float *y, __u64 n)
+{
+	float b = f32_of(a->beta);
+	__u64 i;
+
+	if (a->flags & VNPU_ACT_F_MAX)
+		for (i = 0; i < n; i++)
+			y[i] = y[i] != y[i] || y[i] > b ? y[i] : b;
+	else if (a->flags & VNPU_ACT_F_MIN)
+		for (i = 0; i < n; i++)
+			y[i] = y[i] != y[i] || y[i] < b ? y[i] : b;
+}
+
 #endif /* _VNPU_ENG_KERN_H_ */

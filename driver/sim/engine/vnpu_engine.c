@@ -198,10 +198,18 @@ void vnpu_eng_bcast_strides(const struct vnpu_tensor *in,
 	}
 }
 
-static int act_ok(const struct vnpu_layer_act *a, __u32 dtype)
+/*
+ * @a on @dtype; @fused: GEMM's or CONV's activation, which may take one
+ * bound (VNPU_ACT_F_MAX or _MIN) after a function without beta.
+ */
+static int act_ok(const struct vnpu_layer_act *a, __u32 dtype, int fused)
 {
-	if (a->func >= VNPU_ACT_COUNT || a->flags || !f32_ok(a->alpha) ||
-	    !f32_ok(a->beta))
+	if (a->func >= VNPU_ACT_COUNT || !f32_ok(a->alpha) || !f32_ok(a->beta))
+		return 0;
+	if (a->flags && (!fused ||
+			 (a->flags != VNPU_ACT_F_MAX && a->flags != VNPU_ACT_F_MIN) ||
+			 (a->func != VNPU_ACT_IDENTITY && a->func != VNPU_ACT_RELU &&
+			  a->func != VNPU_ACT_LEAKY_RELU)))
 		return 0;
 	if (dtype == VNPU_DTYPE_BOOL)
 		return a->func == VNPU_ACT_NOT || a->func == VNPU_ACT_IDENTITY;
@@ -338,7 +346,7 @@ static int check_gemm(const struct vnpu_tensor *t, __u32 n,
 	__u32 i;
 
 	if (a->flags & ~VNPU_LAYER_F_MASK || a->pad || !f32_ok(a->alpha) ||
-	    !f32_ok(a->beta) || !act_ok(&a->act, VNPU_DTYPE_F32) ||
+	    !f32_ok(a->beta) || !act_ok(&a->act, VNPU_DTYPE_F32, 1) ||
 	    n != 3 + popcount2(a->flags) || !gemm_dtypes_ok(t, n, a->flags))
 		return 0;
 	if (!matmul_shapes_ok(ta, a->flags & VNPU_LAYER_F_PACKED ? 0 : tb,
@@ -466,7 +474,7 @@ static int check_conv(const struct vnpu_tensor *t, __u32 n,
 	const struct vnpu_tensor *y = &t[n - 1];
 	__u32 i = 2;
 
-	if (a->flags & ~VNPU_LAYER_F_MASK || !act_ok(&a->act, VNPU_DTYPE_F32) ||
+	if (a->flags & ~VNPU_LAYER_F_MASK || !act_ok(&a->act, VNPU_DTYPE_F32, 1) ||
 	    n != 3 + popcount2(a->flags) || !gemm_dtypes_ok(t, n, a->flags) ||
 	    !conv_shapes_ok(&t[0], &t[1], y, a,
 			    !!(a->flags & VNPU_LAYER_F_PACKED)) ||
@@ -558,7 +566,7 @@ static int check_where(const struct vnpu_tensor *t, __u32 n)
 static int check_unary(const struct vnpu_tensor *t, __u32 n,
 		       const struct vnpu_layer_act *a)
 {
-	return n == 2 && t[0].dtype == t[1].dtype && act_ok(a, t[0].dtype) &&
+	return n == 2 && t[0].dtype == t[1].dtype && act_ok(a, t[0].dtype, 0) &&
 	       same_dims(&t[0], &t[1]) && tensor_injective(&t[1]);
 }
 

@@ -2,7 +2,8 @@
 /*
  * Graph passes over the working graph build.c made: turn view-like nodes
  * into aliases, fold BatchNorm into the Conv/Gemm before it and fuse a
- * constant bias, a residual Add and an activation into Conv/Gemm/MatMul.
+ * constant bias, a residual Add, an activation and a Max or Min with a
+ * constant into Conv/Gemm/MatMul.
  */
 #include <math.h>
 #include <stdio.h>
@@ -391,6 +392,37 @@ static bool same_shape(const struct vnpu_tinfo *a, const struct vnpu_tinfo *b)
 	return true;
 }
 
+/*
+ * A Max or Min (@next) of @op's f32 output and a finite f32 constant
+ * scalar, after an activation without beta: sets @act's bound
+ * (VNPU_ACT_F_MAX or _MIN). Max(y, b) gives b on a tie and Max(b, y)
+ * gives y, which differ only in the sign of a zero: b first must not be 0.
+ */
+static bool bound_of(const struct cstate *s, const struct cop *op, const struct cop *next,
+		     struct vnpu_layer_act *act)
+{
+	bool max = op_is(next, "Max"), first;
+	int32_t c;
+	float b;
+
+	if ((!max && !op_is(next, "Min")) || next->num_in != 2 || next->in[0] == next->in[1] ||
+	    act->flags || (act->func != VNPU_ACT_IDENTITY && act->func != VNPU_ACT_RELU &&
+			   act->func != VNPU_ACT_LEAKY_RELU))
+		return false;
+	first = next->in[0] == op->out[0];
+	c = first ? next->in[1] : next->in[0];
+	if (c < 0 || !cs_is_const(s, c) || !is_float_val(s, c) || !is_float_val(s, op->out[0]) ||
+	    vnpu_tinfo_elems(cs_info(s, c)) != 1 ||
+	    !same_shape(cs_info(s, next->out[0]), cs_info(s, op->out[0])))
+		return false;
+	b = *(const float *)s->vals[c].info.data;
+	if (!isfinite(b) || (!first && b == 0))
+		return false;
+	act->flags = max ? VNPU_ACT_F_MAX : VNPU_ACT_F_MIN;
+	act->beta = f32_bits(b);
+	return true;
+}
+
 /* A constant Add operand that is a per-channel bias of @op's output. */
 static bool bias_fits(const struct cstate *s, const struct cop *op, int32_t c)
 {
@@ -486,9 +518,19 @@ static vnpu_status fuse_into(struct cstate *s, struct uses *u, uint32_t idx)
 	if (next && act_of(s, next, &op->act)) {
 		strncat(op->type, "+", sizeof(op->type) - strlen(op->type) - 1);
 		strncat(op->type, next->node->op, sizeof(op->type) - strlen(op->type) - 1);
+		st = absorb(s, u, op, next);
+		if (st)
+			return st;
+		next = sole_reader(s, u, op->out[0], idx);
+	} else {
+		memset(&op->act, 0, sizeof(op->act));
+	}
+	/* Then a Max or Min with a constant (Max(LeakyRelu(y), b) in TF exports). */
+	if (next && bound_of(s, op, next, &op->act)) {
+		strncat(op->type, "+", sizeof(op->type) - strlen(op->type) - 1);
+		strncat(op->type, next->node->op, sizeof(op->type) - strlen(op->type) - 1);
 		return absorb(s, u, op, next);
 	}
-	memset(&op->act, 0, sizeof(op->act));
 	return VNPU_OK;
 }
 

@@ -111,7 +111,27 @@ static void gemm_bad(void)
 	BAD(b, "beta inf", f->a.gemm.beta = INF_BITS);
 	BAD(b, "act func", f->a.gemm.act.func = VNPU_ACT_COUNT);
 	BAD(b, "act NOT", f->a.gemm.act.func = VNPU_ACT_NOT);
-	BAD(b, "act flags", f->a.gemm.act.flags = 1);
+	BAD(b, "act unknown flag", f->a.gemm.act.flags = 4);
+	BAD(b, "act MAX and MIN", f->a.gemm.act.flags = VNPU_ACT_F_MAX | VNPU_ACT_F_MIN);
+	BAD(b, "act MAX after CLIP", f->a.gemm.act.flags = VNPU_ACT_F_MAX;
+	    f->a.gemm.act.func = VNPU_ACT_CLIP);
+	BAD(b, "act MIN after SIGMOID", f->a.gemm.act.flags = VNPU_ACT_F_MIN;
+	    f->a.gemm.act.func = VNPU_ACT_SIGMOID);
+	BAD(b, "act MAX bound NaN", f->a.gemm.act.flags = VNPU_ACT_F_MAX;
+	    f->a.gemm.act.beta = NAN_BITS);
+	BAD(b, "act MIN bound -inf", f->a.gemm.act.flags = VNPU_ACT_F_MIN;
+	    f->a.gemm.act.beta = INF_BITS | 0x80000000u);
+	{
+		struct fixture ok = b;
+
+		ok.a.gemm.act.func = VNPU_ACT_LEAKY_RELU;
+		ok.a.gemm.act.flags = VNPU_ACT_F_MAX;
+		ok.a.gemm.act.beta = et_f32_bits(-0.4f);
+		ET_EXPECT(!check(&ok), "gemm: LEAKY_RELU with a MAX bound rejected");
+		ok.a.gemm.act.func = VNPU_ACT_IDENTITY;
+		ok.a.gemm.act.flags = VNPU_ACT_F_MIN;
+		ET_EXPECT(!check(&ok), "gemm: IDENTITY with a MIN bound rejected");
+	}
 	BAD(b, "act alpha NaN", f->a.gemm.act.alpha = NAN_BITS);
 	BAD(b, "K mismatch", f->t[1].dims[1] = 8);
 	BAD(b, "M mismatch", f->t[0].dims[1] = 4);
@@ -193,6 +213,19 @@ static void conv_bad(void)
 	BAD(b, "huge pad", f->a.conv.pad_end[1] = 1u << 30);
 	BAD(b, "pad changing OW", f->a.conv.pad_end[1] = 2);
 	BAD(b, "act func", f->a.conv.act.func = 99);
+	BAD(b, "act unknown flag", f->a.conv.act.flags = 8);
+	BAD(b, "act MIN after ELU", f->a.conv.act.flags = VNPU_ACT_F_MIN;
+	    f->a.conv.act.func = VNPU_ACT_ELU);
+	BAD(b, "act MAX bound inf", f->a.conv.act.flags = VNPU_ACT_F_MAX;
+	    f->a.conv.act.beta = INF_BITS);
+	{
+		struct fixture ok = b;
+
+		ok.a.conv.act.func = VNPU_ACT_RELU;
+		ok.a.conv.act.flags = VNPU_ACT_F_MIN;
+		ok.a.conv.act.beta = et_f32_bits(6);
+		ET_EXPECT(!check(&ok), "conv: RELU with a MIN bound rejected");
+	}
 	BAD(b, "OH wrong", f->t[4].dims[2] = 5; f->t[3].dims[2] = 5);
 	BAD(b, "N mismatch", f->t[4].dims[0] = 2);
 	BAD(b, "W channels", f->t[1].dims[1] = 4);
@@ -322,6 +355,8 @@ static void elementwise_bad(void)
 	common_bad(&u);
 	BAD(u, "func past the last", f->a.act.func = VNPU_ACT_COUNT);
 	BAD(u, "flags", f->a.act.flags = 2);
+	BAD(u, "a MAX bound (GEMM and CONV only)", f->a.act.flags = VNPU_ACT_F_MAX;
+	    f->a.act.func = VNPU_ACT_RELU);
 	BAD(u, "alpha NaN", f->a.act.alpha = NAN_BITS);
 	BAD(u, "beta inf", f->a.act.beta = INF_BITS | 0x80000000u);
 	BAD(u, "CELU alpha 0", f->a.act.alpha = 0);

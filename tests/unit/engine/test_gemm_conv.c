@@ -791,6 +791,109 @@ static void test_plain_epilogues(void)
 	free(y2);
 }
 
+/*
+ * A fused activation's bound (VNPU_ACT_F_MAX or _MIN) gives the bits of
+ * the same CONV without it followed by a BINARY MAX or MIN with the bound
+ * as a scalar, through each epilogue (one pass; with a residual of -0.0f
+ * the general one; depthwise), on every path, NaNs and zeros included.
+ */
+static void test_act_bounds(void)
+{
+	static const struct vnpu_layer_act acts[] = {
+		{ VNPU_ACT_LEAKY_RELU, VNPU_ACT_F_MAX, 0x3e4ccccd, 0xbecccccd },
+		{ VNPU_ACT_RELU, VNPU_ACT_F_MIN, 0, 0x3e800000 },
+		{ VNPU_ACT_IDENTITY, VNPU_ACT_F_MAX, 0, 0 },
+		{ VNPU_ACT_IDENTITY, VNPU_ACT_F_MIN, 0, 0x80000000 },
+	};
+	__u64 dx[4] = { 1, 6, 9, 37 }, dw[4] = { 6, 6, 3, 3 }, dwd[4] = { 6, 1, 3, 3 };
+	__u64 dy[4] = { 1, 6, 9, 37 }, nb = 6, one = 1;
+	__u32 paths[3] = { 0, VNPU_ENG_F_AVX2_FMA,
+			   VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 };
+	size_t ny = 6 * 9 * 37, i, a, p;
+	float *x = malloc(ny * 4), *w = malloc(6 * 54 * 4), *bias = malloc(nb * 4);
+	float *res = malloc(ny * 4), *y1 = malloc(ny * 4), *y2 = malloc(ny * 4);
+	struct vnpu_tensor t[5], tb[3];
+	void *d[5], *db[3];
+	int form, rc;
+
+	et_fill_f32(x, ny);
+	et_fill_f32(w, 6 * 54);
+	et_fill_f32(bias, nb);
+	for (i = 0; i < ny; i += 4)
+		x[i] = 0.0f;
+	/* Rows 0 and 1 of each channel zero: sums of zeros meet the bounds. */
+	for (i = 0; i < ny; i++)
+		if (i % (9 * 37) < 2 * 37)
+			x[i] = 0.0f;
+	x[300] = NAN;
+	for (i = 0; i < ny; i++)
+		res[i] = -0.0f;
+	for (a = 0; a < sizeof(acts) / sizeof(acts[0]); a++)
+		for (form = 0; form < 4; form++)
+			for (p = 0; p < 3; p++) {
+				/* form: 0 plain, 1 bias, 2 bias + residual, 3 depthwise */
+				struct vnpu_layer_conv at = {
+					.group = form == 3 ? 6 : 1, .kernel = { 3, 3 },
+					.stride = { 1, 1 }, .dilation = { 1, 1 },
+					.pad_begin = { 1, 1 }, .pad_end = { 1, 1 },
+					.act = acts[a],
+				};
+				struct vnpu_layer_binary bin = {
+					.func = acts[a].flags == VNPU_ACT_F_MAX ?
+						VNPU_BIN_MAX : VNPU_BIN_MIN,
+				};
+				float bound;
+				__u32 n = 0;
+
+				if ((paths[p] & et_host_features) != paths[p])
+					continue;
+				memcpy(&bound, &acts[a].beta, 4);
+				t[n] = et_dense(VNPU_DTYPE_F32, 4, dx);
+				d[n++] = x;
+				t[n] = et_dense(VNPU_DTYPE_F32, 4, form == 3 ? dwd : dw);
+				d[n++] = w;
+				if (form) {
+					at.flags |= VNPU_LAYER_F_BIAS;
+					t[n] = et_dense(VNPU_DTYPE_F32, 1, &nb);
+					d[n++] = bias;
+				}
+				t[n] = et_dense(VNPU_DTYPE_F32, 4, dy);
+				if (form == 2) {
+					at.flags |= VNPU_LAYER_F_RESIDUAL;
+					d[n++] = res;
+					t[n] = t[n - 1];
+				}
+				d[n] = y1;
+				rc = et_run(VNPU_LAYER_CONV, t, d, n + 1, &at,
+					    sizeof(at), paths[p], 3);
+				/* Without the bound, then BINARY with it. */
+				at.act.flags = 0;
+				at.act.beta = 0;
+				d[n] = y2;
+				rc = rc ? rc : et_run(VNPU_LAYER_CONV, t, d, n + 1,
+						      &at, sizeof(at), paths[p], 3);
+				tb[0] = t[n];
+				tb[1] = et_dense(VNPU_DTYPE_F32, 1, &one);
+				tb[2] = t[n];
+				db[0] = y2;
+				db[1] = &bound;
+				db[2] = y2;
+				rc = rc ? rc : et_run(VNPU_LAYER_BINARY, tb, db, 3, &bin,
+						      sizeof(bin), paths[p], 1);
+				ET_EXPECT(!rc, "act bound %zu form %d path %zu: run failed (%d)",
+					  a, form, p, rc);
+				ET_EXPECT(rc || !memcmp(y1, y2, ny * 4),
+					  "act bound %zu form %d path %zu: not CONV then BINARY's bits",
+					  a, form, p);
+			}
+	free(x);
+	free(w);
+	free(bias);
+	free(res);
+	free(y1);
+	free(y2);
+}
+
 void et_test_gemm_conv(void)
 {
 	test_random();
@@ -799,6 +902,7 @@ void et_test_gemm_conv(void)
 	test_conv();
 	test_pool();
 	test_plain_epilogues();
+	test_act_bounds();
 }
 
 /*

@@ -207,6 +207,103 @@ static void test_gemm_matmul(void)
 	vnpu_model_free(m);
 }
 
+/*
+ * One Conv, MatMul or Gemm, an activation, then @bop ("Max" or "Min") of
+ * its output and the constant @cval (first when @c_first; of @c_rank
+ * dims, all 1, with @c_rank 1 and 8 elements when @c_vec), the output
+ * also read by a Neg when @shared: compiled with fusion, the program has
+ * @want layers, the first of type @type (NULL: not checked), and the
+ * outputs are the unfused program's, bit for bit (fusion moves no sum).
+ */
+static void bound_case(const char *first, const char *act, const char *bop, float cval,
+		       bool c_first, int c_rank, bool c_vec, bool shared, uint32_t want,
+		       const char *type)
+{
+	struct mb *b = mb_new(13);
+	float cv[8], *a[8] = { 0 }, *q[8] = { 0 };
+	struct vnpu_program *p, *u;
+	vnpu_model *m;
+	Onnx__NodeProto *n;
+	const char *prev = "c";
+
+	for (int i = 0; i < 8; i++)
+		cv[i] = cval;
+	if (!strcmp(first, "Conv")) {
+		mb_input(b, "x", F32, 4, (const int64_t[]){ 1, 3, 9, 7 });
+		mb_init_f32(b, "w", 4, (const int64_t[]){ 8, 3, 3, 3 }, NULL);
+		n = mb_node(b, "Conv", (const char *[]){ "x", "w", NULL }, (const char *[]){ "c", NULL });
+		mb_attr_ints(n, "pads", 4, (const int64_t[]){ 1, 1, 1, 1 });
+	} else {
+		mb_input(b, "x", F32, 2, (const int64_t[]){ 5, 8 });
+		mb_init_f32(b, "w", 2, (const int64_t[]){ 8, 8 }, NULL);
+		mb_node(b, first, (const char *[]){ "x", "w", NULL }, (const char *[]){ "c", NULL });
+	}
+	if (act) {
+		n = mb_node(b, act, (const char *[]){ "c", NULL }, (const char *[]){ "a", NULL });
+		if (!strcmp(act, "LeakyRelu"))
+			mb_attr_float(n, "alpha", 0.2f);
+		prev = "a";
+	}
+	if (c_vec)
+		mb_init_f32(b, "k", 1, (const int64_t[]){ 8 }, cv);
+	else
+		mb_init_f32(b, "k", c_rank, (const int64_t[]){ 1, 1, 1, 1 }, cv);
+	mb_node(b, bop, c_first ? (const char *[]){ "k", prev, NULL } :
+		(const char *[]){ prev, "k", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	if (shared) {
+		mb_node(b, "Neg", (const char *[]){ prev, NULL }, (const char *[]){ "z", NULL });
+		mb_output(b, "z");
+	}
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	p = compile_run(m, NULL, a);
+	u = compile_run(m, &no_fusion, q);
+	if (p && u) {
+		CHECK_EQ(p->num_layers, want);
+		if (type && strcmp(p->layers[0].type, type)) {
+			fprintf(stderr, "  %s %s %s: layer 0 is %s, not %s\n", first,
+				act ? act : "-", bop, p->layers[0].type, type);
+			fe_failures++;
+		}
+		for (uint32_t o = 0; o < p->num_outputs; o++)
+			CHECK(!memcmp(a[o], q[o], p->outputs[o].size));
+	}
+	for (int i = 0; i < 8; i++) {
+		free(a[i]);
+		free(q[i]);
+	}
+	vnpu_program_free(p);
+	vnpu_program_free(u);
+	vnpu_model_free(m);
+}
+
+/*
+ * A Max or Min of a fused output and a constant scalar joins the layer as
+ * its activation's bound: after LeakyRelu (TF's exports clamp it so),
+ * Relu or nothing; not after a function with a parameter beta, nor when
+ * the constant is a vector, nor a zero given first (a tie's zero sign
+ * would differ), nor when the output has another reader.
+ */
+static void test_bound_fusion(void)
+{
+	bound_case("Conv", "LeakyRelu", "Max", -0.4f, false, 4, false, false, 1,
+		   "Conv+LeakyRelu+Max");
+	bound_case("Conv", "Relu", "Min", 0.25f, true, 0, false, false, 1, "Conv+Relu+Min");
+	bound_case("Conv", NULL, "Max", 0.0f, false, 1, false, false, 1, "Conv+Max");
+	bound_case("MatMul", "Relu", "Min", 6.0f, true, 2, false, false, 1, "MatMul+Relu+Min");
+	bound_case("Gemm", "LeakyRelu", "Min", 0.5f, false, 0, false, false, 1,
+		   "Gemm+LeakyRelu+Min");
+	/* Not fused. */
+	bound_case("Conv", NULL, "Max", 0.0f, true, 0, false, false, 2, "Conv");
+	bound_case("MatMul", NULL, "Max", 0.1f, false, 1, true, false, 2, "MatMul");
+	bound_case("Conv", "Sigmoid", "Max", 0.5f, false, 0, false, false, 2, "Conv+Sigmoid");
+	bound_case("Conv", "LeakyRelu", "Max", -0.4f, false, 0, false, true, 3,
+		   "Conv+LeakyRelu");
+}
+
 /* Fusion must not move work past the producer of what it reads, nor
  * change a tensor a view still reads. */
 static void test_fusion_hazards(void)
@@ -1492,6 +1589,7 @@ int main(int argc, char **argv)
 {
 	static const struct fe_test tests[] = {
 		{ "conv_bn_bias_relu_fusion", test_conv_bn_bias_relu_fusion },
+		{ "bound_fusion", test_bound_fusion },
 		{ "gemm_matmul", test_gemm_matmul },
 		{ "fusion_hazards", test_fusion_hazards },
 		{ "constant_folding", test_constant_folding },
