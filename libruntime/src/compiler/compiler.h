@@ -108,7 +108,7 @@ struct vnpu_plan_buf {
  * Place @n buffers so that no two whose [first, last] intervals intersect
  * overlap in memory; returns the arena size (0 when @n is 0). Greedy by
  * size, each at the lowest gap left by the buffers already placed, or a
- * sweep by first step when that one packs tighter or takes too long.
+ * sweep by first step when that one packs tighter.
  */
 uint64_t vnpu_plan_arena(struct vnpu_plan_buf *bufs, uint32_t n, uint64_t align);
 
