@@ -14,7 +14,7 @@
  * these nodes and those of their ancestors, so a few lists answer it.
  * The lowest offset free in all of them still costs each gap too small
  * below it: with k buffers alive together, some k of them per buffer.
- * So the work is capped: past 32 n log2 n steps, each buffer left (the
+ * So the work is capped: past 16 n log2 n steps, each buffer left (the
  * smaller ones) looks at most 16 times for its gap, and otherwise goes
  * after all the buffers it meets. Most find their gap all the same.
  *
@@ -27,7 +27,7 @@
  * The greedy one packs best (largest first: a small buffer never takes
  * the room a larger one needs later); the sweep now and then packs a
  * small model tighter. On random lifetimes with 4000-10000 buffers alive
- * together the greedy arena is 1.04-1.05 times the most bytes alive at
+ * together the greedy arena is 1.04-1.07 times the most bytes alive at
  * one step (the best fit this planner placed before: 1.09-1.11).
  */
 #include <stdlib.h>
@@ -560,7 +560,7 @@ uint64_t vnpu_plan_arena(struct vnpu_plan_buf *bufs, uint32_t n, uint64_t align)
 		return 0;
 	}
 	for (uint32_t m = n; m; m /= 2)
-		budget += 32 * (uint64_t)n;
+		budget += 16 * (uint64_t)n;
 	if (swept && place_sweep(bufs, n, align, swept, &swept_arena)) {
 		placed = true;
 		if (!place_greedy(bufs, n, align, budget, &arena) || swept_arena < arena) {
