@@ -1006,6 +1006,116 @@ struct conv_job {
 	__s64 xs[3];
 };
 
+/*
+ * The 8x8 block of floats at @src, rows @rs floats apart, transposed into
+ * @d, rows @ds floats apart: d[t * ds + j] = src[j * rs + t].
+ */
+static void transpose8(const float *src, __s64 rs, float *d, __s64 ds)
+{
+	v8sf r0 = vload(src), r1 = vload(src + rs), r2 = vload(src + 2 * rs);
+	v8sf r3 = vload(src + 3 * rs), r4 = vload(src + 4 * rs);
+	v8sf r5 = vload(src + 5 * rs), r6 = vload(src + 6 * rs);
+	v8sf r7 = vload(src + 7 * rs);
+	v8sf t0 = __builtin_shufflevector(r0, r1, 0, 8, 1, 9, 4, 12, 5, 13);
+	v8sf t1 = __builtin_shufflevector(r0, r1, 2, 10, 3, 11, 6, 14, 7, 15);
+	v8sf t2 = __builtin_shufflevector(r2, r3, 0, 8, 1, 9, 4, 12, 5, 13);
+	v8sf t3 = __builtin_shufflevector(r2, r3, 2, 10, 3, 11, 6, 14, 7, 15);
+	v8sf t4 = __builtin_shufflevector(r4, r5, 0, 8, 1, 9, 4, 12, 5, 13);
+	v8sf t5 = __builtin_shufflevector(r4, r5, 2, 10, 3, 11, 6, 14, 7, 15);
+	v8sf t6 = __builtin_shufflevector(r6, r7, 0, 8, 1, 9, 4, 12, 5, 13);
+	v8sf t7 = __builtin_shufflevector(r6, r7, 2, 10, 3, 11, 6, 14, 7, 15);
+	v8sf u0 = __builtin_shufflevector(t0, t2, 0, 1, 8, 9, 4, 5, 12, 13);
+	v8sf u1 = __builtin_shufflevector(t0, t2, 2, 3, 10, 11, 6, 7, 14, 15);
+	v8sf u2 = __builtin_shufflevector(t1, t3, 0, 1, 8, 9, 4, 5, 12, 13);
+	v8sf u3 = __builtin_shufflevector(t1, t3, 2, 3, 10, 11, 6, 7, 14, 15);
+	v8sf u4 = __builtin_shufflevector(t4, t6, 0, 1, 8, 9, 4, 5, 12, 13);
+	v8sf u5 = __builtin_shufflevector(t4, t6, 2, 3, 10, 11, 6, 7, 14, 15);
+	v8sf u6 = __builtin_shufflevector(t5, t7, 0, 1, 8, 9, 4, 5, 12, 13);
+	v8sf u7 = __builtin_shufflevector(t5, t7, 2, 3, 10, 11, 6, 7, 14, 15);
+
+	vstore(d, __builtin_shufflevector(u0, u4, 0, 1, 2, 3, 8, 9, 10, 11));
+	vstore(d + ds, __builtin_shufflevector(u1, u5, 0, 1, 2, 3, 8, 9, 10, 11));
+	vstore(d + 2 * ds, __builtin_shufflevector(u2, u6, 0, 1, 2, 3, 8, 9, 10, 11));
+	vstore(d + 3 * ds, __builtin_shufflevector(u3, u7, 0, 1, 2, 3, 8, 9, 10, 11));
+	vstore(d + 4 * ds, __builtin_shufflevector(u0, u4, 4, 5, 6, 7, 12, 13, 14, 15));
+	vstore(d + 5 * ds, __builtin_shufflevector(u1, u5, 4, 5, 6, 7, 12, 13, 14, 15));
+	vstore(d + 6 * ds, __builtin_shufflevector(u2, u6, 4, 5, 6, 7, 12, 13, 14, 15));
+	vstore(d + 7 * ds, __builtin_shufflevector(u3, u7, 4, 5, 6, 7, 12, 13, 14, 15));
+}
+
+/*
+ * Row k of im2col's panel at @d for the 16 outputs from @q, the tap at
+ * input offsets (@hoff, @woff) of channel @xc: zero where a tap falls in
+ * the padding or an output past the last.
+ */
+static void im2col_row(const struct conv_job *cj, const void *xc, __s64 hoff,
+		       __s64 woff, __u64 q, float *d)
+{
+	const struct eng_conv_shape *s = &cj->s;
+	const struct vnpu_layer_conv *at = cj->at;
+	__u64 oh = q / s->ow, ow = q % s->ow, np = s->oh * s->ow, j;
+	__u64 m = q < np ? eng_min(ENG_NR, np - q) : 0;
+	__s64 ih0 = (__s64)oh * at->stride[0] + hoff;
+	__s64 iw0 = (__s64)ow * at->stride[1] + woff;
+
+	/*
+	 * A panel whose m outputs (the rest past the last) lie in one output
+	 * row with all their f32 taps inside the input: a strided read.
+	 */
+	if (cj->dt == VNPU_DTYPE_F32 && m && ow + m <= s->ow &&
+	    ih0 >= 0 && ih0 < (__s64)s->h && iw0 >= 0 &&
+	    iw0 + (__s64)((m - 1) * at->stride[1]) < (__s64)s->w) {
+		const float *src = (const float *)xc + ih0 * cj->xs[1] +
+				   iw0 * cj->xs[2];
+		__s64 step = (__s64)at->stride[1] * cj->xs[2];
+
+		for (j = 0; j < m; j++)
+			d[j] = src[(__s64)j * step];
+		for (; j < ENG_NR; j++)
+			d[j] = 0;
+		return;
+	}
+	for (j = 0; j < ENG_NR; j++, q++) {
+		__s64 ih = (__s64)oh * at->stride[0] + hoff;
+		__s64 iw = (__s64)ow * at->stride[1] + woff;
+
+		d[j] = q < np && ih >= 0 && ih < (__s64)s->h && iw >= 0 &&
+		       iw < (__s64)s->w ?
+		       ldf(xc, ih * cj->xs[1] + iw * cj->xs[2], cj->dt) : 0;
+		if (++ow == s->ow) {
+			ow = 0;
+			oh++;
+		}
+	}
+}
+
+/*
+ * Rows [k, k + 8) of the panel at @d (rows ENG_NR apart) for the 16
+ * outputs from @q, taps kw..kw + 7 of one f32 row that are neighbours in
+ * the input (tap kw + t at input column iw + t): where the 16 outputs lie
+ * in one output row with all their taps inside the input, two transposes
+ * of their runs of 8 (a long 1-D window, an STFT's); else row by row.
+ */
+static void im2col_rows8(const struct conv_job *cj, const float *xc,
+			 __s64 hoff, __s64 woff, __u64 q, float *d)
+{
+	const struct eng_conv_shape *s = &cj->s;
+	const struct vnpu_layer_conv *at = cj->at;
+	__u64 oh = q / s->ow, ow = q % s->ow, t;
+	__s64 ih = (__s64)oh * at->stride[0] + hoff;
+	__s64 iw = (__s64)ow * at->stride[1] + woff, rs = at->stride[1];
+
+	if (q + ENG_NR > s->oh * s->ow || ow + ENG_NR > s->ow || ih < 0 ||
+	    ih >= (__s64)s->h || iw < 0 ||
+	    iw + 7 + (__s64)(ENG_NR - 1) * rs >= (__s64)s->w) {
+		for (t = 0; t < 8; t++)
+			im2col_row(cj, xc, hoff, woff + (__s64)t, q, d + t * ENG_NR);
+		return;
+	}
+	transpose8(xc + ih * cj->xs[1] + iw, rs, d, ENG_NR);
+	transpose8(xc + ih * cj->xs[1] + iw + 8 * rs, rs, d + 8, ENG_NR);
+}
+
 /* im2col: B(k, p) = x[c][oh * sh - ph + kh * dh][ow * sw - pw + kw * dw]. */
 static void pack_im2col(const void *arg, __u64 k0, __u64 kc, __u64 n0,
 			__u64 nc, float *dst)
@@ -1013,7 +1123,7 @@ static void pack_im2col(const void *arg, __u64 k0, __u64 kc, __u64 n0,
 	const struct conv_job *cj = arg;
 	const struct eng_conv_shape *s = &cj->s;
 	const struct vnpu_layer_conv *at = cj->at;
-	__u64 k, p, j, khw = s->kh * s->kw, np = s->oh * s->ow;
+	__u64 k, p, khw = s->kh * s->kw;
 
 	for (k = 0; k < kc; k++) {
 		__u64 kk = k0 + k, c = kk / khw, kh = (kk % khw) / s->kw;
@@ -1021,44 +1131,20 @@ static void pack_im2col(const void *arg, __u64 k0, __u64 kc, __u64 n0,
 		const void *xc = elem_at(cj->x, (__s64)c * cj->xs[0], cj->dt);
 		__s64 hoff = (__s64)(kh * at->dilation[0]) - at->pad_begin[0];
 		__s64 woff = (__s64)(kw * at->dilation[1]) - at->pad_begin[1];
+		/* Eight taps side by side in a dense f32 row. */
+		int run8 = cj->dt == VNPU_DTYPE_F32 && cj->xs[2] == 1 &&
+			   at->dilation[1] == 1 && kw + 8 <= s->kw && k + 8 <= kc;
 
 		for (p = 0; p < nc; p += ENG_NR) {
 			float *d = dst + (p / ENG_NR) * kc * ENG_NR + k * ENG_NR;
-			__u64 q = n0 + p, oh = q / s->ow, ow = q % s->ow;
-			__s64 ih0 = (__s64)oh * at->stride[0] + hoff;
-			__s64 iw0 = (__s64)ow * at->stride[1] + woff;
 
-			/*
-			 * A panel of f32 outputs in one output row whose taps
-			 * all lie inside the input: a strided read.
-			 */
-			if (cj->dt == VNPU_DTYPE_F32 && q + ENG_NR <= np &&
-			    ow + ENG_NR <= s->ow && ih0 >= 0 &&
-			    ih0 < (__s64)s->h && iw0 >= 0 &&
-			    iw0 + (__s64)((ENG_NR - 1) * at->stride[1]) <
-			    (__s64)s->w) {
-				const float *src = (const float *)xc +
-						   ih0 * cj->xs[1] + iw0 * cj->xs[2];
-				__s64 step = (__s64)at->stride[1] * cj->xs[2];
-
-				for (j = 0; j < ENG_NR; j++)
-					d[j] = src[(__s64)j * step];
-				continue;
-			}
-			for (j = 0; j < ENG_NR; j++, q++) {
-				__s64 ih = (__s64)oh * at->stride[0] + hoff;
-				__s64 iw = (__s64)ow * at->stride[1] + woff;
-
-				d[j] = q < np && ih >= 0 && ih < (__s64)s->h &&
-				       iw >= 0 && iw < (__s64)s->w ?
-				       ldf(xc, ih * cj->xs[1] + iw * cj->xs[2],
-					   cj->dt) : 0;
-				if (++ow == s->ow) {
-					ow = 0;
-					oh++;
-				}
-			}
+			if (run8)
+				im2col_rows8(cj, xc, hoff, woff, n0 + p, d);
+			else
+				im2col_row(cj, xc, hoff, woff, n0 + p, d);
 		}
+		if (run8)
+			k += 7;
 	}
 }
 
