@@ -704,6 +704,37 @@ static void test_random(void)
 }
 
 /*
+ * The tensors of a CONV of @x (dims @dx) by @w (@dw) into @y (@dy), with
+ * @bias (@nb values) and the residual @res (Y's shape) when set, which
+ * also set their flags in @at: into @t and @d; returns their count.
+ */
+static __u32 conv_args(struct vnpu_layer_conv *at, const __u64 *dx, float *x,
+		       const __u64 *dw, float *w, const __u64 *nb, float *bias,
+		       const __u64 *dy, float *res, float *y,
+		       struct vnpu_tensor *t, void **d)
+{
+	__u32 n = 0;
+
+	t[n] = et_dense(VNPU_DTYPE_F32, 4, dx);
+	d[n++] = x;
+	t[n] = et_dense(VNPU_DTYPE_F32, 4, dw);
+	d[n++] = w;
+	if (bias) {
+		at->flags |= VNPU_LAYER_F_BIAS;
+		t[n] = et_dense(VNPU_DTYPE_F32, 1, nb);
+		d[n++] = bias;
+	}
+	t[n] = et_dense(VNPU_DTYPE_F32, 4, dy);
+	if (res) {
+		at->flags |= VNPU_LAYER_F_RESIDUAL;
+		d[n++] = res;
+		t[n] = t[n - 1];
+	}
+	d[n] = y;
+	return n + 1;
+}
+
+/*
  * A bias and a RELU, LEAKY_RELU or CLIP after a convolution go to the
  * output in one pass (act_store()); a residual forces the general
  * epilogue. A residual of -0.0f adds nothing to any float, so both must
@@ -751,32 +782,20 @@ static void test_plain_epilogues(void)
 					.pad_begin = { 1, 1 }, .pad_end = { 1, 1 },
 					.act = acts[a],
 				};
-				__u32 n = 0, n2;
+				float *b = bias_on ? bias : NULL;
+				__u32 n;
 
 				if ((paths[p] & et_host_features) != paths[p])
 					continue;
-				t[n] = et_dense(VNPU_DTYPE_F32, 4, dx);
-				d[n++] = x;
-				t[n] = et_dense(VNPU_DTYPE_F32, 4, dw);
-				d[n++] = w;
-				if (bias_on) {
-					at.flags |= VNPU_LAYER_F_BIAS;
-					t[n] = et_dense(VNPU_DTYPE_F32, 1, &nb);
-					d[n++] = bias;
-				}
-				t[n] = et_dense(VNPU_DTYPE_F32, 4, dy);
-				d[n] = y1;
-				rc = et_run(VNPU_LAYER_CONV, t, d, n + 1, &at,
+				n = conv_args(&at, dx, x, dw, w, &nb, b, dy, NULL,
+					      y1, t, d);
+				rc = et_run(VNPU_LAYER_CONV, t, d, n, &at,
 					    sizeof(at), paths[p], 3);
 				/* Then with the residual of -0.0f. */
-				n2 = n;
-				t[n2 + 1] = t[n2];
-				d[n2++] = res;
-				d[n2] = y2;
-				at.flags |= VNPU_LAYER_F_RESIDUAL;
-				rc = rc ? rc : et_run(VNPU_LAYER_CONV, t, d,
-						      n2 + 1, &at, sizeof(at),
-						      paths[p], 3);
+				n = conv_args(&at, dx, x, dw, w, &nb, b, dy, res,
+					      y2, t, d);
+				rc = rc ? rc : et_run(VNPU_LAYER_CONV, t, d, n,
+						      &at, sizeof(at), paths[p], 3);
 				ET_EXPECT(!rc, "plain epilogue act %u bias %d path %zu: run failed (%d)",
 					  acts[a].func, bias_on, p, rc);
 				ET_EXPECT(rc || !memcmp(y1, y2, ny * 4),
@@ -843,38 +862,25 @@ static void test_act_bounds(void)
 						VNPU_BIN_MAX : VNPU_BIN_MIN,
 				};
 				float bound;
-				__u32 n = 0;
+				__u32 n;
 
 				if ((paths[p] & et_host_features) != paths[p])
 					continue;
 				memcpy(&bound, &acts[a].beta, 4);
-				t[n] = et_dense(VNPU_DTYPE_F32, 4, dx);
-				d[n++] = x;
-				t[n] = et_dense(VNPU_DTYPE_F32, 4, form == 3 ? dwd : dw);
-				d[n++] = w;
-				if (form) {
-					at.flags |= VNPU_LAYER_F_BIAS;
-					t[n] = et_dense(VNPU_DTYPE_F32, 1, &nb);
-					d[n++] = bias;
-				}
-				t[n] = et_dense(VNPU_DTYPE_F32, 4, dy);
-				if (form == 2) {
-					at.flags |= VNPU_LAYER_F_RESIDUAL;
-					d[n++] = res;
-					t[n] = t[n - 1];
-				}
-				d[n] = y1;
-				rc = et_run(VNPU_LAYER_CONV, t, d, n + 1, &at,
-					    sizeof(at), paths[p], 3);
+				n = conv_args(&at, dx, x, form == 3 ? dwd : dw, w, &nb,
+					      form ? bias : NULL, dy,
+					      form == 2 ? res : NULL, y1, t, d);
+				rc = et_run(VNPU_LAYER_CONV, t, d, n, &at, sizeof(at),
+					    paths[p], 3);
 				/* Without the bound, then BINARY with it. */
 				at.act.flags = 0;
 				at.act.beta = 0;
-				d[n] = y2;
-				rc = rc ? rc : et_run(VNPU_LAYER_CONV, t, d, n + 1,
-						      &at, sizeof(at), paths[p], 3);
-				tb[0] = t[n];
+				d[n - 1] = y2;
+				rc = rc ? rc : et_run(VNPU_LAYER_CONV, t, d, n, &at,
+						      sizeof(at), paths[p], 3);
+				tb[0] = t[n - 1];
 				tb[1] = et_dense(VNPU_DTYPE_F32, 1, &one);
-				tb[2] = t[n];
+				tb[2] = t[n - 1];
 				db[0] = y2;
 				db[1] = &bound;
 				db[2] = y2;
