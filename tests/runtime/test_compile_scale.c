@@ -36,161 +36,9 @@
 
 #include "compiler/compiler.h"
 #include "harness.h"
+#include "onnx_writer.h"
 
 #define WIDTH 4		/* elements per row */
-
-/* ---- a protobuf writer for ModelProto ---- */
-
-struct pb {
-	uint8_t *data;
-	size_t len, cap;
-	bool failed;		/* out of memory: every later write is dropped */
-};
-
-static void pb_put(struct pb *b, const void *p, size_t n)
-{
-	if (b->failed || !n)
-		return;
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		uint8_t *d;
-
-		while (cap < b->len + n)
-			cap *= 2;
-		d = realloc(b->data, cap);
-		if (!d) {
-			b->failed = true;
-			return;
-		}
-		b->data = d;
-		b->cap = cap;
-	}
-	memcpy(b->data + b->len, p, n);
-	b->len += n;
-}
-
-static void pb_varint(struct pb *b, uint64_t v)
-{
-	uint8_t buf[10];
-	size_t n = 0;
-
-	do {
-		buf[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-		v >>= 7;
-	} while (v);
-	pb_put(b, buf, n);
-}
-
-static void pb_int(struct pb *b, uint32_t field, int64_t v)
-{
-	pb_varint(b, field << 3);
-	pb_varint(b, (uint64_t)v);
-}
-
-static void pb_bytes(struct pb *b, uint32_t field, const void *p, size_t n)
-{
-	pb_varint(b, field << 3 | 2);
-	pb_varint(b, n);
-	pb_put(b, p, n);
-}
-
-static void pb_str(struct pb *b, uint32_t field, const char *s)
-{
-	pb_bytes(b, field, s, strlen(s));
-}
-
-/* @sub as field @field of @b; @sub is emptied for the next message. */
-static void pb_msg(struct pb *b, uint32_t field, struct pb *sub)
-{
-	b->failed |= sub->failed;
-	pb_bytes(b, field, sub->data, sub->len);
-	sub->len = 0;
-	sub->failed = false;
-}
-
-static void pb_free(struct pb *b)
-{
-	free(b->data);
-}
-
-/* ONNX field numbers and enums used below. */
-enum {
-	MODEL_IR_VERSION = 1, MODEL_GRAPH = 7, MODEL_OPSET = 8,
-	OPSET_VERSION = 2,
-	GRAPH_NODE = 1, GRAPH_NAME = 2, GRAPH_INIT = 5, GRAPH_INPUT = 11, GRAPH_OUTPUT = 12,
-	NODE_INPUT = 1, NODE_OUTPUT = 2, NODE_OP = 4, NODE_ATTR = 5,
-	ATTR_NAME = 1, ATTR_I = 3, ATTR_G = 6, ATTR_TYPE = 20,
-	ATTR_INT = 2, ATTR_GRAPH = 5,
-	VALUE_NAME = 1, VALUE_TYPE = 2,
-	TYPE_TENSOR = 1, TENSOR_ELEM = 1, TENSOR_SHAPE = 2, SHAPE_DIM = 1, DIM_VALUE = 1,
-	INIT_DIMS = 1, INIT_TYPE = 2, INIT_NAME = 8, INIT_RAW = 9,
-	ONNX_FLOAT = 1, ONNX_INT64 = 7,
-};
-
-/* A ValueInfoProto: @name, f32 of @rank dimensions @dims (-1: no shape). */
-static void pb_value(struct pb *g, uint32_t field, const char *name, int rank,
-		     const int64_t *dims)
-{
-	struct pb v = { 0 }, t = { 0 }, tt = { 0 }, shape = { 0 }, dim = { 0 };
-
-	for (int d = 0; d < rank; d++) {
-		pb_int(&dim, DIM_VALUE, dims[d]);
-		pb_msg(&shape, SHAPE_DIM, &dim);
-	}
-	pb_int(&tt, TENSOR_ELEM, ONNX_FLOAT);
-	if (rank >= 0)
-		pb_msg(&tt, TENSOR_SHAPE, &shape);
-	pb_msg(&t, TYPE_TENSOR, &tt);
-	pb_str(&v, VALUE_NAME, name);
-	pb_msg(&v, VALUE_TYPE, &t);
-	pb_msg(g, field, &v);
-	pb_free(&v);
-	pb_free(&t);
-	pb_free(&tt);
-	pb_free(&shape);
-	pb_free(&dim);
-}
-
-/* An initializer @name of ONNX type @type and shape @dims, @bytes of @data. */
-static void pb_init(struct pb *g, const char *name, int type, int rank, const int64_t *dims,
-		    const void *data, size_t bytes)
-{
-	struct pb t = { 0 };
-
-	for (int d = 0; d < rank; d++)
-		pb_int(&t, INIT_DIMS, dims[d]);
-	pb_int(&t, INIT_TYPE, type);
-	pb_str(&t, INIT_NAME, name);
-	pb_bytes(&t, INIT_RAW, data, bytes);
-	pb_msg(g, GRAPH_INIT, &t);
-	pb_free(&t);
-}
-
-/* A node @op without attributes reading the @ni names @in, writing @out. */
-static void pb_node(struct pb *g, const char *op, const char *const *in, int ni,
-		    const char *out)
-{
-	struct pb n = { 0 };
-
-	for (int k = 0; k < ni; k++)
-		pb_str(&n, NODE_INPUT, in[k]);
-	pb_str(&n, NODE_OUTPUT, out);
-	pb_str(&n, NODE_OP, op);
-	pb_msg(g, GRAPH_NODE, &n);
-	pb_free(&n);
-}
-
-/* The model around graph @g, opset 17; its bytes in @out. */
-static void pb_model(struct pb *out, struct pb *g)
-{
-	struct pb opset = { 0 };
-
-	pb_int(out, MODEL_IR_VERSION, 8);
-	pb_int(&opset, OPSET_VERSION, 17);
-	pb_msg(out, MODEL_OPSET, &opset);
-	pb_msg(out, MODEL_GRAPH, g);
-	pb_free(&opset);
-}
 
 /* ---- the models ---- */
 
@@ -227,39 +75,39 @@ static void write_chain(struct pb *g, enum kind kind, int64_t units)
 		bias[i] = 1.0f;
 	}
 	pb_str(g, GRAPH_NAME, kind_names[kind]);
-	pb_init(g, "one", ONNX_FLOAT, 0, NULL, &one, sizeof(one));
-	pb_init(g, "ident", ONNX_FLOAT, 2, mat, ident, sizeof(ident));
-	pb_init(g, "bias", ONNX_FLOAT, 1, &mat[1], bias, sizeof(bias));
-	pb_init(g, "row", ONNX_INT64, 1, &two, row, sizeof(row));
-	pb_init(g, "row3", ONNX_INT64, 1, &three, row3, sizeof(row3));
+	onnx_init(g, "one", ONNX_FLOAT, 0, NULL, &one, sizeof(one));
+	onnx_init(g, "ident", ONNX_FLOAT, 2, mat, ident, sizeof(ident));
+	onnx_init(g, "bias", ONNX_FLOAT, 1, &mat[1], bias, sizeof(bias));
+	onnx_init(g, "row", ONNX_INT64, 1, &two, row, sizeof(row));
+	onnx_init(g, "row3", ONNX_INT64, 1, &three, row3, sizeof(row3));
 	for (int64_t u = 0; u < units; u++) {
 		const char *in[2] = { prev, kind == CHAIN ? "one" : "ident" };
 
 		name_of(a, "a", u);
 		name_of(b, "b", u);
-		pb_node(g, kind == CHAIN ? "Add" : "MatMul", in, 2, a);
+		onnx_node(g, kind == CHAIN ? "Add" : "MatMul", in, 2, a);
 		if (kind == FUSED) {
 			in[0] = a;
 			in[1] = "bias";
-			pb_node(g, "Add", in, 2, b);
+			onnx_node(g, "Add", in, 2, b);
 			memcpy(a, b, sizeof(a));
 		}
 		name_of(b, u + 1 == units ? "y" : "r", u);
 		in[0] = a;
-		pb_node(g, "Relu", in, 1, u + 1 == units ? "y" : b);
+		onnx_node(g, "Relu", in, 1, u + 1 == units ? "y" : b);
 		if (kind == FUSED && u + 1 < units) {
 			name_of(a, "i", u);
 			in[0] = b;
-			pb_node(g, "Identity", in, 1, a);
+			onnx_node(g, "Identity", in, 1, a);
 			name_of(b, "s", u);
 			in[0] = a;
 			in[1] = u % 2 ? "row" : "row3";
-			pb_node(g, "Reshape", in, 2, b);
+			onnx_node(g, "Reshape", in, 2, b);
 		}
 		memcpy(prev, b, sizeof(prev));
 	}
-	pb_value(g, GRAPH_INPUT, "x", 2, row);
-	pb_value(g, GRAPH_OUTPUT, "y", -1, NULL);
+	onnx_value(g, GRAPH_INPUT, "x", 2, row);
+	onnx_value(g, GRAPH_OUTPUT, "y", -1, NULL);
 }
 
 /*
@@ -275,12 +123,12 @@ static void write_scan(struct pb *g, int64_t steps)
 	struct pb n = { 0 };
 
 	pb_str(&body, GRAPH_NAME, "body");
-	pb_node(&body, "Add", add_in, 2, "s1");
-	pb_node(&body, "Identity", id_in, 1, "t");
-	pb_value(&body, GRAPH_INPUT, "s", 1, &vec);
-	pb_value(&body, GRAPH_INPUT, "xt", 1, &vec);
-	pb_value(&body, GRAPH_OUTPUT, "s1", 1, &vec);
-	pb_value(&body, GRAPH_OUTPUT, "t", 1, &vec);
+	onnx_node(&body, "Add", add_in, 2, "s1");
+	onnx_node(&body, "Identity", id_in, 1, "t");
+	onnx_value(&body, GRAPH_INPUT, "s", 1, &vec);
+	onnx_value(&body, GRAPH_INPUT, "xt", 1, &vec);
+	onnx_value(&body, GRAPH_OUTPUT, "s1", 1, &vec);
+	onnx_value(&body, GRAPH_OUTPUT, "t", 1, &vec);
 	pb_str(&attr, ATTR_NAME, "body");
 	pb_int(&attr, ATTR_TYPE, ATTR_GRAPH);
 	pb_msg(&attr, ATTR_G, &body);
@@ -296,10 +144,10 @@ static void write_scan(struct pb *g, int64_t steps)
 	pb_msg(&n, NODE_ATTR, &nsi);
 	pb_str(g, GRAPH_NAME, "scan");
 	pb_msg(g, GRAPH_NODE, &n);
-	pb_value(g, GRAPH_INPUT, "s0", 1, &vec);
-	pb_value(g, GRAPH_INPUT, "x", 2, xs);
-	pb_value(g, GRAPH_OUTPUT, "y", 1, &vec);
-	pb_value(g, GRAPH_OUTPUT, "z", 2, xs);
+	onnx_value(g, GRAPH_INPUT, "s0", 1, &vec);
+	onnx_value(g, GRAPH_INPUT, "x", 2, xs);
+	onnx_value(g, GRAPH_OUTPUT, "y", 1, &vec);
+	onnx_value(g, GRAPH_OUTPUT, "z", 2, xs);
 	pb_free(&body);
 	pb_free(&attr);
 	pb_free(&nsi);
@@ -316,7 +164,7 @@ static int make_model(vnpu_core *core, enum kind kind, int64_t units, vnpu_model
 		write_scan(&g, units);
 	else
 		write_chain(&g, kind, units);
-	pb_model(&model, &g);
+	onnx_model(&model, &g, 17);
 	pb_free(&g);
 	CHECK(!model.failed);
 	st = vnpu_core_read_model_from_memory(core, model.data, model.len, out);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "onnx_writer.h"
 
 #define NODE_DIR "/usr/share/libonnx-testdata/data/node/"
 #define ADD NODE_DIR "test_add/model.onnx"		/* x, y f32[3,4,5] -> sum */
@@ -626,140 +627,35 @@ static int reshape_statuses(vnpu_core *core, const char *device)
 	return 0;
 }
 
-/* ---- a protobuf writer, enough for a small ONNX model made in the test ---- */
-
-struct pb {
-	unsigned char *p;
-	size_t n, cap;
-};
-
-static void pb_raw(struct pb *b, const void *data, size_t len)
-{
-	if (b->n + len > b->cap) {
-		unsigned char *p = realloc(b->p, (b->n + len) * 2);
-
-		if (!p)
-			abort();
-		b->p = p;
-		b->cap = (b->n + len) * 2;
-	}
-	memcpy(b->p + b->n, data, len);
-	b->n += len;
-}
-
-static void pb_varint(struct pb *b, uint64_t v)
-{
-	unsigned char c;
-
-	do {
-		c = (unsigned char)(v & 0x7f) | (v > 0x7f ? 0x80 : 0);
-		pb_raw(b, &c, 1);
-		v >>= 7;
-	} while (v);
-}
-
-static void pb_int(struct pb *b, uint32_t field, uint64_t v)
-{
-	pb_varint(b, field << 3);
-	pb_varint(b, v);
-}
-
-static void pb_bytes(struct pb *b, uint32_t field, const void *data, size_t len)
-{
-	pb_varint(b, field << 3 | 2);
-	pb_varint(b, len);
-	pb_raw(b, data, len);
-}
-
-static void pb_str(struct pb *b, uint32_t field, const char *str)
-{
-	pb_bytes(b, field, str, strlen(str));
-}
-
-/* @sub as field @field of @b; frees @sub. */
-static void pb_msg(struct pb *b, uint32_t field, struct pb *sub)
-{
-	pb_bytes(b, field, sub->p, sub->n);
-	free(sub->p);
-	*sub = (struct pb){ 0 };
-}
-
-/* ONNX: a NodeProto of @op from @in to @out (NULL-terminated). */
-static void onnx_node(struct pb *graph, const char *op, const char *const *in,
-		      const char *const *out)
-{
-	struct pb n = { 0 };
-
-	for (; *in; in++)
-		pb_str(&n, 1, *in);
-	for (; *out; out++)
-		pb_str(&n, 2, *out);
-	pb_str(&n, 4, op);
-	pb_msg(graph, 1, &n);
-}
-
-/* ONNX: an i64 initializer of @count values, 1-D. */
-static void onnx_i64s(struct pb *graph, const char *name, const int64_t *v, size_t count)
-{
-	struct pb t = { 0 };
-
-	pb_int(&t, 1, count);		/* dims */
-	pb_int(&t, 2, 7);		/* data_type INT64 */
-	pb_str(&t, 8, name);
-	pb_bytes(&t, 9, v, count * sizeof(*v));	/* raw_data, little endian */
-	pb_msg(graph, 5, &t);
-}
-
-/* ONNX: a graph input (@rank dims) or output (@rank < 0: no shape) of f32. */
-static void onnx_port(struct pb *graph, uint32_t field, const char *name, int rank,
-		      const int64_t *dims)
-{
-	struct pb vi = { 0 }, type = { 0 }, tensor = { 0 }, shape = { 0 }, dim = { 0 };
-
-	pb_int(&tensor, 1, 1);		/* elem_type FLOAT */
-	for (int d = 0; d < rank; d++) {
-		pb_int(&dim, 1, (uint64_t)dims[d]);
-		pb_msg(&shape, 1, &dim);
-	}
-	if (rank >= 0)
-		pb_msg(&tensor, 2, &shape);
-	pb_msg(&type, 1, &tensor);
-	pb_str(&vi, 1, name);
-	pb_msg(&vi, 2, &type);
-	pb_msg(graph, field, &vi);
-}
-
 /*
  * x f32[2,3] reshaped to Slice(big + big, 0, 2), big an i64[5000]
  * initializer of 2, 2, 0...: the shape [4,4] is known only once the sum
  * of 5000 elements is folded, which reading (up to 4096) does not do and
- * compiling does. Serialized into @out (free() it).
+ * compiling does. Serialized into @model.
  */
-static size_t late_reshape_model(unsigned char **out)
+static void late_reshape_model(struct pb *model)
 {
-	struct pb model = { 0 }, graph = { 0 }, opset = { 0 };
+	struct pb graph = { 0 }, opset = { 0 };
 	static int64_t big[5000] = { 2, 2 };
-	const int64_t x_dims[2] = { 2, 3 }, zero = 0, two = 2;
+	const int64_t x_dims[2] = { 2, 3 }, count = 5000, one = 1, zero = 0, two = 2;
 
-	onnx_node(&graph, "Add", (const char *[]){ "big", "big", NULL },
-		  (const char *[]){ "sum", NULL });
-	onnx_node(&graph, "Slice", (const char *[]){ "sum", "starts", "ends", NULL },
-		  (const char *[]){ "shape", NULL });
-	onnx_node(&graph, "Reshape", (const char *[]){ "x", "shape", NULL },
-		  (const char *[]){ "y", NULL });
-	pb_str(&graph, 2, "late_reshape");
-	onnx_i64s(&graph, "big", big, 5000);
-	onnx_i64s(&graph, "starts", &zero, 1);
-	onnx_i64s(&graph, "ends", &two, 1);
-	onnx_port(&graph, 11, "x", 2, x_dims);
-	onnx_port(&graph, 12, "y", -1, NULL);
-	pb_int(&model, 1, 8);		/* ir_version */
-	pb_str(&opset, 1, "");
-	pb_int(&opset, 2, 13);
-	pb_msg(&model, 8, &opset);
-	pb_msg(&model, 7, &graph);
-	*out = model.p;
-	return model.n;
+	onnx_node(&graph, "Add", (const char *[]){ "big", "big" }, 2, "sum");
+	onnx_node(&graph, "Slice", (const char *[]){ "sum", "starts", "ends" }, 3, "shape");
+	onnx_node(&graph, "Reshape", (const char *[]){ "x", "shape" }, 2, "y");
+	pb_str(&graph, GRAPH_NAME, "late_reshape");
+	onnx_init(&graph, "big", ONNX_INT64, 1, &count, big, sizeof(big));
+	onnx_init(&graph, "starts", ONNX_INT64, 1, &one, &zero, sizeof(zero));
+	onnx_init(&graph, "ends", ONNX_INT64, 1, &one, &two, sizeof(two));
+	onnx_value(&graph, GRAPH_INPUT, "x", 2, x_dims);
+	onnx_value(&graph, GRAPH_OUTPUT, "y", -1, NULL);
+	/* onnx_model(), but the opset names its domain (empty: the default). */
+	pb_int(model, MODEL_IR_VERSION, 8);
+	pb_str(&opset, OPSET_DOMAIN, "");
+	pb_int(&opset, OPSET_VERSION, 13);
+	pb_msg(model, MODEL_OPSET, &opset);
+	pb_msg(model, MODEL_GRAPH, &graph);
+	pb_free(&opset);
+	pb_free(&graph);
 }
 
 /*
@@ -771,12 +667,15 @@ static int compile_late_reshape(vnpu_core *core, const char *device)
 {
 	vnpu_compiled_model *cm = NULL;
 	vnpu_query_report *report = NULL;
-	unsigned char *data;
-	size_t size = late_reshape_model(&data);
+	struct pb model = { 0 };
+	vnpu_status st;
 	vnpu_model *m;
 
-	CHECK_OK(vnpu_core_read_model_from_memory(core, data, size, &m));
-	free(data);
+	late_reshape_model(&model);
+	CHECK(!model.failed);
+	st = vnpu_core_read_model_from_memory(core, model.data, model.len, &m);
+	pb_free(&model);
+	CHECK_OK(st);
 	CHECK_ERR(vnpu_core_compile_model(core, m, device, NULL, &cm), VNPU_INVALID_ARGUMENT);
 	CHECK(strstr(vnpu_last_error(), "Reshape node: 6 elements reshaped to 16"));
 	CHECK(!cm);
