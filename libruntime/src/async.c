@@ -456,7 +456,7 @@ static void submit_and_queue(struct vnpu_request_async *a)
 		return;
 	}
 	t0 = vnpu_async_now_ns();
-	st = vnpu_request_submit(a->req);
+	st = vnpu_request_submit(a->req, false);
 	vnpu_request_stage_done(a->req, VNPU_STAGE_SUBMIT, t0, vnpu_async_now_ns());
 	if (st == VNPU_OK) {
 		/* A cancel that came during the submit did not see the job. */

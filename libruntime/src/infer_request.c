@@ -532,7 +532,7 @@ bool vnpu_request_has_segment(const struct vnpu_infer_request *req)
 	return req->segment < req->cm->program->num_segments;
 }
 
-vnpu_status vnpu_request_submit(struct vnpu_infer_request *req)
+vnpu_status vnpu_request_submit(struct vnpu_infer_request *req, bool caller_waits)
 {
 	struct vnpu_core_device *d = vnpu_segment_device(req->cm, req->segment);
 	vnpu_status st;
@@ -540,7 +540,7 @@ vnpu_status vnpu_request_submit(struct vnpu_infer_request *req)
 	if (req->job)
 		return vnpu_error(VNPU_BUSY, "the request is running");
 	st = d->plugin->ops->submit(req->cm->exes[req->segment], req->slots, req->num_slots,
-				    req->cm->config.profiling, &req->job);
+				    req->cm->config.profiling, caller_waits, &req->job);
 	if (st != VNPU_OK)
 		return vnpu_error_prefix(st, "submitting segment %u to %s", req->segment,
 					 d->info.name);
@@ -683,7 +683,7 @@ VNPU_API vnpu_status vnpu_infer_request_infer(vnpu_infer_request *req)
 	if (st == VNPU_OK)
 		st = TIMED(req, STAGE_UPLOAD, vnpu_request_upload(req));
 	while (st == VNPU_OK && vnpu_request_has_segment(req)) {
-		st = TIMED(req, STAGE_SUBMIT, vnpu_request_submit(req));
+		st = TIMED(req, STAGE_SUBMIT, vnpu_request_submit(req, true));
 		if (st == VNPU_OK)
 			st = TIMED(req, STAGE_WAIT, vnpu_request_wait(req, INT64_MAX));
 	}

@@ -136,10 +136,13 @@ struct vnpu_plugin_ops {
 
 	/*
 	 * Start @exe over @slots (buffers of this device; the CPU takes any
-	 * buffer). With @profile the job times each command.
+	 * buffer). With @profile the job times each command. @caller_waits:
+	 * the caller waits for the job as soon as this returns (a sync
+	 * inference), so a device may run it on the calling thread when it
+	 * is idle rather than hand it to another.
 	 */
 	vnpu_status (*submit)(struct vnpu_exe *exe, struct vnpu_buf *const *slots,
-			      uint32_t num_slots, bool profile,
+			      uint32_t num_slots, bool profile, bool caller_waits,
 			      struct vnpu_job **out);
 	/*
 	 * Wait for @job until the absolute CLOCK_MONOTONIC @deadline_ns

@@ -315,8 +315,14 @@ static vnpu_status npu_exe_load(struct vnpu_dev *dev, const void *cmd, uint64_t 
 
 /* ---- jobs ---- */
 
+/*
+ * @caller_waits changes nothing here: SUBMIT already runs a short job to
+ * its end in the ioctl when the device is idle, and a longer one belongs
+ * to the device's own threads.
+ */
 static vnpu_status npu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *bufs,
-			      uint32_t num_slots, bool profile, struct vnpu_job **out)
+			      uint32_t num_slots, bool profile, bool caller_waits,
+			      struct vnpu_job **out)
 {
 	struct vnpu_dev *dev = exe->dev;
 	struct drm_vnpu_slot slots[DRM_VNPU_MAX_SLOTS];
@@ -330,6 +336,7 @@ static vnpu_status npu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *bufs
 	uint32_t i;
 	int ret;
 
+	(void)caller_waits;
 	if (num_slots != exe->num_slots || num_slots > DRM_VNPU_MAX_SLOTS)
 		return host->error(VNPU_INVALID_ARGUMENT, "NPU: %u slots given, the program has %u",
 				   num_slots, exe->num_slots);
