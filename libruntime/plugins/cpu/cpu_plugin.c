@@ -26,13 +26,15 @@
 /* Cost of one part when splitting a command: keeps tiles evenly busy. */
 #define CPU_CHUNK_COST (1u << 18)
 /*
- * How long a thread polls before it sleeps when it waits for what comes
- * within microseconds, mostly: a tile for the job's next command, the
- * firmware thread for the tiles' last parts or the next queued job, a
- * waiter for its job. Waking a sleeping thread costs tens of microseconds
- * where idle CPUs sleep deeply (a VM's vCPU halts). Bounded, as a poll
- * costs its time on a machine with more threads than CPUs; it does not
- * yield: there sched_yield() handed the CPU away for whole time slices.
+ * How long a tile polls for the job's next command, and the firmware
+ * thread for the tiles' last parts, before it sleeps: a job's commands
+ * follow each other within microseconds, and waking a sleeping thread
+ * costs tens of microseconds where idle CPUs sleep deeply (a VM's vCPU
+ * halts). Bounded, as a poll costs its time on a machine with more
+ * threads than CPUs; it does not yield: there sched_yield() handed the CPU
+ * away for whole time slices. Waits for a job or for the next job do not
+ * poll: async requests' executors need those CPUs (polling there cost
+ * 5-10% of async throughput on 2 CPUs).
  */
 #define CPU_SPIN_NS 50000
 #define CPU_MAX_REQUESTS 32
@@ -54,7 +56,7 @@ struct vnpu_job {
 	struct vnpu_exe *exe;
 	void **slot_base;
 	bool profile;
-	atomic_bool done;		/* set under dev->lock; polled */
+	bool done;			/* under dev->lock */
 	atomic_bool cancel;
 	vnpu_status status;		/* valid once @done */
 	char message[160];		/* the failure, for the waiter's thread */
@@ -98,7 +100,6 @@ struct vnpu_dev {
 	pthread_t *threads;
 	_Atomic uint64_t gen;		/* also polled without the lock */
 	struct tile_scratch submit_scratch;	/* run_at_submit()'s */
-	atomic_uint queued;		/* jobs in the queue; polled */
 	uint32_t active;		/* tiles inside the current command */
 	struct cpu_work work;
 };
@@ -330,20 +331,6 @@ static bool gen_moved(const void *arg)
 	return atomic_load(&g->dev->gen) != g->seen;
 }
 
-static bool job_queued(const void *arg)
-{
-	const struct vnpu_dev *dev = arg;
-
-	return atomic_load(&dev->queued) != 0;
-}
-
-static bool job_done(const void *arg)
-{
-	const struct vnpu_job *job = arg;
-
-	return atomic_load(&job->done);
-}
-
 static bool parts_done(const void *arg)
 {
 	const struct cpu_work *w = arg;
@@ -512,12 +499,6 @@ static void *firmware_main(void *arg)
 
 	pthread_mutex_lock(&dev->lock);
 	for (;;) {
-		if (!dev->stopping && !dev->head) {
-			/* Async requests queue their next jobs soon, mostly. */
-			pthread_mutex_unlock(&dev->lock);
-			spin_until(job_queued, dev);
-			pthread_mutex_lock(&dev->lock);
-		}
 		/* A job run at submit holds the device too. */
 		while (!dev->stopping && (!dev->head || dev->running))
 			pthread_cond_wait(&dev->job_cond, &dev->lock);
@@ -527,7 +508,6 @@ static void *firmware_main(void *arg)
 		dev->head = job->next;
 		if (!dev->head)
 			dev->tail = NULL;
-		atomic_fetch_sub(&dev->queued, 1);
 		dev->running = true;
 		pthread_mutex_unlock(&dev->lock);
 
@@ -658,7 +638,6 @@ static vnpu_status cpu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *slot
 		else
 			dev->head = job;
 		dev->tail = job;
-		atomic_fetch_add(&dev->queued, 1);
 		pthread_cond_signal(&dev->job_cond);
 	}
 	pthread_mutex_unlock(&dev->lock);
@@ -676,9 +655,6 @@ static vnpu_status cpu_wait(struct vnpu_job *job, int64_t deadline_ns,
 
 	ts.tv_sec = deadline_ns / 1000000000;
 	ts.tv_nsec = deadline_ns % 1000000000;
-	/* An async request's job ends within microseconds, often. */
-	if (deadline_ns == INT64_MAX)
-		spin_until(job_done, job);
 	pthread_mutex_lock(&dev->lock);
 	while (!job->done && ret != ETIMEDOUT) {
 		if (deadline_ns == INT64_MAX)
