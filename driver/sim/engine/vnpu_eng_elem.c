@@ -243,11 +243,6 @@ static __s64 bin_one_i(__u32 func, __s64 a, __s64 b, int uns)
 		}							\
 } while (0)
 
-/* nan_max() of two floats: the first NaN, else the larger (@max) or smaller. */
-#define F32_MAX(a, b, max)						\
-	((a) != (a) ? (a) : (b) != (b) ? (b) :				\
-	 ((max) ? (a) > (b) : (a) < (b)) ? (a) : (b))
-
 /* PRELU of contiguous @a and @b (either may be a scalar: @sa, @sb 0). */
 static void prelu_f32(const float *a, const float *b, float *y, int sa,
 		      int sb, __u64 n)

@@ -770,6 +770,14 @@ static void act_i(const struct vnpu_layer_act *a, __s64 *x, __u32 n, int uns)
 }
 
 /*
+ * BINARY's max (@max) or min of two floats, as nan_max() does it in
+ * double: the first NaN, else the larger or smaller, @b on a tie.
+ */
+#define F32_MAX(a, b, max)						\
+	((a) != (a) ? (a) : (b) != (b) ? (b) :				\
+	 ((max) ? (a) > (b) : (a) < (b)) ? (a) : (b))
+
+/*
  * Applies @a to @n contiguous floats at @x into @y, which may be @x (fused
  * activations, unary layers). The functions whose float result is the
  * double path's bit for bit run in float loops the compiler vectorizes:
@@ -833,7 +841,7 @@ static void act_f32(const struct vnpu_layer_act *a, const float *x, float *y,
 
 /*
  * The bound of a fused activation (VNPU_ACT_F_MAX or _MIN) on @n floats
- * at @y, after the function: ONNX's Max(y, beta) or Min(y, beta), which
+ * at @y, after the function: BINARY's Max(y, beta) or Min(y, beta), which
  * keep a NaN y and give beta on a tie.
  */
 static void act_bound(const struct vnpu_layer_act *a, float *y, __u64 n)
@@ -843,10 +851,10 @@ static void act_bound(const struct vnpu_layer_act *a, float *y, __u64 n)
 
 	if (a->flags & VNPU_ACT_F_MAX)
 		for (i = 0; i < n; i++)
-			y[i] = y[i] != y[i] || y[i] > b ? y[i] : b;
+			y[i] = F32_MAX(y[i], b, 1);
 	else if (a->flags & VNPU_ACT_F_MIN)
 		for (i = 0; i < n; i++)
-			y[i] = y[i] != y[i] || y[i] < b ? y[i] : b;
+			y[i] = F32_MAX(y[i], b, 0);
 }
 
 #endif /* _VNPU_ENG_KERN_H_ */
