@@ -608,8 +608,13 @@ static struct vnpu_infer_request *run_callback(struct vnpu_request_async *a)
 
 	pthread_mutex_lock(&a->lock);
 	a->in_callback = false;
-	/* A release may wait for this return (the run it restarted ended). */
-	pthread_cond_broadcast(&a->idle);
+	/*
+	 * A release may wait for this return (the run it restarted ended).
+	 * Only a release: a wait for a run the callback restarted would wake
+	 * for nothing, at every run.
+	 */
+	if (a->releasing)
+		pthread_cond_broadcast(&a->idle);
 	if (a->run_gen == gen) {
 		if (a->num_spans < a->max_spans)
 			a->spans[a->num_spans++] = (struct span){ "callback", "callback",

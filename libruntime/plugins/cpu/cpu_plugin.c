@@ -9,6 +9,15 @@
  * from a shared counter, like the NPU's tiles. The device is a reference
  * and a fallback: it takes any mapped buffer, so HETERO runs its segments
  * on the NPU's own buffers.
+ *
+ * A job that has company (another job running or queued behind it: the
+ * caller keeps several requests in flight, for throughput) runs alone on
+ * one thread instead, and an idle tile takes the next such job from the
+ * queue, so jobs run side by side like OpenVINO's CPU streams: no thread
+ * waits for another at each command, and a small model's commands, too
+ * small to split well, keep every thread busy. Jobs then may end out of
+ * submission order; each job has its own waiter, and the requests' jobs
+ * never share a writable buffer.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -57,6 +66,7 @@ struct vnpu_job {
 	void **slot_base;
 	bool profile;
 	bool done;			/* under dev->lock */
+	pthread_cond_t done_cond;	/* @done went true (CLOCK_MONOTONIC) */
 	atomic_bool cancel;
 	vnpu_status status;		/* valid once @done */
 	char message[160];		/* the failure, for the waiter's thread */
@@ -90,11 +100,12 @@ struct vnpu_dev {
 
 	pthread_mutex_t lock;		/* protects everything below */
 	pthread_cond_t job_cond;	/* queue not empty, or stopping */
-	pthread_cond_t done_cond;	/* a job ended */
+	pthread_condattr_t done_attr;	/* for the jobs' done_cond */
 	pthread_cond_t work_cond;	/* tiles: a new command (gen moved) */
 	pthread_cond_t idle_cond;	/* firmware: tiles left the command */
 	struct vnpu_job *head, *tail;
-	bool running;			/* a job runs, on either thread */
+	atomic_uint queued;		/* jobs in the queue; tiles poll it */
+	uint32_t running;		/* jobs running, on any thread */
 	bool started, stopping;
 	uint32_t num_threads;		/* firmware + tiles */
 	pthread_t *threads;
@@ -324,11 +335,11 @@ struct gen_wait {
 	uint64_t seen;
 };
 
-static bool gen_moved(const void *arg)
+static bool gen_moved_or_queued(const void *arg)
 {
 	const struct gen_wait *g = arg;
 
-	return atomic_load(&g->dev->gen) != g->seen;
+	return atomic_load(&g->dev->gen) != g->seen || atomic_load(&g->dev->queued);
 }
 
 static bool parts_done(const void *arg)
@@ -363,27 +374,50 @@ static void run_parts(struct vnpu_dev *dev, struct tile_scratch *s)
 	}
 }
 
+/*
+ * A queued job a tile may take: one with company, which runs alone (see
+ * take_job_locked()). A job alone on an idle device is the firmware's, to
+ * split over every tile.
+ */
+static bool job_for_tile_locked(const struct vnpu_dev *dev)
+{
+	return dev->head && (dev->running || dev->head->next);
+}
+
+static struct vnpu_job *take_job_locked(struct vnpu_dev *dev, bool *alone);
+static void run_taken_job(struct vnpu_dev *dev, struct vnpu_job *job, bool alone,
+			  struct tile_scratch *s);
+
 static void *tile_main(void *arg)
 {
 	struct vnpu_dev *dev = arg;
 	struct tile_scratch s = { 0 };
+	struct vnpu_job *job;
 	uint64_t seen;
+	bool alone;
 
 	pthread_mutex_lock(&dev->lock);
 	seen = dev->gen;
 	for (;;) {
-		if (!dev->stopping && dev->gen == seen) {
+		if (!dev->stopping && dev->gen == seen && !job_for_tile_locked(dev)) {
 			struct gen_wait g = { dev, seen };
 
 			/* The job's next command comes soon, mostly. */
 			pthread_mutex_unlock(&dev->lock);
-			spin_until(gen_moved, &g);
+			spin_until(gen_moved_or_queued, &g);
 			pthread_mutex_lock(&dev->lock);
 		}
-		while (!dev->stopping && dev->gen == seen)
+		while (!dev->stopping && dev->gen == seen && !job_for_tile_locked(dev))
 			pthread_cond_wait(&dev->work_cond, &dev->lock);
 		if (dev->stopping)
 			break;
+		if (job_for_tile_locked(dev)) {
+			job = take_job_locked(dev, &alone);
+			pthread_mutex_unlock(&dev->lock);
+			run_taken_job(dev, job, alone, &s);
+			pthread_mutex_lock(&dev->lock);
+			continue;
+		}
 		seen = dev->gen;
 		dev->active++;
 		pthread_mutex_unlock(&dev->lock);
@@ -407,15 +441,39 @@ static int run_spin(struct vnpu_job *job)
 	return 0;
 }
 
-/* Run one command over every tile; called by the firmware thread. */
+/* Run every part of one command on this thread (a job run alone). */
+static int run_cmd_alone(struct vnpu_dev *dev, struct vnpu_job *job,
+			 const struct vnpu_cmd_header *cmd, struct tile_scratch *s)
+{
+	struct vnpu_eng_ctx ctx = { .features = dev->features };
+	uint32_t parts, part;
+	int ret;
+
+	parts = vnpu_exec_parts(cmd, 1, CPU_CHUNK_COST, dev->features);
+	if (!parts)
+		parts = 1;
+	ret = ensure_scratch(s, vnpu_exec_scratch(cmd, parts, dev->features));
+	ctx.scratch = s->mem;
+	ctx.scratch_size = s->size;
+	for (part = 0; !ret && part < parts; part++)
+		ret = vnpu_exec_part(cmd, job->slot_base, part, parts, &ctx);
+	return ret;
+}
+
+/*
+ * Run one command: over every tile, or with @alone on this thread only.
+ * Called by the thread running the job.
+ */
 static int run_cmd(struct vnpu_dev *dev, struct vnpu_job *job,
-		   const struct vnpu_cmd_header *cmd, struct tile_scratch *s)
+		   const struct vnpu_cmd_header *cmd, bool alone, struct tile_scratch *s)
 {
 	struct cpu_work *w = &dev->work;
 	uint32_t parts;
 
 	if (cmd->opcode == VNPU_CMD_SPIN)
 		return run_spin(job);
+	if (alone || dev->num_threads == 1)
+		return run_cmd_alone(dev, job, cmd, s);
 	parts = vnpu_exec_parts(cmd, dev->num_threads, CPU_CHUNK_COST,
 				dev->features);
 	if (!parts)
@@ -450,7 +508,7 @@ static int run_cmd(struct vnpu_dev *dev, struct vnpu_job *job,
 	return atomic_load(&w->err);
 }
 
-static void run_job(struct vnpu_dev *dev, struct vnpu_job *job,
+static void run_job(struct vnpu_dev *dev, struct vnpu_job *job, bool alone,
 		    struct tile_scratch *s)
 {
 	struct vnpu_exe *exe = job->exe;
@@ -467,7 +525,7 @@ static void run_job(struct vnpu_dev *dev, struct vnpu_job *job,
 			break;
 		}
 		t0 = now_ns();
-		ret = run_cmd(dev, job, exe->cmds[i], s);
+		ret = run_cmd(dev, job, exe->cmds[i], alone, s);
 		t1 = now_ns();
 		if (job->cmd_ns)
 			job->cmd_ns[i] = (uint64_t)(t1 - t0);
@@ -491,32 +549,55 @@ static void run_job(struct vnpu_dev *dev, struct vnpu_job *job,
 	job->total_ns = (uint64_t)(now_ns() - start);
 }
 
+/*
+ * Take the queue's first job (there is one) to run on this thread. It runs
+ * alone when it has company: a job running, or one queued behind it. Only
+ * a job alone on the device is split over the tiles, so one job at a time
+ * uses dev->work.
+ */
+static struct vnpu_job *take_job_locked(struct vnpu_dev *dev, bool *alone)
+{
+	struct vnpu_job *job = dev->head;
+
+	dev->head = job->next;
+	if (!dev->head)
+		dev->tail = NULL;
+	job->next = NULL;
+	atomic_fetch_sub(&dev->queued, 1);
+	*alone = dev->running || dev->head;
+	dev->running++;
+	return job;
+}
+
+/* Run a job taken from the queue, then mark it done. */
+static void run_taken_job(struct vnpu_dev *dev, struct vnpu_job *job, bool alone,
+			  struct tile_scratch *s)
+{
+	run_job(dev, job, alone, s);
+	pthread_mutex_lock(&dev->lock);
+	job->done = true;
+	dev->running--;
+	pthread_cond_broadcast(&job->done_cond);
+	pthread_mutex_unlock(&dev->lock);
+}
+
 static void *firmware_main(void *arg)
 {
 	struct vnpu_dev *dev = arg;
 	struct tile_scratch s = { 0 };
 	struct vnpu_job *job;
+	bool alone;
 
 	pthread_mutex_lock(&dev->lock);
 	for (;;) {
-		/* A job run at submit holds the device too. */
-		while (!dev->stopping && (!dev->head || dev->running))
+		while (!dev->stopping && !dev->head)
 			pthread_cond_wait(&dev->job_cond, &dev->lock);
 		if (!dev->head)
 			break;
-		job = dev->head;
-		dev->head = job->next;
-		if (!dev->head)
-			dev->tail = NULL;
-		dev->running = true;
+		job = take_job_locked(dev, &alone);
 		pthread_mutex_unlock(&dev->lock);
-
-		run_job(dev, job, &s);
-
+		run_taken_job(dev, job, alone, &s);
 		pthread_mutex_lock(&dev->lock);
-		job->done = true;
-		dev->running = false;
-		pthread_cond_broadcast(&dev->done_cond);
 	}
 	pthread_mutex_unlock(&dev->lock);
 	vnpu_eng_host_free(s.mem, s.size);
@@ -559,6 +640,7 @@ static vnpu_status start_threads_locked(struct vnpu_dev *dev)
 
 static void cpu_job_release(struct vnpu_job *job)
 {
+	pthread_cond_destroy(&job->done_cond);
 	free(job->cmd_ns);
 	free(job->slot_base);
 	free(job);
@@ -570,23 +652,21 @@ static void cpu_job_release(struct vnpu_job *job)
  * firmware thread for it and being woken at its end would cost more than
  * a short job (tens of microseconds each where an idle CPU sleeps deeply;
  * a sync inference of openWakeWord's "hey jarvis" took 0.13 ms for 0.03
- * ms of layers). The device is idle (nothing queued or running), so jobs
- * still run one at a time in submission order: the firmware thread takes
- * nothing while @dev->running. Called and returns with @dev->lock held; the job has
+ * ms of layers). The device is idle (nothing queued or running), so the
+ * job is split over the tiles; jobs queued meanwhile run alone on the
+ * firmware thread. Called and returns with @dev->lock held; the job has
  * ended, with the status, timings and cancel handling of any other.
  */
 static void run_at_submit(struct vnpu_dev *dev, struct vnpu_job *job)
 {
-	dev->running = true;
+	dev->running++;
 	pthread_mutex_unlock(&dev->lock);
-	/* The scratch is the device's: one job runs at a time. */
-	run_job(dev, job, &dev->submit_scratch);
+	/* The scratch is the device's: it was idle, so no other job uses it. */
+	run_job(dev, job, false, &dev->submit_scratch);
 	pthread_mutex_lock(&dev->lock);
 	job->done = true;
-	dev->running = false;
-	pthread_cond_broadcast(&dev->done_cond);
-	if (dev->head)
-		pthread_cond_signal(&dev->job_cond);
+	dev->running--;
+	pthread_cond_broadcast(&job->done_cond);
 }
 
 static vnpu_status cpu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *slots,
@@ -610,6 +690,7 @@ static vnpu_status cpu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *slot
 	job = calloc(1, sizeof(*job));
 	if (!job)
 		return host->error(VNPU_OUT_OF_MEMORY, "CPU: out of memory");
+	pthread_cond_init(&job->done_cond, &dev->done_attr);
 	job->slot_base = calloc(num_slots ? num_slots : 1, sizeof(void *));
 	if (profile)
 		job->cmd_ns = calloc(exe->num_cmds ? exe->num_cmds : 1, sizeof(uint64_t));
@@ -638,7 +719,10 @@ static vnpu_status cpu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *slot
 		else
 			dev->head = job;
 		dev->tail = job;
+		atomic_fetch_add(&dev->queued, 1);
 		pthread_cond_signal(&dev->job_cond);
+		if (job_for_tile_locked(dev))
+			pthread_cond_signal(&dev->work_cond);
 	}
 	pthread_mutex_unlock(&dev->lock);
 	*out = job;
@@ -658,9 +742,9 @@ static vnpu_status cpu_wait(struct vnpu_job *job, int64_t deadline_ns,
 	pthread_mutex_lock(&dev->lock);
 	while (!job->done && ret != ETIMEDOUT) {
 		if (deadline_ns == INT64_MAX)
-			pthread_cond_wait(&dev->done_cond, &dev->lock);
+			pthread_cond_wait(&job->done_cond, &dev->lock);
 		else
-			ret = pthread_cond_timedwait(&dev->done_cond, &dev->lock, &ts);
+			ret = pthread_cond_timedwait(&job->done_cond, &dev->lock, &ts);
 	}
 	done = job->done;	/* the firmware thread sets it under the lock */
 	pthread_mutex_unlock(&dev->lock);
@@ -691,7 +775,7 @@ static void cpu_job_free(struct vnpu_job *job)
 	if (!job->done)
 		atomic_store(&job->cancel, true);
 	while (!job->done)
-		pthread_cond_wait(&dev->done_cond, &dev->lock);
+		pthread_cond_wait(&job->done_cond, &dev->lock);
 	pthread_mutex_unlock(&dev->lock);
 	cpu_job_release(job);
 }
@@ -721,7 +805,7 @@ static void cpu_destroy(struct vnpu_plugin *p)
 	vnpu_eng_host_free(dev->submit_scratch.mem, dev->submit_scratch.size);
 	pthread_cond_destroy(&dev->idle_cond);
 	pthread_cond_destroy(&dev->work_cond);
-	pthread_cond_destroy(&dev->done_cond);
+	pthread_condattr_destroy(&dev->done_attr);
 	pthread_cond_destroy(&dev->job_cond);
 	pthread_mutex_destroy(&dev->lock);
 	free(dev);
@@ -802,7 +886,6 @@ CPU_VISIBLE vnpu_status vnpu_plugin_create(const struct vnpu_host *h,
 					   struct vnpu_plugin **out)
 {
 	struct vnpu_dev *dev;
-	pthread_condattr_t attr;
 
 	if (!h || h->abi_version != VNPU_PLUGIN_ABI_VERSION)
 		return VNPU_WRONG_VERSION;
@@ -811,14 +894,13 @@ CPU_VISIBLE vnpu_status vnpu_plugin_create(const struct vnpu_host *h,
 	if (!dev)
 		return host->error(VNPU_OUT_OF_MEMORY, "CPU: out of memory");
 	pthread_mutex_init(&dev->lock, NULL);
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_condattr_init(&dev->done_attr);
+	pthread_condattr_setclock(&dev->done_attr, CLOCK_MONOTONIC);
 	pthread_cond_init(&dev->job_cond, NULL);
-	pthread_cond_init(&dev->done_cond, &attr);
 	pthread_cond_init(&dev->work_cond, NULL);
 	pthread_cond_init(&dev->idle_cond, NULL);
-	pthread_condattr_destroy(&attr);
 	atomic_init(&dev->next_buf_id, 1);
+	atomic_init(&dev->queued, 0);
 	cpu_fill_info(dev);
 
 	dev->self = dev;
