@@ -252,6 +252,25 @@ vnpu_status vnpu_model_infer(struct vnpu_model *m)
 	return model_infer(m, false);
 }
 
+/*
+ * Infer @m again after a call of @verb gave input @name a new shape or
+ * value (a reshape, a freeze, a sequence's shapes). The model was well
+ * formed before, so what a node refuses now is the caller's: a shape or
+ * value its op does not define is VNPU_INVALID_ARGUMENT (inference says
+ * VNPU_PARSE_ERROR), a node that took the previous shapes and is now past
+ * a device limit VNPU_UNSUPPORTED. The values inferred before are kept on
+ * failure; the caller puts its own change back.
+ */
+static vnpu_status reinfer(struct vnpu_model *m, const char *verb, const char *name)
+{
+	vnpu_status st = model_infer(m, true);
+
+	if (!st)
+		return VNPU_OK;
+	return vnpu_error_prefix(st == VNPU_PARSE_ERROR ? VNPU_INVALID_ARGUMENT : st, "%s '%s'",
+				 verb, name);
+}
+
 const char *vnpu_node_label(const struct vnpu_node *n, char *buf, size_t size)
 {
 	if (n->name[0])
@@ -512,6 +531,46 @@ static bool shape_too_large(const vnpu_shape *shape)
 	return false;
 }
 
+/*
+ * The rule for every shape a caller gives an input (a reshape, a frozen
+ * tensor, a sequence's elements): VNPU_INVALID_ARGUMENT, said without a
+ * prefix, for a rank above VNPU_MAX_RANK, a negative dimension (other than
+ * VNPU_DIM_DYNAMIC where @dynamic) or known dimensions of more than 2^40
+ * elements. Such a shape is no tensor at all, whatever the nodes say.
+ */
+static vnpu_status check_shape(const vnpu_shape *shape, bool dynamic)
+{
+	if (shape->rank > VNPU_MAX_RANK)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "rank %u above %d", shape->rank,
+				  VNPU_MAX_RANK);
+	for (uint32_t d = 0; d < shape->rank; d++) {
+		int64_t e = shape->dims[d];
+
+		if (e == VNPU_DIM_DYNAMIC && !dynamic)
+			return vnpu_error(VNPU_INVALID_ARGUMENT,
+					  "dimension %u is dynamic: the shape must be static", d);
+		if (e < 0 && e != VNPU_DIM_DYNAMIC)
+			return vnpu_error(VNPU_INVALID_ARGUMENT, "dimension %u is %lld", d,
+					  (long long)e);
+		if (e > VNPU_MAX_ELEMS)
+			return vnpu_error(VNPU_INVALID_ARGUMENT,
+					  "dimension %u is %lld: more than 2^40 elements", d,
+					  (long long)e);
+	}
+	if (shape_too_large(shape))
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "more than 2^40 elements");
+	return VNPU_OK;
+}
+
+/* check_shape() of element @i of the sequence @seq (static), said for @verb. */
+static vnpu_status check_element(const char *verb, const char *seq, size_t i,
+				 const vnpu_shape *shape)
+{
+	vnpu_status st = check_shape(shape, false);
+
+	return st ? vnpu_error_prefix(st, "%s '%s': element %zu", verb, seq, i) : VNPU_OK;
+}
+
 vnpu_status vnpu_model_reshape(vnpu_model *m, const char *name, const vnpu_shape *shape)
 {
 	struct vnpu_tinfo old;
@@ -528,64 +587,70 @@ vnpu_status vnpu_model_reshape(vnpu_model *m, const char *name, const vnpu_shape
 	if (v->info.kind != VNPU_TK_TENSOR)
 		return vnpu_error(VNPU_INVALID_ARGUMENT,
 				  "reshape '%s': a sequence input (vnpu_model_reshape_sequence)", name);
-	if (shape->rank > VNPU_MAX_RANK)
-		return vnpu_error(VNPU_INVALID_ARGUMENT, "reshape '%s': rank %u above %d", name,
-				  shape->rank, VNPU_MAX_RANK);
-	for (uint32_t d = 0; d < shape->rank; d++) {
-		int64_t want = shape->dims[d];
-
-		if (want < 0 && want != VNPU_DIM_DYNAMIC)
-			return vnpu_error(VNPU_INVALID_ARGUMENT, "reshape '%s': dimension %u is %lld",
-					  name, d, (long long)want);
-	}
-	if (shape_too_large(shape))
-		return vnpu_error(VNPU_INVALID_ARGUMENT,
-				  "reshape '%s': more than 2^40 elements", name);
+	st = check_shape(shape, true);
+	if (st)
+		return vnpu_error_prefix(st, "reshape '%s'", name);
 	old = v->info;
 	v->info.rank = (int32_t)shape->rank;
 	for (uint32_t d = 0; d < shape->rank; d++)
 		v->info.dims[d] = shape->dims[d];
-	st = model_infer(m, true);
-	if (st) {
-		/*
-		 * A failed inference left every other value as it was; inferring
-		 * again would only speak over the message (of an op it skips).
-		 */
+	st = reinfer(m, "reshape", name);
+	/*
+	 * A failed inference left every other value as it was; inferring again
+	 * would only speak over the message (of an op it skips).
+	 */
+	if (st)
 		v->info = old;
-		/* The model was well formed: the new shape is what a node refused. */
-		return vnpu_error_prefix(st == VNPU_PARSE_ERROR ? VNPU_INVALID_ARGUMENT : st,
-					 "reshape '%s'", name);
-	}
-	return VNPU_OK;
+	return st;
 }
 
+/*
+ * Whether @type and the static @shape fit input @v (its type, and its
+ * shape as declared or last reshaped: a dynamic dimension takes any size)
+ * and @size bytes hold them.
+ */
 static vnpu_status check_freeze(const struct vnpu_value *v, vnpu_element_type type,
 				const vnpu_shape *shape, size_t size)
 {
+	const struct vnpu_tinfo *in = &v->info;
 	uint64_t elems = 1;
+	char want[192];
+	vnpu_status st;
 
-	if (type != v->info.type)
+	if (type != in->type)
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "freeze '%s': type %s, the input is %s",
 				  v->name, vnpu_element_type_str(type),
-				  vnpu_element_type_str(v->info.type));
-	if (shape->rank > VNPU_MAX_RANK || (v->info.rank >= 0 && (int32_t)shape->rank != v->info.rank))
-		return vnpu_error(VNPU_INVALID_ARGUMENT, "freeze '%s': rank %u, the input has rank %d",
-				  v->name, shape->rank, v->info.rank);
+				  vnpu_element_type_str(in->type));
+	st = check_shape(shape, false);
+	if (st)
+		return vnpu_error_prefix(st, "freeze '%s'", v->name);
+	if (in->rank >= 0 && (int32_t)shape->rank != in->rank)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "freeze '%s': rank %u, the input is %s",
+				  v->name, shape->rank, vnpu_tinfo_str(in, want, sizeof(want)));
 	for (uint32_t d = 0; d < shape->rank; d++) {
-		if (shape->dims[d] < 0 || shape->dims[d] > (1ll << 32) ||
-		    (v->info.rank >= 0 && v->info.dims[d] >= 0 && v->info.dims[d] != shape->dims[d]))
-			return vnpu_error(VNPU_INVALID_ARGUMENT, "freeze '%s': dimension %u is %lld",
-					  v->name, d, (long long)shape->dims[d]);
-		elems *= (uint64_t)shape->dims[d];
+		if (in->rank >= 0 && in->dims[d] >= 0 && in->dims[d] != shape->dims[d])
+			return vnpu_error(VNPU_INVALID_ARGUMENT,
+					  "freeze '%s': dimension %u is %lld, the input is %s",
+					  v->name, d, (long long)shape->dims[d],
+					  vnpu_tinfo_str(in, want, sizeof(want)));
+		elems *= (uint64_t)shape->dims[d];	/* at most 2^40: check_shape() */
 	}
-	/* Before the count: eight dimensions of 2^32 multiply past 64 bits. */
-	if (shape_too_large(shape))
-		return vnpu_error(VNPU_INVALID_ARGUMENT, "freeze '%s': more than 2^40 elements",
-				  v->name);
-	if (elems > (1ull << 32) || elems * vnpu_element_type_size(type) != size)
-		return vnpu_error(VNPU_INVALID_ARGUMENT, "freeze '%s': %zu bytes for %llu elements",
-				  v->name, size, (unsigned long long)elems);
+	if (elems * vnpu_element_type_size(type) != size)
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "freeze '%s': %zu bytes of data for %llu elements of %s", v->name,
+				  size, (unsigned long long)elems, vnpu_element_type_str(type));
 	return VNPU_OK;
+}
+
+/* Drop the values past the first @keep (elements a refused call added). */
+static void drop_values(struct vnpu_model *m, uint32_t keep)
+{
+	while (m->num_values > keep) {
+		struct vnpu_value *e = &m->values[--m->num_values];
+
+		free(e->name);
+		vnpu_tinfo_clear(&e->info);
+	}
 }
 
 /*
@@ -606,7 +671,8 @@ static vnpu_status freeze(vnpu_model *m, size_t index, struct vnpu_tinfo *info,
 	memmove(&m->main.inputs[index], &m->main.inputs[index + 1],
 		(m->main.num_inputs - index - 1) * sizeof(int32_t));
 	m->main.num_inputs--;
-	st = vnpu_model_infer(m);
+	/* As a reshape: the data a node refuses, or takes past a device limit. */
+	st = reinfer(m, "freeze", v->name);
 	if (!st) {
 		vnpu_tinfo_clear(&old);
 		return VNPU_OK;
@@ -618,15 +684,8 @@ static vnpu_status freeze(vnpu_model *m, size_t index, struct vnpu_tinfo *info,
 	vnpu_tinfo_clear(&v->info);
 	v->info = old;
 	v->kind = VNPU_VALUE_INPUT;
-	while (m->num_values > first_added) {
-		struct vnpu_value *e = &m->values[--m->num_values];
-
-		free(e->name);
-		vnpu_tinfo_clear(&e->info);
-	}
-	/* As in vnpu_model_reshape(): the rest is as it was, the data what a node refused. */
-	return vnpu_error_prefix(st == VNPU_PARSE_ERROR ? VNPU_INVALID_ARGUMENT : st,
-				 "freeze '%s'", v->name);
+	drop_values(m, first_added);
+	return st;
 }
 
 vnpu_status vnpu_model_freeze_input(vnpu_model *m, const char *name, vnpu_element_type type,
@@ -697,19 +756,23 @@ static vnpu_status add_element(vnpu_model *m, const char *seq, size_t i,
 	return VNPU_OK;
 }
 
-/* The input called @name, of a kind in @kinds (a bit per vnpu_port_kind). */
+/*
+ * The input called @name, of a kind in @kinds (a bit per vnpu_port_kind),
+ * for @verb: "not @what input" otherwise.
+ */
 static vnpu_status find_input_of(const vnpu_model *m, const char *name, unsigned kinds,
-				 const char *what, size_t *index)
+				 const char *verb, const char *what, size_t *index)
 {
 	vnpu_status st = find_port(m, name, true, index);
 
 	if (st)
 		return st;
 	if (!(kinds >> m->values[m->main.inputs[*index]].port_kind & 1))
-		return vnpu_error(VNPU_INVALID_ARGUMENT, "freeze '%s': not %s input", name, what);
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "%s '%s': not %s input", verb, name, what);
 	return VNPU_OK;
 }
 
+#define SEQUENCE_KINDS (1u << VNPU_PORT_SEQUENCE | 1u << VNPU_PORT_OPTIONAL_SEQUENCE)
 #define MAX_FROZEN_ELEMS 65536
 
 vnpu_status vnpu_model_freeze_elems(vnpu_model *m, const char *name,
@@ -721,19 +784,25 @@ vnpu_status vnpu_model_freeze_elems(vnpu_model *m, const char *name,
 	size_t index;
 	vnpu_status st;
 
-	st = find_input_of(m, name, 1u << VNPU_PORT_SEQUENCE | 1u << VNPU_PORT_OPTIONAL_SEQUENCE,
-			   "a sequence", &index);
+	st = find_input_of(m, name, SEQUENCE_KINDS, "freeze", "a sequence", &index);
 	if (st)
 		return st;
 	v = &m->values[m->main.inputs[index]];
 	if (count > MAX_FROZEN_ELEMS)
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "freeze '%s': %zu elements, at most %d",
 				  name, count, MAX_FROZEN_ELEMS);
-	for (size_t i = 0; i < count; i++)
+	for (size_t i = 0; i < count; i++) {
+		vnpu_shape shape;
+
 		if (elems[i].type != v->port_type)
 			return vnpu_error(VNPU_INVALID_ARGUMENT, "freeze '%s': element %zu is %s, the sequence holds %s",
 					  name, i, vnpu_element_type_str(elems[i].type),
 					  vnpu_element_type_str(v->port_type));
+		vnpu_tinfo_shape(&elems[i], &shape);
+		st = check_element("freeze", name, i, &shape);
+		if (st)
+			return st;
+	}
 	info = (struct vnpu_tinfo){ .type = v->port_type, .rank = -1, .kind = VNPU_TK_SEQUENCE,
 				    .num_elems = (int32_t)count, .owns_data = true };
 	info.elems = malloc((count + 1) * sizeof(int32_t));
@@ -743,55 +812,99 @@ vnpu_status vnpu_model_freeze_elems(vnpu_model *m, const char *name,
 	for (size_t i = 0; !st && i < count; i++)
 		st = add_element(m, name, i, &elems[i], &info.elems[i]);
 	if (st) {
-		while (m->num_values > first) {
-			free(m->values[--m->num_values].name);
-			vnpu_tinfo_clear(&m->values[m->num_values].info);
-		}
+		drop_values(m, first);
 		free(info.elems);
 		return st;
 	}
 	return freeze(m, index, &info, first);
 }
 
-/* @t as an input element of a sequence: static @shape, no data. */
-static vnpu_status element_info(const struct vnpu_value *seq, size_t i, const vnpu_shape *shape,
-				struct vnpu_tinfo *t)
+/* @t: an input element of sequence @seq, of the static @shape (checked). */
+static void element_info(const struct vnpu_value *seq, const vnpu_shape *shape,
+			 struct vnpu_tinfo *t)
 {
 	memset(t, 0, sizeof(*t));
-	if (shape->rank > VNPU_MAX_RANK)
-		return vnpu_error(VNPU_INVALID_ARGUMENT, "reshape '%s': element %zu has rank %u",
-				  seq->name, i, shape->rank);
 	t->type = seq->port_type;
 	t->rank = (int32_t)shape->rank;
-	for (uint32_t d = 0; d < shape->rank; d++) {
-		if (shape->dims[d] < 0 || shape->dims[d] > VNPU_MAX_ELEMS)
-			return vnpu_error(VNPU_INVALID_ARGUMENT,
-					  "reshape '%s': element %zu has dimension %u of %lld",
-					  seq->name, i, d, (long long)shape->dims[d]);
+	for (uint32_t d = 0; d < shape->rank; d++)
 		t->dims[d] = shape->dims[d];
+}
+
+/* The elements of sequence input @index, of a fixed length, take @shapes. */
+static vnpu_status sequence_set_shapes(vnpu_model *m, size_t index, const vnpu_shape *shapes)
+{
+	const struct vnpu_value *v = &m->values[m->main.inputs[index]];
+	size_t count = (size_t)v->info.num_elems;
+	struct vnpu_tinfo *old = calloc(count + 1, sizeof(*old));
+	vnpu_status st;
+
+	if (!old)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "reshape: out of memory");
+	for (size_t i = 0; i < count; i++) {
+		struct vnpu_tinfo *t = &m->values[v->info.elems[i]].info;
+
+		old[i] = *t;
+		element_info(v, &shapes[i], t);
 	}
-	if (shape_too_large(shape))
-		return vnpu_error(VNPU_INVALID_ARGUMENT,
-				  "reshape '%s': element %zu has more than 2^40 elements", seq->name, i);
-	return VNPU_OK;
+	st = reinfer(m, "reshape", v->name);
+	for (size_t i = 0; st && i < count; i++)
+		m->values[v->info.elems[i]].info = old[i];
+	free(old);
+	return st;
+}
+
+/*
+ * Sequence input @index, of no length yet, gets @count elements of @shapes:
+ * new input values "<name>[<i>]", which the compile makes ports.
+ */
+static vnpu_status sequence_add_elements(vnpu_model *m, size_t index, const vnpu_shape *shapes,
+					 size_t count)
+{
+	int32_t *elems = malloc((count + 1) * sizeof(int32_t));
+	uint32_t first = m->num_values;
+	struct vnpu_tinfo old;
+	struct vnpu_value *v;
+	vnpu_status st = elems ? VNPU_OK : vnpu_error(VNPU_OUT_OF_MEMORY, "reshape: out of memory");
+
+	for (size_t i = 0; !st && i < count; i++) {
+		struct vnpu_tinfo t;
+
+		v = &m->values[m->main.inputs[index]];	/* add_element moves it */
+		element_info(v, &shapes[i], &t);
+		st = add_element(m, v->name, i, &t, &elems[i]);
+		if (!st)
+			m->values[elems[i]].kind = VNPU_VALUE_INPUT;
+	}
+	v = &m->values[m->main.inputs[index]];
+	old = v->info;
+	if (!st) {
+		v->info.num_elems = (int32_t)count;
+		v->info.elems = elems;
+		v->info.owns_data = true;
+		st = reinfer(m, "reshape", v->name);
+		if (st)
+			v->info = old;
+		else
+			elems = NULL;
+	}
+	if (st)
+		drop_values(m, first);
+	free(elems);
+	return st;
 }
 
 vnpu_status vnpu_model_reshape_sequence(vnpu_model *m, const char *name, size_t count,
 					const vnpu_shape *shapes)
 {
-	struct vnpu_tinfo *old = NULL;
-	struct vnpu_value *v;
-	uint32_t first;
-	size_t index, saved = 0;
-	int32_t *elems = NULL;
+	const struct vnpu_value *v;
+	size_t index;
 	vnpu_status st;
 
 	if (!m || !name || (!shapes && count))
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "reshape: NULL argument");
-	st = find_input_of(m, name, 1u << VNPU_PORT_SEQUENCE | 1u << VNPU_PORT_OPTIONAL_SEQUENCE,
-			   "a sequence", &index);
+	st = find_input_of(m, name, SEQUENCE_KINDS, "reshape", "a sequence", &index);
 	if (st)
-		return vnpu_error_prefix(st, "reshape");
+		return st;
 	v = &m->values[m->main.inputs[index]];
 	if (v->info.num_elems >= 0 && (size_t)v->info.num_elems != count)
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "reshape '%s': its length is fixed at %d, not %zu",
@@ -799,59 +912,14 @@ vnpu_status vnpu_model_reshape_sequence(vnpu_model *m, const char *name, size_t 
 	if (count > MAX_FROZEN_ELEMS)
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "reshape '%s': %zu elements, at most %d",
 				  name, count, MAX_FROZEN_ELEMS);
-	first = m->num_values;
-	if (v->info.num_elems < 0) {
-		/* New input values for the elements, "<name>[<i>]". */
-		elems = malloc((count + 1) * sizeof(int32_t));
-		st = elems ? VNPU_OK : vnpu_error(VNPU_OUT_OF_MEMORY, "reshape: out of memory");
-		for (size_t i = 0; !st && i < count; i++) {
-			struct vnpu_tinfo t;
-
-			v = &m->values[m->main.inputs[index]];	/* add_element moves it */
-			st = element_info(v, i, &shapes[i], &t);
-			if (!st)
-				st = add_element(m, name, i, &t, &elems[i]);
-			if (!st)
-				m->values[elems[i]].kind = VNPU_VALUE_INPUT;
-		}
-		v = &m->values[m->main.inputs[index]];
-	} else {
-		old = calloc(count + 1, sizeof(*old));
-		st = old ? VNPU_OK : vnpu_error(VNPU_OUT_OF_MEMORY, "reshape: out of memory");
-		for (; !st && saved < count; saved++) {
-			old[saved] = m->values[v->info.elems[saved]].info;
-			st = element_info(v, saved, &shapes[saved],
-					  &m->values[v->info.elems[saved]].info);
-		}
+	for (size_t i = 0; i < count; i++) {
+		st = check_element("reshape", name, i, &shapes[i]);
+		if (st)
+			return st;
 	}
-	if (!st && !old) {
-		v->info.num_elems = (int32_t)count;
-		v->info.elems = elems;
-		v->info.owns_data = true;
-		elems = NULL;
-	}
-	if (!st)
-		st = vnpu_model_infer(m);
-	if (st) {
-		if (old) {
-			/* The elements set, up to the one refused; the rest were never touched. */
-			for (size_t i = 0; i < saved; i++)
-				m->values[v->info.elems[i]].info = old[i];
-		} else {
-			if (v->info.num_elems >= 0) {	/* inference failed */
-				free(v->info.elems);
-				v->info.elems = NULL;
-				v->info.num_elems = -1;
-			}
-			while (m->num_values > first) {
-				free(m->values[--m->num_values].name);
-				vnpu_tinfo_clear(&m->values[m->num_values].info);
-			}
-		}
-	}
-	free(old);
-	free(elems);
-	return st ? vnpu_error_prefix(st, "reshape '%s'", name) : VNPU_OK;
+	if (v->info.num_elems >= 0)
+		return sequence_set_shapes(m, index, shapes);
+	return sequence_add_elements(m, index, shapes, count);
 }
 
 vnpu_status vnpu_model_freeze_none(vnpu_model *m, const char *name)
@@ -863,7 +931,7 @@ vnpu_status vnpu_model_freeze_none(vnpu_model *m, const char *name)
 	if (!m || !name)
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "freeze: NULL argument");
 	st = find_input_of(m, name, 1u << VNPU_PORT_OPTIONAL | 1u << VNPU_PORT_OPTIONAL_SEQUENCE,
-			   "an optional", &index);
+			   "freeze", "an optional", &index);
 	if (st)
 		return st;
 	info.type = m->values[m->main.inputs[index]].port_type;
