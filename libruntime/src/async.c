@@ -881,7 +881,8 @@ static const char *const stage_names[VNPU_NUM_STAGES] = {
  * how long it ran, not when: it started when it was submitted, no later
  * than its length before the wait saw it end, and (on a wait executor,
  * which sees all of the device's jobs in order) not before the device's
- * previous job ended.
+ * previous job ended, unless that is too late: the device ran the two
+ * side by side (the CPU device does so with jobs queued together).
  */
 static struct span job_span(struct vnpu_request_async *a, int64_t wait_end)
 {
@@ -890,7 +891,8 @@ static struct span job_span(struct vnpu_request_async *a, int64_t wait_end)
 
 	if (start > wait_end - length)
 		start = wait_end - length;
-	if (current_executor && current_executor->device_free_ns > start)
+	if (current_executor && current_executor->device_free_ns > start &&
+	    current_executor->device_free_ns <= wait_end - length)
 		start = current_executor->device_free_ns;
 	if (current_executor)
 		current_executor->device_free_ns = start + length;

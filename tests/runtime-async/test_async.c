@@ -765,6 +765,118 @@ static int timeline(vnpu_core *core, const char *device)
 	return 0;
 }
 
+/* ---- jobs side by side: the CPU device runs jobs queued together at once ---- */
+
+struct infer_thread {
+	vnpu_infer_request *req;
+	vnpu_status status;
+	atomic_int done;
+};
+
+static void *infer_main(void *arg)
+{
+	struct infer_thread *t = arg;
+
+	t->status = vnpu_infer_request_infer(t->req);
+	atomic_store(&t->done, 1);
+	return NULL;
+}
+
+/*
+ * A sync inference submitted while a job that never ends holds the CPU
+ * device runs beside it (on another thread of the device) and returns;
+ * the long job is then cancelled as usual. Before, it queued behind.
+ */
+static int job_beside_long_job(vnpu_core *core, const char *device)
+{
+	struct timespec ts = { 0, 1000000 };
+	struct infer_thread t = { 0 };
+	vnpu_compiled_model *slow, *fast;
+	vnpu_infer_request *spin;
+	pthread_t thread;
+	int ms, done_before_cancel;
+
+	if (strcmp(device, "CPU") || sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+		printf("# %s: skipped (needs the CPU device on 2 or more CPUs)\n", device);
+		return 0;
+	}
+	CHECK_OK(compile_on(core, device, copy_program(FAST_ELEMS, 1, true),
+			    VNPU_PERF_LATENCY, &slow));
+	CHECK_OK(compile_copy(core, device, FAST_ELEMS, 3, &fast));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(slow, &spin));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(fast, &t.req));
+	CHECK(!fill_input(t.req, 7, FAST_ELEMS));
+	CHECK_OK(vnpu_infer_request_start_async(spin));
+	CHECK(!pthread_create(&thread, NULL, infer_main, &t));
+	for (ms = 0; ms < 10000 && !atomic_load(&t.done); ms++)
+		nanosleep(&ts, NULL);
+	done_before_cancel = atomic_load(&t.done);
+	CHECK_OK(vnpu_infer_request_cancel(spin));
+	CHECK_ERR(vnpu_infer_request_wait(spin), VNPU_CANCELLED);
+	CHECK(!pthread_join(thread, NULL));
+	CHECK(done_before_cancel);
+	CHECK_OK(t.status);
+	CHECK(!check_output(t.req, 7, FAST_ELEMS));
+	/* The device is still usable, by both. */
+	CHECK_OK(vnpu_infer_request_infer(t.req));
+	vnpu_infer_request_free(t.req);
+	vnpu_infer_request_free(spin);
+	vnpu_compiled_model_free(fast);
+	vnpu_compiled_model_free(slow);
+	return 0;
+}
+
+#define SIDE_REQUESTS 4
+#define SIDE_RUNS 50
+
+/*
+ * Requests kept in flight together (each callback starts its request
+ * again with new input), as a THROUGHPUT benchmark does: on the CPU their
+ * jobs run side by side, each on one thread. Every request ends with its
+ * own last input copied, and no job span of the timeline ends after the
+ * wait that saw it end.
+ */
+static int side_by_side_outputs(vnpu_core *core, const char *device)
+{
+	struct cb_state s[SIDE_REQUESTS] = { 0 };
+	vnpu_infer_request *req[SIDE_REQUESTS];
+	int64_t wait_end = 0;
+	vnpu_compiled_model *cm;
+	vnpu_timeline *tl;
+	uint32_t i, k;
+
+	CHECK_OK(compile_copy(core, device, FAST_ELEMS, 4, &cm));
+	for (i = 0; i < SIDE_REQUESTS; i++) {
+		CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req[i]));
+		s[i].restarts = SIDE_RUNS - 1;
+		s[i].base = (float)(1000 * i);
+		CHECK(!fill_input(req[i], s[i].base, FAST_ELEMS));
+		CHECK_OK(vnpu_infer_request_set_callback(req[i], count_cb, &s[i]));
+	}
+	for (i = 0; i < SIDE_REQUESTS; i++)
+		CHECK_OK(vnpu_infer_request_start_async(req[i]));
+	for (i = 0; i < SIDE_REQUESTS; i++) {
+		CHECK_OK(vnpu_infer_request_wait(req[i]));
+		CHECK(!s[i].failed);
+		CHECK(atomic_load(&s[i].calls) == SIDE_RUNS);
+		CHECK(s[i].base == (float)(1000 * i + SIDE_RUNS - 1));
+		CHECK(!check_output(req[i], s[i].base, FAST_ELEMS));
+		CHECK_OK(vnpu_infer_request_get_timeline(req[i], &tl));
+		for (k = 0; k < tl->count; k++) {
+			if (!strcmp(tl->spans[k].name, "wait"))
+				wait_end = tl->spans[k].end_ns;
+			if (!strcmp(tl->spans[k].kind, "job"))
+				CHECK(tl->spans[k].end_ns <= wait_end &&
+				      tl->spans[k].start_ns <= tl->spans[k].end_ns);
+		}
+		vnpu_timeline_free(tl);
+	}
+	for (i = 0; i < SIDE_REQUESTS; i++)
+		vnpu_infer_request_free(req[i]);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
 static int hint_requests(vnpu_core *core, const char *device)
 {
 	vnpu_property_value *v;
@@ -808,6 +920,8 @@ int main(int argc, char **argv)
 		TEST(free_every_order),
 		TEST(timeline),
 		TEST(hint_requests),
+		TEST(job_beside_long_job),
+		TEST(side_by_side_outputs),
 	};
 
 	return run_tests(argc, argv, tests, sizeof(tests) / sizeof(tests[0]));

@@ -393,16 +393,20 @@ static void *tile_main(void *arg)
 	struct vnpu_dev *dev = arg;
 	struct tile_scratch s = { 0 };
 	struct vnpu_job *job;
+	bool alone, helped = false;
 	uint64_t seen;
-	bool alone;
 
 	pthread_mutex_lock(&dev->lock);
 	seen = dev->gen;
 	for (;;) {
-		if (!dev->stopping && dev->gen == seen && !job_for_tile_locked(dev)) {
+		/*
+		 * The next command of the job this tile helped comes soon,
+		 * mostly. After a job of its own it sleeps: the next job comes
+		 * from the requests' threads, which need the CPU meanwhile.
+		 */
+		if (helped && !dev->stopping && dev->gen == seen && !job_for_tile_locked(dev)) {
 			struct gen_wait g = { dev, seen };
 
-			/* The job's next command comes soon, mostly. */
 			pthread_mutex_unlock(&dev->lock);
 			spin_until(gen_moved_or_queued, &g);
 			pthread_mutex_lock(&dev->lock);
@@ -416,8 +420,10 @@ static void *tile_main(void *arg)
 			pthread_mutex_unlock(&dev->lock);
 			run_taken_job(dev, job, alone, &s);
 			pthread_mutex_lock(&dev->lock);
+			helped = false;
 			continue;
 		}
+		helped = true;
 		seen = dev->gen;
 		dev->active++;
 		pthread_mutex_unlock(&dev->lock);
