@@ -24,6 +24,8 @@ struct cval {
 	const char *name;
 	struct vnpu_tinfo info;		/* static shape; data for constants */
 	int32_t alias;			/* the value whose storage this one views, or -1 */
+	uint64_t alias_offset;		/* bytes into that storage where this one starts
+					 * (a Concat's input computed in place) */
 	enum cval_storage storage;
 	uint32_t slot;
 	uint64_t offset;		/* bytes into the slot */
@@ -181,5 +183,8 @@ vnpu_status cl_lower_fourier(struct cstate *s, struct cop *op);
 
 /* ---- emit.c ---- */
 vnpu_status cs_emit(struct cstate *s, struct vnpu_program **out);
+/* The value whose storage @v lies in (itself, or what it views), with in
+ * @offset the bytes into it where @v starts. */
+int32_t cs_storage(const struct cstate *s, int32_t v, uint64_t *offset);
 
 #endif /* VNPU_SRC_COMPILER_CGRAPH_H */

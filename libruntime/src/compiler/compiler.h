@@ -7,7 +7,9 @@
  * If nodes with a data-dependent condition become both branches and a
  * select; identity/dropout/reshape-like nodes become views of their input;
  * BatchNorm folds into the Conv/Gemm before it; a constant bias, a residual
- * Add and an activation fuse into Conv/Gemm. Each remaining node is then
+ * Add and an activation fuse into Conv/Gemm; a Concat's inputs are computed
+ * in place in its output where it holds each in one run of bytes (a
+ * Scan's stacked outputs). Each remaining node is then
  * lowered to device commands (VNPU_CMD_LAYER, COPY, FILL); constant
  * operands go to the weights (slot 0), Gemm/Conv weights pre-packed for
  * the engine; intermediates are placed in the arena (slot 1) by a
@@ -38,7 +40,8 @@
  * @strict: even with @allow_fallback, a node that needs the fallback is an
  *	error (HETERO's strict property)
  * @no_packing: keep weights row-major (for tests and debugging)
- * @no_fusion: skip the BatchNorm-folding and fusion passes
+ * @no_fusion: skip the BatchNorm-folding and fusion passes, and copy every
+ *	Concat's inputs
  * @inference_precision: a hint: UNDEFINED (the default) or a float type;
  *	the device computes Conv and Gemm in f32 only, so every float hint
  *	gives the f32 program; a non-float type is VNPU_INVALID_ARGUMENT

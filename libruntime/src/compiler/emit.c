@@ -16,11 +16,21 @@ static uint64_t align_up(uint64_t v, uint64_t a)
 	return (v + a - 1) / a * a;
 }
 
+int32_t cs_storage(const struct cstate *s, int32_t v, uint64_t *offset)
+{
+	*offset = 0;
+	for (uint32_t guard = 0; s->vals[v].alias >= 0 && guard < s->num_vals; guard++) {
+		*offset += s->vals[v].alias_offset;
+		v = s->vals[v].alias;
+	}
+	return v;
+}
+
 static int32_t root_of(const struct cstate *s, int32_t v)
 {
-	for (uint32_t guard = 0; s->vals[v].alias >= 0 && guard < s->num_vals; guard++)
-		v = s->vals[v].alias;
-	return v;
+	uint64_t unused;
+
+	return cs_storage(s, v, &unused);
 }
 
 static uint64_t val_bytes(const struct cstate *s, int32_t v)
@@ -208,12 +218,13 @@ static vnpu_status place_values(struct cstate *s, struct vnpu_program *p)
 
 static void to_tensor(const struct cstate *s, const struct ctensor *ct, struct vnpu_tensor *t)
 {
-	const struct cval *v = &s->vals[root_of(s, ct->val)];
+	uint64_t at;
+	const struct cval *v = &s->vals[cs_storage(s, ct->val, &at)];
 
 	memset(t, 0, sizeof(*t));
 	t->slot = v->slot;
 	t->dtype = (uint32_t)ct->type;
-	t->offset = v->offset + (uint64_t)ct->off * vnpu_element_type_size(ct->type);
+	t->offset = v->offset + at + (uint64_t)ct->off * vnpu_element_type_size(ct->type);
 	t->rank = ct->rank;
 	for (uint32_t d = 0; d < ct->rank; d++) {
 		t->dims[d] = (uint64_t)ct->dims[d];

@@ -39,6 +39,23 @@ vnpu_status cl_layer(struct cstate *s, uint32_t lop, const struct ctensor *t, ui
 	return VNPU_OK;
 }
 
+/* Whether @a and @b are the same elements in the same storage (a
+ * Concat's input computed in place, passes.c). */
+static bool same_place(const struct cstate *s, const struct ctensor *a, const struct ctensor *b)
+{
+	uint64_t a_at, b_at;
+	int64_t esize = (int64_t)vnpu_element_type_size(a->type);
+
+	if (a->type != b->type || a->rank != b->rank ||
+	    cs_storage(s, a->val, &a_at) != cs_storage(s, b->val, &b_at) ||
+	    (int64_t)a_at + a->off * esize != (int64_t)b_at + b->off * esize)
+		return false;
+	for (uint32_t d = 0; d < a->rank; d++)
+		if (a->dims[d] != b->dims[d] || (a->dims[d] > 1 && a->strides[d] != b->strides[d]))
+			return false;
+	return true;
+}
+
 vnpu_status cl_copy(struct cstate *s, struct ctensor dst, struct ctensor src)
 {
 	struct ccmd *c;
@@ -46,6 +63,8 @@ vnpu_status cl_copy(struct cstate *s, struct ctensor dst, struct ctensor src)
 	for (uint32_t d = 0; d < dst.rank; d++)
 		if (!dst.dims[d])
 			return VNPU_OK;	/* nothing to copy */
+	if (same_place(s, &dst, &src))
+		return VNPU_OK;
 	c = cs_add_cmd(s, VNPU_CMD_COPY, 2);
 	if (!c)
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * Graph passes over the working graph build.c made: turn view-like nodes
- * into aliases, fold BatchNorm into the Conv/Gemm before it and fuse a
+ * into aliases, fold BatchNorm into the Conv/Gemm before it, fuse a
  * constant bias, a residual Add, an activation and a Max or Min with a
- * constant into Conv/Gemm/MatMul.
+ * constant into Conv/Gemm/MatMul, and compute a Concat's inputs in place
+ * in its output.
  */
 #include <math.h>
 #include <stdio.h>
@@ -534,6 +535,102 @@ static vnpu_status fuse_into(struct cstate *s, struct uses *u, uint32_t idx)
 	return VNPU_OK;
 }
 
+/* ---- concatenation in place ---- */
+
+static uint64_t val_bytes(const struct cstate *s, int32_t v)
+{
+	const struct vnpu_tinfo *t = &s->vals[v].info;
+
+	return (uint64_t)vnpu_tinfo_elems(t) * vnpu_element_type_size(t->type);
+}
+
+/* Whether the program computes @val (an op writes it), rather than
+ * taking it as an input or a constant. */
+static bool computed(const struct cstate *s, const struct uses *u, int32_t val)
+{
+	if (s->vals[val].info.data ||
+	    ((uint32_t)val < s->m->num_values && s->m->values[val].kind != VNPU_VALUE_NODE))
+		return false;
+	for (uint32_t i = 0; i < s->num_ins; i++)
+		if (s->in_vals[i] == val)
+			return false;
+	for (int32_t l = u->writers[val]; l >= 0; l = u->links[l].next) {
+		const struct cop *op = &s->ops[u->links[l].op];
+
+		if (op_has(op->out, op->num_out, val))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Put input @x of the Concat writing @y at byte @offset of @y: the value
+ * holding @x (@x itself or what it views, whole) becomes a view of @y
+ * there, so what computes it writes it in place. Not when that value is
+ * held elsewhere already (a model output, a constant, an input, in
+ * another Concat or twice in this one) or is @y's own storage.
+ */
+static bool place_input(struct cstate *s, struct uses *u, int32_t x, int32_t y,
+			uint64_t offset)
+{
+	uint64_t at, y_at;
+	int32_t r;
+
+	if (x < 0 || !val_bytes(s, x))
+		return false;
+	r = cs_storage(s, x, &at);
+	if (at || val_bytes(s, r) != val_bytes(s, x) || r == cs_storage(s, y, &y_at) ||
+	    s->vals[r].info.type != s->vals[y].info.type || s->vals[r].out_index >= 0 ||
+	    !computed(s, u, r))
+		return false;
+	s->vals[r].alias = y;
+	s->vals[r].alias_offset = offset;
+	u->aliased[y] = true;
+	return true;
+}
+
+/*
+ * A Concat whose output holds each input in one run of bytes (every
+ * dimension before the axis is 1) has its inputs computed in place
+ * (place_input()) and copies only the others; with none left it is a
+ * view. Each input is then read where the Concat keeps it, which nothing
+ * else writes, so every reader sees the values it saw before.
+ */
+static void concat_in_place(struct cstate *s, struct uses *u, struct cop *op)
+{
+	const struct vnpu_tinfo *y;
+	int64_t axis, outer = 1;
+	uint64_t offset = 0;
+	bool all = true;
+
+	if (!op_is(op, "Concat") || op->num_out != 1 || op->out[0] < 0)
+		return;
+	y = cs_info(s, op->out[0]);
+	axis = vnpu_attr_int(op->node, "axis", 0);
+	axis = axis < 0 ? axis + y->rank : axis;
+	if (!vnpu_tinfo_static(y) || axis < 0 || axis >= y->rank)
+		return;
+	for (int64_t d = 0; d < axis; d++)
+		outer *= y->dims[d];
+	if (outer != 1)
+		return;
+	for (uint32_t i = 0; i < op->num_in; i++) {
+		int32_t x = op->in[i];
+
+		if (x < 0 || !vnpu_tinfo_static(cs_info(s, x)))
+			return;
+	}
+	for (uint32_t i = 0; i < op->num_in; i++) {
+		if (!place_input(s, u, op->in[i], op->out[0], offset))
+			all = all && !val_bytes(s, op->in[i]);
+		offset += val_bytes(s, op->in[i]);
+	}
+	if (all) {
+		op->dead = true;
+		op->fused_into = -1;
+	}
+}
+
 vnpu_status cs_fuse(struct cstate *s)
 {
 	struct uses u = { 0 };
@@ -545,6 +642,11 @@ vnpu_status cs_fuse(struct cstate *s)
 		s->cur_op = i;
 		if (!s->ops[i].dead)
 			st = fuse_into(s, &u, i);
+	}
+	for (uint32_t i = 0; !st && !s->opt.no_fusion && i < s->num_ops; i++) {
+		s->cur_op = i;
+		if (!s->ops[i].dead)
+			concat_in_place(s, &u, &s->ops[i]);
 	}
 	uses_fini(&u);
 	return st;

@@ -342,6 +342,188 @@ static void test_fusion_hazards(void)
 	vnpu_model_free(m);
 }
 
+/* Bytes the COPY commands of @p write. */
+static uint64_t copy_bytes(const struct vnpu_program *p)
+{
+	uint64_t bytes = 0;
+
+	for (uint32_t g = 0; g < p->num_segments; g++) {
+		const uint8_t *c = p->segments[g].cmd, *end = c + p->segments[g].cmd_size;
+		struct vnpu_cmd_header h;
+
+		for (; c + sizeof(h) <= end; c += h.size) {
+			struct vnpu_cmd_copy copy;
+			uint64_t elems = 1;
+
+			memcpy(&h, c, sizeof(h));
+			if (h.size < sizeof(h))
+				break;
+			if (h.opcode != VNPU_CMD_COPY || h.size < sizeof(copy))
+				continue;
+			memcpy(&copy, c, sizeof(copy));
+			for (uint32_t d = 0; d < copy.dst.rank && d < VNPU_MAX_DIMS; d++)
+				elems *= copy.dst.dims[d];
+			bytes += elems * vnpu_element_type_size(copy.dst.dtype);
+		}
+	}
+	return bytes;
+}
+
+/*
+ * @m (freed here) compiled with fusion, which computes a Concat's inputs
+ * in place in its output, copies @want bytes; without fusion every
+ * Concat copies all its inputs (@unfused bytes). Both programs validate,
+ * and their outputs are the same bits.
+ */
+static void in_place_case(const char *what, vnpu_model *m, uint64_t want, uint64_t unfused)
+{
+	float *a[8] = { 0 }, *q[8] = { 0 };
+	struct vnpu_program *p, *u;
+
+	if (!m) {
+		CHECK(m != NULL);
+		return;
+	}
+	p = compile_run(m, NULL, a);
+	u = compile_run(m, &no_fusion, q);
+	if (p && u) {
+		if (copy_bytes(p) != want || copy_bytes(u) != unfused) {
+			fprintf(stderr, "  %s: copies %llu bytes (want %llu), unfused %llu (want %llu)\n",
+				what, (unsigned long long)copy_bytes(p), (unsigned long long)want,
+				(unsigned long long)copy_bytes(u), (unsigned long long)unfused);
+			fe_failures++;
+		}
+		for (uint32_t o = 0; o < p->num_outputs; o++)
+			CHECK(!memcmp(a[o], q[o], p->outputs[o].size));
+	}
+	for (int i = 0; i < 8; i++) {
+		free(a[i]);
+		free(q[i]);
+	}
+	vnpu_program_free(p);
+	vnpu_program_free(u);
+	vnpu_model_free(m);
+}
+
+#define NODE1(b, op, x, y) mb_node(b, op, (const char *[]){ x, NULL }, (const char *[]){ y, NULL })
+
+/* a = Relu(x) f32[2, 4], b = Neg(x2) f32[3, 4], and the builder. */
+static struct mb *concat_base(void)
+{
+	struct mb *b = mb_new(13);
+
+	mb_input(b, "x", F32, 2, (const int64_t[]){ 2, 4 });
+	mb_input(b, "x2", F32, 2, (const int64_t[]){ 3, 4 });
+	NODE1(b, "Relu", "x", "a");
+	NODE1(b, "Neg", "x2", "b");
+	return b;
+}
+
+/* c = Concat(@in) along @axis, y = Tanh(c) the output. */
+static void concat_out(struct mb *b, const char *const *in, int64_t axis)
+{
+	mb_attr_int(mb_node(b, "Concat", in, (const char *[]){ "c", NULL }), "axis", axis);
+	NODE1(b, "Tanh", "c", "y");
+	mb_output(b, "y");
+}
+
+/*
+ * A Concat's inputs computed in place: its producers write the slots of
+ * its output (a model output or not), other readers read them there,
+ * after the Concat too; not an input or a constant, an input twice, a
+ * model output, an input of an earlier Concat, nor slots strided apart
+ * (dimensions before the axis above 1).
+ */
+static void test_concat_in_place(void)
+{
+	struct mb *b = concat_base();
+
+	concat_out(b, (const char *[]){ "a", "b", NULL }, 0);
+	NODE1(b, "Abs", "a", "z");	/* reads a in place, after the Concat */
+	mb_output(b, "z");
+	in_place_case("two computed inputs", mb_read(b), 0, 80);
+
+	b = concat_base();
+	mb_attr_int(mb_node(b, "Concat", (const char *[]){ "a", "b", NULL },
+			    (const char *[]){ "y", NULL }), "axis", -2);
+	mb_output(b, "y");
+	in_place_case("into a model output", mb_read(b), 0, 80);
+
+	b = concat_base();
+	mb_init_f32(b, "k", 2, (const int64_t[]){ 1, 4 }, NULL);
+	concat_out(b, (const char *[]){ "x", "k", "a", "b", NULL }, 0);
+	in_place_case("an input and a constant", mb_read(b), 48, 128);
+
+	b = concat_base();
+	concat_out(b, (const char *[]){ "a", "b", "a", NULL }, 0);
+	in_place_case("an input twice", mb_read(b), 32, 112);
+
+	b = concat_base();
+	concat_out(b, (const char *[]){ "a", "b", NULL }, 0);
+	mb_output(b, "a");
+	in_place_case("a model output", mb_read(b), 32, 80);
+
+	b = concat_base();
+	NODE1(b, "Exp", "x", "e");
+	concat_out(b, (const char *[]){ "a", "e", NULL }, 1);
+	in_place_case("slots strided apart", mb_read(b), 64, 64);
+
+	/* Nested, of views: a and b reshaped to rows, then a row of c, b and
+	 * Exp(x) reshaped: every input in place, though b is in two Concats
+	 * (once). */
+	b = concat_base();
+	mb_init_i64(b, "r8", 1, (const int64_t[]){ 2 }, (const int64_t[]){ 1, 8 });
+	mb_init_i64(b, "r12", 1, (const int64_t[]){ 2 }, (const int64_t[]){ 1, 12 });
+	NODE1(b, "Exp", "x", "e");
+	mb_node(b, "Reshape", (const char *[]){ "a", "r8", NULL }, (const char *[]){ "ar", NULL });
+	mb_node(b, "Reshape", (const char *[]){ "b", "r12", NULL }, (const char *[]){ "br", NULL });
+	mb_node(b, "Reshape", (const char *[]){ "e", "r8", NULL }, (const char *[]){ "er", NULL });
+	mb_attr_int(mb_node(b, "Concat", (const char *[]){ "ar", "br", NULL },
+			    (const char *[]){ "c1", NULL }), "axis", 1);
+	concat_out(b, (const char *[]){ "c1", "er", "br", NULL }, 1);
+	in_place_case("nested, of views", mb_read(b), 48, 80 + 160);
+}
+
+/*
+ * A Scan's stacked outputs: each step's output computed in its row, a
+ * reversed one too; only the last state, a model output as well, is
+ * copied. Rows of a stack along axis 1 are strided apart: copied.
+ */
+static void test_scan_in_place(void)
+{
+	for (int axis = 0; axis < 2; axis++) {
+		struct mb *b = mb_new(13), *body = mb_new(13);
+		Onnx__NodeProto *n;
+
+		mb_input(b, "s0", F32, 1, (const int64_t[]){ 4 });
+		mb_input(b, "x", F32, 2, (const int64_t[]){ 5, 4 });
+		mb_input(body, "s", F32, 1, (const int64_t[]){ 4 });
+		mb_input(body, "xt", F32, 1, (const int64_t[]){ 4 });
+		mb_node(body, "Add", (const char *[]){ "s", "xt", NULL },
+			(const char *[]){ "s1", NULL });
+		mb_node(body, "Mul", (const char *[]){ "s1", "xt", NULL },
+			(const char *[]){ "t", NULL });
+		NODE1(body, "Relu", "xt", "r");
+		NODE1(body, "Identity", "s1", "v");
+		mb_output(body, "s1");
+		mb_output(body, "t");
+		mb_output(body, "r");
+		mb_output(body, "v");
+		n = mb_node(b, "Scan", (const char *[]){ "s0", "x", NULL },
+			    (const char *[]){ "sn", "ts", "rs", "vs", NULL });
+		mb_attr_graph(b, n, "body", body);
+		mb_attr_int(n, "num_scan_inputs", 1);
+		mb_attr_ints(n, "scan_output_directions", 3, (const int64_t[]){ 0, 1, 0 });
+		mb_attr_ints(n, "scan_output_axes", 3, (const int64_t[]){ axis, axis, axis });
+		mb_output(b, "sn");
+		mb_output(b, "ts");
+		mb_output(b, "rs");
+		mb_output(b, "vs");
+		in_place_case(axis ? "scan stacked along axis 1" : "scan", mb_read(b),
+			      axis ? 3 * 80 : 16, 3 * 80);
+	}
+}
+
 /* Shape -> Gather -> Concat -> Reshape folds away: only the reshape's copy
  * into the output remains. */
 static void test_constant_folding(void)
@@ -1592,6 +1774,8 @@ int main(int argc, char **argv)
 		{ "bound_fusion", test_bound_fusion },
 		{ "gemm_matmul", test_gemm_matmul },
 		{ "fusion_hazards", test_fusion_hazards },
+		{ "concat_in_place", test_concat_in_place },
+		{ "scan_in_place", test_scan_in_place },
 		{ "constant_folding", test_constant_folding },
 		{ "copies", test_copies },
 		{ "lstm", test_lstm },
