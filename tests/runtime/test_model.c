@@ -731,6 +731,331 @@ static int castlike_reshaped_like(vnpu_core *core, const char *device)
 	return 0;
 }
 
+/* trip_count i64, cond bool, y f32[1] -> res_y, res_scan (a Loop) */
+#define LOOP NODE_DIR "test_loop11/model.onnx"
+/* sequence seq(i64), tensor i64[3] -> output_sequence seq(i64) */
+#define SEQ_INSERT NODE_DIR "test_sequence_insert_at_back/model.onnx"
+/* x0 seq(f32), x1 f32[?] -> y0 seq(f32), y0[i] = x0[i] + x1 (a SequenceMap) */
+#define SEQ_ADD NODE_DIR "test_sequence_map_add_1_sequence_1_tensor/model.onnx"
+
+/* Shapes no input may take, and the limit each refusal names. */
+static const struct {
+	vnpu_shape shape;
+	const char *says;
+} bad_shapes[] = {
+	{ { .rank = VNPU_MAX_RANK + 1 }, "rank 9 above" },
+	{ { 3, { 3, -5, 5 } }, "dimension 1 is -5" },
+	{ { 3, { 3, 1ll << 41, 0 } }, "dimension 1 is 2199023255552: more than 2^40 elements" },
+	{ { 3, { 1ll << 21, 1ll << 20, 1 } }, "more than 2^40 elements" },
+	{ { 3, { 0, 1ll << 40, 1ll << 40 } }, "more than 2^40 elements" },
+};
+
+/* The last error starts with @prefix and holds @says. */
+static int said(const char *prefix, const char *says)
+{
+	CHECK(!strncmp(vnpu_last_error(), prefix, strlen(prefix)));
+	CHECK(strstr(vnpu_last_error(), says));
+	return 0;
+}
+
+/* Input @index of @m is called @name, of @rank dimensions @dims. */
+static int input_is(const vnpu_model *m, size_t index, const char *name, uint32_t rank,
+		    const int64_t *dims)
+{
+	const char *got_name;
+	vnpu_shape got;
+
+	CHECK_OK(vnpu_model_input_name(m, index, &got_name));
+	CHECK(!strcmp(got_name, name));
+	CHECK_OK(vnpu_model_input_shape(m, index, &got));
+	CHECK(got.rank == rank);
+	for (uint32_t d = 0; d < rank; d++)
+		CHECK(got.dims[d] == dims[d]);
+	return 0;
+}
+
+/*
+ * A shape past the limits is refused alike by every call that gives an
+ * input a shape: vnpu_model_reshape(), _freeze_input(), an element of
+ * _reshape_sequence() or _freeze_sequence(), each VNPU_INVALID_ARGUMENT
+ * naming the limit, the model left as it was. A frozen tensor and a
+ * sequence's elements are static: a dynamic dimension is refused too.
+ */
+static int shape_limits_alike(vnpu_core *core, const char *device)
+{
+	const vnpu_shape fits = { 3, { 3, 4, 5 } }, dynamic = { 3, { 3, VNPU_DIM_DYNAMIC, 5 } };
+	const vnpu_shape empty_wide = { 3, { 0, 1ll << 41, 3 } }, two = { 1, { 2 } };
+	vnpu_shape elems[2] = { { 1, { 2 } } };
+	vnpu_compiled_model *cm;
+	vnpu_tensor *t;
+	vnpu_model *add, *seq;
+	size_t n;
+
+	(void)device;
+	CHECK_OK(vnpu_core_read_model(core, ADD, &add));
+	CHECK_OK(vnpu_core_read_model(core, SEQ_INSERT, &seq));
+	for (size_t i = 0; i < sizeof(bad_shapes) / sizeof(bad_shapes[0]); i++) {
+		const vnpu_shape *bad = &bad_shapes[i].shape;
+
+		CHECK_ERR(vnpu_model_reshape(add, "x", bad), VNPU_INVALID_ARGUMENT);
+		CHECK(!said("reshape 'x': ", bad_shapes[i].says));
+		CHECK_ERR(vnpu_model_freeze_input(add, "x", VNPU_TYPE_F32, bad, NULL, 0),
+			  VNPU_INVALID_ARGUMENT);
+		CHECK(!said("freeze 'x': ", bad_shapes[i].says));
+		elems[1] = *bad;
+		CHECK_ERR(vnpu_model_reshape_sequence(seq, "sequence", 2, elems),
+			  VNPU_INVALID_ARGUMENT);
+		CHECK(!said("reshape 'sequence': element 1: ", bad_shapes[i].says));
+	}
+	CHECK_ERR(vnpu_model_freeze_input(add, "x", VNPU_TYPE_F32, &dynamic, NULL, 0),
+		  VNPU_INVALID_ARGUMENT);
+	CHECK(!said("freeze 'x': ", "dimension 1 is dynamic"));
+	elems[1] = dynamic;
+	CHECK_ERR(vnpu_model_reshape_sequence(seq, "sequence", 2, elems), VNPU_INVALID_ARGUMENT);
+	CHECK(!said("reshape 'sequence': element 1: ", "dimension 1 is dynamic"));
+	/* A tensor of no elements may have such a dimension; a frozen sequence may not. */
+	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_I64, &empty_wide, &t));
+	CHECK_ERR(vnpu_model_freeze_sequence(seq, "sequence", &t, 1), VNPU_INVALID_ARGUMENT);
+	CHECK(!said("freeze 'sequence': element 0: ", "more than 2^40 elements"));
+	vnpu_tensor_free(t);
+
+	/* Nothing changed: both inputs are there, x as declared, the
+	 * sequence's length still open. */
+	CHECK_OK(vnpu_model_get_inputs_size(add, &n));
+	CHECK(n == 2);
+	CHECK(!input_is(add, 0, "x", 3, fits.dims));
+	CHECK_OK(vnpu_model_get_inputs_size(seq, &n));
+	CHECK(n == 2);
+	CHECK_OK(vnpu_model_reshape_sequence(seq, "sequence", 1, &two));
+	CHECK_OK(vnpu_core_compile_model(core, seq, device, NULL, &cm));
+	vnpu_compiled_model_free(cm);
+	vnpu_model_free(seq);
+	vnpu_model_free(add);
+	return 0;
+}
+
+/*
+ * vnpu_model_freeze_input()'s refusals, each leaving the model as it was:
+ * the bad arguments (VNPU_INVALID_ARGUMENT, VNPU_NOT_FOUND), data a node's
+ * op does not define (a Reshape of 24 elements to 25, a Tile repeat of -1:
+ * VNPU_INVALID_ARGUMENT, never a parse error), and data that takes a node
+ * past a device limit, VNPU_UNSUPPORTED at the freeze as at a reshape (a
+ * Loop of 65537 iterations; 65536 are taken).
+ */
+static int freeze_statuses(vnpu_core *core, const char *device)
+{
+	const vnpu_shape fits = { 3, { 3, 4, 5 } }, other = { 3, { 3, 4, 6 } };
+	const vnpu_shape flat = { 2, { 12, 5 } }, two = { 1, { 2 } }, four = { 1, { 4 } };
+	const vnpu_shape scalar = { 0 };
+	static const int64_t into_25[2] = { 5, 5 }, into_24[2] = { 4, 6 };
+	static const int64_t repeat_neg[4] = { 1, 1, 1, -1 };
+	const int64_t y_dims[1] = { 1 };
+	static float data[60];
+	int64_t trip = 65537;
+	uint8_t yes = 1, no = 0;
+	vnpu_shape got;
+	vnpu_model *m;
+	size_t n;
+
+	(void)device;
+	CHECK_OK(vnpu_core_read_model(core, ADD, &m));
+	CHECK_ERR(vnpu_model_freeze_input(NULL, "x", VNPU_TYPE_F32, &fits, data, 240),
+		  VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_model_freeze_input(m, NULL, VNPU_TYPE_F32, &fits, data, 240),
+		  VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_model_freeze_input(m, "x", VNPU_TYPE_F32, NULL, data, 240),
+		  VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_model_freeze_input(m, "x", VNPU_TYPE_F32, &fits, NULL, 240),
+		  VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_model_freeze_input(m, "sum", VNPU_TYPE_F32, &fits, data, 240),
+		  VNPU_NOT_FOUND);
+	CHECK_ERR(vnpu_model_freeze_input(m, "x", VNPU_TYPE_F16, &fits, data, 120),
+		  VNPU_INVALID_ARGUMENT);
+	CHECK(!said("freeze 'x': ", "type f16, the input is f32"));
+	CHECK_ERR(vnpu_model_freeze_input(m, "x", VNPU_TYPE_F32, &other, data, 288),
+		  VNPU_INVALID_ARGUMENT);
+	CHECK(!said("freeze 'x': ", "dimension 2 is 6, the input is f32[3,4,5]"));
+	CHECK_ERR(vnpu_model_freeze_input(m, "x", VNPU_TYPE_F32, &flat, data, 240),
+		  VNPU_INVALID_ARGUMENT);
+	CHECK(!said("freeze 'x': ", "rank 2, the input is f32[3,4,5]"));
+	CHECK_ERR(vnpu_model_freeze_input(m, "x", VNPU_TYPE_F32, &fits, data, 239),
+		  VNPU_INVALID_ARGUMENT);
+	CHECK(!said("freeze 'x': ", "239 bytes of data for 60 elements of f32"));
+	CHECK_OK(vnpu_model_get_inputs_size(m, &n));
+	CHECK(n == 2);
+	CHECK_OK(vnpu_model_freeze_input(m, "x", VNPU_TYPE_F32, &fits, data, 240));
+	CHECK(!input_is(m, 0, "y", 3, fits.dims));
+	vnpu_model_free(m);
+
+	CHECK_OK(vnpu_core_read_model(core, NODE_DIR "test_reshape_reduced_dims/model.onnx", &m));
+	CHECK_ERR(vnpu_model_freeze_input(m, "shape", VNPU_TYPE_I64, &two, into_25, 16),
+		  VNPU_INVALID_ARGUMENT);
+	CHECK(!said("freeze 'shape': ", "Reshape node: 24 elements reshaped to 25"));
+	CHECK_OK(vnpu_model_output_shape(m, 0, &got));
+	CHECK(got.rank == 2 && got.dims[0] == VNPU_DIM_DYNAMIC);
+	CHECK_OK(vnpu_model_freeze_input(m, "shape", VNPU_TYPE_I64, &two, into_24, 16));
+	CHECK_OK(vnpu_model_output_shape(m, 0, &got));
+	CHECK(got.rank == 2 && got.dims[0] == 4 && got.dims[1] == 6);
+	vnpu_model_free(m);
+
+	CHECK_OK(vnpu_core_read_model(core, NODE_DIR "test_tile/model.onnx", &m));
+	CHECK_ERR(vnpu_model_freeze_input(m, "y", VNPU_TYPE_I64, &four, repeat_neg, 32),
+		  VNPU_INVALID_ARGUMENT);
+	CHECK(!said("freeze 'y': ", "Tile node: repeat -1"));
+	vnpu_model_free(m);
+
+	CHECK_OK(vnpu_core_read_model(core, LOOP, &m));
+	CHECK_OK(vnpu_model_freeze_input(m, "trip_count", VNPU_TYPE_I64, &scalar, &trip, 8));
+	CHECK_ERR(vnpu_model_freeze_input(m, "cond", VNPU_TYPE_BOOL, &scalar, &yes, 1),
+		  VNPU_UNSUPPORTED);
+	CHECK(!said("freeze 'cond': ", "Loop node: 65537 iterations, above the limit of 65536"));
+	CHECK_OK(vnpu_model_get_inputs_size(m, &n));
+	CHECK(n == 2);
+	CHECK(!input_is(m, 0, "cond", 0, NULL));
+	CHECK(!input_is(m, 1, "y", 1, y_dims));
+	/* Left usable: a false condition runs no iteration. */
+	CHECK_OK(vnpu_model_freeze_input(m, "cond", VNPU_TYPE_BOOL, &scalar, &no, 1));
+	vnpu_model_free(m);
+
+	CHECK_OK(vnpu_core_read_model(core, LOOP, &m));
+	trip = 65536;
+	CHECK_OK(vnpu_model_freeze_input(m, "trip_count", VNPU_TYPE_I64, &scalar, &trip, 8));
+	CHECK_OK(vnpu_model_freeze_input(m, "cond", VNPU_TYPE_BOOL, &scalar, &yes, 1));
+	vnpu_model_free(m);
+	return 0;
+}
+
+/* Input @name of @cm (an element of a sequence) has the shape [@dim]. */
+static int port_is(const vnpu_compiled_model *cm, const char *name, int64_t dim)
+{
+	uint32_t n;
+	vnpu_port p;
+
+	CHECK_OK(vnpu_compiled_model_get_num_inputs(cm, &n));
+	for (uint32_t i = 0; i < n; i++) {
+		CHECK_OK(vnpu_compiled_model_get_input(cm, i, &p));
+		if (!strcmp(p.name, name)) {
+			CHECK(p.shape.rank == 1 && p.shape.dims[0] == dim);
+			return 0;
+		}
+	}
+	CHECK(!"no such port");
+	return 1;
+}
+
+/*
+ * vnpu_model_reshape_sequence()'s statuses are vnpu_model_reshape()'s:
+ * bad arguments VNPU_INVALID_ARGUMENT or VNPU_NOT_FOUND, and a refusal
+ * leaves the model as it was (a length not fixed by a refused call, the
+ * element shapes of the last call taken). The sequence ops are resolved by
+ * the compiler, which checks the elements against them: shapes a node does
+ * not define are the compile's VNPU_INVALID_ARGUMENT, a layer past the
+ * device's limits its VNPU_UNSUPPORTED.
+ */
+static int reshape_sequence_statuses(vnpu_core *core, const char *device)
+{
+	vnpu_shape shapes[3] = { { 1, { 1 } }, { 1, { 3 } }, { 1, { 2 } } };
+	const vnpu_shape one = { 1, { 1 } }, past = { 1, { (1ll << 31) + 1 } };
+	vnpu_compiled_model *cm;
+	vnpu_shape *many;
+	vnpu_model *m;
+	float x1 = 1;
+
+	CHECK_OK(vnpu_core_read_model(core, SEQ_INSERT, &m));
+	CHECK_ERR(vnpu_model_reshape_sequence(NULL, "sequence", 1, shapes), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_model_reshape_sequence(m, NULL, 1, shapes), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_model_reshape_sequence(m, "sequence", 1, NULL), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_model_reshape_sequence(m, "nonesuch", 1, shapes), VNPU_NOT_FOUND);
+	CHECK_ERR(vnpu_model_reshape_sequence(m, "tensor", 1, shapes), VNPU_INVALID_ARGUMENT);
+	CHECK(!said("reshape 'tensor': ", "not a sequence input"));
+	many = calloc(65537, sizeof(*many));
+	CHECK(many);
+	CHECK_ST(vnpu_model_reshape_sequence(m, "sequence", 65537, many), VNPU_INVALID_ARGUMENT);
+	free(many);
+	CHECK(!said("reshape 'sequence': ", "65537 elements, at most 65536"));
+	/* Refused calls fixed no length: three elements now, then two refused. */
+	CHECK_OK(vnpu_model_reshape_sequence(m, "sequence", 3, shapes));
+	CHECK_ERR(vnpu_model_reshape_sequence(m, "sequence", 2, shapes), VNPU_INVALID_ARGUMENT);
+	CHECK(!said("reshape 'sequence': ", "its length is fixed at 3, not 2"));
+	shapes[1] = bad_shapes[0].shape;
+	CHECK_ERR(vnpu_model_reshape_sequence(m, "sequence", 3, shapes), VNPU_INVALID_ARGUMENT);
+	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm));
+	CHECK(!port_is(cm, "sequence[0]", 1) && !port_is(cm, "sequence[1]", 3) &&
+	      !port_is(cm, "sequence[2]", 2));
+	vnpu_compiled_model_free(cm);
+	vnpu_model_free(m);
+
+	/* A frozen x1 of one element: each x0[i] broadcasts against it. */
+	CHECK_OK(vnpu_core_read_model(core, SEQ_ADD, &m));
+	CHECK_OK(vnpu_model_freeze_input(m, "x1", VNPU_TYPE_F32, &one, &x1, sizeof(x1)));
+	shapes[0] = (vnpu_shape){ 2, { 2, 3 } };
+	shapes[1] = (vnpu_shape){ 1, { 2 } };
+	CHECK_OK(vnpu_model_reshape_sequence(m, "x0", 2, shapes));
+	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm));
+	vnpu_compiled_model_free(cm);
+	shapes[1] = past;
+	CHECK_OK(vnpu_model_reshape_sequence(m, "x0", 2, shapes));
+	CHECK_ERR(vnpu_core_compile_model(core, m, device, NULL, &cm), VNPU_UNSUPPORTED);
+	CHECK(strstr(vnpu_last_error(),
+		     "Add node: dimension 0 of 'x0[1]' is 2147483649: the device's layers take at most 2^31"));
+	vnpu_model_free(m);
+
+	/* x1 left a [2] input: x0[i] must broadcast against [2]. */
+	CHECK_OK(vnpu_core_read_model(core, SEQ_ADD, &m));
+	CHECK_OK(vnpu_model_reshape(m, "x1", &shapes[2]));
+	shapes[0] = (vnpu_shape){ 1, { 3 } };
+	CHECK_OK(vnpu_model_reshape_sequence(m, "x0", 1, shapes));
+	CHECK_ERR(vnpu_core_compile_model(core, m, device, NULL, &cm), VNPU_INVALID_ARGUMENT);
+	CHECK(strstr(vnpu_last_error(), "Add node: shapes do not broadcast"));
+	vnpu_model_free(m);
+	return 0;
+}
+
+/*
+ * An input declared with a dynamic dimension (x1 f32[?]) is frozen to any
+ * static shape of its rank, here [2], and the model computes with it:
+ * y0[i] = x0[i] + x1 on a sequence set at run time.
+ */
+static int freeze_dynamic_input(vnpu_core *core, const char *device)
+{
+	static const float x1[2] = { 10, 20 }, x0[2][2] = { { 1, 2 }, { 3, 4 } };
+	const vnpu_shape two = { 1, { 2 } }, shapes[2] = { { 1, { 2 } }, { 1, { 2 } } };
+	const vnpu_shape rank2 = { 2, { 1, 2 } };
+	vnpu_tensor *seq[2], *y;
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	vnpu_model *m;
+	float *out;
+	size_t n;
+
+	CHECK_OK(vnpu_core_read_model(core, SEQ_ADD, &m));
+	CHECK_ERR(vnpu_model_freeze_input(m, "x1", VNPU_TYPE_F32, &rank2, x1, sizeof(x1)),
+		  VNPU_INVALID_ARGUMENT);
+	CHECK(!said("freeze 'x1': ", "rank 2, the input is f32[?]"));
+	CHECK_OK(vnpu_model_freeze_input(m, "x1", VNPU_TYPE_F32, &two, x1, sizeof(x1)));
+	CHECK_OK(vnpu_model_get_inputs_size(m, &n));
+	CHECK(n == 1);
+	CHECK_OK(vnpu_model_reshape_sequence(m, "x0", 2, shapes));
+	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm));
+	vnpu_model_free(m);
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	for (int i = 0; i < 2; i++)
+		CHECK_OK(vnpu_tensor_create_from_ptr(VNPU_TYPE_F32, &two, (void *)x0[i], &seq[i]));
+	CHECK_OK(vnpu_infer_request_set_sequence(req, "x0", seq, 2));
+	CHECK_OK(vnpu_infer_request_infer(req));
+	for (size_t i = 0; i < 2; i++) {
+		CHECK_OK(vnpu_infer_request_get_sequence_tensor(req, "y0", i, &y));
+		CHECK_OK(vnpu_tensor_get_data(y, (void **)&out));
+		CHECK(out[0] == x0[i][0] + 10 && out[1] == x0[i][1] + 20);
+		vnpu_tensor_free(y);
+	}
+	vnpu_tensor_free(seq[0]);
+	vnpu_tensor_free(seq[1]);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
 static int profiling(vnpu_core *core, const char *device)
 {
 	const char *on[] = { VNPU_PROP_ENABLE_PROFILING, "YES", NULL };
@@ -1068,6 +1393,10 @@ int main(int argc, char **argv)
 		TEST(empty_and_scalar_layers),
 		TEST(reshape_statuses),
 		TEST(compile_late_reshape),
+		TEST(shape_limits_alike),
+		TEST(freeze_statuses),
+		TEST(reshape_sequence_statuses),
+		TEST(freeze_dynamic_input),
 		TEST(profiling),
 		TEST(telemetry),
 		TEST(three_threads),
