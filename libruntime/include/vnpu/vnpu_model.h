@@ -108,11 +108,24 @@ VNPU_API vnpu_status vnpu_model_reshape(vnpu_model *model, const char *name,
 
 /**
  * Replace the input called @name by a constant holding @data (@size bytes,
- * dense row-major, of @type and the static @shape, which must fit the
- * input's declared type and shape). Inputs that decide shapes (axes,
- * sizes, scales, repeats given as graph inputs) then fold at compile time.
- * The input leaves the model's inputs (later indices move down by one). On
- * failure the model is left as it was.
+ * dense row-major, of @type and the static @shape). @type must be the
+ * input's and @shape fit its shape as declared or last reshaped: the same
+ * rank, the same known dimensions, any size for a dynamic one (an input
+ * declared f32[?,3] is frozen as f32[5,3]). Inputs that decide shapes
+ * (axes, sizes, scales, repeats given as graph inputs) then fold at
+ * compile time. The input leaves the model's inputs (later indices move
+ * down by one).
+ *
+ * Refused as vnpu_model_reshape() refuses, the model left as it was:
+ * VNPU_INVALID_ARGUMENT for a @shape of a rank above VNPU_MAX_RANK, a
+ * negative or dynamic dimension or known dimensions of more than 2^40
+ * elements (the message names the limit), a @shape or @type that does not
+ * fit the input, @size other than the shape's bytes, a sequence input, and
+ * data a node's op does not define ("freeze 'shape': Reshape node: 24
+ * elements reshaped to 25"); VNPU_UNSUPPORTED for data that takes a node
+ * which inferred before past a device limit ("freeze 'cond': Loop node:
+ * 65537 iterations, above the limit of 65536"); VNPU_NOT_FOUND when no
+ * input is called @name.
  */
 VNPU_API vnpu_status vnpu_model_freeze_input(vnpu_model *model, const char *name,
 					     vnpu_element_type type,
@@ -148,8 +161,11 @@ VNPU_API vnpu_status vnpu_model_output_kind(const vnpu_model *model, size_t inde
  * as vnpu_model_freeze_input() does for a tensor. A present OPTIONAL
  * tensor is frozen with vnpu_model_freeze_input(), or left an input: it
  * then compiles as a tensor input. VNPU_INVALID_ARGUMENT for a tensor
- * input, a wrong element type or a NULL element; on failure the model is
- * left as it was.
+ * input, a wrong element type, a NULL element, more than 65536 elements
+ * or an element past vnpu_model_freeze_input()'s shape limits (one of no
+ * elements may have any dimension: "freeze 'seq': element 0: dimension 1
+ * is 2199023255552: more than 2^40 elements"); otherwise the statuses of
+ * vnpu_model_freeze_input(). On failure the model is left as it was.
  */
 VNPU_API vnpu_status vnpu_model_freeze_sequence(vnpu_model *model, const char *name,
 						vnpu_tensor *const *elems, size_t count);
@@ -158,8 +174,21 @@ VNPU_API vnpu_status vnpu_model_freeze_sequence(vnpu_model *model, const char *n
  * Fix the length of the SEQUENCE or OPTIONAL_SEQUENCE input called @name to
  * @count and the shapes of its elements to @shapes (static): its values
  * then come at run time, vnpu_infer_request_set_sequence(). Once fixed, the
- * length cannot change (VNPU_INVALID_ARGUMENT), the shapes can. On failure
- * the model is left as it was.
+ * length cannot change, the shapes can.
+ *
+ * The statuses of vnpu_model_reshape(), the model left as it was on
+ * failure (a refused call fixes no length and keeps the element shapes of
+ * the last call taken): VNPU_INVALID_ARGUMENT for NULL @shapes with a
+ * @count, a tensor input, another length once fixed, more than 65536
+ * elements, an element shape of a rank above VNPU_MAX_RANK, a negative or
+ * dynamic dimension or more than 2^40 elements ("reshape 'seq': element
+ * 1: rank 9 above 8"); VNPU_INVALID_ARGUMENT or VNPU_UNSUPPORTED as
+ * vnpu_model_reshape() for what shape inference then refuses;
+ * VNPU_NOT_FOUND when no input is called @name. The sequence ops
+ * (SequenceAt, SequenceMap, ConcatFromSequence...) are resolved by the
+ * compile, which checks the elements against them: element shapes a node
+ * does not define are the compile's VNPU_INVALID_ARGUMENT, a layer past
+ * the device's limits its VNPU_UNSUPPORTED, with the node's message.
  */
 VNPU_API vnpu_status vnpu_model_reshape_sequence(vnpu_model *model, const char *name,
 						 size_t count, const vnpu_shape *shapes);
