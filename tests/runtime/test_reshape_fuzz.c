@@ -5,11 +5,14 @@
  * its inputs a few random shapes with vnpu_model_reshape() (any rank up to
  * past VNPU_MAX_RANK, dimensions from 0 to INT64_MAX, negative ones, the
  * declared shape changed a little), compiles what the nodes took and runs
- * what compiled (inputs zero). It fails on
+ * what compiled (inputs zero). A sequence input gets a random length and
+ * element shapes with vnpu_model_reshape_sequence() instead, three times in
+ * four (the fourth, vnpu_model_reshape(), must refuse it). It fails on
  *
  *   - a failed call without a message, or with a message of several lines;
- *   - a refused reshape that changed the model (inputs' and outputs'
- *     shapes and types) or whose status is not the documented one;
+ *   - a refused reshape (or sequence reshape) that changed the model
+ *     (inputs' and outputs' shapes and types) or whose status is not the
+ *     documented one;
  *   - an accepted reshape after which the input does not have the shape;
  *   - a compile the device refused to load (the compiler must refuse
  *     what the device does not take, or shape inference before it);
@@ -67,7 +70,7 @@ static size_t rnd_below(size_t n)
 }
 
 struct counts {
-	unsigned long chains, not_read, reshaped, refused;
+	unsigned long chains, not_read, reshaped, refused, seq_reshaped, seq_refused;
 	unsigned long compiled, not_compiled, ran, too_large;
 };
 
@@ -236,6 +239,84 @@ static bool bad_argument(const vnpu_shape *s)
 	return elems > (double)(1ull << 40);
 }
 
+/* Whether the API must refuse @s as a sequence's element (static). */
+static bool bad_element(const vnpu_shape *s)
+{
+	for (uint32_t d = 0; d < s->rank && d < VNPU_MAX_RANK; d++)
+		if (s->dims[d] == VNPU_DIM_DYNAMIC)
+			return true;
+	return bad_argument(s);
+}
+
+/* The status of a refusal: the documented ones only. 0, or -1 (said). */
+static int check_refusal(vnpu_status st, bool bad, const struct place *at)
+{
+	if (bad && st != VNPU_INVALID_ARGUMENT) {
+		print_place("a shape the API refuses is not INVALID_ARGUMENT", at, vnpu_status_str(st));
+		return -1;
+	}
+	if (st != VNPU_INVALID_ARGUMENT && st != VNPU_UNSUPPORTED) {
+		print_place("reshape refused with an undocumented status", at, vnpu_status_str(st));
+		return -1;
+	}
+	return 0;
+}
+
+/* A refused call left @m as @now says. 0, or -1 (said). */
+static int check_unchanged(const vnpu_model *m, const struct snapshot *now,
+			   const struct place *at)
+{
+	struct snapshot after = { 0 };
+	int ret = -1;
+
+	if (take_snapshot(m, &after))
+		ret = check_message("snapshot", at, VNPU_GENERAL_ERROR);
+	else if (!same_snapshot(now, &after))
+		print_place("refused reshape changed the model", at, vnpu_last_error());
+	else
+		ret = 0;
+	free(after.ports);
+	return ret;
+}
+
+/*
+ * Sequence input @at->input of @m gets 0 to 3 elements of random shapes
+ * (@at->shape: the last one). As reshape_once().
+ */
+static int reshape_sequence_once(vnpu_model *m, struct snapshot *now, struct place *at,
+				 struct counts *c)
+{
+	vnpu_shape shapes[3] = { { 0 } };
+	size_t count = rnd_below(4);
+	bool bad = false;
+	vnpu_status st;
+
+	for (size_t i = 0; i < count; i++) {
+		random_shape(&shapes[i], false);
+		bad |= bad_element(&shapes[i]);
+		at->shape = shapes[i];
+	}
+	if (!count)
+		at->shape = (vnpu_shape){ 0 };
+	st = vnpu_model_reshape_sequence(m, at->input, count, shapes);
+	if (st == VNPU_OK) {
+		c->seq_reshaped++;
+		if (verbose)
+			print_place("reshaped sequence", at, "taken");
+		if (bad) {
+			print_place("a sequence shape the API refuses was taken", at, "");
+			return -1;
+		}
+		free(now->ports);
+		now->ports = NULL;
+		return take_snapshot(m, now) ? check_message("snapshot", at, VNPU_GENERAL_ERROR) : 1;
+	}
+	c->seq_refused++;
+	if (check_message("reshape sequence", at, st) || check_refusal(st, bad, at))
+		return -1;
+	return check_unchanged(m, now, at);
+}
+
 /*
  * One reshape of a random input of @m. 1 when the model took it, 0 when
  * it refused it as documented, -1 on a broken rule (said on stderr).
@@ -243,15 +324,17 @@ static bool bad_argument(const vnpu_shape *s)
 static int reshape_once(vnpu_model *m, struct snapshot *now, struct place *at,
 			struct counts *c)
 {
-	struct snapshot after = { 0 };
 	vnpu_port_kind kind;
 	size_t i = rnd_below(now->num_inputs);
 	vnpu_status st;
 	vnpu_shape got;
-	int ret = -1;
+	bool sequence;
 
 	if (vnpu_model_input_name(m, i, &at->input) || vnpu_model_input_kind(m, i, &kind))
 		return check_message("input", at, VNPU_GENERAL_ERROR);
+	sequence = kind == VNPU_PORT_SEQUENCE || kind == VNPU_PORT_OPTIONAL_SEQUENCE;
+	if (sequence && rnd_below(4))
+		return reshape_sequence_once(m, now, at, c);
 	at->shape = now->ports[i].shape;
 	random_shape(&at->shape, now->ports[i].st == VNPU_OK);
 	st = vnpu_model_reshape(m, at->input, &at->shape);
@@ -270,25 +353,10 @@ static int reshape_once(vnpu_model *m, struct snapshot *now, struct place *at,
 		return take_snapshot(m, now) ? check_message("snapshot", at, VNPU_GENERAL_ERROR) : 1;
 	}
 	c->refused++;
-	if (check_message("reshape", at, st))
+	if (check_message("reshape", at, st) ||
+	    check_refusal(st, bad_argument(&at->shape) || sequence, at))
 		return -1;
-	if ((bad_argument(&at->shape) || kind == VNPU_PORT_SEQUENCE ||
-	     kind == VNPU_PORT_OPTIONAL_SEQUENCE) && st != VNPU_INVALID_ARGUMENT) {
-		print_place("a shape the API refuses is not INVALID_ARGUMENT", at, vnpu_status_str(st));
-		return -1;
-	}
-	if (st != VNPU_INVALID_ARGUMENT && st != VNPU_UNSUPPORTED) {
-		print_place("reshape refused with an undocumented status", at, vnpu_status_str(st));
-		return -1;
-	}
-	if (take_snapshot(m, &after))
-		ret = check_message("snapshot", at, VNPU_GENERAL_ERROR);
-	else if (!same_snapshot(now, &after))
-		print_place("refused reshape changed the model", at, vnpu_last_error());
-	else
-		ret = 0;
-	free(after.ports);
-	return ret;
+	return check_unchanged(m, now, at);
 }
 
 /* Bytes of @cm's ports and arena, as a double (no overflow). */
@@ -583,7 +651,49 @@ static const struct regression regressions[] = {
 	{ "test_lstm_batchwise", NULL, "X", {}, { 3, { 0, 7, 2 } }, true, VNPU_OK, "" },
 };
 
-static int check_regression(vnpu_core *core, const struct regression *r)
+/* The same for sequence inputs, given @count elements of the shape each. */
+struct seq_regression {
+	struct regression r;
+	size_t count;
+};
+
+static const struct seq_regression seq_regressions[] = {
+	/* an element's limit, said once (the prefix came twice) */
+	{ { "test_identity_sequence", NULL, "x", {}, { 2, { 1ll << 41, 0 } }, false,
+	    VNPU_INVALID_ARGUMENT,
+	    "reshape 'x': element 0: dimension 0 is 2199023255552: more than 2^40 elements" }, 1 },
+	{ { "test_sequence_insert_at_back", NULL, "sequence", {}, { 1, { VNPU_DIM_DYNAMIC } },
+	    false, VNPU_INVALID_ARGUMENT, "reshape 'sequence': element 0: dimension 0 is dynamic" },
+	  3 },
+	/* the sequence ops check their elements in the compile */
+	{ { "test_sequence_map_add_2_sequences", "x1", "x0", { 1, { 2 } }, { 1, { 3 } }, true,
+	    VNPU_INVALID_ARGUMENT, "Add node: shapes do not broadcast" }, 2 },
+	{ { "test_sequence_map_add_1_sequence_1_tensor", "x1", "x0", { 1, { 1 } },
+	    { 1, { (1ll << 31) + 1 } }, true, VNPU_UNSUPPORTED,
+	    "Add node: dimension 0 of 'x0[0]' is 2147483649: the device's layers take at most 2^31" },
+	  1 },
+	{ { "test_sequence_map_add_1_sequence_1_tensor", "x1", "x0", { 1, { 1 } }, { 2, { 2, 3 } },
+	    true, VNPU_OK, "" }, 2 },
+};
+
+/* Input @name of @m reshaped to @shape, or its @count elements when a sequence. */
+static vnpu_status reshape_input(vnpu_model *m, const char *name, const vnpu_shape *shape,
+				 size_t count)
+{
+	vnpu_shape shapes[4];
+	vnpu_port_kind kind;
+	size_t index;
+
+	if (vnpu_model_input_index(m, name, &index) || vnpu_model_input_kind(m, index, &kind))
+		return VNPU_GENERAL_ERROR;
+	if (kind != VNPU_PORT_SEQUENCE && kind != VNPU_PORT_OPTIONAL_SEQUENCE)
+		return vnpu_model_reshape(m, name, shape);
+	for (size_t i = 0; i < count && i < 4; i++)
+		shapes[i] = *shape;
+	return vnpu_model_reshape_sequence(m, name, count < 4 ? count : 4, shapes);
+}
+
+static int check_regression(vnpu_core *core, const struct regression *r, size_t count)
 {
 	char path[4096];
 	vnpu_compiled_model *cm = NULL;
@@ -594,8 +704,8 @@ static int check_regression(vnpu_core *core, const struct regression *r)
 	snprintf(path, sizeof(path), NODE_DIR "/%s/model.onnx", r->model);
 	CHECK_OK(vnpu_core_read_model(core, path, &m));
 	if (r->first)
-		CHECK_OK(vnpu_model_reshape(m, r->first, &r->first_shape));
-	st = vnpu_model_reshape(m, r->input, &r->shape);
+		CHECK_OK(reshape_input(m, r->first, &r->first_shape, count));
+	st = reshape_input(m, r->input, &r->shape, count);
 	if (r->compile && !st)
 		st = vnpu_core_compile_model(core, m, device, NULL, &cm);
 	if (st != r->want || !strstr(vnpu_last_error(), r->text)) {
@@ -701,7 +811,10 @@ int main(int argc, char **argv)
 		}
 	}
 	for (size_t i = 0; paths && i < sizeof(regressions) / sizeof(regressions[0]); i++)
-		broken += (unsigned long)check_regression(core, &regressions[i]);
+		broken += (unsigned long)check_regression(core, &regressions[i], 0);
+	for (size_t i = 0; paths && i < sizeof(seq_regressions) / sizeof(seq_regressions[0]); i++)
+		broken += (unsigned long)check_regression(core, &seq_regressions[i].r,
+							  seq_regressions[i].count);
 	rng_state = seed * 0x9e3779b97f4a7c15ull + 1;
 	t0 = now_s();
 	for (unsigned long i = 0; i < chains && (!broken || keep_going); i++) {
@@ -719,10 +832,12 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("%lu chains over %zu models (seed %lu) in %.1f s: %lu not read; "
-	       "%lu reshapes taken, %lu refused; %lu compiled, %lu not compiled; "
-	       "%lu ran, %lu too large to run; %lu broke a rule; slowest %.3f s (chain %lu)\n",
+	       "%lu reshapes taken, %lu refused; %lu sequence reshapes taken, %lu refused; "
+	       "%lu compiled, %lu not compiled; %lu ran, %lu too large to run; %lu broke a rule; "
+	       "slowest %.3f s (chain %lu)\n",
 	       c.chains, num, seed, now_s() - t0, c.not_read, c.reshaped, c.refused,
-	       c.compiled, c.not_compiled, c.ran, c.too_large, broken, slowest, slowest_i);
+	       c.seq_reshaped, c.seq_refused, c.compiled, c.not_compiled, c.ran, c.too_large,
+	       broken, slowest, slowest_i);
 	for (size_t i = 0; paths && i < num; i++)
 		free(paths[i]);
 	free(paths);
