@@ -213,6 +213,38 @@ static vnpu_status replace_reads(struct cstate *s, struct uses *u, int32_t from,
 	return st;
 }
 
+/*
+ * A Gather of one constant index whose output is one run of bytes of its
+ * data (every dimension before the axis is 1, a Scan's step of its input):
+ * the run's byte offset in @offset.
+ */
+static bool gather_run(const struct cstate *s, const struct cop *op, uint64_t *offset)
+{
+	const struct vnpu_tinfo *x, *idx;
+	int64_t axis, at, inner = 1;
+
+	if (!op_is(op, "Gather") || op->num_in != 2 || op->in[1] < 0 || !cs_is_const(s, op->in[1]))
+		return false;
+	x = cs_info(s, op->in[0]);
+	idx = cs_info(s, op->in[1]);
+	axis = vnpu_attr_int(op->node, "axis", 0);
+	axis = axis < 0 ? axis + x->rank : axis;
+	if (!vnpu_tinfo_static(x) || vnpu_tinfo_elems(idx) != 1 || axis < 0 || axis >= x->rank)
+		return false;
+	for (int64_t d = 0; d < x->rank; d++) {
+		if (d < axis && x->dims[d] != 1)
+			return false;
+		if (d > axis)
+			inner *= x->dims[d];
+	}
+	at = vnpu_elem_get_i(idx->data, idx->type, 0);
+	at = at < 0 ? at + x->dims[axis] : at;
+	if (at < 0 || at >= x->dims[axis])
+		return false;
+	*offset = (uint64_t)(at * inner) * vnpu_element_type_size(x->type);
+	return true;
+}
+
 /* View-like nodes whose output is not a model output become aliases. */
 static vnpu_status make_views(struct cstate *s, struct uses *u)
 {
@@ -223,10 +255,13 @@ static vnpu_status make_views(struct cstate *s, struct uses *u)
 
 	for (uint32_t i = 0; !st && i < s->num_ops; i++) {
 		struct cop *op = &s->ops[i];
+		uint64_t offset = 0;
 		int32_t src = -1;
 
 		if (op->dead || !op->num_out || op->out[0] < 0)
 			continue;
+		if (gather_run(s, op, &offset))
+			src = op->in[0];
 		if (op->kind == COP_SELECT && cs_is_const(s, op->in[0]))
 			src = *(const uint8_t *)s->vals[op->in[0]].info.data ? op->in[1] : op->in[2];
 		for (size_t k = 0; op->kind == COP_NODE && k < sizeof(views) / sizeof(views[0]); k++)
@@ -242,10 +277,11 @@ static vnpu_status make_views(struct cstate *s, struct uses *u)
 		op->dead = true;
 		/* Same shape (Identity, Dropout, If): readers read the source
 		 * itself, so the passes see through it; otherwise a view. */
-		if (same_shape(&s->vals[src].info, &s->vals[op->out[0]].info)) {
+		if (!offset && same_shape(&s->vals[src].info, &s->vals[op->out[0]].info)) {
 			st = replace_reads(s, u, op->out[0], src);
 		} else {
 			s->vals[op->out[0]].alias = src;
+			s->vals[op->out[0]].alias_offset = offset;
 			u->aliased[src] = true;
 		}
 	}

@@ -524,6 +524,63 @@ static void test_scan_in_place(void)
 	}
 }
 
+/*
+ * A Gather of one constant index whose output is one run of its data
+ * (every dimension before the axis is 1) is a view at the run's offset:
+ * of a value then computed in place in a Concat's output, of an input,
+ * with a negative index in a one-element tensor. Along an axis after a
+ * dimension above 1 it stays a layer.
+ */
+static void test_gather_view(void)
+{
+	struct mb *b = mb_new(13);
+	float *out[8] = { 0 }, x[12];
+	struct vnpu_program *p;
+	vnpu_model *m;
+
+	mb_input(b, "x", F32, 2, (const int64_t[]){ 3, 4 });
+	mb_init_i64(b, "two", 0, NULL, (const int64_t[]){ 2 });
+	mb_init_i64(b, "last", 1, (const int64_t[]){ 1 }, (const int64_t[]){ -1 });
+	mb_init_i64(b, "one", 0, NULL, (const int64_t[]){ 1 });
+	NODE1(b, "Relu", "x", "a");
+	NODE1(b, "Neg", "x", "n");
+	mb_node(b, "Gather", (const char *[]){ "a", "two", NULL }, (const char *[]){ "g0", NULL });
+	mb_node(b, "Concat", (const char *[]){ "a", "n", NULL }, (const char *[]){ "c", NULL });
+	mb_node(b, "Gather", (const char *[]){ "x", "last", NULL }, (const char *[]){ "g1", NULL });
+	mb_attr_int(mb_node(b, "Gather", (const char *[]){ "x", "one", NULL },
+			    (const char *[]){ "g2", NULL }), "axis", 1);
+	NODE1(b, "Neg", "g0", "y0");
+	NODE1(b, "Neg", "g1", "y1");
+	NODE1(b, "Neg", "g2", "y2");
+	mb_output(b, "c");
+	mb_output(b, "y0");
+	mb_output(b, "y1");
+	mb_output(b, "y2");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	p = compile_run(m, NULL, out);
+	if (p) {
+		int bad = 0;
+
+		CHECK_EQ(p->num_layers, 6);	/* Relu, Neg, the Gather along axis 1, 3 Negs */
+		CHECK_EQ(copy_bytes(p), 0);
+		fe_pattern(x, 12, 1);
+		for (int i = 0; i < 12; i++)
+			bad += out[0][i] != (x[i] > 0 ? x[i] : 0) || out[0][12 + i] != -x[i];
+		for (int i = 0; i < 4; i++)
+			bad += out[1][i] != -(x[8 + i] > 0 ? x[8 + i] : 0) || out[2][i] != -x[8 + i];
+		for (int r = 0; r < 3; r++)
+			bad += out[3][r] != -x[r * 4 + 1];
+		CHECK_EQ(bad, 0);
+	}
+	for (int i = 0; i < 8; i++)
+		free(out[i]);
+	vnpu_program_free(p);
+	vnpu_model_free(m);
+}
+
 /* Shape -> Gather -> Concat -> Reshape folds away: only the reshape's copy
  * into the output remains. */
 static void test_constant_folding(void)
@@ -1776,6 +1833,7 @@ int main(int argc, char **argv)
 		{ "fusion_hazards", test_fusion_hazards },
 		{ "concat_in_place", test_concat_in_place },
 		{ "scan_in_place", test_scan_in_place },
+		{ "gather_view", test_gather_view },
 		{ "constant_folding", test_constant_folding },
 		{ "copies", test_copies },
 		{ "lstm", test_lstm },
