@@ -29,9 +29,15 @@
  * such request starts them, the last one freed stops them.
  *
  * The wait executor blocks in the device's wait until the job ends, with
- * no timeout: a wakeup per job, none in between. A cancel reaches the job
- * from the cancelling thread under the request's job lock, which the wait
- * executor takes to free the job.
+ * no timeout: a wakeup per job, none in between. A device that can say
+ * when a job ended (the CPU's notify) spares it that: the device thread
+ * that ran the job does the wait executor's part right away (job_ended()),
+ * callback included when no other callback runs, and the callback's next
+ * submit queues the next job for that same thread: no handoff per
+ * inference. Such a thread hands a request freed by its own callback to
+ * the callback executor, as freeing the last one may unload the device.
+ * A cancel reaches the job from the cancelling thread under the request's
+ * job lock, which the thread finishing the job takes to free it.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -105,6 +111,8 @@ struct executor {
 	/* wait: threads inside submit_and_queue; teardown waits for them */
 	atomic_uint submitters;
 	struct vnpu_request_async *head, *tail;
+	/* callback: requests their callbacks freed on a device thread */
+	struct vnpu_request_async *free_head;
 	bool stopping;
 	bool orphan;				/* stopped from its own thread */
 	uint32_t num_threads;
@@ -125,6 +133,9 @@ static _Thread_local struct executor *current_executor;
 /* Held by the thread that runs callbacks; @cb_running: this thread holds it. */
 static pthread_mutex_t cb_runner = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local bool cb_running;
+/* Device threads inside job_ended() (see pool_unregister()); this thread is one. */
+static atomic_uint device_hooks;
+static _Thread_local bool in_device_hook;
 
 int64_t vnpu_async_now_ns(void)
 {
@@ -134,9 +145,10 @@ int64_t vnpu_async_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* A device thread in job_ended() does the wait executor's part. */
 static const char *thread_role(void)
 {
-	return current_executor ? current_executor->role : "caller";
+	return current_executor ? current_executor->role : in_device_hook ? "wait" : "caller";
 }
 
 /* This thread runs callbacks now (so it is inside one, or between two). */
@@ -217,9 +229,9 @@ static void executor_push(struct executor *ex, struct vnpu_request_async *a)
  */
 static bool executor_has_work_locked(struct executor *ex)
 {
-	while (!ex->head && !ex->stopping)
+	while (!ex->head && !ex->free_head && !ex->stopping)
 		pthread_cond_wait(&ex->cond, &ex->lock);
-	return ex->head != NULL;
+	return ex->head || ex->free_head;
 }
 
 static void *executor_main(void *arg)
@@ -298,6 +310,7 @@ static struct executor *executor_new(const char *role, struct vnpu_core_device *
 }
 
 static void run_host_stages(struct executor *ex, struct vnpu_request_async *a);
+static void job_ended(void *arg);
 static void *wait_main(void *arg);
 static void *callback_main(void *arg);
 
@@ -364,6 +377,10 @@ static void pool_unregister(struct vnpu_request_async *a)
 		waits = ex->next;
 		executor_stop(ex);
 	}
+	/* Likewise a device thread that finished a run (never this one: the
+	 * run whose callback it runs holds a reference). */
+	while (callback && atomic_load(&device_hooks) > (in_device_hook ? 1u : 0u))
+		sched_yield();
 	executor_stop(callback);
 }
 
@@ -399,7 +416,7 @@ static void run_callbacks(struct executor *ex, bool block);
 static void run_complete(struct vnpu_request_async *a, vnpu_status st)
 {
 	struct executor *cb_ex = pool.callback;
-	bool here = on_wait_executor() != NULL, queued = false;
+	bool here = on_wait_executor() || in_device_hook, queued = false;
 
 	vnpu_request_run_end(a->req, st);
 	pthread_mutex_lock(&a->lock);
@@ -465,7 +482,9 @@ static void submit_and_queue(struct vnpu_request_async *a)
 		if (atomic_load(&a->cancel))
 			vnpu_request_cancel_job(a->req);
 		pthread_mutex_unlock(&a->job_lock);
-		executor_push(ex, a);
+		/* Once the device has it, the run may end and @a be freed. */
+		if (!vnpu_request_notify(a->req, job_ended, a))
+			executor_push(ex, a);
 	}
 	pthread_mutex_unlock(&ex->submit_lock);
 	atomic_fetch_sub(&ex->submitters, 1);	/* the last touch of @ex */
@@ -543,6 +562,21 @@ static void finish_job(struct vnpu_request_async *a)
 	pthread_mutex_unlock(&a->job_lock);
 	vnpu_request_stage_done(a->req, VNPU_STAGE_WAIT, a->submit_end_ns, vnpu_async_now_ns());
 	segment_done(a, st);
+}
+
+/*
+ * The device's notice that @arg's job ended, on the device thread that ran
+ * it: finish the segment here. Counted in device_hooks from before the run
+ * can end (the pool lives while it is active) until the callback
+ * executor's queue is no longer touched.
+ */
+static void job_ended(void *arg)
+{
+	atomic_fetch_add(&device_hooks, 1);
+	in_device_hook = true;
+	finish_job(arg);
+	in_device_hook = false;
+	atomic_fetch_sub(&device_hooks, 1);
 }
 
 /*
@@ -660,11 +694,17 @@ static void run_callbacks(struct executor *ex, bool block)
 
 		pthread_mutex_lock(&ex->lock);
 		more = ex->head != NULL;
-		if (more && freed)
+		if (freed && in_device_hook) {
+			/* The callback executor frees it (see job_ended()). */
+			a->next = ex->free_head;
+			ex->free_head = a;
+		}
+		if ((more || in_device_hook) && freed)
 			pthread_cond_signal(&ex->cond);	/* the callback executor's turn */
 		pthread_mutex_unlock(&ex->lock);
 		if (freed) {
-			vnpu_infer_request_free(freed);
+			if (!in_device_hook)
+				vnpu_infer_request_free(freed);
 			return;
 		}
 		if (!more)
@@ -672,16 +712,26 @@ static void run_callbacks(struct executor *ex, bool block)
 	}
 }
 
-/* The callback executor: runs the queue whenever callbacks are queued. */
+/*
+ * The callback executor: runs the queue whenever callbacks are queued, and
+ * frees the requests that callbacks on device threads freed.
+ */
 static void *callback_main(void *arg)
 {
 	struct executor *ex = arg;
+	struct vnpu_request_async *a;
 
 	current_executor = ex;
 	pthread_mutex_lock(&ex->lock);
 	while (executor_has_work_locked(ex)) {
+		a = ex->free_head;
+		if (a)
+			ex->free_head = a->next;
 		pthread_mutex_unlock(&ex->lock);
-		run_callbacks(ex, true);
+		if (a)
+			vnpu_infer_request_free(a->req);
+		else
+			run_callbacks(ex, true);
 		pthread_mutex_lock(&ex->lock);
 	}
 	pthread_mutex_unlock(&ex->lock);

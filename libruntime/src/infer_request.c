@@ -664,6 +664,16 @@ uint64_t vnpu_request_job_ns(const struct vnpu_infer_request *req)
 	return req->job_ns;
 }
 
+bool vnpu_request_notify(struct vnpu_infer_request *req, void (*fn)(void *arg), void *arg)
+{
+	const struct vnpu_plugin_ops *ops;
+
+	if (!req->job)
+		return false;
+	ops = vnpu_segment_device(req->cm, req->segment)->plugin->ops;
+	return ops->notify && ops->notify(req->job, fn, arg);
+}
+
 void vnpu_request_cancel_job(struct vnpu_infer_request *req)
 {
 	if (req->job)

@@ -23,7 +23,7 @@
 
 #include <vnpu/vnpu_common.h>
 
-#define VNPU_PLUGIN_ABI_VERSION 2
+#define VNPU_PLUGIN_ABI_VERSION 3
 #define VNPU_PLUGIN_ENTRY "vnpu_plugin_create"
 
 enum vnpu_log_level {
@@ -164,6 +164,17 @@ struct vnpu_plugin_ops {
 	 * on devices with this op.
 	 */
 	vnpu_status (*get_stats)(struct vnpu_dev *dev, struct vnpu_device_stats *out);
+
+	/*
+	 * Optional (NULL: the device has none; ABI 3). Have @fn(@arg) called
+	 * once when @job ends, on the device thread that ran it, with no lock
+	 * of the device held, so that nobody has to sleep in wait() for it:
+	 * @fn then waits for and frees the job as usual (both return at
+	 * once) and may submit, wait for and free other jobs meanwhile, as
+	 * other device threads keep running jobs. False when the job has
+	 * ended already or the device cannot (the caller waits as usual).
+	 */
+	bool (*notify)(struct vnpu_job *job, void (*fn)(void *arg), void *arg);
 };
 
 typedef vnpu_status (*vnpu_plugin_entry_fn)(const struct vnpu_host *host,

@@ -826,6 +826,42 @@ static int job_beside_long_job(vnpu_core *core, const char *device)
 	return 0;
 }
 
+/* Jobs too long to run at submit (vnpu_exec_stream_is_short()); the tests
+ * fill and check their first FAST_ELEMS floats. */
+#define SIDE_ELEMS 8192
+
+/*
+ * A callback frees its own request, the last reference to its core: on the
+ * CPU that callback runs on the device thread that ran the job, which must
+ * not unload its own device (the callback executor frees the request).
+ */
+static int callback_frees_last_of_core(vnpu_core *shared, const char *device)
+{
+	struct timespec ts = { 0, 1000000 };
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	atomic_int calls = 0;
+	vnpu_core *core;
+	int run, ms;
+
+	(void)shared;
+	for (run = 0; run < 20; run++) {
+		CHECK_OK(vnpu_core_create(&core));
+		/* Not a short job, so it does not run at submit. */
+		CHECK_OK(compile_copy(core, device, SIDE_ELEMS, 2, &cm));
+		CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+		CHECK_OK(vnpu_infer_request_set_callback(req, free_self_cb, &calls));
+		CHECK(!fill_input(req, 1, FAST_ELEMS));
+		CHECK_OK(vnpu_infer_request_start_async(req));
+		vnpu_compiled_model_free(cm);
+		vnpu_core_free(core);
+		for (ms = 0; ms < 10000 && atomic_load(&calls) <= run; ms++)
+			nanosleep(&ts, NULL);
+		CHECK(atomic_load(&calls) == run + 1);
+	}
+	return 0;
+}
+
 #define SIDE_REQUESTS 4
 #define SIDE_RUNS 50
 
@@ -845,7 +881,7 @@ static int side_by_side_outputs(vnpu_core *core, const char *device)
 	vnpu_timeline *tl;
 	uint32_t i, k;
 
-	CHECK_OK(compile_copy(core, device, FAST_ELEMS, 4, &cm));
+	CHECK_OK(compile_copy(core, device, SIDE_ELEMS, 4, &cm));
 	for (i = 0; i < SIDE_REQUESTS; i++) {
 		CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req[i]));
 		s[i].restarts = SIDE_RUNS - 1;
@@ -922,6 +958,7 @@ int main(int argc, char **argv)
 		TEST(hint_requests),
 		TEST(job_beside_long_job),
 		TEST(side_by_side_outputs),
+		TEST(callback_frees_last_of_core),
 	};
 
 	return run_tests(argc, argv, tests, sizeof(tests) / sizeof(tests[0]));

@@ -73,6 +73,8 @@ struct vnpu_job {
 	uint64_t *cmd_ns;
 	uint64_t total_ns;
 	struct vnpu_job *next;		/* queue link, under dev->lock */
+	void (*notify_fn)(void *arg);	/* cpu_notify()'s, under dev->lock */
+	void *notify_arg;
 };
 
 /* The command every tile works on, set by the firmware thread. */
@@ -105,7 +107,7 @@ struct vnpu_dev {
 	pthread_cond_t idle_cond;	/* firmware: tiles left the command */
 	struct vnpu_job *head, *tail;
 	atomic_uint queued;		/* jobs in the queue; tiles poll it */
-	uint32_t running;		/* jobs running, on any thread */
+	uint32_t running;		/* jobs running, or notifying, on any thread */
 	bool started, stopping;
 	uint32_t num_threads;		/* firmware + tiles */
 	pthread_t *threads;
@@ -575,15 +577,29 @@ static struct vnpu_job *take_job_locked(struct vnpu_dev *dev, bool *alone)
 	return job;
 }
 
-/* Run a job taken from the queue, then mark it done. */
+/*
+ * Run a job taken from the queue, mark it done and call its notify
+ * function. The job counts as running until that returns, so that the
+ * other threads take queued jobs meanwhile (the function may wait for
+ * one); it may free the job.
+ */
 static void run_taken_job(struct vnpu_dev *dev, struct vnpu_job *job, bool alone,
 			  struct tile_scratch *s)
 {
+	void (*fn)(void *arg);
+	void *arg;
+
 	run_job(dev, job, alone, s);
 	pthread_mutex_lock(&dev->lock);
 	job->done = true;
-	dev->running--;
+	fn = job->notify_fn;
+	arg = job->notify_arg;
 	pthread_cond_broadcast(&job->done_cond);
+	pthread_mutex_unlock(&dev->lock);
+	if (fn)
+		fn(arg);
+	pthread_mutex_lock(&dev->lock);
+	dev->running--;
 	pthread_mutex_unlock(&dev->lock);
 }
 
@@ -765,6 +781,27 @@ static vnpu_status cpu_wait(struct vnpu_job *job, int64_t deadline_ns,
 	return VNPU_OK;
 }
 
+/*
+ * Only with tiles: a notify function may wait for a queued job, which
+ * another thread of the device must then run.
+ */
+static bool cpu_notify(struct vnpu_job *job, void (*fn)(void *arg), void *arg)
+{
+	struct vnpu_dev *dev = job->exe->dev;
+	bool set = false;
+
+	if (dev->num_threads < 2)
+		return false;
+	pthread_mutex_lock(&dev->lock);
+	if (!job->done && !job->notify_fn) {
+		job->notify_fn = fn;
+		job->notify_arg = arg;
+		set = true;
+	}
+	pthread_mutex_unlock(&dev->lock);
+	return set;
+}
+
 static void cpu_cancel(struct vnpu_job *job)
 {
 	atomic_store(&job->cancel, true);
@@ -830,6 +867,7 @@ static const struct vnpu_plugin_ops cpu_ops = {
 	.wait = cpu_wait,
 	.cancel = cpu_cancel,
 	.job_free = cpu_job_free,
+	.notify = cpu_notify,
 };
 
 /* The CPU's model name from /proc/cpuinfo, or a plain one. */
