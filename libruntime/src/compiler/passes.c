@@ -245,6 +245,47 @@ static bool gather_run(const struct cstate *s, const struct cop *op, uint64_t *o
 	return true;
 }
 
+/*
+ * A Split whose outputs are runs of its input (every dimension before the
+ * axis is 1): each output that is not a model output becomes a view of
+ * its run; the Split copies only the others (a copy onto itself is none,
+ * lower.c), and with none left it is dead.
+ */
+static void split_views(struct cstate *s, struct uses *u, struct cop *op)
+{
+	const struct vnpu_tinfo *x = cs_info(s, op->in[0]);
+	int64_t axis = vnpu_attr_int(op->node, "axis", 0), inner = 1, at = 0;
+	bool all = true;
+
+	axis = axis < 0 ? axis + x->rank : axis;
+	if (x->data || !vnpu_tinfo_static(x) || axis < 0 || axis >= x->rank)
+		return;
+	for (int64_t d = 0; d < x->rank; d++) {
+		if (d < axis && x->dims[d] != 1)
+			return;
+		if (d > axis)
+			inner *= x->dims[d];
+	}
+	for (uint32_t o = 0; o < op->num_out; o++) {
+		const struct vnpu_tinfo *y = op->out[o] >= 0 ? cs_info(s, op->out[o]) : NULL;
+
+		if (!y || !vnpu_tinfo_static(y) || y->rank != x->rank)
+			return;
+	}
+	for (uint32_t o = 0; o < op->num_out; o++) {
+		struct cval *y = &s->vals[op->out[o]];
+
+		if (y->out_index < 0) {
+			y->alias = op->in[0];
+			y->alias_offset = (uint64_t)(at * inner) * vnpu_element_type_size(x->type);
+			u->aliased[op->in[0]] = true;
+		}
+		all = all && y->out_index < 0;
+		at += y->info.dims[axis];
+	}
+	op->dead = all;
+}
+
 /* View-like nodes whose output is not a model output become aliases. */
 static vnpu_status make_views(struct cstate *s, struct uses *u)
 {
@@ -258,6 +299,8 @@ static vnpu_status make_views(struct cstate *s, struct uses *u)
 		uint64_t offset = 0;
 		int32_t src = -1;
 
+		if (op_is(op, "Split") && !op->dead && op->num_in && op->in[0] >= 0)
+			split_views(s, u, op);
 		if (op->dead || !op->num_out || op->out[0] < 0)
 			continue;
 		if (gather_run(s, op, &offset))

@@ -581,6 +581,62 @@ static void test_gather_view(void)
 	vnpu_model_free(m);
 }
 
+/*
+ * A Split's outputs are views of their runs of its input (every dimension
+ * before the axis is 1), except a model output, which it copies; along
+ * an axis after a dimension above 1 it copies them all.
+ */
+static void test_split_views(void)
+{
+	struct mb *b = mb_new(13);
+	float *out[8] = { 0 }, x[12], x2[12];
+	void *in[2] = { x, x2 };
+	struct vnpu_program *p;
+	vnpu_model *m;
+
+	mb_input(b, "x", F32, 3, (const int64_t[]){ 1, 3, 4 });
+	mb_input(b, "x2", F32, 2, (const int64_t[]){ 2, 6 });
+	mb_init_i64(b, "sizes", 1, (const int64_t[]){ 2 }, (const int64_t[]){ 1, 2 });
+	NODE1(b, "Relu", "x", "a");
+	mb_attr_int(mb_node(b, "Split", (const char *[]){ "a", "sizes", NULL },
+			    (const char *[]){ "s0", "s1", NULL }), "axis", 1);
+	mb_attr_int(mb_node(b, "Split", (const char *[]){ "x2", NULL },
+			    (const char *[]){ "t0", "t1", NULL }), "axis", -1);
+	NODE1(b, "Neg", "s1", "y1");
+	NODE1(b, "Neg", "t0", "z0");
+	NODE1(b, "Neg", "t1", "z1");
+	mb_output(b, "s0");
+	mb_output(b, "y1");
+	mb_output(b, "z0");
+	mb_output(b, "z1");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	fe_pattern(x, 12, 1);
+	fe_pattern(x2, 12, 2);
+	p = compile_run_on(m, NULL, in, out);
+	if (p) {
+		int bad = 0;
+
+		/* s0 [1, 1, 4] (copied: an output), y1 [1, 2, 4], z0 and z1 [2, 3] */
+		CHECK_EQ(copy_bytes(p), 16 + 48);
+		for (int i = 0; i < 4; i++)
+			bad += out[0][i] != (x[i] > 0 ? x[i] : 0);
+		for (int i = 0; i < 8; i++)
+			bad += out[1][i] != -(x[4 + i] > 0 ? x[4 + i] : 0);
+		for (int r = 0; r < 2; r++)
+			for (int c = 0; c < 3; c++)
+				bad += out[2][r * 3 + c] != -x2[r * 6 + c] ||
+				       out[3][r * 3 + c] != -x2[r * 6 + 3 + c];
+		CHECK_EQ(bad, 0);
+	}
+	for (int i = 0; i < 8; i++)
+		free(out[i]);
+	vnpu_program_free(p);
+	vnpu_model_free(m);
+}
+
 /* Shape -> Gather -> Concat -> Reshape folds away: only the reshape's copy
  * into the output remains. */
 static void test_constant_folding(void)
@@ -1834,6 +1890,7 @@ int main(int argc, char **argv)
 		{ "concat_in_place", test_concat_in_place },
 		{ "scan_in_place", test_scan_in_place },
 		{ "gather_view", test_gather_view },
+		{ "split_views", test_split_views },
 		{ "constant_folding", test_constant_folding },
 		{ "copies", test_copies },
 		{ "lstm", test_lstm },
