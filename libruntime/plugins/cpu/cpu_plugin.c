@@ -10,14 +10,17 @@
  * and a fallback: it takes any mapped buffer, so HETERO runs its segments
  * on the NPU's own buffers.
  *
- * A job that has company (another job running or queued behind it: the
- * caller keeps several requests in flight, for throughput) runs alone on
- * one thread instead, and an idle tile takes the next such job from the
- * queue, so jobs run side by side like OpenVINO's CPU streams: no thread
- * waits for another at each command, and a small model's commands, too
- * small to split well, keep every thread busy. Jobs then may end out of
- * submission order; each job has its own waiter, and the requests' jobs
- * never share a writable buffer.
+ * When jobs alone can keep every thread busy (as many running and queued
+ * as the device has threads: the callers keep several requests in flight,
+ * for throughput), each job runs alone on one thread instead, and idle
+ * tiles take jobs from the queue, so jobs run side by side like OpenVINO's
+ * CPU streams: no thread waits for another at each command, and a small
+ * model's commands, too small to split well, keep every thread busy. Jobs
+ * then may end out of
+ * submission order, and each job has its own waiter; jobs in flight
+ * together are independent (each request has its own arena and I/O
+ * buffers; a tensor shared by two requests in flight is the application's
+ * race on any device).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -108,6 +111,7 @@ struct vnpu_dev {
 	struct vnpu_job *head, *tail;
 	atomic_uint queued;		/* jobs in the queue; tiles poll it */
 	uint32_t running;		/* jobs running, or notifying, on any thread */
+	bool fw_busy;			/* the firmware thread has a job */
 	bool started, stopping;
 	uint32_t num_threads;		/* firmware + tiles */
 	pthread_t *threads;
@@ -376,14 +380,21 @@ static void run_parts(struct vnpu_dev *dev, struct tile_scratch *s)
 	}
 }
 
+/* Jobs running and queued can keep every thread busy: each runs alone. */
+static bool jobs_fill_device_locked(const struct vnpu_dev *dev)
+{
+	return dev->running + atomic_load(&dev->queued) >= dev->num_threads;
+}
+
 /*
- * A queued job a tile may take: one with company, which runs alone (see
- * take_job_locked()). A job alone on an idle device is the firmware's, to
- * split over every tile.
+ * A queued job a tile may take, to run alone (see take_job_locked()): when
+ * the jobs fill the device, or the firmware thread is busy (with a job, or
+ * in the notify function of one, which may wait for this job). Else the
+ * firmware thread takes it, to split over every tile.
  */
 static bool job_for_tile_locked(const struct vnpu_dev *dev)
 {
-	return dev->head && (dev->running || dev->head->next);
+	return dev->head && (jobs_fill_device_locked(dev) || dev->fw_busy);
 }
 
 static struct vnpu_job *take_job_locked(struct vnpu_dev *dev, bool *alone);
@@ -559,20 +570,20 @@ static void run_job(struct vnpu_dev *dev, struct vnpu_job *job, bool alone,
 
 /*
  * Take the queue's first job (there is one) to run on this thread. It runs
- * alone when it has company: a job running, or one queued behind it. Only
- * a job alone on the device is split over the tiles, so one job at a time
- * uses dev->work.
+ * alone when the jobs fill the device, else split over the tiles: one
+ * such job at a time, as jobs run beside it only once they fill the
+ * device (so one job at a time uses dev->work).
  */
 static struct vnpu_job *take_job_locked(struct vnpu_dev *dev, bool *alone)
 {
 	struct vnpu_job *job = dev->head;
 
+	*alone = jobs_fill_device_locked(dev) || dev->running;
 	dev->head = job->next;
 	if (!dev->head)
 		dev->tail = NULL;
 	job->next = NULL;
 	atomic_fetch_sub(&dev->queued, 1);
-	*alone = dev->running || dev->head;
 	dev->running++;
 	return job;
 }
@@ -617,9 +628,13 @@ static void *firmware_main(void *arg)
 		if (!dev->head)
 			break;
 		job = take_job_locked(dev, &alone);
+		dev->fw_busy = true;
+		if (dev->head)	/* the tiles' now */
+			pthread_cond_signal(&dev->work_cond);
 		pthread_mutex_unlock(&dev->lock);
 		run_taken_job(dev, job, alone, &s);
 		pthread_mutex_lock(&dev->lock);
+		dev->fw_busy = false;
 	}
 	pthread_mutex_unlock(&dev->lock);
 	vnpu_eng_host_free(s.mem, s.size);
