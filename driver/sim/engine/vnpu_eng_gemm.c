@@ -49,6 +49,16 @@ static void copy_f32(float *dst, const float *src, __u64 n)
 		dst[i] = src[i];
 }
 
+static void zero_f32(float *dst, __u64 n)
+{
+	__u64 i = 0;
+
+	for (; i + 8 <= n; i += 8)
+		vstore(dst + i, (v8sf){});
+	for (; i < n; i++)
+		dst[i] = 0;
+}
+
 /* @n elements of @dt at @src, @st apart, as f32 at @dst. */
 static void load_f32(float *dst, const void *src, __s64 st, __u64 n, __u32 dt)
 {
@@ -1317,6 +1327,72 @@ static void conv_window(const struct conv_job *cj, __u64 q0, __u64 q1,
 			off[c * k + i] = off[i] + (__s32)(c * cs);
 }
 
+/**
+ * struct conv_slide - a stride-1 window kept across a part's units
+ * @wb: first padded row in the planes: row r of a channel at (r - @wb) * Wq
+ *	in its plane of @cap rows
+ * @wf: rows [@wb, @wf) are in the planes
+ * @cap: rows of a plane
+ * @valid: 0 until the first unit of a group (and image) sets the planes up
+ */
+struct conv_slide {
+	__u64 wb, wf, cap;
+	int valid;
+};
+
+/*
+ * The window of padded columns [@q0, @q1) for stride 1 over dense f32
+ * rows, kept from the part's previous unit in @sl: only the rows past
+ * @sl->wf come from the input. When the unit's rows would pass the planes'
+ * end, the rows it shares with the window move to their start first. The
+ * offsets do not depend on the unit: they are set with the planes, and
+ * the tiles read B at @win - @sl->wb * Wq.
+ */
+static void conv_window_slide(const struct conv_job *cj, __u64 q0, __u64 q1,
+			      __u64 cols, float *win, __s32 *off,
+			      struct conv_slide *sl)
+{
+	const struct eng_conv_shape *s = &cj->s;
+	const struct vnpu_layer_conv *at = cj->at;
+	__u64 wq = eng_conv_wq(s, at), cs = sl->cap * wq;
+	__u64 r0 = q0 / wq, r1 = (q1 - 1) / wq + 1 + (s->kh - 1) * at->dilation[0];
+	__u64 c, i, k, r, from;
+
+	if (!sl->valid || r0 < sl->wb || r0 > sl->wf) {
+		sl->valid = 1;
+		sl->wb = r0;
+		sl->wf = r0;
+		/*
+		 * Zeros, so that a row past the window reads as the padding
+		 * the last outputs' right-most taps reach (see conv_window()).
+		 */
+		zero_f32(win, s->cg * cs + eng_conv_slack(s, at, cols));
+		k = 0;
+		for (r = 0; r < s->kh; r++)
+			for (i = 0; i < s->kw; i++)
+				off[k++] = (__s32)(r * at->dilation[0] * wq +
+						   i * at->dilation[1]);
+		for (c = 1; c < s->cg; c++)
+			for (i = 0; i < k; i++)
+				off[c * k + i] = off[i] + (__s32)(c * cs);
+	} else if (r1 > sl->wb + sl->cap) {
+		/* Forward copies: each chunk is read before it is overwritten. */
+		for (c = 0; c < s->cg; c++)
+			copy_f32(win + c * cs, win + c * cs + (r0 - sl->wb) * wq,
+				 (sl->wf - r0) * wq);
+		sl->wb = r0;
+	}
+	from = sl->wf;
+	if (r1 <= from)
+		return;
+	for (c = 0; c < s->cg; c++) {
+		conv_window_prefetch(cj, c + 2, from, r1 - from);
+		conv_window_rows_f32(cj, c, from, r1 - from,
+				     win + c * cs + (from - sl->wb) * wq);
+	}
+	sl->wf = r1;
+}
+
 static void conv_epi(const struct eng_layer *l, __u64 img, __u64 g,
 		     struct gemm_epi *e, struct gemm_out *o)
 {
@@ -1461,6 +1537,8 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	struct gemm_bufs bufs;
 	__u64 u, qn, nb, q0, q1, m0, kt, wq, mbu;
 	struct eng_unit unit;
+	struct conv_slide sl = {};
+	int slide;
 
 	eng_conv_shape(l, &cj.s);
 	wq = eng_conv_wq(&cj.s, at);
@@ -1470,6 +1548,9 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	kt = cj.s.cg * cj.s.kh * cj.s.kw;
 	gemm_scratch(ctx, !(at->flags & VNPU_LAYER_F_PACKED), &unit, &bufs);
 	mbu = eng_div_up(cj.s.mg, unit.rows);
+	sl.cap = eng_conv_win_cap(&cj.s, at, unit.cols);
+	slide = at->stride[0] == 1 && at->stride[1] == 1 &&
+		l->t[0].dtype == VNPU_DTYPE_F32;
 	for (u = ub; u < ue; u++) {
 		__u64 qi = u % nb, mi = (u / nb) % mbu;
 		__u64 g = (u / (nb * mbu)) % cj.s.group;
@@ -1490,6 +1571,19 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 			b.win = cj.x;
 			b.off = off;
 			o.wp = 0;
+			sl.valid = 0;
+		} else if (windowed && slide && cj.xs[2] == 1) {
+			__s32 *off = (__s32 *)bufs.b;
+			float *win = eng_align(off + kt);
+
+			/* A new group or image starts the window again. */
+			if (qi == 0)
+				sl.valid = 0;
+			conv_window_slide(&cj, q0, q1, unit.cols, win, off, &sl);
+			b.win = win - sl.wb * wq;
+			b.off = off;
+			o.wp = wq == cj.s.ow ? 0 : wq;
+			o.ow = cj.s.ow;
 		} else if (windowed) {
 			__s32 *off = (__s32 *)bufs.b;
 			float *win = eng_align(off + kt);

@@ -421,6 +421,29 @@ static inline __u64 eng_conv_win_rows(__u64 cols, __u64 wq, __u64 kh,
 	return (cols - 1) / (wq ? wq : 1) + 2 + (kh - 1) * dil / stride;
 }
 
+/* Floats of a convolution's input window: 1 GiB of scratch per tile. */
+#define ENG_MAX_WINDOW	(1ull << 28)
+
+/*
+ * Rows of each channel's plane in the window scratch for units of @cols
+ * padded columns: a stride-1 window slides over a part's units, and has
+ * room for twice a unit's rows when that stays within ENG_MAX_WINDOW (the
+ * validator checks one unit's rows).
+ */
+static inline __u64 eng_conv_win_cap(const struct eng_conv_shape *s,
+				     const struct vnpu_layer_conv *a,
+				     __u64 cols)
+{
+	__u64 wq = eng_conv_wq(s, a);
+	__u64 rows = eng_conv_win_rows(cols, wq, s->kh, a->dilation[0],
+				       a->stride[0]);
+
+	if (a->stride[0] != 1 || a->stride[1] != 1 ||
+	    s->cg * 2 * rows * (wq + ENG_NC) >= ENG_MAX_WINDOW)
+		return rows;
+	return 2 * rows;
+}
+
 /*
  * A CONV unit: as many output channels of a group as the budget allows for
  * ENG_NC columns, at most one block (shallow layers still split into
@@ -462,8 +485,7 @@ static inline __u64 eng_conv_bbuf(const struct eng_conv_shape *s,
 
 	if (!eng_conv_windowed(a))
 		return ENG_KC * cols;
-	rows = eng_conv_win_rows(cols, wq, s->kh, a->dilation[0],
-				 a->stride[0]);
+	rows = eng_conv_win_cap(s, a, cols);
 	return s->cg * s->kh * s->kw + ENG_ALIGN / 4 +
 	       s->cg * a->stride[0] * a->stride[1] * rows * wq +
 	       eng_conv_slack(s, a, cols);

@@ -23,8 +23,6 @@
 #define ENG_MAX_WINDOW_ELEMS	(1ull << 24)
 /* The elements one output of a row-wise op (reduce, softmax...) reads. */
 #define ENG_MAX_ROW	(1ull << 28)
-/* Floats of a convolution's input window: 1 GiB of scratch per tile. */
-#define ENG_MAX_WINDOW	(1ull << 28)
 
 __u32 vnpu_eng_dtype_size(__u32 dtype)
 {

@@ -118,9 +118,12 @@ int et_run(__u32 op, const struct vnpu_tensor *t, void *const *data, __u32 n,
 	ctx.scratch_size = scratch;
 	if (scratch && !ctx.scratch)
 		return -12;
-	/* Scratch starts dirty: a kernel must not rely on zeroes. */
+	/*
+	 * Scratch starts dirty, with floats of 3.4e38 that show in any sum
+	 * they reach: a kernel must not rely on zeroes.
+	 */
 	if (scratch)
-		memset(ctx.scratch, 0xa5, scratch);
+		memset(ctx.scratch, 0x7f, scratch);
 	for (p = parts; p-- > 0;) {
 		rc = vnpu_eng_layer_run(op, t, data, n, attrs, p, parts, &ctx);
 		if (rc)

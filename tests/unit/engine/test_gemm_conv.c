@@ -382,6 +382,17 @@ static void test_conv(void)
 		{ 0, 1, 3, 8, 45, 12, 1, 3, 3, 1, 1, 1, 1, 0, 2, 1, 0, 0, 0 },
 		{ 0, 1, 3, 10, 36, 6, 1, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 0, 0 },
 		{ 0, 1, 12, 5, 70, 16, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0 },
+		/*
+		 * Stride 1 over images of many units: the window slides over
+		 * a part's units, moving its rows back to the planes' start
+		 * when full; the right pad wider than the left one reads the
+		 * row past the window; groups and images start it again.
+		 */
+		{ 0, 1, 5, 40, 40, 7, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 2, 0, 0 },
+		{ 0, 1, 3, 5, 40, 4, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 2, 0, 0 },
+		{ 0, 2, 4, 30, 33, 6, 2, 3, 3, 1, 1, 2, 2, 2, 2, 2, 3, 0, 0 },
+		{ 0, 1, 3, 64, 20, 4, 1, 5, 3, 1, 1, 1, 1, 0, 1, 4, 1, 0, 0 },
+		{ 1, 1, 3, 1, 2000, 5, 1, 1, 5, 1, 1, 1, 1, 0, 2, 0, 2, 0, 0 },
 	};
 	static const __u32 flag_sets[] = { 0, B, B | R, B | R | P, P };
 	size_t i, f;
