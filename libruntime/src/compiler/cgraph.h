@@ -25,7 +25,8 @@ struct cval {
 	struct vnpu_tinfo info;		/* static shape; data for constants */
 	int32_t alias;			/* the value whose storage this one views, or -1 */
 	uint64_t alias_offset;		/* bytes into that storage where this one starts
-					 * (a Concat's input computed in place) */
+					 * (a Concat's input computed in place, a run
+					 * a Gather, Slice or Split picks) */
 	enum cval_storage storage;
 	uint32_t slot;
 	uint64_t offset;		/* bytes into the slot */

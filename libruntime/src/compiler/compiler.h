@@ -6,8 +6,8 @@
  * again with constant folding of everything computable from constants;
  * If nodes with a data-dependent condition become both branches and a
  * select; identity/dropout/reshape-like nodes become views of their input,
- * a Gather of one constant index or a Split output that is one run of
- * bytes of the input a view of it;
+ * a Gather of one constant index, a Slice of steps 1 or a Split output
+ * that is one run of bytes of the input a view of it;
  * BatchNorm folds into the Conv/Gemm before it; a constant bias, a residual
  * Add and an activation fuse into Conv/Gemm; a Concat's inputs are computed
  * in place in its output where it holds each in one run of bytes (a

@@ -87,5 +87,8 @@ extern const size_t cl_data_num_maps;
  * constant; @present says whether either is there. */
 int32_t cl_const_ints(const struct cstate *s, const struct cop *op, const char *attr,
 		      uint32_t idx, int64_t *vals, int32_t max, bool *present);
+/* Slice's first index along an axis of @len elements for @start (ONNX's
+ * clamping; negative counts from the end) and a @step that is not 0. */
+int64_t cl_slice_start(int64_t start, int64_t len, int64_t step);
 
 #endif /* VNPU_SRC_COMPILER_LOWER_H */

@@ -65,6 +65,15 @@ vnpu_status cl_gather_steps(struct cstate *s, int32_t x, int64_t axis, int64_t s
 	return cl_gather_at(s, x, axis, idx, len, out);
 }
 
+int64_t cl_slice_start(int64_t start, int64_t len, int64_t step)
+{
+	int64_t st = start < 0 ? start + len : start;
+
+	if (step > 0)
+		return st < 0 ? 0 : st > len ? len : st;
+	return st < 0 ? 0 : st > len - 1 ? len - 1 : st;
+}
+
 static vnpu_status lower_slice(struct cstate *s, struct cop *op)
 {
 	const struct vnpu_tinfo xinfo = *INFO(s, IN(op, 0)), *xi = &xinfo;
@@ -87,11 +96,7 @@ static vnpu_status lower_slice(struct cstate *s, struct cop *op)
 
 		a = a < 0 ? a + xi->rank : a;
 		len = xi->dims[a];
-		st = starts[i] < 0 ? starts[i] + len : starts[i];
-		if (step > 0)
-			st = st < 0 ? 0 : st > len ? len : st;
-		else
-			st = st < 0 ? 0 : st > len - 1 ? len - 1 : st;
+		st = cl_slice_start(starts[i], len, step);
 		if (step < 0 && dst.dims[a]) {
 			vnpu_status rc = cl_gather_steps(s, cur, a, st, step, dst.dims[a], &cur);
 

@@ -13,6 +13,7 @@
 
 #include "cgraph.h"
 #include "error.h"
+#include "lower.h"
 
 static bool op_is(const struct cop *op, const char *name)
 {
@@ -246,6 +247,52 @@ static bool gather_run(const struct cstate *s, const struct cop *op, uint64_t *o
 }
 
 /*
+ * A Slice of constant starts, ends, axes and steps 1 whose output is one
+ * run of bytes of its data (the dimensions before the first it keeps
+ * more than one index of are 1 in the output, those after are whole):
+ * the run's byte offset in @offset.
+ */
+static bool slice_run(const struct cstate *s, const struct cop *op, uint64_t *offset)
+{
+	int64_t starts[VNPU_MAX_RANK], ends[VNPU_MAX_RANK], axes[VNPU_MAX_RANK];
+	int64_t steps[VNPU_MAX_RANK], first[VNPU_MAX_RANK] = { 0 }, at = 0, stride = 1;
+	const struct vnpu_tinfo *x, *y;
+	bool p1, p2, p3, p4, inside = false;
+	int32_t n;
+
+	if (!op_is(op, "Slice") || op->num_in < 1 || op->in[0] < 0 || op->out[0] < 0)
+		return false;
+	x = cs_info(s, op->in[0]);
+	y = cs_info(s, op->out[0]);
+	if (!vnpu_tinfo_static(x) || !vnpu_tinfo_static(y) || x->rank != y->rank ||
+	    x->rank > VNPU_MAX_RANK)
+		return false;
+	n = cl_const_ints(s, op, "starts", 1, starts, VNPU_MAX_RANK, &p1);
+	if (n < 0 || cl_const_ints(s, op, "ends", 2, ends, VNPU_MAX_RANK, &p2) < 0 ||
+	    cl_const_ints(s, op, "axes", 3, axes, VNPU_MAX_RANK, &p3) < 0 ||
+	    cl_const_ints(s, op, "steps", 4, steps, VNPU_MAX_RANK, &p4) < 0)
+		return false;
+	for (int32_t i = 0; i < n; i++) {
+		int64_t a = p3 ? axes[i] : i;
+
+		a = a < 0 ? a + x->rank : a;
+		if (a < 0 || a >= x->rank || (p4 && steps[i] != 1))
+			return false;
+		first[a] = y->dims[a] ? cl_slice_start(starts[i], x->dims[a], 1) : 0;
+	}
+	/* From the last dimension: whole ones, then one partial, then ones of 1. */
+	for (int32_t d = x->rank - 1; d >= 0; d--) {
+		if (inside && y->dims[d] != 1)
+			return false;
+		inside = inside || y->dims[d] != x->dims[d];
+		at += first[d] * stride;
+		stride *= x->dims[d];
+	}
+	*offset = (uint64_t)at * vnpu_element_type_size(x->type);
+	return true;
+}
+
+/*
  * A Split whose outputs are runs of its input (every dimension before the
  * axis is 1): each output that is not a model output becomes a view of
  * its run; the Split copies only the others (a copy onto itself is none,
@@ -303,7 +350,7 @@ static vnpu_status make_views(struct cstate *s, struct uses *u)
 			split_views(s, u, op);
 		if (op->dead || !op->num_out || op->out[0] < 0)
 			continue;
-		if (gather_run(s, op, &offset))
+		if (gather_run(s, op, &offset) || slice_run(s, op, &offset))
 			src = op->in[0];
 		if (op->kind == COP_SELECT && cs_is_const(s, op->in[0]))
 			src = *(const uint8_t *)s->vals[op->in[0]].info.data ? op->in[1] : op->in[2];

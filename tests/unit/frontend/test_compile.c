@@ -637,6 +637,84 @@ static void test_split_views(void)
 	vnpu_model_free(m);
 }
 
+/* Slice(@x, @starts, @ends, @axes[, @steps]) -> @y, constants of @n. */
+static void slice_node(struct mb *b, const char *x, int n, const int64_t *starts,
+		       const int64_t *ends, const int64_t *axes, const int64_t *steps,
+		       const char *y)
+{
+	char names[4][16];
+	const char *in[6] = { x, names[0], names[1], names[2], steps ? names[3] : NULL, NULL };
+	const int64_t *vals[4] = { starts, ends, axes, steps };
+
+	for (int k = 0; k < 4; k++) {
+		snprintf(names[k], sizeof(names[k]), "%s_%d", y, k);
+		if (vals[k])
+			mb_init_i64(b, names[k], 1, (const int64_t[]){ n }, vals[k]);
+	}
+	mb_node(b, "Slice", in, (const char *[]){ y, NULL });
+}
+
+/*
+ * A Slice of steps 1 whose output is one run of its data is a view at the
+ * run's offset (rows of a computed value, part of one row of an input);
+ * a Slice with a step of 2, or across a dimension above 1 before the one
+ * it cuts, still copies.
+ */
+static void test_slice_view(void)
+{
+	struct mb *b = mb_new(13);
+	float *out[8] = { 0 }, x[12], x2[12];
+	void *in[2] = { x, x2 };
+	struct vnpu_program *p;
+	vnpu_model *m;
+
+	mb_input(b, "x", F32, 3, (const int64_t[]){ 1, 3, 4 });
+	mb_input(b, "x2", F32, 2, (const int64_t[]){ 2, 6 });
+	NODE1(b, "Relu", "x", "a");
+	slice_node(b, "a", 1, (const int64_t[]){ 1 }, (const int64_t[]){ 3 },
+		   (const int64_t[]){ 1 }, NULL, "s1");
+	slice_node(b, "x", 2, (const int64_t[]){ -2, 1 }, (const int64_t[]){ -1, 3 },
+		   (const int64_t[]){ 1, 2 }, NULL, "s2");
+	slice_node(b, "x2", 1, (const int64_t[]){ 1 }, (const int64_t[]){ 3 },
+		   (const int64_t[]){ -1 }, NULL, "s3");
+	slice_node(b, "x", 1, (const int64_t[]){ 0 }, (const int64_t[]){ 4 },
+		   (const int64_t[]){ 2 }, (const int64_t[]){ 2 }, "s4");
+	for (int k = 1; k <= 4; k++) {
+		char sk[4], yk[4];
+
+		snprintf(sk, sizeof(sk), "s%d", k);
+		snprintf(yk, sizeof(yk), "y%d", k);
+		NODE1(b, "Neg", sk, yk);
+		mb_output(b, yk);
+	}
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	fe_pattern(x, 12, 1);
+	fe_pattern(x2, 12, 2);
+	p = compile_run_on(m, NULL, in, out);
+	if (p) {
+		int bad = 0;
+
+		CHECK_EQ(copy_bytes(p), 16 + 24);	/* s3 [2, 2], s4 [1, 3, 2] */
+		for (int i = 0; i < 8; i++)
+			bad += out[0][i] != -(x[4 + i] > 0 ? x[4 + i] : 0);
+		for (int i = 0; i < 2; i++)
+			bad += out[1][i] != -x[4 + 1 + i];
+		for (int r = 0; r < 2; r++)
+			for (int c = 0; c < 2; c++)
+				bad += out[2][r * 2 + c] != -x2[r * 6 + 1 + c];
+		for (int i = 0; i < 6; i++)
+			bad += out[3][i] != -x[i * 2];
+		CHECK_EQ(bad, 0);
+	}
+	for (int i = 0; i < 8; i++)
+		free(out[i]);
+	vnpu_program_free(p);
+	vnpu_model_free(m);
+}
+
 /* Shape -> Gather -> Concat -> Reshape folds away: only the reshape's copy
  * into the output remains. */
 static void test_constant_folding(void)
@@ -1891,6 +1969,7 @@ int main(int argc, char **argv)
 		{ "scan_in_place", test_scan_in_place },
 		{ "gather_view", test_gather_view },
 		{ "split_views", test_split_views },
+		{ "slice_view", test_slice_view },
 		{ "constant_folding", test_constant_folding },
 		{ "copies", test_copies },
 		{ "lstm", test_lstm },
