@@ -910,6 +910,8 @@ static vnpu_status infer_split(struct ictx *c)
 				set_out(c->out[i], x->type, -1, NULL);
 		return VNPU_OK;
 	}
+	if (!x->rank)
+		return FAIL(c, "a scalar has no axis to split");
 	st = inf_check_axis(c, vnpu_attr_int(c->n, "axis", 0), x->rank, &axis);
 	if (st)
 		return st;
