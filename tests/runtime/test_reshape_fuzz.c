@@ -7,7 +7,10 @@
  * declared shape changed a little), compiles what the nodes took and runs
  * what compiled (inputs zero). A sequence input gets a random length and
  * element shapes with vnpu_model_reshape_sequence() instead, three times in
- * four (the fourth, vnpu_model_reshape(), must refuse it). It fails on
+ * four (the fourth, vnpu_model_reshape(), must refuse it); one time in
+ * eight a tensor input is frozen to zeros with vnpu_model_freeze_input()
+ * instead (its shape with the dynamic dimensions set, or changed as a
+ * reshape's is), refused as documented or taken. It fails on
  *
  *   - a failed call without a message, or with a message of several lines;
  *   - a refused reshape (or sequence reshape) that changed the model
@@ -71,6 +74,7 @@ static size_t rnd_below(size_t n)
 
 struct counts {
 	unsigned long chains, not_read, reshaped, refused, seq_reshaped, seq_refused;
+	unsigned long frozen, freeze_refused;
 	unsigned long compiled, not_compiled, ran, too_large;
 };
 
@@ -317,6 +321,59 @@ static int reshape_sequence_once(vnpu_model *m, struct snapshot *now, struct pla
 	return check_unchanged(m, now, at);
 }
 
+/* Frozen data larger than this is not made: the freeze is given none. */
+#define MAX_FREEZE_BYTES (64u << 20)
+
+/*
+ * Input @i of @m, a tensor, frozen to zeros of a random static shape
+ * (@at->shape). As reshape_once(); a taken freeze must remove the input.
+ */
+static int freeze_once(vnpu_model *m, struct snapshot *now, struct place *at, size_t i,
+		       struct counts *c)
+{
+	vnpu_element_type type = now->ports[i].type;
+	double bytes = (double)vnpu_element_type_size(type);
+	size_t index, size = 0;
+	void *data = NULL;
+	vnpu_status st;
+	bool bad;
+
+	at->shape = now->ports[i].shape;
+	random_shape(&at->shape, now->ports[i].st == VNPU_OK);
+	if (rnd_below(2))	/* mostly a static shape */
+		for (uint32_t d = 0; d < at->shape.rank && d < VNPU_MAX_RANK; d++)
+			if (at->shape.dims[d] == VNPU_DIM_DYNAMIC)
+				at->shape.dims[d] = small_dim();
+	bad = bad_element(&at->shape);
+	for (uint32_t d = 0; !bad && d < at->shape.rank; d++)
+		bytes *= (double)at->shape.dims[d];
+	if (!bad && bytes <= MAX_FREEZE_BYTES) {
+		size = (size_t)bytes;
+		data = calloc(1, size ? size : 1);
+		if (!data)
+			return check_message("out of memory", at, VNPU_OUT_OF_MEMORY);
+	}
+	st = vnpu_model_freeze_input(m, at->input, type, &at->shape, data, size);
+	free(data);
+	if (st == VNPU_OK) {
+		c->frozen++;
+		if (verbose)
+			print_place("frozen", at, "taken");
+		if (bad || !vnpu_model_input_index(m, at->input, &index)) {
+			print_place("freeze taken but wrong", at, bad ? "a shape the API refuses" :
+				    "the input is still one");
+			return -1;
+		}
+		free(now->ports);
+		now->ports = NULL;
+		return take_snapshot(m, now) ? check_message("snapshot", at, VNPU_GENERAL_ERROR) : 1;
+	}
+	c->freeze_refused++;
+	if (check_message("freeze", at, st) || check_refusal(st, bad, at))
+		return -1;
+	return check_unchanged(m, now, at);
+}
+
 /*
  * One reshape of a random input of @m. 1 when the model took it, 0 when
  * it refused it as documented, -1 on a broken rule (said on stderr).
@@ -335,6 +392,8 @@ static int reshape_once(vnpu_model *m, struct snapshot *now, struct place *at,
 	sequence = kind == VNPU_PORT_SEQUENCE || kind == VNPU_PORT_OPTIONAL_SEQUENCE;
 	if (sequence && rnd_below(4))
 		return reshape_sequence_once(m, now, at, c);
+	if (!sequence && !rnd_below(8))
+		return freeze_once(m, now, at, i, c);
 	at->shape = now->ports[i].shape;
 	random_shape(&at->shape, now->ports[i].st == VNPU_OK);
 	st = vnpu_model_reshape(m, at->input, &at->shape);
@@ -649,6 +708,10 @@ static const struct regression regressions[] = {
 	 * device refused, then refused as UNSUPPORTED; nothing to run now */
 	{ "test_gru_defaults", NULL, "X", {}, { 3, { 1, 0, 2 } }, true, VNPU_OK, "" },
 	{ "test_lstm_batchwise", NULL, "X", {}, { 3, { 0, 7, 2 } }, true, VNPU_OK, "" },
+	/* a scalar split along axis 0: frozen, its data was folded from a
+	 * stale dimension and a stride never set (a crash) */
+	{ "test_split_equal_parts_default_axis", NULL, "input", {}, { 0 }, false,
+	  VNPU_INVALID_ARGUMENT, "Split node: a scalar has no axis to split" },
 };
 
 /* The same for sequence inputs, given @count elements of the shape each. */
@@ -833,11 +896,11 @@ int main(int argc, char **argv)
 	}
 	printf("%lu chains over %zu models (seed %lu) in %.1f s: %lu not read; "
 	       "%lu reshapes taken, %lu refused; %lu sequence reshapes taken, %lu refused; "
-	       "%lu compiled, %lu not compiled; %lu ran, %lu too large to run; %lu broke a rule; "
-	       "slowest %.3f s (chain %lu)\n",
+	       "%lu freezes taken, %lu refused; %lu compiled, %lu not compiled; %lu ran, "
+	       "%lu too large to run; %lu broke a rule; slowest %.3f s (chain %lu)\n",
 	       c.chains, num, seed, now_s() - t0, c.not_read, c.reshaped, c.refused,
-	       c.seq_reshaped, c.seq_refused, c.compiled, c.not_compiled, c.ran, c.too_large,
-	       broken, slowest, slowest_i);
+	       c.seq_reshaped, c.seq_refused, c.frozen, c.freeze_refused, c.compiled,
+	       c.not_compiled, c.ran, c.too_large, broken, slowest, slowest_i);
 	for (size_t i = 0; paths && i < num; i++)
 		free(paths[i]);
 	free(paths);
