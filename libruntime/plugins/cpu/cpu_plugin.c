@@ -3,21 +3,20 @@
  * The CPU device: runs command streams on host threads with the very code
  * the simulated NPU runs (driver/sim/vnpu_exec.c and the device engine).
  *
- * One "firmware" thread takes jobs in submission order and runs their
- * commands one after another; each command is split into parts
- * (vnpu_exec_parts) that the firmware thread and the tile threads take
- * from a shared counter, like the NPU's tiles. The device is a reference
- * and a fallback: it takes any mapped buffer, so HETERO runs its segments
- * on the NPU's own buffers.
+ * One thread per CPU, the tiles. A tile takes the next job from the queue
+ * (in submission order) and runs its commands one after another; each
+ * command is split into parts (vnpu_exec_parts) that the tiles take from a
+ * shared counter, like the NPU's firmware and tiles. The device is a
+ * reference and a fallback: it takes any mapped buffer, so HETERO runs its
+ * segments on the NPU's own buffers.
  *
- * When jobs alone can keep every thread busy (as many running and queued
- * as the device has threads: the callers keep several requests in flight,
- * for throughput), each job runs alone on one thread instead, and idle
- * tiles take jobs from the queue, so jobs run side by side like OpenVINO's
- * CPU streams: no thread waits for another at each command, and a small
- * model's commands, too small to split well, keep every thread busy. Jobs
- * then may end out of
- * submission order, and each job has its own waiter; jobs in flight
+ * When jobs alone can keep every tile busy (as many running and queued as
+ * the device has tiles: the callers keep several requests in flight, for
+ * throughput), or another job runs already, a job runs alone on the tile
+ * that took it instead, so jobs run side by side like OpenVINO's CPU
+ * streams: no tile waits for another at each command, and a small model's
+ * commands, too small to split well, keep every tile busy. Jobs then may
+ * end out of submission order, and each job has its own waiter; jobs in flight
  * together are independent (each request has its own arena and I/O
  * buffers; a tensor shared by two requests in flight is the application's
  * race on any device).
@@ -38,8 +37,8 @@
 /* Cost of one part when splitting a command: keeps tiles evenly busy. */
 #define CPU_CHUNK_COST (1u << 18)
 /*
- * How long a tile polls for the job's next command, and the firmware
- * thread for the tiles' last parts, before it sleeps: a job's commands
+ * How long a tile polls for the job's next command, and the tile running
+ * a job for the other tiles' last parts, before it sleeps: a job's commands
  * follow each other within microseconds, and waking a sleeping thread
  * costs tens of microseconds where idle CPUs sleep deeply (a VM's vCPU
  * halts). Bounded, as a poll costs its time on a machine with more
@@ -80,7 +79,7 @@ struct vnpu_job {
 	void *notify_arg;
 };
 
-/* The command every tile works on, set by the firmware thread. */
+/* The command every tile works on, set by the tile running a split job. */
 struct cpu_work {
 	const struct vnpu_cmd_header *cmd;
 	void *const *slot_base;
@@ -96,6 +95,15 @@ struct tile_scratch {
 	uint64_t size;
 };
 
+/* One tile: a device thread. */
+struct tile {
+	struct vnpu_dev *dev;
+	pthread_t thread;
+	pthread_cond_t wake;		/* a job queued, a command, or stopping */
+	bool sleeping;			/* waits on @wake (under dev->lock) */
+	bool polling;			/* polls for a command or a job (likewise) */
+};
+
 struct vnpu_dev {
 	struct vnpu_plugin plugin;	/* the CPU plugin has one device */
 	struct vnpu_dev *self;
@@ -104,17 +112,14 @@ struct vnpu_dev {
 	atomic_uint_fast64_t next_buf_id;
 
 	pthread_mutex_t lock;		/* protects everything below */
-	pthread_cond_t job_cond;	/* queue not empty, or stopping */
 	pthread_condattr_t done_attr;	/* for the jobs' done_cond */
-	pthread_cond_t work_cond;	/* tiles: a new command (gen moved) */
-	pthread_cond_t idle_cond;	/* firmware: tiles left the command */
+	pthread_cond_t idle_cond;	/* a job's tile: tiles left the command */
 	struct vnpu_job *head, *tail;
 	atomic_uint queued;		/* jobs in the queue; tiles poll it */
-	uint32_t running;		/* jobs running, or notifying, on any thread */
-	bool fw_busy;			/* the firmware thread has a job */
+	uint32_t running;		/* jobs running, on any thread */
 	bool started, stopping;
-	uint32_t num_threads;		/* firmware + tiles */
-	pthread_t *threads;
+	uint32_t num_threads;		/* tiles */
+	struct tile *tiles;
 	_Atomic uint64_t gen;		/* also polled without the lock */
 	struct tile_scratch submit_scratch;	/* run_at_submit()'s */
 	uint32_t active;		/* tiles inside the current command */
@@ -380,30 +385,14 @@ static void run_parts(struct vnpu_dev *dev, struct tile_scratch *s)
 	}
 }
 
-/* Jobs running and queued can keep every thread busy: each runs alone. */
-static bool jobs_fill_device_locked(const struct vnpu_dev *dev)
-{
-	return dev->running + atomic_load(&dev->queued) >= dev->num_threads;
-}
-
-/*
- * A queued job a tile may take, to run alone (see take_job_locked()): when
- * the jobs fill the device, or the firmware thread is busy (with a job, or
- * in the notify function of one, which may wait for this job). Else the
- * firmware thread takes it, to split over every tile.
- */
-static bool job_for_tile_locked(const struct vnpu_dev *dev)
-{
-	return dev->head && (jobs_fill_device_locked(dev) || dev->fw_busy);
-}
-
 static struct vnpu_job *take_job_locked(struct vnpu_dev *dev, bool *alone);
 static void run_taken_job(struct vnpu_dev *dev, struct vnpu_job *job, bool alone,
 			  struct tile_scratch *s);
 
 static void *tile_main(void *arg)
 {
-	struct vnpu_dev *dev = arg;
+	struct tile *t = arg;
+	struct vnpu_dev *dev = t->dev;
 	struct tile_scratch s = { 0 };
 	struct vnpu_job *job;
 	bool alone, helped = false;
@@ -417,18 +406,24 @@ static void *tile_main(void *arg)
 		 * mostly. After a job of its own it sleeps: the next job comes
 		 * from the requests' threads, which need the CPU meanwhile.
 		 */
-		if (helped && !dev->stopping && dev->gen == seen && !job_for_tile_locked(dev)) {
+		if (helped && !dev->stopping && dev->gen == seen && !dev->head) {
 			struct gen_wait g = { dev, seen };
 
+			t->polling = true;
 			pthread_mutex_unlock(&dev->lock);
 			spin_until(gen_moved_or_queued, &g);
 			pthread_mutex_lock(&dev->lock);
+			t->polling = false;
 		}
-		while (!dev->stopping && dev->gen == seen && !job_for_tile_locked(dev))
-			pthread_cond_wait(&dev->work_cond, &dev->lock);
+		while (!dev->stopping && dev->gen == seen && !dev->head) {
+			t->sleeping = true;
+			pthread_cond_wait(&t->wake, &dev->lock);
+			t->sleeping = false;
+		}
 		if (dev->stopping)
 			break;
-		if (job_for_tile_locked(dev)) {
+		/* A job before the command: it runs beside the one split. */
+		if (dev->head) {
 			job = take_job_locked(dev, &alone);
 			pthread_mutex_unlock(&dev->lock);
 			run_taken_job(dev, job, alone, &s);
@@ -436,8 +431,11 @@ static void *tile_main(void *arg)
 			helped = false;
 			continue;
 		}
-		helped = true;
 		seen = dev->gen;
+		/* The command's thread and every tile but one: one per CPU. */
+		helped = dev->active < dev->num_threads - 1;
+		if (!helped)
+			continue;
 		dev->active++;
 		pthread_mutex_unlock(&dev->lock);
 		run_parts(dev, &s);
@@ -458,6 +456,41 @@ static int run_spin(struct vnpu_job *job)
 	while (!atomic_load(&job->cancel))
 		nanosleep(&ts, NULL);
 	return 0;
+}
+
+/*
+ * Wake @want sleeping tiles, but for those polling already, the first
+ * ones first: the same tiles help with every command of a job (the others
+ * sleep on), and a tile woken for nothing would cost a wakeup each time.
+ */
+static void wake_tiles_locked(struct vnpu_dev *dev, uint32_t want)
+{
+	uint32_t i;
+
+	for (i = 0; i < dev->num_threads && want; i++) {
+		if (dev->tiles[i].polling)
+			want--;
+	}
+	for (i = 0; i < dev->num_threads && want; i++) {
+		if (dev->tiles[i].sleeping) {
+			pthread_cond_signal(&dev->tiles[i].wake);
+			want--;
+		}
+	}
+}
+
+/* The tiles a new command of @parts parts needs: one per CPU with its thread. */
+static void wake_helpers_locked(struct vnpu_dev *dev, uint32_t parts)
+{
+	wake_tiles_locked(dev, (parts < dev->num_threads ? parts : dev->num_threads) - 1);
+}
+
+static void wake_all_tiles_locked(struct vnpu_dev *dev)
+{
+	uint32_t i;
+
+	for (i = 0; dev->tiles && i < dev->num_threads; i++)
+		pthread_cond_signal(&dev->tiles[i].wake);
 }
 
 /* Run every part of one command on this thread (a job run alone). */
@@ -511,7 +544,7 @@ static int run_cmd(struct vnpu_dev *dev, struct vnpu_job *job,
 	atomic_store(&w->err, 0);
 	if (parts > 1) {
 		dev->gen++;
-		pthread_cond_broadcast(&dev->work_cond);
+		wake_helpers_locked(dev, parts);
 	}
 	pthread_mutex_unlock(&dev->lock);
 
@@ -569,16 +602,15 @@ static void run_job(struct vnpu_dev *dev, struct vnpu_job *job, bool alone,
 }
 
 /*
- * Take the queue's first job (there is one) to run on this thread. It runs
- * alone when the jobs fill the device, else split over the tiles: one
- * such job at a time, as jobs run beside it only once they fill the
- * device (so one job at a time uses dev->work).
+ * Take the queue's first job (there is one) to run on this tile. It runs
+ * alone when the jobs running and queued fill the tiles, or when another
+ * runs (so one job at a time uses dev->work), else split over the tiles.
  */
 static struct vnpu_job *take_job_locked(struct vnpu_dev *dev, bool *alone)
 {
 	struct vnpu_job *job = dev->head;
 
-	*alone = jobs_fill_device_locked(dev) || dev->running;
+	*alone = dev->running || atomic_load(&dev->queued) >= dev->num_threads;
 	dev->head = job->next;
 	if (!dev->head)
 		dev->tail = NULL;
@@ -590,9 +622,8 @@ static struct vnpu_job *take_job_locked(struct vnpu_dev *dev, bool *alone)
 
 /*
  * Run a job taken from the queue, mark it done and call its notify
- * function. The job counts as running until that returns, so that the
- * other threads take queued jobs meanwhile (the function may wait for
- * one); it may free the job.
+ * function, which may free the job. Meanwhile the other tiles take queued
+ * jobs: the function may wait for one.
  */
 static void run_taken_job(struct vnpu_dev *dev, struct vnpu_job *job, bool alone,
 			  struct tile_scratch *s)
@@ -603,42 +634,23 @@ static void run_taken_job(struct vnpu_dev *dev, struct vnpu_job *job, bool alone
 	run_job(dev, job, alone, s);
 	pthread_mutex_lock(&dev->lock);
 	job->done = true;
+	dev->running--;
 	fn = job->notify_fn;
 	arg = job->notify_arg;
 	pthread_cond_broadcast(&job->done_cond);
 	pthread_mutex_unlock(&dev->lock);
 	if (fn)
 		fn(arg);
-	pthread_mutex_lock(&dev->lock);
-	dev->running--;
-	pthread_mutex_unlock(&dev->lock);
 }
 
-static void *firmware_main(void *arg)
+static void free_tiles(struct vnpu_dev *dev)
 {
-	struct vnpu_dev *dev = arg;
-	struct tile_scratch s = { 0 };
-	struct vnpu_job *job;
-	bool alone;
+	uint32_t i;
 
-	pthread_mutex_lock(&dev->lock);
-	for (;;) {
-		while (!dev->stopping && !dev->head)
-			pthread_cond_wait(&dev->job_cond, &dev->lock);
-		if (!dev->head)
-			break;
-		job = take_job_locked(dev, &alone);
-		dev->fw_busy = true;
-		if (dev->head)	/* the tiles' now */
-			pthread_cond_signal(&dev->work_cond);
-		pthread_mutex_unlock(&dev->lock);
-		run_taken_job(dev, job, alone, &s);
-		pthread_mutex_lock(&dev->lock);
-		dev->fw_busy = false;
-	}
-	pthread_mutex_unlock(&dev->lock);
-	vnpu_eng_host_free(s.mem, s.size);
-	return NULL;
+	for (i = 0; dev->tiles && i < dev->num_threads; i++)
+		pthread_cond_destroy(&dev->tiles[i].wake);
+	free(dev->tiles);
+	dev->tiles = NULL;
 }
 
 /* Start the threads on the first submit; called with dev->lock held. */
@@ -648,25 +660,26 @@ static vnpu_status start_threads_locked(struct vnpu_dev *dev)
 
 	if (dev->started)
 		return VNPU_OK;
-	dev->threads = calloc(dev->num_threads, sizeof(pthread_t));
-	if (!dev->threads)
+	dev->tiles = calloc(dev->num_threads, sizeof(*dev->tiles));
+	if (!dev->tiles)
 		return host->error(VNPU_OUT_OF_MEMORY, "CPU: out of memory");
 	for (i = 0; i < dev->num_threads; i++) {
-		if (pthread_create(&dev->threads[i], NULL,
-				   i ? tile_main : firmware_main, dev))
+		dev->tiles[i].dev = dev;
+		pthread_cond_init(&dev->tiles[i].wake, NULL);
+	}
+	for (i = 0; i < dev->num_threads; i++) {
+		if (pthread_create(&dev->tiles[i].thread, NULL, tile_main, &dev->tiles[i]))
 			break;
 	}
 	if (i < dev->num_threads) {
 		dev->stopping = true;
-		pthread_cond_broadcast(&dev->work_cond);
-		pthread_cond_broadcast(&dev->job_cond);
+		wake_all_tiles_locked(dev);
 		pthread_mutex_unlock(&dev->lock);
 		while (i--)
-			pthread_join(dev->threads[i], NULL);
+			pthread_join(dev->tiles[i].thread, NULL);
 		pthread_mutex_lock(&dev->lock);
 		dev->stopping = false;
-		free(dev->threads);
-		dev->threads = NULL;
+		free_tiles(dev);
 		return host->error(VNPU_DEVICE_ERROR, "CPU: cannot start the device threads");
 	}
 	dev->started = true;
@@ -685,13 +698,13 @@ static void cpu_job_release(struct vnpu_job *job)
 
 /*
  * Run a short job on the submitting thread, as vnpu.ko does, and any job
- * whose caller waits for it at once (a sync inference): waking the
- * firmware thread for it and being woken at its end would cost more than
+ * whose caller waits for it at once (a sync inference): waking a tile
+ * for it and being woken at its end would cost more than
  * a short job (tens of microseconds each where an idle CPU sleeps deeply;
  * a sync inference of openWakeWord's "hey jarvis" took 0.13 ms for 0.03
  * ms of layers). The device is idle (nothing queued or running), so the
- * job is split over the tiles; jobs queued meanwhile run alone on the
- * firmware thread. Called and returns with @dev->lock held; the job has
+ * job is split over this thread and the tiles; jobs queued meanwhile run
+ * alone on a tile. Called and returns with @dev->lock held; the job has
  * ended, with the status, timings and cancel handling of any other.
  */
 static void run_at_submit(struct vnpu_dev *dev, struct vnpu_job *job)
@@ -757,9 +770,7 @@ static vnpu_status cpu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *slot
 			dev->head = job;
 		dev->tail = job;
 		atomic_fetch_add(&dev->queued, 1);
-		pthread_cond_signal(&dev->job_cond);
-		if (job_for_tile_locked(dev))
-			pthread_cond_signal(&dev->work_cond);
+		wake_tiles_locked(dev, 1);
 	}
 	pthread_mutex_unlock(&dev->lock);
 	*out = job;
@@ -783,7 +794,7 @@ static vnpu_status cpu_wait(struct vnpu_job *job, int64_t deadline_ns,
 		else
 			ret = pthread_cond_timedwait(&job->done_cond, &dev->lock, &ts);
 	}
-	done = job->done;	/* the firmware thread sets it under the lock */
+	done = job->done;	/* its tile sets it under the lock */
 	pthread_mutex_unlock(&dev->lock);
 	if (!done)
 		return host->error(VNPU_NOT_READY, "CPU: the job is still running");
@@ -797,8 +808,8 @@ static vnpu_status cpu_wait(struct vnpu_job *job, int64_t deadline_ns,
 }
 
 /*
- * Only with tiles: a notify function may wait for a queued job, which
- * another thread of the device must then run.
+ * Only with two tiles or more: a notify function may wait for a queued
+ * job, which another tile must then run.
  */
 static bool cpu_notify(struct vnpu_job *job, void (*fn)(void *arg), void *arg)
 {
@@ -852,19 +863,16 @@ static void cpu_destroy(struct vnpu_plugin *p)
 
 	pthread_mutex_lock(&dev->lock);
 	dev->stopping = true;
-	pthread_cond_broadcast(&dev->job_cond);
-	pthread_cond_broadcast(&dev->work_cond);
+	wake_all_tiles_locked(dev);
 	pthread_mutex_unlock(&dev->lock);
 	if (dev->started) {
 		for (i = 0; i < dev->num_threads; i++)
-			pthread_join(dev->threads[i], NULL);
+			pthread_join(dev->tiles[i].thread, NULL);
 	}
-	free(dev->threads);
+	free_tiles(dev);
 	vnpu_eng_host_free(dev->submit_scratch.mem, dev->submit_scratch.size);
 	pthread_cond_destroy(&dev->idle_cond);
-	pthread_cond_destroy(&dev->work_cond);
 	pthread_condattr_destroy(&dev->done_attr);
-	pthread_cond_destroy(&dev->job_cond);
 	pthread_mutex_destroy(&dev->lock);
 	free(dev);
 }
@@ -955,8 +963,6 @@ CPU_VISIBLE vnpu_status vnpu_plugin_create(const struct vnpu_host *h,
 	pthread_mutex_init(&dev->lock, NULL);
 	pthread_condattr_init(&dev->done_attr);
 	pthread_condattr_setclock(&dev->done_attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&dev->job_cond, NULL);
-	pthread_cond_init(&dev->work_cond, NULL);
 	pthread_cond_init(&dev->idle_cond, NULL);
 	atomic_init(&dev->next_buf_id, 1);
 	atomic_init(&dev->queued, 0);
