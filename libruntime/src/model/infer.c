@@ -1301,13 +1301,16 @@ static vnpu_status infer_lrn(struct ictx *c)
 	return infer_same(c);
 }
 
-/* Trilu: the last two dimensions are the matrices. */
+/* Trilu: the last two dimensions are the matrices; k is one value. */
 static vnpu_status infer_trilu(struct ictx *c)
 {
-	const struct vnpu_tinfo *x = IN(c, 0);
+	const struct vnpu_tinfo *x = IN(c, 0), *k = IN(c, 1);
+	int64_t n = k ? vnpu_tinfo_elems(k) : 1;
 
 	if (x && x->rank >= 0 && x->rank < 2)
 		return FAIL(c, "input rank %d, at least 2", x->rank);
+	if (n >= 0 && n != 1)
+		return FAIL(c, "k holds %lld values, not one", (long long)n);
 	return infer_same(c);
 }
 
