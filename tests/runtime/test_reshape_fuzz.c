@@ -712,6 +712,9 @@ static const struct regression regressions[] = {
 	 * stale dimension and a stride never set (a crash) */
 	{ "test_split_equal_parts_default_axis", NULL, "input", {}, { 0 }, false,
 	  VNPU_INVALID_ARGUMENT, "Split node: a scalar has no axis to split" },
+	/* Trilu's k frozen empty: the compile read its first value past the data */
+	{ "test_tril_neg", NULL, "k", {}, { 1, { 0 } }, false,
+	  VNPU_INVALID_ARGUMENT, "Trilu node: k holds 0 values, not one" },
 };
 
 /* The same for sequence inputs, given @count elements of the shape each. */
