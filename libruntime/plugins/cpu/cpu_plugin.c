@@ -43,9 +43,10 @@
  * costs tens of microseconds where idle CPUs sleep deeply (a VM's vCPU
  * halts). Bounded, as a poll costs its time on a machine with more
  * threads than CPUs; it does not yield: there sched_yield() handed the CPU
- * away for whole time slices. Waits for a job or for the next job do not
- * poll: async requests' executors need those CPUs (polling there cost
- * 5-10% of async throughput on 2 CPUs).
+ * away for whole time slices. A tile done with a job of its own does not
+ * poll for the next one, nor do waits for a job: the threads that submit
+ * the next jobs need those CPUs (polling there cost 5-10% of async
+ * throughput on 2 CPUs).
  */
 #define CPU_SPIN_NS 50000
 #define CPU_MAX_REQUESTS 32
