@@ -919,6 +919,9 @@ static vnpu_status infer_split(struct ictx *c)
 	if (present && n != (int32_t)outs)
 		return n < 0 ? inf_error(c, VNPU_UNSUPPORTED, "split sizes are not constant")
 			     : FAIL(c, "%d split sizes for %u outputs", n, outs);
+	for (int32_t i = 0; present && i < n; i++)
+		if (split[i] < 0)
+			return FAIL(c, "split size %lld", (long long)split[i]);
 	if (!present) {
 		int64_t len = x->dims[axis];
 		int64_t num = vnpu_attr_int(c->n, "num_outputs", outs);
@@ -932,8 +935,13 @@ static vnpu_status infer_split(struct ictx *c)
 	} else if (x->dims[axis] >= 0) {
 		int64_t sum = 0;
 
-		for (uint32_t i = 0; i < outs; i++)
+		for (uint32_t i = 0; i < outs; i++) {
+			/* each is at least 0: no sum past the dimension overflows */
+			if (split[i] > x->dims[axis] - sum)
+				return FAIL(c, "split sizes add to more than %lld",
+					    (long long)x->dims[axis]);
 			sum += split[i];
+		}
 		if (sum != x->dims[axis])
 			return FAIL(c, "split sizes add to %lld, not %lld", (long long)sum,
 				    (long long)x->dims[axis]);
@@ -1233,6 +1241,7 @@ static vnpu_status infer_constant_of_shape(struct ictx *c)
 static vnpu_status infer_range(struct ictx *c)
 {
 	const struct vnpu_tinfo *s, *l, *d;
+	double start, limit, delta, count;
 	int64_t n;
 	vnpu_status st = inf_need_inputs(c, 3, 3);
 
@@ -1241,31 +1250,40 @@ static vnpu_status infer_range(struct ictx *c)
 	s = IN(c, 0);
 	l = IN(c, 1);
 	d = IN(c, 2);
+	for (uint32_t i = 0; i < 3; i++) {
+		int64_t k = vnpu_tinfo_elems(IN(c, i));
+
+		if (k >= 0 && k != 1)
+			return FAIL(c, "input %u holds %lld values, not one", i, (long long)k);
+	}
 	if (!has_data(s) || !has_data(l) || !has_data(d)) {
 		set_out(c->out[0], s->type, 1, NULL);
 		return VNPU_OK;
 	}
-	{
-		double start = vnpu_elem_get_f(s->data, s->type, 0);
-		double limit = vnpu_elem_get_f(l->data, l->type, 0);
-		double delta = vnpu_elem_get_f(d->data, d->type, 0);
+	start = vnpu_elem_get_f(s->data, s->type, 0);
+	limit = vnpu_elem_get_f(l->data, l->type, 0);
+	delta = vnpu_elem_get_f(d->data, d->type, 0);
+	if (delta == 0)
+		return FAIL(c, "delta 0");
+	count = ceil((limit - start) / delta);
+	if (isnan(count))
+		return FAIL(c, "start %g, limit %g, delta %g: no count", start, limit, delta);
+	if (count > (double)(1ll << 32))
+		return FAIL(c, "%g elements", count);
+	n = count < 0 ? 0 : (int64_t)count;
+	set_out(c->out[0], s->type, 1, &n);
+	if (!inf_alloc_out(c, c->out[0]))
+		return VNPU_OK;
+	for (int64_t i = 0; i < n; i++) {
+		if (vnpu_type_is_float(s->type)) {
+			vnpu_elem_set_f(c->out[0]->data, s->type, i, start + (double)i * delta);
+		} else {
+			/* in 64 bits, wrapping as the integer type does past its range */
+			uint64_t v = (uint64_t)vnpu_elem_get_i(s->data, s->type, 0) +
+				     (uint64_t)i * (uint64_t)vnpu_elem_get_i(d->data, d->type, 0);
 
-		if (delta == 0)
-			return FAIL(c, "delta 0");
-		n = (int64_t)ceil((limit - start) / delta);
-		n = n < 0 ? 0 : n;
-		if (n > (1ll << 32))
-			return FAIL(c, "%lld elements", (long long)n);
-		set_out(c->out[0], s->type, 1, &n);
-		if (inf_alloc_out(c, c->out[0]))
-			for (int64_t i = 0; i < n; i++) {
-				if (vnpu_type_is_float(s->type))
-					vnpu_elem_set_f(c->out[0]->data, s->type, i, start + (double)i * delta);
-				else
-					vnpu_elem_set_i(c->out[0]->data, s->type, i,
-							vnpu_elem_get_i(s->data, s->type, 0) +
-							i * vnpu_elem_get_i(d->data, d->type, 0));
-			}
+			vnpu_elem_set_i(c->out[0]->data, s->type, i, (int64_t)v);
+		}
 	}
 	return VNPU_OK;
 }
