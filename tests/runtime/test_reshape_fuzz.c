@@ -7,10 +7,12 @@
  * declared shape changed a little), compiles what the nodes took and runs
  * what compiled (inputs zero). A sequence input gets a random length and
  * element shapes with vnpu_model_reshape_sequence() instead, three times in
- * four (the fourth, vnpu_model_reshape(), must refuse it); one time in
- * eight a tensor input is frozen to zeros with vnpu_model_freeze_input()
+ * four (the fourth, vnpu_model_reshape(), must refuse it). With -f, one
+ * time in eight a tensor input is frozen with vnpu_model_freeze_input()
  * instead (its shape with the dynamic dimensions set, or changed as a
- * reshape's is), refused as documented or taken. It fails on
+ * reshape's is; zeros, or for up to 4096 elements one time in two values
+ * from 0 to INT64_MAX, negative ones, NaN and infinities), refused as
+ * documented or taken. It fails on
  *
  *   - a failed call without a message, or with a message of several lines;
  *   - a refused reshape (or sequence reshape) that changed the model
@@ -21,13 +23,14 @@
  *     what the device does not take, or shape inference before it);
  *   - a compiled model whose ports are not the model's shapes;
  *   - a run failing after a successful compile: a shape the compiler
- *     took is one the device runs;
+ *     took is one the device runs (a command may fault on random frozen
+ *     values, an index out of range: counted, not a broken rule);
  *
  * and, as every test, on a crash or a sanitizer's report. Before the loop,
  * the shapes it found that broke these rules once must be refused with
  * the node's message (regressions[]; not with given models).
  *
- *   test-runtime-reshape-fuzz [-d DEVICE] [-k] [-n CHAINS] [-s SEED] [-v] [MODEL.onnx...]
+ *   test-runtime-reshape-fuzz [-d DEVICE] [-f] [-k] [-n CHAINS] [-s SEED] [-v] [MODEL.onnx...]
  *
  * A chain is one model read, up to four reshapes and one compile. -k goes
  * on after a chain that broke a rule (the test still fails). -v prints
@@ -37,6 +40,7 @@
  * ("inputs" line). It prints its figures at the end, with its slowest chain.
  */
 #include <dirent.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -55,7 +59,7 @@
 #define MAX_RUN_BYTES (256ull << 20)
 
 static uint64_t rng_state;
-static bool verbose;
+static bool verbose, freezes;
 static const char *device = "CPU";
 
 /* xorshift64*: the same shapes for the same seed everywhere. */
@@ -74,7 +78,8 @@ static size_t rnd_below(size_t n)
 
 struct counts {
 	unsigned long chains, not_read, reshaped, refused, seq_reshaped, seq_refused;
-	unsigned long frozen, freeze_refused;
+	unsigned long frozen, freeze_refused, faulted;
+	bool random_frozen;	/* this chain froze random values */
 	unsigned long compiled, not_compiled, ran, too_large;
 };
 
@@ -323,6 +328,37 @@ static int reshape_sequence_once(vnpu_model *m, struct snapshot *now, struct pla
 
 /* Frozen data larger than this is not made: the freeze is given none. */
 #define MAX_FREEZE_BYTES (64u << 20)
+/* Frozen data of at most this many elements may be random. */
+#define MAX_RANDOM_ELEMS 4096
+
+/* @n random values of @type at @data: the edges of shapes, axes and indices. */
+static void random_values(void *data, vnpu_element_type type, size_t n)
+{
+	static const int64_t values[] = {
+		0, 1, 1, 2, 3, 4, -1, -1, -2, -7, 64, 1 << 20, INT32_MAX, 1ll << 40,
+		INT64_MAX, INT64_MIN,
+	};
+	size_t esize = vnpu_element_type_size(type);
+
+	for (size_t i = 0; i < n; i++) {
+		int64_t v = values[rnd_below(sizeof(values) / sizeof(values[0]))];
+		char *at = (char *)data + i * esize;
+		double d = rnd_below(8) ? (double)v : rnd_below(2) ? NAN : -INFINITY;
+		uint16_t bits = (uint16_t)rnd();
+		float f = (float)d;
+
+		if (type == VNPU_TYPE_F32)
+			memcpy(at, &f, sizeof(f));
+		else if (type == VNPU_TYPE_F64)
+			memcpy(at, &d, sizeof(d));
+		else if (type == VNPU_TYPE_F16 || type == VNPU_TYPE_BF16)
+			memcpy(at, &bits, sizeof(bits));
+		else if (type == VNPU_TYPE_BOOL)
+			*at = (char)(v & 1);
+		else
+			memcpy(at, &v, esize);	/* the low bytes: little-endian */
+	}
+}
 
 /*
  * Input @i of @m, a tensor, frozen to zeros of a random static shape
@@ -334,9 +370,9 @@ static int freeze_once(vnpu_model *m, struct snapshot *now, struct place *at, si
 	vnpu_element_type type = now->ports[i].type;
 	double bytes = (double)vnpu_element_type_size(type);
 	size_t index, size = 0;
+	bool bad, random = false;
 	void *data = NULL;
 	vnpu_status st;
-	bool bad;
 
 	at->shape = now->ports[i].shape;
 	random_shape(&at->shape, now->ports[i].st == VNPU_OK);
@@ -352,11 +388,15 @@ static int freeze_once(vnpu_model *m, struct snapshot *now, struct place *at, si
 		data = calloc(1, size ? size : 1);
 		if (!data)
 			return check_message("out of memory", at, VNPU_OUT_OF_MEMORY);
+		random = size / vnpu_element_type_size(type) <= MAX_RANDOM_ELEMS && rnd_below(2);
+		if (random)
+			random_values(data, type, size / vnpu_element_type_size(type));
 	}
 	st = vnpu_model_freeze_input(m, at->input, type, &at->shape, data, size);
 	free(data);
 	if (st == VNPU_OK) {
 		c->frozen++;
+		c->random_frozen |= random;
 		if (verbose)
 			print_place("frozen", at, "taken");
 		if (bad || !vnpu_model_input_index(m, at->input, &index)) {
@@ -392,7 +432,7 @@ static int reshape_once(vnpu_model *m, struct snapshot *now, struct place *at,
 	sequence = kind == VNPU_PORT_SEQUENCE || kind == VNPU_PORT_OPTIONAL_SEQUENCE;
 	if (sequence && rnd_below(4))
 		return reshape_sequence_once(m, now, at, c);
-	if (!sequence && !rnd_below(8))
+	if (freezes && !sequence && !rnd_below(8))
 		return freeze_once(m, now, at, i, c);
 	at->shape = now->ports[i].shape;
 	random_shape(&at->shape, now->ports[i].st == VNPU_OK);
@@ -545,7 +585,10 @@ static int compile_and_run(vnpu_core *core, const vnpu_model *m, const struct pl
 		st = vnpu_compiled_model_create_infer_request(cm, &req);
 		if (!st)
 			st = vnpu_infer_request_infer(req);
-		if (st) {
+		if (st && c->random_frozen && strstr(vnpu_last_error(), "faulted")) {
+			c->faulted++;
+			ret = check_message("run", at, st);
+		} else if (st) {
 			/* the compiler took the shapes: the device must run them */
 			check_message("run", at, st);
 			print_place("run failed after a successful compile", at, vnpu_last_error());
@@ -575,6 +618,7 @@ static int run_chain(vnpu_core *core, const char *path, struct counts *c)
 	if (verbose)
 		fprintf(stderr, "chain %lu %s\n", c->chains, path);
 	c->chains++;
+	c->random_frozen = false;
 	if (vnpu_core_read_model(core, path, &m)) {
 		c->not_read++;
 		return check_message("read", &at, VNPU_GENERAL_ERROR);
@@ -715,6 +759,9 @@ static const struct regression regressions[] = {
 	/* Trilu's k frozen empty: the compile read its first value past the data */
 	{ "test_tril_neg", NULL, "k", {}, { 1, { 0 } }, false,
 	  VNPU_INVALID_ARGUMENT, "Trilu node: k holds 0 values, not one" },
+	/* Range's start frozen empty: read past its data */
+	{ "test_range_float_type_positive_delta", NULL, "start", {}, { 1, { 0 } }, false,
+	  VNPU_INVALID_ARGUMENT, "Range node: input 0 holds 0 values, not one" },
 };
 
 /* The same for sequence inputs, given @count elements of the shape each. */
@@ -834,10 +881,13 @@ int main(int argc, char **argv)
 	double t0, slowest = 0;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "d:kn:s:v")) != -1) {
+	while ((opt = getopt(argc, argv, "d:fkn:s:v")) != -1) {
 		switch (opt) {
 		case 'd':
 			device = optarg;
+			break;
+		case 'f':
+			freezes = true;
 			break;
 		case 'k':
 			keep_going = true;
@@ -852,8 +902,8 @@ int main(int argc, char **argv)
 			verbose = true;
 			break;
 		default:
-			fprintf(stderr, "usage: test-runtime-reshape-fuzz [-d DEVICE] [-k] [-n CHAINS] "
-				"[-s SEED] [-v] [MODEL.onnx...]\n");
+			fprintf(stderr, "usage: test-runtime-reshape-fuzz [-d DEVICE] [-f] [-k] "
+				"[-n CHAINS] [-s SEED] [-v] [MODEL.onnx...]\n");
 			return 2;
 		}
 	}
@@ -900,10 +950,11 @@ int main(int argc, char **argv)
 	printf("%lu chains over %zu models (seed %lu) in %.1f s: %lu not read; "
 	       "%lu reshapes taken, %lu refused; %lu sequence reshapes taken, %lu refused; "
 	       "%lu freezes taken, %lu refused; %lu compiled, %lu not compiled; %lu ran, "
-	       "%lu too large to run; %lu broke a rule; slowest %.3f s (chain %lu)\n",
+	       "%lu faulted on random frozen values, %lu too large to run; %lu broke a rule; "
+	       "slowest %.3f s (chain %lu)\n",
 	       c.chains, num, seed, now_s() - t0, c.not_read, c.reshaped, c.refused,
 	       c.seq_reshaped, c.seq_refused, c.frozen, c.freeze_refused, c.compiled,
-	       c.not_compiled, c.ran, c.too_large, broken, slowest, slowest_i);
+	       c.not_compiled, c.ran, c.faulted, c.too_large, broken, slowest, slowest_i);
 	for (size_t i = 0; paths && i < num; i++)
 		free(paths[i]);
 	free(paths);
