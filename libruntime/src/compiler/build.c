@@ -52,15 +52,41 @@ static vnpu_status infer_ids(struct cstate *s, const struct vnpu_node *n, const 
 	return st == VNPU_UNSUPPORTED ? VNPU_OK : st;
 }
 
+/*
+ * Where an op computing some outputs at run time writes output @v, which
+ * inference folded (Dropout's output with the mask computed, say): a
+ * temporary of its shape, in @out. The constant stays the value readers
+ * and the model's outputs see; it lives in the weights, which no command
+ * may write.
+ */
+static vnpu_status scratch_output(struct cstate *s, int32_t v, int32_t *out)
+{
+	struct vnpu_tinfo t = s->vals[v].info;
+	vnpu_status st = cs_add_temp(s, t.type, t.rank, t.dims, out);
+
+	if (!st)
+		s->vals[*out].name = s->vals[v].name;
+	return st;
+}
+
 /* An op running @n on working values @in -> @out (nothing when folded). */
 static vnpu_status add_op(struct cstate *s, const struct vnpu_node *n, const int32_t *in,
 			  const int32_t *out)
 {
+	int32_t writes[COP_MAX_IO];
 	struct cop *op;
 	vnpu_status st;
 
 	if (outputs_folded(s, out, n->num_outputs))
 		return VNPU_OK;
+	for (uint32_t k = 0; k < n->num_outputs; k++) {
+		writes[k] = out[k];
+		if (out[k] >= 0 && s->vals[out[k]].info.data) {
+			st = scratch_output(s, out[k], &writes[k]);
+			if (st)
+				return st;
+		}
+	}
 	st = cs_add_op(s, &op);
 	if (st)
 		return st;
@@ -69,7 +95,7 @@ static vnpu_status add_op(struct cstate *s, const struct vnpu_node *n, const int
 	op->num_in = n->num_inputs;
 	op->num_out = n->num_outputs;
 	memcpy(op->in, in, n->num_inputs * sizeof(int32_t));
-	memcpy(op->out, out, n->num_outputs * sizeof(int32_t));
+	memcpy(op->out, writes, n->num_outputs * sizeof(int32_t));
 	snprintf(op->type, sizeof(op->type), "%s", n->op);
 	return VNPU_OK;
 }

@@ -216,6 +216,36 @@ static vnpu_status place_values(struct cstate *s, struct vnpu_program *p)
 	return VNPU_OK;
 }
 
+/*
+ * Every command writes the arena or an output's slot: the weights and the
+ * inputs are read only (the device refuses such a stream at load). A
+ * compiler bug if not, said here rather than by the device.
+ */
+static vnpu_status check_writes(const struct cstate *s)
+{
+	for (uint32_t i = 0; i < s->num_ops; i++) {
+		const struct cop *op = &s->ops[i];
+
+		for (uint32_t c = op->first_cmd; !op->dead && c < op->first_cmd + op->num_cmds; c++) {
+			const struct ccmd *cmd = &s->cmds[c];
+			/* A layer writes its last tensor, a copy or fill its first. */
+			const struct ctensor *w = &cs_cmd_tensors(s, cmd)[cmd->opcode == VNPU_CMD_LAYER ?
+									 cmd->num_tensors - 1 : 0];
+			const struct cval *v = &s->vals[root_of(s, w->val)];
+
+			if (v->storage == CV_ARENA ||
+			    (v->storage == CV_IO && v->slot >= VNPU_SLOT_FIRST_IO + s->num_ins))
+				continue;
+			return vnpu_error(VNPU_GENERAL_ERROR,
+					  "compiler: %s op '%s' writes %s '%s', which is read only",
+					  op->type, op->kind == COP_OUTPUT ? s->out_names[op->out[0]] :
+					  op->node->name, v->storage == CV_WEIGHT ? "constant" : "input",
+					  v->name);
+		}
+	}
+	return VNPU_OK;
+}
+
 static void to_tensor(const struct cstate *s, const struct ctensor *ct, struct vnpu_tensor *t)
 {
 	uint64_t at;
@@ -229,6 +259,10 @@ static void to_tensor(const struct cstate *s, const struct ctensor *ct, struct v
 	for (uint32_t d = 0; d < ct->rank; d++) {
 		t->dims[d] = (uint64_t)ct->dims[d];
 		t->strides[d] = ct->strides[d];
+		/* Never stepped: a stride made from a value past the device's
+		 * range (STFT's one frame of step INT64_MAX) is none. */
+		if (ct->dims[d] <= 1 && (ct->strides[d] < 0 || ct->strides[d] > VNPU_MAX_STRIDE))
+			t->strides[d] = 0;
 	}
 }
 
@@ -440,6 +474,8 @@ vnpu_status vnpu_compile(const struct vnpu_model *m, const struct vnpu_compile_o
 		st = make_ports(&s, p);
 	if (!st)
 		st = place_values(&s, p);
+	if (!st)
+		st = check_writes(&s);
 	if (!st)
 		st = emit_segments(&s, p);
 	state_fini(&s);

@@ -1958,6 +1958,211 @@ static void test_planner(void)
 	CHECK_EQ(vnpu_plan_arena(bufs, 10, 64), 2 * 1024);
 }
 
+#define NODE_DIR "/usr/share/libonnx-testdata/data/node"
+
+/* One test data tensor: its type, shape and bytes (malloc'd). */
+struct pb_tensor {
+	vnpu_element_type type;
+	vnpu_shape shape;
+	void *data;
+	size_t size;
+};
+
+/* input_@i.pb of node case @name into @t; false when it cannot be read. */
+static bool read_pb_input(const char *name, uint32_t i, struct pb_tensor *t)
+{
+	char path[512];
+	Onnx__TensorProto *tp;
+	uint8_t *buf;
+	long len;
+	FILE *f;
+
+	snprintf(path, sizeof(path), NODE_DIR "/%s/test_data_set_0/input_%u.pb", name, i);
+	f = fopen(path, "rb");
+	if (!f)
+		return false;
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	rewind(f);
+	buf = malloc(len > 0 ? (size_t)len : 1);
+	if (!buf || fread(buf, 1, (size_t)len, f) != (size_t)len) {
+		free(buf);
+		fclose(f);
+		return false;
+	}
+	fclose(f);
+	tp = onnx__tensor_proto__unpack(NULL, (size_t)len, buf);
+	free(buf);
+	if (!tp || tp->n_dims > VNPU_MAX_RANK) {
+		if (tp)
+			onnx__tensor_proto__free_unpacked(tp, NULL);
+		return false;
+	}
+	/* The element type codes are ONNX's. */
+	t->type = (vnpu_element_type)tp->data_type;
+	t->shape.rank = (uint32_t)tp->n_dims;
+	for (size_t d = 0; d < tp->n_dims; d++)
+		t->shape.dims[d] = tp->dims[d];
+	if (tp->has_raw_data) {
+		t->size = tp->raw_data.len;
+		t->data = malloc(t->size ? t->size : 1);
+		memcpy(t->data, tp->raw_data.data, t->size);
+	} else if (tp->n_float_data) {
+		t->size = tp->n_float_data * sizeof(float);
+		t->data = malloc(t->size);
+		memcpy(t->data, tp->float_data, t->size);
+	} else if (tp->n_int64_data) {
+		t->size = tp->n_int64_data * sizeof(int64_t);
+		t->data = malloc(t->size);
+		memcpy(t->data, tp->int64_data, t->size);
+	} else if (tp->n_int32_data && t->type == VNPU_TYPE_I32) {
+		t->size = tp->n_int32_data * sizeof(int32_t);
+		t->data = malloc(t->size);
+		memcpy(t->data, tp->int32_data, t->size);
+	} else {
+		t->size = 0;
+		t->data = malloc(1);
+	}
+	onnx__tensor_proto__free_unpacked(tp, NULL);
+	return t->data != NULL;
+}
+
+/*
+ * Node case @name read with the inputs in @mask frozen to its test data
+ * and the others reshaped to it, compiled and run on that data. 1 with
+ * the outputs (malloc'd) in @p and @out, 0 when it does not compile (the
+ * message in @why), -1 on a failure (counted).
+ */
+static int run_frozen(const char *name, const struct pb_tensor *data, size_t n, unsigned mask,
+		      struct vnpu_program **p, void **out, char *why, size_t len)
+{
+	char path[512];
+	void *in[8] = { 0 };
+	vnpu_model *m;
+	size_t k = 0;
+	int ret = 1;
+
+	snprintf(path, sizeof(path), NODE_DIR "/%s/model.onnx", name);
+	*p = NULL;
+	if (vnpu_model_read_file(path, &m)) {
+		fe_failures++;
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *input;
+
+		/* Frozen inputs leave the list: the next one is at @k. */
+		CHECK_EQ(vnpu_model_input_name(m, k, &input), VNPU_OK);
+		if (mask >> i & 1) {
+			CHECK_EQ(vnpu_model_freeze_input(m, input, data[i].type, &data[i].shape,
+							 data[i].data, data[i].size), VNPU_OK);
+			continue;
+		}
+		CHECK_EQ(vnpu_model_reshape(m, input, &data[i].shape), VNPU_OK);
+		in[k++] = data[i].data;
+	}
+	if (vnpu_compile(m, NULL, p)) {
+		snprintf(why, len, "%s", vnpu_last_error());
+		vnpu_model_free(m);
+		return 0;
+	}
+	CHECK_EQ((*p)->num_inputs, k);
+	for (uint32_t o = 0; o < (*p)->num_outputs && o < 8; o++)
+		out[o] = calloc(1, (*p)->outputs[o].size + 4);
+	if ((*p)->num_inputs != k || (*p)->num_outputs > 8 || fe_run_program(*p, in, out)) {
+		fprintf(stderr, "  %s with inputs %#x frozen: did not run\n", name, mask);
+		fe_failures++;
+		ret = -1;
+	}
+	vnpu_model_free(m);
+	return ret;
+}
+
+/* Byte for byte, or (@tol) as floats within @tol of the largest of @b. */
+static bool same_output(const void *a, const void *b, size_t size, float tol)
+{
+	const float *x = a, *y = b;
+	float big = 0, diff = 0;
+
+	if (!tol)
+		return !memcmp(a, b, size);
+	for (size_t i = 0; i < size / sizeof(float); i++) {
+		big = fmaxf(big, fabsf(y[i]));
+		diff = fmaxf(diff, fabsf(x[i] - y[i]));
+	}
+	return diff <= tol * big;
+}
+
+/*
+ * Node models with their inputs frozen, each set of them: Dropout's
+ * mask, OneHot, STFT and Squeeze kept a node writing a value folded into
+ * the weights (a stream the device refused). Every set frozen compiles
+ * but those leaving a shape unknown, all of them does, and each gives,
+ * byte for byte, what the least frozen one gives from the same values.
+ */
+static void test_frozen_node_models(void)
+{
+	/* A window frozen is folded into STFT's DFT matrix (in double):
+	 * other roundings, within @tol of the largest output. */
+	static const struct {
+		const char *name;
+		float tol;
+	} cases[] = {
+		{ "test_dropout_default_mask", 0 }, { "test_dropout_default_mask_ratio", 0 },
+		{ "test_onehot_without_axis", 0 }, { "test_onehot_with_axis", 0 },
+		{ "test_stft", 0 }, { "test_stft_with_window", 1e-6f },
+		{ "test_squeeze", 0 }, { "test_squeeze_negative_axes", 0 },
+	};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		const char *name = cases[c].name;
+		struct pb_tensor data[8] = { 0 };
+		struct vnpu_program *ref = NULL;
+		void *ref_out[8] = { 0 };
+		size_t n = 0;
+
+		while (n < 8 && read_pb_input(name, (uint32_t)n, &data[n]))
+			n++;
+		if (!n) {
+			fprintf(stderr, "  %s: no test data (libonnx-testdata): skipped\n", name);
+			continue;
+		}
+		for (unsigned mask = 0; mask < 1u << n; mask++) {
+			struct vnpu_program *p;
+			void *out[8] = { 0 };
+			char why[256] = "";
+			int r = run_frozen(name, data, n, mask, &p, out, why, sizeof(why));
+
+			if (r == 0 && (mask == (1u << n) - 1 || !strstr(why, "not known at compile"))) {
+				fprintf(stderr, "  %s with inputs %#x frozen: %s\n", name, mask, why);
+				fe_failures++;
+			}
+			for (uint32_t o = 0; r > 0 && ref && o < p->num_outputs; o++) {
+				if (o >= ref->num_outputs || p->outputs[o].size != ref->outputs[o].size ||
+				    !same_output(out[o], ref_out[o], p->outputs[o].size, cases[c].tol)) {
+					fprintf(stderr, "  %s with inputs %#x frozen: output %u differs\n",
+						name, mask, o);
+					fe_failures++;
+				}
+			}
+			if (r > 0 && !ref) {
+				ref = p;
+				memcpy(ref_out, out, sizeof(out));
+				continue;
+			}
+			for (uint32_t o = 0; o < 8; o++)
+				free(out[o]);
+			vnpu_program_free(p);
+		}
+		CHECK(ref != NULL);
+		for (uint32_t o = 0; o < 8; o++)
+			free(ref_out[o]);
+		vnpu_program_free(ref);
+		for (size_t i = 0; i < n; i++)
+			free(data[i].data);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct fe_test tests[] = {
@@ -1993,6 +2198,7 @@ int main(int argc, char **argv)
 		{ "query_and_fallback", test_query_and_fallback },
 		{ "f64_alone_falls_back", test_f64_alone_falls_back },
 		{ "planner", test_planner },
+		{ "frozen_node_models", test_frozen_node_models },
 	};
 
 	return fe_run(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
