@@ -777,7 +777,7 @@ static vnpu_status infer_squeeze(struct ictx *c)
 				return VNPU_OK;
 			}
 			if (present ? mark[d] : x->dims[d] == 1) {
-				if (x->dims[d] > 1)
+				if (x->dims[d] == 0 || x->dims[d] > 1)
 					return FAIL(c, "cannot squeeze dim %d of size %lld", d,
 						    (long long)x->dims[d]);
 				continue;

@@ -198,6 +198,10 @@ static vnpu_status infer_one_hot(struct ictx *c)
 	}
 	if (idx->rank + 1 > VNPU_MAX_RANK)
 		return inf_limit(c, "rank above %d", VNPU_MAX_RANK);
+	/* The off and on values: a lowering reads both. */
+	if (vnpu_tinfo_static(values) && vnpu_tinfo_elems(values) != 2)
+		return FAIL(c, "values holds %lld values, not two",
+			    (long long)vnpu_tinfo_elems(values));
 	st = inf_check_axis(c, vnpu_attr_int(c->n, "axis", -1), idx->rank + 1, &axis);
 	if (st)
 		return st;
