@@ -7,8 +7,8 @@
  * declared shape changed a little), compiles what the nodes took and runs
  * what compiled (inputs zero). A sequence input gets a random length and
  * element shapes with vnpu_model_reshape_sequence() instead, three times in
- * four (the fourth, vnpu_model_reshape(), must refuse it). With -f, one
- * time in eight a tensor input is frozen with vnpu_model_freeze_input()
+ * four (the fourth, vnpu_model_reshape(), must refuse it). One time in
+ * eight (not with -F) a tensor input is frozen with vnpu_model_freeze_input()
  * instead (its shape with the dynamic dimensions set, or changed as a
  * reshape's is; zeros, or for up to 4096 elements one time in two values
  * from 0 to INT64_MAX, negative ones, NaN and infinities), refused as
@@ -28,11 +28,12 @@
  *
  * and, as every test, on a crash or a sanitizer's report. Before the loop,
  * the shapes it found that broke these rules once must be refused with
- * the node's message (regressions[]; not with given models).
+ * the node's message, or taken (regressions[]; not with given models).
  *
- *   test-runtime-reshape-fuzz [-d DEVICE] [-f] [-k] [-n CHAINS] [-s SEED] [-v] [MODEL.onnx...]
+ *   test-runtime-reshape-fuzz [-d DEVICE] [-F] [-k] [-n CHAINS] [-s SEED] [-v] [MODEL.onnx...]
  *
- * A chain is one model read, up to four reshapes and one compile. -k goes
+ * A chain is one model read, up to four reshapes or freezes and one
+ * compile. -F reshapes only, no freezes (-f, freezes, is the default). -k goes
  * on after a chain that broke a rule (the test still fails). -v prints
  * every reshape taken and every refusal and failure with its message
  * ("reshaped", "reshape", "compile", "run" lines: sort them to see the
@@ -59,7 +60,7 @@
 #define MAX_RUN_BYTES (256ull << 20)
 
 static uint64_t rng_state;
-static bool verbose, freezes;
+static bool verbose, freezes = true;
 static const char *device = "CPU";
 
 /* xorshift64*: the same shapes for the same seed everywhere. */
@@ -642,8 +643,9 @@ static int run_chain(vnpu_core *core, const char *path, struct counts *c)
 /*
  * Shapes the fuzzer found that shape inference took and then failed at a
  * later step (or hung in), refused now with a message holding @text: at
- * the reshape of @input (after @first when given), or at compile when
- * @compile is set; or taken and compiled when @want is VNPU_OK.
+ * the reshape of @input (after @first when given; none when NULL), or at
+ * compile when @compile is set; or taken and compiled when @want is
+ * VNPU_OK.
  */
 struct regression {
 	const char *model, *first, *input;
@@ -789,6 +791,36 @@ static const struct seq_regression seq_regressions[] = {
 	    true, VNPU_OK, "" }, 2 },
 };
 
+/*
+ * The same after input @frozen is frozen to @shape with every element
+ * @value (no reshape for an @r.input of NULL).
+ */
+struct frozen_regression {
+	struct regression r;
+	const char *frozen;
+	vnpu_shape shape;
+	int64_t value;
+};
+
+static const struct frozen_regression frozen_regressions[] = {
+	/* a stream the device refused: Dropout's output folded, the node
+	 * kept for its mask wrote it in the (read-only) weights */
+	{ { "test_dropout_default_mask", NULL, NULL, {}, {}, true, VNPU_OK, "" }, "x",
+	  { 3, { 3, 4, 5 } }, 3 },
+	/* STFT's one frame of step INT64_MAX: a stride past the device's */
+	{ { "test_stft_with_window", NULL, NULL, {}, {}, true, VNPU_OK, "" }, "frame_step",
+	  { 0 }, INT64_MAX },
+	/* OneHot's values of other than two elements: read past them */
+	{ { "test_onehot_with_axis", NULL, "values", {}, { 2, { 2, 0 } }, false,
+	    VNPU_INVALID_ARGUMENT, "OneHot node: values holds 0 values, not two" }, "depth",
+	  { 0 }, 3 },
+	{ { "test_onehot_without_axis", NULL, "values", {}, { 0 }, false, VNPU_INVALID_ARGUMENT,
+	    "OneHot node: values holds 1 values, not two" }, "depth", { 0 }, 3 },
+	/* Squeeze of a dimension 0: 0 elements read as 120 */
+	{ { "test_squeeze", NULL, "x", {}, { 4, { 0, 3, 8, 5 } }, false, VNPU_INVALID_ARGUMENT,
+	    "Squeeze node: cannot squeeze dim 0 of size 0" }, "axes", { 1, { 1 } }, 0 },
+};
+
 /* Input @name of @m reshaped to @shape, or its @count elements when a sequence. */
 static vnpu_status reshape_input(vnpu_model *m, const char *name, const vnpu_shape *shape,
 				 size_t count)
@@ -806,23 +838,63 @@ static vnpu_status reshape_input(vnpu_model *m, const char *name, const vnpu_sha
 	return vnpu_model_reshape_sequence(m, name, count < 4 ? count : 4, shapes);
 }
 
-static int check_regression(vnpu_core *core, const struct regression *r, size_t count)
+/* Input @name of @m frozen to @shape with every element @value. */
+static vnpu_status freeze_to(vnpu_model *m, const char *name, const vnpu_shape *shape,
+			     int64_t value)
+{
+	vnpu_element_type type;
+	size_t index, n = 1, esize;
+	vnpu_status st;
+	char *data;
+
+	if (vnpu_model_input_index(m, name, &index) || vnpu_model_input_type(m, index, &type))
+		return VNPU_GENERAL_ERROR;
+	for (uint32_t d = 0; d < shape->rank; d++)
+		n *= (size_t)shape->dims[d];
+	esize = vnpu_element_type_size(type);
+	data = calloc(n ? n : 1, esize);
+	if (!data)
+		return VNPU_OUT_OF_MEMORY;
+	for (size_t i = 0; i < n; i++) {
+		float f = (float)value;
+		double d = (double)value;
+
+		if (type == VNPU_TYPE_F32)
+			memcpy(data + i * esize, &f, sizeof(f));
+		else if (type == VNPU_TYPE_F64)
+			memcpy(data + i * esize, &d, sizeof(d));
+		else if (type == VNPU_TYPE_BOOL)
+			data[i] = (char)(value != 0);
+		else
+			memcpy(data + i * esize, &value, esize);	/* little-endian */
+	}
+	st = vnpu_model_freeze_input(m, name, type, shape, data, n * esize);
+	free(data);
+	return st;
+}
+
+static int check_regression(vnpu_core *core, const struct regression *r, size_t count,
+			    const struct frozen_regression *f)
 {
 	char path[4096];
 	vnpu_compiled_model *cm = NULL;
 	vnpu_model *m;
-	vnpu_status st;
+	vnpu_status st = VNPU_OK;
 	int ret = 0;
 
 	snprintf(path, sizeof(path), NODE_DIR "/%s/model.onnx", r->model);
 	CHECK_OK(vnpu_core_read_model(core, path, &m));
+	if (f)
+		CHECK_OK(freeze_to(m, f->frozen, &f->shape, f->value));
 	if (r->first)
 		CHECK_OK(reshape_input(m, r->first, &r->first_shape, count));
-	st = reshape_input(m, r->input, &r->shape, count);
+	if (r->input)
+		st = reshape_input(m, r->input, &r->shape, count);
 	if (r->compile && !st)
 		st = vnpu_core_compile_model(core, m, device, NULL, &cm);
 	if (st != r->want || !strstr(vnpu_last_error(), r->text)) {
-		fprintf(stderr, "%s %s: %s (%s), want %s and \"%s\"\n", r->model, r->input,
+		fprintf(stderr, "%s %s: %s (%s), want %s and \"%s\"\n", r->model,
+			r->input ? r->input : f->frozen,
 			vnpu_status_str(st), vnpu_last_error(), vnpu_status_str(r->want), r->text);
 		ret = 1;
 	}
@@ -881,13 +953,16 @@ int main(int argc, char **argv)
 	double t0, slowest = 0;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "d:fkn:s:v")) != -1) {
+	while ((opt = getopt(argc, argv, "d:fFkn:s:v")) != -1) {
 		switch (opt) {
 		case 'd':
 			device = optarg;
 			break;
 		case 'f':
 			freezes = true;
+			break;
+		case 'F':
+			freezes = false;
 			break;
 		case 'k':
 			keep_going = true;
@@ -902,7 +977,7 @@ int main(int argc, char **argv)
 			verbose = true;
 			break;
 		default:
-			fprintf(stderr, "usage: test-runtime-reshape-fuzz [-d DEVICE] [-f] [-k] "
+			fprintf(stderr, "usage: test-runtime-reshape-fuzz [-d DEVICE] [-F (no freezes)] [-k] "
 				"[-n CHAINS] [-s SEED] [-v] [MODEL.onnx...]\n");
 			return 2;
 		}
@@ -927,10 +1002,13 @@ int main(int argc, char **argv)
 		}
 	}
 	for (size_t i = 0; paths && i < sizeof(regressions) / sizeof(regressions[0]); i++)
-		broken += (unsigned long)check_regression(core, &regressions[i], 0);
+		broken += (unsigned long)check_regression(core, &regressions[i], 0, NULL);
 	for (size_t i = 0; paths && i < sizeof(seq_regressions) / sizeof(seq_regressions[0]); i++)
 		broken += (unsigned long)check_regression(core, &seq_regressions[i].r,
-							  seq_regressions[i].count);
+							  seq_regressions[i].count, NULL);
+	for (size_t i = 0; paths && i < sizeof(frozen_regressions) / sizeof(frozen_regressions[0]); i++)
+		broken += (unsigned long)check_regression(core, &frozen_regressions[i].r, 0,
+							  &frozen_regressions[i]);
 	rng_state = seed * 0x9e3779b97f4a7c15ull + 1;
 	t0 = now_s();
 	for (unsigned long i = 0; i < chains && (!broken || keep_going); i++) {

@@ -2163,6 +2163,42 @@ static void test_frozen_node_models(void)
 	}
 }
 
+/*
+ * STFT of one frame (step past the signal): a step of INT64_MAX gave the
+ * frames a stride past the device's range, a stream it refused; it gives
+ * what a step of 1000 gives.
+ */
+static void test_stft_one_frame(void)
+{
+	static const int64_t steps[2] = { 1000, INT64_MAX };
+	struct pb_tensor data[3] = { 0 };
+	struct vnpu_program *p[2] = { 0 };
+	void *out[2][8] = { { 0 } };
+	char why[256] = "";
+	size_t n = 0;
+
+	while (n < 3 && read_pb_input("test_stft_with_window", (uint32_t)n, &data[n]))
+		n++;
+	if (n < 3 || data[1].size != sizeof(int64_t)) {
+		fprintf(stderr, "  test_stft_with_window: no test data (libonnx-testdata): skipped\n");
+	} else {
+		for (int i = 0; i < 2; i++) {
+			memcpy(data[1].data, &steps[i], sizeof(steps[i]));
+			CHECK_EQ(run_frozen("test_stft_with_window", data, n, 0x3, &p[i], out[i], why,
+					    sizeof(why)), 1);
+		}
+		CHECK(p[0] && p[1] && p[0]->outputs[0].size == p[1]->outputs[0].size &&
+		      !memcmp(out[0][0], out[1][0], p[0]->outputs[0].size));
+	}
+	for (int i = 0; i < 2; i++) {
+		vnpu_program_free(p[i]);
+		for (int o = 0; o < 8; o++)
+			free(out[i][o]);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(data[i].data);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct fe_test tests[] = {
@@ -2199,6 +2235,7 @@ int main(int argc, char **argv)
 		{ "f64_alone_falls_back", test_f64_alone_falls_back },
 		{ "planner", test_planner },
 		{ "frozen_node_models", test_frozen_node_models },
+		{ "stft_one_frame", test_stft_one_frame },
 	};
 
 	return fe_run(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
