@@ -216,36 +216,6 @@ static vnpu_status place_values(struct cstate *s, struct vnpu_program *p)
 	return VNPU_OK;
 }
 
-/*
- * Every command writes the arena or an output's slot: the weights and the
- * inputs are read only (the device refuses such a stream at load). A
- * compiler bug if not, said here rather than by the device.
- */
-static vnpu_status check_writes(const struct cstate *s)
-{
-	for (uint32_t i = 0; i < s->num_ops; i++) {
-		const struct cop *op = &s->ops[i];
-
-		for (uint32_t c = op->first_cmd; !op->dead && c < op->first_cmd + op->num_cmds; c++) {
-			const struct ccmd *cmd = &s->cmds[c];
-			/* A layer writes its last tensor, a copy or fill its first. */
-			const struct ctensor *w = &cs_cmd_tensors(s, cmd)[cmd->opcode == VNPU_CMD_LAYER ?
-									 cmd->num_tensors - 1 : 0];
-			const struct cval *v = &s->vals[root_of(s, w->val)];
-
-			if (v->storage == CV_ARENA ||
-			    (v->storage == CV_IO && v->slot >= VNPU_SLOT_FIRST_IO + s->num_ins))
-				continue;
-			return vnpu_error(VNPU_GENERAL_ERROR,
-					  "compiler: %s op '%s' writes %s '%s', which is read only",
-					  op->type, op->kind == COP_OUTPUT ? s->out_names[op->out[0]] :
-					  op->node->name, v->storage == CV_WEIGHT ? "constant" : "input",
-					  v->name);
-		}
-	}
-	return VNPU_OK;
-}
-
 static void to_tensor(const struct cstate *s, const struct ctensor *ct, struct vnpu_tensor *t)
 {
 	uint64_t at;
@@ -318,6 +288,39 @@ static const char *layer_name(const struct cstate *s, const struct cop *op)
 	if (op->node->name[0])
 		return op->node->name;
 	return op->num_out && op->out[0] >= 0 ? s->vals[op->out[0]].name : op->node->op;
+}
+
+/*
+ * Every command writes the arena or an output's slot: the weights and the
+ * inputs are read only (the device refuses such a stream at load). A
+ * compiler bug if not, said here rather than by the device.
+ */
+static vnpu_status check_writes(const struct cstate *s)
+{
+	for (uint32_t i = 0; i < s->num_ops; i++) {
+		const struct cop *op = &s->ops[i];
+
+		for (uint32_t c = op->first_cmd; !op->dead && c < op->first_cmd + op->num_cmds; c++) {
+			const struct ccmd *cmd = &s->cmds[c];
+			const struct ctensor *w;
+			const struct cval *v;
+
+			if (!cmd->num_tensors)
+				continue;
+			/* A layer writes its last tensor, a copy or fill its first. */
+			w = &cs_cmd_tensors(s, cmd)[cmd->opcode == VNPU_CMD_LAYER ?
+						    cmd->num_tensors - 1 : 0];
+			v = &s->vals[root_of(s, w->val)];
+			if (v->storage == CV_ARENA ||
+			    (v->storage == CV_IO && v->slot >= VNPU_SLOT_FIRST_IO + s->num_ins))
+				continue;
+			return vnpu_error(VNPU_GENERAL_ERROR,
+					  "compiler: %s layer '%s' writes %s '%s', which is read only",
+					  op->type, layer_name(s, op),
+					  v->storage == CV_WEIGHT ? "constant" : "input", v->name);
+		}
+	}
+	return VNPU_OK;
 }
 
 /* Segments (runs of ops with one target) and their layers. */
