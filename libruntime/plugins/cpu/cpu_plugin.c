@@ -463,17 +463,23 @@ static int run_spin(struct vnpu_job *job)
  * Wake @want sleeping tiles, but for those polling already, the first
  * ones first: the same tiles help with every command of a job (the others
  * sleep on), and a tile woken for nothing would cost a wakeup each time.
+ * A tile counted here is no longer polling or sleeping for the next call:
+ * two jobs queued before a woken tile runs wake two tiles, not one twice
+ * (the second job waited behind a never-ending one with a tile asleep).
  */
 static void wake_tiles_locked(struct vnpu_dev *dev, uint32_t want)
 {
 	uint32_t i;
 
 	for (i = 0; i < dev->num_threads && want; i++) {
-		if (dev->tiles[i].polling)
+		if (dev->tiles[i].polling) {
+			dev->tiles[i].polling = false;
 			want--;
+		}
 	}
 	for (i = 0; i < dev->num_threads && want; i++) {
 		if (dev->tiles[i].sleeping) {
+			dev->tiles[i].sleeping = false;
 			pthread_cond_signal(&dev->tiles[i].wake);
 			want--;
 		}
