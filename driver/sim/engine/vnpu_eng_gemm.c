@@ -1346,7 +1346,9 @@ struct conv_slide {
  * @sl->wf come from the input. When the unit's rows would pass the planes'
  * end, the rows it shares with the window move to their start first. The
  * offsets do not depend on the unit: they are set with the planes, and
- * the tiles read B at @win - @sl->wb * Wq.
+ * the tiles read B at @win - @sl->wb * Wq. The row after the window is
+ * zeros: the last outputs' right-most taps read its left padding (see
+ * conv_window()); past it, only columns the unit drops read the planes.
  */
 static void conv_window_slide(const struct conv_job *cj, __u64 q0, __u64 q1,
 			      __u64 cols, float *win, __s32 *off,
@@ -1362,11 +1364,7 @@ static void conv_window_slide(const struct conv_job *cj, __u64 q0, __u64 q1,
 		sl->valid = 1;
 		sl->wb = r0;
 		sl->wf = r0;
-		/*
-		 * Zeros, so that a row past the window reads as the padding
-		 * the last outputs' right-most taps reach (see conv_window()).
-		 */
-		zero_f32(win, s->cg * cs + eng_conv_slack(s, at, cols));
+		zero_f32(win + s->cg * cs, eng_conv_slack(s, at, cols));
 		k = 0;
 		for (r = 0; r < s->kh; r++)
 			for (i = 0; i < s->kw; i++)
@@ -1386,9 +1384,13 @@ static void conv_window_slide(const struct conv_job *cj, __u64 q0, __u64 q1,
 	if (r1 <= from)
 		return;
 	for (c = 0; c < s->cg; c++) {
+		float *d = win + c * cs + (from - sl->wb) * wq;
+
 		conv_window_prefetch(cj, c + 2, from, r1 - from);
-		conv_window_rows_f32(cj, c, from, r1 - from,
-				     win + c * cs + (from - sl->wb) * wq);
+		conv_window_rows_f32(cj, c, from, r1 - from, d);
+		/* At the planes' end it is the next plane's first (or slack). */
+		if (r1 - sl->wb < sl->cap)
+			zero_f32(d + (r1 - from) * wq, wq);
 	}
 	sl->wf = r1;
 }
