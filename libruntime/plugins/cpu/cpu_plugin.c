@@ -535,8 +535,9 @@ static int run_cmd(struct vnpu_dev *dev, struct vnpu_job *job,
 		return run_cmd_alone(dev, job, cmd, s);
 	parts = vnpu_exec_parts(cmd, dev->num_threads, CPU_CHUNK_COST,
 				dev->features);
-	if (!parts)
-		parts = 1;
+	/* One part: this thread alone, without the tiles' shared work. */
+	if (parts <= 1)
+		return run_cmd_alone(dev, job, cmd, s);
 
 	pthread_mutex_lock(&dev->lock);
 	/* A tile that woke late may still be looking at the last command. */
@@ -583,9 +584,10 @@ static void run_job(struct vnpu_dev *dev, struct vnpu_job *job, bool alone,
 				 "CPU: the job was cancelled");
 			break;
 		}
-		t0 = now_ns();
+		/* Each command's time when profiling: a clock read costs. */
+		t0 = job->cmd_ns ? now_ns() : 0;
 		ret = run_cmd(dev, job, exe->cmds[i], alone, s);
-		t1 = now_ns();
+		t1 = job->cmd_ns ? now_ns() : 0;
 		if (job->cmd_ns)
 			job->cmd_ns[i] = (uint64_t)(t1 - t0);
 		if (ret == -ENOMEM) {
