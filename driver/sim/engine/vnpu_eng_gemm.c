@@ -51,10 +51,11 @@ static void copy_f32(float *dst, const float *src, __u64 n)
 
 static void zero_f32(float *dst, __u64 n)
 {
+	const v8sf z = {};
 	__u64 i = 0;
 
 	for (; i + 8 <= n; i += 8)
-		vstore(dst + i, (v8sf){});
+		vstore(dst + i, z);
 	for (; i < n; i++)
 		dst[i] = 0;
 }
@@ -1274,6 +1275,30 @@ static void conv_window_prefetch(const struct conv_job *cj, __u64 c, __u64 r0,
 }
 
 /*
+ * The offsets of B's rows in a window of phase planes @plane floats and
+ * channels @cs floats apart, plus @base: the taps of channel 0, then each
+ * channel's, @cs further.
+ */
+static void conv_offsets(const struct conv_job *cj, __u64 plane, __u64 cs,
+			 __u64 base, __s32 *off)
+{
+	const struct vnpu_layer_conv *at = cj->at;
+	__u64 sh = at->stride[0], sw = at->stride[1];
+	__u64 wq = eng_conv_wq(&cj->s, at), c, i, k = 0, r;
+
+	for (r = 0; r < cj->s.kh; r++)
+		for (i = 0; i < cj->s.kw; i++) {
+			__u64 dy = r * at->dilation[0], dx = i * at->dilation[1];
+
+			off[k++] = (__s32)(((dy % sh) * sw + dx % sw) * plane +
+					   dy / sh * wq + dx / sw + base);
+		}
+	for (c = 1; c < cj->s.cg; c++)
+		for (i = 0; i < k; i++)
+			off[c * k + i] = off[i] + (__s32)(c * cs);
+}
+
+/*
  * Copies the input that padded columns [q0, q1) read into @win, and fills
  * the offset table; the zeroed slack after it is that of units of @cols.
  * The zero-padded input (Hp x Wp) is split into stride phases: plane
@@ -1292,7 +1317,7 @@ static void conv_window(const struct conv_job *cj, __u64 q0, __u64 q1,
 	const struct eng_conv_shape *s = &cj->s;
 	const struct vnpu_layer_conv *at = cj->at;
 	__u64 sh = at->stride[0], sw = at->stride[1], wq = eng_conv_wq(s, at);
-	__u64 r0 = q0 / wq, rows, plane, cs, c, ph, r, i, k;
+	__u64 r0 = q0 / wq, rows, plane, cs, c, ph, r;
 
 	rows = (q1 - 1) / wq - r0 + 1 + (s->kh - 1) * at->dilation[0] / sh;
 	plane = rows * wq;
@@ -1311,20 +1336,8 @@ static void conv_window(const struct conv_job *cj, __u64 q0, __u64 q1,
 						   plane);
 	}
 	/* Columns past the last row read the slack: keep it defined. */
-	for (i = 0; i < eng_conv_slack(s, at, cols); i++)
-		win[s->cg * cs + i] = 0;
-	/* The taps of channel 0, then each channel's: cs further. */
-	k = 0;
-	for (r = 0; r < s->kh; r++)
-		for (i = 0; i < s->kw; i++) {
-			__u64 dy = r * at->dilation[0], dx = i * at->dilation[1];
-
-			off[k++] = (__s32)(((dy % sh) * sw + dx % sw) * plane +
-					   dy / sh * wq + dx / sw + (q0 - r0 * wq));
-		}
-	for (c = 1; c < s->cg; c++)
-		for (i = 0; i < k; i++)
-			off[c * k + i] = off[i] + (__s32)(c * cs);
+	zero_f32(win + s->cg * cs, eng_conv_slack(s, at, cols));
+	conv_offsets(cj, plane, cs, q0 - r0 * wq, off);
 }
 
 /**
@@ -1358,21 +1371,14 @@ static void conv_window_slide(const struct conv_job *cj, __u64 q0, __u64 q1,
 	const struct vnpu_layer_conv *at = cj->at;
 	__u64 wq = eng_conv_wq(s, at), cs = sl->cap * wq;
 	__u64 r0 = q0 / wq, r1 = (q1 - 1) / wq + 1 + (s->kh - 1) * at->dilation[0];
-	__u64 c, i, k, r, from;
+	__u64 c, from;
 
 	if (!sl->valid || r0 < sl->wb || r0 > sl->wf) {
 		sl->valid = 1;
 		sl->wb = r0;
 		sl->wf = r0;
 		zero_f32(win + s->cg * cs, eng_conv_slack(s, at, cols));
-		k = 0;
-		for (r = 0; r < s->kh; r++)
-			for (i = 0; i < s->kw; i++)
-				off[k++] = (__s32)(r * at->dilation[0] * wq +
-						   i * at->dilation[1]);
-		for (c = 1; c < s->cg; c++)
-			for (i = 0; i < k; i++)
-				off[c * k + i] = off[i] + (__s32)(c * cs);
+		conv_offsets(cj, 0, cs, 0, off);
 	} else if (r1 > sl->wb + sl->cap) {
 		/* Forward copies: each chunk is read before it is overwritten. */
 		for (c = 0; c < s->cg; c++)
