@@ -248,20 +248,22 @@ vnpu_status cl_conv_attrs(struct cstate *s, const struct cop *op, int32_t x, int
 			    attr->pad_begin, attr->pad_end);
 }
 
-static vnpu_status lower_conv(struct cstate *s, struct cop *op)
+/*
+ * A CONV of X by W (@w: constant weights are packed), with @bias and
+ * @residual values when not -1, into @y.
+ */
+static vnpu_status conv_layer(struct cstate *s, struct vnpu_layer_conv *attr, struct ctensor x,
+			      int32_t w, int32_t bias, int32_t residual, struct ctensor y)
 {
-	const struct vnpu_tinfo winfo = *INFO(s, IN(op, 1)), *wi = &winfo;
-	struct vnpu_layer_conv attr;
-	int64_t group = vnpu_attr_int(N(op), "group", 1);
-	int32_t bias = IN(op, 2) >= 0 ? IN(op, 2) : op->bias, packed = -1;
+	const struct vnpu_tinfo winfo = *INFO(s, w), *wi = &winfo;
+	int64_t group = attr->group;
+	int32_t packed = -1;
 	struct ctensor t[5];
 	uint32_t n = 0;
-	vnpu_status st = cl_conv_attrs(s, op, IN(op, 0), IN(op, 1), op->out[0], &attr);
+	vnpu_status st;
 
-	if (st)
-		return st;
-	t[n++] = ct_dense(s, IN(op, 0));
-	if (cs_is_const(s, IN(op, 1)) && packable(wi) && !s->opt.no_packing) {
+	t[n++] = x;
+	if (cs_is_const(s, w) && packable(wi) && !s->opt.no_packing) {
 		uint64_t rows = (uint64_t)(wi->dims[0] / group);
 		uint64_t cols = (uint64_t)(vnpu_tinfo_elems(wi) / wi->dims[0]);
 		uint64_t size = vnpu_eng_packed_size(VNPU_PACK_CONV_W, (uint64_t)group, rows, cols);
@@ -287,22 +289,34 @@ static vnpu_status lower_conv(struct cstate *s, struct cop *op)
 	}
 	if (packed >= 0) {
 		t[n++] = ct_dense(s, packed);
-		attr.flags |= VNPU_LAYER_F_PACKED;
+		attr->flags |= VNPU_LAYER_F_PACKED;
 	} else {
-		t[n++] = ct_dense(s, IN(op, 1));
+		t[n++] = ct_dense(s, w);
 	}
 	if (bias >= 0) {
 		int64_t m = wi->dims[0];
 
 		t[n++] = ct_shaped(s, bias, 1, &m);
-		attr.flags |= VNPU_LAYER_F_BIAS;
+		attr->flags |= VNPU_LAYER_F_BIAS;
 	}
-	if (op->residual >= 0) {
-		t[n++] = ct_dense(s, op->residual);
-		attr.flags |= VNPU_LAYER_F_RESIDUAL;
+	if (residual >= 0) {
+		t[n++] = ct_dense(s, residual);
+		attr->flags |= VNPU_LAYER_F_RESIDUAL;
 	}
-	t[n++] = ct_dense(s, op->out[0]);
-	return cl_layer(s, VNPU_LAYER_CONV, t, n, &attr, sizeof(attr));
+	t[n++] = y;
+	return cl_layer(s, VNPU_LAYER_CONV, t, n, attr, sizeof(*attr));
+}
+
+static vnpu_status lower_conv(struct cstate *s, struct cop *op)
+{
+	struct vnpu_layer_conv attr;
+	int32_t bias = IN(op, 2) >= 0 ? IN(op, 2) : op->bias;
+	vnpu_status st = cl_conv_attrs(s, op, IN(op, 0), IN(op, 1), op->out[0], &attr);
+
+	if (st)
+		return st;
+	return conv_layer(s, &attr, ct_dense(s, IN(op, 0)), IN(op, 1), bias, op->residual,
+			  ct_dense(s, op->out[0]));
 }
 
 /* ConvTranspose's weights W [C, M/g, K...] as a convolution's: per group
@@ -560,6 +574,203 @@ static vnpu_status deconv_no_input(struct cstate *s, struct cop *op)
 	return cl_copy(s, ct_dense(s, op->out[0]), ct_broadcast(b, yi->rank, yi->dims));
 }
 
+/*
+ * The output phases of a strided ConvTranspose without dilation (the
+ * sub-pixel decomposition). Along an axis of stride s, kernel K and
+ * leading pad p, output o = s * q + r takes the taps k = k0 + s * u, with
+ * k0 = (r + p) mod s, from input q + d - u, with d = (r + p - k0) / s:
+ * phase r is a stride-1 convolution of X with the T = ceil((K - k0) / s)
+ * taps w[k0 + s * (T - 1 - v)], padded by T - 1 - d in front, computing
+ * the Q = ceil((OUT - r) / s) outputs of the phase. Zero-inserting X
+ * instead multiplies s_h * s_w times as many zeros as values (DBNet's
+ * 2x2 stride 2 heads did 4 times the work).
+ */
+struct deconv_phase {
+	int64_t k0, taps, pb, pe, q;
+};
+
+/* Strides of the axes ConvTranspose takes by phases, at most. */
+#define DECONV_MAX_PHASES 8
+
+/* Phase @r of axis @a (input extent @in, output @out); false when it has
+ * no taps, no outputs or would need negative pads. */
+static bool deconv_phase_of(const struct deconv_axis *a, int64_t in, int64_t out, int64_t r,
+			    struct deconv_phase *ph)
+{
+	int64_t p = a->k - 1 - a->pb, d;
+
+	ph->k0 = ((r + p) % a->st + a->st) % a->st;
+	ph->taps = ph->k0 < a->k ? (a->k - ph->k0 + a->st - 1) / a->st : 0;
+	d = (r + p - ph->k0) / a->st;
+	ph->q = out > r ? (out - r + a->st - 1) / a->st : 0;
+	ph->pb = ph->taps - 1 - d;
+	ph->pe = ph->q - 1 + ph->taps - in - ph->pb;
+	return ph->taps > 0 && ph->q > 0 && ph->pb >= 0 && ph->pe >= 0 &&
+	       ph->pb <= INT32_MAX && ph->pe <= INT32_MAX;
+}
+
+static bool same_phase(const struct deconv_phase *a, const struct deconv_phase *b)
+{
+	return a->taps == b->taps && a->pb == b->pb && a->pe == b->pe && a->q == b->q;
+}
+
+/* The phases [r0, r1) x [c0, c1) of both axes of a ConvTranspose. */
+struct phase_set {
+	const struct deconv_phase *h, *w;	/* indexed by phase */
+	int64_t sh, sw, r0, r1, c0, c1;
+};
+
+/* Phases in @ps: the channels of each output channel of their convolution. */
+static int64_t phase_count(const struct phase_set *ps)
+{
+	return (ps->r1 - ps->r0) * (ps->c1 - ps->c0);
+}
+
+/*
+ * The weights of the phases of @ps as one convolution's W'
+ * [M * phases, C/g, T_h, T_w], channels in (m, rh, rw) order, from
+ * ConvTranspose's constant W [C, M/g, K_h, K_w].
+ */
+static vnpu_status phase_weights(struct cstate *s, int32_t wv, int64_t group,
+				 const struct phase_set *ps, int32_t *out)
+{
+	const struct vnpu_tinfo winfo = *INFO(s, wv), *wi = &winfo;
+	int64_t cg = wi->dims[0] / group, mg = wi->dims[1], kh = wi->dims[2], kw = wi->dims[3];
+	int64_t th = ps->h[ps->r0].taps, tw = ps->w[ps->c0].taps, m = mg * group, i = 0;
+	int64_t dims[4] = { m * phase_count(ps), cg, th, tw };
+	float *wide, *nw = malloc((size_t)(dims[0] * cg * th * tw) * sizeof(float));
+	const float *w = const_f32(wi, &wide);
+
+	if (!nw || !w) {
+		free(nw);
+		free(wide);
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	}
+	for (int64_t mm = 0; mm < m; mm++)
+		for (int64_t rh = ps->r0; rh < ps->r1; rh++)
+			for (int64_t rw = ps->c0; rw < ps->c1; rw++)
+				for (int64_t c = 0; c < cg; c++)
+					for (int64_t vh = 0; vh < th; vh++)
+						for (int64_t vw = 0; vw < tw; vw++) {
+							int64_t a = ps->h[rh].k0 + (th - 1 - vh) * ps->sh;
+							int64_t b = ps->w[rw].k0 + (tw - 1 - vw) * ps->sw;
+
+							nw[i++] = w[(((mm / mg * cg + c) * mg + mm % mg) *
+								     kh + a) * kw + b];
+						}
+	free(wide);
+	return cs_add_const(s, VNPU_TYPE_F32, 4, dims, nw, out);
+}
+
+/* Constant bias @bv [M] repeated for each of @np phases: [M * np]. */
+static vnpu_status phase_bias(struct cstate *s, int32_t bv, int64_t np, int32_t *out)
+{
+	const struct vnpu_tinfo binfo = *INFO(s, bv), *bi = &binfo;
+	int64_t m = vnpu_tinfo_elems(bi), n = m * np;
+	float *wide, *nb = malloc((size_t)(n + 1) * sizeof(float));
+	const float *b = const_f32(bi, &wide);
+
+	if (!nb || !b) {
+		free(nb);
+		free(wide);
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	}
+	for (int64_t i = 0; i < n; i++)
+		nb[i] = b[i / np];
+	free(wide);
+	return cs_add_const(s, VNPU_TYPE_F32, 1, &n, nb, out);
+}
+
+/*
+ * The phases of @ps (one geometry) as one convolution of X into a
+ * temporary [N, M * phases, Q_h, Q_w], copied into their places in Y.
+ */
+static vnpu_status deconv_phase_set(struct cstate *s, struct cop *op, const struct phase_set *ps)
+{
+	const struct vnpu_tinfo xi = *INFO(s, IN(op, 0)), yi = *INFO(s, op->out[0]);
+	const struct deconv_phase *h = &ps->h[ps->r0], *w = &ps->w[ps->c0];
+	int64_t np = phase_count(ps), n = xi.dims[0], m = yi.dims[1], oh = yi.dims[2], ow = yi.dims[3];
+	int64_t tdims[4] = { n, m * np, h->q, w->q };
+	struct vnpu_layer_conv attr = {
+		.group = (uint32_t)vnpu_attr_int(N(op), "group", 1), .act = op->act,
+		.kernel = { (uint32_t)h->taps, (uint32_t)w->taps }, .stride = { 1, 1 },
+		.dilation = { 1, 1 }, .pad_begin = { (uint32_t)h->pb, (uint32_t)w->pb },
+		.pad_end = { (uint32_t)h->pe, (uint32_t)w->pe },
+	};
+	int32_t wv, bv = -1, tv;
+	struct ctensor dst, src;
+	vnpu_status st = phase_weights(s, IN(op, 1), attr.group, ps, &wv);
+
+	if (!st && IN(op, 2) >= 0)
+		st = np > 1 ? phase_bias(s, IN(op, 2), np, &bv) : (bv = IN(op, 2), VNPU_OK);
+	if (!st)
+		st = cs_add_temp(s, yi.type, 4, tdims, &tv);
+	if (!st)
+		st = conv_layer(s, &attr, ct_dense(s, IN(op, 0)), wv, bv, -1, ct_dense(s, tv));
+	if (st)
+		return st;
+	/* T [N, M, rh, rw, Q_h, Q_w] to Y [N, M, Q_h, rh, Q_w, rw], rows innermost. */
+	src = ct_dense(s, tv);
+	dst = ct_dense(s, op->out[0]);
+	dst.off += ps->r0 * ow + ps->c0;
+	src.rank = dst.rank = 6;
+	src.dims[0] = dst.dims[0] = n;
+	src.dims[1] = dst.dims[1] = m;
+	src.dims[2] = dst.dims[2] = ps->r1 - ps->r0;
+	src.dims[3] = dst.dims[3] = ps->c1 - ps->c0;
+	src.dims[4] = dst.dims[4] = h->q;
+	src.dims[5] = dst.dims[5] = w->q;
+	src.strides[5] = 1;
+	for (int32_t d = 4; d >= 0; d--)
+		src.strides[d] = src.strides[d + 1] * src.dims[d + 1];
+	dst.strides[0] = m * oh * ow;
+	dst.strides[1] = oh * ow;
+	dst.strides[2] = ow;
+	dst.strides[3] = 1;
+	dst.strides[4] = ps->sh * ow;
+	dst.strides[5] = ps->sw;
+	return cl_copy(s, dst, src);
+}
+
+/*
+ * A 2-D ConvTranspose with strides, no dilation and constant weights by
+ * phases (struct deconv_phase): one convolution when all phases share a
+ * geometry and B is constant or absent (K a multiple of the stride, e.g.
+ * DBNet's 2x2 stride 2: then a 1x1 convolution of M * 4 channels), else
+ * one per phase. *@done false: the layer takes the zero-inserting path.
+ */
+static vnpu_status deconv_by_phases(struct cstate *s, struct cop *op, const struct deconv_axis *ax,
+				    bool *done)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0)), *yi = INFO(s, op->out[0]);
+	struct deconv_phase ph[2][DECONV_MAX_PHASES];
+	struct phase_set ps = { ph[0], ph[1], ax[0].st, ax[1].st, 0, ax[0].st, 0, ax[1].st };
+	bool uniform = IN(op, 2) < 0 || cs_is_const(s, IN(op, 2));
+	vnpu_status st = VNPU_OK;
+
+	*done = false;
+	if (xi->rank != 4 || ax[0].dl != 1 || ax[1].dl != 1 || (ax[0].st == 1 && ax[1].st == 1) ||
+	    ax[0].st > DECONV_MAX_PHASES || ax[1].st > DECONV_MAX_PHASES ||
+	    !cs_is_const(s, IN(op, 1)) || !packable(INFO(s, IN(op, 1))))
+		return VNPU_OK;
+	for (int32_t d = 0; d < 2; d++)
+		for (int64_t r = 0; r < ax[d].st; r++) {
+			if (!deconv_phase_of(&ax[d], xi->dims[2 + d], yi->dims[2 + d], r, &ph[d][r]))
+				return VNPU_OK;
+			uniform &= same_phase(&ph[d][r], &ph[d][0]);
+		}
+	*done = true;
+	if (uniform)
+		return deconv_phase_set(s, op, &ps);
+	for (ps.r0 = 0; ps.r0 < ax[0].st && !st; ps.r0++)
+		for (ps.c0 = 0; ps.c0 < ax[1].st && !st; ps.c0++) {
+			ps.r1 = ps.r0 + 1;
+			ps.c1 = ps.c0 + 1;
+			st = deconv_phase_set(s, op, &ps);
+		}
+	return st;
+}
+
 static vnpu_status lower_conv_transpose(struct cstate *s, struct cop *op)
 {
 	const struct vnpu_tinfo xinfo = *INFO(s, IN(op, 0)), *xi = &xinfo;
@@ -568,7 +779,7 @@ static vnpu_status lower_conv_transpose(struct cstate *s, struct cop *op)
 	int32_t nsp = xi->rank - 2, x = IN(op, 0), w, bias = IN(op, 2);
 	struct vnpu_layer_conv attr = { .group = (uint32_t)group, .act = op->act };
 	struct deconv_axis ax[3];
-	bool zeros = false;
+	bool zeros = false, phased = false;
 	struct ctensor t[4];
 	uint32_t nt = 0;
 	vnpu_status st;
@@ -578,7 +789,9 @@ static vnpu_status lower_conv_transpose(struct cstate *s, struct cop *op)
 	if (!vnpu_tinfo_elems(xi))
 		return deconv_no_input(s, op);
 	st = deconv_axes(s, op, ax, nsp);
-	if (st)
+	if (!st && nsp == 2)
+		st = deconv_by_phases(s, op, ax, &phased);
+	if (st || phased)
 		return st;
 	for (int32_t d = 0; d < 2; d++)
 		attr.kernel[d] = attr.stride[d] = attr.dilation[d] = 1;

@@ -1542,6 +1542,129 @@ static void test_conv_transpose_3d(void)
 	}
 }
 
+/* Commands of @opcode in @p. */
+static uint32_t count_cmds(const struct vnpu_program *p, uint32_t opcode)
+{
+	uint32_t n = 0;
+
+	for (uint32_t g = 0; g < p->num_segments; g++) {
+		const uint8_t *c = p->segments[g].cmd, *end = c + p->segments[g].cmd_size;
+		struct vnpu_cmd_header h;
+
+		for (; c + sizeof(h) <= end; c += h.size) {
+			memcpy(&h, c, sizeof(h));
+			if (h.size < sizeof(h))
+				break;
+			n += h.opcode == opcode;
+		}
+	}
+	return n;
+}
+
+struct deconv2d_case {
+	int n, c, m, group, h, w, kh, kw, sh, sw, pt, pl, pb, pr, oph, opw;
+	int bias;		/* 0 none, 1 constant, 2 an input */
+	uint32_t convs;		/* CONV layers of the phased lowering, 0: zero-inserted */
+};
+
+/*
+ * One 2-D ConvTranspose with constant weights against the definition: the
+ * strided ones without dilation run as convolutions of their output
+ * phases (one when the phases share a geometry), with no zero-filled
+ * input (no FILL command).
+ */
+static void conv_transpose_2d_case(const struct deconv2d_case *dc)
+{
+	int oh = (dc->h - 1) * dc->sh + dc->kh - dc->pt - dc->pb + dc->oph;
+	int ow = (dc->w - 1) * dc->sw + dc->kw - dc->pl - dc->pr + dc->opw;
+	int mg = dc->m / dc->group, cg = dc->c / dc->group;
+	size_t nx = (size_t)dc->n * dc->c * dc->h * dc->w, nw = (size_t)dc->c * mg * dc->kh * dc->kw;
+	size_t ny = (size_t)dc->n * dc->m * oh * ow;
+	float *x = malloc(nx * 4), *w = malloc(nw * 4), *b = malloc((size_t)dc->m * 4);
+	float *want = malloc(ny * 4), *out[8] = { 0 };
+	struct vnpu_program *p = NULL;
+	void *in[2] = { x, b };
+	struct mb *bld = mb_new(13);
+	Onnx__NodeProto *nd;
+	vnpu_model *m;
+
+	fe_pattern(x, nx, 3);
+	fe_pattern(w, nw, 4);
+	fe_pattern(b, (size_t)dc->m, 5);
+	for (size_t i = 0; i < ny; i++)
+		want[i] = dc->bias ? b[i / ((size_t)oh * ow) % dc->m] : 0;
+	for (int n = 0; n < dc->n; n++)
+	for (int c = 0; c < dc->c; c++)
+	for (int i = 0; i < dc->h; i++)
+	for (int j = 0; j < dc->w; j++)
+	for (int mm = 0; mm < mg; mm++)
+	for (int a = 0; a < dc->kh; a++)
+	for (int e = 0; e < dc->kw; e++) {
+		int o0 = i * dc->sh + a - dc->pt, o1 = j * dc->sw + e - dc->pl;
+		int mo = c / cg * mg + mm;
+
+		if (o0 < 0 || o0 >= oh || o1 < 0 || o1 >= ow)
+			continue;
+		want[(((size_t)n * dc->m + mo) * oh + o0) * ow + o1] +=
+			x[(((size_t)n * dc->c + c) * dc->h + i) * dc->w + j] *
+			w[(((size_t)c * mg + mm) * dc->kh + a) * dc->kw + e];
+	}
+	mb_input(bld, "x", F32, 4, (const int64_t[]){ dc->n, dc->c, dc->h, dc->w });
+	mb_init_f32(bld, "w", 4, (const int64_t[]){ dc->c, mg, dc->kh, dc->kw }, w);
+	if (dc->bias == 1)
+		mb_init_f32(bld, "b", 1, (const int64_t[]){ dc->m }, b);
+	else if (dc->bias == 2)
+		mb_input(bld, "b", F32, 1, (const int64_t[]){ dc->m });
+	nd = mb_node(bld, "ConvTranspose", (const char *[]){ "x", "w", dc->bias ? "b" : NULL, NULL },
+		     (const char *[]){ "y", NULL });
+	mb_attr_int(nd, "group", dc->group);
+	mb_attr_ints(nd, "strides", 2, (const int64_t[]){ dc->sh, dc->sw });
+	mb_attr_ints(nd, "pads", 4, (const int64_t[]){ dc->pt, dc->pl, dc->pb, dc->pr });
+	mb_attr_ints(nd, "output_padding", 2, (const int64_t[]){ dc->oph, dc->opw });
+	mb_output(bld, "y");
+	m = mb_read(bld);
+	CHECK(m != NULL);
+	if (m && !vnpu_compile(m, NULL, &p)) {
+		CHECK_EQ(p->outputs[0].size, ny * 4);
+		CHECK_EQ(count_cmds(p, VNPU_CMD_FILL), dc->convs ? 0u : 1u);
+		out[0] = calloc(1, p->outputs[0].size + 4);
+		CHECK_EQ(fe_run_program(p, in, (void *const *)out), 0);
+		CHECK(p->outputs[0].size != ny * 4 || max_diff(out[0], want, ny) < 1e-5f);
+		free(out[0]);
+	} else {
+		CHECK(p != NULL);
+	}
+	vnpu_program_free(p);
+	vnpu_model_free(m);
+	free(x);
+	free(w);
+	free(b);
+	free(want);
+}
+
+static void test_conv_transpose_2d(void)
+{
+	static const struct deconv2d_case cases[] = {
+		/* DBNet's heads: 2x2 stride 2 is a 1x1 convolution of 4 * M channels. */
+		{ 1, 3, 5, 1, 4, 5, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0, 1, 1 },
+		{ 2, 4, 1, 1, 3, 7, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0, 0, 1 },
+		/* 4x4 stride 2 pad 1: four phases of 2x2 taps, padded apart. */
+		{ 1, 3, 4, 1, 5, 4, 4, 4, 2, 2, 1, 1, 1, 1, 0, 0, 1, 4 },
+		/* Phases of their own: 3x3 stride 2 (taps 2 and 1), output padding. */
+		{ 1, 2, 3, 1, 4, 3, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 4 },
+		{ 2, 4, 6, 2, 3, 5, 3, 5, 2, 3, 0, 2, 1, 0, 0, 1, 2, 6 },
+		/* A bias given at run time: each phase its own convolution. */
+		{ 1, 3, 2, 1, 3, 3, 2, 2, 2, 2, 0, 0, 0, 0, 0, 0, 2, 4 },
+		/* Stride 3 kernel 5, groups; rows phases alone. */
+		{ 1, 4, 4, 2, 3, 4, 5, 1, 3, 1, 2, 0, 1, 0, 0, 0, 1, 3 },
+		/* Kernel 1 stride 2: a phase without taps, zero-inserted. */
+		{ 1, 2, 3, 1, 3, 3, 1, 1, 2, 2, 0, 0, 0, 0, 0, 0, 1, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		conv_transpose_2d_case(&cases[i]);
+}
+
 /* Tile of a rank-5 tensor on every axis: one view would need 10 dims, so
  * the repeats go in steps through temporaries. */
 static void test_tile_in_steps(void)
@@ -2224,6 +2347,7 @@ int main(int argc, char **argv)
 		{ "adam_multiple_tensors", test_adam_multiple_tensors },
 		{ "resize_crop", test_resize_crop },
 		{ "conv_transpose_3d", test_conv_transpose_3d },
+		{ "conv_transpose_2d", test_conv_transpose_2d },
 		{ "tile_in_steps", test_tile_in_steps },
 		{ "rank8_transpose_add", test_rank8_transpose_add },
 		{ "max_unpool", test_max_unpool },
