@@ -4,88 +4,97 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "onnx.pb-c.h"
 #include "onnx_data.pb-c.h"
 #include "tensor_file.h"
 
+/* The whole of the regular file at @path (a directory or a device is refused). */
 static void *read_whole(const char *path, size_t *size, char *err, size_t err_size)
 {
 	FILE *f = fopen(path, "rb");
+	struct stat sb;
 	char *buf = NULL;
-	long len;
+	size_t len;
 
 	if (!f) {
 		snprintf(err, err_size, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
-	if (fseek(f, 0, SEEK_END) || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
-		snprintf(err, err_size, "%s: cannot seek", path);
+	if (fstat(fileno(f), &sb)) {
+		snprintf(err, err_size, "%s: %s", path, strerror(errno));
 		goto out;
 	}
-	buf = malloc(len ? (size_t)len : 1);
+	if (!S_ISREG(sb.st_mode)) {
+		snprintf(err, err_size, "%s: %s", path, S_ISDIR(sb.st_mode) ?
+			 "is a directory, not a tensor file" : "not a regular file");
+		goto out;
+	}
+	len = (size_t)sb.st_size;
+	buf = malloc(len ? len : 1);
 	if (!buf) {
 		snprintf(err, err_size, "%s: out of memory", path);
 		goto out;
 	}
-	if (fread(buf, 1, (size_t)len, f) != (size_t)len) {
+	if (fread(buf, 1, len, f) != len) {
 		snprintf(err, err_size, "%s: short read", path);
 		free(buf);
 		buf = NULL;
 		goto out;
 	}
-	*size = (size_t)len;
+	*size = len;
 out:
 	fclose(f);
 	return buf;
 }
 
-/* Copy @n typed values of a repeated field into @dst, narrowing as ONNX packs them. */
-static int copy_typed(const Onnx__TensorProto *tp, vnpu_element_type type,
-		      void *dst, uint64_t n)
+/* How many values of @type the repeated field ONNX packs them in holds. */
+static size_t typed_count(const Onnx__TensorProto *tp, vnpu_element_type type)
+{
+	switch (type) {
+	case VNPU_TYPE_F32:
+		return tp->n_float_data;
+	case VNPU_TYPE_F64:
+		return tp->n_double_data;
+	case VNPU_TYPE_I64:
+		return tp->n_int64_data;
+	case VNPU_TYPE_U32:
+	case VNPU_TYPE_U64:
+		return tp->n_uint64_data;
+	default:
+		return tp->n_int32_data;
+	}
+}
+
+/* Copy the @n typed values (typed_count()) into @dst, narrowing as ONNX packs them. */
+static void copy_typed(const Onnx__TensorProto *tp, vnpu_element_type type,
+		       void *dst, uint64_t n)
 {
 	uint64_t i;
 
+	if (!n)		/* an empty tensor's array is NULL */
+		return;
 	switch (type) {
 	case VNPU_TYPE_F32:
-		if (tp->n_float_data != n)
-			return -1;
-		if (n)	/* an empty tensor's array is NULL */
-			memcpy(dst, tp->float_data, n * 4);
-		return 0;
+		memcpy(dst, tp->float_data, n * 4);
+		return;
 	case VNPU_TYPE_F64:
-		if (tp->n_double_data != n)
-			return -1;
-		if (n)
-			memcpy(dst, tp->double_data, n * 8);
-		return 0;
+		memcpy(dst, tp->double_data, n * 8);
+		return;
 	case VNPU_TYPE_I64:
-		if (tp->n_int64_data != n)
-			return -1;
-		if (n)
-			memcpy(dst, tp->int64_data, n * 8);
-		return 0;
+		memcpy(dst, tp->int64_data, n * 8);
+		return;
 	case VNPU_TYPE_U32:
 	case VNPU_TYPE_U64:
-		if (tp->n_uint64_data != n)
-			return -1;
 		for (i = 0; i < n; i++) {
 			if (type == VNPU_TYPE_U32)
 				((uint32_t *)dst)[i] = (uint32_t)tp->uint64_data[i];
 			else
 				((uint64_t *)dst)[i] = tp->uint64_data[i];
 		}
-		return 0;
-	case VNPU_TYPE_I32:
-	case VNPU_TYPE_I16:
-	case VNPU_TYPE_U16:
-	case VNPU_TYPE_F16:
-	case VNPU_TYPE_BF16:
-	case VNPU_TYPE_I8:
-	case VNPU_TYPE_U8:
-	case VNPU_TYPE_BOOL:
-		if (tp->n_int32_data != n)
-			return -1;
+		return;
+	default:
 		for (i = 0; i < n; i++) {
 			int32_t v = tp->int32_data[i];
 
@@ -101,21 +110,23 @@ static int copy_typed(const Onnx__TensorProto *tp, vnpu_element_type type,
 				break;
 			}
 		}
-		return 0;
-	default:
-		return -1;
+		return;
 	}
 }
 
-/* A decoded TensorProto into a new host tensor; @path names it in messages. */
+/*
+ * A decoded TensorProto into a new host tensor; @path names it in messages.
+ * The data the file holds is checked against the shape before the tensor
+ * is allocated: a shape alone never costs memory.
+ */
 static vnpu_status tensor_from_proto(const Onnx__TensorProto *tp, const char *path,
 				     vnpu_tensor **out, char *err, size_t err_size)
 {
-	vnpu_status st = VNPU_PARSE_ERROR;
 	vnpu_element_type type;
 	vnpu_tensor *t = NULL;
 	uint64_t n = 1, bytes;
 	vnpu_shape shape;
+	vnpu_status st;
 	size_t esize;
 	void *data;
 	size_t i;
@@ -144,6 +155,20 @@ static vnpu_status tensor_from_proto(const Onnx__TensorProto *tp, const char *pa
 		snprintf(err, err_size, "%s: external data is not supported here", path);
 		return VNPU_UNSUPPORTED;
 	}
+	if (__builtin_mul_overflow(n, esize, &bytes)) {
+		snprintf(err, err_size, "%s: bad dimension", path);
+		return VNPU_PARSE_ERROR;
+	}
+	if (tp->has_raw_data && tp->raw_data.len != bytes) {
+		snprintf(err, err_size, "%s: raw_data holds %zu bytes, the shape needs %llu",
+			 path, tp->raw_data.len, (unsigned long long)bytes);
+		return VNPU_PARSE_ERROR;
+	}
+	if (!tp->has_raw_data && typed_count(tp, type) != n) {
+		snprintf(err, err_size, "%s: the typed data holds %zu values, the shape needs %llu",
+			 path, typed_count(tp, type), (unsigned long long)n);
+		return VNPU_PARSE_ERROR;
+	}
 
 	st = vnpu_tensor_create(type, &shape, &t);
 	if (st != VNPU_OK) {
@@ -151,21 +176,10 @@ static vnpu_status tensor_from_proto(const Onnx__TensorProto *tp, const char *pa
 		return st;
 	}
 	vnpu_tensor_get_data(t, &data);
-	bytes = n * esize;
-	if (tp->has_raw_data) {
-		if (tp->raw_data.len != bytes) {
-			snprintf(err, err_size, "%s: raw_data holds %zu bytes, the shape needs %llu",
-				 path, tp->raw_data.len, (unsigned long long)bytes);
-			vnpu_tensor_free(t);
-			return VNPU_PARSE_ERROR;
-		}
-		if (bytes)
-			memcpy(data, tp->raw_data.data, bytes);
-	} else if (copy_typed(tp, type, data, n)) {
-		snprintf(err, err_size, "%s: the typed data does not match the shape", path);
-		vnpu_tensor_free(t);
-		return VNPU_PARSE_ERROR;
-	}
+	if (tp->has_raw_data && bytes)
+		memcpy(data, tp->raw_data.data, bytes);
+	else if (!tp->has_raw_data)
+		copy_typed(tp, type, data, n);
 	*out = t;
 	return VNPU_OK;
 }

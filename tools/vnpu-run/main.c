@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,7 @@ struct options {
 	const char *const *props;
 	int profile;
 	int json;
+	int json_open;		/* the JSON object was opened on stdout */
 	unsigned int seed;
 	uint32_t num_shapes;
 	struct { const char *name; vnpu_shape shape; } shapes[MAX_INPUTS];
@@ -98,6 +100,22 @@ static int parse_shape(struct options *o, char *arg)
 	return 0;
 }
 
+static int parse_seed(struct options *o, const char *arg)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 0);
+	if (end == arg || *end || *arg == '-' || errno || v > UINT_MAX) {
+		fprintf(stderr, "vnpu-run: --seed takes a number from 0 to %u, not \"%s\"\n",
+			UINT_MAX, arg);
+		return 2;
+	}
+	o->seed = (unsigned int)v;
+	return 0;
+}
+
 static int parse_args(int argc, char **argv, struct options *o)
 {
 	static const struct option long_options[] = {
@@ -126,7 +144,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'o': o->out_dir = optarg; break;
 		case 'p': o->profile = 1; break;
 		case 'j': o->json = 1; break;
-		case 's': o->seed = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case 's':
+			if (parse_seed(o, optarg))
+				return 2;
+			break;
 		case 'h': usage(stdout); exit(0);
 		case 'S':
 			if (parse_shape(o, optarg))
@@ -174,7 +195,7 @@ static int read_inputs(struct options *o, vnpu_model *model)
 	for (i = 0; i < o->num_inputs; i++) {
 		in = &o->inputs[i];
 		if (tensor_file_read(in->path, &in->tensor, &in->file_name, err, sizeof(err))) {
-			fprintf(stderr, "vnpu-run: %s: %s\n", in->path, err);
+			fprintf(stderr, "vnpu-run: %s\n", err);
 			return 1;
 		}
 		if (!in->name && in->file_name[0] &&
@@ -192,6 +213,22 @@ static int read_inputs(struct options *o, vnpu_model *model)
 			return 1;
 		}
 		next = index + 1;
+	}
+	return 0;
+}
+
+/* Every --shape names an input of the model: a usage error otherwise. */
+static int check_shape_names(const struct options *o, vnpu_model *model)
+{
+	size_t index;
+	uint32_t i;
+
+	for (i = 0; i < o->num_shapes; i++) {
+		if (vnpu_model_input_index(model, o->shapes[i].name, &index)) {
+			fprintf(stderr, "vnpu-run: --shape: the model has no input \"%s\"\n",
+				o->shapes[i].name);
+			return 2;
+		}
 	}
 	return 0;
 }
@@ -350,14 +387,17 @@ static int write_outputs(struct options *o, vnpu_compiled_model *cm, vnpu_infer_
 	}
 	vnpu_compiled_model_get_num_outputs(cm, &n);
 	if (o->json) {
+		o->json_open = 1;
 		printf("{\n  \"device\": ");
 		json_string(stdout, o->device);
 		printf(",\n  \"outputs\": [");
 	}
 	for (i = 0; i < n && !ret; i++) {
 		vnpu_compiled_model_get_output(cm, i, &port);
-		if (vnpu_infer_request_get_output_tensor(req, i, &t))
-			return fail(port.name);
+		if (vnpu_infer_request_get_output_tensor(req, i, &t)) {
+			ret = fail(port.name);
+			break;
+		}
 		output_path(o->out_dir, port.name, path, sizeof(path));
 		if (tensor_file_write(path, port.name, t, err, sizeof(err))) {
 			fprintf(stderr, "vnpu-run: %s: %s\n", path, err);
@@ -430,7 +470,9 @@ static int run(struct options *o, vnpu_core *core)
 
 	if (vnpu_core_read_model(core, o->model, &model))
 		return fail(o->model);
-	ret = read_inputs(o, model);
+	ret = check_shape_names(o, model);
+	if (!ret)
+		ret = read_inputs(o, model);
 	if (!ret)
 		ret = reshape_inputs(o, model);
 	if (!ret)
@@ -447,7 +489,7 @@ static int run(struct options *o, vnpu_core *core)
 		ret = write_outputs(o, cm, req);
 	if (!ret && o->profile)
 		print_profile(req, o->json);
-	if (o->json)
+	if (o->json_open)
 		printf("\n}\n");
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
