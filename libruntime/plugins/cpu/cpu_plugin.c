@@ -3,7 +3,7 @@
  * The CPU device: runs command streams on host threads with the very code
  * the simulated NPU runs (driver/sim/vnpu_exec.c and the device engine).
  *
- * One thread per CPU, the tiles. A tile takes the next job from the queue
+ * One thread per CPU the process may run on, the tiles. A tile takes the next job from the queue
  * (in submission order) and runs its commands one after another; each
  * command is split into parts (vnpu_exec_parts) that the tiles take from a
  * shared counter, like the NPU's firmware and tiles. The device is a
@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -926,13 +927,28 @@ static void cpu_model_name(char *buf, size_t size)
 	fclose(f);
 }
 
+/*
+ * The CPUs the process may run on (taskset, a cgroup's cpuset), as ONNX
+ * Runtime and OpenVINO count them: `taskset -c 0` gives a device of one
+ * tile, not two tiles sharing one CPU. The online CPUs when unknown.
+ */
+static uint32_t cpu_count(void)
+{
+	cpu_set_t set;
+	long n;
+
+	if (!sched_getaffinity(0, sizeof(set), &set) && CPU_COUNT(&set) > 0)
+		return (uint32_t)CPU_COUNT(&set);
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (uint32_t)n : 1;
+}
+
 static void cpu_fill_info(struct vnpu_dev *dev)
 {
 	struct vnpu_device_info *info = &dev->info;
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
 	char model[64];
 
-	dev->num_threads = n > 0 ? (uint32_t)n : 1;
+	dev->num_threads = cpu_count();
 	if (dev->num_threads > 64)
 		dev->num_threads = 64;
 	dev->features |= vnpu_eng_host_features();
