@@ -163,6 +163,21 @@ vnpu_status vnpu_model_infer(struct vnpu_model *m);
 vnpu_status vnpu_onnx_parse(const void *data, size_t size, const char *dir,
 			    struct vnpu_model **out);
 
+/*
+ * ---- onnx_wire.c ----
+ * A model's bytes are refused before protobuf-c unpacks them when they are
+ * more than VNPU_ONNX_MAX_BYTES, nest messages deeper than
+ * VNPU_ONNX_MAX_DEPTH (the ModelProto is depth 0), hold more than
+ * VNPU_ONNX_MAX_MESSAGES messages or would unpack into more than
+ * VNPU_ONNX_MAX_DECODED bytes (VNPU_UNSUPPORTED), or are no protobuf
+ * (VNPU_PARSE_ERROR). Documentation/vnpu/runtime.rst lists the limits.
+ */
+#define VNPU_ONNX_MAX_BYTES (1ull << 31)
+#define VNPU_ONNX_MAX_DEPTH 64
+#define VNPU_ONNX_MAX_MESSAGES (1 << 22)
+#define VNPU_ONNX_MAX_DECODED (1ull << 32)
+vnpu_status vnpu_onnx_wire_check(const void *data, size_t size);
+
 /* ---- infer.c ---- */
 
 /*

@@ -769,6 +769,10 @@ vnpu_status vnpu_onnx_parse(const void *data, size_t size, const char *dir,
 	Onnx__ModelProto *mp;
 	vnpu_status st;
 
+	/* Bounded before protobuf-c, which recurses and allocates freely. */
+	st = vnpu_onnx_wire_check(data, size);
+	if (st)
+		return st;
 	mp = onnx__model_proto__unpack(NULL, size, data);
 	if (!mp)
 		return vnpu_error(VNPU_PARSE_ERROR,

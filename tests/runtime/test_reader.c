@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The ONNX reader against crafted models: each attack gets a status and a
+ * message (or the right result), never a crash, a hang or a leak. The
+ * models are written here, byte by byte where the attack is in the wire
+ * format itself. Documentation/vnpu/runtime.rst lists the limits tested.
+ *
+ *   test-runtime-reader [NAME...]
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "onnx_writer.h"
+
+/* onnx.proto field numbers the writer's enum does not name. */
+enum {
+	TYPE_SEQUENCE = 4, TYPE_MAP = 5, TYPE_OPTIONAL = 9,
+	SEQUENCE_ELEM = 1, MAP_VALUE = 2, OPTIONAL_ELEM = 1,
+};
+
+/*
+ * A message written from its innermost part outwards, at the end of one
+ * buffer: wrapping the bytes so far in a field costs only the tag and
+ * the length, so a model nested 100000 deep takes linear time.
+ */
+struct rpb {
+	uint8_t *buf;
+	size_t cap, start;	/* the message is buf[start, cap) */
+};
+
+static int rpb_init(struct rpb *r, size_t cap)
+{
+	r->buf = malloc(cap);
+	r->cap = cap;
+	r->start = cap;
+	return r->buf ? 0 : -1;
+}
+
+static void rpb_prepend(struct rpb *r, const void *p, size_t n)
+{
+	if (n > r->start)
+		abort();	/* the test sized the buffer */
+	r->start -= n;
+	memcpy(r->buf + r->start, p, n);
+}
+
+static void rpb_prepend_pb(struct rpb *r, struct pb *b)
+{
+	if (b->failed)
+		abort();
+	rpb_prepend(r, b->data, b->len);
+	b->len = 0;
+}
+
+static void rpb_varint(struct rpb *r, uint64_t v)
+{
+	struct pb b = { 0 };
+
+	pb_varint(&b, v);
+	rpb_prepend_pb(r, &b);
+	pb_free(&b);
+}
+
+/* Everything so far becomes field @field of a new outer message. */
+static void rpb_wrap(struct rpb *r, uint32_t field)
+{
+	rpb_varint(r, r->cap - r->start);
+	rpb_varint(r, field << 3 | 2);
+}
+
+static size_t rpb_len(const struct rpb *r)
+{
+	return r->cap - r->start;
+}
+
+static const uint8_t *rpb_data(const struct rpb *r)
+{
+	return r->buf + r->start;
+}
+
+/* Reading @data fails with @want and a message holding @says. */
+static int read_fails(const void *data, size_t size, vnpu_status want, const char *says)
+{
+	vnpu_model *m = NULL;
+
+	CHECK_ERR(vnpu_model_read_memory(data, size, &m), want);
+	CHECK(!m);
+	if (says && !strstr(vnpu_last_error(), says)) {
+		fprintf(stderr, "message '%s' does not say '%s'\n", vnpu_last_error(), says);
+		return 1;
+	}
+	return 0;
+}
+
+/* Reading the model of graph @g (emptied) at @opset gives @want. */
+static int read_graph_is(struct pb *g, int64_t opset, vnpu_status want, const char *says)
+{
+	struct pb model = { 0 };
+	vnpu_model *m;
+	int rc;
+
+	onnx_model(&model, g, opset);
+	CHECK(!model.failed);
+	if (want == VNPU_OK) {
+		CHECK_OK(vnpu_model_read_memory(model.data, model.len, &m));
+		vnpu_model_free(m);
+		rc = 0;
+	} else {
+		rc = read_fails(model.data, model.len, want, says);
+	}
+	pb_free(&model);
+	return rc;
+}
+
+/* The top of a model around what @r holds as graph field @field. */
+static void rpb_model(struct rpb *r, uint32_t field)
+{
+	struct pb top = { 0 }, id = { 0 };
+
+	rpb_wrap(r, field);
+	rpb_wrap(r, MODEL_GRAPH);
+	pb_int(&top, MODEL_IR_VERSION, 8);
+	pb_int(&id, OPSET_VERSION, 17);
+	pb_msg(&top, MODEL_OPSET, &id);
+	rpb_prepend_pb(r, &top);
+	pb_free(&top);
+	pb_free(&id);
+}
+
+/*
+ * A graph input whose type nests @depth TypeProtos through field @field of
+ * each (sequence, map or optional, all read as TypeProto inside).
+ */
+static int nested_type(size_t depth, uint32_t type_field, uint32_t elem_field,
+		       vnpu_status want, const char *says)
+{
+	struct pb tt = { 0 }, name = { 0 };
+	struct rpb r;
+	int rc;
+
+	CHECK(!rpb_init(&r, depth * 12 + 256));
+	pb_int(&tt, TENSOR_ELEM, ONNX_FLOAT);
+	rpb_prepend_pb(&r, &tt);
+	rpb_wrap(&r, TYPE_TENSOR);
+	for (size_t d = 0; d < depth; d++) {
+		rpb_wrap(&r, elem_field);
+		rpb_wrap(&r, type_field);
+	}
+	rpb_wrap(&r, VALUE_TYPE);
+	pb_str(&name, VALUE_NAME, "x");
+	rpb_prepend_pb(&r, &name);
+	rpb_model(&r, GRAPH_INPUT);
+	rc = read_fails(rpb_data(&r), rpb_len(&r), want, says);
+	free(r.buf);
+	pb_free(&tt);
+	pb_free(&name);
+	return rc;
+}
+
+/*
+ * Types nested thousands deep overflowed the stack of protobuf-c's unpack;
+ * the wire walk refuses them before it runs, at any depth and by any of
+ * the nesting types, while a sequence of tensors nests well inside.
+ */
+static int deep_types(void)
+{
+	static const size_t depths[] = { 40, 1000, 100000 };
+
+	for (size_t i = 0; i < sizeof(depths) / sizeof(depths[0]); i++) {
+		CHECK(!nested_type(depths[i], TYPE_SEQUENCE, SEQUENCE_ELEM, VNPU_UNSUPPORTED,
+				   "nested deeper than 64"));
+		CHECK(!nested_type(depths[i], TYPE_MAP, MAP_VALUE, VNPU_UNSUPPORTED,
+				   "nested deeper than 64"));
+		CHECK(!nested_type(depths[i], TYPE_OPTIONAL, OPTIONAL_ELEM, VNPU_UNSUPPORTED,
+				   "nested deeper than 64"));
+	}
+	/* Within the depth, the reader's own refusal of nested sequences. */
+	CHECK(!nested_type(2, TYPE_SEQUENCE, SEQUENCE_ELEM, VNPU_UNSUPPORTED,
+			   "is not a tensor, a sequence of tensors"));
+	return 0;
+}
+
+/*
+ * An If whose then_branch holds an If, @depth times: three messages
+ * (graph, node, attribute) per level.
+ */
+static void nested_ifs(struct rpb *r, size_t depth)
+{
+	struct pb out = { 0 }, node = { 0 }, attr = { 0 };
+	char y[32];
+
+	onnx_value(&out, GRAPH_OUTPUT, "y", 1, (const int64_t[]){ 1 });
+	onnx_init(&out, "one", ONNX_FLOAT, 1, (const int64_t[]){ 1 }, &(float){ 1 }, 4);
+	rpb_prepend_pb(r, &out);
+	for (size_t d = 0; d < depth; d++) {
+		rpb_wrap(r, ATTR_G);
+		pb_str(&attr, ATTR_NAME, d & 1 ? "else_branch" : "then_branch");
+		pb_int(&attr, ATTR_TYPE, ATTR_GRAPH);
+		rpb_prepend_pb(r, &attr);
+		rpb_wrap(r, NODE_ATTR);
+		snprintf(y, sizeof(y), "y%zu", d);
+		pb_str(&node, NODE_INPUT, "c");
+		pb_str(&node, NODE_OUTPUT, y);
+		pb_str(&node, NODE_OP, "If");
+		rpb_prepend_pb(r, &node);
+		rpb_wrap(r, GRAPH_NODE);
+		pb_str(&out, GRAPH_NAME, "g");
+		rpb_prepend_pb(r, &out);
+	}
+	pb_free(&out);
+	pb_free(&node);
+	pb_free(&attr);
+}
+
+static int deep_subgraphs(void)
+{
+	static const size_t depths[] = { 30, 5000, 50000 };
+
+	for (size_t i = 0; i < sizeof(depths) / sizeof(depths[0]); i++) {
+		struct rpb r;
+
+		CHECK(!rpb_init(&r, depths[i] * 80 + 512));
+		nested_ifs(&r, depths[i]);
+		rpb_wrap(&r, MODEL_GRAPH);
+		CHECK(!read_fails(rpb_data(&r), rpb_len(&r), VNPU_UNSUPPORTED,
+				  "nested deeper than 64"));
+		free(r.buf);
+	}
+	return 0;
+}
+
+/* Malformed wire bytes: a parse error at the byte, never a read past. */
+static int bad_wire(void)
+{
+	static const struct {
+		const char *what;
+		uint8_t bytes[8];
+		size_t len;
+	} cases[] = {
+		{ "a group", { 0x3b, 0x3c }, 2 },			/* field 7, start group */
+		{ "a length past the end", { 0x3a, 0x05, 0x00 }, 3 },	/* graph of 5 bytes */
+		{ "a varint without its end", { 0x08, 0xff, 0xff }, 3 },
+		{ "a field 0", { 0x00, 0x00 }, 2 },
+		{ "a nested length past its parent", { 0x3a, 0x02, 0x0a, 0x05, 0x00 }, 5 },
+		{ "a truncated fixed64", { 0x39, 0x00, 0x00 }, 3 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (read_fails(cases[i].bytes, cases[i].len, VNPU_PARSE_ERROR, "not an ONNX model")) {
+			fprintf(stderr, "case: %s\n", cases[i].what);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Millions of empty nodes (two bytes each) would be millions of messages
+ * allocated by the unpack: counted and refused before.
+ */
+static int many_messages(void)
+{
+	size_t n = (1u << 22) + 1;
+	struct rpb r;
+
+	CHECK(!rpb_init(&r, n * 2 + 64));
+	for (size_t i = 0; i < n; i++)
+		rpb_prepend(&r, (const uint8_t[]){ GRAPH_NODE << 3 | 2, 0 }, 2);
+	rpb_wrap(&r, MODEL_GRAPH);
+	CHECK(!read_fails(rpb_data(&r), rpb_len(&r), VNPU_UNSUPPORTED,
+			  "more than 4194304 protobuf messages"));
+	free(r.buf);
+	return 0;
+}
+
+/*
+ * An If nested a few levels reads; 17 levels pass the wire walk and meet
+ * the reader's limit of 16 subgraphs.
+ */
+static int subgraph_depths(void)
+{
+	struct pb g = { 0 };
+	struct rpb r;
+
+	CHECK(!rpb_init(&r, 17 * 80 + 512));
+	nested_ifs(&r, 17);
+	rpb_wrap(&r, MODEL_GRAPH);
+	CHECK(!read_fails(rpb_data(&r), rpb_len(&r), VNPU_UNSUPPORTED,
+			  "subgraphs nested deeper than 16"));
+	free(r.buf);
+	/* The smallest model: one Identity. */
+	onnx_value(&g, GRAPH_INPUT, "x", 1, (const int64_t[]){ 2 });
+	onnx_node(&g, "Identity", (const char *const[]){ "x" }, 1, "y");
+	onnx_value(&g, GRAPH_OUTPUT, "y", 1, (const int64_t[]){ 2 });
+	CHECK(!read_graph_is(&g, 17, VNPU_OK, NULL));
+	pb_free(&g);
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(void);
+} tests[] = {
+	{ "deep_types", deep_types },
+	{ "deep_subgraphs", deep_subgraphs },
+	{ "bad_wire", bad_wire },
+	{ "many_messages", many_messages },
+	{ "subgraph_depths", subgraph_depths },
+};
+
+int main(int argc, char **argv)
+{
+	int failed = 0, ran = 0;
+
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+		int selected = argc < 2;
+
+		for (int a = 1; a < argc; a++)
+			selected |= !strcmp(argv[a], tests[i].name);
+		if (!selected)
+			continue;
+		ran++;
+		if (tests[i].fn()) {
+			printf("not ok - %s\n", tests[i].name);
+			failed++;
+		} else {
+			printf("ok - %s\n", tests[i].name);
+		}
+		fflush(stdout);
+	}
+	printf("%d of %d failed\n", failed, ran);
+	return failed ? 1 : 0;
+}
