@@ -7,10 +7,16 @@
  * an error) and every tensor's byte count is checked against its dims.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/openat2.h>
 
 #include "error.h"
 #include "ir.h"
@@ -21,6 +27,8 @@
 #define MIN_OPSET 1
 #define MAX_OPSET 17
 #define MAX_TENSOR_BYTES (1ull << 34)
+/* All the external data of one model. */
+#define MAX_EXTERNAL_BYTES (1ull << 36)
 
 /* Name -> value index, open addressing over the model's value table. */
 struct name_map {
@@ -35,6 +43,8 @@ struct reader {
 	struct vnpu_model *m;
 	struct name_map map;
 	const char *dir;
+	int dirfd;			/* @dir, opened for the first external data */
+	uint64_t external_bytes;	/* read so far */
 	int depth;
 };
 
@@ -148,57 +158,213 @@ static vnpu_status type_unsupported(const char *what, const char *name, int32_t 
 			  name, t);
 }
 
-/* A file named by external_data, resolved inside the model's folder. */
-static vnpu_status read_external(const struct reader *r, const Onnx__TensorProto *tp,
-				 void *dst, uint64_t bytes)
-{
-	const char *location = NULL;
-	uint64_t offset = 0, length = bytes;
-	char path[PATH_MAX];
-	FILE *f;
-	size_t got;
+/*
+ * External data: a file named by a tensor's location, relative to the
+ * model's folder and never outside it. The folder is opened once; each
+ * location is resolved beneath it without following any symbolic link
+ * (openat2's RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, or one openat() with
+ * O_NOFOLLOW per component where the kernel lacks openat2), opened
+ * without blocking (a FIFO) and read only when it is a regular file.
+ */
+struct external {
+	const char *location;
+	uint64_t offset;
+	int fd;
+};
 
+/* A decimal number of an external_data entry into @v. */
+static bool parse_u64(const char *s, uint64_t *v)
+{
+	*v = 0;
+	if (!*s)
+		return false;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || *v > (UINT64_MAX - (uint64_t)(*s - '0')) / 10)
+			return false;
+		*v = *v * 10 + (uint64_t)(*s - '0');
+	}
+	return true;
+}
+
+static bool is_symlink(int dirfd, const char *name)
+{
+	struct stat sb;
+
+	return !fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) && S_ISLNK(sb.st_mode);
+}
+
+/* @location below @dirfd, one component at a time, no link followed. */
+static int open_by_components(int dirfd, const char *location)
+{
+	char comp[NAME_MAX + 1];
+	int fd = dirfd;
+
+	for (const char *p = location; *p;) {
+		size_t len = strcspn(p, "/");
+		bool last = !p[len];
+		int next;
+
+		if (len > NAME_MAX) {
+			errno = ENAMETOOLONG;
+			next = -1;
+		} else {
+			memcpy(comp, p, len);
+			comp[len] = 0;
+			next = openat(fd, len ? comp : ".", O_RDONLY | O_NOFOLLOW | O_CLOEXEC |
+				      (last ? O_NONBLOCK : O_DIRECTORY));
+			/* O_DIRECTORY says a link is no folder: say it is a link. */
+			if (next < 0 && errno == ENOTDIR && is_symlink(fd, comp))
+				errno = ELOOP;
+		}
+		if (fd != dirfd) {
+			int err = errno;
+
+			close(fd);
+			errno = err;
+		}
+		if (next < 0)
+			return -1;
+		fd = next;
+		p += len + !last;
+	}
+	return fd;
+}
+
+/* VNPU_DEBUG_NO_OPENAT2 set: as on a kernel without openat2 (a test). */
+static int open_beneath(int dirfd, const char *location)
+{
+#ifdef SYS_openat2
+	struct open_how how = {
+		.flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd;
+
+	if (!getenv("VNPU_DEBUG_NO_OPENAT2")) {
+		fd = (int)syscall(SYS_openat2, dirfd, location, &how, sizeof(how));
+		/* Older kernels, and sandboxes that filter the call. */
+		if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
+			return fd;
+	}
+#endif
+	return open_by_components(dirfd, location);
+}
+
+/* Whether @location climbs out of its folder: absolute, or a ".." in it. */
+static bool leaves_folder(const char *location)
+{
+	if (location[0] == '/')
+		return true;
+	for (const char *p = location; *p; p += strcspn(p, "/"), p += *p == '/')
+		if (!strncmp(p, "..", 2) && (!p[2] || p[2] == '/'))
+			return true;
+	return false;
+}
+
+static vnpu_status external_error(const Onnx__TensorProto *tp, vnpu_status st,
+				  const char *location, const char *what)
+{
+	return vnpu_error(st, "tensor '%s': external data '%s' %s", tp->name ? tp->name : "",
+			  location, what);
+}
+
+/*
+ * Open the external data of @tp (@bytes of it) into @x, checked before
+ * anything is allocated: a regular file beneath the model's folder that
+ * holds the bytes at their offset, the model's total within
+ * MAX_EXTERNAL_BYTES.
+ */
+static vnpu_status external_open(struct reader *r, const Onnx__TensorProto *tp, uint64_t bytes,
+				 struct external *x)
+{
+	uint64_t length = bytes;
+	struct stat sb;
+
+	x->location = NULL;
+	x->offset = 0;
 	for (size_t i = 0; i < tp->n_external_data; i++) {
 		const Onnx__StringStringEntryProto *e = tp->external_data[i];
+		bool ok = true;
 
 		if (!e->key || !e->value)
 			continue;
 		if (!strcmp(e->key, "location"))
-			location = e->value;
+			x->location = e->value;
 		else if (!strcmp(e->key, "offset"))
-			offset = strtoull(e->value, NULL, 10);
+			ok = parse_u64(e->value, &x->offset);
 		else if (!strcmp(e->key, "length"))
-			length = strtoull(e->value, NULL, 10);
+			ok = parse_u64(e->value, &length);
+		if (!ok)
+			return vnpu_error(VNPU_PARSE_ERROR, "tensor '%s': external data %s '%s' is not a number",
+					  tp->name ? tp->name : "", e->key, e->value);
 	}
-	if (!location || !*location)
+	if (!x->location || !*x->location)
 		return vnpu_error(VNPU_PARSE_ERROR, "tensor '%s': external data without a location",
 				  tp->name ? tp->name : "");
 	if (!r->dir)
-		return vnpu_error(VNPU_NOT_FOUND,
-				  "tensor '%s': external data '%s' cannot be read from a model in memory",
-				  tp->name ? tp->name : "", location);
-	if (location[0] == '/' || strstr(location, ".."))
-		return vnpu_error(VNPU_PARSE_ERROR, "tensor '%s': external data path '%s' leaves the model's folder",
-				  tp->name ? tp->name : "", location);
+		return external_error(tp, VNPU_NOT_FOUND, x->location,
+				      "cannot be read from a model in memory");
+	if (leaves_folder(x->location))
+		return external_error(tp, VNPU_PARSE_ERROR, x->location, "leaves the model's folder");
 	if (length != bytes)
 		return vnpu_error(VNPU_PARSE_ERROR, "tensor '%s': external data length %llu, expected %llu",
 				  tp->name ? tp->name : "", (unsigned long long)length,
 				  (unsigned long long)bytes);
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", r->dir, location) >= sizeof(path))
-		return vnpu_error(VNPU_PARSE_ERROR, "external data path too long");
-	f = fopen(path, "rb");
-	if (!f)
-		return vnpu_error(VNPU_NOT_FOUND, "external data %s: %s", path, strerror(errno));
-	if (offset > LONG_MAX || fseek(f, (long)offset, SEEK_SET)) {
-		fclose(f);
-		return vnpu_error(VNPU_PARSE_ERROR, "external data %s: bad offset %llu", path,
-				  (unsigned long long)offset);
+	if (bytes > MAX_EXTERNAL_BYTES - r->external_bytes)
+		return vnpu_error(VNPU_UNSUPPORTED, "tensor '%s': more than %llu bytes of external data",
+				  tp->name ? tp->name : "",
+				  (unsigned long long)MAX_EXTERNAL_BYTES);
+	if (r->dirfd < 0) {
+		r->dirfd = open(r->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (r->dirfd < 0)
+			return vnpu_error(VNPU_NOT_FOUND, "the model's folder %s: %s", r->dir,
+					  strerror(errno));
 	}
-	got = fread(dst, 1, bytes, f);
-	fclose(f);
+	x->fd = open_beneath(r->dirfd, x->location);
+	if (x->fd < 0 && (errno == ELOOP || errno == EXDEV))
+		return external_error(tp, VNPU_PARSE_ERROR, x->location,
+				      "is or passes through a symbolic link, which is not followed");
+	if (x->fd < 0)
+		return vnpu_error(errno == ENOENT || errno == ENOTDIR ? VNPU_NOT_FOUND :
+				  VNPU_INVALID_ARGUMENT, "tensor '%s': external data %s/%s: %s",
+				  tp->name ? tp->name : "", r->dir, x->location, strerror(errno));
+	if (fstat(x->fd, &sb) || !S_ISREG(sb.st_mode)) {
+		close(x->fd);
+		return external_error(tp, VNPU_PARSE_ERROR, x->location, "is not a regular file");
+	}
+	if ((uint64_t)sb.st_size < x->offset || (uint64_t)sb.st_size - x->offset < bytes) {
+		close(x->fd);
+		return vnpu_error(VNPU_PARSE_ERROR,
+				  "tensor '%s': external data '%s' of %lld bytes has no %llu at offset %llu",
+				  tp->name ? tp->name : "", x->location, (long long)sb.st_size,
+				  (unsigned long long)bytes, (unsigned long long)x->offset);
+	}
+	r->external_bytes += bytes;
+	return VNPU_OK;
+}
+
+/* @bytes from @x into @dst; closes it. */
+static vnpu_status external_read(const Onnx__TensorProto *tp, struct external *x, void *dst,
+				 uint64_t bytes)
+{
+	uint64_t got = 0;
+
+	while (got < bytes) {
+		ssize_t n = pread(x->fd, (char *)dst + got, bytes - got > (1u << 30) ?
+				  (1u << 30) : (size_t)(bytes - got), (off_t)(x->offset + got));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (uint64_t)n;
+	}
+	close(x->fd);
 	if (got != bytes)
-		return vnpu_error(VNPU_PARSE_ERROR, "external data %s: %zu of %llu bytes at offset %llu",
-				  path, got, (unsigned long long)bytes, (unsigned long long)offset);
+		return vnpu_error(VNPU_PARSE_ERROR,
+				  "tensor '%s': external data '%s': %llu of %llu bytes at offset %llu",
+				  tp->name ? tp->name : "", x->location, (unsigned long long)got,
+				  (unsigned long long)bytes, (unsigned long long)x->offset);
 	return VNPU_OK;
 }
 
@@ -268,11 +434,13 @@ static vnpu_status read_typed(const Onnx__TensorProto *tp, vnpu_element_type typ
 }
 
 /* A TensorProto into @t (type, dims, data). */
-static vnpu_status read_tensor(const struct reader *r, const Onnx__TensorProto *tp,
+static vnpu_status read_tensor(struct reader *r, const Onnx__TensorProto *tp,
 			       struct vnpu_tinfo *t)
 {
 	const char *name = tp->name ? tp->name : "";
 	uint64_t elems = 1, nonzero = 1, bytes;
+	struct external x = { .fd = -1 };
+	bool external;
 	size_t esize;
 	vnpu_status st;
 
@@ -300,13 +468,22 @@ static vnpu_status read_tensor(const struct reader *r, const Onnx__TensorProto *
 	if (bytes > MAX_TENSOR_BYTES)
 		return vnpu_error(VNPU_UNSUPPORTED, "tensor '%s': %llu bytes is too large",
 				  name, (unsigned long long)bytes);
+	external = tp->has_data_location &&
+		   tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+	if (external) {
+		st = external_open(r, tp, bytes, &x);
+		if (st)
+			return st;
+	}
 	t->data = calloc(1, bytes ? bytes : 1);
-	if (!t->data)
+	if (!t->data) {
+		if (external)
+			close(x.fd);
 		return oom();
+	}
 	t->owns_data = true;
-	if (tp->has_data_location &&
-	    tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
-		return read_external(r, tp, t->data, bytes);
+	if (external)
+		return external_read(tp, &x, t->data, bytes);
 	if (tp->has_raw_data) {
 		if (tp->raw_data.len != bytes)
 			return vnpu_error(VNPU_PARSE_ERROR, "tensor '%s': %zu raw bytes, expected %llu",
@@ -765,7 +942,7 @@ static vnpu_status read_opset(struct vnpu_model *m, const Onnx__ModelProto *mp)
 vnpu_status vnpu_onnx_parse(const void *data, size_t size, const char *dir,
 			    struct vnpu_model **out)
 {
-	struct reader r = { .dir = dir };
+	struct reader r = { .dir = dir, .dirfd = -1 };
 	Onnx__ModelProto *mp;
 	vnpu_status st;
 
@@ -804,11 +981,15 @@ vnpu_status vnpu_onnx_parse(const void *data, size_t size, const char *dir,
 		goto fail;
 	onnx__model_proto__free_unpacked(mp, NULL);
 	free(r.map.slots);
+	if (r.dirfd >= 0)
+		close(r.dirfd);
 	*out = r.m;
 	return VNPU_OK;
 fail:
 	onnx__model_proto__free_unpacked(mp, NULL);
 	free(r.map.slots);
+	if (r.dirfd >= 0)
+		close(r.dirfd);
 	vnpu_model_free(r.m);
 	return st;
 }

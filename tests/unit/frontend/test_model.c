@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The ONNX reader, the IR and shape inference. */
 #include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1222,6 +1223,116 @@ static void test_external_data(void)
 	rmdir(dir);
 }
 
+/* The model in @dir reads @location: VNPU_OK with w[1..4], or @want and @says. */
+static void external_is(const char *dir, const char *location, long offset, vnpu_status want,
+			const char *says)
+{
+	static const float w[4] = { 1.5f, -2, 3.25f, 8 };
+	struct vnpu_program *p = NULL;
+	char path[512];
+	vnpu_model *m = NULL;
+
+	CHECK_EQ(write_external_model(dir, location, offset), VNPU_OK);
+	snprintf(path, sizeof(path), "%s/model.onnx", dir);
+	CHECK_EQ(vnpu_model_read_file(path, &m), want);
+	if (want != VNPU_OK) {
+		CHECK(!m);
+		if (!strstr(vnpu_last_error(), says))
+			fprintf(stderr, "  %s: '%s' does not say '%s'\n", location,
+				vnpu_last_error(), says);
+		CHECK(strstr(vnpu_last_error(), says) != NULL);
+		return;
+	}
+	if (m) {
+		float x[4] = { 0 }, y[4];
+		void *in[1] = { x }, *out[1] = { y };
+
+		CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_OK);
+		if (p) {
+			CHECK_EQ(fe_run_program(p, in, out), 0);
+			CHECK(!memcmp(y, w, sizeof(y)));
+		}
+		vnpu_program_free(p);
+		vnpu_model_free(m);
+	}
+}
+
+/* Write @path: 99, then the four weights, then 99. */
+static void write_weights(const char *path)
+{
+	static const float w[6] = { 99, 1.5f, -2, 3.25f, 8, 99 };
+	FILE *f = fopen(path, "wb");
+
+	CHECK(f && fwrite(w, 4, 6, f) == 6);
+	if (f)
+		fclose(f);
+}
+
+/*
+ * External data stays inside the model's folder: no symbolic link is
+ * followed (to a file or a folder), a FIFO or a folder is no data file and
+ * never blocks the read, a ".." component leaves, and numbers are numbers.
+ * Twice: with openat2() and with the walk one component at a time that
+ * kernels without it get.
+ */
+static void test_external_escapes(void)
+{
+	char dir[] = "/tmp/vnpu-fe-XXXXXX", out[] = "/tmp/vnpu-fe-out-XXXXXX", path[1024];
+	static const char *const made[] = {
+		"model.onnx", "link", "sublink", "fifo", "real/w.bin", "a..b.bin",
+	};
+
+	CHECK(mkdtemp(dir) && mkdtemp(out));
+	snprintf(path, sizeof(path), "%s/secret.bin", out);
+	write_weights(path);
+	snprintf(path, sizeof(path), "%s/real", dir);
+	CHECK(!mkdir(path, 0700));
+	snprintf(path, sizeof(path), "%s/real/w.bin", dir);
+	write_weights(path);
+	snprintf(path, sizeof(path), "%s/a..b.bin", dir);
+	write_weights(path);
+	snprintf(path, sizeof(path), "%s/link", dir);
+	{
+		char target[1024];
+
+		snprintf(target, sizeof(target), "%s/secret.bin", out);
+		CHECK(!symlink(target, path));
+		snprintf(path, sizeof(path), "%s/sublink", dir);
+		CHECK(!symlink(out, path));
+	}
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	CHECK(!mkfifo(path, 0600));
+	/* A read that blocks fails the test instead of hanging it. */
+	alarm(60);
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass)
+			setenv("VNPU_DEBUG_NO_OPENAT2", "1", 1);
+		external_is(dir, "real/w.bin", 4, VNPU_OK, NULL);
+		external_is(dir, "./real//w.bin", 4, VNPU_OK, NULL);
+		external_is(dir, "a..b.bin", 4, VNPU_OK, NULL);
+		external_is(dir, "link", 4, VNPU_PARSE_ERROR, "symbolic link");
+		external_is(dir, "sublink/secret.bin", 4, VNPU_PARSE_ERROR, "symbolic link");
+		external_is(dir, "real/../real/w.bin", 4, VNPU_PARSE_ERROR, "leaves the model's folder");
+		external_is(dir, "fifo", 0, VNPU_PARSE_ERROR, "not a regular file");
+		external_is(dir, "real", 0, VNPU_PARSE_ERROR, "not a regular file");
+		external_is(dir, "real/w.bin/x", 0, VNPU_NOT_FOUND, "real/w.bin/x");
+		external_is(dir, "real/w.bin", -4, VNPU_PARSE_ERROR, "is not a number");
+		external_is(dir, "real/w.bin", 12, VNPU_PARSE_ERROR, "has no 16 at offset 12");
+	}
+	unsetenv("VNPU_DEBUG_NO_OPENAT2");
+	alarm(0);
+	for (size_t i = 0; i < sizeof(made) / sizeof(made[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, made[i]);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/real", dir);
+	rmdir(path);
+	rmdir(dir);
+	snprintf(path, sizeof(path), "%s/secret.bin", out);
+	unlink(path);
+	rmdir(out);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct fe_test tests[] = {
@@ -1243,6 +1354,7 @@ int main(int argc, char **argv)
 		{ "freeze_input", test_freeze_input },
 		{ "data_dependent_folds", test_data_dependent_folds },
 		{ "external_data", test_external_data },
+		{ "external_escapes", test_external_escapes },
 	};
 
 	return fe_run(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
