@@ -300,6 +300,90 @@ static int subgraph_depths(void)
 	return 0;
 }
 
+/*
+ * A Loop node carrying @v into @out through a body that holds @inner more
+ * loops nested in one another (trip count M, condition T: outer values),
+ * then Identity; names carry the level, as all share one value table.
+ */
+static void nested_loop(struct pb *g, const char *v, const char *out, int inner)
+{
+	char i[16], c[16], bv[16], w[16], vo[16], co[16];
+	struct pb node = { 0 }, attr = { 0 }, body = { 0 };
+
+	snprintf(i, sizeof(i), "i%d", inner);
+	snprintf(c, sizeof(c), "c%d", inner);
+	snprintf(bv, sizeof(bv), "v%d", inner);
+	snprintf(w, sizeof(w), "w%d", inner);
+	snprintf(vo, sizeof(vo), "vo%d", inner);
+	snprintf(co, sizeof(co), "co%d", inner);
+	onnx_value(&body, GRAPH_INPUT, i, -1, NULL);
+	onnx_value(&body, GRAPH_INPUT, c, -1, NULL);
+	onnx_value(&body, GRAPH_INPUT, bv, -1, NULL);
+	if (inner > 0)
+		nested_loop(&body, bv, w, inner - 1);
+	onnx_node(&body, "Identity", (const char *const[]){ inner > 0 ? w : bv }, 1, vo);
+	onnx_node(&body, "Identity", (const char *const[]){ c }, 1, co);
+	onnx_value(&body, GRAPH_OUTPUT, co, -1, NULL);
+	onnx_value(&body, GRAPH_OUTPUT, vo, -1, NULL);
+	pb_str(&node, NODE_INPUT, "M");
+	pb_str(&node, NODE_INPUT, "T");
+	pb_str(&node, NODE_INPUT, v);
+	pb_str(&node, NODE_OUTPUT, out);
+	pb_str(&node, NODE_OP, "Loop");
+	pb_str(&attr, ATTR_NAME, "body");
+	pb_int(&attr, ATTR_TYPE, ATTR_GRAPH);
+	pb_msg(&attr, ATTR_G, &body);
+	pb_msg(&node, NODE_ATTR, &attr);
+	pb_msg(g, GRAPH_NODE, &node);
+	pb_free(&node);
+	pb_free(&attr);
+	pb_free(&body);
+}
+
+/* @levels loops, each of @trips iterations, nested in one another. */
+static int nested_loops(int levels, int64_t trips, vnpu_status want, const char *says)
+{
+	struct pb g = { 0 }, model = { 0 };
+	uint8_t yes = 1;
+	vnpu_model *m;
+	vnpu_shape s;
+	int rc;
+
+	onnx_init(&g, "M", ONNX_INT64, 0, NULL, &trips, sizeof(trips));
+	onnx_init(&g, "T", 9 /* BOOL */, 0, NULL, &yes, 1);
+	onnx_value(&g, GRAPH_INPUT, "x", 1, (const int64_t[]){ 3 });
+	nested_loop(&g, "x", "y", levels - 1);
+	onnx_value(&g, GRAPH_OUTPUT, "y", -1, NULL);
+	onnx_model(&model, &g, 17);
+	CHECK(!model.failed);
+	if (want != VNPU_OK) {
+		rc = read_fails(model.data, model.len, want, says);
+	} else {
+		CHECK_OK(vnpu_model_read_memory(model.data, model.len, &m));
+		CHECK_OK(vnpu_model_output_shape(m, 0, &s));
+		CHECK(s.rank == 1 && s.dims[0] == 3);
+		vnpu_model_free(m);
+		rc = 0;
+	}
+	pb_free(&g);
+	pb_free(&model);
+	return rc;
+}
+
+/*
+ * Loops inside loops cost the product of their trip counts; one budget of
+ * node visits bounds all of an inference: two loops of 65536 iterations
+ * (2^32 visits) ran for ever, six of 16 (2^24) 42 s, both read fine.
+ */
+static int loop_work(void)
+{
+	CHECK(!nested_loops(2, 65536, VNPU_UNSUPPORTED, "visits more than 2097152 nodes"));
+	CHECK(!nested_loops(6, 16, VNPU_UNSUPPORTED, "visits more than 2097152 nodes"));
+	CHECK(!nested_loops(4, 16, VNPU_OK, NULL));
+	CHECK(!nested_loops(1, 65536, VNPU_OK, NULL));
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -309,6 +393,7 @@ static const struct {
 	{ "bad_wire", bad_wire },
 	{ "many_messages", many_messages },
 	{ "subgraph_depths", subgraph_depths },
+	{ "loop_work", loop_work },
 };
 
 int main(int argc, char **argv)

@@ -1419,9 +1419,9 @@ static vnpu_status infer_if(struct ictx *c)
 	}
 	if (tb->g->num_outputs != c->n->num_outputs || eb->g->num_outputs != c->n->num_outputs)
 		return FAIL(c, "branch outputs do not match the node's");
-	st = vnpu_graph_infer(c->m, tb->g, infos, c->fold_limit, true);
+	st = inf_subgraph(c, tb->g, infos);
 	if (!st)
-		st = vnpu_graph_infer(c->m, eb->g, infos, c->fold_limit, true);
+		st = inf_subgraph(c, eb->g, infos);
 	if (st)
 		return vnpu_node_prefix(st, c->n);
 	for (uint32_t i = 0; i < c->n->num_outputs; i++) {
@@ -1563,8 +1563,10 @@ vnpu_status vnpu_node_infer(const struct vnpu_model *m, const struct vnpu_node *
 			    struct vnpu_tinfo *const *in, struct vnpu_tinfo *const *out,
 			    int64_t fold_limit)
 {
+	struct infer_work work = { 0 };
+
 	return node_infer((struct ictx){ .m = m, .n = n, .in = in, .out = out,
-					 .fold_limit = fold_limit });
+					 .fold_limit = fold_limit, .work = &work });
 }
 
 /* How a graph's walk takes a node's VNPU_UNSUPPORTED. */
@@ -1585,7 +1587,8 @@ static bool inferred_before(const struct vnpu_model *m, const struct vnpu_node *
 }
 
 static vnpu_status graph_infer(const struct vnpu_model *m, const struct vnpu_graph *g,
-			       struct vnpu_tinfo *infos, int64_t fold_limit, enum infer_mode mode)
+			       struct vnpu_tinfo *infos, int64_t fold_limit, enum infer_mode mode,
+			       struct infer_work *work)
 {
 	struct vnpu_tinfo *in[1025], *out[64];
 
@@ -1594,6 +1597,12 @@ static vnpu_status graph_infer(const struct vnpu_model *m, const struct vnpu_gra
 		bool over_limit = false;
 		vnpu_status st;
 
+		if (++work->visits > VNPU_MAX_INFER_VISITS) {
+			work->over = true;
+			return vnpu_node_error(VNPU_UNSUPPORTED, n,
+					       "shape inference visits more than %d nodes (loops nested in loops?)",
+					       VNPU_MAX_INFER_VISITS);
+		}
 		if (n->num_inputs > 1024 || n->num_outputs > 64)
 			return vnpu_node_error(VNPU_UNSUPPORTED, n, "too many inputs or outputs");
 		for (uint32_t k = 0; k < n->num_inputs; k++)
@@ -1602,10 +1611,11 @@ static vnpu_status graph_infer(const struct vnpu_model *m, const struct vnpu_gra
 		for (uint32_t k = 0; k < n->num_outputs; k++)
 			out[k] = n->outputs[k] >= 0 ? &infos[n->outputs[k]] : NULL;
 		st = node_infer((struct ictx){ .m = m, .n = n, .in = in, .out = out,
-					       .fold_limit = fold_limit, .over_limit = &over_limit });
+					       .fold_limit = fold_limit, .over_limit = &over_limit,
+					       .work = work });
 		/* Unknown ops leave their outputs unknown: query and compile
 		 * report them node by node. */
-		if (st && (mode == INFER_STRICT || st != VNPU_UNSUPPORTED))
+		if (st && (mode == INFER_STRICT || st != VNPU_UNSUPPORTED || work->over))
 			return st;
 		if (st && mode == INFER_RESHAPE && over_limit && inferred_before(m, n))
 			return st;
@@ -1613,14 +1623,24 @@ static vnpu_status graph_infer(const struct vnpu_model *m, const struct vnpu_gra
 	return VNPU_OK;
 }
 
+vnpu_status inf_subgraph(const struct ictx *c, const struct vnpu_graph *g,
+			 struct vnpu_tinfo *infos)
+{
+	return graph_infer(c->m, g, infos, c->fold_limit, INFER_STRICT, c->work);
+}
+
 vnpu_status vnpu_graph_infer(const struct vnpu_model *m, const struct vnpu_graph *g,
 			     struct vnpu_tinfo *infos, int64_t fold_limit, bool strict)
 {
-	return graph_infer(m, g, infos, fold_limit, strict ? INFER_STRICT : INFER_LENIENT);
+	struct infer_work work = { 0 };
+
+	return graph_infer(m, g, infos, fold_limit, strict ? INFER_STRICT : INFER_LENIENT, &work);
 }
 
 vnpu_status vnpu_graph_reinfer(const struct vnpu_model *m, struct vnpu_tinfo *infos,
 			       int64_t fold_limit)
 {
-	return graph_infer(m, &m->main, infos, fold_limit, INFER_RESHAPE);
+	struct infer_work work = { 0 };
+
+	return graph_infer(m, &m->main, infos, fold_limit, INFER_RESHAPE, &work);
 }

@@ -153,7 +153,7 @@ static vnpu_status run_body(const struct ictx *c, struct loop_run *r,
 		if (st)
 			return st;
 	}
-	st = vnpu_graph_infer(c->m, r->body, r->infos, c->fold_limit, true);
+	st = inf_subgraph(c, r->body, r->infos);
 	/* A body node's complaint names that node: say whose body it is. */
 	return st ? vnpu_node_prefix(st, c->n) : VNPU_OK;
 }

@@ -8,6 +8,16 @@
 
 #include "ir.h"
 
+/*
+ * The work one inference may do, charged one per node visited across
+ * every subgraph and iteration (a loop inside a loop costs the product of
+ * their trip counts), VNPU_MAX_INFER_VISITS in all.
+ */
+struct infer_work {
+	int64_t visits;
+	bool over;	/* spent: the whole inference fails, lenient or not */
+};
+
 struct ictx {
 	const struct vnpu_model *m;
 	const struct vnpu_node *n;
@@ -15,6 +25,7 @@ struct ictx {
 	struct vnpu_tinfo *const *out;
 	int64_t fold_limit;
 	bool *over_limit;	/* set by inf_limit(), or NULL */
+	struct infer_work *work;
 };
 
 struct op_infer {
@@ -83,6 +94,13 @@ static inline bool has_data(const struct vnpu_tinfo *t)
 {
 	return t && t->data && vnpu_tinfo_static(t);
 }
+
+/*
+ * Subgraph @g of the node (an If branch, a loop body's iteration) inferred
+ * into the model's table @infos, strictly, on the node's work budget.
+ */
+vnpu_status inf_subgraph(const struct ictx *c, const struct vnpu_graph *g,
+			 struct vnpu_tinfo *infos);
 
 /* Input @i present with a known type. */
 vnpu_status inf_need(const struct ictx *c, uint32_t i);

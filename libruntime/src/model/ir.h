@@ -213,6 +213,14 @@ vnpu_status vnpu_graph_reinfer(const struct vnpu_model *m, struct vnpu_tinfo *in
  */
 #define VNPU_MAX_LOOP_ITERS 65536
 #define VNPU_MAX_UNROLLED_NODES (1 << 20)
+/*
+ * One inference (of a model, a reshape, a node the compiler infers) visits
+ * at most this many nodes, counted across every subgraph and iteration:
+ * loops nested in loops cost the product of their trip counts, and are
+ * refused with VNPU_UNSUPPORTED past it, even where a lenient walk would
+ * leave a node's outputs unknown and go on.
+ */
+#define VNPU_MAX_INFER_VISITS (1 << 21)
 
 /* An Einsum equation: each operand axis and output axis as a label 0..51
  * (ellipsis axes get labels of their own). */
