@@ -46,6 +46,8 @@ struct reader {
 	int dirfd;			/* @dir, opened for the first external data */
 	uint64_t external_bytes;	/* read so far */
 	int depth;
+	int32_t *producer;		/* value -> its node in the graph sorted now */
+	uint32_t num_producers;
 };
 
 static uint32_t hash_name(const char *s)
@@ -764,79 +766,178 @@ static vnpu_status node_deps(const struct vnpu_node *n, int32_t **deps, uint32_t
 	return failed ? oom() : VNPU_OK;
 }
 
+/* A min-heap of node positions: the ready node listed first comes out. */
+struct ready_heap {
+	uint32_t *pos;
+	uint32_t n;
+};
+
+static void heap_push(struct ready_heap *h, uint32_t v)
+{
+	uint32_t i = h->n++;
+
+	while (i && h->pos[(i - 1) / 2] > v) {
+		h->pos[i] = h->pos[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h->pos[i] = v;
+}
+
+static uint32_t heap_pop(struct ready_heap *h)
+{
+	uint32_t top = h->pos[0], v = h->pos[--h->n], i = 0;
+
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && h->pos[c + 1] < h->pos[c])
+			c++;
+		if (h->pos[c] >= v)
+			break;
+		h->pos[i] = h->pos[c];
+		i = c;
+	}
+	if (h->n)
+		h->pos[i] = v;
+	return top;
+}
+
+/* r->producer covers every value, -1 where no node of the graph sorted now writes it. */
+static vnpu_status producers_grow(struct reader *r)
+{
+	uint32_t nv = r->m->num_values;
+	int32_t *p;
+
+	if (nv <= r->num_producers)
+		return VNPU_OK;
+	p = realloc(r->producer, nv * sizeof(*p));
+	if (!p)
+		return oom();
+	for (uint32_t v = r->num_producers; v < nv; v++)
+		p[v] = -1;
+	r->producer = p;
+	r->num_producers = nv;
+	return VNPU_OK;
+}
+
+/* The edges of @g: for each node, the nodes that read its outputs (CSR). */
+struct edges {
+	int32_t **deps;		/* per node: the values it reads (node_deps()) */
+	uint32_t *num_deps;
+	uint32_t *first;	/* [nn + 2]: node i's readers are to[first[i]..first[i+1]) */
+	uint32_t *to;
+	uint32_t *waiting;	/* per node: producers not placed yet */
+};
+
+static void edges_free(struct edges *e, uint32_t nn)
+{
+	for (uint32_t i = 0; e->deps && i < nn; i++)
+		free(e->deps[i]);
+	free(e->deps);
+	free(e->num_deps);
+	free(e->first);
+	free(e->to);
+	free(e->waiting);
+}
+
+static vnpu_status edges_build(struct reader *r, const struct vnpu_graph *g, struct edges *e)
+{
+	uint32_t nn = g->num_nodes;
+	uint64_t total = 0;
+	vnpu_status st;
+
+	e->deps = calloc(nn + 1, sizeof(*e->deps));
+	e->num_deps = calloc(nn + 1, sizeof(*e->num_deps));
+	e->first = calloc(nn + 2, sizeof(*e->first));
+	e->waiting = calloc(nn + 1, sizeof(*e->waiting));
+	if (!e->deps || !e->num_deps || !e->first || !e->waiting)
+		return oom();
+	for (uint32_t i = 0; i < nn; i++) {
+		st = node_deps(&g->nodes[i], &e->deps[i], &e->num_deps[i]);
+		if (st)
+			return st;
+		for (uint32_t k = 0; k < e->num_deps[i]; k++) {
+			int32_t p = r->producer[e->deps[i][k]];
+
+			if (p >= 0) {
+				e->first[p + 2]++;
+				e->waiting[i]++;
+				total++;
+			}
+		}
+	}
+	e->to = malloc((total + 1) * sizeof(*e->to));
+	if (!e->to)
+		return oom();
+	/* first[p + 1] starts at node p's readers and moves past them as
+	 * they are filled in, ending where node p + 1's start. */
+	for (uint32_t i = 0; i < nn; i++)
+		e->first[i + 2] += e->first[i + 1];
+	for (uint32_t i = 0; i < nn; i++)
+		for (uint32_t k = 0; k < e->num_deps[i]; k++) {
+			int32_t p = r->producer[e->deps[i][k]];
+
+			if (p >= 0)
+				e->to[e->first[p + 1]++] = i;
+		}
+	return VNPU_OK;
+}
+
 /*
  * Order @g's nodes so every node comes after the producers of what it
- * reads (Kahn's algorithm over the graph's own producers).
+ * reads (a subgraph's reads count as its node's): Kahn's algorithm, the
+ * ready node listed first taken each time, so a graph in order (as ONNX
+ * requires) keeps its order and any other gets the same one every time.
+ * O((nodes + edges) log nodes).
  */
 static vnpu_status sort_nodes(struct reader *r, struct vnpu_graph *g)
 {
 	uint32_t nn = g->num_nodes, done = 0;
-	int32_t *producer = NULL;
-	struct vnpu_node *sorted = NULL;
-	bool *placed = NULL;
-	int32_t **deps = NULL;
-	uint32_t *num_deps = NULL;
-	vnpu_status st = VNPU_OK;
+	struct ready_heap heap = { 0 };
+	struct edges e = { 0 };
+	struct vnpu_node *sorted;
+	vnpu_status st;
 
-	producer = malloc(((size_t)r->m->num_values + 1) * sizeof(int32_t));
-	sorted = calloc(nn ? nn : 1, sizeof(*sorted));
-	placed = calloc(nn ? nn : 1, sizeof(bool));
-	deps = calloc(nn ? nn : 1, sizeof(*deps));
-	num_deps = calloc(nn ? nn : 1, sizeof(uint32_t));
-	if (!producer || !sorted || !placed || !deps || !num_deps) {
-		st = oom();
-		goto out;
-	}
-	for (uint32_t v = 0; v < r->m->num_values; v++)
-		producer[v] = -1;
-	for (uint32_t i = 0; i < nn; i++) {
+	st = producers_grow(r);
+	if (st)
+		return st;
+	for (uint32_t i = 0; i < nn; i++)
 		for (uint32_t o = 0; o < g->nodes[i].num_outputs; o++)
 			if (g->nodes[i].outputs[o] >= 0)
-				producer[g->nodes[i].outputs[o]] = (int32_t)i;
-		st = node_deps(&g->nodes[i], &deps[i], &num_deps[i]);
-		if (st)
-			goto out;
+				r->producer[g->nodes[i].outputs[o]] = (int32_t)i;
+	sorted = calloc(nn + 1, sizeof(*sorted));
+	heap.pos = malloc((nn + 1) * sizeof(*heap.pos));
+	st = sorted && heap.pos ? edges_build(r, g, &e) : oom();
+	for (uint32_t i = 0; !st && i < nn; i++)
+		if (!e.waiting[i])
+			heap_push(&heap, i);
+	while (!st && heap.n) {
+		uint32_t i = heap_pop(&heap);
+
+		sorted[done++] = g->nodes[i];
+		for (uint32_t k = e.first[i]; k < e.first[i + 1]; k++)
+			if (!--e.waiting[e.to[k]])
+				heap_push(&heap, e.to[k]);
 	}
-	/* Repeated sweeps: linear for graphs already in order, as ONNX requires. */
-	while (done < nn) {
-		uint32_t before = done;
+	for (uint32_t i = 0; !st && done < nn && i < nn; i++) {
+		if (e.waiting[i]) {
+			char label[256];
 
-		for (uint32_t i = 0; i < nn; i++) {
-			bool ready = !placed[i];
-
-			for (uint32_t k = 0; ready && k < num_deps[i]; k++) {
-				int32_t p = producer[deps[i][k]];
-
-				if (p >= 0 && !placed[p])
-					ready = false;
-			}
-			if (ready) {
-				placed[i] = true;
-				sorted[done++] = g->nodes[i];
-			}
-		}
-		if (done == before) {
-			for (uint32_t i = 0; i < nn; i++)
-				if (!placed[i]) {
-					char label[256];
-
-					vnpu_node_label(&g->nodes[i], label, sizeof(label));
-					st = vnpu_error(VNPU_PARSE_ERROR, "the graph has a cycle through %s",
-							label);
-					goto out;
-				}
+			vnpu_node_label(&g->nodes[i], label, sizeof(label));
+			st = vnpu_error(VNPU_PARSE_ERROR, "the graph has a cycle through %s", label);
 		}
 	}
-	memcpy(g->nodes, sorted, nn * sizeof(*sorted));
-out:
-	if (deps)
-		for (uint32_t i = 0; i < nn; i++)
-			free(deps[i]);
-	free(deps);
-	free(num_deps);
-	free(placed);
+	if (!st)
+		memcpy(g->nodes, sorted, nn * sizeof(*sorted));
+	for (uint32_t i = 0; i < nn; i++)
+		for (uint32_t o = 0; o < g->nodes[i].num_outputs; o++)
+			if (g->nodes[i].outputs[o] >= 0)
+				r->producer[g->nodes[i].outputs[o]] = -1;
+	edges_free(&e, nn);
+	free(heap.pos);
 	free(sorted);
-	free(producer);
 	return st;
 }
 
@@ -981,6 +1082,7 @@ vnpu_status vnpu_onnx_parse(const void *data, size_t size, const char *dir,
 		goto fail;
 	onnx__model_proto__free_unpacked(mp, NULL);
 	free(r.map.slots);
+	free(r.producer);
 	if (r.dirfd >= 0)
 		close(r.dirfd);
 	*out = r.m;
@@ -988,6 +1090,7 @@ vnpu_status vnpu_onnx_parse(const void *data, size_t size, const char *dir,
 fail:
 	onnx__model_proto__free_unpacked(mp, NULL);
 	free(r.map.slots);
+	free(r.producer);
 	if (r.dirfd >= 0)
 		close(r.dirfd);
 	vnpu_model_free(r.m);
