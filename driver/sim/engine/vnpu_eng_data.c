@@ -132,16 +132,15 @@ static void resize_axis(const struct vnpu_layer_resize *at, __u32 d, __u64 o,
 	}
 }
 
-static int run_resize(const struct eng_layer *l, __u64 ub, __u64 ue,
-		      const struct vnpu_eng_ctx *ctx)
+/* Outputs [@lo, @hi) in flat order, each from its coordinates. */
+static void resize_elems(const struct eng_layer *l, __u64 lo, __u64 hi)
 {
 	const struct vnpu_layer_resize *at = l->attrs;
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
 	struct resize_axis ax[VNPU_MAX_DIMS];
-	__u64 coord[VNPU_MAX_DIMS], lo, hi, e;
+	__u64 coord[VNPU_MAX_DIMS], e;
 	__u32 d, r = x->rank, pos[VNPU_MAX_DIMS];
 
-	flat_range(y, eng_resize_taps(x, y, at), ub, ue, &lo, &hi);
 	if (lo < hi)
 		coords_of(y, lo, coord);
 	for (e = lo; e < hi; e++, coords_next(y, coord)) {
@@ -168,6 +167,240 @@ static int run_resize(const struct eng_layer *l, __u64 ub, __u64 ue,
 				break;
 		}
 		stf(l->data[1], offset_of(y, coord), y->dtype, (float)acc);
+	}
+}
+
+/*
+ * The taps of a run of output columns (the innermost axis) in a part's
+ * scratch, four columns to a vector: tap j of column c has weight
+ * w[j * cols + c] and input offset off[j * cols + c]; n[c] taps are live
+ * (0 in the columns past the run).
+ */
+struct resize_tab {
+	double *w;
+	__s64 *off;
+	__s32 *n;
+	__u64 cols;
+	__u64 span;	/* columns a table holds (the rest pads a vector) */
+	__u32 taps;	/* the most of a column */
+};
+
+static void resize_tab_init(struct resize_tab *tb, const struct eng_layer *l,
+			    void *scratch)
+{
+	tb->cols = eng_resize_cols(&l->t[1]);
+	tb->span = tb->cols - 4;
+	tb->w = eng_align(scratch);
+	tb->off = (__s64 *)(tb->w + 4 * tb->cols);
+	tb->n = (__s32 *)(tb->off + 4 * tb->cols);
+}
+
+/* Columns [@c0, @c1) of the output, at most tb->cols of them. */
+static void resize_tab_fill(struct resize_tab *tb, const struct eng_layer *l,
+			    __u64 c0, __u64 c1)
+{
+	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+	__u32 d = x->rank - 1, j;
+	struct resize_axis ax;
+	__u64 c;
+
+	tb->taps = 1;
+	for (c = 0; c < tb->cols; c++) {
+		ax.n = 0;
+		if (c0 + c < c1)
+			resize_axis(l->attrs, d, c0 + c, x->dims[d], y->dims[d],
+				    &ax);
+		tb->n[c] = (__s32)ax.n;
+		if (ax.n > tb->taps)
+			tb->taps = ax.n;
+		for (j = 0; j < 4; j++) {
+			tb->w[j * tb->cols + c] = j < ax.n ? ax.w[j] : 0;
+			tb->off[j * tb->cols + c] = j < ax.n ?
+				(__s64)ax.idx[j] * x->strides[d] : 0;
+		}
+	}
+}
+
+/*
+ * The combinations of the outer axes' taps of one output row, in the
+ * order the sum takes them (axis 0 fastest), each with its input offset
+ * and the product of its weights; 0 when there are more than
+ * ENG_RESIZE_ROW_TAPS.
+ */
+struct resize_row {
+	__s64 base[ENG_RESIZE_ROW_TAPS];
+	double w[ENG_RESIZE_ROW_TAPS];
+	__u32 k;
+};
+
+static int resize_row_taps(const struct eng_layer *l, const __u64 *coord,
+			   struct resize_row *rw)
+{
+	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+	struct resize_axis ax[VNPU_MAX_DIMS];
+	__u32 d, r = x->rank - 1, pos[VNPU_MAX_DIMS] = {};
+
+	rw->k = 1;
+	for (d = 0; d < r; d++) {
+		resize_axis(l->attrs, d, coord[d], x->dims[d], y->dims[d],
+			    &ax[d]);
+		rw->k *= ax[d].n;
+	}
+	if (rw->k > ENG_RESIZE_ROW_TAPS)
+		return 0;
+	for (rw->k = 0;; rw->k++) {
+		double w = 1;
+		__s64 off = 0;
+
+		for (d = 0; d < r; d++) {
+			w *= ax[d].w[pos[d]];
+			off += (__s64)ax[d].idx[pos[d]] * x->strides[d];
+		}
+		rw->base[rw->k] = off;
+		rw->w[rw->k] = w;
+		for (d = 0; d < r && ++pos[d] == ax[d].n; d++)
+			pos[d] = 0;
+		if (d == r)
+			break;
+	}
+	rw->k++;
+	return 1;
+}
+
+/* Four elements of @x at @base plus @off[0..3], as doubles. */
+static inline v4df resize_load4(const void *x, __u32 dt, __s64 base,
+				const __s64 *off)
+{
+	const float *f = (const float *)x + base;
+
+	if (dt == VNPU_DTYPE_F32)
+		return (v4df){ f[off[0]], f[off[1]], f[off[2]], f[off[3]] };
+	return (v4df){ ldf(x, base + off[0], dt), ldf(x, base + off[1], dt),
+		       ldf(x, base + off[2], dt), ldf(x, base + off[3], dt) };
+}
+
+/*
+ * Columns [@c, @e) of the table (a multiple of four from @c) of one row:
+ * each output is the double sum of resize_elems(), the inner axis's taps
+ * slowest, the outer combinations faster, each weight the product of the
+ * outer ones times the inner one; four outputs a vector.
+ */
+static void resize_run(const struct resize_tab *tb, const struct resize_row *rw,
+		       const void *x, __u32 dt, char *y, __s64 ys, __u64 c,
+		       __u64 e)
+{
+	__u32 j, k, i;
+
+	for (; c < e; c += 4) {
+		v4df acc = v_splat(0);
+
+		for (j = 0; j < tb->taps; j++) {
+			const __s64 *off = tb->off + j * tb->cols + c;
+			v4df wi = *(const v4df_u *)(tb->w + j * tb->cols + c);
+			v4di live = { -(__s64)(tb->n[c] > (__s32)j),
+				      -(__s64)(tb->n[c + 1] > (__s32)j),
+				      -(__s64)(tb->n[c + 2] > (__s32)j),
+				      -(__s64)(tb->n[c + 3] > (__s32)j) };
+
+			for (k = 0; k < rw->k; k++) {
+				v4df v = resize_load4(x, dt, rw->base[k], off);
+
+				acc = v_sel(live, acc + rw->w[k] * wi * v, acc);
+			}
+		}
+		if (dt == VNPU_DTYPE_F32 && ys == 4 && c + 4 <= e) {
+			*(v4sf_u *)y = __builtin_convertvector(acc, v4sf);
+			y += 16;
+			continue;
+		}
+		for (i = 0; i < 4 && c + i < e; i++, y += ys)
+			stf(y, 0, dt, (float)acc[i]);
+	}
+}
+
+/*
+ * One tap per output (nearest, or sizes kept): 0 + 1 * x in double is
+ * x + 0.0f in float (-0 becomes +0, a signalling NaN quiet).
+ */
+static void resize_copy(const struct resize_tab *tb, __s64 base,
+			const void *x, __u32 dt, char *y, __s64 ys, __u64 c,
+			__u64 e)
+{
+	const float *xf = (const float *)x + base;
+	float *yf = (float *)y;
+
+	if (dt == VNPU_DTYPE_F32 && ys == 4) {
+		for (; c < e; c++)
+			*yf++ = xf[tb->off[c]] + 0.0f;
+		return;
+	}
+	for (; c < e; c++, y += ys)
+		stf(y, 0, dt, ldf(x, base + tb->off[c], dt) + 0.0f);
+}
+
+/* Columns [@c0, @c1) of output row @row, the table's from @t0. */
+static void resize_row(const struct eng_layer *l, const struct resize_tab *tb,
+		       __u64 row, __u64 t0, __u64 c0, __u64 c1)
+{
+	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+	__u32 r = y->rank - 1, size = vnpu_eng_dtype_size(y->dtype);
+	__u64 coord[VNPU_MAX_DIMS], rem = row, w = y->dims[r];
+	struct resize_row rw;
+	char *yp;
+	int d;
+
+	for (d = (int)r - 1; d >= 0; d--) {
+		coord[d] = rem % y->dims[d];
+		rem /= y->dims[d];
+	}
+	coord[r] = c0;
+	if (!resize_row_taps(l, coord, &rw)) {
+		resize_elems(l, row * w + c0, row * w + c1);
+		return;
+	}
+	yp = (char *)l->data[1] + offset_of(y, coord) * size;
+	if (rw.k == 1 && tb->taps == 1)
+		resize_copy(tb, rw.base[0], l->data[0], x->dtype, yp,
+			    y->strides[r] * size, c0 - t0, c1 - t0);
+	else
+		resize_run(tb, &rw, l->data[0], x->dtype, yp,
+			   y->strides[r] * size, c0 - t0, c1 - t0);
+}
+
+/*
+ * Outputs row by row, the innermost axis's taps from a table of up to
+ * tb.span columns built once per part and run of columns.
+ */
+static int run_resize(const struct eng_layer *l, __u64 ub, __u64 ue,
+		      const struct vnpu_eng_ctx *ctx)
+{
+	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+	__u64 lo, hi, w, r0, r1, row, cmin, cmax, t0, t1;
+	struct resize_tab tb;
+
+	flat_range(y, eng_resize_taps(x, y, l->attrs), ub, ue, &lo, &hi);
+	if (lo >= hi)
+		return 0;
+	if (!y->rank) {
+		resize_elems(l, lo, hi);
+		return 0;
+	}
+	resize_tab_init(&tb, l, ctx->scratch);
+	w = y->dims[y->rank - 1];
+	r0 = lo / w;
+	r1 = (hi - 1) / w;
+	cmin = r0 == r1 ? lo % w : 0;
+	cmax = r0 == r1 ? (hi - 1) % w + 1 : w;
+	for (t0 = cmin; t0 < cmax; t0 = t1) {
+		t1 = eng_min(t0 + tb.span, cmax);
+		resize_tab_fill(&tb, l, t0, t1);
+		for (row = r0; row <= r1; row++) {
+			__u64 c0 = eng_max(t0, row == r0 ? lo % w : 0);
+			__u64 c1 = eng_min(t1, row == r1 ? (hi - 1) % w + 1 : w);
+
+			if (c0 < c1)
+				resize_row(l, &tb, row, t0, c0, c1);
+		}
 	}
 	return 0;
 }

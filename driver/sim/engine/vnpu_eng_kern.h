@@ -39,6 +39,12 @@ static inline void vstore(float *p, v8sf v)
 }
 
 typedef int v8si __attribute__((vector_size(32)));
+typedef float v4sf __attribute__((vector_size(16)));
+typedef int v4si __attribute__((vector_size(16)));
+/* An unaligned view of 4 doubles that may alias any double. */
+typedef double v4df_u __attribute__((vector_size(32), aligned(8), may_alias));
+/* An unaligned view of 4 floats that may alias any float. */
+typedef float v4sf_u __attribute__((vector_size(16), aligned(4), may_alias));
 
 /*
  * x < 0 ? m : x in each lane, by masks: a loop of ternaries whose m is a

@@ -110,6 +110,11 @@ static inline __u64 eng_min(__u64 a, __u64 b)
 	return a < b ? a : b;
 }
 
+static inline __u64 eng_max(__u64 a, __u64 b)
+{
+	return a > b ? a : b;
+}
+
 /*
  * Units of @rows rows of @cols independent outputs that read @depth
  * elements each: whole rows, as many to a unit as fit ENG_ELEM_UNIT
@@ -194,19 +199,63 @@ static inline __u64 eng_scatter_units(__u64 numel_y, __u64 updates)
 
 /* ---- element reads per output, for ops whose outputs read many ------ */
 
-/* RESIZE: taps per output, over the axes it resizes. */
-static inline __u64 eng_resize_taps(const struct vnpu_tensor *x,
-				    const struct vnpu_tensor *y,
-				    const struct vnpu_layer_resize *a)
+/* RESIZE: taps per output over axes [0, @axes) at most. */
+static inline __u64 eng_resize_taps_of(const struct vnpu_tensor *x,
+				       const struct vnpu_tensor *y,
+				       const struct vnpu_layer_resize *a,
+				       __u32 axes)
 {
 	__u64 taps = 1, per = a->mode == VNPU_RESIZE_CUBIC ? 4 :
 			      a->mode == VNPU_RESIZE_LINEAR ? 2 : 1;
 	__u32 d;
 
-	for (d = 0; d < x->rank; d++)
+	for (d = 0; d < axes; d++)
 		if (x->dims[d] != y->dims[d] || a->scale[d])
 			taps *= per;
-	return taps + x->rank;
+	return taps;
+}
+
+/* RESIZE: taps per output, over the axes it resizes, and its rank. */
+static inline __u64 eng_resize_taps(const struct vnpu_tensor *x,
+				    const struct vnpu_tensor *y,
+				    const struct vnpu_layer_resize *a)
+{
+	return eng_resize_taps_of(x, y, a, x->rank) + x->rank;
+}
+
+/*
+ * RESIZE: the combinations of the outer axes' taps (all but the innermost
+ * axis) of an output row; the kernel takes up to ENG_RESIZE_ROW_TAPS of
+ * them from a table per row (every case but cubic over three axes and
+ * more), and computes each output's taps otherwise.
+ */
+#define ENG_RESIZE_ROW_TAPS	16
+
+static inline __u64 eng_resize_row_taps(const struct vnpu_tensor *x,
+					const struct vnpu_tensor *y,
+					const struct vnpu_layer_resize *a)
+{
+	return eng_resize_taps_of(x, y, a, x->rank ? x->rank - 1 : 0);
+}
+
+/*
+ * RESIZE: a part's scratch holds the taps of up to ENG_RESIZE_COLS output
+ * columns (the innermost axis) at a time, four columns to a vector, and
+ * four more of padding: per column its tap count (32 bits) and four taps
+ * of an input offset and a weight (64 bits each).
+ */
+#define ENG_RESIZE_COLS	1024
+
+static inline __u64 eng_resize_cols(const struct vnpu_tensor *y)
+{
+	__u64 w = y->rank ? y->dims[y->rank - 1] : 1;
+
+	return (eng_min(w, ENG_RESIZE_COLS) + 3) / 4 * 4 + 4;
+}
+
+static inline __u64 eng_resize_scratch(const struct vnpu_tensor *y)
+{
+	return eng_resize_cols(y) * (4 * 8 + 4 * 8 + 4) + ENG_ALIGN;
 }
 
 /* GRID_SAMPLE: taps per output. */

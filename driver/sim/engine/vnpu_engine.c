@@ -1478,8 +1478,14 @@ __u64 vnpu_eng_layer_cost(__u32 op, const struct vnpu_tensor *t,
 	case VNPU_LAYER_BINARY:
 		return ny * binary_cost(((const struct vnpu_layer_binary *)attrs)->func);
 	case VNPU_LAYER_RESIZE:
-		return sat_mul(ny, 4 * eng_resize_taps(&t[0], y, attrs) +
-			       16 * y->rank);
+		/*
+		 * From tables: a multiply-add per tap; rows of more outer
+		 * taps than a table row holds compute each output's taps.
+		 */
+		if (eng_resize_row_taps(&t[0], y, attrs) > ENG_RESIZE_ROW_TAPS)
+			return sat_mul(ny, 4 * eng_resize_taps(&t[0], y, attrs) +
+				       16 * y->rank);
+		return sat_mul(ny, 2 * eng_resize_taps(&t[0], y, attrs));
 	case VNPU_LAYER_GRID_SAMPLE:
 		return ny * 8 * eng_grid_taps(attrs);
 	case VNPU_LAYER_ROI_ALIGN:
@@ -1566,6 +1572,8 @@ __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_tensor *t,
 		return gemm_scratch(!(a->flags & VNPU_LAYER_F_PACKED), &blk,
 				    eng_conv_bbuf(&s, a, u.cols));
 	}
+	if (op == VNPU_LAYER_RESIZE)
+		return eng_resize_scratch(&t[1]);
 	return 0;
 }
 

@@ -523,6 +523,75 @@ static void test_resize(void)
 				}
 }
 
+/*
+ * Rows wider than a part's table of columns (ENG_RESIZE_COLS) and rows
+ * of one column: bilinear [2, 3, 700] -> [2, 4, 2500] and nearest
+ * [3, 5, 1] -> [3, 11, 1], each tap as the definition sums them.
+ */
+static void test_resize_wide(void)
+{
+	static const __u64 in[2][3] = { { 2, 3, 700 }, { 3, 5, 1 } };
+	static const __u64 out[2][3] = { { 2, 4, 2500 }, { 3, 11, 1 } };
+	struct vnpu_tensor t[2];
+	size_t e, c[6];
+	__u32 k;
+
+	for (k = 0; k < 2; k++) {
+		struct vnpu_layer_resize at = { .mode = !k };
+		size_t nx, ny;
+		float *x, *y, *ref;
+		void *data[2];
+
+		t[0] = et_dense(VNPU_DTYPE_F32, 3, in[k]);
+		t[1] = et_dense(VNPU_DTYPE_F32, 3, out[k]);
+		nx = et_numel(&t[0]);
+		ny = et_numel(&t[1]);
+		x = malloc(nx * 4);
+		y = malloc(ny * 4);
+		ref = malloc(ny * 4);
+		et_fill_f32(x, nx);
+		for (e = 0; e < ny; e++) {
+			size_t i0[2], i1[2];
+			double w[2], acc = 0;
+			int d, a, b;
+
+			et_coords(&t[1], e, c);
+			for (d = 0; d < 2; d++) {
+				double ni = in[k][1 + d], no = out[k][1 + d];
+				double xc = ref_coord(VNPU_COORD_HALF_PIXEL,
+						      c[1 + d], ni, no, no / ni);
+
+				if (k) {
+					xc = xc - floor(xc) > 0.5 ? floor(xc) + 1 :
+					     floor(xc);
+					xc = xc < 0 ? 0 : xc > ni - 1 ? ni - 1 : xc;
+					i0[d] = i1[d] = (size_t)xc;
+					w[d] = 0;
+					continue;
+				}
+				xc = xc < 0 ? 0 : xc > ni - 1 ? ni - 1 : xc;
+				i0[d] = (size_t)floor(xc);
+				i1[d] = i0[d] + 1 < ni ? i0[d] + 1 : i0[d];
+				w[d] = xc - floor(xc);
+			}
+			for (a = 0; a < 2; a++)
+				for (b = 0; b < 2; b++)
+					acc += (a ? w[0] : 1 - w[0]) *
+					       (b ? w[1] : 1 - w[1]) *
+					       x[(c[0] * in[k][1] + (a ? i1[0] : i0[0])) *
+						 in[k][2] + (b ? i1[1] : i0[1])];
+			ref[e] = (float)acc;
+		}
+		data[0] = x;
+		data[1] = y;
+		et_layer_f32("resize wide", VNPU_LAYER_RESIZE, t, data, 2, &at,
+			     sizeof(at), ref, 1e-6, 1e-5);
+		free(x);
+		free(y);
+		free(ref);
+	}
+}
+
 static double ref_cubic_w(double t, double a)
 {
 	t = fabs(t);
@@ -923,6 +992,7 @@ void et_test_other(void)
 	test_argreduce();
 	test_resize();
 	test_resize_cubic();
+	test_resize_wide();
 	test_pad();
 	test_gather();
 	test_strided_views();
