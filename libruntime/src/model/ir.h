@@ -121,6 +121,15 @@ struct vnpu_model {
 	char *dir;			/* folder of the file, for external data */
 };
 
+/* ---- attr_schema.c ---- */
+/*
+ * VNPU_PARSE_ERROR naming the node, the attribute and both types when an
+ * attribute the library reads has another type than its op defines.
+ */
+vnpu_status vnpu_node_check_attrs(const struct vnpu_node *n);
+/* Whether the table is in the order its lookup needs (a unit test). */
+bool vnpu_attr_schema_sorted(void);
+
 /* ---- ir.c ---- */
 const struct vnpu_attr *vnpu_node_attr(const struct vnpu_node *n, const char *name);
 int64_t vnpu_attr_int(const struct vnpu_node *n, const char *name, int64_t dflt);

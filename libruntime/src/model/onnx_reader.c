@@ -696,7 +696,7 @@ static vnpu_status read_node(struct reader *r, const Onnx__NodeProto *np,
 		if (st)
 			return vnpu_node_prefix(st, n);
 	}
-	return VNPU_OK;
+	return vnpu_node_check_attrs(n);
 }
 
 static vnpu_status resolve_inputs(struct reader *r, const Onnx__NodeProto *np,

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fe_test.h"
+#include "ir.h"
 
 #define F32 ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
 #define I64 ONNX__TENSOR_PROTO__DATA_TYPE__INT64
@@ -1333,6 +1334,12 @@ static void test_external_escapes(void)
 	rmdir(out);
 }
 
+/* The attribute schema's lookup is a binary search over its names. */
+static void test_attr_schema_sorted(void)
+{
+	CHECK(vnpu_attr_schema_sorted());
+}
+
 int main(int argc, char **argv)
 {
 	static const struct fe_test tests[] = {
@@ -1355,6 +1362,7 @@ int main(int argc, char **argv)
 		{ "data_dependent_folds", test_data_dependent_folds },
 		{ "external_data", test_external_data },
 		{ "external_escapes", test_external_escapes },
+		{ "attr_schema_sorted", test_attr_schema_sorted },
 	};
 
 	return fe_run(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
