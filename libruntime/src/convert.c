@@ -1,19 +1,51 @@
 // SPDX-License-Identifier: MIT
 /*
- * Precision conversion between a caller's tensor and a port's type, as
- * the seeds' blobCopy: integers go through int64 (saturating into the
- * target's range), anything with a float side through double (rounded to
- * nearest for integer targets, NaN to 0).
+ * Precision conversion between a caller's tensor and a port's type. Every
+ * element is read exactly into a sign, a 64-bit magnitude and a power of
+ * two (or infinity, or NaN), and written from there with one rounding:
+ *
+ *   to a float type   rounded to nearest, ties to even; beyond the type's
+ *                     range: infinity; NaN stays a (quiet) NaN, the sign kept
+ *   to an integer     rounded to nearest, ties to even, then saturated to
+ *                     the type's range (infinities too); NaN gives 0
+ *   to bool           1 for anything but zero and NaN
+ *
+ * So u64 above 2^63 and i64 reach f32, f16 and bf16 correctly rounded (no
+ * detour through a double), and a double just below 2^63 reaches i64
+ * exactly.
  */
-#include <math.h>
 #include <string.h>
 
 #include "runtime.h"
 
-static bool is_float(vnpu_element_type t)
+/* An exact value: (-1)^neg * mag * 2^exp2 when FINITE. */
+struct number {
+	enum { NUM_FINITE, NUM_INF, NUM_NAN } kind;
+	bool neg;
+	uint64_t mag;
+	int exp2;
+};
+
+/* A binary floating-point format: explicit mantissa and exponent bits. */
+struct float_format {
+	unsigned int mant_bits;
+	unsigned int exp_bits;
+};
+
+static const struct float_format fmt_f16 = { 10, 5 };
+static const struct float_format fmt_bf16 = { 7, 8 };
+static const struct float_format fmt_f32 = { 23, 8 };
+static const struct float_format fmt_f64 = { 52, 11 };
+
+static const struct float_format *float_format(vnpu_element_type t)
 {
-	return t == VNPU_TYPE_F32 || t == VNPU_TYPE_F64 || t == VNPU_TYPE_F16 ||
-	       t == VNPU_TYPE_BF16;
+	switch (t) {
+	case VNPU_TYPE_F16: return &fmt_f16;
+	case VNPU_TYPE_BF16: return &fmt_bf16;
+	case VNPU_TYPE_F32: return &fmt_f32;
+	case VNPU_TYPE_F64: return &fmt_f64;
+	default: return NULL;
+	}
 }
 
 static bool is_numeric(vnpu_element_type t)
@@ -26,159 +58,189 @@ bool vnpu_convert_supported(vnpu_element_type from, vnpu_element_type to)
 	return from == to || (is_numeric(from) && is_numeric(to));
 }
 
-static float half_to_float(uint16_t h)
+/* @mag / 2^@shift rounded to nearest, ties to even. */
+static uint64_t round_shift(uint64_t mag, unsigned int shift)
 {
-	uint32_t sign = (uint32_t)(h & 0x8000) << 16;
-	uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff, bits;
-	float f;
+	uint64_t q, rem, half;
 
-	if (exp == 0x1f) {
-		bits = sign | 0x7f800000 | (mant << 13);
+	if (!shift)
+		return mag;
+	if (shift > 64)
+		return 0;
+	if (shift == 64)
+		return mag > (1ull << 63);
+	q = mag >> shift;
+	rem = mag & ((1ull << shift) - 1);
+	half = 1ull << (shift - 1);
+	return q + (rem > half || (rem == half && (q & 1)));
+}
+
+static struct number float_decode(uint64_t bits, const struct float_format *f)
+{
+	int bias = (1 << (f->exp_bits - 1)) - 1;
+	uint64_t mant = bits & ((1ull << f->mant_bits) - 1);
+	uint64_t exp = (bits >> f->mant_bits) & ((1u << f->exp_bits) - 1);
+	struct number n = { NUM_FINITE, (bits >> (f->mant_bits + f->exp_bits)) & 1, mant, 0 };
+
+	if (exp == (1u << f->exp_bits) - 1) {
+		n.kind = mant ? NUM_NAN : NUM_INF;
 	} else if (exp) {
-		bits = sign | ((exp + 112) << 23) | (mant << 13);
+		n.mag |= 1ull << f->mant_bits;
+		n.exp2 = (int)exp - bias - (int)f->mant_bits;
 	} else {
-		f = ldexpf((float)mant, -24);
-		return sign ? -f : f;
+		n.exp2 = 1 - bias - (int)f->mant_bits;
 	}
-	memcpy(&f, &bits, sizeof(f));
-	return f;
+	return n;
 }
 
-/* Round to nearest even, overflow to infinity, keep NaN a NaN. */
-static uint16_t float_to_half(float f)
+static uint64_t float_encode(const struct number *n, const struct float_format *f)
 {
-	uint32_t bits, sign, mant, exp;
-	uint32_t half, round;
+	int bias = (1 << (f->exp_bits - 1)) - 1, emin = 1 - bias, e, shift;
+	uint64_t sign = (uint64_t)n->neg << (f->mant_bits + f->exp_bits);
+	uint64_t inf = (((1ull << f->exp_bits) - 1) << f->mant_bits), q;
 
-	memcpy(&bits, &f, sizeof(bits));
-	sign = (bits >> 16) & 0x8000;
-	exp = (bits >> 23) & 0xff;
-	mant = bits & 0x7fffff;
-	if (exp == 0xff)
-		return (uint16_t)(sign | 0x7c00 | (mant ? 0x200 : 0));
-	if (exp > 142)
-		return (uint16_t)(sign | 0x7c00);
-	if (exp < 113) {
-		/* Subnormal half (or zero): shift the full mantissa in. */
-		if (exp < 102)
-			return (uint16_t)sign;
-		mant |= 0x800000;
-		half = mant >> (126 - exp);
-		round = mant & ((1u << (126 - exp)) - 1);
-		if (round > (1u << (125 - exp)) ||
-		    (round == (1u << (125 - exp)) && (half & 1)))
-			half++;
-		return (uint16_t)(sign | half);
-	}
-	half = ((exp - 112) << 10) | (mant >> 13);
-	round = mant & 0x1fff;
-	if (round > 0x1000 || (round == 0x1000 && (half & 1)))
-		half++;
-	return (uint16_t)(sign | half);
+	if (n->kind == NUM_NAN)
+		return sign | inf | (1ull << (f->mant_bits - 1));
+	if (n->kind == NUM_INF)
+		return sign | inf;
+	if (!n->mag)
+		return sign;
+	e = 63 - __builtin_clzll(n->mag) + n->exp2;	/* n is in [2^e, 2^(e+1)) */
+	if (e > bias)
+		return sign | inf;
+	/* The last mantissa bit weighs 2^((e < emin ? emin : e) - mant_bits). */
+	shift = (e < emin ? emin : e) - (int)f->mant_bits - n->exp2;
+	q = shift <= 0 ? n->mag << -shift : round_shift(n->mag, (unsigned int)shift);
+	/*
+	 * A normal q holds the implicit bit, which adds one to the exponent
+	 * field; rounding up to the next power of two carries into it, also
+	 * from the subnormals to the smallest normal, and to infinity.
+	 */
+	if (e >= emin)
+		q += (uint64_t)(e + bias - 1) << f->mant_bits;
+	return sign | (q < inf ? q : inf);
 }
 
-static double get_f(const void *p, vnpu_element_type t, uint64_t i)
+static struct number load(const void *p, vnpu_element_type t, uint64_t i)
 {
-	uint32_t bits;
-	float f;
+	struct number n = { NUM_FINITE, false, 0, 0 };
+	uint32_t u32;
+	uint64_t u64;
+	int64_t s;
 
 	switch (t) {
-	case VNPU_TYPE_F32: return ((const float *)p)[i];
-	case VNPU_TYPE_F64: return ((const double *)p)[i];
-	case VNPU_TYPE_F16: return half_to_float(((const uint16_t *)p)[i]);
-	case VNPU_TYPE_BF16:
-		bits = (uint32_t)((const uint16_t *)p)[i] << 16;
-		memcpy(&f, &bits, sizeof(f));
-		return f;
-	default: break;
+	case VNPU_TYPE_F16: return float_decode(((const uint16_t *)p)[i], &fmt_f16);
+	case VNPU_TYPE_BF16: return float_decode(((const uint16_t *)p)[i], &fmt_bf16);
+	case VNPU_TYPE_F32:
+		memcpy(&u32, (const char *)p + 4 * i, 4);
+		return float_decode(u32, &fmt_f32);
+	case VNPU_TYPE_F64:
+		memcpy(&u64, (const char *)p + 8 * i, 8);
+		return float_decode(u64, &fmt_f64);
+	case VNPU_TYPE_U8: case VNPU_TYPE_BOOL: n.mag = ((const uint8_t *)p)[i]; return n;
+	case VNPU_TYPE_U16: n.mag = ((const uint16_t *)p)[i]; return n;
+	case VNPU_TYPE_U32: n.mag = ((const uint32_t *)p)[i]; return n;
+	case VNPU_TYPE_U64: n.mag = ((const uint64_t *)p)[i]; return n;
+	case VNPU_TYPE_I8: s = ((const int8_t *)p)[i]; break;
+	case VNPU_TYPE_I16: s = ((const int16_t *)p)[i]; break;
+	case VNPU_TYPE_I32: s = ((const int32_t *)p)[i]; break;
+	case VNPU_TYPE_I64: s = ((const int64_t *)p)[i]; break;
+	default: return n;
 	}
-	return 0;
+	n.neg = s < 0;
+	n.mag = n.neg ? 0 - (uint64_t)s : (uint64_t)s;
+	return n;
 }
 
-static int64_t get_i(const void *p, vnpu_element_type t, uint64_t i)
+/* @n rounded to an integer magnitude, ties to even; UINT64_MAX beyond it. */
+static uint64_t integer_magnitude(const struct number *n)
 {
-	switch (t) {
-	case VNPU_TYPE_U8: case VNPU_TYPE_BOOL: return ((const uint8_t *)p)[i];
-	case VNPU_TYPE_I8: return ((const int8_t *)p)[i];
-	case VNPU_TYPE_U16: return ((const uint16_t *)p)[i];
-	case VNPU_TYPE_I16: return ((const int16_t *)p)[i];
-	case VNPU_TYPE_I32: return ((const int32_t *)p)[i];
-	case VNPU_TYPE_U32: return ((const uint32_t *)p)[i];
-	case VNPU_TYPE_I64: return ((const int64_t *)p)[i];
-	case VNPU_TYPE_U64:
-		return ((const uint64_t *)p)[i] > INT64_MAX ? INT64_MAX :
-		       (int64_t)((const uint64_t *)p)[i];
-	default: break;
-	}
-	return 0;
+	if (n->kind == NUM_NAN)
+		return 0;
+	if (n->kind == NUM_INF || n->exp2 >= 64 ||
+	    (n->exp2 > 0 && n->mag > (UINT64_MAX >> n->exp2)))
+		return n->mag || n->kind == NUM_INF ? UINT64_MAX : 0;
+	if (n->exp2 >= 0)
+		return n->mag << n->exp2;
+	return round_shift(n->mag, (unsigned int)-n->exp2);
 }
 
-static int64_t clamp(int64_t v, int64_t lo, int64_t hi)
+/* The largest magnitudes of @t: positive in *hi, negative in *lo. */
+static void integer_range(vnpu_element_type t, uint64_t *hi, uint64_t *lo)
 {
-	return v < lo ? lo : v > hi ? hi : v;
-}
+	unsigned int bits = 8 * (unsigned int)vnpu_element_type_size(t);
+	bool is_signed = t == VNPU_TYPE_I8 || t == VNPU_TYPE_I16 || t == VNPU_TYPE_I32 ||
+			 t == VNPU_TYPE_I64;
 
-static void set_i(void *p, vnpu_element_type t, uint64_t i, int64_t v)
-{
-	switch (t) {
-	case VNPU_TYPE_U8: ((uint8_t *)p)[i] = (uint8_t)clamp(v, 0, UINT8_MAX); break;
-	case VNPU_TYPE_BOOL: ((uint8_t *)p)[i] = v != 0; break;
-	case VNPU_TYPE_I8: ((int8_t *)p)[i] = (int8_t)clamp(v, INT8_MIN, INT8_MAX); break;
-	case VNPU_TYPE_U16: ((uint16_t *)p)[i] = (uint16_t)clamp(v, 0, UINT16_MAX); break;
-	case VNPU_TYPE_I16: ((int16_t *)p)[i] = (int16_t)clamp(v, INT16_MIN, INT16_MAX); break;
-	case VNPU_TYPE_I32: ((int32_t *)p)[i] = (int32_t)clamp(v, INT32_MIN, INT32_MAX); break;
-	case VNPU_TYPE_U32: ((uint32_t *)p)[i] = (uint32_t)clamp(v, 0, UINT32_MAX); break;
-	case VNPU_TYPE_I64: ((int64_t *)p)[i] = v; break;
-	case VNPU_TYPE_U64: ((uint64_t *)p)[i] = v < 0 ? 0 : (uint64_t)v; break;
-	default: break;
+	if (is_signed) {
+		*hi = (1ull << (bits - 1)) - 1;
+		*lo = 1ull << (bits - 1);
+	} else {
+		*hi = bits == 64 ? UINT64_MAX : (1ull << bits) - 1;
+		*lo = 0;
 	}
 }
 
-static void set_f(void *p, vnpu_element_type t, uint64_t i, double v)
+static void store_integer(void *p, vnpu_element_type t, uint64_t i, const struct number *n)
 {
-	uint32_t bits;
-	float f;
+	uint64_t mag = integer_magnitude(n), hi, lo, bits;
 
-	switch (t) {
-	case VNPU_TYPE_F32: ((float *)p)[i] = (float)v; return;
-	case VNPU_TYPE_F64: ((double *)p)[i] = v; return;
-	case VNPU_TYPE_F16: ((uint16_t *)p)[i] = float_to_half((float)v); return;
-	case VNPU_TYPE_BF16:
-		f = (float)v;
-		memcpy(&bits, &f, sizeof(bits));
-		bits += 0x7fff + ((bits >> 16) & 1);
-		((uint16_t *)p)[i] = (uint16_t)(bits >> 16);
+	if (t == VNPU_TYPE_BOOL) {
+		((uint8_t *)p)[i] = n->kind == NUM_INF || (n->kind == NUM_FINITE && n->mag);
 		return;
+	}
+	integer_range(t, &hi, &lo);
+	if (n->neg && mag) {
+		mag = mag < lo ? mag : lo;
+		bits = 0 - mag;		/* two's complement */
+	} else {
+		bits = mag < hi ? mag : hi;
+	}
+	switch (vnpu_element_type_size(t)) {
+	case 1: ((uint8_t *)p)[i] = (uint8_t)bits; break;
+	case 2: ((uint16_t *)p)[i] = (uint16_t)bits; break;
+	case 4: ((uint32_t *)p)[i] = (uint32_t)bits; break;
+	default: ((uint64_t *)p)[i] = bits; break;
+	}
+}
+
+static void store(void *p, vnpu_element_type t, uint64_t i, const struct number *n)
+{
+	const struct float_format *f = float_format(t);
+	uint64_t bits;
+	uint32_t u32;
+
+	if (!f) {
+		store_integer(p, t, i, n);
+		return;
+	}
+	bits = float_encode(n, f);
+	switch (t) {
+	case VNPU_TYPE_F32:
+		u32 = (uint32_t)bits;
+		memcpy((char *)p + 4 * i, &u32, 4);
+		break;
+	case VNPU_TYPE_F64:
+		memcpy((char *)p + 8 * i, &bits, 8);
+		break;
 	default:
+		((uint16_t *)p)[i] = (uint16_t)bits;
 		break;
 	}
-	if (isnan(v))
-		v = 0;
-	if (t == VNPU_TYPE_BOOL)
-		set_i(p, t, i, v != 0);
-	else if (v >= 9.2e18)
-		set_i(p, t, i, INT64_MAX);
-	else if (v <= -9.2e18)
-		set_i(p, t, i, INT64_MIN);
-	else
-		set_i(p, t, i, (int64_t)nearbyint(v));
 }
 
 void vnpu_convert(void *dst, vnpu_element_type dst_type, const void *src,
 		  vnpu_element_type src_type, uint64_t elems)
 {
+	struct number n;
 	uint64_t i;
 
 	if (dst_type == src_type) {
 		memcpy(dst, src, elems * vnpu_element_type_size(src_type));
-	} else if (!is_float(dst_type) && !is_float(src_type)) {
-		for (i = 0; i < elems; i++)
-			set_i(dst, dst_type, i, get_i(src, src_type, i));
-	} else if (is_float(src_type)) {
-		for (i = 0; i < elems; i++)
-			set_f(dst, dst_type, i, get_f(src, src_type, i));
-	} else {
-		for (i = 0; i < elems; i++)
-			set_f(dst, dst_type, i, (double)get_i(src, src_type, i));
+		return;
+	}
+	for (i = 0; i < elems; i++) {
+		n = load(src, src_type, i);
+		store(dst, dst_type, i, &n);
 	}
 }

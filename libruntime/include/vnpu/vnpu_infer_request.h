@@ -5,9 +5,14 @@
  * On creation a request allocates one device buffer per input and output
  * and hands them out as tensors (get_tensor): writing an input there and
  * reading an output there is zero-copy. A tensor set by the caller instead
- * (set_tensor) is converted (u8, i8, i32, i64, f16, f32, f64 to the port's
- * type) and uploaded before the run, and outputs are downloaded and
- * converted into it after.
+ * (set_tensor) is converted (any numeric type to the port's) and uploaded
+ * before the run, and outputs are downloaded and converted into it after.
+ *
+ * Conversions round once, from the exact value: to f16, bf16, f32 and f64
+ * to nearest, ties to even, past the largest finite value to infinity,
+ * NaN to a quiet NaN of the same sign; to integers to nearest, ties to
+ * even, then saturated to the type's range (infinities too), NaN to 0; to
+ * bool 1 for anything but zero and NaN.
  *
  * infer() runs the stages preprocess -> upload -> submit -> wait ->
  * download -> postprocess; with ENABLE_PROFILING each stage and each layer
@@ -54,9 +59,9 @@ VNPU_API vnpu_status vnpu_infer_request_get_tensor_by_port(vnpu_infer_request *r
 /**
  * Use @tensor for the input or output called @name (by @port, by index).
  * Its shape must be the port's and its type one the request converts
- * (the port's type, or u8, i8, i32, i64, f16, f32, f64 for a numeric
- * port); otherwise VNPU_INVALID_ARGUMENT and nothing changes. The request
- * takes its own reference.
+ * (the port's type, or any numeric type for a numeric port); otherwise
+ * VNPU_INVALID_ARGUMENT and nothing changes. The request takes its own
+ * reference. VNPU_BUSY while the request runs or another thread uses it.
  */
 VNPU_API vnpu_status vnpu_infer_request_set_tensor(vnpu_infer_request *req,
 						   const char *name,
