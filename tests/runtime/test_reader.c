@@ -7,10 +7,13 @@
  *
  *   test-runtime-reader [NAME...]
  */
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "onnx_writer.h"
@@ -565,6 +568,71 @@ static int attr_types(void)
 	return 0;
 }
 
+/* Reading file @path fails with @want and a message holding @says. */
+static int read_file_fails(const char *path, vnpu_status want, const char *says)
+{
+	vnpu_model *m = NULL;
+
+	CHECK_ERR(vnpu_model_read_file(path, &m), want);
+	CHECK(!m);
+	if (!strstr(vnpu_last_error(), says)) {
+		fprintf(stderr, "message '%s' does not say '%s'\n", vnpu_last_error(), says);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * A folder given as the model said "9223372036854775807 bytes is too
+ * large" (ftell() of a folder); a FIFO blocked the open. Both are no
+ * regular file, said so at once; a file above the model limit (a sparse
+ * one) is refused before it is read.
+ */
+static int not_model_files(void)
+{
+	char dir[] = "/tmp/vnpu-reader-XXXXXX", path[512];
+	int fd;
+
+	CHECK(mkdtemp(dir));
+	CHECK(!read_file_fails(dir, VNPU_INVALID_ARGUMENT, "a directory, not a regular file"));
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	CHECK(!mkfifo(path, 0600));
+	alarm(60);	/* a blocking open fails the test */
+	CHECK(!read_file_fails(path, VNPU_INVALID_ARGUMENT, "a FIFO, not a regular file"));
+	alarm(0);
+	unlink(path);
+	CHECK(!read_file_fails("/dev/null", VNPU_INVALID_ARGUMENT, "not a regular file"));
+	snprintf(path, sizeof(path), "%s/huge.onnx", dir);
+	fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	CHECK(!ftruncate(fd, (1ll << 31) + 1));
+	close(fd);
+	CHECK(!read_file_fails(path, VNPU_UNSUPPORTED,
+			       "2147483649 bytes, above the limit of 2147483648"));
+	unlink(path);
+	rmdir(dir);
+	return 0;
+}
+
+/* Two outputs of one name; a negative opset version. */
+static int model_mistakes(void)
+{
+	struct pb g = { 0 };
+
+	onnx_value(&g, GRAPH_INPUT, "x", 1, (const int64_t[]){ 2 });
+	onnx_node(&g, "Neg", (const char *const[]){ "x" }, 1, "y");
+	onnx_value(&g, GRAPH_OUTPUT, "y", -1, NULL);
+	onnx_value(&g, GRAPH_OUTPUT, "y", -1, NULL);
+	CHECK(!read_graph_is(&g, 17, VNPU_PARSE_ERROR, "graph output 'y' is listed twice"));
+	onnx_value(&g, GRAPH_INPUT, "x", 1, (const int64_t[]){ 2 });
+	onnx_node(&g, "Neg", (const char *const[]){ "x" }, 1, "y");
+	onnx_value(&g, GRAPH_OUTPUT, "y", -1, NULL);
+	CHECK(!read_graph_is(&g, -3, VNPU_PARSE_ERROR,
+			     "opset version -3 of domain '' is negative"));
+	pb_free(&g);
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -578,6 +646,8 @@ static const struct {
 	{ "reversed_chain", reversed_chain },
 	{ "sort_order", sort_order },
 	{ "attr_types", attr_types },
+	{ "not_model_files", not_model_files },
+	{ "model_mistakes", model_mistakes },
 };
 
 int main(int argc, char **argv)

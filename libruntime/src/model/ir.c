@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: MIT
 /* The graph IR: lifetime, attribute lookup, and the public model API. */
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "ir.h"
 
-#define MAX_MODEL_FILE (1ull << 32)
 /* Elements computed at read time to learn shapes (e.g. Shape -> Reshape). */
 #define READ_FOLD_LIMIT 4096
 
@@ -315,46 +317,79 @@ vnpu_status vnpu_model_read_memory(const void *data, size_t size, vnpu_model **o
 	return vnpu_onnx_parse(data, size, NULL, out);
 }
 
+/*
+ * The whole of regular file @path into @buf (malloc'd) of @size bytes. It
+ * is opened without blocking (a FIFO) and must be a regular file of at
+ * most VNPU_ONNX_MAX_BYTES, checked before anything is allocated.
+ */
+static vnpu_status read_whole_file(const char *path, void **buf, size_t *size)
+{
+	struct stat sb;
+	size_t got = 0;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return vnpu_error(errno == ENOENT ? VNPU_NOT_FOUND : VNPU_INVALID_ARGUMENT,
+				  "%s: %s", path, strerror(errno));
+	if (fstat(fd, &sb)) {
+		close(fd);
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "%s: %s", path, strerror(errno));
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		close(fd);
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "%s: %s, not a regular file", path,
+				  S_ISDIR(sb.st_mode) ? "a directory" : S_ISFIFO(sb.st_mode) ? "a FIFO" :
+				  "a device or socket");
+	}
+	if ((uint64_t)sb.st_size > VNPU_ONNX_MAX_BYTES) {
+		close(fd);
+		return vnpu_error(VNPU_UNSUPPORTED, "%s: %lld bytes, above the limit of %llu", path,
+				  (long long)sb.st_size, (unsigned long long)VNPU_ONNX_MAX_BYTES);
+	}
+	*size = (size_t)sb.st_size;
+	*buf = malloc(*size ? *size : 1);
+	if (!*buf) {
+		close(fd);
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "%s: out of memory", path);
+	}
+	while (got < *size) {
+		ssize_t n = read(fd, (char *)*buf + got, *size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	if (got != *size) {
+		free(*buf);
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "%s: read %zu of %zu bytes", path, got,
+				  *size);
+	}
+	return VNPU_OK;
+}
+
 vnpu_status vnpu_model_read_file(const char *path, vnpu_model **out)
 {
 	char *copy, *dir;
 	vnpu_status st;
-	void *buf;
-	long size;
-	FILE *f;
+	size_t size = 0;
+	void *buf = NULL;
 
 	if (!path || !out)
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "read_model: NULL argument");
-	f = fopen(path, "rb");
-	if (!f)
-		return vnpu_error(errno == ENOENT ? VNPU_NOT_FOUND : VNPU_INVALID_ARGUMENT,
-				  "%s: %s", path, strerror(errno));
-	if (fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
-		fclose(f);
-		return vnpu_error(VNPU_INVALID_ARGUMENT, "%s: not a regular file", path);
-	}
-	if ((unsigned long long)size > MAX_MODEL_FILE) {
-		fclose(f);
-		return vnpu_error(VNPU_UNSUPPORTED, "%s: %ld bytes is too large", path, size);
-	}
-	buf = malloc(size ? (size_t)size : 1);
-	if (!buf) {
-		fclose(f);
-		return vnpu_error(VNPU_OUT_OF_MEMORY, "%s: out of memory", path);
-	}
-	if (fread(buf, 1, (size_t)size, f) != (size_t)size) {
-		fclose(f);
-		free(buf);
-		return vnpu_error(VNPU_INVALID_ARGUMENT, "%s: read failed", path);
-	}
-	fclose(f);
+	st = read_whole_file(path, &buf, &size);
+	if (st)
+		return st;
 	copy = strdup(path);
 	if (!copy) {
 		free(buf);
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "%s: out of memory", path);
 	}
 	dir = dirname(copy);
-	st = vnpu_onnx_parse(buf, (size_t)size, dir, out);
+	st = vnpu_onnx_parse(buf, size, dir, out);
 	free(copy);
 	free(buf);
 	if (st)

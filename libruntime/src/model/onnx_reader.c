@@ -1001,6 +1001,12 @@ static vnpu_status read_graph(struct reader *r, const Onnx__GraphProto *gp,
 		idx = map_find(r, name);
 		if (idx < 0)
 			return vnpu_error(VNPU_PARSE_ERROR, "graph output '%s' is never produced", name);
+		/* Outputs are found by name: each name once. A loop body may
+		 * give one value as a carried and a scan output. */
+		for (uint32_t k = 0; main && k < g->num_outputs; k++)
+			if (g->outputs[k] == idx)
+				return vnpu_error(VNPU_PARSE_ERROR, "graph output '%s' is listed twice",
+						  name);
 		g->outputs[g->num_outputs++] = idx;
 		if (main && gp->output[i]->type)
 			read_declared(gp->output[i], &r->m->values[idx]);
@@ -1015,8 +1021,12 @@ static vnpu_status read_opset(struct vnpu_model *m, const Onnx__ModelProto *mp)
 	m->opset = -1;
 	for (size_t i = 0; i < mp->n_opset_import; i++) {
 		const Onnx__OperatorSetIdProto *os = mp->opset_import[i];
+		const char *domain = os->domain ? os->domain : "";
 
-		if (!os->domain || !os->domain[0] || !strcmp(os->domain, "ai.onnx"))
+		if (os->has_version && os->version < 0)
+			return vnpu_error(VNPU_PARSE_ERROR, "opset version %lld of domain '%s' is negative",
+					  (long long)os->version, domain);
+		if (!domain[0] || !strcmp(domain, "ai.onnx"))
 			m->opset = os->has_version ? os->version : 1;
 	}
 	if (m->opset < 0 && m->ir_version < 3)
