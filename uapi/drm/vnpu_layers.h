@@ -201,6 +201,7 @@ enum vnpu_layer_op {
  * @VNPU_ACT_NOT: logical not (bool only)
  * @VNPU_ACT_SHRINK: x < -beta ? x + alpha : x > beta ? x - alpha : 0
  *	(alpha is ONNX's bias, beta its lambd)
+ * @VNPU_ACT_SILU: x / (1 + exp(-x)) (x * sigmoid(x), SiLU or Swish)
  * @VNPU_ACT_COUNT: the number of functions (not a function)
  *
  * Integer dtypes (i8 to i64, u8 to u64) take IDENTITY, RELU, ABS, NEG,
@@ -249,6 +250,7 @@ enum vnpu_act_func {
 	VNPU_ACT_THRESHOLDED_RELU = 38,
 	VNPU_ACT_NOT = 39,
 	VNPU_ACT_SHRINK = 40,
+	VNPU_ACT_SILU = 41,
 	VNPU_ACT_COUNT,
 };
 

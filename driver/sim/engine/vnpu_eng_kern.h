@@ -590,11 +590,13 @@ static inline double gelu_tanh_d(double v)
 				       (v + 0.044715 * v * v * v)));
 }
 
+enum map_exp_fn { MAP_EXP, MAP_SIGMOID, MAP_SILU };
+
 /*
- * exp or the logistic function of @n doubles, four lanes at a time (a lane
- * gives the bits of the scalar m_exp(), wherever it sits).
+ * exp, the logistic function or x times it of @n doubles, four lanes at
+ * a time (a lane gives the bits of the scalar m_exp(), wherever it sits).
  */
-static void map_exp(double *x, __u32 n, int sigmoid)
+static void map_exp(double *x, __u32 n, enum map_exp_fn fn)
 {
 	__u32 i, j;
 
@@ -603,7 +605,10 @@ static void map_exp(double *x, __u32 n, int sigmoid)
 
 		for (j = 0; j < 4 && i + j < n; j++)
 			v[j] = x[i + j];
-		v = sigmoid ? 1.0 / (1.0 + v_exp(-v)) : v_exp(v);
+		if (fn == MAP_EXP)
+			v = v_exp(v);
+		else
+			v = (fn == MAP_SILU ? v : v_splat(1.0)) / (1.0 + v_exp(-v));
 		for (j = 0; j < 4 && i + j < n; j++)
 			x[i + j] = v[j];
 	}
@@ -637,7 +642,10 @@ static void act_d(const struct vnpu_layer_act *a, double *x, __u32 n)
 		MAP(v < al ? al : v > be ? be : v);
 		break;
 	case VNPU_ACT_SIGMOID:
-		map_exp(x, n, 1);
+		map_exp(x, n, MAP_SIGMOID);
+		break;
+	case VNPU_ACT_SILU:
+		map_exp(x, n, MAP_SILU);
 		break;
 	case VNPU_ACT_HARD_SIGMOID:
 		MAP(al * v + be < 0 ? 0.0 : al * v + be > 1 ? 1.0 : al * v + be);
@@ -658,7 +666,7 @@ static void act_d(const struct vnpu_layer_act *a, double *x, __u32 n)
 		MAP(m_erf(v));
 		break;
 	case VNPU_ACT_EXP:
-		map_exp(x, n, 0);
+		map_exp(x, n, MAP_EXP);
 		break;
 	case VNPU_ACT_LOG:
 		MAP(m_log(v));

@@ -348,6 +348,7 @@ static double ref_unary(__u32 f, double v, double al, double be)
 	case VNPU_ACT_MISH: return v * tanh(log1p(exp(v)));
 	case VNPU_ACT_THRESHOLDED_RELU: return v > al ? v : 0;
 	case VNPU_ACT_SHRINK: return v < -be ? v + al : v > be ? v - al : 0;
+	case VNPU_ACT_SILU: return v / (1 + exp(-v));
 	default: return 0;
 	}
 }
