@@ -40,6 +40,8 @@ enum cop_kind {
 	COP_NODE = 0,	/* a model node */
 	COP_SELECT,	/* an If's output: Where(cond, then, else) */
 	COP_OUTPUT,	/* a copy into a model output's slot */
+	COP_ACT,	/* an activation fuse_act.c recognised: UNARY act of in[0];
+			 * node is the last node of what it computes */
 };
 
 /* One node to run, with what the passes fused into it. */
@@ -56,7 +58,7 @@ struct cop {
 	int32_t fused_into;		/* a dead op: the op that runs it, or -1 (a view) */
 	int32_t bias;			/* fused bias (a constant), or -1 */
 	int32_t residual;		/* fused residual input, or -1 */
-	struct vnpu_layer_act act;	/* fused activation */
+	struct vnpu_layer_act act;	/* fused activation (COP_ACT: the function) */
 	char type[64];			/* "Conv+Add+Relu" */
 	uint32_t first_cmd, num_cmds;
 	enum vnpu_prog_target target;

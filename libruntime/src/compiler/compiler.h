@@ -7,9 +7,11 @@
  * If nodes with a data-dependent condition become both branches and a
  * select; identity/dropout/reshape-like nodes become views of their input,
  * a Gather of one constant index, a Slice of steps 1 or a Split output
- * that is one run of bytes of the input a view of it;
- * BatchNorm folds into the Conv/Gemm before it; a constant bias, a residual
- * Add and an activation fuse into Conv/Gemm; a Concat's inputs are computed
+ * that is one run of bytes of the input a view of it; activations
+ * written out as element-wise nodes become the one function they compute
+ * (fuse_act.c); BatchNorm folds into the Conv/Gemm before it; a constant
+ * bias, a residual Add and an activation fuse into Conv/Gemm; a Concat's
+ * inputs are computed
  * in place in its output where it holds each in one run of bytes (a
  * Scan's stacked outputs). Each remaining node is then
  * lowered to device commands (VNPU_CMD_LAYER, COPY, FILL); constant

@@ -898,6 +898,9 @@ vnpu_status cs_lower_op(struct cstate *s, struct cop *op)
 	case COP_OUTPUT:
 		st = lower_output(s, op);
 		break;
+	case COP_ACT:
+		st = cl_unary(s, op->in[0], op->out[0], &op->act);
+		break;
 	default:
 		st = lower_node(s, op);
 		break;

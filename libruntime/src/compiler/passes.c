@@ -11,37 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cgraph.h"
 #include "error.h"
+#include "fuse.h"
 #include "lower.h"
 
-static bool op_is(const struct cop *op, const char *name)
-{
-	return op->kind == COP_NODE && !strcmp(op->node->op, name);
-}
-
 /* ---- who reads and writes each value ---- */
-
-/*
- * Per value, lists of the ops that read it (in[]) and write it (out[]),
- * so that a pass asks about one value without walking every op. An entry
- * is added when an op starts reading or writing a value and never
- * removed: a query skips dead ops and ops that no longer read (write) the
- * value, and answers as a walk over every op would.
- */
-struct use_link {
-	int32_t op;
-	int32_t next;		/* the next link of the list, or -1 */
-};
-
-struct uses {
-	struct use_link *links;
-	uint32_t num_links, cap_links;
-	int32_t *readers;	/* per value: its first reader link, or -1 */
-	int32_t *writers;	/* per value: its first writer link, or -1 */
-	bool *aliased;		/* per value: another value views it */
-	uint32_t cap_vals;
-};
 
 static void uses_fini(struct uses *u)
 {
@@ -100,9 +74,8 @@ static vnpu_status uses_link(struct uses *u, int32_t *head, int32_t op)
 	return VNPU_OK;
 }
 
-/* Op @op (now) reads or writes value @val. */
-static vnpu_status uses_add(struct cstate *s, struct uses *u, bool write, int32_t val,
-			    const struct cop *op)
+vnpu_status cf_uses_add(struct cstate *s, struct uses *u, bool write, int32_t val,
+			const struct cop *op)
 {
 	vnpu_status st = uses_cover(u, s->num_vals);
 
@@ -119,9 +92,9 @@ static vnpu_status uses_init(struct cstate *s, struct uses *u)
 		const struct cop *op = &s->ops[i];
 
 		for (uint32_t k = 0; !st && k < op->num_in; k++)
-			st = uses_add(s, u, false, op->in[k], op);
+			st = cf_uses_add(s, u, false, op->in[k], op);
 		for (uint32_t k = 0; !st && k < op->num_out; k++)
-			st = uses_add(s, u, true, op->out[k], op);
+			st = cf_uses_add(s, u, true, op->out[k], op);
 	}
 	return st;
 }
@@ -134,9 +107,7 @@ static bool op_has(const int32_t *vals, uint32_t n, int32_t val)
 	return false;
 }
 
-/* The index of a live op other than @skip reading @val, or -1. */
-static int32_t live_reader(const struct cstate *s, const struct uses *u, int32_t val,
-			   int32_t skip)
+int32_t cf_live_reader(const struct cstate *s, const struct uses *u, int32_t val, int32_t skip)
 {
 	for (int32_t l = u->readers[val]; l >= 0; l = u->links[l].next) {
 		const struct cop *op = &s->ops[u->links[l].op];
@@ -158,15 +129,13 @@ static struct cop *sole_reader(struct cstate *s, const struct uses *u, int32_t v
 
 	if (s->vals[val].out_index >= 0 || u->aliased[val])
 		return NULL;
-	first = live_reader(s, u, val, -1);
-	if (first < 0 || first <= (int32_t)after || live_reader(s, u, val, first) >= 0)
+	first = cf_live_reader(s, u, val, -1);
+	if (first < 0 || first <= (int32_t)after || cf_live_reader(s, u, val, first) >= 0)
 		return NULL;
 	return &s->ops[first];
 }
 
-/* Index of the live op writing @val (or what @val views), or -1 (inputs
- * and constants); the first one should several. */
-static int32_t producer(const struct cstate *s, const struct uses *u, int32_t val)
+int32_t cf_producer(const struct cstate *s, const struct uses *u, int32_t val)
 {
 	int32_t first = -1;
 
@@ -182,19 +151,32 @@ static int32_t producer(const struct cstate *s, const struct uses *u, int32_t va
 	return first;
 }
 
+bool cf_only_read_by(const struct cstate *s, const struct uses *u, int32_t val,
+		     const bool *mine)
+{
+	if (s->vals[val].out_index >= 0 || u->aliased[val] ||
+	    s->vals[val].info.type != VNPU_TYPE_F32)
+		return false;
+	for (int32_t l = u->readers[val]; l >= 0; l = u->links[l].next) {
+		const struct cop *op = &s->ops[u->links[l].op];
+
+		if (!mine[u->links[l].op] && !op->dead && op_has(op->in, op->num_in, val))
+			return false;
+	}
+	return true;
+}
+
 static bool used(const struct cstate *s, const struct uses *u, int32_t val)
 {
 	if (val < 0)
 		return false;
-	return s->vals[val].out_index >= 0 || live_reader(s, u, val, -1) >= 0;
+	return s->vals[val].out_index >= 0 || cf_live_reader(s, u, val, -1) >= 0;
 }
 
 static bool is_float_val(const struct cstate *s, int32_t v)
 {
 	return s->vals[v].info.type == VNPU_TYPE_F32;
 }
-
-static bool same_shape(const struct vnpu_tinfo *a, const struct vnpu_tinfo *b);
 
 /* Every op reading @from reads @to instead. */
 static vnpu_status replace_reads(struct cstate *s, struct uses *u, int32_t from, int32_t to)
@@ -209,7 +191,7 @@ static vnpu_status replace_reads(struct cstate *s, struct uses *u, int32_t from,
 		for (uint32_t k = 0; k < op->num_in; k++)
 			if (op->in[k] == from)
 				op->in[k] = to;
-		st = uses_add(s, u, false, to, op);
+		st = cf_uses_add(s, u, false, to, op);
 	}
 	return st;
 }
@@ -224,7 +206,8 @@ static bool gather_run(const struct cstate *s, const struct cop *op, uint64_t *o
 	const struct vnpu_tinfo *x, *idx;
 	int64_t axis, at, inner = 1;
 
-	if (!op_is(op, "Gather") || op->num_in != 2 || op->in[1] < 0 || !cs_is_const(s, op->in[1]))
+	if (!cf_op_is(op, "Gather") || op->num_in != 2 || op->in[1] < 0 ||
+	    !cs_is_const(s, op->in[1]))
 		return false;
 	x = cs_info(s, op->in[0]);
 	idx = cs_info(s, op->in[1]);
@@ -260,7 +243,7 @@ static bool slice_run(const struct cstate *s, const struct cop *op, uint64_t *of
 	bool p1, p2, p3, p4, inside = false;
 	int32_t n;
 
-	if (!op_is(op, "Slice") || op->num_in < 1 || op->in[0] < 0 || op->out[0] < 0)
+	if (!cf_op_is(op, "Slice") || op->num_in < 1 || op->in[0] < 0 || op->out[0] < 0)
 		return false;
 	x = cs_info(s, op->in[0]);
 	y = cs_info(s, op->out[0]);
@@ -346,7 +329,7 @@ static vnpu_status make_views(struct cstate *s, struct uses *u)
 		uint64_t offset = 0;
 		int32_t src = -1;
 
-		if (op_is(op, "Split") && !op->dead && op->num_in && op->in[0] >= 0)
+		if (cf_op_is(op, "Split") && !op->dead && op->num_in && op->in[0] >= 0)
 			split_views(s, u, op);
 		if (op->dead || !op->num_out || op->out[0] < 0)
 			continue;
@@ -359,7 +342,7 @@ static vnpu_status make_views(struct cstate *s, struct uses *u)
 				src = op->in[0];
 		if (src < 0 || s->vals[op->out[0]].out_index >= 0)
 			continue;
-		if (op_is(op, "Dropout") && ((op->num_out > 1 && used(s, u, op->out[1])) ||
+		if (cf_op_is(op, "Dropout") && ((op->num_out > 1 && used(s, u, op->out[1])) ||
 					      (op->num_in > 2 && op->in[2] >= 0)))
 			continue;
 		if (s->vals[src].info.data)
@@ -367,7 +350,7 @@ static vnpu_status make_views(struct cstate *s, struct uses *u)
 		op->dead = true;
 		/* Same shape (Identity, Dropout, If): readers read the source
 		 * itself, so the passes see through it; otherwise a view. */
-		if (!offset && same_shape(&s->vals[src].info, &s->vals[op->out[0]].info)) {
+		if (!offset && cf_same_shape(&s->vals[src].info, &s->vals[op->out[0]].info)) {
 			st = replace_reads(s, u, op->out[0], src);
 		} else {
 			s->vals[op->out[0]].alias = src;
@@ -384,7 +367,7 @@ static vnpu_status absorb(struct cstate *s, struct uses *u, struct cop *op, stru
 	op->out[0] = next->out[0];
 	next->dead = true;
 	next->fused_into = (int32_t)(op - s->ops);
-	return uses_add(s, u, true, op->out[0], op);
+	return cf_uses_add(s, u, true, op->out[0], op);
 }
 
 /* Fold BatchNormalization into the Conv before it. */
@@ -449,9 +432,9 @@ static vnpu_status fold_batchnorm(struct cstate *s, struct uses *u, struct cop *
 	if (conv->num_in < 3)
 		conv->num_in = 3;
 	strncat(conv->type, "+BatchNorm", sizeof(conv->type) - strlen(conv->type) - 1);
-	st = uses_add(s, u, false, wv, conv);
+	st = cf_uses_add(s, u, false, wv, conv);
 	if (!st)
-		st = uses_add(s, u, false, bv, conv);
+		st = cf_uses_add(s, u, false, bv, conv);
 	return st ? st : absorb(s, u, conv, bn);
 }
 
@@ -461,6 +444,10 @@ static bool act_of(const struct cstate *s, const struct cop *op, struct vnpu_lay
 	const struct vnpu_node *n = op->node;
 
 	memset(act, 0, sizeof(*act));
+	if (op->kind == COP_ACT) {
+		*act = op->act;
+		return is_float_val(s, op->in[0]);
+	}
 	if (op->kind != COP_NODE)
 		return false;
 	if (!strcmp(n->op, "Relu")) {
@@ -509,7 +496,7 @@ static bool act_of(const struct cstate *s, const struct cop *op, struct vnpu_lay
 	return is_float_val(s, op->in[0]);
 }
 
-static bool same_shape(const struct vnpu_tinfo *a, const struct vnpu_tinfo *b)
+bool cf_same_shape(const struct vnpu_tinfo *a, const struct vnpu_tinfo *b)
 {
 	if (a->rank != b->rank)
 		return false;
@@ -528,11 +515,11 @@ static bool same_shape(const struct vnpu_tinfo *a, const struct vnpu_tinfo *b)
 static bool bound_of(const struct cstate *s, const struct cop *op, const struct cop *next,
 		     struct vnpu_layer_act *act)
 {
-	bool max = op_is(next, "Max"), first;
+	bool max = cf_op_is(next, "Max"), first;
 	int32_t c;
 	float b;
 
-	if ((!max && !op_is(next, "Min")) || next->num_in != 2 || next->in[0] == next->in[1] ||
+	if ((!max && !cf_op_is(next, "Min")) || next->num_in != 2 || next->in[0] == next->in[1] ||
 	    act->flags || (act->func != VNPU_ACT_IDENTITY && act->func != VNPU_ACT_RELU &&
 			   act->func != VNPU_ACT_LEAKY_RELU))
 		return false;
@@ -540,7 +527,7 @@ static bool bound_of(const struct cstate *s, const struct cop *op, const struct 
 	c = first ? next->in[1] : next->in[0];
 	if (c < 0 || !cs_is_const(s, c) || !is_float_val(s, c) || !is_float_val(s, op->out[0]) ||
 	    vnpu_tinfo_elems(cs_info(s, c)) != 1 ||
-	    !same_shape(cs_info(s, next->out[0]), cs_info(s, op->out[0])))
+	    !cf_same_shape(cs_info(s, next->out[0]), cs_info(s, op->out[0])))
 		return false;
 	b = *(const float *)s->vals[c].info.data;
 	if (!isfinite(b) || (!first && b == 0))
@@ -554,8 +541,8 @@ static bool bound_of(const struct cstate *s, const struct cop *op, const struct 
 static bool bias_fits(const struct cstate *s, const struct cop *op, int32_t c)
 {
 	const struct vnpu_tinfo *y = cs_info(s, op->out[0]), *b = cs_info(s, c);
-	int64_t ch = op_is(op, "Conv") ? y->dims[1] : y->dims[y->rank - 1];
-	int32_t ch_axis = op_is(op, "Conv") ? 1 : y->rank - 1;
+	int64_t ch = cf_op_is(op, "Conv") ? y->dims[1] : y->dims[y->rank - 1];
+	int32_t ch_axis = cf_op_is(op, "Conv") ? 1 : y->rank - 1;
 
 	if (!cs_is_const(s, c) || b->type != VNPU_TYPE_F32 || b->rank > y->rank)
 		return false;
@@ -591,7 +578,8 @@ static vnpu_status sum_bias(struct cstate *s, int32_t a, int32_t b, int32_t *out
 static vnpu_status fuse_into(struct cstate *s, struct uses *u, uint32_t idx)
 {
 	struct cop *op = &s->ops[idx];
-	bool conv = op_is(op, "Conv"), gemm = op_is(op, "Gemm"), matmul = op_is(op, "MatMul");
+	bool conv = cf_op_is(op, "Conv"), gemm = cf_op_is(op, "Gemm");
+	bool matmul = cf_op_is(op, "MatMul");
 	struct cop *next;
 	vnpu_status st;
 
@@ -599,7 +587,7 @@ static vnpu_status fuse_into(struct cstate *s, struct uses *u, uint32_t idx)
 		return VNPU_OK;
 	/* BatchNorm after a Conv with constant weights. */
 	next = sole_reader(s, u, op->out[0], idx);
-	if (conv && next && op_is(next, "BatchNormalization") && next->in[0] == op->out[0] &&
+	if (conv && next && cf_op_is(next, "BatchNormalization") && next->in[0] == op->out[0] &&
 	    cs_is_const(s, op->in[1]) && !(next->num_out > 1 && used(s, u, next->out[1]))) {
 		st = fold_batchnorm(s, u, op, next);
 		if (st)
@@ -607,7 +595,7 @@ static vnpu_status fuse_into(struct cstate *s, struct uses *u, uint32_t idx)
 		next = sole_reader(s, u, op->out[0], idx);
 	}
 	/* A constant bias (added to the Conv's own constant bias). */
-	if (next && op_is(next, "Add") && !(gemm && op->num_in > 2 && op->in[2] >= 0) &&
+	if (next && cf_op_is(next, "Add") && !(gemm && op->num_in > 2 && op->in[2] >= 0) &&
 	    !(conv && op->num_in > 2 && op->in[2] >= 0 && !cs_is_const(s, op->in[2]))) {
 		int32_t other = next->in[0] == op->out[0] ? next->in[1] : next->in[0];
 
@@ -626,13 +614,13 @@ static vnpu_status fuse_into(struct cstate *s, struct uses *u, uint32_t idx)
 		}
 	}
 	/* A residual Add of a tensor of the output's shape computed earlier. */
-	if (next && op_is(next, "Add") && next->in[0] != next->in[1]) {
+	if (next && cf_op_is(next, "Add") && next->in[0] != next->in[1]) {
 		int32_t other = next->in[0] == op->out[0] ? next->in[1] : next->in[0];
-		int32_t p = producer(s, u, other);
+		int32_t p = cf_producer(s, u, other);
 
 		if (p < (int32_t)idx && is_float_val(s, other) &&
-		    same_shape(cs_info(s, other), cs_info(s, op->out[0])) &&
-		    same_shape(cs_info(s, next->out[0]), cs_info(s, op->out[0]))) {
+		    cf_same_shape(cs_info(s, other), cs_info(s, op->out[0])) &&
+		    cf_same_shape(cs_info(s, next->out[0]), cs_info(s, op->out[0]))) {
 			op->residual = other;
 			strncat(op->type, "+Residual", sizeof(op->type) - strlen(op->type) - 1);
 			st = absorb(s, u, op, next);
@@ -643,8 +631,9 @@ static vnpu_status fuse_into(struct cstate *s, struct uses *u, uint32_t idx)
 	}
 	/* An activation. */
 	if (next && act_of(s, next, &op->act)) {
-		strncat(op->type, "+", sizeof(op->type) - strlen(op->type) - 1);
-		strncat(op->type, next->node->op, sizeof(op->type) - strlen(op->type) - 1);
+		size_t len = strlen(op->type);
+
+		snprintf(op->type + len, sizeof(op->type) - len, "+%s", next->type);
 		st = absorb(s, u, op, next);
 		if (st)
 			return st;
@@ -729,7 +718,7 @@ static void concat_in_place(struct cstate *s, struct uses *u, struct cop *op)
 	uint64_t offset = 0;
 	bool all = true;
 
-	if (!op_is(op, "Concat") || op->num_out != 1 || op->out[0] < 0)
+	if (!cf_op_is(op, "Concat") || op->num_out != 1 || op->out[0] < 0)
 		return;
 	y = cs_info(s, op->out[0]);
 	axis = vnpu_attr_int(op->node, "axis", 0);
@@ -764,6 +753,8 @@ vnpu_status cs_fuse(struct cstate *s)
 
 	if (!st)
 		st = make_views(s, &u);
+	if (!st && !s->opt.no_fusion)
+		st = cf_fuse_activations(s, &u);
 	for (uint32_t i = 0; !st && !s->opt.no_fusion && i < s->num_ops; i++) {
 		s->cur_op = i;
 		if (!s->ops[i].dead)

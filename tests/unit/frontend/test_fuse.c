@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The compiler's pattern fusions (fuse_*.c): each form an exporter writes
+ * is fused (fewer layers, the fused type), gives what the unfused program
+ * gives within the bound the fusion documents, and is left alone when an
+ * intermediate has another reader or a constant differs.
+ *
+ * Graphs are written as lines "out=Op(in,in)", where "#3" is a scalar f32
+ * constant 3, "%g" a constant [8], "&s" one [4, 1, 1] (per channel) and
+ * "@alpha=0.2" after the closing parenthesis a float attribute ("@axes=-1"
+ * one axis); the model's input is x [1, 4, 8, 8], its outputs the names
+ * listed.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fe_test.h"
+
+#define F32 ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
+
+static const struct vnpu_compile_options unfused = { .no_fusion = true };
+
+/* One line of a graph into @b; constants named by their text. */
+static void add_line(struct mb *b, const char *line)
+{
+	char buf[256], names[3][64], *op, *args, *attr, *out, *save = NULL;
+	const char *in[4] = { 0 };
+	Onnx__NodeProto *n;
+	int ni = 0;
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	out = buf;
+	op = strchr(buf, '=');
+	*op++ = '\0';
+	args = strchr(op, '(');
+	*args++ = '\0';
+	attr = strchr(args, ')');
+	*attr++ = '\0';
+	for (char *a = strtok_r(args, ",", &save); a && ni < 3; a = strtok_r(NULL, ",", &save)) {
+		static unsigned uniq;
+
+		in[ni] = a;
+		if (a[0] == '#' || a[0] == '%' || a[0] == '&') {
+			float v = strtof(a + 1, NULL);
+
+			/* Each use its own constant (a name defined once). */
+			snprintf(names[ni], sizeof(names[ni]), "%s/%u", a, uniq++);
+			if (a[0] == '&')
+				mb_init_f32(b, names[ni], 3, (const int64_t[]){ 4, 1, 1 }, NULL);
+			else
+				mb_init_f32(b, names[ni], a[0] == '%', (const int64_t[]){ 8 },
+					    a[0] == '#' ? &v : NULL);
+			in[ni] = names[ni];
+		}
+		ni++;
+	}
+	n = mb_node(b, op, in, (const char *[]){ out, NULL });
+	if (attr[0] == '@') {
+		char *eq = strchr(attr, '=');
+
+		*eq = '\0';
+		if (!strcmp(attr + 1, "axes"))
+			mb_attr_ints(n, "axes", 1, (const int64_t[]){ strtoll(eq + 1, NULL, 10) });
+		else
+			mb_attr_float(n, attr + 1, strtof(eq + 1, NULL));
+	}
+}
+
+/*
+ * The model of @lines over x [1, 4, 8, 8], optionally after a Conv 4->4
+ * 1x1 (@conv: its output is "x", the model's input "in").
+ */
+static vnpu_model *graph_model(const char *const *lines, const char *const *outs, bool conv)
+{
+	static const int64_t dims[4] = { 1, 4, 8, 8 };
+	struct mb *b = mb_new(13);
+
+	mb_input(b, conv ? "in" : "x", F32, 4, dims);
+	if (conv) {
+		mb_init_f32(b, "w", 4, (const int64_t[]){ 4, 4, 1, 1 }, NULL);
+		mb_node(b, "Conv", (const char *[]){ "in", "w", NULL },
+			(const char *[]){ "x", NULL });
+	}
+	for (; *lines; lines++)
+		add_line(b, *lines);
+	for (; *outs; outs++)
+		mb_output(b, *outs);
+	return mb_read(b);
+}
+
+#define N_IN (1 * 4 * 8 * 8)
+
+/* Inputs across [-10, 10]: both sides of every kink and the tails; with
+ * @noise a pattern in [-1, 1) instead. */
+static void spread(float *x, bool noise)
+{
+	if (noise) {
+		fe_pattern(x, N_IN, 7);
+		return;
+	}
+	for (int i = 0; i < N_IN; i++)
+		x[i] = -10.0f + 20.0f * (float)i / (N_IN - 1);
+	x[0] = -3.0f;
+	x[1] = 3.0f;
+	x[2] = 0.0f;
+	x[3] = -0.0f;
+}
+
+/* One compile of @m run on the spread input; NULL when it fails. */
+static struct vnpu_program *run(const vnpu_model *m, const struct vnpu_compile_options *o,
+				const float *x, float **out)
+{
+	struct vnpu_program *p = NULL;
+	void *in[1] = { (void *)x };
+
+	if (vnpu_compile(m, o, &p)) {
+		fprintf(stderr, "  compile: %s\n", vnpu_last_error());
+		fe_failures++;
+		return NULL;
+	}
+	for (uint32_t i = 0; i < p->num_outputs; i++)
+		out[i] = calloc(1, p->outputs[i].size + 4);
+	CHECK_EQ(fe_run_program(p, in, (void *const *)out), 0);
+	return p;
+}
+
+/*
+ * Whether a fused output is within @ulps ulp of max(|x|, |plain|, 1) of
+ * the unfused one (bit-identical for 0). A fused activation computes in
+ * double and rounds once where its written-out form rounds each f32 step
+ * (1 + Erf(x) near -1 above all): 4 ulp. A fused LayerNormalization
+ * takes its moments in double: 16 ulp on inputs of one scale.
+ */
+static bool within(float fused, float plain, float x, int ulps)
+{
+	float scale = fmaxf(fmaxf(fabsf(x), fabsf(plain)), 1.0f);
+
+	if (!ulps)
+		return !memcmp(&fused, &plain, sizeof(fused));
+	if (isnan(fused) || isnan(plain))
+		return isnan(fused) && isnan(plain);
+	return fabsf(fused - plain) <= (float)ulps * scale * 0x1p-23f;
+}
+
+/* @n fused outputs @a against the unfused @b, within() @ulps; @x the
+ * input of each (NULL: 0). */
+static void compare(const char *what, const float *a, const float *b, size_t n, const float *x,
+		    int ulps)
+{
+	uint32_t bad = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (within(a[i], b[i], x ? x[i] : 0, ulps))
+			continue;
+		if (++bad <= 4)
+			fprintf(stderr, "  %s: element %zu (x %.9g): fused %.9g, unfused %.9g\n",
+				what, i, x ? x[i] : 0, a[i], b[i]);
+	}
+	if (bad) {
+		fprintf(stderr, "  %s: %u elements out of bound\n", what, bad);
+		fe_failures++;
+	}
+}
+
+/*
+ * @lines compiled with and without fusion: @want_layers layers of which
+ * the first is @want_type (NULL: any) with fusion (0 layers: as many as
+ * without), outputs within the bound (exact when @exact). Returns the
+ * fused program's layer count. The inputs are spread() (noise with a
+ * bound above 4 ulp).
+ */
+static uint32_t check_graph(const char *const *lines, const char *const *outs, bool conv,
+			    uint32_t want_layers, const char *want_type, int ulps)
+{
+	vnpu_model *m = graph_model(lines, outs, conv);
+	float x[N_IN], *a[4] = { 0 }, *b[4] = { 0 };
+	struct vnpu_program *p, *q;
+	uint32_t layers = 0;
+
+	CHECK(m != NULL);
+	if (!m)
+		return 0;
+	spread(x, ulps > 4);
+	p = run(m, NULL, x, a);
+	q = run(m, &unfused, x, b);
+	if (p && q) {
+		layers = p->num_layers;
+		CHECK_EQ(p->num_layers, want_layers ? want_layers : q->num_layers);
+		if (p->num_layers != (want_layers ? want_layers : q->num_layers))
+			for (uint32_t l = 0; l < p->num_layers; l++)
+				fprintf(stderr, "    layer %u: %s\n", l, p->layers[l].type);
+		if (want_type && p->num_layers && strcmp(p->layers[0].type, want_type)) {
+			fprintf(stderr, "  %s: fused as %s, expected %s\n", lines[0],
+				p->layers[0].type, want_type);
+			fe_failures++;
+		}
+		for (uint32_t o = 0; o < p->num_outputs; o++)
+			compare(lines[0], a[o], b[o], p->outputs[o].size / 4, conv ? NULL : x,
+				ulps);
+	}
+	for (int i = 0; i < 4; i++) {
+		free(a[i]);
+		free(b[i]);
+	}
+	vnpu_program_free(p);
+	vnpu_program_free(q);
+	vnpu_model_free(m);
+	return layers;
+}
+
+static const char *const y_only[] = { "y", NULL };
+
+#define G(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+static void test_hard_swish_forms(void)
+{
+	check_graph(G("a=Add(x,#3)", "c=Clip(a,#0,#6)", "m=Mul(x,c)", "y=Div(m,#6)"),
+		    y_only, false, 1, "HardSwish", 4);
+	check_graph(G("a=Add(#3,x)", "c=Clip(a,#0,#6)", "m=Mul(c,x)", "y=Mul(m,#0.16666667)"),
+		    y_only, false, 1, "HardSwish", 4);
+	check_graph(G("h=HardSigmoid(x)@alpha=0.16666667", "y=Mul(x,h)"),
+		    y_only, false, 1, "HardSwish", 4);
+	check_graph(G("a=Add(x,#3)", "r=Relu(a)", "c=Min(r,#6)", "d=Div(c,#6)", "y=Mul(x,d)"),
+		    y_only, false, 1, "HardSwish", 4);
+	/* HardSigmoid written out, then times x. */
+	check_graph(G("d=Div(x,#6)", "a=Add(d,#0.5)", "c=Clip(a,#0,#1)", "y=Mul(x,c)"),
+		    y_only, false, 1, "HardSwish", 4);
+	/* After a Conv: one layer. */
+	check_graph(G("a=Add(x,#3)", "c=Clip(a,#0,#6)", "m=Mul(x,c)", "y=Div(m,#6)"),
+		    y_only, true, 1, "Conv+HardSwish", 4);
+}
+
+static void test_hard_sigmoid_forms(void)
+{
+	check_graph(G("m=Mul(x,#0.2)", "a=Add(m,#0.5)", "y=Clip(a,#0,#1)"),
+		    y_only, false, 1, "HardSigmoid", 4);
+	check_graph(G("a=Add(x,#3)", "c=Clip(a,#0,#6)", "y=Div(c,#6)"),
+		    y_only, false, 1, "HardSigmoid", 4);
+	check_graph(G("m=Mul(x,#0.2)", "a=Add(m,#0.5)", "y=Clip(a,#0,#1)"),
+		    y_only, true, 1, "Conv+HardSigmoid", 4);
+}
+
+static void test_gelu_forms(void)
+{
+	check_graph(G("d=Div(x,#1.4142135)", "e=Erf(d)", "a=Add(e,#1)", "m=Mul(x,a)",
+		      "y=Mul(m,#0.5)"), y_only, false, 1, "Gelu", 4);
+	check_graph(G("h=Mul(#0.5,x)", "d=Mul(x,#0.70710677)", "e=Erf(d)", "a=Add(#1,e)",
+		      "y=Mul(h,a)"), y_only, false, 1, "Gelu", 4);
+	check_graph(G("d=Div(x,#1.4142135)", "e=Erf(d)", "a=Add(e,#1)", "h=Mul(a,#0.5)",
+		      "y=Mul(x,h)"), y_only, true, 1, "Conv+Gelu", 4);
+	/* The tanh approximation, x^3 as a Pow and as products. */
+	check_graph(G("p=Pow(x,#3)", "k=Mul(p,#0.044715)", "s=Add(x,k)", "t=Mul(s,#0.7978846)",
+		      "h=Tanh(t)", "a=Add(h,#1)", "m=Mul(x,a)", "y=Mul(m,#0.5)"),
+		    y_only, false, 1, "GeluTanh", 4);
+	check_graph(G("q=Mul(x,x)", "p=Mul(q,x)", "k=Mul(#0.044715,p)", "s=Add(k,x)",
+		      "t=Mul(#0.7978846,s)", "h=Tanh(t)", "a=Add(#1,h)", "z=Mul(#0.5,x)",
+		      "y=Mul(z,a)"), y_only, false, 1, "GeluTanh", 4);
+}
+
+static void test_silu_mish_forms(void)
+{
+	check_graph(G("s=Sigmoid(x)", "y=Mul(x,s)"), y_only, false, 1, "SiLU", 4);
+	check_graph(G("s=Sigmoid(x)", "y=Mul(s,x)"), y_only, true, 1, "Conv+SiLU", 4);
+	check_graph(G("p=Softplus(x)", "t=Tanh(p)", "y=Mul(x,t)"), y_only, false, 1, "Mish",
+		    4);
+	check_graph(G("e=Exp(x)", "a=Add(e,#1)", "l=Log(a)", "t=Tanh(l)", "y=Mul(t,x)"),
+		    y_only, false, 1, "Mish", 4);
+}
+
+/* An intermediate read elsewhere, a model output, or a constant not the
+ * function's: nothing fuses, the outputs are the unfused ones exactly. */
+static void test_activation_not_fused(void)
+{
+	check_graph(G("a=Add(x,#3)", "c=Clip(a,#0,#6)", "m=Mul(x,c)", "y=Div(m,#6)"),
+		    G("y", "c"), false, 0, NULL, 0);
+	check_graph(G("a=Add(x,#3)", "c=Clip(a,#0,#6)", "m=Mul(x,c)", "y=Div(m,#6)",
+		      "z=Neg(a)"), G("y", "z"), false, 0, NULL, 0);
+	check_graph(G("a=Add(x,#2.5)", "c=Clip(a,#0,#6)", "m=Mul(x,c)", "y=Div(m,#6)"),
+		    y_only, false, 0, NULL, 0);
+	check_graph(G("a=Add(x,#3)", "c=Clip(a,#0,#6)", "m=Mul(x,c)", "y=Div(m,#6.01)"),
+		    y_only, false, 0, NULL, 0);
+	check_graph(G("d=Mul(x,#0.7)", "e=Erf(d)", "a=Add(e,#1)", "m=Mul(x,a)",
+		      "y=Mul(m,#0.5)"), y_only, false, 0, NULL, 0);
+	check_graph(G("s=Sigmoid(x)", "y=Mul(x,s)"), G("y", "s"), false, 0, NULL, 0);
+	/* x times the sigmoid of -x: not SiLU. */
+	check_graph(G("n=Neg(x)", "s=Sigmoid(n)", "y=Mul(x,s)"), y_only, false, 0, NULL, 0);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct fe_test tests[] = {
+		{ "hard_swish_forms", test_hard_swish_forms },
+		{ "hard_sigmoid_forms", test_hard_sigmoid_forms },
+		{ "gelu_forms", test_gelu_forms },
+		{ "silu_mish_forms", test_silu_mish_forms },
+		{ "activation_not_fused", test_activation_not_fused },
+	};
+
+	return fe_run(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
+}
