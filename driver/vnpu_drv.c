@@ -80,7 +80,8 @@ static u64 vnpu_capabilities(void)
 {
 	return DRM_VNPU_CAP_PRIME | DRM_VNPU_CAP_SYNCOBJ |
 	       DRM_VNPU_CAP_PROFILING | DRM_VNPU_CAP_CANCEL |
-	       DRM_VNPU_CAP_PRIORITY | DRM_VNPU_CAP_SUBMIT_RESULT;
+	       DRM_VNPU_CAP_PRIORITY | DRM_VNPU_CAP_SUBMIT_RESULT |
+	       DRM_VNPU_CAP_USERPTR;
 }
 
 static int vnpu_ioctl_get_param(struct drm_device *drm, void *data,
@@ -288,6 +289,7 @@ static const struct drm_ioctl_desc vnpu_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(VNPU_SUBMIT, vnpu_ioctl_submit, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(VNPU_WAIT, vnpu_ioctl_wait, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(VNPU_CANCEL, vnpu_ioctl_cancel, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(VNPU_BO_USERPTR, vnpu_ioctl_bo_userptr, DRM_RENDER_ALLOW),
 };
 
 static bool vnpu_ioctl_unknown(unsigned int cmd)

@@ -212,6 +212,10 @@ int vnpu_ioctl_bo_upload(struct drm_device *drm, void *data,
 int vnpu_ioctl_bo_download(struct drm_device *drm, void *data,
 			   struct drm_file *file);
 
+/* vnpu_userptr.c */
+int vnpu_ioctl_bo_userptr(struct drm_device *drm, void *data,
+			  struct drm_file *file);
+
 /* vnpu_job.c */
 int vnpu_ioctl_submit(struct drm_device *drm, void *data,
 		      struct drm_file *file);

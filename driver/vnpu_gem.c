@@ -8,7 +8,8 @@
  * cleanly at BO_CREATE instead of later on the device. UPLOAD and DOWNLOAD
  * copy between user memory and a BO through a kernel mapping that the BO
  * keeps from first use until it is freed (the device's tiles use the same
- * mapping), after waiting for the device jobs that use the BO.
+ * mapping), after waiting for the device jobs that use the BO. Userptr
+ * BOs (vnpu_userptr.c) are vnpu_bos without a shmem file.
  */
 
 #include <linux/dma-resv.h>
@@ -29,12 +30,24 @@
 /* Bytes copied between two checks for signals. */
 #define VNPU_XFER_CHUNK SZ_1M
 
-static void vnpu_bo_register(struct vnpu_device *vdev, struct vnpu_bo *bo)
+void vnpu_bo_register(struct vnpu_device *vdev, struct vnpu_bo *bo)
 {
 	mutex_lock(&vdev->bo_lock);
 	list_add_tail(&bo->link, &vdev->bo_list);
 	mutex_unlock(&vdev->bo_lock);
 	atomic_inc(&vdev->stats.bos);
+}
+
+/* Undoes vnpu_bo_register() (if it was made) and the BO's charge. */
+void vnpu_bo_unregister(struct vnpu_device *vdev, struct vnpu_bo *bo)
+{
+	if (!list_empty(&bo->link)) {
+		mutex_lock(&vdev->bo_lock);
+		list_del(&bo->link);
+		mutex_unlock(&vdev->bo_lock);
+		atomic_dec(&vdev->stats.bos);
+	}
+	atomic64_sub(bo->charged, &vdev->mem_used);
 }
 
 static void vnpu_gem_free(struct drm_gem_object *obj)
@@ -47,13 +60,7 @@ static void vnpu_gem_free(struct drm_gem_object *obj)
 
 		drm_gem_shmem_vunmap(&bo->base, &map);
 	}
-	if (!list_empty(&bo->link)) {
-		mutex_lock(&vdev->bo_lock);
-		list_del(&bo->link);
-		mutex_unlock(&vdev->bo_lock);
-		atomic_dec(&vdev->stats.bos);
-	}
-	atomic64_sub(bo->charged, &vdev->mem_used);
+	vnpu_bo_unregister(vdev, bo);
 	mutex_destroy(&bo->vmap_lock);
 	drm_gem_shmem_free(&bo->base);
 }
@@ -131,10 +138,28 @@ u64 vnpu_max_bo_size(struct vnpu_device *vdev)
 	return vdev->mem_limit & PAGE_MASK;
 }
 
-static int vnpu_mem_charge(struct vnpu_device *vdev, u64 size)
+/**
+ * vnpu_bo_charge() - charge a new BO's bytes to the device's memory limit
+ * @vdev: the device
+ * @file: the file that asks for them
+ * @size: bytes
+ * @what: the ioctl, for the netlink event when the limit is reached
+ *
+ * Return: 0 or -ENOMEM (over the limit, or an injected failure).
+ */
+int vnpu_bo_charge(struct vnpu_device *vdev, struct drm_file *file, u64 size,
+		   const char *what)
 {
+	char reason[64];
+
+	if (vnpu_fail_alloc(vdev))
+		return -ENOMEM;
 	if (atomic64_add_return(size, &vdev->mem_used) > vdev->mem_limit) {
 		atomic64_sub(size, &vdev->mem_used);
+		snprintf(reason, sizeof(reason),
+			 "%s over the device memory limit", what);
+		vnpu_nl_event(vdev, VNPU_NL_CMD_MEMORY_LIMIT,
+			      file->driver_priv, 0, reason);
 		return -ENOMEM;
 	}
 	return 0;
@@ -156,14 +181,9 @@ int vnpu_ioctl_bo_create(struct drm_device *drm, void *data,
 		return -EINVAL;
 	size = PAGE_ALIGN(args->size);
 
-	if (vnpu_fail_alloc(vdev))
-		return -ENOMEM;
-	ret = vnpu_mem_charge(vdev, size);
-	if (ret) {
-		vnpu_nl_event(vdev, VNPU_NL_CMD_MEMORY_LIMIT, file->driver_priv,
-			      0, "BO_CREATE over the device memory limit");
+	ret = vnpu_bo_charge(vdev, file, size, "BO_CREATE");
+	if (ret)
 		return ret;
-	}
 
 	shmem = drm_gem_shmem_create(drm, size);
 	if (IS_ERR(shmem)) {
@@ -298,6 +318,8 @@ static int vnpu_bo_xfer(struct drm_device *drm, struct drm_vnpu_bo_xfer *args,
 
 	ret = -EINVAL;
 	if (args->offset > obj->size || args->size > obj->size - args->offset)
+		goto out_put;
+	if (upload && to_vnpu_bo(obj)->read_only)
 		goto out_put;
 
 	/* The CPU writes after every device user, reads after every writer. */

@@ -198,6 +198,8 @@ static int vnpu_job_map_slot(struct vnpu_job *job, struct drm_file *file,
 	if (!obj)
 		return -ENOENT;
 	job->bos[i] = obj;
+	if (slot->flags & DRM_VNPU_SLOT_WRITE && to_vnpu_bo(obj)->read_only)
+		return -EINVAL;
 
 	vaddr = vnpu_bo_vaddr(to_vnpu_bo(obj));
 	if (IS_ERR(vaddr))
@@ -369,7 +371,8 @@ static int vnpu_job_get_profile(struct vnpu_job *job, struct drm_file *file,
 	if (!obj)
 		return -ENOENT;
 	job->profile_bo = obj;
-	if (obj->size / (2 * sizeof(u64)) < job->fw.num_cmds)
+	if (obj->size / (2 * sizeof(u64)) < job->fw.num_cmds ||
+	    to_vnpu_bo(obj)->read_only)
 		return -EINVAL;
 
 	vaddr = vnpu_bo_vaddr(to_vnpu_bo(obj));

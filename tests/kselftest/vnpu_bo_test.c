@@ -25,7 +25,8 @@ TEST_F(dev, get_param_values)
 {
 	uint64_t caps = DRM_VNPU_CAP_PRIME | DRM_VNPU_CAP_SYNCOBJ |
 			DRM_VNPU_CAP_PROFILING | DRM_VNPU_CAP_CANCEL |
-			DRM_VNPU_CAP_PRIORITY | DRM_VNPU_CAP_SUBMIT_RESULT;
+			DRM_VNPU_CAP_PRIORITY | DRM_VNPU_CAP_SUBMIT_RESULT |
+			DRM_VNPU_CAP_USERPTR;
 
 	ASSERT_EQ(0, get_param(_metadata, self->fd, DRM_VNPU_PARAM_DEVICE_INDEX));
 	ASSERT_LE(1, get_param(_metadata, self->fd, DRM_VNPU_PARAM_NUM_TILES));
@@ -80,7 +81,7 @@ TEST_F(dev, unknown_ioctl)
 	struct drm_vnpu_get_param a = { 0 };
 
 	ASSERT_EQ(-ENOTTY, vnpu_ioctl(self->fd,
-				      DRM_IOWR(DRM_COMMAND_BASE + 0x08, a), &a));
+				      DRM_IOWR(DRM_COMMAND_BASE + 0x09, a), &a));
 	ASSERT_EQ(-ENOTTY, vnpu_ioctl(self->fd,
 				      DRM_IOWR(DRM_COMMAND_BASE + 0x5f, a), &a));
 }

@@ -121,6 +121,18 @@ TEST_F(fault, fail_alloc_submit)
 		  wait_job(_metadata, self->fd, submit(_metadata, self->fd, &a)));
 }
 
+TEST_F(fault, fail_alloc_userptr)
+{
+	void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, vnpu_debugfs_write("fail_alloc", "1"));
+	bo_userptr_err(_metadata, self->fd, ENOMEM, p, 4096, 0);
+	gem_close(self->fd, bo_userptr(_metadata, self->fd, p, 4096, 0));
+	munmap(p, 4096);
+}
+
 /* Read every devcoredump of vnpu; 1 when one mentions "vnpu devcoredump". */
 static int read_devcoredumps(void)
 {
@@ -176,6 +188,40 @@ TEST_F(fault, mem_used_tracks_bos)
 		  get_param(_metadata, self->fd, DRM_VNPU_PARAM_MEM_USED));
 	gem_close(self->fd, h);
 	ASSERT_EQ(before, get_param(_metadata, self->fd, DRM_VNPU_PARAM_MEM_USED));
+}
+
+/* A userptr BO is charged; a failed pin (a hole in the range) is not. */
+TEST_F(fault, mem_used_tracks_userptr)
+{
+	uint64_t before = get_param(_metadata, self->fd, DRM_VNPU_PARAM_MEM_USED);
+	char *p = mmap(NULL, 4 << 20, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint32_t h;
+
+	ASSERT_NE(MAP_FAILED, p);
+	h = bo_userptr(_metadata, self->fd, p, 2 << 20, 0);
+	ASSERT_EQ(before + (2 << 20),
+		  get_param(_metadata, self->fd, DRM_VNPU_PARAM_MEM_USED));
+	gem_close(self->fd, h);
+	ASSERT_EQ(0, munmap(p + (3 << 20), 4096));
+	bo_userptr_err(_metadata, self->fd, EFAULT, p, 4 << 20, 0);
+	ASSERT_EQ(before, get_param(_metadata, self->fd, DRM_VNPU_PARAM_MEM_USED));
+	munmap(p, 4 << 20);
+}
+
+/* Past the memory limit, a userptr BO is -ENOMEM before any pin. */
+TEST_F(fault, memory_limit_userptr)
+{
+	uint64_t max = get_param(_metadata, self->fd, DRM_VNPU_PARAM_MAX_BO_SIZE);
+	void *p = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint32_t big = bo_create(_metadata, self->fd, max - 4096);
+
+	ASSERT_NE(MAP_FAILED, p);
+	bo_userptr_err(_metadata, self->fd, ENOMEM, p, 8192, 0);
+	gem_close(self->fd, big);
+	gem_close(self->fd, bo_userptr(_metadata, self->fd, p, 8192, 0));
+	munmap(p, 8192);
 }
 
 TEST_F(fault, memory_limit)

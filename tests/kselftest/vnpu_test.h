@@ -152,6 +152,50 @@ static inline void gem_close(int fd, uint32_t handle)
 	vnpu_ioctl(fd, DRM_IOCTL_GEM_CLOSE, &c);
 }
 
+/* BO_USERPTR */
+static inline int _bo_userptr(int fd, const void *ptr, uint64_t size,
+			      uint32_t flags, uint32_t *handle)
+{
+	struct drm_vnpu_bo_userptr a = {
+		.user_ptr = (uintptr_t)ptr, .size = size, .flags = flags,
+	};
+	int ret = vnpu_ioctl(fd, DRM_IOCTL_VNPU_BO_USERPTR, &a);
+
+	if (!ret)
+		*handle = a.handle;
+	return ret;
+}
+
+static inline uint32_t bo_userptr(struct __test_metadata *_metadata, int fd,
+				  const void *ptr, uint64_t size,
+				  uint32_t flags)
+{
+	uint32_t h = 0;
+
+	ASSERT_EQ(0, _bo_userptr(fd, ptr, size, flags, &h));
+	ASSERT_NE(0, h);
+	return h;
+}
+
+static inline void bo_userptr_err(struct __test_metadata *_metadata, int fd,
+				  int err, const void *ptr, uint64_t size,
+				  uint32_t flags)
+{
+	uint32_t h = 0;
+
+	ASSERT_EQ(-err, _bo_userptr(fd, ptr, size, flags, &h));
+}
+
+/* Anonymous private memory of @size bytes with @prot, page aligned. */
+static inline void *anon_map(struct __test_metadata *_metadata, size_t size,
+			     int prot)
+{
+	void *p = mmap(NULL, size, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	ASSERT_NE(MAP_FAILED, p);
+	return p;
+}
+
 /* BO_INFO */
 static inline int _bo_info(int fd, uint32_t handle, uint32_t flags,
 			   struct drm_vnpu_bo_info *info)

@@ -22,7 +22,7 @@ extern "C" {
  * -EINVAL. It says nothing about the command-stream format, which has its
  * own %VNPU_CMD_SET_VERSION (vnpu_cmd.h).
  */
-#define DRM_VNPU_UAPI_VERSION 2
+#define DRM_VNPU_UAPI_VERSION 3
 
 #define DRM_VNPU_GET_PARAM	0x00
 #define DRM_VNPU_BO_CREATE	0x01
@@ -32,6 +32,7 @@ extern "C" {
 #define DRM_VNPU_SUBMIT		0x05
 #define DRM_VNPU_WAIT		0x06
 #define DRM_VNPU_CANCEL		0x07
+#define DRM_VNPU_BO_USERPTR	0x08
 
 #define DRM_IOCTL_VNPU_GET_PARAM \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_VNPU_GET_PARAM, struct drm_vnpu_get_param)
@@ -49,6 +50,8 @@ extern "C" {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_VNPU_WAIT, struct drm_vnpu_wait)
 #define DRM_IOCTL_VNPU_CANCEL \
 	DRM_IOW(DRM_COMMAND_BASE + DRM_VNPU_CANCEL, struct drm_vnpu_cancel)
+#define DRM_IOCTL_VNPU_BO_USERPTR \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_VNPU_BO_USERPTR, struct drm_vnpu_bo_userptr)
 
 /**
  * enum drm_vnpu_param - what %DRM_IOCTL_VNPU_GET_PARAM reports
@@ -103,6 +106,10 @@ enum drm_vnpu_param {
  * ended in it (&drm_vnpu_submit.out_flags); uAPI version 2
  */
 #define DRM_VNPU_CAP_SUBMIT_RESULT	0x20ull
+/**
+ * DRM_VNPU_CAP_USERPTR - %DRM_IOCTL_VNPU_BO_USERPTR exists; uAPI version 3
+ */
+#define DRM_VNPU_CAP_USERPTR		0x40ull
 
 /**
  * struct drm_vnpu_get_param - %DRM_IOCTL_VNPU_GET_PARAM
@@ -166,6 +173,38 @@ struct drm_vnpu_bo_xfer {
 	__u64 offset;
 	__u64 size;
 	__u64 data_ptr;
+};
+
+/* Flags of &drm_vnpu_bo_userptr.flags. */
+/**
+ * DRM_VNPU_BO_USERPTR_READ_ONLY - the BO is never written: neither a job
+ * slot with %DRM_VNPU_SLOT_WRITE nor an upload may use it, and read-only
+ * memory (PROT_READ, a file opened read-only) can back it
+ */
+#define DRM_VNPU_BO_USERPTR_READ_ONLY	0x1u
+/** DRM_VNPU_BO_USERPTR_FLAGS - the mask of valid userptr flags */
+#define DRM_VNPU_BO_USERPTR_FLAGS	DRM_VNPU_BO_USERPTR_READ_ONLY
+
+/**
+ * struct drm_vnpu_bo_userptr - %DRM_IOCTL_VNPU_BO_USERPTR: a BO over the
+ * caller's own memory, without a copy
+ * @user_ptr: address of the memory; a multiple of the page size
+ * @size: bytes, a multiple of the page size, from one page to
+ *	%DRM_VNPU_PARAM_MAX_BO_SIZE; charged to the device's memory limit
+ * @flags: %DRM_VNPU_BO_USERPTR_* (mask %DRM_VNPU_BO_USERPTR_FLAGS)
+ * @handle: returned GEM handle of the new BO, local to the file
+ *
+ * The pages are pinned until the BO is freed: the device and the process
+ * see the same memory. After munmap() the BO keeps the pages it pinned
+ * (the process no longer sees them); after fork() the parent keeps them
+ * and the child's private mappings get copies. The BO cannot be mmapped
+ * through the render node or exported as a dma-buf.
+ */
+struct drm_vnpu_bo_userptr {
+	__u64 user_ptr;
+	__u64 size;
+	__u32 flags;
+	__u32 handle;
 };
 
 /* Flags of &drm_vnpu_slot.flags. */
