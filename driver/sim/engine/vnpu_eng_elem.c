@@ -546,11 +546,306 @@ static void softmax_lane(__u32 mode, const void *x, __s64 xs, void *y,
 		for (i = i0; i < e; i++) {
 			double d = (double)ldf(x, (__s64)i * xs, dt) - mx;
 
-			stf(y, (__s64)i * ys, dt, mode == VNPU_LOG_SOFTMAX ?
-			    (float)(d - ls) : (float)(m_exp(d) / sum));
+			stf(y, (__s64)i * ys, dt, (float)m_canon(mode ==
+			    VNPU_LOG_SOFTMAX ? d - ls : m_exp(d) / sum));
 		}
 		eng_pace(pc, e - i0);
 	}
+}
+
+/* Lanes of v > m ? v : m, which keeps m where v is NaN. */
+static inline v8sf vmax_keep(v8sf v, v8sf m)
+{
+	v8si gt = v > m;
+
+	return (v8sf)(((v8si)v & gt) | ((v8si)m & ~gt));
+}
+
+/* The larger of @mx and elements [@i, @e) of @x, NaNs skipped. */
+static float span_max_f32(const float *x, __u64 i, __u64 e, float mx)
+{
+	v8sf m = vbcast(mx);
+	__u32 j;
+
+	for (; i + 8 <= e; i += 8)
+		m = vmax_keep(vload(x + i), m);
+	for (; i < e; i++)
+		mx = x[i] > mx ? x[i] : mx;
+	for (j = 0; j < 8; j++)
+		mx = m[j] > mx ? m[j] : mx;
+	return mx;
+}
+
+/*
+ * The maximum softmax_lane() finds in a contiguous f32 lane: x[0] when it
+ * is NaN, else the largest of the others that are not NaN. Its sign may
+ * differ when the maximum is zero and both zeros are there, which changes
+ * no result: x - mx and the sum are the same for either.
+ */
+static float lane_max_f32(const float *x, __u64 len, struct eng_pacer *pc)
+{
+	float mx = x[0];
+	__u64 i0, e;
+
+	for (i0 = 1; mx == mx && i0 < len; i0 = e) {
+		e = eng_pace_end(pc, i0, len);
+		mx = span_max_f32(x, i0, e, mx);
+		eng_pace(pc, e - i0);
+	}
+	return mx;
+}
+
+/* Hardmax of a contiguous f32 lane whose maximum is @mx. */
+static void hardmax_lane_f32(const float *x, float *y, __u64 len, float mx,
+			     struct eng_pacer *pc)
+{
+	__u64 i, i0, e, arg = mx == mx ? len : 0;
+
+	for (i0 = 0; i0 < len; i0 = e) {
+		e = eng_pace_end(pc, i0, len);
+		for (i = i0; i < e && arg == len; i++)
+			if (x[i] == mx)
+				arg = i;
+		for (i = i0; i < e; i++)
+			y[i] = i == arg ? 1.0f : 0.0f;
+		eng_pace(pc, e - i0);
+	}
+}
+
+/*
+ * The f32 softmax: e = v_exp_f(x - mx) per element (x - mx in double),
+ * summed in double into eight partial sums by element index modulo 8,
+ * added as ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)); Softmax
+ * stores e rounded to float and then scales it by 1 / sum in double,
+ * LogSoftmax stores x - mx - log(sum) computed in double. Within about an
+ * ulp of the exact result, the same bits for a lane whatever its layout,
+ * path or split.
+ */
+static double sm_total(const double *s)
+{
+	return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+/* Eight doubles x - mx of a contiguous lane, lanes past @n zero. */
+static inline void sm_diff8(const float *x, __u64 n, double mx, v4df *lo,
+			    v4df *hi)
+{
+	float b[8] = {};
+	__u32 j;
+
+	if (n >= 8) {
+		*lo = __builtin_convertvector(*(const v4sf_u *)x, v4df) - mx;
+		*hi = __builtin_convertvector(*(const v4sf_u *)(x + 4), v4df) - mx;
+		return;
+	}
+	for (j = 0; j < n; j++)
+		b[j] = x[j];
+	*lo = __builtin_convertvector(*(const v4sf_u *)b, v4df) - mx;
+	*hi = __builtin_convertvector(*(const v4sf_u *)(b + 4), v4df) - mx;
+}
+
+/* The exps of elements [@i, @i + 8) (those below @len), zero past it. */
+static inline void sm_exp8(const float *x, __u64 i, __u64 len, double mx,
+			   v4df *lo, v4df *hi)
+{
+	v4di live_lo = { 0, 1, 2, 3 }, live_hi = { 4, 5, 6, 7 };
+	__s64 n = (__s64)(len - i);
+
+	sm_diff8(x + i, len - i, mx, lo, hi);
+	*lo = v_sel(live_lo < n, v_exp_f(*lo), v_splat(0));
+	*hi = v_sel(live_hi < n, v_exp_f(*hi), v_splat(0));
+}
+
+/* A stretch of @i0 .. at most @len, ending on a multiple of 8 but at @len. */
+static __u64 sm_stretch(const struct eng_pacer *pc, __u64 i0, __u64 len)
+{
+	__u64 e = eng_pace_end(pc, i0, len);
+
+	if (e == len)
+		return e;
+	e = i0 + (e - i0) / 8 * 8;
+	return e > i0 ? e : eng_min(i0 + 8, len);
+}
+
+/* The softmax of a contiguous f32 lane. */
+static void softmax_lane_f32(__u32 mode, const float *x, float *y, __u64 len,
+			     struct eng_pacer *pc)
+{
+	float mx = lane_max_f32(x, len, pc);
+	v4df lo, hi, lv, s_lo = v_splat(0), s_hi = v_splat(0);
+	double inv, ls, s[8];
+	__u64 i, i0, e;
+	__u32 j;
+
+	if (mode == VNPU_HARDMAX) {
+		hardmax_lane_f32(x, y, len, mx, pc);
+		return;
+	}
+	for (i0 = 0; i0 < len; i0 = e) {
+		e = sm_stretch(pc, i0, len);
+		for (i = i0; i < e; i += 8) {
+			sm_exp8(x, i, len, mx, &lo, &hi);
+			s_lo += lo;
+			s_hi += hi;
+			if (mode == VNPU_SOFTMAX && i + 8 <= len) {
+				*(v4sf_u *)(y + i) = __builtin_convertvector(lo, v4sf);
+				*(v4sf_u *)(y + i + 4) = __builtin_convertvector(hi, v4sf);
+			}
+			for (j = 0; mode == VNPU_SOFTMAX && i + 8 > len &&
+			     i + j < len; j++)
+				y[i + j] = (float)(j < 4 ? lo[j] : hi[j - 4]);
+		}
+		eng_pace(pc, e - i0);
+	}
+	for (j = 0; j < 4; j++) {
+		s[j] = s_lo[j];
+		s[4 + j] = s_hi[j];
+	}
+	inv = 1.0 / sm_total(s);
+	ls = m_log(sm_total(s));
+	for (i0 = 0; i0 < len; i0 = e) {
+		e = sm_stretch(pc, i0, len);
+		for (i = i0; i + 4 <= e; i += 4) {
+			if (mode == VNPU_SOFTMAX)
+				lv = __builtin_convertvector(*(v4sf_u *)(y + i),
+							     v4df) * inv;
+			else
+				lv = __builtin_convertvector(*(const v4sf_u *)(x + i),
+							     v4df) - mx - ls;
+			*(v4sf_u *)(y + i) = __builtin_convertvector(v_canon(lv),
+								     v4sf);
+		}
+		for (; i < e; i++)
+			y[i] = (float)m_canon(mode == VNPU_SOFTMAX ?
+					      (double)y[i] * inv :
+					      ((double)x[i] - mx) - ls);
+		eng_pace(pc, e - i0);
+	}
+}
+
+/* @nl (1 to 4) f32 elements @st apart, the lanes past them lane 0's. */
+static inline v4sf sm_load4(const float *x, __s64 st, __u32 nl)
+{
+	if (nl == 4 && st == 1)
+		return *(const v4sf_u *)x;
+	if (nl == 4)
+		return (v4sf){ x[0], x[st], x[2 * st], x[3 * st] };
+	return (v4sf){ x[0], x[nl > 1 ? st : 0], x[nl > 2 ? 2 * st : 0], x[0] };
+}
+
+/* Doubles x - mx of @nl lanes @ls apart. */
+static inline v4df sm_quad_diff(const float *x, __s64 ls, __u32 nl, v4df mx)
+{
+	return __builtin_convertvector(sm_load4(x, ls, nl), v4df) - mx;
+}
+
+static inline void sm_store4(float *y, __s64 yl, __u32 nl, v4df v)
+{
+	v4sf r = __builtin_convertvector(v, v4sf);
+	__u32 j;
+
+	if (nl == 4 && yl == 1) {
+		*(v4sf_u *)y = r;
+		return;
+	}
+	for (j = 0; j < nl; j++)
+		y[j * yl] = r[j];
+}
+
+/*
+ * The softmax of @nl (1 to 4) f32 lanes at once, lane l at @x + l * @ls,
+ * its elements @xs apart (@y likewise): each vector lane does one lane's
+ * operations of softmax_lane_f32().
+ */
+static void softmax_quad_f32(__u32 mode, const float *x, __s64 xs, __s64 ls,
+			     float *y, __s64 ys, __s64 yl, __u64 len, __u32 nl,
+			     struct eng_pacer *pc)
+{
+	v4sf m = sm_load4(x, ls, nl);
+	v4df mx, inv = {}, lg = {}, v, a[8] = {};
+	__u64 i, i0, e;
+	__u32 j, k;
+	double s[8];
+
+	for (i0 = 1; i0 < len; i0 = e) {
+		e = eng_pace_end_w(pc, i0, len, 4);
+		for (i = i0; i < e; i++) {
+			v4sf v = sm_load4(x + (__s64)i * xs, ls, nl);
+			v4si gt = v > m;
+
+			m = (v4sf)(((v4si)v & gt) | ((v4si)m & ~gt));
+		}
+		eng_pace(pc, (e - i0) * 4);
+	}
+	mx = __builtin_convertvector(m, v4df);
+	for (i0 = 0; i0 < len; i0 = e) {
+		e = eng_pace_end_w(pc, i0, len, 4);
+		for (i = i0; i < e; i++) {
+			v = v_exp_f(sm_quad_diff(x + (__s64)i * xs, ls, nl, mx));
+			a[i % 8] += v;
+			if (mode == VNPU_SOFTMAX)
+				sm_store4(y + (__s64)i * ys, yl, nl, v);
+		}
+		eng_pace(pc, (e - i0) * 4);
+	}
+	for (j = 0; j < 4; j++) {
+		for (k = 0; k < 8; k++)
+			s[k] = a[k][j];
+		inv[j] = 1.0 / sm_total(s);
+		lg[j] = m_log(sm_total(s));
+	}
+	for (i0 = 0; i0 < len; i0 = e) {
+		e = eng_pace_end_w(pc, i0, len, 4);
+		for (i = i0; i < e; i++) {
+			if (mode == VNPU_SOFTMAX)
+				v = sm_quad_diff(y + (__s64)i * ys, yl, nl,
+						 v_splat(0)) * inv;
+			else
+				v = sm_quad_diff(x + (__s64)i * xs, ls, nl, mx) - lg;
+			sm_store4(y + (__s64)i * ys, yl, nl, v_canon(v));
+		}
+		eng_pace(pc, (e - i0) * 4);
+	}
+}
+
+/*
+ * Lanes [@lo, @hi) of an f32 softmax, up to four neighbours along the
+ * innermost axis at a time when it is not the softmax's; 0 when the lanes
+ * are not f32, or for HARDMAX on a strided axis (softmax_lane()).
+ */
+static int softmax_f32(const struct eng_layer *l, __u64 lo, __u64 hi,
+		       struct eng_pacer *pc)
+{
+	const struct vnpu_layer_softmax *at = l->attrs;
+	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+	__u32 ax = at->axis, last = x->rank - 1;
+	__u64 inner = x->dims[last], lane = lo;
+	const float *xf = l->data[0];
+	float *yf = l->data[1];
+
+	if (x->dtype != VNPU_DTYPE_F32)
+		return 0;
+	if (ax == last && x->strides[ax] == 1 && y->strides[ax] == 1) {
+		for (; lane < hi; lane++)
+			softmax_lane_f32(at->mode, xf + lane_offset(x, ax, lane),
+					 yf + lane_offset(y, ax, lane),
+					 x->dims[ax], pc);
+		return 1;
+	}
+	if (at->mode == VNPU_HARDMAX)
+		return 0;
+	while (lane < hi) {
+		__u32 nl = ax == last ? 1 :
+			   (__u32)eng_min(4, eng_min(inner - lane % inner,
+						     hi - lane));
+
+		softmax_quad_f32(at->mode, xf + lane_offset(x, ax, lane),
+				 x->strides[ax], x->strides[last],
+				 yf + lane_offset(y, ax, lane), y->strides[ax],
+				 y->strides[last], x->dims[ax], nl, pc);
+		lane += nl;
+	}
+	return 1;
 }
 
 static int run_softmax(const struct eng_layer *l, __u64 ub, __u64 ue,
@@ -564,6 +859,8 @@ static int run_softmax(const struct eng_layer *l, __u64 ub, __u64 ue,
 
 	eng_pacer_init(&pc, ctx);
 	lane_range(x, at->axis, ub, ue, &lo, &hi);
+	if (lo < hi && softmax_f32(l, lo, hi, &pc))
+		return 0;
 	for (lane = lo; lane < hi; lane++)
 		softmax_lane(at->mode, (const char *)l->data[0] +
 			     lane_offset(x, at->axis, lane) * size,

@@ -216,6 +216,53 @@ static inline v4df v_exp(v4df x)
 	return v_sel(x != x, x, p);
 }
 
+/*
+ * exp(x) for results rounded to float: v_exp()'s reduction and scaling
+ * with Taylor to degree 8 (relative error below 2.2e-10, a 250th of a
+ * float ulp, before the rounding), about half of v_exp()'s operations.
+ */
+static inline v4df v_exp_f(v4df x)
+{
+	v4df xc = v_sel(x > M_EXP_HI, v_splat(M_EXP_HI), x);
+	v4df t, n, r, p;
+	v4di ni, h;
+
+	xc = v_sel(xc < M_EXP_LO, v_splat(M_EXP_LO), xc);
+	t = xc * M_LOG2E_D + M_RINT_MAGIC;
+	n = t - M_RINT_MAGIC;
+	r = (xc - n * M_LN2_HI) - n * M_LN2_LO;
+	ni = __builtin_convertvector(n, v4di);
+	h = ni >> 1;
+	p = v_splat(1.0 / 40320.0);
+	p = p * r + 1.0 / 5040.0;
+	p = p * r + 1.0 / 720.0;
+	p = p * r + 1.0 / 120.0;
+	p = p * r + 1.0 / 24.0;
+	p = p * r + 1.0 / 6.0;
+	p = p * r + 0.5;
+	p = p * r + 1.0;
+	p = p * r + 1.0;
+	p = p * (v4df)((h + 1023) << 52) * (v4df)((ni - h + 1023) << 52);
+	p = v_sel(x < M_EXP_LO, v_splat(0.0), p);
+	p = v_sel(x > M_EXP_HI, v_splat(m_inf()), p);
+	return v_sel(x != x, x, p);
+}
+
+/*
+ * NaN as the default NaN: where several NaNs meet in a sum, which payload
+ * survives depends on the order of the operands the compiler chose, so the
+ * ops whose vector and scalar forms must agree store this one.
+ */
+static inline double m_canon(double x)
+{
+	return x != x ? m_nan() : x;
+}
+
+static inline v4df v_canon(v4df x)
+{
+	return v_sel(x != x, v_splat(m_nan()), x);
+}
+
 /* exp(x) - 1 without cancellation near 0. */
 static inline double m_expm1(double x)
 {
