@@ -3,7 +3,11 @@
 """Writes the ONNX models of vnpu-kbench's shapes into a directory:
 gemm (MatMul 1024x1024 by a constant 1024x1024), conv3x3 (64->64 on
 56x56, pad 1), dw3x3 (depthwise 3x3 on 32x112x112, pad 1) and conv1x1
-(256->256 on 28x28), all f32 with constant weights and biases."""
+(256->256 on 28x28), all f32 with constant weights and biases; and the
+bandwidth-bound layers of --bandwidth: resize_nn2x and resize_lin2x
+(nearest and bilinear 2x upsampling of 1x96x40x40), softmax (1x40x6625,
+last axis), softmax_c (1x64x40x40, axis 1), mul_se (1x96x40x40 by
+1x96x1x1), add_res (two 1x96x40x40) and hardswish (1x96x40x40)."""
 import sys
 
 import numpy as np
@@ -32,6 +36,45 @@ def conv(path, c, m, hw, k, group):
          helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, m, hw, hw]))
 
 
+def value(name, dims):
+    return helper.make_tensor_value_info(name, TensorProto.FLOAT, dims)
+
+
+def resize(path, mode, coord, nearest):
+    scales = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), 's')
+    roi = numpy_helper.from_array(np.array([], np.float32), 'roi')
+    node = helper.make_node('Resize', ['x', 'roi', 's'], ['y'], mode=mode,
+                            coordinate_transformation_mode=coord,
+                            nearest_mode=nearest)
+    save(path, node, [value('x', [1, 96, 40, 40])], [scales, roi],
+         value('y', [1, 96, 80, 80]))
+
+
+def bandwidth_models(out):
+    fm = [1, 96, 40, 40]
+    resize(out + '/resize_nn2x.onnx', 'nearest', 'asymmetric', 'floor')
+    resize(out + '/resize_lin2x.onnx', 'linear', 'half_pixel',
+           'round_prefer_floor')
+    for name, dims, axis in (('softmax', [1, 40, 6625], -1),
+                             ('softmax_c', [1, 64, 40, 40], 1)):
+        save(out + '/' + name + '.onnx',
+             helper.make_node('Softmax', ['x'], ['y'], axis=axis),
+             [value('x', dims)], [], value('y', dims))
+    for name, op, other, dims in (('mul_se', 'Mul', 's', [1, 96, 1, 1]),
+                                  ('add_res', 'Add', 'z', fm)):
+        save(out + '/' + name + '.onnx',
+             helper.make_node(op, ['x', other], ['y']),
+             [value('x', fm), value(other, dims)], [], value('y', fm))
+    node = helper.make_node('HardSwish', ['x'], ['y'])
+    graph = helper.make_graph([node], 'kbench', [value('x', fm)],
+                              [value('y', fm)])
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid('', 14)])
+    model.ir_version = 7
+    onnx.checker.check_model(model)
+    onnx.save(model, out + '/hardswish.onnx')
+
+
 def main():
     out = sys.argv[1]
     rng = np.random.default_rng(0)
@@ -43,6 +86,7 @@ def main():
     conv(out + '/conv3x3.onnx', 64, 64, 56, 3, 1)
     conv(out + '/dw3x3.onnx', 32, 32, 112, 3, 32)
     conv(out + '/conv1x1.onnx', 256, 256, 28, 1, 1)
+    bandwidth_models(out)
 
 
 if __name__ == '__main__':

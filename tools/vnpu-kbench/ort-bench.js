@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
-// ONNX Runtime on vnpu-kbench's shapes: node ort-bench.js MAKE_MODELS THREADS
+// ONNX Runtime on vnpu-kbench's shapes:
+//   node ort-bench.js MAKE_MODELS THREADS [NAME,NAME...]
 // Prints "name threads best_milliseconds" for 1 thread and THREADS threads
-// (1 thread once when THREADS is 1).
+// (1 thread once when THREADS is 1), for the models named (default: the
+// four GEMM and convolution ones).
 'use strict';
 const { execFileSync } = require('child_process');
 const fs = require('fs');
@@ -14,6 +16,13 @@ const shapes = {
   conv3x3: { x: [1, 64, 56, 56] },
   dw3x3: { x: [1, 32, 112, 112] },
   conv1x1: { x: [1, 256, 28, 28] },
+  resize_nn2x: { x: [1, 96, 40, 40] },
+  resize_lin2x: { x: [1, 96, 40, 40] },
+  softmax: { x: [1, 40, 6625] },
+  softmax_c: { x: [1, 64, 40, 40] },
+  mul_se: { x: [1, 96, 40, 40], s: [1, 96, 1, 1] },
+  add_res: { x: [1, 96, 40, 40], z: [1, 96, 40, 40] },
+  hardswish: { x: [1, 96, 40, 40] },
 };
 
 async function best(session, feeds, repeat) {
@@ -29,13 +38,18 @@ async function best(session, feeds, repeat) {
 }
 
 async function main() {
-  const [makeModels, threadsArg] = process.argv.slice(2);
+  const [makeModels, threadsArg, namesArg] = process.argv.slice(2);
   const threads = parseInt(threadsArg || '1', 10);
+  const names = (namesArg || 'gemm,conv3x3,dw3x3,conv1x1').split(',');
+  for (const name of names) {
+    if (!shapes[name]) throw new Error(`unknown model ${name}`);
+  }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vnpu-kbench-'));
   const python = fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
   try {
     execFileSync(python, [makeModels, dir], { stdio: 'inherit' });
-    for (const [name, inputs] of Object.entries(shapes)) {
+    for (const name of names) {
+      const inputs = shapes[name];
       for (const t of threads > 1 ? [1, threads] : [1]) {
         const session = await ort.InferenceSession.create(
           path.join(dir, name + '.onnx'),

@@ -34,9 +34,14 @@ struct layer {
 	union {
 		struct vnpu_layer_gemm gemm;
 		struct vnpu_layer_conv conv;
+		struct vnpu_layer_resize resize;
+		struct vnpu_layer_softmax softmax;
+		struct vnpu_layer_binary binary;
+		struct vnpu_layer_act act;
 	} attrs;
 	__u32 attr_size;
 	double flops;
+	double bytes;	/* --bandwidth: bytes its tensors read and write */
 };
 
 /* What the tables call each layer. */
@@ -406,23 +411,27 @@ static double time_layer(const struct layer *l, int threads, __u32 features,
 /* ---- ONNX Runtime ---------------------------------------------------- */
 
 /*
- * Runs tools/vnpu-kbench/ort-bench.js, which prints one line
- * "name threads milliseconds" per shape and thread count.
+ * Runs tools/vnpu-kbench/ort-bench.js on the models @names (@count of
+ * them), which prints one line "name threads milliseconds" per model and
+ * thread count: ms[i][0] one thread, ms[i][1] @threads.
  */
-static int ort_times(const char *node_modules, int threads, double ms[][2])
+static int ort_times_of(const char *node_modules, int threads,
+			const char *const *names, size_t count, double ms[][2])
 {
-	char cmd[16384], line[256], name[64];
+	char cmd[16384], line[256], name[64], list[1024] = "";
 	FILE *f;
 	int th, n = 0;
 	double t;
-	static const char *const names[] = { "gemm", "conv3x3", "dw3x3",
-					     "conv1x1" };
 	size_t i;
 
+	for (i = 0; i < count; i++)
+		snprintf(list + strlen(list), sizeof(list) - strlen(list),
+			 "%s%s", i ? "," : "", names[i]);
 	snprintf(cmd, sizeof(cmd),
 		 "NODE_PATH='%s' node '%s/tools/vnpu-kbench/ort-bench.js' "
-		 "'%s/tools/vnpu-kbench/make-models.py' %d 2>&1",
-		 node_modules, KBENCH_SOURCE_DIR, KBENCH_SOURCE_DIR, threads);
+		 "'%s/tools/vnpu-kbench/make-models.py' %d '%s' 2>&1",
+		 node_modules, KBENCH_SOURCE_DIR, KBENCH_SOURCE_DIR, threads,
+		 list);
 	f = popen(cmd, "r");
 	if (!f)
 		return -1;
@@ -432,7 +441,7 @@ static int ort_times(const char *node_modules, int threads, double ms[][2])
 			continue;
 		}
 		/* With one thread the one-thread figure is both columns. */
-		for (i = 0; i < 4; i++) {
+		for (i = 0; i < count; i++) {
 			if (strcmp(name, names[i]))
 				continue;
 			if (th == 1)
@@ -442,6 +451,14 @@ static int ort_times(const char *node_modules, int threads, double ms[][2])
 		}
 	}
 	return pclose(f) == 0 && n ? 0 : -1;
+}
+
+static int ort_times(const char *node_modules, int threads, double ms[][2])
+{
+	static const char *const names[] = { "gemm", "conv3x3", "dw3x3",
+					     "conv1x1" };
+
+	return ort_times_of(node_modules, threads, names, 4, ms);
 }
 
 /*
@@ -694,6 +711,211 @@ static const char *path_name(__u32 features)
 	       features ? "avx2+fma" : "baseline";
 }
 
+/* ---- --bandwidth: the bandwidth-bound layers ------------------------ */
+
+/*
+ * Layers of the shapes real models run (DBNet's upsampling, CRNN's
+ * classifier, MobileNetV3's squeeze-excite and residual adds), each also a
+ * model of make-models.py for ONNX Runtime under the same name.
+ */
+static const char *const bw_names[] = {
+	"resize_nn2x", "resize_lin2x", "softmax", "softmax_c", "mul_se",
+	"add_res", "hardswish",
+};
+
+static const char *const bw_desc[] = {
+	"Resize nearest 2x 96x40x40",
+	"Resize bilinear 2x 96x40x40",
+	"Softmax 40x6625, last axis",
+	"Softmax 64x40x40, axis 1",
+	"Mul 96x40x40 by 96x1x1",
+	"Add 96x40x40 + 96x40x40",
+	"HardSwish 96x40x40",
+};
+
+#define BW_LAYERS (sizeof(bw_names) / sizeof(bw_names[0]))
+
+/* Tensor @i of @l, dense with @rank @dims, in the arena. */
+static void bw_tensor(struct layer *l, __u32 i, __u32 rank, const __u64 *dims)
+{
+	l->t[i] = dense(rank, dims);
+	l->data[i] = random_floats(numel(&l->t[i]));
+	l->bytes += 4.0 * (double)numel(&l->t[i]);
+}
+
+static void make_bw(struct layer *l, size_t i)
+{
+	static const __u64 fm[4] = { 1, 96, 40, 40 }, up[4] = { 1, 96, 80, 80 };
+	static const __u64 ch[4] = { 1, 96, 1, 1 }, cls[3] = { 1, 40, 6625 };
+	static const __u64 sm[4] = { 1, 64, 40, 40 };
+
+	memset(l, 0, sizeof(*l));
+	l->name = bw_names[i];
+	l->n = 2;
+	switch (i) {
+	case 0:
+	case 1:
+		l->op = VNPU_LAYER_RESIZE;
+		l->attrs.resize.mode = i ? VNPU_RESIZE_LINEAR : VNPU_RESIZE_NEAREST;
+		l->attrs.resize.coord = i ? VNPU_COORD_HALF_PIXEL :
+				       VNPU_COORD_ASYMMETRIC;
+		l->attrs.resize.nearest = i ? 0 : VNPU_NEAREST_FLOOR;
+		l->attr_size = sizeof(l->attrs.resize);
+		bw_tensor(l, 0, 4, fm);
+		bw_tensor(l, 1, 4, up);
+		break;
+	case 2:
+	case 3:
+		l->op = VNPU_LAYER_SOFTMAX;
+		l->attrs.softmax.axis = i == 2 ? 2 : 1;
+		l->attr_size = sizeof(l->attrs.softmax);
+		bw_tensor(l, 0, i == 2 ? 3 : 4, i == 2 ? cls : sm);
+		bw_tensor(l, 1, i == 2 ? 3 : 4, i == 2 ? cls : sm);
+		break;
+	case 4:
+	case 5:
+		l->op = VNPU_LAYER_BINARY;
+		l->n = 3;
+		l->attrs.binary.func = i == 4 ? VNPU_BIN_MUL : VNPU_BIN_ADD;
+		l->attr_size = sizeof(l->attrs.binary);
+		bw_tensor(l, 0, 4, fm);
+		bw_tensor(l, 1, 4, i == 4 ? ch : fm);
+		bw_tensor(l, 2, 4, fm);
+		break;
+	default:
+		l->op = VNPU_LAYER_UNARY;
+		l->attrs.act.func = VNPU_ACT_HARD_SWISH;
+		l->attr_size = sizeof(l->attrs.act);
+		bw_tensor(l, 0, 4, fm);
+		bw_tensor(l, 1, 4, fm);
+		break;
+	}
+}
+
+struct copy_job {
+	char *dst;
+	const char *src;
+	__u64 bytes;
+	int threads, me;
+};
+
+static void *copy_thread(void *arg)
+{
+	const struct copy_job *c = arg;
+	__u64 b = c->bytes * (__u64)c->me / (__u64)c->threads;
+	__u64 e = c->bytes * (__u64)(c->me + 1) / (__u64)c->threads;
+
+	memcpy(c->dst + b, c->src + b, e - b);
+	return NULL;
+}
+
+/*
+ * Best seconds of @repeat memcpy()s that read and write @bytes in all (so
+ * @bytes / 2 copied), on @threads threads: the bandwidth a layer moving
+ * that many bytes could reach, from the same level of the memory
+ * hierarchy.
+ */
+static double time_copy(__u64 bytes, int threads, int repeat)
+{
+	__u64 half = (bytes / 2 + 63) & ~63ull;
+	char *src = vnpu_eng_host_alloc(half), *dst = vnpu_eng_host_alloc(half);
+	struct copy_job c[64];
+	pthread_t tid[64];
+	double best = 0, t0;
+	int rep, i;
+
+	if (!src || !dst) {
+		fprintf(stderr, "vnpu-kbench: out of memory\n");
+		exit(1);
+	}
+	memset(src, 1, half);
+	memset(dst, 2, half);
+	for (rep = 0; rep < repeat + 1; rep++) {
+		for (i = 0; i < threads; i++)
+			c[i] = (struct copy_job){ dst, src, half, threads, i };
+		t0 = now();
+		if (threads == 1) {
+			copy_thread(&c[0]);
+		} else {
+			for (i = 0; i < threads; i++)
+				pthread_create(&tid[i], NULL, copy_thread, &c[i]);
+			for (i = 0; i < threads; i++)
+				pthread_join(tid[i], NULL);
+		}
+		t0 = now() - t0;
+		if (rep && (best == 0 || t0 < best))
+			best = t0;
+	}
+	vnpu_eng_host_free(src, half);
+	vnpu_eng_host_free(dst, half);
+	return best;
+}
+
+/*
+ * --bandwidth: each layer's milliseconds and GB/s (its tensors' bytes read
+ * and written over the time) with one thread and @threads, as a
+ * percentage of memcpy() moving the same bytes, and next to ONNX Runtime.
+ */
+static int run_bandwidth(__u32 features, int threads, int rounds, int repeat,
+			 const char *ort)
+{
+	double ms[BW_LAYERS][2] = {}, cp[BW_LAYERS][2] = {};
+	double ort_ms[BW_LAYERS][2] = {};
+	struct layer l[BW_LAYERS];
+	int r, k, have_ort;
+	size_t i;
+
+	for (i = 0; i < BW_LAYERS; i++) {
+		make_bw(&l[i], i);
+		if (vnpu_eng_layer_check(l[i].op, l[i].t, l[i].n, &l[i].attrs,
+					 l[i].attr_size)) {
+			fprintf(stderr, "vnpu-kbench: %s: bad layer\n", l[i].name);
+			return 1;
+		}
+	}
+	for (r = 0; r < rounds; r++)
+		for (i = 0; i < BW_LAYERS; i++)
+			for (k = 0; k < (threads > 1 ? 2 : 1); k++) {
+				int th = k ? threads : 1;
+				double t = time_layer(&l[i], th, features, repeat);
+				double c = time_copy((__u64)l[i].bytes, th, repeat);
+
+				if (!ms[i][k] || t < ms[i][k])
+					ms[i][k] = t;
+				if (!cp[i][k] || c < cp[i][k])
+					cp[i][k] = c;
+			}
+	have_ort = ort && !ort_times_of(ort, threads, bw_names, BW_LAYERS,
+					ort_ms);
+	printf("threads: %d; best of %d rounds; engine path %s\n", threads,
+	       rounds, path_name(features));
+	if (!have_ort && ort)
+		printf("ONNX Runtime: not available (onnxruntime-node under %s)\n",
+		       ort);
+	printf("%-30s %6s %8s %8s %6s %8s %8s %6s %8s %8s %7s\n", "layer", "MB",
+	       "1T ms", "1T GB/s", "%copy", "NT ms", "NT GB/s", "%copy",
+	       "ORT 1T", "ORT NT", "1T/ORT");
+	for (i = 0; i < BW_LAYERS; i++) {
+		double mb = l[i].bytes / 1e6;
+		int n = threads > 1;
+
+		printf("%-30s %6.2f %8.3f %8.1f %5.0f%% %8.3f %8.1f %5.0f%%",
+		       bw_desc[i], mb, ms[i][0] * 1e3, mb / 1e3 / ms[i][0],
+		       100 * cp[i][0] / ms[i][0], ms[i][n] * 1e3,
+		       mb / 1e3 / ms[i][n], 100 * cp[i][n] / ms[i][n]);
+		if (have_ort && ort_ms[i][0] > 0)
+			printf(" %8.3f %8.3f %7.2f\n", ort_ms[i][0],
+			       ort_ms[i][1], ort_ms[i][0] / (ms[i][0] * 1e3));
+		else
+			printf(" %8s %8s %7s\n", "-", "-", "-");
+	}
+	printf("(MB: bytes the layer's tensors read and write; GB/s: those over "
+	       "the time; %%copy: memcpy() moving the same bytes in the same "
+	       "run, over the layer's time; 1T/ORT: ONNX Runtime's 1-thread "
+	       "time over ours, above 1 when we are faster)\n");
+	return 0;
+}
+
 /* ---- --fpu-sections ------------------------------------------------ */
 
 /* @l as the LAYER command vnpu.ko's firmware would split (NULL: no memory). */
@@ -818,6 +1040,8 @@ static void usage(FILE *f)
 		"       vnpu-kbench --ukernel [--rounds N]\n"
 		"       vnpu-kbench --fpu-sections TILES [--rounds N] [--only LIST]\n"
 		"                   [--baseline]\n"
+		"       vnpu-kbench --bandwidth [--threads N] [--repeat N] [--rounds N]\n"
+		"                   [--baseline] [--ort NODE_MODULES | --no-ort]\n"
 		"GFLOP/s of the engine's GEMM and convolution kernels, with one\n"
 		"thread and N (default: all CPUs), for each kernel path the CPU has\n"
 		"(AVX-512, then AVX2 alone; --baseline: SSE2 only) next to that\n"
@@ -835,7 +1059,10 @@ static void usage(FILE *f)
 		"--fpu-sections TILES: each layer in the parts vnpu.ko's firmware\n"
 		"splits it into for a device of TILES tiles (1 to 64), each part\n"
 		"timed alone on one thread: the FPU sections the layer gives on\n"
-		"this CPU natively (longest and mean).\n");
+		"this CPU natively (longest and mean).\n"
+		"--bandwidth: the bandwidth-bound layers (Resize, Softmax,\n"
+		"broadcasting Mul, Add, HardSwish) in GB/s, against memcpy()\n"
+		"moving the same bytes and ONNX Runtime on the same shapes.\n");
 }
 
 /*
@@ -872,6 +1099,7 @@ int main(int argc, char **argv)
 		{ "only", required_argument, NULL, 'O' },
 		{ "cpu-time", no_argument, NULL, 'C' },
 		{ "fpu-sections", required_argument, NULL, 'F' },
+		{ "bandwidth", no_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -883,13 +1111,13 @@ int main(int argc, char **argv)
 	double ort_ms[4][2] = {}, gf[2][4][2] = {}, peak[2][2] = {};
 	int over = 0;
 	int have_ort, rounds = 3, r, p, num_paths, baseline = 0, ukernel = 0;
-	int fpu_tiles = 0;
+	int fpu_tiles = 0, bandwidth = 0;
 	const char *only = NULL;
 
 	snprintf(default_ort, sizeof(default_ort), "%s/build/npm/node_modules",
 		 KBENCH_SOURCE_DIR);
 	host = vnpu_eng_host_features();
-	while ((c = getopt_long(argc, argv, "t:r:R:bo:nuO:CF:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:r:R:bo:nuO:CF:Wh", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			if (int_arg("threads", optarg, 1, 64, &threads))
@@ -929,6 +1157,9 @@ int main(int argc, char **argv)
 			if (int_arg("fpu-sections", optarg, 1, 64, &fpu_tiles))
 				return 2;
 			break;
+		case 'W':
+			bandwidth = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -949,8 +1180,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vnpu-kbench: --ukernel and --fpu-sections are two modes: one at a time\n");
 		return 2;
 	}
+	if (bandwidth && (ukernel || fpu_tiles || only)) {
+		fprintf(stderr, "vnpu-kbench: --bandwidth is a mode of its own: no --ukernel, --fpu-sections or --only\n");
+		return 2;
+	}
 	if (ukernel)
 		return run_ukernel(host, rounds);
+	if (bandwidth)
+		return run_bandwidth(baseline ? 0 : host, threads > 64 ? 64 : threads,
+				     rounds, repeat, ort);
 	if (threads > 64)
 		threads = 64;
 	/* The widest path this CPU has, then AVX2 alone when it differs. */
