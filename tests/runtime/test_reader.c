@@ -135,6 +135,17 @@ static void rpb_model(struct rpb *r, uint32_t field)
 	pb_free(&id);
 }
 
+/* @r as a model's graph: reading it fails with @want and @says; frees @r. */
+static int rpb_graph_fails(struct rpb *r, vnpu_status want, const char *says)
+{
+	int rc;
+
+	rpb_wrap(r, MODEL_GRAPH);
+	rc = read_fails(rpb_data(r), rpb_len(r), want, says);
+	free(r->buf);
+	return rc;
+}
+
 /*
  * A graph input whose type nests @depth TypeProtos through field @field of
  * each (sequence, map or optional, all read as TypeProto inside).
@@ -229,10 +240,7 @@ static int deep_subgraphs(void)
 
 		CHECK(!rpb_init(&r, depths[i] * 80 + 512));
 		nested_ifs(&r, depths[i]);
-		rpb_wrap(&r, MODEL_GRAPH);
-		CHECK(!read_fails(rpb_data(&r), rpb_len(&r), VNPU_UNSUPPORTED,
-				  "nested deeper than 64"));
-		free(r.buf);
+		CHECK(!rpb_graph_fails(&r, VNPU_UNSUPPORTED, "nested deeper than 64"));
 	}
 	return 0;
 }
@@ -274,10 +282,7 @@ static int many_messages(void)
 	CHECK(!rpb_init(&r, n * 2 + 64));
 	for (size_t i = 0; i < n; i++)
 		rpb_prepend(&r, (const uint8_t[]){ GRAPH_NODE << 3 | 2, 0 }, 2);
-	rpb_wrap(&r, MODEL_GRAPH);
-	CHECK(!read_fails(rpb_data(&r), rpb_len(&r), VNPU_UNSUPPORTED,
-			  "more than 4194304 protobuf messages"));
-	free(r.buf);
+	CHECK(!rpb_graph_fails(&r, VNPU_UNSUPPORTED, "more than 4194304 protobuf messages"));
 	return 0;
 }
 
@@ -292,10 +297,7 @@ static int subgraph_depths(void)
 
 	CHECK(!rpb_init(&r, 17 * 80 + 512));
 	nested_ifs(&r, 17);
-	rpb_wrap(&r, MODEL_GRAPH);
-	CHECK(!read_fails(rpb_data(&r), rpb_len(&r), VNPU_UNSUPPORTED,
-			  "subgraphs nested deeper than 16"));
-	free(r.buf);
+	CHECK(!rpb_graph_fails(&r, VNPU_UNSUPPORTED, "subgraphs nested deeper than 16"));
 	/* The smallest model: one Identity. */
 	onnx_value(&g, GRAPH_INPUT, "x", 1, (const int64_t[]){ 2 });
 	onnx_node(&g, "Identity", (const char *const[]){ "x" }, 1, "y");

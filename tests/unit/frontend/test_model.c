@@ -1162,68 +1162,6 @@ static vnpu_status write_external_model(const char *dir, const char *location, l
 	return VNPU_OK;
 }
 
-/* Weights in an external data file next to the model. */
-static void test_external_data(void)
-{
-	static const float w[6] = { 99, 1.5f, -2, 3.25f, 8, 99 };
-	char dir[] = "/tmp/vnpu-fe-XXXXXX", path[512];
-	struct vnpu_program *p = NULL;
-	vnpu_model *m = NULL;
-	size_t size;
-	void *buf;
-	FILE *f;
-
-	CHECK(mkdtemp(dir) != NULL);
-	snprintf(path, sizeof(path), "%s/weights.bin", dir);
-	f = fopen(path, "wb");
-	CHECK(f && fwrite(w, 4, 6, f) == 6);
-	if (f)
-		fclose(f);
-	snprintf(path, sizeof(path), "%s/model.onnx", dir);
-	/* Offset 4: the four floats after the first. */
-	CHECK_EQ(write_external_model(dir, "weights.bin", 4), VNPU_OK);
-	CHECK_EQ(vnpu_model_read_file(path, &m), VNPU_OK);
-	if (m) {
-		float x[4] = { 0 }, y[4];
-		void *in[1] = { x }, *out[1] = { y };
-
-		CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_OK);
-		if (p) {
-			CHECK_EQ(fe_run_program(p, in, out), 0);
-			CHECK(!memcmp(y, &w[1], sizeof(y)));
-		}
-		vnpu_program_free(p);
-		vnpu_model_free(m);
-	}
-	/* From memory there is no folder to read it from. */
-	buf = NULL;
-	{
-		FILE *mf = fopen(path, "rb");
-
-		if (mf) {
-			buf = malloc(4096);
-			size = fread(buf, 1, 4096, mf);
-			fclose(mf);
-			CHECK_EQ(vnpu_model_read_memory(buf, size, &m), VNPU_NOT_FOUND);
-		}
-		free(buf);
-	}
-	/* Past the end of the file, a missing file, a path leaving the folder. */
-	CHECK_EQ(write_external_model(dir, "weights.bin", 12), VNPU_OK);
-	CHECK_EQ(vnpu_model_read_file(path, &m), VNPU_PARSE_ERROR);
-	CHECK_EQ(write_external_model(dir, "nothere.bin", 0), VNPU_OK);
-	CHECK_EQ(vnpu_model_read_file(path, &m), VNPU_NOT_FOUND);
-	CHECK(strstr(vnpu_last_error(), "nothere.bin") != NULL);
-	CHECK_EQ(write_external_model(dir, "../weights.bin", 0), VNPU_OK);
-	CHECK_EQ(vnpu_model_read_file(path, &m), VNPU_PARSE_ERROR);
-	CHECK_EQ(write_external_model(dir, "/etc/passwd", 0), VNPU_OK);
-	CHECK_EQ(vnpu_model_read_file(path, &m), VNPU_PARSE_ERROR);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/weights.bin", dir);
-	unlink(path);
-	rmdir(dir);
-}
-
 /* The model in @dir reads @location: VNPU_OK with w[1..4], or @want and @says. */
 static void external_is(const char *dir, const char *location, long offset, vnpu_status want,
 			const char *says)
@@ -1267,6 +1205,44 @@ static void write_weights(const char *path)
 	CHECK(f && fwrite(w, 4, 6, f) == 6);
 	if (f)
 		fclose(f);
+}
+
+/* Weights in an external data file next to the model. */
+static void test_external_data(void)
+{
+	char dir[] = "/tmp/vnpu-fe-XXXXXX", path[512];
+	vnpu_model *m = NULL;
+	size_t size;
+	void *buf;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/weights.bin", dir);
+	write_weights(path);
+	snprintf(path, sizeof(path), "%s/model.onnx", dir);
+	/* Offset 4: the four floats after the first. */
+	external_is(dir, "weights.bin", 4, VNPU_OK, NULL);
+	/* From memory there is no folder to read it from. */
+	buf = NULL;
+	{
+		FILE *mf = fopen(path, "rb");
+
+		if (mf) {
+			buf = malloc(4096);
+			size = fread(buf, 1, 4096, mf);
+			fclose(mf);
+			CHECK_EQ(vnpu_model_read_memory(buf, size, &m), VNPU_NOT_FOUND);
+		}
+		free(buf);
+	}
+	/* Past the end of the file, a missing file, a path leaving the folder. */
+	external_is(dir, "weights.bin", 12, VNPU_PARSE_ERROR, "has no 16 at offset 12");
+	external_is(dir, "nothere.bin", 0, VNPU_NOT_FOUND, "nothere.bin");
+	external_is(dir, "../weights.bin", 0, VNPU_PARSE_ERROR, "leaves the model's folder");
+	external_is(dir, "/etc/passwd", 0, VNPU_PARSE_ERROR, "leaves the model's folder");
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/weights.bin", dir);
+	unlink(path);
+	rmdir(dir);
 }
 
 /*
