@@ -979,15 +979,19 @@ VNPU_API vnpu_status vnpu_infer_request_start_async(vnpu_infer_request *req)
 	st = pool_register(a);
 	if (st != VNPU_OK)
 		return st;
+	if (!vnpu_request_enter(req))
+		return vnpu_request_busy_error();
 	pthread_mutex_lock(&a->lock);
 	own_callback = a->in_callback && on_callback_thread();
 	if (a->releasing || a->free_pending) {
 		pthread_mutex_unlock(&a->lock);
+		vnpu_request_leave(req);
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "the request is being freed");
 	}
 	if (a->state == RUN_ACTIVE || (a->state == RUN_CALLBACK && !own_callback)) {
 		pthread_mutex_unlock(&a->lock);
-		return vnpu_error(VNPU_BUSY, "the request is running");
+		vnpu_request_leave(req);
+		return vnpu_request_busy_error();
 	}
 	a->state = RUN_ACTIVE;
 	a->run_gen++;
@@ -995,6 +999,11 @@ VNPU_API vnpu_status vnpu_infer_request_start_async(vnpu_infer_request *req)
 	pthread_mutex_unlock(&a->lock);
 
 	vnpu_request_run_begin(req);
+	/*
+	 * The run now keeps the request busy; once submitted it may end, and
+	 * its callback start it again, before this thread returns.
+	 */
+	vnpu_request_leave(req);
 	inline_host = atomic_load(&a->host_ns) <= atomic_load(&handoff_ns);
 	if (inline_host) {
 		host_stages(a);
@@ -1162,10 +1171,10 @@ static uint32_t layer_spans(const struct vnpu_request_async *a, const struct vnp
 	return n;
 }
 
-VNPU_API vnpu_status vnpu_infer_request_get_timeline(vnpu_infer_request *req,
-						     vnpu_timeline **out)
+/* get_timeline's work, for a caller that has entered the idle request. */
+static vnpu_status timeline_copy(struct vnpu_infer_request *req, struct vnpu_request_async *a,
+				 vnpu_timeline **out)
 {
-	struct vnpu_request_async *a = NULL;
 	const struct vnpu_program *p;
 	vnpu_profiling_info *info = NULL;
 	vnpu_timeline_span *s;
@@ -1173,18 +1182,11 @@ VNPU_API vnpu_status vnpu_infer_request_get_timeline(vnpu_infer_request *req,
 	size_t strings = 0;
 	uint32_t i, n;
 	char *pos;
-	vnpu_status st = state_need(req, "vnpu_infer_request_get_timeline", &a);
 
-	if (st != VNPU_OK)
-		return st;
-	if (!out)
-		return vnpu_error(VNPU_INVALID_ARGUMENT, "vnpu_infer_request_get_timeline: out is NULL");
-	if (vnpu_async_busy(req))
-		return vnpu_error(VNPU_BUSY, "the request is running");
 	if (!a->num_spans)
 		return vnpu_error(VNPU_NOT_READY, "no run has completed yet");
 	p = vnpu_request_compiled_model(req)->program;
-	if (vnpu_infer_request_get_profiling_info(req, &info) != VNPU_OK)
+	if (vnpu_request_profiling_info(req, &info) != VNPU_OK)
 		info = NULL;
 	for (i = 0; info && i < p->num_layers; i++)
 		strings += strlen(info->entries[VNPU_NUM_STAGES + i].name) +
@@ -1208,6 +1210,24 @@ VNPU_API vnpu_status vnpu_infer_request_get_timeline(vnpu_infer_request *req,
 	tl->spans = s;
 	*out = tl;
 	return VNPU_OK;
+}
+
+VNPU_API vnpu_status vnpu_infer_request_get_timeline(vnpu_infer_request *req,
+						     vnpu_timeline **out)
+{
+	struct vnpu_request_async *a = NULL;
+	vnpu_status st = state_need(req, "vnpu_infer_request_get_timeline", &a);
+
+	if (st != VNPU_OK)
+		return st;
+	if (!out)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "vnpu_infer_request_get_timeline: out is NULL");
+	st = vnpu_request_enter_idle(req);
+	if (st != VNPU_OK)
+		return st;
+	st = timeline_copy(req, a, out);
+	vnpu_request_leave(req);
+	return st;
 }
 
 VNPU_API void vnpu_timeline_free(vnpu_timeline *timeline)

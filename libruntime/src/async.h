@@ -29,6 +29,25 @@ enum vnpu_request_stage {
 
 /* ---- infer_request.c, for the pipeline ---- */
 
+/*
+ * One caller's call at a time: enter() claims the request (false when
+ * another call is inside it), leave() lets it go. The pipeline's own
+ * threads never enter: a run in flight is busy through the async state.
+ */
+bool vnpu_request_enter(struct vnpu_infer_request *req);
+void vnpu_request_leave(struct vnpu_infer_request *req);
+/* VNPU_BUSY, with the message every busy call gives. */
+vnpu_status vnpu_request_busy_error(void);
+/*
+ * Enter the request for a call that needs it idle: no other call inside,
+ * no asynchronous run in flight (a run starts only from inside a call, so
+ * it stays idle until vnpu_request_leave()); else VNPU_BUSY.
+ */
+vnpu_status vnpu_request_enter_idle(struct vnpu_infer_request *req);
+/* get_profiling_info's work, for a caller that has entered the request. */
+vnpu_status vnpu_request_profiling_info(struct vnpu_infer_request *req,
+					vnpu_profiling_info **out);
+
 /* The request's async state (NULL until its first async call). */
 struct vnpu_request_async **vnpu_request_async_state(struct vnpu_infer_request *req);
 struct vnpu_compiled_model *vnpu_request_compiled_model(const struct vnpu_infer_request *req);

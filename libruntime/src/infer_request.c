@@ -14,6 +14,7 @@
  * Inputs and outputs that the caller left as the request's own tensors
  * (mapped device buffers) skip every copy: they are zero-copy.
  */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,11 @@ struct vnpu_infer_request {
 	bool profiled;			/* the last run completed with timings */
 	struct vnpu_request_async *async;	/* async.c's, NULL until used */
 	uint64_t job_ns;			/* device time of the last job waited for */
+	/*
+	 * Set while a caller's call touches the request (vnpu_request_enter()):
+	 * a second thread's call meanwhile gets VNPU_BUSY instead of racing it.
+	 */
+	atomic_bool in_call;
 };
 
 static int64_t now_ns(void)
@@ -75,6 +81,38 @@ static int64_t now_ns(void)
 static const struct vnpu_plugin_ops *primary_ops(const struct vnpu_infer_request *req)
 {
 	return req->cm->primary->plugin->ops;
+}
+
+/* ---- one call at a time ---- */
+
+bool vnpu_request_enter(struct vnpu_infer_request *req)
+{
+	bool was = false;
+
+	return atomic_compare_exchange_strong_explicit(&req->in_call, &was, true,
+						       memory_order_acquire,
+						       memory_order_relaxed);
+}
+
+void vnpu_request_leave(struct vnpu_infer_request *req)
+{
+	atomic_store_explicit(&req->in_call, false, memory_order_release);
+}
+
+vnpu_status vnpu_request_busy_error(void)
+{
+	return vnpu_error(VNPU_BUSY, "the request is running, or another thread is using it");
+}
+
+vnpu_status vnpu_request_enter_idle(struct vnpu_infer_request *req)
+{
+	if (!vnpu_request_enter(req))
+		return vnpu_request_busy_error();
+	if (vnpu_async_busy(req)) {
+		vnpu_request_leave(req);
+		return vnpu_request_busy_error();
+	}
+	return VNPU_OK;
 }
 
 /* ---- life time ---- */
@@ -166,6 +204,7 @@ VNPU_API vnpu_status vnpu_compiled_model_create_infer_request(vnpu_compiled_mode
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory");
 	atomic_fetch_add(&cm->refs, 1);
 	req->cm = cm;
+	atomic_init(&req->in_call, false);
 	req->num_inputs = cm->program->num_inputs;
 	req->num_io = cm->program->num_inputs + cm->program->num_outputs;
 	st = alloc_buffers(req);
@@ -224,9 +263,12 @@ static vnpu_status io_by_port(struct vnpu_infer_request *req, const vnpu_port *p
 static vnpu_status get_tensor(struct vnpu_infer_request *req, struct io_state *io,
 			      vnpu_tensor **out)
 {
-	if (vnpu_async_busy(req))
-		return vnpu_error(VNPU_BUSY, "the request is running");
+	vnpu_status st = vnpu_request_enter_idle(req);
+
+	if (st)
+		return st;
 	*out = vnpu_tensor_ref(io->cur);
+	vnpu_request_leave(req);
 	return VNPU_OK;
 }
 
@@ -364,16 +406,16 @@ VNPU_API vnpu_status vnpu_infer_request_get_sequence_tensor(vnpu_infer_request *
 	return st ?: get_tensor(req, io, out);
 }
 
-/* Check @t against @io's port; on success it replaces the current tensor. */
-static vnpu_status set_tensor(struct vnpu_infer_request *req, struct io_state *io,
-			      struct vnpu_tensor_handle *t)
+/*
+ * Check @t against @io's port; on success it replaces the current tensor.
+ * The caller has entered the request.
+ */
+static vnpu_status replace_tensor(struct io_state *io, struct vnpu_tensor_handle *t)
 {
 	const vnpu_port *port = io->port;
 	char want[96], got[96];
 	void *staging = NULL;
 
-	if (vnpu_async_busy(req) || req->job)
-		return vnpu_error(VNPU_BUSY, "the request is running");
 	if (!vnpu_shape_equal(&t->shape, &port->shape))
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "\"%s\" has shape %s, the tensor %s",
 				  port->name, vnpu_shape_str(&port->shape, want, sizeof(want)),
@@ -394,6 +436,18 @@ static vnpu_status set_tensor(struct vnpu_infer_request *req, struct io_state *i
 	vnpu_tensor_free(io->cur);
 	io->cur = t;
 	return VNPU_OK;
+}
+
+static vnpu_status set_tensor(struct vnpu_infer_request *req, struct io_state *io,
+			      struct vnpu_tensor_handle *t)
+{
+	vnpu_status st = vnpu_request_enter_idle(req);
+
+	if (st)
+		return st;
+	st = replace_tensor(io, t);
+	vnpu_request_leave(req);
+	return st;
 }
 
 VNPU_API vnpu_status vnpu_infer_request_set_sequence(vnpu_infer_request *req, const char *name,
@@ -432,13 +486,15 @@ VNPU_API vnpu_status vnpu_infer_request_set_sequence(vnpu_infer_request *req, co
 					  vnpu_element_type_str(port->type),
 					  vnpu_shape_str(&port->shape, want, sizeof(want)));
 	}
-	for (size_t i = 0; i < count; i++) {
+	st = vnpu_request_enter_idle(req);
+	if (st)
+		return st;
+	for (size_t i = 0; !st && i < count; i++) {
 		io_by_index(req, false, g->first + (uint32_t)i, &io);
-		st = set_tensor(req, io, tensors[i]);
-		if (st)
-			return st;
+		st = replace_tensor(io, tensors[i]);
 	}
-	return VNPU_OK;
+	vnpu_request_leave(req);
+	return st;
 }
 
 VNPU_API vnpu_status vnpu_infer_request_set_tensor(vnpu_infer_request *req,
@@ -686,8 +742,9 @@ VNPU_API vnpu_status vnpu_infer_request_infer(vnpu_infer_request *req)
 
 	if (!req)
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "vnpu_infer_request_infer: req is NULL");
-	if (vnpu_async_busy(req) || req->job)
-		return vnpu_error(VNPU_BUSY, "the request is running");
+	st = vnpu_request_enter_idle(req);
+	if (st)
+		return st;
 	vnpu_request_run_begin(req);
 	st = TIMED(req, STAGE_PREPROCESS, vnpu_request_preprocess(req));
 	if (st == VNPU_OK)
@@ -702,6 +759,7 @@ VNPU_API vnpu_status vnpu_infer_request_infer(vnpu_infer_request *req)
 	if (st == VNPU_OK)
 		st = TIMED(req, STAGE_POSTPROCESS, vnpu_request_postprocess(req));
 	vnpu_request_run_end(req, st);
+	vnpu_request_leave(req);
 	return st;
 }
 
@@ -718,8 +776,8 @@ static uint64_t layer_time(const struct vnpu_infer_request *req,
 	return sum;
 }
 
-VNPU_API vnpu_status vnpu_infer_request_get_profiling_info(vnpu_infer_request *req,
-							   vnpu_profiling_info **out)
+vnpu_status vnpu_request_profiling_info(struct vnpu_infer_request *req,
+					vnpu_profiling_info **out)
 {
 	const struct vnpu_program *p;
 	const struct vnpu_prog_layer *l;
@@ -729,11 +787,6 @@ VNPU_API vnpu_status vnpu_infer_request_get_profiling_info(vnpu_infer_request *r
 	uint32_t i, n;
 	char *pool;
 
-	if (!req || !out)
-		return vnpu_error(VNPU_INVALID_ARGUMENT,
-				  "vnpu_infer_request_get_profiling_info: NULL argument");
-	if (vnpu_async_busy(req))
-		return vnpu_error(VNPU_BUSY, "the request is running");
 	if (!req->cm->config.profiling)
 		return vnpu_error(VNPU_UNSUPPORTED, "ENABLE_PROFILING was off when compiling");
 	if (!req->profiled)
@@ -773,4 +826,20 @@ VNPU_API vnpu_status vnpu_infer_request_get_profiling_info(vnpu_infer_request *r
 VNPU_API void vnpu_profiling_info_free(vnpu_profiling_info *info)
 {
 	free(info);
+}
+
+VNPU_API vnpu_status vnpu_infer_request_get_profiling_info(vnpu_infer_request *req,
+							   vnpu_profiling_info **out)
+{
+	vnpu_status st;
+
+	if (!req || !out)
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "vnpu_infer_request_get_profiling_info: NULL argument");
+	st = vnpu_request_enter_idle(req);
+	if (st)
+		return st;
+	st = vnpu_request_profiling_info(req, out);
+	vnpu_request_leave(req);
+	return st;
 }

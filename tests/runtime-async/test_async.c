@@ -8,6 +8,7 @@
  * the compiler; everything after compiling goes through the public API.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <time.h>
 #include <unistd.h>
@@ -500,6 +501,140 @@ static int three_threads(vnpu_core *core, const char *device)
 	return 0;
 }
 
+/* ---- one request misused from two threads at once ---- */
+
+/* Calls each thread gets through (OK), and the most it tries. */
+#define RACE_OKS 1000
+#define RACE_MAX_CALLS 1000000
+
+struct race_arg {
+	vnpu_infer_request *req;
+	vnpu_tensor *input;	/* a host tensor of the input's shape */
+	unsigned int seed;
+	int ok, busy;
+	vnpu_status bad;	/* the first status neither OK nor BUSY */
+	const char *bad_call;
+};
+
+/* Each call touching the request, at random: OK or VNPU_BUSY, nothing else. */
+static void *race_main(void *p)
+{
+	struct race_arg *a = p;
+	vnpu_profiling_info *info;
+	vnpu_timeline *tl;
+	vnpu_tensor *t;
+	const char *call;
+	vnpu_status st;
+	int i;
+
+	for (i = 0; i < RACE_MAX_CALLS && a->ok < RACE_OKS && !a->bad; i++) {
+		switch (rand_r(&a->seed) % 7) {
+		case 0:
+			call = "infer";
+			st = vnpu_infer_request_infer(a->req);
+			break;
+		case 1:
+			call = "start_async";
+			st = vnpu_infer_request_start_async(a->req);
+			if (st == VNPU_OK)
+				st = vnpu_infer_request_wait(a->req);
+			break;
+		case 2:
+			call = "set_tensor";
+			st = vnpu_infer_request_set_tensor(a->req, "x", a->input);
+			break;
+		case 3:
+			call = "get_tensor";
+			st = vnpu_infer_request_get_tensor(a->req, "y", &t);
+			if (st == VNPU_OK)
+				vnpu_tensor_free(t);
+			break;
+		case 4:
+			call = "set_input_tensor";
+			st = vnpu_infer_request_get_input_tensor(a->req, 0, &t);
+			if (st == VNPU_OK) {
+				st = vnpu_infer_request_set_input_tensor(a->req, 0, t);
+				vnpu_tensor_free(t);
+			}
+			break;
+		case 5:
+			call = "get_profiling_info";
+			st = vnpu_infer_request_get_profiling_info(a->req, &info);
+			if (st == VNPU_OK)
+				vnpu_profiling_info_free(info);
+			if (st == VNPU_NOT_READY)	/* no run completed yet */
+				st = VNPU_OK;
+			break;
+		default:
+			call = "get_timeline";
+			st = vnpu_infer_request_get_timeline(a->req, &tl);
+			if (st == VNPU_OK)
+				vnpu_timeline_free(tl);
+			if (st == VNPU_NOT_READY)
+				st = VNPU_OK;
+			break;
+		}
+		if (st == VNPU_OK) {
+			a->ok++;
+		} else if (st == VNPU_BUSY) {
+			a->busy++;
+			sched_yield();	/* let the other thread out of its call */
+		} else {
+			a->bad = st;
+			a->bad_call = call;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * One request is for one thread at a time; two threads calling it at once
+ * must each get OK or VNPU_BUSY, never memory corruption (run under ASan
+ * and TSan too), and the request must work normally afterwards.
+ */
+static int two_threads_one_request(vnpu_core *core, const char *device)
+{
+	const vnpu_shape shape = { 1, { FAST_ELEMS } };
+	struct race_arg args[2];
+	pthread_t threads[2];
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	vnpu_tensor *mine;
+	int i, busy = 0;
+
+	CHECK_OK(compile_copy(core, device, FAST_ELEMS, 2, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	for (i = 0; i < 2; i++) {
+		args[i] = (struct race_arg){ .req = req, .seed = 1 + (unsigned int)i };
+		/* f64 on an f32 port: set_tensor gives the request a staging copy */
+		CHECK_OK(vnpu_tensor_create(i ? VNPU_TYPE_F64 : VNPU_TYPE_F32, &shape,
+					    &args[i].input));
+	}
+	for (i = 0; i < 2; i++)
+		CHECK(!pthread_create(&threads[i], NULL, race_main, &args[i]));
+	for (i = 0; i < 2; i++)
+		pthread_join(threads[i], NULL);
+	for (i = 0; i < 2; i++) {
+		if (args[i].bad)
+			fprintf(stderr, "thread %d: %s returned %s\n", i, args[i].bad_call,
+				vnpu_status_str(args[i].bad));
+		CHECK(!args[i].bad && args[i].ok == RACE_OKS);
+		busy += args[i].busy;
+		vnpu_tensor_free(args[i].input);
+	}
+	printf("# %s: %d OK, %d BUSY\n", device, args[0].ok + args[1].ok, busy);
+	CHECK_OK(vnpu_infer_request_wait(req));
+	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_F32, &shape, &mine));
+	CHECK_OK(vnpu_infer_request_set_tensor(req, "x", mine));
+	vnpu_tensor_free(mine);
+	CHECK(!fill_input(req, 3, FAST_ELEMS));
+	CHECK_OK(vnpu_infer_request_infer(req));
+	CHECK(!check_output(req, 3, FAST_ELEMS));
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
 /* ---- cancel ---- */
 
 static int cancel_before_start(vnpu_core *core, const char *device)
@@ -949,6 +1084,7 @@ int main(int argc, char **argv)
 		TEST(wait_for_not_ready),
 		TEST(busy_while_running),
 		TEST(three_threads),
+		TEST(two_threads_one_request),
 		TEST(cancel_before_start),
 		TEST(cancel_during_run),
 		TEST(chained),

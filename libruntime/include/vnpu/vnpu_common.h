@@ -35,7 +35,7 @@ typedef enum vnpu_status {
 	VNPU_UNSUPPORTED = -6,       /**< an op, type or feature the device does not take */
 	VNPU_PARSE_ERROR = -7,       /**< a model or blob that cannot be read */
 	VNPU_DEVICE_ERROR = -8,      /**< the driver or device failed (see the message) */
-	VNPU_BUSY = -9,              /**< the request is running */
+	VNPU_BUSY = -9,              /**< the request is running, or another thread is in a call on it */
 	VNPU_NOT_READY = -10,        /**< wait_for() ran out before the result */
 	VNPU_CANCELLED = -11,        /**< the request was cancelled */
 	VNPU_TIMEOUT = -12,          /**< the device timed out and was reset */

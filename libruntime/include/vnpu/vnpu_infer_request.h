@@ -24,6 +24,9 @@
  *
  * Thread safety: one request is used by one thread at a time; different
  * requests of one compiled model may run concurrently on different threads.
+ * A call on a request that another thread is inside of (infer, start_async,
+ * get/set tensor, set_sequence, get_profiling_info, get_timeline) returns
+ * VNPU_BUSY at once: misuse is refused, never a corruption.
  */
 #ifndef VNPU_INFER_REQUEST_H
 #define VNPU_INFER_REQUEST_H
