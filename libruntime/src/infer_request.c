@@ -603,6 +603,25 @@ vnpu_status vnpu_request_submit(struct vnpu_infer_request *req, bool caller_wait
 	return VNPU_OK;
 }
 
+/* Prefix the fault @st of the running segment's job with the layer that faulted. */
+static vnpu_status name_fault(struct vnpu_infer_request *req, const struct vnpu_plugin_ops *ops,
+			      vnpu_status st)
+{
+	const struct vnpu_program *p = req->cm->program;
+	const struct vnpu_prog_layer *l;
+	uint32_t cmd, i;
+
+	if (!ops->fault_cmd || !ops->fault_cmd(req->job, &cmd))
+		return st;
+	for (i = 0; i < p->num_layers; i++) {
+		l = &p->layers[i];
+		if (l->segment == req->segment && cmd >= l->first_cmd &&
+		    cmd - l->first_cmd < l->num_cmds)
+			return vnpu_error_prefix(st, "layer \"%s\" (%s)", l->name, l->type);
+	}
+	return st;
+}
+
 vnpu_status vnpu_request_job_wait(struct vnpu_infer_request *req, int64_t deadline_ns)
 {
 	struct vnpu_core_device *d = vnpu_segment_device(req->cm, req->segment);
@@ -612,6 +631,8 @@ vnpu_status vnpu_request_job_wait(struct vnpu_infer_request *req, int64_t deadli
 	if (!req->job)
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "no segment is running");
 	st = d->plugin->ops->wait(req->job, deadline_ns, req->cmd_ns[req->segment], &total);
+	if (st == VNPU_DEVICE_FAULT || st == VNPU_TIMEOUT)
+		st = name_fault(req, d->plugin->ops, st);
 	if (st != VNPU_NOT_READY)
 		req->job_ns = st == VNPU_OK ? total : 0;
 	return st;

@@ -23,7 +23,7 @@
 
 #include <vnpu/vnpu_common.h>
 
-#define VNPU_PLUGIN_ABI_VERSION 3
+#define VNPU_PLUGIN_ABI_VERSION 4
 #define VNPU_PLUGIN_ENTRY "vnpu_plugin_create"
 
 enum vnpu_log_level {
@@ -175,6 +175,14 @@ struct vnpu_plugin_ops {
 	 * ended already or the device cannot (the caller waits as usual).
 	 */
 	bool (*notify)(struct vnpu_job *job, void (*fn)(void *arg), void *arg);
+
+	/*
+	 * Optional (NULL: the device cannot tell; ABI 4). After wait()
+	 * reported a fault or a timeout: the index in @job's command stream
+	 * of the command that stopped it, so the core can name the layer
+	 * that command came from. False when no command did.
+	 */
+	bool (*fault_cmd)(struct vnpu_job *job, uint32_t *out);
 };
 
 typedef vnpu_status (*vnpu_plugin_entry_fn)(const struct vnpu_host *host,

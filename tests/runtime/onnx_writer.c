@@ -76,13 +76,19 @@ void pb_free(struct pb *b)
 void onnx_value(struct pb *g, uint32_t field, const char *name, int rank,
 		const int64_t *dims)
 {
+	onnx_value_typed(g, field, name, ONNX_FLOAT, rank, dims);
+}
+
+void onnx_value_typed(struct pb *g, uint32_t field, const char *name, int type, int rank,
+		      const int64_t *dims)
+{
 	struct pb v = { 0 }, t = { 0 }, tt = { 0 }, shape = { 0 }, dim = { 0 };
 
 	for (int d = 0; d < rank; d++) {
 		pb_int(&dim, DIM_VALUE, dims[d]);
 		pb_msg(&shape, SHAPE_DIM, &dim);
 	}
-	pb_int(&tt, TENSOR_ELEM, ONNX_FLOAT);
+	pb_int(&tt, TENSOR_ELEM, type);
 	if (rank >= 0)
 		pb_msg(&tt, TENSOR_SHAPE, &shape);
 	pb_msg(&t, TYPE_TENSOR, &tt);

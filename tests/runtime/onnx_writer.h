@@ -49,6 +49,9 @@ void pb_free(struct pb *b);
 /* A ValueInfoProto: @name, f32 of @rank dimensions @dims (-1: no shape). */
 void onnx_value(struct pb *g, uint32_t field, const char *name, int rank,
 		const int64_t *dims);
+/* The same, of ONNX element type @type. */
+void onnx_value_typed(struct pb *g, uint32_t field, const char *name, int type, int rank,
+		      const int64_t *dims);
 /* An initializer @name of ONNX type @type and shape @dims, @bytes of @data. */
 void onnx_init(struct pb *g, const char *name, int type, int rank, const int64_t *dims,
 	       const void *data, size_t bytes);

@@ -687,6 +687,60 @@ static int compile_late_reshape(vnpu_core *core, const char *device)
 }
 
 /*
+ * An index out of range faults on the device at run time: the message
+ * names the layer the faulting command came from, not only its number.
+ */
+static int fault_names_layer(vnpu_core *core, const char *device)
+{
+	static const float table[4] = { 1, 2, 3, 4 };
+	static const char *const in[2] = { "table", "idx" };
+	const int64_t four = 4, two = 2;
+	const int64_t good[2] = { 3, -4 }, bad[2] = { 1, 7 };
+	struct pb model = { 0 }, g = { 0 };
+	vnpu_compiled_model *cm = NULL;
+	vnpu_infer_request *req;
+	vnpu_tensor *idx, *y;
+	vnpu_status st;
+	vnpu_model *m;
+	float *out;
+	void *data;
+
+	onnx_init(&g, "table", ONNX_FLOAT, 1, &four, table, sizeof(table));
+	onnx_node(&g, "Gather", in, 2, "picked");
+	onnx_value_typed(&g, GRAPH_INPUT, "idx", ONNX_INT64, 1, &two);
+	onnx_value(&g, GRAPH_OUTPUT, "picked", 1, &two);
+	onnx_model(&model, &g, 13);
+	pb_free(&g);
+	CHECK(!model.failed);
+	st = vnpu_core_read_model_from_memory(core, model.data, model.len, &m);
+	pb_free(&model);
+	CHECK_OK(st);
+	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm));
+	vnpu_model_free(m);
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK_OK(vnpu_infer_request_get_tensor(req, "idx", &idx));
+	vnpu_tensor_get_data(idx, &data);
+	memcpy(data, good, sizeof(good));
+	CHECK_OK(vnpu_infer_request_infer(req));
+	CHECK_OK(vnpu_infer_request_get_tensor(req, "picked", &y));
+	vnpu_tensor_get_data(y, (void **)&out);
+	CHECK(out[0] == 4 && out[1] == 1);
+	vnpu_tensor_free(y);
+	memcpy(data, bad, sizeof(bad));
+	CHECK_ERR(vnpu_infer_request_infer(req), VNPU_DEVICE_FAULT);
+	if (!strstr(vnpu_last_error(), "layer \"picked\" (Gather)"))
+		fprintf(stderr, "message: %s\n", vnpu_last_error());
+	CHECK(strstr(vnpu_last_error(), "layer \"picked\" (Gather)"));
+	/* The request runs again once the index is back in range. */
+	memcpy(data, good, sizeof(good));
+	CHECK_OK(vnpu_infer_request_infer(req));
+	vnpu_tensor_free(idx);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+/*
  * CastLike takes only the element type of 'like': ONNX's castlike bf16
  * cases feed a [1] to a 'like' declared [3,4], which a reshape of 'like'
  * lets through. Into bf16 truncates (the upper half of the f32 bits).
@@ -1389,6 +1443,7 @@ int main(int argc, char **argv)
 		TEST(reshape_fixed_dims),
 		TEST(reshape_hostile),
 		TEST(castlike_reshaped_like),
+		TEST(fault_names_layer),
 		TEST(rnn_empty_batch),
 		TEST(empty_and_scalar_layers),
 		TEST(reshape_statuses),

@@ -118,7 +118,12 @@ VNPU_API vnpu_status vnpu_infer_request_set_sequence(vnpu_infer_request *req,
 						     vnpu_tensor *const *tensors,
 						     size_t count);
 
-/** Run one inference, blocking the calling thread until it is done. */
+/**
+ * Run one inference, blocking the calling thread until it is done.
+ * VNPU_BUSY while a run is in flight or another thread uses the request.
+ * A device fault (VNPU_DEVICE_FAULT, e.g. an index out of range) names
+ * the layer whose command faulted in vnpu_last_error().
+ */
 VNPU_API vnpu_status vnpu_infer_request_infer(vnpu_infer_request *req);
 
 /** Kind of a profiling entry. */

@@ -74,6 +74,7 @@ struct vnpu_job {
 	atomic_bool cancel;
 	vnpu_status status;		/* valid once @done */
 	char message[160];		/* the failure, for the waiter's thread */
+	int64_t fault_cmd;		/* the command that faulted, or -1 */
 	uint64_t *cmd_ns;
 	uint64_t total_ns;
 	struct vnpu_job *next;		/* queue link, under dev->lock */
@@ -578,6 +579,7 @@ static void run_job(struct vnpu_dev *dev, struct vnpu_job *job, bool alone,
 	int ret;
 
 	job->status = VNPU_OK;
+	job->fault_cmd = -1;
 	for (i = 0; i < exe->num_cmds; i++) {
 		if (atomic_load(&job->cancel)) {
 			job->status = VNPU_CANCELLED;
@@ -599,6 +601,7 @@ static void run_job(struct vnpu_dev *dev, struct vnpu_job *job, bool alone,
 		}
 		if (ret) {
 			job->status = VNPU_DEVICE_FAULT;
+			job->fault_cmd = i;
 			snprintf(job->message, sizeof(job->message),
 				 "CPU: command %u faulted (error %d)", i, ret);
 			break;
@@ -817,6 +820,14 @@ static vnpu_status cpu_wait(struct vnpu_job *job, int64_t deadline_ns,
 	return VNPU_OK;
 }
 
+static bool cpu_fault_cmd(struct vnpu_job *job, uint32_t *out)
+{
+	if (job->fault_cmd < 0)
+		return false;
+	*out = (uint32_t)job->fault_cmd;
+	return true;
+}
+
 /*
  * Only with two tiles or more: a notify function may wait for a queued
  * job, which another tile must then run.
@@ -898,6 +909,7 @@ static const struct vnpu_plugin_ops cpu_ops = {
 	.exe_free = cpu_exe_free,
 	.submit = cpu_submit,
 	.wait = cpu_wait,
+	.fault_cmd = cpu_fault_cmd,
 	.cancel = cpu_cancel,
 	.job_free = cpu_job_free,
 	.notify = cpu_notify,

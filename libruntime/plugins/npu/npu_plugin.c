@@ -442,6 +442,15 @@ static vnpu_status npu_wait(struct vnpu_job *job, int64_t deadline_ns, uint64_t 
 	return VNPU_OK;
 }
 
+static bool npu_fault_cmd(struct vnpu_job *job, uint32_t *out)
+{
+	if (!job->ended || (job->result.status != DRM_VNPU_JOB_FAULT &&
+			    job->result.status != DRM_VNPU_JOB_TIMEOUT))
+		return false;
+	*out = job->result.fault_cmd;
+	return true;
+}
+
 static void npu_cancel(struct vnpu_job *job)
 {
 	struct drm_vnpu_cancel c = { .job_id = job->id };
@@ -606,6 +615,7 @@ static const struct vnpu_plugin_ops npu_ops = {
 	.exe_free = npu_exe_free,
 	.submit = npu_submit,
 	.wait = npu_wait,
+	.fault_cmd = npu_fault_cmd,
 	.cancel = npu_cancel,
 	.job_free = npu_job_free,
 	.get_stats = npu_get_stats,
