@@ -792,6 +792,23 @@ static void act_i(const struct vnpu_layer_act *a, __s64 *x, __u32 n, int uns)
 	 ((max) ? (a) > (b) : (a) < (b)) ? (a) : (b))
 
 /*
+ * HardSwish and HardSigmoid of four floats as act_d() computes them, in
+ * double with the same operations: x * (x / 6 + 0.5) clamped, and al * x
+ * + be clamped.
+ */
+static inline v4df act_hard4(__u32 func, v4df v, double al, double be)
+{
+	v4df h;
+
+	if (func == VNPU_ACT_HARD_SWISH) {
+		h = v / 6 + 0.5;
+		return v_sel(h < 0, v_splat(0), v_sel(h > 1, v, v * h));
+	}
+	h = al * v + be;
+	return v_sel(h < 0, v_splat(0), v_sel(h > 1, v_splat(1), h));
+}
+
+/*
  * Applies @a to @n contiguous floats at @x into @y, which may be @x (fused
  * activations, unary layers). The functions whose float result is the
  * double path's bit for bit run in float loops the compiler vectorizes:
@@ -839,6 +856,19 @@ static void act_f32(const struct vnpu_layer_act *a, const float *x, float *y,
 		for (i = 0; i < n; i++)
 			y[i] = __builtin_fabsf(x[i]);
 		return;
+	case VNPU_ACT_HARD_SWISH:
+	case VNPU_ACT_HARD_SIGMOID:
+		for (i = 0; i + 4 <= n; i += 4) {
+			v4df v = __builtin_convertvector(*(const v4sf_u *)(x + i),
+							 v4df);
+
+			v = act_hard4(a->func, v, al, be);
+			*(v4sf_u *)(y + i) = __builtin_convertvector(v, v4sf);
+		}
+		x += i;
+		y += i;
+		n -= i;
+		break;
 	default:
 		break;
 	}
