@@ -9,7 +9,8 @@
  * a Gather of one constant index, a Slice of steps 1 or a Split output
  * that is one run of bytes of the input a view of it; activations
  * written out as element-wise nodes become the one function they compute
- * (fuse_act.c); BatchNorm folds into the Conv/Gemm before it; a constant
+ * (fuse_act.c), LayerNormalization written out the NORM layer
+ * (fuse_norm.c); BatchNorm folds into the Conv/Gemm before it; a constant
  * bias, a residual Add and an activation fuse into Conv/Gemm; a Concat's
  * inputs are computed
  * in place in its output where it holds each in one run of bytes (a

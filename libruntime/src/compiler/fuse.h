@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internal to the compiler's passes (passes.c, fuse_act.c):
+ * Internal to the compiler's passes (passes.c, fuse_act.c, fuse_norm.c):
  * who reads and writes each value of the working graph, and the queries
  * a fusion asks of it.
  */
@@ -55,5 +55,9 @@ bool cf_only_read_by(const struct cstate *s, const struct uses *u, int32_t val,
 /* Element-wise subgraphs that compute one activation become that
  * activation (COP_ACT). */
 vnpu_status cf_fuse_activations(struct cstate *s, struct uses *u);
+
+/* ---- fuse_norm.c ---- */
+/* LayerNormalization written out becomes the NORM layer. */
+vnpu_status cf_fuse_layer_norms(struct cstate *s, struct uses *u);
 
 #endif /* VNPU_SRC_COMPILER_FUSE_H */

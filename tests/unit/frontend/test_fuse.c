@@ -287,6 +287,33 @@ static void test_activation_not_fused(void)
 	check_graph(G("n=Neg(x)", "s=Sigmoid(n)", "y=Mul(x,s)"), y_only, false, 0, NULL, 0);
 }
 
+#define LN_CORE "m=ReduceMean(x)@axes=-1", "d=Sub(x,m)"
+#define LN_VAR(sq) sq, "v=ReduceMean(q)@axes=-1", "e=Add(v,#1e-5)", "s=Sqrt(e)"
+
+static void test_layer_norm_forms(void)
+{
+	check_graph(G(LN_CORE, LN_VAR("q=Pow(d,#2)"), "n=Div(d,s)", "g=Mul(n,%gamma)",
+		      "y=Add(g,%beta)"), y_only, false, 1, "LayerNormalization", 16);
+	check_graph(G(LN_CORE, LN_VAR("q=Mul(d,d)"), "r=Reciprocal(s)", "n=Mul(d,r)",
+		      "g=Mul(%gamma,n)", "y=Add(%beta,g)"), y_only, false, 1,
+		    "LayerNormalization", 16);
+	/* Without gamma and beta; epsilon first. */
+	check_graph(G(LN_CORE, "q=Pow(d,#2)", "v=ReduceMean(q)@axes=-1", "e=Add(#1e-3,v)",
+		      "s=Sqrt(e)", "y=Div(d,s)"), y_only, false, 1, "LayerNormalization", 16);
+}
+
+static void test_layer_norm_not_fused(void)
+{
+	/* The centred x read elsewhere; the variance over another axis; a cube. */
+	check_graph(G(LN_CORE, LN_VAR("q=Pow(d,#2)"), "n=Div(d,s)", "y=Add(n,d)"),
+		    y_only, false, 0, NULL, 0);
+	check_graph(G(LN_CORE, "q=Pow(d,#2)", "v=ReduceMean(q)@axes=-2", "e=Add(v,#1e-5)",
+		      "s=Sqrt(e)", "y=Div(d,s)"), y_only, false, 0, NULL, 0);
+	check_graph(G(LN_CORE, LN_VAR("q=Pow(d,#3)"), "y=Div(d,s)"), y_only, false, 0, NULL, 0);
+	check_graph(G(LN_CORE, LN_VAR("q=Pow(d,#2)"), "y=Div(d,s)"), G("y", "v"), false, 0,
+		    NULL, 0);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct fe_test tests[] = {
@@ -295,6 +322,8 @@ int main(int argc, char **argv)
 		{ "gelu_forms", test_gelu_forms },
 		{ "silu_mish_forms", test_silu_mish_forms },
 		{ "activation_not_fused", test_activation_not_fused },
+		{ "layer_norm_forms", test_layer_norm_forms },
+		{ "layer_norm_not_fused", test_layer_norm_not_fused },
 	};
 
 	return fe_run(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
