@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * Graph passes over the working graph build.c made: turn view-like nodes
- * into aliases, fold BatchNorm into the Conv/Gemm before it, fuse a
- * constant bias, a residual Add, an activation and a Max or Min with a
- * constant into Conv/Gemm/MatMul, and compute a Concat's inputs in place
- * in its output.
+ * into aliases, fold BatchNorm and a Mul by a constant per channel into
+ * the Conv before it, fuse a constant bias, a residual Add, an activation
+ * and a Max or Min with a constant into Conv/Gemm/MatMul, and compute a
+ * Concat's inputs in place in its output.
  */
 #include <math.h>
 #include <stdio.h>
@@ -370,19 +370,83 @@ static vnpu_status absorb(struct cstate *s, struct uses *u, struct cop *op, stru
 	return cf_uses_add(s, u, true, op->out[0], op);
 }
 
+/*
+ * What a per-channel affine op after @conv (constant weights, rank 3 or
+ * more, a constant bias of one value per channel or none) computes,
+ * folded into it: W' = W * @f and B' = (B - @mean) * @f + @add per output
+ * channel (no @mean, @add: 0; with neither and no B, no bias); @next, the
+ * op folded, named @what in the type, runs as part of @conv.
+ */
+static vnpu_status scale_conv(struct cstate *s, struct uses *u, struct cop *conv, const float *f,
+			      const float *mean, const float *add, const char *what,
+			      struct cop *next)
+{
+	const struct vnpu_tinfo *w = cs_info(s, conv->in[1]);
+	int64_t m = w->dims[0], per = vnpu_tinfo_elems(w) / (m ? m : 1);
+	bool bias = conv->in[2] >= 0 || mean || add;
+	const float *wd = w->data, *bd = NULL;
+	float *nw, *nb;
+	int32_t wv, bv = -1;
+	vnpu_status st;
+
+	if (conv->in[2] >= 0)
+		bd = cs_info(s, conv->in[2])->data;
+	nw = malloc((size_t)vnpu_tinfo_elems(w) * sizeof(float));
+	nb = malloc((size_t)m * sizeof(float));
+	if (!nw || !nb) {
+		free(nw);
+		free(nb);
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	}
+	for (int64_t o = 0; o < m; o++) {
+		for (int64_t k = 0; k < per; k++)
+			nw[o * per + k] = wd[o * per + k] * f[o];
+		nb[o] = ((bd ? bd[o] : 0.0f) - (mean ? mean[o] : 0.0f)) * f[o] + (add ? add[o] : 0.0f);
+	}
+	st = cs_add_const(s, VNPU_TYPE_F32, w->rank, w->dims, nw, &wv);
+	if (st) {
+		free(nb);
+		return st;
+	}
+	if (bias)
+		st = cs_add_const(s, VNPU_TYPE_F32, 1, &m, nb, &bv);
+	else
+		free(nb);
+	if (st)
+		return st;
+	conv->in[1] = wv;
+	conv->in[2] = bv;
+	if (conv->num_in < 3)
+		conv->num_in = 3;
+	strncat(conv->type, what, sizeof(conv->type) - strlen(conv->type) - 1);
+	st = cf_uses_add(s, u, false, wv, conv);
+	if (!st)
+		st = cf_uses_add(s, u, false, bv, conv);
+	return st ? st : absorb(s, u, conv, next);
+}
+
+/* Whether @conv's weights (and bias) can take a per-channel fold. */
+static bool conv_foldable(const struct cstate *s, const struct cop *conv)
+{
+	const struct vnpu_tinfo *w = cs_info(s, conv->in[1]);
+
+	if (!cs_is_const(s, conv->in[1]) || w->type != VNPU_TYPE_F32 || w->rank < 3)
+		return false;
+	return conv->in[2] < 0 || (cs_is_const(s, conv->in[2]) &&
+				   vnpu_tinfo_elems(cs_info(s, conv->in[2])) == w->dims[0]);
+}
+
 /* Fold BatchNormalization into the Conv before it. */
 static vnpu_status fold_batchnorm(struct cstate *s, struct uses *u, struct cop *conv,
 				  struct cop *bn)
 {
-	const struct vnpu_tinfo *w = cs_info(s, conv->in[1]);
-	int64_t m = w->dims[0], per = vnpu_tinfo_elems(w) / (m ? m : 1);
+	int64_t m = cs_info(s, conv->in[1])->dims[0];
 	float eps = vnpu_attr_float(bn->node, "epsilon", 1e-5f);
-	const float *sc, *bb, *mean, *var, *wd, *bd = NULL;
-	float *nw, *nb;
-	int32_t wv, bv;
+	const float *sc, *var;
+	float *f;
 	vnpu_status st;
 
-	if (bn->num_in < 5 || w->rank < 3)
+	if (bn->num_in < 5 || !conv_foldable(s, conv))
 		return VNPU_OK;
 	for (uint32_t k = 1; k < 5; k++) {
 		const struct vnpu_tinfo *t;
@@ -395,47 +459,17 @@ static vnpu_status fold_batchnorm(struct cstate *s, struct uses *u, struct cop *
 		    vnpu_tinfo_elems(t) != m)
 			return VNPU_OK;
 	}
-	if (conv->in[2] >= 0 && (!cs_is_const(s, conv->in[2]) ||
-				 vnpu_tinfo_elems(cs_info(s, conv->in[2])) != m))
-		return VNPU_OK;
 	sc = cs_info(s, bn->in[1])->data;
-	bb = cs_info(s, bn->in[2])->data;
-	mean = cs_info(s, bn->in[3])->data;
 	var = cs_info(s, bn->in[4])->data;
-	wd = w->data;
-	if (conv->in[2] >= 0)
-		bd = cs_info(s, conv->in[2])->data;
-	nw = malloc((size_t)vnpu_tinfo_elems(w) * sizeof(float));
-	nb = malloc((size_t)m * sizeof(float));
-	if (!nw || !nb) {
-		free(nw);
-		free(nb);
+	f = malloc((size_t)(m ? m : 1) * sizeof(float));
+	if (!f)
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
-	}
-	for (int64_t o = 0; o < m; o++) {
-		float f = sc[o] / sqrtf(var[o] + eps);
-
-		for (int64_t k = 0; k < per; k++)
-			nw[o * per + k] = wd[o * per + k] * f;
-		nb[o] = ((bd ? bd[o] : 0.0f) - mean[o]) * f + bb[o];
-	}
-	st = cs_add_const(s, VNPU_TYPE_F32, w->rank, w->dims, nw, &wv);
-	if (st) {
-		free(nb);
-		return st;
-	}
-	st = cs_add_const(s, VNPU_TYPE_F32, 1, &m, nb, &bv);
-	if (st)
-		return st;
-	conv->in[1] = wv;
-	conv->in[2] = bv;
-	if (conv->num_in < 3)
-		conv->num_in = 3;
-	strncat(conv->type, "+BatchNorm", sizeof(conv->type) - strlen(conv->type) - 1);
-	st = cf_uses_add(s, u, false, wv, conv);
-	if (!st)
-		st = cf_uses_add(s, u, false, bv, conv);
-	return st ? st : absorb(s, u, conv, bn);
+	for (int64_t o = 0; o < m; o++)
+		f[o] = sc[o] / sqrtf(var[o] + eps);
+	st = scale_conv(s, u, conv, f, cs_info(s, bn->in[3])->data, cs_info(s, bn->in[2])->data,
+			"+BatchNorm", bn);
+	free(f);
+	return st;
 }
 
 /* The activation a unary node is, when it can be fused. */
@@ -558,6 +592,43 @@ static bool bias_fits(const struct cstate *s, const struct cop *op, int32_t c)
 	return true;
 }
 
+/*
+ * Fold a Mul (@mul) of @conv's output by a finite f32 constant of one
+ * value per output channel, or of one value, into @conv's weights and
+ * bias. The product is rounded once where it was rounded twice: the
+ * result moves by an ulp or so of each product (documented in
+ * runtime.rst).
+ */
+static vnpu_status fold_scale(struct cstate *s, struct uses *u, struct cop *conv, struct cop *mul)
+{
+	int32_t c = mul->in[0] == conv->out[0] ? mul->in[1] : mul->in[0];
+	const struct vnpu_tinfo *t;
+	int64_t m, n;
+	float *f;
+	vnpu_status st;
+
+	if (mul->num_in != 2 || mul->in[0] == mul->in[1] || c < 0 || !conv_foldable(s, conv) ||
+	    !cf_same_shape(cs_info(s, mul->out[0]), cs_info(s, conv->out[0])))
+		return VNPU_OK;
+	t = cs_info(s, c);
+	m = cs_info(s, conv->in[1])->dims[0];
+	n = vnpu_tinfo_elems(t);
+	if (!cs_is_const(s, c) || t->type != VNPU_TYPE_F32 ||
+	    !(bias_fits(s, conv, c) || (n == 1 && t->rank <= cs_info(s, conv->out[0])->rank)))
+		return VNPU_OK;
+	for (int64_t i = 0; i < n; i++)
+		if (!isfinite(((const float *)t->data)[i]))
+			return VNPU_OK;
+	f = malloc((size_t)(m ? m : 1) * sizeof(float));
+	if (!f)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	for (int64_t o = 0; o < m; o++)
+		f[o] = ((const float *)t->data)[n == 1 ? 0 : o];
+	st = scale_conv(s, u, conv, f, NULL, NULL, "+Mul", mul);
+	free(f);
+	return st;
+}
+
 /* A new constant: the elementwise sum of two f32 constants of @a's size. */
 static vnpu_status sum_bias(struct cstate *s, int32_t a, int32_t b, int32_t *out)
 {
@@ -590,6 +661,13 @@ static vnpu_status fuse_into(struct cstate *s, struct uses *u, uint32_t idx)
 	if (conv && next && cf_op_is(next, "BatchNormalization") && next->in[0] == op->out[0] &&
 	    cs_is_const(s, op->in[1]) && !(next->num_out > 1 && used(s, u, next->out[1]))) {
 		st = fold_batchnorm(s, u, op, next);
+		if (st)
+			return st;
+		next = sole_reader(s, u, op->out[0], idx);
+	}
+	/* A Mul by a constant per channel (or one value) folds into the weights. */
+	if (conv && next && cf_op_is(next, "Mul")) {
+		st = fold_scale(s, u, op, next);
 		if (st)
 			return st;
 		next = sole_reader(s, u, op->out[0], idx);

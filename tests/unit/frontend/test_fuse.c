@@ -314,6 +314,18 @@ static void test_layer_norm_not_fused(void)
 		    NULL, 0);
 }
 
+/* A Mul by a constant per channel or scalar after a Conv folds into its
+ * weights: each product rounds once instead of twice, 8 ulp. */
+static void test_conv_scale_folds(void)
+{
+	check_graph(G("m=Mul(x,&s)", "a=Add(m,&b)", "y=Relu(a)"), y_only, true, 1,
+		    "Conv+Mul+Add+Relu", 8);
+	check_graph(G("m=Mul(#0.5,x)", "y=Add(m,&b)"), y_only, true, 1, "Conv+Mul+Add", 8);
+	/* Not per channel, or read elsewhere: the Mul stays. */
+	check_graph(G("y=Mul(x,%s)"), y_only, true, 2, "Conv", 0);
+	check_graph(G("y=Mul(x,&s)", "z=Neg(x)"), G("y", "z"), true, 3, "Conv", 0);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct fe_test tests[] = {
@@ -324,6 +336,7 @@ int main(int argc, char **argv)
 		{ "activation_not_fused", test_activation_not_fused },
 		{ "layer_norm_forms", test_layer_norm_forms },
 		{ "layer_norm_not_fused", test_layer_norm_not_fused },
+		{ "conv_scale_folds", test_conv_scale_folds },
 	};
 
 	return fe_run(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
