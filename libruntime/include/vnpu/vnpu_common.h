@@ -24,6 +24,18 @@ extern "C" {
 #define VNPU_API
 #endif
 
+/*
+ * The opaque handles, declared once here (a typedef may not be repeated
+ * in C99): the core, a model read from ONNX, a compiled model, an infer
+ * request and a tensor. The tensor's tag differs from the uAPI's struct
+ * vnpu_tensor, a command-stream view.
+ */
+typedef struct vnpu_core vnpu_core;
+typedef struct vnpu_model vnpu_model;
+typedef struct vnpu_compiled_model vnpu_compiled_model;
+typedef struct vnpu_infer_request vnpu_infer_request;
+typedef struct vnpu_tensor_handle vnpu_tensor;
+
 /** Status of every call. */
 typedef enum vnpu_status {
 	VNPU_OK = 0,

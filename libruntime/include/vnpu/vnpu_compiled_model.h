@@ -19,8 +19,6 @@
 extern "C" {
 #endif
 
-typedef struct vnpu_infer_request vnpu_infer_request;
-
 /** A model input or output as compiled: every dim known. */
 typedef struct vnpu_port {
 	const char *name;        /**< valid while the compiled model lives */

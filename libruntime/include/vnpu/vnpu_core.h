@@ -28,10 +28,6 @@
 extern "C" {
 #endif
 
-typedef struct vnpu_core vnpu_core;
-typedef struct vnpu_model vnpu_model;
-typedef struct vnpu_compiled_model vnpu_compiled_model;
-
 /* Property keys. RO: read only; RW: read and write. "G" global (device
  * NULL), "D" per device, "C" compiled model (and compile properties). */
 #define VNPU_PROP_SUPPORTED_PROPERTIES "SUPPORTED_PROPERTIES" /* G D C RO list */
@@ -157,6 +153,9 @@ VNPU_API vnpu_status vnpu_core_set_property_str(vnpu_core *core,
 /**
  * Read an ONNX model from @path (external data files are looked up next to
  * it) or from memory. The model is the caller's (vnpu_model_free()).
+ * These are the calls to use (OpenVINO's Core::read_model);
+ * vnpu_model_read_file() and vnpu_model_read_memory() are the same reader
+ * without a core, for programs that only inspect a model.
  */
 VNPU_API vnpu_status vnpu_core_read_model(vnpu_core *core, const char *path,
 					  vnpu_model **out);

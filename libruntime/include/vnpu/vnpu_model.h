@@ -22,14 +22,13 @@
 extern "C" {
 #endif
 
-/** A model read from ONNX (opaque). */
-typedef struct vnpu_model vnpu_model;
-
 /**
  * Read an ONNX model file. Tensors stored in external data files are read
  * from the model's folder. Opsets 7 to 17 of the default domain (older
  * models are read too; their nodes whose meaning changed in opset 7, the
- * legacy broadcasting, are refused).
+ * legacy broadcasting, are refused). An application with a core reads
+ * models with vnpu_core_read_model(), the same reader; this one needs no
+ * core.
  */
 VNPU_API vnpu_status vnpu_model_read_file(const char *path, vnpu_model **out);
 

@@ -25,9 +25,6 @@
 extern "C" {
 #endif
 
-/* (The tag differs from the uAPI's struct vnpu_tensor, a command-stream view.) */
-typedef struct vnpu_tensor_handle vnpu_tensor;
-
 /**
  * Create a host tensor of @type and @shape (every dim known, >= 0) with
  * zeroed, 64-byte aligned memory the tensor owns.
