@@ -302,10 +302,14 @@ static vnpu_status get_global(struct vnpu_core *core, const char *key,
 	return vnpu_error(VNPU_NOT_FOUND, "unknown global property \"%s\"", key);
 }
 
-/* The property scopes of device @d: telemetry on devices that report it. */
+/*
+ * The property scopes of device @d: telemetry on devices that report it,
+ * the thread count on those that set it.
+ */
 static unsigned int device_scope(const struct vnpu_core_device *d)
 {
-	return VNPU_SCOPE_DEVICE | (d->plugin->ops->get_stats ? VNPU_SCOPE_TELEMETRY : 0);
+	return VNPU_SCOPE_DEVICE | (d->plugin->ops->get_stats ? VNPU_SCOPE_TELEMETRY : 0) |
+	       (d->plugin->ops->set_threads ? VNPU_SCOPE_THREADS : 0);
 }
 
 /* A telemetry key of @d, read from the device now; NOT_FOUND when not one. */
@@ -363,14 +367,19 @@ static vnpu_status get_device(struct vnpu_core *core, struct vnpu_core_device *d
 {
 	const struct vnpu_device_info *info = &d->info;
 	uint32_t range[3] = { 1, info->max_requests, 1 };
+	uint32_t threads;
 	vnpu_status st;
 
 	if (!strcmp(key, VNPU_PROP_SUPPORTED_PROPERTIES))
 		return vnpu_prop_supported(device_scope(d), false, out);
 	if (!strcmp(key, VNPU_PROP_AVAILABLE_DEVICES))
 		return devices_value(core, d->plugin->type, out);
-	if (!strcmp(key, VNPU_PROP_FULL_DEVICE_NAME))
-		return vnpu_prop_string(info->full_name, out);
+	if (!strcmp(key, VNPU_PROP_FULL_DEVICE_NAME)) {
+		pthread_mutex_lock(&core->lock);	/* it says the thread count */
+		st = vnpu_prop_string(info->full_name, out);
+		pthread_mutex_unlock(&core->lock);
+		return st;
+	}
 	if (!strcmp(key, VNPU_PROP_DEVICE_ARCHITECTURE))
 		return vnpu_prop_string(info->architecture, out);
 	if (!strcmp(key, VNPU_PROP_DEVICE_VERSION))
@@ -386,6 +395,13 @@ static vnpu_status get_device(struct vnpu_core *core, struct vnpu_core_device *d
 	st = get_telemetry(d, key, out);
 	if (st != VNPU_NOT_FOUND)
 		return st;
+	if ((device_scope(d) & VNPU_SCOPE_THREADS) &&
+	    !strcmp(key, VNPU_PROP_INFERENCE_NUM_THREADS)) {
+		pthread_mutex_lock(&core->lock);
+		threads = info->tiles;		/* set_threads() rewrites it */
+		pthread_mutex_unlock(&core->lock);
+		return vnpu_prop_new(VNPU_PROPERTY_INT, threads, NULL, NULL, 0, NULL, NULL, out);
+	}
 	pthread_mutex_lock(&core->lock);
 	st = vnpu_config_get(&d->config, key, out);
 	pthread_mutex_unlock(&core->lock);
@@ -409,6 +425,24 @@ VNPU_API vnpu_status vnpu_core_get_property(vnpu_core *core, const char *device,
 	if (!d)
 		return VNPU_NOT_FOUND;
 	return get_device(core, d, key, out);
+}
+
+/* INFERENCE_NUM_THREADS of @d; the device's info (name, tiles) follows. */
+static vnpu_status set_threads(struct vnpu_core *core, struct vnpu_core_device *d,
+			       int64_t n)
+{
+	vnpu_status st;
+
+	if (n < 0 || n > VNPU_MAX_THREADS)
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "property %s: %lld is out of range (1..%d, 0 for the default)",
+				  VNPU_PROP_INFERENCE_NUM_THREADS, (long long)n, VNPU_MAX_THREADS);
+	pthread_mutex_lock(&core->lock);
+	st = d->plugin->ops->set_threads(d->dev, (uint32_t)n);
+	if (st == VNPU_OK)
+		d->plugin->ops->get_info(d->dev, &d->info);
+	pthread_mutex_unlock(&core->lock);
+	return st;
 }
 
 static vnpu_status set_property(struct vnpu_core *core, const char *device,
@@ -436,6 +470,8 @@ static vnpu_status set_property(struct vnpu_core *core, const char *device,
 	if (!strcmp(key, VNPU_PROP_LOG_LEVEL))
 		return value->text ? vnpu_log_level_set(value->text) :
 		       vnpu_error(VNPU_INVALID_ARGUMENT, "property %s: no text", key);
+	if (def->scopes == VNPU_SCOPE_THREADS)
+		return set_threads(core, d, value->integer);
 
 	pthread_mutex_lock(&core->lock);
 	if (d) {
@@ -473,7 +509,8 @@ VNPU_API vnpu_status vnpu_core_set_property_str(vnpu_core *core, const char *dev
 	if (!core || !key || !text)
 		return vnpu_error(VNPU_INVALID_ARGUMENT,
 				  "vnpu_core_set_property_str: NULL argument");
-	def = vnpu_prop_find(key, device ? VNPU_SCOPE_DEVICE : VNPU_SCOPE_GLOBAL);
+	def = vnpu_prop_find(key, device ? VNPU_SCOPE_DEVICE | VNPU_SCOPE_THREADS :
+				      VNPU_SCOPE_GLOBAL);
 	if (!def)
 		return set_property(core, device, key, &(vnpu_property_value){ 0 });
 	if (!def->writable)

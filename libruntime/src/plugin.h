@@ -23,7 +23,7 @@
 
 #include <vnpu/vnpu_common.h>
 
-#define VNPU_PLUGIN_ABI_VERSION 4
+#define VNPU_PLUGIN_ABI_VERSION 5
 #define VNPU_PLUGIN_ENTRY "vnpu_plugin_create"
 
 enum vnpu_log_level {
@@ -183,6 +183,14 @@ struct vnpu_plugin_ops {
 	 * that command came from. False when no command did.
 	 */
 	bool (*fault_cmd)(struct vnpu_job *job, uint32_t *out);
+
+	/*
+	 * Optional (NULL: the device has a fixed count; ABI 5). Run @n
+	 * threads, 0 for the device's default (INFERENCE_NUM_THREADS); the
+	 * core checks the range and reads the count back from get_info's
+	 * @tiles. VNPU_BUSY when the device cannot change it now.
+	 */
+	vnpu_status (*set_threads)(struct vnpu_dev *dev, uint32_t n);
 };
 
 typedef vnpu_status (*vnpu_plugin_entry_fn)(const struct vnpu_host *host,

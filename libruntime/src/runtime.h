@@ -44,6 +44,8 @@ struct vnpu_core_device {
 };
 
 #define VNPU_MAX_PLUGINS 4
+/* The most threads a device takes (INFERENCE_NUM_THREADS). */
+#define VNPU_MAX_THREADS 64
 
 struct vnpu_core {
 	atomic_int refs;
@@ -74,6 +76,7 @@ enum vnpu_prop_scope {
 	VNPU_SCOPE_DEVICE = 1u << 1,
 	VNPU_SCOPE_COMPILED = 1u << 2,
 	VNPU_SCOPE_TELEMETRY = 1u << 3,	/* devices with get_stats */
+	VNPU_SCOPE_THREADS = 1u << 4,	/* devices with set_threads */
 };
 
 struct vnpu_prop_def {

@@ -47,6 +47,11 @@ extern "C" {
 #define VNPU_PROP_PERFORMANCE_HINT_NUM_REQUESTS "PERFORMANCE_HINT_NUM_REQUESTS" /* D C RW int, 0 = auto */
 #define VNPU_PROP_INFERENCE_PRECISION_HINT "INFERENCE_PRECISION_HINT" /* D C RW f32|f16 */
 #define VNPU_PROP_HETERO_STRICT "HETERO_STRICT"       /* D C RW bool: no CPU fallback */
+/* The CPU device's threads (N: devices whose thread count is set; RW int,
+ * 1..64; 0 sets the default: the CPUs of the process's affinity within
+ * its cgroup's CPU limit). Set before the device's first inference:
+ * VNPU_BUSY once its threads run. */
+#define VNPU_PROP_INFERENCE_NUM_THREADS "INFERENCE_NUM_THREADS" /* N RW int */
 #define VNPU_PROP_OPTIMAL_NUMBER_OF_INFER_REQUESTS "OPTIMAL_NUMBER_OF_INFER_REQUESTS" /* C RO int */
 #define VNPU_PROP_LOADED_FROM_CACHE "LOADED_FROM_CACHE"       /* C RO bool */
 #define VNPU_PROP_EXECUTION_DEVICES "EXECUTION_DEVICES"       /* C RO list */

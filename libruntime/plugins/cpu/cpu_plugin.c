@@ -3,7 +3,8 @@
  * The CPU device: runs command streams on host threads with the very code
  * the simulated NPU runs (driver/sim/vnpu_exec.c and the device engine).
  *
- * One thread per CPU the process may run on, the tiles. A tile takes the next job from the queue
+ * INFERENCE_NUM_THREADS threads, the tiles (by default one per CPU the
+ * process may use: cpu_threads.c). A tile takes the next job from the queue
  * (in submission order) and runs its commands one after another; each
  * command is split into parts (vnpu_exec_parts) that the tiles take from a
  * shared counter, like the NPU's firmware and tiles. The device is a
@@ -23,7 +24,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpu_threads.h"
 #include "plugin.h"
 #include "vnpu_exec.h"
 
@@ -874,8 +875,12 @@ static void cpu_job_free(struct vnpu_job *job)
 
 static void cpu_get_info(struct vnpu_dev *dev, struct vnpu_device_info *out)
 {
+	pthread_mutex_lock(&dev->lock);		/* cpu_set_threads() rewrites it */
 	*out = dev->info;
+	pthread_mutex_unlock(&dev->lock);
 }
+
+static vnpu_status cpu_set_threads(struct vnpu_dev *dev, uint32_t n);
 
 static void cpu_destroy(struct vnpu_plugin *p)
 {
@@ -913,6 +918,7 @@ static const struct vnpu_plugin_ops cpu_ops = {
 	.cancel = cpu_cancel,
 	.job_free = cpu_job_free,
 	.notify = cpu_notify,
+	.set_threads = cpu_set_threads,
 };
 
 /* The CPU's model name from /proc/cpuinfo, or a plain one. */
@@ -939,37 +945,58 @@ static void cpu_model_name(char *buf, size_t size)
 	fclose(f);
 }
 
-/*
- * The CPUs the process may run on (taskset, a cgroup's cpuset), as ONNX
- * Runtime and OpenVINO count them: `taskset -c 0` gives a device of one
- * tile, not two tiles sharing one CPU. The online CPUs when unknown.
- */
-static uint32_t cpu_count(void)
+/* The name, which says the thread count, and the tiles: after a change. */
+static void cpu_describe_threads(struct vnpu_dev *dev)
 {
-	cpu_set_t set;
-	long n;
+	struct vnpu_device_info *info = &dev->info;
+	char model[64];
 
-	if (!sched_getaffinity(0, sizeof(set), &set) && CPU_COUNT(&set) > 0)
-		return (uint32_t)CPU_COUNT(&set);
-	n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n > 0 ? (uint32_t)n : 1;
+	cpu_model_name(model, sizeof(model));
+	snprintf(info->full_name, sizeof(info->full_name), "vnpu CPU device (%s, %u threads%s)",
+		 model, dev->num_threads,
+		 dev->features & VNPU_ENG_F_AVX2_FMA ? ", AVX2+FMA" : "");
+	info->tiles = dev->num_threads;
+}
+
+/*
+ * INFERENCE_NUM_THREADS: @n threads (0: the default). The threads start
+ * with the device's first job, so the count is set before it: once they
+ * run, only the same count is taken.
+ */
+static vnpu_status cpu_set_threads(struct vnpu_dev *dev, uint32_t n)
+{
+	vnpu_status st = VNPU_OK;
+
+	if (!n)
+		n = cpu_default_threads();
+	if (n > CPU_MAX_THREADS)
+		return host->error(VNPU_INVALID_ARGUMENT, "CPU: %u threads, at most %d", n,
+				   CPU_MAX_THREADS);
+	pthread_mutex_lock(&dev->lock);
+	if (n == dev->num_threads)
+		goto out;
+	if (dev->started) {
+		st = host->error(VNPU_BUSY,
+				 "CPU: its %u threads run already: set INFERENCE_NUM_THREADS before the device's first inference",
+				 dev->num_threads);
+		goto out;
+	}
+	dev->num_threads = n;
+	cpu_describe_threads(dev);
+out:
+	pthread_mutex_unlock(&dev->lock);
+	return st;
 }
 
 static void cpu_fill_info(struct vnpu_dev *dev)
 {
 	struct vnpu_device_info *info = &dev->info;
-	char model[64];
 
-	dev->num_threads = cpu_count();
-	if (dev->num_threads > 64)
-		dev->num_threads = 64;
+	dev->num_threads = cpu_default_threads();
 	dev->features |= vnpu_eng_host_features();
 
-	cpu_model_name(model, sizeof(model));
 	snprintf(info->name, sizeof(info->name), "CPU");
-	snprintf(info->full_name, sizeof(info->full_name), "vnpu CPU device (%s, %u threads%s)",
-		 model, dev->num_threads,
-		 dev->features & VNPU_ENG_F_AVX2_FMA ? ", AVX2+FMA" : "");
+	cpu_describe_threads(dev);
 	snprintf(info->architecture, sizeof(info->architecture), "vnpu-cpu");
 	snprintf(info->device_version, sizeof(info->device_version), "1.0");
 	snprintf(info->driver_version, sizeof(info->driver_version), "none (in process)");
@@ -978,7 +1005,6 @@ static void cpu_fill_info(struct vnpu_dev *dev)
 		 dev->features & VNPU_ENG_F_AVX2_FMA ? " AVX2_FMA" : "");
 	snprintf(info->device_id, sizeof(info->device_id), "0");
 	info->uapi_version = 0;
-	info->tiles = dev->num_threads;
 	info->max_requests = CPU_MAX_REQUESTS;
 	info->optimal_requests = 2;
 }

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The CPU device's default thread count (INFERENCE_NUM_THREADS): one
+ * thread per CPU the process may really use. Counting online CPUs
+ * oversubscribes a process under taskset or in a container whose cgroup
+ * gives it a share of the machine: its threads then take turns on fewer
+ * CPUs, and each command waits for its slowest part.
+ */
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cpu_threads.h"
+
+/* The CPUs in the process's affinity mask; 0 when it cannot be read. */
+static uint32_t affinity_cpus(void)
+{
+	int n = 0, ncpus;
+	cpu_set_t *set;
+	size_t size;
+
+	/* Grow the mask until the kernel's fits (EINVAL when too small). */
+	for (ncpus = 1024; ncpus <= (1 << 16); ncpus *= 2) {
+		set = CPU_ALLOC(ncpus);
+		if (!set)
+			return 0;
+		size = CPU_ALLOC_SIZE(ncpus);
+		if (sched_getaffinity(0, size, set) == 0) {
+			n = CPU_COUNT_S(size, set);
+			CPU_FREE(set);
+			return (uint32_t)n;
+		}
+		CPU_FREE(set);
+	}
+	return 0;
+}
+
+/* Read the first line of @path into @buf; false when it cannot. */
+static int read_line(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "r");
+	int ok;
+
+	if (!f)
+		return 0;
+	ok = fgets(buf, (int)size, f) != NULL;
+	fclose(f);
+	return ok;
+}
+
+/* ceil(quota / period) as CPUs, 0 for no limit or a value not understood. */
+static uint32_t quota_cpus(long long quota, long long period)
+{
+	long long n;
+
+	if (quota <= 0 || period <= 0)
+		return 0;
+	n = (quota + period - 1) / period;
+	return n > CPU_MAX_THREADS ? CPU_MAX_THREADS : (uint32_t)n;
+}
+
+/* cgroup v2: cpu.max is "max PERIOD" or "QUOTA PERIOD". */
+static uint32_t v2_limit(const char *dir)
+{
+	char path[PATH_MAX], line[128];
+	long long quota, period;
+
+	if (snprintf(path, sizeof(path), "%s/cpu.max", dir) >= (int)sizeof(path) ||
+	    !read_line(path, line, sizeof(line)))
+		return 0;
+	if (sscanf(line, "%lld %lld", &quota, &period) != 2)
+		return 0;	/* "max": no limit here */
+	return quota_cpus(quota, period);
+}
+
+/* cgroup v1: cpu.cfs_quota_us (-1: no limit) over cpu.cfs_period_us. */
+static uint32_t v1_limit(const char *dir)
+{
+	char path[PATH_MAX], line[64];
+	long long quota, period;
+
+	if (snprintf(path, sizeof(path), "%s/cpu.cfs_quota_us", dir) >= (int)sizeof(path) ||
+	    !read_line(path, line, sizeof(line)) || sscanf(line, "%lld", &quota) != 1)
+		return 0;
+	if (snprintf(path, sizeof(path), "%s/cpu.cfs_period_us", dir) >= (int)sizeof(path) ||
+	    !read_line(path, line, sizeof(line)) || sscanf(line, "%lld", &period) != 1)
+		return 0;
+	return quota_cpus(quota, period);
+}
+
+/*
+ * The tightest limit of cgroup @cg (a path from the hierarchy's root) and
+ * its parents, under the hierarchy mounted at @mount.
+ */
+static uint32_t walk_limits(const char *mount, const char *cg,
+			    uint32_t (*limit)(const char *dir))
+{
+	char dir[PATH_MAX];
+	uint32_t best = 0, n;
+	char *slash;
+
+	if (strstr(cg, "..") ||
+	    snprintf(dir, sizeof(dir), "%s%s", mount, cg) >= (int)sizeof(dir))
+		return 0;
+	for (;;) {
+		n = limit(dir);
+		if (n && (!best || n < best))
+			best = n;
+		slash = strrchr(dir, '/');
+		if (!slash || (size_t)(slash - dir) < strlen(mount))
+			break;
+		*slash = '\0';
+	}
+	return best;
+}
+
+/* Whether the comma-separated @list names controller "cpu". */
+static int has_cpu_controller(const char *list)
+{
+	size_t len;
+
+	while (*list) {
+		len = strcspn(list, ",");
+		if (len == 3 && !strncmp(list, "cpu", 3))
+			return 1;
+		list += len + (list[len] == ',');
+	}
+	return 0;
+}
+
+uint32_t cpu_cgroup_limit(const char *cgroup_root, const char *proc_cgroup)
+{
+	static const char *const v1_mounts[] = { "cpu,cpuacct", "cpu" };
+	char line[PATH_MAX + 64], mount[PATH_MAX];
+	uint32_t best = 0, n;
+	char *ctrl, *cg;
+	size_t i;
+	FILE *f;
+
+	f = fopen(proc_cgroup, "r");
+	if (!f)
+		return 0;
+	/* Lines "ID:CONTROLLERS:PATH"; v2's is "0::PATH". */
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		ctrl = strchr(line, ':');
+		cg = ctrl ? strchr(ctrl + 1, ':') : NULL;
+		if (!cg || cg[1] != '/')
+			continue;
+		*cg++ = '\0';
+		ctrl++;
+		n = 0;
+		if (!*ctrl) {
+			n = walk_limits(cgroup_root, cg, v2_limit);
+		} else if (has_cpu_controller(ctrl)) {
+			for (i = 0; i < 2 && !n; i++) {
+				snprintf(mount, sizeof(mount), "%s/%s", cgroup_root, v1_mounts[i]);
+				n = walk_limits(mount, cg, v1_limit);
+			}
+		}
+		if (n && (!best || n < best))
+			best = n;
+	}
+	fclose(f);
+	return best;
+}
+
+uint32_t cpu_default_threads(void)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	uint32_t n = affinity_cpus(), limit;
+
+	if (!n)
+		n = online > 0 ? (uint32_t)online : 1;
+	limit = cpu_cgroup_limit("/sys/fs/cgroup", "/proc/self/cgroup");
+	if (limit && limit < n)
+		n = limit;
+	return n > CPU_MAX_THREADS ? CPU_MAX_THREADS : n;
+}
