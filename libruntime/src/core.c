@@ -209,9 +209,30 @@ VNPU_API void vnpu_core_free(vnpu_core *core)
 	vnpu_core_unref(core);
 }
 
+/*
+ * Why device @name is absent when its plugin says so (no vnpu module, no
+ * permission on the render node, another uAPI), or when the plugin of
+ * its type did not load; NULL when nothing is known.
+ */
+static const char *absent_reason(const struct vnpu_core *core, const char *name)
+{
+	const struct vnpu_plugin *p;
+	uint32_t i;
+
+	for (i = 0; i < core->num_plugins; i++) {
+		p = core->plugins[i];
+		if (!strncmp(name, p->type, strlen(p->type)))
+			return p->num_devices ? NULL : p->absent_reason;
+	}
+	if (!strncmp(name, "NPU", 3))
+		return "the NPU plugin (libvnpu_npu.so) was not found or did not load (VNPU_LOG_LEVEL=INFO says which)";
+	return NULL;
+}
+
 struct vnpu_core_device *vnpu_core_find_device(struct vnpu_core *core,
 					       const char *name)
 {
+	const char *why;
 	uint32_t i;
 
 	if (!strcmp(name, "NPU"))
@@ -220,7 +241,9 @@ struct vnpu_core_device *vnpu_core_find_device(struct vnpu_core *core,
 		if (!strcmp(core->devices[i].info.name, name))
 			return &core->devices[i];
 	}
-	vnpu_error(VNPU_NOT_FOUND, "no device \"%s\" (see AVAILABLE_DEVICES)", name);
+	why = absent_reason(core, name);
+	vnpu_error(VNPU_NOT_FOUND, "no device \"%s\" (see AVAILABLE_DEVICES)%s%s", name,
+		   why ? ": " : "", why ? why : "");
 	return NULL;
 }
 

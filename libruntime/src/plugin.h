@@ -23,7 +23,7 @@
 
 #include <vnpu/vnpu_common.h>
 
-#define VNPU_PLUGIN_ABI_VERSION 5
+#define VNPU_PLUGIN_ABI_VERSION 6
 #define VNPU_PLUGIN_ENTRY "vnpu_plugin_create"
 
 enum vnpu_log_level {
@@ -107,6 +107,8 @@ struct vnpu_plugin {
 	const char *type;		/* "CPU" or "NPU" */
 	uint32_t num_devices;
 	struct vnpu_dev **devices;
+	/* No device: why none was found (module, permission, version). ABI 6 */
+	const char *absent_reason;
 };
 
 struct vnpu_plugin_ops {

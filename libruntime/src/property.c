@@ -365,11 +365,22 @@ int vnpu_log_level_get(void)
 
 	if (level >= 0)
 		return level;
-	level = VNPU_LOG_WARNING;
+	level = -1;
 	env = getenv("VNPU_LOG_LEVEL");
 	for (i = 0; env && log_levels[i]; i++) {
 		if (!strcasecmp(env, log_levels[i]))
 			level = (int)i;
+	}
+	if (level < 0) {
+		int unset = -1;
+
+		/* Only the thread that sets it warns: once per process. */
+		if (!atomic_compare_exchange_strong(&log_level, &unset, VNPU_LOG_WARNING))
+			return atomic_load(&log_level);
+		if (env)
+			fprintf(stderr, "vnpu: VNPU_LOG_LEVEL=%s is none of NONE ERROR WARNING INFO DEBUG: using WARNING\n",
+				env);
+		return VNPU_LOG_WARNING;
 	}
 	atomic_store(&log_level, level);
 	return level;

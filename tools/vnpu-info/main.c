@@ -82,6 +82,23 @@ static int print_properties(vnpu_core *core, const char *device, int json)
 	return 0;
 }
 
+/*
+ * When no NPU is present, why (the library's message for NPU.0: module
+ * not loaded, no permission on its render node, another uAPI); NULL when
+ * one is.
+ */
+static const char *npu_absent(vnpu_core *core, char *buf, size_t size)
+{
+	vnpu_property_value *v;
+
+	if (vnpu_core_get_property(core, "NPU.0", VNPU_PROP_DEVICE_ID, &v) == VNPU_OK) {
+		vnpu_property_value_free(v);
+		return NULL;
+	}
+	snprintf(buf, size, "%s", vnpu_last_error());
+	return buf;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option options[] = {
@@ -90,8 +107,9 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *only = NULL;
+	const char *only = NULL, *absent;
 	int json = 0, ret = 0, c;
+	char why[1024];
 	uint32_t n, i, shown = 0;
 	char **devices;
 	vnpu_core *core;
@@ -130,10 +148,24 @@ int main(int argc, char **argv)
 		printf(json ? "\n  }" : "");
 		shown++;
 	}
-	if (json)
-		printf("\n  }\n}\n");
+	absent = only ? NULL : npu_absent(core, why, sizeof(why));
+	if (json) {
+		printf("\n  }");
+		if (absent) {
+			printf(",\n  \"npu_absent\": ");
+			json_string(stdout, absent);
+		}
+		printf("\n}\n");
+	} else if (absent) {
+		printf("NPU: none: %s\n", absent);
+	}
 	if (only && !shown && !ret) {
-		fprintf(stderr, "vnpu-info: no device %s\n", only);
+		/* The library's message says why the device is absent. */
+		vnpu_property_value *v;
+
+		if (vnpu_core_get_property(core, only, VNPU_PROP_DEVICE_ID, &v) == VNPU_OK)
+			vnpu_property_value_free(v);
+		fprintf(stderr, "vnpu-info: %s\n", vnpu_last_error());
 		ret = 1;
 	}
 	vnpu_free(devices);

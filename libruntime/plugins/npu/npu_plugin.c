@@ -14,6 +14,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -21,6 +23,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <netlink/genl/ctrl.h>
@@ -52,6 +55,7 @@ struct vnpu_dev {
 struct npu_plugin {
 	struct vnpu_plugin plugin;
 	struct vnpu_dev *devices[NPU_MAX_DEVICES];
+	char absent[320];		/* plugin.absent_reason: the first reason */
 };
 
 struct npu_buf {
@@ -683,15 +687,71 @@ static int fill_info(struct vnpu_dev *dev, const char *node, const drmVersion *v
 	return 0;
 }
 
-/* Open @node if it is a vnpu render node. */
-static struct vnpu_dev *dev_open(const char *node)
+/* The DRM major version of the driver this library speaks (vnpu_drv.c). */
+#define NPU_DRIVER_MAJOR 1
+
+/* Keep the first reason a vnpu node was not taken (the most telling). */
+static void note_absent(struct npu_plugin *np, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void note_absent(struct npu_plugin *np, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (np->absent[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(np->absent, sizeof(np->absent), fmt, ap);
+	va_end(ap);
+}
+
+/* Whether sysfs says render node @node (/dev/dri/renderD<N>) is vnpu's. */
+static bool node_is_vnpu(const char *node)
+{
+	char link[PATH_MAX], target[PATH_MAX];
+	const char *name = strrchr(node, '/');
+	ssize_t len;
+
+	snprintf(link, sizeof(link), "/sys/class/drm/%s/device/driver", name ? name + 1 : node);
+	len = readlink(link, target, sizeof(target) - 1);
+	if (len <= 0)
+		return false;
+	target[len] = '\0';
+	name = strrchr(target, '/');
+	return !strcmp(name ? name + 1 : target, "vnpu");
+}
+
+/* Why @node, vnpu's, cannot be opened: for the "no device" message. */
+static void note_open_failure(struct npu_plugin *np, const char *node, int err)
+{
+	struct group *gr;
+	struct stat st;
+
+	if (err != EACCES && err != EPERM) {
+		note_absent(np, "cannot open %s, the vnpu render node: %s", node, strerror(err));
+		return;
+	}
+	if (stat(node, &st)) {
+		note_absent(np, "no permission to open %s, the vnpu render node", node);
+		return;
+	}
+	gr = getgrgid(st.st_gid);
+	note_absent(np,
+		    "no permission to open %s, the vnpu render node (mode %04o, group %s): add the user to that group (sudo adduser $USER render with vnpu's udev rule) and log in again",
+		    node, (unsigned int)(st.st_mode & 07777), gr ? gr->gr_name : "?");
+}
+
+/* Open @node if it is a vnpu render node; say why not when it is one. */
+static struct vnpu_dev *dev_open(struct npu_plugin *np, const char *node)
 {
 	struct vnpu_dev *dev;
 	drmVersion *ver;
 	int fd = open(node, O_RDWR | O_CLOEXEC);
 
-	if (fd < 0)
+	if (fd < 0) {
+		if (node_is_vnpu(node))
+			note_open_failure(np, node, errno);
 		return NULL;
+	}
 	ver = drmGetVersion(fd);
 	if (!ver || strcmp(ver->name, "vnpu")) {
 		drmFreeVersion(ver);
@@ -699,11 +759,20 @@ static struct vnpu_dev *dev_open(const char *node)
 		return NULL;
 	}
 	dev = calloc(1, sizeof(*dev));
-	if (dev) {
+	if (dev && ver->version_major != NPU_DRIVER_MAJOR) {
+		note_absent(np, "%s: the vnpu driver is version %d.%d.%d, this libvnpu speaks %d.x (uAPI %d): install the module and the library of one release",
+			    node, ver->version_major, ver->version_minor, ver->version_patchlevel,
+			    NPU_DRIVER_MAJOR, DRM_VNPU_UAPI_VERSION);
+		free(dev);
+		dev = NULL;
+	} else if (dev) {
 		dev->fd = fd;
 		snprintf(dev->node, sizeof(dev->node), "%s", node);
 		if (fill_info(dev, node, ver)) {
-			host->log(VNPU_LOG_WARNING, "NPU: %s does not answer GET_PARAM", node);
+			note_absent(np, "%s: the vnpu driver (%d.%d.%d) does not answer this libvnpu's GET_PARAM queries (uAPI %d): install the module and the library of one release",
+				    node, ver->version_major, ver->version_minor,
+				    ver->version_patchlevel, DRM_VNPU_UAPI_VERSION);
+			host->log(VNPU_LOG_WARNING, "NPU: %s", np->absent);
 			free(dev);
 			dev = NULL;
 		}
@@ -737,7 +806,7 @@ static void add_node(struct npu_plugin *np, const char *node)
 	}
 	if (np->plugin.num_devices >= NPU_MAX_DEVICES)
 		return;
-	dev = dev_open(node);
+	dev = dev_open(np, node);
 	if (dev)
 		np->devices[np->plugin.num_devices++] = dev;
 }
@@ -765,6 +834,17 @@ static void find_devices(struct npu_plugin *np)
 		if (access(node, F_OK) == 0)
 			add_node(np, node);
 	}
+	/* No device: the module not loaded says more than any node. */
+	if (np->plugin.num_devices)
+		return;
+	if (access("/sys/module/vnpu", F_OK)) {
+		snprintf(np->absent, sizeof(np->absent),
+			 "the vnpu module is not loaded (/sys/module/vnpu is absent: sudo modprobe vnpu)");
+	} else {
+		note_absent(np, "the vnpu module is loaded but %s has no render node of it",
+			    DRM_DIR_NAME);
+	}
+	np->plugin.absent_reason = np->absent;
 }
 
 NPU_VISIBLE vnpu_status vnpu_plugin_create(const struct vnpu_host *h,
