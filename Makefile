@@ -3,14 +3,20 @@
 #   make check   every test suite: host suites, then one VM boot for the rest
 #   make run     the main job: boot the VM with vnpu.ko and run a model on the NPU
 #                (MODEL=path.onnx for your own model)
+#   make install the module (updates/, depmod), its DKMS source, udev and
+#                modules-load.d files, libvnpu, headers, plugins, tools, man
+#                pages and the Python package (DESTDIR= and PREFIX= as usual)
 
 BUILD    ?= $(CURDIR)/build
 MESON_BUILD := $(BUILD)/meson
-KVER      = $(shell $(CURDIR)/scripts/kver)
+KVER     ?= $(shell $(CURDIR)/scripts/kver)
 KDIR     ?= /lib/modules/$(KVER)/build
 MODEL    ?=
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+VERSION  := $(shell sed -n "s/^  version: '\\([^']*\\)',$$/\\1/p" meson.build)
 
-.PHONY: all deps module userspace check run bench checkpatch clean
+.PHONY: all deps module userspace check run bench checkpatch clean install
 
 all: module userspace
 
@@ -25,7 +31,7 @@ module: deps
 
 $(MESON_BUILD)/build.ninja: | deps
 	src=$$(scripts/linux-source $(BUILD)) && \
-	meson setup $(MESON_BUILD) -Dlinux_source=$$src
+	meson setup $(MESON_BUILD) --prefix $(PREFIX) -Dlinux_source=$$src
 
 userspace: deps $(MESON_BUILD)/build.ninja
 	ninja -C $(MESON_BUILD)
@@ -35,6 +41,20 @@ check: all
 
 run: all
 	scripts/run-main $(BUILD) $(MODEL)
+
+# The module goes to updates/ (it overrides a module of the same name from
+# the kernel package); depmod only on the real system (a package runs it
+# in its postinst). /etc files already there are the admin's: kept.
+install: all
+	install -D -m 644 driver/vnpu.ko $(DESTDIR)/lib/modules/$(KVER)/updates/vnpu.ko
+	[ -n "$(DESTDIR)" ] || depmod -a $(KVER)
+	scripts/install-dkms-source $(DESTDIR)/usr/src/vnpu-$(VERSION)
+	install -D -m 644 driver/udev/70-vnpu.rules $(DESTDIR)/etc/udev/rules.d/70-vnpu.rules
+	for f in modules-load.d/vnpu.conf modprobe.d/vnpu.conf; do \
+		[ -e $(DESTDIR)/etc/$$f ] || install -D -m 644 driver/$$f $(DESTDIR)/etc/$$f; \
+	done
+	meson install -C $(MESON_BUILD) --no-rebuild --quiet $(if $(DESTDIR),--destdir $(DESTDIR))
+	[ -n "$(DESTDIR)" ] || { ldconfig; udevadm control --reload 2>/dev/null || true; }
 
 bench: all
 	scripts/bench $(BUILD)
