@@ -1,0 +1,412 @@
+# SPDX-License-Identifier: MIT
+"""vnpu: run ONNX models on the vnpu NPU or the CPU from Python.
+
+A thin ctypes layer over libvnpu (the C library does all the work), with
+numpy arrays in and out::
+
+    import numpy as np
+    import vnpu
+
+    core = vnpu.Core()
+    print(core.available_devices)                    # ['CPU', 'NPU.0']
+    compiled = core.compile_model("model.onnx", "CPU")
+    request = compiled.create_infer_request()
+    outputs = request.infer({"x": np.ones((1, 3), np.float32)})
+
+Every failure raises vnpu.Error, whose ``status`` is the C status name
+("NOT_FOUND", ...) and whose text is the library's message. Objects free
+their C handles when collected; each keeps what it depends on alive.
+"""
+import ctypes
+import os
+import threading
+
+import numpy as np
+
+from . import _lib
+
+__all__ = ["Core", "Model", "CompiledModel", "InferRequest", "Port", "Error",
+           "version"]
+
+_c = _lib.load()
+
+_STATUS = {0: "OK", -1: "GENERAL_ERROR", -2: "NOT_IMPLEMENTED", -3: "INVALID_ARGUMENT",
+           -4: "NOT_FOUND", -5: "OUT_OF_MEMORY", -6: "UNSUPPORTED", -7: "PARSE_ERROR",
+           -8: "DEVICE_ERROR", -9: "BUSY", -10: "NOT_READY", -11: "CANCELLED",
+           -12: "TIMEOUT", -13: "DEVICE_FAULT", -14: "WRONG_VERSION"}
+# vnpu_element_type (ONNX's numbers) <-> numpy; bf16 and strings have none.
+_DTYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16,
+           6: np.int32, 7: np.int64, 9: np.bool_, 10: np.float16, 11: np.float64,
+           12: np.uint32, 13: np.uint64}
+_TYPES = {np.dtype(v): k for k, v in _DTYPES.items()}
+
+
+class Error(Exception):
+    """A libvnpu call failed: ``status`` names the vnpu_status."""
+
+    def __init__(self, status, message):
+        self.status = _STATUS.get(status, str(status))
+        super().__init__(f"{self.status}: {message}")
+
+
+def _check(status, what=""):
+    if status != 0:
+        detail = _c.vnpu_last_error().decode(errors="replace")
+        raise Error(status, f"{what}: {detail}" if what else detail)
+
+
+def _b(text):
+    return None if text is None else os.fsencode(text) if isinstance(text, os.PathLike) \
+        else text.encode()
+
+
+def _s(raw):
+    return raw.decode(errors="replace") if raw is not None else None
+
+
+def version():
+    """libvnpu's version, "MAJOR.MINOR.PATCH"."""
+    return _s(_c.vnpu_get_version())
+
+
+def _value(ptr):
+    """A vnpu_property_value as a Python value, then freed."""
+    v = ptr.contents
+    try:
+        if v.type == 0:
+            return bool(v.integer)
+        if v.type == 1:
+            return int(v.integer)
+        if v.type == 3:
+            return [_s(v.items[i]) for i in range(v.count)]
+        if v.type == 4:
+            return tuple(v.range)
+        return _s(v.text)
+    finally:
+        _c.vnpu_property_value_free(ptr)
+
+
+def _text(value):
+    """A Python value as a property's text form."""
+    if isinstance(value, bool):
+        return "YES" if value else "NO"
+    if isinstance(value, (list, tuple)):
+        return " ".join(str(v) for v in value)
+    return str(value)
+
+
+def _shape(dims):
+    dims = tuple(int(d) for d in dims)
+    if len(dims) > _lib.MAX_RANK:
+        raise Error(-3, f"rank {len(dims)} above {_lib.MAX_RANK}")
+    s = _lib.Shape()
+    s.rank = len(dims)
+    s.dims[:len(dims)] = dims
+    return s
+
+
+class Port:
+    """A model input or output: ``name``, ``dtype`` (numpy, or None for a
+    type numpy lacks), ``type`` (libvnpu's name: "f32") and ``shape``
+    (-1 where dynamic)."""
+
+    def __init__(self, name, type_, shape, index):
+        self.name, self.index = name, index
+        self.dtype = _DTYPES.get(type_)
+        self.type = _s(_c.vnpu_element_type_str(type_))
+        self.shape = shape
+
+    def __repr__(self):
+        return f"Port({self.name!r}, {self.type}, {list(self.shape)})"
+
+
+class _Handle:
+    """Owns one C handle, freed with @_free when collected."""
+    _free = None
+
+    def __init__(self, handle, keep=None):
+        self._h = ctypes.c_void_p(handle)
+        self._keep = keep       # what must outlive this handle in Python
+
+    def __del__(self):
+        if getattr(self, "_h", None) and self._h.value:
+            type(self)._free(self._h)
+            self._h = None
+
+
+class Core(_Handle):
+    """Finds the devices, holds properties, reads and compiles models."""
+    _free = _c.vnpu_core_free
+
+    def __init__(self):
+        h = ctypes.c_void_p()
+        _check(_c.vnpu_core_create(ctypes.byref(h)), "create the core")
+        super().__init__(h.value)
+
+    @property
+    def available_devices(self):
+        names = ctypes.POINTER(ctypes.c_char_p)()
+        count = ctypes.c_uint32()
+        _check(_c.vnpu_core_get_available_devices(self._h, ctypes.byref(names),
+                                                  ctypes.byref(count)))
+        try:
+            return [_s(names[i]) for i in range(count.value)]
+        finally:
+            _c.vnpu_free(ctypes.cast(names, ctypes.c_void_p))
+
+    def get_property(self, key, device=None):
+        """Property @key of @device (None: of the core), as bool, int,
+        str, list or (min, max, step)."""
+        v = ctypes.POINTER(_lib.PropertyValue)()
+        _check(_c.vnpu_core_get_property(self._h, _b(device), _b(key), ctypes.byref(v)),
+               key)
+        return _value(v)
+
+    def set_property(self, key, value, device=None):
+        """Set RW property @key (of @device, or of the core)."""
+        _check(_c.vnpu_core_set_property_str(self._h, _b(device), _b(key),
+                                             _b(_text(value))), key)
+
+    def read_model(self, model):
+        """Read an ONNX model from a path or from bytes."""
+        h = ctypes.c_void_p()
+        if isinstance(model, (bytes, bytearray)):
+            data = bytes(model)
+            _check(_c.vnpu_core_read_model_from_memory(self._h, data, len(data),
+                                                       ctypes.byref(h)), "read the model")
+        else:
+            _check(_c.vnpu_core_read_model(self._h, _b(model), ctypes.byref(h)), str(model))
+        return Model(h.value)
+
+    def compile_model(self, model, device="CPU", config=None):
+        """Compile @model (a Model, a path or bytes) for @device with the
+        compile properties @config ({"ENABLE_PROFILING": True, ...})."""
+        if not isinstance(model, Model):
+            model = self.read_model(model)
+        pairs = [_b(x) for k, v in (config or {}).items() for x in (k, _text(v))]
+        props = (ctypes.c_char_p * (len(pairs) + 1))(*pairs, None)
+        h = ctypes.c_void_p()
+        _check(_c.vnpu_core_compile_model(self._h, model._h, _b(device), props,
+                                          ctypes.byref(h)), f"compile for {device}")
+        return CompiledModel(h.value, self)
+
+    def import_model(self, blob, device=None):
+        """Import a blob from CompiledModel.export()."""
+        h = ctypes.c_void_p()
+        _check(_c.vnpu_core_import_model(self._h, bytes(blob), len(blob), _b(device),
+                                         ctypes.byref(h)), "import")
+        return CompiledModel(h.value, self)
+
+
+class Model(_Handle):
+    """A model read from ONNX: its ports; reshape() before compiling."""
+    _free = _c.vnpu_model_free
+
+    def _ports(self, size_fn, name_fn, type_fn, shape_fn):
+        n = ctypes.c_size_t()
+        _check(size_fn(self._h, ctypes.byref(n)))
+        ports = []
+        for i in range(n.value):
+            name, t, s = ctypes.c_char_p(), ctypes.c_int(), _lib.Shape()
+            _check(name_fn(self._h, i, ctypes.byref(name)))
+            _check(type_fn(self._h, i, ctypes.byref(t)))
+            st = shape_fn(self._h, i, ctypes.byref(s))
+            shape = tuple(s.dims[:s.rank]) if st == 0 else None
+            ports.append(Port(_s(name.value), t.value, shape, i))
+        return ports
+
+    @property
+    def inputs(self):
+        return self._ports(_c.vnpu_model_get_inputs_size, _c.vnpu_model_input_name,
+                           _c.vnpu_model_input_type, _c.vnpu_model_input_shape)
+
+    @property
+    def outputs(self):
+        return self._ports(_c.vnpu_model_get_outputs_size, _c.vnpu_model_output_name,
+                           _c.vnpu_model_output_type, _c.vnpu_model_output_shape)
+
+    def reshape(self, shapes):
+        """Give inputs shapes: {name: (d, d, ...)}."""
+        for name, dims in shapes.items():
+            s = _shape(dims)
+            _check(_c.vnpu_model_reshape(self._h, _b(name), ctypes.byref(s)),
+                   f"reshape {name}")
+
+
+class CompiledModel(_Handle):
+    """A model compiled for one device; makes infer requests."""
+    _free = _c.vnpu_compiled_model_free
+
+    def _ports(self, count_fn, get_fn):
+        n = ctypes.c_uint32()
+        _check(count_fn(self._h, ctypes.byref(n)))
+        ports = []
+        for i in range(n.value):
+            p = _lib.Port()
+            _check(get_fn(self._h, i, ctypes.byref(p)))
+            ports.append(Port(_s(p.name), p.type, tuple(p.shape.dims[:p.shape.rank]), i))
+        return ports
+
+    @property
+    def inputs(self):
+        return self._ports(_c.vnpu_compiled_model_get_num_inputs,
+                           _c.vnpu_compiled_model_get_input)
+
+    @property
+    def outputs(self):
+        return self._ports(_c.vnpu_compiled_model_get_num_outputs,
+                           _c.vnpu_compiled_model_get_output)
+
+    def get_property(self, key):
+        v = ctypes.POINTER(_lib.PropertyValue)()
+        _check(_c.vnpu_compiled_model_get_property(self._h, _b(key), ctypes.byref(v)), key)
+        return _value(v)
+
+    def export(self):
+        """The compiled model as a blob (bytes) for Core.import_model()."""
+        data, size = ctypes.c_void_p(), ctypes.c_size_t()
+        _check(_c.vnpu_compiled_model_export(self._h, ctypes.byref(data), ctypes.byref(size)))
+        try:
+            return ctypes.string_at(data, size.value)
+        finally:
+            _c.vnpu_free(data)
+
+    def create_infer_request(self):
+        h = ctypes.c_void_p()
+        _check(_c.vnpu_compiled_model_create_infer_request(self._h, ctypes.byref(h)),
+               "create an infer request")
+        return InferRequest(h.value, self)
+
+    def __call__(self, inputs):
+        """One synchronous inference on a new request: {name: array}."""
+        return self.create_infer_request().infer(inputs)
+
+
+class _Tensor(_Handle):
+    _free = _c.vnpu_tensor_free
+
+
+class InferRequest(_Handle):
+    """One inference at a time, sync (infer) or async (start_async, with
+    an optional callback, then wait). Used by one thread at a time."""
+    _free = _c.vnpu_infer_request_free
+
+    def __init__(self, handle, compiled):
+        super().__init__(handle, compiled)
+        self._compiled = compiled
+        self._inputs = []           # arrays the request reads until its next run
+        self._callback = None       # the ctypes thunk, kept alive while set
+        self._lock = threading.Lock()
+
+    def get_tensor(self, name):
+        """The request's own buffer of port @name as a numpy array: writing
+        an input there or reading an output there copies nothing. Valid
+        while the array lives (it holds the tensor)."""
+        h = ctypes.c_void_p()
+        _check(_c.vnpu_infer_request_get_tensor(self._h, _b(name), ctypes.byref(h)), name)
+        tensor = _Tensor(h.value)
+        t, s = ctypes.c_int(), _lib.Shape()
+        data, size = ctypes.c_void_p(), ctypes.c_uint64()
+        _check(_c.vnpu_tensor_get_element_type(tensor._h, ctypes.byref(t)))
+        _check(_c.vnpu_tensor_get_shape(tensor._h, ctypes.byref(s)))
+        _check(_c.vnpu_tensor_get_byte_size(tensor._h, ctypes.byref(size)))
+        _check(_c.vnpu_tensor_get_data(tensor._h, ctypes.byref(data)))
+        if t.value not in _DTYPES:
+            raise Error(-6, f"{name}: numpy has no {_s(_c.vnpu_element_type_str(t.value))}")
+        buf = (ctypes.c_char * size.value).from_address(data.value) if size.value else b""
+        array = np.frombuffer(buf, dtype=_DTYPES[t.value]).reshape(s.dims[:s.rank])
+        # The view holds the tensor, so the memory lives as long as it.
+        view = array.view(_TensorArray)
+        view._vnpu_tensor = tensor
+        return view
+
+    def set_input(self, name, array):
+        """Use @array for input @name: any numeric dtype the library
+        converts (f32, f16, f64, i8, u8, i32, i64, ...), the port's shape.
+        The request reads it at each run until another is set."""
+        array = np.ascontiguousarray(array)
+        if array.dtype not in _TYPES:
+            raise Error(-3, f"{name}: dtype {array.dtype} is not one libvnpu takes")
+        s = _shape(array.shape)
+        h = ctypes.c_void_p()
+        _check(_c.vnpu_tensor_create_from_ptr(_TYPES[array.dtype], ctypes.byref(s),
+                                              array.ctypes.data_as(ctypes.c_void_p),
+                                              ctypes.byref(h)), name)
+        tensor = _Tensor(h.value, array)
+        _check(_c.vnpu_infer_request_set_tensor(self._h, _b(name), tensor._h), name)
+        self._inputs = [a for a in self._inputs if a[0] != name] + [(name, array)]
+
+    def _set_inputs(self, inputs):
+        for name, array in (inputs or {}).items():
+            self.set_input(name, array)
+
+    def outputs(self):
+        """Every output of the last run, copied: {name: array}."""
+        return {p.name: np.array(self.get_tensor(p.name)) for p in self._compiled.outputs}
+
+    def infer(self, inputs=None):
+        """Set @inputs ({name: array}), run once, return the outputs."""
+        self._set_inputs(inputs)
+        _check(_c.vnpu_infer_request_infer(self._h), "infer")
+        return self.outputs()
+
+    def set_callback(self, fn):
+        """Call fn(request, error) at the end of every later async run, on
+        one of the library's threads (error: None or an Error). None
+        removes it. Keep it short: callbacks of a process run one at a
+        time."""
+        if fn is None:
+            _check(_c.vnpu_infer_request_set_callback(self._h, _lib.CALLBACK(), None))
+            self._callback = None
+            return
+
+        def thunk(_req, status, _user):
+            fn(self, None if status == 0 else Error(status, "the run failed"))
+        cb = _lib.CALLBACK(thunk)
+        _check(_c.vnpu_infer_request_set_callback(self._h, cb, None))
+        self._callback = cb
+
+    def start_async(self, inputs=None):
+        """Set @inputs and start one run; returns at once."""
+        self._set_inputs(inputs)
+        _check(_c.vnpu_infer_request_start_async(self._h), "start_async")
+
+    def wait(self, timeout_ms=None):
+        """Wait for the run (and its callback). With @timeout_ms: False
+        when it is still running then."""
+        if timeout_ms is None:
+            _check(_c.vnpu_infer_request_wait(self._h), "wait")
+            return True
+        st = _c.vnpu_infer_request_wait_for(self._h, int(timeout_ms))
+        if st == -10:
+            return False
+        _check(st, "wait")
+        return True
+
+    def cancel(self):
+        _check(_c.vnpu_infer_request_cancel(self._h))
+
+    def get_profiling_info(self):
+        """The last run's stages and layers (compiled with
+        ENABLE_PROFILING): a list of dicts name, node_type, exec_type,
+        executed, real_time_ns."""
+        info = ctypes.POINTER(_lib.ProfilingInfo)()
+        _check(_c.vnpu_infer_request_get_profiling_info(self._h, ctypes.byref(info)),
+               "profiling info")
+        try:
+            return [{"name": _s(e.name), "node_type": _s(e.node_type),
+                     "exec_type": _s(e.exec_type), "executed": e.status == 1,
+                     "real_time_ns": e.real_time_ns}
+                    for e in info.contents.entries[:info.contents.count]]
+        finally:
+            _c.vnpu_profiling_info_free(info)
+
+
+class _TensorArray(np.ndarray):
+    """A numpy array over a request's buffer; holds its tensor (views of
+    it too)."""
+    _vnpu_tensor = None
+
+    def __array_finalize__(self, obj):
+        if obj is not None:
+            self._vnpu_tensor = getattr(obj, "_vnpu_tensor", None)
