@@ -189,10 +189,22 @@ vnpu_status tensor_file_read(const char *path, vnpu_tensor **out,
 {
 	Onnx__TensorProto *tp;
 	vnpu_tensor *t = NULL;
+	size_t size = 0, len = strlen(path);
 	vnpu_status st;
-	size_t size = 0;
 	void *buf;
 
+	if (tensor_spec_is_raw(path) || (len > 4 && !strcmp(path + len - 4, ".npy"))) {
+		st = tensor_spec_is_raw(path) ? tensor_raw_read(path, &t, err, err_size) :
+		     tensor_npy_read(path, &t, err, err_size);
+		if (!st && out_name && !(*out_name = strdup(""))) {
+			vnpu_tensor_free(t);
+			snprintf(err, err_size, "out of memory");
+			return VNPU_OUT_OF_MEMORY;
+		}
+		if (!st)
+			*out = t;
+		return st;
+	}
 	buf = read_whole(path, &size, err, err_size);
 	if (!buf)
 		return VNPU_NOT_FOUND;

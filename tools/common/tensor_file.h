@@ -12,7 +12,9 @@
 /*
  * Read the TensorProto at @path into a new host tensor (*out, the caller's)
  * and its name (*out_name, malloc'd, "" when it has none; may be NULL).
- * Errors come with a message in @err.
+ * Errors come with a message in @err. A @path ending in .npy is read by
+ * tensor_npy_read() and a FILE.raw:TYPE:D,D,... spec by tensor_raw_read()
+ * instead (their name is "").
  */
 vnpu_status tensor_file_read(const char *path, vnpu_tensor **out,
 			     char **out_name, char *err, size_t err_size);
@@ -36,6 +38,22 @@ struct tensor_value {
 vnpu_status tensor_value_read(const char *path, vnpu_port_kind kind,
 			      struct tensor_value *out, char *err, size_t err_size);
 void tensor_value_fini(struct tensor_value *v);
+
+/*
+ * npy.c: a NumPy .npy file (versions 1.0 to 3.0, little-endian f16 f32 f64
+ * i8 u8 i16 u16 i32 u32 i64 u64 bool, C order), and raw data given as
+ * "FILE.raw:TYPE:D,D,..." (TYPE as vnpu_element_type_str(): f32, u8, ...;
+ * no D for a scalar). Header, type and shape are checked, and the data's
+ * size against the file's, before the tensor is allocated.
+ */
+vnpu_status tensor_npy_read(const char *path, vnpu_tensor **out, char *err,
+			    size_t err_size);
+int tensor_spec_is_raw(const char *spec);
+vnpu_status tensor_raw_read(const char *spec, vnpu_tensor **out, char *err,
+			    size_t err_size);
+/* Write @tensor to @path as numpy.save() does (bf16 has no .npy type). */
+vnpu_status tensor_npy_write(const char *path, const vnpu_tensor *tensor, char *err,
+			     size_t err_size);
 
 /* Write @tensor as a TensorProto called @name (raw_data) to @path. */
 vnpu_status tensor_file_write(const char *path, const char *name,

@@ -13,6 +13,8 @@
 /* Runs whose timelines the trace keeps (the first ones). */
 #define BENCH_TRACE_RUNS 4000
 
+#define BENCH_MAX_FILES 64
+
 struct bench_opts {
 	const char *model;
 	const char *device;
@@ -23,6 +25,8 @@ struct bench_opts {
 	double seconds;
 	int64_t batch;			/* 0: as the model says */
 	const char *shapes;		/* -shape */
+	uint32_t num_files;		/* -i [NAME=]FILE, in order */
+	const char *files[BENCH_MAX_FILES];
 	bool per_layer;			/* -pc */
 	const char *json_path;
 	const char *trace_path;

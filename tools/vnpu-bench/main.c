@@ -14,13 +14,14 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "tensor_file.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: vnpu-bench -m MODEL [-d DEVICE] [-api sync|async] [-nireq N]\n"
 		"                  [-niter N | -t SECONDS] [-hint HINT] [-b N] [-shape SHAPES]\n"
-		"                  [-pc] [--json FILE] [--trace FILE]\n"
+		"                  [-i [NAME=]FILE ...] [-pc] [--json FILE] [--trace FILE]\n"
 		"Measure how fast an ONNX model runs: first inference, latency, throughput.\n"
 		"  -m MODEL         the .onnx file\n"
 		"  -d DEVICE        CPU, NPU, NPU.<n>, HETERO:..., AUTO (default CPU)\n"
@@ -36,6 +37,10 @@ static void usage(FILE *f)
 		"                   1 where it is dynamic)\n"
 		"  -shape SHAPES    input shapes: [1,3,224,224] (the only input) or\n"
 		"                   name[1,3,224,224],other[1,10]\n"
+		"  -i [NAME=]FILE   input data instead of random values, for input NAME\n"
+		"                   (without NAME=: the only input); repeat for more:\n"
+		"                   a TensorProto (.pb), a NumPy array (.npy) or raw\n"
+		"                   data (FILE.raw:TYPE:D,D,...), of the input's shape\n"
 		"  -pc              print the per-layer counters of the last inference\n"
 		"  --json FILE      write the report as JSON\n"
 		"  --trace FILE     write a Chrome trace (Perfetto) of the runs: the host\n"
@@ -88,7 +93,7 @@ static bool watched_terminal(int fd)
 	       strncmp(name, "/dev/hvc", 8);
 }
 
-enum { OPT_JSON = 256, OPT_TRACE };
+enum { OPT_JSON = 256, OPT_TRACE, OPT_INPUT };
 
 static int parse_args(int argc, char **argv, struct bench_opts *o)
 {
@@ -102,6 +107,7 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 		{ "hint", required_argument, NULL, 'H' },
 		{ "b", required_argument, NULL, 'b' },
 		{ "shape", required_argument, NULL, 's' },
+		{ "i", required_argument, NULL, OPT_INPUT },
 		{ "pc", no_argument, NULL, 'p' },
 		{ "json", required_argument, NULL, OPT_JSON },
 		{ "trace", required_argument, NULL, OPT_TRACE },
@@ -125,6 +131,11 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 		case 'p': o->per_layer = true; break;
 		case OPT_JSON: o->json_path = optarg; break;
 		case OPT_TRACE: o->trace_path = optarg; break;
+		case OPT_INPUT:
+			if (o->num_files == BENCH_MAX_FILES)
+				return usage_error("-i is taken at most %s times", "64");
+			o->files[o->num_files++] = optarg;
+			break;
 		case 'h': usage(stdout); exit(0);
 		case 'a':
 			if (strcmp(optarg, "sync") && strcmp(optarg, "async"))
@@ -414,6 +425,84 @@ static int fill_inputs(vnpu_infer_request *req, uint32_t num_inputs, unsigned in
 	return 0;
 }
 
+/*
+ * Input -i @spec ([NAME=]FILE) of @cm: its port and the file's tensor,
+ * which must have the port's shape (its type may differ: the request
+ * converts it).
+ */
+static int read_input_file(vnpu_compiled_model *cm, const char *spec, uint32_t num_inputs,
+			   vnpu_port *port, vnpu_tensor **out)
+{
+	const char *eq = strchr(spec, '='), *path = eq ? eq + 1 : spec;
+	char name[256], err[512];
+	vnpu_shape shape;
+	vnpu_status st;
+
+	if (eq) {
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - spec), spec);
+		st = vnpu_compiled_model_get_port_by_name(cm, name, port);
+		if (st || port->is_output) {
+			fprintf(stderr, "vnpu-bench: -i %s: the model has no input \"%s\"\n", spec,
+				name);
+			return 1;
+		}
+	} else if (num_inputs != 1 || vnpu_compiled_model_get_input(cm, 0, port)) {
+		fprintf(stderr, "vnpu-bench: -i %s: the model has %u inputs: name it (-i NAME=FILE)\n",
+			spec, num_inputs);
+		return 1;
+	}
+	if (tensor_file_read(path, out, NULL, err, sizeof(err))) {
+		fprintf(stderr, "vnpu-bench: %s\n", err);
+		return 1;
+	}
+	vnpu_tensor_get_shape(*out, &shape);
+	if (shape.rank != port->shape.rank ||
+	    memcmp(shape.dims, port->shape.dims, shape.rank * sizeof(shape.dims[0]))) {
+		fprintf(stderr, "vnpu-bench: %s: its shape is not input %s's (give -shape or -b to match)\n",
+			path, port->name);
+		vnpu_tensor_free(*out);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The -i files into every request: copied into its own input tensor (a
+ * benchmark's inputs stay in place) when of the port's type, else set
+ * for the request to convert at each run.
+ */
+static int set_input_files(struct bench_run *b, vnpu_infer_request *req,
+			   vnpu_compiled_model *cm, uint32_t num_inputs)
+{
+	vnpu_tensor *file, *own;
+	vnpu_element_type type;
+	uint64_t bytes;
+	vnpu_port port;
+	void *src, *dst;
+	uint32_t i;
+	int ret = 0;
+
+	for (i = 0; i < b->o->num_files && !ret; i++) {
+		if (read_input_file(cm, b->o->files[i], num_inputs, &port, &file))
+			return 1;
+		vnpu_tensor_get_element_type(file, &type);
+		if (type != port.type) {
+			if (vnpu_infer_request_set_tensor(req, port.name, file))
+				ret = fail(b->o->files[i]);
+		} else if (vnpu_infer_request_get_tensor(req, port.name, &own)) {
+			ret = fail(port.name);
+		} else {
+			vnpu_tensor_get_byte_size(file, &bytes);
+			vnpu_tensor_get_data(file, &src);
+			vnpu_tensor_get_data(own, &dst);
+			memcpy(dst, src, bytes);
+			vnpu_tensor_free(own);
+		}
+		vnpu_tensor_free(file);
+	}
+	return ret;
+}
+
 static int create_requests(struct bench_run *b)
 {
 	unsigned int seed = 1;
@@ -428,7 +517,8 @@ static int create_requests(struct bench_run *b)
 		if (vnpu_compiled_model_create_infer_request(cm, &b->reqs[i]))
 			return fail("creating an infer request");
 		if (vnpu_compiled_model_get_num_inputs(cm, &inputs) ||
-		    fill_inputs(b->reqs[i], inputs, &seed))
+		    fill_inputs(b->reqs[i], inputs, &seed) ||
+		    set_input_files(b, b->reqs[i], cm, inputs))
 			return 1;
 	}
 	return 0;

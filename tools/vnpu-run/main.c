@@ -3,7 +3,7 @@
  * vnpu-run: run an ONNX model once on a device and write each output as an
  * ONNX TensorProto file named after it (the ONNX test-data format).
  *
- *   vnpu-run -m MODEL [-d DEVICE] [-i NAME=FILE.pb ...] [-o DIR] [--profile]
+ *   vnpu-run -m MODEL [-d DEVICE] [-i NAME=FILE ...] [-o DIR] [-f pb|npy] [--profile]
  *
  * Inputs not given are filled with random values (seeded, reproducible).
  * Inputs with dynamic dimensions are reshaped to the given tensors first.
@@ -35,6 +35,7 @@ struct options {
 	const char *model;
 	const char *device;
 	const char *out_dir;
+	int npy;		/* -f npy: outputs as .npy, else TensorProto */
 	const char *const *props;
 	int profile;
 	int json;
@@ -49,14 +50,20 @@ struct options {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: vnpu-run -m MODEL [-d DEVICE] [-i [NAME=]FILE.pb ...] [-o DIR] [--profile] [--json]\n"
-		"Run an ONNX model once and write each output to DIR/<output name>.pb.\n"
+		"usage: vnpu-run -m MODEL [-d DEVICE] [-i [NAME=]FILE ...] [-o DIR] [-f pb|npy]\n"
+		"                [--profile] [--json]\n"
+		"Run an ONNX model once and write each output to DIR/<output name>.pb (or .npy).\n"
 		"  -m, --model MODEL      the .onnx file\n"
 		"  -d, --device DEVICE    CPU, NPU, NPU.<n>, HETERO:NPU,CPU or AUTO (default AUTO)\n"
-		"  -i, --input NAME=FILE  a TensorProto for input NAME (without NAME=: the\n"
-		"                         file's tensor name, else the next input); inputs\n"
-		"                         not given get random values\n"
-		"  -o, --output-dir DIR   where to write the outputs (default .)\n"
+		"  -i, --input NAME=FILE  a tensor for input NAME (without NAME=: the\n"
+		"                         file's tensor name, else the next input): a\n"
+		"                         TensorProto (.pb), a NumPy array (.npy) or raw\n"
+		"                         data (FILE.raw:TYPE:D,D,..., e.g.\n"
+		"                         in.raw:f32:1,3,224,224); inputs not given get\n"
+		"                         random values\n"
+		"  -o, --output-dir DIR   where to write the outputs, created when absent\n"
+		"                         (default .)\n"
+		"  -f, --format FORMAT    pb (TensorProto, the default) or npy\n"
 		"  -p, --profile          print the stage and layer timings\n"
 		"  -j, --json             print the outputs (and timings) as JSON\n"
 		"  -s, --seed N           seed of the random inputs (default 1)\n"
@@ -123,6 +130,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "device", required_argument, NULL, 'd' },
 		{ "input", required_argument, NULL, 'i' },
 		{ "output-dir", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
 		{ "profile", no_argument, NULL, 'p' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "seed", required_argument, NULL, 's' },
@@ -137,11 +145,19 @@ static int parse_args(int argc, char **argv, struct options *o)
 	o->device = "AUTO";
 	o->out_dir = ".";
 	o->seed = 1;
-	while ((c = getopt_long(argc, argv, "m:d:i:o:pjs:S:h", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "m:d:i:o:f:pjs:S:h", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'm': o->model = optarg; break;
 		case 'd': o->device = optarg; break;
 		case 'o': o->out_dir = optarg; break;
+		case 'f':
+			if (strcmp(optarg, "pb") && strcmp(optarg, "npy")) {
+				fprintf(stderr, "vnpu-run: --format takes pb or npy, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			o->npy = !strcmp(optarg, "npy");
+			break;
 		case 'p': o->profile = 1; break;
 		case 'j': o->json = 1; break;
 		case 's':
@@ -349,14 +365,33 @@ static int set_inputs(struct options *o, vnpu_compiled_model *cm, vnpu_infer_req
 	return 0;
 }
 
-/* DIR/<name>.pb, with characters a file name cannot hold replaced. */
-static void output_path(const char *dir, const char *name, char *path, size_t size)
+/* DIR/<name>.<ext>, with characters a file name cannot hold replaced. */
+static void output_path(const char *dir, const char *name, const char *ext, char *path,
+			size_t size)
 {
 	size_t len = (size_t)snprintf(path, size, "%s/", dir), i;
 
-	for (i = 0; name[i] && len + 4 < size; i++)
+	for (i = 0; name[i] && len + 5 < size; i++)
 		path[len++] = name[i] == '/' ? '_' : name[i];
-	snprintf(path + len, size - len, ".pb");
+	snprintf(path + len, size - len, ".%s", ext);
+}
+
+/* mkdir -p @dir. */
+static int make_dirs(const char *dir)
+{
+	char path[4096], *p;
+
+	if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (p = path + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		if (mkdir(path, 0755) && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(path, 0755) && errno != EEXIST ? -1 : 0;
 }
 
 static void print_json_output(uint32_t index, const vnpu_port *port, const char *path)
@@ -381,7 +416,7 @@ static int write_outputs(struct options *o, vnpu_compiled_model *cm, vnpu_infer_
 	uint32_t n, i;
 	int ret = 0;
 
-	if (mkdir(o->out_dir, 0755) && errno != EEXIST) {
+	if (make_dirs(o->out_dir)) {
 		fprintf(stderr, "vnpu-run: cannot create %s: %s\n", o->out_dir, strerror(errno));
 		return 1;
 	}
@@ -398,8 +433,9 @@ static int write_outputs(struct options *o, vnpu_compiled_model *cm, vnpu_infer_
 			ret = fail(port.name);
 			break;
 		}
-		output_path(o->out_dir, port.name, path, sizeof(path));
-		if (tensor_file_write(path, port.name, t, err, sizeof(err))) {
+		output_path(o->out_dir, port.name, o->npy ? "npy" : "pb", path, sizeof(path));
+		if (o->npy ? tensor_npy_write(path, t, err, sizeof(err)) :
+		    tensor_file_write(path, port.name, t, err, sizeof(err))) {
 			fprintf(stderr, "vnpu-run: %s: %s\n", path, err);
 			ret = 1;
 		} else if (o->json) {
