@@ -6,6 +6,8 @@
 #   make install the module (updates/, depmod), its DKMS source, udev and
 #                modules-load.d files, libvnpu, headers, plugins, tools, man
 #                pages and the Python package (DESTDIR= and PREFIX= as usual)
+#   make fuzz    each libFuzzer target for FUZZ_SECONDS (default 600), going on
+#                from the corpus of the last run (build/fuzz, clang + ASan + UBSan)
 
 BUILD    ?= $(CURDIR)/build
 MESON_BUILD := $(BUILD)/meson
@@ -15,8 +17,10 @@ MODEL    ?=
 PREFIX   ?= /usr/local
 DESTDIR  ?=
 VERSION  := $(shell sed -n "s/^  version: '\\([^']*\\)',$$/\\1/p" meson.build)
+FUZZ_BUILD := $(BUILD)/fuzz
+FUZZ_SECONDS ?= 600
 
-.PHONY: all deps module userspace check run bench checkpatch clean install
+.PHONY: all deps module userspace fuzz-build fuzz check run bench checkpatch clean install
 
 all: module userspace
 
@@ -36,7 +40,20 @@ $(MESON_BUILD)/build.ninja: | deps
 userspace: deps $(MESON_BUILD)/build.ninja
 	ninja -C $(MESON_BUILD)
 
-check: all
+# The fuzzers get a build dir of their own, with clang: the gcc build above
+# stays as it is.
+$(FUZZ_BUILD)/build.ninja: | deps
+	CC=clang meson setup $(FUZZ_BUILD) -Dfuzzing=true \
+		-Db_sanitize=address,undefined -Db_lundef=false -Dwerror=false
+
+fuzz-build: deps $(FUZZ_BUILD)/build.ninja
+	ninja -C $(FUZZ_BUILD)
+
+fuzz: fuzz-build
+	FUZZ_SECONDS=$(FUZZ_SECONDS) meson test -C $(FUZZ_BUILD) --no-rebuild --suite fuzz \
+		--timeout-multiplier 0 --print-errorlogs --verbose
+
+check: all fuzz-build
 	scripts/check $(BUILD)
 
 run: all
@@ -81,4 +98,4 @@ checkpatch: deps
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
-	rm -rf $(MESON_BUILD) $(BUILD)/vm
+	rm -rf $(MESON_BUILD) $(FUZZ_BUILD) $(BUILD)/vm
