@@ -501,18 +501,56 @@ static void iter_add(struct eng_iter *it, const struct vnpu_tensor *t,
 		it->st[o][d] = d < out->rank ? st[d] * size : 0;
 }
 
+/*
+ * @it with its dims of one left out and each dim merged into the one
+ * before where every operand steps through both as through one (a dense
+ * operand, a broadcast one): the same elements in the same order, in
+ * longer runs (a per-channel [N, C, 1, 1] operand against [N, C, H, W]
+ * runs H * W elements a call, not W).
+ */
+static void iter_merge(const struct eng_iter *it, struct eng_iter *m)
+{
+	__u32 d, o, r = 0, same;
+
+	m->nops = it->nops;
+	for (o = 0; o < it->nops; o++) {
+		m->base[o] = it->base[o];
+		m->st[o][0] = it->st[o][0];
+	}
+	m->dims[0] = it->dims[0];
+	for (d = 1; d < it->rank; d++) {
+		if (it->dims[d] == 1)
+			continue;
+		same = m->dims[r] != 1;
+		for (o = 0; same && o < it->nops; o++)
+			same = m->st[o][r] == it->st[o][d] * (__s64)it->dims[d];
+		if (same)
+			m->dims[r] *= it->dims[d];
+		else if (m->dims[r] != 1)
+			r++;
+		if (!same)
+			m->dims[r] = it->dims[d];
+		for (o = 0; o < it->nops; o++)
+			m->st[o][r] = it->st[o][d];
+	}
+	m->rank = r + 1;
+}
+
 /* Calls @fn for each run of the inner dim within elements [@lo, @hi). */
-static void iter_run(const struct eng_iter *it, __u64 lo, __u64 hi,
+static void iter_run(const struct eng_iter *full, __u64 lo, __u64 hi,
 		     iter_row_fn fn, const void *arg)
 {
 	__u64 coord[VNPU_MAX_DIMS], rem = lo, n;
 	__s64 inner[ITER_MAX_OPS];
 	char *p[ITER_MAX_OPS];
-	__u32 last = it->rank - 1, o;
+	struct eng_iter merged, *it = &merged;
+	__u32 last, o;
 	int d;
 
 	if (lo >= hi)
 		return;	/* also keeps a zero extent out of the divisions */
+	iter_merge(full, it);
+	last = it->rank - 1;
 	for (d = last; d >= 0; d--) {
 		coord[d] = rem % it->dims[d];
 		rem /= it->dims[d];
