@@ -12,7 +12,10 @@
  *   postprocess  convert outputs whose caller type is not the port's
  *
  * Inputs and outputs that the caller left as the request's own tensors
- * (mapped device buffers) skip every copy: they are zero-copy.
+ * (mapped device buffers) skip every copy: they are zero-copy. So do
+ * device tensors of the request's device and the port's type set on it
+ * (remote tensors, another request's): their buffer becomes the port's
+ * slot.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -45,6 +48,7 @@ struct io_state {
 	struct vnpu_tensor_handle *cur;	/* the tensor in use (@own or the caller's) */
 	void *staging;			/* port-typed copy when @cur's type differs */
 	const void *upload_src;		/* what upload copies, set by preprocess */
+	bool bound;			/* @cur's device buffer is the port's slot */
 };
 
 struct vnpu_infer_request {
@@ -407,8 +411,23 @@ VNPU_API vnpu_status vnpu_infer_request_get_sequence_tensor(vnpu_infer_request *
 }
 
 /*
+ * A device tensor of the request's device, of the port's type, is the
+ * port's slot itself: no copy. Anything else is copied to and from the
+ * request's own buffer.
+ */
+static void bind_slot(struct vnpu_infer_request *req, struct io_state *io)
+{
+	const struct vnpu_tensor_handle *t = io->cur;
+
+	io->bound = t != io->own && t->buf && t->device == req->cm->primary &&
+		    t->type == io->port->type && t->buf->size >= io->port_bytes;
+	req->slots[VNPU_SLOT_FIRST_IO + (uint32_t)(io - req->io)] =
+		io->bound ? t->buf : io->own->buf;
+}
+
+/*
  * Check @t against @io's port; on success it replaces the current tensor.
- * The caller has entered the request.
+ * The caller has entered the request and binds the slot.
  */
 static vnpu_status replace_tensor(struct io_state *io, struct vnpu_tensor_handle *t)
 {
@@ -446,6 +465,8 @@ static vnpu_status set_tensor(struct vnpu_infer_request *req, struct io_state *i
 	if (st)
 		return st;
 	st = replace_tensor(io, t);
+	if (!st)
+		bind_slot(req, io);
 	vnpu_request_leave(req);
 	return st;
 }
@@ -492,6 +513,8 @@ VNPU_API vnpu_status vnpu_infer_request_set_sequence(vnpu_infer_request *req, co
 	for (size_t i = 0; !st && i < count; i++) {
 		io_by_index(req, false, g->first + (uint32_t)i, &io);
 		st = replace_tensor(io, tensors[i]);
+		if (!st)
+			bind_slot(req, io);
 	}
 	vnpu_request_leave(req);
 	return st;
@@ -552,7 +575,7 @@ vnpu_status vnpu_request_preprocess(struct vnpu_infer_request *req)
 	for (i = 0; i < req->num_inputs; i++) {
 		io = &req->io[i];
 		io->upload_src = NULL;
-		if (io->cur == io->own)
+		if (io->cur == io->own || io->bound)
 			continue;
 		if (io->staging) {
 			vnpu_convert(io->staging, io->port->type, io->cur->data, io->cur->type,
@@ -668,7 +691,7 @@ vnpu_status vnpu_request_download(struct vnpu_infer_request *req)
 
 	for (i = req->num_inputs; i < req->num_io; i++) {
 		io = &req->io[i];
-		if (io->cur == io->own || !io->port_bytes)
+		if (io->cur == io->own || io->bound || !io->port_bytes)
 			continue;
 		st = primary_ops(req)->buf_read(io->own->buf, 0,
 						io->staging ? io->staging : io->cur->data,
@@ -686,7 +709,7 @@ vnpu_status vnpu_request_postprocess(struct vnpu_infer_request *req)
 
 	for (i = req->num_inputs; i < req->num_io; i++) {
 		io = &req->io[i];
-		if (io->cur != io->own && io->staging)
+		if (io->cur != io->own && !io->bound && io->staging)
 			vnpu_convert(io->cur->data, io->cur->type, io->staging, io->port->type,
 				     io->cur->elems);
 	}

@@ -23,7 +23,7 @@
 
 #include <vnpu/vnpu_common.h>
 
-#define VNPU_PLUGIN_ABI_VERSION 6
+#define VNPU_PLUGIN_ABI_VERSION 7
 #define VNPU_PLUGIN_ENTRY "vnpu_plugin_create"
 
 enum vnpu_log_level {
@@ -193,6 +193,22 @@ struct vnpu_plugin_ops {
 	 * @tiles. VNPU_BUSY when the device cannot change it now.
 	 */
 	vnpu_status (*set_threads)(struct vnpu_dev *dev, uint32_t n);
+
+	/*
+	 * Optional (NULL: the device has none; ABI 7). A buffer over the
+	 * caller's @ptr of @size bytes that the device reads and writes in
+	 * place while the buffer lives (@map is @ptr); the caller keeps the
+	 * memory mapped. VNPU_UNSUPPORTED, with the reason, when the device
+	 * cannot take this @ptr (alignment, an older driver).
+	 */
+	vnpu_status (*buf_wrap)(struct vnpu_dev *dev, void *ptr, uint64_t size,
+				struct vnpu_buf **out);
+	/*
+	 * Optional (ABI 7). A buffer over the dma-buf @fd, at least @size
+	 * bytes, mapped into the process; the caller keeps its @fd.
+	 */
+	vnpu_status (*buf_import)(struct vnpu_dev *dev, int fd, uint64_t size,
+				  struct vnpu_buf **out);
 };
 
 typedef vnpu_status (*vnpu_plugin_entry_fn)(const struct vnpu_host *host,

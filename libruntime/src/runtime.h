@@ -122,11 +122,19 @@ struct vnpu_tensor_handle {
 	uint64_t bytes;
 	void *data;
 	bool owns_data;
-	struct vnpu_buf *buf;		/* a request's device buffer, or NULL */
+	struct vnpu_buf *buf;		/* a device buffer (a request's, remote), or NULL */
 	struct vnpu_core_device *device;/* owner of @buf */
 	struct vnpu_core *core;		/* keeps @device's plugin loaded */
 };
 
+/* Make a buffer of @bytes on @device for a tensor (remote.c, tensor.c). */
+typedef vnpu_status (*vnpu_make_buf_fn)(struct vnpu_core_device *device, uint64_t bytes,
+					void *ctx, struct vnpu_buf **out);
+/* A tensor whose data is the buffer @make makes. */
+vnpu_status vnpu_tensor_new_buf(struct vnpu_core *core, struct vnpu_core_device *device,
+				vnpu_element_type type, const vnpu_shape *shape,
+				vnpu_make_buf_fn make, void *ctx,
+				struct vnpu_tensor_handle **out);
 vnpu_status vnpu_tensor_new_device(struct vnpu_core *core,
 				   struct vnpu_core_device *device,
 				   vnpu_element_type type, const vnpu_shape *shape,

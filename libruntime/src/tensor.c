@@ -145,17 +145,32 @@ VNPU_API vnpu_status vnpu_tensor_create_from_ptr(vnpu_element_type type,
 	return VNPU_OK;
 }
 
+static vnpu_status make_new_buf(struct vnpu_core_device *device, uint64_t bytes, void *ctx,
+				struct vnpu_buf **out)
+{
+	(void)ctx;
+	return device->plugin->ops->buf_create(device->dev, bytes, out);
+}
+
 vnpu_status vnpu_tensor_new_device(struct vnpu_core *core,
 				   struct vnpu_core_device *device,
 				   vnpu_element_type type, const vnpu_shape *shape,
 				   struct vnpu_tensor_handle **out)
+{
+	return vnpu_tensor_new_buf(core, device, type, shape, make_new_buf, NULL, out);
+}
+
+vnpu_status vnpu_tensor_new_buf(struct vnpu_core *core, struct vnpu_core_device *device,
+				vnpu_element_type type, const vnpu_shape *shape,
+				vnpu_make_buf_fn make, void *ctx,
+				struct vnpu_tensor_handle **out)
 {
 	struct vnpu_tensor_handle *t;
 	vnpu_status st = tensor_alloc(type, shape, &t);
 
 	if (st != VNPU_OK)
 		return st;
-	st = device->plugin->ops->buf_create(device->dev, t->bytes, &t->buf);
+	st = make(device, t->bytes, ctx, &t->buf);
 	if (st != VNPU_OK) {
 		free(t);
 		return st;

@@ -19,5 +19,6 @@
 #include <vnpu/vnpu_model.h>
 #include <vnpu/vnpu_compiled_model.h>
 #include <vnpu/vnpu_infer_request.h>
+#include <vnpu/vnpu_remote.h>
 
 #endif /* VNPU_H */

@@ -138,7 +138,7 @@ struct vnpu_dev {
  */
 struct cpu_buf {
 	struct vnpu_buf buf;
-	uint64_t alloc;		/* bytes asked of vnpu_eng_host_alloc() */
+	uint64_t alloc;		/* bytes asked of vnpu_eng_host_alloc(); 0: the caller's */
 };
 
 static int64_t now_ns(void)
@@ -188,8 +188,25 @@ static void cpu_buf_free(struct vnpu_buf *buf)
 
 	if (!buf)
 		return;
-	vnpu_eng_host_free(buf->map, b->alloc);
+	if (b->alloc)
+		vnpu_eng_host_free(buf->map, b->alloc);
 	free(b);
+}
+
+/* The CPU runs on any memory: the caller's pointer is the buffer. */
+static vnpu_status cpu_buf_wrap(struct vnpu_dev *dev, void *ptr, uint64_t size,
+				struct vnpu_buf **out)
+{
+	struct cpu_buf *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return host->error(VNPU_OUT_OF_MEMORY, "CPU: out of memory");
+	b->buf.dev = dev;
+	b->buf.map = ptr;
+	b->buf.size = size;
+	b->buf.id = atomic_fetch_add(&dev->next_buf_id, 1);
+	*out = &b->buf;
+	return VNPU_OK;
 }
 
 static vnpu_status buf_range(struct vnpu_buf *buf, uint64_t offset, uint64_t size)
@@ -910,6 +927,7 @@ static const struct vnpu_plugin_ops cpu_ops = {
 	.buf_free = cpu_buf_free,
 	.buf_write = cpu_buf_write,
 	.buf_read = cpu_buf_read,
+	.buf_wrap = cpu_buf_wrap,
 	.exe_load = cpu_exe_load,
 	.exe_free = cpu_exe_free,
 	.submit = cpu_submit,

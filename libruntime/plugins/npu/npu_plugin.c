@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -50,6 +51,9 @@ struct vnpu_dev {
 	uint64_t caps;
 	uint64_t max_bo_size;
 	uint32_t max_slots;
+	/* protects @imports */
+	pthread_mutex_t import_lock;
+	struct npu_buf *imports;	/* buffers of imported dma-bufs */
 };
 
 struct npu_plugin {
@@ -62,6 +66,8 @@ struct npu_buf {
 	struct vnpu_buf buf;
 	uint32_t handle;
 	uint64_t bo_size;		/* the BO's, rounded up to pages */
+	bool own_map;			/* @buf.map is our mmap of the BO */
+	struct npu_buf *next_import;	/* in &vnpu_dev.imports */
 };
 
 struct vnpu_exe {
@@ -137,12 +143,55 @@ static void gem_close(int fd, uint32_t handle)
 	npu_ioctl(fd, DRM_IOCTL_GEM_CLOSE, &c);
 }
 
+/*
+ * The buffer record of BO @handle (closed on failure): mapped through the
+ * render node, or over @ptr when it is not NULL (a userptr BO).
+ */
+static vnpu_status npu_buf_wrap_handle(struct vnpu_dev *dev, uint32_t handle, uint64_t size,
+				       void *ptr, struct npu_buf **out)
+{
+	struct drm_vnpu_bo_info info = { .handle = handle };
+	struct npu_buf *b;
+	void *map = ptr;
+	int ret;
+
+	ret = npu_ioctl(dev->fd, DRM_IOCTL_VNPU_BO_INFO, &info);
+	if (ret) {
+		gem_close(dev->fd, handle);
+		return npu_status(ret, "BO_INFO");
+	}
+	if (info.size < size) {
+		gem_close(dev->fd, handle);
+		return host->error(VNPU_INVALID_ARGUMENT,
+				   "NPU: the buffer holds %llu bytes, the tensor %llu",
+				   (unsigned long long)info.size, (unsigned long long)size);
+	}
+	if (!map)
+		map = mmap(NULL, info.size, PROT_READ | PROT_WRITE, MAP_SHARED, dev->fd,
+			   (off_t)info.mmap_offset);
+	b = calloc(1, sizeof(*b));
+	if (map == MAP_FAILED || !b) {
+		ret = map == MAP_FAILED ? -errno : -ENOMEM;
+		if (map != MAP_FAILED && !ptr)
+			munmap(map, info.size);
+		free(b);
+		gem_close(dev->fd, handle);
+		return npu_status(ret, "mapping a buffer");
+	}
+	b->buf.dev = dev;
+	b->buf.map = map;
+	b->buf.size = size;
+	b->buf.id = ((uint64_t)dev->fd << 32) | handle;
+	b->handle = handle;
+	b->bo_size = info.size;
+	b->own_map = !ptr;
+	*out = b;
+	return VNPU_OK;
+}
+
 static vnpu_status npu_buf_new(struct vnpu_dev *dev, uint64_t size, struct npu_buf **out)
 {
 	struct drm_vnpu_bo_create create = { .size = size ? size : 1 };
-	struct drm_vnpu_bo_info info = { 0 };
-	struct npu_buf *b;
-	void *map;
 	int ret;
 
 	if (size > dev->max_bo_size)
@@ -153,31 +202,7 @@ static vnpu_status npu_buf_new(struct vnpu_dev *dev, uint64_t size, struct npu_b
 	ret = npu_ioctl(dev->fd, DRM_IOCTL_VNPU_BO_CREATE, &create);
 	if (ret)
 		return npu_status(ret, "creating a %llu-byte buffer", (unsigned long long)size);
-	info.handle = create.handle;
-	ret = npu_ioctl(dev->fd, DRM_IOCTL_VNPU_BO_INFO, &info);
-	if (ret) {
-		gem_close(dev->fd, create.handle);
-		return npu_status(ret, "BO_INFO");
-	}
-	map = mmap(NULL, info.size, PROT_READ | PROT_WRITE, MAP_SHARED, dev->fd,
-		   (off_t)info.mmap_offset);
-	b = calloc(1, sizeof(*b));
-	if (map == MAP_FAILED || !b) {
-		ret = map == MAP_FAILED ? -errno : -ENOMEM;
-		if (map != MAP_FAILED)
-			munmap(map, info.size);
-		free(b);
-		gem_close(dev->fd, create.handle);
-		return npu_status(ret, "mapping a buffer");
-	}
-	b->buf.dev = dev;
-	b->buf.map = map;
-	b->buf.size = size;
-	b->buf.id = ((uint64_t)dev->fd << 32) | create.handle;
-	b->handle = create.handle;
-	b->bo_size = info.size;
-	*out = b;
-	return VNPU_OK;
+	return npu_buf_wrap_handle(dev, create.handle, size, NULL, out);
 }
 
 static vnpu_status npu_buf_create(struct vnpu_dev *dev, uint64_t size, struct vnpu_buf **out)
@@ -190,15 +215,105 @@ static vnpu_status npu_buf_create(struct vnpu_dev *dev, uint64_t size, struct vn
 	return st;
 }
 
+static void forget_import(struct npu_buf *b);
+
 static void npu_buf_free(struct vnpu_buf *buf)
 {
 	struct npu_buf *b = (struct npu_buf *)buf;
 
 	if (!b)
 		return;
-	munmap(b->buf.map, b->bo_size);
+	forget_import(b);
+	if (b->own_map)
+		munmap(b->buf.map, b->bo_size);
 	gem_close(b->buf.dev->fd, b->handle);
 	free(b);
+}
+
+/*
+ * A userptr BO over the caller's memory (uAPI 3): the device reads and
+ * writes it in place. The BO covers whole pages: the bytes after the
+ * tensor in its last page are the caller's too, which no job writes.
+ */
+static vnpu_status npu_buf_wrap(struct vnpu_dev *dev, void *ptr, uint64_t size,
+				struct vnpu_buf **out)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	struct drm_vnpu_bo_userptr u = {
+		.user_ptr = (uintptr_t)ptr,
+		.size = ((size ? size : 1) + page - 1) & ~(page - 1),
+	};
+	struct npu_buf *b;
+	vnpu_status st;
+	int ret;
+
+	if (!(dev->caps & DRM_VNPU_CAP_USERPTR))
+		return host->error(VNPU_UNSUPPORTED,
+				   "%s: the driver has no BO_USERPTR (uAPI 3)", dev->info.name);
+	if ((uintptr_t)ptr % page)
+		return host->error(VNPU_UNSUPPORTED, "%s: %p is not aligned to the %llu-byte page",
+				   dev->info.name, ptr, (unsigned long long)page);
+	if (u.size > dev->max_bo_size)
+		return host->error(VNPU_UNSUPPORTED,
+				   "%s: %llu bytes are above the device's buffer limit of %llu",
+				   dev->info.name, (unsigned long long)u.size,
+				   (unsigned long long)dev->max_bo_size);
+	ret = npu_ioctl(dev->fd, DRM_IOCTL_VNPU_BO_USERPTR, &u);
+	if (ret)
+		return npu_status(ret, "BO_USERPTR of %llu bytes at %p", (unsigned long long)u.size,
+				  ptr);
+	st = npu_buf_wrap_handle(dev, u.handle, size, ptr, &b);
+	if (st == VNPU_OK)
+		*out = &b->buf;
+	return st;
+}
+
+/* Take @b off its device's imports, if it is one. */
+static void forget_import(struct npu_buf *b)
+{
+	struct vnpu_dev *dev = b->buf.dev;
+	struct npu_buf **p;
+
+	pthread_mutex_lock(&dev->import_lock);
+	for (p = &dev->imports; *p; p = &(*p)->next_import) {
+		if (*p == b) {
+			*p = b->next_import;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&dev->import_lock);
+}
+
+/*
+ * A dma-buf through libdrm's PRIME helper. The file has one handle per
+ * dma-buf, which GEM_CLOSE ends for all its users: a dma-buf already
+ * imported as a buffer of this device is refused rather than shared.
+ */
+static vnpu_status npu_buf_import(struct vnpu_dev *dev, int fd, uint64_t size,
+				  struct vnpu_buf **out)
+{
+	struct npu_buf *b, *other;
+	uint32_t handle = 0;
+	vnpu_status st;
+
+	if (drmPrimeFDToHandle(dev->fd, fd, &handle))
+		return npu_status(-errno, "importing dma-buf fd %d", fd);
+	pthread_mutex_lock(&dev->import_lock);
+	for (other = dev->imports; other && other->handle != handle; other = other->next_import)
+		;
+	pthread_mutex_unlock(&dev->import_lock);
+	if (other)
+		return host->error(VNPU_BUSY, "%s: dma-buf fd %d is already a tensor of the device",
+				   dev->info.name, fd);
+	st = npu_buf_wrap_handle(dev, handle, size, NULL, &b);
+	if (st != VNPU_OK)
+		return st;
+	pthread_mutex_lock(&dev->import_lock);
+	b->next_import = dev->imports;
+	dev->imports = b;
+	pthread_mutex_unlock(&dev->import_lock);
+	*out = &b->buf;
+	return VNPU_OK;
 }
 
 static vnpu_status npu_xfer(struct vnpu_buf *buf, unsigned long request, uint64_t offset,
@@ -594,6 +709,7 @@ static void dev_close(struct vnpu_dev *dev)
 {
 	if (!dev)
 		return;
+	pthread_mutex_destroy(&dev->import_lock);
 	close(dev->fd);
 	free(dev);
 }
@@ -623,6 +739,8 @@ static const struct vnpu_plugin_ops npu_ops = {
 	.cancel = npu_cancel,
 	.job_free = npu_job_free,
 	.get_stats = npu_get_stats,
+	.buf_wrap = npu_buf_wrap,
+	.buf_import = npu_buf_import,
 };
 
 /*
@@ -767,12 +885,14 @@ static struct vnpu_dev *dev_open(struct npu_plugin *np, const char *node)
 		dev = NULL;
 	} else if (dev) {
 		dev->fd = fd;
+		pthread_mutex_init(&dev->import_lock, NULL);
 		snprintf(dev->node, sizeof(dev->node), "%s", node);
 		if (fill_info(dev, node, ver)) {
 			note_absent(np, "%s: the vnpu driver (%d.%d.%d) does not answer this libvnpu's GET_PARAM queries (uAPI %d): install the module and the library of one release",
 				    node, ver->version_major, ver->version_minor,
 				    ver->version_patchlevel, DRM_VNPU_UAPI_VERSION);
 			host->log(VNPU_LOG_WARNING, "NPU: %s", np->absent);
+			pthread_mutex_destroy(&dev->import_lock);
 			free(dev);
 			dev = NULL;
 		}

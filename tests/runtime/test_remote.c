@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Remote tensors (vnpu_remote.h): the caller's memory and dma-bufs as
+ * device buffers, with the results of the copying path and, on the NPU,
+ * no byte uploaded or downloaded (the driver's counters).
+ */
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <xf86drm.h>
+
+#include "harness.h"
+#include "onnx_writer.h"
+
+#define N 3000			/* elements: 12000 bytes, not whole pages */
+#define PAGE 4096
+
+/* y = x + x + c over f32[N], c an initializer, compiled for @device. */
+static vnpu_status compile_add(vnpu_core *core, const char *device, vnpu_compiled_model **out)
+{
+	struct pb graph = { 0 }, model = { 0 };
+	const int64_t dims[1] = { N };
+	static float c[N];
+	vnpu_model *m;
+	vnpu_status st;
+	int i;
+
+	for (i = 0; i < N; i++)
+		c[i] = (float)(i % 7) - 3.0f;
+	onnx_node(&graph, "Add", (const char *[]){ "x", "x" }, 2, "x2");
+	onnx_node(&graph, "Add", (const char *[]){ "x2", "c" }, 2, "y");
+	pb_str(&graph, GRAPH_NAME, "remote");
+	onnx_init(&graph, "c", ONNX_FLOAT, 1, dims, c, sizeof(c));
+	onnx_value(&graph, GRAPH_INPUT, "x", 1, dims);
+	onnx_value(&graph, GRAPH_OUTPUT, "y", 1, dims);
+	onnx_model(&model, &graph, 13);
+	pb_free(&graph);
+	if (model.failed)
+		return VNPU_OUT_OF_MEMORY;
+	st = vnpu_core_read_model_from_memory(core, model.data, model.len, &m);
+	pb_free(&model);
+	if (st != VNPU_OK)
+		return st;
+	st = vnpu_core_compile_model(core, m, device, NULL, out);
+	vnpu_model_free(m);
+	return st;
+}
+
+static void fill_x(float *x, float seed)
+{
+	for (int i = 0; i < N; i++)
+		x[i] = (float)i * 0.25f + seed;
+}
+
+/* What the model gives for fill_x(@seed), by the copying path. */
+static int expected_y(vnpu_infer_request *req, float seed, float *y)
+{
+	vnpu_tensor *x, *out;
+	float *px, *py;
+
+	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_F32, &(vnpu_shape){ 1, { N } }, &x));
+	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_F32, &(vnpu_shape){ 1, { N } }, &out));
+	CHECK_OK(vnpu_tensor_get_data(x, (void **)&px));
+	CHECK_OK(vnpu_tensor_get_data(out, (void **)&py));
+	fill_x(px, seed);
+	CHECK_OK(vnpu_infer_request_set_tensor(req, "x", x));
+	CHECK_OK(vnpu_infer_request_set_tensor(req, "y", out));
+	CHECK_OK(vnpu_infer_request_infer(req));
+	memcpy(y, py, N * sizeof(float));
+	for (int i = 0; i < N; i++)
+		CHECK(y[i] == 2 * px[i] + (float)(i % 7) - 3.0f);
+	vnpu_tensor_free(x);
+	vnpu_tensor_free(out);
+	return 0;
+}
+
+/* Bytes the device copied (UPLOAD + DOWNLOAD); 0 on a device without counters. */
+static uint64_t bytes_copied(vnpu_core *core, const char *device)
+{
+	const char *keys[2] = { VNPU_PROP_DEVICE_BYTES_UPLOADED,
+				VNPU_PROP_DEVICE_BYTES_DOWNLOADED };
+	vnpu_property_value *v;
+	uint64_t sum = 0;
+
+	for (int i = 0; i < 2; i++) {
+		if (vnpu_core_get_property(core, device, keys[i], &v) == VNPU_OK) {
+			sum += (uint64_t)v->integer;
+			vnpu_property_value_free(v);
+		}
+	}
+	return sum;
+}
+
+static int is_npu(const char *device)
+{
+	return !strncmp(device, "NPU", 3);
+}
+
+/*
+ * The caller's page-aligned memory as input and output: same results as
+ * the copying path, nothing copied, and a change to the memory is seen
+ * by the next run.
+ */
+static int remote_ptr_zero_copy(vnpu_core *core, const char *device)
+{
+	const vnpu_shape shape = { 1, { N } };
+	size_t bytes = (N * sizeof(float) + PAGE - 1) & ~(size_t)(PAGE - 1);
+	float *xm = aligned_alloc(PAGE, bytes), *ym = aligned_alloc(PAGE, bytes);
+	static float want[N];
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	vnpu_tensor *x, *y;
+	const char *where;
+	uint64_t copied;
+
+	CHECK(xm && ym);
+	CHECK_OK(compile_add(core, device, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK_OK(vnpu_core_create_remote_tensor(core, device, VNPU_TYPE_F32, &shape, xm, &x));
+	CHECK_OK(vnpu_core_create_remote_tensor(core, device, VNPU_TYPE_F32, &shape, ym, &y));
+	CHECK_OK(vnpu_tensor_get_device(x, &where));
+	CHECK(where && !strcmp(where, device));
+	CHECK_OK(vnpu_tensor_get_data(y, (void **)&where));
+	CHECK((void *)where == ym);
+
+	for (float seed = 1.0f; seed < 3.0f; seed += 1.0f) {
+		CHECK(!expected_y(req, seed, want));
+		CHECK_OK(vnpu_infer_request_set_tensor(req, "x", x));
+		CHECK_OK(vnpu_infer_request_set_tensor(req, "y", y));
+		fill_x(xm, seed);
+		memset(ym, 0, N * sizeof(float));
+		copied = bytes_copied(core, device);
+		CHECK_OK(vnpu_infer_request_infer(req));
+		CHECK(bytes_copied(core, device) == copied);
+		CHECK(!memcmp(ym, want, sizeof(want)));
+	}
+	vnpu_tensor_free(x);
+	vnpu_tensor_free(y);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	free(xm);
+	free(ym);
+	return 0;
+}
+
+/* Memory the NPU cannot take (not page aligned) is copied, same results. */
+static int remote_ptr_fallback(vnpu_core *core, const char *device)
+{
+	const vnpu_shape shape = { 1, { N } };
+	float *mem = aligned_alloc(PAGE, 2 * N * sizeof(float) + PAGE);
+	float *xm = mem + 1, *ym = mem + N + 2;
+	static float want[N];
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	vnpu_tensor *x, *y;
+	const char *where;
+
+	CHECK(mem);
+	CHECK_OK(compile_add(core, device, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK(!expected_y(req, 5.0f, want));
+	CHECK_OK(vnpu_core_create_remote_tensor(core, device, VNPU_TYPE_F32, &shape, xm, &x));
+	CHECK_OK(vnpu_core_create_remote_tensor(core, device, VNPU_TYPE_F32, &shape, ym, &y));
+	CHECK_OK(vnpu_tensor_get_device(x, &where));
+	/* The CPU runs on any memory; the NPU needs whole pages. */
+	CHECK(is_npu(device) ? where == NULL : !strcmp(where, device));
+	fill_x(xm, 5.0f);
+	CHECK_OK(vnpu_infer_request_set_tensor(req, "x", x));
+	CHECK_OK(vnpu_infer_request_set_tensor(req, "y", y));
+	CHECK_OK(vnpu_infer_request_infer(req));
+	CHECK(!memcmp(ym, want, sizeof(want)));
+	vnpu_tensor_free(x);
+	vnpu_tensor_free(y);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	free(mem);
+	return 0;
+}
+
+static int remote_bad_args(vnpu_core *core, const char *device)
+{
+	const vnpu_shape shape = { 1, { N } }, dynamic = { 1, { -1 } };
+	float *mem = aligned_alloc(PAGE, 4 * PAGE);
+	vnpu_tensor *t = NULL;
+	const char *where;
+	int fd;
+
+	CHECK(mem);
+	CHECK_ERR(vnpu_core_create_remote_tensor(NULL, device, VNPU_TYPE_F32, &shape, mem, &t),
+		  VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_core_create_remote_tensor(core, NULL, VNPU_TYPE_F32, &shape, mem, &t),
+		  VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_core_create_remote_tensor(core, device, VNPU_TYPE_F32, &shape, NULL, &t),
+		  VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_core_create_remote_tensor(core, device, VNPU_TYPE_F32, &shape, mem, NULL),
+		  VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_core_create_remote_tensor(core, "GPU", VNPU_TYPE_F32, &shape, mem, &t),
+		  VNPU_NOT_FOUND);
+	CHECK_ERR(vnpu_core_create_remote_tensor(core, device, VNPU_TYPE_F32, &dynamic, mem, &t),
+		  VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_core_create_remote_tensor(core, device, VNPU_TYPE_F32, &shape,
+						 (char *)mem + 1, &t), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_core_import_dmabuf_tensor(core, device, VNPU_TYPE_F32, &shape, -1, &t),
+		  VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_core_import_dmabuf_tensor(core, device, VNPU_TYPE_F32, &shape, 0, NULL),
+		  VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_tensor_get_device(NULL, &where), VNPU_INVALID_ARGUMENT);
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	CHECK(fd >= 0);
+	/* Not a dma-buf; and the CPU imports none at all. */
+	CHECK_ERR(vnpu_core_import_dmabuf_tensor(core, device, VNPU_TYPE_F32, &shape, fd, &t),
+		  is_npu(device) ? VNPU_INVALID_ARGUMENT : VNPU_UNSUPPORTED);
+	close(fd);
+	CHECK(t == NULL);
+	free(mem);
+	return 0;
+}
+
+/* vgem's first card node (loading vgem when it is missing), or -1. */
+static int vgem_open(void)
+{
+	char path[32];
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (int minor = 0; minor < 64; minor++) {
+			drmVersionPtr v;
+			int fd;
+
+			snprintf(path, sizeof(path), "/dev/dri/card%d", minor);
+			fd = open(path, O_RDWR | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			v = drmGetVersion(fd);
+			if (v && !strcmp(v->name, "vgem")) {
+				drmFreeVersion(v);
+				return fd;
+			}
+			drmFreeVersion(v);
+			close(fd);
+		}
+		if (pass == 0 && system("modprobe vgem 2>/dev/null") != 0)
+			break;
+	}
+	return -1;
+}
+
+/* A vgem buffer of @bytes exported as a dma-buf fd, or -1. */
+static int vgem_dmabuf(int vgem, uint32_t bytes)
+{
+	struct drm_mode_create_dumb d = { .width = bytes / 4, .height = 1, .bpp = 32 };
+	int fd;
+
+	if (drmIoctl(vgem, DRM_IOCTL_MODE_CREATE_DUMB, &d) ||
+	    drmPrimeHandleToFD(vgem, d.handle, DRM_CLOEXEC | DRM_RDWR, &fd))
+		return -1;
+	return fd;
+}
+
+/*
+ * A vgem dma-buf is the input, another the output: the NPU reads and
+ * writes them in place (no byte uploaded or downloaded by the driver's
+ * counters) with the results of the copying path.
+ */
+static int dmabuf_vgem_in_out(vnpu_core *core, const char *device)
+{
+	const vnpu_shape shape = { 1, { N } };
+	static float want[N];
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	int vgem, in_fd, out_fd;
+	vnpu_tensor *x, *y, *again;
+	uint64_t copied;
+	float *px, *py;
+
+	if (!is_npu(device))
+		return 0;
+	vgem = vgem_open();
+	if (vgem < 0) {
+		printf("# %s: no vgem, dma-buf test skipped\n", device);
+		return 0;
+	}
+	in_fd = vgem_dmabuf(vgem, 4 * PAGE);
+	out_fd = vgem_dmabuf(vgem, 4 * PAGE);
+	CHECK(in_fd >= 0 && out_fd >= 0);
+	CHECK_OK(compile_add(core, device, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK(!expected_y(req, 7.0f, want));
+
+	CHECK_OK(vnpu_core_import_dmabuf_tensor(core, device, VNPU_TYPE_F32, &shape, in_fd, &x));
+	CHECK_OK(vnpu_core_import_dmabuf_tensor(core, device, VNPU_TYPE_F32, &shape, out_fd, &y));
+	CHECK_ERR(vnpu_core_import_dmabuf_tensor(core, device, VNPU_TYPE_F32, &shape, in_fd,
+						 &again), VNPU_BUSY);
+	CHECK_OK(vnpu_tensor_get_data(x, (void **)&px));
+	CHECK_OK(vnpu_tensor_get_data(y, (void **)&py));
+	fill_x(px, 7.0f);
+	CHECK_OK(vnpu_infer_request_set_tensor(req, "x", x));
+	CHECK_OK(vnpu_infer_request_set_tensor(req, "y", y));
+	copied = bytes_copied(core, device);
+	CHECK_OK(vnpu_infer_request_infer(req));
+	CHECK(bytes_copied(core, device) == copied);
+	CHECK(!memcmp(py, want, sizeof(want)));
+
+	vnpu_tensor_free(x);
+	vnpu_tensor_free(y);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	/* Freed by all (the request held them), it imports again; too small a one is refused. */
+	CHECK_OK(vnpu_core_import_dmabuf_tensor(core, device, VNPU_TYPE_F32, &shape, in_fd, &x));
+	vnpu_tensor_free(x);
+	CHECK_ERR(vnpu_core_import_dmabuf_tensor(core, device, VNPU_TYPE_F32,
+						 &(vnpu_shape){ 1, { 2 * PAGE } }, in_fd, &x),
+		  VNPU_INVALID_ARGUMENT);
+	close(in_fd);
+	close(out_fd);
+	close(vgem);
+	return 0;
+}
+
+static const struct test tests[] = {
+	TEST(remote_ptr_zero_copy),
+	TEST(remote_ptr_fallback),
+	TEST(remote_bad_args),
+	TEST(dmabuf_vgem_in_out),
+};
+
+int main(int argc, char **argv)
+{
+	return run_tests(argc, argv, tests, sizeof(tests) / sizeof(tests[0]));
+}
