@@ -15,6 +15,13 @@
 
 #define BENCH_MAX_FILES 64
 
+/* Where the inputs and outputs live (-io). */
+enum bench_io {
+	BENCH_IO_DEVICE,		/* the requests' own buffers, written in place */
+	BENCH_IO_HOST,			/* the caller's memory: copied every inference */
+	BENCH_IO_REMOTE,		/* the caller's memory as remote tensors */
+};
+
 struct bench_opts {
 	const char *model;
 	const char *device;
@@ -31,6 +38,7 @@ struct bench_opts {
 	const char *json_path;
 	const char *trace_path;
 	bool progress;			/* stderr is a terminal */
+	enum bench_io io;		/* -io */
 };
 
 /* One span of the trace: a stage or layer of one run of one request. */
@@ -50,6 +58,7 @@ struct bench_result {
 	uint64_t latency_cap;
 	double first_ms;
 	double compile_ms;
+	int64_t copied_bytes;		/* uploaded + downloaded while measuring; -1: unknown */
 
 	struct trace_span *spans;
 	uint64_t num_spans, max_spans;
@@ -65,6 +74,8 @@ struct bench_run {
 	char device_name[160];		/* FULL_DEVICE_NAME of the first */
 	uint32_t nireq;
 	vnpu_infer_request **reqs;
+	void **io_mem;			/* -io host or remote: the caller's memory */
+	uint32_t num_io_mem;
 	struct bench_result res;
 };
 

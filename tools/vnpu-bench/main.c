@@ -21,7 +21,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: vnpu-bench -m MODEL [-d DEVICE] [-api sync|async] [-nireq N]\n"
 		"                  [-niter N | -t SECONDS] [-hint HINT] [-b N] [-shape SHAPES]\n"
-		"                  [-i [NAME=]FILE ...] [-pc] [--json FILE] [--trace FILE]\n"
+		"                  [-i [NAME=]FILE ...] [-pc] [-io device|host|remote]\n"
+		"                  [--json FILE] [--trace FILE]\n"
 		"Measure how fast an ONNX model runs: first inference, latency, throughput.\n"
 		"  -m MODEL         the .onnx file\n"
 		"  -d DEVICE        CPU, NPU, NPU.<n>, HETERO:..., AUTO (default CPU)\n"
@@ -42,6 +43,11 @@ static void usage(FILE *f)
 		"                   a TensorProto (.pb), a NumPy array (.npy) or raw\n"
 		"                   data (FILE.raw:TYPE:D,D,...), of the input's shape\n"
 		"  -pc              print the per-layer counters of the last inference\n"
+		"  -io WHERE        the inputs and outputs: device (the requests' own\n"
+		"                   buffers, written in place; default), host (the\n"
+		"                   program's memory, copied every inference) or remote\n"
+		"                   (the program's page-aligned memory as remote tensors:\n"
+		"                   no copy where the device takes it)\n"
 		"  --json FILE      write the report as JSON\n"
 		"  --trace FILE     write a Chrome trace (Perfetto) of the runs: the host\n"
 		"                   stages per request and the layers on the device\n"
@@ -93,7 +99,7 @@ static bool watched_terminal(int fd)
 	       strncmp(name, "/dev/hvc", 8);
 }
 
-enum { OPT_JSON = 256, OPT_TRACE, OPT_INPUT };
+enum { OPT_JSON = 256, OPT_TRACE, OPT_INPUT, OPT_IO };
 
 static int parse_args(int argc, char **argv, struct bench_opts *o)
 {
@@ -109,6 +115,7 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 		{ "shape", required_argument, NULL, 's' },
 		{ "i", required_argument, NULL, OPT_INPUT },
 		{ "pc", no_argument, NULL, 'p' },
+		{ "io", required_argument, NULL, OPT_IO },
 		{ "json", required_argument, NULL, OPT_JSON },
 		{ "trace", required_argument, NULL, OPT_TRACE },
 		{ "help", no_argument, NULL, 'h' },
@@ -135,6 +142,17 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 			if (o->num_files == BENCH_MAX_FILES)
 				return usage_error("-i is taken at most %s times", "64");
 			o->files[o->num_files++] = optarg;
+			break;
+		case OPT_IO:
+			if (!strcmp(optarg, "device"))
+				o->io = BENCH_IO_DEVICE;
+			else if (!strcmp(optarg, "host"))
+				o->io = BENCH_IO_HOST;
+			else if (!strcmp(optarg, "remote"))
+				o->io = BENCH_IO_REMOTE;
+			else
+				return usage_error("-io takes device, host or remote, not '%s'",
+						   optarg);
 			break;
 		case 'h': usage(stdout); exit(0);
 		case 'a':
@@ -467,6 +485,59 @@ static int read_input_file(vnpu_compiled_model *cm, const char *spec, uint32_t n
 }
 
 /*
+ * -io host or remote: a tensor over new page-aligned memory of the
+ * program for @port of @req, set on it.
+ */
+static int set_caller_tensor(struct bench_run *b, vnpu_core *core, const char *device,
+			     vnpu_infer_request *req, const vnpu_port *port)
+{
+	uint64_t n = 1, bytes;
+	vnpu_tensor *t;
+	vnpu_status st;
+	void *mem;
+	uint32_t d;
+
+	for (d = 0; d < port->shape.rank; d++)
+		n *= (uint64_t)port->shape.dims[d];
+	bytes = (n * vnpu_element_type_size(port->type) + 4095) & ~(uint64_t)4095;
+	mem = aligned_alloc(4096, bytes ? bytes : 4096);
+	if (!mem)
+		return fail("allocating a tensor");
+	memset(mem, 0, bytes);
+	b->io_mem[b->num_io_mem++] = mem;
+	st = b->o->io == BENCH_IO_REMOTE ?
+	     vnpu_core_create_remote_tensor(core, device, port->type, &port->shape, mem, &t) :
+	     vnpu_tensor_create_from_ptr(port->type, &port->shape, mem, &t);
+	if (st == VNPU_OK) {
+		st = vnpu_infer_request_set_tensor(req, port->name, t);
+		vnpu_tensor_free(t);
+	}
+	return st ? fail("setting a tensor of the program's memory") : 0;
+}
+
+static int set_caller_tensors(struct bench_run *b, vnpu_core *core, uint32_t i)
+{
+	vnpu_compiled_model *cm = b->models[i % b->num_models];
+	uint32_t inputs, outputs, k;
+	vnpu_port port;
+
+	if (vnpu_compiled_model_get_num_inputs(cm, &inputs) ||
+	    vnpu_compiled_model_get_num_outputs(cm, &outputs))
+		return fail("ports");
+	if (!b->io_mem)
+		b->io_mem = calloc((size_t)b->nireq * (inputs + outputs), sizeof(*b->io_mem));
+	if (!b->io_mem)
+		return fail("allocating");
+	for (k = 0; k < inputs + outputs; k++) {
+		if ((k < inputs ? vnpu_compiled_model_get_input(cm, k, &port) :
+				  vnpu_compiled_model_get_output(cm, k - inputs, &port)) ||
+		    set_caller_tensor(b, core, b->devices[i % b->num_models], b->reqs[i], &port))
+			return 1;
+	}
+	return 0;
+}
+
+/*
  * The -i files into every request: copied into its own input tensor (a
  * benchmark's inputs stay in place) when of the port's type, else set
  * for the request to convert at each run.
@@ -503,7 +574,7 @@ static int set_input_files(struct bench_run *b, vnpu_infer_request *req,
 	return ret;
 }
 
-static int create_requests(struct bench_run *b)
+static int create_requests(struct bench_run *b, vnpu_core *core)
 {
 	unsigned int seed = 1;
 	uint32_t i, inputs;
@@ -516,11 +587,42 @@ static int create_requests(struct bench_run *b)
 
 		if (vnpu_compiled_model_create_infer_request(cm, &b->reqs[i]))
 			return fail("creating an infer request");
+		if (b->o->io != BENCH_IO_DEVICE && set_caller_tensors(b, core, i))
+			return 1;
 		if (vnpu_compiled_model_get_num_inputs(cm, &inputs) ||
 		    fill_inputs(b->reqs[i], inputs, &seed) ||
 		    set_input_files(b, b->reqs[i], cm, inputs))
 			return 1;
 	}
+	return 0;
+}
+
+/* Bytes the first device's driver copied (UPLOAD + DOWNLOAD), or -1. */
+static int64_t device_bytes_copied(vnpu_core *core, const char *device)
+{
+	const char *keys[2] = { VNPU_PROP_DEVICE_BYTES_UPLOADED,
+				VNPU_PROP_DEVICE_BYTES_DOWNLOADED };
+	vnpu_property_value *v;
+	int64_t sum = 0;
+
+	for (int k = 0; k < 2; k++) {
+		if (vnpu_core_get_property(core, device, keys[k], &v))
+			return -1;
+		sum += v->integer;
+		vnpu_property_value_free(v);
+	}
+	return sum;
+}
+
+/* The measured inferences, and what the driver copied meanwhile. */
+static int measure(struct bench_run *b, vnpu_core *core)
+{
+	int64_t before = device_bytes_copied(core, b->devices[0]), after;
+
+	if (bench_measure(b))
+		return 1;
+	after = device_bytes_copied(core, b->devices[0]);
+	b->res.copied_bytes = before < 0 || after < 0 ? -1 : after - before;
 	return 0;
 }
 
@@ -575,7 +677,7 @@ static int bench(const struct bench_opts *o, struct bench_run *b, vnpu_core *cor
 		return ret;
 	print_ports(b->models[0]);
 	fflush(stdout);
-	if (create_requests(b) || first_inference(b) || bench_measure(b))
+	if (create_requests(b, core) || first_inference(b) || measure(b, core))
 		return 1;
 	bench_print(b, stdout);
 	if (o->per_layer && bench_print_layers(b, stdout))
@@ -601,6 +703,9 @@ static void bench_free(struct bench_run *b)
 	free(b->res.spans);
 	free(b->res.latency_ms);
 	free(b->reqs);
+	for (i = 0; i < b->num_io_mem; i++)
+		free(b->io_mem[i]);
+	free(b->io_mem);
 }
 
 int main(int argc, char **argv)

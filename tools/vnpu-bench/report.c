@@ -85,6 +85,11 @@ static void device_list(const struct bench_run *b, char *buf, size_t size)
 					b->devices[i]);
 }
 
+static const char *io_name(const struct bench_opts *o)
+{
+	return o->io == BENCH_IO_HOST ? "host" : o->io == BENCH_IO_REMOTE ? "remote" : "device";
+}
+
 void bench_print(const struct bench_run *b, FILE *f)
 {
 	struct latency_stats s = latency_stats(&b->res);
@@ -108,6 +113,9 @@ void bench_print(const struct bench_run *b, FILE *f)
 	fprintf(f, "  p90                %10.3f ms\n", s.p90);
 	fprintf(f, "  p99                %10.3f ms\n", s.p99);
 	fprintf(f, "Throughput           %10.2f FPS\n", fps(b));
+	if (b->res.copied_bytes >= 0 && b->res.count)
+		fprintf(f, "Copied by the driver %10.0f bytes per inference (-io %s)\n",
+			(double)b->res.copied_bytes / (double)b->res.count, io_name(b->o));
 }
 
 /* ---- per-layer counters ---- */
@@ -198,6 +206,9 @@ int bench_write_json(const struct bench_run *b, const char *path)
 		"\"max\": %.6f, \"p90\": %.6f, \"p99\": %.6f},\n",
 		s.median, s.avg, s.min, s.max, s.p90, s.p99);
 	fprintf(f, "  \"throughput_fps\": %.6f", fps(b));
+	if (b->res.copied_bytes >= 0)
+		fprintf(f, ",\n  \"driver_bytes_copied\": %lld",
+			(long long)b->res.copied_bytes);
 	json_layers(b, f);
 	fprintf(f, "\n}\n");
 	if (fclose(f)) {

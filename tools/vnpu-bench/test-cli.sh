@@ -34,6 +34,7 @@ expect 2 "$bench" -m "$model" -niter x
 expect 2 "$bench" -m "$model" -niter 5 -t 1
 expect 2 "$bench" -m "$model" -hint fastest
 expect 2 "$bench" -m "$model" -shape '[1,2'
+expect 2 "$bench" -m "$model" -io pinned
 expect 2 "$bench" -m "$model" --no-such-option
 expect 2 "$bench" -m "$model" extra
 expect 2 "$bench" -m
@@ -65,6 +66,23 @@ jobs = sorted((e["ts"], e["ts"] + e["dur"]) for e in ev if e["cat"] == "job")
 assert all(a[1] <= b[0] + 0.01 for a, b in zip(jobs, jobs[1:])), "jobs overlap on the device"
 assert len({e["args"]["run"] for e in ev}) == 50
 print("ok - JSON report and trace parse")
+PY
+	done
+	# Each -io gives the same report; on the NPU the driver's counters say
+	# what was copied: nothing with the device's own or remote tensors.
+	for io in device host remote; do
+		expect 0 "$bench" -m "$model" -d "$device" -api sync -niter 5 -io $io \
+			--json "$tmp/io.json"
+		/usr/bin/python3 - "$tmp/io.json" "$io" "$device" <<'PY' || fails=$((fails + 1))
+import sys, json
+r = json.load(open(sys.argv[1]))
+io, device = sys.argv[2], sys.argv[3]
+assert r["count"] == 5, r["count"]
+copied = r.get("driver_bytes_copied")
+if device.startswith("NPU"):
+    assert copied is not None, "no driver counters on the NPU"
+    assert (copied > 0) == (io == "host"), (io, copied)
+print("ok - -io %s: %s bytes copied by the driver" % (io, copied))
 PY
 	done
 else
