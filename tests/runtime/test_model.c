@@ -741,6 +741,142 @@ static int fault_names_layer(vnpu_core *core, const char *device)
 }
 
 /*
+ * A branch graph for if_lazy_model(): Squeeze(x, axes) -> out, f32[4].
+ * (A Squeeze reading the outer graph's x and axes.)
+ */
+static void squeeze_branch(struct pb *node, const char *attr, const char *axes,
+			   const char *out)
+{
+	const char *in[2] = { "x", axes };
+	const int64_t four = 4;
+	struct pb g = { 0 }, a = { 0 };
+
+	onnx_node(&g, "Squeeze", in, 2, out);
+	pb_str(&g, GRAPH_NAME, attr);
+	onnx_value(&g, GRAPH_OUTPUT, out, 1, &four);
+	pb_str(&a, ATTR_NAME, attr);
+	pb_int(&a, ATTR_TYPE, ATTR_GRAPH);
+	pb_msg(&a, ATTR_G, &g);
+	pb_msg(node, NODE_ATTR, &a);
+	pb_free(&g);
+	pb_free(&a);
+}
+
+/*
+ * x f32[1,4] -> If "rate_switch"(c): then Squeeze(x, [0]) -> y f32[4],
+ * else Squeeze(x, [1]), which cannot take x (a branch valid only for
+ * another input, as a model switching on its sample rate has). @cond:
+ * 0 or 1 for a constant condition, -1 for a bool input "c".
+ */
+static vnpu_status if_lazy_model(vnpu_core *core, int cond, vnpu_model **m)
+{
+	const int64_t xdims[2] = { 1, 4 }, four = 4, one = 1, zero = 0;
+	const uint8_t c = cond > 0;
+	struct pb model = { 0 }, g = { 0 }, node = { 0 };
+	vnpu_status st;
+
+	onnx_value(&g, GRAPH_INPUT, "x", 2, xdims);
+	if (cond < 0)
+		onnx_value_typed(&g, GRAPH_INPUT, "c", ONNX_BOOL, 0, NULL);
+	else
+		onnx_init(&g, "c", ONNX_BOOL, 0, NULL, &c, 1);
+	onnx_init(&g, "ax0", ONNX_INT64, 1, &one, &zero, 8);
+	onnx_init(&g, "ax1", ONNX_INT64, 1, &one, &one, 8);
+	pb_str(&node, NODE_INPUT, "c");
+	pb_str(&node, NODE_OUTPUT, "y");
+	pb_str(&node, NODE_NAME, "rate_switch");
+	pb_str(&node, NODE_OP, "If");
+	squeeze_branch(&node, "then_branch", "ax0", "yt");
+	squeeze_branch(&node, "else_branch", "ax1", "ye");
+	pb_msg(&g, GRAPH_NODE, &node);
+	onnx_value(&g, GRAPH_OUTPUT, "y", 1, &four);
+	onnx_model(&model, &g, 13);
+	pb_free(&g);
+	pb_free(&node);
+	st = model.failed ? VNPU_OUT_OF_MEMORY :
+	     vnpu_core_read_model_from_memory(core, model.data, model.len, m);
+	pb_free(&model);
+	return st;
+}
+
+/* Run @req with x = 1..4 (and c = @c when it has it): y must be x
+ * (else GENERAL_ERROR, without a message: the caller's CHECK fails). */
+static vnpu_status run_if_lazy(vnpu_infer_request *req, bool has_c, bool c)
+{
+	static const float xs[4] = { 1, 2, 3, 4 };
+	vnpu_tensor *x, *ct, *y;
+	void *data;
+	vnpu_status st;
+
+	st = vnpu_infer_request_get_tensor(req, "x", &x);
+	if (st)
+		return st;
+	vnpu_tensor_get_data(x, &data);
+	memcpy(data, xs, sizeof(xs));
+	vnpu_tensor_free(x);
+	if (has_c) {
+		st = vnpu_infer_request_get_tensor(req, "c", &ct);
+		if (st)
+			return st;
+		vnpu_tensor_get_data(ct, &data);
+		*(uint8_t *)data = c;
+		vnpu_tensor_free(ct);
+	}
+	st = vnpu_infer_request_infer(req);
+	if (st)
+		return st;
+	st = vnpu_infer_request_get_tensor(req, "y", &y);
+	if (st)
+		return st;
+	vnpu_tensor_get_data(y, &data);
+	if (memcmp(data, xs, sizeof(xs)))
+		st = VNPU_GENERAL_ERROR;
+	vnpu_tensor_free(y);
+	return st;
+}
+
+/*
+ * If branches are inferred lazily: a branch that cannot take the inputs'
+ * shapes is an error only if it is taken. A constant condition compiles
+ * its branch alone (the other taken: the read names the node); a run-time
+ * one compiles the valid branch and a guard, which faults naming the If
+ * when the invalid branch is taken.
+ */
+static int if_lazy_branches(vnpu_core *core, const char *device)
+{
+	vnpu_compiled_model *cm = NULL;
+	vnpu_infer_request *req;
+	vnpu_model *m;
+
+	CHECK_OK(if_lazy_model(core, 1, &m));
+	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm));
+	vnpu_model_free(m);
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK_OK(run_if_lazy(req, false, false));
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+
+	CHECK_ERR(if_lazy_model(core, 0, &m), VNPU_PARSE_ERROR);
+	CHECK(strstr(vnpu_last_error(), "rate_switch"));
+	CHECK(strstr(vnpu_last_error(), "Squeeze"));
+
+	CHECK_OK(if_lazy_model(core, -1, &m));
+	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm));
+	vnpu_model_free(m);
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK_OK(run_if_lazy(req, true, true));
+	CHECK_ERR(run_if_lazy(req, true, false), VNPU_DEVICE_FAULT);
+	if (!strstr(vnpu_last_error(), "rate_switch"))
+		fprintf(stderr, "message: %s\n", vnpu_last_error());
+	CHECK(strstr(vnpu_last_error(), "rate_switch"));
+	/* It runs again with the valid branch taken. */
+	CHECK_OK(run_if_lazy(req, true, true));
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+/*
  * CastLike takes only the element type of 'like': ONNX's castlike bf16
  * cases feed a [1] to a 'like' declared [3,4], which a reshape of 'like'
  * lets through. Into bf16 truncates (the upper half of the f32 bits).
@@ -1444,6 +1580,7 @@ int main(int argc, char **argv)
 		TEST(reshape_hostile),
 		TEST(castlike_reshaped_like),
 		TEST(fault_names_layer),
+		TEST(if_lazy_branches),
 		TEST(rnn_empty_batch),
 		TEST(empty_and_scalar_layers),
 		TEST(reshape_statuses),

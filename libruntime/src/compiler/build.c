@@ -304,9 +304,66 @@ vnpu_status cb_const_scalar(struct cstate *s, vnpu_element_type type, int64_t v,
 static vnpu_status walk_node(struct cstate *s, struct walk *w, const struct vnpu_node *n);
 
 /*
+ * The guard of an If's branch that cannot take the shapes, under a
+ * condition known only at run time: a Gather from a one-element table at
+ * index Cast(cond) (the then branch) or Cast(Not(cond)) (the else branch),
+ * which faults, naming the If, when that branch is taken.
+ */
+static vnpu_status guard_branch(struct cstate *s, const struct vnpu_node *n, int32_t cond,
+				bool then_branch)
+{
+	struct vnpu_node *not, *cast, *gather;
+	int64_t one = 1;
+	int32_t c = cond, idx, table, picked;
+	vnpu_status st = VNPU_OK;
+
+	if (!then_branch) {
+		st = cs_add_synth(s, "Not", n, 1, 1, &not);
+		if (!st)
+			st = cb_add_synth(s, not, &cond, &c);
+	}
+	if (!st)
+		st = cs_add_synth(s, "Cast", n, 1, 1, &cast);
+	if (!st)
+		st = set_int_attr(cast, "to", VNPU_TYPE_I64);
+	if (!st)
+		st = cb_add_synth(s, cast, &c, &idx);
+	if (!st)
+		st = cb_const_i64(s, 1, &one, 1, &table);
+	if (!st)
+		st = cs_add_synth(s, "Gather", n, 2, 1, &gather);
+	if (!st)
+		st = cb_add_synth(s, gather, (const int32_t[]){ table, idx }, &picked);
+	return st;
+}
+
+/*
+ * Walk a branch of If @n. Under a condition not known at compile time
+ * (@guarded), a branch that cannot take the shapes is an error only if it
+ * is taken: its ops are dropped, *@failed is set and a guard faults when
+ * the condition picks it.
+ */
+static vnpu_status walk_branch(struct cstate *s, struct walk *w, const struct vnpu_node *n,
+			       const struct vnpu_graph *g, int32_t cond, bool guarded,
+			       bool then_branch, bool *failed)
+{
+	uint32_t first = s->num_ops;
+	vnpu_status st = cb_walk_graph(s, w, g);
+
+	*failed = false;
+	if (!guarded || (st != VNPU_PARSE_ERROR && st != VNPU_INVALID_ARGUMENT))
+		return st;
+	s->num_ops = first;
+	*failed = true;
+	return guard_branch(s, n, cond, then_branch);
+}
+
+/*
  * If: a known condition walks only its branch. In the main graph each
  * output is a select (the passes make it a view when the condition is
- * known); in a body a known branch's values are used directly.
+ * known); in a body a known branch's values are used directly. An unknown
+ * one walks both: a branch that cannot take the shapes gets a guard, and
+ * its outputs are the other branch's.
  */
 static vnpu_status walk_if(struct cstate *s, struct walk *w, const struct vnpu_node *n,
 			   const int32_t *in)
@@ -316,19 +373,27 @@ static vnpu_status walk_if(struct cstate *s, struct walk *w, const struct vnpu_n
 	int32_t cond = in[0];
 	bool known = cs_is_const(s, cond);
 	bool take_then = known && *(const uint8_t *)s->vals[cond].info.data;
+	bool t_failed = false, e_failed = false;
 	vnpu_status st = VNPU_OK;
 
 	if (!tb || !eb || !tb->g || !eb->g || tb->g->num_outputs < n->num_outputs ||
 	    eb->g->num_outputs < n->num_outputs)
 		return vnpu_node_error(VNPU_PARSE_ERROR, n, "no branches");
 	if (!known || take_then)
-		st = cb_walk_graph(s, w, tb->g);
+		st = walk_branch(s, w, n, tb->g, cond, !known, true, &t_failed);
 	if (!st && (!known || !take_then))
-		st = cb_walk_graph(s, w, eb->g);
+		/* Not both: with the then branch failed, the else one must take them. */
+		st = walk_branch(s, w, n, eb->g, cond, !known && !t_failed, false, &e_failed);
 	for (uint32_t o = 0; !st && o < n->num_outputs; o++) {
 		int32_t t = w->map[tb->g->outputs[o]], e = w->map[eb->g->outputs[o]];
 		int32_t out = n->outputs[o];
 		struct cop *op;
+
+		/* The branch not walked (or dropped) reads as the other. */
+		if (t_failed || (known && !take_then))
+			t = e;
+		if (e_failed || (known && take_then))
+			e = t;
 
 		if (out < 0)
 			continue;

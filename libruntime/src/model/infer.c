@@ -1397,14 +1397,21 @@ static vnpu_status infer_space_depth(struct ictx *c)
 	return VNPU_OK;
 }
 
-/* If: a known condition takes its branch; otherwise both branches must
- * agree on their outputs' types, and the shapes merge. */
+/*
+ * If: branches are inferred lazily. A known condition infers only its
+ * branch (the other may be valid only for another input, as a model
+ * switching on its sample rate is). Otherwise both are inferred: a branch
+ * that cannot take the shapes leaves the outputs to the other one (it is
+ * an error only if it is taken), both valid ones must agree on their
+ * outputs' types, and the shapes merge.
+ */
 static vnpu_status infer_if(struct ictx *c)
 {
 	const struct vnpu_attr *tb = vnpu_node_attr(c->n, "then_branch");
 	const struct vnpu_attr *eb = vnpu_node_attr(c->n, "else_branch");
 	struct vnpu_tinfo *infos = (struct vnpu_tinfo *)c->in[c->n->num_inputs];
-	vnpu_status st = inf_need_inputs(c, 1, 1);
+	vnpu_status st = inf_need_inputs(c, 1, 1), est;
+	bool known, take_then = false;
 
 	if (st)
 		return st;
@@ -1419,22 +1426,28 @@ static vnpu_status infer_if(struct ictx *c)
 	}
 	if (tb->g->num_outputs != c->n->num_outputs || eb->g->num_outputs != c->n->num_outputs)
 		return FAIL(c, "branch outputs do not match the node's");
-	st = inf_subgraph(c, tb->g, infos);
-	if (!st)
-		st = inf_subgraph(c, eb->g, infos);
-	if (st)
+	known = has_data(IN(c, 0));
+	if (known)
+		take_then = ((uint8_t *)IN(c, 0)->data)[0] != 0;
+	st = known && !take_then ? VNPU_OK : inf_subgraph(c, tb->g, infos);
+	/* Unknown: the else branch is tried even when then failed. */
+	est = known && take_then ? VNPU_OK : inf_subgraph(c, eb->g, infos);
+	if (st && (known || est))
 		return vnpu_node_prefix(st, c->n);
+	if (est && known)
+		return vnpu_node_prefix(est, c->n);
 	for (uint32_t i = 0; i < c->n->num_outputs; i++) {
 		const struct vnpu_tinfo *t = &infos[tb->g->outputs[i]], *e = &infos[eb->g->outputs[i]];
 		struct vnpu_tinfo *o = c->out[i];
 
 		if (!o)
 			continue;
-		if (has_data(IN(c, 0))) {
-			const struct vnpu_tinfo *src = ((uint8_t *)IN(c, 0)->data)[0] ? t : e;
+		if (known || st || est) {
+			const struct vnpu_tinfo *src = (known ? take_then : !st) ? t : e;
 
 			copy_shape(o, src, src->type);
-			eval_view(c, o, src);
+			if (known)
+				eval_view(c, o, src);
 			continue;
 		}
 		if (t->type != e->type)
