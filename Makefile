@@ -8,6 +8,8 @@
 #                pages and the Python package (DESTDIR= and PREFIX= as usual)
 #   make fuzz    each libFuzzer target for FUZZ_SECONDS (default 600), going on
 #                from the corpus of the last run (build/fuzz, clang + ASan + UBSan)
+#   make bench   every benchmark; make bench-models: the model zoo against
+#                ONNX Runtime (MODELS=a,b ROUNDS=N SECONDS=S JSON=FILE NPU=1 LAYERS=1)
 
 BUILD    ?= $(CURDIR)/build
 MESON_BUILD := $(BUILD)/meson
@@ -20,7 +22,7 @@ VERSION  := $(shell sed -n "s/^  version: '\\([^']*\\)',$$/\\1/p" meson.build)
 FUZZ_BUILD := $(BUILD)/fuzz
 FUZZ_SECONDS ?= 600
 
-.PHONY: all deps module userspace fuzz-build fuzz check run bench checkpatch clean install
+.PHONY: all deps module userspace fuzz-build fuzz check run bench bench-models checkpatch clean install
 
 all: module userspace
 
@@ -75,6 +77,14 @@ install: all
 
 bench: all
 	scripts/bench $(BUILD)
+
+# Real models against ONNX Runtime (scripts/bench-models --help): MODELS=a,b
+# for a subset, ROUNDS=N and SECONDS=S per round, JSON=FILE, NPU=1 for the
+# NPU against the CPU device in the VM too, LAYERS=1 for the top layer types.
+bench-models: all
+	scripts/bench-models $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(SECONDS),--seconds $(SECONDS)) \
+		$(if $(JSON),--json $(JSON)) $(if $(NPU),--npu) $(if $(LAYERS),--layers) \
+		$(MESON_BUILD) $(BUILD)/npm/node_modules
 
 CHECKPATCH = --no-tree --strict --quiet --show-types \
 	     --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG,BIT_MACRO
