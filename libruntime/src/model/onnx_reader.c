@@ -690,6 +690,11 @@ static vnpu_status read_node(struct reader *r, const Onnx__NodeProto *np,
 		if (st)
 			return vnpu_node_prefix(st, n);
 	}
+	/* Every op has a first output; only RNN, GRU and LSTM may leave Y out. */
+	if (!n->num_outputs || (n->outputs[0] == VNPU_NO_VALUE && strcmp(n->op, "RNN") &&
+				strcmp(n->op, "GRU") && strcmp(n->op, "LSTM")))
+		return vnpu_node_prefix(vnpu_error(VNPU_PARSE_ERROR, "the node has no first output"),
+					n);
 	for (size_t i = 0; i < np->n_attribute; i++) {
 		n->num_attrs = (uint32_t)i + 1;
 		st = read_attr(r, np->attribute[i], &n->attrs[i]);
