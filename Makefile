@@ -21,6 +21,7 @@ DESTDIR  ?=
 VERSION  := $(shell sed -n "s/^  version: '\\([^']*\\)',$$/\\1/p" meson.build)
 FUZZ_BUILD := $(BUILD)/fuzz
 FUZZ_SECONDS ?= 600
+FUZZ_FLAGS ?=
 
 .PHONY: all deps module userspace fuzz-build fuzz check run bench bench-models checkpatch clean install
 
@@ -52,7 +53,7 @@ fuzz-build: deps $(FUZZ_BUILD)/build.ninja
 	ninja -C $(FUZZ_BUILD)
 
 fuzz: fuzz-build
-	FUZZ_SECONDS=$(FUZZ_SECONDS) meson test -C $(FUZZ_BUILD) --no-rebuild --suite fuzz \
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_FLAGS='$(FUZZ_FLAGS)' meson test -C $(FUZZ_BUILD) --no-rebuild --suite fuzz \
 		--timeout-multiplier 0 --print-errorlogs --verbose
 
 check: all fuzz-build
