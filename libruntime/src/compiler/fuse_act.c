@@ -374,20 +374,36 @@ static bool fit_hard_sigmoid(const double *f, struct vnpu_layer_act *act)
 	return true;
 }
 
-/* The function @g computes, if it is one of act_fns[] or a HardSigmoid. */
+/* Whether @g is written with the ops of act_fns[@i] (the piecewise-linear
+ * ones clip somewhere). */
+static bool written_as(const struct act_graph *g, size_t i)
+{
+	return made_of(g, act_fns[i].allowed, act_fns[i].needed) &&
+	       (act_fns[i].needed || clipped(g));
+}
+
+/*
+ * The function @g computes, if it is one of act_fns[] or a HardSigmoid.
+ * A graph written with the ops of none (a run of Adds, say) is not
+ * evaluated: a model of many element-wise nodes compiles in time linear
+ * in them.
+ */
 static const char *match_graph(const struct cstate *s, const struct act_graph *g,
 			       struct vnpu_layer_act *act)
 {
+	bool hard_sigmoid = made_of(g, PIECEWISE_LINEAR, 0) && clipped(g), any = hard_sigmoid;
 	double f[ACT_PROBES];
 
 	memset(act, 0, sizeof(*act));
-	if (!eval_graph(s, g, f))
+	for (size_t i = 0; i < sizeof(act_fns) / sizeof(act_fns[0]); i++)
+		any = any || written_as(g, i);
+	if (!any || !eval_graph(s, g, f))
 		return NULL;
 	for (size_t i = 0; i < sizeof(act_fns) / sizeof(act_fns[0]); i++) {
 		const struct act_fn *a = &act_fns[i];
 		uint32_t p = 0;
 
-		if (!made_of(g, a->allowed, a->needed))
+		if (!written_as(g, i))
 			continue;
 		while (p < ACT_PROBES && close_to(f[p], a->fn(probe(p))))
 			p++;
@@ -396,7 +412,7 @@ static const char *match_graph(const struct cstate *s, const struct act_graph *g
 			return a->name;
 		}
 	}
-	if (made_of(g, PIECEWISE_LINEAR, 0) && clipped(g) && fit_hard_sigmoid(f, act))
+	if (hard_sigmoid && fit_hard_sigmoid(f, act))
 		return "HardSigmoid";
 	return NULL;
 }
