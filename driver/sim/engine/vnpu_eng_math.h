@@ -197,23 +197,36 @@ static inline v4df v_splat(double d)
 	return (v4df){ d, d, d, d };
 }
 
-static inline v4df v_exp(v4df x)
+/* x = n ln2 + r as m_exp() reduces it, n in @ni, x clamped first. */
+static inline v4df v_exp_reduce(v4df x, v4di *ni)
 {
-	v4df xc = v_sel(x > M_EXP_HI, v_splat(M_EXP_HI), x);
-	v4df t, n, r, p;
-	v4di ni, h;
+	v4df xc = v_sel(x > M_EXP_HI, v_splat(M_EXP_HI), x), t, n;
 
 	xc = v_sel(xc < M_EXP_LO, v_splat(M_EXP_LO), xc);
 	t = xc * M_LOG2E_D + M_RINT_MAGIC;
 	n = t - M_RINT_MAGIC;
-	r = (xc - n * M_LN2_HI) - n * M_LN2_LO;
-	ni = __builtin_convertvector(n, v4di);
-	h = ni >> 1;
-	M_EXP_POLY(p, r, v_splat);
+	*ni = __builtin_convertvector(n, v4di);
+	return (xc - n * M_LN2_HI) - n * M_LN2_LO;
+}
+
+/* @p times 2^@ni in two steps, and exp's results where @x is out of range. */
+static inline v4df v_exp_scale(v4df x, v4df p, v4di ni)
+{
+	v4di h = ni >> 1;
+
 	p = p * (v4df)((h + 1023) << 52) * (v4df)((ni - h + 1023) << 52);
 	p = v_sel(x < M_EXP_LO, v_splat(0.0), p);
 	p = v_sel(x > M_EXP_HI, v_splat(m_inf()), p);
 	return v_sel(x != x, x, p);
+}
+
+static inline v4df v_exp(v4df x)
+{
+	v4di ni;
+	v4df r = v_exp_reduce(x, &ni), p;
+
+	M_EXP_POLY(p, r, v_splat);
+	return v_exp_scale(x, p, ni);
 }
 
 /*
@@ -223,16 +236,9 @@ static inline v4df v_exp(v4df x)
  */
 static inline v4df v_exp_f(v4df x)
 {
-	v4df xc = v_sel(x > M_EXP_HI, v_splat(M_EXP_HI), x);
-	v4df t, n, r, p;
-	v4di ni, h;
+	v4di ni;
+	v4df r = v_exp_reduce(x, &ni), p;
 
-	xc = v_sel(xc < M_EXP_LO, v_splat(M_EXP_LO), xc);
-	t = xc * M_LOG2E_D + M_RINT_MAGIC;
-	n = t - M_RINT_MAGIC;
-	r = (xc - n * M_LN2_HI) - n * M_LN2_LO;
-	ni = __builtin_convertvector(n, v4di);
-	h = ni >> 1;
 	p = v_splat(1.0 / 40320.0);
 	p = p * r + 1.0 / 5040.0;
 	p = p * r + 1.0 / 720.0;
@@ -242,10 +248,7 @@ static inline v4df v_exp_f(v4df x)
 	p = p * r + 0.5;
 	p = p * r + 1.0;
 	p = p * r + 1.0;
-	p = p * (v4df)((h + 1023) << 52) * (v4df)((ni - h + 1023) << 52);
-	p = v_sel(x < M_EXP_LO, v_splat(0.0), p);
-	p = v_sel(x > M_EXP_HI, v_splat(m_inf()), p);
-	return v_sel(x != x, x, p);
+	return v_exp_scale(x, p, ni);
 }
 
 /*
