@@ -69,6 +69,21 @@ static void load_f32(float *dst, const void *src, __s64 st, __u64 n, __u32 dt)
 		copy_f32(dst, src, n);
 		return;
 	}
+	if (dt == VNPU_DTYPE_F32 && st == 2) {
+		const float *p = src;
+
+		/* Every other float: vectors that stay inside the run. */
+		for (i = 0; i + 8 < n; i += 8) {
+			v8sf lo = vload(p + 2 * i), hi = vload(p + 2 * i + 8);
+
+			vstore(dst + i, __builtin_shufflevector(lo, hi, 0, 2, 4,
+								6, 8, 10, 12,
+								14));
+		}
+		for (; i < n; i++)
+			dst[i] = p[2 * i];
+		return;
+	}
 	for (i = 0; i < n; i++)
 		dst[i] = ldf(src, (__s64)i * st, dt);
 }
@@ -1347,10 +1362,12 @@ static void conv_window(const struct conv_job *cj, __u64 q0, __u64 q1,
  * @wf: rows [@wb, @wf) are in the planes
  * @cap: rows of a plane
  * @valid: 0 until the first unit of a group (and image) sets the planes up
+ * @ready: the offsets and the zeroed slack past the planes are set: they
+ *	do not depend on the group or image, so a part sets them once
  */
 struct conv_slide {
 	__u64 wb, wf, cap;
-	int valid;
+	int valid, ready;
 };
 
 /*
@@ -1377,8 +1394,11 @@ static void conv_window_slide(const struct conv_job *cj, __u64 q0, __u64 q1,
 		sl->valid = 1;
 		sl->wb = r0;
 		sl->wf = r0;
-		zero_f32(win + s->cg * cs, eng_conv_slack(s, at, cols));
-		conv_offsets(cj, 0, cs, 0, off);
+		if (!sl->ready) {
+			zero_f32(win + s->cg * cs, eng_conv_slack(s, at, cols));
+			conv_offsets(cj, 0, cs, 0, off);
+			sl->ready = 1;
+		}
 	} else if (r1 > sl->wb + sl->cap) {
 		/* Forward copies: each chunk is read before it is overwritten. */
 		for (c = 0; c < s->cg; c++)
@@ -1532,33 +1552,99 @@ static void pack_a_conv(const void *arg, __u64 m0, __u64 mc, __u64 k0,
 	pack_a_weights(cj->l, cj->g, cj, m0, mc, k0, kc, dst);
 }
 
+/**
+ * struct conv_src - where a convolution part's units read B
+ * @bbuf: the offsets, then the window (eng_conv_bbuf())
+ * @sl: the stride-1 window kept across the part's units
+ * @slide: whether the window slides (stride 1 over f32)
+ * @windowed: whether B comes from a window (else im2col)
+ */
+struct conv_src {
+	__s32 *bbuf;
+	struct conv_slide sl;
+	int slide, windowed;
+};
+
+static void conv_src_init(const struct eng_layer *l, const struct conv_job *cj,
+			  __u64 cols, void *bbuf, struct conv_src *cs)
+{
+	const struct vnpu_layer_conv *at = l->attrs;
+
+	cs->bbuf = bbuf;
+	cs->windowed = eng_conv_windowed(at);
+	cs->sl.valid = 0;
+	cs->sl.ready = 0;
+	cs->sl.cap = eng_conv_win_cap(&cj->s, at, cols);
+	cs->slide = at->stride[0] == 1 && at->stride[1] == 1 &&
+		    l->t[0].dtype == VNPU_DTYPE_F32;
+}
+
+/*
+ * B of padded columns [@q0, @q1) (unit @qi of its group and image) for
+ * units of @cols: the input itself (a 1x1 convolution), the sliding or
+ * the unit's own window, or im2col; sets where the outputs go in @o.
+ */
+static void conv_src_unit(const struct conv_job *cj, struct conv_src *cs,
+			  __u64 qi, __u64 q0, __u64 q1, __u64 cols,
+			  struct gemm_b *b, struct gemm_out *o)
+{
+	__u64 wq = eng_conv_wq(&cj->s, cj->at), kt = cj->s.cg * cj->s.kh * cj->s.kw;
+	__s32 *off = cs->bbuf;
+	float *win = eng_align(off + kt);
+	__u64 c;
+
+	b->pack = 0;
+	/* Without spare columns, columns are outputs. */
+	o->wp = wq == cj->s.ow ? 0 : wq;
+	o->ow = cj->s.ow;
+	if (!cs->windowed) {
+		o->wp = 0;
+		b->off = 0;
+		b->pack = pack_im2col;
+		b->arg = cj;
+		return;
+	}
+	b->off = off;
+	if (conv_direct(cj, q0, q1)) {
+		for (c = 0; c < cj->s.cg; c++)
+			off[c] = (__s32)(c * cj->xs[0]);
+		b->win = cj->x;
+		o->wp = 0;
+		cs->sl.valid = 0;
+		cs->sl.ready = 0;
+	} else if (cs->slide && cj->xs[2] == 1) {
+		/* A new group or image starts the window again. */
+		if (qi == 0)
+			cs->sl.valid = 0;
+		conv_window_slide(cj, q0, q1, cols, win, off, &cs->sl);
+		b->win = win - cs->sl.wb * wq;
+	} else {
+		conv_window(cj, q0, q1, cols, win, off);
+		b->win = win - q0;
+	}
+}
+
 static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 			 const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_conv *at = l->attrs;
-	int windowed = eng_conv_windowed(at);
 	struct conv_job cj;
 	struct gemm_epi e;
 	struct gemm_out o = {};
 	struct gemm_a a = {};
 	struct gemm_b b = {};
 	struct gemm_bufs bufs;
-	__u64 u, qn, nb, q0, q1, m0, kt, wq, mbu;
+	struct conv_src cs;
+	__u64 u, qn, nb, q0, q1, m0, mbu;
 	struct eng_unit unit;
-	struct conv_slide sl = {};
-	int slide;
 
 	eng_conv_shape(l, &cj.s);
-	wq = eng_conv_wq(&cj.s, at);
 	qn = eng_conv_cols(&cj.s, at);
 	eng_conv_unit(&cj.s, ctx->features, &unit);
 	nb = eng_div_up(qn, unit.cols);
-	kt = cj.s.cg * cj.s.kh * cj.s.kw;
 	gemm_scratch(ctx, !(at->flags & VNPU_LAYER_F_PACKED), &unit, &bufs);
 	mbu = eng_div_up(cj.s.mg, unit.rows);
-	sl.cap = eng_conv_win_cap(&cj.s, at, unit.cols);
-	slide = at->stride[0] == 1 && at->stride[1] == 1 &&
-		l->t[0].dtype == VNPU_DTYPE_F32;
+	conv_src_init(l, &cj, unit.cols, bufs.b, &cs);
 	for (u = ub; u < ue; u++) {
 		__u64 qi = u % nb, mi = (u / nb) % mbu;
 		__u64 g = (u / (nb * mbu)) % cj.s.group;
@@ -1571,44 +1657,11 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 		conv_epi(l, img, g, &e, &o);
 		q0 = qi * unit.cols;
 		q1 = eng_min(q0 + unit.cols, qn);
-		if (windowed && conv_direct(&cj, q0, q1)) {
-			__s32 *off = (__s32 *)bufs.b;
-
-			for (m0 = 0; m0 < cj.s.cg; m0++)
-				off[m0] = (__s32)(m0 * cj.xs[0]);
-			b.win = cj.x;
-			b.off = off;
-			o.wp = 0;
-			sl.valid = 0;
-		} else if (windowed && slide && cj.xs[2] == 1) {
-			__s32 *off = (__s32 *)bufs.b;
-			float *win = eng_align(off + kt);
-
-			/* A new group or image starts the window again. */
-			if (qi == 0)
-				sl.valid = 0;
-			conv_window_slide(&cj, q0, q1, unit.cols, win, off, &sl);
-			b.win = win - sl.wb * wq;
-			b.off = off;
-			o.wp = wq == cj.s.ow ? 0 : wq;
-			o.ow = cj.s.ow;
-		} else if (windowed) {
-			__s32 *off = (__s32 *)bufs.b;
-			float *win = eng_align(off + kt);
-
-			conv_window(&cj, q0, q1, unit.cols, win, off);
-			b.win = win - q0;
-			b.off = off;
-			/* Without spare columns, columns are outputs. */
-			o.wp = wq == cj.s.ow ? 0 : wq;
-			o.ow = cj.s.ow;
-		} else {
-			b.pack = pack_im2col;
-			b.arg = &cj;
-		}
+		conv_src_unit(&cj, &cs, qi, q0, q1, unit.cols, &b, &o);
 		for (m0 = mi * unit.rows; m0 < m1; m0 += ENG_MC)
 			gemm_block(&a, &b, m0, eng_min(ENG_MC, m1 - m0), q0,
-				   q1 - q0, kt, &o, &e, &bufs);
+				   q1 - q0, cj.s.cg * cj.s.kh * cj.s.kw, &o, &e,
+				   &bufs);
 	}
 	return 0;
 }
@@ -1629,6 +1682,18 @@ static float dw_weight(const struct eng_layer *l, __u64 c, __u64 kh, __u64 kw)
 	return ldf(l->data[1], (__s64)c * w->strides[0] +
 		   (__s64)kh * w->strides[2] + (__s64)kw * w->strides[3],
 		   w->dtype);
+}
+
+/* The @kt weights of channel @c of a depthwise layer, as f32 at @w. */
+static void dw_weights(const struct eng_layer *l, __u64 c, __u64 kt, float *w)
+{
+	const struct vnpu_layer_conv *at = l->attrs;
+	const float *p = (const float *)l->data[1] + c * ENG_MR * kt;
+	__u64 k;
+
+	for (k = 0; k < kt; k++)
+		w[k] = at->flags & VNPU_LAYER_F_PACKED ? p[k * ENG_MR] :
+			dw_weight(l, c, k / at->kernel[1], k % at->kernel[1]);
 }
 
 /* Outputs of a depthwise row computed at a time when not stored as f32. */
@@ -1743,12 +1808,123 @@ static int run_conv_dw(const struct eng_layer *l, __u64 ub, __u64 ue,
 	return 0;
 }
 
+#ifdef ENG_FMA
+#define DW_FMA(a, b, c) VFMA(a, b, c)
+#else
+/* The baseline's fused multiply-add per lane, as its ukernel() does. */
+static inline v8sf dw_fma(v8sf a, v8sf b, v8sf c)
+{
+	int l;
+
+	for (l = 0; l < 8; l++)
+		c[l] = fma_exact(a[l], b[l], c[l]);
+	return c;
+}
+
+#define DW_FMA(a, b, c) dw_fma(a, b, c)
+#endif
+
+/*
+ * @n vectors of sums at @acc (from zero unless @load) plus taps [@k0, @k1)
+ * of the weights @w over row k of B at @b + off[k]: fma(w[k], b[k], sum)
+ * in tap order, as the GEMM's micro-kernels sum a row.
+ */
+#define DW_BLOCK(n) do {						\
+	v8sf v[n];							\
+	int i;								\
+									\
+	for (i = 0; i < (n); i++)					\
+		v[i] = load ? vload(acc + 8 * i) : vbcast(0.0f);	\
+	for (k = k0; k < k1; k++) {					\
+		const float *bk = b + off[k];				\
+		v8sf wk = vbcast(w[k]);					\
+									\
+		for (i = 0; i < (n); i++)				\
+			v[i] = DW_FMA(wk, vload(bk + 8 * i), v[i]);	\
+	}								\
+	for (i = 0; i < (n); i++)					\
+		vstore(acc + 8 * i, v[i]);				\
+} while (0)
+
+/*
+ * Taps [@k0, @k1) of one channel into the sums of its @nc columns at
+ * @acc (whole panels of ENG_NR; B past @nc is the window's slack): 64
+ * columns at a time, eight independent sums, then a panel at a time.
+ */
+static void dw_taps(const float *w, const float *b, const __s32 *off,
+		    __u64 k0, __u64 k1, __u64 nc, float *acc, int load)
+{
+	__u64 j, k, n = eng_div_up(nc, ENG_NR) * ENG_NR;
+
+	for (j = 0; j + 64 <= n; j += 64, b += 64, acc += 64)
+		DW_BLOCK(8);
+	for (; j < n; j += ENG_NR, b += ENG_NR, acc += ENG_NR)
+		DW_BLOCK(2);
+}
+
+/*
+ * Depthwise over the window, units of one channel's padded columns: B by
+ * offsets as the GEMM reads it, the channel's one row of sums in scratch
+ * (taps in slices of ENG_KC with pause points between them), then the
+ * GEMM's epilogue. Each output is the GEMM's own sum of the same layer,
+ * so the same bits as a convolution of one output channel per group.
+ */
+static int run_conv_dw_window(const struct eng_layer *l, __u64 ub, __u64 ue,
+			      const struct vnpu_eng_ctx *ctx)
+{
+	const struct vnpu_layer_conv *at = l->attrs;
+	struct conv_job cj;
+	struct gemm_epi e;
+	struct gemm_out o = {};
+	struct gemm_b b = {};
+	struct gemm_flush f = {};
+	struct conv_src cs;
+	__u64 u, qn, nb, cols, kt, k0, k1, q0, q1;
+	float *acc, *w, add[1];
+	int has_add = 0;
+
+	eng_conv_shape(l, &cj.s);
+	qn = eng_conv_cols(&cj.s, at);
+	cols = eng_dw_cols(&cj.s, ctx->features);
+	nb = eng_div_up(qn, cols);
+	kt = cj.s.kh * cj.s.kw;
+	acc = eng_align(ctx->scratch);
+	w = eng_align(acc + cols);
+	conv_src_init(l, &cj, cols, eng_align(w + kt), &cs);
+	f.acc = acc;
+	f.acc_rs = cols;
+	for (u = ub; u < ue; u++) {
+		__u64 qi = u % nb, c = (u / nb) % cj.s.m, img = u / (nb * cj.s.m);
+
+		conv_job_init(l, img, c, &cj);
+		conv_epi(l, img, c, &e, &o);
+		q0 = qi * cols;
+		q1 = eng_min(q0 + cols, qn);
+		conv_src_unit(&cj, &cs, qi, q0, q1, cols, &b, &o);
+		dw_weights(l, c, kt, w);
+		for (k0 = 0; k0 < kt; k0 = k1) {
+			k1 = eng_min(kt, k0 + ENG_KC);
+			if (k0)
+				eng_pause(ctx);
+			dw_taps(w, b.win + q0, b.off, k0, k1, q1 - q0, acc, k0 != 0);
+		}
+		f.n0 = q0;
+		f.plain = epi_plain(&o, &e, 0, 1, add, &has_add);
+		f.add = has_add ? add : 0;
+		f.act = e.act;
+		block_flush(&o, &e, &f, 0, 1, 0, q1 - q0);
+	}
+	return 0;
+}
+
 static int run_conv(const struct eng_layer *l, __u64 ub, __u64 ue,
 		    const struct vnpu_eng_ctx *ctx)
 {
 	struct eng_conv_shape s;
 
 	eng_conv_shape(l, &s);
+	if (eng_dw_windowed(&s, l->attrs))
+		return run_conv_dw_window(l, ub, ue, ctx);
 	if (eng_conv_depthwise(&s))
 		return run_conv_dw(l, ub, ue, ctx);
 	return run_conv_gemm(l, ub, ue, ctx);

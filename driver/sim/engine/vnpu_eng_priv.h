@@ -540,4 +540,47 @@ static inline __u64 eng_conv_bbuf(const struct eng_conv_shape *s,
 	       eng_conv_slack(s, a, cols);
 }
 
+/*
+ * A depthwise convolution with strides up to ENG_WIN_STRIDE runs over the
+ * GEMM's window one channel at a time: a unit is up to ENG_NC padded
+ * columns of one channel (fewer on the baseline path when the kernel is
+ * large, so that a unit stays within its budget). Larger strides take the
+ * direct row kernel.
+ */
+static inline int eng_dw_windowed(const struct eng_conv_shape *s,
+				  const struct vnpu_layer_conv *a)
+{
+	return eng_conv_depthwise(s) && eng_conv_windowed(a);
+}
+
+static inline __u64 eng_dw_cols(const struct eng_conv_shape *s,
+				__u32 features)
+{
+	return eng_unit_side(eng_unit_macs(features), s->kh * s->kw, ENG_NR,
+			     ENG_NR, ENG_NC);
+}
+
+static inline __u64 eng_dw_units(const struct eng_conv_shape *s,
+				 const struct vnpu_layer_conv *a,
+				 __u32 features)
+{
+	return s->n * s->m * eng_div_up(eng_conv_cols(s, a),
+					eng_dw_cols(s, features));
+}
+
+/*
+ * Floats of a windowed depthwise part's scratch: a unit's sums, the
+ * channel's weights, then the offsets and window (eng_conv_bbuf()), each
+ * aligned.
+ */
+static inline __u64 eng_dw_scratch(const struct eng_conv_shape *s,
+				   const struct vnpu_layer_conv *a,
+				   __u32 features)
+{
+	__u64 cols = eng_dw_cols(s, features);
+
+	return 4 * (ENG_ALIGN / 4) + cols + s->kh * s->kw +
+	       eng_conv_bbuf(s, a, cols);
+}
+
 #endif /* _VNPU_ENG_PRIV_H_ */

@@ -211,6 +211,7 @@ static void build_layers(void)
 	conv("conv 3x3", 8, 12, 13, 11, 3, 1, 1, 1, 1, VNPU_DTYPE_F32);
 	conv("conv 5x5 s2", 6, 10, 17, 17, 5, 2, 2, 1, 0, VNPU_DTYPE_F32);
 	conv("conv dw", 16, 16, 20, 20, 3, 1, 1, 16, 1, VNPU_DTYPE_F32);
+	conv("conv dw 5x5 s2", 24, 24, 30, 33, 5, 2, 2, 24, 0, VNPU_DTYPE_F32);
 	conv("conv 1x1", 32, 24, 9, 9, 1, 1, 0, 1, 0, VNPU_DTYPE_F32);
 	conv("conv grouped", 12, 6, 10, 10, 3, 1, 1, 3, 0, VNPU_DTYPE_F32);
 	/* f16 and bf16 storage, f32 sums. */

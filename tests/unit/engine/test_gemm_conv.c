@@ -393,6 +393,17 @@ static void test_conv(void)
 		{ 0, 2, 4, 30, 33, 6, 2, 3, 3, 1, 1, 2, 2, 2, 2, 2, 3, 0, 0 },
 		{ 0, 1, 3, 64, 20, 4, 1, 5, 3, 1, 1, 1, 1, 0, 1, 4, 1, 0, 0 },
 		{ 1, 1, 3, 1, 2000, 5, 1, 1, 5, 1, 1, 1, 1, 0, 2, 0, 2, 0, 0 },
+		/*
+		 * Depthwise over the window, a channel's padded columns per
+		 * unit: stride 2 in many units, a dilated sliding window, 5x5
+		 * on a 7x7 plane in one unit, a 1-D kernel of 400 taps (two
+		 * slices), and stride 5 (the direct row kernel).
+		 */
+		{ 0, 1, 6, 45, 50, 6, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0 },
+		{ 0, 2, 5, 60, 37, 5, 5, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 0, 0 },
+		{ 0, 1, 7, 7, 7, 7, 7, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 0, 0 },
+		{ 1, 1, 3, 1, 900, 3, 3, 1, 400, 1, 1, 1, 1, 0, 10, 0, 10, 0, 0 },
+		{ 0, 1, 4, 20, 22, 4, 4, 3, 3, 5, 5, 1, 1, 1, 1, 1, 1, 0, 0 },
 	};
 	static const __u32 flag_sets[] = { 0, B, B | R, B | R | P, P };
 	size_t i, f;
