@@ -2029,7 +2029,8 @@ static inline v8sf pool_lane(v8sf acc, v8sf v, int avg)
  * @n f32 outputs, @ysw apart at @y, of max or average windows without
  * dilation that lie inside the input: output o's window starts at
  * @x + o * @step, its rows @xsh apart, its taps @xsw. pool_taps()' reads in
- * the same order without its checks, eight outputs at a time, so the same
+ * the same order without its checks, eight outputs at a time (the last
+ * eight again when @n is not a multiple: the same values), so the same
  * bits.
  */
 static void pool_inside(const struct vnpu_layer_pool *at, const float *x,
@@ -2041,9 +2042,12 @@ static void pool_inside(const struct vnpu_layer_pool *at, const float *x,
 	float init = avg ? 0.0f : -(float)m_inf();
 	__u64 o;
 
-	for (o = 0; o + 8 <= n; o += 8) {
+	/* A last run of fewer than 8 takes the 8 outputs ending the row. */
+	for (o = 0; o < n && n >= 8; o += 8) {
 		v8sf acc = vbcast(init);
 
+		if (o + 8 > n)
+			o = n - 8;
 		for (kh = 0; kh < k0; kh++)
 			for (kw = 0; kw < k1; kw++) {
 				const float *p = x + (__s64)o * step +
@@ -2052,6 +2056,16 @@ static void pool_inside(const struct vnpu_layer_pool *at, const float *x,
 
 				if (step == 1) {
 					v = vload(p);
+				} else if (step == 2 && o + 8 < n) {
+					/*
+					 * p[15] lies before the next
+					 * output's window, inside the input.
+					 */
+					v = vload(p + 8);
+					v = __builtin_shufflevector(vload(p), v,
+								    0, 2, 4, 6,
+								    8, 10, 12,
+								    14);
 				} else {
 					for (l = 0; l < 8; l++)
 						v[l] = p[l * step];
@@ -2060,6 +2074,10 @@ static void pool_inside(const struct vnpu_layer_pool *at, const float *x,
 			}
 		if (avg)
 			acc = acc / vbcast((float)(k0 * k1));
+		if (ysw == 1) {
+			vstore(y + o, acc);
+			continue;
+		}
 		for (l = 0; l < 8; l++)
 			y[(__s64)(o + l) * ysw] = acc[l];
 	}
@@ -2078,6 +2096,77 @@ static void pool_inside(const struct vnpu_layer_pool *at, const float *x,
 			}
 		y[(__s64)o * ysw] = avg ? sum / (float)(k0 * k1) : mx;
 	}
+}
+
+/*
+ * The windows of ENG_POOL_LANES channels at once, one per lane, for max
+ * or average windows of @kh rows of @kw taps inside f32 planes @cs floats
+ * apart (rows @xsh apart): each lane takes its window's taps in window
+ * order, so it does what pool_taps() does, the same bits. Runs of eight
+ * taps come as two 8x8 transposes' worth of one.
+ */
+static void pool_lanes(const struct vnpu_layer_pool *at, const float *x,
+		       __s64 cs, __s64 xsh, __u64 kh, __u64 kw, float *y,
+		       __s64 ycs, struct eng_pacer *pc)
+{
+	int avg = at->mode == VNPU_POOL_AVG;
+	v8sf acc = vbcast(avg ? 0.0f : -(float)m_inf());
+	__u64 taps = kh * kw, r, k, k0, k1, j;
+	float t[64];
+	int l;
+
+	/* Dense rows are one row of all the taps, in the same order. */
+	if (xsh == (__s64)kw) {
+		kw = taps;
+		kh = 1;
+	}
+	for (r = 0; r < kh; r++) {
+		const float *row = x + (__s64)r * xsh;
+
+		for (k0 = 0; k0 < kw; k0 = k1) {
+			k1 = eng_pace_end_w(pc, k0, kw, ENG_POOL_LANES);
+			for (k = k0; k + 8 <= k1; k += 8) {
+				transpose8(row + k, cs, t, 8);
+				for (j = 0; j < 8; j++)
+					acc = pool_lane(acc, vload(t + 8 * j), avg);
+			}
+			for (; k < k1; k++) {
+				v8sf v;
+
+				for (l = 0; l < ENG_POOL_LANES; l++)
+					v[l] = row[(__s64)l * cs + (__s64)k];
+				acc = pool_lane(acc, v, avg);
+			}
+			eng_pace(pc, (k1 - k0) * ENG_POOL_LANES);
+		}
+	}
+	if (avg)
+		acc = acc / vbcast((float)taps);
+	for (l = 0; l < ENG_POOL_LANES; l++)
+		y[(__s64)l * ycs] = acc[l];
+}
+
+/*
+ * Outputs [@e, @end) of a pool with one output per plane whose window
+ * lies inside f32 planes: runs of ENG_POOL_LANES channels of one image
+ * take pool_lanes(); returns where the runs stop.
+ */
+static __u64 pool_global(const struct eng_layer *l, __u64 e, __u64 end,
+			 struct eng_pacer *pc)
+{
+	const struct vnpu_layer_pool *at = l->attrs;
+	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+	__u64 c = e % y->dims[1], img = e / y->dims[1];
+	__s64 xsh = x->rank == 4 ? x->strides[2] : 0;
+
+	for (; e + ENG_POOL_LANES <= end && c + ENG_POOL_LANES <= y->dims[1];
+	     e += ENG_POOL_LANES, c += ENG_POOL_LANES)
+		pool_lanes(at, (const float *)l->data[0] +
+			   (__s64)img * x->strides[0] + (__s64)c * x->strides[1],
+			   x->strides[1], xsh, at->kernel[0], at->kernel[1],
+			   (float *)l->data[1] + (__s64)img * y->strides[0] +
+			   (__s64)c * y->strides[1], y->strides[1], pc);
+	return e;
 }
 
 /*
@@ -2101,17 +2190,23 @@ static int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 	__u32 size = vnpu_eng_dtype_size(x->dtype);
 	int fast = x->dtype == VNPU_DTYPE_F32 && y->dtype == VNPU_DTYPE_F32 &&
 		   at->mode != VNPU_POOL_LP && at->dilation[0] == 1 &&
-		   at->dilation[1] == 1 && taps <= POOL_INSIDE_TAPS;
+		   at->dilation[1] == 1;
+	/* One output per plane, its window inside dense f32 rows. */
+	int global = fast && oh_n == 1 && ow_n == 1 && xsw == 1 &&
+		     !at->pad_begin[0] && !at->pad_begin[1] &&
+		     at->kernel[0] <= h && at->kernel[1] <= w;
 	struct eng_pacer pc;
+	__u64 per = eng_pool_per_unit(y, taps);
 
 	/* Columns [in0, in1) of outputs whose windows lie inside each row. */
-	if (fast && w >= at->kernel[1]) {
+	if (fast && taps <= POOL_INSIDE_TAPS && w >= at->kernel[1]) {
 		in0 = eng_div_up(at->pad_begin[1], at->stride[1]);
 		in1 = (w - at->kernel[1] + at->pad_begin[1]) / at->stride[1] + 1;
 		in1 = eng_min(in1, ow_n);
 	}
 	eng_pacer_init(&pc, ctx);
-	row_range(vnpu_eng_numel(y), taps, ub, ue, &lo, &hi);
+	lo = eng_min(ub * per, vnpu_eng_numel(y));
+	hi = eng_min(ue * per, vnpu_eng_numel(y));
 	for (e = lo; e < hi; ) {
 		__u64 oh = (e / ow_n) % oh_n, c = (e / (ow_n * oh_n)) % y->dims[1];
 		__u64 img = e / (ow_n * oh_n * y->dims[1]), end, run;
@@ -2123,6 +2218,12 @@ static int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 		__s64 h0 = (__s64)(oh * at->stride[0]) - at->pad_begin[0];
 		int rows_in = h0 >= 0 && h0 + at->kernel[0] <= (__s64)h;
 
+		/* Runs of channels at once, then one output at a time. */
+		run = global ? pool_global(l, e, hi, &pc) : e;
+		if (run != e) {
+			e = run;
+			continue;
+		}
 		ow = e % ow_n;
 		end = eng_min(hi, e + ow_n - ow);
 		while (e < end) {

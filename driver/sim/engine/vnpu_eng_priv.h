@@ -285,6 +285,27 @@ static inline __u64 eng_roi_reads(const struct vnpu_tensor *x,
 	return 4 * n;
 }
 
+/* Outputs the global pools (one output per plane) compute at a time. */
+#define ENG_POOL_LANES	8
+
+/*
+ * POOL: outputs per unit, windows of @taps reads each, about
+ * ENG_ELEM_UNIT reads; at least ENG_POOL_LANES when @y has one output per
+ * plane, whose windows run that many channels at a time.
+ */
+static inline __u64 eng_pool_per_unit(const struct vnpu_tensor *y,
+				      __u64 taps)
+{
+	__u64 per = ENG_ELEM_UNIT / (taps ? taps : 1), plane = 1;
+	__u32 d;
+
+	for (d = 2; d < y->rank; d++)
+		plane *= y->dims[d];
+	if (plane == 1 && per < ENG_POOL_LANES)
+		per = ENG_POOL_LANES;
+	return per ? per : 1;
+}
+
 /* MAXPOOL_INDEX: the window of one output. */
 static inline __u64 eng_poolidx_window(const struct vnpu_layer_pool_index *a)
 {

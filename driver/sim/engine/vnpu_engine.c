@@ -1296,7 +1296,8 @@ __u64 vnpu_eng_units(const struct eng_layer *l, __u32 features)
 		const struct vnpu_layer_pool *a = l->attrs;
 
 		/* Output elements of one window each. */
-		return row_units(numel_y, (__u64)a->kernel[0] * a->kernel[1]);
+		return eng_div_up(numel_y, eng_pool_per_unit(y, (__u64)a->kernel[0] *
+							     a->kernel[1]));
 	}
 	case VNPU_LAYER_SOFTMAX:
 		return axis_units(&l->t[0],

@@ -235,6 +235,20 @@ static void build_layers(void)
 		l->t[1] = tensor(VNPU_DTYPE_F32, 4, d4p, 0);
 		l->n = 2;
 	}
+	{
+		/* One output per plane: eight channels at a time. */
+		struct vnpu_layer_pool p = { .mode = VNPU_POOL_AVG };
+		__u64 dg[4] = { 2, 20, 9, 31 }, dg1[4] = { 2, 20, 1, 1 };
+
+		p.kernel[0] = 9;
+		p.kernel[1] = 31;
+		p.stride[0] = p.stride[1] = 1;
+		p.dilation[0] = p.dilation[1] = 1;
+		l = add("global avgpool", VNPU_LAYER_POOL, &p, sizeof(p));
+		l->t[0] = tensor(VNPU_DTYPE_F32, 4, dg, 1);
+		l->t[1] = tensor(VNPU_DTYPE_F32, 4, dg1, 0);
+		l->n = 2;
+	}
 	for (i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++)
 		unary("unary", funcs[i], 0);
 	unary("log", VNPU_ACT_LOG, 1);

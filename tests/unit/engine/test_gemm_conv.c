@@ -557,6 +557,16 @@ static void test_pool(void)
 		{ VNPU_POOL_AVG, VNPU_POOL_F_CEIL, 0, 0, 1, 2, 10, 45, 4, 3, 3, 3, 1, 1, 0, 2, 0, 2 },
 		{ VNPU_POOL_MAX, 0, 0, 1, 1, 3, 1, 45, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1 },
 		{ VNPU_POOL_MAX, 0, 0, 0, 1, 2, 12, 40, 2, 3, 1, 2, 1, 2, 0, 1, 0, 1 },
+		/*
+		 * One output per plane: eight channels at a time (runs past
+		 * the last image's channels, across images, dense planes as
+		 * one row, rows of the window apart, 1-D), the others alone.
+		 */
+		{ VNPU_POOL_MAX, 0, 0, 0, 2, 19, 30, 30, 30, 30, 1, 1, 1, 1, 0, 0, 0, 0 },
+		{ VNPU_POOL_AVG, 0, 0, 0, 1, 17, 5, 40, 5, 33, 8, 8, 1, 1, 0, 0, 0, 0 },
+		{ VNPU_POOL_AVG, VNPU_POOL_F_COUNT_PAD, 0, 0, 3, 9, 7, 7, 7, 7, 1, 1, 1, 1, 0, 0, 0, 0 },
+		{ VNPU_POOL_AVG, 0, 0, 1, 1, 16, 1, 300, 1, 300, 1, 1, 1, 1, 0, 0, 0, 0 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 12, 9, 10, 9, 10, 1, 1, 1, 1, 0, 0, 0, 0 },
 	};
 	size_t i;
 
