@@ -166,6 +166,8 @@ vnpu_status cl_binary(struct cstate *s, uint32_t func, int32_t a, int32_t b, int
 vnpu_status cl_where(struct cstate *s, int32_t c, int32_t x, int32_t y, int32_t z);
 vnpu_status cl_cast(struct cstate *s, int32_t v, vnpu_element_type type, int32_t *out);
 vnpu_status cl_const_scalar(struct cstate *s, vnpu_element_type type, double v, int32_t *out);
+/* The same from an integer, exact for every int64 (an integer @type). */
+vnpu_status cl_const_int(struct cstate *s, vnpu_element_type type, int64_t v, int32_t *out);
 /* x's @len indices @idx (taken) along @axis, into a new temporary. */
 vnpu_status cl_gather_at(struct cstate *s, int32_t x, int64_t axis, int64_t *idx, int64_t len,
 			 int32_t *out);

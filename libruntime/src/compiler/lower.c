@@ -113,8 +113,9 @@ int32_t cl_const_ints(const struct cstate *s, const struct cop *op, const char *
 	return (int32_t)n;
 }
 
-/* A new constant scalar of @type holding @v. */
-vnpu_status cl_const_scalar(struct cstate *s, vnpu_element_type type, double v, int32_t *out)
+/* A new constant scalar of @type holding @v (an integer type: @i). */
+static vnpu_status const_scalar(struct cstate *s, vnpu_element_type type, double v, int64_t i,
+				int32_t *out)
 {
 	void *data = calloc(1, 8);
 
@@ -123,8 +124,21 @@ vnpu_status cl_const_scalar(struct cstate *s, vnpu_element_type type, double v, 
 	if (vnpu_type_is_float(type))
 		vnpu_elem_set_f(data, type, 0, v);
 	else
-		vnpu_elem_set_i(data, type, 0, (int64_t)v);
+		vnpu_elem_set_i(data, type, 0, i);
 	return cs_add_const(s, type, 0, NULL, data, out);
+}
+
+vnpu_status cl_const_scalar(struct cstate *s, vnpu_element_type type, double v, int32_t *out)
+{
+	/* saturated: a double past the int64 range has no integer to convert to */
+	int64_t i = v >= 0x1p63 ? INT64_MAX : v < -0x1p63 ? INT64_MIN : v == v ? (int64_t)v : 0;
+
+	return const_scalar(s, type, v, i, out);
+}
+
+vnpu_status cl_const_int(struct cstate *s, vnpu_element_type type, int64_t v, int32_t *out)
+{
+	return const_scalar(s, type, (double)v, v, out);
 }
 
 /* @v as a constant of @type (a converted copy when the type differs). */

@@ -1968,7 +1968,7 @@ static vnpu_status lower_loss(struct cstate *s, struct cop *op)
 	if (ign) {
 		int32_t ic, zero;
 
-		st = cl_const_scalar(s, ti->type, (double)ign->i, &ic);
+		st = cl_const_int(s, ti->type, ign->i, &ic);
 		if (!st)
 			st = cl_const_scalar(s, ti->type, 0, &zero);
 		if (!st)
