@@ -371,33 +371,28 @@ static vnpu_status external_read(const Onnx__TensorProto *tp, struct external *x
 }
 
 /* Typed fields (not raw_data) into @dst; @n elements. */
+/* The number of values a tensor of @type holds in its typed field. */
+static size_t typed_count(const Onnx__TensorProto *tp, vnpu_element_type type)
+{
+	switch (type) {
+	case VNPU_TYPE_F32:
+		return tp->n_float_data;
+	case VNPU_TYPE_I64:
+		return tp->n_int64_data;
+	case VNPU_TYPE_F64:
+		return tp->n_double_data;
+	case VNPU_TYPE_U32:
+	case VNPU_TYPE_U64:
+		return tp->n_uint64_data;
+	default:
+		return tp->n_int32_data;
+	}
+}
+
+/* Copies the @n values of the typed field, which read_tensor() counted. */
 static vnpu_status read_typed(const Onnx__TensorProto *tp, vnpu_element_type type,
 			      void *dst, int64_t n)
 {
-	const char *name = tp->name ? tp->name : "";
-	size_t have;
-
-	switch (type) {
-	case VNPU_TYPE_F32:
-		have = tp->n_float_data;
-		break;
-	case VNPU_TYPE_I64:
-		have = tp->n_int64_data;
-		break;
-	case VNPU_TYPE_F64:
-		have = tp->n_double_data;
-		break;
-	case VNPU_TYPE_U32:
-	case VNPU_TYPE_U64:
-		have = tp->n_uint64_data;
-		break;
-	default:
-		have = tp->n_int32_data;
-		break;
-	}
-	if (have != (size_t)n)
-		return vnpu_error(VNPU_PARSE_ERROR, "tensor '%s': %zu values for %lld elements",
-				  name, have, (long long)n);
 	for (int64_t i = 0; i < n; i++) {
 		switch (type) {
 		case VNPU_TYPE_F32:
@@ -472,10 +467,17 @@ static vnpu_status read_tensor(struct reader *r, const Onnx__TensorProto *tp,
 				  name, (unsigned long long)bytes);
 	external = tp->has_data_location &&
 		   tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+	/* The data must be there before its declared size is allocated. */
 	if (external) {
 		st = external_open(r, tp, bytes, &x);
 		if (st)
 			return st;
+	} else if (tp->has_raw_data && tp->raw_data.len != bytes) {
+		return vnpu_error(VNPU_PARSE_ERROR, "tensor '%s': %zu raw bytes, expected %llu",
+				  name, tp->raw_data.len, (unsigned long long)bytes);
+	} else if (!tp->has_raw_data && typed_count(tp, t->type) != elems) {
+		return vnpu_error(VNPU_PARSE_ERROR, "tensor '%s': %zu values for %llu elements",
+				  name, typed_count(tp, t->type), (unsigned long long)elems);
 	}
 	t->data = calloc(1, bytes ? bytes : 1);
 	if (!t->data) {
@@ -487,9 +489,6 @@ static vnpu_status read_tensor(struct reader *r, const Onnx__TensorProto *tp,
 	if (external)
 		return external_read(tp, &x, t->data, bytes);
 	if (tp->has_raw_data) {
-		if (tp->raw_data.len != bytes)
-			return vnpu_error(VNPU_PARSE_ERROR, "tensor '%s': %zu raw bytes, expected %llu",
-					  name, tp->raw_data.len, (unsigned long long)bytes);
 		if (bytes)
 			memcpy(t->data, tp->raw_data.data, bytes);
 		if (t->type == VNPU_TYPE_BOOL)
