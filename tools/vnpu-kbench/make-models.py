@@ -2,12 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0 OR MIT
 """Writes the ONNX models of vnpu-kbench's shapes into a directory:
 gemm (MatMul 1024x1024 by a constant 1024x1024), conv3x3 (64->64 on
-56x56, pad 1), dw3x3 (depthwise 3x3 on 32x112x112, pad 1) and conv1x1
-(256->256 on 28x28), all f32 with constant weights and biases; and the
-bandwidth-bound layers of --bandwidth: resize_nn2x and resize_lin2x
-(nearest and bilinear 2x upsampling of 1x96x40x40), softmax (1x40x6625,
-last axis), softmax_c (1x64x40x40, axis 1), mul_se (1x96x40x40 by
-1x96x1x1), add_res (two 1x96x40x40) and hardswish (1x96x40x40)."""
+56x56, pad 1), dw3x3 (depthwise 3x3 on 32x112x112, pad 1), conv1x1
+(256->256 on 28x28), gconv3x3 (128->128 in 32 groups on 56x56, pad 1),
+deconv2x2 (ConvTranspose 64->64, kernel 2 stride 2, on 160x160) and gap
+(GlobalAveragePool over 256x160x160), all f32 with constant weights and
+biases; and the bandwidth-bound layers of --bandwidth: resize_nn2x and
+resize_lin2x (nearest and bilinear 2x upsampling of 1x96x40x40), softmax
+(1x40x6625, last axis), softmax_c (1x64x40x40, axis 1), mul_se (1x96x40x40
+by 1x96x1x1), add_res (two 1x96x40x40) and hardswish (1x96x40x40)."""
 import sys
 
 import numpy as np
@@ -86,6 +88,22 @@ def main():
     conv(out + '/conv3x3.onnx', 64, 64, 56, 3, 1)
     conv(out + '/dw3x3.onnx', 32, 32, 112, 3, 32)
     conv(out + '/conv1x1.onnx', 256, 256, 28, 1, 1)
+    conv(out + '/gconv3x3.onnx', 128, 128, 56, 3, 32)
+    w = rng.standard_normal((64, 64, 2, 2)).astype(np.float32)
+    b = rng.standard_normal(64).astype(np.float32)
+    save(out + '/deconv2x2.onnx',
+         helper.make_node('ConvTranspose', ['x', 'w', 'b'], ['y'],
+                          kernel_shape=[2, 2], strides=[2, 2]),
+         [helper.make_tensor_value_info('x', TensorProto.FLOAT,
+                                        [1, 64, 160, 160])],
+         [numpy_helper.from_array(w, 'w'), numpy_helper.from_array(b, 'b')],
+         helper.make_tensor_value_info('y', TensorProto.FLOAT,
+                                       [1, 64, 320, 320]))
+    save(out + '/gap.onnx', helper.make_node('GlobalAveragePool', ['x'], ['y']),
+         [helper.make_tensor_value_info('x', TensorProto.FLOAT,
+                                        [1, 256, 160, 160])],
+         [], helper.make_tensor_value_info('y', TensorProto.FLOAT,
+                                           [1, 256, 1, 1]))
     bandwidth_models(out)
 
 

@@ -25,6 +25,11 @@
 #define KBENCH_SOURCE_DIR "."
 #endif
 
+/*
+ * A layer, and for a ConvTranspose as the compiler lowers it, the COPY
+ * that puts its output phases in place after it (@copy.hdr.opcode set).
+ * Pools are judged against memory bandwidth: @bytes they read, no flops.
+ */
 struct layer {
 	const char *name;	/* the ORT model's name too */
 	__u32 op;
@@ -38,24 +43,36 @@ struct layer {
 		struct vnpu_layer_softmax softmax;
 		struct vnpu_layer_binary binary;
 		struct vnpu_layer_act act;
+		struct vnpu_layer_pool pool;
 	} attrs;
 	__u32 attr_size;
 	double flops;
-	double bytes;	/* --bandwidth: bytes its tensors read and write */
+	/* --bandwidth: bytes its tensors read and write; a pool's: read */
+	double bytes;
+	struct vnpu_cmd_copy copy;
 };
 
-/* What the tables call each layer. */
-static const char *const desc[] = {
+#define NUM_LAYERS 7
+
+/* The layers' names (ORT's models' too), and what the tables call them. */
+static const char *const names[NUM_LAYERS] = {
+	"gemm", "conv3x3", "dw3x3", "conv1x1", "gconv3x3", "deconv2x2", "gap",
+};
+static const char *const desc[NUM_LAYERS] = {
 	"GEMM 1024x1024x1024 (packed B)",
 	"conv 3x3 64->64 56x56",
 	"depthwise 3x3 32x112x112",
 	"conv 1x1 256->256 28x28",
+	"grouped 3x3 128->128 g32 56x56",
+	"ConvTranspose 2x2 s2 64->64 160x160",
+	"GlobalAveragePool 256x160x160",
 };
 
 struct job {
 	const struct layer *l;
-	__u32 features, num_parts;
+	__u32 features, num_parts, copy_parts;
 	atomic_uint next;
+	int copying;	/* the parts taken from @next are the COPY's */
 	int rc;
 	void *scratch[64];
 	__u64 scratch_size;
@@ -216,13 +233,15 @@ static void fill_random(float *p, __u64 n)
  * The layers' tensors, one after another in one allocation, as a model's
  * weights and intermediates share the CPU device's weight and arena
  * buffers: from vnpu_eng_host_alloc(), as those are (huge pages). Pages
- * past what the four layers take are never touched.
+ * past what the layers take are never touched.
  */
-#define ARENA_SIZE (64ull << 20)
+#define ARENA_SIZE (192ull << 20)
+
+/* The arena, slot 0 of the COPY commands the layers run. */
+static unsigned char *arena;
 
 static void *random_floats(__u64 n)
 {
-	static unsigned char *arena;
 	static __u64 used;
 	__u64 bytes = (n * 4 + 63) & ~63ull;
 	float *p;
@@ -320,6 +339,134 @@ static void make_conv(struct layer *l, __u64 c, __u64 m, __u64 hw, __u32 k,
 	l->flops = 2.0 * m * hw * hw * kt;
 }
 
+/* @t of the data at @p, as slot 0 (the arena) of a command sees it. */
+static struct vnpu_tensor in_arena(struct vnpu_tensor t, const void *p)
+{
+	t.slot = 0;
+	t.offset = (__u64)((const unsigned char *)p - arena);
+	return t;
+}
+
+/*
+ * ConvTranspose @c -> @m, kernel 2 stride 2, on @hw x @hw, as the
+ * compiler lowers it: a 1x1 CONV of 4 * @m channels (each output
+ * channel's four phases), then a COPY of the phases into place.
+ */
+static void make_deconv(struct layer *l, __u64 c, __u64 m, __u64 hw)
+{
+	__u64 dt[6] = { 1, m, 2, 2, hw, hw }, dy[4] = { 1, m, 2 * hw, 2 * hw };
+	struct vnpu_tensor *dst = &l->copy.dst, *src = &l->copy.src;
+	int d;
+
+	make_conv(l, c, 4 * m, hw, 1, 1);
+	l->flops = 2.0 * c * 4 * m * hw * hw;
+	memset(&l->copy, 0, sizeof(l->copy));
+	l->copy.hdr.opcode = VNPU_CMD_COPY;
+	l->copy.hdr.size = sizeof(l->copy);
+	*src = in_arena(dense(6, dt), l->data[3]);
+	*dst = in_arena(dense(4, dy), random_floats(4 * m * hw * hw));
+	/* Y [1, M, OH, OW] as [1, M, rh, rw, H, W]: (2i + rh, 2j + rw). */
+	dst->rank = 6;
+	for (d = 0; d < 6; d++)
+		dst->dims[d] = dt[d];
+	dst->strides[5] = 2;
+	dst->strides[4] = (__s64)(4 * hw);
+	dst->strides[3] = 1;
+	dst->strides[2] = (__s64)(2 * hw);
+	dst->strides[1] = (__s64)(4 * hw * hw);
+	dst->strides[0] = (__s64)(4 * hw * hw * m);
+}
+
+/* GlobalAveragePool over @c planes of @hw x @hw: @bytes it reads. */
+static void make_gap(struct layer *l, __u64 c, __u64 hw)
+{
+	__u64 dx[4] = { 1, c, hw, hw }, dy[4] = { 1, c, 1, 1 };
+	struct vnpu_layer_pool *a = &l->attrs.pool;
+
+	memset(&l->attrs, 0, sizeof(l->attrs));
+	l->op = VNPU_LAYER_POOL;
+	l->n = 2;
+	l->t[0] = dense(4, dx);
+	l->t[1] = dense(4, dy);
+	l->data[0] = random_floats(numel(&l->t[0]));
+	l->data[1] = random_floats(numel(&l->t[1]));
+	a->mode = VNPU_POOL_AVG;
+	a->kernel[0] = a->kernel[1] = (__u32)hw;
+	a->stride[0] = a->stride[1] = 1;
+	a->dilation[0] = a->dilation[1] = 1;
+	l->attr_size = sizeof(*a);
+	l->flops = 0;
+	l->bytes = 4.0 * c * hw * hw;
+}
+
+/* ---- memory bandwidth ------------------------------------------------ */
+
+struct bw_arg {
+	const __u64 *p;
+	__u64 n, sink;
+};
+
+typedef __u64 v4du __attribute__((vector_size(32)));
+
+/*
+ * Reads @n words as eight streams side by side, as the global pools read
+ * eight planes (one stream alone leaves the prefetchers idle), in 256-bit
+ * loads (AVX2 CPUs only).
+ */
+__attribute__((target("avx2")))
+static void *bw_thread(void *arg)
+{
+	struct bw_arg *b = arg;
+	const v4du *p = (const v4du *)b->p;
+	__u64 i, len = b->n / 4 / 8 - 3;
+	v4du x = {}, y = {};
+	int k;
+
+	/* Starts 3 vectors apart beyond @len: not in one cache set. */
+	for (i = 0; i + 2 <= len; i += 2)
+		for (k = 0; k < 8; k++) {
+			x ^= p[k * (len + 3) + i];
+			y ^= p[k * (len + 3) + i + 1];
+		}
+	x ^= y;
+	b->sink = x[0] ^ x[1] ^ x[2] ^ x[3];
+	return NULL;
+}
+
+/*
+ * Bytes per second @threads threads read at once from a buffer of @bytes,
+ * each its own share, as warm in the caches as a pool's input read run
+ * after run: the peak of a pool that reads @bytes.
+ */
+static double mem_bandwidth(int threads, __u64 bytes)
+{
+	__u64 *buf = vnpu_eng_host_alloc(bytes), per;
+	struct bw_arg arg[64];
+	pthread_t tid[64];
+	double best = 0, t0;
+	int rep, i;
+
+	if (!buf)
+		return 0;
+	memset(buf, 1, bytes);
+	per = bytes / 8 / (__u64)threads;
+	for (rep = 0; rep < 10; rep++) {
+		t0 = now();
+		for (i = 0; i < threads; i++) {
+			arg[i].p = buf + per * (__u64)i;
+			arg[i].n = per;
+			pthread_create(&tid[i], NULL, bw_thread, &arg[i]);
+		}
+		for (i = 0; i < threads; i++)
+			pthread_join(tid[i], NULL);
+		t0 = now() - t0;
+		if (best == 0 || bytes / t0 > best)
+			best = bytes / t0;
+	}
+	vnpu_eng_host_free(buf, bytes);
+	return best;
+}
+
 /* ---- running a layer on threads ------------------------------------- */
 
 struct worker {
@@ -332,21 +479,55 @@ static void *part_thread(void *arg)
 	const struct worker *w = arg;
 	struct job *j = w->j;
 	struct vnpu_eng_ctx ctx = { .features = j->features };
+	void *slots[1] = { arena };
 	unsigned int p;
 	double t0 = thread_cpu();
 
 	ctx.scratch = j->scratch[w->me];
 	ctx.scratch_size = j->scratch_size;
-	while ((p = atomic_fetch_add(&j->next, 1)) < j->num_parts) {
+
+	while (!j->copying &&
+	       (p = atomic_fetch_add(&j->next, 1)) < j->num_parts) {
 		int rc = vnpu_eng_layer_run(j->l->op, j->l->t, j->l->data,
 					    j->l->n, &j->l->attrs, p,
 					    j->num_parts, &ctx);
 		if (rc)
 			j->rc = rc;
 	}
+	while (j->copying &&
+	       (p = atomic_fetch_add(&j->next, 1)) < j->copy_parts)
+		if (vnpu_exec_part(&j->l->copy.hdr, slots, p, j->copy_parts,
+				   &ctx))
+			j->rc = -1;
 	if (!w->me)
-		j->cpu = thread_cpu() - t0;
+		j->cpu += thread_cpu() - t0;
 	return NULL;
+}
+
+/*
+ * The parts of @j on @threads threads: one runs on this one, which keeps
+ * its CPU and caches from run to run as a device tile's thread does, and
+ * is not charged a thread's start.
+ */
+static void run_parts(struct job *j, int threads)
+{
+	pthread_t tid[64];
+	struct worker w[64];
+	int i;
+
+	atomic_store(&j->next, 0);
+	for (i = 0; i < threads; i++) {
+		w[i].j = j;
+		w[i].me = i;
+	}
+	if (threads == 1) {
+		part_thread(&w[0]);
+		return;
+	}
+	for (i = 0; i < threads; i++)
+		pthread_create(&tid[i], NULL, part_thread, &w[i]);
+	for (i = 0; i < threads; i++)
+		pthread_join(tid[i], NULL);
 }
 
 /* Best seconds of @repeat runs of @l on @threads threads. */
@@ -355,8 +536,6 @@ static double time_layer(const struct layer *l, int threads, __u32 features,
 {
 	__u32 max = vnpu_eng_layer_max_parts(l->op, l->t, l->n, &l->attrs,
 					     features);
-	pthread_t tid[64];
-	struct worker w[64];
 	struct job j;
 	double best = 0, t0;
 	int rep, i;
@@ -365,6 +544,11 @@ static double time_layer(const struct layer *l, int threads, __u32 features,
 	j.l = l;
 	j.features = features;
 	j.num_parts = threads == 1 ? 1 : max < 8u * threads ? max : 8u * threads;
+	/* The COPY in as many parts as the firmware would make for @threads. */
+	if (l->copy.hdr.opcode)
+		j.copy_parts = vnpu_exec_parts(&l->copy.hdr, (__u32)threads *
+					       VNPU_EXEC_FW_PARTS_PER_TILE,
+					       VNPU_EXEC_FW_CHUNK_COST, features);
 	j.scratch_size = vnpu_eng_layer_scratch(l->op, l->t, l->n, &l->attrs,
 						j.num_parts, features);
 	/* As the CPU device's tiles get theirs. */
@@ -372,24 +556,13 @@ static double time_layer(const struct layer *l, int threads, __u32 features,
 	for (i = 0; i < threads; i++)
 		j.scratch[i] = j.scratch_size ? vnpu_eng_host_alloc(j.scratch_size) : NULL;
 	for (rep = 0; rep < repeat + 1; rep++) {
-		atomic_store(&j.next, 0);
-		for (i = 0; i < threads; i++) {
-			w[i].j = &j;
-			w[i].me = i;
-		}
+		j.cpu = 0;
+		j.copying = 0;
 		t0 = now();
-		/*
-		 * One thread runs on this one, which keeps its CPU and caches
-		 * from run to run as a device tile's thread does, and is not
-		 * charged a thread's start.
-		 */
-		if (threads == 1) {
-			part_thread(&w[0]);
-		} else {
-			for (i = 0; i < threads; i++)
-				pthread_create(&tid[i], NULL, part_thread, &w[i]);
-			for (i = 0; i < threads; i++)
-				pthread_join(tid[i], NULL);
+		run_parts(&j, threads);
+		if (j.copy_parts) {
+			j.copying = 1;
+			run_parts(&j, threads);
 		}
 		t0 = now() - t0;
 		if (use_cpu_time && threads == 1)
@@ -455,10 +628,7 @@ static int ort_times_of(const char *node_modules, int threads,
 
 static int ort_times(const char *node_modules, int threads, double ms[][2])
 {
-	static const char *const names[] = { "gemm", "conv3x3", "dw3x3",
-					     "conv1x1" };
-
-	return ort_times_of(node_modules, threads, names, 4, ms);
+	return ort_times_of(node_modules, threads, names, NUM_LAYERS, ms);
 }
 
 /*
@@ -485,6 +655,12 @@ static const char *target(int i, double pct, double ratio, int narrow)
 		return "within 1.2x of ORT: n/a (narrower)";
 	return ratio >= 1 / 1.2 ? "within 1.2x of ORT: met" :
 				  "within 1.2x of ORT: NOT met";
+}
+
+/* What a layer's speed counts: bytes read for pools, else flops. */
+static double work(const struct layer *l)
+{
+	return l->bytes > 0 ? l->bytes : l->flops;
 }
 
 /* @x as a percentage of @peak, 0 without a peak. */
@@ -647,7 +823,8 @@ static int listed(const char *list, const char *word)
 static int only_valid(const char *list)
 {
 	static const char *const words[] = { "gemm", "conv3x3", "dw3x3",
-					     "conv1x1", "avx512", "avx2",
+					     "conv1x1", "gconv3x3", "deconv2x2",
+					     "gap", "avx512", "avx2",
 					     "baseline" };
 	const char *p = list, *e;
 	size_t i, n;
@@ -673,8 +850,6 @@ static int only_valid(const char *list)
  */
 static int selected(const char *list, const char *name, __u32 features)
 {
-	static const char *const names[] = { "gemm", "conv3x3", "dw3x3",
-					     "conv1x1" };
 	const char *pn = (features & VNPU_ENG_F_AVX512) ? "avx512" :
 			 features ? "avx2" : "baseline";
 	int any_name = 0;
@@ -682,7 +857,7 @@ static int selected(const char *list, const char *name, __u32 features)
 
 	if (!list)
 		return 1;
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < NUM_LAYERS; i++)
 		any_name |= listed(list, names[i]);
 	if (any_name && !listed(list, name))
 		return 0;
@@ -698,7 +873,7 @@ static int path_selected(const char *only, const struct layer *layers,
 {
 	int i;
 
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < NUM_LAYERS; i++)
 		if (selected(only, layers[i].name, features))
 			return 1;
 	return 0;
@@ -986,7 +1161,7 @@ static int run_fpu_sections(const struct layer *layers, const __u32 *path,
 		printf("\nengine path: %s\n", path_name(path[p]));
 		printf("%-34s %6s %12s %12s\n", "kernel", "parts",
 		       "longest ms", "mean ms");
-		for (i = 0; i < 4; i++) {
+		for (i = 0; i < NUM_LAYERS; i++) {
 			const struct layer *l = &layers[i];
 			struct vnpu_cmd_layer *cmd;
 			double longest = 0, sum = 0, t;
@@ -1050,8 +1225,8 @@ static void usage(FILE *f)
 		"Each figure is the best of N rounds (default 3) of --repeat runs\n"
 		"(default 10).\n"
 		"--only LIST: comma-separated kernels (gemm, conv3x3, dw3x3,\n"
-		"conv1x1) and/or paths (avx512, avx2, baseline) to time; the\n"
-		"others are left out.\n"
+		"conv1x1, gconv3x3, deconv2x2, gap) and/or paths (avx512, avx2,\n"
+		"baseline) to time; the others are left out.\n"
 		"--cpu-time: time 1-thread runs by the thread's CPU time instead\n"
 		"of the clock (less sensitive to other load; for comparisons).\n"
 		"--ukernel: the GEMM micro-kernels alone, on one thread, on packed\n"
@@ -1107,8 +1282,9 @@ int main(int argc, char **argv)
 	const char *ort = default_ort;
 	int threads = (int)sysconf(_SC_NPROCESSORS_ONLN), repeat = 10, c, i;
 	__u32 host, path[2];
-	struct layer layers[4];
-	double ort_ms[4][2] = {}, gf[2][4][2] = {}, peak[2][2] = {};
+	static struct layer layers[NUM_LAYERS];
+	double ort_ms[NUM_LAYERS][2] = {}, gf[2][NUM_LAYERS][2] = {};
+	double peak[2][2] = {}, bw[2] = {};
 	int over = 0;
 	int have_ort, rounds = 3, r, p, num_paths, baseline = 0, ukernel = 0;
 	int fpu_tiles = 0, bandwidth = 0;
@@ -1146,7 +1322,7 @@ int main(int argc, char **argv)
 		case 'O':
 			only = optarg;
 			if (!only_valid(only)) {
-				fprintf(stderr, "vnpu-kbench: --only: comma-separated gemm, conv3x3, dw3x3, conv1x1, avx512, avx2, baseline\n");
+				fprintf(stderr, "vnpu-kbench: --only: comma-separated gemm, conv3x3, dw3x3, conv1x1, gconv3x3, deconv2x2, gap, avx512, avx2, baseline\n");
 				return 2;
 			}
 			break;
@@ -1197,15 +1373,16 @@ int main(int argc, char **argv)
 	if (!baseline && (host & VNPU_ENG_F_AVX512))
 		path[num_paths++] = host & ~VNPU_ENG_F_AVX512;
 
-	layers[0].name = "gemm";
+	for (i = 0; i < NUM_LAYERS; i++)
+		layers[i].name = names[i];
 	make_gemm(&layers[0], 1024, 1024, 1024);
-	layers[1].name = "conv3x3";
 	make_conv(&layers[1], 64, 64, 56, 3, 1);
-	layers[2].name = "dw3x3";
 	make_conv(&layers[2], 32, 32, 112, 3, 32);
-	layers[3].name = "conv1x1";
 	make_conv(&layers[3], 256, 256, 28, 1, 1);
-	for (i = 0; i < 4; i++)
+	make_conv(&layers[4], 128, 128, 56, 3, 32);
+	make_deconv(&layers[5], 64, 64, 160);
+	make_gap(&layers[6], 256, 160);
+	for (i = 0; i < NUM_LAYERS; i++)
 		if (vnpu_eng_layer_check(layers[i].op, layers[i].t, layers[i].n,
 					 &layers[i].attrs, layers[i].attr_size)) {
 			fprintf(stderr, "vnpu-kbench: %s: bad layer\n",
@@ -1229,15 +1406,26 @@ int main(int argc, char **argv)
 			peak[p][0] = p1 > peak[p][0] ? p1 : peak[p][0];
 			peak[p][1] = pn > peak[p][1] ? pn : peak[p][1];
 		}
+		/* The reads run 256-bit loads, as the pools do. */
+		if ((host & VNPU_ENG_F_AVX2_FMA) &&
+		    (selected(only, "gap", path[0]) ||
+		     (num_paths > 1 && selected(only, "gap", path[1])))) {
+			__u64 nb = (__u64)layers[6].bytes;
+			double b1 = mem_bandwidth(1, nb);
+			double bn = mem_bandwidth(threads, nb);
+
+			bw[0] = b1 > bw[0] ? b1 : bw[0];
+			bw[1] = bn > bw[1] ? bn : bw[1];
+		}
 		for (p = 0; p < num_paths; p++)
-			for (i = 0; i < 4; i++) {
+			for (i = 0; i < NUM_LAYERS; i++) {
 				double g1, gn;
 
 				if (!selected(only, layers[i].name, path[p]))
 					continue;
-				g1 = layers[i].flops /
+				g1 = work(&layers[i]) /
 				     time_layer(&layers[i], 1, path[p], repeat);
-				gn = threads == 1 ? g1 : layers[i].flops /
+				gn = threads == 1 ? g1 : work(&layers[i]) /
 				     time_layer(&layers[i], threads, path[p],
 						repeat);
 
@@ -1255,6 +1443,9 @@ int main(int argc, char **argv)
 	if (host & VNPU_ENG_F_AVX512)
 		printf("FMA peak AVX-512 (16-wide): %.1f GFLOP/s 1 thread, %.1f GFLOP/s %d threads\n",
 		       peak[1][0] / 1e9, peak[1][1] / 1e9, threads);
+	if (bw[0] > 0)
+		printf("read bandwidth over %.0f MB (the pool's input): %.1f GB/s 1 thread, %.1f GB/s %d threads\n",
+		       layers[6].bytes / 1e6, bw[0] / 1e9, bw[1] / 1e9, threads);
 	if (!have_ort && ort)
 		printf("ONNX Runtime: not available (onnxruntime-node under %s)\n",
 		       ort);
@@ -1269,30 +1460,33 @@ int main(int argc, char **argv)
 		printf("%-34s %9s %7s %9s %7s %9s %9s %7s  %s\n", "kernel",
 		       "1T GF/s", "%peak", "NT GF/s", "%peak", "ORT 1T",
 		       "ORT NT", "1T/ORT", "target (1T)");
-		for (i = 0; i < 4; i++) {
+		for (i = 0; i < NUM_LAYERS; i++) {
 			const double *g = gf[p][i];
-			double ratio;
+			/* Pools against the memory bandwidth, the rest FMA. */
+			const double *pk = layers[i].bytes > 0 ? bw : peak[wide];
+			double ratio, wk = work(&layers[i]);
 
 			if (!selected(only, layers[i].name, path[p]))
 				continue;
 			printf("%-34s %9.1f %6.1f%% %9.1f %6.1f%%", desc[i],
-			       g[0] / 1e9, percent(g[0], peak[wide][0]),
-			       g[1] / 1e9, percent(g[1], peak[wide][1]));
+			       g[0] / 1e9, percent(g[0], pk[0]),
+			       g[1] / 1e9, percent(g[1], pk[1]));
 			ratio = 0;
 			if (have_ort && ort_ms[i][0] > 0) {
-				ratio = g[0] * ort_ms[i][0] * 1e-3 / layers[i].flops;
+				ratio = g[0] * ort_ms[i][0] * 1e-3 / wk;
 				printf(" %9.1f %9.1f %7.2f",
-				       layers[i].flops / (ort_ms[i][0] * 1e-3) / 1e9,
-				       layers[i].flops / (ort_ms[i][1] * 1e-3) / 1e9,
+				       wk / (ort_ms[i][0] * 1e-3) / 1e9,
+				       wk / (ort_ms[i][1] * 1e-3) / 1e9,
 				       ratio);
 			} else {
 				printf(" %9s %9s %7s", "-", "-", "-");
 			}
 			printf("  %s\n", target(i, path[p] ?
-					   percent(g[0], peak[wide][0]) : -1,
+					   percent(g[0], pk[0]) : -1,
 					   ratio, path[p] != host));
-			over |= path[p] && (percent(g[0], peak[wide][0]) > 100 ||
-					    percent(g[1], peak[wide][1]) > 100);
+			over |= path[p] && !layers[i].bytes &&
+				(percent(g[0], peak[wide][0]) > 100 ||
+				 percent(g[1], peak[wide][1]) > 100);
 		}
 	}
 	if (over)
@@ -1301,6 +1495,9 @@ int main(int argc, char **argv)
 	if (have_ort)
 		printf("(ORT columns: ONNX Runtime's GFLOP/s on the same shape; "
 		       "1T/ORT: our 1-thread speed over ORT's)\n");
+	printf("(GlobalAveragePool: GB/s it reads, %%peak of the memory "
+	       "bandwidth; ConvTranspose: its 1x1 CONV and the COPY of its "
+	       "phases, as the compiler lowers it)\n");
 	if (have_ort)
 		printf("(ONNX Runtime runs the CPU's widest vectors: it is the peer "
 		       "of the engine's default path, %s here; a narrower path's "
