@@ -1528,11 +1528,11 @@ static void pack_a_weights(const struct eng_layer *l, __u64 g,
 }
 
 /*
- * A 1x1 convolution without padding over a dense f32 input reads B
- * straight from the input, when the unit's last panel stays inside the
- * image.
+ * A 1x1 convolution without padding over a dense f32 input is a plain
+ * GEMM of the weights by the input's rows: B straight from the input,
+ * no window. Returns whether it is one.
  */
-static int conv_direct(const struct conv_job *cj, __u64 q0, __u64 q1)
+static int conv_direct(const struct conv_job *cj)
 {
 	const struct vnpu_layer_conv *at = cj->at;
 
@@ -1540,8 +1540,40 @@ static int conv_direct(const struct conv_job *cj, __u64 q0, __u64 q1)
 	       at->stride[0] == 1 && at->stride[1] == 1 && !at->pad_begin[0] &&
 	       !at->pad_begin[1] && !at->pad_end[0] && !at->pad_end[1] &&
 	       cj->xs[2] == 1 && (cj->s.h == 1 || cj->xs[1] == (__s64)cj->s.w) &&
-	       cj->xs[0] >= (__s64)(cj->s.h * cj->s.w) &&
-	       q0 + eng_div_up(q1 - q0, ENG_NR) * ENG_NR <= cj->s.h * cj->s.w;
+	       cj->xs[0] >= (__s64)(cj->s.h * cj->s.w);
+}
+
+/*
+ * Where the last panel of a direct unit [@q0, @q1) would read past the
+ * image (the micro-kernels read whole panels of ENG_NR columns), the
+ * first of the columns it takes from a copy instead; @q1 when every panel
+ * lies inside.
+ */
+static __u64 conv_direct_split(const struct conv_job *cj, __u64 q0, __u64 q1)
+{
+	if (q0 + eng_div_up(q1 - q0, ENG_NR) * ENG_NR <= cj->s.h * cj->s.w)
+		return q1;
+	return q0 + (q1 - q0) / ENG_NR * ENG_NR;
+}
+
+/*
+ * Columns [@qf, @q1) (fewer than ENG_NR) of each channel to @tail, one
+ * zero-padded panel per channel, their offsets to @off.
+ */
+static void conv_direct_tail(const struct conv_job *cj, __u64 qf, __u64 q1,
+			     __s32 *off, float *tail)
+{
+	const float *x = (const float *)cj->x + qf;
+	const v8sf z = {};
+	__u64 c, i;
+
+	for (c = 0; c < cj->s.cg; c++, tail += ENG_NR) {
+		vstore(tail, z);
+		vstore(tail + 8, z);
+		for (i = 0; i < q1 - qf; i++)
+			tail[i] = x[c * cj->xs[0] + i];
+		off[c] = (__s32)(c * ENG_NR);
+	}
 }
 
 static void pack_a_conv(const void *arg, __u64 m0, __u64 mc, __u64 k0,
@@ -1558,11 +1590,18 @@ static void pack_a_conv(const void *arg, __u64 m0, __u64 mc, __u64 k0,
  * @sl: the stride-1 window kept across the part's units
  * @slide: whether the window slides (stride 1 over f32)
  * @windowed: whether B comes from a window (else im2col)
+ * @tail_x: NULL, or the input (image and group) whose direct columns
+ *	[@tail_q0, @tail_q1) are in the tail copy (conv_direct_tail()):
+ *	the units of a small map's output channels share it
+ * @tail_q0: see @tail_x
+ * @tail_q1: see @tail_x
  */
 struct conv_src {
 	__s32 *bbuf;
 	struct conv_slide sl;
 	int slide, windowed;
+	const void *tail_x;
+	__u64 tail_q0, tail_q1;
 };
 
 static void conv_src_init(const struct eng_layer *l, const struct conv_job *cj,
@@ -1577,16 +1616,19 @@ static void conv_src_init(const struct eng_layer *l, const struct conv_job *cj,
 	cs->sl.cap = eng_conv_win_cap(&cj->s, at, cols);
 	cs->slide = at->stride[0] == 1 && at->stride[1] == 1 &&
 		    l->t[0].dtype == VNPU_DTYPE_F32;
+	cs->tail_x = 0;
 }
 
 /*
  * B of padded columns [@q0, @q1) (unit @qi of its group and image) for
  * units of @cols: the input itself (a 1x1 convolution), the sliding or
  * the unit's own window, or im2col; sets where the outputs go in @o.
+ * Columns [*@qf, @q1) read @tail instead (a direct unit's last panel).
  */
 static void conv_src_unit(const struct conv_job *cj, struct conv_src *cs,
 			  __u64 qi, __u64 q0, __u64 q1, __u64 cols,
-			  struct gemm_b *b, struct gemm_out *o)
+			  struct gemm_b *b, struct gemm_b *tail, __u64 *qf,
+			  struct gemm_out *o)
 {
 	__u64 wq = eng_conv_wq(&cj->s, cj->at), kt = cj->s.cg * cj->s.kh * cj->s.kw;
 	__s32 *off = cs->bbuf;
@@ -1594,6 +1636,7 @@ static void conv_src_unit(const struct conv_job *cj, struct conv_src *cs,
 	__u64 c;
 
 	b->pack = 0;
+	*qf = q1;
 	/* Without spare columns, columns are outputs. */
 	o->wp = wq == cj->s.ow ? 0 : wq;
 	o->ow = cj->s.ow;
@@ -1605,7 +1648,20 @@ static void conv_src_unit(const struct conv_job *cj, struct conv_src *cs,
 		return;
 	}
 	b->off = off;
-	if (conv_direct(cj, q0, q1)) {
+	if (conv_direct(cj)) {
+		/* The tail's offsets, then its panels, in the window's room. */
+		tail->off = (__s32 *)win;
+		tail->pack = 0;
+		*qf = conv_direct_split(cj, q0, q1);
+		tail->win = (const float *)eng_align((__s32 *)win + kt) - *qf;
+		if (*qf < q1 && (cs->tail_x != cj->x || cs->tail_q0 != *qf ||
+				 cs->tail_q1 != q1)) {
+			conv_direct_tail(cj, *qf, q1, (__s32 *)win,
+					 eng_align((__s32 *)win + kt));
+			cs->tail_x = cj->x;
+			cs->tail_q0 = *qf;
+			cs->tail_q1 = q1;
+		}
 		for (c = 0; c < cj->s.cg; c++)
 			off[c] = (__s32)(c * cj->xs[0]);
 		b->win = cj->x;
@@ -1632,15 +1688,16 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	struct gemm_epi e;
 	struct gemm_out o = {};
 	struct gemm_a a = {};
-	struct gemm_b b = {};
+	struct gemm_b b = {}, tail = {};
 	struct gemm_bufs bufs;
 	struct conv_src cs;
-	__u64 u, qn, nb, q0, q1, m0, mbu;
+	__u64 u, qn, nb, q0, q1, qf, m0, mc, mbu, kt;
 	struct eng_unit unit;
 
 	eng_conv_shape(l, &cj.s);
+	kt = cj.s.cg * cj.s.kh * cj.s.kw;
 	qn = eng_conv_cols(&cj.s, at);
-	eng_conv_unit(&cj.s, ctx->features, &unit);
+	eng_conv_unit(&cj.s, at, ctx->features, &unit);
 	nb = eng_div_up(qn, unit.cols);
 	gemm_scratch(ctx, !(at->flags & VNPU_LAYER_F_PACKED), &unit, &bufs);
 	mbu = eng_div_up(cj.s.mg, unit.rows);
@@ -1657,11 +1714,17 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 		conv_epi(l, img, g, &e, &o);
 		q0 = qi * unit.cols;
 		q1 = eng_min(q0 + unit.cols, qn);
-		conv_src_unit(&cj, &cs, qi, q0, q1, unit.cols, &b, &o);
-		for (m0 = mi * unit.rows; m0 < m1; m0 += ENG_MC)
-			gemm_block(&a, &b, m0, eng_min(ENG_MC, m1 - m0), q0,
-				   q1 - q0, cj.s.cg * cj.s.kh * cj.s.kw, &o, &e,
-				   &bufs);
+		conv_src_unit(&cj, &cs, qi, q0, q1, unit.cols, &b, &tail, &qf,
+			      &o);
+		for (m0 = mi * unit.rows; m0 < m1; m0 += ENG_MC) {
+			mc = eng_min(ENG_MC, m1 - m0);
+			if (qf > q0)
+				gemm_block(&a, &b, m0, mc, q0, qf - q0, kt, &o,
+					   &e, &bufs);
+			if (q1 > qf)
+				gemm_block(&a, &tail, m0, mc, qf, q1 - qf, kt,
+					   &o, &e, &bufs);
+		}
 	}
 	return 0;
 }
@@ -1876,10 +1939,10 @@ static int run_conv_dw_window(const struct eng_layer *l, __u64 ub, __u64 ue,
 	struct conv_job cj;
 	struct gemm_epi e;
 	struct gemm_out o = {};
-	struct gemm_b b = {};
+	struct gemm_b b = {}, tail = {};
 	struct gemm_flush f = {};
 	struct conv_src cs;
-	__u64 u, qn, nb, cols, kt, k0, k1, q0, q1;
+	__u64 u, qn, nb, cols, kt, k0, k1, q0, q1, qf;
 	float *acc, *w, add[1];
 	int has_add = 0;
 
@@ -1900,13 +1963,16 @@ static int run_conv_dw_window(const struct eng_layer *l, __u64 ub, __u64 ue,
 		conv_epi(l, img, c, &e, &o);
 		q0 = qi * cols;
 		q1 = eng_min(q0 + cols, qn);
-		conv_src_unit(&cj, &cs, qi, q0, q1, cols, &b, &o);
+		conv_src_unit(&cj, &cs, qi, q0, q1, cols, &b, &tail, &qf, &o);
 		dw_weights(l, c, kt, w);
 		for (k0 = 0; k0 < kt; k0 = k1) {
 			k1 = eng_min(kt, k0 + ENG_KC);
 			if (k0)
 				eng_pause(ctx);
-			dw_taps(w, b.win + q0, b.off, k0, k1, q1 - q0, acc, k0 != 0);
+			dw_taps(w, b.win + q0, b.off, k0, k1, qf - q0, acc, k0 != 0);
+			if (q1 > qf)
+				dw_taps(w, tail.win + qf, tail.off, k0, k1,
+					q1 - qf, acc + (qf - q0), k0 != 0);
 		}
 		f.n0 = q0;
 		f.plain = epi_plain(&o, &e, 0, 1, add, &has_add);

@@ -514,17 +514,26 @@ static inline __u64 eng_conv_win_cap(const struct eng_conv_shape *s,
 	return 2 * rows;
 }
 
+/* Units a small CONV is split into at least, where its shape allows. */
+#define ENG_CONV_MIN_UNITS	8
+
 /*
  * A CONV unit: as many output channels of a group as the budget allows for
  * ENG_NC columns, at most one block (shallow layers still split into
  * enough units); on the baseline path the columns then shrink to the
- * budget too (the FMA paths keep ENG_NC).
+ * budget too (the FMA paths keep ENG_NC). A layer of fewer than
+ * ENG_CONV_MIN_UNITS units (a 1x1 convolution on a 7x7 map) halves its
+ * rows, then its columns, down to whole 12x32 tiles of the AVX-512
+ * kernels, so that every tile gets work; the order of each sum does not
+ * depend on the split.
  */
 static inline void eng_conv_unit(const struct eng_conv_shape *s,
+				 const struct vnpu_layer_conv *a,
 				 __u32 features, struct eng_unit *u)
 {
 	__u64 macs = eng_unit_macs(features), k = s->cg * s->kh * s->kw;
 	__u64 all = eng_div_up(s->mg ? s->mg : 1, ENG_MR) * ENG_MR;
+	__u64 outer = s->n * s->group, qn = eng_conv_cols(s, a);
 
 	u->rows = eng_unit_side(macs, ENG_NC * k, ENG_MR, ENG_MR,
 				eng_min(ENG_MC, all));
@@ -532,6 +541,15 @@ static inline void eng_conv_unit(const struct eng_conv_shape *s,
 	if (eng_base_path(features))
 		u->cols = eng_unit_side(macs, u->rows * k, ENG_NR, ENG_NR,
 					ENG_NC);
+	while (outer * eng_div_up(s->mg, u->rows) * eng_div_up(qn, u->cols) <
+	       ENG_CONV_MIN_UNITS) {
+		if (u->rows > 2 * ENG_MR)
+			u->rows = eng_div_up(u->rows / 2, 2 * ENG_MR) * 2 * ENG_MR;
+		else if (u->cols > 2 * ENG_NR && u->cols / 2 < qn)
+			u->cols = eng_div_up(u->cols / 2, 2 * ENG_NR) * 2 * ENG_NR;
+		else
+			break;
+	}
 }
 
 /*

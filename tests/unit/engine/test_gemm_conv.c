@@ -404,6 +404,18 @@ static void test_conv(void)
 		{ 0, 1, 7, 7, 7, 7, 7, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 0, 0 },
 		{ 1, 1, 3, 1, 900, 3, 3, 1, 400, 1, 1, 1, 1, 0, 10, 0, 10, 0, 0 },
 		{ 0, 1, 4, 20, 22, 4, 4, 3, 3, 5, 5, 1, 1, 1, 1, 1, 1, 0, 0 },
+		/*
+		 * 1x1 convolutions read the input itself; the columns of a
+		 * unit's last panel past the image from a copy: 7x7 and 14x14
+		 * maps in row and column units, a 1x1 map (squeeze-excite), a
+		 * 1-D row, groups, and a 1x1 depthwise layer.
+		 */
+		{ 0, 1, 40, 7, 7, 200, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0 },
+		{ 0, 2, 64, 14, 14, 30, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0 },
+		{ 0, 1, 100, 1, 1, 50, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0 },
+		{ 1, 1, 9, 1, 37, 13, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0 },
+		{ 0, 2, 12, 3, 5, 18, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0 },
+		{ 0, 1, 9, 7, 7, 9, 9, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0 },
 	};
 	static const __u32 flag_sets[] = { 0, B, B | R, B | R | P, P };
 	size_t i, f;
