@@ -2,9 +2,11 @@
 /*
  * Graph passes over the working graph build.c made: turn view-like nodes
  * into aliases, fold BatchNorm and a Mul by a constant per channel into
- * the Conv before it, fuse a constant bias, a residual Add, an activation
- * and a Max or Min with a constant into Conv/Gemm/MatMul, and compute a
- * Concat's inputs in place in its output.
+ * the Conv or ConvTranspose before it and a Mul by a constant per column
+ * into a Gemm's or MatMul's constant B, fuse a constant bias, a residual
+ * Add, an activation and a Max or Min with a constant into
+ * Conv/Gemm/MatMul (only the activation and the bound into a
+ * ConvTranspose), and compute a Concat's inputs in place in its output.
  */
 #include <math.h>
 #include <stdio.h>
@@ -371,6 +373,32 @@ static vnpu_status absorb(struct cstate *s, struct uses *u, struct cop *op, stru
 }
 
 /*
+ * Output channels of @conv's weights: W [M, C/g, K...] for a Conv,
+ * [C, M/g, K...] for a ConvTranspose.
+ */
+static int64_t conv_out_channels(const struct cstate *s, const struct cop *conv)
+{
+	const struct vnpu_tinfo *w = cs_info(s, conv->in[1]);
+
+	if (!cf_op_is(conv, "ConvTranspose"))
+		return w->dims[0];
+	return w->dims[1] * vnpu_attr_int(conv->node, "group", 1);
+}
+
+/*
+ * The output channel of row @row of @conv's weights W (see above), rows
+ * of the first two dims: a Conv's row; a ConvTranspose's row c * @mg + j
+ * holds input channel c (of group c / @cg) and output channel j of that
+ * group.
+ */
+static int64_t weight_channel(bool transposed, int64_t cg, int64_t mg, int64_t row)
+{
+	if (!transposed)
+		return row / mg;
+	return row / mg / cg * mg + row % mg;
+}
+
+/*
  * What a per-channel affine op after @conv (constant weights, rank 3 or
  * more, a constant bias of one value per channel or none) computes,
  * folded into it: W' = W * @f and B' = (B - @mean) * @f + @add per output
@@ -382,7 +410,11 @@ static vnpu_status scale_conv(struct cstate *s, struct uses *u, struct cop *conv
 			      struct cop *next)
 {
 	const struct vnpu_tinfo *w = cs_info(s, conv->in[1]);
-	int64_t m = w->dims[0], per = vnpu_tinfo_elems(w) / (m ? m : 1);
+	int64_t m = conv_out_channels(s, conv), n = vnpu_tinfo_elems(w);
+	int64_t rows = w->dims[0] * w->dims[1], per = rows ? n / rows : 0;
+	bool transposed = cf_op_is(conv, "ConvTranspose");
+	/* conv_foldable() checked a ConvTranspose's group. */
+	int64_t cg = transposed ? w->dims[0] / vnpu_attr_int(conv->node, "group", 1) : 1;
 	bool bias = conv->in[2] >= 0 || mean || add;
 	const float *wd = w->data, *bd = NULL;
 	float *nw, *nb;
@@ -391,18 +423,17 @@ static vnpu_status scale_conv(struct cstate *s, struct uses *u, struct cop *conv
 
 	if (conv->in[2] >= 0)
 		bd = cs_info(s, conv->in[2])->data;
-	nw = malloc((size_t)vnpu_tinfo_elems(w) * sizeof(float));
-	nb = malloc((size_t)m * sizeof(float));
+	nw = malloc((size_t)(n ? n : 1) * sizeof(float));
+	nb = malloc((size_t)(m ? m : 1) * sizeof(float));
 	if (!nw || !nb) {
 		free(nw);
 		free(nb);
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
 	}
-	for (int64_t o = 0; o < m; o++) {
-		for (int64_t k = 0; k < per; k++)
-			nw[o * per + k] = wd[o * per + k] * f[o];
+	for (int64_t i = 0; i < n; i++)
+		nw[i] = wd[i] * f[weight_channel(transposed, cg, w->dims[1], i / per)];
+	for (int64_t o = 0; o < m; o++)
 		nb[o] = ((bd ? bd[o] : 0.0f) - (mean ? mean[o] : 0.0f)) * f[o] + (add ? add[o] : 0.0f);
-	}
 	st = cs_add_const(s, VNPU_TYPE_F32, w->rank, w->dims, nw, &wv);
 	if (st) {
 		free(nb);
@@ -425,22 +456,31 @@ static vnpu_status scale_conv(struct cstate *s, struct uses *u, struct cop *conv
 	return st ? st : absorb(s, u, conv, next);
 }
 
-/* Whether @conv's weights (and bias) can take a per-channel fold. */
+/*
+ * Whether @conv's weights (and bias) can take a per-channel fold. A
+ * ConvTranspose of an empty input computes no product: its lowering
+ * takes no fused activation, so it takes no fold either.
+ */
 static bool conv_foldable(const struct cstate *s, const struct cop *conv)
 {
 	const struct vnpu_tinfo *w = cs_info(s, conv->in[1]);
+	int64_t group = vnpu_attr_int(conv->node, "group", 1);
 
 	if (!cs_is_const(s, conv->in[1]) || w->type != VNPU_TYPE_F32 || w->rank < 3)
 		return false;
+	if (cf_op_is(conv, "ConvTranspose") &&
+	    (group < 1 || w->dims[0] % group || !vnpu_tinfo_elems(cs_info(s, conv->in[0]))))
+		return false;
 	return conv->in[2] < 0 || (cs_is_const(s, conv->in[2]) &&
-				   vnpu_tinfo_elems(cs_info(s, conv->in[2])) == w->dims[0]);
+				   vnpu_tinfo_elems(cs_info(s, conv->in[2])) ==
+				   conv_out_channels(s, conv));
 }
 
-/* Fold BatchNormalization into the Conv before it. */
+/* Fold BatchNormalization into the Conv or ConvTranspose before it. */
 static vnpu_status fold_batchnorm(struct cstate *s, struct uses *u, struct cop *conv,
 				  struct cop *bn)
 {
-	int64_t m = cs_info(s, conv->in[1])->dims[0];
+	int64_t m = conv_out_channels(s, conv);
 	float eps = vnpu_attr_float(bn->node, "epsilon", 1e-5f);
 	const float *sc, *var;
 	float *f;
@@ -575,8 +615,9 @@ static bool bound_of(const struct cstate *s, const struct cop *op, const struct 
 static bool bias_fits(const struct cstate *s, const struct cop *op, int32_t c)
 {
 	const struct vnpu_tinfo *y = cs_info(s, op->out[0]), *b = cs_info(s, c);
-	int64_t ch = cf_op_is(op, "Conv") ? y->dims[1] : y->dims[y->rank - 1];
-	int32_t ch_axis = cf_op_is(op, "Conv") ? 1 : y->rank - 1;
+	bool nchw = cf_op_is(op, "Conv") || cf_op_is(op, "ConvTranspose");
+	int64_t ch = nchw ? y->dims[1] : y->dims[y->rank - 1];
+	int32_t ch_axis = nchw ? 1 : y->rank - 1;
 
 	if (!cs_is_const(s, c) || b->type != VNPU_TYPE_F32 || b->rank > y->rank)
 		return false;
@@ -593,6 +634,38 @@ static bool bias_fits(const struct cstate *s, const struct cop *op, int32_t c)
 }
 
 /*
+ * The finite f32 constant @mul multiplies @op's output by: one value per
+ * output channel (bias_fits()) or one value, as @m factors at *@f
+ * (malloc'd); false (and no *@f) when it is not one.
+ */
+static bool scale_of(struct cstate *s, const struct cop *op, const struct cop *mul, int64_t m,
+		     float **f)
+{
+	int32_t c = mul->in[0] == op->out[0] ? mul->in[1] : mul->in[0];
+	const struct vnpu_tinfo *t;
+	int64_t n;
+
+	*f = NULL;
+	if (mul->num_in != 2 || mul->in[0] == mul->in[1] || c < 0 ||
+	    !cf_same_shape(cs_info(s, mul->out[0]), cs_info(s, op->out[0])))
+		return false;
+	t = cs_info(s, c);
+	n = vnpu_tinfo_elems(t);
+	if (!cs_is_const(s, c) || t->type != VNPU_TYPE_F32 ||
+	    !(bias_fits(s, op, c) || (n == 1 && t->rank <= cs_info(s, op->out[0])->rank)))
+		return false;
+	for (int64_t i = 0; i < n; i++)
+		if (!isfinite(((const float *)t->data)[i]))
+			return false;
+	*f = malloc((size_t)(m ? m : 1) * sizeof(float));
+	if (!*f)
+		return true;
+	for (int64_t o = 0; o < m; o++)
+		(*f)[o] = ((const float *)t->data)[n == 1 ? 0 : o];
+	return true;
+}
+
+/*
  * Fold a Mul (@mul) of @conv's output by a finite f32 constant of one
  * value per output channel, or of one value, into @conv's weights and
  * bias. The product is rounded once where it was rounded twice: the
@@ -601,32 +674,81 @@ static bool bias_fits(const struct cstate *s, const struct cop *op, int32_t c)
  */
 static vnpu_status fold_scale(struct cstate *s, struct uses *u, struct cop *conv, struct cop *mul)
 {
-	int32_t c = mul->in[0] == conv->out[0] ? mul->in[1] : mul->in[0];
-	const struct vnpu_tinfo *t;
-	int64_t m, n;
 	float *f;
 	vnpu_status st;
 
-	if (mul->num_in != 2 || mul->in[0] == mul->in[1] || c < 0 || !conv_foldable(s, conv) ||
-	    !cf_same_shape(cs_info(s, mul->out[0]), cs_info(s, conv->out[0])))
+	if (!conv_foldable(s, conv) || !scale_of(s, conv, mul, conv_out_channels(s, conv), &f))
 		return VNPU_OK;
-	t = cs_info(s, c);
-	m = cs_info(s, conv->in[1])->dims[0];
-	n = vnpu_tinfo_elems(t);
-	if (!cs_is_const(s, c) || t->type != VNPU_TYPE_F32 ||
-	    !(bias_fits(s, conv, c) || (n == 1 && t->rank <= cs_info(s, conv->out[0])->rank)))
-		return VNPU_OK;
-	for (int64_t i = 0; i < n; i++)
-		if (!isfinite(((const float *)t->data)[i]))
-			return VNPU_OK;
-	f = malloc((size_t)(m ? m : 1) * sizeof(float));
 	if (!f)
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
-	for (int64_t o = 0; o < m; o++)
-		f[o] = ((const float *)t->data)[n == 1 ? 0 : o];
 	st = scale_conv(s, u, conv, f, NULL, NULL, "+Mul", mul);
 	free(f);
 	return st;
+}
+
+/*
+ * @v (a constant of @n elements, columns of @cols innermost, or @cols
+ * rows of @per with @by_row) with each column j (or row) times @f[j], as
+ * a new constant in *@out.
+ */
+static vnpu_status scaled_const(struct cstate *s, int32_t v, const float *f, int64_t cols,
+				bool by_row, int32_t *out)
+{
+	const struct vnpu_tinfo *t = cs_info(s, v);
+	int64_t n = vnpu_tinfo_elems(t), per = cols ? n / cols : 0;
+	float *d = malloc((size_t)(n ? n : 1) * sizeof(float));
+
+	if (!d)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	for (int64_t i = 0; i < n; i++)
+		d[i] = ((const float *)t->data)[i] * f[by_row ? i / per : i % cols];
+	return cs_add_const(s, VNPU_TYPE_F32, t->rank, t->dims, d, out);
+}
+
+/*
+ * Fold a Mul (@mul) of a Gemm's or MatMul's output by a finite f32
+ * constant of one value per column (or one value) into its constant B
+ * (2-D) and C: Y * f = alpha * A * (B * f) + beta * (C * f), column by
+ * column. C, when present, is a constant whose last dim is N. Rounding
+ * as fold_scale()'s.
+ */
+static vnpu_status fold_gemm_scale(struct cstate *s, struct uses *u, struct cop *op,
+				   struct cop *mul)
+{
+	bool gemm = cf_op_is(op, "Gemm"), tb = gemm && vnpu_attr_int(op->node, "transB", 0);
+	const struct vnpu_tinfo *b = cs_info(s, op->in[1]), *c = NULL;
+	int32_t ci = gemm && op->num_in > 2 ? op->in[2] : -1, nb, nc = -1;
+	int64_t n;
+	float *f;
+	vnpu_status st;
+
+	if (!cs_is_const(s, op->in[1]) || b->type != VNPU_TYPE_F32 || b->rank != 2)
+		return VNPU_OK;
+	n = b->dims[tb ? 0 : 1];
+	if (ci >= 0) {
+		c = cs_info(s, ci);
+		if (!cs_is_const(s, ci) || c->type != VNPU_TYPE_F32 || c->rank < 1 ||
+		    c->dims[c->rank - 1] != n)
+			return VNPU_OK;
+	}
+	if (!scale_of(s, op, mul, n, &f))
+		return VNPU_OK;
+	if (!f)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	st = scaled_const(s, op->in[1], f, n, tb, &nb);
+	if (!st && ci >= 0)
+		st = scaled_const(s, ci, f, n, false, &nc);
+	free(f);
+	if (st)
+		return st;
+	op->in[1] = nb;
+	if (ci >= 0)
+		op->in[2] = nc;
+	strncat(op->type, "+Mul", sizeof(op->type) - strlen(op->type) - 1);
+	st = cf_uses_add(s, u, false, nb, op);
+	if (!st && ci >= 0)
+		st = cf_uses_add(s, u, false, nc, op);
+	return st ? st : absorb(s, u, op, mul);
 }
 
 /* A new constant: the elementwise sum of two f32 constants of @a's size. */
@@ -650,15 +772,22 @@ static vnpu_status fuse_into(struct cstate *s, struct uses *u, uint32_t idx)
 {
 	struct cop *op = &s->ops[idx];
 	bool conv = cf_op_is(op, "Conv"), gemm = cf_op_is(op, "Gemm");
-	bool matmul = cf_op_is(op, "MatMul");
+	bool matmul = cf_op_is(op, "MatMul"), deconv = cf_op_is(op, "ConvTranspose");
 	struct cop *next;
 	vnpu_status st;
 
-	if ((!conv && !gemm && !matmul) || !is_float_val(s, op->out[0]))
+	if ((!conv && !gemm && !matmul && !deconv) || !is_float_val(s, op->out[0]))
 		return VNPU_OK;
-	/* BatchNorm after a Conv with constant weights. */
+	/*
+	 * A ConvTranspose takes the folds and an activation, not a bias or a
+	 * residual (its lowering has no room for them).
+	 */
+	if (deconv && !conv_foldable(s, op))
+		return VNPU_OK;
+	/* BatchNorm after a Conv or ConvTranspose with constant weights. */
 	next = sole_reader(s, u, op->out[0], idx);
-	if (conv && next && cf_op_is(next, "BatchNormalization") && next->in[0] == op->out[0] &&
+	if ((conv || deconv) && next && cf_op_is(next, "BatchNormalization") &&
+	    next->in[0] == op->out[0] &&
 	    cs_is_const(s, op->in[1]) && !(next->num_out > 1 && used(s, u, next->out[1]))) {
 		st = fold_batchnorm(s, u, op, next);
 		if (st)
@@ -666,14 +795,14 @@ static vnpu_status fuse_into(struct cstate *s, struct uses *u, uint32_t idx)
 		next = sole_reader(s, u, op->out[0], idx);
 	}
 	/* A Mul by a constant per channel (or one value) folds into the weights. */
-	if (conv && next && cf_op_is(next, "Mul")) {
-		st = fold_scale(s, u, op, next);
+	if (next && cf_op_is(next, "Mul")) {
+		st = conv || deconv ? fold_scale(s, u, op, next) : fold_gemm_scale(s, u, op, next);
 		if (st)
 			return st;
 		next = sole_reader(s, u, op->out[0], idx);
 	}
 	/* A constant bias (added to the Conv's own constant bias). */
-	if (next && cf_op_is(next, "Add") && !(gemm && op->num_in > 2 && op->in[2] >= 0) &&
+	if (next && !deconv && cf_op_is(next, "Add") && !(gemm && op->num_in > 2 && op->in[2] >= 0) &&
 	    !(conv && op->num_in > 2 && op->in[2] >= 0 && !cs_is_const(s, op->in[2]))) {
 		int32_t other = next->in[0] == op->out[0] ? next->in[1] : next->in[0];
 
@@ -692,7 +821,7 @@ static vnpu_status fuse_into(struct cstate *s, struct uses *u, uint32_t idx)
 		}
 	}
 	/* A residual Add of a tensor of the output's shape computed earlier. */
-	if (next && cf_op_is(next, "Add") && next->in[0] != next->in[1]) {
+	if (next && !deconv && cf_op_is(next, "Add") && next->in[0] != next->in[1]) {
 		int32_t other = next->in[0] == op->out[0] ? next->in[1] : next->in[0];
 		int32_t p = cf_producer(s, u, other);
 

@@ -67,21 +67,87 @@ static void add_line(struct mb *b, const char *line)
 	}
 }
 
-/*
- * The model of @lines over x [1, 4, 8, 8], optionally after a Conv 4->4
- * 1x1 (@conv: its output is "x", the model's input "in").
- */
-static vnpu_model *graph_model(const char *const *lines, const char *const *outs, bool conv)
+/* What computes x before @lines: the model's input itself, or an op. */
+enum prefix {
+	PRE_NONE,	/* x is the input [1, 4, 8, 8] */
+	PRE_CONV,	/* Conv 4->4 1x1 of in [1, 4, 8, 8] */
+	PRE_DECONV_BN,	/* ConvTranspose 4->4 2x2 stride 2 of in [1, 4, 4, 4], a BN */
+	PRE_DECONV_G2,	/* the same in 2 groups, with a bias, no BN */
+	PRE_MATMUL,	/* MatMul of in [1, 4, 8, 8] by a constant [8, 8] */
+	PRE_GEMM,	/* Gemm of in [32, 8] by a constant [8, 8]^T plus C [8]: [32, 8] */
+};
+
+/* ConvTranspose 4->4, kernel 2 stride 2, in @group groups, to @out. */
+static void deconv_node(struct mb *b, int64_t group, bool bias, const char *out)
 {
-	static const int64_t dims[4] = { 1, 4, 8, 8 };
+	Onnx__NodeProto *n;
+
+	mb_init_f32(b, "w", 4, (const int64_t[]){ 4, 4 / group, 2, 2 }, NULL);
+	mb_init_f32(b, "b", 1, (const int64_t[]){ 4 }, NULL);
+	n = mb_node(b, "ConvTranspose", (const char *[]){ "in", "w", bias ? "b" : NULL, NULL },
+		    (const char *[]){ out, NULL });
+	mb_attr_ints(n, "kernel_shape", 2, (const int64_t[]){ 2, 2 });
+	mb_attr_ints(n, "strides", 2, (const int64_t[]){ 2, 2 });
+	mb_attr_int(n, "group", group);
+}
+
+/* The op of @pre (not PRE_NONE) from the model's input "in" to "x". */
+static void prefix_node(struct mb *b, enum prefix pre)
+{
+	static const float scale[4] = { 1.5f, -0.75f, 0.25f, 2.0f };
+	static const float shift[4] = { 0.125f, -0.5f, 1.0f, 0.0f };
+	static const float mean[4] = { 0.1f, -0.2f, 0.0f, 0.3f };
+	static const float var[4] = { 0.5f, 2.0f, 1.0f, 0.01f };
+	Onnx__NodeProto *n;
+
+	switch (pre) {
+	case PRE_CONV:
+		mb_init_f32(b, "w", 4, (const int64_t[]){ 4, 4, 1, 1 }, NULL);
+		mb_node(b, "Conv", (const char *[]){ "in", "w", NULL }, (const char *[]){ "x", NULL });
+		break;
+	case PRE_DECONV_BN:
+		deconv_node(b, 1, false, "t");
+		mb_init_f32(b, "sc", 1, (const int64_t[]){ 4 }, scale);
+		mb_init_f32(b, "sh", 1, (const int64_t[]){ 4 }, shift);
+		mb_init_f32(b, "mu", 1, (const int64_t[]){ 4 }, mean);
+		mb_init_f32(b, "va", 1, (const int64_t[]){ 4 }, var);
+		mb_node(b, "BatchNormalization", (const char *[]){ "t", "sc", "sh", "mu", "va", NULL },
+			(const char *[]){ "x", NULL });
+		break;
+	case PRE_DECONV_G2:
+		deconv_node(b, 2, true, "x");
+		break;
+	case PRE_MATMUL:
+		mb_init_f32(b, "w", 2, (const int64_t[]){ 8, 8 }, NULL);
+		mb_node(b, "MatMul", (const char *[]){ "in", "w", NULL }, (const char *[]){ "x", NULL });
+		break;
+	default:
+		mb_init_f32(b, "w", 2, (const int64_t[]){ 8, 8 }, NULL);
+		mb_init_f32(b, "c", 1, (const int64_t[]){ 8 }, NULL);
+		n = mb_node(b, "Gemm", (const char *[]){ "in", "w", "c", NULL },
+			    (const char *[]){ "x", NULL });
+		mb_attr_int(n, "transB", 1);
+		mb_attr_float(n, "alpha", 0.5f);
+		mb_attr_float(n, "beta", 2.0f);
+		break;
+	}
+}
+
+/* The model of @lines over x, computed as @pre says. */
+static vnpu_model *graph_model(const char *const *lines, const char *const *outs,
+			       enum prefix pre)
+{
+	static const int64_t dims[4] = { 1, 4, 8, 8 }, half[4] = { 1, 4, 4, 4 };
+	static const int64_t rows[2] = { 32, 8 };
 	struct mb *b = mb_new(13);
 
-	mb_input(b, conv ? "in" : "x", F32, 4, dims);
-	if (conv) {
-		mb_init_f32(b, "w", 4, (const int64_t[]){ 4, 4, 1, 1 }, NULL);
-		mb_node(b, "Conv", (const char *[]){ "in", "w", NULL },
-			(const char *[]){ "x", NULL });
-	}
+	if (pre == PRE_GEMM)
+		mb_input(b, "in", F32, 2, rows);
+	else
+		mb_input(b, pre ? "in" : "x", F32, 4,
+			 pre == PRE_DECONV_BN || pre == PRE_DECONV_G2 ? half : dims);
+	if (pre)
+		prefix_node(b, pre);
 	for (; *lines; lines++)
 		add_line(b, *lines);
 	for (; *outs; outs++)
@@ -170,10 +236,10 @@ static void compare(const char *what, const float *a, const float *b, size_t n, 
  * fused program's layer count. The inputs are spread() (noise with a
  * bound above 4 ulp).
  */
-static uint32_t check_graph(const char *const *lines, const char *const *outs, bool conv,
+static uint32_t check_graph(const char *const *lines, const char *const *outs, enum prefix pre,
 			    uint32_t want_layers, const char *want_type, int ulps)
 {
-	vnpu_model *m = graph_model(lines, outs, conv);
+	vnpu_model *m = graph_model(lines, outs, pre);
 	float x[N_IN], *a[4] = { 0 }, *b[4] = { 0 };
 	struct vnpu_program *p, *q;
 	uint32_t layers = 0;
@@ -196,7 +262,7 @@ static uint32_t check_graph(const char *const *lines, const char *const *outs, b
 			fe_failures++;
 		}
 		for (uint32_t o = 0; o < p->num_outputs; o++)
-			compare(lines[0], a[o], b[o], p->outputs[o].size / 4, conv ? NULL : x,
+			compare(lines[0], a[o], b[o], p->outputs[o].size / 4, pre ? NULL : x,
 				ulps);
 	}
 	for (int i = 0; i < 4; i++) {
@@ -216,56 +282,56 @@ static const char *const y_only[] = { "y", NULL };
 static void test_hard_swish_forms(void)
 {
 	check_graph(G("a=Add(x,#3)", "c=Clip(a,#0,#6)", "m=Mul(x,c)", "y=Div(m,#6)"),
-		    y_only, false, 1, "HardSwish", 4);
+		    y_only, PRE_NONE, 1, "HardSwish", 4);
 	check_graph(G("a=Add(#3,x)", "c=Clip(a,#0,#6)", "m=Mul(c,x)", "y=Mul(m,#0.16666667)"),
-		    y_only, false, 1, "HardSwish", 4);
+		    y_only, PRE_NONE, 1, "HardSwish", 4);
 	check_graph(G("h=HardSigmoid(x)@alpha=0.16666667", "y=Mul(x,h)"),
-		    y_only, false, 1, "HardSwish", 4);
+		    y_only, PRE_NONE, 1, "HardSwish", 4);
 	check_graph(G("a=Add(x,#3)", "r=Relu(a)", "c=Min(r,#6)", "d=Div(c,#6)", "y=Mul(x,d)"),
-		    y_only, false, 1, "HardSwish", 4);
+		    y_only, PRE_NONE, 1, "HardSwish", 4);
 	/* HardSigmoid written out, then times x. */
 	check_graph(G("d=Div(x,#6)", "a=Add(d,#0.5)", "c=Clip(a,#0,#1)", "y=Mul(x,c)"),
-		    y_only, false, 1, "HardSwish", 4);
+		    y_only, PRE_NONE, 1, "HardSwish", 4);
 	/* After a Conv: one layer. */
 	check_graph(G("a=Add(x,#3)", "c=Clip(a,#0,#6)", "m=Mul(x,c)", "y=Div(m,#6)"),
-		    y_only, true, 1, "Conv+HardSwish", 4);
+		    y_only, PRE_CONV, 1, "Conv+HardSwish", 4);
 }
 
 static void test_hard_sigmoid_forms(void)
 {
 	check_graph(G("m=Mul(x,#0.2)", "a=Add(m,#0.5)", "y=Clip(a,#0,#1)"),
-		    y_only, false, 1, "HardSigmoid", 4);
+		    y_only, PRE_NONE, 1, "HardSigmoid", 4);
 	check_graph(G("a=Add(x,#3)", "c=Clip(a,#0,#6)", "y=Div(c,#6)"),
-		    y_only, false, 1, "HardSigmoid", 4);
+		    y_only, PRE_NONE, 1, "HardSigmoid", 4);
 	check_graph(G("m=Mul(x,#0.2)", "a=Add(m,#0.5)", "y=Clip(a,#0,#1)"),
-		    y_only, true, 1, "Conv+HardSigmoid", 4);
+		    y_only, PRE_CONV, 1, "Conv+HardSigmoid", 4);
 }
 
 static void test_gelu_forms(void)
 {
 	check_graph(G("d=Div(x,#1.4142135)", "e=Erf(d)", "a=Add(e,#1)", "m=Mul(x,a)",
-		      "y=Mul(m,#0.5)"), y_only, false, 1, "Gelu", 4);
+		      "y=Mul(m,#0.5)"), y_only, PRE_NONE, 1, "Gelu", 4);
 	check_graph(G("h=Mul(#0.5,x)", "d=Mul(x,#0.70710677)", "e=Erf(d)", "a=Add(#1,e)",
-		      "y=Mul(h,a)"), y_only, false, 1, "Gelu", 4);
+		      "y=Mul(h,a)"), y_only, PRE_NONE, 1, "Gelu", 4);
 	check_graph(G("d=Div(x,#1.4142135)", "e=Erf(d)", "a=Add(e,#1)", "h=Mul(a,#0.5)",
-		      "y=Mul(x,h)"), y_only, true, 1, "Conv+Gelu", 4);
+		      "y=Mul(x,h)"), y_only, PRE_CONV, 1, "Conv+Gelu", 4);
 	/* The tanh approximation, x^3 as a Pow and as products. */
 	check_graph(G("p=Pow(x,#3)", "k=Mul(p,#0.044715)", "s=Add(x,k)", "t=Mul(s,#0.7978846)",
 		      "h=Tanh(t)", "a=Add(h,#1)", "m=Mul(x,a)", "y=Mul(m,#0.5)"),
-		    y_only, false, 1, "GeluTanh", 4);
+		    y_only, PRE_NONE, 1, "GeluTanh", 4);
 	check_graph(G("q=Mul(x,x)", "p=Mul(q,x)", "k=Mul(#0.044715,p)", "s=Add(k,x)",
 		      "t=Mul(#0.7978846,s)", "h=Tanh(t)", "a=Add(#1,h)", "z=Mul(#0.5,x)",
-		      "y=Mul(z,a)"), y_only, false, 1, "GeluTanh", 4);
+		      "y=Mul(z,a)"), y_only, PRE_NONE, 1, "GeluTanh", 4);
 }
 
 static void test_silu_mish_forms(void)
 {
-	check_graph(G("s=Sigmoid(x)", "y=Mul(x,s)"), y_only, false, 1, "SiLU", 4);
-	check_graph(G("s=Sigmoid(x)", "y=Mul(s,x)"), y_only, true, 1, "Conv+SiLU", 4);
-	check_graph(G("p=Softplus(x)", "t=Tanh(p)", "y=Mul(x,t)"), y_only, false, 1, "Mish",
+	check_graph(G("s=Sigmoid(x)", "y=Mul(x,s)"), y_only, PRE_NONE, 1, "SiLU", 4);
+	check_graph(G("s=Sigmoid(x)", "y=Mul(s,x)"), y_only, PRE_CONV, 1, "Conv+SiLU", 4);
+	check_graph(G("p=Softplus(x)", "t=Tanh(p)", "y=Mul(x,t)"), y_only, PRE_NONE, 1, "Mish",
 		    4);
 	check_graph(G("e=Exp(x)", "a=Add(e,#1)", "l=Log(a)", "t=Tanh(l)", "y=Mul(t,x)"),
-		    y_only, false, 1, "Mish", 4);
+		    y_only, PRE_NONE, 1, "Mish", 4);
 }
 
 /* An intermediate read elsewhere, a model output, or a constant not the
@@ -273,18 +339,18 @@ static void test_silu_mish_forms(void)
 static void test_activation_not_fused(void)
 {
 	check_graph(G("a=Add(x,#3)", "c=Clip(a,#0,#6)", "m=Mul(x,c)", "y=Div(m,#6)"),
-		    G("y", "c"), false, 0, NULL, 0);
+		    G("y", "c"), PRE_NONE, 0, NULL, 0);
 	check_graph(G("a=Add(x,#3)", "c=Clip(a,#0,#6)", "m=Mul(x,c)", "y=Div(m,#6)",
-		      "z=Neg(a)"), G("y", "z"), false, 0, NULL, 0);
+		      "z=Neg(a)"), G("y", "z"), PRE_NONE, 0, NULL, 0);
 	check_graph(G("a=Add(x,#2.5)", "c=Clip(a,#0,#6)", "m=Mul(x,c)", "y=Div(m,#6)"),
-		    y_only, false, 0, NULL, 0);
+		    y_only, PRE_NONE, 0, NULL, 0);
 	check_graph(G("a=Add(x,#3)", "c=Clip(a,#0,#6)", "m=Mul(x,c)", "y=Div(m,#6.01)"),
-		    y_only, false, 0, NULL, 0);
+		    y_only, PRE_NONE, 0, NULL, 0);
 	check_graph(G("d=Mul(x,#0.7)", "e=Erf(d)", "a=Add(e,#1)", "m=Mul(x,a)",
-		      "y=Mul(m,#0.5)"), y_only, false, 0, NULL, 0);
-	check_graph(G("s=Sigmoid(x)", "y=Mul(x,s)"), G("y", "s"), false, 0, NULL, 0);
+		      "y=Mul(m,#0.5)"), y_only, PRE_NONE, 0, NULL, 0);
+	check_graph(G("s=Sigmoid(x)", "y=Mul(x,s)"), G("y", "s"), PRE_NONE, 0, NULL, 0);
 	/* x times the sigmoid of -x: not SiLU. */
-	check_graph(G("n=Neg(x)", "s=Sigmoid(n)", "y=Mul(x,s)"), y_only, false, 0, NULL, 0);
+	check_graph(G("n=Neg(x)", "s=Sigmoid(n)", "y=Mul(x,s)"), y_only, PRE_NONE, 0, NULL, 0);
 }
 
 #define LN_CORE "m=ReduceMean(x)@axes=-1", "d=Sub(x,m)"
@@ -293,24 +359,24 @@ static void test_activation_not_fused(void)
 static void test_layer_norm_forms(void)
 {
 	check_graph(G(LN_CORE, LN_VAR("q=Pow(d,#2)"), "n=Div(d,s)", "g=Mul(n,%gamma)",
-		      "y=Add(g,%beta)"), y_only, false, 1, "LayerNormalization", 16);
+		      "y=Add(g,%beta)"), y_only, PRE_NONE, 1, "LayerNormalization", 16);
 	check_graph(G(LN_CORE, LN_VAR("q=Mul(d,d)"), "r=Reciprocal(s)", "n=Mul(d,r)",
-		      "g=Mul(%gamma,n)", "y=Add(%beta,g)"), y_only, false, 1,
+		      "g=Mul(%gamma,n)", "y=Add(%beta,g)"), y_only, PRE_NONE, 1,
 		    "LayerNormalization", 16);
 	/* Without gamma and beta; epsilon first. */
 	check_graph(G(LN_CORE, "q=Pow(d,#2)", "v=ReduceMean(q)@axes=-1", "e=Add(#1e-3,v)",
-		      "s=Sqrt(e)", "y=Div(d,s)"), y_only, false, 1, "LayerNormalization", 16);
+		      "s=Sqrt(e)", "y=Div(d,s)"), y_only, PRE_NONE, 1, "LayerNormalization", 16);
 }
 
 static void test_layer_norm_not_fused(void)
 {
 	/* The centred x read elsewhere; the variance over another axis; a cube. */
 	check_graph(G(LN_CORE, LN_VAR("q=Pow(d,#2)"), "n=Div(d,s)", "y=Add(n,d)"),
-		    y_only, false, 0, NULL, 0);
+		    y_only, PRE_NONE, 0, NULL, 0);
 	check_graph(G(LN_CORE, "q=Pow(d,#2)", "v=ReduceMean(q)@axes=-2", "e=Add(v,#1e-5)",
-		      "s=Sqrt(e)", "y=Div(d,s)"), y_only, false, 0, NULL, 0);
-	check_graph(G(LN_CORE, LN_VAR("q=Pow(d,#3)"), "y=Div(d,s)"), y_only, false, 0, NULL, 0);
-	check_graph(G(LN_CORE, LN_VAR("q=Pow(d,#2)"), "y=Div(d,s)"), G("y", "v"), false, 0,
+		      "s=Sqrt(e)", "y=Div(d,s)"), y_only, PRE_NONE, 0, NULL, 0);
+	check_graph(G(LN_CORE, LN_VAR("q=Pow(d,#3)"), "y=Div(d,s)"), y_only, PRE_NONE, 0, NULL, 0);
+	check_graph(G(LN_CORE, LN_VAR("q=Pow(d,#2)"), "y=Div(d,s)"), G("y", "v"), PRE_NONE, 0,
 		    NULL, 0);
 }
 
@@ -318,12 +384,43 @@ static void test_layer_norm_not_fused(void)
  * weights: each product rounds once instead of twice, 8 ulp. */
 static void test_conv_scale_folds(void)
 {
-	check_graph(G("m=Mul(x,&s)", "a=Add(m,&b)", "y=Relu(a)"), y_only, true, 1,
+	check_graph(G("m=Mul(x,&s)", "a=Add(m,&b)", "y=Relu(a)"), y_only, PRE_CONV, 1,
 		    "Conv+Mul+Add+Relu", 8);
-	check_graph(G("m=Mul(#0.5,x)", "y=Add(m,&b)"), y_only, true, 1, "Conv+Mul+Add", 8);
+	check_graph(G("m=Mul(#0.5,x)", "y=Add(m,&b)"), y_only, PRE_CONV, 1, "Conv+Mul+Add", 8);
 	/* Not per channel, or read elsewhere: the Mul stays. */
-	check_graph(G("y=Mul(x,%s)"), y_only, true, 2, "Conv", 0);
-	check_graph(G("y=Mul(x,&s)", "z=Neg(x)"), G("y", "z"), true, 3, "Conv", 0);
+	check_graph(G("y=Mul(x,%s)"), y_only, PRE_CONV, 2, "Conv", 0);
+	check_graph(G("y=Mul(x,&s)", "z=Neg(x)"), G("y", "z"), PRE_CONV, 3, "Conv", 0);
+}
+
+/*
+ * A ConvTranspose takes a BatchNormalization and a Mul by a constant per
+ * channel into its weights (grouped ones too) and an activation after
+ * them (one layer: a CONV, then the COPY of its phases); not a bias
+ * Add. Same 8 ulp as a Conv's folds.
+ */
+static void test_deconv_folds(void)
+{
+	check_graph(G("y=Relu(x)"), y_only, PRE_DECONV_BN, 1, "ConvTranspose+BatchNorm+Relu", 8);
+	check_graph(G("m=Mul(x,&s)", "y=Relu(m)"), y_only, PRE_DECONV_G2, 1,
+		    "ConvTranspose+Mul+Relu", 8);
+	check_graph(G("y=Add(x,&b)"), y_only, PRE_DECONV_G2, 2, "ConvTranspose", 0);
+	/* The BN's output read elsewhere: nothing fuses after it. */
+	check_graph(G("y=Relu(x)", "z=Neg(x)"), G("y", "z"), PRE_DECONV_BN, 3,
+		    "ConvTranspose+BatchNorm", 8);
+}
+
+/*
+ * A Mul by a constant per column (or one value) after a MatMul or Gemm
+ * with a constant B folds into B (and C): 8 ulp, as a Conv's.
+ */
+static void test_gemm_scale_folds(void)
+{
+	check_graph(G("m=Mul(x,%s)", "y=Relu(m)"), y_only, PRE_MATMUL, 1, "MatMul+Mul+Relu", 8);
+	check_graph(G("m=Mul(#0.5,x)", "y=Add(m,%b)"), y_only, PRE_MATMUL, 1, "MatMul+Mul+Add", 8);
+	check_graph(G("y=Mul(%s,x)"), y_only, PRE_GEMM, 1, "Gemm+Mul", 8);
+	/* Per channel (not per column), or read elsewhere: the Mul stays. */
+	check_graph(G("y=Mul(x,&s)"), y_only, PRE_MATMUL, 2, "MatMul", 0);
+	check_graph(G("y=Mul(x,%s)", "z=Neg(x)"), G("y", "z"), PRE_GEMM, 3, "Gemm", 0);
 }
 
 int main(int argc, char **argv)
@@ -337,6 +434,8 @@ int main(int argc, char **argv)
 		{ "layer_norm_forms", test_layer_norm_forms },
 		{ "layer_norm_not_fused", test_layer_norm_not_fused },
 		{ "conv_scale_folds", test_conv_scale_folds },
+		{ "deconv_folds", test_deconv_folds },
+		{ "gemm_scale_folds", test_gemm_scale_folds },
 	};
 
 	return fe_run(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
