@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
  * The types of the attributes the library reads, checked once when a node
- * is read. The helpers that read attributes later (vnpu_attr_int() and its
- * kin, in inference and in the compiler) fall back to their default on an
- * attribute of another type; with every attribute they read listed here,
- * a model whose 'axis' is a FLOAT is refused instead of read as axis 0.
+ * is read: a model whose 'axis' is a FLOAT is refused. Every name the
+ * library reads is listed (the test frontend-attr-names scans the sources
+ * for the readers' names), so the helpers that read attributes later
+ * (vnpu_attr_int() and its kin, in inference and in the compiler) never
+ * meet an attribute of another type in a model that was read.
  *
  * ONNX gives an attribute name one type in every op that has it, but for
  * the few listed in op_attrs[]; a name not listed is not read by the
  * library and not checked, nor are the ops of domains other than ONNX's
- * and its training ops'. A FLOAT attribute may be given as an INT (the
- * helper converts it exactly as before).
+ * and its training ops' (the library runs none). A FLOAT attribute may be
+ * given as an INT (the helper converts it exactly).
  */
 #include <stdlib.h>
 #include <string.h>

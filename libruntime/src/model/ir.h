@@ -130,7 +130,13 @@ vnpu_status vnpu_node_check_attrs(const struct vnpu_node *n);
 /* Whether the table is in the order its lookup needs (a unit test). */
 bool vnpu_attr_schema_sorted(void);
 
-/* ---- ir.c ---- */
+/*
+ * ---- ir.c ----
+ * Attribute readers: @dflt when the node has no attribute @name. The name
+ * must be in attr_schema.c's table (frontend-attr-names checks): then a
+ * read model's attribute has the type read, and another type is only a
+ * node the compiler made wrongly (read as absent).
+ */
 const struct vnpu_attr *vnpu_node_attr(const struct vnpu_node *n, const char *name);
 int64_t vnpu_attr_int(const struct vnpu_node *n, const char *name, int64_t dflt);
 float vnpu_attr_float(const struct vnpu_node *n, const char *name, float dflt);
