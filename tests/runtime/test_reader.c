@@ -309,7 +309,8 @@ static int subgraph_depths(void)
 
 /*
  * A Loop node carrying @v into @out through a body that holds @inner more
- * loops nested in one another (trip count M, condition T: outer values),
+ * loops nested in one another (trip count M, the innermost's N; condition
+ * T: outer values),
  * then Identity; names carry the level, as all share one value table.
  */
 static void nested_loop(struct pb *g, const char *v, const char *out, int inner)
@@ -332,7 +333,7 @@ static void nested_loop(struct pb *g, const char *v, const char *out, int inner)
 	onnx_node(&body, "Identity", (const char *const[]){ c }, 1, co);
 	onnx_value(&body, GRAPH_OUTPUT, co, -1, NULL);
 	onnx_value(&body, GRAPH_OUTPUT, vo, -1, NULL);
-	pb_str(&node, NODE_INPUT, "M");
+	pb_str(&node, NODE_INPUT, inner > 0 ? "M" : "N");
 	pb_str(&node, NODE_INPUT, "T");
 	pb_str(&node, NODE_INPUT, v);
 	pb_str(&node, NODE_OUTPUT, out);
@@ -347,31 +348,106 @@ static void nested_loop(struct pb *g, const char *v, const char *out, int inner)
 	pb_free(&body);
 }
 
-/* @levels loops, each of @trips iterations, nested in one another. */
-static int nested_loops(int levels, int64_t trips, vnpu_status want, const char *says)
+/*
+ * The model read from @model gives y f32[3], and compiling it on the CPU
+ * @compile_want, with a message holding @says.
+ */
+static int read_then_compile(const struct pb *model, vnpu_status compile_want, const char *says)
 {
-	struct pb g = { 0 }, model = { 0 };
-	uint8_t yes = 1;
+	vnpu_compiled_model *cm = NULL;
+	vnpu_core *core;
 	vnpu_model *m;
 	vnpu_shape s;
+
+	CHECK(!model->failed);
+	CHECK_OK(vnpu_model_read_memory(model->data, model->len, &m));
+	CHECK_OK(vnpu_model_output_shape(m, 0, &s));
+	CHECK(s.rank == 1 && s.dims[0] == 3);
+	CHECK_OK(vnpu_core_create(&core));
+	CHECK_ERR(vnpu_core_compile_model(core, m, "CPU", NULL, &cm), compile_want);
+	vnpu_compiled_model_free(cm);
+	vnpu_core_free(core);
+	vnpu_model_free(m);
+	if (says && !strstr(vnpu_last_error(), says)) {
+		fprintf(stderr, "message '%s' does not say '%s'\n", vnpu_last_error(), says);
+		return 1;
+	}
+	return 0;
+}
+
+/* The inputs of nested_loops() and loop_chain(): trip counts @trips (M)
+ * and @inner_trips (N). */
+static void loop_inputs(struct pb *g, int64_t trips, int64_t inner_trips)
+{
+	uint8_t yes = 1;
+
+	onnx_init(g, "M", ONNX_INT64, 0, NULL, &trips, sizeof(trips));
+	onnx_init(g, "N", ONNX_INT64, 0, NULL, &inner_trips, sizeof(inner_trips));
+	onnx_init(g, "T", 9 /* BOOL */, 0, NULL, &yes, 1);
+	onnx_value(g, GRAPH_INPUT, "x", 1, (const int64_t[]){ 3 });
+}
+
+/*
+ * @levels loops nested in one another, each of @trips iterations but the
+ * innermost of @inner_trips: read with @want (and @says); when read,
+ * compiled with @compile_want.
+ */
+static int nested_loops(int levels, int64_t trips, int64_t inner_trips, vnpu_status want,
+			const char *says, vnpu_status compile_want)
+{
+	struct pb g = { 0 }, model = { 0 };
 	int rc;
 
-	onnx_init(&g, "M", ONNX_INT64, 0, NULL, &trips, sizeof(trips));
-	onnx_init(&g, "T", 9 /* BOOL */, 0, NULL, &yes, 1);
-	onnx_value(&g, GRAPH_INPUT, "x", 1, (const int64_t[]){ 3 });
+	loop_inputs(&g, trips, inner_trips);
 	nested_loop(&g, "x", "y", levels - 1);
 	onnx_value(&g, GRAPH_OUTPUT, "y", -1, NULL);
 	onnx_model(&model, &g, 17);
 	CHECK(!model.failed);
-	if (want != VNPU_OK) {
+	if (want != VNPU_OK)
 		rc = read_fails(model.data, model.len, want, says);
-	} else {
-		CHECK_OK(vnpu_model_read_memory(model.data, model.len, &m));
-		CHECK_OK(vnpu_model_output_shape(m, 0, &s));
-		CHECK(s.rank == 1 && s.dims[0] == 3);
-		vnpu_model_free(m);
-		rc = 0;
+	else
+		rc = read_then_compile(&model, compile_want, says);
+	pb_free(&g);
+	pb_free(&model);
+	return rc;
+}
+
+/* One Loop of @trips iterations whose body is a chain of @len Identity
+ * nodes, read then compiled with @compile_want. */
+static int loop_chain(int64_t trips, int len, vnpu_status compile_want, const char *says)
+{
+	struct pb g = { 0 }, model = { 0 }, node = { 0 }, attr = { 0 }, body = { 0 };
+	char prev[16] = "v", next[16];
+	int rc;
+
+	loop_inputs(&g, trips, trips);
+	onnx_value(&body, GRAPH_INPUT, "i", -1, NULL);
+	onnx_value(&body, GRAPH_INPUT, "c", -1, NULL);
+	onnx_value(&body, GRAPH_INPUT, "v", -1, NULL);
+	for (int k = 0; k < len; k++) {
+		snprintf(next, sizeof(next), "v%d", k);
+		onnx_node(&body, "Identity", (const char *const[]){ prev }, 1, next);
+		strcpy(prev, next);
 	}
+	onnx_node(&body, "Identity", (const char *const[]){ "c" }, 1, "co");
+	onnx_value(&body, GRAPH_OUTPUT, "co", -1, NULL);
+	onnx_value(&body, GRAPH_OUTPUT, prev, -1, NULL);
+	pb_str(&node, NODE_INPUT, "M");
+	pb_str(&node, NODE_INPUT, "T");
+	pb_str(&node, NODE_INPUT, "x");
+	pb_str(&node, NODE_OUTPUT, "y");
+	pb_str(&node, NODE_OP, "Loop");
+	pb_str(&attr, ATTR_NAME, "body");
+	pb_int(&attr, ATTR_TYPE, ATTR_GRAPH);
+	pb_msg(&attr, ATTR_G, &body);
+	pb_msg(&node, NODE_ATTR, &attr);
+	pb_msg(&g, GRAPH_NODE, &node);
+	onnx_value(&g, GRAPH_OUTPUT, "y", -1, NULL);
+	onnx_model(&model, &g, 17);
+	rc = read_then_compile(&model, compile_want, says);
+	pb_free(&node);
+	pb_free(&attr);
+	pb_free(&body);
 	pb_free(&g);
 	pb_free(&model);
 	return rc;
@@ -384,10 +460,29 @@ static int nested_loops(int levels, int64_t trips, vnpu_status want, const char 
  */
 static int loop_work(void)
 {
-	CHECK(!nested_loops(2, 65536, VNPU_UNSUPPORTED, "visits more than 2097152 nodes"));
-	CHECK(!nested_loops(6, 16, VNPU_UNSUPPORTED, "visits more than 2097152 nodes"));
-	CHECK(!nested_loops(4, 16, VNPU_OK, NULL));
-	CHECK(!nested_loops(1, 65536, VNPU_OK, NULL));
+	CHECK(!nested_loops(2, 65536, 65536, VNPU_UNSUPPORTED, "visits more than 2097152 nodes",
+			    0));
+	CHECK(!nested_loops(6, 16, 16, VNPU_UNSUPPORTED, "visits more than 2097152 nodes", 0));
+	CHECK(!nested_loops(4, 16, 16, VNPU_OK, NULL, VNPU_OK));
+	CHECK(!nested_loops(1, 65536, 65536, VNPU_OK, NULL, VNPU_OK));
+	return 0;
+}
+
+/*
+ * A compile shares the budget between its inference and its walk, which
+ * visits each unrolled body node again: models that read within it are
+ * refused when unrolling them passes it. A loop of 1024 iterations of
+ * 1100 nodes is refused before its first iteration; 16 loops of 40000
+ * iterations of 2 nodes (inside one loop) part way through the walk.
+ */
+static int unroll_work(void)
+{
+	CHECK(!loop_chain(1024, 1100, VNPU_UNSUPPORTED,
+			  "Loop node: visits more than 2097152 nodes, inferred or unrolled"));
+	CHECK(!loop_chain(64, 100, VNPU_OK, NULL));
+	CHECK(!nested_loops(2, 16, 40000, VNPU_OK,
+			    "visits more than 2097152 nodes, inferred or unrolled", VNPU_UNSUPPORTED));
+	CHECK(!nested_loops(2, 16, 64, VNPU_OK, NULL, VNPU_OK));
 	return 0;
 }
 
@@ -645,6 +740,7 @@ static const struct {
 	{ "many_messages", many_messages },
 	{ "subgraph_depths", subgraph_depths },
 	{ "loop_work", loop_work },
+	{ "unroll_work", unroll_work },
 	{ "reversed_chain", reversed_chain },
 	{ "sort_order", sort_order },
 	{ "attr_types", attr_types },

@@ -474,8 +474,10 @@ static vnpu_status walk_node(struct cstate *s, struct walk *w, const struct vnpu
 {
 	int32_t in[COP_MAX_IO], out[COP_MAX_IO];
 	bool remapped = false;
-	vnpu_status st = VNPU_OK;
+	vnpu_status st = vnpu_work_charge(&w->work, n, 1);
 
+	if (st)
+		return st;
 	if (n->num_inputs > COP_MAX_IO || n->num_outputs > COP_MAX_IO) {
 		if (!w->depth && outputs_folded(s, n->outputs, n->num_outputs))
 			return VNPU_OK;
@@ -715,7 +717,7 @@ vnpu_status cs_build(struct cstate *s)
 	infos = vnpu_model_seed_infos(m);
 	if (!infos)
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
-	st = vnpu_graph_infer(m, &m->main, infos, COMPILE_FOLD_LIMIT, false);
+	st = vnpu_graph_infer(m, &m->main, infos, COMPILE_FOLD_LIMIT, false, &w.work);
 	for (uint32_t v = 0; v < m->num_values; v++) {
 		if (!st)
 			st = cs_add_temp(s, VNPU_TYPE_UNDEFINED, 0, NULL, &idx);

@@ -16,7 +16,7 @@
 struct walk {
 	int32_t *map;		/* model value -> working value */
 	uint32_t depth;		/* loop bodies around the node walked */
-	uint64_t unrolled;	/* body nodes instantiated so far */
+	struct vnpu_work work;	/* the compile's node visits: inference, then walk */
 };
 
 /* Values each iteration of a loop needs kept: the carried ones, and the

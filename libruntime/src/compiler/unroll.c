@@ -5,8 +5,9 @@
  * values threaded through, scan inputs sliced with a Gather and scan
  * outputs stacked with Reshape and Concat. A Loop's trip count and its
  * condition (before and after every iteration) must be known at compile
- * time; the unrolled size is capped (VNPU_MAX_LOOP_ITERS iterations,
- * VNPU_MAX_UNROLLED_NODES body nodes).
+ * time. A loop runs at most VNPU_MAX_LOOP_ITERS iterations, and every
+ * node instantiated is charged to the compile's node-visit budget
+ * (VNPU_MAX_NODE_VISITS, shared with its shape inference).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,12 +22,10 @@ vnpu_status cb_unroll_once(struct cstate *s, struct walk *w, struct unroll *u,
 	const int32_t *outs = u->body->outputs + u->first_out;
 	vnpu_status st;
 
-	if (u->iters >= VNPU_MAX_LOOP_ITERS ||
-	    w->unrolled + u->body->num_nodes > VNPU_MAX_UNROLLED_NODES)
+	if (u->iters >= VNPU_MAX_LOOP_ITERS)
 		return vnpu_node_error(VNPU_UNSUPPORTED, u->n,
-				       "unrolling it takes more than %d iterations or %d nodes",
-				       VNPU_MAX_LOOP_ITERS, VNPU_MAX_UNROLLED_NODES);
-	w->unrolled += u->body->num_nodes;
+				       "unrolling it takes more than %d iterations",
+				       VNPU_MAX_LOOP_ITERS);
 	for (uint32_t k = 0; k < u->body->num_inputs; k++)
 		w->map[u->body->inputs[k]] = in[k];
 	w->depth++;
@@ -128,12 +127,13 @@ vnpu_status cb_unroll_loop(struct cstate *s, struct walk *w, const struct vnpu_n
 		trip = vnpu_elem_get_i(s->vals[in[0]].info.data, s->vals[in[0]].info.type, 0);
 	if (in[1] >= 0)
 		go = vnpu_elem_get_i(s->vals[in[1]].info.data, s->vals[in[1]].info.type, 0) != 0;
-	if (go && (trip > VNPU_MAX_LOOP_ITERS ||
-		   (trip > 0 && (uint64_t)trip * body->num_nodes > VNPU_MAX_UNROLLED_NODES)))
+	if (go && trip > VNPU_MAX_LOOP_ITERS)
 		return vnpu_node_error(VNPU_UNSUPPORTED, n,
-				       "unrolling %lld iterations of %u nodes is above the limit (%d iterations, %d nodes)",
-				       (long long)trip, body->num_nodes, VNPU_MAX_LOOP_ITERS,
-				       VNPU_MAX_UNROLLED_NODES);
+				       "unrolling %lld iterations is above the limit of %d",
+				       (long long)trip, VNPU_MAX_LOOP_ITERS);
+	/* Refused before any iteration when the whole loop cannot fit. */
+	if (go && trip > 0 && trip * body->num_nodes > VNPU_MAX_NODE_VISITS - w->work.visits)
+		return vnpu_work_charge(&w->work, n, trip * body->num_nodes);
 	bin = malloc((n->num_inputs + 1) * sizeof(int32_t));
 	st = bin ? cb_unroll_init(&u, n, body, 1, n->num_inputs - 2, in + 2) :
 	     vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");

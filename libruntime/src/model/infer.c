@@ -1576,7 +1576,7 @@ vnpu_status vnpu_node_infer(const struct vnpu_model *m, const struct vnpu_node *
 			    struct vnpu_tinfo *const *in, struct vnpu_tinfo *const *out,
 			    int64_t fold_limit)
 {
-	struct infer_work work = { 0 };
+	struct vnpu_work work = { 0 };
 
 	return node_infer((struct ictx){ .m = m, .n = n, .in = in, .out = out,
 					 .fold_limit = fold_limit, .work = &work });
@@ -1601,7 +1601,7 @@ static bool inferred_before(const struct vnpu_model *m, const struct vnpu_node *
 
 static vnpu_status graph_infer(const struct vnpu_model *m, const struct vnpu_graph *g,
 			       struct vnpu_tinfo *infos, int64_t fold_limit, enum infer_mode mode,
-			       struct infer_work *work)
+			       struct vnpu_work *work)
 {
 	struct vnpu_tinfo *in[1025], *out[64];
 
@@ -1610,12 +1610,9 @@ static vnpu_status graph_infer(const struct vnpu_model *m, const struct vnpu_gra
 		bool over_limit = false;
 		vnpu_status st;
 
-		if (++work->visits > VNPU_MAX_INFER_VISITS) {
-			work->over = true;
-			return vnpu_node_error(VNPU_UNSUPPORTED, n,
-					       "shape inference visits more than %d nodes (loops nested in loops?)",
-					       VNPU_MAX_INFER_VISITS);
-		}
+		st = vnpu_work_charge(work, n, 1);
+		if (st)
+			return st;
 		if (n->num_inputs > 1024 || n->num_outputs > 64)
 			return vnpu_node_error(VNPU_UNSUPPORTED, n, "too many inputs or outputs");
 		for (uint32_t k = 0; k < n->num_inputs; k++)
@@ -1643,17 +1640,19 @@ vnpu_status inf_subgraph(const struct ictx *c, const struct vnpu_graph *g,
 }
 
 vnpu_status vnpu_graph_infer(const struct vnpu_model *m, const struct vnpu_graph *g,
-			     struct vnpu_tinfo *infos, int64_t fold_limit, bool strict)
+			     struct vnpu_tinfo *infos, int64_t fold_limit, bool strict,
+			     struct vnpu_work *work)
 {
-	struct infer_work work = { 0 };
+	struct vnpu_work own = { 0 };
 
-	return graph_infer(m, g, infos, fold_limit, strict ? INFER_STRICT : INFER_LENIENT, &work);
+	return graph_infer(m, g, infos, fold_limit, strict ? INFER_STRICT : INFER_LENIENT,
+			   work ? work : &own);
 }
 
 vnpu_status vnpu_graph_reinfer(const struct vnpu_model *m, struct vnpu_tinfo *infos,
 			       int64_t fold_limit)
 {
-	struct infer_work work = { 0 };
+	struct vnpu_work work = { 0 };
 
 	return graph_infer(m, &m->main, infos, fold_limit, INFER_RESHAPE, &work);
 }

@@ -8,16 +8,6 @@
 
 #include "ir.h"
 
-/*
- * The work one inference may do, charged one per node visited across
- * every subgraph and iteration (a loop inside a loop costs the product of
- * their trip counts), VNPU_MAX_INFER_VISITS in all.
- */
-struct infer_work {
-	int64_t visits;
-	bool over;	/* spent: the whole inference fails, lenient or not */
-};
-
 struct ictx {
 	const struct vnpu_model *m;
 	const struct vnpu_node *n;
@@ -25,7 +15,7 @@ struct ictx {
 	struct vnpu_tinfo *const *out;
 	int64_t fold_limit;
 	bool *over_limit;	/* set by inf_limit(), or NULL */
-	struct infer_work *work;
+	struct vnpu_work *work;
 };
 
 struct op_infer {

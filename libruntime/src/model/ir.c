@@ -138,6 +138,18 @@ const char *vnpu_attr_str(const struct vnpu_node *n, const char *name, const cha
 	return a && a->type == VNPU_ATTR_STRING ? a->s : dflt;
 }
 
+vnpu_status vnpu_work_charge(struct vnpu_work *w, const struct vnpu_node *n, int64_t count)
+{
+	if (!w->over && count <= VNPU_MAX_NODE_VISITS - w->visits) {
+		w->visits += count;
+		return VNPU_OK;
+	}
+	w->over = true;
+	return vnpu_node_error(VNPU_UNSUPPORTED, n,
+			       "visits more than %d nodes, inferred or unrolled (loops nested in loops?)",
+			       VNPU_MAX_NODE_VISITS);
+}
+
 bool vnpu_tinfo_static(const struct vnpu_tinfo *t)
 {
 	if (t->rank < 0 || t->type == VNPU_TYPE_UNDEFINED)
@@ -231,7 +243,7 @@ static vnpu_status model_infer(struct vnpu_model *m, bool reshape)
 	if (!infos)
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory inferring shapes");
 	st = reshape ? vnpu_graph_reinfer(m, infos, READ_FOLD_LIMIT) :
-		       vnpu_graph_infer(m, &m->main, infos, READ_FOLD_LIMIT, false);
+		       vnpu_graph_infer(m, &m->main, infos, READ_FOLD_LIMIT, false, NULL);
 	if (st) {
 		for (uint32_t v = 0; v < m->num_values; v++)
 			if (m->values[v].kind == VNPU_VALUE_NODE)

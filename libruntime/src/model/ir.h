@@ -75,6 +75,7 @@ enum vnpu_attr_type {
 };
 
 struct vnpu_graph;
+struct vnpu_work;
 
 struct vnpu_attr {
 	char *name;
@@ -210,10 +211,12 @@ vnpu_status vnpu_node_infer(const struct vnpu_model *m, const struct vnpu_node *
  * of graph inputs and constants set by the caller). Evaluates like
  * vnpu_node_infer(). Unless @strict, a node that fails with VNPU_UNSUPPORTED
  * (an op or type not known here) leaves its outputs unknown and the walk
- * goes on. Used for the model and by the compiler.
+ * goes on. Used for the model and by the compiler, which charges its walk
+ * to the same @work (NULL: a budget of its own).
  */
 vnpu_status vnpu_graph_infer(const struct vnpu_model *m, const struct vnpu_graph *g,
-			     struct vnpu_tinfo *infos, int64_t fold_limit, bool strict);
+			     struct vnpu_tinfo *infos, int64_t fold_limit, bool strict,
+			     struct vnpu_work *work);
 /*
  * The main graph again after a reshape, as vnpu_graph_infer() leniently,
  * but a node that inferred in the model's last inference and now is past
@@ -222,20 +225,31 @@ vnpu_status vnpu_graph_infer(const struct vnpu_model *m, const struct vnpu_graph
 vnpu_status vnpu_graph_reinfer(const struct vnpu_model *m, struct vnpu_tinfo *infos,
 			       int64_t fold_limit);
 
-/*
- * Loops are unrolled (the device runs static command streams): at most
- * this many iterations, and this many body nodes over all iterations.
- */
+/* Loops are unrolled (the device runs static command streams): at most
+ * this many iterations each. */
 #define VNPU_MAX_LOOP_ITERS 65536
-#define VNPU_MAX_UNROLLED_NODES (1 << 20)
+
 /*
- * One inference (of a model, a reshape, a node the compiler infers) visits
- * at most this many nodes, counted across every subgraph and iteration:
- * loops nested in loops cost the product of their trip counts, and are
- * refused with VNPU_UNSUPPORTED past it, even where a lenient walk would
- * leave a node's outputs unknown and go on.
+ * The node-visit budget: one inference (of a model, a reshape, a node the
+ * compiler infers) and one compile (its inference of the model, then every
+ * node it walks, loop bodies once per unrolled iteration) each visit at
+ * most VNPU_MAX_NODE_VISITS nodes, counted across every subgraph and
+ * iteration. Loops nested in loops cost the product of their trip counts;
+ * past the budget the model is refused with VNPU_UNSUPPORTED, even where a
+ * lenient inference would leave a node's outputs unknown and go on.
  */
-#define VNPU_MAX_INFER_VISITS (1 << 21)
+#define VNPU_MAX_NODE_VISITS (1 << 21)
+
+struct vnpu_work {
+	int64_t visits;
+	bool over;	/* spent: the whole inference or compile fails */
+};
+
+/*
+ * Charge @count visits (at node @n) to @w: VNPU_UNSUPPORTED with a message
+ * naming @n once the total passes VNPU_MAX_NODE_VISITS, and @w is spent.
+ */
+vnpu_status vnpu_work_charge(struct vnpu_work *w, const struct vnpu_node *n, int64_t count);
 
 /* An Einsum equation: each operand axis and output axis as a label 0..51
  * (ellipsis axes get labels of their own). */
