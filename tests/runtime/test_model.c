@@ -1246,6 +1246,69 @@ static int freeze_dynamic_input(vnpu_core *core, const char *device)
 	return 0;
 }
 
+/*
+ * vnpu_model_input_decides_shapes() for each input of node test models
+ * ('1' where the input decides shapes), and of x f32[2,3], s i64[2] ->
+ * Reshape(x, Add(s, Shape(x))): s decides through the Add, x only feeds
+ * the data and a Shape. Then its refusals.
+ */
+static int shape_deciding_inputs(vnpu_core *core, const char *device)
+{
+	static const struct {
+		const char *model;
+		const char *decides;
+	} cases[] = {
+		{ "test_reshape_reordered_all_dims", "01" }, { "test_slice", "01111" },
+		{ "test_resize_upsample_sizes_nearest", "01" }, { "test_top_k", "01" },
+		{ "test_range_float_type_positive_delta", "111" }, { "test_add", "00" },
+		{ "test_if", "1" }, { "test_loop11", "110" }, { "test_shape", "0" },
+	};
+	const int64_t x_dims[2] = { 2, 3 }, s_dims[1] = { 2 };
+	struct pb g = { 0 }, model = { 0 };
+	char path[256];
+	vnpu_model *m;
+	vnpu_status st;
+	size_t n;
+	int d;
+
+	(void)device;
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		snprintf(path, sizeof(path), NODE_DIR "%s/model.onnx", cases[c].model);
+		CHECK_OK(vnpu_core_read_model(core, path, &m));
+		CHECK_OK(vnpu_model_get_inputs_size(m, &n));
+		CHECK(n == strlen(cases[c].decides));
+		for (size_t i = 0; i < n; i++) {
+			CHECK_OK(vnpu_model_input_decides_shapes(m, i, &d));
+			if (d != (cases[c].decides[i] == '1')) {
+				fprintf(stderr, "%s: input %zu decides %d\n", cases[c].model, i, d);
+				return 1;
+			}
+		}
+		vnpu_model_free(m);
+	}
+	onnx_node(&g, "Shape", (const char *[]){ "x" }, 1, "xs");
+	onnx_node(&g, "Add", (const char *[]){ "s", "xs" }, 2, "shape");
+	onnx_node(&g, "Reshape", (const char *[]){ "x", "shape" }, 2, "y");
+	onnx_value(&g, GRAPH_INPUT, "x", 2, x_dims);
+	onnx_value_typed(&g, GRAPH_INPUT, "s", ONNX_INT64, 1, s_dims);
+	onnx_value(&g, GRAPH_OUTPUT, "y", -1, NULL);
+	onnx_model(&model, &g, 17);
+	CHECK(!model.failed);
+	st = vnpu_core_read_model_from_memory(core, model.data, model.len, &m);
+	pb_free(&model);
+	CHECK_OK(st);
+	CHECK_OK(vnpu_model_input_decides_shapes(m, 0, &d));
+	CHECK(d == 0);
+	CHECK_OK(vnpu_model_input_decides_shapes(m, 1, &d));
+	CHECK(d == 1);
+	CHECK_ERR(vnpu_model_input_decides_shapes(m, 2, &d), VNPU_NOT_FOUND);
+	CHECK(strstr(vnpu_last_error(), "model has no input 2 (it has 2)"));
+	CHECK_ERR(vnpu_model_input_decides_shapes(m, 0, NULL), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_model_input_decides_shapes(NULL, 0, &d), VNPU_INVALID_ARGUMENT);
+	vnpu_model_free(m);
+	return 0;
+}
+
 static int profiling(vnpu_core *core, const char *device)
 {
 	const char *on[] = { VNPU_PROP_ENABLE_PROFILING, "YES", NULL };
@@ -1630,6 +1693,7 @@ int main(int argc, char **argv)
 		TEST(freeze_statuses),
 		TEST(reshape_sequence_statuses),
 		TEST(freeze_dynamic_input),
+		TEST(shape_deciding_inputs),
 		TEST(profiling),
 		TEST(telemetry),
 		TEST(three_threads),

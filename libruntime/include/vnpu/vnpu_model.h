@@ -132,6 +132,21 @@ VNPU_API vnpu_status vnpu_model_freeze_input(vnpu_model *model, const char *name
 					     const void *data, size_t size);
 
 /**
+ * Whether the values of input @index decide shapes in @model: @out is 1
+ * when some node reads them, directly or through ops that compute on them,
+ * to know an output's shape (a Reshape's shape, a Slice's starts, Resize's
+ * scales or sizes, TopK's k, Range's limits, a Loop's trip count, an If's
+ * condition...), else 0. Shape and Size read only a shape, so an input
+ * reaching a node through them alone decides nothing. A static-shape
+ * device compiles such a model once the caller who knows the values
+ * freezes these inputs with vnpu_model_freeze_input() (as vnpu-run and
+ * vnpu-bench do with the inputs they are given). VNPU_INVALID_ARGUMENT
+ * for NULL arguments, VNPU_NOT_FOUND past the model's inputs.
+ */
+VNPU_API vnpu_status vnpu_model_input_decides_shapes(const vnpu_model *model, size_t index,
+						     int *out);
+
+/**
  * What an input or output holds. A model port is a TENSOR, a SEQUENCE of
  * tensors (of one element type, the port's type) or an OPTIONAL tensor or
  * sequence, which may have no value. The device runs tensors only, so a
