@@ -19,6 +19,8 @@ import numpy as np
 
 RELU = "/usr/share/libonnx-testdata/data/node/test_relu/model.onnx"
 ADD = "/usr/share/libonnx-testdata/data/node/test_add/model.onnx"
+# data f32[2,3,4], shape i64[3] -> reshaped: the shape input decides shapes
+RESHAPE = "/usr/share/libonnx-testdata/data/node/test_reshape_reordered_all_dims"
 run, bench = sys.argv[1:3]
 tmp = tempfile.mkdtemp(prefix="vnpu-files-")
 failures = []
@@ -162,6 +164,26 @@ for args, code, what in (([path("x.npy")], 1, "unnamed with two inputs"),
     msg = p.stderr.strip()
     check(p.returncode == code and msg and "\n" not in msg,
           f"bench -i {what}: exit {p.returncode}, {msg!r}")
+
+# vnpu-bench freezes an input whose values decide shapes to its -i file;
+# a file of values the node refuses is a one-line error, as is a shape
+# input given a float file (the model's input is i64), for vnpu-run too.
+data = os.path.join(RESHAPE, "test_data_set_0", "input_0.pb")
+np.save(path("shape.npy"), np.array([4, 2, 3], dtype=np.int64))
+p = tool(bench, "-m", os.path.join(RESHAPE, "model.onnx"), "-d", "CPU", "-niter", "2",
+         "-i", "data=" + data, "-i", "shape=" + path("shape.npy"))
+check(p.returncode == 0 and "shape" not in p.stdout.split("Outputs")[0].split("Inputs")[-1],
+      f"bench -i a shape input: exit {p.returncode}, {p.stderr.strip()!r}")
+np.save(path("badshape.npy"), np.array([5, 5, 5], dtype=np.int64))
+np.save(path("fshape.npy"), np.array([4, 2, 3], dtype=np.float32))
+for spec, what in ((path("badshape.npy"), "Reshape node: 24 elements reshaped to 125"),
+                   (path("fshape.npy"), "freeze 'shape': type f32, the input is i64")):
+    for args in ((bench, "-niter", "1"), (run, "-o", path("out"))):
+        p = tool(*args, "-m", os.path.join(RESHAPE, "model.onnx"), "-d", "CPU",
+                 "-i", "data=" + data, "-i", "shape=" + spec)
+        msg = p.stderr.strip()
+        check(p.returncode == 1 and what in msg and "\n" not in msg,
+              f"{args[0]} -i a bad shape input: exit {p.returncode}, {msg!r}")
 
 subprocess.run(["rm", "-rf", tmp])
 if failures:

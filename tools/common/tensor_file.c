@@ -392,3 +392,21 @@ vnpu_status tensor_file_write(const char *path, const char *name,
 	free(buf);
 	return st;
 }
+
+vnpu_status tensor_freeze_input(vnpu_model *model, const char *name, vnpu_tensor *t)
+{
+	vnpu_element_type type;
+	vnpu_shape shape;
+	uint64_t bytes;
+	vnpu_status st;
+	void *data;
+
+	st = vnpu_tensor_get_element_type(t, &type);
+	if (!st)
+		st = vnpu_tensor_get_shape(t, &shape);
+	if (!st)
+		st = vnpu_tensor_get_byte_size(t, &bytes);
+	if (!st)
+		st = vnpu_tensor_get_data(t, &data);
+	return st ? st : vnpu_model_freeze_input(model, name, type, &shape, data, bytes);
+}

@@ -19,6 +19,10 @@
 vnpu_status tensor_file_read(const char *path, vnpu_tensor **out,
 			     char **out_name, char *err, size_t err_size);
 
+/* The model's input @name becomes a constant holding @t's values
+ * (vnpu_model_freeze_input() with @t's type, shape and data). */
+vnpu_status tensor_freeze_input(vnpu_model *model, const char *name, vnpu_tensor *t);
+
 /*
  * A test value: a tensor, a sequence of tensors or an optional of those,
  * as a kind (TENSOR, SEQUENCE, or NONE for an optional without a value)

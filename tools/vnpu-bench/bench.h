@@ -34,6 +34,7 @@ struct bench_opts {
 	const char *shapes;		/* -shape */
 	uint32_t num_files;		/* -i [NAME=]FILE, in order */
 	const char *files[BENCH_MAX_FILES];
+	bool frozen[BENCH_MAX_FILES];	/* the file's input decides shapes: a constant */
 	bool per_layer;			/* -pc */
 	const char *json_path;
 	const char *trace_path;

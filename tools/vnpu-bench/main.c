@@ -314,6 +314,57 @@ static int apply_batch(vnpu_model *model, int64_t batch, bool explicit_batch)
 	return 0;
 }
 
+/*
+ * The -i file @spec's input of @model is frozen to the file's values when
+ * they decide shapes (vnpu_model_input_decides_shapes): the model then
+ * compiles with static shapes, and every request runs on those values.
+ */
+static int freeze_input_file(vnpu_model *model, const char *spec, bool *frozen)
+{
+	const char *eq = strchr(spec, '='), *path = eq ? eq + 1 : spec, *only;
+	char name[256], err[512];
+	vnpu_tensor *t = NULL;
+	size_t index, n;
+	int decides;
+	int ret;
+
+	if (vnpu_model_get_inputs_size(model, &n))
+		return fail("model inputs");
+	/* An input the model does not have is read_input_file()'s error. */
+	if (eq) {
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - spec), spec);
+		if (vnpu_model_input_index(model, name, &index))
+			return 0;
+	} else {
+		if (n != 1 || vnpu_model_input_name(model, 0, &only))
+			return 0;
+		snprintf(name, sizeof(name), "%s", only);
+		index = 0;
+	}
+	if (vnpu_model_input_decides_shapes(model, index, &decides))
+		return fail(name);
+	if (!decides)
+		return 0;
+	if (tensor_file_read(path, &t, NULL, err, sizeof(err))) {
+		fprintf(stderr, "vnpu-bench: %s\n", err);
+		return 1;
+	}
+	ret = tensor_freeze_input(model, name, t) != VNPU_OK;
+	if (ret)
+		fprintf(stderr, "vnpu-bench: -i %s: %s\n", spec, vnpu_last_error());
+	vnpu_tensor_free(t);
+	*frozen = !ret;
+	return ret;
+}
+
+static int freeze_input_files(vnpu_model *model, struct bench_opts *o)
+{
+	for (uint32_t i = 0; i < o->num_files; i++)
+		if (freeze_input_file(model, o->files[i], &o->frozen[i]))
+			return 1;
+	return 0;
+}
+
 /* ---- compile and set up the requests ---- */
 
 /* The devices to compile for: every NPU for CUMULATIVE_THROUGHPUT on "NPU". */
@@ -554,6 +605,8 @@ static int set_input_files(struct bench_run *b, vnpu_infer_request *req,
 	int ret = 0;
 
 	for (i = 0; i < b->o->num_files && !ret; i++) {
+		if (b->o->frozen[i])
+			continue;
 		if (read_input_file(cm, b->o->files[i], num_inputs, &port, &file))
 			return 1;
 		vnpu_tensor_get_element_type(file, &type);
@@ -659,7 +712,7 @@ static int first_inference(struct bench_run *b)
 	return 0;
 }
 
-static int bench(const struct bench_opts *o, struct bench_run *b, vnpu_core *core)
+static int bench(struct bench_opts *o, struct bench_run *b, vnpu_core *core)
 {
 	vnpu_model *model;
 	int ret;
@@ -669,6 +722,8 @@ static int bench(const struct bench_opts *o, struct bench_run *b, vnpu_core *cor
 		return 1;
 	}
 	ret = o->shapes ? apply_shapes(model, o->shapes) : 0;	/* 2: a usage error */
+	if (!ret)
+		ret = freeze_input_files(model, o);
 	if (!ret)
 		ret = apply_batch(model, o->batch ? o->batch : 1, o->batch != 0) ||
 		      pick_devices(core, b) || compile_all(core, model, b);

@@ -443,22 +443,16 @@ static int frozen_at(int level, int i, const struct tensor_value *v)
 static vnpu_status fit_input(vnpu_model *model, const char *name, const struct tensor_value *v,
 			     int frozen)
 {
-	vnpu_element_type type;
 	vnpu_shape ts;
-	uint64_t bytes;
-	void *data;
 
 	if (v->kind == VNPU_PORT_NONE)
 		return vnpu_model_freeze_none(model, name);
 	if (v->kind == VNPU_PORT_SEQUENCE)
 		return vnpu_model_freeze_sequence(model, name, v->tensors, v->count);
+	if (frozen)
+		return tensor_freeze_input(model, name, v->tensors[0]);
 	vnpu_tensor_get_shape(v->tensors[0], &ts);
-	if (!frozen)
-		return vnpu_model_reshape(model, name, &ts);
-	vnpu_tensor_get_element_type(v->tensors[0], &type);
-	vnpu_tensor_get_byte_size(v->tensors[0], &bytes);
-	vnpu_tensor_get_data(v->tensors[0], &data);
-	return vnpu_model_freeze_input(model, name, type, &ts, data, bytes);
+	return vnpu_model_reshape(model, name, &ts);
 }
 
 /*

@@ -6,8 +6,10 @@
  *   vnpu-run -m MODEL [-d DEVICE] [-i NAME=FILE ...] [-o DIR] [-f pb|npy] [--profile]
  *
  * Inputs not given are filled with random values (seeded, reproducible).
- * Inputs with dynamic dimensions are reshaped to the given tensors first.
- * Public API only.
+ * Inputs with dynamic dimensions are reshaped to the given tensors first;
+ * given inputs whose values decide shapes (vnpu_model_input_decides_shapes:
+ * a Reshape's shape, a Slice's starts...) are frozen to those values, so
+ * the model compiles with static shapes. Public API only.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -29,6 +31,7 @@ struct input_arg {
 	const char *path;
 	vnpu_tensor *tensor;
 	char *file_name;
+	int frozen;		/* a constant of the model: not set at run time */
 };
 
 struct options {
@@ -290,17 +293,28 @@ static int reshape_random_inputs(struct options *o, vnpu_model *model)
 	return 0;
 }
 
-/* Dynamic input dimensions take the given tensor's. */
+/*
+ * Given inputs whose values decide shapes are frozen to them; the other
+ * inputs' dynamic dimensions take the given tensor's.
+ */
 static int reshape_inputs(struct options *o, vnpu_model *model)
 {
 	vnpu_shape want, have;
 	size_t index;
 	uint32_t i, d;
-	int dynamic;
+	int dynamic, decides;
 
 	for (i = 0; i < o->num_inputs; i++) {
 		if (vnpu_model_input_index(model, o->inputs[i].name, &index) ||
-		    vnpu_model_input_shape(model, index, &want) ||
+		    vnpu_model_input_decides_shapes(model, index, &decides))
+			return fail(o->inputs[i].name);
+		if (decides) {
+			if (tensor_freeze_input(model, o->inputs[i].name, o->inputs[i].tensor))
+				return fail(o->inputs[i].name);
+			o->inputs[i].frozen = 1;
+			continue;
+		}
+		if (vnpu_model_input_shape(model, index, &want) ||
 		    vnpu_tensor_get_shape(o->inputs[i].tensor, &have))
 			return fail(o->inputs[i].name);
 		dynamic = 0;
@@ -346,7 +360,8 @@ static int set_inputs(struct options *o, vnpu_compiled_model *cm, vnpu_infer_req
 	int given;
 
 	for (i = 0; i < o->num_inputs; i++) {
-		if (vnpu_infer_request_set_tensor(req, o->inputs[i].name, o->inputs[i].tensor))
+		if (!o->inputs[i].frozen &&
+		    vnpu_infer_request_set_tensor(req, o->inputs[i].name, o->inputs[i].tensor))
 			return fail(o->inputs[i].name);
 	}
 	vnpu_compiled_model_get_num_inputs(cm, &n);
