@@ -1309,6 +1309,142 @@ static int shape_deciding_inputs(vnpu_core *core, const char *device)
 	return 0;
 }
 
+/*
+ * An opset 6 model: y = @op(a, b) with a f32[2,3,4] an input and b an
+ * initializer of @b_rank dims @b_dims (values 10, 20, ...), the node's
+ * broadcast attribute set (but for PRelu) and axis @axis unless -1.
+ */
+static void legacy_model(struct pb *model, const char *op, int b_rank, const int64_t *b_dims,
+			 int64_t axis)
+{
+	static const int64_t a_dims[3] = { 2, 3, 4 };
+	struct pb g = { 0 }, node = { 0 }, attr = { 0 };
+	float b[24];
+	int64_t n = 1;
+
+	for (int d = 0; d < b_rank; d++)
+		n *= b_dims[d];
+	for (int64_t i = 0; i < n && i < 24; i++)
+		b[i] = 10.0f * (float)(i + 1);
+	onnx_value(&g, GRAPH_INPUT, "a", 3, a_dims);
+	onnx_init(&g, "b", ONNX_FLOAT, b_rank, b_dims, b, (size_t)n * sizeof(float));
+	pb_str(&node, NODE_INPUT, "a");
+	pb_str(&node, NODE_INPUT, "b");
+	pb_str(&node, NODE_OUTPUT, "y");
+	pb_str(&node, NODE_OP, op);
+	for (int k = 0; k < 2; k++) {
+		if (k ? axis == -1 : !strcmp(op, "PRelu"))
+			continue;
+		pb_str(&attr, ATTR_NAME, k ? "axis" : "broadcast");
+		pb_int(&attr, ATTR_TYPE, ATTR_INT);
+		pb_int(&attr, ATTR_I, k ? axis : 1);
+		pb_msg(&node, NODE_ATTR, &attr);
+	}
+	pb_msg(&g, GRAPH_NODE, &node);
+	onnx_value(&g, GRAPH_OUTPUT, "y", -1, NULL);
+	onnx_model(model, &g, 6);
+	pb_free(&node);
+	pb_free(&attr);
+	pb_free(&g);
+}
+
+/* y of legacy_model() on a = -1 everywhere, compared with @want(i, j, k). */
+static int legacy_runs(vnpu_core *core, const char *device, const char *op, int b_rank,
+		       const int64_t *b_dims, int64_t axis, float (*want)(int, int, int))
+{
+	vnpu_compiled_model *cm = NULL;
+	vnpu_infer_request *req = NULL;
+	struct pb model = { 0 };
+	vnpu_tensor *t;
+	vnpu_model *m;
+	vnpu_status st;
+	float *p;
+
+	legacy_model(&model, op, b_rank, b_dims, axis);
+	CHECK(!model.failed);
+	st = vnpu_core_read_model_from_memory(core, model.data, model.len, &m);
+	pb_free(&model);
+	CHECK_OK(st);
+	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm));
+	vnpu_model_free(m);
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK_OK(vnpu_infer_request_get_tensor(req, "a", &t));
+	CHECK_OK(vnpu_tensor_get_data(t, (void **)&p));
+	for (int i = 0; i < 24; i++)
+		p[i] = -1.0f;
+	vnpu_tensor_free(t);
+	CHECK_OK(vnpu_infer_request_infer(req));
+	CHECK_OK(vnpu_infer_request_get_tensor(req, "y", &t));
+	CHECK_OK(vnpu_tensor_get_data(t, (void **)&p));
+	for (int i = 0; i < 24; i++) {
+		if (p[i] != want(i / 12, i / 4 % 3, i % 4)) {
+			fprintf(stderr, "%s: y[%d] = %g, want %g\n", op, i, p[i],
+				want(i / 12, i / 4 % 3, i % 4));
+			return 1;
+		}
+	}
+	vnpu_tensor_free(t);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+static float add_per_channel(int i, int j, int k)
+{
+	(void)i, (void)k;
+	return -1.0f + 10.0f * (float)(j + 1);
+}
+
+static float add_per_row(int i, int j, int k)
+{
+	(void)i;
+	return -1.0f + 10.0f * (float)(j * 4 + k + 1);
+}
+
+static float add_per_batch(int i, int j, int k)
+{
+	(void)j, (void)k;
+	return -1.0f + 10.0f * (float)(i + 1);
+}
+
+static float prelu_per_channel(int i, int j, int k)
+{
+	(void)i, (void)k;
+	return -10.0f * (float)(j + 1);
+}
+
+/*
+ * Opset < 7 broadcasting (the pytorch suites of libonnx-testdata run it
+ * too, onnx-pytorch-cpu): B along A's dimensions from axis (default A's
+ * last ones), PRelu-6's slope per channel; a B that does not fit A there
+ * (f32[4] from axis 1, f32[3] from axis 3, f32[4,3] at the end) is
+ * refused when the model is read.
+ */
+static int legacy_broadcast(vnpu_core *core, const char *device)
+{
+	static const int64_t c3[1] = { 3 }, r34[2] = { 3, 4 }, b2[1] = { 2 }, c4[1] = { 4 };
+	static const int64_t r43[2] = { 4, 3 };
+	struct pb model = { 0 };
+	vnpu_model *m = NULL;
+
+	CHECK(!legacy_runs(core, device, "Add", 1, c3, 1, add_per_channel));
+	CHECK(!legacy_runs(core, device, "Add", 2, r34, -1, add_per_row));
+	CHECK(!legacy_runs(core, device, "Add", 1, b2, 0, add_per_batch));
+	CHECK(!legacy_runs(core, device, "PRelu", 1, c3, -1, prelu_per_channel));
+	for (int k = 0; k < 3; k++) {
+		legacy_model(&model, "Mul", k < 2 ? 1 : 2, k == 0 ? c4 : k == 1 ? c3 : r43,
+			     k == 0 ? 1 : k == 1 ? 3 : -1);
+		CHECK(!model.failed);
+		CHECK_ERR(vnpu_core_read_model_from_memory(core, model.data, model.len, &m),
+			  VNPU_PARSE_ERROR);
+		pb_free(&model);
+		model = (struct pb){ 0 };
+		CHECK(!m);
+		CHECK(strstr(vnpu_last_error(), "does not broadcast over f32[2,3,4] as opset 6"));
+	}
+	return 0;
+}
+
 static int profiling(vnpu_core *core, const char *device)
 {
 	const char *on[] = { VNPU_PROP_ENABLE_PROFILING, "YES", NULL };
@@ -1694,6 +1830,7 @@ int main(int argc, char **argv)
 		TEST(reshape_sequence_statuses),
 		TEST(freeze_dynamic_input),
 		TEST(shape_deciding_inputs),
+		TEST(legacy_broadcast),
 		TEST(profiling),
 		TEST(telemetry),
 		TEST(three_threads),

@@ -470,6 +470,37 @@ static bool walk_control(struct cstate *s, struct walk *w, const struct vnpu_nod
 	return true;
 }
 
+/*
+ * Opset < 7 broadcasting (vnpu_legacy_broadcast()): B, input 1, is
+ * reshaped with 1s after its dimensions so that the op broadcasts as ONNX
+ * does today. A B that does not fit is inference's error.
+ */
+static vnpu_status align_legacy_b(struct cstate *s, const struct vnpu_node *n, int32_t *in,
+				  bool *remapped)
+{
+	struct vnpu_tinfo aligned;
+	struct vnpu_node *rs;
+	int32_t rin[2];
+	vnpu_status st;
+
+	if (n->num_inputs != 2 || in[0] < 0 || in[1] < 0 ||
+	    vnpu_legacy_broadcast(s->m, n, &s->vals[in[0]].info, &s->vals[in[1]].info,
+				  &aligned) <= 0 ||
+	    aligned.rank == s->vals[in[1]].info.rank)
+		return VNPU_OK;
+	if (!vnpu_tinfo_static(&aligned))
+		return vnpu_node_error(VNPU_UNSUPPORTED, n,
+				       "legacy broadcasting of an input whose shape is not known");
+	rin[0] = in[1];
+	st = cb_const_i64(s, 1, aligned.dims, aligned.rank, &rin[1]);
+	if (!st)
+		st = cs_add_synth(s, "Reshape", n, 2, 1, &rs);
+	if (!st)
+		st = cb_add_synth(s, rs, rin, &in[1]);
+	*remapped |= !st;
+	return st;
+}
+
 static vnpu_status walk_node(struct cstate *s, struct walk *w, const struct vnpu_node *n)
 {
 	int32_t in[COP_MAX_IO], out[COP_MAX_IO];
@@ -488,6 +519,9 @@ static vnpu_status walk_node(struct cstate *s, struct walk *w, const struct vnpu
 		in[k] = n->inputs[k] >= 0 ? w->map[n->inputs[k]] : -1;
 		remapped |= in[k] != n->inputs[k];
 	}
+	st = align_legacy_b(s, n, in, &remapped);
+	if (st)
+		return st;
 	if (!w->depth && !remapped && outputs_folded(s, n->outputs, n->num_outputs))
 		return VNPU_OK;
 	if (walk_control(s, w, n, in, &st)) {

@@ -427,6 +427,42 @@ static vnpu_status infer_unary(struct ictx *c)
 	return VNPU_OK;
 }
 
+int vnpu_legacy_broadcast(const struct vnpu_model *m, const struct vnpu_node *n,
+			  const struct vnpu_tinfo *a, const struct vnpu_tinfo *b,
+			  struct vnpu_tinfo *aligned)
+{
+	bool prelu = !strcmp(n->op, "PRelu");
+	int64_t axis;
+	int32_t rank;
+
+	if (m->opset >= 7 || n->domain[0] || n->num_inputs != 2)
+		return 0;
+	/* PRelu-6 gives a slope per channel (axis 1), or one for all. */
+	if (prelu ? b->rank != 1 || vnpu_tinfo_elems(b) == 1 : !vnpu_attr_int(n, "broadcast", 0))
+		return 0;
+	if (a->rank < 0 || b->rank < 0) {
+		*aligned = (struct vnpu_tinfo){ .kind = b->kind, .type = b->type, .rank = -1 };
+		return 1;
+	}
+	if (b->rank > a->rank)
+		return -1;
+	axis = prelu ? 1 : vnpu_attr_int(n, "axis", a->rank - b->rank);
+	if (axis < 0)
+		axis += a->rank;
+	if (axis < 0 || axis + b->rank > a->rank)
+		return -1;
+	rank = a->rank - (int32_t)axis;
+	*aligned = (struct vnpu_tinfo){ .kind = b->kind, .type = b->type, .rank = rank };
+	for (int32_t d = 0; d < rank; d++) {
+		int64_t x = a->dims[axis + d], y = d < b->rank ? b->dims[d] : 1;
+
+		if (x >= 0 && y >= 0 && y != 1 && x != y)
+			return -1;
+		aligned->dims[d] = y;
+	}
+	return 1;
+}
+
 static vnpu_status infer_binary(struct ictx *c)
 {
 	const char *op = c->n->op;
@@ -437,13 +473,19 @@ static vnpu_status infer_binary(struct ictx *c)
 	vnpu_status st;
 	bool variadic = !strcmp(op, "Max") || !strcmp(op, "Min") || !strcmp(op, "Sum") ||
 			!strcmp(op, "Mean");
+	struct vnpu_tinfo aligned;
+	char got[128], want[128];
+	int legacy;
 
 	st = inf_need_inputs(c, variadic ? 1 : 2, variadic ? 64 : 2);
 	if (st)
 		return st;
-	if (opset(c) < 7 && vnpu_attr_int(c->n, "broadcast", 0))
-		return inf_error(c, VNPU_UNSUPPORTED, "legacy (opset < 7) broadcasting");
 	a = IN(c, 0);
+	legacy = vnpu_legacy_broadcast(c->m, c->n, a, IN(c, 1), &aligned);
+	if (legacy < 0)
+		return FAIL(c, "%s does not broadcast over %s as opset %lld broadcasts",
+			    vnpu_tinfo_str(IN(c, 1), got, sizeof(got)),
+			    vnpu_tinfo_str(a, want, sizeof(want)), (long long)opset(c));
 	rank = a->rank;
 	memcpy(dims, a->dims, sizeof(dims));
 	for (uint32_t i = 1; i < c->n->num_inputs; i++) {
@@ -452,7 +494,7 @@ static vnpu_status infer_binary(struct ictx *c)
 		st = inf_need(c, i);
 		if (st)
 			return st;
-		b = IN(c, i);
+		b = legacy ? &aligned : IN(c, i);
 		if (b->type != a->type && strcmp(op, "Pow") && strcmp(op, "BitShift"))
 			return FAIL(c, "input types differ (%s vs %s)", vnpu_element_type_str(a->type),
 				    vnpu_element_type_str(b->type));
@@ -469,7 +511,9 @@ static vnpu_status infer_binary(struct ictx *c)
 	    a->type != VNPU_TYPE_BOOL)
 		return FAIL(c, "input is %s, not bool", vnpu_element_type_str(a->type));
 	set_out(c->out[0], t, rank, dims);
-	if (c->n->num_inputs <= 2 && strcmp(op, "Mean"))
+	/* Legacy broadcasting folds once B is aligned (the compile reshapes it). */
+	if (c->n->num_inputs <= 2 && strcmp(op, "Mean") &&
+	    (!legacy || aligned.rank == IN(c, 1)->rank))
 		eval_elementwise(c);
 	return VNPU_OK;
 }

@@ -175,6 +175,18 @@ struct vnpu_tinfo *vnpu_model_seed_infos(const struct vnpu_model *m);
 /* Forget everything inferred and infer again from inputs and constants. */
 vnpu_status vnpu_model_infer(struct vnpu_model *m);
 
+/*
+ * Opset < 7 broadcasting of @n's B (@b) over A (@a): a binary op with
+ * broadcast=1 takes B along A's dimensions from its axis attribute on
+ * (default: A's last ones), PRelu-6 a 1-D slope along axis 1 (channels).
+ * 1 with @aligned B's shape for today's (numpy) broadcasting, 1s added
+ * after its dimensions (rank -1 when a rank is unknown); 0 when @n
+ * broadcasts as ONNX does today; -1 when B does not fit A there.
+ */
+int vnpu_legacy_broadcast(const struct vnpu_model *m, const struct vnpu_node *n,
+			  const struct vnpu_tinfo *a, const struct vnpu_tinfo *b,
+			  struct vnpu_tinfo *aligned);
+
 /* ---- onnx_reader.c ---- */
 vnpu_status vnpu_onnx_parse(const void *data, size_t size, const char *dir,
 			    struct vnpu_model **out);
