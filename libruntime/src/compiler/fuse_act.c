@@ -232,46 +232,53 @@ static double probe(uint32_t i)
 	return i < ACT_GRID ? -12.0 + 0.3 * i : probe_extra[i - ACT_GRID];
 }
 
-/* @g at every probe into @f; false when an operand is none of @g's. */
+/* @g at probe @p into @f; false when an operand is none of @g's. */
+static bool eval_at(const struct cstate *s, const struct act_graph *g, uint32_t p, double *f)
+{
+	double val[ACT_MAX_OPS];
+
+	for (uint32_t i = 0; i < g->n; i++) {
+		const struct cop *op = &s->ops[g->ops[i]];
+		double in[3] = { 0, 0, INFINITY };
+
+		if (g->kinds[i] == AO_CLIP) {
+			in[1] = -INFINITY;
+			if (s->m->opset < 11)
+				return false;
+		}
+		for (uint32_t k = 0; k < op->num_in; k++) {
+			int32_t v = op->in[k];
+			uint32_t j;
+
+			if (v < 0) {
+				if (k == 0 || g->kinds[i] != AO_CLIP)
+					return false;
+				continue;
+			}
+			if (v == g->x) {
+				in[k] = probe(p);
+				continue;
+			}
+			if (scalar_const(s, v, g->x, &in[k]))
+				continue;
+			for (j = 0; j < i && s->ops[g->ops[j]].out[0] != v; j++)
+				;
+			if (j == i)
+				return false;
+			in[k] = val[j];
+		}
+		val[i] = eval_op(op, g->kinds[i], in);
+	}
+	*f = val[g->n - 1];
+	return true;
+}
+
+/* @g at every probe into @f. */
 static bool eval_graph(const struct cstate *s, const struct act_graph *g, double *f)
 {
-	for (uint32_t p = 0; p < ACT_PROBES; p++) {
-		double val[ACT_MAX_OPS];
-
-		for (uint32_t i = 0; i < g->n; i++) {
-			const struct cop *op = &s->ops[g->ops[i]];
-			double in[3] = { 0, 0, INFINITY };
-
-			if (g->kinds[i] == AO_CLIP) {
-				in[1] = -INFINITY;
-				if (s->m->opset < 11)
-					return false;
-			}
-			for (uint32_t k = 0; k < op->num_in; k++) {
-				int32_t v = op->in[k];
-				uint32_t j;
-
-				if (v < 0) {
-					if (k == 0 || g->kinds[i] != AO_CLIP)
-						return false;
-					continue;
-				}
-				if (v == g->x) {
-					in[k] = probe(p);
-					continue;
-				}
-				if (scalar_const(s, v, g->x, &in[k]))
-					continue;
-				for (j = 0; j < i && s->ops[g->ops[j]].out[0] != v; j++)
-					;
-				if (j == i)
-					return false;
-				in[k] = val[j];
-			}
-			val[i] = eval_op(op, g->kinds[i], in);
-		}
-		f[p] = val[g->n - 1];
-	}
+	for (uint32_t p = 0; p < ACT_PROBES; p++)
+		if (!eval_at(s, g, p, &f[p]))
+			return false;
 	return true;
 }
 
@@ -382,6 +389,37 @@ static bool written_as(const struct act_graph *g, size_t i)
 	       (act_fns[i].needed || clipped(g));
 }
 
+/* Probes at the grid's two ends, tried before the whole grid. */
+static const uint32_t first_probes[] = { 0, ACT_GRID - 1 };
+
+/*
+ * Whether @g can be any function it is written as, from its values at
+ * first_probes[] alone: most graphs (a residual Add and a Relu, say) are
+ * none, and a model of many element-wise ops compiles in a few probes
+ * per graph instead of every probe.
+ */
+static bool plausible(const struct cstate *s, const struct act_graph *g, bool hard_sigmoid)
+{
+	double f[sizeof(first_probes) / sizeof(first_probes[0])];
+	size_t i, p, n = sizeof(f) / sizeof(f[0]);
+
+	for (p = 0; p < n; p++)
+		if (!eval_at(s, g, first_probes[p], &f[p]))
+			return false;
+	for (i = 0; i < sizeof(act_fns) / sizeof(act_fns[0]); i++) {
+		if (!written_as(g, i))
+			continue;
+		for (p = 0; p < n && close_to(f[p], act_fns[i].fn(probe(first_probes[p]))); p++)
+			;
+		if (p == n)
+			return true;
+	}
+	/* A HardSigmoid's values lie in [0, 1]. */
+	for (p = 0; hard_sigmoid && p < n && f[p] >= -ACT_TOL && f[p] <= 1 + ACT_TOL; p++)
+		;
+	return hard_sigmoid && p == n;
+}
+
 /*
  * The function @g computes, if it is one of act_fns[] or a HardSigmoid.
  * A graph written with the ops of none (a run of Adds, say) is not
@@ -397,7 +435,7 @@ static const char *match_graph(const struct cstate *s, const struct act_graph *g
 	memset(act, 0, sizeof(*act));
 	for (size_t i = 0; i < sizeof(act_fns) / sizeof(act_fns[0]); i++)
 		any = any || written_as(g, i);
-	if (!any || !eval_graph(s, g, f))
+	if (!any || !plausible(s, g, hard_sigmoid) || !eval_graph(s, g, f))
 		return NULL;
 	for (size_t i = 0; i < sizeof(act_fns) / sizeof(act_fns[0]); i++) {
 		const struct act_fn *a = &act_fns[i];
