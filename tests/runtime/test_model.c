@@ -35,6 +35,23 @@ static vnpu_status compile_file(vnpu_core *core, const char *path, const char *d
 	return st;
 }
 
+/* The model serialized in @model (freed) read and compiled for @device. */
+static int compile_pb(vnpu_core *core, const char *device, struct pb *model,
+		      vnpu_compiled_model **cm)
+{
+	vnpu_model *m;
+	vnpu_status st;
+
+	CHECK(!model->failed);
+	st = vnpu_core_read_model_from_memory(core, model->data, model->len, &m);
+	pb_free(model);
+	CHECK_OK(st);
+	st = vnpu_core_compile_model(core, m, device, NULL, cm);
+	vnpu_model_free(m);
+	CHECK_OK(st);
+	return 0;
+}
+
 /* x = i * 0.5 + base, y = 1 - i: sum must be i * -0.5 + base + 1. */
 static int run_add(vnpu_infer_request *req, float base)
 {
@@ -700,8 +717,6 @@ static int fault_names_layer(vnpu_core *core, const char *device)
 	vnpu_compiled_model *cm = NULL;
 	vnpu_infer_request *req;
 	vnpu_tensor *idx, *y;
-	vnpu_status st;
-	vnpu_model *m;
 	float *out;
 	void *data;
 
@@ -711,12 +726,7 @@ static int fault_names_layer(vnpu_core *core, const char *device)
 	onnx_value(&g, GRAPH_OUTPUT, "picked", 1, &two);
 	onnx_model(&model, &g, 13);
 	pb_free(&g);
-	CHECK(!model.failed);
-	st = vnpu_core_read_model_from_memory(core, model.data, model.len, &m);
-	pb_free(&model);
-	CHECK_OK(st);
-	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm));
-	vnpu_model_free(m);
+	CHECK(!compile_pb(core, device, &model, &cm));
 	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
 	CHECK_OK(vnpu_infer_request_get_tensor(req, "idx", &idx));
 	vnpu_tensor_get_data(idx, &data);
@@ -1356,17 +1366,10 @@ static int legacy_runs(vnpu_core *core, const char *device, const char *op, int 
 	vnpu_infer_request *req = NULL;
 	struct pb model = { 0 };
 	vnpu_tensor *t;
-	vnpu_model *m;
-	vnpu_status st;
 	float *p;
 
 	legacy_model(&model, op, b_rank, b_dims, axis);
-	CHECK(!model.failed);
-	st = vnpu_core_read_model_from_memory(core, model.data, model.len, &m);
-	pb_free(&model);
-	CHECK_OK(st);
-	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm));
-	vnpu_model_free(m);
+	CHECK(!compile_pb(core, device, &model, &cm));
 	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
 	CHECK_OK(vnpu_infer_request_get_tensor(req, "a", &t));
 	CHECK_OK(vnpu_tensor_get_data(t, (void **)&p));
