@@ -1448,6 +1448,145 @@ static int legacy_broadcast(vnpu_core *core, const char *device)
 	return 0;
 }
 
+/* An INTS attribute @name of @n values on @node (AttributeProto fields). */
+static void ints_attr(struct pb *node, const char *name, const int64_t *vals, int n)
+{
+	struct pb attr = { 0 };
+
+	pb_str(&attr, ATTR_NAME, name);
+	pb_int(&attr, ATTR_TYPE, 7 /* INTS */);
+	for (int i = 0; i < n; i++)
+		pb_int(&attr, 8 /* ints */, vals[i]);
+	pb_msg(node, NODE_ATTR, &attr);
+	pb_free(&attr);
+}
+
+/* The 3-D convolution of conv3d_model() computed here, one output at a time. */
+static float conv3d_ref(const float *x, const float *w, const float *b, const int64_t *stride,
+			const int64_t *pad, const int64_t *dil, int64_t m, const int64_t *o)
+{
+	/* X [1,2,3,4,4], W [4,1,2,3,3], group 2 */
+	int64_t c = m / 2;
+	float sum = b[m];
+
+	for (int64_t kd = 0; kd < 2; kd++)
+		for (int64_t kh = 0; kh < 3; kh++)
+			for (int64_t kw = 0; kw < 3; kw++) {
+				int64_t id = o[0] * stride[0] - pad[0] + kd * dil[0];
+				int64_t ih = o[1] * stride[1] - pad[1] + kh * dil[1];
+				int64_t iw = o[2] * stride[2] - pad[2] + kw * dil[2];
+
+				if (id < 0 || id >= 3 || ih < 0 || ih >= 4 || iw < 0 || iw >= 4)
+					continue;
+				sum += x[((c * 3 + id) * 4 + ih) * 4 + iw] *
+				       w[((m * 2 + kd) * 3 + kh) * 3 + kw];
+			}
+	return sum;
+}
+
+/*
+ * y = Conv(x f32[1,2,3,4,4], w f32[4,1,2,3,3] constant, b f32[4]), group
+ * 2, with @stride, @pad (begin then end) and @dil per dimension.
+ */
+static void conv3d_model(struct pb *model, const float *w, const float *b,
+			 const int64_t *stride, const int64_t *pad, const int64_t *dil)
+{
+	static const int64_t x_dims[5] = { 1, 2, 3, 4, 4 }, w_dims[5] = { 4, 1, 2, 3, 3 };
+	static const int64_t b_dims[1] = { 4 };
+	struct pb g = { 0 }, node = { 0 }, attr = { 0 };
+
+	onnx_value(&g, GRAPH_INPUT, "x", 5, x_dims);
+	onnx_init(&g, "w", ONNX_FLOAT, 5, w_dims, w, 72 * sizeof(float));
+	onnx_init(&g, "b", ONNX_FLOAT, 1, b_dims, b, 4 * sizeof(float));
+	pb_str(&node, NODE_INPUT, "x");
+	pb_str(&node, NODE_INPUT, "w");
+	pb_str(&node, NODE_INPUT, "b");
+	pb_str(&node, NODE_OUTPUT, "y");
+	pb_str(&node, NODE_OP, "Conv");
+	ints_attr(&node, "strides", stride, 3);
+	ints_attr(&node, "pads", pad, 6);
+	ints_attr(&node, "dilations", dil, 3);
+	pb_str(&attr, ATTR_NAME, "group");
+	pb_int(&attr, ATTR_TYPE, ATTR_INT);
+	pb_int(&attr, ATTR_I, 2);
+	pb_msg(&node, NODE_ATTR, &attr);
+	pb_msg(&g, GRAPH_NODE, &node);
+	onnx_value(&g, GRAPH_OUTPUT, "y", -1, NULL);
+	onnx_model(model, &g, 17);
+	pb_free(&attr);
+	pb_free(&node);
+	pb_free(&g);
+}
+
+/*
+ * 3-D convolution (built from 2-D ones by the compile): strided, padded,
+ * dilated and grouped, against the test's own sums; pads so wide that an
+ * output depth reads only padding are refused (not built).
+ */
+static int conv_3d(vnpu_core *core, const char *device)
+{
+	static const int64_t stride[3] = { 2, 1, 2 }, pad[6] = { 1, 1, 0, 1, 0, 1 };
+	static const int64_t dil[3] = { 1, 2, 1 }, one[3] = { 1, 1, 1 };
+	static const int64_t wide[6] = { 3, 0, 0, 0, 0, 0 };
+	float x[96], w[72], b[4] = { 0.5f, -1, 2, 0 }, *p;
+	vnpu_compiled_model *cm = NULL;
+	vnpu_infer_request *req;
+	struct pb model = { 0 };
+	int64_t o[3], od = 2, oh = 1, ow = 2;
+	vnpu_tensor *t;
+	vnpu_status st;
+	vnpu_model *m;
+	vnpu_shape sh;
+
+	for (int i = 0; i < 96; i++)
+		x[i] = (float)(i % 7) - 3;
+	for (int i = 0; i < 72; i++)
+		w[i] = (float)(i % 5) * 0.25f - 0.5f;
+	conv3d_model(&model, w, b, stride, pad, dil);
+	CHECK(!compile_pb(core, device, &model, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK_OK(vnpu_infer_request_get_tensor(req, "x", &t));
+	CHECK_OK(vnpu_tensor_get_data(t, (void **)&p));
+	memcpy(p, x, sizeof(x));
+	vnpu_tensor_free(t);
+	CHECK_OK(vnpu_infer_request_infer(req));
+	CHECK_OK(vnpu_infer_request_get_tensor(req, "y", &t));
+	CHECK_OK(vnpu_tensor_get_shape(t, &sh));
+	CHECK(sh.rank == 5 && sh.dims[1] == 4 && sh.dims[2] == od && sh.dims[3] == oh &&
+	      sh.dims[4] == ow);
+	CHECK_OK(vnpu_tensor_get_data(t, (void **)&p));
+	for (int64_t m = 0; m < 4; m++)
+		for (o[0] = 0; o[0] < od; o[0]++)
+			for (o[1] = 0; o[1] < oh; o[1]++)
+				for (o[2] = 0; o[2] < ow; o[2]++) {
+					float want = conv3d_ref(x, w, b, stride, pad, dil, m, o);
+					float got = p[((m * od + o[0]) * oh + o[1]) * ow + o[2]];
+
+					if (got - want > 1e-4f || want - got > 1e-4f) {
+						fprintf(stderr, "y[%lld,%lld,%lld,%lld] = %g, want %g\n",
+							(long long)m, (long long)o[0], (long long)o[1],
+							(long long)o[2], got, want);
+						return 1;
+					}
+				}
+	vnpu_tensor_free(t);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+
+	model = (struct pb){ 0 };
+	conv3d_model(&model, w, b, one, wide, one);
+	CHECK(!model.failed);
+	st = vnpu_core_read_model_from_memory(core, model.data, model.len, &m);
+	pb_free(&model);
+	CHECK_OK(st);
+	cm = NULL;
+	CHECK_ERR(vnpu_core_compile_model(core, m, device, NULL, &cm), VNPU_UNSUPPORTED);
+	vnpu_model_free(m);
+	CHECK(!cm);
+	CHECK(strstr(vnpu_last_error(), "Conv node: output depth 0 reads only padding"));
+	return 0;
+}
+
 static int profiling(vnpu_core *core, const char *device)
 {
 	const char *on[] = { VNPU_PROP_ENABLE_PROFILING, "YES", NULL };
@@ -1834,6 +1973,7 @@ int main(int argc, char **argv)
 		TEST(freeze_dynamic_input),
 		TEST(shape_deciding_inputs),
 		TEST(legacy_broadcast),
+		TEST(conv_3d),
 		TEST(profiling),
 		TEST(telemetry),
 		TEST(three_threads),

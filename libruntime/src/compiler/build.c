@@ -446,8 +446,20 @@ static vnpu_status walk_loop(struct cstate *s, struct walk *w, const struct vnpu
 	return st;
 }
 
-/* If, Loop, Scan, the sequence ops and any node reading a sequence: true
- * when @n is one of those, with its status in @st. */
+/* 3-D Conv: built from 2-D ones (conv3d.c). */
+static vnpu_status walk_conv3d(struct cstate *s, struct walk *w, const struct vnpu_node *n,
+			       const int32_t *in)
+{
+	int32_t res;
+	vnpu_status st = cb_conv3d(s, &w->work, n, in, &res);
+
+	if (!st && n->outputs[0] >= 0)
+		w->map[n->outputs[0]] = res;
+	return st;
+}
+
+/* If, Loop, Scan, the sequence ops, any node reading a sequence and 3-D
+ * Conv: true when @n is one of those, with its status in @st. */
 static bool walk_control(struct cstate *s, struct walk *w, const struct vnpu_node *n,
 			 const int32_t *in, vnpu_status *st)
 {
@@ -463,6 +475,8 @@ static bool walk_control(struct cstate *s, struct walk *w, const struct vnpu_nod
 		*st = cb_walk_sequence_op(s, w, n, in);
 	else if (!strcmp(n->op, "Loop") || (!strcmp(n->op, "Scan") && !seq_in))
 		*st = walk_loop(s, w, n, in);
+	else if (!seq_in && cb_is_conv3d(s, n, in))
+		*st = walk_conv3d(s, w, n, in);
 	else if (seq_in)
 		*st = vnpu_node_error(VNPU_UNSUPPORTED, n, "an input is a sequence or an optional");
 	else

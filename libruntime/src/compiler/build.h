@@ -51,6 +51,14 @@ vnpu_status cb_pick(struct cstate *s, const struct vnpu_node *like, int32_t x, i
 vnpu_status cb_stack(struct cstate *s, const struct vnpu_node *like, const int32_t *parts,
 		     uint32_t n, uint32_t stride, int64_t axis, bool reverse, int32_t *out);
 
+/* ---- conv3d.c ---- */
+/* Whether @n (inputs @in) is a 3-D Conv, which cb_conv3d() builds. */
+bool cb_is_conv3d(const struct cstate *s, const struct vnpu_node *n, const int32_t *in);
+/* 3-D Conv @n of working values @in from 2-D ones, charged to @work: its
+ * output in @out. */
+vnpu_status cb_conv3d(struct cstate *s, struct vnpu_work *work, const struct vnpu_node *n,
+		      const int32_t *in, int32_t *out);
+
 /* ---- unroll.c ---- */
 vnpu_status cb_unroll_init(struct unroll *u, const struct vnpu_node *n,
 			   const struct vnpu_graph *body, uint32_t first_out,

@@ -20,13 +20,14 @@ import sys
 READERS = {
     'vnpu_attr_int': (1,), 'vnpu_attr_float': (1,), 'vnpu_attr_str': (1,),
     'vnpu_node_attr': (1,), 'inf_attr_ints': (1,), 'cl_const_ints': (2,),
-    'read_scan_axes': (1, 2), 'read_axes': (1, 2),
+    'read_scan_axes': (1, 2), 'read_axes': (1, 2), 'read_ints': (1,),
 }
 # (file, argument) pairs whose names come from elsewhere
 WRAPPED = {
     ('model/ir.c', 'name'), ('model/infer.c', 'name'), ('compiler/lower.c', 'attr'),
     ('model/infer_loop.c', 'axes'), ('model/infer_loop.c', 'dirs'),
     ('compiler/unroll.c', 'axes'), ('compiler/unroll.c', 'dirs'),
+    ('compiler/conv3d.c', 'name'),
     ('compiler/lower.c', 'm->alpha_name'), ('compiler/lower.c', 'm->beta_name'),
 }
 # Tables of names read through WRAPPED arguments: file, start of the
