@@ -1189,49 +1189,91 @@ static void valid_span(__s64 off, __u64 s, __u64 n, __u64 out, __u64 *lo,
 }
 
 /*
- * Column phase @pw of one input row (zero-padded, as f32) into @d, Wq
- * wide; the row starts at element @src of the input.
+ * Both column phases of a dense f32 row of stride 2 in one pass: padded
+ * column 2x + pw (input column 2x + pw - @pb, zero outside [0, @w)) to
+ * @d[pw][x], x in [0, @wq); eight x at a time where their 16 inputs lie
+ * inside the row.
  */
-static void conv_window_row(const struct conv_job *cj, __s64 src, __u64 pw,
-			    float *d)
+static void conv_window_row2_f32(const float *row, __u64 w, __u64 pb,
+				 __u64 wq, float *d0, float *d1)
 {
-	const struct vnpu_layer_conv *at = cj->at;
-	__u64 sw = at->stride[1], wq = eng_conv_wq(&cj->s, at), x, lo, hi;
-	__s64 first = (__s64)pw - at->pad_begin[1];
+	__u64 x = 0, pw;
+	__s64 i;
 
-	/* Output x reads input column x * sw + first when inside the row. */
-	valid_span(first, sw, cj->s.w, wq, &lo, &hi);
-	for (x = 0; x < lo; x++)
-		d[x] = 0;
-	if (hi > lo)
-		load_f32(d + lo, elem_at(cj->x, src + ((__s64)lo * (__s64)sw +
-						       first) * cj->xs[2],
-					 cj->dt),
-			 (__s64)sw * cj->xs[2], hi - lo, cj->dt);
-	for (x = hi; x < wq; x++)
-		d[x] = 0;
+	for (; x < wq; x++) {
+		i = (__s64)(2 * x) - (__s64)pb;
+		if (i >= 0 && i + 16 <= (__s64)w)
+			break;
+		for (pw = 0; pw < 2; pw++)
+			(pw ? d1 : d0)[x] = i + (__s64)pw >= 0 &&
+					    i + (__s64)pw < (__s64)w ?
+					    row[i + (__s64)pw] : 0;
+	}
+	for (; x + 8 <= wq && 2 * x + 16 <= w + pb; x += 8) {
+		v8sf a = vload(row + 2 * x - pb), b = vload(row + 2 * x - pb + 8);
+
+		vstore(d0 + x, __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10,
+						       12, 14));
+		vstore(d1 + x, __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11,
+						       13, 15));
+	}
+	for (; x < wq; x++) {
+		i = (__s64)(2 * x) - (__s64)pb;
+		d0[x] = i >= 0 && i < (__s64)w ? row[i] : 0;
+		d1[x] = i + 1 >= 0 && i + 1 < (__s64)w ? row[i + 1] : 0;
+	}
 }
 
 /*
- * The stride-phase rows of channel @c's padded input row @row * sh + @ph:
- * phase pw goes to @d + pw * @plane; rows in the padding are zeros.
+ * The stride-phase planes of channel @c for padded rows [@r0, @r0 + @rows)
+ * of each into @d (plane (ph, pw) at (ph * sw + pw) * @plane): row r of
+ * plane (ph, pw) is padded input row r * sh + ph, its columns pw, pw +
+ * sw, ...; rows in the padding are zeros. Each column phase's run inside
+ * the input is found once, not per row.
  */
-static void conv_window_phases(const struct conv_job *cj, __u64 c, __u64 row,
-			       __u64 ph, float *d, __u64 plane)
+static void conv_window_phased(const struct conv_job *cj, __u64 c, __u64 r0,
+			       __u64 rows, float *d, __u64 plane)
 {
 	const struct vnpu_layer_conv *at = cj->at;
-	__u64 sw = at->stride[1], wq = eng_conv_wq(&cj->s, at), pw, i;
-	__s64 ih = (__s64)(row * at->stride[0] + ph) - at->pad_begin[0];
-	__s64 src = (__s64)c * cj->xs[0] + ih * cj->xs[1];
+	__u64 sh = at->stride[0], sw = at->stride[1], wq = eng_conv_wq(&cj->s, at);
+	__u64 lo[ENG_WIN_STRIDE], hi[ENG_WIN_STRIDE], ph, pw, r, l, h;
+	__s64 first[ENG_WIN_STRIDE], ih, src;
+	float *dr;
 
-	for (pw = 0; pw < sw; pw++, d += plane) {
-		if (ih < 0 || ih >= (__s64)cj->s.h) {
-			for (i = 0; i < wq; i++)
-				d[i] = 0;
-			continue;
-		}
-		conv_window_row(cj, src, pw, d);
+	for (pw = 0; pw < sw; pw++) {
+		first[pw] = (__s64)pw - at->pad_begin[1];
+		valid_span(first[pw], sw, cj->s.w, wq, &lo[pw], &hi[pw]);
 	}
+	for (ph = 0; ph < sh; ph++)
+		for (r = 0; r < rows; r++) {
+			ih = (__s64)((r0 + r) * sh + ph) - at->pad_begin[0];
+			src = (__s64)c * cj->xs[0] + ih * cj->xs[1];
+			dr = d + ph * sw * plane + r * wq;
+			if (sw == 2 && cj->dt == VNPU_DTYPE_F32 && cj->xs[2] == 1 &&
+			    ih >= 0 && ih < (__s64)cj->s.h) {
+				conv_window_row2_f32((const float *)cj->x + src,
+						     cj->s.w, at->pad_begin[1],
+						     wq, dr, dr + plane);
+				continue;
+			}
+			for (pw = 0; pw < sw; pw++) {
+				dr = d + (ph * sw + pw) * plane + r * wq;
+				l = wq;
+				h = wq;
+				if (ih >= 0 && ih < (__s64)cj->s.h) {
+					l = lo[pw];
+					h = hi[pw];
+				}
+				zero_f32(dr, l);
+				if (h > l)
+					load_f32(dr + l,
+						 elem_at(cj->x, src + ((__s64)l * (__s64)sw +
+								       first[pw]) * cj->xs[2],
+							 cj->dt),
+						 (__s64)sw * cj->xs[2], h - l, cj->dt);
+				zero_f32(dr + h, wq - h);
+			}
+		}
 }
 
 /*
@@ -1327,12 +1369,12 @@ static void conv_offsets(const struct conv_job *cj, __u64 plane, __u64 cs,
  * next row's left padding (see eng_conv_wq()).
  */
 static void conv_window(const struct conv_job *cj, __u64 q0, __u64 q1,
-			__u64 cols, float *win, __s32 *off)
+			__u64 cols, float *win, __s32 *off, __u64 *laid)
 {
 	const struct eng_conv_shape *s = &cj->s;
 	const struct vnpu_layer_conv *at = cj->at;
 	__u64 sh = at->stride[0], sw = at->stride[1], wq = eng_conv_wq(s, at);
-	__u64 r0 = q0 / wq, rows, plane, cs, c, ph, r;
+	__u64 r0 = q0 / wq, rows, plane, cs, c;
 
 	rows = (q1 - 1) / wq - r0 + 1 + (s->kh - 1) * at->dilation[0] / sh;
 	plane = rows * wq;
@@ -1340,19 +1382,24 @@ static void conv_window(const struct conv_job *cj, __u64 q0, __u64 q1,
 	for (c = 0; c < s->cg; c++) {
 		conv_window_prefetch(cj, c + 2, r0, rows);
 		if (sh == 1 && sw == 1 && cj->dt == VNPU_DTYPE_F32 &&
-		    cj->xs[2] == 1) {
+		    cj->xs[2] == 1)
 			conv_window_rows_f32(cj, c, r0, rows, win + c * cs);
-			continue;
-		}
-		for (ph = 0; ph < sh; ph++)
-			for (r = 0; r < rows; r++)
-				conv_window_phases(cj, c, r0 + r, ph,
-						   win + c * cs + ph * sw * plane + r * wq,
-						   plane);
+		else
+			conv_window_phased(cj, c, r0, rows, win + c * cs, plane);
 	}
-	/* Columns past the last row read the slack: keep it defined. */
+	/*
+	 * Columns past the last row read the slack: keep it defined. The
+	 * slack and the offsets depend on the planes' size and the unit's
+	 * first column in its row only: units alike (a depthwise layer's
+	 * channels) set them once (@laid: the planes' size and that column
+	 * they were last set for; a size of 0 for none).
+	 */
+	if (laid[0] == cs && laid[1] == q0 - r0 * wq)
+		return;
 	zero_f32(win + s->cg * cs, eng_conv_slack(s, at, cols));
 	conv_offsets(cj, plane, cs, q0 - r0 * wq, off);
+	laid[0] = cs;
+	laid[1] = q0 - r0 * wq;
 }
 
 /**
@@ -1595,6 +1642,8 @@ static void pack_a_conv(const void *arg, __u64 m0, __u64 mc, __u64 k0,
  *	the units of a small map's output channels share it
  * @tail_q0: see @tail_x
  * @tail_q1: see @tail_x
+ * @laid: the layout the offsets and slack of a unit's own window were
+ *	last set for (conv_window())
  */
 struct conv_src {
 	__s32 *bbuf;
@@ -1602,6 +1651,7 @@ struct conv_src {
 	int slide, windowed;
 	const void *tail_x;
 	__u64 tail_q0, tail_q1;
+	__u64 laid[2];
 };
 
 static void conv_src_init(const struct eng_layer *l, const struct conv_job *cj,
@@ -1617,6 +1667,8 @@ static void conv_src_init(const struct eng_layer *l, const struct conv_job *cj,
 	cs->slide = at->stride[0] == 1 && at->stride[1] == 1 &&
 		    l->t[0].dtype == VNPU_DTYPE_F32;
 	cs->tail_x = 0;
+	cs->laid[0] = 0;
+	cs->laid[1] = 0;
 }
 
 /*
@@ -1675,7 +1727,7 @@ static void conv_src_unit(const struct conv_job *cj, struct conv_src *cs,
 		conv_window_slide(cj, q0, q1, cols, win, off, &cs->sl);
 		b->win = win - cs->sl.wb * wq;
 	} else {
-		conv_window(cj, q0, q1, cols, win, off);
+		conv_window(cj, q0, q1, cols, win, off, cs->laid);
 		b->win = win - q0;
 	}
 }

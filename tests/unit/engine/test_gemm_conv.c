@@ -405,6 +405,15 @@ static void test_conv(void)
 		{ 1, 1, 3, 1, 900, 3, 3, 1, 400, 1, 1, 1, 1, 0, 10, 0, 10, 0, 0 },
 		{ 0, 1, 4, 20, 22, 4, 4, 3, 3, 5, 5, 1, 1, 1, 1, 1, 1, 0, 0 },
 		/*
+		 * Stride 2 splits f32 rows into both column phases in one
+		 * pass (vectors where 16 inputs lie inside the row): 5x5 on
+		 * 14x14 (MobileNetV3), no leading pad, an odd row, a dense
+		 * grouped layer.
+		 */
+		{ 0, 1, 4, 14, 14, 4, 4, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 0, 0 },
+		{ 0, 2, 3, 9, 41, 3, 3, 3, 3, 2, 2, 1, 1, 0, 0, 1, 1, 0, 0 },
+		{ 0, 1, 6, 11, 37, 12, 2, 3, 3, 2, 2, 1, 1, 1, 3, 1, 0, 0, 0 },
+		/*
 		 * 1x1 convolutions read the input itself; the columns of a
 		 * unit's last panel past the image from a copy: 7x7 and 14x14
 		 * maps in row and column units, a 1x1 map (squeeze-excite), a
