@@ -1964,13 +1964,23 @@ static inline v8sf dw_fma(v8sf a, v8sf b, v8sf c)
 /*
  * Taps [@k0, @k1) of one channel into the sums of its @nc columns at
  * @acc (whole panels of ENG_NR; B past @nc is the window's slack): 64
- * columns at a time, eight independent sums, then a panel at a time.
+ * columns at a time, eight independent sums, then a panel at a time; in
+ * sixteen lanes with @avx512 (the FMA build only), same bits.
  */
 static void dw_taps(const float *w, const float *b, const __s32 *off,
-		    __u64 k0, __u64 k1, __u64 nc, float *acc, int load)
+		    __u64 k0, __u64 k1, __u64 nc, float *acc, int load,
+		    int avx512)
 {
 	__u64 j, k, n = eng_div_up(nc, ENG_NR) * ENG_NR;
 
+#ifdef ENG_FMA
+	if (avx512) {
+		struct eng_dw_taps t = { w, b, off, acc, k0, k1, nc, load };
+
+		vnpu_eng_dw_taps_avx512(&t);
+		return;
+	}
+#endif
 	for (j = 0; j + 64 <= n; j += 64, b += 64, acc += 64)
 		DW_BLOCK(8);
 	for (; j < n; j += ENG_NR, b += ENG_NR, acc += ENG_NR)
@@ -1996,8 +2006,11 @@ static int run_conv_dw_window(const struct eng_layer *l, __u64 ub, __u64 ue,
 	struct conv_src cs;
 	__u64 u, qn, nb, cols, kt, k0, k1, q0, q1, qf;
 	float *acc, *w, add[1];
-	int has_add = 0;
+	int has_add = 0, avx512 = 0;
 
+#ifdef ENG_FMA
+	avx512 = !!(ctx->features & VNPU_ENG_F_AVX512);
+#endif
 	eng_conv_shape(l, &cj.s);
 	qn = eng_conv_cols(&cj.s, at);
 	cols = eng_dw_cols(&cj.s, ctx->features);
@@ -2021,10 +2034,11 @@ static int run_conv_dw_window(const struct eng_layer *l, __u64 ub, __u64 ue,
 			k1 = eng_min(kt, k0 + ENG_KC);
 			if (k0)
 				eng_pause(ctx);
-			dw_taps(w, b.win + q0, b.off, k0, k1, qf - q0, acc, k0 != 0);
+			dw_taps(w, b.win + q0, b.off, k0, k1, qf - q0, acc,
+				k0 != 0, avx512);
 			if (q1 > qf)
 				dw_taps(w, tail.win + qf, tail.off, k0, k1,
-					q1 - qf, acc + (qf - q0), k0 != 0);
+					q1 - qf, acc + (qf - q0), k0 != 0, avx512);
 		}
 		f.n0 = q0;
 		f.plain = epi_plain(&o, &e, 0, 1, add, &has_add);
