@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include <drm/vnpu_cmd.h>
+#include <drm/vnpu_layers.h>
 
 #define CASE_SLOT_SIZE 65536
 #define CASE_NUM_SLOTS 3
@@ -87,6 +88,42 @@ static inline struct vnpu_cmd_layer *case_layer(struct case_stream *s)
 	l->num_outputs = 1;
 	l->tensors[0] = case_tensor(0, VNPU_DTYPE_F32, 0, 16);
 	return l;
+}
+
+static inline struct vnpu_cmd_layer *case_layer_at0(struct case_stream *s)
+{
+	return (struct vnpu_cmd_layer *)s->words;
+}
+
+/*
+ * Replace the stream by one CHAIN layer: Y (slot 0) = relu(A + B), A and
+ * B from slot 1, 256 f32 each. Valid as it is; the cases break one field.
+ */
+static inline struct vnpu_layer_chain *case_chain(struct case_stream *s)
+{
+	struct vnpu_layer_chain *a;
+	struct vnpu_cmd_layer *l;
+
+	memset(s, 0, sizeof(*s));
+	l = case_add(s, VNPU_CMD_LAYER, sizeof(*l) + 3 * sizeof(struct vnpu_tensor) +
+		     sizeof(*a));
+	l->op = VNPU_LAYER_CHAIN;
+	l->num_tensors = 3;
+	l->num_outputs = 1;
+	l->attr_size = sizeof(*a);
+	l->tensors[0] = case_tensor(1, VNPU_DTYPE_F32, 0, 256);
+	l->tensors[1] = case_tensor(1, VNPU_DTYPE_F32, 1024, 256);
+	l->tensors[2] = case_tensor(0, VNPU_DTYPE_F32, 0, 256);
+	a = (struct vnpu_layer_chain *)&l->tensors[3];
+	a->num_steps = 2;
+	a->steps[0].kind = VNPU_CHAIN_BINARY;
+	a->steps[0].func = VNPU_BIN_ADD;
+	a->steps[0].a = VNPU_CHAIN_IN(0);
+	a->steps[0].b = VNPU_CHAIN_IN(1);
+	a->steps[1].kind = VNPU_CHAIN_UNARY;
+	a->steps[1].func = VNPU_ACT_RELU;
+	a->steps[1].a = VNPU_CHAIN_STEP(0);
+	return a;
 }
 
 /*
@@ -186,6 +223,13 @@ M(m_layer_no_outputs, case_layer(s)->num_outputs = 0)
 M(m_layer_too_many_tensors, case_layer(s)->num_tensors = VNPU_LAYER_MAX_TENSORS + 1)
 M(m_layer_attr_too_big, case_layer(s)->attr_size = VNPU_LAYER_MAX_ATTR_SIZE + 8)
 M(m_layer_size_mismatch, case_layer(s)->attr_size = 8)
+M(m_chain_too_many_steps, case_chain(s)->num_steps = VNPU_CHAIN_MAX_STEPS + 1)
+M(m_chain_forward_ref, case_chain(s)->steps[0].a = VNPU_CHAIN_STEP(1))
+M(m_chain_input_past_inputs, case_chain(s)->steps[0].b = VNPU_CHAIN_IN(2))
+M(m_chain_stale_step, case_chain(s)->steps[5].kind = VNPU_CHAIN_UNARY)
+M(m_chain_bad_func, case_chain(s)->steps[0].func = VNPU_BIN_POW)
+M(m_chain_input_beyond_bo,
+  case_chain(s); case_layer_at0(s)->tensors[1].offset = CASE_SLOT_SIZE - 512)
 
 #undef M
 
@@ -247,6 +291,12 @@ M(m_layer_size_mismatch, case_layer(s)->attr_size = 8)
 	X(layer_no_outputs, m_layer_no_outputs, 0) \
 	X(layer_too_many_tensors, m_layer_too_many_tensors, 0) \
 	X(layer_attr_too_big, m_layer_attr_too_big, 0) \
-	X(layer_size_mismatch, m_layer_size_mismatch, 0)
+	X(layer_size_mismatch, m_layer_size_mismatch, 0) \
+	X(chain_too_many_steps, m_chain_too_many_steps, 0) \
+	X(chain_forward_ref, m_chain_forward_ref, 0) \
+	X(chain_input_past_inputs, m_chain_input_past_inputs, 0) \
+	X(chain_stale_step, m_chain_stale_step, 0) \
+	X(chain_bad_func, m_chain_bad_func, 0) \
+	X(chain_input_beyond_bo, m_chain_input_beyond_bo, 0)
 
 #endif /* VNPU_STREAM_CASES_H */

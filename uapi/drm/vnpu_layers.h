@@ -116,6 +116,9 @@ extern "C" {
  * @VNPU_LAYER_MAXPOOL_INDEX: MaxPool with its Indices output, &struct
  *	vnpu_layer_pool_index; tensors X [N, C, H, W] (a float storage dtype),
  *	Y [N, C, OH, OW] (X's dtype), I [N, C, OH, OW] (i64)
+ * @VNPU_LAYER_CHAIN: a short program of element-wise steps run in one
+ *	pass, &struct vnpu_layer_chain; tensors 1 to %VNPU_CHAIN_MAX_INPUTS
+ *	inputs, Y; all f32, the inputs broadcasting against Y
  */
 enum vnpu_layer_op {
 	VNPU_LAYER_INVALID = 0,
@@ -147,10 +150,11 @@ enum vnpu_layer_op {
 	VNPU_LAYER_DET = 26,
 	VNPU_LAYER_ROI_ALIGN = 27,
 	VNPU_LAYER_MAXPOOL_INDEX = 28,
+	VNPU_LAYER_CHAIN = 29,
 };
 
 /** VNPU_LAYER_OP_LAST - the highest op this header defines */
-#define VNPU_LAYER_OP_LAST VNPU_LAYER_MAXPOOL_INDEX
+#define VNPU_LAYER_OP_LAST VNPU_LAYER_CHAIN
 
 /** VNPU_DET_MAX_M - the largest matrix %VNPU_LAYER_DET takes */
 #define VNPU_DET_MAX_M 8
@@ -911,6 +915,76 @@ struct vnpu_layer_quant {
 struct vnpu_layer_qgemm {
 	__u32 flags;
 	__u32 pad;
+};
+
+/** VNPU_CHAIN_MAX_STEPS - the most steps of one %VNPU_LAYER_CHAIN */
+#define VNPU_CHAIN_MAX_STEPS 8
+/** VNPU_CHAIN_MAX_INPUTS - the most input tensors of one %VNPU_LAYER_CHAIN */
+#define VNPU_CHAIN_MAX_INPUTS 4
+
+/*
+ * Operands of a chain step: input tensor i (%VNPU_CHAIN_IN(i), i below
+ * the layer's inputs), the result of an earlier step j (%VNPU_CHAIN_STEP(j),
+ * j below the step's own index) or an f32 immediate (%VNPU_CHAIN_IMM: the
+ * step's @alpha for operand a, @beta for operand b).
+ */
+/** VNPU_CHAIN_IN - operand: input tensor @i */
+#define VNPU_CHAIN_IN(i)	(i)
+/** VNPU_CHAIN_STEP - operand: the result of step @j */
+#define VNPU_CHAIN_STEP(j)	(16 + (j))
+/** VNPU_CHAIN_IMM - operand: the step's immediate */
+#define VNPU_CHAIN_IMM		32
+
+/**
+ * enum vnpu_chain_kind - what a chain step computes
+ * @VNPU_CHAIN_UNARY: &enum vnpu_act_func @func of operand a, with @alpha
+ *	and @beta its parameters (as in &struct vnpu_layer_act, no flags);
+ *	operand a an input or a step, operand b 0
+ * @VNPU_CHAIN_BINARY: &enum vnpu_binary_func @func of operands a and b:
+ *	%VNPU_BIN_ADD, _SUB, _MUL, _DIV, _MAX or _MIN; at most one of them
+ *	an immediate
+ */
+enum vnpu_chain_kind {
+	VNPU_CHAIN_UNARY = 1,
+	VNPU_CHAIN_BINARY = 2,
+};
+
+/**
+ * struct vnpu_chain_step - one step of &struct vnpu_layer_chain
+ * @kind: one of &enum vnpu_chain_kind
+ * @func: the function
+ * @a: operand a (%VNPU_CHAIN_IN, %VNPU_CHAIN_STEP or %VNPU_CHAIN_IMM)
+ * @b: operand b of a binary step; 0 for a unary one
+ * @alpha: f32 bits: the function's first parameter (unary), or operand
+ *	a's immediate (binary; else 0)
+ * @beta: f32 bits: the function's second parameter (unary), or operand
+ *	b's immediate (binary; else 0)
+ */
+struct vnpu_chain_step {
+	__u32 kind;
+	__u32 func;
+	__u32 a;
+	__u32 b;
+	__u32 alpha;
+	__u32 beta;
+};
+
+/**
+ * struct vnpu_layer_chain - attributes of %VNPU_LAYER_CHAIN
+ * @num_steps: steps, 1 to %VNPU_CHAIN_MAX_STEPS
+ * @pad: must be zero
+ * @steps: the steps, run in order for every element of Y; Y is the last
+ *	one's result; entries from @num_steps on all zero
+ *
+ * Each step gives every element what the UNARY or BINARY layer of its
+ * function gives on f32 tensors holding its operands, so a chain's Y is
+ * bit for bit the Y of its steps run as layers one after the other; the
+ * inputs are read once and Y written once, whatever the number of steps.
+ */
+struct vnpu_layer_chain {
+	__u32 num_steps;
+	__u32 pad;
+	struct vnpu_chain_step steps[VNPU_CHAIN_MAX_STEPS];
 };
 
 #if defined(__cplusplus)

@@ -16,6 +16,7 @@
 #include "vnpu_eng_det.c"
 #include "vnpu_eng_roi.c"
 #include "vnpu_eng_poolidx.c"
+#include "vnpu_eng_chain.c"
 
 const struct eng_kernels ENG_TABLE = {
 	.run = {
@@ -47,5 +48,6 @@ const struct eng_kernels ENG_TABLE = {
 		[VNPU_LAYER_DET] = run_det,
 		[VNPU_LAYER_ROI_ALIGN] = run_roi_align,
 		[VNPU_LAYER_MAXPOOL_INDEX] = run_maxpool_index,
+		[VNPU_LAYER_CHAIN] = run_chain,
 	},
 };

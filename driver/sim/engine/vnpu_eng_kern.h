@@ -456,7 +456,7 @@ static inline void eng_pace(struct eng_pacer *p, __u64 reads)
 
 /* ---- strided iteration over an output ------------------------------- */
 
-#define ITER_MAX_OPS 4
+#define ITER_MAX_OPS (VNPU_CHAIN_MAX_INPUTS + 1)
 
 /**
  * struct eng_iter - walks the elements of an output in row-major order

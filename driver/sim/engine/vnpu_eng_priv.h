@@ -83,6 +83,49 @@ struct eng_kernels {
 extern const struct eng_kernels vnpu_eng_kernels_avx2;
 extern const struct eng_kernels vnpu_eng_kernels_base;
 
+/* Outputs of one block of CHAIN: each step's buffer holds this many. */
+#define ENG_CHAIN_BLOCK	1024
+
+/*
+ * CHAIN's step buffers for checked attributes @a: step k's result goes to
+ * buffer @slot[k], which steps share when their results are not needed
+ * at once (a step may write over an operand it is the last to read).
+ * Returns the number of buffers.
+ */
+static inline __u32 eng_chain_slots(const struct vnpu_layer_chain *a,
+				    __u8 *slot)
+{
+	__u32 last[VNPU_CHAIN_MAX_STEPS], k, j, s, n = 0, busy;
+
+	for (k = 0; k < a->num_steps; k++) {
+		const __u32 ref[2] = { a->steps[k].a, a->steps[k].b };
+
+		last[k] = k;
+		for (j = 0; j < 2; j++)
+			if (ref[j] >= VNPU_CHAIN_STEP(0) && ref[j] < VNPU_CHAIN_IMM)
+				last[ref[j] - VNPU_CHAIN_STEP(0)] = k;
+	}
+	for (k = 0; k < a->num_steps; k++) {
+		busy = 0;
+		for (j = 0; j < k; j++)
+			if (last[j] > k)
+				busy |= 1u << slot[j];
+		for (s = 0; (busy >> s) & 1; s++)
+			;
+		slot[k] = (__u8)s;
+		n = s + 1 > n ? s + 1 : n;
+	}
+	return n;
+}
+
+/*
+ * CHAIN's binary step @func (VNPU_BIN_ADD, _SUB, _MUL, _DIV, _MAX, _MIN)
+ * of @n floats at @pa and @pb (@ra, @rb: a run, else one repeated) into
+ * @r, in 16 lanes (vnpu_eng_chain_avx512.c; VNPU_ENG_F_AVX512 only).
+ */
+void vnpu_eng_chain_binary_avx512(__u32 func, const float *pa, int ra,
+				  const float *pb, int rb, float *r, __u32 n);
+
 /* Integer helpers, in vnpu_engine.c. */
 __u64 vnpu_eng_numel(const struct vnpu_tensor *t);
 void vnpu_eng_bcast_strides(const struct vnpu_tensor *in,

@@ -568,6 +568,69 @@ static int check_unary(const struct vnpu_tensor *t, __u32 n,
 	       same_dims(&t[0], &t[1]) && tensor_injective(&t[1]);
 }
 
+/*
+ * An operand of chain step @k: one of @inputs, an earlier step or, where
+ * @imm, the step's immediate.
+ */
+static int chain_operand_ok(__u32 ref, __u32 k, __u32 inputs, int imm)
+{
+	if (ref == VNPU_CHAIN_IMM)
+		return imm;
+	if (ref >= VNPU_CHAIN_STEP(0))
+		return ref - VNPU_CHAIN_STEP(0) < k;
+	return ref < inputs;
+}
+
+static int chain_step_ok(const struct vnpu_chain_step *st, __u32 k,
+			 __u32 inputs)
+{
+	struct vnpu_layer_act act = { st->func, 0, st->alpha, st->beta };
+
+	switch (st->kind) {
+	case VNPU_CHAIN_UNARY:
+		return !st->b && chain_operand_ok(st->a, k, inputs, 0) &&
+		       act_ok(&act, VNPU_DTYPE_F32, 0);
+	case VNPU_CHAIN_BINARY:
+		if (st->func != VNPU_BIN_ADD && st->func != VNPU_BIN_SUB &&
+		    st->func != VNPU_BIN_MUL && st->func != VNPU_BIN_DIV &&
+		    st->func != VNPU_BIN_MAX && st->func != VNPU_BIN_MIN)
+			return 0;
+		if ((st->a != VNPU_CHAIN_IMM && st->alpha) ||
+		    (st->b != VNPU_CHAIN_IMM && st->beta) ||
+		    (st->a == VNPU_CHAIN_IMM && st->b == VNPU_CHAIN_IMM))
+			return 0;
+		return chain_operand_ok(st->a, k, inputs, 1) &&
+		       chain_operand_ok(st->b, k, inputs, 1) &&
+		       f32_ok(st->alpha) && f32_ok(st->beta);
+	default:
+		return 0;
+	}
+}
+
+static int check_chain(const struct vnpu_tensor *t, __u32 n,
+		       const struct vnpu_layer_chain *a)
+{
+	__u32 i, k;
+
+	if (n < 2 || n > VNPU_CHAIN_MAX_INPUTS + 1 || a->pad || !a->num_steps ||
+	    a->num_steps > VNPU_CHAIN_MAX_STEPS ||
+	    !all_dtype(t, n, VNPU_DTYPE_F32) || !tensor_injective(&t[n - 1]))
+		return 0;
+	for (i = 0; i + 1 < n; i++)
+		if (!bcast_ok(&t[i], &t[n - 1], 0))
+			return 0;
+	for (k = 0; k < a->num_steps; k++)
+		if (!chain_step_ok(&a->steps[k], k, n - 1))
+			return 0;
+	for (; k < VNPU_CHAIN_MAX_STEPS; k++) {
+		const struct vnpu_chain_step *z = &a->steps[k];
+
+		if (z->kind || z->func || z->a || z->b || z->alpha || z->beta)
+			return 0;
+	}
+	return 1;
+}
+
 static int check_softmax(const struct vnpu_tensor *t, __u32 n,
 			 const struct vnpu_layer_softmax *a)
 {
@@ -1130,6 +1193,8 @@ static __u32 attr_size_of(__u32 op)
 		return sizeof(struct vnpu_layer_roi_align);
 	case VNPU_LAYER_MAXPOOL_INDEX:
 		return sizeof(struct vnpu_layer_pool_index);
+	case VNPU_LAYER_CHAIN:
+		return sizeof(struct vnpu_layer_chain);
 	default:
 		return 0;	/* WHERE, CAST, DET: none */
 	}
@@ -1195,6 +1260,8 @@ static int check_op(__u32 op, const struct vnpu_tensor *t, __u32 n,
 		return check_roi_align(t, n, attrs);
 	case VNPU_LAYER_MAXPOOL_INDEX:
 		return check_maxpool_index(t, n, attrs);
+	case VNPU_LAYER_CHAIN:
+		return check_chain(t, n, attrs);
 	default:
 		return 0;
 	}
@@ -1327,6 +1394,10 @@ __u64 vnpu_eng_units(const struct eng_layer *l, __u32 features)
 		return flat_units(y, eng_roi_reads(&l->t[0], y, l->attrs));
 	case VNPU_LAYER_MAXPOOL_INDEX:
 		return flat_units(y, eng_poolidx_window(l->attrs));
+	case VNPU_LAYER_CHAIN:
+		/* Outputs of as many reads as steps: a unit stays one of UNARY. */
+		return flat_units(y, ((const struct vnpu_layer_chain *)
+				      l->attrs)->num_steps);
 	case VNPU_LAYER_SCATTER_ELEMENTS:
 	case VNPU_LAYER_SCATTER_ND:
 		return eng_scatter_units(numel_y, vnpu_eng_numel(&l->t[2]));
@@ -1388,6 +1459,18 @@ static __u64 binary_cost(__u32 func)
 	default:
 		return 2;
 	}
+}
+
+/* Per output of a chain: its steps' costs. */
+static __u64 chain_cost(const struct vnpu_layer_chain *a)
+{
+	__u64 cost = 0;
+	__u32 k;
+
+	for (k = 0; k < a->num_steps; k++)
+		cost += a->steps[k].kind == VNPU_CHAIN_UNARY ?
+			act_cost(a->steps[k].func) : binary_cost(a->steps[k].func);
+	return cost;
 }
 
 /* Per element of X: the row-wise ops. */
@@ -1485,6 +1568,8 @@ __u64 vnpu_eng_layer_cost(__u32 op, const struct vnpu_tensor *t,
 		return ny * act_cost(((const struct vnpu_layer_act *)attrs)->func);
 	case VNPU_LAYER_BINARY:
 		return ny * binary_cost(((const struct vnpu_layer_binary *)attrs)->func);
+	case VNPU_LAYER_CHAIN:
+		return sat_mul(ny, chain_cost(attrs));
 	case VNPU_LAYER_RESIZE:
 		/*
 		 * From tables: a multiply-add per tap; rows of more outer
@@ -1584,6 +1669,13 @@ __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_tensor *t,
 	}
 	if (op == VNPU_LAYER_RESIZE)
 		return eng_resize_scratch(&t[1]);
+	if (op == VNPU_LAYER_CHAIN) {
+		__u8 slot[VNPU_CHAIN_MAX_STEPS];
+
+		/* Step buffers, then one per input (strided ones gathered). */
+		return (eng_chain_slots(attrs, slot) + num_tensors - 1) *
+		       ENG_CHAIN_BLOCK * sizeof(__u32);
+	}
 	return 0;
 }
 

@@ -91,5 +91,6 @@ void et_test_host(void);
 void et_test_units(void);
 void et_test_fpu_units(void);
 void et_test_pause(void);
+void et_test_chain(void);
 
 #endif

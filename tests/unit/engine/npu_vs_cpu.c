@@ -270,6 +270,37 @@ static void build_layers(void)
 		l->n = 3;
 	}
 	{
+		/* An LSTM cell's C: sigmoid(f) * C + sigmoid(i) * tanh(g). */
+		struct vnpu_layer_chain c = { .num_steps = 6 };
+		const struct vnpu_chain_step u = { .kind = VNPU_CHAIN_UNARY };
+		const struct vnpu_chain_step b = { .kind = VNPU_CHAIN_BINARY };
+
+		c.steps[0] = u;
+		c.steps[0].func = VNPU_ACT_SIGMOID;
+		c.steps[1] = b;
+		c.steps[1].func = VNPU_BIN_MUL;
+		c.steps[1].a = VNPU_CHAIN_STEP(0);
+		c.steps[1].b = VNPU_CHAIN_IN(1);
+		c.steps[2] = c.steps[0];
+		c.steps[2].a = VNPU_CHAIN_IN(2);
+		c.steps[3] = u;
+		c.steps[3].func = VNPU_ACT_TANH;
+		c.steps[3].a = VNPU_CHAIN_IN(3);
+		c.steps[4] = b;
+		c.steps[4].func = VNPU_BIN_MUL;
+		c.steps[4].a = VNPU_CHAIN_STEP(2);
+		c.steps[4].b = VNPU_CHAIN_STEP(3);
+		c.steps[5] = b;
+		c.steps[5].func = VNPU_BIN_ADD;
+		c.steps[5].a = VNPU_CHAIN_STEP(1);
+		c.steps[5].b = VNPU_CHAIN_STEP(4);
+		l = add("chain", VNPU_LAYER_CHAIN, &c, sizeof(c));
+		for (i = 0; i < 4; i++)
+			l->t[i] = tensor(VNPU_DTYPE_F32, 4, i == 1 ? dr : d4, 1);
+		l->t[4] = tensor(VNPU_DTYPE_F32, 4, d4, 0);
+		l->n = 5;
+	}
+	{
 		struct vnpu_layer_softmax s = { VNPU_SOFTMAX, 3 };
 
 		l = add("softmax", VNPU_LAYER_SOFTMAX, &s, sizeof(s));

@@ -68,6 +68,17 @@ TEST(bad_cmd_index_reported)
 	ASSERT_EQ(1, n);
 }
 
+TEST(chain_layer_valid)
+{
+	struct case_stream s;
+	__u32 n = 99;
+
+	case_chain(&s);
+	ASSERT_EQ(0, vnpu_stream_validate(s.words, s.size, case_slots,
+					  CASE_NUM_SLOTS, &n));
+	ASSERT_EQ(1, n);
+}
+
 TEST(stream_size_not_multiple_of_8)
 {
 	struct case_stream s;
