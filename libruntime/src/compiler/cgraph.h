@@ -42,6 +42,8 @@ enum cop_kind {
 	COP_OUTPUT,	/* a copy into a model output's slot */
 	COP_ACT,	/* an activation fuse_act.c recognised: UNARY act of in[0];
 			 * node is the last node of what it computes */
+	COP_CHAIN,	/* element-wise ops fuse_chain.c joined: CHAIN chain of
+			 * in[], node the last of them (its out[0] is Y) */
 };
 
 /* One node to run, with what the passes fused into it. */
@@ -59,6 +61,7 @@ struct cop {
 	int32_t bias;			/* fused bias (a constant), or -1 */
 	int32_t residual;		/* fused residual input, or -1 */
 	struct vnpu_layer_act act;	/* fused activation (COP_ACT: the function) */
+	struct vnpu_layer_chain chain;	/* COP_CHAIN: the steps */
 	char type[64];			/* "Conv+Add+Relu" */
 	uint32_t first_cmd, num_cmds;
 	enum vnpu_prog_target target;
@@ -150,6 +153,8 @@ vnpu_status cs_fuse(struct cstate *s);
 vnpu_status cs_lower_op(struct cstate *s, struct cop *op);
 /* Whether some lowering exists for op type @op (shapes aside). */
 bool cl_has_lowering(const char *op);
+/* The one UNARY function f32 node (or COP_ACT) @op lowers to, or false. */
+bool cl_node_act(const struct cstate *s, const struct cop *op, struct vnpu_layer_act *a);
 /* Append one command (layer @lop with its tensors and attributes, a copy,
  * a fill); element-wise helpers over whole dense values. */
 vnpu_status cl_layer(struct cstate *s, uint32_t lop, const struct ctensor *t, uint32_t n,

@@ -11,7 +11,8 @@
  * written out as element-wise nodes become the one function they compute
  * (fuse_act.c), LayerNormalization written out the NORM layer
  * (fuse_norm.c); BatchNorm folds into the Conv/Gemm before it; a constant
- * bias, a residual Add and an activation fuse into Conv/Gemm; a Concat's
+ * bias, a residual Add and an activation fuse into Conv/Gemm; element-wise
+ * ops that feed each other become one CHAIN layer (fuse_chain.c); a Concat's
  * inputs are computed
  * in place in its output where it holds each in one run of bytes (a
  * Scan's stacked outputs). Each remaining node is then

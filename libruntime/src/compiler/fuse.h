@@ -60,4 +60,8 @@ vnpu_status cf_fuse_activations(struct cstate *s, struct uses *u);
 /* LayerNormalization written out becomes the NORM layer. */
 vnpu_status cf_fuse_layer_norms(struct cstate *s, struct uses *u);
 
+/* ---- fuse_chain.c ---- */
+/* Element-wise ops feeding each other become one CHAIN layer (COP_CHAIN). */
+vnpu_status cf_fuse_chains(struct cstate *s, struct uses *u);
+
 #endif /* VNPU_SRC_COMPILER_FUSE_H */

@@ -240,7 +240,7 @@ vnpu_status cl_unary(struct cstate *s, int32_t x, int32_t y, const struct vnpu_l
 	return cl_layer(s, VNPU_LAYER_UNARY, t, 2, a, sizeof(*a));
 }
 
-static vnpu_status lower_act(struct cstate *s, struct cop *op, const struct act_map *m)
+static struct vnpu_layer_act act_from_map(const struct cop *op, const struct act_map *m)
 {
 	struct vnpu_layer_act a = { .func = m->func };
 
@@ -248,6 +248,13 @@ static vnpu_status lower_act(struct cstate *s, struct cop *op, const struct act_
 		a.alpha = f32_bits(vnpu_attr_float(N(op), m->alpha_name, m->alpha));
 	if (m->beta_name)
 		a.beta = f32_bits(vnpu_attr_float(N(op), m->beta_name, m->beta));
+	return a;
+}
+
+static vnpu_status lower_act(struct cstate *s, struct cop *op, const struct act_map *m)
+{
+	struct vnpu_layer_act a = act_from_map(op, m);
+
 	return cl_unary(s, IN(op, 0), op->out[0], &a);
 }
 
@@ -259,23 +266,37 @@ vnpu_status cl_binary(struct cstate *s, uint32_t func, int32_t a, int32_t b, int
 	return cl_layer(s, VNPU_LAYER_BINARY, t, 3, &attr, sizeof(attr));
 }
 
+/* Clip's bounds when known at compile time (attributes or constants). */
+static bool clip_const_bounds(const struct cstate *s, const struct cop *op, float *lof,
+			      float *hif)
+{
+	int32_t lo = IN(op, 1), hi = IN(op, 2);
+
+	*lof = -3.4028234e38f;
+	*hif = 3.4028234e38f;
+	if (s->m->opset < 11) {
+		*lof = vnpu_attr_float(N(op), "min", *lof);
+		*hif = vnpu_attr_float(N(op), "max", *hif);
+		return true;
+	}
+	if ((lo >= 0 && !cs_is_const(s, lo)) || (hi >= 0 && !cs_is_const(s, hi)))
+		return false;
+	if (lo >= 0)
+		*lof = (float)vnpu_elem_get_f(INFO(s, lo)->data, INFO(s, lo)->type, 0);
+	if (hi >= 0)
+		*hif = (float)vnpu_elem_get_f(INFO(s, hi)->data, INFO(s, hi)->type, 0);
+	return true;
+}
+
 static vnpu_status lower_clip(struct cstate *s, struct cop *op)
 {
 	int32_t x = IN(op, 0), lo = IN(op, 1), hi = IN(op, 2), t;
 	vnpu_element_type type = INFO(s, x)->type;
 	struct vnpu_layer_act a = { .func = VNPU_ACT_CLIP };
-	float lof = -3.4028234e38f, hif = 3.4028234e38f;
+	float lof, hif;
 	vnpu_status st;
 
-	if (s->m->opset < 11) {
-		lof = vnpu_attr_float(N(op), "min", lof);
-		hif = vnpu_attr_float(N(op), "max", hif);
-	} else if ((lo < 0 || cs_is_const(s, lo)) && (hi < 0 || cs_is_const(s, hi))) {
-		if (lo >= 0)
-			lof = (float)vnpu_elem_get_f(INFO(s, lo)->data, INFO(s, lo)->type, 0);
-		if (hi >= 0)
-			hif = (float)vnpu_elem_get_f(INFO(s, hi)->data, INFO(s, hi)->type, 0);
-	} else {
+	if (!clip_const_bounds(s, op, &lof, &hif)) {
 		/* Bounds computed at run time: max then min, each bound (one
 		 * value, of any rank: a [1] against a scalar X) spread over X. */
 		const struct vnpu_tinfo *xi = INFO(s, x);
@@ -306,6 +327,33 @@ static vnpu_status lower_clip(struct cstate *s, struct cop *op)
 	a.alpha = f32_bits(lof);
 	a.beta = f32_bits(hif);
 	return cl_unary(s, x, op->out[0], &a);
+}
+
+bool cl_node_act(const struct cstate *s, const struct cop *op, struct vnpu_layer_act *a)
+{
+	float lof, hif;
+
+	if (op->kind == COP_ACT) {
+		*a = op->act;
+		return !a->flags;
+	}
+	if (op->kind != COP_NODE || N(op)->domain[0] || op->num_in < 1 || IN(op, 0) < 0 ||
+	    INFO(s, IN(op, 0))->type != VNPU_TYPE_F32)
+		return false;
+	if (!strcmp(N(op)->op, "Clip")) {
+		if (!clip_const_bounds(s, op, &lof, &hif) || isnan(lof) || isnan(hif))
+			return false;
+		*a = (struct vnpu_layer_act){ .func = VNPU_ACT_CLIP,
+					      .alpha = f32_bits(fmaxf(lof, -3.4028234e38f)),
+					      .beta = f32_bits(fminf(hif, 3.4028234e38f)) };
+		return true;
+	}
+	for (size_t i = 0; i < sizeof(act_maps) / sizeof(act_maps[0]); i++)
+		if (!strcmp(N(op)->op, act_maps[i].op) && op->num_in == 1) {
+			*a = act_from_map(op, &act_maps[i]);
+			return a->func != VNPU_ACT_NOT;
+		}
+	return false;
 }
 
 struct bin_map {
@@ -892,6 +940,18 @@ static vnpu_status check_layers(struct cstate *s, uint32_t first)
 	return VNPU_OK;
 }
 
+/* CHAIN: each input broadcast against Y. */
+static vnpu_status lower_chain(struct cstate *s, const struct cop *op)
+{
+	const struct vnpu_tinfo *y = INFO(s, op->out[0]);
+	struct ctensor t[VNPU_CHAIN_MAX_INPUTS + 1];
+
+	for (uint32_t i = 0; i < op->num_in; i++)
+		t[i] = ct_broadcast(ct_dense(s, op->in[i]), y->rank, y->dims);
+	t[op->num_in] = ct_dense(s, op->out[0]);
+	return cl_layer(s, VNPU_LAYER_CHAIN, t, op->num_in + 1, &op->chain, sizeof(op->chain));
+}
+
 vnpu_status cs_lower_op(struct cstate *s, struct cop *op)
 {
 	uint32_t first = s->num_cmds, first_tensor = s->num_tensors;
@@ -914,6 +974,9 @@ vnpu_status cs_lower_op(struct cstate *s, struct cop *op)
 		break;
 	case COP_ACT:
 		st = cl_unary(s, op->in[0], op->out[0], &op->act);
+		break;
+	case COP_CHAIN:
+		st = lower_chain(s, op);
 		break;
 	default:
 		st = lower_node(s, op);

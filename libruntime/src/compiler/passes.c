@@ -969,6 +969,8 @@ vnpu_status cs_fuse(struct cstate *s)
 		if (!s->ops[i].dead)
 			st = fuse_into(s, &u, i);
 	}
+	if (!st && !s->opt.no_fusion)
+		st = cf_fuse_chains(s, &u);
 	for (uint32_t i = 0; !st && !s->opt.no_fusion && i < s->num_ops; i++) {
 		s->cur_op = i;
 		if (!s->ops[i].dead)

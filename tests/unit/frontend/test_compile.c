@@ -945,7 +945,7 @@ static void test_query_and_fallback(void)
 		CHECK_EQ(p->segments[0].target, VNPU_TARGET_PRIMARY);
 		CHECK_EQ(p->segments[1].target, VNPU_TARGET_FALLBACK);
 		CHECK_EQ(p->segments[2].target, VNPU_TARGET_PRIMARY);
-		CHECK_EQ(p->segments[2].num_layers, 2);
+		CHECK_EQ(p->segments[2].num_layers, 1);	/* Neg and Exp: one CHAIN */
 	}
 	vnpu_program_free(p);
 	p = NULL;

@@ -335,22 +335,25 @@ static void test_silu_mish_forms(void)
 }
 
 /* An intermediate read elsewhere, a model output, or a constant not the
- * function's: nothing fuses, the outputs are the unfused ones exactly. */
+ * function's: no activation is recognised; the element-wise ops still
+ * join in CHAIN layers (fuse_chain.c), and the outputs are the unfused
+ * ones exactly. */
 static void test_activation_not_fused(void)
 {
 	check_graph(G("a=Add(x,#3)", "c=Clip(a,#0,#6)", "m=Mul(x,c)", "y=Div(m,#6)"),
-		    G("y", "c"), PRE_NONE, 0, NULL, 0);
+		    G("y", "c"), PRE_NONE, 2, "Add+Clip", 0);
 	check_graph(G("a=Add(x,#3)", "c=Clip(a,#0,#6)", "m=Mul(x,c)", "y=Div(m,#6)",
-		      "z=Neg(a)"), G("y", "z"), PRE_NONE, 0, NULL, 0);
+		      "z=Neg(a)"), G("y", "z"), PRE_NONE, 3, "Add", 0);
 	check_graph(G("a=Add(x,#2.5)", "c=Clip(a,#0,#6)", "m=Mul(x,c)", "y=Div(m,#6)"),
-		    y_only, PRE_NONE, 0, NULL, 0);
+		    y_only, PRE_NONE, 1, "Add+Clip+Mul+Div", 0);
 	check_graph(G("a=Add(x,#3)", "c=Clip(a,#0,#6)", "m=Mul(x,c)", "y=Div(m,#6.01)"),
-		    y_only, PRE_NONE, 0, NULL, 0);
+		    y_only, PRE_NONE, 1, "Add+Clip+Mul+Div", 0);
 	check_graph(G("d=Mul(x,#0.7)", "e=Erf(d)", "a=Add(e,#1)", "m=Mul(x,a)",
-		      "y=Mul(m,#0.5)"), y_only, PRE_NONE, 0, NULL, 0);
+		      "y=Mul(m,#0.5)"), y_only, PRE_NONE, 1, "Mul+Erf+Add+Mul+Mul", 0);
 	check_graph(G("s=Sigmoid(x)", "y=Mul(x,s)"), G("y", "s"), PRE_NONE, 0, NULL, 0);
 	/* x times the sigmoid of -x: not SiLU. */
-	check_graph(G("n=Neg(x)", "s=Sigmoid(n)", "y=Mul(x,s)"), y_only, PRE_NONE, 0, NULL, 0);
+	check_graph(G("n=Neg(x)", "s=Sigmoid(n)", "y=Mul(x,s)"), y_only, PRE_NONE, 1,
+		    "Neg+Sigmoid+Mul", 0);
 }
 
 #define LN_CORE "m=ReduceMean(x)@axes=-1", "d=Sub(x,m)"
@@ -370,14 +373,16 @@ static void test_layer_norm_forms(void)
 
 static void test_layer_norm_not_fused(void)
 {
-	/* The centred x read elsewhere; the variance over another axis; a cube. */
+	/* The centred x read elsewhere; the variance over another axis; a
+	 * cube. The element-wise tail joins in one CHAIN layer. */
 	check_graph(G(LN_CORE, LN_VAR("q=Pow(d,#2)"), "n=Div(d,s)", "y=Add(n,d)"),
-		    y_only, PRE_NONE, 0, NULL, 0);
+		    y_only, PRE_NONE, 5, "ReduceMean", 0);
 	check_graph(G(LN_CORE, "q=Pow(d,#2)", "v=ReduceMean(q)@axes=-2", "e=Add(v,#1e-5)",
-		      "s=Sqrt(e)", "y=Div(d,s)"), y_only, PRE_NONE, 0, NULL, 0);
-	check_graph(G(LN_CORE, LN_VAR("q=Pow(d,#3)"), "y=Div(d,s)"), y_only, PRE_NONE, 0, NULL, 0);
-	check_graph(G(LN_CORE, LN_VAR("q=Pow(d,#2)"), "y=Div(d,s)"), G("y", "v"), PRE_NONE, 0,
-		    NULL, 0);
+		      "s=Sqrt(e)", "y=Div(d,s)"), y_only, PRE_NONE, 5, "ReduceMean", 0);
+	check_graph(G(LN_CORE, LN_VAR("q=Pow(d,#3)"), "y=Div(d,s)"), y_only, PRE_NONE, 5,
+		    "ReduceMean", 0);
+	check_graph(G(LN_CORE, LN_VAR("q=Pow(d,#2)"), "y=Div(d,s)"), G("y", "v"), PRE_NONE, 5,
+		    "ReduceMean", 0);
 }
 
 /* A Mul by a constant per channel or scalar after a Conv folds into its
@@ -423,6 +428,33 @@ static void test_gemm_scale_folds(void)
 	check_graph(G("y=Mul(x,%s)", "z=Neg(x)"), G("y", "z"), PRE_GEMM, 3, "Gemm", 0);
 }
 
+/*
+ * Element-wise ops feeding each other run as one CHAIN layer, bit for bit
+ * the unfused program: per-channel and [8] constants as inputs, scalar
+ * constants as immediates (on either side), a value read twice, and
+ * chains cut at VNPU_CHAIN_MAX_STEPS steps and VNPU_CHAIN_MAX_INPUTS
+ * inputs.
+ */
+static void test_chain_forms(void)
+{
+	check_graph(G("m=Mul(x,&s)", "a=Add(m,&b)", "y=Relu(a)"), y_only, PRE_NONE, 1,
+		    "Mul+Add+Relu", 0);
+	check_graph(G("h=HardSigmoid(x)@alpha=0.3", "y=Mul(&s,h)"), y_only, PRE_NONE, 1,
+		    "HardSigmoid+Mul", 0);
+	check_graph(G("a=Sub(#1,x)", "b=Div(#2,a)", "c=Max(b,%g)", "y=Min(c,x)"), y_only,
+		    PRE_NONE, 1, "Sub+Div+Max+Min", 0);
+	check_graph(G("t=Tanh(x)", "m=Mul(t,t)", "y=Sub(m,x)"), y_only, PRE_NONE, 1,
+		    "Tanh+Mul+Sub", 0);
+	check_graph(G("a=Exp(x)", "b=Neg(a)", "c=Abs(b)", "d=Sqrt(c)", "e=Add(d,#1)",
+		      "f=Log(e)", "g=Mul(f,#3)", "h=Tanh(g)", "y=Sigmoid(h)"), y_only, PRE_NONE, 2,
+		    "Exp", 0);
+	check_graph(G("a=Add(x,&s)", "b=Add(a,%g)", "c=Mul(b,&t)", "d=Sub(c,%h)",
+		      "y=Div(d,&u)"), y_only, PRE_NONE, 2, "Add+Add", 0);
+	/* A model output inside: two chains around it. */
+	check_graph(G("a=Add(x,#3)", "b=Relu(a)", "c=Mul(b,x)", "y=Neg(c)"), G("y", "b"),
+		    PRE_NONE, 2, "Add+Relu", 0);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct fe_test tests[] = {
@@ -436,6 +468,7 @@ int main(int argc, char **argv)
 		{ "conv_scale_folds", test_conv_scale_folds },
 		{ "deconv_folds", test_deconv_folds },
 		{ "gemm_scale_folds", test_gemm_scale_folds },
+		{ "chain_forms", test_chain_forms },
 	};
 
 	return fe_run(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
