@@ -270,6 +270,58 @@ static vnpu_status initial_state(struct cstate *s, const struct rnn *r, int32_t 
 	return st ? st : cl_fill(s, *out, 0);
 }
 
+/* A chain step: unary @a of operand @x, or binary @func of @x and @y. */
+static struct vnpu_chain_step chain_act(const struct vnpu_layer_act *a, uint32_t x)
+{
+	return (struct vnpu_chain_step){ .kind = VNPU_CHAIN_UNARY, .func = a->func, .a = x,
+					 .alpha = a->alpha, .beta = a->beta };
+}
+
+static struct vnpu_chain_step chain_bin(uint32_t func, uint32_t x, uint32_t y)
+{
+	return (struct vnpu_chain_step){ .kind = VNPU_CHAIN_BINARY, .func = func, .a = x, .b = y };
+}
+
+/*
+ * An LSTM step without peepholes in two CHAIN layers, the same functions
+ * on the same values as the layers of lstm_step(): C = f(Gf) * C + f(Gi) *
+ * g(Gc), then H = f(Go) * h(C).
+ */
+static vnpu_status lstm_step_chained(struct cstate *s, const struct rnn *r, struct ctensor g,
+				     struct ctensor *c, struct ctensor hout)
+{
+	int64_t hs = r->hidden, ld = g.strides[0];
+	struct vnpu_layer_chain cell = { .num_steps = 6 }, out = { .num_steps = 3 };
+	struct ctensor t[5], cn;
+	vnpu_status st;
+
+	st = temp(s, r, hs, &cn);
+	if (st)
+		return st;
+	t[0] = mat(s, g.val, g.off + 2 * hs, r->batch, hs, ld);	/* f */
+	t[1] = *c;
+	t[2] = mat(s, g.val, g.off, r->batch, hs, ld);		/* i */
+	t[3] = mat(s, g.val, g.off + 3 * hs, r->batch, hs, ld);	/* c~ */
+	t[4] = cn;
+	cell.steps[0] = chain_act(&r->f, VNPU_CHAIN_IN(0));
+	cell.steps[1] = chain_bin(VNPU_BIN_MUL, VNPU_CHAIN_STEP(0), VNPU_CHAIN_IN(1));
+	cell.steps[2] = chain_act(&r->f, VNPU_CHAIN_IN(2));
+	cell.steps[3] = chain_act(&r->g, VNPU_CHAIN_IN(3));
+	cell.steps[4] = chain_bin(VNPU_BIN_MUL, VNPU_CHAIN_STEP(2), VNPU_CHAIN_STEP(3));
+	cell.steps[5] = chain_bin(VNPU_BIN_ADD, VNPU_CHAIN_STEP(1), VNPU_CHAIN_STEP(4));
+	st = cl_layer(s, VNPU_LAYER_CHAIN, t, 5, &cell, sizeof(cell));
+	if (st)
+		return st;
+	t[0] = mat(s, g.val, g.off + hs, r->batch, hs, ld);		/* o */
+	t[1] = cn;
+	t[2] = hout;
+	out.steps[0] = chain_act(&r->f, VNPU_CHAIN_IN(0));
+	out.steps[1] = chain_act(&r->h, VNPU_CHAIN_IN(1));
+	out.steps[2] = chain_bin(VNPU_BIN_MUL, VNPU_CHAIN_STEP(0), VNPU_CHAIN_STEP(1));
+	*c = cn;
+	return cl_layer(s, VNPU_LAYER_CHAIN, t, 3, &out, sizeof(out));
+}
+
 /* One LSTM step: gates G [batch, 4H] in iofc order. */
 static vnpu_status lstm_step(struct cstate *s, const struct rnn *r, struct ctensor g,
 			     const int32_t peep, int64_t d, struct ctensor *c, struct ctensor hout)
@@ -278,6 +330,9 @@ static vnpu_status lstm_step(struct cstate *s, const struct rnn *r, struct ctens
 	struct ctensor sg, ct, a, b, cn, th;
 	vnpu_status st;
 
+	if (peep < 0 && !s->opt.no_fusion &&
+	    (!s->opt.primary_layer_ops || s->opt.primary_layer_ops >> VNPU_LAYER_CHAIN & 1))
+		return lstm_step_chained(s, r, g, c, hout);
 	st = temp(s, r, 3 * hs, &sg);
 	if (!st && peep >= 0) {
 		/* i and f see the previous cell (o sees the new one, below). */

@@ -1971,9 +1971,10 @@ static void test_lstm(void)
 {
 	enum { S = 4, B = 2, I = 3, H = 5 };
 	static float w[4 * H * I], r[4 * H * H], bias[8 * H], x[S * B * I], h0[B * H], c0[B * H];
-	float *out[8] = { 0 }, h[B * H], c[B * H], y[S * B * H];
+	static const struct vnpu_compile_options unfused = { .no_fusion = true };
+	float *out[8] = { 0 }, *plain_out[8] = { 0 }, h[B * H], c[B * H], y[S * B * H];
 	struct mb *b = mb_new(14);
-	struct vnpu_program *p;
+	struct vnpu_program *p, *plain;
 	Onnx__NodeProto *n;
 	vnpu_model *m;
 
@@ -2032,8 +2033,17 @@ static void test_lstm(void)
 		CHECK(max_diff(out[2], c, B * H) < 1e-5f);
 		CHECK(p->arena_size < p->intermediates_size);
 	}
-	for (int i = 0; i < 8; i++)
+	/* Each step's two CHAIN layers give the unfused layers' bits. */
+	plain = compile_run(m, &unfused, plain_out);
+	CHECK(p && plain && p->num_segments == 1 && plain->num_segments == 1 &&
+	      p->segments[0].num_cmds < plain->segments[0].num_cmds);
+	for (int i = 0; p && plain && i < 3; i++)
+		CHECK(!memcmp(out[i], plain_out[i], p->outputs[i].size));
+	for (int i = 0; i < 8; i++) {
 		free(out[i]);
+		free(plain_out[i]);
+	}
+	vnpu_program_free(plain);
 	vnpu_program_free(p);
 	vnpu_model_free(m);
 }
