@@ -456,58 +456,189 @@ static void walker_next_row(struct walker *w)
 	}
 }
 
-static void store_elem(unsigned char *dst, const unsigned char *src, __u32 esize)
+/*
+ * @dt and @st (NULL for a FILL) with their dims of one left out and each
+ * dim merged into the one before where both step through the pair as
+ * through one dim: the same elements in the same row-major order, in
+ * rows as long as the layouts allow (a dense copy is one row).
+ */
+/* Whether @outer is @n times @inner (no overflow: strides are hostile). */
+static int steps_as_one(__s64 outer, __s64 inner, __u64 n)
 {
-	switch (esize) {
-	case 1:
-		*dst = *src;
-		break;
-	case 2:
-		*(__u16 *)dst = *(const __u16 *)src;
-		break;
-	case 4:
-		*(__u32 *)dst = *(const __u32 *)src;
-		break;
-	default:
-		*(__u64 *)dst = *(const __u64 *)src;
-		break;
+	__u64 p;
+
+	return !__builtin_mul_overflow((__u64)inner, n, &p) && p == (__u64)outer;
+}
+
+static void merge_dims(struct vnpu_tensor *dt, struct vnpu_tensor *st)
+{
+	__u32 d, r = 0;
+
+	for (d = 0; d < dt->rank; d++) {
+		if (dt->dims[d] == 1)
+			continue;
+		if (r && steps_as_one(dt->strides[r - 1], dt->strides[d], dt->dims[d]) &&
+		    (!st || steps_as_one(st->strides[r - 1], st->strides[d],
+					 dt->dims[d]))) {
+			dt->dims[r - 1] *= dt->dims[d];
+			dt->strides[r - 1] = dt->strides[d];
+			if (st)
+				st->strides[r - 1] = st->strides[d];
+			continue;
+		}
+		dt->dims[r] = dt->dims[d];
+		dt->strides[r] = dt->strides[d];
+		if (st)
+			st->strides[r] = st->strides[d];
+		r++;
+	}
+	if (!r) {
+		dt->dims[0] = 1;
+		dt->strides[0] = 1;
+		if (st)
+			st->strides[0] = 1;
+		r = 1;
+	}
+	dt->rank = r;
+	if (st) {
+		st->rank = r;
+		for (d = 0; d < r; d++)
+			st->dims[d] = dt->dims[d];
 	}
 }
 
 /*
+ * @count elements of @esize bytes, @ds and @ss bytes apart; inlined with a
+ * constant @esize, so that each is one load and one store.
+ */
+static inline void move_strided(unsigned char *d, __s64 ds,
+				const unsigned char *s, __s64 ss, __u64 count,
+				__u32 esize)
+{
+	__u64 i;
+
+	for (i = 0; i < count; i++, d += ds, s += ss)
+		__builtin_memcpy(d, s, esize);
+}
+
+/*
+ * @count elements of @esize bytes from @s to @d, @ss and @ds elements
+ * apart (@ss 0: the one value at @s): whole runs as one memcpy().
+ */
+static void move_row(unsigned char *d, __s64 ds, const unsigned char *s,
+		     __s64 ss, __u64 count, __u32 esize)
+{
+	if (ds == 1 && ss == 1) {
+		__builtin_memcpy(d, s, count * esize);
+		return;
+	}
+	ds *= esize;
+	ss *= esize;
+	switch (esize) {
+	case 1:
+		move_strided(d, ds, s, ss, count, 1);
+		break;
+	case 2:
+		move_strided(d, ds, s, ss, count, 2);
+		break;
+	case 4:
+		move_strided(d, ds, s, ss, count, 4);
+		break;
+	default:
+		move_strided(d, ds, s, ss, count, 8);
+		break;
+	}
+}
+
+/* Rows a transposing COPY moves at once (vnpu_eng_transpose32()). */
+#define TRANSPOSE_ROWS 64ULL
+
+/*
+ * Rows of a COPY whose destination is dense along its rows and whose
+ * source is dense down its columns (the next dim out), from the walker's
+ * position, in one block of up to TRANSPOSE_ROWS rows for the engine's
+ * tiled transposition; 0 when the layouts or the range allow none.
+ */
+static __u64 transpose_rows(const struct walker *w, __u32 esize, __u64 left)
+{
+	__u32 in = w->rank - 1;
+	__u64 rows;
+
+	if (esize != 4 || w->rank < 2 || w->idx[in] ||
+	    w->strides[0][in] != 1 || w->strides[1][in - 1] != 1 ||
+	    w->strides[1][in] == 1 || w->dims[in] < 8)
+		return 0;
+	rows = w->dims[in - 1] - w->idx[in - 1];
+	if (rows > TRANSPOSE_ROWS)
+		rows = TRANSPOSE_ROWS;
+	if (rows > left / w->dims[in])
+		rows = left / w->dims[in];
+	return rows >= 8 ? rows : 0;
+}
+
+/* Steps the walker @rows rows on, within one pass of the next dim out. */
+static void walker_skip_rows(struct walker *w, __u64 rows)
+{
+	__u32 in = w->rank - 1;
+
+	w->idx[in - 1] += rows - 1;
+	w->off[0] += (rows - 1) * (__u64)w->strides[0][in - 1];
+	w->off[1] += (rows - 1) * (__u64)w->strides[1][in - 1];
+	walker_next_row(w);
+}
+
+/*
  * Copy (src != NULL) or fill (from the value at @val) elements
- * [first, last) of @dt's shape.
+ * [first, last) of @dt's shape: row by row in the merged dims, with
+ * memcpy() where both sides are dense and the engine's tiled
+ * transposition where the source runs across the rows.
  */
 static void move_elems(unsigned char *dbase, const struct vnpu_tensor *dt,
 		       const unsigned char *sbase, const struct vnpu_tensor *st,
-		       const unsigned char *val, __u64 first, __u64 last)
+		       const unsigned char *val, __u64 first, __u64 last,
+		       __u32 features)
 {
-	__u32 esize = vnpu_eng_dtype_size(dt->dtype);
+	__u32 esize = vnpu_eng_dtype_size(dt->dtype), in;
+	struct vnpu_tensor dm = *dt, sm;
 	struct walker w;
-	__u64 n = first;
+	__u64 n = first, rows;
 
 	/* Nothing to move; an empty tensor's zero dim must not reach the walker. */
 	if (first >= last)
 		return;
 	if (!dt->rank) {
-		store_elem(dbase, sbase ? sbase : val, esize);
+		move_row(dbase, 1, sbase ? sbase : val, 0, 1, esize);
 		return;
 	}
-	walker_init(&w, dt, st, first);
+	if (sbase)
+		sm = *st;
+	merge_dims(&dm, sbase ? &sm : (struct vnpu_tensor *)0);
+	walker_init(&w, &dm, sbase ? &sm : (const struct vnpu_tensor *)0, first);
+	in = w.rank - 1;
 	while (n < last) {
-		__u32 in = dt->rank - 1;
 		__u64 count = w.dims[in] - w.idx[in];
-		__u64 ds = w.strides[0][in] * esize, ss = w.strides[1][in] * esize;
 		unsigned char *d = dbase + w.off[0] * esize;
 		const unsigned char *s = sbase ? sbase + w.off[1] * esize : val;
-		__u64 i;
 
+		rows = sbase ? transpose_rows(&w, esize, last - n) : 0;
+		if (rows) {
+			struct vnpu_eng_transpose t = {
+				.dst = d, .src = s, .rows = rows,
+				.cols = w.dims[in],
+				.dst_row = w.strides[0][in - 1],
+				.src_col = w.strides[1][in],
+			};
+
+			vnpu_eng_transpose32(&t, features);
+			n += rows * w.dims[in];
+			if (n < last)
+				walker_skip_rows(&w, rows);
+			continue;
+		}
 		if (count > last - n)
 			count = last - n;
-		if (!sbase)
-			ss = 0;
-		for (i = 0; i < count; i++, d += ds, s += ss)
-			store_elem(d, s, esize);
+		move_row(d, w.strides[0][in], s, sbase ? w.strides[1][in] : 0,
+			 count, esize);
 		n += count;
 		if (n < last)
 			walker_next_row(&w);
@@ -538,12 +669,14 @@ int vnpu_exec_part(const struct vnpu_cmd_header *cmd, void *const *slot_base,
 		if (cmd->opcode == VNPU_CMD_FILL)
 			move_elems((unsigned char *)slot_base[f->dst.slot] + f->dst.offset,
 				   &f->dst, (const unsigned char *)0, (const struct vnpu_tensor *)0,
-				   (const unsigned char *)&f->value, first, last);
+				   (const unsigned char *)&f->value, first, last,
+				   ctx->features);
 		else
 			move_elems((unsigned char *)slot_base[c->dst.slot] + c->dst.offset,
 				   &c->dst,
 				   (const unsigned char *)slot_base[c->src.slot] + c->src.offset,
-				   &c->src, (const unsigned char *)0, first, last);
+				   &c->src, (const unsigned char *)0, first, last,
+				   ctx->features);
 		return 0;
 	case VNPU_CMD_LAYER:
 		for (i = 0; i < l->num_tensors; i++)

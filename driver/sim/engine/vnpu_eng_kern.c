@@ -17,6 +17,7 @@
 #include "vnpu_eng_roi.c"
 #include "vnpu_eng_poolidx.c"
 #include "vnpu_eng_chain.c"
+#include "vnpu_eng_move.c"
 
 const struct eng_kernels ENG_TABLE = {
 	.run = {
@@ -50,4 +51,5 @@ const struct eng_kernels ENG_TABLE = {
 		[VNPU_LAYER_MAXPOOL_INDEX] = run_maxpool_index,
 		[VNPU_LAYER_CHAIN] = run_chain,
 	},
+	.transpose32 = eng_transpose32,
 };

@@ -78,6 +78,7 @@ typedef int (*eng_run_fn)(const struct eng_layer *l, __u64 unit_begin,
 /* The float kernels of one build, indexed by op. */
 struct eng_kernels {
 	eng_run_fn run[VNPU_LAYER_OP_LAST + 1];
+	void (*transpose32)(const struct vnpu_eng_transpose *t);
 };
 
 extern const struct eng_kernels vnpu_eng_kernels_avx2;

@@ -1703,3 +1703,11 @@ int vnpu_eng_layer_run(__u32 op, const struct vnpu_tensor *t,
 		return 0;
 	return k->run[op](&l, begin, end, ctx);
 }
+
+void vnpu_eng_transpose32(const struct vnpu_eng_transpose *t, __u32 features)
+{
+	if (eng_base_path(features))
+		vnpu_eng_kernels_base.transpose32(t);
+	else
+		vnpu_eng_kernels_avx2.transpose32(t);
+}

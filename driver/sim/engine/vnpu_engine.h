@@ -130,6 +130,35 @@ int vnpu_eng_layer_run(__u32 op, const struct vnpu_tensor *t,
 		       const struct vnpu_eng_ctx *ctx);
 
 /**
+ * struct vnpu_eng_transpose - a block of 4-byte elements to transpose
+ * @dst: element (r, c) goes to @dst + r * @dst_row + c
+ * @src: element (r, c) comes from @src + r + c * @src_col
+ * @rows: rows of the block
+ * @cols: columns of the block
+ * @dst_row: the destination's row stride, in elements
+ * @src_col: the source's column stride, in elements
+ *
+ * The elements are moved as bits (any 4-byte type); the two ranges must
+ * not overlap.
+ */
+struct vnpu_eng_transpose {
+	void *dst;
+	const void *src;
+	__u64 rows;
+	__u64 cols;
+	__s64 dst_row;
+	__s64 src_col;
+};
+
+/**
+ * vnpu_eng_transpose32() - move a &struct vnpu_eng_transpose block in
+ * cache-sized tiles, with the vector shuffles of the kernel build that
+ * @features chooses (COPY commands whose source runs across the
+ * destination's rows: Transpose, a layout change)
+ */
+void vnpu_eng_transpose32(const struct vnpu_eng_transpose *t, __u32 features);
+
+/**
  * vnpu_eng_packed_size() - elements of a packed weight tensor
  * @layout: &enum vnpu_pack_layout
  * @groups: %VNPU_PACK_CONV_W: the conv's groups; %VNPU_PACK_GEMM_B: 1
