@@ -871,6 +871,65 @@ static int run_softmax(const struct eng_layer *l, __u64 ub, __u64 ue,
 	return 0;
 }
 
+/* ---- sums of f32 runs in lanes -------------------------------------- */
+
+/*
+ * A running double sum of f32 elements in eight lanes, element i of a run
+ * into lane i % 8, four lanes a vector: the same bits however a pause cuts
+ * the run into spans (and so however the layer is split), twice the
+ * additions in flight of one vector.
+ */
+struct eng_lanes {
+	v4df lo, hi;
+};
+
+enum lanes_fn { LANES_SUM, LANES_ABS, LANES_DEV2 };
+
+static inline v4df lanes_term(v4df v, enum lanes_fn fn, double c)
+{
+	if (fn == LANES_ABS)
+		return (v4df)((v4di)v & 0x7fffffffffffffffll);
+	if (fn == LANES_DEV2)
+		return (v - c) * (v - c);
+	return v;
+}
+
+/* Element @i of a run, @v, into its lane. */
+static inline void lanes_one(v4df *lo, v4df *hi, __u64 i, double v)
+{
+	if ((i & 7) < 4)
+		(*lo)[i & 3] += v;
+	else
+		(*hi)[i & 3] += v;
+}
+
+/* Elements [@i, @e) of the run at @x: each, its |x| or its (x - @c)^2. */
+static void lanes_add(struct eng_lanes *s, const float *x, __u64 i, __u64 e,
+		      enum lanes_fn fn, double c)
+{
+	v4df lo = s->lo, hi = s->hi;
+
+	for (; i < e && (i & 7); i++)
+		lanes_one(&lo, &hi, i, lanes_term(v_splat(x[i]), fn, c)[0]);
+	for (; i + 8 <= e; i += 8) {
+		lo += lanes_term(__builtin_convertvector(*(const v4sf_u *)(x + i),
+							 v4df), fn, c);
+		hi += lanes_term(__builtin_convertvector(*(const v4sf_u *)(x + i + 4),
+							 v4df), fn, c);
+	}
+	for (; i < e; i++)
+		lanes_one(&lo, &hi, i, lanes_term(v_splat(x[i]), fn, c)[0]);
+	s->lo = lo;
+	s->hi = hi;
+}
+
+static double lanes_total(const struct eng_lanes *s)
+{
+	v4df v = s->lo + s->hi;
+
+	return (v[0] + v[1]) + (v[2] + v[3]);
+}
+
 /* ---- NORM ------------------------------------------------------------ */
 
 static float param(const struct eng_layer *l, __u32 i, __u64 c)
@@ -890,6 +949,7 @@ struct norm_block {
 	int per_elem;	/* scale/bias are tensors (operands 2 and 3) */
 	int pass;
 	struct eng_pacer *pc;
+	struct eng_lanes lanes;	/* the sums of dense f32 runs */
 };
 
 static void norm_block_init(struct norm_block *b, const struct eng_layer *l,
@@ -951,29 +1011,84 @@ static void norm_span(struct norm_block *b, char *const *p, const __s64 *st,
 	}
 }
 
+/* Runs of f32 tensors all dense along the run (a LayerNorm's rows). */
+static int norm_dense_f32(const struct norm_block *b, const __s64 *st)
+{
+	return b->dt == VNPU_DTYPE_F32 && st[0] == 4 && st[1] == 4 &&
+	       (!b->per_elem || (st[2] == 4 && (b->it.nops < 4 || st[3] == 4)));
+}
+
+/*
+ * norm_span() of dense f32 runs: the sums in lanes, the outputs four at a
+ * time with norm_span()'s operations in the same order.
+ */
+static void norm_span_f32(struct norm_block *b, char *const *p, __u64 i,
+			  __u64 e)
+{
+	const float *x = (const float *)p[0], *sc = 0, *bi = 0;
+	float *y = (float *)p[1];
+	v4df r;
+
+	if (b->pass < 2) {
+		lanes_add(&b->lanes, x, i, e, b->pass ? LANES_DEV2 : LANES_SUM,
+			  b->mean);
+		return;
+	}
+	if (b->per_elem)
+		sc = (const float *)p[2];
+	if (b->per_elem && b->it.nops > 3)
+		bi = (const float *)p[3];
+	for (; i + 4 <= e; i += 4) {
+		r = (__builtin_convertvector(*(const v4sf_u *)(x + i), v4df) -
+		     b->mean) * b->inv;
+		if (!b->per_elem) {
+			r = r * (double)b->scale + (double)b->bias;
+		} else {
+			r *= __builtin_convertvector(*(const v4sf_u *)(sc + i), v4df);
+			if (bi)
+				r += __builtin_convertvector(*(const v4sf_u *)(bi + i),
+							     v4df);
+		}
+		*(v4sf_u *)(y + i) = __builtin_convertvector(r, v4sf);
+	}
+	norm_span(b, p, (const __s64[]){ 4, 4, 4, 4 }, i, e);
+}
+
 static void norm_row(const void *arg, char *const *p, const __s64 *st, __u64 n)
 {
 	struct norm_block *b = (struct norm_block *)arg;
+	int dense = norm_dense_f32(b, st);
 	__u64 i, e;
 
 	for (i = 0; i < n; i = e) {
 		e = eng_pace_end(b->pc, i, n);
-		norm_span(b, p, st, i, e);
+		if (dense)
+			norm_span_f32(b, p, i, e);
+		else
+			norm_span(b, p, st, i, e);
 		eng_pace(b->pc, e - i);
 	}
+}
+
+/* One pass over the block: the sum of its elements or of their squares. */
+static double norm_pass(struct norm_block *b, __u64 len, int pass)
+{
+	b->pass = pass;
+	b->sum = 0;
+	b->lanes.lo = v_splat(0);
+	b->lanes.hi = v_splat(0);
+	iter_run(&b->it, 0, len, norm_row, b);
+	return b->sum + lanes_total(&b->lanes);
 }
 
 /* Mean and variance normalization of one block (INSTANCE, LAYER). */
 static void norm_moments(struct norm_block *b, __u64 len, __u32 eps_bits)
 {
-	b->pass = 0;
-	b->sum = 0;
-	iter_run(&b->it, 0, len, norm_row, b);
-	b->mean = len ? b->sum / (double)len : 0;
-	b->pass = 1;
-	b->sum = 0;
-	iter_run(&b->it, 0, len, norm_row, b);
-	b->inv = 1.0 / m_sqrt((len ? b->sum / (double)len : 0) +
+	double sum = norm_pass(b, len, 0);
+
+	b->mean = len ? sum / (double)len : 0;
+	sum = norm_pass(b, len, 1);
+	b->inv = 1.0 / m_sqrt((len ? sum / (double)len : 0) +
 			      (double)f32_of(eps_bits));
 	b->pass = 2;
 	iter_run(&b->it, 0, len, norm_row, b);
@@ -1186,7 +1301,37 @@ struct reduce_acc {
 	__s64 i;
 	__u64 count;
 	struct eng_pacer *pc;
+	struct eng_lanes lanes;	/* the sums of dense f32 runs */
+	int laned;	/* lanes holds the sum */
 };
+
+/* The sums of dense f32 runs, which reduce_lanes() takes in lanes. */
+static int reduce_dense_f32(const struct reduce_acc *a, __s64 st)
+{
+	if (a->dtype != VNPU_DTYPE_F32 || st != 4)
+		return 0;
+	switch (a->func) {
+	case VNPU_REDUCE_SUM:
+	case VNPU_REDUCE_MEAN:
+	case VNPU_REDUCE_L1:
+	case VNPU_REDUCE_L2:
+	case VNPU_REDUCE_SUM_SQUARE:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static void reduce_lanes(struct reduce_acc *a, const char *p, __u64 i,
+			 __u64 e)
+{
+	enum lanes_fn fn = a->func == VNPU_REDUCE_L1 ? LANES_ABS :
+			   a->func == VNPU_REDUCE_L2 ||
+			   a->func == VNPU_REDUCE_SUM_SQUARE ? LANES_DEV2 :
+			   LANES_SUM;
+
+	lanes_add(&a->lanes, (const float *)p, i, e, fn, 0);
+}
 
 /* @n elements @st bytes apart from @p into @a. */
 static void reduce_span(struct reduce_acc *a, const char *p, __s64 st,
@@ -1273,6 +1418,15 @@ static void reduce_row(const void *arg, char *const *p, const __s64 *st,
 	struct reduce_acc acc;
 	__u64 i, e;
 
+	if (reduce_dense_f32(a, st[0])) {
+		a->laned = 1;
+		for (i = 0; i < n; i = e) {
+			e = eng_pace_end(a->pc, i, n);
+			reduce_lanes(a, p[0], i, e);
+			eng_pace(a->pc, e - i);
+		}
+		return;
+	}
 	/* Short runs (a reduction over an outer axis) need no copy. */
 	if (n < ENG_BLOCK) {
 		reduce_span(a, p[0], st[0], n);
@@ -1297,6 +1451,9 @@ static void reduce_init(struct reduce_acc *a)
 	a->i = 0;
 	a->mx = -m_inf();
 	a->pass = 0;
+	a->lanes.lo = v_splat(0);
+	a->lanes.hi = v_splat(0);
+	a->laned = 0;
 	if (a->func == VNPU_REDUCE_PROD) {
 		a->d = 1;
 		a->i = 1;
@@ -1352,6 +1509,8 @@ static int run_reduce(const struct eng_layer *l, __u64 ub, __u64 ue,
 			else
 				a.d = 1;
 		}
+		if (a.laned)
+			a.d += lanes_total(&a.lanes);
 		if (!dt_float(x->dtype)) {
 			if (at->func == VNPU_REDUCE_MEAN)
 				a.i = len ? a.i / (__s64)len : 0;

@@ -398,6 +398,75 @@ static void test_reduce(void)
 	free(x);
 }
 
+/*
+ * Dense f32 rows summed in lanes: lengths with head and tail elements
+ * around the vectors, and rows of more than 2^14 elements (a pause point
+ * inside, wherever the part's earlier rows put it), for LayerNorm and the
+ * sum reductions; split runs must give the whole run's bits.
+ */
+static void test_norm_reduce_lanes(void)
+{
+	static const __u64 lens[] = { 1, 7, 8, 13, 61, 40003 };
+	static const __u32 funcs[] = {
+		VNPU_REDUCE_SUM, VNPU_REDUCE_MEAN, VNPU_REDUCE_L1,
+		VNPU_REDUCE_L2, VNPU_REDUCE_SUM_SQUARE,
+	};
+	__u32 li, fi;
+
+	for (li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
+		__u64 dims[2] = { 3, lens[li] }, dy[2] = { 3, 1 }, len = lens[li];
+		struct vnpu_layer_norm at = {
+			.mode = VNPU_NORM_LAYER, .axis = 1,
+			.flags = VNPU_LAYER_F_BIAS,
+			.epsilon = et_f32_bits(1e-5f),
+		};
+		struct vnpu_tensor t[4];
+		size_t n = 3 * len, e, k;
+		float *x = malloc(n * 4), *y = malloc(n * 4), *ref = malloc(n * 4);
+		float *sc = malloc(len * 4), *bi = malloc(len * 4), ry[3], yy[3];
+		void *data[4] = { x, sc, bi, y }, *rdata[2] = { x, yy };
+
+		et_fill_f32(x, n);
+		et_fill_f32(sc, len);
+		et_fill_f32(bi, len);
+		for (e = 0; e < n; e++)
+			x[e] += 0.25f;
+		for (e = 0; e < n; e++) {
+			const float *row = x + e / len * len;
+			double mean = 0, var = 0;
+
+			for (k = 0; k < len; k++)
+				mean += row[k];
+			mean /= len;
+			for (k = 0; k < len; k++)
+				var += (row[k] - mean) * (row[k] - mean);
+			var /= len;
+			ref[e] = (float)((x[e] - mean) / sqrt(var + 1e-5) *
+					 sc[e % len] + bi[e % len]);
+		}
+		t[0] = et_dense(VNPU_DTYPE_F32, 2, dims);
+		t[1] = et_dense(VNPU_DTYPE_F32, 1, &dims[1]);
+		t[2] = t[1];
+		t[3] = t[0];
+		et_layer_f32("layernorm lanes", VNPU_LAYER_NORM, t, data, 4, &at,
+			     sizeof(at), ref, 1e-5, 1e-4);
+		t[1] = et_dense(VNPU_DTYPE_F32, 2, dy);
+		for (fi = 0; fi < sizeof(funcs) / sizeof(funcs[0]); fi++) {
+			struct vnpu_layer_reduce ra = { funcs[fi], 2 };
+
+			for (e = 0; e < 3; e++)
+				ry[e] = (float)ref_reduce(funcs[fi], x + e * len, len);
+			et_layer_f32("reduce lanes", VNPU_LAYER_REDUCE, t, rdata, 2,
+				     &ra, sizeof(ra), ry, 1e-6, 1e-6);
+		}
+		free(x);
+		free(y);
+		free(ref);
+		free(sc);
+		free(bi);
+	}
+}
+
 static void test_argreduce(void)
 {
 	__u64 dims[3] = { 3, 6, 4 };
@@ -989,6 +1058,7 @@ void et_test_other(void)
 	test_layer_norm();
 	test_lp_lrn();
 	test_reduce();
+	test_norm_reduce_lanes();
 	test_argreduce();
 	test_resize();
 	test_resize_cubic();
