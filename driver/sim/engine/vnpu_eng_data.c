@@ -180,9 +180,12 @@ struct resize_tab {
 	double *w;
 	__s64 *off;
 	__s32 *n;
+	/* resize_run_f32()'s outer sums: tb->cols + ENG_RESIZE_BLEND_PAD */
+	double *blend;
 	__u64 cols;
 	__u64 span;	/* columns a table holds (the rest pads a vector) */
 	__u32 taps;	/* the most of a column */
+	__s64 lo, hi;	/* the live taps' offsets: [lo, hi) */
 };
 
 static void resize_tab_init(struct resize_tab *tb, const struct eng_layer *l,
@@ -193,6 +196,7 @@ static void resize_tab_init(struct resize_tab *tb, const struct eng_layer *l,
 	tb->w = eng_align(scratch);
 	tb->off = (__s64 *)(tb->w + 4 * tb->cols);
 	tb->n = (__s32 *)(tb->off + 4 * tb->cols);
+	tb->blend = (double *)(tb->n + tb->cols);
 }
 
 /* Columns [@c0, @c1) of the output, at most tb->cols of them. */
@@ -205,6 +209,8 @@ static void resize_tab_fill(struct resize_tab *tb, const struct eng_layer *l,
 	__u64 c;
 
 	tb->taps = 1;
+	tb->lo = 0;
+	tb->hi = 0;
 	for (c = 0; c < tb->cols; c++) {
 		ax.n = 0;
 		if (c0 + c < c1)
@@ -217,8 +223,18 @@ static void resize_tab_fill(struct resize_tab *tb, const struct eng_layer *l,
 			tb->w[j * tb->cols + c] = j < ax.n ? ax.w[j] : 0;
 			tb->off[j * tb->cols + c] = j < ax.n ?
 				(__s64)ax.idx[j] * x->strides[d] : 0;
+			if (j >= ax.n)
+				continue;
+			if (tb->lo == tb->hi || tb->off[j * tb->cols + c] < tb->lo)
+				tb->lo = tb->off[j * tb->cols + c];
+			if (tb->off[j * tb->cols + c] >= tb->hi)
+				tb->hi = tb->off[j * tb->cols + c] + 1;
 		}
 	}
+	/* Dead taps read a live one's input (and their weight is masked). */
+	for (c = 0; c < tb->cols; c++)
+		for (j = (__u32)tb->n[c]; j < 4; j++)
+			tb->off[j * tb->cols + c] = tb->lo;
 }
 
 /*
@@ -279,6 +295,15 @@ static inline v4df resize_load4(const void *x, __u32 dt, __s64 base,
 		       ldf(x, base + off[2], dt), ldf(x, base + off[3], dt) };
 }
 
+/* The lanes of columns [@c, @c + 4) of the table that have a tap @j. */
+static inline v4di resize_live(const struct resize_tab *tb, __u64 c, __u32 j)
+{
+	return (v4di){ -(__s64)(tb->n[c] > (__s32)j),
+		       -(__s64)(tb->n[c + 1] > (__s32)j),
+		       -(__s64)(tb->n[c + 2] > (__s32)j),
+		       -(__s64)(tb->n[c + 3] > (__s32)j) };
+}
+
 /*
  * Columns [@c, @e) of the table (a multiple of four from @c) of one row:
  * each output is the double sum of resize_elems(), the inner axis's taps
@@ -297,10 +322,7 @@ static void resize_run(const struct resize_tab *tb, const struct resize_row *rw,
 		for (j = 0; j < tb->taps; j++) {
 			const __s64 *off = tb->off + j * tb->cols + c;
 			v4df wi = *(const v4df_u *)(tb->w + j * tb->cols + c);
-			v4di live = { -(__s64)(tb->n[c] > (__s32)j),
-				      -(__s64)(tb->n[c + 1] > (__s32)j),
-				      -(__s64)(tb->n[c + 2] > (__s32)j),
-				      -(__s64)(tb->n[c + 3] > (__s32)j) };
+			v4di live = resize_live(tb, c, j);
 
 			for (k = 0; k < rw->k; k++) {
 				v4df v = resize_load4(x, dt, rw->base[k], off);
@@ -316,6 +338,79 @@ static void resize_run(const struct resize_tab *tb, const struct resize_row *rw,
 		for (i = 0; i < 4 && c + i < e; i++, y += ys)
 			stf(y, 0, dt, (float)acc[i]);
 	}
+}
+
+/*
+ * Whether axis @d keeps or grows its size at a scale of at least 1: each
+ * output column steps the input coordinate by at most one, so a run of
+ * output columns reads at most as many input columns plus its taps.
+ */
+static int resize_widens(const struct eng_layer *l, __u32 d)
+{
+	const struct vnpu_layer_resize *at = l->attrs;
+
+	return l->t[0].dims[d] <= l->t[1].dims[d] &&
+	       (!at->scale[d] || f32_of(at->scale[d]) >= 1.0f);
+}
+
+/*
+ * resize_run() of f32 rows, dense along the row on both sides, on an axis
+ * that widens (resize_widens(): a table then reads at most about as many
+ * input columns as it has, and whether a row takes this path follows from
+ * the shapes, never from how the layer is split): the outer combinations blended first,
+ * once per input column the table reads (contiguous, four a vector), then
+ * the inner taps from that blend: two reads an output of a bilinear row
+ * where resize_run() makes four. Sums in double as there, in the other
+ * order (outer first). 0 when the table reads wider than the blend's
+ * room (never on such an axis).
+ */
+static int resize_run_f32(const struct resize_tab *tb,
+			  const struct resize_row *rw, const float *x,
+			  float *y, __u64 c, __u64 e)
+{
+	const double *b = tb->blend - tb->lo;
+	__s64 i, n = tb->hi - tb->lo;
+	__u32 j, k;
+
+	/* The last vector of the blend may pass hi by three. */
+	if (n + 3 > (__s64)tb->cols + ENG_RESIZE_BLEND_PAD)
+		return 0;
+	for (i = tb->lo; i < tb->hi; i += 4) {
+		v4df acc = v_splat(0);
+
+		for (k = 0; k < rw->k; k++) {
+			const float *xr = x + rw->base[k] + i;
+			v4sf v;
+
+			if (i + 4 <= tb->hi)
+				v = *(const v4sf_u *)xr;
+			else
+				v = (v4sf){ xr[0], i + 1 < tb->hi ? xr[1] : 0,
+					    i + 2 < tb->hi ? xr[2] : 0, 0 };
+
+			acc += rw->w[k] * __builtin_convertvector(v, v4df);
+		}
+		*(v4df_u *)(tb->blend + (i - tb->lo)) = acc;
+	}
+	for (; c < e; c += 4, y += 4) {
+		v4df acc = v_splat(0);
+
+		for (j = 0; j < tb->taps; j++) {
+			const __s64 *off = tb->off + j * tb->cols + c;
+			v4df wi = *(const v4df_u *)(tb->w + j * tb->cols + c);
+			v4di live = resize_live(tb, c, j);
+			v4df v = { b[off[0]], b[off[1]], b[off[2]], b[off[3]] };
+
+			acc = v_sel(live, acc + wi * v, acc);
+		}
+		if (c + 4 <= e) {
+			*(v4sf_u *)y = __builtin_convertvector(acc, v4sf);
+			continue;
+		}
+		for (j = 0; c + j < e; j++)
+			y[j] = (float)acc[j];
+	}
+	return 1;
 }
 
 /*
@@ -362,7 +457,10 @@ static void resize_row(const struct eng_layer *l, const struct resize_tab *tb,
 	if (rw.k == 1 && tb->taps == 1)
 		resize_copy(tb, rw.base[0], l->data[0], x->dtype, yp,
 			    y->strides[r] * size, c0 - t0, c1 - t0);
-	else
+	else if (x->dtype != VNPU_DTYPE_F32 || y->strides[r] != 1 ||
+		 x->strides[r] != 1 || !resize_widens(l, r) ||
+		 !resize_run_f32(tb, &rw, l->data[0], (float *)yp, c0 - t0,
+				 c1 - t0))
 		resize_run(tb, &rw, l->data[0], x->dtype, yp,
 			   y->strides[r] * size, c0 - t0, c1 - t0);
 }

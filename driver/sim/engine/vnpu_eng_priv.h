@@ -286,9 +286,12 @@ static inline __u64 eng_resize_row_taps(const struct vnpu_tensor *x,
  * RESIZE: a part's scratch holds the taps of up to ENG_RESIZE_COLS output
  * columns (the innermost axis) at a time, four columns to a vector, and
  * four more of padding: per column its tap count (32 bits) and four taps
- * of an input offset and a weight (64 bits each).
+ * of an input offset and a weight (64 bits each); then the blend of the
+ * outer taps over as many input columns and ENG_RESIZE_BLEND_PAD more (a
+ * double each).
  */
 #define ENG_RESIZE_COLS	1024
+#define ENG_RESIZE_BLEND_PAD	8
 
 static inline __u64 eng_resize_cols(const struct vnpu_tensor *y)
 {
@@ -299,7 +302,8 @@ static inline __u64 eng_resize_cols(const struct vnpu_tensor *y)
 
 static inline __u64 eng_resize_scratch(const struct vnpu_tensor *y)
 {
-	return eng_resize_cols(y) * (4 * 8 + 4 * 8 + 4) + ENG_ALIGN;
+	return eng_resize_cols(y) * (4 * 8 + 4 * 8 + 4 + 8) +
+	       ENG_RESIZE_BLEND_PAD * 8 + ENG_ALIGN;
 }
 
 /* GRID_SAMPLE: taps per output. */
