@@ -526,6 +526,66 @@ static double ref_coord(__u32 mode, double o, double in, double out,
 	}
 }
 
+/*
+ * The two taps of output index @o along an axis of @ni -> @no as the
+ * definition takes them: @w on @i1, 1 - @w on @i0 (nearest: one tap,
+ * rounded per @nearest, and @w 0).
+ */
+static void ref_taps(__u32 mode, __u32 coord, __u32 nearest, size_t o,
+		     double ni, double no, size_t *i0, size_t *i1, double *w)
+{
+	double xc = ref_coord(coord, (double)o, ni, no, no / ni), f = floor(xc);
+
+	if (mode == VNPU_RESIZE_NEAREST) {
+		switch (nearest) {
+		case VNPU_NEAREST_ROUND_PREFER_CEIL: xc = xc - f >= 0.5 ? f + 1 : f; break;
+		case VNPU_NEAREST_FLOOR: xc = f; break;
+		case VNPU_NEAREST_CEIL: xc = ceil(xc); break;
+		default: xc = xc - f > 0.5 ? f + 1 : f; break;
+		}
+		xc = xc < 0 ? 0 : xc > ni - 1 ? ni - 1 : xc;
+		*i0 = *i1 = (size_t)xc;
+		*w = 0;
+		return;
+	}
+	xc = xc < 0 ? 0 : xc > ni - 1 ? ni - 1 : xc;
+	*i0 = (size_t)floor(xc);
+	*i1 = *i0 + 1 < ni ? *i0 + 1 : *i0;
+	*w = xc - floor(xc);
+}
+
+/*
+ * Resize of the last two dims of dense f32 @x (shape @t[0]) into @ref
+ * (shape @t[1]) by the definition, nearest or bilinear, the leading dims
+ * kept: each output the sum of its four taps.
+ */
+static void ref_resize2d(const struct vnpu_tensor *t, const float *x,
+			 __u32 mode, __u32 coord, __u32 nearest, float *ref)
+{
+	__u32 r = t[0].rank;
+	size_t e, c[VNPU_MAX_DIMS], i0[2], i1[2], plane, k;
+	double w[2], acc;
+	int d, a, b;
+
+	for (e = 0; e < et_numel(&t[1]); e++) {
+		et_coords(&t[1], e, c);
+		for (d = 0; d < 2; d++)
+			ref_taps(mode, coord, nearest, c[r - 2 + d],
+				 (double)t[0].dims[r - 2 + d],
+				 (double)t[1].dims[r - 2 + d], &i0[d], &i1[d],
+				 &w[d]);
+		for (plane = 0, k = 0; k + 2 < r; k++)
+			plane = plane * t[0].dims[k] + c[k];
+		acc = 0;
+		for (a = 0; a < 2; a++)
+			for (b = 0; b < 2; b++)
+				acc += (a ? w[0] : 1 - w[0]) * (b ? w[1] : 1 - w[1]) *
+				       x[(plane * t[0].dims[r - 2] + (a ? i1[0] : i0[0])) *
+					 t[0].dims[r - 1] + (b ? i1[1] : i0[1])];
+		ref[e] = (float)acc;
+	}
+}
+
 static void test_resize(void)
 {
 	static const __u64 in[4] = { 1, 2, 5, 7 };
@@ -534,7 +594,6 @@ static void test_resize(void)
 	};
 	struct vnpu_tensor t[2];
 	float x[70];
-	size_t e, c[6];
 	__u32 coord, mode, nearest, o;
 
 	t[0] = et_dense(VNPU_DTYPE_F32, 4, in);
@@ -551,42 +610,7 @@ static void test_resize(void)
 					void *data[2] = { x, y };
 
 					t[1] = et_dense(VNPU_DTYPE_F32, 4, outs[o]);
-					for (e = 0; e < et_numel(&t[1]); e++) {
-						size_t i0[2], i1[2];
-						double w[2], acc = 0;
-						int d, a, b;
-
-						et_coords(&t[1], e, c);
-						for (d = 0; d < 2; d++) {
-							double ni = in[2 + d], no = outs[o][2 + d];
-							double xc = ref_coord(coord, c[2 + d], ni, no, no / ni);
-
-							if (!mode) {
-								double f = floor(xc);
-
-								switch (nearest) {
-								case 1: xc = xc - f >= 0.5 ? f + 1 : f; break;
-								case 2: xc = f; break;
-								case 3: xc = ceil(xc); break;
-								default: xc = xc - f > 0.5 ? f + 1 : f; break;
-								}
-								xc = xc < 0 ? 0 : xc > ni - 1 ? ni - 1 : xc;
-								i0[d] = i1[d] = (size_t)xc;
-								w[d] = 0;
-								continue;
-							}
-							xc = xc < 0 ? 0 : xc > ni - 1 ? ni - 1 : xc;
-							i0[d] = (size_t)floor(xc);
-							i1[d] = i0[d] + 1 < ni ? i0[d] + 1 : i0[d];
-							w[d] = xc - floor(xc);
-						}
-						for (a = 0; a < 2; a++)
-							for (b = 0; b < 2; b++)
-								acc += (a ? w[0] : 1 - w[0]) * (b ? w[1] : 1 - w[1]) *
-								       x[(c[1] * 5 + (a ? i1[0] : i0[0])) * 7 +
-									 (b ? i1[1] : i0[1])];
-						ref[e] = (float)acc;
-					}
+					ref_resize2d(t, x, mode, coord, nearest, ref);
 					et_layer_f32("resize", VNPU_LAYER_RESIZE, t, data, 2,
 						     &at, sizeof(at), ref, 1e-6, 1e-5);
 				}
@@ -595,14 +619,13 @@ static void test_resize(void)
 /*
  * Rows wider than a part's table of columns (ENG_RESIZE_COLS) and rows
  * of one column: bilinear [2, 3, 700] -> [2, 4, 2500] and nearest
- * [3, 5, 1] -> [3, 11, 1], each tap as the definition sums them.
+ * [3, 5, 1] -> [3, 11, 1].
  */
 static void test_resize_wide(void)
 {
 	static const __u64 in[2][3] = { { 2, 3, 700 }, { 3, 5, 1 } };
 	static const __u64 out[2][3] = { { 2, 4, 2500 }, { 3, 11, 1 } };
 	struct vnpu_tensor t[2];
-	size_t e, c[6];
 	__u32 k;
 
 	for (k = 0; k < 2; k++) {
@@ -619,38 +642,8 @@ static void test_resize_wide(void)
 		y = malloc(ny * 4);
 		ref = malloc(ny * 4);
 		et_fill_f32(x, nx);
-		for (e = 0; e < ny; e++) {
-			size_t i0[2], i1[2];
-			double w[2], acc = 0;
-			int d, a, b;
-
-			et_coords(&t[1], e, c);
-			for (d = 0; d < 2; d++) {
-				double ni = in[k][1 + d], no = out[k][1 + d];
-				double xc = ref_coord(VNPU_COORD_HALF_PIXEL,
-						      c[1 + d], ni, no, no / ni);
-
-				if (k) {
-					xc = xc - floor(xc) > 0.5 ? floor(xc) + 1 :
-					     floor(xc);
-					xc = xc < 0 ? 0 : xc > ni - 1 ? ni - 1 : xc;
-					i0[d] = i1[d] = (size_t)xc;
-					w[d] = 0;
-					continue;
-				}
-				xc = xc < 0 ? 0 : xc > ni - 1 ? ni - 1 : xc;
-				i0[d] = (size_t)floor(xc);
-				i1[d] = i0[d] + 1 < ni ? i0[d] + 1 : i0[d];
-				w[d] = xc - floor(xc);
-			}
-			for (a = 0; a < 2; a++)
-				for (b = 0; b < 2; b++)
-					acc += (a ? w[0] : 1 - w[0]) *
-					       (b ? w[1] : 1 - w[1]) *
-					       x[(c[0] * in[k][1] + (a ? i1[0] : i0[0])) *
-						 in[k][2] + (b ? i1[1] : i0[1])];
-			ref[e] = (float)acc;
-		}
+		ref_resize2d(t, x, at.mode, VNPU_COORD_HALF_PIXEL,
+			     VNPU_NEAREST_ROUND_PREFER_FLOOR, ref);
 		data[0] = x;
 		data[1] = y;
 		et_layer_f32("resize wide", VNPU_LAYER_RESIZE, t, data, 2, &at,
