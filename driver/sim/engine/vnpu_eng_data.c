@@ -585,14 +585,22 @@ static int run_gather(const struct eng_layer *l, __u64 ub, __u64 ue,
 	const struct vnpu_layer_gather *at = l->attrs;
 	const struct vnpu_tensor *x = &l->t[0], *idx = &l->t[1], *y = &l->t[2];
 	__u32 size = vnpu_eng_dtype_size(x->dtype), d, ir = idx->rank;
-	__u64 coord[VNPU_MAX_DIMS], lo, hi, e;
+	__u32 in = y->rank ? y->rank - 1 : 0;
+	__u64 coord[VNPU_MAX_DIMS] = {}, lo, hi, e, run = 1;
 
 	elem_range(y, ub, ue, &lo, &hi);
 	if (lo < hi)
 		coords_of(y, lo, coord);
-	for (e = lo; e < hi; e++, coords_next(y, coord)) {
+	/*
+	 * Below the gathered axis, runs along Y's last dim come from one
+	 * index: one source offset a run (an embedding row a memcpy()).
+	 */
+	for (e = lo; e < hi; e += run, coord[in] += run - 1,
+	     coords_next(y, coord)) {
 		__s64 ioff = 0, xoff = 0, v;
 
+		if (at->axis + ir < y->rank)
+			run = eng_min(y->dims[in] - coord[in], hi - e);
 		for (d = 0; d < ir; d++)
 			ioff += (__s64)coord[at->axis + d] * idx->strides[d];
 		if (load_index(idx, l->data[1], ioff, x->dims[at->axis], &v))
@@ -603,8 +611,10 @@ static int run_gather(const struct eng_layer *l, __u64 ub, __u64 ue,
 
 			xoff += c * x->strides[d];
 		}
-		copy_elem((char *)l->data[2] + offset_of(y, coord) * size,
-			  (const char *)l->data[0] + xoff * size, size);
+		copy_run((char *)l->data[2] + offset_of(y, coord) * size,
+			 y->rank ? y->strides[in] : 0,
+			 (const char *)l->data[0] + xoff * size,
+			 x->rank ? x->strides[x->rank - 1] : 0, run, size);
 	}
 	return 0;
 }

@@ -61,6 +61,24 @@ static void copy_elem(char *dst, const char *src, __u32 size)
 	}
 }
 
+/*
+ * @n elements of @size bytes from @src to @dst, @ss and @ds elements
+ * apart: one memcpy() where both are dense.
+ */
+static void copy_run(char *dst, __s64 ds, const char *src, __s64 ss, __u64 n,
+		     __u32 size)
+{
+	__u64 i;
+
+	if (ds == 1 && ss == 1) {
+		__builtin_memcpy(dst, src, n * size);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		copy_elem(dst + (__s64)i * ds * size, src + (__s64)i * ss * size,
+			  size);
+}
+
 /* ---- BINARY ---------------------------------------------------------- */
 
 struct bin_arg {

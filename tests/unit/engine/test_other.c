@@ -862,6 +862,48 @@ static void test_gather(void)
 	}
 }
 
+/*
+ * An embedding lookup: rows of a [50, 300] table by [3, 17] indices, split
+ * inside rows; from a dense table (a copy a row) and from one read every
+ * other element (strided runs).
+ */
+static void test_gather_rows(void)
+{
+	__u64 dx[2] = { 50, 300 }, di[2] = { 3, 17 }, dy[3] = { 3, 17, 300 };
+	struct vnpu_layer_gather at = { 0, 0 };
+	struct vnpu_tensor t[3];
+	float *x = malloc(50 * 600 * 4), *y = malloc(3 * 17 * 300 * 4);
+	float *ref = malloc(3 * 17 * 300 * 4);
+	int64_t idx[51];
+	void *data[3] = { x, idx, y };
+	size_t e, k;
+	int sparse;
+
+	et_fill_f32(x, 50 * 600);
+	for (k = 0; k < 51; k++)
+		idx[k] = (int64_t)((k * 37) % 100) - 50;
+	for (sparse = 0; sparse < 2; sparse++) {
+		t[0] = et_dense(VNPU_DTYPE_F32, 2, dx);
+		if (sparse) {
+			t[0].strides[0] = 600;
+			t[0].strides[1] = 2;
+		}
+		t[1] = et_dense(VNPU_DTYPE_I64, 2, di);
+		t[2] = et_dense(VNPU_DTYPE_F32, 3, dy);
+		for (e = 0; e < 3 * 17 * 300; e++) {
+			int64_t v = idx[e / 300];
+
+			v += v < 0 ? 50 : 0;
+			ref[e] = x[v * t[0].strides[0] + (e % 300) * t[0].strides[1]];
+		}
+		et_layer_exact("gather rows", VNPU_LAYER_GATHER, t, data, 3, &at,
+			       sizeof(at), ref);
+	}
+	free(x);
+	free(y);
+	free(ref);
+}
+
 /* A transposed (non-dense) input and an output with gaps. */
 static void test_strided_views(void)
 {
@@ -1058,5 +1100,6 @@ void et_test_other(void)
 	test_resize_wide();
 	test_pad();
 	test_gather();
+	test_gather_rows();
 	test_strided_views();
 }
