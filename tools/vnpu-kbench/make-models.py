@@ -9,7 +9,11 @@ deconv2x2 (ConvTranspose 64->64, kernel 2 stride 2, on 160x160) and gap
 biases; and the bandwidth-bound layers of --bandwidth: resize_nn2x and
 resize_lin2x (nearest and bilinear 2x upsampling of 1x96x40x40), softmax
 (1x40x6625, last axis), softmax_c (1x64x40x40, axis 1), mul_se (1x96x40x40
-by 1x96x1x1), add_res (two 1x96x40x40) and hardswish (1x96x40x40)."""
+by 1x96x1x1), add_res (two 1x96x40x40), hardswish (1x96x40x40), transpose
+(1x96x80x80 by 0,2,3,1), concat (two 1x48x80x80 on axis 1: the bytes of
+vnpu-kbench's one COPY of 96 channels into a 192-channel output),
+reduce_mean (1x512x768, last axis, kept) and layernorm (1x512x768, last
+axis, constant scale and bias)."""
 import sys
 
 import numpy as np
@@ -75,6 +79,33 @@ def bandwidth_models(out):
     model.ir_version = 7
     onnx.checker.check_model(model)
     onnx.save(model, out + '/hardswish.onnx')
+    copy_models(out)
+
+
+def copy_models(out):
+    save(out + '/transpose.onnx',
+         helper.make_node('Transpose', ['x'], ['y'], perm=[0, 2, 3, 1]),
+         [value('x', [1, 96, 80, 80])], [], value('y', [1, 80, 80, 96]))
+    half = [1, 48, 80, 80]
+    save(out + '/concat.onnx',
+         helper.make_node('Concat', ['x', 'z'], ['y'], axis=1),
+         [value('x', half), value('z', half)], [], value('y', [1, 96, 80, 80]))
+    seq = [1, 512, 768]
+    save(out + '/reduce_mean.onnx',
+         helper.make_node('ReduceMean', ['x'], ['y'], axes=[-1], keepdims=1),
+         [value('x', seq)], [], value('y', [1, 512, 1]))
+    rng = np.random.default_rng(2)
+    inits = [numpy_helper.from_array(rng.standard_normal(768).astype(np.float32),
+                                     n) for n in ('g', 'b')]
+    node = helper.make_node('LayerNormalization', ['x', 'g', 'b'], ['y'],
+                            axis=-1, epsilon=1e-5)
+    graph = helper.make_graph([node], 'kbench', [value('x', seq)],
+                              [value('y', seq)], inits)
+    model = helper.make_model(graph,
+                              opset_imports=[helper.make_opsetid('', 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, out + '/layernorm.onnx')
 
 
 def main():

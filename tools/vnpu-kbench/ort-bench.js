@@ -26,6 +26,10 @@ const shapes = {
   mul_se: { x: [1, 96, 40, 40], s: [1, 96, 1, 1] },
   add_res: { x: [1, 96, 40, 40], z: [1, 96, 40, 40] },
   hardswish: { x: [1, 96, 40, 40] },
+  transpose: { x: [1, 96, 80, 80] },
+  concat: { x: [1, 48, 80, 80], z: [1, 48, 80, 80] },
+  reduce_mean: { x: [1, 512, 768] },
+  layernorm: { x: [1, 512, 768] },
 };
 
 async function best(session, feeds, repeat) {

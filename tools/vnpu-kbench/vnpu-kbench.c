@@ -27,7 +27,8 @@
 
 /*
  * A layer, and for a ConvTranspose as the compiler lowers it, the COPY
- * that puts its output phases in place after it (@copy.hdr.opcode set).
+ * that puts its output phases in place after it (@copy.hdr.opcode set);
+ * a COPY alone (a Transpose, a Concat) has @op VNPU_LAYER_INVALID.
  * Pools are judged against memory bandwidth: @bytes they read, no flops.
  */
 struct layer {
@@ -44,6 +45,8 @@ struct layer {
 		struct vnpu_layer_binary binary;
 		struct vnpu_layer_act act;
 		struct vnpu_layer_pool pool;
+		struct vnpu_layer_reduce reduce;
+		struct vnpu_layer_norm norm;
 	} attrs;
 	__u32 attr_size;
 	double flops;
@@ -544,6 +547,8 @@ static double time_layer(const struct layer *l, int threads, __u32 features,
 	j.l = l;
 	j.features = features;
 	j.num_parts = threads == 1 ? 1 : max < 8u * threads ? max : 8u * threads;
+	if (l->op == VNPU_LAYER_INVALID)
+		j.num_parts = 0;
 	/* The COPY in as many parts as the firmware would make for @threads. */
 	if (l->copy.hdr.opcode)
 		j.copy_parts = vnpu_exec_parts(&l->copy.hdr, (__u32)threads *
@@ -890,12 +895,14 @@ static const char *path_name(__u32 features)
 
 /*
  * Layers of the shapes real models run (DBNet's upsampling, CRNN's
- * classifier, MobileNetV3's squeeze-excite and residual adds), each also a
- * model of make-models.py for ONNX Runtime under the same name.
+ * classifier, MobileNetV3's squeeze-excite and residual adds, the copies
+ * of a Transpose and a Concat, BERT's ReduceMean and LayerNorm), each also
+ * a model of make-models.py for ONNX Runtime under the same name.
  */
 static const char *const bw_names[] = {
 	"resize_nn2x", "resize_lin2x", "softmax", "softmax_c", "mul_se",
-	"add_res", "hardswish",
+	"add_res", "hardswish", "transpose", "concat", "reduce_mean",
+	"layernorm",
 };
 
 static const char *const bw_desc[] = {
@@ -906,6 +913,10 @@ static const char *const bw_desc[] = {
 	"Mul 96x40x40 by 96x1x1",
 	"Add 96x40x40 + 96x40x40",
 	"HardSwish 96x40x40",
+	"Transpose 96x80x80 to 80x80x96",
+	"Concat 96x80x80 into 192 ch",
+	"ReduceMean 512x768, last axis",
+	"LayerNorm 512x768, scale+bias",
 };
 
 #define BW_LAYERS (sizeof(bw_names) / sizeof(bw_names[0]))
@@ -918,11 +929,44 @@ static void bw_tensor(struct layer *l, __u32 i, __u32 rank, const __u64 *dims)
 	l->bytes += 4.0 * (double)numel(&l->t[i]);
 }
 
+/*
+ * The COPY that lowers a Transpose of [1, 96, 80, 80] by (0, 2, 3, 1)
+ * (@i 7) or one input of a Concat of two along the channels (@i 8).
+ */
+static void make_bw_copy(struct layer *l, size_t i)
+{
+	static const __u64 fm[4] = { 1, 96, 80, 80 }, nhwc[4] = { 1, 80, 80, 96 };
+	static const __u64 cat[4] = { 1, 192, 80, 80 };
+	struct vnpu_tensor *dst = &l->copy.dst, *src = &l->copy.src;
+
+	l->op = VNPU_LAYER_INVALID;
+	bw_tensor(l, 0, 4, fm);
+	bw_tensor(l, 1, 4, i == 7 ? nhwc : cat);
+	l->copy.hdr.opcode = VNPU_CMD_COPY;
+	l->copy.hdr.size = sizeof(l->copy);
+	*src = in_arena(l->t[0], l->data[0]);
+	*dst = in_arena(l->t[0], l->data[1]);
+	if (i == 8) {
+		dst->strides[0] = 192 * 80 * 80;
+		/* The second input: half the destination's bytes. */
+		l->bytes -= 4.0 * 96 * 80 * 80;
+		return;
+	}
+	/* y[n, h, w, c] = x[n, c, h, w], in y's order. */
+	*dst = in_arena(l->t[1], l->data[1]);
+	src->dims[1] = 80;
+	src->dims[3] = 96;
+	src->strides[1] = 80;
+	src->strides[2] = 1;
+	src->strides[3] = 80 * 80;
+}
+
 static void make_bw(struct layer *l, size_t i)
 {
 	static const __u64 fm[4] = { 1, 96, 40, 40 }, up[4] = { 1, 96, 80, 80 };
 	static const __u64 ch[4] = { 1, 96, 1, 1 }, cls[3] = { 1, 40, 6625 };
 	static const __u64 sm[4] = { 1, 64, 40, 40 };
+	static const __u64 seq[3] = { 1, 512, 768 }, seq1[3] = { 1, 512, 1 };
 
 	memset(l, 0, sizeof(*l));
 	l->name = bw_names[i];
@@ -957,12 +1001,37 @@ static void make_bw(struct layer *l, size_t i)
 		bw_tensor(l, 1, 4, i == 4 ? ch : fm);
 		bw_tensor(l, 2, 4, fm);
 		break;
-	default:
+	case 6:
 		l->op = VNPU_LAYER_UNARY;
 		l->attrs.act.func = VNPU_ACT_HARD_SWISH;
 		l->attr_size = sizeof(l->attrs.act);
 		bw_tensor(l, 0, 4, fm);
 		bw_tensor(l, 1, 4, fm);
+		break;
+	case 7:
+	case 8:
+		make_bw_copy(l, i);
+		break;
+	case 9:
+		l->op = VNPU_LAYER_REDUCE;
+		l->attrs.reduce.func = VNPU_REDUCE_MEAN;
+		l->attrs.reduce.axes = 1u << 2;
+		l->attr_size = sizeof(l->attrs.reduce);
+		bw_tensor(l, 0, 3, seq);
+		bw_tensor(l, 1, 3, seq1);
+		break;
+	default:
+		l->op = VNPU_LAYER_NORM;
+		l->n = 4;
+		l->attrs.norm.mode = VNPU_NORM_LAYER;
+		l->attrs.norm.flags = VNPU_LAYER_F_BIAS;
+		l->attrs.norm.axis = 2;
+		l->attrs.norm.epsilon = 0x3727c5ac;	/* 1e-5f */
+		l->attr_size = sizeof(l->attrs.norm);
+		bw_tensor(l, 0, 3, seq);
+		bw_tensor(l, 1, 1, &seq[2]);
+		bw_tensor(l, 2, 1, &seq[2]);
+		bw_tensor(l, 3, 3, seq);
 		break;
 	}
 }
@@ -1042,7 +1111,7 @@ static int run_bandwidth(__u32 features, int threads, int rounds, int repeat,
 
 	for (i = 0; i < BW_LAYERS; i++) {
 		make_bw(&l[i], i);
-		if (vnpu_eng_layer_check(l[i].op, l[i].t, l[i].n, &l[i].attrs,
+		if (l[i].op != VNPU_LAYER_INVALID && vnpu_eng_layer_check(l[i].op, l[i].t, l[i].n, &l[i].attrs,
 					 l[i].attr_size)) {
 			fprintf(stderr, "vnpu-kbench: %s: bad layer\n", l[i].name);
 			return 1;
@@ -1236,7 +1305,8 @@ static void usage(FILE *f)
 		"timed alone on one thread: the FPU sections the layer gives on\n"
 		"this CPU natively (longest and mean).\n"
 		"--bandwidth: the bandwidth-bound layers (Resize, Softmax,\n"
-		"broadcasting Mul, Add, HardSwish) in GB/s, against memcpy()\n"
+		"broadcasting Mul, Add, HardSwish, Transpose and Concat\n"
+		"copies, ReduceMean, LayerNorm) in GB/s, against memcpy()\n"
 		"moving the same bytes and ONNX Runtime on the same shapes.\n");
 }
 
