@@ -510,13 +510,6 @@ static void *fuzz_thread_main(void *arg)
 	return NULL;
 }
 
-static uint64_t env_u64(const char *name, uint64_t def)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? strtoull(v, NULL, 0) : def;
-}
-
 FIXTURE(fuzz) {
 	struct fuzz_shared sh;
 };

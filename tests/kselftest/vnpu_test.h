@@ -565,6 +565,49 @@ static inline int vnpu_debugfs_write(const char *name, const char *value)
 	return ret;
 }
 
+/* debugfs "state" figure @key of the first vnpu device, or -1. */
+static inline long long vnpu_state_figure(const char *key)
+{
+	FILE *f = vnpu_debugfs_open("state", "r");
+	char line[128];
+	long long v = -1;
+	size_t n = strlen(key);
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && line[n] == ':')
+			v = atoll(line + n + 1);
+	fclose(f);
+	return v;
+}
+
+/*
+ * insmod the VM harness's vnpu.ko (VNPU_VM_KO) with its parameters
+ * (VNPU_VM_PARAMS), then @extra (which wins); system()'s result, or -1
+ * outside the harness.
+ */
+static inline int vnpu_insmod(const char *extra)
+{
+	const char *ko = getenv("VNPU_VM_KO");
+	const char *params = getenv("VNPU_VM_PARAMS");
+	char cmd[1024];
+
+	if (!ko)
+		return -1;
+	snprintf(cmd, sizeof(cmd), "insmod %s %s %s 2>/dev/null", ko,
+		 params ? params : "", extra);
+	return system(cmd);
+}
+
+/* The number in environment variable @name, else @def. */
+static inline uint64_t env_u64(const char *name, uint64_t def)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? strtoull(v, NULL, 0) : def;
+}
+
 /* The FPU sections of the device's tiles (debugfs ``state``). */
 struct fpu_figures {
 	uint64_t sections, ns, max_ns, max_opcode, max_layer_op;

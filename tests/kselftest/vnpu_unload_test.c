@@ -14,18 +14,9 @@ static int rmmod_vnpu(void)
 	return system("rmmod vnpu 2>/dev/null");
 }
 
-/* insmod with the harness's parameters, then @extra (which wins). */
 static int insmod_vnpu_with(const char *extra)
 {
-	const char *ko = getenv("VNPU_VM_KO");
-	const char *params = getenv("VNPU_VM_PARAMS");
-	char cmd[1024];
-
-	if (!ko)
-		return -1;
-	snprintf(cmd, sizeof(cmd), "insmod %s %s %s 2>/dev/null", ko,
-		 params ? params : "", extra);
-	return system(cmd);
+	return vnpu_insmod(extra);
 }
 
 static int insmod_vnpu(void)
@@ -135,30 +126,13 @@ TEST_F_TIMEOUT(unload, bad_module_params_refused, 300)
 	ASSERT_LE(0, self->fd);
 }
 
-/* debugfs "state" figure @key, or -1. */
-static long long state_figure(const char *key)
-{
-	FILE *f = vnpu_debugfs_open("state", "r");
-	char line[128];
-	long long v = -1;
-	size_t n = strlen(key);
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, n) && line[n] == ':')
-			v = atoll(line + n + 1);
-	fclose(f);
-	return v;
-}
-
 /* A child uses BOs, mmaps, dma-bufs and jobs, then exits: nothing stays. */
 TEST_F_TIMEOUT(unload, nothing_left_after_exit, 120)
 {
 	pid_t pid;
 	int status, i;
 
-	if (state_figure("bos") < 0)
+	if (vnpu_state_figure("bos") < 0)
 		SKIP(return, "no vnpu debugfs");
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -181,12 +155,12 @@ TEST_F_TIMEOUT(unload, nothing_left_after_exit, 120)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_EQ(0, WEXITSTATUS(status));
 	/* The jobs of the dead process drain; then nothing is left. */
-	for (i = 0; i < 600 && state_figure("jobs_in_flight"); i++)
+	for (i = 0; i < 600 && vnpu_state_figure("jobs_in_flight"); i++)
 		usleep(100000);
-	ASSERT_EQ(0, state_figure("jobs_in_flight"));
-	ASSERT_EQ(0, state_figure("bos"));
-	ASSERT_EQ(0, state_figure("mem_used"));
-	ASSERT_EQ(1, state_figure("clients"));
+	ASSERT_EQ(0, vnpu_state_figure("jobs_in_flight"));
+	ASSERT_EQ(0, vnpu_state_figure("bos"));
+	ASSERT_EQ(0, vnpu_state_figure("mem_used"));
+	ASSERT_EQ(1, vnpu_state_figure("clients"));
 }
 
 TEST_HARNESS_MAIN
