@@ -6,6 +6,7 @@
 #   make install the module (updates/, depmod), its DKMS source, udev and
 #                modules-load.d files, libvnpu, headers, plugins, tools, man
 #                pages and the Python package (DESTDIR= and PREFIX= as usual)
+#   make stress  the stress tests at full figures in the VM on Debian's kernel
 #   make fuzz    each libFuzzer target for FUZZ_SECONDS (default 600), going on
 #                from the corpus of the last run (build/fuzz, clang + ASan + UBSan)
 #   make bench   every benchmark; make bench-models: the model zoo against
@@ -23,7 +24,7 @@ FUZZ_BUILD := $(BUILD)/fuzz
 FUZZ_SECONDS ?= 600
 FUZZ_FLAGS ?=
 
-.PHONY: all deps module userspace fuzz-build fuzz check run bench bench-models checkpatch clean install
+.PHONY: all deps module userspace fuzz-build fuzz check stress run bench bench-models checkpatch clean install
 
 all: module userspace
 
@@ -58,6 +59,9 @@ fuzz: fuzz-build
 
 check: all fuzz-build
 	scripts/check $(BUILD)
+
+stress: all
+	tests/vm/run-in-vm --timeout 14400 -- tests/vm/stress $(MESON_BUILD)
 
 run: all
 	scripts/run-main $(BUILD) $(MODEL)
