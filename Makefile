@@ -6,6 +6,9 @@
 #   make install the module (updates/, depmod), its DKMS source, udev and
 #                modules-load.d files, libvnpu, headers, plugins, tools, man
 #                pages and the Python package (DESTDIR= and PREFIX= as usual)
+#   make check-debug  the device suites and stress tests in the VM on a debug
+#                kernel (KASAN, lockdep, kmemleak; scripts/debug-kernel builds
+#                it once into ~/.cache/vnpu: ~30 min on 2 idle cores)
 #   make stress  the stress tests at full figures in the VM on Debian's kernel
 #   make fuzz    each libFuzzer target for FUZZ_SECONDS (default 600), going on
 #                from the corpus of the last run (build/fuzz, clang + ASan + UBSan)
@@ -24,7 +27,7 @@ FUZZ_BUILD := $(BUILD)/fuzz
 FUZZ_SECONDS ?= 600
 FUZZ_FLAGS ?=
 
-.PHONY: all deps module userspace fuzz-build fuzz check stress run bench bench-models checkpatch clean install
+.PHONY: all deps module userspace fuzz-build fuzz check check-debug stress run bench bench-models checkpatch clean install
 
 all: module userspace
 
@@ -59,6 +62,9 @@ fuzz: fuzz-build
 
 check: all fuzz-build
 	scripts/check $(BUILD)
+
+check-debug: all
+	scripts/check-debug $(BUILD)
 
 stress: all
 	tests/vm/run-in-vm --timeout 14400 -- tests/vm/stress $(MESON_BUILD)
