@@ -454,10 +454,21 @@ static void unary_row(const void *arg, char *const *p, const __s64 *st,
 		return;
 	}
 	for (i = 0; i < n; i += ENG_BLOCK) {
-		__u32 m = (__u32)eng_min(ENG_BLOCK, n - i);
+		__u32 m = (__u32)eng_min(ENG_BLOCK, n - i), j;
 		const char *src = p[0] + (__s64)i * st[0];
 		char *dst = p[1] + (__s64)i * st[1];
 
+		if (u->act && act_vmath(u->act->func) &&
+		    u->in == VNPU_DTYPE_F32 && u->out == VNPU_DTYPE_F32) {
+			float f[ENG_BLOCK];
+
+			for (j = 0; j < m; j++)
+				f[j] = *(const float *)(src + (__s64)j * st[0]);
+			act_vmath_f32(u->act->func, f, f, m);
+			for (j = 0; j < m; j++)
+				*(float *)(dst + (__s64)j * st[1]) = f[j];
+			continue;
+		}
 		if (dt_float(u->in) || (dt_float(u->out) && !u->act)) {
 			load_d(x, src, st[0], m, u->in);
 			if (u->act)

@@ -46,6 +46,54 @@ typedef double v4df_u __attribute__((vector_size(32), aligned(8), may_alias));
 /* An unaligned view of 4 floats that may alias any float. */
 typedef float v4sf_u __attribute__((vector_size(16), aligned(4), may_alias));
 
+#ifdef ENG_FMA
+#define VM_FMA VFMA
+#else
+/*
+ * a * b + c rounded once, for the baseline build: a * b is exact in
+ * double, s = a * b + c rounds, TwoSum gives its exact error e, and an
+ * inexact s is made odd towards e (round to odd: 53 >= 2 * 24 + 2 bits),
+ * which then rounds to float as the fused operation does. The vmath
+ * functions thus give the FMA build's bits on every CPU.
+ */
+static inline v4sf vm_fma4(v4sf a, v4sf b, v4sf c)
+{
+	v4df p = __builtin_convertvector(a, v4df) * __builtin_convertvector(b, v4df);
+	v4df cd = __builtin_convertvector(c, v4df), s = p + cd, bb = s - p;
+	v4df e = (p - (s - bb)) + (cd - bb);
+	/* (u & 1) - 1: all ones where u is even, with SSE2's 64-bit ops. */
+	v4di u = (v4di)s, fix = (e != 0) & (s - s == 0) & ((u & 1) - 1);
+	v4di same = ~((e > 0) ^ (s > 0));
+
+	u += fix & ((same & 2) - 1);
+	return __builtin_convertvector((v4df)u, v4sf);
+}
+
+static inline v8sf vm_fma8(v8sf a, v8sf b, v8sf c)
+{
+	v4sf lo = vm_fma4(__builtin_shufflevector(a, a, 0, 1, 2, 3),
+			  __builtin_shufflevector(b, b, 0, 1, 2, 3),
+			  __builtin_shufflevector(c, c, 0, 1, 2, 3));
+	v4sf hi = vm_fma4(__builtin_shufflevector(a, a, 4, 5, 6, 7),
+			  __builtin_shufflevector(b, b, 4, 5, 6, 7),
+			  __builtin_shufflevector(c, c, 4, 5, 6, 7));
+
+	return __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7);
+}
+
+#define VM_FMA vm_fma8
+#endif
+
+/* The float transcendental functions on 8 lanes: vm8_erf()... */
+#define VM_F v8sf
+#define VM_I v8si
+#define VM(name) vm8_##name
+#include "vnpu_eng_vmath.h"
+#undef VM_F
+#undef VM_I
+#undef VM_FMA
+#undef VM
+
 /*
  * x < 0 ? m : x in each lane, by masks: a loop of ternaries whose m is a
  * product does not vectorize (the compiler must not take the product
@@ -846,12 +894,61 @@ static inline v4df act_hard4(__u32 func, v4df v, double al, double be)
 	return v_sel(h < 0, v_splat(0), v_sel(h > 1, v_splat(1), h));
 }
 
+/* The functions act_f32() computes in float (vnpu_eng_vmath.h). */
+static inline int act_vmath(__u32 func)
+{
+	return func == VNPU_ACT_ERF || func == VNPU_ACT_GELU ||
+	       func == VNPU_ACT_GELU_TANH || func == VNPU_ACT_TANH ||
+	       func == VNPU_ACT_SIGMOID || func == VNPU_ACT_SILU;
+}
+
+static inline v8sf vm8_act(__u32 func, v8sf v)
+{
+	switch (func) {
+	case VNPU_ACT_ERF:
+		return vm8_erf(v);
+	case VNPU_ACT_GELU:
+		return vm8_gelu(v);
+	case VNPU_ACT_GELU_TANH:
+		return vm8_gelu_tanh(v);
+	case VNPU_ACT_TANH:
+		return vm8_tanh(v);
+	case VNPU_ACT_SIGMOID:
+		return vm8_sigmoid(v);
+	default:
+		return vm8_silu(v);
+	}
+}
+
+/*
+ * One of the act_vmath() functions on @n contiguous floats, 8 at a time;
+ * the tail goes through a whole vector too, so that each output's bits
+ * depend on its input only.
+ */
+static void act_vmath_f32(__u32 func, const float *x, float *y, __u64 n)
+{
+	v8sf t = {};
+	__u64 i, j;
+
+	for (i = 0; i + 8 <= n; i += 8)
+		vstore(y + i, vm8_act(func, vload(x + i)));
+	if (i == n)
+		return;
+	for (j = 0; i + j < n; j++)
+		t[j] = x[i + j];
+	t = vm8_act(func, t);
+	for (j = 0; i + j < n; j++)
+		y[i + j] = t[j];
+}
+
 /*
  * Applies @a to @n contiguous floats at @x into @y, which may be @x (fused
  * activations, unary layers). The functions whose float result is the
  * double path's bit for bit run in float loops the compiler vectorizes:
  * comparisons and sign changes round nothing, and a product of two floats
- * rounds once either way. The others go through act_d().
+ * rounds once either way. The act_vmath() ones compute in float, in
+ * every f32 layer (unary_row() gathers strided ones); the others go
+ * through act_d().
  */
 static void act_f32(const struct vnpu_layer_act *a, const float *x, float *y,
 		    __u64 n)
@@ -860,6 +957,10 @@ static void act_f32(const struct vnpu_layer_act *a, const float *x, float *y,
 	double buf[ENG_BLOCK];
 	__u64 i, j;
 
+	if (act_vmath(a->func)) {
+		act_vmath_f32(a->func, x, y, n);
+		return;
+	}
 	switch (a->func) {
 	case VNPU_ACT_IDENTITY:
 		for (i = 0; x != y && i < n; i++)

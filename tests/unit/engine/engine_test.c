@@ -260,6 +260,8 @@ int main(int argc, char **argv)
 		et_test_gemm16();
 	if (!only || !strcmp(only, "elementwise"))
 		et_test_elementwise();
+	if (!only || !strcmp(only, "vmath"))
+		et_test_vmath();
 	if (!only || !strcmp(only, "other"))
 		et_test_other();
 	if (!only || !strcmp(only, "check"))

@@ -77,6 +77,7 @@ void et_test_gemm_conv(void);
 void et_test_tiles(void);
 void et_test_gemm16(void);
 void et_test_elementwise(void);
+void et_test_vmath(void);
 void et_test_other(void);
 void et_test_check(void);
 void et_test_quant(void);

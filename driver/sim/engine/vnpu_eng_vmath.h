@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The transcendental activations in float, whole vectors at a time: exp,
+ * erf, tanh, the logistic function and the functions made of them (SiLU,
+ * GELU and its tanh form). Each lane runs the same operations in the same
+ * order, so a lane's bits depend on its input only: the AVX2 build (8
+ * lanes), the AVX-512 one (16 lanes), the baseline one (whose fused
+ * multiply-add is exact in software) and a tail padded into a whole
+ * vector agree bit for bit.
+ *
+ * Included by the objects built with hardware float, after defining
+ * VM_F (the float vector type), VM_I (the int vector of as many lanes),
+ * VM_FMA(a, b, c) (a * b + c rounded once) and VM(name) (the names of
+ * the functions for this width). Nothing here keeps state.
+ *
+ * Accuracy against libm in double, in ulps of the float result (a
+ * subnormal's ulp is 2^-149): erf and tanh within 2, the
+ * logistic function 3, SiLU 4, GELU 6, GELU's tanh form 3 (1 + |z|),
+ * z = 2 sqrt(2 / pi) (x + 0.044715 x^3), as z in float carries a relative
+ * error of some 2^-24 into exp(z). engine-test's vmath part checks these
+ * over a sweep of all floats, tails, zeros, subnormals, infinities and
+ * NaNs included.
+ */
+
+/* Lanes where @m is all ones from @a, the others from @b. */
+static inline VM_F VM(sel)(VM_I m, VM_F a, VM_F b)
+{
+	return (VM_F)((m & (VM_I)a) | (~m & (VM_I)b));
+}
+
+static inline VM_F VM(splat)(float c)
+{
+	return (VM_F){} + c;
+}
+
+/* |x| and x's sign bit. */
+static inline VM_F VM(abs)(VM_F x, VM_I *sign)
+{
+	*sign = (VM_I)x & ~0x7fffffff;
+	return (VM_F)((VM_I)x & 0x7fffffff);
+}
+
+/* 2^n in two steps: n in [-252, 254] keeps both factors normal. */
+#define VM_LN2_HI	0.693359375f	/* 9 bits: n * VM_LN2_HI is exact */
+#define VM_LN2_LO	-2.12194440e-4f
+#define VM_LOG2E	1.44269504f
+#define VM_RINT		12582912.0f	/* 1.5 * 2^23 */
+
+/*
+ * @m * exp(@r) * 2^@n for |@r| <= ln 2 / 2 (a little more is fine):
+ * Taylor to degree 7 (truncation below 1e-8, relative), then the power of
+ * two in two factors, @m between them, so that results down to the
+ * subnormals round once more at most and no finite @m overflows where
+ * n <= 0.
+ */
+static inline VM_F VM(exp_kern)(VM_F r, VM_F n, VM_F m)
+{
+	VM_I ni = __builtin_convertvector(n, VM_I), h = ni >> 1;
+	VM_F p = VM(splat)(1.0f / 5040);
+
+	p = VM_FMA(p, r, VM(splat)(1.0f / 720));
+	p = VM_FMA(p, r, VM(splat)(1.0f / 120));
+	p = VM_FMA(p, r, VM(splat)(1.0f / 24));
+	p = VM_FMA(p, r, VM(splat)(1.0f / 6));
+	p = VM_FMA(p, r, VM(splat)(0.5f));
+	p = VM_FMA(p, r, VM(splat)(1.0f));
+	p = VM_FMA(p, r, VM(splat)(1.0f));
+	return p * (VM_F)((h + 127) << 23) * m * (VM_F)((ni - h + 127) << 23);
+}
+
+/* The nearest integer to @z / ln 2. */
+static inline VM_F VM(exp_n)(VM_F z)
+{
+	return VM_FMA(z, VM(splat)(VM_LOG2E), VM(splat)(VM_RINT)) - VM_RINT;
+}
+
+/* exp(x) = exp(r) 2^n: r, and n in @n; x clamped to [-110, 89]. */
+static inline VM_F VM(exp_reduce)(VM_F x, VM_F *n)
+{
+	VM_F r;
+
+	x = VM(sel)(x < -110.0f, VM(splat)(-110.0f), x);
+	x = VM(sel)(x > 89.0f, VM(splat)(89.0f), x);
+	*n = VM(exp_n)(x);
+	r = VM_FMA(*n, VM(splat)(-VM_LN2_HI), x);
+	return VM_FMA(*n, VM(splat)(-VM_LN2_LO), r);
+}
+
+/* exp(x); 0 below -104, infinity above 88.8, NaN kept. */
+static inline VM_F VM(exp)(VM_F x)
+{
+	VM_F n, r = VM(exp_reduce)(x, &n);
+
+	return VM(exp_kern)(r, n, VM(splat)(1.0f));
+}
+
+/*
+ * erf(a) / a - 1.12837922 for a * a = @s in [0, 0.81]: a least-squares
+ * fit, error below 4e-10.
+ */
+static inline VM_F VM(erf_small)(VM_F s)
+{
+	VM_F p = VM(splat)(8.507224993e-05f);
+
+	p = VM_FMA(p, s, VM(splat)(-8.174079121e-04f));
+	p = VM_FMA(p, s, VM(splat)(5.203702953e-03f));
+	p = VM_FMA(p, s, VM(splat)(-2.686043642e-02f));
+	p = VM_FMA(p, s, VM(splat)(1.128371358e-01f));
+	p = VM_FMA(p, s, VM(splat)(-3.761263490e-01f));
+	return VM_FMA(p, s, VM(splat)(-5.893503285e-08f));
+}
+
+#define VM_ERF_SPLIT	0.9f	/* erf_small() below, erfc() from here */
+#define VM_2_SQRTPI	1.12837922f
+
+/* erf(@a) for 0 <= @a < VM_ERF_SPLIT, within an ulp. */
+static inline VM_F VM(erf_near0)(VM_F a)
+{
+	return VM_FMA(a, VM(splat)(VM_2_SQRTPI), a * VM(erf_small)(a * a));
+}
+
+/*
+ * erfc(a) for a >= VM_ERF_SPLIT, as t exp(-a^2 + P(t)) with t = 2 / (2 +
+ * a) and P a least-squares fit over a in [0.9, 10] (error below 6e-9).
+ * The caller gives a^2 as @hi + @lo exactly (square()) and @hi goes into
+ * exp's reduction whole, so the large exponent costs no accuracy. 0 from
+ * a = 10.1 on, NaN kept.
+ */
+static inline VM_F VM(erfc_sq)(VM_F a, VM_F hi, VM_F lo)
+{
+	VM_I big = a > 10.5f;
+	VM_F t, p, n, r;
+
+	a = VM(sel)(big, VM(splat)(10.5f), a);
+	hi = VM(sel)(big, VM(splat)(110.25f), hi);
+	lo = VM(sel)(big, VM(splat)(0.0f), lo);
+	t = 2.0f / (2.0f + a);
+	p = VM(splat)(-2.189291120e-01f);
+	p = VM_FMA(p, t, VM(splat)(5.751507878e-01f));
+	p = VM_FMA(p, t, VM(splat)(-3.550804555e-01f));
+	p = VM_FMA(p, t, VM(splat)(-1.383128017e-01f));
+	p = VM_FMA(p, t, VM(splat)(-3.940113261e-02f));
+	p = VM_FMA(p, t, VM(splat)(6.207691133e-02f));
+	p = VM_FMA(p, t, VM(splat)(3.794797361e-01f));
+	p = VM_FMA(p, t, VM(splat)(9.995260239e-01f));
+	p = VM_FMA(p, t, VM(splat)(-1.265491843e+00f));
+	n = VM(exp_n)(p - hi);
+	r = VM_FMA(n, VM(splat)(-VM_LN2_HI), -hi);
+	r = VM_FMA(n, VM(splat)(-VM_LN2_LO), r);
+	return VM(exp_kern)(r + (p - lo), n, t);
+}
+
+/* @x * @x as hi + lo, exactly. */
+static inline VM_F VM(square)(VM_F x, VM_F *lo)
+{
+	VM_F hi = x * x;
+	*lo = VM_FMA(x, x, -hi);
+	return hi;
+}
+
+static inline VM_F VM(erf)(VM_F x)
+{
+	VM_I sign, near0;
+	VM_F a = VM(abs)(x, &sign), lo, hi = VM(square)(a, &lo), y;
+
+	near0 = a < VM_ERF_SPLIT;
+	y = VM(sel)(near0, VM(erf_near0)(a), 1.0f - VM(erfc_sq)(a, hi, lo));
+	return (VM_F)((VM_I)y | sign);
+}
+
+/*
+ * x / 2 * (1 + erf(u)), u = x / sqrt 2, and 1 + erf(u) as erfc(-u) for u
+ * < 0; u^2 is x^2 / 2, whose halving is exact.
+ */
+static inline VM_F VM(gelu)(VM_F x)
+{
+	VM_I sign, near0, neg;
+	VM_F u = x * 0.707106769f, a = VM(abs)(u, &sign), e, s, w, lo, hi;
+
+	near0 = a < VM_ERF_SPLIT;
+	neg = u < 0.0f;
+	hi = VM(square)(x, &lo);
+	e = VM(erfc_sq)(a, hi * 0.5f, lo * 0.5f);
+	s = VM(erf_near0)(a);
+	w = VM(sel)(near0, VM(sel)(neg, 1.0f - s, 1.0f + s),
+		    VM(sel)(neg, e, 2.0f - e));
+	return (x * 0.5f) * w;
+}
+
+/* (tanh(a) - a) / a^3 for a * a = @s in [0, 0.390625]: error below 5e-8. */
+static inline VM_F VM(tanh_small)(VM_F s)
+{
+	VM_F p = VM(splat)(-6.096077617e-03f);
+
+	p = VM_FMA(p, s, VM(splat)(2.099583670e-02f));
+	p = VM_FMA(p, s, VM(splat)(-5.385020748e-02f));
+	p = VM_FMA(p, s, VM(splat)(1.333275735e-01f));
+	return VM_FMA(p, s, VM(splat)(-3.333332837e-01f));
+}
+
+#define VM_TANH_SPLIT	0.625f	/* tanh_small() below, exp() from here */
+
+static inline VM_F VM(tanh)(VM_F x)
+{
+	VM_I sign;
+	VM_F a = VM(abs)(x, &sign), s = a * a, y1, y2, e;
+
+	y1 = VM_FMA(a * s, VM(tanh_small)(s), a);
+	e = VM(exp)(2.0f * VM(sel)(a > 9.5f, VM(splat)(9.5f), a));
+	y2 = 1.0f - 2.0f / (e + 1.0f);
+	return (VM_F)((VM_I)VM(sel)(a < VM_TANH_SPLIT, y1, y2) | sign);
+}
+
+/*
+ * @m / (1 + exp(-z)), from e = exp(-|z|) <= 1 so that nothing overflows:
+ * m e / (1 + e) below 0, with m e scaled by 2^n last so that it loses
+ * nothing where e alone would be subnormal. @m is 1 for the logistic
+ * function, x for SiLU.
+ */
+static inline VM_F VM(logistic)(VM_F z, VM_F m)
+{
+	VM_I sign;
+	VM_F a = VM(abs)(z, &sign), n, r = VM(exp_reduce)(-a, &n);
+	VM_F e = VM(exp_kern)(r, n, VM(splat)(1.0f)), me;
+
+	/* Past exp_reduce()'s clamp, m e is 0 (or NaN for an infinite m). */
+	me = VM(sel)(a > 110.0f, m * 0.0f, VM(exp_kern)(r, n, m));
+	return VM(sel)(z < 0.0f, me, m) / (1.0f + e);
+}
+
+static inline VM_F VM(sigmoid)(VM_F x)
+{
+	return VM(logistic)(x, VM(splat)(1.0f));
+}
+
+static inline VM_F VM(silu)(VM_F x)
+{
+	return VM(logistic)(x, x);
+}
+
+/*
+ * GELU's tanh form, x / 2 * (1 + tanh(u)) with u = sqrt(2 / pi) (x +
+ * 0.044715 x^3): x times the logistic function of 2u.
+ */
+static inline VM_F VM(gelu_tanh)(VM_F x)
+{
+	VM_F z = VM_FMA(x * x * x, VM(splat)(0.044715f), x) * 1.59576912f;
+
+	return VM(logistic)(z, x);
+}
