@@ -642,47 +642,54 @@ static void hardmax_lane_f32(const float *x, float *y, __u64 len, float mx,
 }
 
 /*
- * The f32 softmax: e = v_exp_f(x - mx) per element (x - mx in double),
- * summed in double into eight partial sums by element index modulo 8,
- * added as ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)); Softmax
- * stores e rounded to float and then scales it by 1 / sum in double,
- * LogSoftmax stores x - mx - log(sum) computed in double. Within about an
- * ulp of the exact result, the same bits for a lane whatever its layout,
- * path or split.
+ * The f32 softmax: e = exp(x - mx) per element in float (vmu8_exp(), x -
+ * mx taken exactly as a float and its rounding error), summed in
+ * double into eight partial sums by element index modulo 8, added as
+ * ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)); Softmax stores e
+ * and then scales it by 1 / sum in double, LogSoftmax stores x - mx -
+ * log(sum) computed in double. Within a few ulps of the exact result, the
+ * same bits for a lane whatever its layout, path or split.
  */
 static double sm_total(const double *s)
 {
 	return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
 }
 
-/* Eight doubles x - mx of a contiguous lane, lanes past @n zero. */
-static inline void sm_diff8(const float *x, __u64 n, double mx, v4df *lo,
-			    v4df *hi)
+/*
+ * exp(x - mx) in each lane: d = x - mx rounded, its error lo (TwoSum; 0
+ * where d is not finite) added after exp's reduction.
+ */
+static inline v8sf sm_exp(v8sf x, v8sf mx)
 {
-	float b[8] = {};
-	__u32 j;
+	v8sf d = x - mx, bp = d - x, lo = (x - (d - bp)) + (-mx - bp), n, r;
 
-	if (n >= 8) {
-		*lo = __builtin_convertvector(*(const v4sf_u *)x, v4df) - mx;
-		*hi = __builtin_convertvector(*(const v4sf_u *)(x + 4), v4df) - mx;
-		return;
-	}
-	for (j = 0; j < n; j++)
-		b[j] = x[j];
-	*lo = __builtin_convertvector(*(const v4sf_u *)b, v4df) - mx;
-	*hi = __builtin_convertvector(*(const v4sf_u *)(b + 4), v4df) - mx;
+	lo = vm8_sel(lo == lo, lo, vbcast(0.0f));
+	r = vmu8_exp_reduce(d, &n);
+	return vmu8_exp_kern(r + lo, n, vbcast(1.0f));
 }
 
 /* The exps of elements [@i, @i + 8) (those below @len), zero past it. */
-static inline void sm_exp8(const float *x, __u64 i, __u64 len, double mx,
-			   v4df *lo, v4df *hi)
+static inline v8sf sm_exp8(const float *x, __u64 i, __u64 len, float mx)
 {
-	v4di live_lo = { 0, 1, 2, 3 }, live_hi = { 4, 5, 6, 7 };
-	__s64 n = (__s64)(len - i);
+	v8si live = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	v8sf v = vbcast(mx);
+	__u32 j;
 
-	sm_diff8(x + i, len - i, mx, lo, hi);
-	*lo = v_sel(live_lo < n, v_exp_f(*lo), v_splat(0));
-	*hi = v_sel(live_hi < n, v_exp_f(*hi), v_splat(0));
+	if (len - i >= 8)
+		return sm_exp(vload(x + i), v);
+	for (j = 0; i + j < len; j++)
+		v[j] = x[i + j];
+	return vm8_sel(live < (int)(len - i), sm_exp(v, vbcast(mx)),
+		       vbcast(0.0f));
+}
+
+/* @s += the eight lanes of @e as doubles. */
+static inline void sm_add8(v4df *s_lo, v4df *s_hi, v8sf e)
+{
+	*s_lo += __builtin_convertvector(__builtin_shufflevector(e, e, 0, 1, 2, 3),
+					 v4df);
+	*s_hi += __builtin_convertvector(__builtin_shufflevector(e, e, 4, 5, 6, 7),
+					 v4df);
 }
 
 /* A stretch of @i0 .. at most @len, ending on a multiple of 8 but at @len. */
@@ -701,10 +708,11 @@ static void softmax_lane_f32(__u32 mode, const float *x, float *y, __u64 len,
 			     struct eng_pacer *pc)
 {
 	float mx = lane_max_f32(x, len, pc);
-	v4df lo, hi, lv, s_lo = v_splat(0), s_hi = v_splat(0);
+	v4df lv, s_lo = v_splat(0), s_hi = v_splat(0);
 	double inv, ls, s[8];
 	__u64 i, i0, e;
 	__u32 j;
+	v8sf ex;
 
 	if (mode == VNPU_HARDMAX) {
 		hardmax_lane_f32(x, y, len, mx, pc);
@@ -713,16 +721,13 @@ static void softmax_lane_f32(__u32 mode, const float *x, float *y, __u64 len,
 	for (i0 = 0; i0 < len; i0 = e) {
 		e = sm_stretch(pc, i0, len);
 		for (i = i0; i < e; i += 8) {
-			sm_exp8(x, i, len, mx, &lo, &hi);
-			s_lo += lo;
-			s_hi += hi;
-			if (mode == VNPU_SOFTMAX && i + 8 <= len) {
-				*(v4sf_u *)(y + i) = __builtin_convertvector(lo, v4sf);
-				*(v4sf_u *)(y + i + 4) = __builtin_convertvector(hi, v4sf);
-			}
+			ex = sm_exp8(x, i, len, mx);
+			sm_add8(&s_lo, &s_hi, ex);
+			if (mode == VNPU_SOFTMAX && i + 8 <= len)
+				vstore(y + i, ex);
 			for (j = 0; mode == VNPU_SOFTMAX && i + 8 > len &&
 			     i + j < len; j++)
-				y[i + j] = (float)(j < 4 ? lo[j] : hi[j - 4]);
+				y[i + j] = ex[j];
 		}
 		eng_pace(pc, e - i0);
 	}
@@ -790,11 +795,12 @@ static void softmax_quad_f32(__u32 mode, const float *x, __s64 xs, __s64 ls,
 			     float *y, __s64 ys, __s64 yl, __u64 len, __u32 nl,
 			     struct eng_pacer *pc)
 {
-	v4sf m = sm_load4(x, ls, nl);
+	v4sf m = sm_load4(x, ls, nl), e4;
 	v4df mx, inv = {}, lg = {}, v, a[8] = {};
 	__u64 i, i0, e;
 	__u32 j, k;
 	double s[8];
+	v8sf x8, m8;
 
 	for (i0 = 1; i0 < len; i0 = e) {
 		e = eng_pace_end_w(pc, i0, len, 4);
@@ -807,10 +813,15 @@ static void softmax_quad_f32(__u32 mode, const float *x, __s64 xs, __s64 ls,
 		eng_pace(pc, (e - i0) * 4);
 	}
 	mx = __builtin_convertvector(m, v4df);
+	m8 = __builtin_shufflevector(m, m, 0, 1, 2, 3, 0, 1, 2, 3);
 	for (i0 = 0; i0 < len; i0 = e) {
 		e = eng_pace_end_w(pc, i0, len, 4);
 		for (i = i0; i < e; i++) {
-			v = v_exp_f(sm_quad_diff(x + (__s64)i * xs, ls, nl, mx));
+			e4 = sm_load4(x + (__s64)i * xs, ls, nl);
+			x8 = __builtin_shufflevector(e4, e4, 0, 1, 2, 3, 0, 1, 2, 3);
+			x8 = sm_exp(x8, m8);
+			e4 = __builtin_shufflevector(x8, x8, 0, 1, 2, 3);
+			v = __builtin_convertvector(e4, v4df);
 			a[i % 8] += v;
 			if (mode == VNPU_SOFTMAX)
 				sm_store4(y + (__s64)i * ys, yl, nl, v);

@@ -230,28 +230,6 @@ static inline v4df v_exp(v4df x)
 }
 
 /*
- * exp(x) for results rounded to float: v_exp()'s reduction and scaling
- * with Taylor to degree 8 (relative error below 2.2e-10, a 250th of a
- * float ulp, before the rounding), about half of v_exp()'s operations.
- */
-static inline v4df v_exp_f(v4df x)
-{
-	v4di ni;
-	v4df r = v_exp_reduce(x, &ni), p;
-
-	p = v_splat(1.0 / 40320.0);
-	p = p * r + 1.0 / 5040.0;
-	p = p * r + 1.0 / 720.0;
-	p = p * r + 1.0 / 120.0;
-	p = p * r + 1.0 / 24.0;
-	p = p * r + 1.0 / 6.0;
-	p = p * r + 0.5;
-	p = p * r + 1.0;
-	p = p * r + 1.0;
-	return v_exp_scale(x, p, ni);
-}
-
-/*
  * NaN as the default NaN: where several NaNs meet in a sum, which payload
  * survives depends on the order of the operands the compiler chose, so the
  * ops whose vector and scalar forms must agree store this one.

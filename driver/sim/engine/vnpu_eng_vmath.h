@@ -11,7 +11,8 @@
  * Included by the objects built with hardware float, after defining
  * VM_F (the float vector type), VM_I (the int vector of as many lanes),
  * VM_FMA(a, b, c) (a * b + c rounded once) and VM(name) (the names of
- * the functions for this width). Nothing here keeps state.
+ * the functions for this width). Nothing here keeps state. exp() alone
+ * also keeps its accuracy with a VM_FMA that rounds twice.
  *
  * Accuracy against libm in double, in ulps of the float result (a
  * subnormal's ulp is 2^-149): erf and tanh within 2, the

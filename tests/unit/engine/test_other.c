@@ -67,6 +67,76 @@ static void test_softmax(void)
 			}
 }
 
+/*
+ * Softmax and LogSoftmax of the same lanes along the contiguous last axis
+ * ([L, N], eight elements a step) and along the first ([N, L], four lanes
+ * side by side), on the baseline and the FMA path: the same bits all four
+ * ways, zeros, infinities and NaNs in some lanes included.
+ */
+static void test_softmax_layouts(void)
+{
+	enum { L = 7, N = 301 };
+	static const float special[] = { 0.0f, -0.0f, INFINITY, -INFINITY, NAN, 88.0f,
+					 -100.0f, 1e-40f };
+	__u64 dr[2] = { L, N }, dc[2] = { N, L };
+	float *x = malloc(L * N * 4), *xt = malloc(L * N * 4), *y[4];
+	struct vnpu_tensor tr[2], tc[2];
+	__u32 mode, k, feats[2] = { 0, VNPU_ENG_F_AVX2_FMA };
+	size_t l, i;
+
+	et_fill_f32(x, L * N);
+	for (l = 0; l < L; l++)
+		for (i = 0; i < N; i++) {
+			x[l * N + i] *= 20;
+			if (l >= 3 && i % 50 == l)
+				x[l * N + i] = special[(l + i) % 8];
+			xt[i * L + l] = x[l * N + i];
+		}
+	tr[0] = et_dense(VNPU_DTYPE_F32, 2, dr);
+	tr[1] = tr[0];
+	tc[0] = et_dense(VNPU_DTYPE_F32, 2, dc);
+	tc[1] = tc[0];
+	for (k = 0; k < 4; k++)
+		y[k] = malloc(L * N * 4);
+	for (mode = VNPU_SOFTMAX; mode <= VNPU_LOG_SOFTMAX; mode++) {
+		struct vnpu_layer_softmax row = { mode, 1 }, col = { mode, 0 };
+		int bad = 0;
+
+		for (k = 0; k < 4; k++) {
+			void *dr_[2] = { x, y[k] }, *dc_[2] = { xt, y[k] };
+			__u32 f = feats[k / 2];
+
+			if (f && !(et_host_features & f))
+				continue;
+			ET_EXPECT(!(k % 2 ? et_run(VNPU_LAYER_SOFTMAX, tc, dc_, 2, &col,
+						   sizeof(col), f, 3) :
+				    et_run(VNPU_LAYER_SOFTMAX, tr, dr_, 2, &row,
+					   sizeof(row), f, 3)),
+				  "softmax layouts: run %u failed", k);
+		}
+		for (k = 1; k < 4; k++) {
+			if (k >= 2 && !(et_host_features & VNPU_ENG_F_AVX2_FMA))
+				break;
+			for (l = 0; l < L && !bad; l++)
+				for (i = 0; i < N && !bad; i++) {
+					float a = y[0][l * N + i];
+					float b = k % 2 ? y[k][i * L + l] : y[k][l * N + i];
+
+					if (memcmp(&a, &b, 4)) {
+						ET_FAIL("softmax mode %u layout/path %u: lane %zu "
+							"element %zu: %a, not %a", mode, k, l, i,
+							b, a);
+						bad = 1;
+					}
+				}
+		}
+	}
+	for (k = 0; k < 4; k++)
+		free(y[k]);
+	free(x);
+	free(xt);
+}
+
 /* A per-channel parameter, positive when @positive. */
 static float *channel_param(size_t c, int positive)
 {
@@ -1089,6 +1159,7 @@ void et_test_other(void)
 	test_half_ops();
 	test_empty();
 	test_softmax();
+	test_softmax_layouts();
 	test_batch_instance();
 	test_layer_norm();
 	test_lp_lrn();
