@@ -25,7 +25,7 @@ struct chain_val {
  * struct chain_arg - one part of a CHAIN layer
  * @a: the attributes
  * @inputs: input tensors
- * @avx512: binary steps in 16 lanes
+ * @avx512: binary steps and the float activations in 16 lanes
  * @slot: each step's buffer
  * @bufs: the step buffers, then one per input, ENG_CHAIN_BLOCK floats each
  */
@@ -160,7 +160,7 @@ static struct chain_val chain_block(const struct chain_arg *c,
 			struct vnpu_layer_act act = { st->func, 0, st->alpha,
 						      st->beta };
 
-			act_f32(&act, x.p, r, x.run ? m : 1);
+			act_f32(&act, x.p, r, x.run ? m : 1, c->avx512);
 			steps[k] = (struct chain_val){ r, x.run };
 			continue;
 		}

@@ -438,6 +438,7 @@ static int run_where(const struct eng_layer *l, __u64 ub, __u64 ue,
 struct unary_arg {
 	const struct vnpu_layer_act *act;	/* NULL: a cast */
 	__u32 in, out;
+	int avx512;				/* eng_act_avx512() */
 };
 
 static void unary_row(const void *arg, char *const *p, const __s64 *st,
@@ -450,7 +451,8 @@ static void unary_row(const void *arg, char *const *p, const __s64 *st,
 
 	if (u->act && u->in == VNPU_DTYPE_F32 && u->out == VNPU_DTYPE_F32 &&
 	    st[0] == 4 && st[1] == 4) {
-		act_f32(u->act, (const float *)p[0], (float *)p[1], n);
+		act_f32(u->act, (const float *)p[0], (float *)p[1], n,
+			u->avx512);
 		return;
 	}
 	for (i = 0; i < n; i += ENG_BLOCK) {
@@ -464,7 +466,7 @@ static void unary_row(const void *arg, char *const *p, const __s64 *st,
 
 			for (j = 0; j < m; j++)
 				f[j] = *(const float *)(src + (__s64)j * st[0]);
-			act_vmath_f32(u->act->func, f, f, m);
+			act_vmath_f32(u->act->func, f, f, m, u->avx512);
 			for (j = 0; j < m; j++)
 				*(float *)(dst + (__s64)j * st[1]) = f[j];
 			continue;
@@ -484,9 +486,11 @@ static void unary_row(const void *arg, char *const *p, const __s64 *st,
 }
 
 static int run_unary_cast(const struct eng_layer *l, __u64 ub, __u64 ue,
-			  const struct vnpu_layer_act *act)
+			  const struct vnpu_layer_act *act,
+			  const struct vnpu_eng_ctx *ctx)
 {
-	struct unary_arg arg = { act, l->t[0].dtype, l->t[1].dtype };
+	struct unary_arg arg = { act, l->t[0].dtype, l->t[1].dtype,
+				 eng_act_avx512(ctx) };
 	struct eng_iter it;
 	__u64 lo, hi;
 
@@ -501,13 +505,13 @@ static int run_unary_cast(const struct eng_layer *l, __u64 ub, __u64 ue,
 static int run_unary(const struct eng_layer *l, __u64 ub, __u64 ue,
 		     const struct vnpu_eng_ctx *ctx)
 {
-	return run_unary_cast(l, ub, ue, l->attrs);
+	return run_unary_cast(l, ub, ue, l->attrs, ctx);
 }
 
 static int run_cast(const struct eng_layer *l, __u64 ub, __u64 ue,
 		    const struct vnpu_eng_ctx *ctx)
 {
-	return run_unary_cast(l, ub, ue, 0);
+	return run_unary_cast(l, ub, ue, 0, ctx);
 }
 
 /* ---- lanes along one axis (SOFTMAX, LP, LRN, ARGMAX) ---------------- */

@@ -468,6 +468,7 @@ struct gemm_epi {
 	const void *r;
 	__s64 r_rs, r_cs;
 	const struct vnpu_layer_act *act;
+	int avx512;	/* eng_act_avx512() */
 };
 
 /* t[c] += s * v[c * cs] over @len (@s: 1 adds the values as they are). */
@@ -520,7 +521,7 @@ static void epilogue_run(const struct gemm_epi *e, float *t, __u64 i,
 	if (e->r)
 		epi_add(t, elem_at(e->r, (__s64)i * e->r_rs + (__s64)col * e->r_cs,
 				   e->r_dt), e->r_cs, e->r_dt, 1.0f, 0, len);
-	act_f32(e->act, t, t, len);
+	act_f32(e->act, t, t, len, e->avx512);
 	act_bound(e->act, t, len);
 }
 
@@ -587,7 +588,7 @@ static int act_plain(const struct vnpu_layer_act *a)
  * the f32 outputs at @y, in one pass.
  */
 static void act_store(float *y, const float *t, __u32 len, const float *add,
-		      const struct vnpu_layer_act *act)
+		      const struct vnpu_layer_act *act, int avx512)
 {
 	float a = add ? *add : 0.0f;
 	float al = f32_of(act->alpha), be = f32_of(act->beta);
@@ -595,7 +596,7 @@ static void act_store(float *y, const float *t, __u32 len, const float *add,
 
 	/* Adding 0.0f where there is nothing to add would turn -0 into +0. */
 	if (!add) {
-		act_f32(act, t, y, len);
+		act_f32(act, t, y, len, avx512);
 		act_bound(act, y, len);
 		return;
 	}
@@ -625,7 +626,7 @@ static void flush_seg(const struct gemm_out *o, const struct gemm_epi *e,
 
 	if (f->plain)
 		act_store((float *)o->y + (__s64)(f->m0 + r) * o->rs + (__s64)col,
-			  t, len, f->add ? f->add + r : 0, f->act);
+			  t, len, f->add ? f->add + r : 0, f->act, e->avx512);
 	else
 		flush_run(o, e, t, f->m0 + r, col, len);
 }
@@ -964,6 +965,7 @@ static int run_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	e.alpha = f32_of(at->alpha);
 	e.beta = f32_of(at->beta);
 	e.act = &at->act;
+	e.avx512 = eng_act_avx512(ctx);
 	a.rs = ta->strides[ta->rank - 2];
 	a.cs = ta->strides[ta->rank - 1];
 	a.dt = ta->dtype;
@@ -1752,6 +1754,7 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	eng_conv_unit(&cj.s, at, ctx->features, &unit);
 	nb = eng_div_up(qn, unit.cols);
 	gemm_scratch(ctx, !(at->flags & VNPU_LAYER_F_PACKED), &unit, &bufs);
+	e.avx512 = eng_act_avx512(ctx);
 	mbu = eng_div_up(cj.s.mg, unit.rows);
 	conv_src_init(l, &cj, unit.cols, bufs.b, &cs);
 	for (u = ub; u < ue; u++) {
@@ -1894,7 +1897,7 @@ static void dw_block(const struct eng_layer *l, const struct eng_conv_shape *s,
 			for (ow = o0; ow < o1; ow++)
 				yr[ow - o0] += ldf(l->data[ri], ro + (__s64)ow,
 						   l->t[ri].dtype);
-		act_f32(&at->act, yr, yr, o1 - o0);
+		act_f32(&at->act, yr, yr, o1 - o0, 0);
 		act_bound(&at->act, yr, o1 - o0);
 		if (y->dtype != VNPU_DTYPE_F32)
 			for (ow = o0; ow < o1; ow++)
@@ -2018,6 +2021,7 @@ static int run_conv_dw_window(const struct eng_layer *l, __u64 ub, __u64 ue,
 	kt = cj.s.kh * cj.s.kw;
 	acc = eng_align(ctx->scratch);
 	w = eng_align(acc + cols);
+	e.avx512 = eng_act_avx512(ctx);
 	conv_src_init(l, &cj, cols, eng_align(w + kt), &cs);
 	f.acc = acc;
 	f.acc_rs = cols;

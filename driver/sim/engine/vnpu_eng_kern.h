@@ -912,63 +912,47 @@ static inline int act_vmath(__u32 func)
 	       func == VNPU_ACT_SIGMOID || func == VNPU_ACT_SILU;
 }
 
-static inline v8sf vm8_act(__u32 func, v8sf v)
+/*
+ * One of the act_vmath() functions on @n contiguous floats: by 16 lanes
+ * where @avx512 (vnpu_eng_act_avx512(), the same bits), else by 8.
+ */
+static void act_vmath_f32(__u32 func, const float *x, float *y, __u64 n,
+			  int avx512)
 {
-	switch (func) {
-	case VNPU_ACT_ERF:
-		return vm8_erf(v);
-	case VNPU_ACT_GELU:
-		return vm8_gelu(v);
-	case VNPU_ACT_GELU_TANH:
-		return vm8_gelu_tanh(v);
-	case VNPU_ACT_TANH:
-		return vm8_tanh(v);
-	case VNPU_ACT_SIGMOID:
-		return vm8_sigmoid(v);
-	default:
-		return vm8_silu(v);
-	}
+	if (avx512)
+		vnpu_eng_act_avx512(func, x, y, n);
+	else
+		vm8_act_map(func, x, y, n);
 }
 
-/*
- * One of the act_vmath() functions on @n contiguous floats, 8 at a time;
- * the tail goes through a whole vector too, so that each output's bits
- * depend on its input only.
- */
-static void act_vmath_f32(__u32 func, const float *x, float *y, __u64 n)
+/* Whether the caller's features let the AVX-512 activations run. */
+static inline int eng_act_avx512(const struct vnpu_eng_ctx *ctx)
 {
-	v8sf t = {};
-	__u64 i, j;
-
-	for (i = 0; i + 8 <= n; i += 8)
-		vstore(y + i, vm8_act(func, vload(x + i)));
-	if (i == n)
-		return;
-	for (j = 0; i + j < n; j++)
-		t[j] = x[i + j];
-	t = vm8_act(func, t);
-	for (j = 0; i + j < n; j++)
-		y[i + j] = t[j];
+#ifdef ENG_FMA
+	return !!(ctx->features & VNPU_ENG_F_AVX512);
+#else
+	return 0;
+#endif
 }
 
 /*
  * Applies @a to @n contiguous floats at @x into @y, which may be @x (fused
- * activations, unary layers). The functions whose float result is the
- * double path's bit for bit run in float loops the compiler vectorizes:
- * comparisons and sign changes round nothing, and a product of two floats
- * rounds once either way. The act_vmath() ones compute in float, in
- * every f32 layer (unary_row() gathers strided ones); the others go
- * through act_d().
+ * activations, unary layers); @avx512 from eng_act_avx512(). The
+ * functions whose float result is the double path's bit for bit run in
+ * float loops the compiler vectorizes: comparisons and sign changes round
+ * nothing, and a product of two floats rounds once either way. The
+ * act_vmath() ones compute in float, in every f32 layer (unary_row()
+ * gathers strided ones); the others go through act_d().
  */
 static void act_f32(const struct vnpu_layer_act *a, const float *x, float *y,
-		    __u64 n)
+		    __u64 n, int avx512)
 {
 	float al = f32_of(a->alpha), be = f32_of(a->beta);
 	double buf[ENG_BLOCK];
 	__u64 i, j;
 
 	if (act_vmath(a->func)) {
-		act_vmath_f32(a->func, x, y, n);
+		act_vmath_f32(a->func, x, y, n, avx512);
 		return;
 	}
 	switch (a->func) {

@@ -127,6 +127,12 @@ static inline __u32 eng_chain_slots(const struct vnpu_layer_chain *a,
 void vnpu_eng_chain_binary_avx512(__u32 func, const float *pa, int ra,
 				  const float *pb, int rb, float *r, __u32 n);
 
+/*
+ * vnpu_eng_vmath.h's function @func (&enum vnpu_act_func) on @n floats at
+ * @x into @y on 16 lanes, in vnpu_eng_vmath_avx512.c (VNPU_ENG_F_AVX512).
+ */
+void vnpu_eng_act_avx512(__u32 func, const float *x, float *y, __u64 n);
+
 /* Integer helpers, in vnpu_engine.c. */
 __u64 vnpu_eng_numel(const struct vnpu_tensor *t);
 void vnpu_eng_bcast_strides(const struct vnpu_tensor *in,

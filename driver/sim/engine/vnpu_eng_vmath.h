@@ -249,3 +249,45 @@ static inline VM_F VM(gelu_tanh)(VM_F x)
 
 	return VM(logistic)(z, x);
 }
+
+/* One of the functions by its &enum vnpu_act_func (SiLU for any other). */
+static inline VM_F VM(act)(__u32 func, VM_F v)
+{
+	switch (func) {
+	case VNPU_ACT_ERF:
+		return VM(erf)(v);
+	case VNPU_ACT_GELU:
+		return VM(gelu)(v);
+	case VNPU_ACT_GELU_TANH:
+		return VM(gelu_tanh)(v);
+	case VNPU_ACT_TANH:
+		return VM(tanh)(v);
+	case VNPU_ACT_SIGMOID:
+		return VM(sigmoid)(v);
+	default:
+		return VM(silu)(v);
+	}
+}
+
+/*
+ * VM(act)() on @n contiguous floats at @x into @y (which may be @x), a
+ * vector at a time; the tail goes through a whole vector too, so that
+ * each output's bits depend on its input only.
+ */
+static inline void VM(act_map)(__u32 func, const float *x, float *y, __u64 n)
+{
+	typedef VM_F vu __attribute__((aligned(4), may_alias));
+	const __u64 lanes = sizeof(VM_F) / sizeof(float);
+	VM_F t = {};
+	__u64 i, j;
+
+	for (i = 0; i + lanes <= n; i += lanes)
+		*(vu *)(y + i) = VM(act)(func, *(const vu *)(x + i));
+	if (i == n)
+		return;
+	for (j = 0; i + j < n; j++)
+		t[j] = x[i + j];
+	t = VM(act)(func, t);
+	for (j = 0; i + j < n; j++)
+		y[i + j] = t[j];
+}
