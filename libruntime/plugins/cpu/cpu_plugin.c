@@ -972,7 +972,8 @@ static void cpu_describe_threads(struct vnpu_dev *dev)
 	cpu_model_name(model, sizeof(model));
 	snprintf(info->full_name, sizeof(info->full_name), "vnpu CPU device (%s, %u threads%s)",
 		 model, dev->num_threads,
-		 dev->features & VNPU_ENG_F_AVX2_FMA ? ", AVX2+FMA" : "");
+		 !(dev->features & VNPU_ENG_F_AVX2_FMA) ? "" :
+		 dev->features & VNPU_ENG_F_AVX512 ? ", AVX-512" : ", AVX2+FMA");
 	info->tiles = dev->num_threads;
 }
 
