@@ -1177,15 +1177,12 @@ static void norm_layer(const struct eng_layer *l, __u64 lo, __u64 hi,
 {
 	const struct vnpu_layer_norm *at = l->attrs;
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[l->n - 1];
-	__u64 len = 1, coord[VNPU_MAX_DIMS] = {}, r, rows = 1;
+	__u64 len = 1, coord[VNPU_MAX_DIMS] = {}, r;
 	struct norm_block b;
 	__u32 d;
 
-	for (d = 0; d < x->rank; d++)
-		if (d < at->axis)
-			rows *= x->dims[d];
-		else
-			len *= x->dims[d];
+	for (d = at->axis; d < x->rank; d++)
+		len *= x->dims[d];
 	for (r = lo; r < hi; r++) {
 		__u64 rem = r;
 		int dd;
