@@ -24,15 +24,6 @@ static inline v16sf vmax16(v16sf x, v16sf y, int max)
 	return (v16sf)(((v16si)x & take) | ((v16si)y & ~take));
 }
 
-static inline float fmax_nan(float a, float b, int max)
-{
-	if (a != a)
-		return a;
-	if (b != b)
-		return b;
-	return (max ? a > b : a < b) ? a : b;
-}
-
 /* A repeated operand is read before the loop: @r may be its buffer. */
 #define LOOP16(VF, SF) do {						\
 	for (i = 0; i + 16 <= n; i += 16) {				\
@@ -71,10 +62,10 @@ void vnpu_eng_chain_binary_avx512(__u32 func, const float *pa, int ra,
 		LOOP16(x / y, a / b);
 		break;
 	case VNPU_BIN_MAX:
-		LOOP16(vmax16(x, y, 1), fmax_nan(a, b, 1));
+		LOOP16(vmax16(x, y, 1), F32_MAX(a, b, 1));
 		break;
 	default:
-		LOOP16(vmax16(x, y, 0), fmax_nan(a, b, 0));
+		LOOP16(vmax16(x, y, 0), F32_MAX(a, b, 0));
 		break;
 	}
 }

@@ -880,14 +880,6 @@ static void act_i(const struct vnpu_layer_act *a, __s64 *x, __u32 n, int uns)
 }
 
 /*
- * BINARY's max (@max) or min of two floats, as nan_max() does it in
- * double: the first NaN, else the larger or smaller, @b on a tie.
- */
-#define F32_MAX(a, b, max)						\
-	((a) != (a) ? (a) : (b) != (b) ? (b) :				\
-	 ((max) ? (a) > (b) : (a) < (b)) ? (a) : (b))
-
-/*
  * HardSwish and HardSigmoid of four floats as act_d() computes them, in
  * double with the same operations: x * (x / 6 + 0.5) clamped, and al * x
  * + be clamped.

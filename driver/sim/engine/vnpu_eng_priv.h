@@ -676,4 +676,12 @@ static inline __u64 eng_dw_scratch(const struct eng_conv_shape *s,
 	       eng_conv_bbuf(s, a, cols);
 }
 
+/*
+ * BINARY's max (@max) or min of two floats, as nan_max() does it in
+ * double: the first NaN, else the larger or smaller, @b on a tie.
+ */
+#define F32_MAX(a, b, max)						\
+	((a) != (a) ? (a) : (b) != (b) ? (b) :				\
+	 ((max) ? (a) > (b) : (a) < (b)) ? (a) : (b))
+
 #endif /* _VNPU_ENG_PRIV_H_ */
