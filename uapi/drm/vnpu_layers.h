@@ -299,8 +299,9 @@ struct vnpu_layer_act {
 					 VNPU_LAYER_F_PACKED)
 
 /*
- * Packed weights. A packed operand is a rank-1, stride-1 f32 tensor of
- * exactly the packed size:
+ * Packed weights. A packed operand is a rank-1, stride-1 f32, f16 or bf16
+ * tensor of exactly the packed size (f16 and bf16 panels are the f32
+ * ones, each element rounded; the engine widens them to f32 exactly):
  *
  * %VNPU_PACK_GEMM_B, GEMM's B [K, N]: the columns in panels of
  *   %VNPU_PACK_NR: panel p holds element (k, j) of B[k][p * NR + j] at

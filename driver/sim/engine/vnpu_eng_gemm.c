@@ -431,15 +431,16 @@ struct gemm_a {
 
 /**
  * struct gemm_b - the right operand, one of: packed f32 panels over the
- * whole depth; a strided matrix of @dt; a packer (im2col); or (with @off)
- * f32 rows read at @win + off[k] + column
+ * whole depth; a strided matrix of @dt; a packer (im2col, or packed f16
+ * or bf16 panels of depth @k at @p); or (with @off) f32 rows read at
+ * @win + off[k] + column
  */
 struct gemm_b {
 	const float *packed;
 	const void *p;
 	__s64 rs, cs;
 	__u32 dt;
-	__u64 n;
+	__u64 n, k;
 	void (*pack)(const void *arg, __u64 k0, __u64 kc, __u64 n0, __u64 nc,
 		     float *dst);
 	const void *arg;
@@ -737,6 +738,21 @@ static void pack_b(const void *arg, __u64 k0, __u64 kc, __u64 n0, __u64 nc,
 	}
 }
 
+/*
+ * Depth [k0, k0 + kc) of the panels of columns [n0, n0 + nc) of packed
+ * f16 or bf16 B (VNPU_PACK_GEMM_B), widened: exactly the f32 panels.
+ */
+static void pack_b_lowp(const void *arg, __u64 k0, __u64 kc, __u64 n0,
+			__u64 nc, float *dst)
+{
+	const struct gemm_b *b = arg;
+	__u64 p;
+
+	for (p = n0 / ENG_NR; p * ENG_NR < n0 + nc; p++, dst += kc * ENG_NR)
+		load_f32(dst, elem_at(b->p, (__s64)((p * b->k + k0) * ENG_NR),
+				      b->dt), 1, kc * ENG_NR, b->dt);
+}
+
 /**
  * struct gemm_bufs - a part's scratch: packed A slice, B (packed slice or
  * window), the block accumulator, and whether the AVX-512 kernels run
@@ -970,14 +986,18 @@ static int run_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	a.cs = ta->strides[ta->rank - 1];
 	a.dt = ta->dtype;
 	a.k = k;
+	b.dt = tb->dtype;
+	b.arg = &b;
 	if (!(at->flags & VNPU_LAYER_F_PACKED)) {
 		b.rs = tb->strides[tb->rank - 2];
 		b.cs = tb->strides[tb->rank - 1];
-		b.dt = tb->dtype;
 		b.pack = pack_b;
-		b.arg = &b;
+	} else if (tb->dtype != VNPU_DTYPE_F32) {
+		b.pack = pack_b_lowp;
+		b.p = l->data[1];
 	}
 	b.n = n;
+	b.k = k;
 	o.rs = y->strides[y->rank - 2];
 	o.dt = y->dtype;
 	if (at->flags & VNPU_LAYER_F_BIAS) {
@@ -994,9 +1014,9 @@ static int run_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 		__u64 bi = u / (mb * nb), mi = (u / nb) % mb, ni = u % nb;
 
 		a.p = tensor_at(l, 0, batch_offset(ta, y, bi));
-		if (at->flags & VNPU_LAYER_F_PACKED)
+		if (eng_packed_f32(at->flags, tb))
 			b.packed = l->data[1];
-		else
+		else if (!(at->flags & VNPU_LAYER_F_PACKED))
 			b.p = tensor_at(l, 1, batch_offset(tb, y, bi));
 		o.y = elem_at_w(l->data[l->n - 1], batch_offset(y, y, bi),
 				y->dtype);
@@ -1535,9 +1555,13 @@ static void conv_weights(const struct eng_layer *l, __u64 g,
 	a->k = kt;
 	a->packed = 0;
 	a->pack = 0;
-	if (at->flags & VNPU_LAYER_F_PACKED) {
+	if (eng_packed_f32(at->flags, w)) {
 		a->packed = (const float *)l->data[1] +
 			    g * eng_div_up(cj->s.mg, ENG_MR) * ENG_MR * kt;
+		return;
+	}
+	if (at->flags & VNPU_LAYER_F_PACKED) {
+		a->pack = pack_a_conv;
 		return;
 	}
 	/* Dense weights: rows of kt; strided ones per element. */
@@ -1551,13 +1575,29 @@ static void conv_weights(const struct eng_layer *l, __u64 g,
 	a->pack = pack_a_conv;
 }
 
-/* Packs strided weights the slow way when they are not dense rows. */
+/*
+ * Packs strided weights the slow way when they are not dense rows, and
+ * widens packed f16 or bf16 panels (VNPU_PACK_CONV_W): rows [m0, m0 + mc)
+ * of a panel are ENG_MR apart, one panel of depth kt after another, so
+ * the slice of each is one run.
+ */
 static void pack_a_weights(const struct eng_layer *l, __u64 g,
 			   const struct conv_job *cj, __u64 m0, __u64 mc,
 			   __u64 k0, __u64 kc, float *dst)
 {
+	const struct vnpu_layer_conv *at = l->attrs;
 	const struct vnpu_tensor *w = &l->t[1];
-	__u64 p, i, k, khw = cj->s.kh * cj->s.kw;
+	__u64 p, i, k, khw = cj->s.kh * cj->s.kw, kt = cj->s.cg * khw;
+	__u64 g0 = g * eng_div_up(cj->s.mg, ENG_MR) * ENG_MR;
+
+	if (at->flags & VNPU_LAYER_F_PACKED) {
+		for (p = 0; p < mc; p += ENG_MR, dst += kc * ENG_MR)
+			load_f32(dst, elem_at(l->data[1],
+					      (__s64)((g0 + m0 + p) * kt +
+						      k0 * ENG_MR), w->dtype),
+				 1, kc * ENG_MR, w->dtype);
+		return;
+	}
 
 	for (p = 0; p < mc; p += ENG_MR, dst += kc * ENG_MR)
 		for (i = 0; i < ENG_MR; i++)
@@ -1753,7 +1793,7 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	qn = eng_conv_cols(&cj.s, at);
 	eng_conv_unit(&cj.s, at, ctx->features, &unit);
 	nb = eng_div_up(qn, unit.cols);
-	gemm_scratch(ctx, !(at->flags & VNPU_LAYER_F_PACKED), &unit, &bufs);
+	gemm_scratch(ctx, !eng_packed_f32(at->flags, &l->t[1]), &unit, &bufs);
 	e.avx512 = eng_act_avx512(ctx);
 	mbu = eng_div_up(cj.s.mg, unit.rows);
 	conv_src_init(l, &cj, unit.cols, bufs.b, &cs);
@@ -1791,9 +1831,9 @@ static float dw_weight(const struct eng_layer *l, __u64 c, __u64 kh, __u64 kw)
 	__u64 khw = (__u64)at->kernel[0] * at->kernel[1];
 
 	if (at->flags & VNPU_LAYER_F_PACKED)
-		return ((const float *)l->data[1])[c * ENG_MR * khw +
-						   (kh * at->kernel[1] + kw) *
-						   ENG_MR];
+		return ldf(l->data[1], (__s64)(c * ENG_MR * khw +
+					       (kh * at->kernel[1] + kw) * ENG_MR),
+			   w->dtype);
 	if (w->rank == 3)
 		return ldf(l->data[1], (__s64)c * w->strides[0] +
 			   (__s64)kw * w->strides[2], w->dtype);
@@ -1806,12 +1846,10 @@ static float dw_weight(const struct eng_layer *l, __u64 c, __u64 kh, __u64 kw)
 static void dw_weights(const struct eng_layer *l, __u64 c, __u64 kt, float *w)
 {
 	const struct vnpu_layer_conv *at = l->attrs;
-	const float *p = (const float *)l->data[1] + c * ENG_MR * kt;
 	__u64 k;
 
 	for (k = 0; k < kt; k++)
-		w[k] = at->flags & VNPU_LAYER_F_PACKED ? p[k * ENG_MR] :
-			dw_weight(l, c, k / at->kernel[1], k % at->kernel[1]);
+		w[k] = dw_weight(l, c, k / at->kernel[1], k % at->kernel[1]);
 }
 
 /* Outputs of a depthwise row computed at a time when not stored as f32. */

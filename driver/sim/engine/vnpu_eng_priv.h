@@ -425,6 +425,16 @@ static inline void eng_scratch_block(__u32 features, const struct eng_unit *u,
 		*blk = *u;
 }
 
+/*
+ * Whether a GEMM's B or a CONV's W (@w) is packed f32 panels, which the
+ * micro-kernels read in place; packed f16 and bf16 panels are widened a
+ * depth slice at a time into the part's scratch.
+ */
+static inline int eng_packed_f32(__u32 flags, const struct vnpu_tensor *w)
+{
+	return (flags & VNPU_LAYER_F_PACKED) && w->dtype == VNPU_DTYPE_F32;
+}
+
 /* The tensor index of a GEMM/CONV's optional inputs and output. */
 static inline __u32 eng_opt_index(__u32 flags, __u32 which)
 {

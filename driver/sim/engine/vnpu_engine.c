@@ -322,16 +322,14 @@ static int matmul_shapes_ok(const struct vnpu_tensor *ta,
 
 /*
  * GEMM and CONV tensors: each f32, f16 or bf16 (computed in f32), packed
- * weights f32.
+ * weights too (f16 and bf16 panels are widened a slice at a time).
  */
-static int gemm_dtypes_ok(const struct vnpu_tensor *t, __u32 n, __u32 flags)
+static int gemm_dtypes_ok(const struct vnpu_tensor *t, __u32 n)
 {
 	__u32 i;
 
 	for (i = 0; i < n; i++)
-		if (!is_fstore(t[i].dtype) ||
-		    (i == 1 && flags & VNPU_LAYER_F_PACKED &&
-		     t[i].dtype != VNPU_DTYPE_F32))
+		if (!is_fstore(t[i].dtype))
 			return 0;
 	return 1;
 }
@@ -345,7 +343,7 @@ static int check_gemm(const struct vnpu_tensor *t, __u32 n,
 
 	if (a->flags & ~VNPU_LAYER_F_MASK || a->pad || !f32_ok(a->alpha) ||
 	    !f32_ok(a->beta) || !act_ok(&a->act, VNPU_DTYPE_F32, 1) ||
-	    n != 3 + popcount2(a->flags) || !gemm_dtypes_ok(t, n, a->flags))
+	    n != 3 + popcount2(a->flags) || !gemm_dtypes_ok(t, n))
 		return 0;
 	if (!matmul_shapes_ok(ta, a->flags & VNPU_LAYER_F_PACKED ? 0 : tb,
 			      y))
@@ -473,7 +471,7 @@ static int check_conv(const struct vnpu_tensor *t, __u32 n,
 	__u32 i = 2;
 
 	if (a->flags & ~VNPU_LAYER_F_MASK || !act_ok(&a->act, VNPU_DTYPE_F32, 1) ||
-	    n != 3 + popcount2(a->flags) || !gemm_dtypes_ok(t, n, a->flags) ||
+	    n != 3 + popcount2(a->flags) || !gemm_dtypes_ok(t, n) ||
 	    !conv_shapes_ok(&t[0], &t[1], y, a,
 			    !!(a->flags & VNPU_LAYER_F_PACKED)) ||
 	    !conv_window_ok(&t[0], a))
@@ -1664,7 +1662,7 @@ __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_tensor *t,
 		eng_gemm_shape(&l, &batch, &m, &n, &k);
 		eng_gemm_unit(k, features, &u);
 		eng_scratch_block(features, &u, &blk);
-		return gemm_scratch(1, &blk, a->flags & VNPU_LAYER_F_PACKED ?
+		return gemm_scratch(1, &blk, eng_packed_f32(a->flags, &t[1]) ?
 				    0 : ENG_KC * blk.cols);
 	}
 	if (op == VNPU_LAYER_CONV) {
@@ -1677,7 +1675,7 @@ __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_tensor *t,
 			return 0;
 		eng_conv_unit(&s, a, features, &u);
 		eng_scratch_block(features, &u, &blk);
-		return gemm_scratch(!(a->flags & VNPU_LAYER_F_PACKED), &blk,
+		return gemm_scratch(!eng_packed_f32(a->flags, &t[1]), &blk,
 				    eng_conv_bbuf(&s, a, u.cols));
 	}
 	if (op == VNPU_LAYER_RESIZE)

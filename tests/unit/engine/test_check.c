@@ -170,7 +170,13 @@ static void gemm_bad(void)
 	BAD(b, "packed size - 1", f->t[1].dims[0]--);
 	BAD(b, "packed rank 2", f->t[1] = T(VNPU_DTYPE_F32, 2, 7, 9, 0, 0));
 	BAD(b, "packed strided", f->t[1].strides[0] = 2);
-	BAD(b, "packed f16", f->t[1].dtype = VNPU_DTYPE_F16);
+	BAD(b, "packed i16", f->t[1].dtype = VNPU_DTYPE_I16);
+	BAD(b, "packed u8", f->t[1].dtype = VNPU_DTYPE_U8);
+	b.t[1].dtype = VNPU_DTYPE_F16;
+	ET_EXPECT(!check(&b), "gemm packed f16: valid layer rejected");
+	b.t[1].dtype = VNPU_DTYPE_BF16;
+	ET_EXPECT(!check(&b), "gemm packed bf16: valid layer rejected");
+	b.t[1].dtype = VNPU_DTYPE_F32;
 	b.t[0].dtype = VNPU_DTYPE_F16;
 	b.t[2].dtype = VNPU_DTYPE_F16;
 	ET_EXPECT(!check(&b), "gemm packed, f16 A and Y: valid layer rejected");
@@ -264,7 +270,11 @@ static void conv_bad(void)
 		   vnpu_eng_packed_size(VNPU_PACK_CONV_W, 2, 3, 18), 0, 0, 0);
 	ET_EXPECT(!check(&b), "conv packed: valid layer rejected");
 	BAD(b, "packed size + 1", f->t[1].dims[0]++);
-	BAD(b, "packed bf16", f->t[1].dtype = VNPU_DTYPE_BF16);
+	BAD(b, "packed i16", f->t[1].dtype = VNPU_DTYPE_I16);
+	BAD(b, "packed f64", f->t[1].dtype = VNPU_DTYPE_F64);
+	b.t[1].dtype = VNPU_DTYPE_BF16;
+	ET_EXPECT(!check(&b), "conv packed bf16: valid layer rejected");
+	b.t[1].dtype = VNPU_DTYPE_F32;
 	{
 		struct fixture h = conv_base();
 		__u32 i;

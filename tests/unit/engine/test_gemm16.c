@@ -119,6 +119,36 @@ static void h_free(struct h_layer *l)
 	}
 }
 
+/*
+ * Packs tensor 1 (the weights, their values exact in @dt) in @layout:
+ * f32 panels for the f32 run, and for the storage-type run the same
+ * panels in @dt (f16 and bf16 panels are the f32 ones, each encoded).
+ */
+static void h_pack(struct h_layer *l, __u32 layout, __u64 groups, __u64 rows,
+		   __u64 cols, __u32 dt)
+{
+	__u64 e, size = vnpu_eng_packed_size(layout, groups, rows, cols);
+	float *pk = malloc(size * 4 + 4);
+	__u16 *ph;
+
+	ET_EXPECT(!vnpu_eng_pack(layout, l->d[1], groups, rows, cols, pk),
+		  "pack layout %u", layout);
+	if (l->dh[1] != l->d[1])
+		free(l->dh[1]);
+	free(l->d[1]);
+	l->t[1] = et_dense(F32, 1, &size);
+	l->th[1] = l->t[1];
+	l->d[1] = pk;
+	l->dh[1] = pk;
+	if (dt == F32)
+		return;
+	ph = malloc(size * 2 + 2);
+	for (e = 0; e < size; e++)
+		ph[e] = enc(pk[e], dt);
+	l->th[1].dtype = dt;
+	l->dh[1] = ph;
+}
+
 static int close_to(double got, double want, double atol, double rtol)
 {
 	return fabs(got - want) <= atol + rtol * fabs(want);
@@ -240,7 +270,6 @@ static void g16_run(const struct g16_case *c)
 	__u32 cr = 1, i, packed = c->flags & VNPU_LAYER_F_PACKED, ci = 0, ri = 0;
 	size_t b, mi, ni, kk, ny = batch * c->m * c->n;
 	double *ref = malloc(ny * sizeof(double));
-	float *pk = NULL;
 	char name[160];
 
 	if (c->tb) {
@@ -309,21 +338,8 @@ static void g16_run(const struct g16_case *c)
 					acc += ((const float *)l.d[ri])[e];
 				ref[e] = act_ref(c->act, acc);
 			}
-	if (packed) {
-		__u64 size = vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, c->k, c->n);
-
-		/* B packed from its (rounded) f32 values: f32 panels. */
-		pk = malloc(size * 4 + 4);
-		ET_EXPECT(!vnpu_eng_pack(VNPU_PACK_GEMM_B, l.d[1], 1, c->k, c->n,
-					 pk), "pack");
-		if (l.dh[1] != l.d[1])
-			free(l.dh[1]);
-		free(l.d[1]);
-		l.t[1] = et_dense(F32, 1, &size);
-		l.th[1] = l.t[1];
-		l.d[1] = pk;
-		l.dh[1] = pk;
-	}
+	if (packed)
+		h_pack(&l, VNPU_PACK_GEMM_B, 1, c->k, c->n, c->dt[1]);
 	at.flags = c->flags;
 	at.alpha = et_f32_bits(0.5f);
 	at.beta = et_f32_bits(2.0f);
@@ -428,21 +444,8 @@ static void c16_run(const struct c16_case *cc)
 						acc += ((const float *)l.d[ri])[e];
 					ref[e] = act_ref(cc->act, acc);
 				}
-	if (cc->flags & VNPU_LAYER_F_PACKED) {
-		__u64 size = vnpu_eng_packed_size(VNPU_PACK_CONV_W, cc->group,
-						  mg, kt);
-		float *pk = malloc(size * 4 + 4);
-
-		ET_EXPECT(!vnpu_eng_pack(VNPU_PACK_CONV_W, l.d[1], cc->group, mg,
-					 kt, pk), "pack conv");
-		if (l.dh[1] != l.d[1])
-			free(l.dh[1]);
-		free(l.d[1]);
-		l.t[1] = et_dense(F32, 1, &size);
-		l.th[1] = l.t[1];
-		l.d[1] = pk;
-		l.dh[1] = pk;
-	}
+	if (cc->flags & VNPU_LAYER_F_PACKED)
+		h_pack(&l, VNPU_PACK_CONV_W, cc->group, mg, kt, cc->dt[1]);
 	at.flags = cc->flags;
 	at.group = cc->group;
 	at.kernel[0] = (__u32)kh;
@@ -587,6 +590,13 @@ void et_test_gemm16(void)
 		{ 1, 1, 61, 70, 45, 0, BIAS | RES, 1, 0, { F16, F32, F32, F16, F16 } },
 		{ 1, 1, 30, 20, 10, 0, BIAS, 0, 0, { F32, F16, BF16, F32, F32 } },
 		{ 1, 1, 25, 100, 129, 0, PACKED | RES, 0, 0, { BF16, F32, F32, F32, F16 } },
+		/* f16 and bf16 packed B beside f32 tensors: the precision hints */
+		{ 1, 1, 50, 70, 300, 0, PACKED | BIAS, 0, VNPU_ACT_RELU,
+		  { F32, F16, F32, F32, F32 } },
+		{ 2, 1, 97, 129, 600, 0, PACKED | BIAS | RES, 0, 0,
+		  { F32, BF16, F32, F32, F32 } },
+		{ 1, 1, 1, 33, 700, 0, PACKED, 0, 0, { F32, F16, F32, F32, F32 } },
+		{ 1, 1, 13, 47, 31, 0, PACKED | BIAS, 0, 0, ALLBF },
 	};
 	static const struct c16_case cc[] = {
 		{ 0, 1, 3, 17, 19, 8, 1, 3, 3, 1, 1, 1, BIAS, VNPU_ACT_RELU, ALL16 },
@@ -602,6 +612,20 @@ void et_test_gemm16(void)
 		{ 0, 1, 12, 11, 13, 30, 3, 3, 3, 1, 1, 1, PACKED | BIAS | RES, 0,
 		  { F16, F32, F32, BF16, F16 } },
 		{ 0, 1, 64, 20, 20, 64, 1, 3, 3, 1, 1, 1, BIAS, 0, ALLBF },
+		/* f16 and bf16 packed W beside f32 tensors: the precision hints */
+		{ 0, 1, 16, 23, 21, 40, 1, 3, 3, 1, 1, 1, PACKED | BIAS, VNPU_ACT_RELU,
+		  { F32, F16, F32, F32, F32 } },
+		{ 0, 2, 24, 14, 14, 36, 3, 3, 3, 2, 1, 1, PACKED | BIAS | RES, 0,
+		  { F32, BF16, F32, F32, F32 } },
+		{ 0, 1, 64, 7, 7, 100, 1, 1, 1, 1, 1, 0, PACKED | BIAS, 0,
+		  { F32, BF16, F32, F32, F32 } },
+		{ 0, 1, 24, 17, 19, 24, 24, 3, 3, 1, 1, 1, PACKED | BIAS, 0,
+		  { F32, F16, F32, F32, F32 } },
+		{ 0, 1, 16, 40, 40, 16, 16, 5, 5, 2, 1, 2, PACKED | BIAS, 0,
+		  { F32, BF16, F32, F32, F32 } },
+		{ 1, 1, 8, 1, 500, 8, 8, 1, 9, 1, 1, 4, PACKED, 0,
+		  { F32, F16, F32, F32, F32 } },
+		{ 0, 1, 10, 12, 12, 14, 2, 3, 3, 1, 1, 1, PACKED | BIAS, 0, ALLBF },
 	};
 	size_t i;
 
