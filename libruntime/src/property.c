@@ -24,7 +24,11 @@
 static const char *const perf_modes[] = {
 	"LATENCY", "THROUGHPUT", "CUMULATIVE_THROUGHPUT", NULL,
 };
-static const char *const precisions[] = { "f32", "f16", NULL };
+static const char *const precisions[] = { "f32", "f16", "bf16", NULL };
+/* The element type of each of precisions[], in order. */
+static const vnpu_element_type precision_types[] = {
+	VNPU_TYPE_F32, VNPU_TYPE_F16, VNPU_TYPE_BF16,
+};
 static const char *const log_levels[] = {
 	"NONE", "ERROR", "WARNING", "INFO", "DEBUG", NULL,
 };
@@ -278,7 +282,7 @@ vnpu_status vnpu_config_set(struct vnpu_config *cfg, const struct vnpu_prop_def 
 			return bad_value(def, "not between 0 and 1024");
 		cfg->num_requests = value->integer;
 	} else if (!strcmp(key, VNPU_PROP_INFERENCE_PRECISION_HINT)) {
-		cfg->precision = choice ? VNPU_TYPE_F16 : VNPU_TYPE_F32;
+		cfg->precision = precision_types[choice];
 	} else if (!strcmp(key, VNPU_PROP_CACHE_DIR)) {
 		if (strlen(value->text) >= sizeof(cfg->cache_dir))
 			return bad_value(def, "the path is too long");
@@ -312,8 +316,13 @@ vnpu_status vnpu_config_get(const struct vnpu_config *cfg, const char *key,
 	if (!strcmp(key, VNPU_PROP_PERFORMANCE_HINT_NUM_REQUESTS))
 		return vnpu_prop_new(VNPU_PROPERTY_INT, cfg->num_requests, NULL, NULL, 0,
 				     NULL, NULL, out);
-	if (!strcmp(key, VNPU_PROP_INFERENCE_PRECISION_HINT))
-		return vnpu_prop_string(cfg->precision == VNPU_TYPE_F16 ? "f16" : "f32", out);
+	if (!strcmp(key, VNPU_PROP_INFERENCE_PRECISION_HINT)) {
+		size_t i = 0;
+
+		while (precision_types[i] != cfg->precision && precisions[i + 1])
+			i++;
+		return vnpu_prop_string(precisions[i], out);
+	}
 	if (!strcmp(key, VNPU_PROP_CACHE_DIR))
 		return vnpu_prop_string(cfg->cache_dir, out);
 	return VNPU_NOT_FOUND;

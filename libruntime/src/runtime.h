@@ -31,7 +31,7 @@ struct vnpu_config {
 	bool hetero_strict;
 	enum vnpu_perf_mode perf_mode;
 	int64_t num_requests;		/* 0: as the hint says */
-	vnpu_element_type precision;	/* F32 or F16 */
+	vnpu_element_type precision;	/* F32, F16 or BF16 */
 	char cache_dir[512];		/* "" when off */
 };
 

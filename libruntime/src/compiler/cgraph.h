@@ -182,8 +182,13 @@ vnpu_status cl_gather_steps(struct cstate *s, int32_t x, int64_t axis, int64_t s
 /* Conv/ConvInteger/QLinearConv attributes of @op for X @x, W @w, Y @y. */
 vnpu_status cl_conv_attrs(struct cstate *s, const struct cop *op, int32_t x, int32_t w, int32_t y,
 			  struct vnpu_layer_conv *attr);
-/* Constant B [K, N] (@trans: stored [N, K]) packed for GEMM into a new constant. */
-vnpu_status cl_pack_gemm_b(struct cstate *s, int32_t bv, bool trans, int32_t *out);
+/*
+ * Constant B [K, N] (@trans: stored [N, K]) packed for GEMM into a new
+ * constant: in the inference precision when @hinted (a model's weights),
+ * else f32 (a matrix the compiler made, such as DFT's basis).
+ */
+vnpu_status cl_pack_gemm_b(struct cstate *s, int32_t bv, bool trans, bool hinted,
+			   int32_t *out);
 
 /* ---- lower_rnn.c, lower_quant.c, lower_einsum.c, lower_fourier.c ---- */
 vnpu_status cl_lower_rnn(struct cstate *s, struct cop *op);

@@ -48,9 +48,10 @@
  * @no_packing: keep weights row-major (for tests and debugging)
  * @no_fusion: skip the BatchNorm-folding and fusion passes, and copy every
  *	Concat's inputs
- * @inference_precision: a hint: UNDEFINED (the default) or a float type;
- *	the device computes Conv and Gemm in f32 only, so every float hint
- *	gives the f32 program; a non-float type is VNPU_INVALID_ARGUMENT
+ * @inference_precision: UNDEFINED (the default) or F32: weights as the
+ *	model has them; F16 or BF16: the constant weights of Gemm, MatMul and
+ *	Conv packed in that type (half the bytes), the sums still in f32;
+ *	any other type is VNPU_INVALID_ARGUMENT
  */
 struct vnpu_compile_options {
 	uint64_t primary_layer_ops;

@@ -61,12 +61,17 @@ static void state_fini(struct cstate *s)
 
 static vnpu_status check_options(const struct vnpu_compile_options *o)
 {
-	/* A hint: the layers that dominate (Conv, Gemm) compute in f32 even
-	 * on f16/bf16 storage, so f16 and bf16 hints compile the f32 program. */
-	if (o->inference_precision != VNPU_TYPE_UNDEFINED &&
-	    !vnpu_type_is_float(o->inference_precision))
-		return vnpu_error(VNPU_INVALID_ARGUMENT, "inference precision %s is not a float type",
+	switch (o->inference_precision) {
+	case VNPU_TYPE_UNDEFINED:
+	case VNPU_TYPE_F32:
+	case VNPU_TYPE_F16:
+	case VNPU_TYPE_BF16:
+		break;
+	default:
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "inference precision %s is none of f32, f16, bf16",
 				  vnpu_element_type_str(o->inference_precision));
+	}
 	return VNPU_OK;
 }
 

@@ -56,7 +56,7 @@ static vnpu_status gemm(struct cstate *s, struct ctensor a, int32_t b, struct ct
 	struct ctensor t[3] = { a, ct_dense(s, b), y };
 	int32_t packed;
 
-	if (!s->opt.no_packing && !cl_pack_gemm_b(s, b, false, &packed)) {
+	if (!s->opt.no_packing && !cl_pack_gemm_b(s, b, false, false, &packed)) {
 		t[1] = ct_dense(s, packed);
 		attr.flags |= VNPU_LAYER_F_PACKED;
 	}

@@ -53,15 +53,41 @@ static const float *const_f32(const struct vnpu_tinfo *t, float **copy)
 	return *copy;
 }
 
+/*
+ * Adds packed f32 weights (@size elements; ownership taken) as a constant,
+ * when @hinted of the inference precision: f16 and bf16 panels (rounded
+ * to nearest even) take half the bytes, and the engine widens them back
+ * to f32 a depth slice at a time.
+ */
+static vnpu_status add_packed(struct cstate *s, float *packed, uint64_t size, bool hinted,
+			      int32_t *out)
+{
+	vnpu_element_type type = hinted ? s->opt.inference_precision : VNPU_TYPE_F32;
+	int64_t psize = (int64_t)size;
+	uint16_t *half;
+
+	if (type != VNPU_TYPE_F16 && type != VNPU_TYPE_BF16)
+		return cs_add_const(s, VNPU_TYPE_F32, 1, &psize, packed, out);
+	half = malloc(size * sizeof(*half) + 1);
+	if (!half) {
+		free(packed);
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory packing weights");
+	}
+	for (uint64_t i = 0; i < size; i++)
+		vnpu_elem_set_f(half, type, (int64_t)i, packed[i]);
+	free(packed);
+	return cs_add_const(s, type, 1, &psize, half, out);
+}
+
 /* Pack constant B [K, N] (@trans: stored [N, K]) for GEMM; -1 on failure. */
-vnpu_status cl_pack_gemm_b(struct cstate *s, int32_t bv, bool trans, int32_t *out)
+vnpu_status cl_pack_gemm_b(struct cstate *s, int32_t bv, bool trans, bool hinted,
+			   int32_t *out)
 {
 	const struct vnpu_tinfo binfo = *INFO(s, bv), *b = &binfo;
 	int64_t k = trans ? b->dims[1] : b->dims[0], n = trans ? b->dims[0] : b->dims[1];
 	uint64_t size = vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, (uint64_t)k, (uint64_t)n);
 	float *dense = NULL, *packed, *wide;
 	const float *src;
-	int64_t psize;
 
 	if (!size)
 		return VNPU_UNSUPPORTED;
@@ -89,8 +115,7 @@ vnpu_status cl_pack_gemm_b(struct cstate *s, int32_t bv, bool trans, int32_t *ou
 	}
 	free(dense);
 	free(wide);
-	psize = (int64_t)size;
-	return cs_add_const(s, VNPU_TYPE_F32, 1, &psize, packed, out);
+	return add_packed(s, packed, size, hinted, out);
 }
 
 static vnpu_status gemm_layer(struct cstate *s, struct cop *op, struct ctensor a, struct ctensor b,
@@ -132,7 +157,7 @@ static vnpu_status lower_gemm(struct cstate *s, struct cop *op)
 	if (tb)
 		b = ct_transposed(b);
 	if (cs_is_const(s, IN(op, 1)) && packable(INFO(s, IN(op, 1))) && !s->opt.no_packing) {
-		vnpu_status st = cl_pack_gemm_b(s, IN(op, 1), tb, &packed);
+		vnpu_status st = cl_pack_gemm_b(s, IN(op, 1), tb, true, &packed);
 
 		if (st && st != VNPU_UNSUPPORTED)
 			return st;
@@ -182,7 +207,7 @@ static vnpu_status lower_matmul(struct cstate *s, struct cop *op)
 	y = ct_shaped(s, op->out[0], yr, ydims);
 	if (br == 2 && cs_is_const(s, IN(op, 1)) && packable(bi) && !s->opt.no_packing &&
 	    bi->rank == 2) {
-		vnpu_status st = cl_pack_gemm_b(s, IN(op, 1), false, &packed);
+		vnpu_status st = cl_pack_gemm_b(s, IN(op, 1), false, true, &packed);
 
 		if (st && st != VNPU_UNSUPPORTED)
 			return st;
@@ -269,7 +294,6 @@ static vnpu_status conv_layer(struct cstate *s, struct vnpu_layer_conv *attr, st
 		uint64_t size = vnpu_eng_packed_size(VNPU_PACK_CONV_W, (uint64_t)group, rows, cols);
 		float *buf = size ? calloc(size, sizeof(float)) : NULL, *wide;
 		const float *src = const_f32(wi, &wide);
-		int64_t psize = (int64_t)size;
 		bool ok;
 
 		if ((size && !buf) || !src) {
@@ -280,7 +304,7 @@ static vnpu_status conv_layer(struct cstate *s, struct vnpu_layer_conv *attr, st
 		ok = buf && !vnpu_eng_pack(VNPU_PACK_CONV_W, src, (uint64_t)group, rows, cols, buf);
 		free(wide);
 		if (ok) {
-			st = cs_add_const(s, VNPU_TYPE_F32, 1, &psize, buf, &packed);
+			st = add_packed(s, buf, size, true, &packed);
 			if (st)
 				return st;
 		} else {

@@ -97,7 +97,7 @@ static int32_t pack_view(struct cstate *s, struct ctensor b)
 		memcpy(&copy[n * dims[1]], (const float *)bi->data + b.off + n * b.strides[1],
 		       (size_t)dims[1] * sizeof(float));
 	if (cs_add_const(s, VNPU_TYPE_F32, 2, dims, copy, &rows) ||
-	    cl_pack_gemm_b(s, rows, true, &packed))
+	    cl_pack_gemm_b(s, rows, true, true, &packed))
 		return -1;
 	return packed;
 }

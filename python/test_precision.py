@@ -1,0 +1,202 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""INFERENCE_PRECISION_HINT on DEVICE (exit 77 when it is absent), on a
+model of a Conv, a depthwise Conv, a Gemm and a MatMul with constant
+weights (python3-onnx builds it in memory):
+
+* f32, f16 and bf16 compile and report the hint they were compiled with;
+  f16 and bf16 halve WEIGHTS_SIZE (the packed weights; biases stay f32).
+* Each result is the f32 computation on the weights rounded to the hint's
+  type (to nearest even, the numpy reference in double): within 2e-5 of
+  the largest output, and at least four times nearer to that than to the
+  f32 weights' result, so the hint cannot be a no-op.
+* Documented tolerance against f32 (runtime.rst): the largest difference
+  at most 2e-3 (f16) and 2e-2 (bf16) of the largest f32 output.
+* The hint set on the device applies to the next compile; export and
+  import keep the bits; bad values are INVALID_ARGUMENT and change nothing.
+* OPTIMIZATION_CAPABILITIES lists FP32, FP16 and BF16.
+* With a second device (test_precision.py NPU.0 CPU): for each hint the
+  two devices give the same bits.
+
+    test_precision.py DEVICE [OTHER_DEVICE]
+"""
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+import vnpu
+
+devices = sys.argv[1:]
+failures = []
+HINTS = ("f32", "f16", "bf16")
+TOLERANCE = {"f32": 0.0, "f16": 2e-3, "bf16": 2e-2}
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL", what)
+
+
+def raises(status, fn, what):
+    try:
+        fn()
+    except vnpu.Error as e:
+        check(e.status == status, f"{what}: {e.status}, expected {status}")
+        check("f32, f16, bf16" in str(e), f"{what}: message {e}")
+        return
+    check(False, f"{what}: no error")
+
+
+rng = np.random.default_rng(23)
+C, M, H, W, N, O = 8, 16, 14, 14, 40, 24
+weights = {
+    "w1": rng.standard_normal((M, C, 3, 3)).astype(np.float32) * 0.3,
+    "b1": rng.standard_normal(M).astype(np.float32) * 0.1,
+    "w2": rng.standard_normal((M, 1, 3, 3)).astype(np.float32) * 0.3,
+    "b2": rng.standard_normal(M).astype(np.float32) * 0.1,
+    "w3": rng.standard_normal((N, M * H * W)).astype(np.float32) * 0.03,
+    "b3": rng.standard_normal(N).astype(np.float32) * 0.1,
+    "w4": rng.standard_normal((N, O)).astype(np.float32) * 0.2,
+}
+x = rng.standard_normal((1, C, H, W)).astype(np.float32)
+
+
+def build():
+    F = TensorProto.FLOAT
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["conv"], pads=[1, 1, 1, 1], group=M),
+        helper.make_node("Flatten", ["conv"], ["flat"]),
+        helper.make_node("Gemm", ["flat", "w3", "b3"], ["g"], transB=1),
+        helper.make_node("Relu", ["g"], ["r3"]),
+        helper.make_node("MatMul", ["r3", "w4"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "precision",
+        [helper.make_tensor_value_info("x", F, [1, C, H, W])],
+        [helper.make_tensor_value_info("conv", F, [1, M, H, W]),
+         helper.make_tensor_value_info("y", F, [1, O])],
+        [numpy_helper.from_array(v, k) for k, v in weights.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model.SerializeToString()
+
+
+def rounded(w, hint):
+    """@w rounded to the hint's type to nearest even, as float64."""
+    if hint == "f16":
+        return w.astype(np.float16).astype(np.float64)
+    if hint == "bf16":
+        u = w.view(np.uint32).astype(np.uint64)
+        u = (u + 0x7fff + ((u >> 16) & 1)) & 0xffff0000
+        return u.astype(np.uint32).view(np.float32).astype(np.float64)
+    return w.astype(np.float64)
+
+
+def conv3x3(inp, w, b, group):
+    """Conv with 3x3 kernels and pads of 1, in float64."""
+    ci, h, wd = inp.shape
+    m = w.shape[0]
+    pad = np.zeros((ci, h + 2, wd + 2))
+    pad[:, 1:-1, 1:-1] = inp
+    out = np.empty((m, h, wd))
+    cg, mg = ci // group, m // group
+    for o in range(m):
+        g = o // mg
+        acc = np.full((h, wd), b[o], dtype=np.float64)
+        for c in range(cg):
+            for i in range(3):
+                for j in range(3):
+                    acc += w[o, c, i, j] * pad[g * cg + c, i:i + h, j:j + wd]
+        out[o] = acc
+    return out
+
+
+def reference(hint):
+    """The model in float64 on the weights rounded to @hint (biases f32)."""
+    w = {k: (rounded(v, hint) if k.startswith("w") else v.astype(np.float64))
+         for k, v in weights.items()}
+    c1 = np.maximum(conv3x3(x[0].astype(np.float64), w["w1"], w["b1"], 1), 0)
+    conv = conv3x3(c1, w["w2"], w["b2"], M)
+    g = np.maximum(conv.reshape(1, -1) @ w["w3"].T + w["b3"], 0)
+    return {"conv": conv[None], "y": g @ w["w4"]}
+
+
+def run(cm):
+    out = cm({"x": x})
+    return {k: np.array(out[k]) for k in ("conv", "y")}
+
+
+def max_rel(a, b):
+    return max(float(np.max(np.abs(a[k] - b[k])) / np.max(np.abs(b[k]))) for k in a)
+
+
+core = vnpu.Core()
+for d in devices:
+    if d not in core.available_devices:
+        print(f"skip: no device {d}")
+        sys.exit(77)
+model = core.read_model(build())
+refs = {h: reference(h) for h in HINTS}
+results = {}
+for dev in devices:
+    caps = core.get_property("OPTIMIZATION_CAPABILITIES", dev)
+    check({"FP32", "FP16", "BF16"} <= set(caps), f"{dev}: capabilities {caps}")
+    size = {}
+    for hint in HINTS:
+        cm = core.compile_model(model, dev, {"INFERENCE_PRECISION_HINT": hint})
+        check(cm.get_property("INFERENCE_PRECISION_HINT") == hint,
+              f"{dev} {hint}: compiled model reports {cm.get_property('INFERENCE_PRECISION_HINT')}")
+        size[hint] = cm.get_property("WEIGHTS_SIZE")
+        got = run(cm)
+        results[(dev, hint)] = got
+        near = max_rel(got, refs[hint])
+        check(near <= 2e-5, f"{dev} {hint}: {near:.3g} from the {hint}-weights reference")
+        if hint != "f32":
+            far = max_rel(got, refs["f32"])
+            check(far >= 4 * near, f"{dev} {hint}: {far:.3g} from f32 weights, {near:.3g} "
+                  "from its own: were the weights rounded?")
+        blob = cm.export()
+        again = run(core.import_model(blob, dev))
+        check(all(np.array_equal(again[k], got[k]) for k in got),
+              f"{dev} {hint}: imported blob gives other bits")
+    for hint in ("f16", "bf16"):
+        diff = max_rel(results[(dev, hint)], results[(dev, "f32")])
+        print(f"{dev} {hint}: largest difference from f32 {diff:.3g} of the largest output")
+        check(diff <= TOLERANCE[hint], f"{dev} {hint}: {diff:.3g} from f32 (tolerance "
+              f"{TOLERANCE[hint]})")
+        check(size[hint] * 2 <= size["f32"] * 1.02 + 4096,
+              f"{dev} {hint}: WEIGHTS_SIZE {size[hint]} against f32's {size['f32']}")
+
+    # The device's hint applies to the next compile.
+    core.set_property("INFERENCE_PRECISION_HINT", "bf16", dev)
+    check(core.get_property("INFERENCE_PRECISION_HINT", dev) == "bf16", f"{dev}: hint not set")
+    cm = core.compile_model(model, dev)
+    check(cm.get_property("INFERENCE_PRECISION_HINT") == "bf16", f"{dev}: device hint unused")
+    check(all(np.array_equal(v, results[(dev, "bf16")][k]) for k, v in run(cm).items()),
+          f"{dev}: the device's bf16 hint gives other bits than the compile's")
+
+    # Bad values: refused, nothing changed.
+    for bad in ("f64", "int8", "fp16", "", "bf16 "):
+        raises("INVALID_ARGUMENT",
+               lambda: core.set_property("INFERENCE_PRECISION_HINT", bad, dev),
+               f"{dev}: set hint {bad!r}")
+        raises("INVALID_ARGUMENT",
+               lambda: core.compile_model(model, dev, {"INFERENCE_PRECISION_HINT": bad}),
+               f"{dev}: compile with hint {bad!r}")
+    check(core.get_property("INFERENCE_PRECISION_HINT", dev) == "bf16",
+          f"{dev}: a refused value changed the hint")
+    core.set_property("INFERENCE_PRECISION_HINT", "f32", dev)
+
+for hint in HINTS:
+    for dev in devices[1:]:
+        same = all(np.array_equal(results[(dev, hint)][k], results[(devices[0], hint)][k])
+                   for k in ("conv", "y"))
+        check(same, f"{hint}: {devices[0]} and {dev} give other bits")
+
+if failures:
+    sys.exit(f"{len(failures)} failure(s)")
+print(f"ok: precision hints on {', '.join(devices)}")
