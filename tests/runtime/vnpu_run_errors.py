@@ -10,8 +10,10 @@ Covers: an 11-byte input file declaring a 2 GiB tensor (run under a 1 GiB
 address-space limit: the data is checked before the tensor is allocated),
 typed data shorter than its shape, a directory given as an input, --json
 after a failure (nothing on stdout), --shape of an input the model does not
-have, a --seed that is not a number, and a good run with --json and --seed
-(one JSON document on stdout).
+have, a --seed that is not a number, a --precision that is none of f32,
+f16, bf16, a good run with --json and --seed (one JSON document on
+stdout), and --precision reaching the compiler: a MatMul by weights of
+1 + 2^-9 sums them exactly in f32 and f16 and as 1.0 in bf16.
 Exit 0 when all pass, 1 otherwise.
 """
 import json
@@ -31,6 +33,26 @@ def relu_model(path):
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 4])])
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def matmul_model(path):
+    """y = x @ w, w [4, 1] all 1 + 2^-9: exact in f16, 1.0 in bf16."""
+    w = np.full((4, 1), 1 + 2.0 ** -9, np.float32)
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"])], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1])],
+                          [numpy_helper.from_array(w, "w")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def precision_sum(vnpu_run, model, tmp, precision):
+    """The MatMul model's output with x all ones under @precision, or why not."""
+    out = os.path.join(tmp, "out-" + precision)
+    r = run([vnpu_run, "-m", model, "-d", "CPU", "-o", out, "-f", "npy",
+             "-i", "x=" + os.path.join(tmp, "ones.npy"), "--precision", precision])
+    if r.returncode:
+        return "exit %d: %s" % (r.returncode, r.stderr.strip())
+    return float(np.load(os.path.join(out, "y.npy"))[0, 0])
 
 
 def huge_declared(path):
@@ -100,6 +122,16 @@ def cases(vnpu_run, tmp):
                                         ["--shape", "no input \"nope\""])
     for seed in ("abc", "", "-1", "12x", "99999999999"):
         yield "seed_%r" % seed, expect(run(base + ["-s", seed]), 2, ["--seed"])
+    for bad in ("f64", "", "FP16", "int8"):
+        yield "precision_%r" % bad, expect(run(base + ["--precision", bad]), 2,
+                                           ["--precision", "f32, f16 or bf16"])
+    mm = os.path.join(tmp, "matmul.onnx")
+    matmul_model(mm)
+    np.save(os.path.join(tmp, "ones.npy"), np.ones((1, 4), np.float32))
+    for precision, want in (("f32", 4 + 2.0 ** -7), ("f16", 4 + 2.0 ** -7), ("bf16", 4.0)):
+        got = precision_sum(vnpu_run, mm, tmp, precision)
+        yield "precision_%s_sum" % precision, (
+            None if got == want else "y = %r, want %r" % (got, want))
     r = run(base + ["--json", "-s", "7", "-i", "x=" + good])
     why = "exit %d: %s" % (r.returncode, r.stderr.strip()) if r.returncode else None
     if not why:

@@ -27,6 +27,7 @@ struct bench_opts {
 	const char *device;
 	bool async;
 	const char *hint;		/* "LATENCY", "THROUGHPUT", ...; NULL: none */
+	const char *precision;		/* -infer_precision: "f32", "f16", "bf16"; NULL: the device's */
 	uint32_t nireq;			/* 0: the compiled model's optimal number */
 	uint64_t niter;			/* 0: run for @seconds */
 	double seconds;
@@ -73,6 +74,7 @@ struct bench_run {
 	vnpu_compiled_model *models[BENCH_MAX_MODELS];
 	char devices[BENCH_MAX_MODELS][32];
 	char device_name[160];		/* FULL_DEVICE_NAME of the first */
+	char precision[8];		/* INFERENCE_PRECISION_HINT it was compiled with */
 	uint32_t nireq;
 	vnpu_infer_request **reqs;
 	void **io_mem;			/* -io host or remote: the caller's memory */

@@ -21,6 +21,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: vnpu-bench -m MODEL [-d DEVICE] [-api sync|async] [-nireq N]\n"
 		"                  [-niter N | -t SECONDS] [-hint HINT] [-b N] [-shape SHAPES]\n"
+		"                  [-infer_precision f32|f16|bf16]\n"
 		"                  [-i [NAME=]FILE ...] [-pc] [-io device|host|remote]\n"
 		"                  [--json FILE] [--trace FILE]\n"
 		"Measure how fast an ONNX model runs: first inference, latency, throughput.\n"
@@ -34,6 +35,9 @@ static void usage(FILE *f)
 		"  -hint HINT       latency, throughput, cumulative_throughput or none\n"
 		"                   (default: throughput for async, latency for sync);\n"
 		"                   cumulative_throughput with -d NPU uses every NPU\n"
+		"  -infer_precision P  f32, f16 or bf16: the device's\n"
+		"                   INFERENCE_PRECISION_HINT (the weights of Conv, Gemm\n"
+		"                   and MatMul in that type; default: the device's)\n"
 		"  -b N             batch: the first dimension of every input (default:\n"
 		"                   1 where it is dynamic)\n"
 		"  -shape SHAPES    input shapes: [1,3,224,224] (the only input) or\n"
@@ -99,7 +103,20 @@ static bool watched_terminal(int fd)
 	       strncmp(name, "/dev/hvc", 8);
 }
 
-enum { OPT_JSON = 256, OPT_TRACE, OPT_INPUT, OPT_IO };
+enum { OPT_JSON = 256, OPT_TRACE, OPT_INPUT, OPT_IO, OPT_PRECISION };
+
+/* benchmark_app's -infer_precision values, in the runtime's spelling. */
+static const char *parse_precision(const char *s)
+{
+	static const char *const names[] = { "f32", "f16", "bf16" };
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!strcasecmp(s, names[i]))
+			return names[i];
+	}
+	return NULL;
+}
 
 static int parse_args(int argc, char **argv, struct bench_opts *o)
 {
@@ -111,6 +128,7 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 		{ "niter", required_argument, NULL, 'i' },
 		{ "t", required_argument, NULL, 't' },
 		{ "hint", required_argument, NULL, 'H' },
+		{ "infer_precision", required_argument, NULL, OPT_PRECISION },
 		{ "b", required_argument, NULL, 'b' },
 		{ "shape", required_argument, NULL, 's' },
 		{ "i", required_argument, NULL, OPT_INPUT },
@@ -180,6 +198,12 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 			if (!hint)
 				return usage_error("-hint takes latency, throughput, "
 						   "cumulative_throughput or none, not '%s'", optarg);
+			break;
+		case OPT_PRECISION:
+			o->precision = parse_precision(optarg);
+			if (!o->precision)
+				return usage_error("-infer_precision takes f32, f16 or bf16, not '%s'",
+						   optarg);
 			break;
 		case 'b':
 			if (!parse_u64(optarg, 1, &v) || v > (1u << 20))
@@ -417,6 +441,17 @@ static void execution_device(vnpu_compiled_model *cm, char *buf, size_t size)
 	vnpu_property_value_free(v);
 }
 
+static void string_property(vnpu_compiled_model *cm, const char *key, char *buf, size_t size)
+{
+	vnpu_property_value *v;
+
+	snprintf(buf, size, "?");
+	if (vnpu_compiled_model_get_property(cm, key, &v))
+		return;
+	snprintf(buf, size, "%s", v->text);
+	vnpu_property_value_free(v);
+}
+
 static void full_device_name(vnpu_core *core, const char *device, char *buf, size_t size)
 {
 	vnpu_property_value *v;
@@ -430,7 +465,7 @@ static void full_device_name(vnpu_core *core, const char *device, char *buf, siz
 static int compile_all(vnpu_core *core, vnpu_model *model, struct bench_run *b)
 {
 	const struct bench_opts *o = b->o;
-	const char *props[7];
+	const char *props[9];
 	char nireq[16];
 	int64_t t0 = bench_now_ns();
 	uint32_t i, p = 0;
@@ -440,6 +475,10 @@ static int compile_all(vnpu_core *core, vnpu_model *model, struct bench_run *b)
 	if (o->hint) {
 		props[p++] = VNPU_PROP_PERFORMANCE_HINT;
 		props[p++] = o->hint;
+	}
+	if (o->precision) {
+		props[p++] = VNPU_PROP_INFERENCE_PRECISION_HINT;
+		props[p++] = o->precision;
 	}
 	if (o->nireq) {
 		snprintf(nireq, sizeof(nireq), "%u", o->nireq);
@@ -456,6 +495,8 @@ static int compile_all(vnpu_core *core, vnpu_model *model, struct bench_run *b)
 		execution_device(b->models[i], b->devices[i], sizeof(b->devices[i]));
 	}
 	full_device_name(core, b->devices[0], b->device_name, sizeof(b->device_name));
+	string_property(b->models[0], VNPU_PROP_INFERENCE_PRECISION_HINT, b->precision,
+			sizeof(b->precision));
 	b->res.compile_ms = (double)(bench_now_ns() - t0) / 1e6;
 	b->nireq = o->nireq;
 	if (!b->nireq && !o->async)

@@ -33,6 +33,8 @@ expect 2 "$bench" -m "$model" -nireq 0
 expect 2 "$bench" -m "$model" -niter x
 expect 2 "$bench" -m "$model" -niter 5 -t 1
 expect 2 "$bench" -m "$model" -hint fastest
+expect 2 "$bench" -m "$model" -infer_precision f64
+expect 2 "$bench" -m "$model" -infer_precision ''
 expect 2 "$bench" -m "$model" -shape '[1,2'
 expect 2 "$bench" -m "$model" -io pinned
 expect 2 "$bench" -m "$model" --no-such-option
@@ -96,6 +98,15 @@ if device.startswith("NPU"):
     assert (copied > 0) == (io == "host"), (io, copied)
 print("ok - -io %s: %s bytes copied by the driver" % (io, copied))
 PY
+	done
+	# -infer_precision reaches the compiled model (its report and JSON).
+	for p in f32 f16 bf16; do
+		expect 0 "$bench" -m "$model" -d "$device" -api sync -niter 3 \
+			-infer_precision $p --json "$tmp/p.json"
+		grep -q "^Precision  *$p\$" "$tmp/out" ||
+			{ echo "not ok - -infer_precision $p: not in the report"; fails=$((fails + 1)); }
+		grep -q "\"precision\": \"$p\"" "$tmp/p.json" ||
+			{ echo "not ok - -infer_precision $p: not in the JSON"; fails=$((fails + 1)); }
 	done
 else
 	echo "skip - $model is missing"

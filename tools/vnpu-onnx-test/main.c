@@ -50,6 +50,7 @@ struct options {
 	const char *device;
 	const char *json;
 	const char *floor;
+	const char *precision;		/* --precision; NULL: the device's hint */
 	double rtol, atol;
 	unsigned int timeout;
 	int have_filter;
@@ -73,6 +74,8 @@ static void usage(FILE *f)
 		"                       floor the file gives for DEV\n"
 		"      --rtol X         relative tolerance (default 1e-3)\n"
 		"      --atol X         absolute tolerance (default 1e-7)\n"
+		"      --precision P    compile with INFERENCE_PRECISION_HINT P (f32, f16,\n"
+		"                       bf16; default: the device's)\n"
 		"      --timeout SEC    per case (default 120)\n"
 		"  -v, --verbose        list every case, not only those that do not pass\n"
 		"  -h, --help           this text\n"
@@ -511,13 +514,15 @@ static int prepare(const struct options *o, vnpu_core *core, const char *dir,
 		   struct tensor_value *inputs, char **names, int n_in, int *level,
 		   vnpu_compiled_model **cm, vnpu_infer_request **req, struct result *r)
 {
+	const char *props[] = { VNPU_PROP_INFERENCE_PRECISION_HINT, o->precision, NULL };
 	vnpu_model *model = NULL;
 	vnpu_status st;
 
 	for (;;) {
 		if (fit_model(core, dir, inputs, names, n_in, *level, &model, r))
 			return -1;
-		st = vnpu_core_compile_model(core, model, o->device, NULL, cm);
+		st = vnpu_core_compile_model(core, model, o->device,
+					     o->precision ? props : NULL, cm);
 		vnpu_model_free(model);
 		if (!st)
 			break;
@@ -855,6 +860,9 @@ static int write_json(const struct options *o, const struct result *res, size_t 
 	}
 	fprintf(f, "{\n  \"device\": ");
 	json_str(f, o->device);
+	fprintf(f, ",\n  \"precision\": ");
+	json_str(f, o->precision ? o->precision : "");
+	fprintf(f, ",\n  \"rtol\": %g, \"atol\": %g", o->rtol, o->atol);
 	fprintf(f, ",\n  \"totals\": {\"cases\": %zu, \"pass\": %zu, \"fail\": %zu, "
 		"\"error\": %zu, \"unsupported\": %zu, \"device_only\": %zu},\n  \"cases\": [\n",
 		n, totals[PASS], totals[FAIL], totals[ERROR], totals[UNSUPPORTED], device_only);
@@ -952,6 +960,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "rtol", required_argument, NULL, 'r' },
 		{ "atol", required_argument, NULL, 'a' },
 		{ "timeout", required_argument, NULL, 't' },
+		{ "precision", required_argument, NULL, 'P' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -993,6 +1002,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 				fprintf(stderr, "vnpu-onnx-test: --timeout takes whole seconds > 0\n");
 				return 2;
 			}
+			break;
+		case 'P':
+			if (strcmp(optarg, "f32") && strcmp(optarg, "f16") &&
+			    strcmp(optarg, "bf16")) {
+				fprintf(stderr, "vnpu-onnx-test: --precision takes f32, f16 or bf16\n");
+				return 2;
+			}
+			o->precision = optarg;
 			break;
 		case 'v':
 			o->verbose = 1;

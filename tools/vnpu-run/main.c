@@ -40,6 +40,7 @@ struct options {
 	const char *out_dir;
 	int npy;		/* -f npy: outputs as .npy, else TensorProto */
 	const char *const *props;
+	const char *precision;	/* --precision: f32, f16, bf16; NULL: the device's */
 	int profile;
 	int json;
 	int json_open;		/* the JSON object was opened on stdout */
@@ -54,7 +55,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: vnpu-run -m MODEL [-d DEVICE] [-i [NAME=]FILE ...] [-o DIR] [-f pb|npy]\n"
-		"                [--profile] [--json]\n"
+		"                [--precision f32|f16|bf16] [--profile] [--json]\n"
 		"Run an ONNX model once and write each output to DIR/<output name>.pb (or .npy).\n"
 		"  -m, --model MODEL      the .onnx file\n"
 		"  -d, --device DEVICE    CPU, NPU, NPU.<n>, HETERO:NPU,CPU or AUTO (default AUTO)\n"
@@ -67,6 +68,9 @@ static void usage(FILE *f)
 		"  -o, --output-dir DIR   where to write the outputs, created when absent\n"
 		"                         (default .)\n"
 		"  -f, --format FORMAT    pb (TensorProto, the default) or npy\n"
+		"  -P, --precision P      f32, f16 or bf16: INFERENCE_PRECISION_HINT (the\n"
+		"                         weights of Conv, Gemm and MatMul in that type;\n"
+		"                         default: the device's)\n"
 		"  -p, --profile          print the stage and layer timings\n"
 		"  -j, --json             print the outputs (and timings) as JSON\n"
 		"  -s, --seed N           seed of the random inputs (default 1)\n"
@@ -138,6 +142,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "json", no_argument, NULL, 'j' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "shape", required_argument, NULL, 'S' },
+		{ "precision", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -148,7 +153,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	o->device = "AUTO";
 	o->out_dir = ".";
 	o->seed = 1;
-	while ((c = getopt_long(argc, argv, "m:d:i:o:f:pjs:S:h", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "m:d:i:o:f:pjs:S:P:h", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'm': o->model = optarg; break;
 		case 'd': o->device = optarg; break;
@@ -163,6 +168,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case 'p': o->profile = 1; break;
 		case 'j': o->json = 1; break;
+		case 'P':
+			if (strcmp(optarg, "f32") && strcmp(optarg, "f16") && strcmp(optarg, "bf16")) {
+				fprintf(stderr, "vnpu-run: --precision takes f32, f16 or bf16, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			o->precision = optarg;
+			break;
 		case 's':
 			if (parse_seed(o, optarg))
 				return 2;
@@ -513,12 +526,15 @@ static void print_profile(vnpu_infer_request *req, int json)
 
 static int run(struct options *o, vnpu_core *core)
 {
-	const char *props[] = { VNPU_PROP_ENABLE_PROFILING, o->profile ? "YES" : "NO", NULL };
+	const char *props[] = { VNPU_PROP_ENABLE_PROFILING, o->profile ? "YES" : "NO",
+				VNPU_PROP_INFERENCE_PRECISION_HINT, o->precision, NULL };
 	vnpu_compiled_model *cm = NULL;
 	vnpu_infer_request *req = NULL;
 	vnpu_model *model = NULL;
 	int ret;
 
+	if (!o->precision)
+		props[2] = NULL;
 	if (vnpu_core_read_model(core, o->model, &model))
 		return fail(o->model);
 	ret = check_shape_names(o, model);
