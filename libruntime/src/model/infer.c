@@ -713,14 +713,20 @@ static vnpu_status infer_reshape(struct ictx *c)
 		return VNPU_OK;
 	}
 	for (int32_t d = 0; d < n; d++) {
+		bool copies_dynamic = false;
+
 		if (shape[d] > VNPU_MAX_ELEMS)
 			return FAIL(c, "shape entry %lld", (long long)shape[d]);
 		if (shape[d] == 0 && !vnpu_attr_int(c->n, "allowzero", 0)) {
 			if (d >= x->rank)
 				return FAIL(c, "shape copies dim %d of a rank %d input", d, x->rank);
 			shape[d] = x->dims[d];
+			copies_dynamic = shape[d] == VNPU_DIM_DYNAMIC;
 		}
-		if (shape[d] == -1) {
+		if (copies_dynamic) {
+			/* A dimension of unknown size, not the one to infer. */
+			known = -1;
+		} else if (shape[d] == -1) {
 			if (infer_at >= 0)
 				return FAIL(c, "shape has two -1 entries");
 			infer_at = d;
@@ -730,8 +736,6 @@ static vnpu_status infer_reshape(struct ictx *c)
 			known = known && shape[d] > VNPU_MAX_ELEMS / known ? VNPU_MAX_ELEMS + 1
 									  : known * shape[d];
 		}
-		if (shape[d] == VNPU_DIM_DYNAMIC && d != infer_at)
-			known = -1;
 	}
 	if (infer_at >= 0) {
 		shape[infer_at] = VNPU_DIM_DYNAMIC;
