@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "async.h"
+#include "dynamic.h"
 #include "runtime.h"
 
 #define TASK_THREADS_MAX 4
@@ -971,9 +972,12 @@ void vnpu_async_timeline_add(struct vnpu_infer_request *req,
 VNPU_API vnpu_status vnpu_infer_request_start_async(vnpu_infer_request *req)
 {
 	struct vnpu_request_async *a = NULL;
-	vnpu_status st = state_need(req, "vnpu_infer_request_start_async", &a);
+	vnpu_status st;
 	bool own_callback, inline_host;
 
+	if (req && vnpu_request_dyn(req))
+		return vnpu_dyn_start_async(vnpu_request_dyn(req));
+	st = state_need(req, "vnpu_infer_request_start_async", &a);
 	if (st != VNPU_OK)
 		return st;
 	st = pool_register(a);
@@ -1040,8 +1044,11 @@ static vnpu_status wait_idle(struct vnpu_request_async *a, int64_t deadline_ns)
 VNPU_API vnpu_status vnpu_infer_request_wait(vnpu_infer_request *req)
 {
 	struct vnpu_request_async *a = NULL;
-	vnpu_status st = state_need(req, "vnpu_infer_request_wait", &a);
+	vnpu_status st;
 
+	if (req && vnpu_request_dyn(req))
+		return vnpu_dyn_wait_for(vnpu_request_dyn(req), 0, true);
+	st = state_need(req, "vnpu_infer_request_wait", &a);
 	return st != VNPU_OK ? st : wait_idle(a, INT64_MAX);
 }
 
@@ -1049,9 +1056,12 @@ VNPU_API vnpu_status vnpu_infer_request_wait_for(vnpu_infer_request *req,
 						 int64_t timeout_ms)
 {
 	struct vnpu_request_async *a = NULL;
-	vnpu_status st = state_need(req, "vnpu_infer_request_wait_for", &a);
 	int64_t now = vnpu_async_now_ns();
+	vnpu_status st;
 
+	if (req && vnpu_request_dyn(req))
+		return vnpu_dyn_wait_for(vnpu_request_dyn(req), timeout_ms, false);
+	st = state_need(req, "vnpu_infer_request_wait_for", &a);
 	if (st != VNPU_OK)
 		return st;
 	if (timeout_ms < 0)
@@ -1068,9 +1078,12 @@ VNPU_API vnpu_status vnpu_infer_request_set_callback(vnpu_infer_request *req,
 						     void *user_data)
 {
 	struct vnpu_request_async *a = NULL;
-	vnpu_status st = state_need(req, "vnpu_infer_request_set_callback", &a);
 	bool own_callback;
+	vnpu_status st;
 
+	if (req && vnpu_request_dyn(req))
+		return vnpu_dyn_set_callback(vnpu_request_dyn(req), callback, user_data);
+	st = state_need(req, "vnpu_infer_request_set_callback", &a);
 	if (st != VNPU_OK)
 		return st;
 	pthread_mutex_lock(&a->lock);
@@ -1088,8 +1101,11 @@ VNPU_API vnpu_status vnpu_infer_request_set_callback(vnpu_infer_request *req,
 VNPU_API vnpu_status vnpu_infer_request_cancel(vnpu_infer_request *req)
 {
 	struct vnpu_request_async *a = NULL;
-	vnpu_status st = state_need(req, "vnpu_infer_request_cancel", &a);
+	vnpu_status st;
 
+	if (req && vnpu_request_dyn(req))
+		return vnpu_dyn_cancel(vnpu_request_dyn(req));
+	st = state_need(req, "vnpu_infer_request_cancel", &a);
 	if (st != VNPU_OK)
 		return st;
 	pthread_mutex_lock(&a->lock);
@@ -1216,8 +1232,11 @@ VNPU_API vnpu_status vnpu_infer_request_get_timeline(vnpu_infer_request *req,
 						     vnpu_timeline **out)
 {
 	struct vnpu_request_async *a = NULL;
-	vnpu_status st = state_need(req, "vnpu_infer_request_get_timeline", &a);
+	vnpu_status st;
 
+	if (req && out && vnpu_request_dyn(req))
+		return vnpu_dyn_timeline(vnpu_request_dyn(req), out);
+	st = state_need(req, "vnpu_infer_request_get_timeline", &a);
 	if (st != VNPU_OK)
 		return st;
 	if (!out)

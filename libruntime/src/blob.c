@@ -318,13 +318,23 @@ vnpu_status vnpu_write_file_atomic(const char *path, const void *data, size_t si
 
 /* ---- the API ---- */
 
+/* A blob holds one program: a model with dynamic inputs has none of its own. */
+static vnpu_status no_dynamic(const vnpu_compiled_model *cm)
+{
+	if (!cm->dyn)
+		return VNPU_OK;
+	return vnpu_error(VNPU_UNSUPPORTED,
+			  "a model compiled with dynamic inputs cannot be exported: reshape "
+			  "its inputs to static shapes before compiling");
+}
+
 VNPU_API vnpu_status vnpu_compiled_model_export(const vnpu_compiled_model *cm,
 						void **out, size_t *out_size)
 {
 	if (!cm || !out || !out_size)
 		return vnpu_error(VNPU_INVALID_ARGUMENT,
 				  "vnpu_compiled_model_export: NULL argument");
-	return vnpu_blob_write(cm, out, out_size);
+	return no_dynamic(cm) ?: vnpu_blob_write(cm, out, out_size);
 }
 
 VNPU_API vnpu_status vnpu_compiled_model_export_file(const vnpu_compiled_model *cm,
@@ -337,7 +347,7 @@ VNPU_API vnpu_status vnpu_compiled_model_export_file(const vnpu_compiled_model *
 	if (!cm || !path)
 		return vnpu_error(VNPU_INVALID_ARGUMENT,
 				  "vnpu_compiled_model_export_file: NULL argument");
-	st = vnpu_blob_write(cm, &blob, &size);
+	st = no_dynamic(cm) ?: vnpu_blob_write(cm, &blob, &size);
 	if (st != VNPU_OK)
 		return st;
 	st = vnpu_write_file_atomic(path, blob, size);

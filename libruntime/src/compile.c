@@ -12,6 +12,7 @@
 
 #include <vnpu/vnpu_model.h>
 
+#include "dynamic.h"
 #include "runtime.h"
 #include "model/ir.h"
 #include "compiler/compiler.h"
@@ -322,6 +323,12 @@ VNPU_API vnpu_status vnpu_core_compile_model(vnpu_core *core, const vnpu_model *
 		st = compile_config(core, &t, properties, &cfg);
 	if (st != VNPU_OK)
 		return st;
+	compile_options(&t, &cfg, &opts);
+	if (vnpu_dyn_wanted(model)) {
+		st = vnpu_dyn_compiled_model_new(core, t.primary, t.fallback, t.name, &cfg, &opts,
+						 model, out);
+		return st ? vnpu_error_prefix(st, "compiling for %s", t.name) : st;
+	}
 	if (cfg.cache_dir[0]) {
 		st = cache_path(model, &t, &cfg, path, sizeof(path));
 		if (st != VNPU_OK)
@@ -329,7 +336,6 @@ VNPU_API vnpu_status vnpu_core_compile_model(vnpu_core *core, const vnpu_model *
 		if (cache_load(core, path, &t, out) == VNPU_OK)
 			return VNPU_OK;
 	}
-	compile_options(&t, &cfg, &opts);
 	st = vnpu_compile(model, &opts, &program);
 	if (st != VNPU_OK)
 		return vnpu_error_prefix(compile_status(st), "compiling for %s", t.name);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "async.h"
+#include "dynamic.h"
 #include "runtime.h"
 
 struct vnpu_core_device *vnpu_segment_device(const struct vnpu_compiled_model *cm,
@@ -37,6 +38,7 @@ static void compiled_model_destroy(struct vnpu_compiled_model *cm)
 	free(cm->slots);
 	free(cm->inputs);
 	free(cm->outputs);
+	vnpu_dyn_model_free(cm->dyn);
 	vnpu_program_free(cm->program);
 	vnpu_core_unref(cm->core);
 	free(cm);
@@ -57,6 +59,8 @@ static vnpu_status make_ports(struct vnpu_compiled_model *cm)
 	for (i = 0; i < p->num_outputs; i++)
 		cm->outputs[i] = (vnpu_port){ p->outputs[i].name, p->outputs[i].type,
 					      p->outputs[i].shape, i, 1 };
+	cm->num_inputs = p->num_inputs;
+	cm->num_outputs = p->num_outputs;
 	return VNPU_OK;
 }
 
@@ -139,6 +143,28 @@ static vnpu_status load_segments(struct vnpu_compiled_model *cm)
 	return VNPU_OK;
 }
 
+struct vnpu_compiled_model *vnpu_compiled_model_alloc(struct vnpu_core *core,
+						       struct vnpu_core_device *primary,
+						       struct vnpu_core_device *fallback,
+						       const char *device_name,
+						       const struct vnpu_config *config)
+{
+	struct vnpu_compiled_model *cm = calloc(1, sizeof(*cm));
+
+	if (!cm) {
+		vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory");
+		return NULL;
+	}
+	atomic_init(&cm->refs, 1);
+	cm->core = core;
+	vnpu_core_ref(core);
+	cm->primary = primary;
+	cm->fallback = fallback;
+	snprintf(cm->device, sizeof(cm->device), "%s", device_name);
+	cm->config = *config;
+	return cm;
+}
+
 vnpu_status vnpu_compiled_model_new(struct vnpu_core *core,
 				    struct vnpu_core_device *primary,
 				    struct vnpu_core_device *fallback,
@@ -155,18 +181,11 @@ vnpu_status vnpu_compiled_model_new(struct vnpu_core *core,
 		vnpu_program_free(program);
 		return st;
 	}
-	cm = calloc(1, sizeof(*cm));
+	cm = vnpu_compiled_model_alloc(core, primary, fallback, device_name, config);
 	if (!cm) {
 		vnpu_program_free(program);
-		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory");
+		return VNPU_OUT_OF_MEMORY;
 	}
-	atomic_init(&cm->refs, 1);
-	cm->core = core;
-	vnpu_core_ref(core);
-	cm->primary = primary;
-	cm->fallback = fallback;
-	snprintf(cm->device, sizeof(cm->device), "%s", device_name);
-	cm->config = *config;
 	cm->program = program;
 	st = make_ports(cm);
 	if (st == VNPU_OK)
@@ -191,7 +210,7 @@ VNPU_API vnpu_status vnpu_compiled_model_get_num_inputs(const vnpu_compiled_mode
 	if (!cm || !out)
 		return vnpu_error(VNPU_INVALID_ARGUMENT,
 				  "vnpu_compiled_model_get_num_inputs: NULL argument");
-	*out = cm->program->num_inputs;
+	*out = cm->num_inputs;
 	return VNPU_OK;
 }
 
@@ -201,7 +220,7 @@ VNPU_API vnpu_status vnpu_compiled_model_get_num_outputs(const vnpu_compiled_mod
 	if (!cm || !out)
 		return vnpu_error(VNPU_INVALID_ARGUMENT,
 				  "vnpu_compiled_model_get_num_outputs: NULL argument");
-	*out = cm->program->num_outputs;
+	*out = cm->num_outputs;
 	return VNPU_OK;
 }
 
@@ -213,7 +232,7 @@ static vnpu_status get_port(const vnpu_compiled_model *cm, bool output, uint32_t
 	if (!cm || !out)
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "vnpu_compiled_model_get_%s: NULL argument",
 				  output ? "output" : "input");
-	n = output ? cm->program->num_outputs : cm->program->num_inputs;
+	n = output ? cm->num_outputs : cm->num_inputs;
 	if (index >= n)
 		return vnpu_error(VNPU_NOT_FOUND, "no %s %u: the model has %u",
 				  output ? "output" : "input", index, n);
@@ -242,13 +261,13 @@ VNPU_API vnpu_status vnpu_compiled_model_get_port_by_name(const vnpu_compiled_mo
 	if (!cm || !name || !out)
 		return vnpu_error(VNPU_INVALID_ARGUMENT,
 				  "vnpu_compiled_model_get_port_by_name: NULL argument");
-	for (i = 0; i < cm->program->num_inputs; i++) {
+	for (i = 0; i < cm->num_inputs; i++) {
 		if (!strcmp(cm->inputs[i].name, name)) {
 			*out = cm->inputs[i];
 			return VNPU_OK;
 		}
 	}
-	for (i = 0; i < cm->program->num_outputs; i++) {
+	for (i = 0; i < cm->num_outputs; i++) {
 		if (!strcmp(cm->outputs[i].name, name)) {
 			*out = cm->outputs[i];
 			return VNPU_OK;
@@ -291,6 +310,32 @@ static vnpu_status int_value(int64_t v, vnpu_property_value **out)
 	return vnpu_prop_new(VNPU_PROPERTY_INT, v, NULL, NULL, 0, NULL, NULL, out);
 }
 
+static bool program_property(const char *key)
+{
+	return !strcmp(key, VNPU_PROP_EXECUTION_DEVICES) || !strcmp(key, VNPU_PROP_WEIGHTS_SIZE) ||
+	       !strcmp(key, VNPU_PROP_ARENA_SIZE) || !strcmp(key, VNPU_PROP_INTERMEDIATES_SIZE);
+}
+
+/*
+ * A property of the program of dynamic inputs' shapes used last; before
+ * the first, the primary device and sizes of 0.
+ */
+static vnpu_status dyn_program_property(const struct vnpu_compiled_model *cm, const char *key,
+					vnpu_property_value **out)
+{
+	struct vnpu_compiled_model *last = vnpu_dyn_last(cm->dyn);
+	const char *name = cm->primary->info.name;
+	vnpu_status st;
+
+	if (!last && !strcmp(key, VNPU_PROP_EXECUTION_DEVICES))
+		return vnpu_prop_new(VNPU_PROPERTY_LIST, 0, NULL, &name, 1, NULL, NULL, out);
+	if (!last)
+		return int_value(0, out);
+	st = vnpu_compiled_model_get_property(last, key, out);
+	vnpu_compiled_model_free(last);
+	return st;
+}
+
 VNPU_API vnpu_status vnpu_compiled_model_get_property(const vnpu_compiled_model *cm,
 						      const char *key,
 						      vnpu_property_value **out)
@@ -307,6 +352,10 @@ VNPU_API vnpu_status vnpu_compiled_model_get_property(const vnpu_compiled_model 
 	if (!strcmp(key, VNPU_PROP_LOADED_FROM_CACHE))
 		return vnpu_prop_new(VNPU_PROPERTY_BOOL, cm->loaded_from_cache, NULL, NULL, 0,
 				     NULL, NULL, out);
+	if (!strcmp(key, VNPU_PROP_DYNAMIC_SHAPE_COMPILES))
+		return int_value(cm->dyn ? vnpu_dyn_compiles(cm->dyn) : 0, out);
+	if (cm->dyn && program_property(key))
+		return dyn_program_property(cm, key, out);
 	if (!strcmp(key, VNPU_PROP_EXECUTION_DEVICES))
 		return execution_devices(cm, out);
 	if (!strcmp(key, VNPU_PROP_DEVICE))

@@ -58,6 +58,16 @@ bool vnpu_convert_supported(vnpu_element_type from, vnpu_element_type to)
 	return from == to || (is_numeric(from) && is_numeric(to));
 }
 
+vnpu_status vnpu_convert_check(const char *name, vnpu_element_type port_type,
+			       vnpu_element_type from)
+{
+	if (vnpu_convert_supported(from, port_type))
+		return VNPU_OK;
+	return vnpu_error(VNPU_INVALID_ARGUMENT,
+			  "\"%s\" is %s, and a %s tensor cannot be converted to it", name,
+			  vnpu_element_type_str(port_type), vnpu_element_type_str(from));
+}
+
 /* @mag / 2^@shift rounded to nearest, ties to even. */
 static uint64_t round_shift(uint64_t mag, unsigned int shift)
 {

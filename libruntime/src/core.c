@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dynamic.h"
 #include "runtime.h"
 
 #ifndef VNPU_PLUGIN_DIR
@@ -144,6 +145,7 @@ static vnpu_status list_devices(struct vnpu_core *core)
 			d->dev = core->plugins[i]->devices[j];
 			d->plugin->ops->get_info(d->dev, &d->info);
 			d->config.precision = VNPU_TYPE_F32;
+			d->config.shape_cache_size = VNPU_SHAPE_CACHE_DEFAULT;
 			if (!strcmp(d->plugin->type, "CPU") && !core->cpu)
 				core->cpu = d;
 		}

@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "async.h"
+#include "dynamic.h"
 #include "runtime.h"
 
 enum request_stage {
@@ -67,6 +68,7 @@ struct vnpu_infer_request {
 	bool profiled;			/* the last run completed with timings */
 	struct vnpu_request_async *async;	/* async.c's, NULL until used */
 	uint64_t job_ns;			/* device time of the last job waited for */
+	struct vnpu_dyn_request *dyn;		/* a model of dynamic inputs: runs there */
 	/*
 	 * Set while a caller's call touches the request (vnpu_request_enter()):
 	 * a second thread's call meanwhile gets VNPU_BUSY instead of racing it.
@@ -127,6 +129,7 @@ VNPU_API void vnpu_infer_request_free(vnpu_infer_request *req)
 
 	if (!req || !vnpu_async_release(req))
 		return;
+	vnpu_dyn_request_free(req->dyn);
 	if (req->job)
 		vnpu_segment_device(req->cm, req->segment)->plugin->ops->job_free(req->job);
 	for (i = 0; req->io && i < req->num_io; i++) {
@@ -194,6 +197,26 @@ static vnpu_status alloc_buffers(struct vnpu_infer_request *req)
 	return VNPU_OK;
 }
 
+/* A request of dynamic inputs: its ports name them, dynamic.c runs it. */
+static vnpu_status dyn_ports(struct vnpu_infer_request *req)
+{
+	struct vnpu_compiled_model *cm = req->cm;
+	uint32_t i;
+
+	req->io = calloc(req->num_io ? req->num_io : 1, sizeof(*req->io));
+	if (!req->io)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory");
+	for (i = 0; i < req->num_io; i++)
+		req->io[i].port = i < req->num_inputs ? &cm->inputs[i] :
+							&cm->outputs[i - req->num_inputs];
+	return vnpu_dyn_request_new(cm, req, &req->dyn);
+}
+
+struct vnpu_dyn_request *vnpu_request_dyn(const struct vnpu_infer_request *req)
+{
+	return req->dyn;
+}
+
 VNPU_API vnpu_status vnpu_compiled_model_create_infer_request(vnpu_compiled_model *cm,
 							      vnpu_infer_request **out)
 {
@@ -209,10 +232,13 @@ VNPU_API vnpu_status vnpu_compiled_model_create_infer_request(vnpu_compiled_mode
 	atomic_fetch_add(&cm->refs, 1);
 	req->cm = cm;
 	atomic_init(&req->in_call, false);
-	req->num_inputs = cm->program->num_inputs;
-	req->num_io = cm->program->num_inputs + cm->program->num_outputs;
-	st = alloc_buffers(req);
-	if (st == VNPU_OK)
+	req->num_inputs = cm->num_inputs;
+	req->num_io = cm->num_inputs + cm->num_outputs;
+	if (cm->dyn)
+		st = dyn_ports(req);
+	else
+		st = alloc_buffers(req);
+	if (st == VNPU_OK && !cm->dyn)
 		st = alloc_timings(req);
 	if (st != VNPU_OK) {
 		vnpu_infer_request_free(req);
@@ -271,9 +297,12 @@ static vnpu_status get_tensor(struct vnpu_infer_request *req, struct io_state *i
 
 	if (st)
 		return st;
-	*out = vnpu_tensor_ref(io->cur);
+	if (req->dyn)
+		st = vnpu_dyn_get_tensor(req->dyn, (uint32_t)(io - req->io), out);
+	else
+		*out = vnpu_tensor_ref(io->cur);
 	vnpu_request_leave(req);
-	return VNPU_OK;
+	return st;
 }
 
 VNPU_API vnpu_status vnpu_infer_request_get_tensor(vnpu_infer_request *req,
@@ -329,7 +358,7 @@ static const struct vnpu_prog_group *find_group(const struct vnpu_infer_request 
 {
 	const struct vnpu_program *p = req->cm->program;
 
-	for (uint32_t i = 0; i < p->num_groups; i++)
+	for (uint32_t i = 0; p && i < p->num_groups; i++)
 		if (!strcmp(p->groups[i].name, name))
 			return &p->groups[i];
 	return NULL;
@@ -439,11 +468,8 @@ static vnpu_status replace_tensor(struct io_state *io, struct vnpu_tensor_handle
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "\"%s\" has shape %s, the tensor %s",
 				  port->name, vnpu_shape_str(&port->shape, want, sizeof(want)),
 				  vnpu_shape_str(&t->shape, got, sizeof(got)));
-	if (!vnpu_convert_supported(t->type, port->type))
-		return vnpu_error(VNPU_INVALID_ARGUMENT,
-				  "\"%s\" is %s, and a %s tensor cannot be converted to it",
-				  port->name, vnpu_element_type_str(port->type),
-				  vnpu_element_type_str(t->type));
+	if (vnpu_convert_check(port->name, port->type, t->type))
+		return VNPU_INVALID_ARGUMENT;
 	if (t->type != port->type) {
 		staging = malloc(io->port_bytes ? io->port_bytes : 1);
 		if (!staging)
@@ -464,9 +490,13 @@ static vnpu_status set_tensor(struct vnpu_infer_request *req, struct io_state *i
 
 	if (st)
 		return st;
-	st = replace_tensor(io, t);
-	if (!st)
-		bind_slot(req, io);
+	if (req->dyn) {
+		st = vnpu_dyn_set_tensor(req->dyn, (uint32_t)(io - req->io), t);
+	} else {
+		st = replace_tensor(io, t);
+		if (!st)
+			bind_slot(req, io);
+	}
 	vnpu_request_leave(req);
 	return st;
 }
@@ -789,6 +819,11 @@ VNPU_API vnpu_status vnpu_infer_request_infer(vnpu_infer_request *req)
 	st = vnpu_request_enter_idle(req);
 	if (st)
 		return st;
+	if (req->dyn) {
+		st = vnpu_dyn_infer(req->dyn);
+		vnpu_request_leave(req);
+		return st;
+	}
 	vnpu_request_run_begin(req);
 	st = TIMED(req, STAGE_PREPROCESS, vnpu_request_preprocess(req));
 	if (st == VNPU_OK)
@@ -883,7 +918,8 @@ VNPU_API vnpu_status vnpu_infer_request_get_profiling_info(vnpu_infer_request *r
 	st = vnpu_request_enter_idle(req);
 	if (st)
 		return st;
-	st = vnpu_request_profiling_info(req, out);
+	st = req->dyn ? vnpu_dyn_profiling_info(req->dyn, out) :
+			vnpu_request_profiling_info(req, out);
 	vnpu_request_leave(req);
 	return st;
 }

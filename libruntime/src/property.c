@@ -13,6 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "dynamic.h"
 #include "runtime.h"
 
 #define G VNPU_SCOPE_GLOBAL
@@ -59,6 +60,8 @@ static const struct vnpu_prop_def prop_defs[] = {
 	{ VNPU_PROP_WEIGHTS_SIZE, VNPU_PROPERTY_INT, C, false, NULL },
 	{ VNPU_PROP_ARENA_SIZE, VNPU_PROPERTY_INT, C, false, NULL },
 	{ VNPU_PROP_INTERMEDIATES_SIZE, VNPU_PROPERTY_INT, C, false, NULL },
+	{ VNPU_PROP_DYNAMIC_SHAPE_CACHE_SIZE, VNPU_PROPERTY_INT, D | C, true, NULL },
+	{ VNPU_PROP_DYNAMIC_SHAPE_COMPILES, VNPU_PROPERTY_INT, C, false, NULL },
 	{ VNPU_PROP_DEVICE_UTILIZATION, VNPU_PROPERTY_INT, T, false, NULL },
 	{ VNPU_PROP_DEVICE_BUSY_TIME_NS, VNPU_PROPERTY_INT, T, false, NULL },
 	{ VNPU_PROP_DEVICE_JOBS_SUBMITTED, VNPU_PROPERTY_INT, T, false, NULL },
@@ -281,6 +284,10 @@ vnpu_status vnpu_config_set(struct vnpu_config *cfg, const struct vnpu_prop_def 
 		if (value->integer < 0 || value->integer > 1024)
 			return bad_value(def, "not between 0 and 1024");
 		cfg->num_requests = value->integer;
+	} else if (!strcmp(key, VNPU_PROP_DYNAMIC_SHAPE_CACHE_SIZE)) {
+		if (value->integer < 1 || value->integer > VNPU_SHAPE_CACHE_MAX)
+			return bad_value(def, "not between 1 and 1024");
+		cfg->shape_cache_size = value->integer;
 	} else if (!strcmp(key, VNPU_PROP_INFERENCE_PRECISION_HINT)) {
 		cfg->precision = precision_types[choice];
 	} else if (!strcmp(key, VNPU_PROP_CACHE_DIR)) {
@@ -325,6 +332,10 @@ vnpu_status vnpu_config_get(const struct vnpu_config *cfg, const char *key,
 	}
 	if (!strcmp(key, VNPU_PROP_CACHE_DIR))
 		return vnpu_prop_string(cfg->cache_dir, out);
+	if (!strcmp(key, VNPU_PROP_DYNAMIC_SHAPE_CACHE_SIZE))
+		return vnpu_prop_new(VNPU_PROPERTY_INT,
+				     cfg->shape_cache_size ?: VNPU_SHAPE_CACHE_DEFAULT, NULL, NULL,
+				     0, NULL, NULL, out);
 	return VNPU_NOT_FOUND;
 }
 

@@ -32,6 +32,7 @@ struct vnpu_config {
 	enum vnpu_perf_mode perf_mode;
 	int64_t num_requests;		/* 0: as the hint says */
 	vnpu_element_type precision;	/* F32, F16 or BF16 */
+	int64_t shape_cache_size;	/* DYNAMIC_SHAPE_CACHE_SIZE, 0: the default */
 	char cache_dir[512];		/* "" when off */
 };
 
@@ -147,6 +148,9 @@ const char *vnpu_shape_str(const vnpu_shape *shape, char *buf, size_t size);
 /* ---- precision conversion (convert.c) ---- */
 
 bool vnpu_convert_supported(vnpu_element_type from, vnpu_element_type to);
+/* VNPU_INVALID_ARGUMENT naming port @name of @port_type unless @from converts. */
+vnpu_status vnpu_convert_check(const char *name, vnpu_element_type port_type,
+			       vnpu_element_type from);
 void vnpu_convert(void *dst, vnpu_element_type dst_type, const void *src,
 		  vnpu_element_type src_type, uint64_t elems);
 
@@ -160,7 +164,10 @@ struct vnpu_compiled_model {
 	char device[80];			/* as compiled: "HETERO:NPU.0,CPU" */
 	struct vnpu_config config;
 	bool loaded_from_cache;
-	struct vnpu_program *program;
+	struct vnpu_program *program;	/* NULL with @dyn */
+	struct vnpu_dyn_model *dyn;	/* dynamic inputs (dynamic.h), or NULL */
+	uint32_t num_inputs;
+	uint32_t num_outputs;
 	struct vnpu_slot_desc *slots;	/* one per slot */
 	struct vnpu_buf *weights;		/* on @primary */
 	struct vnpu_exe **exes;			/* one per segment */
@@ -181,6 +188,12 @@ vnpu_status vnpu_compiled_model_new(struct vnpu_core *core,
 				    const struct vnpu_config *config,
 				    struct vnpu_program *program,
 				    struct vnpu_compiled_model **out);
+/* A compiled model of no program yet (also on failure: NULL, an error set). */
+struct vnpu_compiled_model *vnpu_compiled_model_alloc(struct vnpu_core *core,
+						       struct vnpu_core_device *primary,
+						       struct vnpu_core_device *fallback,
+						       const char *device_name,
+						       const struct vnpu_config *config);
 struct vnpu_core_device *vnpu_segment_device(const struct vnpu_compiled_model *cm,
 					     uint32_t segment);
 

@@ -39,9 +39,13 @@ const char *vnpu_shape_str(const vnpu_shape *shape, char *buf, size_t size)
 	uint32_t i;
 
 	len += (size_t)snprintf(buf, size, "[");
-	for (i = 0; i < shape->rank && i < VNPU_MAX_RANK && len < size; i++)
-		len += (size_t)snprintf(buf + len, size - len, "%s%lld", i ? "," : "",
-					(long long)shape->dims[i]);
+	for (i = 0; i < shape->rank && i < VNPU_MAX_RANK && len < size; i++) {
+		if (shape->dims[i] < 0)
+			len += (size_t)snprintf(buf + len, size - len, "%s?", i ? "," : "");
+		else
+			len += (size_t)snprintf(buf + len, size - len, "%s%lld", i ? "," : "",
+						(long long)shape->dims[i]);
+	}
 	if (len < size)
 		snprintf(buf + len, size - len, "]");
 	return buf;

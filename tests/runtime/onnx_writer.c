@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <vnpu/vnpu.h>
+
 #include "onnx_writer.h"
 
 void pb_put(struct pb *b, const void *p, size_t n)
@@ -85,7 +87,8 @@ void onnx_value_typed(struct pb *g, uint32_t field, const char *name, int type, 
 	struct pb v = { 0 }, t = { 0 }, tt = { 0 }, shape = { 0 }, dim = { 0 };
 
 	for (int d = 0; d < rank; d++) {
-		pb_int(&dim, DIM_VALUE, dims[d]);
+		if (dims[d] >= 0)
+			pb_int(&dim, DIM_VALUE, dims[d]);
 		pb_msg(&shape, SHAPE_DIM, &dim);
 	}
 	pb_int(&tt, TENSOR_ELEM, type);
@@ -138,4 +141,26 @@ void onnx_model(struct pb *out, struct pb *g, int64_t opset)
 	pb_msg(out, MODEL_OPSET, &id);
 	pb_msg(out, MODEL_GRAPH, g);
 	pb_free(&id);
+}
+
+int onnx_compile(struct vnpu_core *core, struct pb *g, int64_t opset, const char *device,
+		 const char *const *props, struct vnpu_compiled_model **out)
+{
+	struct pb model = { 0 };
+	vnpu_model *m;
+	vnpu_status st;
+
+	onnx_model(&model, g, opset);
+	pb_free(g);
+	if (model.failed) {
+		pb_free(&model);
+		return VNPU_OUT_OF_MEMORY;
+	}
+	st = vnpu_core_read_model_from_memory(core, model.data, model.len, &m);
+	pb_free(&model);
+	if (st != VNPU_OK)
+		return st;
+	st = vnpu_core_compile_model(core, m, device, props, out);
+	vnpu_model_free(m);
+	return st;
 }

@@ -46,7 +46,10 @@ void pb_str(struct pb *b, uint32_t field, const char *s);
 void pb_msg(struct pb *b, uint32_t field, struct pb *sub);
 void pb_free(struct pb *b);
 
-/* A ValueInfoProto: @name, f32 of @rank dimensions @dims (-1: no shape). */
+/*
+ * A ValueInfoProto: @name, f32 of @rank dimensions @dims (@rank -1: no
+ * shape; a negative dimension: one of unknown size).
+ */
 void onnx_value(struct pb *g, uint32_t field, const char *name, int rank,
 		const int64_t *dims);
 /* The same, of ONNX element type @type. */
@@ -60,5 +63,15 @@ void onnx_node(struct pb *g, const char *op, const char *const *in, int ni,
 	       const char *out);
 /* The model around graph @g: IR version 8, the default domain at @opset. */
 void onnx_model(struct pb *out, struct pb *g, int64_t opset);
+
+struct vnpu_core;
+struct vnpu_compiled_model;
+/*
+ * Graph @g (freed) as a model of @opset, read by @core and compiled for
+ * @device with @props: the compile's status (VNPU_OUT_OF_MEMORY when the
+ * writer ran out), or the read's.
+ */
+int onnx_compile(struct vnpu_core *core, struct pb *g, int64_t opset, const char *device,
+		 const char *const *props, struct vnpu_compiled_model **out);
 
 #endif

@@ -23,11 +23,9 @@
 /* y = x + x + c over f32[N], c an initializer, compiled for @device. */
 static vnpu_status compile_add(vnpu_core *core, const char *device, vnpu_compiled_model **out)
 {
-	struct pb graph = { 0 }, model = { 0 };
 	const int64_t dims[1] = { N };
+	struct pb graph = { 0 };
 	static float c[N];
-	vnpu_model *m;
-	vnpu_status st;
 	int i;
 
 	for (i = 0; i < N; i++)
@@ -38,17 +36,7 @@ static vnpu_status compile_add(vnpu_core *core, const char *device, vnpu_compile
 	onnx_init(&graph, "c", ONNX_FLOAT, 1, dims, c, sizeof(c));
 	onnx_value(&graph, GRAPH_INPUT, "x", 1, dims);
 	onnx_value(&graph, GRAPH_OUTPUT, "y", 1, dims);
-	onnx_model(&model, &graph, 13);
-	pb_free(&graph);
-	if (model.failed)
-		return VNPU_OUT_OF_MEMORY;
-	st = vnpu_core_read_model_from_memory(core, model.data, model.len, &m);
-	pb_free(&model);
-	if (st != VNPU_OK)
-		return st;
-	st = vnpu_core_compile_model(core, m, device, NULL, out);
-	vnpu_model_free(m);
-	return st;
+	return onnx_compile(core, &graph, 13, device, NULL, out);
 }
 
 static void fill_x(float *x, float seed)

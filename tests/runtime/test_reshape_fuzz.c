@@ -481,7 +481,7 @@ static double run_bytes(const vnpu_compiled_model *cm)
 				  vnpu_compiled_model_get_input(cm, i, &p))
 				continue;
 			for (uint32_t d = 0; d < p.shape.rank; d++)
-				elems *= (double)p.shape.dims[d];
+				elems *= p.shape.dims[d] < 0 ? 1.0 : (double)p.shape.dims[d];
 			bytes += elems;
 		}
 	}
@@ -555,6 +555,37 @@ static void print_inputs(const vnpu_model *m)
 	fputc('\n', stderr);
 }
 
+/*
+ * Zero inputs of size 1 in their dynamic dimensions for the inputs of
+ * @cm that have some (a model compiled with dynamic inputs).
+ */
+static vnpu_status set_dynamic_inputs(const vnpu_compiled_model *cm, vnpu_infer_request *req)
+{
+	vnpu_status st = VNPU_OK;
+	uint32_t n = 0;
+	vnpu_tensor *t;
+	vnpu_port p;
+	bool dynamic;
+
+	vnpu_compiled_model_get_num_inputs(cm, &n);
+	for (uint32_t i = 0; !st && i < n; i++) {
+		st = vnpu_compiled_model_get_input(cm, i, &p);
+		dynamic = false;
+		for (uint32_t d = 0; d < p.shape.rank; d++) {
+			dynamic |= p.shape.dims[d] < 0;
+			if (p.shape.dims[d] < 0)
+				p.shape.dims[d] = 1;
+		}
+		if (st || !dynamic)
+			continue;
+		st = vnpu_tensor_create(p.type, &p.shape, &t);
+		if (!st)
+			st = vnpu_infer_request_set_input_tensor(req, i, t);
+		vnpu_tensor_free(t);
+	}
+	return st;
+}
+
 /* Compile @m and run it once: 0, or -1 on a broken rule. */
 static int compile_and_run(vnpu_core *core, const vnpu_model *m, const struct place *at,
 			   struct counts *c)
@@ -585,8 +616,19 @@ static int compile_and_run(vnpu_core *core, const vnpu_model *m, const struct pl
 	} else if (!ret) {
 		st = vnpu_compiled_model_create_infer_request(cm, &req);
 		if (!st)
+			st = set_dynamic_inputs(cm, req);
+		if (!st)
 			st = vnpu_infer_request_infer(req);
-		if (st && c->random_frozen && strstr(vnpu_last_error(), "faulted")) {
+		if (st && !strncmp(vnpu_last_error(), "compiling for ", 14)) {
+			/* dynamic inputs: the compile of the run's shapes refused them */
+			c->not_compiled++;
+			ret = check_message("compile", at, st);
+			if (strstr(vnpu_last_error(), "loading segment")) {
+				print_place("the device refused a compiled program", at,
+					    vnpu_last_error());
+				ret = -1;
+			}
+		} else if (st && c->random_frozen && strstr(vnpu_last_error(), "faulted")) {
 			c->faulted++;
 			ret = check_message("run", at, st);
 		} else if (st) {

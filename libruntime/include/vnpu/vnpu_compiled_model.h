@@ -4,6 +4,13 @@
  * shares: the program (command streams, weights uploaded once to the
  * device) and the properties it was compiled with.
  *
+ * A model with tensor inputs of dynamic dimensions compiles too: the
+ * compiled model keeps its ports as declared and a copy of the model, and
+ * an inference with new input shapes runs on a program compiled for them
+ * on its first use (on the thread that starts it), kept in an LRU cache of
+ * DYNAMIC_SHAPE_CACHE_SIZE programs. Such a compiled model is not
+ * exported (VNPU_UNSUPPORTED).
+ *
  * Ownership: vnpu_compiled_model_free() drops the caller's reference;
  * requests keep their compiled model (and it keeps its core) alive.
  *
@@ -19,7 +26,11 @@
 extern "C" {
 #endif
 
-/** A model input or output as compiled: every dim known. */
+/**
+ * A model input or output as compiled: every dim known, or, for a model
+ * compiled with dynamic input dimensions, VNPU_DIM_DYNAMIC where the model
+ * leaves them so.
+ */
 typedef struct vnpu_port {
 	const char *name;        /**< valid while the compiled model lives */
 	vnpu_element_type type;
@@ -49,7 +60,9 @@ VNPU_API vnpu_status vnpu_compiled_model_get_port_by_name(const vnpu_compiled_mo
  * OPTIMAL_NUMBER_OF_INFER_REQUESTS, LOADED_FROM_CACHE, the compile
  * properties (ENABLE_PROFILING, PERFORMANCE_HINT, ...), and WEIGHTS_SIZE,
  * ARENA_SIZE (the planned scratch) and INTERMEDIATES_SIZE (the sum of all
- * intermediates). All are read only.
+ * intermediates; with dynamic inputs, of the program used last, 0 before
+ * the first), DYNAMIC_SHAPE_CACHE_SIZE and DYNAMIC_SHAPE_COMPILES (the
+ * programs compiled so far for dynamic inputs). All are read only.
  */
 VNPU_API vnpu_status vnpu_compiled_model_get_property(const vnpu_compiled_model *cm,
 						      const char *key,

@@ -59,6 +59,12 @@ extern "C" {
 #define VNPU_PROP_WEIGHTS_SIZE "WEIGHTS_SIZE"                 /* C RO int, bytes */
 #define VNPU_PROP_ARENA_SIZE "ARENA_SIZE"                     /* C RO int, bytes */
 #define VNPU_PROP_INTERMEDIATES_SIZE "INTERMEDIATES_SIZE"     /* C RO int, bytes */
+/* A model compiled with dynamic input dimensions runs each new combination
+ * of input shapes on a program compiled on its first use; the compiled
+ * model keeps the DYNAMIC_SHAPE_CACHE_SIZE (default 8) used last, and
+ * DYNAMIC_SHAPE_COMPILES counts the programs it compiled. */
+#define VNPU_PROP_DYNAMIC_SHAPE_CACHE_SIZE "DYNAMIC_SHAPE_CACHE_SIZE" /* D C RW int, 1..1024 */
+#define VNPU_PROP_DYNAMIC_SHAPE_COMPILES "DYNAMIC_SHAPE_COMPILES" /* C RO int */
 /* Telemetry: "T" per device on devices that report it (the NPU, read live
  * from the driver's netlink family at each get; counters only reset with
  * the driver). A device without it answers VNPU_NOT_FOUND. */

@@ -61,10 +61,16 @@ VNPU_API vnpu_status vnpu_infer_request_get_tensor_by_port(vnpu_infer_request *r
 
 /**
  * Use @tensor for the input or output called @name (by @port, by index).
- * Its shape must be the port's and its type one the request converts
- * (the port's type, or any numeric type for a numeric port); otherwise
+ * Its shape must be the port's (any size in a VNPU_DIM_DYNAMIC dimension
+ * of a model compiled with dynamic inputs: the run then uses the program
+ * of the inputs' shapes, and an output tensor of another shape than the
+ * run's fails it) and its type one the request converts (the port's type,
+ * or any numeric type for a numeric port); otherwise
  * VNPU_INVALID_ARGUMENT and nothing changes. The request takes its own
  * reference. VNPU_BUSY while the request runs or another thread uses it.
+ * With dynamic ports, get_tensor is VNPU_NOT_READY for an input of a
+ * dynamic dimension until one is set, for such an output until a run ends,
+ * and a run with such an input not set is VNPU_INVALID_ARGUMENT.
  */
 VNPU_API vnpu_status vnpu_infer_request_set_tensor(vnpu_infer_request *req,
 						   const char *name,
@@ -146,8 +152,9 @@ typedef struct vnpu_profiling_info {
 } vnpu_profiling_info;
 
 /**
- * The timings of the last infer(): the six stages first, then each layer
- * in execution order. VNPU_NOT_READY before the first infer, and
+ * The timings of the last infer(): the six stages first (with dynamic
+ * inputs a seventh, "compile": the compile of the run's program, NOT_RUN
+ * when it was cached), then each layer in execution order. VNPU_NOT_READY before the first infer, and
  * VNPU_UNSUPPORTED when the compiled model's ENABLE_PROFILING is off.
  * Free with vnpu_profiling_info_free().
  */

@@ -5,7 +5,9 @@
  * A vnpu_model is the graph with its weights, element types and shapes
  * inferred from the inputs through every node. Dimensions an ONNX input
  * leaves symbolic are VNPU_DIM_DYNAMIC until vnpu_model_reshape() sets
- * them; a model compiles only once every dimension is known.
+ * them; a model compiled with some left dynamic keeps dynamic ports and
+ * compiles a program per input shape when a request runs one
+ * (vnpu_compiled_model.h).
  *
  * Ownership: the caller owns the model and frees it with vnpu_model_free();
  * names returned by the getters live as long as the model. Thread safety:

@@ -159,6 +159,8 @@ void vnpu_tinfo_shape(const struct vnpu_tinfo *t, vnpu_shape *out);
 const char *vnpu_tinfo_str(const struct vnpu_tinfo *t, char *buf, size_t size);
 
 void vnpu_graph_fini(struct vnpu_graph *g);
+/* ---- copy.c: a deep copy of @src (values, graph, subgraphs, data) ---- */
+vnpu_status vnpu_model_copy(const struct vnpu_model *src, struct vnpu_model **out);
 void vnpu_node_fini(struct vnpu_node *n);
 void vnpu_attr_fini(struct vnpu_attr *a);
 
