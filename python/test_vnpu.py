@@ -68,6 +68,24 @@ raises("NOT_FOUND", lambda: core.read_model("/nonexistent.onnx"), "missing model
 raises("PARSE_ERROR", lambda: core.read_model(b"\x08\x07garbage"), "garbage model")
 raises("NOT_FOUND", lambda: core.compile_model(model, "GPU"), "compile for no device")
 
+# Inputs whose values decide shapes, by name and index, frozen to compile.
+reshape = core.read_model(f"{NODE}/test_reshape_reduced_dims/model.onnx")
+check(reshape.input_decides_shapes("shape") and reshape.input_decides_shapes(1),
+      "Reshape's shape decides shapes")
+check(not reshape.input_decides_shapes("data"), "Reshape's data decides nothing")
+raises("NOT_FOUND", lambda: reshape.input_decides_shapes(2), "no input 2")
+raises("NOT_FOUND", lambda: reshape.input_decides_shapes("nope"), "no input nope")
+raises("INVALID_ARGUMENT", lambda: reshape.input_decides_shapes(-1), "a negative index")
+raises("INVALID_ARGUMENT", lambda: reshape.freeze_input("shape", np.array([4, 7], np.int64)),
+       "a shape of other elements")
+raises("INVALID_ARGUMENT", lambda: reshape.freeze_input("shape", np.array([4, 6], np.int32)),
+       "a type other than the input's")
+reshape.freeze_input("shape", np.array([4, 6], np.int64))
+check([p.name for p in reshape.inputs] == ["data"], "a frozen input leaves the inputs")
+data = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+check(np.array_equal(core.compile_model(reshape, device)({"data": data})["reshaped"],
+                     data.reshape(4, 6)), "the frozen model computes")
+
 # Sync: relu from a path, add from bytes, against numpy.
 rng = np.random.default_rng(7)
 x = rng.standard_normal((3, 4, 5)).astype(np.float32)

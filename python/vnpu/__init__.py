@@ -232,6 +232,36 @@ class Model(_Handle):
             _check(_c.vnpu_model_reshape(self._h, _b(name), ctypes.byref(s)),
                    f"reshape {name}")
 
+    def _input_index(self, input):
+        if isinstance(input, str):
+            index = ctypes.c_size_t()
+            _check(_c.vnpu_model_input_index(self._h, _b(input), ctypes.byref(index)), input)
+            return index.value
+        if isinstance(input, bool) or not isinstance(input, int) or input < 0:
+            raise Error(-3, f"{input!r}: an input is named by its name or its index")
+        return input
+
+    def input_decides_shapes(self, input):
+        """Whether the values of @input (its name or index) decide shapes
+        in the model: a static-shape device compiles the model once they
+        are frozen (freeze_input)."""
+        out = ctypes.c_int()
+        _check(_c.vnpu_model_input_decides_shapes(self._h, self._input_index(input),
+                                                  ctypes.byref(out)), f"input {input}")
+        return bool(out.value)
+
+    def freeze_input(self, name, array):
+        """Make input @name the constant @array (its dtype the input's,
+        its shape one the input takes); the input leaves the model's inputs."""
+        array = np.ascontiguousarray(array)
+        if array.dtype not in _TYPES:
+            raise Error(-3, f"{name}: dtype {array.dtype} is not one libvnpu takes")
+        s = _shape(array.shape)
+        _check(_c.vnpu_model_freeze_input(self._h, _b(name), _TYPES[array.dtype],
+                                          ctypes.byref(s),
+                                          array.ctypes.data_as(ctypes.c_void_p),
+                                          array.nbytes), f"freeze {name}")
+
 
 class CompiledModel(_Handle):
     """A model compiled for one device; makes infer requests."""
