@@ -50,8 +50,8 @@ VNPU_API vnpu_status vnpu_core_create_remote_tensor(vnpu_core *core, const char 
  * A tensor over the dma-buf @fd, at least the tensor's byte size, which
  * @device reads and writes in place; the data is mapped into the process
  * too (vnpu_tensor_get_data). The caller keeps @fd (the tensor holds its
- * own reference to the dma-buf). One dma-buf is one tensor of a device at
- * a time (VNPU_BUSY for a second). The CPU has no dma-buf import:
+ * own reference to the dma-buf). A dma-buf imported twice gives two
+ * tensors over the same memory. The CPU has no dma-buf import:
  * VNPU_UNSUPPORTED.
  */
 VNPU_API vnpu_status vnpu_core_import_dmabuf_tensor(vnpu_core *core, const char *device,

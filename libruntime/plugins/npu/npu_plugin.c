@@ -51,7 +51,7 @@ struct vnpu_dev {
 	uint64_t caps;
 	uint64_t max_bo_size;
 	uint32_t max_slots;
-	/* protects @imports */
+	/* protects @imports and the handles of imports (made, closed) */
 	pthread_mutex_t import_lock;
 	struct npu_buf *imports;	/* buffers of imported dma-bufs */
 };
@@ -67,6 +67,7 @@ struct npu_buf {
 	uint32_t handle;
 	uint64_t bo_size;		/* the BO's, rounded up to pages */
 	bool own_map;			/* @buf.map is our mmap of the BO */
+	bool imported;			/* in &vnpu_dev.imports */
 	struct npu_buf *next_import;	/* in &vnpu_dev.imports */
 };
 
@@ -138,55 +139,69 @@ static int get_param(int fd, uint32_t param, uint64_t *value)
 
 static void gem_close(int fd, uint32_t handle)
 {
-	struct drm_gem_close c = { .handle = handle };
-
-	npu_ioctl(fd, DRM_IOCTL_GEM_CLOSE, &c);
+	drmCloseBufferHandle(fd, handle);
 }
 
 /*
- * The buffer record of BO @handle (closed on failure): mapped through the
- * render node, or over @ptr when it is not NULL (a userptr BO).
+ * The buffer record of BO @handle: mapped through the render node, or
+ * over @ptr when it is not NULL (a userptr BO). On failure the handle is
+ * closed unless another buffer shares it (@shared: an import).
  */
-static vnpu_status npu_buf_wrap_handle(struct vnpu_dev *dev, uint32_t handle, uint64_t size,
-				       void *ptr, struct npu_buf **out)
+static vnpu_status wrap_handle(struct vnpu_dev *dev, uint32_t handle, uint64_t size, void *ptr,
+			       bool shared, struct npu_buf **out)
 {
 	struct drm_vnpu_bo_info info = { .handle = handle };
-	struct npu_buf *b;
+	struct npu_buf *b = NULL;
 	void *map = ptr;
+	vnpu_status st;
 	int ret;
 
 	ret = npu_ioctl(dev->fd, DRM_IOCTL_VNPU_BO_INFO, &info);
 	if (ret) {
-		gem_close(dev->fd, handle);
-		return npu_status(ret, "BO_INFO");
+		st = npu_status(ret, "BO_INFO");
+		goto err_close;
 	}
 	if (info.size < size) {
-		gem_close(dev->fd, handle);
-		return host->error(VNPU_INVALID_ARGUMENT,
-				   "NPU: the buffer holds %llu bytes, the tensor %llu",
-				   (unsigned long long)info.size, (unsigned long long)size);
+		st = host->error(VNPU_INVALID_ARGUMENT,
+				 "NPU: the buffer holds %llu bytes, the tensor %llu",
+				 (unsigned long long)info.size, (unsigned long long)size);
+		goto err_close;
 	}
 	if (!map)
 		map = mmap(NULL, info.size, PROT_READ | PROT_WRITE, MAP_SHARED, dev->fd,
 			   (off_t)info.mmap_offset);
+	if (map == MAP_FAILED) {
+		st = npu_status(-errno, "mapping a buffer");
+		goto err_close;
+	}
 	b = calloc(1, sizeof(*b));
-	if (map == MAP_FAILED || !b) {
-		ret = map == MAP_FAILED ? -errno : -ENOMEM;
-		if (map != MAP_FAILED && !ptr)
-			munmap(map, info.size);
-		free(b);
-		gem_close(dev->fd, handle);
-		return npu_status(ret, "mapping a buffer");
+	if (!b) {
+		st = host->error(VNPU_OUT_OF_MEMORY, "NPU: out of memory");
+		goto err_unmap;
 	}
 	b->buf.dev = dev;
 	b->buf.map = map;
 	b->buf.size = size;
-	b->buf.id = ((uint64_t)dev->fd << 32) | handle;
+	b->buf.id = (uintptr_t)b;	/* two imports of a dma-buf share the handle */
 	b->handle = handle;
 	b->bo_size = info.size;
 	b->own_map = !ptr;
 	*out = b;
 	return VNPU_OK;
+
+err_unmap:
+	if (!ptr)
+		munmap(map, info.size);
+err_close:
+	if (!shared)
+		gem_close(dev->fd, handle);
+	return st;
+}
+
+static vnpu_status npu_buf_wrap_handle(struct vnpu_dev *dev, uint32_t handle, uint64_t size,
+				       void *ptr, struct npu_buf **out)
+{
+	return wrap_handle(dev, handle, size, ptr, false, out);
 }
 
 static vnpu_status npu_buf_new(struct vnpu_dev *dev, uint64_t size, struct npu_buf **out)
@@ -215,18 +230,27 @@ static vnpu_status npu_buf_create(struct vnpu_dev *dev, uint64_t size, struct vn
 	return st;
 }
 
-static void forget_import(struct npu_buf *b);
+static bool forget_import_locked(struct npu_buf *b);
 
 static void npu_buf_free(struct vnpu_buf *buf)
 {
 	struct npu_buf *b = (struct npu_buf *)buf;
+	struct vnpu_dev *dev;
+	bool last = true;
 
 	if (!b)
 		return;
-	forget_import(b);
+	dev = b->buf.dev;
+	if (b->imported)
+		pthread_mutex_lock(&dev->import_lock);
 	if (b->own_map)
 		munmap(b->buf.map, b->bo_size);
-	gem_close(b->buf.dev->fd, b->handle);
+	if (b->imported)
+		last = forget_import_locked(b);
+	if (last)
+		gem_close(dev->fd, b->handle);
+	if (b->imported)
+		pthread_mutex_unlock(&dev->import_lock);
 	free(b);
 }
 
@@ -268,26 +292,31 @@ static vnpu_status npu_buf_wrap(struct vnpu_dev *dev, void *ptr, uint64_t size,
 	return st;
 }
 
-/* Take @b off its device's imports, if it is one. */
-static void forget_import(struct npu_buf *b)
+/* Take @b off its device's imports: whether it was the last on its handle. */
+static bool forget_import_locked(struct npu_buf *b)
 {
 	struct vnpu_dev *dev = b->buf.dev;
-	struct npu_buf **p;
+	struct npu_buf **p, *other;
 
-	pthread_mutex_lock(&dev->import_lock);
 	for (p = &dev->imports; *p; p = &(*p)->next_import) {
 		if (*p == b) {
 			*p = b->next_import;
 			break;
 		}
 	}
-	pthread_mutex_unlock(&dev->import_lock);
+	for (other = dev->imports; other; other = other->next_import) {
+		if (other->handle == b->handle)
+			return false;
+	}
+	return true;
 }
 
 /*
  * A dma-buf through libdrm's PRIME helper. The file has one handle per
- * dma-buf, which GEM_CLOSE ends for all its users: a dma-buf already
- * imported as a buffer of this device is refused rather than shared.
+ * dma-buf, which GEM_CLOSE ends for all its users: buffers of one dma-buf
+ * share the handle, closed with the last of them. The import lock spans
+ * the handle's making and closing, so an import never gets a handle that
+ * is being closed.
  */
 static vnpu_status npu_buf_import(struct vnpu_dev *dev, int fd, uint64_t size,
 				  struct vnpu_buf **out)
@@ -296,24 +325,23 @@ static vnpu_status npu_buf_import(struct vnpu_dev *dev, int fd, uint64_t size,
 	uint32_t handle = 0;
 	vnpu_status st;
 
-	if (drmPrimeFDToHandle(dev->fd, fd, &handle))
-		return npu_status(-errno, "importing dma-buf fd %d", fd);
 	pthread_mutex_lock(&dev->import_lock);
+	if (drmPrimeFDToHandle(dev->fd, fd, &handle)) {
+		st = npu_status(-errno, "importing dma-buf fd %d", fd);
+		pthread_mutex_unlock(&dev->import_lock);
+		return st;
+	}
 	for (other = dev->imports; other && other->handle != handle; other = other->next_import)
 		;
+	st = wrap_handle(dev, handle, size, NULL, other != NULL, &b);
+	if (st == VNPU_OK) {
+		b->imported = true;
+		b->next_import = dev->imports;
+		dev->imports = b;
+		*out = &b->buf;
+	}
 	pthread_mutex_unlock(&dev->import_lock);
-	if (other)
-		return host->error(VNPU_BUSY, "%s: dma-buf fd %d is already a tensor of the device",
-				   dev->info.name, fd);
-	st = npu_buf_wrap_handle(dev, handle, size, NULL, &b);
-	if (st != VNPU_OK)
-		return st;
-	pthread_mutex_lock(&dev->import_lock);
-	b->next_import = dev->imports;
-	dev->imports = b;
-	pthread_mutex_unlock(&dev->import_lock);
-	*out = &b->buf;
-	return VNPU_OK;
+	return st;
 }
 
 static vnpu_status npu_xfer(struct vnpu_buf *buf, unsigned long request, uint64_t offset,
