@@ -16,12 +16,18 @@
  * device tensors of the request's device and the port's type set on it
  * (remote tensors, another request's): their buffer becomes the port's
  * slot.
+ *
+ * Fences (vnpu_remote.h): the in-fences of the tensors a run uses in
+ * place go to the device with its first segment's job; its last segment's
+ * job returns the out-fence that the bound output tensors keep.
  */
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "async.h"
 #include "dynamic.h"
@@ -50,6 +56,7 @@ struct io_state {
 	void *staging;			/* port-typed copy when @cur's type differs */
 	const void *upload_src;		/* what upload copies, set by preprocess */
 	bool bound;			/* @cur's device buffer is the port's slot */
+	bool fence_pending;		/* the run gives @cur its out-fence at submit */
 };
 
 struct vnpu_infer_request {
@@ -641,18 +648,101 @@ bool vnpu_request_has_segment(const struct vnpu_infer_request *req)
 	return req->segment < req->cm->program->num_segments;
 }
 
+/*
+ * The in-fences of the run (first segment) into @f: every tensor used in
+ * place may carry one; a tensor the request copies cannot.
+ */
+static vnpu_status collect_in_fences(struct vnpu_infer_request *req, int *fds,
+				     struct vnpu_job_fences *f)
+{
+	struct vnpu_tensor_fences *tf;
+	struct io_state *io;
+	int fd;
+
+	for (io = req->io; io < req->io + req->num_io; io++) {
+		tf = io->cur->fences;
+		if (!tf)
+			continue;
+		pthread_mutex_lock(&tf->lock);
+		fd = tf->in_fd;
+		pthread_mutex_unlock(&tf->lock);
+		if (fd < 0)
+			continue;
+		if (io->cur != io->own && !io->bound)
+			return vnpu_error(VNPU_INVALID_ARGUMENT,
+					  "\"%s\" has an in-fence, but the request copies the tensor "
+					  "(of another device or element type)", io->port->name);
+		if (f->num_in == VNPU_MAX_IN_FENCES)
+			return vnpu_error(VNPU_INVALID_ARGUMENT,
+					  "more than %d tensors of the request have in-fences",
+					  VNPU_MAX_IN_FENCES);
+		fds[f->num_in++] = fd;
+	}
+	return VNPU_OK;
+}
+
+/* The job reached the device: its in-fences are used, its out-fence kept. */
+static void fences_submitted(struct vnpu_infer_request *req, const struct vnpu_job_fences *f)
+{
+	struct vnpu_tensor_fences *tf;
+	struct io_state *io;
+	uint32_t i;
+
+	for (i = 0; i < f->num_in; i++) {
+		for (io = req->io; io < req->io + req->num_io; io++) {
+			tf = io->cur->fences;
+			if (!tf)
+				continue;
+			pthread_mutex_lock(&tf->lock);
+			if (tf->in_fd == f->in_fds[i]) {
+				close(tf->in_fd);
+				tf->in_fd = -1;
+			}
+			pthread_mutex_unlock(&tf->lock);
+		}
+	}
+	if (f->out_fd < 0)
+		return;
+	for (io = req->io + req->num_inputs; io < req->io + req->num_io; io++) {
+		if (io->fence_pending) {
+			vnpu_tensor_fence_submitted(io->cur, fcntl(f->out_fd, F_DUPFD_CLOEXEC, 0));
+			io->fence_pending = false;
+		}
+	}
+	close(f->out_fd);
+}
+
 vnpu_status vnpu_request_submit(struct vnpu_infer_request *req, bool caller_waits)
 {
 	struct vnpu_core_device *d = vnpu_segment_device(req->cm, req->segment);
+	struct vnpu_job_fences f = { .out_fd = -1 };
+	int in_fds[VNPU_MAX_IN_FENCES];
+	struct io_state *io;
 	vnpu_status st;
 
 	if (req->job)
 		return vnpu_error(VNPU_BUSY, "the request is running");
+	f.in_fds = in_fds;
+	if (req->segment == 0) {
+		st = collect_in_fences(req, in_fds, &f);
+		if (st != VNPU_OK)
+			return st;
+	}
+	if (f.num_in && !d->plugin->ops->fence_import)
+		return vnpu_error(VNPU_UNSUPPORTED, "%s runs the first part of the model and "
+				  "cannot wait for the in-fences", d->info.name);
+	/* A last part on a device without fences gives no out-fence. */
+	if (req->segment + 1 == req->cm->program->num_segments && d->plugin->ops->fence_import) {
+		for (io = req->io + req->num_inputs; io < req->io + req->num_io; io++)
+			f.want_out |= io->fence_pending;
+	}
 	st = d->plugin->ops->submit(req->cm->exes[req->segment], req->slots, req->num_slots,
-				    req->cm->config.profiling, caller_waits, &req->job);
+				    req->cm->config.profiling, caller_waits,
+				    f.num_in || f.want_out ? &f : NULL, &req->job);
 	if (st != VNPU_OK)
 		return vnpu_error_prefix(st, "submitting segment %u to %s", req->segment,
 					 d->info.name);
+	fences_submitted(req, &f);
 	return VNPU_OK;
 }
 
@@ -758,8 +848,35 @@ void vnpu_request_stage_done(struct vnpu_infer_request *req,
 	vnpu_async_timeline_add(req, stage, t0, t1);
 }
 
+/* The bound outputs of a device with fences get the run's out-fence. */
+static void mark_out_fences(struct vnpu_infer_request *req)
+{
+	struct io_state *io;
+
+	for (io = req->io + req->num_inputs; io < req->io + req->num_io; io++) {
+		if (io->bound && io->cur->fences) {
+			vnpu_tensor_fence_pending(io->cur, 1);
+			io->fence_pending = true;
+		}
+	}
+}
+
+/* A run that ended without its out-fence lets the waiting exports go. */
+static void drop_out_fences(struct vnpu_infer_request *req)
+{
+	struct io_state *io;
+
+	for (io = req->io + req->num_inputs; io < req->io + req->num_io; io++) {
+		if (io->fence_pending) {
+			vnpu_tensor_fence_pending(io->cur, -1);
+			io->fence_pending = false;
+		}
+	}
+}
+
 void vnpu_request_run_begin(struct vnpu_infer_request *req)
 {
+	mark_out_fences(req);
 	req->profiled = false;
 	memset(req->stage_ns, 0, sizeof(req->stage_ns));
 	vnpu_async_timeline_reset(req);
@@ -767,6 +884,7 @@ void vnpu_request_run_begin(struct vnpu_infer_request *req)
 
 void vnpu_request_run_end(struct vnpu_infer_request *req, vnpu_status st)
 {
+	drop_out_fences(req);
 	req->profiled = st == VNPU_OK && req->cm->config.profiling;
 }
 

@@ -23,7 +23,7 @@
 
 #include <vnpu/vnpu_common.h>
 
-#define VNPU_PLUGIN_ABI_VERSION 7
+#define VNPU_PLUGIN_ABI_VERSION 8
 #define VNPU_PLUGIN_ENTRY "vnpu_plugin_create"
 
 enum vnpu_log_level {
@@ -99,6 +99,22 @@ struct vnpu_slot_desc {
 	bool writable;
 };
 
+/*
+ * The explicit fences of one job (ABI 8), as sync_file fds: the job
+ * starts on the device once every @in_fds fence has signalled (no thread
+ * waits for them), and with @want_out submit returns in @out_fd a new
+ * sync_file that signals when the job ends (the caller closes it).
+ */
+/* The most in-fences of one job (the NPU's DRM_VNPU_MAX_IN_SYNCOBJS). */
+#define VNPU_MAX_IN_FENCES 64
+
+struct vnpu_job_fences {
+	const int *in_fds;
+	uint32_t num_in;
+	bool want_out;
+	int out_fd;			/* returned, -1 without @want_out */
+};
+
 struct vnpu_plugin_ops;
 
 /* The object a plugin's entry point returns; the plugin embeds it. */
@@ -141,11 +157,13 @@ struct vnpu_plugin_ops {
 	 * buffer). With @profile the job times each command. @caller_waits:
 	 * the caller waits for the job as soon as this returns (a sync
 	 * inference), so a device may run it on the calling thread when it
-	 * is idle rather than hand it to another.
+	 * is idle rather than hand it to another. @fences (NULL: none; ABI 8)
+	 * are the job's explicit fences: VNPU_UNSUPPORTED from a device
+	 * without fence_import.
 	 */
 	vnpu_status (*submit)(struct vnpu_exe *exe, struct vnpu_buf *const *slots,
 			      uint32_t num_slots, bool profile, bool caller_waits,
-			      struct vnpu_job **out);
+			      struct vnpu_job_fences *fences, struct vnpu_job **out);
 	/*
 	 * Wait for @job until the absolute CLOCK_MONOTONIC @deadline_ns
 	 * (INT64_MAX: forever): VNPU_OK, VNPU_NOT_READY when the deadline
@@ -209,6 +227,18 @@ struct vnpu_plugin_ops {
 	 */
 	vnpu_status (*buf_import)(struct vnpu_dev *dev, int fd, uint64_t size,
 				  struct vnpu_buf **out);
+
+	/*
+	 * Optional (NULL: the device has no explicit fences; ABI 8). The
+	 * fence of @fd, a sync_file or a syncobj (the fence it holds now) by
+	 * @kind, as a new sync_file in @out; VNPU_INVALID_ARGUMENT when @fd
+	 * is no such thing or the syncobj holds no fence.
+	 */
+	vnpu_status (*fence_import)(struct vnpu_dev *dev, vnpu_fence_kind kind, int fd,
+				    int *out);
+	/* ABI 8, with fence_import. The sync_file @fd as a new fd of @kind. */
+	vnpu_status (*fence_export)(struct vnpu_dev *dev, vnpu_fence_kind kind, int fd,
+				    int *out);
 };
 
 typedef vnpu_status (*vnpu_plugin_entry_fn)(const struct vnpu_host *host,

@@ -115,6 +115,15 @@ const char *vnpu_log_level_str(void);
 
 /* ---- tensors (tensor.c) ---- */
 
+/* The fences of a device tensor whose device has them (vnpu_remote.h). */
+struct vnpu_tensor_fences {
+	pthread_mutex_t lock;		/* protects the members below */
+	pthread_cond_t submitted;	/* @pending went down */
+	int in_fd;			/* sync_file the next run waits for, or -1 */
+	int out_fd;			/* sync_file of the last run writing it, or -1 */
+	uint32_t pending;		/* runs started that write it, not submitted yet */
+};
+
 struct vnpu_tensor_handle {
 	atomic_int refs;
 	vnpu_element_type type;
@@ -126,6 +135,7 @@ struct vnpu_tensor_handle {
 	struct vnpu_buf *buf;		/* a device buffer (a request's, remote), or NULL */
 	struct vnpu_core_device *device;/* owner of @buf */
 	struct vnpu_core *core;		/* keeps @device's plugin loaded */
+	struct vnpu_tensor_fences *fences;	/* NULL: no fences (host, the CPU) */
 };
 
 /* Make a buffer of @bytes on @device for a tensor (remote.c, tensor.c). */
@@ -140,6 +150,10 @@ vnpu_status vnpu_tensor_new_device(struct vnpu_core *core,
 				   struct vnpu_core_device *device,
 				   vnpu_element_type type, const vnpu_shape *shape,
 				   struct vnpu_tensor_handle **out);
+/* A run that will write @t started (+1) or reached the device or ended (-1). */
+void vnpu_tensor_fence_pending(struct vnpu_tensor_handle *t, int delta);
+/* The run that writes @t reached the device with out-fence @sync_file (kept). */
+void vnpu_tensor_fence_submitted(struct vnpu_tensor_handle *t, int sync_file);
 struct vnpu_tensor_handle *vnpu_tensor_ref(struct vnpu_tensor_handle *t);
 uint64_t vnpu_shape_elems(const vnpu_shape *shape);
 bool vnpu_shape_equal(const vnpu_shape *a, const vnpu_shape *b);

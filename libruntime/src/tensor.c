@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "runtime.h"
 #include "model/ir.h"
@@ -183,8 +184,52 @@ vnpu_status vnpu_tensor_new_buf(struct vnpu_core *core, struct vnpu_core_device 
 	t->device = device;
 	t->core = core;
 	vnpu_core_ref(core);
+	if (device->plugin->ops->fence_import) {
+		t->fences = calloc(1, sizeof(*t->fences));
+		if (!t->fences) {
+			vnpu_tensor_free(t);
+			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory");
+		}
+		pthread_mutex_init(&t->fences->lock, NULL);
+		pthread_cond_init(&t->fences->submitted, NULL);
+		t->fences->in_fd = -1;
+		t->fences->out_fd = -1;
+	}
 	*out = t;
 	return VNPU_OK;
+}
+
+static void fences_free(struct vnpu_tensor_fences *f)
+{
+	if (!f)
+		return;
+	if (f->in_fd >= 0)
+		close(f->in_fd);
+	if (f->out_fd >= 0)
+		close(f->out_fd);
+	pthread_cond_destroy(&f->submitted);
+	pthread_mutex_destroy(&f->lock);
+	free(f);
+}
+
+void vnpu_tensor_fence_pending(struct vnpu_tensor_handle *t, int delta)
+{
+	pthread_mutex_lock(&t->fences->lock);
+	t->fences->pending += (uint32_t)delta;
+	if (delta < 0)
+		pthread_cond_broadcast(&t->fences->submitted);
+	pthread_mutex_unlock(&t->fences->lock);
+}
+
+void vnpu_tensor_fence_submitted(struct vnpu_tensor_handle *t, int sync_file)
+{
+	pthread_mutex_lock(&t->fences->lock);
+	if (t->fences->out_fd >= 0)
+		close(t->fences->out_fd);
+	t->fences->out_fd = sync_file;
+	t->fences->pending--;
+	pthread_cond_broadcast(&t->fences->submitted);
+	pthread_mutex_unlock(&t->fences->lock);
 }
 
 struct vnpu_tensor_handle *vnpu_tensor_ref(struct vnpu_tensor_handle *t)
@@ -197,6 +242,7 @@ VNPU_API void vnpu_tensor_free(vnpu_tensor *t)
 {
 	if (!t || atomic_fetch_sub(&t->refs, 1) != 1)
 		return;
+	fences_free(t->fences);
 	if (t->buf) {
 		t->device->plugin->ops->buf_free(t->buf);
 		vnpu_core_unref(t->core);

@@ -2,9 +2,11 @@
 /*
  * Remote tensors (vnpu_remote.h): the caller's memory and dma-bufs as
  * device buffers, with the results of the copying path and, on the NPU,
- * no byte uploaded or downloaded (the driver's counters).
+ * no byte uploaded or downloaded (the driver's counters); their in- and
+ * out-fences, with vgem's fences as the external producer.
  */
 #include <fcntl.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <linux/dma-buf.h>
 #include <xf86drm.h>
 
 #include "harness.h"
@@ -315,11 +318,287 @@ static int dmabuf_vgem_in_out(vnpu_core *core, const char *device)
 	return 0;
 }
 
+/* vgem's fence ioctls (uapi/drm/vgem_drm.h), spelled here. */
+struct vgem_fence_attach {
+	uint32_t handle;
+	uint32_t flags;
+	uint32_t out_fence;
+	uint32_t pad;
+};
+
+struct vgem_fence_signal {
+	uint32_t fence;
+	uint32_t flags;
+};
+
+#define VGEM_FENCE_WRITE 0x1
+#define VGEM_IOCTL_FENCE_ATTACH DRM_IOWR(DRM_COMMAND_BASE + 0x1, struct vgem_fence_attach)
+#define VGEM_IOCTL_FENCE_SIGNAL DRM_IOW(DRM_COMMAND_BASE + 0x2, struct vgem_fence_signal)
+
+/* A producer whose work is not done: a vgem fence, as a sync_file. */
+struct producer {
+	int vgem;
+	uint32_t fence;		/* vgem's id, to signal it */
+	int sync_file;
+};
+
+static int producer_start(int vgem, struct producer *p)
+{
+	struct drm_mode_create_dumb d = { .width = PAGE / 4, .height = 1, .bpp = 32 };
+	struct vgem_fence_attach fa = { .flags = VGEM_FENCE_WRITE };
+	struct dma_buf_export_sync_file ex = { .flags = DMA_BUF_SYNC_RW, .fd = -1 };
+	int dmabuf;
+
+	CHECK(!drmIoctl(vgem, DRM_IOCTL_MODE_CREATE_DUMB, &d));
+	CHECK(!drmPrimeHandleToFD(vgem, d.handle, DRM_CLOEXEC | DRM_RDWR, &dmabuf));
+	fa.handle = d.handle;
+	CHECK(!drmIoctl(vgem, VGEM_IOCTL_FENCE_ATTACH, &fa));
+	CHECK(!drmIoctl(dmabuf, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &ex));
+	close(dmabuf);
+	drmCloseBufferHandle(vgem, d.handle);
+	p->vgem = vgem;
+	p->fence = fa.out_fence;
+	p->sync_file = ex.fd;
+	return 0;
+}
+
+static int producer_done(struct producer *p)
+{
+	struct vgem_fence_signal fs = { .fence = p->fence };
+
+	CHECK(!drmIoctl(p->vgem, VGEM_IOCTL_FENCE_SIGNAL, &fs));
+	return 0;
+}
+
+static int fence_signalled(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) == 1;
+}
+
+/* The render node of vnpu, for a syncobj of the test's own, or -1. */
+static int vnpu_render_open(void)
+{
+	char path[40];
+
+	for (int minor = 128; minor < 192; minor++) {
+		drmVersionPtr v;
+		int fd;
+
+		snprintf(path, sizeof(path), "/dev/dri/renderD%d", minor);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		v = drmGetVersion(fd);
+		if (v && !strcmp(v->name, "vnpu")) {
+			drmFreeVersion(v);
+			return fd;
+		}
+		drmFreeVersion(v);
+		close(fd);
+	}
+	return -1;
+}
+
+/*
+ * Fences refused: host and CPU tensors have none; on the NPU an unknown
+ * kind, fds that are not files, not sync_files or syncobjs, a closed fd,
+ * a syncobj that holds no fence; no out-fence before a run wrote the
+ * tensor.
+ */
+static int fence_bad_args(vnpu_core *core, const char *device)
+{
+	const vnpu_shape shape = { 1, { N } };
+	float *mem = aligned_alloc(PAGE, 4 * PAGE);
+	uint32_t syncobj;
+	vnpu_tensor *host, *t;
+	int fd, node, closed, out = -1;
+
+	CHECK(mem);
+	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_F32, &shape, &host));
+	CHECK_ERR(vnpu_tensor_set_in_fence(NULL, VNPU_FENCE_SYNC_FILE, 0), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_tensor_set_in_fence(host, VNPU_FENCE_SYNC_FILE, 0), VNPU_UNSUPPORTED);
+	CHECK_ERR(vnpu_tensor_export_out_fence(host, VNPU_FENCE_SYNC_FILE, &out), VNPU_UNSUPPORTED);
+	vnpu_tensor_free(host);
+	CHECK_OK(vnpu_core_create_remote_tensor(core, device, VNPU_TYPE_F32, &shape, mem, &t));
+	if (!is_npu(device)) {
+		CHECK_ERR(vnpu_tensor_set_in_fence(t, VNPU_FENCE_SYNC_FILE, 0), VNPU_UNSUPPORTED);
+		vnpu_tensor_free(t);
+		free(mem);
+		return 0;
+	}
+	CHECK_ERR(vnpu_tensor_set_in_fence(t, (vnpu_fence_kind)7, 0), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_tensor_set_in_fence(t, VNPU_FENCE_SYNC_FILE, -1), VNPU_INVALID_ARGUMENT);
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	CHECK(fd >= 0);
+	CHECK_ERR(vnpu_tensor_set_in_fence(t, VNPU_FENCE_SYNC_FILE, fd), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_tensor_set_in_fence(t, VNPU_FENCE_SYNCOBJ, fd), VNPU_INVALID_ARGUMENT);
+	closed = fd;
+	close(fd);
+	CHECK_ERR(vnpu_tensor_set_in_fence(t, VNPU_FENCE_SYNC_FILE, closed), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_tensor_set_in_fence(t, VNPU_FENCE_SYNCOBJ, closed), VNPU_INVALID_ARGUMENT);
+	node = vnpu_render_open();
+	CHECK(node >= 0);
+	CHECK(!drmSyncobjCreate(node, 0, &syncobj));
+	CHECK(!drmSyncobjHandleToFD(node, syncobj, &fd));
+	CHECK_ERR(vnpu_tensor_set_in_fence(t, VNPU_FENCE_SYNCOBJ, fd), VNPU_INVALID_ARGUMENT);
+	/* A syncobj is no sync_file. */
+	CHECK_ERR(vnpu_tensor_set_in_fence(t, VNPU_FENCE_SYNC_FILE, fd), VNPU_INVALID_ARGUMENT);
+	close(fd);
+	drmSyncobjDestroy(node, syncobj);
+	close(node);
+	CHECK_ERR(vnpu_tensor_export_out_fence(t, VNPU_FENCE_SYNC_FILE, NULL),
+		  VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_tensor_export_out_fence(t, (vnpu_fence_kind)-1, &out),
+		  VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_tensor_export_out_fence(t, VNPU_FENCE_SYNC_FILE, &out), VNPU_NOT_FOUND);
+	CHECK(out == -1);
+	vnpu_tensor_free(t);
+	free(mem);
+	return 0;
+}
+
+/* vgem dma-bufs as the tensors x, y and z of two requests, and the model. */
+struct chain {
+	int vgem, fds[3];
+	vnpu_tensor *t[3];
+	float *data[3];
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *a, *b;
+};
+
+static int chain_open(vnpu_core *core, const char *device, struct chain *c)
+{
+	const vnpu_shape shape = { 1, { N } };
+
+	c->vgem = vgem_open();
+	CHECK(c->vgem >= 0);
+	for (int i = 0; i < 3; i++) {
+		c->fds[i] = vgem_dmabuf(c->vgem, 4 * PAGE);
+		CHECK(c->fds[i] >= 0);
+		CHECK_OK(vnpu_core_import_dmabuf_tensor(core, device, VNPU_TYPE_F32, &shape,
+							c->fds[i], &c->t[i]));
+		CHECK_OK(vnpu_tensor_get_data(c->t[i], (void **)&c->data[i]));
+	}
+	CHECK_OK(compile_add(core, device, &c->cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(c->cm, &c->a));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(c->cm, &c->b));
+	CHECK_OK(vnpu_infer_request_set_tensor(c->a, "x", c->t[0]));
+	CHECK_OK(vnpu_infer_request_set_tensor(c->a, "y", c->t[1]));
+	CHECK_OK(vnpu_infer_request_set_tensor(c->b, "x", c->t[1]));
+	CHECK_OK(vnpu_infer_request_set_tensor(c->b, "y", c->t[2]));
+	return 0;
+}
+
+static void chain_close(struct chain *c)
+{
+	vnpu_infer_request_free(c->a);
+	vnpu_infer_request_free(c->b);
+	vnpu_compiled_model_free(c->cm);
+	for (int i = 0; i < 3; i++) {
+		vnpu_tensor_free(c->t[i]);
+		close(c->fds[i]);
+	}
+	close(c->vgem);
+}
+
+/*
+ * A producer's fence gates request a; a's out-fence, as a syncobj, gates
+ * request b, which reads a's output: both start at once, neither runs
+ * until the producer is done, then b's output is the model applied
+ * twice. The caller's fds are closed right after use (the tensors keep
+ * their own), and a used in-fence is dropped: the next run does not wait.
+ */
+static int fence_chain(vnpu_core *core, const char *device)
+{
+	struct producer p;
+	struct chain c = { 0 };
+	int a_done, b_done;
+	vnpu_status st;
+
+	if (!is_npu(device))
+		return 0;
+	CHECK(!chain_open(core, device, &c));
+	fill_x(c.data[0], 3.0f);
+	CHECK(!producer_start(c.vgem, &p));
+	CHECK_OK(vnpu_tensor_set_in_fence(c.t[0], VNPU_FENCE_SYNC_FILE, p.sync_file));
+	close(p.sync_file);
+	CHECK_OK(vnpu_infer_request_start_async(c.a));
+	CHECK_OK(vnpu_tensor_export_out_fence(c.t[1], VNPU_FENCE_SYNC_FILE, &a_done));
+	CHECK_OK(vnpu_tensor_export_out_fence(c.t[1], VNPU_FENCE_SYNCOBJ, &b_done));
+	CHECK_OK(vnpu_tensor_set_in_fence(c.t[1], VNPU_FENCE_SYNCOBJ, b_done));
+	close(b_done);
+	CHECK_OK(vnpu_infer_request_start_async(c.b));
+	CHECK_OK(vnpu_tensor_export_out_fence(c.t[2], VNPU_FENCE_SYNC_FILE, &b_done));
+	CHECK_ERR(vnpu_infer_request_wait_for(c.b, 200), VNPU_NOT_READY);
+	CHECK(!fence_signalled(a_done) && !fence_signalled(b_done));
+	CHECK(!producer_done(&p));
+	CHECK_OK(vnpu_infer_request_wait(c.b));
+	CHECK(fence_signalled(b_done));
+	CHECK_OK(vnpu_infer_request_wait(c.a));
+	CHECK(fence_signalled(a_done));
+	close(a_done);
+	close(b_done);
+	for (int i = 0; i < N; i++) {
+		float x = (float)i * 0.25f + 3.0f, cst = (float)(i % 7) - 3.0f;
+
+		CHECK(c.data[1][i] == 2 * x + cst);
+		CHECK(c.data[2][i] == 2 * c.data[1][i] + cst);
+	}
+	/* The in-fences were used: these runs start at once. */
+	CHECK_OK(vnpu_infer_request_infer(c.a));
+	st = vnpu_infer_request_infer(c.b);
+	CHECK_OK(st);
+	chain_close(&c);
+	return 0;
+}
+
+/*
+ * A fence that does not signal: the request waits for it on the device
+ * (wait_for says NOT_READY, again and again), and a cancel ends it as
+ * cancelled once the fence is gone. A tensor with an in-fence that a
+ * request would copy (a request of the CPU) fails that run.
+ */
+static int fence_never_signals(vnpu_core *core, const char *device)
+{
+	struct producer p;
+	struct chain c = { 0 };
+	vnpu_compiled_model *cpu;
+	vnpu_infer_request *req;
+
+	if (!is_npu(device))
+		return 0;
+	CHECK(!chain_open(core, device, &c));
+	CHECK(!producer_start(c.vgem, &p));
+	CHECK_OK(vnpu_tensor_set_in_fence(c.t[0], VNPU_FENCE_SYNC_FILE, p.sync_file));
+	CHECK_OK(vnpu_infer_request_start_async(c.a));
+	CHECK_ERR(vnpu_infer_request_wait_for(c.a, 100), VNPU_NOT_READY);
+	CHECK_ERR(vnpu_infer_request_wait_for(c.a, 100), VNPU_NOT_READY);
+	CHECK_OK(vnpu_infer_request_cancel(c.a));
+	CHECK(!producer_done(&p));
+	CHECK_ERR(vnpu_infer_request_wait(c.a), VNPU_CANCELLED);
+
+	CHECK_OK(vnpu_tensor_set_in_fence(c.t[0], VNPU_FENCE_SYNC_FILE, p.sync_file));
+	close(p.sync_file);
+	CHECK_OK(compile_add(core, "CPU", &cpu));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cpu, &req));
+	CHECK_OK(vnpu_infer_request_set_tensor(req, "x", c.t[0]));
+	CHECK_ERR(vnpu_infer_request_infer(req), VNPU_INVALID_ARGUMENT);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cpu);
+	chain_close(&c);
+	return 0;
+}
+
 static const struct test tests[] = {
 	TEST(remote_ptr_zero_copy),
 	TEST(remote_ptr_fallback),
 	TEST(remote_bad_args),
 	TEST(dmabuf_vgem_in_out),
+	TEST(fence_bad_args),
+	TEST(fence_chain),
+	TEST(fence_never_signals),
 };
 
 int main(int argc, char **argv)

@@ -93,6 +93,12 @@ VNPU_API const char *vnpu_element_type_str(vnpu_element_type type);
 /** A dimension not known until reshape or set_tensor. */
 #define VNPU_DIM_DYNAMIC (-1)
 
+/** What a fence fd is. */
+typedef enum vnpu_fence_kind {
+	VNPU_FENCE_SYNC_FILE = 0,	/* a sync_file (a dma_fence as a file) */
+	VNPU_FENCE_SYNCOBJ = 1,		/* a DRM syncobj fd (drmSyncobjHandleToFD) */
+} vnpu_fence_kind;
+
 /** A tensor shape: @rank dimensions, VNPU_DIM_DYNAMIC where unknown. */
 typedef struct vnpu_shape {
 	uint32_t rank;

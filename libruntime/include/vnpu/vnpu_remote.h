@@ -14,6 +14,16 @@
  *   - a dma-buf (vnpu_core_import_dmabuf_tensor) of vgem, udmabuf,
  *     another vnpu device or any exporter of CPU-mappable memory.
  *
+ * Fences: a device tensor of a device with explicit fences (the NPU)
+ * carries an in-fence, which the next request started with it waits for
+ * on the device (no thread of the process waits), and an out-fence,
+ * which signals when the device has finished the last request started
+ * with it as an output. So a producer (a camera, a decoder, another
+ * device) and a consumer (a display, an encoder) chain with the NPU
+ * without the CPU waiting in between. A fence is a sync_file or a DRM
+ * syncobj fd (vnpu_fence_kind); the tensor keeps its own copy, the caller
+ * keeps its fd.
+ *
  * Ownership and thread safety: as every tensor (vnpu_tensor.h). The
  * caller keeps owning its memory and its dma-buf fd.
  */
@@ -58,6 +68,32 @@ VNPU_API vnpu_status vnpu_core_import_dmabuf_tensor(vnpu_core *core, const char 
 						    vnpu_element_type type,
 						    const vnpu_shape *shape, int fd,
 						    vnpu_tensor **out);
+
+/* vnpu_fence_kind (vnpu_common.h): what a fence fd is. */
+
+/**
+ * The next request started with @tensor (input or output, bound as its
+ * port's buffer) waits on the device until the fence of @fd signals: a
+ * sync_file, or the fence a syncobj holds now (VNPU_INVALID_ARGUMENT when
+ * it holds none, or @fd is not of @kind). Replaces an in-fence not used
+ * yet; the request that uses it drops it. A request that would copy the
+ * tensor instead of binding it (another device, another element type)
+ * fails to start with VNPU_INVALID_ARGUMENT. VNPU_UNSUPPORTED for host
+ * tensors and devices without fences (the CPU).
+ */
+VNPU_API vnpu_status vnpu_tensor_set_in_fence(vnpu_tensor *tensor, vnpu_fence_kind kind, int fd);
+
+/**
+ * A new fd of @kind (the caller closes it) for the fence that signals
+ * when the device has ended the last request started with @tensor as an
+ * output: right after start_async the call waits for that request to
+ * reach the device (its submit, not its end). A request that failed
+ * before reaching the device leaves the previous fence. VNPU_NOT_FOUND
+ * when no request has written the tensor yet; VNPU_UNSUPPORTED as for
+ * vnpu_tensor_set_in_fence().
+ */
+VNPU_API vnpu_status vnpu_tensor_export_out_fence(vnpu_tensor *tensor, vnpu_fence_kind kind,
+						  int *out);
 
 /**
  * The device whose memory @tensor is ("NPU.0", "CPU"), or NULL for host

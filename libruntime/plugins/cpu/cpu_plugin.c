@@ -752,13 +752,15 @@ static void run_at_submit(struct vnpu_dev *dev, struct vnpu_job *job)
 
 static vnpu_status cpu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *slots,
 			      uint32_t num_slots, bool profile, bool caller_waits,
-			      struct vnpu_job **out)
+			      struct vnpu_job_fences *fences, struct vnpu_job **out)
 {
 	struct vnpu_dev *dev = exe->dev;
 	struct vnpu_job *job;
 	vnpu_status st;
 	uint32_t i;
 
+	if (fences)
+		return host->error(VNPU_UNSUPPORTED, "CPU: the device has no fences");
 	if (num_slots != exe->num_slots)
 		return host->error(VNPU_INVALID_ARGUMENT, "CPU: %u slots given, the program has %u",
 				   num_slots, exe->num_slots);

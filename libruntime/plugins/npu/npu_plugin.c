@@ -6,9 +6,13 @@
  * "NPU.<index>" after DRM_VNPU_PARAM_DEVICE_INDEX. Buffers are GEM BOs
  * mapped into the process; host data moves with BO_UPLOAD / BO_DOWNLOAD,
  * a program's stream lives in its own BO, and a job is one SUBMIT with the
- * request's slot table, waited for with WAIT. Every ioctl goes through
- * npu_ioctl(), which retries EINTR/EAGAIN, and npu_status() maps errno to
- * a status in one place. The telemetry properties come from the driver's
+ * request's slot table, waited for with WAIT. The ioctls of DRM itself
+ * go through libdrm's helpers (drmPrime*, drmSyncobj*,
+ * drmCloseBufferHandle); the driver's own through npu_ioctl(), which
+ * retries EINTR/EAGAIN, and npu_status() maps errno to a status in one
+ * place. Explicit fences travel as sync_files: a job's in-fences become
+ * syncobjs for SUBMIT, its out-syncobj a sync_file, the syncobjs are
+ * destroyed once SUBMIT returns (the job holds its fences). The telemetry properties come from the driver's
  * generic netlink family "vnpu" (DEV_GET of the device's index, which
  * needs no privilege), asked afresh at every get.
  */
@@ -25,6 +29,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <linux/sync_file.h>
 #include <unistd.h>
 
 #include <netlink/genl/ctrl.h>
@@ -460,7 +465,139 @@ static vnpu_status npu_exe_load(struct vnpu_dev *dev, const void *cmd, uint64_t 
 	return VNPU_OK;
 }
 
+/*
+ * @caller_waits changes nothing here: SUBMIT already runs a short job to
+ * its end in the ioctl when the device is idle, and a longer one belongs
+ * to the device's own threads.
+ */
+/* ---- fences ---- */
+
+/* A new syncobj of @dev holding the fence of @sync_file. */
+static int syncobj_of_sync_file(struct vnpu_dev *dev, int sync_file, uint32_t *out)
+{
+	int ret;
+
+	if (drmSyncobjCreate(dev->fd, 0, out))
+		return -errno;
+	if (!drmSyncobjImportSyncFile(dev->fd, *out, sync_file))
+		return 0;
+	ret = -errno;
+	drmSyncobjDestroy(dev->fd, *out);
+	return ret;
+}
+
+static vnpu_status npu_fence_import(struct vnpu_dev *dev, vnpu_fence_kind kind, int fd,
+				    int *out)
+{
+	struct sync_file_info info = { 0 };
+	uint32_t handle;
+	int ret;
+
+	if (!(dev->caps & DRM_VNPU_CAP_SYNCOBJ))
+		return host->error(VNPU_UNSUPPORTED, "%s: the driver has no syncobjs",
+				   dev->info.name);
+	if (kind == VNPU_FENCE_SYNC_FILE) {
+		ret = npu_ioctl(fd, SYNC_IOC_FILE_INFO, &info);
+		if (ret)
+			return host->error(VNPU_INVALID_ARGUMENT, "fd %d is not a sync_file: %s",
+					   fd, strerror(-ret));
+		*out = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		return *out < 0 ? npu_status(-errno, "duplicating fd %d", fd) : VNPU_OK;
+	}
+	if (drmSyncobjFDToHandle(dev->fd, fd, &handle))
+		return host->error(VNPU_INVALID_ARGUMENT, "fd %d is not a syncobj: %s", fd,
+				   strerror(errno));
+	ret = drmSyncobjExportSyncFile(dev->fd, handle, out) ? -errno : 0;
+	drmSyncobjDestroy(dev->fd, handle);
+	if (ret == -EINVAL)
+		return host->error(VNPU_INVALID_ARGUMENT, "the syncobj of fd %d holds no fence", fd);
+	return ret ? npu_status(ret, "reading the fence of syncobj fd %d", fd) : VNPU_OK;
+}
+
+static vnpu_status npu_fence_export(struct vnpu_dev *dev, vnpu_fence_kind kind, int fd,
+				    int *out)
+{
+	uint32_t handle;
+	int ret;
+
+	if (kind == VNPU_FENCE_SYNC_FILE) {
+		*out = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		return *out < 0 ? npu_status(-errno, "duplicating a fence") : VNPU_OK;
+	}
+	ret = syncobj_of_sync_file(dev, fd, &handle);
+	if (ret)
+		return npu_status(ret, "a syncobj for a fence");
+	ret = drmSyncobjHandleToFD(dev->fd, handle, out) ? -errno : 0;
+	drmSyncobjDestroy(dev->fd, handle);
+	return ret ? npu_status(ret, "exporting a syncobj") : VNPU_OK;
+}
+
+/* The syncobjs of a job's fences, made before SUBMIT, destroyed after. */
+struct job_syncobjs {
+	uint32_t in[VNPU_MAX_IN_FENCES];
+	uint32_t num_in;
+	uint32_t out;
+};
+
+static void job_syncobjs_destroy(struct vnpu_dev *dev, struct job_syncobjs *j)
+{
+	while (j->num_in)
+		drmSyncobjDestroy(dev->fd, j->in[--j->num_in]);
+	if (j->out)
+		drmSyncobjDestroy(dev->fd, j->out);
+	j->out = 0;
+}
+
+static vnpu_status job_syncobjs_make(struct vnpu_dev *dev, const struct vnpu_job_fences *f,
+				     struct job_syncobjs *j, struct drm_vnpu_submit *s)
+{
+	int ret = 0;
+
+	if (!(dev->caps & DRM_VNPU_CAP_SYNCOBJ))
+		return host->error(VNPU_UNSUPPORTED, "%s: the driver has no syncobjs",
+				   dev->info.name);
+	if (f->num_in > VNPU_MAX_IN_FENCES)
+		return host->error(VNPU_INVALID_ARGUMENT, "NPU: %u in-fences, at most %d",
+				   f->num_in, VNPU_MAX_IN_FENCES);
+	while (!ret && j->num_in < f->num_in) {
+		ret = syncobj_of_sync_file(dev, f->in_fds[j->num_in], &j->in[j->num_in]);
+		if (!ret)
+			j->num_in++;
+	}
+	if (!ret && f->want_out)
+		ret = drmSyncobjCreate(dev->fd, 0, &j->out) ? -errno : 0;
+	if (ret) {
+		job_syncobjs_destroy(dev, j);
+		return npu_status(ret, "making the job's syncobjs");
+	}
+	s->in_syncobjs_ptr = (uintptr_t)j->in;
+	s->in_syncobj_count = j->num_in;
+	s->out_syncobj = j->out;
+	return VNPU_OK;
+}
+
 /* ---- jobs ---- */
+
+/* The SUBMIT of @bufs into @s for @exe. */
+static vnpu_status fill_slots(struct vnpu_exe *exe, struct vnpu_buf *const *bufs,
+			      uint32_t num_slots, struct drm_vnpu_slot *slots)
+{
+	uint32_t i;
+
+	if (num_slots != exe->num_slots || num_slots > DRM_VNPU_MAX_SLOTS)
+		return host->error(VNPU_INVALID_ARGUMENT, "NPU: %u slots given, the program has %u",
+				   num_slots, exe->num_slots);
+	for (i = 0; i < num_slots; i++) {
+		if (!bufs[i] || bufs[i]->dev != exe->dev || bufs[i]->size < exe->slots[i].size)
+			return host->error(VNPU_INVALID_ARGUMENT,
+					   "NPU: slot %u is missing, too small or of another device",
+					   i);
+		slots[i].handle = ((struct npu_buf *)bufs[i])->handle;
+		slots[i].flags = DRM_VNPU_SLOT_READ |
+				 (exe->slots[i].writable ? DRM_VNPU_SLOT_WRITE : 0);
+	}
+	return VNPU_OK;
+}
 
 /*
  * @caller_waits changes nothing here: SUBMIT already runs a short job to
@@ -469,7 +606,7 @@ static vnpu_status npu_exe_load(struct vnpu_dev *dev, const void *cmd, uint64_t 
  */
 static vnpu_status npu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *bufs,
 			      uint32_t num_slots, bool profile, bool caller_waits,
-			      struct vnpu_job **out)
+			      struct vnpu_job_fences *fences, struct vnpu_job **out)
 {
 	struct vnpu_dev *dev = exe->dev;
 	struct drm_vnpu_slot slots[DRM_VNPU_MAX_SLOTS];
@@ -478,30 +615,30 @@ static vnpu_status npu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *bufs
 		.cmd_size = exe->cmd_size,
 		.priority = DRM_VNPU_PRIORITY_NORMAL,
 	};
+	struct job_syncobjs syncobjs = { .num_in = 0 };
 	struct vnpu_job *job;
 	vnpu_status st;
-	uint32_t i;
 	int ret;
 
 	(void)caller_waits;
-	if (num_slots != exe->num_slots || num_slots > DRM_VNPU_MAX_SLOTS)
-		return host->error(VNPU_INVALID_ARGUMENT, "NPU: %u slots given, the program has %u",
-				   num_slots, exe->num_slots);
-	for (i = 0; i < num_slots; i++) {
-		if (!bufs[i] || bufs[i]->dev != dev || bufs[i]->size < exe->slots[i].size)
-			return host->error(VNPU_INVALID_ARGUMENT,
-					   "NPU: slot %u is missing, too small or of another device",
-					   i);
-		slots[i].handle = ((struct npu_buf *)bufs[i])->handle;
-		slots[i].flags = DRM_VNPU_SLOT_READ |
-				 (exe->slots[i].writable ? DRM_VNPU_SLOT_WRITE : 0);
+	st = fill_slots(exe, bufs, num_slots, slots);
+	if (st != VNPU_OK)
+		return st;
+	if (fences) {
+		fences->out_fd = -1;
+		st = job_syncobjs_make(dev, fences, &syncobjs, &s);
+		if (st != VNPU_OK)
+			return st;
 	}
 	job = calloc(1, sizeof(*job));
-	if (!job)
+	if (!job) {
+		job_syncobjs_destroy(dev, &syncobjs);
 		return host->error(VNPU_OUT_OF_MEMORY, "NPU: out of memory");
+	}
 	if (profile && (dev->caps & DRM_VNPU_CAP_PROFILING)) {
 		st = npu_buf_new(dev, 16 * (uint64_t)exe->num_cmds, &job->profile);
 		if (st != VNPU_OK) {
+			job_syncobjs_destroy(dev, &syncobjs);
 			free(job);
 			return st;
 		}
@@ -511,6 +648,12 @@ static vnpu_status npu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *bufs
 	s.slots_ptr = (uintptr_t)slots;
 	s.slot_count = num_slots;
 	ret = npu_ioctl(dev->fd, DRM_IOCTL_VNPU_SUBMIT, &s);
+	/* The job holds the fences it needs: the syncobjs can go. */
+	if (!ret && syncobjs.out && drmSyncobjExportSyncFile(dev->fd, syncobjs.out,
+							     &fences->out_fd))
+		host->log(VNPU_LOG_WARNING, "NPU: no out-fence for job %llu: %s",
+			  (unsigned long long)s.job_id, strerror(errno));
+	job_syncobjs_destroy(dev, &syncobjs);
 	if (ret) {
 		npu_buf_free(job->profile ? &job->profile->buf : NULL);
 		free(job);
@@ -769,6 +912,8 @@ static const struct vnpu_plugin_ops npu_ops = {
 	.get_stats = npu_get_stats,
 	.buf_wrap = npu_buf_wrap,
 	.buf_import = npu_buf_import,
+	.fence_import = npu_fence_import,
+	.fence_export = npu_fence_export,
 };
 
 /*
