@@ -14,11 +14,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <linux/dma-buf.h>
 #include <xf86drm.h>
 
 #include "harness.h"
 #include "onnx_writer.h"
+#include "vgem.h"
 
 #define N 3000			/* elements: 12000 bytes, not whole pages */
 #define PAGE 4096
@@ -212,46 +212,6 @@ static int remote_bad_args(vnpu_core *core, const char *device)
 	return 0;
 }
 
-/* vgem's first card node (loading vgem when it is missing), or -1. */
-static int vgem_open(void)
-{
-	char path[32];
-
-	for (int pass = 0; pass < 2; pass++) {
-		for (int minor = 0; minor < 64; minor++) {
-			drmVersionPtr v;
-			int fd;
-
-			snprintf(path, sizeof(path), "/dev/dri/card%d", minor);
-			fd = open(path, O_RDWR | O_CLOEXEC);
-			if (fd < 0)
-				continue;
-			v = drmGetVersion(fd);
-			if (v && !strcmp(v->name, "vgem")) {
-				drmFreeVersion(v);
-				return fd;
-			}
-			drmFreeVersion(v);
-			close(fd);
-		}
-		if (pass == 0 && system("modprobe vgem 2>/dev/null") != 0)
-			break;
-	}
-	return -1;
-}
-
-/* A vgem buffer of @bytes exported as a dma-buf fd, or -1. */
-static int vgem_dmabuf(int vgem, uint32_t bytes)
-{
-	struct drm_mode_create_dumb d = { .width = bytes / 4, .height = 1, .bpp = 32 };
-	int fd;
-
-	if (drmIoctl(vgem, DRM_IOCTL_MODE_CREATE_DUMB, &d) ||
-	    drmPrimeHandleToFD(vgem, d.handle, DRM_CLOEXEC | DRM_RDWR, &fd))
-		return -1;
-	return fd;
-}
-
 /*
  * A vgem dma-buf is the input, another the output: the NPU reads and
  * writes them in place (no byte uploaded or downloaded by the driver's
@@ -318,23 +278,6 @@ static int dmabuf_vgem_in_out(vnpu_core *core, const char *device)
 	return 0;
 }
 
-/* vgem's fence ioctls (uapi/drm/vgem_drm.h), spelled here. */
-struct vgem_fence_attach {
-	uint32_t handle;
-	uint32_t flags;
-	uint32_t out_fence;
-	uint32_t pad;
-};
-
-struct vgem_fence_signal {
-	uint32_t fence;
-	uint32_t flags;
-};
-
-#define VGEM_FENCE_WRITE 0x1
-#define VGEM_IOCTL_FENCE_ATTACH DRM_IOWR(DRM_COMMAND_BASE + 0x1, struct vgem_fence_attach)
-#define VGEM_IOCTL_FENCE_SIGNAL DRM_IOW(DRM_COMMAND_BASE + 0x2, struct vgem_fence_signal)
-
 /* A producer whose work is not done: a vgem fence, as a sync_file. */
 struct producer {
 	int vgem;
@@ -344,29 +287,14 @@ struct producer {
 
 static int producer_start(int vgem, struct producer *p)
 {
-	struct drm_mode_create_dumb d = { .width = PAGE / 4, .height = 1, .bpp = 32 };
-	struct vgem_fence_attach fa = { .flags = VGEM_FENCE_WRITE };
-	struct dma_buf_export_sync_file ex = { .flags = DMA_BUF_SYNC_RW, .fd = -1 };
-	int dmabuf;
-
-	CHECK(!drmIoctl(vgem, DRM_IOCTL_MODE_CREATE_DUMB, &d));
-	CHECK(!drmPrimeHandleToFD(vgem, d.handle, DRM_CLOEXEC | DRM_RDWR, &dmabuf));
-	fa.handle = d.handle;
-	CHECK(!drmIoctl(vgem, VGEM_IOCTL_FENCE_ATTACH, &fa));
-	CHECK(!drmIoctl(dmabuf, DMA_BUF_IOCTL_EXPORT_SYNC_FILE, &ex));
-	close(dmabuf);
-	drmCloseBufferHandle(vgem, d.handle);
 	p->vgem = vgem;
-	p->fence = fa.out_fence;
-	p->sync_file = ex.fd;
+	CHECK(!vgem_fence_start(vgem, &p->fence, &p->sync_file));
 	return 0;
 }
 
 static int producer_done(struct producer *p)
 {
-	struct vgem_fence_signal fs = { .fence = p->fence };
-
-	CHECK(!drmIoctl(p->vgem, VGEM_IOCTL_FENCE_SIGNAL, &fs));
+	CHECK(!vgem_fence_signal(p->vgem, p->fence));
 	return 0;
 }
 
@@ -375,30 +303,6 @@ static int fence_signalled(int fd)
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
 
 	return poll(&pfd, 1, 0) == 1;
-}
-
-/* The render node of vnpu, for a syncobj of the test's own, or -1. */
-static int vnpu_render_open(void)
-{
-	char path[40];
-
-	for (int minor = 128; minor < 192; minor++) {
-		drmVersionPtr v;
-		int fd;
-
-		snprintf(path, sizeof(path), "/dev/dri/renderD%d", minor);
-		fd = open(path, O_RDWR | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		v = drmGetVersion(fd);
-		if (v && !strcmp(v->name, "vnpu")) {
-			drmFreeVersion(v);
-			return fd;
-		}
-		drmFreeVersion(v);
-		close(fd);
-	}
-	return -1;
 }
 
 /*
@@ -438,7 +342,7 @@ static int fence_bad_args(vnpu_core *core, const char *device)
 	close(fd);
 	CHECK_ERR(vnpu_tensor_set_in_fence(t, VNPU_FENCE_SYNC_FILE, closed), VNPU_INVALID_ARGUMENT);
 	CHECK_ERR(vnpu_tensor_set_in_fence(t, VNPU_FENCE_SYNCOBJ, closed), VNPU_INVALID_ARGUMENT);
-	node = vnpu_render_open();
+	node = drm_node_open("vnpu", "renderD", 128);
 	CHECK(node >= 0);
 	CHECK(!drmSyncobjCreate(node, 0, &syncobj));
 	CHECK(!drmSyncobjHandleToFD(node, syncobj, &fd));

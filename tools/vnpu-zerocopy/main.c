@@ -13,7 +13,6 @@
  * path's bit for bit. Public API, plus libdrm to allocate vgem buffers
  * (the stand-in for a camera or decoder that fills a dma-buf).
  */
-#include <fcntl.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -26,6 +25,8 @@
 #include <xf86drm.h>
 
 #include <vnpu/vnpu.h>
+
+#include "vgem.h"
 
 #define PAGE 4096u
 #define MAX_ROUNDS 10000
@@ -207,50 +208,6 @@ static uint64_t port_bytes(const vnpu_port *p)
 static uint64_t page_round(uint64_t bytes)
 {
 	return bytes ? (bytes + PAGE - 1) & ~(uint64_t)(PAGE - 1) : PAGE;
-}
-
-/* vgem's card node (after modprobe vgem when it is missing), or -1. */
-static int vgem_open(void)
-{
-	char path[32];
-
-	for (int pass = 0; pass < 2; pass++) {
-		for (int minor = 0; minor < 64; minor++) {
-			drmVersionPtr v;
-			int fd;
-
-			snprintf(path, sizeof(path), "/dev/dri/card%d", minor);
-			fd = open(path, O_RDWR | O_CLOEXEC);
-			if (fd < 0)
-				continue;
-			v = drmGetVersion(fd);
-			if (v && !strcmp(v->name, "vgem")) {
-				drmFreeVersion(v);
-				return fd;
-			}
-			drmFreeVersion(v);
-			close(fd);
-		}
-		if (pass == 0 && system("modprobe vgem 2>/dev/null") != 0)
-			break;
-	}
-	return -1;
-}
-
-/* A vgem buffer of at least @bytes as a dma-buf fd, or -1. */
-static int vgem_dmabuf(int vgem, uint64_t bytes)
-{
-	struct drm_mode_create_dumb d = { .width = (uint32_t)(page_round(bytes) / 4),
-					  .height = 1, .bpp = 32 };
-	int fd;
-
-	if (page_round(bytes) / 4 > UINT32_MAX ||
-	    drmIoctl(vgem, DRM_IOCTL_MODE_CREATE_DUMB, &d) ||
-	    drmPrimeHandleToFD(vgem, d.handle, DRM_CLOEXEC | DRM_RDWR, &fd))
-		return -1;
-	/* The dma-buf keeps the buffer: vgem's handle is not needed. */
-	drmCloseBufferHandle(vgem, d.handle);
-	return fd;
 }
 
 /* The tensor of @port for way @w, in @*data. */
