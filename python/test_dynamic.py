@@ -7,7 +7,9 @@ one request, each width's program compiled on first use.
 
   test_dynamic.py DEVICE NODE_MODULES
 
-On the CPU the outputs are compared with ONNX Runtime (node and
+Widths the model refuses (0: a window larger than the input; 200000:
+an LSTM of more steps than are unrolled) fail their run with the
+compile's status and message, and the model runs on after. On the CPU the outputs are compared with ONNX Runtime (node and
 onnxruntime-node from NODE_MODULES); on another device with the CPU's
 (ONNX Runtime does not run in the VM). Exit 0 on success, 1 on a
 mismatch.
@@ -128,6 +130,22 @@ def main():
                       f"max |diff| {err}, compiled now {stage[0]['executed']} "
                       f"({stage[0]['real_time_ns'] / 1e6:.1f} ms) {'ok' if ok else 'FAIL'}")
                 failed += not ok
+        # Widths the model refuses fail their run, named; the rest still runs.
+        for width, status, says in ((0, "INVALID_ARGUMENT", "window larger"),
+                                    (200000, "UNSUPPORTED", "at most 65536 are unrolled")):
+            try:
+                request.infer({"image": np.zeros((1, 1, 32, width), np.float32)})
+                print(f"width {width}: ran, want {status}")
+                failed += 1
+            except vnpu.Error as e:
+                ok = e.status == status and f"compiling for image=[1,1,32,{width}]" in str(e) \
+                    and says in str(e)
+                print(f"width {width}: {e.status} {'ok' if ok else 'FAIL: ' + str(e)}")
+                failed += not ok
+        image = rng.uniform(0, 1, (1, 1, 32, WIDTHS[0])).astype(np.float32)
+        want = request.infer({"image": image})["probs"]
+        failed += not np.array_equal(want, compiled.create_infer_request().infer(
+            {"image": image})["probs"])
         compiles = compiled.get_property("DYNAMIC_SHAPE_COMPILES")
         if compiles != len(WIDTHS):
             print(f"DYNAMIC_SHAPE_COMPILES is {compiles}, want {len(WIDTHS)}")

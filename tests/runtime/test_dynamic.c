@@ -246,6 +246,57 @@ static int dynamic_cache_size(vnpu_core *core, const char *device)
 	return 0;
 }
 
+struct callback_seen {
+	vnpu_infer_request *req;
+	vnpu_status status;
+	int calls;
+};
+
+static void on_done(vnpu_infer_request *req, vnpu_status status, void *user_data)
+{
+	struct callback_seen *seen = user_data;
+
+	seen->req = req;
+	seen->status = status;
+	seen->calls++;
+}
+
+/*
+ * The asynchronous calls on a request of dynamic inputs: the callback gets
+ * that request (not the one of the program inside), wait_for, cancel and
+ * the timeline answer before a run and after.
+ */
+static int dynamic_async_calls(vnpu_core *core, const char *device)
+{
+	struct callback_seen seen = { 0 };
+	vnpu_infer_request *req;
+	vnpu_compiled_model *cm;
+	vnpu_timeline *tl;
+
+	CHECK_OK(compile_relu_add(core, device, NULL, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK_OK(vnpu_infer_request_wait(req));
+	CHECK_OK(vnpu_infer_request_wait_for(req, 0));
+	CHECK_ERR(vnpu_infer_request_wait_for(req, -1), VNPU_INVALID_ARGUMENT);
+	CHECK_OK(vnpu_infer_request_cancel(req));
+	CHECK_ERR(vnpu_infer_request_get_timeline(req, &tl), VNPU_NOT_READY);
+	CHECK_OK(vnpu_infer_request_set_callback(req, on_done, &seen));
+	CHECK(!run_width(req, 5, 0.5f, true));
+	CHECK(seen.calls == 1 && seen.req == req && seen.status == VNPU_OK);
+	CHECK(!run_width(req, 6, 0.5f, true));
+	CHECK(seen.calls == 2 && seen.req == req);
+	CHECK_OK(vnpu_infer_request_wait_for(req, 1000));
+	CHECK_OK(vnpu_infer_request_get_timeline(req, &tl));
+	CHECK(tl->count > 0);
+	vnpu_timeline_free(tl);
+	CHECK_OK(vnpu_infer_request_set_callback(req, NULL, NULL));
+	CHECK(!run_width(req, 5, 0.5f, true));
+	CHECK(seen.calls == 2);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
 struct worker {
 	vnpu_compiled_model *cm;
 	int64_t width;
@@ -298,6 +349,7 @@ static const struct test tests[] = {
 	TEST(dynamic_two_widths),
 	TEST(dynamic_bad_shapes),
 	TEST(dynamic_cache_size),
+	TEST(dynamic_async_calls),
 	TEST(dynamic_concurrent),
 };
 
