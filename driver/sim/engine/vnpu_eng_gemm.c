@@ -321,6 +321,68 @@ void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
 
 #endif /* ENG_FMA */
 
+#ifdef ENG_FMA
+#define LANE_FMA(a, b, c) VFMA(a, b, c)
+#else
+/* The baseline's fused multiply-add per lane, as its ukernel() does. */
+static inline v8sf lane_fma(v8sf a, v8sf b, v8sf c)
+{
+	int l;
+
+	for (l = 0; l < 8; l++)
+		c[l] = fma_exact(a[l], b[l], c[l]);
+	return c;
+}
+
+#define LANE_FMA(a, b, c) lane_fma(a, b, c)
+#endif
+
+/*
+ * @n panels of one row's sums at @acc (from zero unless @load) plus the
+ * slice: fma(a[k], b[k][j], sum) in depth order, as the micro-kernels sum
+ * each output.
+ */
+#define GEMV_PANELS(n) do {						\
+	v8sf v[2 * (n)];						\
+	int i;								\
+									\
+	for (i = 0; i < 2 * (n); i++)					\
+		v[i] = g->load ? vload(acc + 8 * i) : vbcast(0.0f);	\
+	for (k = 0; k < g->kc; k++) {					\
+		v8sf ak = vbcast(g->a[k]);				\
+									\
+		for (i = 0; i < 2 * (n); i++)				\
+			v[i] = LANE_FMA(ak, vload(b + (i / 2) * g->b_ps +	\
+						  k * ENG_NR + 8 * (i % 2)), \
+					v[i]);				\
+	}								\
+	for (i = 0; i < 2 * (n); i++)					\
+		vstore(acc + 8 * i, v[i]);				\
+} while (0)
+
+/*
+ * A depth slice of a one-row block over packed B: four panels at a time
+ * (eight independent sums), then one; in sixteen lanes with @avx512 (the
+ * FMA build only), same bits.
+ */
+static void gemv_slice(const struct eng_gemv *g, int avx512)
+{
+	const float *b = g->b;
+	float *acc = g->acc;
+	__u64 p = 0, k;
+
+#ifdef ENG_FMA
+	if (avx512) {
+		vnpu_eng_gemv_avx512(g);
+		return;
+	}
+#endif
+	for (; p + 4 <= g->np; p += 4, b += 4 * g->b_ps, acc += 4 * ENG_NR)
+		GEMV_PANELS(4);
+	for (; p < g->np; p++, b += g->b_ps, acc += ENG_NR)
+		GEMV_PANELS(1);
+}
+
 /*
  * A 6x16 tile of the last slice at block row @i and column @j, with padded
  * columns (@s->out_wp): its output run starts at padded column *@qc of
@@ -798,6 +860,47 @@ static int epi_plain(const struct gemm_out *o, const struct gemm_epi *e,
 }
 
 /*
+ * Row @m0 of a GEMM over packed B, columns [n0, n0 + nc): a mat-vec in
+ * the same slices as gemm_block(), each output the same chain of FMAs as
+ * a micro-kernel's, so the same bits without a tile's idle rows. Not
+ * inlined: its flush would add its frame to gemm_block()'s.
+ */
+static __attribute__((__noinline__))
+void gemv_block(const struct gemm_a *a, const struct gemm_b *b, __u64 m0,
+		__u64 n0, __u64 nc, __u64 kt, const struct gemm_out *o,
+		const struct gemm_epi *e, const struct gemm_bufs *bufs)
+{
+	struct gemm_flush f = { .acc = bufs->acc, .acc_rs = eng_acc_rs(nc),
+				.m0 = m0, .n0 = n0 };
+	struct eng_gemv g = { .acc = bufs->acc, .np = eng_div_up(nc, ENG_NR),
+			      .b_ps = kt * ENG_NR };
+	const void *row = elem_at(a->p, (__s64)m0 * a->rs, a->dt);
+	__u64 k0, kstep = eng_div_up(kt, eng_div_up(kt, ENG_KC));
+	float add[1];
+	int has_add = 0;
+
+	for (k0 = 0; k0 < kt; k0 += g.kc) {
+		g.kc = eng_min(kstep, kt - k0);
+		g.load = k0 != 0;
+		g.b = b->packed + (n0 / ENG_NR) * kt * ENG_NR + k0 * ENG_NR;
+		if (a->dt == VNPU_DTYPE_F32 && a->cs == 1) {
+			g.a = (const float *)row + k0;
+		} else {
+			load_f32(bufs->a, elem_at(row, (__s64)k0 * a->cs, a->dt),
+				 a->cs, g.kc, a->dt);
+			g.a = bufs->a;
+		}
+		if (k0)
+			eng_pause(bufs->ctx);
+		gemv_slice(&g, bufs->avx512);
+	}
+	f.plain = epi_plain(o, e, m0, 1, add, &has_add);
+	f.add = has_add ? add : 0;
+	f.act = e->act;
+	block_flush(o, e, &f, 0, 1, 0, nc);
+}
+
+/*
  * Output block [m0, m0 + mc) x [n0, n0 + nc) of a depth-@kt product,
  * summed in @bufs->acc and stored through the epilogue after the last
  * slice, or by the last slice's micro-kernels when it fuses.
@@ -813,6 +916,12 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 	__u64 k0 = 0, kstep;
 	float add[ENG_MC];
 	int fuse, has_add = 0;
+
+	/* One row over packed B (a batch of one): a mat-vec. */
+	if (mc == 1 && kt && b->packed && !a->packed && !a->pack) {
+		gemv_block(a, b, m0, n0, nc, kt, o, e, bufs);
+		return;
+	}
 
 	f.plain = epi_plain(o, e, m0, mc, add, &has_add);
 	f.add = has_add ? add : 0;
@@ -1964,22 +2073,6 @@ static int run_conv_dw(const struct eng_layer *l, __u64 ub, __u64 ue,
 	return 0;
 }
 
-#ifdef ENG_FMA
-#define DW_FMA(a, b, c) VFMA(a, b, c)
-#else
-/* The baseline's fused multiply-add per lane, as its ukernel() does. */
-static inline v8sf dw_fma(v8sf a, v8sf b, v8sf c)
-{
-	int l;
-
-	for (l = 0; l < 8; l++)
-		c[l] = fma_exact(a[l], b[l], c[l]);
-	return c;
-}
-
-#define DW_FMA(a, b, c) dw_fma(a, b, c)
-#endif
-
 /*
  * @n vectors of sums at @acc (from zero unless @load) plus taps [@k0, @k1)
  * of the weights @w over row k of B at @b + off[k]: fma(w[k], b[k], sum)
@@ -1996,7 +2089,7 @@ static inline v8sf dw_fma(v8sf a, v8sf b, v8sf c)
 		v8sf wk = vbcast(w[k]);					\
 									\
 		for (i = 0; i < (n); i++)				\
-			v[i] = DW_FMA(wk, vload(bk + 8 * i), v[i]);	\
+			v[i] = LANE_FMA(wk, vload(bk + 8 * i), v[i]);	\
 	}								\
 	for (i = 0; i < (n); i++)					\
 		vstore(acc + 8 * i, v[i]);				\

@@ -104,6 +104,29 @@ struct eng_dw_taps {
  */
 void vnpu_eng_dw_taps_avx512(const struct eng_dw_taps *t);
 
+/**
+ * struct eng_gemv - a depth slice of a one-row GEMM block over packed B
+ * @a: the row's @kc f32 elements of the slice
+ * @b: panel p of the slice's B at @b + p * @b_ps, its row k at + k * ENG_NR
+ * @acc: the sums of @np panels, ENG_NR each, from zero unless @load
+ * @kc: depth of the slice
+ * @np: panels
+ * @b_ps: see @b
+ * @load: see @acc
+ */
+struct eng_gemv {
+	const float *a, *b;
+	float *acc;
+	__u64 kc, np, b_ps;
+	int load;
+};
+
+/*
+ * The AVX-512F mat-vec slice: fma(a[k], b[k][j], sum) per column in depth
+ * order, the bits of the micro-kernels.
+ */
+void vnpu_eng_gemv_avx512(const struct eng_gemv *g);
+
 /* The AVX-512F driver (12x32 tiles); same bits as the AVX2 6x16 one. */
 void vnpu_eng_slice_avx512(struct eng_slice *s);
 /* The AVX2 6x16 driver, for benchmarks of the micro-kernels alone. */

@@ -606,3 +606,37 @@ void vnpu_eng_dw_taps_avx512(const struct eng_dw_taps *t)
 	if (j < n)
 		DW16_BLOCK(1);
 }
+
+/*
+ * @n panels of the row's sums (one register each) plus the slice, in
+ * depth order.
+ */
+#define GEMV16_PANELS(n) do {						\
+	v16sf v[n];							\
+	int i;								\
+									\
+	for (i = 0; i < (n); i++)					\
+		v[i] = g->load ? ld16(acc + ENG_NR * i) : (v16sf){};	\
+	for (k = 0; k < g->kc; k++) {					\
+		v16sf ak = bc16(g->a[k]);				\
+									\
+		for (i = 0; i < (n); i++)				\
+			v[i] = FMA16(ak, ld16(b + i * g->b_ps + k * ENG_NR), \
+				     v[i]);				\
+	}								\
+	for (i = 0; i < (n); i++)					\
+		st16(acc + ENG_NR * i, v[i]);				\
+} while (0)
+
+/* Eight panels at a time (eight independent sums), then one. */
+void vnpu_eng_gemv_avx512(const struct eng_gemv *g)
+{
+	const float *b = g->b;
+	float *acc = g->acc;
+	__u64 p = 0, k;
+
+	for (; p + 8 <= g->np; p += 8, b += 8 * g->b_ps, acc += 8 * ENG_NR)
+		GEMV16_PANELS(8);
+	for (; p < g->np; p++, b += g->b_ps, acc += ENG_NR)
+		GEMV16_PANELS(1);
+}

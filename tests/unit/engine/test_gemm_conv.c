@@ -953,6 +953,113 @@ static void test_act_bounds(void)
 	free(y2);
 }
 
+/*
+ * A GEMM of one row over packed B runs as a mat-vec: each output must have
+ * the bits of the same row inside a block of two rows (the micro-kernels),
+ * through every epilogue (bias per column, a residual, an activation, a
+ * scale), with A dense or transposed (read through a copy), on every path
+ * the host has (baseline, AVX2, AVX-512: the same bits), whole and in 5
+ * parts. Depths past ENG_KC take several slices; columns past a panel's
+ * multiple, the last panel's padding.
+ */
+static void test_gemv_rows(void)
+{
+	static const struct {
+		__u64 n, k;
+		int ta;
+		__u32 flags, act;
+		float alpha;
+	} cases[] = {
+		{ 1, 1, 0, 0, 0, 1 },
+		{ 37, 5, 0, VNPU_LAYER_F_BIAS, VNPU_ACT_RELU, 1 },
+		{ 1024, 256, 0, VNPU_LAYER_F_RESIDUAL, 0, 1 },
+		{ 200, 777, 1, VNPU_LAYER_F_BIAS | VNPU_LAYER_F_RESIDUAL,
+		  VNPU_ACT_SIGMOID, 1 },
+		{ 129, 385, 0, VNPU_LAYER_F_BIAS, VNPU_ACT_HARD_SWISH, 0.75f },
+	};
+	__u32 paths[3] = { 0, VNPU_ENG_F_AVX2_FMA,
+			   VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 };
+	size_t i, p;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		__u64 n = cases[i].n, k = cases[i].k, m, da[2], dy[2];
+		__u64 size = vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, k, n);
+		float *a = malloc(2 * k * 4), *b = malloc(k * n * 4);
+		float *packed = malloc(size * 4), *bias = malloc(n * 4);
+		float *res = malloc(2 * n * 4), *y1 = malloc(n * 4);
+		float *y2 = malloc(2 * n * 4), *first = malloc(n * 4);
+		struct vnpu_layer_gemm at = {
+			.flags = VNPU_LAYER_F_PACKED | cases[i].flags,
+			.alpha = et_f32_bits(cases[i].alpha),
+			.beta = et_f32_bits(1.0f),
+			.act = { .func = cases[i].act },
+		};
+		struct vnpu_tensor t[5];
+		void *d[5];
+		int rc = 0;
+
+		et_fill_f32(a, 2 * k);
+		et_fill_f32(b, k * n);
+		et_fill_f32(bias, n);
+		et_fill_f32(res, 2 * n);
+		ET_EXPECT(!vnpu_eng_pack(VNPU_PACK_GEMM_B, b, 1, k, n, packed),
+			  "gemv: pack");
+		for (p = 0; p < 3; p++) {
+			if ((paths[p] & et_host_features) != paths[p])
+				continue;
+			/* Two rows (tiles), then the first alone (mat-vec). */
+			for (m = 2; m >= 1 && !rc; m--) {
+				__u32 nt = 0;
+
+				da[0] = cases[i].ta ? k : m;
+				da[1] = cases[i].ta ? m : k;
+				t[nt] = et_dense(VNPU_DTYPE_F32, 2, da);
+				if (cases[i].ta) {
+					/* A^T stored [k, 2]: row 0 strided. */
+					t[nt] = swap_last(t[nt]);
+					t[nt].strides[1] = 2;
+				}
+				d[nt++] = a;
+				t[nt] = et_dense(VNPU_DTYPE_F32, 1, &size);
+				d[nt++] = packed;
+				dy[0] = m;
+				dy[1] = n;
+				if (cases[i].flags & VNPU_LAYER_F_BIAS) {
+					t[nt] = et_dense(VNPU_DTYPE_F32, 1, &n);
+					d[nt++] = bias;
+				}
+				if (cases[i].flags & VNPU_LAYER_F_RESIDUAL) {
+					t[nt] = et_dense(VNPU_DTYPE_F32, 2, dy);
+					d[nt++] = res;
+				}
+				t[nt] = et_dense(VNPU_DTYPE_F32, 2, dy);
+				d[nt++] = m == 2 ? y2 : y1;
+				rc = et_run(VNPU_LAYER_GEMM, t, d, nt, &at,
+					    sizeof(at), paths[p], m == 2 ? 1 : 5);
+			}
+			ET_EXPECT(!rc, "gemv case %zu path %zu: run failed (%d)",
+				  i, p, rc);
+			ET_EXPECT(rc || !memcmp(y1, y2, n * 4),
+				  "gemv case %zu path %zu: not the tiles' bits",
+				  i, p);
+			if (p)
+				ET_EXPECT(rc || !memcmp(y1, first, n * 4),
+					  "gemv case %zu path %zu: not the baseline's bits",
+					  i, p);
+			else
+				memcpy(first, y1, n * 4);
+		}
+		free(a);
+		free(b);
+		free(packed);
+		free(bias);
+		free(res);
+		free(y1);
+		free(y2);
+		free(first);
+	}
+}
+
 void et_test_gemm_conv(void)
 {
 	test_random();
@@ -962,6 +1069,7 @@ void et_test_gemm_conv(void)
 	test_pool();
 	test_plain_epilogues();
 	test_act_bounds();
+	test_gemv_rows();
 }
 
 /*
