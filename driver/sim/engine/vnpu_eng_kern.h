@@ -901,7 +901,8 @@ static inline int act_vmath(__u32 func)
 {
 	return func == VNPU_ACT_ERF || func == VNPU_ACT_GELU ||
 	       func == VNPU_ACT_GELU_TANH || func == VNPU_ACT_TANH ||
-	       func == VNPU_ACT_SIGMOID || func == VNPU_ACT_SILU;
+	       func == VNPU_ACT_SIGMOID || func == VNPU_ACT_SILU ||
+	       func == VNPU_ACT_LOG;
 }
 
 /*

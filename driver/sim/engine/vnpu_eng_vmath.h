@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * The transcendental activations in float, whole vectors at a time: exp,
- * erf, tanh, the logistic function and the functions made of them (SiLU,
- * GELU and its tanh form). Each lane runs the same operations in the same
- * order, so a lane's bits depend on its input only: the AVX2 build (8
- * lanes), the AVX-512 one (16 lanes), the baseline one (whose fused
+ * log, erf, tanh, the logistic function and the functions made of them
+ * (SiLU, GELU and its tanh form). Each lane runs the same operations in
+ * the same order, so a lane's bits depend on its input only: the AVX2
+ * build (8 lanes), the AVX-512 one (16 lanes), the baseline one (whose fused
  * multiply-add is exact in software) and a tail padded into a whole
  * vector agree bit for bit.
  *
@@ -15,7 +15,7 @@
  * also keeps its accuracy with a VM_FMA that rounds twice.
  *
  * Accuracy against libm in double, in ulps of the float result (a
- * subnormal's ulp is 2^-149): erf and tanh within 2, the
+ * subnormal's ulp is 2^-149): log within 1, erf and tanh 2, the
  * logistic function 3, SiLU 4, GELU 6, GELU's tanh form 3 (1 + |z|),
  * z = 2 sqrt(2 / pi) (x + 0.044715 x^3), as z in float carries a relative
  * error of some 2^-24 into exp(z). engine-test's vmath part checks these
@@ -250,6 +250,35 @@ static inline VM_F VM(gelu_tanh)(VM_F x)
 	return VM(logistic)(z, x);
 }
 
+/*
+ * log(x) = e ln 2 + log(1 + f) for x = 2^e (1 + f), 1 + f in [sqrt(1/2),
+ * sqrt(2)), and log(1 + f) = 2 atanh(s) with s = f / (2 + f), |s| < 0.172:
+ * the atanh series to s^9 (truncated below 3e-9, relative), written as f
+ * - f^2/2 + s (f^2/2 + R(s^2)) so that its rounding errors fall on the
+ * small terms. No fused multiply-add: the baseline runs it at full speed.
+ * Subnormals are scaled by 2^23 first; NaN and x < 0 give the canonical
+ * NaN, zeros -infinity, infinity itself (as m_log() in double).
+ */
+static inline VM_F VM(log)(VM_F x)
+{
+	VM_I sub = x < 0x1p-126f, ix, e;
+	VM_F m = VM(sel)(sub, x * 0x1p23f, x), f, s, z, r, hf, ef, y;
+
+	ix = (VM_I)m + (0x3f800000 - 0x3f3504f3);
+	e = (ix >> 23) - 127 - (sub & 23);
+	f = (VM_F)((ix & 0x007fffff) + 0x3f3504f3) - 1.0f;
+	s = f / (2.0f + f);
+	z = s * s;
+	r = z * (2.0f / 3 + z * (2.0f / 5 + z * (2.0f / 7 + z * (2.0f / 9))));
+	hf = 0.5f * f * f;
+	ef = __builtin_convertvector(e, VM_F);
+	r = s * (hf + r) + ef * VM_LN2_LO;
+	y = ((r - hf) + f) + ef * VM_LN2_HI;
+	y = VM(sel)(x == __builtin_inff(), x, y);
+	y = VM(sel)(x == 0.0f, VM(splat)(-__builtin_inff()), y);
+	return VM(sel)((x < 0.0f) | (x != x), (VM_F)((VM_I){} + 0x7fc00000), y);
+}
+
 /* One of the functions by its &enum vnpu_act_func (SiLU for any other). */
 static inline VM_F VM(act)(__u32 func, VM_F v)
 {
@@ -264,6 +293,8 @@ static inline VM_F VM(act)(__u32 func, VM_F v)
 		return VM(tanh)(v);
 	case VNPU_ACT_SIGMOID:
 		return VM(sigmoid)(v);
+	case VNPU_ACT_LOG:
+		return VM(log)(v);
 	default:
 		return VM(silu)(v);
 	}

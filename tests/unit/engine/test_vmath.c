@@ -35,6 +35,7 @@ static double ref_fn(__u32 f, double x)
 	case VNPU_ACT_TANH: return tanh(x);
 	case VNPU_ACT_SIGMOID: return 1 / (1 + exp(-x));
 	case VNPU_ACT_SILU: return x / (1 + exp(-x));
+	case VNPU_ACT_LOG: return log(x);
 	default: return x / (1 + exp(-gelu_tanh_z(x)));
 	}
 }
@@ -43,6 +44,7 @@ static double ref_fn(__u32 f, double x)
 static double bound(__u32 f, double x)
 {
 	switch (f) {
+	case VNPU_ACT_LOG: return 1;
 	case VNPU_ACT_ERF: case VNPU_ACT_TANH: return 2;
 	case VNPU_ACT_SIGMOID: return 3;
 	case VNPU_ACT_SILU: return 4;
@@ -124,7 +126,8 @@ static int run_fn(__u32 f, float *x, float *y, __u64 n, __u32 features)
 void et_test_vmath(void)
 {
 	static const __u32 funcs[] = { VNPU_ACT_ERF, VNPU_ACT_GELU, VNPU_ACT_GELU_TANH,
-				       VNPU_ACT_TANH, VNPU_ACT_SIGMOID, VNPU_ACT_SILU };
+				       VNPU_ACT_TANH, VNPU_ACT_SIGMOID, VNPU_ACT_SILU,
+				       VNPU_ACT_LOG };
 	static const __u32 paths[] = { VNPU_ENG_F_AVX2_FMA,
 				       VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 };
 	size_t cap = sizeof(corners) / 4 + GRID + 1 + (1ull << 32) / SWEEP_STEP + 1;
