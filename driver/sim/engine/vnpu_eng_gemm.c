@@ -69,6 +69,10 @@ static void load_f32(float *dst, const void *src, __s64 st, __u64 n, __u32 dt)
 		copy_f32(dst, src, n);
 		return;
 	}
+	if ((dt == VNPU_DTYPE_F16 || dt == VNPU_DTYPE_BF16) && st == 1) {
+		eng_widen16(dst, src, n, dt);
+		return;
+	}
 	if (dt == VNPU_DTYPE_F32 && st == 2) {
 		const float *p = src;
 

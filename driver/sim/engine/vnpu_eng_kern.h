@@ -212,6 +212,41 @@ static inline __u16 f32_to_bf16(float f)
 	return (x + 0x7fff + ((x >> 16) & 1)) >> 16;
 }
 
+typedef unsigned short v8hu __attribute__((vector_size(16)));
+typedef unsigned short v8hu_u __attribute__((vector_size(16), aligned(2),
+					      may_alias));
+
+/*
+ * @n f16 or bf16 (@dt) elements at @src as f32 at @dst, f16_to_f32() and
+ * bf16_to_f32() eight at a time: bf16 is the upper half of an f32; an
+ * f16's exponent and mantissa go to an f32's low exponent bits and are
+ * scaled by 2^112, exactly (subnormals become normal), and infinities and
+ * NaNs take the f32 exponent instead.
+ */
+static inline void eng_widen16(float *dst, const __u16 *src, __u64 n,
+			       __u32 dt)
+{
+	__u64 i;
+
+	for (i = 0; i + 8 <= n; i += 8) {
+		v8si x = __builtin_convertvector(*(const v8hu_u *)(src + i), v8si);
+		v8si y, em, top;
+
+		if (dt == VNPU_DTYPE_BF16) {
+			y = x << 16;
+		} else {
+			em = (x & 0x7fff) << 13;
+			top = (x & 0x7c00) == 0x7c00;
+			y = ((v8si)((v8sf)em * vbcast(0x1p112f)) & ~top) |
+			    ((em | 0x7f800000) & top) | ((x & 0x8000) << 16);
+		}
+		vstore(dst + i, (v8sf)y);
+	}
+	for (; i < n; i++)
+		dst[i] = dt == VNPU_DTYPE_BF16 ? bf16_to_f32(src[i]) :
+			 f16_to_f32(src[i]);
+}
+
 /* One f32, f16 or bf16 element (the float storage types) as f32. */
 static inline float ldf(const void *base, __s64 off, __u32 dt)
 {

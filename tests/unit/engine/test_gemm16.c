@@ -571,6 +571,69 @@ out:
 	free(want);
 }
 
+/*
+ * Every f16 and bf16 bit pattern but NaNs (whose payloads the software
+ * FMA may treat otherwise) as packed B of a 1 x N GEMM by A = 1: the
+ * widening (eight at a time, then a tail) must give each value exactly,
+ * subnormals and infinities included: y = fma(1, b, +0).
+ */
+static void widen_all(void)
+{
+	static const __u32 feats[3] = { 0, VNPU_ENG_F_AVX2_FMA,
+					VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 };
+	__u64 n = 0, da[2] = { 1, 1 }, dy[2], size, j;
+	__u16 *bits = malloc(65536 * 2), *pk;
+	float one = 1.0f, *y, *want;
+	struct vnpu_layer_gemm at = { .flags = VNPU_LAYER_F_PACKED,
+				      .alpha = et_f32_bits(1), .beta = et_f32_bits(1) };
+	__u32 dt, f, h;
+
+	for (dt = F16; dt; dt = dt == F16 ? BF16 : 0) {
+		n = 0;
+		for (h = 0; h < 65536; h++) {
+			float v = dec((__u16)h, dt);
+
+			if (!isnan(v))
+				bits[n++] = (__u16)h;
+		}
+		dy[0] = 1;
+		dy[1] = n;
+		size = vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, 1, n);
+		pk = calloc(size, 2);
+		y = malloc(n * 4);
+		want = malloc(n * 4);
+		/* k = 1: panel p holds column p * NR + j at p * NR + j. */
+		memcpy(pk, bits, n * 2);
+		for (j = 0; j < n; j++)
+			want[j] = fmaf(1.0f, dec(bits[j], dt), 0.0f);
+		{
+			struct vnpu_tensor t[3] = { et_dense(F32, 2, da),
+						    et_dense(dt, 1, &size),
+						    et_dense(F32, 2, dy) };
+			void *data[3] = { &one, pk, y };
+
+			for (f = 0; f < 3; f++) {
+				if ((feats[f] & et_host_features) != feats[f])
+					continue;
+				memset(y, 0x55, n * 4);
+				ET_EXPECT(!et_run(VNPU_LAYER_GEMM, t, data, 3, &at,
+						  sizeof(at), feats[f], 7),
+					  "widen %u: run", dt);
+				for (j = 0; j < n; j++)
+					if (memcmp(&y[j], &want[j], 4)) {
+						ET_FAIL("widen dt %u features %u: 0x%04x gives %a, want %a",
+							dt, feats[f], bits[j], y[j], want[j]);
+						break;
+					}
+			}
+		}
+		free(pk);
+		free(y);
+		free(want);
+	}
+	free(bits);
+}
+
 #define ALL16 { F16, F16, F16, F16, F16 }
 #define ALLBF { BF16, BF16, BF16, BF16, BF16 }
 #define BIAS VNPU_LAYER_F_BIAS
@@ -630,6 +693,7 @@ void et_test_gemm16(void)
 	size_t i;
 
 	fma_edges();
+	widen_all();
 	for (i = 0; i < sizeof(gc) / sizeof(gc[0]); i++)
 		g16_run(&gc[i]);
 	for (i = 0; i < sizeof(cc) / sizeof(cc[0]); i++)
