@@ -1523,6 +1523,62 @@ static void conv3d_model(struct pb *model, const float *w, const float *b,
  * dilated and grouped, against the test's own sums; pads so wide that an
  * output depth reads only padding are refused (not built).
  */
+/*
+ * GlobalAveragePool, GlobalMaxPool and GlobalLpPool (p 2) of x
+ * f32[1,2,2,3,4]: one value per channel over its 24, computed here.
+ */
+static int global_pool_3d(vnpu_core *core, const char *device)
+{
+	static const char *const ops[3] = { "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool" };
+	const int64_t x_dims[5] = { 1, 2, 2, 3, 4 }, y_dims[5] = { 1, 2, 1, 1, 1 };
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	vnpu_tensor *x, *y;
+	float *px, *py;
+
+	for (int k = 0; k < 3; k++) {
+		struct pb g = { 0 }, model = { 0 };
+
+		onnx_node(&g, ops[k], (const char *[]){ "x" }, 1, "y");
+		pb_str(&g, GRAPH_NAME, "global_pool_3d");
+		onnx_value(&g, GRAPH_INPUT, "x", 5, x_dims);
+		onnx_value(&g, GRAPH_OUTPUT, "y", 5, y_dims);
+		onnx_model(&model, &g, 13);
+		pb_free(&g);
+		CHECK(!compile_pb(core, device, &model, &cm));
+		CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+		CHECK_OK(vnpu_infer_request_get_tensor(req, "x", &x));
+		CHECK_OK(vnpu_tensor_get_data(x, (void **)&px));
+		for (int i = 0; i < 48; i++)
+			px[i] = (float)((i * 7) % 11) - 5.0f;
+		CHECK_OK(vnpu_infer_request_infer(req));
+		CHECK_OK(vnpu_infer_request_get_tensor(req, "y", &y));
+		CHECK_OK(vnpu_tensor_get_data(y, (void **)&py));
+		for (int c = 0; c < 2; c++) {
+			float sum = 0, max = -1e30f, sq = 0, want, got = py[c];
+
+			for (int i = c * 24; i < c * 24 + 24; i++) {
+				sum += px[i];
+				max = px[i] > max ? px[i] : max;
+				sq += px[i] * px[i];
+			}
+			/* LpPool's root compared squared: no libm here */
+			want = k == 0 ? sum / 24 : k == 1 ? max : sq;
+			got = k == 2 ? got * got : got;
+			if (got - want > 1e-5f * (want > 1 ? want : 1) ||
+			    want - got > 1e-5f * (want > 1 ? want : 1)) {
+				fprintf(stderr, "%s: y[%d] = %g, want %g\n", ops[k], c, got, want);
+				return 1;
+			}
+		}
+		vnpu_tensor_free(x);
+		vnpu_tensor_free(y);
+		vnpu_infer_request_free(req);
+		vnpu_compiled_model_free(cm);
+	}
+	return 0;
+}
+
 static int conv_3d(vnpu_core *core, const char *device)
 {
 	static const int64_t stride[3] = { 2, 1, 2 }, pad[6] = { 1, 1, 0, 1, 0, 1 };
@@ -1974,6 +2030,7 @@ int main(int argc, char **argv)
 		TEST(shape_deciding_inputs),
 		TEST(legacy_broadcast),
 		TEST(conv_3d),
+		TEST(global_pool_3d),
 		TEST(profiling),
 		TEST(telemetry),
 		TEST(three_threads),

@@ -976,6 +976,38 @@ static vnpu_status maxpool_index(struct cstate *s, struct cop *op)
 	return cl_layer(s, VNPU_LAYER_MAXPOOL_INDEX, t, 3, &attr, sizeof(attr));
 }
 
+/*
+ * A global pool over 3 or more spatial dimensions: the 1-D global pool of
+ * the spatial dimensions viewed as one, [N, C, D * H * W] to [N, C, 1].
+ */
+static vnpu_status global_pool_nd(struct cstate *s, struct cop *op, const struct vnpu_tinfo *xi)
+{
+	const char *name = N(op)->op;
+	struct vnpu_layer_pool attr = { 0 };
+	int64_t spatial = 1, in_dims[3], out_dims[3] = { xi->dims[0], xi->dims[1], 1 };
+	struct ctensor t[2];
+
+	for (int32_t d = 2; d < xi->rank; d++)
+		spatial *= xi->dims[d];
+	/* at most 2^40 elements: no overflow; cl_layer() checks the window */
+	if (spatial > UINT32_MAX)
+		return UNSUP(s, "a pooling window of %lld elements: the device pools at most 2^24",
+			     (long long)spatial);
+	attr.mode = strstr(name, "Max") ? VNPU_POOL_MAX :
+		    strstr(name, "Average") ? VNPU_POOL_AVG : VNPU_POOL_LP;
+	if (attr.mode == VNPU_POOL_LP)
+		attr.p = (uint32_t)vnpu_attr_int(N(op), "p", 2);
+	attr.kernel[0] = 1;
+	attr.kernel[1] = (uint32_t)spatial;
+	attr.stride[0] = attr.stride[1] = attr.dilation[0] = attr.dilation[1] = 1;
+	in_dims[0] = xi->dims[0];
+	in_dims[1] = xi->dims[1];
+	in_dims[2] = spatial;
+	t[0] = ct_shaped(s, IN(op, 0), 3, in_dims);
+	t[1] = ct_shaped(s, op->out[0], 3, out_dims);
+	return cl_layer(s, VNPU_LAYER_POOL, t, 2, &attr, sizeof(attr));
+}
+
 static vnpu_status lower_pool(struct cstate *s, struct cop *op)
 {
 	const char *name = N(op)->op;
@@ -996,8 +1028,11 @@ static vnpu_status lower_pool(struct cstate *s, struct cop *op)
 			attr.flags |= VNPU_POOL_F_COUNT_PAD;
 		return pool_3d(s, op, &attr);
 	}
+	if (nsp > 2 && !strncmp(name, "Global", 6))
+		return global_pool_nd(s, op, xi);
 	if (nsp < 1 || nsp > 2)
-		return UNSUP(s, "%d-D pooling (only 1-D, 2-D and 3-D Max/AveragePool)", nsp);
+		return UNSUP(s, "%d-D pooling (only 1-D, 2-D and 3-D Max/AveragePool, global "
+			     "pools of any rank)", nsp);
 	if (strstr(name, "Max"))
 		attr.mode = VNPU_POOL_MAX;
 	else if (strstr(name, "Average"))
