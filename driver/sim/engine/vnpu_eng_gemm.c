@@ -699,15 +699,33 @@ static void flush_seg(const struct gemm_out *o, const struct gemm_epi *e,
 }
 
 /*
+ * Whether the epilogue of padded columns may run over a row's whole run
+ * of sums, the padding's included, before the outputs are picked out:
+ * f32 outputs, and nothing added per column (C by rows only, no
+ * residual), so each output gets the same operations either way.
+ */
+static int flush_whole_rows(const struct gemm_out *o,
+			    const struct gemm_epi *e)
+{
+	return o->wp && o->dt == VNPU_DTYPE_F32 && !e->r &&
+	       (!e->c || !e->c_cs);
+}
+
+/*
  * The outputs of rows [r0, r1) x columns [c0, c1) of a block, row by row
  * (a row's outputs are neighbours): padded columns in runs of one output
- * row each, found from one division.
+ * row each, found from one division. Where flush_whole_rows(), a row's
+ * epilogue is one pass over its sums in place, then each output row's run
+ * is copied out: short output rows (a 7x7 map's) would otherwise each
+ * take the epilogue's scalar tail.
  */
 static void block_flush(const struct gemm_out *o, const struct gemm_epi *e,
 			const struct gemm_flush *f, __u64 r0, __u64 r1,
 			__u64 c0, __u64 c1)
 {
 	__u64 r, c, len, row, qc, row0 = 0, qc0 = 0;
+	int whole = flush_whole_rows(o, e);
+	float *t, *y;
 
 	if (c0 >= c1)
 		return;
@@ -720,9 +738,22 @@ static void block_flush(const struct gemm_out *o, const struct gemm_epi *e,
 			flush_seg(o, e, f, r, c0, f->n0 + c0, (__u32)(c1 - c0));
 			continue;
 		}
+		t = f->acc + r * f->acc_rs + c0;
+		y = (float *)o->y + (__s64)(f->m0 + r) * o->rs;
+		if (whole && f->plain)
+			act_store(t, t, (__u32)(c1 - c0), f->add ? f->add + r : 0,
+				  f->act, e->avx512);
+		else if (whole)
+			epilogue_run(e, t, f->m0 + r, f->n0 + c0,
+				     (__u32)(c1 - c0));
 		for (c = c0, row = row0, qc = qc0; c < c1; c += len, row++, qc = 0) {
 			len = eng_min(c1 - c, o->wp - qc);
-			if (qc < o->ow)
+			if (qc >= o->ow)
+				continue;
+			if (whole)
+				copy_f32(y + row * o->ow + qc, t + (c - c0),
+					 eng_min(len, o->ow - qc));
+			else
 				flush_seg(o, e, f, r, c, row * o->ow + qc,
 					  (__u32)eng_min(len, o->ow - qc));
 		}

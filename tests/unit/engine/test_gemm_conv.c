@@ -789,10 +789,12 @@ static __u32 conv_args(struct vnpu_layer_conv *at, const __u64 *dx, float *x,
 
 /*
  * A bias and a RELU, LEAKY_RELU or CLIP after a convolution go to the
- * output in one pass (act_store()); a residual forces the general
- * epilogue. A residual of -0.0f adds nothing to any float, so both must
- * give the same bits, with and without bias, on every path the host has,
- * the sums' NaNs and zeros included.
+ * output in one pass (act_store()), other activations through the
+ * general epilogue, in both cases over a row's whole run of padded
+ * columns at once; a residual forces the epilogue of each output row's
+ * run. A residual of -0.0f adds nothing to any float, so both must give
+ * the same bits, with and without bias, dense and depthwise, on every
+ * path the host has, the sums' NaNs and zeros included.
  */
 static void test_plain_epilogues(void)
 {
@@ -802,32 +804,35 @@ static void test_plain_epilogues(void)
 		{ .func = VNPU_ACT_LEAKY_RELU, .alpha = 0x3dcccccd },	/* 0.1 */
 		{ .func = VNPU_ACT_CLIP, .alpha = 0xbf000000,		/* -0.5 */
 		  .beta = 0x3f333333 },					/* 0.7 */
+		{ .func = VNPU_ACT_HARD_SWISH },
+		{ .func = VNPU_ACT_SIGMOID },
 	};
-	__u64 dx[4] = { 1, 5, 9, 37 }, dw[4] = { 20, 5, 3, 3 };
+	__u64 dx[4] = { 1, 20, 9, 37 }, dw[4] = { 20, 20, 3, 3 };
 	__u64 dy[4] = { 1, 20, 9, 37 }, nb = 20;
 	__u32 paths[3] = { 0, VNPU_ENG_F_AVX2_FMA,
 			   VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 };
 	size_t ny = 20 * 9 * 37, i, a, p;
-	float *x = malloc(5 * 9 * 37 * 4), *w = malloc(20 * 45 * 4);
+	float *x = malloc(ny * 4), *w = malloc(20 * 180 * 4);
 	float *bias = malloc(nb * 4), *res = malloc(ny * 4);
 	float *y1 = malloc(ny * 4), *y2 = malloc(ny * 4);
 	struct vnpu_tensor t[5];
 	void *d[5];
-	int bias_on, rc;
+	int form, depthwise, rc;
 
-	et_fill_f32(x, 5 * 9 * 37);
-	et_fill_f32(w, 20 * 45);
+	et_fill_f32(x, ny);
+	et_fill_f32(w, 20 * 180);
 	et_fill_f32(bias, nb);
 	/* Inputs of zero: sums of -0 and +0 meet the bias and the act. */
-	for (i = 0; i < 9 * 37; i += 3)
-		x[i] = x[9 * 37 + i] = x[2 * 9 * 37 + i] = x[3 * 9 * 37 + i] =
-			x[4 * 9 * 37 + i] = 0.0f;
+	for (i = 0; i < ny; i++)
+		if (i % (9 * 37) % 3 == 0 && i < 5 * 9 * 37)
+			x[i] = 0.0f;
 	x[40] = NAN;
 	bias[3] = -0.0f;
 	for (i = 0; i < ny; i++)
 		res[i] = -0.0f;
 	for (a = 0; a < sizeof(acts) / sizeof(acts[0]); a++)
-		for (bias_on = 0; bias_on < 2; bias_on++)
+		/* form: bit 0 the bias, bit 1 depthwise */
+		for (form = 0; form < 4; form++)
 			for (p = 0; p < 3; p++) {
 				struct vnpu_layer_conv at = {
 					.group = 1, .kernel = { 3, 3 },
@@ -835,9 +840,12 @@ static void test_plain_epilogues(void)
 					.pad_begin = { 1, 1 }, .pad_end = { 1, 1 },
 					.act = acts[a],
 				};
-				float *b = bias_on ? bias : NULL;
+				float *b = form & 1 ? bias : NULL;
 				__u32 n;
 
+				depthwise = form >> 1;
+				at.group = depthwise ? 20 : 1;
+				dw[1] = depthwise ? 1 : 20;
 				if ((paths[p] & et_host_features) != paths[p])
 					continue;
 				n = conv_args(&at, dx, x, dw, w, &nb, b, dy, NULL,
@@ -849,11 +857,11 @@ static void test_plain_epilogues(void)
 					      y2, t, d);
 				rc = rc ? rc : et_run(VNPU_LAYER_CONV, t, d, n,
 						      &at, sizeof(at), paths[p], 3);
-				ET_EXPECT(!rc, "plain epilogue act %u bias %d path %zu: run failed (%d)",
-					  acts[a].func, bias_on, p, rc);
+				ET_EXPECT(!rc, "plain epilogue act %u bias %d dw %d path %zu: run failed (%d)",
+					  acts[a].func, form & 1, depthwise, p, rc);
 				ET_EXPECT(rc || !memcmp(y1, y2, ny * 4),
-					  "plain epilogue act %u bias %d path %zu: not the general epilogue's bits",
-					  acts[a].func, bias_on, p);
+					  "plain epilogue act %u bias %d dw %d path %zu: not the general epilogue's bits",
+					  acts[a].func, form & 1, depthwise, p);
 			}
 	free(x);
 	free(w);
