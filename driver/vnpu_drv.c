@@ -81,7 +81,7 @@ static u64 vnpu_capabilities(void)
 	return DRM_VNPU_CAP_PRIME | DRM_VNPU_CAP_SYNCOBJ |
 	       DRM_VNPU_CAP_PROFILING | DRM_VNPU_CAP_CANCEL |
 	       DRM_VNPU_CAP_PRIORITY | DRM_VNPU_CAP_SUBMIT_RESULT |
-	       DRM_VNPU_CAP_USERPTR;
+	       DRM_VNPU_CAP_USERPTR | DRM_VNPU_CAP_USERPTR_EXPORT;
 }
 
 static int vnpu_ioctl_get_param(struct drm_device *drm, void *data,

@@ -14,16 +14,23 @@
  * pages of a private mapping stay with the parent and the child's
  * mapping gets copies (the kernel copies pinned anonymous pages at fork).
  * A userptr BO has no shmem file: it cannot be mmapped through the
- * render node nor exported as a dma-buf (the memory is the process's
- * own: share a created BO instead).
+ * render node. A writable one exports as a dma-buf (PRIME) whose
+ * importers map the pinned pages (an sg table of them, or the BO's kernel
+ * mapping); the dma-buf holds the BO, so the pages stay pinned and
+ * charged while any importer keeps it, after the handle is closed or the
+ * memory unmapped. The dma-buf cannot be mmapped (the process maps the
+ * memory itself). A read-only BO does not export: importers could write.
  */
 
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
+#include <linux/iosys-map.h>
+
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
+#include <drm/drm_prime.h>
 #include <drm/vnpu_drm.h>
 
 #include "vnpu_drv.h"
@@ -47,12 +54,36 @@ static void vnpu_userptr_free(struct drm_gem_object *obj)
 static struct dma_buf *vnpu_userptr_export(struct drm_gem_object *obj,
 					   int flags)
 {
-	return ERR_PTR(-EINVAL);
+	if (to_vnpu_bo(obj)->read_only)
+		return ERR_PTR(-EINVAL);
+	return drm_gem_prime_export(obj, flags);
+}
+
+/* An importer's sg table: the pages stay pinned while the BO lives. */
+static struct sg_table *vnpu_userptr_get_sg_table(struct drm_gem_object *obj)
+{
+	return drm_prime_pages_to_sg(obj->dev, to_vnpu_bo(obj)->pages,
+				     obj->size >> PAGE_SHIFT);
+}
+
+/* An importer's kernel mapping is the BO's own, made when it was pinned. */
+static int vnpu_userptr_vmap(struct drm_gem_object *obj, struct iosys_map *map)
+{
+	iosys_map_set_vaddr(map, to_vnpu_bo(obj)->vaddr);
+	return 0;
+}
+
+static void vnpu_userptr_vunmap(struct drm_gem_object *obj,
+				struct iosys_map *map)
+{
 }
 
 static const struct drm_gem_object_funcs vnpu_userptr_funcs = {
 	.free = vnpu_userptr_free,
 	.export = vnpu_userptr_export,
+	.get_sg_table = vnpu_userptr_get_sg_table,
+	.vmap = vnpu_userptr_vmap,
+	.vunmap = vnpu_userptr_vunmap,
 };
 
 /* Pin every page of [@start, @start + @npages pages) into @bo->pages. */

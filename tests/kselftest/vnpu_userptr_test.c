@@ -205,16 +205,97 @@ TEST_F(userptr, null_arg)
 	ASSERT_EQ(-EFAULT, vnpu_ioctl(self->fd, DRM_IOCTL_VNPU_BO_USERPTR, NULL));
 }
 
-/* No shmem file behind it: no mmap through the render node, no export. */
-TEST_F(userptr, mmap_and_export_refused)
+/* No shmem file behind it: no mmap through the render node. */
+TEST_F(userptr, mmap_refused)
 {
 	uint32_t h = bo_userptr(_metadata, self->fd, self->mem, PAGE, 0);
 	struct drm_vnpu_bo_info info = bo_info(_metadata, self->fd, h);
-	int dmabuf = -1;
 
 	ASSERT_EQ(MAP_FAILED, mmap(NULL, PAGE, PROT_READ, MAP_SHARED, self->fd,
 				   info.mmap_offset));
+}
+
+/*
+ * Exported as a dma-buf and imported by another file, the BO is the same
+ * memory: that file's jobs read the process's data and their writes
+ * reach it. The dma-buf itself does not mmap.
+ */
+TEST_F(userptr, export_shares_memory)
+{
+	uint32_t h = bo_userptr(_metadata, self->fd, self->mem, 4 * PAGE, 0);
+	uint32_t h2, bo, out[PAGE / 4];
+	int fd2, dmabuf = -1;
+
+	ASSERT_EQ(0, prime_export(self->fd, h, &dmabuf));
+	ASSERT_EQ(MAP_FAILED, mmap(NULL, PAGE, PROT_READ, MAP_SHARED, dmabuf, 0));
+	fd2 = vnpu_open(0);
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, prime_import(fd2, dmabuf, &h2));
+	ASSERT_EQ(4 * PAGE, bo_info(_metadata, fd2, h2).size);
+	bo = bo_create(_metadata, fd2, PAGE);
+	run_copy(_metadata, fd2, h2, bo, PAGE / 4);
+	bo_download(_metadata, fd2, bo, 0, out, PAGE);
+	ASSERT_EQ(0, memcmp(out, self->mem, PAGE));
+	fill_random(out, PAGE, 7);
+	bo_upload(_metadata, fd2, bo, 0, out, PAGE);
+	run_copy(_metadata, fd2, bo, h2, PAGE / 4);
+	ASSERT_EQ(0, memcmp(out, self->mem, PAGE));
+	close(fd2);
+	close(dmabuf);
+}
+
+/* Importers could write a read-only BO: it does not export. */
+TEST_F(userptr, export_read_only_refused)
+{
+	uint32_t h = bo_userptr(_metadata, self->fd, self->mem, PAGE,
+				DRM_VNPU_BO_USERPTR_READ_ONLY);
+	int dmabuf = -1;
+
 	ASSERT_EQ(-EINVAL, prime_export(self->fd, h, &dmabuf));
+}
+
+/*
+ * The dma-buf holds the BO: with the handle closed and the memory
+ * unmapped, an import still has the pages and their data.
+ */
+TEST_F(userptr, export_outlives_handle_and_munmap)
+{
+	uint32_t h = bo_userptr(_metadata, self->fd, self->mem, 4 * PAGE, 0);
+	uint32_t *copy = malloc(4 * PAGE), *out = malloc(4 * PAGE);
+	int dmabuf = -1;
+
+	ASSERT_NE(NULL, copy);
+	ASSERT_NE(NULL, out);
+	memcpy(copy, self->mem, 4 * PAGE);
+	ASSERT_EQ(0, prime_export(self->fd, h, &dmabuf));
+	gem_close(self->fd, h);
+	ASSERT_EQ(0, munmap(self->mem, 4 * PAGE));
+	self->mem = NULL;
+	ASSERT_EQ(0, prime_import(self->fd, dmabuf, &h));
+	bo_download(_metadata, self->fd, h, 0, out, 4 * PAGE);
+	ASSERT_EQ(0, memcmp(copy, out, 4 * PAGE));
+	gem_close(self->fd, h);
+	close(dmabuf);
+	free(copy);
+	free(out);
+}
+
+/* Another driver (vgem) maps the pinned pages through an sg table. */
+TEST_F(userptr, export_to_vgem)
+{
+	uint32_t vh, h = bo_userptr(_metadata, self->fd, self->mem, 2 * PAGE, 0);
+	int vgem_fd, dmabuf = -1;
+
+	if (system("modprobe vgem 2>/dev/null") < 0)
+		SKIP(return, "cannot run modprobe");
+	vgem_fd = drm_open_driver("vgem", "card", 0, 0);
+	if (vgem_fd < 0)
+		SKIP(return, "vgem is not available");
+	ASSERT_EQ(0, prime_export(self->fd, h, &dmabuf));
+	ASSERT_EQ(0, prime_import(vgem_fd, dmabuf, &vh));
+	gem_close(vgem_fd, vh);
+	close(dmabuf);
+	close(vgem_fd);
 }
 
 /* After munmap() the BO keeps the pages it pinned, with their data. */

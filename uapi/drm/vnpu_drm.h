@@ -110,6 +110,11 @@ enum drm_vnpu_param {
  * DRM_VNPU_CAP_USERPTR - %DRM_IOCTL_VNPU_BO_USERPTR exists; uAPI version 3
  */
 #define DRM_VNPU_CAP_USERPTR		0x40ull
+/**
+ * DRM_VNPU_CAP_USERPTR_EXPORT - a writable userptr BO exports as a dma-buf
+ * (PRIME); without it the export fails with -EINVAL
+ */
+#define DRM_VNPU_CAP_USERPTR_EXPORT	0x80ull
 
 /**
  * struct drm_vnpu_get_param - %DRM_IOCTL_VNPU_GET_PARAM
@@ -198,7 +203,10 @@ struct drm_vnpu_bo_xfer {
  * see the same memory. After munmap() the BO keeps the pages it pinned
  * (the process no longer sees them); after fork() the parent keeps them
  * and the child's private mappings get copies. The BO cannot be mmapped
- * through the render node or exported as a dma-buf.
+ * through the render node. A BO without %DRM_VNPU_BO_USERPTR_READ_ONLY
+ * exports as a dma-buf (%DRM_VNPU_CAP_USERPTR_EXPORT), which importers map
+ * and which keeps the BO, its pins and its charge while it lives; the
+ * dma-buf cannot be mmapped. A read-only one does not export (-EINVAL).
  */
 struct drm_vnpu_bo_userptr {
 	__u64 user_ptr;
