@@ -85,9 +85,10 @@ VNPU_API vnpu_status vnpu_tensor_set_in_fence(vnpu_tensor *tensor, vnpu_fence_ki
 
 /**
  * A new fd of @kind (the caller closes it) for the fence that signals
- * when the device has ended the last request started with @tensor as an
- * output: right after start_async the call waits for that request to
- * reach the device (its submit, not its end). A request that failed
+ * when the device has ended the last request started with @tensor set
+ * (vnpu_infer_request_set_tensor) as an output and bound as its buffer; a
+ * request's own tensors carry none. Right after start_async the call
+ * waits for that request to reach the device (its submit, not its end). A request that failed
  * before reaching the device leaves the previous fence. VNPU_NOT_FOUND
  * when no request has written the tensor yet; VNPU_UNSUPPORTED as for
  * vnpu_tensor_set_in_fence().
