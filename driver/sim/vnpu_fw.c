@@ -170,6 +170,11 @@ static void vnpu_tile_run(struct vnpu_tile *tile, struct vnpu_fw_work *work)
 	u32 part;
 	int ret;
 
+	/* A new name for this run, so that its parts may share the scratch. */
+	if (!++tile->epoch)
+		tile->epoch = 1;
+	ctx.epoch = tile->epoch;
+
 	for (;;) {
 		part = atomic_inc_return(&work->next_part) - 1;
 		if (part >= work->num_parts)

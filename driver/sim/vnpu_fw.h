@@ -68,6 +68,7 @@ struct vnpu_fw_job {
  * @index: tile number
  * @scratch: private scratch memory of the parts this tile runs
  * @scratch_size: bytes at @scratch
+ * @epoch: the last command run's name on @scratch (struct vnpu_eng_ctx)
  */
 struct vnpu_tile {
 	struct vnpu_fw *fw;
@@ -75,6 +76,7 @@ struct vnpu_tile {
 	u32 index;
 	void *scratch;
 	u64 scratch_size;
+	u64 epoch;
 };
 
 /**

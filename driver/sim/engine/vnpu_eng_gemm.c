@@ -1818,55 +1818,97 @@ static void pack_a_conv(const void *arg, __u64 m0, __u64 mc, __u64 k0,
 }
 
 /**
- * struct conv_src - where a convolution part's units read B
- * @bbuf: the offsets, then the window (eng_conv_bbuf())
- * @sl: the stride-1 window kept across the part's units
- * @slide: whether the window slides (stride 1 over f32)
- * @windowed: whether B comes from a window (else im2col)
- * @tail_x: NULL, or the input (image and group) whose direct columns
- *	[@tail_q0, @tail_q1) are in the tail copy (conv_direct_tail()):
- *	the units of a small map's output channels share it
- * @tail_q0: see @tail_x
- * @tail_q1: see @tail_x
+ * struct conv_held - what a windowed convolution's B scratch holds, kept
+ * at its start for the command's next parts on the same scratch (struct
+ * vnpu_eng_ctx's @epoch)
+ * @epoch: the command run that set it (0: none)
+ * @attrs: the layer's attributes, as the same run's one layer
+ * @sl: the stride-1 window kept across units
+ * @x: NULL, or the input (image and group) whose columns [@q0, @q1) the
+ *	scratch holds: a direct unit's tail copy (conv_direct_tail()) or a
+ *	unit's own window (conv_window()), which the units of the same
+ *	columns' other output channels share; with a sliding window, the
+ *	input it is over
+ * @q0: see @x
+ * @q1: see @x
  * @laid: the layout the offsets and slack of a unit's own window were
  *	last set for (conv_window())
  */
-struct conv_src {
-	__s32 *bbuf;
+struct conv_held {
+	__u64 epoch;
+	const void *attrs;
 	struct conv_slide sl;
-	int slide, windowed;
-	const void *tail_x;
-	__u64 tail_q0, tail_q1;
+	const void *x;
+	__u64 q0, q1;
 	__u64 laid[2];
 };
 
-static void conv_src_init(const struct eng_layer *l, const struct conv_job *cj,
-			  __u64 cols, void *bbuf, struct conv_src *cs)
-{
-	const struct vnpu_layer_conv *at = l->attrs;
+/**
+ * struct conv_src - where a convolution part's units read B
+ * @bbuf: the offsets, then the window (eng_conv_bbuf())
+ * @h: what they hold, from the command's earlier parts on this scratch
+ * @slide: whether the window slides (stride 1 over f32)
+ * @windowed: whether B comes from a window (else im2col)
+ */
+struct conv_src {
+	__s32 *bbuf;
+	struct conv_held *h;
+	int slide, windowed;
+};
 
-	cs->bbuf = bbuf;
-	cs->windowed = eng_conv_windowed(at);
-	cs->sl.valid = 0;
-	cs->sl.ready = 0;
-	cs->sl.cap = eng_conv_win_cap(&cj->s, at, cols);
-	cs->slide = at->stride[0] == 1 && at->stride[1] == 1 &&
-		    l->t[0].dtype == VNPU_DTYPE_F32;
-	cs->tail_x = 0;
-	cs->laid[0] = 0;
-	cs->laid[1] = 0;
+/* Whether the scratch holds columns [@q0, @q1) of @cj's input. */
+static int conv_src_held(struct conv_src *cs, const struct conv_job *cj,
+			 __u64 q0, __u64 q1)
+{
+	struct conv_held *h = cs->h;
+
+	if (h->x == cj->x && h->q0 == q0 && h->q1 == q1)
+		return 1;
+	h->x = cj->x;
+	h->q0 = q0;
+	h->q1 = q1;
+	return 0;
 }
 
 /*
- * B of padded columns [@q0, @q1) (unit @qi of its group and image) for
- * units of @cols: the input itself (a 1x1 convolution), the sliding or
- * the unit's own window, or im2col; sets where the outputs go in @o.
+ * A part's B scratch at @bbuf: what the command's earlier parts left
+ * there when @ctx names the run that left it, else nothing.
+ */
+static void conv_src_init(const struct eng_layer *l, const struct conv_job *cj,
+			  __u64 cols, void *bbuf, const struct vnpu_eng_ctx *ctx,
+			  struct conv_src *cs)
+{
+	const struct vnpu_layer_conv *at = l->attrs;
+	struct conv_held *h = bbuf;
+
+	cs->h = h;
+	cs->bbuf = (__s32 *)bbuf + ENG_CONV_HELD;
+	cs->windowed = eng_conv_windowed(at);
+	cs->slide = at->stride[0] == 1 && at->stride[1] == 1 &&
+		    l->t[0].dtype == VNPU_DTYPE_F32;
+	if (!cs->windowed)
+		return;
+	if (ctx->epoch && h->epoch == ctx->epoch && h->attrs == l->attrs)
+		return;
+	h->epoch = ctx->epoch;
+	h->attrs = l->attrs;
+	h->sl.valid = 0;
+	h->sl.ready = 0;
+	h->sl.cap = eng_conv_win_cap(&cj->s, at, cols);
+	h->x = 0;
+	h->laid[0] = 0;
+	h->laid[1] = 0;
+}
+
+/*
+ * B of padded columns [@q0, @q1) of a unit of @cols: the input itself (a
+ * 1x1 convolution), the sliding or the unit's own window, or im2col; sets
+ * where the outputs go in @o.
  * Columns [*@qf, @q1) read @tail instead (a direct unit's last panel).
  */
 static void conv_src_unit(const struct conv_job *cj, struct conv_src *cs,
-			  __u64 qi, __u64 q0, __u64 q1, __u64 cols,
-			  struct gemm_b *b, struct gemm_b *tail, __u64 *qf,
-			  struct gemm_out *o)
+			  __u64 q0, __u64 q1, __u64 cols, struct gemm_b *b,
+			  struct gemm_b *tail, __u64 *qf, struct gemm_out *o)
 {
 	__u64 wq = eng_conv_wq(&cj->s, cj->at), kt = cj->s.cg * cj->s.kh * cj->s.kw;
 	__s32 *off = cs->bbuf;
@@ -1892,28 +1934,25 @@ static void conv_src_unit(const struct conv_job *cj, struct conv_src *cs,
 		tail->pack = 0;
 		*qf = conv_direct_split(cj, q0, q1);
 		tail->win = (const float *)eng_align((__s32 *)win + kt) - *qf;
-		if (*qf < q1 && (cs->tail_x != cj->x || cs->tail_q0 != *qf ||
-				 cs->tail_q1 != q1)) {
+		if (*qf < q1 && !conv_src_held(cs, cj, *qf, q1))
 			conv_direct_tail(cj, *qf, q1, (__s32 *)win,
 					 eng_align((__s32 *)win + kt));
-			cs->tail_x = cj->x;
-			cs->tail_q0 = *qf;
-			cs->tail_q1 = q1;
-		}
 		for (c = 0; c < cj->s.cg; c++)
 			off[c] = (__s32)(c * cj->xs[0]);
 		b->win = cj->x;
 		o->wp = 0;
-		cs->sl.valid = 0;
-		cs->sl.ready = 0;
+		cs->h->sl.valid = 0;
+		cs->h->sl.ready = 0;
 	} else if (cs->slide && cj->xs[2] == 1) {
 		/* A new group or image starts the window again. */
-		if (qi == 0)
-			cs->sl.valid = 0;
-		conv_window_slide(cj, q0, q1, cols, win, off, &cs->sl);
-		b->win = win - cs->sl.wb * wq;
+		if (cs->h->x != cj->x)
+			cs->h->sl.valid = 0;
+		cs->h->x = cj->x;
+		conv_window_slide(cj, q0, q1, cols, win, off, &cs->h->sl);
+		b->win = win - cs->h->sl.wb * wq;
 	} else {
-		conv_window(cj, q0, q1, cols, win, off, cs->laid);
+		if (!conv_src_held(cs, cj, q0, q1))
+			conv_window(cj, q0, q1, cols, win, off, cs->h->laid);
 		b->win = win - q0;
 	}
 }
@@ -1931,6 +1970,7 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	struct conv_src cs;
 	__u64 u, qn, nb, q0, q1, qf, m0, mc, mbu, kt;
 	struct eng_unit unit;
+	int own;
 
 	eng_conv_shape(l, &cj.s);
 	kt = cj.s.cg * cj.s.kh * cj.s.kw;
@@ -1940,9 +1980,17 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	gemm_scratch(ctx, !eng_packed_f32(at->flags, &l->t[1]), &unit, &bufs);
 	e.avx512 = eng_act_avx512(ctx);
 	mbu = eng_div_up(cj.s.mg, unit.rows);
-	conv_src_init(l, &cj, unit.cols, bufs.b, &cs);
+	conv_src_init(l, &cj, unit.cols, bufs.b, ctx, &cs);
+	/*
+	 * Units with a window of their own (strides over 1) take the output
+	 * channels of one window one after another, so that they share it;
+	 * the others take the columns of one block of channels in turn.
+	 */
+	conv_job_init(l, 0, 0, &cj);
+	own = cs.windowed && !conv_direct(&cj) && !(cs.slide && cj.xs[2] == 1);
 	for (u = ub; u < ue; u++) {
-		__u64 qi = u % nb, mi = (u / nb) % mbu;
+		__u64 qi = own ? (u / mbu) % nb : u % nb;
+		__u64 mi = own ? u % mbu : (u / nb) % mbu;
 		__u64 g = (u / (nb * mbu)) % cj.s.group;
 		__u64 img = u / (nb * mbu * cj.s.group);
 		__u64 m1 = eng_min(cj.s.mg, (mi + 1) * unit.rows);
@@ -1953,7 +2001,7 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 		conv_epi(l, img, g, &e, &o);
 		q0 = qi * unit.cols;
 		q1 = eng_min(q0 + unit.cols, qn);
-		conv_src_unit(&cj, &cs, qi, q0, q1, unit.cols, &b, &tail, &qf,
+		conv_src_unit(&cj, &cs, q0, q1, unit.cols, &b, &tail, &qf,
 			      &o);
 		for (m0 = mi * unit.rows; m0 < m1; m0 += ENG_MC) {
 			mc = eng_min(ENG_MC, m1 - m0);
@@ -2188,7 +2236,7 @@ static int run_conv_dw_window(const struct eng_layer *l, __u64 ub, __u64 ue,
 	acc = eng_align(ctx->scratch);
 	w = eng_align(acc + cols);
 	e.avx512 = eng_act_avx512(ctx);
-	conv_src_init(l, &cj, cols, eng_align(w + kt), &cs);
+	conv_src_init(l, &cj, cols, eng_align(w + kt), ctx, &cs);
 	f.acc = acc;
 	f.acc_rs = cols;
 	for (u = ub; u < ue; u++) {
@@ -2198,7 +2246,7 @@ static int run_conv_dw_window(const struct eng_layer *l, __u64 ub, __u64 ue,
 		conv_epi(l, img, c, &e, &o);
 		q0 = qi * cols;
 		q1 = eng_min(q0 + cols, qn);
-		conv_src_unit(&cj, &cs, qi, q0, q1, cols, &b, &tail, &qf, &o);
+		conv_src_unit(&cj, &cs, q0, q1, cols, &b, &tail, &qf, &o);
 		dw_weights(l, c, kt, w);
 		for (k0 = 0; k0 < kt; k0 = k1) {
 			k1 = eng_min(kt, k0 + ENG_KC);

@@ -627,8 +627,15 @@ static inline __u64 eng_conv_slack(const struct eng_conv_shape *s,
 }
 
 /*
- * Floats of the B scratch for units of @cols columns: the offset table and
- * window, or an im2col slice.
+ * Floats at the start of a windowed convolution's B scratch that say what
+ * its window holds, for the command's next parts (struct vnpu_eng_ctx's
+ * @epoch).
+ */
+#define ENG_CONV_HELD	(2 * ENG_ALIGN / 4)
+
+/*
+ * Floats of the B scratch for units of @cols columns: what the window
+ * holds, the offset table and the window, or an im2col slice.
  */
 static inline __u64 eng_conv_bbuf(const struct eng_conv_shape *s,
 				  const struct vnpu_layer_conv *a, __u64 cols)
@@ -638,7 +645,7 @@ static inline __u64 eng_conv_bbuf(const struct eng_conv_shape *s,
 	if (!eng_conv_windowed(a))
 		return ENG_KC * cols;
 	rows = eng_conv_win_cap(s, a, cols);
-	return s->cg * s->kh * s->kw + ENG_ALIGN / 4 +
+	return ENG_CONV_HELD + s->cg * s->kh * s->kw + ENG_ALIGN / 4 +
 	       s->cg * a->stride[0] * a->stride[1] * rows * wq +
 	       eng_conv_slack(s, a, cols);
 }

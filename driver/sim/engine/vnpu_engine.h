@@ -48,6 +48,11 @@
  *	unit is one long row): vnpu.ko may end its FPU section there,
  *	let the scheduler in and start a new one. NULL on the host.
  * @pause_arg: argument of @pause
+ * @epoch: 0, or a number that names one run of one command on this
+ *	@scratch, different from every other run's there (a counter of the
+ *	scratch's owner): then the engine may keep what a part copied into
+ *	the scratch (a convolution's input window) for the command's next
+ *	parts on it, which the caller runs with the same @epoch
  */
 struct vnpu_eng_ctx {
 	__u32 features;
@@ -56,6 +61,7 @@ struct vnpu_eng_ctx {
 	__u64 scratch_size;
 	void (*pause)(void *arg);
 	void *pause_arg;
+	__u64 epoch;
 };
 
 /**

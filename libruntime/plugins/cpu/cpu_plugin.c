@@ -97,6 +97,7 @@ struct cpu_work {
 struct tile_scratch {
 	void *mem;
 	uint64_t size;
+	uint64_t epoch;		/* the last command run's (vnpu_eng_ctx) */
 };
 
 /* One tile: a device thread. */
@@ -336,6 +337,17 @@ static int ensure_scratch(struct tile_scratch *s, uint64_t size)
 	return 0;
 }
 
+/*
+ * A name for the next command run on @s, so that the engine may keep what
+ * one part copied into the scratch for the run's next parts there.
+ */
+static uint64_t next_epoch(struct tile_scratch *s)
+{
+	if (!++s->epoch)
+		s->epoch = 1;
+	return s->epoch;
+}
+
 static inline void cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -385,7 +397,8 @@ static bool parts_done(const void *arg)
 static void run_parts(struct vnpu_dev *dev, struct tile_scratch *s)
 {
 	struct cpu_work *w = &dev->work;
-	struct vnpu_eng_ctx ctx = { .features = dev->features };
+	struct vnpu_eng_ctx ctx = { .features = dev->features,
+				    .epoch = next_epoch(s) };
 	uint32_t part;
 	int ret;
 
@@ -524,7 +537,8 @@ static void wake_all_tiles_locked(struct vnpu_dev *dev)
 static int run_cmd_alone(struct vnpu_dev *dev, struct vnpu_job *job,
 			 const struct vnpu_cmd_header *cmd, struct tile_scratch *s)
 {
-	struct vnpu_eng_ctx ctx = { .features = dev->features };
+	struct vnpu_eng_ctx ctx = { .features = dev->features,
+				    .epoch = next_epoch(s) };
 	uint32_t parts, part;
 	int ret;
 

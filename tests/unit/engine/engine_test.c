@@ -114,6 +114,8 @@ int et_run(__u32 op, const struct vnpu_tensor *t, void *const *data, __u32 n,
 	scratch = vnpu_eng_layer_scratch(op, t, n, attrs, parts, features);
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.features = features;
+	/* The parts share what they keep in the scratch, as a tile's do. */
+	ctx.epoch = 1;
 	ctx.scratch = scratch ? malloc(scratch) : NULL;
 	ctx.scratch_size = scratch;
 	if (scratch && !ctx.scratch)

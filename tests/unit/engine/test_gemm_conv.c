@@ -1068,6 +1068,117 @@ static void test_gemv_rows(void)
 	}
 }
 
+/*
+ * One run of a CONV's parts in the order @order on the scratch of @ctx
+ * (kept from earlier runs), with @ctx's epoch.
+ */
+static int kept_run(const struct vnpu_layer_conv *at, struct vnpu_tensor *t,
+		    void **d, __u32 n, __u32 parts, const __u32 *order,
+		    const struct vnpu_eng_ctx *ctx)
+{
+	__u32 p;
+	int rc = 0;
+
+	for (p = 0; !rc && p < parts; p++)
+		rc = vnpu_eng_layer_run(VNPU_LAYER_CONV, t, d, n, at,
+					order[p], parts, ctx);
+	return rc;
+}
+
+/*
+ * The parts of a command run (struct vnpu_eng_ctx's epoch) share the
+ * input window a part copied into the scratch: a strided convolution's
+ * own windows, a sliding one and a 1x1's tail copy. The next run, with a
+ * new epoch and a new input at the same address, must read the new input
+ * and give the bits of a run on fresh scratch, whatever order a tile
+ * takes the parts in.
+ */
+static void test_kept_window(void)
+{
+	static const struct {
+		__u64 c, hw, m;
+		__u32 k, s, p;
+	} cases[] = {
+		{ 24, 30, 40, 3, 2, 1 },	/* windows of their own */
+		{ 16, 14, 200, 1, 2, 0 },	/* 1x1 strided: one window */
+		{ 16, 23, 40, 3, 1, 1 },	/* a sliding window */
+		{ 32, 7, 100, 1, 1, 0 },	/* a direct 1x1 and its tail */
+	};
+	static const __u32 order[] = { 0, 2, 1, 3, 5, 4, 7, 6 };
+	__u32 features[] = { 0, vnpu_eng_host_features() & VNPU_ENG_F_AVX2_FMA,
+			     vnpu_eng_host_features() }, i, f, run;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		for (f = 0; f < 3; f++) {
+			struct vnpu_layer_conv at = {};
+			__u64 oh = (cases[i].hw + 2 * cases[i].p - cases[i].k) /
+				   cases[i].s + 1;
+			__u64 dx[4] = { 1, cases[i].c, cases[i].hw, cases[i].hw };
+			__u64 dw[4] = { cases[i].m, cases[i].c, cases[i].k,
+					cases[i].k };
+			__u64 dy[4] = { 1, cases[i].m, oh, oh };
+			struct vnpu_tensor t[3];
+			struct vnpu_eng_ctx ctx = { .features = features[f] };
+			size_t nx = cases[i].c * cases[i].hw * cases[i].hw;
+			size_t ny = cases[i].m * oh * oh;
+			float *x = malloc(nx * 4), *y = malloc(ny * 4);
+			float *w = malloc(cases[i].m * cases[i].c * cases[i].k *
+					  cases[i].k * 4);
+			float *fresh = malloc(ny * 4);
+			__u32 n, parts;
+			void *d[3];
+			__u64 need;
+
+			at.group = 1;
+			at.kernel[0] = cases[i].k;
+			at.kernel[1] = cases[i].k;
+			at.stride[0] = cases[i].s;
+			at.stride[1] = cases[i].s;
+			at.dilation[0] = 1;
+			at.dilation[1] = 1;
+			at.pad_begin[0] = cases[i].p;
+			at.pad_begin[1] = cases[i].p;
+			at.pad_end[0] = cases[i].p;
+			at.pad_end[1] = cases[i].p;
+			et_fill_f32(w, cases[i].m * cases[i].c * cases[i].k *
+				    cases[i].k);
+			n = conv_args(&at, dx, x, dw, w, NULL, NULL, dy, NULL, y,
+				      t, d);
+			parts = vnpu_eng_layer_max_parts(VNPU_LAYER_CONV, t, n,
+							 &at, ctx.features);
+			parts = parts < 8 ? parts : 8;
+			need = vnpu_eng_layer_scratch(VNPU_LAYER_CONV, t, n, &at,
+						      parts, ctx.features);
+			ctx.scratch = malloc(need);
+			ctx.scratch_size = need;
+			ET_EXPECT(ctx.scratch && x && y && w && fresh, "alloc");
+			for (run = 1; run <= 2; run++) {
+				__u32 in_order[8], p;
+
+				/* The second run starts where the first ended. */
+				for (p = 0; p < parts; p++)
+					in_order[run == 1 ? p : parts - 1 - p] =
+						order[p] < parts ? order[p] : p;
+				et_fill_f32(x, nx);
+				ET_EXPECT(!et_run(VNPU_LAYER_CONV, t, d, n, &at,
+						  sizeof(at), ctx.features, 1),
+					  "kept window: fresh run");
+				memcpy(fresh, y, ny * 4);
+				ctx.epoch = run;
+				ET_EXPECT(!kept_run(&at, t, d, n, parts, in_order,
+						    &ctx), "kept window: run");
+				ET_EXPECT(!memcmp(fresh, y, ny * 4),
+					  "kept window: case %u features %#x run %u",
+					  i, ctx.features, run);
+			}
+			free(ctx.scratch);
+			free(x);
+			free(y);
+			free(w);
+			free(fresh);
+		}
+}
+
 void et_test_gemm_conv(void)
 {
 	test_random();
@@ -1078,6 +1189,7 @@ void et_test_gemm_conv(void)
 	test_plain_epilogues();
 	test_act_bounds();
 	test_gemv_rows();
+	test_kept_window();
 }
 
 /*
