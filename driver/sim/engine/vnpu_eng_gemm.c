@@ -613,8 +613,8 @@ static void flush_run(const struct gemm_out *o, const struct gemm_epi *e,
  * @acc_rs: see @acc
  * @m0: the block's first row
  * @n0: the block's first column
- * @plain: the epilogue is at most a per-row add and an activation that
- *	act_plain() takes, to f32 outputs
+ * @plain: the epilogue is at most a per-row add, a dense f32 residual
+ *	and an activation that act_plain() takes, to f32 outputs
  * @add: with @plain, NULL or the float added to each row
  * @act: with @plain, the activation
  */
@@ -634,35 +634,45 @@ static int act_plain(const struct vnpu_layer_act *a)
 }
 
 /*
- * y[c] = act(t[c] + a) over [c, len): the lanes as v8sf VF of v, the tail
- * as float SF of x.
+ * y[c] = act((t[c] + a) + res[c]) over [c, len), each add only when there
+ * is one (adding 0.0f would turn -0 into +0): the lanes as v8sf VF of v,
+ * the tail as float SF of x.
  */
 #define PLAIN_RUN(VF, SF) do {						\
 	for (; c + 8 <= len; c += 8) {					\
-		v8sf v = vload(t + c) + vbcast(a);			\
+		v8sf v = vload(t + c);					\
 									\
+		if (add)						\
+			v = v + vbcast(a);				\
+		if (res)						\
+			v = v + vload(res + c);				\
 		vstore(y + c, VF);					\
 	}								\
 	for (; c < len; c++) {						\
-		float x = t[c] + a;					\
+		float x = t[c];						\
 									\
+		if (add)						\
+			x = x + a;					\
+		if (res)						\
+			x = x + res[c];					\
 		y[c] = SF;						\
 	}								\
 } while (0)
 
 /*
- * @len sums at @t, plus @add[0] when set, through @act (act_plain()) to
- * the f32 outputs at @y, in one pass.
+ * @len sums at @t, plus @add[0] when set, plus the f32 residual run at
+ * @res when set, through @act (act_plain()) to the f32 outputs at @y, in
+ * one pass: epilogue_run()'s operations in its order.
  */
 static void act_store(float *y, const float *t, __u32 len, const float *add,
-		      const struct vnpu_layer_act *act, int avx512)
+		      const float *res, const struct vnpu_layer_act *act,
+		      int avx512)
 {
 	float a = add ? *add : 0.0f;
 	float al = f32_of(act->alpha), be = f32_of(act->beta);
 	__u32 c = 0;
 
-	/* Adding 0.0f where there is nothing to add would turn -0 into +0. */
-	if (!add) {
+	if (!add && !res) {
 		act_f32(act, t, y, len, avx512);
 		act_bound(act, y, len);
 		return;
@@ -690,10 +700,15 @@ static void flush_seg(const struct gemm_out *o, const struct gemm_epi *e,
 		      __u32 len)
 {
 	float *t = f->acc + r * f->acc_rs + c;
+	const float *res = 0;
 
+	if (f->plain && e->r)
+		res = (const float *)e->r + (__s64)(f->m0 + r) * e->r_rs +
+		      (__s64)col;
 	if (f->plain)
 		act_store((float *)o->y + (__s64)(f->m0 + r) * o->rs + (__s64)col,
-			  t, len, f->add ? f->add + r : 0, f->act, e->avx512);
+			  t, len, f->add ? f->add + r : 0, res, f->act,
+			  e->avx512);
 	else
 		flush_run(o, e, t, f->m0 + r, col, len);
 }
@@ -742,7 +757,7 @@ static void block_flush(const struct gemm_out *o, const struct gemm_epi *e,
 		y = (float *)o->y + (__s64)(f->m0 + r) * o->rs;
 		if (whole && f->plain)
 			act_store(t, t, (__u32)(c1 - c0), f->add ? f->add + r : 0,
-				  f->act, e->avx512);
+				  0, f->act, e->avx512);
 		else if (whole)
 			epilogue_run(e, t, f->m0 + r, f->n0 + c0,
 				     (__u32)(c1 - c0));
@@ -873,18 +888,19 @@ static void slice_dispatch(struct eng_slice *s, int avx512)
 }
 
 /*
- * Whether the epilogue is at most a per-row add and an act_plain()
- * activation to f32 outputs: then the flush is one pass, and without the
- * activation the last slice's micro-kernels may store the block's own
- * columns. Fills @add[r] with beta * C[r] as epi_add() computes it, and
- * *@has_add.
+ * Whether the epilogue is at most a per-row add, a dense f32 residual and
+ * an act_plain() activation to f32 outputs: then the flush is one pass,
+ * and without the residual and the activation the last slice's
+ * micro-kernels may store the block's own columns. Fills @add[r] with
+ * beta * C[r] as epi_add() computes it, and *@has_add.
  */
 static int epi_plain(const struct gemm_out *o, const struct gemm_epi *e,
 		     __u64 m0, __u64 mc, float *add, int *has_add)
 {
 	__u64 r;
 
-	if (o->dt != VNPU_DTYPE_F32 || e->alpha != 1.0f || e->r ||
+	if (o->dt != VNPU_DTYPE_F32 || e->alpha != 1.0f ||
+	    (e->r && (e->r_dt != VNPU_DTYPE_F32 || e->r_cs != 1)) ||
 	    !act_plain(e->act) || (e->c && e->c_cs))
 		return 0;
 	*has_add = !!e->c;
@@ -965,7 +981,7 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 	 * Padded columns: output rows at least a tile wide, so that a tile's
 	 * columns reach at most two of them.
 	 */
-	fuse = kt && f.plain && e->act->func == VNPU_ACT_IDENTITY &&
+	fuse = kt && f.plain && !e->r && e->act->func == VNPU_ACT_IDENTITY &&
 	       !e->act->flags &&
 	       (!o->wp || o->ow >= (bufs->avx512 ? 2 : 1) * ENG_NR);
 	s.mc = mc;

@@ -791,10 +791,11 @@ static __u32 conv_args(struct vnpu_layer_conv *at, const __u64 *dx, float *x,
  * A bias and a RELU, LEAKY_RELU or CLIP after a convolution go to the
  * output in one pass (act_store()), other activations through the
  * general epilogue, in both cases over a row's whole run of padded
- * columns at once; a residual forces the epilogue of each output row's
- * run. A residual of -0.0f adds nothing to any float, so both must give
- * the same bits, with and without bias, dense and depthwise, on every
- * path the host has, the sums' NaNs and zeros included.
+ * columns at once; a residual joins act_store()'s pass (or the general
+ * epilogue), run per output row's run. A residual of -0.0f adds nothing
+ * to any float, so both must give the same bits, with and without bias,
+ * dense and depthwise, on every path the host has, the sums' NaNs and
+ * zeros included.
  */
 static void test_plain_epilogues(void)
 {
