@@ -51,6 +51,7 @@
 
 #include "async.h"
 #include "dynamic.h"
+#include "host_model.h"
 #include "runtime.h"
 
 #define TASK_THREADS_MAX 4
@@ -969,6 +970,20 @@ void vnpu_async_timeline_add(struct vnpu_infer_request *req,
 
 /* ---- the public calls ---- */
 
+/*
+ * A run of a model of strings (host_model.h): done before start_async
+ * returns, its callback called by this thread once the request is free.
+ */
+static vnpu_status host_start_async(struct vnpu_infer_request *req)
+{
+	if (!vnpu_request_enter(req))
+		return vnpu_request_busy_error();
+	vnpu_host_start_async(vnpu_request_host(req));
+	vnpu_request_leave(req);
+	vnpu_host_callback(vnpu_request_host(req), req);
+	return VNPU_OK;
+}
+
 VNPU_API vnpu_status vnpu_infer_request_start_async(vnpu_infer_request *req)
 {
 	struct vnpu_request_async *a = NULL;
@@ -977,6 +992,8 @@ VNPU_API vnpu_status vnpu_infer_request_start_async(vnpu_infer_request *req)
 
 	if (req && vnpu_request_dyn(req))
 		return vnpu_dyn_start_async(vnpu_request_dyn(req));
+	if (req && vnpu_request_host(req))
+		return host_start_async(req);
 	st = state_need(req, "vnpu_infer_request_start_async", &a);
 	if (st != VNPU_OK)
 		return st;
@@ -1048,6 +1065,8 @@ VNPU_API vnpu_status vnpu_infer_request_wait(vnpu_infer_request *req)
 
 	if (req && vnpu_request_dyn(req))
 		return vnpu_dyn_wait_for(vnpu_request_dyn(req), 0, true);
+	if (req && vnpu_request_host(req))
+		return vnpu_host_wait(vnpu_request_host(req));
 	st = state_need(req, "vnpu_infer_request_wait", &a);
 	return st != VNPU_OK ? st : wait_idle(a, INT64_MAX);
 }
@@ -1061,6 +1080,8 @@ VNPU_API vnpu_status vnpu_infer_request_wait_for(vnpu_infer_request *req,
 
 	if (req && vnpu_request_dyn(req))
 		return vnpu_dyn_wait_for(vnpu_request_dyn(req), timeout_ms, false);
+	if (req && vnpu_request_host(req) && timeout_ms >= 0)
+		return vnpu_host_wait(vnpu_request_host(req));
 	st = state_need(req, "vnpu_infer_request_wait_for", &a);
 	if (st != VNPU_OK)
 		return st;
@@ -1083,6 +1104,8 @@ VNPU_API vnpu_status vnpu_infer_request_set_callback(vnpu_infer_request *req,
 
 	if (req && vnpu_request_dyn(req))
 		return vnpu_dyn_set_callback(vnpu_request_dyn(req), callback, user_data);
+	if (req && vnpu_request_host(req))
+		return vnpu_host_set_callback(vnpu_request_host(req), callback, user_data);
 	st = state_need(req, "vnpu_infer_request_set_callback", &a);
 	if (st != VNPU_OK)
 		return st;
@@ -1105,6 +1128,8 @@ VNPU_API vnpu_status vnpu_infer_request_cancel(vnpu_infer_request *req)
 
 	if (req && vnpu_request_dyn(req))
 		return vnpu_dyn_cancel(vnpu_request_dyn(req));
+	if (req && vnpu_request_host(req))
+		return VNPU_OK;	/* its runs end before start_async returns */
 	st = state_need(req, "vnpu_infer_request_cancel", &a);
 	if (st != VNPU_OK)
 		return st;
@@ -1236,6 +1261,9 @@ VNPU_API vnpu_status vnpu_infer_request_get_timeline(vnpu_infer_request *req,
 
 	if (req && out && vnpu_request_dyn(req))
 		return vnpu_dyn_timeline(vnpu_request_dyn(req), out);
+	if (req && out && vnpu_request_host(req))
+		return vnpu_error(VNPU_UNSUPPORTED, "a model of string tensors runs on the host: "
+				  "it has no timeline of stages");
 	st = state_need(req, "vnpu_infer_request_get_timeline", &a);
 	if (st != VNPU_OK)
 		return st;

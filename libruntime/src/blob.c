@@ -321,6 +321,9 @@ vnpu_status vnpu_write_file_atomic(const char *path, const void *data, size_t si
 /* A blob holds one program: a model with dynamic inputs has none of its own. */
 static vnpu_status no_dynamic(const vnpu_compiled_model *cm)
 {
+	if (cm->host)
+		return vnpu_error(VNPU_UNSUPPORTED, "a model of string tensors runs on the host "
+				  "and has no program to export");
 	if (!cm->dyn)
 		return VNPU_OK;
 	return vnpu_error(VNPU_UNSUPPORTED,

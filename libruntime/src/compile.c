@@ -13,6 +13,7 @@
 #include <vnpu/vnpu_model.h>
 
 #include "dynamic.h"
+#include "host_model.h"
 #include "runtime.h"
 #include "model/ir.h"
 #include "compiler/compiler.h"
@@ -324,6 +325,10 @@ VNPU_API vnpu_status vnpu_core_compile_model(vnpu_core *core, const vnpu_model *
 	if (st != VNPU_OK)
 		return st;
 	compile_options(&t, &cfg, &opts);
+	if (vnpu_host_wanted(model)) {
+		st = vnpu_host_compiled_model_new(core, t.primary, t.name, &cfg, model, out);
+		return st ? vnpu_error_prefix(st, "compiling for %s", t.name) : st;
+	}
 	if (vnpu_dyn_wanted(model)) {
 		st = vnpu_dyn_compiled_model_new(core, t.primary, t.fallback, t.name, &cfg, &opts,
 						 model, out);

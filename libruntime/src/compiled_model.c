@@ -10,6 +10,7 @@
 
 #include "async.h"
 #include "dynamic.h"
+#include "host_model.h"
 #include "runtime.h"
 
 struct vnpu_core_device *vnpu_segment_device(const struct vnpu_compiled_model *cm,
@@ -39,6 +40,7 @@ static void compiled_model_destroy(struct vnpu_compiled_model *cm)
 	free(cm->inputs);
 	free(cm->outputs);
 	vnpu_dyn_model_free(cm->dyn);
+	vnpu_host_model_free(cm->host);
 	vnpu_program_free(cm->program);
 	vnpu_core_unref(cm->core);
 	free(cm);
@@ -292,7 +294,8 @@ static vnpu_status execution_devices(const struct vnpu_compiled_model *cm,
 	bool primary = false, fallback = false;
 	uint32_t i, n = 0;
 
-	for (i = 0; i < cm->program->num_segments; i++) {
+	/* None for a model of strings: the host runs it. */
+	for (i = 0; cm->program && i < cm->program->num_segments; i++) {
 		if (cm->program->segments[i].target == VNPU_TARGET_FALLBACK)
 			fallback = true;
 		else
@@ -356,6 +359,8 @@ VNPU_API vnpu_status vnpu_compiled_model_get_property(const vnpu_compiled_model 
 		return int_value(cm->dyn ? vnpu_dyn_compiles(cm->dyn) : 0, out);
 	if (cm->dyn && program_property(key))
 		return dyn_program_property(cm, key, out);
+	if (cm->host && program_property(key) && strcmp(key, VNPU_PROP_EXECUTION_DEVICES))
+		return int_value(0, out);	/* no weights, arena or intermediates */
 	if (!strcmp(key, VNPU_PROP_EXECUTION_DEVICES))
 		return execution_devices(cm, out);
 	if (!strcmp(key, VNPU_PROP_DEVICE))

@@ -31,6 +31,7 @@
 
 #include "async.h"
 #include "dynamic.h"
+#include "host_model.h"
 #include "runtime.h"
 
 enum request_stage {
@@ -76,6 +77,7 @@ struct vnpu_infer_request {
 	struct vnpu_request_async *async;	/* async.c's, NULL until used */
 	uint64_t job_ns;			/* device time of the last job waited for */
 	struct vnpu_dyn_request *dyn;		/* a model of dynamic inputs: runs there */
+	struct vnpu_host_request *host;		/* a model of strings: runs there */
 	/*
 	 * Set while a caller's call touches the request (vnpu_request_enter()):
 	 * a second thread's call meanwhile gets VNPU_BUSY instead of racing it.
@@ -137,6 +139,7 @@ VNPU_API void vnpu_infer_request_free(vnpu_infer_request *req)
 	if (!req || !vnpu_async_release(req))
 		return;
 	vnpu_dyn_request_free(req->dyn);
+	vnpu_host_request_free(req->host);
 	if (req->job)
 		vnpu_segment_device(req->cm, req->segment)->plugin->ops->job_free(req->job);
 	for (i = 0; req->io && i < req->num_io; i++) {
@@ -224,6 +227,25 @@ struct vnpu_dyn_request *vnpu_request_dyn(const struct vnpu_infer_request *req)
 	return req->dyn;
 }
 
+/* A request of a model of strings: its ports name them, host_model.c runs it. */
+static vnpu_status host_ports(struct vnpu_infer_request *req)
+{
+	struct vnpu_compiled_model *cm = req->cm;
+
+	req->io = calloc(req->num_io ? req->num_io : 1, sizeof(*req->io));
+	if (!req->io)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory");
+	for (uint32_t i = 0; i < req->num_io; i++)
+		req->io[i].port = i < req->num_inputs ? &cm->inputs[i] :
+							&cm->outputs[i - req->num_inputs];
+	return vnpu_host_request_new(cm, &req->host);
+}
+
+struct vnpu_host_request *vnpu_request_host(const struct vnpu_infer_request *req)
+{
+	return req->host;
+}
+
 VNPU_API vnpu_status vnpu_compiled_model_create_infer_request(vnpu_compiled_model *cm,
 							      vnpu_infer_request **out)
 {
@@ -243,9 +265,11 @@ VNPU_API vnpu_status vnpu_compiled_model_create_infer_request(vnpu_compiled_mode
 	req->num_io = cm->num_inputs + cm->num_outputs;
 	if (cm->dyn)
 		st = dyn_ports(req);
+	else if (cm->host)
+		st = host_ports(req);
 	else
 		st = alloc_buffers(req);
-	if (st == VNPU_OK && !cm->dyn)
+	if (st == VNPU_OK && !cm->dyn && !cm->host)
 		st = alloc_timings(req);
 	if (st != VNPU_OK) {
 		vnpu_infer_request_free(req);
@@ -306,6 +330,8 @@ static vnpu_status get_tensor(struct vnpu_infer_request *req, struct io_state *i
 		return st;
 	if (req->dyn)
 		st = vnpu_dyn_get_tensor(req->dyn, (uint32_t)(io - req->io), out);
+	else if (req->host)
+		st = vnpu_host_get_tensor(req->host, (uint32_t)(io - req->io), out);
 	else
 		*out = vnpu_tensor_ref(io->cur);
 	vnpu_request_leave(req);
@@ -499,6 +525,8 @@ static vnpu_status set_tensor(struct vnpu_infer_request *req, struct io_state *i
 		return st;
 	if (req->dyn) {
 		st = vnpu_dyn_set_tensor(req->dyn, (uint32_t)(io - req->io), t);
+	} else if (req->host) {
+		st = vnpu_host_set_tensor(req->host, (uint32_t)(io - req->io), t);
 	} else {
 		st = replace_tensor(io, t);
 		if (!st)
@@ -937,8 +965,8 @@ VNPU_API vnpu_status vnpu_infer_request_infer(vnpu_infer_request *req)
 	st = vnpu_request_enter_idle(req);
 	if (st)
 		return st;
-	if (req->dyn) {
-		st = vnpu_dyn_infer(req->dyn);
+	if (req->dyn || req->host) {
+		st = req->dyn ? vnpu_dyn_infer(req->dyn) : vnpu_host_infer(req->host);
 		vnpu_request_leave(req);
 		return st;
 	}
@@ -1037,6 +1065,7 @@ VNPU_API vnpu_status vnpu_infer_request_get_profiling_info(vnpu_infer_request *r
 	if (st)
 		return st;
 	st = req->dyn ? vnpu_dyn_profiling_info(req->dyn, out) :
+	     req->host ? vnpu_host_profiling_info(req->host, out) :
 			vnpu_request_profiling_info(req, out);
 	vnpu_request_leave(req);
 	return st;

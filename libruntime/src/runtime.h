@@ -130,7 +130,8 @@ struct vnpu_tensor_handle {
 	vnpu_shape shape;
 	uint64_t elems;
 	uint64_t bytes;
-	void *data;
+	void *data;			/* STRING: elems char * (NULL: ""), owned */
+	uint64_t str_bytes;		/* STRING: the bytes its strings hold */
 	bool owns_data;
 	struct vnpu_buf *buf;		/* a device buffer (a request's, remote), or NULL */
 	struct vnpu_core_device *device;/* owner of @buf */
@@ -155,6 +156,11 @@ void vnpu_tensor_fence_pending(struct vnpu_tensor_handle *t, int delta);
 /* The run that writes @t reached the device with out-fence @sync_file (kept). */
 void vnpu_tensor_fence_submitted(struct vnpu_tensor_handle *t, int sync_file);
 struct vnpu_tensor_handle *vnpu_tensor_ref(struct vnpu_tensor_handle *t);
+/* Element @index (in range) of string tensor @t: a copy of @len bytes of @str. */
+vnpu_status vnpu_string_set(struct vnpu_tensor_handle *t, uint64_t index, const char *str,
+			    size_t len);
+/* Element @index (in range) of string tensor @t, "" when empty. */
+const char *vnpu_string_get(const struct vnpu_tensor_handle *t, uint64_t index);
 uint64_t vnpu_shape_elems(const vnpu_shape *shape);
 bool vnpu_shape_equal(const vnpu_shape *a, const vnpu_shape *b);
 const char *vnpu_shape_str(const vnpu_shape *shape, char *buf, size_t size);
@@ -180,6 +186,7 @@ struct vnpu_compiled_model {
 	bool loaded_from_cache;
 	struct vnpu_program *program;	/* NULL with @dyn */
 	struct vnpu_dyn_model *dyn;	/* dynamic inputs (dynamic.h), or NULL */
+	struct vnpu_host_model *host;	/* string tensors (host_model.h), or NULL */
 	uint32_t num_inputs;
 	uint32_t num_outputs;
 	struct vnpu_slot_desc *slots;	/* one per slot */

@@ -56,7 +56,7 @@ const char *vnpu_shape_str(const vnpu_shape *shape, char *buf, size_t size)
 static vnpu_status check_layout(vnpu_element_type type, const vnpu_shape *shape,
 				uint64_t *elems, uint64_t *bytes)
 {
-	size_t esize = vnpu_element_type_size(type);
+	size_t esize = type == VNPU_TYPE_STRING ? sizeof(char *) : vnpu_element_type_size(type);
 	uint64_t n = 1;
 	uint32_t i;
 
@@ -79,6 +79,10 @@ static vnpu_status check_layout(vnpu_element_type type, const vnpu_shape *shape,
 	}
 	if (n > VNPU_TENSOR_MAX_BYTES / esize)
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "tensor: too many bytes");
+	if (type == VNPU_TYPE_STRING && n > VNPU_STRING_MAX_ELEMS)
+		return vnpu_error(VNPU_INVALID_ARGUMENT,
+				  "tensor: %llu strings is above the most, %llu",
+				  (unsigned long long)n, (unsigned long long)VNPU_STRING_MAX_ELEMS);
 	*elems = n;
 	*bytes = n * esize;
 	return VNPU_OK;
@@ -139,6 +143,9 @@ VNPU_API vnpu_status vnpu_tensor_create_from_ptr(vnpu_element_type type,
 	if (!out || !data)
 		return vnpu_error(VNPU_INVALID_ARGUMENT,
 				  "vnpu_tensor_create_from_ptr: NULL argument");
+	if (type == VNPU_TYPE_STRING)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "vnpu_tensor_create_from_ptr: a string "
+				  "tensor owns its strings (vnpu_tensor_create)");
 	if ((uintptr_t)data % vnpu_element_type_size(type ? type : VNPU_TYPE_U8))
 		return vnpu_error(VNPU_INVALID_ARGUMENT,
 				  "vnpu_tensor_create_from_ptr: data is not aligned to its elements");
@@ -247,6 +254,10 @@ VNPU_API void vnpu_tensor_free(vnpu_tensor *t)
 		t->device->plugin->ops->buf_free(t->buf);
 		vnpu_core_unref(t->core);
 	}
+	if (t->owns_data && t->type == VNPU_TYPE_STRING) {
+		for (uint64_t i = 0; i < t->elems; i++)
+			free(((char **)t->data)[i]);
+	}
 	if (t->owns_data)
 		free(t->data);
 	free(t);
@@ -283,14 +294,91 @@ VNPU_API vnpu_status vnpu_tensor_get_size(const vnpu_tensor *t, uint64_t *out)
 VNPU_API vnpu_status vnpu_tensor_get_byte_size(const vnpu_tensor *t, uint64_t *out)
 {
 	CHECK_ARGS(t, out, "vnpu_tensor_get_byte_size");
-	*out = t->bytes;
+	*out = t->type == VNPU_TYPE_STRING ? t->str_bytes : t->bytes;
 	return VNPU_OK;
 }
 
 VNPU_API vnpu_status vnpu_tensor_get_data(const vnpu_tensor *t, void **out)
 {
 	CHECK_ARGS(t, out, "vnpu_tensor_get_data");
+	if (t->type == VNPU_TYPE_STRING)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "vnpu_tensor_get_data: a string tensor's "
+				  "elements are read with vnpu_tensor_get_string");
 	*out = t->data;
+	return VNPU_OK;
+}
+
+/* VNPU_INVALID_ARGUMENT unless @t is a string tensor with an element @index. */
+static vnpu_status check_string_elem(const struct vnpu_tensor_handle *t, uint64_t index,
+				     const char *fn)
+{
+	if (t->type != VNPU_TYPE_STRING)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "%s: the tensor is %s, not string", fn,
+				  vnpu_element_type_str(t->type));
+	if (index >= t->elems)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "%s: element %llu of %llu", fn,
+				  (unsigned long long)index, (unsigned long long)t->elems);
+	return VNPU_OK;
+}
+
+vnpu_status vnpu_string_set(struct vnpu_tensor_handle *t, uint64_t index, const char *str,
+			    size_t len)
+{
+	char **elems = t->data, *copy = NULL;
+	size_t old = elems[index] ? strlen(elems[index]) : 0;
+
+	if (len > VNPU_STRING_MAX_BYTES)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "string element %llu: %zu bytes is above "
+				  "the most, %u", (unsigned long long)index, len,
+				  VNPU_STRING_MAX_BYTES);
+	if (len && memchr(str, '\0', len))
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "string element %llu holds a NUL byte",
+				  (unsigned long long)index);
+	if (t->str_bytes - old + len > VNPU_STRING_TENSOR_MAX_BYTES)
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "a string tensor's strings would hold "
+				  "more than %llu bytes",
+				  (unsigned long long)VNPU_STRING_TENSOR_MAX_BYTES);
+	if (len) {
+		copy = malloc(len + 1);
+		if (!copy)
+			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory");
+		memcpy(copy, str, len);
+		copy[len] = '\0';
+	}
+	free(elems[index]);
+	elems[index] = copy;
+	t->str_bytes = t->str_bytes - old + len;
+	return VNPU_OK;
+}
+
+const char *vnpu_string_get(const struct vnpu_tensor_handle *t, uint64_t index)
+{
+	const char *s = ((char *const *)t->data)[index];
+
+	return s ? s : "";
+}
+
+VNPU_API vnpu_status vnpu_tensor_set_string(vnpu_tensor *t, uint64_t index, const char *str,
+					    size_t len)
+{
+	static const char fn[] = "vnpu_tensor_set_string";
+
+	if (!t || (!str && len))
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "%s: NULL argument", fn);
+	return check_string_elem(t, index, fn) ?: vnpu_string_set(t, index, str, len);
+}
+
+VNPU_API vnpu_status vnpu_tensor_get_string(const vnpu_tensor *t, uint64_t index,
+					    const char **out)
+{
+	static const char fn[] = "vnpu_tensor_get_string";
+	vnpu_status st;
+
+	CHECK_ARGS(t, out, "vnpu_tensor_get_string");
+	st = check_string_elem(t, index, fn);
+	if (st)
+		return st;
+	*out = vnpu_string_get(t, index);
 	return VNPU_OK;
 }
 

@@ -269,7 +269,8 @@ static int tensors(vnpu_core *core, const char *device)
 	CHECK_ERR(vnpu_tensor_create(VNPU_TYPE_F32, &dyn, &t), VNPU_INVALID_ARGUMENT);
 	CHECK_ERR(vnpu_tensor_create(VNPU_TYPE_F32, &huge, &t), VNPU_INVALID_ARGUMENT);
 	CHECK_ERR(vnpu_tensor_create(VNPU_TYPE_F32, &deep, &t), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_tensor_create(VNPU_TYPE_STRING, &s, &t), VNPU_INVALID_ARGUMENT);
+	CHECK_ERR(vnpu_tensor_create_from_ptr(VNPU_TYPE_STRING, &s, mem, &t),
+		  VNPU_INVALID_ARGUMENT);
 	CHECK_ERR(vnpu_tensor_create((vnpu_element_type)99, &s, &t), VNPU_INVALID_ARGUMENT);
 	CHECK_ERR(vnpu_tensor_create(VNPU_TYPE_F32, NULL, &t), VNPU_INVALID_ARGUMENT);
 	CHECK_ERR(vnpu_tensor_create(VNPU_TYPE_F32, &s, NULL), VNPU_INVALID_ARGUMENT);

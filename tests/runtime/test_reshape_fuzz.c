@@ -369,7 +369,8 @@ static int freeze_once(vnpu_model *m, struct snapshot *now, struct place *at, si
 		       struct counts *c)
 {
 	vnpu_element_type type = now->ports[i].type;
-	double bytes = (double)vnpu_element_type_size(type);
+	size_t esize = vnpu_element_type_size(type);	/* 0: string, refused */
+	double bytes = (double)esize;
 	size_t index, size = 0;
 	bool bad, random = false;
 	void *data = NULL;
@@ -389,9 +390,9 @@ static int freeze_once(vnpu_model *m, struct snapshot *now, struct place *at, si
 		data = calloc(1, size ? size : 1);
 		if (!data)
 			return check_message("out of memory", at, VNPU_OUT_OF_MEMORY);
-		random = size / vnpu_element_type_size(type) <= MAX_RANDOM_ELEMS && rnd_below(2);
+		random = esize && size / esize <= MAX_RANDOM_ELEMS && rnd_below(2);
 		if (random)
-			random_values(data, type, size / vnpu_element_type_size(type));
+			random_values(data, type, size / esize);
 	}
 	st = vnpu_model_freeze_input(m, at->input, type, &at->shape, data, size);
 	free(data);
@@ -587,6 +588,19 @@ static vnpu_status set_dynamic_inputs(const vnpu_compiled_model *cm, vnpu_infer_
 }
 
 /* Compile @m and run it once: 0, or -1 on a broken rule. */
+/* Whether @cm has a string input: its values (empty text), not its shape, may fail a run. */
+static bool string_input(const vnpu_compiled_model *cm)
+{
+	uint32_t n = 0;
+	vnpu_port p;
+
+	vnpu_compiled_model_get_num_inputs(cm, &n);
+	for (uint32_t i = 0; i < n; i++)
+		if (!vnpu_compiled_model_get_input(cm, i, &p) && p.type == VNPU_TYPE_STRING)
+			return true;
+	return false;
+}
+
 static int compile_and_run(vnpu_core *core, const vnpu_model *m, const struct place *at,
 			   struct counts *c)
 {
@@ -628,7 +642,9 @@ static int compile_and_run(vnpu_core *core, const vnpu_model *m, const struct pl
 					    vnpu_last_error());
 				ret = -1;
 			}
-		} else if (st && c->random_frozen && strstr(vnpu_last_error(), "faulted")) {
+		} else if ((st && c->random_frozen && strstr(vnpu_last_error(), "faulted")) ||
+			   (st == VNPU_INVALID_ARGUMENT && string_input(cm))) {
+			/* a random value out of range, or an empty string cast to a number */
 			c->faulted++;
 			ret = check_message("run", at, st);
 		} else if (st) {

@@ -125,8 +125,8 @@ VNPU_API vnpu_status vnpu_model_reshape(vnpu_model *model, const char *name,
  * data a node's op does not define ("freeze 'shape': Reshape node: 24
  * elements reshaped to 25"); VNPU_UNSUPPORTED for data that takes a node
  * which inferred before past a device limit ("freeze 'cond': Loop node:
- * 65537 iterations, above the limit of 65536"); VNPU_NOT_FOUND when no
- * input is called @name.
+ * 65537 iterations, above the limit of 65536") and for a string input
+ * (no string is a constant); VNPU_NOT_FOUND when no input is called @name.
  */
 VNPU_API vnpu_status vnpu_model_freeze_input(vnpu_model *model, const char *name,
 					     vnpu_element_type type,

@@ -62,6 +62,30 @@ VNPU_API vnpu_status vnpu_tensor_get_byte_size(const vnpu_tensor *tensor,
 VNPU_API vnpu_status vnpu_tensor_get_data(const vnpu_tensor *tensor,
 					  void **out);
 
+/*
+ * String tensors (VNPU_TYPE_STRING) hold one byte string per element,
+ * copied in and out through the two calls below: vnpu_tensor_create()
+ * makes one of empty strings; vnpu_tensor_create_from_ptr() and
+ * vnpu_tensor_get_data() refuse the type, and vnpu_tensor_get_byte_size()
+ * gives the bytes its strings hold. A string holds no NUL byte and at most
+ * VNPU_STRING_MAX_BYTES; the strings of one tensor at most
+ * VNPU_STRING_TENSOR_MAX_BYTES together, and it has at most
+ * VNPU_STRING_MAX_ELEMS elements.
+ */
+#define VNPU_STRING_MAX_BYTES (1u << 20)
+#define VNPU_STRING_TENSOR_MAX_BYTES (UINT64_C(1) << 30)
+#define VNPU_STRING_MAX_ELEMS (UINT64_C(1) << 24)
+
+/** Element @index (row-major) of string tensor @tensor becomes a copy of @len bytes of @str. */
+VNPU_API vnpu_status vnpu_tensor_set_string(vnpu_tensor *tensor, uint64_t index,
+					    const char *str, size_t len);
+/**
+ * Element @index of string tensor @tensor, NUL-terminated, into @out: valid
+ * until that element is set again or the tensor is freed.
+ */
+VNPU_API vnpu_status vnpu_tensor_get_string(const vnpu_tensor *tensor, uint64_t index,
+					    const char **out);
+
 #ifdef __cplusplus
 }
 #endif

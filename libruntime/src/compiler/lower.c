@@ -486,6 +486,8 @@ static vnpu_status lower_cast(struct cstate *s, struct cop *op)
 {
 	struct ctensor t[2] = { ct_dense(s, IN(op, 0)), ct_dense(s, op->out[0]) };
 
+	if (t[0].type == VNPU_TYPE_STRING || t[1].type == VNPU_TYPE_STRING)
+		return UNSUP(s, "a cast to or from string runs on the host, in a model of strings only");
 	if (t[0].type == t[1].type)
 		return cl_copy(s, t[1], t[0]);
 	if (t[1].type == VNPU_TYPE_BF16)

@@ -572,6 +572,12 @@ static vnpu_status infer_cast(struct ictx *c)
 			return st;
 		to = (vnpu_element_type)vnpu_attr_int(c->n, "to", 0);
 	}
+	x = IN(c, 0);
+	/* Strings are never constants: the host casts them at run time. */
+	if (to == VNPU_TYPE_STRING || x->type == VNPU_TYPE_STRING) {
+		copy_shape(c->out[0], x, to);
+		return VNPU_OK;
+	}
 	if (!vnpu_element_type_size(to)) {
 		const char *name = vnpu_onnx_type_name((int32_t)to);
 
@@ -579,7 +585,6 @@ static vnpu_status infer_cast(struct ictx *c)
 			return inf_error(c, VNPU_UNSUPPORTED, "cast to %s is not supported", name);
 		return inf_error(c, VNPU_UNSUPPORTED, "cast to unknown element type %d", (int)to);
 	}
-	x = IN(c, 0);
 	copy_shape(c->out[0], x, to);
 	if (has_data(x) && c->fold_limit > 0 && inf_alloc_out(c, c->out[0])) {
 		int64_t n = vnpu_tinfo_elems(x);
@@ -1352,6 +1357,32 @@ static vnpu_status infer_same(struct ictx *c)
 	return VNPU_OK;
 }
 
+/*
+ * StringNormalizer: X [C] or [1, C] of strings; the stop words it drops
+ * leave a length known only at run time (at least 1).
+ */
+static vnpu_status infer_string_normalizer(struct ictx *c)
+{
+	const struct vnpu_tinfo *x;
+	vnpu_status st = inf_need_inputs(c, 1, 1);
+	const char *action;
+
+	if (st)
+		return st;
+	x = IN(c, 0);
+	if (x->type != VNPU_TYPE_STRING && x->type != VNPU_TYPE_UNDEFINED)
+		return FAIL(c, "input of %s, not string", vnpu_element_type_str(x->type));
+	if (x->rank >= 0 && x->rank != 1 && !(x->rank == 2 && x->dims[0] == 1))
+		return FAIL(c, "input of rank %d: [C] or [1, C] only", x->rank);
+	action = vnpu_attr_str(c->n, "case_change_action", "NONE");
+	if (strcmp(action, "NONE") && strcmp(action, "LOWER") && strcmp(action, "UPPER"))
+		return FAIL(c, "case_change_action '%s': NONE, LOWER or UPPER", action);
+	copy_shape(c->out[0], x, VNPU_TYPE_STRING);
+	if (x->rank > 0)
+		c->out[0]->dims[x->rank - 1] = VNPU_DIM_DYNAMIC;
+	return VNPU_OK;
+}
+
 /* LRN: X [N, C, D1, ...], the window across C of size >= 1. */
 static vnpu_status infer_lrn(struct ictx *c)
 {
@@ -1547,6 +1578,7 @@ static const struct op_infer infer_table[] = {
 	{ "Range", infer_range }, { "LRN", infer_lrn }, { "CumSum", infer_same },
 	{ "Pad", infer_pad }, { "DepthToSpace", infer_space_depth },
 	{ "SpaceToDepth", infer_space_depth }, { "If", infer_if },
+	{ "StringNormalizer", infer_string_normalizer },
 };
 
 static const struct op_infer *find(const struct op_infer *ops, size_t n, const char *op)

@@ -682,6 +682,10 @@ static vnpu_status check_freeze(const struct vnpu_value *v, vnpu_element_type ty
 					  vnpu_tinfo_str(in, want, sizeof(want)));
 		elems *= (uint64_t)shape->dims[d];	/* at most 2^40: check_shape() */
 	}
+	/* No string is a constant: the host runs models of strings as they come. */
+	if (type == VNPU_TYPE_STRING)
+		return vnpu_error(VNPU_UNSUPPORTED, "freeze '%s': a string input cannot be frozen",
+				  v->name);
 	if (elems * vnpu_element_type_size(type) != size)
 		return vnpu_error(VNPU_INVALID_ARGUMENT,
 				  "freeze '%s': %zu bytes of data for %llu elements of %s", v->name,

@@ -148,6 +148,15 @@ static bool type_supported(int32_t t)
 	       vnpu_element_type_size((vnpu_element_type)t) != 0;
 }
 
+/*
+ * A value's declared type: also strings, which only the host runs (a
+ * compiled model of string values, host_model.c); no constant is a string.
+ */
+static bool value_type_supported(int32_t t)
+{
+	return t == VNPU_TYPE_STRING || type_supported(t);
+}
+
 /* @what '@name' has element type @t, which type_supported() refuses. */
 static vnpu_status type_unsupported(const char *what, const char *name, int32_t t)
 {
@@ -545,7 +554,7 @@ static vnpu_status read_value_info(const Onnx__ValueInfoProto *vi, struct vnpu_v
 		t->kind = VNPU_TK_SEQUENCE;
 		t->num_elems = -1;
 	}
-	if (!tt->has_elem_type || !type_supported(tt->elem_type))
+	if (!tt->has_elem_type || !value_type_supported(tt->elem_type))
 		return type_unsupported("", vi->name, tt->has_elem_type ? tt->elem_type : 0);
 	t->type = (vnpu_element_type)tt->elem_type;
 	v->port_type = t->type;
@@ -578,7 +587,7 @@ static void read_declared(const Onnx__ValueInfoProto *vi, struct vnpu_value *v)
 	const Onnx__TypeProto__Tensor *tt;
 
 	if (!read_kind(vi->name, vi->type, &v->port_kind, &tt) && tt->has_elem_type &&
-	    type_supported(tt->elem_type))
+	    value_type_supported(tt->elem_type))
 		v->port_type = (vnpu_element_type)tt->elem_type;
 }
 
