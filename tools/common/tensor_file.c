@@ -114,6 +114,20 @@ static void copy_typed(const Onnx__TensorProto *tp, vnpu_element_type type,
 	}
 }
 
+/* The string_data of @tp (@n strings, counted) into string tensor @t. */
+static vnpu_status strings_from_proto(const Onnx__TensorProto *tp, const char *path,
+				      vnpu_tensor *t, uint64_t n, char *err, size_t err_size)
+{
+	vnpu_status st = VNPU_OK;
+
+	for (uint64_t i = 0; !st && i < n; i++)
+		st = vnpu_tensor_set_string(t, i, (const char *)tp->string_data[i].data,
+					    tp->string_data[i].len);
+	if (st)
+		snprintf(err, err_size, "%s: %s", path, vnpu_last_error());
+	return st;
+}
+
 /*
  * A decoded TensorProto into a new host tensor; @path names it in messages.
  * The data the file holds is checked against the shape before the tensor
@@ -132,7 +146,7 @@ static vnpu_status tensor_from_proto(const Onnx__TensorProto *tp, const char *pa
 	size_t i;
 
 	type = (vnpu_element_type)tp->data_type;
-	esize = vnpu_element_type_size(type);
+	esize = type == VNPU_TYPE_STRING ? 1 : vnpu_element_type_size(type);
 	if (!esize) {
 		snprintf(err, err_size, "%s: element type %d is not supported", path,
 			 tp->data_type);
@@ -159,12 +173,18 @@ static vnpu_status tensor_from_proto(const Onnx__TensorProto *tp, const char *pa
 		snprintf(err, err_size, "%s: bad dimension", path);
 		return VNPU_PARSE_ERROR;
 	}
-	if (tp->has_raw_data && tp->raw_data.len != bytes) {
+	if (type == VNPU_TYPE_STRING) {
+		if (tp->n_string_data != n) {
+			snprintf(err, err_size, "%s: %zu strings, the shape needs %llu", path,
+				 tp->n_string_data, (unsigned long long)n);
+			return VNPU_PARSE_ERROR;
+		}
+	} else if (tp->has_raw_data && tp->raw_data.len != bytes) {
 		snprintf(err, err_size, "%s: raw_data holds %zu bytes, the shape needs %llu",
 			 path, tp->raw_data.len, (unsigned long long)bytes);
 		return VNPU_PARSE_ERROR;
 	}
-	if (!tp->has_raw_data && typed_count(tp, type) != n) {
+	if (type != VNPU_TYPE_STRING && !tp->has_raw_data && typed_count(tp, type) != n) {
 		snprintf(err, err_size, "%s: the typed data holds %zu values, the shape needs %llu",
 			 path, typed_count(tp, type), (unsigned long long)n);
 		return VNPU_PARSE_ERROR;
@@ -173,6 +193,14 @@ static vnpu_status tensor_from_proto(const Onnx__TensorProto *tp, const char *pa
 	st = vnpu_tensor_create(type, &shape, &t);
 	if (st != VNPU_OK) {
 		snprintf(err, err_size, "%s: %s", path, vnpu_last_error());
+		return st;
+	}
+	if (type == VNPU_TYPE_STRING) {
+		st = strings_from_proto(tp, path, t, n, err, err_size);
+		if (st)
+			vnpu_tensor_free(t);
+		else
+			*out = t;
 		return st;
 	}
 	vnpu_tensor_get_data(t, &data);

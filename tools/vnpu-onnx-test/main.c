@@ -166,6 +166,34 @@ static void shape_str(const vnpu_shape *s, char *buf, size_t size)
  * (NaN equals NaN; integers and bools exactly). Returns 0 when it matches,
  * else fills the result.
  */
+/* String tensors of one shape: every element equal. */
+static int compare_strings(struct result *r, const char *what, const vnpu_tensor *got,
+			   const vnpu_tensor *want)
+{
+	uint64_t n = 0, bad = 0, first = 0;
+	const char *g = "", *e = "";
+
+	vnpu_tensor_get_size(got, &n);
+	for (uint64_t i = n; i-- > 0;) {
+		const char *gi = "", *ei = "";
+
+		vnpu_tensor_get_string(got, i, &gi);
+		vnpu_tensor_get_string(want, i, &ei);
+		if (!strcmp(gi, ei))
+			continue;
+		bad++;
+		first = i;
+		g = gi;
+		e = ei;
+	}
+	if (!bad)
+		return 0;
+	set_detail(r, FAIL, "%s: %llu of %llu strings differ; first at [%llu]: \"%.40s\", "
+		   "expected \"%.40s\"", what, (unsigned long long)bad, (unsigned long long)n,
+		   (unsigned long long)first, g, e);
+	return -1;
+}
+
 static int compare(const struct options *o, struct result *r, const char *what,
 		   const vnpu_tensor *got, const vnpu_tensor *want)
 {
@@ -191,6 +219,8 @@ static int compare(const struct options *o, struct result *r, const char *what,
 		set_detail(r, FAIL, "%s: shape %s, expected %s", what, a, b);
 		return -1;
 	}
+	if (gt == VNPU_TYPE_STRING)
+		return compare_strings(r, what, got, want);
 	vnpu_tensor_get_size(got, &n);
 	vnpu_tensor_get_data(got, &gd);
 	vnpu_tensor_get_data(want, &wd);
