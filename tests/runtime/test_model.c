@@ -1643,6 +1643,197 @@ static int conv_3d(vnpu_core *core, const char *device)
 	return 0;
 }
 
+/* The 3-D pools of pool3d_case(): x [1,2,3,4,5], window (2,3,2), strides (2,1,2). */
+#define P3_C 2
+#define P3_D 3
+#define P3_H 4
+#define P3_W 5
+static const int64_t p3_kernel[3] = { 2, 3, 2 }, p3_stride[3] = { 2, 1, 2 };
+static const int64_t p3_in[3] = { P3_D, P3_H, P3_W };
+
+/*
+ * Output @o (od, oh, ow) of channel @c of a 3-D pool of @x with leading
+ * pads @pb: the max (and its index into x), the mean of the elements
+ * inside, and their sum of squares (LpPool's p 2, compared squared).
+ */
+static void pool3d_ref(const float *x, int c, const int64_t *o, const int64_t *pb,
+		       float *max, int64_t *arg, float *mean, float *sq)
+{
+	float sum = 0;
+	int count = 0;
+
+	*max = -1e30f;
+	*sq = 0;
+	for (int64_t kd = 0; kd < p3_kernel[0]; kd++)
+		for (int64_t kh = 0; kh < p3_kernel[1]; kh++)
+			for (int64_t kw = 0; kw < p3_kernel[2]; kw++) {
+				int64_t at[3] = { kd, kh, kw }, idx = c;
+				int inside = 1;
+
+				for (int d = 0; d < 3; d++) {
+					at[d] += o[d] * p3_stride[d] - pb[d];
+					inside &= at[d] >= 0 && at[d] < p3_in[d];
+					idx = idx * p3_in[d] + at[d];
+				}
+				if (!inside)
+					continue;
+				if (x[idx] > *max) {
+					*max = x[idx];
+					*arg = idx;
+				}
+				sum += x[idx];
+				*sq += x[idx] * x[idx];
+				count++;
+			}
+	*mean = sum / (float)count;
+}
+
+/* @op of x f32[1,2,3,4,5] with auto_pad @autopad; @indices: MaxPool's second output. */
+static void pool3d_model(struct pb *model, const char *op, const char *autopad, bool indices)
+{
+	static const int64_t x_dims[5] = { 1, P3_C, P3_D, P3_H, P3_W };
+	struct pb g = { 0 }, node = { 0 }, attr = { 0 };
+
+	onnx_value(&g, GRAPH_INPUT, "x", 5, x_dims);
+	pb_str(&node, NODE_INPUT, "x");
+	pb_str(&node, NODE_OUTPUT, "y");
+	if (indices)
+		pb_str(&node, NODE_OUTPUT, "i");
+	pb_str(&node, NODE_OP, op);
+	ints_attr(&node, "kernel_shape", p3_kernel, 3);
+	ints_attr(&node, "strides", p3_stride, 3);
+	pb_str(&attr, ATTR_NAME, "auto_pad");
+	pb_str(&attr, 4 /* s */, autopad);
+	pb_int(&attr, ATTR_TYPE, 3 /* STRING */);
+	pb_msg(&node, NODE_ATTR, &attr);
+	pb_msg(&g, GRAPH_NODE, &node);
+	onnx_value(&g, GRAPH_OUTPUT, "y", -1, NULL);
+	if (indices)
+		onnx_value_typed(&g, GRAPH_OUTPUT, "i", ONNX_INT64, -1, NULL);
+	onnx_model(model, &g, 17);
+	pb_free(&attr);
+	pb_free(&node);
+	pb_free(&g);
+}
+
+/* Output @got of @what at flat @i against @want (relative 1e-5). */
+static int near(const char *what, int64_t i, float got, float want)
+{
+	float tol = 1e-5f * (want > 1 ? want : want < -1 ? -want : 1);
+
+	if (got - want <= tol && want - got <= tol)
+		return 0;
+	fprintf(stderr, "%s: y[%lld] = %.9g, want %.9g\n", what, (long long)i, got, want);
+	return 1;
+}
+
+/* One 3-D pool (@k: 0 max with indices, 1 average, 2 Lp) with @autopad, against pool3d_ref(). */
+static int pool3d_case(vnpu_core *core, const char *device, int k, const char *autopad)
+{
+	static const char *const ops[3] = { "MaxPool", "AveragePool", "LpPool" };
+	int64_t out[3], pb[3], o[3], n = 0;
+	bool lower = !strcmp(autopad, "SAME_LOWER");
+	vnpu_compiled_model *cm = NULL;
+	vnpu_infer_request *req;
+	struct pb model = { 0 };
+	vnpu_tensor *t;
+	float *x, *y;
+	int64_t *ind = NULL;
+	vnpu_shape sh;
+
+	for (int d = 0; d < 3; d++) {
+		int64_t total;
+
+		out[d] = (p3_in[d] + p3_stride[d] - 1) / p3_stride[d];
+		total = (out[d] - 1) * p3_stride[d] + p3_kernel[d] - p3_in[d];
+		total = total < 0 ? 0 : total;
+		pb[d] = lower ? total - total / 2 : total / 2;
+	}
+	pool3d_model(&model, ops[k], autopad, k == 0);
+	CHECK(!compile_pb(core, device, &model, &cm));
+	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	CHECK_OK(vnpu_infer_request_get_tensor(req, "x", &t));
+	CHECK_OK(vnpu_tensor_get_data(t, (void **)&x));
+	for (int i = 0; i < P3_C * P3_D * P3_H * P3_W; i++)
+		x[i] = (float)((i * 37) % 101) * 0.25f - 12.0f;	/* no two equal */
+	CHECK_OK(vnpu_infer_request_infer(req));
+	CHECK_OK(vnpu_infer_request_get_tensor(req, "y", &t));
+	CHECK_OK(vnpu_tensor_get_shape(t, &sh));
+	CHECK(sh.rank == 5 && sh.dims[2] == out[0] && sh.dims[3] == out[1] && sh.dims[4] == out[2]);
+	CHECK_OK(vnpu_tensor_get_data(t, (void **)&y));
+	vnpu_tensor_free(t);
+	if (k == 0) {
+		CHECK_OK(vnpu_infer_request_get_tensor(req, "i", &t));
+		CHECK_OK(vnpu_tensor_get_data(t, (void **)&ind));
+		vnpu_tensor_free(t);
+	}
+	for (int c = 0; c < P3_C; c++)
+		for (o[0] = 0; o[0] < out[0]; o[0]++)
+			for (o[1] = 0; o[1] < out[1]; o[1]++)
+				for (o[2] = 0; o[2] < out[2]; o[2]++, n++) {
+					float max, mean, sq, want;
+					int64_t arg = -1;
+
+					pool3d_ref(x, c, o, pb, &max, &arg, &mean, &sq);
+					want = k == 0 ? max : k == 1 ? mean : sq;
+					CHECK(!near(ops[k], n, k == 2 ? y[n] * y[n] : y[n], want));
+					if (ind && ind[n] != arg) {
+						fprintf(stderr, "%s %s: i[%lld] = %lld, want %lld\n",
+							ops[k], autopad, (long long)n,
+							(long long)ind[n], (long long)arg);
+						return 1;
+					}
+				}
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+/*
+ * 3-D MaxPool (with Indices), AveragePool and LpPool (built from two 2-D
+ * pools by the compile) with SAME_UPPER and SAME_LOWER padding against
+ * the test's own windows; column-major indices are refused.
+ */
+static int pool_3d(vnpu_core *core, const char *device)
+{
+	vnpu_compiled_model *cm = NULL;
+	struct pb model = { 0 }, g = { 0 }, node = { 0 }, attr = { 0 };
+	static const int64_t x_dims[5] = { 1, P3_C, P3_D, P3_H, P3_W };
+	vnpu_model *m;
+	vnpu_status st;
+
+	for (int k = 0; k < 3; k++) {
+		CHECK(!pool3d_case(core, device, k, "SAME_UPPER"));
+		CHECK(!pool3d_case(core, device, k, "SAME_LOWER"));
+	}
+	onnx_value(&g, GRAPH_INPUT, "x", 5, x_dims);
+	pb_str(&node, NODE_INPUT, "x");
+	pb_str(&node, NODE_OUTPUT, "y");
+	pb_str(&node, NODE_OUTPUT, "i");
+	pb_str(&node, NODE_OP, "MaxPool");
+	ints_attr(&node, "kernel_shape", p3_kernel, 3);
+	pb_str(&attr, ATTR_NAME, "storage_order");
+	pb_int(&attr, ATTR_TYPE, ATTR_INT);
+	pb_int(&attr, ATTR_I, 1);
+	pb_msg(&node, NODE_ATTR, &attr);
+	pb_msg(&g, GRAPH_NODE, &node);
+	onnx_value(&g, GRAPH_OUTPUT, "y", -1, NULL);
+	onnx_value_typed(&g, GRAPH_OUTPUT, "i", ONNX_INT64, -1, NULL);
+	onnx_model(&model, &g, 17);
+	pb_free(&attr);
+	pb_free(&node);
+	pb_free(&g);
+	CHECK(!model.failed);
+	st = vnpu_core_read_model_from_memory(core, model.data, model.len, &m);
+	pb_free(&model);
+	CHECK_OK(st);
+	CHECK_ERR(vnpu_core_compile_model(core, m, device, NULL, &cm), VNPU_UNSUPPORTED);
+	vnpu_model_free(m);
+	CHECK(!cm);
+	CHECK(strstr(vnpu_last_error(), "column-major"));
+	return 0;
+}
+
 static int profiling(vnpu_core *core, const char *device)
 {
 	const char *on[] = { VNPU_PROP_ENABLE_PROFILING, "YES", NULL };
@@ -2031,6 +2222,7 @@ int main(int argc, char **argv)
 		TEST(legacy_broadcast),
 		TEST(conv_3d),
 		TEST(global_pool_3d),
+		TEST(pool_3d),
 		TEST(profiling),
 		TEST(telemetry),
 		TEST(three_threads),

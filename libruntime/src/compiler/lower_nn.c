@@ -216,15 +216,45 @@ static vnpu_status lower_matmul(struct cstate *s, struct cop *op)
 }
 
 /* Spatial attributes of Conv/Pool for 1-D and 2-D, SAME pads made explicit. */
-static vnpu_status window_attrs(struct cstate *s, const struct cop *op, int32_t x, int32_t y,
-				const int64_t *kernel, uint32_t *k, uint32_t *stride,
-				uint32_t *dil, uint32_t *pb, uint32_t *pe)
+/* One spatial axis of a window: kernel, stride, dilation and pads. */
+struct win_axis {
+	uint32_t k, stride, dil, pb, pe;
+};
+
+/* The @nsp axes of @op's window over X @x giving Y @y, SAME pads made explicit. */
+static void window_axes(struct cstate *s, const struct cop *op, int32_t x, int32_t y,
+			const int64_t *kernel, int32_t nsp, struct win_axis *ax)
 {
 	const struct vnpu_node *n = N(op);
 	const struct vnpu_attr *sa = vnpu_node_attr(n, "strides"), *da = vnpu_node_attr(n, "dilations");
 	const struct vnpu_attr *pa = vnpu_node_attr(n, "pads");
 	const char *autopad = vnpu_attr_str(n, "auto_pad", "NOTSET");
+
+	for (int32_t d = 0; d < nsp; d++) {
+		int64_t in = INFO(s, x)->dims[2 + d], out = INFO(s, y)->dims[2 + d];
+		int64_t st = sa && sa->n == (size_t)nsp ? sa->ints[d] : 1;
+		int64_t dl = da && da->n == (size_t)nsp ? da->ints[d] : 1;
+
+		ax[d] = (struct win_axis){ (uint32_t)kernel[d], (uint32_t)st, (uint32_t)dl, 0, 0 };
+		if (!strcmp(autopad, "SAME_UPPER") || !strcmp(autopad, "SAME_LOWER")) {
+			int64_t total = (out - 1) * st + (kernel[d] - 1) * dl + 1 - in;
+
+			total = total < 0 ? 0 : total;
+			ax[d].pb = (uint32_t)(!strcmp(autopad, "SAME_UPPER") ? total / 2 : total - total / 2);
+			ax[d].pe = (uint32_t)(total - ax[d].pb);
+		} else if (pa && pa->n == (size_t)nsp * 2 && strcmp(autopad, "VALID")) {
+			ax[d].pb = (uint32_t)pa->ints[d];
+			ax[d].pe = (uint32_t)pa->ints[d + nsp];
+		}
+	}
+}
+
+static vnpu_status window_attrs(struct cstate *s, const struct cop *op, int32_t x, int32_t y,
+				const int64_t *kernel, uint32_t *k, uint32_t *stride,
+				uint32_t *dil, uint32_t *pb, uint32_t *pe)
+{
 	int32_t nsp = rank_of(s, x) - 2;
+	struct win_axis ax[2];
 
 	if (nsp < 1 || nsp > 2)
 		return UNSUP(s, "%d-D windows (only 1-D and 2-D)", nsp);
@@ -232,25 +262,15 @@ static vnpu_status window_attrs(struct cstate *s, const struct cop *op, int32_t 
 		k[d] = stride[d] = dil[d] = 1;
 		pb[d] = pe[d] = 0;
 	}
+	window_axes(s, op, x, y, kernel, nsp, ax);
 	for (int32_t d = 0; d < nsp; d++) {
 		int32_t o = d + 2 - nsp;	/* 1-D uses [1] */
-		int64_t in = INFO(s, x)->dims[2 + d], out = INFO(s, y)->dims[2 + d];
-		int64_t st = sa && sa->n == (size_t)nsp ? sa->ints[d] : 1;
-		int64_t dl = da && da->n == (size_t)nsp ? da->ints[d] : 1;
 
-		k[o] = (uint32_t)kernel[d];
-		stride[o] = (uint32_t)st;
-		dil[o] = (uint32_t)dl;
-		if (!strcmp(autopad, "SAME_UPPER") || !strcmp(autopad, "SAME_LOWER")) {
-			int64_t total = (out - 1) * st + (kernel[d] - 1) * dl + 1 - in;
-
-			total = total < 0 ? 0 : total;
-			pb[o] = (uint32_t)(!strcmp(autopad, "SAME_UPPER") ? total / 2 : total - total / 2);
-			pe[o] = (uint32_t)(total - pb[o]);
-		} else if (pa && pa->n == (size_t)nsp * 2 && strcmp(autopad, "VALID")) {
-			pb[o] = (uint32_t)pa->ints[d];
-			pe[o] = (uint32_t)pa->ints[d + nsp];
-		}
+		k[o] = ax[d].k;
+		stride[o] = ax[d].stride;
+		dil[o] = ax[d].dil;
+		pb[o] = ax[d].pb;
+		pe[o] = ax[d].pe;
 	}
 	return VNPU_OK;
 }
@@ -868,78 +888,157 @@ static vnpu_status lower_conv_transpose(struct cstate *s, struct cop *op)
 }
 
 /*
- * 3-D MaxPool and AveragePool as two 2-D pools: over (H, W) of every depth
- * slice, then over D. A 3-D window is the product of its axes' intervals
- * (padding too), so the max of maxes and, count for count, the mean of
- * means are the 3-D results.
+ * 3-D MaxPool, AveragePool and LpPool as two 2-D pools: over (H, W) of
+ * every depth slice, then over D. A 3-D window is the product of its
+ * axes' intervals (padding too), so the max of maxes, count for count the
+ * mean of means, and the p-norm of p-norms are the 3-D results.
+ *
+ * The first pool reads X [N, C, D, H, W] as [N, C * D, H, W] into Z
+ * [N, C * D, OH, OW]; the second reads Z as [N * C, 1, D, OH * OW] and
+ * pools along its H axis (D) into Y viewed as [N * C, 1, OD, OH * OW].
  */
-static vnpu_status pool_3d(struct cstate *s, struct cop *op, const struct vnpu_layer_pool *base)
+struct pool3d_views {
+	int64_t x[4], z[4], z2[4], y[4];
+};
+
+static void pool3d_views(const struct vnpu_tinfo *xi, const struct vnpu_tinfo *yi,
+			 struct pool3d_views *v)
+{
+	const int64_t *xd = xi->dims, *yd = yi->dims;
+
+	memcpy(v->x, (int64_t[4]){ xd[0], xd[1] * xd[2], xd[3], xd[4] }, sizeof(v->x));
+	memcpy(v->z, (int64_t[4]){ xd[0], xd[1] * xd[2], yd[3], yd[4] }, sizeof(v->z));
+	memcpy(v->z2, (int64_t[4]){ xd[0] * xd[1], 1, xd[2], yd[3] * yd[4] }, sizeof(v->z2));
+	memcpy(v->y, (int64_t[4]){ xd[0] * xd[1], 1, yd[2], yd[3] * yd[4] }, sizeof(v->y));
+}
+
+/* The window axes (D, H, W) of 3-D pool @op; VNPU_PARSE_ERROR for bad attributes. */
+static vnpu_status pool3d_axes(struct cstate *s, const struct cop *op, struct win_axis *ax)
 {
 	const struct vnpu_node *n = N(op);
-	/* Copies: adding a temporary moves the value table. */
-	const struct vnpu_tinfo xinfo = *INFO(s, IN(op, 0)), yinfo = *INFO(s, op->out[0]);
-	const struct vnpu_tinfo *xi = &xinfo, *yi = &yinfo;
 	const struct vnpu_attr *ks = vnpu_node_attr(n, "kernel_shape");
 	const struct vnpu_attr *sa = vnpu_node_attr(n, "strides");
 	const struct vnpu_attr *da = vnpu_node_attr(n, "dilations");
 	const struct vnpu_attr *pa = vnpu_node_attr(n, "pads");
-	const char *autopad = vnpu_attr_str(n, "auto_pad", "NOTSET");
-	struct vnpu_layer_pool hw = *base, dp = *base;
-	int64_t xv[4], zv[4], z2[4], yv[4];
-	int32_t z;
-	struct ctensor t[2];
-	vnpu_status st;
 
-	if (strcmp(autopad, "NOTSET") && strcmp(autopad, "VALID"))
-		return UNSUP(s, "3-D pooling with auto_pad %s", autopad);
 	if (!ks || ks->n != 3 || (sa && sa->n != 3) || (da && da->n != 3) || (pa && pa->n != 6))
 		return cs_fail(s, VNPU_PARSE_ERROR, "kernel_shape, strides, dilations or pads of the wrong length");
-	for (int d = 0; d < 3; d++) {
-		struct vnpu_layer_pool *a = d ? &hw : &dp;
-		int k = d ? d - 1 : 1;	/* dp pools along its H axis */
+	window_axes(s, op, IN(op, 0), op->out[0], ks->ints, 3, ax);
+	return VNPU_OK;
+}
 
-		a->kernel[k] = (uint32_t)ks->ints[d];
-		a->stride[k] = (uint32_t)(sa ? sa->ints[d] : 1);
-		a->dilation[k] = (uint32_t)(da ? da->ints[d] : 1);
-		if (pa && strcmp(autopad, "VALID")) {
-			a->pad_begin[k] = (uint32_t)pa->ints[d];
-			a->pad_end[k] = (uint32_t)pa->ints[d + 3];
-		}
+/* The (H, W) window attributes of a 2-D layer from axes @h and @w; @pe may be NULL. */
+static void set_axes(uint32_t *k, uint32_t *stride, uint32_t *dil, uint32_t *pb, uint32_t *pe,
+		     const struct win_axis *h, const struct win_axis *w)
+{
+	const struct win_axis *ax[2] = { h, w };
+
+	for (int d = 0; d < 2; d++) {
+		k[d] = ax[d]->k;
+		stride[d] = ax[d]->stride;
+		dil[d] = ax[d]->dil;
+		pb[d] = ax[d]->pb;
+		if (pe)
+			pe[d] = ax[d]->pe;
 	}
-	dp.kernel[0] = dp.kernel[1];
-	dp.stride[0] = dp.stride[1];
-	dp.dilation[0] = dp.dilation[1];
-	dp.pad_begin[0] = dp.pad_begin[1];
-	dp.pad_end[0] = dp.pad_end[1];
-	dp.kernel[1] = dp.stride[1] = dp.dilation[1] = 1;
-	dp.pad_begin[1] = dp.pad_end[1] = 0;
-	xv[0] = xi->dims[0];
-	xv[1] = xi->dims[1] * xi->dims[2];
-	xv[2] = xi->dims[3];
-	xv[3] = xi->dims[4];
-	zv[0] = xi->dims[0];
-	zv[1] = xv[1];
-	zv[2] = yi->dims[3];
-	zv[3] = yi->dims[4];
-	st = cs_add_temp(s, xi->type, 4, zv, &z);
+}
+
+static void pool_axes(struct vnpu_layer_pool *a, const struct win_axis *h, const struct win_axis *w)
+{
+	set_axes(a->kernel, a->stride, a->dilation, a->pad_begin, a->pad_end, h, w);
+}
+
+static vnpu_status pool_3d(struct cstate *s, struct cop *op, const struct vnpu_layer_pool *base)
+{
+	/* Copies: adding a temporary moves the value table. */
+	const struct vnpu_tinfo xinfo = *INFO(s, IN(op, 0)), yinfo = *INFO(s, op->out[0]);
+	static const struct win_axis one = { 1, 1, 1, 0, 0 };
+	struct vnpu_layer_pool hw = *base, dp = *base;
+	struct pool3d_views v;
+	struct win_axis ax[3];
+	struct ctensor t[2];
+	vnpu_status st;
+	int32_t z;
+
+	st = pool3d_axes(s, op, ax);
 	if (st)
 		return st;
-	t[0] = ct_shaped(s, IN(op, 0), 4, xv);
+	pool_axes(&hw, &ax[1], &ax[2]);
+	pool_axes(&dp, &ax[0], &one);
+	pool3d_views(&xinfo, &yinfo, &v);
+	st = cs_add_temp(s, xinfo.type, 4, v.z, &z);
+	if (st)
+		return st;
+	t[0] = ct_shaped(s, IN(op, 0), 4, v.x);
 	t[1] = ct_dense(s, z);
 	st = cl_layer(s, VNPU_LAYER_POOL, t, 2, &hw, sizeof(hw));
 	if (st)
 		return st;
-	z2[0] = xi->dims[0] * xi->dims[1];
-	z2[1] = 1;
-	z2[2] = xi->dims[2];
-	z2[3] = zv[2] * zv[3];
-	yv[0] = z2[0];
-	yv[1] = 1;
-	yv[2] = yi->dims[2];
-	yv[3] = z2[3];
-	t[0] = ct_shaped(s, z, 4, z2);
-	t[1] = ct_shaped(s, op->out[0], 4, yv);
+	t[0] = ct_shaped(s, z, 4, v.z2);
+	t[1] = ct_shaped(s, op->out[0], 4, v.y);
 	return cl_layer(s, VNPU_LAYER_POOL, t, 2, &dp, sizeof(dp));
+}
+
+static void index_axes(struct vnpu_layer_pool_index *a, const struct win_axis *h,
+		       const struct win_axis *w)
+{
+	set_axes(a->kernel, a->stride, a->dilation, a->pad_begin, NULL, h, w);
+}
+
+/*
+ * 3-D MaxPool with Indices: the two pools of pool_3d(), each with its
+ * indices. The first's I1 counts row-major over X's view, which is X's
+ * own order; the second's I2 counts over Z's. The index of each output
+ * is then I1[I2] (a GatherElements over the flat I1). The first of equal
+ * maxima in (D, H, W) order wins, as in one 3-D window: the lowest depth,
+ * then the first in (H, W).
+ */
+static vnpu_status maxpool_index_3d(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo xinfo = *INFO(s, IN(op, 0)), yinfo = *INFO(s, op->out[0]);
+	static const struct win_axis one = { 1, 1, 1, 0, 0 };
+	struct vnpu_layer_pool_index hw = { 0 }, dp = { 0 };
+	struct vnpu_layer_gather flat = { 0 };
+	int64_t n_z, n_y, n_i2;
+	struct pool3d_views v;
+	struct win_axis ax[3];
+	struct ctensor t[3];
+	int32_t z, i1, i2;
+	vnpu_status st;
+
+	if (vnpu_attr_int(N(op), "storage_order", 0))
+		return UNSUP(s, "3-D pooling with Indices in column-major storage_order");
+	st = pool3d_axes(s, op, ax);
+	if (st)
+		return st;
+	index_axes(&hw, &ax[1], &ax[2]);
+	index_axes(&dp, &ax[0], &one);
+	pool3d_views(&xinfo, &yinfo, &v);
+	st = cs_add_temp(s, xinfo.type, 4, v.z, &z);
+	if (!st)
+		st = cs_add_temp(s, VNPU_TYPE_I64, 4, v.z, &i1);
+	if (!st)
+		st = cs_add_temp(s, VNPU_TYPE_I64, 4, v.y, &i2);
+	if (st)
+		return st;
+	t[0] = ct_shaped(s, IN(op, 0), 4, v.x);
+	t[1] = ct_dense(s, z);
+	t[2] = ct_dense(s, i1);
+	st = cl_layer(s, VNPU_LAYER_MAXPOOL_INDEX, t, 3, &hw, sizeof(hw));
+	if (st)
+		return st;
+	t[0] = ct_shaped(s, z, 4, v.z2);
+	t[1] = ct_shaped(s, op->out[0], 4, v.y);
+	t[2] = ct_dense(s, i2);
+	st = cl_layer(s, VNPU_LAYER_MAXPOOL_INDEX, t, 3, &dp, sizeof(dp));
+	if (st)
+		return st;
+	n_z = v.z[0] * v.z[1] * v.z[2] * v.z[3];
+	n_y = n_i2 = v.y[0] * v.y[1] * v.y[2] * v.y[3];
+	t[0] = ct_shaped(s, i1, 1, &n_z);
+	t[1] = ct_shaped(s, i2, 1, &n_i2);
+	t[2] = ct_shaped(s, op->out[1], 1, &n_y);
+	return cl_layer(s, VNPU_LAYER_GATHER_ELEMENTS, t, 3, &flat, sizeof(flat));
 }
 
 /* MaxPool with its Indices output (2-D; 1-D as a height of 1). */
@@ -956,8 +1055,10 @@ static vnpu_status maxpool_index(struct cstate *s, struct cop *op)
 	struct ctensor t[3];
 	vnpu_status st;
 
+	if (nsp == 3)
+		return maxpool_index_3d(s, op);
 	if (nsp < 1 || nsp > 2)
-		return UNSUP(s, "%d-D pooling with Indices (only 1-D and 2-D)", nsp);
+		return UNSUP(s, "%d-D pooling with Indices (only 1-D to 3-D)", nsp);
 	for (int32_t d = 0; d < nsp; d++)
 		kernel[d] = ks->ints[d];
 	st = window_attrs(s, op, IN(op, 0), op->out[0], kernel, attr.kernel, attr.stride,
@@ -1020,8 +1121,11 @@ static vnpu_status lower_pool(struct cstate *s, struct cop *op)
 
 	if (op->num_out > 1 && op->out[1] >= 0)
 		return maxpool_index(s, op);
-	if (nsp == 3 && strncmp(name, "Global", 6) && strncmp(name, "Lp", 2)) {
-		attr.mode = strstr(name, "Max") ? VNPU_POOL_MAX : VNPU_POOL_AVG;
+	if (nsp == 3 && strncmp(name, "Global", 6)) {
+		attr.mode = strstr(name, "Max") ? VNPU_POOL_MAX :
+			    strstr(name, "Average") ? VNPU_POOL_AVG : VNPU_POOL_LP;
+		if (attr.mode == VNPU_POOL_LP)
+			attr.p = (uint32_t)vnpu_attr_int(N(op), "p", 2);
 		if (vnpu_attr_int(N(op), "ceil_mode", 0))
 			attr.flags |= VNPU_POOL_F_CEIL;
 		if (vnpu_attr_int(N(op), "count_include_pad", 0))
@@ -1031,8 +1135,7 @@ static vnpu_status lower_pool(struct cstate *s, struct cop *op)
 	if (nsp > 2 && !strncmp(name, "Global", 6))
 		return global_pool_nd(s, op, xi);
 	if (nsp < 1 || nsp > 2)
-		return UNSUP(s, "%d-D pooling (only 1-D, 2-D and 3-D Max/AveragePool, global "
-			     "pools of any rank)", nsp);
+		return UNSUP(s, "%d-D pooling (only 1-D to 3-D, global pools of any rank)", nsp);
 	if (strstr(name, "Max"))
 		attr.mode = VNPU_POOL_MAX;
 	else if (strstr(name, "Average"))
