@@ -294,6 +294,34 @@ static vnpu_status compile_status(vnpu_status st)
 	return st == VNPU_PARSE_ERROR ? VNPU_INVALID_ARGUMENT : st;
 }
 
+vnpu_status vnpu_compile_static(struct vnpu_core *core, struct vnpu_core_device *primary,
+				struct vnpu_core_device *fallback, const char *device_name,
+				const struct vnpu_config *cfg,
+				const struct vnpu_compile_options *opts,
+				const struct vnpu_model *model, struct vnpu_compiled_model **out)
+{
+	struct target t = { .primary = primary, .fallback = fallback };
+	struct vnpu_program *program = NULL;
+	char path[1024] = "";
+	vnpu_status st;
+
+	snprintf(t.name, sizeof(t.name), "%s", device_name);
+	if (cfg->cache_dir[0]) {
+		st = cache_path(model, &t, cfg, path, sizeof(path));
+		if (st != VNPU_OK)
+			return st;
+		if (cache_load(core, path, &t, out) == VNPU_OK)
+			return VNPU_OK;
+	}
+	st = vnpu_compile(model, opts, &program);
+	if (st != VNPU_OK)
+		return compile_status(st);
+	st = vnpu_compiled_model_new(core, primary, fallback, device_name, cfg, program, out);
+	if (st == VNPU_OK && path[0])
+		cache_store(*out, path);
+	return st;
+}
+
 static void compile_options(const struct target *t, const struct vnpu_config *cfg,
 			    struct vnpu_compile_options *o)
 {
@@ -311,9 +339,7 @@ VNPU_API vnpu_status vnpu_core_compile_model(vnpu_core *core, const vnpu_model *
 					     vnpu_compiled_model **out)
 {
 	struct vnpu_compile_options opts;
-	struct vnpu_program *program = NULL;
 	struct vnpu_config cfg;
-	char path[1024] = "";
 	struct target t;
 	vnpu_status st;
 
@@ -334,20 +360,8 @@ VNPU_API vnpu_status vnpu_core_compile_model(vnpu_core *core, const vnpu_model *
 						 model, out);
 		return st ? vnpu_error_prefix(st, "compiling for %s", t.name) : st;
 	}
-	if (cfg.cache_dir[0]) {
-		st = cache_path(model, &t, &cfg, path, sizeof(path));
-		if (st != VNPU_OK)
-			return st;
-		if (cache_load(core, path, &t, out) == VNPU_OK)
-			return VNPU_OK;
-	}
-	st = vnpu_compile(model, &opts, &program);
-	if (st != VNPU_OK)
-		return vnpu_error_prefix(compile_status(st), "compiling for %s", t.name);
-	st = vnpu_compiled_model_new(core, t.primary, t.fallback, t.name, &cfg, program, out);
-	if (st == VNPU_OK && path[0])
-		cache_store(*out, path);
-	return st;
+	st = vnpu_compile_static(core, t.primary, t.fallback, t.name, &cfg, &opts, model, out);
+	return st ? vnpu_error_prefix(st, "compiling for %s", t.name) : st;
 }
 
 /* One report entry per node, with copies of every string. */

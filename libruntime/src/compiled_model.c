@@ -332,6 +332,8 @@ static vnpu_status dyn_program_property(const struct vnpu_compiled_model *cm, co
 
 	if (!last && !strcmp(key, VNPU_PROP_EXECUTION_DEVICES))
 		return vnpu_prop_new(VNPU_PROPERTY_LIST, 0, NULL, &name, 1, NULL, NULL, out);
+	if (!last && !strcmp(key, VNPU_PROP_LOADED_FROM_CACHE))
+		return vnpu_prop_new(VNPU_PROPERTY_BOOL, 0, NULL, NULL, 0, NULL, NULL, out);
 	if (!last)
 		return int_value(0, out);
 	st = vnpu_compiled_model_get_property(last, key, out);
@@ -352,6 +354,9 @@ VNPU_API vnpu_status vnpu_compiled_model_get_property(const vnpu_compiled_model 
 		return vnpu_prop_supported(VNPU_SCOPE_COMPILED, true, out);
 	if (!strcmp(key, VNPU_PROP_OPTIMAL_NUMBER_OF_INFER_REQUESTS))
 		return int_value(optimal_requests(cm), out);
+	/* Of a model of dynamic inputs: whether its last program came from CACHE_DIR. */
+	if (cm->dyn && !strcmp(key, VNPU_PROP_LOADED_FROM_CACHE))
+		return dyn_program_property(cm, key, out);
 	if (!strcmp(key, VNPU_PROP_LOADED_FROM_CACHE))
 		return vnpu_prop_new(VNPU_PROPERTY_BOOL, cm->loaded_from_cache, NULL, NULL, 0,
 				     NULL, NULL, out);

@@ -238,26 +238,20 @@ static vnpu_status compile_shapes(struct vnpu_compiled_model *cm, const vnpu_sha
 				  struct vnpu_compiled_model **out)
 {
 	struct vnpu_dyn_model *d = cm->dyn;
-	struct vnpu_program *program = NULL;
 	vnpu_status st = VNPU_OK;
 	uint32_t i, done;
 	char text[512];
 
 	for (done = 0; st == VNPU_OK && done < cm->num_inputs; done++)
 		st = vnpu_model_reshape(d->model, cm->inputs[done].name, &shapes[done]);
-	if (st == VNPU_OK) {
-		st = vnpu_compile(d->model, &d->opts, &program);
-		if (st == VNPU_PARSE_ERROR)
-			st = VNPU_INVALID_ARGUMENT;
-	}
+	if (st == VNPU_OK)
+		st = vnpu_compile_static(cm->core, cm->primary, cm->fallback, cm->device,
+					 &cm->config, &d->opts, d->model, out);
 	for (i = 0; i < done; i++) {
 		if (vnpu_model_reshape(d->model, cm->inputs[i].name, &cm->inputs[i].shape))
 			vnpu_log(VNPU_LOG_ERROR, "putting back the shape of '%s': %s",
 				 cm->inputs[i].name, vnpu_last_error());
 	}
-	if (st == VNPU_OK)
-		st = vnpu_compiled_model_new(cm->core, cm->primary, cm->fallback, cm->device,
-					     &cm->config, program, out);
 	if (st != VNPU_OK)
 		return vnpu_error_prefix(st, "compiling for %s",
 					 shapes_str(cm, shapes, text, sizeof(text)));

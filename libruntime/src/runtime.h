@@ -209,6 +209,17 @@ vnpu_status vnpu_compiled_model_new(struct vnpu_core *core,
 				    const struct vnpu_config *config,
 				    struct vnpu_program *program,
 				    struct vnpu_compiled_model **out);
+/*
+ * Compile @model, whose inputs have static shapes, for @primary (and
+ * @fallback) through the core's CACHE_DIR when @cfg sets one: a blob there
+ * for the same model, devices and properties is loaded instead.
+ */
+struct vnpu_compile_options;
+vnpu_status vnpu_compile_static(struct vnpu_core *core, struct vnpu_core_device *primary,
+				struct vnpu_core_device *fallback, const char *device_name,
+				const struct vnpu_config *cfg,
+				const struct vnpu_compile_options *opts,
+				const struct vnpu_model *model, struct vnpu_compiled_model **out);
 /* A compiled model of no program yet (also on failure: NULL, an error set). */
 struct vnpu_compiled_model *vnpu_compiled_model_alloc(struct vnpu_core *core,
 						       struct vnpu_core_device *primary,

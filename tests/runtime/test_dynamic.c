@@ -344,6 +344,57 @@ static int dynamic_concurrent(vnpu_core *core, const char *device)
 	return 0;
 }
 
+static bool bool_property(vnpu_compiled_model *cm, const char *key)
+{
+	vnpu_property_value *v;
+	bool b;
+
+	if (vnpu_compiled_model_get_property(cm, key, &v))
+		return false;
+	b = v->integer != 0;
+	vnpu_property_value_free(v);
+	return b;
+}
+
+/*
+ * CACHE_DIR keeps the program of each shape: a second compiled model of
+ * the same model loads it on its first run of that shape
+ * (LOADED_FROM_CACHE of the last program) instead of compiling it; a new
+ * shape compiles and is stored; a corrupted entry is a miss.
+ */
+static int dynamic_cache_dir(vnpu_core *core, const char *device)
+{
+	char dir[] = "/tmp/vnpu-dyncache-XXXXXX", cmd[256];
+	const char *props[] = { VNPU_PROP_CACHE_DIR, dir, NULL };
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+
+	CHECK(mkdtemp(dir));
+	for (int round = 0; round < 3; round++) {
+		if (round == 2) {
+			snprintf(cmd, sizeof(cmd), "for f in %s/*.vnpublob; do printf X | dd "
+				 "of=$f bs=1 seek=300 conv=notrunc 2>/dev/null; done", dir);
+			CHECK(system(cmd) == 0);
+			CHECK_OK(vnpu_core_set_property_str(core, NULL, VNPU_PROP_LOG_LEVEL,
+							    "NONE"));
+		}
+		CHECK_OK(compile_relu_add(core, device, props, &cm));
+		CHECK(!bool_property(cm, VNPU_PROP_LOADED_FROM_CACHE));
+		CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+		CHECK(!run_width(req, 3, (float)round, false));
+		CHECK(bool_property(cm, VNPU_PROP_LOADED_FROM_CACHE) == (round == 1));
+		CHECK(!run_width(req, 5 + round, (float)round, false));
+		CHECK(!bool_property(cm, VNPU_PROP_LOADED_FROM_CACHE));
+		CHECK(int_property(cm, VNPU_PROP_DYNAMIC_SHAPE_COMPILES) == 2);
+		vnpu_infer_request_free(req);
+		vnpu_compiled_model_free(cm);
+	}
+	CHECK_OK(vnpu_core_set_property_str(core, NULL, VNPU_PROP_LOG_LEVEL, "WARNING"));
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0);
+	return 0;
+}
+
 static const struct test tests[] = {
 	TEST(dynamic_ports),
 	TEST(dynamic_two_widths),
@@ -351,6 +402,7 @@ static const struct test tests[] = {
 	TEST(dynamic_cache_size),
 	TEST(dynamic_async_calls),
 	TEST(dynamic_concurrent),
+	TEST(dynamic_cache_dir),
 };
 
 int main(int argc, char **argv)
