@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "blob.h"
+#include "dynamic.h"
 #include "runtime.h"
 
 #define BLOB_MAX_PROPS 4096
@@ -32,14 +33,22 @@ uint64_t vnpu_fnv1a(uint64_t hash, const void *data, size_t size)
 
 #define FNV_OFFSET UINT64_C(0xcbf29ce484222325)
 
+uint64_t vnpu_sealed_checksum(const void *blob, size_t size, size_t header_size,
+			      size_t checksum_at)
+{
+	static const uint64_t zero;
+	const char *p = blob;
+	uint64_t h = vnpu_fnv1a(FNV_OFFSET, p, checksum_at);
+
+	h = vnpu_fnv1a(h, &zero, sizeof(zero));
+	h = vnpu_fnv1a(h, p + checksum_at + sizeof(zero), header_size - checksum_at - sizeof(zero));
+	return vnpu_fnv1a(h, p + header_size, size - header_size);
+}
+
 static uint64_t blob_checksum(const void *blob, size_t size)
 {
-	struct vnpu_blob_header h;
-
-	memcpy(&h, blob, sizeof(h));
-	h.checksum = 0;
-	return vnpu_fnv1a(vnpu_fnv1a(FNV_OFFSET, &h, sizeof(h)),
-			  (const char *)blob + sizeof(h), size - sizeof(h));
+	return vnpu_sealed_checksum(blob, size, sizeof(struct vnpu_blob_header),
+				    offsetof(struct vnpu_blob_header, checksum));
 }
 
 void vnpu_blob_seal(void *blob, size_t size)
@@ -138,13 +147,14 @@ static vnpu_status check_header(const void *data, size_t size, struct vnpu_blob_
 	return VNPU_OK;
 }
 
-/* The compile properties of the blob into @cfg. */
-static vnpu_status read_props(const char *text, size_t size, struct vnpu_config *cfg)
+vnpu_status vnpu_blob_read_props(const char *text, size_t size, struct vnpu_config *cfg)
 {
 	const struct vnpu_prop_def *def;
 	char buf[BLOB_MAX_PROPS + 1], *line, *save, *eq;
 	vnpu_status st;
 
+	if (size > BLOB_MAX_PROPS)
+		return vnpu_error(VNPU_PARSE_ERROR, "the blob's properties are too long");
 	memcpy(buf, text, size);
 	buf[size] = '\0';
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -230,7 +240,7 @@ vnpu_status vnpu_blob_read(struct vnpu_core *core, const void *data, size_t size
 	if (st == VNPU_OK)
 		st = blob_devices(core, &h, device, &primary, &fallback);
 	if (st == VNPU_OK)
-		st = read_props(body, h.props_size, &cfg);
+		st = vnpu_blob_read_props(body, h.props_size, &cfg);
 	if (st != VNPU_OK)
 		return st;
 	st = vnpu_program_deserialize(body + h.props_size, h.program_size, &program);
@@ -318,17 +328,23 @@ vnpu_status vnpu_write_file_atomic(const char *path, const void *data, size_t si
 
 /* ---- the API ---- */
 
-/* A blob holds one program: a model with dynamic inputs has none of its own. */
-static vnpu_status no_dynamic(const vnpu_compiled_model *cm)
+/* A blob of @cm's program, or of the programs of its dynamic inputs' shapes. */
+static vnpu_status blob_write(const vnpu_compiled_model *cm, void **out, size_t *out_size)
 {
 	if (cm->host)
 		return vnpu_error(VNPU_UNSUPPORTED, "a model of string tensors runs on the host "
 				  "and has no program to export");
-	if (!cm->dyn)
-		return VNPU_OK;
-	return vnpu_error(VNPU_UNSUPPORTED,
-			  "a model compiled with dynamic inputs cannot be exported: reshape "
-			  "its inputs to static shapes before compiling");
+	if (cm->dyn)
+		return vnpu_dyn_blob_write(cm, out, out_size);
+	return vnpu_blob_write(cm, out, out_size);
+}
+
+static vnpu_status blob_read(struct vnpu_core *core, const void *data, size_t size,
+			     const char *device, struct vnpu_compiled_model **out)
+{
+	if (vnpu_dyn_blob_is(data, size))
+		return vnpu_dyn_blob_read(core, data, size, device, out);
+	return vnpu_blob_read(core, data, size, device, out);
 }
 
 VNPU_API vnpu_status vnpu_compiled_model_export(const vnpu_compiled_model *cm,
@@ -337,7 +353,7 @@ VNPU_API vnpu_status vnpu_compiled_model_export(const vnpu_compiled_model *cm,
 	if (!cm || !out || !out_size)
 		return vnpu_error(VNPU_INVALID_ARGUMENT,
 				  "vnpu_compiled_model_export: NULL argument");
-	return no_dynamic(cm) ?: vnpu_blob_write(cm, out, out_size);
+	return blob_write(cm, out, out_size);
 }
 
 VNPU_API vnpu_status vnpu_compiled_model_export_file(const vnpu_compiled_model *cm,
@@ -350,7 +366,7 @@ VNPU_API vnpu_status vnpu_compiled_model_export_file(const vnpu_compiled_model *
 	if (!cm || !path)
 		return vnpu_error(VNPU_INVALID_ARGUMENT,
 				  "vnpu_compiled_model_export_file: NULL argument");
-	st = no_dynamic(cm) ?: vnpu_blob_write(cm, &blob, &size);
+	st = blob_write(cm, &blob, &size);
 	if (st != VNPU_OK)
 		return st;
 	st = vnpu_write_file_atomic(path, blob, size);
@@ -364,7 +380,7 @@ VNPU_API vnpu_status vnpu_core_import_model(vnpu_core *core, const void *data,
 {
 	if (!core || !data || !out)
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "vnpu_core_import_model: NULL argument");
-	return vnpu_blob_read(core, data, size, device, out);
+	return blob_read(core, data, size, device, out);
 }
 
 VNPU_API vnpu_status vnpu_core_import_model_file(vnpu_core *core, const char *path,
@@ -381,7 +397,7 @@ VNPU_API vnpu_status vnpu_core_import_model_file(vnpu_core *core, const char *pa
 	st = vnpu_read_file(path, &data, &size);
 	if (st != VNPU_OK)
 		return st;
-	st = vnpu_blob_read(core, data, size, device, out);
+	st = blob_read(core, data, size, device, out);
 	free(data);
 	return st;
 }

@@ -26,7 +26,8 @@ struct dyn_entry {
 
 struct vnpu_dyn_model {
 	pthread_mutex_t compile_lock;	/* protects @model: reshaped while compiling */
-	struct vnpu_model *model;
+	struct vnpu_model *model;	/* NULL when imported: no shape compiles */
+	char **names;			/* imported: the ports' names, or NULL */
 	struct vnpu_compile_options opts;
 	pthread_mutex_t lock;		/* protects what follows */
 	uint32_t capacity;
@@ -62,6 +63,9 @@ void vnpu_dyn_model_free(struct vnpu_dyn_model *d)
 		free(d->entries[i].shapes);
 	}
 	free(d->entries);
+	for (uint32_t i = 0; d->names && d->names[i]; i++)
+		free(d->names[i]);
+	free(d->names);
 	vnpu_model_free(d->model);
 	pthread_mutex_destroy(&d->lock);
 	pthread_mutex_destroy(&d->compile_lock);
@@ -101,6 +105,40 @@ static vnpu_status dyn_ports(struct vnpu_compiled_model *cm, const struct vnpu_m
 	return VNPU_OK;
 }
 
+/* A dynamic model of @config's cache size (at least @least) and no entry yet. */
+static struct vnpu_compiled_model *dyn_alloc(struct vnpu_core *core,
+					     struct vnpu_core_device *primary,
+					     struct vnpu_core_device *fallback,
+					     const char *device_name,
+					     const struct vnpu_config *config, uint32_t least)
+{
+	struct vnpu_dyn_model *d = calloc(1, sizeof(*d));
+	struct vnpu_compiled_model *cm;
+
+	if (!d) {
+		vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory");
+		return NULL;
+	}
+	cm = vnpu_compiled_model_alloc(core, primary, fallback, device_name, config);
+	if (!cm) {
+		free(d);
+		return NULL;
+	}
+	pthread_mutex_init(&d->lock, NULL);
+	pthread_mutex_init(&d->compile_lock, NULL);
+	d->capacity = config->shape_cache_size ? (uint32_t)config->shape_cache_size :
+						 VNPU_SHAPE_CACHE_DEFAULT;
+	d->capacity = d->capacity < least ? least : d->capacity;
+	cm->dyn = d;
+	d->entries = calloc(d->capacity, sizeof(*d->entries));
+	if (!d->entries) {
+		vnpu_compiled_model_free(cm);
+		vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory");
+		return NULL;
+	}
+	return cm;
+}
+
 vnpu_status vnpu_dyn_compiled_model_new(struct vnpu_core *core,
 					struct vnpu_core_device *primary,
 					struct vnpu_core_device *fallback,
@@ -110,26 +148,15 @@ vnpu_status vnpu_dyn_compiled_model_new(struct vnpu_core *core,
 					const struct vnpu_model *m,
 					struct vnpu_compiled_model **out)
 {
-	struct vnpu_dyn_model *d = calloc(1, sizeof(*d));
-	struct vnpu_compiled_model *cm;
+	struct vnpu_compiled_model *cm = dyn_alloc(core, primary, fallback, device_name, config, 0);
+	struct vnpu_dyn_model *d;
 	vnpu_status st;
 
-	if (!d)
-		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory");
-	cm = vnpu_compiled_model_alloc(core, primary, fallback, device_name, config);
-	if (!cm) {
-		free(d);
+	if (!cm)
 		return VNPU_OUT_OF_MEMORY;
-	}
-	pthread_mutex_init(&d->lock, NULL);
-	pthread_mutex_init(&d->compile_lock, NULL);
+	d = cm->dyn;
 	d->opts = *opts;
-	d->capacity = config->shape_cache_size ? (uint32_t)config->shape_cache_size :
-						 VNPU_SHAPE_CACHE_DEFAULT;
-	cm->dyn = d;
-	d->entries = calloc(d->capacity, sizeof(*d->entries));
-	st = d->entries ? vnpu_model_copy(m, &d->model) :
-			  vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory");
+	st = vnpu_model_copy(m, &d->model);
 	if (st == VNPU_OK)
 		st = dyn_ports(cm, d->model);
 	if (st != VNPU_OK) {
@@ -138,6 +165,87 @@ vnpu_status vnpu_dyn_compiled_model_new(struct vnpu_core *core,
 	}
 	*out = cm;
 	return VNPU_OK;
+}
+
+vnpu_status vnpu_dyn_compiled_model_import(struct vnpu_core *core,
+					   struct vnpu_core_device *primary,
+					   struct vnpu_core_device *fallback,
+					   const char *device_name,
+					   const struct vnpu_config *config,
+					   const vnpu_port *ports, uint32_t n_in, uint32_t n_out,
+					   uint32_t n, const vnpu_shape *shapes,
+					   struct vnpu_compiled_model **progs,
+					   struct vnpu_compiled_model **out)
+{
+	struct vnpu_compiled_model *cm = dyn_alloc(core, primary, fallback, device_name, config,
+						   n);
+	vnpu_status st = VNPU_OK;
+	struct vnpu_dyn_model *d;
+
+	if (!cm) {
+		for (uint32_t i = 0; i < n; i++)
+			vnpu_compiled_model_free(progs[i]);
+		return VNPU_OUT_OF_MEMORY;
+	}
+	d = cm->dyn;
+	for (uint32_t i = 0; i < n; i++) {
+		vnpu_shape *copy = malloc(n_in * sizeof(*copy) + 1);
+
+		if (!copy && st == VNPU_OK)
+			st = vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory");
+		if (copy)
+			memcpy(copy, &shapes[i * n_in], n_in * sizeof(*copy));
+		d->entries[d->num_entries++] = (struct dyn_entry){ copy, progs[i], ++d->clock };
+	}
+	d->names = calloc(n_in + n_out + 1, sizeof(*d->names));
+	cm->inputs = calloc(n_in ? n_in : 1, sizeof(vnpu_port));
+	cm->outputs = calloc(n_out ? n_out : 1, sizeof(vnpu_port));
+	if (!d->names || !cm->inputs || !cm->outputs)
+		st = vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory");
+	for (uint32_t i = 0; st == VNPU_OK && i < n_in + n_out; i++) {
+		vnpu_port *port = i < n_in ? &cm->inputs[i] : &cm->outputs[i - n_in];
+
+		d->names[i] = strdup(ports[i].name);
+		if (!d->names[i]) {
+			st = vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory");
+			break;
+		}
+		*port = (vnpu_port){ d->names[i], ports[i].type, ports[i].shape,
+				     i < n_in ? i : i - n_in, i >= n_in };
+	}
+	cm->num_inputs = n_in;
+	cm->num_outputs = n_out;
+	if (st != VNPU_OK) {
+		vnpu_compiled_model_free(cm);
+		return st;
+	}
+	*out = cm;
+	return VNPU_OK;
+}
+
+vnpu_status vnpu_dyn_programs(struct vnpu_compiled_model *cm, uint32_t *n, vnpu_shape **shapes,
+			      struct vnpu_compiled_model ***progs)
+{
+	struct vnpu_dyn_model *d = cm->dyn;
+	vnpu_status st = VNPU_OK;
+
+	pthread_mutex_lock(&d->lock);
+	*n = d->num_entries;
+	*shapes = calloc((size_t)*n * cm->num_inputs + 1, sizeof(**shapes));
+	*progs = calloc(*n + 1, sizeof(**progs));
+	if (!*shapes || !*progs) {
+		free(*shapes);
+		free(*progs);
+		st = vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory");
+	}
+	for (uint32_t i = 0; st == VNPU_OK && i < *n; i++) {
+		memcpy(&(*shapes)[i * cm->num_inputs], d->entries[i].shapes,
+		       cm->num_inputs * sizeof(vnpu_shape));
+		(*progs)[i] = d->entries[i].cm;
+		atomic_fetch_add(&d->entries[i].cm->refs, 1);
+	}
+	pthread_mutex_unlock(&d->lock);
+	return st;
 }
 
 int64_t vnpu_dyn_compiles(struct vnpu_dyn_model *d)
@@ -241,6 +349,12 @@ static vnpu_status compile_shapes(struct vnpu_compiled_model *cm, const vnpu_sha
 	vnpu_status st = VNPU_OK;
 	uint32_t i, done;
 	char text[512];
+
+	if (!d->model)
+		return vnpu_error(VNPU_UNSUPPORTED, "%s: the compiled model was imported with the "
+				  "programs of %u input shapes and compiles no other (compile the "
+				  "model to run new shapes)",
+				  shapes_str(cm, shapes, text, sizeof(text)), d->num_entries);
 
 	for (done = 0; st == VNPU_OK && done < cm->num_inputs; done++)
 		st = vnpu_model_reshape(d->model, cm->inputs[done].name, &shapes[done]);

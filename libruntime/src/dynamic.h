@@ -42,6 +42,41 @@ vnpu_status vnpu_dyn_compiled_model_new(struct vnpu_core *core,
 					const struct vnpu_model *m,
 					struct vnpu_compiled_model **out);
 void vnpu_dyn_model_free(struct vnpu_dyn_model *d);
+
+/*
+ * A compiled model of dynamic inputs of @ports (@n_in inputs then @n_out
+ * outputs, copied) without a model: it runs the @n programs @progs
+ * (taken, also on failure) compiled for the input shapes @shapes
+ * (@n_in per program) and no other shape (VNPU_UNSUPPORTED at the run).
+ * Its cache keeps at least those @n.
+ */
+vnpu_status vnpu_dyn_compiled_model_import(struct vnpu_core *core,
+					   struct vnpu_core_device *primary,
+					   struct vnpu_core_device *fallback,
+					   const char *device_name,
+					   const struct vnpu_config *config,
+					   const vnpu_port *ports, uint32_t n_in, uint32_t n_out,
+					   uint32_t n, const vnpu_shape *shapes,
+					   struct vnpu_compiled_model **progs,
+					   struct vnpu_compiled_model **out);
+/*
+ * The programs @cm keeps: @n, their input shapes (@cm's inputs per program)
+ * and a new reference to each, in arrays the caller frees.
+ */
+vnpu_status vnpu_dyn_programs(struct vnpu_compiled_model *cm, uint32_t *n, vnpu_shape **shapes,
+			      struct vnpu_compiled_model ***progs);
+
+/*
+ * Export (dyn_blob.c): a blob of the ports and of the program of every
+ * input shape @cm keeps; VNPU_NOT_READY when it has none yet.
+ */
+vnpu_status vnpu_dyn_blob_write(const struct vnpu_compiled_model *cm, void **out,
+				size_t *out_size);
+/* Whether @data is such a blob (by its magic). */
+bool vnpu_dyn_blob_is(const void *data, size_t size);
+/* Import such a blob as vnpu_dyn_compiled_model_import() makes one. */
+vnpu_status vnpu_dyn_blob_read(struct vnpu_core *core, const void *data, size_t size,
+			       const char *device, struct vnpu_compiled_model **out);
 /* Programs compiled so far (DYNAMIC_SHAPE_COMPILES). */
 int64_t vnpu_dyn_compiles(struct vnpu_dyn_model *d);
 /* The program used last (a new reference), or NULL before the first. */

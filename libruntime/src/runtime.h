@@ -248,7 +248,15 @@ vnpu_status vnpu_blob_write(const struct vnpu_compiled_model *cm, void **out,
 /* Check a blob and read its program, device name and config. */
 vnpu_status vnpu_blob_read(struct vnpu_core *core, const void *data, size_t size,
 			   const char *device, struct vnpu_compiled_model **out);
+/* A blob's "KEY=VALUE\n" compile properties (@size <= 4096 bytes) into @cfg. */
+vnpu_status vnpu_blob_read_props(const char *text, size_t size, struct vnpu_config *cfg);
 uint64_t vnpu_fnv1a(uint64_t hash, const void *data, size_t size);
+/*
+ * The FNV-1a of the @size-byte @blob whose @header_size-byte header holds
+ * its u64 checksum at @checksum_at: everything, that field taken as zero.
+ */
+uint64_t vnpu_sealed_checksum(const void *blob, size_t size, size_t header_size,
+			      size_t checksum_at);
 vnpu_status vnpu_read_file(const char *path, void **out, size_t *out_size);
 vnpu_status vnpu_write_file_atomic(const char *path, const void *data, size_t size);
 

@@ -71,7 +71,11 @@ VNPU_API vnpu_status vnpu_compiled_model_get_property(const vnpu_compiled_model 
 /**
  * Export to memory (@out: one allocation freed with vnpu_free()) or to a
  * file. The blob starts with a versioned header (library and uAPI
- * version, device architecture, compile properties, checksum).
+ * version, device architecture, compile properties, checksum). A model
+ * compiled with dynamic inputs exports the programs of the input shapes
+ * it has run (VNPU_NOT_READY before its first run); its import runs
+ * those shapes and no other (runtime.rst, Dynamic shapes). A model of
+ * string tensors has no program to export (VNPU_UNSUPPORTED).
  */
 VNPU_API vnpu_status vnpu_compiled_model_export(const vnpu_compiled_model *cm,
 						void **out, size_t *out_size);
