@@ -6,6 +6,8 @@
 vnpu-bench -i; and hostile files, each refused with exit 1 and a one-line
 message (never a crash): bad magic, versions, header lengths, keys,
 dtypes, Fortran order, shapes that overflow, data of the wrong size.
+String TensorProtos in and out of a StringNormalizer model, and a string
+count that does not fit the shape.
 
     vnpu_tensor_files.py VNPU_RUN VNPU_BENCH
 """
@@ -184,6 +186,25 @@ for spec, what in ((path("badshape.npy"), "Reshape node: 24 elements reshaped to
         msg = p.stderr.strip()
         check(p.returncode == 1 and what in msg and "\n" not in msg,
               f"{args[0]} -i a bad shape input: exit {p.returncode}, {msg!r}")
+
+# String tensors (TensorProto string_data) through StringNormalizer; a
+# string count other than the shape's, and .npy, which has no strings.
+SN = "/usr/share/libonnx-testdata/data/node/test_strnormalizer_export_monday_insensintive_upper_twodim"
+p = tool(run, "-m", os.path.join(SN, "model.onnx"), "-d", "CPU",
+         "-i", os.path.join(SN, "test_data_set_0/input_0.pb"), "-o", path("sn"))
+with open(os.path.join(SN, "test_data_set_0/output_0.pb"), "rb") as f:
+    want = f.read()
+got = open(path("sn/y.pb"), "rb").read() if p.returncode == 0 else b""
+check(p.returncode == 0 and got == want, f"strings: exit {p.returncode}, {p.stderr.strip()!r}")
+short = b"\x08\x01\x08\x06\x10\x08" + b"\x32\x01a" * 5 + b"\x42\x01x"
+for spec, args, what in ((write("short.pb", short), (), "5 strings, the shape needs 6"),
+                         (os.path.join(SN, "test_data_set_0/input_0.pb"), ("-f", "npy"),
+                          "string has no .npy type")):
+    p = tool(run, "-m", os.path.join(SN, "model.onnx"), "-d", "CPU", "-i", spec,
+             "-o", path("sn2"), *args)
+    msg = p.stderr.strip()
+    check(p.returncode == 1 and what in msg and "\n" not in msg,
+          f"strings refused: exit {p.returncode}, {msg!r}")
 
 subprocess.run(["rm", "-rf", tmp])
 if failures:

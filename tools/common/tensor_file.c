@@ -369,28 +369,65 @@ out:
 	return VNPU_OK;
 }
 
+/* Write packed TensorProto @tp to @path. */
+static vnpu_status write_proto(const char *path, const Onnx__TensorProto *tp, char *err,
+			       size_t err_size);
+
+/* String tensor @tensor of @shape (@dims) as a TensorProto of string_data. */
+static vnpu_status strings_file_write(const char *path, const char *name,
+				      const vnpu_tensor *tensor, const vnpu_shape *shape,
+				      int64_t *dims, char *err, size_t err_size)
+{
+	Onnx__TensorProto tp = ONNX__TENSOR_PROTO__INIT;
+	ProtobufCBinaryData *strs;
+	uint64_t n = 0;
+	vnpu_status st;
+
+	vnpu_tensor_get_size(tensor, &n);
+	strs = calloc(n ? n : 1, sizeof(*strs));
+	if (!strs) {
+		snprintf(err, err_size, "out of memory");
+		return VNPU_OUT_OF_MEMORY;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		const char *s = "";
+
+		vnpu_tensor_get_string(tensor, i, &s);
+		strs[i].data = (uint8_t *)s;
+		strs[i].len = strlen(s);
+	}
+	tp.n_dims = shape->rank;
+	tp.dims = dims;
+	tp.has_data_type = 1;
+	tp.data_type = VNPU_TYPE_STRING;
+	tp.name = (char *)name;
+	tp.n_string_data = n;
+	tp.string_data = strs;
+	st = write_proto(path, &tp, err, err_size);
+	free(strs);
+	return st;
+}
+
 vnpu_status tensor_file_write(const char *path, const char *name,
 			      const vnpu_tensor *tensor, char *err,
 			      size_t err_size)
 {
 	Onnx__TensorProto tp = ONNX__TENSOR_PROTO__INIT;
-	vnpu_status st = VNPU_OK;
 	vnpu_element_type type;
 	int64_t dims[VNPU_MAX_RANK];
 	uint64_t bytes;
 	vnpu_shape shape;
-	uint8_t *buf;
-	size_t len;
 	void *data;
 	uint32_t i;
-	FILE *f;
 
 	vnpu_tensor_get_element_type(tensor, &type);
 	vnpu_tensor_get_shape(tensor, &shape);
 	vnpu_tensor_get_byte_size(tensor, &bytes);
-	vnpu_tensor_get_data(tensor, &data);
 	for (i = 0; i < shape.rank; i++)
 		dims[i] = shape.dims[i];
+	if (type == VNPU_TYPE_STRING)
+		return strings_file_write(path, name, tensor, &shape, dims, err, err_size);
+	vnpu_tensor_get_data(tensor, &data);
 
 	tp.n_dims = shape.rank;
 	tp.dims = dims;
@@ -400,14 +437,22 @@ vnpu_status tensor_file_write(const char *path, const char *name,
 	tp.has_raw_data = 1;
 	tp.raw_data.len = bytes;
 	tp.raw_data.data = data;
+	return write_proto(path, &tp, err, err_size);
+}
 
-	len = onnx__tensor_proto__get_packed_size(&tp);
-	buf = malloc(len ? len : 1);
+static vnpu_status write_proto(const char *path, const Onnx__TensorProto *tp, char *err,
+			       size_t err_size)
+{
+	size_t len = onnx__tensor_proto__get_packed_size(tp);
+	uint8_t *buf = malloc(len ? len : 1);
+	vnpu_status st = VNPU_OK;
+	FILE *f;
+
 	if (!buf) {
 		snprintf(err, err_size, "out of memory");
 		return VNPU_OUT_OF_MEMORY;
 	}
-	onnx__tensor_proto__pack(&tp, buf);
+	onnx__tensor_proto__pack(tp, buf);
 	f = fopen(path, "wb");
 	if (!f || fwrite(buf, 1, len, f) != len) {
 		snprintf(err, err_size, "%s: %s", path, strerror(errno));
