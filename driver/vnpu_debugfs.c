@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
+/**
  * DOC: debugfs
  *
  * Under /sys/kernel/debug/dri/<minor>/: ``state`` (device figures),

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
+/**
  * DOC: vnpu driver core
  *
  * Module parameters, the platform devices (one per simulated NPU, the vgem

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
+/**
  * DOC: buffer objects
  *
  * BOs are GEM shmem objects, created by BO_CREATE or imported from a

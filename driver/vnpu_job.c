@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
+/**
  * DOC: jobs: submit, wait, cancel
  *
  * SUBMIT checks its arguments, looks up the slot BOs, copies the command
@@ -522,7 +522,7 @@ static void vnpu_job_remove_id_locked(struct vnpu_job *job,
 	vfile->next_id--;
 }
 
-/*
+/**
  * DOC: jobs run at submit
  *
  * A job that could start at once and is short runs in the SUBMIT ioctl,

@@ -13,6 +13,22 @@ struct drm_gem_object;
 struct vnpu_device;
 struct vnpu_file;
 
+/* Command streams up to this many bytes are copied into the job itself. */
+#define VNPU_JOB_INLINE_STREAM 16
+
+/**
+ * struct vnpu_sched_job - the scheduler's part of a job, allocated only
+ * for a job that goes to the scheduler
+ * @base: the scheduler job
+ * @job: the job it belongs to
+ * @seen_progress: @job->fw.progress at the last timeout of the job
+ */
+struct vnpu_sched_job {
+	struct drm_sched_job base;
+	struct vnpu_job *job;
+	u64 seen_progress;
+};
+
 /**
  * struct vnpu_job - one submitted job; refcounted: the scheduler holds a
  * reference until free_job (SUBMIT itself for a job run at submit), the
@@ -51,22 +67,6 @@ struct vnpu_file;
  * Kept small (256 bytes): a job run at submit is set up field by field for
  * every SUBMIT and kept for WAIT until %DRM_VNPU_JOB_HISTORY later jobs.
  */
-/* Command streams up to this many bytes are copied into the job itself. */
-#define VNPU_JOB_INLINE_STREAM 16
-
-/**
- * struct vnpu_sched_job - the scheduler's part of a job, allocated only
- * for a job that goes to the scheduler
- * @base: the scheduler job
- * @job: the job it belongs to
- * @seen_progress: @job->fw.progress at the last timeout of the job
- */
-struct vnpu_sched_job {
-	struct drm_sched_job base;
-	struct vnpu_job *job;
-	u64 seen_progress;
-};
-
 struct vnpu_job {
 	struct kref ref;
 	u32 priority;

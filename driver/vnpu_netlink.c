@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
+/**
  * DOC: telemetry over generic netlink
  *
  * The family "vnpu" (uapi/linux/vnpu_netlink.h) reports each device's

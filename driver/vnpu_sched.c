@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
+/**
  * DOC: scheduler backend, timeouts and resets
  *
  * Each device has one drm_gpu_scheduler in front of its firmware queue.

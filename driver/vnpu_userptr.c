@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
+/**
  * DOC: userptr buffer objects
  *
  * BO_USERPTR makes a BO of the caller's own memory: its pages are pinned

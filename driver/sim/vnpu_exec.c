@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
-/*
+/**
  * DOC: command-stream validation and execution
  *
  * The one place that knows how to walk a command stream. vnpu.ko validates

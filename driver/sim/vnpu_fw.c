@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
+/**
  * DOC: simulated hardware and firmware
  *
  * The device is a queue of jobs run strictly in order by one firmware

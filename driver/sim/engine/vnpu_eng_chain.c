@@ -28,6 +28,7 @@ struct chain_val {
  * @avx512: binary steps and the float activations in 16 lanes
  * @slot: each step's buffer
  * @bufs: the step buffers, then one per input, ENG_CHAIN_BLOCK floats each
+ * @in_bufs: the first of the inputs' buffers in @bufs
  */
 struct chain_arg {
 	const struct vnpu_layer_chain *a;

@@ -483,6 +483,14 @@ void vnpu_eng_slice_avx2(struct eng_slice *s)
 /**
  * struct gemm_a - the left operand: packed f32 panels over the whole depth,
  * a strided matrix of @dt packed per slice, or a packer of its own
+ * @packed: f32 panels packed over the whole depth, or NULL
+ * @p: the strided matrix, or what @pack reads
+ * @rs: @p's row stride, in elements
+ * @cs: @p's column stride, in elements
+ * @dt: &enum vnpu_dtype of @p
+ * @k: the depth
+ * @pack: a packer of its own, or NULL
+ * @arg: argument of @pack
  */
 struct gemm_a {
 	const float *packed;
@@ -500,6 +508,17 @@ struct gemm_a {
  * whole depth; a strided matrix of @dt; a packer (im2col, or packed f16
  * or bf16 panels of depth @k at @p); or (with @off) f32 rows read at
  * @win + off[k] + column
+ * @packed: f32 panels packed over the whole depth, or NULL
+ * @p: the strided matrix, or what @pack reads
+ * @rs: @p's row stride, in elements
+ * @cs: @p's column stride, in elements
+ * @dt: &enum vnpu_dtype of @p
+ * @n: the columns
+ * @k: the depth
+ * @pack: a packer, or NULL
+ * @arg: argument of @pack
+ * @win: the window the rows of @off start in
+ * @off: for each depth index, its row's offset in @win, or NULL
  */
 struct gemm_b {
 	const float *packed;
@@ -518,6 +537,11 @@ struct gemm_b {
  * struct gemm_out - where output (i, j) goes: element i * rs + col(j) of
  * @y (of @dt), with col(j) = j, or for padded columns (@wp != 0) j's
  * (j / wp, j % wp) as (j / wp) * ow + j % wp, dropped when j % wp >= ow
+ * @y: the output
+ * @dt: &enum vnpu_dtype of @y
+ * @rs: @y's row stride, in elements
+ * @wp: the padded row length of the columns, or 0
+ * @ow: the output row length within @wp
  */
 struct gemm_out {
 	void *y;
@@ -868,6 +892,11 @@ static void pack_b_lowp(const void *arg, __u64 k0, __u64 kc, __u64 n0,
 /**
  * struct gemm_bufs - a part's scratch: packed A slice, B (packed slice or
  * window), the block accumulator, and whether the AVX-512 kernels run
+ * @a: the packed A slice
+ * @b: the packed B slice or window
+ * @acc: the block accumulator
+ * @avx512: the AVX-512 kernels run
+ * @ctx: the part's context
  */
 struct gemm_bufs {
 	float *a, *b, *acc;

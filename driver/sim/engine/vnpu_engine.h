@@ -48,6 +48,7 @@
  *	unit is one long row): vnpu.ko may end its FPU section there,
  *	let the scheduler in and start a new one. NULL on the host.
  * @pause_arg: argument of @pause
+ * @pad: zero
  * @epoch: 0, or a number that names one run of one command on this
  *	@scratch, different from every other run's there (a counter of the
  *	scratch's owner): then the engine may keep what a part copied into
@@ -65,8 +66,11 @@ struct vnpu_eng_ctx {
 };
 
 /**
- * vnpu_eng_dtype_size() - bytes of one element of @dtype (&enum vnpu_dtype),
- * 0 when the type is unknown; the validator and the engine share it
+ * vnpu_eng_dtype_size() - bytes of one element of a type; the validator
+ * and the engine share it
+ * @dtype: &enum vnpu_dtype
+ *
+ * Return: the size, or 0 when the type is unknown.
  */
 __u32 vnpu_eng_dtype_size(__u32 dtype);
 
@@ -88,36 +92,65 @@ int vnpu_eng_layer_check(__u32 op, const struct vnpu_tensor *t,
 			 __u32 num_tensors, const void *attrs, __u32 attr_size);
 
 /**
- * vnpu_eng_layer_cost() - rough work of a checked layer, in element
- * operations (about a flop each); callers size the parts from it
+ * vnpu_eng_layer_cost() - rough work of a checked layer
+ * @op: &enum vnpu_layer_op
+ * @t: the layer's tensor descriptors
+ * @num_tensors: entries in @t
+ * @attrs: the op's attribute struct
+ *
+ * Callers size the parts from it.
+ *
+ * Return: the work in element operations (about a flop each).
  */
 __u64 vnpu_eng_layer_cost(__u32 op, const struct vnpu_tensor *t,
 			  __u32 num_tensors, const void *attrs);
 
 /**
  * vnpu_eng_layer_max_parts() - the most parts a checked layer splits into
- * (at least 1) when run with @features (the &struct vnpu_eng_ctx features
- * of vnpu_eng_layer_run()): the baseline kernels (no
- * %VNPU_ENG_F_AVX2_FMA) split GEMM and CONV into 64 times smaller units,
- * so that a part stays about as short as on the FMA paths
+ * @op: &enum vnpu_layer_op
+ * @t: the layer's tensor descriptors
+ * @num_tensors: entries in @t
+ * @attrs: the op's attribute struct
+ * @features: the &struct vnpu_eng_ctx features of vnpu_eng_layer_run()
+ *
+ * The baseline kernels (no %VNPU_ENG_F_AVX2_FMA) split GEMM and CONV into
+ * 64 times smaller units, so that a part stays about as short as on the
+ * FMA paths.
+ *
+ * Return: the number of parts, at least 1.
  */
 __u32 vnpu_eng_layer_max_parts(__u32 op, const struct vnpu_tensor *t,
 			       __u32 num_tensors, const void *attrs,
 			       __u32 features);
 
 /**
- * vnpu_eng_layer_scratch() - scratch bytes each part of a checked layer
- * needs when split into @num_parts parts and run with @features (0 when
- * none); bounded (a checked layer never asks for more than about 1 GiB),
- * and never more on the baseline path than on the FMA ones
+ * vnpu_eng_layer_scratch() - scratch bytes each part of a checked layer needs
+ * @op: &enum vnpu_layer_op
+ * @t: the layer's tensor descriptors
+ * @num_tensors: entries in @t
+ * @attrs: the op's attribute struct
+ * @num_parts: the parts the layer is split into
+ * @features: the &struct vnpu_eng_ctx features of vnpu_eng_layer_run()
+ *
+ * Bounded: a checked layer never asks for more than about 1 GiB, and never
+ * for more on the baseline path than on the FMA ones.
+ *
+ * Return: the bytes, 0 when the layer needs none.
  */
 __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_tensor *t,
 			     __u32 num_tensors, const void *attrs,
 			     __u32 num_parts, __u32 features);
 
 /**
- * vnpu_eng_layer_run() - run part @part of @num_parts of a checked layer
+ * vnpu_eng_layer_run() - run one part of a checked layer
+ * @op: &enum vnpu_layer_op
+ * @t: the layer's tensor descriptors
+ * @num_tensors: entries in @t
  * @data: for each tensor, the address of its element [0, ..., 0]
+ * @attrs: the op's attribute struct
+ * @part: the part to run, below @num_parts
+ * @num_parts: the parts the layer is split into
+ * @ctx: features, scratch and pause point of this part
  *
  * Any @num_parts works (parts past the layer's units do nothing), and the
  * outputs have the same bits however the layer is split; @ctx->features
@@ -157,10 +190,13 @@ struct vnpu_eng_transpose {
 };
 
 /**
- * vnpu_eng_transpose32() - move a &struct vnpu_eng_transpose block in
- * cache-sized tiles, with the vector shuffles of the kernel build that
- * @features chooses (COPY commands whose source runs across the
- * destination's rows: Transpose, a layout change)
+ * vnpu_eng_transpose32() - move a block of 4-byte elements in cache-sized
+ * tiles
+ * @t: the block
+ * @features: VNPU_ENG_F_* choosing the kernel build's vector shuffles
+ *
+ * For COPY commands whose source runs across the destination's rows
+ * (Transpose, a layout change).
  */
 void vnpu_eng_transpose32(const struct vnpu_eng_transpose *t, __u32 features);
 
