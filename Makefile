@@ -44,7 +44,10 @@ $(MESON_BUILD)/build.ninja: | deps
 	src=$$(scripts/linux-source $(BUILD)) && \
 	meson setup $(MESON_BUILD) --prefix $(PREFIX) -Dlinux_source=$$src
 
+# linux-source runs again so that a build tree set up before it extracted
+# a file (its stamp names the list) gets that file.
 userspace: deps $(MESON_BUILD)/build.ninja
+	scripts/linux-source $(BUILD) >/dev/null
 	ninja -C $(MESON_BUILD)
 
 # The fuzzers get a build dir of their own, with clang: the gcc build above
