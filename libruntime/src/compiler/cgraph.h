@@ -12,6 +12,28 @@
 #include "compiler.h"
 #include "ir.h"
 
+/*
+ * The compiler writes a value's vnpu_element_type into a command tensor's
+ * dtype unchanged: the two enums carry ONNX's TensorProto numbers, and
+ * these must agree (the device has no STRING).
+ */
+#define CG_SAME_TYPE(t) \
+	_Static_assert((int)VNPU_TYPE_##t == (int)VNPU_DTYPE_##t, #t " differs")
+CG_SAME_TYPE(F32);
+CG_SAME_TYPE(U8);
+CG_SAME_TYPE(I8);
+CG_SAME_TYPE(U16);
+CG_SAME_TYPE(I16);
+CG_SAME_TYPE(I32);
+CG_SAME_TYPE(I64);
+CG_SAME_TYPE(BOOL);
+CG_SAME_TYPE(F16);
+CG_SAME_TYPE(F64);
+CG_SAME_TYPE(U32);
+CG_SAME_TYPE(U64);
+CG_SAME_TYPE(BF16);
+#undef CG_SAME_TYPE
+
 enum cval_storage {
 	CV_NONE = 0,	/* not placed yet */
 	CV_WEIGHT,	/* slot 0 */
