@@ -2422,17 +2422,18 @@ static inline v8sf pool_lane(v8sf acc, v8sf v, int avg)
 
 /*
  * @n f32 outputs, @ysw apart at @y, of max or average windows without
- * dilation that lie inside the input: output o's window starts at
- * @x + o * @step, its rows @xsh apart, its taps @xsw. pool_taps()' reads in
- * the same order without its checks, eight outputs at a time (the last
- * eight again when @n is not a multiple: the same values), so the same
- * bits.
+ * dilation whose @k0 rows (the window's rows inside the input) take whole
+ * rows of taps inside the input: output o's window starts at
+ * @x + o * @step, its rows @xsh apart, its taps @xsw; averages divide by
+ * @div. pool_taps()' reads of the taps inside, in the same order without
+ * its checks, eight outputs at a time (the last eight again when @n is
+ * not a multiple: the same values), so the same bits.
  */
 static void pool_inside(const struct vnpu_layer_pool *at, const float *x,
-			__s64 xsh, __s64 xsw, __s64 step, __u64 n, float *y,
-			__s64 ysw)
+			__u32 k0, __s64 xsh, __s64 xsw, __s64 step, __u64 n,
+			float *y, __s64 ysw, float div)
 {
-	__u32 kh, kw, k0 = at->kernel[0], k1 = at->kernel[1], l;
+	__u32 kh, kw, k1 = at->kernel[1], l;
 	int avg = at->mode == VNPU_POOL_AVG;
 	float init = avg ? 0.0f : -(float)m_inf();
 	__u64 o;
@@ -2468,7 +2469,7 @@ static void pool_inside(const struct vnpu_layer_pool *at, const float *x,
 				acc = pool_lane(acc, v, avg);
 			}
 		if (avg)
-			acc = acc / vbcast((float)(k0 * k1));
+			acc = acc / vbcast(div);
 		if (ysw == 1) {
 			vstore(y + o, acc);
 			continue;
@@ -2489,8 +2490,65 @@ static void pool_inside(const struct vnpu_layer_pool *at, const float *x,
 				else if (v > mx || v != v)
 					mx = v;
 			}
-		y[(__s64)o * ysw] = avg ? sum / (float)(k0 * k1) : mx;
+		y[(__s64)o * ysw] = avg ? sum / div : mx;
 	}
+}
+
+/*
+ * Of a window's @k rows (or taps) from @t0 on, those inside [0, @n):
+ * [*@lo, *@hi); *@padded: how many lie before the end of the padding
+ * @pad_end past @n, which pool_taps() counts for COUNT_PAD.
+ */
+static void pool_clip(__s64 t0, __u64 k, __u64 n, __s64 pad_end, __u64 *lo,
+		      __u64 *hi, __u64 *padded)
+{
+	__s64 a = t0 < 0 ? -t0 : 0, b = (__s64)n - t0;
+	__s64 p = (__s64)n + pad_end - t0;
+
+	if (a > (__s64)k)
+		a = (__s64)k;
+	if (b > (__s64)k)
+		b = (__s64)k;
+	if (p > (__s64)k)
+		p = (__s64)k;
+	*lo = (__u64)a;
+	*hi = b > a ? (__u64)b : (__u64)a;
+	*padded = p > 0 ? (__u64)p : 0;
+}
+
+/*
+ * Output (@oh, @ow) of an f32 max or average pool without dilation whose
+ * window crosses the input's edge: the taps inside, in pool_taps()' order
+ * without its checks, so the same bits.
+ */
+static float pool_edge(const struct vnpu_layer_pool *at, const float *x,
+		       __s64 xsh, __s64 xsw, __u64 h, __u64 w, __u64 oh,
+		       __u64 ow)
+{
+	__s64 h0 = (__s64)(oh * at->stride[0]) - at->pad_begin[0];
+	__s64 w0 = (__s64)(ow * at->stride[1]) - at->pad_begin[1];
+	__u64 r0, r1, c0, c1, ph, pw, r, c, count;
+	float mx = -(float)m_inf(), sum = 0;
+
+	pool_clip(h0, at->kernel[0], h, at->pad_end[0], &r0, &r1, &ph);
+	pool_clip(w0, at->kernel[1], w, at->pad_end[1], &c0, &c1, &pw);
+	for (r = r0; r < r1; r++) {
+		const float *p = x + (h0 + (__s64)r) * xsh + w0 * xsw;
+
+		for (c = c0; c < c1; c++) {
+			float v = p[(__s64)c * xsw];
+
+			if (at->mode == VNPU_POOL_AVG)
+				sum += v;
+			else if (v > mx || v != v)
+				mx = v;
+		}
+	}
+	if (at->mode == VNPU_POOL_MAX)
+		return mx;
+	count = (at->flags & VNPU_POOL_F_COUNT_PAD) ? ph * pw :
+		(r1 - r0) * (c1 - c0);
+	return count ? sum / (float)count : 0.0f;
 }
 
 /*
@@ -2564,11 +2622,34 @@ static __u64 pool_global(const struct eng_layer *l, __u64 e, __u64 end,
 	return e;
 }
 
+/**
+ * struct pool_row - where an output row's windows lie
+ * @r0: the first of the window rows inside the input
+ * @r1: the end of the window rows inside the input
+ * @div: what averages over columns [in0, in1) of the row divide by
+ */
+struct pool_row {
+	__u64 r0, r1;
+	float div;
+};
+
+static void pool_row_init(const struct vnpu_layer_pool *at, __u64 h,
+			  __s64 h0, struct pool_row *pr)
+{
+	__u64 ph;
+
+	pool_clip(h0, at->kernel[0], h, at->pad_end[0], &pr->r0, &pr->r1, &ph);
+	if (!(at->flags & VNPU_POOL_F_COUNT_PAD))
+		ph = pr->r1 - pr->r0;
+	pr->div = (float)(ph * at->kernel[1]);
+}
+
 /*
  * Output elements, each one window, grouped to about ENG_ELEM_UNIT work,
  * a row of outputs at a time: with f32 max or average windows without
- * dilation, those inside the input take pool_inside(), the others (and
- * every other pool) pool_one().
+ * dilation of at most POOL_INSIDE_TAPS taps, the columns whose windows lie
+ * inside the input's rows take pool_inside() over the window's rows inside
+ * the input, the others pool_edge(); every other pool takes pool_one().
  */
 static int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 		    const struct vnpu_eng_ctx *ctx)
@@ -2586,15 +2667,17 @@ static int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 	int fast = x->dtype == VNPU_DTYPE_F32 && y->dtype == VNPU_DTYPE_F32 &&
 		   at->mode != VNPU_POOL_LP && at->dilation[0] == 1 &&
 		   at->dilation[1] == 1;
+	int edge = fast && taps <= POOL_INSIDE_TAPS;
 	/* One output per plane, its window inside dense f32 rows. */
 	int global = fast && oh_n == 1 && ow_n == 1 && xsw == 1 &&
 		     !at->pad_begin[0] && !at->pad_begin[1] &&
 		     at->kernel[0] <= h && at->kernel[1] <= w;
 	struct eng_pacer pc;
+	struct pool_row pr = {};
 	__u64 per = eng_pool_per_unit(y, taps);
 
 	/* Columns [in0, in1) of outputs whose windows lie inside each row. */
-	if (fast && taps <= POOL_INSIDE_TAPS && w >= at->kernel[1]) {
+	if (edge && w >= at->kernel[1]) {
 		in0 = eng_div_up(at->pad_begin[1], at->stride[1]);
 		in1 = (w - at->kernel[1] + at->pad_begin[1]) / at->stride[1] + 1;
 		in1 = eng_min(in1, ow_n);
@@ -2604,14 +2687,14 @@ static int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 	hi = eng_min(ue * per, vnpu_eng_numel(y));
 	for (e = lo; e < hi; ) {
 		__u64 oh = (e / ow_n) % oh_n, c = (e / (ow_n * oh_n)) % y->dims[1];
-		__u64 img = e / (ow_n * oh_n * y->dims[1]), end, run;
+		__u64 img = e / (ow_n * oh_n * y->dims[1]), end, run, rows;
 		const char *xc = (const char *)l->data[0] + size *
 				 ((__s64)img * x->strides[0] +
 				  (__s64)c * x->strides[1]);
 		__s64 yo = (__s64)img * y->strides[0] + (__s64)c * y->strides[1] +
 			   (__s64)oh * ysh;
 		__s64 h0 = (__s64)(oh * at->stride[0]) - at->pad_begin[0];
-		int rows_in = h0 >= 0 && h0 + at->kernel[0] <= (__s64)h;
+		float *yr = (float *)l->data[1] + yo;
 
 		/* Runs of channels at once, then one output at a time. */
 		run = global ? pool_global(l, e, hi, &pc) : e;
@@ -2619,28 +2702,38 @@ static int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 			e = run;
 			continue;
 		}
+		if (edge)
+			pool_row_init(at, h, h0, &pr);
+		rows = pr.r1 - pr.r0;
 		ow = e % ow_n;
 		end = eng_min(hi, e + ow_n - ow);
 		while (e < end) {
-			if (rows_in && ow >= in0 && ow < in1) {
+			if (rows && ow >= in0 && ow < in1) {
 				__s64 w0 = (__s64)(ow * at->stride[1]) -
 					   at->pad_begin[1];
 
 				run = eng_min(end - e, in1 - ow);
 				run = eng_pace_end_w(&pc, 0, run, taps);
-				pool_inside(at, (const float *)xc + h0 * xsh +
-					    w0 * xsw, xsh, xsw,
+				pool_inside(at, (const float *)xc +
+					    (h0 + (__s64)pr.r0) * xsh + w0 * xsw,
+					    (__u32)rows, xsh, xsw,
 					    at->stride[1] * xsw, run,
-					    (float *)l->data[1] + yo +
-					    (__s64)ow * ysw, ysw);
+					    yr + (__s64)ow * ysw, ysw, pr.div);
 				eng_pace(&pc, run * taps);
 				e += run;
 				ow += run;
 				continue;
 			}
-			stf(l->data[1], yo + (__s64)ow * ysw, y->dtype,
-			    pool_one(at, xc, x->dtype, xsh, xsw, h, w, oh, ow,
-				     &pc));
+			if (edge) {
+				yr[(__s64)ow * ysw] =
+					pool_edge(at, (const float *)xc, xsh,
+						  xsw, h, w, oh, ow);
+				eng_pace(&pc, taps);
+			} else {
+				stf(l->data[1], yo + (__s64)ow * ysw, y->dtype,
+				    pool_one(at, xc, x->dtype, xsh, xsw, h, w,
+					     oh, ow, &pc));
+			}
 			e++;
 			ow++;
 		}

@@ -579,6 +579,17 @@ static void test_pool(void)
 		{ VNPU_POOL_MAX, 0, 0, 1, 1, 3, 1, 45, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1 },
 		{ VNPU_POOL_MAX, 0, 0, 0, 1, 2, 12, 40, 2, 3, 1, 2, 1, 2, 0, 1, 0, 1 },
 		/*
+		 * Windows across the edges take the rows and taps inside:
+		 * YOLO's SPPF, ResNet's stem, padding wider than the input,
+		 * ceil-mode windows past the padding, 1-wide rows.
+		 */
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 3, 20, 20, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 2, 28, 28, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },
+		{ VNPU_POOL_AVG, 0, 0, 0, 1, 2, 3, 4, 5, 5, 1, 1, 1, 1, 4, 4, 4, 4 },
+		{ VNPU_POOL_AVG, VNPU_POOL_F_COUNT_PAD, 0, 0, 1, 2, 3, 4, 5, 5, 1, 1, 1, 1, 4, 3, 2, 4 },
+		{ VNPU_POOL_AVG, VNPU_POOL_F_CEIL | VNPU_POOL_F_COUNT_PAD, 0, 0, 1, 2, 9, 13, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 2, 11, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },
+		/*
 		 * One output per plane: eight channels at a time (runs past
 		 * the last image's channels, across images, dense planes as
 		 * one row, rows of the window apart, 1-D), the others alone.
