@@ -186,6 +186,11 @@ struct resize_tab {
 	__u64 span;	/* columns a table holds (the rest pads a vector) */
 	__u32 taps;	/* the most of a column */
 	__s64 lo, hi;	/* the live taps' offsets: [lo, hi) */
+	/*
+	 * 0, or 1 + p when column c reads input column (c + p) / 2 of the
+	 * first's, one tap each, along a dense axis: nearest 2x upsampling.
+	 */
+	__u32 pairs;
 };
 
 static void resize_tab_init(struct resize_tab *tb, const struct eng_layer *l,
@@ -197,6 +202,21 @@ static void resize_tab_init(struct resize_tab *tb, const struct eng_layer *l,
 	tb->off = (__s64 *)(tb->w + 4 * tb->cols);
 	tb->n = (__s32 *)(tb->off + 4 * tb->cols);
 	tb->blend = (double *)(tb->n + tb->cols);
+}
+
+/* Sets tb->pairs for the table's first @n columns, @xs apart in the input. */
+static void resize_tab_pairs(struct resize_tab *tb, __s64 xs, __u64 n)
+{
+	__u64 c, p;
+
+	tb->pairs = 0;
+	if (xs != 1 || n < 2 || tb->taps != 1)
+		return;
+	p = tb->off[1] != tb->off[0];
+	for (c = 0; c < n; c++)
+		if (tb->off[c] - tb->off[0] != (__s64)((c + p) / 2))
+			return;
+	tb->pairs = (__u32)p + 1;
 }
 
 /* Columns [@c0, @c1) of the output, at most tb->cols of them. */
@@ -235,6 +255,7 @@ static void resize_tab_fill(struct resize_tab *tb, const struct eng_layer *l,
 	for (c = 0; c < tb->cols; c++)
 		for (j = (__u32)tb->n[c]; j < 4; j++)
 			tb->off[j * tb->cols + c] = tb->lo;
+	resize_tab_pairs(tb, x->strides[d], c1 - c0);
 }
 
 /*
@@ -425,6 +446,16 @@ static void resize_copy(const struct resize_tab *tb, __s64 base,
 	float *yf = (float *)y;
 
 	if (dt == VNPU_DTYPE_F32 && ys == 4) {
+		/* Pairs: four inputs to eight outputs, from a pair's start. */
+		for (; tb->pairs && c < e && (c + tb->pairs - 1) % 2; c++)
+			*yf++ = xf[tb->off[c]] + 0.0f;
+		for (; tb->pairs && c + 8 <= e; c += 8, yf += 8) {
+			v4sf v = *(const v4sf_u *)(xf + tb->off[c]);
+
+			vstore(yf, __builtin_shufflevector(v, v, 0, 0, 1, 1, 2,
+							   2, 3, 3) +
+			       vbcast(0.0f));
+		}
 		for (; c < e; c++)
 			*yf++ = xf[tb->off[c]] + 0.0f;
 		return;
@@ -433,9 +464,20 @@ static void resize_copy(const struct resize_tab *tb, __s64 base,
 		stf(y, 0, dt, ldf(x, base + tb->off[c], dt) + 0.0f);
 }
 
+/*
+ * The last f32 row resize_copy() wrote: a row of the same columns that
+ * reads the same input row (nearest upsampling's repeated rows) copies it.
+ */
+struct resize_last {
+	const float *y;
+	__s64 base;
+	__u64 c0, c1;
+};
+
 /* Columns [@c0, @c1) of output row @row, the table's from @t0. */
 static void resize_row(const struct eng_layer *l, const struct resize_tab *tb,
-		       __u64 row, __u64 t0, __u64 c0, __u64 c1)
+		       __u64 row, __u64 t0, __u64 c0, __u64 c1,
+		       struct resize_last *last)
 {
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
 	__u32 r = y->rank - 1, size = vnpu_eng_dtype_size(y->dtype);
@@ -454,7 +496,19 @@ static void resize_row(const struct eng_layer *l, const struct resize_tab *tb,
 		return;
 	}
 	yp = (char *)l->data[1] + offset_of(y, coord) * size;
-	if (rw.k == 1 && tb->taps == 1)
+	if (rw.k == 1 && tb->taps == 1 && y->dtype == VNPU_DTYPE_F32 &&
+	    y->strides[r] == 1) {
+		if (last->y && last->base == rw.base[0] && last->c0 == c0 &&
+		    last->c1 == c1)
+			copy_f32((float *)yp, last->y, c1 - c0);
+		else
+			resize_copy(tb, rw.base[0], l->data[0], x->dtype, yp,
+				    size, c0 - t0, c1 - t0);
+		last->y = (const float *)yp;
+		last->base = rw.base[0];
+		last->c0 = c0;
+		last->c1 = c1;
+	} else if (rw.k == 1 && tb->taps == 1)
 		resize_copy(tb, rw.base[0], l->data[0], x->dtype, yp,
 			    y->strides[r] * size, c0 - t0, c1 - t0);
 	else if (x->dtype != VNPU_DTYPE_F32 || y->strides[r] != 1 ||
@@ -490,6 +544,8 @@ static int run_resize(const struct eng_layer *l, __u64 ub, __u64 ue,
 	cmin = r0 == r1 ? lo % w : 0;
 	cmax = r0 == r1 ? (hi - 1) % w + 1 : w;
 	for (t0 = cmin; t0 < cmax; t0 = t1) {
+		struct resize_last last = {};
+
 		t1 = eng_min(t0 + tb.span, cmax);
 		resize_tab_fill(&tb, l, t0, t1);
 		for (row = r0; row <= r1; row++) {
@@ -497,7 +553,7 @@ static int run_resize(const struct eng_layer *l, __u64 ub, __u64 ue,
 			__u64 c1 = eng_min(t1, row == r1 ? (hi - 1) % w + 1 : w);
 
 			if (c0 < c1)
-				resize_row(l, &tb, row, t0, c0, c1);
+				resize_row(l, &tb, row, t0, c0, c1, &last);
 		}
 	}
 	return 0;
