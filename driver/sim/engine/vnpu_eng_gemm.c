@@ -638,7 +638,7 @@ static void flush_run(const struct gemm_out *o, const struct gemm_epi *e,
  * @m0: the block's first row
  * @n0: the block's first column
  * @plain: the epilogue is at most a per-row add, a dense f32 residual
- *	and an activation that act_plain() takes, to f32 outputs
+ *	and an activation, to f32 outputs (act_store())
  * @add: with @plain, NULL or the float added to each row
  * @act: with @plain, the activation
  */
@@ -685,8 +685,10 @@ static int act_plain(const struct vnpu_layer_act *a)
 
 /*
  * @len sums at @t, plus @add[0] when set, plus the f32 residual run at
- * @res when set, through @act (act_plain()) to the f32 outputs at @y, in
- * one pass: epilogue_run()'s operations in its order.
+ * @res when set, through @act to the f32 outputs at @y: epilogue_run()'s
+ * operations in its order, in one pass when act_plain() takes @act, else
+ * the sums to @y and then the activation over @y in place (act_f32() on
+ * the same run, so the same bits), never through the sums' scratch again.
  */
 static void act_store(float *y, const float *t, __u32 len, const float *add,
 		      const float *res, const struct vnpu_layer_act *act,
@@ -713,6 +715,8 @@ static void act_store(float *y, const float *t, __u32 len, const float *add,
 		break;
 	default:
 		PLAIN_RUN(v, x);
+		if (!act_plain(act))
+			act_f32(act, y, y, len, avx512);
 		break;
 	}
 	act_bound(act, y, len);
@@ -918,10 +922,11 @@ static void slice_dispatch(struct eng_slice *s, int avx512)
 
 /*
  * Whether the epilogue is at most a per-row add, a dense f32 residual and
- * an act_plain() activation to f32 outputs: then the flush is one pass,
- * and without the residual and the activation the last slice's
- * micro-kernels may store the block's own columns. Fills @add[r] with
- * beta * C[r] as epi_add() computes it, and *@has_add.
+ * an activation to f32 outputs: then the flush is one pass (two with an
+ * activation act_plain() does not take: act_store()), and without the
+ * residual and the activation the last slice's micro-kernels may store
+ * the block's own columns. Fills @add[r] with beta * C[r] as epi_add()
+ * computes it, and *@has_add.
  */
 static int epi_plain(const struct gemm_out *o, const struct gemm_epi *e,
 		     __u64 m0, __u64 mc, float *add, int *has_add)
@@ -930,7 +935,7 @@ static int epi_plain(const struct gemm_out *o, const struct gemm_epi *e,
 
 	if (o->dt != VNPU_DTYPE_F32 || e->alpha != 1.0f ||
 	    (e->r && (e->r_dt != VNPU_DTYPE_F32 || e->r_cs != 1)) ||
-	    !act_plain(e->act) || (e->c && e->c_cs))
+	    (e->c && e->c_cs))
 		return 0;
 	*has_add = !!e->c;
 	for (r = 0; e->c && r < mc; r++)
