@@ -5,16 +5,16 @@
  *
  * One blocked GEMM serves GEMM and CONV: units of at most ENG_UNIT_MACS
  * multiply-adds (a 64th of that on the baseline path), output blocks of at
- * most ENG_MC rows, depth in even slices of at most ENG_KC, micro-kernels
- * on packed panels of A (ENG_MR rows) and B (ENG_NR columns). A block's
- * partial sums live in an f32 accumulator in scratch between slices, and
- * after the last slice the epilogue (alpha, bias, residual, activation)
- * runs on it on the way to the output, which may be f32, f16 or bf16
- * (stored rounding to nearest even). Operands of f16 and bf16 are converted
- * to f32 while they are packed. The order of every sum depends on the
- * shapes only, never on how the layer is split or on which FMA kernel ran
- * (6x16 AVX2 or 12x32 AVX-512): that is what keeps the NPU and the CPU
- * device bit-identical.
+ * most ENG_GEMM_MC (GEMM) or ENG_MC (CONV) rows, depth in even slices of at
+ * most ENG_KC, micro-kernels on packed panels of A (ENG_MR rows) and B
+ * (ENG_NR columns). A block's partial sums live in an f32 accumulator in
+ * scratch between slices, and after the last slice the epilogue (alpha,
+ * bias, residual, activation) runs on it on the way to the output, which
+ * may be f32, f16 or bf16 (stored rounding to nearest even). Operands of
+ * f16 and bf16 are converted to f32 while they are packed. The order of
+ * every sum depends on the shapes only, never on how the layer is split or
+ * on which FMA kernel ran (6x16 AVX2 or 12x32 AVX-512): that is what keeps
+ * the NPU and the CPU device bit-identical.
  *
  * Convolutions with strides up to ENG_WIN_STRIDE read B straight from a
  * zero-padded copy of the input rows through a table of offsets (one per
@@ -999,7 +999,7 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 	struct gemm_flush f = { .acc = bufs->acc, .acc_rs = eng_acc_rs(nc),
 				.m0 = m0, .n0 = n0 };
 	__u64 k0 = 0, kstep;
-	float add[ENG_MC];
+	float add[ENG_GEMM_MC];
 	int fuse, has_add = 0;
 
 	/* One row over packed B (a batch of one): a mat-vec. */
@@ -1168,7 +1168,7 @@ static int run_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	__u32 ri = eng_opt_index(at->flags, VNPU_LAYER_F_RESIDUAL);
 
 	eng_gemm_shape(l, &batch, &m, &n, &k);
-	eng_gemm_unit(k, ctx->features, &unit);
+	eng_gemm_unit(m, n, k, ctx->features, &unit);
 	mb = eng_div_up(m, unit.rows);
 	nb = eng_div_up(n, unit.cols);
 	gemm_scratch(ctx, 1, &unit, &bufs);

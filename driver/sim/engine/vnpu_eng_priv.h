@@ -13,8 +13,9 @@
 /* GEMM blocking, shared by the scratch sizing and the kernels. */
 #define ENG_MR		VNPU_PACK_MR	/* micro-tile rows */
 #define ENG_NR		VNPU_PACK_NR	/* micro-tile columns */
-#define ENG_MC		96		/* rows of one unit of work */
+#define ENG_MC		96		/* rows of one unit of CONV */
 #define ENG_NC		256		/* columns of one unit of CONV */
+#define ENG_GEMM_MC	132		/* rows of one unit of GEMM */
 #define ENG_GEMM_NC	512		/* columns of one unit of GEMM */
 #define ENG_KC		384		/* most depth of one packed slice */
 #define ENG_ALIGN	64
@@ -369,7 +370,7 @@ static inline __u64 eng_poolidx_window(const struct vnpu_layer_pool_index *a)
 /**
  * struct eng_unit - the output block of one unit of GEMM or CONV
  * @rows: rows (of a group's M/group for CONV), a multiple of ENG_MR, at
- *	most ENG_MC
+ *	most ENG_GEMM_MC (GEMM) or ENG_MC (CONV)
  * @cols: columns (padded ones for a windowed CONV), a multiple of ENG_NR,
  *	at most ENG_GEMM_NC (GEMM) or ENG_NC (CONV)
  */
@@ -387,19 +388,38 @@ static inline __u64 eng_unit_side(__u64 macs, __u64 per, __u64 step,
 }
 
 /*
- * A GEMM unit of depth @k: as many columns as the budget allows for
- * ENG_MC rows; on the baseline path the rows then shrink to the budget
- * too (the FMA paths keep whole blocks of ENG_MC rows).
+ * @n split into the fewest even pieces of at most @max, each rounded up
+ * to a multiple of @step (at least @step).
  */
-static inline void eng_gemm_unit(__u64 k, __u32 features, struct eng_unit *u)
+static inline __u64 eng_even_side(__u64 n, __u64 max, __u64 step)
+{
+	__u64 pieces = eng_div_up(n ? n : 1, max);
+
+	return eng_div_up(eng_div_up(n ? n : 1, pieces), step) * step;
+}
+
+/*
+ * A GEMM unit of an @m x @n output of depth @k: all the rows when they are
+ * at most ENG_GEMM_MC (a sequence of 128 is one block, so B streams once),
+ * else even blocks of at most ENG_MC; columns in even blocks of as many as
+ * the budget allows for those rows (two threads get equal halves of 768
+ * columns, not 512 and 256); on the baseline path the rows then shrink to
+ * the budget too.
+ */
+static inline void eng_gemm_unit(__u64 m, __u64 n, __u64 k, __u32 features,
+				 struct eng_unit *u)
 {
 	__u64 macs = eng_unit_macs(features);
+	__u64 rows = eng_even_side(m, m <= ENG_GEMM_MC ? ENG_GEMM_MC : ENG_MC,
+				   ENG_MR);
+	__u64 cols = eng_unit_side(macs, rows * k, ENG_NR, ENG_NR,
+				   ENG_GEMM_NC);
 
-	u->cols = eng_unit_side(macs, ENG_MC * k, ENG_NR, ENG_NR, ENG_GEMM_NC);
-	u->rows = ENG_MC;
+	u->cols = eng_even_side(n, cols, ENG_NR);
+	u->rows = rows;
 	if (eng_base_path(features))
 		u->rows = eng_unit_side(macs, u->cols * k, ENG_MR, ENG_MR,
-					ENG_MC);
+					rows);
 }
 
 /*
@@ -413,13 +433,14 @@ static inline __u64 eng_acc_rs(__u64 nc)
 
 /*
  * The block a part's scratch is laid out for: on the FMA paths the widest
- * one (ENG_MC x ENG_GEMM_NC; GEMM's columns exceed CONV's) whatever the
- * unit, their layout as measured; on the baseline path the unit itself.
+ * one (ENG_GEMM_MC rows for a GEMM unit of more than ENG_MC, else ENG_MC,
+ * by ENG_GEMM_NC; GEMM's columns exceed CONV's), their layout as measured;
+ * on the baseline path the unit itself.
  */
 static inline void eng_scratch_block(__u32 features, const struct eng_unit *u,
 				     struct eng_unit *blk)
 {
-	blk->rows = ENG_MC;
+	blk->rows = u->rows > ENG_MC ? ENG_GEMM_MC : ENG_MC;
 	blk->cols = ENG_GEMM_NC;
 	if (eng_base_path(features))
 		*blk = *u;

@@ -1353,7 +1353,7 @@ __u64 vnpu_eng_units(const struct eng_layer *l, __u32 features)
 	switch (l->op) {
 	case VNPU_LAYER_GEMM:
 		eng_gemm_shape(l, &batch, &m, &n, &k);
-		eng_gemm_unit(k, features, &u);
+		eng_gemm_unit(m, n, k, features, &u);
 		return batch * eng_div_up(m, u.rows) * eng_div_up(n, u.cols);
 	case VNPU_LAYER_CONV:
 		return conv_units(l, features);
@@ -1660,7 +1660,7 @@ __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_tensor *t,
 		const struct vnpu_layer_gemm *a = attrs;
 
 		eng_gemm_shape(&l, &batch, &m, &n, &k);
-		eng_gemm_unit(k, features, &u);
+		eng_gemm_unit(m, n, k, features, &u);
 		eng_scratch_block(features, &u, &blk);
 		return gemm_scratch(1, &blk, eng_packed_f32(a->flags, &t[1]) ?
 				    0 : ENG_KC * blk.cols);

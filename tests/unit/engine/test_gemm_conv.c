@@ -209,11 +209,16 @@ static void test_gemm(void)
 		/*
 		 * Several blocks of columns (of at most 512) of the same rows:
 		 * 3 slices of depth, 2 of a transposed A over two blocks of
-		 * rows (ENG_MC is 96), then 4.
+		 * rows (past ENG_GEMM_MC, 132: 72 and 68), then 4.
 		 */
 		{ 2, {}, {}, 20, 1100, 800, 0, 0, 0, 1, 1, 0, 0 },
-		{ 2, {}, {}, 100, 600, 400, 1, 0, VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS, 1, 1, 1, VNPU_ACT_RELU },
+		{ 2, {}, {}, 140, 600, 400, 1, 0, VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS, 1, 1, 1, VNPU_ACT_RELU },
 		{ 2, {}, {}, 12, 600, 1200, 0, 0, VNPU_LAYER_F_PACKED, 1, 1, 0, 0 },
+		/*
+		 * A sequence of 128 in one block of 132 rows (more than
+		 * ENG_MC), over two even blocks of columns.
+		 */
+		{ 2, {}, {}, 128, 800, 100, 0, 0, VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS, 1, 1, 1, 0 },
 	};
 	size_t i;
 
@@ -1273,9 +1278,12 @@ static void test_tile_gemm(__u64 k, int i)
 	c.act = 0;
 	c.flags = P | B;
 	gemm_case_run(&c);
-	/* Two blocks of rows (ENG_MC is 96): the second one 6 rows and 1. */
+	/*
+	 * Two blocks of rows (past ENG_GEMM_MC, 132): 72 and 67, the second
+	 * one 11 panels and 1 row.
+	 */
 	if (i % 4 == 0) {
-		c.m = 103;
+		c.m = 139;
 		c.n = 33;
 		c.ta = 0;
 		c.flags = P | R;
