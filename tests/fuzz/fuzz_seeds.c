@@ -35,10 +35,14 @@ static int write_file(const char *dir, uint32_t n, const char *ext, const void *
 static int write_streams(const char *dir, uint32_t *n, const struct vnpu_compiled_model *cm)
 {
 	const struct vnpu_program *p = cm->program;
-	uint32_t num_slots = vnpu_program_num_slots(p), i;
 	uint8_t head[8 + 8 * STREAM_MAX_SLOTS] = { 0 };
 	struct stream_slot s;
+	uint32_t num_slots, i;
 
+	/* A model of string tensors runs on the host: it has no program. */
+	if (!p)
+		return 0;
+	num_slots = vnpu_program_num_slots(p);
 	if (num_slots > STREAM_MAX_SLOTS)
 		return 0;
 	head[0] = (uint8_t)(num_slots - 1);
