@@ -143,12 +143,14 @@ static int ranges_overlap(const struct vnpu_tensor *a, __u64 a_end,
 static int check_fill(const struct vnpu_cmd_fill *c,
 		      const struct vnpu_slot_info *slots, __u32 num_slots)
 {
-	__u32 esize = vnpu_eng_dtype_size(c->dst.dtype);
 	int ok = 1;
+	__u32 esize;
 	__u64 end;
 
+	/* Nothing past the header is read before its size is known. */
 	if (c->hdr.size != sizeof(*c))
 		return EINVAL_RET;
+	esize = vnpu_eng_dtype_size(c->dst.dtype);
 	if (tensor_check(&c->dst, slots, num_slots, 1, &end))
 		return EINVAL_RET;
 	tensor_elems(&c->dst, &ok);
