@@ -202,7 +202,9 @@ static vnpu_status interior_depth(struct cstate *s, const struct vnpu_node *n,
 				  const struct conv3d *c, const int32_t *in, int32_t wv,
 				  int64_t od, int32_t *out)
 {
-	const struct vnpu_tinfo *x = &s->vals[in[0]].info;
+	/* X's dims copied: adding values below may move s->vals */
+	const int64_t *xd = s->vals[in[0]].info.dims;
+	const int64_t dims[4] = { xd[0], xd[1] * c->k_depth, xd[3], xd[4] };
 	int64_t *idx = malloc((size_t)c->k_depth * sizeof(int64_t));
 	int32_t g_in[2] = { in[0], -1 }, v;
 	struct vnpu_node *g;
@@ -221,8 +223,7 @@ static vnpu_status interior_depth(struct cstate *s, const struct vnpu_node *n,
 	if (!st)
 		st = cb_add_synth(s, g, g_in, &v);
 	if (!st)
-		st = reshape(s, n, v, 4, (const int64_t[]){ x->dims[0], x->dims[1] * c->k_depth,
-							    x->dims[3], x->dims[4] }, &v);
+		st = reshape(s, n, v, 4, dims, &v);
 	return st ? st : conv2d(s, n, c, v, wv, n->num_inputs > 2 ? in[2] : -1, out);
 }
 
