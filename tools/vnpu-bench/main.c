@@ -15,6 +15,9 @@
 
 #include "bench.h"
 #include "tensor_file.h"
+#include "usage.h"
+
+#define TOOL "vnpu-bench"
 
 static void usage(FILE *f)
 {
@@ -56,14 +59,6 @@ static void usage(FILE *f)
 		"  --trace FILE     write a Chrome trace (Perfetto) of the runs: the host\n"
 		"                   stages per request and the layers on the device\n"
 		"  -h, --help       this text\n");
-}
-
-static int usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "vnpu-bench: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n(see vnpu-bench --help)\n");
-	return 2;
 }
 
 static bool parse_u64(const char *s, uint64_t min, uint64_t *out)
@@ -158,7 +153,7 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 		case OPT_TRACE: o->trace_path = optarg; break;
 		case OPT_INPUT:
 			if (o->num_files == BENCH_MAX_FILES)
-				return usage_error("-i is taken at most %s times", "64");
+				return usage_error(TOOL, "-i is taken at most %d times", BENCH_MAX_FILES);
 			o->files[o->num_files++] = optarg;
 			break;
 		case OPT_IO:
@@ -169,59 +164,59 @@ static int parse_args(int argc, char **argv, struct bench_opts *o)
 			else if (!strcmp(optarg, "remote"))
 				o->io = BENCH_IO_REMOTE;
 			else
-				return usage_error("-io takes device, host or remote, not '%s'",
+				return usage_error(TOOL, "-io takes device, host or remote, not '%s'",
 						   optarg);
 			break;
 		case 'h': usage(stdout); exit(0);
 		case 'a':
 			if (strcmp(optarg, "sync") && strcmp(optarg, "async"))
-				return usage_error("-api takes sync or async, not '%s'", optarg);
+				return usage_error(TOOL, "-api takes sync or async, not '%s'", optarg);
 			o->async = !strcmp(optarg, "async");
 			break;
 		case 'n':
 			if (!parse_u64(optarg, 1, &v) || v > 1024)
-				return usage_error("-nireq takes 1 to 1024, not '%s'", optarg);
+				return usage_error(TOOL, "-nireq takes 1 to 1024, not '%s'", optarg);
 			o->nireq = (uint32_t)v;
 			break;
 		case 'i':
 			if (!parse_u64(optarg, 1, &o->niter))
-				return usage_error("-niter takes a positive count, not '%s'", optarg);
+				return usage_error(TOOL, "-niter takes a positive count, not '%s'", optarg);
 			break;
 		case 't':
 			o->seconds = strtod(optarg, &end);
 			if (end == optarg || *end || !(o->seconds > 0) || o->seconds > 1e6)
-				return usage_error("-t takes a positive number of seconds, not '%s'",
+				return usage_error(TOOL, "-t takes a positive number of seconds, not '%s'",
 						   optarg);
 			break;
 		case 'H':
 			hint = parse_hint(optarg);
 			if (!hint)
-				return usage_error("-hint takes latency, throughput, "
+				return usage_error(TOOL, "-hint takes latency, throughput, "
 						   "cumulative_throughput or none, not '%s'", optarg);
 			break;
 		case OPT_PRECISION:
 			o->precision = parse_precision(optarg);
 			if (!o->precision)
-				return usage_error("-infer_precision takes f32, f16 or bf16, not '%s'",
+				return usage_error(TOOL, "-infer_precision takes f32, f16 or bf16, not '%s'",
 						   optarg);
 			break;
 		case 'b':
 			if (!parse_u64(optarg, 1, &v) || v > (1u << 20))
-				return usage_error("-b takes a positive batch size, not '%s'", optarg);
+				return usage_error(TOOL, "-b takes a positive batch size, not '%s'", optarg);
 			o->batch = (int64_t)v;
 			break;
 		case ':':
-			return usage_error("%s needs a value", argv[optind - 1]);
+			return usage_error(TOOL, "%s needs a value", argv[optind - 1]);
 		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return usage_error(TOOL, "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
+		return usage_error(TOOL, "unexpected argument '%s'", argv[optind]);
 	if (!o->model)
-		return usage_error("%s", "a model is needed (-m MODEL)");
+		return usage_error(TOOL, "a model is needed (-m MODEL)");
 	if (o->niter && o->seconds > 0)
-		return usage_error("%s", "-niter and -t exclude each other");
+		return usage_error(TOOL, "-niter and -t exclude each other");
 	if (!o->niter && !(o->seconds > 0))
 		o->seconds = 10;
 	if (!hint)
@@ -288,17 +283,17 @@ static int apply_shapes(vnpu_model *model, const char *spec)
 	while (*p) {
 		bracket = strchr(p, '[');
 		if (!bracket || (size_t)(bracket - p) >= sizeof(name))
-			return usage_error("-shape: cannot read '%s'", spec);
+			return usage_error(TOOL, "-shape: cannot read '%s'", spec);
 		memcpy(name, p, (size_t)(bracket - p));
 		name[bracket - p] = '\0';
 		p = bracket;
 		if (!parse_dims(&p, &shape) || (*p && *p != ','))
-			return usage_error("-shape: cannot read '%s'", spec);
+			return usage_error(TOOL, "-shape: cannot read '%s'", spec);
 		if (*p == ',')
 			p++;
 		if (!name[0]) {
 			if (n != 1)
-				return usage_error("-shape: the model has several inputs; name "
+				return usage_error(TOOL, "-shape: the model has several inputs; name "
 						   "them: '%s'", spec);
 			if (vnpu_model_input_name(model, 0, &only))
 				return fail("model inputs");

@@ -23,6 +23,9 @@
 
 #include "json.h"
 #include "tensor_file.h"
+#include "usage.h"
+
+#define TOOL "vnpu-run"
 
 #define MAX_INPUTS 64
 
@@ -92,8 +95,7 @@ static int parse_shape(struct options *o, char *arg)
 	vnpu_shape *s;
 
 	if (!eq || o->num_shapes == MAX_INPUTS) {
-		fprintf(stderr, "vnpu-run: --shape takes NAME=D,D,...\n");
-		return 2;
+		return usage_error(TOOL, "--shape takes NAME=D,D,...");
 	}
 	*eq = '\0';
 	o->shapes[o->num_shapes].name = arg;
@@ -101,14 +103,11 @@ static int parse_shape(struct options *o, char *arg)
 	s->rank = 0;
 	for (p = eq + 1; *p; p = *end ? end + 1 : end) {
 		if (s->rank == VNPU_MAX_RANK) {
-			fprintf(stderr, "vnpu-run: --shape: more than %d dimensions\n",
-				VNPU_MAX_RANK);
-			return 2;
+			return usage_error(TOOL, "--shape: more than %d dimensions", VNPU_MAX_RANK);
 		}
 		s->dims[s->rank++] = strtoll(p, &end, 10);
 		if (end == p || (*end && *end != ',') || s->dims[s->rank - 1] < 0) {
-			fprintf(stderr, "vnpu-run: --shape: bad dimension in \"%s\"\n", eq + 1);
-			return 2;
+			return usage_error(TOOL, "--shape: bad dimension in \"%s\"", eq + 1);
 		}
 	}
 	return 0;
@@ -122,9 +121,8 @@ static int parse_seed(struct options *o, const char *arg)
 	errno = 0;
 	v = strtoull(arg, &end, 0);
 	if (end == arg || *end || *arg == '-' || errno || v > UINT_MAX) {
-		fprintf(stderr, "vnpu-run: --seed takes a number from 0 to %u, not \"%s\"\n",
-			UINT_MAX, arg);
-		return 2;
+		return usage_error(TOOL, "--seed takes a number from 0 to %u, not \"%s\"",
+				   UINT_MAX, arg);
 	}
 	o->seed = (unsigned int)v;
 	return 0;
@@ -160,9 +158,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'o': o->out_dir = optarg; break;
 		case 'f':
 			if (strcmp(optarg, "pb") && strcmp(optarg, "npy")) {
-				fprintf(stderr, "vnpu-run: --format takes pb or npy, not '%s'\n",
-					optarg);
-				return 2;
+				return usage_error(TOOL, "--format takes pb or npy, not '%s'", optarg);
 			}
 			o->npy = !strcmp(optarg, "npy");
 			break;
@@ -170,9 +166,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case 'j': o->json = 1; break;
 		case 'P':
 			if (strcmp(optarg, "f32") && strcmp(optarg, "f16") && strcmp(optarg, "bf16")) {
-				fprintf(stderr, "vnpu-run: --precision takes f32, f16 or bf16, not '%s'\n",
-					optarg);
-				return 2;
+				return usage_error(TOOL, "--precision takes f32, f16 or bf16, not '%s'", optarg);
 			}
 			o->precision = optarg;
 			break;
@@ -187,8 +181,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case 'i':
 			if (o->num_inputs == MAX_INPUTS) {
-				fprintf(stderr, "vnpu-run: more than %d inputs\n", MAX_INPUTS);
-				return 2;
+				return usage_error(TOOL, "more than %d inputs", MAX_INPUTS);
 			}
 			in = &o->inputs[o->num_inputs++];
 			eq = strchr(optarg, '=');
@@ -206,10 +199,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		}
 	}
 	if (!o->model || optind < argc) {
-		fprintf(stderr, "vnpu-run: %s\n", o->model ? "unexpected argument" :
-			"a model is needed (-m MODEL)");
-		usage(stderr);
-		return 2;
+		return usage_error(TOOL, "%s", o->model ? "unexpected argument" :
+				   "a model is needed (-m MODEL)");
 	}
 	return 0;
 }
@@ -257,9 +248,8 @@ static int check_shape_names(const struct options *o, vnpu_model *model)
 
 	for (i = 0; i < o->num_shapes; i++) {
 		if (vnpu_model_input_index(model, o->shapes[i].name, &index)) {
-			fprintf(stderr, "vnpu-run: --shape: the model has no input \"%s\"\n",
-				o->shapes[i].name);
-			return 2;
+			return usage_error(TOOL, "--shape: the model has no input \"%s\"",
+					   o->shapes[i].name);
 		}
 	}
 	return 0;

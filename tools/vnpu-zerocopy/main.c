@@ -27,6 +27,9 @@
 #include <vnpu/vnpu.h>
 
 #include "vgem.h"
+#include "usage.h"
+
+#define TOOL "vnpu-zerocopy"
 
 #define PAGE 4096u
 #define MAX_ROUNDS 10000
@@ -79,14 +82,6 @@ static void usage(FILE *f)
 		"The dma-buf way needs vgem (modprobe vgem) and its card node.\n");
 }
 
-static int usage_error(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "vnpu-zerocopy: ");
-	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n(see vnpu-zerocopy --help)\n");
-	return 2;
-}
-
 static int fail(const char *what)
 {
 	fprintf(stderr, "vnpu-zerocopy: %s: %s\n", what, vnpu_last_error());
@@ -120,18 +115,18 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->rounds = strtoull(optarg, &end, 10);
 			if (end == optarg || *end || optarg[0] == '-' || !o->rounds ||
 			    o->rounds > MAX_ROUNDS)
-				return usage_error("-niter takes 1 to 10000, not '%s'", optarg);
+				return usage_error(TOOL, "-niter takes 1 to 10000, not '%s'", optarg);
 			break;
 		case ':':
-			return usage_error("%s needs a value", argv[optind - 1]);
+			return usage_error(TOOL, "%s needs a value", argv[optind - 1]);
 		default:
-			return usage_error("unknown option '%s'", argv[optind - 1]);
+			return usage_error(TOOL, "unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
+		return usage_error(TOOL, "unexpected argument '%s'", argv[optind]);
 	if (!o->model)
-		return usage_error("%s", "a model is needed (-m MODEL)");
+		return usage_error(TOOL, "a model is needed (-m MODEL)");
 	return 0;
 }
 
@@ -177,7 +172,7 @@ static int compile(struct zc *z)
 	if (z->o->shape) {
 		if (!parse_shape(z->o->shape, &shape)) {
 			vnpu_model_free(model);
-			return usage_error("-shape takes D,D,... not '%s'", z->o->shape);
+			return usage_error(TOOL, "-shape takes D,D,... not '%s'", z->o->shape);
 		}
 		if (vnpu_model_input_name(model, 0, &name) ||
 		    vnpu_model_reshape(model, name, &shape)) {
