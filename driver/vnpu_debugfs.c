@@ -5,8 +5,9 @@
  * Under /sys/kernel/debug/dri/<minor>/: ``state`` (device figures),
  * ``bos`` (every BO), ``jobs`` (jobs in flight), ``client_stats`` (open files),
  * and the fault-injection knobs ``inject_hang`` and ``inject_fault`` (that
- * many next jobs hang or fault), ``fail_alloc`` (that many next BO or job
- * allocations fail with -ENOMEM), and ``test_warn`` (the VM harness's own
+ * many next jobs hang or fault), ``inject_stall_ms`` (the firmware thread
+ * waits that long before it starts each job), ``fail_alloc`` (that many
+ * next BO or job allocations fail with -ENOMEM), and ``test_warn`` (the VM harness's own
  * test: writing 1 triggers a kernel WARN). Root only.
  */
 
@@ -150,6 +151,8 @@ void vnpu_debugfs_init(struct drm_minor *minor)
 				&vdev->fw.inject_hang);
 	debugfs_create_atomic_t("inject_fault", 0600, root,
 				&vdev->fw.inject_fault);
+	debugfs_create_u32("inject_stall_ms", 0600, root,
+			   &vdev->fw.inject_stall_ms);
 	debugfs_create_atomic_t("fail_alloc", 0600, root, &vdev->fail_alloc);
 	debugfs_create_file_unsafe("test_warn", 0200, root, NULL,
 				   &vnpu_test_warn_fops);

@@ -21,12 +21,14 @@ struct vnpu_file;
  * for a job that goes to the scheduler
  * @base: the scheduler job
  * @job: the job it belongs to
- * @seen_progress: @job->fw.progress at the last timeout of the job
+ * @seen_progress: @job->fw.progress when a timeout last saw it change
+ * @seen_ns: when that was (CLOCK_MONOTONIC ns), 0 before
  */
 struct vnpu_sched_job {
 	struct drm_sched_job base;
 	struct vnpu_job *job;
 	u64 seen_progress;
+	u64 seen_ns;
 };
 
 /**

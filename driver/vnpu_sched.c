@@ -6,11 +6,13 @@
  * run_job hands a job to the firmware and returns its hardware fence,
  * which the firmware signals when the job ends; a short job on an idle
  * device runs right in run_job (vnpu_fw_run_now()). Most such jobs never
- * get here: SUBMIT runs them itself (see vnpu_job.c). When a job runs longer
- * than the timeout without progress (no part or command completed since
- * the last check), the device is reset: the firmware abandons the job, it
- * ends %DRM_VNPU_JOB_TIMEOUT, a devcoredump describes what ran, and the
- * other jobs, already queued in the firmware or not, go on.
+ * get here: SUBMIT runs them itself (see vnpu_job.c). When the oldest job
+ * has run a whole timeout of its own (from its start, not from when the
+ * scheduler's timer began) without progress (no part or command
+ * completed), it is hung and the device is reset: the firmware abandons
+ * that job and no other, it ends %DRM_VNPU_JOB_TIMEOUT, a devcoredump
+ * describes what ran, and the other jobs, already queued in the firmware
+ * or not, go on.
  */
 
 #include <linux/devcoredump.h>
@@ -119,9 +121,11 @@ static void vnpu_coredump(struct vnpu_device *vdev, struct vnpu_job *bad)
 	dev_coredumpv(vdev->drm.dev, buf, n, GFP_KERNEL);
 }
 
+/* Reset the device to abandon @bad, found hung, if it still runs. */
 static void vnpu_reset(struct vnpu_device *vdev, struct vnpu_job *bad)
 {
-	vnpu_fw_reset(&vdev->fw);
+	if (!vnpu_fw_reset(&vdev->fw, &bad->fw))
+		return;
 	atomic64_inc(&vdev->stats.resets);
 	dev_info_ratelimited(vdev->drm.dev,
 			     "job %llu of client %llu timed out: device reset\n",
@@ -133,24 +137,61 @@ static void vnpu_reset(struct vnpu_device *vdev, struct vnpu_job *bad)
 		      "job timeout");
 }
 
+/*
+ * How long until @sjob, the oldest job on the hardware, counts as hung,
+ * in ns; 0 when it is hung now. A job is hung when it started and
+ * completed no part or command for a whole timeout of its own running
+ * time: counted from its start, or from the last check that saw it
+ * progress. The scheduler's timer says nothing of that: it runs from
+ * when the job became the oldest, which may be long before the device
+ * began it (a firmware thread that did not get a CPU), so a job that has
+ * not started is never hung, and neither is the job after a hung one.
+ */
+static u64 vnpu_sched_job_hang_in(struct vnpu_sched_job *sjob, u64 timeout_ns)
+{
+	struct vnpu_job *job = sjob->job;
+	u64 start = vnpu_fw_job_started(&job->fw);
+	u64 progress = atomic64_read(&job->fw.progress);
+	u64 now = ktime_get_ns(), since;
+
+	if (dma_fence_is_signaled(job->hw_fence) || !start)
+		return timeout_ns;
+	if (progress != sjob->seen_progress) {
+		sjob->seen_progress = progress;
+		sjob->seen_ns = now;
+		return timeout_ns;
+	}
+	since = max(start, sjob->seen_ns);
+	if (now - since >= timeout_ns)
+		return 0;
+	return timeout_ns - (now - since);
+}
+
 static enum drm_gpu_sched_stat
 vnpu_sched_timedout_job(struct drm_sched_job *sched_job)
 {
 	struct vnpu_sched_job *sjob = to_vnpu_sched_job(sched_job);
 	struct vnpu_job *job = sjob->job;
 	struct vnpu_device *vdev = job->vdev;
-	u64 progress = atomic64_read(&job->fw.progress);
+	struct drm_gpu_scheduler *sched = &vdev->sched;
+	u64 hang_in;
 
-	drm_sched_stop(&vdev->sched, sched_job);
+	/* Puts the job back at the head of the pending list. */
+	drm_sched_stop(sched, sched_job);
 
-	/* A job that still completes parts is slow, not hung. */
-	if (!dma_fence_is_signaled(job->hw_fence) &&
-	    progress == sjob->seen_progress)
+	hang_in = vnpu_sched_job_hang_in(sjob, jiffies_to_nsecs(sched->timeout));
+	if (!hang_in)
 		vnpu_reset(vdev, job);
-	sjob->seen_progress = progress;
 
-	drm_sched_resubmit_jobs(&vdev->sched);
-	drm_sched_start(&vdev->sched, true);
+	/*
+	 * Only @job was abandoned, if hung: the other jobs, queued in the
+	 * firmware or not, go on. Each gets its hardware fence back.
+	 */
+	drm_sched_resubmit_jobs(sched);
+	drm_sched_start(sched, true);
+	/* Look again when a running job would have stalled a whole timeout. */
+	if (hang_in)
+		drm_sched_resume_timeout(sched, max(nsecs_to_jiffies(hang_in), 1UL));
 	return DRM_GPU_SCHED_STAT_NOMINAL;
 }
 

@@ -422,16 +422,31 @@ static void vnpu_fw_end(struct vnpu_fw *fw, struct vnpu_fw_job *job,
 		wake_up(&fw->queue_wq);
 }
 
+/*
+ * The firmware thread is slow to start a job (inject_stall_ms), as a
+ * starved thread of a loaded VM is: the job is the device's, not started.
+ */
+static void vnpu_fw_stall(struct vnpu_fw *fw)
+{
+	u32 ms = READ_ONCE(fw->inject_stall_ms);
+
+	if (ms)
+		wait_event_idle_timeout(fw->event_wq, READ_ONCE(fw->dead),
+					msecs_to_jiffies(ms));
+}
+
 /* Run the running job, on whatever thread took the device for it. */
 static void vnpu_fw_run_job(struct vnpu_fw *fw, struct vnpu_fw_job *job,
 			    bool here)
 {
 	u32 status = DRM_VNPU_JOB_CANCELLED;
 
+	if (!here)
+		vnpu_fw_stall(fw);
 	if (atomic_cmpxchg(&job->state, VNPU_FW_JOB_QUEUED,
 			   VNPU_FW_JOB_RUNNING) == VNPU_FW_JOB_QUEUED &&
 	    !READ_ONCE(fw->dead)) {
-		job->start_ns = ktime_get_ns();
+		WRITE_ONCE(job->start_ns, ktime_get_ns());
 		status = vnpu_fw_run_cmds(fw, job, here);
 	}
 	vnpu_fw_end(fw, job, status);
@@ -577,27 +592,44 @@ bool vnpu_fw_cancel(struct vnpu_fw_job *job)
 }
 
 /**
- * vnpu_fw_reset() - reset the device: abandon the running job, which ends
- * TIMEOUT; queued jobs stay queued
+ * vnpu_fw_reset() - reset the device to abandon a hung job, which ends
+ * TIMEOUT; the jobs queued behind it stay queued
  * @fw: the device
+ * @job: the job found hung
  *
- * Return: true when a job was abandoned.
+ * Nothing happens unless @job is the running job and has started: a
+ * reset never ends a job that is not the one found hung, nor one the
+ * device has not begun.
+ *
+ * Return: true when @job was abandoned.
  */
-bool vnpu_fw_reset(struct vnpu_fw *fw)
+bool vnpu_fw_reset(struct vnpu_fw *fw, struct vnpu_fw_job *job)
 {
-	struct vnpu_fw_job *job;
+	bool hung;
 
 	spin_lock(&fw->lock);
-	job = fw->running;
-	if (job)
+	hung = fw->running == job && vnpu_fw_job_started(job);
+	if (hung)
 		fw->abort = job;
 	spin_unlock(&fw->lock);
-	if (!job)
+	if (!hung)
 		return false;
 
 	wake_up_all(&fw->event_wq);
 	wait_event_idle(fw->event_wq, READ_ONCE(fw->running) != job);
 	return true;
+}
+
+/**
+ * vnpu_fw_job_started() - when the device started a job
+ * @job: the job
+ *
+ * Return: its start timestamp (CLOCK_MONOTONIC ns), or 0 while it has not
+ * started (queued, or taken by a firmware thread that has not begun it).
+ */
+u64 vnpu_fw_job_started(const struct vnpu_fw_job *job)
+{
+	return READ_ONCE(job->start_ns);
 }
 
 /**

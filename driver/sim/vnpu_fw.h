@@ -133,6 +133,8 @@ struct vnpu_fw_fpu_figures {
  * @fpu: the FPU sections the tiles ran
  * @inject_hang: debugfs knob: this many next jobs hang
  * @inject_fault: debugfs knob: this many next jobs fault
+ * @inject_stall_ms: debugfs knob: the firmware thread waits this long
+ *	before it starts each job it takes (0: not at all)
  * @job_done: called when a job ends, before its fence signals
  * @name: name prefix of the threads
  */
@@ -158,6 +160,7 @@ struct vnpu_fw {
 	struct vnpu_fw_fpu_stats fpu;
 	atomic_t inject_hang;
 	atomic_t inject_fault;
+	u32 inject_stall_ms;
 	void (*job_done)(struct vnpu_fw *fw, struct vnpu_fw_job *job);
 	char name[16];
 };
@@ -171,7 +174,8 @@ bool vnpu_fw_job_is_short(const struct vnpu_fw_job *job);
 bool vnpu_fw_claim(struct vnpu_fw *fw, struct vnpu_fw_job *job);
 void vnpu_fw_run_claimed(struct vnpu_fw *fw, struct vnpu_fw_job *job);
 bool vnpu_fw_run_now(struct vnpu_fw *fw, struct vnpu_fw_job *job);
-bool vnpu_fw_reset(struct vnpu_fw *fw);
+bool vnpu_fw_reset(struct vnpu_fw *fw, struct vnpu_fw_job *job);
+u64 vnpu_fw_job_started(const struct vnpu_fw_job *job);
 bool vnpu_fw_cancel(struct vnpu_fw_job *job);
 u64 vnpu_fw_running_since(struct vnpu_fw *fw);
 void vnpu_fw_fpu_read(struct vnpu_fw *fw, struct vnpu_fw_fpu_figures *fig);

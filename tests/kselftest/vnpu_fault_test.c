@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * vnpu faults and limits: debugfs fault injection (hang, device fault,
- * allocation failure), devcoredump on reset, the memory limit, and the
- * device's FPU section count. The knobs, the limit and the count are
- * device-wide, so this program runs alone.
+ * allocation failure, a firmware slow to start jobs), devcoredump on
+ * reset, the memory limit, and the device's FPU section count. The knobs,
+ * the limit and the count are device-wide, so this program runs alone.
  */
 #include <dirent.h>
 
@@ -60,6 +60,7 @@ FIXTURE_TEARDOWN(fault)
 	}
 	vnpu_debugfs_write("inject_hang", "0");
 	vnpu_debugfs_write("inject_fault", "0");
+	vnpu_debugfs_write("inject_stall_ms", "0");
 	vnpu_debugfs_write("fail_alloc", "0");
 	if (self->fd >= 0)
 		close(self->fd);
@@ -177,6 +178,48 @@ TEST_F_TIMEOUT(fault, devcoredump_on_reset, 120)
 	id = run_stream(_metadata, self->fd, &self->s, &self->slot, 1);
 	ASSERT_EQ(DRM_VNPU_JOB_TIMEOUT, wait_job(_metadata, self->fd, id));
 	ASSERT_EQ(1, read_devcoredumps());
+}
+
+/* Elements of the innocent job's fill: too many to run at submit. */
+#define INNOCENT_ELEMS 8192
+
+/*
+ * A hang beside an innocent job of another file, with the firmware thread
+ * slow to start each job (two timeouts, as a starved VM's thread may be):
+ * the watchdog fires while a job waits to start, which is not a hang. The
+ * hung job alone ends TIMEOUT, after exactly one reset; the innocent job
+ * ends OK with its data.
+ */
+TEST_F_TIMEOUT(fault, innocent_job_beside_hang_completes, 300)
+{
+	uint64_t resets = get_param(_metadata, self->fd, DRM_VNPU_PARAM_RESET_COUNT);
+	struct drm_vnpu_slot slot = { .flags = DRM_VNPU_SLOT_WRITE };
+	static uint32_t out[INNOCENT_ELEMS];
+	struct stream spin = { 0 }, fill = { 0 };
+	char timeout[32] = "", stall[32];
+	uint64_t hung, innocent;
+	int fd2, i;
+
+	ASSERT_EQ(0, sysfs_rw("/sys/module/vnpu/parameters/timeout_ms",
+			      timeout, sizeof(timeout), NULL));
+	snprintf(stall, sizeof(stall), "%d", 2 * atoi(timeout));
+	ASSERT_EQ(0, vnpu_debugfs_write("inject_stall_ms", stall));
+	fd2 = vnpu_open(0);
+	ASSERT_LE(0, fd2);
+	slot.handle = bo_create(_metadata, fd2, sizeof(out));
+	stream_spin(&spin);
+	stream_fill(&fill, tensor_1d(0, VNPU_DTYPE_U32, 0, INNOCENT_ELEMS), 7);
+
+	hung = run_stream(_metadata, self->fd, &spin, NULL, 0);
+	innocent = run_stream(_metadata, fd2, &fill, &slot, 1);
+	ASSERT_EQ(DRM_VNPU_JOB_TIMEOUT, wait_job(_metadata, self->fd, hung));
+	ASSERT_EQ(DRM_VNPU_JOB_OK, wait_job(_metadata, fd2, innocent));
+	ASSERT_EQ(resets + 1,
+		  get_param(_metadata, self->fd, DRM_VNPU_PARAM_RESET_COUNT));
+	bo_download(_metadata, fd2, slot.handle, 0, out, sizeof(out));
+	for (i = 0; i < INNOCENT_ELEMS; i++)
+		ASSERT_EQ(7, out[i]);
+	close(fd2);
 }
 
 TEST_F(fault, mem_used_tracks_bos)
