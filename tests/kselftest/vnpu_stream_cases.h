@@ -188,6 +188,10 @@ M(m_fill_readonly_slot, case_fill(s)->dst.slot = 1)
 M(m_fill_readonly_alias_slot, case_fill(s)->dst.slot = 2)
 M(m_fill_zero_stride_dst, case_fill(s)->dst.strides[0] = 0)
 M(m_fill_size_small, case_fill(s)->hdr.size -= 8)
+/* The stream is a FILL's header alone: nothing past it may be read. */
+M(m_fill_header_only,
+  memset(s, 0, sizeof(*s));
+  case_add(s, VNPU_CMD_FILL, sizeof(struct vnpu_cmd_header)))
 M(m_cmd_size_zero, case_fill(s)->hdr.size = 0)
 M(m_cmd_size_unaligned, case_fill(s)->hdr.size += 4)
 M(m_cmd_size_beyond_stream, case_copy(s)->hdr.size += 8)
@@ -266,6 +270,7 @@ M(m_chain_input_beyond_bo,
 	X(fill_readonly_alias_slot, m_fill_readonly_alias_slot, 0) \
 	X(fill_zero_stride_dst, m_fill_zero_stride_dst, 0) \
 	X(fill_size_small, m_fill_size_small, 0) \
+	X(fill_header_only, m_fill_header_only, 0) \
 	X(cmd_size_zero, m_cmd_size_zero, 0) \
 	X(cmd_size_unaligned, m_cmd_size_unaligned, 0) \
 	X(cmd_size_beyond_stream, m_cmd_size_beyond_stream, 0) \
