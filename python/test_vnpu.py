@@ -13,31 +13,12 @@ import threading
 import numpy as np
 
 import vnpu
+from vnpu_check import check, finish, raises
 
 NODE = "/usr/share/libonnx-testdata/data/node"
 RELU = f"{NODE}/test_relu/model.onnx"
 ADD = f"{NODE}/test_add/model.onnx"
 device = sys.argv[1]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL", what)
-
-
-def raises(status, fn, what):
-    try:
-        fn()
-    except vnpu.Error as e:
-        check(e.status == status, f"{what}: {e.status}, expected {status}")
-        check(str(e).count(":") >= 1 and len(str(e)) > len(status) + 2,
-              f"{what}: no message in {e}")
-        return
-    check(False, f"{what}: no error")
-
-
 core = vnpu.Core()
 if device not in core.available_devices:
     print(f"skip: no {device} in {core.available_devices}")
@@ -160,6 +141,4 @@ imported = core.import_model(blob, device)
 check(np.array_equal(imported({"x": x})["y"], np.maximum(x, 0)), "imported blob")
 raises("PARSE_ERROR", lambda: core.import_model(blob[:40], device), "truncated blob")
 
-if failures:
-    sys.exit(f"{len(failures)} failure(s)")
-print(f"python on {device}: ok")
+finish(f"python on {device}: ok")
