@@ -18,6 +18,7 @@ Every failure raises vnpu.Error, whose ``status`` is the C status name
 their C handles when collected; each keeps what it depends on alive.
 """
 import ctypes
+import mmap
 import os
 import threading
 
@@ -25,7 +26,7 @@ import numpy as np
 
 from . import _lib
 
-__all__ = ["Core", "Model", "CompiledModel", "InferRequest", "Port", "Error",
+__all__ = ["Core", "Model", "CompiledModel", "InferRequest", "Port", "Tensor", "Error",
            "version"]
 
 _c = _lib.load()
@@ -39,6 +40,8 @@ _DTYPES = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16,
            6: np.int32, 7: np.int64, 9: np.bool_, 10: np.float16, 11: np.float64,
            12: np.uint32, 13: np.uint64}
 _TYPES = {np.dtype(v): k for k, v in _DTYPES.items()}
+# vnpu_fence_kind
+_FENCES = {"sync_file": 0, "syncobj": 1}
 
 
 class Error(Exception):
@@ -103,6 +106,20 @@ def _shape(dims):
     s.rank = len(dims)
     s.dims[:len(dims)] = dims
     return s
+
+
+def _type_of(dtype, what):
+    """libvnpu's element type of numpy @dtype."""
+    try:
+        return _TYPES[np.dtype(dtype)]
+    except (KeyError, TypeError):
+        raise Error(-3, f"{what}: dtype {dtype} is not one libvnpu takes") from None
+
+
+def _fence_kind(kind):
+    if kind not in _FENCES:
+        raise Error(-3, f"fence kind {kind!r}: one of {', '.join(_FENCES)}")
+    return _FENCES[kind]
 
 
 class Port:
@@ -197,6 +214,36 @@ class Core(_Handle):
                                          ctypes.byref(h)), "import")
         return CompiledModel(h.value, self)
 
+    def create_remote_tensor(self, device, shape, dtype):
+        """A Tensor of @shape and @dtype over new page-aligned memory that
+        @device reads and writes in place (the NPU as a userptr buffer);
+        ``tensor.device`` is None when the device took it as host memory,
+        which requests copy."""
+        s = _shape(shape)
+        t = _type_of(dtype, "remote tensor")
+        if any(d < 0 for d in s.dims[:s.rank]):
+            raise Error(-3, f"remote tensor: shape {tuple(shape)} has a dynamic dimension")
+        nbytes = int(np.prod(s.dims[:s.rank], dtype=np.int64)) * np.dtype(dtype).itemsize
+        memory = mmap.mmap(-1, max(nbytes, 1))
+        address = ctypes.addressof(ctypes.c_char.from_buffer(memory))
+        h = ctypes.c_void_p()
+        _check(_c.vnpu_core_create_remote_tensor(self._h, _b(device), t, ctypes.byref(s),
+                                                 address, ctypes.byref(h)),
+               f"remote tensor on {device}")
+        # The tensor holds the mapping (and the core, its device's owner).
+        return Tensor(h.value, (memory, self))
+
+    def import_dmabuf_tensor(self, device, fd, shape, dtype):
+        """A Tensor of @shape and @dtype over the dma-buf @fd, which
+        @device reads and writes in place; the caller keeps @fd."""
+        s = _shape(shape)
+        h = ctypes.c_void_p()
+        _check(_c.vnpu_core_import_dmabuf_tensor(self._h, _b(device),
+                                                 _type_of(dtype, "dma-buf tensor"),
+                                                 ctypes.byref(s), int(fd), ctypes.byref(h)),
+               f"dma-buf tensor on {device}")
+        return Tensor(h.value, self)
+
 
 class Model(_Handle):
     """A model read from ONNX: its ports; reshape() before compiling."""
@@ -254,10 +301,9 @@ class Model(_Handle):
         """Make input @name the constant @array (its dtype the input's,
         its shape one the input takes); the input leaves the model's inputs."""
         array = np.ascontiguousarray(array)
-        if array.dtype not in _TYPES:
-            raise Error(-3, f"{name}: dtype {array.dtype} is not one libvnpu takes")
+        t = _type_of(array.dtype, name)
         s = _shape(array.shape)
-        _check(_c.vnpu_model_freeze_input(self._h, _b(name), _TYPES[array.dtype],
+        _check(_c.vnpu_model_freeze_input(self._h, _b(name), t,
                                           ctypes.byref(s),
                                           array.ctypes.data_as(ctypes.c_void_p),
                                           array.nbytes), f"freeze {name}")
@@ -312,8 +358,49 @@ class CompiledModel(_Handle):
         return self.create_infer_request().infer(inputs)
 
 
-class _Tensor(_Handle):
+class Tensor(_Handle):
+    """A tensor of the caller's memory or a dma-buf (Core.create_remote_tensor,
+    Core.import_dmabuf_tensor), or a request's own buffer: ``array`` is its
+    memory as a numpy array (no copy), ``device`` the device whose memory it
+    is (None: host memory). Bound to a request with InferRequest.set_tensor."""
     _free = _c.vnpu_tensor_free
+
+    @property
+    def device(self):
+        name = ctypes.c_char_p()
+        _check(_c.vnpu_tensor_get_device(self._h, ctypes.byref(name)))
+        return _s(name.value)
+
+    @property
+    def array(self):
+        """The tensor's memory as a numpy array; it holds the tensor."""
+        t, s = ctypes.c_int(), _lib.Shape()
+        data, size = ctypes.c_void_p(), ctypes.c_uint64()
+        _check(_c.vnpu_tensor_get_element_type(self._h, ctypes.byref(t)))
+        _check(_c.vnpu_tensor_get_shape(self._h, ctypes.byref(s)))
+        _check(_c.vnpu_tensor_get_byte_size(self._h, ctypes.byref(size)))
+        _check(_c.vnpu_tensor_get_data(self._h, ctypes.byref(data)))
+        if t.value not in _DTYPES:
+            raise Error(-6, f"numpy has no {_s(_c.vnpu_element_type_str(t.value))}")
+        buf = (ctypes.c_char * size.value).from_address(data.value) if size.value else b""
+        array = np.frombuffer(buf, dtype=_DTYPES[t.value]).reshape(s.dims[:s.rank])
+        view = array.view(_TensorArray)
+        view._vnpu_tensor = self
+        return view
+
+    def set_in_fence(self, fd, kind="sync_file"):
+        """The next request started with this tensor bound waits, on the
+        device, for the fence of @fd ("sync_file" or "syncobj"); the
+        caller keeps @fd."""
+        _check(_c.vnpu_tensor_set_in_fence(self._h, _fence_kind(kind), int(fd)), "in-fence")
+
+    def export_out_fence(self, kind="sync_file"):
+        """A new fd (the caller closes it) of the fence that signals when
+        the device has ended the last request that wrote this tensor."""
+        fd = ctypes.c_int(-1)
+        _check(_c.vnpu_tensor_export_out_fence(self._h, _fence_kind(kind), ctypes.byref(fd)),
+               "out-fence")
+        return fd.value
 
 
 class InferRequest(_Handle):
@@ -334,35 +421,29 @@ class InferRequest(_Handle):
         while the array lives (it holds the tensor)."""
         h = ctypes.c_void_p()
         _check(_c.vnpu_infer_request_get_tensor(self._h, _b(name), ctypes.byref(h)), name)
-        tensor = _Tensor(h.value)
-        t, s = ctypes.c_int(), _lib.Shape()
-        data, size = ctypes.c_void_p(), ctypes.c_uint64()
-        _check(_c.vnpu_tensor_get_element_type(tensor._h, ctypes.byref(t)))
-        _check(_c.vnpu_tensor_get_shape(tensor._h, ctypes.byref(s)))
-        _check(_c.vnpu_tensor_get_byte_size(tensor._h, ctypes.byref(size)))
-        _check(_c.vnpu_tensor_get_data(tensor._h, ctypes.byref(data)))
-        if t.value not in _DTYPES:
-            raise Error(-6, f"{name}: numpy has no {_s(_c.vnpu_element_type_str(t.value))}")
-        buf = (ctypes.c_char * size.value).from_address(data.value) if size.value else b""
-        array = np.frombuffer(buf, dtype=_DTYPES[t.value]).reshape(s.dims[:s.rank])
-        # The view holds the tensor, so the memory lives as long as it.
-        view = array.view(_TensorArray)
-        view._vnpu_tensor = tensor
-        return view
+        return Tensor(h.value).array
+
+    def set_tensor(self, name, tensor):
+        """Bind @tensor (a Tensor) as the buffer of port @name: a remote
+        tensor of the request's device and the port's type is read or
+        written in place, others are copied. Kept until another is set."""
+        if not isinstance(tensor, Tensor):
+            raise Error(-3, f"{name}: set_tensor takes a vnpu.Tensor, not {type(tensor).__name__}")
+        _check(_c.vnpu_infer_request_set_tensor(self._h, _b(name), tensor._h), name)
+        self._inputs = [a for a in self._inputs if a[0] != name] + [(name, tensor)]
 
     def set_input(self, name, array):
         """Use @array for input @name: any numeric dtype the library
         converts (f32, f16, f64, i8, u8, i32, i64, ...), the port's shape.
         The request reads it at each run until another is set."""
         array = np.ascontiguousarray(array)
-        if array.dtype not in _TYPES:
-            raise Error(-3, f"{name}: dtype {array.dtype} is not one libvnpu takes")
+        t = _type_of(array.dtype, name)
         s = _shape(array.shape)
         h = ctypes.c_void_p()
-        _check(_c.vnpu_tensor_create_from_ptr(_TYPES[array.dtype], ctypes.byref(s),
+        _check(_c.vnpu_tensor_create_from_ptr(t, ctypes.byref(s),
                                               array.ctypes.data_as(ctypes.c_void_p),
                                               ctypes.byref(h)), name)
-        tensor = _Tensor(h.value, array)
+        tensor = Tensor(h.value, array)
         _check(_c.vnpu_infer_request_set_tensor(self._h, _b(name), tensor._h), name)
         self._inputs = [a for a in self._inputs if a[0] != name] + [(name, array)]
 

@@ -85,6 +85,13 @@ SIGNATURES = {
     "vnpu_tensor_get_shape": [P, ctypes.POINTER(Shape)],
     "vnpu_tensor_get_byte_size": [P, ctypes.POINTER(ctypes.c_uint64)],
     "vnpu_tensor_get_data": [P, PP],
+    "vnpu_core_create_remote_tensor": [P, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(Shape),
+                                       P, PP],
+    "vnpu_core_import_dmabuf_tensor": [P, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(Shape),
+                                       ctypes.c_int, PP],
+    "vnpu_tensor_set_in_fence": [P, ctypes.c_int, ctypes.c_int],
+    "vnpu_tensor_export_out_fence": [P, ctypes.c_int, ctypes.POINTER(ctypes.c_int)],
+    "vnpu_tensor_get_device": [P, ctypes.POINTER(ctypes.c_char_p)],
 }
 VOID = {
     "vnpu_core_free": [P], "vnpu_model_free": [P], "vnpu_compiled_model_free": [P],
