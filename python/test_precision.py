@@ -7,14 +7,17 @@ weights (python3-onnx builds it in memory):
 * f32, f16 and bf16 compile and report the hint they were compiled with;
   f16 and bf16 halve WEIGHTS_SIZE (the packed weights; biases stay f32).
 * Each result is the f32 computation on the weights rounded to the hint's
-  type (to nearest even, the numpy reference in double): within 2e-5 of
+  type (to nearest even, the numpy reference in double), and where the
+  device lists AVX512_BF16 under bf16 also on the inputs of the Conv, the
+  Gemm and the MatMul rounded to bf16 (its vdpbf16ps kernels): within 2e-5 of
   the largest output, and at least four times nearer to that than to the
   f32 weights' result, so the hint cannot be a no-op.
 * Documented tolerance against f32 (runtime.rst): the largest difference
   at most 2e-3 (f16) and 2e-2 (bf16) of the largest f32 output.
 * The hint set on the device applies to the next compile; export and
   import keep the bits; bad values are INVALID_ARGUMENT and change nothing.
-* OPTIMIZATION_CAPABILITIES lists FP32, FP16 and BF16.
+* OPTIMIZATION_CAPABILITIES lists FP32, FP16 and BF16, and AVX512_BF16
+  exactly when the CPU has AVX512-BF16 (/proc/cpuinfo).
 * With a second device (test_precision.py NPU.0 CPU): for each hint the
   two devices give the same bits.
 
@@ -99,14 +102,17 @@ def conv3x3(inp, w, b, group):
     return out
 
 
-def reference(hint):
-    """The model in float64 on the weights rounded to @hint (biases f32)."""
+def reference(hint, dot=False):
+    """The model in float64 on the weights rounded to @hint (biases f32);
+    with @dot, the inputs of the Conv, the Gemm and the MatMul rounded to
+    bf16 too (the depthwise Conv's widen its weights instead)."""
     w = {k: (rounded(v, hint) if k.startswith("w") else v.astype(np.float64))
          for k, v in weights.items()}
-    c1 = np.maximum(conv3x3(x[0].astype(np.float64), w["w1"], w["b1"], 1), 0)
+    act = (lambda a: rounded(a.astype(np.float32), "bf16")) if dot else (lambda a: a)
+    c1 = np.maximum(conv3x3(act(x[0]).astype(np.float64), w["w1"], w["b1"], 1), 0)
     conv = conv3x3(c1, w["w2"], w["b2"], M)
-    g = np.maximum(conv.reshape(1, -1) @ w["w3"].T + w["b3"], 0)
-    return {"conv": conv[None], "y": g @ w["w4"]}
+    g = np.maximum(act(conv.reshape(1, -1)) @ w["w3"].T + w["b3"], 0)
+    return {"conv": conv[None], "y": act(g) @ w["w4"]}
 
 
 def run(cm):
@@ -125,10 +131,15 @@ for d in devices:
         sys.exit(77)
 model = core.read_model(build())
 refs = {h: reference(h) for h in HINTS}
+with open("/proc/cpuinfo") as f:
+    cpu_bf16 = " avx512_bf16" in f.read()
 results = {}
 for dev in devices:
     caps = core.get_property("OPTIMIZATION_CAPABILITIES", dev)
     check({"FP32", "FP16", "BF16"} <= set(caps), f"{dev}: capabilities {caps}")
+    native = "AVX512_BF16" in caps
+    check(native == cpu_bf16 or (native is False and "AVX2_FMA" not in caps),
+          f"{dev}: capabilities {caps}, CPU avx512_bf16 {cpu_bf16}")
     size = {}
     for hint in HINTS:
         cm = core.compile_model(model, dev, {"INFERENCE_PRECISION_HINT": hint})
@@ -137,7 +148,8 @@ for dev in devices:
         size[hint] = cm.get_property("WEIGHTS_SIZE")
         got = run(cm)
         results[(dev, hint)] = got
-        near = max_rel(got, refs[hint])
+        ref = reference(hint, True) if native and hint == "bf16" else refs[hint]
+        near = max_rel(got, ref)
         check(near <= 2e-5, f"{dev} {hint}: {near:.3g} from the {hint}-weights reference")
         if hint != "f32":
             far = max_rel(got, refs["f32"])

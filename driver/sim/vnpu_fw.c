@@ -686,6 +686,14 @@ static bool engine_simd = true;
 module_param(engine_simd, bool, 0444);
 MODULE_PARM_DESC(engine_simd, "Use the engine's AVX2+FMA and AVX-512 kernels when the CPU has them (default true; false: the baseline kernels)");
 
+/*
+ * Off: layers with packed bf16 weights widen them to f32 (the AVX-512F
+ * path's bits) even where the CPU has AVX512-BF16.
+ */
+static bool engine_bf16 = true;
+module_param(engine_bf16, bool, 0444);
+MODULE_PARM_DESC(engine_bf16, "Use the engine's AVX512-BF16 kernels for bf16 weights when the CPU has them (default true)");
+
 static u32 vnpu_fw_features(void)
 {
 	if (!engine_simd)
@@ -694,11 +702,20 @@ static u32 vnpu_fw_features(void)
 	    !cpu_has_xfeatures(XFEATURE_MASK_SSE | XFEATURE_MASK_YMM, NULL))
 		return 0;
 	/* The AVX-512 GEMM kernels give the AVX2 bits, only faster. */
-	if (boot_cpu_has(X86_FEATURE_AVX512F) &&
-	    cpu_has_xfeatures(XFEATURE_MASK_SSE | XFEATURE_MASK_YMM |
-			      XFEATURE_MASK_AVX512, NULL))
-		return VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512;
-	return VNPU_ENG_F_AVX2_FMA;
+	if (!boot_cpu_has(X86_FEATURE_AVX512F) ||
+	    !cpu_has_xfeatures(XFEATURE_MASK_SSE | XFEATURE_MASK_YMM |
+			       XFEATURE_MASK_AVX512, NULL))
+		return VNPU_ENG_F_AVX2_FMA;
+	/*
+	 * vdpbf16ps is plain ZMM state, which kernel_fpu_begin() saves; AMX
+	 * tiles are not (XTILEDATA is a dynamic feature the kernel grants
+	 * per task on request), so the engine has no AMX kernels.
+	 */
+	if (engine_bf16 && boot_cpu_has(X86_FEATURE_AVX512_BF16) &&
+	    boot_cpu_has(X86_FEATURE_AVX512BW))
+		return VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 |
+		       VNPU_ENG_F_AVX512_BF16;
+	return VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512;
 }
 
 static void vnpu_fw_stop_tiles(struct vnpu_fw *fw)

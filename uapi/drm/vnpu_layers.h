@@ -301,7 +301,7 @@ struct vnpu_layer_act {
 /*
  * Packed weights. A packed operand is a rank-1, stride-1 f32, f16 or bf16
  * tensor of exactly the packed size (f16 and bf16 panels are the f32
- * ones, each element rounded; the engine widens them to f32 exactly):
+ * ones, each element rounded; bf16 ones then in depth pairs, see below):
  *
  * %VNPU_PACK_GEMM_B, GEMM's B [K, N]: the columns in panels of
  *   %VNPU_PACK_NR: panel p holds element (k, j) of B[k][p * NR + j] at
@@ -312,6 +312,12 @@ struct vnpu_layer_act {
  *   group g, panel p holds Wg[p * MR + i][k] at
  *   g * P * MR * KC + p * KC * MR + k * MR + i, where P = ceil((M/group) / MR),
  *   zero where p * MR + i >= M/group. Size: group * P * MR * KC.
+ *
+ * bf16 panels pair their depths, for dot-product instructions: in a panel
+ * of width w (NR, or MR) and depth K (K, or KC), element (k, x) is at
+ * (k / 2) * 2 * w + 2 * x + k % 2 from the panel's start for k below K
+ * rounded down to even; the last depth of an odd K is a plain row at
+ * k * w + x. vnpu_eng_pair_bf16() rearranges panels so.
  */
 /** VNPU_PACK_NR - columns per panel of %VNPU_PACK_GEMM_B */
 #define VNPU_PACK_NR 16

@@ -92,6 +92,30 @@ static void load_f32(float *dst, const void *src, __s64 st, __u64 n, __u32 dt)
 		dst[i] = ldf(src, (__s64)i * st, dt);
 }
 
+/*
+ * Depth [k0, k0 + @kc) of a packed f16 or bf16 panel of width @w, read
+ * from @src (k0 even), as f32 rows of @w at @dst: bf16 panels hold depth
+ * pairs (vnpu_eng_pair_bf16()), and an odd @kc ends on the panel's plain
+ * last row.
+ */
+static void widen_panel(float *dst, const __u16 *src, __u64 kc, __u64 w,
+			__u32 dt)
+{
+	__u64 k, x;
+
+	if (dt != VNPU_DTYPE_BF16) {
+		load_f32(dst, src, 1, kc * w, dt);
+		return;
+	}
+	for (k = 0; k + 1 < kc; k += 2, src += 2 * w, dst += 2 * w)
+		for (x = 0; x < w; x++) {
+			dst[x] = bf16_to_f32(src[2 * x]);
+			dst[w + x] = bf16_to_f32(src[2 * x + 1]);
+		}
+	if (kc % 2)
+		load_f32(dst, src, 1, w, dt);
+}
+
 #ifndef ENG_FMA
 /*
  * The baseline build, for CPUs without FMA: the same micro-kernels with
@@ -484,6 +508,8 @@ void vnpu_eng_slice_avx2(struct eng_slice *s)
  * struct gemm_a - the left operand: packed f32 panels over the whole depth,
  * a strided matrix of @dt packed per slice, or a packer of its own
  * @packed: f32 panels packed over the whole depth, or NULL
+ * @pairs: NULL, or the same weights' packed bf16 panels (the AVX512-BF16
+ *	kernels read them in place)
  * @p: the strided matrix, or what @pack reads
  * @rs: @p's row stride, in elements
  * @cs: @p's column stride, in elements
@@ -494,6 +520,7 @@ void vnpu_eng_slice_avx2(struct eng_slice *s)
  */
 struct gemm_a {
 	const float *packed;
+	const __u16 *pairs;
 	const void *p;
 	__s64 rs, cs;
 	__u32 dt;
@@ -509,6 +536,7 @@ struct gemm_a {
  * or bf16 panels of depth @k at @p); or (with @off) f32 rows read at
  * @win + off[k] + column
  * @packed: f32 panels packed over the whole depth, or NULL
+ * @pairs: as gemm_a's
  * @p: the strided matrix, or what @pack reads
  * @rs: @p's row stride, in elements
  * @cs: @p's column stride, in elements
@@ -522,6 +550,7 @@ struct gemm_a {
  */
 struct gemm_b {
 	const float *packed;
+	const __u16 *pairs;
 	const void *p;
 	__s64 rs, cs;
 	__u32 dt;
@@ -889,22 +918,24 @@ static void pack_b_lowp(const void *arg, __u64 k0, __u64 kc, __u64 n0,
 	__u64 p;
 
 	for (p = n0 / ENG_NR; p * ENG_NR < n0 + nc; p++, dst += kc * ENG_NR)
-		load_f32(dst, elem_at(b->p, (__s64)((p * b->k + k0) * ENG_NR),
-				      b->dt), 1, kc * ENG_NR, b->dt);
+		widen_panel(dst, elem_at(b->p, (__s64)((p * b->k + k0) * ENG_NR),
+					 b->dt), kc, ENG_NR, b->dt);
 }
 
 /**
  * struct gemm_bufs - a part's scratch: packed A slice, B (packed slice or
  * window), the block accumulator, and whether the AVX-512 kernels run
+ * (and the AVX512-BF16 ones, for packed bf16 weights)
  * @a: the packed A slice
  * @b: the packed B slice or window
  * @acc: the block accumulator
  * @avx512: the AVX-512 kernels run
+ * @bf16: the AVX512-BF16 kernels run for packed bf16 weights
  * @ctx: the part's context
  */
 struct gemm_bufs {
 	float *a, *b, *acc;
-	int avx512;
+	int avx512, bf16;
 	const struct vnpu_eng_ctx *ctx;
 };
 
@@ -985,6 +1016,57 @@ void gemv_block(const struct gemm_a *a, const struct gemm_b *b, __u64 m0,
 	block_flush(o, e, &f, 0, 1, 0, nc);
 }
 
+#ifdef ENG_FMA
+/*
+ * The depth slice of @s with the AVX512-BF16 kernels: the packed bf16
+ * weights in place, the activations rounded to bf16 pairs on the way (a
+ * GEMM's A rows in B's unused room, a CONV's B a column pair at a time
+ * from the window or the im2col panels, in A's).
+ */
+static void slice_bf16(const struct gemm_a *a, const struct gemm_b *b,
+		       const struct eng_slice *s, __u64 m0, __u64 n0, __u64 k0,
+		       __u64 kt, const struct gemm_bufs *bufs)
+{
+	struct eng_bf16_slice t = { .kc = s->kc, .mc = s->mc, .nc = s->nc,
+				    .acc = s->acc, .acc_rs = s->acc_rs,
+				    .load = s->load };
+	__u32 *tail = (__u32 *)bufs->b, *room = eng_align(tail + ENG_GEMM_MC);
+
+	if (b->pairs) {
+		if (a->dt == VNPU_DTYPE_F32 && a->cs == 1) {
+			vnpu_eng_bf16_pack_a((const float *)a->p +
+					     (__s64)m0 * a->rs + (__s64)k0,
+					     a->rs, s->mc, s->kc, room, tail);
+		} else {
+			pack_a_rows(a, m0, s->mc, k0, s->kc, bufs->a);
+			vnpu_eng_bf16_pack_a(bufs->a, ENG_KC, s->mc, s->kc,
+					     room, tail);
+		}
+		t.a = room;
+		t.a_ps = ENG_MR * ENG_BF16_ARS;
+		t.a_rows = 1;
+		t.a_tail = tail;
+		t.b = (const __u32 *)(b->pairs + (n0 / ENG_NR) * kt * ENG_NR +
+				      k0 * ENG_NR);
+		t.b_ps = kt * ENG_NR / 2;
+		t.work = eng_align(room + ENG_GEMM_MC * ENG_KC / 2);
+	} else {
+		t.a = (const __u32 *)(a->pairs + m0 * kt + k0 * ENG_MR);
+		t.a_ps = kt * ENG_MR / 2;
+		if (b->off) {
+			t.fb = b->win + n0;
+			t.off = b->off + k0;
+		} else {
+			b->pack(b->arg, k0, s->kc, n0, s->nc, bufs->b);
+			t.fb = bufs->b;
+			t.fb_ps = s->kc * ENG_NR;
+		}
+		t.work = (__u32 *)bufs->a;
+	}
+	vnpu_eng_slice_bf16(&t);
+}
+#endif
+
 /*
  * Output block [m0, m0 + mc) x [n0, n0 + nc) of a depth-@kt product,
  * summed in @bufs->acc and stored through the epilogue after the last
@@ -1000,7 +1082,7 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 				.m0 = m0, .n0 = n0 };
 	__u64 k0 = 0, kstep;
 	float add[ENG_GEMM_MC];
-	int fuse, has_add = 0;
+	int fuse, bf16, has_add = 0;
 
 	/* One row over packed B (a batch of one): a mat-vec. */
 	if (mc == 1 && kt && b->packed && !a->packed && !a->pack) {
@@ -1015,7 +1097,9 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 	 * Padded columns: output rows at least a tile wide, so that a tile's
 	 * columns reach at most two of them.
 	 */
-	fuse = kt && f.plain && !e->r && e->act->func == VNPU_ACT_IDENTITY &&
+	bf16 = bufs->bf16 && (a->pairs || b->pairs);
+	fuse = !bf16 && kt && f.plain && !e->r &&
+	       e->act->func == VNPU_ACT_IDENTITY &&
 	       !e->act->flags &&
 	       (!o->wp || o->ow >= (bufs->avx512 ? 2 : 1) * ENG_NR);
 	s.mc = mc;
@@ -1024,6 +1108,9 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 	s.acc_rs = eng_acc_rs(nc);
 	/* Even slices of at most ENG_KC. */
 	kstep = eng_div_up(kt, eng_div_up(kt ? kt : 1, ENG_KC));
+	/* Packed bf16 weights: slices start on a depth pair. */
+	if ((a->pairs || b->pairs) && kstep < kt)
+		kstep += kstep % 2;
 	if (!kt) {
 		/* No depth: every sum is zero. */
 		__u64 i;
@@ -1034,6 +1121,12 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 	while (k0 < kt) {
 		s.kc = eng_min(kstep, kt - k0);
 		s.load = k0 != 0;
+#ifdef ENG_FMA
+		if (bf16) {
+			slice_bf16(a, b, &s, m0, n0, k0, kt, bufs);
+			goto next;
+		}
+#endif
 		s.a_rows = 0;
 		if (a->packed) {
 			s.a = a->packed + (m0 / ENG_MR) * a->k * ENG_MR +
@@ -1078,6 +1171,9 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 			s.out_add = has_add ? add : 0;
 		}
 		slice_dispatch(&s, bufs->avx512);
+#ifdef ENG_FMA
+next:
+#endif
 		k0 += s.kc;
 		/* The sums so far are in scratch: vnpu.ko may pause here. */
 		if (k0 < kt)
@@ -1101,8 +1197,10 @@ static void gemm_scratch(const struct vnpu_eng_ctx *ctx, int need_a,
 	/* The AVX-512 kernels extend the FMA build only. */
 #ifdef ENG_FMA
 	bufs->avx512 = !!(ctx->features & VNPU_ENG_F_AVX512);
+	bufs->bf16 = eng_bf16_path(ctx->features);
 #else
 	bufs->avx512 = 0;
+	bufs->bf16 = 0;
 #endif
 	bufs->ctx = ctx;
 	eng_scratch_block(ctx->features, u, &blk);
@@ -1189,6 +1287,8 @@ static int run_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	} else if (tb->dtype != VNPU_DTYPE_F32) {
 		b.pack = pack_b_lowp;
 		b.p = l->data[1];
+		if (tb->dtype == VNPU_DTYPE_BF16)
+			b.pairs = l->data[1];
 	}
 	b.n = n;
 	b.k = k;
@@ -1754,8 +1854,12 @@ static void conv_weights(const struct eng_layer *l, __u64 g,
 			    g * eng_div_up(cj->s.mg, ENG_MR) * ENG_MR * kt;
 		return;
 	}
+	a->pairs = 0;
 	if (at->flags & VNPU_LAYER_F_PACKED) {
 		a->pack = pack_a_conv;
+		if (w->dtype == VNPU_DTYPE_BF16)
+			a->pairs = (const __u16 *)l->data[1] +
+				   g * eng_div_up(cj->s.mg, ENG_MR) * ENG_MR * kt;
 		return;
 	}
 	/* Dense weights: rows of kt; strided ones per element. */
@@ -1786,10 +1890,10 @@ static void pack_a_weights(const struct eng_layer *l, __u64 g,
 
 	if (at->flags & VNPU_LAYER_F_PACKED) {
 		for (p = 0; p < mc; p += ENG_MR, dst += kc * ENG_MR)
-			load_f32(dst, elem_at(l->data[1],
-					      (__s64)((g0 + m0 + p) * kt +
-						      k0 * ENG_MR), w->dtype),
-				 1, kc * ENG_MR, w->dtype);
+			widen_panel(dst, elem_at(l->data[1],
+						 (__s64)((g0 + m0 + p) * kt +
+							 k0 * ENG_MR), w->dtype),
+				    kc, ENG_MR, w->dtype);
 		return;
 	}
 
@@ -2074,7 +2178,10 @@ static float dw_weight(const struct eng_layer *l, __u64 c, __u64 kh, __u64 kw)
 
 	if (at->flags & VNPU_LAYER_F_PACKED)
 		return ldf(l->data[1], (__s64)(c * ENG_MR * khw +
-					       (kh * at->kernel[1] + kw) * ENG_MR),
+					       (w->dtype == VNPU_DTYPE_BF16 ?
+						eng_pair_at(kh * at->kernel[1] + kw,
+							    0, ENG_MR, khw) :
+						(kh * at->kernel[1] + kw) * ENG_MR)),
 			   w->dtype);
 	if (w->rank == 3)
 		return ldf(l->data[1], (__s64)c * w->strides[0] +

@@ -132,4 +132,66 @@ void vnpu_eng_slice_avx512(struct eng_slice *s);
 /* The AVX2 6x16 driver, for benchmarks of the micro-kernels alone. */
 void vnpu_eng_slice_avx2(struct eng_slice *s);
 
+/**
+ * struct eng_bf16_slice - one depth slice of a block in bf16 depth pairs
+ * @kc: depth of the slice; odd only for the last slice of an odd depth
+ * @mc: rows of the block
+ * @nc: columns of the block
+ * @a: ceil(@mc / ENG_MR) panels of A, @a_ps words apart, pair p of row r
+ *	at + p * ENG_MR + r (a word: depth 2p low, 2p + 1 high); with an
+ *	odd @kc and no @a_tail, each panel's last depth follows as a plain
+ *	row of ENG_MR bf16 (vnpu_eng_pair_bf16())
+ * @a_ps: see @a
+ * @a_rows: A's rows are %ENG_BF16_ARS words apart instead, pair p of row
+ *	r at @a + r * %ENG_BF16_ARS + p (panels still @a_ps apart); then
+ *	@a_tail is set
+ * @a_tail: NULL, or (odd @kc) the rows' last depth as words (x, 0)
+ * @b: NULL, or ceil(@nc / ENG_NR) panels of B, @b_ps words apart, pair p
+ *	of column j at + p * ENG_NR + j, an odd @kc's last depth a plain row
+ *	of ENG_NR bf16
+ * @b_ps: see @b
+ * @fb: with @b NULL, f32 B, rounded here: row k at @fb + off[k] + column,
+ *	or without @off panel q's row k at @fb + q * @fb_ps + k * ENG_NR
+ * @off: see @fb
+ * @fb_ps: see @fb
+ * @acc: the block's sums, rows @acc_rs floats apart (struct eng_slice)
+ * @acc_rs: see @acc
+ * @load: 0 for the first slice, else add to @acc
+ * @work: %ENG_BF16_WORK words of scratch
+ */
+struct eng_bf16_slice {
+	__u64 kc, mc, nc;
+	const __u32 *a;
+	__u64 a_ps;
+	int a_rows;
+	const __u32 *a_tail;
+	const __u32 *b;
+	__u64 b_ps;
+	const float *fb;
+	const __s32 *off;
+	__u64 fb_ps;
+	float *acc;
+	__u64 acc_rs;
+	int load;
+	__u32 *work;
+};
+
+/* Words between the rows of struct eng_bf16_slice's A with @a_rows. */
+#define ENG_BF16_ARS (ENG_KC / 2)
+
+/* Words of struct eng_bf16_slice's @work: tails, then a column pair of B. */
+#define ENG_BF16_WORK (ENG_GEMM_MC + 2 * ENG_NR + ENG_KC / 2 * 2 * ENG_NR)
+
+/* The AVX512-BF16 driver (12x32 tiles of vdpbf16ps). */
+void vnpu_eng_slice_bf16(const struct eng_bf16_slice *s);
+
+/*
+ * Rows [0, @rows) of dense f32 A (row r at @src + r * @rs, depth @kc) as
+ * bf16 pair rows at @dst (struct eng_bf16_slice's @a with @a_rows), the
+ * last depth of an odd @kc to @tail (one word a row); rows past @rows up
+ * to a whole panel are zero.
+ */
+void vnpu_eng_bf16_pack_a(const float *src, __s64 rs, __u64 rows, __u64 kc,
+			  __u32 *dst, __u32 *tail);
+
 #endif /* _VNPU_ENG_GEMM_H_ */

@@ -13,9 +13,13 @@ __u32 vnpu_eng_host_features(void)
 	if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
 		return 0;
 	/* libgcc checks that the OS saves the ZMM state too. */
-	if (__builtin_cpu_supports("avx512f"))
-		return VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512;
-	return VNPU_ENG_F_AVX2_FMA;
+	if (!__builtin_cpu_supports("avx512f"))
+		return VNPU_ENG_F_AVX2_FMA;
+	if (__builtin_cpu_supports("avx512bf16") &&
+	    __builtin_cpu_supports("avx512bw"))
+		return VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 |
+		       VNPU_ENG_F_AVX512_BF16;
+	return VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512;
 }
 
 /* Bytes a huge allocation keeps mapped: whole small pages. */

@@ -51,6 +51,24 @@ static inline int eng_base_path(__u32 features)
 	return !(features & VNPU_ENG_F_AVX2_FMA);
 }
 
+/* Whether @features run the AVX512-BF16 kernels (packed bf16 weights). */
+static inline int eng_bf16_path(__u32 features)
+{
+	const __u32 all = VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 |
+			  VNPU_ENG_F_AVX512_BF16;
+
+	return (features & all) == all;
+}
+
+/*
+ * Where element (@k, @x) of a packed bf16 panel of width @w and depth
+ * @kt is, in elements from the panel's start (vnpu_eng_pair_bf16()).
+ */
+static inline __u64 eng_pair_at(__u64 k, __u64 x, __u64 w, __u64 kt)
+{
+	return k < (kt & ~1ull) ? (k / 2) * 2 * w + 2 * x + k % 2 : k * w + x;
+}
+
 static inline __u64 eng_unit_macs(__u32 features)
 {
 	return eng_base_path(features) ?

@@ -320,6 +320,30 @@ static int matmul_shapes_ok(const struct vnpu_tensor *ta,
 		       tb->dims[tb->rank - 1] == y->dims[y->rank - 1]);
 }
 
+int vnpu_eng_pair_bf16(__u32 layout, __u64 groups, __u64 rows, __u64 cols,
+		       void *packed)
+{
+	__u64 size = vnpu_eng_packed_size(layout, groups, rows, cols);
+	__u64 w = layout == VNPU_PACK_GEMM_B ? ENG_NR : ENG_MR;
+	__u64 kt = layout == VNPU_PACK_GEMM_B ? rows : cols, p, k, x;
+	__u16 *d = packed, pair[2 * ENG_NR];
+
+	if (!size)
+		return rows && cols && groups ? VNPU_ENG_EINVAL : 0;
+	for (p = 0; p < size; p += w * kt)
+		for (k = 0; k + 1 < kt; k += 2) {
+			__u16 *run = d + p + k * w;
+
+			for (x = 0; x < 2 * w; x++)
+				pair[x] = run[x];
+			for (x = 0; x < w; x++) {
+				run[2 * x] = pair[x];
+				run[2 * x + 1] = pair[w + x];
+			}
+		}
+	return 0;
+}
+
 /*
  * GEMM and CONV tensors: each f32, f16 or bf16 (computed in f32), packed
  * weights too (f16 and bf16 panels are widened a slice at a time).

@@ -35,6 +35,14 @@
  * gives the same bits as AVX2_FMA alone; only a speed choice.
  */
 #define VNPU_ENG_F_AVX512 (1u << 1)
+/*
+ * AVX512-BF16 and AVX512-BW (with AVX512 and AVX2_FMA): GEMM and CONV
+ * whose weights are packed bf16 round their activations to bf16 and sum
+ * pair products with vdpbf16ps (vnpu_eng_gemm_bf16_avx512.c); without it
+ * such weights are widened to f32 and summed as f32 weights are, so this
+ * bit changes those layers' bits (the tolerance is bf16's, 2^-8).
+ */
+#define VNPU_ENG_F_AVX512_BF16 (1u << 2)
 
 /**
  * struct vnpu_eng_ctx - what the caller gives one part of a layer
@@ -228,6 +236,26 @@ __u64 vnpu_eng_packed_size(__u32 layout, __u64 groups, __u64 rows,
  */
 int vnpu_eng_pack(__u32 layout, const void *src, __u64 groups, __u64 rows,
 		  __u64 cols, void *dst);
+
+/**
+ * vnpu_eng_pair_bf16() - put packed bf16 weights in depth pairs
+ * @layout: &enum vnpu_pack_layout
+ * @groups: see vnpu_eng_packed_size()
+ * @rows: see vnpu_eng_packed_size()
+ * @cols: see vnpu_eng_packed_size()
+ * @packed: vnpu_eng_packed_size() bf16 elements, as vnpu_eng_pack() lays
+ *	them out, rearranged in place
+ *
+ * Packed bf16 weights are stored in depth pairs (see vnpu_layers.h): in
+ * each panel of width w (%VNPU_PACK_NR, or %VNPU_PACK_MR) and depth K,
+ * element (k, x) moves to (k / 2) * 2 * w + 2 * x + k % 2 for k below
+ * K rounded down to even; an odd K's last depth stays a plain row. Integer
+ * moves only, as vnpu_eng_pack().
+ *
+ * Return: 0, or %VNPU_ENG_EINVAL for a bad layout or size.
+ */
+int vnpu_eng_pair_bf16(__u32 layout, __u64 groups, __u64 rows, __u64 cols,
+		       void *packed);
 
 /**
  * vnpu_eng_host_features() - the %VNPU_ENG_F_* bits of the CPU running the

@@ -54,12 +54,15 @@ static const float *const_f32(const struct vnpu_tinfo *t, float **copy)
 }
 
 /*
- * Adds packed f32 weights (@size elements; ownership taken) as a constant,
- * when @hinted of the inference precision: f16 and bf16 panels (rounded
- * to nearest even) take half the bytes, and the engine widens them back
- * to f32 a depth slice at a time.
+ * Adds f32 weights packed in @layout (@groups, @rows, @cols as
+ * vnpu_eng_pack() took them, @size elements; ownership taken) as a
+ * constant, when @hinted of the inference precision: f16 and bf16 panels
+ * (rounded to nearest even) take half the bytes; bf16 ones go in depth
+ * pairs (vnpu_eng_pair_bf16()), which the AVX512-BF16 kernels read in
+ * place and the others widen to f32 a depth slice at a time.
  */
-static vnpu_status add_packed(struct cstate *s, float *packed, uint64_t size, bool hinted,
+static vnpu_status add_packed(struct cstate *s, float *packed, uint64_t size, uint32_t layout,
+			      uint64_t groups, uint64_t rows, uint64_t cols, bool hinted,
 			      int32_t *out)
 {
 	vnpu_element_type type = hinted ? s->opt.inference_precision : VNPU_TYPE_F32;
@@ -76,6 +79,10 @@ static vnpu_status add_packed(struct cstate *s, float *packed, uint64_t size, bo
 	for (uint64_t i = 0; i < size; i++)
 		vnpu_elem_set_f(half, type, (int64_t)i, packed[i]);
 	free(packed);
+	if (type == VNPU_TYPE_BF16 && vnpu_eng_pair_bf16(layout, groups, rows, cols, half)) {
+		free(half);
+		return VNPU_UNSUPPORTED;
+	}
 	return cs_add_const(s, type, 1, &psize, half, out);
 }
 
@@ -115,7 +122,8 @@ vnpu_status cl_pack_gemm_b(struct cstate *s, int32_t bv, bool trans, bool hinted
 	}
 	free(dense);
 	free(wide);
-	return add_packed(s, packed, size, hinted, out);
+	return add_packed(s, packed, size, VNPU_PACK_GEMM_B, 1, (uint64_t)k, (uint64_t)n, hinted,
+			  out);
 }
 
 static vnpu_status gemm_layer(struct cstate *s, struct cop *op, struct ctensor a, struct ctensor b,
@@ -324,7 +332,8 @@ static vnpu_status conv_layer(struct cstate *s, struct vnpu_layer_conv *attr, st
 		ok = buf && !vnpu_eng_pack(VNPU_PACK_CONV_W, src, (uint64_t)group, rows, cols, buf);
 		free(wide);
 		if (ok) {
-			st = add_packed(s, buf, size, true, &packed);
+			st = add_packed(s, buf, size, VNPU_PACK_CONV_W, (uint64_t)group, rows,
+					cols, true, &packed);
 			if (st)
 				return st;
 		} else {

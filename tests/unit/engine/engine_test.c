@@ -260,6 +260,8 @@ int main(int argc, char **argv)
 		et_test_tiles();
 	if (!only || !strcmp(only, "gemm16"))
 		et_test_gemm16();
+	if (!only || !strcmp(only, "gemmbf16"))
+		et_test_gemm_bf16();
 	if (!only || !strcmp(only, "elementwise"))
 		et_test_elementwise();
 	if (!only || !strcmp(only, "vmath"))

@@ -76,6 +76,7 @@ static inline __u32 et_f32_bits(float f)
 void et_test_gemm_conv(void);
 void et_test_tiles(void);
 void et_test_gemm16(void);
+void et_test_gemm_bf16(void);
 void et_test_elementwise(void);
 void et_test_vmath(void);
 void et_test_other(void);

@@ -119,7 +119,10 @@ static struct layer *add(const char *name, __u32 op, const void *attrs,
 	return l;
 }
 
-/* GEMM with A, bias and Y of @dt (f32, f16 or bf16), B of @dt or packed. */
+/*
+ * GEMM with A, bias and Y of @dt (f32, f16 or bf16), B of @dt or packed:
+ * f32 panels, or with @packed 2 random bf16 ones (depth pairs).
+ */
 static void gemm(const char *name, __u64 m, __u64 n, __u64 k, int packed,
 		 __u32 act, __u32 dt)
 {
@@ -131,7 +134,11 @@ static void gemm(const char *name, __u64 m, __u64 n, __u64 k, int packed,
 	a.act.func = act;
 	l = add(name, VNPU_LAYER_GEMM, &a, sizeof(a));
 	l->t[0] = tensor(dt, 2, da, 1);
-	if (packed) {
+	if (packed == 2) {
+		__u64 ps = vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, k, n);
+
+		l->t[1] = tensor(VNPU_DTYPE_BF16, 1, &ps, 1);
+	} else if (packed) {
 		__u64 ps = vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, k, n);
 		float *b = malloc(k * n * 4);
 		__u64 i;
@@ -217,6 +224,7 @@ static void build_layers(void)
 	/* f16 and bf16 storage, f32 sums. */
 	gemm("gemm f16 packed", 77, 53, 300, 1, VNPU_ACT_RELU, VNPU_DTYPE_F16);
 	gemm("gemm bf16", 61, 45, 97, 0, 0, VNPU_DTYPE_BF16);
+	gemm("gemm bf16 packed", 61, 45, 97, 2, 0, VNPU_DTYPE_F32);
 	conv("conv 3x3 f16", 8, 12, 13, 11, 3, 1, 1, 1, 1, VNPU_DTYPE_F16);
 	conv("conv 5x5 s2 bf16", 6, 10, 17, 17, 5, 2, 2, 1, 0, VNPU_DTYPE_BF16);
 	conv("conv dw f16", 16, 16, 20, 150, 3, 1, 1, 16, 1, VNPU_DTYPE_F16);

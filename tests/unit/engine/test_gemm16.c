@@ -122,7 +122,8 @@ static void h_free(struct h_layer *l)
 /*
  * Packs tensor 1 (the weights, their values exact in @dt) in @layout:
  * f32 panels for the f32 run, and for the storage-type run the same
- * panels in @dt (f16 and bf16 panels are the f32 ones, each encoded).
+ * panels in @dt (f16 and bf16 panels are the f32 ones, each encoded;
+ * bf16 ones then in depth pairs).
  */
 static void h_pack(struct h_layer *l, __u32 layout, __u64 groups, __u64 rows,
 		   __u64 cols, __u32 dt)
@@ -145,6 +146,9 @@ static void h_pack(struct h_layer *l, __u32 layout, __u64 groups, __u64 rows,
 	ph = malloc(size * 2 + 2);
 	for (e = 0; e < size; e++)
 		ph[e] = enc(pk[e], dt);
+	if (dt == BF16)
+		ET_EXPECT(!vnpu_eng_pair_bf16(layout, groups, rows, cols, ph),
+			  "pair layout %u", layout);
 	l->th[1].dtype = dt;
 	l->dh[1] = ph;
 }

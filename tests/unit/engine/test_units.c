@@ -156,7 +156,7 @@ static void check_api(const struct ulayer *l)
  * units, the scratch and the run agree on that, so a caller that sizes
  * with such a value and runs with it stays within its scratch.
  */
-#define UNKNOWN_BITS (~(AVX2 | VNPU_ENG_F_AVX512))
+#define UNKNOWN_BITS (~(AVX2 | VNPU_ENG_F_AVX512 | VNPU_ENG_F_AVX512_BF16))
 
 static void check_odd_features(const struct ulayer *l)
 {

@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * AVX512-BF16 micro-kernels of the blocked GEMM (built with -mavx512f
+ * -mfma; the BF16 and BW instructions are inline assembly, so they run
+ * only when the caller sets VNPU_ENG_F_AVX512_BF16).
+ *
+ * The operands are bf16 in depth pairs: a 32-bit word holds depths 2p
+ * (low half) and 2p + 1 (high half) of one row of A or one column of B,
+ * and vdpbf16ps adds both products to an f32 sum. Weights come pre-packed
+ * so (vnpu_eng_pair_bf16()); the f32 operand, activations, is rounded to
+ * bf16 here (vcvtne2ps2bf16) while it is packed, a column pair of B or a
+ * block of A's rows per depth slice.
+ *
+ * The numbers are those of the instruction: each sum is
+ * s = (s + a[2p+1] * b[2p+1]) + a[2p] * b[2p] per pair in depth order,
+ * each product exact and each addition rounded to nearest even in f32,
+ * subnormal inputs and results flushed to zero; activations round to
+ * nearest even, subnormals to zero. An odd depth's last step is the pair
+ * (x, 0). The order depends on the shapes only, so any split of a layer
+ * gives the same bits, on the NPU and on the CPU device alike.
+ *
+ * A tile is two panels of A (12 rows) by two of B (32 columns): 24
+ * accumulators, two loads of B and twelve broadcasts of A per pair.
+ */
+#include "vnpu_eng_gemm.h"
+
+typedef float v16sf __attribute__((vector_size(64)));
+typedef int v16si __attribute__((vector_size(64)));
+typedef float v16sf_u __attribute__((vector_size(64), aligned(4), may_alias));
+typedef int v16si_u __attribute__((vector_size(64), aligned(4), may_alias));
+
+static inline v16sf ld16(const float *p)
+{
+	return *(const v16sf_u *)p;
+}
+
+static inline void st16(float *p, v16sf v)
+{
+	*(v16sf_u *)p = v;
+}
+
+static inline v16si ldi16(const __u32 *p)
+{
+	return *(const v16si_u *)p;
+}
+
+static inline void sti16(__u32 *p, v16si v)
+{
+	*(v16si_u *)p = v;
+}
+
+/* @acc plus the pair products of @a and @b, lane by lane. */
+static inline v16sf dp16(v16sf acc, v16si a, v16si b)
+{
+	__asm__("vdpbf16ps %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
+	return acc;
+}
+
+/* 32 floats, @lo's then @hi's, as 32 bf16 in order. */
+static inline v16si bf16x32(v16sf lo, v16sf hi)
+{
+	v16si w;
+
+	__asm__("vcvtne2ps2bf16 %2, %1, %0" : "=v"(w) : "v"(hi), "v"(lo));
+	return w;
+}
+
+/* Columns @lo (low halves) and @hi (high halves) as bf16 pairs. */
+static inline v16si pair16(v16sf lo, v16sf hi)
+{
+	/* Word 2j from word j (lo's), word 2j + 1 from word 16 + j (hi's). */
+	static const unsigned short idx[32] __attribute__((aligned(64))) = {
+		0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23,
+		8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31,
+	};
+	v16si w = bf16x32(lo, hi);
+
+	__asm__("vpermw %1, %2, %0" : "+v"(w) : "v"(w),
+		"v"(*(const v16si *)idx));
+	return w;
+}
+
+/*
+ * Rows [0, @rows) x panels [0, @np) of one tile: @np2 pairs from A's
+ * panels @a0 and @a1 (pair p of row r at + p * ENG_MR + r) and B's @b0
+ * and @b1 (pair p of column j at + p * ENG_NR + j), then with @ta the
+ * tail pair of the rows (ta[r], rows 6-11 at ta[ENG_MR + r]) and of the
+ * columns (tb[j], tb[ENG_NR + j]). Sums to @c (rows @rs floats apart),
+ * from there when @load.
+ */
+/* One pair of depth for the tile's rows: A's words at @ak0 and @ak1. */
+#define TILE_STEP(ak0, ak1, rs_a) do {					\
+	for (r = 0; r < rows; r++) {					\
+		__u32 x = r < ENG_MR ? (ak0)[r * (rs_a)] :		\
+				       (ak1)[(r - ENG_MR) * (rs_a)];	\
+		v16si av = (v16si){} + (int)x;				\
+									\
+		for (j = 0; j < np; j++)				\
+			acc[r][j] = dp16(acc[r][j], av, bv[j]);		\
+	}								\
+} while (0)
+
+static __attribute__((__always_inline__)) inline
+void tile(__u64 np2, const __u32 *a0, const __u32 *a1, const __u32 *b0,
+	  const __u32 *b1, const __u32 *ta, const __u32 *tb, float *c,
+	  __u64 rs, int load, const int rows, const int np, const int arow)
+{
+	v16sf acc[12][2];
+	v16si bv[2];
+	__u64 p;
+	int r, j;
+
+	for (r = 0; r < rows; r++)
+		for (j = 0; j < np; j++)
+			acc[r][j] = load ? ld16(c + r * rs + j * ENG_NR) :
+					   (v16sf){};
+#pragma GCC unroll 2
+	for (p = 0; p < np2; p++) {
+		bv[0] = ldi16(b0 + p * ENG_NR);
+		if (np == 2)
+			bv[1] = ldi16(b1 + p * ENG_NR);
+		if (arow)
+			TILE_STEP(a0 + p, a1 + p, ENG_BF16_ARS);
+		else
+			TILE_STEP(a0 + p * ENG_MR, a1 + p * ENG_MR, 1);
+	}
+	if (ta) {
+		bv[0] = ldi16(tb);
+		if (np == 2)
+			bv[1] = ldi16(tb + ENG_NR);
+		TILE_STEP(ta, ta + ENG_MR, 1);
+	}
+	for (r = 0; r < rows; r++)
+		for (j = 0; j < np; j++)
+			st16(c + r * rs + j * ENG_NR, acc[r][j]);
+}
+
+#define TILE_FN(name, rows, np, arow)					\
+static __attribute__((__noinline__))					\
+void name(__u64 np2, const __u32 *a0, const __u32 *a1, const __u32 *b0,	\
+	  const __u32 *b1, const __u32 *ta, const __u32 *tb, float *c,	\
+	  __u64 rs, int load)						\
+{									\
+	tile(np2, a0, a1, b0, b1, ta, tb, c, rs, load, rows, np, arow);	\
+}
+
+TILE_FN(tile_6x16, 6, 1, 0)
+TILE_FN(tile_6x32, 6, 2, 0)
+TILE_FN(tile_12x16, 12, 1, 0)
+TILE_FN(tile_6x16_rows, 6, 1, 1)
+TILE_FN(tile_6x32_rows, 6, 2, 1)
+TILE_FN(tile_12x16_rows, 12, 1, 1)
+
+/*
+ * The full 12x32 tile, nearly all of the time, in one asm statement so
+ * that nothing spills (the C one above spills a third of its sums): row
+ * r in zmm(2r) and zmm(2r+1), B's pair row in zmm30 and zmm31, A's word
+ * broadcast into zmm29; two pairs a loop trip, then one, then the tail.
+ * The same instructions in the same order per sum as tile().
+ */
+#define BK_DP(addr, z0, z1)						\
+	"vpbroadcastd " addr ", %%zmm29\n\t"				\
+	"vdpbf16ps %%zmm30, %%zmm29, %%zmm" #z0 "\n\t"			\
+	"vdpbf16ps %%zmm31, %%zmm29, %%zmm" #z1 "\n\t"
+
+/*
+ * Pair @u of a trip for the tile's rows, A's word of row r at BK_A(u, r)
+ * (of a0 for rows 0-5, a1 for 6-11, the variant's addressing).
+ */
+#define BK_STEP_(u, BK_A)						\
+	"vmovdqu32 (64 * " #u ")(%[b]), %%zmm30\n\t"			\
+	"vmovdqu32 (64 * " #u ")(%[b], %[bd]), %%zmm31\n\t"		\
+	BK_DP(BK_A(u, 0, a0), 0, 1) BK_DP(BK_A(u, 1, a0), 2, 3)		\
+	BK_DP(BK_A(u, 2, a0), 4, 5) BK_DP(BK_A(u, 3, a0), 6, 7)		\
+	BK_DP(BK_A(u, 4, a0), 8, 9) BK_DP(BK_A(u, 5, a0), 10, 11)	\
+	BK_DP(BK_A(u, 0, a1), 12, 13) BK_DP(BK_A(u, 1, a1), 14, 15)	\
+	BK_DP(BK_A(u, 2, a1), 16, 17) BK_DP(BK_A(u, 3, a1), 18, 19)	\
+	BK_DP(BK_A(u, 4, a1), 20, 21) BK_DP(BK_A(u, 5, a1), 22, 23)
+
+/* A in panels (pair u, row r at word 6u + r), or in rows ENG_BF16_ARS apart. */
+#define BK_A_PANEL(u, r, a) "(4 * (6 * " #u " + " #r "))(%[" #a "])"
+#define BK_STR_(x) #x
+#define BK_STR(x) BK_STR_(x)
+#define BK_A_ROWS(u, r, a)						\
+	"(4 * (" #u " + " BK_STR(ENG_BF16_ARS) " * " #r "))(%[" #a "])"
+
+#define BK_ROWS(M)							\
+	M(0, 1) M(2, 3) M(4, 5) M(6, 7) M(8, 9) M(10, 11)		\
+	M(12, 13) M(14, 15) M(16, 17) M(18, 19) M(20, 21) M(22, 23)
+
+#define BK_LD(z0, z1)							\
+	"vmovups (%[p]), %%zmm" #z0 "\n\t"				\
+	"vmovups 64(%[p]), %%zmm" #z1 "\n\t"				\
+	"add %[rsb], %[p]\n\t"
+
+#define BK_ZERO(z0, z1)							\
+	"vpxord %%zmm" #z0 ", %%zmm" #z0 ", %%zmm" #z0 "\n\t"		\
+	"vpxord %%zmm" #z1 ", %%zmm" #z1 ", %%zmm" #z1 "\n\t"
+
+#define BK_ST(z0, z1)							\
+	"vmovups %%zmm" #z0 ", (%[p])\n\t"				\
+	"vmovups %%zmm" #z1 ", 64(%[p])\n\t"				\
+	"add %[rsb], %[p]\n\t"
+
+#define BK_TILE(name, BK_A, ADV2)					\
+static __attribute__((__noinline__))					\
+void name(__u64 np2, const __u32 *a0, const __u32 *a1,			\
+		const __u32 *b0, const __u32 *b1, const __u32 *ta,	\
+		const __u32 *tb, float *c, __u64 rs, int load)		\
+{									\
+	__s64 bd = (const char *)b1 - (const char *)b0;			\
+	__u64 rsb = rs * 4;						\
+	float *p;							\
+									\
+	__asm__ __volatile__("mov %[c], %[p]\n\t"			\
+			     "test %[load], %[load]\n\t"		\
+			     "jz 5f\n\t"				\
+			     BK_ROWS(BK_LD)				\
+			     "jmp 6f\n"					\
+			     "5:\n\t"					\
+			     BK_ROWS(BK_ZERO)				\
+			     "6:\n\t"					\
+			     "cmp $2, %[k]\n\t"				\
+			     "jb 2f\n"					\
+			     ".p2align 6\n"				\
+			     "1:\n\t"					\
+			     BK_STEP_(0, BK_A) BK_STEP_(1, BK_A)	\
+			     ADV2					\
+			     "add $128, %[b]\n\t"			\
+			     "sub $2, %[k]\n\t"				\
+			     "cmp $2, %[k]\n\t"				\
+			     "jae 1b\n"					\
+			     "2:\n\t"					\
+			     "test %[k], %[k]\n\t"			\
+			     "jz 3f\n\t"				\
+			     BK_STEP_(0, BK_A)				\
+			     "3:\n\t"					\
+			     "test %[ta], %[ta]\n\t"			\
+			     "jz 4f\n\t"				\
+			     "mov %[ta], %[a0]\n\t"			\
+			     "lea 24(%[ta]), %[a1]\n\t"			\
+			     "mov %[tb], %[b]\n\t"			\
+			     "mov $64, %[bd]\n\t"			\
+			     BK_STEP_(0, BK_A_PANEL)			\
+			     "4:\n\t"					\
+			     "mov %[c], %[p]\n\t"			\
+			     BK_ROWS(BK_ST)				\
+			     "vzeroupper\n\t"				\
+			     : [k] "+r"(np2), [a0] "+r"(a0), [a1] "+r"(a1),	\
+			       [b] "+r"(b0), [bd] "+r"(bd), [p] "=&r"(p)	\
+			     : [c] "r"(c), [load] "r"(load), [rsb] "r"(rsb),	\
+			       [ta] "r"(ta), [tb] "r"(tb)		\
+			     : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",	\
+			       "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",	\
+			       "xmm12", "xmm13", "xmm14", "xmm15", "xmm16",	\
+			       "xmm17", "xmm18", "xmm19", "xmm20", "xmm21",	\
+			       "xmm22", "xmm23", "xmm29", "xmm30", "xmm31", "cc",	\
+			       "memory");				\
+}
+
+BK_TILE(tile_12x32, BK_A_PANEL, "add $48, %[a0]\n\tadd $48, %[a1]\n\t")
+BK_TILE(tile_12x32_rows, BK_A_ROWS, "add $8, %[a0]\n\tadd $8, %[a1]\n\t")
+
+typedef void (*tile_fn)(__u64 np2, const __u32 *a0, const __u32 *a1,
+			const __u32 *b0, const __u32 *b1, const __u32 *ta,
+			const __u32 *tb, float *c, __u64 rs, int load);
+
+/* [A in rows][two row panels][two column panels] */
+static const tile_fn tiles[2][2][2] = {
+	{ { tile_6x16, tile_6x32 }, { tile_12x16, tile_12x32 } },
+	{ { tile_6x16_rows, tile_6x32_rows },
+	  { tile_12x16_rows, tile_12x32_rows } },
+};
+
+/*
+ * Depth [0, @kc) of the @w (at most 32) columns of f32 B at @s (rows at
+ * b + off[k], or panel q's row k at b + q * b_ps + k * ENG_NR), from
+ * column @c0, as pair panels at @dst (ENG_NR pairs a row, panel q at
+ * + q * (kc / 2) * ENG_NR), the odd depth's last row to @tail (pairs
+ * (x, 0), panel q at + q * ENG_NR). Columns past @w are the source's
+ * (its slack or zero panels), never used.
+ */
+static void pack_b_pairs(const struct eng_bf16_slice *s, __u64 c0, __u64 w,
+			 __u32 *dst, __u32 *tail)
+{
+	__u64 np2 = s->kc / 2, q, k;
+	const v16sf z = {};
+
+	for (q = 0; q * ENG_NR < w; q++) {
+		__u32 *d = dst + q * np2 * ENG_NR;
+		const float *b = s->off ? s->fb + c0 + q * ENG_NR :
+				 s->fb + (c0 / ENG_NR + q) * s->fb_ps;
+
+		for (k = 0; k + 1 < s->kc; k += 2, d += ENG_NR) {
+			const float *r0 = s->off ? b + s->off[k] : b + k * ENG_NR;
+			const float *r1 = s->off ? b + s->off[k + 1] :
+					  b + (k + 1) * ENG_NR;
+
+			sti16(d, pair16(ld16(r0), ld16(r1)));
+		}
+		if (s->kc % 2)
+			sti16(tail + q * ENG_NR,
+			      pair16(ld16(s->off ? b + s->off[k] :
+					  b + k * ENG_NR), z));
+	}
+}
+
+void vnpu_eng_bf16_pack_a(const float *src, __s64 rs, __u64 rows, __u64 kc,
+			  __u32 *dst, __u32 *tail)
+{
+	__u64 pn = eng_div_up(rows, ENG_MR) * ENG_MR, r, k, i;
+	float part[32];
+
+	for (r = 0; r < pn; r++) {
+		const float *row = src + (__s64)r * rs;
+		__u32 *d = dst + r * ENG_BF16_ARS;
+
+		if (r >= rows) {
+			for (k = 0; k < kc / 2; k += 16)
+				sti16(d + k, (v16si){});
+			if (kc % 2)
+				tail[r] = 0;
+			continue;
+		}
+		/* 32 depths to 16 words, the last run through a copy. */
+		for (k = 0; k + 32 <= kc; k += 32)
+			sti16(d + k / 2, bf16x32(ld16(row + k), ld16(row + k + 16)));
+		if (k < kc) {
+			for (i = 0; i < 32; i++)
+				part[i] = k + i < kc ? row[k + i] : 0.0f;
+			sti16(d + k / 2, bf16x32(ld16(part), ld16(part + 16)));
+			if (kc % 2)
+				tail[r] = d[kc / 2] & 0xffff;
+		}
+	}
+}
+
+/*
+ * The rows' tail pairs of pre-packed A: the last depth of each panel is
+ * a plain row of ENG_MR bf16 (vnpu_eng_pair_bf16()).
+ */
+static void tail_a(const struct eng_bf16_slice *s, __u64 ma, __u32 *ta)
+{
+	const __u16 *last = (const __u16 *)(s->a + (s->kc / 2) * ENG_MR);
+	__u64 i, r;
+
+	for (i = 0; i < ma; i++)
+		for (r = 0; r < ENG_MR; r++)
+			ta[i * ENG_MR + r] = last[i * s->a_ps * 2 + r];
+}
+
+/* The same for pre-packed B: its last depth is a row of ENG_NR bf16. */
+static void tail_b(const struct eng_bf16_slice *s, __u64 j, __u64 np,
+		   __u32 *tb)
+{
+	const __u16 *last = (const __u16 *)(s->b + (s->kc / 2) * ENG_NR);
+	__u64 q, c;
+
+	for (q = 0; q < np; q++)
+		for (c = 0; c < ENG_NR; c++)
+			tb[q * ENG_NR + c] = last[(j + q) * s->b_ps * 2 + c];
+}
+
+void vnpu_eng_slice_bf16(const struct eng_bf16_slice *s)
+{
+	__u64 ma = eng_div_up(s->mc, ENG_MR), nb = eng_div_up(s->nc, ENG_NR);
+	__u64 np2 = s->kc / 2, i, j;
+	__u32 *ta = s->work, *tb = ta + ENG_GEMM_MC, *bw = tb + 2 * ENG_NR;
+	int odd = s->kc % 2;
+
+	if (odd && !s->a_tail)
+		tail_a(s, ma, ta);
+	else if (odd)
+		ta = (__u32 *)s->a_tail;
+	for (j = 0; j < nb; j += 2) {
+		int two_n = j + 1 < nb;
+		const __u32 *b0, *b1;
+
+		if (s->fb) {
+			pack_b_pairs(s, j * ENG_NR,
+				     (two_n ? 2 : 1) * ENG_NR, bw, tb);
+			b0 = bw;
+			b1 = bw + np2 * ENG_NR;
+		} else {
+			b0 = s->b + j * s->b_ps;
+			b1 = b0 + s->b_ps;
+			if (odd)
+				tail_b(s, j, two_n ? 2 : 1, tb);
+		}
+		for (i = 0; i < ma; i += 2) {
+			int two_m = i + 1 < ma;
+			const __u32 *a0 = s->a + i * s->a_ps;
+
+			tiles[s->a_rows][two_m][two_n](np2, a0, a0 + s->a_ps, b0, b1,
+					    odd ? ta + i * ENG_MR : 0, tb,
+					    s->acc + i * ENG_MR * s->acc_rs +
+					    j * ENG_NR, s->acc_rs, s->load);
+		}
+	}
+}

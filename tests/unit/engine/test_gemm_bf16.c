@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * GEMM and CONV over packed bf16 weights in depth pairs: the pair layout
+ * (vnpu_eng_pair_bf16(), bad input included), and the AVX512-BF16 kernels'
+ * numbers (VNPU_ENG_F_AVX512_BF16), bit for bit against a scalar model of
+ * vdpbf16ps: activations rounded to bf16, then per depth pair
+ * s = fma(a[2p+1], b[2p+1], s), s = fma(a[2p], b[2p], s), an odd depth's
+ * last step the pair (x, 0). Whole and split runs must agree, and the
+ * widening path (the same layer without the bit: f32 activations) must be
+ * within bf16's rounding of it. Without AVX512-BF16 on the host, only the
+ * layout and the widening path run.
+ */
+#include "engine_test.h"
+
+#define BF16 VNPU_DTYPE_BF16
+#define F32 VNPU_DTYPE_F32
+#define FMA_PATH (VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512)
+#define BF_PATH (FMA_PATH | VNPU_ENG_F_AVX512_BF16)
+
+static __u16 to_bf16(float f)
+{
+	__u32 x = et_f32_bits(f);
+
+	if ((x & 0x7f800000) == 0)	/* subnormals flush to zero */
+		return (__u16)((x >> 16) & 0x8000);
+	return (__u16)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+}
+
+static float of_bf16(__u16 h)
+{
+	__u32 x = (__u32)h << 16;
+	float f;
+
+	memcpy(&f, &x, 4);
+	return f;
+}
+
+/* The model of one output: rows @a and @b of @kt bf16 values. */
+static float dot_model(const float *a, const float *b, __u64 kt)
+{
+	float s = 0.0f;
+	__u64 k;
+
+	for (k = 0; k + 1 < kt; k += 2) {
+		s = fmaf(a[k + 1], b[k + 1], s);
+		s = fmaf(a[k], b[k], s);
+	}
+	if (kt % 2) {
+		s = fmaf(0.0f, 0.0f, s);
+		s = fmaf(a[kt - 1], b[kt - 1], s);
+	}
+	return s;
+}
+
+/* Values of random magnitude far from subnormal sums. */
+static float val(void)
+{
+	return et_randf() * (float)(1 << (rand() % 6)) / 8.0f + 1e-3f;
+}
+
+/* Each element (k, x) of every panel where eng_pair_at() says. */
+static void pair_layout(void)
+{
+	static const __u64 shapes[][4] = {
+		{ VNPU_PACK_GEMM_B, 1, 7, 37 }, { VNPU_PACK_GEMM_B, 1, 8, 16 },
+		{ VNPU_PACK_CONV_W, 3, 13, 9 }, { VNPU_PACK_CONV_W, 1, 6, 10 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		__u32 layout = (__u32)shapes[i][0];
+		__u64 g = shapes[i][1], r = shapes[i][2], c = shapes[i][3];
+		__u64 size = vnpu_eng_packed_size(layout, g, r, c), e;
+		__u64 w = layout == VNPU_PACK_GEMM_B ? VNPU_PACK_NR : VNPU_PACK_MR;
+		__u64 kt = layout == VNPU_PACK_GEMM_B ? r : c;
+		__u16 *p = malloc(size * 2), *q = malloc(size * 2);
+
+		for (e = 0; e < size; e++)
+			p[e] = q[e] = (__u16)(e * 2654435761u >> 7);
+		ET_EXPECT(!vnpu_eng_pair_bf16(layout, g, r, c, q), "pair %zu", i);
+		for (e = 0; e < size; e++) {
+			__u64 base = e / (w * kt) * w * kt, k = e % (w * kt) / w;
+			__u64 x = e % w, at;
+
+			at = k < (kt & ~1ull) ? (k / 2) * 2 * w + 2 * x + k % 2 :
+						k * w + x;
+			if (q[base + at] != p[e]) {
+				ET_FAIL("pair %zu: element %llu misplaced", i,
+					(unsigned long long)e);
+				break;
+			}
+		}
+		free(p);
+		free(q);
+	}
+	ET_EXPECT(vnpu_eng_pair_bf16(3, 1, 4, 4, NULL) == VNPU_ENG_EINVAL,
+		  "pair: bad layout");
+	ET_EXPECT(vnpu_eng_pair_bf16(VNPU_PACK_GEMM_B, 2, 4, 4, NULL) ==
+		  VNPU_ENG_EINVAL, "pair: GEMM_B of two groups");
+	ET_EXPECT(vnpu_eng_pair_bf16(VNPU_PACK_GEMM_B, 1, 1ull << 40, 4, NULL) ==
+		  VNPU_ENG_EINVAL, "pair: huge");
+	ET_EXPECT(!vnpu_eng_pair_bf16(VNPU_PACK_CONV_W, 1, 0, 4, NULL),
+		  "pair: empty");
+}
+
+/*
+ * Runs a layer (output tensor @n - 1, f32 of @ny) on the BF16 path whole
+ * and in 7 and 64 parts against @model bit for bit, and on the widening
+ * path against it within bf16's rounding of sum |a * b| (@mag).
+ */
+static void check_paths(const char *name, __u32 op, const struct vnpu_tensor *t,
+			void **data, __u32 n, const void *at, __u32 size,
+			const float *model, const float *mag, __u64 ny)
+{
+	static const __u32 parts[3] = { 1, 7, 64 };
+	float *y = data[n - 1];
+	__u64 i;
+	int p;
+
+	for (p = 0; p < 3 && (et_host_features & VNPU_ENG_F_AVX512_BF16); p++) {
+		memset(y, 0x7f, ny * 4);
+		ET_EXPECT(!et_run(op, t, data, n, at, size, BF_PATH, parts[p]),
+			  "%s: bf16 run", name);
+		for (i = 0; i < ny; i++)
+			if (memcmp(&y[i], &model[i], 4)) {
+				ET_FAIL("%s (%u parts) [%llu]: %a, model %a", name,
+					parts[p], (unsigned long long)i, y[i],
+					model[i]);
+				break;
+			}
+	}
+	if ((et_host_features & FMA_PATH) != FMA_PATH)
+		return;
+	memset(y, 0x7f, ny * 4);
+	ET_EXPECT(!et_run(op, t, data, n, at, size, FMA_PATH, 7),
+		  "%s: widening run", name);
+	for (i = 0; i < ny; i++)
+		if (fabsf(y[i] - model[i]) > 0x1p-7f * mag[i] + 1e-6f) {
+			ET_FAIL("%s: widened [%llu] %a, model %a", name,
+				(unsigned long long)i, y[i], model[i]);
+			break;
+		}
+}
+
+/* C[m, n] = A[m, k] B[k, n], B packed bf16 pairs. */
+static void gemm_case(__u64 m, __u64 n, __u64 k)
+{
+	__u64 da[2] = { m, k }, dy[2] = { m, n }, size, i, j, kk;
+	float *a = malloc(m * k * 4), *b = malloc(k * n * 4), *pk;
+	float *y = malloc(m * n * 4), *model = malloc(m * n * 4);
+	float *mag = malloc(m * n * 4), *ar = malloc(k * 4), *bc = malloc(k * 4);
+	struct vnpu_layer_gemm at = { .flags = VNPU_LAYER_F_PACKED,
+				      .alpha = et_f32_bits(1), .beta = et_f32_bits(1) };
+	__u16 *ph;
+	char name[64];
+
+	size = vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, k, n);
+	pk = malloc(size * 4);
+	ph = malloc(size * 2);
+	for (i = 0; i < m * k; i++)
+		a[i] = val();
+	for (i = 0; i < k * n; i++)
+		b[i] = of_bf16(to_bf16(val()));
+	vnpu_eng_pack(VNPU_PACK_GEMM_B, b, 1, k, n, pk);
+	for (i = 0; i < size; i++)
+		ph[i] = to_bf16(pk[i]);
+	vnpu_eng_pair_bf16(VNPU_PACK_GEMM_B, 1, k, n, ph);
+	for (i = 0; i < m; i++)
+		for (j = 0; j < n; j++) {
+			mag[i * n + j] = 0;
+			for (kk = 0; kk < k; kk++) {
+				ar[kk] = of_bf16(to_bf16(a[i * k + kk]));
+				bc[kk] = b[kk * n + j];
+				mag[i * n + j] += fabsf(a[i * k + kk] * bc[kk]);
+			}
+			model[i * n + j] = dot_model(ar, bc, k);
+		}
+	{
+		struct vnpu_tensor t[3] = { et_dense(F32, 2, da),
+					    et_dense(BF16, 1, &size),
+					    et_dense(F32, 2, dy) };
+		void *data[3] = { a, ph, y };
+
+		snprintf(name, sizeof(name), "gemm bf16 %llux%llux%llu",
+			 (unsigned long long)m, (unsigned long long)n,
+			 (unsigned long long)k);
+		check_paths(name, VNPU_LAYER_GEMM, t, data, 3, &at, sizeof(at),
+			    model, mag, m * n);
+	}
+	free(a);
+	free(b);
+	free(pk);
+	free(ph);
+	free(y);
+	free(model);
+	free(mag);
+	free(ar);
+	free(bc);
+}
+
+/* One image, @c channels of @h x @w, @m outputs of @kh x @kw, stride @s. */
+static void conv_case(__u64 c, __u64 h, __u64 w, __u64 m, __u64 kh, __u64 kw,
+		      __u32 s, __u32 pad)
+{
+	__u64 oh = (h + 2 * pad - kh) / s + 1, ow = (w + 2 * pad - kw) / s + 1;
+	__u64 kt = c * kh * kw, dx[4] = { 1, c, h, w }, dy[4] = { 1, m, oh, ow };
+	__u64 size = vnpu_eng_packed_size(VNPU_PACK_CONV_W, 1, m, kt), i, q, k;
+	float *x = malloc(c * h * w * 4), *wt = malloc(m * kt * 4);
+	float *pk = malloc(size * 4), *y = malloc(m * oh * ow * 4);
+	float *model = malloc(m * oh * ow * 4), *mag = malloc(m * oh * ow * 4);
+	float *col = malloc(kt * 4);
+	__u16 *ph = malloc(size * 2);
+	struct vnpu_layer_conv at = { .flags = VNPU_LAYER_F_PACKED, .group = 1,
+				      .kernel = { (__u32)kh, (__u32)kw },
+				      .stride = { s, s }, .dilation = { 1, 1 },
+				      .pad_begin = { pad, pad },
+				      .pad_end = { pad, pad } };
+	char name[64];
+
+	for (i = 0; i < c * h * w; i++)
+		x[i] = val();
+	for (i = 0; i < m * kt; i++)
+		wt[i] = of_bf16(to_bf16(val()));
+	vnpu_eng_pack(VNPU_PACK_CONV_W, wt, 1, m, kt, pk);
+	for (i = 0; i < size; i++)
+		ph[i] = to_bf16(pk[i]);
+	vnpu_eng_pair_bf16(VNPU_PACK_CONV_W, 1, m, kt, ph);
+	for (q = 0; q < oh * ow; q++) {
+		for (k = 0; k < kt; k++) {
+			long ih = (long)(q / ow * s + k % (kh * kw) / kw) - pad;
+			long iw = (long)(q % ow * s + k % kw) - pad;
+
+			col[k] = ih < 0 || iw < 0 || ih >= (long)h || iw >= (long)w ?
+				 0.0f : x[(k / (kh * kw) * h + ih) * w + iw];
+		}
+		for (i = 0; i < m; i++) {
+			float ar[4096];
+
+			mag[i * oh * ow + q] = 0;
+			for (k = 0; k < kt; k++) {
+				ar[k] = of_bf16(to_bf16(col[k]));
+				mag[i * oh * ow + q] += fabsf(col[k] * wt[i * kt + k]);
+			}
+			model[i * oh * ow + q] = dot_model(wt + i * kt, ar, kt);
+		}
+	}
+	{
+		struct vnpu_tensor t[3] = { et_dense(F32, 4, dx),
+					    et_dense(BF16, 1, &size),
+					    et_dense(F32, 4, dy) };
+		void *data[3] = { x, ph, y };
+
+		snprintf(name, sizeof(name), "conv bf16 c%llu %llux%llu s%u",
+			 (unsigned long long)c, (unsigned long long)kh,
+			 (unsigned long long)kw, s);
+		check_paths(name, VNPU_LAYER_CONV, t, data, 3, &at, sizeof(at),
+			    model, mag, m * oh * ow);
+	}
+	free(x);
+	free(wt);
+	free(pk);
+	free(ph);
+	free(y);
+	free(model);
+	free(mag);
+	free(col);
+}
+
+void et_test_gemm_bf16(void)
+{
+	pair_layout();
+	/* Edges of both sides, odd depths, depths of several slices. */
+	gemm_case(1, 16, 8);
+	gemm_case(5, 17, 7);
+	gemm_case(13, 33, 64);
+	gemm_case(37, 100, 385);
+	gemm_case(100, 64, 800);
+	/* A block of more than ENG_MC rows (ENG_GEMM_MC), odd depth. */
+	gemm_case(128, 96, 391);
+	/* 1x1 direct, 3x3 sliding window, strides 2 and 5, im2col. */
+	conv_case(64, 7, 9, 70, 1, 1, 1, 0);
+	conv_case(9, 12, 13, 20, 3, 3, 1, 1);
+	conv_case(16, 15, 15, 24, 3, 3, 2, 1);
+	conv_case(5, 23, 23, 13, 7, 7, 5, 3);
+	conv_case(130, 6, 6, 8, 3, 3, 1, 1);
+	printf("gemm-bf16: %s\n", et_host_features & VNPU_ENG_F_AVX512_BF16 ?
+	       "avx512-bf16 and widening paths" : "widening path only");
+}
