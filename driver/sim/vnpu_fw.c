@@ -699,6 +699,7 @@ static u32 vnpu_fw_features(void)
 	if (!engine_simd)
 		return 0;
 	if (!boot_cpu_has(X86_FEATURE_AVX2) || !boot_cpu_has(X86_FEATURE_FMA) ||
+	    !boot_cpu_has(X86_FEATURE_F16C) ||
 	    !cpu_has_xfeatures(XFEATURE_MASK_SSE | XFEATURE_MASK_YMM, NULL))
 		return 0;
 	/* The AVX-512 GEMM kernels give the AVX2 bits, only faster. */

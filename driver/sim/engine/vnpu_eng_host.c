@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /* Host builds only: the CPU features the engine may use here, its memory. */
+#include <cpuid.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,8 +10,12 @@
 
 __u32 vnpu_eng_host_features(void)
 {
+	unsigned int a, b, c, d;
+
 	__builtin_cpu_init();
-	if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+	/* The FMA build widens f16 with F16C. */
+	if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") ||
+	    !__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_F16C))
 		return 0;
 	/* libgcc checks that the OS saves the ZMM state too. */
 	if (!__builtin_cpu_supports("avx512f"))

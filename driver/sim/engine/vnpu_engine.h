@@ -29,6 +29,7 @@
  * (its kernels belong to the FMA build), so scratch sized for a value fits
  * a run with it. The caller must not name what the CPU lacks.
  */
+/* AVX2, FMA and F16C. */
 #define VNPU_ENG_F_AVX2_FMA (1u << 0)
 /*
  * AVX-512F (with AVX2_FMA): a wider GEMM and convolution micro-kernel that
