@@ -37,8 +37,10 @@ extern "C" {
  * %DRM_VNPU_PARAM_CMD_SET_VERSION.
  *
  * 1: the first release (tensor descriptors of up to %VNPU_MAX_DIMS 8)
+ * 2: packed bf16 weights hold depth pairs (%VNPU_LAYER_F_PACKED in
+ *    vnpu_layers.h), so a set-1 stream's bf16 weights read wrong
  */
-#define VNPU_CMD_SET_VERSION 1
+#define VNPU_CMD_SET_VERSION 2
 
 /** VNPU_MAX_DIMS - the highest tensor rank the device takes */
 #define VNPU_MAX_DIMS 8

@@ -917,18 +917,17 @@ static const struct vnpu_plugin_ops npu_ops = {
 };
 
 /*
- * The command set the driver's validator takes. It names the architecture,
- * which a blob must match: a new uAPI with the same commands keeps blobs
- * valid. Drivers before %DRM_VNPU_PARAM_CMD_SET_VERSION took command set 1.
+ * The command set the driver's validator takes, which must be the one this
+ * library writes: the same stream means another thing under another set.
+ * It names the architecture, which a blob must match: a new uAPI with the
+ * same commands keeps blobs valid. Drivers before
+ * %DRM_VNPU_PARAM_CMD_SET_VERSION took command set 1.
  */
-static uint64_t cmd_set_version(int fd, const char *node)
+static uint64_t cmd_set_version(int fd)
 {
 	uint64_t version = 1;
 
 	get_param(fd, DRM_VNPU_PARAM_CMD_SET_VERSION, &version);
-	if (version != VNPU_CMD_SET_VERSION)
-		host->log(VNPU_LOG_WARNING, "NPU: %s takes command set %llu, libvnpu writes %d: jobs will fail",
-			  node, (unsigned long long)version, VNPU_CMD_SET_VERSION);
 	return version;
 }
 
@@ -956,8 +955,8 @@ static int fill_info(struct vnpu_dev *dev, const char *node, const drmVersion *v
 		 "vnpu simulated NPU %llu (%llu tiles, %llu MiB, %s)",
 		 (unsigned long long)index, (unsigned long long)tiles,
 		 (unsigned long long)(mem >> 20), node);
-	snprintf(info->architecture, sizeof(info->architecture), "vnpu-npu-%llu",
-		 (unsigned long long)cmd_set_version(dev->fd, node));
+	snprintf(info->architecture, sizeof(info->architecture), "vnpu-npu-%d",
+		 VNPU_CMD_SET_VERSION);
 	snprintf(info->device_version, sizeof(info->device_version), "%d.%d.%d",
 		 ver->version_major, ver->version_minor, ver->version_patchlevel);
 	snprintf(info->driver_version, sizeof(info->driver_version), "vnpu %d.%d.%d, uAPI %llu",
@@ -1055,6 +1054,11 @@ static struct vnpu_dev *dev_open(struct npu_plugin *np, const char *node)
 		note_absent(np, "%s: the vnpu driver is version %d.%d.%d, this libvnpu speaks %d.x (uAPI %d): install the module and the library of one release",
 			    node, ver->version_major, ver->version_minor, ver->version_patchlevel,
 			    NPU_DRIVER_MAJOR, DRM_VNPU_UAPI_VERSION);
+		free(dev);
+		dev = NULL;
+	} else if (dev && cmd_set_version(fd) != VNPU_CMD_SET_VERSION) {
+		note_absent(np, "%s: the vnpu driver takes command set %llu, this libvnpu writes %d: install the module and the library of one release",
+			    node, (unsigned long long)cmd_set_version(fd), VNPU_CMD_SET_VERSION);
 		free(dev);
 		dev = NULL;
 	} else if (dev) {
