@@ -241,6 +241,8 @@ static int check_layer(const struct vnpu_cmd_layer *c,
 				return EINVAL_RET;
 	}
 
+	if (c->num_outputs < vnpu_eng_layer_outputs(c->op))
+		return EINVAL_RET;
 	if (vnpu_eng_layer_check(c->op, c->tensors, c->num_tensors, attrs,
 				 c->attr_size))
 		return EINVAL_RET;

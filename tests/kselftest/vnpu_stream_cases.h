@@ -126,6 +126,57 @@ static inline struct vnpu_layer_chain *case_chain(struct case_stream *s)
 	return a;
 }
 
+/* @t as a dense tensor of the @rank dims @d. */
+static inline void case_dense(struct vnpu_tensor *t, uint32_t rank,
+			      const uint64_t *d)
+{
+	int64_t st = 1;
+	int i;
+
+	t->rank = rank;
+	for (i = (int)rank - 1; i >= 0; i--) {
+		t->dims[i] = d[i];
+		t->strides[i] = st;
+		st *= (int64_t)d[i];
+	}
+}
+
+/*
+ * Replace the stream by one LSTM layer of 2 steps, 1 direction, batch 1,
+ * 4 hidden units: XW, R (one panel of 16 columns by 4), H0 and C0 from
+ * slot 1; Y, Y_h and Y_c, its 3 outputs, in slot 0. Valid as it is.
+ */
+static inline struct vnpu_cmd_layer *case_lstm(struct case_stream *s)
+{
+	static const uint64_t xw[4] = { 2, 1, 1, 16 }, y[4] = { 2, 1, 1, 4 };
+	static const uint64_t st[3] = { 1, 1, 4 };
+	struct vnpu_layer_lstm *a;
+	struct vnpu_cmd_layer *l;
+	int i;
+
+	memset(s, 0, sizeof(*s));
+	l = case_add(s, VNPU_CMD_LAYER, sizeof(*l) + 7 * sizeof(struct vnpu_tensor) +
+		     sizeof(*a));
+	l->op = VNPU_LAYER_LSTM;
+	l->num_tensors = 7;
+	l->num_outputs = 3;
+	l->attr_size = sizeof(*a);
+	l->tensors[0] = case_tensor(1, VNPU_DTYPE_F32, 0, 0);
+	case_dense(&l->tensors[0], 4, xw);
+	l->tensors[1] = case_tensor(1, VNPU_DTYPE_F32, 1024, 64);
+	for (i = 2; i < 7; i++) {
+		l->tensors[i] = case_tensor(i < 4 ? 1 : 0, VNPU_DTYPE_F32,
+					    2048 + 256 * i, 0);
+		case_dense(&l->tensors[i], 3, st);
+	}
+	case_dense(&l->tensors[4], 4, y);
+	a = (struct vnpu_layer_lstm *)&l->tensors[7];
+	a->f.func = VNPU_ACT_SIGMOID;
+	a->g.func = VNPU_ACT_TANH;
+	a->h.func = VNPU_ACT_TANH;
+	return l;
+}
+
 /*
  * @t (256 elements of one dim) as the same elements in VNPU_MAX_DIMS dims
  * of extent 2, row-major, or with the dims reversed (a transpose).
@@ -234,6 +285,9 @@ M(m_chain_stale_step, case_chain(s)->steps[5].kind = VNPU_CHAIN_UNARY)
 M(m_chain_bad_func, case_chain(s)->steps[0].func = VNPU_BIN_POW)
 M(m_chain_input_beyond_bo,
   case_chain(s); case_layer_at0(s)->tensors[1].offset = CASE_SLOT_SIZE - 512)
+M(m_lstm_one_output, case_lstm(s)->num_outputs = 1)
+M(m_lstm_y_read_only, case_lstm(s)->tensors[4].slot = 1)
+M(m_lstm_short_weights, case_lstm(s)->tensors[1].dims[0] = 48)
 
 #undef M
 
@@ -302,6 +356,9 @@ M(m_chain_input_beyond_bo,
 	X(chain_input_past_inputs, m_chain_input_past_inputs, 0) \
 	X(chain_stale_step, m_chain_stale_step, 0) \
 	X(chain_bad_func, m_chain_bad_func, 0) \
-	X(chain_input_beyond_bo, m_chain_input_beyond_bo, 0)
+	X(chain_input_beyond_bo, m_chain_input_beyond_bo, 0) \
+	X(lstm_one_output, m_lstm_one_output, 0) \
+	X(lstm_y_read_only, m_lstm_y_read_only, 0) \
+	X(lstm_short_weights, m_lstm_short_weights, 0)
 
 #endif /* VNPU_STREAM_CASES_H */

@@ -119,6 +119,13 @@ extern "C" {
  * @VNPU_LAYER_CHAIN: a short program of element-wise steps run in one
  *	pass, &struct vnpu_layer_chain; tensors 1 to %VNPU_CHAIN_MAX_INPUTS
  *	inputs, Y; all f32, the inputs broadcasting against Y
+ * @VNPU_LAYER_LSTM: an LSTM's recurrence over a whole sequence, &struct
+ *	vnpu_layer_lstm; tensors XW [S, D, B, 4H] (each step's input
+ *	projection with both biases, gates in i, o, f, c order), R (the
+ *	recurrent weights of the D directions, each [H, 4H] packed as
+ *	%VNPU_PACK_GEMM_B and stored one after the other), H0 and C0
+ *	[D, B, H], Y [S, D, B, H], Y_h and Y_c [D, B, H]; all f32 and dense.
+ *	Direction 1 runs from the last step to the first
  */
 enum vnpu_layer_op {
 	VNPU_LAYER_INVALID = 0,
@@ -151,10 +158,11 @@ enum vnpu_layer_op {
 	VNPU_LAYER_ROI_ALIGN = 27,
 	VNPU_LAYER_MAXPOOL_INDEX = 28,
 	VNPU_LAYER_CHAIN = 29,
+	VNPU_LAYER_LSTM = 30,
 };
 
 /** VNPU_LAYER_OP_LAST - the highest op this header defines */
-#define VNPU_LAYER_OP_LAST VNPU_LAYER_CHAIN
+#define VNPU_LAYER_OP_LAST VNPU_LAYER_LSTM
 
 /** VNPU_DET_MAX_M - the largest matrix %VNPU_LAYER_DET takes */
 #define VNPU_DET_MAX_M 8
@@ -992,6 +1000,28 @@ struct vnpu_layer_chain {
 	__u32 num_steps;
 	__u32 pad;
 	struct vnpu_chain_step steps[VNPU_CHAIN_MAX_STEPS];
+};
+
+/**
+ * struct vnpu_layer_lstm - attributes of %VNPU_LAYER_LSTM
+ * @f: the gates' function (ONNX's f: i, o and f go through it)
+ * @g: the cell input's function (ONNX's g)
+ * @h: the output's function (ONNX's h)
+ * @flags: must be zero
+ * @pad: must be zero
+ *
+ * The functions are UNARY's on f32, without flags. Each step of each
+ * direction gives what a GEMM of H_prev by R's panels with XW's row as
+ * its residual (alpha and beta 1) followed by these element-wise layers
+ * gives: C = f(Gf) * C + f(Gi) * g(Gc), H = f(Go) * h(C), every product
+ * and sum rounded to f32; Y_h and Y_c hold the states after the last step.
+ */
+struct vnpu_layer_lstm {
+	struct vnpu_layer_act f;
+	struct vnpu_layer_act g;
+	struct vnpu_layer_act h;
+	__u32 flags;
+	__u32 pad;
 };
 
 #if defined(__cplusplus)

@@ -17,6 +17,7 @@
 #include "vnpu_eng_roi.c"
 #include "vnpu_eng_poolidx.c"
 #include "vnpu_eng_chain.c"
+#include "vnpu_eng_lstm.c"
 #include "vnpu_eng_move.c"
 
 const struct eng_kernels ENG_TABLE = {
@@ -50,6 +51,7 @@ const struct eng_kernels ENG_TABLE = {
 		[VNPU_LAYER_ROI_ALIGN] = run_roi_align,
 		[VNPU_LAYER_MAXPOOL_INDEX] = run_maxpool_index,
 		[VNPU_LAYER_CHAIN] = run_chain,
+		[VNPU_LAYER_LSTM] = run_lstm,
 	},
 	.transpose32 = eng_transpose32,
 };

@@ -507,6 +507,43 @@ static inline void eng_gemm_shape(const struct eng_layer *l, __u64 *batch,
 	*k = a->dims[a->rank - 1];
 }
 
+/*
+ * The GEMM one step of an LSTM (VNPU_LAYER_LSTM) runs for one direction
+ * and batch row: tensors A H_prev [1, H], B the direction's packed panels,
+ * the residual XW's row [1, 4H] and Y the gates [1, 4H], alpha and beta 1.
+ * The caller gives the data pointers.
+ */
+struct eng_lstm_gemm {
+	struct vnpu_tensor t[4];
+	struct vnpu_layer_gemm a;
+};
+
+static inline void eng_lstm_gemm_init(__u64 h, struct eng_lstm_gemm *s)
+{
+	__u32 i;
+
+	*s = (struct eng_lstm_gemm){ .a = {
+		.flags = VNPU_LAYER_F_PACKED | VNPU_LAYER_F_RESIDUAL,
+		.alpha = 0x3f800000, .beta = 0x3f800000 } };
+	for (i = 0; i < 4; i++) {
+		s->t[i].dtype = VNPU_DTYPE_F32;
+		s->t[i].rank = 2;
+		s->t[i].dims[0] = 1;
+		s->t[i].dims[1] = i ? 4 * h : h;
+		s->t[i].strides[0] = (__s64)s->t[i].dims[1];
+		s->t[i].strides[1] = 1;
+	}
+	s->t[1].rank = 1;
+	s->t[1].dims[0] = vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, h, 4 * h);
+	s->t[1].strides[0] = 1;
+}
+
+/* Bytes of an LSTM part's scratch before its GEMM's: the gates and h(C). */
+static inline __u64 eng_lstm_head(__u64 h)
+{
+	return (5 * h * 4 + ENG_ALIGN - 1) / ENG_ALIGN * ENG_ALIGN;
+}
+
 /* CONV's shape with 1-D as 2-D of height 1. */
 struct eng_conv_shape {
 	__u64 n, c, h, w;	/* input */

@@ -653,6 +653,59 @@ static int check_chain(const struct vnpu_tensor *t, __u32 n,
 	return 1;
 }
 
+/* @t is f32 of the @rank dims @d, its elements packed in order. */
+static int dense_f32(const struct vnpu_tensor *t, __u32 rank, const __u64 *d)
+{
+	__s64 st = 1;
+	__u32 i;
+
+	if (t->dtype != VNPU_DTYPE_F32 || t->rank != rank)
+		return 0;
+	for (i = rank; i-- > 0;) {
+		if (t->dims[i] != d[i] || (d[i] > 1 && t->strides[i] != st))
+			return 0;
+		st *= (__s64)d[i];
+	}
+	return 1;
+}
+
+static int lstm_act_ok(const struct vnpu_layer_act *a)
+{
+	return !a->flags && act_ok(a, VNPU_DTYPE_F32, 0);
+}
+
+/* XW [S, D, B, 4H], R, H0 and C0 [D, B, H], Y [S, D, B, H], Y_h, Y_c. */
+static int check_lstm(const struct vnpu_tensor *t, __u32 n,
+		      const struct vnpu_layer_lstm *a)
+{
+	const struct vnpu_tensor *xw = &t[0], *r = &t[1];
+	__u64 y[4], state[3], h, per;
+	__u32 i;
+
+	if (n != 7 || a->flags || a->pad || !lstm_act_ok(&a->f) ||
+	    !lstm_act_ok(&a->g) || !lstm_act_ok(&a->h) || xw->rank != 4 ||
+	    xw->dims[3] % 4)
+		return 0;
+	h = xw->dims[3] / 4;
+	if (!h || h > ENG_MAX_DEPTH || !dense_f32(xw, 4, xw->dims))
+		return 0;
+	for (i = 0; i < 3; i++) {
+		y[i] = xw->dims[i];
+		state[i] = i < 2 ? xw->dims[i + 1] : h;
+	}
+	y[3] = h;
+	if (!dense_f32(&t[4], 4, y))
+		return 0;
+	for (i = 2; i < n; i++)
+		if (i != 4 && !dense_f32(&t[i], 3, state))
+			return 0;
+	/* The directions' panels one after the other. */
+	per = vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, h, 4 * h);
+	return per && r->dtype == VNPU_DTYPE_F32 && r->rank == 1 &&
+	       (r->dims[0] <= 1 || r->strides[0] == 1) &&
+	       r->dims[0] % per == 0 && r->dims[0] / per == state[0];
+}
+
 static int check_softmax(const struct vnpu_tensor *t, __u32 n,
 			 const struct vnpu_layer_softmax *a)
 {
@@ -1217,6 +1270,8 @@ static __u32 attr_size_of(__u32 op)
 		return sizeof(struct vnpu_layer_pool_index);
 	case VNPU_LAYER_CHAIN:
 		return sizeof(struct vnpu_layer_chain);
+	case VNPU_LAYER_LSTM:
+		return sizeof(struct vnpu_layer_lstm);
 	default:
 		return 0;	/* WHERE, CAST, DET: none */
 	}
@@ -1284,9 +1339,16 @@ static int check_op(__u32 op, const struct vnpu_tensor *t, __u32 n,
 		return check_maxpool_index(t, n, attrs);
 	case VNPU_LAYER_CHAIN:
 		return check_chain(t, n, attrs);
+	case VNPU_LAYER_LSTM:
+		return check_lstm(t, n, attrs);
 	default:
 		return 0;
 	}
+}
+
+__u32 vnpu_eng_layer_outputs(__u32 op)
+{
+	return op == VNPU_LAYER_LSTM ? 3 : 1;
 }
 
 int vnpu_eng_layer_check(__u32 op, const struct vnpu_tensor *t,
@@ -1425,6 +1487,8 @@ __u64 vnpu_eng_units(const struct eng_layer *l, __u32 features)
 		return eng_scatter_units(numel_y, vnpu_eng_numel(&l->t[2]));
 	case VNPU_LAYER_TFIDF:
 		return l->t[0].rank == 2 ? l->t[0].dims[0] : 1;	/* rows */
+	case VNPU_LAYER_LSTM:
+		return l->t[0].dims[1];	/* directions: each a chain of steps */
 	case VNPU_LAYER_DET:
 		return numel_y;	/* matrices */
 	default:
@@ -1546,6 +1610,19 @@ static __u64 tile_up(__u64 v, __u64 step)
 	return eng_div_up(v, step) * step;
 }
 
+/* Every step's GEMM as GEMM counts it, and its element-wise functions. */
+static __u64 lstm_cost(const struct vnpu_tensor *t,
+		       const struct vnpu_layer_lstm *a)
+{
+	__u64 g = t[0].dims[3], h = g / 4;
+	__u64 rows = sat_mul(t[0].dims[0], t[0].dims[1] * t[0].dims[2]);
+	__u64 step = 2 * ENG_MR * tile_up(g, ENG_NR) * h +
+		     h * (3 * act_cost(a->f.func) + act_cost(a->g.func) +
+			  act_cost(a->h.func) + 8);
+
+	return sat_mul(rows, step);
+}
+
 /*
  * In element operations of about a nanosecond each on the slowest kernel
  * path (the baseline's GEMM does about 2 a nanosecond): the firmware cuts
@@ -1605,6 +1682,8 @@ __u64 vnpu_eng_layer_cost(__u32 op, const struct vnpu_tensor *t,
 		return ny * binary_cost(((const struct vnpu_layer_binary *)attrs)->func);
 	case VNPU_LAYER_CHAIN:
 		return sat_mul(ny, chain_cost(attrs));
+	case VNPU_LAYER_LSTM:
+		return lstm_cost(t, attrs);
 	case VNPU_LAYER_RESIZE:
 		/*
 		 * From tables: a multiply-add per tap; rows of more outer
@@ -1704,6 +1783,14 @@ __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_tensor *t,
 	}
 	if (op == VNPU_LAYER_RESIZE)
 		return eng_resize_scratch(&t[1]);
+	if (op == VNPU_LAYER_LSTM) {
+		struct eng_lstm_gemm g;
+
+		eng_lstm_gemm_init(t[0].dims[3] / 4, &g);
+		return ENG_ALIGN + eng_lstm_head(t[0].dims[3] / 4) +
+		       vnpu_eng_layer_scratch(VNPU_LAYER_GEMM, g.t, 4, &g.a, 1,
+					      features);
+	}
 	if (op == VNPU_LAYER_CHAIN) {
 		__u8 slot[VNPU_CHAIN_MAX_STEPS];
 

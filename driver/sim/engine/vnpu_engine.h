@@ -101,6 +101,17 @@ int vnpu_eng_layer_check(__u32 op, const struct vnpu_tensor *t,
 			 __u32 num_tensors, const void *attrs, __u32 attr_size);
 
 /**
+ * vnpu_eng_layer_outputs() - how many tensors, at the end, a layer writes
+ * @op: &enum vnpu_layer_op
+ *
+ * A stream's layer command names at least these as its outputs, so that
+ * the validator checks that their slots are writable and alias nothing.
+ *
+ * Return: 3 for %VNPU_LAYER_LSTM (Y, Y_h, Y_c), else 1.
+ */
+__u32 vnpu_eng_layer_outputs(__u32 op);
+
+/**
  * vnpu_eng_layer_cost() - rough work of a checked layer
  * @op: &enum vnpu_layer_op
  * @t: the layer's tensor descriptors

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cgraph.h"
+#include "engine/vnpu_engine.h"
 #include "error.h"
 
 static uint64_t align_up(uint64_t v, uint64_t a)
@@ -278,7 +279,7 @@ static void write_cmd(const struct cstate *s, const struct ccmd *c, uint8_t *dst
 		l->hdr = (struct vnpu_cmd_header){ VNPU_CMD_LAYER, size };
 		l->op = c->layer;
 		l->num_tensors = c->num_tensors;
-		l->num_outputs = 1;	/* every layer writes its last tensor */
+		l->num_outputs = vnpu_eng_layer_outputs(c->layer);
 		l->attr_size = c->attr_size;
 		for (uint32_t i = 0; i < c->num_tensors; i++)
 			to_tensor(s, &cs_cmd_tensors(s, c)[i], &l->tensors[i]);

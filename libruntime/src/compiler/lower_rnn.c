@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/vnpu_engine.h"
 #include "lower.h"
 
 enum rnn_kind { RNN_PLAIN, RNN_GRU, RNN_LSTM };
@@ -514,11 +515,128 @@ static vnpu_status direction(struct cstate *s, const struct cop *op, const struc
 	return st;
 }
 
+/*
+ * Whether the LSTM runs as one LSTM layer: no peepholes, time-major, not
+ * "reverse" alone, constant f32 R packed in f32 (a precision hint packs
+ * the unrolled steps' R in its type), and fusion allowed.
+ */
+static bool lstm_fusable(struct cstate *s, const struct cop *op, const struct rnn *r)
+{
+	const struct vnpu_tinfo *rw = cs_info(s, op->in[2]);
+	vnpu_element_type hint = s->opt.inference_precision;
+
+	return r->kind == RNN_LSTM && !(op->num_in > 7 && op->in[7] >= 0) && !r->batch_first &&
+	       rw->rank == 3 && rw->dims[0] == r->dirs && rw->dims[1] == 4 * r->hidden &&
+	       rw->dims[2] == r->hidden &&
+	       strcmp(vnpu_attr_str(op->node, "direction", "forward"), "reverse") &&
+	       rw->data && rw->type == VNPU_TYPE_F32 && !s->opt.no_packing && !s->opt.no_fusion &&
+	       hint != VNPU_TYPE_F16 && hint != VNPU_TYPE_BF16 &&
+	       (!s->opt.primary_layer_ops || s->opt.primary_layer_ops >> VNPU_LAYER_LSTM & 1);
+}
+
+/* Every direction's R [4H, H] packed as GEMM's B [H, 4H], one after the other. */
+static vnpu_status lstm_packed_r(struct cstate *s, const struct cop *op, const struct rnn *r,
+				 int32_t *out)
+{
+	const float *rw = cs_info(s, op->in[2])->data;
+	int64_t hs = r->hidden, g = 4 * hs;
+	uint64_t per = vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, (uint64_t)hs, (uint64_t)g);
+	int64_t size = (int64_t)per * r->dirs;
+	float *packed = calloc((size_t)size + 1, sizeof(float));
+	float *dense = malloc((size_t)(hs * g) * sizeof(float));
+	vnpu_status st = VNPU_OK;
+
+	if (!packed || !dense) {
+		free(packed);
+		free(dense);
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory packing weights");
+	}
+	for (int64_t d = 0; d < r->dirs && !st; d++) {
+		for (int64_t k = 0; k < hs; k++)
+			for (int64_t n = 0; n < g; n++)
+				dense[k * g + n] = rw[(d * g + n) * hs + k];
+		if (vnpu_eng_pack(VNPU_PACK_GEMM_B, dense, 1, (uint64_t)hs, (uint64_t)g,
+				  packed + d * (int64_t)per))
+			st = VNPU_UNSUPPORTED;
+	}
+	free(dense);
+	if (st) {
+		free(packed);
+		return st;
+	}
+	return cs_add_const(s, VNPU_TYPE_F32, 1, &size, packed, out);
+}
+
+/* Output @i of @op, or a temporary [@d0, @d1, @d2(, @d3)] in its place. */
+static vnpu_status lstm_output(struct cstate *s, const struct cop *op, uint32_t i, int32_t rank,
+			       const int64_t *dims, struct ctensor *out)
+{
+	int32_t v;
+	vnpu_status st;
+
+	if (op->num_out > i && op->out[i] >= 0) {
+		*out = ct_dense(s, op->out[i]);
+		return VNPU_OK;
+	}
+	st = cs_add_temp(s, VNPU_TYPE_F32, rank, dims, &v);
+	if (!st)
+		*out = ct_dense(s, v);
+	return st;
+}
+
+/* The initial state input @i, or zeros [dirs, batch, H]. */
+static vnpu_status lstm_initial(struct cstate *s, const struct cop *op, uint32_t i,
+				const int64_t *dims, struct ctensor *out)
+{
+	int32_t v;
+	vnpu_status st;
+
+	if (op->num_in > i && op->in[i] >= 0) {
+		*out = ct_dense(s, op->in[i]);
+		return VNPU_OK;
+	}
+	st = cs_add_temp(s, VNPU_TYPE_F32, 3, dims, &v);
+	if (st)
+		return st;
+	*out = ct_dense(s, v);
+	return cl_fill(s, *out, 0);
+}
+
+/* The recurrence of every direction as one LSTM layer on XW [seq, dirs * batch, 4H]. */
+static vnpu_status lstm_layer(struct cstate *s, const struct cop *op, const struct rnn *r,
+			      int32_t xw)
+{
+	struct vnpu_layer_lstm attr = { .f = r->f, .g = r->g, .h = r->h };
+	int64_t state[3] = { r->dirs, r->batch, r->hidden };
+	int64_t y[4] = { r->seq, r->dirs, r->batch, r->hidden };
+	struct ctensor t[7];
+	int32_t packed;
+	vnpu_status st = lstm_packed_r(s, op, r, &packed);
+
+	if (st)
+		return st;
+	y[3] = 4 * r->hidden;
+	t[0] = ct_shaped(s, xw, 4, y);	/* XW [seq, dirs, batch, 4H] */
+	y[3] = r->hidden;
+	t[1] = ct_dense(s, packed);
+	st = lstm_initial(s, op, 5, state, &t[2]);
+	if (!st)
+		st = lstm_initial(s, op, 6, state, &t[3]);
+	if (!st)
+		st = lstm_output(s, op, 0, 4, y, &t[4]);
+	if (!st)
+		st = lstm_output(s, op, 1, 3, state, &t[5]);
+	if (!st)
+		st = lstm_output(s, op, 2, 3, state, &t[6]);
+	return st ? st : cl_layer(s, VNPU_LAYER_LSTM, t, 7, &attr, sizeof(attr));
+}
+
 vnpu_status cl_lower_rnn(struct cstate *s, struct cop *op)
 {
 	struct rnn r = { 0 };
 	int64_t dims[3];
 	int32_t xw, bias;
+	bool fused;
 	vnpu_status st = parse(s, op, &r);
 
 	/*
@@ -536,6 +654,7 @@ vnpu_status cl_lower_rnn(struct cstate *s, struct cop *op)
 	dims[1] = r.dirs * r.batch;
 	dims[2] = r.gates * r.hidden;
 	st = cs_add_temp(s, r.type, 3, dims, &xw);
+	fused = !st && lstm_fusable(s, op, &r);
 	for (int64_t d = 0; !st && d < r.dirs; d++) {
 		int64_t g = r.gates * r.hidden;
 		struct ctensor x = mat(s, op->in[0], 0, r.seq, r.in, r.in);
@@ -564,8 +683,8 @@ vnpu_status cl_lower_rnn(struct cstate *s, struct cop *op)
 		}
 		st = gemm(s, x, w, pack_view(s, w), bias >= 0 || views ? &cb : NULL,
 				 views ? &rb : NULL, y);
-		if (!st)
+		if (!st && !fused)
 			st = direction(s, op, &r, d, xw);
 	}
-	return st;
+	return !st && fused ? lstm_layer(s, op, &r, xw) : st;
 }

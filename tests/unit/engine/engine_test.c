@@ -284,6 +284,8 @@ int main(int argc, char **argv)
 		et_test_roi();
 	if (!only || !strcmp(only, "chain"))
 		et_test_chain();
+	if (!only || !strcmp(only, "lstm"))
+		et_test_lstm();
 	if (!only || !strcmp(only, "poolidx"))
 		et_test_poolidx();
 	if (!only || !strcmp(only, "rank"))

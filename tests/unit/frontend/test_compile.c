@@ -2031,12 +2031,14 @@ static void test_lstm(void)
 		CHECK(max_diff(out[0], y, S * B * H) < 1e-5f);
 		CHECK(max_diff(out[1], h, B * H) < 1e-5f);
 		CHECK(max_diff(out[2], c, B * H) < 1e-5f);
-		CHECK(p->arena_size < p->intermediates_size);
 	}
-	/* Each step's two CHAIN layers give the unfused layers' bits. */
+	/*
+	 * The input projection and one LSTM layer give the bits of the
+	 * unrolled steps' unfused layers (whose temporaries share memory).
+	 */
 	plain = compile_run(m, &unfused, plain_out);
 	CHECK(p && plain && p->num_segments == 1 && plain->num_segments == 1 &&
-	      p->segments[0].num_cmds < plain->segments[0].num_cmds);
+	      p->segments[0].num_cmds == 2 && plain->arena_size < plain->intermediates_size);
 	for (int i = 0; p && plain && i < 3; i++)
 		CHECK(!memcmp(out[i], plain_out[i], p->outputs[i].size));
 	for (int i = 0; i < 8; i++) {
