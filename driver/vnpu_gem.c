@@ -12,6 +12,7 @@
  * BOs (vnpu_userptr.c) are vnpu_bos without a shmem file.
  */
 
+#include <linux/dma-buf.h>
 #include <linux/dma-resv.h>
 #include <linux/iosys-map.h>
 #include <linux/sched/signal.h>
@@ -50,16 +51,41 @@ void vnpu_bo_unregister(struct vnpu_device *vdev, struct vnpu_bo *bo)
 	atomic64_sub(bo->charged, &vdev->mem_used);
 }
 
+/*
+ * The kernel mapping of a BO's pages; an imported BO's is its exporter's,
+ * asked of the dma-buf directly: drm_gem_shmem_vmap() would hold the
+ * importer's shmem vmap_lock across the exporter's vmap, and when the
+ * exporter is a shmem object too (vnpu, vgem) that takes a lock of the
+ * same class, which lockdep reports as recursive locking. The caller's
+ * bo->vmap_lock serializes the one mapping a BO makes.
+ */
+static int vnpu_bo_vmap(struct vnpu_bo *bo, struct iosys_map *map)
+{
+	struct dma_buf_attachment *attach = bo->base.base.import_attach;
+
+	if (attach)
+		return dma_buf_vmap(attach->dmabuf, map);
+	return drm_gem_shmem_vmap(&bo->base, map);
+}
+
+static void vnpu_bo_vunmap(struct vnpu_bo *bo)
+{
+	struct dma_buf_attachment *attach = bo->base.base.import_attach;
+	struct iosys_map map = IOSYS_MAP_INIT_VADDR(bo->vaddr);
+
+	if (attach)
+		dma_buf_vunmap(attach->dmabuf, &map);
+	else
+		drm_gem_shmem_vunmap(&bo->base, &map);
+}
+
 static void vnpu_gem_free(struct drm_gem_object *obj)
 {
 	struct vnpu_device *vdev = to_vnpu_device(obj->dev);
 	struct vnpu_bo *bo = to_vnpu_bo(obj);
 
-	if (bo->vaddr) {
-		struct iosys_map map = IOSYS_MAP_INIT_VADDR(bo->vaddr);
-
-		drm_gem_shmem_vunmap(&bo->base, &map);
-	}
+	if (bo->vaddr)
+		vnpu_bo_vunmap(bo);
 	vnpu_bo_unregister(vdev, bo);
 	mutex_destroy(&bo->vmap_lock);
 	drm_gem_shmem_free(&bo->base);
@@ -124,7 +150,7 @@ void *vnpu_bo_vaddr(struct vnpu_bo *bo)
 
 	mutex_lock(&bo->vmap_lock);
 	if (!bo->vaddr) {
-		ret = drm_gem_shmem_vmap(&bo->base, &map);
+		ret = vnpu_bo_vmap(bo, &map);
 		if (!ret) /* pairs with the readers' smp_load_acquire() */
 			smp_store_release(&bo->vaddr, map.vaddr);
 	}
