@@ -20,6 +20,7 @@ struct rnn {
 	struct vnpu_layer_act f, g, h;	/* the activations of one direction */
 	bool linear_before_reset;
 	bool batch_first;		/* layout 1 */
+	bool reverse;			/* "reverse": the one direction runs back */
 	vnpu_element_type type;
 	/* this direction's recurrent weights packed, or -1 (see pack_view) */
 	int32_t packed_r, packed_rzr, packed_rh;
@@ -178,6 +179,7 @@ static vnpu_status parse(struct cstate *s, const struct cop *op, struct rnn *r)
 	static const char *const defaults[3][3] = {
 		{ "Tanh" }, { "Sigmoid", "Tanh" }, { "Sigmoid", "Tanh", "Tanh" },
 	};
+	const char *dir;
 	int nacts;
 
 	r->kind = !strcmp(n->op, "LSTM") ? RNN_LSTM : !strcmp(n->op, "GRU") ? RNN_GRU : RNN_PLAIN;
@@ -200,6 +202,13 @@ static vnpu_status parse(struct cstate *s, const struct cop *op, struct rnn *r)
 	if (w->dims[1] != r->gates * r->hidden || w->dims[2] != r->in ||
 	    (r->dirs != 1 && r->dirs != 2))
 		return UNSUP(s, "weights of an unexpected shape");
+	dir = vnpu_attr_str(n, "direction", "forward");
+	if (strcmp(dir, "forward") && strcmp(dir, "reverse") && strcmp(dir, "bidirectional"))
+		return cs_fail(s, VNPU_PARSE_ERROR, "direction '%s'", dir);
+	if ((r->dirs == 2) != !strcmp(dir, "bidirectional"))
+		return cs_fail(s, VNPU_PARSE_ERROR, "%lld weight directions for direction '%s'",
+			       (long long)r->dirs, dir);
+	r->reverse = !strcmp(dir, "reverse");
 	if (acts && (acts->type != VNPU_ATTR_STRINGS || acts->n != (size_t)(nacts * r->dirs)))
 		return UNSUP(s, "activations do not match the directions");
 	for (int i = 0; i < nacts; i++) {
@@ -485,7 +494,7 @@ static vnpu_status direction(struct cstate *s, const struct cop *op, const struc
 	if (!st && r->kind == RNN_LSTM)
 		st = initial_state(s, r, init_c, d, &c);
 	for (int64_t step = 0; !st && step < r->seq; step++) {
-		int64_t t = d ? r->seq - 1 - step : step;
+		int64_t t = d || r->reverse ? r->seq - 1 - step : step;
 		struct ctensor row = mat(s, xw, (t * r->dirs + d) * r->batch * gh, r->batch, gh, gh);
 		struct ctensor hout, g;
 
