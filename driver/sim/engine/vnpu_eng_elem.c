@@ -460,13 +460,17 @@ static void unary_row(const void *arg, char *const *p, const __s64 *st,
 		const char *src = p[0] + (__s64)i * st[0];
 		char *dst = p[1] + (__s64)i * st[1];
 
-		if (u->act && act_vmath(u->act->func) &&
+		if (u->act && act_in_float(u->act->func) &&
 		    u->in == VNPU_DTYPE_F32 && u->out == VNPU_DTYPE_F32) {
 			float f[ENG_BLOCK];
 
 			for (j = 0; j < m; j++)
 				f[j] = *(const float *)(src + (__s64)j * st[0]);
-			act_vmath_f32(u->act->func, f, f, m, u->avx512);
+			if (u->act->func == VNPU_ACT_HARD_SWISH)
+				hswish_f32(f, f, m);
+			else
+				act_vmath_f32(u->act->func, f, f, m,
+					      u->avx512);
 			for (j = 0; j < m; j++)
 				*(float *)(dst + (__s64)j * st[1]) = f[j];
 			continue;

@@ -683,7 +683,8 @@ struct gemm_flush {
 static int act_plain(const struct vnpu_layer_act *a)
 {
 	return a->func == VNPU_ACT_IDENTITY || a->func == VNPU_ACT_RELU ||
-	       a->func == VNPU_ACT_LEAKY_RELU || a->func == VNPU_ACT_CLIP;
+	       a->func == VNPU_ACT_LEAKY_RELU || a->func == VNPU_ACT_CLIP ||
+	       a->func == VNPU_ACT_HARD_SWISH;
 }
 
 /*
@@ -741,6 +742,9 @@ static void act_store(float *y, const float *t, __u32 len, const float *add,
 		break;
 	case VNPU_ACT_CLIP:
 		PLAIN_RUN(vclip(v, al, be), x < al ? al : x > be ? be : x);
+		break;
+	case VNPU_ACT_HARD_SWISH:
+		PLAIN_RUN(vhswish(v), hswish(x));
 		break;
 	default:
 		PLAIN_RUN(v, x);

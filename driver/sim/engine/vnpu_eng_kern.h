@@ -126,6 +126,38 @@ static inline v8sf vclip(v8sf x, float lo, float hi)
 		      ((v8si)x & ~below & ~above));
 }
 
+/*
+ * HardSwish in float: x * h with h = (x + 3) * fl(1/6) clamped to [0, 1],
+ * 0 below and x above (as the double form has it, +0 for x < -3). x + 3
+ * is exact near -3, where h is small, so each rounding stays relative:
+ * within 3.5 * 2^-24 of |x (x + 3) / 6|, 2 ulp.
+ */
+static inline v8sf vhswish(v8sf x)
+{
+	v8sf h = (x + 3.0f) * (1.0f / 6.0f);
+	v8si lo = h < 0, hi = h > 1;
+
+	return (v8sf)(((v8si)x & hi) | ((v8si)(x * h) & ~lo & ~hi));
+}
+
+static inline float hswish(float x)
+{
+	float h = (x + 3.0f) * (1.0f / 6.0f);
+
+	return h < 0 ? 0.0f : h > 1 ? x : x * h;
+}
+
+/* HardSwish on @n contiguous floats at @x into @y, which may be @x. */
+static void hswish_f32(const float *x, float *y, __u64 n)
+{
+	__u64 i;
+
+	for (i = 0; i + 8 <= n; i += 8)
+		vstore(y + i, vhswish(vload(x + i)));
+	for (; i < n; i++)
+		y[i] = hswish(x[i]);
+}
+
 static inline float f32_of(__u32 bits)
 {
 	union {
@@ -931,20 +963,11 @@ static void act_i(const struct vnpu_layer_act *a, __s64 *x, __u32 n, int uns)
 	}
 }
 
-/*
- * HardSwish and HardSigmoid of four floats as act_d() computes them, in
- * double with the same operations: x * (x / 6 + 0.5) clamped, and al * x
- * + be clamped.
- */
-static inline v4df act_hard4(__u32 func, v4df v, double al, double be)
+/* HardSigmoid of four floats as act_d() computes it: al * x + be clamped. */
+static inline v4df hard_sigmoid4(v4df v, double al, double be)
 {
-	v4df h;
+	v4df h = al * v + be;
 
-	if (func == VNPU_ACT_HARD_SWISH) {
-		h = v / 6 + 0.5;
-		return v_sel(h < 0, v_splat(0), v_sel(h > 1, v, v * h));
-	}
-	h = al * v + be;
 	return v_sel(h < 0, v_splat(0), v_sel(h > 1, v_splat(1), h));
 }
 
@@ -955,6 +978,12 @@ static inline int act_vmath(__u32 func)
 	       func == VNPU_ACT_GELU_TANH || func == VNPU_ACT_TANH ||
 	       func == VNPU_ACT_SIGMOID || func == VNPU_ACT_SILU ||
 	       func == VNPU_ACT_LOG;
+}
+
+/* The functions act_f32() computes in float, not through act_d(). */
+static inline int act_in_float(__u32 func)
+{
+	return act_vmath(func) || func == VNPU_ACT_HARD_SWISH;
 }
 
 /*
@@ -986,8 +1015,9 @@ static inline int eng_act_avx512(const struct vnpu_eng_ctx *ctx)
  * functions whose float result is the double path's bit for bit run in
  * float loops the compiler vectorizes: comparisons and sign changes round
  * nothing, and a product of two floats rounds once either way. The
- * act_vmath() ones compute in float, in every f32 layer (unary_row()
- * gathers strided ones); the others go through act_d().
+ * act_vmath() ones and HardSwish (vhswish()) compute in float, in every
+ * f32 layer (unary_row() gathers strided ones); the others go through
+ * act_d().
  */
 static void act_f32(const struct vnpu_layer_act *a, const float *x, float *y,
 		    __u64 n, int avx512)
@@ -1035,12 +1065,14 @@ static void act_f32(const struct vnpu_layer_act *a, const float *x, float *y,
 			y[i] = __builtin_fabsf(x[i]);
 		return;
 	case VNPU_ACT_HARD_SWISH:
+		hswish_f32(x, y, n);
+		return;
 	case VNPU_ACT_HARD_SIGMOID:
 		for (i = 0; i + 4 <= n; i += 4) {
 			v4df v = __builtin_convertvector(*(const v4sf_u *)(x + i),
 							 v4df);
 
-			v = act_hard4(a->func, v, al, be);
+			v = hard_sigmoid4(v, al, be);
 			*(v4sf_u *)(y + i) = __builtin_convertvector(v, v4sf);
 		}
 		x += i;

@@ -804,8 +804,8 @@ static __u32 conv_args(struct vnpu_layer_conv *at, const __u64 *dx, float *x,
 }
 
 /*
- * A bias and a RELU, LEAKY_RELU or CLIP after a convolution go to the
- * output in one pass (act_store()), other activations through the
+ * A bias and a RELU, LEAKY_RELU, CLIP or HARD_SWISH after a convolution
+ * go to the output in one pass (act_store()), other activations through the
  * general epilogue, in both cases over a row's whole run of padded
  * columns at once; a residual joins act_store()'s pass (or the general
  * epilogue), run per output row's run. A residual of -0.0f adds nothing
