@@ -12,6 +12,6 @@ int usage_error(const char *tool, const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n(see %s --help)\n", tool);
+	fprintf(stderr, " (see %s --help)\n", tool);
 	return 2;
 }

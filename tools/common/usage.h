@@ -4,7 +4,7 @@
 #define VNPU_TOOLS_USAGE_H
 
 /*
- * Print "@tool: <message>" and where to read the usage to stderr, and
+ * Print "@tool: <message> (see @tool --help)", one line, to stderr, and
  * return 2, a usage error's exit status: `return usage_error(...)`.
  */
 int usage_error(const char *tool, const char *fmt, ...)
