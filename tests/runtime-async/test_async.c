@@ -407,16 +407,34 @@ static int free_while_callback_runs(vnpu_core *core, const char *device)
 
 /* ---- not ready, busy ---- */
 
+/*
+ * wait_for() of a run not ended is NOT_READY, of one that ends in time OK.
+ * On the CPU the first run never ends until cancelled, so a loaded machine
+ * cannot finish it before the check; elsewhere it is the slow program.
+ */
 static int wait_for_not_ready(vnpu_core *core, const char *device)
 {
 	vnpu_compiled_model *cm;
 	vnpu_infer_request *req;
 
+	if (!strcmp(device, "CPU")) {
+		CHECK_OK(compile_on(core, device, copy_program(FAST_ELEMS, 1, true),
+				    VNPU_PERF_LATENCY, &cm));
+		CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+		CHECK_OK(vnpu_infer_request_start_async(req));
+		CHECK_ERR(vnpu_infer_request_wait_for(req, 0), VNPU_NOT_READY);
+		CHECK_ERR(vnpu_infer_request_wait_for(req, 20), VNPU_NOT_READY);
+		CHECK_OK(vnpu_infer_request_cancel(req));
+		CHECK_ERR(vnpu_infer_request_wait_for(req, 60000), VNPU_CANCELLED);
+		vnpu_infer_request_free(req);
+		vnpu_compiled_model_free(cm);
+	}
 	CHECK_OK(compile_copy(core, device, SLOW_ELEMS, SLOW_COPIES, &cm));
 	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
 	CHECK(!fill_input(req, 7, SLOW_ELEMS));
 	CHECK_OK(vnpu_infer_request_start_async(req));
-	CHECK_ERR(vnpu_infer_request_wait_for(req, 0), VNPU_NOT_READY);
+	if (strcmp(device, "CPU"))
+		CHECK_ERR(vnpu_infer_request_wait_for(req, 0), VNPU_NOT_READY);
 	CHECK_OK(vnpu_infer_request_wait_for(req, 60000));
 	CHECK(!check_output(req, 7, SLOW_ELEMS));
 	vnpu_infer_request_free(req);
