@@ -14,6 +14,7 @@
  * edge ones C (tile()).
  */
 #include "vnpu_eng_gemm.h"
+#include "vnpu_eng_zmm_tile.h"
 
 typedef float v16sf __attribute__((vector_size(64)));
 typedef float v16sf_u __attribute__((vector_size(64), aligned(4), may_alias));
@@ -155,27 +156,7 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	UK_FMA(UK_A0(u, 0), 0, 1) UK_FMA(UK_A0(u, 1), 2, 3)		\
 	UK_FMA(UK_A0(u, 2), 4, 5) UK_FMA(UK_A0(u, 3), 6, 7)
 
-/* M(z0, z1) for the registers of each row, of 12 rows and of 4. */
-#define UK_ROWS(M)							\
-	UK_ROWS4(M) M(8, 9) M(10, 11)					\
-	M(12, 13) M(14, 15) M(16, 17) M(18, 19) M(20, 21) M(22, 23)
-#define UK_ROWS4(M) M(0, 1) M(2, 3) M(4, 5) M(6, 7)
-
-#define UK_LD(z0, z1)							\
-	"vmovups (%[p]), %%zmm" #z0 "\n\t"				\
-	"vmovups 64(%[p]), %%zmm" #z1 "\n\t"				\
-	"add %[rsb], %[p]\n\t"
-
-#define UK_ZERO(z0, z1)							\
-	"vpxord %%zmm" #z0 ", %%zmm" #z0 ", %%zmm" #z0 "\n\t"		\
-	"vpxord %%zmm" #z1 ", %%zmm" #z1 ", %%zmm" #z1 "\n\t"
-
-#define UK_ST(z0, z1)							\
-	"vmovups %%zmm" #z0 ", (%[p])\n\t"				\
-	"vmovups %%zmm" #z1 ", 64(%[p])\n\t"				\
-	"add %[rsb], %[p]\n\t"
-
-/* The same under the masks in k1-k4, the second pair %[t] bytes on. */
+/* ZT_ST under the masks in k1-k4, the second pair %[t] bytes on. */
 #define UK_STM(z0, z1)							\
 	"vmovups %%zmm" #z0 ", (%[p])%{%%k1%}\n\t"			\
 	"vmovups %%zmm" #z1 ", 64(%[p])%{%%k2%}\n\t"			\
@@ -223,10 +204,10 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	"mov %[c], %[p]\n\t"						\
 	"test %[load], %[load]\n\t"					\
 	"jz 5f\n\t"							\
-	ROWS(UK_LD)							\
+	ROWS(ZT_LD)							\
 	"jmp 6f\n"							\
 	"5:\n\t"							\
-	ROWS(UK_ZERO)							\
+	ROWS(ZT_ZERO)							\
 	"6:\n\t"							\
 	"cmp $4, %[k]\n\t"						\
 	"jb 2f\n"							\
@@ -248,15 +229,15 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	"jnz 3b\n"							\
 	"4:\n\t"							\
 	UK_OUT(ROWS)							\
-	ROWS(UK_ST)							\
+	ROWS(ZT_ST)							\
 	"jmp 10f\n"							\
 	"8:\n\t"							\
 	ROWS(UK_STM)							\
 	"10:\n\t"							\
 	"vzeroupper\n\t"
 
-#define UK_TILE UK_TILE_(UK_STEP, UK_ROWS)
-#define UK_TILE4 UK_TILE_(UK_STEP4, UK_ROWS4)
+#define UK_TILE UK_TILE_(UK_STEP, ZT_ROWS)
+#define UK_TILE4 UK_TILE_(UK_STEP4, ZT_ROWS4)
 
 #define UK_CLOBBER							\
 	"xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",	\
@@ -344,14 +325,12 @@ UK_FN_IND(tile_12x32_ind, UK_TILE)
 UK_FN_IND(tile_4x32_ind, UK_TILE4)
 
 /* A in rows ENG_KC floats apart: row r of step u at a0 + 4 * (u + ENG_KC * r). */
-#define UK_STR_(x) #x
-#define UK_STR(x) UK_STR_(x)
 #undef UK_A0
 #undef UK_A1
 #undef UK_ADV4
 #undef UK_ADV1
-#define UK_A0(u, r) "(4 * (" #u " + " UK_STR(ENG_KC) " * " #r "))(%[a0])"
-#define UK_A1(u, r) "(4 * (" #u " + " UK_STR(ENG_KC) " * (6 + " #r ")))(%[a0])"
+#define UK_A0(u, r) "(4 * (" #u " + " ZT_STR(ENG_KC) " * " #r "))(%[a0])"
+#define UK_A1(u, r) "(4 * (" #u " + " ZT_STR(ENG_KC) " * (6 + " #r ")))(%[a0])"
 #define UK_ADV4 "add $16, %[a0]\n\tadd $16, %[off]\n\t"
 #define UK_ADV1 "add $4, %[a0]\n\tadd $4, %[off]\n\t"
 

@@ -23,6 +23,7 @@
  * accumulators, two loads of B and twelve broadcasts of A per pair.
  */
 #include "vnpu_eng_gemm.h"
+#include "vnpu_eng_zmm_tile.h"
 
 typedef float v16sf __attribute__((vector_size(64)));
 typedef int v16si __attribute__((vector_size(64)));
@@ -179,28 +180,8 @@ TILE_FN(tile_12x16_rows, 12, 1, 1)
 
 /* A in panels (pair u, row r at word 6u + r), or in rows ENG_BF16_ARS apart. */
 #define BK_A_PANEL(u, r, a) "(4 * (6 * " #u " + " #r "))(%[" #a "])"
-#define BK_STR_(x) #x
-#define BK_STR(x) BK_STR_(x)
 #define BK_A_ROWS(u, r, a)						\
-	"(4 * (" #u " + " BK_STR(ENG_BF16_ARS) " * " #r "))(%[" #a "])"
-
-#define BK_ROWS(M)							\
-	M(0, 1) M(2, 3) M(4, 5) M(6, 7) M(8, 9) M(10, 11)		\
-	M(12, 13) M(14, 15) M(16, 17) M(18, 19) M(20, 21) M(22, 23)
-
-#define BK_LD(z0, z1)							\
-	"vmovups (%[p]), %%zmm" #z0 "\n\t"				\
-	"vmovups 64(%[p]), %%zmm" #z1 "\n\t"				\
-	"add %[rsb], %[p]\n\t"
-
-#define BK_ZERO(z0, z1)							\
-	"vpxord %%zmm" #z0 ", %%zmm" #z0 ", %%zmm" #z0 "\n\t"		\
-	"vpxord %%zmm" #z1 ", %%zmm" #z1 ", %%zmm" #z1 "\n\t"
-
-#define BK_ST(z0, z1)							\
-	"vmovups %%zmm" #z0 ", (%[p])\n\t"				\
-	"vmovups %%zmm" #z1 ", 64(%[p])\n\t"				\
-	"add %[rsb], %[p]\n\t"
+	"(4 * (" #u " + " ZT_STR(ENG_BF16_ARS) " * " #r "))(%[" #a "])"
 
 #define BK_TILE(name, BK_A, ADV2)					\
 static __attribute__((__noinline__))					\
@@ -215,10 +196,10 @@ void name(__u64 np2, const __u32 *a0, const __u32 *a1,			\
 	__asm__ __volatile__("mov %[c], %[p]\n\t"			\
 			     "test %[load], %[load]\n\t"		\
 			     "jz 5f\n\t"				\
-			     BK_ROWS(BK_LD)				\
+			     ZT_ROWS(ZT_LD)				\
 			     "jmp 6f\n"					\
 			     "5:\n\t"					\
-			     BK_ROWS(BK_ZERO)				\
+			     ZT_ROWS(ZT_ZERO)				\
 			     "6:\n\t"					\
 			     "cmp $2, %[k]\n\t"				\
 			     "jb 2f\n"					\
@@ -244,7 +225,7 @@ void name(__u64 np2, const __u32 *a0, const __u32 *a1,			\
 			     BK_STEP_(0, BK_A_PANEL)			\
 			     "4:\n\t"					\
 			     "mov %[c], %[p]\n\t"			\
-			     BK_ROWS(BK_ST)				\
+			     ZT_ROWS(ZT_ST)				\
 			     "vzeroupper\n\t"				\
 			     : [k] "+r"(np2), [a0] "+r"(a0), [a1] "+r"(a1),	\
 			       [b] "+r"(b0), [bd] "+r"(bd), [p] "=&r"(p)	\
