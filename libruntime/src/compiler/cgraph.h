@@ -138,6 +138,10 @@ struct cstate {
 	uint32_t num_outs, cap_outs;
 	struct vnpu_prog_group *groups;	/* outputs that are sequences or NONE */
 	uint32_t num_groups;
+	/* VNPU_DEBUG_CS_MOVE: the blocks the last moves left, poisoned. */
+#define CS_RETIRED 16
+	void *retired[CS_RETIRED];
+	uint32_t next_retired;
 };
 
 /* ---- cstate.c ---- */
@@ -152,6 +156,8 @@ vnpu_status cs_add_op(struct cstate *s, struct cop **out);
 vnpu_status cs_add_synth(struct cstate *s, const char *op, const struct vnpu_node *like,
 			 uint32_t ni, uint32_t no, struct vnpu_node **out);
 void cs_free_synth(struct cstate *s);
+/* The tables VNPU_DEBUG_CS_MOVE moved off (cstate.c). */
+void cs_free_retired(struct cstate *s);
 /* A command with room for @num_tensors tensors (cs_cmd_tensors()). */
 struct ccmd *cs_add_cmd(struct cstate *s, uint32_t opcode, uint32_t num_tensors);
 struct ctensor *cs_cmd_tensors(const struct cstate *s, const struct ccmd *c);

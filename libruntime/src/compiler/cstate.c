@@ -40,10 +40,12 @@ vnpu_status cs_fail(struct cstate *s, vnpu_status st, const char *fmt, ...)
 /*
  * With VNPU_DEBUG_CS_MOVE=1 in the environment (a debugging aid the tests
  * use), every add moves its table to a new block and fills the old one
- * with 0xa5 before freeing it, so a pointer into a table kept across an
- * add (see lower.h) reads garbage in any build and is a use after free
- * under AddressSanitizer, where a realloc that happens not to move would
- * hide it.
+ * with 0xa5, so a pointer into a table kept across an add (see lower.h)
+ * reads garbage in any build and is a use after free under
+ * AddressSanitizer, where a realloc that happens not to move would hide
+ * it. The old block is freed only CS_RETIRED moves later: freed at once,
+ * the next move's malloc() of the same size would hand it back, and a
+ * pointer kept across two adds would read the table again.
  */
 static bool cs_debug_move(void)
 {
@@ -52,7 +54,26 @@ static bool cs_debug_move(void)
 	return e && e[0] && strcmp(e, "0") != 0;
 }
 
-static vnpu_status grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+/* Keep @old (poisoned) until CS_RETIRED more moves have happened. */
+static void retire(struct cstate *s, void *old, size_t bytes)
+{
+	if (!old)
+		return;
+	memset(old, 0xa5, bytes);
+	free(s->retired[s->next_retired]);
+	s->retired[s->next_retired] = old;
+	s->next_retired = (s->next_retired + 1) % CS_RETIRED;
+}
+
+void cs_free_retired(struct cstate *s)
+{
+	for (uint32_t i = 0; i < CS_RETIRED; i++) {
+		free(s->retired[i]);
+		s->retired[i] = NULL;
+	}
+}
+
+static vnpu_status grow(struct cstate *s, void **arr, uint32_t *cap, uint32_t need, size_t elem)
 {
 	bool move = cs_debug_move();
 	uint32_t c;
@@ -67,11 +88,9 @@ static vnpu_status grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
 		p = malloc((size_t)c * elem);
 		if (!p)
 			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
-		if (*arr) {
+		if (*arr)
 			memcpy(p, *arr, (size_t)*cap * elem);
-			memset(*arr, 0xa5, (size_t)*cap * elem);
-			free(*arr);
-		}
+		retire(s, *arr, (size_t)*cap * elem);
 	} else {
 		p = realloc(*arr, (size_t)c * elem);
 		if (!p)
@@ -95,7 +114,7 @@ static vnpu_status add_val(struct cstate *s, vnpu_element_type type, int32_t ran
 	for (int32_t d = 0; d < rank; d++)
 		d0[d] = dims[d];
 	dims = d0;
-	st = grow((void **)&s->vals, &s->cap_vals, s->num_vals + 1, sizeof(*s->vals));
+	st = grow(s, (void **)&s->vals, &s->cap_vals, s->num_vals + 1, sizeof(*s->vals));
 	if (st)
 		return st;
 	v = &s->vals[s->num_vals];
@@ -135,7 +154,7 @@ vnpu_status cs_add_const(struct cstate *s, vnpu_element_type type, int32_t rank,
 vnpu_status cs_add_op(struct cstate *s, struct cop **out)
 {
 	struct cop *op;
-	vnpu_status st = grow((void **)&s->ops, &s->cap_ops, s->num_ops + 1, sizeof(*s->ops));
+	vnpu_status st = grow(s, (void **)&s->ops, &s->cap_ops, s->num_ops + 1, sizeof(*s->ops));
 
 	if (st)
 		return st;
@@ -154,7 +173,7 @@ vnpu_status cs_add_synth(struct cstate *s, const char *op, const struct vnpu_nod
 			 uint32_t ni, uint32_t no, struct vnpu_node **out)
 {
 	struct vnpu_node *n;
-	vnpu_status st = grow((void **)&s->synth, &s->cap_synth, s->num_synth + 1,
+	vnpu_status st = grow(s, (void **)&s->synth, &s->cap_synth, s->num_synth + 1,
 			      sizeof(*s->synth));
 
 	if (st)
@@ -201,9 +220,9 @@ struct ccmd *cs_add_cmd(struct cstate *s, uint32_t opcode, uint32_t num_tensors)
 
 	/* (One more: the table exists even for commands without tensors.) */
 	if (num_tensors >= UINT32_MAX - s->num_tensors ||
-	    grow((void **)&s->tensors, &s->cap_tensors, s->num_tensors + num_tensors + 1,
+	    grow(s, (void **)&s->tensors, &s->cap_tensors, s->num_tensors + num_tensors + 1,
 		 sizeof(*s->tensors)) ||
-	    grow((void **)&s->cmds, &s->cap_cmds, s->num_cmds + 1, sizeof(*s->cmds)))
+	    grow(s, (void **)&s->cmds, &s->cap_cmds, s->num_cmds + 1, sizeof(*s->cmds)))
 		return NULL;
 	c = &s->cmds[s->num_cmds++];
 	memset(c, 0, sizeof(*c));

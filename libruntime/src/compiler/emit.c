@@ -50,6 +50,7 @@ static void state_fini(struct cstate *s)
 	free(s->cmds);
 	free(s->tensors);
 	cs_free_synth(s);
+	cs_free_retired(s);
 	for (uint32_t i = 0; i < s->num_outs; i++)
 		free(s->out_names[i]);
 	free(s->out_names);

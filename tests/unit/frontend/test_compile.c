@@ -1542,6 +1542,83 @@ static void test_conv_transpose_3d(void)
 	}
 }
 
+/*
+ * 3-D Conv (strides, dilations, pads in depth so that both interior and
+ * border depths are built, two groups, bias, a batch of 2), with constant
+ * weights and with weights given at run time, against the definition.
+ * Under frontend-compile-cs-move, an add moving the value table under a
+ * pointer kept into it (as interior_depth() once did) fails here.
+ */
+static void test_conv_3d(void)
+{
+	enum { N = 2, C = 4, D = 5, H = 4, W = 3, M = 4, CG = 2, KD = 3, KH = 2, KW = 2 };
+	enum { OD = 4, OH = 3, OW = 3 };
+	static const int64_t st[3] = { 1, 1, 1 }, dl[3] = { 2, 1, 1 }, pb[3] = { 2, 0, 1 };
+	float x[N * C * D * H * W], w[M * CG * KD * KH * KW], b[M], want[N * M * OD * OH * OW];
+
+	fe_pattern(x, sizeof(x) / 4, 6);
+	fe_pattern(w, sizeof(w) / 4, 7);
+	fe_pattern(b, M, 8);
+	for (int n = 0; n < N; n++)
+	for (int m = 0; m < M; m++)
+	for (int o0 = 0; o0 < OD; o0++)
+	for (int o1 = 0; o1 < OH; o1++)
+	for (int o2 = 0; o2 < OW; o2++) {
+		double sum = b[m];
+
+		for (int c = 0; c < CG; c++)
+		for (int k0 = 0; k0 < KD; k0++)
+		for (int k1 = 0; k1 < KH; k1++)
+		for (int k2 = 0; k2 < KW; k2++) {
+			int64_t i0 = o0 * st[0] + k0 * dl[0] - pb[0], i1 = o1 * st[1] + k1 * dl[1] - pb[1];
+			int64_t i2 = o2 * st[2] + k2 * dl[2] - pb[2];
+			int ci = m / (M / 2) * CG + c;
+
+			if (i0 < 0 || i0 >= D || i1 < 0 || i1 >= H || i2 < 0 || i2 >= W)
+				continue;
+			sum += x[(((n * C + ci) * D + i0) * H + i1) * W + i2] *
+			       w[(((m * CG + c) * KD + k0) * KH + k1) * KW + k2];
+		}
+		want[(((n * M + m) * OD + o0) * OH + o1) * OW + o2] = (float)sum;
+	}
+	for (int wconst = 0; wconst < 2; wconst++) {
+		struct mb *bld = mb_new(13);
+		struct vnpu_program *p = NULL;
+		float *out[8] = { 0 };
+		void *in[2] = { x, w };
+		Onnx__NodeProto *nd;
+		vnpu_model *m;
+
+		mb_input(bld, "x", F32, 5, (const int64_t[]){ N, C, D, H, W });
+		if (wconst)
+			mb_init_f32(bld, "w", 5, (const int64_t[]){ M, CG, KD, KH, KW }, w);
+		else
+			mb_input(bld, "w", F32, 5, (const int64_t[]){ M, CG, KD, KH, KW });
+		mb_init_f32(bld, "b", 1, (const int64_t[]){ M }, b);
+		nd = mb_node(bld, "Conv", (const char *[]){ "x", "w", "b", NULL },
+			     (const char *[]){ "y", NULL });
+		mb_attr_int(nd, "group", 2);
+		mb_attr_ints(nd, "strides", 3, st);
+		mb_attr_ints(nd, "dilations", 3, dl);
+		mb_attr_ints(nd, "pads", 6, (const int64_t[]){ 2, 0, 1, 1, 0, 0 });
+		mb_output(bld, "y");
+		m = mb_read(bld);
+		CHECK(m != NULL);
+		if (m && !vnpu_compile(m, NULL, &p)) {
+			CHECK_EQ(p->outputs[0].size, sizeof(want));
+			out[0] = calloc(1, p->outputs[0].size + 4);
+			CHECK_EQ(fe_run_program(p, in, (void *const *)out), 0);
+			CHECK(p->outputs[0].size != sizeof(want) ||
+			      max_diff(out[0], want, sizeof(want) / 4) < 1e-4f);
+			free(out[0]);
+		} else {
+			CHECK(p != NULL);
+		}
+		vnpu_program_free(p);
+		vnpu_model_free(m);
+	}
+}
+
 /* Commands of @opcode in @p. */
 static uint32_t count_cmds(const struct vnpu_program *p, uint32_t opcode)
 {
@@ -2372,6 +2449,7 @@ int main(int argc, char **argv)
 		{ "adam_multiple_tensors", test_adam_multiple_tensors },
 		{ "resize_crop", test_resize_crop },
 		{ "conv_transpose_3d", test_conv_transpose_3d },
+		{ "conv_3d", test_conv_3d },
 		{ "conv_transpose_2d", test_conv_transpose_2d },
 		{ "tile_in_steps", test_tile_in_steps },
 		{ "rank8_transpose_add", test_rank8_transpose_add },
