@@ -45,13 +45,19 @@ vnpu_status cs_fail(struct cstate *s, vnpu_status st, const char *fmt, ...)
  * AddressSanitizer, where a realloc that happens not to move would hide
  * it. The old block is freed only CS_RETIRED moves later: freed at once,
  * the next move's malloc() of the same size would hand it back, and a
- * pointer kept across two adds would read the table again.
+ * pointer kept across two adds would read the table again. With
+ * VNPU_DEBUG_CS_MOVE_MAX=N (bytes) only a table of at most N bytes moves
+ * so, a larger one where it grows: a compile of n values costs O(n^2)
+ * copies otherwise, too slow for a fuzzer's per-input timeout.
  */
-static bool cs_debug_move(void)
+static bool cs_debug_move(size_t bytes)
 {
-	const char *e = getenv("VNPU_DEBUG_CS_MOVE");
+	const char *e = getenv("VNPU_DEBUG_CS_MOVE"), *max;
 
-	return e && e[0] && strcmp(e, "0") != 0;
+	if (!e || !e[0] || !strcmp(e, "0"))
+		return false;
+	max = getenv("VNPU_DEBUG_CS_MOVE_MAX");
+	return !max || !max[0] || bytes <= strtoull(max, NULL, 10);
 }
 
 /* Keep @old (poisoned) until CS_RETIRED more moves have happened. */
@@ -75,7 +81,7 @@ void cs_free_retired(struct cstate *s)
 
 static vnpu_status grow(struct cstate *s, void **arr, uint32_t *cap, uint32_t need, size_t elem)
 {
-	bool move = cs_debug_move();
+	bool move = cs_debug_move((size_t)*cap * elem);
 	uint32_t c;
 	void *p;
 
