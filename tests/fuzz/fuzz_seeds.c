@@ -53,9 +53,11 @@ static int write_streams(const char *dir, uint32_t *n, const struct vnpu_compile
 		s.flags |= i << STREAM_SLOT_ALIAS_SHIFT;
 		memcpy(head + 8 + 8 * i, &s, sizeof(s));
 	}
-	for (i = 0; i < p->num_segments; i++) {
+	/* Each stream twice: on the baseline kernels and on the host's widest. */
+	for (i = 0; i < 2 * p->num_segments; i++) {
+		head[1] = i % 2 ? STREAM_KERNELS_HOST : STREAM_KERNELS_BASE;
 		if (write_file(dir, (*n)++, "stream", head, stream_header_size(num_slots),
-			       p->segments[i].cmd, p->segments[i].cmd_size))
+			       p->segments[i / 2].cmd, p->segments[i / 2].cmd_size))
 			return -1;
 	}
 	return 0;

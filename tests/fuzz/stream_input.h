@@ -4,7 +4,10 @@
  * generator (fuzz_seeds.c) also writes:
  *
  *   byte 0              number of slots - 1 (low 4 bits: 1 to 16 slots)
- *   bytes 1..7          unused
+ *   byte 1              the kernels a valid short stream runs on (low 2
+ *                       bits): STREAM_KERNELS_BASE, _AVX2 (AVX2+FMA if the
+ *                       host has it), _HOST (3 too: every path it has)
+ *   bytes 2..7          unused
  *   8 bytes per slot    u32 size (bytes of its buffer), u32 flags:
  *                       bit 0 writable, bits 8..11 k: the same buffer as
  *                       slot k when k < this slot (else a buffer of its own)
@@ -21,6 +24,9 @@
 #define STREAM_MAX_SLOTS 16
 #define STREAM_SLOT_WRITE 0x1u
 #define STREAM_SLOT_ALIAS_SHIFT 8
+#define STREAM_KERNELS_BASE 0u
+#define STREAM_KERNELS_AVX2 1u
+#define STREAM_KERNELS_HOST 2u
 
 struct stream_slot {
 	uint32_t size;
