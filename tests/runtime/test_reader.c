@@ -730,6 +730,29 @@ static int model_mistakes(void)
 	return 0;
 }
 
+/*
+ * A tensor above 2^34 bytes, and dimensions whose product passes it or
+ * that are negative: refused before anything is allocated for the data.
+ */
+static int tensor_limits(void)
+{
+	struct pb g = { 0 };
+
+	onnx_init(&g, "w", ONNX_FLOAT, 1, (const int64_t[]){ 1ll << 33 }, NULL, 0);
+	onnx_value(&g, GRAPH_OUTPUT, "w", -1, NULL);
+	CHECK(!read_graph_is(&g, 17, VNPU_UNSUPPORTED,
+			     "tensor 'w': 34359738368 bytes is too large"));
+	onnx_init(&g, "w", ONNX_FLOAT, 2, (const int64_t[]){ 1ll << 20, 1ll << 20 }, NULL, 0);
+	onnx_value(&g, GRAPH_OUTPUT, "w", -1, NULL);
+	CHECK(!read_graph_is(&g, 17, VNPU_PARSE_ERROR,
+			     "tensor 'w': bad or huge dimension 1048576"));
+	onnx_init(&g, "w", ONNX_FLOAT, 2, (const int64_t[]){ 2, -1 }, NULL, 0);
+	onnx_value(&g, GRAPH_OUTPUT, "w", -1, NULL);
+	CHECK(!read_graph_is(&g, 17, VNPU_PARSE_ERROR, "tensor 'w': bad or huge dimension -1"));
+	pb_free(&g);
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -746,6 +769,7 @@ static const struct {
 	{ "attr_types", attr_types },
 	{ "not_model_files", not_model_files },
 	{ "model_mistakes", model_mistakes },
+	{ "tensor_limits", tensor_limits },
 };
 
 int main(int argc, char **argv)
