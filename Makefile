@@ -6,6 +6,8 @@
 #   make install the module (updates/, depmod), its DKMS source, udev and
 #                modules-load.d files, libvnpu, headers, plugins, tools, man
 #                pages and the Python package (DESTDIR= and PREFIX= as usual)
+#   make check-install  README.md's install section, run in the VM as written
+#                (suite install on the host first: its DKMS build is the VM's)
 #   make check-debug  the device suites and stress tests in the VM on a debug
 #                kernel (KASAN, lockdep, kmemleak; scripts/debug-kernel builds
 #                it once into ~/.cache/vnpu: ~30 min on 2 idle cores)
@@ -27,7 +29,7 @@ FUZZ_BUILD := $(BUILD)/fuzz
 FUZZ_SECONDS ?= 600
 FUZZ_FLAGS ?=
 
-.PHONY: all deps module userspace fuzz-build fuzz check check-debug stress run bench bench-models checkpatch clean install
+.PHONY: all deps module userspace fuzz-build fuzz check check-install check-debug stress run bench bench-models checkpatch clean install
 
 all: module userspace
 
@@ -65,6 +67,13 @@ fuzz: fuzz-build
 
 check: all fuzz-build
 	scripts/check $(BUILD)
+
+# dkms-build (suite install) makes the module that the VM's `dkms install`
+# installs: compiling it under TCG would take too long.
+check-install: all
+	meson test -C $(MESON_BUILD) --no-rebuild --print-errorlogs --suite install
+	tests/vm/run-in-vm --timeout 3000 -- meson test -C $(MESON_BUILD) --no-rebuild \
+		--print-errorlogs --verbose --suite vm-install
 
 check-debug: all
 	scripts/check-debug $(BUILD)
