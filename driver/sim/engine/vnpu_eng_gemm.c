@@ -454,8 +454,8 @@ static void tile_scatter(const struct eng_slice *s, float *y, __u64 qc,
 /* One slice of a block with the 6x16 kernel, panel by panel. */
 static void slice_run(struct eng_slice *s)
 {
-	struct eng_tile_out out = { 0, (__u64)s->out_rs * 4, 0, 0, {} };
-	struct eng_tile_out buf = { 0, ENG_NR * 4, 0, 0, {} };
+	struct eng_tile_out out = { .rsb = (__u64)s->out_rs * 4 };
+	struct eng_tile_out buf = { .rsb = ENG_NR * 4 };
 	float t[ENG_MR * ENG_NR];
 	__u64 i, j;
 
@@ -980,6 +980,21 @@ static int epi_plain(const struct gemm_out *o, const struct gemm_epi *e,
 }
 
 /*
+ * Whether the last slice's micro-kernels store the epilogue of a plain
+ * flush (epi_plain()) themselves: a per-row add on every path, and with
+ * AVX-512 a residual and Relu too (ResNet's Conv+Add+Relu).
+ */
+static int tile_epilogue(const struct gemm_epi *e, int avx512)
+{
+	if (e->act->flags)
+		return 0;
+	if (!avx512)
+		return !e->r && e->act->func == VNPU_ACT_IDENTITY;
+	return e->act->func == VNPU_ACT_IDENTITY ||
+	       e->act->func == VNPU_ACT_RELU;
+}
+
+/*
  * Row @m0 of a GEMM over packed B, columns [n0, n0 + nc): a mat-vec in
  * the same slices as gemm_block(), each output the same chain of FMAs as
  * a micro-kernel's, so the same bits without a tile's idle rows. Not
@@ -1102,9 +1117,7 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 	 * columns reach at most two of them.
 	 */
 	bf16 = bufs->bf16 && (a->pairs || b->pairs);
-	fuse = !bf16 && kt && f.plain && !e->r &&
-	       e->act->func == VNPU_ACT_IDENTITY &&
-	       !e->act->flags &&
+	fuse = !bf16 && kt && f.plain && tile_epilogue(e, bufs->avx512) &&
 	       (!o->wp || o->ow >= (bufs->avx512 ? 2 : 1) * ENG_NR);
 	s.mc = mc;
 	s.nc = nc;
@@ -1173,6 +1186,13 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 			s.out_ow = o->ow;
 			s.out_q0 = n0;
 			s.out_add = has_add ? add : 0;
+			s.out_relu = e->act->func == VNPU_ACT_RELU;
+			if (e->r) {
+				s.out_res = (const float *)e->r +
+					    (__s64)m0 * e->r_rs +
+					    (__s64)(o->wp ? 0 : n0);
+				s.out_res_rs = e->r_rs;
+			}
 		}
 		slice_dispatch(&s, bufs->avx512);
 #ifdef ENG_FMA

@@ -46,6 +46,11 @@
  * @out_ow: see @out: with @out_wp, at least ENG_NR (2 * ENG_NR for the
  *	AVX-512 driver)
  * @out_q0: see @out
+ * @out_res: NULL, or with @out (AVX-512 only) the f32 residual added to
+ *	the sums after @out_add: output (r, c) at @out + r * @out_rs + c
+ *	adds @out_res + r * @out_res_rs + c (c as in @out)
+ * @out_res_rs: see @out_res
+ * @out_relu: with @out (AVX-512 only), Relu after the adds: x < 0 ? 0 : x
  */
 struct eng_slice {
 	__u64 kc, mc, nc, a_ps, b_ps, acc_rs;
@@ -59,6 +64,9 @@ struct eng_slice {
 	__u64 out_mc, out_nc;
 	const float *b_next;
 	__u64 out_wp, out_ow, out_q0;
+	const float *out_res;
+	__s64 out_res_rs;
+	int out_relu;
 };
 
 /*
@@ -67,8 +75,11 @@ struct eng_slice {
  * set. With @jb (AVX-512 only), the tile's columns straddle two output
  * rows of padded columns: column c goes to @y + c when bit c of
  * @mask[0..1] (16 columns each) is set, to @y + c + @jb / 4 when bit c of
- * @mask[2..3] is, else nowhere. The AVX-512 assembly reads the members at
- * offsets 0, 8, 16, 24 and 32.
+ * @mask[2..3] is, else nowhere. With @res (AVX-512 only), the element of
+ * the residual at @res, rows @res_rsb bytes apart, in the same place as
+ * the output's, is added after @add[r]; with @relu (AVX-512 only), Relu
+ * comes last. The AVX-512 assembly reads the members at offsets 0, 8, 16,
+ * 24, 32, 40, 48 and 56.
  */
 struct eng_tile_out {
 	float *y;
@@ -76,6 +87,9 @@ struct eng_tile_out {
 	const float *add;
 	__s64 jb;
 	__u16 mask[4];
+	const float *res;
+	__s64 res_rsb;
+	__u64 relu;
 };
 
 /**

@@ -47,6 +47,22 @@ static inline v16sf bc16(float x)
 #define A_AT(a, r, k, arow) ((arow) ? (a)[(r) * ENG_KC + (k)] :		\
 			     (a)[(k) * ENG_MR + (r)])
 
+/*
+ * Row @r, lane @l of panel @p plus @o's residual at the element's place
+ * @d floats from the row's start (as at the output), through Relu when
+ * @o asks: what the epilogue computes after the per-row add.
+ */
+static __attribute__((__always_inline__)) inline
+float out_elem(const struct eng_tile_out *o, float x, int r, __s64 d)
+{
+	if (o->res)
+		x = x + *(const float *)((const char *)o->res +
+					 r * o->res_rsb + d * 4);
+	if (o->relu && x < 0)
+		x = 0.0f;
+	return x;
+}
+
 /* Rows [0, @rows) x panels [0, @np) of @acc to @y as @o's masks say. */
 static __attribute__((__always_inline__)) inline
 void st_masked(float *y, __u64 rs, const struct eng_tile_out *o,
@@ -57,12 +73,15 @@ void st_masked(float *y, __u64 rs, const struct eng_tile_out *o,
 	for (r = 0; r < rows; r++)
 		for (p = 0; p < np; p++)
 			for (l = 0; l < ENG_NR; l++) {
-				float *d = y + r * rs + p * ENG_NR + l;
+				__s64 c = p * ENG_NR + l;
 
 				if (o->mask[p] >> l & 1)
-					*d = acc[r][p][l];
+					y[r * rs + c] = out_elem(o, acc[r][p][l],
+								 r, c);
 				else if (o->mask[2 + p] >> l & 1)
-					d[o->jb / 4] = acc[r][p][l];
+					y[r * rs + c + o->jb / 4] =
+						out_elem(o, acc[r][p][l], r,
+							 c + o->jb / 4);
 			}
 }
 
@@ -109,6 +128,12 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 			st_masked(c, rs, out, acc, rows, np);
 			return;
 		}
+		for (r = 0; r < rows; r++)
+			for (p = 0; p < np; p++)
+				for (k = 0; k < ENG_NR; k++)
+					acc[r][p][k] = out_elem(out,
+								acc[r][p][k], r,
+								p * ENG_NR + k);
 	}
 	for (r = 0; r < rows; r++)
 		for (p = 0; p < np; p++)
@@ -170,10 +195,37 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	"vaddps (2 * " #z0 ")(%[t])%{1to16%}, %%zmm" #z1 ", %%zmm" #z1 "\n\t"
 
 /*
+ * Row r = z0 / 2 of the tile plus the residual's row at %[k], which then
+ * moves %[a0] bytes on: whole, or (UK_RESM) under the store masks, the
+ * second pair %[t] bytes on. Masked lanes read nothing.
+ */
+#define UK_RES(z0, z1)							\
+	"vaddps (%[k]), %%zmm" #z0 ", %%zmm" #z0 "\n\t"		\
+	"vaddps 64(%[k]), %%zmm" #z1 ", %%zmm" #z1 "\n\t"		\
+	"add %[a0], %[k]\n\t"
+
+#define UK_RESM(z0, z1)							\
+	"vaddps (%[k]), %%zmm" #z0 ", %%zmm" #z0 "%{%%k1%}\n\t"	\
+	"vaddps 64(%[k]), %%zmm" #z1 ", %%zmm" #z1 "%{%%k2%}\n\t"	\
+	"vaddps (%[k], %[t]), %%zmm" #z0 ", %%zmm" #z0 "%{%%k3%}\n\t" \
+	"vaddps 64(%[k], %[t]), %%zmm" #z1 ", %%zmm" #z1 "%{%%k4%}\n\t" \
+	"add %[a0], %[k]\n\t"
+
+/*
+ * Relu of row z0 / 2 with zmm29 zero: max(0, x) keeps x unless 0 > x,
+ * so a NaN or -0 stays, as in the epilogue's x < 0 ? 0 : x.
+ */
+#define UK_RELU(z0, z1)							\
+	"vmaxps %%zmm" #z0 ", %%zmm29, %%zmm" #z0 "\n\t"		\
+	"vmaxps %%zmm" #z1 ", %%zmm29, %%zmm" #z1 "\n\t"
+
+/*
  * Where the tile goes: back to %[c], or with %[out] (struct eng_tile_out)
  * to out->y, rows out->rsb bytes apart, after adding out->add[r] to row r
- * when out->add is set, and under out->mask[] when out->jb is set (then
- * the stores jump to 8, with out->jb in %[t]).
+ * when out->add is set, then out->res's elements when set, then Relu when
+ * out->relu, and under out->mask[] when out->jb is set (then the stores
+ * jump to 8, with out->jb in %[t]). After the depth loop %[k] and %[a0]
+ * are free.
  */
 #define UK_OUT(ROWS)							\
 	"mov %[c], %[p]\n\t"						\
@@ -188,12 +240,30 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	"9:\n\t"							\
 	"mov 24(%[out]), %[t]\n\t"					\
 	"test %[t], %[t]\n\t"						\
-	"jz 7f\n\t"							\
+	"jz 11f\n\t"							\
 	"kmovw 32(%[out]), %%k1\n\t"					\
 	"kmovw 34(%[out]), %%k2\n\t"					\
 	"kmovw 36(%[out]), %%k3\n\t"					\
 	"kmovw 38(%[out]), %%k4\n\t"					\
-	"jmp 8f\n"							\
+	"11:\n\t"							\
+	"mov 40(%[out]), %[k]\n\t"					\
+	"test %[k], %[k]\n\t"						\
+	"jz 13f\n\t"							\
+	"mov 48(%[out]), %[a0]\n\t"					\
+	"test %[t], %[t]\n\t"						\
+	"jnz 12f\n\t"							\
+	ROWS(UK_RES)							\
+	"jmp 13f\n"							\
+	"12:\n\t"							\
+	ROWS(UK_RESM)							\
+	"13:\n\t"							\
+	"cmpq $0, 56(%[out])\n\t"					\
+	"je 14f\n\t"							\
+	"vpxord %%zmm29, %%zmm29, %%zmm29\n\t"			\
+	ROWS(UK_RELU)							\
+	"14:\n\t"							\
+	"test %[t], %[t]\n\t"						\
+	"jnz 8f\n"							\
 	"7:\n\t"
 
 /*
@@ -447,18 +517,19 @@ static void tile_out(const struct eng_slice *s, __u64 r0, __u64 c0, __u64 w,
 		     struct eng_tile_out *o)
 {
 	__u64 q = s->out_q0 + c0, wp = s->out_wp, ow = s->out_ow;
-	__u64 row, qc, lo = 0, hi = 0, c;
+	__u64 qc, lo = 0, hi = 0, c;
 
 	o->add = s->out_add ? s->out_add + r0 : 0;
 	o->jb = 0;
 	o->y = s->out + (__s64)r0 * s->out_rs;
-	if (!wp) {
-		o->y += c0;
+	o->res = s->out_res ? s->out_res + (__s64)r0 * s->out_res_rs : 0;
+	c = wp ? q / wp * ow + q % wp : c0;
+	o->y += c;
+	if (o->res)
+		o->res += c;
+	if (!wp)
 		return;
-	}
-	row = q / wp;
 	qc = q % wp;
-	o->y += row * ow + qc;
 	if (qc + w <= ow)
 		return;
 	if (qc < ow)
@@ -487,7 +558,7 @@ static inline void prefetch_own(const void *p)
  */
 static void out_ahead(const struct eng_tile_out *o, int rows, __u64 cols)
 {
-	const char *y = (const char *)o->y;
+	const char *y = (const char *)o->y, *res = (const char *)o->res;
 	__s64 last = cols * 4 - 1;
 	int r;
 
@@ -497,6 +568,15 @@ static void out_ahead(const struct eng_tile_out *o, int rows, __u64 cols)
 		if (o->jb) {
 			prefetch_own(y + o->jb);
 			prefetch_own(y + o->jb + last);
+		}
+	}
+	/* The residual's lines too: twelve short runs defeat the streamer. */
+	for (r = 0; res && r < rows; r++, res += o->res_rsb) {
+		__builtin_prefetch(res);
+		__builtin_prefetch(res + last);
+		if (o->jb) {
+			__builtin_prefetch(res + o->jb);
+			__builtin_prefetch(res + o->jb + last);
 		}
 	}
 }
@@ -511,7 +591,9 @@ void vnpu_eng_slice_avx512(struct eng_slice *s)
 	 * the short tiles: a convolution of 64 outputs computes 64 rows, not 66.
 	 */
 	int short_m = ma % 2 && s->mc - (ma - 1) * ENG_MR <= SHORT_ROWS;
-	struct eng_tile_out out = { 0, (__u64)s->out_rs * 4, 0, 0, {} };
+	struct eng_tile_out out = { .rsb = (__u64)s->out_rs * 4,
+				    .res_rsb = s->out_res_rs * 4,
+				    .relu = !!s->out_relu };
 
 	s->out_mc = s->out ? whole_tiles(s->mc, ENG_MR, SHORT_ROWS) : 0;
 	s->out_nc = s->out ? whole_tiles(s->nc, ENG_NR, ENG_NR) : 0;

@@ -811,7 +811,9 @@ static __u32 conv_args(struct vnpu_layer_conv *at, const __u64 *dx, float *x,
  * epilogue), run per output row's run. A residual of -0.0f adds nothing
  * to any float, so both must give the same bits, with and without bias,
  * dense and depthwise, on every path the host has, the sums' NaNs and
- * zeros included.
+ * zeros included. AVX-512's tiles store Relu and the residual themselves
+ * (37 columns: tiles that straddle two output rows): the same bits as
+ * the AVX2 path's act_store().
  */
 static void test_plain_epilogues(void)
 {
@@ -832,6 +834,7 @@ static void test_plain_epilogues(void)
 	float *x = malloc(ny * 4), *w = malloc(20 * 180 * 4);
 	float *bias = malloc(nb * 4), *res = malloc(ny * 4);
 	float *y1 = malloc(ny * 4), *y2 = malloc(ny * 4);
+	float *y_avx2 = malloc(ny * 4);
 	struct vnpu_tensor t[5];
 	void *d[5];
 	int form, depthwise, rc;
@@ -879,6 +882,11 @@ static void test_plain_epilogues(void)
 				ET_EXPECT(rc || !memcmp(y1, y2, ny * 4),
 					  "plain epilogue act %u bias %d dw %d path %zu: not the general epilogue's bits",
 					  acts[a].func, form & 1, depthwise, p);
+				if (p == 1)
+					memcpy(y_avx2, y1, ny * 4);
+				ET_EXPECT(rc || p != 2 || !memcmp(y1, y_avx2, ny * 4),
+					  "plain epilogue act %u bias %d dw %d: AVX-512 differs from AVX2",
+					  acts[a].func, form & 1, depthwise);
 			}
 	free(x);
 	free(w);
@@ -886,6 +894,7 @@ static void test_plain_epilogues(void)
 	free(res);
 	free(y1);
 	free(y2);
+	free(y_avx2);
 }
 
 /*
@@ -1327,6 +1336,14 @@ static void test_tile_conv(__u64 k, int i)
 		}
 		c.act = (i + f) % 2 ? VNPU_ACT_RELU : 0;
 		conv_case_run(&c);
+		/*
+		 * Rows of 37 outputs: the AVX-512 tiles store the residual
+		 * and Relu themselves, across two output rows under masks.
+		 */
+		if (forms[f].stride == 1 && c.flags & R) {
+			c.w = 37;
+			conv_case_run(&c);
+		}
 	}
 	/* 1x1 without padding: B by offsets into the input itself. */
 	c.kh = c.kw = 1;
@@ -1338,6 +1355,10 @@ static void test_tile_conv(__u64 k, int i)
 	c.flags = P | B;
 	conv_case_run(&c);
 	c.flags = B | R;
+	conv_case_run(&c);
+	/* 5 x 37: AVX-512 tiles store the residual and Relu over 37-wide rows. */
+	c.w = 37;
+	c.act = VNPU_ACT_RELU;
 	conv_case_run(&c);
 }
 
