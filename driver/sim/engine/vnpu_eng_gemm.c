@@ -2448,11 +2448,17 @@ static int run_conv_dw_window(const struct eng_layer *l, __u64 ub, __u64 ue,
 	return 0;
 }
 
+/* Winograd F(4x4, 3x3): vnpu_eng_wino.c. */
+static int run_conv_wino(const struct eng_layer *l, __u64 ub, __u64 ue,
+			 const struct vnpu_eng_ctx *ctx);
+
 static int run_conv(const struct eng_layer *l, __u64 ub, __u64 ue,
 		    const struct vnpu_eng_ctx *ctx)
 {
 	struct eng_conv_shape s;
 
+	if (eng_conv_wino(l))
+		return run_conv_wino(l, ub, ue, ctx);
 	eng_conv_shape(l, &s);
 	if (eng_dw_windowed(&s, l->attrs))
 		return run_conv_dw_window(l, ub, ue, ctx);

@@ -770,6 +770,108 @@ static inline __u64 eng_dw_scratch(const struct eng_conv_shape *s,
 }
 
 /*
+ * Winograd F(4x4, 3x3) (vnpu_eng_wino.c): a stride-1 3x3 convolution as
+ * 36 GEMMs of depth C over 6x6 transforms of 4x4 output tiles. Chosen by
+ * the layer's shapes and types only, where it does fewer operations than
+ * the direct convolution including the transforms (measured; engine.rst,
+ * "Winograd"): f32 X and W (plain or packed f32), 2-D, channels per group
+ * in [ENG_WINO_MIN_C, ENG_WINO_MAX_C], at least ENG_WINO_MIN_M outputs
+ * per group and ENG_WINO_MIN_TILES tiles over the batch's images (the
+ * weights' transform is paid once per layer).
+ */
+#define ENG_WINO_TILE		4	/* outputs of a tile side */
+#define ENG_WINO_XI		36	/* points of a 6x6 transform */
+#define ENG_WINO_MIN_C		32
+#define ENG_WINO_MAX_C		1024
+#define ENG_WINO_MIN_M		32
+#define ENG_WINO_MIN_TILES	144
+#define ENG_WINO_TILES		64	/* most tiles of a unit (FMA paths) */
+#define ENG_WINO_BUF		(16 * ENG_NR)	/* floats a point per chunk */
+
+/* Tiles of one image (and group) of a Winograd convolution. */
+static inline __u64 eng_wino_tiles(const struct eng_conv_shape *s)
+{
+	return eng_div_up(s->oh, ENG_WINO_TILE) *
+	       eng_div_up(s->ow, ENG_WINO_TILE);
+}
+
+static inline int eng_conv_wino(const struct eng_layer *l)
+{
+	const struct vnpu_layer_conv *a = l->attrs;
+	const struct vnpu_tensor *w = &l->t[1];
+	struct eng_conv_shape s;
+
+	if (l->t[0].rank != 4 || l->t[0].dtype != VNPU_DTYPE_F32 ||
+	    w->dtype != VNPU_DTYPE_F32 || a->kernel[0] != 3 ||
+	    a->kernel[1] != 3 || a->stride[0] != 1 || a->stride[1] != 1 ||
+	    a->dilation[0] != 1 || a->dilation[1] != 1 ||
+	    a->pad_begin[0] > 2 || a->pad_begin[1] > 2 ||
+	    a->pad_end[0] > 2 || a->pad_end[1] > 2)
+		return 0;
+	eng_conv_shape(l, &s);
+	return s.cg >= ENG_WINO_MIN_C && s.cg <= ENG_WINO_MAX_C &&
+	       s.mg >= ENG_WINO_MIN_M &&
+	       s.n * eng_wino_tiles(&s) >= ENG_WINO_MIN_TILES;
+}
+
+/*
+ * A Winograd unit: @cols tiles (whole panels of ENG_NR, ENG_WINO_TILES on
+ * the FMA paths, one panel on the baseline's) of one image and group by
+ * as many output channels as the budget allows at that depth (one block
+ * at most); a layer of fewer than ENG_CONV_MIN_UNITS units halves its
+ * tiles, then its rows.
+ */
+static inline void eng_wino_unit(const struct eng_conv_shape *s,
+				 __u32 features, struct eng_unit *u)
+{
+	__u64 macs = eng_unit_macs(features), tiles = eng_wino_tiles(s);
+	__u64 all = eng_div_up(s->mg ? s->mg : 1, ENG_MR) * ENG_MR;
+	__u64 outer = s->n * s->group;
+
+	u->cols = eng_base_path(features) ? ENG_NR : ENG_WINO_TILES;
+	u->cols = eng_min(u->cols, eng_div_up(tiles, ENG_NR) * ENG_NR);
+	u->rows = eng_unit_side(macs, ENG_WINO_XI * s->cg * u->cols, ENG_MR,
+				ENG_MR, eng_min(ENG_MC, all));
+	while (outer * eng_div_up(s->mg, u->rows) * eng_div_up(tiles, u->cols) <
+	       ENG_CONV_MIN_UNITS) {
+		if (u->cols > ENG_NR)
+			u->cols = eng_div_up(u->cols / 2, ENG_NR) * ENG_NR;
+		else if (u->rows > 2 * ENG_MR)
+			u->rows = eng_div_up(u->rows / 2, ENG_MR) * ENG_MR;
+		else
+			break;
+	}
+}
+
+static inline __u64 eng_wino_units(const struct eng_conv_shape *s,
+				   __u32 features)
+{
+	struct eng_unit u;
+
+	eng_wino_unit(s, features, &u);
+	return s->n * s->group * eng_div_up(s->mg, u.rows) *
+	       eng_div_up(eng_wino_tiles(s), u.cols);
+}
+
+/*
+ * Floats of a Winograd part's scratch (vnpu_eng_wino.c): what it holds,
+ * the transformed weights of a block of rows, the transformed input of a
+ * unit, the 36 products, the outputs' rows and the GEMM's accumulator,
+ * each aligned.
+ */
+static inline __u64 eng_wino_scratch(const struct eng_conv_shape *s,
+				     const struct eng_unit *u)
+{
+	__u64 al = ENG_ALIGN / 4;
+
+	return 9 * al + ENG_WINO_XI * u->rows * s->cg +
+	       ENG_WINO_XI * s->cg * u->cols + ENG_WINO_XI * u->rows * u->cols +
+	       u->rows * ENG_WINO_TILE * ENG_WINO_TILE * u->cols +
+	       ENG_MC * eng_acc_rs(u->cols) + ENG_WINO_XI * ENG_NR +
+	       ENG_WINO_XI * ENG_WINO_BUF;
+}
+
+/*
  * BINARY's max (@max) or min of two floats, as nan_max() does it in
  * double: the first NaN, else the larger or smaller, @b on a tie.
  */

@@ -1386,6 +1386,8 @@ static __u64 conv_units(const struct eng_layer *l, __u32 features)
 		return eng_dw_units(&s, l->attrs, features);
 	if (eng_conv_depthwise(&s))
 		return eng_block_units(s.n * s.m * s.oh, s.ow, s.kh * s.kw);
+	if (eng_conv_wino(l))
+		return eng_wino_units(&s, features);
 	eng_conv_unit(&s, l->attrs, features, &u);
 	return s.n * s.group * eng_div_up(s.mg, u.rows) *
 	       eng_div_up(eng_conv_cols(&s, l->attrs), u.cols);
@@ -1776,6 +1778,10 @@ __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_tensor *t,
 			return eng_dw_scratch(&s, a, features) * 4;
 		if (eng_conv_depthwise(&s))
 			return 0;
+		if (eng_conv_wino(&l)) {
+			eng_wino_unit(&s, features, &u);
+			return eng_wino_scratch(&s, &u) * 4;
+		}
 		eng_conv_unit(&s, a, features, &u);
 		eng_scratch_block(features, &u, &blk);
 		return gemm_scratch(!eng_packed_f32(a->flags, &t[1]), &blk,

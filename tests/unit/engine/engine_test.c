@@ -296,6 +296,8 @@ int main(int argc, char **argv)
 		et_test_units();
 	if (!only || !strcmp(only, "fpuunits"))
 		et_test_fpu_units();
+	if (!only || !strcmp(only, "wino"))
+		et_test_wino();
 	if (!only || !strcmp(only, "pause"))
 		et_test_pause();
 	printf("%s: %d layers, %d failure(s)\n", only ? only : "all", et_layers,

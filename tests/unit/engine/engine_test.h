@@ -95,5 +95,6 @@ void et_test_fpu_units(void);
 void et_test_pause(void);
 void et_test_chain(void);
 void et_test_lstm(void);
+void et_test_wino(void);
 
 #endif

@@ -221,6 +221,11 @@ static void build_layers(void)
 	conv("conv dw 5x5 s2", 24, 24, 30, 33, 5, 2, 2, 24, 0, VNPU_DTYPE_F32);
 	conv("conv 1x1", 32, 24, 9, 9, 1, 1, 0, 1, 0, VNPU_DTYPE_F32);
 	conv("conv grouped", 12, 6, 10, 10, 3, 1, 1, 3, 0, VNPU_DTYPE_F32);
+	/* Winograd F(4x4, 3x3): odd maps, a residual, groups and no pad. */
+	conv("conv 3x3 winograd", 40, 36, 45, 47, 3, 1, 1, 1, 1,
+	     VNPU_DTYPE_F32);
+	conv("conv 3x3 winograd grouped", 64, 64, 50, 50, 3, 1, 0, 2, 0,
+	     VNPU_DTYPE_F32);
 	/* f16 and bf16 storage, f32 sums. */
 	gemm("gemm f16 packed", 77, 53, 300, 1, VNPU_ACT_RELU, VNPU_DTYPE_F16);
 	gemm("gemm bf16", 61, 45, 97, 0, 0, VNPU_DTYPE_BF16);
