@@ -696,6 +696,8 @@ MODULE_PARM_DESC(engine_bf16, "Use the engine's AVX512-BF16 kernels for bf16 wei
 
 static u32 vnpu_fw_features(void)
 {
+	u32 f = VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512;
+
 	if (!engine_simd)
 		return 0;
 	if (!boot_cpu_has(X86_FEATURE_AVX2) || !boot_cpu_has(X86_FEATURE_FMA) ||
@@ -708,15 +710,18 @@ static u32 vnpu_fw_features(void)
 			       XFEATURE_MASK_AVX512, NULL))
 		return VNPU_ENG_F_AVX2_FMA;
 	/*
-	 * vdpbf16ps is plain ZMM state, which kernel_fpu_begin() saves; AMX
-	 * tiles are not (XTILEDATA is a dynamic feature the kernel grants
-	 * per task on request), so the engine has no AMX kernels.
+	 * vdpbf16ps and vpdpbusd are plain ZMM state, which kernel_fpu_begin()
+	 * saves; AMX tiles are not (XTILEDATA is a dynamic feature the kernel
+	 * grants per task on request), so the engine has no AMX kernels.
 	 */
-	if (engine_bf16 && boot_cpu_has(X86_FEATURE_AVX512_BF16) &&
-	    boot_cpu_has(X86_FEATURE_AVX512BW))
-		return VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 |
-		       VNPU_ENG_F_AVX512_BF16;
-	return VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512;
+	if (!boot_cpu_has(X86_FEATURE_AVX512BW))
+		return f;
+	if (engine_bf16 && boot_cpu_has(X86_FEATURE_AVX512_BF16))
+		f |= VNPU_ENG_F_AVX512_BF16;
+	/* The int8 tiles' vpdpbusd: integer sums, the same bits again. */
+	if (boot_cpu_has(X86_FEATURE_AVX512_VNNI))
+		f |= VNPU_ENG_F_VNNI;
+	return f;
 }
 
 static void vnpu_fw_stop_tiles(struct vnpu_fw *fw)

@@ -178,6 +178,59 @@ static inline struct vnpu_cmd_layer *case_lstm(struct case_stream *s)
 }
 
 /*
+ * Replace the stream by one packed QLINEAR_CONV layer, a 3x3 convolution
+ * of X u8 [1, 2, 4, 4] (pad 1) to Y u8 [1, 4, 4, 4] in slot 0: the i8
+ * weights in VNPU_PACK_QCONV_W (4 rows padded to 12, depth 18 to 20, then
+ * 12 i32 row sums: 288 bytes), ReLU, a bias; the rest from slot 1, the
+ * quantization parameters per tensor. Valid as it is.
+ */
+static inline struct vnpu_cmd_layer *case_qconv(struct case_stream *s)
+{
+	static const uint64_t x[4] = { 1, 2, 4, 4 }, y[4] = { 1, 4, 4, 4 };
+	static const uint32_t dtypes[8] = {
+		VNPU_DTYPE_F32, VNPU_DTYPE_U8, VNPU_DTYPE_I8, VNPU_DTYPE_F32,
+		VNPU_DTYPE_I8, VNPU_DTYPE_F32, VNPU_DTYPE_U8, VNPU_DTYPE_I32,
+	};
+	struct vnpu_layer_conv *a;
+	struct vnpu_cmd_layer *l;
+	int i;
+
+	memset(s, 0, sizeof(*s));
+	l = case_add(s, VNPU_CMD_LAYER, sizeof(*l) + 10 * sizeof(struct vnpu_tensor) +
+		     sizeof(*a));
+	l->op = VNPU_LAYER_QLINEAR_CONV;
+	l->num_tensors = 10;
+	l->num_outputs = 1;
+	l->attr_size = sizeof(*a);
+	l->tensors[0] = case_tensor(1, VNPU_DTYPE_U8, 0, 0);
+	case_dense(&l->tensors[0], 4, x);
+	/* x_scale, x_zero_point, W, w_scale, w_zero_point, y_scale, y_zp, B */
+	for (i = 1; i < 9; i++)
+		l->tensors[i] = case_tensor(1, dtypes[i - 1], 1024 + 64 * i, 1);
+	l->tensors[3] = case_tensor(1, VNPU_DTYPE_I8, 2048, 288);
+	l->tensors[8].dims[0] = 4;
+	l->tensors[9] = case_tensor(0, VNPU_DTYPE_U8, 0, 0);
+	case_dense(&l->tensors[9], 4, y);
+	a = (struct vnpu_layer_conv *)&l->tensors[10];
+	a->flags = VNPU_LAYER_F_BIAS | VNPU_LAYER_F_PACKED;
+	a->group = 1;
+	a->act.func = VNPU_ACT_RELU;
+	for (i = 0; i < 2; i++) {
+		a->kernel[i] = 3;
+		a->stride[i] = 1;
+		a->dilation[i] = 1;
+		a->pad_begin[i] = 1;
+		a->pad_end[i] = 1;
+	}
+	return l;
+}
+
+static inline struct vnpu_layer_conv *case_qconv_attrs(struct case_stream *s)
+{
+	return (struct vnpu_layer_conv *)&case_qconv(s)->tensors[10];
+}
+
+/*
  * @t (256 elements of one dim) as the same elements in VNPU_MAX_DIMS dims
  * of extent 2, row-major, or with the dims reversed (a transpose).
  */
@@ -288,6 +341,14 @@ M(m_chain_input_beyond_bo,
 M(m_lstm_one_output, case_lstm(s)->num_outputs = 1)
 M(m_lstm_y_read_only, case_lstm(s)->tensors[4].slot = 1)
 M(m_lstm_short_weights, case_lstm(s)->tensors[1].dims[0] = 48)
+M(m_qconv_short_weights, case_qconv(s)->tensors[3].dims[0] = 287)
+M(m_qconv_u8_weights,
+  struct vnpu_cmd_layer *l = case_qconv(s);
+  l->tensors[3].dtype = VNPU_DTYPE_U8; l->tensors[5].dtype = VNPU_DTYPE_U8)
+M(m_qconv_sigmoid, case_qconv_attrs(s)->act.func = VNPU_ACT_SIGMOID)
+M(m_qconv_relu_alpha, case_qconv_attrs(s)->act.alpha = 1)
+M(m_qconv_residual, case_qconv_attrs(s)->flags |= VNPU_LAYER_F_RESIDUAL)
+M(m_qconv_y_read_only, case_qconv(s)->tensors[9].slot = 1)
 
 #undef M
 
@@ -359,6 +420,12 @@ M(m_lstm_short_weights, case_lstm(s)->tensors[1].dims[0] = 48)
 	X(chain_input_beyond_bo, m_chain_input_beyond_bo, 0) \
 	X(lstm_one_output, m_lstm_one_output, 0) \
 	X(lstm_y_read_only, m_lstm_y_read_only, 0) \
-	X(lstm_short_weights, m_lstm_short_weights, 0)
+	X(lstm_short_weights, m_lstm_short_weights, 0) \
+	X(qconv_short_weights, m_qconv_short_weights, 0) \
+	X(qconv_u8_weights, m_qconv_u8_weights, 0) \
+	X(qconv_sigmoid, m_qconv_sigmoid, 0) \
+	X(qconv_relu_alpha, m_qconv_relu_alpha, 0) \
+	X(qconv_residual, m_qconv_residual, 0) \
+	X(qconv_y_read_only, m_qconv_y_read_only, 0)
 
 #endif /* VNPU_STREAM_CASES_H */

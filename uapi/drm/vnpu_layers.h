@@ -87,10 +87,16 @@ extern "C" {
  *	dtype), scales f32; b_scale and b_zero_point scalar or [N], the others
  *	scalar
  * @VNPU_LAYER_QLINEAR_CONV: QLinearConv, &struct vnpu_layer_conv (flags
- *	%VNPU_LAYER_F_BIAS only, act %VNPU_ACT_IDENTITY); tensors X,
+ *	%VNPU_LAYER_F_BIAS and %VNPU_LAYER_F_PACKED, act %VNPU_ACT_IDENTITY
+ *	or %VNPU_ACT_RELU with alpha and beta zero); tensors X,
  *	x_scale, x_zero_point, W, w_scale, w_zero_point, y_scale,
  *	y_zero_point, [B] (i32 [M]), Y; X, W and Y u8 or i8, w_scale and
- *	w_zero_point scalar or [M], the other parameters scalar
+ *	w_zero_point scalar or [M], the other parameters scalar. Sums are
+ *	exact (wrapping) 32-bit integers, Y = saturate(round_half_even(f32(sum
+ *	+ B) * (x_scale * w_scale / y_scale)) + y_zero_point), the scale's
+ *	product and quotient in f32; %VNPU_ACT_RELU raises the low bound of
+ *	the saturation to y_zero_point (ReLU before quantizing). Packed, W
+ *	is i8 in %VNPU_PACK_QCONV_W
  * @VNPU_LAYER_SCATTER_ELEMENTS: ScatterElements, &struct vnpu_layer_scatter;
  *	tensors data, indices (i32 or i64, data's rank), updates (indices'
  *	dims, data's dtype), Y (data's dims and dtype)
@@ -326,20 +332,35 @@ struct vnpu_layer_act {
  * (k / 2) * 2 * w + 2 * x + k % 2 from the panel's start for k below K
  * rounded down to even; the last depth of an odd K is a plain row at
  * k * w + x. vnpu_eng_pair_bf16() rearranges panels so.
+ *
+ * The packed operand of %VNPU_LAYER_QLINEAR_CONV is a rank-1, stride-1 i8
+ * tensor instead (its size counts bytes):
+ *
+ * %VNPU_PACK_QCONV_W, QLINEAR_CONV's i8 W as the group matrices Wg [M/group,
+ *   KC] of %VNPU_PACK_CONV_W: row r of group g, its KC elements then zeros
+ *   up to K4 = KC rounded up to a multiple of 4, at (g * MP + r) * K4, where
+ *   MP = M/group rounded up to a multiple of %VNPU_PACK_QMR (rows past
+ *   M/group zero); then, from byte group * MP * K4, for each of those
+ *   group * MP rows the sum of its elements as a little-endian i32.
+ *   Size: group * MP * (K4 + 4).
  */
 /** VNPU_PACK_NR - columns per panel of %VNPU_PACK_GEMM_B */
 #define VNPU_PACK_NR 16
 /** VNPU_PACK_MR - rows per panel of %VNPU_PACK_CONV_W */
 #define VNPU_PACK_MR 6
+/** VNPU_PACK_QMR - %VNPU_PACK_QCONV_W's rows per group are a multiple of it */
+#define VNPU_PACK_QMR 12
 
 /**
  * enum vnpu_pack_layout - the packed weight layouts
  * @VNPU_PACK_GEMM_B: GEMM's B, panels of %VNPU_PACK_NR columns
  * @VNPU_PACK_CONV_W: CONV's W, per group panels of %VNPU_PACK_MR rows
+ * @VNPU_PACK_QCONV_W: QLINEAR_CONV's i8 W, rows of 4-byte groups and sums
  */
 enum vnpu_pack_layout {
 	VNPU_PACK_GEMM_B = 1,
 	VNPU_PACK_CONV_W = 2,
+	VNPU_PACK_QCONV_W = 3,
 };
 
 /**

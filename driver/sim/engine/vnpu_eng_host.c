@@ -8,9 +8,35 @@
 
 #include "vnpu_engine.h"
 
+/*
+ * VNPU_ENGINE_ISA=base|avx2|avx512|vnni|bf16 caps the paths taken (tests
+ * of the narrower ones on a wider CPU; vnni and bf16 are AVX-512 with that
+ * one extension); it never adds what the CPU lacks.
+ */
+static __u32 host_isa_cap(void)
+{
+	static const struct { const char *name; __u32 f; } caps[] = {
+		{ "base", 0 },
+		{ "avx2", VNPU_ENG_F_AVX2_FMA },
+		{ "avx512", VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 },
+		{ "vnni", VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 | VNPU_ENG_F_VNNI },
+		{ "bf16", VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 |
+			  VNPU_ENG_F_AVX512_BF16 },
+		{ NULL, 0 },
+	};
+	const char *e = getenv("VNPU_ENGINE_ISA");
+	size_t i;
+
+	for (i = 0; e && caps[i].name; i++)
+		if (!strcmp(e, caps[i].name))
+			return caps[i].f;
+	return ~0u;
+}
+
 __u32 vnpu_eng_host_features(void)
 {
 	unsigned int a, b, c, d;
+	__u32 f = VNPU_ENG_F_AVX2_FMA;
 
 	__builtin_cpu_init();
 	/* The FMA build widens f16 with F16C. */
@@ -18,13 +44,17 @@ __u32 vnpu_eng_host_features(void)
 	    !__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_F16C))
 		return 0;
 	/* libgcc checks that the OS saves the ZMM state too. */
-	if (!__builtin_cpu_supports("avx512f"))
-		return VNPU_ENG_F_AVX2_FMA;
-	if (__builtin_cpu_supports("avx512bf16") &&
-	    __builtin_cpu_supports("avx512bw"))
-		return VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 |
-		       VNPU_ENG_F_AVX512_BF16;
-	return VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512;
+	if (__builtin_cpu_supports("avx512f") &&
+	    __builtin_cpu_supports("avx512bw")) {
+		f |= VNPU_ENG_F_AVX512;
+		if (__builtin_cpu_supports("avx512vnni"))
+			f |= VNPU_ENG_F_VNNI;
+		if (__builtin_cpu_supports("avx512bf16"))
+			f |= VNPU_ENG_F_AVX512_BF16;
+	} else if (__builtin_cpu_supports("avx512f")) {
+		f |= VNPU_ENG_F_AVX512;
+	}
+	return f & host_isa_cap();
 }
 
 /* Bytes a huge allocation keeps mapped: whole small pages. */

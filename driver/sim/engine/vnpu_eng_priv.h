@@ -578,6 +578,77 @@ static inline int eng_conv_depthwise(const struct eng_conv_shape *s)
 	return s->cg == 1 && s->mg == 1;
 }
 
+/* ---- QLINEAR_CONV over %VNPU_PACK_QCONV_W weights (vnpu_eng_quant.c) ---- */
+
+#define ENG_QMR		VNPU_PACK_QMR	/* output channels per int8 tile */
+#define ENG_QNR		32		/* output positions per int8 tile */
+#define ENG_QMB		(8 * ENG_QMR)	/* output channels per unit, at most */
+/* Bytes of a unit's packed input, about: a share of L2. */
+#define ENG_QB_BYTES	(192u << 10)
+
+static inline __u64 eng_q4(__u64 k)
+{
+	return (k + 3) & ~3ull;
+}
+
+/**
+ * struct eng_qplan - how a packed QLINEAR_CONV splits into units
+ * @k: depth of one output (C/group * KH * KW)
+ * @k4: @k rounded up to a multiple of 4
+ * @mp: output channels per group rounded up to ENG_QMR
+ * @rows: output rows per column block
+ * @nb: column blocks per image
+ * @ncp: positions of a column block, rounded up to ENG_QNR
+ * @mb: output channels per unit (a multiple of ENG_QMR)
+ * @nmb: channel blocks per group
+ * @units: (image, group, column block, channel block), the channel block
+ *	varying fastest so that a part's units share their packed input
+ */
+struct eng_qplan {
+	__u64 k, k4, mp, rows, nb, ncp, mb, nmb, units;
+};
+
+static inline void eng_qplan(const struct eng_conv_shape *s,
+			     struct eng_qplan *p)
+{
+	__u64 per;
+
+	p->k = s->cg * s->kh * s->kw;
+	p->k4 = eng_q4(p->k);
+	p->mp = eng_div_up(s->mg, ENG_QMR) * ENG_QMR;
+	per = ENG_QB_BYTES / (p->k4 ? p->k4 : 1);
+	p->rows = eng_max(1, eng_min(s->ow ? per / s->ow : 1, s->oh));
+	p->nb = eng_div_up(s->oh, p->rows);
+	p->ncp = eng_div_up(p->rows * s->ow, ENG_QNR) * ENG_QNR;
+	p->mb = eng_min(p->mp, ENG_QMB);
+	p->nmb = p->mb ? eng_div_up(p->mp, p->mb) : 0;
+	p->units = s->ow && s->mg ? s->n * s->group * p->nb * p->nmb : 0;
+}
+
+/* A part's scratch: the packed input, four rows of it, their sums. */
+static inline __u64 eng_qconv_scratch(const struct eng_qplan *p)
+{
+	return p->units ? p->k4 * p->ncp + 4 * p->ncp + 4 * p->ncp +
+			  4 * ENG_QMR * ENG_QNR + 4 * ENG_ALIGN : 0;
+}
+
+/**
+ * struct eng_qtile - ENG_QMR x ENG_QNR int8 sums of a packed QLINEAR_CONV
+ * @w: ENG_QMR rows of @k4 i8 weights, @k4 bytes apart
+ * @b: @k4 / 4 steps of ENG_QNR positions x 4 u8 inputs (depth 4j..4j+3)
+ * @acc: returned: row r, position q of the exact sums at r * ENG_QNR + q
+ * @k4: depth, a multiple of 4
+ */
+struct eng_qtile {
+	const __s8 *w;
+	const __u8 *b;
+	__s32 *acc;
+	__u64 k4;
+};
+
+/* The AVX512-VNNI tile (vpdpbusd), VNPU_ENG_F_VNNI only. */
+void vnpu_eng_qtile_vnni(const struct eng_qtile *t);
+
 /*
  * Convolutions with strides up to ENG_WIN_STRIDE read B from a zero-padded
  * copy of the input split into stride phases (see vnpu_eng_gemm.c); larger

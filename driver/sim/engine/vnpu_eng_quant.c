@@ -208,16 +208,327 @@ static int run_qconv(const struct eng_layer *l, __u64 ub, __u64 ue,
 
 			for (ow = b.c0; ow < b.c1; ow++) {
 				__u32 acc = 0;
+				double v;
 
 				if (at->flags & VNPU_LAYER_F_BIAS)
 					acc = (__u32)((const __s32 *)l->data[8])
 						[(__s64)m * l->t[8].strides[0]];
 				acc += qconv_window(l, &s, img, m, oh, ow);
-				st_q(l->data[l->n - 1], yo + (__s64)ow, y->dtype,
-				     m_rint((double)((float)(__s32)acc * mult)) +
-				     yz);
+				v = m_rint((double)((float)(__s32)acc * mult)) + yz;
+				if (at->act.func == VNPU_ACT_RELU && v < yz)
+					v = yz;
+				st_q(l->data[l->n - 1], yo + (__s64)ow, y->dtype, v);
 			}
 		}
 	}
 	return 0;
+}
+
+/*
+ * ---- QLINEAR_CONV over packed weights --------------------------------
+ *
+ * A GEMM of the packed i8 weights (rows: output channels) by the input's
+ * im2col (columns: output positions) in exact 32-bit sums. X is read as
+ * u8: i8 inputs are flipped by 0x80 (x + 128) and their zero point moved
+ * by 128, so that sum (x - xz) * (w - wz) is
+ *   sum x * w - xz * sum w - wz * sum x + K * xz * wz
+ * from the u8 x i8 products vpdpbusd takes; sum w comes packed, sum x is
+ * counted while packing (only when a weight zero point is not 0). Padding
+ * reads as xz, so it adds nothing.
+ */
+struct eng_qconv {
+	const struct eng_layer *l;
+	const struct vnpu_eng_ctx *ctx;
+	struct eng_conv_shape s;
+	struct eng_qplan p;
+	const __s8 *w;
+	const __s32 *wsum;
+	__s32 xz, yz, lo, hi;
+	__u8 flip;
+	int need_xsum;
+	__u8 *b;		/* [ncp / QNR][k4 / 4][QNR][4] */
+	__u8 *rows;		/* 4 rows of ncp, one per depth of a step */
+	__s32 *xsum;		/* per position: sum of its inputs */
+	__s32 *acc;		/* one tile's sums */
+};
+
+static void *q_align(__u8 **p, __u64 bytes)
+{
+	__u8 *r = (__u8 *)(((unsigned long)*p + ENG_ALIGN - 1) &
+			   ~(unsigned long)(ENG_ALIGN - 1));
+
+	*p = r + bytes;
+	return r;
+}
+
+/* Row @k of the im2col of image @img, group @g, output rows from @oh0. */
+static void qconv_row(const struct eng_qconv *q, __u8 *dst, __u64 k,
+		      __u64 img, __u64 g, __u64 oh0, __u64 cnt)
+{
+	const struct vnpu_layer_conv *a = q->l->attrs;
+	const struct vnpu_tensor *x = &q->l->t[0];
+	const struct eng_conv_shape *s = &q->s;
+	const __u8 *xd = q->l->data[0];
+	__u64 kk = s->kh * s->kw, c = g * s->cg + k / kk;
+	__u64 kh = k % kk / s->kw, kw = k % s->kw, i = 0, oh, ow;
+	__s64 xsh = x->rank == 4 ? x->strides[2] : 0;
+	__u8 pad = (__u8)q->xz;
+
+	for (oh = oh0; i < cnt; oh++) {
+		__s64 ih = (__s64)(oh * a->stride[0] + kh * a->dilation[0]) -
+			   a->pad_begin[0];
+		const __u8 *xr = xd + (__s64)img * x->strides[0] +
+				 (__s64)c * x->strides[1] + ih * xsh;
+
+		for (ow = 0; ow < s->ow && i < cnt; ow++, i++) {
+			__s64 iw = (__s64)(ow * a->stride[1] +
+					   kw * a->dilation[1]) - a->pad_begin[1];
+
+			dst[i] = ih < 0 || ih >= (__s64)s->h || iw < 0 ||
+				 iw >= (__s64)s->w ? pad : xr[iw] ^ q->flip;
+		}
+	}
+	for (; i < q->p.ncp; i++)
+		dst[i] = 0;
+}
+
+/* The packed input of image @img, group @g, column block @nbi. */
+static void qconv_pack(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
+{
+	const struct eng_qplan *p = &q->p;
+	__u64 oh0 = nbi * p->rows, steps = p->k4 / 4, j, i, n, r;
+	__u64 cnt = eng_min(p->rows, q->s.oh - oh0) * q->s.ow;
+
+	for (n = 0; n < p->ncp; n++)
+		q->xsum[n] = 0;
+	for (j = 0; j < steps; j++) {
+		for (r = 0; r < 4; r++) {
+			__u8 *row = q->rows + r * p->ncp;
+
+			if (4 * j + r >= p->k) {
+				for (n = 0; n < p->ncp; n++)
+					row[n] = 0;
+				continue;
+			}
+			qconv_row(q, row, 4 * j + r, img, g, oh0, cnt);
+			if (q->need_xsum)
+				for (n = 0; n < p->ncp; n++)
+					q->xsum[n] += row[n];
+		}
+		for (n = 0; n < p->ncp; n += ENG_QNR) {
+			__u8 *d = q->b + (n / ENG_QNR * steps + j) * ENG_QNR * 4;
+
+			for (i = 0; i < ENG_QNR; i++)
+				for (r = 0; r < 4; r++)
+					d[i * 4 + r] = q->rows[r * p->ncp + n + i];
+		}
+	}
+}
+
+#ifndef ENG_FMA
+/* The plain tile: the reference of the vector ones. */
+static void qtile_c(const struct eng_qtile *t)
+{
+	__u64 r, i, j, e;
+
+	for (r = 0; r < ENG_QMR; r++)
+		for (i = 0; i < ENG_QNR; i++) {
+			__u32 acc = 0;
+
+			for (j = 0; j < t->k4 / 4; j++)
+				for (e = 0; e < 4; e++)
+					acc += (__u32)((__s32)t->w[r * t->k4 + 4 * j + e] *
+						       t->b[(j * ENG_QNR + i) * 4 + e]);
+			t->acc[r * ENG_QNR + i] = (__s32)acc;
+		}
+}
+#else
+typedef short v16hi_q __attribute__((vector_size(32)));
+typedef int v8si_q __attribute__((vector_size(32)));
+typedef unsigned char v16qu_q __attribute__((vector_size(16)));
+typedef unsigned char v16qu_qu __attribute__((vector_size(16), aligned(1), may_alias));
+
+/*
+ * AVX2, exact: u8 inputs and i8 weights widened to 16 bits, vpmaddwd
+ * sums pairs into 32 bits (no vpmaddubsw: its 16-bit sums saturate).
+ * Lanes 2i and 2i + 1 of a sum hold position i's even and odd pairs.
+ */
+static void qtile_avx2(const struct eng_qtile *t)
+{
+	__u64 r, j, c, i;
+
+	for (r = 0; r < ENG_QMR; r += 2) {
+		v8si_q acc[2][8] = {};
+
+		for (j = 0; j < t->k4 / 4; j++) {
+			const __u8 *bp = t->b + j * ENG_QNR * 4;
+			v16hi_q w[2];
+
+			for (i = 0; i < 2; i++) {
+				const __s8 *wp = t->w + (r + i) * t->k4 + 4 * j;
+
+				w[i] = (v16hi_q){ wp[0], wp[1], wp[2], wp[3], wp[0], wp[1],
+						  wp[2], wp[3], wp[0], wp[1], wp[2], wp[3],
+						  wp[0], wp[1], wp[2], wp[3] };
+			}
+			for (c = 0; c < 8; c++) {
+				v16qu_q bv = *(const v16qu_qu *)(bp + c * 16);
+				v16hi_q bw = __builtin_convertvector(bv, v16hi_q);
+
+				for (i = 0; i < 2; i++)
+					acc[i][c] += (v8si_q)__builtin_ia32_pmaddwd256(bw, w[i]);
+			}
+		}
+		for (i = 0; i < 2; i++)
+			for (c = 0; c < 8; c++)
+				for (j = 0; j < 4; j++)
+					t->acc[(r + i) * ENG_QNR + c * 4 + j] =
+						(__s32)((__u32)acc[i][c][2 * j] +
+							(__u32)acc[i][c][2 * j + 1]);
+	}
+}
+#endif
+
+static void qconv_tile(const struct eng_qconv *q, const struct eng_qtile *t)
+{
+#ifdef ENG_FMA
+	if (q->ctx->features & VNPU_ENG_F_VNNI)
+		vnpu_eng_qtile_vnni(t);
+	else
+		qtile_avx2(t);
+#else
+	qtile_c(t);
+#endif
+}
+
+/*
+ * Requantize @n sums of output channel @m into @y: the rounding and
+ * saturation of the scalar QLinearConv, clamped in f32 first (bounds are
+ * integers, so clamping before rounding changes nothing).
+ */
+static __u32 qconv_bias(const struct eng_qconv *q, __u64 m)
+{
+	const struct vnpu_layer_conv *a = q->l->attrs;
+
+	if (!(a->flags & VNPU_LAYER_F_BIAS))
+		return 0;
+	return (__u32)((const __s32 *)q->l->data[8])
+		[(__s64)m * q->l->t[8].strides[0]];
+}
+
+static void qconv_store(const struct eng_qconv *q, __u64 m, const __s32 *sum,
+			__u64 n, void *y)
+{
+	const struct eng_layer *l = q->l;
+	float mult = qscale(l, 1, 0) * qscale(l, 4, m) / qscale(l, 6, 0);
+	float lo = (float)(q->lo - q->yz), hi = (float)(q->hi - q->yz);
+	int s8 = l->t[l->n - 1].dtype == VNPU_DTYPE_I8;
+	__u64 i;
+
+	for (i = 0; i < n; i++) {
+		float f = (float)sum[i] * mult;
+		__s32 v;
+
+		if (f != f) {
+			v = 0;
+		} else {
+			f = f < lo ? lo : f > hi ? hi : f;
+			v = (__s32)((f + 12582912.0f) - 12582912.0f) + q->yz;
+		}
+		if (s8)
+			((__s8 *)y)[i] = (__s8)v;
+		else
+			((__u8 *)y)[i] = (__u8)v;
+	}
+}
+
+/* Rows [@m0, @m1) of group @g over the packed block at q->b. */
+static void qconv_rows(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi,
+		       __u64 m0, __u64 m1)
+{
+	const struct eng_qplan *p = &q->p;
+	const struct vnpu_tensor *y = &q->l->t[q->l->n - 1];
+	__u64 oh0 = nbi * p->rows, steps = p->k4 / 4, r0, n0, r, i;
+	__u64 cnt = eng_min(p->rows, q->s.oh - oh0) * q->s.ow;
+	__u8 *yd = (__u8 *)q->l->data[q->l->n - 1];
+	__u32 ysz = 1;
+	struct eng_qtile t = { .acc = q->acc, .k4 = p->k4 };
+
+	for (r0 = m0; r0 < m1; r0 += ENG_QMR) {
+		t.w = q->w + (g * p->mp + r0) * p->k4;
+		for (n0 = 0; n0 < cnt; n0 += ENG_QNR) {
+			__u64 nn = eng_min(ENG_QNR, cnt - n0);
+
+			t.b = q->b + n0 / ENG_QNR * steps * ENG_QNR * 4;
+			qconv_tile(q, &t);
+			for (r = r0; r < eng_min(r0 + ENG_QMR, q->s.mg); r++) {
+				__u64 m = g * q->s.mg + r;
+				__s32 wz = qzero(q->l, 5, m);
+				__u32 fix = qconv_bias(q, m) -
+					    (__u32)q->xz * (__u32)q->wsum[g * p->mp + r] +
+					    (__u32)p->k * (__u32)q->xz * (__u32)wz;
+				__s32 *acc = q->acc + (r - r0) * ENG_QNR;
+
+				for (i = 0; i < nn; i++)
+					acc[i] = (__s32)((__u32)acc[i] + fix -
+							 (__u32)wz * (__u32)q->xsum[n0 + i]);
+				qconv_store(q, m, acc, nn, yd + ysz *
+					    ((__s64)img * y->strides[0] +
+					     (__s64)m * y->strides[1] +
+					     (__s64)(oh0 * q->s.ow + n0)));
+			}
+		}
+		eng_pause(q->ctx);
+	}
+}
+
+static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
+			    const struct vnpu_eng_ctx *ctx)
+{
+	const struct vnpu_layer_conv *a = l->attrs;
+	const struct vnpu_tensor *y = &l->t[l->n - 1];
+	struct eng_qconv q = { .l = l, .ctx = ctx };
+	__u64 u, key = ~0ull, m;
+	__u8 *sp = ctx->scratch;
+
+	eng_conv_shape(l, &q.s);
+	eng_qplan(&q.s, &q.p);
+	q.w = l->data[3];
+	q.wsum = (const __s32 *)(q.w + q.s.group * q.p.mp * q.p.k4);
+	q.flip = l->t[0].dtype == VNPU_DTYPE_I8 ? 0x80 : 0;
+	q.xz = qzero(l, 2, 0) + (q.flip ? 128 : 0);
+	q.yz = qzero(l, 7, 0);
+	q.lo = y->dtype == VNPU_DTYPE_U8 ? 0 : -128;
+	q.hi = y->dtype == VNPU_DTYPE_U8 ? 255 : 127;
+	if (a->act.func == VNPU_ACT_RELU && q.yz > q.lo)
+		q.lo = q.yz;
+	for (m = 0; m < q.s.m; m++)
+		q.need_xsum |= qzero(l, 5, m) != 0;
+	q.b = q_align(&sp, q.p.k4 * q.p.ncp);
+	q.rows = q_align(&sp, 4 * q.p.ncp);
+	q.xsum = q_align(&sp, 4 * q.p.ncp);
+	q.acc = q_align(&sp, 4 * ENG_QMR * ENG_QNR);
+	for (u = ub; u < ue; u++) {
+		__u64 mbi = u % q.p.nmb, blk = u / q.p.nmb;
+		__u64 nbi = blk % q.p.nb, g = blk / q.p.nb % q.s.group;
+		__u64 img = blk / q.p.nb / q.s.group;
+
+		if (blk != key) {
+			qconv_pack(&q, img, g, nbi);
+			key = blk;
+		}
+		qconv_rows(&q, img, g, nbi, mbi * q.p.mb,
+			   eng_min((mbi + 1) * q.p.mb, q.s.mg));
+	}
+	return 0;
+}
+
+static int run_qlinear_conv(const struct eng_layer *l, __u64 ub, __u64 ue,
+			    const struct vnpu_eng_ctx *ctx)
+{
+	const struct vnpu_layer_conv *a = l->attrs;
+
+	if (a->flags & VNPU_LAYER_F_PACKED)
+		return run_qconv_packed(l, ub, ue, ctx);
+	return run_qconv(l, ub, ue, ctx);
 }

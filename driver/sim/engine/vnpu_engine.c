@@ -259,10 +259,43 @@ __u64 vnpu_eng_packed_size(__u32 layout, __u64 groups, __u64 rows,
 			return 0;
 		r *= cols;
 		break;
+	case VNPU_PACK_QCONV_W:
+		r = groups * eng_div_up(rows, ENG_QMR) * ENG_QMR;
+		if (r > ENG_MAX_DIM)
+			return 0;
+		r *= eng_q4(cols) + 4;
+		break;
 	default:
 		return 0;
 	}
 	return r > ENG_MAX_NUMEL ? 0 : r;
+}
+
+/*
+ * %VNPU_PACK_QCONV_W: each group's rows padded to ENG_QMR, each row's
+ * depth to a multiple of 4 with zeros, then the sum of every row.
+ */
+static int eng_pack_qconv(const __s8 *s, __u64 groups, __u64 rows,
+			  __u64 cols, __s8 *d)
+{
+	__u64 mp = eng_div_up(rows, ENG_QMR) * ENG_QMR, k4 = eng_q4(cols);
+	__u8 *sums = (__u8 *)d + groups * mp * k4;
+	__u64 g, r, k;
+
+	for (g = 0; g < groups; g++, s += rows * cols)
+		for (r = 0; r < mp; r++) {
+			__u32 sum = 0;
+
+			for (k = 0; k < k4; k++) {
+				__s8 v = r < rows && k < cols ? s[r * cols + k] : 0;
+
+				*d++ = v;
+				sum += (__u32)(__s32)v;
+			}
+			for (k = 0; k < 4; k++)
+				*sums++ = (__u8)(sum >> (8 * k));
+		}
+	return 0;
 }
 
 int vnpu_eng_pack(__u32 layout, const void *src, __u64 groups, __u64 rows,
@@ -275,6 +308,8 @@ int vnpu_eng_pack(__u32 layout, const void *src, __u64 groups, __u64 rows,
 	size = vnpu_eng_packed_size(layout, groups, rows, cols);
 	if (!size)
 		return rows && cols && groups ? VNPU_ENG_EINVAL : 0;
+	if (layout == VNPU_PACK_QCONV_W)
+		return eng_pack_qconv(src, groups, rows, cols, dst);
 	if (layout == VNPU_PACK_GEMM_B) {
 		/* Panels of NR columns, each rows x NR. */
 		for (p = 0; p < eng_div_up(cols, ENG_NR); p++)
@@ -460,7 +495,7 @@ static int conv_shapes_ok(const struct vnpu_tensor *x,
 	}
 	if (packed)
 		return w->rank == 1 && (w->dims[0] <= 1 || w->strides[0] == 1) &&
-		       w->dims[0] == vnpu_eng_packed_size(VNPU_PACK_CONV_W,
+		       w->dims[0] == vnpu_eng_packed_size((__u32)packed,
 							  a->group, m / a->group,
 							  cg * a->kernel[0] *
 							  a->kernel[1]);
@@ -497,7 +532,8 @@ static int check_conv(const struct vnpu_tensor *t, __u32 n,
 	if (a->flags & ~VNPU_LAYER_F_MASK || !act_ok(&a->act, VNPU_DTYPE_F32, 1) ||
 	    n != 3 + popcount2(a->flags) || !gemm_dtypes_ok(t, n) ||
 	    !conv_shapes_ok(&t[0], &t[1], y, a,
-			    !!(a->flags & VNPU_LAYER_F_PACKED)) ||
+			    a->flags & VNPU_LAYER_F_PACKED ?
+			    VNPU_PACK_CONV_W : 0) ||
 	    !conv_window_ok(&t[0], a))
 		return 0;
 	if (a->flags & VNPU_LAYER_F_BIAS) {
@@ -1208,11 +1244,15 @@ static int check_qlinear_conv(const struct vnpu_tensor *t, __u32 n,
 			      const struct vnpu_layer_conv *a)
 {
 	const struct vnpu_tensor *y = &t[n - 1];
+	int packed = a->flags & VNPU_LAYER_F_PACKED;
 
-	if (a->flags & ~VNPU_LAYER_F_BIAS || a->act.func || a->act.flags ||
-	    a->act.alpha || a->act.beta ||
+	if (a->flags & ~(VNPU_LAYER_F_BIAS | VNPU_LAYER_F_PACKED) ||
+	    (a->act.func != VNPU_ACT_IDENTITY && a->act.func != VNPU_ACT_RELU) ||
+	    a->act.flags || a->act.alpha || a->act.beta ||
 	    n != 9 + !!(a->flags & VNPU_LAYER_F_BIAS) ||
-	    !conv_shapes_ok(&t[0], &t[3], y, a, 0) ||
+	    (packed && t[3].dtype != VNPU_DTYPE_I8) ||
+	    !conv_shapes_ok(&t[0], &t[3], y, a,
+			    packed ? VNPU_PACK_QCONV_W : 0) ||
 	    !qlinear_params_ok(t, n - 1, y->dims[1]))
 		return 0;
 	return n == 9 || (t[8].dtype == VNPU_DTYPE_I32 && t[8].rank == 1 &&
@@ -1466,9 +1506,15 @@ __u64 vnpu_eng_units(const struct eng_layer *l, __u32 features)
 		eng_gemm_shape(l, &batch, &m, &n, &k);
 		return eng_block_units(batch * m, n, k);
 	case VNPU_LAYER_QLINEAR_CONV: {
+		const struct vnpu_layer_conv *a = l->attrs;
 		struct eng_conv_shape s;
+		struct eng_qplan p;
 
 		eng_conv_shape(l, &s);
+		if (a->flags & VNPU_LAYER_F_PACKED) {
+			eng_qplan(&s, &p);
+			return p.units;
+		}
 		return eng_block_units(s.n * s.m * s.oh, s.ow,
 				       s.cg * s.kh * s.kw);
 	}
@@ -1786,6 +1832,14 @@ __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_tensor *t,
 		eng_scratch_block(features, &u, &blk);
 		return gemm_scratch(!eng_packed_f32(a->flags, &t[1]), &blk,
 				    eng_conv_bbuf(&s, a, u.cols));
+	}
+	if (op == VNPU_LAYER_QLINEAR_CONV &&
+	    (((const struct vnpu_layer_conv *)attrs)->flags & VNPU_LAYER_F_PACKED)) {
+		struct eng_qplan p;
+
+		eng_conv_shape(&l, &s);
+		eng_qplan(&s, &p);
+		return eng_qconv_scratch(&p);
 	}
 	if (op == VNPU_LAYER_RESIZE)
 		return eng_resize_scratch(&t[1]);

@@ -44,6 +44,11 @@
  * bit changes those layers' bits (the tolerance is bf16's, 2^-8).
  */
 #define VNPU_ENG_F_AVX512_BF16 (1u << 2)
+/*
+ * AVX512-VNNI and AVX512BW (with AVX512): the int8 convolution's tiles
+ * with vpdpbusd; integer sums, so the same bits as without it.
+ */
+#define VNPU_ENG_F_VNNI (1u << 3)
 
 /**
  * struct vnpu_eng_ctx - what the caller gives one part of a layer
@@ -223,17 +228,20 @@ void vnpu_eng_transpose32(const struct vnpu_eng_transpose *t, __u32 features);
 /**
  * vnpu_eng_packed_size() - elements of a packed weight tensor
  * @layout: &enum vnpu_pack_layout
- * @groups: %VNPU_PACK_CONV_W: the conv's groups; %VNPU_PACK_GEMM_B: 1
+ * @groups: %VNPU_PACK_CONV_W, %VNPU_PACK_QCONV_W: the conv's groups;
+ *	%VNPU_PACK_GEMM_B: 1
  * @rows: rows of one group's matrix (K of GEMM's B; M/group of CONV's W)
  * @cols: its columns (N of GEMM's B; C/group * KH * KW of CONV's W)
  *
- * Return: the size in f32 elements, or 0 for a bad layout or an overflow.
+ * Return: the size in f32 elements (in bytes for %VNPU_PACK_QCONV_W), or 0
+ * for a bad layout or an overflow.
  */
 __u64 vnpu_eng_packed_size(__u32 layout, __u64 groups, __u64 rows,
 			   __u64 cols);
 
 /**
- * vnpu_eng_pack() - pack row-major f32 weights for GEMM or CONV
+ * vnpu_eng_pack() - pack row-major f32 weights for GEMM or CONV (i8 ones
+ * for QLINEAR_CONV)
  * @layout: &enum vnpu_pack_layout
  * @src: @groups matrices of @rows x @cols f32, row-major and dense
  * @groups: see vnpu_eng_packed_size()

@@ -165,8 +165,12 @@ static int run_four(const char *name, __u32 op, const struct vnpu_tensor *t,
 		ET_FAIL("%s: split runs differ from whole runs", name);
 		return -1;
 	}
-	/* GEMM and CONV: the baseline's software FMA gives AVX2's bits. */
-	if ((op == VNPU_LAYER_GEMM || op == VNPU_LAYER_CONV) &&
+	/*
+	 * GEMM and CONV: the baseline's software FMA gives AVX2's bits;
+	 * QLINEAR_CONV: exact integer sums on both.
+	 */
+	if ((op == VNPU_LAYER_GEMM || op == VNPU_LAYER_CONV ||
+	     op == VNPU_LAYER_QLINEAR_CONV) &&
 	    (et_host_features & VNPU_ENG_F_AVX2_FMA) &&
 	    memcmp(outs[0], outs[2], bytes)) {
 		ET_FAIL("%s: baseline bits differ from AVX2's", name);
@@ -179,6 +183,17 @@ static int run_four(const char *name, __u32 op, const struct vnpu_tensor *t,
 			    VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512, 7);
 		if (rc || memcmp(outs[2], data[n - 1], bytes)) {
 			ET_FAIL("%s: AVX-512 run differs from AVX2 (%d)", name, rc);
+			return -1;
+		}
+	}
+	/* The int8 tiles on AVX512-VNNI, in 7 parts: AVX2's bits. */
+	if (et_host_features & VNPU_ENG_F_VNNI) {
+		memset(data[n - 1], 0x7f, bytes);
+		rc = et_run(op, t, data, n, attrs, attr_size,
+			    VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 |
+			    VNPU_ENG_F_VNNI, 7);
+		if (rc || memcmp(outs[2], data[n - 1], bytes)) {
+			ET_FAIL("%s: VNNI run differs from AVX2 (%d)", name, rc);
 			return -1;
 		}
 	}
@@ -250,10 +265,11 @@ int main(int argc, char **argv)
 		rng_state += strtoull(getenv("ET_SEED"), NULL, 0) *
 			     0x9e3779b97f4a7c15ull;
 	et_host_features = vnpu_eng_host_features();
-	printf("host features: %s\n",
+	printf("host features: %s%s\n",
 	       et_host_features & VNPU_ENG_F_AVX512 ? "avx2+fma, avx512" :
 	       et_host_features & VNPU_ENG_F_AVX2_FMA ? "avx2+fma" :
-	       "baseline only");
+	       "baseline only",
+	       et_host_features & VNPU_ENG_F_VNNI ? ", vnni" : "");
 	if (!only || !strcmp(only, "gemm"))
 		et_test_gemm_conv();
 	if (!only || !strcmp(only, "tiles"))

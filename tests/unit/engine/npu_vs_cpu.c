@@ -184,6 +184,58 @@ static void conv(const char *name, __u64 c, __u64 m, __u64 h, __u64 w,
 	l->t[l->n++] = tensor(dt, 4, dy, 0);
 }
 
+/*
+ * A packed int8 convolution (QLINEAR_CONV over VNPU_PACK_QCONV_W) with a
+ * bias and per-channel weight scales and zero points: X and Y of @xt and
+ * @yt (u8 or i8), ReLU with @relu.
+ */
+static void qconv(const char *name, __u64 c, __u64 m, __u64 h, __u64 w,
+		  __u32 k, __u32 s, __u32 pad, __u32 group, __u32 xt, __u32 yt,
+		  int relu)
+{
+	struct vnpu_layer_conv a = { .flags = VNPU_LAYER_F_BIAS |
+					      VNPU_LAYER_F_PACKED,
+				     .group = group };
+	__u64 oh = (h + 2 * pad - k) / s + 1, ow = (w + 2 * pad - k) / s + 1;
+	__u64 dx[4] = { 1, c, h, w }, dy[4] = { 1, m, oh, ow };
+	__u64 kc = c / group * k * k, i;
+	__u64 ps = vnpu_eng_packed_size(VNPU_PACK_QCONV_W, group, m / group, kc);
+	signed char *wt = malloc(m * kc);
+	struct layer *l;
+
+	a.kernel[0] = a.kernel[1] = k;
+	a.stride[0] = a.stride[1] = s;
+	a.dilation[0] = a.dilation[1] = 1;
+	a.pad_begin[0] = a.pad_begin[1] = a.pad_end[0] = a.pad_end[1] = pad;
+	a.act.func = relu ? VNPU_ACT_RELU : VNPU_ACT_IDENTITY;
+	l = add(name, VNPU_LAYER_QLINEAR_CONV, &a, sizeof(a));
+	l->t[0] = tensor(xt, 4, dx, 1);
+	l->t[1] = tensor(VNPU_DTYPE_F32, 0, NULL, 0);
+	*(float *)(arena + l->t[1].offset) = 0.02f;
+	l->t[2] = tensor(xt, 0, NULL, 1);
+	l->t[3] = tensor(VNPU_DTYPE_I8, 1, &ps, 0);
+	for (i = 0; i < m * kc; i++)
+		wt[i] = (signed char)(frand() * 60);
+	if (vnpu_eng_pack(VNPU_PACK_QCONV_W, wt, group, m / group, kc,
+			  arena + l->t[3].offset)) {
+		fprintf(stderr, "npu-vs-cpu: %s: pack failed\n", name);
+		exit(1);
+	}
+	free(wt);
+	l->t[4] = tensor(VNPU_DTYPE_F32, 1, &m, 0);
+	for (i = 0; i < m; i++)
+		((float *)(arena + l->t[4].offset))[i] = 0.002f * (i % 5 + 1);
+	l->t[5] = tensor(VNPU_DTYPE_I8, 1, &m, 0);
+	for (i = 0; i < m; i++)
+		arena[l->t[5].offset + i] = (unsigned char)(i % 3 - 1);
+	l->t[6] = tensor(VNPU_DTYPE_F32, 0, NULL, 0);
+	*(float *)(arena + l->t[6].offset) = 0.25f;
+	l->t[7] = tensor(yt, 0, NULL, 1);
+	l->t[8] = tensor(VNPU_DTYPE_I32, 1, &m, 1);
+	l->t[9] = tensor(yt, 4, dy, 0);
+	l->n = 10;
+}
+
 static void unary(const char *name, __u32 func, int positive)
 {
 	struct vnpu_layer_act a = { .func = func, .alpha = 0x3f000000 };
@@ -398,6 +450,17 @@ static void build_layers(void)
 		l->t[9] = tensor(VNPU_DTYPE_U8, 4, (__u64[]){ 1, 6, 8, 8 }, 0);
 		l->n = 10;
 	}
+	/* int8 over packed weights: the VNNI and AVX2 tiles, depthwise. */
+	qconv("qconv packed 3x3 relu", 16, 24, 11, 13, 3, 1, 1, 1,
+	      VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1);
+	qconv("qconv packed 1x1 s8", 64, 40, 9, 9, 1, 1, 0, 1,
+	      VNPU_DTYPE_I8, VNPU_DTYPE_I8, 0);
+	qconv("qconv packed 3x3 s2 grouped", 12, 30, 17, 15, 3, 2, 1, 3,
+	      VNPU_DTYPE_U8, VNPU_DTYPE_I8, 1);
+	qconv("qconv packed dw", 32, 32, 14, 14, 3, 1, 1, 32,
+	      VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1);
+	qconv("qconv packed 3x3 deep", 160, 36, 7, 7, 3, 1, 1, 1,
+	      VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0);
 	l = add("cast f16", VNPU_LAYER_CAST, NULL, 0);
 	l->t[0] = tensor(VNPU_DTYPE_F32, 4, d4, 1);
 	l->t[1] = tensor(VNPU_DTYPE_F16, 4, d4, 0);

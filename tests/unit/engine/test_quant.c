@@ -217,10 +217,16 @@ static void test_qconv(void)
 			}
 	et_layer_exact("qlinearconv", VNPU_LAYER_QLINEAR_CONV, t, data, 10, &at,
 		       sizeof(at), ref);
-	/* Malformed: activation, unknown flag, bias of the wrong type. */
+	/* ReLU: the low bound raised to the zero point. */
+	for (i = 0; i < sizeof(ref); i++)
+		ref[i] = ref[i] < yz ? yz : ref[i];
 	at.act.func = VNPU_ACT_RELU;
+	et_layer_exact("qlinearconv relu", VNPU_LAYER_QLINEAR_CONV, t, data, 10, &at,
+		       sizeof(at), ref);
+	/* Malformed: activation, unknown flag, bias of the wrong type. */
+	at.act.func = VNPU_ACT_TANH;
 	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, 10, &at,
-				       sizeof(at)), "qlinearconv: act accepted");
+				       sizeof(at)), "qlinearconv: tanh accepted");
 	at.act.func = 0;
 	at.flags |= VNPU_LAYER_F_RESIDUAL;
 	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, 10, &at,
@@ -237,6 +243,125 @@ static void test_qconv(void)
 	t[2] = scalar(VNPU_DTYPE_I8);
 	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, 10, &at,
 				       sizeof(at)), "qlinearconv: x zero point type accepted");
+}
+
+/* One packed QLINEAR_CONV case: its shape and quantization. */
+struct qcase {
+	__u64 n, c, h, w, m, group, k, stride, pad, dil;
+	__u32 xt, yt;
+	int wz, bias, relu;
+};
+
+/*
+ * A packed QLINEAR_CONV against the unpacked one on the baseline (the
+ * plain loop), ReLU as the saturation's low bound raised to y's zero
+ * point; every path and split through et_layer_exact().
+ */
+static void qconv_packed_case(const struct qcase *qc)
+{
+	__u64 cg = qc->c / qc->group, mg = qc->m / qc->group;
+	__u64 span = qc->dil * (qc->k - 1) + 1;
+	__u64 oh = (qc->h + 2 * qc->pad - span) / qc->stride + 1;
+	__u64 ow = (qc->w + 2 * qc->pad - span) / qc->stride + 1;
+	__u64 dx[4] = { qc->n, qc->c, qc->h, qc->w }, dw[4] = { qc->m, cg, qc->k, qc->k };
+	__u64 dy[4] = { qc->n, qc->m, oh, ow }, m = qc->m, psize;
+	size_t nx = qc->n * qc->c * qc->h * qc->w, nw = qc->m * cg * qc->k * qc->k;
+	size_t ny = qc->n * qc->m * oh * ow, i;
+	void *x = malloc(nx), *y = malloc(ny), *ref = malloc(ny), *packed;
+	int8_t *w = malloc(nw), *wz = calloc(qc->m, 1);
+	int32_t *bias = malloc(4 * qc->m);
+	float xs = 0.02f, *ws = malloc(4 * qc->m), ys = 0.5f;
+	uint8_t xz = qc->xt == VNPU_DTYPE_U8 ? 117 : 0xf6, yz = qc->yt == VNPU_DTYPE_U8 ? 9 : 0xfb;
+	struct vnpu_layer_conv at = { .flags = qc->bias ? VNPU_LAYER_F_BIAS : 0,
+				      .group = (__u32)qc->group };
+	struct vnpu_tensor t[10];
+	void *data[10];
+	__u32 n = qc->bias ? 10 : 9;
+	char name[96];
+
+	q_fill(qc->xt, x, nx);
+	q_fill(VNPU_DTYPE_I8, w, nw);
+	for (i = 0; i < qc->m; i++) {
+		ws[i] = 0.004f * (float)(i % 7 + 1);
+		bias[i] = (int32_t)(et_randf() * 3000);
+		if (qc->wz)
+			wz[i] = (int8_t)(et_randf() * 20);
+	}
+	at.kernel[0] = at.kernel[1] = (__u32)qc->k;
+	at.stride[0] = at.stride[1] = (__u32)qc->stride;
+	at.dilation[0] = at.dilation[1] = (__u32)qc->dil;
+	at.pad_begin[0] = at.pad_begin[1] = (__u32)qc->pad;
+	at.pad_end[0] = at.pad_end[1] = (__u32)qc->pad;
+	t[0] = et_dense(qc->xt, 4, dx);
+	t[1] = scalar(VNPU_DTYPE_F32);
+	t[2] = scalar(qc->xt);
+	t[3] = et_dense(VNPU_DTYPE_I8, 4, dw);
+	t[4] = et_dense(VNPU_DTYPE_F32, 1, &m);
+	t[5] = et_dense(VNPU_DTYPE_I8, 1, &m);
+	t[6] = scalar(VNPU_DTYPE_F32);
+	t[7] = scalar(qc->yt);
+	t[8] = et_dense(VNPU_DTYPE_I32, 1, &m);
+	t[n - 1] = et_dense(qc->yt, 4, dy);
+	data[0] = x; data[1] = &xs; data[2] = &xz; data[3] = w; data[4] = ws;
+	data[5] = wz; data[6] = &ys; data[7] = &yz; data[8] = bias; data[n - 1] = ref;
+	ET_EXPECT(!et_run(VNPU_LAYER_QLINEAR_CONV, t, data, n, &at, sizeof(at), 0, 1),
+		  "qconv packed: the reference failed");
+	for (i = 0; qc->relu && i < ny; i++)
+		if (q_at(qc->yt, ref, i) < q_at(qc->yt, &yz, 0))
+			((uint8_t *)ref)[i] = yz;
+	psize = vnpu_eng_packed_size(VNPU_PACK_QCONV_W, qc->group, mg, cg * qc->k * qc->k);
+	packed = malloc(psize);
+	ET_EXPECT(psize && !vnpu_eng_pack(VNPU_PACK_QCONV_W, w, qc->group, mg,
+					  cg * qc->k * qc->k, packed), "qconv packed: pack failed");
+	t[3] = et_dense(VNPU_DTYPE_I8, 1, &psize);
+	data[3] = packed;
+	data[n - 1] = y;
+	at.flags |= VNPU_LAYER_F_PACKED;
+	at.act.func = qc->relu ? VNPU_ACT_RELU : VNPU_ACT_IDENTITY;
+	snprintf(name, sizeof(name), "qconv packed %llux%llux%llux%llu m%llu g%llu k%llu s%llu%s%s%s",
+		 qc->n, qc->c, qc->h, qc->w, qc->m, qc->group, qc->k, qc->stride,
+		 qc->xt == VNPU_DTYPE_I8 ? " s8x" : "", qc->wz ? " wz" : "",
+		 qc->relu ? " relu" : "");
+	et_layer_exact(name, VNPU_LAYER_QLINEAR_CONV, t, data, n, &at, sizeof(at), ref);
+	/* Malformed: a packed W of the wrong size or type, another act. */
+	psize--;
+	t[3] = et_dense(VNPU_DTYPE_I8, 1, &psize);
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)),
+		  "qconv packed: short W accepted");
+	psize++;
+	t[3] = et_dense(VNPU_DTYPE_U8, 1, &psize);
+	t[5] = et_dense(VNPU_DTYPE_U8, 1, &m);
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)),
+		  "qconv packed: u8 W accepted");
+	t[3] = et_dense(VNPU_DTYPE_I8, 1, &psize);
+	t[5] = et_dense(VNPU_DTYPE_I8, 1, &m);
+	at.act.func = VNPU_ACT_SIGMOID;
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)),
+		  "qconv packed: sigmoid accepted");
+	at.act.func = VNPU_ACT_RELU;
+	at.act.alpha = 1;
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)),
+		  "qconv packed: relu alpha accepted");
+	free(x); free(y); free(ref); free(packed); free(w); free(wz); free(bias); free(ws);
+}
+
+static void test_qconv_packed(void)
+{
+	static const struct qcase cases[] = {
+		/* n  c   h   w   m  g  k  s  p  d  x  y  wz b  relu */
+		{ 1, 16, 9, 11, 24, 1, 1, 1, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1 },
+		{ 2, 6, 10, 7, 13, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1, 1, 0 },
+		{ 1, 8, 12, 12, 30, 2, 3, 2, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_I8, 0, 0, 1 },
+		{ 1, 12, 8, 9, 12, 12, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0 },
+		{ 1, 5, 15, 14, 7, 1, 5, 2, 2, 2, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 1, 1 },
+		{ 1, 3, 40, 40, 20, 1, 7, 2, 3, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 1, 0 },
+		{ 1, 300, 7, 7, 100, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1 },
+		{ 1, 64, 40, 40, 12, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1, 0, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		qconv_packed_case(&cases[i]);
 }
 
 static void test_quant_bad(void)
@@ -307,5 +432,6 @@ void et_test_quant(void)
 	test_quantize();
 	test_qmatmul();
 	test_qconv();
+	test_qconv_packed();
 	test_quant_bad();
 }
