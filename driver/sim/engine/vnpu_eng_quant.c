@@ -43,6 +43,103 @@ static void st_q(void *base, __s64 off, __u32 dtype, double v)
 		((__s8 *)base)[off] = (__s8)r;
 }
 
+/* Row-major and dense (dims of extent 1 take any stride). */
+static int q_dense(const struct vnpu_tensor *t)
+{
+	__s64 step = 1;
+	__u32 d;
+
+	for (d = t->rank; d-- > 0;) {
+		if (t->dims[d] != 1 && t->strides[d] != step)
+			return 0;
+		step *= (__s64)t->dims[d];
+	}
+	return 1;
+}
+
+typedef float v8sf_qq __attribute__((vector_size(32)));
+typedef int v8si_qq __attribute__((vector_size(32)));
+typedef float v8sf_qqu __attribute__((vector_size(32), aligned(4), may_alias));
+typedef unsigned char v8qu_qq __attribute__((vector_size(8)));
+typedef signed char v8qs_qq __attribute__((vector_size(8)));
+typedef unsigned char v8qu_qqu __attribute__((vector_size(8), aligned(1), may_alias));
+typedef signed char v8qs_qqu __attribute__((vector_size(8), aligned(1), may_alias));
+
+/*
+ * Eight quantized values: f32 x / s, clamped to the range less the zero
+ * point (integers: the same as saturating after rounding), rounded half
+ * to even, plus the zero point; NaN gives 0, as st_q() stores it.
+ */
+static v8si_qq quant8(v8sf_qq x, float s, float lo, float hi, __s32 z)
+{
+	const v8sf_qq magic = (v8sf_qq){} + 12582912.0f;
+	v8sf_qq f = x / s, b = (v8sf_qq){} + lo;
+	v8si_qq nan = f != f, m = f < b;
+
+	f = (v8sf_qq)(((v8si_qq)f & ~m) | ((v8si_qq)b & m));
+	b = (v8sf_qq){} + hi;
+	m = f > b;
+	f = (v8sf_qq)(((v8si_qq)f & ~m) | ((v8si_qq)b & m));
+	f = (f + magic) - magic;
+	return (__builtin_convertvector(f, v8si_qq) + z) & ~nan;
+}
+
+/*
+ * Per-tensor QUANTIZE and DEQUANTIZE of dense 8-bit tensors, eight
+ * elements at a time: the bits of the element loop below.
+ */
+static int quant_flat(const struct eng_layer *l, __u64 lo, __u64 hi)
+{
+	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[3];
+	int q = l->op == VNPU_LAYER_QUANTIZE;
+	__u32 qt = q ? y->dtype : x->dtype;
+	float s = qscale(l, 1, 0), bl = qt == VNPU_DTYPE_U8 ? 0 : -128;
+	float bh = qt == VNPU_DTYPE_U8 ? 255 : 127;
+	__s32 z = qzero(l, 2, 0);
+	__u64 e;
+
+	if (vnpu_eng_numel(&l->t[1]) != 1 ||
+	    (qt != VNPU_DTYPE_U8 && qt != VNPU_DTYPE_I8) || !q_dense(x) ||
+	    !q_dense(y))
+		return 0;
+	bl -= (float)z;
+	bh -= (float)z;
+	for (e = lo; e + 8 <= hi; e += 8) {
+		if (q) {
+			v8si_qq v = quant8(*(const v8sf_qqu *)((const float *)l->data[0] + e),
+					   s, bl, bh, z);
+
+			if (qt == VNPU_DTYPE_U8)
+				*(v8qu_qqu *)((__u8 *)l->data[3] + e) =
+					__builtin_convertvector(v, v8qu_qq);
+			else
+				*(v8qs_qqu *)((__s8 *)l->data[3] + e) =
+					__builtin_convertvector(v, v8qs_qq);
+		} else {
+			const void *in = (const __u8 *)l->data[0] + e;
+			v8si_qq v;
+
+			if (qt == VNPU_DTYPE_U8)
+				v = __builtin_convertvector(*(const v8qu_qqu *)in, v8si_qq);
+			else
+				v = __builtin_convertvector(*(const v8qs_qqu *)in, v8si_qq);
+			*(v8sf_qqu *)((float *)l->data[3] + e) =
+				__builtin_convertvector(v - z, v8sf_qq) * s;
+		}
+	}
+	for (; e < hi; e++) {
+		if (q) {
+			float v = ((const float *)l->data[0])[e];
+
+			st_q(l->data[3], (__s64)e, qt, m_rint((double)(v / s)) + z);
+		} else {
+			((float *)l->data[3])[e] = (float)(__s64)
+				((__s64)ld_q(l->data[0], (__s64)e, qt) - z) * s;
+		}
+	}
+	return 1;
+}
+
 static int run_quant(const struct eng_layer *l, __u64 ub, __u64 ue,
 		     const struct vnpu_eng_ctx *ctx)
 {
@@ -51,6 +148,8 @@ static int run_quant(const struct eng_layer *l, __u64 ub, __u64 ue,
 	__u64 coord[VNPU_MAX_DIMS] = {}, lo, hi, e;
 
 	elem_range(y, ub, ue, &lo, &hi);
+	if (quant_flat(l, lo, hi))
+		return 0;
 	if (lo < hi)
 		coords_of(y, lo, coord);
 	for (e = lo; e < hi; e++, coords_next(y, coord)) {
@@ -245,7 +344,7 @@ struct eng_qconv {
 	const __s32 *wsum;
 	__s32 xz, yz, lo, hi;
 	__u8 flip;
-	int need_xsum;
+	int need_xsum, direct;
 	__u8 *b;		/* [ncp / QNR][k4 / 4][QNR][4] */
 	__u8 *rows;		/* 4 rows of ncp, one per depth of a step */
 	__s32 *xsum;		/* per position: sum of its inputs */
@@ -271,56 +370,151 @@ static void qconv_row(const struct eng_qconv *q, __u8 *dst, __u64 k,
 	const __u8 *xd = q->l->data[0];
 	__u64 kk = s->kh * s->kw, c = g * s->cg + k / kk;
 	__u64 kh = k % kk / s->kw, kw = k % s->kw, i = 0, oh, ow;
-	__s64 xsh = x->rank == 4 ? x->strides[2] : 0;
-	__u8 pad = (__u8)q->xz;
+	__s64 xsh = x->rank == 4 ? x->strides[2] : 0, sw = a->stride[1];
+	__s64 off = (__s64)(kw * a->dilation[1]) - a->pad_begin[1];
+	/* Output columns [lo, hi) read inside the row. */
+	__s64 lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
+	__s64 hi = (__s64)s->w - off > 0 ? ((__s64)s->w - off - 1) / sw + 1 : 0;
+	__u8 pad = (__u8)q->xz ^ q->flip;
 
-	for (oh = oh0; i < cnt; oh++) {
+	lo = lo < (__s64)s->ow ? lo : (__s64)s->ow;
+	hi = hi < lo ? lo : hi < (__s64)s->ow ? hi : (__s64)s->ow;
+	for (oh = oh0; i < cnt; oh++, i += s->ow) {
 		__s64 ih = (__s64)(oh * a->stride[0] + kh * a->dilation[0]) -
 			   a->pad_begin[0];
 		const __u8 *xr = xd + (__s64)img * x->strides[0] +
-				 (__s64)c * x->strides[1] + ih * xsh;
+				 (__s64)c * x->strides[1] + ih * xsh + off;
+		__u8 *d = dst + i;
 
-		for (ow = 0; ow < s->ow && i < cnt; ow++, i++) {
-			__s64 iw = (__s64)(ow * a->stride[1] +
-					   kw * a->dilation[1]) - a->pad_begin[1];
-
-			dst[i] = ih < 0 || ih >= (__s64)s->h || iw < 0 ||
-				 iw >= (__s64)s->w ? pad : xr[iw] ^ q->flip;
+		if (ih < 0 || ih >= (__s64)s->h) {
+			for (ow = 0; ow < s->ow; ow++)
+				d[ow] = pad;
+			continue;
 		}
+		for (ow = 0; ow < (__u64)lo; ow++)
+			d[ow] = pad;
+		if (sw == 1)
+			for (; ow < (__u64)hi; ow++)
+				d[ow] = xr[ow];
+		else
+			for (; ow < (__u64)hi; ow++)
+				d[ow] = xr[(__s64)ow * sw];
+		for (; ow < s->ow; ow++)
+			d[ow] = pad;
 	}
-	for (; i < q->p.ncp; i++)
+	for (i = cnt; i < q->p.ncp; i++)
 		dst[i] = 0;
 }
 
-/* The packed input of image @img, group @g, column block @nbi. */
+typedef unsigned char v16qu_q __attribute__((vector_size(16)));
+typedef unsigned char v16qu_qu __attribute__((vector_size(16), aligned(1), may_alias));
+typedef unsigned short v8hu_q __attribute__((vector_size(16)));
+typedef float v8sf_q __attribute__((vector_size(32)));
+typedef int v8si_qs __attribute__((vector_size(32)));
+typedef int v8si_qu __attribute__((vector_size(32), aligned(4), may_alias));
+typedef unsigned char v8qu_q __attribute__((vector_size(8)));
+typedef unsigned char v8qu_qu __attribute__((vector_size(8), aligned(1), may_alias));
+
+/*
+ * 16 positions of four rows as 16 groups of their 4 bytes, at @d; each
+ * byte xor @flip (0x80 turns i8 into u8 + 128).
+ */
+static void qconv_interleave(const __u8 *const *r, __u8 *d, __u8 flip)
+{
+	v16qu_q f = (v16qu_q){} + flip;
+	v16qu_q a = *(const v16qu_qu *)r[0] ^ f, b = *(const v16qu_qu *)r[1] ^ f;
+	v16qu_q c = *(const v16qu_qu *)r[2] ^ f, e = *(const v16qu_qu *)r[3] ^ f;
+	v8hu_q ab0 = (v8hu_q)__builtin_shufflevector(a, b, 0, 16, 1, 17, 2, 18,
+						     3, 19, 4, 20, 5, 21, 6, 22,
+						     7, 23);
+	v8hu_q ab1 = (v8hu_q)__builtin_shufflevector(a, b, 8, 24, 9, 25, 10, 26,
+						     11, 27, 12, 28, 13, 29, 14,
+						     30, 15, 31);
+	v8hu_q cd0 = (v8hu_q)__builtin_shufflevector(c, e, 0, 16, 1, 17, 2, 18,
+						     3, 19, 4, 20, 5, 21, 6, 22,
+						     7, 23);
+	v8hu_q cd1 = (v8hu_q)__builtin_shufflevector(c, e, 8, 24, 9, 25, 10, 26,
+						     11, 27, 12, 28, 13, 29, 14,
+						     30, 15, 31);
+
+	*(v16qu_qu *)d = (v16qu_q)__builtin_shufflevector(ab0, cd0, 0, 8, 1, 9,
+							  2, 10, 3, 11);
+	*(v16qu_qu *)(d + 16) = (v16qu_q)__builtin_shufflevector(ab0, cd0, 4, 12,
+								 5, 13, 6, 14,
+								 7, 15);
+	*(v16qu_qu *)(d + 32) = (v16qu_q)__builtin_shufflevector(ab1, cd1, 0, 8,
+								 1, 9, 2, 10,
+								 3, 11);
+	*(v16qu_qu *)(d + 48) = (v16qu_q)__builtin_shufflevector(ab1, cd1, 4, 12,
+								 5, 13, 6, 14,
+								 7, 15);
+}
+
+/*
+ * Whether row k of the im2col is channel k's plane as it is: a 1x1
+ * convolution of stride 1, no padding, rows of X dense.
+ */
+static int qconv_direct(const struct eng_qconv *q)
+{
+	const struct vnpu_layer_conv *a = q->l->attrs;
+	const struct vnpu_tensor *x = &q->l->t[0];
+
+	return q->s.kh == 1 && q->s.kw == 1 && a->stride[0] == 1 &&
+	       a->stride[1] == 1 && !a->pad_begin[0] && !a->pad_begin[1] &&
+	       !a->pad_end[0] && !a->pad_end[1] &&
+	       (x->rank == 3 || q->s.h == 1 || x->strides[2] == (__s64)q->s.w);
+}
+
+/*
+ * The packed input of image @img, group @g, column block @nbi: per depth
+ * step, its four rows (raw bytes; an i8 input is flipped to u8 while
+ * interleaving), from X itself where the rows are planes of X, with
+ * the block's last partial 16 positions copied.
+ */
 static void qconv_pack(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
 {
 	const struct eng_qplan *p = &q->p;
-	__u64 oh0 = nbi * p->rows, steps = p->k4 / 4, j, i, n, r;
+	const struct vnpu_tensor *x = &q->l->t[0];
+	__u64 oh0 = nbi * p->rows, steps = p->k4 / 4, j, n, r;
 	__u64 cnt = eng_min(p->rows, q->s.oh - oh0) * q->s.ow;
+	__u64 full = q->direct ? cnt / 16 * 16 : 0;
+	const __u8 *plane[4], *at[4];
 
 	for (n = 0; n < p->ncp; n++)
 		q->xsum[n] = 0;
 	for (j = 0; j < steps; j++) {
 		for (r = 0; r < 4; r++) {
 			__u8 *row = q->rows + r * p->ncp;
+			__u64 k = 4 * j + r;
 
-			if (4 * j + r >= p->k) {
+			plane[r] = (const __u8 *)0;
+			if (k >= p->k) {
 				for (n = 0; n < p->ncp; n++)
 					row[n] = 0;
 				continue;
 			}
-			qconv_row(q, row, 4 * j + r, img, g, oh0, cnt);
+			if (q->direct) {
+				plane[r] = (const __u8 *)q->l->data[0] +
+					   (__s64)img * x->strides[0] +
+					   (__s64)(g * q->s.cg + k) * x->strides[1] +
+					   (__s64)(oh0 * q->s.ow);
+				for (n = full; n < cnt; n++)
+					row[n] = plane[r][n];
+				for (; n < p->ncp; n++)
+					row[n] = 0;
+			} else {
+				qconv_row(q, row, k, img, g, oh0, cnt);
+			}
 			if (q->need_xsum)
-				for (n = 0; n < p->ncp; n++)
-					q->xsum[n] += row[n];
+				for (n = 0; n < cnt; n++)
+					q->xsum[n] += (plane[r] ? plane[r] : row)[n] ^ q->flip;
 		}
-		for (n = 0; n < p->ncp; n += ENG_QNR) {
-			__u8 *d = q->b + (n / ENG_QNR * steps + j) * ENG_QNR * 4;
-
-			for (i = 0; i < ENG_QNR; i++)
-				for (r = 0; r < 4; r++)
-					d[i * 4 + r] = q->rows[r * p->ncp + n + i];
+		for (n = 0; n < p->ncp; n += 16) {
+			for (r = 0; r < 4; r++)
+				at[r] = plane[r] && n < full ? plane[r] + n :
+					q->rows + r * p->ncp + n;
+			qconv_interleave(at, q->b + (n / ENG_QNR * steps + j) *
+					 ENG_QNR * 4 + n % ENG_QNR * 4, q->flip);
 		}
 	}
 }
@@ -344,9 +538,6 @@ static void qtile_c(const struct eng_qtile *t)
 }
 #else
 typedef short v16hi_q __attribute__((vector_size(32)));
-typedef int v8si_q __attribute__((vector_size(32)));
-typedef unsigned char v16qu_q __attribute__((vector_size(16)));
-typedef unsigned char v16qu_qu __attribute__((vector_size(16), aligned(1), may_alias));
 
 /*
  * AVX2, exact: u8 inputs and i8 weights widened to 16 bits, vpmaddwd
@@ -358,7 +549,7 @@ static void qtile_avx2(const struct eng_qtile *t)
 	__u64 r, j, c, i;
 
 	for (r = 0; r < ENG_QMR; r += 2) {
-		v8si_q acc[2][8] = {};
+		v8si_qs acc[2][8] = {};
 
 		for (j = 0; j < t->k4 / 4; j++) {
 			const __u8 *bp = t->b + j * ENG_QNR * 4;
@@ -376,7 +567,7 @@ static void qtile_avx2(const struct eng_qtile *t)
 				v16hi_q bw = __builtin_convertvector(bv, v16hi_q);
 
 				for (i = 0; i < 2; i++)
-					acc[i][c] += (v8si_q)__builtin_ia32_pmaddwd256(bw, w[i]);
+					acc[i][c] += (v8si_qs)__builtin_ia32_pmaddwd256(bw, w[i]);
 			}
 		}
 		for (i = 0; i < 2; i++)
@@ -416,29 +607,57 @@ static __u32 qconv_bias(const struct eng_qconv *q, __u64 m)
 		[(__s64)m * q->l->t[8].strides[0]];
 }
 
+typedef float v8sf_q __attribute__((vector_size(32)));
+typedef int v8si_qs __attribute__((vector_size(32)));
+typedef int v8si_qu __attribute__((vector_size(32), aligned(4), may_alias));
+typedef unsigned char v8qu_q __attribute__((vector_size(8)));
+typedef unsigned char v8qu_qu __attribute__((vector_size(8), aligned(1), may_alias));
+
+/* Eight requantized outputs: float ops in the scalar order, NaN to 0. */
+static v8si_qs qconv_requant(v8si_qs sum, float mult, float lo,
+			     float hi, __s32 yz)
+{
+	const v8sf_q magic = (v8sf_q){} + 12582912.0f;
+	v8sf_q f = __builtin_convertvector(sum, v8sf_q) * mult;
+	v8si_qs nan = f != f, m;
+	v8sf_q b = (v8sf_q){} + lo;
+
+	m = f < b;
+	f = (v8sf_q)(((v8si_qs)f & ~m) | ((v8si_qs)b & m));
+	b = (v8sf_q){} + hi;
+	m = f > b;
+	f = (v8sf_q)(((v8si_qs)f & ~m) | ((v8si_qs)b & m));
+	f = (f + magic) - magic;
+	return (__builtin_convertvector(f, v8si_qs) + yz) & ~nan;
+}
+
+/*
+ * Requantize @n sums of output channel @m into @y: ONNX Runtime's
+ * requantization, clamped in f32 first (the bounds are integers, so
+ * clamping before rounding half to even changes nothing), NaN to 0.
+ */
 static void qconv_store(const struct eng_qconv *q, __u64 m, const __s32 *sum,
-			__u64 n, void *y)
+			__u64 n, __u8 *y)
 {
 	const struct eng_layer *l = q->l;
 	float mult = qscale(l, 1, 0) * qscale(l, 4, m) / qscale(l, 6, 0);
 	float lo = (float)(q->lo - q->yz), hi = (float)(q->hi - q->yz);
-	int s8 = l->t[l->n - 1].dtype == VNPU_DTYPE_I8;
-	__u64 i;
+	__u64 i, e;
 
-	for (i = 0; i < n; i++) {
-		float f = (float)sum[i] * mult;
-		__s32 v;
+	for (i = 0; i + 8 <= n; i += 8) {
+		v8si_qs r = qconv_requant(*(const v8si_qu *)(sum + i), mult, lo,
+					  hi, q->yz);
 
-		if (f != f) {
-			v = 0;
-		} else {
-			f = f < lo ? lo : f > hi ? hi : f;
-			v = (__s32)((f + 12582912.0f) - 12582912.0f) + q->yz;
-		}
-		if (s8)
-			((__s8 *)y)[i] = (__s8)v;
-		else
-			((__u8 *)y)[i] = (__u8)v;
+		*(v8qu_qu *)(y + i) = __builtin_convertvector(r, v8qu_q);
+	}
+	if (i < n) {
+		v8si_qs t = {}, r;
+
+		for (e = 0; e < n - i; e++)
+			t[e] = sum[i + e];
+		r = qconv_requant(t, mult, lo, hi, q->yz);
+		for (e = 0; e < n - i; e++)
+			y[i + e] = (__u8)r[e];
 	}
 }
 
@@ -451,7 +670,6 @@ static void qconv_rows(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi,
 	__u64 oh0 = nbi * p->rows, steps = p->k4 / 4, r0, n0, r, i;
 	__u64 cnt = eng_min(p->rows, q->s.oh - oh0) * q->s.ow;
 	__u8 *yd = (__u8 *)q->l->data[q->l->n - 1];
-	__u32 ysz = 1;
 	struct eng_qtile t = { .acc = q->acc, .k4 = p->k4 };
 
 	for (r0 = m0; r0 < m1; r0 += ENG_QMR) {
@@ -472,7 +690,7 @@ static void qconv_rows(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi,
 				for (i = 0; i < nn; i++)
 					acc[i] = (__s32)((__u32)acc[i] + fix -
 							 (__u32)wz * (__u32)q->xsum[n0 + i]);
-				qconv_store(q, m, acc, nn, yd + ysz *
+				qconv_store(q, m, acc, nn, yd +
 					    ((__s64)img * y->strides[0] +
 					     (__s64)m * y->strides[1] +
 					     (__s64)(oh0 * q->s.ow + n0)));
@@ -480,6 +698,36 @@ static void qconv_rows(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi,
 		}
 		eng_pause(q->ctx);
 	}
+}
+
+/*
+ * Depthwise (one input and one output channel per group): each tap's row
+ * of the input times the tap's weight, added in 32 bits, instead of a
+ * 12-row tile of which one row is used.
+ */
+static void qconv_depthwise(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
+{
+	const struct eng_qplan *p = &q->p;
+	const struct vnpu_tensor *y = &q->l->t[q->l->n - 1];
+	const __s8 *w = q->w + g * p->mp * p->k4;
+	__u64 oh0 = nbi * p->rows, k, i;
+	__u64 cnt = eng_min(p->rows, q->s.oh - oh0) * q->s.ow;
+	__s32 wz = qzero(q->l, 5, g), *acc = q->xsum;
+	__u32 bias = qconv_bias(q, g);
+
+	for (i = 0; i < cnt; i++)
+		acc[i] = (__s32)bias;
+	for (k = 0; k < p->k; k++) {
+		__s32 wk = w[k] - wz;
+
+		qconv_row(q, q->rows, k, img, g, oh0, cnt);
+		for (i = 0; i < cnt; i++)
+			acc[i] = (__s32)((__u32)acc[i] +
+					 (__u32)(((q->rows[i] ^ q->flip) - q->xz) * wk));
+	}
+	qconv_store(q, g, acc, cnt, (__u8 *)q->l->data[q->l->n - 1] +
+		    ((__s64)img * y->strides[0] + (__s64)g * y->strides[1] +
+		     (__s64)(oh0 * q->s.ow)));
 }
 
 static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
@@ -504,6 +752,7 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 		q.lo = q.yz;
 	for (m = 0; m < q.s.m; m++)
 		q.need_xsum |= qzero(l, 5, m) != 0;
+	q.direct = qconv_direct(&q);
 	q.b = q_align(&sp, q.p.k4 * q.p.ncp);
 	q.rows = q_align(&sp, 4 * q.p.ncp);
 	q.xsum = q_align(&sp, 4 * q.p.ncp);
@@ -513,6 +762,10 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 		__u64 nbi = blk % q.p.nb, g = blk / q.p.nb % q.s.group;
 		__u64 img = blk / q.p.nb / q.s.group;
 
+		if (eng_conv_depthwise(&q.s)) {
+			qconv_depthwise(&q, img, g, nbi);
+			continue;
+		}
 		if (blk != key) {
 			qconv_pack(&q, img, g, nbi);
 			key = blk;
