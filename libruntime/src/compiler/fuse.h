@@ -64,4 +64,9 @@ vnpu_status cf_fuse_layer_norms(struct cstate *s, struct uses *u);
 /* Element-wise ops feeding each other become one CHAIN layer (COP_CHAIN). */
 vnpu_status cf_fuse_chains(struct cstate *s, struct uses *u);
 
+/* ---- fuse_qdq.c ---- */
+/* DequantizeLinear -> Conv [-> Relu] -> QuantizeLinear groups become
+ * QLINEAR_CONV layers (cop.qlinear). */
+vnpu_status cf_fuse_qdq(struct cstate *s, struct uses *u);
+
 #endif /* VNPU_SRC_COMPILER_FUSE_H */

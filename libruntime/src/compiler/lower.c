@@ -687,6 +687,8 @@ static vnpu_status lower_node(struct cstate *s, struct cop *op)
 		      find(cl_train_maps, cl_train_num_maps, name);
 		return map ? map->fn(s, op) : UNSUP(s, "no device lowering for this op");
 	}
+	if (op->qlinear)
+		return cl_lower_quantize(s, op);
 	for (size_t i = 0; i < sizeof(act_maps) / sizeof(act_maps[0]); i++)
 		if (!strcmp(name, act_maps[i].op))
 			return lower_act(s, op, &act_maps[i]);

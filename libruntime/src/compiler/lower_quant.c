@@ -8,13 +8,17 @@
  *               zero_point = clip(round(-min(0, min x) / scale), 0, 255)
  * A 1-D scale or zero point applies along @axis (per channel).
  *
- * The integer products (ConvInteger, MatMulInteger) and the QLinear ones
- * dequantize their operands to f32, run the f32 Conv/Gemm layer and cast
- * (exact while the sums stay below 2^24) or quantize the result.
+ * QLinearConv (and the QDQ Conv groups fuse_qdq.c rewrites to it) is one
+ * int8 QLINEAR_CONV layer over weights packed here. The other integer
+ * products (ConvInteger, MatMulInteger, QLinearMatMul) dequantize their
+ * operands to f32, run the f32 Conv/Gemm layer and cast (exact while the
+ * sums stay below 2^24) or quantize the result.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "engine/vnpu_engine.h"
 #include "lower.h"
 
 /* Whether @v is a per-axis vector: 1-D, and not of one element. */
@@ -315,8 +319,124 @@ static vnpu_status lower_product(struct cstate *s, struct cop *op)
 	}
 }
 
+static bool q8_type(vnpu_element_type t)
+{
+	return t == VNPU_TYPE_U8 || t == VNPU_TYPE_I8;
+}
+
+/* A scale or zero point of QLINEAR_CONV: rank 0 or 1, one element or @n. */
+static bool qparam_ok(const struct cstate *s, int32_t v, vnpu_element_type type, int64_t n)
+{
+	const struct vnpu_tinfo *t = cs_info(s, v);
+	int64_t e = vnpu_tinfo_elems(t);
+
+	return t->type == type && t->rank <= 1 && (e == 1 || e == n);
+}
+
+/* Operand @i of a QLINEAR_CONV: absent zero points are a 0 of @type. */
+static vnpu_status qoperand(struct cstate *s, const struct cop *op, uint32_t i,
+			    vnpu_element_type type, int32_t *out)
+{
+	*out = opt_in(op, i);
+	return *out >= 0 ? VNPU_OK : cl_const_scalar(s, type, 0, out);
+}
+
+/*
+ * Constant weights as %VNPU_PACK_QCONV_W (i8; u8 ones and their zero
+ * point moved down by 128, which keeps every w - w_zero_point), in
+ * @packed and @zp.
+ */
+static vnpu_status pack_qconv(struct cstate *s, int32_t w, int32_t *zp, int64_t group,
+			      int32_t *packed)
+{
+	const struct vnpu_tinfo winfo = *cs_info(s, w), *wi = &winfo;
+	const struct vnpu_tinfo zinfo = *cs_info(s, *zp), *zi = &zinfo;
+	uint64_t rows = (uint64_t)(wi->dims[0] / group);
+	uint64_t cols = (uint64_t)(vnpu_tinfo_elems(wi) / wi->dims[0]);
+	uint64_t size = vnpu_eng_packed_size(VNPU_PACK_QCONV_W, (uint64_t)group, rows, cols);
+	int64_t n = vnpu_tinfo_elems(wi), nz = vnpu_tinfo_elems(zi);
+	int8_t *src, *buf;
+	vnpu_status st;
+
+	if (!size)
+		return UNSUP(s, "weights too large to pack");
+	src = malloc((size_t)n + 1);
+	buf = calloc(size, 1);
+	if (!src || !buf) {
+		free(src);
+		free(buf);
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory packing weights");
+	}
+	for (int64_t i = 0; i < n; i++)
+		src[i] = (int8_t)(wi->type == VNPU_TYPE_U8 ?
+				  ((const uint8_t *)wi->data)[i] - 128 : ((const int8_t *)wi->data)[i]);
+	vnpu_eng_pack(VNPU_PACK_QCONV_W, src, (uint64_t)group, rows, cols, buf);
+	free(src);
+	st = cs_add_const(s, VNPU_TYPE_I8, 1, (const int64_t[]){ (int64_t)size }, buf, packed);
+	if (st || wi->type == VNPU_TYPE_I8)
+		return st;
+	if (!zi->data)
+		return UNSUP(s, "u8 weights with a computed zero point");
+	src = malloc((size_t)nz + 1);
+	if (!src)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory packing weights");
+	for (int64_t i = 0; i < nz; i++)
+		src[i] = (int8_t)(((const uint8_t *)zi->data)[i] - 128);
+	return cs_add_const(s, VNPU_TYPE_I8, zi->rank, zi->dims, src, zp);
+}
+
+/*
+ * QLinearConv, and a QDQ Conv group fuse_qdq.c rewrote (op->qlinear: the
+ * same operands, a fused Relu): one QLINEAR_CONV, over packed weights
+ * when they are constant.
+ */
+static vnpu_status lower_qconv(struct cstate *s, struct cop *op)
+{
+	const struct vnpu_tinfo *xi = cs_info(s, op->in[0]), *wi = cs_info(s, op->in[3]);
+	vnpu_element_type yt = cs_info(s, op->out[0])->type;
+	int32_t v[9], bias = opt_in(op, 8);
+	int64_t m = wi->dims[0];
+	struct vnpu_layer_conv attr;
+	struct ctensor t[10];
+	uint32_t n = 0;
+	vnpu_status st;
+
+	if (!q8_type(xi->type) || !q8_type(wi->type) || !q8_type(yt) || wi->rank < 3)
+		return UNSUP(s, "QLinearConv of %s x %s -> %s", vnpu_element_type_str(xi->type),
+			     vnpu_element_type_str(wi->type), vnpu_element_type_str(yt));
+	st = cl_conv_attrs(s, op, op->in[0], op->in[3], op->out[0], &attr);
+	for (uint32_t i = 0; !st && i < 8; i++)
+		st = qoperand(s, op, i, i == 2 ? xi->type : i == 5 ? wi->type : yt, &v[i]);
+	if (st)
+		return st;
+	if (!qparam_ok(s, v[1], VNPU_TYPE_F32, 1) || !qparam_ok(s, v[2], xi->type, 1) ||
+	    !qparam_ok(s, v[4], VNPU_TYPE_F32, m) || !qparam_ok(s, v[5], wi->type, m) ||
+	    !qparam_ok(s, v[6], VNPU_TYPE_F32, 1) || !qparam_ok(s, v[7], yt, 1) ||
+	    (bias >= 0 && (cs_info(s, bias)->type != VNPU_TYPE_I32 ||
+			   vnpu_tinfo_elems(cs_info(s, bias)) != m)))
+		return UNSUP(s, "QLinearConv's scales, zero points or bias");
+	if (cs_is_const(s, v[3]) && !s->opt.no_packing) {
+		st = pack_qconv(s, v[3], &v[5], attr.group, &v[3]);
+		if (st)
+			return st;
+		attr.flags |= VNPU_LAYER_F_PACKED;
+	} else if (attr.act.func) {
+		return UNSUP(s, "a fused Relu over weights computed at run time");
+	}
+	for (uint32_t i = 0; i < 8; i++)
+		t[n++] = ct_dense(s, v[i]);
+	if (bias >= 0) {
+		attr.flags |= VNPU_LAYER_F_BIAS;
+		t[n++] = ct_shaped(s, bias, 1, &m);
+	}
+	t[n++] = ct_dense(s, op->out[0]);
+	return cl_layer(s, VNPU_LAYER_QLINEAR_CONV, t, n, &attr, sizeof(attr));
+}
+
 vnpu_status cl_lower_quantize(struct cstate *s, struct cop *op)
 {
+	if (op->qlinear || !strcmp(op->node->op, "QLinearConv"))
+		return lower_qconv(s, op);
 	if (!strcmp(op->node->op, "DynamicQuantizeLinear"))
 		return lower_dynamic(s, op);
 	if (strstr(op->node->op, "Conv") || strstr(op->node->op, "MatMul"))

@@ -961,6 +961,8 @@ vnpu_status cs_fuse(struct cstate *s)
 	if (!st)
 		st = make_views(s, &u);
 	if (!st && !s->opt.no_fusion)
+		st = cf_fuse_qdq(s, &u);
+	if (!st && !s->opt.no_fusion)
 		st = cf_fuse_layer_norms(s, &u);
 	if (!st && !s->opt.no_fusion)
 		st = cf_fuse_activations(s, &u);

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+/*
+ * QDQ groups become int8 layers: a Conv whose input is DequantizeLinear of
+ * an 8-bit tensor, whose weights are DequantizeLinear of 8-bit constants
+ * (per tensor, or per output channel on axis 0), whose bias (if any) is
+ * DequantizeLinear of an i32 constant, and whose output, through an
+ * optional Relu, is read by one QuantizeLinear alone, runs as one
+ * QLINEAR_CONV (the op keeps its Conv node and reads the QLinearConv
+ * operands; lower_quant.c lowers it). This is the group ONNX Runtime's QDQ
+ * transformer makes a QLinearConv of, and computed as it computes it: the
+ * bias is taken as i32 at scale x_scale * w_scale whatever its own scale,
+ * and a Relu is the saturation's low bound raised to the zero point (for
+ * any zero point the same as quantizing after the Relu). An int8 layer's
+ * output is the next one's DequantizeLinear input: chains stay int8.
+ *
+ * Constant weights and biases are DequantizeLinear ops of constants, or
+ * were folded to f32 by inference: then their DequantizeLinear nodes, in
+ * the model's main graph, still name the 8-bit and i32 constants.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "error.h"
+#include "fuse.h"
+
+/* An 8-bit integer type. */
+static bool q8(vnpu_element_type t)
+{
+	return t == VNPU_TYPE_U8 || t == VNPU_TYPE_I8;
+}
+
+/* Elements of @v (a value index; -1 counts 1, an absent zero point). */
+static int64_t elems(const struct cstate *s, int32_t v)
+{
+	return v < 0 ? 1 : vnpu_tinfo_elems(cs_info(s, v));
+}
+
+/* A scale or zero point of rank 0 or 1 and @n elements (or 1); a zero
+ * point of @type. */
+static bool qparam_ok(const struct cstate *s, int32_t v, vnpu_element_type type, int64_t n)
+{
+	const struct vnpu_tinfo *t;
+
+	if (v < 0)
+		return type != VNPU_TYPE_F32;
+	t = cs_info(s, v);
+	return t->type == type && t->rank <= 1 && (elems(s, v) == 1 || elems(s, v) == n);
+}
+
+static int32_t opt_in(const struct vnpu_node *n, uint32_t i)
+{
+	return i < n->num_inputs && n->inputs[i] != VNPU_NO_VALUE ? n->inputs[i] : -1;
+}
+
+/* What a DequantizeLinear of constants computes: x, scale, zero point. */
+struct dq_of {
+	const struct vnpu_node *node;
+	int32_t x, scale, zp;
+	struct cop *op;		/* the live op running it, or NULL (folded) */
+};
+
+/*
+ * The DequantizeLinear writing @v from a constant: a live op, or a node of
+ * the main graph inference folded.
+ */
+static bool const_dq(struct cstate *s, struct uses *u, int32_t v, struct dq_of *d)
+{
+	const struct vnpu_graph *g = &s->m->main;
+	int32_t p = cf_producer(s, u, v);
+
+	memset(d, 0, sizeof(*d));
+	if (p >= 0) {
+		d->op = &s->ops[p];
+		if (!cf_op_is(d->op, "DequantizeLinear") || d->op->out[0] != v)
+			return false;
+		d->node = d->op->node;
+		d->x = d->op->in[0];
+		d->scale = d->op->num_in > 1 ? d->op->in[1] : -1;
+		d->zp = d->op->num_in > 2 ? d->op->in[2] : -1;
+		return cs_is_const(s, d->x);
+	}
+	if (!cs_is_const(s, v) || (uint32_t)v >= s->m->num_values)
+		return false;
+	for (uint32_t i = 0; i < g->num_nodes; i++) {
+		const struct vnpu_node *n = &g->nodes[i];
+
+		if (!n->num_outputs || n->outputs[0] != v)
+			continue;
+		if (n->domain[0] || strcmp(n->op, "DequantizeLinear"))
+			return false;
+		d->node = n;
+		d->x = n->inputs[0];
+		d->scale = opt_in(n, 1);
+		d->zp = opt_in(n, 2);
+		return cs_is_const(s, d->x);
+	}
+	return false;
+}
+
+/* A live DequantizeLinear op writing @v with per-tensor 8-bit operands. */
+static struct cop *act_dq(struct cstate *s, struct uses *u, int32_t v)
+{
+	int32_t p = cf_producer(s, u, v);
+	struct cop *op = p >= 0 ? &s->ops[p] : NULL;
+
+	if (!op || !cf_op_is(op, "DequantizeLinear") || op->out[0] != v)
+		return NULL;
+	if (!q8(cs_info(s, op->in[0])->type) ||
+	    !qparam_ok(s, op->in[1], VNPU_TYPE_F32, 1) ||
+	    !qparam_ok(s, op->num_in > 2 ? op->in[2] : -1, cs_info(s, op->in[0])->type, 1))
+		return NULL;
+	return op;
+}
+
+/* The sole live reader of @v when it is @name, else NULL. */
+static struct cop *only_reader(struct cstate *s, struct uses *u, int32_t v, const char *name)
+{
+	int32_t r = cf_live_reader(s, u, v, -1);
+
+	if (r < 0 || s->vals[v].out_index >= 0 || u->aliased[v] ||
+	    cf_live_reader(s, u, v, r) >= 0 || !cf_op_is(&s->ops[r], name))
+		return NULL;
+	return &s->ops[r];
+}
+
+static void kill(struct cop *op, int32_t into)
+{
+	op->dead = true;
+	op->fused_into = into;
+}
+
+static void kill_unread(struct cstate *s, struct uses *u, struct cop *op, uint32_t idx)
+{
+	int32_t v = op->out[0];
+
+	if (!op->dead && cf_live_reader(s, u, v, -1) < 0 && s->vals[v].out_index < 0 &&
+	    !u->aliased[v])
+		kill(op, (int32_t)idx);
+}
+
+/* The Conv at @idx as a QLINEAR_CONV when its group is the pattern. */
+static vnpu_status fuse_conv(struct cstate *s, struct uses *u, uint32_t idx)
+{
+	struct cop *conv = &s->ops[idx], *dx, *relu, *q;
+	struct dq_of dw, db = { 0 };
+	bool bias = conv->num_in > 2 && conv->in[2] >= 0;
+	int32_t wq, ws, wz, m, in[9];
+	vnpu_status st = VNPU_OK;
+
+	if (cs_info(s, conv->in[1])->rank != 4 && cs_info(s, conv->in[1])->rank != 3)
+		return VNPU_OK;
+	dx = act_dq(s, u, conv->in[0]);
+	if (!dx || !const_dq(s, u, conv->in[1], &dw) ||
+	    (bias && (!const_dq(s, u, conv->in[2], &db) ||
+		      cs_info(s, db.x)->type != VNPU_TYPE_I32)))
+		return VNPU_OK;
+	wq = dw.x;
+	ws = dw.scale;
+	wz = dw.zp;
+	m = (int32_t)cs_info(s, conv->in[1])->dims[0];
+	if (!q8(cs_info(s, wq)->type) || ws < 0 || !cs_is_const(s, ws) ||
+	    (wz >= 0 && !cs_is_const(s, wz)) || !qparam_ok(s, ws, VNPU_TYPE_F32, m) ||
+	    !qparam_ok(s, wz, cs_info(s, wq)->type, m) ||
+	    ((elems(s, ws) > 1 || elems(s, wz) > 1) && vnpu_attr_int(dw.node, "axis", 1) != 0))
+		return VNPU_OK;
+	relu = only_reader(s, u, conv->out[0], "Relu");
+	q = only_reader(s, u, relu ? relu->out[0] : conv->out[0], "QuantizeLinear");
+	if (!q || q->in[0] != (relu ? relu->out[0] : conv->out[0]) || q->num_in < 3 ||
+	    !q8(cs_info(s, q->out[0])->type) || !qparam_ok(s, q->in[1], VNPU_TYPE_F32, 1) ||
+	    !qparam_ok(s, q->in[2], cs_info(s, q->out[0])->type, 1))
+		return VNPU_OK;
+	in[0] = dx->in[0];
+	in[1] = dx->in[1];
+	in[2] = dx->num_in > 2 ? dx->in[2] : -1;
+	in[3] = wq;
+	in[4] = ws;
+	in[5] = wz;
+	in[6] = q->in[1];
+	in[7] = q->in[2];
+	in[8] = bias ? db.x : -1;
+	conv->num_in = 9;
+	memcpy(conv->in, in, sizeof(in));
+	conv->out[0] = q->out[0];
+	conv->qlinear = true;
+	memset(&conv->act, 0, sizeof(conv->act));
+	if (relu)
+		conv->act.func = VNPU_ACT_RELU;
+	snprintf(conv->type, sizeof(conv->type), "QLinearConv%s", relu ? "+Relu" : "");
+	kill(q, (int32_t)idx);
+	if (relu)
+		kill(relu, (int32_t)idx);
+	for (uint32_t i = 0; !st && i < 9; i++)
+		if (in[i] >= 0)
+			st = cf_uses_add(s, u, false, in[i], conv);
+	if (!st)
+		st = cf_uses_add(s, u, true, conv->out[0], conv);
+	/* The DequantizeLinear ops, when nothing else reads them. */
+	if (!st)
+		kill_unread(s, u, dx, idx);
+	if (!st && dw.op)
+		kill_unread(s, u, dw.op, idx);
+	if (!st && db.op)
+		kill_unread(s, u, db.op, idx);
+	return st;
+}
+
+vnpu_status cf_fuse_qdq(struct cstate *s, struct uses *u)
+{
+	vnpu_status st = VNPU_OK;
+
+	for (uint32_t i = 0; !st && i < s->num_ops; i++) {
+		s->cur_op = i;
+		if (!s->ops[i].dead && cf_op_is(&s->ops[i], "Conv"))
+			st = fuse_conv(s, u, i);
+	}
+	return st;
+}
