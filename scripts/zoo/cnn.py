@@ -107,3 +107,26 @@ def resnet50():
         y = g.linear(y, 2048, 1000)
     g.output(y, "output", [1, 1000])
     return g.model(13, "ResNet-50 v1.5 (torchvision layout, BatchNorm kept), 224x224, random weights")
+
+
+def convnet():
+    """A small all-convolution network for int8 tests: strides, a MaxPool,
+    1x1, depthwise, a 5x5 dilated convolution, channel counts that are not
+    multiples of 12, Relu after some convolutions only."""
+    g = Graph("convnet", seed=8)
+    x = g.input("input", [1, 3, 64, 64])
+    with g.block("conv1"):
+        y = g.op("Relu", [g.conv(x, 3, 16, 3, 2)])
+    y = g.op("MaxPool", [y], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2])
+    with g.block("conv2"):
+        y = g.op("Relu", [g.conv(y, 16, 24, 1, pad=0)])
+    with g.block("dw"):
+        y = g.op("Relu", [g.conv(y, 24, 24, 3, group=24)])
+    with g.block("conv3"):
+        y = g.conv(y, 24, 40, 3, gain=1.0)
+    with g.block("conv4"):
+        y = g.op("Relu", [g.conv(y, 40, 13, 5, dilation=2, bias=False)])
+    with g.block("conv5"):
+        y = g.conv(y, 13, 30, 3, 2, gain=1.0)
+    g.output(y, "output", [1, 30, 8, 8])
+    return g.model(13, "a small convolution network for int8 tests, 64x64, random weights")
