@@ -363,6 +363,9 @@ int vnpu_eng_pair_bf16(__u32 layout, __u64 groups, __u64 rows, __u64 cols,
 	__u64 kt = layout == VNPU_PACK_GEMM_B ? rows : cols, p, k, x;
 	__u16 *d = packed, pair[2 * ENG_NR];
 
+	/* Only the f32-shaped panels pair (not QCONV_W's i8 rows). */
+	if (layout != VNPU_PACK_GEMM_B && layout != VNPU_PACK_CONV_W)
+		return VNPU_ENG_EINVAL;
 	if (!size)
 		return rows && cols && groups ? VNPU_ENG_EINVAL : 0;
 	for (p = 0; p < size; p += w * kt)

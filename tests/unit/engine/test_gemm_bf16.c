@@ -93,8 +93,10 @@ static void pair_layout(void)
 		free(p);
 		free(q);
 	}
-	ET_EXPECT(vnpu_eng_pair_bf16(3, 1, 4, 4, NULL) == VNPU_ENG_EINVAL,
+	ET_EXPECT(vnpu_eng_pair_bf16(99, 1, 4, 4, NULL) == VNPU_ENG_EINVAL,
 		  "pair: bad layout");
+	ET_EXPECT(vnpu_eng_pair_bf16(VNPU_PACK_QCONV_W, 1, 4, 4, NULL) ==
+		  VNPU_ENG_EINVAL, "pair: QCONV_W's i8 rows");
 	ET_EXPECT(vnpu_eng_pair_bf16(VNPU_PACK_GEMM_B, 2, 4, 4, NULL) ==
 		  VNPU_ENG_EINVAL, "pair: GEMM_B of two groups");
 	ET_EXPECT(vnpu_eng_pair_bf16(VNPU_PACK_GEMM_B, 1, 1ull << 40, 4, NULL) ==
