@@ -982,7 +982,8 @@ static int epi_plain(const struct gemm_out *o, const struct gemm_epi *e,
 /*
  * Whether the last slice's micro-kernels store the epilogue of a plain
  * flush (epi_plain()) themselves: a per-row add on every path, and with
- * AVX-512 a residual and Relu too (ResNet's Conv+Add+Relu).
+ * AVX-512 a residual and Relu or HardSwish too (ResNet's Conv+Add+Relu,
+ * MobileNetV3's Conv+HardSwish).
  */
 static int tile_epilogue(const struct gemm_epi *e, int avx512)
 {
@@ -991,7 +992,8 @@ static int tile_epilogue(const struct gemm_epi *e, int avx512)
 	if (!avx512)
 		return !e->r && e->act->func == VNPU_ACT_IDENTITY;
 	return e->act->func == VNPU_ACT_IDENTITY ||
-	       e->act->func == VNPU_ACT_RELU;
+	       e->act->func == VNPU_ACT_RELU ||
+	       e->act->func == VNPU_ACT_HARD_SWISH;
 }
 
 /*
@@ -1186,7 +1188,10 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 			s.out_ow = o->ow;
 			s.out_q0 = n0;
 			s.out_add = has_add ? add : 0;
-			s.out_relu = e->act->func == VNPU_ACT_RELU;
+			s.out_act = e->act->func == VNPU_ACT_RELU ?
+				    ENG_TILE_RELU :
+				    e->act->func == VNPU_ACT_HARD_SWISH ?
+				    ENG_TILE_HSWISH : 0;
 			if (e->r) {
 				s.out_res = (const float *)e->r +
 					    (__s64)m0 * e->r_rs +

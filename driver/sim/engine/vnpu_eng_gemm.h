@@ -50,7 +50,8 @@
  *	the sums after @out_add: output (r, c) at @out + r * @out_rs + c
  *	adds @out_res + r * @out_res_rs + c (c as in @out)
  * @out_res_rs: see @out_res
- * @out_relu: with @out (AVX-512 only), Relu after the adds: x < 0 ? 0 : x
+ * @out_act: with @out (AVX-512 only), the activation after the adds:
+ *	0, ENG_TILE_RELU or ENG_TILE_HSWISH
  */
 struct eng_slice {
 	__u64 kc, mc, nc, a_ps, b_ps, acc_rs;
@@ -66,7 +67,7 @@ struct eng_slice {
 	__u64 out_wp, out_ow, out_q0;
 	const float *out_res;
 	__s64 out_res_rs;
-	int out_relu;
+	__u64 out_act;
 };
 
 /*
@@ -77,9 +78,10 @@ struct eng_slice {
  * @mask[0..1] (16 columns each) is set, to @y + c + @jb / 4 when bit c of
  * @mask[2..3] is, else nowhere. With @res (AVX-512 only), the element of
  * the residual at @res, rows @res_rsb bytes apart, in the same place as
- * the output's, is added after @add[r]; with @relu (AVX-512 only), Relu
- * comes last. The AVX-512 assembly reads the members at offsets 0, 8, 16,
- * 24, 32, 40, 48 and 56.
+ * the output's, is added after @add[r]; @act (AVX-512 only) is 0 or the
+ * activation that comes last: ENG_TILE_RELU (x < 0 ? 0 : x) or
+ * ENG_TILE_HSWISH (hswish()'s operations). The AVX-512 assembly reads
+ * the members at offsets 0, 8, 16, 24, 32, 40, 48 and 56.
  */
 struct eng_tile_out {
 	float *y;
@@ -89,8 +91,11 @@ struct eng_tile_out {
 	__u16 mask[4];
 	const float *res;
 	__s64 res_rsb;
-	__u64 relu;
+	__u64 act;
 };
+
+#define ENG_TILE_RELU 1
+#define ENG_TILE_HSWISH 2
 
 /**
  * struct eng_dw_taps - taps of one depthwise channel over its window

@@ -48,19 +48,24 @@ static inline v16sf bc16(float x)
 			     (a)[(k) * ENG_MR + (r)])
 
 /*
- * Row @r, lane @l of panel @p plus @o's residual at the element's place
- * @d floats from the row's start (as at the output), through Relu when
- * @o asks: what the epilogue computes after the per-row add.
+ * The sum @x of tile row @r, @d floats from the row's start at the
+ * output, plus @o's residual at the same place, through @o's activation:
+ * what the epilogue computes after the per-row add.
  */
 static __attribute__((__always_inline__)) inline
 float out_elem(const struct eng_tile_out *o, float x, int r, __s64 d)
 {
+	float h;
+
 	if (o->res)
 		x = x + *(const float *)((const char *)o->res +
 					 r * o->res_rsb + d * 4);
-	if (o->relu && x < 0)
-		x = 0.0f;
-	return x;
+	if (o->act == ENG_TILE_RELU)
+		return x < 0 ? 0.0f : x;
+	if (o->act != ENG_TILE_HSWISH)
+		return x;
+	h = (x + 3.0f) * (1.0f / 6.0f);
+	return h < 0 ? 0.0f : h > 1 ? x : x * h;
 }
 
 /* Rows [0, @rows) x panels [0, @np) of @acc to @y as @o's masks say. */
@@ -220,10 +225,27 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	"vmaxps %%zmm" #z1 ", %%zmm29, %%zmm" #z1 "\n\t"
 
 /*
+ * HardSwish of zmm z as hswish() computes it, with zmm24-26 holding 3,
+ * fl(1/6) and 1 and zmm29 zero: h = (x + 3) * fl(1/6), then x where
+ * h > 1, else +0 where h < 0, else x * h (a NaN's h is the NaN, so x * h
+ * keeps its payload in either operand order).
+ */
+#define UK_HS(z)							\
+	"vaddps %%zmm24, %%zmm" #z ", %%zmm27\n\t"			\
+	"vmulps %%zmm25, %%zmm27, %%zmm27\n\t"			\
+	"vcmpps $1, %%zmm29, %%zmm27, %%k5\n\t"			\
+	"vcmpps $14, %%zmm26, %%zmm27, %%k6\n\t"			\
+	"vmulps %%zmm27, %%zmm" #z ", %%zmm27\n\t"			\
+	"vpxord %%zmm27, %%zmm27, %%zmm27%{%%k5%}\n\t"		\
+	"vblendmps %%zmm" #z ", %%zmm27, %%zmm" #z "%{%%k6%}\n\t"
+
+#define UK_HSWISH(z0, z1) UK_HS(z0) UK_HS(z1)
+
+/*
  * Where the tile goes: back to %[c], or with %[out] (struct eng_tile_out)
  * to out->y, rows out->rsb bytes apart, after adding out->add[r] to row r
- * when out->add is set, then out->res's elements when set, then Relu when
- * out->relu, and under out->mask[] when out->jb is set (then the stores
+ * when out->add is set, then out->res's elements when set, then out->act
+ * (Relu or HardSwish), and under out->mask[] when out->jb is set (then the stores
  * jump to 8, with out->jb in %[t]). After the depth loop %[k] and %[a0]
  * are free.
  */
@@ -257,10 +279,22 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	"12:\n\t"							\
 	ROWS(UK_RESM)							\
 	"13:\n\t"							\
-	"cmpq $0, 56(%[out])\n\t"					\
-	"je 14f\n\t"							\
+	"mov 56(%[out]), %[k]\n\t"					\
+	"test %[k], %[k]\n\t"						\
+	"jz 14f\n\t"							\
 	"vpxord %%zmm29, %%zmm29, %%zmm29\n\t"			\
+	"cmp $" ZT_STR(ENG_TILE_RELU) ", %[k]\n\t"			\
+	"jne 15f\n\t"							\
 	ROWS(UK_RELU)							\
+	"jmp 14f\n"							\
+	"15:\n\t"							\
+	"mov $0x40400000, %k[k]\n\t"					\
+	"vpbroadcastd %k[k], %%zmm24\n\t"				\
+	"mov $0x3e2aaaab, %k[k]\n\t"					\
+	"vpbroadcastd %k[k], %%zmm25\n\t"				\
+	"mov $0x3f800000, %k[k]\n\t"					\
+	"vpbroadcastd %k[k], %%zmm26\n\t"				\
+	ROWS(UK_HSWISH)							\
 	"14:\n\t"							\
 	"test %[t], %[t]\n\t"						\
 	"jnz 8f\n"							\
@@ -313,8 +347,9 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	"xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",	\
 	"xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14",	\
 	"xmm15", "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21",	\
-	"xmm22", "xmm23", "xmm29", "xmm30", "xmm31", "k1", "k2", "k3",	\
-	"k4", "cc", "memory"
+	"xmm22", "xmm23", "xmm24", "xmm25", "xmm26", "xmm27", "xmm29",	\
+	"xmm30", "xmm31", "k1", "k2", "k3", "k4", "k5", "k6", "cc",	\
+	"memory"
 
 /*
  * Each variant's tiles, 12x32 and 4x32, from UK_FN_B(name, TILE) (B in
@@ -593,7 +628,7 @@ void vnpu_eng_slice_avx512(struct eng_slice *s)
 	int short_m = ma % 2 && s->mc - (ma - 1) * ENG_MR <= SHORT_ROWS;
 	struct eng_tile_out out = { .rsb = (__u64)s->out_rs * 4,
 				    .res_rsb = s->out_res_rs * 4,
-				    .relu = !!s->out_relu };
+				    .act = s->out_act };
 
 	s->out_mc = s->out ? whole_tiles(s->mc, ENG_MR, SHORT_ROWS) : 0;
 	s->out_nc = s->out ? whole_tiles(s->nc, ENG_NR, ENG_NR) : 0;

@@ -32,6 +32,8 @@ static double ref_act(const struct vnpu_layer_act *a, double v)
 		return v < al ? al : v > be ? be : v;
 	case VNPU_ACT_LEAKY_RELU:
 		return v < 0 ? al * v : v;
+	case VNPU_ACT_HARD_SWISH:
+		return v <= -3 ? 0 : v >= 3 ? v : v * (v + 3) / 6;
 	default:
 		return v;
 	}
@@ -1300,6 +1302,11 @@ static void test_tile_gemm(__u64 k, int i)
 	}
 }
 
+/* The activations the AVX-512 tiles store themselves, and none. */
+static const __u32 tile_acts[3] = {
+	VNPU_ACT_IDENTITY, VNPU_ACT_RELU, VNPU_ACT_HARD_SWISH,
+};
+
 static void test_tile_conv(__u64 k, int i)
 {
 	const __u32 P = VNPU_LAYER_F_PACKED, B = VNPU_LAYER_F_BIAS;
@@ -1334,7 +1341,7 @@ static void test_tile_conv(__u64 k, int i)
 			c.h = 26;
 			c.w = 36;
 		}
-		c.act = (i + f) % 2 ? VNPU_ACT_RELU : 0;
+		c.act = tile_acts[(i + f) % 3];
 		conv_case_run(&c);
 		/*
 		 * Rows of 37 outputs: the AVX-512 tiles store the residual
@@ -1356,9 +1363,12 @@ static void test_tile_conv(__u64 k, int i)
 	conv_case_run(&c);
 	c.flags = B | R;
 	conv_case_run(&c);
-	/* 5 x 37: AVX-512 tiles store the residual and Relu over 37-wide rows. */
+	/*
+	 * 5 x 37: AVX-512 tiles store the residual and the activation over
+	 * 37-wide rows.
+	 */
 	c.w = 37;
-	c.act = VNPU_ACT_RELU;
+	c.act = tile_acts[i % 3 ? i % 3 : 1];
 	conv_case_run(&c);
 }
 
