@@ -2,6 +2,7 @@
 /* Host builds only: the CPU features the engine may use here, its memory. */
 #include <cpuid.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -11,7 +12,9 @@
 /*
  * VNPU_ENGINE_ISA=base|avx2|avx512|vnni|bf16 caps the paths taken (tests
  * of the narrower ones on a wider CPU; vnni and bf16 are AVX-512 with that
- * one extension); it never adds what the CPU lacks.
+ * one extension); it never adds what the CPU lacks. Any other value caps
+ * nothing and is said once per process on stderr, as the library does for
+ * a VNPU_LOG_LEVEL it does not know.
  */
 static __u32 host_isa_cap(void)
 {
@@ -24,12 +27,19 @@ static __u32 host_isa_cap(void)
 			  VNPU_ENG_F_AVX512_BF16 },
 		{ NULL, 0 },
 	};
+	static int warned;
 	const char *e = getenv("VNPU_ENGINE_ISA");
 	size_t i;
 
-	for (i = 0; e && caps[i].name; i++)
+	if (!e)
+		return ~0u;
+	for (i = 0; caps[i].name; i++)
 		if (!strcmp(e, caps[i].name))
 			return caps[i].f;
+	if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+		fprintf(stderr,
+			"vnpu: VNPU_ENGINE_ISA=%s is none of base avx2 avx512 vnni bf16: ignored\n",
+			e);
 	return ~0u;
 }
 

@@ -3,8 +3,12 @@
  * The engine's host memory (vnpu_eng_host_alloc()): sizes around the huge
  * page threshold come back aligned, zero and whole, also when the memory
  * was written and freed just before; scratch sizes round as documented.
+ * VNPU_ENGINE_ISA: a known value caps the features, another one caps
+ * nothing and is said once on stderr.
  */
 #include <stdint.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "engine_test.h"
 
@@ -30,6 +34,45 @@ static void check_block(__u64 size)
 	vnpu_eng_host_free(p, size);
 }
 
+/*
+ * In a child with VNPU_ENGINE_ISA=@isa: the features of two calls must be
+ * @want, and its stderr must hold @warnings lines of the warning.
+ */
+static void check_isa(const char *isa, __u32 want, int warnings)
+{
+	char buf[1024], *p;
+	int fd[2], status, n = 0;
+	ssize_t len = 0, r;
+	pid_t pid;
+
+	if (pipe(fd)) {
+		ET_FAIL("pipe failed");
+		return;
+	}
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		setenv("VNPU_ENGINE_ISA", isa, 1);
+		dup2(fd[1], 2);
+		close(fd[0]);
+		_exit(vnpu_eng_host_features() != want ||
+		      vnpu_eng_host_features() != want);
+	}
+	close(fd[1]);
+	while (len < (ssize_t)sizeof(buf) - 1 &&
+	       (r = read(fd[0], buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += r;
+	buf[len] = 0;
+	close(fd[0]);
+	ET_EXPECT(pid > 0 && waitpid(pid, &status, 0) == pid &&
+		  WIFEXITED(status) && !WEXITSTATUS(status),
+		  "VNPU_ENGINE_ISA=%s: features other than %#x", isa, want);
+	for (p = buf; (p = strstr(p, "is none of base avx2 avx512 vnni bf16")); p++)
+		n++;
+	ET_EXPECT(n == warnings, "VNPU_ENGINE_ISA=%s: %d warnings, not %d: %s",
+		  isa, n, warnings, buf);
+}
+
 void et_test_host(void)
 {
 	static const __u64 sizes[] = {
@@ -42,6 +85,8 @@ void et_test_host(void)
 		{ VNPU_ENG_HOST_HUGE, VNPU_ENG_HOST_HUGE },
 		{ VNPU_ENG_HOST_HUGE + 1, VNPU_ENG_HOST_HUGE + 1 },
 	};
+	char *isa;
+	__u32 all;
 	size_t i;
 	int round;
 
@@ -57,5 +102,18 @@ void et_test_host(void)
 			  (unsigned long long)scratch[i][1]);
 	vnpu_eng_host_free(NULL, 0);
 	vnpu_eng_host_free(NULL, VNPU_ENG_HOST_HUGE);
+	/* The CPU's features, whatever VNPU_ENGINE_ISA this test runs with. */
+	isa = getenv("VNPU_ENGINE_ISA");
+	isa = isa ? strdup(isa) : NULL;
+	unsetenv("VNPU_ENGINE_ISA");
+	all = vnpu_eng_host_features();
+	if (isa)
+		setenv("VNPU_ENGINE_ISA", isa, 1);
+	free(isa);
+	check_isa("bogus", all, 1);
+	check_isa("", all, 1);
+	check_isa("AVX2", all, 1);
+	check_isa("avx2", all & VNPU_ENG_F_AVX2_FMA, 0);
+	check_isa("base", 0, 0);
 	printf("host memory: %zu sizes, twice\n", sizeof(sizes) / sizeof(sizes[0]));
 }
