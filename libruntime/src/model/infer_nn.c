@@ -262,6 +262,10 @@ static vnpu_status infer_quant(struct ictx *c)
 		if (st)
 			return st;
 	}
+	/* DequantizeLinear's zero point is of x's type (ONNX's T). */
+	if (!strcmp(c->n->op, "DequantizeLinear") && IN(c, 2) && IN(c, 2)->type != x->type)
+		return FAIL(c, "x of type %s with a zero point of type %s",
+			    vnpu_element_type_str(x->type), vnpu_element_type_str(IN(c, 2)->type));
 	if (!strcmp(c->n->op, "DequantizeLinear"))
 		copy_shape(c->out[0], x, IN(c, 1)->type);
 	else

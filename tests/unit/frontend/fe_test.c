@@ -173,6 +173,13 @@ void mb_init_i64(struct mb *b, const char *name, int rank, const int64_t *dims, 
 		    elems(rank, dims) * sizeof(int64_t)));
 }
 
+void mb_init_raw(struct mb *b, const char *name, int type, int rank, const int64_t *dims,
+		 const void *data, size_t bytes)
+{
+	PUSH(b->graph.initializer, b->graph.n_initializer,
+	     tensor(name, type, rank, dims, data, bytes));
+}
+
 static Onnx__StringStringEntryProto *entry(const char *key, const char *value)
 {
 	Onnx__StringStringEntryProto *e = xcalloc(1, sizeof(*e));
@@ -441,6 +448,23 @@ int fe_run_program(const struct vnpu_program *p, void *const *inputs, void *cons
 	free(base);
 	free(si);
 	return rc;
+}
+
+struct vnpu_program *fe_compile_run(const vnpu_model *m, const struct vnpu_compile_options *o,
+				    const float *x, float **out)
+{
+	struct vnpu_program *p = NULL;
+	void *in[1] = { (void *)x };
+
+	if (vnpu_compile(m, o, &p)) {
+		fprintf(stderr, "  compile: %s\n", vnpu_last_error());
+		fe_failures++;
+		return NULL;
+	}
+	for (uint32_t i = 0; i < p->num_outputs; i++)
+		out[i] = calloc(1, p->outputs[i].size + 4);
+	CHECK_EQ(fe_run_program(p, in, (void *const *)out), 0);
+	return p;
 }
 
 void fe_pattern(float *x, size_t n, unsigned seed)

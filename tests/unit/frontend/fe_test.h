@@ -55,6 +55,9 @@ void mb_init_f32(struct mb *b, const char *name, int rank, const int64_t *dims,
 		 const float *data);
 void mb_init_i64(struct mb *b, const char *name, int rank, const int64_t *dims,
 		 const int64_t *data);
+/* An initializer of ONNX type @type, its @bytes of little-endian data at @data. */
+void mb_init_raw(struct mb *b, const char *name, int type, int rank, const int64_t *dims,
+		 const void *data, size_t bytes);
 /* An f32 initializer whose data is in file @location (relative to the
  * model) at @offset, @count floats. */
 void mb_init_external(struct mb *b, const char *name, int rank, const int64_t *dims,
@@ -86,6 +89,14 @@ vnpu_model *mb_read(struct mb *b);
  * Also validates every segment. Returns 0 or -1.
  */
 int fe_run_program(const struct vnpu_program *p, void *const *inputs, void *const *outputs);
+
+/*
+ * Compile @m with @o (NULL: the defaults) and run it on its one f32 input
+ * @x: output i in @out[i], allocated (4 bytes more than its size). NULL,
+ * counted as a failure, when it does not compile.
+ */
+struct vnpu_program *fe_compile_run(const vnpu_model *m, const struct vnpu_compile_options *o,
+				    const float *x, float **out);
 
 /* Fill @n floats with a deterministic pattern seeded by @seed. */
 void fe_pattern(float *x, size_t n, unsigned seed);

@@ -173,24 +173,6 @@ static void spread(float *x, bool noise)
 	x[3] = -0.0f;
 }
 
-/* One compile of @m run on the spread input; NULL when it fails. */
-static struct vnpu_program *run(const vnpu_model *m, const struct vnpu_compile_options *o,
-				const float *x, float **out)
-{
-	struct vnpu_program *p = NULL;
-	void *in[1] = { (void *)x };
-
-	if (vnpu_compile(m, o, &p)) {
-		fprintf(stderr, "  compile: %s\n", vnpu_last_error());
-		fe_failures++;
-		return NULL;
-	}
-	for (uint32_t i = 0; i < p->num_outputs; i++)
-		out[i] = calloc(1, p->outputs[i].size + 4);
-	CHECK_EQ(fe_run_program(p, in, (void *const *)out), 0);
-	return p;
-}
-
 /*
  * Whether a fused output is within @ulps ulp of max(|x|, |plain|, 1) of
  * the unfused one (bit-identical for 0). A fused activation rounds less
@@ -249,8 +231,8 @@ static uint32_t check_graph(const char *const *lines, const char *const *outs, e
 	if (!m)
 		return 0;
 	spread(x, ulps > 4);
-	p = run(m, NULL, x, a);
-	q = run(m, &unfused, x, b);
+	p = fe_compile_run(m, NULL, x, a);
+	q = fe_compile_run(m, &unfused, x, b);
 	if (p && q) {
 		layers = p->num_layers;
 		CHECK_EQ(p->num_layers, want_layers ? want_layers : q->num_layers);

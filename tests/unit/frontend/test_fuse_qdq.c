@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fuse_qdq.c: the QDQ group around a Conv (DequantizeLinear of an 8-bit
+ * input, of 8-bit constant weights per tensor or per output channel and of
+ * an i32 bias, an optional Relu, one QuantizeLinear) becomes one
+ * QLinearConv layer whose output is within one step of y's scale of the
+ * unfused f32 program's (the int8 sums are exact, the f32 ones round, so
+ * a value near a rounding tie may land on the other side); each group
+ * that differs from it is left alone, and malformed quantization
+ * parameters are refused with an error, fused or not.
+ *
+ * The model: x f32 [1, 4, 8, 8] -> QuantizeLinear -> DequantizeLinear ->
+ * Conv 4->4 3x3 pad 1 (weights and bias through DequantizeLinear) ->
+ * [Relu] -> QuantizeLinear -> DequantizeLinear -> y.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fe_test.h"
+
+#define F32 ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
+#define U8 ONNX__TENSOR_PROTO__DATA_TYPE__UINT8
+#define I8 ONNX__TENSOR_PROTO__DATA_TYPE__INT8
+#define I32 ONNX__TENSOR_PROTO__DATA_TYPE__INT32
+
+#define N_X (1 * 4 * 8 * 8)
+#define N_W (4 * 4 * 3 * 3)
+
+static const float y_scale = 0.0625f;
+
+/* How the group differs from the one that fuses. */
+struct qdq {
+	bool relu;
+	bool i8_act;		/* s8 activations (u8 otherwise) */
+	int w_scales;		/* 1 (per tensor) or the count per channel */
+	int64_t w_axis;		/* W's DequantizeLinear axis */
+	bool f32_bias;		/* the bias a plain f32 constant */
+	bool conv_out;		/* the Conv's output is a model output too */
+	bool no_quantize;	/* the Conv's output is the model's output */
+	bool zp_mismatch;	/* x's DequantizeLinear zero point of the other type */
+};
+
+static void scalar(struct mb *b, const char *name, int type, int v)
+{
+	if (type == F32) {
+		float f = (float)v / 1000.0f;
+
+		mb_init_raw(b, name, F32, 0, NULL, &f, 4);
+	} else {
+		int8_t c = (int8_t)v;
+
+		mb_init_raw(b, name, type, 0, NULL, &c, 1);
+	}
+}
+
+static vnpu_model *qdq_model(const struct qdq *q)
+{
+	static const int64_t four[1] = { 4 }, wdims[4] = { 4, 4, 3, 3 }, xdims[4] = { 1, 4, 8, 8 };
+	int at = q->i8_act ? I8 : U8, other = q->i8_act ? U8 : I8;
+	float ws[4] = { 0.01f, 0.02f, 0.005f, 0.0125f }, bs[4];
+	int8_t w[N_W], wz[4] = { 0 };
+	int32_t bias[4] = { 100, -250, 7, 0 };
+	const char *conv_out = q->relu ? "c" : "r";
+	struct mb *b = mb_new(13);
+	Onnx__NodeProto *n;
+
+	for (int i = 0; i < N_W; i++)
+		w[i] = (int8_t)((i * 37) % 255 - 127);
+	for (int i = 0; i < 4; i++)
+		bs[i] = 0.05f * ws[q->w_scales == 1 ? 0 : i];
+	mb_input(b, "x", F32, 4, xdims);
+	scalar(b, "xs", F32, 50);
+	scalar(b, "xz", at, q->i8_act ? -3 : 128);
+	scalar(b, "xz_other", other, 0);
+	scalar(b, "ys", F32, (int)(y_scale * 1000));
+	scalar(b, "yz", at, q->i8_act ? 0 : 10);
+	mb_init_raw(b, "wq", I8, 4, wdims, w, sizeof(w));
+	if (q->w_scales == 1) {
+		mb_init_raw(b, "ws", F32, 0, NULL, ws, 4);
+		mb_init_raw(b, "wz", I8, 0, NULL, wz, 1);
+	} else {
+		int64_t d[1] = { q->w_scales };
+
+		mb_init_raw(b, "ws", F32, 1, d, ws, 4 * (size_t)q->w_scales);
+		mb_init_raw(b, "wz", I8, 1, d, wz, (size_t)q->w_scales);
+	}
+	mb_init_raw(b, "bq", I32, 1, four, bias, sizeof(bias));
+	mb_init_raw(b, "bs", F32, 1, four, bs, sizeof(bs));
+	mb_init_f32(b, "bf", 1, four, NULL);
+
+	mb_node(b, "QuantizeLinear", (const char *[]){ "x", "xs", "xz", NULL },
+		(const char *[]){ "xq", NULL });
+	mb_node(b, "DequantizeLinear",
+		(const char *[]){ "xq", "xs", q->zp_mismatch ? "xz_other" : "xz", NULL },
+		(const char *[]){ "xd", NULL });
+	n = mb_node(b, "DequantizeLinear", (const char *[]){ "wq", "ws", "wz", NULL },
+		    (const char *[]){ "wd", NULL });
+	mb_attr_int(n, "axis", q->w_axis);
+	n = mb_node(b, "DequantizeLinear", (const char *[]){ "bq", "bs", NULL },
+		    (const char *[]){ "bd", NULL });
+	mb_attr_int(n, "axis", 0);
+	n = mb_node(b, "Conv", (const char *[]){ "xd", "wd", q->f32_bias ? "bf" : "bd", NULL },
+		    (const char *[]){ conv_out, NULL });
+	mb_attr_ints(n, "kernel_shape", 2, (const int64_t[]){ 3, 3 });
+	mb_attr_ints(n, "pads", 4, (const int64_t[]){ 1, 1, 1, 1 });
+	if (q->relu)
+		mb_node(b, "Relu", (const char *[]){ "c", NULL }, (const char *[]){ "r", NULL });
+	if (q->no_quantize) {
+		mb_output(b, "r");
+		return mb_read(b);
+	}
+	mb_node(b, "QuantizeLinear", (const char *[]){ "r", "ys", "yz", NULL },
+		(const char *[]){ "yq", NULL });
+	mb_node(b, "DequantizeLinear", (const char *[]){ "yq", "ys", "yz", NULL },
+		(const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	if (q->conv_out)
+		mb_output(b, conv_out);
+	return mb_read(b);
+}
+
+/* Layers of @p whose type names @what. */
+static uint32_t layers_named(const struct vnpu_program *p, const char *what)
+{
+	uint32_t n = 0;
+
+	for (uint32_t l = 0; l < p->num_layers; l++)
+		n += strstr(p->layers[l].type, what) != NULL;
+	return n;
+}
+
+/*
+ * The model of @q fused into @want_type (NULL: no QLinearConv at all),
+ * its output y within one step of y's scale of the unfused program's.
+ */
+static void check_qdq(const struct qdq *q, const char *want_type)
+{
+	static const struct vnpu_compile_options unfused = { .no_fusion = true };
+	vnpu_model *m = qdq_model(q);
+	float x[N_X], *a[2] = { 0 }, *b[2] = { 0 };
+	struct vnpu_program *p, *u;
+	uint32_t off = 0;
+
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	for (int i = 0; i < N_X; i++)
+		x[i] = 3.0f * sinf(0.37f * (float)i) + 0.4f * (float)(i % 5);
+	p = fe_compile_run(m, NULL, x, a);
+	u = fe_compile_run(m, &unfused, x, b);
+	if (p && u) {
+		CHECK_EQ(layers_named(u, "QLinearConv"), 0);
+		if (want_type) {
+			CHECK_EQ(layers_named(p, want_type), 1);
+			CHECK_EQ(layers_named(p, "QLinearConv"), 1);
+		} else {
+			CHECK_EQ(layers_named(p, "QLinearConv"), 0);
+		}
+		for (uint32_t i = 0; i < p->outputs[0].size / 4; i++)
+			off += !(fabsf(a[0][i] - b[0][i]) <= y_scale);
+		if (off)
+			fprintf(stderr, "  %u outputs more than a step from the unfused ones\n", off);
+		CHECK_EQ(off, 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		free(a[i]);
+		free(b[i]);
+	}
+	vnpu_program_free(p);
+	vnpu_program_free(u);
+	vnpu_model_free(m);
+}
+
+static void test_qdq_conv_fused(void)
+{
+	check_qdq(&(struct qdq){ .w_scales = 1 }, "QLinearConv");
+	check_qdq(&(struct qdq){ .w_scales = 4 }, "QLinearConv");
+	check_qdq(&(struct qdq){ .w_scales = 4, .relu = true }, "QLinearConv+Relu");
+	check_qdq(&(struct qdq){ .w_scales = 1, .relu = true, .i8_act = true },
+		  "QLinearConv+Relu");
+	check_qdq(&(struct qdq){ .w_scales = 4, .i8_act = true }, "QLinearConv");
+}
+
+static void test_qdq_conv_not_fused(void)
+{
+	/* Per-channel scales on the input-channel axis: not ORT's pattern. */
+	check_qdq(&(struct qdq){ .w_scales = 4, .w_axis = 1 }, NULL);
+	/* A float bias, not DequantizeLinear of i32. */
+	check_qdq(&(struct qdq){ .w_scales = 4, .f32_bias = true }, NULL);
+	/* The Conv's (or the Relu's) output read as a model output too. */
+	check_qdq(&(struct qdq){ .w_scales = 4, .conv_out = true }, NULL);
+	check_qdq(&(struct qdq){ .w_scales = 4, .relu = true, .conv_out = true }, NULL);
+}
+
+/* No QuantizeLinear after the Conv: it stays f32. */
+static void test_qdq_conv_unquantized_output(void)
+{
+	vnpu_model *m = qdq_model(&(struct qdq){ .w_scales = 4, .no_quantize = true });
+	struct vnpu_program *p = NULL;
+
+	CHECK(m != NULL);
+	if (m && !vnpu_compile(m, NULL, &p))
+		CHECK_EQ(layers_named(p, "QLinearConv"), 0);
+	CHECK(p != NULL);
+	vnpu_program_free(p);
+	vnpu_model_free(m);
+}
+
+/* Refused when read or compiled, with an error; never fused or run. */
+static void refused(const struct qdq *q, const char *what)
+{
+	vnpu_model *m = qdq_model(q);
+	struct vnpu_program *p = NULL;
+
+	if (!m) {
+		CHECK(vnpu_last_error()[0] != '\0');
+		return;
+	}
+	if (!vnpu_compile(m, NULL, &p)) {
+		fprintf(stderr, "  %s compiled\n", what);
+		fe_failures++;
+	} else {
+		CHECK(vnpu_last_error()[0] != '\0');
+	}
+	vnpu_program_free(p);
+	vnpu_model_free(m);
+}
+
+static void test_qdq_conv_bad_params(void)
+{
+	/* Three weight scales for four output channels. */
+	refused(&(struct qdq){ .w_scales = 3 }, "3 scales for 4 channels");
+	/* x's zero point of another type than x. */
+	refused(&(struct qdq){ .w_scales = 4, .zp_mismatch = true }, "a u8 x with an i8 zero point");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct fe_test tests[] = {
+		{ "qdq_conv_fused", test_qdq_conv_fused },
+		{ "qdq_conv_not_fused", test_qdq_conv_not_fused },
+		{ "qdq_conv_unquantized_output", test_qdq_conv_unquantized_output },
+		{ "qdq_conv_bad_params", test_qdq_conv_bad_params },
+	};
+
+	return fe_run(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
+}
