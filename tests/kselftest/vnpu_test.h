@@ -26,8 +26,69 @@
 #include "kselftest_harness.h"
 
 #define NSEC_PER_SEC 1000000000LL
+
+/*
+ * How much longer than on Debian's kernel everything may take:
+ * VNPU_TIMEOUT_SCALE (a whole number, 1 to 100; 1 when unset), which
+ * tests/vm/check-debug-in-vm sets for the debug kernel, where KASAN,
+ * lockdep and kmemleak slow every allocation and lock. A bad value ends
+ * the program with a message rather than run with a guess.
+ */
+static inline long long vnpu_timeout_scale(void)
+{
+	static long long scale;
+	const char *env;
+	char *end;
+	long v;
+
+	if (scale)
+		return scale;
+	env = getenv("VNPU_TIMEOUT_SCALE");
+	if (!env || !*env) {
+		scale = 1;
+		return scale;
+	}
+	errno = 0;
+	v = strtol(env, &end, 10);
+	if (errno || *end || v < 1 || v > 100) {
+		fprintf(stderr, "VNPU_TIMEOUT_SCALE=%s is not a whole number from 1 to 100\n",
+			env);
+		exit(KSFT_FAIL);
+	}
+	scale = v;
+	return scale;
+}
+
 /* Deadline of waits that must succeed: TCG is slow. */
-#define LONG_WAIT_NS (60 * NSEC_PER_SEC)
+#define LONG_WAIT_NS (60 * NSEC_PER_SEC * vnpu_timeout_scale())
+
+/* Each test's alarm (30 s unless TEST_F_TIMEOUT says), scaled as above. */
+static inline void vnpu_scale_test_timeouts(void)
+{
+	long long scale = vnpu_timeout_scale();
+	struct __fixture_metadata *f;
+	struct __test_metadata *t;
+
+	for (f = __fixture_list; f; f = f->next)
+		for (t = f->tests; t; t = t->next)
+			t->timeout = t->timeout * scale > INT32_MAX ?
+				     INT32_MAX : (int)(t->timeout * scale);
+}
+
+/* The harness's main, with the timeouts scaled before any test runs. */
+#undef TEST_HARNESS_MAIN
+#define TEST_HARNESS_MAIN \
+	static void __attribute__((constructor)) \
+	__constructor_order_last(void) \
+	{ \
+		if (!__constructor_order) \
+			__constructor_order = _CONSTRUCTOR_ORDER_BACKWARD; \
+	} \
+	int main(int argc, char **argv) \
+	{ \
+		vnpu_scale_test_timeouts(); \
+		return test_harness_run(argc, argv); \
+	}
 
 static inline int vnpu_ioctl(int fd, unsigned long req, void *arg)
 {
