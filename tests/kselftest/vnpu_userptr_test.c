@@ -286,7 +286,7 @@ TEST_F(userptr, export_to_vgem)
 	uint32_t vh, h = bo_userptr(_metadata, self->fd, self->mem, 2 * PAGE, 0);
 	int vgem_fd, dmabuf = -1;
 
-	if (system("modprobe vgem 2>/dev/null") < 0)
+	if (vgem_load())
 		SKIP(return, "cannot run modprobe");
 	vgem_fd = drm_open_driver("vgem", "card", 0, 0);
 	if (vgem_fd < 0)
