@@ -421,8 +421,11 @@ static inline __u64 eng_even_side(__u64 n, __u64 max, __u64 step)
  * at most ENG_GEMM_MC (a sequence of 128 is one block, so B streams once),
  * else even blocks of at most ENG_MC; columns in even blocks of as many as
  * the budget allows for those rows (two threads get equal halves of 768
- * columns, not 512 and 256); on the baseline path the rows then shrink to
- * the budget too.
+ * columns, not 512 and 256), and one block more where the layer would
+ * otherwise have an odd count of units above one (BERT's 3072-deep
+ * projections: six units of 128 columns rather than five of 160, of
+ * which two threads ran three and two); on the baseline path the rows
+ * then shrink to the budget too.
  */
 static inline void eng_gemm_unit(__u64 m, __u64 n, __u64 k, __u32 features,
 				 struct eng_unit *u)
@@ -432,7 +435,10 @@ static inline void eng_gemm_unit(__u64 m, __u64 n, __u64 k, __u32 features,
 				   ENG_MR);
 	__u64 cols = eng_unit_side(macs, rows * k, ENG_NR, ENG_NR,
 				   ENG_GEMM_NC);
+	__u64 units = eng_div_up(m ? m : 1, rows) * eng_div_up(n ? n : 1, cols);
 
+	if (units > 1 && units % 2 && n > cols)
+		cols = eng_div_up(n, eng_div_up(n, cols) + 1);
 	u->cols = eng_even_side(n, cols, ENG_NR);
 	u->rows = rows;
 	if (eng_base_path(features))
