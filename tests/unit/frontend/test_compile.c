@@ -1468,6 +1468,52 @@ static void test_resize_crop(void)
 }
 
 /*
+ * A 3-D @op (Conv or ConvTranspose) of X @xd, W @wd and a bias of @m,
+ * two groups, with constant weights and with weights given at run time:
+ * its @n outputs within @tol of @want.
+ */
+static void run_conv_3d(const char *op, const int64_t xd[5], const int64_t wd[5], int64_t m,
+			const int64_t st[3], const int64_t dl[3], const int64_t pads[6],
+			float *x, float *w, const float *b, const float *want, size_t n, float tol)
+{
+	for (int wconst = 0; wconst < 2; wconst++) {
+		struct mb *bld = mb_new(13);
+		struct vnpu_program *p = NULL;
+		float *out[8] = { 0 };
+		void *in[2] = { x, w };
+		Onnx__NodeProto *nd;
+		vnpu_model *model;
+
+		mb_input(bld, "x", F32, 5, xd);
+		if (wconst)
+			mb_init_f32(bld, "w", 5, wd, w);
+		else
+			mb_input(bld, "w", F32, 5, wd);
+		mb_init_f32(bld, "b", 1, &m, b);
+		nd = mb_node(bld, op, (const char *[]){ "x", "w", "b", NULL },
+			     (const char *[]){ "y", NULL });
+		mb_attr_int(nd, "group", 2);
+		mb_attr_ints(nd, "strides", 3, st);
+		mb_attr_ints(nd, "dilations", 3, dl);
+		mb_attr_ints(nd, "pads", 6, pads);
+		mb_output(bld, "y");
+		model = mb_read(bld);
+		CHECK(model != NULL);
+		if (model && !vnpu_compile(model, NULL, &p)) {
+			CHECK_EQ(p->outputs[0].size, n * 4);
+			out[0] = calloc(1, p->outputs[0].size + 4);
+			CHECK_EQ(fe_run_program(p, in, (void *const *)out), 0);
+			CHECK(p->outputs[0].size != n * 4 || max_diff(out[0], want, n) < tol);
+			free(out[0]);
+		} else {
+			CHECK(p != NULL);
+		}
+		vnpu_program_free(p);
+		vnpu_model_free(model);
+	}
+}
+
+/*
  * 3-D ConvTranspose (strides, dilations, pads, two groups, bias, a batch
  * of 2), with constant weights and with weights given at run time, against
  * the definition: every input element spreads x * w over the outputs its
@@ -1504,42 +1550,10 @@ static void test_conv_transpose_3d(void)
 			x[(((n * C + c) * D + i0) * H + i1) * W + i2] *
 			w[(((c * MG + mm) * KD + k0) * KH + k1) * KW + k2];
 	}
-	for (int wconst = 0; wconst < 2; wconst++) {
-		struct mb *bld = mb_new(13);
-		struct vnpu_program *p = NULL;
-		float *out[8] = { 0 };
-		void *in[2] = { x, w };
-		Onnx__NodeProto *nd;
-		vnpu_model *m;
-
-		mb_input(bld, "x", F32, 5, (const int64_t[]){ N, C, D, H, W });
-		if (wconst)
-			mb_init_f32(bld, "w", 5, (const int64_t[]){ C, MG, KD, KH, KW }, w);
-		else
-			mb_input(bld, "w", F32, 5, (const int64_t[]){ C, MG, KD, KH, KW });
-		mb_init_f32(bld, "b", 1, (const int64_t[]){ M }, b);
-		nd = mb_node(bld, "ConvTranspose", (const char *[]){ "x", "w", "b", NULL },
-			     (const char *[]){ "y", NULL });
-		mb_attr_int(nd, "group", 2);
-		mb_attr_ints(nd, "strides", 3, st);
-		mb_attr_ints(nd, "dilations", 3, dl);
-		mb_attr_ints(nd, "pads", 6, (const int64_t[]){ 1, 0, 0, 0, 1, 1 });
-		mb_output(bld, "y");
-		m = mb_read(bld);
-		CHECK(m != NULL);
-		if (m && !vnpu_compile(m, NULL, &p)) {
-			CHECK_EQ(p->outputs[0].size, sizeof(want));
-			out[0] = calloc(1, p->outputs[0].size + 4);
-			CHECK_EQ(fe_run_program(p, in, (void *const *)out), 0);
-			CHECK(p->outputs[0].size != sizeof(want) ||
-			      max_diff(out[0], want, sizeof(want) / 4) < 1e-5f);
-			free(out[0]);
-		} else {
-			CHECK(p != NULL);
-		}
-		vnpu_program_free(p);
-		vnpu_model_free(m);
-	}
+	run_conv_3d("ConvTranspose", (const int64_t[]){ N, C, D, H, W },
+		    (const int64_t[]){ C, MG, KD, KH, KW }, M, st, dl,
+		    (const int64_t[]){ 1, 0, 0, 0, 1, 1 }, x, w, b, want,
+		    sizeof(want) / 4, 1e-5f);
 }
 
 /*
@@ -1581,42 +1595,10 @@ static void test_conv_3d(void)
 		}
 		want[(((n * M + m) * OD + o0) * OH + o1) * OW + o2] = (float)sum;
 	}
-	for (int wconst = 0; wconst < 2; wconst++) {
-		struct mb *bld = mb_new(13);
-		struct vnpu_program *p = NULL;
-		float *out[8] = { 0 };
-		void *in[2] = { x, w };
-		Onnx__NodeProto *nd;
-		vnpu_model *m;
-
-		mb_input(bld, "x", F32, 5, (const int64_t[]){ N, C, D, H, W });
-		if (wconst)
-			mb_init_f32(bld, "w", 5, (const int64_t[]){ M, CG, KD, KH, KW }, w);
-		else
-			mb_input(bld, "w", F32, 5, (const int64_t[]){ M, CG, KD, KH, KW });
-		mb_init_f32(bld, "b", 1, (const int64_t[]){ M }, b);
-		nd = mb_node(bld, "Conv", (const char *[]){ "x", "w", "b", NULL },
-			     (const char *[]){ "y", NULL });
-		mb_attr_int(nd, "group", 2);
-		mb_attr_ints(nd, "strides", 3, st);
-		mb_attr_ints(nd, "dilations", 3, dl);
-		mb_attr_ints(nd, "pads", 6, (const int64_t[]){ 2, 0, 1, 1, 0, 0 });
-		mb_output(bld, "y");
-		m = mb_read(bld);
-		CHECK(m != NULL);
-		if (m && !vnpu_compile(m, NULL, &p)) {
-			CHECK_EQ(p->outputs[0].size, sizeof(want));
-			out[0] = calloc(1, p->outputs[0].size + 4);
-			CHECK_EQ(fe_run_program(p, in, (void *const *)out), 0);
-			CHECK(p->outputs[0].size != sizeof(want) ||
-			      max_diff(out[0], want, sizeof(want) / 4) < 1e-4f);
-			free(out[0]);
-		} else {
-			CHECK(p != NULL);
-		}
-		vnpu_program_free(p);
-		vnpu_model_free(m);
-	}
+	run_conv_3d("Conv", (const int64_t[]){ N, C, D, H, W },
+		    (const int64_t[]){ M, CG, KD, KH, KW }, M, st, dl,
+		    (const int64_t[]){ 2, 0, 1, 1, 0, 0 }, x, w, b, want,
+		    sizeof(want) / 4, 1e-4f);
 }
 
 /* Commands of @opcode in @p. */
