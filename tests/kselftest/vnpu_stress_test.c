@@ -115,22 +115,25 @@ static uint32_t job_value(uint32_t id, uint64_t n)
 	return (id << 24) ^ (uint32_t)(n * 2654435761u) ^ 0x5a5a;
 }
 
-/* Submit job @n of worker @id (see run_worker()); its id to @job_id. */
+/*
+ * Submit job @n of worker @id (see run_worker()) from the command BO @cmd,
+ * which the worker made before the test began (SUBMIT copies the stream,
+ * so the next job may rewrite it): a BO_CREATE per job would meet the
+ * device full in memory_pressure, where ENOMEM is BO_CREATE's right
+ * answer. Its id to @job_id.
+ */
 static int worker_submit(int fd, const struct drm_vnpu_slot *slot,
-			 uint32_t id, uint64_t n, uint64_t *job_id)
+			 uint32_t cmd, uint32_t id, uint64_t n,
+			 uint64_t *job_id)
 {
 	struct drm_vnpu_submit a = { 0 };
 	struct stream s = { 0 };
-	uint32_t cmd;
 	int ret;
 
 	stream_fill(&s, tensor_1d(0, VNPU_DTYPE_U32,
 				  (n % STRESS_REGIONS) * STRESS_ELEMS * 4,
 				  STRESS_ELEMS),
 		    job_value(id, n));
-	ret = _bo_create(fd, s.size, 0, &cmd);
-	if (ret)
-		return ret;
 	ret = _bo_xfer(fd, 1, cmd, 0, s.size, s.words, 0);
 	if (!ret) {
 		a.cmd_handle = cmd;
@@ -141,7 +144,6 @@ static int worker_submit(int fd, const struct drm_vnpu_slot *slot,
 		ret = _submit(fd, &a);
 		*job_id = a.job_id;
 	}
-	gem_close(fd, cmd);
 	return ret;
 }
 
@@ -158,9 +160,12 @@ static int run_worker(uint32_t id, uint64_t count, struct worker_report *rep)
 	uint64_t ids[STRESS_DEPTH] = { 0 }, n = 0, done = 0;
 	struct drm_vnpu_wait w;
 	int fd = vnpu_open(0), ret;
-	uint32_t i;
+	struct stream s = { 0 };
+	uint32_t i, cmd;
 
-	if (fd < 0 || _bo_create(fd, STRESS_BO_SIZE, 0, &slot.handle)) {
+	stream_fill(&s, tensor_1d(0, VNPU_DTYPE_U32, 0, STRESS_ELEMS), 0);
+	if (fd < 0 || _bo_create(fd, STRESS_BO_SIZE, 0, &slot.handle) ||
+	    _bo_create(fd, s.size, 0, &cmd)) {
 		snprintf(rep->failure, sizeof(rep->failure),
 			 "worker %u: no file or BO", id);
 		return 1;
@@ -169,7 +174,8 @@ static int run_worker(uint32_t id, uint64_t count, struct worker_report *rep)
 		bool more = count ? n < count : !rep->stop;
 
 		if (more && n - done < STRESS_DEPTH) {
-			ret = worker_submit(fd, &slot, id, n, &ids[n % STRESS_DEPTH]);
+			ret = worker_submit(fd, &slot, cmd, id, n,
+					    &ids[n % STRESS_DEPTH]);
 			if (ret) {
 				snprintf(rep->failure, sizeof(rep->failure),
 					 "worker %u: job %llu: submit %d", id,
@@ -461,6 +467,10 @@ TEST_F_TIMEOUT(stress, memory_pressure, 3600)
 	rep = shared_map(_metadata, (procs + 1) * sizeof(*rep));
 	job_rep = &rep[procs];
 	worker = start_worker(_metadata, 1, 0, job_rep);
+	/* Its BOs exist once its first job has ended: then fill the device. */
+	for (i = 0; i < 10000ull * vnpu_timeout_scale() &&
+	     !job_rep->jobs && !job_rep->failure[0]; i++)
+		usleep(1000);
 	pid = calloc(procs, sizeof(*pid));
 	ASSERT_NE(NULL, pid);
 	for (i = 0; i < procs; i++) {
