@@ -70,7 +70,7 @@ struct vnpu_infer_request {
 	uint32_t num_slots;
 
 	uint32_t segment;		/* the segment submit starts next */
-	struct vnpu_job *job;		/* the segment running, or NULL */
+	struct vnpu_dev_job *job;	/* the segment running, or NULL */
 	uint64_t **cmd_ns;		/* per segment, per command */
 	uint64_t stage_ns[NUM_STAGES];
 	bool profiled;			/* the last run completed with timings */

@@ -83,7 +83,7 @@ struct vnpu_device_stats {
 
 struct vnpu_dev;			/* plugin-private */
 struct vnpu_exe;			/* one command stream loaded on a device */
-struct vnpu_job;			/* one submitted run of an exe */
+struct vnpu_dev_job;			/* one submitted run of an exe */
 
 /* A device buffer mapped into the process. */
 struct vnpu_buf {
@@ -163,7 +163,7 @@ struct vnpu_plugin_ops {
 	 */
 	vnpu_status (*submit)(struct vnpu_exe *exe, struct vnpu_buf *const *slots,
 			      uint32_t num_slots, bool profile, bool caller_waits,
-			      struct vnpu_job_fences *fences, struct vnpu_job **out);
+			      struct vnpu_job_fences *fences, struct vnpu_dev_job **out);
 	/*
 	 * Wait for @job until the absolute CLOCK_MONOTONIC @deadline_ns
 	 * (INT64_MAX: forever): VNPU_OK, VNPU_NOT_READY when the deadline
@@ -171,12 +171,12 @@ struct vnpu_plugin_ops {
 	 * submitted with profiling, @cmd_ns (one entry per command) gets each
 	 * command's device time and @total_ns the job's.
 	 */
-	vnpu_status (*wait)(struct vnpu_job *job, int64_t deadline_ns,
+	vnpu_status (*wait)(struct vnpu_dev_job *job, int64_t deadline_ns,
 			    uint64_t *cmd_ns, uint64_t *total_ns);
 	/* Ask a submitted job to stop; wait() then reports VNPU_CANCELLED. */
-	void (*cancel)(struct vnpu_job *job);
+	void (*cancel)(struct vnpu_dev_job *job);
 	/* Free a job (waits for it to end first). */
-	void (*job_free)(struct vnpu_job *job);
+	void (*job_free)(struct vnpu_dev_job *job);
 
 	/*
 	 * Read the device's figures now (never cached); NULL when the device
@@ -194,7 +194,7 @@ struct vnpu_plugin_ops {
 	 * other device threads keep running jobs. False when the job has
 	 * ended already or the device cannot (the caller waits as usual).
 	 */
-	bool (*notify)(struct vnpu_job *job, void (*fn)(void *arg), void *arg);
+	bool (*notify)(struct vnpu_dev_job *job, void (*fn)(void *arg), void *arg);
 
 	/*
 	 * Optional (NULL: the device cannot tell; ABI 4). After wait()
@@ -202,7 +202,7 @@ struct vnpu_plugin_ops {
 	 * of the command that stopped it, so the core can name the layer
 	 * that command came from. False when no command did.
 	 */
-	bool (*fault_cmd)(struct vnpu_job *job, uint32_t *out);
+	bool (*fault_cmd)(struct vnpu_dev_job *job, uint32_t *out);
 
 	/*
 	 * Optional (NULL: the device has a fixed count; ABI 5). Run @n

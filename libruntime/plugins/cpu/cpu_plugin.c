@@ -66,7 +66,7 @@ struct vnpu_exe {
 	bool is_short;			/* vnpu_exec_stream_is_short() */
 };
 
-struct vnpu_job {
+struct vnpu_dev_job {
 	struct vnpu_exe *exe;
 	void **slot_base;
 	bool profile;
@@ -78,7 +78,7 @@ struct vnpu_job {
 	int64_t fault_cmd;		/* the command that faulted, or -1 */
 	uint64_t *cmd_ns;
 	uint64_t total_ns;
-	struct vnpu_job *next;		/* queue link, under dev->lock */
+	struct vnpu_dev_job *next;	/* queue link, under dev->lock */
 	void (*notify_fn)(void *arg);	/* cpu_notify()'s, under dev->lock */
 	void *notify_arg;
 };
@@ -119,7 +119,7 @@ struct vnpu_dev {
 	pthread_mutex_t lock;		/* protects everything below */
 	pthread_condattr_t done_attr;	/* for the jobs' done_cond */
 	pthread_cond_t idle_cond;	/* a job's tile: tiles left the command */
-	struct vnpu_job *head, *tail;
+	struct vnpu_dev_job *head, *tail;
 	atomic_uint queued;		/* jobs in the queue; tiles poll it */
 	uint32_t running;		/* jobs running, on any thread */
 	bool started, stopping;
@@ -419,8 +419,8 @@ static void run_parts(struct vnpu_dev *dev, struct tile_scratch *s)
 	}
 }
 
-static struct vnpu_job *take_job_locked(struct vnpu_dev *dev, bool *alone);
-static void run_taken_job(struct vnpu_dev *dev, struct vnpu_job *job, bool alone,
+static struct vnpu_dev_job *take_job_locked(struct vnpu_dev *dev, bool *alone);
+static void run_taken_job(struct vnpu_dev *dev, struct vnpu_dev_job *job, bool alone,
 			  struct tile_scratch *s);
 
 static void *tile_main(void *arg)
@@ -428,7 +428,7 @@ static void *tile_main(void *arg)
 	struct tile *t = arg;
 	struct vnpu_dev *dev = t->dev;
 	struct tile_scratch s = { 0 };
-	struct vnpu_job *job;
+	struct vnpu_dev_job *job;
 	bool alone, helped = false;
 	uint64_t seen;
 
@@ -483,7 +483,7 @@ static void *tile_main(void *arg)
 }
 
 /* SPIN never ends on its own: it runs until the job is cancelled. */
-static int run_spin(struct vnpu_job *job)
+static int run_spin(struct vnpu_dev_job *job)
 {
 	struct timespec ts = { 0, 1000000 };
 
@@ -534,7 +534,7 @@ static void wake_all_tiles_locked(struct vnpu_dev *dev)
 }
 
 /* Run every part of one command on this thread (a job run alone). */
-static int run_cmd_alone(struct vnpu_dev *dev, struct vnpu_job *job,
+static int run_cmd_alone(struct vnpu_dev *dev, struct vnpu_dev_job *job,
 			 const struct vnpu_cmd_header *cmd, struct tile_scratch *s)
 {
 	struct vnpu_eng_ctx ctx = { .features = dev->features,
@@ -557,7 +557,7 @@ static int run_cmd_alone(struct vnpu_dev *dev, struct vnpu_job *job,
  * Run one command: over every tile, or with @alone on this thread only.
  * Called by the thread running the job.
  */
-static int run_cmd(struct vnpu_dev *dev, struct vnpu_job *job,
+static int run_cmd(struct vnpu_dev *dev, struct vnpu_dev_job *job,
 		   const struct vnpu_cmd_header *cmd, bool alone, struct tile_scratch *s)
 {
 	struct cpu_work *w = &dev->work;
@@ -602,7 +602,7 @@ static int run_cmd(struct vnpu_dev *dev, struct vnpu_job *job,
 	return atomic_load(&w->err);
 }
 
-static void run_job(struct vnpu_dev *dev, struct vnpu_job *job, bool alone,
+static void run_job(struct vnpu_dev *dev, struct vnpu_dev_job *job, bool alone,
 		    struct tile_scratch *s)
 {
 	struct vnpu_exe *exe = job->exe;
@@ -651,9 +651,9 @@ static void run_job(struct vnpu_dev *dev, struct vnpu_job *job, bool alone,
  * alone when the jobs running and queued fill the tiles, or when another
  * runs (so one job at a time uses dev->work), else split over the tiles.
  */
-static struct vnpu_job *take_job_locked(struct vnpu_dev *dev, bool *alone)
+static struct vnpu_dev_job *take_job_locked(struct vnpu_dev *dev, bool *alone)
 {
-	struct vnpu_job *job = dev->head;
+	struct vnpu_dev_job *job = dev->head;
 
 	*alone = dev->running || atomic_load(&dev->queued) >= dev->num_threads;
 	dev->head = job->next;
@@ -670,7 +670,7 @@ static struct vnpu_job *take_job_locked(struct vnpu_dev *dev, bool *alone)
  * function, which may free the job. Meanwhile the other tiles take queued
  * jobs: the function may wait for one.
  */
-static void run_taken_job(struct vnpu_dev *dev, struct vnpu_job *job, bool alone,
+static void run_taken_job(struct vnpu_dev *dev, struct vnpu_dev_job *job, bool alone,
 			  struct tile_scratch *s)
 {
 	void (*fn)(void *arg);
@@ -733,7 +733,7 @@ static vnpu_status start_threads_locked(struct vnpu_dev *dev)
 
 /* ---- jobs ---- */
 
-static void cpu_job_release(struct vnpu_job *job)
+static void cpu_job_release(struct vnpu_dev_job *job)
 {
 	pthread_cond_destroy(&job->done_cond);
 	free(job->cmd_ns);
@@ -752,7 +752,7 @@ static void cpu_job_release(struct vnpu_job *job)
  * alone on a tile. Called and returns with @dev->lock held; the job has
  * ended, with the status, timings and cancel handling of any other.
  */
-static void run_at_submit(struct vnpu_dev *dev, struct vnpu_job *job)
+static void run_at_submit(struct vnpu_dev *dev, struct vnpu_dev_job *job)
 {
 	dev->running++;
 	pthread_mutex_unlock(&dev->lock);
@@ -766,10 +766,10 @@ static void run_at_submit(struct vnpu_dev *dev, struct vnpu_job *job)
 
 static vnpu_status cpu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *slots,
 			      uint32_t num_slots, bool profile, bool caller_waits,
-			      struct vnpu_job_fences *fences, struct vnpu_job **out)
+			      struct vnpu_job_fences *fences, struct vnpu_dev_job **out)
 {
 	struct vnpu_dev *dev = exe->dev;
-	struct vnpu_job *job;
+	struct vnpu_dev_job *job;
 	vnpu_status st;
 	uint32_t i;
 
@@ -824,7 +824,7 @@ static vnpu_status cpu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *slot
 	return VNPU_OK;
 }
 
-static vnpu_status cpu_wait(struct vnpu_job *job, int64_t deadline_ns,
+static vnpu_status cpu_wait(struct vnpu_dev_job *job, int64_t deadline_ns,
 			    uint64_t *cmd_ns, uint64_t *total_ns)
 {
 	struct vnpu_dev *dev = job->exe->dev;
@@ -854,7 +854,7 @@ static vnpu_status cpu_wait(struct vnpu_job *job, int64_t deadline_ns,
 	return VNPU_OK;
 }
 
-static bool cpu_fault_cmd(struct vnpu_job *job, uint32_t *out)
+static bool cpu_fault_cmd(struct vnpu_dev_job *job, uint32_t *out)
 {
 	if (job->fault_cmd < 0)
 		return false;
@@ -866,7 +866,7 @@ static bool cpu_fault_cmd(struct vnpu_job *job, uint32_t *out)
  * Only with two tiles or more: a notify function may wait for a queued
  * job, which another tile must then run.
  */
-static bool cpu_notify(struct vnpu_job *job, void (*fn)(void *arg), void *arg)
+static bool cpu_notify(struct vnpu_dev_job *job, void (*fn)(void *arg), void *arg)
 {
 	struct vnpu_dev *dev = job->exe->dev;
 	bool set = false;
@@ -883,12 +883,12 @@ static bool cpu_notify(struct vnpu_job *job, void (*fn)(void *arg), void *arg)
 	return set;
 }
 
-static void cpu_cancel(struct vnpu_job *job)
+static void cpu_cancel(struct vnpu_dev_job *job)
 {
 	atomic_store(&job->cancel, true);
 }
 
-static void cpu_job_free(struct vnpu_job *job)
+static void cpu_job_free(struct vnpu_dev_job *job)
 {
 	struct vnpu_dev *dev;
 

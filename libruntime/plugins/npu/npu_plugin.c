@@ -85,7 +85,7 @@ struct vnpu_exe {
 	struct vnpu_slot_desc *slots;
 };
 
-struct vnpu_job {
+struct vnpu_dev_job {
 	struct vnpu_exe *exe;
 	uint64_t id;
 	struct npu_buf *profile;	/* per-command timestamps, or NULL */
@@ -606,7 +606,7 @@ static vnpu_status fill_slots(struct vnpu_exe *exe, struct vnpu_buf *const *bufs
  */
 static vnpu_status npu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *bufs,
 			      uint32_t num_slots, bool profile, bool caller_waits,
-			      struct vnpu_job_fences *fences, struct vnpu_job **out)
+			      struct vnpu_job_fences *fences, struct vnpu_dev_job **out)
 {
 	struct vnpu_dev *dev = exe->dev;
 	struct drm_vnpu_slot slots[DRM_VNPU_MAX_SLOTS];
@@ -616,7 +616,7 @@ static vnpu_status npu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *bufs
 		.priority = DRM_VNPU_PRIORITY_NORMAL,
 	};
 	struct job_syncobjs syncobjs = { .num_in = 0 };
-	struct vnpu_job *job;
+	struct vnpu_dev_job *job;
 	vnpu_status st;
 	int ret;
 
@@ -680,7 +680,7 @@ static uint64_t ticks_to_ns(const struct vnpu_dev *dev, uint64_t ticks)
 	return (uint64_t)((unsigned __int128)ticks * 1000000000 / dev->clock_hz);
 }
 
-static void read_profile(struct vnpu_job *job, uint64_t *cmd_ns)
+static void read_profile(struct vnpu_dev_job *job, uint64_t *cmd_ns)
 {
 	const uint64_t *stamps = job->profile->buf.map;
 	uint32_t i;
@@ -690,7 +690,7 @@ static void read_profile(struct vnpu_job *job, uint64_t *cmd_ns)
 			    ticks_to_ns(job->exe->dev, stamps[2 * i + 1] - stamps[2 * i]) : 0;
 }
 
-static vnpu_status npu_wait(struct vnpu_job *job, int64_t deadline_ns, uint64_t *cmd_ns,
+static vnpu_status npu_wait(struct vnpu_dev_job *job, int64_t deadline_ns, uint64_t *cmd_ns,
 			    uint64_t *total_ns)
 {
 	struct vnpu_dev *dev = job->exe->dev;
@@ -732,7 +732,7 @@ static vnpu_status npu_wait(struct vnpu_job *job, int64_t deadline_ns, uint64_t 
 	return VNPU_OK;
 }
 
-static bool npu_fault_cmd(struct vnpu_job *job, uint32_t *out)
+static bool npu_fault_cmd(struct vnpu_dev_job *job, uint32_t *out)
 {
 	if (!job->ended || (job->result.status != DRM_VNPU_JOB_FAULT &&
 			    job->result.status != DRM_VNPU_JOB_TIMEOUT))
@@ -741,7 +741,7 @@ static bool npu_fault_cmd(struct vnpu_job *job, uint32_t *out)
 	return true;
 }
 
-static void npu_cancel(struct vnpu_job *job)
+static void npu_cancel(struct vnpu_dev_job *job)
 {
 	struct drm_vnpu_cancel c = { .job_id = job->id };
 
@@ -749,7 +749,7 @@ static void npu_cancel(struct vnpu_job *job)
 	npu_ioctl(job->exe->dev->fd, DRM_IOCTL_VNPU_CANCEL, &c);
 }
 
-static void npu_job_free(struct vnpu_job *job)
+static void npu_job_free(struct vnpu_dev_job *job)
 {
 	struct drm_vnpu_wait w;
 
