@@ -10,8 +10,7 @@
 #include "onnx_data.pb-c.h"
 #include "tensor_file.h"
 
-/* The whole of the regular file at @path (a directory or a device is refused). */
-static void *read_whole(const char *path, size_t *size, char *err, size_t err_size)
+void *file_read_whole(const char *path, size_t *size, char *err, size_t err_size)
 {
 	FILE *f = fopen(path, "rb");
 	struct stat sb;
@@ -128,12 +127,7 @@ static vnpu_status strings_from_proto(const Onnx__TensorProto *tp, const char *p
 	return st;
 }
 
-/*
- * A decoded TensorProto into a new host tensor; @path names it in messages.
- * The data the file holds is checked against the shape before the tensor
- * is allocated: a shape alone never costs memory.
- */
-static vnpu_status tensor_from_proto(const Onnx__TensorProto *tp, const char *path,
+vnpu_status tensor_from_proto(const Onnx__TensorProto *tp, const char *path,
 				     vnpu_tensor **out, char *err, size_t err_size)
 {
 	vnpu_element_type type;
@@ -233,7 +227,7 @@ vnpu_status tensor_file_read(const char *path, vnpu_tensor **out,
 			*out = t;
 		return st;
 	}
-	buf = read_whole(path, &size, err, err_size);
+	buf = file_read_whole(path, &size, err, err_size);
 	if (!buf)
 		return VNPU_NOT_FOUND;
 	tp = onnx__tensor_proto__unpack(NULL, size, buf);
@@ -341,7 +335,7 @@ vnpu_status tensor_value_read(const char *path, vnpu_port_kind kind, struct tens
 			v.count = 0;
 		goto out;
 	}
-	buf = read_whole(path, &size, err, err_size);
+	buf = file_read_whole(path, &size, err, err_size);
 	if (!buf)
 		return VNPU_NOT_FOUND;
 	if (kind == VNPU_PORT_SEQUENCE)

@@ -19,6 +19,19 @@
 vnpu_status tensor_file_read(const char *path, vnpu_tensor **out,
 			     char **out_name, char *err, size_t err_size);
 
+/* The whole of the regular file at @path (a directory or a device is
+ * refused), malloc'd, its length in *@size; NULL with a message in @err. */
+void *file_read_whole(const char *path, size_t *size, char *err, size_t err_size);
+
+/*
+ * A decoded TensorProto into a new host tensor; @path names it in messages.
+ * The data the proto holds is checked against the shape before the tensor
+ * is allocated: a shape alone never costs memory. External data is refused.
+ */
+struct Onnx__TensorProto;
+vnpu_status tensor_from_proto(const struct Onnx__TensorProto *tp, const char *path,
+			      vnpu_tensor **out, char *err, size_t err_size);
+
 /* The model's input @name becomes a constant holding @t's values
  * (vnpu_model_freeze_input() with @t's type, shape and data). */
 vnpu_status tensor_freeze_input(vnpu_model *model, const char *name, vnpu_tensor *t);

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vnpu-quantize: post-training static quantization of an ONNX model into
+ * a QDQ model, in four parts:
+ *   graph.c   the decoded ModelProto, an index of its main graph's tensors,
+ *             and the edits (new initializers and nodes, renames, packing)
+ *   qdq.c     BatchNorm folding, which tensors to quantize, and the rewrite
+ *             into QuantizeLinear / DequantizeLinear pairs and int8 weights
+ *   calib.c   the samples (a folder of tensor files or random values) and
+ *             the calibration: ranges and histograms of the f32 model's
+ *             tensors, run on the CPU device
+ *   eval.c    the f32 and the QDQ model on the same samples, compared
+ */
+#ifndef VNPU_QUANTIZE_H
+#define VNPU_QUANTIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <vnpu/vnpu.h>
+
+#include "onnx.pb-c.h"
+
+#define TOOL "vnpu-quantize"
+
+/* Bins of a percentile histogram of |x|, over [0, its top]. */
+#define HIST_BINS 2048
+
+enum calib_method { CALIB_MINMAX, CALIB_PERCENTILE };
+
+struct options {
+	const char *model;
+	const char *out;
+	const char *calib_dir;
+	const char *eval_dir;
+	long random;		/* --random N; 0 with -c */
+	bool s8;		/* s8 activations, else u8 */
+	enum calib_method method;
+	double percentile;	/* of |x| kept in range, e.g. 99.99 */
+	const char **keep;	/* node names kept f32 */
+	size_t num_keep;
+	unsigned int seed;
+	bool json;
+};
+
+/* Model inputs for several runs: @count samples of @num_inputs tensors. */
+struct samples {
+	size_t count, num_inputs;
+	vnpu_tensor **t;	/* [sample * num_inputs + input] */
+	const char *source;	/* what they are, for the report */
+};
+
+/* The values one tensor took over the calibration runs. */
+struct tensor_stats {
+	double lo, hi;
+	uint64_t count;
+	double top;		/* of the histogram, 0 until a value is seen */
+	uint64_t *hist;		/* HIST_BINS, percentile calibration only */
+};
+
+/* A name of the main graph and what the quantizer knows and plans of it. */
+struct qtensor {
+	const char *name;	/* the graph's own string */
+	int32_t producer;	/* node index, -1 for none */
+	int32_t init;		/* initializer index, -1 for none */
+	uint32_t readers;	/* input slots of main-graph nodes reading it */
+	int32_t reader;		/* the last node reading it, -1 for none */
+	int32_t weight_axis;	/* a weight quantized per channel on this axis, or -1 */
+	bool graph_input, graph_output;
+	bool quant;		/* an activation to get a Q -> DQ pair */
+	int32_t share;		/* takes this tensor's parameters (MaxPool), or -1 */
+	bool calibrated;	/* f32 values were seen */
+	struct tensor_stats stats;
+	float scale;		/* set by qdq_rewrite() */
+	int32_t zero_point;
+	char *scale_name, *zp_name, *dq_name;
+	const float *wscale;	/* a weight's channel scales, in its initializer */
+};
+
+struct name_map {
+	uint32_t cap;		/* a power of two */
+	int32_t *slots;		/* tensor index or -1 */
+};
+
+struct qmodel {
+	Onnx__ModelProto *proto;
+	Onnx__GraphProto *g;
+	struct qtensor *t;
+	uint32_t num_t, cap_t;
+	struct name_map map;
+	char **owned;		/* names the index made, freed with it */
+	size_t num_owned, cap_owned;
+};
+
+/* graph.c */
+int qm_read(const char *path, vnpu_core *core, struct qmodel *qm, vnpu_model **f32);
+void qm_fini(struct qmodel *qm);
+int qm_index(struct qmodel *qm);
+int32_t qm_find(const struct qmodel *qm, const char *name);
+const char *qm_unique(struct qmodel *qm, const char *base, const char *suffix);
+int qm_check_keep(const struct qmodel *qm, const struct options *o);
+bool qm_kept(const struct options *o, const Onnx__NodeProto *n);
+bool qm_is(const Onnx__NodeProto *n, const char *op);
+int64_t qm_attr_int(const Onnx__NodeProto *n, const char *name, int64_t def);
+float qm_attr_float(const Onnx__NodeProto *n, const char *name, float def);
+int qm_init_floats(const struct qmodel *qm, int32_t tensor, vnpu_tensor **out);
+Onnx__TensorProto *qm_add_init(struct qmodel *qm, const char *name, int32_t type,
+			       const int64_t *dims, size_t rank, const void *data,
+			       size_t bytes);
+Onnx__NodeProto *qm_new_node(const char *op, const char *name, const char *const *in,
+			     size_t n_in, const char *out, int64_t axis);
+int qm_set_name(struct qmodel *qm, char **field, const char *s);
+int qm_drop_unused_inits(struct qmodel *qm);
+int qm_pack(const struct qmodel *qm, uint8_t **out, size_t *size);
+int qm_write(const char *path, const uint8_t *data, size_t size);
+int qm_oom(void);
+
+/* qdq.c */
+int qdq_fold_batchnorm(struct qmodel *qm, const struct options *o);
+void qdq_plan(struct qmodel *qm, const struct options *o);
+int qdq_rewrite(struct qmodel *qm, const struct options *o, size_t *out_tensors,
+		size_t *out_weights);
+
+/* calib.c */
+int samples_random(vnpu_model *m, long n, unsigned int seed, struct samples *s);
+int samples_read_dir(vnpu_model *m, const char *dir, struct samples *s);
+void samples_fini(struct samples *s);
+int samples_apply_shapes(vnpu_model *m, const struct samples *s);
+int calibrate(vnpu_core *core, struct qmodel *qm, const struct samples *s,
+	      const struct options *o);
+void stats_range(const struct tensor_stats *st, const struct options *o, double *lo,
+		 double *hi);
+
+/* eval.c */
+int evaluate(vnpu_core *core, vnpu_model *f32, const uint8_t *qdq, size_t qdq_size,
+	     const struct samples *s, const struct options *o);
+int run_fail(const char *what);
+int set_sample(vnpu_infer_request *req, const struct samples *s, size_t k);
+
+#endif /* VNPU_QUANTIZE_H */
