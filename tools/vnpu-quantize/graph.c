@@ -160,12 +160,16 @@ int qm_index(struct qmodel *qm)
 	qm->map.slots = NULL;
 	qm->map.cap = 0;
 	for (size_t i = 0; i < g->n_input; i++) {
-		if (!g->input[i]->name || (v = map_add(qm, g->input[i]->name)) < 0)
+		if (!g->input[i]->name)
+			continue;
+		if ((v = map_add(qm, g->input[i]->name)) < 0)
 			goto fail;
 		qm->t[v].graph_input = true;
 	}
 	for (size_t i = 0; i < g->n_initializer; i++) {
-		if (!g->initializer[i]->name || (v = map_add(qm, g->initializer[i]->name)) < 0)
+		if (!g->initializer[i]->name)
+			continue;
+		if ((v = map_add(qm, g->initializer[i]->name)) < 0)
 			goto fail;
 		qm->t[v].init = (int32_t)i;
 		qm->t[v].graph_input = false;
@@ -190,7 +194,9 @@ int qm_index(struct qmodel *qm)
 		}
 	}
 	for (size_t i = 0; i < g->n_output; i++) {
-		if (!g->output[i]->name || (v = map_add(qm, g->output[i]->name)) < 0)
+		if (!g->output[i]->name)
+			continue;
+		if ((v = map_add(qm, g->output[i]->name)) < 0)
 			goto fail;
 		qm->t[v].graph_output = true;
 	}
@@ -231,6 +237,7 @@ static int64_t opset(const Onnx__ModelProto *p)
 int qm_read(const char *path, vnpu_core *core, struct qmodel *qm, vnpu_model **f32)
 {
 	struct stat sb;
+	vnpu_status st;
 	char err[512];
 	size_t size;
 	uint8_t *buf;
@@ -246,8 +253,10 @@ int qm_read(const char *path, vnpu_core *core, struct qmodel *qm, vnpu_model **f
 		fprintf(stderr, TOOL ": %s\n", err);
 		return 1;
 	}
-	if (vnpu_core_read_model_from_memory(core, buf, size, f32)) {
-		fprintf(stderr, TOOL ": %s: %s\n", path, vnpu_last_error());
+	st = vnpu_core_read_model_from_memory(core, buf, size, f32);
+	if (st) {
+		fprintf(stderr, TOOL ": %s: %s%s\n", path, vnpu_last_error(),
+			st == VNPU_NOT_FOUND ? " (models with external data are not supported)" : "");
 		free(buf);
 		return 1;
 	}
@@ -486,7 +495,7 @@ int qm_drop_unused_inits(struct qmodel *qm)
 	mark_read(qm, g, used);
 	for (size_t i = 0; i < g->n_initializer; i++) {
 		Onnx__TensorProto *tp = g->initializer[i];
-		int32_t v = qm_find(qm, tp->name);
+		int32_t v = tp->name ? qm_find(qm, tp->name) : -1;
 
 		if (v < 0 || used[v] || qm->t[v].graph_output) {
 			g->initializer[k++] = tp;

@@ -82,7 +82,7 @@ static Onnx__NodeProto *bn_conv(const struct qmodel *qm, const struct options *o
 	    !f32_init(qm, in(conv, 1), 0, -1, 0) || conv->n_input < 2)
 		return NULL;
 	m = init_dim(qm, conv->input[1], 0);
-	if (in(conv, 2) && !f32_init(qm, in(conv, 2), 1, m, 0))
+	if (m <= 0 || (in(conv, 2) && !f32_init(qm, in(conv, 2), 1, m, 0)))
 		return NULL;
 	for (size_t i = 1; i < 5; i++)
 		if (!f32_init(qm, in(bn, i), 1, m, 0))
@@ -611,6 +611,23 @@ static int rename_readers(struct qmodel *qm)
 	return 0;
 }
 
+/* The model's doc_string says how it was quantized. */
+static int describe(struct qmodel *qm, const struct options *o)
+{
+	const char *doc = qm->proto->doc_string ? qm->proto->doc_string : "";
+	size_t len = strlen(doc) + 128;
+	char *s = malloc(len);
+
+	if (!s)
+		return qm_oom();
+	snprintf(s, len, "%s%sQDQ by vnpu-quantize (%s activations, %s calibration)", doc,
+		 doc[0] ? "; " : "", o->s8 ? "s8" : "u8",
+		 o->method == CALIB_MINMAX ? "min-max" : "percentile");
+	free(qm->proto->doc_string);
+	qm->proto->doc_string = s;
+	return 0;
+}
+
 /* Node @i followed by the Q -> DQ pairs of its quantized outputs. */
 static int push_node(struct qmodel *qm, size_t i, struct node_list *l, size_t *pairs)
 {
@@ -688,5 +705,5 @@ int qdq_rewrite(struct qmodel *qm, const struct options *o, size_t *out_tensors,
 	free(qm->g->node);
 	qm->g->node = l.v;
 	qm->g->n_node = l.n;
-	return qm_drop_unused_inits(qm);
+	return describe(qm, o) || qm_drop_unused_inits(qm);
 }

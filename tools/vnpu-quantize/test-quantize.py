@@ -102,6 +102,51 @@ def small_model(np, helper, numpy_helper, TensorProto, opset=13):
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
 
 
+def two_inputs(np, helper, numpy_helper, TensorProto):
+    """Add of two inputs, Conv, Relu."""
+    w = np.random.default_rng(6).normal(0, 0.3, (4, 3, 3, 3)).astype(np.float32)
+    g = helper.make_graph(
+        [helper.make_node("Add", ["a", "b"], ["s"], name="add"),
+         helper.make_node("Conv", ["s", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+         helper.make_node("Relu", ["c"], ["y"], name="relu")], "two",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 3, 8, 8]) for n in "ab"],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8, 8])],
+        [numpy_helper.from_array(w, "w")])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def multi_input(q, tmp, np, onnx, helper, numpy_helper, TensorProto):
+    """A model of two inputs takes folders of input_N files, not files."""
+    model = os.path.join(tmp, "two.onnx")
+    onnx.save(two_inputs(np, helper, numpy_helper, TensorProto), model)
+    out = os.path.join(tmp, "two_qdq.onnx")
+    rng = np.random.default_rng(12)
+    files = os.path.join(tmp, "two-files")
+    os.makedirs(files)
+    np.save(os.path.join(files, "a.npy"), np.zeros([1, 3, 8, 8], np.float32))
+    expect_fail([q, "-m", model, "-o", out, "-c", files], 1, "two inputs, a file per sample")
+    sets = os.path.join(tmp, "two-sets")
+    for k in range(3):
+        d = os.path.join(sets, f"set{k}")
+        os.makedirs(d)
+        np.save(os.path.join(d, "input_0.npy"), rng.uniform(-1, 1, [1, 3, 8, 8]).astype(np.float32))
+        with open(os.path.join(d, "input_1.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(
+                rng.uniform(-1, 1, [1, 3, 8, 8]).astype(np.float32), "b").SerializeToString())
+    p = run([q, "-m", model, "-o", out, "-c", sets, "--json"])
+    r, o = report(p)
+    check(p.returncode == 0 and o is not None and o["cosine_min"] > 0.99 and r["samples"] == 3,
+          f"two inputs, a folder per sample: {o} {p.stderr.strip()}")
+    os.remove(os.path.join(sets, "set1", "input_1.pb"))
+    expect_fail([q, "-m", model, "-o", out, "-c", sets], 1, "two inputs, input_1 missing")
+    ext = os.path.join(tmp, "ext")
+    os.makedirs(ext)
+    onnx.save(onnx.load(model), os.path.join(ext, "two.onnx"), save_as_external_data=True,
+              location="w.bin", size_threshold=0)
+    expect_fail([q, "-m", os.path.join(ext, "two.onnx"), "-o", out, "-r", "1"], 1,
+                "external data")
+
+
 def convnet():
     sys.path.insert(0, os.path.join(TOP, "scripts/zoo"))
     import cnn
@@ -254,6 +299,7 @@ def main():
         old = os.path.join(tmp, "old.onnx")
         onnx.save(small_model(np, helper, numpy_helper, TensorProto, 11), old)
         bad_input(q, tmp, np, numpy_helper, small, old)
+        multi_input(q, tmp, np, onnx, helper, numpy_helper, TensorProto)
 
         # --random, u8, min-max.
         out = os.path.join(tmp, "small_qdq.onnx")
