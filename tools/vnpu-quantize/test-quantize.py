@@ -344,6 +344,19 @@ def main():
         check(p.returncode == 0 and "6 held-out samples" in p.stdout,
               f"test_data_set folders, held-out report {p.stderr.strip()}")
 
+        # Names the rewrite would make are taken already: it makes others.
+        taken = small_model(np, helper, numpy_helper, TensorProto)
+        names = {"c2": "p1_dequantized", "a1": "input_quantized", "fc": "r3_scale"}
+        for n in taken.graph.node:
+            n.input[:] = [names.get(x, x) for x in n.input]
+            n.output[:] = [names.get(x, x) for x in n.output]
+        taken_path = os.path.join(tmp, "taken.onnx")
+        onnx.save(taken, taken_path)
+        out4 = os.path.join(tmp, "taken_qdq.onnx")
+        p = run([q, "-m", taken_path, "-o", out4, "-r", "2"])
+        check(p.returncode == 0, f"names taken: quantized {p.stderr.strip()}")
+        compare_runtimes(np, bins, (out4, 16), tmp, SMALL_BOUND, "names taken")
+
         # The zoo's convnet: all convolutions int8, bit for bit with ORT.
         conv = os.path.join(tmp, "convnet.onnx")
         onnx.save(convnet(), conv)
