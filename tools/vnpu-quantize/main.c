@@ -30,7 +30,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: vnpu-quantize -m MODEL -o OUT.onnx (-c CALIB_DIR | -r N)\n"
 		"                     [-a u8|s8] [-C minmax|percentile] [-p P]\n"
-		"                     [-k NODE[,NODE...]] [-e EVAL_DIR] [-s SEED] [--json]\n"
+		"                     [-k NODE[,NODE...]] [-t OP[,OP...]] [-e EVAL_DIR]\n"
+		"                     [-s SEED] [--json]\n"
 		"Quantize an f32 ONNX model into a QDQ model (s8 weights per output channel,\n"
 		"u8 or s8 activations) and print how far it is from the f32 model.\n"
 		"  -m, --model MODEL          the f32 .onnx file (opset 13 or later)\n"
@@ -44,6 +45,9 @@ static void usage(FILE *f)
 		"                             implies -C percentile)\n"
 		"  -k, --keep-float NODES     node names (comma-separated, repeatable) that\n"
 		"                             stay f32\n"
+		"  -t, --op-types OPS         the op types to quantize (comma-separated,\n"
+		"                             repeatable; default all: Conv, Gemm, MatMul,\n"
+		"                             Add, AveragePool, GlobalAveragePool, MaxPool)\n"
 		"  -e, --eval-dir DIR         held-out samples for the accuracy report\n"
 		"                             (default: N new random samples with -r, the\n"
 		"                             calibration samples with -c)\n"
@@ -79,6 +83,19 @@ static int parse_percentile(struct options *o, const char *arg)
 	return 0;
 }
 
+/* OP[,OP...] into o->ops (@arg is modified). */
+static int parse_ops(struct options *o, char *arg)
+{
+	for (char *save = NULL, *p = strtok_r(arg, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+		if (!qdq_op_known(p))
+			return usage_error(TOOL, "--op-types takes Conv, Gemm, MatMul, Add, "
+					   "AveragePool, GlobalAveragePool or MaxPool, not \"%s\"", p);
+		if (o->num_ops < sizeof(o->ops) / sizeof(o->ops[0]))
+			o->ops[o->num_ops++] = p;
+	}
+	return 0;
+}
+
 /* NODE[,NODE...] appended to o->keep (@arg is modified). */
 static int parse_keep(struct options *o, char *arg)
 {
@@ -103,6 +120,7 @@ static int parse_option(struct options *o, int c)
 	case 'r': return parse_count("--random", optarg, 65536, &o->random);
 	case 'p': return parse_percentile(o, optarg);
 	case 'k': return parse_keep(o, optarg);
+	case 't': return parse_ops(o, optarg);
 	case 'a':
 		if (strcmp(optarg, "u8") && strcmp(optarg, "s8"))
 			return usage_error(TOOL, "--activations takes u8 or s8, not \"%s\"", optarg);
@@ -139,6 +157,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "calibration", required_argument, NULL, 'C' },
 		{ "percentile", required_argument, NULL, 'p' },
 		{ "keep-float", required_argument, NULL, 'k' },
+		{ "op-types", required_argument, NULL, 't' },
 		{ "eval-dir", required_argument, NULL, 'e' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "json", no_argument, NULL, 'j' },
@@ -149,7 +168,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 
 	o->seed = 1;
 	o->percentile = 99.99;
-	while ((c = getopt_long(argc, argv, "m:o:c:r:a:C:p:k:e:s:jh", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "m:o:c:r:a:C:p:k:t:e:s:jh", long_options, NULL)) != -1) {
 		ret = parse_option(o, c);
 		if (ret)
 			return ret;

@@ -278,27 +278,42 @@ static int32_t weight_axis(const struct qmodel *qm, const Onnx__NodeProto *n)
 	return -1;
 }
 
-static bool op_in(const Onnx__NodeProto *n, const char *const *ops)
+/* The ops quantized, those with a constant weight first. */
+static const char *const products[] = { "Conv", "Gemm", "MatMul", NULL };
+static const char *const others[] = { "Add", "AveragePool", "GlobalAveragePool", "MaxPool",
+				       NULL };
+
+static bool in_list(const char *op, const char *const *ops, size_t n)
+{
+	for (size_t i = 0; i < n && ops[i]; i++)
+		if (!strcmp(op, ops[i]))
+			return true;
+	return false;
+}
+
+bool qdq_op_known(const char *op)
+{
+	return in_list(op, products, SIZE_MAX) || in_list(op, others, SIZE_MAX);
+}
+
+/* @n is one of @ops and of -t's op types. */
+static bool op_in(const struct options *o, const Onnx__NodeProto *n, const char *const *ops)
 {
 	for (; *ops; ops++)
 		if (qm_is(n, *ops))
-			return true;
+			return !o->num_ops || in_list(*ops, o->ops, o->num_ops);
 	return false;
 }
 
 void qdq_plan(struct qmodel *qm, const struct options *o)
 {
-	static const char *const products[] = { "Conv", "Gemm", "MatMul", NULL };
-	static const char *const others[] = { "Add", "AveragePool", "GlobalAveragePool",
-					      "MaxPool", NULL };
-
 	for (size_t i = 0; i < qm->g->n_node; i++) {
 		Onnx__NodeProto *n = qm->g->node[i];
 		int32_t axis, y;
 
 		if (qm_kept(o, n) || !n->n_output || !n->output[0][0])
 			continue;
-		if (op_in(n, products)) {
+		if (op_in(o, n, products)) {
 			axis = weight_axis(qm, n);
 			if (axis >= 0)
 				mark_weight(qm, n->input[1], axis);
@@ -306,7 +321,7 @@ void qdq_plan(struct qmodel *qm, const struct options *o)
 			if (axis < 0 && !qm_is(n, "Conv"))
 				mark_input(qm, in(n, 1));
 			mark_output(qm, o, n->output[0], qm_is(n, "Conv"));
-		} else if (op_in(n, others) && n->n_output == 1) {
+		} else if (op_in(o, n, others) && n->n_output == 1) {
 			for (size_t k = 0; k < n->n_input; k++)
 				mark_input(qm, in(n, k));
 			y = mark_output(qm, o, n->output[0], false);

@@ -40,6 +40,8 @@ struct options {
 	double percentile;	/* of |x| kept in range, e.g. 99.99 */
 	const char **keep;	/* node names kept f32 */
 	size_t num_keep;
+	const char *ops[8];	/* op types to quantize; none: all */
+	size_t num_ops;
 	unsigned int seed;
 	bool json;
 };
@@ -119,6 +121,7 @@ int qm_oom(void);
 /* qdq.c */
 int qdq_fold_batchnorm(struct qmodel *qm, const struct options *o);
 void qdq_plan(struct qmodel *qm, const struct options *o);
+bool qdq_op_known(const char *op);
 int qdq_rewrite(struct qmodel *qm, const struct options *o, size_t *out_tensors,
 		size_t *out_weights);
 

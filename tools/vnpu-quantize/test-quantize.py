@@ -247,6 +247,7 @@ def bad_input(q, tmp, np, numpy_helper, model_path, old_opset):
     expect_fail([q, "-m", model_path, "-o", out, "-r", "1", "-a", "s16"], 2, "-a s16")
     expect_fail([q, "-m", model_path, "-o", out, "-r", "1", "-C", "kl"], 2, "-C kl")
     expect_fail([q, "-m", model_path, "-o", out, "-r", "1", "-p", "20"], 2, "-p 20")
+    expect_fail([q, "-m", model_path, "-o", out, "-r", "1", "-t", "Conv,Relu"], 2, "-t Relu")
     expect_fail([q, "-m", os.path.join(tmp, "missing.onnx"), "-o", out, "-r", "1"], 1,
                 "missing model")
     junk = os.path.join(tmp, "junk.onnx")
@@ -343,6 +344,17 @@ def main():
         p = run([q, "-m", small, "-o", os.path.join(tmp, "sets.onnx"), "-c", sets, "-e", calib])
         check(p.returncode == 0 and "6 held-out samples" in p.stdout,
               f"test_data_set folders, held-out report {p.stderr.strip()}")
+
+        # -t Conv: the convolutions alone, as the zoo's QDQ models.
+        out5 = os.path.join(tmp, "conv_only.onnx")
+        p = run([q, "-m", small, "-o", out5, "-r", "2", "-t", "Conv", "--json"])
+        r, o = report(p)
+        m = onnx.load(out5)
+        readers = {x: n.op_type for n in m.graph.node for x in n.input}
+        check(r is not None and r["quantized_weights"] == 3 and
+              all(readers.get(x) != "QuantizeLinear" for n in m.graph.node
+                  if n.op_type in ("Add", "Gemm", "AveragePool") for x in n.output),
+              f"-t Conv: only the convolutions {r}")
 
         # Names the rewrite would make are taken already: it makes others.
         taken = small_model(np, helper, numpy_helper, TensorProto)
