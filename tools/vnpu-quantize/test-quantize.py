@@ -334,6 +334,18 @@ def main():
         check(zps and all(z.dtype.name == "int8" for z in zps), "s8 activations")
         compare_runtimes(np, bins, (out2, 16), tmp, SMALL_BOUND, "small model, -c s8")
 
+        # Percentile ranges lie within the min-max ones, some strictly.
+        def scales(path):
+            return {i.name: float(numpy_helper.to_array(i)) for i in onnx.load(path).graph.initializer
+                    if i.name.endswith("_scale") and not i.dims}
+        mm, pc = os.path.join(tmp, "mm.onnx"), os.path.join(tmp, "pc.onnx")
+        p1 = run([q, "-m", small, "-o", mm, "-c", calib])
+        p2 = run([q, "-m", small, "-o", pc, "-c", calib, "-p", "99"])
+        a, b = scales(mm), scales(pc) if p2.returncode == 0 else {}
+        check(p1.returncode == 0 and a.keys() == b.keys() and len(a) >= 8 and
+              all(b[k] <= a[k] * (1 + 1e-6) for k in a) and any(b[k] < a[k] * 0.9 for k in a),
+              f"-p 99: activation scales within min-max's, some narrower: {a} {b}")
+
         # Folders of ONNX test data (input_0.pb) work too.
         sets = os.path.join(tmp, "sets")
         for k in range(2):
