@@ -608,12 +608,15 @@ static int push_pair(struct qmodel *qm, int32_t v, const char *src, struct node_
 	return list_push(l, pair[1]);
 }
 
-/* Every main-graph node input that has a dequantized name reads it. */
-static int rename_readers(struct qmodel *qm)
+/* Every main-graph node input that has a dequantized name reads it, except
+ * in nodes kept f32, which read f32 values. */
+static int rename_readers(struct qmodel *qm, const struct options *o)
 {
 	for (size_t i = 0; i < qm->g->n_node; i++) {
 		Onnx__NodeProto *n = qm->g->node[i];
 
+		if (qm_kept(o, n))
+			continue;
 		for (size_t k = 0; k < n->n_input; k++) {
 			int32_t v = n->input[k][0] ? qm_find(qm, n->input[k]) : -1;
 
@@ -695,7 +698,7 @@ int qdq_rewrite(struct qmodel *qm, const struct options *o, size_t *out_tensors,
 			ret = list_push(&l, dq);
 	}
 	if (!ret)
-		ret = rename_readers(qm);
+		ret = rename_readers(qm, o);
 	for (uint32_t v = 0; v < num_t && !ret; v++) {
 		if (qm->t[v].graph_input && quantized(qm, v)) {
 			ret = push_pair(qm, (int32_t)v, qm->t[v].name, &l);

@@ -197,7 +197,8 @@ def qdq_structure(onnx, numpy_helper, path, kept=()):
             continue
         dq = prod.get(n.input[1])
         if n.name in kept:
-            check(dq is None and n.input[1] in inits, f"{n.name} kept f32")
+            check(all(prod.get(x) is None or prod[x].op_type != "DequantizeLinear"
+                      for x in n.input), f"{n.name} kept f32: reads no DequantizeLinear")
             continue
         ok = dq is not None and dq.op_type == "DequantizeLinear"
         if ok:
