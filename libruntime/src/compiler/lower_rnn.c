@@ -640,6 +640,33 @@ static vnpu_status lstm_layer(struct cstate *s, const struct cop *op, const stru
 	return st ? st : cl_layer(s, VNPU_LAYER_LSTM, t, 7, &attr, sizeof(attr));
 }
 
+/*
+ * Whether the rows of @t [seq, batch, cols] lie evenly apart across steps:
+ * one batch row, or each step's rows right after the step before's.
+ */
+static bool one_batch_of_steps(const struct ctensor *t)
+{
+	return t->dims[1] == 1 || t->strides[0] == t->dims[1] * t->strides[1];
+}
+
+/*
+ * @t [seq, batch, cols] as [seq * batch, cols], so that the projection is
+ * one GEMM whose weights stream once rather than a one-row product per
+ * step, each reading all of W (2 MB a direction in the CRNN).
+ */
+static void steps_as_rows(struct ctensor *t)
+{
+	int64_t rs = t->dims[1] == 1 ? t->strides[0] : t->strides[1];
+
+	t->rank = 2;
+	t->dims[0] *= t->dims[1];
+	t->dims[1] = t->dims[2];
+	t->strides[0] = rs;
+	t->strides[1] = 1;
+	t->dims[2] = 0;
+	t->strides[2] = 0;
+}
+
 vnpu_status cl_lower_rnn(struct cstate *s, struct cop *op)
 {
 	struct rnn r = { 0 };
@@ -684,6 +711,10 @@ vnpu_status cl_lower_rnn(struct cstate *s, struct cop *op)
 		y.strides[0] = r.dirs * r.batch * g;
 		y.strides[1] = g;
 		y.strides[2] = 1;
+		if (one_batch_of_steps(&x) && one_batch_of_steps(&y)) {
+			steps_as_rows(&x);
+			steps_as_rows(&y);
+		}
 		if (bias >= 0)
 			cb = mat(s, bias, d * g, 1, g, g);
 		if (views) {
