@@ -2025,6 +2025,30 @@ static float sigm(float x)
 	return 1.0f / (1.0f + expf(-x));
 }
 
+/* Rows of A of the first GEMM layer of @p when A is 2-D, else 0. */
+static uint64_t first_gemm_rows(const struct vnpu_program *p)
+{
+	const uint8_t *c = p->segments[0].cmd, *end = c + p->segments[0].cmd_size;
+	struct vnpu_cmd_header h;
+
+	for (; c + sizeof(h) <= end; c += h.size) {
+		struct vnpu_cmd_layer l;
+		struct vnpu_tensor a;
+
+		memcpy(&h, c, sizeof(h));
+		if (h.size < sizeof(h))
+			break;
+		if (h.opcode != VNPU_CMD_LAYER || h.size < sizeof(l) + sizeof(a))
+			continue;
+		memcpy(&l, c, sizeof(l));
+		if (l.op != VNPU_LAYER_GEMM)
+			continue;
+		memcpy(&a, c + sizeof(l), sizeof(a));
+		return a.rank == 2 ? a.dims[0] : 0;
+	}
+	return 0;
+}
+
 /*
  * LSTM against the textbook equations, forward (one LSTM layer) or
  * "reverse" (unrolled: the steps from the last to the first).
@@ -2107,6 +2131,8 @@ static void lstm_case(bool reverse)
 	      plain->arena_size < plain->intermediates_size);
 	for (int i = 0; p && plain && i < 3; i++)
 		CHECK(!memcmp(out[i], plain_out[i], p->outputs[i].size));
+	/* The input projection: one GEMM over every step's rows. */
+	CHECK(p && plain && first_gemm_rows(p) == S * B && first_gemm_rows(plain) == S * B);
 	for (int i = 0; i < 8; i++) {
 		free(out[i]);
 		free(plain_out[i]);
