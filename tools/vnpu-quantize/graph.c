@@ -268,9 +268,12 @@ int qm_read(const char *path, vnpu_core *core, struct qmodel *qm, vnpu_model **f
 	}
 	qm->g = qm->proto->graph;
 	if (opset(qm->proto) < MIN_OPSET) {
-		fprintf(stderr, TOOL ": %s: opset %lld; quantizing needs opset %d or later "
-			"(per-channel DequantizeLinear)\n", path, (long long)opset(qm->proto),
-			MIN_OPSET);
+		if (opset(qm->proto))
+			fprintf(stderr, TOOL ": %s: opset %lld", path, (long long)opset(qm->proto));
+		else
+			fprintf(stderr, TOOL ": %s: no opset of the default domain", path);
+		fprintf(stderr, "; quantizing needs opset %d or later (per-channel "
+			"DequantizeLinear)\n", MIN_OPSET);
 		return 1;
 	}
 	return qm_index(qm);
