@@ -531,7 +531,7 @@ static int bias_init(struct qmodel *qm, Onnx__NodeProto *n, Onnx__NodeProto **ou
 	int ret;
 
 	*out = NULL;
-	if (x < 0 || w < 0 || b < 0 || !quantized(qm, x) || !qm->t[w].dq_name ||
+	if (x < 0 || w < 0 || b < 0 || !quantized(qm, x) || !qm->t[w].wscale ||
 	    qm->t[w].weight_axis != weight_axis(qm, n))
 		return 0;
 	c = init_dim(qm, n->input[1], (size_t)qm->t[w].weight_axis);

@@ -147,6 +147,25 @@ def multi_input(q, tmp, np, onnx, helper, numpy_helper, TensorProto):
                 "external data")
 
 
+def activation_gemm(q, tmp, np, onnx, helper, numpy_helper, TensorProto):
+    """A Gemm whose B is an input (both operands activations) and whose C
+    is a constant: its bias stays f32 (no weight scale to give it)."""
+    c = np.arange(4, dtype=np.float32)
+    g = helper.make_graph(
+        [helper.make_node("Gemm", ["a", "b", "c"], ["y"], name="gemm")], "gemm",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("b", TensorProto.FLOAT, [3, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])],
+        [numpy_helper.from_array(c, "c")])
+    model = os.path.join(tmp, "gemm.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), model)
+    p = run([q, "-m", model, "-o", os.path.join(tmp, "gemm_qdq.onnx"), "-r", "2", "--json"])
+    r, o = report(p)
+    check(p.returncode == 0 and o is not None and o["cosine_min"] > 0.99 and
+          r["quantized_tensors"] == 2 and r["quantized_weights"] == 0,
+          f"a Gemm of two activations: both quantized, C kept {r} {p.stderr.strip()}")
+
+
 def convnet():
     sys.path.insert(0, os.path.join(TOP, "scripts/zoo"))
     import cnn
@@ -302,6 +321,7 @@ def main():
         onnx.save(small_model(np, helper, numpy_helper, TensorProto, 11), old)
         bad_input(q, tmp, np, numpy_helper, small, old)
         multi_input(q, tmp, np, onnx, helper, numpy_helper, TensorProto)
+        activation_gemm(q, tmp, np, onnx, helper, numpy_helper, TensorProto)
 
         # --random, u8, min-max.
         out = os.path.join(tmp, "small_qdq.onnx")
