@@ -1,43 +1,43 @@
 // SPDX-License-Identifier: MIT
 /*
  * Asynchronous infer requests: start_async, wait, wait_for, callbacks and
- * cancel, over the stage functions of infer_request.c, and the executors
+ * cancel, over the stage functions of infer_request.c, and the threads
  * the stages run on:
  *
- *   task executor      preprocess, upload, submit (a few threads)
- *   wait executor      device wait, download, postprocess (one thread per
- *                      device, taking its jobs in submission order), then
- *                      the run's callback
- *   callback executor  the callbacks of runs that ended elsewhere, and of
- *                      runs that ended while another callback ran
+ *   task executor       preprocess, upload, submit (a few threads)
+ *   completion context  the device's (plugin.h, notify): when a job ends,
+ *                       download, postprocess, then the run's callback
+ *   callback executor   the callbacks of runs that ended elsewhere, and of
+ *                       runs that ended while another callback ran
  *
  * So the host stages of one request overlap the device work of another.
  * A run whose host stages take less time than handing them to a thread
  * does them on the caller's thread (both times are measured as it goes).
  *
+ * Every run ends one way: its submit hands the job to the device with
+ * notify, and the device calls job_ended() on its completion context once
+ * the job ended (the CPU: the tile that ran it; the NPU: a thread that
+ * waits for its jobs in submission order), never on the submitting
+ * thread. job_ended() finishes the segment there, callback included when
+ * no other callback runs, and the callback's next submit queues the next
+ * job: no thread handoff per inference. Such a thread hands a request
+ * freed by its own callback to the callback executor, as freeing the last
+ * one may unload the device. A callback there may wait for, or free,
+ * another request in flight: the device keeps finishing its other jobs on
+ * other threads meanwhile. A cancel reaches the job from the cancelling
+ * thread under the request's job lock, which the thread finishing the job
+ * takes to free it.
+ *
  * Callbacks run one at a time, on whichever library thread holds the
- * callback runner lock; they queue on the callback executor. The wait
- * executor that ended a run takes the lock when it is free and runs the
+ * callback runner lock; they queue on the callback executor. The device
+ * thread that ended a run takes the lock when it is free and runs the
  * queue itself, which spares a thread handoff per inference (the callback
  * usually starts the request again, on that same thread); a holder looks
  * at the queue again after letting the lock go, so no callback is left
- * behind. A callback on a wait executor that waits for a request (or frees
- * one) in flight does that executor's jobs meanwhile, so that the request
- * it waits for can end.
+ * behind.
  *
  * The executors exist while some request has used start_async: the first
  * such request starts them, the last one freed stops them.
- *
- * The wait executor blocks in the device's wait until the job ends, with
- * no timeout: a wakeup per job, none in between. A device that can say
- * when a job ended (the CPU's notify) spares it that: the device thread
- * that ran the job does the wait executor's part right away (job_ended()),
- * callback included when no other callback runs, and the callback's next
- * submit queues the next job for that same thread: no handoff per
- * inference. Such a thread hands a request freed by its own callback to
- * the callback executor, as freeing the last one may unload the device.
- * A cancel reaches the job from the cancelling thread under the request's
- * job lock, which the thread finishing the job takes to free it.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -55,8 +55,8 @@
 #include "runtime.h"
 
 #define TASK_THREADS_MAX 4
-/* How often a wait on a wait executor's thread looks for its jobs. */
-#define HELP_POLL_NS 1000000
+/* Devices whose last job end the timeline keeps (job_span()). */
+#define TRACKED_DEVICES 32
 /* Start guess of a handoff to the task executor, until measured. */
 #define HANDOFF_GUESS_NS 30000
 
@@ -78,7 +78,7 @@ struct vnpu_request_async {
 	struct vnpu_request_async *next;	/* executor queue link */
 	int64_t queued_ns;			/* when it entered the task queue */
 	int64_t submit_end_ns;			/* when its segment was submitted */
-	const char *job_device;			/* the device of that segment */
+	const char *job_device;			/* the device of that segment: its name */
 	atomic_int_fast64_t host_ns;		/* its last preprocess + upload */
 	atomic_bool registered;		/* holds a reference on the executors */
 	atomic_bool cancel;			/* cancel asked for this run */
@@ -104,14 +104,9 @@ struct vnpu_request_async {
 
 struct executor {
 	const char *role;
-	struct vnpu_core_device *device;	/* wait executors: their device */
 	void (*handle)(struct executor *ex, struct vnpu_request_async *a);
 	pthread_mutex_t lock;			/* protects the queue and @stopping */
 	pthread_cond_t cond;
-	/* wait: held across submit + queue, so jobs queue in submission order */
-	pthread_mutex_t submit_lock;
-	/* wait: threads inside submit_and_queue; teardown waits for them */
-	atomic_uint submitters;
 	struct vnpu_request_async *head, *tail;
 	/* callback: requests their callbacks freed on a device thread */
 	struct vnpu_request_async *free_head;
@@ -119,16 +114,25 @@ struct executor {
 	bool orphan;				/* stopped from its own thread */
 	uint32_t num_threads;
 	pthread_t threads[TASK_THREADS_MAX];
-	struct executor *next;			/* the list of wait executors */
-	int64_t device_free_ns;			/* wait: when its last job ended */
 };
 
 /* The executors and their users: requests that called start_async. */
 static struct {
 	pthread_mutex_t lock;		/* protects everything here */
 	uint32_t users;
-	struct executor *task, *callback, *waits;
+	struct executor *task, *callback;
 } pool = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/*
+ * When each device's last job ended, as the timeline places it: its jobs
+ * end on several threads. Keyed by the device's name (its own string).
+ */
+static struct {
+	pthread_mutex_t lock;		/* protects everything here */
+	uint32_t count;
+	const char *device[TRACKED_DEVICES];
+	int64_t free_ns[TRACKED_DEVICES];
+} tracks = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static atomic_int_fast64_t handoff_ns = HANDOFF_GUESS_NS;
 static _Thread_local struct executor *current_executor;
@@ -147,7 +151,7 @@ int64_t vnpu_async_now_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* A device thread in job_ended() does the wait executor's part. */
+/* A device thread in job_ended() finishes the job: its stages say "wait". */
 static const char *thread_role(void)
 {
 	return current_executor ? current_executor->role : in_device_hook ? "wait" : "caller";
@@ -157,12 +161,6 @@ static const char *thread_role(void)
 static bool on_callback_thread(void)
 {
 	return cb_running;
-}
-
-/* This thread is a wait executor's. */
-static struct executor *on_wait_executor(void)
-{
-	return current_executor && current_executor->device ? current_executor : NULL;
 }
 
 /* ---- executors ---- */
@@ -213,7 +211,6 @@ static bool queue_unlink(struct executor *ex, struct vnpu_request_async *a)
 static void executor_destroy(struct executor *ex)
 {
 	pthread_cond_destroy(&ex->cond);
-	pthread_mutex_destroy(&ex->submit_lock);
 	pthread_mutex_destroy(&ex->lock);
 	free(ex);
 }
@@ -275,19 +272,14 @@ static void executor_stop(struct executor *ex)
 			pthread_join(ex->threads[i], NULL);
 		}
 	}
-	/* A request queued by a submitter may end, and be freed, before the
-	 * submitter has left: let it leave before the executor goes. */
-	while (atomic_load(&ex->submitters))
-		sched_yield();
 	if (self)
 		ex->orphan = true;
 	else
 		executor_destroy(ex);
 }
 
-/* An executor of @threads threads running @main; @device: a wait executor's. */
-static struct executor *executor_new(const char *role, struct vnpu_core_device *device,
-				     uint32_t threads, void *(*main)(void *),
+/* An executor of @threads threads running @main. */
+static struct executor *executor_new(const char *role, uint32_t threads, void *(*main)(void *),
 				     void (*handle)(struct executor *, struct vnpu_request_async *))
 {
 	struct executor *ex = calloc(1, sizeof(*ex));
@@ -295,10 +287,8 @@ static struct executor *executor_new(const char *role, struct vnpu_core_device *
 	if (!ex)
 		return NULL;
 	ex->role = role;
-	ex->device = device;
 	ex->handle = handle;
 	pthread_mutex_init(&ex->lock, NULL);
-	pthread_mutex_init(&ex->submit_lock, NULL);
 	pthread_cond_init(&ex->cond, NULL);
 	for (ex->num_threads = 0; ex->num_threads < threads; ex->num_threads++) {
 		if (pthread_create(&ex->threads[ex->num_threads], NULL, main, ex))
@@ -313,7 +303,6 @@ static struct executor *executor_new(const char *role, struct vnpu_core_device *
 
 static void run_host_stages(struct executor *ex, struct vnpu_request_async *a);
 static void job_ended(void *arg);
-static void *wait_main(void *arg);
 static void *callback_main(void *arg);
 
 static uint32_t task_threads(void)
@@ -340,10 +329,9 @@ static vnpu_status pool_register(struct vnpu_request_async *a)
 		return VNPU_OK;
 	}
 	if (!pool.task)
-		pool.task = executor_new("task", NULL, task_threads(), executor_main,
-					 run_host_stages);
+		pool.task = executor_new("task", task_threads(), executor_main, run_host_stages);
 	if (!pool.callback)
-		pool.callback = executor_new("callback", NULL, 1, callback_main, NULL);
+		pool.callback = executor_new("callback", 1, callback_main, NULL);
 	if (pool.task && pool.callback) {
 		pool.users++;
 		atomic_store(&a->registered, true);
@@ -356,53 +344,27 @@ static vnpu_status pool_register(struct vnpu_request_async *a)
 
 static void pool_unregister(struct vnpu_request_async *a)
 {
-	struct executor *task = NULL, *callback = NULL, *waits = NULL, *ex;
+	struct executor *task = NULL, *callback = NULL;
 
 	pthread_mutex_lock(&pool.lock);
 	if (atomic_load(&a->registered) && --pool.users == 0) {
 		task = pool.task;
 		callback = pool.callback;
-		waits = pool.waits;
-		pool.task = pool.callback = pool.waits = NULL;
+		pool.task = pool.callback = NULL;
 	}
 	atomic_store(&a->registered, false);
 	pthread_mutex_unlock(&pool.lock);
-	/*
-	 * The wait executors before the callback executor: a wait executor
-	 * that ran a callback still looks at the callback queue after the
-	 * callback made its request idle, when that request may be freed
-	 * already, and with it the last one.
-	 */
 	executor_stop(task);
-	while (waits) {
-		ex = waits;
-		waits = ex->next;
-		executor_stop(ex);
-	}
-	/* Likewise a device thread that finished a run (never this one: the
-	 * run whose callback it runs holds a reference). */
+	/*
+	 * A device thread that ran a callback still looks at the callback
+	 * queue after the callback made its request idle, when that request
+	 * may be freed already, and with it the last one: the callback
+	 * executor stops once no device thread is in job_ended() (but this
+	 * one: the run whose callback it runs holds a reference).
+	 */
 	while (callback && atomic_load(&device_hooks) > (in_device_hook ? 1u : 0u))
 		sched_yield();
 	executor_stop(callback);
-}
-
-/* The wait executor of @device, started on first use. */
-static struct executor *wait_executor(struct vnpu_core_device *device)
-{
-	struct executor *ex;
-
-	pthread_mutex_lock(&pool.lock);
-	for (ex = pool.waits; ex && ex->device != device; ex = ex->next)
-		;
-	if (!ex) {
-		ex = executor_new("wait", device, 1, wait_main, NULL);
-		if (ex) {
-			ex->next = pool.waits;
-			pool.waits = ex;
-		}
-	}
-	pthread_mutex_unlock(&pool.lock);
-	return ex;
 }
 
 /* ---- the end of a run ---- */
@@ -412,13 +374,13 @@ static void run_callbacks(struct executor *ex, bool block);
 /*
  * Record how the run ended and queue its callback, or end it. Once @a is
  * idle another thread may free it: nothing touches it after the unlock.
- * On a wait executor the callback runs here when no other callback runs;
+ * On a device thread the callback runs here when no other callback runs;
  * elsewhere the callback executor is woken for it.
  */
 static void run_complete(struct vnpu_request_async *a, vnpu_status st)
 {
 	struct executor *cb_ex = pool.callback;
-	bool here = on_wait_executor() || in_device_hook, queued = false;
+	bool here = in_device_hook, queued = false;
 
 	vnpu_request_run_end(a->req, st);
 	pthread_mutex_lock(&a->lock);
@@ -451,47 +413,38 @@ static vnpu_status cancelled(void)
 	({ int64_t t0_ = vnpu_async_now_ns(); vnpu_status st_ = (call); \
 	   vnpu_request_stage_done((a)->req, stage, t0_, vnpu_async_now_ns()); st_; })
 
+static void finish_job(struct vnpu_request_async *a);
+
 /*
- * Submit the next segment and queue the request on its device's wait
- * executor, in submission order. The submit lock spans both; the queue
- * lock only the push, so the wait executor never waits for a submit.
+ * Submit the next segment and hand its job to the device, which calls
+ * job_ended() once it ended. A device that cannot (no thread for it)
+ * leaves the job to this thread's wait.
  */
-static void submit_and_queue(struct vnpu_request_async *a)
+static void submit_and_notify(struct vnpu_request_async *a)
 {
-	struct executor *ex = wait_executor(vnpu_request_device(a->req));
 	vnpu_status st;
 	int64_t t0;
 
-	if (!ex) {
-		run_complete(a, vnpu_error(VNPU_GENERAL_ERROR, "cannot start a wait thread"));
-		return;
-	}
-	atomic_fetch_add(&ex->submitters, 1);
-	pthread_mutex_lock(&ex->submit_lock);
 	if (atomic_load(&a->cancel)) {
-		pthread_mutex_unlock(&ex->submit_lock);
-		atomic_fetch_sub(&ex->submitters, 1);
 		run_complete(a, cancelled());
 		return;
 	}
 	t0 = vnpu_async_now_ns();
 	st = vnpu_request_submit(a->req, false);
 	vnpu_request_stage_done(a->req, VNPU_STAGE_SUBMIT, t0, vnpu_async_now_ns());
-	if (st == VNPU_OK) {
-		/* A cancel that came during the submit did not see the job. */
-		pthread_mutex_lock(&a->job_lock);
-		a->job_live = true;
-		if (atomic_load(&a->cancel))
-			vnpu_request_cancel_job(a->req);
-		pthread_mutex_unlock(&a->job_lock);
-		/* Once the device has it, the run may end and @a be freed. */
-		if (!vnpu_request_notify(a->req, job_ended, a))
-			executor_push(ex, a);
-	}
-	pthread_mutex_unlock(&ex->submit_lock);
-	atomic_fetch_sub(&ex->submitters, 1);	/* the last touch of @ex */
-	if (st != VNPU_OK)
+	if (st != VNPU_OK) {
 		run_complete(a, st);
+		return;
+	}
+	/* A cancel that came during the submit did not see the job. */
+	pthread_mutex_lock(&a->job_lock);
+	a->job_live = true;
+	if (atomic_load(&a->cancel))
+		vnpu_request_cancel_job(a->req);
+	pthread_mutex_unlock(&a->job_lock);
+	/* Once the device has it, the run may end and @a be freed. */
+	if (vnpu_request_notify(a->req, job_ended, a) != VNPU_OK)
+		finish_job(a);
 }
 
 /* Preprocess, upload, submit: on the caller's thread or the task executor. */
@@ -512,7 +465,7 @@ static void host_stages(struct vnpu_request_async *a)
 		run_complete(a, st);
 		return;
 	}
-	submit_and_queue(a);
+	submit_and_notify(a);
 }
 
 static void run_host_stages(struct executor *ex, struct vnpu_request_async *a)
@@ -531,7 +484,7 @@ static void segment_done(struct vnpu_request_async *a, vnpu_status st)
 	if (st == VNPU_OK && atomic_load(&a->cancel))
 		st = cancelled();
 	if (st == VNPU_OK && vnpu_request_has_segment(a->req)) {
-		submit_and_queue(a);
+		submit_and_notify(a);
 		return;
 	}
 	if (st == VNPU_OK)
@@ -550,7 +503,7 @@ static void send_cancel(struct vnpu_request_async *a)
 	pthread_mutex_unlock(&a->job_lock);
 }
 
-/* Wait for @a's job until it ends, then finish that segment (wait executor). */
+/* Wait for @a's job, which has ended (or, without a notice, until it ends); finish the segment. */
 static void finish_job(struct vnpu_request_async *a)
 {
 	vnpu_status st;
@@ -567,8 +520,8 @@ static void finish_job(struct vnpu_request_async *a)
 }
 
 /*
- * The device's notice that @arg's job ended, on the device thread that ran
- * it: finish the segment here. Counted in device_hooks from before the run
+ * The device's notice that @arg's job ended, on its completion context:
+ * finish the segment here. Counted in device_hooks from before the run
  * can end (the pool lives while it is active) until the callback
  * executor's queue is no longer touched.
  */
@@ -579,43 +532,6 @@ static void job_ended(void *arg)
 	finish_job(arg);
 	in_device_hook = false;
 	atomic_fetch_sub(&device_hooks, 1);
-}
-
-/*
- * The wait executor: waits for the job at the head of its queue until it
- * ends, then finishes that request. A callback run here may free the last
- * request, which stops this executor from its own thread.
- */
-static void *wait_main(void *arg)
-{
-	struct executor *ex = arg;
-	struct vnpu_request_async *a;
-
-	current_executor = ex;
-	pthread_mutex_lock(&ex->lock);
-	while (executor_has_work_locked(ex)) {
-		a = queue_pop_locked(ex);
-		pthread_mutex_unlock(&ex->lock);
-		finish_job(a);
-		pthread_mutex_lock(&ex->lock);
-	}
-	pthread_mutex_unlock(&ex->lock);
-	if (ex->orphan)
-		executor_destroy(ex);
-	return NULL;
-}
-
-/* Finish the next job queued on wait executor @ex, if any (a callback's wait). */
-static bool finish_queued_job(struct executor *ex)
-{
-	struct vnpu_request_async *a;
-
-	pthread_mutex_lock(&ex->lock);
-	a = ex->head ? queue_pop_locked(ex) : NULL;
-	pthread_mutex_unlock(&ex->lock);
-	if (a)
-		finish_job(a);
-	return a != NULL;
 }
 
 /* Run @a's callback; returns its request when the callback freed it. */
@@ -809,37 +725,16 @@ static vnpu_status state_need(struct vnpu_infer_request *req, const char *fn,
 
 /*
  * With @a's lock held, wait until @a is idle or @deadline_ns passes
- * (INT64_MAX: forever); false when it passed first. On a wait executor (a
- * callback run there, or a request it frees), @a's job may be queued
- * behind this very thread: finish that executor's jobs meanwhile, and
- * look for more every HELP_POLL_NS.
+ * (INT64_MAX: forever); false when it passed first.
  */
 static bool wait_idle_locked(struct vnpu_request_async *a, int64_t deadline_ns)
 {
-	struct executor *ex = on_wait_executor();
-	struct timespec ts;
-	int64_t until;
-	bool helped;
-	int ret;
+	struct timespec ts = { deadline_ns / 1000000000, deadline_ns % 1000000000 };
 
 	while (a->state != RUN_IDLE) {
-		until = deadline_ns;
-		if (ex) {
-			pthread_mutex_unlock(&a->lock);
-			helped = finish_queued_job(ex);
-			pthread_mutex_lock(&a->lock);
-			if (helped)
-				continue;
-			if (until - vnpu_async_now_ns() > HELP_POLL_NS)
-				until = vnpu_async_now_ns() + HELP_POLL_NS;
-		}
-		if (until == INT64_MAX) {
+		if (deadline_ns == INT64_MAX)
 			pthread_cond_wait(&a->idle, &a->lock);
-			continue;
-		}
-		ts = (struct timespec){ until / 1000000000, until % 1000000000 };
-		ret = pthread_cond_timedwait(&a->idle, &a->lock, &ts);
-		if (ret == ETIMEDOUT && until == deadline_ns)
+		else if (pthread_cond_timedwait(&a->idle, &a->lock, &ts) == ETIMEDOUT)
 			return a->state == RUN_IDLE;
 	}
 	return true;
@@ -928,26 +823,43 @@ static const char *const stage_names[VNPU_NUM_STAGES] = {
 	"preprocess", "upload", "submit", "wait", "download", "postprocess",
 };
 
+/* When @device's last job ended, as placed; NULL when no slot is left. */
+static int64_t *device_free_ns_locked(const char *device)
+{
+	uint32_t i;
+
+	for (i = 0; i < tracks.count; i++) {
+		if (tracks.device[i] == device)
+			return &tracks.free_ns[i];
+	}
+	if (tracks.count == TRACKED_DEVICES)
+		return NULL;
+	tracks.device[tracks.count] = device;
+	tracks.free_ns[tracks.count] = 0;
+	return &tracks.free_ns[tracks.count++];
+}
+
 /*
  * The span of the job a wait ending at @wait_end saw end. The device says
  * how long it ran, not when: it started when it was submitted, no later
- * than its length before the wait saw it end, and (on a wait executor,
- * which sees all of the device's jobs in order) not before the device's
+ * than its length before the wait saw it end, and not before the device's
  * previous job ended, unless that is too late: the device ran the two
  * side by side (the CPU device does so with jobs queued together).
  */
 static struct span job_span(struct vnpu_request_async *a, int64_t wait_end)
 {
 	int64_t length = (int64_t)vnpu_request_job_ns(a->req);
-	int64_t start = a->submit_end_ns;
+	int64_t start = a->submit_end_ns, *free_ns;
 
 	if (start > wait_end - length)
 		start = wait_end - length;
-	if (current_executor && current_executor->device_free_ns > start &&
-	    current_executor->device_free_ns <= wait_end - length)
-		start = current_executor->device_free_ns;
-	if (current_executor)
-		current_executor->device_free_ns = start + length;
+	pthread_mutex_lock(&tracks.lock);
+	free_ns = device_free_ns_locked(a->job_device);
+	if (free_ns && *free_ns > start && *free_ns <= wait_end - length)
+		start = *free_ns;
+	if (free_ns && *free_ns < start + length)
+		*free_ns = start + length;
+	pthread_mutex_unlock(&tracks.lock);
 	return (struct span){ "job", "job", a->job_device, start, start + length };
 }
 

@@ -64,11 +64,12 @@ uint64_t vnpu_request_job_ns(const struct vnpu_infer_request *req);
 vnpu_status vnpu_request_job_wait(struct vnpu_infer_request *req, int64_t deadline_ns);
 vnpu_status vnpu_request_job_end(struct vnpu_infer_request *req, vnpu_status st);
 /*
- * Have @fn(@arg) called on a device thread when the running segment's job
- * ends, instead of a thread waiting for it; false when the device has no
- * such notice or the job has ended (see notify in plugin.h).
+ * Have @fn(@arg) called on the device's completion context once the
+ * running segment's job ended (see notify in plugin.h); an error leaves
+ * the job to vnpu_request_job_wait().
  */
-bool vnpu_request_notify(struct vnpu_infer_request *req, void (*fn)(void *arg), void *arg);
+vnpu_status vnpu_request_notify(struct vnpu_infer_request *req, void (*fn)(void *arg),
+				void *arg);
 /* Ask the device to stop the running segment's job (any thread, while it lives). */
 void vnpu_request_cancel_job(struct vnpu_infer_request *req);
 /* Start and end a run: reset, then keep, the stage times and timeline. */

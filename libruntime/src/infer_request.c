@@ -940,14 +940,17 @@ uint64_t vnpu_request_job_ns(const struct vnpu_infer_request *req)
 	return req->job_ns;
 }
 
-bool vnpu_request_notify(struct vnpu_infer_request *req, void (*fn)(void *arg), void *arg)
+vnpu_status vnpu_request_notify(struct vnpu_infer_request *req, void (*fn)(void *arg),
+				void *arg)
 {
-	const struct vnpu_plugin_ops *ops;
+	struct vnpu_core_device *d = vnpu_segment_device(req->cm, req->segment);
+	vnpu_status st;
 
 	if (!req->job)
-		return false;
-	ops = vnpu_segment_device(req->cm, req->segment)->plugin->ops;
-	return ops->notify && ops->notify(req->job, fn, arg);
+		return vnpu_error(VNPU_INVALID_ARGUMENT, "no segment is running");
+	st = d->plugin->ops->notify(req->job, fn, arg);
+	return st == VNPU_OK ? st : vnpu_error_prefix(st, "segment %u on %s", req->segment,
+						      d->info.name);
 }
 
 void vnpu_request_cancel_job(struct vnpu_infer_request *req)

@@ -13,7 +13,11 @@
  * device; the CPU runs fallback segments on any buffer through its map.
  *
  * Thread safety: every op may be called from any thread; a job is waited
- * for by one thread.
+ * for by one thread. A job ends in one of two ways: its submitter waits
+ * for it (a sync inference), or the device calls the function notify()
+ * gave it (every asynchronous run). The one shortcut is the device's own:
+ * submit may run a job on the calling thread while the device is idle
+ * (@caller_waits, or a job short enough for the driver's rule).
  */
 #ifndef VNPU_SRC_PLUGIN_H
 #define VNPU_SRC_PLUGIN_H
@@ -23,7 +27,7 @@
 
 #include <vnpu/vnpu_common.h>
 
-#define VNPU_PLUGIN_ABI_VERSION 8
+#define VNPU_PLUGIN_ABI_VERSION 9
 #define VNPU_PLUGIN_ENTRY "vnpu_plugin_create"
 
 enum vnpu_log_level {
@@ -186,15 +190,18 @@ struct vnpu_plugin_ops {
 	vnpu_status (*get_stats)(struct vnpu_dev *dev, struct vnpu_device_stats *out);
 
 	/*
-	 * Optional (NULL: the device has none; ABI 3). Have @fn(@arg) called
-	 * once when @job ends, on the device thread that ran it, with no lock
-	 * of the device held, so that nobody has to sleep in wait() for it:
-	 * @fn then waits for and frees the job as usual (both return at
-	 * once) and may submit, wait for and free other jobs meanwhile, as
-	 * other device threads keep running jobs. False when the job has
-	 * ended already or the device cannot (the caller waits as usual).
+	 * Have @fn(@arg) called once when @job ends (ABI 9; every device has
+	 * it), so that nobody has to sleep in wait() for it: on the device's
+	 * completion context, with no lock of the device held; on the
+	 * caller's thread, before notify returns, only when the job has ended
+	 * already and the caller is that context inside another job's @fn
+	 * (a callback's next inference: no handoff per inference). @fn then
+	 * waits for and frees the job as usual (both return at once) and may
+	 * submit, wait for and free other jobs meanwhile: the context keeps
+	 * finishing the device's other jobs. An error (no thread could be
+	 * started) leaves the job to the caller's wait().
 	 */
-	bool (*notify)(struct vnpu_dev_job *job, void (*fn)(void *arg), void *arg);
+	vnpu_status (*notify)(struct vnpu_dev_job *job, void (*fn)(void *arg), void *arg);
 
 	/*
 	 * Optional (NULL: the device cannot tell; ABI 4). After wait()

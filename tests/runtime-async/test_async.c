@@ -342,8 +342,8 @@ static int wait_in_callback(vnpu_core *core, const char *device)
 /*
  * Freed by its owner while its callback, which restarted it, still runs:
  * the restarted run ends (cancelled) before the callback returns, here
- * because the callback waits for a request queued behind that run on the
- * same wait executor. The free must also wait for the callback to return;
+ * because the callback waits for a request submitted behind that run to
+ * the same device. The free must also wait for the callback to return;
  * it used to free the request as soon as the run was idle, and the
  * returning callback then locked freed memory.
  */

@@ -166,11 +166,11 @@ VNPU_API void vnpu_profiling_info_free(vnpu_profiling_info *info);
  *
  * start_async() returns once the run is queued (or, when the host stages
  * are cheaper than handing them to a thread, once it is submitted); the
- * stages then run on the library's executors: preprocess, upload and
- * submit on the task executor, the device wait, download and postprocess
- * on one wait executor per device (on the CPU device: on the device thread
- * that ran the job), the callback there (or on the callback executor when
- * another callback runs).
+ * stages then run on the library's threads: preprocess, upload and
+ * submit on the task executor; once the job ended, download and
+ * postprocess on the device's completion context (the NPU's completion
+ * thread, the CPU device thread that ran the job), the callback there (or
+ * on the callback executor when another callback runs).
  * While a run is in flight the request is busy: infer, set/get tensor,
  * set_callback, get_profiling_info and get_timeline return VNPU_BUSY.
  *

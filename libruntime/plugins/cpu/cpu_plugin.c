@@ -21,16 +21,24 @@
  * together are independent (each request has its own arena and I/O
  * buffers; a tensor shared by two requests in flight is the application's
  * race on any device).
+ *
+ * A job's end reaches the runtime through notify (plugin.h): the tile that
+ * ran it calls the function at once, with no thread handoff. A job that
+ * ended at submit, and every job of a device of one tile (whose one tile
+ * must stay free for the jobs a function may wait for), go to the device's
+ * completion context (completion.h) instead.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "completion.h"
 #include "cpu_threads.h"
 #include "plugin.h"
 #include "vnpu_exec.h"
@@ -81,6 +89,7 @@ struct vnpu_dev_job {
 	struct vnpu_dev_job *next;	/* queue link, under dev->lock */
 	void (*notify_fn)(void *arg);	/* cpu_notify()'s, under dev->lock */
 	void *notify_arg;
+	struct completion_item done_item;	/* on dev->completion */
 };
 
 /* The command every tile works on, set by the tile running a split job. */
@@ -129,6 +138,8 @@ struct vnpu_dev {
 	struct tile_scratch submit_scratch;	/* run_at_submit()'s */
 	uint32_t active;		/* tiles inside the current command */
 	struct cpu_work work;
+	/* Finishes the jobs no tile finishes: see cpu_notify(). */
+	struct completion completion;
 };
 
 /*
@@ -685,7 +696,7 @@ static void run_taken_job(struct vnpu_dev *dev, struct vnpu_dev_job *job, bool a
 	pthread_cond_broadcast(&job->done_cond);
 	pthread_mutex_unlock(&dev->lock);
 	if (fn)
-		fn(arg);
+		completion_call(fn, arg);
 }
 
 static void free_tiles(struct vnpu_dev *dev)
@@ -863,24 +874,42 @@ static bool cpu_fault_cmd(struct vnpu_dev_job *job, uint32_t *out)
 }
 
 /*
- * Only with two tiles or more: a notify function may wait for a queued
- * job, which another tile must then run.
+ * The tile that ran @job calls @fn as soon as it ends: no thread handoff.
+ * A job that ended already (it ran at submit), and every job of a device
+ * of one tile, go to the completion context instead: @fn may wait for a
+ * queued job, which a tile must then be free to run.
  */
-static bool cpu_notify(struct vnpu_dev_job *job, void (*fn)(void *arg), void *arg)
+static vnpu_status cpu_notify(struct vnpu_dev_job *job, void (*fn)(void *arg), void *arg)
 {
 	struct vnpu_dev *dev = job->exe->dev;
-	bool set = false;
+	bool on_tile = false, done;
 
-	if (dev->num_threads < 2)
-		return false;
 	pthread_mutex_lock(&dev->lock);
-	if (!job->done && !job->notify_fn) {
+	done = job->done;
+	if (!done && dev->num_threads >= 2) {
 		job->notify_fn = fn;
 		job->notify_arg = arg;
-		set = true;
+		on_tile = true;
 	}
 	pthread_mutex_unlock(&dev->lock);
-	return set;
+	if (on_tile)
+		return VNPU_OK;
+	if (completion_add(&dev->completion, &job->done_item, done, fn, arg) != VNPU_OK)
+		return host->error(VNPU_GENERAL_ERROR, "CPU: cannot start a completion thread");
+	return VNPU_OK;
+}
+
+/* The completion context's wait: until the job's tile marked it done. */
+static void cpu_wait_end(struct completion_item *item)
+{
+	struct vnpu_dev_job *job = (struct vnpu_dev_job *)((char *)item -
+		offsetof(struct vnpu_dev_job, done_item));
+	struct vnpu_dev *dev = job->exe->dev;
+
+	pthread_mutex_lock(&dev->lock);
+	while (!job->done)
+		pthread_cond_wait(&job->done_cond, &dev->lock);
+	pthread_mutex_unlock(&dev->lock);
 }
 
 static void cpu_cancel(struct vnpu_dev_job *job)
@@ -929,6 +958,7 @@ static void cpu_destroy(struct vnpu_plugin *p)
 			pthread_join(dev->tiles[i].thread, NULL);
 	}
 	free_tiles(dev);
+	completion_fini(&dev->completion);
 	vnpu_eng_host_free(dev->submit_scratch.mem, dev->submit_scratch.size);
 	pthread_cond_destroy(&dev->idle_cond);
 	pthread_condattr_destroy(&dev->done_attr);
@@ -1065,6 +1095,7 @@ CPU_VISIBLE vnpu_status vnpu_plugin_create(const struct vnpu_host *h,
 	pthread_cond_init(&dev->idle_cond, NULL);
 	atomic_init(&dev->next_buf_id, 1);
 	atomic_init(&dev->queued, 0);
+	completion_init(&dev->completion, cpu_wait_end);
 	cpu_fill_info(dev);
 
 	dev->self = dev;

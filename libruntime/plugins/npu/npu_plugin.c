@@ -23,6 +23,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@
 #include <drm/vnpu_drm.h>
 #include <linux/vnpu_netlink.h>
 
+#include "completion.h"
 #include "plugin.h"
 #include "vnpu_exec.h"
 
@@ -59,6 +61,7 @@ struct vnpu_dev {
 	/* protects @imports and the handles of imports (made, closed) */
 	pthread_mutex_t import_lock;
 	struct npu_buf *imports;	/* buffers of imported dma-bufs */
+	struct completion completion;	/* WAITs for notified jobs, in order */
 };
 
 struct npu_plugin {
@@ -90,7 +93,9 @@ struct vnpu_dev_job {
 	uint64_t id;
 	struct npu_buf *profile;	/* per-command timestamps, or NULL */
 	bool ended;			/* waited for, or ended in SUBMIT */
-	struct drm_vnpu_wait result;	/* of a job that ended in SUBMIT */
+	struct drm_vnpu_wait result;	/* of a job that ended */
+	int wait_err;			/* WAIT failed with this -errno */
+	struct completion_item done_item;	/* on dev->completion */
 };
 
 /* ---- the ioctl wrapper ---- */
@@ -465,11 +470,6 @@ static vnpu_status npu_exe_load(struct vnpu_dev *dev, const void *cmd, uint64_t 
 	return VNPU_OK;
 }
 
-/*
- * @caller_waits changes nothing here: SUBMIT already runs a short job to
- * its end in the ioctl when the device is idle, and a longer one belongs
- * to the device's own threads.
- */
 /* ---- fences ---- */
 
 /* A new syncobj of @dev holding the fence of @sync_file. */
@@ -690,26 +690,35 @@ static void read_profile(struct vnpu_dev_job *job, uint64_t *cmd_ns)
 			    ticks_to_ns(job->exe->dev, stamps[2 * i + 1] - stamps[2 * i]) : 0;
 }
 
+/* WAIT for @job until @deadline_ns; 0 once it ended, with its result kept. */
+static int job_wait_ioctl(struct vnpu_dev_job *job, int64_t deadline_ns)
+{
+	struct drm_vnpu_wait w = { .job_id = job->id, .timeout_ns = deadline_ns };
+	int ret;
+
+	if (job->ended)
+		return 0;
+	ret = npu_ioctl(job->exe->dev->fd, DRM_IOCTL_VNPU_WAIT, &w);
+	if (!ret) {
+		job->ended = true;
+		job->result = w;
+	}
+	return ret;
+}
+
 static vnpu_status npu_wait(struct vnpu_dev_job *job, int64_t deadline_ns, uint64_t *cmd_ns,
 			    uint64_t *total_ns)
 {
 	struct vnpu_dev *dev = job->exe->dev;
-	struct drm_vnpu_wait w = { .job_id = job->id, .timeout_ns = deadline_ns };
-	int ret;
+	struct drm_vnpu_wait w;
+	int ret = job->wait_err ? job->wait_err : job_wait_ioctl(job, deadline_ns);
 
-	if (job->ended) {
-		w = job->result;
-	} else {
-		ret = npu_ioctl(dev->fd, DRM_IOCTL_VNPU_WAIT, &w);
-		if (ret == -ETIMEDOUT)
-			return host->error(VNPU_NOT_READY, "NPU: job %llu is still running",
-					   (unsigned long long)job->id);
-		if (ret)
-			return npu_status(ret, "waiting for job %llu",
-					  (unsigned long long)job->id);
-		job->ended = true;
-		job->result = w;
-	}
+	if (ret == -ETIMEDOUT)
+		return host->error(VNPU_NOT_READY, "NPU: job %llu is still running",
+				   (unsigned long long)job->id);
+	if (ret)
+		return npu_status(ret, "waiting for job %llu", (unsigned long long)job->id);
+	w = job->result;
 	switch (w.status) {
 	case DRM_VNPU_JOB_OK:
 		break;
@@ -749,16 +758,40 @@ static void npu_cancel(struct vnpu_dev_job *job)
 	npu_ioctl(job->exe->dev->fd, DRM_IOCTL_VNPU_CANCEL, &c);
 }
 
+/*
+ * The completion context's wait for a notified job: no deadline, as the
+ * driver's own timeout ends a job that hangs. A WAIT that fails otherwise
+ * (the device was unplugged) is the job's result.
+ */
+static void npu_wait_end(struct completion_item *item)
+{
+	struct vnpu_dev_job *job = (struct vnpu_dev_job *)((char *)item -
+		offsetof(struct vnpu_dev_job, done_item));
+	int ret;
+
+	do {
+		ret = job_wait_ioctl(job, INT64_MAX);
+	} while (ret == -ETIMEDOUT);
+	job->wait_err = ret;
+}
+
+static vnpu_status npu_notify(struct vnpu_dev_job *job, void (*fn)(void *arg), void *arg)
+{
+	struct vnpu_dev *dev = job->exe->dev;
+
+	if (completion_add(&dev->completion, &job->done_item, job->ended, fn, arg) != VNPU_OK)
+		return host->error(VNPU_GENERAL_ERROR, "%s: cannot start a completion thread",
+				   dev->info.name);
+	return VNPU_OK;
+}
+
 static void npu_job_free(struct vnpu_dev_job *job)
 {
-	struct drm_vnpu_wait w;
-
 	if (!job)
 		return;
-	if (!job->ended) {
+	if (!job->ended && !job->wait_err) {
 		npu_cancel(job);
-		w = (struct drm_vnpu_wait){ .job_id = job->id, .timeout_ns = INT64_MAX };
-		npu_ioctl(job->exe->dev->fd, DRM_IOCTL_VNPU_WAIT, &w);
+		job_wait_ioctl(job, INT64_MAX);
 	}
 	npu_buf_free(job->profile ? &job->profile->buf : NULL);
 	free(job);
@@ -880,6 +913,7 @@ static void dev_close(struct vnpu_dev *dev)
 {
 	if (!dev)
 		return;
+	completion_fini(&dev->completion);
 	pthread_mutex_destroy(&dev->import_lock);
 	close(dev->fd);
 	free(dev);
@@ -909,6 +943,7 @@ static const struct vnpu_plugin_ops npu_ops = {
 	.fault_cmd = npu_fault_cmd,
 	.cancel = npu_cancel,
 	.job_free = npu_job_free,
+	.notify = npu_notify,
 	.get_stats = npu_get_stats,
 	.buf_wrap = npu_buf_wrap,
 	.buf_import = npu_buf_import,
@@ -1064,12 +1099,14 @@ static struct vnpu_dev *dev_open(struct npu_plugin *np, const char *node)
 	} else if (dev) {
 		dev->fd = fd;
 		pthread_mutex_init(&dev->import_lock, NULL);
+		completion_init(&dev->completion, npu_wait_end);
 		snprintf(dev->node, sizeof(dev->node), "%s", node);
 		if (fill_info(dev, node, ver)) {
 			note_absent(np, "%s: the vnpu driver (%d.%d.%d) does not answer this libvnpu's GET_PARAM queries (uAPI %d): install the module and the library of one release",
 				    node, ver->version_major, ver->version_minor,
 				    ver->version_patchlevel, DRM_VNPU_UAPI_VERSION);
 			host->log(VNPU_LOG_WARNING, "NPU: %s", np->absent);
+			completion_fini(&dev->completion);
 			pthread_mutex_destroy(&dev->import_lock);
 			free(dev);
 			dev = NULL;

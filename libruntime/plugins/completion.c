@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A device's completion context (completion.h): a leader/follower pool.
+ * The leader waits for the head job; the others sleep until a job is
+ * queued with no leader, or are inside a job's function.
+ */
+#include "completion.h"
+
+/* This thread runs a job's function now (completion_call()). */
+static _Thread_local bool in_job_fn;
+
+static void *completion_main(void *arg);
+
+void completion_call(void (*fn)(void *arg), void *arg)
+{
+	bool outer = in_job_fn;
+
+	in_job_fn = true;
+	fn(arg);
+	in_job_fn = outer;
+}
+
+/*
+ * Have a thread become the waiter: wake a sleeping one, else start one.
+ * False when there is no thread at all and none could be started.
+ */
+static bool wake_waiter_locked(struct completion *c)
+{
+	if (c->idle) {
+		pthread_cond_signal(&c->wake);
+		return true;
+	}
+	if (c->num_threads < COMPLETION_MAX_THREADS &&
+	    !pthread_create(&c->threads[c->num_threads], NULL, completion_main, c))
+		c->num_threads++;
+	return c->num_threads > 0;
+}
+
+static void *completion_main(void *arg)
+{
+	struct completion *c = arg;
+	struct completion_item *item;
+
+	pthread_mutex_lock(&c->lock);
+	for (;;) {
+		if (c->head && !c->waiter) {
+			c->waiter = true;
+			item = c->head;
+			pthread_mutex_unlock(&c->lock);
+			c->wait_end(item);
+			pthread_mutex_lock(&c->lock);
+			c->head = item->next;
+			if (!c->head)
+				c->tail = NULL;
+			c->waiter = false;
+			if (c->head)
+				wake_waiter_locked(c);
+			pthread_mutex_unlock(&c->lock);
+			/* The function may free the job, and @item with it. */
+			completion_call(item->fn, item->arg);
+			pthread_mutex_lock(&c->lock);
+			continue;
+		}
+		if (c->stopping)
+			break;
+		c->idle++;
+		pthread_cond_wait(&c->wake, &c->lock);
+		c->idle--;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+void completion_init(struct completion *c, void (*wait_end)(struct completion_item *item))
+{
+	*c = (struct completion){ .wait_end = wait_end };
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->wake, NULL);
+}
+
+vnpu_status completion_add(struct completion *c, struct completion_item *item, bool ended,
+			   void (*fn)(void *arg), void *arg)
+{
+	vnpu_status st = VNPU_OK;
+
+	if (ended && in_job_fn) {
+		completion_call(fn, arg);
+		return VNPU_OK;
+	}
+	item->next = NULL;
+	item->fn = fn;
+	item->arg = arg;
+	pthread_mutex_lock(&c->lock);
+	if (!c->waiter && !wake_waiter_locked(c)) {
+		st = VNPU_GENERAL_ERROR;
+	} else {
+		if (c->tail)
+			c->tail->next = item;
+		else
+			c->head = item;
+		c->tail = item;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return st;
+}
+
+void completion_fini(struct completion *c)
+{
+	uint32_t i;
+
+	pthread_mutex_lock(&c->lock);
+	c->stopping = true;
+	pthread_cond_broadcast(&c->wake);
+	pthread_mutex_unlock(&c->lock);
+	for (i = 0; i < c->num_threads; i++)
+		pthread_join(c->threads[i], NULL);
+	pthread_cond_destroy(&c->wake);
+	pthread_mutex_destroy(&c->lock);
+}

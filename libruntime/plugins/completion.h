@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A device's completion context: the threads that call its jobs' notify
+ * functions (plugin.h, notify), in the order the jobs were handed to it.
+ * Built into each plugin that needs one (the NPU's jobs, the CPU's that
+ * no tile finishes).
+ *
+ * One thread, the waiter, waits for the job at the head until it ends,
+ * takes it off the queue and calls its function. When a job is queued
+ * behind it, it first wakes another thread (started on demand) to become
+ * the waiter: a function that waits for another job of the device, or
+ * frees one, never waits for its own thread.
+ *
+ * A device thread inside a job's function (a completion thread, a CPU
+ * tile) that submits a job which ended at once (it ran at submit) calls
+ * that job's function itself: it is the device's completion context
+ * already, and a handoff per inference would cost more than the job.
+ */
+#ifndef VNPU_PLUGIN_COMPLETION_H
+#define VNPU_PLUGIN_COMPLETION_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <vnpu/vnpu_common.h>
+
+/* Threads of one context at most: each one past the first is in a function. */
+#define COMPLETION_MAX_THREADS 16
+
+/* What a job embeds to be queued on a context. */
+struct completion_item {
+	struct completion_item *next;
+	void (*fn)(void *arg);
+	void *arg;
+};
+
+struct completion {
+	/* Return once @item's job has ended (the device's own wait). */
+	void (*wait_end)(struct completion_item *item);
+	pthread_mutex_t lock;		/* protects everything below */
+	pthread_cond_t wake;		/* a job queued without a waiter, or stopping */
+	struct completion_item *head, *tail;
+	bool waiter;			/* a thread waits for @head */
+	bool stopping;
+	uint32_t idle;			/* threads sleeping on @wake */
+	uint32_t num_threads;
+	pthread_t threads[COMPLETION_MAX_THREADS];
+};
+
+void completion_init(struct completion *c, void (*wait_end)(struct completion_item *item));
+/*
+ * Have @fn(@arg) called once @item's job, which was submitted, ended
+ * (@ended: it has already): queued, or at once on a device thread inside
+ * a job's function. VNPU_GENERAL_ERROR when no thread could be started
+ * for it (then it is not queued).
+ */
+vnpu_status completion_add(struct completion *c, struct completion_item *item, bool ended,
+			   void (*fn)(void *arg), void *arg);
+/* Call a job's function @fn(@arg) from a device thread (a CPU tile). */
+void completion_call(void (*fn)(void *arg), void *arg);
+/* Stop and join the threads; no job is queued any more. */
+void completion_fini(struct completion *c);
+
+#endif /* VNPU_PLUGIN_COMPLETION_H */
