@@ -149,6 +149,24 @@ int qm_set_name(struct qmodel *qm, char **field, const char *s)
 	return 0;
 }
 
+/* The graph's inputs or outputs into the index. */
+static int index_ports(struct qmodel *qm, Onnx__ValueInfoProto **ports, size_t n, bool output)
+{
+	for (size_t i = 0; i < n; i++) {
+		int32_t v = ports[i]->name ? map_add(qm, ports[i]->name) : 0;
+
+		if (v < 0)
+			return qm_oom();
+		if (!ports[i]->name)
+			continue;
+		if (output)
+			qm->t[v].graph_output = true;
+		else
+			qm->t[v].graph_input = true;
+	}
+	return 0;
+}
+
 int qm_index(struct qmodel *qm)
 {
 	const Onnx__GraphProto *g = qm->g;
@@ -159,13 +177,8 @@ int qm_index(struct qmodel *qm)
 	free(qm->map.slots);
 	qm->map.slots = NULL;
 	qm->map.cap = 0;
-	for (size_t i = 0; i < g->n_input; i++) {
-		if (!g->input[i]->name)
-			continue;
-		if ((v = map_add(qm, g->input[i]->name)) < 0)
-			goto fail;
-		qm->t[v].graph_input = true;
-	}
+	if (index_ports(qm, g->input, g->n_input, false))
+		return 1;
 	for (size_t i = 0; i < g->n_initializer; i++) {
 		if (!g->initializer[i]->name)
 			continue;
@@ -193,14 +206,7 @@ int qm_index(struct qmodel *qm)
 			qm->t[v].reader = (int32_t)n;
 		}
 	}
-	for (size_t i = 0; i < g->n_output; i++) {
-		if (!g->output[i]->name)
-			continue;
-		if ((v = map_add(qm, g->output[i]->name)) < 0)
-			goto fail;
-		qm->t[v].graph_output = true;
-	}
-	return 0;
+	return index_ports(qm, g->output, g->n_output, true);
 fail:
 	return qm_oom();
 }
