@@ -29,6 +29,8 @@
 #include "tensor_file.h"
 
 #define MAX_SAMPLES 65536
+/* All samples are held at once: their bytes together, at most. */
+#define MAX_SAMPLE_BYTES (1ull << 32)
 
 void samples_fini(struct samples *s)
 {
@@ -50,6 +52,25 @@ static bool dynamic(const vnpu_shape *s)
 		if (s->dims[d] == VNPU_DIM_DYNAMIC)
 			return true;
 	return false;
+}
+
+static int too_big(const char *what)
+{
+	fprintf(stderr, TOOL ": %s: the samples would hold more than %llu GiB\n", what,
+		MAX_SAMPLE_BYTES >> 30);
+	return 1;
+}
+
+/* @count f32 tensors of @shape in bytes, or past MAX_SAMPLE_BYTES. */
+static uint64_t f32_bytes(const vnpu_shape *shape, uint64_t count)
+{
+	uint64_t bytes = 4 * count;
+
+	for (uint32_t d = 0; d < shape->rank; d++)
+		if (__builtin_mul_overflow(bytes, (uint64_t)shape->dims[d], &bytes) ||
+		    bytes > MAX_SAMPLE_BYTES)
+			return MAX_SAMPLE_BYTES + 1;
+	return bytes;
 }
 
 static void fill_random(vnpu_tensor *t, unsigned int *seed)
@@ -90,6 +111,9 @@ int samples_random(vnpu_model *m, long n, unsigned int seed, struct samples *s)
 				"give samples with -c\n", name);
 			return 1;
 		}
+		s->bytes += f32_bytes(&shape, s->count);
+		if (s->bytes > MAX_SAMPLE_BYTES)
+			return too_big("--random");
 		for (size_t k = 0; k < s->count; k++) {
 			if (vnpu_tensor_create(type, &shape, &s->t[k * s->num_inputs + i]))
 				return model_fail(name);
@@ -159,12 +183,20 @@ static int check_sample(vnpu_model *m, size_t index, vnpu_tensor *t, vnpu_tensor
 static int read_one(vnpu_model *m, struct samples *s, size_t index, const char *path)
 {
 	vnpu_tensor **slot = &s->t[s->count * s->num_inputs + index];
+	uint64_t bytes = 0;
+	struct stat sb;
 	char err[512];
 
+	if (!stat(path, &sb) && s->bytes + (uint64_t)sb.st_size > MAX_SAMPLE_BYTES)
+		return too_big(path);
 	if (tensor_file_read(path, slot, NULL, err, sizeof(err))) {
 		fprintf(stderr, TOOL ": %s\n", err);
 		return 1;
 	}
+	vnpu_tensor_get_byte_size(*slot, &bytes);
+	s->bytes += bytes;
+	if (s->bytes > MAX_SAMPLE_BYTES)
+		return too_big(path);
 	return check_sample(m, index, *slot, s->count ? s->t[index] : NULL, path);
 }
 

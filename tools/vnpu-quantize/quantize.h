@@ -50,6 +50,7 @@ struct options {
 struct samples {
 	size_t count, num_inputs;
 	vnpu_tensor **t;	/* [sample * num_inputs + input] */
+	uint64_t bytes;		/* their data together */
 	const char *source;	/* what they are, for the report */
 };
 

@@ -256,7 +256,7 @@ def compare_runtimes(np, bins, model, tmp, bound, what):
           f"{what}: vnpu against ONNX Runtime: max |diff| / max |ort| = {diff:.3g} <= {bound}")
 
 
-def bad_input(q, tmp, np, numpy_helper, model_path, old_opset):
+def bad_input(q, tmp, np, onnx, helper, TensorProto, model_path, old_opset):
     out = os.path.join(tmp, "bad.onnx")
     expect_fail([q], 2, "no arguments")
     expect_fail([q, "-m", model_path, "-o", out], 2, "no samples")
@@ -298,6 +298,13 @@ def bad_input(q, tmp, np, numpy_helper, model_path, old_opset):
                 "unknown node to keep f32")
     expect_fail([q, "-m", model_path, "-o", os.path.join(tmp, "nodir", "x.onnx"), "-r", "1"], 1,
                 "unwritable output")
+    big = os.path.join(tmp, "big.onnx")
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "big",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 256, 256])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 256, 256])])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), big)
+    expect_fail([q, "-m", big, "-o", out, "-r", "8192"], 1,
+                "--random 8192 samples of 1 MiB: above the 4 GiB samples may hold")
     check(not os.path.exists(out), "nothing written on bad input")
 
 
@@ -319,7 +326,7 @@ def main():
         onnx.save(small_model(np, helper, numpy_helper, TensorProto), small)
         old = os.path.join(tmp, "old.onnx")
         onnx.save(small_model(np, helper, numpy_helper, TensorProto, 11), old)
-        bad_input(q, tmp, np, numpy_helper, small, old)
+        bad_input(q, tmp, np, onnx, helper, TensorProto, small, old)
         multi_input(q, tmp, np, onnx, helper, numpy_helper, TensorProto)
         activation_gemm(q, tmp, np, onnx, helper, numpy_helper, TensorProto)
 
