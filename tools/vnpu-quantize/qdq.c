@@ -226,12 +226,37 @@ static int32_t activation(const struct qmodel *qm, const char *name)
 	return v >= 0 && qm->t[v].init < 0 ? v : -1;
 }
 
-static void mark_input(struct qmodel *qm, const char *name)
-{
-	int32_t v = activation(qm, name);
+/* Ops that only move values: their output keeps their input's grid. */
+static const char *const movers[] = { "Flatten", "Reshape", "Squeeze", "Unsqueeze",
+				      "Transpose", NULL };
 
-	if (v >= 0)
-		qm->t[v].quant = true;
+static bool is_mover(const Onnx__NodeProto *n)
+{
+	for (const char *const *op = movers; *op; op++)
+		if (qm_is(n, *op))
+			return true;
+	return false;
+}
+
+/*
+ * An activation input of a quantized op. One that a Flatten, Reshape...
+ * made of a quantized tensor takes that tensor's parameters, as ONNX
+ * Runtime's quantizer does.
+ */
+static void mark_input(struct qmodel *qm, const struct options *o, const char *name)
+{
+	int32_t v = activation(qm, name), x;
+	Onnx__NodeProto *p;
+
+	if (v < 0)
+		return;
+	qm->t[v].quant = true;
+	p = node(qm, qm->t[v].producer);
+	if (!p || !is_mover(p) || qm_kept(o, p) || qm->t[v].share >= 0)
+		return;
+	x = activation(qm, in(p, 0));
+	if (x >= 0 && x != v && qm->t[x].quant)
+		qm->t[v].share = qm->t[x].share >= 0 ? qm->t[x].share : x;
 }
 
 /*
@@ -317,13 +342,13 @@ void qdq_plan(struct qmodel *qm, const struct options *o)
 			axis = weight_axis(qm, n);
 			if (axis >= 0)
 				mark_weight(qm, n->input[1], axis);
-			mark_input(qm, in(n, 0));
+			mark_input(qm, o, in(n, 0));
 			if (axis < 0 && !qm_is(n, "Conv"))
-				mark_input(qm, in(n, 1));
+				mark_input(qm, o, in(n, 1));
 			mark_output(qm, o, n->output[0], qm_is(n, "Conv"));
 		} else if (op_in(o, n, others) && n->n_output == 1) {
 			for (size_t k = 0; k < n->n_input; k++)
-				mark_input(qm, in(n, k));
+				mark_input(qm, o, in(n, k));
 			y = mark_output(qm, o, n->output[0], false);
 			if (qm_is(n, "MaxPool") && y >= 0 && activation(qm, in(n, 0)) >= 0)
 				qm->t[y].share = activation(qm, in(n, 0));

@@ -340,6 +340,9 @@ def main():
         check(r is not None and r["quantized_weights"] == 5 and r["samples"] == 8,
               "five weights quantized, report on 8 samples")
         qdq_structure(onnx, numpy_helper, out)
+        qs = {n.input[0]: n.input[1] for n in onnx.load(out).graph.node if n.op_type == "QuantizeLinear"}
+        check(qs.get("flat") == qs.get("gap") and qs.get("p1") == qs.get("r1") and "gap" in qs,
+              f"Flatten and MaxPool outputs keep their inputs' parameters {qs}")
         compare_runtimes(np, bins, (out, 16), tmp, SMALL_BOUND, "small model, --random")
 
         # A folder of samples (.npy files, percentile, s8, one Conv kept f32).
