@@ -40,12 +40,6 @@ void samples_fini(struct samples *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static int model_fail(const char *what)
-{
-	fprintf(stderr, TOOL ": %s: %s\n", what, vnpu_last_error());
-	return 1;
-}
-
 static bool dynamic(const vnpu_shape *s)
 {
 	for (uint32_t d = 0; d < s->rank; d++)
@@ -92,7 +86,7 @@ int samples_random(vnpu_model *m, long n, unsigned int seed, struct samples *s)
 
 	memset(s, 0, sizeof(*s));
 	if (vnpu_model_get_inputs_size(m, &s->num_inputs))
-		return model_fail("inputs");
+		return run_fail("inputs");
 	s->t = calloc((size_t)n * s->num_inputs + 1, sizeof(*s->t));
 	if (!s->t)
 		return qm_oom();
@@ -100,7 +94,7 @@ int samples_random(vnpu_model *m, long n, unsigned int seed, struct samples *s)
 	for (size_t i = 0; i < s->num_inputs; i++) {
 		if (vnpu_model_input_name(m, i, &name) || vnpu_model_input_type(m, i, &type) ||
 		    vnpu_model_input_shape(m, i, &shape))
-			return model_fail("inputs");
+			return run_fail("inputs");
 		if (type != VNPU_TYPE_F32) {
 			fprintf(stderr, TOOL ": --random: input \"%s\" is %s, not f32: give "
 				"samples with -c\n", name, vnpu_element_type_str(type));
@@ -116,7 +110,7 @@ int samples_random(vnpu_model *m, long n, unsigned int seed, struct samples *s)
 			return too_big("--random");
 		for (size_t k = 0; k < s->count; k++) {
 			if (vnpu_tensor_create(type, &shape, &s->t[k * s->num_inputs + i]))
-				return model_fail(name);
+				return run_fail(name);
 			fill_random(s->t[k * s->num_inputs + i], &seed);
 		}
 	}
@@ -152,7 +146,7 @@ static int check_sample(vnpu_model *m, size_t index, vnpu_tensor *t, vnpu_tensor
 
 	if (vnpu_model_input_name(m, index, &name) || vnpu_model_input_type(m, index, &want) ||
 	    vnpu_model_input_shape(m, index, &ws))
-		return model_fail("inputs");
+		return run_fail("inputs");
 	vnpu_tensor_get_element_type(t, &have);
 	vnpu_tensor_get_shape(t, &hs);
 	if (have != want) {
@@ -225,7 +219,7 @@ int samples_read_dir(vnpu_model *m, const char *dir, struct samples *s)
 
 	memset(s, 0, sizeof(*s));
 	if (vnpu_model_get_inputs_size(m, &s->num_inputs))
-		return model_fail("inputs");
+		return run_fail("inputs");
 	if (stat(dir, &sb)) {
 		fprintf(stderr, TOOL ": %s: %s\n", dir, strerror(errno));
 		return 1;
@@ -290,12 +284,12 @@ int samples_apply_shapes(vnpu_model *m, const struct samples *s)
 
 	for (size_t i = 0; i < s->num_inputs; i++) {
 		if (vnpu_model_input_name(m, i, &name) || vnpu_model_input_shape(m, i, &want))
-			return model_fail("inputs");
+			return run_fail("inputs");
 		if (!dynamic(&want))
 			continue;
 		vnpu_tensor_get_shape(s->t[i], &have);
 		if (vnpu_model_reshape(m, name, &have))
-			return model_fail(name);
+			return run_fail(name);
 	}
 	return 0;
 }
@@ -499,14 +493,14 @@ int calibrate(vnpu_core *core, struct qmodel *qm, const struct samples *s,
 
 	ret = calib_model(qm, &buf, &size);
 	if (!ret && vnpu_core_read_model_from_memory(core, buf, size, &m))
-		ret = model_fail("calibration model");
+		ret = run_fail("calibration model");
 	free(buf);
 	if (!ret)
 		ret = samples_apply_shapes(m, s);
 	if (!ret && vnpu_core_compile_model(core, m, "CPU", NULL, &cm))
-		ret = model_fail("compile the calibration model");
+		ret = run_fail("compile the calibration model");
 	if (!ret && vnpu_compiled_model_create_infer_request(cm, &req))
-		ret = model_fail("infer request");
+		ret = run_fail("infer request");
 	if (!ret)
 		ret = calib_run(qm, cm, req, s, o);
 	vnpu_infer_request_free(req);
