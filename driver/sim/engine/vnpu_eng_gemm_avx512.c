@@ -11,13 +11,16 @@
  * from the accumulator, exactly as in the AVX2 6x16 kernel: the two give
  * the same bits. The full 12x32 tiles and the 4x32 edge ones (the last
  * 4 rows of a convolution of 64 outputs) are inline assembly, the other
- * edge ones C (tile()).
+ * edge ones C (tile()). One to four columns past a block's whole panels
+ * of B take tail_cols(): twelve rows of A a vector.
  */
 #include "vnpu_eng_gemm.h"
 #include "vnpu_eng_zmm_tile.h"
 
 typedef float v16sf __attribute__((vector_size(64)));
 typedef float v16sf_u __attribute__((vector_size(64), aligned(4), may_alias));
+typedef float v8sf __attribute__((vector_size(32)));
+typedef float v8sf_u __attribute__((vector_size(32), aligned(4), may_alias));
 
 static inline v16sf ld16(const float *p)
 {
@@ -616,10 +619,195 @@ static void out_ahead(const struct eng_tile_out *o, int rows, __u64 cols)
 	}
 }
 
+/*
+ * The last columns of a block, past its whole panels of B, when there are
+ * at most TAIL_COLS of them (a 7x7 map's 49th output, a 14x14 one's last
+ * 4): twelve rows of A (two panels) a vector instead of sixteen columns,
+ * so that each FMA has twelve useful lanes rather than one to four. (With
+ * eight, conv 3x3 512->512 on 7x7 took 10% longer than with a 12x32 tile.)
+ */
+#define TAIL_COLS 4
+
+/* Lane @l's row of a pair (tail_a()), or -1 for none of @n rows. */
+static inline int tail_row(int l, int n)
+{
+	int r = l < 8 ? l : l - 2;
+
+	return l % 8 < ENG_MR && r < n ? r : -1;
+}
+
+/* Rows [@r0, @r0 + @n) of column @c of @s's sums in a pair's lanes (zero unless @s->load). */
+static __attribute__((__noinline__))
+v16sf tail_load(const struct eng_slice *s, __u64 r0, int n, __u64 c)
+{
+	float lane[16];
+	int l, r;
+
+	for (l = 0; l < 16; l++) {
+		r = tail_row(l, n);
+		lane[l] = s->load && r >= 0 ?
+			  s->acc[(r0 + r) * s->acc_rs + c] : 0.0f;
+	}
+	return ld16(lane);
+}
+
+/* A pair's lanes @v to rows [@r0, @r0 + @n) of column @c of @s's sums. */
+static __attribute__((__noinline__))
+void tail_store(const struct eng_slice *s, __u64 r0, int n, __u64 c, v16sf v)
+{
+	float lane[16];
+	int l, r;
+
+	st16(lane, v);
+	for (l = 0; l < 16; l++) {
+		r = tail_row(l, n);
+		if (r >= 0)
+			s->acc[(r0 + r) * s->acc_rs + c] = lane[l];
+	}
+}
+
+/*
+ * Depth @k of the panels of A at @a0 (rows 0-5 in lanes 0-5) and @a1
+ * (rows 6-11 in lanes 8-13); lanes 6-7 and 14-15 hold the next depth's
+ * first rows, which no sum keeps. A depth before a panel's last reads
+ * inside the panel.
+ */
+static __attribute__((__always_inline__)) inline
+v16sf tail_a(const float *a0, const float *a1, __u64 k)
+{
+	v8sf lo = *(const v8sf_u *)(a0 + ENG_MR * k);
+	v8sf hi = *(const v8sf_u *)(a1 + ENG_MR * k);
+
+	return __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+				       10, 11, 12, 13, 14, 15);
+}
+
+/* tail_a() at a slice's last depth, where a panel may end: six floats each. */
+static __attribute__((__always_inline__)) inline
+v16sf tail_a_last(const float *a0, const float *a1, __u64 k)
+{
+	v16sf v = __builtin_ia32_loadups512_mask(a0 + ENG_MR * k, (v16sf){},
+						 0x003f);
+
+	return __builtin_ia32_loadups512_mask(a1 + ENG_MR * k - 8, v, 0x3f00);
+}
+
+/* One depth step of tail_block(): B's @t columns at @bk times @np pairs. */
+static __attribute__((__always_inline__)) inline
+void tail_fma(v16sf *acc, const v16sf *av, const float *bk, const int t,
+	      const int np)
+{
+	int p, c;
+
+#pragma GCC unroll 8
+	for (c = 0; c < t; c++) {
+		v16sf bv = bc16(bk[c]);
+
+#pragma GCC unroll 4
+		for (p = 0; p < np; p++)
+			acc[p * t + c] = FMA16(av[p], bv, acc[p * t + c]);
+	}
+}
+
+/*
+ * Columns [@c0, @c0 + @t) of panel pairs [@i0, @i0 + @np) of @s (2 * @np
+ * panels of A, the last alone when @ma ends it; a pair's rows in the
+ * lanes tail_a() puts them in), from zero unless @s->load: fma(a[k], b[k],
+ * sum) per output in depth order, as the tiles compute it. B is read by
+ * offsets when @ind.
+ */
+static __attribute__((__always_inline__)) inline
+void tail_block(const struct eng_slice *s, __u64 i0, __u64 ma, __u64 c0,
+		const int t, const int np, const int ind)
+{
+	const float *a0[4], *a1[4], *b = s->b + c0;
+	/* In registers: no zeroing of them (-ftrivial-auto-var-init). */
+	v16sf acc[16] __attribute__((__uninitialized__));
+	v16sf av[4] __attribute__((__uninitialized__));
+	__u64 k, kc = s->kc;
+	int p, c, n[4];
+
+	if (!ind)
+		b = s->b + c0 / ENG_NR * s->b_ps;
+#pragma GCC unroll 4
+	for (p = 0; p < np; p++) {
+		__u64 i = i0 + 2 * p;
+
+		a0[p] = s->a + i * s->a_ps;
+		a1[p] = i + 1 < ma ? a0[p] + s->a_ps : a0[p];
+		n[p] = i + 1 < ma ? 2 * ENG_MR : ENG_MR;
+#pragma GCC unroll 8
+		for (c = 0; c < t; c++)
+			acc[p * t + c] = tail_load(s, i * ENG_MR, n[p], c0 + c);
+	}
+	/* The last depth apart: there a panel may end. */
+	for (k = 0; k + 1 < kc; k++) {
+#pragma GCC unroll 4
+		for (p = 0; p < np; p++)
+			av[p] = tail_a(a0[p], a1[p], k);
+		tail_fma(acc, av, ind ? b + s->off[k] : b + k * ENG_NR, t, np);
+	}
+	if (kc) {
+		for (p = 0; p < np; p++)
+			av[p] = tail_a_last(a0[p], a1[p], k);
+		tail_fma(acc, av, ind ? b + s->off[k] : b + k * ENG_NR, t, np);
+	}
+#pragma GCC unroll 4
+	for (p = 0; p < np; p++)
+#pragma GCC unroll 8
+		for (c = 0; c < t; c++)
+			tail_store(s, (i0 + 2 * p) * ENG_MR, n[p], c0 + c,
+				   acc[p * t + c]);
+}
+
+/* Each tail_block() on its own, so that no frame holds several. */
+#define TAIL_FN(t, np, ind)						\
+static __attribute__((__noinline__))					\
+void tail_##t##_##np##_##ind(const struct eng_slice *s, __u64 i0,	\
+			     __u64 ma, __u64 c0)			\
+{									\
+	tail_block(s, i0, ma, c0, t, np, ind);				\
+}
+
+#define TAIL_FNS(t)							\
+	TAIL_FN(t, 1, 0) TAIL_FN(t, 1, 1) TAIL_FN(t, 4, 0) TAIL_FN(t, 4, 1)
+
+TAIL_FNS(1)
+TAIL_FNS(2)
+TAIL_FNS(3)
+TAIL_FNS(4)
+
+typedef void (*tail_fn)(const struct eng_slice *s, __u64 i0, __u64 ma,
+			__u64 c0);
+
+#define TAIL_ROW(t)							\
+	{ { tail_##t##_1_0, tail_##t##_1_1 },				\
+	  { tail_##t##_4_0, tail_##t##_4_1 } }
+
+/* [columns - 1][four pairs][B by offsets] */
+static const tail_fn tail_fns[TAIL_COLS][2][2] = {
+	TAIL_ROW(1), TAIL_ROW(2), TAIL_ROW(3), TAIL_ROW(4),
+};
+
+/*
+ * Columns [@c0, @c0 + @t) of @s, @t at most TAIL_COLS, to its @acc: four
+ * panel pairs at a time, then one.
+ */
+static void tail_cols(const struct eng_slice *s, __u64 c0, __u64 t)
+{
+	__u64 ma = eng_div_up(s->mc, ENG_MR), pairs = eng_div_up(ma, 2), i = 0;
+	int ind = !!s->off;
+
+	for (; i + 4 <= pairs; i += 4)
+		tail_fns[t - 1][1][ind](s, 2 * i, ma, c0);
+	for (; i < pairs; i++)
+		tail_fns[t - 1][0][ind](s, 2 * i, ma, c0);
+}
+
 void vnpu_eng_slice_avx512(struct eng_slice *s)
 {
 	__u64 ma = eng_div_up(s->mc, ENG_MR), nb = eng_div_up(s->nc, ENG_NR);
-	__u64 half = eng_div_up(ma, 4), i, j;
+	__u64 half = eng_div_up(ma, 4), i, j, nc = s->nc;
 	int ind = !!s->off;
 	/*
 	 * A lone last panel with at most SHORT_ROWS rows in the block takes
@@ -630,8 +818,14 @@ void vnpu_eng_slice_avx512(struct eng_slice *s)
 				    .res_rsb = s->out_res_rs * 4,
 				    .act = s->out_act };
 
+	/* A few columns past the whole panels (A in panels): the tail's. */
+	if (!s->a_rows && nc % ENG_NR && nc % ENG_NR <= TAIL_COLS) {
+		nb--;
+		nc = nb * ENG_NR;
+		tail_cols(s, nc, s->nc - nc);
+	}
 	s->out_mc = s->out ? whole_tiles(s->mc, ENG_MR, SHORT_ROWS) : 0;
-	s->out_nc = s->out ? whole_tiles(s->nc, ENG_NR, ENG_NR) : 0;
+	s->out_nc = s->out ? whole_tiles(nc, ENG_NR, ENG_NR) : 0;
 	for (j = 0; j < nb; j += 2) {
 		const float *b0 = s->b + j * s->b_ps;
 		int two_n = j + 1 < nb;

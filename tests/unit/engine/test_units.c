@@ -434,6 +434,18 @@ void et_test_units(void)
 		{ 30, 100, 101, 10, 1, 5, 5, 0, 0 },
 		/* 1x1 over the input itself */
 		{ 256, 14, 14, 40, 1, 1, 1, 0, VNPU_LAYER_F_BIAS },
+		/*
+		 * AVX-512's tail columns: a 7x7 map's 49th (two depth slices,
+		 * a last panel of 4 rows), 3x3 over 14x14 (210 padded
+		 * columns: 2; rows enough for whole units), a 2x2 map's 4
+		 * alone; weights packed, as the compiler packs them
+		 */
+		{ 700, 7, 7, 100, 1, 1, 1, 0,
+		  VNPU_LAYER_F_PACKED | VNPU_LAYER_F_RESIDUAL },
+		{ 50, 14, 14, 400, 1, 3, 1, 1,
+		  VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS },
+		{ 40, 2, 2, 30, 1, 1, 1, 0,
+		  VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS },
 	};
 	size_t i;
 
