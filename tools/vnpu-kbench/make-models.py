@@ -4,8 +4,9 @@
 gemm (MatMul 1024x1024 by a constant 1024x1024), conv3x3 (64->64 on
 56x56, pad 1), dw3x3 (depthwise 3x3 on 32x112x112, pad 1), conv1x1
 (256->256 on 28x28), gconv3x3 (128->128 in 32 groups on 56x56, pad 1),
-deconv2x2 (ConvTranspose 64->64, kernel 2 stride 2, on 160x160) and gap
-(GlobalAveragePool over 256x160x160), all f32 with constant weights and
+deconv2x2 (ConvTranspose 64->64, kernel 2 stride 2, on 160x160), gap
+(GlobalAveragePool over 256x160x160), conv1x1_7 (2048->512 on 7x7) and
+conv3x3_7 (512->512 on 7x7, pad 1), all f32 with constant weights and
 biases; and the bandwidth-bound layers of --bandwidth: resize_nn2x and
 resize_lin2x (nearest and bilinear 2x upsampling of 1x96x40x40), softmax
 (1x40x6625, last axis), softmax_c (1x64x40x40, axis 1), mul_se (1x96x40x40
@@ -120,6 +121,8 @@ def main():
     conv(out + '/dw3x3.onnx', 32, 32, 112, 3, 32)
     conv(out + '/conv1x1.onnx', 256, 256, 28, 1, 1)
     conv(out + '/gconv3x3.onnx', 128, 128, 56, 3, 32)
+    conv(out + '/conv1x1_7.onnx', 2048, 512, 7, 1, 1)
+    conv(out + '/conv3x3_7.onnx', 512, 512, 7, 3, 1)
     w = rng.standard_normal((64, 64, 2, 2)).astype(np.float32)
     b = rng.standard_normal(64).astype(np.float32)
     save(out + '/deconv2x2.onnx',

@@ -55,11 +55,12 @@ struct layer {
 	struct vnpu_cmd_copy copy;
 };
 
-#define NUM_LAYERS 7
+#define NUM_LAYERS 9
 
 /* The layers' names (ORT's models' too), and what the tables call them. */
 static const char *const names[NUM_LAYERS] = {
 	"gemm", "conv3x3", "dw3x3", "conv1x1", "gconv3x3", "deconv2x2", "gap",
+	"conv1x1_7", "conv3x3_7",
 };
 static const char *const desc[NUM_LAYERS] = {
 	"GEMM 1024x1024x1024 (packed B)",
@@ -69,6 +70,8 @@ static const char *const desc[NUM_LAYERS] = {
 	"grouped 3x3 128->128 g32 56x56",
 	"ConvTranspose 2x2 s2 64->64 160x160",
 	"GlobalAveragePool 256x160x160",
+	"conv 1x1 2048->512 7x7",
+	"conv 3x3 512->512 7x7",
 };
 
 struct job {
@@ -829,8 +832,8 @@ static int only_valid(const char *list)
 {
 	static const char *const words[] = { "gemm", "conv3x3", "dw3x3",
 					     "conv1x1", "gconv3x3", "deconv2x2",
-					     "gap", "avx512", "avx2",
-					     "baseline" };
+					     "gap", "conv1x1_7", "conv3x3_7",
+					     "avx512", "avx2", "baseline" };
 	const char *p = list, *e;
 	size_t i, n;
 
@@ -1294,8 +1297,9 @@ static void usage(FILE *f)
 		"Each figure is the best of N rounds (default 3) of --repeat runs\n"
 		"(default 10).\n"
 		"--only LIST: comma-separated kernels (gemm, conv3x3, dw3x3,\n"
-		"conv1x1, gconv3x3, deconv2x2, gap) and/or paths (avx512, avx2,\n"
-		"baseline) to time; the others are left out.\n"
+		"conv1x1, gconv3x3, deconv2x2, gap, conv1x1_7, conv3x3_7: the\n"
+		"last two on 7x7 maps) and/or paths (avx512, avx2, baseline) to\n"
+		"time; the others are left out.\n"
 		"--cpu-time: time 1-thread runs by the thread's CPU time instead\n"
 		"of the clock (less sensitive to other load; for comparisons).\n"
 		"--ukernel: the GEMM micro-kernels alone, on one thread, on packed\n"
@@ -1392,7 +1396,7 @@ int main(int argc, char **argv)
 		case 'O':
 			only = optarg;
 			if (!only_valid(only)) {
-				fprintf(stderr, "vnpu-kbench: --only: comma-separated gemm, conv3x3, dw3x3, conv1x1, gconv3x3, deconv2x2, gap, avx512, avx2, baseline\n");
+				fprintf(stderr, "vnpu-kbench: --only: comma-separated gemm, conv3x3, dw3x3, conv1x1, gconv3x3, deconv2x2, gap, conv1x1_7, conv3x3_7, avx512, avx2, baseline\n");
 				return 2;
 			}
 			break;
@@ -1452,6 +1456,8 @@ int main(int argc, char **argv)
 	make_conv(&layers[4], 128, 128, 56, 3, 32);
 	make_deconv(&layers[5], 64, 64, 160);
 	make_gap(&layers[6], 256, 160);
+	make_conv(&layers[7], 2048, 512, 7, 1, 1);
+	make_conv(&layers[8], 512, 512, 7, 3, 1);
 	for (i = 0; i < NUM_LAYERS; i++)
 		if (vnpu_eng_layer_check(layers[i].op, layers[i].t, layers[i].n,
 					 &layers[i].attrs, layers[i].attr_size)) {
