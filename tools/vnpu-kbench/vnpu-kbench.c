@@ -683,23 +683,28 @@ static double percent(double x, double peak)
  * One depth slice on packed operands that stay in cache, the way
  * gemm_block() hands it to a path's micro-kernels: a 12x32 tile over a
  * depth of 192 (A, B and the sums fit L1), or a whole 96x256 block over
- * 342 (the depth of the 1024^3 GEMM's slices; fits L2). Buffers start on
- * a cache line; @skew floats further on, rows of B read by offsets cross
- * lines as a convolution's window rows mostly do.
+ * 342 (the depth of the 1024^3 GEMM's slices; fits L2), or BERT's
+ * 120x256 blocks over 384 with A read in place from rows of 768 or 3072.
+ * Buffers start on a cache line; @skew floats further on, rows of B read
+ * by offsets cross lines as a convolution's window rows mostly do. A is
+ * in panels, or with @a_rows in rows that many floats apart.
  */
 struct ucase {
 	const char *desc;
 	__u64 mc, nc, kc;
-	int a_rows, ind, skew;
+	__s64 a_rows;
+	int ind, skew;
 };
 
 static const struct ucase ucases[] = {
 	{ "12x32 k192 (L1), A panels", 12, 32, 192, 0, 0, 0 },
-	{ "12x32 k192 (L1), A rows", 12, 32, 192, 1, 0, 0 },
+	{ "12x32 k192 (L1), A rows", 12, 32, 192, ENG_KC, 0, 0 },
 	{ "12x32 k192 (L1), B by offsets", 12, 32, 192, 0, 1, 0 },
 	{ "12x32 k192 (L1), B offsets +4 bytes", 12, 32, 192, 0, 1, 1 },
-	{ "96x256 k342 (L2), A rows", 96, 256, 342, 1, 0, 0 },
+	{ "96x256 k342 (L2), A rows", 96, 256, 342, ENG_KC, 0, 0 },
 	{ "96x256 k342 (L2), B offsets +4 bytes", 96, 256, 342, 0, 1, 1 },
+	{ "120x256 k384, A in place, rows 768", 120, 256, 384, 768, 0, 0 },
+	{ "120x256 k384, A in place, rows 3072", 120, 256, 384, 3072, 0, 0 },
 };
 
 #define UK_CASES (sizeof(ucases) / sizeof(ucases[0]))
@@ -728,12 +733,13 @@ static double time_ukernel(const struct ucase *u, int wide, int batches)
 	double flops = 2.0 * mp * np * u->kc, best = 0, t0;
 	struct eng_slice s = {};
 	__s32 *off = NULL;
+	__u64 na = mp * (u->a_rows > ENG_KC ? (__u64)u->a_rows : ENG_KC);
 	float *a, *b;
 	int n;
 
-	a = zalloc64(mp * ENG_KC * sizeof(float));
+	a = zalloc64(na * sizeof(float));
 	b = zalloc64((np * u->kc + ENG_NR) * sizeof(float));
-	for (i = 0; i < mp * ENG_KC; i++)
+	for (i = 0; i < na; i++)
 		a[i] = (float)(i % 7) * 0.25f - 0.75f;
 	for (i = 0; i < np * u->kc + ENG_NR; i++)
 		b[i] = (float)(i % 5) * 0.25f - 0.5f;
@@ -743,7 +749,7 @@ static double time_ukernel(const struct ucase *u, int wide, int batches)
 	s.a = a;
 	s.b = b + u->skew;
 	s.a_rows = u->a_rows;
-	s.a_ps = u->a_rows ? ENG_MR * ENG_KC : ENG_MR * u->kc;
+	s.a_ps = ENG_MR * (u->a_rows ? (__u64)u->a_rows : u->kc);
 	s.b_ps = ENG_NR * u->kc;
 	if (u->ind) {
 		/* Rows of B np wide, as a convolution's window holds them. */

@@ -1088,6 +1088,50 @@ static void slice_bf16(const struct gemm_a *a, const struct gemm_b *b,
 }
 #endif
 
+#ifdef ENG_FMA
+/*
+ * The AVX-512 slice @s of rows [@m0, @m0 + @s->mc) and depth from @k0 of
+ * a dense f32 A, B in panels: the tiles of two whole panels read A in
+ * place (no copy), the rows past them from @buf, packed as rows (a tile
+ * reads whole panels, and A may end before the last one does). The same
+ * FMAs in the same order either way: the same bits.
+ */
+static void slice_a_in_place(struct eng_slice *s, const struct gemm_a *a,
+			     __u64 m0, __u64 k0, float *buf)
+{
+	__u64 mc = s->mc, whole = mc / (2 * ENG_MR) * (2 * ENG_MR);
+	__u64 first_mc = 0, first_nc = 0;
+	struct eng_slice t = *s;
+
+	if (whole) {
+		s->a = (const float *)a->p + (__s64)m0 * a->rs + (__s64)k0;
+		s->a_rows = a->rs;
+		s->a_ps = ENG_MR * a->rs;
+		s->mc = whole;
+		vnpu_eng_slice_avx512(s);
+		s->mc = mc;
+		first_mc = s->out_mc;
+		first_nc = s->out_nc;
+	}
+	if (whole == mc)
+		return;
+	pack_a_rows(a, m0 + whole, mc - whole, k0, s->kc, buf);
+	t.a = buf;
+	t.mc = mc - whole;
+	t.acc += whole * t.acc_rs;
+	if (t.out) {
+		t.out += (__s64)whole * t.out_rs;
+		t.out_add = t.out_add ? t.out_add + whole : 0;
+		t.out_res = t.out_res ? t.out_res + (__s64)whole * t.out_res_rs :
+					0;
+	}
+	vnpu_eng_slice_avx512(&t);
+	/* The first part stored all its rows when it stored any. */
+	s->out_mc = first_mc + t.out_mc;
+	s->out_nc = whole ? first_nc : t.out_nc;
+}
+#endif
+
 /*
  * Output block [m0, m0 + mc) x [n0, n0 + nc) of a depth-@kt product,
  * summed in @bufs->acc and stored through the epilogue after the last
@@ -1104,6 +1148,9 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 	__u64 k0 = 0, kstep;
 	float add[ENG_GEMM_MC];
 	int fuse, bf16, has_add = 0;
+	/* Dense f32 A, B in panels: the AVX-512 tiles read A in place. */
+	int in_place = bufs->avx512 && !a->packed && !a->pack && !b->off &&
+		       a->dt == VNPU_DTYPE_F32 && a->cs == 1;
 
 	/* One row over packed B (a batch of one): a mat-vec. */
 	if (mc == 1 && kt && b->packed && !a->packed && !a->pack) {
@@ -1156,10 +1203,11 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 			s.a = bufs->a;
 			s.a_ps = s.kc * ENG_MR;
 		} else if (bufs->avx512) {
-			pack_a_rows(a, m0, mc, k0, s.kc, bufs->a);
+			if (!in_place)
+				pack_a_rows(a, m0, mc, k0, s.kc, bufs->a);
 			s.a = bufs->a;
 			s.a_ps = ENG_MR * ENG_KC;
-			s.a_rows = 1;
+			s.a_rows = ENG_KC;
 		} else {
 			pack_a(a, m0, mc, k0, s.kc, bufs->a);
 			s.a = bufs->a;
@@ -1199,6 +1247,12 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 				s.out_res_rs = e->r_rs;
 			}
 		}
+#ifdef ENG_FMA
+		if (s.a_rows && in_place) {
+			slice_a_in_place(&s, a, m0, k0, bufs->a);
+			goto next;
+		}
+#endif
 		slice_dispatch(&s, bufs->avx512);
 #ifdef ENG_FMA
 next:

@@ -45,10 +45,11 @@ static inline v16sf bc16(float x)
  */
 /*
  * Element (row r, depth k) of the A panel at @a: panels hold k-major
- * groups of ENG_MR, or with @arow rows ENG_KC apart (see struct eng_slice).
+ * groups of ENG_MR, or with @arow rows @ars floats apart (see struct
+ * eng_slice's @a_rows).
  */
-#define A_AT(a, r, k, arow) ((arow) ? (a)[(r) * ENG_KC + (k)] :		\
-			     (a)[(k) * ENG_MR + (r)])
+#define A_AT(a, r, k, arow, ars) ((arow) ? (a)[(r) * (ars) + (k)] :	\
+				  (a)[(k) * ENG_MR + (r)])
 
 /*
  * The sum @x of tile row @r, @d floats from the row's start at the
@@ -96,8 +97,8 @@ void st_masked(float *y, __u64 rs, const struct eng_tile_out *o,
 static __attribute__((__always_inline__)) inline
 void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	  const float *b1, const __s32 *off, float *c, __u64 rs, int load,
-	  const struct eng_tile_out *out, const int rows, const int np,
-	  const int ind, const int arow)
+	  const struct eng_tile_out *out, __s64 ars, const int rows,
+	  const int np, const int ind, const int arow)
 {
 	v16sf acc[12][2];
 	__u64 k;
@@ -118,8 +119,8 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 		if (np == 2)
 			bv[1] = ld16(bk1);
 		for (r = 0; r < rows; r++) {
-			v16sf av = bc16(r < ENG_MR ? A_AT(a0, r, k, arow) :
-					A_AT(a1, r - ENG_MR, k, arow));
+			v16sf av = bc16(r < ENG_MR ? A_AT(a0, r, k, arow, ars) :
+					A_AT(a1, r - ENG_MR, k, arow, ars));
 
 			for (p = 0; p < np; p++)
 				acc[r][p] = FMA16(av, bv[p], acc[r][p]);
@@ -166,8 +167,9 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
  * scratch. Each variant defines the addresses of A's elements at step u
  * of a trip, UK_A0(u, r) for row r (0-5) and UK_A1(u, r) for row 6 + r;
  * UK_B(u), which loads B's row of step u; UK_ADV4 and UK_ADV1, which
- * move its pointers past four steps and past one; and UK_PF, a prefetch
- * per trip from %[pf] (empty where B is read by offsets).
+ * move its pointers past four steps and past one; UK_PF, a prefetch
+ * per trip from %[pf] (empty where B is read by offsets); and UK_SETUP,
+ * which sets up its pointers before the depth loop (or is empty).
  */
 #define UK_FMA(addr, z0, z1)						\
 	"vbroadcastss " addr ", %%zmm29\n\t"				\
@@ -316,6 +318,7 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	"5:\n\t"							\
 	ROWS(ZT_ZERO)							\
 	"6:\n\t"							\
+	UK_SETUP							\
 	"cmp $4, %[k]\n\t"						\
 	"jb 2f\n"							\
 	".p2align 6\n"							\
@@ -363,9 +366,10 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 #define UK_PARAMS							\
 	__u64 kc, const float *a0, const float *a1, const float *b0,	\
 	const float *b1, const __s32 *off, float *c, __u64 rs, int load, \
-	const struct eng_tile_out *out, const float *pf
+	const struct eng_tile_out *out, const float *pf, __s64 ars
 
 /* A in panels: k-major groups of 6 at a0 (rows 0-5) and a1 (6-11). */
+#define UK_SETUP
 #define UK_A0(u, r) "(4 * (6 * " #u " + " #r "))(%[a0])"
 #define UK_A1(u, r) "(4 * (6 * " #u " + " #r "))(%[a1])"
 /* B in panels: step u at b, columns 16-31 a panel (bd bytes) further. */
@@ -432,7 +436,10 @@ void name(UK_PARAMS)							\
 UK_FN_IND(tile_12x32_ind, UK_TILE)
 UK_FN_IND(tile_4x32_ind, UK_TILE4)
 
-/* A in rows ENG_KC floats apart: row r of step u at a0 + 4 * (u + ENG_KC * r). */
+/*
+ * A in rows ENG_KC floats apart (pack_a_rows(); ars is ENG_KC): row r of
+ * step u at a0 + 4 * (u + ENG_KC * r).
+ */
 #undef UK_A0
 #undef UK_A1
 #undef UK_ADV4
@@ -445,26 +452,86 @@ UK_FN_IND(tile_4x32_ind, UK_TILE4)
 UK_FN_IND(tile_12x32_ind_rows, UK_TILE)
 UK_FN_IND(tile_4x32_ind_rows, UK_TILE4)
 
-#undef UK_B
+/*
+ * A in rows %[lda] bytes apart (ars floats), read in place: rows 0-2 from
+ * a0, 3-5 from a1, 6-8 from %[p] and 9-11 from %[t], the first of each
+ * three at its pointer, the others one and two strides on. UK_SETUP
+ * points a1, %[p] and %[t] 3, 6 and 9 rows on from a0; they move past
+ * the steps together.
+ */
+#undef UK_SETUP
+#undef UK_A0
+#undef UK_A1
 #undef UK_ADV4
 #undef UK_ADV1
+#undef UK_B
+#undef UK_PF
+#define UK_SETUP							\
+	"lea (%[a0], %[lda], 2), %[a1]\n\t"				\
+	"add %[lda], %[a1]\n\t"					\
+	"lea (%[a1], %[lda], 2), %[p]\n\t"				\
+	"add %[lda], %[p]\n\t"						\
+	"lea (%[p], %[lda], 2), %[t]\n\t"				\
+	"add %[lda], %[t]\n\t"
+#define UK_AROW_(u, base, s) "(4 * " #u ")(%[" #base "], %[lda], " #s ")"
+#define UK_AROW_0(u) "(4 * " #u ")(%[a0])"
+#define UK_AROW_1(u) UK_AROW_(u, a0, 1)
+#define UK_AROW_2(u) UK_AROW_(u, a0, 2)
+#define UK_AROW_3(u) "(4 * " #u ")(%[a1])"
+#define UK_AROW_4(u) UK_AROW_(u, a1, 1)
+#define UK_AROW_5(u) UK_AROW_(u, a1, 2)
+#define UK_AROW_6(u) "(4 * " #u ")(%[p])"
+#define UK_AROW_7(u) UK_AROW_(u, p, 1)
+#define UK_AROW_8(u) UK_AROW_(u, p, 2)
+#define UK_AROW_9(u) "(4 * " #u ")(%[t])"
+#define UK_AROW_10(u) UK_AROW_(u, t, 1)
+#define UK_AROW_11(u) UK_AROW_(u, t, 2)
+#define UK_A0(u, r) UK_AROW_##r(u)
+#define UK_A1(u, r) UK_A1_##r(u)
+#define UK_A1_0(u) UK_AROW_6(u)
+#define UK_A1_1(u) UK_AROW_7(u)
+#define UK_A1_2(u) UK_AROW_8(u)
+#define UK_A1_3(u) UK_AROW_9(u)
+#define UK_A1_4(u) UK_AROW_10(u)
+#define UK_A1_5(u) UK_AROW_11(u)
+#define UK_ADV_A(n)							\
+	"add $" #n ", %[a0]\n\tadd $" #n ", %[a1]\n\t"			\
+	"add $" #n ", %[p]\n\tadd $" #n ", %[t]\n\t"
+
 #define UK_B(u)								\
 	"vmovups (64 * " #u ")(%[b]), %%zmm30\n\t"			\
 	"vmovups (64 * " #u ")(%[b], %[bd]), %%zmm31\n\t"
-#undef UK_PF
 #define UK_PF UK_PF_B
-#define UK_ADV4 "add $16, %[a0]\n\tadd $256, %[b]\n\t"
-#define UK_ADV1 "add $4, %[a0]\n\tadd $64, %[b]\n\t"
+#define UK_ADV4 UK_ADV_A(16) "add $256, %[b]\n\t"
+#define UK_ADV1 UK_ADV_A(4) "add $64, %[b]\n\t"
 
-UK_FN_B(tile_12x32_rows, UK_TILE)
-UK_FN_B(tile_4x32_rows, UK_TILE4)
+#define UK_FN_ROWS(name, TILE)						\
+static __attribute__((__noinline__))					\
+void name(UK_PARAMS)							\
+{									\
+	__s64 bd = (const char *)b1 - (const char *)b0, lda = ars * 4;	\
+	__u64 rsb = rs * 4;						\
+	const float *t;							\
+	float *p;							\
+									\
+	__asm__ __volatile__(TILE					\
+			     : [k] "+r"(kc), [a0] "+r"(a0), [a1] "+r"(a1), \
+			       [b] "+r"(b0), [p] "=&r"(p), [t] "=&r"(t), \
+			       [rsb] "+r"(rsb), [pf] "+r"(pf)		\
+			     : [bd] "r"(bd), [c] "r"(c), [load] "r"(load), \
+			       [out] "r"(out), [lda] "r"(lda)		\
+			     : UK_CLOBBER);				\
+}
+
+UK_FN_ROWS(tile_12x32_rows, UK_TILE)
+UK_FN_ROWS(tile_4x32_rows, UK_TILE4)
 
 #define TILE_FN(name, rows, np, ind, arow)				\
 static __attribute__((__noinline__))					\
 void name(UK_PARAMS)							\
 {									\
-	tile(kc, a0, a1, b0, b1, off, c, rs, load, out, rows, np, ind,	\
-	     arow);							\
+	tile(kc, a0, a1, b0, b1, off, c, rs, load, out, ars, rows, np,	\
+	     ind, arow);							\
 }
 
 TILE_FN(tile_12x16, 12, 1, 0, 0)
@@ -846,7 +913,8 @@ void vnpu_eng_slice_avx512(struct eng_slice *s)
 						 b0 + s->b_ps, s->off,
 						 s->acc + i * ENG_MR * s->acc_rs +
 						 j * ENG_NR, s->acc_rs, s->load, o,
-						 b_ahead(s, nb, j, i / 2, half));
+						 b_ahead(s, nb, j, i / 2, half),
+						 s->a_rows);
 		}
 	}
 }

@@ -1226,7 +1226,9 @@ void et_test_gemm_conv(void)
  * (384; above it the depth splits in even slices, 385 in two of 193).
  * Rows (13 to 30) and columns (45 to 77) are past one full 12x32 tile and
  * not multiples of it, so each layer runs the full tiles and the 6-row,
- * 4-row (AVX-512) and 16-column edge ones. GEMM runs A in rows with B in panels; CONV, with
+ * 4-row (AVX-512) and 16-column edge ones. GEMM runs A in rows with B in
+ * panels (AVX-512: read in place in the tiles of two whole panels, the
+ * rows past them packed; 24 rows all in place); CONV, with
  * packed or dense weights (A in panels or rows) and stride 1 or 5 (B by
  * offsets into the input or its window, or packed by im2col), runs each
  * of the four 12x32 variants. et_layer_f32() runs every path the host has
@@ -1288,6 +1290,8 @@ static void test_tile_gemm(__u64 k, int i)
 	c.alpha = 1;
 	c.act = 0;
 	c.flags = P | B;
+	gemm_case_run(&c);
+	c.m = 24;
 	gemm_case_run(&c);
 	/*
 	 * Two blocks of rows (past ENG_GEMM_MC, 132): 72 and 67, the second
