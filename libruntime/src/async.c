@@ -139,9 +139,13 @@ static _Thread_local struct executor *current_executor;
 /* Held by the thread that runs callbacks; @cb_running: this thread holds it. */
 static pthread_mutex_t cb_runner = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local bool cb_running;
-/* Device threads inside job_ended() (see pool_unregister()); this thread is one. */
+/*
+ * Device threads inside job_ended() (see pool_unregister()), and this
+ * thread's calls among them: nested when a callback's next run ended at
+ * submit and was finished right there.
+ */
 static atomic_uint device_hooks;
-static _Thread_local bool in_device_hook;
+static _Thread_local uint32_t in_device_hook;
 
 int64_t vnpu_async_now_ns(void)
 {
@@ -362,7 +366,7 @@ static void pool_unregister(struct vnpu_request_async *a)
 	 * executor stops once no device thread is in job_ended() (but this
 	 * one: the run whose callback it runs holds a reference).
 	 */
-	while (callback && atomic_load(&device_hooks) > (in_device_hook ? 1u : 0u))
+	while (callback && atomic_load(&device_hooks) > in_device_hook)
 		sched_yield();
 	executor_stop(callback);
 }
@@ -528,9 +532,9 @@ static void finish_job(struct vnpu_request_async *a)
 static void job_ended(void *arg)
 {
 	atomic_fetch_add(&device_hooks, 1);
-	in_device_hook = true;
+	in_device_hook++;
 	finish_job(arg);
-	in_device_hook = false;
+	in_device_hook--;
 	atomic_fetch_sub(&device_hooks, 1);
 }
 

@@ -1015,6 +1015,69 @@ static int callback_frees_last_of_core(vnpu_core *shared, const char *device)
 	return 0;
 }
 
+/* The first call starts the request again, the second frees it. */
+static void restart_then_free_cb(vnpu_infer_request *req, vnpu_status st, void *data)
+{
+	(void)st;
+	if (atomic_fetch_add((atomic_int *)data, 1) % 2 == 0)
+		vnpu_infer_request_start_async(req);
+	else
+		vnpu_infer_request_free(req);
+}
+
+/* The threads of this process (/proc/self/status), 0 when unknown. */
+static int thread_count(void)
+{
+	char line[128];
+	FILE *f = fopen("/proc/self/status", "r");
+	int n = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Threads:", 8))
+			n = atoi(line + 8);
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/*
+ * A short job's callback starts its request again: the next job runs at
+ * submit, on the device thread inside the callback, which then finishes
+ * that run too (nested). The second callback frees the request, the last
+ * one of its core: the device thread hands it to the callback executor
+ * also after the nested finish, and nothing waits for itself, so every
+ * core goes with its devices' threads.
+ */
+static int restart_at_submit_then_free(vnpu_core *shared, const char *device)
+{
+	struct timespec ts = { 0, 1000000 };
+	int run, ms, threads = thread_count();
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	atomic_int calls = 0;
+	vnpu_core *core;
+
+	(void)shared;
+	for (run = 0; run < 20; run++) {
+		CHECK_OK(vnpu_core_create(&core));
+		CHECK_OK(compile_copy(core, device, FAST_ELEMS, 1, &cm));
+		CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+		CHECK_OK(vnpu_infer_request_set_callback(req, restart_then_free_cb, &calls));
+		CHECK(!fill_input(req, 1, FAST_ELEMS));
+		CHECK_OK(vnpu_infer_request_start_async(req));
+		vnpu_compiled_model_free(cm);
+		vnpu_core_free(core);
+		for (ms = 0; ms < 10000 && atomic_load(&calls) < 2 * (run + 1); ms++)
+			nanosleep(&ts, NULL);
+		CHECK(atomic_load(&calls) == 2 * (run + 1));
+	}
+	for (ms = 0; ms < 10000 && thread_count() > threads; ms++)
+		nanosleep(&ts, NULL);
+	CHECK(thread_count() <= threads);
+	return 0;
+}
+
 #define SIDE_REQUESTS 4
 #define SIDE_RUNS 50
 
@@ -1113,6 +1176,7 @@ int main(int argc, char **argv)
 		TEST(job_beside_long_job),
 		TEST(side_by_side_outputs),
 		TEST(callback_frees_last_of_core),
+		TEST(restart_at_submit_then_free),
 	};
 
 	return run_tests(argc, argv, tests, sizeof(tests) / sizeof(tests[0]));
