@@ -91,7 +91,8 @@ vnpu_status cl_pack_gemm_b(struct cstate *s, int32_t bv, bool trans, bool hinted
 			   int32_t *out)
 {
 	const struct vnpu_tinfo binfo = *INFO(s, bv), *b = &binfo;
-	int64_t k = trans ? b->dims[1] : b->dims[0], n = trans ? b->dims[0] : b->dims[1];
+	/* Transposed B may be [N, 1, K] (a 1-D convolution's W of one channel). */
+	int64_t k = trans ? b->dims[b->rank - 1] : b->dims[0], n = trans ? b->dims[0] : b->dims[1];
 	uint64_t size = vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, (uint64_t)k, (uint64_t)n);
 	float *dense = NULL, *packed, *wide;
 	const float *src;
@@ -360,6 +361,70 @@ static vnpu_status conv_layer(struct cstate *s, struct vnpu_layer_conv *attr, st
 	return cl_layer(s, VNPU_LAYER_CONV, t, n, attr, sizeof(*attr));
 }
 
+/*
+ * Whether @op is a 1-D convolution of one image of one channel by a long
+ * constant kernel, strided: an STFT's frames by its basis, as openWakeWord's
+ * melspectrogram has (kernel 512, stride 160).
+ */
+static bool conv_frames(struct cstate *s, const struct cop *op, const struct vnpu_layer_conv *attr)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0)), *wi = INFO(s, IN(op, 1));
+
+	return xi->rank == 3 && xi->dims[0] == 1 && xi->dims[1] == 1 && xi->type == VNPU_TYPE_F32 &&
+	       wi->dims[1] == 1 && attr->group == 1 && attr->dilation[1] == 1 &&
+	       !attr->pad_begin[1] && !attr->pad_end[1] && attr->stride[1] > 1 &&
+	       attr->kernel[1] >= 64 && op->residual < 0 && cs_is_const(s, IN(op, 1)) &&
+	       packable(wi) && !s->opt.no_packing;
+}
+
+/*
+ * That convolution as a GEMM: the frames are rows of X read in place (a
+ * stride apart, overlapping) by W^T packed, into [F, M], then Y [1, M, F]
+ * by one transposing copy. As a CONV layer the frames' im2col panels were
+ * gathered again for every block of output channels.
+ */
+static vnpu_status lower_conv_frames(struct cstate *s, struct cop *op,
+				     const struct vnpu_layer_conv *attr, int32_t bias)
+{
+	const struct vnpu_tinfo *yi = INFO(s, op->out[0]);
+	int64_t m = yi->dims[1], f = yi->dims[2], dims[2] = { f, m };
+	struct vnpu_layer_gemm ga = { .alpha = f32_bits(1.0f), .beta = f32_bits(1.0f),
+				      .act = attr->act };
+	vnpu_element_type type = yi->type;
+	struct ctensor t[4], a, y;
+	int32_t packed, tv;
+	uint32_t n = 0;
+	vnpu_status st = cl_pack_gemm_b(s, IN(op, 1), true, true, &packed);
+
+	if (!st)
+		st = cs_add_temp(s, type, 2, dims, &tv);
+	if (st)
+		return st;
+	a = ct_dense(s, IN(op, 0));
+	memset(a.dims, 0, sizeof(a.dims));
+	memset(a.strides, 0, sizeof(a.strides));
+	a.rank = 2;
+	a.dims[0] = f;
+	a.dims[1] = attr->kernel[1];
+	a.strides[0] = attr->stride[1];
+	a.strides[1] = 1;
+	t[n++] = a;
+	t[n++] = ct_dense(s, packed);
+	ga.flags = VNPU_LAYER_F_PACKED;
+	if (bias >= 0) {
+		t[n++] = ct_shaped(s, bias, 1, &m);
+		ga.flags |= VNPU_LAYER_F_BIAS;
+	}
+	t[n++] = ct_dense(s, tv);
+	st = cl_layer(s, VNPU_LAYER_GEMM, t, n, &ga, sizeof(ga));
+	if (st)
+		return st;
+	y = ct_shaped(s, op->out[0], 2, dims);
+	y.strides[0] = 1;
+	y.strides[1] = f;
+	return cl_copy(s, y, ct_dense(s, tv));
+}
+
 static vnpu_status lower_conv(struct cstate *s, struct cop *op)
 {
 	struct vnpu_layer_conv attr;
@@ -368,6 +433,8 @@ static vnpu_status lower_conv(struct cstate *s, struct cop *op)
 
 	if (st)
 		return st;
+	if (conv_frames(s, op, &attr))
+		return lower_conv_frames(s, op, &attr, bias);
 	return conv_layer(s, &attr, ct_dense(s, IN(op, 0)), IN(op, 1), bias, op->residual,
 			  ct_dense(s, op->out[0]));
 }

@@ -2148,6 +2148,51 @@ static void test_lstm(void)
 	lstm_case(true);
 }
 
+/*
+ * A 1-D convolution of one channel by a long strided kernel (an STFT's
+ * frames by its basis): one GEMM over the frames read in place, against
+ * the sums, and the CONV layer of the program without packing.
+ */
+static void test_conv_frames(void)
+{
+	enum { L = 1000, M = 20, K = 96, S = 10, F = (L - K) / S + 1 };
+	static float w[M * K], bias[M], x[L], want[M * F];
+	struct mb *b = mb_new(13);
+	float *out[8] = { 0 };
+	struct vnpu_program *p;
+	Onnx__NodeProto *n;
+	vnpu_model *m;
+
+	fe_pattern(w, M * K, 21);
+	fe_pattern(bias, M, 22);
+	mb_input(b, "x", F32, 3, (const int64_t[]){ 1, 1, L });
+	mb_init_f32(b, "w", 3, (const int64_t[]){ M, 1, K }, w);
+	mb_init_f32(b, "b", 1, (const int64_t[]){ M }, bias);
+	n = mb_node(b, "Conv", (const char *[]){ "x", "w", "b", NULL }, (const char *[]){ "y", NULL });
+	mb_attr_ints(n, "kernel_shape", 1, (const int64_t[]){ K });
+	mb_attr_ints(n, "strides", 1, (const int64_t[]){ S });
+	mb_output(b, "y");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	p = compile_run(m, NULL, out);
+	fe_pattern(x, L, 1);
+	for (int c = 0; c < M; c++)
+		for (int f = 0; f < F; f++) {
+			double acc = bias[c];
+
+			for (int k = 0; k < K; k++)
+				acc += (double)x[f * S + k] * w[c * K + k];
+			want[c * F + f] = (float)acc;
+		}
+	CHECK(p && max_diff(out[0], want, M * F) < 1e-5f && first_gemm_rows(p) == F);
+	check_fusion_equivalent(m, 0);
+	free(out[0]);
+	vnpu_program_free(p);
+	vnpu_model_free(m);
+}
+
 static int overlaps(const struct vnpu_plan_buf *a, const struct vnpu_plan_buf *b)
 {
 	bool time = a->first <= b->last && b->first <= a->last;
@@ -2447,6 +2492,7 @@ int main(int argc, char **argv)
 		{ "constant_folding", test_constant_folding },
 		{ "copies", test_copies },
 		{ "lstm", test_lstm },
+		{ "conv_frames", test_conv_frames },
 		{ "einsum", test_einsum },
 		{ "topk", test_topk },
 		{ "tile_all_axes", test_tile_all_axes },
