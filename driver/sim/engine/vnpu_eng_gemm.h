@@ -101,32 +101,6 @@ struct eng_tile_out {
 #define ENG_TILE_HSWISH 2
 
 /**
- * struct eng_dw_taps - taps of one depthwise channel over its window
- * @w: the channel's f32 weights, one per tap
- * @b: row k of B (the window) at @b + off[k], a column per output
- * @off: see @b
- * @acc: the sums of @nc columns (whole panels of ENG_NR; B past @nc is
- *	the window's slack), from zero unless @load
- * @k0: first tap
- * @k1: past the last tap
- * @nc: see @acc
- * @load: see @acc
- */
-struct eng_dw_taps {
-	const float *w, *b;
-	const __s32 *off;
-	float *acc;
-	__u64 k0, k1, nc;
-	int load;
-};
-
-/*
- * The AVX-512F depthwise taps: fma(w[k], b[k], sum) per column in tap
- * order, the bits of the 8-lane kernels.
- */
-void vnpu_eng_dw_taps_avx512(const struct eng_dw_taps *t);
-
-/**
  * struct eng_gemv - a depth slice of a one-row GEMM block over packed B
  * @a: the row's @kc f32 elements of the slice
  * @b: panel p of the slice's B at @b + p * @b_ps, its row k at + k * ENG_NR

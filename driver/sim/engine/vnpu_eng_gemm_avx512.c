@@ -920,52 +920,6 @@ void vnpu_eng_slice_avx512(struct eng_slice *s)
 }
 
 /*
- * @n vectors of 16 sums at @acc (from zero unless @load) plus the taps
- * of @t over B at @b, as DW_BLOCK() does in eight lanes.
- */
-#define DW16_BLOCK(n) do {						\
-	v16sf v[n];							\
-	int i;								\
-									\
-	for (i = 0; i < (n); i++)					\
-		v[i] = t->load ? ld16(acc + 16 * i) : bc16(0.0f);	\
-	for (k = t->k0; k < t->k1; k++) {				\
-		const float *bk = b + t->off[k];			\
-		v16sf wk = bc16(t->w[k]);				\
-									\
-		for (i = 0; i < (n); i++)				\
-			v[i] = FMA16(wk, ld16(bk + 16 * i), v[i]);	\
-	}								\
-	for (i = 0; i < (n); i++)					\
-		st16(acc + 16 * i, v[i]);				\
-} while (0)
-
-/*
- * 128 columns at a time in eight chains, then the rest in as few blocks
- * of 64, 32 and 16 (a 7x7 map's 64 columns are four chains, not one
- * after another).
- */
-void vnpu_eng_dw_taps_avx512(const struct eng_dw_taps *t)
-{
-	__u64 j = 0, k, n = eng_div_up(t->nc, ENG_NR) * ENG_NR;
-	const float *b = t->b;
-	float *acc = t->acc;
-
-	for (; j + 128 <= n; j += 128, b += 128, acc += 128)
-		DW16_BLOCK(8);
-	if (j + 64 <= n) {
-		DW16_BLOCK(4);
-		j += 64, b += 64, acc += 64;
-	}
-	if (j + 32 <= n) {
-		DW16_BLOCK(2);
-		j += 32, b += 32, acc += 32;
-	}
-	if (j < n)
-		DW16_BLOCK(1);
-}
-
-/*
  * @n panels of the row's sums (one register each) plus the slice, in
  * depth order.
  */

@@ -8,6 +8,7 @@
 
 #include "vnpu_eng_gemm.c"
 #include "vnpu_eng_wino.c"
+#include "vnpu_eng_dw.c"
 #include "vnpu_eng_elem.c"
 #include "vnpu_eng_data.c"
 #include "vnpu_eng_quant.c"

@@ -804,47 +804,162 @@ static inline __u64 eng_conv_bbuf(const struct eng_conv_shape *s,
 }
 
 /*
- * A depthwise convolution with strides up to ENG_WIN_STRIDE runs over the
- * GEMM's window one channel at a time: a unit is up to ENG_NC padded
- * columns of one channel (fewer on the baseline path when the kernel is
- * large, so that a unit stays within its budget). Larger strides take the
- * direct row kernel.
+ * A depthwise convolution with strides up to ENG_WIN_STRIDE runs over
+ * windows (vnpu_eng_dw.c): a unit is a block of output rows of one
+ * channel, and copies the input rows they read into the part's scratch,
+ * zero-padded and split into stride phases, each phase a plane of rows
+ * eng_dw_wq() floats long; the block's outputs are then padded columns
+ * q = oh * Wq + ow of it, ENG_DW_LANES to a vector at most (whole
+ * vectors: up to ENG_DW_LANES - 1 sums past the last). Larger strides,
+ * and windows over ENG_DW_MAX_WIN floats, take the direct row kernel.
  */
-static inline int eng_dw_windowed(const struct eng_conv_shape *s,
-				  const struct vnpu_layer_conv *a)
+#define ENG_DW_LANES	16
+#define ENG_DW_MAX_WIN	(1ull << 22)
+
+/* Reach of the taps past an output, in phase rows and in columns. */
+static inline __u64 eng_dw_reach_r(const struct eng_conv_shape *s,
+				   const struct vnpu_layer_conv *a)
 {
-	return eng_conv_depthwise(s) && eng_conv_windowed(a);
+	return (s->kh - 1) * a->dilation[0] / a->stride[0];
 }
 
-static inline __u64 eng_dw_cols(const struct eng_conv_shape *s,
-				__u32 features)
+static inline __u64 eng_dw_reach_c(const struct eng_conv_shape *s,
+				   const struct vnpu_layer_conv *a)
 {
-	return eng_unit_side(eng_unit_macs(features), s->kh * s->kw, ENG_NR,
-			     ENG_NR, ENG_NC);
+	return (s->kw - 1) * a->dilation[1] / a->stride[1];
+}
+
+/*
+ * Columns of a window row: a padded input row's phase, at least; with
+ * stride 1, rows of W + max(pads) (eng_conv_wq()), whose last outputs'
+ * taps read the next row's leading zeros.
+ */
+static inline __u64 eng_dw_wq(const struct eng_conv_shape *s,
+			      const struct vnpu_layer_conv *a)
+{
+	if (a->stride[1] == 1)
+		return eng_conv_wq(s, a);
+	return eng_max(eng_div_up(eng_conv_wp(s, a), a->stride[1]),
+		       s->ow + eng_dw_reach_c(s, a));
+}
+
+/*
+ * Floats of a window for @rows output rows: phase planes of the rows the
+ * taps read and one more (eng_dw_wq()), and what vectors read past them.
+ */
+static inline __u64 eng_dw_win_of(const struct eng_conv_shape *s,
+				  const struct vnpu_layer_conv *a, __u64 rows)
+{
+	return (__u64)a->stride[0] * a->stride[1] *
+	       (rows + eng_dw_reach_r(s, a) + 1) * eng_dw_wq(s, a) +
+	       eng_dw_wq(s, a) + ENG_DW_LANES;
+}
+
+static inline int eng_dw_windows(const struct eng_conv_shape *s,
+				 const struct vnpu_layer_conv *a)
+{
+	return eng_conv_depthwise(s) && eng_conv_windowed(a) &&
+	       eng_dw_win_of(s, a, 1) <= ENG_DW_MAX_WIN;
+}
+
+/*
+ * Multiply-adds of padded columns of a windowed depthwise unit at most,
+ * unless one output reads more: 2^15 on the FMA paths, 2^12 (as many as
+ * ENG_ELEM_UNIT reads) on the baseline.
+ */
+static inline __u64 eng_dw_unit_macs(__u32 features)
+{
+	return eng_base_path(features) ? 1ull << 12 : 1ull << 15;
+}
+
+/*
+ * Output rows of a unit: as many as its budget takes, one at least, a
+ * window of ENG_DW_MAX_WIN floats at most.
+ */
+static inline __u64 eng_dw_unit_rows(const struct eng_conv_shape *s,
+				     const struct vnpu_layer_conv *a,
+				     __u32 features)
+{
+	__u64 rows = eng_dw_unit_macs(features) /
+		     (eng_dw_wq(s, a) * s->kh * s->kw);
+
+	rows = rows < 1 ? 1 : rows > s->oh ? s->oh : rows;
+	while (rows > 1 && eng_dw_win_of(s, a, rows) > ENG_DW_MAX_WIN)
+		rows /= 2;
+	return rows;
+}
+
+/*
+ * Outputs of a unit's row: the row, or when one row is over the budget,
+ * blocks of it in whole vectors.
+ */
+static inline __u64 eng_dw_unit_cols(const struct eng_conv_shape *s,
+				     const struct vnpu_layer_conv *a,
+				     __u32 features)
+{
+	__u64 cols = eng_dw_unit_macs(features) / (s->kh * s->kw) /
+		     ENG_DW_LANES * ENG_DW_LANES;
+
+	if (eng_dw_unit_rows(s, a, features) > 1)
+		return s->ow;
+	cols = cols < ENG_DW_LANES ? ENG_DW_LANES : cols;
+	return cols < s->ow ? cols : s->ow;
+}
+
+static inline __u64 eng_dw_win(const struct eng_conv_shape *s,
+			       const struct vnpu_layer_conv *a,
+			       __u32 features)
+{
+	return eng_dw_win_of(s, a, eng_dw_unit_rows(s, a, features));
 }
 
 static inline __u64 eng_dw_units(const struct eng_conv_shape *s,
 				 const struct vnpu_layer_conv *a,
 				 __u32 features)
 {
-	return s->n * s->m * eng_div_up(eng_conv_cols(s, a),
-					eng_dw_cols(s, features));
+	return s->n * s->m * eng_div_up(s->oh, eng_dw_unit_rows(s, a, features)) *
+	       eng_div_up(s->ow, eng_dw_unit_cols(s, a, features));
 }
 
 /*
- * Floats of a windowed depthwise part's scratch: a unit's sums, the
- * channel's weights, then the offsets and window (eng_conv_bbuf()), each
- * aligned.
+ * Floats of a windowed depthwise part's scratch, each piece aligned: the
+ * taps' row pointers (64 bits each) and column offsets, the channel's
+ * weights, the window, the unit's sums.
  */
 static inline __u64 eng_dw_scratch(const struct eng_conv_shape *s,
 				   const struct vnpu_layer_conv *a,
 				   __u32 features)
 {
-	__u64 cols = eng_dw_cols(s, features);
-
-	return 4 * (ENG_ALIGN / 4) + cols + s->kh * s->kw +
-	       eng_conv_bbuf(s, a, cols);
+	return 6 * (ENG_ALIGN / 4) + 2 * s->kh + s->kw + s->kh * s->kw +
+	       eng_dw_win(s, a, features) +
+	       eng_dw_unit_rows(s, a, features) * eng_dw_wq(s, a) +
+	       ENG_DW_LANES;
 }
+
+/**
+ * struct eng_dw_row - a depthwise unit's run of sums
+ * @in: where tap row kh reads the window, for padded column 0
+ * @tap: the offset of tap column kw from there
+ * @w: the channel's weights, kh * kw of them
+ * @acc: the sums: @n, then up to ENG_DW_LANES - 1 more
+ * @kh: tap rows
+ * @kw: tap columns
+ * @q0: the run's first padded column
+ * @n: outputs
+ */
+struct eng_dw_row {
+	const float *const *in;
+	const __u32 *tap;
+	const float *w;
+	float *acc;
+	__u64 kh, kw, q0, n;
+};
+
+/*
+ * The row kernel in 16 lanes (vnpu_eng_dw_avx512.c; VNPU_ENG_F_AVX512
+ * only): the 8-lane kernel's bits.
+ */
+void vnpu_eng_dw_row_avx512(const struct eng_dw_row *t);
 
 /*
  * Winograd F(4x4, 3x3) (vnpu_eng_wino.c): a stride-1 3x3 convolution as

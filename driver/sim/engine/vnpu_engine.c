@@ -1425,7 +1425,7 @@ static __u64 conv_units(const struct eng_layer *l, __u32 features)
 	struct eng_unit u;
 
 	eng_conv_shape(l, &s);
-	if (eng_dw_windowed(&s, l->attrs))
+	if (eng_dw_windows(&s, l->attrs))
 		return eng_dw_units(&s, l->attrs, features);
 	if (eng_conv_depthwise(&s))
 		return eng_block_units(s.n * s.m * s.oh, s.ow, s.kh * s.kw);
@@ -1699,11 +1699,17 @@ __u64 vnpu_eng_layer_cost(__u32 op, const struct vnpu_tensor *t,
 		return sat_mul(sat_mul(4 * batch, m), sat_mul(n, k));
 	case VNPU_LAYER_CONV:
 		eng_conv_shape(&l, &s);
-		/* Windowed depthwise: every tap of every padded column. */
-		if (eng_dw_windowed(&s, attrs))
+		/*
+		 * Windowed depthwise: every tap of every padded column, and
+		 * each unit's window (the baseline's units, the most).
+		 */
+		if (eng_dw_windows(&s, attrs))
 			return sat_mul(2 * s.n * s.m,
-				       sat_mul(tile_up(eng_conv_cols(&s, attrs),
-						       ENG_NR), s.kh * s.kw));
+				       sat_mul(tile_up(s.oh * eng_dw_wq(&s, attrs),
+						       ENG_DW_LANES),
+					       s.kh * s.kw)) +
+			       sat_mul(eng_dw_units(&s, attrs, 0),
+				       eng_dw_win(&s, attrs, 0));
 		if (eng_conv_depthwise(&s))
 			break;
 		return sat_mul(sat_mul(2 * s.n * s.group, tile_up(s.mg, ENG_MR)),
@@ -1823,7 +1829,7 @@ __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_tensor *t,
 		const struct vnpu_layer_conv *a = attrs;
 
 		eng_conv_shape(&l, &s);
-		if (eng_dw_windowed(&s, a))
+		if (eng_dw_windows(&s, a))
 			return eng_dw_scratch(&s, a, features) * 4;
 		if (eng_conv_depthwise(&s))
 			return 0;

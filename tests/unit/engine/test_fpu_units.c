@@ -475,7 +475,9 @@ static void test_parts_cap(void)
 
 /*
  * Depthwise 1-D k9 over rows of 5000 (f32 and f16 out, bias, residual,
- * ReLU): units are blocks of a row's outputs, against plain loops.
+ * ReLU): units are blocks of a row's outputs (eng_dw_unit_macs(): 2^15
+ * multiply-adds on the FMA paths, 8 times UNIT_READS), against plain
+ * loops.
  */
 static void test_depthwise(void)
 {
@@ -491,7 +493,8 @@ static void test_depthwise(void)
 	for (dt = 0; dt < 2; dt++) {
 		struct flayer l = { .name = dt ? "depthwise k9 rows of 5000, f16" :
 					    "depthwise k9 rows of 5000",
-				    .op = VNPU_LAYER_CONV, .reads = 9 };
+				    .op = VNPU_LAYER_CONV, .reads = 9,
+				    .unit_reads = 8 * UNIT_READS };
 		const float *x, *w, *b, *res;
 		size_t c, o, k;
 		int bad = 0;

@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Depthwise convolution: one input and one output channel per group.
+ * Included by vnpu_eng_kern.c after vnpu_eng_gemm.c (whose epilogue it
+ * shares), never compiled on its own.
+ *
+ * Strides up to ENG_WIN_STRIDE run over windows (eng_dw_windows()): a unit
+ * copies the input rows its block of output rows reads, zero-padded and
+ * split into stride phases, so that the taps of a run of outputs are runs
+ * of one phase plane whatever the stride, and a vector of outputs may
+ * span output rows (small maps fill their lanes). Each output is fma(w, x, sum)
+ * over the taps in (kh, kw) order from zero, the padding's zeros
+ * included: the sum the GEMM gives a convolution of one output channel,
+ * and the same bits in every build and lane width. A channel's sums then
+ * take the GEMM's epilogue (bias, residual, activation, output type).
+ * Larger strides run the direct row kernel.
+ */
+
+/* The row kernel in eight lanes (LANE_FMA: software fma in the baseline). */
+#define DW_F v8sf
+#define DW_LANES 8
+#define DW_LD(p) vload(p)
+#define DW_ST(p, v) vstore((p), (v))
+#define DW_BC(x) vbcast(x)
+#define DW_FMA(a, b, c) LANE_FMA(a, b, c)
+#define DW(name) dw8_##name
+#include "vnpu_eng_dw_row.h"
+
+static float dw_weight(const struct eng_layer *l, __u64 c, __u64 kh, __u64 kw)
+{
+	const struct vnpu_layer_conv *at = l->attrs;
+	const struct vnpu_tensor *w = &l->t[1];
+	__u64 khw = (__u64)at->kernel[0] * at->kernel[1];
+
+	if (at->flags & VNPU_LAYER_F_PACKED)
+		return ldf(l->data[1], (__s64)(c * ENG_MR * khw +
+					       (w->dtype == VNPU_DTYPE_BF16 ?
+						eng_pair_at(kh * at->kernel[1] + kw,
+							    0, ENG_MR, khw) :
+						(kh * at->kernel[1] + kw) * ENG_MR)),
+			   w->dtype);
+	if (w->rank == 3)
+		return ldf(l->data[1], (__s64)c * w->strides[0] +
+			   (__s64)kw * w->strides[2], w->dtype);
+	return ldf(l->data[1], (__s64)c * w->strides[0] +
+		   (__s64)kh * w->strides[2] + (__s64)kw * w->strides[3],
+		   w->dtype);
+}
+
+/*
+ * The @kt weights of channel @c of a depthwise layer, as f32 at @w, in
+ * (kh, kw) order; packed f32 ones (a panel's first row) read directly.
+ */
+static void dw_weights(const struct eng_layer *l, __u64 c, __u64 kt, float *w)
+{
+	const struct vnpu_layer_conv *at = l->attrs;
+	const float *p = (const float *)l->data[1] + c * ENG_MR * kt;
+	__u64 kh, kw, k = 0;
+
+	if ((at->flags & VNPU_LAYER_F_PACKED) &&
+	    l->t[1].dtype == VNPU_DTYPE_F32) {
+		for (k = 0; k < kt; k++)
+			w[k] = p[k * ENG_MR];
+		return;
+	}
+	for (kh = 0; kh < at->kernel[0]; kh++)
+		for (kw = 0; kw < at->kernel[1]; kw++)
+			w[k++] = dw_weight(l, c, kh, kw);
+}
+
+/* Outputs of a depthwise row computed at a time when not stored as f32. */
+#define DW_CHUNK 128
+
+/*
+ * Depthwise output row @oh of channel @c of image @img, columns [o0, o1)
+ * summed in @yr (f32; yr[0] is column o0) before the residual and the
+ * activation: bias, then each tap in (kh, kw) order.
+ */
+static void dw_row(const struct eng_layer *l, const struct eng_conv_shape *s,
+		   __u64 img, __u64 c, __u64 oh, __u64 o0, __u64 o1, float *yr)
+{
+	const struct vnpu_layer_conv *at = l->attrs;
+	const struct vnpu_tensor *x = &l->t[0];
+	__s64 xsh = x->rank == 4 ? x->strides[2] : 0;
+	__s64 xsw = x->strides[x->rank - 1];
+	__s64 xc = (__s64)img * x->strides[0] + (__s64)c * x->strides[1];
+	__u64 ow, kh, kw, lo, hi;
+	float b0 = 0;
+
+	if (at->flags & VNPU_LAYER_F_BIAS)
+		b0 = ldf(l->data[2], (__s64)c * l->t[2].strides[0],
+			 l->t[2].dtype);
+	for (ow = o0; ow < o1; ow++)
+		yr[ow - o0] = b0;
+	for (kh = 0; kh < s->kh; kh++) {
+		__s64 ih = (__s64)(oh * at->stride[0] + kh * at->dilation[0]) -
+			   at->pad_begin[0];
+
+		if (ih < 0 || ih >= (__s64)s->h)
+			continue;
+		for (kw = 0; kw < s->kw; kw++) {
+			__s64 off = (__s64)(kw * at->dilation[1]) -
+				    at->pad_begin[1];
+			float wv = dw_weight(l, c, kh, kw);
+
+			valid_span(off, at->stride[1], s->w, s->ow, &lo, &hi);
+			lo = lo < o0 ? o0 : lo;
+			hi = hi > o1 ? o1 : hi;
+			if (x->dtype == VNPU_DTYPE_F32 && at->stride[1] == 1 &&
+			    xsw == 1) {
+				const float *xo = (const float *)l->data[0] + xc +
+						  ih * xsh + off;
+
+				for (ow = lo; ow < hi; ow++)
+					yr[ow - o0] += wv * xo[ow];
+			} else {
+				for (ow = lo; ow < hi; ow++)
+					yr[ow - o0] += wv *
+						ldf(l->data[0], xc + ih * xsh +
+						    ((__s64)ow * at->stride[1] +
+						     off) * xsw, x->dtype);
+			}
+		}
+	}
+}
+
+/* Depthwise output row @r (image, channel, row), columns [@c0, @c1). */
+static void dw_block(const struct eng_layer *l, const struct eng_conv_shape *s,
+		     __u64 r, __u64 c0, __u64 c1, __u32 ri, float *buf)
+{
+	const struct vnpu_layer_conv *at = l->attrs;
+	const struct vnpu_tensor *y = &l->t[l->n - 1];
+	__u64 img = r / (s->m * s->oh), c = (r / s->oh) % s->m, oh = r % s->oh;
+	__s64 yo = (__s64)img * y->strides[0] + (__s64)c * y->strides[1] +
+		   (__s64)(oh * s->ow);
+	__s64 ro = 0;
+	__u64 ow, o0, o1;
+
+	if (at->flags & VNPU_LAYER_F_RESIDUAL)
+		ro = (__s64)img * l->t[ri].strides[0] +
+		     (__s64)c * l->t[ri].strides[1] + (__s64)(oh * s->ow);
+	/* f32 rows are summed in place, others in chunks. */
+	for (o0 = c0; o0 < c1; o0 = o1) {
+		float *yr = buf;
+
+		o1 = y->dtype == VNPU_DTYPE_F32 ? c1 : eng_min(c1, o0 + DW_CHUNK);
+		if (y->dtype == VNPU_DTYPE_F32)
+			yr = (float *)l->data[l->n - 1] + yo + o0;
+		dw_row(l, s, img, c, oh, o0, o1, yr);
+		if (at->flags & VNPU_LAYER_F_RESIDUAL)
+			for (ow = o0; ow < o1; ow++)
+				yr[ow - o0] += ldf(l->data[ri], ro + (__s64)ow,
+						   l->t[ri].dtype);
+		act_f32(&at->act, yr, yr, o1 - o0, 0);
+		act_bound(&at->act, yr, o1 - o0);
+		if (y->dtype != VNPU_DTYPE_F32)
+			for (ow = o0; ow < o1; ow++)
+				stf(l->data[l->n - 1], yo + (__s64)ow, y->dtype,
+				    yr[ow - o0]);
+	}
+}
+
+/* Depthwise: units of eng_block_units(), whole output rows or blocks of one. */
+static int run_conv_dw(const struct eng_layer *l, __u64 ub, __u64 ue,
+		       const struct vnpu_eng_ctx *ctx)
+{
+	const struct vnpu_layer_conv *at = l->attrs;
+	__u32 ri = eng_opt_index(at->flags, VNPU_LAYER_F_RESIDUAL);
+	float buf[DW_CHUNK];
+	struct eng_conv_shape s;
+	struct eng_block b;
+	__u64 u, r;
+
+	eng_conv_shape(l, &s);
+	for (u = ub; u < ue; u++) {
+		eng_block_of(s.n * s.m * s.oh, s.ow, s.kh * s.kw, u, &b);
+		for (r = b.r0; r < b.r1; r++)
+			dw_block(l, &s, r, b.c0, b.c1, ri, buf);
+	}
+	return 0;
+}
+
+/**
+ * struct dw_win - a part's window and what the row kernel reads
+ * @t: the row kernel's arguments
+ * @in: see struct eng_dw_row
+ * @tap: see struct eng_dw_row
+ * @w: the current channel's weights
+ * @win: the window: phase plane (row phase pr, column phase pc) at
+ *	(pr * stride_w + pc) * @plane, its rows @wq floats apart
+ * @acc: the unit's sums
+ * @wq: see @win
+ * @plane: floats of a phase plane
+ * @rows: output rows of a unit
+ * @reach: phase rows the taps reach past an output row
+ * @lo: per column phase, the first column that holds input
+ * @hi: per column phase, past the last
+ */
+struct dw_win {
+	struct eng_dw_row t;
+	const float **in;
+	__u32 *tap;
+	float *w, *win, *acc;
+	__u64 wq, plane, rows, reach;
+	__u64 lo[ENG_WIN_STRIDE], hi[ENG_WIN_STRIDE];
+};
+
+static void dw_win_init(const struct eng_conv_shape *s,
+			const struct vnpu_layer_conv *at,
+			const struct vnpu_eng_ctx *ctx, struct dw_win *g)
+{
+	__u64 k, q, sw = at->stride[1];
+
+	g->wq = eng_dw_wq(s, at);
+	g->rows = eng_dw_unit_rows(s, at, ctx->features);
+	g->reach = eng_dw_reach_r(s, at);
+	g->plane = (g->rows + g->reach + 1) * g->wq;
+	g->in = eng_align(ctx->scratch);
+	g->tap = eng_align(g->in + s->kh);
+	g->w = eng_align(g->tap + s->kw);
+	g->win = eng_align(g->w + s->kh * s->kw);
+	g->acc = eng_align(g->win + eng_dw_win_of(s, at, g->rows));
+	for (k = 0; k < s->kw; k++) {
+		q = k * at->dilation[1];
+		g->tap[k] = (__u32)(q % sw * g->plane + q / sw);
+	}
+	for (k = 0; k < sw; k++)
+		valid_span((__s64)k - at->pad_begin[1], sw, s->w, g->wq,
+			   &g->lo[k], &g->hi[k]);
+	for (k = 0; k < s->kh; k++) {
+		q = k * at->dilation[0];
+		g->in[k] = g->win + (q % at->stride[0] * sw) * g->plane +
+			   q / at->stride[0] * g->wq;
+	}
+	g->t = (struct eng_dw_row){ .in = g->in, .tap = g->tap, .w = g->w,
+				    .acc = g->acc, .kh = s->kh, .kw = s->kw };
+	/* What the last vectors read past the planes: finite. */
+	zero_f32(g->win + at->stride[0] * sw * g->plane, g->wq + ENG_DW_LANES);
+}
+
+/*
+ * Padded input row @p (input row p - pad_begin, zeros outside the input)
+ * of channel @c of image @img into @d, its row of the first column phase's
+ * plane: padded column j at column phase j % stride, column j / stride.
+ */
+static void dw_fill_row(const struct eng_layer *l,
+			const struct eng_conv_shape *s, const struct dw_win *g,
+			__u64 img, __u64 c, __s64 p, float *d)
+{
+	const struct vnpu_layer_conv *at = l->attrs;
+	const struct vnpu_tensor *x = &l->t[0];
+	__s64 ih = p - at->pad_begin[0], xsw = x->strides[x->rank - 1], base;
+	__u64 pc, sw = at->stride[1];
+
+	base = (__s64)img * x->strides[0] + (__s64)c * x->strides[1] +
+	       (x->rank == 4 ? ih * x->strides[2] : 0);
+	for (pc = 0; pc < sw; pc++, d += g->plane) {
+		__u64 lo = g->lo[pc], hi = g->hi[pc];
+
+		if (ih < 0 || ih >= (__s64)s->h) {
+			zero_f32(d, g->wq);
+			continue;
+		}
+		zero_f32(d, lo);
+		load_f32(d + lo, elem_at(l->data[0], base +
+					 ((__s64)(lo * sw + pc) -
+					  at->pad_begin[1]) * xsw, x->dtype),
+			 (__s64)sw * xsw, hi - lo, x->dtype);
+		zero_f32(d + hi, g->wq - hi);
+	}
+}
+
+/* The window of output rows [@o0, @o0 + @rows) of channel @c of @img. */
+static void dw_fill(const struct eng_layer *l, const struct eng_conv_shape *s,
+		    const struct dw_win *g, __u64 img, __u64 c, __u64 o0,
+		    __u64 rows)
+{
+	const struct vnpu_layer_conv *at = l->attrs;
+	__u64 i, pr, sh = at->stride[0];
+	__s64 p = (__s64)(o0 * sh);
+
+	for (i = 0; i < rows + g->reach; i++)
+		for (pr = 0; pr < sh; pr++, p++)
+			dw_fill_row(l, s, g, img, c, p, g->win +
+				    pr * at->stride[1] * g->plane + i * g->wq);
+	/* The next row's leading zeros, which the last row's taps read. */
+	if (at->stride[1] == 1)
+		for (pr = 0; pr < sh; pr++)
+			zero_f32(g->win + pr * g->plane + i * g->wq,
+				 at->pad_begin[1]);
+}
+
+/*
+ * Depthwise over windows: a unit is output rows [o0, o0 + rows) of one
+ * channel (or, for long rows, outputs [c0, c0 + cols) of one); its window
+ * holds padded input rows from o0 * stride, and its sums are padded
+ * columns, which the GEMM's epilogue takes as they are.
+ */
+static int run_conv_dw_window(const struct eng_layer *l, __u64 ub, __u64 ue,
+			      const struct vnpu_eng_ctx *ctx)
+{
+	const struct vnpu_layer_conv *at = l->attrs;
+	struct eng_conv_shape s;
+	struct gemm_epi e;
+	struct gemm_out o = {};
+	struct gemm_flush f = {};
+	struct dw_win g;
+	__u64 u, nb, nc, cols, kt, img, c, o0, c0, rows;
+	__u64 wc = (__u64)-1, held = (__u64)-1;
+	float add[1];
+	int has_add = 0, avx512 = eng_act_avx512(ctx);
+
+	eng_conv_shape(l, &s);
+	kt = s.kh * s.kw;
+	dw_win_init(&s, at, ctx, &g);
+	cols = eng_dw_unit_cols(&s, at, ctx->features);
+	nb = eng_div_up(s.oh, g.rows);
+	nc = eng_div_up(s.ow, cols);
+	f.acc = g.acc;
+	for (u = ub; u < ue; u++) {
+		img = u / (s.m * nb * nc);
+		c = u / (nb * nc) % s.m;
+		o0 = u / nc % nb * g.rows;
+		c0 = u % nc * cols;
+		rows = eng_min(g.rows, s.oh - o0);
+		if (c != wc) {
+			dw_weights(l, c, kt, g.w);
+			wc = c;
+		}
+		/* A long row's blocks after the first have their window. */
+		if (held != u / nc)
+			dw_fill(l, &s, &g, img, c, o0, rows);
+		held = u / nc;
+		g.t.q0 = c0;
+		g.t.n = (rows - 1) * g.wq + eng_min(s.ow, c0 + cols) - c0;
+		if (avx512)
+			vnpu_eng_dw_row_avx512(&g.t);
+		else
+			dw8_row(&g.t);
+		conv_epi(l, img, c, &e, &o);
+		e.avx512 = avx512;
+		o.wp = g.wq;
+		o.ow = s.ow;
+		f.acc_rs = g.t.n;
+		f.n0 = o0 * g.wq + c0;
+		f.plain = epi_plain(&o, &e, 0, 1, add, &has_add);
+		f.add = has_add ? add : 0;
+		f.act = e.act;
+		block_flush(&o, &e, &f, 0, 1, 0, g.t.n);
+	}
+	return 0;
+}
