@@ -21,8 +21,8 @@
 
 #include "vnpu_engine.h"
 
-#define ARENA_SIZE (8u << 20)
-#define MAX_LAYERS 64
+#define ARENA_SIZE (16u << 20)
+#define MAX_LAYERS 96
 
 struct layer {
 	const char *name;
@@ -185,6 +185,21 @@ static void conv(const char *name, __u64 c, __u64 m, __u64 h, __u64 w,
 }
 
 /*
+ * A depthwise convolution of @c channels, @k x @k with stride @s and half
+ * the kernel as padding (MobileNetV3's), activation @act.
+ */
+static void dwconv(const char *name, __u64 c, __u64 h, __u64 w, __u32 k,
+		   __u32 s, __u32 act)
+{
+	struct vnpu_layer_conv a;
+
+	conv(name, c, c, h, w, k, s, k / 2, c, 0, VNPU_DTYPE_F32);
+	memcpy(&a, layers[num_layers - 1].attrs, sizeof(a));
+	a.act.func = act;
+	memcpy(layers[num_layers - 1].attrs, &a, sizeof(a));
+}
+
+/*
  * A packed int8 convolution (QLINEAR_CONV over VNPU_PACK_QCONV_W) with a
  * bias and per-channel weight scales and zero points: X and Y of @xt and
  * @yt (u8 or i8), ReLU with @relu.
@@ -278,6 +293,16 @@ static void build_layers(void)
 	     VNPU_DTYPE_F32);
 	conv("conv 3x3 winograd grouped", 64, 64, 50, 50, 3, 1, 0, 2, 0,
 	     VNPU_DTYPE_F32);
+	/* MobileNetV3-Large's depthwise shapes, with fewer channels. */
+	dwconv("dw 3x3 112", 16, 112, 112, 3, 1, VNPU_ACT_RELU);
+	dwconv("dw 3x3 s2 112", 16, 112, 112, 3, 2, VNPU_ACT_RELU);
+	dwconv("dw 3x3 56", 24, 56, 56, 3, 1, VNPU_ACT_RELU);
+	dwconv("dw 5x5 s2 56", 24, 56, 56, 5, 2, VNPU_ACT_RELU);
+	dwconv("dw 5x5 28", 40, 28, 28, 5, 1, VNPU_ACT_RELU);
+	dwconv("dw 3x3 s2 28 hardswish", 48, 28, 28, 3, 2, VNPU_ACT_HARD_SWISH);
+	dwconv("dw 3x3 14 hardswish", 200, 14, 14, 3, 1, VNPU_ACT_HARD_SWISH);
+	dwconv("dw 5x5 s2 14 hardswish", 96, 14, 14, 5, 2, VNPU_ACT_HARD_SWISH);
+	dwconv("dw 5x5 7 hardswish", 960, 7, 7, 5, 1, VNPU_ACT_HARD_SWISH);
 	/* f16 and bf16 storage, f32 sums. */
 	gemm("gemm f16 packed", 77, 53, 300, 1, VNPU_ACT_RELU, VNPU_DTYPE_F16);
 	gemm("gemm bf16", 61, 45, 97, 0, 0, VNPU_DTYPE_BF16);
