@@ -66,14 +66,16 @@ typedef unsigned char v8qu_qqu __attribute__((vector_size(8), aligned(1), may_al
 typedef signed char v8qs_qqu __attribute__((vector_size(8), aligned(1), may_alias));
 
 /*
- * Eight quantized values: f32 x / s, clamped to the range less the zero
- * point (integers: the same as saturating after rounding), rounded half
- * to even, plus the zero point; NaN gives 0, as st_q() stores it.
+ * Eight f32 values @f as quantized integers: clamped to [@lo, @hi] (the
+ * range less the zero point; integers, so the same as saturating after
+ * rounding), rounded half to even, plus the zero point @z; NaN gives 0,
+ * as st_q() stores it. QUANTIZE's x / s and QLINEAR_CONV's requantized
+ * sums both end here.
  */
-static v8si_qq quant8(v8sf_qq x, float s, float lo, float hi, __s32 z)
+static v8si_qq q_round8(v8sf_qq f, float lo, float hi, __s32 z)
 {
 	const v8sf_qq magic = (v8sf_qq){} + 12582912.0f;
-	v8sf_qq f = x / s, b = (v8sf_qq){} + lo;
+	v8sf_qq b = (v8sf_qq){} + lo;
 	v8si_qq nan = f != f, m = f < b;
 
 	f = (v8sf_qq)(((v8si_qq)f & ~m) | ((v8si_qq)b & m));
@@ -106,8 +108,8 @@ static int quant_flat(const struct eng_layer *l, __u64 lo, __u64 hi)
 	bh -= (float)z;
 	for (e = lo; e + 8 <= hi; e += 8) {
 		if (q) {
-			v8si_qq v = quant8(*(const v8sf_qqu *)((const float *)l->data[0] + e),
-					   s, bl, bh, z);
+			v8si_qq v = q_round8(*(const v8sf_qqu *)((const float *)l->data[0] + e) / s,
+					     bl, bh, z);
 
 			if (qt == VNPU_DTYPE_U8)
 				*(v8qu_qqu *)((__u8 *)l->data[3] + e) =
@@ -409,8 +411,6 @@ static void qconv_row(const struct eng_qconv *q, __u8 *dst, __u64 k,
 typedef unsigned char v16qu_q __attribute__((vector_size(16)));
 typedef unsigned char v16qu_qu __attribute__((vector_size(16), aligned(1), may_alias));
 typedef unsigned short v8hu_q __attribute__((vector_size(16)));
-typedef float v8sf_q __attribute__((vector_size(32)));
-typedef int v8si_qs __attribute__((vector_size(32)));
 typedef int v8si_qu __attribute__((vector_size(32), aligned(4), may_alias));
 typedef unsigned char v8qu_q __attribute__((vector_size(8)));
 typedef unsigned char v8qu_qu __attribute__((vector_size(8), aligned(1), may_alias));
@@ -549,7 +549,7 @@ static void qtile_avx2(const struct eng_qtile *t)
 	__u64 r, j, c, i;
 
 	for (r = 0; r < ENG_QMR; r += 2) {
-		v8si_qs acc[2][8] = {};
+		v8si_qq acc[2][8] = {};
 
 		for (j = 0; j < t->k4 / 4; j++) {
 			const __u8 *bp = t->b + j * ENG_QNR * 4;
@@ -567,7 +567,7 @@ static void qtile_avx2(const struct eng_qtile *t)
 				v16hi_q bw = __builtin_convertvector(bv, v16hi_q);
 
 				for (i = 0; i < 2; i++)
-					acc[i][c] += (v8si_qs)__builtin_ia32_pmaddwd256(bw, w[i]);
+					acc[i][c] += (v8si_qq)__builtin_ia32_pmaddwd256(bw, w[i]);
 			}
 		}
 		for (i = 0; i < 2; i++)
@@ -592,11 +592,7 @@ static void qconv_tile(const struct eng_qconv *q, const struct eng_qtile *t)
 #endif
 }
 
-/*
- * Requantize @n sums of output channel @m into @y: the rounding and
- * saturation of the scalar QLinearConv, clamped in f32 first (bounds are
- * integers, so clamping before rounding changes nothing).
- */
+/* The i32 bias of output channel @m, 0 without one. */
 static __u32 qconv_bias(const struct eng_qconv *q, __u64 m)
 {
 	const struct vnpu_layer_conv *a = q->l->attrs;
@@ -605,30 +601,6 @@ static __u32 qconv_bias(const struct eng_qconv *q, __u64 m)
 		return 0;
 	return (__u32)((const __s32 *)q->l->data[8])
 		[(__s64)m * q->l->t[8].strides[0]];
-}
-
-typedef float v8sf_q __attribute__((vector_size(32)));
-typedef int v8si_qs __attribute__((vector_size(32)));
-typedef int v8si_qu __attribute__((vector_size(32), aligned(4), may_alias));
-typedef unsigned char v8qu_q __attribute__((vector_size(8)));
-typedef unsigned char v8qu_qu __attribute__((vector_size(8), aligned(1), may_alias));
-
-/* Eight requantized outputs: float ops in the scalar order, NaN to 0. */
-static v8si_qs qconv_requant(v8si_qs sum, float mult, float lo,
-			     float hi, __s32 yz)
-{
-	const v8sf_q magic = (v8sf_q){} + 12582912.0f;
-	v8sf_q f = __builtin_convertvector(sum, v8sf_q) * mult;
-	v8si_qs nan = f != f, m;
-	v8sf_q b = (v8sf_q){} + lo;
-
-	m = f < b;
-	f = (v8sf_q)(((v8si_qs)f & ~m) | ((v8si_qs)b & m));
-	b = (v8sf_q){} + hi;
-	m = f > b;
-	f = (v8sf_q)(((v8si_qs)f & ~m) | ((v8si_qs)b & m));
-	f = (f + magic) - magic;
-	return (__builtin_convertvector(f, v8si_qs) + yz) & ~nan;
 }
 
 /*
@@ -645,17 +617,17 @@ static void qconv_store(const struct eng_qconv *q, __u64 m, const __s32 *sum,
 	__u64 i, e;
 
 	for (i = 0; i + 8 <= n; i += 8) {
-		v8si_qs r = qconv_requant(*(const v8si_qu *)(sum + i), mult, lo,
-					  hi, q->yz);
+		v8si_qq r = q_round8(__builtin_convertvector(*(const v8si_qu *)(sum + i),
+							     v8sf_qq) * mult, lo, hi, q->yz);
 
 		*(v8qu_qu *)(y + i) = __builtin_convertvector(r, v8qu_q);
 	}
 	if (i < n) {
-		v8si_qs t = {}, r;
+		v8si_qq t = {}, r;
 
 		for (e = 0; e < n - i; e++)
 			t[e] = sum[i + e];
-		r = qconv_requant(t, mult, lo, hi, q->yz);
+		r = q_round8(__builtin_convertvector(t, v8sf_qq) * mult, lo, hi, q->yz);
 		for (e = 0; e < n - i; e++)
 			y[i + e] = (__u8)r[e];
 	}
