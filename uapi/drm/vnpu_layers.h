@@ -132,6 +132,14 @@ extern "C" {
  *	%VNPU_PACK_GEMM_B and stored one after the other), H0 and C0
  *	[D, B, H], Y [S, D, B, H], Y_h and Y_c [D, B, H]; all f32 and dense.
  *	Direction 1 runs from the last step to the first
+ * @VNPU_LAYER_QLINEAR_ADD: QLinearAdd, no attributes; tensors A, a_scale,
+ *	a_zero_point, B, b_scale, b_zero_point, y_scale, y_zero_point, Y; A, B
+ *	and Y of one 8-bit dtype (u8 or i8) and the same dims, zero points of
+ *	it, scales f32, all scalar. With ra = a_scale / y_scale, rb = b_scale /
+ *	y_scale and f = y_zero_point - fma(ra, a_zero_point, rb * b_zero_point),
+ *	Y = saturate(cvt(fma(A, ra, fma(B, rb, f)))) in f32, each fma rounded
+ *	once; cvt rounds half to even and takes NaN and values outside the
+ *	32-bit range to the low bound (ONNX Runtime's AVX2 QLinearAdd)
  */
 enum vnpu_layer_op {
 	VNPU_LAYER_INVALID = 0,
@@ -165,10 +173,11 @@ enum vnpu_layer_op {
 	VNPU_LAYER_MAXPOOL_INDEX = 28,
 	VNPU_LAYER_CHAIN = 29,
 	VNPU_LAYER_LSTM = 30,
+	VNPU_LAYER_QLINEAR_ADD = 31,
 };
 
 /** VNPU_LAYER_OP_LAST - the highest op this header defines */
-#define VNPU_LAYER_OP_LAST VNPU_LAYER_LSTM
+#define VNPU_LAYER_OP_LAST VNPU_LAYER_QLINEAR_ADD
 
 /** VNPU_DET_MAX_M - the largest matrix %VNPU_LAYER_DET takes */
 #define VNPU_DET_MAX_M 8

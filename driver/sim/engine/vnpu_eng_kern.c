@@ -54,6 +54,7 @@ const struct eng_kernels ENG_TABLE = {
 		[VNPU_LAYER_MAXPOOL_INDEX] = run_maxpool_index,
 		[VNPU_LAYER_CHAIN] = run_chain,
 		[VNPU_LAYER_LSTM] = run_lstm,
+		[VNPU_LAYER_QLINEAR_ADD] = run_qlinear_add,
 	},
 	.transpose32 = eng_transpose32,
 };

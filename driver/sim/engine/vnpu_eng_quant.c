@@ -174,6 +174,109 @@ static int run_quant(const struct eng_layer *l, __u64 ub, __u64 ue,
 	return 0;
 }
 
+/*
+ * ---- QLINEAR_ADD ------------------------------------------------------
+ *
+ * ONNX Runtime's QLinearAdd as its AVX2 kernel computes it (the kernel it
+ * runs on x86 CPUs with AVX2), in f32 with fused multiply-adds:
+ *   ra = sa / sy, rb = sb / sy, f = zy - fma(ra, za, rb * zb)
+ *   y = saturate(cvt(fma(a, ra, fma(b, rb, f))))
+ * where cvt rounds half to even and gives INT_MIN for NaN and values
+ * outside the 32-bit range (cvtps2dq's "integer indefinite"), which
+ * saturates to the low bound. The baseline build's software fma gives
+ * the same bits.
+ */
+#ifdef ENG_FMA
+#define Q_FMA VFMA
+#else
+#define Q_FMA vm_fma8
+#endif
+
+struct qadd_arg {
+	float ra, rb, f, lo, hi;
+	__u32 dtype;
+};
+
+static v8si_qq qadd8(const struct qadd_arg *q, v8si_qq a, v8si_qq b)
+{
+	v8sf_qq t = Q_FMA(__builtin_convertvector(b, v8sf_qq), (v8sf_qq){} + q->rb,
+			  (v8sf_qq){} + q->f);
+	v8si_qq in;
+
+	t = Q_FMA(__builtin_convertvector(a, v8sf_qq), (v8sf_qq){} + q->ra, t);
+	in = (t >= -2147483648.0f) & (t < 2147483648.0f);
+	t = (v8sf_qq)(((v8si_qq)t & in) | ((v8si_qq)((v8sf_qq){} + q->lo) & ~in));
+	return q_round8(t, q->lo, q->hi, 0);
+}
+
+/* Eight 8-bit elements @st bytes apart (at most @n of them) as integers. */
+static v8si_qq qadd_load(const char *p, __s64 st, __u64 n, __u32 dtype)
+{
+	v8si_qq v = {};
+	__u64 i;
+
+	if (st == 1 && n >= 8)
+		return dtype == VNPU_DTYPE_U8 ?
+		       __builtin_convertvector(*(const v8qu_qqu *)p, v8si_qq) :
+		       __builtin_convertvector(*(const v8qs_qqu *)p, v8si_qq);
+	for (i = 0; i < n && i < 8; i++)
+		v[i] = dtype == VNPU_DTYPE_U8 ? ((const __u8 *)p)[(__s64)i * st] :
+		       ((const __s8 *)p)[(__s64)i * st];
+	return v;
+}
+
+static void qadd_row(const void *arg, char *const *p, const __s64 *st,
+		     __u64 n)
+{
+	const struct qadd_arg *q = arg;
+	__u64 i, j;
+
+	for (i = 0; i < n; i += 8) {
+		__u64 m = eng_min(8, n - i);
+		v8si_qq y = qadd8(q, qadd_load(p[0] + (__s64)i * st[0], st[0], m,
+					       q->dtype),
+				  qadd_load(p[1] + (__s64)i * st[1], st[1], m,
+					    q->dtype));
+		__u8 *out = (__u8 *)p[2] + (__s64)i * st[2];
+
+		if (st[2] == 1 && m == 8) {
+			*(v8qu_qqu *)out = __builtin_convertvector(y, v8qu_qq);
+			continue;
+		}
+		for (j = 0; j < m; j++)
+			out[(__s64)j * st[2]] = (__u8)y[j];
+	}
+}
+
+/* @a * @b + @c rounded once, as Q_FMA does it. */
+static float qadd_fma1(float a, float b, float c)
+{
+	return Q_FMA((v8sf_qq){} + a, (v8sf_qq){} + b, (v8sf_qq){} + c)[0];
+}
+
+static int run_qlinear_add(const struct eng_layer *l, __u64 ub, __u64 ue,
+			   const struct vnpu_eng_ctx *ctx)
+{
+	const struct vnpu_tensor *y = &l->t[8];
+	struct qadd_arg q = { .dtype = y->dtype };
+	struct eng_iter it;
+	__u64 lo, hi;
+
+	q.ra = qscale(l, 1, 0) / qscale(l, 6, 0);
+	q.rb = qscale(l, 4, 0) / qscale(l, 6, 0);
+	q.f = (float)qzero(l, 7, 0) - qadd_fma1(q.ra, (float)qzero(l, 2, 0),
+						 q.rb * (float)qzero(l, 5, 0));
+	q.lo = y->dtype == VNPU_DTYPE_U8 ? 0 : -128;
+	q.hi = y->dtype == VNPU_DTYPE_U8 ? 255 : 127;
+	iter_init(&it, y);
+	iter_add(&it, &l->t[0], y, l->data[0]);
+	iter_add(&it, &l->t[3], y, l->data[3]);
+	iter_add(&it, y, y, l->data[8]);
+	elem_range(y, ub, ue, &lo, &hi);
+	iter_run(&it, lo, hi, qadd_row, &q);
+	return 0;
+}
+
 /* The exact sum of row @m of A times column @n of B, zero points off. */
 static __s32 qdot(const void *a, const struct vnpu_tensor *ta, __s64 ao,
 		  __s32 az, const void *b, const struct vnpu_tensor *tb,

@@ -1243,6 +1243,19 @@ static int check_qlinear_matmul(const struct vnpu_tensor *t, __u32 n,
 	       qlinear_params_ok(t, 8, y->dims[y->rank - 1]);
 }
 
+/* a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, y: one 8-bit dtype. */
+static int check_qlinear_add(const struct vnpu_tensor *t, __u32 n)
+{
+	__u32 q = t[8].dtype;
+
+	return n == 9 && is_q8(q) && t[0].dtype == q && t[3].dtype == q &&
+	       same_dims(&t[0], &t[8]) && same_dims(&t[3], &t[8]) &&
+	       tensor_injective(&t[8]) && qparam(&t[1], VNPU_DTYPE_F32, 0) &&
+	       qparam(&t[2], q, 0) && qparam(&t[4], VNPU_DTYPE_F32, 0) &&
+	       qparam(&t[5], q, 0) && qparam(&t[6], VNPU_DTYPE_F32, 0) &&
+	       qparam(&t[7], q, 0);
+}
+
 static int check_qlinear_conv(const struct vnpu_tensor *t, __u32 n,
 			      const struct vnpu_layer_conv *a)
 {
@@ -1384,6 +1397,8 @@ static int check_op(__u32 op, const struct vnpu_tensor *t, __u32 n,
 		return check_chain(t, n, attrs);
 	case VNPU_LAYER_LSTM:
 		return check_lstm(t, n, attrs);
+	case VNPU_LAYER_QLINEAR_ADD:
+		return check_qlinear_add(t, n);
 	default:
 		return 0;
 	}
@@ -1766,6 +1781,7 @@ __u64 vnpu_eng_layer_cost(__u32 op, const struct vnpu_tensor *t,
 		return sat_mul(4, ny + sat_mul(eng_scatter_units(ny, n), n));
 	case VNPU_LAYER_QUANTIZE:
 	case VNPU_LAYER_DEQUANTIZE:
+	case VNPU_LAYER_QLINEAR_ADD:
 		return 8 * ny;
 	case VNPU_LAYER_WHERE:
 	case VNPU_LAYER_CAST:

@@ -79,7 +79,8 @@ struct cop {
 	int32_t in[COP_MAX_IO];		/* value indices or -1 */
 	int32_t out[COP_MAX_IO];
 	bool dead;
-	bool qlinear;			/* a QDQ Conv group: in[] are QLinearConv's */
+	bool qlinear;			/* a QDQ Conv or Add group: in[] are
+					 * QLinearConv's or QLinearAdd's */
 	int32_t fused_into;		/* a dead op: the op that runs it, or -1 (a view) */
 	int32_t bias;			/* fused bias (a constant), or -1 */
 	int32_t residual;		/* fused residual input, or -1 */

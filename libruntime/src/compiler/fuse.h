@@ -66,7 +66,8 @@ vnpu_status cf_fuse_chains(struct cstate *s, struct uses *u);
 
 /* ---- fuse_qdq.c ---- */
 /* DequantizeLinear -> Conv [-> Relu] -> QuantizeLinear groups become
- * QLINEAR_CONV layers (cop.qlinear). */
+ * QLINEAR_CONV layers, DequantizeLinear x 2 -> Add [-> Relu] ->
+ * QuantizeLinear ones QLINEAR_ADD layers (cop.qlinear). */
 vnpu_status cf_fuse_qdq(struct cstate *s, struct uses *u);
 
 #endif /* VNPU_SRC_COMPILER_FUSE_H */

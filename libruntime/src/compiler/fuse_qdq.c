@@ -13,6 +13,10 @@
  * any zero point the same as quantizing after the Relu). An int8 layer's
  * output is the next one's DequantizeLinear input: chains stay int8.
  *
+ * An Add of two DequantizeLinear outputs whose sum (through a Relu the
+ * saturation does) one QuantizeLinear alone reads runs as one QLINEAR_ADD
+ * with ONNX Runtime's QLinearAdd arithmetic (fuse_add()).
+ *
  * Constant weights and biases are DequantizeLinear ops of constants, or
  * were folded to f32 by inference: then their DequantizeLinear nodes, in
  * the model's main graph, still name the 8-bit and i32 constants.
@@ -204,6 +208,78 @@ static vnpu_status fuse_conv(struct cstate *s, struct uses *u, uint32_t idx)
 	return st;
 }
 
+/*
+ * A Relu before QuantizeLinear @q that the saturation already does: @q's
+ * zero point a constant at its type's lowest value (ONNX Runtime then
+ * drops the Relu).
+ */
+static bool relu_saturates(struct cstate *s, const struct cop *q)
+{
+	const struct vnpu_tinfo *z = q->num_in > 2 ? cs_info(s, q->in[2]) : NULL;
+
+	if (!z || !z->data || !cs_is_const(s, q->in[2]) || !cs_is_const(s, q->in[1]))
+		return false;
+	return z->type == VNPU_TYPE_U8 ? *(const uint8_t *)z->data == 0 :
+	       *(const int8_t *)z->data == -128;
+}
+
+/*
+ * The Add at @idx as a QLinearAdd when both inputs are DequantizeLinear of
+ * one 8-bit type and the sum, through a Relu the saturation does, is read
+ * by one QuantizeLinear alone to that type: the group ONNX Runtime makes a
+ * QLinearAdd of. Broadcasting Adds stay f32 (ONNX Runtime's QLinearAdd
+ * computes a broadcast scalar in another order).
+ */
+static vnpu_status fuse_add(struct cstate *s, struct uses *u, uint32_t idx)
+{
+	struct cop *add = &s->ops[idx], *da, *db, *relu, *q;
+	vnpu_element_type t;
+	int32_t in[8];
+	vnpu_status st = VNPU_OK;
+
+	if (s->opt.primary_layer_ops && !(s->opt.primary_layer_ops >> VNPU_LAYER_QLINEAR_ADD & 1))
+		return VNPU_OK;
+	if (add->num_in != 2 || !(da = act_dq(s, u, add->in[0])) || !(db = act_dq(s, u, add->in[1])))
+		return VNPU_OK;
+	t = cs_info(s, da->in[0])->type;
+	if (cs_info(s, db->in[0])->type != t ||
+	    !cf_same_shape(cs_info(s, add->in[0]), cs_info(s, add->out[0])) ||
+	    !cf_same_shape(cs_info(s, add->in[1]), cs_info(s, add->out[0])))
+		return VNPU_OK;
+	relu = only_reader(s, u, add->out[0], "Relu");
+	q = only_reader(s, u, relu ? relu->out[0] : add->out[0], "QuantizeLinear");
+	if (!q || q->in[0] != (relu ? relu->out[0] : add->out[0]) || q->num_in < 3 ||
+	    cs_info(s, q->out[0])->type != t || !qparam_ok(s, q->in[1], VNPU_TYPE_F32, 1) ||
+	    !qparam_ok(s, q->in[2], t, 1) || (relu && !relu_saturates(s, q)))
+		return VNPU_OK;
+	in[0] = da->in[0];
+	in[1] = da->in[1];
+	in[2] = da->num_in > 2 ? da->in[2] : -1;
+	in[3] = db->in[0];
+	in[4] = db->in[1];
+	in[5] = db->num_in > 2 ? db->in[2] : -1;
+	in[6] = q->in[1];
+	in[7] = q->in[2];
+	add->num_in = 8;
+	memcpy(add->in, in, sizeof(in));
+	add->out[0] = q->out[0];
+	add->qlinear = true;
+	snprintf(add->type, sizeof(add->type), "QLinearAdd");
+	kill(q, (int32_t)idx);
+	if (relu)
+		kill(relu, (int32_t)idx);
+	for (uint32_t i = 0; !st && i < 8; i++)
+		if (in[i] >= 0)
+			st = cf_uses_add(s, u, false, in[i], add);
+	if (!st)
+		st = cf_uses_add(s, u, true, add->out[0], add);
+	if (!st)
+		kill_unread(s, u, da, idx);
+	if (!st && db != da)
+		kill_unread(s, u, db, idx);
+	return st;
+}
+
 vnpu_status cf_fuse_qdq(struct cstate *s, struct uses *u)
 {
 	vnpu_status st = VNPU_OK;
@@ -212,6 +288,8 @@ vnpu_status cf_fuse_qdq(struct cstate *s, struct uses *u)
 		s->cur_op = i;
 		if (!s->ops[i].dead && cf_op_is(&s->ops[i], "Conv"))
 			st = fuse_conv(s, u, i);
+		else if (!s->ops[i].dead && cf_op_is(&s->ops[i], "Add"))
+			st = fuse_add(s, u, i);
 	}
 	return st;
 }

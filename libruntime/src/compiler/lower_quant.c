@@ -9,7 +9,8 @@
  * A 1-D scale or zero point applies along @axis (per channel).
  *
  * QLinearConv (and the QDQ Conv groups fuse_qdq.c rewrites to it) is one
- * int8 QLINEAR_CONV layer over weights packed here. The other integer
+ * int8 QLINEAR_CONV layer over weights packed here, a QDQ Add group one
+ * QLINEAR_ADD. The other integer
  * products (ConvInteger, MatMulInteger, QLinearMatMul) dequantize their
  * operands to f32, run the f32 Conv/Gemm layer and cast (exact while the
  * sums stay below 2^24) or quantize the result.
@@ -433,8 +434,35 @@ static vnpu_status lower_qconv(struct cstate *s, struct cop *op)
 	return cl_layer(s, VNPU_LAYER_QLINEAR_CONV, t, n, &attr, sizeof(attr));
 }
 
+/*
+ * A QDQ Add group fuse_qdq.c rewrote (op->qlinear, QLinearAdd's operands):
+ * one QLINEAR_ADD.
+ */
+static vnpu_status lower_qadd(struct cstate *s, struct cop *op)
+{
+	vnpu_element_type q = cs_info(s, op->out[0])->type;
+	struct ctensor t[9];
+	int32_t v;
+	vnpu_status st = VNPU_OK;
+
+	for (uint32_t i = 0; !st && i < 8; i++) {
+		bool data = i == 0 || i == 3, scale = i == 1 || i == 4 || i == 6;
+		vnpu_element_type want = scale ? VNPU_TYPE_F32 : q;
+
+		st = qoperand(s, op, i, want, &v);
+		if (!st && (cs_info(s, v)->type != want || (!data && !qparam_ok(s, v, want, 1))))
+			st = UNSUP(s, "QLinearAdd's operand %u", i);
+		if (!st)
+			t[i] = ct_dense(s, v);
+	}
+	t[8] = ct_dense(s, op->out[0]);
+	return st ? st : cl_layer(s, VNPU_LAYER_QLINEAR_ADD, t, 9, NULL, 0);
+}
+
 vnpu_status cl_lower_quantize(struct cstate *s, struct cop *op)
 {
+	if (op->qlinear && !strcmp(op->node->op, "Add"))
+		return lower_qadd(s, op);
 	if (op->qlinear || !strcmp(op->node->op, "QLinearConv"))
 		return lower_qconv(s, op);
 	if (!strcmp(op->node->op, "DynamicQuantizeLinear"))

@@ -251,6 +251,26 @@ static void qconv(const char *name, __u64 c, __u64 m, __u64 h, __u64 w,
 	l->n = 10;
 }
 
+/* QLINEAR_ADD of two [2, 5, 9, 11] tensors of @dt (u8 or i8). */
+static void qadd(const char *name, __u32 dt)
+{
+	__u64 dims[4] = { 2, 5, 9, 11 };
+	struct layer *l = add(name, VNPU_LAYER_QLINEAR_ADD, NULL, 0);
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		__u32 at = i < 2 ? 3 * i : 6;	/* A, B, then y's scale */
+
+		if (i < 2)
+			l->t[at++] = tensor(dt, 4, dims, 1);
+		l->t[at] = tensor(VNPU_DTYPE_F32, 0, NULL, 0);
+		*(float *)(arena + l->t[at].offset) = 0.013f * (i + 1);
+		l->t[at + 1] = tensor(dt, 0, NULL, 1);
+	}
+	l->t[8] = tensor(dt, 4, dims, 0);
+	l->n = 9;
+}
+
 static void unary(const char *name, __u32 func, int positive)
 {
 	struct vnpu_layer_act a = { .func = func, .alpha = 0x3f000000 };
@@ -486,6 +506,8 @@ static void build_layers(void)
 	      VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1);
 	qconv("qconv packed 3x3 deep", 160, 36, 7, 7, 3, 1, 1, 1,
 	      VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0);
+	qadd("qlinear add u8", VNPU_DTYPE_U8);
+	qadd("qlinear add s8", VNPU_DTYPE_I8);
 	l = add("cast f16", VNPU_LAYER_CAST, NULL, 0);
 	l->t[0] = tensor(VNPU_DTYPE_F32, 4, d4, 1);
 	l->t[1] = tensor(VNPU_DTYPE_F16, 4, d4, 0);

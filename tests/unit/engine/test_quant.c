@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * QuantizeLinear, DequantizeLinear, MatMulInteger, QLinearMatMul and
- * QLinearConv against plain loops; and their malformed fields.
+ * QuantizeLinear, DequantizeLinear, MatMulInteger, QLinearMatMul,
+ * QLinearConv and QLinearAdd against plain loops; and their malformed
+ * fields.
  */
 #include "engine_test.h"
 
@@ -427,6 +428,110 @@ static void test_quant_bad(void)
 				       sizeof(qg)), "matmulinteger: K mismatch accepted");
 }
 
+/* ONNX Runtime's AVX2 QLinearAdd of one element, with libm's fmaf. */
+static double qadd_ref(__u32 dt, int32_t a, int32_t b, const float *sc,
+		       const int32_t *zp)
+{
+	float ra = sc[0] / sc[2], rb = sc[1] / sc[2];
+	float f = (float)zp[2] - fmaf(ra, (float)zp[0], rb * (float)zp[1]);
+	float t = fmaf((float)a, ra, fmaf((float)b, rb, f));
+	double lo = dt == VNPU_DTYPE_U8 ? 0 : -128;
+
+	if (isnan(t) || t >= 2147483648.0f || t < -2147483648.0f)
+		return lo;
+	return nearbyintf(t);
+}
+
+/*
+ * @dt operands [3, 5, 37] (A read through a transposed view when
+ * @strided), scales @sc (a, b, y) and zero points @zp.
+ */
+static void qadd_case(const char *name, __u32 dt, const float *sc,
+		      const int32_t *zp, int strided)
+{
+	__u64 dims[3] = { 3, 5, 37 };
+	size_t n = 3 * 5 * 37, i, c[3];
+	uint8_t a[555], b[555], y[555], ref[555], zps[3];
+	struct vnpu_tensor t[9];
+	void *data[9] = { a, (void *)&sc[0], &zps[0], b, (void *)&sc[1],
+			  &zps[1], (void *)&sc[2], &zps[2], y };
+
+	q_fill(dt, a, n);
+	q_fill(dt, b, n);
+	for (i = 0; i < 3; i++)
+		q_put(dt, zps, i, zp[i]);
+	t[0] = et_dense(dt, 3, dims);
+	if (strided) {	/* A stored [37, 5, 3] */
+		t[0].strides[0] = 1;
+		t[0].strides[1] = 3;
+		t[0].strides[2] = 15;
+	}
+	t[1] = t[4] = t[6] = scalar(VNPU_DTYPE_F32);
+	t[2] = t[5] = t[7] = scalar(dt);
+	t[3] = t[8] = et_dense(dt, 3, dims);
+	for (i = 0; i < n; i++) {
+		et_coords(&t[8], i, c);
+		q_put(dt, ref, i, qadd_ref(dt, q_at(dt, a, et_offset(&t[0], c)),
+					   q_at(dt, b, i), sc, zp));
+	}
+	et_layer_exact(name, VNPU_LAYER_QLINEAR_ADD, t, data, 9, NULL, 0, ref);
+}
+
+static void test_qadd(void)
+{
+	static const float usual[3] = { 0.0371f, 0.0213f, 0.0457f };
+	/* ra = 0.5 and rb = 1.5: sums land on half steps, rounded to even. */
+	static const float halves[3] = { 0.25f, 0.75f, 0.5f };
+	/* Sums beyond the 32-bit range, and NaN: the low bound. */
+	static const float huge[3] = { 1e30f, 1e-3f, 1e-9f };
+	const float nan[3] = { __builtin_nanf(""), 0.1f, 0.1f };
+	static const int32_t uz[3] = { 131, 0, 7 }, sz[3] = { -5, 17, 0 };
+
+	qadd_case("qadd u8", VNPU_DTYPE_U8, usual, uz, 0);
+	qadd_case("qadd i8", VNPU_DTYPE_I8, usual, sz, 0);
+	qadd_case("qadd u8 strided", VNPU_DTYPE_U8, usual, uz, 1);
+	qadd_case("qadd halves", VNPU_DTYPE_U8, halves, uz, 0);
+	qadd_case("qadd huge", VNPU_DTYPE_I8, huge, sz, 1);
+	qadd_case("qadd nan", VNPU_DTYPE_I8, nan, sz, 0);
+}
+
+static void test_qadd_bad(void)
+{
+	__u64 dims[2] = { 3, 4 }, four = 4;
+	struct vnpu_tensor t[9];
+
+	t[1] = t[4] = t[6] = scalar(VNPU_DTYPE_F32);
+	t[2] = t[5] = t[7] = scalar(VNPU_DTYPE_U8);
+	t[0] = t[3] = t[8] = et_dense(VNPU_DTYPE_U8, 2, dims);
+	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_ADD, t, 9, NULL, 0),
+		  "qadd: valid layer rejected");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_ADD, t, 8, NULL, 0),
+		  "qadd: 8 tensors accepted");
+	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_ADD, t, 9,
+				       &four, sizeof(four)),
+		  "qadd: attributes accepted");
+#define QADD_BAD(field, value, what)					\
+	do {								\
+		struct vnpu_tensor keep = t[field];			\
+									\
+		value;							\
+		ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_ADD, t, 9, \
+					       NULL, 0), "qadd: " what); \
+		t[field] = keep;					\
+	} while (0)
+	QADD_BAD(0, t[0].dtype = VNPU_DTYPE_I8, "A of another type accepted");
+	QADD_BAD(3, t[3].dtype = VNPU_DTYPE_F32, "f32 B accepted");
+	QADD_BAD(8, t[8].dtype = VNPU_DTYPE_I32, "i32 Y accepted");
+	QADD_BAD(3, t[3].dims[1] = 1, "broadcast B accepted");
+	QADD_BAD(0, t[0] = et_dense(VNPU_DTYPE_U8, 1, &four), "A of rank 1 accepted");
+	QADD_BAD(1, t[1] = et_dense(VNPU_DTYPE_F32, 1, &four), "per-axis a_scale accepted");
+	QADD_BAD(5, t[5] = scalar(VNPU_DTYPE_I8), "i8 zero point of u8 B accepted");
+	QADD_BAD(6, t[6] = scalar(VNPU_DTYPE_U8), "u8 y_scale accepted");
+	QADD_BAD(7, t[7] = et_dense(VNPU_DTYPE_U8, 1, &four), "per-axis y zero point accepted");
+	QADD_BAD(8, t[8].strides[0] = 0, "Y writing one element twice accepted");
+#undef QADD_BAD
+}
+
 void et_test_quant(void)
 {
 	test_quantize();
@@ -434,4 +539,6 @@ void et_test_quant(void)
 	test_qconv();
 	test_qconv_packed();
 	test_quant_bad();
+	test_qadd();
+	test_qadd_bad();
 }

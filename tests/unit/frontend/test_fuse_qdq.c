@@ -12,6 +12,11 @@
  * The model: x f32 [1, 4, 8, 8] -> QuantizeLinear -> DequantizeLinear ->
  * Conv 4->4 3x3 pad 1 (weights and bias through DequantizeLinear) ->
  * [Relu] -> QuantizeLinear -> DequantizeLinear -> y.
+ *
+ * The same for the QDQ group around an Add (two DequantizeLinear of one
+ * 8-bit type, an optional Relu the saturation does, one QuantizeLinear):
+ * one QLinearAdd layer, within one step of the unfused program (ONNX
+ * Runtime's f32 arithmetic rounds otherwise near ties).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -235,6 +240,104 @@ static void test_qdq_conv_bad_params(void)
 	refused(&(struct qdq){ .w_scales = 4, .zp_mismatch = true }, "a u8 x with an i8 zero point");
 }
 
+/* How a QDQ Add group differs from the one that fuses. */
+struct qadd {
+	bool relu;
+	bool i8_act;
+	int yz;			/* y's zero point */
+	bool broadcast;		/* B a [1, 4, 1, 1] constant */
+	bool mixed;		/* B i8 where A is u8 */
+	bool add_out;		/* the Add's output is a model output too */
+};
+
+static vnpu_model *qadd_model(const struct qadd *q)
+{
+	static const int64_t xdims[4] = { 1, 4, 8, 8 }, cdims[4] = { 1, 4, 1, 1 };
+	int at = q->i8_act ? I8 : U8, bt = q->mixed ? I8 : at;
+	uint8_t c[4] = { 3, 200, 17, 99 };
+	const char *sum = q->relu ? "s" : "r";
+	struct mb *b = mb_new(13);
+
+	mb_input(b, "x", F32, 4, xdims);
+	scalar(b, "as", F32, 50);
+	scalar(b, "az", at, q->i8_act ? -3 : 128);
+	scalar(b, "bs", F32, 31);
+	scalar(b, "bz", bt, 9);
+	scalar(b, "ys", F32, (int)(y_scale * 1000));
+	scalar(b, "yz", at, q->yz);
+	mb_init_raw(b, "c", bt, 4, cdims, c, sizeof(c));
+	mb_node(b, "QuantizeLinear", (const char *[]){ "x", "as", "az", NULL },
+		(const char *[]){ "aq", NULL });
+	mb_node(b, "DequantizeLinear", (const char *[]){ "aq", "as", "az", NULL },
+		(const char *[]){ "a", NULL });
+	if (!q->broadcast)
+		mb_node(b, "QuantizeLinear", (const char *[]){ "x", "bs", "bz", NULL },
+			(const char *[]){ "bq", NULL });
+	mb_node(b, "DequantizeLinear",
+		(const char *[]){ q->broadcast ? "c" : "bq", "bs", "bz", NULL },
+		(const char *[]){ "b", NULL });
+	mb_node(b, "Add", (const char *[]){ "a", "b", NULL }, (const char *[]){ sum, NULL });
+	if (q->relu)
+		mb_node(b, "Relu", (const char *[]){ "s", NULL }, (const char *[]){ "r", NULL });
+	mb_node(b, "QuantizeLinear", (const char *[]){ "r", "ys", "yz", NULL },
+		(const char *[]){ "yq", NULL });
+	mb_node(b, "DequantizeLinear", (const char *[]){ "yq", "ys", "yz", NULL },
+		(const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	if (q->add_out)
+		mb_output(b, sum);
+	return mb_read(b);
+}
+
+/* The Add group of @q fused into one QLinearAdd (@fused) or left f32. */
+static void check_qadd(const struct qadd *q, bool fused)
+{
+	static const struct vnpu_compile_options unfused = { .no_fusion = true };
+	vnpu_model *m = qadd_model(q);
+	float x[N_X], *a[2] = { 0 }, *b[2] = { 0 };
+	struct vnpu_program *p, *u;
+	uint32_t off = 0;
+
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	for (int i = 0; i < N_X; i++)
+		x[i] = 3.0f * sinf(0.37f * (float)i) + 0.4f * (float)(i % 5);
+	p = fe_compile_run(m, NULL, x, a);
+	u = fe_compile_run(m, &unfused, x, b);
+	if (p && u) {
+		CHECK_EQ(layers_named(u, "QLinearAdd"), 0);
+		CHECK_EQ(layers_named(p, "QLinearAdd"), fused ? 1 : 0);
+		CHECK_EQ(layers_named(p, "Relu"), q->relu && !fused ? 1 : 0);
+		for (uint32_t i = 0; i < p->outputs[0].size / 4; i++)
+			off += !(fabsf(a[0][i] - b[0][i]) <= y_scale);
+		if (off)
+			fprintf(stderr, "  %u outputs more than a step from the unfused ones\n", off);
+		CHECK_EQ(off, 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		free(a[i]);
+		free(b[i]);
+	}
+	vnpu_program_free(p);
+	vnpu_program_free(u);
+	vnpu_model_free(m);
+}
+
+static void test_qdq_add(void)
+{
+	check_qadd(&(struct qadd){ .yz = 10 }, true);
+	check_qadd(&(struct qadd){ .i8_act = true, .yz = -20 }, true);
+	/* A Relu the saturation does: y's zero point the type's lowest. */
+	check_qadd(&(struct qadd){ .relu = true, .yz = 0 }, true);
+	check_qadd(&(struct qadd){ .relu = true, .i8_act = true, .yz = -128 }, true);
+	/* A Relu it does not do, a broadcast, mixed types, a shared sum. */
+	check_qadd(&(struct qadd){ .relu = true, .yz = 10 }, false);
+	check_qadd(&(struct qadd){ .broadcast = true, .yz = 10 }, false);
+	check_qadd(&(struct qadd){ .mixed = true, .yz = 10 }, false);
+	check_qadd(&(struct qadd){ .add_out = true, .yz = 10 }, false);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct fe_test tests[] = {
@@ -242,6 +345,7 @@ int main(int argc, char **argv)
 		{ "qdq_conv_not_fused", test_qdq_conv_not_fused },
 		{ "qdq_conv_unquantized_output", test_qdq_conv_unquantized_output },
 		{ "qdq_conv_bad_params", test_qdq_conv_bad_params },
+		{ "qdq_add", test_qdq_add },
 	};
 
 	return fe_run(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
