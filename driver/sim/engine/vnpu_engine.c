@@ -1246,9 +1246,12 @@ static int check_qlinear_matmul(const struct vnpu_tensor *t, __u32 n,
 /* a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, y: one 8-bit dtype. */
 static int check_qlinear_add(const struct vnpu_tensor *t, __u32 n)
 {
-	__u32 q = t[8].dtype;
+	__u32 q;
 
-	return n == 9 && is_q8(q) && t[0].dtype == q && t[3].dtype == q &&
+	if (n != 9)
+		return 0;
+	q = t[8].dtype;
+	return is_q8(q) && t[0].dtype == q && t[3].dtype == q &&
 	       same_dims(&t[0], &t[8]) && same_dims(&t[3], &t[8]) &&
 	       tensor_injective(&t[8]) && qparam(&t[1], VNPU_DTYPE_F32, 0) &&
 	       qparam(&t[2], q, 0) && qparam(&t[4], VNPU_DTYPE_F32, 0) &&
