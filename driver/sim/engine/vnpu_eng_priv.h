@@ -625,6 +625,8 @@ static inline void eng_qplan(const struct eng_conv_shape *s,
 	per = ENG_QB_BYTES / (p->k4 ? p->k4 : 1);
 	p->rows = eng_max(1, eng_min(s->ow ? per / s->ow : 1, s->oh));
 	p->nb = eng_div_up(s->oh, p->rows);
+	/* As many blocks, of even rows: no short last block of tiles. */
+	p->rows = p->nb ? eng_div_up(s->oh, p->nb) : p->rows;
 	p->ncp = eng_div_up(p->rows * s->ow, ENG_QNR) * ENG_QNR;
 	p->mb = eng_min(p->mp, ENG_QMB);
 	p->nmb = p->mb ? eng_div_up(p->mp, p->mb) : 0;
@@ -639,20 +641,56 @@ static inline __u64 eng_qconv_scratch(const struct eng_qplan *p)
 }
 
 /**
+ * struct eng_qout - how a tile's sums become 8-bit outputs
+ * @fix: per row, added to its sums (bias and zero point terms)
+ * @wz: per row, its weight zero point (times @xsum, subtracted)
+ * @mult: per row, the requantization multiplier
+ * @xsum: per position of the tile, the sum of its inputs; NULL when
+ *	every weight zero point is 0
+ * @y: where row 0, position 0 goes; rows are @ys bytes apart
+ * @ys: bytes between rows of @y
+ * @rows: rows to store (at most ENG_QMR)
+ * @n: positions to store (at most ENG_QNR)
+ * @lo: the output's low bound less its zero point
+ * @hi: the output's high bound less its zero point
+ * @yz: the output's zero point
+ *
+ * Each output is the sum plus @fix less @wz times @xsum (wrapping), as
+ * f32 times @mult, clamped to [@lo, @hi], rounded half to even, plus
+ * @yz; NaN gives 0.
+ */
+struct eng_qout {
+	__s32 fix[ENG_QMR], wz[ENG_QMR];
+	float mult[ENG_QMR];
+	const __s32 *xsum;
+	__u8 *y;
+	__s64 ys;
+	__u32 rows, n;
+	float lo, hi;
+	__s32 yz;
+};
+
+/**
  * struct eng_qtile - ENG_QMR x ENG_QNR int8 sums of a packed QLINEAR_CONV
  * @w: ENG_QMR rows of @k4 i8 weights, @k4 bytes apart
  * @b: @k4 / 4 steps of ENG_QNR positions x 4 u8 inputs (depth 4j..4j+3)
  * @acc: returned: row r, position q of the exact sums at r * ENG_QNR + q
+ *	(scratch when @out is set)
+ * @out: when set, the requantized outputs are stored through it
  * @k4: depth, a multiple of 4
  */
 struct eng_qtile {
 	const __s8 *w;
 	const __u8 *b;
 	__s32 *acc;
+	const struct eng_qout *out;
 	__u64 k4;
 };
 
-/* The AVX512-VNNI tile (vpdpbusd), VNPU_ENG_F_VNNI only. */
+/*
+ * The AVX512-VNNI tile (vpdpbusd), VNPU_ENG_F_VNNI only; it stores the
+ * outputs itself when t->out is set.
+ */
 void vnpu_eng_qtile_vnni(const struct eng_qtile *t);
 
 /*

@@ -6,12 +6,18 @@
  * positions, 24 accumulators; per depth step of 4, two loads of the
  * packed input, one broadcast of 4 weight bytes per row and 24 vpdpbusd
  * (u8 x i8 products, four to a 32-bit lane, wrapping sums: exact, as the
- * plain tile).
+ * plain tile); then, given struct eng_qout, the requantized outputs
+ * straight from the accumulators.
  */
 #include "vnpu_eng_priv.h"
 
 typedef int v16si __attribute__((vector_size(64)));
+typedef unsigned int v16su __attribute__((vector_size(64)));
+typedef float v16sf __attribute__((vector_size(64)));
+typedef unsigned char v16qu __attribute__((vector_size(16)));
 typedef int v16si_u __attribute__((vector_size(64), aligned(4), may_alias));
+typedef unsigned int v16su_u __attribute__((vector_size(64), aligned(4), may_alias));
+typedef unsigned char v16qu_u __attribute__((vector_size(16), aligned(1), may_alias));
 typedef __s32 s32_u __attribute__((aligned(1), may_alias));
 
 /* @acc += the u8 x i8 products of @u and @s, four to a lane (clang and gcc). */
@@ -21,11 +27,48 @@ static inline v16si dpbusd(v16si acc, v16si u, v16si s)
 	return acc;
 }
 
+static inline v16sf q_pick(v16si m, v16sf a, v16sf b)
+{
+	return (v16sf)(((v16si)a & m) | ((v16si)b & ~m));
+}
+
+/*
+ * Sums @acc of row @r at the tile's positions @p.. as @n (at most 16)
+ * outputs at @y: struct eng_qout's arithmetic, the bits of q_round8().
+ */
+static void qout16(const struct eng_qout *o, __u32 r, __u32 p, v16si acc,
+		   __u8 *y, __u32 n)
+{
+	const v16sf magic = (v16sf){} + 12582912.0f;
+	v16su a = (v16su)acc + (__u32)o->fix[r];
+	v16sf lo = (v16sf){} + o->lo, hi = (v16sf){} + o->hi, f;
+	v16si nan;
+	v16qu b;
+	__u32 i;
+
+	if (o->xsum)
+		a -= (__u32)o->wz[r] * *(const v16su_u *)(o->xsum + p);
+	f = __builtin_convertvector((v16si)a, v16sf) * o->mult[r];
+	nan = f != f;
+	f = q_pick(f < lo, lo, f);
+	f = q_pick(f > hi, hi, f);
+	f = (f + magic) - magic;
+	b = __builtin_convertvector((__builtin_convertvector(f, v16si) + o->yz) & ~nan,
+				    v16qu);
+	if (n >= 16) {
+		*(v16qu_u *)y = b;
+		return;
+	}
+	for (i = 0; i < n; i++)
+		y[i] = b[i];
+}
+
 void vnpu_eng_qtile_vnni(const struct eng_qtile *t)
 {
+	const struct eng_qout *o = t->out;
 	v16si acc[ENG_QMR][2] = {};
 	__u64 j;
-	int r;
+	__u32 r;
 
 	for (j = 0; j < t->k4 / 4; j++) {
 		const v16si *b = (const v16si *)(t->b + j * ENG_QNR * 4);
@@ -39,8 +82,20 @@ void vnpu_eng_qtile_vnni(const struct eng_qtile *t)
 			acc[r][1] = dpbusd(acc[r][1], b1, w);
 		}
 	}
+	if (!o) {
+		for (r = 0; r < ENG_QMR; r++) {
+			*(v16si_u *)(t->acc + r * ENG_QNR) = acc[r][0];
+			*(v16si_u *)(t->acc + r * ENG_QNR + 16) = acc[r][1];
+		}
+		return;
+	}
 	for (r = 0; r < ENG_QMR; r++) {
-		*(v16si_u *)(t->acc + r * ENG_QNR) = acc[r][0];
-		*(v16si_u *)(t->acc + r * ENG_QNR + 16) = acc[r][1];
+		__u8 *y = o->y + (__s64)r * o->ys;
+
+		if (r >= o->rows)
+			break;
+		qout16(o, r, 0, acc[r][0], y, o->n);
+		if (o->n > 16)
+			qout16(o, r, 16, acc[r][1], y + 16, o->n - 16);
 	}
 }

@@ -507,7 +507,7 @@ static void qconv_row(const struct eng_qconv *q, __u8 *dst, __u64 k,
 		for (; ow < s->ow; ow++)
 			d[ow] = pad;
 	}
-	for (i = cnt; i < q->p.ncp; i++)
+	for (i = cnt; i < eng_div_up(cnt, ENG_QNR) * ENG_QNR; i++)
 		dst[i] = 0;
 }
 
@@ -515,6 +515,8 @@ typedef unsigned char v16qu_q __attribute__((vector_size(16)));
 typedef unsigned char v16qu_qu __attribute__((vector_size(16), aligned(1), may_alias));
 typedef unsigned short v8hu_q __attribute__((vector_size(16)));
 typedef int v8si_qu __attribute__((vector_size(32), aligned(4), may_alias));
+typedef unsigned int v8su_qq __attribute__((vector_size(32)));
+typedef unsigned int v8su_qu __attribute__((vector_size(32), aligned(4), may_alias));
 typedef unsigned char v8qu_q __attribute__((vector_size(8)));
 typedef unsigned char v8qu_qu __attribute__((vector_size(8), aligned(1), may_alias));
 
@@ -581,9 +583,10 @@ static void qconv_pack(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
 	__u64 oh0 = nbi * p->rows, steps = p->k4 / 4, j, n, r;
 	__u64 cnt = eng_min(p->rows, q->s.oh - oh0) * q->s.ow;
 	__u64 full = q->direct ? cnt / 16 * 16 : 0;
+	__u64 ncp = eng_div_up(cnt, ENG_QNR) * ENG_QNR;
 	const __u8 *plane[4], *at[4];
 
-	for (n = 0; n < p->ncp; n++)
+	for (n = 0; n < ncp; n++)
 		q->xsum[n] = 0;
 	for (j = 0; j < steps; j++) {
 		for (r = 0; r < 4; r++) {
@@ -592,7 +595,7 @@ static void qconv_pack(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
 
 			plane[r] = (const __u8 *)0;
 			if (k >= p->k) {
-				for (n = 0; n < p->ncp; n++)
+				for (n = 0; n < ncp; n++)
 					row[n] = 0;
 				continue;
 			}
@@ -603,7 +606,7 @@ static void qconv_pack(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
 					   (__s64)(oh0 * q->s.ow);
 				for (n = full; n < cnt; n++)
 					row[n] = plane[r][n];
-				for (; n < p->ncp; n++)
+				for (; n < ncp; n++)
 					row[n] = 0;
 			} else {
 				qconv_row(q, row, k, img, g, oh0, cnt);
@@ -612,7 +615,7 @@ static void qconv_pack(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
 				for (n = 0; n < cnt; n++)
 					q->xsum[n] += (plane[r] ? plane[r] : row)[n] ^ q->flip;
 		}
-		for (n = 0; n < p->ncp; n += 16) {
+		for (n = 0; n < ncp; n += 16) {
 			for (r = 0; r < 4; r++)
 				at[r] = plane[r] && n < full ? plane[r] + n :
 					q->rows + r * p->ncp + n;
@@ -683,16 +686,50 @@ static void qtile_avx2(const struct eng_qtile *t)
 }
 #endif
 
+/*
+ * struct eng_qout's arithmetic over the sums at t->acc, eight at a time
+ * with q_round8(): the bits of the VNNI tile's own stores.
+ */
+static void qtile_out(const struct eng_qtile *t)
+{
+	const struct eng_qout *o = t->out;
+	__u32 r, i, e;
+
+	for (r = 0; r < o->rows; r++) {
+		const __s32 *acc = t->acc + r * ENG_QNR;
+		__u8 *y = o->y + (__s64)r * o->ys;
+
+		for (i = 0; i < o->n; i += 8) {
+			v8si_qq a = *(const v8si_qu *)(acc + i), v;
+
+			a = (v8si_qq)((v8su_qq)a + (__u32)o->fix[r]);
+			if (o->xsum)
+				a = (v8si_qq)((v8su_qq)a - (__u32)o->wz[r] *
+					      *(const v8su_qu *)(o->xsum + i));
+			v = q_round8(__builtin_convertvector(a, v8sf_qq) * o->mult[r],
+				     o->lo, o->hi, o->yz);
+			if (i + 8 <= o->n) {
+				*(v8qu_qu *)(y + i) = __builtin_convertvector(v, v8qu_q);
+				continue;
+			}
+			for (e = 0; e < o->n - i; e++)
+				y[i + e] = (__u8)v[e];
+		}
+	}
+}
+
 static void qconv_tile(const struct eng_qconv *q, const struct eng_qtile *t)
 {
 #ifdef ENG_FMA
-	if (q->ctx->features & VNPU_ENG_F_VNNI)
+	if (q->ctx->features & VNPU_ENG_F_VNNI) {
 		vnpu_eng_qtile_vnni(t);
-	else
-		qtile_avx2(t);
+		return;
+	}
+	qtile_avx2(t);
 #else
 	qtile_c(t);
 #endif
+	qtile_out(t);
 }
 
 /* The i32 bias of output channel @m, 0 without one. */
@@ -706,6 +743,12 @@ static __u32 qconv_bias(const struct eng_qconv *q, __u64 m)
 		[(__s64)m * q->l->t[8].strides[0]];
 }
 
+/* Output channel @m's requantization multiplier. */
+static float qconv_mult(const struct eng_layer *l, __u64 m)
+{
+	return qscale(l, 1, 0) * qscale(l, 4, m) / qscale(l, 6, 0);
+}
+
 /*
  * Requantize @n sums of output channel @m into @y: ONNX Runtime's
  * requantization, clamped in f32 first (the bounds are integers, so
@@ -714,8 +757,7 @@ static __u32 qconv_bias(const struct eng_qconv *q, __u64 m)
 static void qconv_store(const struct eng_qconv *q, __u64 m, const __s32 *sum,
 			__u64 n, __u8 *y)
 {
-	const struct eng_layer *l = q->l;
-	float mult = qscale(l, 1, 0) * qscale(l, 4, m) / qscale(l, 6, 0);
+	float mult = qconv_mult(q->l, m);
 	float lo = (float)(q->lo - q->yz), hi = (float)(q->hi - q->yz);
 	__u64 i, e;
 
@@ -736,40 +778,41 @@ static void qconv_store(const struct eng_qconv *q, __u64 m, const __s32 *sum,
 	}
 }
 
-/* Rows [@m0, @m1) of group @g over the packed block at q->b. */
+/*
+ * Rows [@m0, @m1) of group @g over the packed block at q->b, each tile
+ * requantized as it leaves the tile.
+ */
 static void qconv_rows(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi,
 		       __u64 m0, __u64 m1)
 {
 	const struct eng_qplan *p = &q->p;
 	const struct vnpu_tensor *y = &q->l->t[q->l->n - 1];
-	__u64 oh0 = nbi * p->rows, steps = p->k4 / 4, r0, n0, r, i;
+	__u64 oh0 = nbi * p->rows, steps = p->k4 / 4, r0, n0, r;
 	__u64 cnt = eng_min(p->rows, q->s.oh - oh0) * q->s.ow;
-	__u8 *yd = (__u8 *)q->l->data[q->l->n - 1];
-	struct eng_qtile t = { .acc = q->acc, .k4 = p->k4 };
+	__u8 *yd = (__u8 *)q->l->data[q->l->n - 1] +
+		   ((__s64)img * y->strides[0] + (__s64)(oh0 * q->s.ow));
+	struct eng_qout o = { .ys = y->strides[1], .lo = (float)(q->lo - q->yz),
+			      .hi = (float)(q->hi - q->yz), .yz = q->yz };
+	struct eng_qtile t = { .acc = q->acc, .out = &o, .k4 = p->k4 };
 
 	for (r0 = m0; r0 < m1; r0 += ENG_QMR) {
 		t.w = q->w + (g * p->mp + r0) * p->k4;
+		o.rows = (__u32)eng_min(ENG_QMR, q->s.mg - r0);
+		for (r = 0; r < o.rows; r++) {
+			__u64 m = g * q->s.mg + r0 + r;
+
+			o.wz[r] = qzero(q->l, 5, m);
+			o.fix[r] = (__s32)(qconv_bias(q, m) -
+					   (__u32)q->xz * (__u32)q->wsum[g * p->mp + r0 + r] +
+					   (__u32)p->k * (__u32)q->xz * (__u32)o.wz[r]);
+			o.mult[r] = qconv_mult(q->l, m);
+		}
 		for (n0 = 0; n0 < cnt; n0 += ENG_QNR) {
-			__u64 nn = eng_min(ENG_QNR, cnt - n0);
-
 			t.b = q->b + n0 / ENG_QNR * steps * ENG_QNR * 4;
+			o.n = (__u32)eng_min(ENG_QNR, cnt - n0);
+			o.xsum = q->need_xsum ? q->xsum + n0 : (const __s32 *)0;
+			o.y = yd + (__s64)(g * q->s.mg + r0) * y->strides[1] + (__s64)n0;
 			qconv_tile(q, &t);
-			for (r = r0; r < eng_min(r0 + ENG_QMR, q->s.mg); r++) {
-				__u64 m = g * q->s.mg + r;
-				__s32 wz = qzero(q->l, 5, m);
-				__u32 fix = qconv_bias(q, m) -
-					    (__u32)q->xz * (__u32)q->wsum[g * p->mp + r] +
-					    (__u32)p->k * (__u32)q->xz * (__u32)wz;
-				__s32 *acc = q->acc + (r - r0) * ENG_QNR;
-
-				for (i = 0; i < nn; i++)
-					acc[i] = (__s32)((__u32)acc[i] + fix -
-							 (__u32)wz * (__u32)q->xsum[n0 + i]);
-				qconv_store(q, m, acc, nn, yd +
-					    ((__s64)img * y->strides[0] +
-					     (__s64)m * y->strides[1] +
-					     (__s64)(oh0 * q->s.ow + n0)));
-			}
 		}
 		eng_pause(q->ctx);
 	}
