@@ -14,8 +14,16 @@
 
 #define EINVAL_RET (-22)
 
-/* Elements one part of a COPY or FILL handles at least. */
-#define MIN_ELEMS_PER_PART 4096ULL
+/*
+ * Work one part of a command has at least: a COPY's or FILL's elements, a
+ * layer's element operations (vnpu_eng_layer_cost()). Handing a part to
+ * another tile and waiting for it costs microseconds (more where the
+ * tile's vCPU has halted), so a command shorter than a few microseconds
+ * runs in one part: oww_melspectrogram's small copies and element-wise
+ * layers, split in two, made it slower on 2 CPUs than on 1.
+ */
+#define MIN_ELEMS_PER_PART (1ULL << 16)
+#define MIN_COST_PER_PART (1ULL << 20)
 
 /* Number of elements, or 0 with *ok cleared when the product overflows. */
 static __u64 tensor_elems(const struct vnpu_tensor *t, int *ok)
@@ -330,7 +338,7 @@ __u32 vnpu_exec_parts(const struct vnpu_cmd_header *cmd, __u32 tiles,
 	case VNPU_CMD_FILL:
 	case VNPU_CMD_COPY:
 		cost = cmd_elems(cmd);
-		max_parts = (cost + MIN_ELEMS_PER_PART - 1) / MIN_ELEMS_PER_PART;
+		max_parts = cost / MIN_ELEMS_PER_PART;
 		break;
 	case VNPU_CMD_LAYER:
 		cost = vnpu_eng_layer_cost(l->op, l->tensors, l->num_tensors,
@@ -338,6 +346,8 @@ __u32 vnpu_exec_parts(const struct vnpu_cmd_header *cmd, __u32 tiles,
 		max_parts = vnpu_eng_layer_max_parts(l->op, l->tensors,
 						     l->num_tensors, layer_attrs(l),
 						     features);
+		if (max_parts > cost / MIN_COST_PER_PART)
+			max_parts = cost / MIN_COST_PER_PART;
 		break;
 	default:
 		return 1;

@@ -17,6 +17,7 @@
 #define ENG_NC		256		/* columns of one unit of CONV */
 #define ENG_GEMM_MC	132		/* rows of one unit of GEMM */
 #define ENG_GEMM_NC	512		/* columns of one unit of GEMM */
+#define ENG_GEMM_SPLIT_MACS (1ull << 19) /* a GEMM unit's least, if split */
 #define ENG_KC		384		/* most depth of one packed slice */
 #define ENG_ALIGN	64
 
@@ -439,6 +440,14 @@ static inline void eng_gemm_unit(__u64 m, __u64 n, __u64 k, __u32 features,
 
 	if (units > 1 && units % 2 && n > cols)
 		cols = eng_div_up(n, eng_div_up(n, cols) + 1);
+	/*
+	 * One unit of the work of two: halves of the columns, so that two
+	 * tiles share it (oww_melspectrogram's STFT, 97 x 257 x 512, ran
+	 * on one CPU of two).
+	 */
+	if (units == 1 && n > ENG_NR &&
+	    m * k >= eng_div_up(2 * ENG_GEMM_SPLIT_MACS, n))
+		cols = eng_div_up(n, 2);
 	u->cols = eng_even_side(n, cols, ENG_NR);
 	u->rows = rows;
 	if (eng_base_path(features))

@@ -418,6 +418,41 @@ static void check_fma_units(void)
 		  3 * 13, "conv 3x3 64x56x56: baseline units of 24 x 16 tiles");
 }
 
+/*
+ * A GEMM of one block with the work of two units (an STFT's 97 x 257 x
+ * 512, a 2048 x 512 matrix by a vector) runs in two; a small one in one.
+ */
+static void check_gemm_halves(void)
+{
+	static const __u64 shapes[][4] = {
+		/* m, n, k, units */
+		{ 97, 257, 512, 2 }, { 1, 512, 2048, 2 }, { 16, 64, 64, 1 },
+		{ 1, 16, 1u << 20, 1 },
+	};
+	struct vnpu_layer_gemm g = { .alpha = 0x3f800000 };
+	struct vnpu_tensor t[3];
+	__u64 d[2];
+	__u32 i;
+
+	for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		d[0] = shapes[i][0];
+		d[1] = shapes[i][2];
+		t[0] = et_dense(VNPU_DTYPE_F32, 2, d);
+		d[0] = shapes[i][2];
+		d[1] = shapes[i][1];
+		t[1] = et_dense(VNPU_DTYPE_F32, 2, d);
+		d[0] = shapes[i][0];
+		t[2] = et_dense(VNPU_DTYPE_F32, 2, d);
+		ET_EXPECT(vnpu_eng_layer_max_parts(VNPU_LAYER_GEMM, t, 3, &g,
+						   AVX2) == shapes[i][3],
+			  "GEMM %llux%llux%llu: %llu units",
+			  (unsigned long long)shapes[i][0],
+			  (unsigned long long)shapes[i][1],
+			  (unsigned long long)shapes[i][2],
+			  (unsigned long long)shapes[i][3]);
+	}
+}
+
 void et_test_units(void)
 {
 	const __u32 B = VNPU_LAYER_F_BIAS, R = VNPU_LAYER_F_RESIDUAL;
@@ -450,11 +485,15 @@ void et_test_units(void)
 	size_t i;
 
 	check_fma_units();
+	check_gemm_halves();
 	gemm_units(1, 97, 83, 700, 0, 0);
 	gemm_units(1, 200, 300, 100, B, 1);
 	gemm_units(1, 61, 45, 3001, P | R, 0);
 	gemm_units(1, 1, 1000, 64, P, 0);
 	gemm_units(2, 37, 50, 2000, B | R, 1);
+	/* one block's work in halves (check_gemm_halves()) */
+	gemm_units(1, 97, 257, 512, P | B, 0);
+	gemm_units(1, 1, 512, 2048, P, 1);
 	for (i = 0; i < sizeof(convs) / sizeof(convs[0]); i++)
 		conv_units(&convs[i]);
 }

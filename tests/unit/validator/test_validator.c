@@ -200,7 +200,11 @@ TEST(broadcast_source_allowed)
 					  CASE_NUM_SLOTS, &n));
 }
 
-/* Run every part of every command of a validated stream, in reverse. */
+/*
+ * Run every part of every command of a validated stream, in reverse: in
+ * @tiles parts at least, though vnpu_exec_parts() keeps a small command
+ * whole, as any split of a command must give its result.
+ */
 static void run_stream(struct __test_metadata *_metadata, const void *stream,
 		       __u64 size, void *const *base, __u32 tiles)
 {
@@ -212,6 +216,8 @@ static void run_stream(struct __test_metadata *_metadata, const void *stream,
 		__u32 p;
 
 		ASSERT_LE(1, parts);
+		if (parts < tiles)
+			parts = tiles;
 		ASSERT_EQ(0, vnpu_exec_scratch(cmd, parts, ctx.features));
 		for (p = parts; p-- > 0;)
 			ASSERT_EQ(0, vnpu_exec_part(cmd, base, p, parts, &ctx));
@@ -242,6 +248,24 @@ TEST(exec_fill_copy_reference)
 		}
 		ASSERT_EQ(0, a[10000]);
 	}
+}
+
+/*
+ * A command splits only into parts worth handing to another tile: a copy
+ * of 10000 elements stays whole, one of 2^18 splits across the tiles.
+ */
+TEST(exec_parts_small_command_whole)
+{
+	struct case_stream s;
+	struct vnpu_cmd_copy *c;
+
+	memset(&s, 0, sizeof(s));
+	c = case_add(&s, VNPU_CMD_COPY, sizeof(*c));
+	c->dst = case_tensor(0, VNPU_DTYPE_U8, 0, 10000);
+	c->src = case_tensor(1, VNPU_DTYPE_U8, 0, 10000);
+	ASSERT_EQ(1, vnpu_exec_parts(&c->hdr, 4, 0, 0));
+	c->dst.dims[0] = c->src.dims[0] = 1u << 18;
+	ASSERT_EQ(4, vnpu_exec_parts(&c->hdr, 4, 0, 0));
 }
 
 TEST(exec_transpose_and_broadcast)
