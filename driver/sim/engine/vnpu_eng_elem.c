@@ -694,10 +694,8 @@ static inline v8sf sm_exp8(const float *x, __u64 i, __u64 len, float mx)
 /* @s += the eight lanes of @e as doubles. */
 static inline void sm_add8(v4df *s_lo, v4df *s_hi, v8sf e)
 {
-	*s_lo += __builtin_convertvector(__builtin_shufflevector(e, e, 0, 1, 2, 3),
-					 v4df);
-	*s_hi += __builtin_convertvector(__builtin_shufflevector(e, e, 4, 5, 6, 7),
-					 v4df);
+	*s_lo += v_widen(__builtin_shufflevector(e, e, 0, 1, 2, 3));
+	*s_hi += v_widen(__builtin_shufflevector(e, e, 4, 5, 6, 7));
 }
 
 /* A stretch of @i0 .. at most @len, ending on a multiple of 8 but at @len. */
@@ -749,11 +747,9 @@ static void softmax_lane_f32(__u32 mode, const float *x, float *y, __u64 len,
 		e = sm_stretch(pc, i0, len);
 		for (i = i0; i + 4 <= e; i += 4) {
 			if (mode == VNPU_SOFTMAX)
-				lv = __builtin_convertvector(*(v4sf_u *)(y + i),
-							     v4df) * inv;
+				lv = v_widen(*(v4sf_u *)(y + i)) * inv;
 			else
-				lv = __builtin_convertvector(*(const v4sf_u *)(x + i),
-							     v4df) - mx - ls;
+				lv = v_widen(*(const v4sf_u *)(x + i)) - mx - ls;
 			*(v4sf_u *)(y + i) = __builtin_convertvector(v_canon(lv),
 								     v4sf);
 		}
@@ -778,7 +774,7 @@ static inline v4sf sm_load4(const float *x, __s64 st, __u32 nl)
 /* Doubles x - mx of @nl lanes @ls apart. */
 static inline v4df sm_quad_diff(const float *x, __s64 ls, __u32 nl, v4df mx)
 {
-	return __builtin_convertvector(sm_load4(x, ls, nl), v4df) - mx;
+	return v_widen(sm_load4(x, ls, nl)) - mx;
 }
 
 static inline void sm_store4(float *y, __s64 yl, __u32 nl, v4df v)
@@ -829,7 +825,7 @@ static void softmax_quad_f32(__u32 mode, const float *x, __s64 xs, __s64 ls,
 			x8 = __builtin_shufflevector(e4, e4, 0, 1, 2, 3, 0, 1, 2, 3);
 			x8 = sm_exp(x8, m8);
 			e4 = __builtin_shufflevector(x8, x8, 0, 1, 2, 3);
-			v = __builtin_convertvector(e4, v4df);
+			v = v_widen(e4);
 			a[i % 8] += v;
 			if (mode == VNPU_SOFTMAX)
 				sm_store4(y + (__s64)i * ys, yl, nl, v);

@@ -46,6 +46,19 @@ typedef double v4df_u __attribute__((vector_size(32), aligned(8), may_alias));
 /* An unaligned view of 4 floats that may alias any float. */
 typedef float v4sf_u __attribute__((vector_size(16), aligned(4), may_alias));
 
+/*
+ * Four floats as doubles (exact): GCC 12 widens a generic vector in two
+ * halves through a shuffle, in the softmax's hot loop through the stack.
+ */
+static inline v4df v_widen(v4sf x)
+{
+#ifdef __AVX__
+	return __builtin_ia32_cvtps2pd256(x);
+#else
+	return __builtin_convertvector(x, v4df);
+#endif
+}
+
 #ifdef ENG_FMA
 #define VM_FMA VFMA
 #else
