@@ -24,48 +24,48 @@ struct shape_operands {
 	uint32_t inputs;
 };
 
-#define IN(k) (1u << (k))
+#define BIT_IN(k) (1u << (k))
 
 /* Sorted by op for bsearch(). */
 static const struct shape_operands shape_operands[] = {
-	{ "BlackmanWindow", IN(0) },
-	{ "CenterCropPad", IN(1) | IN(2) },
-	{ "Col2Im", IN(1) | IN(2) },
-	{ "Compress", IN(1) },
-	{ "ConstantOfShape", IN(0) },
-	{ "DFT", IN(1) | IN(2) },
-	{ "Expand", IN(1) },
-	{ "HammingWindow", IN(0) },
-	{ "HannWindow", IN(0) },
-	{ "If", IN(0) },
-	{ "Loop", IN(0) | IN(1) },
-	{ "MelWeightMatrix", IN(0) | IN(1) },
-	{ "NonMaxSuppression", IN(0) | IN(1) | IN(2) | IN(3) | IN(4) },
-	{ "NonZero", IN(0) },
-	{ "OneHot", IN(1) },
-	{ "Pad", IN(1) | IN(3) },
-	{ "Range", IN(0) | IN(1) | IN(2) },
-	{ "ReduceL1", IN(1) },
-	{ "ReduceL2", IN(1) },
-	{ "ReduceLogSum", IN(1) },
-	{ "ReduceLogSumExp", IN(1) },
-	{ "ReduceMax", IN(1) },
-	{ "ReduceMean", IN(1) },
-	{ "ReduceMin", IN(1) },
-	{ "ReduceProd", IN(1) },
-	{ "ReduceSum", IN(1) },
-	{ "ReduceSumSquare", IN(1) },
-	{ "Reshape", IN(1) },
-	{ "Resize", IN(1) | IN(2) | IN(3) },
-	{ "STFT", IN(1) | IN(3) },
-	{ "Slice", IN(1) | IN(2) | IN(3) | IN(4) },
-	{ "Split", IN(1) },
-	{ "Squeeze", IN(1) },
-	{ "Tile", IN(1) },
-	{ "TopK", IN(1) },
-	{ "Unique", IN(0) },
-	{ "Unsqueeze", IN(1) },
-	{ "Upsample", IN(1) },
+	{ "BlackmanWindow", BIT_IN(0) },
+	{ "CenterCropPad", BIT_IN(1) | BIT_IN(2) },
+	{ "Col2Im", BIT_IN(1) | BIT_IN(2) },
+	{ "Compress", BIT_IN(1) },
+	{ "ConstantOfShape", BIT_IN(0) },
+	{ "DFT", BIT_IN(1) | BIT_IN(2) },
+	{ "Expand", BIT_IN(1) },
+	{ "HammingWindow", BIT_IN(0) },
+	{ "HannWindow", BIT_IN(0) },
+	{ "If", BIT_IN(0) },
+	{ "Loop", BIT_IN(0) | BIT_IN(1) },
+	{ "MelWeightMatrix", BIT_IN(0) | BIT_IN(1) },
+	{ "NonMaxSuppression", BIT_IN(0) | BIT_IN(1) | BIT_IN(2) | BIT_IN(3) | BIT_IN(4) },
+	{ "NonZero", BIT_IN(0) },
+	{ "OneHot", BIT_IN(1) },
+	{ "Pad", BIT_IN(1) | BIT_IN(3) },
+	{ "Range", BIT_IN(0) | BIT_IN(1) | BIT_IN(2) },
+	{ "ReduceL1", BIT_IN(1) },
+	{ "ReduceL2", BIT_IN(1) },
+	{ "ReduceLogSum", BIT_IN(1) },
+	{ "ReduceLogSumExp", BIT_IN(1) },
+	{ "ReduceMax", BIT_IN(1) },
+	{ "ReduceMean", BIT_IN(1) },
+	{ "ReduceMin", BIT_IN(1) },
+	{ "ReduceProd", BIT_IN(1) },
+	{ "ReduceSum", BIT_IN(1) },
+	{ "ReduceSumSquare", BIT_IN(1) },
+	{ "Reshape", BIT_IN(1) },
+	{ "Resize", BIT_IN(1) | BIT_IN(2) | BIT_IN(3) },
+	{ "STFT", BIT_IN(1) | BIT_IN(3) },
+	{ "Slice", BIT_IN(1) | BIT_IN(2) | BIT_IN(3) | BIT_IN(4) },
+	{ "Split", BIT_IN(1) },
+	{ "Squeeze", BIT_IN(1) },
+	{ "Tile", BIT_IN(1) },
+	{ "TopK", BIT_IN(1) },
+	{ "Unique", BIT_IN(0) },
+	{ "Unsqueeze", BIT_IN(1) },
+	{ "Upsample", BIT_IN(1) },
 };
 
 static int cmp_op(const void *key, const void *entry)
@@ -128,7 +128,7 @@ static bool flow(const struct vnpu_model *m, const struct vnpu_graph *g, bool *m
 			if (n->inputs[k] < 0 || !marked[n->inputs[k]])
 				continue;
 			reached = true;
-			decides |= k < 32 && (shape_in & IN(k));
+			decides |= k < 32 && (shape_in & BIT_IN(k));
 		}
 		for (uint32_t a = 0; a < n->num_attrs; a++) {
 			const struct vnpu_graph *sg = n->attrs[a].g;
