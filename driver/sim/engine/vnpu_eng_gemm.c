@@ -2362,15 +2362,27 @@ static float pool_one(const struct vnpu_layer_pool *at, const void *xc,
 /* Windows of at most this many taps may take pool_inside(). */
 #define POOL_INSIDE_TAPS	256
 
-/* max or average (@avg) of @v into @acc, as pool_taps() does, per lane. */
+/*
+ * max or average (@avg) of @v into @acc, as pool_taps() does, per lane:
+ * @v where it is a NaN or above @acc, else @acc. With AVX that is vmaxps
+ * (@v where @v > @acc, else @acc, a NaN @acc kept) under a NaN @v: the
+ * mask does not wait for @acc, so a window's chain is two operations a
+ * tap, not four.
+ */
 static inline v8sf pool_lane(v8sf acc, v8sf v, int avg)
 {
 	v8si take;
 
 	if (avg)
 		return acc + v;
+#ifdef ENG_FMA
+	take = v != v;
+	acc = __builtin_ia32_maxps256(v, acc);
+	return (v8sf)(((v8si)v & take) | ((v8si)acc & ~take));
+#else
 	take = (v > acc) | (v != v);
 	return (v8sf)(((v8si)v & take) | ((v8si)acc & ~take));
+#endif
 }
 
 /*
@@ -2505,6 +2517,84 @@ static float pool_edge(const struct vnpu_layer_pool *at, const float *x,
 }
 
 /*
+ * Whether pool_edge8() takes the edges of rows of @ow_n outputs: stride
+ * 1 over dense f32 rows of at least 8, AVX2's permutes.
+ */
+static int pool_edge8_fits(const struct vnpu_layer_pool *at, __u64 w,
+			   __s64 xsw, __u64 ow_n)
+{
+#ifdef ENG_FMA
+	return ow_n >= 8 && w >= 8 && xsw == 1 && at->stride[1] == 1;
+#else
+	return 0;
+#endif
+}
+
+#ifdef ENG_FMA
+/*
+ * Input columns [@c0, @c0 + 8) of the dense row @p of @w (at least 8)
+ * floats, @init where a column lies outside the row: one load inside it
+ * and a permute, so windows across the edge take the vector path too.
+ */
+static inline v8sf pool_row8(const float *p, __s64 c0, __u64 w, float init)
+{
+	const v8si lane = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	__s64 base = c0 < 0 ? 0 : c0 > (__s64)w - 8 ? (__s64)w - 8 : c0;
+	__s64 lo = -c0, hi = (__s64)w - c0;
+	v8si in, idx;
+	v8sf v;
+
+	lo = lo < 0 ? 0 : lo > 8 ? 8 : lo;
+	hi = hi < 0 ? 0 : hi > 8 ? 8 : hi;
+	in = (lane >= (int)lo) & (lane < (int)hi);
+	/* Inside the row, column c0 + l is lane c0 + l - base of the load. */
+	idx = (lane + (int)(c0 - base)) & 7;
+	v = __builtin_ia32_permvarsf256(vload(p + base), idx);
+	return (v8sf)(((v8si)v & in) | ((v8si)vbcast(init) & ~in));
+}
+#endif
+
+/*
+ * Outputs [@b0, @b0 + 8) of output row @oh of an f32 max or average pool
+ * without dilation (pool_edge8_fits()) to @out, one per lane, windows
+ * across the input's edges included: the taps outside the input read as
+ * what changes neither a max nor a sum (-inf, +0: a sum that starts at
+ * +0 never is -0), so each lane takes pool_edge()'s taps in its order
+ * with those in between, the same bits; averages divide by pool_edge()'s
+ * count, lane by lane.
+ */
+static void pool_edge8(const struct vnpu_layer_pool *at, const float *x,
+		       __s64 xsh, __u64 h, __u64 w, __u64 oh, __u64 b0,
+		       float *out)
+{
+#ifdef ENG_FMA
+	__s64 h0 = (__s64)(oh * at->stride[0]) - at->pad_begin[0];
+	__s64 w0 = (__s64)b0 - at->pad_begin[1];
+	__u64 kw = at->kernel[1], r0, r1, ph, c0, c1, pw, r, k, cnt;
+	int avg = at->mode == VNPU_POOL_AVG;
+	float init = avg ? 0.0f : -(float)m_inf();
+	v8sf acc = vbcast(init);
+	int l;
+
+	pool_clip(h0, at->kernel[0], h, at->pad_end[0], &r0, &r1, &ph);
+	for (r = r0; r < r1; r++)
+		for (k = 0; k < kw; k++)
+			acc = pool_lane(acc, pool_row8(x + (h0 + (__s64)r) * xsh,
+						       w0 + (__s64)k, w, init),
+					avg);
+	for (l = 0; l < 8; l++) {
+		out[l] = acc[l];
+		if (!avg)
+			continue;
+		pool_clip(w0 + l, kw, w, at->pad_end[1], &c0, &c1, &pw);
+		cnt = (at->flags & VNPU_POOL_F_COUNT_PAD) ? ph * pw :
+		      (r1 - r0) * (c1 - c0);
+		out[l] = cnt ? acc[l] / (float)cnt : 0.0f;
+	}
+#endif
+}
+
+/*
  * The windows of ENG_POOL_LANES channels at once, one per lane, for max
  * or average windows of @kh rows of @kw taps inside f32 planes @cs floats
  * apart (rows @xsh apart): each lane takes its window's taps in window
@@ -2621,6 +2711,7 @@ static int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 		   at->mode != VNPU_POOL_LP && at->dilation[0] == 1 &&
 		   at->dilation[1] == 1;
 	int edge = fast && taps <= POOL_INSIDE_TAPS;
+	int edge8 = edge && pool_edge8_fits(at, w, xsw, ow_n);
 	/* One output per plane, its window inside dense f32 rows. */
 	int global = fast && oh_n == 1 && ow_n == 1 && xsw == 1 &&
 		     !at->pad_begin[0] && !at->pad_begin[1] &&
@@ -2672,6 +2763,21 @@ static int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 					    (__u32)rows, xsh, xsw,
 					    at->stride[1] * xsw, run,
 					    yr + (__s64)ow * ysw, ysw, pr.div);
+				eng_pace(&pc, run * taps);
+				e += run;
+				ow += run;
+				continue;
+			}
+			if (edge8) {
+				/* Eight windows, the edge's among them. */
+				__u64 b0 = eng_min(ow, ow_n - 8), i;
+				float out[8];
+
+				pool_edge8(at, (const float *)xc, xsh, h, w,
+					   oh, b0, out);
+				run = eng_min(end - e, b0 + 8 - ow);
+				for (i = 0; i < run; i++)
+					yr[(__s64)(ow + i) * ysw] = out[ow + i - b0];
 				eng_pace(&pc, run * taps);
 				e += run;
 				ow += run;

@@ -597,6 +597,14 @@ static void test_pool(void)
 		{ VNPU_POOL_AVG, VNPU_POOL_F_CEIL | VNPU_POOL_F_COUNT_PAD, 0, 0, 1, 2, 9, 13, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0 },
 		{ VNPU_POOL_MAX, 0, 0, 0, 1, 2, 11, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },
 		/*
+		 * Stride 1 over rows of at least 8: the edges' windows eight
+		 * at a time, averages divided lane by lane, pads as wide as
+		 * half the window and unequal.
+		 */
+		{ VNPU_POOL_AVG, 0, 0, 0, 1, 2, 9, 13, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2 },
+		{ VNPU_POOL_AVG, VNPU_POOL_F_COUNT_PAD, 0, 0, 1, 2, 10, 12, 3, 4, 1, 1, 1, 1, 1, 2, 1, 3 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 3, 8, 9, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3 },
+		/*
 		 * One output per plane: eight channels at a time (runs past
 		 * the last image's channels, across images, dense planes as
 		 * one row, rows of the window apart, 1-D), the others alone.
