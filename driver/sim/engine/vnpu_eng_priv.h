@@ -618,12 +618,23 @@ static inline __u64 eng_q4(__u64 k)
  * @nmb: channel blocks per group
  * @units: (image, group, column block, channel block), the channel block
  *	varying fastest so that a part's units share their packed input
+ * @hp: rows of a column block's staged input channel (padding included)
+ * @wp: bytes of a staged row: the padded row and ENG_QSLACK
+ * @rs: bytes of an im2col row: @ncp and ENG_QSLACK
  */
 struct eng_qplan {
-	__u64 k, k4, mp, rows, nb, ncp, mb, nmb, units;
+	__u64 k, k4, mp, rows, nb, ncp, mb, nmb, units, hp, wp, rs;
 };
 
+/*
+ * Bytes after each staged and im2col row that vector loads and stores
+ * may run into (32-byte loads of a stride-2 row, 16-byte stores); the
+ * staged channel has as many again after its last row.
+ */
+#define ENG_QSLACK	32
+
 static inline void eng_qplan(const struct eng_conv_shape *s,
+			     const struct vnpu_layer_conv *a,
 			     struct eng_qplan *p)
 {
 	__u64 per;
@@ -640,13 +651,22 @@ static inline void eng_qplan(const struct eng_conv_shape *s,
 	p->mb = eng_min(p->mp, ENG_QMB);
 	p->nmb = p->mb ? eng_div_up(p->mp, p->mb) : 0;
 	p->units = s->ow && s->mg ? s->n * s->group * p->nb * p->nmb : 0;
+	p->hp = (p->rows - 1) * a->stride[0] + (s->kh - 1) * a->dilation[0] + 1;
+	p->wp = eng_max(s->w + a->pad_begin[1] + a->pad_end[1],
+			(s->ow - 1) * a->stride[1] +
+			(s->kw - 1) * a->dilation[1] + 1) + ENG_QSLACK;
+	p->rs = p->ncp + ENG_QSLACK;
 }
 
-/* A part's scratch: the packed input, four rows of it, their sums. */
+/*
+ * A part's scratch: the packed input, four im2col rows, their sums, one
+ * tile's sums, the staged input channel.
+ */
 static inline __u64 eng_qconv_scratch(const struct eng_qplan *p)
 {
-	return p->units ? p->k4 * p->ncp + 4 * p->ncp + 4 * p->ncp +
-			  4 * ENG_QMR * ENG_QNR + 4 * ENG_ALIGN : 0;
+	return p->units ? p->k4 * p->ncp + 4 * p->rs + 4 * p->ncp +
+			  4 * ENG_QMR * ENG_QNR + (p->hp + 1) * p->wp +
+			  5 * ENG_ALIGN : 0;
 }
 
 /**

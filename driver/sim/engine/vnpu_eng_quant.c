@@ -451,7 +451,8 @@ struct eng_qconv {
 	__u8 flip;
 	int need_xsum, direct;
 	__u8 *b;		/* [ncp / QNR][k4 / 4][QNR][4] */
-	__u8 *rows;		/* 4 rows of ncp, one per depth of a step */
+	__u8 *rows;		/* 4 rows of p.rs, one per depth of a step */
+	__u8 *stage;		/* one input channel, padded (qconv_stage) */
 	__s32 *xsum;		/* per position: sum of its inputs */
 	__s32 *acc;		/* one tile's sums */
 };
@@ -465,47 +466,80 @@ static void *q_align(__u8 **p, __u64 bytes)
 	return r;
 }
 
-/* Row @k of the im2col of image @img, group @g, output rows from @oh0. */
-static void qconv_row(const struct eng_qconv *q, __u8 *dst, __u64 k,
-		      __u64 img, __u64 g, __u64 oh0, __u64 cnt)
+typedef unsigned char v16qu_s __attribute__((vector_size(16)));
+typedef unsigned char v32qu_s __attribute__((vector_size(32)));
+typedef unsigned char v16qu_su __attribute__((vector_size(16), aligned(1), may_alias));
+typedef unsigned char v32qu_su __attribute__((vector_size(32), aligned(1), may_alias));
+
+/*
+ * Stage input channel @c of image @img for the column block from output
+ * row @oh0: its p.hp rows as the padded input has them (padding read as
+ * the zero point), each p.wp bytes, so that every tap's row of the
+ * im2col is a plain (strided) copy of it.
+ */
+static void qconv_stage(const struct eng_qconv *q, __u64 img, __u64 c,
+			__u64 oh0)
 {
 	const struct vnpu_layer_conv *a = q->l->attrs;
 	const struct vnpu_tensor *x = &q->l->t[0];
-	const struct eng_conv_shape *s = &q->s;
-	const __u8 *xd = q->l->data[0];
-	__u64 kk = s->kh * s->kw, c = g * s->cg + k / kk;
-	__u64 kh = k % kk / s->kw, kw = k % s->kw, i = 0, oh, ow;
-	__s64 xsh = x->rank == 4 ? x->strides[2] : 0, sw = a->stride[1];
-	__s64 off = (__s64)(kw * a->dilation[1]) - a->pad_begin[1];
-	/* Output columns [lo, hi) read inside the row. */
-	__s64 lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-	__s64 hi = (__s64)s->w - off > 0 ? ((__s64)s->w - off - 1) / sw + 1 : 0;
-	__u8 pad = (__u8)q->xz ^ q->flip;
+	const struct eng_qplan *p = &q->p;
+	__s64 xsh = x->rank == 4 ? x->strides[2] : 0;
+	__u64 w = q->s.w, r, i;
+	v16qu_s pad = (v16qu_s){} + ((__u8)q->xz ^ q->flip);
 
-	lo = lo < (__s64)s->ow ? lo : (__s64)s->ow;
-	hi = hi < lo ? lo : hi < (__s64)s->ow ? hi : (__s64)s->ow;
-	for (oh = oh0; i < cnt; oh++, i += s->ow) {
-		__s64 ih = (__s64)(oh * a->stride[0] + kh * a->dilation[0]) -
-			   a->pad_begin[0];
-		const __u8 *xr = xd + (__s64)img * x->strides[0] +
-				 (__s64)c * x->strides[1] + ih * xsh + off;
+	for (r = 0; r < p->hp; r++) {
+		__s64 ih = (__s64)(oh0 * a->stride[0] + r) - a->pad_begin[0];
+		__u8 *d = q->stage + r * p->wp;
+		const __u8 *xr = (const __u8 *)q->l->data[0] +
+				 (__s64)img * x->strides[0] +
+				 (__s64)c * x->strides[1] + ih * xsh;
+
+		/* The last store may run 15 bytes on: the next row's. */
+		for (i = 0; i < p->wp; i += 16)
+			*(v16qu_su *)(d + i) = pad;
+		if (ih < 0 || ih >= (__s64)q->s.h)
+			continue;
+		d += a->pad_begin[1];
+		for (i = 0; i + 16 <= w; i += 16)
+			*(v16qu_su *)(d + i) = *(const v16qu_su *)(xr + i);
+		for (; i < w; i++)
+			d[i] = xr[i];
+	}
+}
+
+/*
+ * Tap (@kh, @kw)'s row of the im2col from the staged channel: @cnt
+ * positions (whole output rows), then zeros to the last tile's end.
+ * Rows of stride 1 and 2 move 16 positions at a time; what a store
+ * writes past a row's end, the next row overwrites (or ENG_QSLACK
+ * takes).
+ */
+static void qconv_tap(const struct eng_qconv *q, __u8 *dst, __u64 kh,
+		      __u64 kw, __u64 cnt)
+{
+	const struct vnpu_layer_conv *a = q->l->attrs;
+	const struct eng_qplan *p = &q->p;
+	const __u8 *src = q->stage + kh * a->dilation[0] * p->wp +
+			  kw * a->dilation[1];
+	__u64 ow = q->s.ow, sw = a->stride[1], i, o;
+
+	for (i = 0; i < cnt; i += ow, src += a->stride[0] * p->wp) {
 		__u8 *d = dst + i;
 
-		if (ih < 0 || ih >= (__s64)s->h) {
-			for (ow = 0; ow < s->ow; ow++)
-				d[ow] = pad;
-			continue;
+		if (sw == 1) {
+			for (o = 0; o < ow; o += 16)
+				*(v16qu_su *)(d + o) = *(const v16qu_su *)(src + o);
+		} else if (sw == 2) {
+			for (o = 0; o < ow; o += 16) {
+				v32qu_s v = *(const v32qu_su *)(src + 2 * o);
+
+				*(v16qu_su *)(d + o) = __builtin_shufflevector(v, v,
+					0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+			}
+		} else {
+			for (o = 0; o < ow; o++)
+				d[o] = src[o * sw];
 		}
-		for (ow = 0; ow < (__u64)lo; ow++)
-			d[ow] = pad;
-		if (sw == 1)
-			for (; ow < (__u64)hi; ow++)
-				d[ow] = xr[ow];
-		else
-			for (; ow < (__u64)hi; ow++)
-				d[ow] = xr[(__s64)ow * sw];
-		for (; ow < s->ow; ow++)
-			d[ow] = pad;
 	}
 	for (i = cnt; i < eng_div_up(cnt, ENG_QNR) * ENG_QNR; i++)
 		dst[i] = 0;
@@ -584,13 +618,15 @@ static void qconv_pack(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
 	__u64 cnt = eng_min(p->rows, q->s.oh - oh0) * q->s.ow;
 	__u64 full = q->direct ? cnt / 16 * 16 : 0;
 	__u64 ncp = eng_div_up(cnt, ENG_QNR) * ENG_QNR;
+	/* Depth k's channel, tap row and column, stepped with k. */
+	__u64 c = 0, kh = 0, kw = 0, staged = ~0ull;
 	const __u8 *plane[4], *at[4];
 
 	for (n = 0; n < ncp; n++)
 		q->xsum[n] = 0;
 	for (j = 0; j < steps; j++) {
 		for (r = 0; r < 4; r++) {
-			__u8 *row = q->rows + r * p->ncp;
+			__u8 *row = q->rows + r * p->rs;
 			__u64 k = 4 * j + r;
 
 			plane[r] = (const __u8 *)0;
@@ -609,7 +645,18 @@ static void qconv_pack(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
 				for (; n < ncp; n++)
 					row[n] = 0;
 			} else {
-				qconv_row(q, row, k, img, g, oh0, cnt);
+				if (c != staged) {
+					qconv_stage(q, img, g * q->s.cg + c, oh0);
+					staged = c;
+				}
+				qconv_tap(q, row, kh, kw, cnt);
+				if (++kw == q->s.kw) {
+					kw = 0;
+					if (++kh == q->s.kh) {
+						kh = 0;
+						c++;
+					}
+				}
 			}
 			if (q->need_xsum)
 				for (n = 0; n < cnt; n++)
@@ -618,7 +665,7 @@ static void qconv_pack(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
 		for (n = 0; n < ncp; n += 16) {
 			for (r = 0; r < 4; r++)
 				at[r] = plane[r] && n < full ? plane[r] + n :
-					q->rows + r * p->ncp + n;
+					q->rows + r * p->rs + n;
 			qconv_interleave(at, q->b + (n / ENG_QNR * steps + j) *
 					 ENG_QNR * 4 + n % ENG_QNR * 4, q->flip);
 		}
@@ -832,16 +879,22 @@ static void qconv_depthwise(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
 	__u64 cnt = eng_min(p->rows, q->s.oh - oh0) * q->s.ow;
 	__s32 wz = qzero(q->l, 5, g), *acc = q->xsum;
 	__u32 bias = qconv_bias(q, g);
+	v8qu_q flip = (v8qu_q){} + q->flip;
 
-	for (i = 0; i < cnt; i++)
+	for (i = 0; i < eng_div_up(cnt, 8) * 8; i++)
 		acc[i] = (__s32)bias;
+	qconv_stage(q, img, g, oh0);
 	for (k = 0; k < p->k; k++) {
 		__s32 wk = w[k] - wz;
 
-		qconv_row(q, q->rows, k, img, g, oh0, cnt);
-		for (i = 0; i < cnt; i++)
-			acc[i] = (__s32)((__u32)acc[i] +
-					 (__u32)(((q->rows[i] ^ q->flip) - q->xz) * wk));
+		qconv_tap(q, q->rows, k / q->s.kw, k % q->s.kw, cnt);
+		for (i = 0; i < cnt; i += 8) {
+			v8si_qq v = __builtin_convertvector(*(const v8qu_qu *)(q->rows + i) ^
+							    flip, v8si_qq);
+
+			*(v8si_qu *)(acc + i) = (v8si_qq)((v8su_qq)*(const v8si_qu *)(acc + i) +
+							  (v8su_qq)((v - q->xz) * wk));
+		}
 	}
 	qconv_store(q, g, acc, cnt, (__u8 *)q->l->data[q->l->n - 1] +
 		    ((__s64)img * y->strides[0] + (__s64)g * y->strides[1] +
@@ -858,7 +911,7 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 	__u8 *sp = ctx->scratch;
 
 	eng_conv_shape(l, &q.s);
-	eng_qplan(&q.s, &q.p);
+	eng_qplan(&q.s, a, &q.p);
 	q.w = l->data[3];
 	q.wsum = (const __s32 *)(q.w + q.s.group * q.p.mp * q.p.k4);
 	q.flip = l->t[0].dtype == VNPU_DTYPE_I8 ? 0x80 : 0;
@@ -872,7 +925,8 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 		q.need_xsum |= qzero(l, 5, m) != 0;
 	q.direct = qconv_direct(&q);
 	q.b = q_align(&sp, q.p.k4 * q.p.ncp);
-	q.rows = q_align(&sp, 4 * q.p.ncp);
+	q.rows = q_align(&sp, 4 * q.p.rs);
+	q.stage = q_align(&sp, (q.p.hp + 1) * q.p.wp);
 	q.xsum = q_align(&sp, 4 * q.p.ncp);
 	q.acc = q_align(&sp, 4 * ENG_QMR * ENG_QNR);
 	for (u = ub; u < ue; u++) {

@@ -1533,7 +1533,7 @@ __u64 vnpu_eng_units(const struct eng_layer *l, __u32 features)
 
 		eng_conv_shape(l, &s);
 		if (a->flags & VNPU_LAYER_F_PACKED) {
-			eng_qplan(&s, &p);
+			eng_qplan(&s, a, &p);
 			return p.units;
 		}
 		return eng_block_units(s.n * s.m * s.oh, s.ow,
@@ -1866,7 +1866,7 @@ __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_tensor *t,
 		struct eng_qplan p;
 
 		eng_conv_shape(&l, &s);
-		eng_qplan(&s, &p);
+		eng_qplan(&s, attrs, &p);
 		return eng_qconv_scratch(&p);
 	}
 	if (op == VNPU_LAYER_RESIZE)

@@ -358,6 +358,16 @@ static void test_qconv_packed(void)
 		{ 1, 3, 40, 40, 20, 1, 7, 2, 3, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 1, 0 },
 		{ 1, 300, 7, 7, 100, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1 },
 		{ 1, 64, 40, 40, 12, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1, 0, 0 },
+		/* 1x1 stride 2 (a downsample), odd rows: 32-byte loads at row ends */
+		{ 1, 24, 30, 37, 40, 1, 1, 2, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0 },
+		/* depthwise stride 2, i8 input, weight zero points */
+		{ 1, 16, 20, 45, 16, 16, 3, 2, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 1, 1 },
+		/* stride 3: the plain gather; rows wider than a vector */
+		{ 1, 6, 17, 19, 14, 1, 3, 3, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0 },
+		{ 1, 8, 5, 70, 12, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 0, 1 },
+		/* 7x7 maps of a deep 3x3 stride 1 and a 1x1 stride 2 from 14x14 */
+		{ 1, 96, 7, 7, 30, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1 },
+		{ 1, 40, 14, 14, 26, 1, 1, 2, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0 },
 	};
 	size_t i;
 
