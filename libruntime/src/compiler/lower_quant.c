@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * QuantizeLinear, DequantizeLinear and DynamicQuantizeLinear as f32
- * element-wise layers and casts:
+ * QuantizeLinear and DequantizeLinear of 8-bit data per tensor as one
+ * QUANTIZE or DEQUANTIZE layer; per axis, of other types, and
+ * DynamicQuantizeLinear as f32 element-wise layers and casts:
  *   quantize    y = cast(clip(round(x / scale) + zero_point, lo, hi))
  *   dequantize  y = (cast(x) - cast(zero_point)) * scale
  *   dynamic     scale = (max(0, max x) - min(0, min x)) / 255,
@@ -459,8 +460,45 @@ static vnpu_status lower_qadd(struct cstate *s, struct cop *op)
 	return st ? st : cl_layer(s, VNPU_LAYER_QLINEAR_ADD, t, 9, NULL, 0);
 }
 
+/*
+ * A per-tensor QuantizeLinear or DequantizeLinear of 8-bit data: one
+ * QUANTIZE or DEQUANTIZE layer (the engine's vector loop) instead of
+ * lower_linear()'s f32 layers, with their arithmetic: x / scale in f32
+ * rounded half to even, plus the zero point, saturated; (x - zero
+ * point) * scale in f32. Sets *@done when it took @op.
+ */
+static vnpu_status lower_linear_q8(struct cstate *s, struct cop *op, bool dequantize,
+				   bool *done)
+{
+	int32_t q = dequantize ? op->in[0] : op->out[0];
+	int32_t f = dequantize ? op->out[0] : op->in[0], zp = opt_in(op, 2);
+	vnpu_element_type qt = cs_info(s, q)->type;
+	struct vnpu_layer_quant attr = { 0 };
+	struct ctensor t[4];
+	vnpu_status st;
+
+	*done = false;
+	if (!q8_type(qt) || cs_info(s, f)->type != VNPU_TYPE_F32 ||
+	    !qparam_ok(s, op->in[1], VNPU_TYPE_F32, 1) ||
+	    (zp >= 0 && !qparam_ok(s, zp, qt, 1)))
+		return VNPU_OK;
+	st = qoperand(s, op, 2, qt, &zp);
+	if (st)
+		return st;
+	t[0] = ct_dense(s, op->in[0]);
+	t[1] = ct_dense(s, op->in[1]);
+	t[2] = ct_dense(s, zp);
+	t[3] = ct_dense(s, op->out[0]);
+	*done = true;
+	return cl_layer(s, dequantize ? VNPU_LAYER_DEQUANTIZE : VNPU_LAYER_QUANTIZE, t, 4,
+			&attr, sizeof(attr));
+}
+
 vnpu_status cl_lower_quantize(struct cstate *s, struct cop *op)
 {
+	bool dequantize = !strcmp(op->node->op, "DequantizeLinear"), done;
+	vnpu_status st;
+
 	if (op->qlinear && !strcmp(op->node->op, "Add"))
 		return lower_qadd(s, op);
 	if (op->qlinear || !strcmp(op->node->op, "QLinearConv"))
@@ -469,5 +507,8 @@ vnpu_status cl_lower_quantize(struct cstate *s, struct cop *op)
 		return lower_dynamic(s, op);
 	if (strstr(op->node->op, "Conv") || strstr(op->node->op, "MatMul"))
 		return lower_product(s, op);
-	return lower_linear(s, op, !strcmp(op->node->op, "DequantizeLinear"));
+	st = lower_linear_q8(s, op, dequantize, &done);
+	if (st || done)
+		return st;
+	return lower_linear(s, op, dequantize);
 }

@@ -338,6 +338,68 @@ static void test_qdq_add(void)
 	check_qadd(&(struct qadd){ .add_out = true, .yz = 10 }, false);
 }
 
+/*
+ * x -> QuantizeLinear -> DequantizeLinear -> y, per tensor, of type @type
+ * with zero point @zp (none: INT32_MIN): two layers (QUANTIZE and
+ * DEQUANTIZE), and y exactly as ONNX defines it, computed here in double:
+ * (saturate(rint(x / scale) + zp) - zp) * scale, ties to even.
+ */
+static void check_qdq_linear(int type, int zp)
+{
+	static const int64_t xdims[4] = { 1, 4, 8, 8 };
+	const float scale = 0.125f;
+	int lo = type == I8 ? -128 : 0, hi = type == I8 ? 127 : 255, z = zp == INT32_MIN ? 0 : zp;
+	float x[N_X], *a[2] = { 0 };
+	struct mb *b = mb_new(4);
+	struct vnpu_program *p;
+	uint32_t bad = 0;
+	vnpu_model *m;
+
+	mb_input(b, "x", F32, 4, xdims);
+	mb_init_raw(b, "s", F32, 0, NULL, &scale, 4);
+	if (zp != INT32_MIN)
+		scalar(b, "z", type, zp);
+	mb_node(b, "QuantizeLinear", (const char *[]){ "x", "s", zp != INT32_MIN ? "z" : NULL, NULL },
+		(const char *[]){ "q", NULL });
+	mb_node(b, "DequantizeLinear", (const char *[]){ "q", "s", zp != INT32_MIN ? "z" : NULL, NULL },
+		(const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	m = mb_read(b);
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	/* Ties (k + 0.5 steps), both signs, values past both bounds. */
+	for (int i = 0; i < N_X; i++)
+		x[i] = (float)(i - 2 * N_X / 3) * scale * 0.5f + (i % 3 ? 0.0f : 9.0f * sinf((float)i));
+	x[0] = 1e9f;
+	x[1] = -1e9f;
+	p = fe_compile_run(m, NULL, x, a);
+	if (p) {
+		CHECK_EQ(p->num_layers, 2);
+		for (int i = 0; i < N_X; i++) {
+			double q = rint((double)(x[i] / scale)) + z;
+
+			q = q < lo ? lo : q > hi ? hi : q;
+			bad += a[0][i] != (float)((q - z) * scale);
+		}
+		if (bad)
+			fprintf(stderr, "  %u outputs differ from ONNX's definition\n", bad);
+		CHECK_EQ(bad, 0);
+	}
+	free(a[0]);
+	free(a[1]);
+	vnpu_program_free(p);
+	vnpu_model_free(m);
+}
+
+static void test_qdq_linear(void)
+{
+	check_qdq_linear(U8, 10);
+	check_qdq_linear(U8, INT32_MIN);
+	check_qdq_linear(I8, -20);
+	check_qdq_linear(I8, 0);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct fe_test tests[] = {
@@ -346,6 +408,7 @@ int main(int argc, char **argv)
 		{ "qdq_conv_unquantized_output", test_qdq_conv_unquantized_output },
 		{ "qdq_conv_bad_params", test_qdq_conv_bad_params },
 		{ "qdq_add", test_qdq_add },
+		{ "qdq_linear", test_qdq_linear },
 	};
 
 	return fe_run(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
