@@ -350,3 +350,171 @@ static int run_conv_dw_window(const struct eng_layer *l, __u64 ub, __u64 ue,
 	}
 	return 0;
 }
+
+/**
+ * struct dwl_unit - a lanes unit's scratch (eng_dw_lanes())
+ * @w: tap t's weights of the unit's channels at @w + t * ENG_DWL_LANES
+ * @win: padded pixel (ph, pw) at @win + (ph * @wp + pw) * ENG_DWL_LANES
+ * @acc: output pixel p's sums at @acc + p * ENG_DWL_LANES
+ * @hp: rows of the window
+ * @wp: columns of the window
+ */
+struct dwl_unit {
+	float *w, *win, *acc;
+	__u64 hp, wp;
+};
+
+/*
+ * Channels [@c0, @c0 + @nc) of image @img into the window, the rest zero:
+ * a whole block's rows eight columns at a time through transpose8().
+ */
+static void dwl_fill(const struct eng_layer *l, const struct eng_conv_shape *s,
+		     const struct dwl_unit *u, __u64 img, __u64 c0, __u64 nc)
+{
+	const struct vnpu_layer_conv *at = l->attrs;
+	const struct vnpu_tensor *x = &l->t[0];
+	const __s64 xs1 = x->strides[1], xs2 = x->strides[2];
+	const __s64 xs3 = x->strides[3];
+	const __u64 pt = at->pad_begin[0], pl = at->pad_begin[1];
+	const __u64 rows = eng_min(s->h, u->hp > pt ? u->hp - pt : 0);
+	const __u64 cols = eng_min(s->w, u->wp > pl ? u->wp - pl : 0);
+	const float *xc = (const float *)l->data[0] +
+			  (__s64)img * x->strides[0] + (__s64)c0 * xs1;
+	__u64 j, ih, iw, iv;
+
+	zero_f32(u->win, u->hp * u->wp * ENG_DWL_LANES);
+	iv = nc == ENG_DWL_LANES && xs3 == 1 ? cols / 8 * 8 : 0;
+	for (ih = 0; ih < rows; ih++) {
+		const float *xr = xc + (__s64)ih * xs2;
+		float *d = u->win + ((ih + pt) * u->wp + pl) * ENG_DWL_LANES;
+
+		for (iw = 0; iw < iv; iw += 8)
+			transpose8(xr + iw, xs1, d + iw * ENG_DWL_LANES,
+				   ENG_DWL_LANES);
+		for (j = 0; j < nc; j++)
+			for (iw = iv; iw < cols; iw++)
+				d[iw * ENG_DWL_LANES + j] =
+					xr[(__s64)j * xs1 + (__s64)iw * xs3];
+	}
+}
+
+/*
+ * Output pixels (@oh, @ow) and with @four the three after it in its row,
+ * of a lanes unit: each fma(w, x, sum) over the taps in (kh, kw) order
+ * from zero, the padding's zeros included, as eng_dw_windows()'s row
+ * kernel sums them.
+ */
+static inline void dwl_pixels(const struct vnpu_layer_conv *at,
+			      const struct eng_conv_shape *s,
+			      const struct dwl_unit *u, __u64 oh, __u64 ow,
+			      int four)
+{
+	v8sf v0 = vbcast(0.0f), v1 = v0, v2 = v0, v3 = v0;
+	const __u64 sw = at->stride[1] * ENG_DWL_LANES;
+	const __u64 dk = at->dilation[1] * ENG_DWL_LANES;
+	const __u64 dr = at->dilation[0] * u->wp * ENG_DWL_LANES;
+	const float *w = u->w, *x0 = u->win + (oh * at->stride[0] * u->wp +
+					       ow * at->stride[1]) *
+					      ENG_DWL_LANES;
+	float *acc = u->acc + (oh * s->ow + ow) * ENG_DWL_LANES;
+	__u64 kh, kw;
+
+	for (kh = 0; kh < s->kh; kh++, x0 += dr) {
+		const float *x = x0;
+
+		for (kw = 0; kw < s->kw; kw++, w += ENG_DWL_LANES, x += dk) {
+			v8sf wk = vload(w);
+
+			v0 = LANE_FMA(wk, vload(x), v0);
+			if (four) {
+				v1 = LANE_FMA(wk, vload(x + sw), v1);
+				v2 = LANE_FMA(wk, vload(x + 2 * sw), v2);
+				v3 = LANE_FMA(wk, vload(x + 3 * sw), v3);
+			}
+		}
+	}
+	vstore(acc, v0);
+	if (four) {
+		vstore(acc + ENG_DWL_LANES, v1);
+		vstore(acc + 2 * ENG_DWL_LANES, v2);
+		vstore(acc + 3 * ENG_DWL_LANES, v3);
+	}
+}
+
+/* Output row @oh of a lanes unit: four pixels at a time, then one. */
+static void dwl_row(const struct vnpu_layer_conv *at,
+		    const struct eng_conv_shape *s, const struct dwl_unit *u,
+		    __u64 oh)
+{
+	__u64 ow = 0;
+
+	for (; ow + 4 <= s->ow; ow += 4)
+		dwl_pixels(at, s, u, oh, ow, 1);
+	for (; ow < s->ow; ow++)
+		dwl_pixels(at, s, u, oh, ow, 0);
+}
+
+/*
+ * Depthwise with a channel per lane: a unit is ENG_DWL_LANES channels of
+ * one image. Each channel's sums then go to its output plane and through
+ * act_store() there, the epilogue eng_dw_windows()' flush gives them, so
+ * both give the same bits.
+ */
+static int run_conv_dw_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
+			     const struct vnpu_eng_ctx *ctx)
+{
+	const struct vnpu_layer_conv *at = l->attrs;
+	const struct vnpu_tensor *y = &l->t[l->n - 1];
+	__u64 u, j, k, oh, nb, img, c0, nc, kt, ohw, pv;
+	int has_add = 0, avx512 = eng_act_avx512(ctx);
+	struct eng_conv_shape s;
+	struct dwl_unit d;
+	struct gemm_epi e;
+	struct gemm_out o;
+	float wt[64], add[1];
+
+	eng_conv_shape(l, &s);
+	kt = s.kh * s.kw;
+	ohw = s.oh * s.ow;
+	nb = eng_div_up(s.m, ENG_DWL_LANES);
+	d.hp = eng_dwl_hp(&s, at);
+	d.wp = eng_dwl_wp(&s, at);
+	d.w = eng_align(ctx->scratch);
+	d.win = eng_align(d.w + kt * ENG_DWL_LANES);
+	d.acc = eng_align(d.win + d.hp * d.wp * ENG_DWL_LANES);
+	for (u = ub; u < ue; u++) {
+		img = u / nb;
+		c0 = u % nb * ENG_DWL_LANES;
+		nc = eng_min(ENG_DWL_LANES, s.m - c0);
+		zero_f32(d.w, kt * ENG_DWL_LANES);
+		for (j = 0; j < nc; j++) {
+			dw_weights(l, c0 + j, kt, wt);
+			for (k = 0; k < kt; k++)
+				d.w[k * ENG_DWL_LANES + j] = wt[k];
+		}
+		dwl_fill(l, &s, &d, img, c0, nc);
+		for (oh = 0; oh < s.oh; oh++)
+			dwl_row(at, &s, &d, oh);
+		/* Whole blocks' sums to their planes 8 pixels at a time. */
+		pv = nc == ENG_DWL_LANES ? ohw / 8 * 8 : 0;
+		for (k = 0; k < pv; k += 8)
+			transpose8(d.acc + k * ENG_DWL_LANES, ENG_DWL_LANES,
+				   (float *)l->data[l->n - 1] +
+				   (__s64)img * y->strides[0] +
+				   (__s64)c0 * y->strides[1] + (__s64)k,
+				   y->strides[1]);
+		for (j = 0; j < nc; j++) {
+			float *yc = (float *)l->data[l->n - 1] +
+				    (__s64)img * y->strides[0] +
+				    (__s64)(c0 + j) * y->strides[1];
+
+			for (k = pv; k < ohw; k++)
+				yc[k] = d.acc[k * ENG_DWL_LANES + j];
+			conv_epi(l, img, c0 + j, &e, &o);
+			epi_plain(&o, &e, 0, 1, add, &has_add);
+			act_store(yc, yc, (__u32)ohw, has_add ? add : 0, 0,
+				  e.act, avx512);
+		}
+	}
+	return 0;
+}

@@ -2258,6 +2258,8 @@ static int run_conv_dw_window(const struct eng_layer *l, __u64 ub, __u64 ue,
 			      const struct vnpu_eng_ctx *ctx);
 static int run_conv_dw(const struct eng_layer *l, __u64 ub, __u64 ue,
 		       const struct vnpu_eng_ctx *ctx);
+static int run_conv_dw_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
+			     const struct vnpu_eng_ctx *ctx);
 
 /* Winograd F(4x4, 3x3): vnpu_eng_wino.c. */
 static int run_conv_wino(const struct eng_layer *l, __u64 ub, __u64 ue,
@@ -2271,6 +2273,8 @@ static int run_conv(const struct eng_layer *l, __u64 ub, __u64 ue,
 	if (eng_conv_wino(l))
 		return run_conv_wino(l, ub, ue, ctx);
 	eng_conv_shape(l, &s);
+	if (eng_dw_lanes(l, &s))
+		return run_conv_dw_lanes(l, ub, ue, ctx);
 	if (eng_dw_windows(&s, l->attrs))
 		return run_conv_dw_window(l, ub, ue, ctx);
 	if (eng_conv_depthwise(&s))

@@ -930,6 +930,56 @@ static inline int eng_dw_windows(const struct eng_conv_shape *s,
 }
 
 /*
+ * A depthwise convolution on a small map (MobileNetV3's 14x14 and 7x7
+ * ones, hundreds of channels) runs ENG_DWL_LANES channels at a time, a
+ * channel in each lane (vnpu_eng_dw.c): a unit gathers their padded
+ * inputs into a window of pixels of ENG_DWL_LANES floats, so every tap of
+ * every output is one vector FMA, and the per-channel windows and
+ * epilogues of eng_dw_windows() (most of a 7x7 channel's time) are paid
+ * once per ENG_DWL_LANES channels. f32 in and out, dense output rows, no
+ * residual; windows of at most ENG_DWL_MAX_WIN floats.
+ */
+#define ENG_DWL_LANES	8
+#define ENG_DWL_MAX_WIN	8192
+
+/* Rows and columns of the padded window the taps of every output read. */
+static inline __u64 eng_dwl_hp(const struct eng_conv_shape *s,
+			       const struct vnpu_layer_conv *a)
+{
+	return (s->oh - 1) * a->stride[0] + (s->kh - 1) * a->dilation[0] + 1;
+}
+
+static inline __u64 eng_dwl_wp(const struct eng_conv_shape *s,
+			       const struct vnpu_layer_conv *a)
+{
+	return (s->ow - 1) * a->stride[1] + (s->kw - 1) * a->dilation[1] + 1;
+}
+
+static inline int eng_dw_lanes(const struct eng_layer *l,
+			       const struct eng_conv_shape *s)
+{
+	const struct vnpu_layer_conv *a = l->attrs;
+	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[l->n - 1];
+
+	return eng_conv_depthwise(s) && x->rank == 4 && s->oh && s->ow &&
+	       x->dtype == VNPU_DTYPE_F32 && y->dtype == VNPU_DTYPE_F32 &&
+	       !(a->flags & VNPU_LAYER_F_RESIDUAL) && y->strides[3] == 1 &&
+	       y->strides[2] == (__s64)s->ow && s->kh * s->kw <= 64 &&
+	       s->oh * s->ow <= ENG_DWL_MAX_WIN / ENG_DWL_LANES &&
+	       eng_dwl_hp(s, a) * eng_dwl_wp(s, a) <=
+	       ENG_DWL_MAX_WIN / ENG_DWL_LANES;
+}
+
+/* Floats of a lanes unit's scratch: the weights, the window, the sums. */
+static inline __u64 eng_dwl_scratch(const struct eng_conv_shape *s,
+				    const struct vnpu_layer_conv *a)
+{
+	return 4 * (ENG_ALIGN / 4) + ENG_DWL_LANES *
+	       (s->kh * s->kw + eng_dwl_hp(s, a) * eng_dwl_wp(s, a) +
+		s->oh * s->ow);
+}
+
+/*
  * Multiply-adds of padded columns of a windowed depthwise unit at most,
  * unless one output reads more: 2^15 on the FMA paths, 2^12 (as many as
  * ENG_ELEM_UNIT reads) on the baseline.

@@ -1443,6 +1443,8 @@ static __u64 conv_units(const struct eng_layer *l, __u32 features)
 	struct eng_unit u;
 
 	eng_conv_shape(l, &s);
+	if (eng_dw_lanes(l, &s))
+		return s.n * eng_div_up(s.m, ENG_DWL_LANES);
 	if (eng_dw_windows(&s, l->attrs))
 		return eng_dw_units(&s, l->attrs, features);
 	if (eng_conv_depthwise(&s))
@@ -1848,6 +1850,8 @@ __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_tensor *t,
 		const struct vnpu_layer_conv *a = attrs;
 
 		eng_conv_shape(&l, &s);
+		if (eng_dw_lanes(&l, &s))
+			return eng_dwl_scratch(&s, a) * 4;
 		if (eng_dw_windows(&s, a))
 			return eng_dw_scratch(&s, a, features) * 4;
 		if (eng_conv_depthwise(&s))

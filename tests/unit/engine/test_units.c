@@ -481,6 +481,16 @@ void et_test_units(void)
 		  VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS },
 		{ 40, 2, 2, 30, 1, 1, 1, 0,
 		  VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS },
+		/*
+		 * depthwise on small maps, a channel per lane: two blocks
+		 * of 8 and 4 channels more, 5x5 over 7x7 (rows of 4 + 3
+		 * pixels), 3x3 stride 2 over 13x14 (pixels past the last
+		 * whole eight); over a window, a map too large for lanes
+		 */
+		{ 20, 7, 7, 20, 20, 5, 1, 2,
+		  VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS },
+		{ 20, 13, 14, 20, 20, 3, 2, 1, VNPU_LAYER_F_BIAS },
+		{ 9, 40, 40, 9, 9, 3, 1, 1, VNPU_LAYER_F_BIAS },
 	};
 	size_t i;
 
