@@ -135,6 +135,32 @@ static uint32_t layers_named(const struct vnpu_program *p, const char *what)
 	return n;
 }
 
+/* Every output of @p (@a) within @step of the unfused program's (@b). */
+static void check_within_step(const struct vnpu_program *p, const float *a,
+			      const float *b, float step)
+{
+	uint32_t off = 0;
+
+	for (uint32_t i = 0; i < p->outputs[0].size / 4; i++)
+		off += !(fabsf(a[i] - b[i]) <= step);
+	if (off)
+		fprintf(stderr, "  %u outputs more than a step from the unfused ones\n", off);
+	CHECK_EQ(off, 0);
+}
+
+/* Free what a fused-against-unfused check made. */
+static void free_runs(vnpu_model *m, struct vnpu_program *p, struct vnpu_program *u,
+		      float **a, float **b)
+{
+	for (int i = 0; i < 2; i++) {
+		free(a[i]);
+		free(b[i]);
+	}
+	vnpu_program_free(p);
+	vnpu_program_free(u);
+	vnpu_model_free(m);
+}
+
 /*
  * The model of @q fused into @want_type (NULL: no QLinearConv at all),
  * its output y within one step of y's scale of the unfused program's.
@@ -145,7 +171,6 @@ static void check_qdq(const struct qdq *q, const char *want_type)
 	vnpu_model *m = qdq_model(q);
 	float x[N_X], *a[2] = { 0 }, *b[2] = { 0 };
 	struct vnpu_program *p, *u;
-	uint32_t off = 0;
 
 	CHECK(m != NULL);
 	if (!m)
@@ -162,19 +187,9 @@ static void check_qdq(const struct qdq *q, const char *want_type)
 		} else {
 			CHECK_EQ(layers_named(p, "QLinearConv"), 0);
 		}
-		for (uint32_t i = 0; i < p->outputs[0].size / 4; i++)
-			off += !(fabsf(a[0][i] - b[0][i]) <= y_scale);
-		if (off)
-			fprintf(stderr, "  %u outputs more than a step from the unfused ones\n", off);
-		CHECK_EQ(off, 0);
+		check_within_step(p, a[0], b[0], y_scale);
 	}
-	for (int i = 0; i < 2; i++) {
-		free(a[i]);
-		free(b[i]);
-	}
-	vnpu_program_free(p);
-	vnpu_program_free(u);
-	vnpu_model_free(m);
+	free_runs(m, p, u, a, b);
 }
 
 static void test_qdq_conv_fused(void)
@@ -296,7 +311,6 @@ static void check_qadd(const struct qadd *q, bool fused)
 	vnpu_model *m = qadd_model(q);
 	float x[N_X], *a[2] = { 0 }, *b[2] = { 0 };
 	struct vnpu_program *p, *u;
-	uint32_t off = 0;
 
 	CHECK(m != NULL);
 	if (!m)
@@ -309,19 +323,9 @@ static void check_qadd(const struct qadd *q, bool fused)
 		CHECK_EQ(layers_named(u, "QLinearAdd"), 0);
 		CHECK_EQ(layers_named(p, "QLinearAdd"), fused ? 1 : 0);
 		CHECK_EQ(layers_named(p, "Relu"), q->relu && !fused ? 1 : 0);
-		for (uint32_t i = 0; i < p->outputs[0].size / 4; i++)
-			off += !(fabsf(a[0][i] - b[0][i]) <= y_scale);
-		if (off)
-			fprintf(stderr, "  %u outputs more than a step from the unfused ones\n", off);
-		CHECK_EQ(off, 0);
+		check_within_step(p, a[0], b[0], y_scale);
 	}
-	for (int i = 0; i < 2; i++) {
-		free(a[i]);
-		free(b[i]);
-	}
-	vnpu_program_free(p);
-	vnpu_program_free(u);
-	vnpu_model_free(m);
+	free_runs(m, p, u, a, b);
 }
 
 static void test_qdq_add(void)
