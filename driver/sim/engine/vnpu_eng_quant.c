@@ -505,7 +505,7 @@ static void qconv_stage(const struct eng_qconv *q, __u64 img, __u64 c,
 	const struct eng_qplan *p = &q->p;
 	__s64 xsh = x->rank == 4 ? x->strides[2] : 0;
 	__u64 w = q->s.w, r, i;
-	v16qu_s pad = (v16qu_s){} + ((__u8)q->xz ^ q->flip);
+	v16qu_s pad = (v16qu_s){} + (__u8)(q->xz ^ q->flip);
 
 	for (r = 0; r < p->hp; r++) {
 		__s64 ih = (__s64)(oh0 * a->stride[0] + r) - a->pad_begin[0];
