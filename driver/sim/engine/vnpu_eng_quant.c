@@ -61,9 +61,7 @@ typedef float v8sf_qq __attribute__((vector_size(32)));
 typedef int v8si_qq __attribute__((vector_size(32)));
 typedef float v8sf_qqu __attribute__((vector_size(32), aligned(4), may_alias));
 typedef unsigned char v8qu_qq __attribute__((vector_size(8)));
-typedef signed char v8qs_qq __attribute__((vector_size(8)));
 typedef unsigned char v8qu_qqu __attribute__((vector_size(8), aligned(1), may_alias));
-typedef signed char v8qs_qqu __attribute__((vector_size(8), aligned(1), may_alias));
 
 /*
  * Eight f32 values @f as quantized integers: clamped to [@lo, @hi] (the
@@ -101,6 +99,30 @@ static v8qu_qq q_bytes8(v8si_qq v)
 }
 
 /*
+ * Eight bytes at @p, each xor @flip, as integers: 0x80 and less 128
+ * sign-extends i8. GCC 12 widens a vector loaded from memory a lane at a
+ * time (eight byte loads and inserts) but one in a register in one
+ * instruction (vpmovzxbd); clang does both in one.
+ */
+static v8si_qq q_widen8(const void *p, __u8 flip)
+{
+	v8qu_qq b = *(const v8qu_qqu *)p ^ flip;
+
+#ifndef __clang__
+	__asm__("" : "+x"(b));
+#endif
+	return __builtin_convertvector(b, v8si_qq);
+}
+
+/* Eight u8 (@dtype VNPU_DTYPE_U8) or i8 values at @p as integers. */
+static v8si_qq q_load8(const void *p, __u32 dtype)
+{
+	if (dtype == VNPU_DTYPE_U8)
+		return q_widen8(p, 0);
+	return q_widen8(p, 0x80) - 128;
+}
+
+/*
  * Per-tensor QUANTIZE and DEQUANTIZE of dense 8-bit tensors, eight
  * elements at a time: the bits of the element loop below.
  */
@@ -127,13 +149,8 @@ static int quant_flat(const struct eng_layer *l, __u64 lo, __u64 hi)
 
 			*(v8qu_qqu *)((__u8 *)l->data[3] + e) = q_bytes8(v);
 		} else {
-			const void *in = (const __u8 *)l->data[0] + e;
-			v8si_qq v;
+			v8si_qq v = q_load8((const __u8 *)l->data[0] + e, qt);
 
-			if (qt == VNPU_DTYPE_U8)
-				v = __builtin_convertvector(*(const v8qu_qqu *)in, v8si_qq);
-			else
-				v = __builtin_convertvector(*(const v8qs_qqu *)in, v8si_qq);
 			*(v8sf_qqu *)((float *)l->data[3] + e) =
 				__builtin_convertvector(v - z, v8sf_qq) * s;
 		}
@@ -225,9 +242,7 @@ static v8si_qq qadd_load(const char *p, __s64 st, __u64 n, __u32 dtype)
 	__u64 i;
 
 	if (st == 1 && n >= 8)
-		return dtype == VNPU_DTYPE_U8 ?
-		       __builtin_convertvector(*(const v8qu_qqu *)p, v8si_qq) :
-		       __builtin_convertvector(*(const v8qs_qqu *)p, v8si_qq);
+		return q_load8(p, dtype);
 	for (i = 0; i < n && i < 8; i++)
 		v[i] = dtype == VNPU_DTYPE_U8 ? ((const __u8 *)p)[(__s64)i * st] :
 		       ((const __s8 *)p)[(__s64)i * st];
@@ -817,35 +832,6 @@ static float qconv_mult(const struct eng_layer *l, __u64 m)
 }
 
 /*
- * Requantize @n sums of output channel @m into @y: ONNX Runtime's
- * requantization, clamped in f32 first (the bounds are integers, so
- * clamping before rounding half to even changes nothing), NaN to 0.
- */
-static void qconv_store(const struct eng_qconv *q, __u64 m, const __s32 *sum,
-			__u64 n, __u8 *y)
-{
-	float mult = qconv_mult(q->l, m);
-	float lo = (float)(q->lo - q->yz), hi = (float)(q->hi - q->yz);
-	__u64 i, e;
-
-	for (i = 0; i + 8 <= n; i += 8) {
-		v8si_qq r = q_round8(__builtin_convertvector(*(const v8si_qu *)(sum + i),
-							     v8sf_qq) * mult, lo, hi, q->yz);
-
-		*(v8qu_qu *)(y + i) = q_bytes8(r);
-	}
-	if (i < n) {
-		v8si_qq t = {}, r;
-
-		for (e = 0; e < n - i; e++)
-			t[e] = sum[i + e];
-		r = q_round8(__builtin_convertvector(t, v8sf_qq) * mult, lo, hi, q->yz);
-		for (e = 0; e < n - i; e++)
-			y[i + e] = (__u8)r[e];
-	}
-}
-
-/*
  * Rows [@m0, @m1) of group @g over the packed block at q->b, each tile
  * requantized as it leaves the tile.
  */
@@ -886,39 +872,119 @@ static void qconv_rows(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi,
 }
 
 /*
- * Depthwise (one input and one output channel per group): each tap's row
- * of the input times the tap's weight, added in 32 bits, instead of a
+ * @n (at most 8; none below 1) positions of a depthwise tap, @sw bytes
+ * apart from @src in the staged channel, xor @flip, as integers. Stride
+ * 1 and 2 read 8 and 16 bytes: past a row's end they read its
+ * ENG_QSLACK.
+ */
+static __attribute__((__always_inline__)) inline
+v8si_qq qdw_load(const __u8 *src, __u64 sw, __s64 n, __u8 flip)
+{
+	v8qu_q v = {};
+	__s64 i;
+
+	if (sw == 1)
+		return q_widen8(src, flip);
+	if (sw == 2) {
+		v16qu_q b = *(const v16qu_qu *)src;
+
+		v = __builtin_shufflevector(b, b, 0, 2, 4, 6, 8, 10, 12, 14);
+		return __builtin_convertvector(v ^ flip, v8si_qq);
+	}
+	for (i = 0; i < n && i < 8; i++)
+		v[i] = src[i * (__s64)sw];
+	return __builtin_convertvector(v ^ flip, v8si_qq);
+}
+
+/* A depthwise channel's requantization. */
+struct qdw_out {
+	__u32 bias;
+	__s32 wz;
+	float mult, lo, hi;
+};
+
+/* Eight sums @acc of a depthwise row as @n (at most 8) outputs at @y. */
+static void qdw_store(const struct eng_qconv *q, const struct qdw_out *d,
+		      v8su_qq acc, __s64 n, __u8 *y)
+{
+	v8si_qq v = q_round8(__builtin_convertvector((v8si_qq)acc, v8sf_qq) * d->mult,
+			     d->lo, d->hi, q->yz);
+	__s64 e;
+
+	if (n >= 8) {
+		*(v8qu_qu *)y = q_bytes8(v);
+		return;
+	}
+	for (e = 0; e < n; e++)
+		y[e] = (__u8)v[e];
+}
+
+/*
+ * Output row @y of a depthwise channel from staged row @row: 16 outputs
+ * at a time, summed over the taps in registers (exact: 8-bit values less
+ * their zero points, products below 2^17), then requantized.
+ */
+static __attribute__((__always_inline__)) inline
+void qdw_row(const struct eng_qconv *q, const struct qdw_out *d,
+	     const __s8 *w, const __u8 *row, __u64 sw, __u8 *y)
+{
+	const struct vnpu_layer_conv *a = q->l->attrs;
+	__u64 ow = q->s.ow, o, kh, kw;
+
+	for (o = 0; o < ow; o += 16) {
+		v8su_qq acc0 = (v8su_qq){} + d->bias, acc1 = acc0;
+		__s64 n = (__s64)(ow - o);
+		const __s8 *wk = w;
+
+		for (kh = 0; kh < q->s.kh; kh++) {
+			const __u8 *src = row + kh * a->dilation[0] * q->p.wp + o * sw;
+
+			for (kw = 0; kw < q->s.kw; kw++, src += a->dilation[1]) {
+				__s32 wv = *wk++ - d->wz;
+
+				acc0 += (v8su_qq)((qdw_load(src, sw, n, q->flip) - q->xz) * wv);
+				acc1 += (v8su_qq)((qdw_load(src + 8 * sw, sw, n - 8,
+							    q->flip) - q->xz) * wv);
+			}
+		}
+		qdw_store(q, d, acc0, n, y + o);
+		if (n > 8)
+			qdw_store(q, d, acc1, n - 8, y + o + 8);
+	}
+}
+
+/*
+ * Depthwise (one input and one output channel per group): from the
+ * staged channel straight to the outputs (qdw_row()), instead of a
  * 12-row tile of which one row is used.
  */
 static void qconv_depthwise(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
 {
+	const struct vnpu_layer_conv *a = q->l->attrs;
 	const struct eng_qplan *p = &q->p;
 	const struct vnpu_tensor *y = &q->l->t[q->l->n - 1];
 	const __s8 *w = q->w + g * p->mp * p->k4;
-	__u64 oh0 = nbi * p->rows, k, i;
-	__u64 cnt = eng_min(p->rows, q->s.oh - oh0) * q->s.ow;
-	__s32 wz = qzero(q->l, 5, g), *acc = q->xsum;
-	__u32 bias = qconv_bias(q, g);
-	v8qu_q flip = (v8qu_q){} + q->flip;
+	__u64 oh0 = nbi * p->rows, ow = q->s.ow, r;
+	__u64 nr = eng_min(p->rows, q->s.oh - oh0);
+	struct qdw_out d = { .bias = qconv_bias(q, g), .wz = qzero(q->l, 5, g),
+			     .mult = qconv_mult(q->l, g),
+			     .lo = (float)(q->lo - q->yz), .hi = (float)(q->hi - q->yz) };
+	__u8 *yd = (__u8 *)q->l->data[q->l->n - 1] +
+		   ((__s64)img * y->strides[0] + (__s64)g * y->strides[1] +
+		    (__s64)(oh0 * ow));
 
-	for (i = 0; i < eng_div_up(cnt, 8) * 8; i++)
-		acc[i] = (__s32)bias;
 	qconv_stage(q, img, g, oh0);
-	for (k = 0; k < p->k; k++) {
-		__s32 wk = w[k] - wz;
+	for (r = 0; r < nr; r++) {
+		const __u8 *row = q->stage + r * a->stride[0] * p->wp;
 
-		qconv_tap(q, q->rows, k / q->s.kw, k % q->s.kw, cnt);
-		for (i = 0; i < cnt; i += 8) {
-			v8si_qq v = __builtin_convertvector(*(const v8qu_qu *)(q->rows + i) ^
-							    flip, v8si_qq);
-
-			*(v8si_qu *)(acc + i) = (v8si_qq)((v8su_qq)*(const v8si_qu *)(acc + i) +
-							  (v8su_qq)((v - q->xz) * wk));
-		}
+		/* Constant strides: each loop its own loads. */
+		if (a->stride[1] == 1)
+			qdw_row(q, &d, w, row, 1, yd + r * ow);
+		else if (a->stride[1] == 2)
+			qdw_row(q, &d, w, row, 2, yd + r * ow);
+		else
+			qdw_row(q, &d, w, row, a->stride[1], yd + r * ow);
 	}
-	qconv_store(q, g, acc, cnt, (__u8 *)q->l->data[q->l->n - 1] +
-		    ((__s64)img * y->strides[0] + (__s64)g * y->strides[1] +
-		     (__s64)(oh0 * q->s.ow)));
 }
 
 static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,

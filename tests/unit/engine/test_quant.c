@@ -362,6 +362,11 @@ static void test_qconv_packed(void)
 		{ 1, 24, 30, 37, 40, 1, 1, 2, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0 },
 		/* depthwise stride 2, i8 input, weight zero points */
 		{ 1, 16, 20, 45, 16, 16, 3, 2, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 1, 1 },
+		/* depthwise 5x5 stride 1 and 2, rows not a multiple of 8 */
+		{ 1, 10, 13, 21, 10, 10, 5, 1, 2, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1 },
+		{ 1, 8, 17, 30, 8, 8, 5, 2, 2, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 1, 1, 0 },
+		/* depthwise stride 3, dilation 2: the gathered taps */
+		{ 1, 6, 11, 26, 6, 6, 3, 3, 1, 2, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 0, 0, 0 },
 		/* stride 3: the plain gather; rows wider than a vector */
 		{ 1, 6, 17, 19, 14, 1, 3, 3, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0 },
 		{ 1, 8, 5, 70, 12, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 0, 1 },
