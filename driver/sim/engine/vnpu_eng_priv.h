@@ -659,14 +659,15 @@ static inline void eng_qplan(const struct eng_conv_shape *s,
 }
 
 /*
- * A part's scratch: the packed input, four im2col rows, their sums, one
- * tile's sums, the staged input channel.
+ * A part's scratch: what it holds for the next parts (an aligned header
+ * of 64 bytes at most), the packed input, four im2col rows, their sums,
+ * one tile's sums, the staged input channel.
  */
 static inline __u64 eng_qconv_scratch(const struct eng_qplan *p)
 {
-	return p->units ? p->k4 * p->ncp + 4 * p->rs + 4 * p->ncp +
+	return p->units ? 64 + p->k4 * p->ncp + 4 * p->rs + 4 * p->ncp +
 			  4 * ENG_QMR * ENG_QNR + (p->hp + 1) * p->wp +
-			  5 * ENG_ALIGN : 0;
+			  6 * ENG_ALIGN : 0;
 }
 
 /**

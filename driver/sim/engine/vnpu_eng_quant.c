@@ -492,6 +492,20 @@ struct eng_qconv {
 	__s32 *acc;		/* one tile's sums */
 };
 
+/*
+ * What a part's scratch holds at its start, for the command's next parts
+ * on it (struct vnpu_eng_ctx's @epoch): the packed column block @key
+ * (image, group, column block; ~0: none) of the layer of @attrs, packed
+ * in the run @epoch. A layer runs as many parts as it has units, and a
+ * column block has one unit per ENG_QMB output channels: without it,
+ * each of them packed the block again.
+ */
+struct qconv_held {
+	__u64 epoch;
+	const void *attrs;
+	__u64 key;
+};
+
 static void *q_align(__u8 **p, __u64 bytes)
 {
 	__u8 *r = (__u8 *)(((unsigned long)*p + ENG_ALIGN - 1) &
@@ -993,8 +1007,9 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 	const struct vnpu_layer_conv *a = l->attrs;
 	const struct vnpu_tensor *y = &l->t[l->n - 1];
 	struct eng_qconv q = { .l = l, .ctx = ctx };
-	__u64 u, key = ~0ull, m;
+	__u64 u, m;
 	__u8 *sp = ctx->scratch;
+	struct qconv_held *h = q_align(&sp, sizeof(*h));
 
 	eng_conv_shape(l, &q.s);
 	eng_qplan(&q.s, a, &q.p);
@@ -1015,6 +1030,11 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 	q.stage = q_align(&sp, (q.p.hp + 1) * q.p.wp);
 	q.xsum = q_align(&sp, 4 * q.p.ncp);
 	q.acc = q_align(&sp, 4 * ENG_QMR * ENG_QNR);
+	if (!ctx->epoch || h->epoch != ctx->epoch || h->attrs != l->attrs) {
+		h->epoch = ctx->epoch;
+		h->attrs = l->attrs;
+		h->key = ~0ull;
+	}
 	for (u = ub; u < ue; u++) {
 		__u64 mbi = u % q.p.nmb, blk = u / q.p.nmb;
 		__u64 nbi = blk % q.p.nb, g = blk / q.p.nb % q.s.group;
@@ -1024,9 +1044,9 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 			qconv_depthwise(&q, img, g, nbi);
 			continue;
 		}
-		if (blk != key) {
+		if (blk != h->key) {
 			qconv_pack(&q, img, g, nbi);
-			key = blk;
+			h->key = blk;
 		}
 		qconv_rows(&q, img, g, nbi, mbi * q.p.mb,
 			   eng_min((mbi + 1) * q.p.mb, q.s.mg));
