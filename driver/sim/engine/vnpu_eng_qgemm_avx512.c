@@ -27,34 +27,51 @@ static inline v16si dpbusd(v16si acc, v16si u, v16si s)
 	return acc;
 }
 
-static inline v16sf q_pick(v16si m, v16sf a, v16sf b)
+/* The larger and the smaller of @a and @b: @b where either is NaN. */
+static inline v16sf q_max(v16sf a, v16sf b)
 {
-	return (v16sf)(((v16si)a & m) | ((v16si)b & ~m));
+	__asm__("vmaxps %1, %0, %0" : "+v"(a) : "v"(b));
+	return a;
+}
+
+static inline v16sf q_min(v16sf a, v16sf b)
+{
+	__asm__("vminps %1, %0, %0" : "+v"(a) : "v"(b));
+	return a;
+}
+
+/* @f rounded half to even to integers (|f| < 2^31). */
+static inline v16si q_rne(v16sf f)
+{
+	v16si r;
+
+	__asm__("vcvtps2dq %{rn-sae%}, %1, %0" : "=v"(r) : "v"(f));
+	return r;
 }
 
 /*
  * Sums @acc of row @r at the tile's positions @p.. as @n (at most 16)
  * outputs at @y: struct eng_qout's arithmetic, the bits of q_round8().
+ * Clamped with vmaxps/vminps (bounds are integers, so clamping before
+ * rounding is the same as after) and rounded by vcvtps2dq {rn-sae};
+ * NaN (the multiplier NaN or infinite only) gives 0 as q_round8() does.
  */
 static void qout16(const struct eng_qout *o, __u32 r, __u32 p, v16si acc,
 		   __u8 *y, __u32 n)
 {
-	const v16sf magic = (v16sf){} + 12582912.0f;
 	v16su a = (v16su)acc + (__u32)o->fix[r];
-	v16sf lo = (v16sf){} + o->lo, hi = (v16sf){} + o->hi, f;
-	v16si nan;
+	v16sf f;
+	v16si v;
 	v16qu b;
 	__u32 i;
 
 	if (o->xsum)
 		a -= (__u32)o->wz[r] * *(const v16su_u *)(o->xsum + p);
 	f = __builtin_convertvector((v16si)a, v16sf) * o->mult[r];
-	nan = f != f;
-	f = q_pick(f < lo, lo, f);
-	f = q_pick(f > hi, hi, f);
-	f = (f + magic) - magic;
-	b = __builtin_convertvector((__builtin_convertvector(f, v16si) + o->yz) & ~nan,
-				    v16qu);
+	v = q_rne(q_min(q_max(f, (v16sf){} + o->lo), (v16sf){} + o->hi)) + o->yz;
+	if (o->mult[r] - o->mult[r] != 0.0f)
+		v &= ~(f != f);
+	b = __builtin_convertvector(v, v16qu);
 	if (n >= 16) {
 		*(v16qu_u *)y = b;
 		return;
@@ -66,9 +83,15 @@ static void qout16(const struct eng_qout *o, __u32 r, __u32 p, v16si acc,
 void vnpu_eng_qtile_vnni(const struct eng_qtile *t)
 {
 	const struct eng_qout *o = t->out;
-	v16si acc[ENG_QMR][2] = {};
+	v16si acc[ENG_QMR][2];
 	__u64 j;
 	__u32 r;
+
+	/* Not "= {}": GCC clears the array in memory (rep stos) first. */
+	for (r = 0; r < ENG_QMR; r++) {
+		acc[r][0] = (v16si){};
+		acc[r][1] = (v16si){};
+	}
 
 	for (j = 0; j < t->k4 / 4; j++) {
 		const v16si *b = (const v16si *)(t->b + j * ENG_QNR * 4);

@@ -506,6 +506,11 @@ static void build_layers(void)
 	      VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1);
 	qconv("qconv packed 3x3 deep", 160, 36, 7, 7, 3, 1, 1, 1,
 	      VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0);
+	/* depthwise 5x5 stride 2; three channel blocks per column block */
+	qconv("qconv packed dw 5x5 s2", 24, 24, 23, 21, 5, 2, 2, 24,
+	      VNPU_DTYPE_I8, VNPU_DTYPE_U8, 0);
+	qconv("qconv packed 1x1 wide", 48, 260, 12, 12, 1, 1, 0, 1,
+	      VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1);
 	qadd("qlinear add u8", VNPU_DTYPE_U8);
 	qadd("qlinear add s8", VNPU_DTYPE_I8);
 	l = add("cast f16", VNPU_LAYER_CAST, NULL, 0);

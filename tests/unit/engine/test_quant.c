@@ -251,6 +251,7 @@ struct qcase {
 	__u64 n, c, h, w, m, group, k, stride, pad, dil;
 	__u32 xt, yt;
 	int wz, bias, relu;
+	int nan;	/* channel 1's weight scale infinite, channel 2's NaN */
 };
 
 /*
@@ -288,6 +289,10 @@ static void qconv_packed_case(const struct qcase *qc)
 		if (qc->wz)
 			wz[i] = (int8_t)(et_randf() * 20);
 	}
+	if (qc->nan) {
+		ws[1] = __builtin_inff();
+		ws[2] = __builtin_nanf("");
+	}
 	at.kernel[0] = at.kernel[1] = (__u32)qc->k;
 	at.stride[0] = at.stride[1] = (__u32)qc->stride;
 	at.dilation[0] = at.dilation[1] = (__u32)qc->dil;
@@ -319,10 +324,10 @@ static void qconv_packed_case(const struct qcase *qc)
 	data[n - 1] = y;
 	at.flags |= VNPU_LAYER_F_PACKED;
 	at.act.func = qc->relu ? VNPU_ACT_RELU : VNPU_ACT_IDENTITY;
-	snprintf(name, sizeof(name), "qconv packed %llux%llux%llux%llu m%llu g%llu k%llu s%llu%s%s%s",
+	snprintf(name, sizeof(name), "qconv packed %llux%llux%llux%llu m%llu g%llu k%llu s%llu%s%s%s%s",
 		 qc->n, qc->c, qc->h, qc->w, qc->m, qc->group, qc->k, qc->stride,
 		 qc->xt == VNPU_DTYPE_I8 ? " s8x" : "", qc->wz ? " wz" : "",
-		 qc->relu ? " relu" : "");
+		 qc->relu ? " relu" : "", qc->nan ? " nan" : "");
 	et_layer_exact(name, VNPU_LAYER_QLINEAR_CONV, t, data, n, &at, sizeof(at), ref);
 	/* Malformed: a packed W of the wrong size or type, another act. */
 	psize--;
@@ -349,30 +354,33 @@ static void qconv_packed_case(const struct qcase *qc)
 static void test_qconv_packed(void)
 {
 	static const struct qcase cases[] = {
-		/* n  c   h   w   m  g  k  s  p  d  x  y  wz b  relu */
-		{ 1, 16, 9, 11, 24, 1, 1, 1, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1 },
-		{ 2, 6, 10, 7, 13, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1, 1, 0 },
-		{ 1, 8, 12, 12, 30, 2, 3, 2, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_I8, 0, 0, 1 },
-		{ 1, 12, 8, 9, 12, 12, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0 },
-		{ 1, 5, 15, 14, 7, 1, 5, 2, 2, 2, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 1, 1 },
-		{ 1, 3, 40, 40, 20, 1, 7, 2, 3, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 1, 0 },
-		{ 1, 300, 7, 7, 100, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1 },
-		{ 1, 64, 40, 40, 12, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1, 0, 0 },
+		/* n  c   h   w   m  g  k  s  p  d  x  y  wz b  relu nan */
+		{ 1, 16, 9, 11, 24, 1, 1, 1, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
+		{ 2, 6, 10, 7, 13, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1, 1, 0, 0 },
+		{ 1, 8, 12, 12, 30, 2, 3, 2, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_I8, 0, 0, 1, 0 },
+		{ 1, 12, 8, 9, 12, 12, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
+		{ 1, 5, 15, 14, 7, 1, 5, 2, 2, 2, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 1, 1, 0 },
+		{ 1, 3, 40, 40, 20, 1, 7, 2, 3, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 1, 0, 0 },
+		{ 1, 300, 7, 7, 100, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
+		{ 1, 64, 40, 40, 12, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1, 0, 0, 0 },
 		/* 1x1 stride 2 (a downsample), odd rows: 32-byte loads at row ends */
-		{ 1, 24, 30, 37, 40, 1, 1, 2, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0 },
+		{ 1, 24, 30, 37, 40, 1, 1, 2, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
 		/* depthwise stride 2, i8 input, weight zero points */
-		{ 1, 16, 20, 45, 16, 16, 3, 2, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 1, 1 },
+		{ 1, 16, 20, 45, 16, 16, 3, 2, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 1, 1, 0 },
 		/* depthwise 5x5 stride 1 and 2, rows not a multiple of 8 */
-		{ 1, 10, 13, 21, 10, 10, 5, 1, 2, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1 },
-		{ 1, 8, 17, 30, 8, 8, 5, 2, 2, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 1, 1, 0 },
+		{ 1, 10, 13, 21, 10, 10, 5, 1, 2, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
+		{ 1, 8, 17, 30, 8, 8, 5, 2, 2, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 1, 1, 0, 0 },
 		/* depthwise stride 3, dilation 2: the gathered taps */
-		{ 1, 6, 11, 26, 6, 6, 3, 3, 1, 2, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 0, 0, 0 },
+		{ 1, 6, 11, 26, 6, 6, 3, 3, 1, 2, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 0, 0, 0, 0 },
 		/* stride 3: the plain gather; rows wider than a vector */
-		{ 1, 6, 17, 19, 14, 1, 3, 3, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0 },
-		{ 1, 8, 5, 70, 12, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 0, 1 },
+		{ 1, 6, 17, 19, 14, 1, 3, 3, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
+		{ 1, 8, 5, 70, 12, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 0, 1, 0 },
 		/* 7x7 maps of a deep 3x3 stride 1 and a 1x1 stride 2 from 14x14 */
-		{ 1, 96, 7, 7, 30, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1 },
-		{ 1, 40, 14, 14, 26, 1, 1, 2, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0 },
+		{ 1, 96, 7, 7, 30, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
+		{ 1, 40, 14, 14, 26, 1, 1, 2, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
+		/* infinite and NaN multipliers: the bounds, and 0 for NaN */
+		{ 1, 20, 6, 9, 14, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 1 },
+		{ 1, 8, 6, 9, 8, 8, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 0, 0, 1 },
 	};
 	size_t i;
 
