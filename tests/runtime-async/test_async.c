@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "runtime_test.h"
 #include "runtime.h"
 #include <drm/vnpu_cmd.h>
 
@@ -118,12 +118,17 @@ static float *tensor_floats(vnpu_infer_request *req, const char *name)
 	return data;
 }
 
+/*
+ * Fill and check the copy programs' ports: 0, or 1 on a mismatch or a port
+ * not found (they run on callbacks' threads too, where nothing may ASSERT).
+ */
 static int fill_input(vnpu_infer_request *req, float base, uint32_t elems)
 {
 	float *x = tensor_floats(req, "x");
 	uint32_t i;
 
-	CHECK(x);
+	if (!x)
+		return 1;
 	for (i = 0; i < elems; i++)
 		x[i] = base + (float)(i % 1000);
 	return 0;
@@ -134,7 +139,8 @@ static int check_output(vnpu_infer_request *req, float base, uint32_t elems)
 	float *y = tensor_floats(req, "y");
 	uint32_t i;
 
-	CHECK(y);
+	if (!y)
+		return 1;
 	for (i = 0; i < elems; i += 1 + elems / 64) {
 		if (y[i] != base + (float)(i % 1000)) {
 			fprintf(stderr, "y[%u] = %g, want %g\n", i, y[i], base + (float)(i % 1000));
@@ -146,42 +152,44 @@ static int check_output(vnpu_infer_request *req, float base, uint32_t elems)
 
 /* ---- wait before any start; bad arguments ---- */
 
-static int wait_before_start(vnpu_core *core, const char *device)
+TEST_F(dev, wait_before_start)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	vnpu_compiled_model *cm;
 	vnpu_infer_request *req;
 	vnpu_timeline *tl;
 
-	CHECK_OK(compile_copy(core, device, FAST_ELEMS, 1, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_OK(vnpu_infer_request_wait(req));
-	CHECK_OK(vnpu_infer_request_wait_for(req, 0));
-	CHECK_OK(vnpu_infer_request_cancel(req));
-	CHECK_ERR(vnpu_infer_request_get_timeline(req, &tl), VNPU_NOT_READY);
+	ASSERT_EQ(VNPU_OK, compile_copy(core, device, FAST_ELEMS, 1, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_wait(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_wait_for(req, 0));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_cancel(req));
+	ASSERT_FAILS(VNPU_NOT_READY, vnpu_infer_request_get_timeline(req, &tl));
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
-static int bad_arguments(vnpu_core *core, const char *device)
+TEST_F(dev, bad_arguments)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	vnpu_compiled_model *cm;
 	vnpu_infer_request *req;
 
-	CHECK_ERR(vnpu_infer_request_start_async(NULL), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_infer_request_wait(NULL), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_infer_request_wait_for(NULL, 1), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_infer_request_cancel(NULL), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_infer_request_set_callback(NULL, NULL, NULL), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_infer_request_get_timeline(NULL, NULL), VNPU_INVALID_ARGUMENT);
-	CHECK_OK(compile_copy(core, device, FAST_ELEMS, 1, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_ERR(vnpu_infer_request_wait_for(req, -1), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_infer_request_get_timeline(req, NULL), VNPU_INVALID_ARGUMENT);
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_infer_request_start_async(NULL));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_infer_request_wait(NULL));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_infer_request_wait_for(NULL, 1));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_infer_request_cancel(NULL));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_infer_request_set_callback(NULL, NULL, NULL));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_infer_request_get_timeline(NULL, NULL));
+	ASSERT_EQ(VNPU_OK, compile_copy(core, device, FAST_ELEMS, 1, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_infer_request_wait_for(req, -1));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_infer_request_get_timeline(req, NULL));
 	vnpu_timeline_free(NULL);
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
 /* ---- callbacks ---- */
@@ -218,58 +226,60 @@ static void count_cb(vnpu_infer_request *req, vnpu_status st, void *data)
 	atomic_store(&s->finished, 1);
 }
 
-static int callback_once_before_wait(vnpu_core *core, const char *device)
+TEST_F(dev, callback_once_before_wait)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	struct cb_state s = { 0 };
 	vnpu_compiled_model *cm;
 	vnpu_infer_request *req;
 	int run;
 
-	CHECK_OK(compile_copy(core, device, FAST_ELEMS, 2, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_OK(vnpu_infer_request_set_callback(req, count_cb, &s));
+	ASSERT_EQ(VNPU_OK, compile_copy(core, device, FAST_ELEMS, 2, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_callback(req, count_cb, &s));
 	for (run = 0; run < 20; run++) {
 		atomic_store(&s.finished, 0);
-		CHECK(!fill_input(req, (float)run, FAST_ELEMS));
-		CHECK_OK(vnpu_infer_request_start_async(req));
-		CHECK_OK(vnpu_infer_request_wait(req));
-		CHECK(atomic_load(&s.finished) == 1);
-		CHECK(atomic_load(&s.calls) == run + 1);
-		CHECK(s.status == VNPU_OK);
-		CHECK(!check_output(req, (float)run, FAST_ELEMS));
+		ASSERT_EQ(0, fill_input(req, (float)run, FAST_ELEMS));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(req));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_wait(req));
+		ASSERT_EQ(1, atomic_load(&s.finished));
+		ASSERT_EQ(run + 1, atomic_load(&s.calls));
+		ASSERT_EQ(VNPU_OK, s.status);
+		ASSERT_EQ(0, check_output(req, (float)run, FAST_ELEMS));
 		/* waiting again changes nothing and calls nothing */
-		CHECK_OK(vnpu_infer_request_wait_for(req, 0));
-		CHECK(atomic_load(&s.calls) == run + 1);
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_wait_for(req, 0));
+		ASSERT_EQ(run + 1, atomic_load(&s.calls));
 	}
 	/* no callback: runs still complete */
-	CHECK_OK(vnpu_infer_request_set_callback(req, NULL, NULL));
-	CHECK_OK(vnpu_infer_request_start_async(req));
-	CHECK_OK(vnpu_infer_request_wait(req));
-	CHECK(atomic_load(&s.calls) == 20);
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_callback(req, NULL, NULL));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_wait(req));
+	ASSERT_EQ(20, atomic_load(&s.calls));
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
-static int restart_in_callback(vnpu_core *core, const char *device)
+TEST_F(dev, restart_in_callback)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	struct cb_state s = { .restarts = 5, .base = 100 };
 	vnpu_compiled_model *cm;
 	vnpu_infer_request *req;
 
-	CHECK_OK(compile_copy(core, device, FAST_ELEMS, 1, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_OK(vnpu_infer_request_set_callback(req, count_cb, &s));
-	CHECK(!fill_input(req, 100, FAST_ELEMS));
-	CHECK_OK(vnpu_infer_request_start_async(req));
-	CHECK_OK(vnpu_infer_request_wait(req));
-	CHECK(!s.failed);
-	CHECK(atomic_load(&s.calls) == 6);
-	CHECK(atomic_load(&s.finished) == 1);
-	CHECK(!check_output(req, 105, FAST_ELEMS));
+	ASSERT_EQ(VNPU_OK, compile_copy(core, device, FAST_ELEMS, 1, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_callback(req, count_cb, &s));
+	ASSERT_EQ(0, fill_input(req, 100, FAST_ELEMS));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_wait(req));
+	ASSERT_TRUE(!s.failed);
+	ASSERT_EQ(6, atomic_load(&s.calls));
+	ASSERT_EQ(1, atomic_load(&s.finished));
+	ASSERT_EQ(0, check_output(req, 105, FAST_ELEMS));
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
 /*
@@ -306,37 +316,38 @@ static void wait_in_callback_cb(vnpu_infer_request *req, vnpu_status st, void *d
 	w->doomed = NULL;
 }
 
-static int wait_in_callback(vnpu_core *core, const char *device)
+TEST_F(dev, wait_in_callback)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	struct waiter_state w = { 0 };
 	vnpu_compiled_model *cm;
 	vnpu_infer_request *req;
 	vnpu_status st;
 	int run;
 
-	CHECK_OK(compile_copy(core, device, FAST_ELEMS, 2, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &w.later));
-	CHECK_OK(vnpu_infer_request_set_callback(req, wait_in_callback_cb, &w));
+	ASSERT_EQ(VNPU_OK, compile_copy(core, device, FAST_ELEMS, 2, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &w.later));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_callback(req, wait_in_callback_cb, &w));
 	for (run = 0; run < 10; run++) {
-		CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &w.doomed));
-		CHECK(!fill_input(req, (float)run, FAST_ELEMS));
-		CHECK(!fill_input(w.later, 7, FAST_ELEMS));
+		ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &w.doomed));
+		ASSERT_EQ(0, fill_input(req, (float)run, FAST_ELEMS));
+		ASSERT_EQ(0, fill_input(w.later, 7, FAST_ELEMS));
 		atomic_store(&w.later_started, 0);
-		CHECK_OK(vnpu_infer_request_start_async(req));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(req));
 		st = vnpu_infer_request_start_async(w.later);
 		atomic_store(&w.later_started, 1);
-		CHECK_OK(st);
-		CHECK_OK(vnpu_infer_request_wait(req));
-		CHECK(atomic_load(&w.calls) == run + 1);
-		CHECK(!w.failed && !w.doomed);
-		CHECK(!check_output(req, (float)run, FAST_ELEMS));
-		CHECK_OK(vnpu_infer_request_wait(w.later));
+		ASSERT_EQ(VNPU_OK, st);
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_wait(req));
+		ASSERT_EQ(run + 1, atomic_load(&w.calls));
+		ASSERT_TRUE(!w.failed && !w.doomed);
+		ASSERT_EQ(0, check_output(req, (float)run, FAST_ELEMS));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_wait(w.later));
 	}
 	vnpu_infer_request_free(req);
 	vnpu_infer_request_free(w.later);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
 /*
@@ -377,32 +388,33 @@ static void restart_then_wait_cb(vnpu_infer_request *req, vnpu_status st, void *
 	atomic_store(&s->returned, 1);
 }
 
-static int free_while_callback_runs(vnpu_core *core, const char *device)
+TEST_F(dev, free_while_callback_runs)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	struct restart_free_state s = { 0 };
 	struct timespec tick = { 0, 100000 };
 	vnpu_compiled_model *cm;
 	vnpu_infer_request *req;
 
-	CHECK_OK(compile_copy(core, device, FAST_ELEMS, 1, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &s.other));
-	CHECK(!fill_input(req, 1, FAST_ELEMS));
-	CHECK(!fill_input(s.other, 2, FAST_ELEMS));
-	CHECK_OK(vnpu_infer_request_set_callback(req, restart_then_wait_cb, &s));
-	CHECK_OK(vnpu_infer_request_start_async(req));
+	ASSERT_EQ(VNPU_OK, compile_copy(core, device, FAST_ELEMS, 1, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &s.other));
+	ASSERT_EQ(0, fill_input(req, 1, FAST_ELEMS));
+	ASSERT_EQ(0, fill_input(s.other, 2, FAST_ELEMS));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_callback(req, restart_then_wait_cb, &s));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(req));
 	while (!atomic_load(&s.restarted))
 		nanosleep(&tick, NULL);
-	CHECK_OK(vnpu_infer_request_start_async(s.other));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(s.other));
 	atomic_store(&s.freeing, 1);
 	vnpu_infer_request_free(req);
-	CHECK(atomic_load(&s.returned) == 1);
-	CHECK(!s.failed);
-	CHECK_OK(vnpu_infer_request_wait(s.other));
-	CHECK(!check_output(s.other, 2, FAST_ELEMS));
+	ASSERT_EQ(1, atomic_load(&s.returned));
+	ASSERT_TRUE(!s.failed);
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_wait(s.other));
+	ASSERT_EQ(0, check_output(s.other, 2, FAST_ELEMS));
 	vnpu_infer_request_free(s.other);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
 /* ---- not ready, busy ---- */
@@ -412,38 +424,42 @@ static int free_while_callback_runs(vnpu_core *core, const char *device)
  * On the CPU the first run never ends until cancelled, so a loaded machine
  * cannot finish it before the check; elsewhere it is the slow program.
  */
-static int wait_for_not_ready(vnpu_core *core, const char *device)
+TEST_F(dev, wait_for_not_ready)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	vnpu_compiled_model *cm;
 	vnpu_infer_request *req;
 
 	if (!strcmp(device, "CPU")) {
-		CHECK_OK(compile_on(core, device, copy_program(FAST_ELEMS, 1, true),
-				    VNPU_PERF_LATENCY, &cm));
-		CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-		CHECK_OK(vnpu_infer_request_start_async(req));
-		CHECK_ERR(vnpu_infer_request_wait_for(req, 0), VNPU_NOT_READY);
-		CHECK_ERR(vnpu_infer_request_wait_for(req, 20), VNPU_NOT_READY);
-		CHECK_OK(vnpu_infer_request_cancel(req));
-		CHECK_ERR(vnpu_infer_request_wait_for(req, 60000), VNPU_CANCELLED);
+		ASSERT_EQ(VNPU_OK,
+			  compile_on(core, device, copy_program(FAST_ELEMS, 1, true),
+				     VNPU_PERF_LATENCY, &cm));
+		ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(req));
+		ASSERT_FAILS(VNPU_NOT_READY, vnpu_infer_request_wait_for(req, 0));
+		ASSERT_FAILS(VNPU_NOT_READY, vnpu_infer_request_wait_for(req, 20));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_cancel(req));
+		ASSERT_FAILS(VNPU_CANCELLED, vnpu_infer_request_wait_for(req, 60000));
 		vnpu_infer_request_free(req);
 		vnpu_compiled_model_free(cm);
 	}
-	CHECK_OK(compile_copy(core, device, SLOW_ELEMS, SLOW_COPIES, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK(!fill_input(req, 7, SLOW_ELEMS));
-	CHECK_OK(vnpu_infer_request_start_async(req));
+	ASSERT_EQ(VNPU_OK, compile_copy(core, device, SLOW_ELEMS, SLOW_COPIES, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(0, fill_input(req, 7, SLOW_ELEMS));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(req));
 	if (strcmp(device, "CPU"))
-		CHECK_ERR(vnpu_infer_request_wait_for(req, 0), VNPU_NOT_READY);
-	CHECK_OK(vnpu_infer_request_wait_for(req, 60000));
-	CHECK(!check_output(req, 7, SLOW_ELEMS));
+		ASSERT_FAILS(VNPU_NOT_READY, vnpu_infer_request_wait_for(req, 0));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_wait_for(req, 60000));
+	ASSERT_EQ(0, check_output(req, 7, SLOW_ELEMS));
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
-static int busy_while_running(vnpu_core *core, const char *device)
+TEST_F(dev, busy_while_running)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	const vnpu_shape shape = { 1, { SLOW_ELEMS } };
 	vnpu_profiling_info *info;
 	vnpu_compiled_model *cm;
@@ -451,26 +467,25 @@ static int busy_while_running(vnpu_core *core, const char *device)
 	vnpu_tensor *t, *mine;
 	vnpu_timeline *tl;
 
-	CHECK_OK(compile_copy(core, device, SLOW_ELEMS, SLOW_COPIES, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_F32, &shape, &mine));
-	CHECK_OK(vnpu_infer_request_start_async(req));
-	CHECK_ERR(vnpu_infer_request_start_async(req), VNPU_BUSY);
-	CHECK_ERR(vnpu_infer_request_infer(req), VNPU_BUSY);
-	CHECK_ERR(vnpu_infer_request_get_tensor(req, "x", &t), VNPU_BUSY);
-	CHECK_ERR(vnpu_infer_request_get_output_tensor(req, 0, &t), VNPU_BUSY);
-	CHECK_ERR(vnpu_infer_request_set_tensor(req, "x", mine), VNPU_BUSY);
-	CHECK_ERR(vnpu_infer_request_set_callback(req, NULL, NULL), VNPU_BUSY);
-	CHECK_ERR(vnpu_infer_request_get_profiling_info(req, &info), VNPU_BUSY);
-	CHECK_ERR(vnpu_infer_request_get_timeline(req, &tl), VNPU_BUSY);
-	CHECK_OK(vnpu_infer_request_wait(req));
-	CHECK_OK(vnpu_infer_request_get_tensor(req, "x", &t));
+	ASSERT_EQ(VNPU_OK, compile_copy(core, device, SLOW_ELEMS, SLOW_COPIES, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create(VNPU_TYPE_F32, &shape, &mine));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(req));
+	ASSERT_FAILS(VNPU_BUSY, vnpu_infer_request_start_async(req));
+	ASSERT_FAILS(VNPU_BUSY, vnpu_infer_request_infer(req));
+	ASSERT_FAILS(VNPU_BUSY, vnpu_infer_request_get_tensor(req, "x", &t));
+	ASSERT_FAILS(VNPU_BUSY, vnpu_infer_request_get_output_tensor(req, 0, &t));
+	ASSERT_FAILS(VNPU_BUSY, vnpu_infer_request_set_tensor(req, "x", mine));
+	ASSERT_FAILS(VNPU_BUSY, vnpu_infer_request_set_callback(req, NULL, NULL));
+	ASSERT_FAILS(VNPU_BUSY, vnpu_infer_request_get_profiling_info(req, &info));
+	ASSERT_FAILS(VNPU_BUSY, vnpu_infer_request_get_timeline(req, &tl));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_wait(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "x", &t));
 	vnpu_tensor_free(t);
-	CHECK_OK(vnpu_infer_request_set_tensor(req, "x", mine));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "x", mine));
 	vnpu_tensor_free(mine);
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
 /* ---- three requests from three threads ---- */
@@ -495,28 +510,30 @@ static void *thread_run(void *p)
 	return NULL;
 }
 
-static int three_threads(vnpu_core *core, const char *device)
+TEST_F(dev, three_threads)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	struct thread_arg args[3];
 	pthread_t threads[3];
 	vnpu_compiled_model *cm;
 	int i;
 
-	CHECK_OK(compile_copy(core, device, FAST_ELEMS, 4, &cm));
+	ASSERT_EQ(VNPU_OK, compile_copy(core, device, FAST_ELEMS, 4, &cm));
 	for (i = 0; i < 3; i++) {
 		args[i] = (struct thread_arg){ NULL, (float)(1000 * i), 0 };
-		CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &args[i].req));
+		ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &args[i].req));
 	}
-	for (i = 0; i < 3; i++)
-		CHECK(!pthread_create(&threads[i], NULL, thread_run, &args[i]));
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, pthread_create(&threads[i], NULL, thread_run, &args[i]));
+	}
 	for (i = 0; i < 3; i++)
 		pthread_join(threads[i], NULL);
 	for (i = 0; i < 3; i++) {
-		CHECK(!args[i].failed);
+		ASSERT_TRUE(!args[i].failed);
 		vnpu_infer_request_free(args[i].req);
 	}
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
 /* ---- one request misused from two threads at once ---- */
@@ -610,8 +627,10 @@ static void *race_main(void *p)
  * must each get OK or VNPU_BUSY, never memory corruption (run under ASan
  * and TSan too), and the request must work normally afterwards.
  */
-static int two_threads_one_request(vnpu_core *core, const char *device)
+TEST_F(dev, two_threads_one_request)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	const vnpu_shape shape = { 1, { FAST_ELEMS } };
 	struct race_arg args[2];
 	pthread_t threads[2];
@@ -620,138 +639,144 @@ static int two_threads_one_request(vnpu_core *core, const char *device)
 	vnpu_tensor *mine;
 	int i, busy = 0;
 
-	CHECK_OK(compile_copy(core, device, FAST_ELEMS, 2, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, compile_copy(core, device, FAST_ELEMS, 2, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
 	for (i = 0; i < 2; i++) {
 		args[i] = (struct race_arg){ .req = req, .seed = 1 + (unsigned int)i };
 		/* f64 on an f32 port: set_tensor gives the request a staging copy */
-		CHECK_OK(vnpu_tensor_create(i ? VNPU_TYPE_F64 : VNPU_TYPE_F32, &shape,
-					    &args[i].input));
+		ASSERT_EQ(VNPU_OK,
+			  vnpu_tensor_create(i ? VNPU_TYPE_F64 : VNPU_TYPE_F32, &shape,
+					     &args[i].input));
 	}
-	for (i = 0; i < 2; i++)
-		CHECK(!pthread_create(&threads[i], NULL, race_main, &args[i]));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, pthread_create(&threads[i], NULL, race_main, &args[i]));
+	}
 	for (i = 0; i < 2; i++)
 		pthread_join(threads[i], NULL);
 	for (i = 0; i < 2; i++) {
 		if (args[i].bad)
-			fprintf(stderr, "thread %d: %s returned %s\n", i, args[i].bad_call,
+			TH_LOG("thread %d: %s returned %s", i, args[i].bad_call,
 				vnpu_status_str(args[i].bad));
-		CHECK(!args[i].bad && args[i].ok == RACE_OKS);
+		ASSERT_TRUE(!args[i].bad && args[i].ok == RACE_OKS);
 		busy += args[i].busy;
 		vnpu_tensor_free(args[i].input);
 	}
-	printf("# %s: %d OK, %d BUSY\n", device, args[0].ok + args[1].ok, busy);
-	CHECK_OK(vnpu_infer_request_wait(req));
-	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_F32, &shape, &mine));
-	CHECK_OK(vnpu_infer_request_set_tensor(req, "x", mine));
+	TH_LOG("%s: %d OK, %d BUSY", device, args[0].ok + args[1].ok, busy);
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_wait(req));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create(VNPU_TYPE_F32, &shape, &mine));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "x", mine));
 	vnpu_tensor_free(mine);
-	CHECK(!fill_input(req, 3, FAST_ELEMS));
-	CHECK_OK(vnpu_infer_request_infer(req));
-	CHECK(!check_output(req, 3, FAST_ELEMS));
+	ASSERT_EQ(0, fill_input(req, 3, FAST_ELEMS));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
+	ASSERT_EQ(0, check_output(req, 3, FAST_ELEMS));
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
 /* ---- cancel ---- */
 
-static int cancel_before_start(vnpu_core *core, const char *device)
+TEST_F(dev, cancel_before_start)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	vnpu_compiled_model *cm;
 	vnpu_infer_request *req;
 
-	CHECK_OK(compile_copy(core, device, FAST_ELEMS, 1, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_OK(vnpu_infer_request_cancel(req));
-	CHECK(!fill_input(req, 3, FAST_ELEMS));
-	CHECK_OK(vnpu_infer_request_start_async(req));
-	CHECK_OK(vnpu_infer_request_wait(req));
-	CHECK(!check_output(req, 3, FAST_ELEMS));
+	ASSERT_EQ(VNPU_OK, compile_copy(core, device, FAST_ELEMS, 1, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_cancel(req));
+	ASSERT_EQ(0, fill_input(req, 3, FAST_ELEMS));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_wait(req));
+	ASSERT_EQ(0, check_output(req, 3, FAST_ELEMS));
 	/* cancelling a finished run changes nothing */
-	CHECK_OK(vnpu_infer_request_cancel(req));
-	CHECK_OK(vnpu_infer_request_wait(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_cancel(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_wait(req));
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
 /* Cancel @req's run at once: it ends CANCELLED (callback too), then reuse. */
-static int cancel_run_then_reuse(vnpu_infer_request *req, uint32_t elems, int wait_ms)
+static int cancel_run_then_reuse(struct __test_metadata *_metadata, vnpu_infer_request *req,
+				 uint32_t elems, int wait_ms)
 {
 	struct cb_state s = { 0 };
 
-	CHECK_OK(vnpu_infer_request_set_callback(req, count_cb, &s));
-	CHECK_OK(vnpu_infer_request_start_async(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_callback(req, count_cb, &s));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(req));
 	if (wait_ms)
-		CHECK_ERR(vnpu_infer_request_wait_for(req, wait_ms), VNPU_NOT_READY);
-	CHECK_OK(vnpu_infer_request_cancel(req));
-	CHECK_ERR(vnpu_infer_request_wait(req), VNPU_CANCELLED);
-	CHECK(atomic_load(&s.calls) == 1 && s.status == VNPU_CANCELLED);
+		ASSERT_FAILS(VNPU_NOT_READY, vnpu_infer_request_wait_for(req, wait_ms));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_cancel(req));
+	ASSERT_FAILS(VNPU_CANCELLED, vnpu_infer_request_wait(req));
+	ASSERT_TRUE(atomic_load(&s.calls) == 1 && s.status == VNPU_CANCELLED);
 	/* the status stays until the next start */
-	CHECK_ERR(vnpu_infer_request_wait_for(req, 0), VNPU_CANCELLED);
-	CHECK_OK(vnpu_infer_request_set_callback(req, NULL, NULL));
+	ASSERT_FAILS(VNPU_CANCELLED, vnpu_infer_request_wait_for(req, 0));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_callback(req, NULL, NULL));
 	(void)elems;
 	return 0;
 }
 
-static int cancel_during_run(vnpu_core *core, const char *device)
+TEST_F(dev, cancel_during_run)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	vnpu_compiled_model *cm;
 	vnpu_infer_request *req;
 
-	CHECK_OK(compile_copy(core, device, SLOW_ELEMS, SLOW_COPIES, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK(!cancel_run_then_reuse(req, SLOW_ELEMS, 0));
-	CHECK(!fill_input(req, 9, SLOW_ELEMS));
-	CHECK_OK(vnpu_infer_request_start_async(req));
-	CHECK_OK(vnpu_infer_request_wait(req));
-	CHECK(!check_output(req, 9, SLOW_ELEMS));
+	ASSERT_EQ(VNPU_OK, compile_copy(core, device, SLOW_ELEMS, SLOW_COPIES, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(0, cancel_run_then_reuse(_metadata, req, SLOW_ELEMS, 0));
+	ASSERT_EQ(0, fill_input(req, 9, SLOW_ELEMS));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_wait(req));
+	ASSERT_EQ(0, check_output(req, 9, SLOW_ELEMS));
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
 	if (strcmp(device, "CPU"))
-		return 0;
+		return;
 
 	/* On the CPU a job can be stopped while it runs: one that never ends. */
-	CHECK_OK(compile_on(core, device, copy_program(FAST_ELEMS, 1, true),
-			    VNPU_PERF_LATENCY, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK(!cancel_run_then_reuse(req, FAST_ELEMS, 20));
-	CHECK(!cancel_run_then_reuse(req, FAST_ELEMS, 5));
+	ASSERT_EQ(VNPU_OK,
+		  compile_on(core, device, copy_program(FAST_ELEMS, 1, true), VNPU_PERF_LATENCY,
+			     &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(0, cancel_run_then_reuse(_metadata, req, FAST_ELEMS, 20));
+	ASSERT_EQ(0, cancel_run_then_reuse(_metadata, req, FAST_ELEMS, 5));
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
 /* ---- chained requests: a's output tensor is b's input ---- */
 
-static int chained(vnpu_core *core, const char *device)
+TEST_F(dev, chained)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	struct cb_state s = { 0 };
 	vnpu_compiled_model *cm;
 	vnpu_infer_request *a, *b;
 	vnpu_tensor *ay;
 	int run;
 
-	CHECK_OK(compile_copy(core, device, FAST_ELEMS, 1, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &a));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &b));
-	CHECK_OK(vnpu_infer_request_get_tensor(a, "y", &ay));
-	CHECK_OK(vnpu_infer_request_set_tensor(b, "x", ay));
+	ASSERT_EQ(VNPU_OK, compile_copy(core, device, FAST_ELEMS, 1, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &a));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &b));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(a, "y", &ay));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(b, "x", ay));
 	vnpu_tensor_free(ay);
 	s.next = b;
-	CHECK_OK(vnpu_infer_request_set_callback(a, count_cb, &s));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_callback(a, count_cb, &s));
 	for (run = 0; run < 5; run++) {
-		CHECK(!fill_input(a, (float)(50 + run), FAST_ELEMS));
-		CHECK_OK(vnpu_infer_request_start_async(a));
-		CHECK_OK(vnpu_infer_request_wait(a));	/* its callback started b */
-		CHECK_OK(vnpu_infer_request_wait(b));
-		CHECK(!s.failed);
-		CHECK(!check_output(b, (float)(50 + run), FAST_ELEMS));
+		ASSERT_EQ(0, fill_input(a, (float)(50 + run), FAST_ELEMS));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(a));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_wait(a));	/* its callback started b */
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_wait(b));
+		ASSERT_TRUE(!s.failed);
+		ASSERT_EQ(0, check_output(b, (float)(50 + run), FAST_ELEMS));
 	}
 	vnpu_infer_request_free(a);
 	vnpu_infer_request_free(b);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
 /* ---- freeing while requests run ---- */
@@ -764,18 +789,18 @@ static void free_self_cb(vnpu_infer_request *req, vnpu_status st, void *data)
 }
 
 /* Free core, compiled model and two running requests in order @order. */
-static int free_in_order(const char *device, const int order[4])
+static int free_in_order(struct __test_metadata *_metadata, const char *device, const int order[4])
 {
 	vnpu_infer_request *req[2];
 	vnpu_compiled_model *cm;
 	vnpu_core *core;
 	int i;
 
-	CHECK_OK(vnpu_core_create(&core));
-	CHECK_OK(compile_copy(core, device, SLOW_ELEMS / 4, SLOW_COPIES, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_core_create(&core));
+	ASSERT_EQ(VNPU_OK, compile_copy(core, device, SLOW_ELEMS / 4, SLOW_COPIES, &cm));
 	for (i = 0; i < 2; i++) {
-		CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req[i]));
-		CHECK_OK(vnpu_infer_request_start_async(req[i]));
+		ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req[i]));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(req[i]));
 	}
 	for (i = 0; i < 4; i++) {
 		switch (order[i]) {
@@ -787,8 +812,10 @@ static int free_in_order(const char *device, const int order[4])
 	return 0;
 }
 
-static int free_every_order(vnpu_core *core, const char *device)
+TEST_F(dev, free_every_order)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	int order[4], a, b, c, d, calls_before;
 	atomic_int calls = 0;
 	vnpu_compiled_model *cm;
@@ -801,19 +828,18 @@ static int free_every_order(vnpu_core *core, const char *device)
 					if (a == b || a == c || a == d || b == c || b == d || c == d)
 						continue;
 					order[0] = a, order[1] = b, order[2] = c, order[3] = d;
-					CHECK(!free_in_order(device, order));
+					ASSERT_EQ(0, free_in_order(_metadata, device, order));
 				}
 
 	/* From its own callback, and after its compiled model is gone. */
-	CHECK_OK(compile_copy(core, device, FAST_ELEMS, 1, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, compile_copy(core, device, FAST_ELEMS, 1, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
 	vnpu_compiled_model_free(cm);
-	CHECK_OK(vnpu_infer_request_set_callback(req, free_self_cb, &calls));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_callback(req, free_self_cb, &calls));
 	calls_before = atomic_load(&calls);
-	CHECK_OK(vnpu_infer_request_start_async(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(req));
 	while (atomic_load(&calls) == calls_before)
 		usleep(1000);
-	return 0;
 }
 
 /* ---- HETERO: the second segment on the CPU, async ---- */
@@ -839,8 +865,10 @@ static struct vnpu_program *two_segment_program(uint32_t elems)
 	return p;
 }
 
-static int hetero_async(vnpu_core *core, const char *device)
+TEST_F(dev, hetero_async)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	struct vnpu_core_device *d = vnpu_core_find_device(core, device);
 	struct vnpu_config cfg = { .profiling = true, .precision = VNPU_TYPE_F32 };
 	uint32_t i, waits = 0, jobs = 0;
@@ -850,34 +878,37 @@ static int hetero_async(vnpu_core *core, const char *device)
 	vnpu_timeline *tl;
 	int run;
 
-	CHECK(d);
-	CHECK_OK(vnpu_compiled_model_new(core, d, core->cpu, "HETERO", &cfg,
-					 two_segment_program(FAST_ELEMS), &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_OK(vnpu_infer_request_set_callback(req, count_cb, &s));
+	ASSERT_NE(NULL, d);
+	ASSERT_EQ(VNPU_OK,
+		  vnpu_compiled_model_new(core, d, core->cpu, "HETERO", &cfg,
+					  two_segment_program(FAST_ELEMS), &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_callback(req, count_cb, &s));
 	for (run = 0; run < 5; run++) {
-		CHECK(!fill_input(req, (float)(20 * run), FAST_ELEMS));
-		CHECK_OK(vnpu_infer_request_start_async(req));
-		CHECK_OK(vnpu_infer_request_wait(req));
-		CHECK(!check_output(req, (float)(20 * run), FAST_ELEMS));
+		ASSERT_EQ(0, fill_input(req, (float)(20 * run), FAST_ELEMS));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(req));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_wait(req));
+		ASSERT_EQ(0, check_output(req, (float)(20 * run), FAST_ELEMS));
 	}
-	CHECK(atomic_load(&s.calls) == 5);
-	CHECK_OK(vnpu_infer_request_get_timeline(req, &tl));
+	ASSERT_EQ(5, atomic_load(&s.calls));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_timeline(req, &tl));
 	for (i = 0; i < tl->count; i++) {
 		waits += !strcmp(tl->spans[i].name, "wait");
 		jobs += !strcmp(tl->spans[i].kind, "job");
 	}
-	CHECK(waits == 2 && jobs == 2);
+	ASSERT_TRUE(waits == 2 && jobs == 2);
 	vnpu_timeline_free(tl);
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
 /* ---- timeline and the THROUGHPUT hint ---- */
 
-static int timeline(vnpu_core *core, const char *device)
+TEST_F(dev, timeline)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
+
 	static const char *const stages[] = {
 		"preprocess", "upload", "submit", "wait", "download", "postprocess",
 	};
@@ -887,35 +918,34 @@ static int timeline(vnpu_core *core, const char *device)
 	vnpu_timeline *tl;
 	int api;
 
-	CHECK_OK(compile_copy(core, device, FAST_ELEMS, 3, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, compile_copy(core, device, FAST_ELEMS, 3, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
 	for (api = 0; api < 2; api++) {
 		if (api) {
-			CHECK_OK(vnpu_infer_request_start_async(req));
-			CHECK_OK(vnpu_infer_request_wait(req));
+			ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(req));
+			ASSERT_EQ(VNPU_OK, vnpu_infer_request_wait(req));
 		} else {
-			CHECK_OK(vnpu_infer_request_infer(req));
+			ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
 		}
-		CHECK_OK(vnpu_infer_request_get_timeline(req, &tl));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_timeline(req, &tl));
 		for (i = 0; i < 6; i++) {
 			for (found = 0, j = 0; j < tl->count; j++)
 				found += !strcmp(tl->spans[j].name, stages[i]) &&
 					 !strcmp(tl->spans[j].kind, "stage");
-			CHECK(found == 1);
+			ASSERT_EQ(1, found);
 		}
 		for (layers = 0, j = 0; j < tl->count; j++) {
-			CHECK(tl->spans[j].end_ns >= tl->spans[j].start_ns);
+			ASSERT_GE(tl->spans[j].end_ns, tl->spans[j].start_ns);
 			if (!strcmp(tl->spans[j].kind, "layer")) {
 				layers++;
-				CHECK(!strcmp(tl->spans[j].where, device));
+				ASSERT_STREQ(device, tl->spans[j].where);
 			}
 		}
-		CHECK(layers == 3);
+		ASSERT_EQ(3, layers);
 		vnpu_timeline_free(tl);
 	}
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
 /* ---- jobs side by side: the CPU device runs jobs queued together at once ---- */
@@ -940,8 +970,10 @@ static void *infer_main(void *arg)
  * device runs beside it (on another thread of the device) and returns;
  * the long job is then cancelled as usual. Before, it queued behind.
  */
-static int job_beside_long_job(vnpu_core *core, const char *device)
+TEST_F(dev, job_beside_long_job)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	struct timespec ts = { 0, 1000000 };
 	struct infer_thread t = { 0 };
 	vnpu_compiled_model *slow, *fast;
@@ -949,34 +981,32 @@ static int job_beside_long_job(vnpu_core *core, const char *device)
 	pthread_t thread;
 	int ms, done_before_cancel;
 
-	if (strcmp(device, "CPU") || sysconf(_SC_NPROCESSORS_ONLN) < 2) {
-		printf("# %s: skipped (needs the CPU device on 2 or more CPUs)\n", device);
-		return 0;
-	}
-	CHECK_OK(compile_on(core, device, copy_program(FAST_ELEMS, 1, true),
-			    VNPU_PERF_LATENCY, &slow));
-	CHECK_OK(compile_copy(core, device, FAST_ELEMS, 3, &fast));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(slow, &spin));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(fast, &t.req));
-	CHECK(!fill_input(t.req, 7, FAST_ELEMS));
-	CHECK_OK(vnpu_infer_request_start_async(spin));
-	CHECK(!pthread_create(&thread, NULL, infer_main, &t));
+	if (strcmp(device, "CPU") || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "needs the CPU device on 2 or more CPUs");
+	ASSERT_EQ(VNPU_OK,
+		  compile_on(core, device, copy_program(FAST_ELEMS, 1, true), VNPU_PERF_LATENCY,
+			     &slow));
+	ASSERT_EQ(VNPU_OK, compile_copy(core, device, FAST_ELEMS, 3, &fast));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(slow, &spin));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(fast, &t.req));
+	ASSERT_EQ(0, fill_input(t.req, 7, FAST_ELEMS));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(spin));
+	ASSERT_EQ(0, pthread_create(&thread, NULL, infer_main, &t));
 	for (ms = 0; ms < 10000 && !atomic_load(&t.done); ms++)
 		nanosleep(&ts, NULL);
 	done_before_cancel = atomic_load(&t.done);
-	CHECK_OK(vnpu_infer_request_cancel(spin));
-	CHECK_ERR(vnpu_infer_request_wait(spin), VNPU_CANCELLED);
-	CHECK(!pthread_join(thread, NULL));
-	CHECK(done_before_cancel);
-	CHECK_OK(t.status);
-	CHECK(!check_output(t.req, 7, FAST_ELEMS));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_cancel(spin));
+	ASSERT_FAILS(VNPU_CANCELLED, vnpu_infer_request_wait(spin));
+	ASSERT_EQ(0, pthread_join(thread, NULL));
+	ASSERT_TRUE(done_before_cancel);
+	ASSERT_EQ(VNPU_OK, t.status);
+	ASSERT_EQ(0, check_output(t.req, 7, FAST_ELEMS));
 	/* The device is still usable, by both. */
-	CHECK_OK(vnpu_infer_request_infer(t.req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(t.req));
 	vnpu_infer_request_free(t.req);
 	vnpu_infer_request_free(spin);
 	vnpu_compiled_model_free(fast);
 	vnpu_compiled_model_free(slow);
-	return 0;
 }
 
 /* Jobs too long to run at submit (vnpu_exec_stream_is_short()); the tests
@@ -988,8 +1018,9 @@ static int job_beside_long_job(vnpu_core *core, const char *device)
  * CPU that callback runs on the device thread that ran the job, which must
  * not unload its own device (the callback executor frees the request).
  */
-static int callback_frees_last_of_core(vnpu_core *shared, const char *device)
+TEST_F(dev, callback_frees_last_of_core)
 {
+	const char *device = self->device;
 	struct timespec ts = { 0, 1000000 };
 	vnpu_compiled_model *cm;
 	vnpu_infer_request *req;
@@ -997,22 +1028,20 @@ static int callback_frees_last_of_core(vnpu_core *shared, const char *device)
 	vnpu_core *core;
 	int run, ms;
 
-	(void)shared;
 	for (run = 0; run < 20; run++) {
-		CHECK_OK(vnpu_core_create(&core));
+		ASSERT_EQ(VNPU_OK, vnpu_core_create(&core));
 		/* Not a short job, so it does not run at submit. */
-		CHECK_OK(compile_copy(core, device, SIDE_ELEMS, 2, &cm));
-		CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-		CHECK_OK(vnpu_infer_request_set_callback(req, free_self_cb, &calls));
-		CHECK(!fill_input(req, 1, FAST_ELEMS));
-		CHECK_OK(vnpu_infer_request_start_async(req));
+		ASSERT_EQ(VNPU_OK, compile_copy(core, device, SIDE_ELEMS, 2, &cm));
+		ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_callback(req, free_self_cb, &calls));
+		ASSERT_EQ(0, fill_input(req, 1, FAST_ELEMS));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(req));
 		vnpu_compiled_model_free(cm);
 		vnpu_core_free(core);
 		for (ms = 0; ms < 10000 && atomic_load(&calls) <= run; ms++)
 			nanosleep(&ts, NULL);
-		CHECK(atomic_load(&calls) == run + 1);
+		ASSERT_EQ(run + 1, atomic_load(&calls));
 	}
-	return 0;
 }
 
 /* The first call starts the request again, the second frees it. */
@@ -1049,8 +1078,9 @@ static int thread_count(void)
  * also after the nested finish, and nothing waits for itself, so every
  * core goes with its devices' threads.
  */
-static int restart_at_submit_then_free(vnpu_core *shared, const char *device)
+TEST_F(dev, restart_at_submit_then_free)
 {
+	const char *device = self->device;
 	struct timespec ts = { 0, 1000000 };
 	int run, ms, threads = thread_count();
 	vnpu_compiled_model *cm;
@@ -1058,24 +1088,23 @@ static int restart_at_submit_then_free(vnpu_core *shared, const char *device)
 	atomic_int calls = 0;
 	vnpu_core *core;
 
-	(void)shared;
 	for (run = 0; run < 20; run++) {
-		CHECK_OK(vnpu_core_create(&core));
-		CHECK_OK(compile_copy(core, device, FAST_ELEMS, 1, &cm));
-		CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-		CHECK_OK(vnpu_infer_request_set_callback(req, restart_then_free_cb, &calls));
-		CHECK(!fill_input(req, 1, FAST_ELEMS));
-		CHECK_OK(vnpu_infer_request_start_async(req));
+		ASSERT_EQ(VNPU_OK, vnpu_core_create(&core));
+		ASSERT_EQ(VNPU_OK, compile_copy(core, device, FAST_ELEMS, 1, &cm));
+		ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+		ASSERT_EQ(VNPU_OK,
+			  vnpu_infer_request_set_callback(req, restart_then_free_cb, &calls));
+		ASSERT_EQ(0, fill_input(req, 1, FAST_ELEMS));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(req));
 		vnpu_compiled_model_free(cm);
 		vnpu_core_free(core);
 		for (ms = 0; ms < 10000 && atomic_load(&calls) < 2 * (run + 1); ms++)
 			nanosleep(&ts, NULL);
-		CHECK(atomic_load(&calls) == 2 * (run + 1));
+		ASSERT_EQ(2 * (run + 1), atomic_load(&calls));
 	}
 	for (ms = 0; ms < 10000 && thread_count() > threads; ms++)
 		nanosleep(&ts, NULL);
-	CHECK(thread_count() <= threads);
-	return 0;
+	ASSERT_LE(thread_count(), threads);
 }
 
 #define SIDE_REQUESTS 4
@@ -1088,8 +1117,10 @@ static int restart_at_submit_then_free(vnpu_core *shared, const char *device)
  * own last input copied, and no job span of the timeline ends after the
  * wait that saw it end.
  */
-static int side_by_side_outputs(vnpu_core *core, const char *device)
+TEST_F(dev, side_by_side_outputs)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	struct cb_state s[SIDE_REQUESTS] = { 0 };
 	vnpu_infer_request *req[SIDE_REQUESTS];
 	int64_t wait_end = 0;
@@ -1097,87 +1128,64 @@ static int side_by_side_outputs(vnpu_core *core, const char *device)
 	vnpu_timeline *tl;
 	uint32_t i, k;
 
-	CHECK_OK(compile_copy(core, device, SIDE_ELEMS, 4, &cm));
+	ASSERT_EQ(VNPU_OK, compile_copy(core, device, SIDE_ELEMS, 4, &cm));
 	for (i = 0; i < SIDE_REQUESTS; i++) {
-		CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req[i]));
+		ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req[i]));
 		s[i].restarts = SIDE_RUNS - 1;
 		s[i].base = (float)(1000 * i);
-		CHECK(!fill_input(req[i], s[i].base, FAST_ELEMS));
-		CHECK_OK(vnpu_infer_request_set_callback(req[i], count_cb, &s[i]));
+		ASSERT_EQ(0, fill_input(req[i], s[i].base, FAST_ELEMS));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_callback(req[i], count_cb, &s[i]));
 	}
-	for (i = 0; i < SIDE_REQUESTS; i++)
-		CHECK_OK(vnpu_infer_request_start_async(req[i]));
 	for (i = 0; i < SIDE_REQUESTS; i++) {
-		CHECK_OK(vnpu_infer_request_wait(req[i]));
-		CHECK(!s[i].failed);
-		CHECK(atomic_load(&s[i].calls) == SIDE_RUNS);
-		CHECK(s[i].base == (float)(1000 * i + SIDE_RUNS - 1));
-		CHECK(!check_output(req[i], s[i].base, FAST_ELEMS));
-		CHECK_OK(vnpu_infer_request_get_timeline(req[i], &tl));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(req[i]));
+	}
+	for (i = 0; i < SIDE_REQUESTS; i++) {
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_wait(req[i]));
+		ASSERT_TRUE(!s[i].failed);
+		ASSERT_EQ(SIDE_RUNS, atomic_load(&s[i].calls));
+		ASSERT_EQ((float)(1000 * i + SIDE_RUNS - 1), s[i].base);
+		ASSERT_EQ(0, check_output(req[i], s[i].base, FAST_ELEMS));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_timeline(req[i], &tl));
 		for (k = 0; k < tl->count; k++) {
 			if (!strcmp(tl->spans[k].name, "wait"))
 				wait_end = tl->spans[k].end_ns;
 			if (!strcmp(tl->spans[k].kind, "job"))
-				CHECK(tl->spans[k].end_ns <= wait_end &&
-				      tl->spans[k].start_ns <= tl->spans[k].end_ns);
+				ASSERT_TRUE(tl->spans[k].end_ns <= wait_end
+					    && tl->spans[k].start_ns <= tl->spans[k].end_ns);
 		}
 		vnpu_timeline_free(tl);
 	}
 	for (i = 0; i < SIDE_REQUESTS; i++)
 		vnpu_infer_request_free(req[i]);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
-static int hint_requests(vnpu_core *core, const char *device)
+TEST_F(dev, hint_requests)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	vnpu_property_value *v;
 	vnpu_compiled_model *cm;
 
-	CHECK_OK(compile_on(core, device, copy_program(FAST_ELEMS, 1, false),
-			    VNPU_PERF_LATENCY, &cm));
-	CHECK_OK(vnpu_compiled_model_get_property(cm, VNPU_PROP_OPTIMAL_NUMBER_OF_INFER_REQUESTS,
-						  &v));
-	CHECK(v->integer == 1);
+	ASSERT_EQ(VNPU_OK,
+		  compile_on(core, device, copy_program(FAST_ELEMS, 1, false), VNPU_PERF_LATENCY,
+			     &cm));
+	ASSERT_EQ(VNPU_OK,
+		  vnpu_compiled_model_get_property(cm, VNPU_PROP_OPTIMAL_NUMBER_OF_INFER_REQUESTS,
+						   &v));
+	ASSERT_EQ(1, v->integer);
 	vnpu_property_value_free(v);
 	vnpu_compiled_model_free(cm);
 
-	CHECK_OK(compile_copy(core, device, SLOW_ELEMS / 8, 2, &cm));
-	CHECK_OK(vnpu_compiled_model_get_property(cm, VNPU_PROP_OPTIMAL_NUMBER_OF_INFER_REQUESTS,
-						  &v));
-	printf("# %s: OPTIMAL_NUMBER_OF_INFER_REQUESTS (THROUGHPUT) = %lld\n", device,
+	ASSERT_EQ(VNPU_OK, compile_copy(core, device, SLOW_ELEMS / 8, 2, &cm));
+	ASSERT_EQ(VNPU_OK,
+		  vnpu_compiled_model_get_property(cm, VNPU_PROP_OPTIMAL_NUMBER_OF_INFER_REQUESTS,
+						   &v));
+	TH_LOG("%s: OPTIMAL_NUMBER_OF_INFER_REQUESTS (THROUGHPUT) = %lld", device,
 	       (long long)v->integer);
-	CHECK(v->integer >= 2 && v->integer <= 64);
+	ASSERT_TRUE(v->integer >= 2 && v->integer <= 64);
 	vnpu_property_value_free(v);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
-int main(int argc, char **argv)
-{
-	static const struct test tests[] = {
-		TEST(wait_before_start),
-		TEST(bad_arguments),
-		TEST(callback_once_before_wait),
-		TEST(restart_in_callback),
-		TEST(wait_in_callback),
-		TEST(free_while_callback_runs),
-		TEST(wait_for_not_ready),
-		TEST(busy_while_running),
-		TEST(three_threads),
-		TEST(two_threads_one_request),
-		TEST(cancel_before_start),
-		TEST(cancel_during_run),
-		TEST(chained),
-		TEST(hetero_async),
-		TEST(free_every_order),
-		TEST(timeline),
-		TEST(hint_requests),
-		TEST(job_beside_long_job),
-		TEST(side_by_side_outputs),
-		TEST(callback_frees_last_of_core),
-		TEST(restart_at_submit_then_free),
-	};
-
-	return run_tests(argc, argv, tests, sizeof(tests) / sizeof(tests[0]));
-}
+RUNTIME_TEST_MAIN

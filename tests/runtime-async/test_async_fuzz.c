@@ -15,7 +15,7 @@
  *
  *   test-runtime-async-fuzz [-d DEVICE] [-n OPS] [-s SEED] [-v]
  *
- * OPS per thread (default 3000). Exits 77 when DEVICE is not there.
+ * OPS per thread (default 3000). The test skips when DEVICE is not there.
  */
 #include <pthread.h>
 #include <stdarg.h>
@@ -29,7 +29,7 @@
 
 #include <vnpu/vnpu.h>
 
-#include "harness.h"
+#include "runtime_test.h"
 
 #define MODEL "/usr/share/libonnx-testdata/data/node/test_gemm_default_matrix_bias/model.onnx"
 #define THREADS 4
@@ -325,12 +325,62 @@ static int make_golden(void)
 	return 0;
 }
 
-int main(int argc, char **argv)
+TEST(threads)
 {
 	struct worker w[THREADS];
 	pthread_t tid[THREADS];
 	unsigned long callbacks = 0;
 	vnpu_model *m;
+
+	if (access(MODEL, R_OK))
+		SKIP(return, "%s is missing (libonnx-testdata)", MODEL);
+	ASSERT_EQ(VNPU_OK, vnpu_core_create(&g.core));
+	if (!has_device(g.core, g.device)) {
+		vnpu_core_free(g.core);
+		SKIP(return, "no %s device", g.device);
+	}
+	ASSERT_EQ(VNPU_OK, vnpu_core_read_model(g.core, MODEL, &m));
+	ASSERT_EQ(VNPU_OK, vnpu_core_compile_model(g.core, m, g.device, NULL, &g.cm));
+	ASSERT_EQ(0, make_golden()) TH_LOG("setup: %s", vnpu_last_error());
+	vnpu_model_free(m);
+	for (int i = 0; i < REQUESTS; i++) {
+		pthread_rwlock_init(&g.slots[i].lock, NULL);
+		g.slots[i].pattern = -1;
+		ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(g.cm, &g.slots[i].req));
+	}
+	for (int i = 0; i < THREADS; i++) {
+		w[i] = (struct worker){ .index = i, .rng = (g.seed + (uint64_t)i) * 0x9e3779b97f4a7c15ull + 1 };
+		ASSERT_EQ(0, pthread_create(&tid[i], NULL, worker_main, &w[i]));
+	}
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(tid[i], NULL);
+
+	/* Free them in flight: half started just before. */
+	for (int i = 0; i < REQUESTS; i++) {
+		if (i % 2 && !g.failed)
+			expect(NULL, "start_async", vnpu_infer_request_start_async(g.slots[i].req),
+			       VNPU_OK, VNPU_BUSY, VNPU_INVALID_ARGUMENT, 1);
+		callbacks += atomic_load(&g.slots[i].callbacks);
+		vnpu_infer_request_free(g.slots[i].req);
+		pthread_rwlock_destroy(&g.slots[i].lock);
+	}
+	TH_LOG("%s, seed %llu: %d threads x %llu calls on %d requests: %lu runs OK (%lu outputs "
+	       "checked), %lu cancelled, %lu busy, %lu callbacks",
+	       g.device, (unsigned long long)g.seed, THREADS, (unsigned long long)g.ops, REQUESTS,
+	       (unsigned long)g.ran_ok, (unsigned long)g.checked, (unsigned long)g.cancelled,
+	       (unsigned long)g.busy, callbacks);
+	for (int p = 0; p < PATTERNS; p++)
+		for (uint32_t i = 0; i < g.num_inputs; i++)
+			vnpu_tensor_free(g.inputs[p][i]);
+	vnpu_compiled_model_free(g.cm);
+	vnpu_core_free(g.core);
+	ASSERT_FALSE(atomic_load(&g.failed));
+}
+
+KSFT_MAIN_ORDER
+
+int main(int argc, char **argv)
+{
 	int opt;
 
 	g.device = "CPU";
@@ -351,62 +401,10 @@ int main(int argc, char **argv)
 			g.verbose = true;
 			break;
 		default:
-			fprintf(stderr, "usage: test-runtime-async-fuzz [-d DEVICE] [-n OPS] [-s SEED] [-v]\n");
+			fprintf(stderr,
+				"usage: test-runtime-async-fuzz [-d DEVICE] [-n OPS] [-s SEED] [-v]\n");
 			return 2;
 		}
 	}
-	if (access(MODEL, R_OK)) {
-		printf("skip: %s is missing (libonnx-testdata)\n", MODEL);
-		return 77;
-	}
-	if (vnpu_core_create(&g.core)) {
-		fprintf(stderr, "test-runtime-async-fuzz: %s\n", vnpu_last_error());
-		return 1;
-	}
-	if (!has_device(g.core, g.device)) {
-		printf("skip: no %s device\n", g.device);
-		vnpu_core_free(g.core);
-		return 77;
-	}
-	if (vnpu_core_read_model(g.core, MODEL, &m) ||
-	    vnpu_core_compile_model(g.core, m, g.device, NULL, &g.cm) || make_golden()) {
-		fprintf(stderr, "test-runtime-async-fuzz: setup: %s\n", vnpu_last_error());
-		return 1;
-	}
-	vnpu_model_free(m);
-	for (int i = 0; i < REQUESTS; i++) {
-		pthread_rwlock_init(&g.slots[i].lock, NULL);
-		g.slots[i].pattern = -1;
-		if (vnpu_compiled_model_create_infer_request(g.cm, &g.slots[i].req)) {
-			fprintf(stderr, "test-runtime-async-fuzz: %s\n", vnpu_last_error());
-			return 1;
-		}
-	}
-	for (int i = 0; i < THREADS; i++) {
-		w[i] = (struct worker){ .index = i, .rng = (g.seed + (uint64_t)i) * 0x9e3779b97f4a7c15ull + 1 };
-		pthread_create(&tid[i], NULL, worker_main, &w[i]);
-	}
-	for (int i = 0; i < THREADS; i++)
-		pthread_join(tid[i], NULL);
-
-	/* Free them in flight: half started just before. */
-	for (int i = 0; i < REQUESTS; i++) {
-		if (i % 2 && !g.failed)
-			expect(NULL, "start_async", vnpu_infer_request_start_async(g.slots[i].req),
-			       VNPU_OK, VNPU_BUSY, VNPU_INVALID_ARGUMENT, 1);
-		callbacks += atomic_load(&g.slots[i].callbacks);
-		vnpu_infer_request_free(g.slots[i].req);
-		pthread_rwlock_destroy(&g.slots[i].lock);
-	}
-	printf("%s, seed %llu: %d threads x %llu calls on %d requests: %lu runs OK (%lu outputs "
-	       "checked), %lu cancelled, %lu busy, %lu callbacks\n",
-	       g.device, (unsigned long long)g.seed, THREADS, (unsigned long long)g.ops, REQUESTS,
-	       (unsigned long)g.ran_ok, (unsigned long)g.checked, (unsigned long)g.cancelled,
-	       (unsigned long)g.busy, callbacks);
-	for (int p = 0; p < PATTERNS; p++)
-		for (uint32_t i = 0; i < g.num_inputs; i++)
-			vnpu_tensor_free(g.inputs[p][i]);
-	vnpu_compiled_model_free(g.cm);
-	vnpu_core_free(g.core);
-	return g.failed ? 1 : 0;
+	return ksft_main_run(argc, argv, optind);
 }

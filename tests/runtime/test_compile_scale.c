@@ -36,7 +36,7 @@
 #include <drm/vnpu_layers.h>
 
 #include "compiler/compiler.h"
-#include "harness.h"
+#include "runtime_test.h"
 #include "onnx_writer.h"
 
 #define WIDTH 4		/* elements per row */
@@ -156,7 +156,8 @@ static void write_scan(struct pb *g, int64_t steps)
 }
 
 /* A model of @kind with @units repeating units, read through @core. */
-static int make_model(vnpu_core *core, enum kind kind, int64_t units, vnpu_model **out)
+static int make_model(struct __test_metadata *_metadata, vnpu_core *core, enum kind kind,
+		      int64_t units, vnpu_model **out)
 {
 	struct pb g = { 0 }, model = { 0 };
 	vnpu_status st;
@@ -167,26 +168,27 @@ static int make_model(vnpu_core *core, enum kind kind, int64_t units, vnpu_model
 		write_chain(&g, kind, units);
 	onnx_model(&model, &g, 17);
 	pb_free(&g);
-	CHECK(!model.failed);
+	ASSERT_TRUE(!model.failed);
 	st = vnpu_core_read_model_from_memory(core, model.data, model.len, out);
 	pb_free(&model);
-	CHECK_OK(st);
+	ASSERT_EQ(VNPU_OK, st);
 	return 0;
 }
 
 /* ---- running them ---- */
 
-static int set_input(vnpu_infer_request *req, const char *name, int64_t n,
+static int set_input(struct __test_metadata *_metadata, vnpu_infer_request *req, const char *name,
+		     int64_t n,
 		     float (*value)(int64_t i))
 {
 	vnpu_tensor *t;
 	uint64_t size;
 	float *p;
 
-	CHECK_OK(vnpu_infer_request_get_tensor(req, name, &t));
-	CHECK_OK(vnpu_tensor_get_size(t, &size));
-	CHECK_OK(vnpu_tensor_get_data(t, (void **)&p));
-	CHECK(size == (uint64_t)n);
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, name, &t));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_size(t, &size));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(t, (void **)&p));
+	ASSERT_EQ((uint64_t)n, size);
 	for (int64_t i = 0; i < n; i++)
 		p[i] = value(i);
 	vnpu_tensor_free(t);
@@ -194,7 +196,8 @@ static int set_input(vnpu_infer_request *req, const char *name, int64_t n,
 }
 
 /* Output @name has @n elements, element i being want(i, @arg). */
-static int check_output(vnpu_infer_request *req, const char *name, int64_t n,
+static int check_output(struct __test_metadata *_metadata, vnpu_infer_request *req,
+			const char *name, int64_t n,
 			float (*want)(int64_t i, int64_t arg), int64_t arg)
 {
 	vnpu_tensor *t;
@@ -202,13 +205,13 @@ static int check_output(vnpu_infer_request *req, const char *name, int64_t n,
 	float *p;
 	int ret = 0;
 
-	CHECK_OK(vnpu_infer_request_get_tensor(req, name, &t));
-	CHECK_OK(vnpu_tensor_get_size(t, &size));
-	CHECK_OK(vnpu_tensor_get_data(t, (void **)&p));
-	CHECK(size == (uint64_t)n);
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, name, &t));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_size(t, &size));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(t, (void **)&p));
+	ASSERT_EQ((uint64_t)n, size);
 	for (int64_t i = 0; i < n && !ret; i++) {
 		if (p[i] != want(i, arg)) {
-			fprintf(stderr, "%s[%lld] = %g, want %g\n", name, (long long)i, p[i],
+			TH_LOG("%s[%lld] = %g, want %g", name, (long long)i, p[i],
 				want(i, arg));
 			ret = 1;
 		}
@@ -244,13 +247,14 @@ static float running_sum(int64_t i, int64_t unused)
 /* The layers the device ran: a chain's Adds and Relus joined into CHAIN
  * layers of VNPU_CHAIN_MAX_STEPS steps, a fused chain's MatMul, Add and
  * Relu as one. */
-static int check_layers(vnpu_infer_request *req, enum kind kind, int64_t units)
+static int check_layers(struct __test_metadata *_metadata, vnpu_infer_request *req, enum kind kind,
+			int64_t units)
 {
 	vnpu_profiling_info *info;
 	int64_t layers = 0;
 	int ret = 0;
 
-	CHECK_OK(vnpu_infer_request_get_profiling_info(req, &info));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_profiling_info(req, &info));
 	for (uint32_t i = 0; i < info->count; i++) {
 		const char *type = info->entries[i].node_type;
 
@@ -259,14 +263,14 @@ static int check_layers(vnpu_infer_request *req, enum kind kind, int64_t units)
 		layers++;
 		if (((kind == FUSED && strcmp(type, "MatMul+Add+Relu")) ||
 		     (kind == CHAIN && strncmp(type, "Add+Relu", 8))) && !ret) {
-			fprintf(stderr, "layer %lld is a %s\n", (long long)layers, type);
+			TH_LOG("layer %lld is a %s", (long long)layers, type);
 			ret = 1;
 		}
 	}
 	vnpu_profiling_info_free(info);
 	if (!ret && layers != (kind == CHAIN ? (2 * units + VNPU_CHAIN_MAX_STEPS - 1) /
 					   VNPU_CHAIN_MAX_STEPS : units)) {
-		fprintf(stderr, "%lld layers for %lld units\n", (long long)layers,
+		TH_LOG("%lld layers for %lld units", (long long)layers,
 			(long long)units);
 		ret = 1;
 	}
@@ -274,45 +278,47 @@ static int check_layers(vnpu_infer_request *req, enum kind kind, int64_t units)
 }
 
 /* Run @cm once and check its outputs (and its layers when @profiled). */
-static int run_and_check(vnpu_compiled_model *cm, enum kind kind, int64_t units,
+static int run_and_check(struct __test_metadata *_metadata, vnpu_compiled_model *cm, enum kind kind,
+			 int64_t units,
 			 bool profiled)
 {
 	vnpu_infer_request *req;
 	int ret;
 
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
 	if (kind == SCAN)
-		ret = set_input(req, "s0", WIDTH, x_value) ||
-		      set_input(req, "x", units * WIDTH, x_value);
+		ret = set_input(_metadata, req, "s0", WIDTH, x_value) ||
+		      set_input(_metadata, req, "x", units * WIDTH, x_value);
 	else
-		ret = set_input(req, "x", WIDTH, x_value);
+		ret = set_input(_metadata, req, "x", WIDTH, x_value);
 	if (!ret && vnpu_infer_request_infer(req)) {
-		fprintf(stderr, "infer: %s\n", vnpu_last_error());
+		TH_LOG("infer: %s", vnpu_last_error());
 		ret = 1;
 	}
 	if (!ret && kind == SCAN)
-		ret = check_output(req, "y", WIDTH, scan_sum, units) ||
-		      check_output(req, "z", units * WIDTH, running_sum, 0);
+		ret = check_output(_metadata, req, "y", WIDTH, scan_sum, units) ||
+		      check_output(_metadata, req, "z", units * WIDTH, running_sum, 0);
 	if (!ret && kind != SCAN)
-		ret = check_output(req, "y", WIDTH, plus_units, units);
+		ret = check_output(_metadata, req, "y", WIDTH, plus_units, units);
 	if (!ret && kind != SCAN && profiled)
-		ret = check_layers(req, kind, units);
+		ret = check_layers(_metadata, req, kind, units);
 	vnpu_infer_request_free(req);
 	return ret;
 }
 
 /* Every node of the model is placed on a device (or folded into one). */
-static int check_query(vnpu_core *core, const vnpu_model *m, const char *device)
+static int check_query(struct __test_metadata *_metadata, vnpu_core *core, const vnpu_model *m,
+		       const char *device)
 {
 	vnpu_query_report *r;
 	size_t nodes;
 
-	CHECK_OK(vnpu_model_get_ops_size(m, &nodes));
-	CHECK_OK(vnpu_core_query_model(core, m, device, &r));
-	CHECK(r->count == nodes);
+	ASSERT_EQ(VNPU_OK, vnpu_model_get_ops_size(m, &nodes));
+	ASSERT_EQ(VNPU_OK, vnpu_core_query_model(core, m, device, &r));
+	ASSERT_EQ(nodes, r->count);
 	for (size_t i = 0; i < r->count; i++) {
 		if (!r->entries[i].device) {
-			fprintf(stderr, "node %zu (%s): %s\n", i, r->entries[i].op_type,
+			TH_LOG("node %zu (%s): %s", i, r->entries[i].op_type,
 				r->entries[i].reason);
 			vnpu_query_report_free(r);
 			return 1;
@@ -324,7 +330,8 @@ static int check_query(vnpu_core *core, const vnpu_model *m, const char *device)
 
 /* Query, compile, export and import a model of @kind of about @ops ops on
  * @device; run what was imported and check its outputs. */
-static int compile_check(vnpu_core *core, const char *device, enum kind kind, int64_t ops)
+static int compile_check(struct __test_metadata *_metadata, vnpu_core *core, const char *device,
+			 enum kind kind, int64_t ops)
 {
 	static const char *const profiling[] = { VNPU_PROP_ENABLE_PROFILING, "YES", NULL };
 	int64_t units = ops / unit_ops[kind];
@@ -334,42 +341,54 @@ static int compile_check(vnpu_core *core, const char *device, enum kind kind, in
 	void *blob;
 	int ret;
 
-	CHECK(!make_model(core, kind, units, &m));
-	ret = check_query(core, m, device);
+	ASSERT_EQ(0, make_model(_metadata, core, kind, units, &m));
+	ret = check_query(_metadata, core, m, device);
 	if (!ret && vnpu_core_compile_model(core, m, device, profiling, &cm)) {
-		fprintf(stderr, "compile: %s\n", vnpu_last_error());
+		TH_LOG("compile: %s", vnpu_last_error());
 		ret = 1;
 	}
 	vnpu_model_free(m);
 	if (ret)
 		return ret;
-	CHECK_OK(vnpu_compiled_model_export(cm, &blob, &size));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_export(cm, &blob, &size));
 	vnpu_compiled_model_free(cm);
-	CHECK_OK(vnpu_core_import_model(core, blob, size, device, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_core_import_model(core, blob, size, device, &cm));
 	vnpu_free(blob);
-	ret = run_and_check(cm, kind, units, true);
+	ret = run_and_check(_metadata, cm, kind, units, true);
 	vnpu_compiled_model_free(cm);
 	return ret;
 }
 
-static int chain_262144_ops(vnpu_core *core, const char *device)
+TEST_F(dev, chain_262144_ops)
 {
-	return compile_check(core, device, CHAIN, 262144);
+	vnpu_core *core = self->core;
+	const char *device = self->device;
+
+	ASSERT_EQ(0, compile_check(_metadata, core, device, CHAIN, 262144));
 }
 
-static int fused_262144_ops(vnpu_core *core, const char *device)
+TEST_F(dev, fused_262144_ops)
 {
-	return compile_check(core, device, FUSED, 262144);
+	vnpu_core *core = self->core;
+	const char *device = self->device;
+
+	ASSERT_EQ(0, compile_check(_metadata, core, device, FUSED, 262144));
 }
 
-static int scan_65536_steps(vnpu_core *core, const char *device)
+TEST_F(dev, scan_65536_steps)
 {
-	return compile_check(core, device, SCAN, 65536 * unit_ops[SCAN]);
+	vnpu_core *core = self->core;
+	const char *device = self->device;
+
+	ASSERT_EQ(0, compile_check(_metadata, core, device, SCAN, 65536 * unit_ops[SCAN]));
 }
 
 /* A Loop over sequences is answered (no device, and why), not a crash. */
-static int query_sequence_loops(vnpu_core *core, const char *device)
+TEST_F(dev, query_sequence_loops)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
+
 	static const char *const models[] = {
 		"test_loop13_seq", "test_loop16_seq_none",
 		"test_sequence_map_add_1_sequence_1_tensor_expanded",
@@ -389,22 +408,21 @@ static int query_sequence_loops(vnpu_core *core, const char *device)
 		snprintf(path, sizeof(path), "/usr/share/libonnx-testdata/data/node/%s/model.onnx",
 			 models[i]);
 		if (access(path, R_OK)) {
-			printf("# %s: no %s\n", __func__, path);
+			TH_LOG("no %s", path);
 			continue;
 		}
-		CHECK_OK(vnpu_core_read_model(core, path, &m));
-		CHECK_OK(vnpu_core_query_model(core, m, device, &r));
+		ASSERT_EQ(VNPU_OK, vnpu_core_read_model(core, path, &m));
+		ASSERT_EQ(VNPU_OK, vnpu_core_query_model(core, m, device, &r));
 		vnpu_model_free(m);
 		for (uint32_t e = 0; e < r->count; e++) {
 			if (strcmp(r->entries[e].op_type, "Loop"))
 				continue;
 			loops++;
-			CHECK(!r->entries[e].device && r->entries[e].reason[0]);
+			ASSERT_TRUE(!r->entries[e].device && r->entries[e].reason[0]);
 		}
 		vnpu_query_report_free(r);
-		CHECK(loops == 1);
+		ASSERT_EQ(1, loops);
 	}
-	return 0;
 }
 
 /* ---- the arena planner with many buffers alive together ---- */
@@ -464,7 +482,8 @@ static uint32_t last_step(const struct vnpu_plan_buf *b)
  * sweep over the starts compares each buffer with those alive then. The
  * most bytes alive at one step (a bound no plan beats) in *@peak.
  */
-static int check_plan(const struct vnpu_plan_buf *b, uint32_t n, uint64_t align,
+static int check_plan(struct __test_metadata *_metadata, const struct vnpu_plan_buf *b, uint32_t n,
+		      uint64_t align,
 		      uint64_t arena, uint64_t *peak)
 {
 	struct start *order = malloc((n ? n : 1) * sizeof(*order));
@@ -472,7 +491,7 @@ static int check_plan(const struct vnpu_plan_buf *b, uint32_t n, uint64_t align,
 	uint64_t live_bytes = 0;
 	int ret = 0;
 
-	CHECK(order && live);
+	ASSERT_TRUE(order && live);
 	*peak = 0;
 	for (uint32_t i = 0; i < n; i++)
 		order[i] = (struct start){ b[i].first, i };
@@ -481,7 +500,7 @@ static int check_plan(const struct vnpu_plan_buf *b, uint32_t n, uint64_t align,
 		const struct vnpu_plan_buf *x = &b[order[k].index];
 
 		if (x->offset % align || x->offset + x->size > arena) {
-			fprintf(stderr, "buffer %u: offset %llu, %llu bytes, arena %llu\n",
+			TH_LOG("buffer %u: offset %llu, %llu bytes, arena %llu",
 				order[k].index, (unsigned long long)x->offset,
 				(unsigned long long)x->size, (unsigned long long)arena);
 			ret = 1;
@@ -496,7 +515,7 @@ static int check_plan(const struct vnpu_plan_buf *b, uint32_t n, uint64_t align,
 			}
 			if (x->size && y->size && x->offset < y->offset + y->size &&
 			    y->offset < x->offset + x->size) {
-				fprintf(stderr, "buffers %u and %u overlap\n", order[k].index,
+				TH_LOG("buffers %u and %u overlap", order[k].index,
 					live[j]);
 				ret = 1;
 			}
@@ -516,42 +535,39 @@ static int check_plan(const struct vnpu_plan_buf *b, uint32_t n, uint64_t align,
  * no larger than the sum of their sizes and, from 1000 buffers on,
  * within a quarter (and the alignment of those alive) of the most bytes
  * alive at one step (1.00-1.15 times it here). */
-static int plan_random(uint32_t n, uint32_t alive, uint64_t seed)
+static int plan_random(struct __test_metadata *_metadata, uint32_t n, uint32_t alive, uint64_t seed)
 {
 	struct vnpu_plan_buf *b = malloc(n * sizeof(*b));
 	uint64_t arena, sum = 0, peak;
 	int ret;
 
-	CHECK(b);
+	ASSERT_NE(NULL, b);
 	random_bufs(b, n, alive, seed);
 	for (uint32_t i = 0; i < n; i++)
 		sum += (b[i].size + VNPU_COMPILE_ALIGN - 1) / VNPU_COMPILE_ALIGN * VNPU_COMPILE_ALIGN;
 	arena = vnpu_plan_arena(b, n, VNPU_COMPILE_ALIGN);
-	ret = check_plan(b, n, VNPU_COMPILE_ALIGN, arena, &peak);
+	ret = check_plan(_metadata, b, n, VNPU_COMPILE_ALIGN, arena, &peak);
 	free(b);
-	CHECK(!ret);
-	CHECK(arena <= sum && arena >= peak);
-	CHECK(n < 1000 || arena <= peak + peak / 4 + (uint64_t)alive * VNPU_COMPILE_ALIGN);
+	ASSERT_TRUE(!ret);
+	ASSERT_TRUE(arena <= sum && arena >= peak);
+	ASSERT_TRUE(n < 1000 || arena <= peak + peak / 4 + (uint64_t)alive * VNPU_COMPILE_ALIGN);
 	return 0;
 }
 
-static int plan_many_alive(vnpu_core *core, const char *device)
+TEST_F(dev, plan_many_alive)
 {
 	static const uint32_t cases[][2] = {
 		{ 1, 1 }, { 7, 3 }, { 100, 10 }, { 1000, 1000 }, { 5000, 40 }, { 20000, 2000 },
 		{ 20000, 6000 },	/* past the greedy planner's budget */
 	};
 
-	(void)core;
-	(void)device;
-	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
-		for (uint64_t seed = 1; seed <= (cases[c][0] < 1000 ? 20 : 2); seed++)
-			if (plan_random(cases[c][0], cases[c][1], seed)) {
-				fprintf(stderr, "%u buffers, %u alive, seed %llu\n", cases[c][0],
-					cases[c][1], (unsigned long long)seed);
-				return 1;
-			}
-	return 0;
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		for (uint64_t seed = 1; seed <= (cases[c][0] < 1000 ? 20 : 2); seed++) {
+			ASSERT_EQ(0, plan_random(_metadata, cases[c][0], cases[c][1], seed))
+				TH_LOG("%u buffers, %u alive, seed %llu", cases[c][0],
+				       cases[c][1], (unsigned long long)seed);
+		}
+	}
 }
 
 /* ---- --bench ---- */
@@ -575,14 +591,14 @@ static void lap(double *t, const char *what)
 }
 
 /* Plan @n random buffers, about @alive alive together: time and bytes. */
-static int bench_plan(uint32_t n, uint32_t alive)
+static int bench_plan(struct __test_metadata *_metadata, uint32_t n, uint32_t alive)
 {
 	struct vnpu_plan_buf *b = malloc((n ? n : 1) * sizeof(*b));
 	uint64_t arena, peak, sum = 0;
 	double t;
 	int ret;
 
-	CHECK(b);
+	ASSERT_NE(NULL, b);
 	if (!alive)
 		alive = n / 10 ? n / 10 : 1;
 	random_bufs(b, n, alive, 1);
@@ -591,7 +607,7 @@ static int bench_plan(uint32_t n, uint32_t alive)
 	t = now();
 	arena = vnpu_plan_arena(b, n, VNPU_COMPILE_ALIGN);
 	t = now() - t;
-	ret = check_plan(b, n, VNPU_COMPILE_ALIGN, arena, &peak);
+	ret = check_plan(_metadata, b, n, VNPU_COMPILE_ALIGN, arena, &peak);
 	printf("plan %u buffers, about %u alive: %.3f s, arena %llu bytes (peak alive %llu, "
 	       "%.3fx; all %llu)%s\n", n, alive, t, (unsigned long long)arena,
 	       (unsigned long long)peak, peak ? (double)arena / (double)peak : 0.0,
@@ -629,15 +645,16 @@ static uint64_t copied_bytes(const struct vnpu_program *p)
 }
 
 /* Compile a Scan of @steps steps (internally) and count what it copies. */
-static int scan_copies(vnpu_core *core, int64_t steps, uint64_t *bytes, double *seconds)
+static int scan_copies(struct __test_metadata *_metadata, vnpu_core *core, int64_t steps,
+		       uint64_t *bytes, double *seconds)
 {
 	struct vnpu_program *p;
 	vnpu_model *m;
 	double t;
 
-	CHECK(!make_model(core, SCAN, steps, &m));
+	ASSERT_EQ(0, make_model(_metadata, core, SCAN, steps, &m));
 	t = now();
-	CHECK_OK(vnpu_compile(m, NULL, &p));
+	ASSERT_EQ(VNPU_OK, vnpu_compile(m, NULL, &p));
 	*seconds = now() - t;
 	*bytes = copied_bytes(p);
 	vnpu_program_free(p);
@@ -702,18 +719,18 @@ static int bench_arena(char **files, int num)
 }
 
 /* A Scan's copies and compile time for 16, 64, ... up to @max steps. */
-static int bench_stack(int64_t max)
+static int bench_stack(struct __test_metadata *_metadata, int64_t max)
 {
 	vnpu_core *core;
 	int ret = 0;
 
-	CHECK_OK(vnpu_core_create(&core));
+	ASSERT_EQ(VNPU_OK, vnpu_core_create(&core));
 	for (int64_t steps = 16; steps <= max && !ret; steps = steps * 4 > max && steps < max ?
 								 max : steps * 4) {
 		uint64_t bytes;
 		double t;
 
-		ret = scan_copies(core, steps, &bytes, &t);
+		ret = scan_copies(_metadata, core, steps, &bytes, &t);
 		if (!ret)
 			printf("scan %lld steps: compile %.3f s, copies %llu bytes (%.1f per output "
 			       "byte)\n", (long long)steps, t, (unsigned long long)bytes,
@@ -730,30 +747,30 @@ static int bench_stack(int64_t max)
  * model's other output as well (they copied each byte once per level of
  * Concats, three times beyond 4096 steps).
  */
-static int scan_stack_copies(vnpu_core *core, const char *device)
+TEST_F(dev, scan_stack_copies)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	static const int64_t steps[] = { 1, 2, 63, 64, 65, 127, 129, 4095, 4097, 20000 };
 
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
 		uint64_t bytes, row = WIDTH * sizeof(float);
 		double t;
 
-		if (compile_check(core, device, SCAN, steps[i] * unit_ops[SCAN]) ||
-		    scan_copies(core, steps[i], &bytes, &t)) {
-			fprintf(stderr, "scan of %lld steps\n", (long long)steps[i]);
-			return 1;
-		}
-		if (bytes != row) {
-			fprintf(stderr, "scan of %lld steps copies %llu bytes, not one row (%llu)\n",
-				(long long)steps[i], (unsigned long long)bytes,
-				(unsigned long long)row);
-			return 1;
-		}
+		ASSERT_EQ(0, compile_check(_metadata, core, device, SCAN,
+					   steps[i] * unit_ops[SCAN]))
+			TH_LOG("scan of %lld steps", (long long)steps[i]);
+		ASSERT_EQ(0, scan_copies(_metadata, core, steps[i], &bytes, &t))
+			TH_LOG("scan of %lld steps", (long long)steps[i]);
+		ASSERT_EQ(row, bytes)
+			TH_LOG("scan of %lld steps copies %llu bytes, not one row (%llu)",
+			       (long long)steps[i], (unsigned long long)bytes,
+			       (unsigned long long)row);
 	}
-	return 0;
 }
 
-static int bench(const char *kind_name, const char *ops_arg, const char *device)
+static int bench(struct __test_metadata *_metadata, const char *kind_name, const char *ops_arg,
+		 const char *device)
 {
 	vnpu_compiled_model *cm, *cm2;
 	enum kind kind = CHAIN;
@@ -769,26 +786,26 @@ static int bench(const char *kind_name, const char *ops_arg, const char *device)
 	while (kind <= SCAN && strcmp(kind_names[kind], kind_name))
 		kind++;
 	if (kind > SCAN || ops < unit_ops[kind]) {
-		fprintf(stderr, "--bench KIND OPS [DEVICE]: KIND is chain, fused or scan\n");
+		TH_LOG("--bench KIND OPS [DEVICE]: KIND is chain, fused or scan");
 		return 2;
 	}
 	units = ops / unit_ops[kind];
-	CHECK_OK(vnpu_core_create(&core));
+	ASSERT_EQ(VNPU_OK, vnpu_core_create(&core));
 	printf("%s %lld ops (%lld units) on %s:", kind_names[kind],
 	       (long long)(units * unit_ops[kind]), (long long)units, device);
 	t = now();
-	CHECK(!make_model(core, kind, units, &m));
+	ASSERT_EQ(0, make_model(_metadata, core, kind, units, &m));
 	lap(&t, "read");
-	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_core_compile_model(core, m, device, NULL, &cm));
 	lap(&t, "compile");
-	CHECK_OK(vnpu_compiled_model_export(cm, &blob, &size));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_export(cm, &blob, &size));
 	lap(&t, "export");
-	CHECK_OK(vnpu_core_import_model(core, blob, size, device, &cm2));
+	ASSERT_EQ(VNPU_OK, vnpu_core_import_model(core, blob, size, device, &cm2));
 	lap(&t, "import");
 	vnpu_free(blob);
-	ret = run_and_check(cm2, kind, units, false);
+	ret = run_and_check(_metadata, cm2, kind, units, false);
 	lap(&t, ret ? "infer+check WRONG OUTPUT" : "infer+check");
-	CHECK_OK(vnpu_core_query_model(core, m, device, &r));
+	ASSERT_EQ(VNPU_OK, vnpu_core_query_model(core, m, device, &r));
 	lap(&t, "query");
 	printf("\n");
 	vnpu_query_report_free(r);
@@ -799,17 +816,16 @@ static int bench(const char *kind_name, const char *ops_arg, const char *device)
 	return ret;
 }
 
+KSFT_MAIN_ORDER
+
 int main(int argc, char **argv)
 {
-	static const struct test tests[] = {
-		TEST(chain_262144_ops),
-		TEST(fused_262144_ops),
-		TEST(scan_65536_steps),
-		TEST(query_sequence_loops),
-		TEST(plan_many_alive),
-		TEST(scan_stack_copies),
-	};
+	/* The figures of --bench run outside the harness: a failed ASSERT there ends it with 1. */
+	struct __test_metadata bench_md = { .name = "bench", .passed = 1 };
+	struct __test_metadata *_metadata = &bench_md;
 
+	if (setjmp(bench_md.env))
+		return 1;
 	if (argc > 1 && !strcmp(argv[1], "--arena"))
 		return bench_arena(argv + 2, argc - 2);
 	if (argc > 1 && !strcmp(argv[1], "--bench")) {
@@ -821,11 +837,11 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		if (!strcmp(argv[2], "plan"))
-			return bench_plan((uint32_t)strtoul(argv[3], NULL, 0),
+			return bench_plan(_metadata, (uint32_t)strtoul(argv[3], NULL, 0),
 					  (uint32_t)strtoul(argc > 4 ? argv[4] : "0", NULL, 0));
 		if (!strcmp(argv[2], "stack"))
-			return bench_stack(strtoll(argv[3], NULL, 0));
-		return bench(argv[2], argv[3], argc > 4 ? argv[4] : "CPU");
+			return bench_stack(_metadata, strtoll(argv[3], NULL, 0));
+		return bench(_metadata, argv[2], argv[3], argc > 4 ? argv[4] : "CPU");
 	}
-	return run_tests(argc, argv, tests, sizeof(tests) / sizeof(tests[0]));
+	return runtime_test_main(argc, argv);
 }

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness.h"
+#include "runtime_test.h"
 #include "onnx_writer.h"
 
 #define C 4			/* the static last dimension */
@@ -51,60 +51,62 @@ static float x_at(int64_t i, float seed)
 }
 
 /* One run of @req on x of @width steps; checks y against the formula. */
-static int run_width(vnpu_infer_request *req, int64_t width, float seed, bool async)
+static int run_width(struct __test_metadata *_metadata, vnpu_infer_request *req, int64_t width,
+		     float seed, bool async)
 {
 	const vnpu_shape shape = { 3, { 1, width, C } };
 	vnpu_tensor *x, *y;
 	vnpu_shape got;
 	float *px, *py;
 
-	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_F32, &shape, &x));
-	CHECK_OK(vnpu_tensor_get_data(x, (void **)&px));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create(VNPU_TYPE_F32, &shape, &x));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(x, (void **)&px));
 	for (int64_t i = 0; i < width * C; i++)
 		px[i] = x_at(i, seed);
-	CHECK_OK(vnpu_infer_request_set_tensor(req, "x", x));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "x", x));
 	vnpu_tensor_free(x);
 	if (async) {
-		CHECK_OK(vnpu_infer_request_start_async(req));
-		CHECK_OK(vnpu_infer_request_wait(req));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(req));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_wait(req));
 	} else {
-		CHECK_OK(vnpu_infer_request_infer(req));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
 	}
-	CHECK_OK(vnpu_infer_request_get_tensor(req, "y", &y));
-	CHECK_OK(vnpu_tensor_get_shape(y, &got));
-	CHECK(got.rank == 3 && got.dims[0] == 1 && got.dims[1] == width && got.dims[2] == C);
-	CHECK_OK(vnpu_tensor_get_data(y, (void **)&py));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "y", &y));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_shape(y, &got));
+	ASSERT_TRUE(got.rank == 3 && got.dims[0] == 1 && got.dims[1] == width && got.dims[2] == C);
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(y, (void **)&py));
 	for (int64_t i = 0; i < width * C; i++) {
 		float r = x_at(i, seed) > 0 ? x_at(i, seed) : 0;
 
-		CHECK(py[i] == r + bias[i % C]);
+		ASSERT_EQ(r + bias[i % C], py[i]);
 	}
 	vnpu_tensor_free(y);
 	return 0;
 }
 
 /* The compiled model keeps the dynamic ports; no program exists yet. */
-static int dynamic_ports(vnpu_core *core, const char *device)
+TEST_F(dev, dynamic_ports)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	vnpu_compiled_model *cm;
 	vnpu_port in, out;
 	size_t size;
 	void *blob;
 
-	CHECK_OK(compile_relu_add(core, device, NULL, &cm));
-	CHECK_OK(vnpu_compiled_model_get_input(cm, 0, &in));
-	CHECK(!strcmp(in.name, "x") && in.type == VNPU_TYPE_F32 && in.shape.rank == 3);
-	CHECK(in.shape.dims[0] == 1 && in.shape.dims[1] == VNPU_DIM_DYNAMIC &&
-	      in.shape.dims[2] == C);
-	CHECK_OK(vnpu_compiled_model_get_output(cm, 0, &out));
-	CHECK(!strcmp(out.name, "y") && out.shape.dims[1] == VNPU_DIM_DYNAMIC);
-	CHECK(int_property(cm, VNPU_PROP_DYNAMIC_SHAPE_COMPILES) == 0);
-	CHECK(int_property(cm, VNPU_PROP_DYNAMIC_SHAPE_CACHE_SIZE) == 8);
-	CHECK(int_property(cm, VNPU_PROP_WEIGHTS_SIZE) == 0);
-	CHECK_ERR(vnpu_compiled_model_export(cm, &blob, &size), VNPU_NOT_READY);
-	CHECK(strstr(vnpu_last_error(), "run none yet"));
+	ASSERT_EQ(VNPU_OK, compile_relu_add(core, device, NULL, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_get_input(cm, 0, &in));
+	ASSERT_TRUE(!strcmp(in.name, "x") && in.type == VNPU_TYPE_F32 && in.shape.rank == 3);
+	ASSERT_TRUE(in.shape.dims[0] == 1 && in.shape.dims[1] == VNPU_DIM_DYNAMIC
+		    && in.shape.dims[2] == C);
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_get_output(cm, 0, &out));
+	ASSERT_TRUE(!strcmp(out.name, "y") && out.shape.dims[1] == VNPU_DIM_DYNAMIC);
+	ASSERT_EQ(0, int_property(cm, VNPU_PROP_DYNAMIC_SHAPE_COMPILES));
+	ASSERT_EQ(8, int_property(cm, VNPU_PROP_DYNAMIC_SHAPE_CACHE_SIZE));
+	ASSERT_EQ(0, int_property(cm, VNPU_PROP_WEIGHTS_SIZE));
+	ASSERT_FAILS(VNPU_NOT_READY, vnpu_compiled_model_export(cm, &blob, &size));
+	ASSERT_NE(NULL, strstr(vnpu_last_error(), "run none yet"));
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
 /* The "compile" stage of the last run's profile ran (1), did not (0), or -1. */
@@ -125,86 +127,92 @@ static int compile_stage(vnpu_infer_request *req)
 }
 
 /* Two widths in one compiled model, each compiled once, sync and async. */
-static int dynamic_two_widths(vnpu_core *core, const char *device)
+TEST_F(dev, dynamic_two_widths)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
+
 	static const char *const props[] = { VNPU_PROP_ENABLE_PROFILING, "YES", NULL };
 	vnpu_infer_request *req, *other;
 	vnpu_compiled_model *cm;
 
-	CHECK_OK(compile_relu_add(core, device, props, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_ERR(vnpu_infer_request_get_profiling_info(req, &(vnpu_profiling_info *){ 0 }),
-		  VNPU_NOT_READY);
-	CHECK(!run_width(req, 3, 0.0f, false));
-	CHECK(compile_stage(req) == 1);
-	CHECK(int_property(cm, VNPU_PROP_WEIGHTS_SIZE) > 0);
-	CHECK(!run_width(req, 7, 1.5f, false));
-	CHECK(compile_stage(req) == 1);
-	CHECK(int_property(cm, VNPU_PROP_DYNAMIC_SHAPE_COMPILES) == 2);
-	CHECK(!run_width(req, 3, -2.0f, true));
-	CHECK(compile_stage(req) == 0);
-	CHECK(!run_width(req, 7, 0.25f, true));
-	CHECK(int_property(cm, VNPU_PROP_DYNAMIC_SHAPE_COMPILES) == 2);
+	ASSERT_EQ(VNPU_OK, compile_relu_add(core, device, props, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_FAILS(VNPU_NOT_READY,
+		     vnpu_infer_request_get_profiling_info(req, &(vnpu_profiling_info *){ 0 }));
+	ASSERT_EQ(0, run_width(_metadata, req, 3, 0.0f, false));
+	ASSERT_EQ(1, compile_stage(req));
+	ASSERT_GT(int_property(cm, VNPU_PROP_WEIGHTS_SIZE), 0);
+	ASSERT_EQ(0, run_width(_metadata, req, 7, 1.5f, false));
+	ASSERT_EQ(1, compile_stage(req));
+	ASSERT_EQ(2, int_property(cm, VNPU_PROP_DYNAMIC_SHAPE_COMPILES));
+	ASSERT_EQ(0, run_width(_metadata, req, 3, -2.0f, true));
+	ASSERT_EQ(0, compile_stage(req));
+	ASSERT_EQ(0, run_width(_metadata, req, 7, 0.25f, true));
+	ASSERT_EQ(2, int_property(cm, VNPU_PROP_DYNAMIC_SHAPE_COMPILES));
 	/* A second request finds both programs compiled. */
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &other));
-	CHECK(!run_width(other, 7, 3.0f, false));
-	CHECK(compile_stage(other) == 0);
-	CHECK(int_property(cm, VNPU_PROP_DYNAMIC_SHAPE_COMPILES) == 2);
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &other));
+	ASSERT_EQ(0, run_width(_metadata, other, 7, 3.0f, false));
+	ASSERT_EQ(0, compile_stage(other));
+	ASSERT_EQ(2, int_property(cm, VNPU_PROP_DYNAMIC_SHAPE_COMPILES));
 	vnpu_infer_request_free(other);
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
 /* Shapes the port does not allow, and runs without a shape. */
-static int dynamic_bad_shapes(vnpu_core *core, const char *device)
+TEST_F(dev, dynamic_bad_shapes)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	const vnpu_shape wrong_dim = { 3, { 1, 5, C + 1 } }, wrong_rank = { 2, { 5, C } };
 	const vnpu_shape batch2 = { 3, { 2, 5, C } }, fits = { 3, { 1, 2, C } };
 	vnpu_tensor *t, *x, *s;
 	vnpu_infer_request *req;
 	vnpu_compiled_model *cm;
 
-	CHECK_OK(compile_relu_add(core, device, NULL, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_ERR(vnpu_infer_request_get_tensor(req, "x", &t), VNPU_NOT_READY);
-	CHECK(strstr(vnpu_last_error(), "[1,?,4]"));
-	CHECK_ERR(vnpu_infer_request_get_tensor(req, "y", &t), VNPU_NOT_READY);
-	CHECK_ERR(vnpu_infer_request_infer(req), VNPU_INVALID_ARGUMENT);
-	CHECK(strstr(vnpu_last_error(), "set a tensor of its shape first"));
-	CHECK_ERR(vnpu_infer_request_start_async(req), VNPU_INVALID_ARGUMENT);
+	ASSERT_EQ(VNPU_OK, compile_relu_add(core, device, NULL, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_FAILS(VNPU_NOT_READY, vnpu_infer_request_get_tensor(req, "x", &t));
+	ASSERT_NE(NULL, strstr(vnpu_last_error(), "[1,?,4]"));
+	ASSERT_FAILS(VNPU_NOT_READY, vnpu_infer_request_get_tensor(req, "y", &t));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_infer_request_infer(req));
+	ASSERT_NE(NULL, strstr(vnpu_last_error(), "set a tensor of its shape first"));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_infer_request_start_async(req));
 
-	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_F32, &wrong_dim, &t));
-	CHECK_ERR(vnpu_infer_request_set_tensor(req, "x", t), VNPU_INVALID_ARGUMENT);
-	CHECK(strstr(vnpu_last_error(), "[1,5,5]"));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create(VNPU_TYPE_F32, &wrong_dim, &t));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_infer_request_set_tensor(req, "x", t));
+	ASSERT_NE(NULL, strstr(vnpu_last_error(), "[1,5,5]"));
 	vnpu_tensor_free(t);
-	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_F32, &batch2, &t));
-	CHECK_ERR(vnpu_infer_request_set_tensor(req, "x", t), VNPU_INVALID_ARGUMENT);
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create(VNPU_TYPE_F32, &batch2, &t));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_infer_request_set_tensor(req, "x", t));
 	vnpu_tensor_free(t);
-	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_F32, &wrong_rank, &t));
-	CHECK_ERR(vnpu_infer_request_set_input_tensor(req, 0, t), VNPU_INVALID_ARGUMENT);
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create(VNPU_TYPE_F32, &wrong_rank, &t));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_infer_request_set_input_tensor(req, 0, t));
 	vnpu_tensor_free(t);
 
 	/* An output tensor of the wrong size fails the run, not the set. */
-	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_F32, &fits, &x));
-	CHECK_OK(vnpu_infer_request_set_tensor(req, "x", x));
-	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_F32, &(vnpu_shape){ 3, { 1, 3, C } }, &s));
-	CHECK_OK(vnpu_infer_request_set_tensor(req, "y", s));
-	CHECK_ERR(vnpu_infer_request_infer(req), VNPU_INVALID_ARGUMENT);
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create(VNPU_TYPE_F32, &fits, &x));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "x", x));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create(VNPU_TYPE_F32, &(vnpu_shape){ 3, { 1, 3, C } }, &s));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "y", s));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_infer_request_infer(req));
 	vnpu_tensor_free(s);
-	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_F32, &fits, &s));
-	CHECK_OK(vnpu_infer_request_set_tensor(req, "y", s));
-	CHECK_OK(vnpu_infer_request_infer(req));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create(VNPU_TYPE_F32, &fits, &s));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "y", s));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
 	vnpu_tensor_free(s);
 	vnpu_tensor_free(x);
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
 /* DYNAMIC_SHAPE_CACHE_SIZE: refused out of 1..1024, and the LRU it bounds. */
-static int dynamic_cache_size(vnpu_core *core, const char *device)
+TEST_F(dev, dynamic_cache_size)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
+
 	static const char *const bad[] = { "0", "-1", "1025", "99999999999999999999", "x" };
 	const char *props[3] = { VNPU_PROP_DYNAMIC_SHAPE_CACHE_SIZE, NULL, NULL };
 	vnpu_infer_request *req;
@@ -212,38 +220,39 @@ static int dynamic_cache_size(vnpu_core *core, const char *device)
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		props[1] = bad[i];
-		CHECK_ERR(compile_relu_add(core, device, props, &cm), VNPU_INVALID_ARGUMENT);
-		CHECK(strstr(vnpu_last_error(), VNPU_PROP_DYNAMIC_SHAPE_CACHE_SIZE));
-		CHECK_ERR(vnpu_core_set_property_str(core, device,
-						     VNPU_PROP_DYNAMIC_SHAPE_CACHE_SIZE, bad[i]),
-			  VNPU_INVALID_ARGUMENT);
+		ASSERT_FAILS(VNPU_INVALID_ARGUMENT, compile_relu_add(core, device, props, &cm));
+		ASSERT_NE(NULL, strstr(vnpu_last_error(), VNPU_PROP_DYNAMIC_SHAPE_CACHE_SIZE));
+		ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+			     vnpu_core_set_property_str(core, device,
+							VNPU_PROP_DYNAMIC_SHAPE_CACHE_SIZE, bad[i]));
 	}
 	props[1] = "2";
-	CHECK_OK(compile_relu_add(core, device, props, &cm));
-	CHECK(int_property(cm, VNPU_PROP_DYNAMIC_SHAPE_CACHE_SIZE) == 2);
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK(!run_width(req, 2, 0.0f, false));
-	CHECK(!run_width(req, 3, 0.0f, false));
-	CHECK(!run_width(req, 2, 1.0f, false));
-	CHECK(int_property(cm, VNPU_PROP_DYNAMIC_SHAPE_COMPILES) == 2);
+	ASSERT_EQ(VNPU_OK, compile_relu_add(core, device, props, &cm));
+	ASSERT_EQ(2, int_property(cm, VNPU_PROP_DYNAMIC_SHAPE_CACHE_SIZE));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(0, run_width(_metadata, req, 2, 0.0f, false));
+	ASSERT_EQ(0, run_width(_metadata, req, 3, 0.0f, false));
+	ASSERT_EQ(0, run_width(_metadata, req, 2, 1.0f, false));
+	ASSERT_EQ(2, int_property(cm, VNPU_PROP_DYNAMIC_SHAPE_COMPILES));
 	/* Width 4 drops width 3, the least recently used, not 2. */
-	CHECK(!run_width(req, 4, 0.0f, false));
-	CHECK(!run_width(req, 2, 2.0f, false));
-	CHECK(int_property(cm, VNPU_PROP_DYNAMIC_SHAPE_COMPILES) == 3);
-	CHECK(!run_width(req, 3, 0.0f, false));
-	CHECK(int_property(cm, VNPU_PROP_DYNAMIC_SHAPE_COMPILES) == 4);
+	ASSERT_EQ(0, run_width(_metadata, req, 4, 0.0f, false));
+	ASSERT_EQ(0, run_width(_metadata, req, 2, 2.0f, false));
+	ASSERT_EQ(3, int_property(cm, VNPU_PROP_DYNAMIC_SHAPE_COMPILES));
+	ASSERT_EQ(0, run_width(_metadata, req, 3, 0.0f, false));
+	ASSERT_EQ(4, int_property(cm, VNPU_PROP_DYNAMIC_SHAPE_COMPILES));
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
 
 	/* The device's value is the compile's default. */
-	CHECK_OK(vnpu_core_set_property_str(core, device, VNPU_PROP_DYNAMIC_SHAPE_CACHE_SIZE,
-					    "1024"));
-	CHECK_OK(compile_relu_add(core, device, NULL, &cm));
-	CHECK(int_property(cm, VNPU_PROP_DYNAMIC_SHAPE_CACHE_SIZE) == 1024);
+	ASSERT_EQ(VNPU_OK,
+		  vnpu_core_set_property_str(core, device, VNPU_PROP_DYNAMIC_SHAPE_CACHE_SIZE,
+					     "1024"));
+	ASSERT_EQ(VNPU_OK, compile_relu_add(core, device, NULL, &cm));
+	ASSERT_EQ(1024, int_property(cm, VNPU_PROP_DYNAMIC_SHAPE_CACHE_SIZE));
 	vnpu_compiled_model_free(cm);
-	CHECK_OK(vnpu_core_set_property_str(core, device, VNPU_PROP_DYNAMIC_SHAPE_CACHE_SIZE,
-					    "8"));
-	return 0;
+	ASSERT_EQ(VNPU_OK,
+		  vnpu_core_set_property_str(core, device, VNPU_PROP_DYNAMIC_SHAPE_CACHE_SIZE,
+					     "8"));
 }
 
 struct callback_seen {
@@ -266,35 +275,36 @@ static void on_done(vnpu_infer_request *req, vnpu_status status, void *user_data
  * that request (not the one of the program inside), wait_for, cancel and
  * the timeline answer before a run and after.
  */
-static int dynamic_async_calls(vnpu_core *core, const char *device)
+TEST_F(dev, dynamic_async_calls)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	struct callback_seen seen = { 0 };
 	vnpu_infer_request *req;
 	vnpu_compiled_model *cm;
 	vnpu_timeline *tl;
 
-	CHECK_OK(compile_relu_add(core, device, NULL, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_OK(vnpu_infer_request_wait(req));
-	CHECK_OK(vnpu_infer_request_wait_for(req, 0));
-	CHECK_ERR(vnpu_infer_request_wait_for(req, -1), VNPU_INVALID_ARGUMENT);
-	CHECK_OK(vnpu_infer_request_cancel(req));
-	CHECK_ERR(vnpu_infer_request_get_timeline(req, &tl), VNPU_NOT_READY);
-	CHECK_OK(vnpu_infer_request_set_callback(req, on_done, &seen));
-	CHECK(!run_width(req, 5, 0.5f, true));
-	CHECK(seen.calls == 1 && seen.req == req && seen.status == VNPU_OK);
-	CHECK(!run_width(req, 6, 0.5f, true));
-	CHECK(seen.calls == 2 && seen.req == req);
-	CHECK_OK(vnpu_infer_request_wait_for(req, 1000));
-	CHECK_OK(vnpu_infer_request_get_timeline(req, &tl));
-	CHECK(tl->count > 0);
+	ASSERT_EQ(VNPU_OK, compile_relu_add(core, device, NULL, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_wait(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_wait_for(req, 0));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_infer_request_wait_for(req, -1));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_cancel(req));
+	ASSERT_FAILS(VNPU_NOT_READY, vnpu_infer_request_get_timeline(req, &tl));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_callback(req, on_done, &seen));
+	ASSERT_EQ(0, run_width(_metadata, req, 5, 0.5f, true));
+	ASSERT_TRUE(seen.calls == 1 && seen.req == req && seen.status == VNPU_OK);
+	ASSERT_EQ(0, run_width(_metadata, req, 6, 0.5f, true));
+	ASSERT_TRUE(seen.calls == 2 && seen.req == req);
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_wait_for(req, 1000));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_timeline(req, &tl));
+	ASSERT_GT(tl->count, 0);
 	vnpu_timeline_free(tl);
-	CHECK_OK(vnpu_infer_request_set_callback(req, NULL, NULL));
-	CHECK(!run_width(req, 5, 0.5f, true));
-	CHECK(seen.calls == 2);
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_callback(req, NULL, NULL));
+	ASSERT_EQ(0, run_width(_metadata, req, 5, 0.5f, true));
+	ASSERT_EQ(2, seen.calls);
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
 struct worker {
@@ -307,13 +317,14 @@ static void *work(void *arg)
 {
 	struct worker *w = arg;
 	vnpu_infer_request *req;
+	RUNTIME_THREAD_METADATA(w->failed = 1);
 
 	if (vnpu_compiled_model_create_infer_request(w->cm, &req)) {
 		w->failed = 1;
 		return NULL;
 	}
 	for (int i = 0; i < 12 && !w->failed; i++)
-		w->failed = run_width(req, w->width + i % 3, (float)i, i % 2);
+		w->failed = run_width(_metadata, req, w->width + i % 3, (float)i, i % 2);
 	vnpu_infer_request_free(req);
 	return NULL;
 }
@@ -323,25 +334,27 @@ static void *work(void *arg)
  * cache of two programs: misses compile while other threads hit and
  * evict, and every result is the right one.
  */
-static int dynamic_concurrent(vnpu_core *core, const char *device)
+TEST_F(dev, dynamic_concurrent)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
+
 	static const char *const props[] = { VNPU_PROP_DYNAMIC_SHAPE_CACHE_SIZE, "2", NULL };
 	struct worker w[4];
 	pthread_t th[4];
 	vnpu_compiled_model *cm;
 
-	CHECK_OK(compile_relu_add(core, device, props, &cm));
+	ASSERT_EQ(VNPU_OK, compile_relu_add(core, device, props, &cm));
 	for (int i = 0; i < 4; i++) {
 		w[i] = (struct worker){ cm, 1 + i, 0 };
-		CHECK(!pthread_create(&th[i], NULL, work, &w[i]));
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, work, &w[i]));
 	}
 	for (int i = 0; i < 4; i++) {
 		pthread_join(th[i], NULL);
-		CHECK(!w[i].failed);
+		ASSERT_TRUE(!w[i].failed);
 	}
-	CHECK(int_property(cm, VNPU_PROP_DYNAMIC_SHAPE_COMPILES) >= 6);
+	ASSERT_GE(int_property(cm, VNPU_PROP_DYNAMIC_SHAPE_COMPILES), 6);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
 static bool bool_property(vnpu_compiled_model *cm, const char *key)
@@ -362,37 +375,39 @@ static bool bool_property(vnpu_compiled_model *cm, const char *key)
  * (LOADED_FROM_CACHE of the last program) instead of compiling it; a new
  * shape compiles and is stored; a corrupted entry is a miss.
  */
-static int dynamic_cache_dir(vnpu_core *core, const char *device)
+TEST_F(dev, dynamic_cache_dir)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	char dir[] = "/tmp/vnpu-dyncache-XXXXXX", cmd[256];
 	const char *props[] = { VNPU_PROP_CACHE_DIR, dir, NULL };
 	vnpu_compiled_model *cm;
 	vnpu_infer_request *req;
 
-	CHECK(mkdtemp(dir));
+	ASSERT_NE(NULL, mkdtemp(dir));
 	for (int round = 0; round < 3; round++) {
 		if (round == 2) {
 			snprintf(cmd, sizeof(cmd), "for f in %s/*.vnpublob; do printf X | dd "
 				 "of=$f bs=1 seek=300 conv=notrunc 2>/dev/null; done", dir);
-			CHECK(system(cmd) == 0);
-			CHECK_OK(vnpu_core_set_property_str(core, NULL, VNPU_PROP_LOG_LEVEL,
-							    "NONE"));
+			ASSERT_EQ(0, system(cmd));
+			ASSERT_EQ(VNPU_OK,
+				  vnpu_core_set_property_str(core, NULL, VNPU_PROP_LOG_LEVEL,
+							     "NONE"));
 		}
-		CHECK_OK(compile_relu_add(core, device, props, &cm));
-		CHECK(!bool_property(cm, VNPU_PROP_LOADED_FROM_CACHE));
-		CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-		CHECK(!run_width(req, 3, (float)round, false));
-		CHECK(bool_property(cm, VNPU_PROP_LOADED_FROM_CACHE) == (round == 1));
-		CHECK(!run_width(req, 5 + round, (float)round, false));
-		CHECK(!bool_property(cm, VNPU_PROP_LOADED_FROM_CACHE));
-		CHECK(int_property(cm, VNPU_PROP_DYNAMIC_SHAPE_COMPILES) == 2);
+		ASSERT_EQ(VNPU_OK, compile_relu_add(core, device, props, &cm));
+		ASSERT_EQ(0, bool_property(cm, VNPU_PROP_LOADED_FROM_CACHE));
+		ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+		ASSERT_EQ(0, run_width(_metadata, req, 3, (float)round, false));
+		ASSERT_EQ((round == 1), bool_property(cm, VNPU_PROP_LOADED_FROM_CACHE));
+		ASSERT_EQ(0, run_width(_metadata, req, 5 + round, (float)round, false));
+		ASSERT_EQ(0, bool_property(cm, VNPU_PROP_LOADED_FROM_CACHE));
+		ASSERT_EQ(2, int_property(cm, VNPU_PROP_DYNAMIC_SHAPE_COMPILES));
 		vnpu_infer_request_free(req);
 		vnpu_compiled_model_free(cm);
 	}
-	CHECK_OK(vnpu_core_set_property_str(core, NULL, VNPU_PROP_LOG_LEVEL, "WARNING"));
+	ASSERT_EQ(VNPU_OK, vnpu_core_set_property_str(core, NULL, VNPU_PROP_LOG_LEVEL, "WARNING"));
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	CHECK(system(cmd) == 0);
-	return 0;
+	ASSERT_EQ(0, system(cmd));
 }
 
 /* @cm exported, then imported on @device. */
@@ -416,8 +431,10 @@ static vnpu_status export_import(vnpu_core *core, vnpu_compiled_model *cm, const
  * import runs those shapes (no compile) and refuses others; it exports
  * again. A damaged or truncated blob is refused.
  */
-static int dynamic_export(vnpu_core *core, const char *device)
+TEST_F(dev, dynamic_export)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	vnpu_compiled_model *cm, *back, *again;
 	vnpu_infer_request *req;
 	vnpu_tensor *x;
@@ -425,60 +442,46 @@ static int dynamic_export(vnpu_core *core, const char *device)
 	size_t size;
 	char *blob;
 
-	CHECK_OK(compile_relu_add(core, device, NULL, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK(!run_width(req, 3, 0.0f, false));
-	CHECK(!run_width(req, 5, 1.0f, false));
+	ASSERT_EQ(VNPU_OK, compile_relu_add(core, device, NULL, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(0, run_width(_metadata, req, 3, 0.0f, false));
+	ASSERT_EQ(0, run_width(_metadata, req, 5, 1.0f, false));
 	vnpu_infer_request_free(req);
-	CHECK_OK(export_import(core, cm, device, &back));
-	CHECK_OK(vnpu_compiled_model_get_input(back, 0, &in));
-	CHECK(!strcmp(in.name, "x") && in.shape.rank == 3 &&
-	      in.shape.dims[1] == VNPU_DIM_DYNAMIC && in.shape.dims[2] == C);
-	CHECK_OK(vnpu_compiled_model_create_infer_request(back, &req));
-	CHECK(!run_width(req, 5, 2.0f, true));
-	CHECK(!run_width(req, 3, 3.0f, false));
-	CHECK(int_property(back, VNPU_PROP_DYNAMIC_SHAPE_COMPILES) == 0);
-	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_F32, &(vnpu_shape){ 3, { 1, 4, C } }, &x));
-	CHECK_OK(vnpu_infer_request_set_tensor(req, "x", x));
+	ASSERT_EQ(VNPU_OK, export_import(core, cm, device, &back));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_get_input(back, 0, &in));
+	ASSERT_TRUE(!strcmp(in.name, "x") && in.shape.rank == 3
+		    && in.shape.dims[1] == VNPU_DIM_DYNAMIC && in.shape.dims[2] == C);
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(back, &req));
+	ASSERT_EQ(0, run_width(_metadata, req, 5, 2.0f, true));
+	ASSERT_EQ(0, run_width(_metadata, req, 3, 3.0f, false));
+	ASSERT_EQ(0, int_property(back, VNPU_PROP_DYNAMIC_SHAPE_COMPILES));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create(VNPU_TYPE_F32, &(vnpu_shape){ 3, { 1, 4, C } }, &x));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "x", x));
 	vnpu_tensor_free(x);
-	CHECK_ERR(vnpu_infer_request_infer(req), VNPU_UNSUPPORTED);
-	CHECK(strstr(vnpu_last_error(), "compiles no other"));
+	ASSERT_FAILS(VNPU_UNSUPPORTED, vnpu_infer_request_infer(req));
+	ASSERT_NE(NULL, strstr(vnpu_last_error(), "compiles no other"));
 	vnpu_infer_request_free(req);
-	CHECK_OK(export_import(core, back, device, &again));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(again, &req));
-	CHECK(!run_width(req, 3, 4.0f, false));
+	ASSERT_EQ(VNPU_OK, export_import(core, back, device, &again));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(again, &req));
+	ASSERT_EQ(0, run_width(_metadata, req, 3, 4.0f, false));
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(again);
 	vnpu_compiled_model_free(back);
 
 	/* Bad input: a flipped byte, a truncated blob, a bare header. */
-	CHECK_OK(vnpu_compiled_model_export(cm, (void **)&blob, &size));
-	CHECK(size > 200);
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_export(cm, (void **)&blob, &size));
+	ASSERT_GT(size, 200);
 	blob[size / 2] ^= 1;
-	CHECK_ERR(vnpu_core_import_model(core, blob, size, device, &back), VNPU_PARSE_ERROR);
+	ASSERT_FAILS(VNPU_PARSE_ERROR, vnpu_core_import_model(core, blob, size, device, &back));
 	blob[size / 2] ^= 1;
-	CHECK_ERR(vnpu_core_import_model(core, blob, size - 1, device, &back), VNPU_PARSE_ERROR);
-	CHECK_ERR(vnpu_core_import_model(core, blob, 12, device, &back), VNPU_PARSE_ERROR);
-	CHECK_ERR(vnpu_core_import_model(core, blob, 56, device, &back), VNPU_PARSE_ERROR);
-	CHECK_OK(vnpu_core_import_model(core, blob, size, device, &back));
+	ASSERT_FAILS(VNPU_PARSE_ERROR, vnpu_core_import_model(core, blob, size - 1, device, &back));
+	ASSERT_FAILS(VNPU_PARSE_ERROR, vnpu_core_import_model(core, blob, 12, device, &back));
+	ASSERT_FAILS(VNPU_PARSE_ERROR, vnpu_core_import_model(core, blob, 56, device, &back));
+	ASSERT_EQ(VNPU_OK, vnpu_core_import_model(core, blob, size, device, &back));
 	vnpu_compiled_model_free(back);
 	vnpu_free(blob);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
-static const struct test tests[] = {
-	TEST(dynamic_ports),
-	TEST(dynamic_two_widths),
-	TEST(dynamic_bad_shapes),
-	TEST(dynamic_cache_size),
-	TEST(dynamic_async_calls),
-	TEST(dynamic_concurrent),
-	TEST(dynamic_cache_dir),
-	TEST(dynamic_export),
-};
 
-int main(int argc, char **argv)
-{
-	return run_tests(argc, argv, tests, sizeof(tests) / sizeof(tests[0]));
-}
+RUNTIME_TEST_MAIN

@@ -23,7 +23,7 @@
  * accidents; a crafted blob must be refused by the program reader (or the
  * device's stream validator) with a status, and an imported one runs once.
  * -d compiles and imports for DEVICE instead of the CPU ("NPU": the
- * driver's validator; exit 77 when the device is not there).
+ * driver's validator; the test skips when the device is not there).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -35,7 +35,7 @@
 
 #include <vnpu/vnpu.h>
 
-#include "harness.h"
+#include "runtime_test.h"
 
 #define NODE_DIR "/usr/share/libonnx-testdata/data/node/"
 
@@ -473,18 +473,122 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int main(int argc, char **argv)
+/* The options, set by main() before the harness runs the test. */
+static unsigned long iters = 5000, seed = 20261130;
+static bool blobs;
+static char **given_paths;
+static size_t given;
+
+TEST(mutations)
 {
-	unsigned long iters = 5000, seed = 20261130, slowest_i = 0;
+	unsigned long slowest_i = 0;
 	struct model *models;
 	const char **names;
-	size_t num = 0, given;
+	size_t num = 0;
 	double t0, slowest = 0;
 	struct counts c = { 0 };
 	unsigned char *buf;
 	size_t max_size = 0;
-	bool blobs = false;
 	vnpu_core *core;
+
+	ASSERT_EQ(VNPU_OK, vnpu_core_create(&core));
+	if (!has_device(core, device)) {
+		vnpu_core_free(core);
+		SKIP(return, "no %s device", device);
+	}
+	models = calloc(given ? given : NUM_CASES, sizeof(*models));
+	names = calloc(given ? given : NUM_CASES, sizeof(*names));
+	ASSERT_NE(NULL, models);
+	ASSERT_NE(NULL, names);
+	for (size_t i = 0; i < (given ? given : NUM_CASES); i++) {
+		struct model *md = &models[num];
+		char path[4096];
+		vnpu_model *m;
+
+		if (given)
+			snprintf(path, sizeof(path), "%s", given_paths[i]);
+		else
+			snprintf(path, sizeof(path), NODE_DIR "%s/model.onnx", cases[i]);
+		if (read_file(path, md)) {
+			ASSERT_FALSE(given) TH_LOG("cannot read %s", path);
+			SKIP(return, "%s is missing (libonnx-testdata)", cases[i]);
+		}
+		/* The models as they are must read (the built-in ones are the suite's). */
+		if (vnpu_core_read_model_from_memory(core, md->data, md->size, &m)) {
+			ASSERT_TRUE(given) TH_LOG("%s does not read: %s", path, vnpu_last_error());
+			free(md->data);
+			md->data = NULL;
+			continue;
+		}
+		vnpu_model_free(m);
+		/* Some need their inputs' values to compile (a Loop's trip count). */
+		if (blobs && to_blob(core, md)) {
+			if (verbose)
+				TH_LOG("%s does not compile for %s: %s", path, device,
+				       vnpu_last_error());
+			free(md->data);
+			md->data = NULL;
+			continue;
+		}
+		if (!blobs)
+			walk(md, 0, md->size, 0);
+		if (md->size > max_size)
+			max_size = md->size;
+		names[num++] = given ? given_paths[i] : cases[i];
+	}
+	ASSERT_NE(0, num) TH_LOG("no model reads");
+	buf = malloc(max_size + 16);
+	ASSERT_NE(NULL, buf);
+	rng_state = seed * 0x9e3779b97f4a7c15ull + 1;
+	t0 = now();
+	for (unsigned long i = 0; i < iters; i++) {
+		size_t which = rnd_below(num), size;
+		/* half of them keep the encoding valid and change a value */
+		enum mutation k = (enum mutation)(rnd() & 1 ? (blobs ? MUT_WORD32 : 0) + rnd_below(2) :
+					     blobs ? MUT_TRUNCATE + rnd_below(MUT_WORD32 - MUT_TRUNCATE) :
+					     rnd_below(NUM_ONNX_MUT));
+		double t1 = now(), dt;
+
+		size = blobs ? mutate_blob(k, &models[which], buf) : mutate(k, &models[which], buf);
+		if (verbose)
+			TH_LOG("%lu: %s %s, %zu bytes", i, names[which], mut_names[k], size);
+		c.per_kind[k]++;
+		ASSERT_EQ(0, blobs ? try_blob(core, buf, size, &c) : try_model(core, buf, size, &c))
+			TH_LOG("mutation %lu (seed %lu, %s of %s) failed without a message",
+			       i, seed, mut_names[k], names[which]);
+		dt = now() - t1;
+		if (dt > slowest) {
+			slowest = dt;
+			slowest_i = i;
+		}
+	}
+	if (blobs)
+		TH_LOG("%lu mutations of %zu blobs (seed %lu) in %.2f s: %lu not imported, "
+		       "%lu failed to run, %lu ran; slowest %.3f s (mutation %lu)",
+		       iters, num, seed, now() - t0, c.import_err, c.run_err, c.ran, slowest,
+		       slowest_i);
+	else
+		TH_LOG("%lu mutations of %zu models (seed %lu) in %.2f s: %lu not read, %lu not compiled, "
+		       "%lu failed to run, %lu ran; slowest %.3f s (mutation %lu)",
+		       iters, num, seed, now() - t0, c.read_err, c.compile_err, c.run_err, c.ran,
+		       slowest, slowest_i);
+	for (int k = 0; k < NUM_MUT; k++)
+		if (c.per_kind[k])
+			TH_LOG("  %-9s %lu", mut_names[k], c.per_kind[k]);
+	vnpu_core_free(core);
+	free(buf);
+	for (size_t i = 0; i < num; i++) {
+		free(models[i].data);
+		free(models[i].leaves);
+	}
+	free(models);
+	free(names);
+}
+
+KSFT_MAIN_ORDER
+
+int main(int argc, char **argv)
+{
 	int opt;
 
 	while ((opt = getopt(argc, argv, "bd:n:s:v")) != -1) {
@@ -505,120 +609,13 @@ int main(int argc, char **argv)
 			verbose = true;
 			break;
 		default:
-			fprintf(stderr, "usage: test-runtime-fuzz [-b] [-d DEVICE] [-n MUTATIONS] [-s SEED] [-v] [MODEL.onnx...]\n");
+			fprintf(stderr,
+				"usage: test-runtime-fuzz [-b] [-d DEVICE] [-n MUTATIONS] [-s SEED] [-v] [MODEL.onnx...]\n");
 			return 2;
 		}
 	}
 	given = (size_t)(argc - optind);
-	if (vnpu_core_create(&core)) {
-		fprintf(stderr, "test-runtime-fuzz: setup failed: %s\n", vnpu_last_error());
-		return 1;
-	}
-	if (!has_device(core, device)) {
-		printf("skip: no %s device\n", device);
-		vnpu_core_free(core);
-		return 77;
-	}
-	models = calloc(given ? given : NUM_CASES, sizeof(*models));
-	names = calloc(given ? given : NUM_CASES, sizeof(*names));
-	if (!models || !names) {
-		fprintf(stderr, "test-runtime-fuzz: out of memory\n");
-		return 1;
-	}
-	for (size_t i = 0; i < (given ? given : NUM_CASES); i++) {
-		struct model *md = &models[num];
-		char path[4096];
-		vnpu_model *m;
-
-		if (given)
-			snprintf(path, sizeof(path), "%s", argv[optind + (int)i]);
-		else
-			snprintf(path, sizeof(path), NODE_DIR "%s/model.onnx", cases[i]);
-		if (read_file(path, md)) {
-			if (given) {
-				fprintf(stderr, "test-runtime-fuzz: cannot read %s\n", path);
-				return 1;
-			}
-			printf("skip: %s is missing (libonnx-testdata)\n", path);
-			return 77;
-		}
-		/* The models as they are must read (the built-in ones are the suite's). */
-		if (vnpu_core_read_model_from_memory(core, md->data, md->size, &m)) {
-			if (!given) {
-				fprintf(stderr, "test-runtime-fuzz: %s does not read: %s\n", path,
-					vnpu_last_error());
-				return 1;
-			}
-			free(md->data);
-			md->data = NULL;
-			continue;
-		}
-		vnpu_model_free(m);
-		/* Some need their inputs' values to compile (a Loop's trip count). */
-		if (blobs && to_blob(core, md)) {
-			if (verbose)
-				fprintf(stderr, "%s does not compile for %s: %s\n", path, device,
-					vnpu_last_error());
-			free(md->data);
-			md->data = NULL;
-			continue;
-		}
-		if (!blobs)
-			walk(md, 0, md->size, 0);
-		if (md->size > max_size)
-			max_size = md->size;
-		names[num++] = given ? argv[optind + (int)i] : cases[i];
-	}
-	buf = malloc(max_size + 16);
-	if (!buf || !num) {
-		fprintf(stderr, "test-runtime-fuzz: %s\n", num ? "out of memory" : "no model reads");
-		return 1;
-	}
-	rng_state = seed * 0x9e3779b97f4a7c15ull + 1;
-	t0 = now();
-	for (unsigned long i = 0; i < iters; i++) {
-		size_t which = rnd_below(num), size;
-		/* half of them keep the encoding valid and change a value */
-		enum mutation k = (enum mutation)(rnd() & 1 ? (blobs ? MUT_WORD32 : 0) + rnd_below(2) :
-					     blobs ? MUT_TRUNCATE + rnd_below(MUT_WORD32 - MUT_TRUNCATE) :
-					     rnd_below(NUM_ONNX_MUT));
-		double t1 = now(), dt;
-
-		size = blobs ? mutate_blob(k, &models[which], buf) : mutate(k, &models[which], buf);
-		if (verbose)
-			fprintf(stderr, "%lu: %s %s, %zu bytes\n", i, names[which], mut_names[k], size);
-		c.per_kind[k]++;
-		if (blobs ? try_blob(core, buf, size, &c) : try_model(core, buf, size, &c)) {
-			fprintf(stderr, "test-runtime-fuzz: mutation %lu (seed %lu, %s of %s) failed without a message\n",
-				i, seed, mut_names[k], names[which]);
-			return 1;
-		}
-		dt = now() - t1;
-		if (dt > slowest) {
-			slowest = dt;
-			slowest_i = i;
-		}
-	}
-	if (blobs)
-		printf("%lu mutations of %zu blobs (seed %lu) in %.2f s: %lu not imported, "
-		       "%lu failed to run, %lu ran; slowest %.3f s (mutation %lu)\n",
-		       iters, num, seed, now() - t0, c.import_err, c.run_err, c.ran, slowest,
-		       slowest_i);
-	else
-		printf("%lu mutations of %zu models (seed %lu) in %.2f s: %lu not read, %lu not compiled, "
-		       "%lu failed to run, %lu ran; slowest %.3f s (mutation %lu)\n",
-		       iters, num, seed, now() - t0, c.read_err, c.compile_err, c.run_err, c.ran,
-		       slowest, slowest_i);
-	for (int k = 0; k < NUM_MUT; k++)
-		if (c.per_kind[k])
-			printf("  %-9s %lu\n", mut_names[k], c.per_kind[k]);
-	vnpu_core_free(core);
-	free(buf);
-	for (size_t i = 0; i < num; i++) {
-		free(models[i].data);
-		free(models[i].leaves);
-	}
-	free(models);
-	free(names);
-	return 0;
+	given_paths = argv + optind;
+	/* The arguments left are models, not test names. */
+	return ksft_main_run(argc, argv, argc);
 }

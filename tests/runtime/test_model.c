@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "runtime_test.h"
 #include "onnx_writer.h"
 
 #define NODE_DIR "/usr/share/libonnx-testdata/data/node/"
@@ -36,43 +36,44 @@ static vnpu_status compile_file(vnpu_core *core, const char *path, const char *d
 }
 
 /* The model serialized in @model (freed) read and compiled for @device. */
-static int compile_pb(vnpu_core *core, const char *device, struct pb *model,
+static int compile_pb(struct __test_metadata *_metadata, vnpu_core *core, const char *device,
+		      struct pb *model,
 		      vnpu_compiled_model **cm)
 {
 	vnpu_model *m;
 	vnpu_status st;
 
-	CHECK(!model->failed);
+	ASSERT_TRUE(!model->failed);
 	st = vnpu_core_read_model_from_memory(core, model->data, model->len, &m);
 	pb_free(model);
-	CHECK_OK(st);
+	ASSERT_EQ(VNPU_OK, st);
 	st = vnpu_core_compile_model(core, m, device, NULL, cm);
 	vnpu_model_free(m);
-	CHECK_OK(st);
+	ASSERT_EQ(VNPU_OK, st);
 	return 0;
 }
 
 /* x = i * 0.5 + base, y = 1 - i: sum must be i * -0.5 + base + 1. */
-static int run_add(vnpu_infer_request *req, float base)
+static int run_add(struct __test_metadata *_metadata, vnpu_infer_request *req, float base)
 {
 	vnpu_tensor *x, *y, *sum;
 	float *px, *py, *ps;
 	int i, ret = 0;
 
-	CHECK_OK(vnpu_infer_request_get_tensor(req, "x", &x));
-	CHECK_OK(vnpu_infer_request_get_tensor(req, "y", &y));
-	CHECK_OK(vnpu_tensor_get_data(x, (void **)&px));
-	CHECK_OK(vnpu_tensor_get_data(y, (void **)&py));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "x", &x));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "y", &y));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(x, (void **)&px));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(y, (void **)&py));
 	for (i = 0; i < 60; i++) {
 		px[i] = (float)i * 0.5f + base;
 		py[i] = 1.0f - (float)i;
 	}
-	CHECK_OK(vnpu_infer_request_infer(req));
-	CHECK_OK(vnpu_infer_request_get_tensor(req, "sum", &sum));
-	CHECK_OK(vnpu_tensor_get_data(sum, (void **)&ps));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "sum", &sum));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(sum, (void **)&ps));
 	for (i = 0; i < 60 && !ret; i++) {
 		if (ps[i] != (float)i * -0.5f + base + 1.0f) {
-			fprintf(stderr, "sum[%d] = %g\n", i, ps[i]);
+			TH_LOG("sum[%d] = %g", i, ps[i]);
 			ret = 1;
 		}
 		/* infer does not modify inputs */
@@ -85,36 +86,40 @@ static int run_add(vnpu_infer_request *req, float base)
 	return ret;
 }
 
-static int compile_and_run(vnpu_core *core, const char *device)
+TEST_F(dev, compile_and_run)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	vnpu_compiled_model *cm;
 	vnpu_infer_request *req;
 	vnpu_property_value *v;
 	uint32_t n;
 	vnpu_port port;
 
-	CHECK_OK(compile_file(core, ADD, device, NULL, &cm));
-	CHECK_OK(vnpu_compiled_model_get_num_inputs(cm, &n));
-	CHECK(n == 2);
-	CHECK_OK(vnpu_compiled_model_get_output(cm, 0, &port));
-	CHECK(!strcmp(port.name, "sum") && port.shape.rank == 3 && port.shape.dims[2] == 5);
-	CHECK_OK(vnpu_compiled_model_get_property(cm, VNPU_PROP_EXECUTION_DEVICES, &v));
-	CHECK(v->count == 1);
+	ASSERT_EQ(VNPU_OK, compile_file(core, ADD, device, NULL, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_get_num_inputs(cm, &n));
+	ASSERT_EQ(2, n);
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_get_output(cm, 0, &port));
+	ASSERT_TRUE(!strcmp(port.name, "sum") && port.shape.rank == 3 && port.shape.dims[2] == 5);
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_get_property(cm, VNPU_PROP_EXECUTION_DEVICES, &v));
+	ASSERT_EQ(1, v->count);
 	vnpu_property_value_free(v);
-	CHECK_OK(vnpu_compiled_model_get_property(cm, VNPU_PROP_OPTIMAL_NUMBER_OF_INFER_REQUESTS,
-						  &v));
-	CHECK(v->integer >= 1);
+	ASSERT_EQ(VNPU_OK,
+		  vnpu_compiled_model_get_property(cm, VNPU_PROP_OPTIMAL_NUMBER_OF_INFER_REQUESTS,
+						   &v));
+	ASSERT_GE(v->integer, 1);
 	vnpu_property_value_free(v);
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK(!run_add(req, 3));
-	CHECK(!run_add(req, -7));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(0, run_add(_metadata, req, 3));
+	ASSERT_EQ(0, run_add(_metadata, req, -7));
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
-static int compile_errors(vnpu_core *core, const char *device)
+TEST_F(dev, compile_errors)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	const char *bad_key[] = { "NO_SUCH_KEY", "1", NULL };
 	const char *bad_value[] = { VNPU_PROP_ENABLE_PROFILING, "sometimes", NULL };
 	const char *no_value[] = { VNPU_PROP_ENABLE_PROFILING, NULL };
@@ -125,58 +130,61 @@ static int compile_errors(vnpu_core *core, const char *device)
 	vnpu_property_value *v;
 	vnpu_model *m;
 
-	CHECK_OK(vnpu_core_read_model(core, ADD, &m));
-	CHECK_ERR(vnpu_core_compile_model(core, m, "GPU", NULL, &cm), VNPU_NOT_FOUND);
-	CHECK_ERR(vnpu_core_compile_model(core, m, "HETERO:", NULL, &cm), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_core_compile_model(core, m, "HETERO:GPU,CPU", NULL, &cm), VNPU_NOT_FOUND);
-	CHECK_ERR(vnpu_core_compile_model(core, m, "HETERO:CPU,CPU,CPU", NULL, &cm),
-		  VNPU_UNSUPPORTED);
-	CHECK_ERR(vnpu_core_compile_model(core, m, device, bad_key, &cm), VNPU_NOT_FOUND);
-	CHECK_ERR(vnpu_core_compile_model(core, m, device, bad_value, &cm),
-		  VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_core_compile_model(core, m, device, no_value, &cm),
-		  VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_core_compile_model(core, m, device, read_only, &cm), VNPU_NOT_FOUND);
-	CHECK_ERR(vnpu_core_compile_model(NULL, m, device, NULL, &cm), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_core_compile_model(core, m, NULL, NULL, &cm), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_core_compile_model(core, m, device, NULL, NULL), VNPU_INVALID_ARGUMENT);
-	CHECK(cm == NULL);
-	CHECK_OK(vnpu_core_compile_model(core, m, device, good, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_core_read_model(core, ADD, &m));
+	ASSERT_FAILS(VNPU_NOT_FOUND, vnpu_core_compile_model(core, m, "GPU", NULL, &cm));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_core_compile_model(core, m, "HETERO:", NULL, &cm));
+	ASSERT_FAILS(VNPU_NOT_FOUND, vnpu_core_compile_model(core, m, "HETERO:GPU,CPU", NULL, &cm));
+	ASSERT_FAILS(VNPU_UNSUPPORTED,
+		     vnpu_core_compile_model(core, m, "HETERO:CPU,CPU,CPU", NULL, &cm));
+	ASSERT_FAILS(VNPU_NOT_FOUND, vnpu_core_compile_model(core, m, device, bad_key, &cm));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_core_compile_model(core, m, device, bad_value, &cm));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_core_compile_model(core, m, device, no_value,
+								    &cm));
+	ASSERT_FAILS(VNPU_NOT_FOUND, vnpu_core_compile_model(core, m, device, read_only, &cm));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_core_compile_model(NULL, m, device, NULL, &cm));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_core_compile_model(core, m, NULL, NULL, &cm));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_core_compile_model(core, m, device, NULL, NULL));
+	ASSERT_EQ(NULL, cm);
+	ASSERT_EQ(VNPU_OK, vnpu_core_compile_model(core, m, device, good, &cm));
 	/* the compiled model keeps no reference to the model */
 	vnpu_model_free(m);
-	CHECK_OK(vnpu_compiled_model_get_property(cm, VNPU_PROP_PERFORMANCE_HINT, &v));
-	CHECK(!strcmp(v->text, "THROUGHPUT"));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_get_property(cm, VNPU_PROP_PERFORMANCE_HINT, &v));
+	ASSERT_STREQ("THROUGHPUT", v->text);
 	vnpu_property_value_free(v);
-	CHECK_OK(vnpu_compiled_model_get_property(cm, VNPU_PROP_OPTIMAL_NUMBER_OF_INFER_REQUESTS,
-						  &v));
-	CHECK(v->integer == 3);
+	ASSERT_EQ(VNPU_OK,
+		  vnpu_compiled_model_get_property(cm, VNPU_PROP_OPTIMAL_NUMBER_OF_INFER_REQUESTS,
+						   &v));
+	ASSERT_EQ(3, v->integer);
 	vnpu_property_value_free(v);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
-static int query(vnpu_core *core, const char *device)
+TEST_F(dev, query)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	vnpu_query_report *r;
 	vnpu_model *m;
 	size_t n;
 
-	CHECK_OK(vnpu_core_read_model(core, CONV, &m));
-	CHECK_OK(vnpu_model_get_ops_size(m, &n));
-	CHECK_OK(vnpu_core_query_model(core, m, device, &r));
-	CHECK(r->count == n && n >= 1);
-	CHECK(!strcmp(r->entries[0].op_type, "Conv"));
-	CHECK(r->entries[0].device && !strncmp(r->entries[0].device, device, 3));
+	ASSERT_EQ(VNPU_OK, vnpu_core_read_model(core, CONV, &m));
+	ASSERT_EQ(VNPU_OK, vnpu_model_get_ops_size(m, &n));
+	ASSERT_EQ(VNPU_OK, vnpu_core_query_model(core, m, device, &r));
+	ASSERT_TRUE(r->count == n && n >= 1);
+	ASSERT_STREQ("Conv", r->entries[0].op_type);
+	ASSERT_TRUE(r->entries[0].device && !strncmp(r->entries[0].device, device, 3));
 	vnpu_query_report_free(r);
-	CHECK_ERR(vnpu_core_query_model(core, m, "GPU", &r), VNPU_NOT_FOUND);
-	CHECK_ERR(vnpu_core_query_model(core, m, device, NULL), VNPU_INVALID_ARGUMENT);
+	ASSERT_FAILS(VNPU_NOT_FOUND, vnpu_core_query_model(core, m, "GPU", &r));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_core_query_model(core, m, device, NULL));
 	vnpu_model_free(m);
-	return 0;
 }
 
 /* f64 nodes: the NPU does not take them, HETERO and AUTO run them on the CPU. */
-static int hetero_fallback(vnpu_core *core, const char *device)
+TEST_F(dev, hetero_fallback)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	const char *strict[] = { VNPU_PROP_HETERO_STRICT, "YES", NULL };
 	char hetero[64];
 	vnpu_compiled_model *cm;
@@ -190,43 +198,44 @@ static int hetero_fallback(vnpu_core *core, const char *device)
 	int npu = !strncmp(device, "NPU", 3);
 
 	snprintf(hetero, sizeof(hetero), "HETERO:%s,CPU", device);
-	CHECK_OK(vnpu_core_read_model(core, F64, &m));
-	CHECK_OK(vnpu_core_query_model(core, m, hetero, &r));
-	CHECK(r->count == 1 && r->entries[0].device);
-	CHECK(!strcmp(r->entries[0].device, npu ? "CPU" : device));
+	ASSERT_EQ(VNPU_OK, vnpu_core_read_model(core, F64, &m));
+	ASSERT_EQ(VNPU_OK, vnpu_core_query_model(core, m, hetero, &r));
+	ASSERT_TRUE(r->count == 1 && r->entries[0].device);
+	ASSERT_STREQ(npu ? "CPU" : device, r->entries[0].device);
 	vnpu_query_report_free(r);
 	if (npu) {
-		CHECK_ERR(vnpu_core_compile_model(core, m, device, NULL, &cm), VNPU_UNSUPPORTED);
-		CHECK(vnpu_core_compile_model(core, m, hetero, strict, &cm) != VNPU_OK);
+		ASSERT_FAILS(VNPU_UNSUPPORTED, vnpu_core_compile_model(core, m, device, NULL, &cm));
+		ASSERT_NE(VNPU_OK, vnpu_core_compile_model(core, m, hetero, strict, &cm));
 	}
-	CHECK_OK(vnpu_core_compile_model(core, m, hetero, NULL, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_core_compile_model(core, m, hetero, NULL, &cm));
 	vnpu_model_free(m);
-	CHECK_OK(vnpu_compiled_model_get_property(cm, VNPU_PROP_EXECUTION_DEVICES, &v));
-	CHECK(!strcmp(v->items[v->count - 1], npu ? "CPU" : device));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_get_property(cm, VNPU_PROP_EXECUTION_DEVICES, &v));
+	ASSERT_STREQ(npu ? "CPU" : device, v->items[v->count - 1]);
 	vnpu_property_value_free(v);
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_OK(vnpu_infer_request_get_input_tensor(req, 0, &in));
-	CHECK_OK(vnpu_tensor_get_data(in, (void **)&pin));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_input_tensor(req, 0, &in));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(in, (void **)&pin));
 	pin[0] = 1.5;
 	pin[1] = -2.25;
-	CHECK_OK(vnpu_infer_request_infer(req));
-	CHECK_OK(vnpu_infer_request_get_output_tensor(req, 0, &out));
-	CHECK_OK(vnpu_tensor_get_data(out, (void **)&pout));
-	CHECK(pout[0] == 1.5f && pout[1] == -2.25f);
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_output_tensor(req, 0, &out));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(out, (void **)&pout));
+	ASSERT_TRUE(pout[0] == 1.5f && pout[1] == -2.25f);
 	vnpu_tensor_free(in);
 	vnpu_tensor_free(out);
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
 
-	CHECK_OK(compile_file(core, ADD, "AUTO", NULL, &cm));
+	ASSERT_EQ(VNPU_OK, compile_file(core, ADD, "AUTO", NULL, &cm));
 	vnpu_compiled_model_free(cm);
-	CHECK_OK(compile_file(core, ADD, hetero, NULL, &cm));
+	ASSERT_EQ(VNPU_OK, compile_file(core, ADD, hetero, NULL, &cm));
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
-static int export_import(vnpu_core *core, const char *device)
+TEST_F(dev, export_import)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	const char *props[] = { VNPU_PROP_ENABLE_PROFILING, "YES", NULL };
 	vnpu_compiled_model *cm, *cm2;
 	vnpu_infer_request *req;
@@ -234,26 +243,26 @@ static int export_import(vnpu_core *core, const char *device)
 	unsigned char *blob;
 	size_t size;
 
-	CHECK_OK(compile_file(core, CONV, device, props, &cm));
-	CHECK_OK(vnpu_compiled_model_export(cm, (void **)&blob, &size));
+	ASSERT_EQ(VNPU_OK, compile_file(core, CONV, device, props, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_export(cm, (void **)&blob, &size));
 	vnpu_compiled_model_free(cm);
-	CHECK_OK(vnpu_core_import_model(core, blob, size, NULL, &cm2));
-	CHECK_OK(vnpu_compiled_model_get_property(cm2, VNPU_PROP_ENABLE_PROFILING, &v));
-	CHECK(v->integer == 1);
+	ASSERT_EQ(VNPU_OK, vnpu_core_import_model(core, blob, size, NULL, &cm2));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_get_property(cm2, VNPU_PROP_ENABLE_PROFILING, &v));
+	ASSERT_EQ(1, v->integer);
 	vnpu_property_value_free(v);
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm2, &req));
-	CHECK_OK(vnpu_infer_request_infer(req));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm2, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm2);
-	CHECK_ERR(vnpu_core_import_model(core, blob, size / 2, NULL, &cm2), VNPU_PARSE_ERROR);
+	ASSERT_FAILS(VNPU_PARSE_ERROR, vnpu_core_import_model(core, blob, size / 2, NULL, &cm2));
 	blob[size / 2] ^= 1;
-	CHECK_ERR(vnpu_core_import_model(core, blob, size, NULL, &cm2), VNPU_PARSE_ERROR);
+	ASSERT_FAILS(VNPU_PARSE_ERROR, vnpu_core_import_model(core, blob, size, NULL, &cm2));
 	vnpu_free(blob);
-	return 0;
 }
 
-static int cache_dir(vnpu_core *unused, const char *device)
+TEST_F(dev, cache_dir)
 {
+	const char *device = self->device;
 	char dir[] = "/tmp/vnpu-cache-XXXXXX", path[256];
 	const char *props[] = { VNPU_PROP_CACHE_DIR, dir, NULL };
 	const char *other[] = { VNPU_PROP_CACHE_DIR, dir, VNPU_PROP_ENABLE_PROFILING, "YES",
@@ -264,46 +273,47 @@ static int cache_dir(vnpu_core *unused, const char *device)
 	vnpu_core *core;
 	int round;
 
-	(void)unused;
-	CHECK(mkdtemp(dir));
-	CHECK_OK(vnpu_core_create(&core));
+	ASSERT_NE(NULL, mkdtemp(dir));
+	ASSERT_EQ(VNPU_OK, vnpu_core_create(&core));
 	for (round = 0; round < 3; round++) {
 		/* miss, hit, then a miss for other properties */
-		CHECK_OK(compile_file(core, ADD, device, round < 2 ? props : other, &cm));
-		CHECK_OK(vnpu_compiled_model_get_property(cm, VNPU_PROP_LOADED_FROM_CACHE, &v));
-		CHECK(v->integer == (round == 1));
+		ASSERT_EQ(VNPU_OK, compile_file(core, ADD, device, round < 2 ? props : other, &cm));
+		ASSERT_EQ(VNPU_OK,
+			  vnpu_compiled_model_get_property(cm, VNPU_PROP_LOADED_FROM_CACHE, &v));
+		ASSERT_EQ((round == 1), v->integer);
 		vnpu_property_value_free(v);
-		CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-		CHECK(!run_add(req, (float)round));
+		ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+		ASSERT_EQ(0, run_add(_metadata, req, (float)round));
 		vnpu_infer_request_free(req);
 		vnpu_compiled_model_free(cm);
 	}
 	/* the global CACHE_DIR works the same; a corrupted entry is a miss */
-	CHECK_OK(vnpu_core_set_property_str(core, NULL, VNPU_PROP_CACHE_DIR, dir));
-	CHECK_OK(compile_file(core, ADD, device, NULL, &cm));
-	CHECK_OK(vnpu_compiled_model_get_property(cm, VNPU_PROP_LOADED_FROM_CACHE, &v));
-	CHECK(v->integer == 1);
+	ASSERT_EQ(VNPU_OK, vnpu_core_set_property_str(core, NULL, VNPU_PROP_CACHE_DIR, dir));
+	ASSERT_EQ(VNPU_OK, compile_file(core, ADD, device, NULL, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_get_property(cm, VNPU_PROP_LOADED_FROM_CACHE, &v));
+	ASSERT_EQ(1, v->integer);
 	vnpu_property_value_free(v);
 	vnpu_compiled_model_free(cm);
 	snprintf(path, sizeof(path), "rm -f %s/*.vnpublob.tmp.* ; for f in %s/*.vnpublob; do "
 		 "printf X | dd of=$f bs=1 seek=300 conv=notrunc 2>/dev/null; done", dir, dir);
-	CHECK(system(path) == 0);
-	CHECK_OK(vnpu_core_set_property_str(core, NULL, VNPU_PROP_LOG_LEVEL, "NONE"));
-	CHECK_OK(compile_file(core, ADD, device, NULL, &cm));
-	CHECK_OK(vnpu_core_set_property_str(core, NULL, VNPU_PROP_LOG_LEVEL, "WARNING"));
-	CHECK_OK(vnpu_compiled_model_get_property(cm, VNPU_PROP_LOADED_FROM_CACHE, &v));
-	CHECK(v->integer == 0);
+	ASSERT_EQ(0, system(path));
+	ASSERT_EQ(VNPU_OK, vnpu_core_set_property_str(core, NULL, VNPU_PROP_LOG_LEVEL, "NONE"));
+	ASSERT_EQ(VNPU_OK, compile_file(core, ADD, device, NULL, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_core_set_property_str(core, NULL, VNPU_PROP_LOG_LEVEL, "WARNING"));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_get_property(cm, VNPU_PROP_LOADED_FROM_CACHE, &v));
+	ASSERT_EQ(0, v->integer);
 	vnpu_property_value_free(v);
 	vnpu_compiled_model_free(cm);
 	vnpu_core_free(core);
 	snprintf(path, sizeof(path), "rm -rf %s", dir);
-	CHECK(system(path) == 0);
-	return 0;
+	ASSERT_EQ(0, system(path));
 }
 
 /* Host tensors of other types: converted in, converted out. */
-static int io_tensors(vnpu_core *core, const char *device)
+TEST_F(dev, io_tensors)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	const vnpu_shape s = { 3, { 3, 4, 5 } }, wrong = { 3, { 3, 4, 6 } };
 	int32_t x[60], y[60];
 	int64_t sum[60];
@@ -316,37 +326,38 @@ static int io_tensors(vnpu_core *core, const char *device)
 		x[i] = i;
 		y[i] = -2 * i;
 	}
-	CHECK_OK(compile_file(core, ADD, device, NULL, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_OK(vnpu_tensor_create_from_ptr(VNPU_TYPE_I32, &s, x, &tx));
-	CHECK_OK(vnpu_tensor_create_from_ptr(VNPU_TYPE_I32, &s, y, &ty));
-	CHECK_OK(vnpu_tensor_create_from_ptr(VNPU_TYPE_I64, &s, sum, &ts));
-	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_F32, &wrong, &bad));
-	CHECK_OK(vnpu_infer_request_set_tensor(req, "x", tx));
-	CHECK_OK(vnpu_infer_request_set_input_tensor(req, 1, ty));
-	CHECK_OK(vnpu_infer_request_set_output_tensor(req, 0, ts));
-	CHECK_ERR(vnpu_infer_request_set_tensor(req, "x", bad), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_infer_request_set_tensor(req, "z", tx), VNPU_NOT_FOUND);
-	CHECK_OK(vnpu_infer_request_get_tensor(req, "x", &got));
-	CHECK(got == tx);
+	ASSERT_EQ(VNPU_OK, compile_file(core, ADD, device, NULL, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create_from_ptr(VNPU_TYPE_I32, &s, x, &tx));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create_from_ptr(VNPU_TYPE_I32, &s, y, &ty));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create_from_ptr(VNPU_TYPE_I64, &s, sum, &ts));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create(VNPU_TYPE_F32, &wrong, &bad));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "x", tx));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_input_tensor(req, 1, ty));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_output_tensor(req, 0, ts));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_infer_request_set_tensor(req, "x", bad));
+	ASSERT_FAILS(VNPU_NOT_FOUND, vnpu_infer_request_set_tensor(req, "z", tx));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "x", &got));
+	ASSERT_EQ(tx, got);
 	vnpu_tensor_free(got);
-	CHECK_OK(vnpu_infer_request_get_tensor(req, "sum", &got));
-	CHECK(got == ts);
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "sum", &got));
+	ASSERT_EQ(ts, got);
 	vnpu_tensor_free(got);
-	CHECK_OK(vnpu_infer_request_infer(req));
-	for (i = 0; i < 60; i++)
-		CHECK(sum[i] == -i && x[i] == i && y[i] == -2 * i);
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
+	for (i = 0; i < 60; i++) {
+		ASSERT_TRUE(sum[i] == -i && x[i] == i && y[i] == -2 * i);
+	}
 	vnpu_tensor_free(tx);
 	vnpu_tensor_free(ty);
 	vnpu_tensor_free(ts);
 	vnpu_tensor_free(bad);
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
 /* Run the compiled Add on x, y of @shape (@n elements): sum = x + y. */
-static int run_add_shaped(vnpu_compiled_model *cm, const vnpu_shape *shape, int n)
+static int run_add_shaped(struct __test_metadata *_metadata, vnpu_compiled_model *cm,
+			  const vnpu_shape *shape, int n)
 {
 	const vnpu_shape wrong = { 3, { 3, 4, 5 } };
 	float x[60], y[60], *sum;
@@ -358,19 +369,20 @@ static int run_add_shaped(vnpu_compiled_model *cm, const vnpu_shape *shape, int 
 		x[i] = (float)i;
 		y[i] = 0.5f * (float)i;
 	}
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_OK(vnpu_tensor_create_from_ptr(VNPU_TYPE_F32, &wrong, x, &tx));
-	CHECK_ERR(vnpu_infer_request_set_tensor(req, "x", tx), VNPU_INVALID_ARGUMENT);
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create_from_ptr(VNPU_TYPE_F32, &wrong, x, &tx));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_infer_request_set_tensor(req, "x", tx));
 	vnpu_tensor_free(tx);
-	CHECK_OK(vnpu_tensor_create_from_ptr(VNPU_TYPE_F32, shape, x, &tx));
-	CHECK_OK(vnpu_tensor_create_from_ptr(VNPU_TYPE_F32, shape, y, &ty));
-	CHECK_OK(vnpu_infer_request_set_tensor(req, "x", tx));
-	CHECK_OK(vnpu_infer_request_set_tensor(req, "y", ty));
-	CHECK_OK(vnpu_infer_request_infer(req));
-	CHECK_OK(vnpu_infer_request_get_tensor(req, "sum", &ts));
-	CHECK_OK(vnpu_tensor_get_data(ts, (void **)&sum));
-	for (i = 0; i < n; i++)
-		CHECK(sum[i] == 1.5f * (float)i);
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create_from_ptr(VNPU_TYPE_F32, shape, x, &tx));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create_from_ptr(VNPU_TYPE_F32, shape, y, &ty));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "x", tx));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "y", ty));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "sum", &ts));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(ts, (void **)&sum));
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(1.5f * (float)i, sum[i]);
+	}
 	vnpu_tensor_free(tx);
 	vnpu_tensor_free(ty);
 	vnpu_tensor_free(ts);
@@ -385,27 +397,28 @@ static int run_add_shaped(vnpu_compiled_model *cm, const vnpu_shape *shape, int 
  * shape a node refuses (x [2,5] against y [3,4,5]) is refused and the
  * model is left as it was.
  */
-static int reshape_fixed_dims(vnpu_core *core, const char *device)
+TEST_F(dev, reshape_fixed_dims)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	const vnpu_shape refused = { 2, { 2, 5 } }, shape = { 2, { 4, 5 } };
 	vnpu_compiled_model *cm;
 	vnpu_shape got;
 	vnpu_model *m;
 
-	CHECK_OK(vnpu_core_read_model(core, ADD, &m));
-	CHECK_ERR(vnpu_model_reshape(m, "x", &refused), VNPU_INVALID_ARGUMENT);
-	CHECK(strstr(vnpu_last_error(), "reshape 'x'"));
-	CHECK_OK(vnpu_model_output_shape(m, 0, &got));
-	CHECK(got.rank == 3 && got.dims[0] == 3);
-	CHECK_OK(vnpu_model_reshape(m, "x", &shape));
-	CHECK_OK(vnpu_model_reshape(m, "y", &shape));
-	CHECK_OK(vnpu_model_output_shape(m, 0, &got));
-	CHECK(got.rank == 2 && got.dims[0] == 4 && got.dims[1] == 5);
-	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_core_read_model(core, ADD, &m));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_model_reshape(m, "x", &refused));
+	ASSERT_NE(NULL, strstr(vnpu_last_error(), "reshape 'x'"));
+	ASSERT_EQ(VNPU_OK, vnpu_model_output_shape(m, 0, &got));
+	ASSERT_TRUE(got.rank == 3 && got.dims[0] == 3);
+	ASSERT_EQ(VNPU_OK, vnpu_model_reshape(m, "x", &shape));
+	ASSERT_EQ(VNPU_OK, vnpu_model_reshape(m, "y", &shape));
+	ASSERT_EQ(VNPU_OK, vnpu_model_output_shape(m, 0, &got));
+	ASSERT_TRUE(got.rank == 2 && got.dims[0] == 4 && got.dims[1] == 5);
+	ASSERT_EQ(VNPU_OK, vnpu_core_compile_model(core, m, device, NULL, &cm));
 	vnpu_model_free(m);
-	CHECK(!run_add_shaped(cm, &shape, 20));
+	ASSERT_EQ(0, run_add_shaped(_metadata, cm, &shape, 20));
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
 /*
@@ -416,8 +429,10 @@ static int reshape_fixed_dims(vnpu_core *core, const char *device)
  * compiled with when the model is reshaped afterwards; a frozen input is
  * no longer one.
  */
-static int reshape_hostile(vnpu_core *core, const char *device)
+TEST_F(dev, reshape_hostile)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	const vnpu_shape four_five = { 2, { 4, 5 } }, two_ten = { 2, { 2, 10 } };
 	const vnpu_shape scalar = { .rank = 0 }, deep = { .rank = VNPU_MAX_RANK + 1 };
 	const vnpu_shape huge = { 2, { 1ll << 62, 4 } }, wide = { 3, { 1ll << 40, 1ll << 40, 1 } };
@@ -427,51 +442,51 @@ static int reshape_hostile(vnpu_core *core, const char *device)
 	vnpu_shape got;
 	vnpu_model *m;
 
-	CHECK_OK(vnpu_core_read_model(core, ADD, &m));
-	CHECK_ERR(vnpu_model_reshape(NULL, "x", &four_five), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_model_reshape(m, NULL, &four_five), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_model_reshape(m, "x", NULL), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_model_reshape(m, "nope", &four_five), VNPU_NOT_FOUND);
-	CHECK(strstr(vnpu_last_error(), "'nope'"));
-	CHECK_ERR(vnpu_model_reshape(m, "sum", &four_five), VNPU_NOT_FOUND);
-	CHECK_ERR(vnpu_model_reshape(m, "x", &deep), VNPU_INVALID_ARGUMENT);
-	CHECK(strstr(vnpu_last_error(), "rank"));
-	CHECK_ERR(vnpu_model_reshape(m, "x", &huge), VNPU_INVALID_ARGUMENT);
-	CHECK(strstr(vnpu_last_error(), "reshape 'x'"));
-	CHECK_ERR(vnpu_model_reshape(m, "x", &wide), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_model_reshape(m, "x", &unbroadcast), VNPU_INVALID_ARGUMENT);
-	CHECK(strstr(vnpu_last_error(), "Add"));
-	CHECK_OK(vnpu_model_input_shape(m, 0, &got));
-	CHECK(got.rank == 3 && got.dims[0] == 3 && got.dims[1] == 4 && got.dims[2] == 5);
+	ASSERT_EQ(VNPU_OK, vnpu_core_read_model(core, ADD, &m));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_model_reshape(NULL, "x", &four_five));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_model_reshape(m, NULL, &four_five));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_model_reshape(m, "x", NULL));
+	ASSERT_FAILS(VNPU_NOT_FOUND, vnpu_model_reshape(m, "nope", &four_five));
+	ASSERT_NE(NULL, strstr(vnpu_last_error(), "'nope'"));
+	ASSERT_FAILS(VNPU_NOT_FOUND, vnpu_model_reshape(m, "sum", &four_five));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_model_reshape(m, "x", &deep));
+	ASSERT_NE(NULL, strstr(vnpu_last_error(), "rank"));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_model_reshape(m, "x", &huge));
+	ASSERT_NE(NULL, strstr(vnpu_last_error(), "reshape 'x'"));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_model_reshape(m, "x", &wide));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_model_reshape(m, "x", &unbroadcast));
+	ASSERT_NE(NULL, strstr(vnpu_last_error(), "Add"));
+	ASSERT_EQ(VNPU_OK, vnpu_model_input_shape(m, 0, &got));
+	ASSERT_TRUE(got.rank == 3 && got.dims[0] == 3 && got.dims[1] == 4 && got.dims[2] == 5);
 	/* A scalar x broadcasts against y. */
-	CHECK_OK(vnpu_model_reshape(m, "x", &scalar));
-	CHECK_OK(vnpu_model_output_shape(m, 0, &got));
-	CHECK(got.rank == 3 && got.dims[2] == 5);
-	CHECK_OK(vnpu_model_reshape(m, "x", &four_five));
-	CHECK_OK(vnpu_model_reshape(m, "y", &four_five));
-	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_model_reshape(m, "x", &scalar));
+	ASSERT_EQ(VNPU_OK, vnpu_model_output_shape(m, 0, &got));
+	ASSERT_TRUE(got.rank == 3 && got.dims[2] == 5);
+	ASSERT_EQ(VNPU_OK, vnpu_model_reshape(m, "x", &four_five));
+	ASSERT_EQ(VNPU_OK, vnpu_model_reshape(m, "y", &four_five));
+	ASSERT_EQ(VNPU_OK, vnpu_core_compile_model(core, m, device, NULL, &cm));
 	/*
 	 * Reshaped after a compile: cm keeps [4,5], a new compile takes [2,10]
 	 * (one input at a time: x becomes a scalar on the way).
 	 */
-	CHECK_ERR(vnpu_model_reshape(m, "x", &two_ten), VNPU_INVALID_ARGUMENT);
-	CHECK_OK(vnpu_model_reshape(m, "x", &scalar));
-	CHECK_OK(vnpu_model_reshape(m, "y", &two_ten));
-	CHECK_OK(vnpu_model_reshape(m, "x", &two_ten));
-	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm2));
-	CHECK(!run_add_shaped(cm, &four_five, 20));
-	CHECK(!run_add_shaped(cm2, &two_ten, 20));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_model_reshape(m, "x", &two_ten));
+	ASSERT_EQ(VNPU_OK, vnpu_model_reshape(m, "x", &scalar));
+	ASSERT_EQ(VNPU_OK, vnpu_model_reshape(m, "y", &two_ten));
+	ASSERT_EQ(VNPU_OK, vnpu_model_reshape(m, "x", &two_ten));
+	ASSERT_EQ(VNPU_OK, vnpu_core_compile_model(core, m, device, NULL, &cm2));
+	ASSERT_EQ(0, run_add_shaped(_metadata, cm, &four_five, 20));
+	ASSERT_EQ(0, run_add_shaped(_metadata, cm2, &two_ten, 20));
 	vnpu_compiled_model_free(cm);
 	vnpu_compiled_model_free(cm2);
 	/* Frozen, 'y' is no input any more. */
-	CHECK_OK(vnpu_model_freeze_input(m, "y", VNPU_TYPE_F32, &two_ten, zeros, sizeof(zeros)));
-	CHECK_ERR(vnpu_model_reshape(m, "y", &two_ten), VNPU_NOT_FOUND);
-	CHECK_ERR(vnpu_model_reshape(m, "x", &four_five), VNPU_INVALID_ARGUMENT);
-	CHECK_OK(vnpu_model_reshape(m, "x", &two_ten));
-	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm));
+	ASSERT_EQ(VNPU_OK,
+		  vnpu_model_freeze_input(m, "y", VNPU_TYPE_F32, &two_ten, zeros, sizeof(zeros)));
+	ASSERT_FAILS(VNPU_NOT_FOUND, vnpu_model_reshape(m, "y", &two_ten));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_model_reshape(m, "x", &four_five));
+	ASSERT_EQ(VNPU_OK, vnpu_model_reshape(m, "x", &two_ten));
+	ASSERT_EQ(VNPU_OK, vnpu_core_compile_model(core, m, device, NULL, &cm));
 	vnpu_compiled_model_free(cm);
 	vnpu_model_free(m);
-	return 0;
 }
 
 /*
@@ -479,7 +494,8 @@ static int reshape_hostile(vnpu_core *core, const char *device)
  * check that output @name has shape @want; its data, when @data is given,
  * is copied there (at most @max floats).
  */
-static int run_output(vnpu_core *core, const char *device, const vnpu_model *m,
+static int run_output(struct __test_metadata *_metadata, vnpu_core *core, const char *device,
+		      const vnpu_model *m,
 		      const char *name, const vnpu_shape *want, float *data, size_t max)
 {
 	vnpu_compiled_model *cm;
@@ -489,21 +505,21 @@ static int run_output(vnpu_core *core, const char *device, const vnpu_model *m,
 	size_t bytes, elems = 1;
 	void *p;
 
-	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_OK(vnpu_infer_request_infer(req));
-	CHECK_OK(vnpu_infer_request_get_tensor(req, name, &t));
-	CHECK_OK(vnpu_tensor_get_shape(t, &got));
-	CHECK(got.rank == want->rank);
+	ASSERT_EQ(VNPU_OK, vnpu_core_compile_model(core, m, device, NULL, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, name, &t));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_shape(t, &got));
+	ASSERT_EQ(want->rank, got.rank);
 	for (uint32_t d = 0; d < got.rank; d++) {
-		CHECK(got.dims[d] == want->dims[d]);
+		ASSERT_EQ(want->dims[d], got.dims[d]);
 		elems *= (size_t)got.dims[d];
 	}
-	CHECK_OK(vnpu_tensor_get_byte_size(t, &bytes));
-	CHECK(bytes == elems * sizeof(float));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_byte_size(t, &bytes));
+	ASSERT_EQ(elems * sizeof(float), bytes);
 	if (data) {
-		CHECK(elems <= max);
-		CHECK_OK(vnpu_tensor_get_data(t, &p));
+		ASSERT_LE(elems, max);
+		ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(t, &p));
 		memcpy(data, p, bytes);
 	}
 	vnpu_tensor_free(t);
@@ -519,8 +535,10 @@ static int run_output(vnpu_core *core, const char *device, const vnpu_model *m,
  * a batch of 3 leave Y_h at its initial value, zeros; one step on X zero
  * is tanh(biases) = 0.
  */
-static int rnn_empty_batch(vnpu_core *core, const char *device)
+TEST_F(dev, rnn_empty_batch)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	const vnpu_shape gru_x = { 3, { 1, 0, 2 } }, gru_yh = { 3, { 1, 0, 5 } };
 	const vnpu_shape lstm_x = { 3, { 0, 7, 2 } }, lstm_y = { 4, { 0, 7, 1, 7 } };
 	const vnpu_shape lstm_yh = { 3, { 0, 1, 7 } };
@@ -529,27 +547,29 @@ static int rnn_empty_batch(vnpu_core *core, const char *device)
 	float yh[15];
 	vnpu_model *m;
 
-	CHECK_OK(vnpu_core_read_model(core, NODE_DIR "test_gru_defaults/model.onnx", &m));
-	CHECK_OK(vnpu_model_reshape(m, "X", &gru_x));
-	CHECK(!run_output(core, device, m, "Y_h", &gru_yh, NULL, 0));
-	CHECK_OK(vnpu_model_reshape(m, "X", &no_steps));
+	ASSERT_EQ(VNPU_OK, vnpu_core_read_model(core, NODE_DIR "test_gru_defaults/model.onnx", &m));
+	ASSERT_EQ(VNPU_OK, vnpu_model_reshape(m, "X", &gru_x));
+	ASSERT_EQ(0, run_output(_metadata, core, device, m, "Y_h", &gru_yh, NULL, 0));
+	ASSERT_EQ(VNPU_OK, vnpu_model_reshape(m, "X", &no_steps));
 	memset(yh, 0xff, sizeof(yh));
-	CHECK(!run_output(core, device, m, "Y_h", &yh3, yh, 15));
-	for (int i = 0; i < 15; i++)
-		CHECK(yh[i] == 0.0f);
-	CHECK_OK(vnpu_model_reshape(m, "X", &one_step));
+	ASSERT_EQ(0, run_output(_metadata, core, device, m, "Y_h", &yh3, yh, 15));
+	for (int i = 0; i < 15; i++) {
+		ASSERT_EQ(0.0f, yh[i]);
+	}
+	ASSERT_EQ(VNPU_OK, vnpu_model_reshape(m, "X", &one_step));
 	memset(yh, 0xff, sizeof(yh));
-	CHECK(!run_output(core, device, m, "Y_h", &yh3, yh, 15));
-	for (int i = 0; i < 15; i++)
-		CHECK(yh[i] == 0.0f);
+	ASSERT_EQ(0, run_output(_metadata, core, device, m, "Y_h", &yh3, yh, 15));
+	for (int i = 0; i < 15; i++) {
+		ASSERT_EQ(0.0f, yh[i]);
+	}
 	vnpu_model_free(m);
 
-	CHECK_OK(vnpu_core_read_model(core, NODE_DIR "test_lstm_batchwise/model.onnx", &m));
-	CHECK_OK(vnpu_model_reshape(m, "X", &lstm_x));
-	CHECK(!run_output(core, device, m, "Y", &lstm_y, NULL, 0));
-	CHECK(!run_output(core, device, m, "Y_h", &lstm_yh, NULL, 0));
+	ASSERT_EQ(VNPU_OK,
+		  vnpu_core_read_model(core, NODE_DIR "test_lstm_batchwise/model.onnx", &m));
+	ASSERT_EQ(VNPU_OK, vnpu_model_reshape(m, "X", &lstm_x));
+	ASSERT_EQ(0, run_output(_metadata, core, device, m, "Y", &lstm_y, NULL, 0));
+	ASSERT_EQ(0, run_output(_metadata, core, device, m, "Y_h", &lstm_yh, NULL, 0));
 	vnpu_model_free(m);
-	return 0;
 }
 
 /*
@@ -557,8 +577,10 @@ static int rnn_empty_batch(vnpu_core *core, const char *device)
  * of 0 x 0 matrices is 1, ReduceSumSquare of a scalar its square, and
  * ConvTranspose of an input without elements (no B) zeros.
  */
-static int empty_and_scalar_layers(vnpu_core *core, const char *device)
+TEST_F(dev, empty_and_scalar_layers)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	const vnpu_shape none = { 2, { 0, 0 } }, batch_none = { 3, { 3, 0, 0 } };
 	const vnpu_shape scalar = { 0 }, three = { 1, { 3 } };
 	const vnpu_shape no_x = { 4, { 1, 1, 3, 0 } }, y = { 4, { 1, 2, 10, 8 } };
@@ -568,43 +590,44 @@ static int empty_and_scalar_layers(vnpu_core *core, const char *device)
 	float out[160], *p;
 	vnpu_model *m;
 
-	CHECK_OK(vnpu_core_read_model(core, NODE_DIR "test_det_nd/model.onnx", &m));
-	CHECK_OK(vnpu_model_reshape(m, "x", &none));
-	CHECK(!run_output(core, device, m, "y", &scalar, out, 1));
-	CHECK(out[0] == 1.0f);
-	CHECK_OK(vnpu_model_reshape(m, "x", &batch_none));
-	CHECK(!run_output(core, device, m, "y", &three, out, 3));
-	CHECK(out[0] == 1.0f && out[1] == 1.0f && out[2] == 1.0f);
+	ASSERT_EQ(VNPU_OK, vnpu_core_read_model(core, NODE_DIR "test_det_nd/model.onnx", &m));
+	ASSERT_EQ(VNPU_OK, vnpu_model_reshape(m, "x", &none));
+	ASSERT_EQ(0, run_output(_metadata, core, device, m, "y", &scalar, out, 1));
+	ASSERT_EQ(1.0f, out[0]);
+	ASSERT_EQ(VNPU_OK, vnpu_model_reshape(m, "x", &batch_none));
+	ASSERT_EQ(0, run_output(_metadata, core, device, m, "y", &three, out, 3));
+	ASSERT_TRUE(out[0] == 1.0f && out[1] == 1.0f && out[2] == 1.0f);
 	vnpu_model_free(m);
 
-	CHECK_OK(vnpu_core_read_model(core, NODE_DIR
-				      "test_reduce_sum_square_default_axes_keepdims_example/model.onnx",
-				      &m));
-	CHECK_OK(vnpu_model_reshape(m, "data", &scalar));
-	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm));
+	ASSERT_EQ(VNPU_OK,
+		  vnpu_core_read_model(core,
+				       NODE_DIR "test_reduce_sum_square_default_axes_keepdims_example/model.onnx", &m));
+	ASSERT_EQ(VNPU_OK, vnpu_model_reshape(m, "data", &scalar));
+	ASSERT_EQ(VNPU_OK, vnpu_core_compile_model(core, m, device, NULL, &cm));
 	vnpu_model_free(m);
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_OK(vnpu_infer_request_get_tensor(req, "data", &t));
-	CHECK_OK(vnpu_tensor_get_data(t, (void **)&p));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "data", &t));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(t, (void **)&p));
 	*p = -3.0f;
 	vnpu_tensor_free(t);
-	CHECK_OK(vnpu_infer_request_infer(req));
-	CHECK_OK(vnpu_infer_request_get_tensor(req, "reduced", &t));
-	CHECK_OK(vnpu_tensor_get_data(t, (void **)&p));
-	CHECK(*p == 9.0f);
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "reduced", &t));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(t, (void **)&p));
+	ASSERT_EQ(9.0f, *p);
 	vnpu_tensor_free(t);
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
 
-	CHECK_OK(vnpu_core_read_model(core, NODE_DIR "test_convtranspose_kernel_shape/model.onnx",
-				      &m));
-	CHECK_OK(vnpu_model_reshape(m, "X", &no_x));
+	ASSERT_EQ(VNPU_OK,
+		  vnpu_core_read_model(core, NODE_DIR "test_convtranspose_kernel_shape/model.onnx",
+				       &m));
+	ASSERT_EQ(VNPU_OK, vnpu_model_reshape(m, "X", &no_x));
 	memset(out, 0xff, sizeof(out));
-	CHECK(!run_output(core, device, m, "Y", &y, out, 160));
-	for (int i = 0; i < 160; i++)
-		CHECK(out[i] == 0.0f);
+	ASSERT_EQ(0, run_output(_metadata, core, device, m, "Y", &y, out, 160));
+	for (int i = 0; i < 160; i++) {
+		ASSERT_EQ(0.0f, out[i]);
+	}
 	vnpu_model_free(m);
-	return 0;
 }
 
 /*
@@ -614,34 +637,36 @@ static int empty_and_scalar_layers(vnpu_core *core, const char *device)
  * rank 2); either leaves the model as it was. 2^31 in a layer's dimension
  * is the compile's refusal, VNPU_UNSUPPORTED too.
  */
-static int reshape_statuses(vnpu_core *core, const char *device)
+TEST_F(dev, reshape_statuses)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	const vnpu_shape steps_max = { 3, { 3, 65536, 2 } }, steps_over = { 3, { 3, 65537, 2 } };
 	const vnpu_shape flat = { 2, { 3, 2 } }, wide = { 1, { (1ll << 31) + 1 } };
 	vnpu_compiled_model *cm;
 	vnpu_shape in, out;
 	vnpu_model *m;
 
-	CHECK_OK(vnpu_core_read_model(core, NODE_DIR "test_simple_rnn_batchwise/model.onnx", &m));
-	CHECK_ERR(vnpu_model_reshape(m, "X", &steps_over), VNPU_UNSUPPORTED);
-	CHECK(strstr(vnpu_last_error(), "RNN node: a sequence of 65537 steps"));
-	CHECK_OK(vnpu_model_input_shape(m, 0, &in));
-	CHECK(in.rank == 3 && in.dims[0] == 3 && in.dims[1] == 1 && in.dims[2] == 2);
-	CHECK_OK(vnpu_model_output_shape(m, 0, &out));
-	CHECK(out.rank == 4 && out.dims[1] == 1);
-	CHECK_ERR(vnpu_model_reshape(m, "X", &flat), VNPU_INVALID_ARGUMENT);
-	CHECK(strstr(vnpu_last_error(), "RNN node: X and W must have rank 3"));
-	CHECK_OK(vnpu_model_reshape(m, "X", &steps_max));
-	CHECK_OK(vnpu_model_output_shape(m, 0, &out));
-	CHECK(out.rank == 4 && out.dims[1] == 65536);
+	ASSERT_EQ(VNPU_OK,
+		  vnpu_core_read_model(core, NODE_DIR "test_simple_rnn_batchwise/model.onnx", &m));
+	ASSERT_FAILS(VNPU_UNSUPPORTED, vnpu_model_reshape(m, "X", &steps_over));
+	ASSERT_NE(NULL, strstr(vnpu_last_error(), "RNN node: a sequence of 65537 steps"));
+	ASSERT_EQ(VNPU_OK, vnpu_model_input_shape(m, 0, &in));
+	ASSERT_TRUE(in.rank == 3 && in.dims[0] == 3 && in.dims[1] == 1 && in.dims[2] == 2);
+	ASSERT_EQ(VNPU_OK, vnpu_model_output_shape(m, 0, &out));
+	ASSERT_TRUE(out.rank == 4 && out.dims[1] == 1);
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_model_reshape(m, "X", &flat));
+	ASSERT_NE(NULL, strstr(vnpu_last_error(), "RNN node: X and W must have rank 3"));
+	ASSERT_EQ(VNPU_OK, vnpu_model_reshape(m, "X", &steps_max));
+	ASSERT_EQ(VNPU_OK, vnpu_model_output_shape(m, 0, &out));
+	ASSERT_TRUE(out.rank == 4 && out.dims[1] == 65536);
 	vnpu_model_free(m);
 
-	CHECK_OK(vnpu_core_read_model(core, NODE_DIR "test_neg_example/model.onnx", &m));
-	CHECK_OK(vnpu_model_reshape(m, "x", &wide));
-	CHECK_ERR(vnpu_core_compile_model(core, m, device, NULL, &cm), VNPU_UNSUPPORTED);
-	CHECK(strstr(vnpu_last_error(), "Neg node: dimension 0 of 'x' is 2147483649"));
+	ASSERT_EQ(VNPU_OK, vnpu_core_read_model(core, NODE_DIR "test_neg_example/model.onnx", &m));
+	ASSERT_EQ(VNPU_OK, vnpu_model_reshape(m, "x", &wide));
+	ASSERT_FAILS(VNPU_UNSUPPORTED, vnpu_core_compile_model(core, m, device, NULL, &cm));
+	ASSERT_NE(NULL, strstr(vnpu_last_error(), "Neg node: dimension 0 of 'x' is 2147483649"));
 	vnpu_model_free(m);
-	return 0;
 }
 
 /*
@@ -680,8 +705,10 @@ static void late_reshape_model(struct pb *model)
  * only by the compile's folding is VNPU_INVALID_ARGUMENT, for the
  * compile and the query alike, with the node and the shapes said.
  */
-static int compile_late_reshape(vnpu_core *core, const char *device)
+TEST_F(dev, compile_late_reshape)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	vnpu_compiled_model *cm = NULL;
 	vnpu_query_report *report = NULL;
 	struct pb model = { 0 };
@@ -689,26 +716,27 @@ static int compile_late_reshape(vnpu_core *core, const char *device)
 	vnpu_model *m;
 
 	late_reshape_model(&model);
-	CHECK(!model.failed);
+	ASSERT_TRUE(!model.failed);
 	st = vnpu_core_read_model_from_memory(core, model.data, model.len, &m);
 	pb_free(&model);
-	CHECK_OK(st);
-	CHECK_ERR(vnpu_core_compile_model(core, m, device, NULL, &cm), VNPU_INVALID_ARGUMENT);
-	CHECK(strstr(vnpu_last_error(), "Reshape node: 6 elements reshaped to 16"));
-	CHECK(!cm);
-	CHECK_ERR(vnpu_core_query_model(core, m, device, &report), VNPU_INVALID_ARGUMENT);
-	CHECK(strstr(vnpu_last_error(), "Reshape node: 6 elements reshaped to 16"));
+	ASSERT_EQ(VNPU_OK, st);
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_core_compile_model(core, m, device, NULL, &cm));
+	ASSERT_NE(NULL, strstr(vnpu_last_error(), "Reshape node: 6 elements reshaped to 16"));
+	ASSERT_TRUE(!cm);
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_core_query_model(core, m, device, &report));
+	ASSERT_NE(NULL, strstr(vnpu_last_error(), "Reshape node: 6 elements reshaped to 16"));
 	vnpu_query_report_free(report);
 	vnpu_model_free(m);
-	return 0;
 }
 
 /*
  * An index out of range faults on the device at run time: the message
  * names the layer the faulting command came from, not only its number.
  */
-static int fault_names_layer(vnpu_core *core, const char *device)
+TEST_F(dev, fault_names_layer)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	static const float table[4] = { 1, 2, 3, 4 };
 	static const char *const in[2] = { "table", "idx" };
 	const int64_t four = 4, two = 2;
@@ -726,28 +754,27 @@ static int fault_names_layer(vnpu_core *core, const char *device)
 	onnx_value(&g, GRAPH_OUTPUT, "picked", 1, &two);
 	onnx_model(&model, &g, 13);
 	pb_free(&g);
-	CHECK(!compile_pb(core, device, &model, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_OK(vnpu_infer_request_get_tensor(req, "idx", &idx));
+	ASSERT_EQ(0, compile_pb(_metadata, core, device, &model, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "idx", &idx));
 	vnpu_tensor_get_data(idx, &data);
 	memcpy(data, good, sizeof(good));
-	CHECK_OK(vnpu_infer_request_infer(req));
-	CHECK_OK(vnpu_infer_request_get_tensor(req, "picked", &y));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "picked", &y));
 	vnpu_tensor_get_data(y, (void **)&out);
-	CHECK(out[0] == 4 && out[1] == 1);
+	ASSERT_TRUE(out[0] == 4 && out[1] == 1);
 	vnpu_tensor_free(y);
 	memcpy(data, bad, sizeof(bad));
-	CHECK_ERR(vnpu_infer_request_infer(req), VNPU_DEVICE_FAULT);
+	ASSERT_FAILS(VNPU_DEVICE_FAULT, vnpu_infer_request_infer(req));
 	if (!strstr(vnpu_last_error(), "layer \"picked\" (Gather)"))
-		fprintf(stderr, "message: %s\n", vnpu_last_error());
-	CHECK(strstr(vnpu_last_error(), "layer \"picked\" (Gather)"));
+		TH_LOG("message: %s", vnpu_last_error());
+	ASSERT_NE(NULL, strstr(vnpu_last_error(), "layer \"picked\" (Gather)"));
 	/* The request runs again once the index is back in range. */
 	memcpy(data, good, sizeof(good));
-	CHECK_OK(vnpu_infer_request_infer(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
 	vnpu_tensor_free(idx);
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
 /*
@@ -852,38 +879,39 @@ static vnpu_status run_if_lazy(vnpu_infer_request *req, bool has_c, bool c)
  * one compiles the valid branch and a guard, which faults naming the If
  * when the invalid branch is taken.
  */
-static int if_lazy_branches(vnpu_core *core, const char *device)
+TEST_F(dev, if_lazy_branches)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	vnpu_compiled_model *cm = NULL;
 	vnpu_infer_request *req;
 	vnpu_model *m;
 
-	CHECK_OK(if_lazy_model(core, 1, &m));
-	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm));
+	ASSERT_EQ(VNPU_OK, if_lazy_model(core, 1, &m));
+	ASSERT_EQ(VNPU_OK, vnpu_core_compile_model(core, m, device, NULL, &cm));
 	vnpu_model_free(m);
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_OK(run_if_lazy(req, false, false));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, run_if_lazy(req, false, false));
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
 
-	CHECK_ERR(if_lazy_model(core, 0, &m), VNPU_PARSE_ERROR);
-	CHECK(strstr(vnpu_last_error(), "rate_switch"));
-	CHECK(strstr(vnpu_last_error(), "Squeeze"));
+	ASSERT_FAILS(VNPU_PARSE_ERROR, if_lazy_model(core, 0, &m));
+	ASSERT_NE(NULL, strstr(vnpu_last_error(), "rate_switch"));
+	ASSERT_NE(NULL, strstr(vnpu_last_error(), "Squeeze"));
 
-	CHECK_OK(if_lazy_model(core, -1, &m));
-	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm));
+	ASSERT_EQ(VNPU_OK, if_lazy_model(core, -1, &m));
+	ASSERT_EQ(VNPU_OK, vnpu_core_compile_model(core, m, device, NULL, &cm));
 	vnpu_model_free(m);
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_OK(run_if_lazy(req, true, true));
-	CHECK_ERR(run_if_lazy(req, true, false), VNPU_DEVICE_FAULT);
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, run_if_lazy(req, true, true));
+	ASSERT_FAILS(VNPU_DEVICE_FAULT, run_if_lazy(req, true, false));
 	if (!strstr(vnpu_last_error(), "rate_switch"))
-		fprintf(stderr, "message: %s\n", vnpu_last_error());
-	CHECK(strstr(vnpu_last_error(), "rate_switch"));
+		TH_LOG("message: %s", vnpu_last_error());
+	ASSERT_NE(NULL, strstr(vnpu_last_error(), "rate_switch"));
 	/* It runs again with the valid branch taken. */
-	CHECK_OK(run_if_lazy(req, true, true));
+	ASSERT_EQ(VNPU_OK, run_if_lazy(req, true, true));
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
 /*
@@ -891,8 +919,10 @@ static int if_lazy_branches(vnpu_core *core, const char *device)
  * cases feed a [1] to a 'like' declared [3,4], which a reshape of 'like'
  * lets through. Into bf16 truncates (the upper half of the f32 bits).
  */
-static int castlike_reshaped_like(vnpu_core *core, const char *device)
+TEST_F(dev, castlike_reshaped_like)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	static const uint32_t bits[12] = { 0x3ef535b8, 0x3f51b0e5, 0xbeffe000, 0x7fc00000,
 					   0xff800000, 0x00000000, 0x3f80ffff, 0x40490fdb,
 					   0xc2c80000, 0x3c23d70a, 0x7f800000, 0x80000000 };
@@ -906,29 +936,29 @@ static int castlike_reshaped_like(vnpu_core *core, const char *device)
 	int i;
 
 	memcpy(x, bits, sizeof(x));
-	CHECK_OK(vnpu_core_read_model(core, CASTLIKE, &m));
-	CHECK_OK(vnpu_model_reshape(m, "like", &one));
-	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_core_read_model(core, CASTLIKE, &m));
+	ASSERT_EQ(VNPU_OK, vnpu_model_reshape(m, "like", &one));
+	ASSERT_EQ(VNPU_OK, vnpu_core_compile_model(core, m, device, NULL, &cm));
 	vnpu_model_free(m);
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_OK(vnpu_tensor_create_from_ptr(VNPU_TYPE_F32, &full, x, &tx));
-	CHECK_OK(vnpu_tensor_create_from_ptr(VNPU_TYPE_BF16, &one, like, &tl));
-	CHECK_OK(vnpu_tensor_create_from_ptr(VNPU_TYPE_BF16, &full, like, &tfull));
-	CHECK_ERR(vnpu_infer_request_set_tensor(req, "like", tfull), VNPU_INVALID_ARGUMENT);
-	CHECK_OK(vnpu_infer_request_set_tensor(req, "like", tl));
-	CHECK_OK(vnpu_infer_request_set_tensor(req, "input", tx));
-	CHECK_OK(vnpu_infer_request_infer(req));
-	CHECK_OK(vnpu_infer_request_get_tensor(req, "output", &ty));
-	CHECK_OK(vnpu_tensor_get_data(ty, (void **)&y));
-	for (i = 0; i < 12; i++)
-		CHECK(y[i] == bits[i] >> 16);
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create_from_ptr(VNPU_TYPE_F32, &full, x, &tx));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create_from_ptr(VNPU_TYPE_BF16, &one, like, &tl));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create_from_ptr(VNPU_TYPE_BF16, &full, like, &tfull));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_infer_request_set_tensor(req, "like", tfull));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "like", tl));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "input", tx));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "output", &ty));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(ty, (void **)&y));
+	for (i = 0; i < 12; i++) {
+		ASSERT_TRUE(y[i] == bits[i] >> 16);
+	}
 	vnpu_tensor_free(tx);
 	vnpu_tensor_free(tl);
 	vnpu_tensor_free(tfull);
 	vnpu_tensor_free(ty);
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
 /* trip_count i64, cond bool, y f32[1] -> res_y, res_scan (a Loop) */
@@ -951,26 +981,28 @@ static const struct {
 };
 
 /* The last error starts with @prefix and holds @says. */
-static int said(const char *prefix, const char *says)
+static int said(struct __test_metadata *_metadata, const char *prefix, const char *says)
 {
-	CHECK(!strncmp(vnpu_last_error(), prefix, strlen(prefix)));
-	CHECK(strstr(vnpu_last_error(), says));
+	ASSERT_EQ(0, strncmp(vnpu_last_error(), prefix, strlen(prefix)));
+	ASSERT_NE(NULL, strstr(vnpu_last_error(), says));
 	return 0;
 }
 
 /* Input @index of @m is called @name, of @rank dimensions @dims. */
-static int input_is(const vnpu_model *m, size_t index, const char *name, uint32_t rank,
+static int input_is(struct __test_metadata *_metadata, const vnpu_model *m, size_t index,
+		    const char *name, uint32_t rank,
 		    const int64_t *dims)
 {
 	const char *got_name;
 	vnpu_shape got;
 
-	CHECK_OK(vnpu_model_input_name(m, index, &got_name));
-	CHECK(!strcmp(got_name, name));
-	CHECK_OK(vnpu_model_input_shape(m, index, &got));
-	CHECK(got.rank == rank);
-	for (uint32_t d = 0; d < rank; d++)
-		CHECK(got.dims[d] == dims[d]);
+	ASSERT_EQ(VNPU_OK, vnpu_model_input_name(m, index, &got_name));
+	ASSERT_STREQ(name, got_name);
+	ASSERT_EQ(VNPU_OK, vnpu_model_input_shape(m, index, &got));
+	ASSERT_EQ(rank, got.rank);
+	for (uint32_t d = 0; d < rank; d++) {
+		ASSERT_EQ(dims[d], got.dims[d]);
+	}
 	return 0;
 }
 
@@ -981,8 +1013,10 @@ static int input_is(const vnpu_model *m, size_t index, const char *name, uint32_
  * naming the limit, the model left as it was. A frozen tensor and a
  * sequence's elements are static: a dynamic dimension is refused too.
  */
-static int shape_limits_alike(vnpu_core *core, const char *device)
+TEST_F(dev, shape_limits_alike)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	const vnpu_shape fits = { 3, { 3, 4, 5 } }, dynamic = { 3, { 3, VNPU_DIM_DYNAMIC, 5 } };
 	const vnpu_shape empty_wide = { 3, { 0, 1ll << 41, 3 } }, two = { 1, { 2 } };
 	vnpu_shape elems[2] = { { 1, { 2 } } };
@@ -991,47 +1025,45 @@ static int shape_limits_alike(vnpu_core *core, const char *device)
 	vnpu_model *add, *seq;
 	size_t n;
 
-	(void)device;
-	CHECK_OK(vnpu_core_read_model(core, ADD, &add));
-	CHECK_OK(vnpu_core_read_model(core, SEQ_INSERT, &seq));
+	ASSERT_EQ(VNPU_OK, vnpu_core_read_model(core, ADD, &add));
+	ASSERT_EQ(VNPU_OK, vnpu_core_read_model(core, SEQ_INSERT, &seq));
 	for (size_t i = 0; i < sizeof(bad_shapes) / sizeof(bad_shapes[0]); i++) {
 		const vnpu_shape *bad = &bad_shapes[i].shape;
 
-		CHECK_ERR(vnpu_model_reshape(add, "x", bad), VNPU_INVALID_ARGUMENT);
-		CHECK(!said("reshape 'x': ", bad_shapes[i].says));
-		CHECK_ERR(vnpu_model_freeze_input(add, "x", VNPU_TYPE_F32, bad, NULL, 0),
-			  VNPU_INVALID_ARGUMENT);
-		CHECK(!said("freeze 'x': ", bad_shapes[i].says));
+		ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_model_reshape(add, "x", bad));
+		ASSERT_EQ(0, said(_metadata, "reshape 'x': ", bad_shapes[i].says));
+		ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+			     vnpu_model_freeze_input(add, "x", VNPU_TYPE_F32, bad, NULL, 0));
+		ASSERT_EQ(0, said(_metadata, "freeze 'x': ", bad_shapes[i].says));
 		elems[1] = *bad;
-		CHECK_ERR(vnpu_model_reshape_sequence(seq, "sequence", 2, elems),
-			  VNPU_INVALID_ARGUMENT);
-		CHECK(!said("reshape 'sequence': element 1: ", bad_shapes[i].says));
+		ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+			     vnpu_model_reshape_sequence(seq, "sequence", 2, elems));
+		ASSERT_EQ(0, said(_metadata, "reshape 'sequence': element 1: ", bad_shapes[i].says));
 	}
-	CHECK_ERR(vnpu_model_freeze_input(add, "x", VNPU_TYPE_F32, &dynamic, NULL, 0),
-		  VNPU_INVALID_ARGUMENT);
-	CHECK(!said("freeze 'x': ", "dimension 1 is dynamic"));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_model_freeze_input(add, "x", VNPU_TYPE_F32, &dynamic, NULL, 0));
+	ASSERT_EQ(0, said(_metadata, "freeze 'x': ", "dimension 1 is dynamic"));
 	elems[1] = dynamic;
-	CHECK_ERR(vnpu_model_reshape_sequence(seq, "sequence", 2, elems), VNPU_INVALID_ARGUMENT);
-	CHECK(!said("reshape 'sequence': element 1: ", "dimension 1 is dynamic"));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_model_reshape_sequence(seq, "sequence", 2, elems));
+	ASSERT_EQ(0, said(_metadata, "reshape 'sequence': element 1: ", "dimension 1 is dynamic"));
 	/* A tensor of no elements may have such a dimension; a frozen sequence may not. */
-	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_I64, &empty_wide, &t));
-	CHECK_ERR(vnpu_model_freeze_sequence(seq, "sequence", &t, 1), VNPU_INVALID_ARGUMENT);
-	CHECK(!said("freeze 'sequence': element 0: ", "more than 2^40 elements"));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create(VNPU_TYPE_I64, &empty_wide, &t));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_model_freeze_sequence(seq, "sequence", &t, 1));
+	ASSERT_EQ(0, said(_metadata, "freeze 'sequence': element 0: ", "more than 2^40 elements"));
 	vnpu_tensor_free(t);
 
 	/* Nothing changed: both inputs are there, x as declared, the
 	 * sequence's length still open. */
-	CHECK_OK(vnpu_model_get_inputs_size(add, &n));
-	CHECK(n == 2);
-	CHECK(!input_is(add, 0, "x", 3, fits.dims));
-	CHECK_OK(vnpu_model_get_inputs_size(seq, &n));
-	CHECK(n == 2);
-	CHECK_OK(vnpu_model_reshape_sequence(seq, "sequence", 1, &two));
-	CHECK_OK(vnpu_core_compile_model(core, seq, device, NULL, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_model_get_inputs_size(add, &n));
+	ASSERT_EQ(2, n);
+	ASSERT_EQ(0, input_is(_metadata, add, 0, "x", 3, fits.dims));
+	ASSERT_EQ(VNPU_OK, vnpu_model_get_inputs_size(seq, &n));
+	ASSERT_EQ(2, n);
+	ASSERT_EQ(VNPU_OK, vnpu_model_reshape_sequence(seq, "sequence", 1, &two));
+	ASSERT_EQ(VNPU_OK, vnpu_core_compile_model(core, seq, device, NULL, &cm));
 	vnpu_compiled_model_free(cm);
 	vnpu_model_free(seq);
 	vnpu_model_free(add);
-	return 0;
 }
 
 /*
@@ -1042,8 +1074,9 @@ static int shape_limits_alike(vnpu_core *core, const char *device)
  * past a device limit, VNPU_UNSUPPORTED at the freeze as at a reshape (a
  * Loop of 65537 iterations; 65536 are taken).
  */
-static int freeze_statuses(vnpu_core *core, const char *device)
+TEST_F(dev, freeze_statuses)
 {
+	vnpu_core *core = self->core;
 	const vnpu_shape fits = { 3, { 3, 4, 5 } }, other = { 3, { 3, 4, 6 } };
 	const vnpu_shape flat = { 2, { 12, 5 } }, two = { 1, { 2 } }, four = { 1, { 4 } };
 	const vnpu_shape scalar = { 0 };
@@ -1057,89 +1090,93 @@ static int freeze_statuses(vnpu_core *core, const char *device)
 	vnpu_model *m;
 	size_t n;
 
-	(void)device;
-	CHECK_OK(vnpu_core_read_model(core, ADD, &m));
-	CHECK_ERR(vnpu_model_freeze_input(NULL, "x", VNPU_TYPE_F32, &fits, data, 240),
-		  VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_model_freeze_input(m, NULL, VNPU_TYPE_F32, &fits, data, 240),
-		  VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_model_freeze_input(m, "x", VNPU_TYPE_F32, NULL, data, 240),
-		  VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_model_freeze_input(m, "x", VNPU_TYPE_F32, &fits, NULL, 240),
-		  VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_model_freeze_input(m, "sum", VNPU_TYPE_F32, &fits, data, 240),
-		  VNPU_NOT_FOUND);
-	CHECK_ERR(vnpu_model_freeze_input(m, "x", VNPU_TYPE_F16, &fits, data, 120),
-		  VNPU_INVALID_ARGUMENT);
-	CHECK(!said("freeze 'x': ", "type f16, the input is f32"));
-	CHECK_ERR(vnpu_model_freeze_input(m, "x", VNPU_TYPE_F32, &other, data, 288),
-		  VNPU_INVALID_ARGUMENT);
-	CHECK(!said("freeze 'x': ", "dimension 2 is 6, the input is f32[3,4,5]"));
-	CHECK_ERR(vnpu_model_freeze_input(m, "x", VNPU_TYPE_F32, &flat, data, 240),
-		  VNPU_INVALID_ARGUMENT);
-	CHECK(!said("freeze 'x': ", "rank 2, the input is f32[3,4,5]"));
-	CHECK_ERR(vnpu_model_freeze_input(m, "x", VNPU_TYPE_F32, &fits, data, 239),
-		  VNPU_INVALID_ARGUMENT);
-	CHECK(!said("freeze 'x': ", "239 bytes of data for 60 elements of f32"));
-	CHECK_OK(vnpu_model_get_inputs_size(m, &n));
-	CHECK(n == 2);
-	CHECK_OK(vnpu_model_freeze_input(m, "x", VNPU_TYPE_F32, &fits, data, 240));
-	CHECK(!input_is(m, 0, "y", 3, fits.dims));
+	ASSERT_EQ(VNPU_OK, vnpu_core_read_model(core, ADD, &m));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_model_freeze_input(NULL, "x", VNPU_TYPE_F32, &fits, data, 240));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_model_freeze_input(m, NULL, VNPU_TYPE_F32, &fits, data, 240));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_model_freeze_input(m, "x", VNPU_TYPE_F32, NULL, data, 240));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_model_freeze_input(m, "x", VNPU_TYPE_F32, &fits, NULL, 240));
+	ASSERT_FAILS(VNPU_NOT_FOUND,
+		     vnpu_model_freeze_input(m, "sum", VNPU_TYPE_F32, &fits, data, 240));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_model_freeze_input(m, "x", VNPU_TYPE_F16, &fits, data, 120));
+	ASSERT_EQ(0, said(_metadata, "freeze 'x': ", "type f16, the input is f32"));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_model_freeze_input(m, "x", VNPU_TYPE_F32, &other, data, 288));
+	ASSERT_EQ(0, said(_metadata, "freeze 'x': ", "dimension 2 is 6, the input is f32[3,4,5]"));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_model_freeze_input(m, "x", VNPU_TYPE_F32, &flat, data, 240));
+	ASSERT_EQ(0, said(_metadata, "freeze 'x': ", "rank 2, the input is f32[3,4,5]"));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_model_freeze_input(m, "x", VNPU_TYPE_F32, &fits, data, 239));
+	ASSERT_EQ(0, said(_metadata, "freeze 'x': ", "239 bytes of data for 60 elements of f32"));
+	ASSERT_EQ(VNPU_OK, vnpu_model_get_inputs_size(m, &n));
+	ASSERT_EQ(2, n);
+	ASSERT_EQ(VNPU_OK, vnpu_model_freeze_input(m, "x", VNPU_TYPE_F32, &fits, data, 240));
+	ASSERT_EQ(0, input_is(_metadata, m, 0, "y", 3, fits.dims));
 	vnpu_model_free(m);
 
-	CHECK_OK(vnpu_core_read_model(core, NODE_DIR "test_reshape_reduced_dims/model.onnx", &m));
-	CHECK_ERR(vnpu_model_freeze_input(m, "shape", VNPU_TYPE_I64, &two, into_25, 16),
-		  VNPU_INVALID_ARGUMENT);
-	CHECK(!said("freeze 'shape': ", "Reshape node: 24 elements reshaped to 25"));
-	CHECK_OK(vnpu_model_output_shape(m, 0, &got));
-	CHECK(got.rank == 2 && got.dims[0] == VNPU_DIM_DYNAMIC);
-	CHECK_OK(vnpu_model_freeze_input(m, "shape", VNPU_TYPE_I64, &two, into_24, 16));
-	CHECK_OK(vnpu_model_output_shape(m, 0, &got));
-	CHECK(got.rank == 2 && got.dims[0] == 4 && got.dims[1] == 6);
+	ASSERT_EQ(VNPU_OK,
+		  vnpu_core_read_model(core, NODE_DIR "test_reshape_reduced_dims/model.onnx", &m));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_model_freeze_input(m, "shape", VNPU_TYPE_I64, &two, into_25, 16));
+	ASSERT_EQ(0,
+		  said(_metadata, "freeze 'shape': ", "Reshape node: 24 elements reshaped to 25"));
+	ASSERT_EQ(VNPU_OK, vnpu_model_output_shape(m, 0, &got));
+	ASSERT_TRUE(got.rank == 2 && got.dims[0] == VNPU_DIM_DYNAMIC);
+	ASSERT_EQ(VNPU_OK, vnpu_model_freeze_input(m, "shape", VNPU_TYPE_I64, &two, into_24, 16));
+	ASSERT_EQ(VNPU_OK, vnpu_model_output_shape(m, 0, &got));
+	ASSERT_TRUE(got.rank == 2 && got.dims[0] == 4 && got.dims[1] == 6);
 	vnpu_model_free(m);
 
-	CHECK_OK(vnpu_core_read_model(core, NODE_DIR "test_tile/model.onnx", &m));
-	CHECK_ERR(vnpu_model_freeze_input(m, "y", VNPU_TYPE_I64, &four, repeat_neg, 32),
-		  VNPU_INVALID_ARGUMENT);
-	CHECK(!said("freeze 'y': ", "Tile node: repeat -1"));
+	ASSERT_EQ(VNPU_OK, vnpu_core_read_model(core, NODE_DIR "test_tile/model.onnx", &m));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_model_freeze_input(m, "y", VNPU_TYPE_I64, &four, repeat_neg, 32));
+	ASSERT_EQ(0, said(_metadata, "freeze 'y': ", "Tile node: repeat -1"));
 	vnpu_model_free(m);
 
-	CHECK_OK(vnpu_core_read_model(core, LOOP, &m));
-	CHECK_OK(vnpu_model_freeze_input(m, "trip_count", VNPU_TYPE_I64, &scalar, &trip, 8));
-	CHECK_ERR(vnpu_model_freeze_input(m, "cond", VNPU_TYPE_BOOL, &scalar, &yes, 1),
-		  VNPU_UNSUPPORTED);
-	CHECK(!said("freeze 'cond': ", "Loop node: 65537 iterations, above the limit of 65536"));
-	CHECK_OK(vnpu_model_get_inputs_size(m, &n));
-	CHECK(n == 2);
-	CHECK(!input_is(m, 0, "cond", 0, NULL));
-	CHECK(!input_is(m, 1, "y", 1, y_dims));
+	ASSERT_EQ(VNPU_OK, vnpu_core_read_model(core, LOOP, &m));
+	ASSERT_EQ(VNPU_OK,
+		  vnpu_model_freeze_input(m, "trip_count", VNPU_TYPE_I64, &scalar, &trip, 8));
+	ASSERT_FAILS(VNPU_UNSUPPORTED,
+		     vnpu_model_freeze_input(m, "cond", VNPU_TYPE_BOOL, &scalar, &yes, 1));
+	ASSERT_EQ(0,
+		  said(_metadata, "freeze 'cond': ", "Loop node: 65537 iterations, above the limit of 65536"));
+	ASSERT_EQ(VNPU_OK, vnpu_model_get_inputs_size(m, &n));
+	ASSERT_EQ(2, n);
+	ASSERT_EQ(0, input_is(_metadata, m, 0, "cond", 0, NULL));
+	ASSERT_EQ(0, input_is(_metadata, m, 1, "y", 1, y_dims));
 	/* Left usable: a false condition runs no iteration. */
-	CHECK_OK(vnpu_model_freeze_input(m, "cond", VNPU_TYPE_BOOL, &scalar, &no, 1));
+	ASSERT_EQ(VNPU_OK, vnpu_model_freeze_input(m, "cond", VNPU_TYPE_BOOL, &scalar, &no, 1));
 	vnpu_model_free(m);
 
-	CHECK_OK(vnpu_core_read_model(core, LOOP, &m));
+	ASSERT_EQ(VNPU_OK, vnpu_core_read_model(core, LOOP, &m));
 	trip = 65536;
-	CHECK_OK(vnpu_model_freeze_input(m, "trip_count", VNPU_TYPE_I64, &scalar, &trip, 8));
-	CHECK_OK(vnpu_model_freeze_input(m, "cond", VNPU_TYPE_BOOL, &scalar, &yes, 1));
+	ASSERT_EQ(VNPU_OK,
+		  vnpu_model_freeze_input(m, "trip_count", VNPU_TYPE_I64, &scalar, &trip, 8));
+	ASSERT_EQ(VNPU_OK, vnpu_model_freeze_input(m, "cond", VNPU_TYPE_BOOL, &scalar, &yes, 1));
 	vnpu_model_free(m);
-	return 0;
 }
 
 /* Input @name of @cm (an element of a sequence) has the shape [@dim]. */
-static int port_is(const vnpu_compiled_model *cm, const char *name, int64_t dim)
+static int port_is(struct __test_metadata *_metadata, const vnpu_compiled_model *cm,
+		   const char *name, int64_t dim)
 {
 	uint32_t n;
 	vnpu_port p;
 
-	CHECK_OK(vnpu_compiled_model_get_num_inputs(cm, &n));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_get_num_inputs(cm, &n));
 	for (uint32_t i = 0; i < n; i++) {
-		CHECK_OK(vnpu_compiled_model_get_input(cm, i, &p));
+		ASSERT_EQ(VNPU_OK, vnpu_compiled_model_get_input(cm, i, &p));
 		if (!strcmp(p.name, name)) {
-			CHECK(p.shape.rank == 1 && p.shape.dims[0] == dim);
+			ASSERT_TRUE(p.shape.rank == 1 && p.shape.dims[0] == dim);
 			return 0;
 		}
 	}
-	CHECK(!"no such port");
+	ASSERT_TRUE(!"no such port");
 	return 1;
 }
 
@@ -1152,8 +1189,10 @@ static int port_is(const vnpu_compiled_model *cm, const char *name, int64_t dim)
  * not define are the compile's VNPU_INVALID_ARGUMENT, a layer past the
  * device's limits its VNPU_UNSUPPORTED.
  */
-static int reshape_sequence_statuses(vnpu_core *core, const char *device)
+TEST_F(dev, reshape_sequence_statuses)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	vnpu_shape shapes[3] = { { 1, { 1 } }, { 1, { 3 } }, { 1, { 2 } } };
 	const vnpu_shape one = { 1, { 1 } }, past = { 1, { (1ll << 31) + 1 } };
 	vnpu_compiled_model *cm;
@@ -1161,54 +1200,54 @@ static int reshape_sequence_statuses(vnpu_core *core, const char *device)
 	vnpu_model *m;
 	float x1 = 1;
 
-	CHECK_OK(vnpu_core_read_model(core, SEQ_INSERT, &m));
-	CHECK_ERR(vnpu_model_reshape_sequence(NULL, "sequence", 1, shapes), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_model_reshape_sequence(m, NULL, 1, shapes), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_model_reshape_sequence(m, "sequence", 1, NULL), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_model_reshape_sequence(m, "nonesuch", 1, shapes), VNPU_NOT_FOUND);
-	CHECK_ERR(vnpu_model_reshape_sequence(m, "tensor", 1, shapes), VNPU_INVALID_ARGUMENT);
-	CHECK(!said("reshape 'tensor': ", "not a sequence input"));
+	ASSERT_EQ(VNPU_OK, vnpu_core_read_model(core, SEQ_INSERT, &m));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_model_reshape_sequence(NULL, "sequence", 1, shapes));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_model_reshape_sequence(m, NULL, 1, shapes));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_model_reshape_sequence(m, "sequence", 1, NULL));
+	ASSERT_FAILS(VNPU_NOT_FOUND, vnpu_model_reshape_sequence(m, "nonesuch", 1, shapes));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_model_reshape_sequence(m, "tensor", 1, shapes));
+	ASSERT_EQ(0, said(_metadata, "reshape 'tensor': ", "not a sequence input"));
 	many = calloc(65537, sizeof(*many));
-	CHECK(many);
-	CHECK_ST(vnpu_model_reshape_sequence(m, "sequence", 65537, many), VNPU_INVALID_ARGUMENT);
+	ASSERT_NE(NULL, many);
+	ASSERT_EQ(VNPU_INVALID_ARGUMENT, vnpu_model_reshape_sequence(m, "sequence", 65537, many));
 	free(many);
-	CHECK(!said("reshape 'sequence': ", "65537 elements, at most 65536"));
+	ASSERT_EQ(0, said(_metadata, "reshape 'sequence': ", "65537 elements, at most 65536"));
 	/* Refused calls fixed no length: three elements now, then two refused. */
-	CHECK_OK(vnpu_model_reshape_sequence(m, "sequence", 3, shapes));
-	CHECK_ERR(vnpu_model_reshape_sequence(m, "sequence", 2, shapes), VNPU_INVALID_ARGUMENT);
-	CHECK(!said("reshape 'sequence': ", "its length is fixed at 3, not 2"));
+	ASSERT_EQ(VNPU_OK, vnpu_model_reshape_sequence(m, "sequence", 3, shapes));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_model_reshape_sequence(m, "sequence", 2, shapes));
+	ASSERT_EQ(0, said(_metadata, "reshape 'sequence': ", "its length is fixed at 3, not 2"));
 	shapes[1] = bad_shapes[0].shape;
-	CHECK_ERR(vnpu_model_reshape_sequence(m, "sequence", 3, shapes), VNPU_INVALID_ARGUMENT);
-	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm));
-	CHECK(!port_is(cm, "sequence[0]", 1) && !port_is(cm, "sequence[1]", 3) &&
-	      !port_is(cm, "sequence[2]", 2));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_model_reshape_sequence(m, "sequence", 3, shapes));
+	ASSERT_EQ(VNPU_OK, vnpu_core_compile_model(core, m, device, NULL, &cm));
+	ASSERT_TRUE(!port_is(_metadata, cm, "sequence[0]", 1) && !port_is(_metadata, cm,
+									  "sequence[1]", 3) && !port_is(_metadata, cm, "sequence[2]", 2));
 	vnpu_compiled_model_free(cm);
 	vnpu_model_free(m);
 
 	/* A frozen x1 of one element: each x0[i] broadcasts against it. */
-	CHECK_OK(vnpu_core_read_model(core, SEQ_ADD, &m));
-	CHECK_OK(vnpu_model_freeze_input(m, "x1", VNPU_TYPE_F32, &one, &x1, sizeof(x1)));
+	ASSERT_EQ(VNPU_OK, vnpu_core_read_model(core, SEQ_ADD, &m));
+	ASSERT_EQ(VNPU_OK, vnpu_model_freeze_input(m, "x1", VNPU_TYPE_F32, &one, &x1, sizeof(x1)));
 	shapes[0] = (vnpu_shape){ 2, { 2, 3 } };
 	shapes[1] = (vnpu_shape){ 1, { 2 } };
-	CHECK_OK(vnpu_model_reshape_sequence(m, "x0", 2, shapes));
-	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_model_reshape_sequence(m, "x0", 2, shapes));
+	ASSERT_EQ(VNPU_OK, vnpu_core_compile_model(core, m, device, NULL, &cm));
 	vnpu_compiled_model_free(cm);
 	shapes[1] = past;
-	CHECK_OK(vnpu_model_reshape_sequence(m, "x0", 2, shapes));
-	CHECK_ERR(vnpu_core_compile_model(core, m, device, NULL, &cm), VNPU_UNSUPPORTED);
-	CHECK(strstr(vnpu_last_error(),
-		     "Add node: dimension 0 of 'x0[1]' is 2147483649: the device's layers take at most 2^31"));
+	ASSERT_EQ(VNPU_OK, vnpu_model_reshape_sequence(m, "x0", 2, shapes));
+	ASSERT_FAILS(VNPU_UNSUPPORTED, vnpu_core_compile_model(core, m, device, NULL, &cm));
+	ASSERT_NE(NULL, strstr(vnpu_last_error(),
+			       "Add node: dimension 0 of 'x0[1]' is 2147483649: the device's layers take at most 2^31"));
 	vnpu_model_free(m);
 
 	/* x1 left a [2] input: x0[i] must broadcast against [2]. */
-	CHECK_OK(vnpu_core_read_model(core, SEQ_ADD, &m));
-	CHECK_OK(vnpu_model_reshape(m, "x1", &shapes[2]));
+	ASSERT_EQ(VNPU_OK, vnpu_core_read_model(core, SEQ_ADD, &m));
+	ASSERT_EQ(VNPU_OK, vnpu_model_reshape(m, "x1", &shapes[2]));
 	shapes[0] = (vnpu_shape){ 1, { 3 } };
-	CHECK_OK(vnpu_model_reshape_sequence(m, "x0", 1, shapes));
-	CHECK_ERR(vnpu_core_compile_model(core, m, device, NULL, &cm), VNPU_INVALID_ARGUMENT);
-	CHECK(strstr(vnpu_last_error(), "Add node: shapes do not broadcast"));
+	ASSERT_EQ(VNPU_OK, vnpu_model_reshape_sequence(m, "x0", 1, shapes));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_core_compile_model(core, m, device, NULL, &cm));
+	ASSERT_NE(NULL, strstr(vnpu_last_error(), "Add node: shapes do not broadcast"));
 	vnpu_model_free(m);
-	return 0;
 }
 
 /*
@@ -1216,8 +1255,10 @@ static int reshape_sequence_statuses(vnpu_core *core, const char *device)
  * static shape of its rank, here [2], and the model computes with it:
  * y0[i] = x0[i] + x1 on a sequence set at run time.
  */
-static int freeze_dynamic_input(vnpu_core *core, const char *device)
+TEST_F(dev, freeze_dynamic_input)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	static const float x1[2] = { 10, 20 }, x0[2][2] = { { 1, 2 }, { 3, 4 } };
 	const vnpu_shape two = { 1, { 2 } }, shapes[2] = { { 1, { 2 } }, { 1, { 2 } } };
 	const vnpu_shape rank2 = { 2, { 1, 2 } };
@@ -1228,32 +1269,33 @@ static int freeze_dynamic_input(vnpu_core *core, const char *device)
 	float *out;
 	size_t n;
 
-	CHECK_OK(vnpu_core_read_model(core, SEQ_ADD, &m));
-	CHECK_ERR(vnpu_model_freeze_input(m, "x1", VNPU_TYPE_F32, &rank2, x1, sizeof(x1)),
-		  VNPU_INVALID_ARGUMENT);
-	CHECK(!said("freeze 'x1': ", "rank 2, the input is f32[?]"));
-	CHECK_OK(vnpu_model_freeze_input(m, "x1", VNPU_TYPE_F32, &two, x1, sizeof(x1)));
-	CHECK_OK(vnpu_model_get_inputs_size(m, &n));
-	CHECK(n == 1);
-	CHECK_OK(vnpu_model_reshape_sequence(m, "x0", 2, shapes));
-	CHECK_OK(vnpu_core_compile_model(core, m, device, NULL, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_core_read_model(core, SEQ_ADD, &m));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_model_freeze_input(m, "x1", VNPU_TYPE_F32, &rank2, x1, sizeof(x1)));
+	ASSERT_EQ(0, said(_metadata, "freeze 'x1': ", "rank 2, the input is f32[?]"));
+	ASSERT_EQ(VNPU_OK, vnpu_model_freeze_input(m, "x1", VNPU_TYPE_F32, &two, x1, sizeof(x1)));
+	ASSERT_EQ(VNPU_OK, vnpu_model_get_inputs_size(m, &n));
+	ASSERT_EQ(1, n);
+	ASSERT_EQ(VNPU_OK, vnpu_model_reshape_sequence(m, "x0", 2, shapes));
+	ASSERT_EQ(VNPU_OK, vnpu_core_compile_model(core, m, device, NULL, &cm));
 	vnpu_model_free(m);
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	for (int i = 0; i < 2; i++)
-		CHECK_OK(vnpu_tensor_create_from_ptr(VNPU_TYPE_F32, &two, (void *)x0[i], &seq[i]));
-	CHECK_OK(vnpu_infer_request_set_sequence(req, "x0", seq, 2));
-	CHECK_OK(vnpu_infer_request_infer(req));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	for (int i = 0; i < 2; i++) {
+		ASSERT_EQ(VNPU_OK,
+			  vnpu_tensor_create_from_ptr(VNPU_TYPE_F32, &two, (void *)x0[i], &seq[i]));
+	}
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_sequence(req, "x0", seq, 2));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
 	for (size_t i = 0; i < 2; i++) {
-		CHECK_OK(vnpu_infer_request_get_sequence_tensor(req, "y0", i, &y));
-		CHECK_OK(vnpu_tensor_get_data(y, (void **)&out));
-		CHECK(out[0] == x0[i][0] + 10 && out[1] == x0[i][1] + 20);
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_sequence_tensor(req, "y0", i, &y));
+		ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(y, (void **)&out));
+		ASSERT_TRUE(out[0] == x0[i][0] + 10 && out[1] == x0[i][1] + 20);
 		vnpu_tensor_free(y);
 	}
 	vnpu_tensor_free(seq[0]);
 	vnpu_tensor_free(seq[1]);
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
 /*
@@ -1262,8 +1304,10 @@ static int freeze_dynamic_input(vnpu_core *core, const char *device)
  * Reshape(x, Add(s, Shape(x))): s decides through the Add, x only feeds
  * the data and a Shape. Then its refusals.
  */
-static int shape_deciding_inputs(vnpu_core *core, const char *device)
+TEST_F(dev, shape_deciding_inputs)
 {
+	vnpu_core *core = self->core;
+
 	static const struct {
 		const char *model;
 		const char *decides;
@@ -1281,18 +1325,15 @@ static int shape_deciding_inputs(vnpu_core *core, const char *device)
 	size_t n;
 	int d;
 
-	(void)device;
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		snprintf(path, sizeof(path), NODE_DIR "%s/model.onnx", cases[c].model);
-		CHECK_OK(vnpu_core_read_model(core, path, &m));
-		CHECK_OK(vnpu_model_get_inputs_size(m, &n));
-		CHECK(n == strlen(cases[c].decides));
+		ASSERT_EQ(VNPU_OK, vnpu_core_read_model(core, path, &m));
+		ASSERT_EQ(VNPU_OK, vnpu_model_get_inputs_size(m, &n));
+		ASSERT_EQ(strlen(cases[c].decides), n);
 		for (size_t i = 0; i < n; i++) {
-			CHECK_OK(vnpu_model_input_decides_shapes(m, i, &d));
-			if (d != (cases[c].decides[i] == '1')) {
-				fprintf(stderr, "%s: input %zu decides %d\n", cases[c].model, i, d);
-				return 1;
-			}
+			ASSERT_EQ(VNPU_OK, vnpu_model_input_decides_shapes(m, i, &d));
+			ASSERT_FALSE(d != (cases[c].decides[i] == '1'))
+				TH_LOG("%s: input %zu decides %d", cases[c].model, i, d);
 		}
 		vnpu_model_free(m);
 	}
@@ -1303,20 +1344,19 @@ static int shape_deciding_inputs(vnpu_core *core, const char *device)
 	onnx_value_typed(&g, GRAPH_INPUT, "s", ONNX_INT64, 1, s_dims);
 	onnx_value(&g, GRAPH_OUTPUT, "y", -1, NULL);
 	onnx_model(&model, &g, 17);
-	CHECK(!model.failed);
+	ASSERT_TRUE(!model.failed);
 	st = vnpu_core_read_model_from_memory(core, model.data, model.len, &m);
 	pb_free(&model);
-	CHECK_OK(st);
-	CHECK_OK(vnpu_model_input_decides_shapes(m, 0, &d));
-	CHECK(d == 0);
-	CHECK_OK(vnpu_model_input_decides_shapes(m, 1, &d));
-	CHECK(d == 1);
-	CHECK_ERR(vnpu_model_input_decides_shapes(m, 2, &d), VNPU_NOT_FOUND);
-	CHECK(strstr(vnpu_last_error(), "model has no input 2 (it has 2)"));
-	CHECK_ERR(vnpu_model_input_decides_shapes(m, 0, NULL), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_model_input_decides_shapes(NULL, 0, &d), VNPU_INVALID_ARGUMENT);
+	ASSERT_EQ(VNPU_OK, st);
+	ASSERT_EQ(VNPU_OK, vnpu_model_input_decides_shapes(m, 0, &d));
+	ASSERT_EQ(0, d);
+	ASSERT_EQ(VNPU_OK, vnpu_model_input_decides_shapes(m, 1, &d));
+	ASSERT_EQ(1, d);
+	ASSERT_FAILS(VNPU_NOT_FOUND, vnpu_model_input_decides_shapes(m, 2, &d));
+	ASSERT_NE(NULL, strstr(vnpu_last_error(), "model has no input 2 (it has 2)"));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_model_input_decides_shapes(m, 0, NULL));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_model_input_decides_shapes(NULL, 0, &d));
 	vnpu_model_free(m);
-	return 0;
 }
 
 /*
@@ -1359,7 +1399,8 @@ static void legacy_model(struct pb *model, const char *op, int b_rank, const int
 }
 
 /* y of legacy_model() on a = -1 everywhere, compared with @want(i, j, k). */
-static int legacy_runs(vnpu_core *core, const char *device, const char *op, int b_rank,
+static int legacy_runs(struct __test_metadata *_metadata, vnpu_core *core, const char *device,
+		       const char *op, int b_rank,
 		       const int64_t *b_dims, int64_t axis, float (*want)(int, int, int))
 {
 	vnpu_compiled_model *cm = NULL;
@@ -1369,19 +1410,19 @@ static int legacy_runs(vnpu_core *core, const char *device, const char *op, int 
 	float *p;
 
 	legacy_model(&model, op, b_rank, b_dims, axis);
-	CHECK(!compile_pb(core, device, &model, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_OK(vnpu_infer_request_get_tensor(req, "a", &t));
-	CHECK_OK(vnpu_tensor_get_data(t, (void **)&p));
+	ASSERT_EQ(0, compile_pb(_metadata, core, device, &model, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "a", &t));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(t, (void **)&p));
 	for (int i = 0; i < 24; i++)
 		p[i] = -1.0f;
 	vnpu_tensor_free(t);
-	CHECK_OK(vnpu_infer_request_infer(req));
-	CHECK_OK(vnpu_infer_request_get_tensor(req, "y", &t));
-	CHECK_OK(vnpu_tensor_get_data(t, (void **)&p));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "y", &t));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(t, (void **)&p));
 	for (int i = 0; i < 24; i++) {
 		if (p[i] != want(i / 12, i / 4 % 3, i % 4)) {
-			fprintf(stderr, "%s: y[%d] = %g, want %g\n", op, i, p[i],
+			TH_LOG("%s: y[%d] = %g, want %g", op, i, p[i],
 				want(i / 12, i / 4 % 3, i % 4));
 			return 1;
 		}
@@ -1423,29 +1464,31 @@ static float prelu_per_channel(int i, int j, int k)
  * (f32[4] from axis 1, f32[3] from axis 3, f32[4,3] at the end) is
  * refused when the model is read.
  */
-static int legacy_broadcast(vnpu_core *core, const char *device)
+TEST_F(dev, legacy_broadcast)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	static const int64_t c3[1] = { 3 }, r34[2] = { 3, 4 }, b2[1] = { 2 }, c4[1] = { 4 };
 	static const int64_t r43[2] = { 4, 3 };
 	struct pb model = { 0 };
 	vnpu_model *m = NULL;
 
-	CHECK(!legacy_runs(core, device, "Add", 1, c3, 1, add_per_channel));
-	CHECK(!legacy_runs(core, device, "Add", 2, r34, -1, add_per_row));
-	CHECK(!legacy_runs(core, device, "Add", 1, b2, 0, add_per_batch));
-	CHECK(!legacy_runs(core, device, "PRelu", 1, c3, -1, prelu_per_channel));
+	ASSERT_EQ(0, legacy_runs(_metadata, core, device, "Add", 1, c3, 1, add_per_channel));
+	ASSERT_EQ(0, legacy_runs(_metadata, core, device, "Add", 2, r34, -1, add_per_row));
+	ASSERT_EQ(0, legacy_runs(_metadata, core, device, "Add", 1, b2, 0, add_per_batch));
+	ASSERT_EQ(0, legacy_runs(_metadata, core, device, "PRelu", 1, c3, -1, prelu_per_channel));
 	for (int k = 0; k < 3; k++) {
 		legacy_model(&model, "Mul", k < 2 ? 1 : 2, k == 0 ? c4 : k == 1 ? c3 : r43,
 			     k == 0 ? 1 : k == 1 ? 3 : -1);
-		CHECK(!model.failed);
-		CHECK_ERR(vnpu_core_read_model_from_memory(core, model.data, model.len, &m),
-			  VNPU_PARSE_ERROR);
+		ASSERT_TRUE(!model.failed);
+		ASSERT_FAILS(VNPU_PARSE_ERROR,
+			     vnpu_core_read_model_from_memory(core, model.data, model.len, &m));
 		pb_free(&model);
 		model = (struct pb){ 0 };
-		CHECK(!m);
-		CHECK(strstr(vnpu_last_error(), "does not broadcast over f32[2,3,4] as opset 6"));
+		ASSERT_TRUE(!m);
+		ASSERT_NE(NULL, strstr(vnpu_last_error(),
+				       "does not broadcast over f32[2,3,4] as opset 6"));
 	}
-	return 0;
 }
 
 /* An INTS attribute @name of @n values on @node (AttributeProto fields). */
@@ -1527,8 +1570,11 @@ static void conv3d_model(struct pb *model, const float *w, const float *b,
  * GlobalAveragePool, GlobalMaxPool and GlobalLpPool (p 2) of x
  * f32[1,2,2,3,4]: one value per channel over its 24, computed here.
  */
-static int global_pool_3d(vnpu_core *core, const char *device)
+TEST_F(dev, global_pool_3d)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
+
 	static const char *const ops[3] = { "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool" };
 	const int64_t x_dims[5] = { 1, 2, 2, 3, 4 }, y_dims[5] = { 1, 2, 1, 1, 1 };
 	vnpu_compiled_model *cm;
@@ -1545,15 +1591,15 @@ static int global_pool_3d(vnpu_core *core, const char *device)
 		onnx_value(&g, GRAPH_OUTPUT, "y", 5, y_dims);
 		onnx_model(&model, &g, 13);
 		pb_free(&g);
-		CHECK(!compile_pb(core, device, &model, &cm));
-		CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-		CHECK_OK(vnpu_infer_request_get_tensor(req, "x", &x));
-		CHECK_OK(vnpu_tensor_get_data(x, (void **)&px));
+		ASSERT_EQ(0, compile_pb(_metadata, core, device, &model, &cm));
+		ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "x", &x));
+		ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(x, (void **)&px));
 		for (int i = 0; i < 48; i++)
 			px[i] = (float)((i * 7) % 11) - 5.0f;
-		CHECK_OK(vnpu_infer_request_infer(req));
-		CHECK_OK(vnpu_infer_request_get_tensor(req, "y", &y));
-		CHECK_OK(vnpu_tensor_get_data(y, (void **)&py));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "y", &y));
+		ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(y, (void **)&py));
 		for (int c = 0; c < 2; c++) {
 			float sum = 0, max = -1e30f, sq = 0, want, got = py[c];
 
@@ -1565,22 +1611,21 @@ static int global_pool_3d(vnpu_core *core, const char *device)
 			/* LpPool's root compared squared: no libm here */
 			want = k == 0 ? sum / 24 : k == 1 ? max : sq;
 			got = k == 2 ? got * got : got;
-			if (got - want > 1e-5f * (want > 1 ? want : 1) ||
-			    want - got > 1e-5f * (want > 1 ? want : 1)) {
-				fprintf(stderr, "%s: y[%d] = %g, want %g\n", ops[k], c, got, want);
-				return 1;
-			}
+			ASSERT_FALSE(got - want > 1e-5f * (want > 1 ? want : 1)
+				     || want - got > 1e-5f * (want > 1 ? want : 1))
+				TH_LOG("%s: y[%d] = %g, want %g", ops[k], c, got, want);
 		}
 		vnpu_tensor_free(x);
 		vnpu_tensor_free(y);
 		vnpu_infer_request_free(req);
 		vnpu_compiled_model_free(cm);
 	}
-	return 0;
 }
 
-static int conv_3d(vnpu_core *core, const char *device)
+TEST_F(dev, conv_3d)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	static const int64_t stride[3] = { 2, 1, 2 }, pad[6] = { 1, 1, 0, 1, 0, 1 };
 	static const int64_t dil[3] = { 1, 2, 1 }, one[3] = { 1, 1, 1 };
 	static const int64_t wide[6] = { 3, 0, 0, 0, 0, 0 };
@@ -1599,18 +1644,18 @@ static int conv_3d(vnpu_core *core, const char *device)
 	for (int i = 0; i < 72; i++)
 		w[i] = (float)(i % 5) * 0.25f - 0.5f;
 	conv3d_model(&model, w, b, stride, pad, dil);
-	CHECK(!compile_pb(core, device, &model, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_OK(vnpu_infer_request_get_tensor(req, "x", &t));
-	CHECK_OK(vnpu_tensor_get_data(t, (void **)&p));
+	ASSERT_EQ(0, compile_pb(_metadata, core, device, &model, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "x", &t));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(t, (void **)&p));
 	memcpy(p, x, sizeof(x));
 	vnpu_tensor_free(t);
-	CHECK_OK(vnpu_infer_request_infer(req));
-	CHECK_OK(vnpu_infer_request_get_tensor(req, "y", &t));
-	CHECK_OK(vnpu_tensor_get_shape(t, &sh));
-	CHECK(sh.rank == 5 && sh.dims[1] == 4 && sh.dims[2] == od && sh.dims[3] == oh &&
-	      sh.dims[4] == ow);
-	CHECK_OK(vnpu_tensor_get_data(t, (void **)&p));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "y", &t));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_shape(t, &sh));
+	ASSERT_TRUE(sh.rank == 5 && sh.dims[1] == 4 && sh.dims[2] == od && sh.dims[3] == oh
+		    && sh.dims[4] == ow);
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(t, (void **)&p));
 	for (int64_t m = 0; m < 4; m++)
 		for (o[0] = 0; o[0] < od; o[0]++)
 			for (o[1] = 0; o[1] < oh; o[1]++)
@@ -1618,12 +1663,10 @@ static int conv_3d(vnpu_core *core, const char *device)
 					float want = conv3d_ref(x, w, b, stride, pad, dil, m, o);
 					float got = p[((m * od + o[0]) * oh + o[1]) * ow + o[2]];
 
-					if (got - want > 1e-4f || want - got > 1e-4f) {
-						fprintf(stderr, "y[%lld,%lld,%lld,%lld] = %g, want %g\n",
-							(long long)m, (long long)o[0], (long long)o[1],
-							(long long)o[2], got, want);
-						return 1;
-					}
+					ASSERT_FALSE(got - want > 1e-4f || want - got > 1e-4f)
+						TH_LOG("y[%lld,%lld,%lld,%lld] = %g, want %g",
+						       (long long)m, (long long)o[0], (long long)o[1],
+						       (long long)o[2], got, want);
 				}
 	vnpu_tensor_free(t);
 	vnpu_infer_request_free(req);
@@ -1631,19 +1674,18 @@ static int conv_3d(vnpu_core *core, const char *device)
 
 	model = (struct pb){ 0 };
 	conv3d_model(&model, w, b, one, wide, one);
-	CHECK(!model.failed);
+	ASSERT_TRUE(!model.failed);
 	st = vnpu_core_read_model_from_memory(core, model.data, model.len, &m);
 	pb_free(&model);
-	CHECK_OK(st);
+	ASSERT_EQ(VNPU_OK, st);
 	cm = NULL;
-	CHECK_ERR(vnpu_core_compile_model(core, m, device, NULL, &cm), VNPU_UNSUPPORTED);
+	ASSERT_FAILS(VNPU_UNSUPPORTED, vnpu_core_compile_model(core, m, device, NULL, &cm));
 	vnpu_model_free(m);
-	CHECK(!cm);
-	CHECK(strstr(vnpu_last_error(), "Conv node: output depth 0 reads only padding"));
-	return 0;
+	ASSERT_TRUE(!cm);
+	ASSERT_NE(NULL, strstr(vnpu_last_error(), "Conv node: output depth 0 reads only padding"));
 }
 
-/* The 3-D pools of pool3d_case(): x [1,2,3,4,5], window (2,3,2), strides (2,1,2). */
+/* The 3-D pools of pool3d_case(_metadata): x [1,2,3,4,5], window (2,3,2), strides (2,1,2). */
 #define P3_C 2
 #define P3_D 3
 #define P3_H 4
@@ -1728,7 +1770,8 @@ static int near(const char *what, int64_t i, float got, float want)
 }
 
 /* One 3-D pool (@k: 0 max with indices, 1 average, 2 Lp) with @autopad, against pool3d_ref(). */
-static int pool3d_case(vnpu_core *core, const char *device, int k, const char *autopad)
+static int pool3d_case(struct __test_metadata *_metadata, vnpu_core *core, const char *device,
+		       int k, const char *autopad)
 {
 	static const char *const ops[3] = { "MaxPool", "AveragePool", "LpPool" };
 	int64_t out[3], pb[3], o[3], n = 0;
@@ -1750,21 +1793,22 @@ static int pool3d_case(vnpu_core *core, const char *device, int k, const char *a
 		pb[d] = lower ? total - total / 2 : total / 2;
 	}
 	pool3d_model(&model, ops[k], autopad, k == 0);
-	CHECK(!compile_pb(core, device, &model, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_OK(vnpu_infer_request_get_tensor(req, "x", &t));
-	CHECK_OK(vnpu_tensor_get_data(t, (void **)&x));
+	ASSERT_EQ(0, compile_pb(_metadata, core, device, &model, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "x", &t));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(t, (void **)&x));
 	for (int i = 0; i < P3_C * P3_D * P3_H * P3_W; i++)
 		x[i] = (float)((i * 37) % 101) * 0.25f - 12.0f;	/* no two equal */
-	CHECK_OK(vnpu_infer_request_infer(req));
-	CHECK_OK(vnpu_infer_request_get_tensor(req, "y", &t));
-	CHECK_OK(vnpu_tensor_get_shape(t, &sh));
-	CHECK(sh.rank == 5 && sh.dims[2] == out[0] && sh.dims[3] == out[1] && sh.dims[4] == out[2]);
-	CHECK_OK(vnpu_tensor_get_data(t, (void **)&y));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "y", &t));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_shape(t, &sh));
+	ASSERT_TRUE(sh.rank == 5 && sh.dims[2] == out[0] && sh.dims[3] == out[1]
+		    && sh.dims[4] == out[2]);
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(t, (void **)&y));
 	vnpu_tensor_free(t);
 	if (k == 0) {
-		CHECK_OK(vnpu_infer_request_get_tensor(req, "i", &t));
-		CHECK_OK(vnpu_tensor_get_data(t, (void **)&ind));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "i", &t));
+		ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(t, (void **)&ind));
 		vnpu_tensor_free(t);
 	}
 	for (int c = 0; c < P3_C; c++)
@@ -1776,9 +1820,10 @@ static int pool3d_case(vnpu_core *core, const char *device, int k, const char *a
 
 					pool3d_ref(x, c, o, pb, &max, &arg, &mean, &sq);
 					want = k == 0 ? max : k == 1 ? mean : sq;
-					CHECK(!near(ops[k], n, k == 2 ? y[n] * y[n] : y[n], want));
+					ASSERT_EQ(0,
+						  near(ops[k], n, k == 2 ? y[n] * y[n] : y[n], want));
 					if (ind && ind[n] != arg) {
-						fprintf(stderr, "%s %s: i[%lld] = %lld, want %lld\n",
+						TH_LOG("%s %s: i[%lld] = %lld, want %lld",
 							ops[k], autopad, (long long)n,
 							(long long)ind[n], (long long)arg);
 						return 1;
@@ -1794,8 +1839,10 @@ static int pool3d_case(vnpu_core *core, const char *device, int k, const char *a
  * pools by the compile) with SAME_UPPER and SAME_LOWER padding against
  * the test's own windows; column-major indices are refused.
  */
-static int pool_3d(vnpu_core *core, const char *device)
+TEST_F(dev, pool_3d)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	vnpu_compiled_model *cm = NULL;
 	struct pb model = { 0 }, g = { 0 }, node = { 0 }, attr = { 0 };
 	static const int64_t x_dims[5] = { 1, P3_C, P3_D, P3_H, P3_W };
@@ -1803,8 +1850,8 @@ static int pool_3d(vnpu_core *core, const char *device)
 	vnpu_status st;
 
 	for (int k = 0; k < 3; k++) {
-		CHECK(!pool3d_case(core, device, k, "SAME_UPPER"));
-		CHECK(!pool3d_case(core, device, k, "SAME_LOWER"));
+		ASSERT_EQ(0, pool3d_case(_metadata, core, device, k, "SAME_UPPER"));
+		ASSERT_EQ(0, pool3d_case(_metadata, core, device, k, "SAME_LOWER"));
 	}
 	onnx_value(&g, GRAPH_INPUT, "x", 5, x_dims);
 	pb_str(&node, NODE_INPUT, "x");
@@ -1823,51 +1870,51 @@ static int pool_3d(vnpu_core *core, const char *device)
 	pb_free(&attr);
 	pb_free(&node);
 	pb_free(&g);
-	CHECK(!model.failed);
+	ASSERT_TRUE(!model.failed);
 	st = vnpu_core_read_model_from_memory(core, model.data, model.len, &m);
 	pb_free(&model);
-	CHECK_OK(st);
-	CHECK_ERR(vnpu_core_compile_model(core, m, device, NULL, &cm), VNPU_UNSUPPORTED);
+	ASSERT_EQ(VNPU_OK, st);
+	ASSERT_FAILS(VNPU_UNSUPPORTED, vnpu_core_compile_model(core, m, device, NULL, &cm));
 	vnpu_model_free(m);
-	CHECK(!cm);
-	CHECK(strstr(vnpu_last_error(), "column-major"));
-	return 0;
+	ASSERT_TRUE(!cm);
+	ASSERT_NE(NULL, strstr(vnpu_last_error(), "column-major"));
 }
 
-static int profiling(vnpu_core *core, const char *device)
+TEST_F(dev, profiling)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	const char *on[] = { VNPU_PROP_ENABLE_PROFILING, "YES", NULL };
 	vnpu_compiled_model *cm;
 	vnpu_infer_request *req;
 	vnpu_profiling_info *info;
 	uint32_t i, layers = 0;
 
-	CHECK_OK(compile_file(core, CONV, device, on, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_ERR(vnpu_infer_request_get_profiling_info(req, &info), VNPU_NOT_READY);
-	CHECK_OK(vnpu_infer_request_infer(req));
-	CHECK_OK(vnpu_infer_request_get_profiling_info(req, &info));
-	CHECK(info->count > 6);
+	ASSERT_EQ(VNPU_OK, compile_file(core, CONV, device, on, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_FAILS(VNPU_NOT_READY, vnpu_infer_request_get_profiling_info(req, &info));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_profiling_info(req, &info));
+	ASSERT_GT(info->count, 6);
 	for (i = 6; i < info->count; i++) {
-		CHECK(info->entries[i].name && info->entries[i].node_type);
-		CHECK(!strncmp(info->entries[i].exec_type, device, 3));
+		ASSERT_TRUE(info->entries[i].name && info->entries[i].node_type);
+		ASSERT_EQ(0, strncmp(info->entries[i].exec_type, device, 3));
 		if (info->entries[i].status == VNPU_PROFILING_EXECUTED) {
-			CHECK(info->entries[i].real_time_ns > 0);
+			ASSERT_GT(info->entries[i].real_time_ns, 0);
 			layers++;
 		}
 	}
-	CHECK(layers >= 1);
+	ASSERT_GE(layers, 1);
 	vnpu_profiling_info_free(info);
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
 
-	CHECK_OK(compile_file(core, CONV, device, NULL, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_OK(vnpu_infer_request_infer(req));
-	CHECK_ERR(vnpu_infer_request_get_profiling_info(req, &info), VNPU_UNSUPPORTED);
+	ASSERT_EQ(VNPU_OK, compile_file(core, CONV, device, NULL, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
+	ASSERT_FAILS(VNPU_UNSUPPORTED, vnpu_infer_request_get_profiling_info(req, &info));
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
 static const char *const telemetry_keys[] = {
@@ -1895,36 +1942,38 @@ static int list_index(const vnpu_property_value *list, const char *key)
 }
 
 /* The INT property @key of @device into @out (never negative). */
-static int get_int(vnpu_core *core, const char *device, const char *key, int64_t *out)
+static int get_int(struct __test_metadata *_metadata, vnpu_core *core, const char *device,
+		   const char *key, int64_t *out)
 {
 	vnpu_property_value *v;
 
-	CHECK_OK(vnpu_core_get_property(core, device, key, &v));
-	CHECK(v->type == VNPU_PROPERTY_INT && v->integer >= 0);
+	ASSERT_EQ(VNPU_OK, vnpu_core_get_property(core, device, key, &v));
+	ASSERT_TRUE(v->type == VNPU_PROPERTY_INT && v->integer >= 0);
 	*out = v->integer;
 	vnpu_property_value_free(v);
 	return 0;
 }
 
 /* Every telemetry key on @device: listed RO, readable, not settable. */
-static int telemetry_keys_ro(vnpu_core *core, const char *device)
+static int telemetry_keys_ro(struct __test_metadata *_metadata, vnpu_core *core, const char *device)
 {
 	vnpu_property_value *list, as_int = { .type = VNPU_PROPERTY_INT };
 	int64_t value;
 	size_t k;
 	int i;
 
-	CHECK_OK(vnpu_core_get_property(core, device, VNPU_PROP_SUPPORTED_PROPERTIES, &list));
+	ASSERT_EQ(VNPU_OK,
+		  vnpu_core_get_property(core, device, VNPU_PROP_SUPPORTED_PROPERTIES, &list));
 	for (k = 0; k < NUM_TELEMETRY_KEYS; k++) {
 		i = list_index(list, telemetry_keys[k]);
-		CHECK(i >= 0 && !list->writable[i]);
-		CHECK(!get_int(core, device, telemetry_keys[k], &value));
+		ASSERT_TRUE(i >= 0 && !list->writable[i]);
+		ASSERT_EQ(0, get_int(_metadata, core, device, telemetry_keys[k], &value));
 		as_int.integer = value + 1;
-		CHECK_ERR(vnpu_core_set_property(core, device, telemetry_keys[k], &as_int),
-			  VNPU_INVALID_ARGUMENT);
-		CHECK_ERR(vnpu_core_set_property_str(core, device, telemetry_keys[k], "0"),
-			  VNPU_INVALID_ARGUMENT);
-		CHECK(strstr(vnpu_last_error(), "read only"));
+		ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+			     vnpu_core_set_property(core, device, telemetry_keys[k], &as_int));
+		ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+			     vnpu_core_set_property_str(core, device, telemetry_keys[k], "0"));
+		ASSERT_NE(NULL, strstr(vnpu_last_error(), "read only"));
 	}
 	vnpu_property_value_free(list);
 	return 0;
@@ -1935,22 +1984,23 @@ static int telemetry_keys_ro(vnpu_core *core, const char *device)
  * netns aware) is absent: the figures fail with a clear DEVICE_ERROR. Needs
  * CAP_SYS_ADMIN to make the namespace; says so and passes without.
  */
-static int telemetry_family_absent(vnpu_core *core, const char *device)
+static int telemetry_family_absent(struct __test_metadata *_metadata, vnpu_core *core,
+				   const char *device)
 {
 	vnpu_property_value *v;
 	int fd, ret = 0;
 
 	fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	CHECK(fd >= 0);
+	ASSERT_GE(fd, 0);
 	if (unshare(CLONE_NEWNET)) {
-		printf("  no network namespace (%s): absent family not tried\n",
+		TH_LOG("no network namespace (%s): absent family not tried",
 		       strerror(errno));
 		close(fd);
 		return 0;
 	}
 	if (vnpu_core_get_property(core, device, VNPU_PROP_DEVICE_MEMORY_USED, &v) !=
 	    VNPU_DEVICE_ERROR || !strstr(vnpu_last_error(), "netlink family")) {
-		fprintf(stderr, "no family: %s\n", vnpu_last_error());
+		TH_LOG("no family: %s", vnpu_last_error());
 		ret = 1;
 	}
 	if (setns(fd, CLONE_NEWNET)) {
@@ -1967,8 +2017,11 @@ static int telemetry_family_absent(vnpu_core *core, const char *device)
  * processes may share the device, so the figures are checked as lower
  * bounds.
  */
-static int telemetry(vnpu_core *core, const char *device)
+TEST_F(dev, telemetry)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
+
 	enum { RUNS = 5 };
 	int64_t done0, done1, sub0, sub1, busy0, busy1, used, limit, bos, clients, util;
 	vnpu_property_value *list, *v;
@@ -1978,52 +2031,55 @@ static int telemetry(vnpu_core *core, const char *device)
 	int i;
 
 	if (strncmp(device, "NPU", 3)) {
-		CHECK_OK(vnpu_core_get_property(core, device, VNPU_PROP_SUPPORTED_PROPERTIES,
-						&list));
+		ASSERT_EQ(VNPU_OK,
+			  vnpu_core_get_property(core, device, VNPU_PROP_SUPPORTED_PROPERTIES,
+						 &list));
 		for (k = 0; k < NUM_TELEMETRY_KEYS; k++) {
-			CHECK(list_index(list, telemetry_keys[k]) < 0);
-			CHECK_ERR(vnpu_core_get_property(core, device, telemetry_keys[k], &v),
-				  VNPU_NOT_FOUND);
-			CHECK_ERR(vnpu_core_set_property_str(core, device, telemetry_keys[k], "0"),
-				  VNPU_NOT_FOUND);
+			ASSERT_LT(list_index(list, telemetry_keys[k]), 0);
+			ASSERT_FAILS(VNPU_NOT_FOUND,
+				     vnpu_core_get_property(core, device, telemetry_keys[k], &v));
+			ASSERT_FAILS(VNPU_NOT_FOUND,
+				     vnpu_core_set_property_str(core, device, telemetry_keys[k],
+								"0"));
 		}
 		vnpu_property_value_free(list);
-		return 0;
+		return;
 	}
-	CHECK(!telemetry_keys_ro(core, device));
+	ASSERT_EQ(0, telemetry_keys_ro(_metadata, core, device));
 	/* Not global properties. */
-	CHECK_ERR(vnpu_core_get_property(core, NULL, VNPU_PROP_DEVICE_JOBS_COMPLETED, &v),
-		  VNPU_NOT_FOUND);
+	ASSERT_FAILS(VNPU_NOT_FOUND,
+		     vnpu_core_get_property(core, NULL, VNPU_PROP_DEVICE_JOBS_COMPLETED, &v));
 
-	CHECK(!get_int(core, device, VNPU_PROP_DEVICE_JOBS_COMPLETED, &done0));
-	CHECK(!get_int(core, device, VNPU_PROP_DEVICE_JOBS_SUBMITTED, &sub0));
-	CHECK(!get_int(core, device, VNPU_PROP_DEVICE_BUSY_TIME_NS, &busy0));
-	CHECK(!get_int(core, device, VNPU_PROP_DEVICE_CLIENTS, &clients));
-	CHECK(clients >= 1);			/* this process */
+	ASSERT_EQ(0, get_int(_metadata, core, device, VNPU_PROP_DEVICE_JOBS_COMPLETED, &done0));
+	ASSERT_EQ(0, get_int(_metadata, core, device, VNPU_PROP_DEVICE_JOBS_SUBMITTED, &sub0));
+	ASSERT_EQ(0, get_int(_metadata, core, device, VNPU_PROP_DEVICE_BUSY_TIME_NS, &busy0));
+	ASSERT_EQ(0, get_int(_metadata, core, device, VNPU_PROP_DEVICE_CLIENTS, &clients));
+	ASSERT_GE(clients, 1);			/* this process */
 
-	CHECK_OK(compile_file(core, ADD, device, NULL, &cm));
-	CHECK(!get_int(core, device, VNPU_PROP_DEVICE_MEMORY_USED, &used));
-	CHECK(!get_int(core, device, VNPU_PROP_DEVICE_MEMORY_LIMIT, &limit));
-	CHECK(!get_int(core, device, VNPU_PROP_DEVICE_BUFFERS, &bos));
-	CHECK(used > 0 && limit >= used && bos >= 1);
+	ASSERT_EQ(VNPU_OK, compile_file(core, ADD, device, NULL, &cm));
+	ASSERT_EQ(0, get_int(_metadata, core, device, VNPU_PROP_DEVICE_MEMORY_USED, &used));
+	ASSERT_EQ(0, get_int(_metadata, core, device, VNPU_PROP_DEVICE_MEMORY_LIMIT, &limit));
+	ASSERT_EQ(0, get_int(_metadata, core, device, VNPU_PROP_DEVICE_BUFFERS, &bos));
+	ASSERT_TRUE(used > 0 && limit >= used && bos >= 1);
 
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	for (i = 0; i < RUNS; i++)
-		CHECK(!run_add(req, (float)i));
-	CHECK(!get_int(core, device, VNPU_PROP_DEVICE_JOBS_COMPLETED, &done1));
-	CHECK(!get_int(core, device, VNPU_PROP_DEVICE_JOBS_SUBMITTED, &sub1));
-	CHECK(!get_int(core, device, VNPU_PROP_DEVICE_BUSY_TIME_NS, &busy1));
-	CHECK(!get_int(core, device, VNPU_PROP_DEVICE_UTILIZATION, &util));
-	printf("  %s: %lld jobs completed by %d inferences, busy +%lld ns, "
-	       "%lld bytes used of %lld, %lld%% busy\n", device, (long long)(done1 - done0),
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	for (i = 0; i < RUNS; i++) {
+		ASSERT_EQ(0, run_add(_metadata, req, (float)i));
+	}
+	ASSERT_EQ(0, get_int(_metadata, core, device, VNPU_PROP_DEVICE_JOBS_COMPLETED, &done1));
+	ASSERT_EQ(0, get_int(_metadata, core, device, VNPU_PROP_DEVICE_JOBS_SUBMITTED, &sub1));
+	ASSERT_EQ(0, get_int(_metadata, core, device, VNPU_PROP_DEVICE_BUSY_TIME_NS, &busy1));
+	ASSERT_EQ(0, get_int(_metadata, core, device, VNPU_PROP_DEVICE_UTILIZATION, &util));
+	TH_LOG("%s: %lld jobs completed by %d inferences, busy +%lld ns, "
+	       "%lld bytes used of %lld, %lld%% busy", device, (long long)(done1 - done0),
 	       RUNS, (long long)(busy1 - busy0), (long long)used, (long long)limit,
 	       (long long)util);
-	CHECK(done1 - done0 >= RUNS && sub1 - sub0 >= RUNS);
-	CHECK(busy1 > busy0);
-	CHECK(util <= 100);
+	ASSERT_TRUE(done1 - done0 >= RUNS && sub1 - sub0 >= RUNS);
+	ASSERT_GT(busy1, busy0);
+	ASSERT_LE(util, 100);
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
-	return telemetry_family_absent(core, device);
+	ASSERT_EQ(0, telemetry_family_absent(_metadata, core, device));
 }
 
 struct thread_arg {
@@ -2037,39 +2093,42 @@ static void *thread_main(void *p)
 	struct thread_arg *a = p;
 	vnpu_infer_request *req;
 	int i;
+	RUNTIME_THREAD_METADATA(a->failed = 1);
 
 	if (vnpu_compiled_model_create_infer_request(a->cm, &req) != VNPU_OK) {
 		a->failed = 1;
 		return NULL;
 	}
 	for (i = 0; i < 20 && !a->failed; i++)
-		a->failed = run_add(req, a->base + (float)i);
+		a->failed = run_add(_metadata, req, a->base + (float)i);
 	vnpu_infer_request_free(req);
 	return NULL;
 }
 
-static int three_threads(vnpu_core *core, const char *device)
+TEST_F(dev, three_threads)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	struct thread_arg args[3];
 	pthread_t threads[3];
 	vnpu_compiled_model *cm;
 	int i;
 
-	CHECK_OK(compile_file(core, ADD, device, NULL, &cm));
+	ASSERT_EQ(VNPU_OK, compile_file(core, ADD, device, NULL, &cm));
 	for (i = 0; i < 3; i++) {
 		args[i] = (struct thread_arg){ cm, (float)(100 * i), 0 };
-		CHECK(!pthread_create(&threads[i], NULL, thread_main, &args[i]));
+		ASSERT_EQ(0, pthread_create(&threads[i], NULL, thread_main, &args[i]));
 	}
 	for (i = 0; i < 3; i++) {
 		pthread_join(threads[i], NULL);
-		CHECK(!args[i].failed);
+		ASSERT_TRUE(!args[i].failed);
 	}
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
-static int lifetime_orders(vnpu_core *unused, const char *device)
+TEST_F(dev, lifetime_orders)
 {
+	const char *device = self->device;
 	static const int orders[6][3] = {
 		{ 0, 1, 2 }, { 0, 2, 1 }, { 1, 0, 2 }, { 1, 2, 0 }, { 2, 0, 1 }, { 2, 1, 0 },
 	};
@@ -2078,51 +2137,52 @@ static int lifetime_orders(vnpu_core *unused, const char *device)
 	vnpu_core *core;
 	int o, k;
 
-	(void)unused;
 	for (o = 0; o < 6; o++) {
-		CHECK_OK(vnpu_core_create(&core));
-		CHECK_OK(compile_file(core, ADD, device, NULL, &cm));
-		CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+		ASSERT_EQ(VNPU_OK, vnpu_core_create(&core));
+		ASSERT_EQ(VNPU_OK, compile_file(core, ADD, device, NULL, &cm));
+		ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
 		for (k = 0; k < 3; k++) {
 			switch (orders[o][k]) {
 			case 0: vnpu_core_free(core); break;
 			case 1: vnpu_compiled_model_free(cm); break;
 			case 2:
-				CHECK(!run_add(req, 1));
+				ASSERT_EQ(0, run_add(_metadata, req, 1));
 				vnpu_infer_request_free(req);
 				break;
 			}
 		}
 	}
-	return 0;
 }
 
-static int read_file(const char *path, unsigned char **data, size_t *size)
+static int read_file(struct __test_metadata *_metadata, const char *path, unsigned char **data,
+		     size_t *size)
 {
 	FILE *f = fopen(path, "rb");
 	long n;
 
-	CHECK(f);
-	CHECK(!fseek(f, 0, SEEK_END));
+	ASSERT_NE(NULL, f);
+	ASSERT_EQ(0, fseek(f, 0, SEEK_END));
 	n = ftell(f);
 	rewind(f);
 	*data = malloc((size_t)n);
-	CHECK(*data && fread(*data, 1, (size_t)n, f) == (size_t)n);
+	ASSERT_TRUE(*data && fread(*data, 1, (size_t)n, f) == (size_t)n);
 	fclose(f);
 	*size = (size_t)n;
 	return 0;
 }
 
 /* Truncated and bit-flipped models and an unknown op: errors, never a crash. */
-static int malformed_models(vnpu_core *core, const char *device)
+TEST_F(dev, malformed_models)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	vnpu_compiled_model *cm;
 	unsigned char *data;
 	vnpu_model *m;
 	size_t size, i;
 	char *op;
 
-	CHECK(!read_file(CONV, &data, &size));
+	ASSERT_EQ(0, read_file(_metadata, CONV, &data, &size));
 	for (i = 0; i < size; i++) {
 		if (vnpu_core_read_model_from_memory(core, data, i, &m) == VNPU_OK) {
 			/* a prefix can be a valid protobuf: it must still compile or fail */
@@ -2130,7 +2190,7 @@ static int malformed_models(vnpu_core *core, const char *device)
 				vnpu_compiled_model_free(cm);
 			vnpu_model_free(m);
 		} else {
-			CHECK(vnpu_last_error()[0]);
+			ASSERT_TRUE(vnpu_last_error()[0]);
 		}
 	}
 	for (i = 0; i < size; i++) {
@@ -2143,15 +2203,14 @@ static int malformed_models(vnpu_core *core, const char *device)
 		data[i] ^= 0x5a;
 	}
 	op = memmem(data, size, "Conv", 4);
-	CHECK(op);
+	ASSERT_NE(NULL, op);
 	memcpy(op, "Cnnv", 4);
 	if (vnpu_core_read_model_from_memory(core, data, size, &m) == VNPU_OK) {
-		CHECK(vnpu_core_compile_model(core, m, device, NULL, &cm) != VNPU_OK);
-		CHECK(strstr(vnpu_last_error(), "Cnnv"));
+		ASSERT_NE(VNPU_OK, vnpu_core_compile_model(core, m, device, NULL, &cm));
+		ASSERT_NE(NULL, strstr(vnpu_last_error(), "Cnnv"));
 		vnpu_model_free(m);
 	}
 	free(data);
-	return 0;
 }
 
 /*
@@ -2160,8 +2219,11 @@ static int malformed_models(vnpu_core *core, const char *device)
  * output value -1 (found by fuzz-onnx: a heap read before the table of
  * values under ASan).
  */
-static int node_without_output(vnpu_core *core, const char *device)
+TEST_F(dev, node_without_output)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
+
 	static const char *const names[] = { NULL, "" };
 	const int64_t dims[2] = { 2, 3 };
 	struct pb model = { 0 }, g = { 0 }, n = { 0 };
@@ -2178,62 +2240,27 @@ static int node_without_output(vnpu_core *core, const char *device)
 		onnx_value(&g, GRAPH_INPUT, "x", 2, dims);
 		onnx_value(&g, GRAPH_OUTPUT, "x", 2, dims);
 		onnx_model(&model, &g, 13);
-		CHECK(!model.failed);
+		ASSERT_TRUE(!model.failed);
 		st = vnpu_core_read_model_from_memory(core, model.data, model.len, &m);
 		pb_free(&model);
 		model = (struct pb){ 0 };
 		if (st == VNPU_OK) {	/* never: but then it must not compile either */
-			CHECK(vnpu_core_compile_model(core, m, device, NULL, &cm) != VNPU_OK);
+			ASSERT_NE(VNPU_OK, vnpu_core_compile_model(core, m, device, NULL, &cm));
 			vnpu_model_free(m);
 		}
-		CHECK_ERR(st, VNPU_PARSE_ERROR);
-		CHECK(strstr(vnpu_last_error(), "no first output"));
+		ASSERT_FAILS(VNPU_PARSE_ERROR, st);
+		ASSERT_NE(NULL, strstr(vnpu_last_error(), "no first output"));
 	}
 	pb_free(&g);
 	pb_free(&n);
-	return 0;
 }
+
+KSFT_MAIN_ORDER
 
 int main(int argc, char **argv)
 {
-	static const struct test tests[] = {
-		TEST(node_without_output),
-		TEST(compile_and_run),
-		TEST(compile_errors),
-		TEST(query),
-		TEST(hetero_fallback),
-		TEST(export_import),
-		TEST(cache_dir),
-		TEST(io_tensors),
-		TEST(reshape_fixed_dims),
-		TEST(reshape_hostile),
-		TEST(castlike_reshaped_like),
-		TEST(fault_names_layer),
-		TEST(if_lazy_branches),
-		TEST(rnn_empty_batch),
-		TEST(empty_and_scalar_layers),
-		TEST(reshape_statuses),
-		TEST(compile_late_reshape),
-		TEST(shape_limits_alike),
-		TEST(freeze_statuses),
-		TEST(reshape_sequence_statuses),
-		TEST(freeze_dynamic_input),
-		TEST(shape_deciding_inputs),
-		TEST(legacy_broadcast),
-		TEST(conv_3d),
-		TEST(global_pool_3d),
-		TEST(pool_3d),
-		TEST(profiling),
-		TEST(telemetry),
-		TEST(three_threads),
-		TEST(lifetime_orders),
-		TEST(malformed_models),
-	};
-
 	if (access(ADD, R_OK) || access(CONV, R_OK) || access(F64, R_OK) ||
-	    access(CASTLIKE, R_OK)) {
-		printf("skip: libonnx-testdata is not installed\n");
-		return 77;
-	}
-	return run_tests(argc, argv, tests, sizeof(tests) / sizeof(tests[0]));
+	    access(CASTLIKE, R_OK))
+		return ksft_main_skip_all("libonnx-testdata is not installed");
+	return runtime_test_main(argc, argv);
 }

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "blob.h"
-#include "harness.h"
+#include "runtime_test.h"
 #include "runtime.h"
 #include <drm/vnpu_cmd.h>
 
@@ -96,15 +96,16 @@ static vnpu_status compile_copy(vnpu_core *core, const char *device, bool profil
 						    VNPU_TARGET_PRIMARY), out);
 }
 
-static int check_floats(vnpu_tensor *t, const float *want, uint32_t n)
+static int check_floats(struct __test_metadata *_metadata, vnpu_tensor *t, const float *want,
+			uint32_t n)
 {
 	float *data;
 	uint32_t i;
 
-	CHECK_OK(vnpu_tensor_get_data(t, (void **)&data));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(t, (void **)&data));
 	for (i = 0; i < n; i++) {
 		if (data[i] != want[i]) {
-			fprintf(stderr, "element %u is %g, want %g\n", i, data[i], want[i]);
+			TH_LOG("element %u is %g, want %g", i, data[i], want[i]);
 			return 1;
 		}
 	}
@@ -114,48 +115,51 @@ static int check_floats(vnpu_tensor *t, const float *want, uint32_t n)
 static const float weights_want[4] = { 1, 2, 3, 4 };
 
 /* Write x into the request's own tensor, run, read y and c. */
-static int run_zero_copy(vnpu_infer_request *req, float base)
+static int run_zero_copy(struct __test_metadata *_metadata, vnpu_infer_request *req, float base)
 {
 	float x[N], *data;
 	vnpu_tensor *t;
 	int i, ret;
 
-	CHECK_OK(vnpu_infer_request_get_tensor(req, "x", &t));
-	CHECK_OK(vnpu_tensor_get_data(t, (void **)&data));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "x", &t));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(t, (void **)&data));
 	for (i = 0; i < N; i++)
 		data[i] = x[i] = base + (float)i;
 	vnpu_tensor_free(t);
-	CHECK_OK(vnpu_infer_request_infer(req));
-	CHECK_OK(vnpu_infer_request_get_output_tensor(req, 0, &t));
-	ret = check_floats(t, x, N);
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_output_tensor(req, 0, &t));
+	ret = check_floats(_metadata, t, x, N);
 	vnpu_tensor_free(t);
-	CHECK(!ret);
-	CHECK_OK(vnpu_infer_request_get_tensor(req, "c", &t));
-	ret = check_floats(t, weights_want, 4);
+	ASSERT_TRUE(!ret);
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "c", &t));
+	ret = check_floats(_metadata, t, weights_want, 4);
 	vnpu_tensor_free(t);
 	return ret;
 }
 
-static int pipeline_zero_copy(vnpu_core *core, const char *device)
+TEST_F(dev, pipeline_zero_copy)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	vnpu_compiled_model *cm;
 	vnpu_infer_request *req;
 	int hetero;
 
 	for (hetero = 0; hetero < 2; hetero++) {
-		CHECK_OK(compile_copy(core, device, false, hetero, &cm));
-		CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-		CHECK(!run_zero_copy(req, 10));
-		CHECK(!run_zero_copy(req, -3));
+		ASSERT_EQ(VNPU_OK, compile_copy(core, device, false, hetero, &cm));
+		ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+		ASSERT_EQ(0, run_zero_copy(_metadata, req, 10));
+		ASSERT_EQ(0, run_zero_copy(_metadata, req, -3));
 		vnpu_infer_request_free(req);
 		vnpu_compiled_model_free(cm);
 	}
-	return 0;
 }
 
 /* i32 in, f16 and i64 out: converted in pre- and postprocess. */
-static int pipeline_convert(vnpu_core *core, const char *device)
+TEST_F(dev, pipeline_convert)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	int32_t x[N] = { -2, 0, 1, 7, 100, 65504 };
 	const vnpu_shape xs = { 2, { 2, 3 } }, cs = { 1, { 4 } };
 	uint16_t y[N];
@@ -166,85 +170,90 @@ static int pipeline_convert(vnpu_core *core, const char *device)
 	vnpu_infer_request *req;
 	int i;
 
-	CHECK_OK(compile_copy(core, device, false, false, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_OK(vnpu_tensor_create_from_ptr(VNPU_TYPE_I32, &xs, x, &tx));
-	CHECK_OK(vnpu_tensor_create_from_ptr(VNPU_TYPE_F16, &xs, y, &ty));
-	CHECK_OK(vnpu_tensor_create_from_ptr(VNPU_TYPE_I64, &cs, c, &tc));
-	CHECK_OK(vnpu_infer_request_set_tensor(req, "x", tx));
-	CHECK_OK(vnpu_infer_request_set_output_tensor(req, 0, ty));
-	CHECK_OK(vnpu_infer_request_set_tensor(req, "c", tc));
+	ASSERT_EQ(VNPU_OK, compile_copy(core, device, false, false, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create_from_ptr(VNPU_TYPE_I32, &xs, x, &tx));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create_from_ptr(VNPU_TYPE_F16, &xs, y, &ty));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create_from_ptr(VNPU_TYPE_I64, &cs, c, &tc));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "x", tx));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_output_tensor(req, 0, ty));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "c", tc));
 	/* set then get: the same tensor */
-	CHECK_OK(vnpu_infer_request_get_tensor(req, "x", &got));
-	CHECK(got == tx);
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "x", &got));
+	ASSERT_EQ(tx, got);
 	vnpu_tensor_free(got);
 	vnpu_tensor_free(tx);
 	vnpu_tensor_free(ty);
 	vnpu_tensor_free(tc);
-	CHECK_OK(vnpu_infer_request_infer(req));
-	for (i = 0; i < N; i++)
-		CHECK(y[i] == y_want[i]);
-	for (i = 0; i < 4; i++)
-		CHECK(c[i] == i + 1);
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
+	for (i = 0; i < N; i++) {
+		ASSERT_EQ(y_want[i], y[i]);
+	}
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(i + 1, c[i]);
+	}
 	/* infer does not modify inputs */
-	CHECK(x[0] == -2 && x[5] == 65504);
+	ASSERT_TRUE(x[0] == -2 && x[5] == 65504);
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
-static int set_tensor_bad(vnpu_core *core, const char *device)
+TEST_F(dev, set_tensor_bad)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	const vnpu_shape xs = { 2, { 2, 3 } }, wrong = { 2, { 3, 2 } };
 	vnpu_tensor *own, *bad_shape, *bad_type, *t;
 	vnpu_compiled_model *cm;
 	vnpu_infer_request *req;
 	vnpu_port port;
 
-	CHECK_OK(compile_copy(core, device, false, false, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_OK(vnpu_infer_request_get_tensor(req, "x", &own));
-	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_F32, &wrong, &bad_shape));
-	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_STRING == 8 ? VNPU_TYPE_BOOL : VNPU_TYPE_F32,
-				    &xs, &bad_type));
-	CHECK_ERR(vnpu_infer_request_set_tensor(req, "x", bad_shape), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_infer_request_set_tensor(req, "nope", own), VNPU_NOT_FOUND);
-	CHECK_ERR(vnpu_infer_request_set_tensor(req, NULL, own), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_infer_request_set_tensor(req, "x", NULL), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_infer_request_set_tensor(NULL, "x", own), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_infer_request_set_input_tensor(req, 1, own), VNPU_NOT_FOUND);
-	CHECK_ERR(vnpu_infer_request_set_output_tensor(req, 2, own), VNPU_NOT_FOUND);
-	CHECK_ERR(vnpu_infer_request_get_input_tensor(req, 1, &t), VNPU_NOT_FOUND);
-	CHECK_ERR(vnpu_infer_request_get_output_tensor(req, 9, &t), VNPU_NOT_FOUND);
-	CHECK_ERR(vnpu_infer_request_get_tensor(req, "", &t), VNPU_NOT_FOUND);
-	CHECK_ERR(vnpu_infer_request_get_tensor(req, "x", NULL), VNPU_INVALID_ARGUMENT);
-	CHECK_OK(vnpu_compiled_model_get_input(cm, 0, &port));
+	ASSERT_EQ(VNPU_OK, compile_copy(core, device, false, false, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "x", &own));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create(VNPU_TYPE_F32, &wrong, &bad_shape));
+	ASSERT_EQ(VNPU_OK,
+		  vnpu_tensor_create(VNPU_TYPE_STRING == 8 ? VNPU_TYPE_BOOL : VNPU_TYPE_F32, &xs,
+				     &bad_type));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_infer_request_set_tensor(req, "x", bad_shape));
+	ASSERT_FAILS(VNPU_NOT_FOUND, vnpu_infer_request_set_tensor(req, "nope", own));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_infer_request_set_tensor(req, NULL, own));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_infer_request_set_tensor(req, "x", NULL));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_infer_request_set_tensor(NULL, "x", own));
+	ASSERT_FAILS(VNPU_NOT_FOUND, vnpu_infer_request_set_input_tensor(req, 1, own));
+	ASSERT_FAILS(VNPU_NOT_FOUND, vnpu_infer_request_set_output_tensor(req, 2, own));
+	ASSERT_FAILS(VNPU_NOT_FOUND, vnpu_infer_request_get_input_tensor(req, 1, &t));
+	ASSERT_FAILS(VNPU_NOT_FOUND, vnpu_infer_request_get_output_tensor(req, 9, &t));
+	ASSERT_FAILS(VNPU_NOT_FOUND, vnpu_infer_request_get_tensor(req, "", &t));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_infer_request_get_tensor(req, "x", NULL));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_get_input(cm, 0, &port));
 	port.index = 5;
-	CHECK_ERR(vnpu_infer_request_set_tensor_by_port(req, &port, own), VNPU_NOT_FOUND);
-	CHECK_ERR(vnpu_infer_request_get_tensor_by_port(req, &port, &t), VNPU_NOT_FOUND);
-	CHECK_OK(vnpu_compiled_model_get_output(cm, 1, &port));
+	ASSERT_FAILS(VNPU_NOT_FOUND, vnpu_infer_request_set_tensor_by_port(req, &port, own));
+	ASSERT_FAILS(VNPU_NOT_FOUND, vnpu_infer_request_get_tensor_by_port(req, &port, &t));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_get_output(cm, 1, &port));
 	port.name = "x";
-	CHECK_ERR(vnpu_infer_request_get_tensor_by_port(req, &port, &t), VNPU_NOT_FOUND);
-	CHECK_ERR(vnpu_infer_request_set_tensor_by_port(req, NULL, own), VNPU_INVALID_ARGUMENT);
+	ASSERT_FAILS(VNPU_NOT_FOUND, vnpu_infer_request_get_tensor_by_port(req, &port, &t));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_infer_request_set_tensor_by_port(req, NULL, own));
 	/* the failures changed nothing */
-	CHECK_OK(vnpu_infer_request_get_tensor(req, "x", &t));
-	CHECK(t == own);
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "x", &t));
+	ASSERT_EQ(own, t);
 	vnpu_tensor_free(t);
-	CHECK_OK(vnpu_compiled_model_get_input(cm, 0, &port));
-	CHECK_OK(vnpu_infer_request_get_tensor_by_port(req, &port, &t));
-	CHECK(t == own);
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_get_input(cm, 0, &port));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor_by_port(req, &port, &t));
+	ASSERT_EQ(own, t);
 	vnpu_tensor_free(t);
-	CHECK(!run_zero_copy(req, 1));
+	ASSERT_EQ(0, run_zero_copy(_metadata, req, 1));
 	vnpu_tensor_free(bad_shape);
 	vnpu_tensor_free(bad_type);
 	vnpu_tensor_free(own);
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
-static int profiling(vnpu_core *core, const char *device)
+TEST_F(dev, profiling)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	vnpu_compiled_model *cm;
 	vnpu_infer_request *req;
 	vnpu_profiling_info *info;
@@ -252,37 +261,39 @@ static int profiling(vnpu_core *core, const char *device)
 	int hetero;
 
 	for (hetero = 0; hetero < 2; hetero++) {
-		CHECK_OK(compile_copy(core, device, true, hetero, &cm));
-		CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-		CHECK_ERR(vnpu_infer_request_get_profiling_info(req, &info), VNPU_NOT_READY);
-		CHECK(!run_zero_copy(req, 2));
-		CHECK_ERR(vnpu_infer_request_get_profiling_info(req, NULL), VNPU_INVALID_ARGUMENT);
-		CHECK_OK(vnpu_infer_request_get_profiling_info(req, &info));
-		CHECK(info->count == 6 + 4);
+		ASSERT_EQ(VNPU_OK, compile_copy(core, device, true, hetero, &cm));
+		ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+		ASSERT_FAILS(VNPU_NOT_READY, vnpu_infer_request_get_profiling_info(req, &info));
+		ASSERT_EQ(0, run_zero_copy(_metadata, req, 2));
+		ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+			     vnpu_infer_request_get_profiling_info(req, NULL));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_profiling_info(req, &info));
+		ASSERT_EQ(6 + 4, info->count);
 		e = info->entries;
-		CHECK(!strcmp(e[0].name, "preprocess") && !strcmp(e[0].node_type, "Stage"));
-		CHECK(!strcmp(e[3].name, "wait") && e[3].real_time_ns > 0);
-		CHECK(!strcmp(e[6].name, "in") && !strcmp(e[6].node_type, "Copy"));
-		CHECK(!strcmp(e[6].exec_type, device) || !strcmp(device, "NPU"));
-		CHECK(e[6].status == VNPU_PROFILING_EXECUTED && e[6].real_time_ns > 0);
-		CHECK(!strcmp(e[8].exec_type, hetero ? "CPU" : e[6].exec_type));
-		CHECK(e[9].status == VNPU_PROFILING_NOT_RUN && e[9].real_time_ns == 0);
+		ASSERT_TRUE(!strcmp(e[0].name, "preprocess") && !strcmp(e[0].node_type, "Stage"));
+		ASSERT_TRUE(!strcmp(e[3].name, "wait") && e[3].real_time_ns > 0);
+		ASSERT_TRUE(!strcmp(e[6].name, "in") && !strcmp(e[6].node_type, "Copy"));
+		ASSERT_TRUE(!strcmp(e[6].exec_type, device) || !strcmp(device, "NPU"));
+		ASSERT_TRUE(e[6].status == VNPU_PROFILING_EXECUTED && e[6].real_time_ns > 0);
+		ASSERT_STREQ(hetero ? "CPU" : e[6].exec_type, e[8].exec_type);
+		ASSERT_TRUE(e[9].status == VNPU_PROFILING_NOT_RUN && e[9].real_time_ns == 0);
 		vnpu_profiling_info_free(info);
 		vnpu_infer_request_free(req);
 		vnpu_compiled_model_free(cm);
 	}
-	CHECK_OK(compile_copy(core, device, false, false, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK(!run_zero_copy(req, 2));
-	CHECK_ERR(vnpu_infer_request_get_profiling_info(req, &info), VNPU_UNSUPPORTED);
+	ASSERT_EQ(VNPU_OK, compile_copy(core, device, false, false, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(0, run_zero_copy(_metadata, req, 2));
+	ASSERT_FAILS(VNPU_UNSUPPORTED, vnpu_infer_request_get_profiling_info(req, &info));
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
 	vnpu_profiling_info_free(NULL);
-	return 0;
 }
 
-static int blob_round_trip(vnpu_core *core, const char *device)
+TEST_F(dev, blob_round_trip)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	vnpu_compiled_model *cm, *cm2;
 	vnpu_property_value *v;
 	vnpu_infer_request *req;
@@ -291,67 +302,68 @@ static int blob_round_trip(vnpu_core *core, const char *device)
 	size_t size, i;
 	int fd;
 
-	CHECK_OK(compile_copy(core, device, true, true, &cm));
-	CHECK_OK(vnpu_compiled_model_export(cm, (void **)&blob, &size));
-	CHECK_ERR(vnpu_compiled_model_export(cm, NULL, &size), VNPU_INVALID_ARGUMENT);
-	CHECK_OK(vnpu_core_import_model(core, blob, size, NULL, &cm2));
-	CHECK_OK(vnpu_compiled_model_get_property(cm2, VNPU_PROP_ENABLE_PROFILING, &v));
-	CHECK(v->integer == 1);
+	ASSERT_EQ(VNPU_OK, compile_copy(core, device, true, true, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_export(cm, (void **)&blob, &size));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_compiled_model_export(cm, NULL, &size));
+	ASSERT_EQ(VNPU_OK, vnpu_core_import_model(core, blob, size, NULL, &cm2));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_get_property(cm2, VNPU_PROP_ENABLE_PROFILING, &v));
+	ASSERT_EQ(1, v->integer);
 	vnpu_property_value_free(v);
-	CHECK_OK(vnpu_compiled_model_get_property(cm2, VNPU_PROP_EXECUTION_DEVICES, &v));
-	CHECK(v->count == 2 && !strcmp(v->items[1], "CPU"));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_get_property(cm2, VNPU_PROP_EXECUTION_DEVICES, &v));
+	ASSERT_TRUE(v->count == 2 && !strcmp(v->items[1], "CPU"));
 	vnpu_property_value_free(v);
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm2, &req));
-	CHECK(!run_zero_copy(req, 5));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm2, &req));
+	ASSERT_EQ(0, run_zero_copy(_metadata, req, 5));
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm2);
 
 	/* truncated, corrupted, another version, not a blob */
-	CHECK_ERR(vnpu_core_import_model(core, blob, size - 1, NULL, &cm2), VNPU_PARSE_ERROR);
-	CHECK_ERR(vnpu_core_import_model(core, blob, 20, NULL, &cm2), VNPU_PARSE_ERROR);
-	CHECK_ERR(vnpu_core_import_model(core, blob, 0, NULL, &cm2), VNPU_PARSE_ERROR);
+	ASSERT_FAILS(VNPU_PARSE_ERROR, vnpu_core_import_model(core, blob, size - 1, NULL, &cm2));
+	ASSERT_FAILS(VNPU_PARSE_ERROR, vnpu_core_import_model(core, blob, 20, NULL, &cm2));
+	ASSERT_FAILS(VNPU_PARSE_ERROR, vnpu_core_import_model(core, blob, 0, NULL, &cm2));
 	blob[size - 5] ^= 0x10;
-	CHECK_ERR(vnpu_core_import_model(core, blob, size, NULL, &cm2), VNPU_PARSE_ERROR);
-	CHECK(strstr(vnpu_last_error(), "corrupt"));
+	ASSERT_FAILS(VNPU_PARSE_ERROR, vnpu_core_import_model(core, blob, size, NULL, &cm2));
+	ASSERT_NE(NULL, strstr(vnpu_last_error(), "corrupt"));
 	blob[size - 5] ^= 0x10;
 	blob[16] = '9';		/* the library version */
-	CHECK_ERR(vnpu_core_import_model(core, blob, size, NULL, &cm2), VNPU_WRONG_VERSION);
+	ASSERT_FAILS(VNPU_WRONG_VERSION, vnpu_core_import_model(core, blob, size, NULL, &cm2));
 	blob[16] = '0';
 	blob[0] = 'X';
-	CHECK_ERR(vnpu_core_import_model(core, blob, size, NULL, &cm2), VNPU_PARSE_ERROR);
+	ASSERT_FAILS(VNPU_PARSE_ERROR, vnpu_core_import_model(core, blob, size, NULL, &cm2));
 	blob[0] = 'V';
-	CHECK_ERR(vnpu_core_import_model(core, blob, size, "nodev", &cm2), VNPU_NOT_FOUND);
+	ASSERT_FAILS(VNPU_NOT_FOUND, vnpu_core_import_model(core, blob, size, "nodev", &cm2));
 	/* any single flipped bit anywhere is found */
 	for (i = 0; i < size; i++) {
 		blob[i] ^= 1u << (i % 8);
-		CHECK(vnpu_core_import_model(core, blob, size, NULL, &cm2) != VNPU_OK);
+		ASSERT_NE(VNPU_OK, vnpu_core_import_model(core, blob, size, NULL, &cm2));
 		blob[i] ^= 1u << (i % 8);
 	}
-	CHECK_OK(vnpu_core_import_model(core, blob, size, NULL, &cm2));
+	ASSERT_EQ(VNPU_OK, vnpu_core_import_model(core, blob, size, NULL, &cm2));
 	vnpu_compiled_model_free(cm2);
-	CHECK_ERR(vnpu_core_import_model(NULL, blob, size, NULL, &cm2), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_core_import_model(core, NULL, size, NULL, &cm2), VNPU_INVALID_ARGUMENT);
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_core_import_model(NULL, blob, size, NULL, &cm2));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_core_import_model(core, NULL, size, NULL, &cm2));
 
 	/* to a file and back */
 	fd = mkstemp(path);
-	CHECK(fd >= 0);
+	ASSERT_GE(fd, 0);
 	close(fd);
-	CHECK_OK(vnpu_compiled_model_export_file(cm, path));
-	CHECK_OK(vnpu_core_import_model_file(core, path, device, &cm2));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_export_file(cm, path));
+	ASSERT_EQ(VNPU_OK, vnpu_core_import_model_file(core, path, device, &cm2));
 	vnpu_compiled_model_free(cm2);
 	unlink(path);
-	CHECK_ERR(vnpu_core_import_model_file(core, path, NULL, &cm2), VNPU_NOT_FOUND);
-	CHECK_ERR(vnpu_core_import_model_file(core, "/", NULL, &cm2), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_compiled_model_export_file(cm, "/nonexistent/dir/blob"),
-		  VNPU_INVALID_ARGUMENT);
+	ASSERT_FAILS(VNPU_NOT_FOUND, vnpu_core_import_model_file(core, path, NULL, &cm2));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_core_import_model_file(core, "/", NULL, &cm2));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_compiled_model_export_file(cm, "/nonexistent/dir/blob"));
 	vnpu_free(blob);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
 /* A blob of one architecture does not import on another. */
-static int blob_other_device(vnpu_core *core, const char *device)
+TEST_F(dev, blob_other_device)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	vnpu_compiled_model *cm, *cm2;
 	const char *other = strcmp(device, "CPU") ? "CPU" : NULL;
 	char **devices;
@@ -359,21 +371,20 @@ static int blob_other_device(vnpu_core *core, const char *device)
 	size_t size;
 	void *blob;
 
-	CHECK_OK(vnpu_core_get_available_devices(core, &devices, &n));
+	ASSERT_EQ(VNPU_OK, vnpu_core_get_available_devices(core, &devices, &n));
 	for (i = 0; i < n && !other; i++) {
 		if (strcmp(devices[i], "CPU"))
 			other = devices[i];
 	}
 	if (other) {
-		CHECK_OK(compile_copy(core, device, false, false, &cm));
-		CHECK_OK(vnpu_compiled_model_export(cm, &blob, &size));
-		CHECK_ERR(vnpu_core_import_model(core, blob, size, other, &cm2),
-			  VNPU_WRONG_VERSION);
+		ASSERT_EQ(VNPU_OK, compile_copy(core, device, false, false, &cm));
+		ASSERT_EQ(VNPU_OK, vnpu_compiled_model_export(cm, &blob, &size));
+		ASSERT_FAILS(VNPU_WRONG_VERSION,
+			     vnpu_core_import_model(core, blob, size, other, &cm2));
 		vnpu_free(blob);
 		vnpu_compiled_model_free(cm);
 	}
 	vnpu_free(devices);
-	return 0;
 }
 
 /* A blob header as an older library or another device would have written it. */
@@ -419,7 +430,8 @@ static void rewrite_header(unsigned char *blob, size_t size, const struct arch_c
 }
 
 /* Import the blob of @c and run it, or see it refused naming both architectures. */
-static int import_as(vnpu_core *core, unsigned char *blob, size_t size,
+static int import_as(struct __test_metadata *_metadata, vnpu_core *core, unsigned char *blob,
+		     size_t size,
 		     const struct arch_case *c, const char *device_arch)
 {
 	vnpu_compiled_model *cm;
@@ -427,15 +439,15 @@ static int import_as(vnpu_core *core, unsigned char *blob, size_t size,
 
 	rewrite_header(blob, size, c);
 	if (!c->imports) {
-		CHECK_ERR(vnpu_core_import_model(core, blob, size, NULL, &cm),
-			  VNPU_WRONG_VERSION);
-		CHECK(strstr(vnpu_last_error(), c->architecture));
-		CHECK(strstr(vnpu_last_error(), device_arch));
+		ASSERT_FAILS(VNPU_WRONG_VERSION,
+			     vnpu_core_import_model(core, blob, size, NULL, &cm));
+		ASSERT_NE(NULL, strstr(vnpu_last_error(), c->architecture));
+		ASSERT_NE(NULL, strstr(vnpu_last_error(), device_arch));
 		return 0;
 	}
-	CHECK_OK(vnpu_core_import_model(core, blob, size, NULL, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK(!run_zero_copy(req, 7));
+	ASSERT_EQ(VNPU_OK, vnpu_core_import_model(core, blob, size, NULL, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(0, run_zero_copy(_metadata, req, 7));
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
 	return 0;
@@ -446,8 +458,10 @@ static int import_as(vnpu_core *core, unsigned char *blob, size_t size,
  * command set (VNPU_CMD_SET_VERSION), not its driver's uAPI version: a
  * newer driver with the same commands keeps every exported blob.
  */
-static int blob_architecture(vnpu_core *core, const char *device)
+TEST_F(dev, blob_architecture)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	bool npu = !strncmp(device, "NPU", 3);
 	const struct arch_case *cases = npu ? npu_cases : cpu_cases;
 	size_t num = npu ? sizeof(npu_cases) / sizeof(npu_cases[0]) :
@@ -465,39 +479,36 @@ static int blob_architecture(vnpu_core *core, const char *device)
 	size_t size, i;
 
 	/* the one alias, and only in the format that wrote it */
-	CHECK(!strcmp(vnpu_blob_architecture(&h), "vnpu-npu-1"));
+	ASSERT_STREQ("vnpu-npu-1", vnpu_blob_architecture(&h));
 	h.format = 3;
-	CHECK(!strcmp(vnpu_blob_architecture(&h), "vnpu-npu-2"));
+	ASSERT_STREQ("vnpu-npu-2", vnpu_blob_architecture(&h));
 
-	CHECK_OK(vnpu_core_get_property(core, device, VNPU_PROP_DEVICE_ARCHITECTURE, &v));
+	ASSERT_EQ(VNPU_OK, vnpu_core_get_property(core, device, VNPU_PROP_DEVICE_ARCHITECTURE, &v));
 	arch = strcpy(malloc(strlen(v->text) + 1), v->text);
 	vnpu_property_value_free(v);
 	snprintf(want, sizeof(want), "vnpu-npu-%d", VNPU_CMD_SET_VERSION);
-	CHECK(!strcmp(arch, npu ? want : "vnpu-cpu"));
+	ASSERT_STREQ(npu ? want : "vnpu-cpu", arch);
 
-	CHECK_OK(compile_copy(core, device, false, false, &cm));
-	CHECK_OK(vnpu_compiled_model_export(cm, (void **)&blob, &size));
+	ASSERT_EQ(VNPU_OK, compile_copy(core, device, false, false, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_export(cm, (void **)&blob, &size));
 	vnpu_compiled_model_free(cm);
 	for (i = 0; i < num; i++) {
-		if (import_as(core, blob, size, &cases[i], arch)) {
-			fprintf(stderr, "case %zu: format %u, %s\n", i, cases[i].format,
-				cases[i].architecture);
-			return 1;
-		}
+		ASSERT_FALSE(import_as(_metadata, core, blob, size, &cases[i], arch))
+			TH_LOG("case %zu: format %u, %s", i, cases[i].format,
+			       cases[i].architecture);
 	}
 	/* the CPU refuses the NPU's old name, saying what it stands for */
 	if (!npu) {
-		CHECK(!import_as(core, blob, size, &uapi2_era, arch));
-		CHECK(strstr(vnpu_last_error(), "now named vnpu-npu-1"));
+		ASSERT_EQ(0, import_as(_metadata, core, blob, size, &uapi2_era, arch));
+		ASSERT_NE(NULL, strstr(vnpu_last_error(), "now named vnpu-npu-1"));
 	}
 	for (i = 0; i < 2; i++) {
 		rewrite_header(blob, size, &other_format[i]);
-		CHECK_ERR(vnpu_core_import_model(core, blob, size, NULL, &cm),
-			  VNPU_WRONG_VERSION);
+		ASSERT_FAILS(VNPU_WRONG_VERSION,
+			     vnpu_core_import_model(core, blob, size, NULL, &cm));
 	}
 	vnpu_free(blob);
 	free(arch);
-	return 0;
 }
 
 struct thread_arg {
@@ -511,41 +522,44 @@ static void *thread_main(void *p)
 	struct thread_arg *a = p;
 	vnpu_infer_request *req;
 	int i;
+	RUNTIME_THREAD_METADATA(a->failed = 1);
 
 	if (vnpu_compiled_model_create_infer_request(a->cm, &req) != VNPU_OK) {
 		a->failed = 1;
 		return NULL;
 	}
 	for (i = 0; i < 50 && !a->failed; i++)
-		a->failed = run_zero_copy(req, a->base + (float)i);
+		a->failed = run_zero_copy(_metadata, req, a->base + (float)i);
 	vnpu_infer_request_free(req);
 	return NULL;
 }
 
 /* 3 threads, each its own request of one compiled model. */
-static int three_threads(vnpu_core *core, const char *device)
+TEST_F(dev, three_threads)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	struct thread_arg args[3];
 	pthread_t threads[3];
 	vnpu_compiled_model *cm;
 	int i;
 
-	CHECK_OK(compile_copy(core, device, true, true, &cm));
+	ASSERT_EQ(VNPU_OK, compile_copy(core, device, true, true, &cm));
 	for (i = 0; i < 3; i++) {
 		args[i] = (struct thread_arg){ cm, (float)(i * 1000), 0 };
-		CHECK(!pthread_create(&threads[i], NULL, thread_main, &args[i]));
+		ASSERT_EQ(0, pthread_create(&threads[i], NULL, thread_main, &args[i]));
 	}
 	for (i = 0; i < 3; i++) {
 		pthread_join(threads[i], NULL);
-		CHECK(!args[i].failed);
+		ASSERT_TRUE(!args[i].failed);
 	}
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
 /* Free core, compiled model, request (and a tensor) in all 6 orders. */
-static int lifetime_orders(vnpu_core *unused, const char *device)
+TEST_F(dev, lifetime_orders)
 {
+	const char *device = self->device;
 	static const int orders[6][3] = {
 		{ 0, 1, 2 }, { 0, 2, 1 }, { 1, 0, 2 }, { 1, 2, 0 }, { 2, 0, 1 }, { 2, 1, 0 },
 	};
@@ -556,13 +570,12 @@ static int lifetime_orders(vnpu_core *unused, const char *device)
 	float *data;
 	int o, k;
 
-	(void)unused;
 	for (o = 0; o < 6; o++) {
-		CHECK_OK(vnpu_core_create(&core));
-		CHECK_OK(compile_copy(core, device, false, false, &cm));
-		CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-		CHECK(!run_zero_copy(req, 1));
-		CHECK_OK(vnpu_infer_request_get_output_tensor(req, 0, &t));
+		ASSERT_EQ(VNPU_OK, vnpu_core_create(&core));
+		ASSERT_EQ(VNPU_OK, compile_copy(core, device, false, false, &cm));
+		ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+		ASSERT_EQ(0, run_zero_copy(_metadata, req, 1));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_output_tensor(req, 0, &t));
 		for (k = 0; k < 3; k++) {
 			switch (orders[o][k]) {
 			case 0: vnpu_core_free(core); break;
@@ -571,73 +584,75 @@ static int lifetime_orders(vnpu_core *unused, const char *device)
 			}
 		}
 		/* the request's tensor outlives everything */
-		CHECK_OK(vnpu_tensor_get_data(t, (void **)&data));
-		CHECK(data[1] == 2);
+		ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(t, (void **)&data));
+		ASSERT_EQ(2, data[1]);
 		vnpu_tensor_free(t);
 	}
 	vnpu_core_free(NULL);
 	vnpu_compiled_model_free(NULL);
 	vnpu_infer_request_free(NULL);
 	vnpu_tensor_free(NULL);
-	return 0;
 }
 
-static int compiled_model_ports(vnpu_core *core, const char *device)
+TEST_F(dev, compiled_model_ports)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	vnpu_compiled_model *cm;
 	vnpu_property_value *v;
 	uint32_t n;
 	vnpu_port port;
 
-	CHECK_OK(compile_copy(core, device, false, false, &cm));
-	CHECK_OK(vnpu_compiled_model_get_num_inputs(cm, &n));
-	CHECK(n == 1);
-	CHECK_OK(vnpu_compiled_model_get_num_outputs(cm, &n));
-	CHECK(n == 2);
-	CHECK_OK(vnpu_compiled_model_get_input(cm, 0, &port));
-	CHECK(!strcmp(port.name, "x") && port.type == VNPU_TYPE_F32 && port.shape.rank == 2 &&
-	      port.shape.dims[1] == 3 && !port.is_output);
-	CHECK_OK(vnpu_compiled_model_get_port_by_name(cm, "c", &port));
-	CHECK(port.is_output && port.index == 1 && port.shape.dims[0] == 4);
-	CHECK_ERR(vnpu_compiled_model_get_port_by_name(cm, "z", &port), VNPU_NOT_FOUND);
-	CHECK_ERR(vnpu_compiled_model_get_input(cm, 1, &port), VNPU_NOT_FOUND);
-	CHECK_ERR(vnpu_compiled_model_get_output(cm, 2, &port), VNPU_NOT_FOUND);
-	CHECK_ERR(vnpu_compiled_model_get_output(NULL, 0, &port), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_compiled_model_get_num_inputs(cm, NULL), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_compiled_model_get_num_outputs(NULL, &n), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_compiled_model_get_port_by_name(cm, NULL, &port), VNPU_INVALID_ARGUMENT);
+	ASSERT_EQ(VNPU_OK, compile_copy(core, device, false, false, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_get_num_inputs(cm, &n));
+	ASSERT_EQ(1, n);
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_get_num_outputs(cm, &n));
+	ASSERT_EQ(2, n);
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_get_input(cm, 0, &port));
+	ASSERT_TRUE(!strcmp(port.name, "x") && port.type == VNPU_TYPE_F32 && port.shape.rank == 2
+		    && port.shape.dims[1] == 3 && !port.is_output);
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_get_port_by_name(cm, "c", &port));
+	ASSERT_TRUE(port.is_output && port.index == 1 && port.shape.dims[0] == 4);
+	ASSERT_FAILS(VNPU_NOT_FOUND, vnpu_compiled_model_get_port_by_name(cm, "z", &port));
+	ASSERT_FAILS(VNPU_NOT_FOUND, vnpu_compiled_model_get_input(cm, 1, &port));
+	ASSERT_FAILS(VNPU_NOT_FOUND, vnpu_compiled_model_get_output(cm, 2, &port));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_compiled_model_get_output(NULL, 0, &port));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_compiled_model_get_num_inputs(cm, NULL));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_compiled_model_get_num_outputs(NULL, &n));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_compiled_model_get_port_by_name(cm, NULL, &port));
 
-	CHECK_OK(vnpu_compiled_model_get_property(cm, VNPU_PROP_SUPPORTED_PROPERTIES, &v));
-	CHECK(v->count > 5);
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_get_property(cm, VNPU_PROP_SUPPORTED_PROPERTIES,
+							    &v));
+	ASSERT_GT(v->count, 5);
 	for (n = 0; n < v->count; n++) {
 		vnpu_property_value *w;
 
-		CHECK(!v->writable || !v->writable[n]);
-		CHECK_OK(vnpu_compiled_model_get_property(cm, v->items[n], &w));
-		CHECK(w->text != NULL);
+		ASSERT_TRUE(!v->writable || !v->writable[n]);
+		ASSERT_EQ(VNPU_OK, vnpu_compiled_model_get_property(cm, v->items[n], &w));
+		ASSERT_NE(NULL, w->text);
 		vnpu_property_value_free(w);
 	}
 	vnpu_property_value_free(v);
-	CHECK_OK(vnpu_compiled_model_get_property(cm, VNPU_PROP_ARENA_SIZE, &v));
-	CHECK(v->integer == N * 4);
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_get_property(cm, VNPU_PROP_ARENA_SIZE, &v));
+	ASSERT_EQ(N * 4, v->integer);
 	vnpu_property_value_free(v);
-	CHECK_OK(vnpu_compiled_model_get_property(cm, VNPU_PROP_LOADED_FROM_CACHE, &v));
-	CHECK(v->integer == 0 && !strcmp(v->text, "NO"));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_get_property(cm, VNPU_PROP_LOADED_FROM_CACHE, &v));
+	ASSERT_TRUE(v->integer == 0 && !strcmp(v->text, "NO"));
 	vnpu_property_value_free(v);
-	CHECK_ERR(vnpu_compiled_model_get_property(cm, "NOPE", &v), VNPU_NOT_FOUND);
-	CHECK_ERR(vnpu_compiled_model_get_property(cm, VNPU_PROP_FULL_DEVICE_NAME, &v),
-		  VNPU_NOT_FOUND);
-	CHECK_ERR(vnpu_compiled_model_get_property(cm, NULL, &v), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_compiled_model_create_infer_request(cm, NULL), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_compiled_model_create_infer_request(NULL, NULL), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_infer_request_infer(NULL), VNPU_INVALID_ARGUMENT);
+	ASSERT_FAILS(VNPU_NOT_FOUND, vnpu_compiled_model_get_property(cm, "NOPE", &v));
+	ASSERT_FAILS(VNPU_NOT_FOUND,
+		     vnpu_compiled_model_get_property(cm, VNPU_PROP_FULL_DEVICE_NAME, &v));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_compiled_model_get_property(cm, NULL, &v));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_compiled_model_create_infer_request(cm, NULL));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_compiled_model_create_infer_request(NULL, NULL));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_infer_request_infer(NULL));
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
 /* Precision conversion edge cases (the blobCopy of preprocess/postprocess). */
-static int conversions(vnpu_core *core, const char *device)
+TEST_F(dev, conversions)
 {
+	const char *device = self->device;
 	static const float f[] = { 0.0f, -0.0f, 1.0f, -2.5f, 65504.0f, 65520.0f, 1e-8f,
 				   6.103515625e-5f, 3.0e-7f, 1.0f / 0.0f, 300.7f, -129.5f };
 	static const uint16_t h_want[] = { 0x0000, 0x8000, 0x3c00, 0xc100, 0x7bff, 0x7c00,
@@ -651,46 +666,46 @@ static int conversions(vnpu_core *core, const char *device)
 	double d;
 	uint32_t i;
 
-	(void)core;
 	if (strcmp(device, "CPU"))
-		return 0;	/* host code: once is enough */
+		return;	/* host code: once is enough */
 	vnpu_convert(h, VNPU_TYPE_F16, f, VNPU_TYPE_F32, n);
 	for (i = 0; i < n; i++) {
 		if (h[i] != h_want[i])
-			fprintf(stderr, "f16 of %g: 0x%04x, want 0x%04x\n", f[i], h[i], h_want[i]);
-		CHECK(h[i] == h_want[i]);
+			TH_LOG("f16 of %g: 0x%04x, want 0x%04x", f[i], h[i], h_want[i]);
+		ASSERT_EQ(h_want[i], h[i]);
 	}
 	vnpu_convert(back, VNPU_TYPE_F32, h, VNPU_TYPE_F16, n);
-	CHECK(back[2] == 1.0f && back[3] == -2.5f && back[4] == 65504.0f);
-	CHECK(back[7] == 6103515625e-14f && back[8] == 2.98023223876953125e-7f);
+	ASSERT_TRUE(back[2] == 1.0f && back[3] == -2.5f && back[4] == 65504.0f);
+	ASSERT_TRUE(back[7] == 6103515625e-14f && back[8] == 2.98023223876953125e-7f);
 	vnpu_convert(h, VNPU_TYPE_F16, &nan, VNPU_TYPE_F32, 1);
-	CHECK((h[0] & 0x7c00) == 0x7c00 && (h[0] & 0x3ff));
+	ASSERT_TRUE((h[0] & 0x7c00) == 0x7c00 && (h[0] & 0x3ff));
 	/* floats to integers: round to nearest, saturate, NaN to 0 */
 	vnpu_convert(u8, VNPU_TYPE_U8, &f[9], VNPU_TYPE_F32, 3);
-	CHECK(u8[0] == 255 && u8[1] == 255 && u8[2] == 0);
+	ASSERT_TRUE(u8[0] == 255 && u8[1] == 255 && u8[2] == 0);
 	vnpu_convert(i8, VNPU_TYPE_I8, &f[10], VNPU_TYPE_F32, 2);
-	CHECK(i8[0] == 127 && i8[1] == -128);
+	ASSERT_TRUE(i8[0] == 127 && i8[1] == -128);
 	vnpu_convert(i64, VNPU_TYPE_I64, &nan, VNPU_TYPE_F32, 1);
-	CHECK(i64[0] == 0);
+	ASSERT_EQ(0, i64[0]);
 	vnpu_convert(i64, VNPU_TYPE_I64, &f[3], VNPU_TYPE_F32, 1);
-	CHECK(i64[0] == -2);	/* -2.5 to even */
+	ASSERT_EQ(-2, i64[0]);	/* -2.5 to even */
 	/* integers to integers saturate; to floats exactly when they fit */
 	i64[0] = -5;
 	i64[1] = 1000;
 	i64[2] = INT64_MAX;
 	vnpu_convert(u8, VNPU_TYPE_U8, i64, VNPU_TYPE_I64, 3);
-	CHECK(u8[0] == 0 && u8[1] == 255 && u8[2] == 255);
+	ASSERT_TRUE(u8[0] == 0 && u8[1] == 255 && u8[2] == 255);
 	vnpu_convert(&d, VNPU_TYPE_F64, &i64[1], VNPU_TYPE_I64, 1);
-	CHECK(d == 1000.0);
-	CHECK(vnpu_convert_supported(VNPU_TYPE_U8, VNPU_TYPE_F16));
-	CHECK(!vnpu_convert_supported(VNPU_TYPE_STRING, VNPU_TYPE_F32));
-	CHECK(!vnpu_convert_supported(VNPU_TYPE_F32, VNPU_TYPE_UNDEFINED));
-	return 0;
+	ASSERT_EQ(1000.0, d);
+	ASSERT_TRUE(vnpu_convert_supported(VNPU_TYPE_U8, VNPU_TYPE_F16));
+	ASSERT_EQ(0, vnpu_convert_supported(VNPU_TYPE_STRING, VNPU_TYPE_F32));
+	ASSERT_EQ(0, vnpu_convert_supported(VNPU_TYPE_F32, VNPU_TYPE_UNDEFINED));
 }
 
 /* A job that never ends: the NPU times it out, resets, and runs the next. */
-static int device_timeout(vnpu_core *core, const char *device)
+TEST_F(dev, device_timeout)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	struct vnpu_core_device *d = vnpu_core_find_device(core, device);
 	struct vnpu_config cfg = { .precision = VNPU_TYPE_F32 };
 	struct vnpu_program *p;
@@ -699,8 +714,8 @@ static int device_timeout(vnpu_core *core, const char *device)
 	vnpu_infer_request *req;
 
 	if (strncmp(device, "NPU", 3))
-		return 0;	/* the CPU has no timeout: SPIN runs until cancelled */
-	CHECK(d);
+		return;	/* the CPU has no timeout: SPIN runs until cancelled */
+	ASSERT_NE(NULL, d);
 	p = copy_program(VNPU_TARGET_PRIMARY);
 	spin = calloc(1, 8);
 	spin->opcode = VNPU_CMD_SPIN;
@@ -710,37 +725,18 @@ static int device_timeout(vnpu_core *core, const char *device)
 	p->segments[1].cmd_size = 8;
 	p->segments[1].num_cmds = 1;
 	p->layers[2].num_cmds = 1;
-	CHECK_OK(vnpu_compiled_model_new(core, d, NULL, device, &cfg, p, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_ERR(vnpu_infer_request_infer(req), VNPU_TIMEOUT);
-	CHECK(strstr(vnpu_last_error(), "reset"));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_new(core, d, NULL, device, &cfg, p, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_FAILS(VNPU_TIMEOUT, vnpu_infer_request_infer(req));
+	ASSERT_NE(NULL, strstr(vnpu_last_error(), "reset"));
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
 
-	CHECK_OK(compile_copy(core, device, false, false, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK(!run_zero_copy(req, 4));
+	ASSERT_EQ(VNPU_OK, compile_copy(core, device, false, false, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(0, run_zero_copy(_metadata, req, 4));
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
-int main(int argc, char **argv)
-{
-	static const struct test tests[] = {
-		TEST(pipeline_zero_copy),
-		TEST(pipeline_convert),
-		TEST(set_tensor_bad),
-		TEST(profiling),
-		TEST(compiled_model_ports),
-		TEST(blob_round_trip),
-		TEST(blob_other_device),
-		TEST(blob_architecture),
-		TEST(three_threads),
-		TEST(lifetime_orders),
-		TEST(device_timeout),
-		TEST(conversions),
-	};
-
-	return run_tests(argc, argv, tests, sizeof(tests) / sizeof(tests[0]));
-}
+RUNTIME_TEST_MAIN

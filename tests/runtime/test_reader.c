@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "harness.h"
+#include "runtime_test.h"
 #include "onnx_writer.h"
 
 /* onnx.proto field numbers the writer's enum does not name. */
@@ -87,34 +87,36 @@ static const uint8_t *rpb_data(const struct rpb *r)
 }
 
 /* Reading @data fails with @want and a message holding @says. */
-static int read_fails(const void *data, size_t size, vnpu_status want, const char *says)
+static int read_fails(struct __test_metadata *_metadata, const void *data, size_t size,
+		      vnpu_status want, const char *says)
 {
 	vnpu_model *m = NULL;
 
-	CHECK_ERR(vnpu_model_read_memory(data, size, &m), want);
-	CHECK(!m);
+	ASSERT_FAILS(want, vnpu_model_read_memory(data, size, &m));
+	ASSERT_TRUE(!m);
 	if (says && !strstr(vnpu_last_error(), says)) {
-		fprintf(stderr, "message '%s' does not say '%s'\n", vnpu_last_error(), says);
+		TH_LOG("message '%s' does not say '%s'", vnpu_last_error(), says);
 		return 1;
 	}
 	return 0;
 }
 
 /* Reading the model of graph @g (emptied) at @opset gives @want. */
-static int read_graph_is(struct pb *g, int64_t opset, vnpu_status want, const char *says)
+static int read_graph_is(struct __test_metadata *_metadata, struct pb *g, int64_t opset,
+			 vnpu_status want, const char *says)
 {
 	struct pb model = { 0 };
 	vnpu_model *m;
 	int rc;
 
 	onnx_model(&model, g, opset);
-	CHECK(!model.failed);
+	ASSERT_TRUE(!model.failed);
 	if (want == VNPU_OK) {
-		CHECK_OK(vnpu_model_read_memory(model.data, model.len, &m));
+		ASSERT_EQ(VNPU_OK, vnpu_model_read_memory(model.data, model.len, &m));
 		vnpu_model_free(m);
 		rc = 0;
 	} else {
-		rc = read_fails(model.data, model.len, want, says);
+		rc = read_fails(_metadata, model.data, model.len, want, says);
 	}
 	pb_free(&model);
 	return rc;
@@ -136,12 +138,13 @@ static void rpb_model(struct rpb *r, uint32_t field)
 }
 
 /* @r as a model's graph: reading it fails with @want and @says; frees @r. */
-static int rpb_graph_fails(struct rpb *r, vnpu_status want, const char *says)
+static int rpb_graph_fails(struct __test_metadata *_metadata, struct rpb *r, vnpu_status want,
+			   const char *says)
 {
 	int rc;
 
 	rpb_wrap(r, MODEL_GRAPH);
-	rc = read_fails(rpb_data(r), rpb_len(r), want, says);
+	rc = read_fails(_metadata, rpb_data(r), rpb_len(r), want, says);
 	free(r->buf);
 	return rc;
 }
@@ -150,14 +153,15 @@ static int rpb_graph_fails(struct rpb *r, vnpu_status want, const char *says)
  * A graph input whose type nests @depth TypeProtos through field @field of
  * each (sequence, map or optional, all read as TypeProto inside).
  */
-static int nested_type(size_t depth, uint32_t type_field, uint32_t elem_field,
+static int nested_type(struct __test_metadata *_metadata, size_t depth, uint32_t type_field,
+		       uint32_t elem_field,
 		       vnpu_status want, const char *says)
 {
 	struct pb tt = { 0 }, name = { 0 };
 	struct rpb r;
 	int rc;
 
-	CHECK(!rpb_init(&r, depth * 12 + 256));
+	ASSERT_EQ(0, rpb_init(&r, depth * 12 + 256));
 	pb_int(&tt, TENSOR_ELEM, ONNX_FLOAT);
 	rpb_prepend_pb(&r, &tt);
 	rpb_wrap(&r, TYPE_TENSOR);
@@ -169,7 +173,7 @@ static int nested_type(size_t depth, uint32_t type_field, uint32_t elem_field,
 	pb_str(&name, VALUE_NAME, "x");
 	rpb_prepend_pb(&r, &name);
 	rpb_model(&r, GRAPH_INPUT);
-	rc = read_fails(rpb_data(&r), rpb_len(&r), want, says);
+	rc = read_fails(_metadata, rpb_data(&r), rpb_len(&r), want, says);
 	free(r.buf);
 	pb_free(&tt);
 	pb_free(&name);
@@ -181,22 +185,21 @@ static int nested_type(size_t depth, uint32_t type_field, uint32_t elem_field,
  * the wire walk refuses them before it runs, at any depth and by any of
  * the nesting types, while a sequence of tensors nests well inside.
  */
-static int deep_types(void)
+TEST(deep_types)
 {
 	static const size_t depths[] = { 40, 1000, 100000 };
 
 	for (size_t i = 0; i < sizeof(depths) / sizeof(depths[0]); i++) {
-		CHECK(!nested_type(depths[i], TYPE_SEQUENCE, SEQUENCE_ELEM, VNPU_UNSUPPORTED,
-				   "nested deeper than 64"));
-		CHECK(!nested_type(depths[i], TYPE_MAP, MAP_VALUE, VNPU_UNSUPPORTED,
-				   "nested deeper than 64"));
-		CHECK(!nested_type(depths[i], TYPE_OPTIONAL, OPTIONAL_ELEM, VNPU_UNSUPPORTED,
-				   "nested deeper than 64"));
+		ASSERT_EQ(0,
+			  nested_type(_metadata, depths[i], TYPE_SEQUENCE, SEQUENCE_ELEM, VNPU_UNSUPPORTED, "nested deeper than 64"));
+		ASSERT_EQ(0,
+			  nested_type(_metadata, depths[i], TYPE_MAP, MAP_VALUE, VNPU_UNSUPPORTED, "nested deeper than 64"));
+		ASSERT_EQ(0,
+			  nested_type(_metadata, depths[i], TYPE_OPTIONAL, OPTIONAL_ELEM, VNPU_UNSUPPORTED, "nested deeper than 64"));
 	}
 	/* Within the depth, the reader's own refusal of nested sequences. */
-	CHECK(!nested_type(2, TYPE_SEQUENCE, SEQUENCE_ELEM, VNPU_UNSUPPORTED,
-			   "is not a tensor, a sequence of tensors"));
-	return 0;
+	ASSERT_EQ(0,
+		  nested_type(_metadata, 2, TYPE_SEQUENCE, SEQUENCE_ELEM, VNPU_UNSUPPORTED, "is not a tensor, a sequence of tensors"));
 }
 
 /*
@@ -231,22 +234,22 @@ static void nested_ifs(struct rpb *r, size_t depth)
 	pb_free(&attr);
 }
 
-static int deep_subgraphs(void)
+TEST(deep_subgraphs)
 {
 	static const size_t depths[] = { 30, 5000, 50000 };
 
 	for (size_t i = 0; i < sizeof(depths) / sizeof(depths[0]); i++) {
 		struct rpb r;
 
-		CHECK(!rpb_init(&r, depths[i] * 80 + 512));
+		ASSERT_EQ(0, rpb_init(&r, depths[i] * 80 + 512));
 		nested_ifs(&r, depths[i]);
-		CHECK(!rpb_graph_fails(&r, VNPU_UNSUPPORTED, "nested deeper than 64"));
+		ASSERT_EQ(0,
+			  rpb_graph_fails(_metadata, &r, VNPU_UNSUPPORTED, "nested deeper than 64"));
 	}
-	return 0;
 }
 
 /* Malformed wire bytes: a parse error at the byte, never a read past. */
-static int bad_wire(void)
+TEST(bad_wire)
 {
 	static const struct {
 		const char *what;
@@ -262,49 +265,47 @@ static int bad_wire(void)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		if (read_fails(cases[i].bytes, cases[i].len, VNPU_PARSE_ERROR, "not an ONNX model")) {
-			fprintf(stderr, "case: %s\n", cases[i].what);
-			return 1;
-		}
+		ASSERT_FALSE(read_fails(_metadata, cases[i].bytes, cases[i].len, VNPU_PARSE_ERROR,
+					"not an ONNX model"))
+			TH_LOG("case: %s", cases[i].what);
 	}
-	return 0;
 }
 
 /*
  * Millions of empty nodes (two bytes each) would be millions of messages
  * allocated by the unpack: counted and refused before.
  */
-static int many_messages(void)
+TEST(many_messages)
 {
 	size_t n = (1u << 22) + 1;
 	struct rpb r;
 
-	CHECK(!rpb_init(&r, n * 2 + 64));
+	ASSERT_EQ(0, rpb_init(&r, n * 2 + 64));
 	for (size_t i = 0; i < n; i++)
 		rpb_prepend(&r, (const uint8_t[]){ GRAPH_NODE << 3 | 2, 0 }, 2);
-	CHECK(!rpb_graph_fails(&r, VNPU_UNSUPPORTED, "more than 4194304 protobuf messages"));
-	return 0;
+	ASSERT_EQ(0,
+		  rpb_graph_fails(_metadata, &r, VNPU_UNSUPPORTED, "more than 4194304 protobuf messages"));
 }
 
 /*
  * An If nested a few levels reads; 17 levels pass the wire walk and meet
  * the reader's limit of 16 subgraphs.
  */
-static int subgraph_depths(void)
+TEST(subgraph_depths)
 {
 	struct pb g = { 0 };
 	struct rpb r;
 
-	CHECK(!rpb_init(&r, 17 * 80 + 512));
+	ASSERT_EQ(0, rpb_init(&r, 17 * 80 + 512));
 	nested_ifs(&r, 17);
-	CHECK(!rpb_graph_fails(&r, VNPU_UNSUPPORTED, "subgraphs nested deeper than 16"));
+	ASSERT_EQ(0,
+		  rpb_graph_fails(_metadata, &r, VNPU_UNSUPPORTED, "subgraphs nested deeper than 16"));
 	/* The smallest model: one Identity. */
 	onnx_value(&g, GRAPH_INPUT, "x", 1, (const int64_t[]){ 2 });
 	onnx_node(&g, "Identity", (const char *const[]){ "x" }, 1, "y");
 	onnx_value(&g, GRAPH_OUTPUT, "y", 1, (const int64_t[]){ 2 });
-	CHECK(!read_graph_is(&g, 17, VNPU_OK, NULL));
+	ASSERT_EQ(0, read_graph_is(_metadata, &g, 17, VNPU_OK, NULL));
 	pb_free(&g);
-	return 0;
 }
 
 /*
@@ -352,30 +353,31 @@ static void nested_loop(struct pb *g, const char *v, const char *out, int inner)
  * The model read from @model gives y f32[3], and compiling it on the CPU
  * @compile_want, with a message holding @says.
  */
-static int read_then_compile(const struct pb *model, vnpu_status compile_want, const char *says)
+static int read_then_compile(struct __test_metadata *_metadata, const struct pb *model,
+			     vnpu_status compile_want, const char *says)
 {
 	vnpu_compiled_model *cm = NULL;
 	vnpu_core *core;
 	vnpu_model *m;
 	vnpu_shape s;
 
-	CHECK(!model->failed);
-	CHECK_OK(vnpu_model_read_memory(model->data, model->len, &m));
-	CHECK_OK(vnpu_model_output_shape(m, 0, &s));
-	CHECK(s.rank == 1 && s.dims[0] == 3);
-	CHECK_OK(vnpu_core_create(&core));
-	CHECK_ERR(vnpu_core_compile_model(core, m, "CPU", NULL, &cm), compile_want);
+	ASSERT_TRUE(!model->failed);
+	ASSERT_EQ(VNPU_OK, vnpu_model_read_memory(model->data, model->len, &m));
+	ASSERT_EQ(VNPU_OK, vnpu_model_output_shape(m, 0, &s));
+	ASSERT_TRUE(s.rank == 1 && s.dims[0] == 3);
+	ASSERT_EQ(VNPU_OK, vnpu_core_create(&core));
+	ASSERT_FAILS(compile_want, vnpu_core_compile_model(core, m, "CPU", NULL, &cm));
 	vnpu_compiled_model_free(cm);
 	vnpu_core_free(core);
 	vnpu_model_free(m);
 	if (says && !strstr(vnpu_last_error(), says)) {
-		fprintf(stderr, "message '%s' does not say '%s'\n", vnpu_last_error(), says);
+		TH_LOG("message '%s' does not say '%s'", vnpu_last_error(), says);
 		return 1;
 	}
 	return 0;
 }
 
-/* The inputs of nested_loops() and loop_chain(): trip counts @trips (M)
+/* The inputs of nested_loops(_metadata) and loop_chain(_metadata): trip counts @trips (M)
  * and @inner_trips (N). */
 static void loop_inputs(struct pb *g, int64_t trips, int64_t inner_trips)
 {
@@ -392,7 +394,8 @@ static void loop_inputs(struct pb *g, int64_t trips, int64_t inner_trips)
  * innermost of @inner_trips: read with @want (and @says); when read,
  * compiled with @compile_want.
  */
-static int nested_loops(int levels, int64_t trips, int64_t inner_trips, vnpu_status want,
+static int nested_loops(struct __test_metadata *_metadata, int levels, int64_t trips,
+			int64_t inner_trips, vnpu_status want,
 			const char *says, vnpu_status compile_want)
 {
 	struct pb g = { 0 }, model = { 0 };
@@ -402,11 +405,11 @@ static int nested_loops(int levels, int64_t trips, int64_t inner_trips, vnpu_sta
 	nested_loop(&g, "x", "y", levels - 1);
 	onnx_value(&g, GRAPH_OUTPUT, "y", -1, NULL);
 	onnx_model(&model, &g, 17);
-	CHECK(!model.failed);
+	ASSERT_TRUE(!model.failed);
 	if (want != VNPU_OK)
-		rc = read_fails(model.data, model.len, want, says);
+		rc = read_fails(_metadata, model.data, model.len, want, says);
 	else
-		rc = read_then_compile(&model, compile_want, says);
+		rc = read_then_compile(_metadata, &model, compile_want, says);
 	pb_free(&g);
 	pb_free(&model);
 	return rc;
@@ -414,7 +417,8 @@ static int nested_loops(int levels, int64_t trips, int64_t inner_trips, vnpu_sta
 
 /* One Loop of @trips iterations whose body is a chain of @len Identity
  * nodes, read then compiled with @compile_want. */
-static int loop_chain(int64_t trips, int len, vnpu_status compile_want, const char *says)
+static int loop_chain(struct __test_metadata *_metadata, int64_t trips, int len,
+		      vnpu_status compile_want, const char *says)
 {
 	struct pb g = { 0 }, model = { 0 }, node = { 0 }, attr = { 0 }, body = { 0 };
 	char prev[16] = "v", next[16];
@@ -444,7 +448,7 @@ static int loop_chain(int64_t trips, int len, vnpu_status compile_want, const ch
 	pb_msg(&g, GRAPH_NODE, &node);
 	onnx_value(&g, GRAPH_OUTPUT, "y", -1, NULL);
 	onnx_model(&model, &g, 17);
-	rc = read_then_compile(&model, compile_want, says);
+	rc = read_then_compile(_metadata, &model, compile_want, says);
 	pb_free(&node);
 	pb_free(&attr);
 	pb_free(&body);
@@ -458,14 +462,14 @@ static int loop_chain(int64_t trips, int len, vnpu_status compile_want, const ch
  * node visits bounds all of an inference: two loops of 65536 iterations
  * (2^32 visits) ran for ever, six of 16 (2^24) 42 s, both read fine.
  */
-static int loop_work(void)
+TEST(loop_work)
 {
-	CHECK(!nested_loops(2, 65536, 65536, VNPU_UNSUPPORTED, "visits more than 2097152 nodes",
-			    0));
-	CHECK(!nested_loops(6, 16, 16, VNPU_UNSUPPORTED, "visits more than 2097152 nodes", 0));
-	CHECK(!nested_loops(4, 16, 16, VNPU_OK, NULL, VNPU_OK));
-	CHECK(!nested_loops(1, 65536, 65536, VNPU_OK, NULL, VNPU_OK));
-	return 0;
+	ASSERT_EQ(0,
+		  nested_loops(_metadata, 2, 65536, 65536, VNPU_UNSUPPORTED, "visits more than 2097152 nodes", 0));
+	ASSERT_EQ(0,
+		  nested_loops(_metadata, 6, 16, 16, VNPU_UNSUPPORTED, "visits more than 2097152 nodes", 0));
+	ASSERT_EQ(0, nested_loops(_metadata, 4, 16, 16, VNPU_OK, NULL, VNPU_OK));
+	ASSERT_EQ(0, nested_loops(_metadata, 1, 65536, 65536, VNPU_OK, NULL, VNPU_OK));
 }
 
 /*
@@ -475,27 +479,26 @@ static int loop_work(void)
  * 1100 nodes is refused before its first iteration; 16 loops of 40000
  * iterations of 2 nodes (inside one loop) part way through the walk.
  */
-static int unroll_work(void)
+TEST(unroll_work)
 {
-	CHECK(!loop_chain(1024, 1100, VNPU_UNSUPPORTED,
-			  "Loop node: visits more than 2097152 nodes, inferred or unrolled"));
-	CHECK(!loop_chain(64, 100, VNPU_OK, NULL));
-	CHECK(!nested_loops(2, 16, 40000, VNPU_OK,
-			    "visits more than 2097152 nodes, inferred or unrolled", VNPU_UNSUPPORTED));
-	CHECK(!nested_loops(2, 16, 64, VNPU_OK, NULL, VNPU_OK));
-	return 0;
+	ASSERT_EQ(0,
+		  loop_chain(_metadata, 1024, 1100, VNPU_UNSUPPORTED, "Loop node: visits more than 2097152 nodes, inferred or unrolled"));
+	ASSERT_EQ(0, loop_chain(_metadata, 64, 100, VNPU_OK, NULL));
+	ASSERT_EQ(0,
+		  nested_loops(_metadata, 2, 16, 40000, VNPU_OK, "visits more than 2097152 nodes, inferred or unrolled", VNPU_UNSUPPORTED));
+	ASSERT_EQ(0, nested_loops(_metadata, 2, 16, 64, VNPU_OK, NULL, VNPU_OK));
 }
 
 static const char *const unary_ops[] = { "Neg", "Abs", "Relu", "Identity" };
 
 /* Node @k of the model is op @op. */
-static int op_is(const vnpu_model *m, size_t k, const char *op)
+static int op_is(struct __test_metadata *_metadata, const vnpu_model *m, size_t k, const char *op)
 {
 	const char *type, *name;
 
-	CHECK_OK(vnpu_model_op(m, k, &type, &name));
+	ASSERT_EQ(VNPU_OK, vnpu_model_op(m, k, &type, &name));
 	if (strcmp(type, op)) {
-		fprintf(stderr, "node %zu is %s, expected %s\n", k, type, op);
+		TH_LOG("node %zu is %s, expected %s", k, type, op);
 		return 1;
 	}
 	return 0;
@@ -506,7 +509,7 @@ static int op_is(const vnpu_model *m, size_t k, const char *op)
  * time (the sort was quadratic: 100000 nodes took 12 s of CPU), into the
  * chain's order, so inference reaches the output.
  */
-static int reversed_chain(void)
+TEST(reversed_chain)
 {
 	const size_t n = 200000;
 	struct pb g = { 0 }, model = { 0 };
@@ -522,20 +525,21 @@ static int reversed_chain(void)
 	}
 	onnx_value(&g, GRAPH_OUTPUT, out, -1, NULL);
 	onnx_model(&model, &g, 17);
-	CHECK(!model.failed);
-	CHECK_OK(vnpu_model_read_memory(model.data, model.len, &m));
-	CHECK_OK(vnpu_model_output_shape(m, 0, &s));
-	CHECK(s.rank == 1 && s.dims[0] == 4);
-	for (size_t k = 0; k < n; k++)
-		CHECK(!op_is(m, k, unary_ops[k % 4]));
+	ASSERT_TRUE(!model.failed);
+	ASSERT_EQ(VNPU_OK, vnpu_model_read_memory(model.data, model.len, &m));
+	ASSERT_EQ(VNPU_OK, vnpu_model_output_shape(m, 0, &s));
+	ASSERT_TRUE(s.rank == 1 && s.dims[0] == 4);
+	for (size_t k = 0; k < n; k++) {
+		ASSERT_EQ(0, op_is(_metadata, m, k, unary_ops[k % 4]));
+	}
 	vnpu_model_free(m);
 	pb_free(&g);
 	pb_free(&model);
-	return 0;
 }
 
 /* A graph of the nodes @ops reading @ins writing @outs, @n of them. */
-static int sorted_as(size_t n, const char *const *ops, const char *const *ins,
+static int sorted_as(struct __test_metadata *_metadata, size_t n, const char *const *ops,
+		     const char *const *ins,
 		     const char *const *outs, const char *const *want)
 {
 	struct pb g = { 0 }, model = { 0 };
@@ -546,13 +550,15 @@ static int sorted_as(size_t n, const char *const *ops, const char *const *ins,
 		onnx_node(&g, ops[k], &ins[k], 1, outs[k]);
 	onnx_value(&g, GRAPH_OUTPUT, outs[n - 1], -1, NULL);
 	onnx_model(&model, &g, 17);
-	CHECK(!model.failed);
+	ASSERT_TRUE(!model.failed);
 	if (!want) {
-		CHECK(!read_fails(model.data, model.len, VNPU_PARSE_ERROR, "the graph has a cycle"));
+		ASSERT_EQ(0,
+			  read_fails(_metadata, model.data, model.len, VNPU_PARSE_ERROR, "the graph has a cycle"));
 	} else {
-		CHECK_OK(vnpu_model_read_memory(model.data, model.len, &m));
-		for (size_t k = 0; k < n; k++)
-			CHECK(!op_is(m, k, want[k]));
+		ASSERT_EQ(VNPU_OK, vnpu_model_read_memory(model.data, model.len, &m));
+		for (size_t k = 0; k < n; k++) {
+			ASSERT_EQ(0, op_is(_metadata, m, k, want[k]));
+		}
 		vnpu_model_free(m);
 	}
 	pb_free(&g);
@@ -565,22 +571,20 @@ static int sorted_as(size_t n, const char *const *ops, const char *const *ins,
  * ready node listed first goes next. Cycles, a node reading its own
  * output among them, are refused.
  */
-static int sort_order(void)
+TEST(sort_order)
 {
 	static const char *const ops[] = { "Neg", "Abs", "Relu", "Identity" };
 
 	/* Two chains a and b, interleaved, in order. */
-	CHECK(!sorted_as(4, ops, (const char *const[]){ "x", "x", "a1", "b1" },
-			 (const char *const[]){ "a1", "b1", "a2", "b2" }, ops));
+	ASSERT_EQ(0,
+		  sorted_as(_metadata, 4, ops, (const char *const[]){ "x", "x", "a1", "b1" }, (const char *const[]){ "a1", "b1", "a2", "b2" }, ops));
 	/* Listed a2, b1, a1, b2: b1 and a1 ready, b1 first, then a1, a2, b2. */
-	CHECK(!sorted_as(4, ops, (const char *const[]){ "a1", "x", "x", "b1" },
-			 (const char *const[]){ "a2", "b1", "a1", "b2" },
-			 (const char *const[]){ "Abs", "Relu", "Neg", "Identity" }));
-	CHECK(!sorted_as(2, ops, (const char *const[]){ "b", "a" },
-			 (const char *const[]){ "a", "b" }, NULL));
-	CHECK(!sorted_as(1, ops, (const char *const[]){ "a" }, (const char *const[]){ "a" },
-			 NULL));
-	return 0;
+	ASSERT_EQ(0,
+		  sorted_as(_metadata, 4, ops, (const char *const[]){ "a1", "x", "x", "b1" }, (const char *const[]){ "a2", "b1", "a1", "b2" }, (const char *const[]){ "Abs", "Relu", "Neg", "Identity" }));
+	ASSERT_EQ(0,
+		  sorted_as(_metadata, 2, ops, (const char *const[]){ "b", "a" }, (const char *const[]){ "a", "b" }, NULL));
+	ASSERT_EQ(0,
+		  sorted_as(_metadata, 1, ops, (const char *const[]){ "a" }, (const char *const[]){ "a" }, NULL));
 }
 
 /* An attribute value of one of the types the tests give. */
@@ -595,7 +599,8 @@ struct attr_value {
  * Node @op reading x (and @more_in) into y with attribute @name of
  * @value, read at @opset: @want and @says.
  */
-static int attr_is(const char *op, const char *more_in, const char *name,
+static int attr_is(struct __test_metadata *_metadata, const char *op, const char *more_in,
+		   const char *name,
 		   struct attr_value value, int64_t opset, vnpu_status want, const char *says)
 {
 	struct pb g = { 0 }, node = { 0 }, attr = { 0 };
@@ -627,7 +632,7 @@ static int attr_is(const char *op, const char *more_in, const char *name,
 	onnx_value(&g, GRAPH_OUTPUT, "y", -1, NULL);
 	pb_free(&node);
 	pb_free(&attr);
-	rc = read_graph_is(&g, opset, want, says);
+	rc = read_graph_is(_metadata, &g, opset, want, says);
 	pb_free(&g);
 	return rc;
 }
@@ -639,41 +644,39 @@ static int attr_is(const char *op, const char *more_in, const char *name,
  * given as an INT is still read, and attributes the library does not
  * read are not checked.
  */
-static int attr_types(void)
+TEST(attr_types)
 {
 	static const struct attr_value float_one = { .type = ATTR_FLOAT, .f = 1 };
 
-	CHECK(!attr_is("Concat", "x2", "axis", float_one, 17, VNPU_PARSE_ERROR,
-		       "node 'n1' (Concat): attribute 'axis' is a FLOAT, expected an INT"));
-	CHECK(!attr_is("Softmax", NULL, "axis", (struct attr_value){ .type = ATTR_INTS_TYPE },
-		       17, VNPU_PARSE_ERROR, "attribute 'axis' is INTS, expected an INT"));
-	CHECK(!attr_is("Transpose", NULL, "perm", (struct attr_value){ .type = ATTR_INT, .i = 1 },
-		       17, VNPU_PARSE_ERROR, "attribute 'perm' is an INT, expected INTS"));
-	CHECK(!attr_is("LeakyRelu", NULL, "alpha",
-		       (struct attr_value){ .type = ATTR_STRING, .s = "0.1" }, 17,
-		       VNPU_PARSE_ERROR, "attribute 'alpha' is a STRING, expected a FLOAT"));
-	CHECK(!attr_is("DepthToSpace", NULL, "mode",
-		       (struct attr_value){ .type = ATTR_INT, .i = 0 }, 17,
-		       VNPU_PARSE_ERROR, "attribute 'mode' is an INT, expected a STRING"));
-	CHECK(!attr_is("ConstantOfShape", NULL, "value", float_one, 17, VNPU_PARSE_ERROR,
-		       "attribute 'value' is a FLOAT, expected a TENSOR"));
-	CHECK(!attr_is("LeakyRelu", NULL, "alpha", (struct attr_value){ .type = ATTR_INT, .i = 2 },
-		       17, VNPU_OK, NULL));
-	CHECK(!attr_is("Relu", NULL, "unread", float_one, 17, VNPU_OK, NULL));
-	CHECK(!attr_is("Concat", "x2", "axis", (struct attr_value){ .type = ATTR_INT, .i = 1 },
-		       17, VNPU_OK, NULL));
-	return 0;
+	ASSERT_EQ(0,
+		  attr_is(_metadata, "Concat", "x2", "axis", float_one, 17, VNPU_PARSE_ERROR, "node 'n1' (Concat): attribute 'axis' is a FLOAT, expected an INT"));
+	ASSERT_EQ(0,
+		  attr_is(_metadata, "Softmax", NULL, "axis", (struct attr_value){ .type = ATTR_INTS_TYPE }, 17, VNPU_PARSE_ERROR, "attribute 'axis' is INTS, expected an INT"));
+	ASSERT_EQ(0,
+		  attr_is(_metadata, "Transpose", NULL, "perm", (struct attr_value){ .type = ATTR_INT, .i = 1 }, 17, VNPU_PARSE_ERROR, "attribute 'perm' is an INT, expected INTS"));
+	ASSERT_EQ(0,
+		  attr_is(_metadata, "LeakyRelu", NULL, "alpha", (struct attr_value){ .type = ATTR_STRING, .s = "0.1" }, 17, VNPU_PARSE_ERROR, "attribute 'alpha' is a STRING, expected a FLOAT"));
+	ASSERT_EQ(0,
+		  attr_is(_metadata, "DepthToSpace", NULL, "mode", (struct attr_value){ .type = ATTR_INT, .i = 0 }, 17, VNPU_PARSE_ERROR, "attribute 'mode' is an INT, expected a STRING"));
+	ASSERT_EQ(0,
+		  attr_is(_metadata, "ConstantOfShape", NULL, "value", float_one, 17, VNPU_PARSE_ERROR, "attribute 'value' is a FLOAT, expected a TENSOR"));
+	ASSERT_EQ(0,
+		  attr_is(_metadata, "LeakyRelu", NULL, "alpha", (struct attr_value){ .type = ATTR_INT, .i = 2 }, 17, VNPU_OK, NULL));
+	ASSERT_EQ(0, attr_is(_metadata, "Relu", NULL, "unread", float_one, 17, VNPU_OK, NULL));
+	ASSERT_EQ(0,
+		  attr_is(_metadata, "Concat", "x2", "axis", (struct attr_value){ .type = ATTR_INT, .i = 1 }, 17, VNPU_OK, NULL));
 }
 
 /* Reading file @path fails with @want and a message holding @says. */
-static int read_file_fails(const char *path, vnpu_status want, const char *says)
+static int read_file_fails(struct __test_metadata *_metadata, const char *path, vnpu_status want,
+			   const char *says)
 {
 	vnpu_model *m = NULL;
 
-	CHECK_ERR(vnpu_model_read_file(path, &m), want);
-	CHECK(!m);
+	ASSERT_FAILS(want, vnpu_model_read_file(path, &m));
+	ASSERT_TRUE(!m);
 	if (!strstr(vnpu_last_error(), says)) {
-		fprintf(stderr, "message '%s' does not say '%s'\n", vnpu_last_error(), says);
+		TH_LOG("message '%s' does not say '%s'", vnpu_last_error(), says);
 		return 1;
 	}
 	return 0;
@@ -685,34 +688,36 @@ static int read_file_fails(const char *path, vnpu_status want, const char *says)
  * regular file, said so at once; a file above the model limit (a sparse
  * one) is refused before it is read.
  */
-static int not_model_files(void)
+TEST(not_model_files)
 {
 	char dir[] = "/tmp/vnpu-reader-XXXXXX", path[512];
 	int fd;
 
-	CHECK(mkdtemp(dir));
-	CHECK(!read_file_fails(dir, VNPU_INVALID_ARGUMENT, "a directory, not a regular file"));
+	ASSERT_NE(NULL, mkdtemp(dir));
+	ASSERT_EQ(0,
+		  read_file_fails(_metadata, dir, VNPU_INVALID_ARGUMENT, "a directory, not a regular file"));
 	snprintf(path, sizeof(path), "%s/fifo", dir);
-	CHECK(!mkfifo(path, 0600));
+	ASSERT_EQ(0, mkfifo(path, 0600));
 	alarm(60);	/* a blocking open fails the test */
-	CHECK(!read_file_fails(path, VNPU_INVALID_ARGUMENT, "a FIFO, not a regular file"));
+	ASSERT_EQ(0,
+		  read_file_fails(_metadata, path, VNPU_INVALID_ARGUMENT, "a FIFO, not a regular file"));
 	alarm(0);
 	unlink(path);
-	CHECK(!read_file_fails("/dev/null", VNPU_INVALID_ARGUMENT, "not a regular file"));
+	ASSERT_EQ(0,
+		  read_file_fails(_metadata, "/dev/null", VNPU_INVALID_ARGUMENT, "not a regular file"));
 	snprintf(path, sizeof(path), "%s/huge.onnx", dir);
 	fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0600);
-	CHECK(fd >= 0);
-	CHECK(!ftruncate(fd, (1ll << 31) + 1));
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(0, ftruncate(fd, (1ll << 31) + 1));
 	close(fd);
-	CHECK(!read_file_fails(path, VNPU_UNSUPPORTED,
-			       "2147483649 bytes, above the limit of 2147483648"));
+	ASSERT_EQ(0,
+		  read_file_fails(_metadata, path, VNPU_UNSUPPORTED, "2147483649 bytes, above the limit of 2147483648"));
 	unlink(path);
 	rmdir(dir);
-	return 0;
 }
 
 /* Two outputs of one name; a negative opset version. */
-static int model_mistakes(void)
+TEST(model_mistakes)
 {
 	struct pb g = { 0 };
 
@@ -720,78 +725,37 @@ static int model_mistakes(void)
 	onnx_node(&g, "Neg", (const char *const[]){ "x" }, 1, "y");
 	onnx_value(&g, GRAPH_OUTPUT, "y", -1, NULL);
 	onnx_value(&g, GRAPH_OUTPUT, "y", -1, NULL);
-	CHECK(!read_graph_is(&g, 17, VNPU_PARSE_ERROR, "graph output 'y' is listed twice"));
+	ASSERT_EQ(0,
+		  read_graph_is(_metadata, &g, 17, VNPU_PARSE_ERROR, "graph output 'y' is listed twice"));
 	onnx_value(&g, GRAPH_INPUT, "x", 1, (const int64_t[]){ 2 });
 	onnx_node(&g, "Neg", (const char *const[]){ "x" }, 1, "y");
 	onnx_value(&g, GRAPH_OUTPUT, "y", -1, NULL);
-	CHECK(!read_graph_is(&g, -3, VNPU_PARSE_ERROR,
-			     "opset version -3 of domain '' is negative"));
+	ASSERT_EQ(0,
+		  read_graph_is(_metadata, &g, -3, VNPU_PARSE_ERROR, "opset version -3 of domain '' is negative"));
 	pb_free(&g);
-	return 0;
 }
 
 /*
  * A tensor above 2^34 bytes, and dimensions whose product passes it or
  * that are negative: refused before anything is allocated for the data.
  */
-static int tensor_limits(void)
+TEST(tensor_limits)
 {
 	struct pb g = { 0 };
 
 	onnx_init(&g, "w", ONNX_FLOAT, 1, (const int64_t[]){ 1ll << 33 }, NULL, 0);
 	onnx_value(&g, GRAPH_OUTPUT, "w", -1, NULL);
-	CHECK(!read_graph_is(&g, 17, VNPU_UNSUPPORTED,
-			     "tensor 'w': 34359738368 bytes is too large"));
+	ASSERT_EQ(0,
+		  read_graph_is(_metadata, &g, 17, VNPU_UNSUPPORTED, "tensor 'w': 34359738368 bytes is too large"));
 	onnx_init(&g, "w", ONNX_FLOAT, 2, (const int64_t[]){ 1ll << 20, 1ll << 20 }, NULL, 0);
 	onnx_value(&g, GRAPH_OUTPUT, "w", -1, NULL);
-	CHECK(!read_graph_is(&g, 17, VNPU_PARSE_ERROR,
-			     "tensor 'w': bad or huge dimension 1048576"));
+	ASSERT_EQ(0,
+		  read_graph_is(_metadata, &g, 17, VNPU_PARSE_ERROR, "tensor 'w': bad or huge dimension 1048576"));
 	onnx_init(&g, "w", ONNX_FLOAT, 2, (const int64_t[]){ 2, -1 }, NULL, 0);
 	onnx_value(&g, GRAPH_OUTPUT, "w", -1, NULL);
-	CHECK(!read_graph_is(&g, 17, VNPU_PARSE_ERROR, "tensor 'w': bad or huge dimension -1"));
+	ASSERT_EQ(0,
+		  read_graph_is(_metadata, &g, 17, VNPU_PARSE_ERROR, "tensor 'w': bad or huge dimension -1"));
 	pb_free(&g);
-	return 0;
 }
 
-static const struct {
-	const char *name;
-	int (*fn)(void);
-} tests[] = {
-	{ "deep_types", deep_types },
-	{ "deep_subgraphs", deep_subgraphs },
-	{ "bad_wire", bad_wire },
-	{ "many_messages", many_messages },
-	{ "subgraph_depths", subgraph_depths },
-	{ "loop_work", loop_work },
-	{ "unroll_work", unroll_work },
-	{ "reversed_chain", reversed_chain },
-	{ "sort_order", sort_order },
-	{ "attr_types", attr_types },
-	{ "not_model_files", not_model_files },
-	{ "model_mistakes", model_mistakes },
-	{ "tensor_limits", tensor_limits },
-};
-
-int main(int argc, char **argv)
-{
-	int failed = 0, ran = 0;
-
-	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-		int selected = argc < 2;
-
-		for (int a = 1; a < argc; a++)
-			selected |= !strcmp(argv[a], tests[i].name);
-		if (!selected)
-			continue;
-		ran++;
-		if (tests[i].fn()) {
-			printf("not ok - %s\n", tests[i].name);
-			failed++;
-		} else {
-			printf("ok - %s\n", tests[i].name);
-		}
-		fflush(stdout);
-	}
-	printf("%d of %d failed\n", failed, ran);
-	return failed ? 1 : 0;
-}
+KSFT_MAIN

@@ -16,7 +16,7 @@
 
 #include <xf86drm.h>
 
-#include "harness.h"
+#include "runtime_test.h"
 #include "onnx_writer.h"
 #include "vgem.h"
 
@@ -49,22 +49,24 @@ static void fill_x(float *x, float seed)
 }
 
 /* What the model gives for fill_x(@seed), by the copying path. */
-static int expected_y(vnpu_infer_request *req, float seed, float *y)
+static int expected_y(struct __test_metadata *_metadata, vnpu_infer_request *req, float seed,
+		      float *y)
 {
 	vnpu_tensor *x, *out;
 	float *px, *py;
 
-	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_F32, &(vnpu_shape){ 1, { N } }, &x));
-	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_F32, &(vnpu_shape){ 1, { N } }, &out));
-	CHECK_OK(vnpu_tensor_get_data(x, (void **)&px));
-	CHECK_OK(vnpu_tensor_get_data(out, (void **)&py));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create(VNPU_TYPE_F32, &(vnpu_shape){ 1, { N } }, &x));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create(VNPU_TYPE_F32, &(vnpu_shape){ 1, { N } }, &out));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(x, (void **)&px));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(out, (void **)&py));
 	fill_x(px, seed);
-	CHECK_OK(vnpu_infer_request_set_tensor(req, "x", x));
-	CHECK_OK(vnpu_infer_request_set_tensor(req, "y", out));
-	CHECK_OK(vnpu_infer_request_infer(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "x", x));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "y", out));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
 	memcpy(y, py, N * sizeof(float));
-	for (int i = 0; i < N; i++)
-		CHECK(y[i] == 2 * px[i] + (float)(i % 7) - 3.0f);
+	for (int i = 0; i < N; i++) {
+		ASSERT_EQ(2 * px[i] + (float)(i % 7) - 3.0f, y[i]);
+	}
 	vnpu_tensor_free(x);
 	vnpu_tensor_free(out);
 	return 0;
@@ -97,8 +99,10 @@ static int is_npu(const char *device)
  * the copying path, nothing copied, and a change to the memory is seen
  * by the next run.
  */
-static int remote_ptr_zero_copy(vnpu_core *core, const char *device)
+TEST_F(dev, remote_ptr_zero_copy)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	const vnpu_shape shape = { 1, { N } };
 	size_t bytes = (N * sizeof(float) + PAGE - 1) & ~(size_t)(PAGE - 1);
 	float *xm = aligned_alloc(PAGE, bytes), *ym = aligned_alloc(PAGE, bytes);
@@ -109,26 +113,28 @@ static int remote_ptr_zero_copy(vnpu_core *core, const char *device)
 	const char *where;
 	uint64_t copied;
 
-	CHECK(xm && ym);
-	CHECK_OK(compile_add(core, device, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_OK(vnpu_core_create_remote_tensor(core, device, VNPU_TYPE_F32, &shape, xm, &x));
-	CHECK_OK(vnpu_core_create_remote_tensor(core, device, VNPU_TYPE_F32, &shape, ym, &y));
-	CHECK_OK(vnpu_tensor_get_device(x, &where));
-	CHECK(where && !strcmp(where, device));
-	CHECK_OK(vnpu_tensor_get_data(y, (void **)&where));
-	CHECK((void *)where == ym);
+	ASSERT_TRUE(xm && ym);
+	ASSERT_EQ(VNPU_OK, compile_add(core, device, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK,
+		  vnpu_core_create_remote_tensor(core, device, VNPU_TYPE_F32, &shape, xm, &x));
+	ASSERT_EQ(VNPU_OK,
+		  vnpu_core_create_remote_tensor(core, device, VNPU_TYPE_F32, &shape, ym, &y));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_device(x, &where));
+	ASSERT_TRUE(where && !strcmp(where, device));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(y, (void **)&where));
+	ASSERT_EQ(ym, (void *)where);
 
 	for (float seed = 1.0f; seed < 3.0f; seed += 1.0f) {
-		CHECK(!expected_y(req, seed, want));
-		CHECK_OK(vnpu_infer_request_set_tensor(req, "x", x));
-		CHECK_OK(vnpu_infer_request_set_tensor(req, "y", y));
+		ASSERT_EQ(0, expected_y(_metadata, req, seed, want));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "x", x));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "y", y));
 		fill_x(xm, seed);
 		memset(ym, 0, N * sizeof(float));
 		copied = bytes_copied(core, device);
-		CHECK_OK(vnpu_infer_request_infer(req));
-		CHECK(bytes_copied(core, device) == copied);
-		CHECK(!memcmp(ym, want, sizeof(want)));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
+		ASSERT_EQ(copied, bytes_copied(core, device));
+		ASSERT_EQ(0, memcmp(ym, want, sizeof(want)));
 	}
 	vnpu_tensor_free(x);
 	vnpu_tensor_free(y);
@@ -136,12 +142,13 @@ static int remote_ptr_zero_copy(vnpu_core *core, const char *device)
 	vnpu_compiled_model_free(cm);
 	free(xm);
 	free(ym);
-	return 0;
 }
 
 /* Memory the NPU cannot take (not page aligned) is copied, same results. */
-static int remote_ptr_fallback(vnpu_core *core, const char *device)
+TEST_F(dev, remote_ptr_fallback)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	const vnpu_shape shape = { 1, { N } };
 	float *mem = aligned_alloc(PAGE, 2 * N * sizeof(float) + PAGE);
 	float *xm = mem + 1, *ym = mem + N + 2;
@@ -151,65 +158,70 @@ static int remote_ptr_fallback(vnpu_core *core, const char *device)
 	vnpu_tensor *x, *y;
 	const char *where;
 
-	CHECK(mem);
-	CHECK_OK(compile_add(core, device, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK(!expected_y(req, 5.0f, want));
-	CHECK_OK(vnpu_core_create_remote_tensor(core, device, VNPU_TYPE_F32, &shape, xm, &x));
-	CHECK_OK(vnpu_core_create_remote_tensor(core, device, VNPU_TYPE_F32, &shape, ym, &y));
-	CHECK_OK(vnpu_tensor_get_device(x, &where));
+	ASSERT_NE(NULL, mem);
+	ASSERT_EQ(VNPU_OK, compile_add(core, device, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(0, expected_y(_metadata, req, 5.0f, want));
+	ASSERT_EQ(VNPU_OK,
+		  vnpu_core_create_remote_tensor(core, device, VNPU_TYPE_F32, &shape, xm, &x));
+	ASSERT_EQ(VNPU_OK,
+		  vnpu_core_create_remote_tensor(core, device, VNPU_TYPE_F32, &shape, ym, &y));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_device(x, &where));
 	/* The CPU runs on any memory; the NPU needs whole pages. */
-	CHECK(is_npu(device) ? where == NULL : !strcmp(where, device));
+	ASSERT_TRUE(is_npu(device) ? where == NULL : !strcmp(where, device));
 	fill_x(xm, 5.0f);
-	CHECK_OK(vnpu_infer_request_set_tensor(req, "x", x));
-	CHECK_OK(vnpu_infer_request_set_tensor(req, "y", y));
-	CHECK_OK(vnpu_infer_request_infer(req));
-	CHECK(!memcmp(ym, want, sizeof(want)));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "x", x));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "y", y));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
+	ASSERT_EQ(0, memcmp(ym, want, sizeof(want)));
 	vnpu_tensor_free(x);
 	vnpu_tensor_free(y);
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
 	free(mem);
-	return 0;
 }
 
-static int remote_bad_args(vnpu_core *core, const char *device)
+TEST_F(dev, remote_bad_args)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	const vnpu_shape shape = { 1, { N } }, dynamic = { 1, { -1 } };
 	float *mem = aligned_alloc(PAGE, 4 * PAGE);
 	vnpu_tensor *t = NULL;
 	const char *where;
 	int fd;
 
-	CHECK(mem);
-	CHECK_ERR(vnpu_core_create_remote_tensor(NULL, device, VNPU_TYPE_F32, &shape, mem, &t),
-		  VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_core_create_remote_tensor(core, NULL, VNPU_TYPE_F32, &shape, mem, &t),
-		  VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_core_create_remote_tensor(core, device, VNPU_TYPE_F32, &shape, NULL, &t),
-		  VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_core_create_remote_tensor(core, device, VNPU_TYPE_F32, &shape, mem, NULL),
-		  VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_core_create_remote_tensor(core, "GPU", VNPU_TYPE_F32, &shape, mem, &t),
-		  VNPU_NOT_FOUND);
-	CHECK_ERR(vnpu_core_create_remote_tensor(core, device, VNPU_TYPE_F32, &dynamic, mem, &t),
-		  VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_core_create_remote_tensor(core, device, VNPU_TYPE_F32, &shape,
-						 (char *)mem + 1, &t), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_core_import_dmabuf_tensor(core, device, VNPU_TYPE_F32, &shape, -1, &t),
-		  VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_core_import_dmabuf_tensor(core, device, VNPU_TYPE_F32, &shape, 0, NULL),
-		  VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_tensor_get_device(NULL, &where), VNPU_INVALID_ARGUMENT);
+	ASSERT_NE(NULL, mem);
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_core_create_remote_tensor(NULL, device, VNPU_TYPE_F32, &shape, mem, &t));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_core_create_remote_tensor(core, NULL, VNPU_TYPE_F32, &shape, mem, &t));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_core_create_remote_tensor(core, device, VNPU_TYPE_F32, &shape, NULL, &t));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_core_create_remote_tensor(core, device, VNPU_TYPE_F32, &shape, mem,
+						    NULL));
+	ASSERT_FAILS(VNPU_NOT_FOUND,
+		     vnpu_core_create_remote_tensor(core, "GPU", VNPU_TYPE_F32, &shape, mem, &t));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_core_create_remote_tensor(core, device, VNPU_TYPE_F32, &dynamic, mem,
+						    &t));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_core_create_remote_tensor(core, device, VNPU_TYPE_F32, &shape,
+						    (char *)mem + 1, &t));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_core_import_dmabuf_tensor(core, device, VNPU_TYPE_F32, &shape, -1, &t));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_core_import_dmabuf_tensor(core, device, VNPU_TYPE_F32, &shape, 0, NULL));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_tensor_get_device(NULL, &where));
 	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-	CHECK(fd >= 0);
+	ASSERT_GE(fd, 0);
 	/* Not a dma-buf; and the CPU imports none at all. */
-	CHECK_ERR(vnpu_core_import_dmabuf_tensor(core, device, VNPU_TYPE_F32, &shape, fd, &t),
-		  is_npu(device) ? VNPU_INVALID_ARGUMENT : VNPU_UNSUPPORTED);
+	ASSERT_FAILS(is_npu(device) ? VNPU_INVALID_ARGUMENT : VNPU_UNSUPPORTED,
+		     vnpu_core_import_dmabuf_tensor(core, device, VNPU_TYPE_F32, &shape, fd, &t));
 	close(fd);
-	CHECK(t == NULL);
+	ASSERT_EQ(NULL, t);
 	free(mem);
-	return 0;
 }
 
 /*
@@ -218,8 +230,10 @@ static int remote_bad_args(vnpu_core *core, const char *device)
  * counters) with the results of the copying path. A dma-buf imported
  * twice is two tensors of the same memory, either freed first.
  */
-static int dmabuf_vgem_in_out(vnpu_core *core, const char *device)
+TEST_F(dev, dmabuf_vgem_in_out)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	const vnpu_shape shape = { 1, { N } };
 	static float want[N];
 	vnpu_compiled_model *cm;
@@ -230,50 +244,53 @@ static int dmabuf_vgem_in_out(vnpu_core *core, const char *device)
 	uint64_t copied;
 
 	if (!is_npu(device))
-		return 0;
+		return;
 	/* The NPU runs in the VM, which has vgem: without it nothing is shown. */
 	vgem = vgem_open();
-	CHECK(vgem >= 0);
+	ASSERT_GE(vgem, 0);
 	in_fd = vgem_dmabuf(vgem, 4 * PAGE);
 	out_fd = vgem_dmabuf(vgem, 4 * PAGE);
-	CHECK(in_fd >= 0 && out_fd >= 0);
-	CHECK_OK(compile_add(core, device, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK(!expected_y(req, 7.0f, want));
+	ASSERT_TRUE(in_fd >= 0 && out_fd >= 0);
+	ASSERT_EQ(VNPU_OK, compile_add(core, device, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(0, expected_y(_metadata, req, 7.0f, want));
 
-	CHECK_OK(vnpu_core_import_dmabuf_tensor(core, device, VNPU_TYPE_F32, &shape, in_fd, &x));
-	CHECK_OK(vnpu_core_import_dmabuf_tensor(core, device, VNPU_TYPE_F32, &shape, out_fd, &y));
+	ASSERT_EQ(VNPU_OK,
+		  vnpu_core_import_dmabuf_tensor(core, device, VNPU_TYPE_F32, &shape, in_fd, &x));
+	ASSERT_EQ(VNPU_OK,
+		  vnpu_core_import_dmabuf_tensor(core, device, VNPU_TYPE_F32, &shape, out_fd, &y));
 	/* The same dma-buf twice: two tensors over the same memory. */
-	CHECK_OK(vnpu_core_import_dmabuf_tensor(core, device, VNPU_TYPE_F32, &shape, in_fd,
-						&again));
-	CHECK_OK(vnpu_tensor_get_data(x, (void **)&px));
-	CHECK_OK(vnpu_tensor_get_data(again, (void **)&pa));
-	CHECK_OK(vnpu_tensor_get_data(y, (void **)&py));
+	ASSERT_EQ(VNPU_OK,
+		  vnpu_core_import_dmabuf_tensor(core, device, VNPU_TYPE_F32, &shape, in_fd,
+						 &again));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(x, (void **)&px));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(again, (void **)&pa));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(y, (void **)&py));
 	fill_x(pa, 7.0f);
-	CHECK(px[1] == 7.25f);
+	ASSERT_EQ(7.25f, px[1]);
 	/* Freeing one leaves the other's buffer (the shared handle) alive. */
 	vnpu_tensor_free(again);
-	CHECK_OK(vnpu_infer_request_set_tensor(req, "x", x));
-	CHECK_OK(vnpu_infer_request_set_tensor(req, "y", y));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "x", x));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "y", y));
 	copied = bytes_copied(core, device);
-	CHECK_OK(vnpu_infer_request_infer(req));
-	CHECK(bytes_copied(core, device) == copied);
-	CHECK(!memcmp(py, want, sizeof(want)));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
+	ASSERT_EQ(copied, bytes_copied(core, device));
+	ASSERT_EQ(0, memcmp(py, want, sizeof(want)));
 
 	vnpu_tensor_free(x);
 	vnpu_tensor_free(y);
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
 	/* Freed by all (the request held them), it imports again; too small a one is refused. */
-	CHECK_OK(vnpu_core_import_dmabuf_tensor(core, device, VNPU_TYPE_F32, &shape, in_fd, &x));
+	ASSERT_EQ(VNPU_OK,
+		  vnpu_core_import_dmabuf_tensor(core, device, VNPU_TYPE_F32, &shape, in_fd, &x));
 	vnpu_tensor_free(x);
-	CHECK_ERR(vnpu_core_import_dmabuf_tensor(core, device, VNPU_TYPE_F32,
-						 &(vnpu_shape){ 1, { 2 * PAGE } }, in_fd, &x),
-		  VNPU_INVALID_ARGUMENT);
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_core_import_dmabuf_tensor(core, device, VNPU_TYPE_F32, &(vnpu_shape){ 1,
+						    { 2 * PAGE } }, in_fd, &x));
 	close(in_fd);
 	close(out_fd);
 	close(vgem);
-	return 0;
 }
 
 /* A producer whose work is not done: a vgem fence, as a sync_file. */
@@ -283,16 +300,16 @@ struct producer {
 	int sync_file;
 };
 
-static int producer_start(int vgem, struct producer *p)
+static int producer_start(struct __test_metadata *_metadata, int vgem, struct producer *p)
 {
 	p->vgem = vgem;
-	CHECK(!vgem_fence_start(vgem, &p->fence, &p->sync_file));
+	ASSERT_EQ(0, vgem_fence_start(vgem, &p->fence, &p->sync_file));
 	return 0;
 }
 
-static int producer_done(struct producer *p)
+static int producer_done(struct __test_metadata *_metadata, struct producer *p)
 {
-	CHECK(!vgem_fence_signal(p->vgem, p->fence));
+	ASSERT_EQ(0, vgem_fence_signal(p->vgem, p->fence));
 	return 0;
 }
 
@@ -309,56 +326,63 @@ static int fence_signalled(int fd)
  * a syncobj that holds no fence; no out-fence before a run wrote the
  * tensor.
  */
-static int fence_bad_args(vnpu_core *core, const char *device)
+TEST_F(dev, fence_bad_args)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	const vnpu_shape shape = { 1, { N } };
 	float *mem = aligned_alloc(PAGE, 4 * PAGE);
 	uint32_t syncobj;
 	vnpu_tensor *host, *t;
 	int fd, node, closed, out = -1;
 
-	CHECK(mem);
-	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_F32, &shape, &host));
-	CHECK_ERR(vnpu_tensor_set_in_fence(NULL, VNPU_FENCE_SYNC_FILE, 0), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_tensor_set_in_fence(host, VNPU_FENCE_SYNC_FILE, 0), VNPU_UNSUPPORTED);
-	CHECK_ERR(vnpu_tensor_export_out_fence(host, VNPU_FENCE_SYNC_FILE, &out), VNPU_UNSUPPORTED);
+	ASSERT_NE(NULL, mem);
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create(VNPU_TYPE_F32, &shape, &host));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_tensor_set_in_fence(NULL, VNPU_FENCE_SYNC_FILE,
+								     0));
+	ASSERT_FAILS(VNPU_UNSUPPORTED, vnpu_tensor_set_in_fence(host, VNPU_FENCE_SYNC_FILE, 0));
+	ASSERT_FAILS(VNPU_UNSUPPORTED,
+		     vnpu_tensor_export_out_fence(host, VNPU_FENCE_SYNC_FILE, &out));
 	vnpu_tensor_free(host);
-	CHECK_OK(vnpu_core_create_remote_tensor(core, device, VNPU_TYPE_F32, &shape, mem, &t));
+	ASSERT_EQ(VNPU_OK,
+		  vnpu_core_create_remote_tensor(core, device, VNPU_TYPE_F32, &shape, mem, &t));
 	if (!is_npu(device)) {
-		CHECK_ERR(vnpu_tensor_set_in_fence(t, VNPU_FENCE_SYNC_FILE, 0), VNPU_UNSUPPORTED);
+		ASSERT_FAILS(VNPU_UNSUPPORTED, vnpu_tensor_set_in_fence(t, VNPU_FENCE_SYNC_FILE,
+									0));
 		vnpu_tensor_free(t);
 		free(mem);
-		return 0;
+		return;
 	}
-	CHECK_ERR(vnpu_tensor_set_in_fence(t, (vnpu_fence_kind)7, 0), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_tensor_set_in_fence(t, VNPU_FENCE_SYNC_FILE, -1), VNPU_INVALID_ARGUMENT);
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_tensor_set_in_fence(t, (vnpu_fence_kind)7, 0));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_tensor_set_in_fence(t, VNPU_FENCE_SYNC_FILE, -1));
 	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-	CHECK(fd >= 0);
-	CHECK_ERR(vnpu_tensor_set_in_fence(t, VNPU_FENCE_SYNC_FILE, fd), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_tensor_set_in_fence(t, VNPU_FENCE_SYNCOBJ, fd), VNPU_INVALID_ARGUMENT);
+	ASSERT_GE(fd, 0);
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_tensor_set_in_fence(t, VNPU_FENCE_SYNC_FILE, fd));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_tensor_set_in_fence(t, VNPU_FENCE_SYNCOBJ, fd));
 	closed = fd;
 	close(fd);
-	CHECK_ERR(vnpu_tensor_set_in_fence(t, VNPU_FENCE_SYNC_FILE, closed), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_tensor_set_in_fence(t, VNPU_FENCE_SYNCOBJ, closed), VNPU_INVALID_ARGUMENT);
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_tensor_set_in_fence(t, VNPU_FENCE_SYNC_FILE, closed));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_tensor_set_in_fence(t, VNPU_FENCE_SYNCOBJ,
+								     closed));
 	node = drm_node_open("vnpu", "renderD", 128);
-	CHECK(node >= 0);
-	CHECK(!drmSyncobjCreate(node, 0, &syncobj));
-	CHECK(!drmSyncobjHandleToFD(node, syncobj, &fd));
-	CHECK_ERR(vnpu_tensor_set_in_fence(t, VNPU_FENCE_SYNCOBJ, fd), VNPU_INVALID_ARGUMENT);
+	ASSERT_GE(node, 0);
+	ASSERT_EQ(0, drmSyncobjCreate(node, 0, &syncobj));
+	ASSERT_EQ(0, drmSyncobjHandleToFD(node, syncobj, &fd));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_tensor_set_in_fence(t, VNPU_FENCE_SYNCOBJ, fd));
 	/* A syncobj is no sync_file. */
-	CHECK_ERR(vnpu_tensor_set_in_fence(t, VNPU_FENCE_SYNC_FILE, fd), VNPU_INVALID_ARGUMENT);
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_tensor_set_in_fence(t, VNPU_FENCE_SYNC_FILE, fd));
 	close(fd);
 	drmSyncobjDestroy(node, syncobj);
 	close(node);
-	CHECK_ERR(vnpu_tensor_export_out_fence(t, VNPU_FENCE_SYNC_FILE, NULL),
-		  VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_tensor_export_out_fence(t, (vnpu_fence_kind)-1, &out),
-		  VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_tensor_export_out_fence(t, VNPU_FENCE_SYNC_FILE, &out), VNPU_NOT_FOUND);
-	CHECK(out == -1);
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_tensor_export_out_fence(t, VNPU_FENCE_SYNC_FILE, NULL));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_tensor_export_out_fence(t, (vnpu_fence_kind)-1, &out));
+	ASSERT_FAILS(VNPU_NOT_FOUND, vnpu_tensor_export_out_fence(t, VNPU_FENCE_SYNC_FILE, &out));
+	ASSERT_EQ(-1, out);
 	vnpu_tensor_free(t);
 	free(mem);
-	return 0;
 }
 
 /* vgem dma-bufs as the tensors x, y and z of two requests, and the model. */
@@ -370,26 +394,28 @@ struct chain {
 	vnpu_infer_request *a, *b;
 };
 
-static int chain_open(vnpu_core *core, const char *device, struct chain *c)
+static int chain_open(struct __test_metadata *_metadata, vnpu_core *core, const char *device,
+		      struct chain *c)
 {
 	const vnpu_shape shape = { 1, { N } };
 
 	c->vgem = vgem_open();
-	CHECK(c->vgem >= 0);
+	ASSERT_GE(c->vgem, 0);
 	for (int i = 0; i < 3; i++) {
 		c->fds[i] = vgem_dmabuf(c->vgem, 4 * PAGE);
-		CHECK(c->fds[i] >= 0);
-		CHECK_OK(vnpu_core_import_dmabuf_tensor(core, device, VNPU_TYPE_F32, &shape,
-							c->fds[i], &c->t[i]));
-		CHECK_OK(vnpu_tensor_get_data(c->t[i], (void **)&c->data[i]));
+		ASSERT_GE(c->fds[i], 0);
+		ASSERT_EQ(VNPU_OK,
+			  vnpu_core_import_dmabuf_tensor(core, device, VNPU_TYPE_F32, &shape,
+							 c->fds[i], &c->t[i]));
+		ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(c->t[i], (void **)&c->data[i]));
 	}
-	CHECK_OK(compile_add(core, device, &c->cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(c->cm, &c->a));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(c->cm, &c->b));
-	CHECK_OK(vnpu_infer_request_set_tensor(c->a, "x", c->t[0]));
-	CHECK_OK(vnpu_infer_request_set_tensor(c->a, "y", c->t[1]));
-	CHECK_OK(vnpu_infer_request_set_tensor(c->b, "x", c->t[1]));
-	CHECK_OK(vnpu_infer_request_set_tensor(c->b, "y", c->t[2]));
+	ASSERT_EQ(VNPU_OK, compile_add(core, device, &c->cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(c->cm, &c->a));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(c->cm, &c->b));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(c->a, "x", c->t[0]));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(c->a, "y", c->t[1]));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(c->b, "x", c->t[1]));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(c->b, "y", c->t[2]));
 	return 0;
 }
 
@@ -412,48 +438,49 @@ static void chain_close(struct chain *c)
  * twice. The caller's fds are closed right after use (the tensors keep
  * their own), and a used in-fence is dropped: the next run does not wait.
  */
-static int fence_chain(vnpu_core *core, const char *device)
+TEST_F(dev, fence_chain)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	struct producer p;
 	struct chain c = { 0 };
 	int a_done, b_done;
 	vnpu_status st;
 
 	if (!is_npu(device))
-		return 0;
-	CHECK(!chain_open(core, device, &c));
+		return;
+	ASSERT_EQ(0, chain_open(_metadata, core, device, &c));
 	fill_x(c.data[0], 3.0f);
-	CHECK(!producer_start(c.vgem, &p));
-	CHECK_OK(vnpu_tensor_set_in_fence(c.t[0], VNPU_FENCE_SYNC_FILE, p.sync_file));
+	ASSERT_EQ(0, producer_start(_metadata, c.vgem, &p));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_set_in_fence(c.t[0], VNPU_FENCE_SYNC_FILE, p.sync_file));
 	close(p.sync_file);
-	CHECK_OK(vnpu_infer_request_start_async(c.a));
-	CHECK_OK(vnpu_tensor_export_out_fence(c.t[1], VNPU_FENCE_SYNC_FILE, &a_done));
-	CHECK_OK(vnpu_tensor_export_out_fence(c.t[1], VNPU_FENCE_SYNCOBJ, &b_done));
-	CHECK_OK(vnpu_tensor_set_in_fence(c.t[1], VNPU_FENCE_SYNCOBJ, b_done));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(c.a));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_export_out_fence(c.t[1], VNPU_FENCE_SYNC_FILE, &a_done));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_export_out_fence(c.t[1], VNPU_FENCE_SYNCOBJ, &b_done));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_set_in_fence(c.t[1], VNPU_FENCE_SYNCOBJ, b_done));
 	close(b_done);
-	CHECK_OK(vnpu_infer_request_start_async(c.b));
-	CHECK_OK(vnpu_tensor_export_out_fence(c.t[2], VNPU_FENCE_SYNC_FILE, &b_done));
-	CHECK_ERR(vnpu_infer_request_wait_for(c.b, 200), VNPU_NOT_READY);
-	CHECK(!fence_signalled(a_done) && !fence_signalled(b_done));
-	CHECK(!producer_done(&p));
-	CHECK_OK(vnpu_infer_request_wait(c.b));
-	CHECK(fence_signalled(b_done));
-	CHECK_OK(vnpu_infer_request_wait(c.a));
-	CHECK(fence_signalled(a_done));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(c.b));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_export_out_fence(c.t[2], VNPU_FENCE_SYNC_FILE, &b_done));
+	ASSERT_FAILS(VNPU_NOT_READY, vnpu_infer_request_wait_for(c.b, 200));
+	ASSERT_TRUE(!fence_signalled(a_done) && !fence_signalled(b_done));
+	ASSERT_EQ(0, producer_done(_metadata, &p));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_wait(c.b));
+	ASSERT_TRUE(fence_signalled(b_done));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_wait(c.a));
+	ASSERT_TRUE(fence_signalled(a_done));
 	close(a_done);
 	close(b_done);
 	for (int i = 0; i < N; i++) {
 		float x = (float)i * 0.25f + 3.0f, cst = (float)(i % 7) - 3.0f;
 
-		CHECK(c.data[1][i] == 2 * x + cst);
-		CHECK(c.data[2][i] == 2 * c.data[1][i] + cst);
+		ASSERT_EQ(2 * x + cst, c.data[1][i]);
+		ASSERT_EQ(2 * c.data[1][i] + cst, c.data[2][i]);
 	}
 	/* The in-fences were used: these runs start at once. */
-	CHECK_OK(vnpu_infer_request_infer(c.a));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(c.a));
 	st = vnpu_infer_request_infer(c.b);
-	CHECK_OK(st);
+	ASSERT_EQ(VNPU_OK, st);
 	chain_close(&c);
-	return 0;
 }
 
 /*
@@ -462,48 +489,37 @@ static int fence_chain(vnpu_core *core, const char *device)
  * cancelled once the fence is gone. A tensor with an in-fence that a
  * request would copy (a request of the CPU) fails that run.
  */
-static int fence_never_signals(vnpu_core *core, const char *device)
+TEST_F(dev, fence_never_signals)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	struct producer p;
 	struct chain c = { 0 };
 	vnpu_compiled_model *cpu;
 	vnpu_infer_request *req;
 
 	if (!is_npu(device))
-		return 0;
-	CHECK(!chain_open(core, device, &c));
-	CHECK(!producer_start(c.vgem, &p));
-	CHECK_OK(vnpu_tensor_set_in_fence(c.t[0], VNPU_FENCE_SYNC_FILE, p.sync_file));
-	CHECK_OK(vnpu_infer_request_start_async(c.a));
-	CHECK_ERR(vnpu_infer_request_wait_for(c.a, 100), VNPU_NOT_READY);
-	CHECK_ERR(vnpu_infer_request_wait_for(c.a, 100), VNPU_NOT_READY);
-	CHECK_OK(vnpu_infer_request_cancel(c.a));
-	CHECK(!producer_done(&p));
-	CHECK_ERR(vnpu_infer_request_wait(c.a), VNPU_CANCELLED);
+		return;
+	ASSERT_EQ(0, chain_open(_metadata, core, device, &c));
+	ASSERT_EQ(0, producer_start(_metadata, c.vgem, &p));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_set_in_fence(c.t[0], VNPU_FENCE_SYNC_FILE, p.sync_file));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(c.a));
+	ASSERT_FAILS(VNPU_NOT_READY, vnpu_infer_request_wait_for(c.a, 100));
+	ASSERT_FAILS(VNPU_NOT_READY, vnpu_infer_request_wait_for(c.a, 100));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_cancel(c.a));
+	ASSERT_EQ(0, producer_done(_metadata, &p));
+	ASSERT_FAILS(VNPU_CANCELLED, vnpu_infer_request_wait(c.a));
 
-	CHECK_OK(vnpu_tensor_set_in_fence(c.t[0], VNPU_FENCE_SYNC_FILE, p.sync_file));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_set_in_fence(c.t[0], VNPU_FENCE_SYNC_FILE, p.sync_file));
 	close(p.sync_file);
-	CHECK_OK(compile_add(core, "CPU", &cpu));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cpu, &req));
-	CHECK_OK(vnpu_infer_request_set_tensor(req, "x", c.t[0]));
-	CHECK_ERR(vnpu_infer_request_infer(req), VNPU_INVALID_ARGUMENT);
+	ASSERT_EQ(VNPU_OK, compile_add(core, "CPU", &cpu));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cpu, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "x", c.t[0]));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_infer_request_infer(req));
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cpu);
 	chain_close(&c);
-	return 0;
 }
 
-static const struct test tests[] = {
-	TEST(remote_ptr_zero_copy),
-	TEST(remote_ptr_fallback),
-	TEST(remote_bad_args),
-	TEST(dmabuf_vgem_in_out),
-	TEST(fence_bad_args),
-	TEST(fence_chain),
-	TEST(fence_never_signals),
-};
 
-int main(int argc, char **argv)
-{
-	return run_tests(argc, argv, tests, sizeof(tests) / sizeof(tests[0]));
-}
+RUNTIME_TEST_MAIN

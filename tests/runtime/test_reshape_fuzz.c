@@ -52,7 +52,7 @@
 
 #include <vnpu/vnpu.h>
 
-#include "harness.h"
+#include "runtime_test.h"
 
 #define NODE_DIR "/usr/share/libonnx-testdata/data/node"
 #define MAX_CHAIN 4
@@ -933,7 +933,8 @@ static vnpu_status freeze_to(vnpu_model *m, const char *name, const vnpu_shape *
 	return st;
 }
 
-static int check_regression(vnpu_core *core, const struct regression *r, size_t count,
+static int check_regression(struct __test_metadata *_metadata, vnpu_core *core,
+			    const struct regression *r, size_t count,
 			    const struct frozen_regression *f)
 {
 	char path[4096];
@@ -943,19 +944,19 @@ static int check_regression(vnpu_core *core, const struct regression *r, size_t 
 	int ret = 0;
 
 	snprintf(path, sizeof(path), NODE_DIR "/%s/model.onnx", r->model);
-	CHECK_OK(vnpu_core_read_model(core, path, &m));
+	ASSERT_EQ(VNPU_OK, vnpu_core_read_model(core, path, &m));
 	if (f)
-		CHECK_OK(freeze_to(m, f->frozen, &f->shape, f->value));
+		ASSERT_EQ(VNPU_OK, freeze_to(m, f->frozen, &f->shape, f->value));
 	if (r->first)
-		CHECK_OK(reshape_input(m, r->first, &r->first_shape, count));
+		ASSERT_EQ(VNPU_OK, reshape_input(m, r->first, &r->first_shape, count));
 	if (r->input)
 		st = reshape_input(m, r->input, &r->shape, count);
 	if (r->compile && !st)
 		st = vnpu_core_compile_model(core, m, device, NULL, &cm);
 	if (st != r->want || !strstr(vnpu_last_error(), r->text)) {
-		fprintf(stderr, "%s %s: %s (%s), want %s and \"%s\"\n", r->model,
-			r->input ? r->input : f->frozen,
-			vnpu_status_str(st), vnpu_last_error(), vnpu_status_str(r->want), r->text);
+		TH_LOG("%s %s: %s (%s), want %s and \"%s\"", r->model,
+		       r->input ? r->input : f->frozen,
+		       vnpu_status_str(st), vnpu_last_error(), vnpu_status_str(r->want), r->text);
 		ret = 1;
 	}
 	vnpu_compiled_model_free(cm);
@@ -1002,15 +1003,79 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-int main(int argc, char **argv)
+/* The options, set by main() before the harness runs the test. */
+static unsigned long chains = 15000, seed = 20261130;
+static bool keep_going;
+static char **given_paths;
+static size_t given;
+
+TEST(reshape_chains)
 {
-	unsigned long chains = 15000, seed = 20261130, broken = 0, slowest_i = 0;
-	bool keep_going = false;
+	unsigned long broken = 0, slowest_i = 0;
 	struct counts c = { 0 };
 	char **paths = NULL;
 	size_t num = 0;
 	vnpu_core *core;
 	double t0, slowest = 0;
+
+	ASSERT_EQ(VNPU_OK, vnpu_core_create(&core));
+	if (!has_device(core, device)) {
+		vnpu_core_free(core);
+		SKIP(return, "no %s device", device);
+	}
+	if (given) {
+		num = given;
+	} else {
+		paths = node_models(&num);
+		if (!paths) {
+			vnpu_core_free(core);
+			SKIP(return, "no models in %s (libonnx-testdata)", NODE_DIR);
+		}
+	}
+	for (size_t i = 0; paths && i < sizeof(regressions) / sizeof(regressions[0]); i++)
+		broken += (unsigned long)check_regression(_metadata, core, &regressions[i], 0,
+							  NULL);
+	for (size_t i = 0; paths && i < sizeof(seq_regressions) / sizeof(seq_regressions[0]); i++)
+		broken += (unsigned long)check_regression(_metadata, core, &seq_regressions[i].r,
+							  seq_regressions[i].count, NULL);
+	for (size_t i = 0; paths && i < sizeof(frozen_regressions) / sizeof(frozen_regressions[0]); i++)
+		broken += (unsigned long)check_regression(_metadata, core, &frozen_regressions[i].r,
+							  0,
+							  &frozen_regressions[i]);
+	rng_state = seed * 0x9e3779b97f4a7c15ull + 1;
+	t0 = now_s();
+	for (unsigned long i = 0; i < chains && (!broken || keep_going); i++) {
+		size_t which = rnd_below(num);
+		double t1 = now_s();
+
+		if (run_chain(core, paths ? paths[which] : given_paths[which], &c)) {
+			TH_LOG("chain %lu of seed %lu failed", i, seed);
+			broken++;
+		}
+		if (now_s() - t1 > slowest) {
+			slowest = now_s() - t1;
+			slowest_i = i;
+		}
+	}
+	TH_LOG("%lu chains over %zu models (seed %lu) in %.1f s: %lu not read; "
+	       "%lu reshapes taken, %lu refused; %lu sequence reshapes taken, %lu refused; "
+	       "%lu freezes taken, %lu refused; %lu compiled, %lu not compiled; %lu ran, "
+	       "%lu faulted on random frozen values, %lu too large to run; %lu broke a rule; "
+	       "slowest %.3f s (chain %lu)",
+	       c.chains, num, seed, now_s() - t0, c.not_read, c.reshaped, c.refused,
+	       c.seq_reshaped, c.seq_refused, c.frozen, c.freeze_refused, c.compiled,
+	       c.not_compiled, c.ran, c.faulted, c.too_large, broken, slowest, slowest_i);
+	for (size_t i = 0; paths && i < num; i++)
+		free(paths[i]);
+	free(paths);
+	vnpu_core_free(core);
+	ASSERT_EQ(0, broken);
+}
+
+KSFT_MAIN_ORDER
+
+int main(int argc, char **argv)
+{
 	int opt;
 
 	while ((opt = getopt(argc, argv, "d:fFkn:s:v")) != -1) {
@@ -1037,65 +1102,14 @@ int main(int argc, char **argv)
 			verbose = true;
 			break;
 		default:
-			fprintf(stderr, "usage: test-runtime-reshape-fuzz [-d DEVICE] [-F (no freezes)] [-k] "
+			fprintf(stderr,
+				"usage: test-runtime-reshape-fuzz [-d DEVICE] [-F (no freezes)] [-k] "
 				"[-n CHAINS] [-s SEED] [-v] [MODEL.onnx...]\n");
 			return 2;
 		}
 	}
-	if (vnpu_core_create(&core)) {
-		fprintf(stderr, "test-runtime-reshape-fuzz: setup failed: %s\n", vnpu_last_error());
-		return 1;
-	}
-	if (!has_device(core, device)) {
-		printf("skip: no %s device\n", device);
-		vnpu_core_free(core);
-		return 77;
-	}
-	if (optind < argc) {
-		num = (size_t)(argc - optind);
-	} else {
-		paths = node_models(&num);
-		if (!paths) {
-			printf("skip: no models in %s (libonnx-testdata)\n", NODE_DIR);
-			vnpu_core_free(core);
-			return 77;
-		}
-	}
-	for (size_t i = 0; paths && i < sizeof(regressions) / sizeof(regressions[0]); i++)
-		broken += (unsigned long)check_regression(core, &regressions[i], 0, NULL);
-	for (size_t i = 0; paths && i < sizeof(seq_regressions) / sizeof(seq_regressions[0]); i++)
-		broken += (unsigned long)check_regression(core, &seq_regressions[i].r,
-							  seq_regressions[i].count, NULL);
-	for (size_t i = 0; paths && i < sizeof(frozen_regressions) / sizeof(frozen_regressions[0]); i++)
-		broken += (unsigned long)check_regression(core, &frozen_regressions[i].r, 0,
-							  &frozen_regressions[i]);
-	rng_state = seed * 0x9e3779b97f4a7c15ull + 1;
-	t0 = now_s();
-	for (unsigned long i = 0; i < chains && (!broken || keep_going); i++) {
-		size_t which = rnd_below(num);
-		double t1 = now_s();
-
-		if (run_chain(core, paths ? paths[which] : argv[optind + (int)which], &c)) {
-			fprintf(stderr, "test-runtime-reshape-fuzz: chain %lu of seed %lu failed\n",
-				i, seed);
-			broken++;
-		}
-		if (now_s() - t1 > slowest) {
-			slowest = now_s() - t1;
-			slowest_i = i;
-		}
-	}
-	printf("%lu chains over %zu models (seed %lu) in %.1f s: %lu not read; "
-	       "%lu reshapes taken, %lu refused; %lu sequence reshapes taken, %lu refused; "
-	       "%lu freezes taken, %lu refused; %lu compiled, %lu not compiled; %lu ran, "
-	       "%lu faulted on random frozen values, %lu too large to run; %lu broke a rule; "
-	       "slowest %.3f s (chain %lu)\n",
-	       c.chains, num, seed, now_s() - t0, c.not_read, c.reshaped, c.refused,
-	       c.seq_reshaped, c.seq_refused, c.frozen, c.freeze_refused, c.compiled,
-	       c.not_compiled, c.ran, c.faulted, c.too_large, broken, slowest, slowest_i);
-	for (size_t i = 0; paths && i < num; i++)
-		free(paths[i]);
-	free(paths);
-	vnpu_core_free(core);
-	return broken ? 1 : 0;
+	given = (size_t)(argc - optind);
+	given_paths = argv + optind;
+	/* The arguments left are models, not test names. */
+	return ksft_main_run(argc, argv, argc);
 }

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness.h"
+#include "runtime_test.h"
 #include "onnx_writer.h"
 
 enum { ATTR_S = 4, ATTR_STRINGS = 9, ATTR_STRING = 3, ATTR_STRINGS_TYPE = 8,
@@ -118,15 +118,16 @@ static vnpu_tensor *strings(const vnpu_shape *shape, const char *const *s)
 }
 
 /* Element @i of string output @name of @req is @want. */
-static int output_is(vnpu_infer_request *req, const char *name, uint64_t i, const char *want)
+static int output_is(struct __test_metadata *_metadata, vnpu_infer_request *req, const char *name,
+		     uint64_t i, const char *want)
 {
 	const char *got = NULL;
 	vnpu_tensor *t;
 
-	CHECK_OK(vnpu_infer_request_get_tensor(req, name, &t));
-	CHECK_OK(vnpu_tensor_get_string(t, i, &got));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, name, &t));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_string(t, i, &got));
 	if (strcmp(got, want)) {
-		fprintf(stderr, "%s[%llu] is \"%s\", want \"%s\"\n", name, (unsigned long long)i,
+		TH_LOG("%s[%llu] is \"%s\", want \"%s\"", name, (unsigned long long)i,
 			got, want);
 		vnpu_tensor_free(t);
 		return 1;
@@ -135,7 +136,7 @@ static int output_is(vnpu_infer_request *req, const char *name, uint64_t i, cons
 	return 0;
 }
 
-static int string_tensor_calls(vnpu_core *core, const char *device)
+TEST_F(dev, string_tensor_calls)
 {
 	const vnpu_shape shape = { 2, { 2, 3 } };
 	vnpu_tensor *t, *f;
@@ -144,52 +145,51 @@ static int string_tensor_calls(vnpu_core *core, const char *device)
 	char *big, buf[8];
 	void *data;
 
-	(void)core;
-	(void)device;
-	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_STRING, &shape, &t));
-	CHECK_OK(vnpu_tensor_get_string(t, 5, &s));
-	CHECK(!strcmp(s, ""));
-	CHECK_OK(vnpu_tensor_set_string(t, 1, "hello", 5));
-	CHECK_OK(vnpu_tensor_set_string(t, 2, "hello world", 4));
-	CHECK_OK(vnpu_tensor_get_string(t, 1, &s));
-	CHECK(!strcmp(s, "hello"));
-	CHECK_OK(vnpu_tensor_get_string(t, 2, &s));
-	CHECK(!strcmp(s, "hell"));
-	CHECK_OK(vnpu_tensor_get_byte_size(t, &bytes));
-	CHECK(bytes == 9);
-	CHECK_OK(vnpu_tensor_set_string(t, 1, NULL, 0));
-	CHECK_OK(vnpu_tensor_get_byte_size(t, &bytes));
-	CHECK(bytes == 4);
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create(VNPU_TYPE_STRING, &shape, &t));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_string(t, 5, &s));
+	ASSERT_STREQ("", s);
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_set_string(t, 1, "hello", 5));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_set_string(t, 2, "hello world", 4));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_string(t, 1, &s));
+	ASSERT_STREQ("hello", s);
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_string(t, 2, &s));
+	ASSERT_STREQ("hell", s);
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_byte_size(t, &bytes));
+	ASSERT_EQ(9, bytes);
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_set_string(t, 1, NULL, 0));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_byte_size(t, &bytes));
+	ASSERT_EQ(4, bytes);
 	/* Bad input: out of range, NUL inside, too long, NULL, the wrong type. */
-	CHECK_ERR(vnpu_tensor_set_string(t, 6, "x", 1), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_tensor_get_string(t, 6, &s), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_tensor_set_string(t, 0, "a\0b", 3), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_tensor_set_string(t, 0, NULL, 3), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_tensor_get_string(t, 0, NULL), VNPU_INVALID_ARGUMENT);
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_tensor_set_string(t, 6, "x", 1));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_tensor_get_string(t, 6, &s));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_tensor_set_string(t, 0, "a\0b", 3));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_tensor_set_string(t, 0, NULL, 3));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_tensor_get_string(t, 0, NULL));
 	big = malloc(VNPU_STRING_MAX_BYTES + 1);
-	CHECK(big);
+	ASSERT_NE(NULL, big);
 	memset(big, 'a', VNPU_STRING_MAX_BYTES + 1);
-	CHECK_ERR(vnpu_tensor_set_string(t, 0, big, VNPU_STRING_MAX_BYTES + 1),
-		  VNPU_INVALID_ARGUMENT);
-	CHECK_OK(vnpu_tensor_set_string(t, 0, big, VNPU_STRING_MAX_BYTES));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_tensor_set_string(t, 0, big, VNPU_STRING_MAX_BYTES + 1));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_set_string(t, 0, big, VNPU_STRING_MAX_BYTES));
 	free(big);
-	CHECK_ERR(vnpu_tensor_get_data(t, &data), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_tensor_create_from_ptr(VNPU_TYPE_STRING, &shape, buf, &f),
-		  VNPU_INVALID_ARGUMENT);
-	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_F32, &shape, &f));
-	CHECK_ERR(vnpu_tensor_set_string(f, 0, "1", 1), VNPU_INVALID_ARGUMENT);
-	CHECK_ERR(vnpu_tensor_get_string(f, 0, &s), VNPU_INVALID_ARGUMENT);
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_tensor_get_data(t, &data));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_tensor_create_from_ptr(VNPU_TYPE_STRING, &shape, buf, &f));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create(VNPU_TYPE_F32, &shape, &f));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_tensor_set_string(f, 0, "1", 1));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_tensor_get_string(f, 0, &s));
 	vnpu_tensor_free(f);
 	vnpu_tensor_free(t);
 	/* More strings than a tensor may hold. */
-	CHECK_ERR(vnpu_tensor_create(VNPU_TYPE_STRING,
-				     &(vnpu_shape){ 2, { 1 << 20, 1 << 20 } }, &t),
-		  VNPU_INVALID_ARGUMENT);
-	return 0;
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_tensor_create(VNPU_TYPE_STRING, &(vnpu_shape){ 2, { 1 << 20, 1 << 20 } },
+					&t));
 }
 
-static int string_cast_round_trip(vnpu_core *core, const char *device)
+TEST_F(dev, string_cast_round_trip)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	static const float x[4] = { 0.5f, 1e-5f, -3.0f, 123456789.0f };
 	static const char *const text[4] = { "0.5", "1e-05", "-3.0", "123456790.0" };
 	vnpu_compiled_model *cm;
@@ -197,38 +197,40 @@ static int string_cast_round_trip(vnpu_core *core, const char *device)
 	vnpu_tensor *in, *y;
 	float *p;
 
-	CHECK_OK(compile_round_trip(core, device, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_F32, &(vnpu_shape){ 1, { 4 } }, &in));
-	CHECK_OK(vnpu_tensor_get_data(in, (void **)&p));
+	ASSERT_EQ(VNPU_OK, compile_round_trip(core, device, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create(VNPU_TYPE_F32, &(vnpu_shape){ 1, { 4 } }, &in));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(in, (void **)&p));
 	memcpy(p, x, sizeof(x));
-	CHECK_OK(vnpu_infer_request_set_tensor(req, "x", in));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "x", in));
 	vnpu_tensor_free(in);
-	CHECK_OK(vnpu_infer_request_infer(req));
-	for (int i = 0; i < 4; i++)
-		CHECK(!output_is(req, "s", (uint64_t)i, text[i]));
-	CHECK_OK(vnpu_infer_request_get_tensor(req, "y", &y));
-	CHECK_OK(vnpu_tensor_get_data(y, (void **)&p));
-	CHECK(!memcmp(p, x, sizeof(x)));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
+	for (int i = 0; i < 4; i++) {
+		ASSERT_EQ(0, output_is(_metadata, req, "s", (uint64_t)i, text[i]));
+	}
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "y", &y));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(y, (void **)&p));
+	ASSERT_EQ(0, memcmp(p, x, sizeof(x)));
 	vnpu_tensor_free(y);
 	/* Outputs are the run's: the caller cannot set them. */
-	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_F32, &(vnpu_shape){ 1, { 4 } }, &y));
-	CHECK_ERR(vnpu_infer_request_set_tensor(req, "y", y), VNPU_UNSUPPORTED);
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create(VNPU_TYPE_F32, &(vnpu_shape){ 1, { 4 } }, &y));
+	ASSERT_FAILS(VNPU_UNSUPPORTED, vnpu_infer_request_set_tensor(req, "y", y));
 	/* Nor give an input of another type or shape. */
-	CHECK_ERR(vnpu_infer_request_set_tensor(req, "x", (in = strings(
-			&(vnpu_shape){ 1, { 4 } }, text))), VNPU_INVALID_ARGUMENT);
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_infer_request_set_tensor(req, "x", (in = strings( &(vnpu_shape){ 1,
+									   { 4 } }, text))));
 	vnpu_tensor_free(in);
 	vnpu_tensor_free(y);
-	CHECK_OK(vnpu_tensor_create(VNPU_TYPE_F32, &(vnpu_shape){ 1, { 5 } }, &y));
-	CHECK_ERR(vnpu_infer_request_set_tensor(req, "x", y), VNPU_INVALID_ARGUMENT);
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_create(VNPU_TYPE_F32, &(vnpu_shape){ 1, { 5 } }, &y));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_infer_request_set_tensor(req, "x", y));
 	vnpu_tensor_free(y);
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
 /* @text read as @to (an ONNX type) gives @want, or the error when @bad. */
-static int parse_one(vnpu_core *core, const char *device, int to, const char *text,
+static int parse_one(struct __test_metadata *_metadata, vnpu_core *core, const char *device, int to,
+		     const char *text,
 		     bool bad, double want)
 {
 	vnpu_compiled_model *cm;
@@ -237,23 +239,24 @@ static int parse_one(vnpu_core *core, const char *device, int to, const char *te
 	vnpu_status st;
 	void *p;
 
-	CHECK_OK(compile_parse(core, device, 1, to, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, compile_parse(core, device, 1, to, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
 	s = strings(&(vnpu_shape){ 1, { 1 } }, &text);
-	CHECK(s);
-	CHECK_OK(vnpu_infer_request_set_tensor(req, "s", s));
+	ASSERT_NE(NULL, s);
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "s", s));
 	vnpu_tensor_free(s);
 	st = vnpu_infer_request_infer(req);
 	if (bad) {
-		CHECK_ERR(st, VNPU_INVALID_ARGUMENT);
+		ASSERT_FAILS(VNPU_INVALID_ARGUMENT, st);
 	} else {
-		CHECK_OK(st);
-		CHECK_OK(vnpu_infer_request_get_tensor(req, "y", &y));
-		CHECK_OK(vnpu_tensor_get_data(y, &p));
-		if (to == ONNX_FLOAT)
-			CHECK(*(float *)p == (float)want);
-		else
-			CHECK(*(int64_t *)p == (int64_t)want);
+		ASSERT_EQ(VNPU_OK, st);
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "y", &y));
+		ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(y, &p));
+		if (to == ONNX_FLOAT) {
+			ASSERT_EQ((float)want, *(float *)p);
+		} else {
+			ASSERT_EQ((int64_t)want, *(int64_t *)p);
+		}
 		vnpu_tensor_free(y);
 	}
 	vnpu_infer_request_free(req);
@@ -261,23 +264,29 @@ static int parse_one(vnpu_core *core, const char *device, int to, const char *te
 	return 0;
 }
 
-static int string_cast_parse(vnpu_core *core, const char *device)
+TEST_F(dev, string_cast_parse)
 {
-	CHECK(!parse_one(core, device, ONNX_FLOAT, " 2.5 ", false, 2.5));
-	CHECK(!parse_one(core, device, ONNX_FLOAT, "-INF", false, -INFINITY));
-	CHECK(!parse_one(core, device, ONNX_INT64, "-12", false, -12));
-	CHECK(!parse_one(core, device, ONNX_FLOAT, "abc", true, 0));
-	CHECK(!parse_one(core, device, ONNX_FLOAT, "", true, 0));
-	CHECK(!parse_one(core, device, ONNX_FLOAT, "0x10", true, 0));
-	CHECK(!parse_one(core, device, ONNX_FLOAT, "1.5 apples", true, 0));
-	CHECK(!parse_one(core, device, ONNX_INT64, "1.5", true, 0));
-	CHECK(!parse_one(core, device, ONNX_INT64, "99999999999999999999", true, 0));
-	CHECK(!parse_one(core, device, ONNX_INT64, "--1", true, 0));
-	return 0;
+	vnpu_core *core = self->core;
+	const char *device = self->device;
+
+	ASSERT_EQ(0, parse_one(_metadata, core, device, ONNX_FLOAT, " 2.5 ", false, 2.5));
+	ASSERT_EQ(0, parse_one(_metadata, core, device, ONNX_FLOAT, "-INF", false, -INFINITY));
+	ASSERT_EQ(0, parse_one(_metadata, core, device, ONNX_INT64, "-12", false, -12));
+	ASSERT_EQ(0, parse_one(_metadata, core, device, ONNX_FLOAT, "abc", true, 0));
+	ASSERT_EQ(0, parse_one(_metadata, core, device, ONNX_FLOAT, "", true, 0));
+	ASSERT_EQ(0, parse_one(_metadata, core, device, ONNX_FLOAT, "0x10", true, 0));
+	ASSERT_EQ(0, parse_one(_metadata, core, device, ONNX_FLOAT, "1.5 apples", true, 0));
+	ASSERT_EQ(0, parse_one(_metadata, core, device, ONNX_INT64, "1.5", true, 0));
+	ASSERT_EQ(0,
+		  parse_one(_metadata, core, device, ONNX_INT64, "99999999999999999999", true, 0));
+	ASSERT_EQ(0, parse_one(_metadata, core, device, ONNX_INT64, "--1", true, 0));
 }
 
-static int string_normalizer(vnpu_core *core, const char *device)
+TEST_F(dev, string_normalizer)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
+
 	static const char *const words[4] = { "Monday", "tue", "monday", "x1" };
 	static const char *const stop[2] = { "monday", "Monday" };
 	vnpu_compiled_model *cm;
@@ -285,51 +294,50 @@ static int string_normalizer(vnpu_core *core, const char *device)
 	vnpu_tensor *x, *y;
 	vnpu_shape shape;
 
-	CHECK_OK(compile_normalizer(core, device, false, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, compile_normalizer(core, device, false, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
 	x = strings(&(vnpu_shape){ 2, { 1, 4 } }, words);
-	CHECK(x);
-	CHECK_OK(vnpu_infer_request_set_tensor(req, "x", x));
+	ASSERT_NE(NULL, x);
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "x", x));
 	vnpu_tensor_free(x);
-	CHECK_OK(vnpu_infer_request_infer(req));
-	CHECK_OK(vnpu_infer_request_get_tensor(req, "y", &y));
-	CHECK_OK(vnpu_tensor_get_shape(y, &shape));
-	CHECK(shape.rank == 2 && shape.dims[0] == 1 && shape.dims[1] == 2);
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "y", &y));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_shape(y, &shape));
+	ASSERT_TRUE(shape.rank == 2 && shape.dims[0] == 1 && shape.dims[1] == 2);
 	vnpu_tensor_free(y);
-	CHECK(!output_is(req, "y", 0, "TUE"));
-	CHECK(!output_is(req, "y", 1, "X1"));
+	ASSERT_EQ(0, output_is(_metadata, req, "y", 0, "TUE"));
+	ASSERT_EQ(0, output_is(_metadata, req, "y", 1, "X1"));
 	/* Every word a stop word: one empty string. */
 	x = strings(&(vnpu_shape){ 2, { 1, 2 } }, stop);
-	CHECK(x);
-	CHECK_OK(vnpu_infer_request_set_tensor(req, "x", x));
+	ASSERT_NE(NULL, x);
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "x", x));
 	vnpu_tensor_free(x);
-	CHECK_OK(vnpu_infer_request_infer(req));
-	CHECK_OK(vnpu_infer_request_get_tensor(req, "y", &y));
-	CHECK_OK(vnpu_tensor_get_shape(y, &shape));
-	CHECK(shape.rank == 2 && shape.dims[1] == 1);
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "y", &y));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_shape(y, &shape));
+	ASSERT_TRUE(shape.rank == 2 && shape.dims[1] == 1);
 	vnpu_tensor_free(y);
-	CHECK(!output_is(req, "y", 0, ""));
+	ASSERT_EQ(0, output_is(_metadata, req, "y", 0, ""));
 	/* [2, C] is not a shape StringNormalizer takes. */
 	x = strings(&(vnpu_shape){ 2, { 2, 2 } }, words);
-	CHECK(x);
-	CHECK_ERR(vnpu_infer_request_set_tensor(req, "x", x), VNPU_INVALID_ARGUMENT);
+	ASSERT_NE(NULL, x);
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_infer_request_set_tensor(req, "x", x));
 	vnpu_tensor_free(x);
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
 
 	/* Case-sensitive: only "monday" goes. */
-	CHECK_OK(compile_normalizer(core, device, true, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, compile_normalizer(core, device, true, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
 	x = strings(&(vnpu_shape){ 2, { 1, 4 } }, words);
-	CHECK(x);
-	CHECK_OK(vnpu_infer_request_set_tensor(req, "x", x));
+	ASSERT_NE(NULL, x);
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "x", x));
 	vnpu_tensor_free(x);
-	CHECK_OK(vnpu_infer_request_infer(req));
-	CHECK(!output_is(req, "y", 0, "MONDAY"));
-	CHECK(!output_is(req, "y", 2, "X1"));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
+	ASSERT_EQ(0, output_is(_metadata, req, "y", 0, "MONDAY"));
+	ASSERT_EQ(0, output_is(_metadata, req, "y", 2, "X1"));
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
 static void on_done(vnpu_infer_request *req, vnpu_status st, void *user_data)
@@ -338,41 +346,45 @@ static void on_done(vnpu_infer_request *req, vnpu_status st, void *user_data)
 	*(vnpu_status *)user_data = st;
 }
 
-static int string_async(vnpu_core *core, const char *device)
+TEST_F(dev, string_async)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
+
 	static const char *const bad = "nope";
 	vnpu_status got = VNPU_GENERAL_ERROR;
 	vnpu_compiled_model *cm;
 	vnpu_infer_request *req;
 	vnpu_tensor *s;
 
-	CHECK_OK(compile_parse(core, device, 1, ONNX_FLOAT, &cm));
-	CHECK_OK(vnpu_compiled_model_create_infer_request(cm, &req));
-	CHECK_OK(vnpu_infer_request_set_callback(req, on_done, &got));
-	CHECK_OK(vnpu_infer_request_start_async(req));
-	CHECK_ERR(vnpu_infer_request_wait(req), VNPU_INVALID_ARGUMENT);	/* "" */
-	CHECK(got == VNPU_INVALID_ARGUMENT);
+	ASSERT_EQ(VNPU_OK, compile_parse(core, device, 1, ONNX_FLOAT, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_callback(req, on_done, &got));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(req));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_infer_request_wait(req));	/* "" */
+	ASSERT_EQ(VNPU_INVALID_ARGUMENT, got);
 	s = strings(&(vnpu_shape){ 1, { 1 } }, (const char *const[]){ "7" });
-	CHECK(s);
-	CHECK_OK(vnpu_infer_request_set_tensor(req, "s", s));
+	ASSERT_NE(NULL, s);
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "s", s));
 	vnpu_tensor_free(s);
-	CHECK_OK(vnpu_infer_request_start_async(req));
-	CHECK_OK(vnpu_infer_request_wait_for(req, 1000));
-	CHECK(got == VNPU_OK);
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_wait_for(req, 1000));
+	ASSERT_EQ(VNPU_OK, got);
 	s = strings(&(vnpu_shape){ 1, { 1 } }, &bad);
-	CHECK(s);
-	CHECK_OK(vnpu_infer_request_set_tensor(req, "s", s));
+	ASSERT_NE(NULL, s);
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "s", s));
 	vnpu_tensor_free(s);
-	CHECK_OK(vnpu_infer_request_start_async(req));
-	CHECK_ERR(vnpu_infer_request_wait(req), VNPU_INVALID_ARGUMENT);
-	CHECK_OK(vnpu_infer_request_cancel(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(req));
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT, vnpu_infer_request_wait(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_cancel(req));
 	vnpu_infer_request_free(req);
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
-static int string_model_refusals(vnpu_core *core, const char *device)
+TEST_F(dev, string_model_refusals)
 {
+	vnpu_core *core = self->core;
+	const char *device = self->device;
 	const int64_t dims[1] = { 2 };
 	vnpu_compiled_model *cm = NULL;
 	struct pb g = { 0 }, model = { 0 };
@@ -386,14 +398,14 @@ static int string_model_refusals(vnpu_core *core, const char *device)
 	pb_str(&g, GRAPH_NAME, "mixed");
 	onnx_value_typed(&g, GRAPH_INPUT, "s", ONNX_STRING, 1, dims);
 	onnx_value(&g, GRAPH_OUTPUT, "y", 1, dims);
-	CHECK_ERR(onnx_compile(core, &g, 13, device, NULL, &cm), VNPU_UNSUPPORTED);
+	ASSERT_FAILS(VNPU_UNSUPPORTED, onnx_compile(core, &g, 13, device, NULL, &cm));
 	/* A string constant: not read. */
 	memset(&g, 0, sizeof(g));
 	onnx_node(&g, "Identity", (const char *[]){ "c" }, 1, "y");
 	pb_str(&g, GRAPH_NAME, "constant");
 	onnx_init(&g, "c", ONNX_STRING, 1, dims, "ab", 2);
 	onnx_value_typed(&g, GRAPH_OUTPUT, "y", ONNX_STRING, 1, dims);
-	CHECK_ERR(onnx_compile(core, &g, 13, device, NULL, &cm), VNPU_UNSUPPORTED);
+	ASSERT_FAILS(VNPU_UNSUPPORTED, onnx_compile(core, &g, 13, device, NULL, &cm));
 	/* A string input is not frozen into a constant. */
 	memset(&g, 0, sizeof(g));
 	cast(&g, "s", "y", ONNX_FLOAT);
@@ -402,29 +414,18 @@ static int string_model_refusals(vnpu_core *core, const char *device)
 	onnx_value(&g, GRAPH_OUTPUT, "y", 1, dims);
 	onnx_model(&model, &g, 13);
 	pb_free(&g);
-	CHECK(!model.failed);
-	CHECK_OK(vnpu_core_read_model_from_memory(core, model.data, model.len, &m));
+	ASSERT_TRUE(!model.failed);
+	ASSERT_EQ(VNPU_OK, vnpu_core_read_model_from_memory(core, model.data, model.len, &m));
 	pb_free(&model);
-	CHECK_ERR(vnpu_model_freeze_input(m, "s", VNPU_TYPE_STRING, &(vnpu_shape){ 1, { 2 } },
-					  NULL, 0), VNPU_UNSUPPORTED);
+	ASSERT_FAILS(VNPU_UNSUPPORTED,
+		     vnpu_model_freeze_input(m, "s", VNPU_TYPE_STRING, &(vnpu_shape){ 1, { 2 } },
+					     NULL, 0));
 	vnpu_model_free(m);
 	/* No program to export. */
-	CHECK_OK(compile_parse(core, device, 2, ONNX_FLOAT, &cm));
-	CHECK_ERR(vnpu_compiled_model_export(cm, &blob, &size), VNPU_UNSUPPORTED);
+	ASSERT_EQ(VNPU_OK, compile_parse(core, device, 2, ONNX_FLOAT, &cm));
+	ASSERT_FAILS(VNPU_UNSUPPORTED, vnpu_compiled_model_export(cm, &blob, &size));
 	vnpu_compiled_model_free(cm);
-	return 0;
 }
 
-static const struct test tests[] = {
-	TEST(string_tensor_calls),
-	TEST(string_cast_round_trip),
-	TEST(string_cast_parse),
-	TEST(string_normalizer),
-	TEST(string_async),
-	TEST(string_model_refusals),
-};
 
-int main(int argc, char **argv)
-{
-	return run_tests(argc, argv, tests, sizeof(tests) / sizeof(tests[0]));
-}
+RUNTIME_TEST_MAIN
