@@ -490,6 +490,9 @@ static void slice_run(struct eng_slice *s)
 			else
 				ukernel(s->kc, ai, bj, c, (__s64)s->acc_rs,
 					s->load, o);
+			if (o && s->out_fn)
+				s->out_fn(s->out_arg, o->y, (__s64)(o->rsb / 4),
+					  ENG_MR, ENG_NR);
 			if (scatter)
 				tile_scatter(s, out.y, qc, t);
 		}
@@ -981,19 +984,50 @@ static int epi_plain(const struct gemm_out *o, const struct gemm_epi *e,
 
 /*
  * Whether the last slice's micro-kernels store the epilogue of a plain
- * flush (epi_plain()) themselves: a per-row add on every path, and with
- * AVX-512 a residual and Relu or HardSwish too (ResNet's Conv+Add+Relu,
- * MobileNetV3's Conv+HardSwish).
+ * flush (epi_plain()) themselves: a per-row add and any activation on
+ * every path, and with AVX-512 a residual too (ResNet's Conv+Add+Relu,
+ * MobileNetV3's Conv+HardSwish, YOLOv8's Conv+SiLU).
  */
 static int tile_epilogue(const struct gemm_epi *e, int avx512)
 {
-	if (e->act->flags)
+	return avx512 || !e->r;
+}
+
+/*
+ * The activation the AVX-512 tiles apply in registers (struct
+ * eng_slice's @out_act), or 0 when tile_act() is to.
+ */
+static __u64 tile_act_asm(const struct gemm_epi *e, int avx512)
+{
+	if (!avx512 || e->act->flags)
 		return 0;
-	if (!avx512)
-		return !e->r && e->act->func == VNPU_ACT_IDENTITY;
-	return e->act->func == VNPU_ACT_IDENTITY ||
-	       e->act->func == VNPU_ACT_RELU ||
-	       e->act->func == VNPU_ACT_HARD_SWISH;
+	return e->act->func == VNPU_ACT_RELU ? ENG_TILE_RELU :
+	       e->act->func == VNPU_ACT_HARD_SWISH ? ENG_TILE_HSWISH : 0;
+}
+
+/*
+ * The epilogue's activation (and bound) on @rows runs of @n outputs at
+ * @y, @rs floats apart, that a tile stored with the adds (struct
+ * eng_slice's @out_fn, @arg the struct gemm_epi): act_store()'s
+ * operations on them, so the same bits; the act_vmath() functions on
+ * AVX-512 in one call.
+ */
+static void tile_act(const void *arg, float *y, __s64 rs, __u64 rows,
+		     __u64 n)
+{
+	const struct gemm_epi *e = arg;
+	__u64 r;
+
+#ifdef ENG_FMA
+	if (e->avx512 && act_vmath(e->act->func) && !e->act->flags) {
+		vnpu_eng_act_rows_avx512(e->act->func, y, rs, rows, n);
+		return;
+	}
+#endif
+	for (r = 0; r < rows; r++, y += rs) {
+		act_f32(e->act, y, y, n, e->avx512);
+		act_bound(e->act, y, n);
+	}
 }
 
 /*
@@ -1236,10 +1270,12 @@ static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 			s.out_ow = o->ow;
 			s.out_q0 = n0;
 			s.out_add = has_add ? add : 0;
-			s.out_act = e->act->func == VNPU_ACT_RELU ?
-				    ENG_TILE_RELU :
-				    e->act->func == VNPU_ACT_HARD_SWISH ?
-				    ENG_TILE_HSWISH : 0;
+			s.out_act = tile_act_asm(e, bufs->avx512);
+			if (!s.out_act && (e->act->func != VNPU_ACT_IDENTITY ||
+					   e->act->flags)) {
+				s.out_fn = tile_act;
+				s.out_arg = e;
+			}
 			if (e->r) {
 				s.out_res = (const float *)e->r +
 					    (__s64)m0 * e->r_rs +

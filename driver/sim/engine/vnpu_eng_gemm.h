@@ -54,6 +54,12 @@
  * @out_res_rs: see @out_res
  * @out_act: with @out (AVX-512 only), the activation after the adds:
  *	0, ENG_TILE_RELU or ENG_TILE_HSWISH
+ * @out_fn: NULL, or with @out the activation the driver applies to each
+ *	tile's outputs right after the tile stored them (after @out_act),
+ *	while they are in L1: @out_fn(@out_arg, y, rs, rows, n) in place on
+ *	@rows runs of @n outputs at @y, @rs floats apart, as the epilogue
+ *	would on them
+ * @out_arg: see @out_fn
  */
 struct eng_slice {
 	__u64 kc, mc, nc, a_ps, b_ps, acc_rs;
@@ -71,6 +77,9 @@ struct eng_slice {
 	const float *out_res;
 	__s64 out_res_rs;
 	__u64 out_act;
+	void (*out_fn)(const void *arg, float *y, __s64 rs, __u64 rows,
+		       __u64 n);
+	const void *out_arg;
 };
 
 /*

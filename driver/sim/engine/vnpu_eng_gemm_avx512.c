@@ -687,6 +687,35 @@ static void out_ahead(const struct eng_tile_out *o, int rows, __u64 cols)
 }
 
 /*
+ * @s->out_fn on the outputs the tile of @rows rows and @cols columns at
+ * @o stored, while they are in L1. Under masks (tile_out()) a row's
+ * outputs are one run all the same: the columns of @o->mask[0..1] from
+ * @o->y on, then those of @o->mask[2..3], which the stores put @o->jb
+ * bytes back, right after them (at the next output row's start).
+ */
+static void tile_out_fn(const struct eng_slice *s, const struct eng_tile_out *o,
+			int rows, __u64 cols)
+{
+	__u32 lo = o->mask[0] | (__u32)o->mask[1] << 16;
+	__u32 hi = o->mask[2] | (__u32)o->mask[3] << 16;
+	__u64 n = cols, h0 = 0, c;
+	float *y = o->y;
+
+	if (o->jb) {
+		for (n = 0; n < cols && (lo >> n & 1); n++)
+			;
+		for (h0 = 0; h0 < cols && !(hi >> h0 & 1); h0++)
+			;
+		if (!n)
+			y += (__s64)h0 + o->jb / 4;
+		for (c = h0; c < cols && (hi >> c & 1); c++)
+			n++;
+	}
+	if (n)
+		s->out_fn(s->out_arg, y, (__s64)(o->rsb / 4), (__u64)rows, n);
+}
+
+/*
  * The last columns of a block, past its whole panels of B, when there are
  * at most TAIL_COLS of them (a 7x7 map's 49th output, a 14x14 one's last
  * 4): twelve rows of A (two panels) a vector instead of sixteen columns,
@@ -915,6 +944,8 @@ void vnpu_eng_slice_avx512(struct eng_slice *s)
 						 j * ENG_NR, s->acc_rs, s->load, o,
 						 b_ahead(s, nb, j, i / 2, half),
 						 s->a_rows);
+			if (o && s->out_fn)
+				tile_out_fn(s, o, tile_rows[rows], cols);
 		}
 	}
 }

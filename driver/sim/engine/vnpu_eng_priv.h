@@ -152,6 +152,12 @@ void vnpu_eng_chain_binary_avx512(__u32 func, const float *pa, int ra,
  * @x into @y on 16 lanes, in vnpu_eng_vmath_avx512.c (VNPU_ENG_F_AVX512).
  */
 void vnpu_eng_act_avx512(__u32 func, const float *x, float *y, __u64 n);
+/*
+ * The same in place on @rows runs of @n floats at @y, @rs floats apart
+ * (a tile's outputs): each run's tail under a mask, the same bits.
+ */
+void vnpu_eng_act_rows_avx512(__u32 func, float *y, __s64 rs, __u64 rows,
+			      __u64 n);
 
 /* Integer helpers, in vnpu_engine.c. */
 __u64 vnpu_eng_numel(const struct vnpu_tensor *t);

@@ -28,6 +28,8 @@ static double ref_act(const struct vnpu_layer_act *a, double v)
 		return v < 0 ? 0 : v;
 	case VNPU_ACT_SIGMOID:
 		return 1 / (1 + exp(-v));
+	case VNPU_ACT_SILU:
+		return v / (1 + exp(-v));
 	case VNPU_ACT_CLIP:
 		return v < al ? al : v > be ? be : v;
 	case VNPU_ACT_LEAKY_RELU:
@@ -835,6 +837,10 @@ static void test_plain_epilogues(void)
 		  .beta = 0x3f333333 },					/* 0.7 */
 		{ .func = VNPU_ACT_HARD_SWISH },
 		{ .func = VNPU_ACT_SIGMOID },
+		{ .func = VNPU_ACT_SILU },
+		/* Relu then Max(y, 0.25): the tiles leave both to tile_act(). */
+		{ .func = VNPU_ACT_RELU, .flags = VNPU_ACT_F_MAX,
+		  .beta = 0x3e800000 },
 	};
 	__u64 dx[4] = { 1, 20, 9, 37 }, dw[4] = { 20, 20, 3, 3 };
 	__u64 dy[4] = { 1, 20, 9, 37 }, nb = 20;
@@ -1279,7 +1285,7 @@ static void test_tile_gemm(__u64 k, int i)
 	c.n = 77;
 	c.flags = P | B | R;
 	c.bias_kind = 0;
-	c.act = i % 2 ? VNPU_ACT_RELU : 0;
+	c.act = i % 2 ? (i % 4 == 1 ? VNPU_ACT_RELU : VNPU_ACT_SILU) : 0;
 	gemm_case_run(&c);
 	/* B packed per slice, bias per row, A transposed (strided rows). */
 	c.m = 13;
@@ -1296,7 +1302,7 @@ static void test_tile_gemm(__u64 k, int i)
 	c.m = 28;
 	c.ta = 0;
 	c.alpha = 1;
-	c.act = 0;
+	c.act = i % 3 ? 0 : VNPU_ACT_SILU;
 	c.flags = P | B;
 	gemm_case_run(&c);
 	c.m = 24;
@@ -1314,9 +1320,14 @@ static void test_tile_gemm(__u64 k, int i)
 	}
 }
 
-/* The activations the AVX-512 tiles store themselves, and none. */
-static const __u32 tile_acts[3] = {
-	VNPU_ACT_IDENTITY, VNPU_ACT_RELU, VNPU_ACT_HARD_SWISH,
+/*
+ * The activations the AVX-512 tiles store themselves, and none; SiLU and
+ * LeakyRelu, which every path's tiles apply to their stored outputs
+ * (tile_act()).
+ */
+static const __u32 tile_acts[5] = {
+	VNPU_ACT_IDENTITY, VNPU_ACT_RELU, VNPU_ACT_HARD_SWISH, VNPU_ACT_SILU,
+	VNPU_ACT_LEAKY_RELU,
 };
 
 static void test_tile_conv(__u64 k, int i)
@@ -1353,7 +1364,7 @@ static void test_tile_conv(__u64 k, int i)
 			c.h = 26;
 			c.w = 36;
 		}
-		c.act = tile_acts[(i + f) % 3];
+		c.act = tile_acts[(i + f) % 5];
 		conv_case_run(&c);
 		/*
 		 * Rows of 37 outputs: the AVX-512 tiles store the residual
@@ -1380,7 +1391,7 @@ static void test_tile_conv(__u64 k, int i)
 	 * 37-wide rows.
 	 */
 	c.w = 37;
-	c.act = tile_acts[i % 3 ? i % 3 : 1];
+	c.act = tile_acts[i % 5 ? i % 5 : 1];
 	conv_case_run(&c);
 }
 
