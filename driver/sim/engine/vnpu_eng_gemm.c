@@ -2426,61 +2426,111 @@ static inline v8sf pool_lane(v8sf acc, v8sf v, int avg)
 }
 
 /*
+ * @v if it is a NaN or above @mx, else @mx (pool_taps()' max), without a
+ * branch: on random data the branch is mispredicted every other tap.
+ */
+static inline float pool_max1(float mx, float v)
+{
+	v4sf a = { mx }, b = { v };
+	v4si take = (b > a) | (b != b);
+
+	return ((v4sf)(((v4si)b & take) | ((v4si)a & ~take)))[0];
+}
+
+/*
+ * Taps of eight outputs @step apart from @p on: with stride 2, the even
+ * lanes of @p[0..7] and of @p[7..14], so nothing past the eighth output's
+ * tap is read.
+ */
+static inline v8sf pool_tap8(const float *p, __s64 step)
+{
+	v8sf v;
+	__u32 l;
+
+	if (step == 1)
+		return vload(p);
+	if (step == 2)
+		return __builtin_shufflevector(vload(p), vload(p + 7),
+					       0, 2, 4, 6, 9, 11, 13, 15);
+	for (l = 0; l < 8; l++)
+		v[l] = p[l * step];
+	return v;
+}
+
+static inline void pool_store8(float *y, __s64 ysw, v8sf acc, int avg,
+			       float div)
+{
+	__u32 l;
+
+	if (avg)
+		acc = acc / vbcast(div);
+	if (ysw == 1) {
+		vstore(y, acc);
+		return;
+	}
+	for (l = 0; l < 8; l++)
+		y[(__s64)l * ysw] = acc[l];
+}
+
+/* Runs of outputs pool_inside() takes in one pass over a window's taps. */
+#define POOL_RUNS	4
+
+/*
  * @n f32 outputs, @ysw apart at @y, of max or average windows without
  * dilation whose @k0 rows (the window's rows inside the input) take whole
  * rows of taps inside the input: output o's window starts at
  * @x + o * @step, its rows @xsh apart, its taps @xsw; averages divide by
  * @div. pool_taps()' reads of the taps inside, in the same order without
- * its checks, eight outputs at a time (the last eight again when @n is
- * not a multiple: the same values), so the same bits.
+ * its checks, so the same bits: POOL_RUNS runs of eight outputs at a time
+ * (independent chains: a window's chain waits on each tap's max), then
+ * eight at a time (the last eight again when @n is not a multiple: the
+ * same values).
  */
-static void pool_inside(const struct vnpu_layer_pool *at, const float *x,
-			__u32 k0, __s64 xsh, __s64 xsw, __s64 step, __u64 n,
-			float *y, __s64 ysw, float div)
+static __attribute__((__always_inline__)) inline void
+pool_inside_step(const struct vnpu_layer_pool *at, const float *x, __u32 k0,
+		 __s64 xsh, __s64 xsw, __s64 step, __u64 n, float *y, __s64 ysw,
+		 float div)
 {
-	__u32 kh, kw, k1 = at->kernel[1], l;
+	__u32 kh, kw, k1 = at->kernel[1], r;
 	int avg = at->mode == VNPU_POOL_AVG;
 	float init = avg ? 0.0f : -(float)m_inf();
-	__u64 o;
+	__s64 run = 8 * step;
+	__u64 o = 0;
 
+	for (; o + 8 * POOL_RUNS <= n; o += 8 * POOL_RUNS) {
+		const float *p0 = x + (__s64)o * step;
+		v8sf acc[POOL_RUNS];
+
+		for (r = 0; r < POOL_RUNS; r++)
+			acc[r] = vbcast(init);
+		for (kh = 0; kh < k0; kh++)
+			for (kw = 0; kw < k1; kw++) {
+				const float *p = p0 + kh * xsh + kw * xsw;
+
+				for (r = 0; r < POOL_RUNS; r++)
+					acc[r] = pool_lane(acc[r],
+							   pool_tap8(p + r * run,
+								     step),
+							   avg);
+			}
+		for (r = 0; r < POOL_RUNS; r++)
+			pool_store8(y + (__s64)(o + 8 * r) * ysw, ysw, acc[r],
+				    avg, div);
+	}
 	/* A last run of fewer than 8 takes the 8 outputs ending the row. */
-	for (o = 0; o < n && n >= 8; o += 8) {
+	for (; o < n && n >= 8; o += 8) {
 		v8sf acc = vbcast(init);
 
 		if (o + 8 > n)
 			o = n - 8;
 		for (kh = 0; kh < k0; kh++)
-			for (kw = 0; kw < k1; kw++) {
-				const float *p = x + (__s64)o * step +
-						 kh * xsh + kw * xsw;
-				v8sf v;
-
-				if (step == 1) {
-					v = vload(p);
-				} else if (step == 2 && o + 8 < n) {
-					/*
-					 * p[15] lies before the next
-					 * output's window, inside the input.
-					 */
-					v = vload(p + 8);
-					v = __builtin_shufflevector(vload(p), v,
-								    0, 2, 4, 6,
-								    8, 10, 12,
-								    14);
-				} else {
-					for (l = 0; l < 8; l++)
-						v[l] = p[l * step];
-				}
-				acc = pool_lane(acc, v, avg);
-			}
-		if (avg)
-			acc = acc / vbcast(div);
-		if (ysw == 1) {
-			vstore(y + o, acc);
-			continue;
-		}
-		for (l = 0; l < 8; l++)
-			y[(__s64)(o + l) * ysw] = acc[l];
+			for (kw = 0; kw < k1; kw++)
+				acc = pool_lane(acc,
+						pool_tap8(x + (__s64)o * step +
+							  kh * xsh + kw * xsw,
+							  step),
+						avg);
+		pool_store8(y + (__s64)o * ysw, ysw, acc, avg, div);
 	}
 	for (; o < n; o++) {
 		const float *p = x + (__s64)o * step;
@@ -2492,11 +2542,24 @@ static void pool_inside(const struct vnpu_layer_pool *at, const float *x,
 
 				if (avg)
 					sum += v;
-				else if (v > mx || v != v)
-					mx = v;
+				else
+					mx = pool_max1(mx, v);
 			}
 		y[(__s64)o * ysw] = avg ? sum / div : mx;
 	}
+}
+
+/* pool_inside_step() with the stride as a constant where it is 1 or 2. */
+static void pool_inside(const struct vnpu_layer_pool *at, const float *x,
+			__u32 k0, __s64 xsh, __s64 xsw, __s64 step, __u64 n,
+			float *y, __s64 ysw, float div)
+{
+	if (step == 1)
+		pool_inside_step(at, x, k0, xsh, xsw, 1, n, y, ysw, div);
+	else if (step == 2)
+		pool_inside_step(at, x, k0, xsh, xsw, 2, n, y, ysw, div);
+	else
+		pool_inside_step(at, x, k0, xsh, xsw, step, n, y, ysw, div);
 }
 
 /*
@@ -2545,8 +2608,8 @@ static float pool_edge(const struct vnpu_layer_pool *at, const float *x,
 
 			if (at->mode == VNPU_POOL_AVG)
 				sum += v;
-			else if (v > mx || v != v)
-				mx = v;
+			else
+				mx = pool_max1(mx, v);
 		}
 	}
 	if (at->mode == VNPU_POOL_MAX)

@@ -607,6 +607,16 @@ static void test_pool(void)
 		{ VNPU_POOL_AVG, VNPU_POOL_F_COUNT_PAD, 0, 0, 1, 2, 10, 12, 3, 4, 1, 1, 1, 1, 1, 2, 1, 3 },
 		{ VNPU_POOL_MAX, 0, 0, 0, 1, 3, 8, 9, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3 },
 		/*
+		 * Rows of more than 32 outputs inside: four runs of eight
+		 * at once, then the rest, at strides 1, 2 (ResNet's stem
+		 * on wide rows) and 3.
+		 */
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 3, 7, 81, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },
+		{ VNPU_POOL_AVG, VNPU_POOL_F_COUNT_PAD, 0, 0, 1, 2, 6, 90, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 2, 5, 50, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },
+		{ VNPU_POOL_AVG, 0, 0, 0, 1, 2, 4, 110, 3, 3, 3, 3, 1, 1, 0, 0, 0, 0 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 2, 4, 200, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0 },
+		/*
 		 * One output per plane: eight channels at a time (runs past
 		 * the last image's channels, across images, dense planes as
 		 * one row, rows of the window apart, 1-D), the others alone.
