@@ -11,7 +11,8 @@ static _Thread_local bool in_job_fn;
 
 static void *completion_main(void *arg);
 
-void completion_call(void (*fn)(void *arg), void *arg)
+/* Call a job's function @fn(@arg) on this thread, a completion thread. */
+static void completion_call(void (*fn)(void *arg), void *arg)
 {
 	bool outer = in_job_fn;
 

@@ -2,8 +2,8 @@
 /*
  * A device's completion context: the threads that call its jobs' notify
  * functions (plugin.h, notify), in the order the jobs were handed to it.
- * Built into each plugin that needs one (the NPU's jobs, the CPU's that
- * no tile finishes).
+ * Built into each plugin: the NPU's and the CPU device's notified jobs
+ * all end here.
  *
  * One thread, the waiter, waits for the job at the head until it ends,
  * takes it off the queue and calls its function. When a job is queued
@@ -11,10 +11,10 @@
  * the waiter: a function that waits for another job of the device, or
  * frees one, never waits for its own thread.
  *
- * A device thread inside a job's function (a completion thread, a CPU
- * tile) that submits a job which ended at once (it ran at submit) calls
- * that job's function itself: it is the device's completion context
- * already, and a handoff per inference would cost more than the job.
+ * A completion thread inside a job's function that submits a job which
+ * ended at once (it ran at submit) calls that job's function itself: it
+ * is the device's completion context already, and a handoff per inference
+ * would cost more than the job.
  */
 #ifndef VNPU_PLUGIN_COMPLETION_H
 #define VNPU_PLUGIN_COMPLETION_H
@@ -57,8 +57,6 @@ void completion_init(struct completion *c, void (*wait_end)(struct completion_it
  */
 vnpu_status completion_add(struct completion *c, struct completion_item *item, bool ended,
 			   void (*fn)(void *arg), void *arg);
-/* Call a job's function @fn(@arg) from a device thread (a CPU tile). */
-void completion_call(void (*fn)(void *arg), void *arg);
 /* Stop and join the threads; no job is queued any more. */
 void completion_fini(struct completion *c);
 

@@ -16,11 +16,11 @@
  *
  * Every run ends one way: its submit hands the job to the device with
  * notify, and the device calls job_ended() on its completion context once
- * the job ended (the CPU: the tile that ran it; the NPU: a thread that
- * waits for its jobs in submission order), never on the submitting
- * thread. job_ended() finishes the segment there, callback included when
- * no other callback runs, and the callback's next submit queues the next
- * job: no thread handoff per inference. Such a thread hands a request
+ * the job ended (plugins/completion.c: a thread that waits for the
+ * device's jobs in submission order, on the NPU and the CPU alike), never
+ * on the submitting thread. job_ended() finishes the segment there,
+ * callback included when no other callback runs, and the callback's next
+ * submit queues the next job: no thread handoff per inference. Such a thread hands a request
  * freed by its own callback to the callback executor, as freeing the last
  * one may unload the device. A callback there may wait for, or free,
  * another request in flight: the device keeps finishing its other jobs on
@@ -847,8 +847,8 @@ static int64_t *device_free_ns_locked(const char *device)
  * The span of the job a wait ending at @wait_end saw end. The device says
  * how long it ran, not when: it started when it was submitted, no later
  * than its length before the wait saw it end, and not before the device's
- * previous job ended, unless that is too late: the device ran the two
- * side by side (the CPU device does so with jobs queued together).
+ * previous job ended, unless that is too late (that end is itself
+ * only placed this way).
  */
 static struct span job_span(struct vnpu_request_async *a, int64_t wait_end)
 {

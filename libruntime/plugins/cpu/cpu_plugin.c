@@ -3,30 +3,32 @@
  * The CPU device: runs command streams on host threads with the very code
  * the simulated NPU runs (driver/sim/vnpu_exec.c and the device engine).
  *
- * INFERENCE_NUM_THREADS threads, the tiles (by default one per CPU the
- * process may use: cpu_threads.c). A tile takes the next job from the queue
- * (in submission order) and runs its commands one after another; each
- * command is split into parts (vnpu_exec_parts) that the tiles take from a
- * shared counter, like the NPU's firmware and tiles. The device is a
- * reference and a fallback: it takes any mapped buffer, so HETERO runs its
+ * The device is the NPU's reference, so it is built like the NPU: one
+ * "firmware" thread takes the submitted jobs from a queue and runs them
+ * one at a time, in submission order, so jobs end in that order, like
+ * the NPU's ring. It walks a job's commands one after another; each
+ * command is split into parts (vnpu_exec_parts) that the firmware thread
+ * and the other tiles take from a shared counter, like the NPU's tiles.
+ * The device has INFERENCE_NUM_THREADS tiles: the thread running the job
+ * (the firmware thread, or the submitter below) and a helper thread per
+ * other tile; by default one tile per CPU the process may use
+ * (cpu_threads.c). The device takes any mapped buffer, so HETERO runs its
  * segments on the NPU's own buffers.
  *
- * When jobs alone can keep every tile busy (as many running and queued as
- * the device has tiles: the callers keep several requests in flight, for
- * throughput), or another job runs already, a job runs alone on the tile
- * that took it instead, so jobs run side by side like OpenVINO's CPU
- * streams: no tile waits for another at each command, and a small model's
- * commands, too small to split well, keep every tile busy. Jobs then may
- * end out of submission order, and each job has its own waiter; jobs in flight
- * together are independent (each request has its own arena and I/O
- * buffers; a tensor shared by two requests in flight is the application's
- * race on any device).
+ * One shortcut: a job submitted to an idle device (nothing queued or
+ * running) that is short (vnpu_exec_stream_is_short(), the driver's rule)
+ * or whose caller waits for it at once (a sync inference) runs on the
+ * submitting thread, as the NPU's driver runs a short job in SUBMIT:
+ * handing it to the firmware thread and being woken at its end would cost
+ * more than such a job (tens of microseconds each where an idle CPU
+ * sleeps deeply; a sync inference of openWakeWord's "hey jarvis" took
+ * 0.13 ms for 0.03 ms of layers). It is then the device's running job,
+ * split over the tiles like any other: the firmware thread starts nothing
+ * before it ends, so the order holds.
  *
- * A job's end reaches the runtime through notify (plugin.h): the tile that
- * ran it calls the function at once, with no thread handoff. A job that
- * ended at submit, and every job of a device of one tile (whose one tile
- * must stay free for the jobs a function may wait for), go to the device's
- * completion context (completion.h) instead.
+ * A job's end reaches the runtime through notify (plugin.h) on the
+ * device's completion context (completion.h), which waits for the
+ * notified jobs in submission order, as the NPU's does.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -47,16 +49,16 @@
 /* Cost of one part when splitting a command: keeps tiles evenly busy. */
 #define CPU_CHUNK_COST (1u << 18)
 /*
- * How long a tile polls for the job's next command, and the tile running
- * a job for the other tiles' last parts, before it sleeps: a job's commands
- * follow each other within microseconds, and waking a sleeping thread
- * costs tens of microseconds where idle CPUs sleep deeply (a VM's vCPU
- * halts). Bounded, as a poll costs its time on a machine with more
- * threads than CPUs; it does not yield: there sched_yield() handed the CPU
- * away for whole time slices. A tile done with a job of its own does not
- * poll for the next one, nor do waits for a job: the threads that submit
- * the next jobs need those CPUs (polling there cost 5-10% of async
- * throughput on 2 CPUs).
+ * How long a helper tile polls for the job's next command, and the thread
+ * running a job for the other tiles' last parts, before it sleeps: a
+ * job's commands follow each other within microseconds, and waking a
+ * sleeping thread costs tens of microseconds where idle CPUs sleep deeply
+ * (a VM's vCPU halts). Bounded, as a poll costs its time on a machine with
+ * more threads than CPUs; it does not yield: there sched_yield() handed
+ * the CPU away for whole time slices. The firmware thread does not poll
+ * for the next job, nor do waits for a job: the threads that submit the
+ * next jobs need those CPUs (polling there cost 5-10% of async throughput
+ * on 2 CPUs).
  */
 #define CPU_SPIN_NS 50000
 #define CPU_MAX_REQUESTS 32
@@ -78,7 +80,7 @@ struct vnpu_dev_job {
 	struct vnpu_exe *exe;
 	void **slot_base;
 	bool profile;
-	bool done;			/* under dev->lock */
+	atomic_bool done;		/* set under dev->lock, also polled */
 	pthread_cond_t done_cond;	/* @done went true (CLOCK_MONOTONIC) */
 	atomic_bool cancel;
 	vnpu_status status;		/* valid once @done */
@@ -87,12 +89,10 @@ struct vnpu_dev_job {
 	uint64_t *cmd_ns;
 	uint64_t total_ns;
 	struct vnpu_dev_job *next;	/* queue link, under dev->lock */
-	void (*notify_fn)(void *arg);	/* cpu_notify()'s, under dev->lock */
-	void *notify_arg;
 	struct completion_item done_item;	/* on dev->completion */
 };
 
-/* The command every tile works on, set by the tile running a split job. */
+/* The command every tile works on, set by the thread running the job. */
 struct cpu_work {
 	const struct vnpu_cmd_header *cmd;
 	void *const *slot_base;
@@ -109,13 +109,13 @@ struct tile_scratch {
 	uint64_t epoch;		/* the last command run's (vnpu_eng_ctx) */
 };
 
-/* One tile: a device thread. */
+/* A helper tile: a device thread that runs parts of the current command. */
 struct tile {
 	struct vnpu_dev *dev;
 	pthread_t thread;
-	pthread_cond_t wake;		/* a job queued, a command, or stopping */
+	pthread_cond_t wake;		/* a command, or stopping */
 	bool sleeping;			/* waits on @wake (under dev->lock) */
-	bool polling;			/* polls for a command or a job (likewise) */
+	bool polling;			/* polls for a command (likewise) */
 };
 
 struct vnpu_dev {
@@ -127,18 +127,20 @@ struct vnpu_dev {
 
 	pthread_mutex_t lock;		/* protects everything below */
 	pthread_condattr_t done_attr;	/* for the jobs' done_cond */
-	pthread_cond_t idle_cond;	/* a job's tile: tiles left the command */
-	struct vnpu_dev_job *head, *tail;
-	atomic_uint queued;		/* jobs in the queue; tiles poll it */
-	uint32_t running;		/* jobs running, on any thread */
+	pthread_cond_t idle_cond;	/* the job's thread: tiles left the command */
+	pthread_cond_t fw_wake;		/* a job queued, the device free, or stopping */
+	struct vnpu_dev_job *head, *tail;	/* submitted, not started */
+	atomic_uint queued;		/* jobs from @head on; also polled */
+	bool busy;			/* a job runs (firmware thread or submitter) */
 	bool started, stopping;
-	uint32_t num_threads;		/* tiles */
-	struct tile *tiles;
+	pthread_t fw_thread;
+	uint32_t num_threads;		/* tiles: the job's thread and the helpers */
+	struct tile *tiles;		/* the num_threads - 1 helpers */
 	_Atomic uint64_t gen;		/* also polled without the lock */
-	struct tile_scratch submit_scratch;	/* run_at_submit()'s */
-	uint32_t active;		/* tiles inside the current command */
+	struct tile_scratch scratch;	/* the running job's thread's */
+	uint32_t active;		/* helpers inside the current command */
 	struct cpu_work work;
-	/* Finishes the jobs no tile finishes: see cpu_notify(). */
+	/* Calls the notified jobs' functions, in submission order. */
 	struct completion completion;
 };
 
@@ -390,11 +392,11 @@ struct gen_wait {
 	uint64_t seen;
 };
 
-static bool gen_moved_or_queued(const void *arg)
+static bool gen_moved(const void *arg)
 {
 	const struct gen_wait *g = arg;
 
-	return atomic_load(&g->dev->gen) != g->seen || atomic_load(&g->dev->queued);
+	return atomic_load(&g->dev->gen) != g->seen;
 }
 
 static bool parts_done(const void *arg)
@@ -430,57 +432,37 @@ static void run_parts(struct vnpu_dev *dev, struct tile_scratch *s)
 	}
 }
 
-static struct vnpu_dev_job *take_job_locked(struct vnpu_dev *dev, bool *alone);
-static void run_taken_job(struct vnpu_dev *dev, struct vnpu_dev_job *job, bool alone,
-			  struct tile_scratch *s);
-
+/* A helper tile: runs parts of each command it is woken for. */
 static void *tile_main(void *arg)
 {
 	struct tile *t = arg;
 	struct vnpu_dev *dev = t->dev;
 	struct tile_scratch s = { 0 };
-	struct vnpu_dev_job *job;
-	bool alone, helped = false;
+	bool helped = false;
 	uint64_t seen;
 
 	pthread_mutex_lock(&dev->lock);
 	seen = dev->gen;
 	for (;;) {
-		/*
-		 * The next command of the job this tile helped comes soon,
-		 * mostly. After a job of its own it sleeps: the next job comes
-		 * from the requests' threads, which need the CPU meanwhile.
-		 */
-		if (helped && !dev->stopping && dev->gen == seen && !dev->head) {
+		/* The next command of the job this tile helped comes soon, mostly. */
+		if (helped && !dev->stopping && dev->gen == seen) {
 			struct gen_wait g = { dev, seen };
 
 			t->polling = true;
 			pthread_mutex_unlock(&dev->lock);
-			spin_until(gen_moved_or_queued, &g);
+			spin_until(gen_moved, &g);
 			pthread_mutex_lock(&dev->lock);
 			t->polling = false;
 		}
-		while (!dev->stopping && dev->gen == seen && !dev->head) {
+		while (!dev->stopping && dev->gen == seen) {
 			t->sleeping = true;
 			pthread_cond_wait(&t->wake, &dev->lock);
 			t->sleeping = false;
 		}
 		if (dev->stopping)
 			break;
-		/* A job before the command: it runs beside the one split. */
-		if (dev->head) {
-			job = take_job_locked(dev, &alone);
-			pthread_mutex_unlock(&dev->lock);
-			run_taken_job(dev, job, alone, &s);
-			pthread_mutex_lock(&dev->lock);
-			helped = false;
-			continue;
-		}
 		seen = dev->gen;
-		/* The command's thread and every tile but one: one per CPU. */
-		helped = dev->active < dev->num_threads - 1;
-		if (!helped)
-			continue;
+		helped = true;
 		dev->active++;
 		pthread_mutex_unlock(&dev->lock);
 		run_parts(dev, &s);
@@ -507,21 +489,19 @@ static int run_spin(struct vnpu_dev_job *job)
  * Wake @want sleeping tiles, but for those polling already, the first
  * ones first: the same tiles help with every command of a job (the others
  * sleep on), and a tile woken for nothing would cost a wakeup each time.
- * A tile counted here is no longer polling or sleeping for the next call:
- * two jobs queued before a woken tile runs wake two tiles, not one twice
- * (the second job waited behind a never-ending one with a tile asleep).
+ * A tile counted here is no longer polling or sleeping for the next call.
  */
 static void wake_tiles_locked(struct vnpu_dev *dev, uint32_t want)
 {
 	uint32_t i;
 
-	for (i = 0; i < dev->num_threads && want; i++) {
+	for (i = 0; i + 1 < dev->num_threads && want; i++) {
 		if (dev->tiles[i].polling) {
 			dev->tiles[i].polling = false;
 			want--;
 		}
 	}
-	for (i = 0; i < dev->num_threads && want; i++) {
+	for (i = 0; i + 1 < dev->num_threads && want; i++) {
 		if (dev->tiles[i].sleeping) {
 			dev->tiles[i].sleeping = false;
 			pthread_cond_signal(&dev->tiles[i].wake);
@@ -530,7 +510,7 @@ static void wake_tiles_locked(struct vnpu_dev *dev, uint32_t want)
 	}
 }
 
-/* The tiles a new command of @parts parts needs: one per CPU with its thread. */
+/* The helpers a new command of @parts parts needs: the job's thread is one tile. */
 static void wake_helpers_locked(struct vnpu_dev *dev, uint32_t parts)
 {
 	wake_tiles_locked(dev, (parts < dev->num_threads ? parts : dev->num_threads) - 1);
@@ -540,11 +520,12 @@ static void wake_all_tiles_locked(struct vnpu_dev *dev)
 {
 	uint32_t i;
 
-	for (i = 0; dev->tiles && i < dev->num_threads; i++)
+	for (i = 0; dev->tiles && i + 1 < dev->num_threads; i++)
 		pthread_cond_signal(&dev->tiles[i].wake);
+	pthread_cond_signal(&dev->fw_wake);
 }
 
-/* Run every part of one command on this thread (a job run alone). */
+/* Run every part of one command on this thread (one tile, or one part). */
 static int run_cmd_alone(struct vnpu_dev *dev, struct vnpu_dev_job *job,
 			 const struct vnpu_cmd_header *cmd, struct tile_scratch *s)
 {
@@ -564,19 +545,16 @@ static int run_cmd_alone(struct vnpu_dev *dev, struct vnpu_dev_job *job,
 	return ret;
 }
 
-/*
- * Run one command: over every tile, or with @alone on this thread only.
- * Called by the thread running the job.
- */
+/* Run one command over every tile; called by the thread running the job. */
 static int run_cmd(struct vnpu_dev *dev, struct vnpu_dev_job *job,
-		   const struct vnpu_cmd_header *cmd, bool alone, struct tile_scratch *s)
+		   const struct vnpu_cmd_header *cmd, struct tile_scratch *s)
 {
 	struct cpu_work *w = &dev->work;
 	uint32_t parts;
 
 	if (cmd->opcode == VNPU_CMD_SPIN)
 		return run_spin(job);
-	if (alone || dev->num_threads == 1)
+	if (dev->num_threads == 1)
 		return run_cmd_alone(dev, job, cmd, s);
 	parts = vnpu_exec_parts(cmd, dev->num_threads, CPU_CHUNK_COST,
 				dev->features);
@@ -613,8 +591,7 @@ static int run_cmd(struct vnpu_dev *dev, struct vnpu_dev_job *job,
 	return atomic_load(&w->err);
 }
 
-static void run_job(struct vnpu_dev *dev, struct vnpu_dev_job *job, bool alone,
-		    struct tile_scratch *s)
+static void run_job(struct vnpu_dev *dev, struct vnpu_dev_job *job, struct tile_scratch *s)
 {
 	struct vnpu_exe *exe = job->exe;
 	int64_t start = now_ns(), t0, t1;
@@ -632,7 +609,7 @@ static void run_job(struct vnpu_dev *dev, struct vnpu_dev_job *job, bool alone,
 		}
 		/* Each command's time when profiling: a clock read costs. */
 		t0 = job->cmd_ns ? now_ns() : 0;
-		ret = run_cmd(dev, job, exe->cmds[i], alone, s);
+		ret = run_cmd(dev, job, exe->cmds[i], s);
 		t1 = job->cmd_ns ? now_ns() : 0;
 		if (job->cmd_ns)
 			job->cmd_ns[i] = (uint64_t)(t1 - t0);
@@ -658,81 +635,106 @@ static void run_job(struct vnpu_dev *dev, struct vnpu_dev_job *job, bool alone,
 }
 
 /*
- * Take the queue's first job (there is one) to run on this tile. It runs
- * alone when the jobs running and queued fill the tiles, or when another
- * runs (so one job at a time uses dev->work), else split over the tiles.
+ * Run the device's running job on this thread, the firmware thread or
+ * its submitter, then end it: the next job may start, and the completion
+ * context sees it done. Called and returns with @dev->lock held.
  */
-static struct vnpu_dev_job *take_job_locked(struct vnpu_dev *dev, bool *alone)
+static void run_running_job_locked(struct vnpu_dev *dev, struct vnpu_dev_job *job)
 {
-	struct vnpu_dev_job *job = dev->head;
+	pthread_mutex_unlock(&dev->lock);
+	run_job(dev, job, &dev->scratch);
+	pthread_mutex_lock(&dev->lock);
+	atomic_store(&job->done, true);
+	dev->busy = false;
+	pthread_cond_broadcast(&job->done_cond);
+}
 
-	*alone = dev->running || atomic_load(&dev->queued) >= dev->num_threads;
-	dev->head = job->next;
-	if (!dev->head)
-		dev->tail = NULL;
-	job->next = NULL;
-	atomic_fetch_sub(&dev->queued, 1);
-	dev->running++;
-	return job;
+static bool job_queued(const void *arg)
+{
+	const struct vnpu_dev *dev = arg;
+
+	return atomic_load(&dev->queued);
 }
 
 /*
- * Run a job taken from the queue, mark it done and call its notify
- * function, which may free the job. Meanwhile the other tiles take queued
- * jobs: the function may wait for one.
+ * The firmware: runs the queued jobs one at a time, in submission order.
+ * After a short job it polls for the next one before it sleeps: short
+ * jobs come back to back from requests kept in flight (each callback
+ * starts its request again), and a wakeup per job would cost more than
+ * the job.
  */
-static void run_taken_job(struct vnpu_dev *dev, struct vnpu_dev_job *job, bool alone,
-			  struct tile_scratch *s)
+static void *fw_main(void *arg)
 {
-	void (*fn)(void *arg);
-	void *arg;
+	struct vnpu_dev *dev = arg;
+	struct vnpu_dev_job *job;
+	bool was_short = false;
 
-	run_job(dev, job, alone, s);
 	pthread_mutex_lock(&dev->lock);
-	job->done = true;
-	dev->running--;
-	fn = job->notify_fn;
-	arg = job->notify_arg;
-	pthread_cond_broadcast(&job->done_cond);
+	for (;;) {
+		if (was_short && !dev->stopping && !dev->head) {
+			pthread_mutex_unlock(&dev->lock);
+			spin_until(job_queued, dev);
+			pthread_mutex_lock(&dev->lock);
+		}
+		while (!dev->stopping && (!dev->head || dev->busy))
+			pthread_cond_wait(&dev->fw_wake, &dev->lock);
+		if (dev->stopping)
+			break;
+		job = dev->head;
+		dev->head = job->next;
+		if (!dev->head)
+			dev->tail = NULL;
+		job->next = NULL;
+		atomic_fetch_sub(&dev->queued, 1);
+		dev->busy = true;
+		was_short = job->exe->is_short;
+		run_running_job_locked(dev, job);
+	}
 	pthread_mutex_unlock(&dev->lock);
-	if (fn)
-		completion_call(fn, arg);
+	return NULL;
 }
 
 static void free_tiles(struct vnpu_dev *dev)
 {
 	uint32_t i;
 
-	for (i = 0; dev->tiles && i < dev->num_threads; i++)
+	for (i = 0; dev->tiles && i + 1 < dev->num_threads; i++)
 		pthread_cond_destroy(&dev->tiles[i].wake);
 	free(dev->tiles);
 	dev->tiles = NULL;
 }
 
-/* Start the threads on the first submit; called with dev->lock held. */
+/*
+ * Start the firmware thread and the helpers when a program is first
+ * loaded; called with dev->lock held.
+ */
 static vnpu_status start_threads_locked(struct vnpu_dev *dev)
 {
-	uint32_t i;
+	uint32_t helpers = dev->num_threads - 1, i;
+	bool fw;
 
 	if (dev->started)
 		return VNPU_OK;
-	dev->tiles = calloc(dev->num_threads, sizeof(*dev->tiles));
+	dev->tiles = calloc(helpers ? helpers : 1, sizeof(*dev->tiles));
 	if (!dev->tiles)
 		return host->error(VNPU_OUT_OF_MEMORY, "CPU: out of memory");
-	for (i = 0; i < dev->num_threads; i++) {
+	for (i = 0; i < helpers; i++) {
 		dev->tiles[i].dev = dev;
 		pthread_cond_init(&dev->tiles[i].wake, NULL);
 	}
-	for (i = 0; i < dev->num_threads; i++) {
+	fw = !pthread_create(&dev->fw_thread, NULL, fw_main, dev);
+	for (i = 0; fw && i < helpers; i++) {
 		if (pthread_create(&dev->tiles[i].thread, NULL, tile_main, &dev->tiles[i]))
 			break;
 	}
-	if (i < dev->num_threads) {
+	if (!fw || i < helpers) {
 		dev->stopping = true;
 		wake_all_tiles_locked(dev);
 		pthread_mutex_unlock(&dev->lock);
 		while (i--)
 			pthread_join(dev->tiles[i].thread, NULL);
+		if (fw)
+			pthread_join(dev->fw_thread, NULL);
 		pthread_mutex_lock(&dev->lock);
 		dev->stopping = false;
 		free_tiles(dev);
@@ -753,26 +755,23 @@ static void cpu_job_release(struct vnpu_dev_job *job)
 }
 
 /*
- * Run a short job on the submitting thread, as vnpu.ko does, and any job
- * whose caller waits for it at once (a sync inference): waking a tile
- * for it and being woken at its end would cost more than
- * a short job (tens of microseconds each where an idle CPU sleeps deeply;
- * a sync inference of openWakeWord's "hey jarvis" took 0.13 ms for 0.03
- * ms of layers). The device is idle (nothing queued or running), so the
- * job is split over this thread and the tiles; jobs queued meanwhile run
- * alone on a tile. Called and returns with @dev->lock held; the job has
- * ended, with the status, timings and cancel handling of any other.
+ * The shortcut (see the top of this file): run the job on the submitting
+ * thread when the device is idle and the job is short or its caller
+ * waits for it at once. Called and returns with @dev->lock held; true
+ * when the job ran (it has ended, with the status, timings and cancel
+ * handling of any other).
  */
-static void run_at_submit(struct vnpu_dev *dev, struct vnpu_dev_job *job)
+static bool run_at_submit_locked(struct vnpu_dev *dev, struct vnpu_dev_job *job,
+				 bool caller_waits)
 {
-	dev->running++;
-	pthread_mutex_unlock(&dev->lock);
-	/* The scratch is the device's: it was idle, so no other job uses it. */
-	run_job(dev, job, false, &dev->submit_scratch);
-	pthread_mutex_lock(&dev->lock);
-	job->done = true;
-	dev->running--;
-	pthread_cond_broadcast(&job->done_cond);
+	if (!(job->exe->is_short || caller_waits) || dev->head || dev->busy)
+		return false;
+	dev->busy = true;
+	run_running_job_locked(dev, job);
+	/* Jobs queued meanwhile wait for the firmware thread. */
+	if (dev->head)
+		pthread_cond_signal(&dev->fw_wake);
+	return true;
 }
 
 static vnpu_status cpu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *slots,
@@ -811,6 +810,7 @@ static vnpu_status cpu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *slot
 	job->exe = exe;
 	job->profile = profile;
 	atomic_init(&job->cancel, false);
+	atomic_init(&job->done, false);
 
 	pthread_mutex_lock(&dev->lock);
 	st = start_threads_locked(dev);
@@ -819,16 +819,15 @@ static vnpu_status cpu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *slot
 		cpu_job_release(job);
 		return st;
 	}
-	if ((exe->is_short || caller_waits) && !dev->head && !dev->running) {
-		run_at_submit(dev, job);
-	} else {
+	if (!run_at_submit_locked(dev, job, caller_waits)) {
 		if (dev->tail)
 			dev->tail->next = job;
 		else
 			dev->head = job;
 		dev->tail = job;
 		atomic_fetch_add(&dev->queued, 1);
-		wake_tiles_locked(dev, 1);
+		if (!dev->busy)
+			pthread_cond_signal(&dev->fw_wake);
 	}
 	pthread_mutex_unlock(&dev->lock);
 	*out = job;
@@ -852,7 +851,7 @@ static vnpu_status cpu_wait(struct vnpu_dev_job *job, int64_t deadline_ns,
 		else
 			ret = pthread_cond_timedwait(&job->done_cond, &dev->lock, &ts);
 	}
-	done = job->done;	/* its tile sets it under the lock */
+	done = job->done;	/* set under the lock */
 	pthread_mutex_unlock(&dev->lock);
 	if (!done)
 		return host->error(VNPU_NOT_READY, "CPU: the job is still running");
@@ -874,38 +873,44 @@ static bool cpu_fault_cmd(struct vnpu_dev_job *job, uint32_t *out)
 }
 
 /*
- * The tile that ran @job calls @fn as soon as it ends: no thread handoff.
- * A job that ended already (it ran at submit), and every job of a device
- * of one tile, go to the completion context instead: @fn may wait for a
- * queued job, which a tile must then be free to run.
+ * The completion context calls @fn once @job ended, never the firmware
+ * thread: @fn may wait for a queued job, which the firmware thread must
+ * then be free to run.
  */
 static vnpu_status cpu_notify(struct vnpu_dev_job *job, void (*fn)(void *arg), void *arg)
 {
 	struct vnpu_dev *dev = job->exe->dev;
-	bool on_tile = false, done;
+	bool done;
 
 	pthread_mutex_lock(&dev->lock);
 	done = job->done;
-	if (!done && dev->num_threads >= 2) {
-		job->notify_fn = fn;
-		job->notify_arg = arg;
-		on_tile = true;
-	}
 	pthread_mutex_unlock(&dev->lock);
-	if (on_tile)
-		return VNPU_OK;
 	if (completion_add(&dev->completion, &job->done_item, done, fn, arg) != VNPU_OK)
 		return host->error(VNPU_GENERAL_ERROR, "CPU: cannot start a completion thread");
 	return VNPU_OK;
 }
 
-/* The completion context's wait: until the job's tile marked it done. */
+static bool job_done(const void *arg)
+{
+	const struct vnpu_dev_job *job = arg;
+
+	return atomic_load(&job->done);
+}
+
+/*
+ * The completion context's wait: until the job's thread marked it done.
+ * A short job's end is polled first, as the NPU driver's WAIT polls a
+ * short job's fence: it ends within microseconds, and waking the
+ * sleeping waiter would cost more than the job.
+ */
 static void cpu_wait_end(struct completion_item *item)
 {
 	struct vnpu_dev_job *job = (struct vnpu_dev_job *)((char *)item -
 		offsetof(struct vnpu_dev_job, done_item));
 	struct vnpu_dev *dev = job->exe->dev;
 
+	if (job->exe->is_short && spin_until(job_done, job))
+		return;
 	pthread_mutex_lock(&dev->lock);
 	while (!job->done)
 		pthread_cond_wait(&job->done_cond, &dev->lock);
@@ -954,12 +959,14 @@ static void cpu_destroy(struct vnpu_plugin *p)
 	wake_all_tiles_locked(dev);
 	pthread_mutex_unlock(&dev->lock);
 	if (dev->started) {
-		for (i = 0; i < dev->num_threads; i++)
+		pthread_join(dev->fw_thread, NULL);
+		for (i = 0; i + 1 < dev->num_threads; i++)
 			pthread_join(dev->tiles[i].thread, NULL);
 	}
 	free_tiles(dev);
 	completion_fini(&dev->completion);
-	vnpu_eng_host_free(dev->submit_scratch.mem, dev->submit_scratch.size);
+	vnpu_eng_host_free(dev->scratch.mem, dev->scratch.size);
+	pthread_cond_destroy(&dev->fw_wake);
 	pthread_cond_destroy(&dev->idle_cond);
 	pthread_condattr_destroy(&dev->done_attr);
 	pthread_mutex_destroy(&dev->lock);
@@ -1093,6 +1100,7 @@ CPU_VISIBLE vnpu_status vnpu_plugin_create(const struct vnpu_host *h,
 	pthread_condattr_init(&dev->done_attr);
 	pthread_condattr_setclock(&dev->done_attr, CLOCK_MONOTONIC);
 	pthread_cond_init(&dev->idle_cond, NULL);
+	pthread_cond_init(&dev->fw_wake, NULL);
 	atomic_init(&dev->next_buf_id, 1);
 	atomic_init(&dev->queued, 0);
 	completion_init(&dev->completion, cpu_wait_end);
