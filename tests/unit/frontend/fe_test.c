@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* The frontend tests' harness, model builder and host executor. */
+/* The frontend tests' model builder and host executor. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -7,28 +7,6 @@
 #include "engine/vnpu_engine.h"
 #include "fe_test.h"
 #include "vnpu_exec.h"
-
-int fe_failures;
-
-int fe_run(const struct fe_test *tests, size_t n, int argc, char **argv)
-{
-	int failed_tests = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		int before = fe_failures;
-		bool wanted = argc < 2;
-
-		for (int a = 1; a < argc; a++)
-			wanted |= !strcmp(argv[a], tests[i].name);
-		if (!wanted)
-			continue;
-		tests[i].fn();
-		printf("%s %s\n", fe_failures == before ? "ok  " : "FAIL", tests[i].name);
-		failed_tests += fe_failures != before;
-	}
-	printf("%d of %zu tests failed\n", failed_tests, n);
-	return failed_tests ? 1 : 0;
-}
 
 /* ---- model builder: protobuf-c structs with malloc'd arrays ---- */
 
@@ -457,13 +435,20 @@ struct vnpu_program *fe_compile_run(const vnpu_model *m, const struct vnpu_compi
 	void *in[1] = { (void *)x };
 
 	if (vnpu_compile(m, o, &p)) {
-		fprintf(stderr, "  compile: %s\n", vnpu_last_error());
-		fe_failures++;
+		fprintf(stderr, "compile: %s\n", vnpu_last_error());
 		return NULL;
 	}
 	for (uint32_t i = 0; i < p->num_outputs; i++)
 		out[i] = calloc(1, p->outputs[i].size + 4);
-	CHECK_EQ(fe_run_program(p, in, (void *const *)out), 0);
+	if (fe_run_program(p, in, (void *const *)out)) {
+		fprintf(stderr, "run: %s\n", vnpu_last_error());
+		for (uint32_t i = 0; i < p->num_outputs; i++) {
+			free(out[i]);
+			out[i] = NULL;
+		}
+		vnpu_program_free(p);
+		return NULL;
+	}
 	return p;
 }
 

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Frontend unit tests: a tiny harness, an ONNX model builder over the
- * protobuf-c structs (graphs made in code, no binaries in the tree), and
- * a host executor that runs a compiled program with the device's own
- * command-stream executor.
+ * Helpers of the frontend unit tests (on kselftest_harness.h, through
+ * tests/ksft_main.h, which only the test programs include): an ONNX model
+ * builder over the protobuf-c structs (graphs made in code, no binaries in
+ * the tree), and a host executor that runs a compiled program with the
+ * device's own command-stream executor. They report failures by their
+ * return values, for the tests to check.
  */
 #ifndef FE_TEST_H
 #define FE_TEST_H
@@ -16,33 +18,6 @@
 
 #include "compiler/compiler.h"
 #include "onnx.pb-c.h"
-
-extern int fe_failures;
-
-#define CHECK(cond) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "%s:%d: CHECK(%s) failed (last error: %s)\n", \
-			__FILE__, __LINE__, #cond, vnpu_last_error()); \
-		fe_failures++; \
-	} \
-} while (0)
-
-#define CHECK_EQ(a, b) do { \
-	long long _a = (long long)(a), _b = (long long)(b); \
-	if (_a != _b) { \
-		fprintf(stderr, "%s:%d: %s == %lld, expected %s == %lld (last error: %s)\n", \
-			__FILE__, __LINE__, #a, _a, #b, _b, vnpu_last_error()); \
-		fe_failures++; \
-	} \
-} while (0)
-
-struct fe_test {
-	const char *name;
-	void (*fn)(void);
-};
-
-/* Runs @tests (or those named on the command line); exit status. */
-int fe_run(const struct fe_test *tests, size_t n, int argc, char **argv);
 
 /* ---- model builder ---- */
 struct mb;
@@ -92,8 +67,8 @@ int fe_run_program(const struct vnpu_program *p, void *const *inputs, void *cons
 
 /*
  * Compile @m with @o (NULL: the defaults) and run it on its one f32 input
- * @x: output i in @out[i], allocated (4 bytes more than its size). NULL,
- * counted as a failure, when it does not compile.
+ * @x: output i in @out[i], allocated (4 bytes more than its size). NULL
+ * when it does not compile or does not run (why on stderr).
  */
 struct vnpu_program *fe_compile_run(const vnpu_model *m, const struct vnpu_compile_options *o,
 				    const float *x, float **out);

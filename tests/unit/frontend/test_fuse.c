@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "fe_test.h"
+#include "ksft_main.h"
 
 #define F32 ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
 
@@ -194,7 +195,8 @@ static bool within(float fused, float plain, float x, int ulps)
 
 /* @n fused outputs @a against the unfused @b, within() @ulps; @x the
  * input of each (NULL: 0). */
-static void compare(const char *what, const float *a, const float *b, size_t n, const float *x,
+static void compare(struct __test_metadata *_metadata, const char *what, const float *a,
+		    const float *b, size_t n, const float *x,
 		    int ulps)
 {
 	uint32_t bad = 0;
@@ -203,13 +205,11 @@ static void compare(const char *what, const float *a, const float *b, size_t n, 
 		if (within(a[i], b[i], x ? x[i] : 0, ulps))
 			continue;
 		if (++bad <= 4)
-			fprintf(stderr, "  %s: element %zu (x %.9g): fused %.9g, unfused %.9g\n",
+			TH_LOG("  %s: element %zu (x %.9g): fused %.9g, unfused %.9g",
 				what, i, x ? x[i] : 0, a[i], b[i]);
 	}
-	if (bad) {
-		fprintf(stderr, "  %s: %u elements out of bound\n", what, bad);
-		fe_failures++;
-	}
+	EXPECT_FALSE(bad)
+		TH_LOG("%s: %u elements out of bound", what, bad);
 }
 
 /*
@@ -219,7 +219,8 @@ static void compare(const char *what, const float *a, const float *b, size_t n, 
  * fused program's layer count. The inputs are spread() (noise with a
  * bound above 4 ulp).
  */
-static uint32_t check_graph(const char *const *lines, const char *const *outs, enum prefix pre,
+static uint32_t check_graph(struct __test_metadata *_metadata, const char *const *lines,
+			    const char *const *outs, enum prefix pre,
 			    uint32_t want_layers, const char *want_type, int ulps)
 {
 	vnpu_model *m = graph_model(lines, outs, pre);
@@ -227,25 +228,26 @@ static uint32_t check_graph(const char *const *lines, const char *const *outs, e
 	struct vnpu_program *p, *q;
 	uint32_t layers = 0;
 
-	CHECK(m != NULL);
+	EXPECT_NE(NULL, m);
 	if (!m)
 		return 0;
 	spread(x, ulps > 4);
 	p = fe_compile_run(m, NULL, x, a);
+	EXPECT_NE(NULL, p);
 	q = fe_compile_run(m, &unfused, x, b);
+	EXPECT_NE(NULL, q);
 	if (p && q) {
 		layers = p->num_layers;
-		CHECK_EQ(p->num_layers, want_layers ? want_layers : q->num_layers);
+		EXPECT_EQ(want_layers ? want_layers : q->num_layers, p->num_layers);
 		if (p->num_layers != (want_layers ? want_layers : q->num_layers))
 			for (uint32_t l = 0; l < p->num_layers; l++)
-				fprintf(stderr, "    layer %u: %s\n", l, p->layers[l].type);
-		if (want_type && p->num_layers && strcmp(p->layers[0].type, want_type)) {
-			fprintf(stderr, "  %s: fused as %s, expected %s\n", lines[0],
-				p->layers[0].type, want_type);
-			fe_failures++;
-		}
+				TH_LOG("    layer %u: %s", l, p->layers[l].type);
+		EXPECT_FALSE(want_type && p->num_layers && strcmp(p->layers[0].type, want_type))
+			TH_LOG("%s: fused as %s, expected %s", lines[0], p->layers[0].type,
+			       want_type);
 		for (uint32_t o = 0; o < p->num_outputs; o++)
-			compare(lines[0], a[o], b[o], p->outputs[o].size / 4, pre ? NULL : x,
+			compare(_metadata, lines[0], a[o], b[o], p->outputs[o].size / 4,
+				pre ? NULL : x,
 				ulps);
 	}
 	for (int i = 0; i < 4; i++) {
@@ -262,58 +264,63 @@ static const char *const y_only[] = { "y", NULL };
 
 #define G(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
-static void test_hard_swish_forms(void)
+TEST(hard_swish_forms)
 {
-	check_graph(G("a=Add(x,#3)", "c=Clip(a,#0,#6)", "m=Mul(x,c)", "y=Div(m,#6)"),
+	check_graph(_metadata, G("a=Add(x,#3)", "c=Clip(a,#0,#6)", "m=Mul(x,c)", "y=Div(m,#6)"),
 		    y_only, PRE_NONE, 1, "HardSwish", 4);
-	check_graph(G("a=Add(#3,x)", "c=Clip(a,#0,#6)", "m=Mul(c,x)", "y=Mul(m,#0.16666667)"),
+	check_graph(_metadata, G("a=Add(#3,x)", "c=Clip(a,#0,#6)", "m=Mul(c,x)",
+				 "y=Mul(m,#0.16666667)"),
 		    y_only, PRE_NONE, 1, "HardSwish", 4);
-	check_graph(G("h=HardSigmoid(x)@alpha=0.16666667", "y=Mul(x,h)"),
+	check_graph(_metadata, G("h=HardSigmoid(x)@alpha=0.16666667", "y=Mul(x,h)"),
 		    y_only, PRE_NONE, 1, "HardSwish", 4);
-	check_graph(G("a=Add(x,#3)", "r=Relu(a)", "c=Min(r,#6)", "d=Div(c,#6)", "y=Mul(x,d)"),
+	check_graph(_metadata, G("a=Add(x,#3)", "r=Relu(a)", "c=Min(r,#6)", "d=Div(c,#6)",
+				 "y=Mul(x,d)"),
 		    y_only, PRE_NONE, 1, "HardSwish", 4);
 	/* HardSigmoid written out, then times x. */
-	check_graph(G("d=Div(x,#6)", "a=Add(d,#0.5)", "c=Clip(a,#0,#1)", "y=Mul(x,c)"),
+	check_graph(_metadata, G("d=Div(x,#6)", "a=Add(d,#0.5)", "c=Clip(a,#0,#1)", "y=Mul(x,c)"),
 		    y_only, PRE_NONE, 1, "HardSwish", 4);
 	/* After a Conv: one layer. */
-	check_graph(G("a=Add(x,#3)", "c=Clip(a,#0,#6)", "m=Mul(x,c)", "y=Div(m,#6)"),
+	check_graph(_metadata, G("a=Add(x,#3)", "c=Clip(a,#0,#6)", "m=Mul(x,c)", "y=Div(m,#6)"),
 		    y_only, PRE_CONV, 1, "Conv+HardSwish", 4);
 }
 
-static void test_hard_sigmoid_forms(void)
+TEST(hard_sigmoid_forms)
 {
-	check_graph(G("m=Mul(x,#0.2)", "a=Add(m,#0.5)", "y=Clip(a,#0,#1)"),
+	check_graph(_metadata, G("m=Mul(x,#0.2)", "a=Add(m,#0.5)", "y=Clip(a,#0,#1)"),
 		    y_only, PRE_NONE, 1, "HardSigmoid", 4);
-	check_graph(G("a=Add(x,#3)", "c=Clip(a,#0,#6)", "y=Div(c,#6)"),
+	check_graph(_metadata, G("a=Add(x,#3)", "c=Clip(a,#0,#6)", "y=Div(c,#6)"),
 		    y_only, PRE_NONE, 1, "HardSigmoid", 4);
-	check_graph(G("m=Mul(x,#0.2)", "a=Add(m,#0.5)", "y=Clip(a,#0,#1)"),
+	check_graph(_metadata, G("m=Mul(x,#0.2)", "a=Add(m,#0.5)", "y=Clip(a,#0,#1)"),
 		    y_only, PRE_CONV, 1, "Conv+HardSigmoid", 4);
 }
 
-static void test_gelu_forms(void)
+TEST(gelu_forms)
 {
-	check_graph(G("d=Div(x,#1.4142135)", "e=Erf(d)", "a=Add(e,#1)", "m=Mul(x,a)",
+	check_graph(_metadata, G("d=Div(x,#1.4142135)", "e=Erf(d)", "a=Add(e,#1)", "m=Mul(x,a)",
 		      "y=Mul(m,#0.5)"), y_only, PRE_NONE, 1, "Gelu", 4);
-	check_graph(G("h=Mul(#0.5,x)", "d=Mul(x,#0.70710677)", "e=Erf(d)", "a=Add(#1,e)",
+	check_graph(_metadata, G("h=Mul(#0.5,x)", "d=Mul(x,#0.70710677)", "e=Erf(d)", "a=Add(#1,e)",
 		      "y=Mul(h,a)"), y_only, PRE_NONE, 1, "Gelu", 4);
-	check_graph(G("d=Div(x,#1.4142135)", "e=Erf(d)", "a=Add(e,#1)", "h=Mul(a,#0.5)",
+	check_graph(_metadata, G("d=Div(x,#1.4142135)", "e=Erf(d)", "a=Add(e,#1)", "h=Mul(a,#0.5)",
 		      "y=Mul(x,h)"), y_only, PRE_CONV, 1, "Conv+Gelu", 4);
 	/* The tanh approximation, x^3 as a Pow and as products. */
-	check_graph(G("p=Pow(x,#3)", "k=Mul(p,#0.044715)", "s=Add(x,k)", "t=Mul(s,#0.7978846)",
+	check_graph(_metadata, G("p=Pow(x,#3)", "k=Mul(p,#0.044715)", "s=Add(x,k)",
+				 "t=Mul(s,#0.7978846)",
 		      "h=Tanh(t)", "a=Add(h,#1)", "m=Mul(x,a)", "y=Mul(m,#0.5)"),
 		    y_only, PRE_NONE, 1, "GeluTanh", 4);
-	check_graph(G("q=Mul(x,x)", "p=Mul(q,x)", "k=Mul(#0.044715,p)", "s=Add(k,x)",
+	check_graph(_metadata, G("q=Mul(x,x)", "p=Mul(q,x)", "k=Mul(#0.044715,p)", "s=Add(k,x)",
 		      "t=Mul(#0.7978846,s)", "h=Tanh(t)", "a=Add(#1,h)", "z=Mul(#0.5,x)",
 		      "y=Mul(z,a)"), y_only, PRE_NONE, 1, "GeluTanh", 4);
 }
 
-static void test_silu_mish_forms(void)
+TEST(silu_mish_forms)
 {
-	check_graph(G("s=Sigmoid(x)", "y=Mul(x,s)"), y_only, PRE_NONE, 1, "SiLU", 4);
-	check_graph(G("s=Sigmoid(x)", "y=Mul(s,x)"), y_only, PRE_CONV, 1, "Conv+SiLU", 4);
-	check_graph(G("p=Softplus(x)", "t=Tanh(p)", "y=Mul(x,t)"), y_only, PRE_NONE, 1, "Mish",
+	check_graph(_metadata, G("s=Sigmoid(x)", "y=Mul(x,s)"), y_only, PRE_NONE, 1, "SiLU", 4);
+	check_graph(_metadata, G("s=Sigmoid(x)", "y=Mul(s,x)"), y_only, PRE_CONV, 1, "Conv+SiLU",
 		    4);
-	check_graph(G("e=Exp(x)", "a=Add(e,#1)", "l=Log(a)", "t=Tanh(l)", "y=Mul(t,x)"),
+	check_graph(_metadata, G("p=Softplus(x)", "t=Tanh(p)", "y=Mul(x,t)"), y_only, PRE_NONE, 1,
+		    "Mish",
+		    4);
+	check_graph(_metadata, G("e=Exp(x)", "a=Add(e,#1)", "l=Log(a)", "t=Tanh(l)", "y=Mul(t,x)"),
 		    y_only, PRE_NONE, 1, "Mish", 4);
 }
 
@@ -321,63 +328,67 @@ static void test_silu_mish_forms(void)
  * function's: no activation is recognised; the element-wise ops still
  * join in CHAIN layers (fuse_chain.c), and the outputs are the unfused
  * ones exactly. */
-static void test_activation_not_fused(void)
+TEST(activation_not_fused)
 {
-	check_graph(G("a=Add(x,#3)", "c=Clip(a,#0,#6)", "m=Mul(x,c)", "y=Div(m,#6)"),
+	check_graph(_metadata, G("a=Add(x,#3)", "c=Clip(a,#0,#6)", "m=Mul(x,c)", "y=Div(m,#6)"),
 		    G("y", "c"), PRE_NONE, 2, "Add+Clip", 0);
-	check_graph(G("a=Add(x,#3)", "c=Clip(a,#0,#6)", "m=Mul(x,c)", "y=Div(m,#6)",
+	check_graph(_metadata, G("a=Add(x,#3)", "c=Clip(a,#0,#6)", "m=Mul(x,c)", "y=Div(m,#6)",
 		      "z=Neg(a)"), G("y", "z"), PRE_NONE, 3, "Add", 0);
-	check_graph(G("a=Add(x,#2.5)", "c=Clip(a,#0,#6)", "m=Mul(x,c)", "y=Div(m,#6)"),
+	check_graph(_metadata, G("a=Add(x,#2.5)", "c=Clip(a,#0,#6)", "m=Mul(x,c)", "y=Div(m,#6)"),
 		    y_only, PRE_NONE, 1, "Add+Clip+Mul+Div", 0);
-	check_graph(G("a=Add(x,#3)", "c=Clip(a,#0,#6)", "m=Mul(x,c)", "y=Div(m,#6.01)"),
+	check_graph(_metadata, G("a=Add(x,#3)", "c=Clip(a,#0,#6)", "m=Mul(x,c)", "y=Div(m,#6.01)"),
 		    y_only, PRE_NONE, 1, "Add+Clip+Mul+Div", 0);
-	check_graph(G("d=Mul(x,#0.7)", "e=Erf(d)", "a=Add(e,#1)", "m=Mul(x,a)",
+	check_graph(_metadata, G("d=Mul(x,#0.7)", "e=Erf(d)", "a=Add(e,#1)", "m=Mul(x,a)",
 		      "y=Mul(m,#0.5)"), y_only, PRE_NONE, 1, "Mul+Erf+Add+Mul+Mul", 0);
-	check_graph(G("s=Sigmoid(x)", "y=Mul(x,s)"), G("y", "s"), PRE_NONE, 0, NULL, 0);
+	check_graph(_metadata, G("s=Sigmoid(x)", "y=Mul(x,s)"), G("y", "s"), PRE_NONE, 0, NULL, 0);
 	/* x times the sigmoid of -x: not SiLU. */
-	check_graph(G("n=Neg(x)", "s=Sigmoid(n)", "y=Mul(x,s)"), y_only, PRE_NONE, 1,
+	check_graph(_metadata, G("n=Neg(x)", "s=Sigmoid(n)", "y=Mul(x,s)"), y_only, PRE_NONE, 1,
 		    "Neg+Sigmoid+Mul", 0);
 }
 
 #define LN_CORE "m=ReduceMean(x)@axes=-1", "d=Sub(x,m)"
 #define LN_VAR(sq) sq, "v=ReduceMean(q)@axes=-1", "e=Add(v,#1e-5)", "s=Sqrt(e)"
 
-static void test_layer_norm_forms(void)
+TEST(layer_norm_forms)
 {
-	check_graph(G(LN_CORE, LN_VAR("q=Pow(d,#2)"), "n=Div(d,s)", "g=Mul(n,%gamma)",
+	check_graph(_metadata, G(LN_CORE, LN_VAR("q=Pow(d,#2)"), "n=Div(d,s)", "g=Mul(n,%gamma)",
 		      "y=Add(g,%beta)"), y_only, PRE_NONE, 1, "LayerNormalization", 16);
-	check_graph(G(LN_CORE, LN_VAR("q=Mul(d,d)"), "r=Reciprocal(s)", "n=Mul(d,r)",
+	check_graph(_metadata, G(LN_CORE, LN_VAR("q=Mul(d,d)"), "r=Reciprocal(s)", "n=Mul(d,r)",
 		      "g=Mul(%gamma,n)", "y=Add(%beta,g)"), y_only, PRE_NONE, 1,
 		    "LayerNormalization", 16);
 	/* Without gamma and beta; epsilon first. */
-	check_graph(G(LN_CORE, "q=Pow(d,#2)", "v=ReduceMean(q)@axes=-1", "e=Add(#1e-3,v)",
+	check_graph(_metadata, G(LN_CORE, "q=Pow(d,#2)", "v=ReduceMean(q)@axes=-1",
+				 "e=Add(#1e-3,v)",
 		      "s=Sqrt(e)", "y=Div(d,s)"), y_only, PRE_NONE, 1, "LayerNormalization", 16);
 }
 
-static void test_layer_norm_not_fused(void)
+TEST(layer_norm_not_fused)
 {
 	/* The centred x read elsewhere; the variance over another axis; a
 	 * cube. The element-wise tail joins in one CHAIN layer. */
-	check_graph(G(LN_CORE, LN_VAR("q=Pow(d,#2)"), "n=Div(d,s)", "y=Add(n,d)"),
+	check_graph(_metadata, G(LN_CORE, LN_VAR("q=Pow(d,#2)"), "n=Div(d,s)", "y=Add(n,d)"),
 		    y_only, PRE_NONE, 5, "ReduceMean", 0);
-	check_graph(G(LN_CORE, "q=Pow(d,#2)", "v=ReduceMean(q)@axes=-2", "e=Add(v,#1e-5)",
+	check_graph(_metadata, G(LN_CORE, "q=Pow(d,#2)", "v=ReduceMean(q)@axes=-2",
+				 "e=Add(v,#1e-5)",
 		      "s=Sqrt(e)", "y=Div(d,s)"), y_only, PRE_NONE, 5, "ReduceMean", 0);
-	check_graph(G(LN_CORE, LN_VAR("q=Pow(d,#3)"), "y=Div(d,s)"), y_only, PRE_NONE, 5,
+	check_graph(_metadata, G(LN_CORE, LN_VAR("q=Pow(d,#3)"), "y=Div(d,s)"), y_only, PRE_NONE, 5,
 		    "ReduceMean", 0);
-	check_graph(G(LN_CORE, LN_VAR("q=Pow(d,#2)"), "y=Div(d,s)"), G("y", "v"), PRE_NONE, 5,
+	check_graph(_metadata, G(LN_CORE, LN_VAR("q=Pow(d,#2)"), "y=Div(d,s)"), G("y", "v"),
+		    PRE_NONE, 5,
 		    "ReduceMean", 0);
 }
 
 /* A Mul by a constant per channel or scalar after a Conv folds into its
  * weights: each product rounds once instead of twice, 8 ulp. */
-static void test_conv_scale_folds(void)
+TEST(conv_scale_folds)
 {
-	check_graph(G("m=Mul(x,&s)", "a=Add(m,&b)", "y=Relu(a)"), y_only, PRE_CONV, 1,
+	check_graph(_metadata, G("m=Mul(x,&s)", "a=Add(m,&b)", "y=Relu(a)"), y_only, PRE_CONV, 1,
 		    "Conv+Mul+Add+Relu", 8);
-	check_graph(G("m=Mul(#0.5,x)", "y=Add(m,&b)"), y_only, PRE_CONV, 1, "Conv+Mul+Add", 8);
+	check_graph(_metadata, G("m=Mul(#0.5,x)", "y=Add(m,&b)"), y_only, PRE_CONV, 1,
+		    "Conv+Mul+Add", 8);
 	/* Not per channel, or read elsewhere: the Mul stays. */
-	check_graph(G("y=Mul(x,%s)"), y_only, PRE_CONV, 2, "Conv", 0);
-	check_graph(G("y=Mul(x,&s)", "z=Neg(x)"), G("y", "z"), PRE_CONV, 3, "Conv", 0);
+	check_graph(_metadata, G("y=Mul(x,%s)"), y_only, PRE_CONV, 2, "Conv", 0);
+	check_graph(_metadata, G("y=Mul(x,&s)", "z=Neg(x)"), G("y", "z"), PRE_CONV, 3, "Conv", 0);
 }
 
 /*
@@ -386,14 +397,15 @@ static void test_conv_scale_folds(void)
  * them (one layer: a CONV, then the COPY of its phases); not a bias
  * Add. Same 8 ulp as a Conv's folds.
  */
-static void test_deconv_folds(void)
+TEST(deconv_folds)
 {
-	check_graph(G("y=Relu(x)"), y_only, PRE_DECONV_BN, 1, "ConvTranspose+BatchNorm+Relu", 8);
-	check_graph(G("m=Mul(x,&s)", "y=Relu(m)"), y_only, PRE_DECONV_G2, 1,
+	check_graph(_metadata, G("y=Relu(x)"), y_only, PRE_DECONV_BN, 1,
+		    "ConvTranspose+BatchNorm+Relu", 8);
+	check_graph(_metadata, G("m=Mul(x,&s)", "y=Relu(m)"), y_only, PRE_DECONV_G2, 1,
 		    "ConvTranspose+Mul+Relu", 8);
-	check_graph(G("y=Add(x,&b)"), y_only, PRE_DECONV_G2, 2, "ConvTranspose", 0);
+	check_graph(_metadata, G("y=Add(x,&b)"), y_only, PRE_DECONV_G2, 2, "ConvTranspose", 0);
 	/* The BN's output read elsewhere: nothing fuses after it. */
-	check_graph(G("y=Relu(x)", "z=Neg(x)"), G("y", "z"), PRE_DECONV_BN, 3,
+	check_graph(_metadata, G("y=Relu(x)", "z=Neg(x)"), G("y", "z"), PRE_DECONV_BN, 3,
 		    "ConvTranspose+BatchNorm", 8);
 }
 
@@ -401,14 +413,16 @@ static void test_deconv_folds(void)
  * A Mul by a constant per column (or one value) after a MatMul or Gemm
  * with a constant B folds into B (and C): 8 ulp, as a Conv's.
  */
-static void test_gemm_scale_folds(void)
+TEST(gemm_scale_folds)
 {
-	check_graph(G("m=Mul(x,%s)", "y=Relu(m)"), y_only, PRE_MATMUL, 1, "MatMul+Mul+Relu", 8);
-	check_graph(G("m=Mul(#0.5,x)", "y=Add(m,%b)"), y_only, PRE_MATMUL, 1, "MatMul+Mul+Add", 8);
-	check_graph(G("y=Mul(%s,x)"), y_only, PRE_GEMM, 1, "Gemm+Mul", 8);
+	check_graph(_metadata, G("m=Mul(x,%s)", "y=Relu(m)"), y_only, PRE_MATMUL, 1,
+		    "MatMul+Mul+Relu", 8);
+	check_graph(_metadata, G("m=Mul(#0.5,x)", "y=Add(m,%b)"), y_only, PRE_MATMUL, 1,
+		    "MatMul+Mul+Add", 8);
+	check_graph(_metadata, G("y=Mul(%s,x)"), y_only, PRE_GEMM, 1, "Gemm+Mul", 8);
 	/* Per channel (not per column), or read elsewhere: the Mul stays. */
-	check_graph(G("y=Mul(x,&s)"), y_only, PRE_MATMUL, 2, "MatMul", 0);
-	check_graph(G("y=Mul(x,%s)", "z=Neg(x)"), G("y", "z"), PRE_GEMM, 3, "Gemm", 0);
+	check_graph(_metadata, G("y=Mul(x,&s)"), y_only, PRE_MATMUL, 2, "MatMul", 0);
+	check_graph(_metadata, G("y=Mul(x,%s)", "z=Neg(x)"), G("y", "z"), PRE_GEMM, 3, "Gemm", 0);
 }
 
 /*
@@ -418,41 +432,24 @@ static void test_gemm_scale_folds(void)
  * chains cut at VNPU_CHAIN_MAX_STEPS steps and VNPU_CHAIN_MAX_INPUTS
  * inputs.
  */
-static void test_chain_forms(void)
+TEST(chain_forms)
 {
-	check_graph(G("m=Mul(x,&s)", "a=Add(m,&b)", "y=Relu(a)"), y_only, PRE_NONE, 1,
+	check_graph(_metadata, G("m=Mul(x,&s)", "a=Add(m,&b)", "y=Relu(a)"), y_only, PRE_NONE, 1,
 		    "Mul+Add+Relu", 0);
-	check_graph(G("h=HardSigmoid(x)@alpha=0.3", "y=Mul(&s,h)"), y_only, PRE_NONE, 1,
+	check_graph(_metadata, G("h=HardSigmoid(x)@alpha=0.3", "y=Mul(&s,h)"), y_only, PRE_NONE, 1,
 		    "HardSigmoid+Mul", 0);
-	check_graph(G("a=Sub(#1,x)", "b=Div(#2,a)", "c=Max(b,%g)", "y=Min(c,x)"), y_only,
+	check_graph(_metadata, G("a=Sub(#1,x)", "b=Div(#2,a)", "c=Max(b,%g)", "y=Min(c,x)"), y_only,
 		    PRE_NONE, 1, "Sub+Div+Max+Min", 0);
-	check_graph(G("t=Tanh(x)", "m=Mul(t,t)", "y=Sub(m,x)"), y_only, PRE_NONE, 1,
+	check_graph(_metadata, G("t=Tanh(x)", "m=Mul(t,t)", "y=Sub(m,x)"), y_only, PRE_NONE, 1,
 		    "Tanh+Mul+Sub", 0);
-	check_graph(G("a=Exp(x)", "b=Neg(a)", "c=Abs(b)", "d=Sqrt(c)", "e=Add(d,#1)",
+	check_graph(_metadata, G("a=Exp(x)", "b=Neg(a)", "c=Abs(b)", "d=Sqrt(c)", "e=Add(d,#1)",
 		      "f=Log(e)", "g=Mul(f,#3)", "h=Tanh(g)", "y=Sigmoid(h)"), y_only, PRE_NONE, 2,
 		    "Exp", 0);
-	check_graph(G("a=Add(x,&s)", "b=Add(a,%g)", "c=Mul(b,&t)", "d=Sub(c,%h)",
+	check_graph(_metadata, G("a=Add(x,&s)", "b=Add(a,%g)", "c=Mul(b,&t)", "d=Sub(c,%h)",
 		      "y=Div(d,&u)"), y_only, PRE_NONE, 2, "Add+Add", 0);
 	/* A model output inside: two chains around it. */
-	check_graph(G("a=Add(x,#3)", "b=Relu(a)", "c=Mul(b,x)", "y=Neg(c)"), G("y", "b"),
+	check_graph(_metadata, G("a=Add(x,#3)", "b=Relu(a)", "c=Mul(b,x)", "y=Neg(c)"), G("y", "b"),
 		    PRE_NONE, 2, "Add+Relu", 0);
 }
 
-int main(int argc, char **argv)
-{
-	static const struct fe_test tests[] = {
-		{ "hard_swish_forms", test_hard_swish_forms },
-		{ "hard_sigmoid_forms", test_hard_sigmoid_forms },
-		{ "gelu_forms", test_gelu_forms },
-		{ "silu_mish_forms", test_silu_mish_forms },
-		{ "activation_not_fused", test_activation_not_fused },
-		{ "layer_norm_forms", test_layer_norm_forms },
-		{ "layer_norm_not_fused", test_layer_norm_not_fused },
-		{ "conv_scale_folds", test_conv_scale_folds },
-		{ "deconv_folds", test_deconv_folds },
-		{ "gemm_scale_folds", test_gemm_scale_folds },
-		{ "chain_forms", test_chain_forms },
-	};
-
-	return fe_run(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
-}
+KSFT_MAIN

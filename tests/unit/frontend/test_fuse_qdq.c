@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "fe_test.h"
+#include "ksft_main.h"
 
 #define F32 ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
 #define U8 ONNX__TENSOR_PROTO__DATA_TYPE__UINT8
@@ -136,7 +137,8 @@ static uint32_t layers_named(const struct vnpu_program *p, const char *what)
 }
 
 /* Every output of @p (@a) within @step of the unfused program's (@b). */
-static void check_within_step(const struct vnpu_program *p, const float *a,
+static void check_within_step(struct __test_metadata *_metadata, const struct vnpu_program *p,
+			      const float *a,
 			      const float *b, float step)
 {
 	uint32_t off = 0;
@@ -144,8 +146,8 @@ static void check_within_step(const struct vnpu_program *p, const float *a,
 	for (uint32_t i = 0; i < p->outputs[0].size / 4; i++)
 		off += !(fabsf(a[i] - b[i]) <= step);
 	if (off)
-		fprintf(stderr, "  %u outputs more than a step from the unfused ones\n", off);
-	CHECK_EQ(off, 0);
+		TH_LOG("  %u outputs more than a step from the unfused ones", off);
+	EXPECT_EQ(0, off);
 }
 
 /* Free what a fused-against-unfused check made. */
@@ -165,94 +167,97 @@ static void free_runs(vnpu_model *m, struct vnpu_program *p, struct vnpu_program
  * The model of @q fused into @want_type (NULL: no QLinearConv at all),
  * its output y within one step of y's scale of the unfused program's.
  */
-static void check_qdq(const struct qdq *q, const char *want_type)
+static void check_qdq(struct __test_metadata *_metadata, const struct qdq *q, const char *want_type)
 {
 	static const struct vnpu_compile_options unfused = { .no_fusion = true };
 	vnpu_model *m = qdq_model(q);
 	float x[N_X], *a[2] = { 0 }, *b[2] = { 0 };
 	struct vnpu_program *p, *u;
 
-	CHECK(m != NULL);
+	EXPECT_NE(NULL, m);
 	if (!m)
 		return;
 	for (int i = 0; i < N_X; i++)
 		x[i] = 3.0f * sinf(0.37f * (float)i) + 0.4f * (float)(i % 5);
 	p = fe_compile_run(m, NULL, x, a);
+	EXPECT_NE(NULL, p);
 	u = fe_compile_run(m, &unfused, x, b);
+	EXPECT_NE(NULL, u);
 	if (p && u) {
-		CHECK_EQ(layers_named(u, "QLinearConv"), 0);
+		EXPECT_EQ(0, layers_named(u, "QLinearConv"));
 		if (want_type) {
-			CHECK_EQ(layers_named(p, want_type), 1);
-			CHECK_EQ(layers_named(p, "QLinearConv"), 1);
+			EXPECT_EQ(1, layers_named(p, want_type));
+			EXPECT_EQ(1, layers_named(p, "QLinearConv"));
 		} else {
-			CHECK_EQ(layers_named(p, "QLinearConv"), 0);
+			EXPECT_EQ(0, layers_named(p, "QLinearConv"));
 		}
-		check_within_step(p, a[0], b[0], y_scale);
+		check_within_step(_metadata, p, a[0], b[0], y_scale);
 	}
 	free_runs(m, p, u, a, b);
 }
 
-static void test_qdq_conv_fused(void)
+TEST(qdq_conv_fused)
 {
-	check_qdq(&(struct qdq){ .w_scales = 1 }, "QLinearConv");
-	check_qdq(&(struct qdq){ .w_scales = 4 }, "QLinearConv");
-	check_qdq(&(struct qdq){ .w_scales = 4, .relu = true }, "QLinearConv+Relu");
-	check_qdq(&(struct qdq){ .w_scales = 1, .relu = true, .i8_act = true },
+	check_qdq(_metadata, &(struct qdq){ .w_scales = 1 }, "QLinearConv");
+	check_qdq(_metadata, &(struct qdq){ .w_scales = 4 }, "QLinearConv");
+	check_qdq(_metadata, &(struct qdq){ .w_scales = 4, .relu = true }, "QLinearConv+Relu");
+	check_qdq(_metadata, &(struct qdq){ .w_scales = 1, .relu = true, .i8_act = true },
 		  "QLinearConv+Relu");
-	check_qdq(&(struct qdq){ .w_scales = 4, .i8_act = true }, "QLinearConv");
+	check_qdq(_metadata, &(struct qdq){ .w_scales = 4, .i8_act = true }, "QLinearConv");
 }
 
-static void test_qdq_conv_not_fused(void)
+TEST(qdq_conv_not_fused)
 {
 	/* Per-channel scales on the input-channel axis: not ORT's pattern. */
-	check_qdq(&(struct qdq){ .w_scales = 4, .w_axis = 1 }, NULL);
+	check_qdq(_metadata, &(struct qdq){ .w_scales = 4, .w_axis = 1 }, NULL);
 	/* A float bias, not DequantizeLinear of i32. */
-	check_qdq(&(struct qdq){ .w_scales = 4, .f32_bias = true }, NULL);
+	check_qdq(_metadata, &(struct qdq){ .w_scales = 4, .f32_bias = true }, NULL);
 	/* The Conv's (or the Relu's) output read as a model output too. */
-	check_qdq(&(struct qdq){ .w_scales = 4, .conv_out = true }, NULL);
-	check_qdq(&(struct qdq){ .w_scales = 4, .relu = true, .conv_out = true }, NULL);
+	check_qdq(_metadata, &(struct qdq){ .w_scales = 4, .conv_out = true }, NULL);
+	check_qdq(_metadata, &(struct qdq){ .w_scales = 4, .relu = true, .conv_out = true }, NULL);
 }
 
 /* No QuantizeLinear after the Conv: it stays f32. */
-static void test_qdq_conv_unquantized_output(void)
+TEST(qdq_conv_unquantized_output)
 {
 	vnpu_model *m = qdq_model(&(struct qdq){ .w_scales = 4, .no_quantize = true });
 	struct vnpu_program *p = NULL;
 
-	CHECK(m != NULL);
+	EXPECT_NE(NULL, m);
 	if (m && !vnpu_compile(m, NULL, &p))
-		CHECK_EQ(layers_named(p, "QLinearConv"), 0);
-	CHECK(p != NULL);
+		EXPECT_EQ(0, layers_named(p, "QLinearConv"));
+	EXPECT_NE(NULL, p);
 	vnpu_program_free(p);
 	vnpu_model_free(m);
 }
 
 /* Refused when read or compiled, with an error; never fused or run. */
-static void refused(const struct qdq *q, const char *what)
+static void refused(struct __test_metadata *_metadata, const struct qdq *q, const char *what)
 {
 	vnpu_model *m = qdq_model(q);
 	struct vnpu_program *p = NULL;
+	vnpu_status st;
 
 	if (!m) {
-		CHECK(vnpu_last_error()[0] != '\0');
+		EXPECT_NE('\0', vnpu_last_error()[0]);
 		return;
 	}
-	if (!vnpu_compile(m, NULL, &p)) {
-		fprintf(stderr, "  %s compiled\n", what);
-		fe_failures++;
-	} else {
-		CHECK(vnpu_last_error()[0] != '\0');
-	}
+	st = vnpu_compile(m, NULL, &p);
+	EXPECT_NE(VNPU_OK, st)
+		TH_LOG("%s compiled", what);
+	if (st)
+		EXPECT_NE('\0', vnpu_last_error()[0]);
 	vnpu_program_free(p);
 	vnpu_model_free(m);
 }
 
-static void test_qdq_conv_bad_params(void)
+TEST(qdq_conv_bad_params)
 {
 	/* Three weight scales for four output channels. */
-	refused(&(struct qdq){ .w_scales = 3 }, "3 scales for 4 channels");
+	refused(_metadata, &(struct qdq){ .w_scales = 3 }, "3 scales for 4 channels");
 	/* x's zero point of another type than x. */
-	refused(&(struct qdq){ .w_scales = 4, .zp_mismatch = true }, "a u8 x with an i8 zero point");
+	refused(_metadata, &(struct qdq){ .w_scales = 4, .zp_mismatch = true },
+		"a u8 x with an i8 zero point");
 }
 
 /* How a QDQ Add group differs from the one that fuses. */
@@ -305,41 +310,43 @@ static vnpu_model *qadd_model(const struct qadd *q)
 }
 
 /* The Add group of @q fused into one QLinearAdd (@fused) or left f32. */
-static void check_qadd(const struct qadd *q, bool fused)
+static void check_qadd(struct __test_metadata *_metadata, const struct qadd *q, bool fused)
 {
 	static const struct vnpu_compile_options unfused = { .no_fusion = true };
 	vnpu_model *m = qadd_model(q);
 	float x[N_X], *a[2] = { 0 }, *b[2] = { 0 };
 	struct vnpu_program *p, *u;
 
-	CHECK(m != NULL);
+	EXPECT_NE(NULL, m);
 	if (!m)
 		return;
 	for (int i = 0; i < N_X; i++)
 		x[i] = 3.0f * sinf(0.37f * (float)i) + 0.4f * (float)(i % 5);
 	p = fe_compile_run(m, NULL, x, a);
+	EXPECT_NE(NULL, p);
 	u = fe_compile_run(m, &unfused, x, b);
+	EXPECT_NE(NULL, u);
 	if (p && u) {
-		CHECK_EQ(layers_named(u, "QLinearAdd"), 0);
-		CHECK_EQ(layers_named(p, "QLinearAdd"), fused ? 1 : 0);
-		CHECK_EQ(layers_named(p, "Relu"), q->relu && !fused ? 1 : 0);
-		check_within_step(p, a[0], b[0], y_scale);
+		EXPECT_EQ(0, layers_named(u, "QLinearAdd"));
+		EXPECT_EQ(fused ? 1 : 0, layers_named(p, "QLinearAdd"));
+		EXPECT_EQ(q->relu && !fused ? 1 : 0, layers_named(p, "Relu"));
+		check_within_step(_metadata, p, a[0], b[0], y_scale);
 	}
 	free_runs(m, p, u, a, b);
 }
 
-static void test_qdq_add(void)
+TEST(qdq_add)
 {
-	check_qadd(&(struct qadd){ .yz = 10 }, true);
-	check_qadd(&(struct qadd){ .i8_act = true, .yz = -20 }, true);
+	check_qadd(_metadata, &(struct qadd){ .yz = 10 }, true);
+	check_qadd(_metadata, &(struct qadd){ .i8_act = true, .yz = -20 }, true);
 	/* A Relu the saturation does: y's zero point the type's lowest. */
-	check_qadd(&(struct qadd){ .relu = true, .yz = 0 }, true);
-	check_qadd(&(struct qadd){ .relu = true, .i8_act = true, .yz = -128 }, true);
+	check_qadd(_metadata, &(struct qadd){ .relu = true, .yz = 0 }, true);
+	check_qadd(_metadata, &(struct qadd){ .relu = true, .i8_act = true, .yz = -128 }, true);
 	/* A Relu it does not do, a broadcast, mixed types, a shared sum. */
-	check_qadd(&(struct qadd){ .relu = true, .yz = 10 }, false);
-	check_qadd(&(struct qadd){ .broadcast = true, .yz = 10 }, false);
-	check_qadd(&(struct qadd){ .mixed = true, .yz = 10 }, false);
-	check_qadd(&(struct qadd){ .add_out = true, .yz = 10 }, false);
+	check_qadd(_metadata, &(struct qadd){ .relu = true, .yz = 10 }, false);
+	check_qadd(_metadata, &(struct qadd){ .broadcast = true, .yz = 10 }, false);
+	check_qadd(_metadata, &(struct qadd){ .mixed = true, .yz = 10 }, false);
+	check_qadd(_metadata, &(struct qadd){ .add_out = true, .yz = 10 }, false);
 }
 
 /*
@@ -348,7 +355,7 @@ static void test_qdq_add(void)
  * DEQUANTIZE), and y exactly as ONNX defines it, computed here in double:
  * (saturate(rint(x / scale) + zp) - zp) * scale, ties to even.
  */
-static void check_qdq_linear(int type, int zp)
+static void check_qdq_linear(struct __test_metadata *_metadata, int type, int zp)
 {
 	static const int64_t xdims[4] = { 1, 4, 8, 8 };
 	const float scale = 0.125f;
@@ -369,7 +376,7 @@ static void check_qdq_linear(int type, int zp)
 		(const char *[]){ "y", NULL });
 	mb_output(b, "y");
 	m = mb_read(b);
-	CHECK(m != NULL);
+	EXPECT_NE(NULL, m);
 	if (!m)
 		return;
 	/* Ties (k + 0.5 steps), both signs, values past both bounds. */
@@ -378,8 +385,9 @@ static void check_qdq_linear(int type, int zp)
 	x[0] = 1e9f;
 	x[1] = -1e9f;
 	p = fe_compile_run(m, NULL, x, a);
+	EXPECT_NE(NULL, p);
 	if (p) {
-		CHECK_EQ(p->num_layers, 2);
+		EXPECT_EQ(2, p->num_layers);
 		for (int i = 0; i < N_X; i++) {
 			double q = rint((double)(x[i] / scale)) + z;
 
@@ -387,8 +395,8 @@ static void check_qdq_linear(int type, int zp)
 			bad += a[0][i] != (float)((q - z) * scale);
 		}
 		if (bad)
-			fprintf(stderr, "  %u outputs differ from ONNX's definition\n", bad);
-		CHECK_EQ(bad, 0);
+			TH_LOG("  %u outputs differ from ONNX's definition", bad);
+		EXPECT_EQ(0, bad);
 	}
 	free(a[0]);
 	free(a[1]);
@@ -396,24 +404,12 @@ static void check_qdq_linear(int type, int zp)
 	vnpu_model_free(m);
 }
 
-static void test_qdq_linear(void)
+TEST(qdq_linear)
 {
-	check_qdq_linear(U8, 10);
-	check_qdq_linear(U8, INT32_MIN);
-	check_qdq_linear(I8, -20);
-	check_qdq_linear(I8, 0);
+	check_qdq_linear(_metadata, U8, 10);
+	check_qdq_linear(_metadata, U8, INT32_MIN);
+	check_qdq_linear(_metadata, I8, -20);
+	check_qdq_linear(_metadata, I8, 0);
 }
 
-int main(int argc, char **argv)
-{
-	static const struct fe_test tests[] = {
-		{ "qdq_conv_fused", test_qdq_conv_fused },
-		{ "qdq_conv_not_fused", test_qdq_conv_not_fused },
-		{ "qdq_conv_unquantized_output", test_qdq_conv_unquantized_output },
-		{ "qdq_conv_bad_params", test_qdq_conv_bad_params },
-		{ "qdq_add", test_qdq_add },
-		{ "qdq_linear", test_qdq_linear },
-	};
-
-	return fe_run(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
-}
+KSFT_MAIN

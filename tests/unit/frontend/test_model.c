@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fe_test.h"
+#include "ksft_main.h"
 #include "ir.h"
 
 #define F32 ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
@@ -34,14 +35,16 @@ static void *read_all(const char *path, size_t *size)
 	return buf;
 }
 
-static void check_shape(const vnpu_shape *s, uint32_t rank, const int64_t *dims)
+static void check_shape(struct __test_metadata *_metadata, const vnpu_shape *s, uint32_t rank,
+			const int64_t *dims)
 {
-	CHECK_EQ(s->rank, rank);
-	for (uint32_t d = 0; d < rank && d < s->rank; d++)
-		CHECK_EQ(s->dims[d], dims[d]);
+	EXPECT_EQ(rank, s->rank);
+	for (uint32_t d = 0; d < rank && d < s->rank; d++) {
+		EXPECT_EQ(dims[d], s->dims[d]);
+	}
 }
 
-static void test_wakeword_models(void)
+TEST(wakeword_models)
 {
 	static const char *const files[] = {
 		"alexa_v0.1.onnx", "embedding_model.onnx", "hey_jarvis_v0.1.onnx",
@@ -56,10 +59,10 @@ static void test_wakeword_models(void)
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		path = fe_wakeword_model(files[i]);
 		if (!path) {
-			printf("  skip %s: not installed (scripts/install-deps)\n", files[i]);
+			TH_LOG("skip %s: not installed (scripts/install-deps)", files[i]);
 			continue;
 		}
-		CHECK_EQ(vnpu_model_read_file(path, &m), VNPU_OK);
+		EXPECT_EQ(VNPU_OK, vnpu_model_read_file(path, &m));
 		vnpu_model_free(m);
 	}
 	path = fe_wakeword_model("alexa_v0.1.onnx");
@@ -68,39 +71,39 @@ static void test_wakeword_models(void)
 		const char *name;
 		int64_t opset;
 
-		CHECK_EQ(vnpu_model_get_inputs_size(m, &n), VNPU_OK);
-		CHECK_EQ(n, 1);
-		CHECK_EQ(vnpu_model_input_name(m, 0, &name), VNPU_OK);
-		CHECK(!strcmp(name, "onnx::Flatten_0"));
-		CHECK_EQ(vnpu_model_input_type(m, 0, &t), VNPU_OK);
-		CHECK_EQ(t, VNPU_TYPE_F32);
-		CHECK_EQ(vnpu_model_input_shape(m, 0, &s), VNPU_OK);
-		check_shape(&s, 3, (const int64_t[]){ 1, 16, 96 });
-		CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
-		check_shape(&s, 2, (const int64_t[]){ 1, 1 });
-		CHECK_EQ(vnpu_model_get_ops_size(m, &n), VNPU_OK);
-		CHECK_EQ(n, 7);
-		CHECK_EQ(vnpu_model_get_opset(m, &opset), VNPU_OK);
-		CHECK_EQ(opset, 13);
+		EXPECT_EQ(VNPU_OK, vnpu_model_get_inputs_size(m, &n));
+		EXPECT_EQ(1, n);
+		EXPECT_EQ(VNPU_OK, vnpu_model_input_name(m, 0, &name));
+		EXPECT_STREQ("onnx::Flatten_0", name);
+		EXPECT_EQ(VNPU_OK, vnpu_model_input_type(m, 0, &t));
+		EXPECT_EQ(VNPU_TYPE_F32, t);
+		EXPECT_EQ(VNPU_OK, vnpu_model_input_shape(m, 0, &s));
+		check_shape(_metadata, &s, 3, (const int64_t[]){ 1, 16, 96 });
+		EXPECT_EQ(VNPU_OK, vnpu_model_output_shape(m, 0, &s));
+		check_shape(_metadata, &s, 2, (const int64_t[]){ 1, 1 });
+		EXPECT_EQ(VNPU_OK, vnpu_model_get_ops_size(m, &n));
+		EXPECT_EQ(7, n);
+		EXPECT_EQ(VNPU_OK, vnpu_model_get_opset(m, &opset));
+		EXPECT_EQ(13, opset);
 		vnpu_model_free(m);
 	}
 	path = fe_wakeword_model("embedding_model.onnx");
 	if (path && !vnpu_model_read_file(path, &m)) {
 		/* [?, 76, 32, 1] -> [?, 1, 1, 96]; the batch set by reshape. */
-		CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
-		check_shape(&s, 4, (const int64_t[]){ -1, 1, 1, 96 });
+		EXPECT_EQ(VNPU_OK, vnpu_model_output_shape(m, 0, &s));
+		check_shape(_metadata, &s, 4, (const int64_t[]){ -1, 1, 1, 96 });
 		s = (vnpu_shape){ .rank = 4, .dims = { 3, 76, 32, 1 } };
-		CHECK_EQ(vnpu_model_reshape(m, "input_1", &s), VNPU_OK);
-		CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
-		check_shape(&s, 4, (const int64_t[]){ 3, 1, 1, 96 });
+		EXPECT_EQ(VNPU_OK, vnpu_model_reshape(m, "input_1", &s));
+		EXPECT_EQ(VNPU_OK, vnpu_model_output_shape(m, 0, &s));
+		check_shape(_metadata, &s, 4, (const int64_t[]){ 3, 1, 1, 96 });
 		vnpu_model_free(m);
 	}
 	path = fe_wakeword_model("melspectrogram.onnx");
 	if (path && !vnpu_model_read_file(path, &m)) {
 		s = (vnpu_shape){ .rank = 2, .dims = { 1, 1280 } };
-		CHECK_EQ(vnpu_model_reshape(m, "input", &s), VNPU_OK);
-		CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
-		check_shape(&s, 4, (const int64_t[]){ 1, 1, 5, 32 });
+		EXPECT_EQ(VNPU_OK, vnpu_model_reshape(m, "input", &s));
+		EXPECT_EQ(VNPU_OK, vnpu_model_output_shape(m, 0, &s));
+		check_shape(_metadata, &s, 4, (const int64_t[]){ 1, 1, 5, 32 });
 		vnpu_model_free(m);
 	}
 }
@@ -129,16 +132,14 @@ static int declared_output(const Onnx__ModelProto *mp, size_t o, vnpu_shape *s, 
 
 /* Every node test whose outputs we infer fully: the same shapes and types
  * as the ONNX test declares. */
-static void test_node_test_shapes(void)
+TEST(node_test_shapes)
 {
 	DIR *dir = opendir(TESTDATA);
 	struct dirent *e;
 	int compared = 0, read_ok = 0;
 
-	if (!dir) {
-		printf("  skip: %s not installed\n", TESTDATA);
-		return;
-	}
+	if (!dir)
+		SKIP(return, "%s not installed", TESTDATA);
 	while ((e = readdir(dir))) {
 		char path[1024];
 		Onnx__ModelProto *mp;
@@ -171,12 +172,9 @@ static void test_node_test_shapes(void)
 				if (!known || t == VNPU_TYPE_UNDEFINED)
 					continue;
 				compared++;
-				if (memcmp(&want, &got, sizeof(want)) || (int)t != want_type) {
-					fprintf(stderr, "  %s output %zu: inferred %s rank %u, declared type %d rank %u\n",
-						e->d_name, o, vnpu_element_type_str(t), got.rank,
-						want_type, want.rank);
-					fe_failures++;
-				}
+				EXPECT_FALSE(memcmp(&want, &got, sizeof(want))
+					     || (int)t != want_type)
+					TH_LOG("%s output %zu: inferred %s rank %u, declared type %d rank %u", e->d_name, o, vnpu_element_type_str(t), got.rank, want_type, want.rank);
 			}
 			vnpu_model_free(m);
 		}
@@ -185,12 +183,12 @@ static void test_node_test_shapes(void)
 		free(buf);
 	}
 	closedir(dir);
-	printf("  %d models read, %d outputs compared\n", read_ok, compared);
-	CHECK(read_ok > 700);
-	CHECK(compared > 500);
+	TH_LOG("%d models read, %d outputs compared", read_ok, compared);
+	EXPECT_GT(read_ok, 700);
+	EXPECT_GT(compared, 500);
 }
 
-static void expect_parse_error(const void *buf, size_t size)
+static void expect_parse_error(struct __test_metadata *_metadata, const void *buf, size_t size)
 {
 	vnpu_model *m = NULL;
 	vnpu_status st = vnpu_model_read_memory(buf, size, &m);
@@ -201,17 +199,17 @@ static void expect_parse_error(const void *buf, size_t size)
 		struct vnpu_program *p = NULL;
 
 		st = vnpu_compile(m, NULL, &p);
-		CHECK(st == VNPU_OK || vnpu_last_error()[0] != '\0');
+		EXPECT_TRUE(st == VNPU_OK || vnpu_last_error()[0] != '\0');
 		vnpu_program_free(p);
 		vnpu_model_free(m);
 		return;
 	}
-	CHECK(st == VNPU_PARSE_ERROR || st == VNPU_UNSUPPORTED);
-	CHECK(vnpu_last_error()[0] != '\0');
-	CHECK(m == NULL);
+	EXPECT_TRUE(st == VNPU_PARSE_ERROR || st == VNPU_UNSUPPORTED);
+	EXPECT_NE('\0', vnpu_last_error()[0]);
+	EXPECT_EQ(NULL, m);
 }
 
-static void test_malformed_protobuf(void)
+TEST(malformed_protobuf)
 {
 	static const unsigned char garbage[] = { 0xff, 0xff, 0xff, 0xff, 0x0f, 0x08, 0x99 };
 	const char *path = fe_wakeword_model("timer_v0.1.onnx");
@@ -219,29 +217,29 @@ static void test_malformed_protobuf(void)
 	size_t size;
 	void *buf;
 
-	CHECK_EQ(vnpu_model_read_memory(garbage, sizeof(garbage), &m), VNPU_PARSE_ERROR);
-	CHECK(strstr(vnpu_last_error(), "protobuf") != NULL);
-	CHECK_EQ(vnpu_model_read_memory("", 0, &m), VNPU_PARSE_ERROR);
-	CHECK(m == NULL);
-	CHECK_EQ(vnpu_model_read_memory(NULL, 4, &m), VNPU_INVALID_ARGUMENT);
-	CHECK_EQ(vnpu_model_read_file("/nonexistent/model.onnx", &m), VNPU_NOT_FOUND);
+	EXPECT_EQ(VNPU_PARSE_ERROR, vnpu_model_read_memory(garbage, sizeof(garbage), &m));
+	EXPECT_NE(NULL, strstr(vnpu_last_error(), "protobuf"));
+	EXPECT_EQ(VNPU_PARSE_ERROR, vnpu_model_read_memory("", 0, &m));
+	EXPECT_EQ(NULL, m);
+	EXPECT_EQ(VNPU_INVALID_ARGUMENT, vnpu_model_read_memory(NULL, 4, &m));
+	EXPECT_EQ(VNPU_NOT_FOUND, vnpu_model_read_file("/nonexistent/model.onnx", &m));
 	if (!path) {
-		printf("  skip truncation: models not installed\n");
+		TH_LOG("skip truncation: models not installed");
 		return;
 	}
 	buf = read_all(path, &size);
-	CHECK(buf != NULL);
+	EXPECT_NE(NULL, buf);
 	if (!buf)
 		return;
 	/* Cut everywhere near the start, then every 997 bytes. */
 	for (size_t cut = 0; cut < size; cut += cut < 512 ? 1 : 997)
-		expect_parse_error(buf, cut);
+		expect_parse_error(_metadata, buf, cut);
 	/* Flip bytes in the structure. */
 	for (size_t pos = 0; pos < 512 && pos < size; pos++) {
 		unsigned char *b = buf, old = b[pos];
 
 		b[pos] ^= 0x5a;
-		expect_parse_error(buf, size);
+		expect_parse_error(_metadata, buf, size);
 		b[pos] = old;
 	}
 	free(buf);
@@ -249,7 +247,7 @@ static void test_malformed_protobuf(void)
 
 /* Random byte mutations of a spread of ONNX node tests: read (and, when
  * that still works, compile) without a crash; fixed seed, so repeatable. */
-static void test_mutations(void)
+TEST(mutations)
 {
 	static const char *const cases[] = {
 		"test_conv_with_strides_padding", "test_gemm_all_attributes", "test_lstm_defaults",
@@ -277,12 +275,12 @@ static void test_mutations(void)
 				seed = seed * 1103515245u + 12345u;
 				m[(seed >> 8) % size] = (unsigned char)(seed >> 20);
 			}
-			expect_parse_error(m, size);
+			expect_parse_error(_metadata, m, size);
 			free(m);
 		}
 		free(buf);
 	}
-	printf("  %u mutated models read and compiled or refused\n", tried);
+	TH_LOG("%u mutated models read and compiled or refused", tried);
 }
 
 static vnpu_status read_status(struct mb *b)
@@ -297,7 +295,7 @@ static vnpu_status read_status(struct mb *b)
 	return st;
 }
 
-static void test_malformed_graphs(void)
+TEST(malformed_graphs)
 {
 	const int64_t d4[] = { 1, 4 };
 	struct mb *b;
@@ -308,16 +306,16 @@ static void test_malformed_graphs(void)
 	mb_node(b, "Add", (const char *[]){ "x", "c", NULL }, (const char *[]){ "a", NULL });
 	mb_node(b, "Relu", (const char *[]){ "a", NULL }, (const char *[]){ "c", NULL });
 	mb_output(b, "c");
-	CHECK_EQ(read_status(b), VNPU_PARSE_ERROR);
-	CHECK(strstr(vnpu_last_error(), "cycle") != NULL);
+	EXPECT_EQ(VNPU_PARSE_ERROR, read_status(b));
+	EXPECT_NE(NULL, strstr(vnpu_last_error(), "cycle"));
 
 	/* A name nothing defines (a missing initializer). */
 	b = mb_new(13);
 	mb_input(b, "x", F32, 2, d4);
 	mb_node(b, "Add", (const char *[]){ "x", "w", NULL }, (const char *[]){ "y", NULL });
 	mb_output(b, "y");
-	CHECK_EQ(read_status(b), VNPU_PARSE_ERROR);
-	CHECK(strstr(vnpu_last_error(), "'w'") != NULL);
+	EXPECT_EQ(VNPU_PARSE_ERROR, read_status(b));
+	EXPECT_NE(NULL, strstr(vnpu_last_error(), "'w'"));
 
 	/* Two producers of one name. */
 	b = mb_new(13);
@@ -325,7 +323,7 @@ static void test_malformed_graphs(void)
 	mb_node(b, "Relu", (const char *[]){ "x", NULL }, (const char *[]){ "y", NULL });
 	mb_node(b, "Neg", (const char *[]){ "x", NULL }, (const char *[]){ "y", NULL });
 	mb_output(b, "y");
-	CHECK_EQ(read_status(b), VNPU_PARSE_ERROR);
+	EXPECT_EQ(VNPU_PARSE_ERROR, read_status(b));
 
 	/* Wrong types: f32 + i64. */
 	b = mb_new(13);
@@ -333,8 +331,8 @@ static void test_malformed_graphs(void)
 	mb_init_i64(b, "k", 1, (const int64_t[]){ 1 }, (const int64_t[]){ 3 });
 	mb_node(b, "Add", (const char *[]){ "x", "k", NULL }, (const char *[]){ "y", NULL });
 	mb_output(b, "y");
-	CHECK_EQ(read_status(b), VNPU_PARSE_ERROR);
-	CHECK(strstr(vnpu_last_error(), "types differ") != NULL);
+	EXPECT_EQ(VNPU_PARSE_ERROR, read_status(b));
+	EXPECT_NE(NULL, strstr(vnpu_last_error(), "types differ"));
 
 	/* Shapes that do not broadcast. */
 	b = mb_new(13);
@@ -342,14 +340,14 @@ static void test_malformed_graphs(void)
 	mb_init_f32(b, "w", 1, (const int64_t[]){ 3 }, NULL);
 	mb_node(b, "Mul", (const char *[]){ "x", "w", NULL }, (const char *[]){ "y", NULL });
 	mb_output(b, "y");
-	CHECK_EQ(read_status(b), VNPU_PARSE_ERROR);
+	EXPECT_EQ(VNPU_PARSE_ERROR, read_status(b));
 
 	/* Huge dims. */
 	b = mb_new(13);
 	mb_input(b, "x", F32, 2, (const int64_t[]){ 1, 1ll << 45 });
 	mb_node(b, "Relu", (const char *[]){ "x", NULL }, (const char *[]){ "y", NULL });
 	mb_output(b, "y");
-	CHECK_EQ(read_status(b), VNPU_PARSE_ERROR);
+	EXPECT_EQ(VNPU_PARSE_ERROR, read_status(b));
 
 	/* Repeats and shapes that would overflow. */
 	b = mb_new(13);
@@ -358,27 +356,27 @@ static void test_malformed_graphs(void)
 		    (const int64_t[]){ 1ll << 40, 1ll << 40 });
 	mb_node(b, "Tile", (const char *[]){ "x", "rep", NULL }, (const char *[]){ "y", NULL });
 	mb_output(b, "y");
-	CHECK_EQ(read_status(b), VNPU_PARSE_ERROR);
+	EXPECT_EQ(VNPU_PARSE_ERROR, read_status(b));
 	b = mb_new(13);
 	mb_input(b, "x", F32, 2, d4);
 	mb_init_i64(b, "sh", 1, (const int64_t[]){ 3 },
 		    (const int64_t[]){ 1ll << 30, 1ll << 30, 4 });
 	mb_node(b, "Expand", (const char *[]){ "x", "sh", NULL }, (const char *[]){ "y", NULL });
 	mb_output(b, "y");
-	CHECK_EQ(read_status(b), VNPU_PARSE_ERROR);
-	CHECK(strstr(vnpu_last_error(), "too large") != NULL);
+	EXPECT_EQ(VNPU_PARSE_ERROR, read_status(b));
+	EXPECT_NE(NULL, strstr(vnpu_last_error(), "too large"));
 
 	/* An opset outside 1..17. */
 	b = mb_new(18);
 	mb_input(b, "x", F32, 2, d4);
 	mb_node(b, "Relu", (const char *[]){ "x", NULL }, (const char *[]){ "y", NULL });
 	mb_output(b, "y");
-	CHECK_EQ(read_status(b), VNPU_UNSUPPORTED);
+	EXPECT_EQ(VNPU_UNSUPPORTED, read_status(b));
 
 	/* No outputs. */
 	b = mb_new(13);
 	mb_input(b, "x", F32, 2, d4);
-	CHECK_EQ(read_status(b), VNPU_PARSE_ERROR);
+	EXPECT_EQ(VNPU_PARSE_ERROR, read_status(b));
 
 	/* Reshape to a shape that does not hold the elements. */
 	b = mb_new(13);
@@ -386,10 +384,10 @@ static void test_malformed_graphs(void)
 	mb_init_i64(b, "s", 1, (const int64_t[]){ 2 }, (const int64_t[]){ 3, 3 });
 	mb_node(b, "Reshape", (const char *[]){ "x", "s", NULL }, (const char *[]){ "y", NULL });
 	mb_output(b, "y");
-	CHECK_EQ(read_status(b), VNPU_PARSE_ERROR);
+	EXPECT_EQ(VNPU_PARSE_ERROR, read_status(b));
 }
 
-static void test_unknown_op(void)
+TEST(unknown_op)
 {
 	struct mb *b = mb_new(13);
 	struct vnpu_query_result *q = NULL;
@@ -402,40 +400,41 @@ static void test_unknown_op(void)
 	mb_node(b, "FancyNewOp", (const char *[]){ "a", NULL }, (const char *[]){ "y", NULL });
 	mb_output(b, "y");
 	m = mb_read(b);
-	CHECK(m != NULL);
+	EXPECT_NE(NULL, m);
 	if (!m)
 		return;
 	/* Read fine; the output's shape is unknown; compile says why. */
-	CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_UNSUPPORTED);
-	CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_UNSUPPORTED);
-	CHECK(strstr(vnpu_last_error(), "FancyNewOp") != NULL);
-	CHECK(strstr(vnpu_last_error(), "unknown op") != NULL);
-	CHECK(p == NULL);
-	CHECK_EQ(vnpu_query_model(m, NULL, &q), VNPU_OK);
+	EXPECT_EQ(VNPU_UNSUPPORTED, vnpu_model_output_shape(m, 0, &s));
+	EXPECT_EQ(VNPU_UNSUPPORTED, vnpu_compile(m, NULL, &p));
+	EXPECT_NE(NULL, strstr(vnpu_last_error(), "FancyNewOp"));
+	EXPECT_NE(NULL, strstr(vnpu_last_error(), "unknown op"));
+	EXPECT_EQ(NULL, p);
+	EXPECT_EQ(VNPU_OK, vnpu_query_model(m, NULL, &q));
 	if (q) {
-		CHECK_EQ(q->num_nodes, 2);
-		CHECK_EQ(q->nodes[0].place, VNPU_QUERY_PRIMARY);
-		CHECK_EQ(q->nodes[1].place, VNPU_QUERY_NONE);
-		CHECK(strstr(q->nodes[1].reason, "unknown op") != NULL);
+		EXPECT_EQ(2, q->num_nodes);
+		EXPECT_EQ(VNPU_QUERY_PRIMARY, q->nodes[0].place);
+		EXPECT_EQ(VNPU_QUERY_NONE, q->nodes[1].place);
+		EXPECT_NE(NULL, strstr(q->nodes[1].reason, "unknown op"));
 	}
 	vnpu_query_result_free(q);
 	vnpu_model_free(m);
 }
 
 /* A model whose input has ONNX element type @type: reading it fails saying @want. */
-static void check_read_refused(int type, const char *want)
+static void check_read_refused(struct __test_metadata *_metadata, int type, const char *want)
 {
 	struct mb *b = mb_new(13);
 
 	mb_input(b, "in", type, 1, (const int64_t[]){ 2 });
 	mb_node(b, "Identity", (const char *[]){ "in", NULL }, (const char *[]){ "y", NULL });
 	mb_output(b, "y");
-	CHECK(mb_read(b) == NULL);
-	CHECK(!strcmp(vnpu_last_error(), want));
+	EXPECT_EQ(NULL, mb_read(b));
+	EXPECT_STREQ(want, vnpu_last_error());
 }
 
 /* x -> @op (Cast: to @to; named or not) -> y: compiling fails saying @want. */
-static void check_compile_refused(const char *op, int to, bool named, const char *want)
+static void check_compile_refused(struct __test_metadata *_metadata, const char *op, int to,
+				  bool named, const char *want)
 {
 	struct mb *b = mb_new(13);
 	struct vnpu_program *p = NULL;
@@ -452,11 +451,11 @@ static void check_compile_refused(const char *op, int to, bool named, const char
 	}
 	mb_output(b, "y");
 	m = mb_read(b);
-	CHECK(m != NULL);
+	EXPECT_NE(NULL, m);
 	if (m)
-		CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_UNSUPPORTED);
-	CHECK(!strcmp(vnpu_last_error(), want));
-	CHECK(p == NULL);
+		EXPECT_EQ(VNPU_UNSUPPORTED, vnpu_compile(m, NULL, &p));
+	EXPECT_STREQ(want, vnpu_last_error());
+	EXPECT_EQ(NULL, p);
 	vnpu_model_free(m);
 }
 
@@ -465,19 +464,20 @@ static void check_compile_refused(const char *op, int to, bool named, const char
  * name (complex64), a node by its name or, unnamed, its op. The device
  * takes no string (the core runs models of strings on the host).
  */
-static void test_unsupported_messages(void)
+TEST(unsupported_messages)
 {
-	check_read_refused(ONNX__TENSOR_PROTO__DATA_TYPE__COMPLEX64,
+	check_read_refused(_metadata, ONNX__TENSOR_PROTO__DATA_TYPE__COMPLEX64,
 			   "input: 'in': complex64 tensors are not supported");
-	check_read_refused(99, "input: 'in': element type 99 is not supported");
-	check_compile_refused("Cast", ONNX__TENSOR_PROTO__DATA_TYPE__STRING, false,
+	check_read_refused(_metadata, 99, "input: 'in': element type 99 is not supported");
+	check_compile_refused(_metadata, "Cast", ONNX__TENSOR_PROTO__DATA_TYPE__STRING, false,
 			      "Cast node: a cast to or from string runs on the host, in a model "
 			      "of strings only");
-	check_compile_refused("Bernoulli", 0, true, "node 'Bernoulli_0' (Bernoulli): unknown op");
-	check_compile_refused("Bernoulli", 0, false, "Bernoulli node: unknown op");
+	check_compile_refused(_metadata, "Bernoulli", 0, true,
+			      "node 'Bernoulli_0' (Bernoulli): unknown op");
+	check_compile_refused(_metadata, "Bernoulli", 0, false, "Bernoulli node: unknown op");
 }
 
-static void test_api_errors(void)
+TEST(api_errors)
 {
 	struct mb *b = mb_new(13);
 	vnpu_model *m;
@@ -489,31 +489,31 @@ static void test_api_errors(void)
 	mb_node(b, "Relu", (const char *[]){ "x", NULL }, (const char *[]){ "y", NULL });
 	mb_output(b, "y");
 	m = mb_read(b);
-	CHECK(m != NULL);
+	EXPECT_NE(NULL, m);
 	if (!m)
 		return;
-	CHECK_EQ(vnpu_model_input_index(m, "x", &idx), VNPU_OK);
-	CHECK_EQ(idx, 0);
-	CHECK_EQ(vnpu_model_output_index(m, "y", &idx), VNPU_OK);
-	CHECK_EQ(vnpu_model_input_index(m, "nope", &idx), VNPU_NOT_FOUND);
-	CHECK(strstr(vnpu_last_error(), "nope") != NULL);
-	CHECK_EQ(vnpu_model_input_name(m, 1, &name), VNPU_NOT_FOUND);
-	CHECK_EQ(vnpu_model_output_name(NULL, 0, &name), VNPU_INVALID_ARGUMENT);
-	CHECK_EQ(vnpu_model_input_shape(m, 0, NULL), VNPU_INVALID_ARGUMENT);
+	EXPECT_EQ(VNPU_OK, vnpu_model_input_index(m, "x", &idx));
+	EXPECT_EQ(0, idx);
+	EXPECT_EQ(VNPU_OK, vnpu_model_output_index(m, "y", &idx));
+	EXPECT_EQ(VNPU_NOT_FOUND, vnpu_model_input_index(m, "nope", &idx));
+	EXPECT_NE(NULL, strstr(vnpu_last_error(), "nope"));
+	EXPECT_EQ(VNPU_NOT_FOUND, vnpu_model_input_name(m, 1, &name));
+	EXPECT_EQ(VNPU_INVALID_ARGUMENT, vnpu_model_output_name(NULL, 0, &name));
+	EXPECT_EQ(VNPU_INVALID_ARGUMENT, vnpu_model_input_shape(m, 0, NULL));
 	/* Reshape: a rank above the maximum, a bad dim; then right. */
 	s = (vnpu_shape){ .rank = VNPU_MAX_RANK + 1 };
-	CHECK_EQ(vnpu_model_reshape(m, "x", &s), VNPU_INVALID_ARGUMENT);
-	CHECK_EQ(vnpu_model_reshape(m, "x", NULL), VNPU_INVALID_ARGUMENT);
+	EXPECT_EQ(VNPU_INVALID_ARGUMENT, vnpu_model_reshape(m, "x", &s));
+	EXPECT_EQ(VNPU_INVALID_ARGUMENT, vnpu_model_reshape(m, "x", NULL));
 	s = (vnpu_shape){ .rank = 2, .dims = { -7, 4 } };
-	CHECK_EQ(vnpu_model_reshape(m, "x", &s), VNPU_INVALID_ARGUMENT);
+	EXPECT_EQ(VNPU_INVALID_ARGUMENT, vnpu_model_reshape(m, "x", &s));
 	s = (vnpu_shape){ .rank = 2, .dims = { 2, 4 } };
-	CHECK_EQ(vnpu_model_reshape(m, "y", &s), VNPU_NOT_FOUND);
-	CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
-	check_shape(&s, 2, (const int64_t[]){ -1, 4 });
+	EXPECT_EQ(VNPU_NOT_FOUND, vnpu_model_reshape(m, "y", &s));
+	EXPECT_EQ(VNPU_OK, vnpu_model_output_shape(m, 0, &s));
+	check_shape(_metadata, &s, 2, (const int64_t[]){ -1, 4 });
 	s = (vnpu_shape){ .rank = 2, .dims = { 2, 4 } };
-	CHECK_EQ(vnpu_model_reshape(m, "x", &s), VNPU_OK);
-	CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
-	check_shape(&s, 2, (const int64_t[]){ 2, 4 });
+	EXPECT_EQ(VNPU_OK, vnpu_model_reshape(m, "x", &s));
+	EXPECT_EQ(VNPU_OK, vnpu_model_output_shape(m, 0, &s));
+	check_shape(_metadata, &s, 2, (const int64_t[]){ 2, 4 });
 	vnpu_model_free(m);
 	vnpu_model_free(NULL);
 }
@@ -525,15 +525,16 @@ static void test_api_errors(void)
  * it was.
  */
 /* Reshape input @name of @m to @s: output 0 is then [@dims] of @rank. */
-static void check_reshaped(vnpu_model *m, const char *name, vnpu_shape s, uint32_t rank,
+static void check_reshaped(struct __test_metadata *_metadata, vnpu_model *m, const char *name,
+			   vnpu_shape s, uint32_t rank,
 			   const int64_t *dims)
 {
-	CHECK_EQ(vnpu_model_reshape(m, name, &s), VNPU_OK);
-	CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
-	check_shape(&s, rank, dims);
+	EXPECT_EQ(VNPU_OK, vnpu_model_reshape(m, name, &s));
+	EXPECT_EQ(VNPU_OK, vnpu_model_output_shape(m, 0, &s));
+	check_shape(_metadata, &s, rank, dims);
 }
 
-static void test_reshape_static(void)
+TEST(reshape_static)
 {
 	struct mb *b = mb_new(13);
 	vnpu_model *m;
@@ -544,43 +545,47 @@ static void test_reshape_static(void)
 	mb_node(b, "MatMul", (const char *[]){ "x", "w", NULL }, (const char *[]){ "y", NULL });
 	mb_output(b, "y");
 	m = mb_read(b);
-	CHECK(m != NULL);
+	EXPECT_NE(NULL, m);
 	if (!m)
 		return;
-	check_reshaped(m, "x", (vnpu_shape){ 2, { 5, 4 } }, 2, (const int64_t[]){ 5, 2 });
-	check_reshaped(m, "x", (vnpu_shape){ 3, { 2, 3, 4 } }, 3, (const int64_t[]){ 2, 3, 2 });
+	check_reshaped(_metadata, m, "x", (vnpu_shape){ 2, { 5, 4 } }, 2, (const int64_t[]){ 5,
+		       2 });
+	check_reshaped(_metadata, m, "x", (vnpu_shape){ 3, { 2, 3, 4 } }, 3, (const int64_t[]){ 2,
+		       3, 2 });
 	/* K = 5 against w's 4, and a scalar: MatMul refuses both. */
 	s = (vnpu_shape){ .rank = 2, .dims = { 3, 5 } };
-	CHECK_EQ(vnpu_model_reshape(m, "x", &s), VNPU_INVALID_ARGUMENT);
-	CHECK(strstr(vnpu_last_error(), "reshape 'x'") != NULL);
-	CHECK(strstr(vnpu_last_error(), "MatMul") != NULL);
+	EXPECT_EQ(VNPU_INVALID_ARGUMENT, vnpu_model_reshape(m, "x", &s));
+	EXPECT_NE(NULL, strstr(vnpu_last_error(), "reshape 'x'"));
+	EXPECT_NE(NULL, strstr(vnpu_last_error(), "MatMul"));
 	s = (vnpu_shape){ .rank = 0 };
-	CHECK(vnpu_model_reshape(m, "x", &s) != VNPU_OK);
-	CHECK_EQ(vnpu_model_input_shape(m, 0, &s), VNPU_OK);
-	check_shape(&s, 3, (const int64_t[]){ 2, 3, 4 });
-	CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
-	check_shape(&s, 3, (const int64_t[]){ 2, 3, 2 });
+	EXPECT_NE(VNPU_OK, vnpu_model_reshape(m, "x", &s));
+	EXPECT_EQ(VNPU_OK, vnpu_model_input_shape(m, 0, &s));
+	check_shape(_metadata, &s, 3, (const int64_t[]){ 2, 3, 4 });
+	EXPECT_EQ(VNPU_OK, vnpu_model_output_shape(m, 0, &s));
+	check_shape(_metadata, &s, 3, (const int64_t[]){ 2, 3, 2 });
 	vnpu_model_free(m);
 }
 
 /* @m's input @name is [@rank: @dims] and its output 0 [@orank: @odims]. */
-static void check_io(vnpu_model *m, uint32_t rank, const int64_t *dims, uint32_t orank,
+static void check_io(struct __test_metadata *_metadata, vnpu_model *m, uint32_t rank,
+		     const int64_t *dims, uint32_t orank,
 		     const int64_t *odims)
 {
 	vnpu_shape s;
 
-	CHECK_EQ(vnpu_model_input_shape(m, 0, &s), VNPU_OK);
-	check_shape(&s, rank, dims);
-	CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
-	check_shape(&s, orank, odims);
+	EXPECT_EQ(VNPU_OK, vnpu_model_input_shape(m, 0, &s));
+	check_shape(_metadata, &s, rank, dims);
+	EXPECT_EQ(VNPU_OK, vnpu_model_output_shape(m, 0, &s));
+	check_shape(_metadata, &s, orank, odims);
 }
 
 /* vnpu_model_reshape(@m, @name, @s) fails with @want, a message holding @text. */
-static void check_reshape_refused(vnpu_model *m, const char *name, const vnpu_shape *s,
+static void check_reshape_refused(struct __test_metadata *_metadata, vnpu_model *m,
+				  const char *name, const vnpu_shape *s,
 				  vnpu_status want, const char *text)
 {
-	CHECK_EQ(vnpu_model_reshape(m, name, s), want);
-	CHECK(strstr(vnpu_last_error(), text) != NULL);
+	EXPECT_EQ(want, vnpu_model_reshape(m, name, s));
+	EXPECT_NE(NULL, strstr(vnpu_last_error(), text));
 }
 
 /* x [-1, 4] -> Relu -> MatMul by w [4, 2] -> y; compiles once x is static. */
@@ -598,18 +603,19 @@ static vnpu_model *relu_matmul_model(void)
 }
 
 /* Runs @p (x [@rows, 4] -> y [@rows, 2]) on x = i - 5 and checks y. */
-static void check_relu_matmul_run(const struct vnpu_program *p, int rows)
+static void check_relu_matmul_run(struct __test_metadata *_metadata, const struct vnpu_program *p,
+				  int rows)
 {
 	float x[40], y[20];
 	void *in[1] = { x }, *out[1] = { y };
 
-	CHECK(rows <= 10);
-	CHECK_EQ(p->num_inputs, 1);
-	CHECK_EQ(p->inputs[0].shape.rank, 2);
-	CHECK_EQ(p->inputs[0].shape.dims[0], rows);
+	EXPECT_LE(rows, 10);
+	EXPECT_EQ(1, p->num_inputs);
+	EXPECT_EQ(2, p->inputs[0].shape.rank);
+	EXPECT_EQ(rows, p->inputs[0].shape.dims[0]);
 	for (int i = 0; i < rows * 4; i++)
 		x[i] = (float)(i - 5);
-	CHECK_EQ(fe_run_program(p, in, out), 0);
+	EXPECT_EQ(0, fe_run_program(p, in, out));
 	for (int i = 0; i < rows; i++)
 		for (int j = 0; j < 2; j++) {
 			float want = 0;
@@ -617,7 +623,7 @@ static void check_relu_matmul_run(const struct vnpu_program *p, int rows)
 			for (int k = 0; k < 4; k++)
 				want += (x[i * 4 + k] > 0 ? x[i * 4 + k] : 0) *
 					(float)(k * 2 + j + 1);
-			CHECK_EQ(y[i * 2 + j], want);
+			EXPECT_EQ(want, y[i * 2 + j]);
 		}
 }
 
@@ -627,7 +633,7 @@ static void check_relu_matmul_run(const struct vnpu_program *p, int rows)
  * afterwards (compiles and runs right); dimensions whose element count
  * overflows are refused even when no node multiplies them out.
  */
-static void test_reshape_hostile(void)
+TEST(reshape_hostile)
 {
 	static const int64_t dyn4[] = { VNPU_DIM_DYNAMIC, 4 }, dyn2[] = { VNPU_DIM_DYNAMIC, 2 };
 	const vnpu_shape ok = { 2, { 3, 4 } };
@@ -635,58 +641,61 @@ static void test_reshape_hostile(void)
 	vnpu_model *m = relu_matmul_model();
 	vnpu_shape s;
 
-	CHECK(m != NULL);
+	EXPECT_NE(NULL, m);
 	if (!m)
 		return;
-	check_reshape_refused(NULL, "x", &ok, VNPU_INVALID_ARGUMENT, "NULL");
-	check_reshape_refused(m, NULL, &ok, VNPU_INVALID_ARGUMENT, "NULL");
-	check_reshape_refused(m, "x", NULL, VNPU_INVALID_ARGUMENT, "NULL");
-	check_reshape_refused(m, "nope", &ok, VNPU_NOT_FOUND, "'nope'");
-	check_reshape_refused(m, "y", &ok, VNPU_NOT_FOUND, "'y'");	/* an output */
-	check_reshape_refused(m, "w", &ok, VNPU_NOT_FOUND, "'w'");	/* an initializer */
+	check_reshape_refused(_metadata, NULL, "x", &ok, VNPU_INVALID_ARGUMENT, "NULL");
+	check_reshape_refused(_metadata, m, NULL, &ok, VNPU_INVALID_ARGUMENT, "NULL");
+	check_reshape_refused(_metadata, m, "x", NULL, VNPU_INVALID_ARGUMENT, "NULL");
+	check_reshape_refused(_metadata, m, "nope", &ok, VNPU_NOT_FOUND, "'nope'");
+	check_reshape_refused(_metadata, m, "y", &ok, VNPU_NOT_FOUND, "'y'");	/* an output */
+	check_reshape_refused(_metadata, m, "w", &ok, VNPU_NOT_FOUND, "'w'");	/* an initializer */
 	s = (vnpu_shape){ .rank = VNPU_MAX_RANK + 1 };
-	check_reshape_refused(m, "x", &s, VNPU_INVALID_ARGUMENT, "rank");
+	check_reshape_refused(_metadata, m, "x", &s, VNPU_INVALID_ARGUMENT, "rank");
 	s.rank = UINT32_MAX;
-	check_reshape_refused(m, "x", &s, VNPU_INVALID_ARGUMENT, "rank");
+	check_reshape_refused(_metadata, m, "x", &s, VNPU_INVALID_ARGUMENT, "rank");
 	/* A scalar: MatMul refuses it, naming itself. */
 	s = (vnpu_shape){ .rank = 0 };
-	check_reshape_refused(m, "x", &s, VNPU_INVALID_ARGUMENT, "MatMul");
+	check_reshape_refused(_metadata, m, "x", &s, VNPU_INVALID_ARGUMENT, "MatMul");
 	/* K = 5 against w's 4: the later node refuses, not Relu. */
 	s = (vnpu_shape){ 2, { 3, 5 } };
-	check_reshape_refused(m, "x", &s, VNPU_INVALID_ARGUMENT, "MatMul");
-	check_io(m, 2, dyn4, 2, dyn2);
+	check_reshape_refused(_metadata, m, "x", &s, VNPU_INVALID_ARGUMENT, "MatMul");
+	check_io(_metadata, m, 2, dyn4, 2, dyn2);
 	/* Negative, huge, and an element count past 64 bits. */
 	s = (vnpu_shape){ 2, { INT64_MIN, 4 } };
-	check_reshape_refused(m, "x", &s, VNPU_INVALID_ARGUMENT, "dimension 0");
+	check_reshape_refused(_metadata, m, "x", &s, VNPU_INVALID_ARGUMENT, "dimension 0");
 	s = (vnpu_shape){ 2, { 1ll << 62, 4 } };
-	check_reshape_refused(m, "x", &s, VNPU_INVALID_ARGUMENT, "reshape 'x'");
+	check_reshape_refused(_metadata, m, "x", &s, VNPU_INVALID_ARGUMENT, "reshape 'x'");
 	s = (vnpu_shape){ 2, { INT64_MAX, 4 } };
-	check_reshape_refused(m, "x", &s, VNPU_INVALID_ARGUMENT, "reshape 'x'");
+	check_reshape_refused(_metadata, m, "x", &s, VNPU_INVALID_ARGUMENT, "reshape 'x'");
 	s = (vnpu_shape){ 2, { 1ll << 40, 4 } };
-	check_reshape_refused(m, "x", &s, VNPU_INVALID_ARGUMENT, "reshape 'x'");
+	check_reshape_refused(_metadata, m, "x", &s, VNPU_INVALID_ARGUMENT, "reshape 'x'");
 	s = (vnpu_shape){ 3, { 1ll << 32, 1ll << 32, 4 } };
-	check_reshape_refused(m, "x", &s, VNPU_INVALID_ARGUMENT, "reshape 'x'");
+	check_reshape_refused(_metadata, m, "x", &s, VNPU_INVALID_ARGUMENT, "reshape 'x'");
 	/*
 	 * No elements, but dimensions whose strides pass 64 bits (the
 	 * compiler multiplied them out, signed overflow).
 	 */
 	s = (vnpu_shape){ 4, { 0, 1ll << 40, 1ll << 40, 4 } };
-	check_reshape_refused(m, "x", &s, VNPU_INVALID_ARGUMENT, "reshape 'x'");
-	check_io(m, 2, dyn4, 2, dyn2);
+	check_reshape_refused(_metadata, m, "x", &s, VNPU_INVALID_ARGUMENT, "reshape 'x'");
+	check_io(_metadata, m, 2, dyn4, 2, dyn2);
 	/* Zero rows are a shape like any other. */
-	check_reshaped(m, "x", (vnpu_shape){ 2, { 0, 4 } }, 2, (const int64_t[]){ 0, 2 });
+	check_reshaped(_metadata, m, "x", (vnpu_shape){ 2, { 0, 4 } }, 2, (const int64_t[]){ 0,
+		       2 });
 	/* Then right: it compiles and runs. */
-	check_reshaped(m, "x", (vnpu_shape){ 2, { 3, 4 } }, 2, (const int64_t[]){ 3, 2 });
-	CHECK_EQ(vnpu_compile(m, NULL, &p1), VNPU_OK);
+	check_reshaped(_metadata, m, "x", (vnpu_shape){ 2, { 3, 4 } }, 2, (const int64_t[]){ 3,
+		       2 });
+	EXPECT_EQ(VNPU_OK, vnpu_compile(m, NULL, &p1));
 	/* Reshaped after a compile: the program keeps its shape. */
-	check_reshaped(m, "x", (vnpu_shape){ 2, { 5, 4 } }, 2, (const int64_t[]){ 5, 2 });
+	check_reshaped(_metadata, m, "x", (vnpu_shape){ 2, { 5, 4 } }, 2, (const int64_t[]){ 5,
+		       2 });
 	s = (vnpu_shape){ 2, { 1ll << 62, 4 } };
-	check_reshape_refused(m, "x", &s, VNPU_INVALID_ARGUMENT, "reshape 'x'");
-	CHECK_EQ(vnpu_compile(m, NULL, &p2), VNPU_OK);
+	check_reshape_refused(_metadata, m, "x", &s, VNPU_INVALID_ARGUMENT, "reshape 'x'");
+	EXPECT_EQ(VNPU_OK, vnpu_compile(m, NULL, &p2));
 	if (p1)
-		check_relu_matmul_run(p1, 3);
+		check_relu_matmul_run(_metadata, p1, 3);
 	if (p2)
-		check_relu_matmul_run(p2, 5);
+		check_relu_matmul_run(_metadata, p2, 5);
 	vnpu_program_free(p1);
 	vnpu_program_free(p2);
 	vnpu_model_free(m);
@@ -697,25 +706,26 @@ static void test_reshape_hostile(void)
  * (the first refused: the second is never looked at) leaves both as they
  * were; vnpu_model_reshape() refuses the sequence itself.
  */
-static void check_seq_reshape_refused(vnpu_model *m, const char *name)
+static void check_seq_reshape_refused(struct __test_metadata *_metadata, vnpu_model *m,
+				      const char *name)
 {
 	vnpu_shape two[2] = { { 2, { 1, 2 } }, { 1, { 3 } } };
 	struct vnpu_program *p = NULL;
 
-	check_reshape_refused(m, name, &two[0], VNPU_INVALID_ARGUMENT, "sequence");
-	CHECK_EQ(vnpu_model_reshape_sequence(m, name, 2, two), VNPU_OK);
-	check_reshape_refused(m, name, &two[0], VNPU_INVALID_ARGUMENT, "sequence");
+	check_reshape_refused(_metadata, m, name, &two[0], VNPU_INVALID_ARGUMENT, "sequence");
+	EXPECT_EQ(VNPU_OK, vnpu_model_reshape_sequence(m, name, 2, two));
+	check_reshape_refused(_metadata, m, name, &two[0], VNPU_INVALID_ARGUMENT, "sequence");
 	two[0].rank = VNPU_MAX_RANK + 1;
 	two[1].dims[0] = 9;
-	CHECK_EQ(vnpu_model_reshape_sequence(m, name, 2, two), VNPU_INVALID_ARGUMENT);
+	EXPECT_EQ(VNPU_INVALID_ARGUMENT, vnpu_model_reshape_sequence(m, name, 2, two));
 	two[0] = (vnpu_shape){ 2, { 1ll << 40, 1ll << 40 } };
-	CHECK_EQ(vnpu_model_reshape_sequence(m, name, 2, two), VNPU_INVALID_ARGUMENT);
-	CHECK(strstr(vnpu_last_error(), "element 0") != NULL);
-	CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_OK);
+	EXPECT_EQ(VNPU_INVALID_ARGUMENT, vnpu_model_reshape_sequence(m, name, 2, two));
+	EXPECT_NE(NULL, strstr(vnpu_last_error(), "element 0"));
+	EXPECT_EQ(VNPU_OK, vnpu_compile(m, NULL, &p));
 	if (p) {
-		CHECK_EQ(p->num_inputs, 2);
-		check_shape(&p->inputs[0].shape, 2, (const int64_t[]){ 1, 2 });
-		check_shape(&p->inputs[1].shape, 1, (const int64_t[]){ 3 });
+		EXPECT_EQ(2, p->num_inputs);
+		check_shape(_metadata, &p->inputs[0].shape, 2, (const int64_t[]){ 1, 2 });
+		check_shape(_metadata, &p->inputs[1].shape, 1, (const int64_t[]){ 3 });
 	}
 	vnpu_program_free(p);
 }
@@ -726,7 +736,7 @@ static void check_seq_reshape_refused(vnpu_model *m, const char *name)
  * no input any more; a sequence input is reshaped element by element, with
  * vnpu_model_reshape_sequence().
  */
-static void test_reshape_hostile_inputs(void)
+TEST(reshape_hostile_inputs)
 {
 	static const int64_t axes[] = { 0 };
 	const vnpu_shape one = { 1, { 1 } };
@@ -742,17 +752,18 @@ static void test_reshape_hostile_inputs(void)
 	mb_node(b, "Unsqueeze", (const char *[]){ "sh", "axes", NULL }, (const char *[]){ "y", NULL });
 	mb_output(b, "y");
 	m = mb_read(b);
-	CHECK(m != NULL);
+	EXPECT_NE(NULL, m);
 	if (!m)
 		return;
 	s = (vnpu_shape){ 2, { 1ll << 62, 4 } };
-	check_reshape_refused(m, "x", &s, VNPU_INVALID_ARGUMENT, "reshape 'x'");
+	check_reshape_refused(_metadata, m, "x", &s, VNPU_INVALID_ARGUMENT, "reshape 'x'");
 	s = (vnpu_shape){ 2, { 1ll << 40, 1ll << 40 } };
-	check_reshape_refused(m, "x", &s, VNPU_INVALID_ARGUMENT, "reshape 'x'");
-	CHECK_EQ(vnpu_model_freeze_input(m, "axes", VNPU_TYPE_I64, &one, axes, 8), VNPU_OK);
-	check_reshape_refused(m, "axes", &one, VNPU_NOT_FOUND, "'axes'");
-	check_reshaped(m, "x", (vnpu_shape){ 2, { 6, 4 } }, 2, (const int64_t[]){ 1, 2 });
-	CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_OK);
+	check_reshape_refused(_metadata, m, "x", &s, VNPU_INVALID_ARGUMENT, "reshape 'x'");
+	EXPECT_EQ(VNPU_OK, vnpu_model_freeze_input(m, "axes", VNPU_TYPE_I64, &one, axes, 8));
+	check_reshape_refused(_metadata, m, "axes", &one, VNPU_NOT_FOUND, "'axes'");
+	check_reshaped(_metadata, m, "x", (vnpu_shape){ 2, { 6, 4 } }, 2, (const int64_t[]){ 1,
+		       2 });
+	EXPECT_EQ(VNPU_OK, vnpu_compile(m, NULL, &p));
 	vnpu_program_free(p);
 	p = NULL;
 	vnpu_model_free(m);
@@ -763,19 +774,19 @@ static void test_reshape_hostile_inputs(void)
 	mb_node(b, "Shape", (const char *[]){ "f", NULL }, (const char *[]){ "y", NULL });
 	mb_output(b, "y");
 	m = mb_read(b);
-	CHECK(m != NULL);
+	EXPECT_NE(NULL, m);
 	if (m) {
 		s = (vnpu_shape){ 3, { 1ll << 32, 1ll << 32, 1 } };
-		CHECK_EQ(vnpu_model_freeze_input(m, "f", VNPU_TYPE_F32, &s, NULL, 0),
-			 VNPU_INVALID_ARGUMENT);
+		EXPECT_EQ(VNPU_INVALID_ARGUMENT,
+			  vnpu_model_freeze_input(m, "f", VNPU_TYPE_F32, &s, NULL, 0));
 		s = (vnpu_shape){ 3, { 0, 1ll << 32, 1ll << 32 } };
-		CHECK_EQ(vnpu_model_freeze_input(m, "f", VNPU_TYPE_F32, &s, NULL, 0),
-			 VNPU_INVALID_ARGUMENT);
-		CHECK(strstr(vnpu_last_error(), "freeze 'f'") != NULL);
+		EXPECT_EQ(VNPU_INVALID_ARGUMENT,
+			  vnpu_model_freeze_input(m, "f", VNPU_TYPE_F32, &s, NULL, 0));
+		EXPECT_NE(NULL, strstr(vnpu_last_error(), "freeze 'f'"));
 		s = (vnpu_shape){ 3, { 0, 3, 2 } };
-		CHECK_EQ(vnpu_model_freeze_input(m, "f", VNPU_TYPE_F32, &s, NULL, 0), VNPU_OK);
-		CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
-		check_shape(&s, 1, (const int64_t[]){ 3 });
+		EXPECT_EQ(VNPU_OK, vnpu_model_freeze_input(m, "f", VNPU_TYPE_F32, &s, NULL, 0));
+		EXPECT_EQ(VNPU_OK, vnpu_model_output_shape(m, 0, &s));
+		check_shape(_metadata, &s, 1, (const int64_t[]){ 3 });
 		vnpu_model_free(m);
 	}
 
@@ -785,8 +796,8 @@ static void test_reshape_hostile_inputs(void)
 	mb_init_f32(b, "e", 3, (const int64_t[]){ 0, 1ll << 40, 1ll << 40 }, NULL);
 	mb_node(b, "Add", (const char *[]){ "x", "e", NULL }, (const char *[]){ "y", NULL });
 	mb_output(b, "y");
-	CHECK(mb_read(b) == NULL);
-	CHECK(strstr(vnpu_last_error(), "'e'") != NULL);
+	EXPECT_EQ(NULL, mb_read(b));
+	EXPECT_NE(NULL, strstr(vnpu_last_error(), "'e'"));
 
 	/* Declared so in the file: read (each dimension is in range), never compiled. */
 	b = mb_new(13);
@@ -797,16 +808,16 @@ static void test_reshape_hostile_inputs(void)
 	mb_output(b, "y");
 	mb_output(b, "w");
 	m = mb_read(b);
-	CHECK(m != NULL);
+	EXPECT_NE(NULL, m);
 	if (m) {
-		CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_INVALID_ARGUMENT);
-		CHECK(strstr(vnpu_last_error(), "input 'x': more than 2^40 elements") != NULL);
-		CHECK(p == NULL);
+		EXPECT_EQ(VNPU_INVALID_ARGUMENT, vnpu_compile(m, NULL, &p));
+		EXPECT_NE(NULL, strstr(vnpu_last_error(), "input 'x': more than 2^40 elements"));
+		EXPECT_EQ(NULL, p);
 		s = (vnpu_shape){ 1, { 1 } };
-		CHECK_EQ(vnpu_model_reshape(m, "x", &s), VNPU_OK);
-		CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_INVALID_ARGUMENT);
-		CHECK(strstr(vnpu_last_error(), "input 'z': more than 2^40 elements") != NULL);
-		CHECK(p == NULL);
+		EXPECT_EQ(VNPU_OK, vnpu_model_reshape(m, "x", &s));
+		EXPECT_EQ(VNPU_INVALID_ARGUMENT, vnpu_compile(m, NULL, &p));
+		EXPECT_NE(NULL, strstr(vnpu_last_error(), "input 'z': more than 2^40 elements"));
+		EXPECT_EQ(NULL, p);
 		vnpu_program_free(p);
 		vnpu_model_free(m);
 	}
@@ -815,10 +826,10 @@ static void test_reshape_hostile_inputs(void)
 	if (!vnpu_model_read_file(path, &m)) {
 		const char *name;
 
-		CHECK_EQ(vnpu_model_input_name(m, 0, &name), VNPU_OK);
+		EXPECT_EQ(VNPU_OK, vnpu_model_input_name(m, 0, &name));
 		s = (vnpu_shape){ 2, { 1, 2 } };
-		check_reshape_refused(m, name, &s, VNPU_INVALID_ARGUMENT, "sequence");
-		check_seq_reshape_refused(m, name);
+		check_reshape_refused(_metadata, m, name, &s, VNPU_INVALID_ARGUMENT, "sequence");
+		check_seq_reshape_refused(_metadata, m, name);
 		vnpu_model_free(m);
 	}
 }
@@ -828,7 +839,7 @@ static void test_reshape_hostile_inputs(void)
  * later node of another branch is one inference does not know (and leaves
  * unknown): putting the old shape back must not speak over it.
  */
-static void test_reshape_refused_message(void)
+TEST(reshape_refused_message)
 {
 	struct mb *b = mb_new(13);
 	const vnpu_shape bad = { 2, { 3, 5 } };
@@ -841,20 +852,22 @@ static void test_reshape_refused_message(void)
 	mb_output(b, "y");
 	mb_output(b, "z");
 	m = mb_read(b);
-	CHECK(m != NULL);
+	EXPECT_NE(NULL, m);
 	if (!m)
 		return;
-	check_reshape_refused(m, "x", &bad, VNPU_INVALID_ARGUMENT, "MatMul");
-	CHECK(strstr(vnpu_last_error(), "NoSuchOp") == NULL);
-	CHECK_EQ(vnpu_model_freeze_input(m, "x", VNPU_TYPE_F32, &bad,
-					 (const float[15]){ 0 }, 60), VNPU_INVALID_ARGUMENT);
-	CHECK(strstr(vnpu_last_error(), "NoSuchOp") == NULL);
-	check_reshaped(m, "x", (vnpu_shape){ 2, { 3, 4 } }, 2, (const int64_t[]){ 3, 2 });
+	check_reshape_refused(_metadata, m, "x", &bad, VNPU_INVALID_ARGUMENT, "MatMul");
+	EXPECT_EQ(NULL, strstr(vnpu_last_error(), "NoSuchOp"));
+	EXPECT_EQ(VNPU_INVALID_ARGUMENT,
+		  vnpu_model_freeze_input(m, "x", VNPU_TYPE_F32, &bad, (const float[15]){ 0 }, 60));
+	EXPECT_EQ(NULL, strstr(vnpu_last_error(), "NoSuchOp"));
+	check_reshaped(_metadata, m, "x", (vnpu_shape){ 2, { 3, 4 } }, 2, (const int64_t[]){ 3,
+		       2 });
 	vnpu_model_free(m);
 }
 
 /* Reads node test @name, reshapes input @input to @s: @want, a message. */
-static vnpu_model *read_reshaped(const char *name, const char *input, vnpu_shape s,
+static vnpu_model *read_reshaped(struct __test_metadata *_metadata, const char *name,
+				 const char *input, vnpu_shape s,
 				 vnpu_status want)
 {
 	char path[512];
@@ -863,20 +876,21 @@ static vnpu_model *read_reshaped(const char *name, const char *input, vnpu_shape
 	snprintf(path, sizeof(path), "%s/%s/model.onnx", TESTDATA, name);
 	if (vnpu_model_read_file(path, &m))
 		return NULL;
-	CHECK_EQ(vnpu_model_reshape(m, input, &s), want);
-	CHECK(want == VNPU_OK || vnpu_last_error()[0]);
+	EXPECT_EQ(want, vnpu_model_reshape(m, input, &s));
+	EXPECT_TRUE(want == VNPU_OK || vnpu_last_error()[0]);
 	return m;
 }
 
 /* Compiling @m fails with @want and a message holding @text; frees @m. */
-static void check_compile_fails(vnpu_model *m, vnpu_status want, const char *text)
+static void check_compile_fails(struct __test_metadata *_metadata, vnpu_model *m, vnpu_status want,
+				const char *text)
 {
 	struct vnpu_program *p = NULL;
 
 	if (!m)
 		return;
-	CHECK_EQ(vnpu_compile(m, NULL, &p), want);
-	CHECK(strstr(vnpu_last_error(), text) != NULL);
+	EXPECT_EQ(want, vnpu_compile(m, NULL, &p));
+	EXPECT_NE(NULL, strstr(vnpu_last_error(), text));
 	vnpu_program_free(p);
 	vnpu_model_free(m);
 }
@@ -885,7 +899,7 @@ static void check_compile_fails(vnpu_model *m, vnpu_status want, const char *tex
  * MatMul of two vectors reshaped from matrices: a scalar dot product (its
  * lowering wrote index -1 of Y's dimensions, giving Y no room for M).
  */
-static void check_dot_product(void)
+static void check_dot_product(struct __test_metadata *_metadata)
 {
 	struct vnpu_program *p = NULL;
 	struct mb *b = mb_new(13);
@@ -899,18 +913,18 @@ static void check_dot_product(void)
 	mb_node(b, "MatMul", (const char *[]){ "x", "w", NULL }, (const char *[]){ "y", NULL });
 	mb_output(b, "y");
 	m = mb_read(b);
-	CHECK(m != NULL);
+	EXPECT_NE(NULL, m);
 	if (!m)
 		return;
 	s = (vnpu_shape){ 1, { 3 } };
-	CHECK_EQ(vnpu_model_reshape(m, "w", &s), VNPU_OK);
-	CHECK_EQ(vnpu_model_reshape(m, "x", &s), VNPU_OK);
-	CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
-	CHECK_EQ(s.rank, 0);
-	CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_OK);
+	EXPECT_EQ(VNPU_OK, vnpu_model_reshape(m, "w", &s));
+	EXPECT_EQ(VNPU_OK, vnpu_model_reshape(m, "x", &s));
+	EXPECT_EQ(VNPU_OK, vnpu_model_output_shape(m, 0, &s));
+	EXPECT_EQ(0, s.rank);
+	EXPECT_EQ(VNPU_OK, vnpu_compile(m, NULL, &p));
 	if (p) {
-		CHECK_EQ(fe_run_program(p, in, out), 0);
-		CHECK_EQ(y, 12.0f);
+		EXPECT_EQ(0, fe_run_program(p, in, out));
+		EXPECT_EQ(12.0f, y);
 	}
 	vnpu_program_free(p);
 	vnpu_model_free(m);
@@ -926,49 +940,56 @@ static void check_dot_product(void)
  * (counted as (size_t)-1), Trilu's band mask of 1 x 2^40. Each is refused
  * with a message.
  */
-static void test_reshape_any_rank_nodes(void)
+TEST(reshape_any_rank_nodes)
 {
 	vnpu_model *m;
 
-	m = read_reshaped("test_gathernd_example_int32", "indices", (vnpu_shape){ .rank = 0 },
+	m = read_reshaped(_metadata, "test_gathernd_example_int32", "indices",
+			  (vnpu_shape){ .rank = 0 },
 			  VNPU_INVALID_ARGUMENT);
-	CHECK(strstr(vnpu_last_error(), "GatherND") != NULL);
+	EXPECT_NE(NULL, strstr(vnpu_last_error(), "GatherND"));
 	vnpu_model_free(m);
 
 	/* A per-axis zero point needs its axis: refused by the reshape. */
-	m = read_reshaped("test_quantizelinear", "x", (vnpu_shape){ .rank = 0 }, VNPU_OK);
+	m = read_reshaped(_metadata, "test_quantizelinear", "x", (vnpu_shape){ .rank = 0 },
+			  VNPU_OK);
 	if (m) {
 		const vnpu_shape empty = { 1, { 0 } };
 
-		CHECK_EQ(vnpu_model_reshape(m, "y_zero_point", &empty), VNPU_INVALID_ARGUMENT);
-		CHECK(strstr(vnpu_last_error(), "QuantizeLinear node: axis 1 out of range") != NULL);
+		EXPECT_EQ(VNPU_INVALID_ARGUMENT, vnpu_model_reshape(m, "y_zero_point", &empty));
+		EXPECT_NE(NULL,
+			  strstr(vnpu_last_error(), "QuantizeLinear node: axis 1 out of range"));
 		vnpu_model_free(m);
 	}
 
 	/* Past the device's 65536 unrolled steps: the reshape refuses it. */
-	m = read_reshaped("test_scan9_sum", "x", (vnpu_shape){ 2, { 1 << 20, 2 } },
+	m = read_reshaped(_metadata, "test_scan9_sum", "x", (vnpu_shape){ 2, { 1 << 20, 2 } },
 			  VNPU_UNSUPPORTED);
-	CHECK(strstr(vnpu_last_error(), "Scan node: more than 65536 scan steps") != NULL);
+	EXPECT_NE(NULL, strstr(vnpu_last_error(), "Scan node: more than 65536 scan steps"));
 	vnpu_model_free(m);
 
 	/* Opset 8's batches, all dynamic: counted as (size_t)-1 (out of memory). */
-	m = read_reshaped("test_scan_sum", "initial", (vnpu_shape){ 2, { VNPU_DIM_DYNAMIC, 2 } },
+	m = read_reshaped(_metadata, "test_scan_sum", "initial", (vnpu_shape){ 2,
+			  { VNPU_DIM_DYNAMIC, 2 } },
 			  VNPU_OK);
 	if (m) {
 		const vnpu_shape x = { 3, { VNPU_DIM_DYNAMIC, 3, 2 } };
 
-		CHECK_EQ(vnpu_model_reshape(m, "x", &x), VNPU_OK);
-		check_compile_fails(m, VNPU_INVALID_ARGUMENT, "dynamic dimensions");
+		EXPECT_EQ(VNPU_OK, vnpu_model_reshape(m, "x", &x));
+		check_compile_fails(_metadata, m, VNPU_INVALID_ARGUMENT, "dynamic dimensions");
 	}
 
-	check_dot_product();
+	check_dot_product(_metadata);
 
-	m = read_reshaped("test_dft", "x", (vnpu_shape){ 4, { 1, 1 << 20, 1, 1 } }, VNPU_OK);
-	check_compile_fails(m, VNPU_UNSUPPORTED, "matrix would hold more than 2^28 floats");
+	m = read_reshaped(_metadata, "test_dft", "x", (vnpu_shape){ 4, { 1, 1 << 20, 1, 1 } },
+			  VNPU_OK);
+	check_compile_fails(_metadata, m, VNPU_UNSUPPORTED,
+			    "matrix would hold more than 2^28 floats");
 
 	/* Trilu's constant band mask: 1 TB asked. */
-	m = read_reshaped("test_triu", "x", (vnpu_shape){ 2, { 1, 1ll << 40 } }, VNPU_OK);
-	check_compile_fails(m, VNPU_UNSUPPORTED, "more than 2^28 bytes");
+	m = read_reshaped(_metadata, "test_triu", "x", (vnpu_shape){ 2, { 1, 1ll << 40 } },
+			  VNPU_OK);
+	check_compile_fails(_metadata, m, VNPU_UNSUPPORTED, "more than 2^28 bytes");
 }
 
 /*
@@ -976,7 +997,7 @@ static void test_reshape_any_rank_nodes(void)
  * any shape fits (ONNX's own castlike bf16 tests feed a [1] to an input
  * declared [3, 4]), the output keeps the first input's shape.
  */
-static void test_castlike_any_like_shape(void)
+TEST(castlike_any_like_shape)
 {
 	struct mb *b = mb_new(15);
 	vnpu_element_type t;
@@ -987,19 +1008,21 @@ static void test_castlike_any_like_shape(void)
 	mb_node(b, "CastLike", (const char *[]){ "x", "like", NULL }, (const char *[]){ "y", NULL });
 	mb_output(b, "y");
 	m = mb_read(b);
-	CHECK(m != NULL);
+	EXPECT_NE(NULL, m);
 	if (!m)
 		return;
-	check_reshaped(m, "like", (vnpu_shape){ 1, { 1 } }, 2, (const int64_t[]){ 3, 4 });
-	CHECK_EQ(vnpu_model_output_type(m, 0, &t), VNPU_OK);
-	CHECK_EQ(t, VNPU_TYPE_BF16);
-	check_reshaped(m, "like", (vnpu_shape){ 1, { 0 } }, 2, (const int64_t[]){ 3, 4 });
+	check_reshaped(_metadata, m, "like", (vnpu_shape){ 1, { 1 } }, 2, (const int64_t[]){ 3,
+		       4 });
+	EXPECT_EQ(VNPU_OK, vnpu_model_output_type(m, 0, &t));
+	EXPECT_EQ(VNPU_TYPE_BF16, t);
+	check_reshaped(_metadata, m, "like", (vnpu_shape){ 1, { 0 } }, 2, (const int64_t[]){ 3,
+		       4 });
 	vnpu_model_free(m);
 }
 
 /* Shape inference through a folded Shape -> Gather -> Concat -> Reshape
  * chain, opset 13 Unsqueeze with constant axes, Conv geometry. */
-static void test_shape_inference(void)
+TEST(shape_inference)
 {
 	struct mb *b = mb_new(13);
 	Onnx__NodeProto *n;
@@ -1024,19 +1047,19 @@ static void test_shape_inference(void)
 	mb_output(b, "c");
 	mb_output(b, "y");
 	m = mb_read(b);
-	CHECK(m != NULL);
+	EXPECT_NE(NULL, m);
 	if (!m)
 		return;
 	/* OH = (17 + 2 - 3) / 2 + 1 = 9, OW = 10 - 3 + 1 = 8. */
-	CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
-	check_shape(&s, 4, (const int64_t[]){ 2, 8, 9, 8 });
-	CHECK_EQ(vnpu_model_output_shape(m, 1, &s), VNPU_OK);
-	check_shape(&s, 3, (const int64_t[]){ 2, 1, 8 * 9 * 8 });
+	EXPECT_EQ(VNPU_OK, vnpu_model_output_shape(m, 0, &s));
+	check_shape(_metadata, &s, 4, (const int64_t[]){ 2, 8, 9, 8 });
+	EXPECT_EQ(VNPU_OK, vnpu_model_output_shape(m, 1, &s));
+	check_shape(_metadata, &s, 3, (const int64_t[]){ 2, 1, 8 * 9 * 8 });
 	vnpu_model_free(m);
 }
 
 /* A shape-deciding input frozen to a constant: shapes fold. */
-static void test_freeze_input(void)
+TEST(freeze_input)
 {
 	static const int64_t axes[] = { 0, 3 };
 	struct mb *b = mb_new(13);
@@ -1050,24 +1073,26 @@ static void test_freeze_input(void)
 	mb_node(b, "Unsqueeze", (const char *[]){ "x", "axes", NULL }, (const char *[]){ "y", NULL });
 	mb_output(b, "y");
 	m = mb_read(b);
-	CHECK(m != NULL);
+	EXPECT_NE(NULL, m);
 	if (!m)
 		return;
-	CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
-	CHECK_EQ(s.rank, 4);
-	CHECK_EQ(s.dims[0], VNPU_DIM_DYNAMIC);
-	CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_UNSUPPORTED);
-	CHECK_EQ(vnpu_model_freeze_input(m, "axes", VNPU_TYPE_I32, &as, axes, 8), VNPU_INVALID_ARGUMENT);
-	CHECK_EQ(vnpu_model_freeze_input(m, "axes", VNPU_TYPE_I64, &as, axes, 12), VNPU_INVALID_ARGUMENT);
-	CHECK_EQ(vnpu_model_freeze_input(m, "nope", VNPU_TYPE_I64, &as, axes, 16), VNPU_NOT_FOUND);
-	CHECK_EQ(vnpu_model_get_inputs_size(m, &n), VNPU_OK);
-	CHECK_EQ(n, 2);
-	CHECK_EQ(vnpu_model_freeze_input(m, "axes", VNPU_TYPE_I64, &as, axes, 16), VNPU_OK);
-	CHECK_EQ(vnpu_model_get_inputs_size(m, &n), VNPU_OK);
-	CHECK_EQ(n, 1);
-	CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
-	check_shape(&s, 4, (const int64_t[]){ 1, 3, 4, 1 });
-	CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_OK);
+	EXPECT_EQ(VNPU_OK, vnpu_model_output_shape(m, 0, &s));
+	EXPECT_EQ(4, s.rank);
+	EXPECT_EQ(VNPU_DIM_DYNAMIC, s.dims[0]);
+	EXPECT_EQ(VNPU_UNSUPPORTED, vnpu_compile(m, NULL, &p));
+	EXPECT_EQ(VNPU_INVALID_ARGUMENT,
+		  vnpu_model_freeze_input(m, "axes", VNPU_TYPE_I32, &as, axes, 8));
+	EXPECT_EQ(VNPU_INVALID_ARGUMENT,
+		  vnpu_model_freeze_input(m, "axes", VNPU_TYPE_I64, &as, axes, 12));
+	EXPECT_EQ(VNPU_NOT_FOUND, vnpu_model_freeze_input(m, "nope", VNPU_TYPE_I64, &as, axes, 16));
+	EXPECT_EQ(VNPU_OK, vnpu_model_get_inputs_size(m, &n));
+	EXPECT_EQ(2, n);
+	EXPECT_EQ(VNPU_OK, vnpu_model_freeze_input(m, "axes", VNPU_TYPE_I64, &as, axes, 16));
+	EXPECT_EQ(VNPU_OK, vnpu_model_get_inputs_size(m, &n));
+	EXPECT_EQ(1, n);
+	EXPECT_EQ(VNPU_OK, vnpu_model_output_shape(m, 0, &s));
+	check_shape(_metadata, &s, 4, (const int64_t[]){ 1, 3, 4, 1 });
+	EXPECT_EQ(VNPU_OK, vnpu_compile(m, NULL, &p));
 	vnpu_program_free(p);
 	vnpu_model_free(m);
 }
@@ -1077,7 +1102,7 @@ static void test_freeze_input(void)
  * fold once their inputs are known; before that the extent is unknown and
  * a static compile refuses. Bad inputs are errors.
  */
-static void test_data_dependent_folds(void)
+TEST(data_dependent_folds)
 {
 	static const float xv[] = { 1, 0, 2, 1, 0, 3 };
 	vnpu_shape s, xs = { .rank = 2, .dims = { 3, 2 } };
@@ -1095,25 +1120,25 @@ static void test_data_dependent_folds(void)
 	mb_output(b, "uinv");
 	mb_output(b, "ucnt");
 	m = mb_read(b);
-	CHECK(m != NULL);
+	EXPECT_NE(NULL, m);
 	if (!m)
 		return;
-	CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
-	CHECK_EQ(s.rank, 2);
-	CHECK_EQ(s.dims[0], 2);
-	CHECK_EQ(s.dims[1], VNPU_DIM_DYNAMIC);
-	CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_UNSUPPORTED);
-	CHECK(strstr(vnpu_last_error(), "not known at compile time") != NULL);
-	CHECK_EQ(vnpu_model_freeze_input(m, "x", VNPU_TYPE_F32, &xs, xv, sizeof(xv)), VNPU_OK);
-	CHECK_EQ(vnpu_model_output_shape(m, 0, &s), VNPU_OK);
-	check_shape(&s, 2, (const int64_t[]){ 2, 4 });
-	CHECK_EQ(vnpu_model_output_shape(m, 1, &s), VNPU_OK);
-	check_shape(&s, 1, (const int64_t[]){ 4 });
-	CHECK_EQ(vnpu_model_output_shape(m, 2, &s), VNPU_OK);
-	check_shape(&s, 1, (const int64_t[]){ 6 });
-	CHECK_EQ(vnpu_model_output_shape(m, 3, &s), VNPU_OK);
-	check_shape(&s, 1, (const int64_t[]){ 4 });
-	CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_OK);
+	EXPECT_EQ(VNPU_OK, vnpu_model_output_shape(m, 0, &s));
+	EXPECT_EQ(2, s.rank);
+	EXPECT_EQ(2, s.dims[0]);
+	EXPECT_EQ(VNPU_DIM_DYNAMIC, s.dims[1]);
+	EXPECT_EQ(VNPU_UNSUPPORTED, vnpu_compile(m, NULL, &p));
+	EXPECT_NE(NULL, strstr(vnpu_last_error(), "not known at compile time"));
+	EXPECT_EQ(VNPU_OK, vnpu_model_freeze_input(m, "x", VNPU_TYPE_F32, &xs, xv, sizeof(xv)));
+	EXPECT_EQ(VNPU_OK, vnpu_model_output_shape(m, 0, &s));
+	check_shape(_metadata, &s, 2, (const int64_t[]){ 2, 4 });
+	EXPECT_EQ(VNPU_OK, vnpu_model_output_shape(m, 1, &s));
+	check_shape(_metadata, &s, 1, (const int64_t[]){ 4 });
+	EXPECT_EQ(VNPU_OK, vnpu_model_output_shape(m, 2, &s));
+	check_shape(_metadata, &s, 1, (const int64_t[]){ 6 });
+	EXPECT_EQ(VNPU_OK, vnpu_model_output_shape(m, 3, &s));
+	check_shape(_metadata, &s, 1, (const int64_t[]){ 4 });
+	EXPECT_EQ(VNPU_OK, vnpu_compile(m, NULL, &p));
 	vnpu_program_free(p);
 	vnpu_model_free(m);
 
@@ -1124,8 +1149,8 @@ static void test_data_dependent_folds(void)
 	mb_node(b, "Compress", (const char *[]){ "x", "c", NULL }, (const char *[]){ "y", NULL });
 	mb_output(b, "y");
 	m = mb_read(b);
-	CHECK(m == NULL);
-	CHECK(strstr(vnpu_last_error(), "condition") != NULL);
+	EXPECT_EQ(NULL, m);
+	EXPECT_NE(NULL, strstr(vnpu_last_error(), "condition"));
 	vnpu_model_free(m);
 	b = mb_new(13);
 	mb_input(b, "x", F32, 2, (const int64_t[]){ 3, 2 });
@@ -1133,8 +1158,8 @@ static void test_data_dependent_folds(void)
 	mb_attr_int(n, "axis", 2);
 	mb_output(b, "y");
 	m = mb_read(b);
-	CHECK(m == NULL);
-	CHECK(strstr(vnpu_last_error(), "axis") != NULL);
+	EXPECT_EQ(NULL, m);
+	EXPECT_NE(NULL, strstr(vnpu_last_error(), "axis"));
 	vnpu_model_free(m);
 }
 
@@ -1163,7 +1188,8 @@ static vnpu_status write_external_model(const char *dir, const char *location, l
 }
 
 /* The model in @dir reads @location: VNPU_OK with w[1..4], or @want and @says. */
-static void external_is(const char *dir, const char *location, long offset, vnpu_status want,
+static void external_is(struct __test_metadata *_metadata, const char *dir, const char *location,
+			long offset, vnpu_status want,
 			const char *says)
 {
 	static const float w[4] = { 1.5f, -2, 3.25f, 8 };
@@ -1171,25 +1197,25 @@ static void external_is(const char *dir, const char *location, long offset, vnpu
 	char path[512];
 	vnpu_model *m = NULL;
 
-	CHECK_EQ(write_external_model(dir, location, offset), VNPU_OK);
+	EXPECT_EQ(VNPU_OK, write_external_model(dir, location, offset));
 	snprintf(path, sizeof(path), "%s/model.onnx", dir);
-	CHECK_EQ(vnpu_model_read_file(path, &m), want);
+	EXPECT_EQ(want, vnpu_model_read_file(path, &m));
 	if (want != VNPU_OK) {
-		CHECK(!m);
+		EXPECT_TRUE(!m);
 		if (!strstr(vnpu_last_error(), says))
-			fprintf(stderr, "  %s: '%s' does not say '%s'\n", location,
+			TH_LOG("  %s: '%s' does not say '%s'", location,
 				vnpu_last_error(), says);
-		CHECK(strstr(vnpu_last_error(), says) != NULL);
+		EXPECT_NE(NULL, strstr(vnpu_last_error(), says));
 		return;
 	}
 	if (m) {
 		float x[4] = { 0 }, y[4];
 		void *in[1] = { x }, *out[1] = { y };
 
-		CHECK_EQ(vnpu_compile(m, NULL, &p), VNPU_OK);
+		EXPECT_EQ(VNPU_OK, vnpu_compile(m, NULL, &p));
 		if (p) {
-			CHECK_EQ(fe_run_program(p, in, out), 0);
-			CHECK(!memcmp(y, w, sizeof(y)));
+			EXPECT_EQ(0, fe_run_program(p, in, out));
+			EXPECT_EQ(0, memcmp(y, w, sizeof(y)));
 		}
 		vnpu_program_free(p);
 		vnpu_model_free(m);
@@ -1197,30 +1223,30 @@ static void external_is(const char *dir, const char *location, long offset, vnpu
 }
 
 /* Write @path: 99, then the four weights, then 99. */
-static void write_weights(const char *path)
+static void write_weights(struct __test_metadata *_metadata, const char *path)
 {
 	static const float w[6] = { 99, 1.5f, -2, 3.25f, 8, 99 };
 	FILE *f = fopen(path, "wb");
 
-	CHECK(f && fwrite(w, 4, 6, f) == 6);
+	EXPECT_TRUE(f && fwrite(w, 4, 6, f) == 6);
 	if (f)
 		fclose(f);
 }
 
 /* Weights in an external data file next to the model. */
-static void test_external_data(void)
+TEST(external_data)
 {
 	char dir[] = "/tmp/vnpu-fe-XXXXXX", path[512];
 	vnpu_model *m = NULL;
 	size_t size;
 	void *buf;
 
-	CHECK(mkdtemp(dir) != NULL);
+	EXPECT_NE(NULL, mkdtemp(dir));
 	snprintf(path, sizeof(path), "%s/weights.bin", dir);
-	write_weights(path);
+	write_weights(_metadata, path);
 	snprintf(path, sizeof(path), "%s/model.onnx", dir);
 	/* Offset 4: the four floats after the first. */
-	external_is(dir, "weights.bin", 4, VNPU_OK, NULL);
+	external_is(_metadata, dir, "weights.bin", 4, VNPU_OK, NULL);
 	/* From memory there is no folder to read it from. */
 	buf = NULL;
 	{
@@ -1230,15 +1256,17 @@ static void test_external_data(void)
 			buf = malloc(4096);
 			size = fread(buf, 1, 4096, mf);
 			fclose(mf);
-			CHECK_EQ(vnpu_model_read_memory(buf, size, &m), VNPU_NOT_FOUND);
+			EXPECT_EQ(VNPU_NOT_FOUND, vnpu_model_read_memory(buf, size, &m));
 		}
 		free(buf);
 	}
 	/* Past the end of the file, a missing file, a path leaving the folder. */
-	external_is(dir, "weights.bin", 12, VNPU_PARSE_ERROR, "has no 16 at offset 12");
-	external_is(dir, "nothere.bin", 0, VNPU_NOT_FOUND, "nothere.bin");
-	external_is(dir, "../weights.bin", 0, VNPU_PARSE_ERROR, "leaves the model's folder");
-	external_is(dir, "/etc/passwd", 0, VNPU_PARSE_ERROR, "leaves the model's folder");
+	external_is(_metadata, dir, "weights.bin", 12, VNPU_PARSE_ERROR, "has no 16 at offset 12");
+	external_is(_metadata, dir, "nothere.bin", 0, VNPU_NOT_FOUND, "nothere.bin");
+	external_is(_metadata, dir, "../weights.bin", 0, VNPU_PARSE_ERROR,
+		    "leaves the model's folder");
+	external_is(_metadata, dir, "/etc/passwd", 0, VNPU_PARSE_ERROR,
+		    "leaves the model's folder");
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/weights.bin", dir);
 	unlink(path);
@@ -1252,49 +1280,52 @@ static void test_external_data(void)
  * Twice: with openat2() and with the walk one component at a time that
  * kernels without it get.
  */
-static void test_external_escapes(void)
+TEST(external_escapes)
 {
 	char dir[] = "/tmp/vnpu-fe-XXXXXX", out[] = "/tmp/vnpu-fe-out-XXXXXX", path[1024];
 	static const char *const made[] = {
 		"model.onnx", "link", "sublink", "fifo", "real/w.bin", "a..b.bin",
 	};
 
-	CHECK(mkdtemp(dir) && mkdtemp(out));
+	EXPECT_TRUE(mkdtemp(dir) && mkdtemp(out));
 	snprintf(path, sizeof(path), "%s/secret.bin", out);
-	write_weights(path);
+	write_weights(_metadata, path);
 	snprintf(path, sizeof(path), "%s/real", dir);
-	CHECK(!mkdir(path, 0700));
+	EXPECT_EQ(0, mkdir(path, 0700));
 	snprintf(path, sizeof(path), "%s/real/w.bin", dir);
-	write_weights(path);
+	write_weights(_metadata, path);
 	snprintf(path, sizeof(path), "%s/a..b.bin", dir);
-	write_weights(path);
+	write_weights(_metadata, path);
 	snprintf(path, sizeof(path), "%s/link", dir);
 	{
 		char target[1024];
 
 		snprintf(target, sizeof(target), "%s/secret.bin", out);
-		CHECK(!symlink(target, path));
+		EXPECT_EQ(0, symlink(target, path));
 		snprintf(path, sizeof(path), "%s/sublink", dir);
-		CHECK(!symlink(out, path));
+		EXPECT_EQ(0, symlink(out, path));
 	}
 	snprintf(path, sizeof(path), "%s/fifo", dir);
-	CHECK(!mkfifo(path, 0600));
+	EXPECT_EQ(0, mkfifo(path, 0600));
 	/* A read that blocks fails the test instead of hanging it. */
 	alarm(60);
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass)
 			setenv("VNPU_DEBUG_NO_OPENAT2", "1", 1);
-		external_is(dir, "real/w.bin", 4, VNPU_OK, NULL);
-		external_is(dir, "./real//w.bin", 4, VNPU_OK, NULL);
-		external_is(dir, "a..b.bin", 4, VNPU_OK, NULL);
-		external_is(dir, "link", 4, VNPU_PARSE_ERROR, "symbolic link");
-		external_is(dir, "sublink/secret.bin", 4, VNPU_PARSE_ERROR, "symbolic link");
-		external_is(dir, "real/../real/w.bin", 4, VNPU_PARSE_ERROR, "leaves the model's folder");
-		external_is(dir, "fifo", 0, VNPU_PARSE_ERROR, "not a regular file");
-		external_is(dir, "real", 0, VNPU_PARSE_ERROR, "not a regular file");
-		external_is(dir, "real/w.bin/x", 0, VNPU_NOT_FOUND, "real/w.bin/x");
-		external_is(dir, "real/w.bin", -4, VNPU_PARSE_ERROR, "is not a number");
-		external_is(dir, "real/w.bin", 12, VNPU_PARSE_ERROR, "has no 16 at offset 12");
+		external_is(_metadata, dir, "real/w.bin", 4, VNPU_OK, NULL);
+		external_is(_metadata, dir, "./real//w.bin", 4, VNPU_OK, NULL);
+		external_is(_metadata, dir, "a..b.bin", 4, VNPU_OK, NULL);
+		external_is(_metadata, dir, "link", 4, VNPU_PARSE_ERROR, "symbolic link");
+		external_is(_metadata, dir, "sublink/secret.bin", 4, VNPU_PARSE_ERROR,
+			    "symbolic link");
+		external_is(_metadata, dir, "real/../real/w.bin", 4, VNPU_PARSE_ERROR,
+			    "leaves the model's folder");
+		external_is(_metadata, dir, "fifo", 0, VNPU_PARSE_ERROR, "not a regular file");
+		external_is(_metadata, dir, "real", 0, VNPU_PARSE_ERROR, "not a regular file");
+		external_is(_metadata, dir, "real/w.bin/x", 0, VNPU_NOT_FOUND, "real/w.bin/x");
+		external_is(_metadata, dir, "real/w.bin", -4, VNPU_PARSE_ERROR, "is not a number");
+		external_is(_metadata, dir, "real/w.bin", 12, VNPU_PARSE_ERROR,
+			    "has no 16 at offset 12");
 	}
 	unsetenv("VNPU_DEBUG_NO_OPENAT2");
 	alarm(0);
@@ -1311,35 +1342,9 @@ static void test_external_escapes(void)
 }
 
 /* The attribute schema's lookup is a binary search over its names. */
-static void test_attr_schema_sorted(void)
+TEST(attr_schema_sorted)
 {
-	CHECK(vnpu_attr_schema_sorted());
+	EXPECT_TRUE(vnpu_attr_schema_sorted());
 }
 
-int main(int argc, char **argv)
-{
-	static const struct fe_test tests[] = {
-		{ "wakeword_models", test_wakeword_models },
-		{ "node_test_shapes", test_node_test_shapes },
-		{ "malformed_protobuf", test_malformed_protobuf },
-		{ "mutations", test_mutations },
-		{ "malformed_graphs", test_malformed_graphs },
-		{ "unknown_op", test_unknown_op },
-		{ "unsupported_messages", test_unsupported_messages },
-		{ "api_errors", test_api_errors },
-		{ "reshape_static", test_reshape_static },
-		{ "reshape_hostile", test_reshape_hostile },
-		{ "reshape_hostile_inputs", test_reshape_hostile_inputs },
-		{ "reshape_refused_message", test_reshape_refused_message },
-		{ "reshape_any_rank_nodes", test_reshape_any_rank_nodes },
-		{ "castlike_any_like_shape", test_castlike_any_like_shape },
-		{ "shape_inference", test_shape_inference },
-		{ "freeze_input", test_freeze_input },
-		{ "data_dependent_folds", test_data_dependent_folds },
-		{ "external_data", test_external_data },
-		{ "external_escapes", test_external_escapes },
-		{ "attr_schema_sorted", test_attr_schema_sorted },
-	};
-
-	return fe_run(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
-}
+KSFT_MAIN

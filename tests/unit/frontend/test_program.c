@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "fe_test.h"
+#include "ksft_main.h"
 
 #define F32 ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT
 
@@ -27,48 +28,51 @@ static struct vnpu_program *small_program(void)
 	return p;
 }
 
-static void check_same(const struct vnpu_program *a, const struct vnpu_program *b)
+static void check_same(struct __test_metadata *_metadata, const struct vnpu_program *a,
+		       const struct vnpu_program *b)
 {
-	CHECK_EQ(a->weights_size, b->weights_size);
-	CHECK(!memcmp(a->weights, b->weights, a->weights_size));
-	CHECK_EQ(a->arena_size, b->arena_size);
-	CHECK_EQ(a->intermediates_size, b->intermediates_size);
-	CHECK_EQ(a->num_inputs, b->num_inputs);
-	CHECK_EQ(a->num_outputs, b->num_outputs);
+	EXPECT_EQ(b->weights_size, a->weights_size);
+	EXPECT_EQ(0, memcmp(a->weights, b->weights, a->weights_size));
+	EXPECT_EQ(b->arena_size, a->arena_size);
+	EXPECT_EQ(b->intermediates_size, a->intermediates_size);
+	EXPECT_EQ(b->num_inputs, a->num_inputs);
+	EXPECT_EQ(b->num_outputs, a->num_outputs);
 	for (uint32_t i = 0; i < a->num_outputs && i < b->num_outputs; i++) {
-		CHECK(!strcmp(a->outputs[i].name, b->outputs[i].name));
-		CHECK(!memcmp(&a->outputs[i].shape, &b->outputs[i].shape, sizeof(vnpu_shape)));
-		CHECK_EQ(a->outputs[i].slot, b->outputs[i].slot);
+		EXPECT_STREQ(b->outputs[i].name, a->outputs[i].name);
+		EXPECT_EQ(0, memcmp(&a->outputs[i].shape, &b->outputs[i].shape,
+				    sizeof(vnpu_shape)));
+		EXPECT_EQ(b->outputs[i].slot, a->outputs[i].slot);
 	}
-	CHECK_EQ(a->num_segments, b->num_segments);
+	EXPECT_EQ(b->num_segments, a->num_segments);
 	for (uint32_t i = 0; i < a->num_segments && i < b->num_segments; i++) {
-		CHECK_EQ(a->segments[i].cmd_size, b->segments[i].cmd_size);
-		CHECK(!memcmp(a->segments[i].cmd, b->segments[i].cmd, a->segments[i].cmd_size));
+		EXPECT_EQ(b->segments[i].cmd_size, a->segments[i].cmd_size);
+		EXPECT_EQ(0,
+			  memcmp(a->segments[i].cmd, b->segments[i].cmd, a->segments[i].cmd_size));
 	}
-	CHECK_EQ(a->num_layers, b->num_layers);
+	EXPECT_EQ(b->num_layers, a->num_layers);
 	for (uint32_t i = 0; i < a->num_layers && i < b->num_layers; i++) {
-		CHECK(!strcmp(a->layers[i].name, b->layers[i].name));
-		CHECK(!strcmp(a->layers[i].type, b->layers[i].type));
+		EXPECT_STREQ(b->layers[i].name, a->layers[i].name);
+		EXPECT_STREQ(b->layers[i].type, a->layers[i].type);
 	}
 }
 
-static void test_round_trip(void)
+TEST(round_trip)
 {
 	struct vnpu_program *p = small_program(), *q = NULL;
 	uint64_t size, size2;
 	void *data, *data2;
 
-	CHECK(p != NULL);
+	EXPECT_NE(NULL, p);
 	if (!p)
 		return;
-	CHECK_EQ(vnpu_program_serialize(p, &data, &size), VNPU_OK);
-	CHECK_EQ(vnpu_program_deserialize(data, size, &q), VNPU_OK);
+	EXPECT_EQ(VNPU_OK, vnpu_program_serialize(p, &data, &size));
+	EXPECT_EQ(VNPU_OK, vnpu_program_deserialize(data, size, &q));
 	if (q) {
-		check_same(p, q);
+		check_same(_metadata, p, q);
 		/* Serializing again gives the same bytes. */
-		CHECK_EQ(vnpu_program_serialize(q, &data2, &size2), VNPU_OK);
-		CHECK_EQ(size2, size);
-		CHECK(!memcmp(data, data2, size));
+		EXPECT_EQ(VNPU_OK, vnpu_program_serialize(q, &data2, &size2));
+		EXPECT_EQ(size, size2);
+		EXPECT_EQ(0, memcmp(data, data2, size));
 		free(data2);
 	}
 	vnpu_program_free(q);
@@ -77,24 +81,24 @@ static void test_round_trip(void)
 	vnpu_program_free(NULL);
 }
 
-static void test_corruption(void)
+TEST(corruption)
 {
 	struct vnpu_program *p = small_program(), *q;
 	uint64_t size;
 	uint8_t *data;
 	int accepted = 0;
 
-	CHECK(p != NULL);
+	EXPECT_NE(NULL, p);
 	if (!p)
 		return;
-	CHECK_EQ(vnpu_program_serialize(p, (void **)&data, &size), VNPU_OK);
+	EXPECT_EQ(VNPU_OK, vnpu_program_serialize(p, (void **)&data, &size));
 	/* Every truncation is rejected with a message. */
 	for (uint64_t cut = 0; cut < size; cut++) {
 		q = NULL;
-		CHECK_EQ(vnpu_program_deserialize(data, cut, &q), VNPU_PARSE_ERROR);
-		CHECK(q == NULL);
+		EXPECT_EQ(VNPU_PARSE_ERROR, vnpu_program_deserialize(data, cut, &q));
+		EXPECT_EQ(NULL, q);
 	}
-	CHECK(strstr(vnpu_last_error(), "program") != NULL);
+	EXPECT_NE(NULL, strstr(vnpu_last_error(), "program"));
 	/* Every flipped byte outside the weights' values is rejected or still
 	 * a program whose cross references hold; never a crash. */
 	for (uint64_t pos = 0; pos < size; pos++) {
@@ -104,36 +108,28 @@ static void test_corruption(void)
 			data[pos] ^= (uint8_t)(1u << bit);
 			q = NULL;
 			st = vnpu_program_deserialize(data, size, &q);
-			CHECK(st == VNPU_OK || st == VNPU_PARSE_ERROR);
+			EXPECT_TRUE(st == VNPU_OK || st == VNPU_PARSE_ERROR);
 			if (!st) {
 				accepted++;
-				CHECK(q->num_segments <= 64 && q->num_layers <= 64);
+				EXPECT_TRUE(q->num_segments <= 64 && q->num_layers <= 64);
 			}
 			vnpu_program_free(q);
 			data[pos] ^= (uint8_t)(1u << bit);
 		}
 	}
-	printf("  %llu bytes, %d of %llu single-bit corruptions still parse (weights, names, command bodies)\n",
+	TH_LOG("%llu bytes, %d of %llu single-bit corruptions still parse (weights, names, command bodies)",
 	       (unsigned long long)size, accepted, (unsigned long long)size * 3);
 	/* Trailing bytes. */
 	{
 		uint8_t *longer = calloc(1, size + 8);
 
 		memcpy(longer, data, size);
-		CHECK_EQ(vnpu_program_deserialize(longer, size + 8, &q), VNPU_PARSE_ERROR);
+		EXPECT_EQ(VNPU_PARSE_ERROR, vnpu_program_deserialize(longer, size + 8, &q));
 		free(longer);
 	}
-	CHECK_EQ(vnpu_program_deserialize(NULL, 0, &q), VNPU_INVALID_ARGUMENT);
+	EXPECT_EQ(VNPU_INVALID_ARGUMENT, vnpu_program_deserialize(NULL, 0, &q));
 	free(data);
 	vnpu_program_free(p);
 }
 
-int main(int argc, char **argv)
-{
-	static const struct fe_test tests[] = {
-		{ "round_trip", test_round_trip },
-		{ "corruption", test_corruption },
-	};
-
-	return fe_run(tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
-}
+KSFT_MAIN
