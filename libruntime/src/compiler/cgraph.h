@@ -34,6 +34,9 @@ CG_SAME_TYPE(U64);
 CG_SAME_TYPE(BF16);
 #undef CG_SAME_TYPE
 
+/* A model's shapes (public API) become command tensors' dims (uAPI). */
+_Static_assert(VNPU_MAX_RANK == VNPU_MAX_DIMS, "the API's rank is the device's");
+
 enum cval_storage {
 	CV_NONE = 0,	/* not placed yet */
 	CV_WEIGHT,	/* slot 0 */
