@@ -62,6 +62,8 @@ const struct vnpu_cmd_header *vnpu_stream_next(const void *stream, __u64 size,
  * @chunk_cost: the largest cost one part should have (see
  *	vnpu_eng_layer_cost()); 0 for no limit
  * @features: the engine features the parts run with (&struct vnpu_eng_ctx)
+ *
+ * Return: the number of parts, 1 or more.
  */
 __u32 vnpu_exec_parts(const struct vnpu_cmd_header *cmd, __u32 tiles,
 		      __u64 chunk_cost, __u32 features);
@@ -71,6 +73,8 @@ __u32 vnpu_exec_parts(const struct vnpu_cmd_header *cmd, __u32 tiles,
  * @cmd: the command
  * @num_parts: parts it is split into (vnpu_exec_parts())
  * @features: the engine features the parts run with
+ *
+ * Return: the bytes, 0 when a part needs none.
  */
 __u64 vnpu_exec_scratch(const struct vnpu_cmd_header *cmd, __u32 num_parts,
 			__u32 features);

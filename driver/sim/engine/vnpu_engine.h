@@ -280,6 +280,8 @@ int vnpu_eng_pair_bf16(__u32 layout, __u64 groups, __u64 rows, __u64 cols,
 /**
  * vnpu_eng_host_features() - the %VNPU_ENG_F_* bits of the CPU running the
  * caller; host builds only (the kernel uses boot_cpu_has())
+ *
+ * Return: the bits.
  */
 #ifndef __KERNEL__
 __u32 vnpu_eng_host_features(void);
@@ -307,6 +309,8 @@ void vnpu_eng_host_free(void *mem, __u64 size);
  * GEMM panels live there; in huge pages GEMM 1024^3 gains about another
  * 7 points of the AVX-512 peak, for at most 2 MiB per tile.
  * @size: bytes the layer needs (vnpu_eng_layer_scratch())
+ *
+ * Return: the bytes to allocate, at least @size.
  */
 __u64 vnpu_eng_host_scratch_size(__u64 size);
 #endif
