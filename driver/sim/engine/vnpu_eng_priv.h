@@ -634,10 +634,11 @@ struct eng_qplan {
 
 /*
  * Bytes after each staged and im2col row that vector loads and stores
- * may run into (32-byte loads of a stride-2 row, 16-byte stores); the
- * staged channel has as many again after its last row.
+ * may run into (32-byte loads of a stride-2 row, 16-byte stores, the
+ * VNNI depthwise row's 44 bytes); the staged channel has as many again
+ * after its last row.
  */
-#define ENG_QSLACK	32
+#define ENG_QSLACK	48
 
 static inline void eng_qplan(const struct eng_conv_shape *s,
 			     const struct vnpu_layer_conv *a,
@@ -728,6 +729,44 @@ struct eng_qtile {
  * outputs itself when t->out is set.
  */
 void vnpu_eng_qtile_vnni(const struct eng_qtile *t);
+
+#define ENG_QDW_W4	32	/* tap groups of a VNNI depthwise channel, at most */
+
+/**
+ * struct eng_qdw - one output row of an int8 depthwise channel (VNNI)
+ * @row: the staged row (with padding, flipped by @flip) of its first tap row
+ * @rs: bytes between its tap rows
+ * @y: its outputs
+ * @w4: per tap row, its taps four to a group (the last group padded with
+ *	0), @kh times (@kw + 3) / 4 groups
+ * @kh: tap rows
+ * @kw: taps per row (dilation 1)
+ * @sw: stride along the row: 1 or 2
+ * @ow: outputs
+ * @fix: the bias less the input zero point times the sum of the weights
+ * @yz: the output's zero point
+ * @mult: the requantization multiplier
+ * @lo: the output's low bound less @yz
+ * @hi: the output's high bound less @yz
+ * @flip: xor of each input byte (0x80: i8 as u8 + 128)
+ */
+struct eng_qdw {
+	const __u8 *row;
+	__u64 rs;
+	__u8 *y;
+	__s32 w4[ENG_QDW_W4];
+	__u32 kh, kw, sw, ow;
+	__s32 fix, yz;
+	float mult, lo, hi;
+	__u8 flip;
+};
+
+/*
+ * A depthwise row with vpdpbusd: four taps of 16 positions at a time,
+ * weight zero point 0 only; VNPU_ENG_F_VNNI only. Reads up to 40 bytes
+ * past the row's last tap (ENG_QSLACK).
+ */
+void vnpu_eng_qdw_row_vnni(const struct eng_qdw *d);
 
 /*
  * Convolutions with strides up to ENG_WIN_STRIDE read B from a zero-padded

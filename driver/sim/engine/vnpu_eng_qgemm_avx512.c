@@ -7,7 +7,8 @@
  * packed input, one broadcast of 4 weight bytes per row and 24 vpdpbusd
  * (u8 x i8 products, four to a 32-bit lane, wrapping sums: exact, as the
  * plain tile); then, given struct eng_qout, the requantized outputs
- * straight from the accumulators.
+ * straight from the accumulators. Also the depthwise row (struct
+ * eng_qdw): four taps of a row per vpdpbusd, gathered by vpshufb.
  */
 #include "vnpu_eng_priv.h"
 
@@ -50,26 +51,22 @@ static inline v16si q_rne(v16sf f)
 }
 
 /*
- * Sums @acc of row @r at the tile's positions @p.. as @n (at most 16)
- * outputs at @y: struct eng_qout's arithmetic, the bits of q_round8().
+ * Sums @a as @n (at most 16) outputs at @y: times @mult, clamped to
+ * [@lo, @hi], rounded half to even, plus @yz; the bits of q_round8().
  * Clamped with vmaxps/vminps (bounds are integers, so clamping before
  * rounding is the same as after) and rounded by vcvtps2dq {rn-sae};
- * NaN (the multiplier NaN or infinite only) gives 0 as q_round8() does.
+ * NaN (@mult NaN or infinite only) gives 0 as q_round8() does.
  */
-static void qout16(const struct eng_qout *o, __u32 r, __u32 p, v16si acc,
-		   __u8 *y, __u32 n)
+static void q_store16(v16su a, float mult, float lo, float hi, __s32 yz,
+		      __u8 *y, __u32 n)
 {
-	v16su a = (v16su)acc + (__u32)o->fix[r];
-	v16sf f;
+	v16sf f = __builtin_convertvector((v16si)a, v16sf) * mult;
 	v16si v;
 	v16qu b;
 	__u32 i;
 
-	if (o->xsum)
-		a -= (__u32)o->wz[r] * *(const v16su_u *)(o->xsum + p);
-	f = __builtin_convertvector((v16si)a, v16sf) * o->mult[r];
-	v = q_rne(q_min(q_max(f, (v16sf){} + o->lo), (v16sf){} + o->hi)) + o->yz;
-	if (o->mult[r] - o->mult[r] != 0.0f)
+	v = q_rne(q_min(q_max(f, (v16sf){} + lo), (v16sf){} + hi)) + yz;
+	if (mult - mult != 0.0f)
 		v &= ~(f != f);
 	b = __builtin_convertvector(v, v16qu);
 	if (n >= 16) {
@@ -78,6 +75,20 @@ static void qout16(const struct eng_qout *o, __u32 r, __u32 p, v16si acc,
 	}
 	for (i = 0; i < n; i++)
 		y[i] = b[i];
+}
+
+/*
+ * Sums @acc of row @r at the tile's positions @p.. as @n (at most 16)
+ * outputs at @y: struct eng_qout's arithmetic.
+ */
+static void qout16(const struct eng_qout *o, __u32 r, __u32 p, v16si acc,
+		   __u8 *y, __u32 n)
+{
+	v16su a = (v16su)acc + (__u32)o->fix[r];
+
+	if (o->xsum)
+		a -= (__u32)o->wz[r] * *(const v16su_u *)(o->xsum + p);
+	q_store16(a, o->mult[r], o->lo, o->hi, o->yz, y, n);
 }
 
 void vnpu_eng_qtile_vnni(const struct eng_qtile *t)
@@ -120,5 +131,71 @@ void vnpu_eng_qtile_vnni(const struct eng_qtile *t)
 		qout16(o, r, 0, acc[r][0], y, o->n);
 		if (o->n > 16)
 			qout16(o, r, 16, acc[r][1], y + 16, o->n - 16);
+	}
+}
+
+typedef unsigned char v64qu __attribute__((vector_size(64)));
+
+/*
+ * Four taps of 16 positions as 16 groups of 4 bytes, position i's group
+ * the bytes at @src + @sw * i: 128-bit loads at @src + 4 * @sw * j into
+ * lane j, then vpshufb by @pat (bytes 0-3, 1-4, 2-5, 3-6 of the lane for
+ * stride 1; 0-3, 2-5, 4-7, 6-9 for stride 2).
+ */
+static inline v16si qdw_taps(const __u8 *src, __u32 sw, v64qu pat)
+{
+	v16si v;
+
+	if (sw == 1)
+		__asm__("vbroadcasti32x4 (%1), %0\n\t"
+			"vinserti32x4 $1, 4(%1), %0, %0\n\t"
+			"vinserti32x4 $2, 8(%1), %0, %0\n\t"
+			"vinserti32x4 $3, 12(%1), %0, %0\n\t"
+			"vpshufb %2, %0, %0"
+			: "=&v"(v)
+			: "r"(src), "v"(pat), "m"(*(const __u8 (*)[28])src));
+	else
+		__asm__("vbroadcasti32x4 (%1), %0\n\t"
+			"vinserti32x4 $1, 8(%1), %0, %0\n\t"
+			"vinserti32x4 $2, 16(%1), %0, %0\n\t"
+			"vinserti32x4 $3, 24(%1), %0, %0\n\t"
+			"vpshufb %2, %0, %0"
+			: "=&v"(v)
+			: "r"(src), "v"(pat), "m"(*(const __u8 (*)[40])src));
+	return v;
+}
+
+void vnpu_eng_qdw_row_vnni(const struct eng_qdw *d)
+{
+	static const v64qu pat1 = {
+		0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6,
+		0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6,
+		0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6,
+		0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6 };
+	static const v64qu pat2 = {
+		0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7, 8, 9,
+		0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7, 8, 9,
+		0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7, 8, 9,
+		0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7, 8, 9 };
+	v64qu pat = d->sw == 1 ? pat1 : pat2;
+	v16si flip = (v16si){} + (__s32)(0x01010101u * d->flip);
+	__u32 o, r, g, ng = (d->kw + 3) / 4;
+
+	for (o = 0; o < d->ow; o += 16) {
+		v16si acc = (v16si){} + d->fix;
+
+		for (r = 0; r < d->kh; r++) {
+			const __u8 *src = d->row + r * d->rs + o * d->sw;
+
+			for (g = 0; g < ng; g++) {
+				__s32 wv = d->w4[r * ng + g];
+				v16si w = (v16si){} + wv;
+
+				acc = dpbusd(acc, qdw_taps(src + 4 * g, d->sw, pat) ^ flip,
+					     w);
+			}
+		}
+		q_store16((v16su)acc, d->mult, d->lo, d->hi, d->yz, d->y + o,
+			  d->ow - o);
 	}
 }

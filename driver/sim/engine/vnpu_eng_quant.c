@@ -915,6 +915,7 @@ struct qdw_out {
 	__u32 bias;
 	__s32 wz;
 	float mult, lo, hi;
+	__u64 rows;
 };
 
 /* Eight sums @acc of a depthwise row as @n (at most 8) outputs at @y. */
@@ -967,6 +968,53 @@ void qdw_row(const struct eng_qconv *q, const struct qdw_out *d,
 	}
 }
 
+#ifdef ENG_FMA
+/*
+ * The staged depthwise channel's rows by the VNNI row, where it applies
+ * (a weight zero point of 0, stride 1 or 2 and dilation 1 along rows,
+ * at most ENG_QDW_W4 groups of four taps); 0 where it does not.
+ */
+static int qdw_vnni(const struct eng_qconv *q, const struct qdw_out *d,
+		    const __s8 *w, __u8 *yd)
+{
+	const struct vnpu_layer_conv *a = q->l->attrs;
+	__u64 r, kh, kw, ng = (q->s.kw + 3) / 4;
+	struct eng_qdw v;
+	__u32 wsum = 0;
+
+	if (!(q->ctx->features & VNPU_ENG_F_VNNI) || d->wz ||
+	    a->dilation[1] != 1 || a->stride[1] > 2 ||
+	    q->s.kh * ng > ENG_QDW_W4)
+		return 0;
+	for (kh = 0; kh < q->s.kh; kh++) {
+		for (kw = 0; kw < 4 * ng; kw++) {
+			__u8 b = kw < q->s.kw ? (__u8)w[kh * q->s.kw + kw] : 0;
+
+			((__u8 *)&v.w4[kh * ng + kw / 4])[kw % 4] = b;
+			if (kw < q->s.kw)
+				wsum += (__u32)(__s32)w[kh * q->s.kw + kw];
+		}
+	}
+	v.rs = a->dilation[0] * q->p.wp;
+	v.kh = (__u32)q->s.kh;
+	v.kw = (__u32)q->s.kw;
+	v.sw = a->stride[1];
+	v.ow = (__u32)q->s.ow;
+	v.fix = (__s32)(d->bias - (__u32)q->xz * wsum);
+	v.yz = q->yz;
+	v.mult = d->mult;
+	v.lo = d->lo;
+	v.hi = d->hi;
+	v.flip = q->flip;
+	for (r = 0; r < d->rows; r++) {
+		v.row = q->stage + r * a->stride[0] * q->p.wp;
+		v.y = yd + r * q->s.ow;
+		vnpu_eng_qdw_row_vnni(&v);
+	}
+	return 1;
+}
+#endif
+
 /*
  * Depthwise (one input and one output channel per group): from the
  * staged channel straight to the outputs (qdw_row()), instead of a
@@ -982,12 +1030,17 @@ static void qconv_depthwise(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
 	__u64 nr = eng_min(p->rows, q->s.oh - oh0);
 	struct qdw_out d = { .bias = qconv_bias(q, g), .wz = qzero(q->l, 5, g),
 			     .mult = qconv_mult(q->l, g),
-			     .lo = (float)(q->lo - q->yz), .hi = (float)(q->hi - q->yz) };
+			     .lo = (float)(q->lo - q->yz), .hi = (float)(q->hi - q->yz),
+			     .rows = nr };
 	__u8 *yd = (__u8 *)q->l->data[q->l->n - 1] +
 		   ((__s64)img * y->strides[0] + (__s64)g * y->strides[1] +
 		    (__s64)(oh0 * ow));
 
 	qconv_stage(q, img, g, oh0);
+#ifdef ENG_FMA
+	if (qdw_vnni(q, &d, w, yd))
+		return;
+#endif
 	for (r = 0; r < nr; r++) {
 		const __u8 *row = q->stage + r * a->stride[0] * p->wp;
 

@@ -370,6 +370,11 @@ static void test_qconv_packed(void)
 		/* depthwise 5x5 stride 1 and 2, rows not a multiple of 8 */
 		{ 1, 10, 13, 21, 10, 10, 5, 1, 2, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
 		{ 1, 8, 17, 30, 8, 8, 5, 2, 2, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 1, 1, 0, 0 },
+		/* depthwise of weight zero point 0 (the VNNI rows): stride 2, i8 */
+		{ 1, 8, 17, 30, 8, 8, 5, 2, 2, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
+		{ 1, 6, 9, 37, 6, 6, 3, 2, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
+		/* 7 taps a row: two groups of four */
+		{ 1, 4, 12, 40, 4, 4, 7, 1, 3, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 1, 0, 0 },
 		/* depthwise stride 3, dilation 2: the gathered taps */
 		{ 1, 6, 11, 26, 6, 6, 3, 3, 1, 2, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 0, 0, 0, 0 },
 		/* stride 3: the plain gather; rows wider than a vector */
