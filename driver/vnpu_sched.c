@@ -3,10 +3,10 @@
  * DOC: scheduler backend, timeouts and resets
  *
  * Each device has one drm_gpu_scheduler in front of its firmware queue.
- * run_job hands a job to the firmware and returns its hardware fence,
- * which the firmware signals when the job ends; a short job on an idle
- * device runs right in run_job (vnpu_fw_run_now()). Most such jobs never
- * get here: SUBMIT runs them itself (see vnpu_job.c). When the oldest job
+ * run_job hands a job to the firmware queue and returns its hardware
+ * fence, which the firmware thread signals when the job ends. A job that
+ * ran in SUBMIT, the driver's one fast path (see vnpu_job.c), never gets
+ * here. When the oldest job
  * has run a whole timeout of its own (from its start, not from when the
  * scheduler's timer began) without progress (no part or command
  * completed), it is hung and the device is reset: the firmware abandons
@@ -75,8 +75,7 @@ static struct dma_fence *vnpu_sched_run_job(struct drm_sched_job *sched_job)
 	if (!job->pushed) {
 		vnpu_job_init_hw_fence(job, vdev->fence_context,
 				       atomic64_inc_return(&vdev->fence_seqno));
-		if (!vnpu_fw_run_now(&vdev->fw, &job->fw))
-			vnpu_fw_push(&vdev->fw, &job->fw);
+		vnpu_fw_push(&vdev->fw, &job->fw);
 	}
 	return dma_fence_get(job->hw_fence);
 }

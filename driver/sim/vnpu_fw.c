@@ -16,10 +16,10 @@
  * hardware.
  *
  * A short job (vnpu_fw_job_is_short()) may instead run on the thread that
- * hands it to an idle device (vnpu_fw_claim(), vnpu_fw_run_claimed()):
- * the SUBMIT ioctl or the scheduler's run_job. It is then the device's
- * running job like any other, and the firmware thread starts nothing
- * before it ends.
+ * submits it to an idle device (vnpu_fw_claim(), vnpu_fw_run_claimed()):
+ * the SUBMIT ioctl, the driver's one fast path (vnpu_job.c). It is then
+ * the device's running job like any other, and the firmware thread
+ * starts nothing before it ends.
  *
  * A reset abandons the running job (it ends TIMEOUT) at the next command
  * or part boundary; SPIN commands and injected hangs wait for that reset.
@@ -559,23 +559,6 @@ bool vnpu_fw_claim(struct vnpu_fw *fw, struct vnpu_fw_job *job)
 void vnpu_fw_run_claimed(struct vnpu_fw *fw, struct vnpu_fw_job *job)
 {
 	vnpu_fw_run_job(fw, job, true);
-}
-
-/**
- * vnpu_fw_run_now() - run a short job on the calling thread when the
- * device is idle, sparing the firmware thread a wakeup
- * @fw: the device
- * @job: the job, with @job->fence initialized
- *
- * Return: true when the job ended (its fence is signalled), false when it
- * must be pushed with vnpu_fw_push().
- */
-bool vnpu_fw_run_now(struct vnpu_fw *fw, struct vnpu_fw_job *job)
-{
-	if (!vnpu_fw_job_is_short(job) || !vnpu_fw_claim(fw, job))
-		return false;
-	vnpu_fw_run_claimed(fw, job);
-	return true;
 }
 
 /**

@@ -173,7 +173,6 @@ void vnpu_fw_push(struct vnpu_fw *fw, struct vnpu_fw_job *job);
 bool vnpu_fw_job_is_short(const struct vnpu_fw_job *job);
 bool vnpu_fw_claim(struct vnpu_fw *fw, struct vnpu_fw_job *job);
 void vnpu_fw_run_claimed(struct vnpu_fw *fw, struct vnpu_fw_job *job);
-bool vnpu_fw_run_now(struct vnpu_fw *fw, struct vnpu_fw_job *job);
 bool vnpu_fw_reset(struct vnpu_fw *fw, struct vnpu_fw_job *job);
 u64 vnpu_fw_job_started(const struct vnpu_fw_job *job);
 bool vnpu_fw_cancel(struct vnpu_fw_job *job);
