@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Engine unit tests: every layer op against a naive reference, on the
- * baseline and the AVX2+FMA builds, whole and split into parts (which must
- * agree bit for bit), and the checks that reject malformed layers.
+ * Helpers of the engine unit tests (test_*.c, each a program on
+ * kselftest_harness.h through tests/ksft_main.h): every layer op against a
+ * naive reference, on the baseline and the AVX2+FMA builds, whole and
+ * split into parts (which must agree bit for bit). They say what differs
+ * on stderr and return non-zero, for the tests to check.
  */
 #include "engine_test.h"
 
-int et_failures;
-static int et_layers;
 unsigned int et_host_features;
 
 static unsigned long long rng_state = 0x9e3779b97f4a7c15ull;
@@ -143,8 +143,6 @@ static int run_four(const char *name, __u32 op, const struct vnpu_tensor *t,
 	static const __u32 parts[4] = { 1, 7, 1, 64 };
 	int i, rc;
 
-	et_layers++;
-
 	for (i = 0; i < 4; i++) {
 		__u32 f = i < 2 ? 0 : VNPU_ENG_F_AVX2_FMA;
 
@@ -156,13 +154,13 @@ static int run_four(const char *name, __u32 op, const struct vnpu_tensor *t,
 		memset(data[n - 1], 0x7f, bytes);
 		rc = et_run(op, t, data, n, attrs, attr_size, f, parts[i]);
 		if (rc) {
-			ET_FAIL("%s: run %d failed: %d", name, i, rc);
+			fprintf(stderr, "%s: run %d failed: %d\n", name, i, rc);
 			return rc;
 		}
 		memcpy(outs[i], data[n - 1], bytes);
 	}
 	if (memcmp(outs[0], outs[1], bytes) || memcmp(outs[2], outs[3], bytes)) {
-		ET_FAIL("%s: split runs differ from whole runs", name);
+		fprintf(stderr, "%s: split runs differ from whole runs\n", name);
 		return -1;
 	}
 	/*
@@ -173,7 +171,7 @@ static int run_four(const char *name, __u32 op, const struct vnpu_tensor *t,
 	     op == VNPU_LAYER_QLINEAR_CONV) &&
 	    (et_host_features & VNPU_ENG_F_AVX2_FMA) &&
 	    memcmp(outs[0], outs[2], bytes)) {
-		ET_FAIL("%s: baseline bits differ from AVX2's", name);
+		fprintf(stderr, "%s: baseline bits differ from AVX2's\n", name);
 		return -1;
 	}
 	/* AVX-512 kernels, in 7 parts: AVX2's bits. */
@@ -182,7 +180,7 @@ static int run_four(const char *name, __u32 op, const struct vnpu_tensor *t,
 		rc = et_run(op, t, data, n, attrs, attr_size,
 			    VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512, 7);
 		if (rc || memcmp(outs[2], data[n - 1], bytes)) {
-			ET_FAIL("%s: AVX-512 run differs from AVX2 (%d)", name, rc);
+			fprintf(stderr, "%s: AVX-512 run differs from AVX2 (%d)\n", name, rc);
 			return -1;
 		}
 	}
@@ -193,7 +191,7 @@ static int run_four(const char *name, __u32 op, const struct vnpu_tensor *t,
 			    VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 |
 			    VNPU_ENG_F_VNNI, 7);
 		if (rc || memcmp(outs[2], data[n - 1], bytes)) {
-			ET_FAIL("%s: VNNI run differs from AVX2 (%d)", name, rc);
+			fprintf(stderr, "%s: VNNI run differs from AVX2 (%d)\n", name, rc);
 			return -1;
 		}
 	}
@@ -224,7 +222,7 @@ int et_layer_f32(const char *name, __u32 op, const struct vnpu_tensor *t,
 		for (i = 0; i < count; i++)
 			if (!close_enough(got[i], ref[i], atol, rtol)) {
 				if (bad++ < 3)
-					ET_FAIL("%s (%s) [%zu]: got %.9g want %.9g",
+					fprintf(stderr, "%s (%s) [%zu]: got %.9g want %.9g\n",
 						name, k ? "avx2" : "base", i,
 						got[i], ref[i]);
 			}
@@ -247,7 +245,7 @@ int et_layer_exact(const char *name, __u32 op, const struct vnpu_tensor *t,
 		for (i = 0; i < bytes; i++)
 			if (outs[k][i] != ((const unsigned char *)ref)[i]) {
 				if (bad++ < 3)
-					ET_FAIL("%s: byte %zu: got %02x want %02x",
+					fprintf(stderr, "%s: byte %zu: got %02x want %02x\n",
 						name, i, outs[k][i],
 						((const unsigned char *)ref)[i]);
 			}
@@ -256,67 +254,11 @@ int et_layer_exact(const char *name, __u32 op, const struct vnpu_tensor *t,
 	return rc || bad;
 }
 
-int main(int argc, char **argv)
+/* ET_SEED=n: other random shapes and data (the default is fixed). */
+static void __attribute__((constructor)) et_init(void)
 {
-	const char *only = argc > 1 ? argv[1] : NULL;
-
-	/* ET_SEED=n: other random shapes and data (the default is fixed). */
 	if (getenv("ET_SEED"))
 		rng_state += strtoull(getenv("ET_SEED"), NULL, 0) *
 			     0x9e3779b97f4a7c15ull;
 	et_host_features = vnpu_eng_host_features();
-	printf("host features: %s%s\n",
-	       et_host_features & VNPU_ENG_F_AVX512 ? "avx2+fma, avx512" :
-	       et_host_features & VNPU_ENG_F_AVX2_FMA ? "avx2+fma" :
-	       "baseline only",
-	       et_host_features & VNPU_ENG_F_VNNI ? ", vnni" : "");
-	if (!only || !strcmp(only, "gemm"))
-		et_test_gemm_conv();
-	if (!only || !strcmp(only, "tiles"))
-		et_test_tiles();
-	if (!only || !strcmp(only, "gemm16"))
-		et_test_gemm16();
-	if (!only || !strcmp(only, "gemmbf16"))
-		et_test_gemm_bf16();
-	if (!only || !strcmp(only, "elementwise"))
-		et_test_elementwise();
-	if (!only || !strcmp(only, "vmath"))
-		et_test_vmath();
-	if (!only || !strcmp(only, "other"))
-		et_test_other();
-	if (!only || !strcmp(only, "check"))
-		et_test_check();
-	if (!only || !strcmp(only, "quant"))
-		et_test_quant();
-	if (!only || !strcmp(only, "scatter"))
-		et_test_scatter();
-	if (!only || !strcmp(only, "grid"))
-		et_test_grid();
-	if (!only || !strcmp(only, "tfidf"))
-		et_test_tfidf();
-	if (!only || !strcmp(only, "det"))
-		et_test_det();
-	if (!only || !strcmp(only, "roi"))
-		et_test_roi();
-	if (!only || !strcmp(only, "chain"))
-		et_test_chain();
-	if (!only || !strcmp(only, "lstm"))
-		et_test_lstm();
-	if (!only || !strcmp(only, "poolidx"))
-		et_test_poolidx();
-	if (!only || !strcmp(only, "rank"))
-		et_test_rank();
-	if (!only || !strcmp(only, "host"))
-		et_test_host();
-	if (!only || !strcmp(only, "units"))
-		et_test_units();
-	if (!only || !strcmp(only, "fpuunits"))
-		et_test_fpu_units();
-	if (!only || !strcmp(only, "wino"))
-		et_test_wino();
-	if (!only || !strcmp(only, "pause"))
-		et_test_pause();
-	printf("%s: %d layers, %d failure(s)\n", only ? only : "all", et_layers,
-	       et_failures);
-	return et_failures ? 1 : 0;
 }

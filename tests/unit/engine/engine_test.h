@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * Shared helpers of the engine unit tests: dense tensors, random data, and
- * running a layer in several splits on both kernel builds.
+ * running a layer in several splits on both kernel builds. They report by
+ * return value (and why on stderr): the tests, each file a program on
+ * kselftest_harness.h, check it.
  */
 #ifndef ENGINE_TEST_H
 #define ENGINE_TEST_H
@@ -14,20 +16,7 @@
 
 #include "vnpu_engine.h"
 
-extern int et_failures;
 extern unsigned int et_host_features;
-
-#define ET_FAIL(...) do {						\
-	fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);		\
-	fprintf(stderr, __VA_ARGS__);					\
-	fputc('\n', stderr);						\
-	et_failures++;							\
-} while (0)
-
-#define ET_EXPECT(cond, ...) do {					\
-	if (!(cond))							\
-		ET_FAIL(__VA_ARGS__);					\
-} while (0)
 
 /* A dense row-major tensor of @rank dims (slot and offset unused). */
 struct vnpu_tensor et_dense(__u32 dtype, __u32 rank, const __u64 *dims);
@@ -72,29 +61,5 @@ static inline __u32 et_f32_bits(float f)
 	memcpy(&u, &f, 4);
 	return u;
 }
-
-void et_test_gemm_conv(void);
-void et_test_tiles(void);
-void et_test_gemm16(void);
-void et_test_gemm_bf16(void);
-void et_test_elementwise(void);
-void et_test_vmath(void);
-void et_test_other(void);
-void et_test_check(void);
-void et_test_quant(void);
-void et_test_scatter(void);
-void et_test_grid(void);
-void et_test_tfidf(void);
-void et_test_det(void);
-void et_test_roi(void);
-void et_test_poolidx(void);
-void et_test_rank(void);
-void et_test_host(void);
-void et_test_units(void);
-void et_test_fpu_units(void);
-void et_test_pause(void);
-void et_test_chain(void);
-void et_test_lstm(void);
-void et_test_wino(void);
 
 #endif

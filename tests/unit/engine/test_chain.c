@@ -5,6 +5,7 @@
  * checks that reject malformed chains.
  */
 #include "engine_test.h"
+#include "ksft_main.h"
 
 #define IN(i)	VNPU_CHAIN_IN(i)
 #define ST(j)	VNPU_CHAIN_STEP(j)
@@ -35,14 +36,15 @@ struct chain_case {
 	struct vnpu_layer_chain a;
 };
 
-static int run_or_fail(const char *name, __u32 op, const struct vnpu_tensor *t,
+static int run_or_fail(struct __test_metadata *_metadata, const char *name, __u32 op,
+		       const struct vnpu_tensor *t,
 		       void *const *data, __u32 n, const void *attrs,
 		       __u32 size, __u32 features)
 {
 	int rc = et_run(op, t, data, n, attrs, size, features, 1);
 
-	if (rc)
-		ET_FAIL("%s: reference layer %u failed: %d", name, op, rc);
+	EXPECT_FALSE(rc)
+		TH_LOG("%s: reference layer %u failed: %d", name, op, rc);
 	return rc;
 }
 
@@ -51,7 +53,7 @@ static int run_or_fail(const char *name, __u32 op, const struct vnpu_tensor *t,
  * Y's dims (BINARY MAX of it with itself, which keeps its bits), each
  * step a layer into another, the last copied to Y's layout.
  */
-static int chain_ref(const struct chain_case *c, void *const *in,
+static int chain_ref(struct __test_metadata *_metadata, const struct chain_case *c, void *const *in,
 		     float *out, __u32 features)
 {
 	const struct vnpu_tensor *y = &c->t[c->inputs];
@@ -70,7 +72,7 @@ static int chain_ref(const struct chain_case *c, void *const *in,
 		data[2] = vals[i];
 		t[0] = t[1] = c->t[i];
 		t[2] = d;
-		rc = run_or_fail(c->name, VNPU_LAYER_BINARY, t, data, 3, &mx,
+		rc = run_or_fail(_metadata, c->name, VNPU_LAYER_BINARY, t, data, 3, &mx,
 				 sizeof(mx), features);
 	}
 	for (k = 0; !rc && k < c->a.num_steps; k++) {
@@ -86,7 +88,7 @@ static int chain_ref(const struct chain_case *c, void *const *in,
 			data[0] = VAL(s->a);
 			data[1] = r;
 			t[0] = t[1] = d;
-			rc = run_or_fail(c->name, VNPU_LAYER_UNARY, t, data, 2, &act,
+			rc = run_or_fail(_metadata, c->name, VNPU_LAYER_UNARY, t, data, 2, &act,
 					 sizeof(act), features);
 			continue;
 		}
@@ -100,7 +102,7 @@ static int chain_ref(const struct chain_case *c, void *const *in,
 			t[0] = s->a == IMM ? one : d;
 			t[1] = s->b == IMM ? one : d;
 			t[2] = d;
-			rc = run_or_fail(c->name, VNPU_LAYER_BINARY, t, data, 3, &bin,
+			rc = run_or_fail(_metadata, c->name, VNPU_LAYER_BINARY, t, data, 3, &bin,
 					 sizeof(bin), features);
 		}
 #undef VAL
@@ -130,8 +132,8 @@ static void fill_special(float *p, size_t n)
 	}
 }
 
-/* @c on every path, whole and in parts, against chain_ref(). */
-static void chain_exact(const struct chain_case *c)
+/* @c on every path, whole and in parts, against chain_ref(_metadata). */
+static void chain_exact(struct __test_metadata *_metadata, const struct chain_case *c)
 {
 	static const __u32 parts[] = { 1, 7, 64 };
 	const struct vnpu_tensor *y = &c->t[c->inputs];
@@ -154,16 +156,17 @@ static void chain_exact(const struct chain_case *c)
 		if ((feats[f] & et_host_features) != feats[f])
 			continue;
 		memset(ref, 0x7f, yb);
-		if (chain_ref(c, data, ref, feats[f]))
+		if (chain_ref(_metadata, c, data, ref, feats[f]))
 			break;
 		for (p = 0; p < 3; p++) {
 			memset(data[c->inputs], 0x7f, yb);
 			rc = et_run(VNPU_LAYER_CHAIN, c->t, data, c->inputs + 1,
 				    &c->a, sizeof(c->a), feats[f], parts[p]);
-			ET_EXPECT(!rc, "%s: chain run failed: %d", c->name, rc);
-			ET_EXPECT(rc || !memcmp(data[c->inputs], ref, yb),
-				  "%s: features %u, %u parts: not the steps' bits",
-				  c->name, feats[f], parts[p]);
+			EXPECT_TRUE(!rc)
+				TH_LOG("%s: chain run failed: %d", c->name, rc);
+			EXPECT_TRUE(rc || !memcmp(data[c->inputs], ref, yb))
+				TH_LOG("%s: features %u, %u parts: not the steps' bits", c->name,
+				       feats[f], parts[p]);
 		}
 	}
 	for (i = 0; i <= c->inputs; i++)
@@ -185,7 +188,7 @@ static struct vnpu_tensor T2(__u64 d0, __u64 d1)
 	return et_dense(VNPU_DTYPE_F32, 2, dims);
 }
 
-static void chain_cases(void)
+static void chain_cases(struct __test_metadata *_metadata)
 {
 	struct chain_case c;
 	int i;
@@ -200,7 +203,7 @@ static void chain_cases(void)
 	c.a.steps[1] = U(VNPU_ACT_CLIP, ST(0), 0.0f, 6.0f);
 	c.a.steps[2] = B(VNPU_BIN_MUL, IN(0), ST(1), 0);
 	c.a.steps[3] = B(VNPU_BIN_DIV, ST(2), IMM, 6.0f);
-	chain_exact(&c);
+	chain_exact(_metadata, &c);
 
 	/* Squeeze-excite: HardSigmoid of a per-channel scale, times x. */
 	memset(&c, 0, sizeof(c));
@@ -211,7 +214,7 @@ static void chain_cases(void)
 	c.a.num_steps = 2;
 	c.a.steps[0] = U(VNPU_ACT_HARD_SIGMOID, IN(0), 1.0f / 6, 0.5f);
 	c.a.steps[1] = B(VNPU_BIN_MUL, ST(0), IN(1), 0);
-	chain_exact(&c);
+	chain_exact(_metadata, &c);
 
 	/* A residual add and ReLU, the residual of lower rank. */
 	memset(&c, 0, sizeof(c));
@@ -223,7 +226,7 @@ static void chain_cases(void)
 	c.a.num_steps = 2;
 	c.a.steps[0] = B(VNPU_BIN_ADD, IN(0), IN(1), 0);
 	c.a.steps[1] = U(VNPU_ACT_RELU, ST(0), 0, 0);
-	chain_exact(&c);
+	chain_exact(_metadata, &c);
 
 	/*
 	 * An LSTM cell's C = sigmoid(f) * C + sigmoid(i) * tanh(g), the
@@ -243,7 +246,7 @@ static void chain_cases(void)
 	c.a.steps[3] = U(VNPU_ACT_TANH, IN(3), 0, 0);
 	c.a.steps[4] = B(VNPU_BIN_MUL, ST(2), ST(3), 0);
 	c.a.steps[5] = B(VNPU_BIN_ADD, ST(1), ST(4), 0);
-	chain_exact(&c);
+	chain_exact(_metadata, &c);
 
 	/* Every binary function, immediates on either side, NaNs. */
 	memset(&c, 0, sizeof(c));
@@ -259,7 +262,7 @@ static void chain_cases(void)
 	c.a.steps[5] = B(VNPU_BIN_MIN, ST(4), IMM, 0.0f);
 	c.a.steps[6] = B(VNPU_BIN_MUL, ST(5), ST(0), 0);
 	c.a.steps[7] = B(VNPU_BIN_SUB, ST(6), IN(1), 0);
-	chain_exact(&c);
+	chain_exact(_metadata, &c);
 
 	/* Scalar inputs (steps on one value), Y transposed. */
 	memset(&c, 0, sizeof(c));
@@ -275,7 +278,7 @@ static void chain_cases(void)
 	c.a.steps[1] = B(VNPU_BIN_ADD, ST(0), IMM, 1.0f);
 	c.a.steps[2] = B(VNPU_BIN_MUL, IN(1), ST(1), 0);
 	c.a.steps[3] = U(VNPU_ACT_SILU, ST(2), 0, 0);
-	chain_exact(&c);
+	chain_exact(_metadata, &c);
 
 	/* Long enough for many units, every unary path on the way. */
 	memset(&c, 0, sizeof(c));
@@ -288,7 +291,7 @@ static void chain_cases(void)
 	c.a.steps[2] = U(VNPU_ACT_HARD_SWISH, IN(0), 0, 0);
 	c.a.steps[3] = B(VNPU_BIN_ADD, ST(1), ST(2), 0);
 	c.a.steps[4] = U(VNPU_ACT_LEAKY_RELU, ST(3), 0.1f, 0);
-	chain_exact(&c);
+	chain_exact(_metadata, &c);
 }
 
 struct chain_fixture {
@@ -302,12 +305,13 @@ struct chain_fixture {
 	struct chain_fixture f_ = (base), *f = &f_;			\
 									\
 	stmt;								\
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_CHAIN, f->t, f->n,	\
-				       &f->a, sizeof(f->a)) ==		\
-		  VNPU_ENG_EINVAL, "chain: %s accepted", what);		\
+	EXPECT_EQ(VNPU_ENG_EINVAL,					\
+		  vnpu_eng_layer_check(VNPU_LAYER_CHAIN, f->t, f->n,	\
+				       &f->a, sizeof(f->a)))		\
+		TH_LOG("chain: %s accepted", what);			\
 } while (0)
 
-static void chain_bad(void)
+static void chain_bad(struct __test_metadata *_metadata)
 {
 	struct chain_fixture b = { .n = 3 };
 	struct vnpu_tensor big[2] = { T2(1u << 20, 1u << 20),
@@ -318,12 +322,11 @@ static void chain_bad(void)
 	b.a.num_steps = 2;
 	b.a.steps[0] = B(VNPU_BIN_ADD, IN(0), IN(1), 0);
 	b.a.steps[1] = U(VNPU_ACT_RELU, ST(0), 0, 0);
-	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_CHAIN, b.t, b.n, &b.a,
-					sizeof(b.a)),
-		  "chain: the valid layer is rejected");
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_CHAIN, b.t, b.n, &b.a,
-				       sizeof(b.a) - 8) == VNPU_ENG_EINVAL,
-		  "chain: a short attribute block accepted");
+	EXPECT_TRUE(!vnpu_eng_layer_check(VNPU_LAYER_CHAIN, b.t, b.n, &b.a, sizeof(b.a)))
+		TH_LOG("chain: the valid layer is rejected");
+	EXPECT_EQ(VNPU_ENG_EINVAL,
+		  vnpu_eng_layer_check(VNPU_LAYER_CHAIN, b.t, b.n, &b.a, sizeof(b.a) - 8))
+		TH_LOG("chain: a short attribute block accepted");
 	CHAIN_BAD(b, "no steps", f->a.num_steps = 0);
 	CHAIN_BAD(b, "9 steps", f->a.num_steps = VNPU_CHAIN_MAX_STEPS + 1);
 	CHAIN_BAD(b, "huge step count", f->a.num_steps = 0xffffffffu);
@@ -363,16 +366,16 @@ static void chain_bad(void)
 	CHAIN_BAD(b, "aliased output", f->t[2].strides[0] = 0);
 
 	one.steps[0] = U(VNPU_ACT_NEG, IN(0), 0, 0);
-	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_CHAIN, big, 2, &one,
-					sizeof(one)),
-		  "chain: 2^40 elements rejected");
-	ET_EXPECT(vnpu_eng_layer_max_parts(VNPU_LAYER_CHAIN, big, 2, &one,
-					   VNPU_ENG_F_AVX2_FMA) > 1,
-		  "chain: a huge chain does not split");
+	EXPECT_TRUE(!vnpu_eng_layer_check(VNPU_LAYER_CHAIN, big, 2, &one, sizeof(one)))
+		TH_LOG("chain: 2^40 elements rejected");
+	EXPECT_GT(vnpu_eng_layer_max_parts(VNPU_LAYER_CHAIN, big, 2, &one, VNPU_ENG_F_AVX2_FMA), 1)
+		TH_LOG("chain: a huge chain does not split");
 }
 
-void et_test_chain(void)
+TEST(chain)
 {
-	chain_cases();
-	chain_bad();
+	chain_cases(_metadata);
+	chain_bad(_metadata);
 }
+
+KSFT_MAIN

@@ -4,6 +4,7 @@
  * malformed field of it, one at a time, is rejected.
  */
 #include "engine_test.h"
+#include "ksft_main.h"
 
 #define NAN_BITS 0x7fc00000u
 #define INF_BITS 0x7f800000u
@@ -48,8 +49,8 @@ static struct vnpu_tensor T(__u32 dt, __u32 rank, __u64 d0, __u64 d1,
 	struct fixture f_ = (base);					\
 	struct fixture *f = &f_;					\
 	stmt;								\
-	ET_EXPECT(check(f) == VNPU_ENG_EINVAL, "%s: %s accepted",	\
-		  op_name(f->op), what);				\
+	EXPECT_EQ(VNPU_ENG_EINVAL, check(f))				\
+		TH_LOG("%s: %s accepted", op_name(f->op), what);	\
 	(void)f;							\
 } while (0)
 
@@ -65,11 +66,12 @@ static const char *op_name(__u32 op)
 }
 
 /* Malformations every op must reject. */
-static void common_bad(const struct fixture *b)
+static void common_bad(struct __test_metadata *_metadata, const struct fixture *b)
 {
 	__u32 last = b->n - 1;
 
-	ET_EXPECT(!check(b), "%s: the valid layer is rejected", op_name(b->op));
+	EXPECT_TRUE(!check(b))
+		TH_LOG("%s: the valid layer is rejected", op_name(b->op));
 	BAD(*b, "op 0", f->op = 0);
 	BAD(*b, "op past the last", f->op = VNPU_LAYER_CAST + 1);
 	BAD(*b, "attr_size + 8", f->size += 8);
@@ -90,7 +92,7 @@ static void common_bad(const struct fixture *b)
 	BAD(*b, "output rank + 1", f->t[last].dims[f->t[last].rank++] = 2);
 }
 
-static void gemm_bad(void)
+static void gemm_bad(struct __test_metadata *_metadata)
 {
 	struct fixture b = { .op = VNPU_LAYER_GEMM, .n = 5 };
 	__u64 psize = vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, 7, 9);
@@ -103,7 +105,7 @@ static void gemm_bad(void)
 	b.a.gemm.flags = VNPU_LAYER_F_BIAS | VNPU_LAYER_F_RESIDUAL;
 	b.a.gemm.alpha = b.a.gemm.beta = et_f32_bits(1);
 	b.size = sizeof(b.a.gemm);
-	common_bad(&b);
+	common_bad(_metadata, &b);
 	BAD(b, "unknown flag", f->a.gemm.flags |= 1u << 5);
 	BAD(b, "flags without the bias tensor", f->a.gemm.flags &= ~VNPU_LAYER_F_BIAS);
 	BAD(b, "pad", f->a.gemm.pad = 1);
@@ -127,10 +129,12 @@ static void gemm_bad(void)
 		ok.a.gemm.act.func = VNPU_ACT_LEAKY_RELU;
 		ok.a.gemm.act.flags = VNPU_ACT_F_MAX;
 		ok.a.gemm.act.beta = et_f32_bits(-0.4f);
-		ET_EXPECT(!check(&ok), "gemm: LEAKY_RELU with a MAX bound rejected");
+		EXPECT_TRUE(!check(&ok))
+			TH_LOG("gemm: LEAKY_RELU with a MAX bound rejected");
 		ok.a.gemm.act.func = VNPU_ACT_IDENTITY;
 		ok.a.gemm.act.flags = VNPU_ACT_F_MIN;
-		ET_EXPECT(!check(&ok), "gemm: IDENTITY with a MIN bound rejected");
+		EXPECT_TRUE(!check(&ok))
+			TH_LOG("gemm: IDENTITY with a MIN bound rejected");
 	}
 	BAD(b, "act alpha NaN", f->a.gemm.act.alpha = NAN_BITS);
 	BAD(b, "K mismatch", f->t[1].dims[1] = 8);
@@ -152,7 +156,8 @@ static void gemm_bad(void)
 			h.t[i] = T(i % 2 ? VNPU_DTYPE_F16 : VNPU_DTYPE_BF16,
 				   b.t[i].rank, b.t[i].dims[0], b.t[i].dims[1],
 				   b.t[i].dims[2], 0);
-		ET_EXPECT(!check(&h), "gemm f16/bf16: valid layer rejected");
+		EXPECT_TRUE(!check(&h))
+			TH_LOG("gemm f16/bf16: valid layer rejected");
 		BAD(h, "f16 with i8 A", f->t[0].dtype = VNPU_DTYPE_I8);
 	}
 	BAD(b, "Y columns strided", f->t[4].strides[2] = 2;
@@ -166,20 +171,24 @@ static void gemm_bad(void)
 	b.t[0] = T(VNPU_DTYPE_F32, 2, 5, 7, 0, 0);
 	b.t[1] = T(VNPU_DTYPE_F32, 1, psize, 0, 0, 0);
 	b.t[2] = T(VNPU_DTYPE_F32, 2, 5, 9, 0, 0);
-	ET_EXPECT(!check(&b), "gemm packed: valid layer rejected");
+	EXPECT_TRUE(!check(&b))
+		TH_LOG("gemm packed: valid layer rejected");
 	BAD(b, "packed size - 1", f->t[1].dims[0]--);
 	BAD(b, "packed rank 2", f->t[1] = T(VNPU_DTYPE_F32, 2, 7, 9, 0, 0));
 	BAD(b, "packed strided", f->t[1].strides[0] = 2);
 	BAD(b, "packed i16", f->t[1].dtype = VNPU_DTYPE_I16);
 	BAD(b, "packed u8", f->t[1].dtype = VNPU_DTYPE_U8);
 	b.t[1].dtype = VNPU_DTYPE_F16;
-	ET_EXPECT(!check(&b), "gemm packed f16: valid layer rejected");
+	EXPECT_TRUE(!check(&b))
+		TH_LOG("gemm packed f16: valid layer rejected");
 	b.t[1].dtype = VNPU_DTYPE_BF16;
-	ET_EXPECT(!check(&b), "gemm packed bf16: valid layer rejected");
+	EXPECT_TRUE(!check(&b))
+		TH_LOG("gemm packed bf16: valid layer rejected");
 	b.t[1].dtype = VNPU_DTYPE_F32;
 	b.t[0].dtype = VNPU_DTYPE_F16;
 	b.t[2].dtype = VNPU_DTYPE_F16;
-	ET_EXPECT(!check(&b), "gemm packed, f16 A and Y: valid layer rejected");
+	EXPECT_TRUE(!check(&b))
+		TH_LOG("gemm packed, f16 A and Y: valid layer rejected");
 }
 
 static struct fixture conv_base(void)
@@ -204,11 +213,11 @@ static struct fixture conv_base(void)
 	return b;
 }
 
-static void conv_bad(void)
+static void conv_bad(struct __test_metadata *_metadata)
 {
 	struct fixture b = conv_base(), one;
 
-	common_bad(&b);
+	common_bad(_metadata, &b);
 	BAD(b, "unknown flag", f->a.conv.flags |= 1u << 7);
 	BAD(b, "group 0", f->a.conv.group = 0);
 	BAD(b, "group not dividing C", f->a.conv.group = 3);
@@ -230,7 +239,8 @@ static void conv_bad(void)
 		ok.a.conv.act.func = VNPU_ACT_RELU;
 		ok.a.conv.act.flags = VNPU_ACT_F_MIN;
 		ok.a.conv.act.beta = et_f32_bits(6);
-		ET_EXPECT(!check(&ok), "conv: RELU with a MIN bound rejected");
+		EXPECT_TRUE(!check(&ok))
+			TH_LOG("conv: RELU with a MIN bound rejected");
 	}
 	BAD(b, "OH wrong", f->t[4].dims[2] = 5; f->t[3].dims[2] = 5);
 	BAD(b, "N mismatch", f->t[4].dims[0] = 2);
@@ -250,7 +260,8 @@ static void conv_bad(void)
 		win.a.conv.stride[0] = 1;
 		win.t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 8, 9);
 		win.t[4] = win.t[3];
-		ET_EXPECT(!check(&win), "conv stride 1: valid layer rejected");
+		EXPECT_TRUE(!check(&win))
+			TH_LOG("conv stride 1: valid layer rejected");
 		BAD(win, "input window over the scratch limit",
 		    f->t[0].dims[1] = 1ull << 22; f->t[1].dims[1] = 1ull << 21);
 	}
@@ -262,18 +273,21 @@ static void conv_bad(void)
 	one.a.conv.kernel[0] = 1;
 	one.a.conv.stride[0] = 1;
 	one.a.conv.pad_begin[0] = 0;
-	ET_EXPECT(!check(&one), "conv1d: valid layer rejected");
+	EXPECT_TRUE(!check(&one))
+		TH_LOG("conv1d: valid layer rejected");
 	BAD(one, "1-D with a kernel height", f->a.conv.kernel[0] = 2);
 	BAD(one, "1-D with a height pad", f->a.conv.pad_end[0] = 1);
 	b.a.conv.flags |= VNPU_LAYER_F_PACKED;
 	b.t[1] = T(VNPU_DTYPE_F32, 1,
 		   vnpu_eng_packed_size(VNPU_PACK_CONV_W, 2, 3, 18), 0, 0, 0);
-	ET_EXPECT(!check(&b), "conv packed: valid layer rejected");
+	EXPECT_TRUE(!check(&b))
+		TH_LOG("conv packed: valid layer rejected");
 	BAD(b, "packed size + 1", f->t[1].dims[0]++);
 	BAD(b, "packed i16", f->t[1].dtype = VNPU_DTYPE_I16);
 	BAD(b, "packed f64", f->t[1].dtype = VNPU_DTYPE_F64);
 	b.t[1].dtype = VNPU_DTYPE_BF16;
-	ET_EXPECT(!check(&b), "conv packed bf16: valid layer rejected");
+	EXPECT_TRUE(!check(&b))
+		TH_LOG("conv packed bf16: valid layer rejected");
 	b.t[1].dtype = VNPU_DTYPE_F32;
 	{
 		struct fixture h = conv_base();
@@ -281,14 +295,15 @@ static void conv_bad(void)
 
 		for (i = 0; i < 5; i++)
 			h.t[i].dtype = i == 2 ? VNPU_DTYPE_BF16 : VNPU_DTYPE_F16;
-		ET_EXPECT(!check(&h), "conv f16/bf16: valid layer rejected");
+		EXPECT_TRUE(!check(&h))
+			TH_LOG("conv f16/bf16: valid layer rejected");
 		BAD(h, "f16 with f64 W", f->t[1].dtype = VNPU_DTYPE_F64);
 		BAD(h, "f16 with u16 Y", f->t[4].dtype = VNPU_DTYPE_U16);
 		BAD(h, "f16 with i32 bias", f->t[2].dtype = VNPU_DTYPE_I32);
 	}
 }
 
-static void pool_bad(void)
+static void pool_bad(struct __test_metadata *_metadata)
 {
 	struct fixture b = { .op = VNPU_LAYER_POOL, .n = 2 };
 
@@ -300,7 +315,7 @@ static void pool_bad(void)
 	b.a.pool.stride[0] = b.a.pool.stride[1] = 2;
 	b.a.pool.dilation[0] = b.a.pool.dilation[1] = 1;
 	b.size = sizeof(b.a.pool);
-	common_bad(&b);
+	common_bad(_metadata, &b);
 	BAD(b, "mode 0", f->a.pool.mode = 0);
 	BAD(b, "mode 4", f->a.pool.mode = 4);
 	BAD(b, "p 0 for LP", f->a.pool.p = 0);
@@ -320,7 +335,7 @@ static void pool_bad(void)
 	    f->a.pool.kernel[1] = 4097);
 }
 
-static void elementwise_bad(void)
+static void elementwise_bad(struct __test_metadata *_metadata)
 {
 	struct fixture b = { .op = VNPU_LAYER_BINARY, .n = 3 }, w, u, c;
 
@@ -328,7 +343,7 @@ static void elementwise_bad(void)
 	b.t[1] = T(VNPU_DTYPE_F32, 1, 5, 0, 0, 0);
 	b.t[2] = T(VNPU_DTYPE_F32, 2, 4, 5, 0, 0);
 	b.size = sizeof(b.a.bin);
-	common_bad(&b);
+	common_bad(_metadata, &b);
 	BAD(b, "func past the last", f->a.bin.func = VNPU_BIN_COUNT);
 	BAD(b, "flags", f->a.bin.flags = 1);
 	BAD(b, "not broadcastable", f->t[1].dims[0] = 3);
@@ -350,7 +365,7 @@ static void elementwise_bad(void)
 	w.t[2] = w.t[1];
 	w.t[1] = w.t[0];
 	w.t[0] = T(VNPU_DTYPE_BOOL, 1, 5, 0, 0, 0);
-	common_bad(&w);
+	common_bad(_metadata, &w);
 	BAD(w, "condition not bool", f->t[0].dtype = VNPU_DTYPE_U8);
 	BAD(w, "X dtype", f->t[1].dtype = VNPU_DTYPE_F64);
 
@@ -362,7 +377,7 @@ static void elementwise_bad(void)
 	u.a.act.func = VNPU_ACT_CELU;
 	u.a.act.alpha = et_f32_bits(1);
 	u.size = sizeof(u.a.act);
-	common_bad(&u);
+	common_bad(_metadata, &u);
 	BAD(u, "func past the last", f->a.act.func = VNPU_ACT_COUNT);
 	BAD(u, "flags", f->a.act.flags = 2);
 	BAD(u, "a MAX bound (GEMM and CONV only)", f->a.act.flags = VNPU_ACT_F_MAX;
@@ -382,11 +397,11 @@ static void elementwise_bad(void)
 	c.op = VNPU_LAYER_CAST;
 	c.size = 0;
 	c.t[1].dtype = VNPU_DTYPE_F16;
-	common_bad(&c);
+	common_bad(_metadata, &c);
 	BAD(c, "dims differ", f->t[1].dims[0] = 2);
 }
 
-static void other_bad(void)
+static void other_bad(struct __test_metadata *_metadata)
 {
 	struct fixture s = { .op = VNPU_LAYER_SOFTMAX, .n = 2 }, n, r, a, z, p, g;
 
@@ -394,7 +409,7 @@ static void other_bad(void)
 	s.t[1] = s.t[0];
 	s.a.sm.axis = 2;
 	s.size = sizeof(s.a.sm);
-	common_bad(&s);
+	common_bad(_metadata, &s);
 	BAD(s, "axis = rank", f->a.sm.axis = 3);
 	BAD(s, "mode 3", f->a.sm.mode = 3);
 	BAD(s, "dims differ", f->t[1].dims[2] = 5);
@@ -414,7 +429,7 @@ static void other_bad(void)
 	n.a.norm.flags = VNPU_LAYER_F_BIAS;
 	n.a.norm.epsilon = et_f32_bits(1e-5f);
 	n.size = sizeof(n.a.norm);
-	common_bad(&n);
+	common_bad(_metadata, &n);
 	BAD(n, "mode 0", f->a.norm.mode = 0);
 	BAD(n, "mode 6", f->a.norm.mode = 6);
 	BAD(n, "pad", f->a.norm.pad = 1);
@@ -445,7 +460,7 @@ static void other_bad(void)
 	r.a.red.func = VNPU_REDUCE_L2;
 	r.a.red.axes = 2;
 	r.size = sizeof(r.a.red);
-	common_bad(&r);
+	common_bad(_metadata, &r);
 	BAD(r, "func past the last", f->a.red.func = VNPU_REDUCE_COUNT);
 	BAD(r, "axis bit above rank", f->a.red.axes |= 8);
 	BAD(r, "reduced extent not 1", f->a.red.axes = 3);
@@ -462,7 +477,7 @@ static void other_bad(void)
 	memset(&a.a, 0, sizeof(a.a));
 	a.a.arg.axis = 1;
 	a.size = sizeof(a.a.arg);
-	common_bad(&a);
+	common_bad(_metadata, &a);
 	BAD(a, "min 2", f->a.arg.min = 2);
 	BAD(a, "unknown flag", f->a.arg.flags = 2);
 	BAD(a, "pad", f->a.arg.pad = 1);
@@ -478,7 +493,7 @@ static void other_bad(void)
 	z.a.rs.mode = VNPU_RESIZE_LINEAR;
 	z.a.rs.scale[2] = et_f32_bits(2);
 	z.size = sizeof(z.a.rs);
-	common_bad(&z);
+	common_bad(_metadata, &z);
 	BAD(z, "mode 3", f->a.rs.mode = 3);
 	BAD(z, "cubic_a for linear", f->a.rs.cubic_a = et_f32_bits(-0.5f));
 	BAD(z, "exclude_outside for linear",
@@ -507,7 +522,7 @@ static void other_bad(void)
 	p.a.pad.begin[1] = -1;
 	p.a.pad.value = 7;
 	p.size = sizeof(p.a.pad);
-	common_bad(&p);
+	common_bad(_metadata, &p);
 	BAD(p, "mode 4", f->a.pad.mode = 4);
 	BAD(p, "pad", f->a.pad.pad = 1);
 	BAD(p, "value above element", f->a.pad.value = 0x100);
@@ -528,7 +543,7 @@ static void other_bad(void)
 	memset(&g.a, 0, sizeof(g.a));
 	g.a.ga.axis = 1;
 	g.size = sizeof(g.a.ga);
-	common_bad(&g);
+	common_bad(_metadata, &g);
 	BAD(g, "axis = rank", f->a.ga.axis = 2);
 	BAD(g, "pad", f->a.ga.pad = 1);
 	BAD(g, "f32 indices", f->t[1].dtype = VNPU_DTYPE_F32);
@@ -539,14 +554,14 @@ static void other_bad(void)
 	g.t[1] = T(VNPU_DTYPE_I32, 2, 5, 9, 0, 0);
 	g.t[2] = g.t[1];
 	g.t[2].dtype = VNPU_DTYPE_F32;
-	common_bad(&g);
+	common_bad(_metadata, &g);
 	BAD(g, "indices wider than data off the axis", f->t[1].dims[0] = 6;
 	    f->t[2].dims[0] = 6);
 	BAD(g, "output dims", f->t[2].dims[1] = 8);
 }
 
 /* vnpu_eng_layer_run() refuses bad parts, contexts and short scratch. */
-static void run_bad(void)
+static void run_bad(struct __test_metadata *_metadata)
 {
 	__u64 da[2] = { 30, 40 }, db[2] = { 40, 50 }, dy[2] = { 30, 50 };
 	struct vnpu_layer_gemm g = { .alpha = 0x3f800000 };
@@ -560,55 +575,56 @@ static void run_bad(void)
 	t[1] = et_dense(VNPU_DTYPE_F32, 2, db);
 	t[2] = et_dense(VNPU_DTYPE_F32, 2, dy);
 	need = vnpu_eng_layer_scratch(VNPU_LAYER_GEMM, t, 3, &g, 1, ctx.features);
-	ET_EXPECT(need > 0, "gemm needs scratch");
+	EXPECT_GT(need, 0)
+		TH_LOG("gemm needs scratch");
 	ctx.scratch = malloc(need);
 	ctx.scratch_size = need - 1;
-	ET_EXPECT(vnpu_eng_layer_run(VNPU_LAYER_GEMM, t, data, 3, &g, 0, 1, &ctx) ==
-		  VNPU_ENG_ENOSPC, "short scratch accepted");
+	EXPECT_EQ(VNPU_ENG_ENOSPC, vnpu_eng_layer_run(VNPU_LAYER_GEMM, t, data, 3, &g, 0, 1, &ctx))
+		TH_LOG("short scratch accepted");
 	ctx.scratch_size = need;
-	ET_EXPECT(!vnpu_eng_layer_run(VNPU_LAYER_GEMM, t, data, 3, &g, 0, 1, &ctx),
-		  "enough scratch refused");
-	ET_EXPECT(vnpu_eng_layer_run(VNPU_LAYER_GEMM, t, data, 3, &g, 1, 1, &ctx) ==
-		  VNPU_ENG_EINVAL, "part = num_parts accepted");
-	ET_EXPECT(vnpu_eng_layer_run(VNPU_LAYER_GEMM, t, data, 3, &g, 0, 0, &ctx) ==
-		  VNPU_ENG_EINVAL, "zero parts accepted");
-	ET_EXPECT(vnpu_eng_layer_run(VNPU_LAYER_GEMM, t, data, 3, &g, 0, 1, NULL) ==
-		  VNPU_ENG_EINVAL, "no context accepted");
-	ET_EXPECT(vnpu_eng_layer_run(0, t, data, 3, &g, 0, 1, &ctx) ==
-		  VNPU_ENG_EINVAL, "op 0 run");
-	ET_EXPECT(vnpu_eng_layer_run(VNPU_LAYER_OP_LAST + 1, t, data, 3, &g, 0, 1,
-				     &ctx) == VNPU_ENG_EINVAL, "unknown op run");
+	EXPECT_TRUE(!vnpu_eng_layer_run(VNPU_LAYER_GEMM, t, data, 3, &g, 0, 1, &ctx))
+		TH_LOG("enough scratch refused");
+	EXPECT_EQ(VNPU_ENG_EINVAL, vnpu_eng_layer_run(VNPU_LAYER_GEMM, t, data, 3, &g, 1, 1, &ctx))
+		TH_LOG("part = num_parts accepted");
+	EXPECT_EQ(VNPU_ENG_EINVAL, vnpu_eng_layer_run(VNPU_LAYER_GEMM, t, data, 3, &g, 0, 0, &ctx))
+		TH_LOG("zero parts accepted");
+	EXPECT_EQ(VNPU_ENG_EINVAL, vnpu_eng_layer_run(VNPU_LAYER_GEMM, t, data, 3, &g, 0, 1, NULL))
+		TH_LOG("no context accepted");
+	EXPECT_EQ(VNPU_ENG_EINVAL, vnpu_eng_layer_run(0, t, data, 3, &g, 0, 1, &ctx))
+		TH_LOG("op 0 run");
+	EXPECT_EQ(VNPU_ENG_EINVAL,
+		  vnpu_eng_layer_run(VNPU_LAYER_OP_LAST + 1, t, data, 3, &g, 0, 1, &ctx))
+		TH_LOG("unknown op run");
 	/* More parts than the layer splits into: the extra parts do nothing. */
-	ET_EXPECT(!vnpu_eng_layer_run(VNPU_LAYER_GEMM, t, data, 3, &g, 99, 100,
-				      &ctx), "an empty part");
-	ET_EXPECT(vnpu_eng_layer_max_parts(VNPU_LAYER_GEMM, t, 3, &g, 0) >= 1,
-		  "max parts");
+	EXPECT_TRUE(!vnpu_eng_layer_run(VNPU_LAYER_GEMM, t, data, 3, &g, 99, 100, &ctx))
+		TH_LOG("an empty part");
+	EXPECT_GE(vnpu_eng_layer_max_parts(VNPU_LAYER_GEMM, t, 3, &g, 0), 1)
+		TH_LOG("max parts");
 	/* N padded to whole panels of 16 columns, as the kernels compute. */
-	ET_EXPECT(vnpu_eng_layer_cost(VNPU_LAYER_GEMM, t, 3, &g) ==
-		  2ull * 30 * 64 * 40, "gemm cost");
+	EXPECT_EQ(2ull * 30 * 64 * 40, vnpu_eng_layer_cost(VNPU_LAYER_GEMM, t, 3, &g))
+		TH_LOG("gemm cost");
 	/* Packing: unknown layouts and groups for GEMM's B. */
-	ET_EXPECT(!vnpu_eng_packed_size(0, 1, 4, 4) &&
-		  !vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 2, 4, 4) &&
-		  vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, 4, 17) == 4 * 32 &&
-		  vnpu_eng_packed_size(VNPU_PACK_CONV_W, 3, 7, 5) == 3 * 12 * 5 &&
-		  !vnpu_eng_packed_size(VNPU_PACK_CONV_W, 1, 1ull << 40, 1),
-		  "packed sizes");
-	ET_EXPECT(vnpu_eng_pack(9, a, 1, 4, 4, b) == VNPU_ENG_EINVAL,
-		  "unknown layout packed");
+	EXPECT_TRUE(!vnpu_eng_packed_size(0, 1, 4, 4) && !vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 2,
+									       4, 4) && vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, 4, 17) == 4 * 32 && vnpu_eng_packed_size(VNPU_PACK_CONV_W, 3, 7, 5) == 3 * 12 * 5 && !vnpu_eng_packed_size(VNPU_PACK_CONV_W, 1, 1ull << 40, 1))
+		TH_LOG("packed sizes");
+	EXPECT_EQ(VNPU_ENG_EINVAL, vnpu_eng_pack(9, a, 1, 4, 4, b))
+		TH_LOG("unknown layout packed");
 	free(ctx.scratch);
 	free(a);
 	free(b);
 	free(y);
 }
 
-void et_test_check(void)
+TEST(malformed_layers)
 {
-	run_bad();
-	gemm_bad();
-	conv_bad();
-	pool_bad();
-	elementwise_bad();
-	other_bad();
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_CAST, NULL, 2, NULL, 0) ==
-		  VNPU_ENG_EINVAL, "NULL tensors accepted");
+	run_bad(_metadata);
+	gemm_bad(_metadata);
+	conv_bad(_metadata);
+	pool_bad(_metadata);
+	elementwise_bad(_metadata);
+	other_bad(_metadata);
+	EXPECT_EQ(VNPU_ENG_EINVAL, vnpu_eng_layer_check(VNPU_LAYER_CAST, NULL, 2, NULL, 0))
+		TH_LOG("NULL tensors accepted");
 }
+
+KSFT_MAIN

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "engine_test.h"
+#include "ksft_main.h"
 
 /* Laplace expansion along the first row of the @m x @m matrix @a. */
 static double cofactor_det(const double *a, int m)
@@ -28,7 +29,7 @@ static double cofactor_det(const double *a, int m)
 	return det;
 }
 
-static void test_values(void)
+static void test_values(struct __test_metadata *_metadata)
 {
 	for (int m = 1; m <= 5; m++)
 		for (int cfg = 0; cfg < 4; cfg++) {
@@ -47,48 +48,60 @@ static void test_values(void)
 			/* Matrix 3 singular: two equal rows. */
 			if (m > 1)
 				memcpy(&x[3 * m * m + m], &x[3 * m * m], (size_t)m * sizeof(float));
-			ET_EXPECT(!rc, "m %d passes the check", m);
+			EXPECT_TRUE(!rc)
+				TH_LOG("m %d passes the check", m);
 			if (parts > vnpu_eng_layer_max_parts(VNPU_LAYER_DET, t, 2, NULL, ctx.features))
 				parts = vnpu_eng_layer_max_parts(VNPU_LAYER_DET, t, 2, NULL, ctx.features);
 			for (p = 0; p < parts && !rc; p++)
 				rc = vnpu_eng_layer_run(VNPU_LAYER_DET, t, data, 2, NULL, p, parts, &ctx);
-			ET_EXPECT(!rc, "m %d runs", m);
+			EXPECT_TRUE(!rc)
+				TH_LOG("m %d runs", m);
 			for (int b = 0; b < NB; b++) {
 				double a[25], want;
 
 				for (int i = 0; i < m * m; i++)
 					a[i] = x[b * m * m + i];
 				want = cofactor_det(a, m);
-				ET_EXPECT(fabs(y[b] - want) <= 1e-4 * (1 + fabs(want)),
-				       "m %d matrix %d config %d: %g, want %g", m, b, cfg, y[b], want);
+				EXPECT_LE(fabs(y[b] - want), 1e-4 * (1 + fabs(want)))
+					TH_LOG("m %d matrix %d config %d: %g, want %g", m, b, cfg,
+					       y[b], want);
 			}
 		}
 }
 
-static void test_bad_layers(void)
+static void test_bad_layers(struct __test_metadata *_metadata)
 {
 	static const __u64 xd[3] = { 2, 3, 3 }, yd[1] = { 2 }, big[2] = { 9, 9 };
 	struct vnpu_tensor t[2] = { et_dense(VNPU_DTYPE_F32, 3, xd), et_dense(VNPU_DTYPE_F32, 1, yd) };
 	int attr = 0;
 
-	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_DET, t, 2, NULL, 0), "good layer");
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_DET, t, 2, &attr, 4), "attributes given");
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_DET, t, 1, NULL, 0), "one tensor");
+	EXPECT_TRUE(!vnpu_eng_layer_check(VNPU_LAYER_DET, t, 2, NULL, 0))
+		TH_LOG("good layer");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_DET, t, 2, &attr, 4))
+		TH_LOG("attributes given");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_DET, t, 1, NULL, 0))
+		TH_LOG("one tensor");
 	t[0].dims[2] = 2;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_DET, t, 2, NULL, 0), "not square");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_DET, t, 2, NULL, 0))
+		TH_LOG("not square");
 	t[0].dims[2] = 3;
 	t[1].dims[0] = 3;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_DET, t, 2, NULL, 0), "Y of other batch");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_DET, t, 2, NULL, 0))
+		TH_LOG("Y of other batch");
 	t[1].dims[0] = 2;
 	t[0].dtype = t[1].dtype = VNPU_DTYPE_I32;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_DET, t, 2, NULL, 0), "integer matrices");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_DET, t, 2, NULL, 0))
+		TH_LOG("integer matrices");
 	t[0] = et_dense(VNPU_DTYPE_F32, 2, big);
 	t[1] = et_dense(VNPU_DTYPE_F32, 0, big);
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_DET, t, 2, NULL, 0), "9 x 9 above the limit");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_DET, t, 2, NULL, 0))
+		TH_LOG("9 x 9 above the limit");
 }
 
-void et_test_det(void)
+TEST(det)
 {
-	test_values();
-	test_bad_layers();
+	test_values(_metadata);
+	test_bad_layers(_metadata);
 }
+
+KSFT_MAIN

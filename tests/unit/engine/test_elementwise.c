@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /* BINARY, WHERE, UNARY and CAST against plain loops. */
 #include "engine_test.h"
+#include "ksft_main.h"
 #include "vnpu_eng_math.h"
 
 static int is_flt(__u32 dt)
@@ -158,7 +159,8 @@ static int cmp_func(__u32 f)
 	return f >= VNPU_BIN_EQUAL && f <= VNPU_BIN_GREATER_EQUAL;
 }
 
-static void binary_case(__u32 func, __u32 dt, const struct bshape *s)
+static void binary_case(struct __test_metadata *_metadata, __u32 func, __u32 dt,
+			const struct bshape *s)
 {
 	__u32 out = cmp_func(func) ? VNPU_DTYPE_BOOL : dt;
 	struct vnpu_layer_binary at = { .func = func };
@@ -205,14 +207,16 @@ static void binary_case(__u32 func, __u32 dt, const struct bshape *s)
 	}
 	snprintf(name, sizeof(name), "binary f%u dt%u ranks %u,%u->%u", func,
 		 dt, s->ra, s->rb, s->ry);
-	if (out == VNPU_DTYPE_F32 && func == VNPU_BIN_POW)
-		et_layer_f32(name, VNPU_LAYER_BINARY, t, data, 3, &at,
-			     sizeof(at), ref, 1e-30, 3e-7);
-	else if (out == VNPU_DTYPE_F64 && func == VNPU_BIN_POW) {
+	if (out == VNPU_DTYPE_F32 && func == VNPU_BIN_POW) {
+		EXPECT_EQ(0,
+			  et_layer_f32(name, VNPU_LAYER_BINARY, t, data, 3, &at, sizeof(at), ref,
+				       1e-30, 3e-7));
+	} else if (out == VNPU_DTYPE_F64 && func == VNPU_BIN_POW) {
 		/* Compared through f32 views would lose the point: skip pow. */
 	} else
-		et_layer_exact(name, VNPU_LAYER_BINARY, t, data, 3, &at,
-			       sizeof(at), ref);
+		EXPECT_EQ(0,
+			  et_layer_exact(name, VNPU_LAYER_BINARY, t, data, 3, &at, sizeof(at),
+					 ref));
 	free(data[0]);
 	free(data[1]);
 	free(data[2]);
@@ -238,7 +242,7 @@ static const struct bshape bshapes[] = {
 	{ 2, 2, 2, { 70, 300 }, { 70, 300 }, { 70, 300 } },
 };
 
-static void test_binary(void)
+static void test_binary(struct __test_metadata *_metadata)
 {
 	static const __u32 dts[] = { VNPU_DTYPE_F32, VNPU_DTYPE_F64,
 				     VNPU_DTYPE_I32, VNPU_DTYPE_I64,
@@ -259,15 +263,15 @@ static void test_binary(void)
 					continue;
 				if (f == VNPU_BIN_MOD && flt)
 					continue;
-				binary_case(f, dts[d], &bshapes[s]);
+				binary_case(_metadata, f, dts[d], &bshapes[s]);
 			}
 	for (s = 0; s < sizeof(bshapes) / sizeof(bshapes[0]); s++)
 		for (f = VNPU_BIN_AND; f <= VNPU_BIN_XOR; f++)
-			binary_case(f, VNPU_DTYPE_BOOL, &bshapes[s]);
-	binary_case(VNPU_BIN_EQUAL, VNPU_DTYPE_BOOL, &bshapes[8]);
+			binary_case(_metadata, f, VNPU_DTYPE_BOOL, &bshapes[s]);
+	binary_case(_metadata, VNPU_BIN_EQUAL, VNPU_DTYPE_BOOL, &bshapes[8]);
 }
 
-static void test_where(void)
+static void test_where(struct __test_metadata *_metadata)
 {
 	size_t s, e;
 
@@ -295,7 +299,7 @@ static void test_where(void)
 			ref[e] = ((uint8_t *)data[0])[bidx(&t[0], &t[3], e)] ?
 				 ((int64_t *)data[1])[bidx(&t[1], &t[3], e)] :
 				 ((int64_t *)data[2])[e];
-		et_layer_exact("where", VNPU_LAYER_WHERE, t, data, 4, NULL, 0, ref);
+		EXPECT_EQ(0, et_layer_exact("where", VNPU_LAYER_WHERE, t, data, 4, NULL, 0, ref));
 		free(data[0]);
 		free(data[1]);
 		free(data[2]);
@@ -389,7 +393,7 @@ static double unary_rtol(__u32 f)
 	}
 }
 
-static void test_unary_f32(void)
+static void test_unary_f32(struct __test_metadata *_metadata)
 {
 	enum { N = 2000 };
 	__u64 dims[2] = { 40, 50 };
@@ -429,12 +433,13 @@ static void test_unary_f32(void)
 			ref[i] = (float)ref_unary(f, x[i], (float)al, (float)be);
 		}
 		snprintf(name, sizeof(name), "unary f32 func %u", f);
-		et_layer_f32(name, VNPU_LAYER_UNARY, t, data, 2, &at, sizeof(at),
-			     ref, 1e-37, unary_rtol(f));
+		EXPECT_EQ(0,
+			  et_layer_f32(name, VNPU_LAYER_UNARY, t, data, 2, &at, sizeof(at), ref,
+				       1e-37, unary_rtol(f)));
 	}
 }
 
-static void test_unary_int(void)
+static void test_unary_int(struct __test_metadata *_metadata)
 {
 	static const __u32 funcs[] = { VNPU_ACT_IDENTITY, VNPU_ACT_RELU,
 				       VNPU_ACT_ABS, VNPU_ACT_NEG,
@@ -469,8 +474,9 @@ static void test_unary_int(void)
 				}
 				put(dts[d], ref, i, 0, r);
 			}
-			et_layer_exact("unary int", VNPU_LAYER_UNARY, t, data, 2,
-				       &at, sizeof(at), ref);
+			EXPECT_EQ(0,
+				  et_layer_exact("unary int", VNPU_LAYER_UNARY, t, data, 2, &at,
+						 sizeof(at), ref));
 		}
 	{
 		struct vnpu_layer_act at = { .func = VNPU_ACT_NOT };
@@ -483,8 +489,9 @@ static void test_unary_int(void)
 		fill(VNPU_DTYPE_BOOL, x, 77, 0);
 		for (i = 0; i < 77; i++)
 			ref[i] = !x[i];
-		et_layer_exact("not", VNPU_LAYER_UNARY, t, data, 2, &at,
-			       sizeof(at), ref);
+		EXPECT_EQ(0,
+			  et_layer_exact("not", VNPU_LAYER_UNARY, t, data, 2, &at, sizeof(at),
+					 ref));
 	}
 }
 
@@ -516,7 +523,7 @@ static uint16_t ref_f16(float f)
 	return best;
 }
 
-static void test_cast(void)
+static void test_cast(struct __test_metadata *_metadata)
 {
 	static const float vals[] = { 0, -0.0f, 1, -1, 0.5f, 2.5f, -2.5f, 1e-6f,
 				      65504, 70000, -1e9f, 3.3e38f, 1e-8f,
@@ -539,27 +546,23 @@ static void test_cast(void)
 	data[1] = h;
 	for (i = 0; i < N; i++)
 		href[i] = ref_f16(vals[i]);
-	et_layer_exact("cast f32->f16", VNPU_LAYER_CAST, t, data, 2, NULL, 0,
-		       href);
+	EXPECT_EQ(0, et_layer_exact("cast f32->f16", VNPU_LAYER_CAST, t, data, 2, NULL, 0, href));
 	t[1] = et_dense(VNPU_DTYPE_I32, 1, dims);
 	data[1] = i32;
 	for (i = 0; i < N; i++)
 		iref[i] = fabsf(vals[i]) < 2e9f ? (int32_t)vals[i] :
 			  (int32_t)(vals[i] < 0 ? INT64_MIN : INT64_MAX);
-	et_layer_exact("cast f32->i32", VNPU_LAYER_CAST, t, data, 2, NULL, 0,
-		       iref);
+	EXPECT_EQ(0, et_layer_exact("cast f32->i32", VNPU_LAYER_CAST, t, data, 2, NULL, 0, iref));
 	t[1] = et_dense(VNPU_DTYPE_BOOL, 1, dims);
 	data[1] = b;
 	for (i = 0; i < N; i++)
 		bref[i] = vals[i] != 0;
-	et_layer_exact("cast f32->bool", VNPU_LAYER_CAST, t, data, 2, NULL, 0,
-		       bref);
+	EXPECT_EQ(0, et_layer_exact("cast f32->bool", VNPU_LAYER_CAST, t, data, 2, NULL, 0, bref));
 	t[1] = et_dense(VNPU_DTYPE_F64, 1, dims);
 	data[1] = d;
 	for (i = 0; i < N; i++)
 		dref[i] = vals[i];
-	et_layer_exact("cast f32->f64", VNPU_LAYER_CAST, t, data, 2, NULL, 0,
-		       dref);
+	EXPECT_EQ(0, et_layer_exact("cast f32->f64", VNPU_LAYER_CAST, t, data, 2, NULL, 0, dref));
 	/* f16 back to f32 is exact. */
 	t[0] = et_dense(VNPU_DTYPE_F16, 1, dims);
 	t[1] = et_dense(VNPU_DTYPE_F32, 1, dims);
@@ -575,8 +578,9 @@ static void test_cast(void)
 
 			fref[i] = (float)((href[i] & 0x8000) ? -v : v);
 		}
-		et_layer_exact("cast f16->f32", VNPU_LAYER_CAST, t, data, 2, NULL,
-			       0, fref);
+		EXPECT_EQ(0,
+			  et_layer_exact("cast f16->f32", VNPU_LAYER_CAST, t, data, 2, NULL, 0,
+					 fref));
 	}
 	/* i64 -> u8 wraps. */
 	{
@@ -591,8 +595,9 @@ static void test_cast(void)
 		t[1] = et_dense(VNPU_DTYPE_U8, 1, dims);
 		data[0] = src;
 		data[1] = u;
-		et_layer_exact("cast i64->u8", VNPU_LAYER_CAST, t, data, 2, NULL,
-			       0, uref);
+		EXPECT_EQ(0,
+			  et_layer_exact("cast i64->u8", VNPU_LAYER_CAST, t, data, 2, NULL, 0,
+					 uref));
 	}
 }
 
@@ -600,7 +605,7 @@ static void test_cast(void)
  * f64 EXP through the 4-lane path: each lane gives the bits of the scalar
  * m_exp() and is within a few double ulps of libm, extremes included.
  */
-static void test_exp_lanes(void)
+static void test_exp_lanes(struct __test_metadata *_metadata)
 {
 	static const double special[] = { -746, -745.1, -744, -708.5, -700,
 					  -1e-300, 0, 1e-300, 0.5, 1, 88.7,
@@ -623,14 +628,15 @@ static void test_exp_lanes(void)
 		ref[i] = m_exp(x[i]);
 	t[0] = et_dense(VNPU_DTYPE_F64, 1, dims);
 	t[1] = t[0];
-	et_layer_exact("exp f64 lanes", VNPU_LAYER_UNARY, t, data, 2, &at,
-		       sizeof(at), ref);
+	EXPECT_EQ(0,
+		  et_layer_exact("exp f64 lanes", VNPU_LAYER_UNARY, t, data, 2, &at, sizeof(at),
+				 ref));
 	for (i = 0; i < N; i++) {
 		double want = exp(x[i]);
 
-		ET_EXPECT(isnan(x[i]) ? isnan(ref[i]) :
-			  (want == ref[i] || fabs(ref[i] - want) <= 4e-16 * want),
-			  "m_exp(%.17g) = %.17g, libm %.17g", x[i], ref[i], want);
+		EXPECT_TRUE(isnan(x[i]) ? isnan(ref[i]) : (want == ref[i]
+							   || fabs(ref[i] - want) <= 4e-16 * want))
+			TH_LOG("m_exp(%.17g) = %.17g, libm %.17g", x[i], ref[i], want);
 	}
 }
 
@@ -661,7 +667,7 @@ static float bf16_to_float(uint16_t h)
 }
 
 /* f16 and bf16 storage: Add with broadcasting and Sigmoid, rounded once. */
-static void test_half_storage(void)
+static void test_half_storage(struct __test_metadata *_metadata)
 {
 	enum { N = 6 * 35 };
 	__u64 dy[2] = { 6, 35 }, db[1] = { 35 };
@@ -688,15 +694,16 @@ static void test_half_storage(void)
 		for (i = 0; i < N; i++)
 			ref[i] = from_f((float)((double)to_f(a[i]) +
 						to_f(b[i % 35])));
-		et_layer_exact(bf ? "add bf16" : "add f16", VNPU_LAYER_BINARY, t,
-			       data, 3, &add, sizeof(add), ref);
+		EXPECT_EQ(0,
+			  et_layer_exact(bf ? "add bf16" : "add f16", VNPU_LAYER_BINARY, t, data, 3,
+					 &add, sizeof(add), ref));
 		t[1] = t[0];
 		data[1] = y;
 		for (i = 0; i < N; i++)
 			ref[i] = from_f((float)(1 / (1 + exp(-(double)to_f(a[i])))));
-		et_layer_exact(bf ? "sigmoid bf16" : "sigmoid f16",
-			       VNPU_LAYER_UNARY, t, data, 2, &sig, sizeof(sig),
-			       ref);
+		EXPECT_EQ(0,
+			  et_layer_exact(bf ? "sigmoid bf16" : "sigmoid f16", VNPU_LAYER_UNARY, t,
+					 data, 2, &sig, sizeof(sig), ref));
 		data[1] = b;
 	}
 }
@@ -731,7 +738,8 @@ static void fill_special(float *x, size_t n)
  * buffer twice as long (the strided loops, which compute in double). The
  * output bytes must be the same.
  */
-static void same_bits(const char *name, __u32 op, struct vnpu_tensor *t,
+static void same_bits(struct __test_metadata *_metadata, const char *name, __u32 op,
+		      struct vnpu_tensor *t,
 		      void **data, __u32 n, const void *attrs, __u32 attr_size,
 		      unsigned int strided)
 {
@@ -761,11 +769,13 @@ static void same_bits(const char *name, __u32 op, struct vnpu_tensor *t,
 	rc = rc ? rc : et_run(op, v, vd, n, attrs, attr_size, et_host_features,
 			      1);
 	memcpy(slow, data[n - 1], bytes);
-	ET_EXPECT(!rc, "%s: run failed (%d)", name, rc);
+	EXPECT_TRUE(!rc)
+		TH_LOG("%s: run failed (%d)", name, rc);
 	for (e = 0; !rc && e < bytes; e++)
 		if (fast[e] != slow[e]) {
-			ET_FAIL("%s: byte %zu: 0x%02x, strided 0x%02x", name, e,
-				fast[e], slow[e]);
+			EXPECT_TRUE(false)
+				TH_LOG("%s: byte %zu: 0x%02x, strided 0x%02x", name, e, fast[e],
+				       slow[e]);
 			break;
 		}
 	for (k = 0; k + 1 < n; k++)
@@ -781,7 +791,7 @@ static void same_bits(const char *name, __u32 op, struct vnpu_tensor *t,
  * give the strided double path's bits, NaNs, zeros' signs and subnormals
  * included; every activation is checked, whichever loop it takes.
  */
-static void test_fast_paths(void)
+static void test_fast_paths(struct __test_metadata *_metadata)
 {
 	enum { N = 999 };
 	static const __u32 funcs[] = {
@@ -815,7 +825,7 @@ static void test_fast_paths(void)
 			snprintf(name, sizeof(name), "binary f%u fast case %zu",
 				 funcs[f], c);
 			/* Each time the operand that is not a scalar strided. */
-			same_bits(name, VNPU_LAYER_BINARY, t, data, 3, &at,
+			same_bits(_metadata, name, VNPU_LAYER_BINARY, t, data, 3, &at,
 				  sizeof(at), c == 2 ? 2 : 1);
 		}
 	}
@@ -830,7 +840,7 @@ static void test_fast_paths(void)
 		t[1] = et_dense(VNPU_DTYPE_F32, 1, &one);
 		t[2] = t[0];
 		b[0] = 2;
-		same_bits("pow by 2 fast", VNPU_LAYER_BINARY, t, data, 3, &at,
+		same_bits(_metadata, "pow by 2 fast", VNPU_LAYER_BINARY, t, data, 3, &at,
 			  sizeof(at), 1);
 		for (c = 0; c < N; c++)
 			neg[c] = -a[c];
@@ -842,14 +852,15 @@ static void test_fast_paths(void)
 				    sizeof(at), et_host_features, 1);
 			rc = rc ? rc : et_run(VNPU_LAYER_BINARY, t, nd, 3, &at,
 					      sizeof(at), et_host_features, 1);
-			ET_EXPECT(!rc, "pow %g: run failed (%d)", exps[f], rc);
+			EXPECT_TRUE(!rc)
+				TH_LOG("pow %g: run failed (%d)", exps[f], rc);
 			for (c = 0; !rc && c < N; c++) {
 				float want = (int)exps[f] % 2 ? -y[c] : y[c];
 
 				if (y[c] == y[c] && memcmp(&want, &y2[c], 4)) {
-					ET_FAIL("pow(%a, %g) = %a but pow(%a, %g) = %a",
-						a[c], exps[f], y[c], neg[c],
-						exps[f], y2[c]);
+					EXPECT_TRUE(false)
+						TH_LOG("pow(%a, %g) = %a but pow(%a, %g) = %a",
+						       a[c], exps[f], y[c], neg[c], exps[f], y2[c]);
 					break;
 				}
 			}
@@ -873,13 +884,15 @@ static void test_fast_paths(void)
 		for (e2[0] = 2; e2[0] <= 3; e2[0]++) {
 			rc = et_run(VNPU_LAYER_BINARY, t, dd, 3, &at, sizeof(at),
 				    et_host_features, 1);
-			ET_EXPECT(!rc, "pow f64: run failed (%d)", rc);
+			EXPECT_TRUE(!rc)
+				TH_LOG("pow f64: run failed (%d)", rc);
 			for (c = 0; !rc && c < 8; c++) {
 				double want = e2[0] == 2 ? base[c] * base[c] :
 					      base[c] * base[c] * base[c];
 
-				ET_EXPECT(r[c] == want, "pow(%.17g, %g) = %.17g, not %.17g",
-					  base[c], e2[0], r[c], want);
+				EXPECT_EQ(want, r[c])
+					TH_LOG("pow(%.17g, %g) = %.17g, not %.17g", base[c], e2[0],
+					       r[c], want);
 			}
 		}
 	}
@@ -894,7 +907,7 @@ static void test_fast_paths(void)
 		at.alpha = et_f32_bits(f == VNPU_ACT_CLIP ? -0.5f : 0.2f);
 		at.beta = et_f32_bits(f == VNPU_ACT_CLIP ? 2.0f : 1.3f);
 		snprintf(name, sizeof(name), "unary func %zu fast", f);
-		same_bits(name, VNPU_LAYER_UNARY, t, data, 2, &at, sizeof(at),
+		same_bits(_metadata, name, VNPU_LAYER_UNARY, t, data, 2, &at, sizeof(at),
 			  1);
 	}
 	free(a);
@@ -902,14 +915,16 @@ static void test_fast_paths(void)
 	free(y);
 }
 
-void et_test_elementwise(void)
+TEST(elementwise)
 {
-	test_half_storage();
-	test_exp_lanes();
-	test_binary();
-	test_where();
-	test_unary_f32();
-	test_unary_int();
-	test_cast();
-	test_fast_paths();
+	test_half_storage(_metadata);
+	test_exp_lanes(_metadata);
+	test_binary(_metadata);
+	test_where(_metadata);
+	test_unary_f32(_metadata);
+	test_unary_int(_metadata);
+	test_cast(_metadata);
+	test_fast_paths(_metadata);
 }
+
+KSFT_MAIN

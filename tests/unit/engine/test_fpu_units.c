@@ -11,6 +11,7 @@
  * one is short (LRN, MatMulInteger, MaxPool indices).
  */
 #include "engine_test.h"
+#include "ksft_main.h"
 
 /* Reads of one unit at most (ENG_ELEM_UNIT), or of one output when more. */
 #define UNIT_READS 4096ull
@@ -76,7 +77,7 @@ static int run(const struct flayer *l, __u32 features, __u32 parts, void *out)
  * Unit count against the bound, then every split on every path the CPU
  * has against the baseline whole; the baseline whole is left in the output.
  */
-static void check_layer(struct flayer *l)
+static void check_layer(struct __test_metadata *_metadata, struct flayer *l)
 {
 	static const __u32 paths[] = {
 		0, VNPU_ENG_F_AVX2_FMA, VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512,
@@ -89,11 +90,13 @@ static void check_layer(struct flayer *l)
 	__u64 need = (et_numel(y) * l->reads + per - 1) / per;
 
 	if (vnpu_eng_layer_check(l->op, l->t, l->n, l->attrs, l->attr_size)) {
-		ET_FAIL("%s: not a valid layer", l->name);
+		EXPECT_TRUE(false)
+			TH_LOG("%s: not a valid layer", l->name);
 		goto out;
 	}
 	if (run(l, 0, 1, whole)) {
-		ET_FAIL("%s: baseline run failed", l->name);
+		EXPECT_TRUE(false)
+			TH_LOG("%s: baseline run failed", l->name);
 		goto out;
 	}
 	for (p = 0; p < sizeof(paths) / sizeof(paths[0]); p++) {
@@ -102,17 +105,18 @@ static void check_layer(struct flayer *l)
 		if ((f & et_host_features) != f)
 			continue;
 		units = vnpu_eng_layer_max_parts(l->op, l->t, l->n, l->attrs, f);
-		ET_EXPECT(units >= need,
-			  "%s: features %#x: %u units for %llu outputs of %llu reads",
-			  l->name, f, units, (unsigned long long)et_numel(y),
-			  (unsigned long long)l->reads);
+		EXPECT_GE(units, need)
+			TH_LOG("%s: features %#x: %u units for %llu outputs of %llu reads", l->name,
+			       f, units, (unsigned long long)et_numel(y),
+			       (unsigned long long)l->reads);
 		splits[0] = 1;
 		splits[1] = 7;
 		splits[2] = units;
-		for (i = 0; i < 3; i++)
-			if (run(l, f, splits[i], got) || memcmp(whole, got, bytes))
-				ET_FAIL("%s: features %#x, %u parts: differs from the baseline whole",
-					l->name, f, splits[i]);
+		for (i = 0; i < 3; i++) {
+			EXPECT_FALSE(run(l, f, splits[i], got) || memcmp(whole, got, bytes))
+				TH_LOG("%s: features %#x, %u parts: differs from the baseline whole",
+				       l->name, f, splits[i]);
+		}
 	}
 	memcpy(l->data[l->n - 1], whole, bytes);
 out:
@@ -128,7 +132,7 @@ static void free_layer(struct flayer *l)
 		free(l->data[i]);
 }
 
-static void test_lrn(void)
+static void test_lrn(struct __test_metadata *_metadata)
 {
 	struct vnpu_layer_norm a = {
 		.mode = VNPU_NORM_LRN, .size = 512, .alpha = et_f32_bits(1e-3f),
@@ -144,7 +148,7 @@ static void test_lrn(void)
 	add_tensor(&l, VNPU_DTYPE_F32, 3, dims);
 	add_tensor(&l, VNPU_DTYPE_F32, 3, dims);
 	set_attrs(&l, &a, sizeof(a));
-	check_layer(&l);
+	check_layer(_metadata, &l);
 	x = l.data[0];
 	y = l.data[1];
 	for (c = 0; c < 600; c++)
@@ -155,15 +159,15 @@ static void test_lrn(void)
 			for (j = lo < 0 ? 0 : (size_t)lo; (long)j <= hi && j < 600; j++)
 				sq += (double)x[j * 3 + w] * x[j * 3 + w];
 			want = x[c * 3 + w] / pow(1 + 1e-3f / 512 * sq, 0.75f);
-			if (fabs(y[c * 3 + w] - want) > 1e-6 + 1e-5 * fabs(want) &&
-			    bad++ < 3)
-				ET_FAIL("lrn [%zu, %zu]: got %.9g want %.9g", c, w,
-					y[c * 3 + w], want);
+			EXPECT_FALSE(fabs(y[c * 3 + w] - want) > 1e-6 + 1e-5 * fabs(want)
+				     && bad++ < 3)
+				TH_LOG("lrn [%zu, %zu]: got %.9g want %.9g", c, w,
+				       y[c * 3 + w], want);
 		}
 	free_layer(&l);
 }
 
-static void test_matmul_integer(void)
+static void test_matmul_integer(struct __test_metadata *_metadata)
 {
 	struct vnpu_layer_qgemm a = { 0 };
 	__u64 ad[3] = { 2, 3, 5000 }, bd[2] = { 5000, 7 }, yd[3] = { 2, 3, 7 };
@@ -181,7 +185,7 @@ static void test_matmul_integer(void)
 	*(uint8_t *)l.data[3] = 200;
 	add_tensor(&l, VNPU_DTYPE_I32, 3, yd);
 	set_attrs(&l, &a, sizeof(a));
-	check_layer(&l);
+	check_layer(_metadata, &l);
 	pa = l.data[0];
 	pb = l.data[1];
 	y = l.data[4];
@@ -191,13 +195,14 @@ static void test_matmul_integer(void)
 
 			for (k = 0; k < 5000; k++)
 				acc += (pa[r * 5000 + k] - 3) * (pb[k * 7 + j] - 200);
-			ET_EXPECT(y[r * 7 + j] == acc, "matmulinteger [%zu, %zu]: got %d want %d",
-				  r, j, y[r * 7 + j], acc);
+			EXPECT_EQ(acc, y[r * 7 + j])
+				TH_LOG("matmulinteger [%zu, %zu]: got %d want %d", r, j,
+				       y[r * 7 + j], acc);
 		}
 	free_layer(&l);
 }
 
-static void test_qlinear(void)
+static void test_qlinear(struct __test_metadata *_metadata)
 {
 	struct vnpu_layer_qgemm g = { 0 };
 	struct vnpu_layer_conv c = {
@@ -233,13 +238,13 @@ static void test_qlinear(void)
 	}
 	set_attrs(&m, &g, sizeof(g));
 	set_attrs(&v, &c, sizeof(c));
-	check_layer(&m);
-	check_layer(&v);
+	check_layer(_metadata, &m);
+	check_layer(_metadata, &v);
 	free_layer(&m);
 	free_layer(&v);
 }
 
-static void test_resize_grid_roi(void)
+static void test_resize_grid_roi(struct __test_metadata *_metadata)
 {
 	struct vnpu_layer_resize rz = {
 		.mode = VNPU_RESIZE_CUBIC, .cubic_a = et_f32_bits(-0.75f),
@@ -263,14 +268,14 @@ static void test_resize_grid_roi(void)
 	add_tensor(&r, VNPU_DTYPE_F32, 6, xd);
 	add_tensor(&r, VNPU_DTYPE_F32, 6, yd);
 	set_attrs(&r, &rz, sizeof(rz));
-	check_layer(&r);
+	check_layer(_metadata, &r);
 	free_layer(&r);
 
 	add_tensor(&g, VNPU_DTYPE_F32, 4, gx);
 	add_tensor(&g, VNPU_DTYPE_F32, 4, gg);
 	add_tensor(&g, VNPU_DTYPE_F32, 4, gy);
 	set_attrs(&g, &gs, sizeof(gs));
-	check_layer(&g);
+	check_layer(_metadata, &g);
 	free_layer(&g);
 
 	add_tensor(&a, VNPU_DTYPE_F32, 4, rx);
@@ -287,11 +292,11 @@ static void test_resize_grid_roi(void)
 	box[6] = 15;
 	box[7] = 15;
 	set_attrs(&a, &ra, sizeof(ra));
-	check_layer(&a);
+	check_layer(_metadata, &a);
 	free_layer(&a);
 }
 
-static void test_maxpool_index(void)
+static void test_maxpool_index(struct __test_metadata *_metadata)
 {
 	struct vnpu_layer_pool_index a = {
 		.kernel = { 70, 70 }, .stride = { 5, 5 }, .dilation = { 1, 1 },
@@ -308,7 +313,7 @@ static void test_maxpool_index(void)
 	add_tensor(&l, VNPU_DTYPE_I64, 4, yd);
 	set_attrs(&l, &a, sizeof(a));
 	/* The whole check compares Y; I must match too. */
-	check_layer(&l);
+	check_layer(_metadata, &l);
 	x = l.data[0];
 	y = l.data[1];
 	ix = l.data[2];
@@ -329,15 +334,15 @@ static void test_maxpool_index(void)
 							best = at;
 						}
 					}
-				ET_EXPECT(y[o] == bv && ix[o] == (int64_t)best,
-					  "maxpool-index [%zu]: got %g at %lld, want %g at %zu",
-					  o, y[o], (long long)ix[o], bv, best);
+				EXPECT_TRUE(y[o] == bv && ix[o] == (int64_t)best)
+					TH_LOG("maxpool-index [%zu]: got %g at %lld, want %g at %zu",
+					       o, y[o], (long long)ix[o], bv, best);
 			}
 	free_layer(&l);
 }
 
 /* A window past 2^24 elements, as POOL has it: refused. */
-static void test_maxpool_index_window_limit(void)
+static void test_maxpool_index_window_limit(struct __test_metadata *_metadata)
 {
 	struct vnpu_layer_pool_index a = {
 		.kernel = { 4097, 4096 }, .stride = { 1, 1 }, .dilation = { 1, 1 },
@@ -348,15 +353,14 @@ static void test_maxpool_index_window_limit(void)
 	t[0] = et_dense(VNPU_DTYPE_F32, 4, xd);
 	t[1] = et_dense(VNPU_DTYPE_F32, 4, yd);
 	t[2] = et_dense(VNPU_DTYPE_I64, 4, yd);
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a,
-				       sizeof(a)) == VNPU_ENG_EINVAL,
-		  "maxpool-index: a window of 4097 x 4096 is taken");
+	EXPECT_EQ(VNPU_ENG_EINVAL,
+		  vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a, sizeof(a)))
+		TH_LOG("maxpool-index: a window of 4097 x 4096 is taken");
 	a.kernel[0] = 4096;
 	xd[2] = 4096;
 	t[0] = et_dense(VNPU_DTYPE_F32, 4, xd);
-	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a,
-					sizeof(a)),
-		  "maxpool-index: a window of 2^24 is refused");
+	EXPECT_TRUE(!vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a, sizeof(a)))
+		TH_LOG("maxpool-index: a window of 2^24 is refused");
 }
 
 /*
@@ -364,7 +368,7 @@ static void test_maxpool_index_window_limit(void)
  * among them, added in order; once more in place (Y is data), and with
  * an index out of range, which faults whatever the split.
  */
-static void test_scatter_nd(void)
+static void test_scatter_nd(struct __test_metadata *_metadata)
 {
 	static const int64_t at[6] = { 7, 299999, 70000, 7, -1, 140000 };
 	struct vnpu_layer_scatter a = { .reduction = VNPU_SCATTER_ADD };
@@ -389,33 +393,33 @@ static void test_scatter_nd(void)
 	for (i = 0; i < 6; i++)
 		ref[(at[i] + 300000) % 300000] =
 			(float)((double)ref[(at[i] + 300000) % 300000] + u[i]);
-	ET_EXPECT(vnpu_eng_layer_max_parts(l.op, l.t, l.n, l.attrs, 0) == 5,
-		  "scatternd: %u units for 300000 elements",
-		  vnpu_eng_layer_max_parts(l.op, l.t, l.n, l.attrs, 0));
-	check_layer(&l);
-	ET_EXPECT(!memcmp(l.data[3], ref, 300000 * 4),
-		  "scatternd: differs from the updates added in order");
+	EXPECT_EQ(5, vnpu_eng_layer_max_parts(l.op, l.t, l.n, l.attrs, 0))
+		TH_LOG("scatternd: %u units for 300000 elements",
+		       vnpu_eng_layer_max_parts(l.op, l.t, l.n, l.attrs, 0));
+	check_layer(_metadata, &l);
+	EXPECT_TRUE(!memcmp(l.data[3], ref, 300000 * 4))
+		TH_LOG("scatternd: differs from the updates added in order");
 
 	/* In place: Y is data. */
 	y = l.data[3];
 	l.data[3] = l.data[0];
-	ET_EXPECT(!et_run(l.op, l.t, l.data, l.n, l.attrs, l.attr_size,
-			  et_host_features, 5) &&
-		  !memcmp(l.data[0], ref, 300000 * 4),
-		  "scatternd in place in 5 parts");
+	EXPECT_TRUE(!et_run(l.op, l.t, l.data, l.n, l.attrs, l.attr_size, et_host_features, 5)
+		    && !memcmp(l.data[0], ref, 300000 * 4))
+		TH_LOG("scatternd in place in 5 parts");
 	l.data[3] = y;
 
 	((int64_t *)l.data[1])[3] = 300000;
-	for (i = 1; i <= 5; i += 4)
-		ET_EXPECT(et_run(l.op, l.t, l.data, l.n, l.attrs, l.attr_size,
-				 0, (__u32)i) == VNPU_ENG_EINVAL,
-			  "scatternd: an index out of range in %zu parts", i);
+	for (i = 1; i <= 5; i += 4) {
+		EXPECT_EQ(VNPU_ENG_EINVAL,
+			  et_run(l.op, l.t, l.data, l.n, l.attrs, l.attr_size, 0, (__u32)i))
+			TH_LOG("scatternd: an index out of range in %zu parts", i);
+	}
 	free(ref);
 	free_layer(&l);
 }
 
 /* ScatterElements along axis 1 of [3, 50000]: the last of equal ones stays. */
-static void test_scatter_elements(void)
+static void test_scatter_elements(struct __test_metadata *_metadata)
 {
 	struct vnpu_layer_scatter a = { .axis = 1 };
 	__u64 xd[2] = { 3, 50000 }, id[2] = { 3, 2 };
@@ -436,7 +440,7 @@ static void test_scatter_elements(void)
 		idx[2 * r + 1] = (int32_t)(r * 20000 + 9);
 	}
 	set_attrs(&l, &a, sizeof(a));
-	check_layer(&l);
+	check_layer(_metadata, &l);
 	x = l.data[0];
 	u = l.data[2];
 	y = l.data[3];
@@ -445,9 +449,9 @@ static void test_scatter_elements(void)
 			float want = c == r * 20000 + 9 ? u[2 * r + 1] :
 				     x[r * 50000 + c];
 
-			ET_EXPECT(y[r * 50000 + c] == want,
-				  "scatterelements [%zu, %zu]: got %g want %g", r,
-				  c, y[r * 50000 + c], want);
+			EXPECT_EQ(want, y[r * 50000 + c])
+				TH_LOG("scatterelements [%zu, %zu]: got %g want %g", r, c,
+				       y[r * 50000 + c], want);
 		}
 	free_layer(&l);
 }
@@ -457,7 +461,7 @@ static void test_scatter_elements(void)
  * of 2^14 outputs on the FMA paths (4096 parts of 2^18 made sections of
  * some 20 ms), 2^18 on the baseline (all its units).
  */
-static void test_parts_cap(void)
+static void test_parts_cap(struct __test_metadata *_metadata)
 {
 	struct vnpu_layer_act a = { .func = VNPU_ACT_ERF };
 	__u64 dims[1] = { 1ull << 30 };
@@ -469,8 +473,8 @@ static void test_parts_cap(void)
 	fma = vnpu_eng_layer_max_parts(VNPU_LAYER_UNARY, t, 2, &a,
 				       VNPU_ENG_F_AVX2_FMA);
 	base = vnpu_eng_layer_max_parts(VNPU_LAYER_UNARY, t, 2, &a, 0);
-	ET_EXPECT(fma == 1u << 16 && base == 1u << 18,
-		  "erf over 2^30: %u parts (FMA), %u (baseline)", fma, base);
+	EXPECT_TRUE(fma == 1u << 16 && base == 1u << 18)
+		TH_LOG("erf over 2^30: %u parts (FMA), %u (baseline)", fma, base);
 }
 
 /*
@@ -479,7 +483,7 @@ static void test_parts_cap(void)
  * multiply-adds on the FMA paths, 8 times UNIT_READS), against plain
  * loops.
  */
-static void test_depthwise(void)
+static void test_depthwise(struct __test_metadata *_metadata)
 {
 	struct vnpu_layer_conv a = {
 		.flags = VNPU_LAYER_F_BIAS | VNPU_LAYER_F_RESIDUAL, .group = 2,
@@ -505,7 +509,7 @@ static void test_depthwise(void)
 		add_tensor(&l, VNPU_DTYPE_F32, 3, xd);
 		add_tensor(&l, dt ? VNPU_DTYPE_F16 : VNPU_DTYPE_F32, 3, xd);
 		set_attrs(&l, &a, sizeof(a));
-		check_layer(&l);
+		check_layer(_metadata, &l);
 		x = l.data[0];
 		w = l.data[1];
 		b = l.data[2];
@@ -521,25 +525,27 @@ static void test_depthwise(void)
 							x[c * 5000 + o + k - 4];
 				want += res[c * 5000 + o];
 				want = want > 0 ? want : 0;
-				if (fabs(got - want) > 1e-5 + 1e-5 * fabs(want) &&
-				    bad++ < 3)
-					ET_FAIL("depthwise [%zu, %zu]: got %.9g want %.9g",
-						c, o, got, want);
+				EXPECT_FALSE(fabs(got - want) > 1e-5 + 1e-5 * fabs(want)
+					     && bad++ < 3)
+					TH_LOG("depthwise [%zu, %zu]: got %.9g want %.9g",
+					       c, o, got, want);
 			}
 		free_layer(&l);
 	}
 }
 
-void et_test_fpu_units(void)
+TEST(fpuunits)
 {
-	test_lrn();
-	test_matmul_integer();
-	test_qlinear();
-	test_resize_grid_roi();
-	test_maxpool_index();
-	test_maxpool_index_window_limit();
-	test_scatter_nd();
-	test_scatter_elements();
-	test_parts_cap();
-	test_depthwise();
+	test_lrn(_metadata);
+	test_matmul_integer(_metadata);
+	test_qlinear(_metadata);
+	test_resize_grid_roi(_metadata);
+	test_maxpool_index(_metadata);
+	test_maxpool_index_window_limit(_metadata);
+	test_scatter_nd(_metadata);
+	test_scatter_elements(_metadata);
+	test_parts_cap(_metadata);
+	test_depthwise(_metadata);
 }
+
+KSFT_MAIN

@@ -9,6 +9,7 @@
  * the baseline's software FMA to the hardware's on hard cases.
  */
 #include "engine_test.h"
+#include "ksft_main.h"
 
 #define F32 VNPU_DTYPE_F32
 #define F16 VNPU_DTYPE_F16
@@ -125,15 +126,16 @@ static void h_free(struct h_layer *l)
  * panels in @dt (f16 and bf16 panels are the f32 ones, each encoded;
  * bf16 ones then in depth pairs).
  */
-static void h_pack(struct h_layer *l, __u32 layout, __u64 groups, __u64 rows,
+static void h_pack(struct __test_metadata *_metadata, struct h_layer *l, __u32 layout, __u64 groups,
+		   __u64 rows,
 		   __u64 cols, __u32 dt)
 {
 	__u64 e, size = vnpu_eng_packed_size(layout, groups, rows, cols);
 	float *pk = malloc(size * 4 + 4);
 	__u16 *ph;
 
-	ET_EXPECT(!vnpu_eng_pack(layout, l->d[1], groups, rows, cols, pk),
-		  "pack layout %u", layout);
+	EXPECT_TRUE(!vnpu_eng_pack(layout, l->d[1], groups, rows, cols, pk))
+		TH_LOG("pack layout %u", layout);
 	if (l->dh[1] != l->d[1])
 		free(l->dh[1]);
 	free(l->d[1]);
@@ -147,8 +149,8 @@ static void h_pack(struct h_layer *l, __u32 layout, __u64 groups, __u64 rows,
 	for (e = 0; e < size; e++)
 		ph[e] = enc(pk[e], dt);
 	if (dt == BF16)
-		ET_EXPECT(!vnpu_eng_pair_bf16(layout, groups, rows, cols, ph),
-			  "pair layout %u", layout);
+		EXPECT_TRUE(!vnpu_eng_pair_bf16(layout, groups, rows, cols, ph))
+			TH_LOG("pair layout %u", layout);
 	l->th[1].dtype = dt;
 	l->dh[1] = ph;
 }
@@ -163,7 +165,8 @@ static int close_to(double got, double want, double atol, double rtol)
  * and 64 parts, which must equal the f32 result rounded; the decoded
  * output must be near @ref (the naive f64 result, or NULL).
  */
-static void h_check(struct h_layer *l, const double *ref, double atol,
+static void h_check(struct __test_metadata *_metadata, struct h_layer *l, const double *ref,
+		    double atol,
 		    double rtol)
 {
 	/* AVX512 without AVX2_FMA runs the baseline build, which ignores it. */
@@ -182,7 +185,8 @@ static void h_check(struct h_layer *l, const double *ref, double atol,
 		memset(y32, 0x7f, count * 4);
 		if (et_run(l->op, l->t, l->d, l->n, l->attrs, l->attr_size,
 			   feats[f], 1)) {
-			ET_FAIL("%s: f32 run failed", l->name);
+			EXPECT_TRUE(false)
+				TH_LOG("%s: f32 run failed", l->name);
 			break;
 		}
 		if (ydt == F32)
@@ -194,21 +198,24 @@ static void h_check(struct h_layer *l, const double *ref, double atol,
 			memset(l->dh[yi], 0x55, hb);
 			if (et_run(l->op, l->th, l->dh, l->n, l->attrs,
 				   l->attr_size, feats[f], parts[p])) {
-				ET_FAIL("%s: run (features %u, %u parts) failed",
-					l->name, feats[f], parts[p]);
+				EXPECT_TRUE(false)
+					TH_LOG("%s: run (features %u, %u parts) failed", l->name,
+					       feats[f], parts[p]);
 				bad = 1;
 				continue;
 			}
 			if (memcmp(l->dh[yi], want, hb)) {
-				ET_FAIL("%s: features %u, %u parts: not the rounded f32 result",
-					l->name, feats[f], parts[p]);
+				EXPECT_TRUE(false)
+					TH_LOG("%s: features %u, %u parts: not the rounded f32 result",
+					       l->name, feats[f], parts[p]);
 				bad = 1;
 			}
 		}
 		/* Baseline, AVX2 and AVX-512: the same bits. */
 		if (have_fma && memcmp(fma_bits, l->dh[yi], hb)) {
-			ET_FAIL("%s: features %u: bits differ from features %u's",
-				l->name, feats[f], feats[0]);
+			EXPECT_TRUE(false)
+				TH_LOG("%s: features %u: bits differ from features %u's", l->name,
+				       feats[f], feats[0]);
 			bad = 1;
 		}
 		memcpy(fma_bits, l->dh[yi], hb);
@@ -218,9 +225,8 @@ static void h_check(struct h_layer *l, const double *ref, double atol,
 		double got = ydt == F32 ? ((float *)l->dh[yi])[e] :
 			     dec(((__u16 *)l->dh[yi])[e], ydt);
 
-		if (!close_to(got, ref[e], atol, rtol) && bad++ < 3)
-			ET_FAIL("%s [%zu]: got %.6g want %.6g", l->name, e, got,
-				ref[e]);
+		EXPECT_FALSE(!close_to(got, ref[e], atol, rtol) && bad++ < 3)
+			TH_LOG("%s [%zu]: got %.6g want %.6g", l->name, e, got, ref[e]);
 	}
 	free(want);
 	free(fma_bits);
@@ -264,7 +270,7 @@ struct g16_case {
 	__u32 dt[5];			/* A, B, bias, residual, Y */
 };
 
-static void g16_run(const struct g16_case *c)
+static void g16_run(struct __test_metadata *_metadata, const struct g16_case *c)
 {
 	struct vnpu_layer_gemm at = {};
 	struct h_layer l = { .op = VNPU_LAYER_GEMM };
@@ -343,7 +349,7 @@ static void g16_run(const struct g16_case *c)
 				ref[e] = act_ref(c->act, acc);
 			}
 	if (packed)
-		h_pack(&l, VNPU_PACK_GEMM_B, 1, c->k, c->n, c->dt[1]);
+		h_pack(_metadata, &l, VNPU_PACK_GEMM_B, 1, c->k, c->n, c->dt[1]);
 	at.flags = c->flags;
 	at.alpha = et_f32_bits(0.5f);
 	at.beta = et_f32_bits(2.0f);
@@ -357,7 +363,7 @@ static void g16_run(const struct g16_case *c)
 		 (unsigned long long)c->k, c->tb, c->flags, c->bias_kind, c->act,
 		 c->dt[0], c->dt[1], c->dt[2], c->dt[3], c->dt[4]);
 	l.name = name;
-	h_check(&l, ref, 1e-5 * sqrt((double)c->k + 1), rtol_of(c->dt[4]));
+	h_check(_metadata, &l, ref, 1e-5 * sqrt((double)c->k + 1), rtol_of(c->dt[4]));
 	h_free(&l);
 	free(ref);
 }
@@ -372,7 +378,7 @@ struct c16_case {
 	__u32 dt[5];			/* X, W, bias, residual, Y */
 };
 
-static void c16_run(const struct c16_case *cc)
+static void c16_run(struct __test_metadata *_metadata, const struct c16_case *cc)
 {
 	struct vnpu_layer_conv at = {};
 	struct h_layer l = { .op = VNPU_LAYER_CONV };
@@ -449,7 +455,7 @@ static void c16_run(const struct c16_case *cc)
 					ref[e] = act_ref(cc->act, acc);
 				}
 	if (cc->flags & VNPU_LAYER_F_PACKED)
-		h_pack(&l, VNPU_PACK_CONV_W, cc->group, mg, kt, cc->dt[1]);
+		h_pack(_metadata, &l, VNPU_PACK_CONV_W, cc->group, mg, kt, cc->dt[1]);
 	at.flags = cc->flags;
 	at.group = cc->group;
 	at.kernel[0] = (__u32)kh;
@@ -471,7 +477,7 @@ static void c16_run(const struct c16_case *cc)
 		 (__u32)kh, cc->kw, cc->s, cc->d, cc->pad, cc->flags, cc->dt[0],
 		 cc->dt[1], cc->dt[2], cc->dt[3], cc->dt[4]);
 	l.name = name;
-	h_check(&l, ref, 1e-5 * sqrt((double)kt + 1), rtol_of(cc->dt[4]));
+	h_check(_metadata, &l, ref, 1e-5 * sqrt((double)kt + 1), rtol_of(cc->dt[4]));
 	h_free(&l);
 	free(ref);
 }
@@ -503,7 +509,7 @@ static float rand_bits(int lo, int hi)
  * is the exact rounding error of a0 * b0), some underflow to subnormals,
  * some come near overflow. The baseline must give the FMA units' bits.
  */
-static void fma_edges(void)
+static void fma_edges(struct __test_metadata *_metadata)
 {
 	__u64 m = 64, n = 48, k = 2, da[2] = { m, k }, db[2] = { k, n };
 	__u64 dy[2] = { m, n };
@@ -556,15 +562,15 @@ static void fma_edges(void)
 			if (f && !(et_host_features & VNPU_ENG_F_AVX512))
 				continue;
 			memset(y, 0x55, m * n * 4);
-			ET_EXPECT(!et_run(VNPU_LAYER_GEMM, t, data, 3, &at,
-					  sizeof(at), f ? VNPU_ENG_F_AVX2_FMA |
-					  VNPU_ENG_F_AVX512 : 0, (__u32)p),
-				  "fma edges: run");
+			EXPECT_TRUE(!et_run(VNPU_LAYER_GEMM, t, data, 3, &at, sizeof(at),
+					    f ? VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 : 0, (__u32)p))
+				TH_LOG("fma edges: run");
 			for (i = 0; i < m * n; i++)
 				if (memcmp(&y[i], &want[i], 4)) {
-					ET_FAIL("fma edges (%s, %d parts) [%llu]: %a, FMA unit %a",
-						f ? "avx512" : "baseline", p,
-						(unsigned long long)i, y[i], want[i]);
+					EXPECT_TRUE(false)
+						TH_LOG("fma edges (%s, %d parts) [%llu]: %a, FMA unit %a",
+						       f ? "avx512" : "baseline", p,
+						       (unsigned long long)i, y[i], want[i]);
 					break;
 				}
 		}
@@ -581,7 +587,7 @@ out:
  * widening (eight at a time, then a tail) must give each value exactly,
  * subnormals and infinities included: y = fma(1, b, +0).
  */
-static void widen_all(void)
+static void widen_all(struct __test_metadata *_metadata)
 {
 	static const __u32 feats[3] = { 0, VNPU_ENG_F_AVX2_FMA,
 					VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 };
@@ -620,13 +626,14 @@ static void widen_all(void)
 				if ((feats[f] & et_host_features) != feats[f])
 					continue;
 				memset(y, 0x55, n * 4);
-				ET_EXPECT(!et_run(VNPU_LAYER_GEMM, t, data, 3, &at,
-						  sizeof(at), feats[f], 7),
-					  "widen %u: run", dt);
+				EXPECT_TRUE(!et_run(VNPU_LAYER_GEMM, t, data, 3, &at, sizeof(at),
+						    feats[f], 7))
+					TH_LOG("widen %u: run", dt);
 				for (j = 0; j < n; j++)
 					if (memcmp(&y[j], &want[j], 4)) {
-						ET_FAIL("widen dt %u features %u: 0x%04x gives %a, want %a",
-							dt, feats[f], bits[j], y[j], want[j]);
+						EXPECT_TRUE(false)
+							TH_LOG("widen dt %u features %u: 0x%04x gives %a, want %a",
+							       dt, feats[f], bits[j], y[j], want[j]);
 						break;
 					}
 			}
@@ -644,7 +651,7 @@ static void widen_all(void)
 #define RES VNPU_LAYER_F_RESIDUAL
 #define PACKED VNPU_LAYER_F_PACKED
 
-void et_test_gemm16(void)
+TEST(gemm16)
 {
 	static const struct g16_case gc[] = {
 		{ 1, 1, 1, 1, 1, 0, 0, 0, 0, ALL16 },
@@ -696,12 +703,14 @@ void et_test_gemm16(void)
 	};
 	size_t i;
 
-	fma_edges();
-	widen_all();
+	fma_edges(_metadata);
+	widen_all(_metadata);
 	for (i = 0; i < sizeof(gc) / sizeof(gc[0]); i++)
-		g16_run(&gc[i]);
+		g16_run(_metadata, &gc[i]);
 	for (i = 0; i < sizeof(cc) / sizeof(cc[0]); i++)
-		c16_run(&cc[i]);
+		c16_run(_metadata, &cc[i]);
 	printf("gemm16: %zu f16/bf16 layers\n",
 	       sizeof(gc) / sizeof(gc[0]) + sizeof(cc) / sizeof(cc[0]));
 }
+
+KSFT_MAIN

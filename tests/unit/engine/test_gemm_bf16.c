@@ -11,6 +11,7 @@
  * layout and the widening path run.
  */
 #include "engine_test.h"
+#include "ksft_main.h"
 
 #define BF16 VNPU_DTYPE_BF16
 #define F32 VNPU_DTYPE_F32
@@ -59,7 +60,7 @@ static float val(void)
 }
 
 /* Each element (k, x) of every panel where eng_pair_at() says. */
-static void pair_layout(void)
+static void pair_layout(struct __test_metadata *_metadata)
 {
 	static const __u64 shapes[][4] = {
 		{ VNPU_PACK_GEMM_B, 1, 7, 37 }, { VNPU_PACK_GEMM_B, 1, 8, 16 },
@@ -77,7 +78,8 @@ static void pair_layout(void)
 
 		for (e = 0; e < size; e++)
 			p[e] = q[e] = (__u16)(e * 2654435761u >> 7);
-		ET_EXPECT(!vnpu_eng_pair_bf16(layout, g, r, c, q), "pair %zu", i);
+		EXPECT_TRUE(!vnpu_eng_pair_bf16(layout, g, r, c, q))
+			TH_LOG("pair %zu", i);
 		for (e = 0; e < size; e++) {
 			__u64 base = e / (w * kt) * w * kt, k = e % (w * kt) / w;
 			__u64 x = e % w, at;
@@ -85,24 +87,25 @@ static void pair_layout(void)
 			at = k < (kt & ~1ull) ? (k / 2) * 2 * w + 2 * x + k % 2 :
 						k * w + x;
 			if (q[base + at] != p[e]) {
-				ET_FAIL("pair %zu: element %llu misplaced", i,
-					(unsigned long long)e);
+				EXPECT_TRUE(false)
+					TH_LOG("pair %zu: element %llu misplaced", i,
+					       (unsigned long long)e);
 				break;
 			}
 		}
 		free(p);
 		free(q);
 	}
-	ET_EXPECT(vnpu_eng_pair_bf16(99, 1, 4, 4, NULL) == VNPU_ENG_EINVAL,
-		  "pair: bad layout");
-	ET_EXPECT(vnpu_eng_pair_bf16(VNPU_PACK_QCONV_W, 1, 4, 4, NULL) ==
-		  VNPU_ENG_EINVAL, "pair: QCONV_W's i8 rows");
-	ET_EXPECT(vnpu_eng_pair_bf16(VNPU_PACK_GEMM_B, 2, 4, 4, NULL) ==
-		  VNPU_ENG_EINVAL, "pair: GEMM_B of two groups");
-	ET_EXPECT(vnpu_eng_pair_bf16(VNPU_PACK_GEMM_B, 1, 1ull << 40, 4, NULL) ==
-		  VNPU_ENG_EINVAL, "pair: huge");
-	ET_EXPECT(!vnpu_eng_pair_bf16(VNPU_PACK_CONV_W, 1, 0, 4, NULL),
-		  "pair: empty");
+	EXPECT_EQ(VNPU_ENG_EINVAL, vnpu_eng_pair_bf16(99, 1, 4, 4, NULL))
+		TH_LOG("pair: bad layout");
+	EXPECT_EQ(VNPU_ENG_EINVAL, vnpu_eng_pair_bf16(VNPU_PACK_QCONV_W, 1, 4, 4, NULL))
+		TH_LOG("pair: QCONV_W's i8 rows");
+	EXPECT_EQ(VNPU_ENG_EINVAL, vnpu_eng_pair_bf16(VNPU_PACK_GEMM_B, 2, 4, 4, NULL))
+		TH_LOG("pair: GEMM_B of two groups");
+	EXPECT_EQ(VNPU_ENG_EINVAL, vnpu_eng_pair_bf16(VNPU_PACK_GEMM_B, 1, 1ull << 40, 4, NULL))
+		TH_LOG("pair: huge");
+	EXPECT_TRUE(!vnpu_eng_pair_bf16(VNPU_PACK_CONV_W, 1, 0, 4, NULL))
+		TH_LOG("pair: empty");
 }
 
 /*
@@ -110,7 +113,8 @@ static void pair_layout(void)
  * and in 7 and 64 parts against @model bit for bit, and on the widening
  * path against it within bf16's rounding of sum |a * b| (@mag).
  */
-static void check_paths(const char *name, __u32 op, const struct vnpu_tensor *t,
+static void check_paths(struct __test_metadata *_metadata, const char *name, __u32 op,
+			const struct vnpu_tensor *t,
 			void **data, __u32 n, const void *at, __u32 size,
 			const float *model, const float *mag, __u64 ny)
 {
@@ -121,31 +125,32 @@ static void check_paths(const char *name, __u32 op, const struct vnpu_tensor *t,
 
 	for (p = 0; p < 3 && (et_host_features & VNPU_ENG_F_AVX512_BF16); p++) {
 		memset(y, 0x7f, ny * 4);
-		ET_EXPECT(!et_run(op, t, data, n, at, size, BF_PATH, parts[p]),
-			  "%s: bf16 run", name);
+		EXPECT_TRUE(!et_run(op, t, data, n, at, size, BF_PATH, parts[p]))
+			TH_LOG("%s: bf16 run", name);
 		for (i = 0; i < ny; i++)
 			if (memcmp(&y[i], &model[i], 4)) {
-				ET_FAIL("%s (%u parts) [%llu]: %a, model %a", name,
-					parts[p], (unsigned long long)i, y[i],
-					model[i]);
+				EXPECT_TRUE(false)
+					TH_LOG("%s (%u parts) [%llu]: %a, model %a", name, parts[p],
+					       (unsigned long long)i, y[i], model[i]);
 				break;
 			}
 	}
 	if ((et_host_features & FMA_PATH) != FMA_PATH)
 		return;
 	memset(y, 0x7f, ny * 4);
-	ET_EXPECT(!et_run(op, t, data, n, at, size, FMA_PATH, 7),
-		  "%s: widening run", name);
+	EXPECT_TRUE(!et_run(op, t, data, n, at, size, FMA_PATH, 7))
+		TH_LOG("%s: widening run", name);
 	for (i = 0; i < ny; i++)
 		if (fabsf(y[i] - model[i]) > 0x1p-7f * mag[i] + 1e-6f) {
-			ET_FAIL("%s: widened [%llu] %a, model %a", name,
-				(unsigned long long)i, y[i], model[i]);
+			EXPECT_TRUE(false)
+				TH_LOG("%s: widened [%llu] %a, model %a", name,
+				       (unsigned long long)i, y[i], model[i]);
 			break;
 		}
 }
 
 /* C[m, n] = A[m, k] B[k, n], B packed bf16 pairs. */
-static void gemm_case(__u64 m, __u64 n, __u64 k)
+static void gemm_case(struct __test_metadata *_metadata, __u64 m, __u64 n, __u64 k)
 {
 	__u64 da[2] = { m, k }, dy[2] = { m, n }, size, i, j, kk;
 	float *a = malloc(m * k * 4), *b = malloc(k * n * 4), *pk;
@@ -186,7 +191,7 @@ static void gemm_case(__u64 m, __u64 n, __u64 k)
 		snprintf(name, sizeof(name), "gemm bf16 %llux%llux%llu",
 			 (unsigned long long)m, (unsigned long long)n,
 			 (unsigned long long)k);
-		check_paths(name, VNPU_LAYER_GEMM, t, data, 3, &at, sizeof(at),
+		check_paths(_metadata, name, VNPU_LAYER_GEMM, t, data, 3, &at, sizeof(at),
 			    model, mag, m * n);
 	}
 	free(a);
@@ -201,7 +206,8 @@ static void gemm_case(__u64 m, __u64 n, __u64 k)
 }
 
 /* One image, @c channels of @h x @w, @m outputs of @kh x @kw, stride @s. */
-static void conv_case(__u64 c, __u64 h, __u64 w, __u64 m, __u64 kh, __u64 kw,
+static void conv_case(struct __test_metadata *_metadata, __u64 c, __u64 h, __u64 w, __u64 m,
+		      __u64 kh, __u64 kw,
 		      __u32 s, __u32 pad)
 {
 	__u64 oh = (h + 2 * pad - kh) / s + 1, ow = (w + 2 * pad - kw) / s + 1;
@@ -255,7 +261,7 @@ static void conv_case(__u64 c, __u64 h, __u64 w, __u64 m, __u64 kh, __u64 kw,
 		snprintf(name, sizeof(name), "conv bf16 c%llu %llux%llu s%u",
 			 (unsigned long long)c, (unsigned long long)kh,
 			 (unsigned long long)kw, s);
-		check_paths(name, VNPU_LAYER_CONV, t, data, 3, &at, sizeof(at),
+		check_paths(_metadata, name, VNPU_LAYER_CONV, t, data, 3, &at, sizeof(at),
 			    model, mag, m * oh * ow);
 	}
 	free(x);
@@ -268,23 +274,25 @@ static void conv_case(__u64 c, __u64 h, __u64 w, __u64 m, __u64 kh, __u64 kw,
 	free(col);
 }
 
-void et_test_gemm_bf16(void)
+TEST(gemmbf16)
 {
-	pair_layout();
+	pair_layout(_metadata);
 	/* Edges of both sides, odd depths, depths of several slices. */
-	gemm_case(1, 16, 8);
-	gemm_case(5, 17, 7);
-	gemm_case(13, 33, 64);
-	gemm_case(37, 100, 385);
-	gemm_case(100, 64, 800);
+	gemm_case(_metadata, 1, 16, 8);
+	gemm_case(_metadata, 5, 17, 7);
+	gemm_case(_metadata, 13, 33, 64);
+	gemm_case(_metadata, 37, 100, 385);
+	gemm_case(_metadata, 100, 64, 800);
 	/* A block of more than ENG_MC rows (ENG_GEMM_MC), odd depth. */
-	gemm_case(128, 96, 391);
+	gemm_case(_metadata, 128, 96, 391);
 	/* 1x1 direct, 3x3 sliding window, strides 2 and 5, im2col. */
-	conv_case(64, 7, 9, 70, 1, 1, 1, 0);
-	conv_case(9, 12, 13, 20, 3, 3, 1, 1);
-	conv_case(16, 15, 15, 24, 3, 3, 2, 1);
-	conv_case(5, 23, 23, 13, 7, 7, 5, 3);
-	conv_case(130, 6, 6, 8, 3, 3, 1, 1);
+	conv_case(_metadata, 64, 7, 9, 70, 1, 1, 1, 0);
+	conv_case(_metadata, 9, 12, 13, 20, 3, 3, 1, 1);
+	conv_case(_metadata, 16, 15, 15, 24, 3, 3, 2, 1);
+	conv_case(_metadata, 5, 23, 23, 13, 7, 7, 5, 3);
+	conv_case(_metadata, 130, 6, 6, 8, 3, 3, 1, 1);
 	printf("gemm-bf16: %s\n", et_host_features & VNPU_ENG_F_AVX512_BF16 ?
 	       "avx512-bf16 and widening paths" : "widening path only");
 }
+
+KSFT_MAIN

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /* GEMM, CONV and POOL against plain loops. */
 #include "engine_test.h"
+#include "ksft_main.h"
 
 /* Element offset in @t of Y's coordinates @yc (rank @yr), broadcasting. */
 static long long bc_off(const struct vnpu_tensor *t, const __u64 *yc, __u32 yr)
@@ -66,7 +67,7 @@ static struct vnpu_tensor swap_last(struct vnpu_tensor t)
 	return t;
 }
 
-static void gemm_case_run(const struct gemm_case *c)
+static void gemm_case_run(struct __test_metadata *_metadata, const struct gemm_case *c)
 {
 	__u64 da[6], db[6], dy[6], dc[6], yc[6];
 	struct vnpu_tensor t[5];
@@ -104,8 +105,8 @@ static void gemm_case_run(const struct gemm_case *c)
 		__u64 size = vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, c->k, c->n);
 
 		packed = malloc(size * 4 + 4);
-		ET_EXPECT(!vnpu_eng_pack(VNPU_PACK_GEMM_B, b, 1, c->k, c->n,
-					 packed), "pack");
+		EXPECT_TRUE(!vnpu_eng_pack(VNPU_PACK_GEMM_B, b, 1, c->k, c->n, packed))
+			TH_LOG("pack");
 		t[1] = et_dense(VNPU_DTYPE_F32, 1, &size);
 		data[1] = packed;
 	}
@@ -180,8 +181,9 @@ static void gemm_case_run(const struct gemm_case *c)
 		 (unsigned long long)c->m, (unsigned long long)c->n,
 		 (unsigned long long)c->k, c->ta, c->tb, c->flags, c->bias_kind,
 		 c->act);
-	et_layer_f32(name, VNPU_LAYER_GEMM, t, data, n, &at, sizeof(at), ref,
-		     2e-5 * sqrt((double)c->k + 1), 1e-4);
+	EXPECT_EQ(0,
+		  et_layer_f32(name, VNPU_LAYER_GEMM, t, data, n, &at, sizeof(at), ref,
+			       2e-5 * sqrt((double)c->k + 1), 1e-4));
 	free(a);
 	free(b);
 	free(bias);
@@ -191,7 +193,7 @@ static void gemm_case_run(const struct gemm_case *c)
 	free(packed);
 }
 
-static void test_gemm(void)
+static void test_gemm(struct __test_metadata *_metadata)
 {
 	static const struct gemm_case cases[] = {
 		{ 2, {}, {}, 1, 1, 1, 0, 0, 0, 1, 1, 0, 0 },
@@ -227,7 +229,7 @@ static void test_gemm(void)
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		gemm_case_run(&cases[i]);
+		gemm_case_run(_metadata, &cases[i]);
 }
 
 struct conv_case {
@@ -237,7 +239,7 @@ struct conv_case {
 	__u32 flags, act;
 };
 
-static void conv_case_run(const struct conv_case *cc)
+static void conv_case_run(struct __test_metadata *_metadata, const struct conv_case *cc)
 {
 	struct vnpu_layer_conv at = {};
 	struct vnpu_tensor t[5];
@@ -274,8 +276,8 @@ static void conv_case_run(const struct conv_case *cc)
 		packed_size = vnpu_eng_packed_size(VNPU_PACK_CONV_W, cc->group,
 						   mg, kt);
 		packed = malloc(packed_size * 4);
-		ET_EXPECT(!vnpu_eng_pack(VNPU_PACK_CONV_W, w, cc->group, mg, kt,
-					 packed), "pack conv");
+		EXPECT_TRUE(!vnpu_eng_pack(VNPU_PACK_CONV_W, w, cc->group, mg, kt, packed))
+			TH_LOG("pack conv");
 		t[1] = et_dense(VNPU_DTYPE_F32, 1, &packed_size);
 		data[1] = packed;
 	}
@@ -340,8 +342,9 @@ static void conv_case_run(const struct conv_case *cc)
 		 (unsigned long long)cc->w, (unsigned long long)cc->m, cc->group,
 		 cc->kh, cc->kw, cc->sh, cc->sw, cc->dh, cc->dw, cc->pt, cc->pl,
 		 cc->pb, cc->pr, cc->flags);
-	et_layer_f32(name, VNPU_LAYER_CONV, t, data, n, &at, sizeof(at), ref,
-		     2e-5 * sqrt((double)kt + 1), 1e-4);
+	EXPECT_EQ(0,
+		  et_layer_f32(name, VNPU_LAYER_CONV, t, data, n, &at, sizeof(at), ref,
+			       2e-5 * sqrt((double)kt + 1), 1e-4));
 	free(x);
 	free(w);
 	free(bias);
@@ -351,7 +354,7 @@ static void conv_case_run(const struct conv_case *cc)
 	free(packed);
 }
 
-static void test_conv(void)
+static void test_conv(struct __test_metadata *_metadata)
 {
 	const __u32 B = VNPU_LAYER_F_BIAS, R = VNPU_LAYER_F_RESIDUAL;
 	const __u32 P = VNPU_LAYER_F_PACKED;
@@ -445,7 +448,7 @@ static void test_conv(void)
 			c.flags = flag_sets[f];
 			if (f == 2 && !c.act)
 				c.act = VNPU_ACT_RELU;
-			conv_case_run(&c);
+			conv_case_run(_metadata, &c);
 		}
 }
 
@@ -467,7 +470,7 @@ static long out_extent(__u64 in, __u32 k, __u32 s, __u32 d, __u32 pb,
 	return o;
 }
 
-static void pool_case_run(const struct pool_case *pc)
+static void pool_case_run(struct __test_metadata *_metadata, const struct pool_case *pc)
 {
 	int ceil_mode = !!(pc->flags & VNPU_POOL_F_CEIL);
 	long oh = out_extent(pc->h, pc->kh, pc->sh, pc->dh, pc->pt, pc->pb,
@@ -555,18 +558,19 @@ static void pool_case_run(const struct pool_case *pc)
 	snprintf(name, sizeof(name), "pool mode%u flags%u %llux%llu k%ux%u s%u p%u,%u",
 		 pc->mode, pc->flags, (unsigned long long)pc->h,
 		 (unsigned long long)pc->w, pc->kh, pc->kw, pc->sh, pc->pt, pc->pb);
-	if (pc->mode == VNPU_POOL_LP)
-		et_layer_f32(name, VNPU_LAYER_POOL, t, data, 2, &at, sizeof(at),
-			     ref, 1e-6, 1e-5);
-	else
-		et_layer_exact(name, VNPU_LAYER_POOL, t, data, 2, &at,
-			       sizeof(at), ref);
+	if (pc->mode == VNPU_POOL_LP) {
+		EXPECT_EQ(0,
+			  et_layer_f32(name, VNPU_LAYER_POOL, t, data, 2, &at, sizeof(at), ref,
+				       1e-6, 1e-5));
+	} else
+		EXPECT_EQ(0,
+			  et_layer_exact(name, VNPU_LAYER_POOL, t, data, 2, &at, sizeof(at), ref));
 	free(x);
 	free(y);
 	free(ref);
 }
 
-static void test_pool(void)
+static void test_pool(struct __test_metadata *_metadata)
 {
 	static const struct pool_case cases[] = {
 		{ VNPU_POOL_MAX, 0, 0, 0, 1, 3, 8, 8, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0 },
@@ -630,14 +634,14 @@ static void test_pool(void)
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		pool_case_run(&cases[i]);
+		pool_case_run(_metadata, &cases[i]);
 }
 
 /*
  * The same GEMM and CONV on views with gaps (rows and channels of larger
  * buffers) give the bits of the dense layers.
  */
-static void test_gapped_views(void)
+static void test_gapped_views(struct __test_metadata *_metadata)
 {
 	__u64 da[2] = { 37, 300 }, db[2] = { 300, 45 }, dy[2] = { 37, 45 };
 	__u64 dx[4] = { 2, 64, 10, 12 }, dw[4] = { 20, 64, 1, 1 };
@@ -674,14 +678,15 @@ static void test_gapped_views(void)
 		d2[0] = a;
 		d2[1] = b;
 		d2[2] = y2;
-		ET_EXPECT(!et_run(VNPU_LAYER_GEMM, t, d1, 3, &g, sizeof(g),
-				  et_host_features, 3), "dense gemm");
-		ET_EXPECT(!et_run(VNPU_LAYER_GEMM, v, d2, 3, &g, sizeof(g),
-				  et_host_features, 5), "gapped gemm");
+		EXPECT_TRUE(!et_run(VNPU_LAYER_GEMM, t, d1, 3, &g, sizeof(g), et_host_features, 3))
+			TH_LOG("dense gemm");
+		EXPECT_TRUE(!et_run(VNPU_LAYER_GEMM, v, d2, 3, &g, sizeof(g), et_host_features, 5))
+			TH_LOG("gapped gemm");
 		for (i = 0; i < 37; i++)
-			for (j = 0; j < 45; j++)
-				ET_EXPECT(!memcmp(&y1[i * 45 + j], &y2[i * 60 + j], 4),
-					  "gapped gemm [%zu][%zu]", i, j);
+			for (j = 0; j < 45; j++) {
+				EXPECT_TRUE(!memcmp(&y1[i * 45 + j], &y2[i * 60 + j], 4))
+					TH_LOG("gapped gemm [%zu][%zu]", i, j);
+			}
 		free(ad);
 	}
 
@@ -710,13 +715,14 @@ static void test_gapped_views(void)
 		d2[0] = x;
 		d2[1] = w;
 		d2[2] = cy2;
-		ET_EXPECT(!et_run(VNPU_LAYER_CONV, t, d1, 3, &c, sizeof(c),
-				  et_host_features, 2), "dense conv");
-		ET_EXPECT(!et_run(VNPU_LAYER_CONV, v, d2, 3, &c, sizeof(c),
-				  et_host_features, 4), "gapped conv");
-		for (i = 0; i < 2; i++)
-			ET_EXPECT(!memcmp(cy1 + i * 20 * 120, cy2 + i * 30 * 120,
-					  20 * 120 * 4), "gapped conv image %zu", i);
+		EXPECT_TRUE(!et_run(VNPU_LAYER_CONV, t, d1, 3, &c, sizeof(c), et_host_features, 2))
+			TH_LOG("dense conv");
+		EXPECT_TRUE(!et_run(VNPU_LAYER_CONV, v, d2, 3, &c, sizeof(c), et_host_features, 4))
+			TH_LOG("gapped conv");
+		for (i = 0; i < 2; i++) {
+			EXPECT_TRUE(!memcmp(cy1 + i * 20 * 120, cy2 + i * 30 * 120, 20 * 120 * 4))
+				TH_LOG("gapped conv image %zu", i);
+		}
 		free(xd);
 	}
 	free(a);
@@ -735,7 +741,7 @@ static __u32 rnd(__u32 n)
 }
 
 /* Random shapes and geometries, each against the plain loops. */
-static void test_random(void)
+static void test_random(struct __test_metadata *_metadata)
 {
 	static const __u32 flag_sets[] = {
 		0, VNPU_LAYER_F_BIAS, VNPU_LAYER_F_BIAS | VNPU_LAYER_F_RESIDUAL,
@@ -766,7 +772,7 @@ static void test_random(void)
 		c.w = c.dw * (c.kw - 1) + 1 + rnd(40);
 		c.flags = flag_sets[rnd(5)];
 		c.act = rnd(2) ? VNPU_ACT_RELU : 0;
-		conv_case_run(&c);
+		conv_case_run(_metadata, &c);
 	}
 	for (i = 0; i < 30; i++) {
 		struct gemm_case c = { .rank = 2 + rnd(3), .alpha = 1, .beta = 1 };
@@ -790,7 +796,7 @@ static void test_random(void)
 		c.bias_kind = rnd(4);
 		c.alpha = rnd(2) ? 1.0f : 0.75f;
 		c.act = rnd(2) ? VNPU_ACT_RELU : 0;
-		gemm_case_run(&c);
+		gemm_case_run(_metadata, &c);
 	}
 }
 
@@ -837,7 +843,7 @@ static __u32 conv_args(struct vnpu_layer_conv *at, const __u64 *dx, float *x,
  * (37 columns: tiles that straddle two output rows): the same bits as
  * the AVX2 path's act_store().
  */
-static void test_plain_epilogues(void)
+static void test_plain_epilogues(struct __test_metadata *_metadata)
 {
 	static const struct vnpu_layer_act acts[] = {
 		{ .func = VNPU_ACT_IDENTITY },
@@ -903,16 +909,17 @@ static void test_plain_epilogues(void)
 					      y2, t, d);
 				rc = rc ? rc : et_run(VNPU_LAYER_CONV, t, d, n,
 						      &at, sizeof(at), paths[p], 3);
-				ET_EXPECT(!rc, "plain epilogue act %u bias %d dw %d path %zu: run failed (%d)",
-					  acts[a].func, form & 1, depthwise, p, rc);
-				ET_EXPECT(rc || !memcmp(y1, y2, ny * 4),
-					  "plain epilogue act %u bias %d dw %d path %zu: not the general epilogue's bits",
-					  acts[a].func, form & 1, depthwise, p);
+				EXPECT_TRUE(!rc)
+					TH_LOG("plain epilogue act %u bias %d dw %d path %zu: run failed (%d)",
+					       acts[a].func, form & 1, depthwise, p, rc);
+				EXPECT_TRUE(rc || !memcmp(y1, y2, ny * 4))
+					TH_LOG("plain epilogue act %u bias %d dw %d path %zu: not the general epilogue's bits",
+					       acts[a].func, form & 1, depthwise, p);
 				if (p == 1)
 					memcpy(y_avx2, y1, ny * 4);
-				ET_EXPECT(rc || p != 2 || !memcmp(y1, y_avx2, ny * 4),
-					  "plain epilogue act %u bias %d dw %d: AVX-512 differs from AVX2",
-					  acts[a].func, form & 1, depthwise);
+				EXPECT_TRUE(rc || p != 2 || !memcmp(y1, y_avx2, ny * 4))
+					TH_LOG("plain epilogue act %u bias %d dw %d: AVX-512 differs from AVX2",
+					       acts[a].func, form & 1, depthwise);
 			}
 	free(x);
 	free(w);
@@ -929,7 +936,7 @@ static void test_plain_epilogues(void)
  * as a scalar, through each epilogue (one pass; with a residual of -0.0f
  * the general one; depthwise), on every path, NaNs and zeros included.
  */
-static void test_act_bounds(void)
+static void test_act_bounds(struct __test_metadata *_metadata)
 {
 	static const struct vnpu_layer_act acts[] = {
 		{ VNPU_ACT_LEAKY_RELU, VNPU_ACT_F_MAX, 0x3e4ccccd, 0xbecccccd },
@@ -999,11 +1006,12 @@ static void test_act_bounds(void)
 				db[2] = y2;
 				rc = rc ? rc : et_run(VNPU_LAYER_BINARY, tb, db, 3, &bin,
 						      sizeof(bin), paths[p], 1);
-				ET_EXPECT(!rc, "act bound %zu form %d path %zu: run failed (%d)",
-					  a, form, p, rc);
-				ET_EXPECT(rc || !memcmp(y1, y2, ny * 4),
-					  "act bound %zu form %d path %zu: not CONV then BINARY's bits",
-					  a, form, p);
+				EXPECT_TRUE(!rc)
+					TH_LOG("act bound %zu form %d path %zu: run failed (%d)", a,
+					       form, p, rc);
+				EXPECT_TRUE(rc || !memcmp(y1, y2, ny * 4))
+					TH_LOG("act bound %zu form %d path %zu: not CONV then BINARY's bits",
+					       a, form, p);
 			}
 	free(x);
 	free(w);
@@ -1022,7 +1030,7 @@ static void test_act_bounds(void)
  * parts. Depths past ENG_KC take several slices; columns past a panel's
  * multiple, the last panel's padding.
  */
-static void test_gemv_rows(void)
+static void test_gemv_rows(struct __test_metadata *_metadata)
 {
 	static const struct {
 		__u64 n, k;
@@ -1062,8 +1070,8 @@ static void test_gemv_rows(void)
 		et_fill_f32(b, k * n);
 		et_fill_f32(bias, n);
 		et_fill_f32(res, 2 * n);
-		ET_EXPECT(!vnpu_eng_pack(VNPU_PACK_GEMM_B, b, 1, k, n, packed),
-			  "gemv: pack");
+		EXPECT_TRUE(!vnpu_eng_pack(VNPU_PACK_GEMM_B, b, 1, k, n, packed))
+			TH_LOG("gemv: pack");
 		for (p = 0; p < 3; p++) {
 			if ((paths[p] & et_host_features) != paths[p])
 				continue;
@@ -1097,16 +1105,15 @@ static void test_gemv_rows(void)
 				rc = et_run(VNPU_LAYER_GEMM, t, d, nt, &at,
 					    sizeof(at), paths[p], m == 2 ? 1 : 5);
 			}
-			ET_EXPECT(!rc, "gemv case %zu path %zu: run failed (%d)",
-				  i, p, rc);
-			ET_EXPECT(rc || !memcmp(y1, y2, n * 4),
-				  "gemv case %zu path %zu: not the tiles' bits",
-				  i, p);
-			if (p)
-				ET_EXPECT(rc || !memcmp(y1, first, n * 4),
-					  "gemv case %zu path %zu: not the baseline's bits",
-					  i, p);
-			else
+			EXPECT_TRUE(!rc)
+				TH_LOG("gemv case %zu path %zu: run failed (%d)", i, p, rc);
+			EXPECT_TRUE(rc || !memcmp(y1, y2, n * 4))
+				TH_LOG("gemv case %zu path %zu: not the tiles' bits", i, p);
+			if (p) {
+				EXPECT_TRUE(rc || !memcmp(y1, first, n * 4))
+					TH_LOG("gemv case %zu path %zu: not the baseline's bits", i,
+					       p);
+			} else
 				memcpy(first, y1, n * 4);
 		}
 		free(a);
@@ -1145,7 +1152,7 @@ static int kept_run(const struct vnpu_layer_conv *at, struct vnpu_tensor *t,
  * and give the bits of a run on fresh scratch, whatever order a tile
  * takes the parts in.
  */
-static void test_kept_window(void)
+static void test_kept_window(struct __test_metadata *_metadata)
 {
 	static const struct {
 		__u64 c, hw, m;
@@ -1203,7 +1210,8 @@ static void test_kept_window(void)
 						      parts, ctx.features);
 			ctx.scratch = malloc(need);
 			ctx.scratch_size = need;
-			ET_EXPECT(ctx.scratch && x && y && w && fresh, "alloc");
+			EXPECT_TRUE(ctx.scratch && x && y && w && fresh)
+				TH_LOG("alloc");
 			for (run = 1; run <= 2; run++) {
 				__u32 in_order[8], p;
 
@@ -1212,16 +1220,16 @@ static void test_kept_window(void)
 					in_order[run == 1 ? p : parts - 1 - p] =
 						order[p] < parts ? order[p] : p;
 				et_fill_f32(x, nx);
-				ET_EXPECT(!et_run(VNPU_LAYER_CONV, t, d, n, &at,
-						  sizeof(at), ctx.features, 1),
-					  "kept window: fresh run");
+				EXPECT_TRUE(!et_run(VNPU_LAYER_CONV, t, d, n, &at, sizeof(at),
+						    ctx.features, 1))
+					TH_LOG("kept window: fresh run");
 				memcpy(fresh, y, ny * 4);
 				ctx.epoch = run;
-				ET_EXPECT(!kept_run(&at, t, d, n, parts, in_order,
-						    &ctx), "kept window: run");
-				ET_EXPECT(!memcmp(fresh, y, ny * 4),
-					  "kept window: case %u features %#x run %u",
-					  i, ctx.features, run);
+				EXPECT_TRUE(!kept_run(&at, t, d, n, parts, in_order, &ctx))
+					TH_LOG("kept window: run");
+				EXPECT_TRUE(!memcmp(fresh, y, ny * 4))
+					TH_LOG("kept window: case %u features %#x run %u", i,
+					       ctx.features, run);
 			}
 			free(ctx.scratch);
 			free(x);
@@ -1231,17 +1239,17 @@ static void test_kept_window(void)
 		}
 }
 
-void et_test_gemm_conv(void)
+TEST(gemm)
 {
-	test_random();
-	test_gapped_views();
-	test_gemm();
-	test_conv();
-	test_pool();
-	test_plain_epilogues();
-	test_act_bounds();
-	test_gemv_rows();
-	test_kept_window();
+	test_random(_metadata);
+	test_gapped_views(_metadata);
+	test_gemm(_metadata);
+	test_conv(_metadata);
+	test_pool(_metadata);
+	test_plain_epilogues(_metadata);
+	test_act_bounds(_metadata);
+	test_gemv_rows(_metadata);
+	test_kept_window(_metadata);
 }
 
 /*
@@ -1284,7 +1292,7 @@ static void tile_kernel(__u64 k, __u64 *c, __u32 *kh, __u32 *kw)
 	*c = k / (*kh * *kw);
 }
 
-static void test_tile_gemm(__u64 k, int i)
+static void test_tile_gemm(struct __test_metadata *_metadata, __u64 k, int i)
 {
 	const __u32 P = VNPU_LAYER_F_PACKED, B = VNPU_LAYER_F_BIAS;
 	const __u32 R = VNPU_LAYER_F_RESIDUAL;
@@ -1296,7 +1304,7 @@ static void test_tile_gemm(__u64 k, int i)
 	c.flags = P | B | R;
 	c.bias_kind = 0;
 	c.act = i % 2 ? (i % 4 == 1 ? VNPU_ACT_RELU : VNPU_ACT_SILU) : 0;
-	gemm_case_run(&c);
+	gemm_case_run(_metadata, &c);
 	/* B packed per slice, bias per row, A transposed (strided rows). */
 	c.m = 13;
 	c.n = 45;
@@ -1304,7 +1312,7 @@ static void test_tile_gemm(__u64 k, int i)
 	c.bias_kind = 1;
 	c.ta = i % 2;
 	c.alpha = 0.75f;
-	gemm_case_run(&c);
+	gemm_case_run(_metadata, &c);
 	/*
 	 * Two panels and 4 rows, stored by the micro-kernels with the bias
 	 * per row: AVX-512 runs its 4-row edge tiles.
@@ -1314,9 +1322,9 @@ static void test_tile_gemm(__u64 k, int i)
 	c.alpha = 1;
 	c.act = i % 3 ? 0 : VNPU_ACT_SILU;
 	c.flags = P | B;
-	gemm_case_run(&c);
+	gemm_case_run(_metadata, &c);
 	c.m = 24;
-	gemm_case_run(&c);
+	gemm_case_run(_metadata, &c);
 	/*
 	 * Two blocks of rows (past ENG_GEMM_MC, 132): 72 and 67, the second
 	 * one 11 panels and 1 row.
@@ -1326,7 +1334,7 @@ static void test_tile_gemm(__u64 k, int i)
 		c.n = 33;
 		c.ta = 0;
 		c.flags = P | R;
-		gemm_case_run(&c);
+		gemm_case_run(_metadata, &c);
 	}
 }
 
@@ -1340,7 +1348,7 @@ static const __u32 tile_acts[5] = {
 	VNPU_ACT_LEAKY_RELU,
 };
 
-static void test_tile_conv(__u64 k, int i)
+static void test_tile_conv(struct __test_metadata *_metadata, __u64 k, int i)
 {
 	const __u32 P = VNPU_LAYER_F_PACKED, B = VNPU_LAYER_F_BIAS;
 	const __u32 R = VNPU_LAYER_F_RESIDUAL;
@@ -1375,14 +1383,14 @@ static void test_tile_conv(__u64 k, int i)
 			c.w = 36;
 		}
 		c.act = tile_acts[(i + f) % 5];
-		conv_case_run(&c);
+		conv_case_run(_metadata, &c);
 		/*
 		 * Rows of 37 outputs: the AVX-512 tiles store the residual
 		 * and Relu themselves, across two output rows under masks.
 		 */
 		if (forms[f].stride == 1 && c.flags & R) {
 			c.w = 37;
-			conv_case_run(&c);
+			conv_case_run(_metadata, &c);
 		}
 	}
 	/* 1x1 without padding: B by offsets into the input itself. */
@@ -1393,24 +1401,26 @@ static void test_tile_conv(__u64 k, int i)
 	c.h = 5;
 	c.w = 9;
 	c.flags = P | B;
-	conv_case_run(&c);
+	conv_case_run(_metadata, &c);
 	c.flags = B | R;
-	conv_case_run(&c);
+	conv_case_run(_metadata, &c);
 	/*
 	 * 5 x 37: AVX-512 tiles store the residual and the activation over
 	 * 37-wide rows.
 	 */
 	c.w = 37;
 	c.act = tile_acts[i % 5 ? i % 5 : 1];
-	conv_case_run(&c);
+	conv_case_run(_metadata, &c);
 }
 
-void et_test_tiles(void)
+TEST(tiles)
 {
 	size_t i;
 
 	for (i = 0; i < sizeof(tile_depths) / sizeof(tile_depths[0]); i++) {
-		test_tile_gemm(tile_depths[i], (int)i);
-		test_tile_conv(tile_depths[i], (int)i);
+		test_tile_gemm(_metadata, tile_depths[i], (int)i);
+		test_tile_conv(_metadata, tile_depths[i], (int)i);
 	}
 }
+
+KSFT_MAIN

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine_test.h"
+#include "ksft_main.h"
 
 static int run(const struct vnpu_tensor *t, void *const *data, const void *attrs,
 	       __u32 features, __u32 parts)
@@ -118,7 +119,7 @@ static double sample(const float *plane, double gx, double gy,
 	return v;
 }
 
-static void test_modes(void)
+static void test_modes(struct __test_metadata *_metadata)
 {
 	static const __u64 xd[4] = { N, C, H, W }, gd[4] = { N, HO, WO, 2 };
 	static const __u64 yd[4] = { N, C, HO, WO };
@@ -146,8 +147,9 @@ static void test_modes(void)
 					int n, c, o;
 
 					memset(y, 0xff, sizeof(y));
-					ET_EXPECT(!run(t, data, &a, cfg & 1 ? vnpu_eng_host_features() : 0,
-						    cfg & 2 ? 5 : 1), "grid_sample runs");
+					EXPECT_TRUE(!run(t, data, &a,
+							 cfg & 1 ? vnpu_eng_host_features() : 0, cfg & 2 ? 5 : 1))
+						TH_LOG("grid_sample runs");
 					for (n = 0; n < N; n++)
 						for (c = 0; c < C; c++)
 							for (o = 0; o < HO * WO; o++) {
@@ -159,12 +161,13 @@ static void test_modes(void)
 								if (!(fabs(got - want) <= worst))
 									worst = fabs(got - want);
 							}
-					ET_EXPECT(worst < 1e-5, "mode %u padding %u align %u config %u: off by %g",
-					       mode, padding, align, cfg, worst);
+					EXPECT_LT(worst, 1e-5)
+						TH_LOG("mode %u padding %u align %u config %u: off by %g",
+						       mode, padding, align, cfg, worst);
 				}
 }
 
-static void test_bad_layers(void)
+static void test_bad_layers(struct __test_metadata *_metadata)
 {
 	static const __u64 xd[4] = { N, C, H, W }, gd[4] = { N, HO, WO, 2 };
 	static const __u64 yd[4] = { N, C, HO, WO };
@@ -173,37 +176,50 @@ static void test_bad_layers(void)
 	struct vnpu_layer_grid_sample a = { 0 };
 	const __u32 sz = sizeof(a);
 
-	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz), "good layer");
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, 8), "short attrs");
+	EXPECT_TRUE(!vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz))
+		TH_LOG("good layer");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, 8))
+		TH_LOG("short attrs");
 	a.mode = VNPU_RESIZE_CUBIC + 1;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz), "bad mode");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz))
+		TH_LOG("bad mode");
 	a.mode = 0;
 	a.padding = 3;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz), "bad padding");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz))
+		TH_LOG("bad padding");
 	a.padding = 0;
 	a.align_corners = 2;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz), "bad align");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz))
+		TH_LOG("bad align");
 	a.align_corners = 0;
 	a.pad = 1;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz), "pad set");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz))
+		TH_LOG("pad set");
 	a.pad = 0;
 	t[1].dims[3] = 3;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz), "grid of 3");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz))
+		TH_LOG("grid of 3");
 	t[1].dims[3] = 2;
 	t[2].dims[2] = HO + 1;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz), "Y of the wrong shape");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz))
+		TH_LOG("Y of the wrong shape");
 	t[2].dims[2] = HO;
 	t[1].dtype = VNPU_DTYPE_F16;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz), "mixed dtypes");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz))
+		TH_LOG("mixed dtypes");
 	t[0].dtype = t[1].dtype = t[2].dtype = VNPU_DTYPE_I32;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz), "integer X");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz))
+		TH_LOG("integer X");
 	t[0].dtype = t[1].dtype = t[2].dtype = VNPU_DTYPE_F32;
 	t[0].dims[2] = 0;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz), "empty input plane");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_GRID_SAMPLE, t, 3, &a, sz))
+		TH_LOG("empty input plane");
 }
 
-void et_test_grid(void)
+TEST(grid)
 {
-	test_modes();
-	test_bad_layers();
+	test_modes(_metadata);
+	test_bad_layers(_metadata);
 }
+
+KSFT_MAIN

@@ -11,26 +11,30 @@
 #include <unistd.h>
 
 #include "engine_test.h"
+#include "ksft_main.h"
 
-static void check_block(__u64 size)
+static void check_block(struct __test_metadata *_metadata, __u64 size)
 {
 	unsigned char *p = vnpu_eng_host_alloc(size);
 	__u64 align = size >= VNPU_ENG_HOST_HUGE ? VNPU_ENG_HOST_HUGE : 64, i;
 	int zero = 1;
 
 	if (!p) {
-		ET_FAIL("host alloc of %llu bytes failed", (unsigned long long)size);
+		EXPECT_TRUE(false)
+			TH_LOG("host alloc of %llu bytes failed", (unsigned long long)size);
 		return;
 	}
-	ET_EXPECT((uintptr_t)p % align == 0, "host alloc of %llu bytes: %p is not %llu-aligned",
-		  (unsigned long long)size, (void *)p, (unsigned long long)align);
+	EXPECT_EQ(0, (uintptr_t)p % align)
+		TH_LOG("host alloc of %llu bytes: %p is not %llu-aligned", (unsigned long long)size,
+		       (void *)p, (unsigned long long)align);
 	for (i = 0; i < size; i++)
 		zero &= !p[i];
-	ET_EXPECT(zero, "host alloc of %llu bytes is not zero", (unsigned long long)size);
+	EXPECT_TRUE(zero)
+		TH_LOG("host alloc of %llu bytes is not zero", (unsigned long long)size);
 	/* Every byte is ours: dirty it for the next allocation to clear. */
 	memset(p, 0xa5, size);
-	ET_EXPECT(!size || (p[0] == 0xa5 && p[size - 1] == 0xa5),
-		  "host alloc of %llu bytes is not writable", (unsigned long long)size);
+	EXPECT_TRUE(!size || (p[0] == 0xa5 && p[size - 1] == 0xa5))
+		TH_LOG("host alloc of %llu bytes is not writable", (unsigned long long)size);
 	vnpu_eng_host_free(p, size);
 }
 
@@ -38,7 +42,7 @@ static void check_block(__u64 size)
  * In a child with VNPU_ENGINE_ISA=@isa: the features of two calls must be
  * @want, and its stderr must hold @warnings lines of the warning.
  */
-static void check_isa(const char *isa, __u32 want, int warnings)
+static void check_isa(struct __test_metadata *_metadata, const char *isa, __u32 want, int warnings)
 {
 	char buf[1024], *p;
 	int fd[2], status, n = 0;
@@ -46,7 +50,8 @@ static void check_isa(const char *isa, __u32 want, int warnings)
 	pid_t pid;
 
 	if (pipe(fd)) {
-		ET_FAIL("pipe failed");
+		EXPECT_TRUE(false)
+			TH_LOG("pipe failed");
 		return;
 	}
 	fflush(stderr);
@@ -64,16 +69,16 @@ static void check_isa(const char *isa, __u32 want, int warnings)
 		len += r;
 	buf[len] = 0;
 	close(fd[0]);
-	ET_EXPECT(pid > 0 && waitpid(pid, &status, 0) == pid &&
-		  WIFEXITED(status) && !WEXITSTATUS(status),
-		  "VNPU_ENGINE_ISA=%s: features other than %#x", isa, want);
+	EXPECT_TRUE(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status)
+		    && !WEXITSTATUS(status))
+		TH_LOG("VNPU_ENGINE_ISA=%s: features other than %#x", isa, want);
 	for (p = buf; (p = strstr(p, "is none of base avx2 avx512 vnni bf16")); p++)
 		n++;
-	ET_EXPECT(n == warnings, "VNPU_ENGINE_ISA=%s: %d warnings, not %d: %s",
-		  isa, n, warnings, buf);
+	EXPECT_EQ(warnings, n)
+		TH_LOG("VNPU_ENGINE_ISA=%s: %d warnings, not %d: %s", isa, n, warnings, buf);
 }
 
-void et_test_host(void)
+TEST(host)
 {
 	static const __u64 sizes[] = {
 		0, 1, 63, 64, 65, 4096, VNPU_ENG_HOST_HUGE - 1, VNPU_ENG_HOST_HUGE,
@@ -93,13 +98,14 @@ void et_test_host(void)
 	/* Twice: the second round gets memory the first one dirtied. */
 	for (round = 0; round < 2; round++)
 		for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
-			check_block(sizes[i]);
-	for (i = 0; i < sizeof(scratch) / sizeof(scratch[0]); i++)
-		ET_EXPECT(vnpu_eng_host_scratch_size(scratch[i][0]) == scratch[i][1],
-			  "scratch of %llu bytes takes %llu, not %llu",
-			  (unsigned long long)scratch[i][0],
-			  (unsigned long long)vnpu_eng_host_scratch_size(scratch[i][0]),
-			  (unsigned long long)scratch[i][1]);
+			check_block(_metadata, sizes[i]);
+	for (i = 0; i < sizeof(scratch) / sizeof(scratch[0]); i++) {
+		EXPECT_EQ(scratch[i][1], vnpu_eng_host_scratch_size(scratch[i][0]))
+			TH_LOG("scratch of %llu bytes takes %llu, not %llu",
+			       (unsigned long long)scratch[i][0],
+			       (unsigned long long)vnpu_eng_host_scratch_size(scratch[i][0]),
+			       (unsigned long long)scratch[i][1]);
+	}
 	vnpu_eng_host_free(NULL, 0);
 	vnpu_eng_host_free(NULL, VNPU_ENG_HOST_HUGE);
 	/* The CPU's features, whatever VNPU_ENGINE_ISA this test runs with. */
@@ -110,10 +116,12 @@ void et_test_host(void)
 	if (isa)
 		setenv("VNPU_ENGINE_ISA", isa, 1);
 	free(isa);
-	check_isa("bogus", all, 1);
-	check_isa("", all, 1);
-	check_isa("AVX2", all, 1);
-	check_isa("avx2", all & VNPU_ENG_F_AVX2_FMA, 0);
-	check_isa("base", 0, 0);
+	check_isa(_metadata, "bogus", all, 1);
+	check_isa(_metadata, "", all, 1);
+	check_isa(_metadata, "AVX2", all, 1);
+	check_isa(_metadata, "avx2", all & VNPU_ENG_F_AVX2_FMA, 0);
+	check_isa(_metadata, "base", 0, 0);
 	printf("host memory: %zu sizes, twice\n", sizeof(sizes) / sizeof(sizes[0]));
 }
+
+KSFT_MAIN

@@ -7,6 +7,7 @@
  * and split by direction; then the check's refusals.
  */
 #include "engine_test.h"
+#include "ksft_main.h"
 
 struct lstm_case {
 	const char *name;
@@ -174,7 +175,7 @@ static const char *path_name(__u32 f)
 	return f & VNPU_ENG_F_AVX512 ? "avx512" : f ? "avx2" : "baseline";
 }
 
-static void lstm_case_run(const struct lstm_case *c)
+static void lstm_case_run(struct __test_metadata *_metadata, const struct lstm_case *c)
 {
 	const __u32 paths[3] = { 0, VNPU_ENG_F_AVX2_FMA,
 				 VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 };
@@ -184,20 +185,23 @@ static void lstm_case_run(const struct lstm_case *c)
 	void *want[3] = { 0 };
 
 	if (lstm_alloc(c, &b)) {
-		ET_FAIL("%s: out of memory", c->name);
+		EXPECT_TRUE(false)
+			TH_LOG("%s: out of memory", c->name);
 		goto out;
 	}
 	for (int p = 0; p < 3; p++) {
 		if ((paths[p] & et_host_features) != paths[p])
 			continue;
-		ET_EXPECT(!unrolled(c, &b, paths[p]), "%s: unrolled run failed", c->name);
+		EXPECT_TRUE(!unrolled(c, &b, paths[p]))
+			TH_LOG("%s: unrolled run failed", c->name);
 		for (int i = 0; i < 3; i++) {
 			size_t bytes = et_bytes(&b.t[4 + i]);
 
 			free(want[i]);
 			want[i] = malloc(bytes);
 			if (!want[i]) {
-				ET_FAIL("%s: out of memory", c->name);
+				EXPECT_TRUE(false)
+					TH_LOG("%s: out of memory", c->name);
 				goto out;
 			}
 			memcpy(want[i], b.data[4 + i], bytes);
@@ -205,12 +209,14 @@ static void lstm_case_run(const struct lstm_case *c)
 		for (__u32 parts = 1; parts <= 2; parts++) {
 			for (int i = 0; i < 3; i++)
 				memset(b.data[4 + i], 0x7f, et_bytes(&b.t[4 + i]));
-			ET_EXPECT(!et_run(VNPU_LAYER_LSTM, b.t, b.data, 7, &a, sizeof(a), paths[p],
-					  parts), "%s: %s run failed", c->name, path_name(paths[p]));
-			for (int i = 0; i < 3; i++)
-				ET_EXPECT(!memcmp(want[i], b.data[4 + i], et_bytes(&b.t[4 + i])),
-					  "%s: %s, %u part(s): output %d differs from the unrolled "
-					  "layers'", c->name, path_name(paths[p]), parts, i);
+			EXPECT_TRUE(!et_run(VNPU_LAYER_LSTM, b.t, b.data, 7, &a, sizeof(a),
+					    paths[p], parts))
+				TH_LOG("%s: %s run failed", c->name, path_name(paths[p]));
+			for (int i = 0; i < 3; i++) {
+				EXPECT_TRUE(!memcmp(want[i], b.data[4 + i], et_bytes(&b.t[4 + i])))
+					TH_LOG("%s: %s, %u part(s): output %d differs from the unrolled " "layers'",
+					       c->name, path_name(paths[p]), parts, i);
+			}
 		}
 	}
 out:
@@ -220,7 +226,7 @@ out:
 }
 
 /* Each field of a valid layer broken in turn. */
-static void lstm_check(void)
+static void lstm_check(struct __test_metadata *_metadata)
 {
 	const struct lstm_case c = { "check", 3, 2, 1, 20, VNPU_ACT_SIGMOID, VNPU_ACT_TANH,
 				     VNPU_ACT_TANH };
@@ -230,25 +236,28 @@ static void lstm_check(void)
 	struct vnpu_tensor t[7];
 
 	if (lstm_alloc(&c, &b)) {
-		ET_FAIL("lstm check: out of memory");
+		EXPECT_TRUE(false)
+			TH_LOG("lstm check: out of memory");
 		lstm_free(&b);
 		return;
 	}
-	ET_EXPECT(vnpu_eng_layer_outputs(VNPU_LAYER_LSTM) == 3, "LSTM writes 3 tensors");
-	ET_EXPECT(vnpu_eng_layer_outputs(VNPU_LAYER_GEMM) == 1, "GEMM writes 1 tensor");
-	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_LSTM, b.t, 7, &a, sizeof(a)),
-		  "a valid LSTM layer is refused");
-	ET_EXPECT(vnpu_eng_layer_max_parts(VNPU_LAYER_LSTM, b.t, 7, &a, 0) == 2,
-		  "an LSTM splits by direction");
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_LSTM, b.t, 6, &a, sizeof(a)),
-		  "an LSTM without Y_c is taken");
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_LSTM, b.t, 7, &a, sizeof(a) - 8),
-		  "a short attribute struct is taken");
+	EXPECT_EQ(3, vnpu_eng_layer_outputs(VNPU_LAYER_LSTM))
+		TH_LOG("LSTM writes 3 tensors");
+	EXPECT_EQ(1, vnpu_eng_layer_outputs(VNPU_LAYER_GEMM))
+		TH_LOG("GEMM writes 1 tensor");
+	EXPECT_TRUE(!vnpu_eng_layer_check(VNPU_LAYER_LSTM, b.t, 7, &a, sizeof(a)))
+		TH_LOG("a valid LSTM layer is refused");
+	EXPECT_EQ(2, vnpu_eng_layer_max_parts(VNPU_LAYER_LSTM, b.t, 7, &a, 0))
+		TH_LOG("an LSTM splits by direction");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_LSTM, b.t, 6, &a, sizeof(a)))
+		TH_LOG("an LSTM without Y_c is taken");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_LSTM, b.t, 7, &a, sizeof(a) - 8))
+		TH_LOG("a short attribute struct is taken");
 #define LSTM_BAD_ATTR(field, value, what) do {					\
 	bad = a;								\
 	bad.field = value;							\
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_LSTM, b.t, 7, &bad, sizeof(bad)),	\
-		  "an LSTM with " what " is taken");				\
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_LSTM, b.t, 7, &bad, sizeof(bad)))	\
+		TH_LOG("an LSTM with " what " is taken");			\
 } while (0)
 	LSTM_BAD_ATTR(flags, 1, "flags");
 	LSTM_BAD_ATTR(pad, 1, "a non-zero pad");
@@ -259,8 +268,8 @@ static void lstm_check(void)
 #define LSTM_BAD_TENSOR(i, change, what) do {					\
 	memcpy(t, b.t, sizeof(t));						\
 	change;									\
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_LSTM, t, 7, &a, sizeof(a)),	\
-		  "an LSTM with " what " is taken");				\
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_LSTM, t, 7, &a, sizeof(a)))	\
+		TH_LOG("an LSTM with " what " is taken");			\
 } while (0)
 	LSTM_BAD_TENSOR(0, t[0].dims[3] = 78, "gates not a multiple of 4");
 	LSTM_BAD_TENSOR(0, t[0].dims[3] = 0, "no hidden units");
@@ -276,7 +285,7 @@ static void lstm_check(void)
 	lstm_free(&b);
 }
 
-void et_test_lstm(void)
+TEST(lstm)
 {
 	static const struct lstm_case cases[] = {
 		/* a hidden size off the panels' 16, both directions, a batch */
@@ -290,6 +299,8 @@ void et_test_lstm(void)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		lstm_case_run(&cases[i]);
-	lstm_check();
+		lstm_case_run(_metadata, &cases[i]);
+	lstm_check(_metadata);
 }
+
+KSFT_MAIN

@@ -5,6 +5,7 @@
  * and CONV between their depth slices; a pause changes no bit.
  */
 #include "engine_test.h"
+#include "ksft_main.h"
 
 /* ENG_PAUSE_READS of vnpu_eng_kern.h. */
 #define PAUSE_READS	(1u << 14)
@@ -53,7 +54,8 @@ static int run_one(__u32 op, const struct vnpu_tensor *t, void **data,
  * must be at least @min_pauses (at most @max_pauses when not ~0). The
  * output of the host path's paused run is left in data[n - 1].
  */
-static void check_op(const char *name, __u32 op, const struct vnpu_tensor *t,
+static void check_op(struct __test_metadata *_metadata, const char *name, __u32 op,
+		     const struct vnpu_tensor *t,
 		     void **data, __u32 n, const void *attrs, __u32 size,
 		     unsigned long min_pauses, unsigned long max_pauses,
 		     __u32 extra)
@@ -67,7 +69,8 @@ static void check_op(const char *name, __u32 op, const struct vnpu_tensor *t,
 	int i;
 
 	if (!first || !xfirst) {
-		ET_FAIL("%s: out of memory", name);
+		EXPECT_TRUE(false)
+			TH_LOG("%s: out of memory", name);
 		goto out;
 	}
 	/* In place (ScatterElements' Y may be X): restore X between runs. */
@@ -75,7 +78,8 @@ static void check_op(const char *name, __u32 op, const struct vnpu_tensor *t,
 		if (data[k] == data[o]) {
 			in0 = malloc(bytes);
 			if (!in0) {
-				ET_FAIL("%s: out of memory", name);
+				EXPECT_TRUE(false)
+					TH_LOG("%s: out of memory", name);
 				goto out;
 			}
 			memcpy(in0, data[o], bytes);
@@ -84,7 +88,8 @@ static void check_op(const char *name, __u32 op, const struct vnpu_tensor *t,
 		if (in0)
 			memcpy(data[o], in0, bytes);
 		if (run_one(op, t, data, n, attrs, size, paths[i], NULL)) {
-			ET_FAIL("%s: run failed", name);
+			EXPECT_TRUE(false)
+				TH_LOG("%s: run failed", name);
 			continue;
 		}
 		memcpy(first, data[o], bytes);
@@ -94,21 +99,21 @@ static void check_op(const char *name, __u32 op, const struct vnpu_tensor *t,
 		if (in0)
 			memcpy(data[o], in0, bytes);
 		if (run_one(op, t, data, n, attrs, size, paths[i], &count)) {
-			ET_FAIL("%s: paused run failed", name);
+			EXPECT_TRUE(false)
+				TH_LOG("%s: paused run failed", name);
 			continue;
 		}
-		ET_EXPECT(!memcmp(first, data[o], bytes),
-			  "%s (features %#x): pauses changed the output",
-			  name, paths[i]);
-		ET_EXPECT(!extra || !memcmp(xfirst, data[extra], xbytes),
-			  "%s (features %#x): pauses changed output %u",
-			  name, paths[i], extra);
-		ET_EXPECT(count >= min_pauses,
-			  "%s (features %#x): %lu pauses, expected >= %lu",
-			  name, paths[i], count, min_pauses);
-		ET_EXPECT(max_pauses == ~0ul || count <= max_pauses,
-			  "%s (features %#x): %lu pauses, expected <= %lu",
-			  name, paths[i], count, max_pauses);
+		EXPECT_TRUE(!memcmp(first, data[o], bytes))
+			TH_LOG("%s (features %#x): pauses changed the output", name, paths[i]);
+		EXPECT_TRUE(!extra || !memcmp(xfirst, data[extra], xbytes))
+			TH_LOG("%s (features %#x): pauses changed output %u", name, paths[i],
+			       extra);
+		EXPECT_GE(count, min_pauses)
+			TH_LOG("%s (features %#x): %lu pauses, expected >= %lu", name, paths[i],
+			       count, min_pauses);
+		EXPECT_TRUE(max_pauses == ~0ul || count <= max_pauses)
+			TH_LOG("%s (features %#x): %lu pauses, expected <= %lu", name, paths[i],
+			       count, max_pauses);
 	}
 out:
 	free(first);
@@ -121,7 +126,8 @@ static unsigned long at_least(__u64 reads)
 	return reads / PAUSE_READS ? reads / PAUSE_READS - 1 : 0;
 }
 
-static void expect_close(const char *name, const float *y, const double *ref,
+static void expect_close(struct __test_metadata *_metadata, const char *name, const float *y,
+			 const double *ref,
 			 size_t n, double tol)
 {
 	size_t i, bad = 0;
@@ -129,13 +135,13 @@ static void expect_close(const char *name, const float *y, const double *ref,
 	for (i = 0; i < n; i++)
 		if (!(fabs(y[i] - ref[i]) <= tol * (1 + fabs(ref[i]))))
 			bad++;
-	ET_EXPECT(!bad, "%s: %zu of %zu outputs off the reference", name, bad,
-		  n);
+	EXPECT_TRUE(!bad)
+		TH_LOG("%s: %zu of %zu outputs off the reference", name, bad, n);
 }
 
 #define ROW	(1u << 18)
 
-static void test_softmax_rows(float *x, float *y, double *ref)
+static void test_softmax_rows(struct __test_metadata *_metadata, float *x, float *y, double *ref)
 {
 	__u64 d[1] = { ROW };
 	struct vnpu_tensor t[2] = { et_dense(VNPU_DTYPE_F32, 1, d),
@@ -153,26 +159,26 @@ static void test_softmax_rows(float *x, float *y, double *ref)
 	for (i = 0; i < ROW; i++)
 		sum += exp(x[i] - mx);
 	/* Three passes over the row. */
-	check_op("softmax 2^18", VNPU_LAYER_SOFTMAX, t, data, 2, &sm,
+	check_op(_metadata, "softmax 2^18", VNPU_LAYER_SOFTMAX, t, data, 2, &sm,
 		 sizeof(sm), at_least(3ull * ROW), ~0ul, 0);
 	for (i = 0; i < ROW; i++)
 		ref[i] = exp(x[i] - mx) / sum;
-	expect_close("softmax 2^18", y, ref, ROW, 1e-5);
+	expect_close(_metadata, "softmax 2^18", y, ref, ROW, 1e-5);
 	sm.mode = VNPU_LOG_SOFTMAX;
-	check_op("logsoftmax 2^18", VNPU_LAYER_SOFTMAX, t, data, 2, &sm,
+	check_op(_metadata, "logsoftmax 2^18", VNPU_LAYER_SOFTMAX, t, data, 2, &sm,
 		 sizeof(sm), at_least(3ull * ROW), ~0ul, 0);
 	for (i = 0; i < ROW; i++)
 		ref[i] = x[i] - mx - log(sum);
-	expect_close("logsoftmax 2^18", y, ref, ROW, 1e-5);
+	expect_close(_metadata, "logsoftmax 2^18", y, ref, ROW, 1e-5);
 	sm.mode = VNPU_HARDMAX;
-	check_op("hardmax 2^18", VNPU_LAYER_SOFTMAX, t, data, 2, &sm,
+	check_op(_metadata, "hardmax 2^18", VNPU_LAYER_SOFTMAX, t, data, 2, &sm,
 		 sizeof(sm), at_least(2ull * ROW), ~0ul, 0);
 	for (i = 0; i < ROW; i++)
 		ref[i] = i == arg;
-	expect_close("hardmax 2^18", y, ref, ROW, 0);
+	expect_close(_metadata, "hardmax 2^18", y, ref, ROW, 0);
 }
 
-static void test_norms(float *x, float *y, double *ref)
+static void test_norms(struct __test_metadata *_metadata, float *x, float *y, double *ref)
 {
 	__u64 d2[2] = { 1, ROW }, d1[1] = { ROW }, d4[4] = { 1, 1, 512, 512 };
 	__u64 one[1] = { 1 };
@@ -204,7 +210,8 @@ static void test_norms(float *x, float *y, double *ref)
 		float *gs = malloc(ROW * sizeof(float));
 
 		if (!gs) {
-			ET_FAIL("out of memory");
+			EXPECT_TRUE(false)
+				TH_LOG("out of memory");
 			return;
 		}
 		for (i = 0; i < ROW; i++)
@@ -212,11 +219,11 @@ static void test_norms(float *x, float *y, double *ref)
 		data[0] = x;
 		data[1] = gs;
 		data[2] = y;
-		check_op("layernorm 2^18", VNPU_LAYER_NORM, t, data, 3, &at,
+		check_op(_metadata, "layernorm 2^18", VNPU_LAYER_NORM, t, data, 3, &at,
 			 sizeof(at), at_least(3ull * ROW), ~0ul, 0);
 		for (i = 0; i < ROW; i++)
 			ref[i] = (x[i] - mean) / sqrt(var + 1e-5) * gs[i];
-		expect_close("layernorm 2^18", y, ref, ROW, 1e-4);
+		expect_close(_metadata, "layernorm 2^18", y, ref, ROW, 1e-4);
 		free(gs);
 	}
 
@@ -231,11 +238,11 @@ static void test_norms(float *x, float *y, double *ref)
 	data[1] = &s1;
 	data[2] = &b1;
 	data[3] = y;
-	check_op("instancenorm 512x512", VNPU_LAYER_NORM, t, data, 4, &at,
+	check_op(_metadata, "instancenorm 512x512", VNPU_LAYER_NORM, t, data, 4, &at,
 		 sizeof(at), at_least(3ull * ROW), ~0ul, 0);
 	for (i = 0; i < ROW; i++)
 		ref[i] = (x[i] - mean) / sqrt(var + 1e-5) * s1 + b1;
-	expect_close("instancenorm 512x512", y, ref, ROW, 1e-4);
+	expect_close(_metadata, "instancenorm 512x512", y, ref, ROW, 1e-4);
 
 	/* LpNormalization p 2 over one lane: two passes. */
 	memset(&at, 0, sizeof(at));
@@ -245,14 +252,14 @@ static void test_norms(float *x, float *y, double *ref)
 	t[1] = et_dense(VNPU_DTYPE_F32, 1, d1);
 	data[0] = x;
 	data[1] = y;
-	check_op("lpnorm p2 2^18", VNPU_LAYER_NORM, t, data, 2, &at,
+	check_op(_metadata, "lpnorm p2 2^18", VNPU_LAYER_NORM, t, data, 2, &at,
 		 sizeof(at), at_least(2ull * ROW), ~0ul, 0);
 	for (i = 0; i < ROW; i++)
 		ref[i] = x[i] / norm;
-	expect_close("lpnorm p2 2^18", y, ref, ROW, 1e-5);
+	expect_close(_metadata, "lpnorm p2 2^18", y, ref, ROW, 1e-5);
 }
 
-static void test_reductions(float *x)
+static void test_reductions(struct __test_metadata *_metadata, float *x)
 {
 	__u64 dx[2] = { 1, ROW }, dy[2] = { 1, 1 }, d1[1] = { ROW };
 	__u64 done[1] = { 1 };
@@ -275,16 +282,16 @@ static void test_reductions(float *x)
 	}
 	for (i = 0; i < ROW; i++)
 		lse += exp(x[i] - mx);
-	check_op("reducesum 2^18", VNPU_LAYER_REDUCE, t, data, 2, &r,
+	check_op(_metadata, "reducesum 2^18", VNPU_LAYER_REDUCE, t, data, 2, &r,
 		 sizeof(r), at_least(ROW), ~0ul, 0);
-	ET_EXPECT(fabs(y - sum) <= 1e-4 * (1 + fabs(sum)),
-		  "reducesum 2^18: %g, expected %g", y, sum);
+	EXPECT_LE(fabs(y - sum), 1e-4 * (1 + fabs(sum)))
+		TH_LOG("reducesum 2^18: %g, expected %g", y, sum);
 	r.func = VNPU_REDUCE_LOG_SUM_EXP;
-	check_op("reducelogsumexp 2^18", VNPU_LAYER_REDUCE, t, data, 2, &r,
+	check_op(_metadata, "reducelogsumexp 2^18", VNPU_LAYER_REDUCE, t, data, 2, &r,
 		 sizeof(r), at_least(2ull * ROW), ~0ul, 0);
 	ref = mx + log(lse);
-	ET_EXPECT(fabs(y - ref) <= 1e-5 * (1 + fabs(ref)),
-		  "reducelogsumexp 2^18: %g, expected %g", y, ref);
+	EXPECT_LE(fabs(y - ref), 1e-5 * (1 + fabs(ref)))
+		TH_LOG("reducelogsumexp 2^18: %g, expected %g", y, ref);
 
 	/* Over the outer axis of [2^17, 2]: runs of one element. */
 	{
@@ -297,27 +304,27 @@ static void test_reductions(float *x)
 		r.func = VNPU_REDUCE_SUM;
 		r.axes = 1;
 		data[1] = y2;
-		check_op("reducesum axis 0 of [2^17, 2]", VNPU_LAYER_REDUCE, t,
+		check_op(_metadata, "reducesum axis 0 of [2^17, 2]", VNPU_LAYER_REDUCE, t,
 			 data, 2, &r, sizeof(r), at_least(ROW), ~0ul, 0);
 		for (i = 0; i < ROW; i++)
 			s2[i % 2] += x[i];
-		for (i = 0; i < 2; i++)
-			ET_EXPECT(fabs(y2[i] - s2[i]) <= 1e-4 * (1 + fabs(s2[i])),
-				  "reducesum axis 0: %g, expected %g", y2[i],
-				  s2[i]);
+		for (i = 0; i < 2; i++) {
+			EXPECT_LE(fabs(y2[i] - s2[i]), 1e-4 * (1 + fabs(s2[i])))
+				TH_LOG("reducesum axis 0: %g, expected %g", y2[i], s2[i]);
+		}
 	}
 
 	t[0] = et_dense(VNPU_DTYPE_F32, 1, d1);
 	t[1] = et_dense(VNPU_DTYPE_I64, 1, done);
 	data[1] = &arg;
-	check_op("argmax 2^18", VNPU_LAYER_ARGREDUCE, t, data, 2, &ar,
+	check_op(_metadata, "argmax 2^18", VNPU_LAYER_ARGREDUCE, t, data, 2, &ar,
 		 sizeof(ar), at_least(ROW), ~0ul, 0);
-	ET_EXPECT(arg == (__s64)best, "argmax 2^18: %lld, expected %zu",
-		  (long long)arg, best);
+	EXPECT_EQ((__s64)best, arg)
+		TH_LOG("argmax 2^18: %lld, expected %zu", (long long)arg, best);
 }
 
 /* ScatterElements add: as many updates as elements, all to one. */
-static void test_scatter(float *x, float *y)
+static void test_scatter(struct __test_metadata *_metadata, float *x, float *y)
 {
 	__u64 d[1] = { ROW };
 	struct vnpu_tensor t[4];
@@ -328,7 +335,8 @@ static void test_scatter(float *x, float *y)
 	size_t i;
 
 	if (!idx || !u) {
-		ET_FAIL("out of memory");
+		EXPECT_TRUE(false)
+			TH_LOG("out of memory");
 		goto out;
 	}
 	for (i = 0; i < 4; i++)
@@ -338,7 +346,7 @@ static void test_scatter(float *x, float *y)
 		u[i] = (float)(i % 13) * 0.125f;
 	}
 	/* Copies Y, then reads every update (an index, the update, Y twice). */
-	check_op("scatterelements add 2^18", VNPU_LAYER_SCATTER_ELEMENTS, t,
+	check_op(_metadata, "scatterelements add 2^18", VNPU_LAYER_SCATTER_ELEMENTS, t,
 		 data, 4, &at, sizeof(at), at_least(5ull * ROW), ~0ul, 0);
 	for (i = 0; i < 5; i++) {
 		size_t j;
@@ -347,22 +355,21 @@ static void test_scatter(float *x, float *y)
 		for (j = 0; j < ROW; j++)
 			if ((size_t)idx[j] == i)
 				acc += u[j];
-		ET_EXPECT(et_f32_bits(acc) == et_f32_bits(y[i]),
-			  "scatterelements: y[%zu] %g, expected %g", i, y[i],
-			  acc);
+		EXPECT_EQ(et_f32_bits(y[i]), et_f32_bits(acc))
+			TH_LOG("scatterelements: y[%zu] %g, expected %g", i, y[i], acc);
 	}
-	ET_EXPECT(!memcmp(y + 5, x + 5, (ROW - 5) * sizeof(float)),
-		  "scatterelements: elements without updates changed");
+	EXPECT_TRUE(!memcmp(y + 5, x + 5, (ROW - 5) * sizeof(float)))
+		TH_LOG("scatterelements: elements without updates changed");
 
 	/* ScatterND add: the same updates at indices [2^18, 1]. */
 	{
 		__u64 di[2] = { ROW, 1 };
 
 		t[1] = et_dense(VNPU_DTYPE_I64, 2, di);
-		check_op("scatternd add 2^18", VNPU_LAYER_SCATTER_ND, t, data,
+		check_op(_metadata, "scatternd add 2^18", VNPU_LAYER_SCATTER_ND, t, data,
 			 4, &at, sizeof(at), at_least(5ull * ROW), ~0ul, 0);
-		ET_EXPECT(et_f32_bits(acc) == et_f32_bits(y[4]),
-			  "scatternd: y[4] %g, expected %g", y[4], acc);
+		EXPECT_EQ(et_f32_bits(y[4]), et_f32_bits(acc))
+			TH_LOG("scatternd: y[4] %g, expected %g", y[4], acc);
 	}
 out:
 	free(idx);
@@ -370,7 +377,7 @@ out:
 }
 
 /* MaxPool with indices over one 512x512 window. */
-static void test_poolidx(float *x)
+static void test_poolidx(struct __test_metadata *_metadata, float *x)
 {
 	__u64 dx[4] = { 1, 1, 512, 512 }, dy[4] = { 1, 1, 1, 1 };
 	struct vnpu_tensor t[3] = { et_dense(VNPU_DTYPE_F32, 4, dx),
@@ -388,10 +395,10 @@ static void test_poolidx(float *x)
 	for (i = 1; i < ROW; i++)
 		if (x[i] > x[best])
 			best = i;
-	check_op("maxpool index 512x512", VNPU_LAYER_MAXPOOL_INDEX, t, data, 3,
+	check_op(_metadata, "maxpool index 512x512", VNPU_LAYER_MAXPOOL_INDEX, t, data, 3,
 		 &at, sizeof(at), at_least(ROW), ~0ul, 1);
-	ET_EXPECT(arg == (__s64)best && y == x[best],
-		  "maxpool index: %lld, expected %zu", (long long)arg, best);
+	EXPECT_TRUE(arg == (__s64)best && y == x[best])
+		TH_LOG("maxpool index: %lld, expected %zu", (long long)arg, best);
 }
 
 /*
@@ -399,7 +406,7 @@ static void test_poolidx(float *x)
  * unit, pausing inside its window; max and average exactly the plain
  * loops' (the same order of float sums), Lp-2 near a double reference.
  */
-static void test_pool(float *x)
+static void test_pool(struct __test_metadata *_metadata, float *x)
 {
 	static const __u32 modes[3] = { VNPU_POOL_MAX, VNPU_POOL_AVG,
 					VNPU_POOL_LP };
@@ -434,20 +441,20 @@ static void test_pool(float *x)
 				sum += x[i];
 				lp += (double)x[i] * x[i];
 			}
-			check_op(name, VNPU_LAYER_POOL, t, data, 2, &at,
+			check_op(_metadata, name, VNPU_LAYER_POOL, t, data, 2, &at,
 				 sizeof(at), at_least(ROW), ~0ul, 0);
 			want = m == 0 ? mx : m == 1 ? sum / (float)ROW :
 			       sqrt(lp);
-			if (m < 2)
-				ET_EXPECT(y == (float)want, "%s: %.9g, expected %.9g",
-					  name, y, want);
-			else
-				expect_close(name, &y, &want, 1, 1e-6);
+			if (m < 2) {
+				EXPECT_EQ((float)want, y)
+					TH_LOG("%s: %.9g, expected %.9g", name, y, want);
+			} else
+				expect_close(_metadata, name, &y, &want, 1, 1e-6);
 		}
 }
 
 /* TfIdf counts of 1-grams over a row of 2^14 tokens of 8 values. */
-static void test_tfidf(void)
+static void test_tfidf(struct __test_metadata *_metadata)
 {
 	enum { LEN = 1 << 14, POOL = 8 };
 	__u64 dx[2] = { 1, LEN }, dp[1] = { POOL }, dc[1] = { 1 };
@@ -466,7 +473,8 @@ static void test_tfidf(void)
 	size_t i, n[POOL] = { 0 };
 
 	if (!tok) {
-		ET_FAIL("out of memory");
+		EXPECT_TRUE(false)
+			TH_LOG("out of memory");
 		return;
 	}
 	for (i = 0; i < POOL; i++) {
@@ -480,17 +488,18 @@ static void test_tfidf(void)
 			n[tok[i] - 100]++;
 	}
 	/* Each position scans the pool's tokens. */
-	check_op("tfidf 1 row of 2^14", VNPU_LAYER_TFIDF, t, data, 6, &at,
+	check_op(_metadata, "tfidf 1 row of 2^14", VNPU_LAYER_TFIDF, t, data, 6, &at,
 		 sizeof(at), at_least((__u64)LEN * POOL), ~0ul, 0);
-	for (i = 0; i < POOL; i++)
-		ET_EXPECT(y[POOL - 1 - i] == (float)n[i],
-			  "tfidf: column %zu %g, expected %zu", POOL - 1 - i,
-			  y[POOL - 1 - i], n[i]);
+	for (i = 0; i < POOL; i++) {
+		EXPECT_EQ((float)n[i], y[POOL - 1 - i])
+			TH_LOG("tfidf: column %zu %g, expected %zu", POOL - 1 - i, y[POOL - 1 - i],
+			       n[i]);
+	}
 	free(tok);
 }
 
 /* GEMM M x 16 x K on one unit: one pause between slices of SLICE_K. */
-static void test_gemm(__u64 k, unsigned long pauses)
+static void test_gemm(struct __test_metadata *_metadata, __u64 k, unsigned long pauses)
 {
 	__u64 da[2] = { 6, k }, db[2] = { k, 16 }, dy[2] = { 6, 16 };
 	struct vnpu_tensor t[3] = { et_dense(VNPU_DTYPE_F32, 2, da),
@@ -504,14 +513,15 @@ static void test_gemm(__u64 k, unsigned long pauses)
 	size_t i, j, p;
 
 	if (!a || !b) {
-		ET_FAIL("out of memory");
+		EXPECT_TRUE(false)
+			TH_LOG("out of memory");
 		goto out;
 	}
 	et_fill_f32(a, 6 * k);
 	et_fill_f32(b, k * 16);
 	snprintf(name, sizeof(name), "gemm 6x16, K %llu",
 		 (unsigned long long)k);
-	check_op(name, VNPU_LAYER_GEMM, t, data, 3, &at, sizeof(at), pauses,
+	check_op(_metadata, name, VNPU_LAYER_GEMM, t, data, 3, &at, sizeof(at), pauses,
 		 pauses, 0);
 	for (i = 0; i < 6; i++)
 		for (j = 0; j < 16; j++) {
@@ -520,14 +530,14 @@ static void test_gemm(__u64 k, unsigned long pauses)
 				ref[i * 16 + j] += (double)a[i * k + p] *
 						   b[p * 16 + j];
 		}
-	expect_close(name, y, ref, 6 * 16, 1e-4);
+	expect_close(_metadata, name, y, ref, 6 * 16, 1e-4);
 out:
 	free(a);
 	free(b);
 }
 
 /* A 1x1 CONV over C channels: GEMM of depth C. */
-static void test_conv(__u64 c, unsigned long pauses)
+static void test_conv(struct __test_metadata *_metadata, __u64 c, unsigned long pauses)
 {
 	__u64 dx[4] = { 1, c, 4, 4 }, dw[4] = { 6, c, 1, 1 };
 	__u64 dy[4] = { 1, 6, 4, 4 };
@@ -545,13 +555,14 @@ static void test_conv(__u64 c, unsigned long pauses)
 	size_t m, s, p;
 
 	if (!x || !w) {
-		ET_FAIL("out of memory");
+		EXPECT_TRUE(false)
+			TH_LOG("out of memory");
 		goto out;
 	}
 	et_fill_f32(x, c * 16);
 	et_fill_f32(w, 6 * c);
 	snprintf(name, sizeof(name), "conv 1x1, C %llu", (unsigned long long)c);
-	check_op(name, VNPU_LAYER_CONV, t, data, 3, &at, sizeof(at), pauses,
+	check_op(_metadata, name, VNPU_LAYER_CONV, t, data, 3, &at, sizeof(at), pauses,
 		 pauses, 0);
 	for (m = 0; m < 6; m++)
 		for (s = 0; s < 16; s++) {
@@ -560,36 +571,39 @@ static void test_conv(__u64 c, unsigned long pauses)
 				ref[m * 16 + s] += (double)w[m * c + p] *
 						   x[p * 16 + s];
 		}
-	expect_close(name, y, ref, 6 * 16, 1e-4);
+	expect_close(_metadata, name, y, ref, 6 * 16, 1e-4);
 out:
 	free(x);
 	free(w);
 }
 
-void et_test_pause(void)
+TEST(pause_resume)
 {
 	float *x = malloc(ROW * sizeof(float)), *y = malloc(ROW * sizeof(float));
 	double *ref = malloc(ROW * sizeof(double));
 
 	if (!x || !y || !ref) {
-		ET_FAIL("out of memory");
+		EXPECT_TRUE(false)
+			TH_LOG("out of memory");
 		goto out;
 	}
 	et_fill_f32(x, ROW);
-	test_softmax_rows(x, y, ref);
-	test_norms(x, y, ref);
-	test_reductions(x);
-	test_scatter(x, y);
-	test_poolidx(x);
-	test_pool(x);
-	test_tfidf();
-	test_gemm(3 * SLICE_K, 2);
-	test_gemm(SLICE_K, 0);
-	test_gemm(100, 0);
-	test_conv(3 * SLICE_K, 2);
-	test_conv(SLICE_K, 0);
+	test_softmax_rows(_metadata, x, y, ref);
+	test_norms(_metadata, x, y, ref);
+	test_reductions(_metadata, x);
+	test_scatter(_metadata, x, y);
+	test_poolidx(_metadata, x);
+	test_pool(_metadata, x);
+	test_tfidf(_metadata);
+	test_gemm(_metadata, 3 * SLICE_K, 2);
+	test_gemm(_metadata, SLICE_K, 0);
+	test_gemm(_metadata, 100, 0);
+	test_conv(_metadata, 3 * SLICE_K, 2);
+	test_conv(_metadata, SLICE_K, 0);
 out:
 	free(x);
 	free(y);
 	free(ref);
 }
+
+KSFT_MAIN

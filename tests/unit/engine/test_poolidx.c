@@ -9,10 +9,11 @@
 #include <string.h>
 
 #include "engine_test.h"
+#include "ksft_main.h"
 
 enum { N = 2, C = 3, H = 7, W = 8 };
 
-static void test_values(void)
+static void test_values(struct __test_metadata *_metadata)
 {
 	static const struct vnpu_layer_pool_index cases[] = {
 		{ { 2, 2 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, 0, 0 },
@@ -40,13 +41,15 @@ static void test_values(void)
 			__u32 parts = cfg & 2 ? 3 : 1, p;
 			int rc = vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, a, sizeof(*a)), bad = 0;
 
-			ET_EXPECT(!rc, "case %zu passes the check", k);
+			EXPECT_TRUE(!rc)
+				TH_LOG("case %zu passes the check", k);
 			if (parts > vnpu_eng_layer_max_parts(VNPU_LAYER_MAXPOOL_INDEX, t, 3, a, ctx.features))
 				parts = vnpu_eng_layer_max_parts(VNPU_LAYER_MAXPOOL_INDEX, t, 3, a, ctx.features);
 			for (p = 0; p < parts && !rc; p++)
 				rc = vnpu_eng_layer_run(VNPU_LAYER_MAXPOOL_INDEX, t, data, 3, a, p, parts,
 							&ctx);
-			ET_EXPECT(!rc, "case %zu runs", k);
+			EXPECT_TRUE(!rc)
+				TH_LOG("case %zu runs", k);
 			for (__u64 o = 0; o < N * C * oh * ow; o++) {
 				__u64 nc = o / (oh * ow), r0 = o / ow % oh, c0 = o % ow;
 				float best = -INFINITY;
@@ -71,11 +74,12 @@ static void test_values(void)
 					}
 				bad += y[o] != best || ix[o] != at;
 			}
-			ET_EXPECT(!bad, "case %zu config %d: %d wrong", k, cfg, bad);
+			EXPECT_TRUE(!bad)
+				TH_LOG("case %zu config %d: %d wrong", k, cfg, bad);
 		}
 }
 
-static void test_bad_layers(void)
+static void test_bad_layers(struct __test_metadata *_metadata)
 {
 	static const __u64 xd[4] = { N, C, H, W }, yd[4] = { N, C, 3, 4 };
 	struct vnpu_tensor t[3] = { et_dense(VNPU_DTYPE_F32, 4, xd), et_dense(VNPU_DTYPE_F32, 4, yd),
@@ -83,29 +87,38 @@ static void test_bad_layers(void)
 	struct vnpu_layer_pool_index a = { { 2, 2 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, 0, 0 };
 	const __u32 sz = sizeof(a);
 
-	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a, sz), "good layer");
+	EXPECT_TRUE(!vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a, sz))
+		TH_LOG("good layer");
 	a.storage_order = 2;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a, sz), "storage order 2");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a, sz))
+		TH_LOG("storage order 2");
 	a.storage_order = 0;
 	a.stride[1] = 0;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a, sz), "stride 0");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a, sz))
+		TH_LOG("stride 0");
 	a.stride[1] = 2;
 	a.pad_begin[0] = 2;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a, sz), "padding past the window");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a, sz))
+		TH_LOG("padding past the window");
 	a.pad_begin[0] = 0;
 	t[2].dtype = VNPU_DTYPE_I32;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a, sz), "i32 indices");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a, sz))
+		TH_LOG("i32 indices");
 	t[2].dtype = VNPU_DTYPE_I64;
 	t[2].dims[3] = 5;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a, sz), "I not shaped like Y");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a, sz))
+		TH_LOG("I not shaped like Y");
 	t[2].dims[3] = 4;
 	t[1].dims[1] = C + 1;
 	t[2].dims[1] = C + 1;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a, sz), "Y of other channels");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_MAXPOOL_INDEX, t, 3, &a, sz))
+		TH_LOG("Y of other channels");
 }
 
-void et_test_poolidx(void)
+TEST(poolidx)
 {
-	test_values();
-	test_bad_layers();
+	test_values(_metadata);
+	test_bad_layers(_metadata);
 }
+
+KSFT_MAIN

@@ -5,6 +5,7 @@
  * fields.
  */
 #include "engine_test.h"
+#include "ksft_main.h"
 
 static int32_t q_at(__u32 dt, const void *p, size_t i)
 {
@@ -37,7 +38,7 @@ static struct vnpu_tensor scalar(__u32 dt)
 	return et_dense(dt, 0, NULL);
 }
 
-static void test_quantize(void)
+static void test_quantize(struct __test_metadata *_metadata)
 {
 	__u64 dims[3] = { 2, 3, 5 }, c3 = 3;
 	__u32 dts[2] = { VNPU_DTYPE_U8, VNPU_DTYPE_I8 }, d, per;
@@ -68,8 +69,9 @@ static void test_quantize(void)
 				q_put(dts[d], ref, i, nearbyintf(x[i] / sc[c]) +
 				      q_at(dts[d], data[2], c));
 			}
-			et_layer_exact("quantize", VNPU_LAYER_QUANTIZE, t, data, 4,
-				       &at, sizeof(at), ref);
+			EXPECT_EQ(0,
+				  et_layer_exact("quantize", VNPU_LAYER_QUANTIZE, t, data, 4, &at,
+						 sizeof(at), ref));
 			/* And back. */
 			memcpy(y, ref, sizeof(y));
 			t[0] = t[3];
@@ -82,12 +84,13 @@ static void test_quantize(void)
 				bref[i] = (float)(q_at(dts[d], y, i) -
 						  q_at(dts[d], data[2], c)) * sc[c];
 			}
-			et_layer_exact("dequantize", VNPU_LAYER_DEQUANTIZE, t, data,
-				       4, &at, sizeof(at), bref);
+			EXPECT_EQ(0,
+				  et_layer_exact("dequantize", VNPU_LAYER_DEQUANTIZE, t, data, 4,
+						 &at, sizeof(at), bref));
 		}
 }
 
-static void test_qmatmul(void)
+static void test_qmatmul(struct __test_metadata *_metadata)
 {
 	enum { M = 13, K = 37, N = 21 };
 	__u64 da[2] = { M, K }, db[2] = { K, N }, dy[2] = { M, N };
@@ -127,8 +130,9 @@ static void test_qmatmul(void)
 						       (q_at(dtb, b, k * N + j) - q_at(dtb, bz, j));
 					ref[i * N + j] = acc;
 				}
-			et_layer_exact("matmulinteger", VNPU_LAYER_MATMUL_INTEGER, t,
-				       data, 5, &at, sizeof(at), ref);
+			EXPECT_EQ(0,
+				  et_layer_exact("matmulinteger", VNPU_LAYER_MATMUL_INTEGER, t,
+						 data, 5, &at, sizeof(at), ref));
 			/* QLinearMatMul: scalar A zero point, per-column B. */
 			t[0] = et_dense(dta, 2, da);
 			t[1] = scalar(VNPU_DTYPE_F32);
@@ -153,12 +157,13 @@ static void test_qmatmul(void)
 					q_put(VNPU_DTYPE_U8, yref, i * N + j,
 					      nearbyint((float)acc * mult) + yz);
 				}
-			et_layer_exact("qlinearmatmul", VNPU_LAYER_QLINEAR_MATMUL, t,
-				       data, 9, &at, sizeof(at), yref);
+			EXPECT_EQ(0,
+				  et_layer_exact("qlinearmatmul", VNPU_LAYER_QLINEAR_MATMUL, t,
+						 data, 9, &at, sizeof(at), yref));
 		}
 }
 
-static void test_qconv(void)
+static void test_qconv(struct __test_metadata *_metadata)
 {
 	enum { C = 4, H = 7, W = 6, M = 6, G = 2, KH = 3, KW = 3 };
 	__u64 dx[4] = { 1, C, H, W }, dw[4] = { M, C / G, KH, KW };
@@ -216,34 +221,36 @@ static void test_qconv(void)
 				q_put(VNPU_DTYPE_U8, ref, (mm * 4 + oh) * 3 + ow,
 				      nearbyint((float)acc * (xs * ws[mm] / ys)) + yz);
 			}
-	et_layer_exact("qlinearconv", VNPU_LAYER_QLINEAR_CONV, t, data, 10, &at,
-		       sizeof(at), ref);
+	EXPECT_EQ(0,
+		  et_layer_exact("qlinearconv", VNPU_LAYER_QLINEAR_CONV, t, data, 10, &at,
+				 sizeof(at), ref));
 	/* ReLU: the low bound raised to the zero point. */
 	for (i = 0; i < sizeof(ref); i++)
 		ref[i] = ref[i] < yz ? yz : ref[i];
 	at.act.func = VNPU_ACT_RELU;
-	et_layer_exact("qlinearconv relu", VNPU_LAYER_QLINEAR_CONV, t, data, 10, &at,
-		       sizeof(at), ref);
+	EXPECT_EQ(0,
+		  et_layer_exact("qlinearconv relu", VNPU_LAYER_QLINEAR_CONV, t, data, 10, &at,
+				 sizeof(at), ref));
 	/* Malformed: activation, unknown flag, bias of the wrong type. */
 	at.act.func = VNPU_ACT_TANH;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, 10, &at,
-				       sizeof(at)), "qlinearconv: tanh accepted");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, 10, &at, sizeof(at)))
+		TH_LOG("qlinearconv: tanh accepted");
 	at.act.func = 0;
 	at.flags |= VNPU_LAYER_F_RESIDUAL;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, 10, &at,
-				       sizeof(at)), "qlinearconv: residual accepted");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, 10, &at, sizeof(at)))
+		TH_LOG("qlinearconv: residual accepted");
 	at.flags = VNPU_LAYER_F_BIAS;
 	t[8].dtype = VNPU_DTYPE_F32;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, 10, &at,
-				       sizeof(at)), "qlinearconv: f32 bias accepted");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, 10, &at, sizeof(at)))
+		TH_LOG("qlinearconv: f32 bias accepted");
 	t[8].dtype = VNPU_DTYPE_I32;
 	t[4] = et_dense(VNPU_DTYPE_F32, 1, &dy[2]);
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, 10, &at,
-				       sizeof(at)), "qlinearconv: w_scale of 4 accepted");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, 10, &at, sizeof(at)))
+		TH_LOG("qlinearconv: w_scale of 4 accepted");
 	t[4] = et_dense(VNPU_DTYPE_F32, 1, &m);
 	t[2] = scalar(VNPU_DTYPE_I8);
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, 10, &at,
-				       sizeof(at)), "qlinearconv: x zero point type accepted");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, 10, &at, sizeof(at)))
+		TH_LOG("qlinearconv: x zero point type accepted");
 }
 
 /* One packed QLINEAR_CONV case: its shape and quantization. */
@@ -259,7 +266,7 @@ struct qcase {
  * plain loop), ReLU as the saturation's low bound raised to y's zero
  * point; every path and split through et_layer_exact().
  */
-static void qconv_packed_case(const struct qcase *qc)
+static void qconv_packed_case(struct __test_metadata *_metadata, const struct qcase *qc)
 {
 	__u64 cg = qc->c / qc->group, mg = qc->m / qc->group;
 	__u64 span = qc->dil * (qc->k - 1) + 1;
@@ -310,15 +317,16 @@ static void qconv_packed_case(const struct qcase *qc)
 	t[n - 1] = et_dense(qc->yt, 4, dy);
 	data[0] = x; data[1] = &xs; data[2] = &xz; data[3] = w; data[4] = ws;
 	data[5] = wz; data[6] = &ys; data[7] = &yz; data[8] = bias; data[n - 1] = ref;
-	ET_EXPECT(!et_run(VNPU_LAYER_QLINEAR_CONV, t, data, n, &at, sizeof(at), 0, 1),
-		  "qconv packed: the reference failed");
+	EXPECT_TRUE(!et_run(VNPU_LAYER_QLINEAR_CONV, t, data, n, &at, sizeof(at), 0, 1))
+		TH_LOG("qconv packed: the reference failed");
 	for (i = 0; qc->relu && i < ny; i++)
 		if (q_at(qc->yt, ref, i) < q_at(qc->yt, &yz, 0))
 			((uint8_t *)ref)[i] = yz;
 	psize = vnpu_eng_packed_size(VNPU_PACK_QCONV_W, qc->group, mg, cg * qc->k * qc->k);
 	packed = malloc(psize);
-	ET_EXPECT(psize && !vnpu_eng_pack(VNPU_PACK_QCONV_W, w, qc->group, mg,
-					  cg * qc->k * qc->k, packed), "qconv packed: pack failed");
+	EXPECT_TRUE(psize && !vnpu_eng_pack(VNPU_PACK_QCONV_W, w, qc->group, mg, cg * qc->k * qc->k,
+					    packed))
+		TH_LOG("qconv packed: pack failed");
 	t[3] = et_dense(VNPU_DTYPE_I8, 1, &psize);
 	data[3] = packed;
 	data[n - 1] = y;
@@ -328,30 +336,31 @@ static void qconv_packed_case(const struct qcase *qc)
 		 qc->n, qc->c, qc->h, qc->w, qc->m, qc->group, qc->k, qc->stride,
 		 qc->xt == VNPU_DTYPE_I8 ? " s8x" : "", qc->wz ? " wz" : "",
 		 qc->relu ? " relu" : "", qc->nan ? " nan" : "");
-	et_layer_exact(name, VNPU_LAYER_QLINEAR_CONV, t, data, n, &at, sizeof(at), ref);
+	EXPECT_EQ(0,
+		  et_layer_exact(name, VNPU_LAYER_QLINEAR_CONV, t, data, n, &at, sizeof(at), ref));
 	/* Malformed: a packed W of the wrong size or type, another act. */
 	psize--;
 	t[3] = et_dense(VNPU_DTYPE_I8, 1, &psize);
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)),
-		  "qconv packed: short W accepted");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)))
+		TH_LOG("qconv packed: short W accepted");
 	psize++;
 	t[3] = et_dense(VNPU_DTYPE_U8, 1, &psize);
 	t[5] = et_dense(VNPU_DTYPE_U8, 1, &m);
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)),
-		  "qconv packed: u8 W accepted");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)))
+		TH_LOG("qconv packed: u8 W accepted");
 	t[3] = et_dense(VNPU_DTYPE_I8, 1, &psize);
 	t[5] = et_dense(VNPU_DTYPE_I8, 1, &m);
 	at.act.func = VNPU_ACT_SIGMOID;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)),
-		  "qconv packed: sigmoid accepted");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)))
+		TH_LOG("qconv packed: sigmoid accepted");
 	at.act.func = VNPU_ACT_RELU;
 	at.act.alpha = 1;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)),
-		  "qconv packed: relu alpha accepted");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)))
+		TH_LOG("qconv packed: relu alpha accepted");
 	free(x); free(y); free(ref); free(packed); free(w); free(wz); free(bias); free(ws);
 }
 
-static void test_qconv_packed(void)
+static void test_qconv_packed(struct __test_metadata *_metadata)
 {
 	static const struct qcase cases[] = {
 		/* n  c   h   w   m  g  k  s  p  d  x  y  wz b  relu nan */
@@ -390,10 +399,10 @@ static void test_qconv_packed(void)
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		qconv_packed_case(&cases[i]);
+		qconv_packed_case(_metadata, &cases[i]);
 }
 
-static void test_quant_bad(void)
+static void test_quant_bad(struct __test_metadata *_metadata)
 {
 	__u64 dims[2] = { 3, 4 }, four = 4, five = 5;
 	struct vnpu_layer_quant at = { 1, 0 };
@@ -404,56 +413,56 @@ static void test_quant_bad(void)
 	t[1] = et_dense(VNPU_DTYPE_F32, 1, &four);
 	t[2] = et_dense(VNPU_DTYPE_U8, 1, &four);
 	t[3] = et_dense(VNPU_DTYPE_U8, 2, dims);
-	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_QUANTIZE, t, 4, &at, sizeof(at)),
-		  "quantize: valid layer rejected");
+	EXPECT_TRUE(!vnpu_eng_layer_check(VNPU_LAYER_QUANTIZE, t, 4, &at, sizeof(at)))
+		TH_LOG("quantize: valid layer rejected");
 	at.pad = 1;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QUANTIZE, t, 4, &at, sizeof(at)),
-		  "quantize: pad accepted");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QUANTIZE, t, 4, &at, sizeof(at)))
+		TH_LOG("quantize: pad accepted");
 	at.pad = 0;
 	at.axis = 0;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QUANTIZE, t, 4, &at, sizeof(at)),
-		  "quantize: per-axis extent of another axis accepted");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QUANTIZE, t, 4, &at, sizeof(at)))
+		TH_LOG("quantize: per-axis extent of another axis accepted");
 	at.axis = 2;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QUANTIZE, t, 4, &at, sizeof(at)),
-		  "quantize: axis = rank accepted");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QUANTIZE, t, 4, &at, sizeof(at)))
+		TH_LOG("quantize: axis = rank accepted");
 	at.axis = 1;
 	t[2].dtype = VNPU_DTYPE_I8;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QUANTIZE, t, 4, &at, sizeof(at)),
-		  "quantize: zero point of another type accepted");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QUANTIZE, t, 4, &at, sizeof(at)))
+		TH_LOG("quantize: zero point of another type accepted");
 	t[2] = scalar(VNPU_DTYPE_U8);
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QUANTIZE, t, 4, &at, sizeof(at)),
-		  "quantize: per-axis scale with a per-tensor zero point accepted");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QUANTIZE, t, 4, &at, sizeof(at)))
+		TH_LOG("quantize: per-axis scale with a per-tensor zero point accepted");
 	t[2] = et_dense(VNPU_DTYPE_U8, 1, &four);
 	t[3].dtype = VNPU_DTYPE_I32;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QUANTIZE, t, 4, &at, sizeof(at)),
-		  "quantize: i32 output accepted");
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_DEQUANTIZE, t, 4, &at, sizeof(at)),
-		  "dequantize: f32 input accepted");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QUANTIZE, t, 4, &at, sizeof(at)))
+		TH_LOG("quantize: i32 output accepted");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_DEQUANTIZE, t, 4, &at, sizeof(at)))
+		TH_LOG("dequantize: f32 input accepted");
 
 	t[0] = et_dense(VNPU_DTYPE_U8, 2, dims);
 	t[1] = et_dense(VNPU_DTYPE_I8, 2, (__u64[]){ 4, 5 });
 	t[2] = scalar(VNPU_DTYPE_U8);
 	t[3] = scalar(VNPU_DTYPE_I8);
 	t[4] = et_dense(VNPU_DTYPE_I32, 2, (__u64[]){ 3, 5 });
-	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_MATMUL_INTEGER, t, 5, &qg,
-					sizeof(qg)), "matmulinteger: valid rejected");
+	EXPECT_TRUE(!vnpu_eng_layer_check(VNPU_LAYER_MATMUL_INTEGER, t, 5, &qg, sizeof(qg)))
+		TH_LOG("matmulinteger: valid rejected");
 	qg.flags = 1;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_MATMUL_INTEGER, t, 5, &qg,
-				       sizeof(qg)), "matmulinteger: flags accepted");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_MATMUL_INTEGER, t, 5, &qg, sizeof(qg)))
+		TH_LOG("matmulinteger: flags accepted");
 	qg.flags = 0;
 	t[4].dtype = VNPU_DTYPE_I64;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_MATMUL_INTEGER, t, 5, &qg,
-				       sizeof(qg)), "matmulinteger: i64 output accepted");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_MATMUL_INTEGER, t, 5, &qg, sizeof(qg)))
+		TH_LOG("matmulinteger: i64 output accepted");
 	t[4].dtype = VNPU_DTYPE_I32;
 	t[3] = et_dense(VNPU_DTYPE_I8, 1, &four);
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_MATMUL_INTEGER, t, 5, &qg,
-				       sizeof(qg)), "matmulinteger: b zero point of 4 accepted");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_MATMUL_INTEGER, t, 5, &qg, sizeof(qg)))
+		TH_LOG("matmulinteger: b zero point of 4 accepted");
 	t[3] = et_dense(VNPU_DTYPE_I8, 1, &five);
-	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_MATMUL_INTEGER, t, 5, &qg,
-					sizeof(qg)), "matmulinteger: per-column rejected");
+	EXPECT_TRUE(!vnpu_eng_layer_check(VNPU_LAYER_MATMUL_INTEGER, t, 5, &qg, sizeof(qg)))
+		TH_LOG("matmulinteger: per-column rejected");
 	t[1].dims[0] = 3;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_MATMUL_INTEGER, t, 5, &qg,
-				       sizeof(qg)), "matmulinteger: K mismatch accepted");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_MATMUL_INTEGER, t, 5, &qg, sizeof(qg)))
+		TH_LOG("matmulinteger: K mismatch accepted");
 }
 
 /* ONNX Runtime's AVX2 QLinearAdd of one element, with libm's fmaf. */
@@ -474,7 +483,8 @@ static double qadd_ref(__u32 dt, int32_t a, int32_t b, const float *sc,
  * @dt operands [3, 5, 37] (A read through a transposed view when
  * @strided), scales @sc (a, b, y) and zero points @zp.
  */
-static void qadd_case(const char *name, __u32 dt, const float *sc,
+static void qadd_case(struct __test_metadata *_metadata, const char *name, __u32 dt,
+		      const float *sc,
 		      const int32_t *zp, int strided)
 {
 	__u64 dims[3] = { 3, 5, 37 };
@@ -502,10 +512,10 @@ static void qadd_case(const char *name, __u32 dt, const float *sc,
 		q_put(dt, ref, i, qadd_ref(dt, q_at(dt, a, et_offset(&t[0], c)),
 					   q_at(dt, b, i), sc, zp));
 	}
-	et_layer_exact(name, VNPU_LAYER_QLINEAR_ADD, t, data, 9, NULL, 0, ref);
+	EXPECT_EQ(0, et_layer_exact(name, VNPU_LAYER_QLINEAR_ADD, t, data, 9, NULL, 0, ref));
 }
 
-static void test_qadd(void)
+static void test_qadd(struct __test_metadata *_metadata)
 {
 	static const float usual[3] = { 0.0371f, 0.0213f, 0.0457f };
 	/* ra = 0.5 and rb = 1.5: sums land on half steps, rounded to even. */
@@ -515,15 +525,15 @@ static void test_qadd(void)
 	const float nan[3] = { __builtin_nanf(""), 0.1f, 0.1f };
 	static const int32_t uz[3] = { 131, 0, 7 }, sz[3] = { -5, 17, 0 };
 
-	qadd_case("qadd u8", VNPU_DTYPE_U8, usual, uz, 0);
-	qadd_case("qadd i8", VNPU_DTYPE_I8, usual, sz, 0);
-	qadd_case("qadd u8 strided", VNPU_DTYPE_U8, usual, uz, 1);
-	qadd_case("qadd halves", VNPU_DTYPE_U8, halves, uz, 0);
-	qadd_case("qadd huge", VNPU_DTYPE_I8, huge, sz, 1);
-	qadd_case("qadd nan", VNPU_DTYPE_I8, nan, sz, 0);
+	qadd_case(_metadata, "qadd u8", VNPU_DTYPE_U8, usual, uz, 0);
+	qadd_case(_metadata, "qadd i8", VNPU_DTYPE_I8, usual, sz, 0);
+	qadd_case(_metadata, "qadd u8 strided", VNPU_DTYPE_U8, usual, uz, 1);
+	qadd_case(_metadata, "qadd halves", VNPU_DTYPE_U8, halves, uz, 0);
+	qadd_case(_metadata, "qadd huge", VNPU_DTYPE_I8, huge, sz, 1);
+	qadd_case(_metadata, "qadd nan", VNPU_DTYPE_I8, nan, sz, 0);
 }
 
-static void test_qadd_bad(void)
+static void test_qadd_bad(struct __test_metadata *_metadata)
 {
 	__u64 dims[2] = { 3, 4 }, four = 4;
 	struct vnpu_tensor t[9];
@@ -531,20 +541,20 @@ static void test_qadd_bad(void)
 	t[1] = t[4] = t[6] = scalar(VNPU_DTYPE_F32);
 	t[2] = t[5] = t[7] = scalar(VNPU_DTYPE_U8);
 	t[0] = t[3] = t[8] = et_dense(VNPU_DTYPE_U8, 2, dims);
-	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_ADD, t, 9, NULL, 0),
-		  "qadd: valid layer rejected");
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_ADD, t, 8, NULL, 0),
-		  "qadd: 8 tensors accepted");
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_ADD, t, 9,
-				       &four, sizeof(four)),
-		  "qadd: attributes accepted");
+	EXPECT_TRUE(!vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_ADD, t, 9, NULL, 0))
+		TH_LOG("qadd: valid layer rejected");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_ADD, t, 8, NULL, 0))
+		TH_LOG("qadd: 8 tensors accepted");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_ADD, t, 9, &four, sizeof(four)))
+		TH_LOG("qadd: attributes accepted");
 #define QADD_BAD(field, value, what)					\
 	do {								\
 		struct vnpu_tensor keep = t[field];			\
 									\
 		value;							\
-		ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_ADD, t, 9, \
-					       NULL, 0), "qadd: " what); \
+		EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_ADD, t, 9,	\
+						 NULL, 0))			\
+			TH_LOG("qadd: " what);				\
 		t[field] = keep;					\
 	} while (0)
 	QADD_BAD(0, t[0].dtype = VNPU_DTYPE_I8, "A of another type accepted");
@@ -560,13 +570,15 @@ static void test_qadd_bad(void)
 #undef QADD_BAD
 }
 
-void et_test_quant(void)
+TEST(quant)
 {
-	test_quantize();
-	test_qmatmul();
-	test_qconv();
-	test_qconv_packed();
-	test_quant_bad();
-	test_qadd();
-	test_qadd_bad();
+	test_quantize(_metadata);
+	test_qmatmul(_metadata);
+	test_qconv(_metadata);
+	test_qconv_packed(_metadata);
+	test_quant_bad(_metadata);
+	test_qadd(_metadata);
+	test_qadd_bad(_metadata);
 }
+
+KSFT_MAIN

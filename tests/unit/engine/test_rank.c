@@ -5,11 +5,12 @@
  * and RESIZE), and the checks that refuse one dim more.
  */
 #include "engine_test.h"
+#include "ksft_main.h"
 
 #define R VNPU_MAX_DIMS
 
 /* Y = -X where X is a transposed view (dims reversed) of a dense tensor. */
-static void test_transposed_view(__u32 rank)
+static void test_transposed_view(struct __test_metadata *_metadata, __u32 rank)
 {
 	static const __u64 xd[R] = { 2, 3, 1, 2, 2, 1, 3, 2 };
 	struct vnpu_layer_act at = { .func = VNPU_ACT_NEG };
@@ -32,11 +33,11 @@ static void test_transposed_view(__u32 rank)
 		ref[e] = -x[et_offset(&t[0], c)];
 	}
 	snprintf(name, sizeof(name), "neg of a rank-%u transpose", rank);
-	et_layer_exact(name, VNPU_LAYER_UNARY, t, data, 2, &at, sizeof(at), ref);
+	EXPECT_EQ(0, et_layer_exact(name, VNPU_LAYER_UNARY, t, data, 2, &at, sizeof(at), ref));
 }
 
 /* Integer sums over sets of axes that include the last one. */
-static void test_reduce(__u32 rank)
+static void test_reduce(struct __test_metadata *_metadata, __u32 rank)
 {
 	static const __u64 xd[R] = { 2, 2, 3, 1, 2, 2, 1, 3 };
 	static const __u32 axes_of[] = { 0x81, 0x76, 0xff, 0x40 };
@@ -70,13 +71,14 @@ static void test_reduce(__u32 rank)
 		}
 		snprintf(name, sizeof(name), "rank-%u sum over axes 0x%x", rank,
 			 at.axes);
-		et_layer_exact(name, VNPU_LAYER_REDUCE, t, data, 2, &at,
-			       sizeof(at), ref);
+		EXPECT_EQ(0,
+			  et_layer_exact(name, VNPU_LAYER_REDUCE, t, data, 2, &at, sizeof(at),
+					 ref));
 	}
 }
 
 /* PAD with a begin on every axis, the last ones included. */
-static void test_pad(__u32 rank)
+static void test_pad(struct __test_metadata *_metadata, __u32 rank)
 {
 	static const __u64 xd[R] = { 2, 1, 2, 2, 1, 2, 2, 3 };
 	static const __s64 begin[R] = { 1, 0, -1, 0, 1, 0, 1, 2 };
@@ -112,11 +114,11 @@ static void test_pad(__u32 rank)
 			ref[e] = x[et_offset(&t[0], c)];
 	}
 	snprintf(name, sizeof(name), "rank-%u pad", rank);
-	et_layer_exact(name, VNPU_LAYER_PAD, t, data, 2, &at, sizeof(at), ref);
+	EXPECT_EQ(0, et_layer_exact(name, VNPU_LAYER_PAD, t, data, 2, &at, sizeof(at), ref));
 }
 
 /* Nearest (floor, asymmetric) RESIZE doubling the first and last axes. */
-static void test_resize(__u32 rank)
+static void test_resize(struct __test_metadata *_metadata, __u32 rank)
 {
 	static const __u64 xd[R] = { 2, 1, 2, 1, 2, 1, 2, 3 };
 	struct vnpu_layer_resize at = {
@@ -147,11 +149,11 @@ static void test_resize(__u32 rank)
 		ref[e] = x[et_offset(&t[0], c)];
 	}
 	snprintf(name, sizeof(name), "rank-%u resize", rank);
-	et_layer_exact(name, VNPU_LAYER_RESIZE, t, data, 2, &at, sizeof(at), ref);
+	EXPECT_EQ(0, et_layer_exact(name, VNPU_LAYER_RESIZE, t, data, 2, &at, sizeof(at), ref));
 }
 
 /* One dim more than the device takes, or an attribute above the rank. */
-static void test_checks(void)
+static void test_checks(struct __test_metadata *_metadata)
 {
 	static const __u64 dims[R + 1] = { 1, 2, 1, 2, 1, 2, 1, 2, 1 };
 	struct vnpu_layer_binary add = { .func = VNPU_BIN_ADD };
@@ -162,43 +164,43 @@ static void test_checks(void)
 
 	for (i = 0; i < 3; i++)
 		t[i] = et_dense(VNPU_DTYPE_F32, R, dims);
-	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_BINARY, t, 3, &add, sizeof(add)),
-		  "binary at rank %u rejected", R);
+	EXPECT_TRUE(!vnpu_eng_layer_check(VNPU_LAYER_BINARY, t, 3, &add, sizeof(add)))
+		TH_LOG("binary at rank %u rejected", R);
 	for (i = 0; i < 3; i++) {
 		struct vnpu_tensor bad[3] = { t[0], t[1], t[2] };
 
 		bad[i].rank = R + 1;
-		ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_BINARY, bad, 3, &add,
-					       sizeof(add)) == VNPU_ENG_EINVAL,
-			  "binary with tensor %u of rank %u accepted", i, R + 1);
+		EXPECT_EQ(VNPU_ENG_EINVAL,
+			  vnpu_eng_layer_check(VNPU_LAYER_BINARY, bad, 3, &add, sizeof(add)))
+			TH_LOG("binary with tensor %u of rank %u accepted", i, R + 1);
 	}
 	rs.scale[R - 1] = et_f32_bits(1);
-	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_RESIZE, t, 2, &rs, sizeof(rs)),
-		  "resize with a scale on axis %u rejected", R - 1);
+	EXPECT_TRUE(!vnpu_eng_layer_check(VNPU_LAYER_RESIZE, t, 2, &rs, sizeof(rs)))
+		TH_LOG("resize with a scale on axis %u rejected", R - 1);
 	pad.begin[R - 1] = 0;
-	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_PAD, t, 2, &pad, sizeof(pad)),
-		  "pad at rank %u rejected", R);
+	EXPECT_TRUE(!vnpu_eng_layer_check(VNPU_LAYER_PAD, t, 2, &pad, sizeof(pad)))
+		TH_LOG("pad at rank %u rejected", R);
 	t[0].rank = t[1].rank = R - 1;
 	t[0].dims[R - 1] = t[1].dims[R - 1] = 0;
 	t[0].strides[R - 1] = t[1].strides[R - 1] = 0;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_RESIZE, t, 2, &rs,
-				       sizeof(rs)) == VNPU_ENG_EINVAL,
-		  "resize with a scale above the rank accepted");
+	EXPECT_EQ(VNPU_ENG_EINVAL, vnpu_eng_layer_check(VNPU_LAYER_RESIZE, t, 2, &rs, sizeof(rs)))
+		TH_LOG("resize with a scale above the rank accepted");
 	pad.begin[R - 1] = 1;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_PAD, t, 2, &pad,
-				       sizeof(pad)) == VNPU_ENG_EINVAL,
-		  "pad with a begin above the rank accepted");
+	EXPECT_EQ(VNPU_ENG_EINVAL, vnpu_eng_layer_check(VNPU_LAYER_PAD, t, 2, &pad, sizeof(pad)))
+		TH_LOG("pad with a begin above the rank accepted");
 }
 
-void et_test_rank(void)
+TEST(rank)
 {
 	__u32 rank;
 
 	for (rank = R - 1; rank <= R; rank++) {
-		test_transposed_view(rank);
-		test_reduce(rank);
-		test_pad(rank);
-		test_resize(rank);
+		test_transposed_view(_metadata, rank);
+		test_reduce(_metadata, rank);
+		test_pad(_metadata, rank);
+		test_resize(_metadata, rank);
 	}
-	test_checks();
+	test_checks(_metadata);
 }
+
+KSFT_MAIN

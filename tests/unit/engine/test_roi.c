@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "engine_test.h"
+#include "ksft_main.h"
 
 enum { N = 2, C = 2, H = 6, W = 7, R = 4, OH = 3, OW = 2 };
 
@@ -79,7 +80,7 @@ static double reference(const float *x, const float *roi, int b, int c, int ph, 
 	return gh && gw ? sum / (gh * gw) : 0;
 }
 
-static void test_values(void)
+static void test_values(struct __test_metadata *_metadata)
 {
 	static const __u64 xd[4] = { N, C, H, W }, rd[2] = { R, 4 }, bd[1] = { R };
 	static const __u64 yd[4] = { R, C, OH, OW };
@@ -110,13 +111,15 @@ static void test_values(void)
 
 					memcpy(&a.spatial_scale, &scale, 4);
 					rc = vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sizeof(a));
-					ET_EXPECT(!rc, "good layer");
+					EXPECT_TRUE(!rc)
+						TH_LOG("good layer");
 					if (parts > vnpu_eng_layer_max_parts(VNPU_LAYER_ROI_ALIGN, t, 4, &a, ctx.features))
 						parts = vnpu_eng_layer_max_parts(VNPU_LAYER_ROI_ALIGN, t, 4, &a, ctx.features);
 					for (p = 0; p < parts && !rc; p++)
 						rc = vnpu_eng_layer_run(VNPU_LAYER_ROI_ALIGN, t, data, 4, &a,
 									p, parts, &ctx);
-					ET_EXPECT(!rc, "runs");
+					EXPECT_TRUE(!rc)
+						TH_LOG("runs");
 					for (int r = 0; r < R; r++)
 						for (int c = 0; c < C; c++)
 							for (int o = 0; o < OH * OW; o++) {
@@ -127,20 +130,22 @@ static void test_values(void)
 
 								worst = fmax(worst, fabs(got - want));
 							}
-					ET_EXPECT(worst < 1e-5, "mode %u half_pixel %u ratio %u config %u: %g",
-					       mode, hp, ratio, cfg, worst);
+					EXPECT_LT(worst, 1e-5)
+						TH_LOG("mode %u half_pixel %u ratio %u config %u: %g",
+						       mode, hp, ratio, cfg, worst);
 				}
 	{
 		struct vnpu_layer_roi_align a = { .spatial_scale = 0x3f800000 };
 		struct vnpu_eng_ctx ctx = { 0 };
 
 		bi[2] = N;
-		ET_EXPECT(vnpu_eng_layer_run(VNPU_LAYER_ROI_ALIGN, t, data, 4, &a, 0, 1, &ctx) ==
-		       VNPU_ENG_EINVAL, "batch index out of range");
+		EXPECT_EQ(VNPU_ENG_EINVAL,
+			  vnpu_eng_layer_run(VNPU_LAYER_ROI_ALIGN, t, data, 4, &a, 0, 1, &ctx))
+			TH_LOG("batch index out of range");
 	}
 }
 
-static void test_bad_layers(void)
+static void test_bad_layers(struct __test_metadata *_metadata)
 {
 	static const __u64 xd[4] = { N, C, H, W }, rd[2] = { R, 4 }, bd[1] = { R };
 	static const __u64 yd[4] = { R, C, OH, OW };
@@ -149,28 +154,37 @@ static void test_bad_layers(void)
 	struct vnpu_layer_roi_align a = { .spatial_scale = 0x3f800000 };
 	const __u32 sz = sizeof(a);
 
-	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sz), "good layer");
+	EXPECT_TRUE(!vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sz))
+		TH_LOG("good layer");
 	a.mode = 2;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sz), "bad mode");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sz))
+		TH_LOG("bad mode");
 	a.mode = 0;
 	a.spatial_scale = 0x7fc00000;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sz), "NaN scale");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sz))
+		TH_LOG("NaN scale");
 	a.spatial_scale = 0x3f800000;
 	t[1].dims[1] = 5;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sz), "rois of 5");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sz))
+		TH_LOG("rois of 5");
 	t[1].dims[1] = 4;
 	t[2].dims[0] = R + 1;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sz), "indices of R + 1");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sz))
+		TH_LOG("indices of R + 1");
 	t[2].dims[0] = R;
 	t[3].dims[1] = C + 1;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sz), "Y of other channels");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sz))
+		TH_LOG("Y of other channels");
 	t[3].dims[1] = C;
 	t[2].dtype = VNPU_DTYPE_F32;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sz), "float indices");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_ROI_ALIGN, t, 4, &a, sz))
+		TH_LOG("float indices");
 }
 
-void et_test_roi(void)
+TEST(roi)
 {
-	test_values();
-	test_bad_layers();
+	test_values(_metadata);
+	test_bad_layers(_metadata);
 }
+
+KSFT_MAIN

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine_test.h"
+#include "ksft_main.h"
 
 /* Check, then run in @parts parts (as many as the engine allows). */
 static int run(__u32 op, const struct vnpu_tensor *t, void *const *data, __u32 n,
@@ -59,7 +60,7 @@ static float reduce_f(float a, float b, __u32 red)
 
 /* data [3, 5] f32, indices [3, 4] (i64, some negative, some repeated) along
  * axis 1, each reduction. */
-static void test_scatter_elements(void)
+static void test_scatter_elements(struct __test_metadata *_metadata)
 {
 	static const __u64 xd[2] = { 3, 5 }, id[2] = { 3, 4 };
 	float x[15], u[12], y[15], ref[15];
@@ -89,11 +90,11 @@ static void test_scatter_elements(void)
 			}
 		for (c = 0; c < 4; c++) {
 			memset(y, 0xff, sizeof(y));
-			ET_EXPECT(!run(VNPU_LAYER_SCATTER_ELEMENTS, t, data, 4, &at, sizeof(at),
-				    features_of(configs[c][0]), configs[c][1]),
-			       "scatter_elements reduction %u runs", red);
-			ET_EXPECT(!memcmp(y, ref, sizeof(y)),
-			       "scatter_elements reduction %u config %u", red, c);
+			EXPECT_TRUE(!run(VNPU_LAYER_SCATTER_ELEMENTS, t, data, 4, &at, sizeof(at),
+					 features_of(configs[c][0]), configs[c][1]))
+				TH_LOG("scatter_elements reduction %u runs", red);
+			EXPECT_TRUE(!memcmp(y, ref, sizeof(y)))
+				TH_LOG("scatter_elements reduction %u config %u", red, c);
 		}
 	}
 	/* An index out of range faults the run. */
@@ -101,13 +102,14 @@ static void test_scatter_elements(void)
 	{
 		struct vnpu_layer_scatter at = { .axis = 1 };
 
-		ET_EXPECT(run(VNPU_LAYER_SCATTER_ELEMENTS, t, data, 4, &at, sizeof(at), 0, 1) ==
-		       VNPU_ENG_EINVAL, "index 5 of 5 refused");
+		EXPECT_EQ(VNPU_ENG_EINVAL,
+			  run(VNPU_LAYER_SCATTER_ELEMENTS, t, data, 4, &at, sizeof(at), 0, 1))
+			TH_LOG("index 5 of 5 refused");
 	}
 }
 
 /* data [4, 3] i64, indices [2, 2, 1] (i32): rows replaced or added. */
-static void test_scatter_nd(void)
+static void test_scatter_nd(struct __test_metadata *_metadata)
 {
 	static const __u64 xd[2] = { 4, 3 }, id[3] = { 2, 2, 1 }, ud[3] = { 2, 2, 3 };
 	__s64 x[12], u[12], y[12], ref[12];
@@ -138,18 +140,18 @@ static void test_scatter_nd(void)
 		}
 		for (c = 0; c < 4; c++) {
 			memset(y, 0, sizeof(y));
-			ET_EXPECT(!run(VNPU_LAYER_SCATTER_ND, t, data, 4, &at, sizeof(at),
-				    features_of(configs[c][0]), configs[c][1]),
-			       "scatter_nd reduction %u runs", red);
-			ET_EXPECT(!memcmp(y, ref, sizeof(y)), "scatter_nd reduction %u config %u",
-			       red, c);
+			EXPECT_TRUE(!run(VNPU_LAYER_SCATTER_ND, t, data, 4, &at, sizeof(at),
+					 features_of(configs[c][0]), configs[c][1]))
+				TH_LOG("scatter_nd reduction %u runs", red);
+			EXPECT_TRUE(!memcmp(y, ref, sizeof(y)))
+				TH_LOG("scatter_nd reduction %u config %u", red, c);
 		}
 	}
 }
 
 /* data [2, 3, 4] f32, batch_dims 1, indices [2, 5, 1] (i64): y [2, 5, 4];
  * then batch_dims 0 with k = 2: y [2, 5, 4] again. */
-static void test_gather_nd(void)
+static void test_gather_nd(struct __test_metadata *_metadata)
 {
 	static const __u64 xd[3] = { 2, 3, 4 }, id[3] = { 2, 5, 1 }, yd[3] = { 2, 5, 4 };
 	static const __u64 id2[3] = { 2, 5, 2 };
@@ -175,9 +177,11 @@ static void test_gather_nd(void)
 		}
 	for (c = 0; c < 4; c++) {
 		memset(y, 0, sizeof(y));
-		ET_EXPECT(!run(VNPU_LAYER_GATHER_ND, t, data, 3, &at, sizeof(at),
-			    features_of(configs[c][0]), configs[c][1]), "gather_nd runs");
-		ET_EXPECT(!memcmp(y, ref, sizeof(y)), "gather_nd batch_dims 1 config %u", c);
+		EXPECT_TRUE(!run(VNPU_LAYER_GATHER_ND, t, data, 3, &at, sizeof(at),
+				 features_of(configs[c][0]), configs[c][1]))
+			TH_LOG("gather_nd runs");
+		EXPECT_TRUE(!memcmp(y, ref, sizeof(y)))
+			TH_LOG("gather_nd batch_dims 1 config %u", c);
 	}
 
 	/* k = 2 without batch dims: pairs (i, j) pick x[i, j, :]. */
@@ -193,17 +197,19 @@ static void test_gather_nd(void)
 	}
 	for (c = 0; c < 4; c++) {
 		memset(y, 0, sizeof(y));
-		ET_EXPECT(!run(VNPU_LAYER_GATHER_ND, t, data, 3, &at, sizeof(at),
-			    features_of(configs[c][0]), configs[c][1]), "gather_nd k=2 runs");
-		ET_EXPECT(!memcmp(y, ref, sizeof(y)), "gather_nd k=2 config %u", c);
+		EXPECT_TRUE(!run(VNPU_LAYER_GATHER_ND, t, data, 3, &at, sizeof(at),
+				 features_of(configs[c][0]), configs[c][1]))
+			TH_LOG("gather_nd k=2 runs");
+		EXPECT_TRUE(!memcmp(y, ref, sizeof(y)))
+			TH_LOG("gather_nd k=2 config %u", c);
 	}
 	idx[3] = 3;
-	ET_EXPECT(run(VNPU_LAYER_GATHER_ND, t, data, 3, &at, sizeof(at), 0, 1) == VNPU_ENG_EINVAL,
-	       "gather_nd index out of range refused");
+	EXPECT_EQ(VNPU_ENG_EINVAL, run(VNPU_LAYER_GATHER_ND, t, data, 3, &at, sizeof(at), 0, 1))
+		TH_LOG("gather_nd index out of range refused");
 }
 
 /* Layers the checks must refuse. */
-static void test_bad_layers(void)
+static void test_bad_layers(struct __test_metadata *_metadata)
 {
 	static const __u64 xd[2] = { 3, 5 }, id[2] = { 3, 4 }, id3[2] = { 3, 6 };
 	static const __u64 nd_i[2] = { 2, 3 }, nd_u[1] = { 2 };
@@ -212,85 +218,87 @@ static void test_bad_layers(void)
 	struct vnpu_layer_scatter at = { .axis = 1 };
 	struct vnpu_layer_gather_nd g = { 0 };
 
-	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)),
-	       "a good scatter passes");
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, 4),
-	       "short attributes");
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 3, &at, sizeof(at)),
-	       "three tensors");
+	EXPECT_TRUE(!vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)))
+		TH_LOG("a good scatter passes");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, 4))
+		TH_LOG("short attributes");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 3, &at, sizeof(at)))
+		TH_LOG("three tensors");
 	at.reduction = VNPU_SCATTER_MIN + 1;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)),
-	       "unknown reduction");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)))
+		TH_LOG("unknown reduction");
 	at.reduction = 0;
 	at.axis = 2;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)),
-	       "axis beyond the rank");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)))
+		TH_LOG("axis beyond the rank");
 	at.axis = 0;
 	t[1] = et_dense(VNPU_DTYPE_I64, 2, id3);
 	t[2] = et_dense(VNPU_DTYPE_F32, 2, id3);
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)),
-	       "updates wider than data off the axis");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)))
+		TH_LOG("updates wider than data off the axis");
 	t[1] = et_dense(VNPU_DTYPE_F32, 2, id);
 	t[2] = et_dense(VNPU_DTYPE_F32, 2, id);
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)),
-	       "float indices");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)))
+		TH_LOG("float indices");
 	t[1] = et_dense(VNPU_DTYPE_I64, 2, id);
 	t[2] = et_dense(VNPU_DTYPE_F16, 2, id);
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)),
-	       "updates of another dtype");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)))
+		TH_LOG("updates of another dtype");
 	t[0] = et_dense(VNPU_DTYPE_U8, 2, xd);
 	t[2] = et_dense(VNPU_DTYPE_U8, 2, id);
 	t[3] = et_dense(VNPU_DTYPE_U8, 2, xd);
 	at.reduction = VNPU_SCATTER_ADD;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)),
-	       "u8 reduction");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)))
+		TH_LOG("u8 reduction");
 	at.reduction = VNPU_SCATTER_NONE;
-	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)),
-	       "u8 without reduction passes");
+	EXPECT_TRUE(!vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ELEMENTS, t, 4, &at, sizeof(at)))
+		TH_LOG("u8 without reduction passes");
 
 	/* ScatterND: k above the rank; updates of the wrong shape; axis set. */
 	t[0] = et_dense(VNPU_DTYPE_F32, 2, xd);
 	t[1] = et_dense(VNPU_DTYPE_I64, 2, nd_i);
 	t[2] = et_dense(VNPU_DTYPE_F32, 1, nd_u);
 	t[3] = et_dense(VNPU_DTYPE_F32, 2, xd);
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ND, t, 4, &at, sizeof(at)),
-	       "scatter_nd k 3 above rank 2");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ND, t, 4, &at, sizeof(at)))
+		TH_LOG("scatter_nd k 3 above rank 2");
 	t[1].dims[1] = 2;
-	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ND, t, 4, &at, sizeof(at)),
-	       "scatter_nd k 2 passes");
+	EXPECT_TRUE(!vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ND, t, 4, &at, sizeof(at)))
+		TH_LOG("scatter_nd k 2 passes");
 	at.axis = 1;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ND, t, 4, &at, sizeof(at)),
-	       "scatter_nd with an axis");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ND, t, 4, &at, sizeof(at)))
+		TH_LOG("scatter_nd with an axis");
 	at.axis = 0;
 	t[2].dims[0] = 3;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ND, t, 4, &at, sizeof(at)),
-	       "scatter_nd updates of the wrong shape");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_SCATTER_ND, t, 4, &at, sizeof(at)))
+		TH_LOG("scatter_nd updates of the wrong shape");
 
 	/* GatherND: k above rank - batch_dims; pad set; Y of the wrong shape. */
 	t[1] = et_dense(VNPU_DTYPE_I64, 2, nd_i);
 	t[2] = et_dense(VNPU_DTYPE_F32, 1, nd_u);
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GATHER_ND, t, 3, &g, sizeof(g)),
-	       "gather_nd k 3 above rank 2");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_GATHER_ND, t, 3, &g, sizeof(g)))
+		TH_LOG("gather_nd k 3 above rank 2");
 	t[1].dims[1] = 2;
-	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_GATHER_ND, t, 3, &g, sizeof(g)),
-	       "gather_nd k 2 passes");
+	EXPECT_TRUE(!vnpu_eng_layer_check(VNPU_LAYER_GATHER_ND, t, 3, &g, sizeof(g)))
+		TH_LOG("gather_nd k 2 passes");
 	g.pad = 1;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GATHER_ND, t, 3, &g, sizeof(g)),
-	       "gather_nd pad");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_GATHER_ND, t, 3, &g, sizeof(g)))
+		TH_LOG("gather_nd pad");
 	g.pad = 0;
 	g.batch_dims = 2;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GATHER_ND, t, 3, &g, sizeof(g)),
-	       "gather_nd batch_dims 2 of indices rank 2");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_GATHER_ND, t, 3, &g, sizeof(g)))
+		TH_LOG("gather_nd batch_dims 2 of indices rank 2");
 	g.batch_dims = 0;
 	t[2].dims[0] = 3;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_GATHER_ND, t, 3, &g, sizeof(g)),
-	       "gather_nd Y of the wrong shape");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_GATHER_ND, t, 3, &g, sizeof(g)))
+		TH_LOG("gather_nd Y of the wrong shape");
 }
 
-void et_test_scatter(void)
+TEST(scatter)
 {
-	test_scatter_elements();
-	test_scatter_nd();
-	test_gather_nd();
-	test_bad_layers();
+	test_scatter_elements(_metadata);
+	test_scatter_nd(_metadata);
+	test_gather_nd(_metadata);
+	test_bad_layers(_metadata);
 }
+
+KSFT_MAIN

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "engine_test.h"
+#include "ksft_main.h"
 
 static int run(const struct vnpu_tensor *t, void *const *data, const struct vnpu_layer_tfidf *a,
 	       __u32 features, __u32 parts)
@@ -75,7 +76,7 @@ static void reference(const __s32 *x, const struct vnpu_layer_tfidf *a, float *y
 	}
 }
 
-static void test_modes(void)
+static void test_modes(struct __test_metadata *_metadata)
 {
 	static const __u64 xd[2] = { B, L }, pd[1] = { 9 }, cd[1] = { 2 }, kd[1] = { K };
 	static const __u64 yd[2] = { B, W };
@@ -102,10 +103,12 @@ static void test_modes(void)
 
 					reference(x, &a, ref);
 					memset(y, 0xff, sizeof(y));
-					ET_EXPECT(!run(t, data, &a, cfg & 1 ? vnpu_eng_host_features() : 0,
-						    cfg & 2 ? 3 : 1), "tfidf runs");
-					ET_EXPECT(!memcmp(y, ref, sizeof(y)),
-					       "mode %u min_gram %u skip %u config %u", mode, lo, skip, cfg);
+					EXPECT_TRUE(!run(t, data, &a,
+							 cfg & 1 ? vnpu_eng_host_features() : 0, cfg & 2 ? 3 : 1))
+						TH_LOG("tfidf runs");
+					EXPECT_TRUE(!memcmp(y, ref, sizeof(y)))
+						TH_LOG("mode %u min_gram %u skip %u config %u",
+						       mode, lo, skip, cfg);
 				}
 
 	/* Tables that do not hold together fault the run. */
@@ -113,19 +116,23 @@ static void test_modes(void)
 		struct vnpu_layer_tfidf a = { .min_gram = 1, .max_gram = 2 };
 
 		ix[2] = W;
-		ET_EXPECT(run(t, data, &a, 0, 1) == VNPU_ENG_EINVAL, "index outside Y");
+		EXPECT_EQ(VNPU_ENG_EINVAL, run(t, data, &a, 0, 1))
+			TH_LOG("index outside Y");
 		ix[2] = indexes[2];
 		ct[1] = 4;	/* bigrams of 5 entries */
-		ET_EXPECT(run(t, data, &a, 0, 1) == VNPU_ENG_EINVAL, "counts not of whole n-grams");
+		EXPECT_EQ(VNPU_ENG_EINVAL, run(t, data, &a, 0, 1))
+			TH_LOG("counts not of whole n-grams");
 		ct[1] = 3;
 		t[3].dims[0] = t[4].dims[0] = K - 1;
-		ET_EXPECT(run(t, data, &a, 0, 1) == VNPU_ENG_EINVAL, "an index missing");
+		EXPECT_EQ(VNPU_ENG_EINVAL, run(t, data, &a, 0, 1))
+			TH_LOG("an index missing");
 		t[3].dims[0] = t[4].dims[0] = K;
-		ET_EXPECT(!run(t, data, &a, 0, 1), "good again");
+		EXPECT_TRUE(!run(t, data, &a, 0, 1))
+			TH_LOG("good again");
 	}
 }
 
-static void test_bad_layers(void)
+static void test_bad_layers(struct __test_metadata *_metadata)
 {
 	static const __u64 xd[2] = { B, L }, pd[1] = { 9 }, cd[1] = { 2 }, kd[1] = { K };
 	static const __u64 yd[2] = { B, W };
@@ -135,32 +142,43 @@ static void test_bad_layers(void)
 	struct vnpu_layer_tfidf a = { .min_gram = 1, .max_gram = 2, .max_skip = 1 };
 	const __u32 sz = sizeof(a);
 
-	ET_EXPECT(!vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz), "good layer");
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 5, &a, sz), "five tensors");
+	EXPECT_TRUE(!vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz))
+		TH_LOG("good layer");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 5, &a, sz))
+		TH_LOG("five tensors");
 	a.min_gram = 0;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz), "min_gram 0");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz))
+		TH_LOG("min_gram 0");
 	a.min_gram = 1;
 	a.max_gram = 3;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz), "max_gram above counts");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz))
+		TH_LOG("max_gram above counts");
 	a.max_gram = 2;
 	a.mode = 3;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz), "bad mode");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz))
+		TH_LOG("bad mode");
 	a.mode = 0;
 	t[4].dims[0] = K - 1;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz), "weights of another length");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz))
+		TH_LOG("weights of another length");
 	t[4].dims[0] = K;
 	t[0].dtype = VNPU_DTYPE_F32;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz), "float tokens");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz))
+		TH_LOG("float tokens");
 	t[0].dtype = VNPU_DTYPE_I64;
 	t[5].dims[0] = B + 1;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz), "Y of other rows");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz))
+		TH_LOG("Y of other rows");
 	t[5].dims[0] = B;
 	t[1].dtype = VNPU_DTYPE_I32;
-	ET_EXPECT(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz), "i32 pool");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_TFIDF, t, 6, &a, sz))
+		TH_LOG("i32 pool");
 }
 
-void et_test_tfidf(void)
+TEST(tfidf)
 {
-	test_modes();
-	test_bad_layers();
+	test_modes(_metadata);
+	test_bad_layers(_metadata);
 }
+
+KSFT_MAIN

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "engine_test.h"
+#include "ksft_main.h"
 
 #define SWEEP_STEP 4099u
 #define GRID 32768	/* points of [-16, 16] */
@@ -80,7 +81,8 @@ static size_t sweep(float *x)
 }
 
 /* @y = f(@x) within bound(), the worst printed. */
-static void check_path(__u32 f, const char *path, const float *x, const float *y, size_t n)
+static void check_path(struct __test_metadata *_metadata, __u32 f, const char *path, const float *x,
+		       const float *y, size_t n)
 {
 	double worst = 0;
 	float wx = 0;
@@ -91,16 +93,16 @@ static void check_path(__u32 f, const char *path, const float *x, const float *y
 		float rf = (float)r;
 
 		if (isnan(r) || isinf(rf) || isinf(y[i])) {
-			if (memcmp(&rf, &y[i], 4) && !(isnan(r) && isnan(y[i])) &&
-			    bad++ < 3)
-				ET_FAIL("vmath func %u %s: f(%a) = %a, libm %a", f, path,
-					x[i], y[i], r);
+			EXPECT_FALSE(memcmp(&rf, &y[i], 4) && !(isnan(r) && isnan(y[i]))
+				     && bad++ < 3)
+				TH_LOG("vmath func %u %s: f(%a) = %a, libm %a", f, path,
+					       x[i], y[i], r);
 			continue;
 		}
 		e = fabs(y[i] - r) / ulp_of(rf);
-		if (e > bound(f, x[i]) && bad++ < 3)
-			ET_FAIL("vmath func %u %s: f(%a) = %a, libm %a: %.2f ulp", f,
-				path, x[i], y[i], r, e);
+		EXPECT_FALSE(e > bound(f, x[i]) && bad++ < 3)
+			TH_LOG("vmath func %u %s: f(%a) = %a, libm %a: %.2f ulp", f, path,
+				       x[i], y[i], r, e);
 		e /= bound(f, x[i]);
 		if (e > worst) {
 			worst = e;
@@ -123,7 +125,7 @@ static int run_fn(__u32 f, float *x, float *y, __u64 n, __u32 features)
 	return et_run(VNPU_LAYER_UNARY, t, data, 2, &at, sizeof(at), features, 4);
 }
 
-void et_test_vmath(void)
+TEST(vmath)
 {
 	static const __u32 funcs[] = { VNPU_ACT_ERF, VNPU_ACT_GELU, VNPU_ACT_GELU_TANH,
 				       VNPU_ACT_TANH, VNPU_ACT_SIGMOID, VNPU_ACT_SILU,
@@ -135,24 +137,26 @@ void et_test_vmath(void)
 	__u64 n;
 
 	if (!x || !y || !y2) {
-		ET_FAIL("vmath: out of memory");
+		EXPECT_TRUE(false)
+			TH_LOG("vmath: out of memory");
 		goto out;
 	}
 	n = sweep(x);
 	for (size_t k = 0; k < sizeof(funcs) / sizeof(funcs[0]); k++) {
 		int rc = run_fn(funcs[k], x, y, n, 0);
 
-		ET_EXPECT(!rc, "vmath func %u baseline: run failed (%d)", funcs[k], rc);
+		EXPECT_TRUE(!rc)
+			TH_LOG("vmath func %u baseline: run failed (%d)", funcs[k], rc);
 		if (!rc)
-			check_path(funcs[k], "baseline", x, y, n);
+			check_path(_metadata, funcs[k], "baseline", x, y, n);
 		/* The FMA paths give the baseline's bits. */
 		for (size_t p = 0; !rc && p < 2; p++) {
 			if ((et_host_features & paths[p]) != paths[p])
 				continue;
 			rc = run_fn(funcs[k], x, y2, n, paths[p]);
-			ET_EXPECT(!rc && !memcmp(y, y2, n * 4),
-				  "vmath func %u: features %u differ from the baseline (%d)",
-				  funcs[k], paths[p], rc);
+			EXPECT_TRUE(!rc && !memcmp(y, y2, n * 4))
+				TH_LOG("vmath func %u: features %u differ from the baseline (%d)",
+				       funcs[k], paths[p], rc);
 		}
 	}
 out:
@@ -160,3 +164,5 @@ out:
 	free(y);
 	free(y2);
 }
+
+KSFT_MAIN
