@@ -272,6 +272,29 @@ static void qadd_row(const void *arg, char *const *p, const __s64 *st,
 	}
 }
 
+/*
+ * @n dense elements: qadd_row() with the parameters in locals, which the
+ * byte stores cannot alias (through @arg GCC loads them again after
+ * every store).
+ */
+static void qadd_flat(const struct qadd_arg *arg, char *a, char *b,
+		      char *y, __u64 n)
+{
+	const struct qadd_arg q = *arg;
+	static const __s64 one[3] = { 1, 1, 1 };
+	char *p[3];
+	__u64 i;
+
+	for (i = 0; i + 8 <= n; i += 8)
+		*(v8qu_qqu *)(y + i) = q_bytes8(qadd8(&q, q_load8(a + i, q.dtype),
+						      q_load8(b + i, q.dtype)));
+	p[0] = a + i;
+	p[1] = b + i;
+	p[2] = y + i;
+	if (i < n)
+		qadd_row(&q, p, one, n - i);
+}
+
 /* @a * @b + @c rounded once, as Q_FMA does it. */
 static float qadd_fma1(float a, float b, float c)
 {
@@ -297,11 +320,8 @@ static int run_qlinear_add(const struct eng_layer *l, __u64 ub, __u64 ue,
 	    vnpu_eng_numel(&l->t[0]) == vnpu_eng_numel(y) &&
 	    vnpu_eng_numel(&l->t[3]) == vnpu_eng_numel(y)) {
 		/* Same shapes, all dense: one flat row, no iterator. */
-		char *p[3] = { (char *)l->data[0] + lo, (char *)l->data[3] + lo,
-			       (char *)l->data[8] + lo };
-		static const __s64 one[3] = { 1, 1, 1 };
-
-		qadd_row(&q, p, one, hi - lo);
+		qadd_flat(&q, (char *)l->data[0] + lo, (char *)l->data[3] + lo,
+			  (char *)l->data[8] + lo, hi - lo);
 		return 0;
 	}
 	iter_init(&it, y);
@@ -519,6 +539,7 @@ typedef unsigned char v16qu_s __attribute__((vector_size(16)));
 typedef unsigned char v32qu_s __attribute__((vector_size(32)));
 typedef unsigned char v16qu_su __attribute__((vector_size(16), aligned(1), may_alias));
 typedef unsigned char v32qu_su __attribute__((vector_size(32), aligned(1), may_alias));
+typedef unsigned char v8qu_s8u __attribute__((vector_size(8), aligned(1), may_alias));
 
 /*
  * Stage input channel @c of image @img for the column block from output
@@ -551,6 +572,15 @@ static void qconv_stage(const struct eng_qconv *q, __u64 img, __u64 c,
 		d += a->pad_begin[1];
 		for (i = 0; i + 16 <= w; i += 16)
 			*(v16qu_su *)(d + i) = *(const v16qu_su *)(xr + i);
+		if (i < w && w >= 16) {
+			/* The last 16 bytes again, ending at the row's end. */
+			*(v16qu_su *)(d + w - 16) = *(const v16qu_su *)(xr + w - 16);
+			continue;
+		}
+		if (i + 8 <= w) {
+			*(v8qu_s8u *)(d + i) = *(const v8qu_s8u *)(xr + i);
+			i += 8;
+		}
 		for (; i < w; i++)
 			d[i] = xr[i];
 	}
