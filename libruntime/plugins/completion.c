@@ -21,6 +21,11 @@ static void completion_call(void (*fn)(void *arg), void *arg)
 	in_job_fn = outer;
 }
 
+bool completion_in_job_fn(void)
+{
+	return in_job_fn;
+}
+
 /*
  * Have a thread become the waiter: wake a sleeping one, else start one.
  * False when there is no thread at all and none could be started.

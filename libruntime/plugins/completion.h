@@ -57,6 +57,11 @@ void completion_init(struct completion *c, void (*wait_end)(struct completion_it
  */
 vnpu_status completion_add(struct completion *c, struct completion_item *item, bool ended,
 			   void (*fn)(void *arg), void *arg);
+/*
+ * Whether this thread is a completion thread inside a job's function (a
+ * callback's next inference is being submitted from it).
+ */
+bool completion_in_job_fn(void);
 /* Stop and join the threads; no job is queued any more. */
 void completion_fini(struct completion *c);
 

@@ -17,7 +17,8 @@
  * for it (a sync inference), or the device calls the function notify()
  * gave it (every asynchronous run). The one shortcut is the device's own:
  * submit may run a job on the calling thread while the device is idle
- * (@caller_waits, or a job short enough for the driver's rule).
+ * (@caller_waits, a job short enough for the driver's rule, or on the
+ * CPU a caller that is the device's completion thread).
  */
 #ifndef VNPU_SRC_PLUGIN_H
 #define VNPU_SRC_PLUGIN_H

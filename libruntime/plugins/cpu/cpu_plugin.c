@@ -16,15 +16,19 @@
  * segments on the NPU's own buffers.
  *
  * One shortcut: a job submitted to an idle device (nothing queued or
- * running) that is short (vnpu_exec_stream_is_short(), the driver's rule)
- * or whose caller waits for it at once (a sync inference) runs on the
- * submitting thread, as the NPU's driver runs a short job in SUBMIT:
- * handing it to the firmware thread and being woken at its end would cost
- * more than such a job (tens of microseconds each where an idle CPU
- * sleeps deeply; a sync inference of openWakeWord's "hey jarvis" took
- * 0.13 ms for 0.03 ms of layers). It is then the device's running job,
- * split over the tiles like any other: the firmware thread starts nothing
- * before it ends, so the order holds.
+ * running) runs on the submitting thread when it is short
+ * (vnpu_exec_stream_is_short(), the driver's rule), when its caller waits
+ * for it at once (a sync inference), or when the caller is the device's
+ * completion thread inside a job's function and the program's last run
+ * took under CPU_INLINE_MAX_NS (a callback starting its request again:
+ * that thread then finishes the job too, with no handoff), as the NPU's driver runs a short job in SUBMIT: handing a job to the
+ * firmware thread and being woken at its end costs tens of microseconds
+ * each way where an idle CPU sleeps deeply (a sync inference of
+ * openWakeWord's "hey jarvis" took 0.13 ms for 0.03 ms of layers). It is
+ * then the device's running job, split over the tiles like any other:
+ * the firmware thread starts nothing before it ends, so the order holds.
+ * An application thread's async job that is not short goes to the
+ * firmware thread, so start_async() does not hold its caller.
  *
  * A job's end reaches the runtime through notify (plugin.h) on the
  * device's completion context (completion.h), which waits for the
@@ -61,6 +65,13 @@
  * on 2 CPUs).
  */
 #define CPU_SPIN_NS 50000
+/*
+ * A job a completion thread submits runs on that thread only when its
+ * program's last run took less than this: a callback holds the runtime's
+ * callback runner while it submits, so a long job run there would hold
+ * the other requests' callbacks back (mobilenetv3 async lost 20%).
+ */
+#define CPU_INLINE_MAX_NS 500000
 #define CPU_MAX_REQUESTS 32
 
 static const struct vnpu_host *host;
@@ -74,6 +85,7 @@ struct vnpu_exe {
 	struct vnpu_slot_desc *slot_descs;
 	const struct vnpu_cmd_header **cmds;
 	bool is_short;			/* vnpu_exec_stream_is_short() */
+	_Atomic uint64_t last_ns;	/* the last run's time; 0: none yet */
 };
 
 struct vnpu_dev_job {
@@ -632,6 +644,7 @@ static void run_job(struct vnpu_dev *dev, struct vnpu_dev_job *job, struct tile_
 		snprintf(job->message, sizeof(job->message), "CPU: the job was cancelled");
 	}
 	job->total_ns = (uint64_t)(now_ns() - start);
+	atomic_store(&exe->last_ns, job->total_ns ? job->total_ns : 1);
 }
 
 /*
@@ -756,15 +769,20 @@ static void cpu_job_release(struct vnpu_dev_job *job)
 
 /*
  * The shortcut (see the top of this file): run the job on the submitting
- * thread when the device is idle and the job is short or its caller
- * waits for it at once. Called and returns with @dev->lock held; true
- * when the job ran (it has ended, with the status, timings and cancel
- * handling of any other).
+ * thread when the device is idle and the job is short, its caller waits
+ * for it at once, or the caller is the device's completion thread inside
+ * a job's function and the program's last run was brief. Called and returns with @dev->lock held; true when
+ * the job ran (it has ended, with the status, timings and cancel handling
+ * of any other).
  */
 static bool run_at_submit_locked(struct vnpu_dev *dev, struct vnpu_dev_job *job,
 				 bool caller_waits)
 {
-	if (!(job->exe->is_short || caller_waits) || dev->head || dev->busy)
+	if (dev->head || dev->busy)
+		return false;
+	if (!job->exe->is_short && !caller_waits &&
+	    !(completion_in_job_fn() && atomic_load(&job->exe->last_ns) &&
+	      atomic_load(&job->exe->last_ns) < CPU_INLINE_MAX_NS))
 		return false;
 	dev->busy = true;
 	run_running_job_locked(dev, job);
