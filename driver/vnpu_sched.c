@@ -240,6 +240,9 @@ static void vnpu_sched_job_done(struct vnpu_fw *fw, struct vnpu_fw_job *fw_job)
  * vnpu_device_busy_ns() - device time spent on jobs, the running one
  * included
  * @vdev: the device
+ *
+ * Return: nanoseconds of CLOCK_MONOTONIC the device has run jobs since it
+ * was created.
  */
 u64 vnpu_device_busy_ns(struct vnpu_device *vdev)
 {
@@ -255,6 +258,8 @@ u64 vnpu_device_busy_ns(struct vnpu_device *vdev)
  * vnpu_device_utilization() - busy share of the last second, in
  * thousandths
  * @vdev: the device
+ *
+ * Return: 0 (idle) to 1000 (busy all the time).
  */
 u32 vnpu_device_utilization(struct vnpu_device *vdev)
 {

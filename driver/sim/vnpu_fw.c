@@ -509,6 +509,8 @@ void vnpu_fw_push(struct vnpu_fw *fw, struct vnpu_fw_job *job)
  * vnpu_fw_job_is_short() - whether a job is short enough to run on the
  * thread that hands it to the device (vnpu_exec_stream_is_short())
  * @job: a job with a validated stream
+ *
+ * Return: true when its stream is (vnpu_exec_stream_is_short()).
  */
 bool vnpu_fw_job_is_short(const struct vnpu_fw_job *job)
 {
@@ -616,8 +618,11 @@ u64 vnpu_fw_job_started(const struct vnpu_fw_job *job)
 }
 
 /**
- * vnpu_fw_running_since() - start timestamp of the running job, or 0
+ * vnpu_fw_running_since() - start timestamp of the running job
  * @fw: the device
+ *
+ * Return: the running job's start (CLOCK_MONOTONIC ns), or 0 when no job
+ * runs.
  */
 u64 vnpu_fw_running_since(struct vnpu_fw *fw)
 {
