@@ -26,6 +26,16 @@ bool completion_in_job_fn(void)
 	return in_job_fn;
 }
 
+bool completion_pending(struct completion *c)
+{
+	bool pending;
+
+	pthread_mutex_lock(&c->lock);
+	pending = c->head;
+	pthread_mutex_unlock(&c->lock);
+	return pending;
+}
+
 /*
  * Have a thread become the waiter: wake a sleeping one, else start one.
  * False when there is no thread at all and none could be started.

@@ -62,6 +62,8 @@ vnpu_status completion_add(struct completion *c, struct completion_item *item, b
  * callback's next inference is being submitted from it).
  */
 bool completion_in_job_fn(void);
+/* Whether a job waits on @c for its end or its function to be called. */
+bool completion_pending(struct completion *c);
 /* Stop and join the threads; no job is queued any more. */
 void completion_fini(struct completion *c);
 

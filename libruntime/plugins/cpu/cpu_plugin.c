@@ -4,31 +4,42 @@
  * the simulated NPU runs (driver/sim/vnpu_exec.c and the device engine).
  *
  * The device is the NPU's reference, so it is built like the NPU: one
- * "firmware" thread takes the submitted jobs from a queue and runs them
- * one at a time, in submission order, so jobs end in that order, like
- * the NPU's ring. It walks a job's commands one after another; each
- * command is split into parts (vnpu_exec_parts) that the firmware thread
- * and the other tiles take from a shared counter, like the NPU's tiles.
- * The device has INFERENCE_NUM_THREADS tiles: the thread running the job
- * (the firmware thread, or the submitter below) and a helper thread per
- * other tile; by default one tile per CPU the process may use
- * (cpu_threads.c). The device takes any mapped buffer, so HETERO runs its
- * segments on the NPU's own buffers.
+ * "firmware" thread takes the submitted jobs from a queue in submission
+ * order, and jobs end (retire) in that order, like the NPU's ring. It
+ * walks a job's commands one after another; each command is split into
+ * parts (vnpu_exec_parts) that the firmware thread and the other tiles
+ * take from a shared counter, like the NPU's tiles. The device has
+ * INFERENCE_NUM_THREADS tiles: the thread running the job (the firmware
+ * thread, or the submitter below) and a helper thread per other tile; by
+ * default one tile per CPU the process may use (cpu_threads.c). The
+ * device takes any mapped buffer, so HETERO runs its segments on the
+ * NPU's own buffers.
+ *
+ * Jobs side by side, as OpenVINO's CPU streams run requests: while a job
+ * runs and the next one waits in the queue, a helper tile that is free
+ * starts it, and both then run their commands unsplit, each on its own
+ * thread (the firmware thread takes the next one when its job ends). A
+ * small model's commands are too small to split well, and tiles that
+ * meet at every command wait for each other: requests kept in flight
+ * (the THROUGHPUT hint) ran at 0.5-0.7x the FPS when each job had every
+ * tile to itself. A job that ends before an older one retires after it.
  *
  * One shortcut: a job submitted to an idle device (nothing queued or
- * running) runs on the submitting thread when it is short
- * (vnpu_exec_stream_is_short(), the driver's rule), when its caller waits
- * for it at once (a sync inference), or when the caller is the device's
- * completion thread inside a job's function and the program's last run
- * took under CPU_INLINE_MAX_NS (a callback starting its request again:
- * that thread then finishes the job too, with no handoff), as the NPU's driver runs a short job in SUBMIT: handing a job to the
- * firmware thread and being woken at its end costs tens of microseconds
- * each way where an idle CPU sleeps deeply (a sync inference of
- * openWakeWord's "hey jarvis" took 0.13 ms for 0.03 ms of layers). It is
- * then the device's running job, split over the tiles like any other:
- * the firmware thread starts nothing before it ends, so the order holds.
- * An application thread's async job that is not short goes to the
- * firmware thread, so start_async() does not hold its caller.
+ * unretired) runs on the submitting thread when its caller waits for it
+ * at once (a sync inference), when it is short
+ * (vnpu_exec_stream_is_short(), the driver's rule), or when the caller is
+ * the device's completion thread inside a job's function, no other job
+ * waits for its function and the program's last run took under
+ * CPU_INLINE_MAX_NS (a callback starting its request again: that thread
+ * then finishes the job too, with no handoff), as the NPU's driver runs a
+ * short job in SUBMIT: handing a job to the firmware thread and being
+ * woken at its end costs tens of microseconds each way where an idle CPU
+ * sleeps deeply (a sync inference of openWakeWord's "hey jarvis" took
+ * 0.13 ms for 0.03 ms of layers). It is then the device's oldest job,
+ * split over the tiles like any other: jobs started beside it retire
+ * after it, so the order holds. An application thread's async job that
+ * is not short goes to the firmware thread, so start_async() does not
+ * hold its caller.
  *
  * A job's end reaches the runtime through notify (plugin.h) on the
  * device's completion context (completion.h), which waits for the
@@ -92,7 +103,8 @@ struct vnpu_dev_job {
 	struct vnpu_exe *exe;
 	void **slot_base;
 	bool profile;
-	atomic_bool done;		/* set under dev->lock, also polled */
+	atomic_bool done;		/* retired; set under dev->lock, also polled */
+	bool ended;			/* its thread ended it (under dev->lock) */
 	pthread_cond_t done_cond;	/* @done went true (CLOCK_MONOTONIC) */
 	atomic_bool cancel;
 	vnpu_status status;		/* valid once @done */
@@ -100,7 +112,7 @@ struct vnpu_dev_job {
 	int64_t fault_cmd;		/* the command that faulted, or -1 */
 	uint64_t *cmd_ns;
 	uint64_t total_ns;
-	struct vnpu_dev_job *next;	/* queue link, under dev->lock */
+	struct vnpu_dev_job *next;	/* queue or run list link, under dev->lock */
 	struct completion_item done_item;	/* on dev->completion */
 };
 
@@ -140,16 +152,20 @@ struct vnpu_dev {
 	pthread_mutex_t lock;		/* protects everything below */
 	pthread_condattr_t done_attr;	/* for the jobs' done_cond */
 	pthread_cond_t idle_cond;	/* the job's thread: tiles left the command */
-	pthread_cond_t fw_wake;		/* a job queued, the device free, or stopping */
+	pthread_cond_t fw_wake;		/* a job queued, or stopping */
 	struct vnpu_dev_job *head, *tail;	/* submitted, not started */
 	atomic_uint queued;		/* jobs from @head on; also polled */
-	bool busy;			/* a job runs (firmware thread or submitter) */
+	/* Started and not retired, oldest first: they retire from the head. */
+	struct vnpu_dev_job *run_head, *run_tail;
+	atomic_uint running;		/* started, not ended; read without the lock */
+	bool fw_idle;			/* the firmware thread waits on @fw_wake */
 	bool started, stopping;
 	pthread_t fw_thread;
 	uint32_t num_threads;		/* tiles: the job's thread and the helpers */
 	struct tile *tiles;		/* the num_threads - 1 helpers */
 	_Atomic uint64_t gen;		/* also polled without the lock */
-	struct tile_scratch scratch;	/* the running job's thread's */
+	struct tile_scratch scratch;	/* the submitter's, for a job run at submit */
+	struct tile_scratch fw_scratch;	/* the firmware thread's */
 	uint32_t active;		/* helpers inside the current command */
 	struct cpu_work work;
 	/* Calls the notified jobs' functions, in submission order. */
@@ -173,6 +189,18 @@ static int64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * Whether @exe's jobs end within microseconds: short by the driver's rule,
+ * or its last run took under CPU_INLINE_MAX_NS. Threads that wait for such
+ * a job, or for the next one after it, poll before they sleep.
+ */
+static bool exe_brief(struct vnpu_exe *exe)
+{
+	uint64_t last_ns = atomic_load(&exe->last_ns);
+
+	return exe->is_short || (last_ns && last_ns < CPU_INLINE_MAX_NS);
 }
 
 static struct vnpu_dev *plugin_dev(struct vnpu_plugin *p)
@@ -404,11 +432,20 @@ struct gen_wait {
 	uint64_t seen;
 };
 
-static bool gen_moved(const void *arg)
+/*
+ * A job for a free helper tile: one waits while another runs (with none
+ * running, the firmware thread takes it, to run it over every tile).
+ */
+static bool job_for_tile(const struct vnpu_dev *dev)
+{
+	return atomic_load(&dev->queued) && atomic_load(&dev->running);
+}
+
+static bool tile_has_work(const void *arg)
 {
 	const struct gen_wait *g = arg;
 
-	return atomic_load(&g->dev->gen) != g->seen;
+	return atomic_load(&g->dev->gen) != g->seen || job_for_tile(g->dev);
 }
 
 static bool parts_done(const void *arg)
@@ -444,7 +481,14 @@ static void run_parts(struct vnpu_dev *dev, struct tile_scratch *s)
 	}
 }
 
-/* A helper tile: runs parts of each command it is woken for. */
+static struct vnpu_dev_job *take_job_locked(struct vnpu_dev *dev);
+static void run_running_job_locked(struct vnpu_dev *dev, struct vnpu_dev_job *job,
+				   struct tile_scratch *s);
+
+/*
+ * A helper tile: runs parts of each command it is woken for, or a queued
+ * job of its own beside the running one (see the top of this file).
+ */
 static void *tile_main(void *arg)
 {
 	struct tile *t = arg;
@@ -457,22 +501,28 @@ static void *tile_main(void *arg)
 	seen = dev->gen;
 	for (;;) {
 		/* The next command of the job this tile helped comes soon, mostly. */
-		if (helped && !dev->stopping && dev->gen == seen) {
+		if (helped && !dev->stopping && dev->gen == seen && !job_for_tile(dev)) {
 			struct gen_wait g = { dev, seen };
 
 			t->polling = true;
 			pthread_mutex_unlock(&dev->lock);
-			spin_until(gen_moved, &g);
+			spin_until(tile_has_work, &g);
 			pthread_mutex_lock(&dev->lock);
 			t->polling = false;
 		}
-		while (!dev->stopping && dev->gen == seen) {
+		while (!dev->stopping && dev->gen == seen && !job_for_tile(dev)) {
 			t->sleeping = true;
 			pthread_cond_wait(&t->wake, &dev->lock);
 			t->sleeping = false;
 		}
 		if (dev->stopping)
 			break;
+		if (job_for_tile(dev)) {
+			/* Then the command it may join is the other job's current one. */
+			run_running_job_locked(dev, take_job_locked(dev), &s);
+			helped = false;
+			continue;
+		}
 		seen = dev->gen;
 		helped = true;
 		dev->active++;
@@ -566,7 +616,8 @@ static int run_cmd(struct vnpu_dev *dev, struct vnpu_dev_job *job,
 
 	if (cmd->opcode == VNPU_CMD_SPIN)
 		return run_spin(job);
-	if (dev->num_threads == 1)
+	/* Jobs side by side run unsplit: the tiles are theirs. */
+	if (dev->num_threads == 1 || atomic_load(&dev->running) > 1)
 		return run_cmd_alone(dev, job, cmd, s);
 	parts = vnpu_exec_parts(cmd, dev->num_threads, CPU_CHUNK_COST,
 				dev->features);
@@ -647,19 +698,64 @@ static void run_job(struct vnpu_dev *dev, struct vnpu_dev_job *job, struct tile_
 	atomic_store(&exe->last_ns, job->total_ns ? job->total_ns : 1);
 }
 
+/* Start @job (the queue's head, or one run at submit): it runs from now. */
+static void start_job_locked(struct vnpu_dev *dev, struct vnpu_dev_job *job)
+{
+	if (dev->run_tail)
+		dev->run_tail->next = job;
+	else
+		dev->run_head = job;
+	dev->run_tail = job;
+	atomic_fetch_add(&dev->running, 1);
+}
+
+static struct vnpu_dev_job *take_job_locked(struct vnpu_dev *dev)
+{
+	struct vnpu_dev_job *job = dev->head;
+
+	dev->head = job->next;
+	if (!dev->head)
+		dev->tail = NULL;
+	job->next = NULL;
+	atomic_fetch_sub(&dev->queued, 1);
+	start_job_locked(dev, job);
+	return job;
+}
+
 /*
- * Run the device's running job on this thread, the firmware thread or
- * its submitter, then end it: the next job may start, and the completion
- * context sees it done. Called and returns with @dev->lock held.
+ * @job's thread is done with it. Jobs retire in the order they started,
+ * which is submission order: a job done before an older one waits for it.
+ * Retired is what the waiters and the completion context see.
  */
-static void run_running_job_locked(struct vnpu_dev *dev, struct vnpu_dev_job *job)
+static void end_job_locked(struct vnpu_dev *dev, struct vnpu_dev_job *job)
+{
+	struct vnpu_dev_job *j;
+
+	job->ended = true;
+	atomic_fetch_sub(&dev->running, 1);
+	while (dev->run_head && dev->run_head->ended) {
+		j = dev->run_head;
+		dev->run_head = j->next;
+		if (!dev->run_head)
+			dev->run_tail = NULL;
+		j->next = NULL;
+		atomic_store(&j->done, true);
+		pthread_cond_broadcast(&j->done_cond);
+	}
+}
+
+/*
+ * Run a started job on this thread (the firmware thread, a helper tile
+ * or the submitter) with its scratch @s, then end it. Called and returns
+ * with @dev->lock held.
+ */
+static void run_running_job_locked(struct vnpu_dev *dev, struct vnpu_dev_job *job,
+				   struct tile_scratch *s)
 {
 	pthread_mutex_unlock(&dev->lock);
-	run_job(dev, job, &dev->scratch);
+	run_job(dev, job, s);
 	pthread_mutex_lock(&dev->lock);
-	atomic_store(&job->done, true);
-	dev->busy = false;
-	pthread_cond_broadcast(&job->done_cond);
+	end_job_locked(dev, job);
 }
 
 static bool job_queued(const void *arg)
@@ -670,11 +766,12 @@ static bool job_queued(const void *arg)
 }
 
 /*
- * The firmware: runs the queued jobs one at a time, in submission order.
- * After a short job it polls for the next one before it sleeps: short
- * jobs come back to back from requests kept in flight (each callback
- * starts its request again), and a wakeup per job would cost more than
- * the job.
+ * The firmware: starts the queued jobs in submission order, each when it
+ * is done with the last (a helper tile may have started the next one
+ * meanwhile). After a short job it polls for the next one before it
+ * sleeps: short jobs come back to back from requests kept in flight
+ * (each callback starts its request again), and a wakeup per job would
+ * cost more than the job.
  */
 static void *fw_main(void *arg)
 {
@@ -689,19 +786,16 @@ static void *fw_main(void *arg)
 			spin_until(job_queued, dev);
 			pthread_mutex_lock(&dev->lock);
 		}
-		while (!dev->stopping && (!dev->head || dev->busy))
+		while (!dev->stopping && !dev->head) {
+			dev->fw_idle = true;
 			pthread_cond_wait(&dev->fw_wake, &dev->lock);
+			dev->fw_idle = false;
+		}
 		if (dev->stopping)
 			break;
-		job = dev->head;
-		dev->head = job->next;
-		if (!dev->head)
-			dev->tail = NULL;
-		job->next = NULL;
-		atomic_fetch_sub(&dev->queued, 1);
-		dev->busy = true;
-		was_short = job->exe->is_short;
-		run_running_job_locked(dev, job);
+		job = take_job_locked(dev);
+		was_short = exe_brief(job->exe);
+		run_running_job_locked(dev, job, &dev->fw_scratch);
 	}
 	pthread_mutex_unlock(&dev->lock);
 	return NULL;
@@ -767,29 +861,39 @@ static void cpu_job_release(struct vnpu_dev_job *job)
 	free(job);
 }
 
+/* Run @job on this thread, the submitter's: the only job that can run at submit. */
+static bool run_now_locked(struct vnpu_dev *dev, struct vnpu_dev_job *job)
+{
+	start_job_locked(dev, job);
+	run_running_job_locked(dev, job, &dev->scratch);
+	return true;
+}
+
 /*
  * The shortcut (see the top of this file): run the job on the submitting
- * thread when the device is idle and the job is short, its caller waits
- * for it at once, or the caller is the device's completion thread inside
- * a job's function and the program's last run was brief. Called and returns with @dev->lock held; true when
- * the job ran (it has ended, with the status, timings and cancel handling
- * of any other).
+ * thread when the device is idle and its caller waits for it at once, the
+ * job is short, or the caller is the device's completion thread inside a
+ * job's function and the program's last run was brief. Called and
+ * returns with @dev->lock held; true when the job ran (it has ended, with
+ * the status, timings and cancel handling of any other).
  */
 static bool run_at_submit_locked(struct vnpu_dev *dev, struct vnpu_dev_job *job,
 				 bool caller_waits)
 {
-	if (dev->head || dev->busy)
+	if (dev->head || dev->run_head)
 		return false;
-	if (!job->exe->is_short && !caller_waits &&
-	    !(completion_in_job_fn() && atomic_load(&job->exe->last_ns) &&
-	      atomic_load(&job->exe->last_ns) < CPU_INLINE_MAX_NS))
-		return false;
-	dev->busy = true;
-	run_running_job_locked(dev, job);
-	/* Jobs queued meanwhile wait for the firmware thread. */
-	if (dev->head)
-		pthread_cond_signal(&dev->fw_wake);
-	return true;
+	if (caller_waits)
+		return run_now_locked(dev, job);
+	/*
+	 * Not a callback's next inference while other requests' jobs wait for
+	 * their functions: the completion thread has their work to do, and
+	 * the tiles run the job beside it (3 requests of a 0.07 ms model ran
+	 * all on that one thread, at 0.6x the FPS).
+	 */
+	if (completion_in_job_fn())
+		return !completion_pending(&dev->completion) && exe_brief(job->exe) &&
+		       run_now_locked(dev, job);
+	return job->exe->is_short && run_now_locked(dev, job);
 }
 
 static vnpu_status cpu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *slots,
@@ -844,8 +948,11 @@ static vnpu_status cpu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *slot
 			dev->head = job;
 		dev->tail = job;
 		atomic_fetch_add(&dev->queued, 1);
-		if (!dev->busy)
+		/* The firmware thread if it is free, else a free helper tile. */
+		if (dev->fw_idle)
 			pthread_cond_signal(&dev->fw_wake);
+		else if (atomic_load(&dev->running))
+			wake_tiles_locked(dev, 1);
 	}
 	pthread_mutex_unlock(&dev->lock);
 	*out = job;
@@ -927,7 +1034,7 @@ static void cpu_wait_end(struct completion_item *item)
 		offsetof(struct vnpu_dev_job, done_item));
 	struct vnpu_dev *dev = job->exe->dev;
 
-	if (job->exe->is_short && spin_until(job_done, job))
+	if (exe_brief(job->exe) && spin_until(job_done, job))
 		return;
 	pthread_mutex_lock(&dev->lock);
 	while (!job->done)
@@ -984,6 +1091,7 @@ static void cpu_destroy(struct vnpu_plugin *p)
 	free_tiles(dev);
 	completion_fini(&dev->completion);
 	vnpu_eng_host_free(dev->scratch.mem, dev->scratch.size);
+	vnpu_eng_host_free(dev->fw_scratch.mem, dev->fw_scratch.size);
 	pthread_cond_destroy(&dev->fw_wake);
 	pthread_cond_destroy(&dev->idle_cond);
 	pthread_condattr_destroy(&dev->done_attr);
@@ -1121,6 +1229,7 @@ CPU_VISIBLE vnpu_status vnpu_plugin_create(const struct vnpu_host *h,
 	pthread_cond_init(&dev->fw_wake, NULL);
 	atomic_init(&dev->next_buf_id, 1);
 	atomic_init(&dev->queued, 0);
+	atomic_init(&dev->running, 0);
 	completion_init(&dev->completion, cpu_wait_end);
 	cpu_fill_info(dev);
 
