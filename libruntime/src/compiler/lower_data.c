@@ -382,9 +382,10 @@ static vnpu_status lower_cumsum(struct cstate *s, struct cop *op)
 			int32_t sum;
 
 			st = cs_add_temp(s, xi->type, xi->rank, dims, &sum);
+			if (st)
+				break;
 			t[2] = ct_dense(s, sum);
-			if (!st)
-				st = cl_layer(s, VNPU_LAYER_BINARY, t, 3, &add, sizeof(add));
+			st = cl_layer(s, VNPU_LAYER_BINARY, t, 3, &add, sizeof(add));
 			acc = t[2];
 		} else if (!st) {
 			acc = x;
@@ -518,11 +519,13 @@ static vnpu_status lower_topk(struct cstate *s, struct cop *op)
 		struct ctensor t[3];
 		int32_t idx, mask, next;
 
+		/* No value is looked at before it exists: a failed add leaves it unset. */
 		st = cs_add_temp(s, VNPU_TYPE_I64, xi->rank, rdims, &idx);
+		if (st)
+			break;
 		t[0] = ct_dense(s, cur);
 		t[1] = ct_dense(s, idx);
-		if (!st)
-			st = cl_layer(s, VNPU_LAYER_ARGREDUCE, t, 2, &arg, sizeof(arg));
+		st = cl_layer(s, VNPU_LAYER_ARGREDUCE, t, 2, &arg, sizeof(arg));
 		t[1] = ct_dense(s, idx);
 		t[2] = slice_at(s, op->out[0], axis, i);
 		if (!st)
@@ -534,8 +537,9 @@ static vnpu_status lower_topk(struct cstate *s, struct cop *op)
 		st = cs_add_temp(s, VNPU_TYPE_BOOL, xi->rank, xi->dims, &mask);
 		if (!st)
 			st = cs_add_temp(s, xi->type, xi->rank, xi->dims, &next);
-		if (!st)
-			st = cl_binary(s, VNPU_BIN_EQUAL, rv, idx, mask);
+		if (st)
+			break;
+		st = cl_binary(s, VNPU_BIN_EQUAL, rv, idx, mask);
 		if (!st)
 			st = cl_where(s, mask, extreme, cur, next);
 		cur = next;

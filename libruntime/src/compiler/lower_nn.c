@@ -2241,11 +2241,12 @@ static vnpu_status lower_loss(struct cstate *s, struct cop *op)
 		struct vnpu_layer_gather wattr = { .axis = 0 };
 
 		st = cs_add_temp(s, ft, ti->rank, tdims, &wt);
+		if (st)
+			return st;
 		ct[0] = ct_dense(s, w);
 		ct[1] = ct_dense(s, t);
 		ct[2] = ct_dense(s, wt);
-		if (!st)
-			st = cl_layer(s, VNPU_LAYER_GATHER, ct, 3, &wattr, sizeof(wattr));
+		st = cl_layer(s, VNPU_LAYER_GATHER, ct, 3, &wattr, sizeof(wattr));
 		if (!st)
 			st = cs_add_temp(s, ft, ti->rank, tdims, &k);
 		if (!st)
@@ -2282,6 +2283,8 @@ static vnpu_status lower_loss(struct cstate *s, struct cop *op)
 
 		if (!strcmp(red, "mean"))
 			st = cs_add_temp(s, ft, 0, NULL, &sum);
+		if (st)
+			return st;
 		ct[0] = ct_dense(s, loss);
 		ct[1] = ct_shaped(s, sum, ti->rank, ones);
 		if (!st)
@@ -2290,10 +2293,11 @@ static vnpu_status lower_loss(struct cstate *s, struct cop *op)
 			return st;
 		if (wt >= 0) {
 			st = cs_add_temp(s, ft, 0, NULL, &den);
+			if (st)
+				return st;
 			ct[0] = ct_dense(s, wt);
 			ct[1] = ct_shaped(s, den, ti->rank, ones);
-			if (!st)
-				st = cl_layer(s, VNPU_LAYER_REDUCE, ct, 2, &rattr, sizeof(rattr));
+			st = cl_layer(s, VNPU_LAYER_REDUCE, ct, 2, &rattr, sizeof(rattr));
 		} else {
 			for (int32_t d = 0; d < ti->rank; d++)
 				one *= tdims[d];

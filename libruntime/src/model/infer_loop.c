@@ -377,6 +377,11 @@ static vnpu_status scan_once(const struct ictx *c, const struct scan_attrs *sa,
 	vnpu_status st = VNPU_OK;
 
 	r.num_scan = r.body->num_outputs - num_states;
+	if (!in || !slices) {
+		free(in);
+		free(slices);
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory inferring a scan");
+	}
 	for (uint32_t j = 0; j < num_xs; j++) {
 		const struct vnpu_tinfo *x = xs[j];
 
@@ -395,8 +400,6 @@ static vnpu_status scan_once(const struct ictx *c, const struct scan_attrs *sa,
 			steps = x->dims[axis[j]];
 		}
 	}
-	if (!in || !slices)
-		st = vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory inferring a scan");
 	/* Each step is inferred: a reshape may ask for 2^40 of them. */
 	if (!st && steps > VNPU_MAX_LOOP_ITERS)
 		st = inf_limit(c, "more than %d scan steps", VNPU_MAX_LOOP_ITERS);
