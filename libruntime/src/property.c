@@ -350,6 +350,7 @@ vnpu_status vnpu_config_text(const struct vnpu_config *cfg, char **out)
 	vnpu_property_value *v;
 	char *text = NULL;
 	size_t size = 0;
+	bool failed;
 	FILE *f;
 	size_t i;
 
@@ -365,7 +366,9 @@ vnpu_status vnpu_config_text(const struct vnpu_config *cfg, char **out)
 		fprintf(f, "%s=%s\n", keys[i], v->text);
 		vnpu_property_value_free(v);
 	}
-	if (fclose(f)) {
+	/* A write that found no memory marks the stream, not fclose(). */
+	failed = ferror(f);
+	if (fclose(f) || failed || !text) {
 		free(text);
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory");
 	}
