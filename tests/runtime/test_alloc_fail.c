@@ -13,6 +13,7 @@
  * free() frees it.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,15 +31,20 @@ void *__libc_realloc(void *p, size_t size);
 /* Runs per case at most: each failure point, or an even sample of them. */
 #define MAX_RUNS 300
 
-/* Allocations counted since counting started; the one to fail (0: none). */
-static unsigned long allocs, fail_at;
-static int counting;
+/*
+ * Allocations counted since counting started, on every thread (an async
+ * run's executors and completion threads allocate too, so which one is
+ * the Nth may change from run to run); the one to fail (0: none).
+ */
+static atomic_ulong allocs;
+static unsigned long fail_at;
+static atomic_int counting;
 
 static int fail_now(void)
 {
-	if (!counting)
+	if (!atomic_load(&counting))
 		return 0;
-	return ++allocs == fail_at;
+	return atomic_fetch_add(&allocs, 1) + 1 == fail_at;
 }
 
 void *malloc(size_t size)
@@ -200,13 +206,22 @@ static vnpu_status freeze_inputs(vnpu_model *m)
 	return st;
 }
 
+/* How a run gets from the compile to its output. */
+enum run_mode {
+	RUN_SYNC,	/* vnpu_infer_request_infer() */
+	RUN_ASYNC,	/* start_async() and wait() */
+	RUN_BLOB,	/* the compiled model exported, imported, then infer() */
+};
+
 /*
  * One run, from reading the model to its first output (in @out): OK, or
  * the status of the step that failed.
  */
 static vnpu_status run_once(vnpu_core *core, const char *path, const char *device,
-			    struct output *out)
+			    enum run_mode mode, struct output *out)
 {
+	void *blob = NULL;
+	size_t size;
 	vnpu_compiled_model *cm = NULL;
 	vnpu_infer_request *req = NULL;
 	vnpu_model *m = NULL;
@@ -218,12 +233,25 @@ static vnpu_status run_once(vnpu_core *core, const char *path, const char *devic
 		st = freeze_inputs(m);
 	if (st == VNPU_OK)
 		st = vnpu_core_compile_model(core, m, device, NULL, &cm);
+	if (st == VNPU_OK && mode == RUN_BLOB) {
+		st = vnpu_compiled_model_export(cm, &blob, &size);
+		vnpu_compiled_model_free(cm);
+		cm = NULL;
+		if (st == VNPU_OK)
+			st = vnpu_core_import_model(core, blob, size, device, &cm);
+		vnpu_free(blob);
+	}
 	if (st == VNPU_OK)
 		st = vnpu_compiled_model_create_infer_request(cm, &req);
 	if (st == VNPU_OK)
 		st = fill_inputs(cm, req);
-	if (st == VNPU_OK)
+	if (st == VNPU_OK && mode == RUN_ASYNC) {
+		st = vnpu_infer_request_start_async(req);
+		if (st == VNPU_OK)
+			st = vnpu_infer_request_wait(req);
+	} else if (st == VNPU_OK) {
 		st = vnpu_infer_request_infer(req);
+	}
 	if (st == VNPU_OK)
 		st = keep_output(req, out);
 	vnpu_infer_request_free(req);
@@ -233,7 +261,7 @@ static vnpu_status run_once(vnpu_core *core, const char *path, const char *devic
 }
 
 static void fail_each_allocation(struct __test_metadata *_metadata, vnpu_core *core,
-				 const char *device, const char *name)
+				 const char *device, enum run_mode mode, const char *name)
 {
 	struct output ref, got;
 	unsigned long total, n, step, failed = 0;
@@ -244,12 +272,12 @@ static void fail_each_allocation(struct __test_metadata *_metadata, vnpu_core *c
 	if (access(path, R_OK))
 		SKIP(return, "%s is not there (libonnx-testdata)", path);
 	/* Once whole: how many allocations a run makes, and its answer. */
-	allocs = 0;
+	atomic_store(&allocs, 0);
 	fail_at = 0;
-	counting = 1;
-	st = run_once(core, path, device, &ref);
-	counting = 0;
-	total = allocs;
+	atomic_store(&counting, 1);
+	st = run_once(core, path, device, mode, &ref);
+	atomic_store(&counting, 0);
+	total = atomic_load(&allocs);
 	if (st == VNPU_UNSUPPORTED) {
 		/* The NPU takes no f64 tensors, for one. */
 		TH_LOG("%s on %s: not run: %s", name, device, vnpu_last_error());
@@ -261,11 +289,11 @@ static void fail_each_allocation(struct __test_metadata *_metadata, vnpu_core *c
 
 	step = total > MAX_RUNS ? total / MAX_RUNS : 1;
 	for (n = 1; n <= total; n += step) {
-		allocs = 0;
+		atomic_store(&allocs, 0);
 		fail_at = n;
-		counting = 1;
-		st = run_once(core, path, device, &got);
-		counting = 0;
+		atomic_store(&counting, 1);
+		st = run_once(core, path, device, mode, &got);
+		atomic_store(&counting, 0);
 		if (st != VNPU_OK) {
 			failed++;
 			ASSERT_NE('\0', vnpu_last_error()[0])
@@ -282,7 +310,7 @@ static void fail_each_allocation(struct __test_metadata *_metadata, vnpu_core *c
 		free(got.data);
 	}
 	/* Memory back: the same core gives the same answer. */
-	st = run_once(core, path, device, &got);
+	st = run_once(core, path, device, mode, &got);
 	ASSERT_EQ(VNPU_OK, st);
 	ASSERT_EQ(ref.bytes, got.bytes);
 	EXPECT_EQ(0, memcmp(ref.data, got.data, ref.bytes));
@@ -311,12 +339,36 @@ static const char *const cases[] = {
 	"test_split_equal_parts_1d", "test_gemm_all_attributes",
 };
 
+/* Fewer for the async runs and the blobs: what differs is not the model. */
+static const char *const few_cases[] = {
+	"test_conv_with_strides_padding", "test_lstm_defaults", "test_loop11",
+	"test_qlinearconv", "test_top_k",
+};
+
 TEST_F(dev, every_allocation)
 {
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		fail_each_allocation(_metadata, self->core, self->device, cases[i]);
+		fail_each_allocation(_metadata, self->core, self->device, RUN_SYNC, cases[i]);
+}
+
+TEST_F(dev, every_allocation_async)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(few_cases) / sizeof(few_cases[0]); i++)
+		fail_each_allocation(_metadata, self->core, self->device, RUN_ASYNC,
+				     few_cases[i]);
+}
+
+TEST_F(dev, every_allocation_blob)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(few_cases) / sizeof(few_cases[0]); i++)
+		fail_each_allocation(_metadata, self->core, self->device, RUN_BLOB,
+				     few_cases[i]);
 }
 
 RUNTIME_TEST_MAIN
