@@ -1280,7 +1280,7 @@ static void norm_lanes(const struct eng_layer *l, __u32 axis,
 
 /*
  * LRN: units of eng_block_units() over lanes of C channels, matching
- * norm_units() in vnpu_engine.c.
+ * norm_units() in vnpu_eng_units.c.
  */
 static void norm_lrn(const struct eng_layer *l, __u64 ub, __u64 ue,
 		     struct eng_pacer *pc)

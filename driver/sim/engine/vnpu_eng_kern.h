@@ -742,7 +742,7 @@ static void elem_range(const struct vnpu_tensor *out, __u64 ub, __u64 ue,
 
 /*
  * Output range of units [@ub, @ue) of an op whose outputs read @depth
- * elements each, matching flat_units() in vnpu_engine.c.
+ * elements each, matching flat_units() in vnpu_eng_units.c.
  */
 static void flat_range(const struct vnpu_tensor *out, __u64 depth, __u64 ub,
 		       __u64 ue, __u64 *lo, __u64 *hi)
@@ -753,7 +753,7 @@ static void flat_range(const struct vnpu_tensor *out, __u64 depth, __u64 ub,
 	*hi = eng_min(ue * bc, numel);
 }
 
-/* Rows of @row_len per unit, matching row_units() in vnpu_engine.c. */
+/* Rows of @row_len per unit, matching row_units() in vnpu_eng_units.c. */
 static void row_range(__u64 rows, __u64 row_len, __u64 ub, __u64 ue,
 		      __u64 *lo, __u64 *hi)
 {

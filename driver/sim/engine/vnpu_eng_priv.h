@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * Engine internals shared by the integer part (vnpu_engine.c: checks,
- * costs, splitting, packing) and the two builds of the float kernels
- * (vnpu_eng_kern.c as vnpu_eng_avx2.o and vnpu_eng_base.o). Everything here
- * is integer-only so that either side may use it.
+ * Engine internals shared by the integer part (vnpu_engine.c: dispatch,
+ * vnpu_eng_check.c, vnpu_eng_units.c, vnpu_eng_pack.c) and the two builds
+ * of the float kernels (vnpu_eng_kern.c as vnpu_eng_avx2.o and
+ * vnpu_eng_base.o). Everything here is integer-only so that either side
+ * may use it.
  */
 #ifndef _VNPU_ENG_PRIV_H_
 #define _VNPU_ENG_PRIV_H_
@@ -163,7 +164,19 @@ void vnpu_eng_act_rows_avx512(__u32 func, float *y, __s64 rs, __u64 rows,
 __u64 vnpu_eng_numel(const struct vnpu_tensor *t);
 void vnpu_eng_bcast_strides(const struct vnpu_tensor *in,
 			    const struct vnpu_tensor *out, __s64 *strides);
+/* In vnpu_eng_units.c. */
 __u64 vnpu_eng_units(const struct eng_layer *l, __u32 features);
+
+/* A layer tensor's largest dim and element count (vnpu_eng_check.c). */
+#define ENG_MAX_DIM	(1ull << 31)
+#define ENG_MAX_NUMEL	(1ull << 40)
+
+static inline __u64 sat_mul(__u64 a, __u64 b)
+{
+	if (a && b > ~0ull / a)
+		return ~0ull;
+	return a * b;
+}
 
 /*
  * A point where the caller may end the FPU section (struct vnpu_eng_ctx):

@@ -783,7 +783,7 @@ static vnpu_status check_static(struct cstate *s, const struct cop *op)
 }
 
 /*
- * The limits of every layer tensor the engine takes (vnpu_engine.c's
+ * The limits of every layer tensor the engine takes (vnpu_eng_check.c's
  * tensor_ok()): no dimension above 2^31, and the product of the non-zero
  * dimensions at most 2^40. A model's tensors may hold 2^40 elements in one
  * dimension; copies and views take it, layers do not.

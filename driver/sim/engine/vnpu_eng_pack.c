@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * Weight packing for the compiler: the panels of packed GEMM, CONV and
+ * int8 CONV weights (enum vnpu_pack_layout) and the depth pairs of bf16
+ * ones. Integer only, as the rest of the integer half (vnpu_engine.c).
+ */
+#include "vnpu_eng_priv.h"
+
+__u64 vnpu_eng_packed_size(__u32 layout, __u64 groups, __u64 rows,
+			   __u64 cols)
+{
+	__u64 panels, r;
+
+	if (rows > ENG_MAX_DIM || cols > ENG_MAX_DIM || groups > ENG_MAX_DIM)
+		return 0;
+	switch (layout) {
+	case VNPU_PACK_GEMM_B:
+		if (groups != 1)
+			return 0;
+		panels = eng_div_up(cols, ENG_NR);
+		r = panels * ENG_NR * rows;
+		break;
+	case VNPU_PACK_CONV_W:
+		panels = eng_div_up(rows, ENG_MR);
+		r = groups * panels * ENG_MR;
+		if (r > ENG_MAX_DIM)
+			return 0;
+		r *= cols;
+		break;
+	case VNPU_PACK_QCONV_W:
+		r = groups * eng_div_up(rows, ENG_QMR) * ENG_QMR;
+		if (r > ENG_MAX_DIM)
+			return 0;
+		r *= eng_q4(cols) + 4;
+		break;
+	default:
+		return 0;
+	}
+	return r > ENG_MAX_NUMEL ? 0 : r;
+}
+
+/*
+ * %VNPU_PACK_QCONV_W: each group's rows padded to ENG_QMR, each row's
+ * depth to a multiple of 4 with zeros, then the sum of every row.
+ */
+static int eng_pack_qconv(const __s8 *s, __u64 groups, __u64 rows,
+			  __u64 cols, __s8 *d)
+{
+	__u64 mp = eng_div_up(rows, ENG_QMR) * ENG_QMR, k4 = eng_q4(cols);
+	__u8 *sums = (__u8 *)d + groups * mp * k4;
+	__u64 g, r, k;
+
+	for (g = 0; g < groups; g++, s += rows * cols)
+		for (r = 0; r < mp; r++) {
+			__u32 sum = 0;
+
+			for (k = 0; k < k4; k++) {
+				__s8 v = r < rows && k < cols ? s[r * cols + k] : 0;
+
+				*d++ = v;
+				sum += (__u32)(__s32)v;
+			}
+			for (k = 0; k < 4; k++)
+				*sums++ = (__u8)(sum >> (8 * k));
+		}
+	return 0;
+}
+
+int vnpu_eng_pack(__u32 layout, const void *src, __u64 groups, __u64 rows,
+		  __u64 cols, void *dst)
+{
+	const __u32 *s = src;
+	__u32 *d = dst;
+	__u64 g, p, i, j, size;
+
+	size = vnpu_eng_packed_size(layout, groups, rows, cols);
+	if (!size)
+		return rows && cols && groups ? VNPU_ENG_EINVAL : 0;
+	if (layout == VNPU_PACK_QCONV_W)
+		return eng_pack_qconv(src, groups, rows, cols, dst);
+	if (layout == VNPU_PACK_GEMM_B) {
+		/* Panels of NR columns, each rows x NR. */
+		for (p = 0; p < eng_div_up(cols, ENG_NR); p++)
+			for (i = 0; i < rows; i++)
+				for (j = 0; j < ENG_NR; j++) {
+					__u64 c = p * ENG_NR + j;
+
+					*d++ = c < cols ? s[i * cols + c] : 0;
+				}
+		return 0;
+	}
+	/* Per group, panels of MR rows, each cols x MR. */
+	for (g = 0; g < groups; g++, s += rows * cols)
+		for (p = 0; p < eng_div_up(rows, ENG_MR); p++)
+			for (j = 0; j < cols; j++)
+				for (i = 0; i < ENG_MR; i++) {
+					__u64 r = p * ENG_MR + i;
+
+					*d++ = r < rows ? s[r * cols + j] : 0;
+				}
+	return 0;
+}
+
+int vnpu_eng_pair_bf16(__u32 layout, __u64 groups, __u64 rows, __u64 cols,
+		       void *packed)
+{
+	__u64 size = vnpu_eng_packed_size(layout, groups, rows, cols);
+	__u64 w = layout == VNPU_PACK_GEMM_B ? ENG_NR : ENG_MR;
+	__u64 kt = layout == VNPU_PACK_GEMM_B ? rows : cols, p, k, x;
+	__u16 *d = packed, pair[2 * ENG_NR];
+
+	/* Only the f32-shaped panels pair (not QCONV_W's i8 rows). */
+	if (layout != VNPU_PACK_GEMM_B && layout != VNPU_PACK_CONV_W)
+		return VNPU_ENG_EINVAL;
+	if (!size)
+		return rows && cols && groups ? VNPU_ENG_EINVAL : 0;
+	for (p = 0; p < size; p += w * kt)
+		for (k = 0; k + 1 < kt; k += 2) {
+			__u16 *run = d + p + k * w;
+
+			for (x = 0; x < 2 * w; x++)
+				pair[x] = run[x];
+			for (x = 0; x < w; x++) {
+				run[2 * x] = pair[x];
+				run[2 * x + 1] = pair[w + x];
+			}
+		}
+	return 0;
+}
