@@ -743,6 +743,34 @@ struct eng_qtile {
  */
 void vnpu_eng_qtile_vnni(const struct eng_qtile *t);
 
+/**
+ * struct eng_qadd - a dense run of QLINEAR_ADD (vnpu_eng_qadd_avx512())
+ * @a: first operand
+ * @b: second operand
+ * @y: output
+ * @n: elements; the function does n / 16 * 16 of them
+ * @ra: a_scale / y_scale
+ * @rb: b_scale / y_scale
+ * @f: y_zero_point - fma(ra, a_zero_point, rb * b_zero_point)
+ * @lo: the output type's low bound
+ * @hi: the output type's high bound
+ * @s8: the elements are i8 (else u8)
+ */
+struct eng_qadd {
+	const __u8 *a, *b;
+	__u8 *y;
+	__u64 n;
+	float ra, rb, f;
+	__s32 lo, hi;
+	__u32 s8;
+};
+
+/*
+ * QLINEAR_ADD's arithmetic 16 elements at a time: the bits of the AVX2
+ * rows (vnpu_eng_quant.c); VNPU_ENG_F_VNNI only (its AVX512BW object).
+ */
+void vnpu_eng_qadd_avx512(const struct eng_qadd *q);
+
 #define ENG_QDW_W4	32	/* tap groups of a VNNI depthwise channel, at most */
 
 /**

@@ -199,3 +199,43 @@ void vnpu_eng_qdw_row_vnni(const struct eng_qdw *d)
 			  d->ow - o);
 	}
 }
+
+/* @n lanes of 8-bit values at @p widened to 32 bits (sign-extended if @s8). */
+static inline v16si qadd_load16(const __u8 *p, __u32 s8)
+{
+	v16si v;
+
+	if (s8)
+		__asm__("vpmovsxbd %1, %0" : "=v"(v) : "m"(*(const __u8 (*)[16])p));
+	else
+		__asm__("vpmovzxbd %1, %0" : "=v"(v) : "m"(*(const __u8 (*)[16])p));
+	return v;
+}
+
+/* @acc + @a * @b, rounded once. */
+static inline v16sf q_fma(v16sf a, v16sf b, v16sf acc)
+{
+	__asm__("vfmadd231ps %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
+	return acc;
+}
+
+void vnpu_eng_qadd_avx512(const struct eng_qadd *q)
+{
+	const v16sf ra = (v16sf){} + q->ra, rb = (v16sf){} + q->rb;
+	const v16sf f = (v16sf){} + q->f;
+	const v16si lo = (v16si){} + q->lo, hi = (v16si){} + q->hi;
+	__u64 i;
+
+	for (i = 0; i + 16 <= q->n; i += 16) {
+		v16sf a = __builtin_convertvector(qadd_load16(q->a + i, q->s8), v16sf);
+		v16sf b = __builtin_convertvector(qadd_load16(q->b + i, q->s8), v16sf);
+		v16si v = q_rne(q_fma(a, ra, q_fma(b, rb, f)));
+
+		/* NaN and values out of range converted to INT_MIN: the low bound. */
+		__asm__("vpmaxsd %2, %1, %1\n\t"
+			"vpminsd %3, %1, %1\n\t"
+			"vpmovdb %1, %0"
+			: "=m"(*(__u8 (*)[16])(q->y + i)), "+v"(v)
+			: "v"(lo), "v"(hi));
+	}
+}

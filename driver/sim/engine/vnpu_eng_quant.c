@@ -278,14 +278,25 @@ static void qadd_row(const void *arg, char *const *p, const __s64 *st,
  * every store).
  */
 static void qadd_flat(const struct qadd_arg *arg, char *a, char *b,
-		      char *y, __u64 n)
+		      char *y, __u64 n, const struct vnpu_eng_ctx *ctx)
 {
 	const struct qadd_arg q = *arg;
 	static const __s64 one[3] = { 1, 1, 1 };
 	char *p[3];
-	__u64 i;
+	__u64 i = 0;
 
-	for (i = 0; i + 8 <= n; i += 8)
+#ifdef ENG_FMA
+	if (ctx->features & VNPU_ENG_F_VNNI) {
+		struct eng_qadd v = { .a = (const __u8 *)a, .b = (const __u8 *)b,
+				      .y = (__u8 *)y, .n = n, .ra = q.ra, .rb = q.rb,
+				      .f = q.f, .lo = (__s32)q.lo, .hi = (__s32)q.hi,
+				      .s8 = q.dtype == VNPU_DTYPE_I8 };
+
+		vnpu_eng_qadd_avx512(&v);
+		i = n / 16 * 16;
+	}
+#endif
+	for (; i + 8 <= n; i += 8)
 		*(v8qu_qqu *)(y + i) = q_bytes8(qadd8(&q, q_load8(a + i, q.dtype),
 						      q_load8(b + i, q.dtype)));
 	p[0] = a + i;
@@ -321,7 +332,7 @@ static int run_qlinear_add(const struct eng_layer *l, __u64 ub, __u64 ue,
 	    vnpu_eng_numel(&l->t[3]) == vnpu_eng_numel(y)) {
 		/* Same shapes, all dense: one flat row, no iterator. */
 		qadd_flat(&q, (char *)l->data[0] + lo, (char *)l->data[3] + lo,
-			  (char *)l->data[8] + lo, hi - lo);
+			  (char *)l->data[8] + lo, hi - lo, ctx);
 		return 0;
 	}
 	iter_init(&it, y);

@@ -531,6 +531,10 @@ static void test_qadd(struct __test_metadata *_metadata)
 	qadd_case(_metadata, "qadd halves", VNPU_DTYPE_U8, halves, uz, 0);
 	qadd_case(_metadata, "qadd huge", VNPU_DTYPE_I8, huge, sz, 1);
 	qadd_case(_metadata, "qadd nan", VNPU_DTYPE_I8, nan, sz, 0);
+	/* Dense: the 16-lane rows of AVX-512 on out-of-range sums and NaN. */
+	qadd_case(_metadata, "qadd huge dense", VNPU_DTYPE_U8, huge, uz, 0);
+	qadd_case(_metadata, "qadd nan u8", VNPU_DTYPE_U8, nan, uz, 0);
+	qadd_case(_metadata, "qadd halves i8", VNPU_DTYPE_I8, halves, sz, 0);
 }
 
 static void test_qadd_bad(struct __test_metadata *_metadata)
