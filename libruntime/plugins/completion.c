@@ -6,8 +6,12 @@
  */
 #include "completion.h"
 
-/* This thread runs a job's function now (completion_call()). */
-static _Thread_local bool in_job_fn;
+/*
+ * This thread runs a job's function now (completion_call()). Initial-exec:
+ * in a dlopen()ed plugin, other TLS is allocated at a thread's first use,
+ * and ld.so aborts the process when that allocation fails.
+ */
+static _Thread_local bool in_job_fn __attribute__((tls_model("initial-exec")));
 
 static void *completion_main(void *arg);
 
