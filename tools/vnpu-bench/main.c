@@ -232,6 +232,13 @@ static int fail(const char *what)
 	return 1;
 }
 
+/* The tool's own allocation failed: no library call has a message for it. */
+static int oom(const char *what)
+{
+	fprintf(stderr, "vnpu-bench: out of memory for %s\n", what);
+	return 1;
+}
+
 /* ---- shapes ---- */
 
 /* Parse "[d,d,...]" at *@pp into @shape; advances past the ']'. */
@@ -589,7 +596,7 @@ static int set_caller_tensor(struct bench_run *b, vnpu_core *core, const char *d
 	bytes = (n * vnpu_element_type_size(port->type) + 4095) & ~(uint64_t)4095;
 	mem = aligned_alloc(4096, bytes ? bytes : 4096);
 	if (!mem)
-		return fail("allocating a tensor");
+		return oom("a tensor");
 	memset(mem, 0, bytes);
 	b->io_mem[b->num_io_mem++] = mem;
 	st = b->o->io == BENCH_IO_REMOTE ?
@@ -614,7 +621,7 @@ static int set_caller_tensors(struct bench_run *b, vnpu_core *core, uint32_t i)
 	if (!b->io_mem)
 		b->io_mem = calloc((size_t)b->nireq * (inputs + outputs), sizeof(*b->io_mem));
 	if (!b->io_mem)
-		return fail("allocating");
+		return oom("the tensors' table");
 	for (k = 0; k < inputs + outputs; k++) {
 		if ((k < inputs ? vnpu_compiled_model_get_input(cm, k, &port) :
 				  vnpu_compiled_model_get_output(cm, k - inputs, &port)) ||
@@ -670,7 +677,7 @@ static int create_requests(struct bench_run *b, vnpu_core *core)
 
 	b->reqs = calloc(b->nireq, sizeof(*b->reqs));
 	if (!b->reqs)
-		return 1;
+		return oom("the infer requests");
 	for (i = 0; i < b->nireq; i++) {
 		vnpu_compiled_model *cm = b->models[i % b->num_models];
 

@@ -27,12 +27,16 @@ static int add_latency(struct bench_result *r, double ms)
 {
 	double *grown;
 
+	uint64_t cap;
+
 	if (r->count == r->latency_cap) {
-		r->latency_cap = r->latency_cap ? 2 * r->latency_cap : 1024;
-		grown = realloc(r->latency_ms, r->latency_cap * sizeof(*grown));
+		/* The capacity changes with the buffer: a failure keeps both. */
+		cap = r->latency_cap ? 2 * r->latency_cap : 1024;
+		grown = realloc(r->latency_ms, cap * sizeof(*grown));
 		if (!grown)
 			return -1;
 		r->latency_ms = grown;
+		r->latency_cap = cap;
 	}
 	r->latency_ms[r->count] = ms;
 	return 0;
@@ -41,7 +45,7 @@ static int add_latency(struct bench_result *r, double ms)
 static const char *keep_string(struct bench_result *r, const char *s)
 {
 	char **grown;
-	uint64_t i;
+	uint64_t i, max;
 
 	/* Layer names repeat every run: look at the last run's first. */
 	for (i = r->num_strings; i-- > 0 && r->num_strings - i <= 4096;) {
@@ -49,11 +53,12 @@ static const char *keep_string(struct bench_result *r, const char *s)
 			return r->strings[i];
 	}
 	if (r->num_strings == r->max_strings) {
-		r->max_strings = r->max_strings ? 2 * r->max_strings : 256;
-		grown = realloc(r->strings, r->max_strings * sizeof(*grown));
+		max = r->max_strings ? 2 * r->max_strings : 256;
+		grown = realloc(r->strings, max * sizeof(*grown));
 		if (!grown)
 			return "?";
 		r->strings = grown;
+		r->max_strings = max;
 	}
 	r->strings[r->num_strings] = strdup(s);
 	return r->strings[r->num_strings] ? r->strings[r->num_strings++] : "?";
@@ -72,13 +77,13 @@ void bench_keep_timeline(struct bench_run *b, vnpu_infer_request *req, uint32_t 
 	    vnpu_infer_request_get_timeline(req, &tl) != VNPU_OK)
 		return;
 	if (r->num_spans + tl->count > r->max_spans) {
-		r->max_spans = 2 * (r->num_spans + tl->count);
-		grown = realloc(r->spans, r->max_spans * sizeof(*grown));
+		grown = realloc(r->spans, 2 * (r->num_spans + tl->count) * sizeof(*grown));
 		if (!grown) {
 			vnpu_timeline_free(tl);
 			return;
 		}
 		r->spans = grown;
+		r->max_spans = 2 * (r->num_spans + tl->count);
 	}
 	for (i = 0; i < tl->count; i++) {
 		s = &tl->spans[i];
@@ -134,8 +139,11 @@ static int run_sync(struct bench_run *b)
 				vnpu_last_error());
 			return 1;
 		}
-		if (add_latency(r, (double)(bench_now_ns() - t0) / 1e6))
+		if (add_latency(r, (double)(bench_now_ns() - t0) / 1e6)) {
+			progress(b, r->start_ns, true);
+			fprintf(stderr, "vnpu-bench: out of memory keeping the latencies\n");
 			return 1;
+		}
 		r->count++;
 		bench_keep_timeline(b, req, (uint32_t)(i % b->nireq), i);
 		if (bench_now_ns() - last_progress > PROGRESS_NS) {
@@ -219,8 +227,10 @@ static int run_async(struct bench_run *b)
 	vnpu_status st = VNPU_OK;
 	uint32_t i;
 
-	if (!ctx)
+	if (!ctx) {
+		fprintf(stderr, "vnpu-bench: out of memory for the requests' state\n");
 		return 1;
+	}
 	for (i = 0; i < b->nireq && st == VNPU_OK; i++) {
 		ctx[i] = (struct async_req){ &sh, i, 0, 0 };
 		st = vnpu_infer_request_set_callback(b->reqs[i], on_done, &ctx[i]);
