@@ -520,6 +520,8 @@ static int weight_init(struct qmodel *qm, int32_t v, Onnx__NodeProto **out)
 	dq = qm_unique(qm, qm->t[v].name, "_dequantized");
 	dqn = qm_unique(qm, qm->t[v].name, "_DequantizeLinear");
 	ret = !scale || !zero || !q || !qn || !sn || !zn || !dq || !dqn;
+	if (ret)
+		qm_oom();
 	if (!ret) {
 		const char *dqin[3] = { qn, sn, zn };
 
