@@ -709,17 +709,52 @@ static __u64 sm_stretch(const struct eng_pacer *pc, __u64 i0, __u64 len)
 	return e > i0 ? e : eng_min(i0 + 8, len);
 }
 
+/*
+ * softmax_lane_f32() on 16 lanes (VNPU_ENG_F_AVX512): the same operations
+ * on every element, the same sums in the same order, so the same bits.
+ */
+static void softmax_lane_avx512(__u32 mode, const float *x, float *y,
+				__u64 len, struct eng_pacer *pc)
+{
+	struct eng_sm sm = { .x = x, .y = y, .store = mode == VNPU_SOFTMAX };
+	__u64 i0, e;
+
+	sm.mx = x[0];
+	for (i0 = 1; sm.mx == sm.mx && i0 < len; i0 = e) {
+		e = eng_pace_end(pc, i0, len);
+		vnpu_eng_sm_max_avx512(x, i0, e, &sm.mx);
+		eng_pace(pc, e - i0);
+	}
+	for (i0 = 0; i0 < len; i0 = e) {
+		e = sm_stretch(pc, i0, len);
+		vnpu_eng_sm_exp_avx512(&sm, i0, e);
+		eng_pace(pc, e - i0);
+	}
+	sm.inv = 1.0 / sm_total(sm.sum);
+	sm.ls = m_log(sm_total(sm.sum));
+	for (i0 = 0; i0 < len; i0 = e) {
+		e = sm_stretch(pc, i0, len);
+		vnpu_eng_sm_out_avx512(&sm, i0, e);
+		eng_pace(pc, e - i0);
+	}
+}
+
 /* The softmax of a contiguous f32 lane. */
 static void softmax_lane_f32(__u32 mode, const float *x, float *y, __u64 len,
 			     struct eng_pacer *pc)
 {
-	float mx = lane_max_f32(x, len, pc);
 	v4df lv, s_lo = v_splat(0), s_hi = v_splat(0);
 	double inv, ls, s[8];
 	__u64 i, i0, e;
 	__u32 j;
+	float mx;
 	v8sf ex;
 
+	if (mode != VNPU_HARDMAX && eng_act_avx512(pc->ctx)) {
+		softmax_lane_avx512(mode, x, y, len, pc);
+		return;
+	}
+	mx = lane_max_f32(x, len, pc);
 	if (mode == VNPU_HARDMAX) {
 		hardmax_lane_f32(x, y, len, mx, pc);
 		return;

@@ -160,6 +160,29 @@ void vnpu_eng_act_avx512(__u32 func, const float *x, float *y, __u64 n);
 void vnpu_eng_act_rows_avx512(__u32 func, float *y, __s64 rs, __u64 rows,
 			      __u64 n);
 
+/*
+ * One contiguous f32 Softmax or LogSoftmax lane for the 16-lane helpers of
+ * vnpu_eng_vmath_avx512.c (VNPU_ENG_F_AVX512), which do the operations of
+ * vnpu_eng_elem.c's softmax_lane_f32() on spans [i, e) of it, so the same
+ * bits: vnpu_eng_sm_max_avx512() raises *@mx to the span's largest
+ * element (NaNs skipped), vnpu_eng_sm_exp_avx512() adds exp(x - mx) into
+ * @sum (element i into sum[i % 8], in element order) and stores it in @y
+ * where @store (Softmax), vnpu_eng_sm_out_avx512() writes the outputs
+ * from @inv (Softmax) or @ls (LogSoftmax).
+ */
+struct eng_sm {
+	const float *x;
+	float *y;
+	double sum[8];
+	double inv, ls;
+	float mx;
+	__u32 store;
+};
+
+void vnpu_eng_sm_max_avx512(const float *x, __u64 i, __u64 e, float *mx);
+void vnpu_eng_sm_exp_avx512(struct eng_sm *sm, __u64 i, __u64 e);
+void vnpu_eng_sm_out_avx512(const struct eng_sm *sm, __u64 i, __u64 e);
+
 /* Integer helpers, in vnpu_engine.c. */
 __u64 vnpu_eng_numel(const struct vnpu_tensor *t);
 void vnpu_eng_bcast_strides(const struct vnpu_tensor *in,

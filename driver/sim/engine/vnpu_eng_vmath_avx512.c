@@ -14,6 +14,15 @@ typedef int v16si __attribute__((vector_size(64)));
 #define VM_FMA(a, b, c) __builtin_ia32_vfmaddps512_mask((a), (b), (c), 0xffff, 4)
 #define VM(name) vm16_##name
 #include "vnpu_eng_vmath.h"
+#undef VM_FMA
+#undef VM
+
+/* exp once more without fused multiply-adds: Softmax's (vmu8_exp()). */
+#define VM_FMA(a, b, c) ((a) * (b) + (c))
+#define VM(name) vmu16_##name
+#include "vnpu_eng_vmath.h"
+#undef VM_FMA
+#undef VM
 
 void vnpu_eng_act_avx512(__u32 func, const float *x, float *y, __u64 n)
 {
@@ -58,5 +67,161 @@ void vnpu_eng_act_rows_avx512(__u32 func, float *y, __s64 rs, __u64 rows,
 	default:
 		ACT_ROWS(ACT_ANY);
 		break;
+	}
+}
+
+/* ---- Softmax of a contiguous f32 lane (vnpu_eng_elem.c) ------------- */
+
+typedef double v8df __attribute__((vector_size(64)));
+typedef double v8df_u __attribute__((vector_size(64), aligned(8), may_alias));
+typedef float v8sf __attribute__((vector_size(32)));
+typedef float v16sf_u __attribute__((vector_size(64), aligned(4), may_alias));
+
+/* Lanes [0, @n) of 16 (all from 16 up). */
+static inline __u16 sm_mask(__u64 n)
+{
+	return n >= 16 ? 0xffff : (__u16)((1u << n) - 1);
+}
+
+static inline v16si sm_iota(void)
+{
+	return (v16si){ 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
+}
+
+/* The 16 floats at @p under @m, @fill in the other lanes. */
+static inline v16sf sm_load(const float *p, __u16 m, v16sf fill)
+{
+	if (m == 0xffff)
+		return *(const v16sf_u *)p;
+	return __builtin_ia32_loadups512_mask(p, fill, m);
+}
+
+static inline void sm_store(float *p, __u16 m, v16sf v)
+{
+	if (m == 0xffff)
+		*(v16sf_u *)p = v;
+	else
+		__builtin_ia32_storeups512_mask(p, v, m);
+}
+
+/* Lanes of v > m ? v : m, which keeps m where v is NaN. */
+static inline v16sf sm_max16(v16sf v, v16sf m)
+{
+	return vm16_sel(v > m, v, m);
+}
+
+void vnpu_eng_sm_max_avx512(const float *x, __u64 i, __u64 e, float *mx)
+{
+	v16sf m0 = vm16_splat(*mx), m1 = m0, m2 = m0, m3 = m0;
+	__u32 j;
+
+	/* Four maxima in flight: the loads of a lane out of the caches. */
+	for (; i + 64 <= e; i += 64) {
+		m0 = sm_max16(*(const v16sf_u *)(x + i), m0);
+		m1 = sm_max16(*(const v16sf_u *)(x + i + 16), m1);
+		m2 = sm_max16(*(const v16sf_u *)(x + i + 32), m2);
+		m3 = sm_max16(*(const v16sf_u *)(x + i + 48), m3);
+	}
+	for (; i < e; i += 16)
+		m0 = sm_max16(sm_load(x + i, sm_mask(e - i), m0), m0);
+	m0 = sm_max16(m1, sm_max16(m2, sm_max16(m3, m0)));
+	for (j = 0; j < 16; j++)
+		*mx = m0[j] > *mx ? m0[j] : *mx;
+}
+
+/* softmax_lane_f32()'s sm_exp() on 16 lanes: the same operations. */
+static inline v16sf sm_exp16(v16sf x, v16sf mx)
+{
+	v16sf d = x - mx, bp = d - x, lo = (x - (d - bp)) + (-mx - bp), n, r;
+
+	lo = vm16_sel(lo == lo, lo, vm16_splat(0.0f));
+	r = vmu16_exp_reduce(d, &n);
+	return vmu16_exp_kern(r + lo, n, vm16_splat(1.0f));
+}
+
+/*
+ * Half @hi of @v as doubles (exact): GCC 12 converts a generic vector in
+ * quarters (vcvtps2pd xmm) and puts them together again.
+ */
+static inline v8df sm_widen(v16sf v, int hi)
+{
+	v8sf h = hi ? __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15) :
+		      __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
+
+#ifdef __clang__
+	return __builtin_convertvector(h, v8df);
+#else
+	return __builtin_ia32_cvtps2pd512_mask(h, (v8df){}, 0xff, 4);
+#endif
+}
+
+void vnpu_eng_sm_exp_avx512(struct eng_sm *sm, __u64 i, __u64 e)
+{
+	v16sf mx = vm16_splat(sm->mx), ex;
+	v8df s = *(const v8df_u *)sm->sum;
+	__u16 m;
+
+	/* Two vectors a step: each exp is a long chain of dependent steps. */
+	for (; i + 32 <= e; i += 32) {
+		v16sf e1 = sm_exp16(*(const v16sf_u *)(sm->x + i + 16), mx);
+
+		ex = sm_exp16(*(const v16sf_u *)(sm->x + i), mx);
+		s += sm_widen(ex, 0);
+		s += sm_widen(ex, 1);
+		s += sm_widen(e1, 0);
+		s += sm_widen(e1, 1);
+		if (!sm->store)
+			continue;
+		*(v16sf_u *)(sm->y + i) = ex;
+		*(v16sf_u *)(sm->y + i + 16) = e1;
+	}
+	for (; i < e; i += 16) {
+		m = sm_mask(e - i);
+		ex = sm_exp16(sm_load(sm->x + i, m, mx), mx);
+		if (m != 0xffff)
+			ex = vm16_sel(sm_iota() < (int)(e - i), ex,
+				      vm16_splat(0.0f));
+		/* Element i into partial sum i % 8, in element order. */
+		s += sm_widen(ex, 0);
+		s += sm_widen(ex, 1);
+		if (sm->store)
+			sm_store(sm->y + i, m, ex);
+	}
+	*(v8df_u *)sm->sum = s;
+}
+
+/*
+ * Softmax: y = e * inv in double, LogSoftmax: y = (x - mx) - ls in
+ * double; rounded to float, a NaN as the default NaN (m_canon()).
+ */
+static inline v16sf sm_out16(const struct eng_sm *sm, v16sf v)
+{
+	v8df lo = sm_widen(v, 0), hi = sm_widen(v, 1), a, b;
+	v16sf r;
+
+	if (sm->store) {
+		a = lo * sm->inv;
+		b = hi * sm->inv;
+	} else {
+		a = (lo - (double)sm->mx) - sm->ls;
+		b = (hi - (double)sm->mx) - sm->ls;
+	}
+	r = __builtin_shufflevector(__builtin_convertvector(a, v8sf),
+				    __builtin_convertvector(b, v8sf), 0, 1, 2,
+				    3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+	return vm16_sel(r != r, (v16sf)((v16si){} + 0x7fc00000), r);
+}
+
+void vnpu_eng_sm_out_avx512(const struct eng_sm *sm, __u64 i, __u64 e)
+{
+	const float *src = sm->store ? sm->y : sm->x;
+	__u16 m;
+
+	for (; i + 16 <= e; i += 16)
+		*(v16sf_u *)(sm->y + i) = sm_out16(sm, *(const v16sf_u *)(src + i));
+	if (i < e) {
+		m = sm_mask(e - i);
+		sm_store(sm->y + i, m, sm_out16(sm, sm_load(src + i, m,
+							    vm16_splat(0.0f))));
 	}
 }

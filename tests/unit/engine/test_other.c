@@ -71,19 +71,21 @@ static void test_softmax(struct __test_metadata *_metadata)
 
 /*
  * Softmax and LogSoftmax of the same lanes along the contiguous last axis
- * ([L, N], eight elements a step) and along the first ([N, L], four lanes
- * side by side), on the baseline and the FMA path: the same bits all four
- * ways, zeros, infinities and NaNs in some lanes included.
+ * ([L, N], eight elements a step, sixteen with AVX-512) and along the
+ * first ([N, L], four lanes side by side), on the baseline, the FMA and
+ * the AVX-512 path: the same bits all six ways, zeros, infinities and
+ * NaNs in some lanes included.
  */
 static void test_softmax_layouts(struct __test_metadata *_metadata)
 {
-	enum { L = 7, N = 301 };
+	enum { L = 7, N = 301, K = 6 };
 	static const float special[] = { 0.0f, -0.0f, INFINITY, -INFINITY, NAN, 88.0f,
 					 -100.0f, 1e-40f };
 	__u64 dr[2] = { L, N }, dc[2] = { N, L };
-	float *x = malloc(L * N * 4), *xt = malloc(L * N * 4), *y[4];
+	float *x = malloc(L * N * 4), *xt = malloc(L * N * 4), *y[K];
 	struct vnpu_tensor tr[2], tc[2];
-	__u32 mode, k, feats[2] = { 0, VNPU_ENG_F_AVX2_FMA };
+	__u32 mode, k, feats[3] = { 0, VNPU_ENG_F_AVX2_FMA,
+				    VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 };
 	size_t l, i;
 
 	et_fill_f32(x, L * N);
@@ -98,24 +100,24 @@ static void test_softmax_layouts(struct __test_metadata *_metadata)
 	tr[1] = tr[0];
 	tc[0] = et_dense(VNPU_DTYPE_F32, 2, dc);
 	tc[1] = tc[0];
-	for (k = 0; k < 4; k++)
+	for (k = 0; k < K; k++)
 		y[k] = malloc(L * N * 4);
 	for (mode = VNPU_SOFTMAX; mode <= VNPU_LOG_SOFTMAX; mode++) {
 		struct vnpu_layer_softmax row = { mode, 1 }, col = { mode, 0 };
 		int bad = 0;
 
-		for (k = 0; k < 4; k++) {
+		for (k = 0; k < K; k++) {
 			void *dr_[2] = { x, y[k] }, *dc_[2] = { xt, y[k] };
 			__u32 f = feats[k / 2];
 
-			if (f && !(et_host_features & f))
+			if ((et_host_features & f) != f)
 				continue;
 			EXPECT_TRUE(!(k % 2 ? et_run(VNPU_LAYER_SOFTMAX, tc, dc_, 2, &col,
 						     sizeof(col), f, 3) : et_run(VNPU_LAYER_SOFTMAX, tr, dr_, 2, &row, sizeof(row), f, 3)))
 				TH_LOG("softmax layouts: run %u failed", k);
 		}
-		for (k = 1; k < 4; k++) {
-			if (k >= 2 && !(et_host_features & VNPU_ENG_F_AVX2_FMA))
+		for (k = 1; k < K; k++) {
+			if ((et_host_features & feats[k / 2]) != feats[k / 2])
 				break;
 			for (l = 0; l < L && !bad; l++)
 				for (i = 0; i < N && !bad; i++) {
@@ -131,10 +133,80 @@ static void test_softmax_layouts(struct __test_metadata *_metadata)
 				}
 		}
 	}
-	for (k = 0; k < 4; k++)
+	for (k = 0; k < K; k++)
 		free(y[k]);
 	free(x);
 	free(xt);
+}
+
+/* The spacing of floats at the float nearest @r (2^-149 for subnormals). */
+static double sm_ulp(double r)
+{
+	int e;
+
+	frexp(fabs((double)(float)r), &e);
+	return ldexp(1.0, e - 24 < -149 ? -149 : e - 24);
+}
+
+/*
+ * The f32 Softmax and LogSoftmax against the computation in double, in
+ * ulps of the result: lanes of crnn's Softmax (6625 classes, values in
+ * [-20, 20]) and lanes spread over [-110, 110], whose smallest results
+ * are subnormal or 0, on every path. Softmax is within 2 ulps (the exp's
+ * error, then one rounding of the scaling); LogSoftmax within 1 ulp plus
+ * 2^-24 absolute (log(sum) of a sum with a relative error of a few
+ * 2^-53, and rounding x - max - log(sum) once).
+ */
+static void test_softmax_ulps(struct __test_metadata *_metadata)
+{
+	enum { L = 8, N = 6625 };
+	__u64 dims[2] = { L, N };
+	float *x = malloc(L * N * 4), *y = malloc(L * N * 4);
+	__u32 mode, k, feats[3] = { 0, VNPU_ENG_F_AVX2_FMA,
+				    VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 };
+	struct vnpu_tensor t[2];
+	size_t l, i;
+
+	et_fill_f32(x, L * N);
+	for (l = 0; l < L; l++)
+		for (i = 0; i < N; i++)
+			x[l * N + i] *= l < 4 ? 20.0f : 110.0f;
+	t[0] = et_dense(VNPU_DTYPE_F32, 2, dims);
+	t[1] = t[0];
+	for (mode = VNPU_SOFTMAX; mode <= VNPU_LOG_SOFTMAX; mode++)
+		for (k = 0; k < 3; k++) {
+			struct vnpu_layer_softmax at = { mode, 1 };
+			void *data[2] = { x, y };
+			double worst = 0;
+
+			if ((et_host_features & feats[k]) != feats[k])
+				continue;
+			ASSERT_EQ(0, et_run(VNPU_LAYER_SOFTMAX, t, data, 2, &at, sizeof(at),
+					    feats[k], 3));
+			for (l = 0; l < L; l++) {
+				const float *xl = x + l * N;
+				double mx = xl[0], sum = 0, r, err;
+
+				for (i = 1; i < N; i++)
+					mx = xl[i] > mx ? xl[i] : mx;
+				for (i = 0; i < N; i++)
+					sum += exp((double)xl[i] - mx);
+				for (i = 0; i < N; i++) {
+					r = mode == VNPU_SOFTMAX ? exp((double)xl[i] - mx) / sum :
+						(double)xl[i] - mx - log(sum);
+					err = fabs(y[l * N + i] - r);
+					if (mode == VNPU_LOG_SOFTMAX)
+						err = err > 0x1p-24 ? err - 0x1p-24 : 0;
+					err /= sm_ulp(r);
+					worst = err > worst ? err : worst;
+				}
+			}
+			EXPECT_TRUE(worst <= (mode == VNPU_SOFTMAX ? 2.0 : 1.0))
+				TH_LOG("softmax mode %u features %#x: %.2f ulp", mode,
+				       feats[k], worst);
+		}
+	free(x);
+	free(y);
 }
 
 /* A per-channel parameter, positive when @positive. */
@@ -1186,6 +1258,7 @@ TEST(other)
 	test_empty(_metadata);
 	test_softmax(_metadata);
 	test_softmax_layouts(_metadata);
+	test_softmax_ulps(_metadata);
 	test_batch_instance(_metadata);
 	test_layer_norm(_metadata);
 	test_lp_lrn(_metadata);
