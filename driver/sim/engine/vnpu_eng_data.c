@@ -7,13 +7,6 @@
 
 /* ---- RESIZE ---------------------------------------------------------- */
 
-/* The input taps of one output coordinate along one axis. */
-struct resize_axis {
-	__u64 idx[4];
-	double w[4];
-	__u32 n;
-};
-
 static double resize_coord(const struct vnpu_layer_resize *at, __u32 d,
 			   __u64 o, __u64 in, __u64 out)
 {
@@ -89,7 +82,8 @@ static void resize_axis(const struct vnpu_layer_resize *at, __u32 d, __u64 o,
 
 	r->n = 1;
 	r->w[0] = 1;
-	if (in == out && !at->scale[d]) {
+	/* What the coordinate gives, without its arithmetic. */
+	if (eng_resize_axis_kept(at, d, in, out)) {
 		r->idx[0] = o;
 		return;
 	}
@@ -132,76 +126,152 @@ static void resize_axis(const struct vnpu_layer_resize *at, __u32 d, __u64 o,
 	}
 }
 
-/* Outputs [@lo, @hi) in flat order, each from its coordinates. */
+/* The input offset of the taps @pos of axes [0, @axes). */
+static __s64 resize_tap_offset(const struct vnpu_tensor *x,
+			       const struct resize_axis *ax, const __u32 *pos,
+			       __u32 axes)
+{
+	__s64 off = 0;
+	__u32 d;
+
+	for (d = 0; d < axes; d++)
+		off += (__s64)ax[d].idx[pos[d]] * x->strides[d];
+	return off;
+}
+
+/* The product of the weights of taps @pos of axes [0, @axes), from 1. */
+static float resize_tap_weight(const struct resize_axis *ax, const __u32 *pos,
+			       __u32 axes)
+{
+	double w = 1;
+	__u32 d;
+
+	for (d = 0; d < axes; d++)
+		w *= ax[d].w[pos[d]];
+	return (float)w;
+}
+
+/*
+ * Outputs [@lo, @hi) in flat order, each from its coordinates: the
+ * definition, which the tables below compute too. In float, from inputs
+ * widened exactly: for each combination k of the outer axes' taps (every
+ * axis but the innermost; axis 0 the fastest), h_k sums the inner axis's
+ * taps in order (w_0 x_0, then + w_j x_j); then y = W_0 h_0, then + W_k
+ * h_k in order, W_k the product of the combination's weights. Weights are
+ * computed in double and rounded to float once (W_k: the product).
+ * Nearest: y is its input element.
+ */
 static void resize_elems(const struct eng_layer *l, __u64 lo, __u64 hi)
 {
 	const struct vnpu_layer_resize *at = l->attrs;
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
 	struct resize_axis ax[VNPU_MAX_DIMS];
 	__u64 coord[VNPU_MAX_DIMS], e;
-	__u32 d, r = x->rank, pos[VNPU_MAX_DIMS];
+	__u32 d, j, r = x->rank, in = r ? r - 1 : 0, pos[VNPU_MAX_DIMS] = {};
+	__s64 xs = r ? x->strides[in] : 0;
 
 	if (lo < hi)
 		coords_of(y, lo, coord);
 	for (e = lo; e < hi; e++, coords_next(y, coord)) {
-		double acc = 0;
+		__s64 yo = offset_of(y, coord), base;
+		float acc = 0, h;
+		int first = 1;
 
 		for (d = 0; d < r; d++)
 			resize_axis(at, d, coord[d], x->dims[d], y->dims[d],
 				    &ax[d]);
-		/* Sum over every combination of the axes' taps. */
-		for (d = 0; d < r; d++)
-			pos[d] = 0;
+		if (!r || at->mode == VNPU_RESIZE_NEAREST) {
+			stf(l->data[1], yo, y->dtype,
+			    ldf(l->data[0], resize_tap_offset(x, ax, pos, r),
+				x->dtype));
+			continue;
+		}
 		for (;;) {
-			double w = 1;
-			__s64 off = 0;
-
-			for (d = 0; d < r; d++) {
-				w *= ax[d].w[pos[d]];
-				off += (__s64)ax[d].idx[pos[d]] * x->strides[d];
-			}
-			acc += w * ldf(l->data[0], off, x->dtype);
-			for (d = 0; d < r && ++pos[d] == ax[d].n; d++)
+			base = resize_tap_offset(x, ax, pos, in);
+			h = (float)ax[in].w[0] *
+			    ldf(l->data[0], base + (__s64)ax[in].idx[0] * xs,
+				x->dtype);
+			for (j = 1; j < ax[in].n; j++)
+				h = h + (float)ax[in].w[j] *
+				    ldf(l->data[0],
+					base + (__s64)ax[in].idx[j] * xs,
+					x->dtype);
+			h = resize_tap_weight(ax, pos, in) * h;
+			acc = first ? h : acc + h;
+			first = 0;
+			for (d = 0; d < in && ++pos[d] == ax[d].n; d++)
 				pos[d] = 0;
-			if (d == r)
+			if (d == in)
 				break;
 		}
-		stf(l->data[1], offset_of(y, coord), y->dtype, (float)acc);
+		stf(l->data[1], yo, y->dtype, acc);
 	}
 }
 
 /*
- * The taps of a run of output columns (the innermost axis) in a part's
- * scratch, four columns to a vector: tap j of column c has weight
- * w[j * cols + c] and input offset off[j * cols + c]; n[c] taps are live
- * (0 in the columns past the run).
+ * A part's tables, in its scratch (eng_resize_scratch()): the taps of a
+ * run of up to tb->span output columns (the innermost axis), tap j of
+ * column c with weight w[j * cols + c] and input offset off[j * cols + c],
+ * n[c] of them live (0 in the columns past the run); and up to
+ * ENG_RESIZE_ROW_TAPS input rows resized along the innermost axis (the
+ * h_k of resize_elems() over the run's columns), kept while the run's
+ * next output rows read them again (upsampling's neighbouring rows share
+ * input rows), the least recently used one replaced.
  */
 struct resize_tab {
-	double *w;
+	struct resize_state *st;
+	/*
+	 * The taps of the last outer axis by output index, filled as rows
+	 * need them (hknown[i]), where it has up to ENG_RESIZE_COLS outputs;
+	 * NULL otherwise: the rows of a plane take each one in turn.
+	 */
+	struct resize_axis *hax;
+	__u8 *hknown;
+	float *w;
 	__s64 *off;
 	__s32 *n;
-	/* resize_run_f32()'s outer sums: tb->cols + ENG_RESIZE_BLEND_PAD */
-	double *blend;
-	__u64 cols;
-	__u64 span;	/* columns a table holds (the rest pads a vector) */
-	__u32 taps;	/* the most of a column */
-	__s64 lo, hi;	/* the live taps' offsets: [lo, hi) */
+	float *rows;
+	__u32 slots;	/* rows in use: twice a row's combinations */
+	__u64 clock;
+	__u64 cols;	/* a row's floats: span rounded up to 8, and 8 */
+	__u64 span;	/* the most columns a run has */
+	__u64 width;	/* the current run's columns */
+	__u32 taps;	/* the most a column of the run has */
 	/*
 	 * 0, or 1 + p when column c reads input column (c + p) / 2 of the
 	 * first's, one tap each, along a dense axis: nearest 2x upsampling.
 	 */
 	__u32 pairs;
+	/* The innermost axis keeps its size and x is dense f32 along it. */
+	int keep;
+	__s64 lo;	/* the lowest live tap's offset */
 };
 
 static void resize_tab_init(struct resize_tab *tb, const struct eng_layer *l,
 			    void *scratch)
 {
+	const struct vnpu_tensor *y = &l->t[1];
+	__u64 i;
+
 	tb->cols = eng_resize_cols(&l->t[1]);
-	tb->span = tb->cols - 4;
-	tb->w = eng_align(scratch);
+	tb->span = tb->cols - 8;
+	tb->st = eng_align(scratch);
+	tb->st->known = 0;
+	tb->slots = (__u32)eng_min(ENG_RESIZE_ROW_TAPS,
+				   2 * eng_resize_row_taps(&l->t[0], &l->t[1],
+							   l->attrs));
+	tb->w = (float *)(tb->st + 1);
 	tb->off = (__s64 *)(tb->w + 4 * tb->cols);
 	tb->n = (__s32 *)(tb->off + 4 * tb->cols);
-	tb->blend = (double *)(tb->n + tb->cols);
+	tb->rows = (float *)(tb->n + tb->cols);
+	tb->hax = (struct resize_axis *)(tb->rows + ENG_RESIZE_ROW_TAPS *
+					 tb->cols);
+	tb->hknown = (__u8 *)(tb->hax + ENG_RESIZE_COLS);
+	if (y->rank < 2 || y->dims[y->rank - 2] > ENG_RESIZE_COLS)
+		tb->hax = (struct resize_axis *)0;
+	else
+		for (i = 0; i < y->dims[y->rank - 2]; i++)
+			tb->hknown[i] = 0;
 }
 
 /* Sets tb->pairs for the table's first @n columns, @xs apart in the input. */
@@ -219,36 +289,35 @@ static void resize_tab_pairs(struct resize_tab *tb, __s64 xs, __u64 n)
 	tb->pairs = (__u32)p + 1;
 }
 
-/* Columns [@c0, @c1) of the output, at most tb->cols of them. */
+/* Columns [@c0, @c1) of the output, at most tb->span of them. */
 static void resize_tab_fill(struct resize_tab *tb, const struct eng_layer *l,
 			    __u64 c0, __u64 c1)
 {
+	const struct vnpu_layer_resize *at = l->attrs;
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
-	__u32 d = x->rank - 1, j;
+	__u32 d = x->rank - 1, j, s;
 	struct resize_axis ax;
+	int have = 0;
 	__u64 c;
 
 	tb->taps = 1;
 	tb->lo = 0;
-	tb->hi = 0;
+	tb->width = c1 - c0;
 	for (c = 0; c < tb->cols; c++) {
 		ax.n = 0;
 		if (c0 + c < c1)
-			resize_axis(l->attrs, d, c0 + c, x->dims[d], y->dims[d],
-				    &ax);
+			resize_axis(at, d, c0 + c, x->dims[d], y->dims[d], &ax);
 		tb->n[c] = (__s32)ax.n;
 		if (ax.n > tb->taps)
 			tb->taps = ax.n;
 		for (j = 0; j < 4; j++) {
-			tb->w[j * tb->cols + c] = j < ax.n ? ax.w[j] : 0;
+			tb->w[j * tb->cols + c] = j < ax.n ? (float)ax.w[j] : 0;
 			tb->off[j * tb->cols + c] = j < ax.n ?
 				(__s64)ax.idx[j] * x->strides[d] : 0;
-			if (j >= ax.n)
-				continue;
-			if (tb->lo == tb->hi || tb->off[j * tb->cols + c] < tb->lo)
+			if (j < ax.n && (!have ||
+					 tb->off[j * tb->cols + c] < tb->lo))
 				tb->lo = tb->off[j * tb->cols + c];
-			if (tb->off[j * tb->cols + c] >= tb->hi)
-				tb->hi = tb->off[j * tb->cols + c] + 1;
+			have |= j < ax.n;
 		}
 	}
 	/* Dead taps read a live one's input (and their weight is masked). */
@@ -256,45 +325,64 @@ static void resize_tab_fill(struct resize_tab *tb, const struct eng_layer *l,
 		for (j = (__u32)tb->n[c]; j < 4; j++)
 			tb->off[j * tb->cols + c] = tb->lo;
 	resize_tab_pairs(tb, x->strides[d], c1 - c0);
+	tb->keep = eng_resize_axis_kept(at, d, x->dims[d], y->dims[d]) &&
+		   x->strides[d] == 1 && x->dtype == VNPU_DTYPE_F32;
+	tb->clock = 0;
+	for (s = 0; s < ENG_RESIZE_ROW_TAPS; s++)
+		tb->st->used[s] = 0;
 }
 
 /*
  * The combinations of the outer axes' taps of one output row, in the
  * order the sum takes them (axis 0 fastest), each with its input offset
- * and the product of its weights; 0 when there are more than
- * ENG_RESIZE_ROW_TAPS.
+ * and its weight W_k; 0 when there are more than ENG_RESIZE_ROW_TAPS.
  */
 struct resize_row {
 	__s64 base[ENG_RESIZE_ROW_TAPS];
-	double w[ENG_RESIZE_ROW_TAPS];
+	float w[ENG_RESIZE_ROW_TAPS];
 	__u32 k;
 };
 
-static int resize_row_taps(const struct eng_layer *l, const __u64 *coord,
-			   struct resize_row *rw)
+/* The taps of output index @o of axis @d into st->ax[d], from tables. */
+static void resize_outer_axis(const struct eng_layer *l,
+			      const struct resize_tab *tb, __u32 d, __u64 o)
 {
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
-	struct resize_axis ax[VNPU_MAX_DIMS];
+	struct resize_state *st = tb->st;
+
+	if ((st->known >> d & 1) && st->coord[d] == o)
+		return;
+	st->coord[d] = o;
+	st->known |= 1u << d;
+	if (!tb->hax || d + 2 != x->rank) {
+		resize_axis(l->attrs, d, o, x->dims[d], y->dims[d], &st->ax[d]);
+		return;
+	}
+	if (!tb->hknown[o]) {
+		resize_axis(l->attrs, d, o, x->dims[d], y->dims[d], &tb->hax[o]);
+		tb->hknown[o] = 1;
+	}
+	st->ax[d] = tb->hax[o];
+}
+
+static int resize_row_taps(const struct eng_layer *l,
+			   const struct resize_tab *tb, const __u64 *coord,
+			   struct resize_row *rw)
+{
+	const struct vnpu_tensor *x = &l->t[0];
+	const struct resize_axis *ax = tb->st->ax;
 	__u32 d, r = x->rank - 1, pos[VNPU_MAX_DIMS] = {};
 
 	rw->k = 1;
 	for (d = 0; d < r; d++) {
-		resize_axis(l->attrs, d, coord[d], x->dims[d], y->dims[d],
-			    &ax[d]);
+		resize_outer_axis(l, tb, d, coord[d]);
 		rw->k *= ax[d].n;
 	}
 	if (rw->k > ENG_RESIZE_ROW_TAPS)
 		return 0;
 	for (rw->k = 0;; rw->k++) {
-		double w = 1;
-		__s64 off = 0;
-
-		for (d = 0; d < r; d++) {
-			w *= ax[d].w[pos[d]];
-			off += (__s64)ax[d].idx[pos[d]] * x->strides[d];
-		}
-		rw->base[rw->k] = off;
-		rw->w[rw->k] = w;
+		rw->base[rw->k] = resize_tap_offset(x, ax, pos, r);
+		rw->w[rw->k] = resize_tap_weight(ax, pos, r);
 		for (d = 0; d < r && ++pos[d] == ax[d].n; d++)
 			pos[d] = 0;
 		if (d == r)
@@ -304,140 +392,109 @@ static int resize_row_taps(const struct eng_layer *l, const __u64 *coord,
 	return 1;
 }
 
-/* Four elements of @x at @base plus @off[0..3], as doubles. */
-static inline v4df resize_load4(const void *x, __u32 dt, __s64 base,
+/* Eight elements of @x at @base plus @off[0..7], as floats. */
+static inline v8sf resize_load8(const void *x, __u32 dt, __s64 base,
 				const __s64 *off)
 {
 	const float *f = (const float *)x + base;
 
 	if (dt == VNPU_DTYPE_F32)
-		return (v4df){ f[off[0]], f[off[1]], f[off[2]], f[off[3]] };
-	return (v4df){ ldf(x, base + off[0], dt), ldf(x, base + off[1], dt),
-		       ldf(x, base + off[2], dt), ldf(x, base + off[3], dt) };
-}
-
-/* The lanes of columns [@c, @c + 4) of the table that have a tap @j. */
-static inline v4di resize_live(const struct resize_tab *tb, __u64 c, __u32 j)
-{
-	return (v4di){ -(__s64)(tb->n[c] > (__s32)j),
-		       -(__s64)(tb->n[c + 1] > (__s32)j),
-		       -(__s64)(tb->n[c + 2] > (__s32)j),
-		       -(__s64)(tb->n[c + 3] > (__s32)j) };
+		return (v8sf){ f[off[0]], f[off[1]], f[off[2]], f[off[3]],
+			       f[off[4]], f[off[5]], f[off[6]], f[off[7]] };
+	return (v8sf){ ldf(x, base + off[0], dt), ldf(x, base + off[1], dt),
+		       ldf(x, base + off[2], dt), ldf(x, base + off[3], dt),
+		       ldf(x, base + off[4], dt), ldf(x, base + off[5], dt),
+		       ldf(x, base + off[6], dt), ldf(x, base + off[7], dt) };
 }
 
 /*
- * Columns [@c, @e) of the table (a multiple of four from @c) of one row:
- * each output is the double sum of resize_elems(), the inner axis's taps
- * slowest, the outer combinations faster, each weight the product of the
- * outer ones times the inner one; four outputs a vector.
+ * h of the input row at @base over the run's columns, eight a vector:
+ * the inner taps in order, a column with fewer taps than its neighbours
+ * leaving its lane alone (never adding a 0 * x that an infinity would
+ * turn into a NaN).
  */
-static void resize_run(const struct resize_tab *tb, const struct resize_row *rw,
-		       const void *x, __u32 dt, char *y, __s64 ys, __u64 c,
-		       __u64 e)
+static void resize_hrow(const struct resize_tab *tb, const void *x, __u32 dt,
+			__s64 base, float *h)
 {
-	__u32 j, k, i;
+	typedef int v8si_u __attribute__((vector_size(32), aligned(4)));
+	__u64 c, o;
+	__u32 j;
 
-	for (; c < e; c += 4) {
-		v4df acc = v_splat(0);
+	for (c = 0; c < tb->width; c += 8) {
+		v8sf acc = vload(tb->w + c) * resize_load8(x, dt, base, tb->off + c);
 
-		for (j = 0; j < tb->taps; j++) {
-			const __s64 *off = tb->off + j * tb->cols + c;
-			v4df wi = *(const v4df_u *)(tb->w + j * tb->cols + c);
-			v4di live = resize_live(tb, c, j);
+		for (j = 1; j < tb->taps; j++) {
+			v8si live = *(const v8si_u *)(tb->n + c) > (int)j;
 
-			for (k = 0; k < rw->k; k++) {
-				v4df v = resize_load4(x, dt, rw->base[k], off);
-
-				acc = v_sel(live, acc + rw->w[k] * wi * v, acc);
-			}
+			o = j * tb->cols + c;
+			acc = vm8_sel(live, acc + vload(tb->w + o) *
+				      resize_load8(x, dt, base, tb->off + o), acc);
 		}
-		if (dt == VNPU_DTYPE_F32 && ys == 4 && c + 4 <= e) {
-			*(v4sf_u *)y = __builtin_convertvector(acc, v4sf);
-			y += 16;
-			continue;
-		}
-		for (i = 0; i < 4 && c + i < e; i++, y += ys)
-			stf(y, 0, dt, (float)acc[i]);
+		vstore(h + c, acc);
 	}
 }
 
 /*
- * Whether axis @d keeps or grows its size at a scale of at least 1: each
- * output column steps the input coordinate by at most one, so a run of
- * output columns reads at most as many input columns plus its taps.
+ * The input row at @base resized along the innermost axis over the run's
+ * columns: kept from an earlier output row, computed into the least
+ * recently used of the rows, or x's own row where that axis keeps its
+ * size (w = 1: 1 * x is x but for a signalling NaN, which any W_k * h
+ * quiets the same either way).
  */
-static int resize_widens(const struct eng_layer *l, __u32 d)
+static const float *resize_hrow_get(struct resize_tab *tb,
+				    const struct eng_layer *l, __s64 base)
 {
-	const struct vnpu_layer_resize *at = l->attrs;
+	struct resize_state *st = tb->st;
+	__u32 s, old = 0;
 
-	return l->t[0].dims[d] <= l->t[1].dims[d] &&
-	       (!at->scale[d] || f32_of(at->scale[d]) >= 1.0f);
+	if (tb->keep)
+		return (const float *)l->data[0] + base + tb->off[0];
+	for (s = 0; s < tb->slots; s++) {
+		if (st->used[s] && st->base[s] == base) {
+			st->used[s] = ++tb->clock;
+			return tb->rows + s * tb->cols;
+		}
+		if (st->used[s] < st->used[old])
+			old = s;
+	}
+	/*
+	 * A row's combinations are no more than the slots: the rows it took
+	 * so far are the most recently used, so @old is none of them.
+	 */
+	st->used[old] = ++tb->clock;
+	st->base[old] = base;
+	resize_hrow(tb, l->data[0], l->t[0].dtype, base,
+		    tb->rows + old * tb->cols);
+	return tb->rows + old * tb->cols;
 }
 
 /*
- * resize_run() of f32 rows, dense along the row on both sides, on an axis
- * that widens (resize_widens(): a table then reads at most about as many
- * input columns as it has, and whether a row takes this path follows from
- * the shapes, never from how the layer is split): the outer combinations blended first,
- * once per input column the table reads (contiguous, four a vector), then
- * the inner taps from that blend: two reads an output of a bilinear row
- * where resize_run() makes four. Sums in double as there, in the other
- * order (outer first). 0 when the table reads wider than the blend's
- * room (never on such an axis).
+ * Columns [@c, @e) of the run of one output row from its rows @h: y =
+ * W_0 h_0, then + W_k h_k in order; @y at column @c, @ys elements apart.
  */
-static int resize_run_f32(const struct resize_tab *tb,
-			  const struct resize_row *rw, const float *x,
-			  float *y, __u64 c, __u64 e)
+static void resize_blend(const struct resize_row *rw, const float *const *h,
+			 void *y, __u32 dt, __s64 ys, __u64 c, __u64 e)
 {
-	const double *b = tb->blend - tb->lo;
-	__s64 i, n = tb->hi - tb->lo;
-	__u32 j, k;
+	float *yf = y, a;
+	__s64 i = 0;
+	__u32 k;
+	v8sf v;
 
-	/* The last vector of the blend may pass hi by three. */
-	if (n + 3 > (__s64)tb->cols + ENG_RESIZE_BLEND_PAD)
-		return 0;
-	for (i = tb->lo; i < tb->hi; i += 4) {
-		v4df acc = v_splat(0);
-
-		for (k = 0; k < rw->k; k++) {
-			const float *xr = x + rw->base[k] + i;
-			v4sf v;
-
-			if (i + 4 <= tb->hi)
-				v = *(const v4sf_u *)xr;
-			else
-				v = (v4sf){ xr[0], i + 1 < tb->hi ? xr[1] : 0,
-					    i + 2 < tb->hi ? xr[2] : 0, 0 };
-
-			acc += rw->w[k] * __builtin_convertvector(v, v4df);
-		}
-		*(v4df_u *)(tb->blend + (i - tb->lo)) = acc;
+	for (; dt == VNPU_DTYPE_F32 && ys == 1 && c + 8 <= e; c += 8, i += 8) {
+		v = vbcast(rw->w[0]) * vload(h[0] + c);
+		for (k = 1; k < rw->k; k++)
+			v = v + vbcast(rw->w[k]) * vload(h[k] + c);
+		vstore(yf + i, v);
 	}
-	for (; c < e; c += 4, y += 4) {
-		v4df acc = v_splat(0);
-
-		for (j = 0; j < tb->taps; j++) {
-			const __s64 *off = tb->off + j * tb->cols + c;
-			v4df wi = *(const v4df_u *)(tb->w + j * tb->cols + c);
-			v4di live = resize_live(tb, c, j);
-			v4df v = { b[off[0]], b[off[1]], b[off[2]], b[off[3]] };
-
-			acc = v_sel(live, acc + wi * v, acc);
-		}
-		if (c + 4 <= e) {
-			*(v4sf_u *)y = __builtin_convertvector(acc, v4sf);
-			continue;
-		}
-		for (j = 0; c + j < e; j++)
-			y[j] = (float)acc[j];
+	for (; c < e; c++, i++) {
+		a = rw->w[0] * h[0][c];
+		for (k = 1; k < rw->k; k++)
+			a = a + rw->w[k] * h[k][c];
+		stf(y, i * ys, dt, a);
 	}
-	return 1;
 }
 
-/*
- * One tap per output (nearest, or sizes kept): 0 + 1 * x in double is
- * x + 0.0f in float (-0 becomes +0, a signalling NaN quiet).
- */
+/* Nearest: each output its one input element, copied. */
 static void resize_copy(const struct resize_tab *tb, __s64 base,
 			const void *x, __u32 dt, char *y, __s64 ys, __u64 c,
 			__u64 e)
@@ -445,23 +502,22 @@ static void resize_copy(const struct resize_tab *tb, __s64 base,
 	const float *xf = (const float *)x + base;
 	float *yf = (float *)y;
 
-	if (dt == VNPU_DTYPE_F32 && ys == 4) {
+	if (dt == VNPU_DTYPE_F32 && ys == 1) {
 		/* Pairs: four inputs to eight outputs, from a pair's start. */
 		for (; tb->pairs && c < e && (c + tb->pairs - 1) % 2; c++)
-			*yf++ = xf[tb->off[c]] + 0.0f;
+			*yf++ = xf[tb->off[c]];
 		for (; tb->pairs && c + 8 <= e; c += 8, yf += 8) {
 			v4sf v = *(const v4sf_u *)(xf + tb->off[c]);
 
 			vstore(yf, __builtin_shufflevector(v, v, 0, 0, 1, 1, 2,
-							   2, 3, 3) +
-			       vbcast(0.0f));
+							   2, 3, 3));
 		}
 		for (; c < e; c++)
-			*yf++ = xf[tb->off[c]] + 0.0f;
+			*yf++ = xf[tb->off[c]];
 		return;
 	}
-	for (; c < e; c++, y += ys)
-		stf(y, 0, dt, ldf(x, base + tb->off[c], dt) + 0.0f);
+	for (; c < e; c++, y += ys * vnpu_eng_dtype_size(dt))
+		stf(y, 0, dt, ldf(x, base + tb->off[c], dt));
 }
 
 /*
@@ -475,48 +531,48 @@ struct resize_last {
 };
 
 /* Columns [@c0, @c1) of output row @row, the table's from @t0. */
-static void resize_row(const struct eng_layer *l, const struct resize_tab *tb,
-		       __u64 row, __u64 t0, __u64 c0, __u64 c1,
+/*
+ * Columns [@c0, @c1) of output row @row, whose outer coordinates are
+ * @coord (coord[rank - 1] is set to @c0 here), the table's from @t0.
+ */
+static void resize_row(const struct eng_layer *l, struct resize_tab *tb,
+		       __u64 *coord, __u64 row, __u64 t0, __u64 c0, __u64 c1,
 		       struct resize_last *last)
 {
+	const struct vnpu_layer_resize *at = l->attrs;
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
-	__u32 r = y->rank - 1, size = vnpu_eng_dtype_size(y->dtype);
-	__u64 coord[VNPU_MAX_DIMS], rem = row, w = y->dims[r];
+	__u32 r = y->rank - 1, size = vnpu_eng_dtype_size(y->dtype), k;
+	const float *h[ENG_RESIZE_ROW_TAPS];
+	__u64 w = y->dims[r];
 	struct resize_row rw;
 	char *yp;
-	int d;
 
-	for (d = (int)r - 1; d >= 0; d--) {
-		coord[d] = rem % y->dims[d];
-		rem /= y->dims[d];
-	}
 	coord[r] = c0;
-	if (!resize_row_taps(l, coord, &rw)) {
+	if (!resize_row_taps(l, tb, coord, &rw)) {
 		resize_elems(l, row * w + c0, row * w + c1);
 		return;
 	}
 	yp = (char *)l->data[1] + offset_of(y, coord) * size;
-	if (rw.k == 1 && tb->taps == 1 && y->dtype == VNPU_DTYPE_F32 &&
-	    y->strides[r] == 1) {
+	if (at->mode != VNPU_RESIZE_NEAREST) {
+		for (k = 0; k < rw.k; k++)
+			h[k] = resize_hrow_get(tb, l, rw.base[k]);
+		resize_blend(&rw, h, yp, y->dtype, y->strides[r], c0 - t0,
+			     c1 - t0);
+	} else if (y->dtype == VNPU_DTYPE_F32 && y->strides[r] == 1) {
 		if (last->y && last->base == rw.base[0] && last->c0 == c0 &&
 		    last->c1 == c1)
 			copy_f32((float *)yp, last->y, c1 - c0);
 		else
 			resize_copy(tb, rw.base[0], l->data[0], x->dtype, yp,
-				    size, c0 - t0, c1 - t0);
+				    1, c0 - t0, c1 - t0);
 		last->y = (const float *)yp;
 		last->base = rw.base[0];
 		last->c0 = c0;
 		last->c1 = c1;
-	} else if (rw.k == 1 && tb->taps == 1)
+	} else {
 		resize_copy(tb, rw.base[0], l->data[0], x->dtype, yp,
-			    y->strides[r] * size, c0 - t0, c1 - t0);
-	else if (x->dtype != VNPU_DTYPE_F32 || y->strides[r] != 1 ||
-		 x->strides[r] != 1 || !resize_widens(l, r) ||
-		 !resize_run_f32(tb, &rw, l->data[0], (float *)yp, c0 - t0,
-				 c1 - t0))
-		resize_run(tb, &rw, l->data[0], x->dtype, yp,
-			   y->strides[r] * size, c0 - t0, c1 - t0);
+			    y->strides[r], c0 - t0, c1 - t0);
+	}
 }
 
 /*
@@ -545,15 +601,19 @@ static int run_resize(const struct eng_layer *l, __u64 ub, __u64 ue,
 	cmax = r0 == r1 ? (hi - 1) % w + 1 : w;
 	for (t0 = cmin; t0 < cmax; t0 = t1) {
 		struct resize_last last = {};
+		__u64 coord[VNPU_MAX_DIMS];
 
 		t1 = eng_min(t0 + tb.span, cmax);
 		resize_tab_fill(&tb, l, t0, t1);
+		coords_of(y, r0 * w, coord);
 		for (row = r0; row <= r1; row++) {
 			__u64 c0 = eng_max(t0, row == r0 ? lo % w : 0);
 			__u64 c1 = eng_min(t1, row == r1 ? (hi - 1) % w + 1 : w);
 
 			if (c0 < c1)
-				resize_row(l, &tb, row, t0, c0, c1, &last);
+				resize_row(l, &tb, coord, row, t0, c0, c1, &last);
+			coord[y->rank - 1] = w - 1;
+			coords_next(y, coord);
 		}
 	}
 	return 0;

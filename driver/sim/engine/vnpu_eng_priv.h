@@ -311,6 +311,22 @@ static inline __u64 eng_scatter_units(__u64 numel_y, __u64 updates)
 
 /* ---- element reads per output, for ops whose outputs read many ------ */
 
+/*
+ * RESIZE: whether axis @d of @in elements to @out keeps every coordinate
+ * (one tap of weight 1 at the output's own index): a kept size without a
+ * scale, or with a scale of exactly 1 where the coordinate is the
+ * output's index (every mode but cubic, whose taps next to it have weight
+ * 0, and but tf_half_pixel_for_nn, which adds 0.5).
+ */
+static inline int eng_resize_axis_kept(const struct vnpu_layer_resize *a,
+				       __u32 d, __u64 in, __u64 out)
+{
+	return in == out &&
+	       (!a->scale[d] ||
+		(a->scale[d] == 0x3f800000u && a->mode != VNPU_RESIZE_CUBIC &&
+		 a->coord != VNPU_COORD_TF_HALF_PIXEL_FOR_NN));
+}
+
 /* RESIZE: taps per output over axes [0, @axes) at most. */
 static inline __u64 eng_resize_taps_of(const struct vnpu_tensor *x,
 				       const struct vnpu_tensor *y,
@@ -322,7 +338,7 @@ static inline __u64 eng_resize_taps_of(const struct vnpu_tensor *x,
 	__u32 d;
 
 	for (d = 0; d < axes; d++)
-		if (x->dims[d] != y->dims[d] || a->scale[d])
+		if (!eng_resize_axis_kept(a, d, x->dims[d], y->dims[d]))
 			taps *= per;
 	return taps;
 }
@@ -351,27 +367,45 @@ static inline __u64 eng_resize_row_taps(const struct vnpu_tensor *x,
 }
 
 /*
- * RESIZE: a part's scratch holds the taps of up to ENG_RESIZE_COLS output
- * columns (the innermost axis) at a time, four columns to a vector, and
- * four more of padding: per column its tap count (32 bits) and four taps
- * of an input offset and a weight (64 bits each); then the blend of the
- * outer taps over as many input columns and ENG_RESIZE_BLEND_PAD more (a
- * double each).
+ * RESIZE: a part's scratch holds its state (struct resize_state: the
+ * rows' keys, the last row's outer taps), then the taps of up to
+ * ENG_RESIZE_COLS output columns (the innermost axis) at a time, rounded
+ * up to eight columns (a vector) and eight more of padding: per column its
+ * tap count (32 bits) and four taps of a weight (32 bits) and an input
+ * offset (64 bits); then ENG_RESIZE_ROW_TAPS input rows resized along that
+ * axis (a float per column); then the taps of up to ENG_RESIZE_COLS output
+ * indices of the last outer axis, and a byte each saying it is filled.
  */
 #define ENG_RESIZE_COLS	1024
-#define ENG_RESIZE_BLEND_PAD	8
+/* RESIZE: the input taps of one output coordinate along one axis. */
+struct resize_axis {
+	__u64 idx[4];
+	double w[4];
+	__u32 n;
+};
+
+/* RESIZE: what a part keeps from row to row, first in its scratch. */
+struct resize_state {
+	__s64 base[ENG_RESIZE_ROW_TAPS];	/* each row's input offset */
+	__u64 used[ENG_RESIZE_ROW_TAPS];	/* 0: empty, else a clock */
+	/* The outer axes' taps of the last output row, while they hold. */
+	struct resize_axis ax[VNPU_MAX_DIMS];
+	__u64 coord[VNPU_MAX_DIMS];
+	__u32 known;	/* a bit per axis: ax[d] is coord[d]'s */
+};
 
 static inline __u64 eng_resize_cols(const struct vnpu_tensor *y)
 {
 	__u64 w = y->rank ? y->dims[y->rank - 1] : 1;
 
-	return (eng_min(w, ENG_RESIZE_COLS) + 3) / 4 * 4 + 4;
+	return (eng_min(w, ENG_RESIZE_COLS) + 7) / 8 * 8 + 8;
 }
 
 static inline __u64 eng_resize_scratch(const struct vnpu_tensor *y)
 {
-	return eng_resize_cols(y) * (4 * 8 + 4 * 8 + 4 + 8) +
-	       ENG_RESIZE_BLEND_PAD * 8 + ENG_ALIGN;
+	return sizeof(struct resize_state) + eng_resize_cols(y) *
+	       (4 + 4 * 4 + 4 * 8 + ENG_RESIZE_ROW_TAPS * 4) +
+	       ENG_RESIZE_COLS * (sizeof(struct resize_axis) + 1) + ENG_ALIGN;
 }
 
 /* GRID_SAMPLE: taps per output. */

@@ -737,6 +737,50 @@ static void ref_resize2d(const struct vnpu_tensor *t, const float *x,
 	}
 }
 
+/*
+ * The engine's definition in float (vnpu_eng_data.c, resize_elems()) of
+ * ref_resize2d()'s resize: per output row tap a (its weight W_a), h_a =
+ * w_0 x_0 + w_1 x_1 over the row's column taps, then y = W_0 h_0 + W_1
+ * h_1; a tap at weight 0 is no tap; nearest copies.
+ */
+static void ref_resize2d_f32(const struct vnpu_tensor *t, const float *x,
+			     __u32 mode, __u32 coord, __u32 nearest, float *ref)
+{
+	__u32 r = t[0].rank;
+	size_t e, c[VNPU_MAX_DIMS], i0[2], i1[2], plane, k, row, col;
+	double w[2];
+	int d, a, b;
+
+	for (e = 0; e < et_numel(&t[1]); e++) {
+		float acc = 0, h, wa, wb;
+
+		et_coords(&t[1], e, c);
+		for (d = 0; d < 2; d++)
+			ref_taps(mode, coord, nearest, c[r - 2 + d],
+				 (double)t[0].dims[r - 2 + d],
+				 (double)t[1].dims[r - 2 + d], &i0[d], &i1[d],
+				 &w[d]);
+		for (plane = 0, k = 0; k + 2 < r; k++)
+			plane = plane * t[0].dims[k] + c[k];
+		if (mode == VNPU_RESIZE_NEAREST) {
+			ref[e] = x[(plane * t[0].dims[r - 2] + i0[0]) * t[0].dims[r - 1] + i0[1]];
+			continue;
+		}
+		for (a = 0; a < 1 + (w[0] != 0); a++) {
+			row = (plane * t[0].dims[r - 2] + (a ? i1[0] : i0[0])) * t[0].dims[r - 1];
+			h = 0;
+			for (b = 0; b < 1 + (w[1] != 0); b++) {
+				col = b ? i1[1] : i0[1];
+				wb = w[1] == 0 ? 1.0f : (float)(b ? w[1] : 1 - w[1]);
+				h = b ? h + wb * x[row + col] : wb * x[row + col];
+			}
+			wa = w[0] == 0 ? 1.0f : (float)(a ? w[0] : 1 - w[0]);
+			acc = a ? acc + wa * h : wa * h;
+		}
+		ref[e] = acc;
+	}
+}
+
 static void test_resize(struct __test_metadata *_metadata)
 {
 	static const __u64 in[4] = { 1, 2, 5, 7 };
@@ -765,6 +809,10 @@ static void test_resize(struct __test_metadata *_metadata)
 					EXPECT_EQ(0,
 						  et_layer_f32("resize", VNPU_LAYER_RESIZE, t, data,
 							       2, &at, sizeof(at), ref, 1e-6, 1e-5));
+					ref_resize2d_f32(t, x, mode, coord, nearest, ref);
+					EXPECT_EQ(0,
+						  et_layer_exact("resize", VNPU_LAYER_RESIZE, t, data,
+								 2, &at, sizeof(at), ref));
 				}
 }
 
