@@ -687,19 +687,24 @@ static inline __u64 eng_q4(__u64 k)
  * @k: depth of one output (C/group * KH * KW)
  * @k4: @k rounded up to a multiple of 4
  * @mp: output channels per group rounded up to ENG_QMR
- * @rows: output rows per column block
+ * @rows: output rows per column block (depthwise)
+ * @pos: output positions per column block, a multiple of ENG_QNR (others:
+ *	a block starts at any position, so that only the layer's last
+ *	tile is short)
  * @nb: column blocks per image
  * @ncp: positions of a column block, rounded up to ENG_QNR
  * @mb: output channels per unit (a multiple of ENG_QMR)
  * @nmb: channel blocks per group
  * @units: (image, group, column block, channel block), the channel block
- *	varying fastest so that a part's units share their packed input
+ *	varying fastest so that a part's units share their packed input;
+ *	with four column blocks or more, one channel block of them all,
+ *	so that no two parts pack one column block
  * @hp: rows of a column block's staged input channel (padding included)
  * @wp: bytes of a staged row: the padded row and ENG_QSLACK
  * @rs: bytes of an im2col row: @ncp and ENG_QSLACK
  */
 struct eng_qplan {
-	__u64 k, k4, mp, rows, nb, ncp, mb, nmb, units, hp, wp, rs;
+	__u64 k, k4, mp, rows, pos, nb, ncp, mb, nmb, units, hp, wp, rs;
 };
 
 /*
@@ -714,21 +719,35 @@ static inline void eng_qplan(const struct eng_conv_shape *s,
 			     const struct vnpu_layer_conv *a,
 			     struct eng_qplan *p)
 {
-	__u64 per;
+	__u64 per, tiles, span;
 
 	p->k = s->cg * s->kh * s->kw;
 	p->k4 = eng_q4(p->k);
 	p->mp = eng_div_up(s->mg, ENG_QMR) * ENG_QMR;
 	per = ENG_QB_BYTES / (p->k4 ? p->k4 : 1);
 	p->rows = eng_max(1, eng_min(s->ow ? per / s->ow : 1, s->oh));
-	p->nb = eng_div_up(s->oh, p->rows);
-	/* As many blocks, of even rows: no short last block of tiles. */
-	p->rows = p->nb ? eng_div_up(s->oh, p->nb) : p->rows;
-	p->ncp = eng_div_up(p->rows * s->ow, ENG_QNR) * ENG_QNR;
 	p->mb = eng_min(p->mp, ENG_QMB);
+	if (eng_conv_depthwise(s)) {
+		p->nb = eng_div_up(s->oh, p->rows);
+		/* As many blocks, of even rows: no short last block of tiles. */
+		p->rows = p->nb ? eng_div_up(s->oh, p->nb) : p->rows;
+		p->ncp = eng_div_up(p->rows * s->ow, ENG_QNR) * ENG_QNR;
+		p->pos = p->ncp;
+		span = p->rows;
+	} else {
+		/* Whole tiles of positions, as many to a block as fit. */
+		tiles = eng_div_up(s->oh * s->ow, ENG_QNR);
+		p->nb = eng_div_up(tiles, eng_max(1, per / ENG_QNR));
+		p->pos = p->nb ? eng_div_up(tiles, p->nb) * ENG_QNR : ENG_QNR;
+		p->ncp = p->pos;
+		if (p->nb >= 4)
+			p->mb = p->mp;
+		/* Output rows a run of @pos positions may touch. */
+		span = s->ow ? eng_min(s->oh, (p->pos + s->ow - 2) / s->ow + 1) : 1;
+	}
 	p->nmb = p->mb ? eng_div_up(p->mp, p->mb) : 0;
 	p->units = s->ow && s->mg ? s->n * s->group * p->nb * p->nmb : 0;
-	p->hp = (p->rows - 1) * a->stride[0] + (s->kh - 1) * a->dilation[0] + 1;
+	p->hp = (span - 1) * a->stride[0] + (s->kh - 1) * a->dilation[0] + 1;
 	p->wp = eng_max(s->w + a->pad_begin[1] + a->pad_end[1],
 			(s->ow - 1) * a->stride[1] +
 			(s->kw - 1) * a->dilation[1] + 1) + ENG_QSLACK;

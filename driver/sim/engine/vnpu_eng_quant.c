@@ -599,35 +599,36 @@ static void qconv_stage(const struct eng_qconv *q, __u64 img, __u64 c,
 
 /*
  * Tap (@kh, @kw)'s row of the im2col from the staged channel: @cnt
- * positions (whole output rows), then zeros to the last tile's end.
- * Rows of stride 1 and 2 move 16 positions at a time; what a store
- * writes past a row's end, the next row overwrites (or ENG_QSLACK
- * takes).
+ * positions from column @o0 of the staged first output row, then zeros
+ * to the last tile's end. Rows of stride 1 and 2 move 16 positions at a
+ * time; what a store writes past a row's end, the next row overwrites
+ * (or ENG_QSLACK takes).
  */
 static void qconv_tap(const struct eng_qconv *q, __u8 *dst, __u64 kh,
-		      __u64 kw, __u64 cnt)
+		      __u64 kw, __u64 o0, __u64 cnt)
 {
 	const struct vnpu_layer_conv *a = q->l->attrs;
 	const struct eng_qplan *p = &q->p;
 	const __u8 *src = q->stage + kh * a->dilation[0] * p->wp +
 			  kw * a->dilation[1];
-	__u64 ow = q->s.ow, sw = a->stride[1], i, o;
+	__u64 ow = q->s.ow, sw = a->stride[1], i, o, e;
 
-	for (i = 0; i < cnt; i += ow, src += a->stride[0] * p->wp) {
-		__u8 *d = dst + i;
+	for (i = 0; i < cnt; i += e - o0, o0 = 0, src += a->stride[0] * p->wp) {
+		__u8 *d = dst + i - o0;
 
+		e = eng_min(ow, o0 + cnt - i);
 		if (sw == 1) {
-			for (o = 0; o < ow; o += 16)
+			for (o = o0; o < e; o += 16)
 				*(v16qu_su *)(d + o) = *(const v16qu_su *)(src + o);
 		} else if (sw == 2) {
-			for (o = 0; o < ow; o += 16) {
+			for (o = o0; o < e; o += 16) {
 				v32qu_s v = *(const v32qu_su *)(src + 2 * o);
 
 				*(v16qu_su *)(d + o) = __builtin_shufflevector(v, v,
 					0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
 			}
 		} else {
-			for (o = 0; o < ow; o++)
+			for (o = o0; o < e; o++)
 				d[o] = src[o * sw];
 		}
 	}
@@ -704,8 +705,9 @@ static void qconv_pack(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
 {
 	const struct eng_qplan *p = &q->p;
 	const struct vnpu_tensor *x = &q->l->t[0];
-	__u64 oh0 = nbi * p->rows, steps = p->k4 / 4, j, n, r;
-	__u64 cnt = eng_min(p->rows, q->s.oh - oh0) * q->s.ow;
+	__u64 p0 = nbi * p->pos, steps = p->k4 / 4, j, n, r;
+	__u64 oh0 = p0 / q->s.ow, o0 = p0 % q->s.ow;
+	__u64 cnt = eng_min(p->pos, q->s.oh * q->s.ow - p0);
 	__u64 full = q->direct ? cnt / 16 * 16 : 0;
 	__u64 ncp = eng_div_up(cnt, ENG_QNR) * ENG_QNR;
 	/* Depth k's channel, tap row and column, stepped with k. */
@@ -729,7 +731,7 @@ static void qconv_pack(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
 				plane[r] = (const __u8 *)q->l->data[0] +
 					   (__s64)img * x->strides[0] +
 					   (__s64)(g * q->s.cg + k) * x->strides[1] +
-					   (__s64)(oh0 * q->s.ow);
+					   (__s64)p0;
 				for (n = full; n < cnt; n++)
 					row[n] = plane[r][n];
 				for (; n < ncp; n++)
@@ -739,7 +741,7 @@ static void qconv_pack(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
 					qconv_stage(q, img, g * q->s.cg + c, oh0);
 					staged = c;
 				}
-				qconv_tap(q, row, kh, kw, cnt);
+				qconv_tap(q, row, kh, kw, o0, cnt);
 				if (++kw == q->s.kw) {
 					kw = 0;
 					if (++kh == q->s.kh) {
@@ -895,10 +897,10 @@ static void qconv_rows(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi,
 {
 	const struct eng_qplan *p = &q->p;
 	const struct vnpu_tensor *y = &q->l->t[q->l->n - 1];
-	__u64 oh0 = nbi * p->rows, steps = p->k4 / 4, r0, n0, r;
-	__u64 cnt = eng_min(p->rows, q->s.oh - oh0) * q->s.ow;
+	__u64 p0 = nbi * p->pos, steps = p->k4 / 4, r0, n0, r;
+	__u64 cnt = eng_min(p->pos, q->s.oh * q->s.ow - p0);
 	__u8 *yd = (__u8 *)q->l->data[q->l->n - 1] +
-		   ((__s64)img * y->strides[0] + (__s64)(oh0 * q->s.ow));
+		   ((__s64)img * y->strides[0] + (__s64)p0);
 	struct eng_qout o = { .ys = y->strides[1], .lo = (float)(q->lo - q->yz),
 			      .hi = (float)(q->hi - q->yz), .yz = q->yz };
 	struct eng_qtile t = { .acc = q->acc, .out = &o, .k4 = p->k4 };

@@ -392,6 +392,15 @@ static void test_qconv_packed(struct __test_metadata *_metadata)
 		/* 7x7 maps of a deep 3x3 stride 1 and a 1x1 stride 2 from 14x14 */
 		{ 1, 96, 7, 7, 30, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
 		{ 1, 40, 14, 14, 26, 1, 1, 2, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
+		/*
+		 * Column blocks starting inside an output row: 3x3 stride 1
+		 * (four blocks, all channels to a unit), stride 2, 5x5 of
+		 * dilation 2 with weight zero points, a 1x1 read in place.
+		 */
+		{ 1, 256, 14, 14, 30, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
+		{ 1, 200, 29, 29, 26, 1, 3, 2, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 1, 0, 0 },
+		{ 1, 100, 13, 13, 14, 1, 5, 1, 4, 2, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 1, 1, 0 },
+		{ 1, 1024, 14, 14, 24, 1, 1, 1, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 0, 0, 0 },
 		/* infinite and NaN multipliers: the bounds, and 0 for NaN */
 		{ 1, 20, 6, 9, 14, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 1 },
 		{ 1, 8, 6, 9, 8, 8, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 0, 0, 1 },
