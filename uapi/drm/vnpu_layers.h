@@ -320,6 +320,15 @@ struct vnpu_layer_act {
 #define VNPU_LAYER_F_MASK		(VNPU_LAYER_F_BIAS | \
 					 VNPU_LAYER_F_RESIDUAL | \
 					 VNPU_LAYER_F_PACKED)
+/**
+ * VNPU_LAYER_F_WINO - CONV only, not with %VNPU_LAYER_F_PACKED: W is
+ * %VNPU_PACK_WINO_W and the layer runs as Winograd F(4x4, 3x3). X and W
+ * f32, 2-D, a 3x3 kernel, strides and dilations 1, each pad at most 2,
+ * at most %VNPU_WINO_MAX_C input channels a group
+ */
+#define VNPU_LAYER_F_WINO		0x8u
+/** VNPU_WINO_MAX_C - the most input channels a group of a Winograd CONV */
+#define VNPU_WINO_MAX_C			1024
 
 /*
  * Packed weights. A packed operand is a rank-1, stride-1 f32, f16 or bf16
@@ -335,6 +344,18 @@ struct vnpu_layer_act {
  *   group g, panel p holds Wg[p * MR + i][k] at
  *   g * P * MR * KC + p * KC * MR + k * MR + i, where P = ceil((M/group) / MR),
  *   zero where p * MR + i >= M/group. Size: group * P * MR * KC.
+ * %VNPU_PACK_WINO_W, CONV's f32 W [M, C/group, 3, 3] for Winograd F(4x4,
+ *   3x3) (%VNPU_LAYER_F_WINO): each 3x3 kernel w of output channel m and
+ *   input channel c of a group becomes its 6x6 transform U = G w G^T,
+ *   with G's rows (1/4, 0, 0), -(1, 1, 1)/6, -(1, -1, 1)/6,
+ *   (1, 2, 4)/24, (1, -2, 4)/24 and (0, 0, 1) (vnpu_eng_wino_pack()
+ *   computes it). For each group g and each point x = 6 * i + j of the
+ *   6x6 (0 to 35), the matrix of U[i][j] over rows m < M/group and
+ *   columns c < C/group is laid out as %VNPU_PACK_CONV_W lays out Wg:
+ *   element (m, c) at ((g * 36 + x) * P + m / MR) * C/group * MR +
+ *   c * MR + m % MR, P = ceil((M/group) / MR), zero where m >= M/group.
+ *   Its rows and columns are given as for %VNPU_PACK_CONV_W (columns
+ *   C/group * 9). Size: group * 36 * P * MR * C/group. f32 only.
  *
  * bf16 panels pair their depths, for dot-product instructions: in a panel
  * of width w (NR, or MR) and depth K (K, or KC), element (k, x) is at
@@ -365,11 +386,14 @@ struct vnpu_layer_act {
  * @VNPU_PACK_GEMM_B: GEMM's B, panels of %VNPU_PACK_NR columns
  * @VNPU_PACK_CONV_W: CONV's W, per group panels of %VNPU_PACK_MR rows
  * @VNPU_PACK_QCONV_W: QLINEAR_CONV's i8 W, rows of 4-byte groups and sums
+ * @VNPU_PACK_WINO_W: CONV's f32 3x3 W transformed for Winograd, per group
+ *	and point panels of %VNPU_PACK_MR rows
  */
 enum vnpu_pack_layout {
 	VNPU_PACK_GEMM_B = 1,
 	VNPU_PACK_CONV_W = 2,
 	VNPU_PACK_QCONV_W = 3,
+	VNPU_PACK_WINO_W = 4,
 };
 
 /**
@@ -396,7 +420,8 @@ struct vnpu_layer_gemm {
 /**
  * struct vnpu_layer_conv - attributes of %VNPU_LAYER_CONV
  * @flags: %VNPU_LAYER_F_* (%VNPU_LAYER_F_PACKED: W is %VNPU_PACK_CONV_W,
- *	and its shape comes from @kernel and the other tensors)
+ *	%VNPU_LAYER_F_WINO: W is %VNPU_PACK_WINO_W; either way its shape
+ *	comes from @kernel and the other tensors)
  * @group: groups, >= 1, dividing C and M (group == C == M: depthwise)
  * @kernel: kernel extent (KH, KW); for 1-D, [0] is 1 and [1] is KW
  * @stride: strides (H, W), >= 1

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "vnpu_engine.h"
+#include "vnpu_eng_priv.h"
 
 /*
  * VNPU_ENGINE_ISA=base|avx2|avx512|vnni|bf16 caps the paths taken (tests
@@ -65,6 +65,32 @@ __u32 vnpu_eng_host_features(void)
 		f |= VNPU_ENG_F_AVX512;
 	}
 	return f & host_isa_cap();
+}
+
+int vnpu_eng_wino_pays(const struct vnpu_layer_conv *a,
+		       const struct vnpu_tensor *x, const struct vnpu_tensor *y)
+{
+	const struct vnpu_tensor t[2] = { *x, *y };
+	struct vnpu_layer_conv at = *a;
+	const struct eng_layer l = { .op = VNPU_LAYER_CONV, .t = t, .n = 2,
+				     .attrs = &at };
+	struct eng_conv_shape s;
+
+	at.flags = 0;
+	if (!eng_wino_fits(&at, x, VNPU_DTYPE_F32) || y->rank != 4)
+		return 0;
+	eng_conv_shape(&l, &s);
+	return eng_wino_pays(&s);
+}
+
+/* The baseline build's transform: every build's bits (no contraction). */
+int vnpu_eng_wino_pack(const float *src, __u64 groups, __u64 rows,
+		       __u64 cols, float *dst)
+{
+	if (!vnpu_eng_packed_size(VNPU_PACK_WINO_W, groups, rows, cols))
+		return VNPU_ENG_EINVAL;
+	return vnpu_eng_kernels_base.wino_pack(src, groups, rows, cols / 9,
+					       dst);
 }
 
 /* Bytes a huge allocation keeps mapped: whole small pages. */

@@ -57,4 +57,5 @@ const struct eng_kernels ENG_TABLE = {
 		[VNPU_LAYER_QLINEAR_ADD] = run_qlinear_add,
 	},
 	.transpose32 = eng_transpose32,
+	.wino_pack = wino_pack,
 };

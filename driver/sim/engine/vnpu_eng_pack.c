@@ -33,6 +33,13 @@ __u64 vnpu_eng_packed_size(__u32 layout, __u64 groups, __u64 rows,
 			return 0;
 		r *= eng_q4(cols) + 4;
 		break;
+	case VNPU_PACK_WINO_W:
+		panels = eng_div_up(rows, ENG_MR);
+		r = groups * panels * ENG_MR;
+		if (r > ENG_MAX_DIM || cols % 9)
+			return 0;
+		r *= cols / 9 * ENG_WINO_XI;
+		break;
 	default:
 		return 0;
 	}
@@ -74,6 +81,9 @@ int vnpu_eng_pack(__u32 layout, const void *src, __u64 groups, __u64 rows,
 	__u64 g, p, i, j, size;
 
 	size = vnpu_eng_packed_size(layout, groups, rows, cols);
+	/* Float arithmetic: vnpu_eng_wino_pack(). */
+	if (layout == VNPU_PACK_WINO_W)
+		return VNPU_ENG_EINVAL;
 	if (!size)
 		return rows && cols && groups ? VNPU_ENG_EINVAL : 0;
 	if (layout == VNPU_PACK_QCONV_W)

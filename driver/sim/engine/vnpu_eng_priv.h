@@ -100,6 +100,9 @@ typedef int (*eng_run_fn)(const struct eng_layer *l, __u64 unit_begin,
 struct eng_kernels {
 	eng_run_fn run[VNPU_LAYER_OP_LAST + 1];
 	void (*transpose32)(const struct vnpu_eng_transpose *t);
+	/* vnpu_eng_wino_pack() with C/group (host builds only call it) */
+	int (*wino_pack)(const float *src, __u64 groups, __u64 rows, __u64 cg,
+			 float *dst);
 };
 
 extern const struct eng_kernels vnpu_eng_kernels_avx2;
@@ -1243,18 +1246,17 @@ void vnpu_eng_dw_row_avx512(const struct eng_dw_row *t);
 
 /*
  * Winograd F(4x4, 3x3) (vnpu_eng_wino.c): a stride-1 3x3 convolution as
- * 36 GEMMs of depth C over 6x6 transforms of 4x4 output tiles. Chosen by
- * the layer's shapes and types only, where it does fewer operations than
- * the direct convolution including the transforms (measured; engine.rst,
- * "Winograd"): f32 X and W (plain or packed f32), 2-D, channels per group
- * in [ENG_WINO_MIN_C, ENG_WINO_MAX_C], at least ENG_WINO_MIN_M outputs
- * per group and ENG_WINO_MIN_TILES tiles over the batch's images (the
- * weights' transform is paid once per layer).
+ * 36 GEMMs of depth C over 6x6 transforms of 4x4 output tiles, for a CONV
+ * of %VNPU_LAYER_F_WINO, whose weights the compiler transformed once
+ * (%VNPU_PACK_WINO_W, vnpu_eng_wino_pack()). The compiler sets it where
+ * eng_wino_pays(): f32 X and W, 2-D (eng_wino_fits(), which the validator
+ * checks), channels per group in [ENG_WINO_MIN_C, VNPU_WINO_MAX_C], at
+ * least ENG_WINO_MIN_M outputs per group and ENG_WINO_MIN_TILES tiles
+ * over the batch's images (measured; engine.rst, "Winograd").
  */
 #define ENG_WINO_TILE		4	/* outputs of a tile side */
 #define ENG_WINO_XI		36	/* points of a 6x6 transform */
 #define ENG_WINO_MIN_C		32
-#define ENG_WINO_MAX_C		1024
 #define ENG_WINO_MIN_M		32
 #define ENG_WINO_MIN_TILES	144
 #define ENG_WINO_TILES		64	/* most tiles of a unit (FMA paths) */
@@ -1267,23 +1269,35 @@ static inline __u64 eng_wino_tiles(const struct eng_conv_shape *s)
 	       eng_div_up(s->ow, ENG_WINO_TILE);
 }
 
+/*
+ * Whether a CONV of @a over X @x with weights of type @wdt can run as
+ * Winograd at all (%VNPU_LAYER_F_WINO's conditions).
+ */
+static inline int eng_wino_fits(const struct vnpu_layer_conv *a,
+				const struct vnpu_tensor *x, __u32 wdt)
+{
+	return x->rank == 4 && x->dtype == VNPU_DTYPE_F32 &&
+	       wdt == VNPU_DTYPE_F32 && !(a->flags & VNPU_LAYER_F_PACKED) &&
+	       a->group && x->dims[1] % a->group == 0 &&
+	       x->dims[1] / a->group <= VNPU_WINO_MAX_C &&
+	       a->kernel[0] == 3 && a->kernel[1] == 3 && a->stride[0] == 1 &&
+	       a->stride[1] == 1 && a->dilation[0] == 1 &&
+	       a->dilation[1] == 1 && a->pad_begin[0] <= 2 &&
+	       a->pad_begin[1] <= 2 && a->pad_end[0] <= 2 && a->pad_end[1] <= 2;
+}
+
+/* Whether Winograd is faster than the direct convolution of shape @s. */
+static inline int eng_wino_pays(const struct eng_conv_shape *s)
+{
+	return s->cg >= ENG_WINO_MIN_C && s->mg >= ENG_WINO_MIN_M &&
+	       s->n * eng_wino_tiles(s) >= ENG_WINO_MIN_TILES;
+}
+
 static inline int eng_conv_wino(const struct eng_layer *l)
 {
 	const struct vnpu_layer_conv *a = l->attrs;
-	const struct vnpu_tensor *w = &l->t[1];
-	struct eng_conv_shape s;
 
-	if (l->t[0].rank != 4 || l->t[0].dtype != VNPU_DTYPE_F32 ||
-	    w->dtype != VNPU_DTYPE_F32 || a->kernel[0] != 3 ||
-	    a->kernel[1] != 3 || a->stride[0] != 1 || a->stride[1] != 1 ||
-	    a->dilation[0] != 1 || a->dilation[1] != 1 ||
-	    a->pad_begin[0] > 2 || a->pad_begin[1] > 2 ||
-	    a->pad_end[0] > 2 || a->pad_end[1] > 2)
-		return 0;
-	eng_conv_shape(l, &s);
-	return s.cg >= ENG_WINO_MIN_C && s.cg <= ENG_WINO_MAX_C &&
-	       s.mg >= ENG_WINO_MIN_M &&
-	       s.n * eng_wino_tiles(&s) >= ENG_WINO_MIN_TILES;
+	return !!(a->flags & VNPU_LAYER_F_WINO);
 }
 
 /*
@@ -1326,17 +1340,16 @@ static inline __u64 eng_wino_units(const struct eng_conv_shape *s,
 }
 
 /*
- * Floats of a Winograd part's scratch (vnpu_eng_wino.c): what it holds,
- * the transformed weights of a block of rows, the transformed input of a
- * unit, the 36 products, the outputs' rows and the GEMM's accumulator,
- * each aligned.
+ * Floats of a Winograd part's scratch (vnpu_eng_wino.c): the transformed
+ * input of a unit, the 36 products, the outputs' rows, the GEMM's
+ * accumulator and the transforms' buffers, each aligned.
  */
 static inline __u64 eng_wino_scratch(const struct eng_conv_shape *s,
 				     const struct eng_unit *u)
 {
 	__u64 al = ENG_ALIGN / 4;
 
-	return 9 * al + ENG_WINO_XI * u->rows * s->cg +
+	return 7 * al +
 	       ENG_WINO_XI * s->cg * u->cols + ENG_WINO_XI * u->rows * u->cols +
 	       u->rows * ENG_WINO_TILE * ENG_WINO_TILE * u->cols +
 	       ENG_MC * eng_acc_rs(u->cols) + ENG_WINO_XI * ENG_NR +

@@ -2,35 +2,22 @@
 /*
  * DOC: Winograd convolution
  *
- * Stride-1 3x3 convolutions as Winograd F(4x4, 3x3) (eng_conv_wino()
- * chooses by shape): each 4x4 tile of outputs of a channel is A^T M A,
- * where the 6x6 M is, point by point, the sum over input channels of the
- * transformed weights U = G g G^T times the transformed input tile
- * V = B^T d B. So a unit of tiles is 36 GEMMs (one per point) of the
- * output channels by the tiles, of depth C, run by the GEMM's blocks and
- * micro-kernels, between an input and an output transform; the output
- * rows then take the GEMM's epilogue. The transforms are fixed sequences
- * of float adds, subtractions and multiplies (no fused multiply-add) on
- * eight lanes, and each GEMM sums in depth order, so every path gives the
- * same bits whatever the split. Included by the kernel builds after
- * vnpu_eng_gemm.c.
+ * Stride-1 3x3 convolutions as Winograd F(4x4, 3x3) (CONV layers of
+ * %VNPU_LAYER_F_WINO, which the compiler sets by shape): each 4x4 tile of
+ * outputs of a channel is A^T M A, where the 6x6 M is, point by point,
+ * the sum over input channels of the transformed weights U = G g G^T
+ * times the transformed input tile V = B^T d B. U comes with the layer
+ * (%VNPU_PACK_WINO_W): the runtime transformed it once at compile time
+ * with wino_pack() below, so the device and the CPU read the same bits.
+ * A unit of tiles is 36 GEMMs (one per point) of the output channels by
+ * the tiles, of depth C, run by the GEMM's blocks and micro-kernels,
+ * between an input and an output transform; the output rows then take
+ * the GEMM's epilogue. The
+ * transforms are fixed sequences of float adds, subtractions and
+ * multiplies (no fused multiply-add) on eight lanes, and each GEMM sums
+ * in depth order, so every path gives the same bits whatever the split.
+ * Included by the kernel builds after vnpu_eng_gemm.c.
  */
-
-/**
- * struct wino_held - what a Winograd part's scratch holds, kept at its
- * start for the command's next parts on the same scratch
- * @epoch: the command run that set it (0: none)
- * @attrs: the layer's attributes, as the same run's one layer
- * @g: the group of the weights held
- * @m0: the first output channel of the block of weights held
- * @valid: whether @g and @m0 name weights transformed in this run
- */
-struct wino_held {
-	__u64 epoch;
-	const void *attrs;
-	__u64 g, m0;
-	int valid;
-};
 
 /**
  * struct wino_job - a Winograd part's layer, units and scratch
@@ -39,16 +26,17 @@ struct wino_held {
  * @u: the unit: @u.rows output channels by @u.cols tiles
  * @tw: tiles along a row of outputs
  * @tiles: tiles of an image
- * @held: see struct wino_held
- * @w: the transformed weights of the block held: point xi's panels at
- *	@w + xi * @u.rows * cg, panel p (ENG_MR rows) at + p * cg * ENG_MR
+ * @ws: floats between two points' weights (%VNPU_PACK_WINO_W): the
+ *	group's rows rounded up to whole panels times C/group
+ * @w: the transformed weights of the unit's group: point xi's panels at
+ *	@w + xi * @ws, panel p (ENG_MR rows) at + p * cg * ENG_MR
  * @v: the unit's transformed input: point xi's panels at
  *	@v + xi * cg * @u.cols, panel p (ENG_NR tiles) at + p * cg * ENG_NR
  * @m: the 36 products: point xi's row r at @m + (xi * @u.rows + r) * @u.cols
  * @stage: the unit's output rows: channel r's row i of tile t (of the
  *	unit) at @stage + r * 16 * @u.cols + i * 4 * @u.cols + 4 * t
  * @d: a panel's 6x6 input tiles or a row's partial transforms
- * @buf: transforms on their way to @w or @v: point xi's at
+ * @buf: transforms on their way to @v: point xi's at
  *	+ xi * ENG_WINO_BUF
  * @bufs: the GEMM's accumulator and paths
  */
@@ -56,9 +44,9 @@ struct wino_job {
 	struct eng_conv_shape s;
 	const struct eng_layer *l;
 	struct eng_unit u;
-	__u64 tw, tiles;
-	struct wino_held *held;
-	float *w, *v, *m, *stage, *d, *buf;
+	__u64 tw, tiles, ws;
+	const float *w;
+	float *v, *m, *stage, *d, *buf;
 	struct gemm_bufs bufs;
 };
 
@@ -121,33 +109,6 @@ static void wino_at(const float *p, __u64 ps, float *o, __u32 os)
 	vstore(o + 3 * os, (b + d * 8.0f) + m5);
 }
 
-/*
- * The 3x3 weights of output channel @m and input channel @c of group @g
- * (f32, plain or packed panels) to @g9, row-major.
- */
-static void wino_weight(const struct wino_job *wj, __u64 g, __u64 m, __u64 c,
-			float *g9)
-{
-	const struct vnpu_layer_conv *at = wj->l->attrs;
-	const struct vnpu_tensor *w = &wj->l->t[1];
-	const float *p = wj->l->data[1];
-	__s64 si = w->strides[2], sj = w->strides[3];
-	__u64 i, j;
-
-	if (eng_packed_f32(at->flags, w)) {
-		p += (g * eng_div_up(wj->s.mg, ENG_MR) + m / ENG_MR) *
-		     wj->s.cg * 9 * ENG_MR + c * 9 * ENG_MR + m % ENG_MR;
-		si = 3 * ENG_MR;
-		sj = ENG_MR;
-	} else {
-		p += (__s64)(g * wj->s.mg + m) * w->strides[0] +
-		     (__s64)c * w->strides[1];
-	}
-	for (i = 0; i < 3; i++)
-		for (j = 0; j < 3; j++)
-			g9[i * 3 + j] = p[(__s64)i * si + (__s64)j * sj];
-}
-
 /* Copies @n floats of each point from @buf (ENG_WINO_BUF apart) to @o. */
 static void wino_spread(const float *buf, __u64 n, float *o, __u64 os)
 {
@@ -158,54 +119,44 @@ static void wino_spread(const float *buf, __u64 n, float *o, __u64 os)
 }
 
 /*
- * U = G g G^T of output channels [@m0, @m0 + @u.rows) of group @g, in
- * the GEMMs' panels (rows past the group's zero), unless held: a panel's
- * rows by ENG_WINO_BUF / ENG_MR channels at a time into the buffer, eight
- * (channel, row) pairs a step, then each point's run to its place.
+ * U = G g G^T of the 3x3 kernels at @src (@groups groups of @rows output
+ * channels by @cg input channels, dense, row-major) in %VNPU_PACK_WINO_W
+ * at @dst, eight (channel, row) pairs a step in the order of the points'
+ * panels: the compiler's transform (vnpu_eng_wino_pack(); the host calls
+ * it, vnpu.ko never does).
  */
-static __attribute__((__noinline__))
-void wino_weights(struct wino_job *wj, __u64 g, __u64 m0,
-		  const struct vnpu_eng_ctx *ctx)
+static int wino_pack(const float *src, __u64 groups, __u64 rows, __u64 cg,
+		     float *dst)
 {
-	struct wino_held *h = wj->held;
-	__u64 cg = wj->s.cg, rs = wj->u.rows * cg, p, c0, cn, k0, k, m, i;
-	float *g9 = wj->d, *t = wj->d + 9 * 8, g1[9];
+	__u64 n = eng_div_up(rows, ENG_MR) * ENG_MR * cg, g, k0, k, m, c, i, j;
+	float g9[9 * 8], t[18 * 8], u[6 * 8];
+	const float *p;
 	__u32 lane;
 
-	if (h->valid && h->g == g && h->m0 == m0)
-		return;
-	for (p = 0; p < wj->u.rows; p += ENG_MR) {
-		for (c0 = 0; c0 < cg; c0 += cn) {
-			cn = eng_min(ENG_WINO_BUF / ENG_MR, cg - c0);
-			for (k0 = 0; k0 < cn * ENG_MR; k0 += 8) {
-				for (lane = 0; lane < 8; lane++) {
-					k = k0 + lane;
-					m = m0 + p + k % ENG_MR;
-					for (i = 0; i < 9; i++)
-						g1[i] = 0.0f;
-					if (k < cn * ENG_MR && m < wj->s.mg)
-						wino_weight(wj, g, m,
-							    c0 + k / ENG_MR, g1);
-					for (i = 0; i < 9; i++)
-						g9[i * 8 + lane] = g1[i];
-				}
-				/* Down the columns, then along the rows. */
-				for (i = 0; i < 3; i++)
-					wino_g(g9 + i * 8, 3 * 8, t + i * 8,
-					       3 * 8);
-				for (i = 0; i < 6; i++)
-					wino_g(t + i * 3 * 8, 8,
-					       wj->buf + i * 6 * ENG_WINO_BUF + k0,
-					       ENG_WINO_BUF);
+	for (g = 0; g < groups; g++)
+		for (k0 = 0; k0 < n; k0 += 8) {
+			for (lane = 0; lane < 8; lane++) {
+				k = k0 + lane;
+				m = k / (cg * ENG_MR) * ENG_MR + k % ENG_MR;
+				c = k / ENG_MR % cg;
+				p = src + ((g * rows + m) * cg + c) * 9;
+				for (i = 0; i < 9; i++)
+					g9[i * 8 + lane] = k < n && m < rows ?
+							   p[i] : 0.0f;
 			}
-			wino_spread(wj->buf, cn * ENG_MR,
-				    wj->w + p * cg + c0 * ENG_MR, rs);
+			/* Down the columns, then along the rows. */
+			for (i = 0; i < 3; i++)
+				wino_g(g9 + i * 8, 3 * 8, t + i * 8, 3 * 8);
+			for (i = 0; i < 6; i++) {
+				wino_g(t + i * 3 * 8, 8, u, 8);
+				for (j = 0; j < 6; j++)
+					for (lane = 0; lane < 8 && k0 + lane < n;
+					     lane++)
+						dst[(g * ENG_WINO_XI + i * 6 + j) *
+						    n + k0 + lane] = u[j * 8 + lane];
+			}
 		}
-		eng_pause(ctx);
-	}
-	h->g = g;
-	h->m0 = m0;
-	h->valid = 1;
+	return 0;
 }
 
 /*
@@ -291,9 +242,12 @@ void wino_input(struct wino_job *wj, const float *x, const __s64 *xs,
 	}
 }
 
-/* The 36 products M = U V of rows [0, @mc) by tiles [0, @nt). */
+/*
+ * The 36 products M = U V of rows [@m0, @m0 + @mc) of the group by tiles
+ * [0, @nt), M's row r for row @m0 + r.
+ */
 static __attribute__((__noinline__))
-void wino_gemms(struct wino_job *wj, __u64 mc, __u64 nt,
+void wino_gemms(struct wino_job *wj, __u64 m0, __u64 mc, __u64 nt,
 		const struct vnpu_eng_ctx *ctx)
 {
 	static const struct vnpu_layer_act none = { .func = VNPU_ACT_IDENTITY };
@@ -305,7 +259,7 @@ void wino_gemms(struct wino_job *wj, __u64 mc, __u64 nt,
 
 	e.avx512 = eng_act_avx512(ctx);
 	for (xi = 0; xi < ENG_WINO_XI; xi++) {
-		a.packed = wj->w + xi * wj->u.rows * wj->s.cg;
+		a.packed = wj->w + xi * wj->ws + m0 * wj->s.cg;
 		b.packed = wj->v + xi * wj->s.cg * wj->u.cols;
 		o.y = wj->m + xi * wj->u.rows * wj->u.cols;
 		gemm_block(&a, &b, 0, mc, 0, nt, wj->s.cg, &o, &e, &wj->bufs);
@@ -389,10 +343,6 @@ static void wino_scratch(struct wino_job *wj, const struct vnpu_eng_ctx *ctx)
 	__u64 cg = wj->s.cg, rows = wj->u.rows, cols = wj->u.cols;
 	float *p = eng_align(ctx->scratch);
 
-	wj->held = (struct wino_held *)p;
-	p = eng_align(p + ENG_ALIGN / 4);
-	wj->w = p;
-	p = eng_align(p + ENG_WINO_XI * rows * cg);
 	wj->v = p;
 	p = eng_align(p + ENG_WINO_XI * cg * cols);
 	wj->m = p;
@@ -427,16 +377,11 @@ static int run_conv_wino(const struct eng_layer *l, __u64 ub, __u64 ue,
 	eng_wino_unit(&wj.s, ctx->features, &wj.u);
 	wj.tw = eng_div_up(wj.s.ow, ENG_WINO_TILE);
 	wj.tiles = eng_wino_tiles(&wj.s);
+	wj.ws = eng_div_up(wj.s.mg, ENG_MR) * ENG_MR * wj.s.cg;
 	wino_scratch(&wj, ctx);
-	if (!ctx->epoch || wj.held->epoch != ctx->epoch ||
-	    wj.held->attrs != l->attrs) {
-		wj.held->epoch = ctx->epoch;
-		wj.held->attrs = l->attrs;
-		wj.held->valid = 0;
-	}
 	ntb = eng_div_up(wj.tiles, wj.u.cols);
 	mb = eng_div_up(wj.s.mg, wj.u.rows);
-	/* Units of one block of weights follow each other. */
+	/* Units of one block of rows follow each other. */
 	for (u = ub; u < ue; u++) {
 		ti = u % ntb;
 		img = (u / ntb) % wj.s.n;
@@ -446,12 +391,12 @@ static int run_conv_wino(const struct eng_layer *l, __u64 ub, __u64 ue,
 		t1 = eng_min(t0 + wj.u.cols, wj.tiles);
 		m0 = mi * wj.u.rows;
 		mc = eng_min(wj.u.rows, wj.s.mg - m0);
-		wino_weights(&wj, g, m0, ctx);
+		wj.w = (const float *)l->data[1] + g * ENG_WINO_XI * wj.ws;
 		wino_input(&wj, (const float *)l->data[0] +
 			   (__s64)img * x->strides[0] +
 			   (__s64)(g * wj.s.cg) * x->strides[1], xs, t0, t1,
 			   ctx);
-		wino_gemms(&wj, mc, t1 - t0, ctx);
+		wino_gemms(&wj, m0, mc, t1 - t0, ctx);
 		wino_output(&wj, mc, t1 - t0);
 		wino_flush(&wj, img, g, m0, mc, t0, t1, ctx);
 	}

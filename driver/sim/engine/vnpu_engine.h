@@ -250,7 +250,7 @@ __u64 vnpu_eng_packed_size(__u32 layout, __u64 groups, __u64 rows,
  * @dst: vnpu_eng_packed_size() f32 elements (layouts in vnpu_layers.h)
  *
  * Integer moves only: callable anywhere, done by the runtime at compile
- * time.
+ * time. %VNPU_PACK_WINO_W is vnpu_eng_wino_pack()'s.
  *
  * Return: 0, or %VNPU_ENG_EINVAL for a bad layout or size.
  */
@@ -285,6 +285,35 @@ int vnpu_eng_pair_bf16(__u32 layout, __u64 groups, __u64 rows, __u64 cols,
  */
 #ifndef __KERNEL__
 __u32 vnpu_eng_host_features(void);
+
+/**
+ * vnpu_eng_wino_pays() - whether a CONV runs faster as Winograd F(4x4,
+ * 3x3) on f32 weights (then the compiler sets %VNPU_LAYER_F_WINO); host
+ * builds only
+ * @a: its attributes (the flags are not looked at)
+ * @x: its X
+ * @y: its Y
+ *
+ * Return: 1 or 0.
+ */
+int vnpu_eng_wino_pays(const struct vnpu_layer_conv *a,
+		       const struct vnpu_tensor *x, const struct vnpu_tensor *y);
+
+/**
+ * vnpu_eng_wino_pack() - transform f32 3x3 weights for Winograd
+ * (%VNPU_PACK_WINO_W); host builds only: float arithmetic, done by the
+ * runtime at compile time, with the engine's own code, so that every
+ * device reads the same weights
+ * @src: @groups matrices of @rows x @cols f32, row-major and dense (W)
+ * @groups: the conv's groups
+ * @rows: M/group
+ * @cols: C/group * 9
+ * @dst: vnpu_eng_packed_size(%VNPU_PACK_WINO_W, ...) f32 elements
+ *
+ * Return: 0, or %VNPU_ENG_EINVAL for a bad size.
+ */
+int vnpu_eng_wino_pack(const float *src, __u64 groups, __u64 rows,
+		       __u64 cols, float *dst);
 
 /**
  * vnpu_eng_host_alloc() - zeroed, 64-byte aligned memory for tensors and

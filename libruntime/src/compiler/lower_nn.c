@@ -302,9 +302,57 @@ vnpu_status cl_conv_attrs(struct cstate *s, const struct cop *op, int32_t x, int
 			    attr->pad_begin, attr->pad_end);
 }
 
+/* Whether the engine runs CONV @attr of @x into @y faster as Winograd. */
+static bool conv_wino(const struct cstate *s, const struct vnpu_layer_conv *attr,
+		      const struct ctensor *x, const struct ctensor *y)
+{
+	struct vnpu_tensor tx = { .dtype = VNPU_DTYPE_F32, .rank = x->rank };
+	struct vnpu_tensor ty = { .dtype = VNPU_DTYPE_F32, .rank = y->rank };
+
+	/* f16 and bf16 hints keep their narrow weights. */
+	if (x->type != VNPU_TYPE_F32 || s->opt.inference_precision == VNPU_TYPE_F16 ||
+	    s->opt.inference_precision == VNPU_TYPE_BF16)
+		return false;
+	for (uint32_t d = 0; d < x->rank; d++)
+		tx.dims[d] = (uint64_t)x->dims[d];
+	for (uint32_t d = 0; d < y->rank; d++)
+		ty.dims[d] = (uint64_t)y->dims[d];
+	return vnpu_eng_wino_pays(attr, &tx, &ty);
+}
+
 /*
- * A CONV of X by W (@w: constant weights are packed), with @bias and
- * @residual values when not -1, into @y.
+ * Constant @w's f32 weights transformed for Winograd (VNPU_PACK_WINO_W) by
+ * the engine's own code, as a constant in *@out.
+ */
+static vnpu_status conv_wino_weights(struct cstate *s, const struct vnpu_tinfo *wi, int64_t group,
+				     int32_t *out)
+{
+	uint64_t rows = (uint64_t)(wi->dims[0] / group);
+	uint64_t cols = (uint64_t)(vnpu_tinfo_elems(wi) / wi->dims[0]);
+	uint64_t size = vnpu_eng_packed_size(VNPU_PACK_WINO_W, (uint64_t)group, rows, cols);
+	float *buf = size ? calloc(size, sizeof(float)) : NULL, *wide;
+	const float *src = const_f32(wi, &wide);
+	int64_t psize = (int64_t)size;
+	int rc;
+
+	if (!buf || !src) {
+		free(buf);
+		free(wide);
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory transforming weights");
+	}
+	rc = vnpu_eng_wino_pack(src, (uint64_t)group, rows, cols, buf);
+	free(wide);
+	if (rc) {
+		free(buf);
+		return VNPU_UNSUPPORTED;
+	}
+	return cs_add_const(s, VNPU_TYPE_F32, 1, &psize, buf, out);
+}
+
+/*
+ * A CONV of X by W (@w: constant weights are packed, or transformed for
+ * Winograd where it pays), with @bias and @residual values when not -1,
+ * into @y.
  */
 static vnpu_status conv_layer(struct cstate *s, struct vnpu_layer_conv *attr, struct ctensor x,
 			      int32_t w, int32_t bias, int32_t residual, struct ctensor y)
@@ -317,7 +365,15 @@ static vnpu_status conv_layer(struct cstate *s, struct vnpu_layer_conv *attr, st
 	vnpu_status st;
 
 	t[n++] = x;
-	if (cs_is_const(s, w) && packable(wi) && !s->opt.no_packing) {
+	if (cs_is_const(s, w) && packable(wi) && !s->opt.no_packing &&
+	    conv_wino(s, attr, &x, &y)) {
+		st = conv_wino_weights(s, wi, group, &packed);
+		if (st && st != VNPU_UNSUPPORTED)
+			return st;
+		if (!st)
+			attr->flags |= VNPU_LAYER_F_WINO;
+	}
+	if (packed < 0 && cs_is_const(s, w) && packable(wi) && !s->opt.no_packing) {
 		uint64_t rows = (uint64_t)(wi->dims[0] / group);
 		uint64_t cols = (uint64_t)(vnpu_tinfo_elems(wi) / wi->dims[0]);
 		uint64_t size = vnpu_eng_packed_size(VNPU_PACK_CONV_W, (uint64_t)group, rows, cols);
@@ -343,7 +399,8 @@ static vnpu_status conv_layer(struct cstate *s, struct vnpu_layer_conv *attr, st
 	}
 	if (packed >= 0) {
 		t[n++] = ct_dense(s, packed);
-		attr->flags |= VNPU_LAYER_F_PACKED;
+		if (!(attr->flags & VNPU_LAYER_F_WINO))
+			attr->flags |= VNPU_LAYER_F_PACKED;
 	} else {
 		t[n++] = ct_dense(s, w);
 	}

@@ -152,6 +152,14 @@ static void gemm_conv_shapes(void)
 	c.kernel[0] = 3;
 	c.kernel[1] = 3;
 	c.pad_begin[0] = c.pad_begin[1] = c.pad_end[0] = c.pad_end[1] = 1;
+	/* Winograd's deepest GEMMs (the weights' values do not matter). */
+	c.flags = VNPU_LAYER_F_WINO;
+	add("conv 3x3 winograd, C 1024, 96 x 64x64", VNPU_LAYER_CONV, 0, &c,
+	    sizeof(c), 3, T(F32, 1, VNPU_WINO_MAX_C, 64, 64),
+	    T(F32, vnpu_eng_packed_size(VNPU_PACK_WINO_W, 1, 96,
+					VNPU_WINO_MAX_C * 9)),
+	    T(F32, 1, 96, 64, 64));
+	c.flags = 0;
 	c.group = 4;
 	add("depthwise 3x3, 4 x 2048x2048", VNPU_LAYER_CONV, 0, &c, sizeof(c),
 	    3, T(F32, 1, 4, 2048, 2048), T(F32, 4, 1, 3, 3),

@@ -185,6 +185,35 @@ static void conv(const char *name, __u64 c, __u64 m, __u64 h, __u64 w,
 }
 
 /*
+ * A 3x3 convolution as Winograd (%VNPU_LAYER_F_WINO): conv()'s, its
+ * random weights transformed by the runtime's function.
+ */
+static void wino_conv(const char *name, __u64 c, __u64 m, __u64 h, __u64 w,
+		      __u32 pad, __u32 group, int residual)
+{
+	__u64 mg = m / group, kt = c / group * 9, i;
+	__u64 ps = vnpu_eng_packed_size(VNPU_PACK_WINO_W, group, mg, kt);
+	struct vnpu_layer_conv *a;
+	struct layer *l;
+	float *src;
+
+	conv(name, c, m, h, w, 3, 1, pad, group, residual, VNPU_DTYPE_F32);
+	l = &layers[num_layers - 1];
+	a = (struct vnpu_layer_conv *)l->attrs;
+	a->flags |= VNPU_LAYER_F_WINO;
+	src = malloc(m * kt * 4);
+	for (i = 0; i < m * kt; i++)
+		src[i] = frand();
+	l->t[1] = tensor(VNPU_DTYPE_F32, 1, &ps, 0);
+	if (vnpu_eng_wino_pack(src, group, mg, kt,
+			       (float *)(arena + l->t[1].offset))) {
+		fprintf(stderr, "npu-vs-cpu: %s: vnpu_eng_wino_pack failed\n", name);
+		exit(1);
+	}
+	free(src);
+}
+
+/*
  * A depthwise convolution of @c channels, @k x @k with stride @s and half
  * the kernel as padding (MobileNetV3's), activation @act.
  */
@@ -309,10 +338,8 @@ static void build_layers(void)
 	conv("conv 1x1", 32, 24, 9, 9, 1, 1, 0, 1, 0, VNPU_DTYPE_F32);
 	conv("conv grouped", 12, 6, 10, 10, 3, 1, 1, 3, 0, VNPU_DTYPE_F32);
 	/* Winograd F(4x4, 3x3): odd maps, a residual, groups and no pad. */
-	conv("conv 3x3 winograd", 40, 36, 45, 47, 3, 1, 1, 1, 1,
-	     VNPU_DTYPE_F32);
-	conv("conv 3x3 winograd grouped", 64, 64, 50, 50, 3, 1, 0, 2, 0,
-	     VNPU_DTYPE_F32);
+	wino_conv("conv 3x3 winograd", 40, 36, 45, 47, 1, 1, 1);
+	wino_conv("conv 3x3 winograd grouped", 64, 64, 50, 50, 0, 2, 0);
 	/* MobileNetV3-Large's depthwise shapes, with fewer channels. */
 	dwconv("dw 3x3 112", 16, 112, 112, 3, 1, VNPU_ACT_RELU);
 	dwconv("dw 3x3 s2 112", 16, 112, 112, 3, 2, VNPU_ACT_RELU);

@@ -107,6 +107,7 @@ static void gemm_bad(struct __test_metadata *_metadata)
 	b.size = sizeof(b.a.gemm);
 	common_bad(_metadata, &b);
 	BAD(b, "unknown flag", f->a.gemm.flags |= 1u << 5);
+	BAD(b, "the conv-only wino flag", f->a.gemm.flags |= VNPU_LAYER_F_WINO);
 	BAD(b, "flags without the bias tensor", f->a.gemm.flags &= ~VNPU_LAYER_F_BIAS);
 	BAD(b, "pad", f->a.gemm.pad = 1);
 	BAD(b, "alpha NaN", f->a.gemm.alpha = NAN_BITS);
@@ -289,6 +290,43 @@ static void conv_bad(struct __test_metadata *_metadata)
 	EXPECT_TRUE(!check(&b))
 		TH_LOG("conv packed bf16: valid layer rejected");
 	b.t[1].dtype = VNPU_DTYPE_F32;
+	{
+		/* Winograd: stride 1, Y 8x9; W transformed, 2 x 3 x 2 x 36. */
+		struct fixture wn = conv_base();
+		__u64 ws = vnpu_eng_packed_size(VNPU_PACK_WINO_W, 2, 3, 18);
+
+		wn.a.conv.flags |= VNPU_LAYER_F_WINO;
+		wn.a.conv.stride[0] = 1;
+		wn.t[1] = T(VNPU_DTYPE_F32, 1, ws, 0, 0, 0);
+		wn.t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 8, 9);
+		wn.t[4] = wn.t[3];
+		EXPECT_EQ(2ull * 6 * 2 * 36, ws)
+			TH_LOG("wino packed size");
+		EXPECT_TRUE(!check(&wn))
+			TH_LOG("conv wino: valid layer rejected");
+		BAD(wn, "wino size - 1", f->t[1].dims[0]--);
+		BAD(wn, "wino size + 1", f->t[1].dims[0]++);
+		BAD(wn, "wino W plain", f->t[1] = T(VNPU_DTYPE_F32, 4, 6, 2, 3, 3));
+		BAD(wn, "wino W f16", f->t[1].dtype = VNPU_DTYPE_F16);
+		BAD(wn, "wino W bf16", f->t[1].dtype = VNPU_DTYPE_BF16);
+		BAD(wn, "wino X f16", f->t[0].dtype = VNPU_DTYPE_F16);
+		BAD(wn, "wino and packed", f->a.conv.flags |= VNPU_LAYER_F_PACKED);
+		BAD(wn, "wino stride 2", f->a.conv.stride[0] = 2;
+		    f->t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 4, 9); f->t[4] = f->t[3]);
+		BAD(wn, "wino dilation 2", f->a.conv.dilation[1] = 2;
+		    f->t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 8, 7); f->t[4] = f->t[3]);
+		BAD(wn, "wino pad 3", f->a.conv.pad_begin[1] = 3;
+		    f->t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 8, 11); f->t[4] = f->t[3]);
+		BAD(wn, "wino kernel 1x1", f->a.conv.kernel[0] = 1;
+		    f->a.conv.kernel[1] = 1; f->a.conv.pad_begin[0] = 0;
+		    f->a.conv.pad_begin[1] = f->a.conv.pad_end[1] = 0;
+		    f->t[1].dims[0] = vnpu_eng_packed_size(VNPU_PACK_WINO_W, 2, 3, 18);
+		    f->t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 9, 9); f->t[4] = f->t[3]);
+		BAD(wn, "wino C/group over VNPU_WINO_MAX_C",
+		    f->t[0] = T(VNPU_DTYPE_F32, 4, 1, 2 * (VNPU_WINO_MAX_C + 1), 9, 9);
+		    f->t[1].dims[0] = vnpu_eng_packed_size(VNPU_PACK_WINO_W, 2, 3,
+							   (VNPU_WINO_MAX_C + 1) * 9));
+	}
 	{
 		struct fixture h = conv_base();
 		__u32 i;
@@ -609,6 +647,14 @@ static void run_bad(struct __test_metadata *_metadata)
 		TH_LOG("packed sizes");
 	EXPECT_EQ(VNPU_ENG_EINVAL, vnpu_eng_pack(9, a, 1, 4, 4, b))
 		TH_LOG("unknown layout packed");
+	/* Winograd's: whole 3x3 kernels only, and never by vnpu_eng_pack(). */
+	EXPECT_TRUE(!vnpu_eng_packed_size(VNPU_PACK_WINO_W, 1, 4, 10) &&
+		    vnpu_eng_packed_size(VNPU_PACK_WINO_W, 1, 7, 9) == 12 * 36)
+		TH_LOG("wino packed sizes");
+	EXPECT_EQ(VNPU_ENG_EINVAL, vnpu_eng_pack(VNPU_PACK_WINO_W, a, 1, 1, 9, b))
+		TH_LOG("wino layout through vnpu_eng_pack");
+	EXPECT_EQ(VNPU_ENG_EINVAL, vnpu_eng_wino_pack(a, 1, 1, 10, b))
+		TH_LOG("wino pack of a partial kernel");
 	free(ctx.scratch);
 	free(a);
 	free(b);

@@ -399,11 +399,12 @@ static void conv_units(struct __test_metadata *_metadata, const struct conv_shap
 static void check_fma_units(struct __test_metadata *_metadata)
 {
 	__u64 d[2] = { 1024, 1024 }, dx[4] = { 1, 64, 56, 56 };
-	__u64 dw[4] = { 64, 64, 3, 3 };
+	__u64 dw = vnpu_eng_packed_size(VNPU_PACK_WINO_W, 1, 64, 64 * 9);
 	struct vnpu_layer_gemm g = { .alpha = 0x3f800000 };
 	struct vnpu_layer_conv c = {
-		.group = 1, .kernel = { 3, 3 }, .stride = { 1, 1 },
-		.dilation = { 1, 1 }, .pad_begin = { 1, 1 }, .pad_end = { 1, 1 },
+		.flags = VNPU_LAYER_F_WINO, .group = 1, .kernel = { 3, 3 },
+		.stride = { 1, 1 }, .dilation = { 1, 1 }, .pad_begin = { 1, 1 },
+		.pad_end = { 1, 1 },
 	};
 	struct vnpu_tensor t[3];
 
@@ -413,7 +414,7 @@ static void check_fma_units(struct __test_metadata *_metadata)
 	EXPECT_EQ(18 * 64, vnpu_eng_layer_max_parts(VNPU_LAYER_GEMM, t, 3, &g, BASE))
 		TH_LOG("GEMM 1024^3: baseline units of 60 x 16");
 	t[0] = et_dense(VNPU_DTYPE_F32, 4, dx);
-	t[1] = et_dense(VNPU_DTYPE_F32, 4, dw);
+	t[1] = et_dense(VNPU_DTYPE_F32, 1, &dw);
 	t[2] = et_dense(VNPU_DTYPE_F32, 4, dx);
 	EXPECT_EQ(13, vnpu_eng_layer_max_parts(VNPU_LAYER_CONV, t, 3, &c, AVX2))
 		TH_LOG("conv 3x3 64x56x56: AVX2 units");

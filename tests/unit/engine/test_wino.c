@@ -7,6 +7,7 @@
  */
 #include "engine_test.h"
 #include "ksft_main.h"
+#include "vnpu_eng_priv.h"
 
 /*
  * |y - ref| <= WINO_BOUND * (sum |x w| + |bias| + |residual|), plus the
@@ -80,7 +81,7 @@ static void wino_case_run(struct __test_metadata *_metadata, const struct wino_c
 	__u64 cg = wc->c / wc->group, mg = wc->m / wc->group, kt = cg * 9;
 	__u64 dx[4] = { wc->n, wc->c, wc->h, wc->w }, dw[4] = { wc->m, cg, 3, 3 };
 	__u64 dy[4] = { wc->n, wc->m, oh, ow }, psize;
-	float *x, *w, *bias = NULL, *res = NULL, *y, *reff, *packed = NULL;
+	float *x, *w, *bias = NULL, *res = NULL, *y, *reff, *packed, *other;
 	double *ref, *mag;
 	void *data[5];
 	size_t i, count = wc->n * wc->m * oh * ow;
@@ -96,14 +97,20 @@ static void wino_case_run(struct __test_metadata *_metadata, const struct wino_c
 	w = malloc(et_bytes(&t[n]));
 	et_fill_f32(w, et_bytes(&t[n]) / 4);
 	data[n++] = w;
-	if (wc->flags & VNPU_LAYER_F_PACKED) {
-		psize = vnpu_eng_packed_size(VNPU_PACK_CONV_W, wc->group, mg, kt);
-		packed = malloc(psize * 4);
-		EXPECT_TRUE(!vnpu_eng_pack(VNPU_PACK_CONV_W, w, wc->group, mg, kt, packed))
-			TH_LOG("pack conv");
-		t[1] = et_dense(VNPU_DTYPE_F32, 1, &psize);
-		data[1] = packed;
+	/* The runtime's transform; the FMA build's gives the same bits. */
+	psize = vnpu_eng_packed_size(VNPU_PACK_WINO_W, wc->group, mg, kt);
+	packed = malloc(psize * 4);
+	other = malloc(psize * 4);
+	EXPECT_TRUE(psize && !vnpu_eng_wino_pack(w, wc->group, mg, kt, packed))
+		TH_LOG("wino pack");
+	if (et_host_features & VNPU_ENG_F_AVX2_FMA) {
+		memset(other, 0xff, psize * 4);
+		vnpu_eng_kernels_avx2.wino_pack(w, wc->group, mg, cg, other);
+		EXPECT_EQ(0, memcmp(packed, other, psize * 4))
+			TH_LOG("wino pack: the builds differ");
 	}
+	t[1] = et_dense(VNPU_DTYPE_F32, 1, &psize);
+	data[1] = packed;
 	if (wc->flags & VNPU_LAYER_F_BIAS) {
 		t[n] = et_dense(VNPU_DTYPE_F32, 1, &wc->m);
 		bias = malloc(wc->m * 4);
@@ -126,7 +133,7 @@ static void wino_case_run(struct __test_metadata *_metadata, const struct wino_c
 	for (i = 0; i < count; i++)
 		reff[i] = (float)ref[i];
 
-	at.flags = wc->flags;
+	at.flags = wc->flags | VNPU_LAYER_F_WINO;
 	at.group = wc->group;
 	at.kernel[0] = 3;
 	at.kernel[1] = 3;
@@ -166,6 +173,7 @@ static void wino_case_run(struct __test_metadata *_metadata, const struct wino_c
 	free(x);
 	free(w);
 	free(packed);
+	free(other);
 	free(bias);
 	free(res);
 	free(y);
@@ -177,22 +185,23 @@ static void wino_case_run(struct __test_metadata *_metadata, const struct wino_c
 TEST(wino)
 {
 	const __u32 B = VNPU_LAYER_F_BIAS, R = VNPU_LAYER_F_RESIDUAL;
-	const __u32 P = VNPU_LAYER_F_PACKED;
 	static const struct wino_case cases[] = {
-		/* The fewest tiles Winograd takes; a map of whole tiles. */
+		/* A map of whole tiles. */
 		{ 1, 32, 48, 48, 32, 1, 1, 1, 1, 1, 0, 0 },
-		/* Odd sizes, two images, bias and Relu, packed weights. */
-		{ 2, 35, 37, 45, 33, 1, 1, 1, 1, 1, B | P, VNPU_ACT_RELU },
+		/* Odd sizes, two images, bias and Relu. */
+		{ 2, 35, 37, 45, 33, 1, 1, 1, 1, 1, B, VNPU_ACT_RELU },
 		/* No padding: 48x49 outputs, tiles cut at both edges. */
 		{ 1, 32, 50, 51, 40, 1, 0, 0, 0, 0, B, 0 },
 		/* Groups, a residual, and a Sigmoid (not a plain epilogue). */
 		{ 1, 72, 47, 47, 72, 2, 1, 1, 1, 1, B | R, VNPU_ACT_SIGMOID },
 		/* More channels than a row block; uneven pads up to 2. */
-		{ 1, 33, 33, 70, 100, 1, 1, 2, 2, 1, B | R | P, VNPU_ACT_RELU },
+		{ 1, 33, 33, 70, 100, 1, 1, 2, 2, 1, B | R, VNPU_ACT_RELU },
 		/* ResNet's 56x56: many units, parts cut mid-map. */
-		{ 1, 64, 56, 56, 64, 1, 1, 1, 1, 1, B | R | P, VNPU_ACT_RELU },
+		{ 1, 64, 56, 56, 64, 1, 1, 1, 1, 1, B | R, VNPU_ACT_RELU },
 		/* Deep: depth slices of the GEMMs, 3 images. */
 		{ 3, 400, 26, 27, 40, 1, 1, 1, 1, 1, B, 0 },
+		/* Small: one tile row, few channels, rows past a panel. */
+		{ 1, 3, 4, 9, 7, 1, 1, 1, 1, 1, B, 0 },
 	};
 	size_t i;
 
