@@ -1258,7 +1258,7 @@ void vnpu_eng_dw_row_avx512(const struct eng_dw_row *t);
 #define ENG_WINO_XI		36	/* points of a 6x6 transform */
 #define ENG_WINO_MIN_C		32
 #define ENG_WINO_MIN_M		32
-#define ENG_WINO_MIN_TILES	144
+#define ENG_WINO_MIN_TILES	16
 #define ENG_WINO_TILES		64	/* most tiles of a unit (FMA paths) */
 #define ENG_WINO_BUF		(16 * ENG_NR)	/* floats a point per chunk */
 
@@ -1305,7 +1305,8 @@ static inline int eng_conv_wino(const struct eng_layer *l)
  * the FMA paths, one panel on the baseline's) of one image and group by
  * as many output channels as the budget allows at that depth (one block
  * at most); a layer of fewer than ENG_CONV_MIN_UNITS units halves its
- * tiles, then its rows.
+ * rows (the blocks of rows of a run of tiles share its input's
+ * transform), to whole 12-row tiles, then its tiles.
  */
 static inline void eng_wino_unit(const struct eng_conv_shape *s,
 				 __u32 features, struct eng_unit *u)
@@ -1320,10 +1321,10 @@ static inline void eng_wino_unit(const struct eng_conv_shape *s,
 				ENG_MR, eng_min(ENG_MC, all));
 	while (outer * eng_div_up(s->mg, u->rows) * eng_div_up(tiles, u->cols) <
 	       ENG_CONV_MIN_UNITS) {
-		if (u->cols > ENG_NR)
+		if (u->rows > 2 * ENG_MR)
+			u->rows = eng_div_up(u->rows / 2, 2 * ENG_MR) * 2 * ENG_MR;
+		else if (u->cols > ENG_NR)
 			u->cols = eng_div_up(u->cols / 2, ENG_NR) * ENG_NR;
-		else if (u->rows > 2 * ENG_MR)
-			u->rows = eng_div_up(u->rows / 2, ENG_MR) * ENG_MR;
 		else
 			break;
 	}
@@ -1340,16 +1341,16 @@ static inline __u64 eng_wino_units(const struct eng_conv_shape *s,
 }
 
 /*
- * Floats of a Winograd part's scratch (vnpu_eng_wino.c): the transformed
- * input of a unit, the 36 products, the outputs' rows, the GEMM's
- * accumulator and the transforms' buffers, each aligned.
+ * Floats of a Winograd part's scratch (vnpu_eng_wino.c): what it holds,
+ * the transformed input of a unit, the 36 products, the outputs' rows,
+ * the GEMM's accumulator and the transforms' buffers, each aligned.
  */
 static inline __u64 eng_wino_scratch(const struct eng_conv_shape *s,
 				     const struct eng_unit *u)
 {
 	__u64 al = ENG_ALIGN / 4;
 
-	return 7 * al +
+	return 8 * al +
 	       ENG_WINO_XI * s->cg * u->cols + ENG_WINO_XI * u->rows * u->cols +
 	       u->rows * ENG_WINO_TILE * ENG_WINO_TILE * u->cols +
 	       ENG_MC * eng_acc_rs(u->cols) + ENG_WINO_XI * ENG_NR +

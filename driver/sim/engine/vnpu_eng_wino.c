@@ -20,12 +20,27 @@
  */
 
 /**
+ * struct wino_held - what a Winograd part's scratch holds, kept at its
+ * start for the command's next parts on the same scratch
+ * @epoch: the command run that set it (0: none)
+ * @attrs: the layer's attributes, as the same run's one layer
+ * @run: the run of tiles (unit / blocks of rows) whose V the scratch
+ *	holds, or ~0 for none
+ */
+struct wino_held {
+	__u64 epoch;
+	const void *attrs;
+	__u64 run;
+};
+
+/**
  * struct wino_job - a Winograd part's layer, units and scratch
  * @s: the shape
  * @l: the layer
  * @u: the unit: @u.rows output channels by @u.cols tiles
  * @tw: tiles along a row of outputs
  * @tiles: tiles of an image
+ * @held: see struct wino_held
  * @ws: floats between two points' weights (%VNPU_PACK_WINO_W): the
  *	group's rows rounded up to whole panels times C/group
  * @w: the transformed weights of the unit's group: point xi's panels at
@@ -45,6 +60,7 @@ struct wino_job {
 	const struct eng_layer *l;
 	struct eng_unit u;
 	__u64 tw, tiles, ws;
+	struct wino_held *held;
 	const float *w;
 	float *v, *m, *stage, *d, *buf;
 	struct gemm_bufs bufs;
@@ -171,7 +187,7 @@ static void wino_gather(const struct wino_job *wj, const float *x,
 	__s64 y0 = (__s64)(t / wj->tw * ENG_WINO_TILE) - a->pad_begin[0];
 	__s64 x0 = (__s64)(t % wj->tw * ENG_WINO_TILE) - a->pad_begin[1];
 	float *d = wj->d + lane;
-	__s64 r, k;
+	__s64 r, k, r0, r1, k0, k1;
 
 	if (y0 >= 0 && x0 >= 0 && y0 + 6 <= (__s64)wj->s.h &&
 	    x0 + 6 <= (__s64)wj->s.w && xs[2] == 1) {
@@ -182,15 +198,17 @@ static void wino_gather(const struct wino_job *wj, const float *x,
 				d[(r * 6 + k) * ENG_NR] = row[k];
 		return;
 	}
-	for (r = 0; r < 6; r++)
-		for (k = 0; k < 6; k++) {
-			__s64 yy = y0 + r, xx = x0 + k;
-			int in = yy >= 0 && xx >= 0 && yy < (__s64)wj->s.h &&
-				 xx < (__s64)wj->s.w;
-
-			d[(r * 6 + k) * ENG_NR] = in ? x[yy * xs[1] + xx * xs[2]] :
-						       0.0f;
-		}
+	/* Zeros, then the rows and columns inside X (a short map's all). */
+	for (r = 0; r < 36; r++)
+		d[r * ENG_NR] = 0.0f;
+	r0 = y0 < 0 ? -y0 : 0;
+	r1 = eng_min(6, (__s64)wj->s.h - y0);
+	k0 = x0 < 0 ? -x0 : 0;
+	k1 = eng_min(6, (__s64)wj->s.w - x0);
+	for (r = r0; r < r1; r++)
+		for (k = k0; k < k1; k++)
+			d[(r * 6 + k) * ENG_NR] = x[(y0 + r) * xs[1] +
+						    (x0 + k) * xs[2]];
 }
 
 /*
@@ -244,7 +262,9 @@ void wino_input(struct wino_job *wj, const float *x, const __s64 *xs,
 
 /*
  * The 36 products M = U V of rows [@m0, @m0 + @mc) of the group by tiles
- * [0, @nt), M's row r for row @m0 + r.
+ * [0, @nt), M's row r for row @m0 + r. V's tiles past @nt are zeros up to
+ * the panel's end: the GEMMs run whole panels, so that no panel's last
+ * few columns take the tiles' narrow tail (tail_cols(); M has the room).
  */
 static __attribute__((__noinline__))
 void wino_gemms(struct wino_job *wj, __u64 m0, __u64 mc, __u64 nt,
@@ -262,7 +282,8 @@ void wino_gemms(struct wino_job *wj, __u64 m0, __u64 mc, __u64 nt,
 		a.packed = wj->w + xi * wj->ws + m0 * wj->s.cg;
 		b.packed = wj->v + xi * wj->s.cg * wj->u.cols;
 		o.y = wj->m + xi * wj->u.rows * wj->u.cols;
-		gemm_block(&a, &b, 0, mc, 0, nt, wj->s.cg, &o, &e, &wj->bufs);
+		gemm_block(&a, &b, 0, mc, 0, eng_div_up(nt, ENG_NR) * ENG_NR,
+			   wj->s.cg, &o, &e, &wj->bufs);
 		eng_pause(ctx);
 	}
 }
@@ -343,6 +364,8 @@ static void wino_scratch(struct wino_job *wj, const struct vnpu_eng_ctx *ctx)
 	__u64 cg = wj->s.cg, rows = wj->u.rows, cols = wj->u.cols;
 	float *p = eng_align(ctx->scratch);
 
+	wj->held = (struct wino_held *)p;
+	p = eng_align(p + ENG_ALIGN / 4);
 	wj->v = p;
 	p = eng_align(p + ENG_WINO_XI * cg * cols);
 	wj->m = p;
@@ -379,23 +402,34 @@ static int run_conv_wino(const struct eng_layer *l, __u64 ub, __u64 ue,
 	wj.tiles = eng_wino_tiles(&wj.s);
 	wj.ws = eng_div_up(wj.s.mg, ENG_MR) * ENG_MR * wj.s.cg;
 	wino_scratch(&wj, ctx);
+	if (!ctx->epoch || wj.held->epoch != ctx->epoch ||
+	    wj.held->attrs != l->attrs) {
+		wj.held->epoch = ctx->epoch;
+		wj.held->attrs = l->attrs;
+		wj.held->run = ~0ull;
+	}
 	ntb = eng_div_up(wj.tiles, wj.u.cols);
 	mb = eng_div_up(wj.s.mg, wj.u.rows);
-	/* Units of one block of rows follow each other. */
+	/*
+	 * The blocks of rows of one run of tiles follow each other: the
+	 * parts on one scratch transform that run's input once.
+	 */
 	for (u = ub; u < ue; u++) {
-		ti = u % ntb;
-		img = (u / ntb) % wj.s.n;
-		mi = (u / (ntb * wj.s.n)) % mb;
-		g = u / (ntb * wj.s.n * mb);
+		mi = u % mb;
+		ti = (u / mb) % ntb;
+		img = (u / (mb * ntb)) % wj.s.n;
+		g = u / (mb * ntb * wj.s.n);
 		t0 = ti * wj.u.cols;
 		t1 = eng_min(t0 + wj.u.cols, wj.tiles);
 		m0 = mi * wj.u.rows;
 		mc = eng_min(wj.u.rows, wj.s.mg - m0);
 		wj.w = (const float *)l->data[1] + g * ENG_WINO_XI * wj.ws;
-		wino_input(&wj, (const float *)l->data[0] +
-			   (__s64)img * x->strides[0] +
-			   (__s64)(g * wj.s.cg) * x->strides[1], xs, t0, t1,
-			   ctx);
+		if (u / mb != wj.held->run)
+			wino_input(&wj, (const float *)l->data[0] +
+				   (__s64)img * x->strides[0] +
+				   (__s64)(g * wj.s.cg) * x->strides[1], xs, t0,
+				   t1, ctx);
+		wj.held->run = u / mb;
 		wino_gemms(&wj, m0, mc, t1 - t0, ctx);
 		wino_output(&wj, mc, t1 - t0);
 		wino_flush(&wj, img, g, m0, mc, t0, t1, ctx);
