@@ -5,7 +5,7 @@
  * inputs are read once and Y written once whatever the number of steps.
  * The steps' results live in the part's scratch, in buffers that steps
  * share when their results are not needed at once (eng_chain_slots()).
- * Included by vnpu_eng_kern.c, never compiled on its own.
+ * Built per ISA (vnpu_eng_isa.h).
  *
  * A step gives what its UNARY or BINARY layer gives on f32 tensors: the
  * functions through act_f32(), the binary ones in f32 (each of +, -, *, /
@@ -14,6 +14,7 @@
  * AVX-512 path (vnpu_eng_chain_avx512.c): a lane's result is the same
  * either way.
  */
+#include "vnpu_eng_kern.h"
 
 /* A step's operand over one block: @n floats at @p, or one repeated. */
 struct chain_val {
@@ -195,8 +196,8 @@ static void chain_row(const void *arg, char *const *p, const __s64 *st,
 	}
 }
 
-static int run_chain(const struct eng_layer *l, __u64 ub, __u64 ue,
-		     const struct vnpu_eng_ctx *ctx)
+int run_chain(const struct eng_layer *l, __u64 ub, __u64 ue,
+	      const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_chain *a = l->attrs;
 	const struct vnpu_tensor *y = &l->t[l->n - 1];

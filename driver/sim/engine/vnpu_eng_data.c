@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * Data movement with index arithmetic: Resize, Pad, Gather and
- * GatherElements. Included by the kernel builds, never compiled on its
- * own. Each output element is computed from its coordinates.
+ * GatherElements, built per ISA (vnpu_eng_isa.h). Each output element is
+ * computed from its coordinates.
  */
+#include "vnpu_eng_kern.h"
 
 /* ---- RESIZE ---------------------------------------------------------- */
 
@@ -43,7 +44,7 @@ static __u64 clamp_index(double x, __u64 in)
 }
 
 /* Keys' cubic convolution kernel with parameter @a at distance @t. */
-static double cubic_w(double t, double a)
+double cubic_w(double t, double a)
 {
 	t = m_fabs(t);
 	if (t <= 1)
@@ -579,8 +580,8 @@ static void resize_row(const struct eng_layer *l, struct resize_tab *tb,
  * Outputs row by row, the innermost axis's taps from a table of up to
  * tb.span columns built once per part and run of columns.
  */
-static int run_resize(const struct eng_layer *l, __u64 ub, __u64 ue,
-		      const struct vnpu_eng_ctx *ctx)
+int run_resize(const struct eng_layer *l, __u64 ub, __u64 ue,
+	       const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
 	__u64 lo, hi, w, r0, r1, row, cmin, cmax, t0, t1;
@@ -647,8 +648,8 @@ static __s64 pad_source(__u32 mode, __s64 i, __s64 n)
 	}
 }
 
-static int run_pad(const struct eng_layer *l, __u64 ub, __u64 ue,
-		   const struct vnpu_eng_ctx *ctx)
+int run_pad(const struct eng_layer *l, __u64 ub, __u64 ue,
+	    const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_pad *at = l->attrs;
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
@@ -681,8 +682,8 @@ static int run_pad(const struct eng_layer *l, __u64 ub, __u64 ue,
 
 /* ---- GATHER and GATHER_ELEMENTS ------------------------------------- */
 
-static int load_index(const struct vnpu_tensor *t, const void *base,
-		      __s64 off, __u64 n, __s64 *out)
+int load_index(const struct vnpu_tensor *t, const void *base,
+	       __s64 off, __u64 n, __s64 *out)
 {
 	__s64 v = t->dtype == VNPU_DTYPE_I32 ? ((const __s32 *)base)[off] :
 		  ((const __s64 *)base)[off];
@@ -695,8 +696,8 @@ static int load_index(const struct vnpu_tensor *t, const void *base,
 	return 0;
 }
 
-static int run_gather(const struct eng_layer *l, __u64 ub, __u64 ue,
-		      const struct vnpu_eng_ctx *ctx)
+int run_gather(const struct eng_layer *l, __u64 ub, __u64 ue,
+	       const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_gather *at = l->attrs;
 	const struct vnpu_tensor *x = &l->t[0], *idx = &l->t[1], *y = &l->t[2];
@@ -735,8 +736,8 @@ static int run_gather(const struct eng_layer *l, __u64 ub, __u64 ue,
 	return 0;
 }
 
-static int run_gather_elements(const struct eng_layer *l, __u64 ub, __u64 ue,
-			       const struct vnpu_eng_ctx *ctx)
+int run_gather_elements(const struct eng_layer *l, __u64 ub, __u64 ue,
+			const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_gather *at = l->attrs;
 	const struct vnpu_tensor *x = &l->t[0], *idx = &l->t[1], *y = &l->t[2];

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * DET kernel: the determinant of each M x M matrix by Gaussian elimination
- * with partial pivoting, in double. Included by vnpu_eng_kern.c; a unit is
- * one matrix.
+ * with partial pivoting, in double, built per ISA (vnpu_eng_isa.h); a
+ * unit is one matrix.
  */
+#include "vnpu_eng_kern.h"
 
-static int run_det(const struct eng_layer *l, __u64 ub, __u64 ue,
-		   const struct vnpu_eng_ctx *ctx)
+int run_det(const struct eng_layer *l, __u64 ub, __u64 ue,
+	    const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
 	__u32 m = (__u32)x->dims[x->rank - 1], r = x->rank, i, j, k;

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * Depthwise convolution: one input and one output channel per group.
- * Included by vnpu_eng_kern.c after vnpu_eng_gemm.c (whose epilogue it
- * shares), never compiled on its own.
+ * Built per ISA, with vnpu_eng_gemm.c's epilogue (vnpu_eng_gemm_kern.h).
  *
  * Strides up to ENG_WIN_STRIDE run over windows (eng_dw_windows()): a unit
  * copies the input rows its block of output rows reads, zero-padded and
@@ -15,6 +14,7 @@
  * take the GEMM's epilogue (bias, residual, activation, output type).
  * Larger strides run the direct row kernel.
  */
+#include "vnpu_eng_gemm_kern.h"
 
 /* The row kernel in eight lanes (LANE_FMA: software fma in the baseline). */
 #define DW_F v8sf
@@ -161,8 +161,8 @@ static void dw_block(const struct eng_layer *l, const struct eng_conv_shape *s,
 }
 
 /* Depthwise: units of eng_block_units(), whole output rows or blocks of one. */
-static int run_conv_dw(const struct eng_layer *l, __u64 ub, __u64 ue,
-		       const struct vnpu_eng_ctx *ctx)
+int run_conv_dw(const struct eng_layer *l, __u64 ub, __u64 ue,
+		const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_conv *at = l->attrs;
 	__u32 ri = eng_opt_index(at->flags, VNPU_LAYER_F_RESIDUAL);
@@ -296,8 +296,8 @@ static void dw_fill(const struct eng_layer *l, const struct eng_conv_shape *s,
  * holds padded input rows from o0 * stride, and its sums are padded
  * columns, which the GEMM's epilogue takes as they are.
  */
-static int run_conv_dw_window(const struct eng_layer *l, __u64 ub, __u64 ue,
-			      const struct vnpu_eng_ctx *ctx)
+int run_conv_dw_window(const struct eng_layer *l, __u64 ub, __u64 ue,
+		       const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_conv *at = l->attrs;
 	struct eng_conv_shape s;
@@ -460,8 +460,8 @@ static void dwl_row(const struct vnpu_layer_conv *at,
  * act_store() there, the epilogue eng_dw_windows()' flush gives them, so
  * both give the same bits.
  */
-static int run_conv_dw_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
-			     const struct vnpu_eng_ctx *ctx)
+int run_conv_dw_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
+		      const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_conv *at = l->attrs;
 	const struct vnpu_tensor *y = &l->t[l->n - 1];

@@ -1,72 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Element-wise, normalization, reduction and data-movement kernels.
- * Included by the kernel builds (vnpu_eng_avx2.c, vnpu_eng_base.c), never
- * compiled on its own.
+ * Element-wise, normalization, reduction and data-movement kernels, built
+ * per ISA (vnpu_eng_isa.h).
  *
  * Float dtypes compute in double and round once on store, so every f32
  * result is correctly rounded for the basic operations (and within an ulp
  * for the transcendental ones) whatever path computed it; integers compute
  * in 64 bits and wrap on store.
  */
-
-/* ---- coordinates ----------------------------------------------------- */
-
-static void coords_of(const struct vnpu_tensor *t, __u64 e, __u64 *coord)
-{
-	int d;
-
-	for (d = (int)t->rank - 1; d >= 0; d--) {
-		coord[d] = e % t->dims[d];
-		e /= t->dims[d];
-	}
-}
-
-static void coords_next(const struct vnpu_tensor *t, __u64 *coord)
-{
-	int d;
-
-	for (d = (int)t->rank - 1; d >= 0; d--) {
-		if (++coord[d] < t->dims[d])
-			return;
-		coord[d] = 0;
-	}
-}
-
-static __s64 offset_of(const struct vnpu_tensor *t, const __u64 *coord)
-{
-	__s64 off = 0;
-	__u32 d;
-
-	for (d = 0; d < t->rank; d++)
-		off += (__s64)coord[d] * t->strides[d];
-	return off;
-}
-
-static void copy_elem(char *dst, const char *src, __u32 size)
-{
-	switch (size) {
-	case 1:
-		*(__u8 *)dst = *(const __u8 *)src;
-		break;
-	case 2:
-		*(__u16 *)dst = *(const __u16 *)src;
-		break;
-	case 4:
-		*(__u32 *)dst = *(const __u32 *)src;
-		break;
-	default:
-		*(__u64 *)dst = *(const __u64 *)src;
-		break;
-	}
-}
+#include "vnpu_eng_kern.h"
 
 /*
  * @n elements of @size bytes from @src to @dst, @ss and @ds elements
  * apart: one memcpy() where both are dense.
  */
-static void copy_run(char *dst, __s64 ds, const char *src, __s64 ss, __u64 n,
-		     __u32 size)
+void copy_run(char *dst, __s64 ds, const char *src, __s64 ss, __u64 n,
+	      __u32 size)
 {
 	__u64 i;
 
@@ -384,8 +333,8 @@ static void bin_row(const void *arg, char *const *p, const __s64 *st, __u64 n)
 	}
 }
 
-static int run_binary(const struct eng_layer *l, __u64 ub, __u64 ue,
-		      const struct vnpu_eng_ctx *ctx)
+int run_binary(const struct eng_layer *l, __u64 ub, __u64 ue,
+	       const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_binary *at = l->attrs;
 	struct bin_arg arg = { at->func, l->t[0].dtype, l->t[2].dtype };
@@ -418,8 +367,8 @@ static void where_row(const void *arg, char *const *p, const __s64 *st,
 	}
 }
 
-static int run_where(const struct eng_layer *l, __u64 ub, __u64 ue,
-		     const struct vnpu_eng_ctx *ctx)
+int run_where(const struct eng_layer *l, __u64 ub, __u64 ue,
+	      const struct vnpu_eng_ctx *ctx)
 {
 	__u32 size = vnpu_eng_dtype_size(l->t[3].dtype), i;
 	struct eng_iter it;
@@ -506,14 +455,14 @@ static int run_unary_cast(const struct eng_layer *l, __u64 ub, __u64 ue,
 	return 0;
 }
 
-static int run_unary(const struct eng_layer *l, __u64 ub, __u64 ue,
-		     const struct vnpu_eng_ctx *ctx)
+int run_unary(const struct eng_layer *l, __u64 ub, __u64 ue,
+	      const struct vnpu_eng_ctx *ctx)
 {
 	return run_unary_cast(l, ub, ue, l->attrs, ctx);
 }
 
-static int run_cast(const struct eng_layer *l, __u64 ub, __u64 ue,
-		    const struct vnpu_eng_ctx *ctx)
+int run_cast(const struct eng_layer *l, __u64 ub, __u64 ue,
+	     const struct vnpu_eng_ctx *ctx)
 {
 	return run_unary_cast(l, ub, ue, 0, ctx);
 }
@@ -927,8 +876,8 @@ static int softmax_f32(const struct eng_layer *l, __u64 lo, __u64 hi,
 	return 1;
 }
 
-static int run_softmax(const struct eng_layer *l, __u64 ub, __u64 ue,
-		       const struct vnpu_eng_ctx *ctx)
+int run_softmax(const struct eng_layer *l, __u64 ub, __u64 ue,
+		const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_softmax *at = l->attrs;
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
@@ -1331,8 +1280,8 @@ static void norm_lrn(const struct eng_layer *l, __u64 ub, __u64 ue,
 	}
 }
 
-static int run_norm(const struct eng_layer *l, __u64 ub, __u64 ue,
-		    const struct vnpu_eng_ctx *ctx)
+int run_norm(const struct eng_layer *l, __u64 ub, __u64 ue,
+	     const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_norm *at = l->attrs;
 	const struct vnpu_tensor *x = &l->t[0];
@@ -1546,8 +1495,8 @@ static void reduce_init(struct reduce_acc *a)
 	}
 }
 
-static int run_reduce(const struct eng_layer *l, __u64 ub, __u64 ue,
-		      const struct vnpu_eng_ctx *ctx)
+int run_reduce(const struct eng_layer *l, __u64 ub, __u64 ue,
+	       const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_reduce *at = l->attrs;
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
@@ -1616,8 +1565,8 @@ static int run_reduce(const struct eng_layer *l, __u64 ub, __u64 ue,
 	return 0;
 }
 
-static int run_argreduce(const struct eng_layer *l, __u64 ub, __u64 ue,
-			 const struct vnpu_eng_ctx *ctx)
+int run_argreduce(const struct eng_layer *l, __u64 ub, __u64 ue,
+		  const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_argreduce *at = l->attrs;
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];

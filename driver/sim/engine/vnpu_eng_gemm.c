@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * GEMM, convolution and pooling kernels. Included by the kernel builds
- * (vnpu_eng_avx2.c, vnpu_eng_base.c), never compiled on its own.
+ * GEMM, convolution and pooling kernels, built per ISA (vnpu_eng_isa.h).
  *
  * One blocked GEMM serves GEMM and CONV: units of at most ENG_UNIT_MACS
  * multiply-adds (a 64th of that on the baseline path), output blocks of at
@@ -22,24 +21,11 @@
  * outputs is 16 consecutive floats of the copy; larger strides pack B by
  * im2col. Depthwise convolutions are vnpu_eng_dw.c's.
  */
-#include "vnpu_eng_gemm.h"
-
-/* ---- element access ---------------------------------------------------- */
-
-/* The address of element @off of a tensor of @dt at @base. */
-static inline const void *elem_at(const void *base, __s64 off, __u32 dt)
-{
-	return (const char *)base + off * (__s64)vnpu_eng_dtype_size(dt);
-}
-
-static inline void *elem_at_w(void *base, __s64 off, __u32 dt)
-{
-	return (char *)base + off * (__s64)vnpu_eng_dtype_size(dt);
-}
+#include "vnpu_eng_gemm_kern.h"
 
 /* ---- micro-kernels --------------------------------------------------- */
 
-static void copy_f32(float *dst, const float *src, __u64 n)
+void copy_f32(float *dst, const float *src, __u64 n)
 {
 	__u64 i = 0;
 
@@ -49,7 +35,7 @@ static void copy_f32(float *dst, const float *src, __u64 n)
 		dst[i] = src[i];
 }
 
-static void zero_f32(float *dst, __u64 n)
+void zero_f32(float *dst, __u64 n)
 {
 	const v8sf z = {};
 	__u64 i = 0;
@@ -61,7 +47,7 @@ static void zero_f32(float *dst, __u64 n)
 }
 
 /* @n elements of @dt at @src, @st apart, as f32 at @dst. */
-static void load_f32(float *dst, const void *src, __s64 st, __u64 n, __u32 dt)
+void load_f32(float *dst, const void *src, __s64 st, __u64 n, __u32 dt)
 {
 	__u64 i;
 
@@ -119,25 +105,9 @@ static void widen_panel(float *dst, const __u16 *src, __u64 kc, __u64 w,
 #ifndef ENG_FMA
 /*
  * The baseline build, for CPUs without FMA: the same micro-kernels with
- * fma() computed in software, so that every build gives the same bits.
- * fma(a, b, c) rounds once: a * b is exact in double, s = a * b + c rounds,
- * TwoSum gives its exact error e, and an inexact s is made odd towards e
- * (round to odd, 53 >= 2 * 24 + 2 bits), which then rounds to float
- * exactly as the fused operation does.
+ * fma() computed in software (fma_exact(), vnpu_eng_gemm_kern.h), so that
+ * every build gives the same bits.
  */
-static inline float fma_exact(float a, float b, float c)
-{
-	double p = (double)a * b, cd = c, s = p + cd, bb = s - p;
-	double e = (p - (s - bb)) + (cd - bb);
-	union {
-		double d;
-		__u64 u;
-	} v = { .d = s };
-
-	if (e != 0 && s - s == 0 && !(v.u & 1))
-		v.u += (e > 0) == (s > 0) ? 1 : (__u64)-1;
-	return (float)v.d;
-}
 
 /* The sums of a 6x16 tile to @c (rows @rs apart), or to @o's output. */
 static void uk_store(float acc[ENG_MR][ENG_NR], float *c, __s64 rs,
@@ -349,22 +319,6 @@ void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
 
 #endif /* ENG_FMA */
 
-#ifdef ENG_FMA
-#define LANE_FMA(a, b, c) VFMA(a, b, c)
-#else
-/* The baseline's fused multiply-add per lane, as its ukernel() does. */
-static inline v8sf lane_fma(v8sf a, v8sf b, v8sf c)
-{
-	int l;
-
-	for (l = 0; l < 8; l++)
-		c[l] = fma_exact(a[l], b[l], c[l]);
-	return c;
-}
-
-#define LANE_FMA(a, b, c) lane_fma(a, b, c)
-#endif
-
 /*
  * @n panels of one row's sums at @acc (from zero unless @load) plus the
  * slice: fma(a[k], b[k][j], sum) in depth order, as the micro-kernels sum
@@ -507,93 +461,6 @@ void vnpu_eng_slice_avx2(struct eng_slice *s)
 
 /* ---- operands, output and epilogue --------------------------------- */
 
-/**
- * struct gemm_a - the left operand: packed f32 panels over the whole depth,
- * a strided matrix of @dt packed per slice, or a packer of its own
- * @packed: f32 panels packed over the whole depth, or NULL
- * @pairs: NULL, or the same weights' packed bf16 panels (the AVX512-BF16
- *	kernels read them in place)
- * @p: the strided matrix, or what @pack reads
- * @rs: @p's row stride, in elements
- * @cs: @p's column stride, in elements
- * @dt: &enum vnpu_dtype of @p
- * @k: the depth
- * @pack: a packer of its own, or NULL
- * @arg: argument of @pack
- */
-struct gemm_a {
-	const float *packed;
-	const __u16 *pairs;
-	const void *p;
-	__s64 rs, cs;
-	__u32 dt;
-	__u64 k;
-	void (*pack)(const void *arg, __u64 m0, __u64 mc, __u64 k0, __u64 kc,
-		     float *dst);
-	const void *arg;
-};
-
-/**
- * struct gemm_b - the right operand, one of: packed f32 panels over the
- * whole depth; a strided matrix of @dt; a packer (im2col, or packed f16
- * or bf16 panels of depth @k at @p); or (with @off) f32 rows read at
- * @win + off[k] + column
- * @packed: f32 panels packed over the whole depth, or NULL
- * @pairs: as gemm_a's
- * @p: the strided matrix, or what @pack reads
- * @rs: @p's row stride, in elements
- * @cs: @p's column stride, in elements
- * @dt: &enum vnpu_dtype of @p
- * @n: the columns
- * @k: the depth
- * @pack: a packer, or NULL
- * @arg: argument of @pack
- * @win: the window the rows of @off start in
- * @off: for each depth index, its row's offset in @win, or NULL
- */
-struct gemm_b {
-	const float *packed;
-	const __u16 *pairs;
-	const void *p;
-	__s64 rs, cs;
-	__u32 dt;
-	__u64 n, k;
-	void (*pack)(const void *arg, __u64 k0, __u64 kc, __u64 n0, __u64 nc,
-		     float *dst);
-	const void *arg;
-	const float *win;
-	const __s32 *off;
-};
-
-/**
- * struct gemm_out - where output (i, j) goes: element i * rs + col(j) of
- * @y (of @dt), with col(j) = j, or for padded columns (@wp != 0) j's
- * (j / wp, j % wp) as (j / wp) * ow + j % wp, dropped when j % wp >= ow
- * @y: the output
- * @dt: &enum vnpu_dtype of @y
- * @rs: @y's row stride, in elements
- * @wp: the padded row length of the columns, or 0
- * @ow: the output row length within @wp
- */
-struct gemm_out {
-	void *y;
-	__u32 dt;
-	__s64 rs;
-	__u64 wp, ow;
-};
-
-/* alpha, beta * C (of @c_dt), the residual R (of @r_dt), the activation. */
-struct gemm_epi {
-	float alpha, beta;
-	const void *c;
-	__s64 c_rs, c_cs;
-	__u32 c_dt, r_dt;
-	const void *r;
-	__s64 r_rs, r_cs;
-	const struct vnpu_layer_act *act;
-	int avx512;	/* eng_act_avx512() */
-};
-
 /* t[c] += s * v[c * cs] over @len (@s: 1 adds the values as they are). */
 static void epi_add(float *t, const void *v, __s64 cs, __u32 dt, float s,
 		    int scaled, __u32 len)
@@ -663,25 +530,6 @@ static void flush_run(const struct gemm_out *o, const struct gemm_epi *e,
 			stf(o->y, off + c, o->dt, t[c]);
 }
 
-/**
- * struct gemm_flush - a block's sums on their way to the output
- * @acc: the sums, rows @acc_rs floats apart
- * @acc_rs: see @acc
- * @m0: the block's first row
- * @n0: the block's first column
- * @plain: the epilogue is at most a per-row add, a dense f32 residual
- *	and an activation, to f32 outputs (act_store())
- * @add: with @plain, NULL or the float added to each row
- * @act: with @plain, the activation
- */
-struct gemm_flush {
-	float *acc;
-	__u64 acc_rs, m0, n0;
-	int plain;
-	const float *add;
-	const struct vnpu_layer_act *act;
-};
-
 /* The activations act_store() applies in its pass, as act_f32() does. */
 static int act_plain(const struct vnpu_layer_act *a)
 {
@@ -723,9 +571,9 @@ static int act_plain(const struct vnpu_layer_act *a)
  * the sums to @y and then the activation over @y in place (act_f32() on
  * the same run, so the same bits), never through the sums' scratch again.
  */
-static void act_store(float *y, const float *t, __u32 len, const float *add,
-		      const float *res, const struct vnpu_layer_act *act,
-		      int avx512)
+void act_store(float *y, const float *t, __u32 len, const float *add,
+	       const float *res, const struct vnpu_layer_act *act,
+	       int avx512)
 {
 	float a = add ? *add : 0.0f;
 	float al = f32_of(act->alpha), be = f32_of(act->beta);
@@ -759,9 +607,9 @@ static void act_store(float *y, const float *t, __u32 len, const float *add,
 }
 
 /* Row @r's run of @len sums from column @c to output column @col. */
-static void flush_seg(const struct gemm_out *o, const struct gemm_epi *e,
-		      const struct gemm_flush *f, __u64 r, __u64 c, __u64 col,
-		      __u32 len)
+void flush_seg(const struct gemm_out *o, const struct gemm_epi *e,
+	       const struct gemm_flush *f, __u64 r, __u64 c, __u64 col,
+	       __u32 len)
 {
 	float *t = f->acc + r * f->acc_rs + c;
 	const float *res = 0;
@@ -798,9 +646,9 @@ static int flush_whole_rows(const struct gemm_out *o,
  * is copied out: short output rows (a 7x7 map's) would otherwise each
  * take the epilogue's scalar tail.
  */
-static void block_flush(const struct gemm_out *o, const struct gemm_epi *e,
-			const struct gemm_flush *f, __u64 r0, __u64 r1,
-			__u64 c0, __u64 c1)
+void block_flush(const struct gemm_out *o, const struct gemm_epi *e,
+		 const struct gemm_flush *f, __u64 r0, __u64 r1,
+		 __u64 c0, __u64 c1)
 {
 	__u64 r, c, len, row, qc, row0 = 0, qc0 = 0;
 	int whole = flush_whole_rows(o, e);
@@ -929,23 +777,6 @@ static void pack_b_lowp(const void *arg, __u64 k0, __u64 kc, __u64 n0,
 					 b->dt), kc, ENG_NR, b->dt);
 }
 
-/**
- * struct gemm_bufs - a part's scratch: packed A slice, B (packed slice or
- * window), the block accumulator, and whether the AVX-512 kernels run
- * (and the AVX512-BF16 ones, for packed bf16 weights)
- * @a: the packed A slice
- * @b: the packed B slice or window
- * @acc: the block accumulator
- * @avx512: the AVX-512 kernels run
- * @bf16: the AVX512-BF16 kernels run for packed bf16 weights
- * @ctx: the part's context
- */
-struct gemm_bufs {
-	float *a, *b, *acc;
-	int avx512, bf16;
-	const struct vnpu_eng_ctx *ctx;
-};
-
 /* One slice with the kernels of this build (and AVX-512 when allowed). */
 static void slice_dispatch(struct eng_slice *s, int avx512)
 {
@@ -966,8 +797,8 @@ static void slice_dispatch(struct eng_slice *s, int avx512)
  * the block's own columns. Fills @add[r] with beta * C[r] as epi_add()
  * computes it, and *@has_add.
  */
-static int epi_plain(const struct gemm_out *o, const struct gemm_epi *e,
-		     __u64 m0, __u64 mc, float *add, int *has_add)
+int epi_plain(const struct gemm_out *o, const struct gemm_epi *e,
+	      __u64 m0, __u64 mc, float *add, int *has_add)
 {
 	__u64 r;
 
@@ -1171,10 +1002,10 @@ static void slice_a_in_place(struct eng_slice *s, const struct gemm_a *a,
  * summed in @bufs->acc and stored through the epilogue after the last
  * slice, or by the last slice's micro-kernels when it fuses.
  */
-static void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
-		       __u64 m0, __u64 mc, __u64 n0, __u64 nc, __u64 kt,
-		       const struct gemm_out *o, const struct gemm_epi *e,
-		       const struct gemm_bufs *bufs)
+void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
+		__u64 m0, __u64 mc, __u64 n0, __u64 nc, __u64 kt,
+		const struct gemm_out *o, const struct gemm_epi *e,
+		const struct gemm_bufs *bufs)
 {
 	struct eng_slice s = {};
 	struct gemm_flush f = { .acc = bufs->acc, .acc_rs = eng_acc_rs(nc),
@@ -1336,8 +1167,8 @@ static void gemm_scratch(const struct vnpu_eng_ctx *ctx, int need_a,
 /* ---- GEMM ------------------------------------------------------------ */
 
 /* Offset of batch @b (over Y's leading dims) in @t, right-aligned. */
-static __s64 batch_offset(const struct vnpu_tensor *t,
-			  const struct vnpu_tensor *y, __u64 b)
+__s64 batch_offset(const struct vnpu_tensor *t,
+		   const struct vnpu_tensor *y, __u64 b)
 {
 	__s64 off = 0;
 	int d;
@@ -1368,8 +1199,8 @@ static const void *tensor_at(const struct eng_layer *l, __u32 i, __s64 off)
 	return elem_at(l->data[i], off, l->t[i].dtype);
 }
 
-static int run_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
-		    const struct vnpu_eng_ctx *ctx)
+int run_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
+	     const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_gemm *at = l->attrs;
 	const struct vnpu_tensor *y = &l->t[l->n - 1], *ta = &l->t[0];
@@ -1471,7 +1302,7 @@ struct conv_job {
  * The 8x8 block of floats at @src, rows @rs floats apart, transposed into
  * @d, rows @ds floats apart: d[t * ds + j] = src[j * rs + t].
  */
-static void transpose8(const float *src, __s64 rs, float *d, __s64 ds)
+void transpose8(const float *src, __s64 rs, float *d, __s64 ds)
 {
 	v8sf r0 = vload(src), r1 = vload(src + rs), r2 = vload(src + 2 * rs);
 	v8sf r3 = vload(src + 3 * rs), r4 = vload(src + 4 * rs);
@@ -1610,8 +1441,8 @@ static void pack_im2col(const void *arg, __u64 k0, __u64 kc, __u64 n0,
 }
 
 /* Output extent [lo, hi) whose input column ow * s + off lies in [0, n). */
-static void valid_span(__s64 off, __u64 s, __u64 n, __u64 out, __u64 *lo,
-		       __u64 *hi)
+void valid_span(__s64 off, __u64 s, __u64 n, __u64 out, __u64 *lo,
+		__u64 *hi)
 {
 	__s64 l = off >= 0 ? 0 : (-off + (__s64)s - 1) / (__s64)s;
 	__s64 h = (__s64)n - 1 - off < 0 ? 0 :
@@ -1903,8 +1734,8 @@ static void conv_window_slide(const struct conv_job *cj, __u64 q0, __u64 q1,
 	sl->wf = r1;
 }
 
-static void conv_epi(const struct eng_layer *l, __u64 img, __u64 g,
-		     struct gemm_epi *e, struct gemm_out *o)
+void conv_epi(const struct eng_layer *l, __u64 img, __u64 g,
+	      struct gemm_epi *e, struct gemm_out *o)
 {
 	const struct vnpu_layer_conv *at = l->attrs;
 	const struct vnpu_tensor *y = &l->t[l->n - 1];
@@ -2289,20 +2120,8 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	return 0;
 }
 
-/* Depthwise convolutions, in vnpu_eng_dw.c (included after this file). */
-static int run_conv_dw_window(const struct eng_layer *l, __u64 ub, __u64 ue,
-			      const struct vnpu_eng_ctx *ctx);
-static int run_conv_dw(const struct eng_layer *l, __u64 ub, __u64 ue,
-		       const struct vnpu_eng_ctx *ctx);
-static int run_conv_dw_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
-			     const struct vnpu_eng_ctx *ctx);
-
-/* Winograd F(4x4, 3x3): vnpu_eng_wino.c. */
-static int run_conv_wino(const struct eng_layer *l, __u64 ub, __u64 ue,
-			 const struct vnpu_eng_ctx *ctx);
-
-static int run_conv(const struct eng_layer *l, __u64 ub, __u64 ue,
-		    const struct vnpu_eng_ctx *ctx)
+int run_conv(const struct eng_layer *l, __u64 ub, __u64 ue,
+	     const struct vnpu_eng_ctx *ctx)
 {
 	struct eng_conv_shape s;
 
@@ -2797,8 +2616,8 @@ static void pool_row_init(const struct vnpu_layer_pool *at, __u64 h,
  * inside the input's rows take pool_inside() over the window's rows inside
  * the input, the others pool_edge(); every other pool takes pool_one().
  */
-static int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
-		    const struct vnpu_eng_ctx *ctx)
+int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
+	     const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_pool *at = l->attrs;
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * GRID_SAMPLE kernel. Included by vnpu_eng_kern.c after vnpu_eng_data.c
- * (whose cubic_w() it shares with RESIZE cubic).
+ * GRID_SAMPLE kernel, built per ISA (vnpu_eng_isa.h); its cubic weights
+ * are RESIZE's cubic_w() (vnpu_eng_data.c).
  */
+#include "vnpu_eng_kern.h"
 
 /* Grid coordinate @g (-1..1) to an element coordinate along @len. */
 static double grid_unnormalize(double g, __u64 len, __u32 align)
@@ -78,8 +79,8 @@ static double grid_cubic(const struct vnpu_layer_grid_sample *at,
 	return acc;
 }
 
-static int run_grid_sample(const struct eng_layer *l, __u64 ub, __u64 ue,
-			   const struct vnpu_eng_ctx *ctx)
+int run_grid_sample(const struct eng_layer *l, __u64 ub, __u64 ue,
+		    const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_grid_sample *at = l->attrs;
 	const struct vnpu_tensor *x = &l->t[0], *g = &l->t[1], *y = &l->t[2];

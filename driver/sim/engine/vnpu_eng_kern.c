@@ -1,26 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * The float kernels, built twice: vnpu_eng_avx2.c defines ENG_FMA and
- * ENG_TABLE vnpu_eng_kernels_avx2, vnpu_eng_base.c ENG_TABLE
- * vnpu_eng_kernels_base, and each includes this file.
+ * The float kernels' op table, one per build (vnpu_eng_isa.h):
+ * vnpu_eng_kernels_avx2 and vnpu_eng_kernels_base, which
+ * vnpu_eng_layer_run() picks from by the CPU's features.
  */
 #include "vnpu_eng_kern.h"
-
-#include "vnpu_eng_gemm.c"
-#include "vnpu_eng_wino.c"
-#include "vnpu_eng_dw.c"
-#include "vnpu_eng_elem.c"
-#include "vnpu_eng_data.c"
-#include "vnpu_eng_quant.c"
-#include "vnpu_eng_scatter.c"
-#include "vnpu_eng_grid.c"
-#include "vnpu_eng_tfidf.c"
-#include "vnpu_eng_det.c"
-#include "vnpu_eng_roi.c"
-#include "vnpu_eng_poolidx.c"
-#include "vnpu_eng_chain.c"
-#include "vnpu_eng_lstm.c"
-#include "vnpu_eng_move.c"
 
 const struct eng_kernels ENG_TABLE = {
 	.run = {
@@ -57,5 +41,5 @@ const struct eng_kernels ENG_TABLE = {
 		[VNPU_LAYER_QLINEAR_ADD] = run_qlinear_add,
 	},
 	.transpose32 = eng_transpose32,
-	.wino_pack = wino_pack,
+	.wino_pack = wino_pack_u,
 };

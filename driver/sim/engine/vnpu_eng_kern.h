@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
  * Basics of the float kernels: vector types, element conversions, the
- * strided element iterator and the element-wise functions. Included only
- * by the two kernel builds (vnpu_eng_avx2.c, vnpu_eng_base.c), which define
- * ENG_FMA before including it.
+ * strided element iterator and the element-wise functions, and the
+ * functions one kernel file calls in another. Included first by every
+ * float kernel file, each built twice (vnpu_eng_isa.h: ENG_FMA, and each
+ * external function's name per build).
  */
 #ifndef _VNPU_ENG_KERN_H_
 #define _VNPU_ENG_KERN_H_
 
+#include "vnpu_eng_isa.h"
 #include "vnpu_eng_priv.h"
 #include "vnpu_eng_math.h"
 
@@ -161,16 +163,8 @@ static inline float hswish(float x)
 	return h < 0 ? 0.0f : h > 1 ? x : x * h;
 }
 
-/* HardSwish on @n contiguous floats at @x into @y, which may be @x. */
-static void hswish_f32(const float *x, float *y, __u64 n)
-{
-	__u64 i;
-
-	for (i = 0; i + 8 <= n; i += 8)
-		vstore(y + i, vhswish(vload(x + i)));
-	for (; i < n; i++)
-		y[i] = hswish(x[i]);
-}
+/* vnpu_eng_act.c: HardSwish on @n contiguous floats at @x into @y. */
+void hswish_f32(const float *x, float *y, __u64 n);
 
 static inline float f32_of(__u32 bits)
 {
@@ -345,58 +339,8 @@ static inline int dt_unsigned(__u32 dt)
 	       dt == VNPU_DTYPE_BOOL;
 }
 
-#define LOAD_LOOP(T, expr) do {					\
-	for (i = 0; i < n; i++) {					\
-		T v = *(const T *)(p + i * st);				\
-		dst[i] = (expr);					\
-	}								\
-} while (0)
-
-/* @n elements at @p, @st bytes apart, as doubles. */
-static void load_d(double *dst, const char *p, __s64 st, __u32 n, __u32 dt)
-{
-	__u32 i;
-
-	switch (dt) {
-	case VNPU_DTYPE_F32:
-		LOAD_LOOP(float, v);
-		break;
-	case VNPU_DTYPE_F64:
-		LOAD_LOOP(double, v);
-		break;
-	case VNPU_DTYPE_F16:
-		LOAD_LOOP(__u16, f16_to_f32(v));
-		break;
-	case VNPU_DTYPE_BF16:
-		LOAD_LOOP(__u16, bf16_to_f32(v));
-		break;
-	case VNPU_DTYPE_U8:
-	case VNPU_DTYPE_BOOL:
-		LOAD_LOOP(__u8, v);
-		break;
-	case VNPU_DTYPE_I8:
-		LOAD_LOOP(__s8, v);
-		break;
-	case VNPU_DTYPE_U16:
-		LOAD_LOOP(__u16, v);
-		break;
-	case VNPU_DTYPE_I16:
-		LOAD_LOOP(__s16, v);
-		break;
-	case VNPU_DTYPE_I32:
-		LOAD_LOOP(__s32, v);
-		break;
-	case VNPU_DTYPE_U32:
-		LOAD_LOOP(__u32, v);
-		break;
-	case VNPU_DTYPE_I64:
-		LOAD_LOOP(__s64, (double)v);
-		break;
-	default:
-		LOAD_LOOP(__u64, (double)v);
-		break;
-	}
-}
+/* vnpu_eng_iter.c: @n elements at @p, @st bytes apart, as doubles. */
+void load_d(double *dst, const char *p, __s64 st, __u32 n, __u32 dt);
 
 /* As 64-bit integers (floats truncated, saturating; NaN gives 0). */
 static inline __s64 d_to_i64(double v)
@@ -419,141 +363,10 @@ static inline __u64 d_to_u64(double v)
 	return (__u64)v;
 }
 
-static void load_i(__s64 *dst, const char *p, __s64 st, __u32 n, __u32 dt)
-{
-	__u32 i;
+void load_i(__s64 *dst, const char *p, __s64 st, __u32 n, __u32 dt);
 
-	switch (dt) {
-	case VNPU_DTYPE_U8:
-	case VNPU_DTYPE_BOOL:
-		LOAD_LOOP(__u8, v);
-		break;
-	case VNPU_DTYPE_I8:
-		LOAD_LOOP(__s8, v);
-		break;
-	case VNPU_DTYPE_U16:
-		LOAD_LOOP(__u16, v);
-		break;
-	case VNPU_DTYPE_I16:
-		LOAD_LOOP(__s16, v);
-		break;
-	case VNPU_DTYPE_I32:
-		LOAD_LOOP(__s32, v);
-		break;
-	case VNPU_DTYPE_U32:
-		LOAD_LOOP(__u32, v);
-		break;
-	case VNPU_DTYPE_I64:
-	case VNPU_DTYPE_U64:
-		LOAD_LOOP(__s64, v);
-		break;
-	case VNPU_DTYPE_F32:
-		LOAD_LOOP(float, d_to_i64(v));
-		break;
-	case VNPU_DTYPE_F64:
-		LOAD_LOOP(double, d_to_i64(v));
-		break;
-	case VNPU_DTYPE_F16:
-		LOAD_LOOP(__u16, d_to_i64(f16_to_f32(v)));
-		break;
-	default:
-		LOAD_LOOP(__u16, d_to_i64(bf16_to_f32(v)));
-		break;
-	}
-}
-
-#define STORE_LOOP(T, expr) do {					\
-	for (i = 0; i < n; i++) {					\
-		__typeof__(*src) v = src[i];				\
-		*(T *)(p + i * st) = (expr);				\
-	}								\
-} while (0)
-
-static void store_d(char *p, __s64 st, const double *src, __u32 n, __u32 dt)
-{
-	__u32 i;
-
-	switch (dt) {
-	case VNPU_DTYPE_F32:
-		STORE_LOOP(float, (float)v);
-		break;
-	case VNPU_DTYPE_F64:
-		STORE_LOOP(double, v);
-		break;
-	case VNPU_DTYPE_F16:
-		STORE_LOOP(__u16, f32_to_f16((float)v));
-		break;
-	case VNPU_DTYPE_BF16:
-		STORE_LOOP(__u16, f32_to_bf16((float)v));
-		break;
-	case VNPU_DTYPE_BOOL:
-		STORE_LOOP(__u8, v != 0);
-		break;
-	case VNPU_DTYPE_U8:
-		STORE_LOOP(__u8, (__u8)d_to_i64(v));
-		break;
-	case VNPU_DTYPE_I8:
-		STORE_LOOP(__s8, (__s8)d_to_i64(v));
-		break;
-	case VNPU_DTYPE_U16:
-		STORE_LOOP(__u16, (__u16)d_to_i64(v));
-		break;
-	case VNPU_DTYPE_I16:
-		STORE_LOOP(__s16, (__s16)d_to_i64(v));
-		break;
-	case VNPU_DTYPE_I32:
-		STORE_LOOP(__s32, (__s32)d_to_i64(v));
-		break;
-	case VNPU_DTYPE_U32:
-		STORE_LOOP(__u32, (__u32)d_to_i64(v));
-		break;
-	case VNPU_DTYPE_I64:
-		STORE_LOOP(__s64, d_to_i64(v));
-		break;
-	default:
-		STORE_LOOP(__u64, d_to_u64(v));
-		break;
-	}
-}
-
-static void store_i(char *p, __s64 st, const __s64 *src, __u32 n, __u32 dt)
-{
-	__u32 i;
-
-	switch (dt) {
-	case VNPU_DTYPE_BOOL:
-		STORE_LOOP(__u8, v != 0);
-		break;
-	case VNPU_DTYPE_U8:
-	case VNPU_DTYPE_I8:
-		STORE_LOOP(__u8, (__u8)v);
-		break;
-	case VNPU_DTYPE_U16:
-	case VNPU_DTYPE_I16:
-		STORE_LOOP(__u16, (__u16)v);
-		break;
-	case VNPU_DTYPE_I32:
-	case VNPU_DTYPE_U32:
-		STORE_LOOP(__u32, (__u32)v);
-		break;
-	case VNPU_DTYPE_I64:
-	case VNPU_DTYPE_U64:
-		STORE_LOOP(__u64, (__u64)v);
-		break;
-	case VNPU_DTYPE_F32:
-		STORE_LOOP(float, (float)v);
-		break;
-	case VNPU_DTYPE_F64:
-		STORE_LOOP(double, (double)v);
-		break;
-	case VNPU_DTYPE_F16:
-		STORE_LOOP(__u16, f32_to_f16((float)v));
-		break;
-	default:
-		STORE_LOOP(__u16, f32_to_bf16((float)v));
-		break;
-	}
-}
+void store_d(char *p, __s64 st, const double *src, __u32 n, __u32 dt);
+void store_i(char *p, __s64 st, const __s64 *src, __u32 n, __u32 dt);
 
 /* ---- pauses inside long rows ---------------------------------------- */
 
@@ -610,6 +423,57 @@ static inline void eng_pace(struct eng_pacer *p, __u64 reads)
 	eng_pause(p->ctx);
 }
 
+/* ---- coordinates ----------------------------------------------------- */
+
+static inline void coords_of(const struct vnpu_tensor *t, __u64 e, __u64 *coord)
+{
+	int d;
+
+	for (d = (int)t->rank - 1; d >= 0; d--) {
+		coord[d] = e % t->dims[d];
+		e /= t->dims[d];
+	}
+}
+
+static inline void coords_next(const struct vnpu_tensor *t, __u64 *coord)
+{
+	int d;
+
+	for (d = (int)t->rank - 1; d >= 0; d--) {
+		if (++coord[d] < t->dims[d])
+			return;
+		coord[d] = 0;
+	}
+}
+
+static inline __s64 offset_of(const struct vnpu_tensor *t, const __u64 *coord)
+{
+	__s64 off = 0;
+	__u32 d;
+
+	for (d = 0; d < t->rank; d++)
+		off += (__s64)coord[d] * t->strides[d];
+	return off;
+}
+
+static inline void copy_elem(char *dst, const char *src, __u32 size)
+{
+	switch (size) {
+	case 1:
+		*(__u8 *)dst = *(const __u8 *)src;
+		break;
+	case 2:
+		*(__u16 *)dst = *(const __u16 *)src;
+		break;
+	case 4:
+		*(__u32 *)dst = *(const __u32 *)src;
+		break;
+	default:
+		*(__u64 *)dst = *(const __u64 *)src;
+		break;
+	}
+}
+
 /* ---- strided iteration over an output ------------------------------- */
 
 #define ITER_MAX_OPS (VNPU_CHAIN_MAX_INPUTS + 1)
@@ -634,356 +498,24 @@ struct eng_iter {
 typedef void (*iter_row_fn)(const void *arg, char *const *p, const __s64 *st,
 			    __u64 n);
 
-static void iter_init(struct eng_iter *it, const struct vnpu_tensor *out)
-{
-	__u32 d;
-
-	it->rank = out->rank ? out->rank : 1;
-	it->nops = 0;
-	for (d = 0; d < VNPU_MAX_DIMS; d++)
-		it->dims[d] = d < out->rank ? out->dims[d] : 1;
-}
-
-/* Adds operand @t (broadcast against the output @out) at @data. */
-static void iter_add(struct eng_iter *it, const struct vnpu_tensor *t,
-		     const struct vnpu_tensor *out, void *data)
-{
-	__s64 st[VNPU_MAX_DIMS];
-	__u32 size = vnpu_eng_dtype_size(t->dtype), d, o = it->nops++;
-
-	vnpu_eng_bcast_strides(t, out, st);
-	it->base[o] = data;
-	for (d = 0; d < VNPU_MAX_DIMS; d++)
-		it->st[o][d] = d < out->rank ? st[d] * size : 0;
-}
-
-/*
- * @it with its dims of one left out and each dim merged into the one
- * before where every operand steps through both as through one (a dense
- * operand, a broadcast one): the same elements in the same order, in
- * longer runs (a per-channel [N, C, 1, 1] operand against [N, C, H, W]
- * runs H * W elements a call, not W).
- */
-static void iter_merge(const struct eng_iter *it, struct eng_iter *m)
-{
-	__u32 d, o, r = 0, same;
-
-	m->nops = it->nops;
-	for (o = 0; o < it->nops; o++) {
-		m->base[o] = it->base[o];
-		m->st[o][0] = it->st[o][0];
-	}
-	m->dims[0] = it->dims[0];
-	for (d = 1; d < it->rank; d++) {
-		if (it->dims[d] == 1)
-			continue;
-		same = m->dims[r] != 1;
-		for (o = 0; same && o < it->nops; o++)
-			same = m->st[o][r] == it->st[o][d] * (__s64)it->dims[d];
-		if (same)
-			m->dims[r] *= it->dims[d];
-		else if (m->dims[r] != 1)
-			r++;
-		if (!same)
-			m->dims[r] = it->dims[d];
-		for (o = 0; o < it->nops; o++)
-			m->st[o][r] = it->st[o][d];
-	}
-	m->rank = r + 1;
-}
-
-/* Calls @fn for each run of the inner dim within elements [@lo, @hi). */
-static void iter_run(const struct eng_iter *full, __u64 lo, __u64 hi,
-		     iter_row_fn fn, const void *arg)
-{
-	__u64 coord[VNPU_MAX_DIMS], rem = lo, n;
-	__s64 inner[ITER_MAX_OPS];
-	char *p[ITER_MAX_OPS];
-	struct eng_iter merged, *it = &merged;
-	__u32 last, o;
-	int d;
-
-	if (lo >= hi)
-		return;	/* also keeps a zero extent out of the divisions */
-	iter_merge(full, it);
-	last = it->rank - 1;
-	for (d = last; d >= 0; d--) {
-		coord[d] = rem % it->dims[d];
-		rem /= it->dims[d];
-	}
-	for (o = 0; o < it->nops; o++)
-		inner[o] = it->st[o][last];
-	while (lo < hi) {
-		for (o = 0; o < it->nops; o++) {
-			p[o] = it->base[o];
-			for (d = 0; d <= (int)last; d++)
-				p[o] += (__s64)coord[d] * it->st[o][d];
-		}
-		n = eng_min(it->dims[last] - coord[last], hi - lo);
-		fn(arg, p, inner, n);
-		lo += n;
-		coord[last] += n;
-		for (d = last; d > 0 && coord[d] == it->dims[d]; d--) {
-			coord[d] = 0;
-			coord[d - 1]++;
-		}
-	}
-}
-
-/* Element range of units [@ub, @ue) of an element-wise op on @out. */
-static void elem_range(const struct vnpu_tensor *out, __u64 ub, __u64 ue,
-		       __u64 *lo, __u64 *hi)
-{
-	__u64 numel = vnpu_eng_numel(out);
-
-	*lo = eng_min(ub * ENG_ELEM_UNIT, numel);
-	*hi = eng_min(ue * ENG_ELEM_UNIT, numel);
-}
-
-/*
- * Output range of units [@ub, @ue) of an op whose outputs read @depth
- * elements each, matching flat_units() in vnpu_eng_units.c.
- */
-static void flat_range(const struct vnpu_tensor *out, __u64 depth, __u64 ub,
-		       __u64 ue, __u64 *lo, __u64 *hi)
-{
-	__u64 numel = vnpu_eng_numel(out), bc = eng_block_cols(numel, depth);
-
-	*lo = eng_min(ub * bc, numel);
-	*hi = eng_min(ue * bc, numel);
-}
-
-/* Rows of @row_len per unit, matching row_units() in vnpu_eng_units.c. */
-static void row_range(__u64 rows, __u64 row_len, __u64 ub, __u64 ue,
-		      __u64 *lo, __u64 *hi)
-{
-	__u64 per = ENG_ELEM_UNIT / (row_len ? row_len : 1);
-
-	per = per ? per : 1;
-	*lo = eng_min(ub * per, rows);
-	*hi = eng_min(ue * per, rows);
-}
+/* vnpu_eng_iter.c */
+void iter_init(struct eng_iter *it, const struct vnpu_tensor *out);
+void iter_add(struct eng_iter *it, const struct vnpu_tensor *t,
+	      const struct vnpu_tensor *out, void *data);
+void iter_run(const struct eng_iter *full, __u64 lo, __u64 hi,
+	      iter_row_fn fn, const void *arg);
+void elem_range(const struct vnpu_tensor *out, __u64 ub, __u64 ue,
+		__u64 *lo, __u64 *hi);
+void flat_range(const struct vnpu_tensor *out, __u64 depth, __u64 ub,
+		__u64 ue, __u64 *lo, __u64 *hi);
+void row_range(__u64 rows, __u64 row_len, __u64 ub, __u64 ue,
+	       __u64 *lo, __u64 *hi);
 
 /* ---- element-wise functions ----------------------------------------- */
 
-#define MAP(expr) do {							\
-	for (i = 0; i < n; i++) {					\
-		double v = x[i];					\
-		x[i] = (expr);						\
-	}								\
-} while (0)
-
-static inline double softplus_d(double v)
-{
-	return v > 30 ? v : m_log1p(m_exp(v));
-}
-
-static inline double gelu_tanh_d(double v)
-{
-	return 0.5 * v * (1.0 + m_tanh(0.7978845608028654 *
-				       (v + 0.044715 * v * v * v)));
-}
-
-enum map_exp_fn { MAP_EXP, MAP_SIGMOID, MAP_SILU };
-
-/*
- * exp, the logistic function or x times it of @n doubles, four lanes at
- * a time (a lane gives the bits of the scalar m_exp(), wherever it sits).
- */
-static void map_exp(double *x, __u32 n, enum map_exp_fn fn)
-{
-	__u32 i, j;
-
-	for (i = 0; i < n; i += 4) {
-		v4df v = {};
-
-		for (j = 0; j < 4 && i + j < n; j++)
-			v[j] = x[i + j];
-		if (fn == MAP_EXP)
-			v = v_exp(v);
-		else
-			v = (fn == MAP_SILU ? v : v_splat(1.0)) / (1.0 + v_exp(-v));
-		for (j = 0; j < 4 && i + j < n; j++)
-			x[i + j] = v[j];
-	}
-}
-
-/* Applies @a to @n doubles in place. */
-static void act_d(const struct vnpu_layer_act *a, double *x, __u32 n)
-{
-	double al = f32_of(a->alpha), be = f32_of(a->beta);
-	__u32 i;
-
-	switch (a->func) {
-	case VNPU_ACT_IDENTITY:
-		break;
-	case VNPU_ACT_RELU:
-		MAP(v < 0 ? 0.0 : v);
-		break;
-	case VNPU_ACT_LEAKY_RELU:
-		MAP(v < 0 ? al * v : v);
-		break;
-	case VNPU_ACT_ELU:
-		MAP(v < 0 ? al * m_expm1(v) : v);
-		break;
-	case VNPU_ACT_SELU:
-		MAP(be * (v <= 0 ? al * m_expm1(v) : v));
-		break;
-	case VNPU_ACT_CELU:
-		MAP(v > 0 ? v : al * m_expm1(v / al));
-		break;
-	case VNPU_ACT_CLIP:
-		MAP(v < al ? al : v > be ? be : v);
-		break;
-	case VNPU_ACT_SIGMOID:
-		map_exp(x, n, MAP_SIGMOID);
-		break;
-	case VNPU_ACT_SILU:
-		map_exp(x, n, MAP_SILU);
-		break;
-	case VNPU_ACT_HARD_SIGMOID:
-		MAP(al * v + be < 0 ? 0.0 : al * v + be > 1 ? 1.0 : al * v + be);
-		break;
-	case VNPU_ACT_HARD_SWISH:
-		MAP(v / 6 + 0.5 < 0 ? 0.0 : v / 6 + 0.5 > 1 ? v : v * (v / 6 + 0.5));
-		break;
-	case VNPU_ACT_TANH:
-		MAP(m_tanh(v));
-		break;
-	case VNPU_ACT_GELU:
-		MAP(0.5 * v * (1.0 + m_erf(v * 0.7071067811865476)));
-		break;
-	case VNPU_ACT_GELU_TANH:
-		MAP(gelu_tanh_d(v));
-		break;
-	case VNPU_ACT_ERF:
-		MAP(m_erf(v));
-		break;
-	case VNPU_ACT_EXP:
-		map_exp(x, n, MAP_EXP);
-		break;
-	case VNPU_ACT_LOG:
-		MAP(m_log(v));
-		break;
-	case VNPU_ACT_SQRT:
-		MAP(v < 0 ? m_nan() : m_sqrt(v));
-		break;
-	case VNPU_ACT_RECIPROCAL:
-		MAP(1.0 / v);
-		break;
-	case VNPU_ACT_ABS:
-		MAP(m_fabs(v));
-		break;
-	case VNPU_ACT_NEG:
-		MAP(-v);
-		break;
-	case VNPU_ACT_FLOOR:
-		MAP(m_floor(v));
-		break;
-	case VNPU_ACT_CEIL:
-		MAP(m_ceil(v));
-		break;
-	case VNPU_ACT_ROUND:
-		MAP(m_rint(v));
-		break;
-	case VNPU_ACT_SIGN:
-		MAP(v > 0 ? 1.0 : v < 0 ? -1.0 : v);
-		break;
-	case VNPU_ACT_SIN:
-		MAP(m_sin(v));
-		break;
-	case VNPU_ACT_COS:
-		MAP(m_cos(v));
-		break;
-	case VNPU_ACT_TAN:
-		MAP(m_tan(v));
-		break;
-	case VNPU_ACT_ASIN:
-		MAP(m_asin(v));
-		break;
-	case VNPU_ACT_ACOS:
-		MAP(m_acos(v));
-		break;
-	case VNPU_ACT_ATAN:
-		MAP(m_atan(v));
-		break;
-	case VNPU_ACT_SINH:
-		MAP(m_sinh(v));
-		break;
-	case VNPU_ACT_COSH:
-		MAP(m_cosh(v));
-		break;
-	case VNPU_ACT_ASINH:
-		MAP(m_asinh(v));
-		break;
-	case VNPU_ACT_ACOSH:
-		MAP(m_acosh(v));
-		break;
-	case VNPU_ACT_ATANH:
-		MAP(m_atanh(v));
-		break;
-	case VNPU_ACT_SOFTPLUS:
-		MAP(softplus_d(v));
-		break;
-	case VNPU_ACT_SOFTSIGN:
-		MAP(v / (1.0 + m_fabs(v)));
-		break;
-	case VNPU_ACT_MISH:
-		MAP(v * m_tanh(softplus_d(v)));
-		break;
-	case VNPU_ACT_THRESHOLDED_RELU:
-		MAP(v > al ? v : 0.0);
-		break;
-	case VNPU_ACT_SHRINK:
-		MAP(v < -be ? v + al : v > be ? v - al : 0.0);
-		break;
-	default:
-		break;
-	}
-}
-
-/* Integer dtypes: the subset act_ok() lets through. */
-static void act_i(const struct vnpu_layer_act *a, __s64 *x, __u32 n, int uns)
-{
-	__s64 lo = d_to_i64(f32_of(a->alpha)), hi = d_to_i64(f32_of(a->beta));
-	__u32 i;
-
-	for (i = 0; i < n; i++) {
-		__s64 v = x[i];
-
-		switch (a->func) {
-		case VNPU_ACT_RELU:
-			v = !uns && v < 0 ? 0 : v;
-			break;
-		case VNPU_ACT_ABS:
-			v = !uns && v < 0 ? (__s64)(0 - (__u64)v) : v;
-			break;
-		case VNPU_ACT_NEG:
-			v = (__s64)(0 - (__u64)v);
-			break;
-		case VNPU_ACT_SIGN:
-			v = uns ? v != 0 : (v > 0) - (v < 0);
-			break;
-		case VNPU_ACT_CLIP:
-			v = v < lo ? lo : v > hi ? hi : v;
-			break;
-		case VNPU_ACT_NOT:
-			v = !v;
-			break;
-		default:
-			break;
-		}
-		x[i] = v;
-	}
-}
-
-/* HardSigmoid of four floats as act_d() computes it: al * x + be clamped. */
-static inline v4df hard_sigmoid4(v4df v, double al, double be)
-{
-	v4df h = al * v + be;
-
-	return v_sel(h < 0, v_splat(0), v_sel(h > 1, v_splat(1), h));
-}
+/* vnpu_eng_act.c */
+void act_d(const struct vnpu_layer_act *a, double *x, __u32 n);
+void act_i(const struct vnpu_layer_act *a, __s64 *x, __u32 n, int uns);
 
 /* The functions act_f32() computes in float (vnpu_eng_vmath.h). */
 static inline int act_vmath(__u32 func)
@@ -1000,18 +532,9 @@ static inline int act_in_float(__u32 func)
 	return act_vmath(func) || func == VNPU_ACT_HARD_SWISH;
 }
 
-/*
- * One of the act_vmath() functions on @n contiguous floats: by 16 lanes
- * where @avx512 (vnpu_eng_act_avx512(), the same bits), else by 8.
- */
-static void act_vmath_f32(__u32 func, const float *x, float *y, __u64 n,
-			  int avx512)
-{
-	if (avx512)
-		vnpu_eng_act_avx512(func, x, y, n);
-	else
-		vm8_act_map(func, x, y, n);
-}
+/* vnpu_eng_act.c */
+void act_vmath_f32(__u32 func, const float *x, float *y, __u64 n,
+		   int avx512);
 
 /* Whether the caller's features let the AVX-512 activations run. */
 static inline int eng_act_avx512(const struct vnpu_eng_ctx *ctx)
@@ -1023,106 +546,120 @@ static inline int eng_act_avx512(const struct vnpu_eng_ctx *ctx)
 #endif
 }
 
-/*
- * Applies @a to @n contiguous floats at @x into @y, which may be @x (fused
- * activations, unary layers); @avx512 from eng_act_avx512(). The
- * functions whose float result is the double path's bit for bit run in
- * float loops the compiler vectorizes: comparisons and sign changes round
- * nothing, and a product of two floats rounds once either way. The
- * act_vmath() ones and HardSwish (vhswish()) compute in float, in every
- * f32 layer (unary_row() gathers strided ones); the others go through
- * act_d().
- */
-static void act_f32(const struct vnpu_layer_act *a, const float *x, float *y,
-		    __u64 n, int avx512)
-{
-	float al = f32_of(a->alpha), be = f32_of(a->beta);
-	double buf[ENG_BLOCK];
-	__u64 i, j;
-
-	if (act_vmath(a->func)) {
-		act_vmath_f32(a->func, x, y, n, avx512);
-		return;
-	}
-	switch (a->func) {
-	case VNPU_ACT_IDENTITY:
-		for (i = 0; x != y && i < n; i++)
-			y[i] = x[i];
-		return;
-	case VNPU_ACT_RELU:
-		for (i = 0; i < n; i++)
-			y[i] = x[i] < 0 ? 0.0f : x[i];
-		return;
-	case VNPU_ACT_LEAKY_RELU:
-		for (i = 0; i + 8 <= n; i += 8) {
-			v8sf v = vload(x + i);
-
-			vstore(y + i, vneg_sel(v, v * al));
-		}
-		for (; i < n; i++)
-			y[i] = x[i] < 0 ? al * x[i] : x[i];
-		return;
-	case VNPU_ACT_THRESHOLDED_RELU:
-		for (i = 0; i < n; i++)
-			y[i] = x[i] > al ? x[i] : 0.0f;
-		return;
-	case VNPU_ACT_CLIP:
-		for (i = 0; i < n; i++)
-			y[i] = x[i] < al ? al : x[i] > be ? be : x[i];
-		return;
-	case VNPU_ACT_NEG:
-		for (i = 0; i < n; i++)
-			y[i] = -x[i];
-		return;
-	case VNPU_ACT_ABS:
-		for (i = 0; i < n; i++)
-			y[i] = __builtin_fabsf(x[i]);
-		return;
-	case VNPU_ACT_HARD_SWISH:
-		hswish_f32(x, y, n);
-		return;
-	case VNPU_ACT_HARD_SIGMOID:
-		for (i = 0; i + 4 <= n; i += 4) {
-			v4df v = __builtin_convertvector(*(const v4sf_u *)(x + i),
-							 v4df);
-
-			v = hard_sigmoid4(v, al, be);
-			*(v4sf_u *)(y + i) = __builtin_convertvector(v, v4sf);
-		}
-		x += i;
-		y += i;
-		n -= i;
-		break;
-	default:
-		break;
-	}
-	for (i = 0; i < n; i += ENG_BLOCK) {
-		__u32 m = (__u32)eng_min(ENG_BLOCK, n - i);
-
-		for (j = 0; j < m; j++)
-			buf[j] = x[i + j];
-		act_d(a, buf, m);
-		for (j = 0; j < m; j++)
-			y[i + j] = (float)buf[j];
-	}
-}
+/* vnpu_eng_act.c */
+void act_f32(const struct vnpu_layer_act *a, const float *x, float *y,
+	     __u64 n, int avx512);
+void act_bound(const struct vnpu_layer_act *a, float *y, __u64 n);
 
 /*
- * The bound of a fused activation (VNPU_ACT_F_MAX or _MIN) on @n floats
- * at @y, after the function: BINARY's Max(y, beta) or Min(y, beta), which
- * keep a NaN y and give beta on a tie.
+ * ---- functions of one kernel file that others call ------------------
+ *
+ * Each build's own through vnpu_eng_isa.h; those that take the GEMM's
+ * blocks are in vnpu_eng_gemm_kern.h. The ops' entry points (eng_run_fn)
+ * are vnpu_eng_kern.c's op table.
  */
-static void act_bound(const struct vnpu_layer_act *a, float *y, __u64 n)
-{
-	float b = f32_of(a->beta);
-	__u64 i;
 
-	if (a->flags & VNPU_ACT_F_MAX)
-		for (i = 0; i < n; i++)
-			y[i] = F32_MAX(y[i], b, 1);
-	else if (a->flags & VNPU_ACT_F_MIN)
-		for (i = 0; i < n; i++)
-			y[i] = F32_MAX(y[i], b, 0);
-}
+/* vnpu_eng_gemm.c */
+int run_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
+	     const struct vnpu_eng_ctx *ctx);
+int run_conv(const struct eng_layer *l, __u64 ub, __u64 ue,
+	     const struct vnpu_eng_ctx *ctx);
+int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
+	     const struct vnpu_eng_ctx *ctx);
+void copy_f32(float *dst, const float *src, __u64 n);
+void zero_f32(float *dst, __u64 n);
+void load_f32(float *dst, const void *src, __s64 st, __u64 n, __u32 dt);
+__s64 batch_offset(const struct vnpu_tensor *t, const struct vnpu_tensor *y,
+		   __u64 b);
+void transpose8(const float *src, __s64 rs, float *d, __s64 ds);
+void valid_span(__s64 off, __u64 s, __u64 n, __u64 out, __u64 *lo,
+		__u64 *hi);
+void act_store(float *y, const float *t, __u32 len, const float *add,
+	       const float *res, const struct vnpu_layer_act *act,
+	       int avx512);
+
+/* vnpu_eng_wino.c */
+int run_conv_wino(const struct eng_layer *l, __u64 ub, __u64 ue,
+		  const struct vnpu_eng_ctx *ctx);
+int wino_pack_u(const float *src, __u64 groups, __u64 rows, __u64 cg,
+		float *dst);
+
+/* vnpu_eng_dw.c */
+int run_conv_dw(const struct eng_layer *l, __u64 ub, __u64 ue,
+		const struct vnpu_eng_ctx *ctx);
+int run_conv_dw_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
+		      const struct vnpu_eng_ctx *ctx);
+int run_conv_dw_window(const struct eng_layer *l, __u64 ub, __u64 ue,
+		       const struct vnpu_eng_ctx *ctx);
+
+/* vnpu_eng_elem.c */
+int run_binary(const struct eng_layer *l, __u64 ub, __u64 ue,
+	       const struct vnpu_eng_ctx *ctx);
+int run_where(const struct eng_layer *l, __u64 ub, __u64 ue,
+	      const struct vnpu_eng_ctx *ctx);
+int run_unary(const struct eng_layer *l, __u64 ub, __u64 ue,
+	      const struct vnpu_eng_ctx *ctx);
+int run_softmax(const struct eng_layer *l, __u64 ub, __u64 ue,
+		const struct vnpu_eng_ctx *ctx);
+int run_norm(const struct eng_layer *l, __u64 ub, __u64 ue,
+	     const struct vnpu_eng_ctx *ctx);
+int run_reduce(const struct eng_layer *l, __u64 ub, __u64 ue,
+	       const struct vnpu_eng_ctx *ctx);
+int run_argreduce(const struct eng_layer *l, __u64 ub, __u64 ue,
+		  const struct vnpu_eng_ctx *ctx);
+int run_cast(const struct eng_layer *l, __u64 ub, __u64 ue,
+	     const struct vnpu_eng_ctx *ctx);
+void copy_run(char *dst, __s64 ds, const char *src, __s64 ss, __u64 n,
+	      __u32 size);
+
+/* vnpu_eng_data.c */
+int run_resize(const struct eng_layer *l, __u64 ub, __u64 ue,
+	       const struct vnpu_eng_ctx *ctx);
+int run_pad(const struct eng_layer *l, __u64 ub, __u64 ue,
+	    const struct vnpu_eng_ctx *ctx);
+int run_gather(const struct eng_layer *l, __u64 ub, __u64 ue,
+	       const struct vnpu_eng_ctx *ctx);
+int run_gather_elements(const struct eng_layer *l, __u64 ub, __u64 ue,
+			const struct vnpu_eng_ctx *ctx);
+double cubic_w(double t, double a);
+int load_index(const struct vnpu_tensor *t, const void *base, __s64 off,
+	       __u64 n, __s64 *out);
+
+/* vnpu_eng_quant.c */
+int run_quant(const struct eng_layer *l, __u64 ub, __u64 ue,
+	      const struct vnpu_eng_ctx *ctx);
+int run_qmatmul(const struct eng_layer *l, __u64 ub, __u64 ue,
+		const struct vnpu_eng_ctx *ctx);
+int run_qlinear_conv(const struct eng_layer *l, __u64 ub, __u64 ue,
+		     const struct vnpu_eng_ctx *ctx);
+int run_qlinear_add(const struct eng_layer *l, __u64 ub, __u64 ue,
+		    const struct vnpu_eng_ctx *ctx);
+
+/* vnpu_eng_scatter.c */
+int run_scatter_elements(const struct eng_layer *l, __u64 ub, __u64 ue,
+			 const struct vnpu_eng_ctx *ctx);
+int run_scatter_nd(const struct eng_layer *l, __u64 ub, __u64 ue,
+		   const struct vnpu_eng_ctx *ctx);
+int run_gather_nd(const struct eng_layer *l, __u64 ub, __u64 ue,
+		  const struct vnpu_eng_ctx *ctx);
+
+/* vnpu_eng_grid.c, _tfidf.c, _det.c, _roi.c, _poolidx.c, _chain.c, _lstm.c */
+int run_grid_sample(const struct eng_layer *l, __u64 ub, __u64 ue,
+		    const struct vnpu_eng_ctx *ctx);
+int run_tfidf(const struct eng_layer *l, __u64 ub, __u64 ue,
+	      const struct vnpu_eng_ctx *ctx);
+int run_det(const struct eng_layer *l, __u64 ub, __u64 ue,
+	    const struct vnpu_eng_ctx *ctx);
+int run_roi_align(const struct eng_layer *l, __u64 ub, __u64 ue,
+		  const struct vnpu_eng_ctx *ctx);
+int run_maxpool_index(const struct eng_layer *l, __u64 ub, __u64 ue,
+		      const struct vnpu_eng_ctx *ctx);
+int run_chain(const struct eng_layer *l, __u64 ub, __u64 ue,
+	      const struct vnpu_eng_ctx *ctx);
+int run_lstm(const struct eng_layer *l, __u64 ub, __u64 ue,
+	     const struct vnpu_eng_ctx *ctx);
+
+/* vnpu_eng_move.c */
+void eng_transpose32(const struct vnpu_eng_transpose *t);
 
 #endif /* _VNPU_ENG_KERN_H_ */

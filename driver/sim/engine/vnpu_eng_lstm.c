@@ -5,9 +5,9 @@
  * cache of the CPU that runs it. Each step is the GEMM of the unrolled
  * form (run_gemm() on a one-row layer: H_prev by the packed panels, XW's
  * row as the residual) and the two CHAIN layers' functions and products
- * in the same order, so the same bits. Included by vnpu_eng_kern.c,
- * never compiled on its own.
+ * in the same order, so the same bits. Built per ISA (vnpu_eng_isa.h).
  */
+#include "vnpu_eng_kern.h"
 
 /*
  * The element-wise half of a step on the gates @gt [4H] (i, o, f, c; their
@@ -45,8 +45,8 @@ static void lstm_copy(float *dst, const float *src, __u64 n)
 }
 
 /* Units are directions; Y_h and Y_c hold a direction's states as it runs. */
-static int run_lstm(const struct eng_layer *l, __u64 ub, __u64 ue,
-		    const struct vnpu_eng_ctx *ctx)
+int run_lstm(const struct eng_layer *l, __u64 ub, __u64 ue,
+	     const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_lstm *at = l->attrs;
 	const struct vnpu_tensor *xw = &l->t[0];

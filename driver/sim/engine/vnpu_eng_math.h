@@ -6,7 +6,7 @@
  * results the engine stores are correctly rounded or within one f32 ulp.
  * No libm: the same code runs in vnpu.ko and on the host, which is what
  * makes the NPU and the CPU device agree bit for bit. Only included by the
- * objects built with hardware float (vnpu_eng_kern.c).
+ * objects built with hardware float (the float kernels, vnpu_eng_kern.h).
  */
 #ifndef _VNPU_ENG_MATH_H_
 #define _VNPU_ENG_MATH_H_

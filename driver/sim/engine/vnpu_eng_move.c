@@ -2,8 +2,9 @@
 /*
  * Moves of COPY commands that need vector shuffles: a transposition of
  * 4-byte elements in 8x8 tiles (transpose8(), the convolution's, in
- * registers). Included by the kernel builds, never compiled on its own.
+ * registers). Built per ISA (vnpu_eng_isa.h).
  */
+#include "vnpu_eng_kern.h"
 
 /* Rows [@r0, @r1) x columns [@c0, @c1) of @t, one element at a time. */
 static void transpose32_edge(const struct vnpu_eng_transpose *t, __u64 r0,
@@ -24,7 +25,7 @@ static void transpose32_edge(const struct vnpu_eng_transpose *t, __u64 r0,
  * of 32 bytes and writes eight destination runs, so both sides move whole
  * cache lines however long the rows are.
  */
-static void eng_transpose32(const struct vnpu_eng_transpose *t)
+void eng_transpose32(const struct vnpu_eng_transpose *t)
 {
 	const float *s = t->src;
 	float *d = t->dst;

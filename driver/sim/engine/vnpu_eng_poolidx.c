@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * MAXPOOL_INDEX kernel: max pooling that also gives where each maximum
- * came from. Included by vnpu_eng_kern.c.
+ * came from. Built per ISA (vnpu_eng_isa.h).
  */
+#include "vnpu_eng_kern.h"
 
-static int run_maxpool_index(const struct eng_layer *l, __u64 ub, __u64 ue,
-			     const struct vnpu_eng_ctx *ctx)
+int run_maxpool_index(const struct eng_layer *l, __u64 ub, __u64 ue,
+		      const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_pool_index *at = l->attrs;
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1], *ix = &l->t[2];

@@ -2,9 +2,9 @@
 /*
  * Engine internals shared by the integer part (vnpu_engine.c: dispatch,
  * vnpu_eng_check.c, vnpu_eng_units.c, vnpu_eng_pack.c) and the two builds
- * of the float kernels (vnpu_eng_kern.c as vnpu_eng_avx2.o and
- * vnpu_eng_base.o). Everything here is integer-only so that either side
- * may use it.
+ * of the float kernels (vnpu_eng_kern.h; each file as NAME_avx2.o and
+ * NAME_base.o, vnpu_eng_isa.h). Everything here is integer-only so that
+ * either side may use it.
  */
 #ifndef _VNPU_ENG_PRIV_H_
 #define _VNPU_ENG_PRIV_H_

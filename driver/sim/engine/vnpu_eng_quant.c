@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * 8-bit quantized ops: QuantizeLinear, DequantizeLinear, MatMulInteger,
- * QLinearMatMul and QLinearConv. Included by the kernel builds, never
- * compiled on its own. Sums are exact 32-bit integers; requantization is in
+ * QLinearMatMul and QLinearConv, built per ISA (vnpu_eng_isa.h). Sums
+ * are exact 32-bit integers; requantization is in
  * f32 with round half to even, as ONNX Runtime does.
  */
+#include "vnpu_eng_kern.h"
 
 static __s32 ld_q(const void *base, __s64 off, __u32 dtype)
 {
@@ -168,8 +169,8 @@ static int quant_flat(const struct eng_layer *l, __u64 lo, __u64 hi)
 	return 1;
 }
 
-static int run_quant(const struct eng_layer *l, __u64 ub, __u64 ue,
-		     const struct vnpu_eng_ctx *ctx)
+int run_quant(const struct eng_layer *l, __u64 ub, __u64 ue,
+	      const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_quant *at = l->attrs;
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[3];
@@ -312,8 +313,8 @@ static float qadd_fma1(float a, float b, float c)
 	return Q_FMA((v8sf_qq){} + a, (v8sf_qq){} + b, (v8sf_qq){} + c)[0];
 }
 
-static int run_qlinear_add(const struct eng_layer *l, __u64 ub, __u64 ue,
-			   const struct vnpu_eng_ctx *ctx)
+int run_qlinear_add(const struct eng_layer *l, __u64 ub, __u64 ue,
+		    const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_tensor *y = &l->t[8];
 	struct qadd_arg q = { .dtype = y->dtype };
@@ -394,8 +395,8 @@ static void qmatmul_block(const struct eng_layer *l, const struct eng_block *b,
 	}
 }
 
-static int run_qmatmul(const struct eng_layer *l, __u64 ub, __u64 ue,
-		       const struct vnpu_eng_ctx *ctx)
+int run_qmatmul(const struct eng_layer *l, __u64 ub, __u64 ue,
+		const struct vnpu_eng_ctx *ctx)
 {
 	__u64 batch, m, n, k, u;
 	struct eng_block b;
@@ -1150,8 +1151,8 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 	return 0;
 }
 
-static int run_qlinear_conv(const struct eng_layer *l, __u64 ub, __u64 ue,
-			    const struct vnpu_eng_ctx *ctx)
+int run_qlinear_conv(const struct eng_layer *l, __u64 ub, __u64 ue,
+		     const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_conv *a = l->attrs;
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
  * ROI_ALIGN kernel: each output element is a bin of its ROI, sampled on a
- * regular grid with bilinear interpolation. Included by vnpu_eng_kern.c.
+ * regular grid with bilinear interpolation. Built per ISA (vnpu_eng_isa.h).
  */
+#include "vnpu_eng_kern.h"
 
 /*
  * Bilinear sample at (@y, @x) of the plane at @base: its four weighted
@@ -47,8 +48,8 @@ static int roi_sample(const struct vnpu_tensor *x, const void *data, __s64 base,
 	return 1;
 }
 
-static int run_roi_align(const struct eng_layer *l, __u64 ub, __u64 ue,
-			 const struct vnpu_eng_ctx *ctx)
+int run_roi_align(const struct eng_layer *l, __u64 ub, __u64 ue,
+		  const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_roi_align *at = l->attrs;
 	const struct vnpu_tensor *x = &l->t[0], *rois = &l->t[1], *bi = &l->t[2];

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * SCATTER_ELEMENTS, SCATTER_ND and GATHER_ND kernels. Included by
- * vnpu_eng_kern.c after vnpu_eng_data.c (whose load_index() they use), so
- * they are built with the other float kernels.
+ * SCATTER_ELEMENTS, SCATTER_ND and GATHER_ND kernels (with
+ * vnpu_eng_data.c's load_index()), built per ISA (vnpu_eng_isa.h).
  */
+#include "vnpu_eng_kern.h"
 
 /* ---- SCATTER_ELEMENTS and SCATTER_ND -------------------------------- */
 
@@ -109,8 +109,8 @@ static void scatter_begin(const struct eng_layer *l, __u64 ub, __u64 ue,
  * range, so every element of Y sees its updates in the same order
  * however the layer is split.
  */
-static int run_scatter_elements(const struct eng_layer *l, __u64 ub, __u64 ue,
-				const struct vnpu_eng_ctx *ctx)
+int run_scatter_elements(const struct eng_layer *l, __u64 ub, __u64 ue,
+			 const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_scatter *at = l->attrs;
 	const struct vnpu_tensor *idx = &l->t[1], *u = &l->t[2], *y = &l->t[3];
@@ -151,8 +151,8 @@ static int run_scatter_elements(const struct eng_layer *l, __u64 ub, __u64 ue,
 	return 0;
 }
 
-static int run_scatter_nd(const struct eng_layer *l, __u64 ub, __u64 ue,
-			  const struct vnpu_eng_ctx *ctx)
+int run_scatter_nd(const struct eng_layer *l, __u64 ub, __u64 ue,
+		   const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_scatter *at = l->attrs;
 	const struct vnpu_tensor *idx = &l->t[1], *u = &l->t[2], *y = &l->t[3];
@@ -197,8 +197,8 @@ static int run_scatter_nd(const struct eng_layer *l, __u64 ub, __u64 ue,
 
 /* ---- GATHER_ND ------------------------------------------------------ */
 
-static int run_gather_nd(const struct eng_layer *l, __u64 ub, __u64 ue,
-			 const struct vnpu_eng_ctx *ctx)
+int run_gather_nd(const struct eng_layer *l, __u64 ub, __u64 ue,
+		  const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_gather_nd *at = l->attrs;
 	const struct vnpu_tensor *x = &l->t[0], *idx = &l->t[1], *y = &l->t[2];

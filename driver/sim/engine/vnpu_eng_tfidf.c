@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * TFIDF kernel (TfIdfVectorizer over integer tokens). Included by
- * vnpu_eng_kern.c with the other kernels; a unit is one row of X.
+ * TFIDF kernel (TfIdfVectorizer over integer tokens), built per ISA
+ * (vnpu_eng_isa.h); a unit is one row of X.
  */
+#include "vnpu_eng_kern.h"
 
 static __s64 tfidf_tok(const struct vnpu_tensor *x, const void *data,
 		       __s64 row, __u64 i)
@@ -64,8 +65,8 @@ static __s64 tfidf_find(const struct eng_layer *l, __s64 row, __u64 i,
 	return -1;
 }
 
-static int run_tfidf(const struct eng_layer *l, __u64 ub, __u64 ue,
-		     const struct vnpu_eng_ctx *ctx)
+int run_tfidf(const struct eng_layer *l, __u64 ub, __u64 ue,
+	      const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_tfidf *at = l->attrs;
 	const struct vnpu_tensor *x = &l->t[0], *idx = &l->t[3], *wt = &l->t[4];

@@ -8,7 +8,7 @@
  * the sum over input channels of the transformed weights U = G g G^T
  * times the transformed input tile V = B^T d B. U comes with the layer
  * (%VNPU_PACK_WINO_W): the runtime transformed it once at compile time
- * with wino_pack() below, so the device and the CPU read the same bits.
+ * with wino_pack_u() below, so the device and the CPU read the same bits.
  * A unit of tiles is 36 GEMMs (one per point) of the output channels by
  * the tiles, of depth C, run by the GEMM's blocks and micro-kernels,
  * between an input and an output transform; the output rows then take
@@ -16,8 +16,9 @@
  * transforms are fixed sequences of float adds, subtractions and
  * multiplies (no fused multiply-add) on eight lanes, and each GEMM sums
  * in depth order, so every path gives the same bits whatever the split.
- * Included by the kernel builds after vnpu_eng_gemm.c.
+ * Built per ISA, on vnpu_eng_gemm.c's blocks (vnpu_eng_gemm_kern.h).
  */
+#include "vnpu_eng_gemm_kern.h"
 
 /**
  * struct wino_held - what a Winograd part's scratch holds, kept at its
@@ -141,8 +142,8 @@ static void wino_spread(const float *buf, __u64 n, float *o, __u64 os)
  * panels: the compiler's transform (vnpu_eng_wino_pack(); the host calls
  * it, vnpu.ko never does).
  */
-static int wino_pack(const float *src, __u64 groups, __u64 rows, __u64 cg,
-		     float *dst)
+int wino_pack_u(const float *src, __u64 groups, __u64 rows, __u64 cg,
+		float *dst)
 {
 	__u64 n = eng_div_up(rows, ENG_MR) * ENG_MR * cg, g, k0, k, m, c, i, j;
 	float g9[9 * 8], t[18 * 8], u[6 * 8];
@@ -388,8 +389,8 @@ static void wino_scratch(struct wino_job *wj, const struct vnpu_eng_ctx *ctx)
 #endif
 }
 
-static int run_conv_wino(const struct eng_layer *l, __u64 ub, __u64 ue,
-			 const struct vnpu_eng_ctx *ctx)
+int run_conv_wino(const struct eng_layer *l, __u64 ub, __u64 ue,
+		  const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_tensor *x = &l->t[0];
 	struct wino_job wj = { .l = l };

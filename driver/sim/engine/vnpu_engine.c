@@ -3,11 +3,11 @@
  * DOC: vnpu engine entry points
  *
  * The dispatch of a layer's part to the float kernels of the build the
- * CPU can run (vnpu_eng_kern.c, built for AVX2+FMA and for baseline
- * x86-64), and the tensor helpers both halves of the engine use. The rest
- * of the integer half: vnpu_eng_check.c (a layer's checks),
- * vnpu_eng_units.c (its cost, units, parts and scratch) and
- * vnpu_eng_pack.c (weight packing). No float arithmetic here: in vnpu.ko
+ * CPU can run (vnpu_eng_kern.c's op table, one built for AVX2+FMA and one
+ * for baseline x86-64, vnpu_eng_isa.h), and the tensor helpers both
+ * halves of the engine use. The rest of the integer half:
+ * vnpu_eng_check.c (a layer's checks), vnpu_eng_units.c (its cost, units,
+ * parts and scratch) and vnpu_eng_pack.c (weight packing). No float arithmetic here: in vnpu.ko
  * these functions run outside kernel_fpu_begin/end.
  */
 #include "vnpu_eng_priv.h"

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The blocked GEMM of vnpu_eng_gemm.c as the other convolution paths of
+ * the float kernels use it (vnpu_eng_wino.c, vnpu_eng_dw.c): its operands,
+ * output, epilogue and flush, the functions that take them, and the lane
+ * FMA its micro-kernels round with. Built per ISA like them.
+ */
+#ifndef _VNPU_ENG_GEMM_KERN_H_
+#define _VNPU_ENG_GEMM_KERN_H_
+
+#include "vnpu_eng_kern.h"
+#include "vnpu_eng_gemm.h"
+
+/* ---- element access ---------------------------------------------------- */
+
+/* The address of element @off of a tensor of @dt at @base. */
+static inline const void *elem_at(const void *base, __s64 off, __u32 dt)
+{
+	return (const char *)base + off * (__s64)vnpu_eng_dtype_size(dt);
+}
+
+static inline void *elem_at_w(void *base, __s64 off, __u32 dt)
+{
+	return (char *)base + off * (__s64)vnpu_eng_dtype_size(dt);
+}
+
+#ifdef ENG_FMA
+#define LANE_FMA(a, b, c) VFMA(a, b, c)
+#else
+/*
+ * fma(a, b, c) in software, for the baseline build: it rounds once: a * b
+ * is exact in double, s = a * b + c rounds, TwoSum gives its exact error
+ * e, and an inexact s is made odd towards e (round to odd, 53 >= 2 * 24 +
+ * 2 bits), which then rounds to float exactly as the fused operation does.
+ */
+static inline float fma_exact(float a, float b, float c)
+{
+	double p = (double)a * b, cd = c, s = p + cd, bb = s - p;
+	double e = (p - (s - bb)) + (cd - bb);
+	union {
+		double d;
+		__u64 u;
+	} v = { .d = s };
+
+	if (e != 0 && s - s == 0 && !(v.u & 1))
+		v.u += (e > 0) == (s > 0) ? 1 : (__u64)-1;
+	return (float)v.d;
+}
+
+/* The baseline's fused multiply-add per lane, as its ukernel() does. */
+static inline v8sf lane_fma(v8sf a, v8sf b, v8sf c)
+{
+	int l;
+
+	for (l = 0; l < 8; l++)
+		c[l] = fma_exact(a[l], b[l], c[l]);
+	return c;
+}
+
+#define LANE_FMA(a, b, c) lane_fma(a, b, c)
+#endif
+
+/**
+ * struct gemm_a - the left operand: packed f32 panels over the whole depth,
+ * a strided matrix of @dt packed per slice, or a packer of its own
+ * @packed: f32 panels packed over the whole depth, or NULL
+ * @pairs: NULL, or the same weights' packed bf16 panels (the AVX512-BF16
+ *	kernels read them in place)
+ * @p: the strided matrix, or what @pack reads
+ * @rs: @p's row stride, in elements
+ * @cs: @p's column stride, in elements
+ * @dt: &enum vnpu_dtype of @p
+ * @k: the depth
+ * @pack: a packer of its own, or NULL
+ * @arg: argument of @pack
+ */
+struct gemm_a {
+	const float *packed;
+	const __u16 *pairs;
+	const void *p;
+	__s64 rs, cs;
+	__u32 dt;
+	__u64 k;
+	void (*pack)(const void *arg, __u64 m0, __u64 mc, __u64 k0, __u64 kc,
+		     float *dst);
+	const void *arg;
+};
+
+/**
+ * struct gemm_b - the right operand, one of: packed f32 panels over the
+ * whole depth; a strided matrix of @dt; a packer (im2col, or packed f16
+ * or bf16 panels of depth @k at @p); or (with @off) f32 rows read at
+ * @win + off[k] + column
+ * @packed: f32 panels packed over the whole depth, or NULL
+ * @pairs: as gemm_a's
+ * @p: the strided matrix, or what @pack reads
+ * @rs: @p's row stride, in elements
+ * @cs: @p's column stride, in elements
+ * @dt: &enum vnpu_dtype of @p
+ * @n: the columns
+ * @k: the depth
+ * @pack: a packer, or NULL
+ * @arg: argument of @pack
+ * @win: the window the rows of @off start in
+ * @off: for each depth index, its row's offset in @win, or NULL
+ */
+struct gemm_b {
+	const float *packed;
+	const __u16 *pairs;
+	const void *p;
+	__s64 rs, cs;
+	__u32 dt;
+	__u64 n, k;
+	void (*pack)(const void *arg, __u64 k0, __u64 kc, __u64 n0, __u64 nc,
+		     float *dst);
+	const void *arg;
+	const float *win;
+	const __s32 *off;
+};
+
+/**
+ * struct gemm_out - where output (i, j) goes: element i * rs + col(j) of
+ * @y (of @dt), with col(j) = j, or for padded columns (@wp != 0) j's
+ * (j / wp, j % wp) as (j / wp) * ow + j % wp, dropped when j % wp >= ow
+ * @y: the output
+ * @dt: &enum vnpu_dtype of @y
+ * @rs: @y's row stride, in elements
+ * @wp: the padded row length of the columns, or 0
+ * @ow: the output row length within @wp
+ */
+struct gemm_out {
+	void *y;
+	__u32 dt;
+	__s64 rs;
+	__u64 wp, ow;
+};
+
+/* alpha, beta * C (of @c_dt), the residual R (of @r_dt), the activation. */
+struct gemm_epi {
+	float alpha, beta;
+	const void *c;
+	__s64 c_rs, c_cs;
+	__u32 c_dt, r_dt;
+	const void *r;
+	__s64 r_rs, r_cs;
+	const struct vnpu_layer_act *act;
+	int avx512;	/* eng_act_avx512() */
+};
+
+/**
+ * struct gemm_flush - a block's sums on their way to the output
+ * @acc: the sums, rows @acc_rs floats apart
+ * @acc_rs: see @acc
+ * @m0: the block's first row
+ * @n0: the block's first column
+ * @plain: the epilogue is at most a per-row add, a dense f32 residual
+ *	and an activation, to f32 outputs (act_store())
+ * @add: with @plain, NULL or the float added to each row
+ * @act: with @plain, the activation
+ */
+struct gemm_flush {
+	float *acc;
+	__u64 acc_rs, m0, n0;
+	int plain;
+	const float *add;
+	const struct vnpu_layer_act *act;
+};
+
+/**
+ * struct gemm_bufs - a part's scratch: packed A slice, B (packed slice or
+ * window), the block accumulator, and whether the AVX-512 kernels run
+ * (and the AVX512-BF16 ones, for packed bf16 weights)
+ * @a: the packed A slice
+ * @b: the packed B slice or window
+ * @acc: the block accumulator
+ * @avx512: the AVX-512 kernels run
+ * @bf16: the AVX512-BF16 kernels run for packed bf16 weights
+ * @ctx: the part's context
+ */
+struct gemm_bufs {
+	float *a, *b, *acc;
+	int avx512, bf16;
+	const struct vnpu_eng_ctx *ctx;
+};
+
+/* vnpu_eng_gemm.c, each build's own through vnpu_eng_isa.h. */
+void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
+		__u64 m0, __u64 mc, __u64 n0, __u64 nc, __u64 kt,
+		const struct gemm_out *o, const struct gemm_epi *e,
+		const struct gemm_bufs *bufs);
+int epi_plain(const struct gemm_out *o, const struct gemm_epi *e,
+	      __u64 m0, __u64 mc, float *add, int *has_add);
+void flush_seg(const struct gemm_out *o, const struct gemm_epi *e,
+	       const struct gemm_flush *f, __u64 r, __u64 c, __u64 col,
+	       __u32 len);
+void block_flush(const struct gemm_out *o, const struct gemm_epi *e,
+		 const struct gemm_flush *f, __u64 r0, __u64 r1,
+		 __u64 c0, __u64 c1);
+void conv_epi(const struct eng_layer *l, __u64 img, __u64 g,
+	      struct gemm_epi *e, struct gemm_out *o);
+
+#endif /* _VNPU_ENG_GEMM_KERN_H_ */
