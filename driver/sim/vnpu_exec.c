@@ -24,35 +24,6 @@
  */
 #define MIN_ELEMS_PER_PART (1ULL << 16)
 #define MIN_COST_PER_PART (1ULL << 20)
-/*
- * The multiply-add ops count two a multiply-add, which the FMA paths run
- * some 50 to 150 a nanosecond (the baseline's GEMM about 2): there 2^20
- * of it is 7 to 20 us, less than a part's handoff and the next layer's
- * reads of what the other tile wrote. openWakeWord's embedding model
- * (convolutions of 2^21 to 2^23, 20 to 60 us each, cut into up to 8
- * parts) ran slower on 2 CPUs than on 1; 2 CPUs, vnpu-bench -api sync,
- * median of 3 interleaved rounds, load 4.5-8: 2.20 ms at 2^20, 1.79 at
- * 2^22, 1.44 unsplit, 1.05 on one CPU.
- */
-#define MIN_MAC_COST_PER_PART (1ULL << 22)
-
-/* The least cost a part of layer @op has on the path of @features. */
-static __u64 min_part_cost(__u32 op, __u32 features)
-{
-	if (!(features & VNPU_ENG_F_AVX2_FMA))
-		return MIN_COST_PER_PART;
-	switch (op) {
-	case VNPU_LAYER_GEMM:
-	case VNPU_LAYER_CONV:
-	case VNPU_LAYER_LSTM:
-	case VNPU_LAYER_MATMUL_INTEGER:
-	case VNPU_LAYER_QLINEAR_MATMUL:
-	case VNPU_LAYER_QLINEAR_CONV:
-		return MIN_MAC_COST_PER_PART;
-	default:
-		return MIN_COST_PER_PART;
-	}
-}
 
 /* Number of elements, or 0 with *ok cleared when the product overflows. */
 static __u64 tensor_elems(const struct vnpu_tensor *t, int *ok)
@@ -375,8 +346,8 @@ __u32 vnpu_exec_parts(const struct vnpu_cmd_header *cmd, __u32 tiles,
 		max_parts = vnpu_eng_layer_max_parts(l->op, l->tensors,
 						     l->num_tensors, layer_attrs(l),
 						     features);
-		if (max_parts > cost / min_part_cost(l->op, features))
-			max_parts = cost / min_part_cost(l->op, features);
+		if (max_parts > cost / MIN_COST_PER_PART)
+			max_parts = cost / MIN_COST_PER_PART;
 		break;
 	default:
 		return 1;
