@@ -7,6 +7,10 @@
 //   node ort.js NODE_MODULES bench MODEL THREADS SECONDS JSON NAME:TYPE:D,D,...:LOW:HIGH ...
 //     sync latency for SECONDS after 5 warm-up runs on random inputs;
 //     writes {"count", "latency_ms": {"median", "min"}} to JSON
+//   node ort.js NODE_MODULES profile MODEL THREADS RUNS PREFIX NAME:TYPE:D,D,...:LOW:HIGH ...
+//     5 warm-up runs and RUNS more with ONNX Runtime's profiler on: its
+//     trace (one event a node a run, op_name and dur in us) goes to
+//     PREFIX_<date>.json
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -15,10 +19,12 @@ const [nodeModules, mode, model, ...rest] = process.argv.slice(2);
 const ort = require(path.resolve(nodeModules, 'onnxruntime-node'));
 const arrays = { float32: Float32Array, int64: BigInt64Array };
 
-function session(threads) {
-  return ort.InferenceSession.create(model, {
-    intraOpNumThreads: threads, interOpNumThreads: 1,
-    graphOptimizationLevel: 'all', executionMode: 'sequential' });
+function session(threads, profilePrefix) {
+  const opts = { intraOpNumThreads: threads, interOpNumThreads: 1,
+    graphOptimizationLevel: 'all', executionMode: 'sequential' };
+  if (profilePrefix)
+    Object.assign(opts, { enableProfiling: true, profileFilePrefix: profilePrefix });
+  return ort.InferenceSession.create(model, opts);
 }
 
 function dims(s) {
@@ -55,13 +61,26 @@ function random(type, shape, low, high) {
   return Float32Array.from({ length: n }, () => low + Math.random() * (high - low));
 }
 
-async function bench(threads, secs, outPath, specs) {
-  const s = await session(+threads);
+function randomFeeds(specs) {
   const feeds = {};
   for (const spec of specs) {
     const [name, type, shape, low, high] = spec.split(':');
     feeds[name] = new ort.Tensor(type, random(type, shape, +low, +high), dims(shape));
   }
+  return feeds;
+}
+
+async function profile(threads, runs, prefix, specs) {
+  const s = await session(+threads, prefix);
+  const feeds = randomFeeds(specs);
+  for (let i = 0; i < 5 + +runs; i++)
+    await s.run(feeds);
+  await s.release();
+}
+
+async function bench(threads, secs, outPath, specs) {
+  const s = await session(+threads);
+  const feeds = randomFeeds(specs);
   for (let i = 0; i < 5; i++)
     await s.run(feeds);
   const lat = [];
@@ -78,5 +97,6 @@ async function bench(threads, secs, outPath, specs) {
 
 (mode === 'run' ? run(rest[0], rest.slice(1)) :
  mode === 'bench' ? bench(rest[0], rest[1], rest[2], rest.slice(3)) :
+ mode === 'profile' ? profile(rest[0], rest[1], rest[2], rest.slice(3)) :
  Promise.reject(new Error(`unknown mode '${mode}'`)))
   .catch((e) => { console.error(`ort.js: ${e.message}`); process.exit(1); });
