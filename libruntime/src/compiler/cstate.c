@@ -28,7 +28,7 @@ vnpu_status cs_fail(struct cstate *s, vnpu_status st, const char *fmt, ...)
 	 * format leaves a NULL path behind.
 	 */
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt ? fmt : "", ap);
+	vsnprintf(msg, sizeof(msg), fmt ? fmt : "?", ap);
 	va_end(ap);
 	if (op && op->node) {
 		cs_strlcpy(op->reason, sizeof(op->reason), msg);

@@ -403,7 +403,8 @@ static vnpu_status lstm_step(struct cstate *s, const struct rnn *r, struct ctens
 		st = cl_unary_t(s, &r->h, cn, th);
 	if (!st)
 		st = cl_binary_t(s, VNPU_BIN_MUL, mat(s, sg.val, hs, r->batch, hs, 3 * hs), th, hout);
-	*c = cn;
+	if (!st)
+		*c = cn;
 	return st;
 }
 
