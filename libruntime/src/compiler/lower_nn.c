@@ -1252,7 +1252,7 @@ static vnpu_status lower_pool(struct cstate *s, struct cop *op)
 	struct ctensor t[2];
 	vnpu_status st;
 
-	if (op->num_out > 1 && op->out[1] >= 0)
+	if (op->num_out > 1 && op->out[1] >= 0 && !strcmp(name, "MaxPool"))
 		return maxpool_index(s, op);
 	if (nsp == 3 && strncmp(name, "Global", 6)) {
 		attr.mode = strstr(name, "Max") ? VNPU_POOL_MAX :

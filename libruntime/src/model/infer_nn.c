@@ -743,9 +743,15 @@ static vnpu_status infer_pool(struct ictx *c)
 
 	if (st)
 		return st;
+	/* Only MaxPool has a second output, its Indices. */
+	for (uint32_t k = 1; k < c->n->num_outputs; k++)
+		if (c->out[k] && (k > 1 || strcmp(c->n->op, "MaxPool")))
+			return FAIL(c, "%s has no output %u", c->n->op, k);
 	x = IN(c, 0);
 	if (x->rank < 0) {
 		set_out(c->out[0], x->type, -1, NULL);
+		if (c->n->num_outputs > 1 && c->out[1])
+			set_out(c->out[1], VNPU_TYPE_I64, -1, NULL);
 		return VNPU_OK;
 	}
 	if (x->rank < 3)

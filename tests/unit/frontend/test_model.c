@@ -378,6 +378,22 @@ TEST(malformed_graphs)
 	mb_input(b, "x", F32, 2, d4);
 	EXPECT_EQ(VNPU_PARSE_ERROR, read_status(b));
 
+	/* Indices, MaxPool's second output, on the pools without one. */
+	for (int k = 0; k < 3; k++) {
+		static const char *const ops[] = { "GlobalMaxPool", "AveragePool", "LpPool" };
+		Onnx__NodeProto *n;
+
+		b = mb_new(13);
+		mb_input(b, "x", F32, 4, (const int64_t[]){ 1, 1, 1, 3 });
+		n = mb_node(b, ops[k], (const char *[]){ "x", NULL },
+			    (const char *[]){ "y", "i", NULL });
+		if (k)
+			mb_attr_ints(n, "kernel_shape", 2, (const int64_t[]){ 1, 1 });
+		mb_output(b, "y");
+		EXPECT_EQ(VNPU_PARSE_ERROR, read_status(b));
+		EXPECT_NE(NULL, strstr(vnpu_last_error(), "has no output 1"));
+	}
+
 	/* Reshape to a shape that does not hold the elements. */
 	b = mb_new(13);
 	mb_input(b, "x", F32, 2, d4);
