@@ -139,7 +139,7 @@ struct tile {
 	pthread_t thread;
 	pthread_cond_t wake;		/* a command, or stopping */
 	bool sleeping;			/* waits on @wake (under dev->lock) */
-	bool polling;			/* polls for a command (likewise) */
+	atomic_bool polling;		/* polls for a command or a job */
 };
 
 struct vnpu_dev {
@@ -163,10 +163,18 @@ struct vnpu_dev {
 	pthread_t fw_thread;
 	uint32_t num_threads;		/* tiles: the job's thread and the helpers */
 	struct tile *tiles;		/* the num_threads - 1 helpers */
-	_Atomic uint64_t gen;		/* also polled without the lock */
+	/*
+	 * The hand-off of a command to the helpers, without the lock: even,
+	 * @work holds a command (or an old one); odd, the job's thread
+	 * rewrites it. Helpers enter a command by counting themselves in
+	 * @active, then seeing @gen unchanged.
+	 */
+	_Atomic uint64_t gen;
+	atomic_uint active;		/* helpers inside the current command */
+	atomic_uint sleepers;		/* helpers asleep on their @wake, or about to be */
+	atomic_bool job_waits;		/* the job's thread sleeps on @idle_cond */
 	struct tile_scratch scratch;	/* the submitter's, for a job run at submit */
 	struct tile_scratch fw_scratch;	/* the firmware thread's */
-	uint32_t active;		/* helpers inside the current command */
 	struct cpu_work work;
 	/* Calls the notified jobs' functions, in submission order. */
 	struct completion completion;
@@ -441,11 +449,53 @@ static bool job_for_tile(const struct vnpu_dev *dev)
 	return atomic_load(&dev->queued) && atomic_load(&dev->running);
 }
 
+/* A command the tile has not entered yet, open for helpers (@gen even). */
+static bool new_cmd(const struct vnpu_dev *dev, uint64_t seen)
+{
+	uint64_t gen = atomic_load(&dev->gen);
+
+	return gen != seen && !(gen & 1);
+}
+
 static bool tile_has_work(const void *arg)
 {
 	const struct gen_wait *g = arg;
 
-	return atomic_load(&g->dev->gen) != g->seen || job_for_tile(g->dev);
+	return new_cmd(g->dev, g->seen) || job_for_tile(g->dev);
+}
+
+/* Wake the job's thread if it sleeps on @idle_cond (after a change it waits for). */
+static void wake_job_thread(struct vnpu_dev *dev)
+{
+	if (!atomic_load(&dev->job_waits))
+		return;
+	pthread_mutex_lock(&dev->lock);
+	pthread_cond_broadcast(&dev->idle_cond);
+	pthread_mutex_unlock(&dev->lock);
+}
+
+/*
+ * The job's thread waits for the helpers: polls @done(@arg) for
+ * CPU_SPIN_NS, then sleeps on @idle_cond until it is true; a helper that
+ * makes it true wakes it (wake_job_thread()).
+ */
+static void job_wait(struct vnpu_dev *dev, bool (*done)(const void *arg), const void *arg)
+{
+	if (spin_until(done, arg))
+		return;
+	pthread_mutex_lock(&dev->lock);
+	atomic_store(&dev->job_waits, true);
+	while (!done(arg))
+		pthread_cond_wait(&dev->idle_cond, &dev->lock);
+	atomic_store(&dev->job_waits, false);
+	pthread_mutex_unlock(&dev->lock);
+}
+
+static bool no_helper_active(const void *arg)
+{
+	const struct vnpu_dev *dev = arg;
+
+	return !atomic_load(&dev->active);
 }
 
 static bool parts_done(const void *arg)
@@ -456,7 +506,7 @@ static bool parts_done(const void *arg)
 }
 
 /* Take and run parts of the current command until none is left. */
-static void run_parts(struct vnpu_dev *dev, struct tile_scratch *s)
+static void run_parts(struct vnpu_dev *dev, struct tile_scratch *s, bool helper)
 {
 	struct cpu_work *w = &dev->work;
 	struct vnpu_eng_ctx ctx = { .features = dev->features,
@@ -473,11 +523,8 @@ static void run_parts(struct vnpu_dev *dev, struct tile_scratch *s)
 		}
 		if (ret)
 			atomic_store(&w->err, ret);
-		if (atomic_fetch_add(&w->done_parts, 1) + 1 == w->parts) {
-			pthread_mutex_lock(&dev->lock);
-			pthread_cond_broadcast(&dev->idle_cond);
-			pthread_mutex_unlock(&dev->lock);
-		}
+		if (atomic_fetch_add(&w->done_parts, 1) + 1 == w->parts && helper)
+			wake_job_thread(dev);
 	}
 }
 
@@ -494,45 +541,52 @@ static void *tile_main(void *arg)
 	struct tile *t = arg;
 	struct vnpu_dev *dev = t->dev;
 	struct tile_scratch s = { 0 };
+	struct gen_wait g = { dev, 0 };
 	bool helped = false;
-	uint64_t seen;
+	uint64_t gen;
 
-	pthread_mutex_lock(&dev->lock);
-	seen = dev->gen;
 	for (;;) {
 		/* The next command of the job this tile helped comes soon, mostly. */
-		if (helped && !dev->stopping && dev->gen == seen && !job_for_tile(dev)) {
-			struct gen_wait g = { dev, seen };
-
-			t->polling = true;
-			pthread_mutex_unlock(&dev->lock);
+		if (helped && !tile_has_work(&g)) {
+			atomic_store(&t->polling, true);
 			spin_until(tile_has_work, &g);
-			pthread_mutex_lock(&dev->lock);
-			t->polling = false;
+			atomic_store(&t->polling, false);
 		}
-		while (!dev->stopping && dev->gen == seen && !job_for_tile(dev)) {
+		gen = atomic_load(&dev->gen);
+		if (gen != g.seen && !(gen & 1)) {
+			/* In, unless the job's thread closed it meanwhile. */
+			g.seen = gen;
+			atomic_fetch_add(&dev->active, 1);
+			if (atomic_load(&dev->gen) == gen)
+				run_parts(dev, &s, true);
+			atomic_fetch_sub(&dev->active, 1);
+			wake_job_thread(dev);
+			helped = true;
+			continue;
+		}
+		pthread_mutex_lock(&dev->lock);
+		if (dev->stopping) {
+			pthread_mutex_unlock(&dev->lock);
+			break;
+		}
+		if (job_for_tile(dev)) {
+			/* Then the command it may join is the other job's current one. */
+			run_running_job_locked(dev, take_job_locked(dev), &s);
+			pthread_mutex_unlock(&dev->lock);
+			helped = false;
+			continue;
+		}
+		/* Counted before the last look: a job's thread then wakes it. */
+		atomic_fetch_add(&dev->sleepers, 1);
+		if (!tile_has_work(&g)) {
 			t->sleeping = true;
 			pthread_cond_wait(&t->wake, &dev->lock);
 			t->sleeping = false;
 		}
-		if (dev->stopping)
-			break;
-		if (job_for_tile(dev)) {
-			/* Then the command it may join is the other job's current one. */
-			run_running_job_locked(dev, take_job_locked(dev), &s);
-			helped = false;
-			continue;
-		}
-		seen = dev->gen;
-		helped = true;
-		dev->active++;
+		atomic_fetch_sub(&dev->sleepers, 1);
 		pthread_mutex_unlock(&dev->lock);
-		run_parts(dev, &s);
-		pthread_mutex_lock(&dev->lock);
-		dev->active--;
-		pthread_cond_broadcast(&dev->idle_cond);
+		helped = false;
 	}
-	pthread_mutex_unlock(&dev->lock);
 	vnpu_eng_host_free(s.mem, s.size);
 	return NULL;
 }
@@ -558,10 +612,8 @@ static void wake_tiles_locked(struct vnpu_dev *dev, uint32_t want)
 	uint32_t i;
 
 	for (i = 0; i + 1 < dev->num_threads && want; i++) {
-		if (dev->tiles[i].polling) {
-			dev->tiles[i].polling = false;
+		if (atomic_load(&dev->tiles[i].polling))
 			want--;
-		}
 	}
 	for (i = 0; i + 1 < dev->num_threads && want; i++) {
 		if (dev->tiles[i].sleeping) {
@@ -625,10 +677,9 @@ static int run_cmd(struct vnpu_dev *dev, struct vnpu_dev_job *job,
 	if (parts <= 1)
 		return run_cmd_alone(dev, job, cmd, s);
 
-	pthread_mutex_lock(&dev->lock);
-	/* A tile that woke late may still be looking at the last command. */
-	while (dev->active)
-		pthread_cond_wait(&dev->idle_cond, &dev->lock);
+	/* Closed: helpers that come now stay out; those inside leave. */
+	atomic_fetch_add(&dev->gen, 1);
+	job_wait(dev, no_helper_active, dev);
 	w->cmd = cmd;
 	w->slot_base = job->slot_base;
 	w->parts = parts;
@@ -636,21 +687,18 @@ static int run_cmd(struct vnpu_dev *dev, struct vnpu_dev_job *job,
 	atomic_store(&w->next_part, 0);
 	atomic_store(&w->done_parts, 0);
 	atomic_store(&w->err, 0);
-	if (parts > 1) {
-		dev->gen++;
+	/* Open; then wake sleeping helpers, if there are. */
+	atomic_fetch_add(&dev->gen, 1);
+	if (atomic_load(&dev->sleepers)) {
+		pthread_mutex_lock(&dev->lock);
 		wake_helpers_locked(dev, parts);
+		pthread_mutex_unlock(&dev->lock);
 	}
-	pthread_mutex_unlock(&dev->lock);
 
-	run_parts(dev, s);
+	run_parts(dev, s, false);
 
 	/* The other tiles end their last parts about when this one does. */
-	if (parts > 1)
-		spin_until(parts_done, w);
-	pthread_mutex_lock(&dev->lock);
-	while (atomic_load(&w->done_parts) < parts || dev->active)
-		pthread_cond_wait(&dev->idle_cond, &dev->lock);
-	pthread_mutex_unlock(&dev->lock);
+	job_wait(dev, parts_done, w);
 	return atomic_load(&w->err);
 }
 
