@@ -365,6 +365,41 @@ struct dwl_unit {
 };
 
 /*
+ * Eight dense channel planes of @w columns from @xc (@xs1 apart), their
+ * first @rows rows and @cols columns, to the window at padded pixel
+ * (@pt, @pl): the planes as one run of pixels, eight at a time through
+ * transpose8(), each pixel then to its place.
+ */
+static void dwl_fill_planes(const struct dwl_unit *u, const float *xc,
+			    __s64 xs1, __u64 w, __u64 rows, __u64 cols,
+			    __u64 pt, __u64 pl)
+{
+	float tb[8 * ENG_DWL_LANES] __attribute__((aligned(32)));
+	__u64 hw = rows * w, p, t, ih = 0, iw = 0, j, np;
+	float *d;
+
+	for (p = 0; p < hw; p += 8) {
+		np = eng_min(8, hw - p);
+		if (np == 8)
+			transpose8(xc + p, xs1, tb, ENG_DWL_LANES);
+		for (t = 0; np < 8 && t < np; t++)
+			for (j = 0; j < ENG_DWL_LANES; j++)
+				tb[t * ENG_DWL_LANES + j] =
+					xc[(__s64)j * xs1 + (__s64)(p + t)];
+		for (t = 0; t < np; t++) {
+			d = u->win + ((ih + pt) * u->wp + pl + iw) *
+				     ENG_DWL_LANES;
+			if (iw < cols)
+				vstore(d, vload(tb + t * ENG_DWL_LANES));
+			if (++iw == w) {
+				iw = 0;
+				ih++;
+			}
+		}
+	}
+}
+
+/*
  * Channels [@c0, @c0 + @nc) of image @img into the window, the rest zero:
  * a whole block's rows eight columns at a time through transpose8().
  */
@@ -383,6 +418,10 @@ static void dwl_fill(const struct eng_layer *l, const struct eng_conv_shape *s,
 	__u64 j, ih, iw, iv;
 
 	zero_f32(u->win, u->hp * u->wp * ENG_DWL_LANES);
+	if (nc == ENG_DWL_LANES && xs3 == 1 && xs2 == (__s64)s->w) {
+		dwl_fill_planes(u, xc, xs1, s->w, rows, cols, pt, pl);
+		return;
+	}
 	iv = nc == ENG_DWL_LANES && xs3 == 1 ? cols / 8 * 8 : 0;
 	for (ih = 0; ih < rows; ih++) {
 		const float *xr = xc + (__s64)ih * xs2;
@@ -398,18 +437,20 @@ static void dwl_fill(const struct eng_layer *l, const struct eng_conv_shape *s,
 	}
 }
 
+/* Pixels of a lanes unit's row summed at once: eight independent sums. */
+#define DWL_RUN	8
+
 /*
- * Output pixels (@oh, @ow) and with @four the three after it in its row,
- * of a lanes unit: each fma(w, x, sum) over the taps in (kh, kw) order
- * from zero, the padding's zeros included, as eng_dw_windows()'s row
- * kernel sums them.
+ * Output pixels (@oh, @ow) and the @np - 1 after it in its row (@np a
+ * constant up to DWL_RUN: as many sums in flight), of a lanes unit: each
+ * fma(w, x, sum) over the taps in (kh, kw) order from zero, the padding's
+ * zeros included, as eng_dw_windows()'s row kernel sums them.
  */
-static inline void dwl_pixels(const struct vnpu_layer_conv *at,
-			      const struct eng_conv_shape *s,
-			      const struct dwl_unit *u, __u64 oh, __u64 ow,
-			      int four)
+static __attribute__((__always_inline__)) inline void
+dwl_pixels(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
+	   const struct dwl_unit *u, __u64 oh, __u64 ow, int np)
 {
-	v8sf v0 = vbcast(0.0f), v1 = v0, v2 = v0, v3 = v0;
+	v8sf v[DWL_RUN];
 	const __u64 sw = at->stride[1] * ENG_DWL_LANES;
 	const __u64 dk = at->dilation[1] * ENG_DWL_LANES;
 	const __u64 dr = at->dilation[0] * u->wp * ENG_DWL_LANES;
@@ -418,40 +459,60 @@ static inline void dwl_pixels(const struct vnpu_layer_conv *at,
 					      ENG_DWL_LANES;
 	float *acc = u->acc + (oh * s->ow + ow) * ENG_DWL_LANES;
 	__u64 kh, kw;
+	int i;
 
+	for (i = 0; i < np; i++)
+		v[i] = vbcast(0.0f);
 	for (kh = 0; kh < s->kh; kh++, x0 += dr) {
 		const float *x = x0;
 
 		for (kw = 0; kw < s->kw; kw++, w += ENG_DWL_LANES, x += dk) {
 			v8sf wk = vload(w);
 
-			v0 = LANE_FMA(wk, vload(x), v0);
-			if (four) {
-				v1 = LANE_FMA(wk, vload(x + sw), v1);
-				v2 = LANE_FMA(wk, vload(x + 2 * sw), v2);
-				v3 = LANE_FMA(wk, vload(x + 3 * sw), v3);
-			}
+			for (i = 0; i < np; i++)
+				v[i] = LANE_FMA(wk, vload(x + i * sw), v[i]);
 		}
 	}
-	vstore(acc, v0);
-	if (four) {
-		vstore(acc + ENG_DWL_LANES, v1);
-		vstore(acc + 2 * ENG_DWL_LANES, v2);
-		vstore(acc + 3 * ENG_DWL_LANES, v3);
-	}
+	for (i = 0; i < np; i++)
+		vstore(acc + i * ENG_DWL_LANES, v[i]);
 }
 
-/* Output row @oh of a lanes unit: four pixels at a time, then one. */
+/*
+ * Output row @oh of a lanes unit: DWL_RUN pixels at a time, then the rest
+ * at once (a 7-pixel row is one run: the sums' latency, not the FMAs,
+ * bounds short runs).
+ */
 static void dwl_row(const struct vnpu_layer_conv *at,
 		    const struct eng_conv_shape *s, const struct dwl_unit *u,
 		    __u64 oh)
 {
 	__u64 ow = 0;
 
-	for (; ow + 4 <= s->ow; ow += 4)
+	for (; ow + DWL_RUN <= s->ow; ow += DWL_RUN)
+		dwl_pixels(at, s, u, oh, ow, DWL_RUN);
+	switch (s->ow - ow) {
+	case 7:
+		dwl_pixels(at, s, u, oh, ow, 7);
+		break;
+	case 6:
+		dwl_pixels(at, s, u, oh, ow, 6);
+		break;
+	case 5:
+		dwl_pixels(at, s, u, oh, ow, 5);
+		break;
+	case 4:
+		dwl_pixels(at, s, u, oh, ow, 4);
+		break;
+	case 3:
+		dwl_pixels(at, s, u, oh, ow, 3);
+		break;
+	case 2:
+		dwl_pixels(at, s, u, oh, ow, 2);
+		break;
+	case 1:
 		dwl_pixels(at, s, u, oh, ow, 1);
-	for (; ow < s->ow; ow++)
-		dwl_pixels(at, s, u, oh, ow, 0);
+		break;
+	}
 }
 
 /*
