@@ -77,6 +77,25 @@
  */
 #define CPU_SPIN_NS 50000
 /*
+ * While the running job has commands split over the tiles, and the
+ * machine has CPU time to spare, a helper polls through the job (at most
+ * CPU_JOB_SPIN_NS at a time) rather than for CPU_SPIN_NS: single-part
+ * commands run for longer than that between the split ones (16 of
+ * mobilenetv3_large_qdq's 33 split commands per inference found the
+ * helper asleep), and a helper whose vCPU had halted started its part
+ * 60 us after the command on average. Spare: the CPU pressure (/proc/pressure/cpu, "some avg10",
+ * read at most every CPU_PSI_PERIOD_NS) below CPU_PSI_BUSY percent, or
+ * none to read. On a busy machine a poll only takes the CPU time other
+ * threads wait for (the helper's poll also ends when it was off its CPU
+ * for CPU_OFF_CPU_NS): there the helpers sleep as before.
+ */
+#define CPU_JOB_SPIN_NS 1000000
+#define CPU_OFF_CPU_NS 50000
+#define CPU_PSI_PERIOD_NS 100000000
+#ifndef CPU_PSI_BUSY
+#define CPU_PSI_BUSY 10.0
+#endif
+/*
  * A job a completion thread submits runs on that thread only when its
  * program's last run took less than this: a callback holds the runtime's
  * callback runner while it submits, so a long job run there would hold
@@ -95,6 +114,8 @@ struct vnpu_exe {
 	uint32_t num_slots;
 	struct vnpu_slot_desc *slot_descs;
 	const struct vnpu_cmd_header **cmds;
+	uint32_t *parts;		/* each command's over every tile (vnpu_exec_parts()) */
+	uint32_t num_split;		/* commands of more than one part */
 	bool is_short;			/* vnpu_exec_stream_is_short() */
 	_Atomic uint64_t last_ns;	/* the last run's time; 0: none yet */
 };
@@ -173,6 +194,9 @@ struct vnpu_dev {
 	atomic_uint active;		/* helpers inside the current command */
 	atomic_uint sleepers;		/* helpers asleep on their @wake, or about to be */
 	atomic_bool job_waits;		/* the job's thread sleeps on @idle_cond */
+	atomic_bool split_job;		/* the running job has split commands; time to spare */
+	_Atomic int64_t psi_ns;		/* when /proc/pressure/cpu was last read */
+	atomic_bool spare;		/* what it said: CPU time to spare */
 	struct tile_scratch scratch;	/* the submitter's, for a job run at submit */
 	struct tile_scratch fw_scratch;	/* the firmware thread's */
 	struct cpu_work work;
@@ -310,6 +334,7 @@ static void cpu_exe_free(struct vnpu_exe *exe)
 	if (!exe)
 		return;
 	free(exe->cmds);
+	free(exe->parts);
 	free(exe->slot_descs);
 	free(exe->stream);
 	free(exe);
@@ -355,7 +380,8 @@ static vnpu_status cpu_exe_load(struct vnpu_dev *dev, const void *cmd,
 				   "CPU: the command stream is invalid (error %d)", ret);
 	}
 	exe->cmds = calloc(exe->num_cmds ? exe->num_cmds : 1, sizeof(*exe->cmds));
-	if (!exe->cmds)
+	exe->parts = calloc(exe->num_cmds ? exe->num_cmds : 1, sizeof(*exe->parts));
+	if (!exe->cmds || !exe->parts)
 		goto err_nomem;
 	for (i = 0; i < exe->num_cmds; i++) {
 		h = vnpu_stream_next(exe->stream, cmd_size, h);
@@ -369,6 +395,13 @@ static vnpu_status cpu_exe_load(struct vnpu_dev *dev, const void *cmd,
 	if (st != VNPU_OK) {
 		cpu_exe_free(exe);
 		return st;
+	}
+	/* The thread count is fixed from now on. */
+	for (i = 0; i < exe->num_cmds; i++) {
+		exe->parts[i] = exe->cmds[i]->opcode == VNPU_CMD_SPIN ? 1 :
+				vnpu_exec_parts(exe->cmds[i], dev->num_threads,
+						CPU_CHUNK_COST, dev->features);
+		exe->num_split += exe->parts[i] > 1;
 	}
 	*num_cmds = exe->num_cmds;
 	*out = exe;
@@ -435,6 +468,50 @@ static bool spin_until(bool (*done)(const void *arg), const void *arg)
 	}
 }
 
+/*
+ * Polls @done(@arg) for up to @ns, but false as soon as the thread was
+ * off its CPU for CPU_OFF_CPU_NS (a gap in the clock it reads every few
+ * microseconds): then other threads want the CPUs.
+ */
+static bool spin_on_cpu(bool (*done)(const void *arg), const void *arg, int64_t ns)
+{
+	int64_t t = now_ns(), end = t + ns, last = t;
+	uint32_t i;
+
+	for (i = 0;; i++) {
+		if (done(arg))
+			return true;
+		cpu_relax();
+		if (i % 64 == 63) {
+			t = now_ns();
+			if (t >= end || t - last > CPU_OFF_CPU_NS)
+				return false;
+			last = t;
+		}
+	}
+}
+
+/* Whether the machine has CPU time to spare (see CPU_JOB_SPIN_NS). */
+static bool cpu_time_to_spare(struct vnpu_dev *dev)
+{
+	int64_t now = now_ns(), last = atomic_load(&dev->psi_ns);
+	double avg10;
+	bool spare = true;
+	FILE *f;
+
+	if (last && now - last < CPU_PSI_PERIOD_NS)
+		return atomic_load(&dev->spare);
+	atomic_store(&dev->psi_ns, now);
+	f = fopen("/proc/pressure/cpu", "re");
+	if (f) {
+		if (fscanf(f, "some avg10=%lf", &avg10) == 1)
+			spare = avg10 < CPU_PSI_BUSY;
+		fclose(f);
+	}
+	atomic_store(&dev->spare, spare);
+	return spare;
+}
+
 struct gen_wait {
 	struct vnpu_dev *dev;
 	uint64_t seen;
@@ -462,6 +539,13 @@ static bool tile_has_work(const void *arg)
 	const struct gen_wait *g = arg;
 
 	return new_cmd(g->dev, g->seen) || job_for_tile(g->dev);
+}
+
+static bool work_or_no_split_job(const void *arg)
+{
+	const struct gen_wait *g = arg;
+
+	return tile_has_work(g) || !atomic_load(&g->dev->split_job);
 }
 
 /* Wake the job's thread if it sleeps on @idle_cond (after a change it waits for). */
@@ -549,7 +633,11 @@ static void *tile_main(void *arg)
 		/* The next command of the job this tile helped comes soon, mostly. */
 		if (helped && !tile_has_work(&g)) {
 			atomic_store(&t->polling, true);
-			spin_until(tile_has_work, &g);
+			/* Through the job, then CPU_SPIN_NS past its end. */
+			if (!(atomic_load(&dev->split_job) &&
+			      spin_on_cpu(work_or_no_split_job, &g, CPU_JOB_SPIN_NS) &&
+			      tile_has_work(&g)))
+				spin_until(tile_has_work, &g);
 			atomic_store(&t->polling, false);
 		}
 		gen = atomic_load(&dev->gen);
@@ -585,7 +673,8 @@ static void *tile_main(void *arg)
 		}
 		atomic_fetch_sub(&dev->sleepers, 1);
 		pthread_mutex_unlock(&dev->lock);
-		helped = false;
+		/* Woken for a command, or for one to come: it polls for that. */
+		helped = true;
 	}
 	vnpu_eng_host_free(s.mem, s.size);
 	return NULL;
@@ -630,6 +719,13 @@ static void wake_helpers_locked(struct vnpu_dev *dev, uint32_t parts)
 	wake_tiles_locked(dev, (parts < dev->num_threads ? parts : dev->num_threads) - 1);
 }
 
+static void wake_helpers(struct vnpu_dev *dev, uint32_t parts)
+{
+	pthread_mutex_lock(&dev->lock);
+	wake_helpers_locked(dev, parts);
+	pthread_mutex_unlock(&dev->lock);
+}
+
 static void wake_all_tiles_locked(struct vnpu_dev *dev)
 {
 	uint32_t i;
@@ -660,22 +756,27 @@ static int run_cmd_alone(struct vnpu_dev *dev, struct vnpu_dev_job *job,
 }
 
 /* Run one command over every tile; called by the thread running the job. */
-static int run_cmd(struct vnpu_dev *dev, struct vnpu_dev_job *job,
-		   const struct vnpu_cmd_header *cmd, struct tile_scratch *s)
+static int run_cmd(struct vnpu_dev *dev, struct vnpu_dev_job *job, uint32_t i,
+		   struct tile_scratch *s)
 {
+	const struct vnpu_cmd_header *cmd = job->exe->cmds[i];
+	struct vnpu_exe *exe = job->exe;
 	struct cpu_work *w = &dev->work;
-	uint32_t parts;
+	uint32_t parts = exe->parts[i];
 
 	if (cmd->opcode == VNPU_CMD_SPIN)
 		return run_spin(job);
 	/* Jobs side by side run unsplit: the tiles are theirs. */
 	if (dev->num_threads == 1 || atomic_load(&dev->running) > 1)
 		return run_cmd_alone(dev, job, cmd, s);
-	parts = vnpu_exec_parts(cmd, dev->num_threads, CPU_CHUNK_COST,
-				dev->features);
 	/* One part: this thread alone, without the tiles' shared work. */
-	if (parts <= 1)
+	if (parts <= 1) {
+		/* The next one is split: helpers asleep wake while this one runs. */
+		if (i + 1 < exe->num_cmds && exe->parts[i + 1] > 1 &&
+		    atomic_load(&dev->sleepers) && atomic_load(&dev->split_job))
+			wake_helpers(dev, exe->parts[i + 1]);
 		return run_cmd_alone(dev, job, cmd, s);
+	}
 
 	/* Closed: helpers that come now stay out; those inside leave. */
 	atomic_fetch_add(&dev->gen, 1);
@@ -689,11 +790,8 @@ static int run_cmd(struct vnpu_dev *dev, struct vnpu_dev_job *job,
 	atomic_store(&w->err, 0);
 	/* Open; then wake sleeping helpers, if there are. */
 	atomic_fetch_add(&dev->gen, 1);
-	if (atomic_load(&dev->sleepers)) {
-		pthread_mutex_lock(&dev->lock);
-		wake_helpers_locked(dev, parts);
-		pthread_mutex_unlock(&dev->lock);
-	}
+	if (atomic_load(&dev->sleepers))
+		wake_helpers(dev, parts);
 
 	run_parts(dev, s, false);
 
@@ -706,11 +804,20 @@ static void run_job(struct vnpu_dev *dev, struct vnpu_dev_job *job, struct tile_
 {
 	struct vnpu_exe *exe = job->exe;
 	int64_t start = now_ns(), t0, t1;
+	bool split;
 	uint32_t i;
 	int ret;
 
 	job->status = VNPU_OK;
 	job->fault_cmd = -1;
+	/* Helpers poll through a job with split commands (CPU_JOB_SPIN_NS). */
+	split = dev->num_threads > 1 && exe->num_split &&
+		atomic_load(&dev->running) == 1 && cpu_time_to_spare(dev);
+	if (split) {
+		atomic_store(&dev->split_job, true);
+		if (exe->parts[0] <= 1 && atomic_load(&dev->sleepers))
+			wake_helpers(dev, dev->num_threads);
+	}
 	for (i = 0; i < exe->num_cmds; i++) {
 		if (atomic_load(&job->cancel)) {
 			job->status = VNPU_CANCELLED;
@@ -720,7 +827,7 @@ static void run_job(struct vnpu_dev *dev, struct vnpu_dev_job *job, struct tile_
 		}
 		/* Each command's time when profiling: a clock read costs. */
 		t0 = job->cmd_ns ? now_ns() : 0;
-		ret = run_cmd(dev, job, exe->cmds[i], s);
+		ret = run_cmd(dev, job, i, s);
 		t1 = job->cmd_ns ? now_ns() : 0;
 		if (job->cmd_ns)
 			job->cmd_ns[i] = (uint64_t)(t1 - t0);
@@ -742,6 +849,8 @@ static void run_job(struct vnpu_dev *dev, struct vnpu_dev_job *job, struct tile_
 		job->status = VNPU_CANCELLED;
 		snprintf(job->message, sizeof(job->message), "CPU: the job was cancelled");
 	}
+	if (split)
+		atomic_store(&dev->split_job, false);
 	job->total_ns = (uint64_t)(now_ns() - start);
 	atomic_store(&exe->last_ns, job->total_ns ? job->total_ns : 1);
 }
