@@ -484,9 +484,25 @@ dwl_pixels(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
  */
 static void dwl_row(const struct vnpu_layer_conv *at,
 		    const struct eng_conv_shape *s, const struct dwl_unit *u,
-		    __u64 oh)
+		    __u64 oh, int avx512)
 {
 	__u64 ow = 0;
+
+	/* At stride 1 with AVX-512: two pixels a vector. */
+	if (avx512 && at->stride[1] == 1 && s->ow >= 2) {
+		struct eng_dwl_row t = {
+			.x = u->win + oh * at->stride[0] * u->wp *
+			     ENG_DWL_LANES,
+			.w = u->w,
+			.acc = u->acc + oh * s->ow * ENG_DWL_LANES,
+			.n = s->ow, .kh = s->kh, .kw = s->kw,
+			.dk = at->dilation[1] * ENG_DWL_LANES,
+			.dr = at->dilation[0] * u->wp * ENG_DWL_LANES,
+		};
+
+		vnpu_eng_dwl_row_avx512(&t);
+		return;
+	}
 
 	for (; ow + DWL_RUN <= s->ow; ow += DWL_RUN)
 		dwl_pixels(at, s, u, oh, ow, DWL_RUN);
@@ -555,7 +571,7 @@ int run_conv_dw_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 		}
 		dwl_fill(l, &s, &d, img, c0, nc);
 		for (oh = 0; oh < s.oh; oh++)
-			dwl_row(at, &s, &d, oh);
+			dwl_row(at, &s, &d, oh, avx512);
 		/* Whole blocks' sums to their planes 8 pixels at a time. */
 		pv = nc == ENG_DWL_LANES ? ohw / 8 * 8 : 0;
 		for (k = 0; k < pv; k += 8)

@@ -1246,6 +1246,25 @@ struct eng_dw_row {
  */
 void vnpu_eng_dw_row_avx512(const struct eng_dw_row *t);
 
+/**
+ * struct eng_dwl_row - a lanes unit's output row at stride 1
+ * @x: the window at the row's first pixel's first tap
+ * @w: the taps' weights, ENG_DWL_LANES each, in (kh, kw) order
+ * @acc: the row's sums, ENG_DWL_LANES a pixel
+ * @n: pixels of the row (two at least)
+ * @kh: tap rows
+ * @kw: tap columns
+ * @dk: floats from a tap to the next in its row
+ * @dr: floats from a tap row to the next
+ */
+struct eng_dwl_row {
+	const float *x, *w;
+	float *acc;
+	__u64 n, kh, kw, dk, dr;
+};
+
+void vnpu_eng_dwl_row_avx512(const struct eng_dwl_row *t);
+
 /*
  * Winograd F(4x4, 3x3) (vnpu_eng_wino.c): a stride-1 3x3 convolution as
  * 36 GEMMs of depth C over 6x6 transforms of 4x4 output tiles, for a CONV
