@@ -705,9 +705,12 @@ static inline __u64 eng_q4(__u64 k)
  * @hp: rows of a column block's staged input channel (padding included)
  * @wp: bytes of a staged row: the padded row and ENG_QSLACK
  * @rs: bytes of an im2col row: @ncp and ENG_QSLACK
+ * @np: tap planes of an input channel (struct eng_qconv), 0: none
+ * @pb: bytes of a tap plane
  */
 struct eng_qplan {
 	__u64 k, k4, mp, rows, pos, nb, ncp, mb, nmb, units, hp, wp, rs;
+	__u64 np, pb;
 };
 
 /*
@@ -755,18 +758,38 @@ static inline void eng_qplan(const struct eng_conv_shape *s,
 			(s->ow - 1) * a->stride[1] +
 			(s->kw - 1) * a->dilation[1] + 1) + ENG_QSLACK;
 	p->rs = p->ncp + ENG_QSLACK;
+	/*
+	 * Tap planes: strides of 1 and 2, not depthwise, not a 1x1 of
+	 * stride 1 (read in place). Per column of taps and input row
+	 * modulo the stride, rows of @ow positions: enough rows for the
+	 * block's taps and the 32-byte reads of its last tile.
+	 */
+	p->np = 0;
+	p->pb = 0;
+	if (a->stride[0] <= 2 && a->stride[1] <= 2 && !eng_conv_depthwise(s) &&
+	    (s->kh > 1 || s->kw > 1 || a->stride[0] > 1 || a->stride[1] > 1)) {
+		p->np = s->kw * a->stride[0];
+		p->pb = eng_max(((p->hp - 1) / a->stride[0] + 1) * s->ow + 16,
+				((s->kh - 1) * a->dilation[0] / a->stride[0] + 1) *
+				s->ow + p->ncp + 32);
+		p->pb = (p->pb + 63) / 64 * 64;
+	}
 }
+
+/* Input channels whose tap planes a packed QLINEAR_CONV keeps at once. */
+#define ENG_QPLANES	4
 
 /*
  * A part's scratch: what it holds for the next parts (an aligned header
  * of 64 bytes at most), the packed input, four im2col rows, their sums,
- * one tile's sums, the staged input channel.
+ * one tile's sums, the staged input channel, the tap planes of
+ * ENG_QPLANES input channels.
  */
 static inline __u64 eng_qconv_scratch(const struct eng_qplan *p)
 {
 	return p->units ? 64 + p->k4 * p->ncp + 4 * p->rs + 4 * p->ncp +
 			  4 * ENG_QMR * ENG_QNR + (p->hp + 1) * p->wp +
-			  6 * ENG_ALIGN : 0;
+			  ENG_QPLANES * p->np * p->pb + 7 * ENG_ALIGN : 0;
 }
 
 /**

@@ -520,6 +520,7 @@ struct eng_qconv {
 	__u8 *b;		/* [ncp / QNR][k4 / 4][QNR][4] */
 	__u8 *rows;		/* 4 rows of p.rs, one per depth of a step */
 	__u8 *stage;		/* one input channel, padded (qconv_stage) */
+	__u8 *planes;		/* ENG_QPLANES channels' tap planes, or NULL */
 	__s32 *xsum;		/* per position: sum of its inputs */
 	__s32 *acc;		/* one tile's sums */
 };
@@ -762,6 +763,178 @@ static void qconv_pack(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
 			qconv_interleave(at, q->b + (n / ENG_QNR * steps + j) *
 					 ENG_QNR * 4 + n % ENG_QNR * 4, q->flip);
 		}
+	}
+}
+
+#ifdef ENG_FMA
+typedef unsigned short v16hu_s __attribute__((vector_size(32)));
+typedef unsigned long long v4du_s __attribute__((vector_size(32)));
+typedef unsigned char v32qu_sa __attribute__((vector_size(32), aligned(32), may_alias));
+
+/*
+ * 32 positions of four rows (@a, @b, @c, @e) as 32 groups of their 4
+ * bytes, at @d (a tile's depth step: 128 bytes, aligned): bytes then
+ * pairs interleaved within each 16-byte half, the halves put in order
+ * last (vpunpck*bw, vpunpck*wd, vperm2i128 on AVX2).
+ */
+static __attribute__((__always_inline__)) inline
+void qconv_interleave32(v32qu_s a, v32qu_s b, v32qu_s c, v32qu_s e, __u8 *d)
+{
+	v16hu_s ab0 = (v16hu_s)__builtin_shufflevector(a, b,
+		0, 32, 1, 33, 2, 34, 3, 35, 4, 36, 5, 37, 6, 38, 7, 39,
+		16, 48, 17, 49, 18, 50, 19, 51, 20, 52, 21, 53, 22, 54, 23, 55);
+	v16hu_s ab1 = (v16hu_s)__builtin_shufflevector(a, b,
+		8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47,
+		24, 56, 25, 57, 26, 58, 27, 59, 28, 60, 29, 61, 30, 62, 31, 63);
+	v16hu_s ce0 = (v16hu_s)__builtin_shufflevector(c, e,
+		0, 32, 1, 33, 2, 34, 3, 35, 4, 36, 5, 37, 6, 38, 7, 39,
+		16, 48, 17, 49, 18, 50, 19, 51, 20, 52, 21, 53, 22, 54, 23, 55);
+	v16hu_s ce1 = (v16hu_s)__builtin_shufflevector(c, e,
+		8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47,
+		24, 56, 25, 57, 26, 58, 27, 59, 28, 60, 29, 61, 30, 62, 31, 63);
+	/* Positions 0-3 and 16-19, 4-7 and 20-23, 8-11 and 24-27, 12-15 and 28-31. */
+	v4du_s w0 = (v4du_s)__builtin_shufflevector(ab0, ce0, 0, 16, 1, 17, 2, 18,
+						     3, 19, 8, 24, 9, 25, 10, 26,
+						     11, 27);
+	v4du_s w1 = (v4du_s)__builtin_shufflevector(ab0, ce0, 4, 20, 5, 21, 6, 22,
+						     7, 23, 12, 28, 13, 29, 14,
+						     30, 15, 31);
+	v4du_s w2 = (v4du_s)__builtin_shufflevector(ab1, ce1, 0, 16, 1, 17, 2, 18,
+						     3, 19, 8, 24, 9, 25, 10, 26,
+						     11, 27);
+	v4du_s w3 = (v4du_s)__builtin_shufflevector(ab1, ce1, 4, 20, 5, 21, 6, 22,
+						     7, 23, 12, 28, 13, 29, 14,
+						     30, 15, 31);
+
+	*(v32qu_sa *)d = (v32qu_s)__builtin_shufflevector(w0, w1, 0, 1, 4, 5);
+	*(v32qu_sa *)(d + 32) = (v32qu_s)__builtin_shufflevector(w2, w3, 0, 1, 4, 5);
+	*(v32qu_sa *)(d + 64) = (v32qu_s)__builtin_shufflevector(w0, w1, 2, 3, 6, 7);
+	*(v32qu_sa *)(d + 96) = (v32qu_s)__builtin_shufflevector(w2, w3, 2, 3, 6, 7);
+}
+#endif
+
+/*
+ * The tap planes of input channel @c at @pl (p.np planes of p.pb bytes):
+ * plane (tw, r0) holds, row by row, the taps of column tw of the staged
+ * rows r0, r0 + sh, r0 + 2 sh, ...: one byte per output column, so that
+ * a tap (th, tw) of every position of the block is one run of bytes,
+ * from plane (tw, th * dh % sh), row th * dh / sh, column o0 on. Rows
+ * are copied 16 positions at a time: what runs past a row the next one
+ * overwrites, the last one the plane's slack takes.
+ */
+static void qconv_planes(struct eng_qconv *q, __u8 *pl, __u64 img, __u64 c,
+			 __u64 oh0)
+{
+	const struct vnpu_layer_conv *a = q->l->attrs;
+	const struct eng_qplan *p = &q->p;
+	__u64 sh = a->stride[0], sw = a->stride[1], ow = q->s.ow;
+	__u64 tw, r0, r, o;
+
+	qconv_stage(q, img, c, oh0);
+	for (tw = 0; tw < q->s.kw; tw++)
+		for (r0 = 0; r0 < sh; r0++) {
+			__u8 *d = pl + (tw * sh + r0) * p->pb;
+
+			for (r = r0; r < p->hp; r += sh, d += ow) {
+				const __u8 *src = q->stage + r * p->wp +
+						  tw * a->dilation[1];
+
+				if (sw == 1) {
+					for (o = 0; o < ow; o += 16)
+						*(v16qu_su *)(d + o) =
+							*(const v16qu_su *)(src + o);
+					continue;
+				}
+				for (o = 0; o < ow; o += 16) {
+					v32qu_s v = *(const v32qu_su *)(src + 2 * o);
+
+					*(v16qu_su *)(d + o) = __builtin_shufflevector(v, v,
+						0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24,
+						26, 28, 30);
+				}
+			}
+		}
+}
+
+/*
+ * A tile's depth step at @d from 32 positions of the four rows at @src
+ * + @n (NULL: zeros), each byte xor @flip. The baseline build takes the
+ * 32 positions as two runs of 16 (its 32-byte shuffles would be
+ * scalar).
+ */
+static __attribute__((__always_inline__)) inline
+void qplane_tile(const __u8 *const *src, __u64 n, __u8 *d, __u8 flip)
+{
+#ifdef ENG_FMA
+	v32qu_s f = (v32qu_s){} + flip;
+
+	qconv_interleave32(src[0] ? (v32qu_s)*(const v32qu_su *)(src[0] + n) ^ f : f,
+			   src[1] ? (v32qu_s)*(const v32qu_su *)(src[1] + n) ^ f : f,
+			   src[2] ? (v32qu_s)*(const v32qu_su *)(src[2] + n) ^ f : f,
+			   src[3] ? (v32qu_s)*(const v32qu_su *)(src[3] + n) ^ f : f, d);
+#else
+	static const __u8 zero[16];
+	const __u8 *at[4];
+	__u64 h, r;
+
+	for (h = 0; h < 2; h++) {
+		for (r = 0; r < 4; r++)
+			at[r] = src[r] ? src[r] + n + 16 * h : zero;
+		qconv_interleave(at, d + 64 * h, flip);
+	}
+#endif
+}
+
+/*
+ * The packed input of image @img, group @g, column block @nbi from tap
+ * planes: per depth step, its four rows are runs of bytes in the
+ * planes (a row past the depth: zeros), read 32 positions at a time
+ * and interleaved into a tile's step; sum x from the packed bytes.
+ * Positions past the block's last read what the planes hold there:
+ * their outputs are not stored.
+ */
+static void qconv_pack_planes(struct eng_qconv *q, __u64 img, __u64 g,
+			      __u64 nbi)
+{
+	const struct vnpu_layer_conv *a = q->l->attrs;
+	const struct eng_qplan *p = &q->p;
+	__u64 p0 = nbi * p->pos, steps = p->k4 / 4, taps = q->s.kh * q->s.kw;
+	__u64 oh0 = p0 / q->s.ow, o0 = p0 % q->s.ow, sh = a->stride[0];
+	__u64 staged[ENG_QPLANES] = { ~0ull, ~0ull, ~0ull, ~0ull };
+	const __u8 *src[4];
+	__u64 j, r, n;
+
+	for (j = 0; j < steps; j++) {
+		__u8 *d = q->b + j * ENG_QNR * 4;
+
+		for (r = 0; r < 4; r++) {
+			__u64 k = 4 * j + r, c = k / taps, t = k % taps;
+			__u64 th = t / q->s.kw, tw = t % q->s.kw;
+			__u8 *pl = q->planes + c % ENG_QPLANES * p->np * p->pb;
+
+			src[r] = (const __u8 *)0;
+			if (k >= p->k)
+				continue;
+			if (staged[c % ENG_QPLANES] != c) {
+				qconv_planes(q, pl, img, g * q->s.cg + c, oh0);
+				staged[c % ENG_QPLANES] = c;
+			}
+			src[r] = pl + (tw * sh + th * a->dilation[0] % sh) * p->pb +
+				 th * a->dilation[0] / sh * q->s.ow + o0;
+		}
+		for (n = 0; n < p->ncp; n += ENG_QNR, d += steps * ENG_QNR * 4)
+			qplane_tile(src, n, d, q->flip);
+	}
+	if (!q->need_xsum)
+		return;
+	for (n = 0; n < p->ncp; n++) {
+		const __u8 *b = q->b + (n / ENG_QNR * steps * ENG_QNR + n % ENG_QNR) * 4;
+		__u32 sum = 0;
+
+		for (j = 0; j < steps; j++, b += ENG_QNR * 4)
+			sum += (__u32)b[0] + b[1] + b[2] + b[3];
+		/* Rows past the depth hold 0 ^ flip. */
+		q->xsum[n] = (__s32)(sum - (__u32)(p->k4 - p->k) * q->flip);
 	}
 }
 
@@ -1127,6 +1300,8 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 	q.stage = q_align(&sp, (q.p.hp + 1) * q.p.wp);
 	q.xsum = q_align(&sp, 4 * q.p.ncp);
 	q.acc = q_align(&sp, 4 * ENG_QMR * ENG_QNR);
+	q.planes = q.p.np && !q.direct ?
+		   q_align(&sp, ENG_QPLANES * q.p.np * q.p.pb) : (__u8 *)0;
 	if (!ctx->epoch || h->epoch != ctx->epoch || h->attrs != l->attrs) {
 		h->epoch = ctx->epoch;
 		h->attrs = l->attrs;
@@ -1142,7 +1317,10 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 			continue;
 		}
 		if (blk != h->key) {
-			qconv_pack(&q, img, g, nbi);
+			if (q.planes)
+				qconv_pack_planes(&q, img, g, nbi);
+			else
+				qconv_pack(&q, img, g, nbi);
 			h->key = blk;
 		}
 		qconv_rows(&q, img, g, nbi, mbi * q.p.mb,
