@@ -1385,6 +1385,38 @@ static inline __u64 eng_wino_units(const struct eng_conv_shape *s,
 }
 
 /*
+ * The most parts of a Winograd convolution. The blocks of rows of a run
+ * of tiles share its input's transform, which costs about what the GEMMs
+ * of 64 output channels do: with a part per unit, taken by the tiles in
+ * turn, each of two tiles transformed every run (yolov8n and dbnet on 2
+ * CPUs: 1.1x and 2.0x the transforms of 1). So a part per run, all its
+ * blocks of rows, where the runs split evenly over two tiles taking them
+ * in turn (within 9:7; a map's last run is short), else a part per unit.
+ */
+static inline __u64 eng_wino_parts(const struct eng_conv_shape *s,
+				   __u32 features)
+{
+	__u64 tiles = eng_wino_tiles(s), runs, ntb, k, even = 0, odd = 0, len;
+	struct eng_unit u;
+
+	eng_wino_unit(s, features, &u);
+	ntb = eng_div_up(tiles, u.cols);
+	runs = s->n * s->group * ntb;
+	if (runs > 64)
+		return runs;
+	for (k = 0; k < runs; k++) {
+		len = k % ntb + 1 < ntb ? u.cols : tiles - (ntb - 1) * u.cols;
+		if (k % 2)
+			odd += len;
+		else
+			even += len;
+	}
+	if (runs < 2 || 16 * eng_max(even, odd) > 9 * (even + odd))
+		return eng_wino_units(s, features);
+	return runs;
+}
+
+/*
  * Floats of a Winograd part's scratch (vnpu_eng_wino.c): what it holds,
  * the transformed input of a unit, the 36 products, the outputs' rows,
  * the GEMM's accumulator and the transforms' buffers, each aligned.

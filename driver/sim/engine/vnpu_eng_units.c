@@ -387,7 +387,12 @@ __u32 vnpu_eng_layer_max_parts(__u32 op, const struct vnpu_tensor *t,
 {
 	struct eng_layer l = { op, t, 0, num_tensors, attrs };
 	__u64 u = vnpu_eng_units(&l, features), max = ENG_MAX_UNITS;
+	struct eng_conv_shape s;
 
+	if (op == VNPU_LAYER_CONV && eng_conv_wino(&l)) {
+		eng_conv_shape(&l, &s);
+		u = eng_wino_parts(&s, features);
+	}
 	if (eng_base_path(features))
 		max <<= ENG_UNIT_SHIFT_BASE;
 	return u < 1 ? 1 : u > max ? (__u32)max : (__u32)u;

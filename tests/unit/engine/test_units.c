@@ -395,12 +395,21 @@ static void conv_units(struct __test_metadata *_metadata, const struct conv_shap
 /*
  * The FMA paths' units: GEMM 1024^3 in 22 (11 blocks of 96 rows by 2 of
  * 512 columns), conv 3x3 (Winograd, 196 tiles) in 8: 2 blocks of 36 rows
- * (64 halved to whole 12-row tiles) by 4 runs of 64 tiles.
+ * (64 halved to whole 12-row tiles) by 4 runs of 64 tiles, a part each
+ * (runs of 128 and 68 tiles over two tiles: uneven). A Winograd part is
+ * a run of tiles with all its blocks of rows where the runs split
+ * evenly: the baseline's 3 blocks of 24 rows by 13 runs of 16 tiles (100
+ * and 96) in 13 parts, 64 x 80 x 80's 2 blocks by 7 runs (208 and 192)
+ * in 7; one run (64 x 14 x 14, 16 tiles) a part per unit.
  */
 static void check_fma_units(struct __test_metadata *_metadata)
 {
 	__u64 d[2] = { 1024, 1024 }, dx[4] = { 1, 64, 56, 56 };
 	__u64 dw = vnpu_eng_packed_size(VNPU_PACK_WINO_W, 1, 64, 64 * 9);
+	static const __u64 few[][3] = {
+		/* h, w, parts */
+		{ 14, 14, 6 }, { 80, 80, 7 },
+	};
 	struct vnpu_layer_gemm g = { .alpha = 0x3f800000 };
 	struct vnpu_layer_conv c = {
 		.flags = VNPU_LAYER_F_WINO, .group = 1, .kernel = { 3, 3 },
@@ -408,6 +417,7 @@ static void check_fma_units(struct __test_metadata *_metadata)
 		.pad_end = { 1, 1 },
 	};
 	struct vnpu_tensor t[3];
+	__u32 i;
 
 	t[0] = t[1] = t[2] = et_dense(VNPU_DTYPE_F32, 2, d);
 	EXPECT_EQ(22, vnpu_eng_layer_max_parts(VNPU_LAYER_GEMM, t, 3, &g, AVX2))
@@ -419,8 +429,18 @@ static void check_fma_units(struct __test_metadata *_metadata)
 	t[2] = et_dense(VNPU_DTYPE_F32, 4, dx);
 	EXPECT_EQ(8, vnpu_eng_layer_max_parts(VNPU_LAYER_CONV, t, 3, &c, AVX2))
 		TH_LOG("conv 3x3 64x56x56: AVX2 units");
-	EXPECT_EQ(3 * 13, vnpu_eng_layer_max_parts(VNPU_LAYER_CONV, t, 3, &c, BASE))
-		TH_LOG("conv 3x3 64x56x56: baseline units of 24 x 16 tiles");
+	EXPECT_EQ(13, vnpu_eng_layer_max_parts(VNPU_LAYER_CONV, t, 3, &c, BASE))
+		TH_LOG("conv 3x3 64x56x56: baseline runs of 16 tiles");
+	for (i = 0; i < sizeof(few) / sizeof(few[0]); i++) {
+		dx[2] = few[i][0];
+		dx[3] = few[i][1];
+		t[0] = et_dense(VNPU_DTYPE_F32, 4, dx);
+		t[2] = t[0];
+		EXPECT_EQ(few[i][2], vnpu_eng_layer_max_parts(VNPU_LAYER_CONV, t, 3, &c, AVX2))
+			TH_LOG("conv 3x3 64x%llux%llu: parts",
+			       (unsigned long long)few[i][0],
+			       (unsigned long long)few[i][1]);
+	}
 }
 
 /*
