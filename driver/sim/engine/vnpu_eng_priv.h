@@ -1126,12 +1126,12 @@ static inline int eng_dw_windows(const struct eng_conv_shape *s,
  * every output is one vector FMA, and the per-channel windows and
  * epilogues of eng_dw_windows() (most of a 7x7 channel's time) are paid
  * once per ENG_DWL_LANES channels. f32 in and out, dense output rows, no
- * residual; windows of at most ENG_DWL_MAX_WIN floats (128 KiB: a 5x5
- * stride 2 layer on 56x56 in one unit, whose taps make up for the window
- * living in L2; 112x112 maps stay on the windows).
+ * residual; windows of at most ENG_DWL_MAX_WIN floats (512 KiB: a 3x3
+ * layer on 112x112 in one unit; its aligned taps make up for the window
+ * and the sums living in L2).
  */
 #define ENG_DWL_LANES	8
-#define ENG_DWL_MAX_WIN	32768
+#define ENG_DWL_MAX_WIN	131072
 
 /* Rows and columns of the padded window the taps of every output read. */
 static inline __u64 eng_dwl_hp(const struct eng_conv_shape *s,

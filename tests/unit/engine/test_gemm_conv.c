@@ -411,8 +411,8 @@ static void test_conv(struct __test_metadata *_metadata)
 		 * on a 7x7 plane in one unit, a 1-D kernel of 400 taps (two
 		 * slices), and stride 5 (the direct row kernel).
 		 */
-		{ 0, 1, 6, 95, 100, 6, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0 },
-		{ 0, 2, 5, 60, 77, 5, 5, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 0, 0 },
+		{ 0, 1, 6, 150, 130, 6, 6, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0 },
+		{ 0, 2, 5, 140, 130, 5, 5, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 0, 0 },
 		{ 0, 1, 7, 7, 7, 7, 7, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 0, 0 },
 		{ 1, 1, 3, 1, 900, 3, 3, 1, 400, 1, 1, 1, 1, 0, 10, 0, 10, 0, 0 },
 		{ 0, 1, 4, 20, 22, 4, 4, 3, 3, 5, 5, 1, 1, 1, 1, 1, 1, 0, 0 },
@@ -420,12 +420,14 @@ static void test_conv(struct __test_metadata *_metadata)
 		 * A channel per lane (small maps): planes of pixels not a
 		 * multiple of eight, rows and columns the taps never read
 		 * (stride 2, no pad), runs of 1 to 8 pixels a row; a
-		 * 56x56 5x5 stride 2 map (a window of 59x59 pixels).
+		 * 56x56 5x5 stride 2 map (a window of 59x59 pixels), a
+		 * 112x112 one.
 		 */
 		{ 0, 1, 16, 15, 15, 16, 16, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0, 0, 0 },
 		{ 0, 2, 24, 14, 13, 24, 24, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 0, 0 },
 		{ 0, 1, 8, 9, 11, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0 },
 		{ 0, 1, 16, 56, 56, 16, 16, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 0, 0 },
+		{ 0, 1, 8, 112, 112, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0 },
 		/*
 		 * Stride 2 splits f32 rows into both column phases in one
 		 * pass (vectors where 16 inputs lie inside the row): 5x5 on
