@@ -677,6 +677,7 @@ static inline int eng_conv_depthwise(const struct eng_conv_shape *s)
 #define ENG_QMR		VNPU_PACK_QMR	/* output channels per int8 tile */
 #define ENG_QNR		32		/* output positions per int8 tile */
 #define ENG_QMB		(8 * ENG_QMR)	/* output channels per unit, at most */
+#define ENG_QMIN_UNITS	8		/* units of a layer, at least, where it can */
 /* Bytes of a unit's packed input, about: a share of L2. */
 #define ENG_QB_BYTES	(192u << 10)
 
@@ -748,6 +749,16 @@ static inline void eng_qplan(const struct eng_conv_shape *s,
 		p->ncp = p->pos;
 		if (p->nb >= 4)
 			p->mb = p->mp;
+		/*
+		 * Fewer than ENG_QMIN_UNITS blocks of positions and channels:
+		 * narrower channel blocks, so that the layer splits over the
+		 * tiles (a 1x1 conv of 24 to 72 channels on a 56x56 map was
+		 * one unit, for one tile).
+		 */
+		else if (p->nb && p->nb * eng_div_up(p->mp, p->mb) < ENG_QMIN_UNITS)
+			p->mb = eng_max(ENG_QMR,
+					eng_div_up(eng_div_up(p->mp, eng_div_up(ENG_QMIN_UNITS, p->nb)),
+						   ENG_QMR) * ENG_QMR);
 		/* Output rows a run of @pos positions may touch. */
 		span = s->ow ? eng_min(s->oh, (p->pos + s->ow - 2) / s->ow + 1) : 1;
 	}
