@@ -559,8 +559,11 @@ static bool work_or_split_job(const void *arg)
  * A helper polls for its next command or job: through a running job that
  * has split commands (at most CPU_JOB_SPIN_NS at a time, while it stays
  * on its CPU), then CPU_SPIN_NS past it, or until the next such job
- * starts: a sync caller's next inference starts 50-300 us after its last
- * one ended (oww_embedding: a wakeup per inference, at 50 us).
+ * starts, then through that one: a sync caller's next inference reaches
+ * its first split command 50-300 us after the last one ended (the
+ * caller's own work, then the job's first, single-part commands), so a
+ * CPU_SPIN_NS poll ran out just before it (oww_embedding: a wakeup per
+ * inference).
  */
 static void tile_poll(struct vnpu_dev *dev, struct gen_wait *g)
 {
