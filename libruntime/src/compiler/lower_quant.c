@@ -150,9 +150,10 @@ static vnpu_status lower_linear(struct cstate *s, struct cop *op, bool dequantiz
 	st = to_f32(s, x, &x);
 	if (!st && zpv >= 0) {
 		st = temp_like(s, VNPU_TYPE_F32, op->in[0], &d);
-		if (!st)
+		if (!st) {
 			st = cl_binary_t(s, VNPU_BIN_SUB, x, zp, d);
-		x = d;
+			x = d;
+		}
 	}
 	return st ? st : cl_binary_t(s, VNPU_BIN_MUL, x, scale, ct_dense(s, op->out[0]));
 }
@@ -231,21 +232,24 @@ static vnpu_status dequant(struct cstate *s, int32_t v, int32_t zp, int32_t scal
 		st = to_f32(s, along_axis(s, zp, vi->rank, axis), &z);
 		if (!st)
 			st = temp_like(s, VNPU_TYPE_F32, v, &t);
-		if (!st)
+		if (!st) {
 			st = cl_binary_t(s, VNPU_BIN_SUB, x, z, t);
-		x = t;
+			x = t;
+		}
 	}
 	if (!st && scale >= 0) {
 		st = temp_like(s, VNPU_TYPE_F32, v, &t);
-		if (!st)
+		if (!st) {
 			st = cl_binary_t(s, VNPU_BIN_MUL, x, along_axis(s, scale, vi->rank, axis), t);
-		x = t;
+			x = t;
+		}
 	}
 	if (!st && x.val == v) {	/* already f32 and nothing to do: copy */
 		st = temp_like(s, VNPU_TYPE_F32, v, &t);
-		if (!st)
+		if (!st) {
 			st = cl_copy(s, t, x);
-		x = t;
+			x = t;
+		}
 	}
 	*out = x.val;
 	return st;
