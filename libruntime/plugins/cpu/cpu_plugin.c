@@ -41,6 +41,17 @@
  * is not short goes to the firmware thread, so start_async() does not
  * hold its caller.
  *
+ * So requests that their callbacks start again (the THROUGHPUT hint) do
+ * not run side by side when their jobs are brief: the callbacks run one
+ * at a time (async.c), each job ends before the next callback runs, so
+ * each callback's job finds the device idle and runs at submit on the
+ * completion thread, split over the tiles, and the other requests' jobs,
+ * ended and freed, wait only for their callbacks, which
+ * completion_pending() does not see. Nothing is queued while a job runs,
+ * so no helper starts a job beside it. Handing the next job to the
+ * firmware thread instead does not help either: a sleeping thread starts
+ * 60-100 us after its wakeup on an idle host, several times such a job.
+ *
  * A job's end reaches the runtime through notify (plugin.h) on the
  * device's completion context (completion.h), which waits for the
  * notified jobs in submission order, as the NPU's does.
