@@ -49,7 +49,7 @@ extern "C" {
  *	[R] residual (shape of Y), Y [N, M, (OH,) OW]; all f32
  * @VNPU_LAYER_POOL: MaxPool, AveragePool, LpPool and their global forms,
  *	&struct vnpu_layer_pool; tensors X [N, C, (H,) W], Y [N, C, (OH,) OW];
- *	f32, f16 or bf16 (one for both)
+ *	f32, f16 or bf16, and u8 or i8 for %VNPU_POOL_MAX (one for both)
  * @VNPU_LAYER_BINARY: element-wise binary ops with broadcasting,
  *	&struct vnpu_layer_binary; tensors A, B, Y
  * @VNPU_LAYER_WHERE: Where, no attributes (attr_size 0); tensors

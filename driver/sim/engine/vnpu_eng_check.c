@@ -380,7 +380,10 @@ static int check_pool(const struct vnpu_tensor *t, __u32 n,
 	    (__u64)a->kernel[0] * a->kernel[1] > ENG_MAX_WINDOW_ELEMS ||
 	    a->flags & ~VNPU_POOL_F_MASK || a->pad ||
 	    (a->mode == VNPU_POOL_LP ? a->p < 1 || a->p > 16 : a->p != 0) ||
-	    !is_fstore(x->dtype) || !all_dtype(t, 2, x->dtype) ||
+	    !(is_fstore(x->dtype) ||
+	      (a->mode == VNPU_POOL_MAX &&
+	       (x->dtype == VNPU_DTYPE_U8 || x->dtype == VNPU_DTYPE_I8))) ||
+	    !all_dtype(t, 2, x->dtype) ||
 	    (r != 3 && r != 4) || y->rank != r || !tensor_injective(y) ||
 	    !conv_pool_geometry(r, a->kernel, a->stride, a->dilation,
 				a->pad_begin, a->pad_end) ||

@@ -2609,12 +2609,168 @@ static void pool_row_init(const struct vnpu_layer_pool *at, __u64 h,
 	pr->div = (float)(ph * at->kernel[1]);
 }
 
+/* Input columns pool_max8_run() takes a row's maximum of at once. */
+#define POOL8_COLS	256
+
+/*
+ * max of 8-bit integers, @flip 0x80 for signed ones ((u8)x ^ 0x80 orders
+ * as x does, 0 the lowest): the window of output @ow of row @oh of plane
+ * @xc one tap at a time; a window wholly in the padding is the lowest value.
+ */
+static __u8 pool_max8_one(const struct vnpu_layer_pool *at, const __u8 *xc,
+			  __s64 xsh, __s64 xsw, __u64 h, __u64 w, __u64 oh,
+			  __u64 ow, __u8 flip)
+{
+	__s64 h0 = (__s64)(oh * at->stride[0]) - at->pad_begin[0];
+	__s64 w0 = (__s64)(ow * at->stride[1]) - at->pad_begin[1];
+	__u32 kh, kw;
+	__u8 acc = 0;
+
+	for (kh = 0; kh < at->kernel[0]; kh++) {
+		__s64 ih = h0 + (__s64)kh * at->dilation[0];
+
+		if (ih < 0 || ih >= (__s64)h)
+			continue;
+		for (kw = 0; kw < at->kernel[1]; kw++) {
+			__s64 iw = w0 + (__s64)kw * at->dilation[1];
+			__u8 v;
+
+			if (iw < 0 || iw >= (__s64)w)
+				continue;
+			v = xc[ih * xsh + iw * xsw] ^ flip;
+			acc = v > acc ? v : acc;
+		}
+	}
+	return acc ^ flip;
+}
+
+/*
+ * The maxima over @k taps @d apart of the windows @s apart in the columns
+ * @buf into @o[0, @n); inlined with constant strides, the loops vectorise.
+ */
+static __attribute__((__always_inline__)) inline void
+pool8_cols(const __u8 *buf, __u64 n, __u32 s, __u32 k, __u32 d, __u8 *o)
+{
+	__u64 i;
+	__u32 kw;
+
+	for (i = 0; i < n; i++)
+		o[i] = buf[i * s];
+	for (kw = 1; kw < k; kw++)
+		for (i = 0; i < n; i++) {
+			__u8 v = buf[i * s + kw * d];
+
+			o[i] = v > o[i] ? v : o[i];
+		}
+}
+
+/*
+ * The same for outputs [@ow, @ow + @n) of row @oh, whose windows span at
+ * most POOL8_COLS input columns: the maximum per column of the window rows
+ * inside the input (the padding's columns the lowest value), then each
+ * window's columns of it.
+ */
+static void pool_max8_run(const struct vnpu_layer_pool *at, const __u8 *xc,
+			  __s64 xsh, __s64 xsw, __u64 h, __u64 w, __u64 oh,
+			  __u64 ow, __u64 n, __u8 *yr, __s64 ysw, __u8 flip)
+{
+	__s64 h0 = (__s64)(oh * at->stride[0]) - at->pad_begin[0];
+	__s64 c0 = (__s64)(ow * at->stride[1]) - at->pad_begin[1];
+	__s64 c1 = c0 + (__s64)((n - 1) * at->stride[1]) +
+		   (__s64)(at->kernel[1] - 1) * at->dilation[1] + 1;
+	__s64 a = c0 < 0 ? 0 : c0, b = c1 > (__s64)w ? (__s64)w : c1, j;
+	__u8 buf[POOL8_COLS], o[POOL8_COLS], *bc = buf + (a - c0);
+	__u32 kh, s = at->stride[1], k = at->kernel[1], d = at->dilation[1];
+	__u64 i;
+
+	for (j = 0; j < c1 - c0; j++)
+		buf[j] = 0;
+	for (kh = 0; kh < at->kernel[0]; kh++) {
+		__s64 ih = h0 + (__s64)kh * at->dilation[0];
+		const __u8 *row;
+
+		if (ih < 0 || ih >= (__s64)h)
+			continue;
+		row = xc + ih * xsh + a * xsw;
+		if (xsw == 1) {
+			for (j = 0; j < b - a; j++) {
+				__u8 v = row[j] ^ flip;
+
+				bc[j] = v > bc[j] ? v : bc[j];
+			}
+		} else {
+			for (j = 0; j < b - a; j++) {
+				__u8 v = row[j * xsw] ^ flip;
+
+				bc[j] = v > bc[j] ? v : bc[j];
+			}
+		}
+	}
+	if (s == 2 && d == 1)
+		pool8_cols(buf, n, 2, k, 1, o);
+	else if (s == 1 && d == 1)
+		pool8_cols(buf, n, 1, k, 1, o);
+	else
+		pool8_cols(buf, n, s, k, d, o);
+	for (i = 0; i < n; i++)
+		yr[(__s64)(ow + i) * ysw] = o[i] ^ flip;
+}
+
+/*
+ * MAX of u8 or i8 (ONNX Runtime's MaxPool of a QDQ model's 8-bit tensors):
+ * outputs [@lo, @hi), a row's windows POOL8_COLS input columns at a time
+ * through pool_max8_run(), or one at a time when one window is wider.
+ */
+static void run_pool8(const struct eng_layer *l, __u64 lo, __u64 hi,
+		      struct eng_pacer *pc)
+{
+	const struct vnpu_layer_pool *at = l->attrs;
+	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+	int two = x->rank == 4;
+	__u64 oh_n = two ? y->dims[2] : 1, ow_n = y->dims[y->rank - 1];
+	__u64 h = two ? x->dims[2] : 1, w = x->dims[x->rank - 1];
+	__u64 taps = (__u64)at->kernel[0] * at->kernel[1];
+	__u64 span = (__u64)(at->kernel[1] - 1) * at->dilation[1] + 1;
+	__u64 most = span <= POOL8_COLS ?
+		     (POOL8_COLS - span) / at->stride[1] + 1 : 0;
+	__s64 xsh = two ? x->strides[2] : 0, xsw = x->strides[x->rank - 1];
+	__s64 ysh = two ? y->strides[2] : 0, ysw = y->strides[y->rank - 1];
+	__u8 flip = x->dtype == VNPU_DTYPE_I8 ? 0x80 : 0;
+	__u64 e, end, run;
+
+	for (e = lo; e < hi; ) {
+		__u64 ow = e % ow_n, oh = (e / ow_n) % oh_n;
+		__u64 c = (e / (ow_n * oh_n)) % y->dims[1];
+		__u64 img = e / (ow_n * oh_n * y->dims[1]);
+		const __u8 *xc = (const __u8 *)l->data[0] +
+				 (__s64)img * x->strides[0] +
+				 (__s64)c * x->strides[1];
+		__u8 *yr = (__u8 *)l->data[1] + (__s64)img * y->strides[0] +
+			   (__s64)c * y->strides[1] + (__s64)oh * ysh;
+
+		end = eng_min(hi, e + ow_n - ow);
+		if (!most) {
+			yr[(__s64)ow * ysw] = pool_max8_one(at, xc, xsh, xsw, h,
+							    w, oh, ow, flip);
+			eng_pace(pc, taps);
+			e++;
+			continue;
+		}
+		run = eng_min(end - e, most);
+		pool_max8_run(at, xc, xsh, xsw, h, w, oh, ow, run, yr, ysw,
+			      flip);
+		eng_pace(pc, run * taps);
+		e += run;
+	}
+}
+
 /*
  * Output elements, each one window, grouped to about ENG_ELEM_UNIT work,
  * a row of outputs at a time: with f32 max or average windows without
  * dilation of at most POOL_INSIDE_TAPS taps, the columns whose windows lie
  * inside the input's rows take pool_inside() over the window's rows inside
- * the input, the others pool_edge(); every other pool takes pool_one().
+ * the input, the others pool_edge(); every other f32, f16 or bf16 pool
+ * takes pool_one(), a MAX of u8 or i8 run_pool8().
  */
 int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 	     const struct vnpu_eng_ctx *ctx)
@@ -2651,6 +2807,10 @@ int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 	eng_pacer_init(&pc, ctx);
 	lo = eng_min(ub * per, vnpu_eng_numel(y));
 	hi = eng_min(ue * per, vnpu_eng_numel(y));
+	if (size == 1) {
+		run_pool8(l, lo, hi, &pc);
+		return 0;
+	}
 	for (e = lo; e < hi; ) {
 		__u64 oh = (e / ow_n) % oh_n, c = (e / (ow_n * oh_n)) % y->dims[1];
 		__u64 img = e / (ow_n * oh_n * y->dims[1]), end, run, rows;

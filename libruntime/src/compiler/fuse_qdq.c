@@ -15,7 +15,9 @@
  *
  * An Add of two DequantizeLinear outputs whose sum (through a Relu the
  * saturation does) one QuantizeLinear alone reads runs as one QLINEAR_ADD
- * with ONNX Runtime's QLinearAdd arithmetic (fuse_add()).
+ * with ONNX Runtime's QLinearAdd arithmetic (fuse_add()), and a MaxPool
+ * between a DequantizeLinear and a QuantizeLinear of the same parameters
+ * as a MaxPool of the 8-bit tensor (fuse_maxpool()).
  *
  * Constant weights and biases are DequantizeLinear ops of constants, or
  * were folded to f32 by inference: then their DequantizeLinear nodes, in
@@ -280,6 +282,56 @@ static vnpu_status fuse_add(struct cstate *s, struct uses *u, uint32_t idx)
 	return st;
 }
 
+/* Per-tensor quantization parameters @a and @b that are one: the same
+ * value, or constants of one type and the same bits. */
+static bool same_qparam(const struct cstate *s, int32_t a, int32_t b)
+{
+	const struct vnpu_tinfo *ta, *tb;
+
+	if (a == b)
+		return true;
+	if (a < 0 || b < 0 || !cs_is_const(s, a) || !cs_is_const(s, b))
+		return false;
+	ta = cs_info(s, a);
+	tb = cs_info(s, b);
+	return ta->type == tb->type && ta->data && tb->data && elems(s, a) == 1 &&
+	       elems(s, b) == 1 && !memcmp(ta->data, tb->data, vnpu_element_type_size(ta->type));
+}
+
+/*
+ * The MaxPool at @idx on 8-bit integers when its input is DequantizeLinear
+ * of an 8-bit tensor and its output is read by one QuantizeLinear alone,
+ * back to that type with the same scale and zero point: ONNX Runtime drops
+ * such a pair (max commutes with the dequantization, and quantizing a
+ * dequantized value with its own parameters gives it back exactly).
+ */
+static vnpu_status fuse_maxpool(struct cstate *s, struct uses *u, uint32_t idx)
+{
+	struct cop *pool = &s->ops[idx], *dx, *q;
+	vnpu_status st;
+	int32_t rank;
+
+	if (pool->num_in != 1 || (pool->num_out > 1 && pool->out[1] >= 0) ||
+	    !(dx = act_dq(s, u, pool->in[0])))
+		return VNPU_OK;
+	rank = cs_info(s, dx->in[0])->rank;
+	q = only_reader(s, u, pool->out[0], "QuantizeLinear");
+	if ((rank != 3 && rank != 4) || !q || q->in[0] != pool->out[0] || q->num_in < 2 ||
+	    cs_info(s, q->out[0])->type != cs_info(s, dx->in[0])->type ||
+	    !same_qparam(s, dx->in[1], q->in[1]) ||
+	    !same_qparam(s, dx->num_in > 2 ? dx->in[2] : -1, q->num_in > 2 ? q->in[2] : -1))
+		return VNPU_OK;
+	pool->in[0] = dx->in[0];
+	pool->out[0] = q->out[0];
+	kill(q, (int32_t)idx);
+	st = cf_uses_add(s, u, false, pool->in[0], pool);
+	if (!st)
+		st = cf_uses_add(s, u, true, pool->out[0], pool);
+	if (!st)
+		kill_unread(s, u, dx, idx);
+	return st;
+}
+
 vnpu_status cf_fuse_qdq(struct cstate *s, struct uses *u)
 {
 	vnpu_status st = VNPU_OK;
@@ -290,6 +342,8 @@ vnpu_status cf_fuse_qdq(struct cstate *s, struct uses *u)
 			st = fuse_conv(s, u, i);
 		else if (!s->ops[i].dead && cf_op_is(&s->ops[i], "Add"))
 			st = fuse_add(s, u, i);
+		else if (!s->ops[i].dead && cf_op_is(&s->ops[i], "MaxPool"))
+			st = fuse_maxpool(s, u, i);
 	}
 	return st;
 }

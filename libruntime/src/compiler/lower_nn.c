@@ -1296,9 +1296,9 @@ static vnpu_status lower_pool(struct cstate *s, struct cop *op)
 		if (vnpu_attr_int(N(op), "count_include_pad", 0))
 			attr.flags |= VNPU_POOL_F_COUNT_PAD;
 	}
-	/* MaxPool of 8- and 16-bit integers: exactly through f32. */
+	/* MaxPool of 16-bit integers: exactly through f32 (8-bit ones run as they are). */
 	if (attr.mode == VNPU_POOL_MAX && !vnpu_type_is_float(xi->type) &&
-	    vnpu_element_type_size(xi->type) <= 2 && xi->type != VNPU_TYPE_BOOL) {
+	    vnpu_element_type_size(xi->type) == 2) {
 		int32_t xf, yf;
 
 		st = cl_cast(s, IN(op, 0), VNPU_TYPE_F32, &xf);

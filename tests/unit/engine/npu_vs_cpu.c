@@ -372,6 +372,21 @@ static void build_layers(void)
 		l->t[1] = tensor(VNPU_DTYPE_F32, 4, d4p, 0);
 		l->n = 2;
 	}
+	for (i = 0; i < 2; i++) {
+		/* MAX of u8 and i8, ResNet's stem's window. */
+		struct vnpu_layer_pool p = { .mode = VNPU_POOL_MAX };
+		__u32 dt = i ? VNPU_DTYPE_I8 : VNPU_DTYPE_U8;
+
+		p.kernel[0] = p.kernel[1] = 3;
+		p.stride[0] = p.stride[1] = 2;
+		p.dilation[0] = p.dilation[1] = 1;
+		p.pad_begin[0] = p.pad_begin[1] = 1;
+		p.pad_end[0] = p.pad_end[1] = 0;
+		l = add(i ? "maxpool i8" : "maxpool u8", VNPU_LAYER_POOL, &p, sizeof(p));
+		l->t[0] = tensor(dt, 4, d4, 1);
+		l->t[1] = tensor(dt, 4, d4p, 0);
+		l->n = 2;
+	}
 	{
 		/* One output per plane: eight channels at a time. */
 		struct vnpu_layer_pool p = { .mode = VNPU_POOL_AVG };

@@ -371,6 +371,20 @@ static void pool_bad(struct __test_metadata *_metadata)
 	BAD(b, "f16 into f32", f->t[0].dtype = VNPU_DTYPE_F16);
 	BAD(b, "window over the limit", f->a.pool.kernel[0] = 4097;
 	    f->a.pool.kernel[1] = 4097);
+	/* 8-bit integers for MAX alone, one type for both. */
+	BAD(b, "u8 LP", f->t[0].dtype = f->t[1].dtype = VNPU_DTYPE_U8);
+	b.a.pool.mode = VNPU_POOL_MAX;
+	b.a.pool.p = 0;
+	b.t[0].dtype = b.t[1].dtype = VNPU_DTYPE_U8;
+	EXPECT_TRUE(!check(&b))
+		TH_LOG("pool: u8 MAX rejected");
+	b.t[0].dtype = b.t[1].dtype = VNPU_DTYPE_I8;
+	EXPECT_TRUE(!check(&b))
+		TH_LOG("pool: i8 MAX rejected");
+	BAD(b, "i8 AVG", f->a.pool.mode = VNPU_POOL_AVG);
+	BAD(b, "i8 into u8", f->t[1].dtype = VNPU_DTYPE_U8);
+	BAD(b, "i8 into f32", f->t[1].dtype = VNPU_DTYPE_F32);
+	BAD(b, "u16 MAX", f->t[0].dtype = f->t[1].dtype = VNPU_DTYPE_U16);
 }
 
 static void elementwise_bad(struct __test_metadata *_metadata)

@@ -582,6 +582,81 @@ static void pool_case_run(struct __test_metadata *_metadata, const struct pool_c
 	free(ref);
 }
 
+/*
+ * The MAX case @pc on u8 or i8 (@dt): bytes from a generator, each window's
+ * largest byte inside the input, or the type's lowest for one wholly in the
+ * padding, exactly.
+ */
+static void pool8_case_run(struct __test_metadata *_metadata, const struct pool_case *pc,
+			   __u32 dt)
+{
+	int ceil_mode = !!(pc->flags & VNPU_POOL_F_CEIL), sgn = dt == VNPU_DTYPE_I8;
+	long oh = pc->one_d ? 1 : out_extent(pc->h, pc->kh, pc->sh, pc->dh, pc->pt,
+					     pc->pb, ceil_mode);
+	long ow = out_extent(pc->w, pc->kw, pc->sw, pc->dw, pc->pl, pc->pr, ceil_mode);
+	__u64 dx[4] = { pc->n, pc->c, pc->h, pc->w }, dy[4] = { pc->n, pc->c, oh, ow };
+	struct vnpu_layer_pool at = {};
+	struct vnpu_tensor t[2];
+	unsigned char *x, *y, *ref;
+	size_t img, c, i, j, nx;
+	void *data[2];
+	char name[128];
+
+	if (pc->one_d) {
+		dx[2] = pc->w;
+		dy[2] = ow;
+	}
+	t[0] = et_dense(dt, pc->one_d ? 3 : 4, dx);
+	t[1] = et_dense(dt, pc->one_d ? 3 : 4, dy);
+	nx = et_bytes(&t[0]);
+	x = malloc(nx);
+	y = malloc(et_bytes(&t[1]));
+	ref = malloc(et_bytes(&t[1]));
+	for (i = 0; i < nx; i++)
+		x[i] = (unsigned char)((i * 2654435761u) >> 13);
+	for (img = 0; img < pc->n; img++)
+		for (c = 0; c < pc->c; c++)
+			for (i = 0; i < (size_t)oh; i++)
+				for (j = 0; j < (size_t)ow; j++) {
+					int acc = sgn ? -128 : 0;
+					size_t a, b;
+
+					for (a = 0; a < (pc->one_d ? 1 : pc->kh); a++)
+						for (b = 0; b < pc->kw; b++) {
+							long ih = pc->one_d ? 0 :
+								  (long)(i * pc->sh + a * pc->dh) - pc->pt;
+							long iw = (long)(j * pc->sw + b * pc->dw) - pc->pl;
+							size_t h = pc->one_d ? 1 : pc->h;
+							unsigned char v;
+							int vi;
+
+							if (ih < 0 || iw < 0 || ih >= (long)h ||
+							    iw >= (long)pc->w)
+								continue;
+							v = x[((img * pc->c + c) * h + ih) * pc->w + iw];
+							vi = sgn ? (signed char)v : v;
+							acc = vi > acc ? vi : acc;
+						}
+					ref[((img * pc->c + c) * oh + i) * ow + j] = (unsigned char)acc;
+				}
+	at.mode = VNPU_POOL_MAX;
+	at.flags = pc->flags;
+	at.kernel[0] = pc->one_d ? 1 : pc->kh; at.kernel[1] = pc->kw;
+	at.stride[0] = pc->one_d ? 1 : pc->sh; at.stride[1] = pc->sw;
+	at.dilation[0] = pc->one_d ? 1 : pc->dh; at.dilation[1] = pc->dw;
+	at.pad_begin[0] = pc->one_d ? 0 : pc->pt; at.pad_begin[1] = pc->pl;
+	at.pad_end[0] = pc->one_d ? 0 : pc->pb; at.pad_end[1] = pc->pr;
+	data[0] = x;
+	data[1] = y;
+	snprintf(name, sizeof(name), "pool %s max flags%u %llux%llu k%ux%u s%u d%u p%u,%u",
+		 sgn ? "i8" : "u8", pc->flags, (unsigned long long)pc->h,
+		 (unsigned long long)pc->w, pc->kh, pc->kw, pc->sw, pc->dw, pc->pt, pc->pb);
+	EXPECT_EQ(0, et_layer_exact(name, VNPU_LAYER_POOL, t, data, 2, &at, sizeof(at), ref));
+	free(x);
+	free(y);
+	free(ref);
+}
+
 static void test_pool(struct __test_metadata *_metadata)
 {
 	static const struct pool_case cases[] = {
@@ -643,10 +718,24 @@ static void test_pool(struct __test_metadata *_metadata)
 		{ VNPU_POOL_AVG, 0, 0, 1, 1, 16, 1, 300, 1, 300, 1, 1, 1, 1, 0, 0, 0, 0 },
 		{ VNPU_POOL_MAX, 0, 0, 0, 1, 12, 9, 10, 9, 10, 1, 1, 1, 1, 0, 0, 0, 0 },
 	};
-	size_t i;
 
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	/* 8-bit MAX: a window wider than the row buffer, ResNet's stem. */
+	static const struct pool_case max8[] = {
+		{ VNPU_POOL_MAX, 0, 0, 1, 1, 3, 1, 700, 1, 300, 1, 7, 1, 1, 0, 5, 0, 9 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 64, 112, 112, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 3, 7, 600, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },
+	};
+	size_t i, k;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		pool_case_run(_metadata, &cases[i]);
+		for (k = 0; cases[i].mode == VNPU_POOL_MAX && k < 2; k++)
+			pool8_case_run(_metadata, &cases[i],
+				       k ? VNPU_DTYPE_I8 : VNPU_DTYPE_U8);
+	}
+	for (i = 0; i < sizeof(max8) / sizeof(max8[0]); i++)
+		for (k = 0; k < 2; k++)
+			pool8_case_run(_metadata, &max8[i], k ? VNPU_DTYPE_I8 : VNPU_DTYPE_U8);
 }
 
 /*

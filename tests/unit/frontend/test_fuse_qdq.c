@@ -17,6 +17,9 @@
  * 8-bit type, an optional Relu the saturation does, one QuantizeLinear):
  * one QLinearAdd layer, within one step of the unfused program (ONNX
  * Runtime's f32 arithmetic rounds otherwise near ties).
+ *
+ * A MaxPool between a DequantizeLinear and a QuantizeLinear of the same
+ * parameters runs on the 8-bit tensor, exactly as the unfused program.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -410,6 +413,73 @@ TEST(qdq_linear)
 	check_qdq_linear(_metadata, U8, INT32_MIN);
 	check_qdq_linear(_metadata, I8, -20);
 	check_qdq_linear(_metadata, I8, 0);
+}
+
+/*
+ * x -> QuantizeLinear -> DequantizeLinear -> MaxPool 3x3 stride 2 pad 1 ->
+ * QuantizeLinear (y's scale @ys / 1000, zero point @yz) -> DequantizeLinear
+ * -> y, of type @type. With y's parameters those of x's DequantizeLinear
+ * (@fused) the pool runs on the 8-bit tensor (three layers, y the unfused
+ * program's exactly: max commutes with the dequantization, and quantizing
+ * back with the same parameters is exact); otherwise it stays f32.
+ */
+static void check_qmaxpool(struct __test_metadata *_metadata, int type, int ys, int yz,
+			   bool fused)
+{
+	static const struct vnpu_compile_options unfused = { .no_fusion = true };
+	static const int64_t xdims[4] = { 1, 4, 8, 8 };
+	float x[N_X], *a[2] = { 0 }, *b[2] = { 0 };
+	struct mb *mb = mb_new(13);
+	struct vnpu_program *p, *u;
+	Onnx__NodeProto *n;
+	vnpu_model *m;
+
+	mb_input(mb, "x", F32, 4, xdims);
+	scalar(mb, "xs", F32, 50);
+	scalar(mb, "xz", type, type == I8 ? -3 : 128);
+	scalar(mb, "ys", F32, ys);
+	scalar(mb, "yz", type, yz);
+	mb_node(mb, "QuantizeLinear", (const char *[]){ "x", "xs", "xz", NULL },
+		(const char *[]){ "xq", NULL });
+	mb_node(mb, "DequantizeLinear", (const char *[]){ "xq", "xs", "xz", NULL },
+		(const char *[]){ "xd", NULL });
+	n = mb_node(mb, "MaxPool", (const char *[]){ "xd", NULL }, (const char *[]){ "r", NULL });
+	mb_attr_ints(n, "kernel_shape", 2, (const int64_t[]){ 3, 3 });
+	mb_attr_ints(n, "strides", 2, (const int64_t[]){ 2, 2 });
+	mb_attr_ints(n, "pads", 4, (const int64_t[]){ 1, 1, 1, 1 });
+	mb_node(mb, "QuantizeLinear", (const char *[]){ "r", "ys", "yz", NULL },
+		(const char *[]){ "yq", NULL });
+	mb_node(mb, "DequantizeLinear", (const char *[]){ "yq", "ys", "yz", NULL },
+		(const char *[]){ "y", NULL });
+	mb_output(mb, "y");
+	m = mb_read(mb);
+	EXPECT_NE(NULL, m);
+	if (!m)
+		return;
+	/* Both signs, past both bounds: windows of the lowest values too. */
+	for (int i = 0; i < N_X; i++)
+		x[i] = 9.0f * sinf(0.37f * (float)i) - 2.0f * (float)(i % 7);
+	p = fe_compile_run(m, NULL, x, a);
+	EXPECT_NE(NULL, p);
+	u = fe_compile_run(m, &unfused, x, b);
+	EXPECT_NE(NULL, u);
+	if (p && u) {
+		EXPECT_EQ(5, u->num_layers);
+		EXPECT_EQ(fused ? 3 : 5, p->num_layers);
+		if (fused)
+			EXPECT_EQ(0, memcmp(a[0], b[0], p->outputs[0].size));
+		check_within_step(_metadata, p, a[0], b[0], (float)ys / 1000.0f);
+	}
+	free_runs(m, p, u, a, b);
+}
+
+TEST(qdq_maxpool)
+{
+	check_qmaxpool(_metadata, U8, 50, 128, true);
+	check_qmaxpool(_metadata, I8, 50, -3, true);
+	/* Another scale or zero point: the pair stays. */
+	check_qmaxpool(_metadata, U8, 51, 128, false);
+	check_qmaxpool(_metadata, I8, 50, -4, false);
 }
 
 KSFT_MAIN
