@@ -1001,6 +1001,59 @@ static inline __u64 eng_conv_win_cap(const struct eng_conv_shape *s,
 /* Units a small CONV is split into at least, where its shape allows. */
 #define ENG_CONV_MIN_UNITS	8
 
+/* The most units a CONV's balance is looked at for (eng_conv_span()). */
+#define ENG_BALANCE_UNITS	64
+
+/*
+ * When two tiles take the units of an @mg x @qn output (@outer times) in
+ * turn, each the next one as it finishes, the time the later one
+ * finishes, in padded outputs (whole ENG_MR x ENG_NR micro-tiles) of
+ * blocks of @rows x @cols; the blocks of rows of a column block follow
+ * each other when @rows_first (Winograd), else the columns of a block of
+ * rows (CONV).
+ */
+static inline __u64 eng_conv_span(__u64 outer, __u64 mg, __u64 qn,
+				  __u64 rows, __u64 cols, int rows_first)
+{
+	__u64 mb = eng_div_up(mg, rows), nb = eng_div_up(qn, cols);
+	__u64 t[2] = { 0, 0 }, u, mi, qi, r, c;
+
+	for (u = 0; u < outer * mb * nb; u++) {
+		mi = rows_first ? u % mb : u / nb % mb;
+		qi = rows_first ? u / mb % nb : u % nb;
+		r = eng_min(rows, mg - mi * rows);
+		c = eng_min(cols, qn - qi * cols);
+		t[t[1] < t[0]] += eng_div_up(r, ENG_MR) * ENG_MR *
+				  eng_div_up(c, ENG_NR) * ENG_NR;
+	}
+	return eng_max(t[0], t[1]);
+}
+
+/*
+ * An odd count of units above one leaves two tiles uneven work (11
+ * blocks of rows: one tile runs 6 of them, the other 5, ResNet-50's
+ * 14x14 layers): one column block more, the columns split evenly, so
+ * that the count is even, where that shortens the two tiles' span by
+ * more than 1/64 (what a unit's setup costs is not counted). The order
+ * of each sum does not depend on the columns of a unit.
+ */
+static inline void eng_conv_balance(__u64 outer, __u64 mg, __u64 qn,
+				    struct eng_unit *u)
+{
+	__u64 nb = eng_div_up(qn, u->cols), units, cols, span;
+
+	units = outer * eng_div_up(mg, u->rows) * nb;
+	if (units < 2 || units % 2 == 0 || units > ENG_BALANCE_UNITS ||
+	    qn <= ENG_NR)
+		return;
+	cols = eng_div_up(eng_div_up(qn, nb + 1), ENG_NR) * ENG_NR;
+	if (eng_div_up(qn, cols) % 2)
+		return;
+	span = eng_conv_span(outer, mg, qn, u->rows, u->cols, 0);
+	if (eng_conv_span(outer, mg, qn, u->rows, cols, 0) < span - span / 64)
+		u->cols = cols;
+}
+
 /*
  * A CONV unit: as many output channels of a group as the budget allows for
  * ENG_NC columns, at most one block (shallow layers still split into
@@ -1011,9 +1064,9 @@ static inline __u64 eng_conv_win_cap(const struct eng_conv_shape *s,
  * kernels, so that every tile gets work; the order of each sum does not
  * depend on the split.
  */
-static inline void eng_conv_unit(const struct eng_conv_shape *s,
-				 const struct vnpu_layer_conv *a,
-				 __u32 features, struct eng_unit *u)
+static inline void eng_conv_unit_plain(const struct eng_conv_shape *s,
+				       const struct vnpu_layer_conv *a,
+				       __u32 features, struct eng_unit *u)
 {
 	__u64 macs = eng_unit_macs(features), k = s->cg * s->kh * s->kw;
 	__u64 all = eng_div_up(s->mg ? s->mg : 1, ENG_MR) * ENG_MR;
@@ -1034,6 +1087,15 @@ static inline void eng_conv_unit(const struct eng_conv_shape *s,
 		else
 			break;
 	}
+}
+
+/* A CONV unit: eng_conv_unit_plain()'s, balanced for two tiles. */
+static inline void eng_conv_unit(const struct eng_conv_shape *s,
+				 const struct vnpu_layer_conv *a,
+				 __u32 features, struct eng_unit *u)
+{
+	eng_conv_unit_plain(s, a, features, u);
+	eng_conv_balance(s->n * s->group, s->mg, eng_conv_cols(s, a), u);
 }
 
 /*
@@ -1356,6 +1418,36 @@ static inline int eng_conv_wino(const struct eng_layer *l)
 }
 
 /*
+ * A Winograd convolution of one run of tiles runs a part per unit (see
+ * eng_wino_parts()), each a block of rows: where their count is odd above
+ * one, the rows of whole 12-row tiles, down to half of them, that give
+ * two tiles the shortest span, where it is shorter by more than 1/64
+ * (CRNN's 512 x 512 over 20 tiles: 15 blocks of 36 rows, not 11 of 48).
+ * A tile holds the run's transformed input over its units, so smaller
+ * blocks do not transform it again.
+ */
+static inline void eng_wino_balance(__u64 mg, __u64 tiles, struct eng_unit *u)
+{
+	__u64 r, rows = u->rows, span, best, sp;
+
+	if (eng_div_up(mg, rows) % 2 == 0 || mg <= rows ||
+	    eng_div_up(mg, rows) > ENG_BALANCE_UNITS)
+		return;
+	span = eng_conv_span(1, mg, tiles, rows, u->cols, 1);
+	best = span;
+	for (r = (rows - 1) / (2 * ENG_MR) * 2 * ENG_MR;
+	     r >= 2 * ENG_MR && 2 * r >= rows; r -= 2 * ENG_MR) {
+		sp = eng_conv_span(1, mg, tiles, r, u->cols, 1);
+		if (sp < best) {
+			best = sp;
+			u->rows = r;
+		}
+	}
+	if (best >= span - span / 64)
+		u->rows = rows;
+}
+
+/*
  * A Winograd unit: @cols tiles (whole panels of ENG_NR, ENG_WINO_TILES on
  * the FMA paths, one panel on the baseline's) of one image and group by
  * as many output channels as the budget allows at that depth (one block
@@ -1383,6 +1475,8 @@ static inline void eng_wino_unit(const struct eng_conv_shape *s,
 		else
 			break;
 	}
+	if (outer * eng_div_up(tiles, u->cols) == 1)
+		eng_wino_balance(s->mg, tiles, u);
 }
 
 static inline __u64 eng_wino_units(const struct eng_conv_shape *s,

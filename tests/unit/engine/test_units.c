@@ -444,6 +444,52 @@ static void check_fma_units(struct __test_metadata *_metadata)
 }
 
 /*
+ * Odd counts of units above one split again for two tiles: ResNet-50's
+ * 1x1 256 -> 1024 over 14x14 in 11 blocks of 96 rows by two of 112 and
+ * 84 columns (22 units, not 11); CRNN's Winograd 512 -> 512 over 3x80
+ * (one run of 20 tiles) in 15 blocks of 36 rows (not 11 of 48: tiles
+ * finishing after 6 x 48 and 5 x 48 rows, now 8 x 36 and 7 x 36); an
+ * even count (64 -> 128 over 28x28) stays as it is.
+ */
+static void check_balance(struct __test_metadata *_metadata)
+{
+	static const __u64 convs[][6] = {
+		/* c, h, w, m, k, units */
+		{ 256, 14, 14, 1024, 1, 22 }, { 512, 3, 80, 512, 3, 15 },
+		{ 64, 28, 28, 128, 1, 8 },
+	};
+	struct vnpu_layer_conv c = {
+		.group = 1, .stride = { 1, 1 }, .dilation = { 1, 1 },
+	};
+	struct vnpu_tensor t[3];
+	__u64 dx[4] = { 1 }, dy[4] = { 1 }, dw;
+	__u32 i;
+
+	for (i = 0; i < sizeof(convs) / sizeof(convs[0]); i++) {
+		__u64 k = convs[i][4], p = k / 2;
+
+		dx[1] = convs[i][0];
+		dx[2] = dy[2] = convs[i][1];
+		dx[3] = dy[3] = convs[i][2];
+		dy[1] = convs[i][3];
+		c.kernel[0] = c.kernel[1] = k;
+		c.pad_begin[0] = c.pad_begin[1] = p;
+		c.pad_end[0] = c.pad_end[1] = p;
+		c.flags = k == 3 ? VNPU_LAYER_F_WINO : VNPU_LAYER_F_PACKED;
+		dw = vnpu_eng_packed_size(k == 3 ? VNPU_PACK_WINO_W : VNPU_PACK_CONV_W,
+					  1, dy[1], dx[1] * k * k);
+		t[0] = et_dense(VNPU_DTYPE_F32, 4, dx);
+		t[1] = et_dense(VNPU_DTYPE_F32, 1, &dw);
+		t[2] = et_dense(VNPU_DTYPE_F32, 4, dy);
+		EXPECT_EQ(convs[i][5], vnpu_eng_layer_max_parts(VNPU_LAYER_CONV, t, 3, &c, AVX2))
+			TH_LOG("conv %llux%llux%llu -> %llu, %llux%llu: units",
+			       (unsigned long long)dx[1], (unsigned long long)dx[2],
+			       (unsigned long long)dx[3], (unsigned long long)dy[1],
+			       (unsigned long long)k, (unsigned long long)k);
+	}
+}
+
+/*
  * A GEMM of one block with the work of two units (an STFT's 97 x 257 x
  * 512, a 2048 x 512 matrix by a vector) runs in two; a small one in one.
  */
@@ -491,6 +537,9 @@ TEST(units)
 		{ 30, 100, 101, 10, 1, 5, 5, 0, 0 },
 		/* 1x1 over the input itself */
 		{ 256, 14, 14, 40, 1, 1, 1, 0, VNPU_LAYER_F_BIAS },
+		/* 11 blocks of rows by two halves of the columns */
+		{ 256, 14, 14, 1024, 1, 1, 1, 0,
+		  VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS },
 		/*
 		 * AVX-512's tail columns: a 7x7 map's 49th (two depth slices,
 		 * a last panel of 4 rows), 3x3 over 14x14 (210 padded
@@ -518,6 +567,7 @@ TEST(units)
 
 	check_fma_units(_metadata);
 	check_gemm_halves(_metadata);
+	check_balance(_metadata);
 	gemm_units(_metadata, 1, 97, 83, 700, 0, 0);
 	gemm_units(_metadata, 1, 200, 300, 100, B, 1);
 	gemm_units(_metadata, 1, 61, 45, 3001, P | R, 0);

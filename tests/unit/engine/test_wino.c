@@ -200,6 +200,11 @@ TEST(wino)
 		{ 1, 64, 56, 56, 64, 1, 1, 1, 1, 1, B | R, VNPU_ACT_RELU },
 		/* Deep: depth slices of the GEMMs, 3 images. */
 		{ 3, 400, 26, 27, 40, 1, 1, 1, 1, 1, B, 0 },
+		/*
+		 * One run of 40 tiles in 22 blocks of 12 rows, not 11 of 24
+		 * (eng_wino_balance()), a part each.
+		 */
+		{ 1, 64, 6, 80, 256, 1, 1, 1, 1, 1, B, VNPU_ACT_RELU },
 		/* Small: one tile row, few channels, rows past a panel. */
 		{ 1, 3, 4, 9, 7, 1, 1, 1, 1, 1, B, 0 },
 	};
