@@ -1001,59 +1001,6 @@ static inline __u64 eng_conv_win_cap(const struct eng_conv_shape *s,
 /* Units a small CONV is split into at least, where its shape allows. */
 #define ENG_CONV_MIN_UNITS	8
 
-/* The most units a CONV's balance is looked at for (eng_conv_span()). */
-#define ENG_BALANCE_UNITS	64
-
-/*
- * When two tiles take the units of an @mg x @qn output (@outer times) in
- * turn, each the next one as it finishes, the time the later one
- * finishes, in padded outputs (whole ENG_MR x ENG_NR micro-tiles) of
- * blocks of @rows x @cols; the blocks of rows of a column block follow
- * each other when @rows_first (Winograd), else the columns of a block of
- * rows (CONV).
- */
-static inline __u64 eng_conv_span(__u64 outer, __u64 mg, __u64 qn,
-				  __u64 rows, __u64 cols, int rows_first)
-{
-	__u64 mb = eng_div_up(mg, rows), nb = eng_div_up(qn, cols);
-	__u64 t[2] = { 0, 0 }, u, mi, qi, r, c;
-
-	for (u = 0; u < outer * mb * nb; u++) {
-		mi = rows_first ? u % mb : u / nb % mb;
-		qi = rows_first ? u / mb % nb : u % nb;
-		r = eng_min(rows, mg - mi * rows);
-		c = eng_min(cols, qn - qi * cols);
-		t[t[1] < t[0]] += eng_div_up(r, ENG_MR) * ENG_MR *
-				  eng_div_up(c, ENG_NR) * ENG_NR;
-	}
-	return eng_max(t[0], t[1]);
-}
-
-/*
- * An odd count of units above one leaves two tiles uneven work (11
- * blocks of rows: one tile runs 6 of them, the other 5, ResNet-50's
- * 14x14 layers): one column block more, the columns split evenly, so
- * that the count is even, where that shortens the two tiles' span by
- * more than 1/64 (what a unit's setup costs is not counted). The order
- * of each sum does not depend on the columns of a unit.
- */
-static inline void eng_conv_balance(__u64 outer, __u64 mg, __u64 qn,
-				    struct eng_unit *u)
-{
-	__u64 nb = eng_div_up(qn, u->cols), units, cols, span;
-
-	units = outer * eng_div_up(mg, u->rows) * nb;
-	if (units < 2 || units % 2 == 0 || units > ENG_BALANCE_UNITS ||
-	    qn <= ENG_NR)
-		return;
-	cols = eng_div_up(eng_div_up(qn, nb + 1), ENG_NR) * ENG_NR;
-	if (eng_div_up(qn, cols) % 2)
-		return;
-	span = eng_conv_span(outer, mg, qn, u->rows, u->cols, 0);
-	if (eng_conv_span(outer, mg, qn, u->rows, cols, 0) < span - span / 64)
-		u->cols = cols;
-}
-
 /*
  * A CONV unit: as many output channels of a group as the budget allows for
  * ENG_NC columns, at most one block (shallow layers still split into
@@ -1064,9 +1011,9 @@ static inline void eng_conv_balance(__u64 outer, __u64 mg, __u64 qn,
  * kernels, so that every tile gets work; the order of each sum does not
  * depend on the split.
  */
-static inline void eng_conv_unit_plain(const struct eng_conv_shape *s,
-				       const struct vnpu_layer_conv *a,
-				       __u32 features, struct eng_unit *u)
+static inline void eng_conv_unit(const struct eng_conv_shape *s,
+				 const struct vnpu_layer_conv *a,
+				 __u32 features, struct eng_unit *u)
 {
 	__u64 macs = eng_unit_macs(features), k = s->cg * s->kh * s->kw;
 	__u64 all = eng_div_up(s->mg ? s->mg : 1, ENG_MR) * ENG_MR;
@@ -1087,15 +1034,6 @@ static inline void eng_conv_unit_plain(const struct eng_conv_shape *s,
 		else
 			break;
 	}
-}
-
-/* A CONV unit: eng_conv_unit_plain()'s, balanced for two tiles. */
-static inline void eng_conv_unit(const struct eng_conv_shape *s,
-				 const struct vnpu_layer_conv *a,
-				 __u32 features, struct eng_unit *u)
-{
-	eng_conv_unit_plain(s, a, features, u);
-	eng_conv_balance(s->n * s->group, s->mg, eng_conv_cols(s, a), u);
 }
 
 /*
@@ -1417,6 +1355,24 @@ static inline int eng_conv_wino(const struct eng_layer *l)
 	return !!(a->flags & VNPU_LAYER_F_WINO);
 }
 
+/* The most units eng_wino_balance() looks at. */
+#define ENG_BALANCE_UNITS	64
+
+/*
+ * When two tiles take @mg rows of @tiles tiles, in blocks of @rows, in
+ * turn (each the next block as it finishes), the time the later one
+ * finishes, in padded outputs (whole ENG_MR x ENG_NR micro-tiles).
+ */
+static inline __u64 eng_wino_span(__u64 mg, __u64 tiles, __u64 rows)
+{
+	__u64 t[2] = { 0, 0 }, m0;
+
+	for (m0 = 0; m0 < mg; m0 += rows)
+		t[t[1] < t[0]] += eng_div_up(eng_min(rows, mg - m0), ENG_MR) *
+				  ENG_MR * eng_div_up(tiles, ENG_NR) * ENG_NR;
+	return eng_max(t[0], t[1]);
+}
+
 /*
  * A Winograd convolution of one run of tiles runs a part per unit (see
  * eng_wino_parts()), each a block of rows: where their count is odd above
@@ -1433,11 +1389,11 @@ static inline void eng_wino_balance(__u64 mg, __u64 tiles, struct eng_unit *u)
 	if (eng_div_up(mg, rows) % 2 == 0 || mg <= rows ||
 	    eng_div_up(mg, rows) > ENG_BALANCE_UNITS)
 		return;
-	span = eng_conv_span(1, mg, tiles, rows, u->cols, 1);
+	span = eng_wino_span(mg, tiles, rows);
 	best = span;
 	for (r = (rows - 1) / (2 * ENG_MR) * 2 * ENG_MR;
 	     r >= 2 * ENG_MR && 2 * r >= rows; r -= 2 * ENG_MR) {
-		sp = eng_conv_span(1, mg, tiles, r, u->cols, 1);
+		sp = eng_wino_span(mg, tiles, r);
 		if (sp < best) {
 			best = sp;
 			u->rows = r;

@@ -431,7 +431,6 @@ __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_tensor *t,
 	}
 	if (op == VNPU_LAYER_CONV) {
 		const struct vnpu_layer_conv *a = attrs;
-		__u64 bbuf;
 
 		eng_conv_shape(&l, &s);
 		if (eng_dw_lanes(&l, &s))
@@ -444,18 +443,10 @@ __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_tensor *t,
 			eng_wino_unit(&s, features, &u);
 			return eng_wino_scratch(&s, &u) * 4;
 		}
-		/*
-		 * The B scratch of the unbalanced unit's columns too: no
-		 * less than before eng_conv_balance(), so the baseline's
-		 * scratch stays within the FMA paths'.
-		 */
 		eng_conv_unit(&s, a, features, &u);
-		eng_conv_unit_plain(&s, a, features, &blk);
-		bbuf = eng_max(eng_conv_bbuf(&s, a, u.cols),
-			       eng_conv_bbuf(&s, a, blk.cols));
 		eng_scratch_block(features, &u, &blk);
 		return gemm_scratch(!eng_packed_f32(a->flags, &t[1]), &blk,
-				    bbuf);
+				    eng_conv_bbuf(&s, a, u.cols));
 	}
 	if (op == VNPU_LAYER_QLINEAR_CONV &&
 	    (((const struct vnpu_layer_conv *)attrs)->flags & VNPU_LAYER_F_PACKED)) {
