@@ -755,10 +755,11 @@ static inline void eng_qplan(const struct eng_conv_shape *s,
 		 * tiles (a 1x1 conv of 24 to 72 channels on a 56x56 map was
 		 * one unit, for one tile).
 		 */
-		else if (p->nb && p->nb * eng_div_up(p->mp, p->mb) < ENG_QMIN_UNITS)
-			p->mb = eng_max(ENG_QMR,
-					eng_div_up(eng_div_up(p->mp, eng_div_up(ENG_QMIN_UNITS, p->nb)),
-						   ENG_QMR) * ENG_QMR);
+		else if (p->nb && p->nb * eng_div_up(p->mp, p->mb) < ENG_QMIN_UNITS) {
+			__u64 ch = eng_div_up(p->mp, eng_div_up(ENG_QMIN_UNITS, p->nb));
+
+			p->mb = eng_max(ENG_QMR, eng_div_up(ch, ENG_QMR) * ENG_QMR);
+		}
 		/* Output rows a run of @pos positions may touch. */
 		span = s->ow ? eng_min(s->oh, (p->pos + s->ow - 2) / s->ow + 1) : 1;
 	}
