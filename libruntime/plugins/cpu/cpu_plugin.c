@@ -114,8 +114,21 @@
  */
 #define CPU_INLINE_MAX_NS 500000
 #define CPU_MAX_REQUESTS 32
+/* A queued job that starts this long after it was queued counts as late. */
+#define CPU_LATE_NS 50000
 
 static const struct vnpu_host *host;
+
+/* Which thread starts a job (struct cpu_stats); a device thread sets its own. */
+enum cpu_role {
+	CPU_BY_SUBMIT,			/* the submitter, at submit */
+	CPU_BY_FIRMWARE,
+	CPU_BY_HELPER,
+	CPU_BY_WAIT,			/* the completion context, in its wait */
+	CPU_NUM_ROLES,
+};
+
+static _Thread_local enum cpu_role cpu_role __attribute__((tls_model("initial-exec")));
 
 struct vnpu_exe {
 	struct vnpu_dev *dev;
@@ -144,6 +157,7 @@ struct vnpu_dev_job {
 	int64_t fault_cmd;		/* the command that faulted, or -1 */
 	uint64_t *cmd_ns;
 	uint64_t total_ns;
+	int64_t queued_ns;		/* when it was queued; 0: it ran at submit */
 	struct vnpu_dev_job *next;	/* queue or run list link, under dev->lock */
 	struct completion_item done_item;	/* on dev->completion */
 };
@@ -157,6 +171,23 @@ struct cpu_work {
 	atomic_uint next_part;
 	atomic_uint done_parts;
 	atomic_int err;
+};
+
+/*
+ * How the device's jobs overlapped, logged at DEBUG when the device goes
+ * (VNPU_LOG_LEVEL=DEBUG): jobs started beside another, by whom, and how
+ * long queued jobs waited for a thread. Under the device lock.
+ */
+struct cpu_stats {
+	uint64_t started;
+	uint64_t beside;		/* started while another job ran */
+	uint64_t by[CPU_NUM_ROLES];
+	uint64_t queued;		/* started from the queue */
+	uint64_t queue_ns, max_queue_ns;	/* from queued to started */
+	uint64_t late;			/* started CPU_LATE_NS or more after queued */
+	int64_t busy_ns, both_ns;	/* one or more, two or more jobs running */
+	int64_t last_ns;		/* when the running count last changed */
+	uint32_t running;		/* that count */
 };
 
 struct tile_scratch {
@@ -211,6 +242,7 @@ struct vnpu_dev {
 	struct tile_scratch scratch;	/* the submitter's, for a job run at submit */
 	struct tile_scratch fw_scratch;	/* the firmware thread's */
 	struct cpu_work work;
+	struct cpu_stats stats;
 	/* Calls the notified jobs' functions, in submission order. */
 	struct completion completion;
 };
@@ -670,6 +702,7 @@ static void *tile_main(void *arg)
 	bool helped = false;
 	uint64_t gen;
 
+	cpu_role = CPU_BY_HELPER;
 	for (;;) {
 		/* The next command of the job this tile helped comes soon, mostly. */
 		if (helped && !tile_has_work(&g)) {
@@ -892,9 +925,41 @@ static void run_job(struct vnpu_dev *dev, struct vnpu_dev_job *job, struct tile_
 	atomic_store(&exe->last_ns, job->total_ns ? job->total_ns : 1);
 }
 
+/* Account the time since the running count last changed, then change it by @delta. */
+static void stats_running_locked(struct cpu_stats *st, int64_t now, int delta)
+{
+	if (st->running)
+		st->busy_ns += now - st->last_ns;
+	if (st->running > 1)
+		st->both_ns += now - st->last_ns;
+	st->last_ns = now;
+	st->running += delta;
+}
+
+static void stats_start_locked(struct vnpu_dev *dev, struct vnpu_dev_job *job)
+{
+	struct cpu_stats *st = &dev->stats;
+	int64_t now = now_ns();
+	uint64_t waited;
+
+	st->started++;
+	st->beside += st->running > 0;
+	st->by[cpu_role]++;
+	if (job->queued_ns) {
+		waited = (uint64_t)(now - job->queued_ns);
+		st->queued++;
+		st->queue_ns += waited;
+		st->late += waited >= CPU_LATE_NS;
+		if (waited > st->max_queue_ns)
+			st->max_queue_ns = waited;
+	}
+	stats_running_locked(st, now, 1);
+}
+
 /* Start @job (the queue's head, or one run at submit): it runs from now. */
 static void start_job_locked(struct vnpu_dev *dev, struct vnpu_dev_job *job)
 {
+	stats_start_locked(dev, job);
 	if (dev->run_tail)
 		dev->run_tail->next = job;
 	else
@@ -927,6 +992,7 @@ static void end_job_locked(struct vnpu_dev *dev, struct vnpu_dev_job *job)
 
 	job->ended = true;
 	atomic_fetch_sub(&dev->running, 1);
+	stats_running_locked(&dev->stats, now_ns(), -1);
 	while (dev->run_head && dev->run_head->ended) {
 		j = dev->run_head;
 		dev->run_head = j->next;
@@ -973,6 +1039,7 @@ static void *fw_main(void *arg)
 	struct vnpu_dev_job *job;
 	bool was_short = false;
 
+	cpu_role = CPU_BY_FIRMWARE;
 	pthread_mutex_lock(&dev->lock);
 	for (;;) {
 		if (was_short && !dev->stopping && !dev->head) {
@@ -1141,6 +1208,7 @@ static vnpu_status cpu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *slot
 		else
 			dev->head = job;
 		dev->tail = job;
+		job->queued_ns = now_ns();
 		atomic_fetch_add(&dev->queued, 1);
 		/* The firmware thread if it is free, else a free helper tile. */
 		if (dev->fw_idle)
@@ -1268,6 +1336,25 @@ static void cpu_get_info(struct vnpu_dev *dev, struct vnpu_device_info *out)
 
 static vnpu_status cpu_set_threads(struct vnpu_dev *dev, uint32_t n);
 
+static void log_stats(struct vnpu_dev *dev)
+{
+	const struct cpu_stats *st = &dev->stats;
+
+	if (!st->started)
+		return;
+	host->log(VNPU_LOG_DEBUG,
+		  "CPU: %llu jobs, %llu started beside another (two or more ran %.1f%% of %.3f ms busy); "
+		  "started at submit %llu, by the firmware %llu, a helper %llu, the completion wait %llu; "
+		  "%llu queued: %.1f us to start on average, %.1f us at most, %llu after %d us or more",
+		  (unsigned long long)st->started, (unsigned long long)st->beside,
+		  st->busy_ns ? 100.0 * (double)st->both_ns / (double)st->busy_ns : 0.0,
+		  (double)st->busy_ns / 1e6, (unsigned long long)st->by[CPU_BY_SUBMIT],
+		  (unsigned long long)st->by[CPU_BY_FIRMWARE], (unsigned long long)st->by[CPU_BY_HELPER],
+		  (unsigned long long)st->by[CPU_BY_WAIT], (unsigned long long)st->queued,
+		  st->queued ? (double)st->queue_ns / (double)st->queued / 1e3 : 0.0,
+		  (double)st->max_queue_ns / 1e3, (unsigned long long)st->late, CPU_LATE_NS / 1000);
+}
+
 static void cpu_destroy(struct vnpu_plugin *p)
 {
 	struct vnpu_dev *dev = plugin_dev(p);
@@ -1284,6 +1371,7 @@ static void cpu_destroy(struct vnpu_plugin *p)
 	}
 	free_tiles(dev);
 	completion_fini(&dev->completion);
+	log_stats(dev);
 	vnpu_eng_host_free(dev->scratch.mem, dev->scratch.size);
 	vnpu_eng_host_free(dev->fw_scratch.mem, dev->fw_scratch.size);
 	pthread_cond_destroy(&dev->fw_wake);
