@@ -400,8 +400,32 @@ static void dwl_fill_planes(const struct dwl_unit *u, const float *xc,
 }
 
 /*
+ * Zero the window's padding: its rows outside [@pt, @pt + @rows) and, in
+ * those rows, its columns outside [@pl, @pl + @cols), which dwl_fill()
+ * does not write.
+ */
+static void dwl_zero_pad(const struct dwl_unit *u, __u64 pt, __u64 pl,
+			 __u64 rows, __u64 cols)
+{
+	const __u64 rw = u->wp * ENG_DWL_LANES;
+	__u64 ih;
+
+	zero_f32(u->win, pt * rw);
+	zero_f32(u->win + (pt + rows) * rw, (u->hp - pt - rows) * rw);
+	if (pl + cols == u->wp && !pl)
+		return;
+	for (ih = pt; ih < pt + rows; ih++) {
+		zero_f32(u->win + ih * rw, pl * ENG_DWL_LANES);
+		zero_f32(u->win + ih * rw + (pl + cols) * ENG_DWL_LANES,
+			 (u->wp - pl - cols) * ENG_DWL_LANES);
+	}
+}
+
+/*
  * Channels [@c0, @c0 + @nc) of image @img into the window, the rest zero:
- * a whole block's rows eight columns at a time through transpose8().
+ * a whole block's rows eight columns at a time through transpose8(), into
+ * their places when rows are whole runs of eight, else through
+ * dwl_fill_planes(); only the padding is zeroed when every lane is written.
  */
 static void dwl_fill(const struct eng_layer *l, const struct eng_conv_shape *s,
 		     const struct dwl_unit *u, __u64 img, __u64 c0, __u64 nc)
@@ -417,8 +441,12 @@ static void dwl_fill(const struct eng_layer *l, const struct eng_conv_shape *s,
 			  (__s64)img * x->strides[0] + (__s64)c0 * xs1;
 	__u64 j, ih, iw, iv;
 
-	zero_f32(u->win, u->hp * u->wp * ENG_DWL_LANES);
-	if (nc == ENG_DWL_LANES && xs3 == 1 && xs2 == (__s64)s->w) {
+	if (nc == ENG_DWL_LANES && xs3 == 1)
+		dwl_zero_pad(u, pt, pl, rows, cols);
+	else
+		zero_f32(u->win, u->hp * u->wp * ENG_DWL_LANES);
+	if (nc == ENG_DWL_LANES && xs3 == 1 && xs2 == (__s64)s->w &&
+	    cols % 8) {
 		dwl_fill_planes(u, xc, xs1, s->w, rows, cols, pt, pl);
 		return;
 	}

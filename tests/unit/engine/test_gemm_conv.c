@@ -421,13 +421,19 @@ static void test_conv(struct __test_metadata *_metadata)
 		 * multiple of eight, rows and columns the taps never read
 		 * (stride 2, no pad), runs of 1 to 8 pixels a row; a
 		 * 56x56 5x5 stride 2 map (a window of 59x59 pixels), a
-		 * 112x112 one.
+		 * 112x112 one; rows of whole runs of eight (transposed into
+		 * place, only the padding zeroed) with a last block of four
+		 * channels, and columns the taps never read (2x2 stride 2 on
+		 * 17 columns).
 		 */
 		{ 0, 1, 16, 15, 15, 16, 16, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0, 0, 0 },
 		{ 0, 2, 24, 14, 13, 24, 24, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 0, 0 },
 		{ 0, 1, 8, 9, 11, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0 },
 		{ 0, 1, 16, 56, 56, 16, 16, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 0, 0 },
 		{ 0, 1, 8, 112, 112, 8, 8, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0 },
+		{ 0, 2, 12, 16, 16, 12, 12, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0 },
+		{ 0, 1, 16, 9, 17, 16, 16, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 0, 0 },
+		{ 0, 1, 8, 24, 24, 8, 8, 5, 5, 2, 2, 1, 1, 2, 1, 1, 2, 0, 0 },
 		/*
 		 * Stride 2 splits f32 rows into both column phases in one
 		 * pass (vectors where 16 inputs lie inside the row): 5x5 on
