@@ -91,7 +91,13 @@ static void qout16(const struct eng_qout *o, __u32 r, __u32 p, v16si acc,
 	q_store16(a, o->mult[r], o->lo, o->hi, o->yz, y, n);
 }
 
-void vnpu_eng_qtile_vnni(const struct eng_qtile *t)
+/*
+ * The tile over @np (1 or 2) panels of 16 positions: one where the
+ * outputs stop within the first 16 (the last tile of a 14x14 or 28x28
+ * map), so that no vpdpbusd sums positions that are not stored.
+ */
+static __attribute__((__always_inline__)) inline
+void qtile_panels(const struct eng_qtile *t, const __u32 np)
 {
 	const struct eng_qout *o = t->out;
 	v16si acc[ENG_QMR][2];
@@ -106,14 +112,15 @@ void vnpu_eng_qtile_vnni(const struct eng_qtile *t)
 
 	for (j = 0; j < t->k4 / 4; j++) {
 		const v16si *b = (const v16si *)(t->b + j * ENG_QNR * 4);
-		v16si b0 = b[0], b1 = b[1];
+		v16si b0 = b[0], b1 = np > 1 ? b[1] : b0;
 
 		for (r = 0; r < ENG_QMR; r++) {
 			__s32 d = *(const s32_u *)(t->w + r * t->k4 + 4 * j);
 			v16si w = { d, d, d, d, d, d, d, d, d, d, d, d, d, d, d, d };
 
 			acc[r][0] = dpbusd(acc[r][0], b0, w);
-			acc[r][1] = dpbusd(acc[r][1], b1, w);
+			if (np > 1)
+				acc[r][1] = dpbusd(acc[r][1], b1, w);
 		}
 	}
 	if (!o) {
@@ -129,9 +136,17 @@ void vnpu_eng_qtile_vnni(const struct eng_qtile *t)
 		if (r >= o->rows)
 			break;
 		qout16(o, r, 0, acc[r][0], y, o->n);
-		if (o->n > 16)
+		if (np > 1 && o->n > 16)
 			qout16(o, r, 16, acc[r][1], y + 16, o->n - 16);
 	}
+}
+
+void vnpu_eng_qtile_vnni(const struct eng_qtile *t)
+{
+	if (t->out && t->out->n <= 16)
+		qtile_panels(t, 1);
+	else
+		qtile_panels(t, 2);
 }
 
 typedef unsigned char v64qu __attribute__((vector_size(64)));
