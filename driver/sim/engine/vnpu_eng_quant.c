@@ -898,29 +898,42 @@ static void qconv_pack_planes(struct eng_qconv *q, __u64 img, __u64 g,
 {
 	const struct vnpu_layer_conv *a = q->l->attrs;
 	const struct eng_qplan *p = &q->p;
-	__u64 p0 = nbi * p->pos, steps = p->k4 / 4, taps = q->s.kh * q->s.kw;
+	__u64 p0 = nbi * p->pos, steps = p->k4 / 4;
 	__u64 oh0 = p0 / q->s.ow, o0 = p0 % q->s.ow, sh = a->stride[0];
 	__u64 staged[ENG_QPLANES] = { ~0ull, ~0ull, ~0ull, ~0ull };
+	/*
+	 * Depth k's channel and tap, stepped with k (no divisions per
+	 * depth); @at: tap row th's offset in the channel's planes.
+	 */
+	__u64 c = 0, th = 0, tw = 0, k = 0, at = o0;
 	const __u8 *src[4];
+	__u8 *pl = q->planes;
 	__u64 j, r, n;
 
 	for (j = 0; j < steps; j++) {
 		__u8 *d = q->b + j * ENG_QNR * 4;
 
-		for (r = 0; r < 4; r++) {
-			__u64 k = 4 * j + r, c = k / taps, t = k % taps;
-			__u64 th = t / q->s.kw, tw = t % q->s.kw;
-			__u8 *pl = q->planes + c % ENG_QPLANES * p->np * p->pb;
-
+		for (r = 0; r < 4; r++, k++) {
 			src[r] = (const __u8 *)0;
 			if (k >= p->k)
 				continue;
-			if (staged[c % ENG_QPLANES] != c) {
-				qconv_planes(q, pl, img, g * q->s.cg + c, oh0);
-				staged[c % ENG_QPLANES] = c;
+			if (!th && !tw) {
+				pl = q->planes + c % ENG_QPLANES * p->np * p->pb;
+				if (staged[c % ENG_QPLANES] != c) {
+					qconv_planes(q, pl, img, g * q->s.cg + c, oh0);
+					staged[c % ENG_QPLANES] = c;
+				}
 			}
-			src[r] = pl + (tw * sh + th * a->dilation[0] % sh) * p->pb +
-				 th * a->dilation[0] / sh * q->s.ow + o0;
+			src[r] = pl + tw * sh * p->pb + at;
+			if (++tw < q->s.kw)
+				continue;
+			tw = 0;
+			if (++th == q->s.kh) {
+				th = 0;
+				c++;
+			}
+			at = th * a->dilation[0] % sh * p->pb +
+			     th * a->dilation[0] / sh * q->s.ow + o0;
 		}
 		for (n = 0; n < p->ncp; n += ENG_QNR, d += steps * ENG_QNR * 4)
 			qplane_tile(src, n, d, q->flip);
