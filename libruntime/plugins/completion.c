@@ -11,16 +11,16 @@
  * in a dlopen()ed plugin, other TLS is allocated at a thread's first use,
  * and ld.so aborts the process when that allocation fails.
  */
-static _Thread_local bool in_job_fn __attribute__((tls_model("initial-exec")));
+static _Thread_local struct completion *in_job_fn __attribute__((tls_model("initial-exec")));
 
 static void *completion_main(void *arg);
 
-/* Call a job's function @fn(@arg) on this thread, a completion thread. */
-static void completion_call(void (*fn)(void *arg), void *arg)
+/* Call a job's function @fn(@arg) on this thread, a thread of @c. */
+static void completion_call(struct completion *c, void (*fn)(void *arg), void *arg)
 {
-	bool outer = in_job_fn;
+	struct completion *outer = in_job_fn;
 
-	in_job_fn = true;
+	in_job_fn = c;
 	fn(arg);
 	in_job_fn = outer;
 }
@@ -46,6 +46,7 @@ bool completion_pending(struct completion *c)
  */
 static bool wake_waiter_locked(struct completion *c)
 {
+	atomic_store(&c->want_waiter, false);
 	if (c->idle) {
 		pthread_cond_signal(&c->wake);
 		return true;
@@ -54,6 +55,34 @@ static bool wake_waiter_locked(struct completion *c)
 	    !pthread_create(&c->threads[c->num_threads], NULL, completion_main, c))
 		c->num_threads++;
 	return c->num_threads > 0;
+}
+
+/*
+ * Jobs are queued and no thread waits for them, as this one is about to
+ * call a function: wake a waiter now if the device cannot tell when a job
+ * ends, or the head has ended already; else leave it to the device's next
+ * completion_job_ended(). Published before the head is looked at, as the
+ * device marks a job ended before it looks: one of the two sees the other.
+ */
+static void find_waiter_locked(struct completion *c)
+{
+	if (!c->ended) {
+		wake_waiter_locked(c);
+		return;
+	}
+	atomic_store(&c->want_waiter, true);
+	if (c->ended(c->head))
+		wake_waiter_locked(c);
+}
+
+void completion_job_ended(struct completion *c)
+{
+	if (!atomic_load(&c->want_waiter))
+		return;
+	pthread_mutex_lock(&c->lock);
+	if (c->head && !c->waiter && atomic_load(&c->want_waiter))
+		wake_waiter_locked(c);
+	pthread_mutex_unlock(&c->lock);
 }
 
 static void *completion_main(void *arg)
@@ -65,6 +94,7 @@ static void *completion_main(void *arg)
 	for (;;) {
 		if (c->head && !c->waiter) {
 			c->waiter = true;
+			atomic_store(&c->want_waiter, false);
 			item = c->head;
 			pthread_mutex_unlock(&c->lock);
 			c->wait_end(item);
@@ -74,10 +104,10 @@ static void *completion_main(void *arg)
 				c->tail = NULL;
 			c->waiter = false;
 			if (c->head)
-				wake_waiter_locked(c);
+				find_waiter_locked(c);
 			pthread_mutex_unlock(&c->lock);
 			/* The function may free the job, and @item with it. */
-			completion_call(item->fn, item->arg);
+			completion_call(c, item->fn, item->arg);
 			pthread_mutex_lock(&c->lock);
 			continue;
 		}
@@ -91,9 +121,10 @@ static void *completion_main(void *arg)
 	return NULL;
 }
 
-void completion_init(struct completion *c, void (*wait_end)(struct completion_item *item))
+void completion_init(struct completion *c, void (*wait_end)(struct completion_item *item),
+		     bool (*ended)(struct completion_item *item))
 {
-	*c = (struct completion){ .wait_end = wait_end };
+	*c = (struct completion){ .wait_end = wait_end, .ended = ended };
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->wake, NULL);
 }
@@ -104,14 +135,14 @@ vnpu_status completion_add(struct completion *c, struct completion_item *item, b
 	vnpu_status st = VNPU_OK;
 
 	if (ended && in_job_fn) {
-		completion_call(fn, arg);
+		completion_call(in_job_fn, fn, arg);
 		return VNPU_OK;
 	}
 	item->next = NULL;
 	item->fn = fn;
 	item->arg = arg;
 	pthread_mutex_lock(&c->lock);
-	if (!c->waiter && !wake_waiter_locked(c)) {
+	if (!c->waiter && in_job_fn != c && !wake_waiter_locked(c)) {
 		st = VNPU_GENERAL_ERROR;
 	} else {
 		if (c->tail)
@@ -119,6 +150,9 @@ vnpu_status completion_add(struct completion *c, struct completion_item *item, b
 		else
 			c->head = item;
 		c->tail = item;
+		/* This thread, inside a function of @c, comes back to wait for it. */
+		if (!c->waiter && in_job_fn == c)
+			find_waiter_locked(c);
 	}
 	pthread_mutex_unlock(&c->lock);
 	return st;

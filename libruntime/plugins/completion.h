@@ -6,10 +6,15 @@
  * all end here.
  *
  * One thread, the waiter, waits for the job at the head until it ends,
- * takes it off the queue and calls its function. When a job is queued
- * behind it, it first wakes another thread (started on demand) to become
- * the waiter: a function that waits for another job of the device, or
- * frees one, never waits for its own thread.
+ * takes it off the queue and calls its function. While it is in the
+ * function, another thread (started on demand) becomes the waiter for the
+ * jobs behind, so that a function that waits for another job of the
+ * device, or frees one, never waits for its own thread: at once on a
+ * device that cannot tell when a job ends (completion_init()'s @ended is
+ * NULL), else only once a job queued behind has ended while the function
+ * runs (completion_job_ended()). A function that only submits the next
+ * jobs returns first, and its thread waits for them itself: no thread is
+ * woken per job.
  *
  * A completion thread inside a job's function that submits a job which
  * ended at once (it ran at submit) calls that job's function itself: it
@@ -20,6 +25,7 @@
 #define VNPU_PLUGIN_COMPLETION_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -38,6 +44,10 @@ struct completion_item {
 struct completion {
 	/* Return once @item's job has ended (the device's own wait). */
 	void (*wait_end)(struct completion_item *item);
+	/* Whether @item's job has ended, without waiting; NULL: cannot tell. */
+	bool (*ended)(struct completion_item *item);
+	/* Jobs are queued with no waiter: completion_job_ended() finds one. */
+	atomic_bool want_waiter;
 	pthread_mutex_t lock;		/* protects everything below */
 	pthread_cond_t wake;		/* a job queued without a waiter, or stopping */
 	struct completion_item *head, *tail;
@@ -48,7 +58,8 @@ struct completion {
 	pthread_t threads[COMPLETION_MAX_THREADS];
 };
 
-void completion_init(struct completion *c, void (*wait_end)(struct completion_item *item));
+void completion_init(struct completion *c, void (*wait_end)(struct completion_item *item),
+		     bool (*ended)(struct completion_item *item));
 /*
  * Have @fn(@arg) called once @item's job, which was submitted, ended
  * (@ended: it has already): queued, or at once on a device thread inside
@@ -62,6 +73,12 @@ vnpu_status completion_add(struct completion *c, struct completion_item *item, b
  * callback's next inference is being submitted from it).
  */
 bool completion_in_job_fn(void);
+/*
+ * The device says a job of @c ended (after making @ended() true for it):
+ * a thread becomes the waiter if queued jobs have none. Cheap when they
+ * have one; the caller may hold the device's lock.
+ */
+void completion_job_ended(struct completion *c);
 /* Whether a job waits on @c for its end or its function to be called. */
 bool completion_pending(struct completion *c);
 /* Stop and join the threads; no job is queued any more. */

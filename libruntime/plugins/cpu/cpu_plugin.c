@@ -54,7 +54,9 @@
  *
  * A job's end reaches the runtime through notify (plugin.h) on the
  * device's completion context (completion.h), which waits for the
- * notified jobs in submission order, as the NPU's does.
+ * notified jobs in submission order, as the NPU's does; the device tells
+ * it of every job's end (completion_job_ended()), so that a thread is
+ * woken to wait only when a job ended while its waiter was in a function.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -1001,6 +1003,7 @@ static void end_job_locked(struct vnpu_dev *dev, struct vnpu_dev_job *job)
 		j->next = NULL;
 		atomic_store(&j->done, true);
 		pthread_cond_broadcast(&j->done_cond);
+		completion_job_ended(&dev->completion);
 	}
 }
 
@@ -1304,6 +1307,14 @@ static void cpu_wait_end(struct completion_item *item)
 	pthread_mutex_unlock(&dev->lock);
 }
 
+static bool cpu_ended(struct completion_item *item)
+{
+	const struct vnpu_dev_job *job = (const struct vnpu_dev_job *)((const char *)item -
+		offsetof(struct vnpu_dev_job, done_item));
+
+	return atomic_load(&job->done);
+}
+
 static void cpu_cancel(struct vnpu_dev_job *job)
 {
 	atomic_store(&job->cancel, true);
@@ -1512,7 +1523,7 @@ CPU_VISIBLE vnpu_status vnpu_plugin_create(const struct vnpu_host *h,
 	atomic_init(&dev->next_buf_id, 1);
 	atomic_init(&dev->queued, 0);
 	atomic_init(&dev->running, 0);
-	completion_init(&dev->completion, cpu_wait_end);
+	completion_init(&dev->completion, cpu_wait_end, cpu_ended);
 	cpu_fill_info(dev);
 
 	dev->self = dev;
