@@ -554,48 +554,69 @@ typedef unsigned char v16qu_su __attribute__((vector_size(16), aligned(1), may_a
 typedef unsigned char v32qu_su __attribute__((vector_size(32), aligned(1), may_alias));
 typedef unsigned char v8qu_s8u __attribute__((vector_size(8), aligned(1), may_alias));
 
+typedef unsigned char v4qu_s4u __attribute__((vector_size(4), aligned(1), may_alias));
+
+/*
+ * @w (at least 1) bytes from @s to @d: 16, 8 or 4 at a time, the last
+ * move ending at the row's end (moves overlap; none reads past @s + @w).
+ */
+static __attribute__((__always_inline__)) inline
+void qconv_copy_row(__u8 *d, const __u8 *s, __u64 w)
+{
+	__u64 i;
+
+	if (w >= 16) {
+		for (i = 0; i + 16 < w; i += 16)
+			*(v16qu_su *)(d + i) = *(const v16qu_su *)(s + i);
+		*(v16qu_su *)(d + w - 16) = *(const v16qu_su *)(s + w - 16);
+	} else if (w >= 8) {
+		*(v8qu_s8u *)d = *(const v8qu_s8u *)s;
+		*(v8qu_s8u *)(d + w - 8) = *(const v8qu_s8u *)(s + w - 8);
+	} else if (w >= 4) {
+		*(v4qu_s4u *)d = *(const v4qu_s4u *)s;
+		*(v4qu_s4u *)(d + w - 4) = *(const v4qu_s4u *)(s + w - 4);
+	} else {
+		for (i = 0; i < w; i++)
+			d[i] = s[i];
+	}
+}
+
 /*
  * Stage input channel @c of image @img for the column block from output
  * row @oh0: its p.hp rows as the padded input has them (padding read as
  * the zero point), each p.wp bytes, so that every tap's row of the
- * im2col is a plain (strided) copy of it.
+ * im2col is a plain (strided) copy of it. A row inside the input gets
+ * the zero point only where it is padding or slack.
  */
 static void qconv_stage(const struct eng_qconv *q, __u64 img, __u64 c,
 			__u64 oh0)
 {
 	const struct vnpu_layer_conv *a = q->l->attrs;
 	const struct vnpu_tensor *x = &q->l->t[0];
-	const struct eng_qplan *p = &q->p;
 	__s64 xsh = x->rank == 4 ? x->strides[2] : 0;
-	__u64 w = q->s.w, r, i;
+	__u64 w = q->s.w, hp = q->p.hp, wp = q->p.wp, r, i;
+	__u64 pb = a->pad_begin[1], ihb = oh0 * a->stride[0];
+	__s64 h = (__s64)q->s.h, top = a->pad_begin[0];
 	v16qu_s pad = (v16qu_s){} + (__u8)(q->xz ^ q->flip);
+	const __u8 *xc = (const __u8 *)q->l->data[0] +
+			 (__s64)img * x->strides[0] + (__s64)c * x->strides[1];
+	/* Locals: the byte stores below may alias anything q points to. */
+	__u8 *d = q->stage;
 
-	for (r = 0; r < p->hp; r++) {
-		__s64 ih = (__s64)(oh0 * a->stride[0] + r) - a->pad_begin[0];
-		__u8 *d = q->stage + r * p->wp;
-		const __u8 *xr = (const __u8 *)q->l->data[0] +
-				 (__s64)img * x->strides[0] +
-				 (__s64)c * x->strides[1] + ih * xsh;
+	for (r = 0; r < hp; r++, d += wp) {
+		__s64 ih = (__s64)(ihb + r) - top;
 
 		/* The last store may run 15 bytes on: the next row's. */
-		for (i = 0; i < p->wp; i += 16)
+		if (ih < 0 || ih >= h) {
+			for (i = 0; i < wp; i += 16)
+				*(v16qu_su *)(d + i) = pad;
+			continue;
+		}
+		for (i = 0; i < pb; i += 16)
 			*(v16qu_su *)(d + i) = pad;
-		if (ih < 0 || ih >= (__s64)q->s.h)
-			continue;
-		d += a->pad_begin[1];
-		for (i = 0; i + 16 <= w; i += 16)
-			*(v16qu_su *)(d + i) = *(const v16qu_su *)(xr + i);
-		if (i < w && w >= 16) {
-			/* The last 16 bytes again, ending at the row's end. */
-			*(v16qu_su *)(d + w - 16) = *(const v16qu_su *)(xr + w - 16);
-			continue;
-		}
-		if (i + 8 <= w) {
-			*(v8qu_s8u *)(d + i) = *(const v8qu_s8u *)(xr + i);
-			i += 8;
-		}
-		for (; i < w; i++)
-			d[i] = xr[i];
+		qconv_copy_row(d + pb, xc + ih * xsh, w);
+		for (i = pb + w; i < wp; i += 16)
+			*(v16qu_su *)(d + i) = pad;
 	}
 }
 

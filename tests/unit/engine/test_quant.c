@@ -401,6 +401,10 @@ static void test_qconv_packed(struct __test_metadata *_metadata)
 		{ 1, 200, 29, 29, 26, 1, 3, 2, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 1, 0, 0 },
 		{ 1, 100, 13, 13, 14, 1, 5, 1, 4, 2, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 1, 1, 0 },
 		{ 1, 1024, 14, 14, 24, 1, 1, 1, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 0, 0, 0 },
+		/* staged rows of 3, 5 and 16 bytes (qconv_copy_row()'s moves) */
+		{ 1, 6, 5, 3, 10, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
+		{ 1, 4, 6, 5, 4, 4, 3, 1, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
+		{ 1, 9, 7, 16, 12, 1, 3, 2, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1, 1, 0, 0 },
 		/* infinite and NaN multipliers: the bounds, and 0 for NaN */
 		{ 1, 20, 6, 9, 14, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 1 },
 		{ 1, 8, 6, 9, 8, 8, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 0, 0, 1 },
