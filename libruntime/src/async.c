@@ -18,7 +18,9 @@
  * notify, and the device calls job_ended() on its completion context once
  * the job ended (plugins/completion.c: a thread that waits for the
  * device's jobs in submission order, on the NPU and the CPU alike), never
- * on the submitting thread. job_ended() finishes the segment there,
+ * on the submitting thread. A submit made while other runs are in flight
+ * says so (VNPU_SUBMIT_MORE_IN_FLIGHT), so that the CPU device queues the
+ * job to run beside the others rather than at once on this thread. job_ended() finishes the segment there,
  * callback included when no other callback runs, and the callback's next
  * submit queues the next job: no thread handoff per inference. Such a thread hands a request
  * freed by its own callback to the callback executor, as freeing the last
@@ -146,6 +148,13 @@ static _Thread_local bool cb_running;
  */
 static atomic_uint device_hooks;
 static _Thread_local uint32_t in_device_hook;
+/*
+ * Requests of the process whose run or callback is in flight (not
+ * RUN_IDLE). A submit made while others are tells the device that more
+ * jobs follow (VNPU_SUBMIT_MORE_IN_FLIGHT), so that it runs them side by
+ * side rather than each one at once on the submitting thread.
+ */
+static atomic_uint runs_in_flight;
 
 int64_t vnpu_async_now_ns(void)
 {
@@ -159,6 +168,15 @@ int64_t vnpu_async_now_ns(void)
 static const char *thread_role(void)
 {
 	return current_executor ? current_executor->role : in_device_hook ? "wait" : "caller";
+}
+
+/* @a's run and callback are over (under @a's lock): it may be freed from now on. */
+static void set_idle_locked(struct vnpu_request_async *a)
+{
+	if (a->state != RUN_IDLE)
+		atomic_fetch_sub(&runs_in_flight, 1);
+	a->state = RUN_IDLE;
+	pthread_cond_broadcast(&a->idle);
 }
 
 /* This thread runs callbacks now (so it is inside one, or between two). */
@@ -400,8 +418,7 @@ static void run_complete(struct vnpu_request_async *a, vnpu_status st)
 		pthread_mutex_unlock(&cb_ex->lock);
 		queued = true;
 	} else {
-		a->state = RUN_IDLE;
-		pthread_cond_broadcast(&a->idle);
+		set_idle_locked(a);
 	}
 	pthread_mutex_unlock(&a->lock);
 	if (queued && here)
@@ -434,7 +451,8 @@ static void submit_and_notify(struct vnpu_request_async *a)
 		return;
 	}
 	t0 = vnpu_async_now_ns();
-	st = vnpu_request_submit(a->req, false);
+	st = vnpu_request_submit(a->req, atomic_load(&runs_in_flight) > 1 ?
+					 VNPU_SUBMIT_MORE_IN_FLIGHT : 0);
 	vnpu_request_stage_done(a->req, VNPU_STAGE_SUBMIT, t0, vnpu_async_now_ns());
 	if (st != VNPU_OK) {
 		run_complete(a, st);
@@ -575,8 +593,7 @@ static struct vnpu_infer_request *run_callback(struct vnpu_request_async *a)
 		if (a->num_spans < a->max_spans)
 			a->spans[a->num_spans++] = (struct span){ "callback", "callback",
 				thread_role(), t0, vnpu_async_now_ns() };
-		a->state = RUN_IDLE;
-		pthread_cond_broadcast(&a->idle);
+		set_idle_locked(a);
 	}
 	free_now = a->free_pending;
 	pthread_mutex_unlock(&a->lock);
@@ -792,7 +809,7 @@ bool vnpu_async_release(struct vnpu_infer_request *req)
 		cb_ex = pool.callback;
 		pthread_mutex_unlock(&pool.lock);
 		if (queue_unlink(cb_ex, a))
-			a->state = RUN_IDLE;
+			set_idle_locked(a);
 	}
 	wait_idle_locked(a, INT64_MAX);
 	/*
@@ -930,6 +947,8 @@ VNPU_API vnpu_status vnpu_infer_request_start_async(vnpu_infer_request *req)
 		vnpu_request_leave(req);
 		return vnpu_request_busy_error();
 	}
+	if (a->state == RUN_IDLE)
+		atomic_fetch_add(&runs_in_flight, 1);
 	a->state = RUN_ACTIVE;
 	a->run_gen++;
 	atomic_store(&a->cancel, false);

@@ -740,7 +740,7 @@ static void fences_submitted(struct vnpu_infer_request *req, const struct vnpu_j
 	close(f->out_fd);
 }
 
-vnpu_status vnpu_request_submit(struct vnpu_infer_request *req, bool caller_waits)
+vnpu_status vnpu_request_submit(struct vnpu_infer_request *req, uint32_t flags)
 {
 	struct vnpu_core_device *d = vnpu_segment_device(req->cm, req->segment);
 	struct vnpu_job_fences f = { .out_fd = -1 };
@@ -765,7 +765,7 @@ vnpu_status vnpu_request_submit(struct vnpu_infer_request *req, bool caller_wait
 			f.want_out |= io->fence_pending;
 	}
 	st = d->plugin->ops->submit(req->cm->exes[req->segment], req->slots, req->num_slots,
-				    req->cm->config.profiling, caller_waits,
+				    req->cm->config.profiling, flags,
 				    f.num_in || f.want_out ? &f : NULL, &req->job);
 	if (st != VNPU_OK)
 		return vnpu_error_prefix(st, "submitting segment %u to %s", req->segment,
@@ -978,7 +978,7 @@ VNPU_API vnpu_status vnpu_infer_request_infer(vnpu_infer_request *req)
 	if (st == VNPU_OK)
 		st = TIMED(req, STAGE_UPLOAD, vnpu_request_upload(req));
 	while (st == VNPU_OK && vnpu_request_has_segment(req)) {
-		st = TIMED(req, STAGE_SUBMIT, vnpu_request_submit(req, true));
+		st = TIMED(req, STAGE_SUBMIT, vnpu_request_submit(req, VNPU_SUBMIT_CALLER_WAITS));
 		if (st == VNPU_OK)
 			st = TIMED(req, STAGE_WAIT, vnpu_request_wait(req, INT64_MAX));
 	}

@@ -17,8 +17,8 @@
  * for it (a sync inference), or the device calls the function notify()
  * gave it (every asynchronous run). The one shortcut is the device's own:
  * submit may run a job on the calling thread while the device is idle
- * (@caller_waits, a job short enough for the driver's rule, or on the
- * CPU a caller that is the device's completion thread).
+ * (VNPU_SUBMIT_CALLER_WAITS, a job short enough for the driver's rule, or
+ * on the CPU a caller that is the device's completion thread).
  */
 #ifndef VNPU_SRC_PLUGIN_H
 #define VNPU_SRC_PLUGIN_H
@@ -28,7 +28,7 @@
 
 #include <vnpu/vnpu_common.h>
 
-#define VNPU_PLUGIN_ABI_VERSION 9
+#define VNPU_PLUGIN_ABI_VERSION 10
 #define VNPU_PLUGIN_ENTRY "vnpu_plugin_create"
 
 enum vnpu_log_level {
@@ -120,6 +120,18 @@ struct vnpu_job_fences {
 	int out_fd;			/* returned, -1 without @want_out */
 };
 
+/* How the caller of submit goes on (@flags; ABI 10). */
+enum vnpu_submit_flags {
+	/* It waits for the job as soon as submit returns (a sync inference). */
+	VNPU_SUBMIT_CALLER_WAITS = 1u << 0,
+	/*
+	 * Other asynchronous runs are in flight (requests kept busy, as the
+	 * THROUGHPUT hint does): more jobs follow this one soon, so the
+	 * device should run them side by side rather than this one at once.
+	 */
+	VNPU_SUBMIT_MORE_IN_FLIGHT = 1u << 1,
+};
+
 struct vnpu_plugin_ops;
 
 /* The object a plugin's entry point returns; the plugin embeds it. */
@@ -159,15 +171,16 @@ struct vnpu_plugin_ops {
 
 	/*
 	 * Start @exe over @slots (buffers of this device; the CPU takes any
-	 * buffer). With @profile the job times each command. @caller_waits:
-	 * the caller waits for the job as soon as this returns (a sync
-	 * inference), so a device may run it on the calling thread when it
-	 * is idle rather than hand it to another. @fences (NULL: none; ABI 8)
+	 * buffer). With @profile the job times each command. @flags (enum
+	 * vnpu_submit_flags) say how the caller goes on: with
+	 * VNPU_SUBMIT_CALLER_WAITS a device may run the job on the calling
+	 * thread when it is idle rather than hand it to another; with
+	 * VNPU_SUBMIT_MORE_IN_FLIGHT it should not. @fences (NULL: none; ABI 8)
 	 * are the job's explicit fences: VNPU_UNSUPPORTED from a device
 	 * without fence_import.
 	 */
 	vnpu_status (*submit)(struct vnpu_exe *exe, struct vnpu_buf *const *slots,
-			      uint32_t num_slots, bool profile, bool caller_waits,
+			      uint32_t num_slots, bool profile, uint32_t flags,
 			      struct vnpu_job_fences *fences, struct vnpu_dev_job **out);
 	/*
 	 * Wait for @job until the absolute CLOCK_MONOTONIC @deadline_ns

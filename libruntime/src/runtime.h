@@ -235,7 +235,8 @@ vnpu_status vnpu_request_preprocess(struct vnpu_infer_request *req);
 vnpu_status vnpu_request_upload(struct vnpu_infer_request *req);
 /* True while a segment of the program is left to submit. */
 bool vnpu_request_has_segment(const struct vnpu_infer_request *req);
-vnpu_status vnpu_request_submit(struct vnpu_infer_request *req, bool caller_waits);
+/* Submit the next segment; @flags: enum vnpu_submit_flags (plugin.h). */
+vnpu_status vnpu_request_submit(struct vnpu_infer_request *req, uint32_t flags);
 /* VNPU_NOT_READY when @deadline_ns (CLOCK_MONOTONIC) passes first. */
 vnpu_status vnpu_request_wait(struct vnpu_infer_request *req, int64_t deadline_ns);
 vnpu_status vnpu_request_download(struct vnpu_infer_request *req);

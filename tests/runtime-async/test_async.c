@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "runtime_test.h"
+#include "async.h"
 #include "runtime.h"
 #include <drm/vnpu_cmd.h>
 
@@ -1177,6 +1178,199 @@ TEST_F(dev, side_by_side_outputs)
 	for (i = 0; i < SIDE_REQUESTS; i++)
 		vnpu_infer_request_free(req[i]);
 	vnpu_compiled_model_free(cm);
+}
+
+/* ---- jobs queued while others are in flight (VNPU_SUBMIT_MORE_IN_FLIGHT) ---- */
+
+#define QUEUED_FAST 3
+#define QUEUED_MAX (CPU_TEST_MAX_TILES + QUEUED_FAST)
+#define CPU_TEST_MAX_TILES 64
+
+struct end_log {
+	atomic_int n;
+	atomic_int calls[QUEUED_MAX];	/* per job */
+};
+
+struct notified {
+	struct end_log *log;
+	vnpu_infer_request *req;
+	int id;
+	vnpu_status status;
+};
+
+/* A job's notify function: wait for and free the job, then count the call. */
+static void log_end(void *arg)
+{
+	struct notified *x = arg;
+	vnpu_status st;
+
+	st = vnpu_request_job_wait(x->req, INT64_MAX);
+	x->status = vnpu_request_job_end(x->req, st);
+	atomic_fetch_add(&x->log->calls[x->id], 1);
+	atomic_fetch_add(&x->log->n, 1);
+}
+
+/* Submit @x's request's one segment as a run among others in flight, notified. */
+static vnpu_status submit_more(struct notified *x)
+{
+	vnpu_status st = vnpu_request_preprocess(x->req);
+
+	if (st == VNPU_OK)
+		st = vnpu_request_upload(x->req);
+	if (st == VNPU_OK)
+		st = vnpu_request_submit(x->req, VNPU_SUBMIT_MORE_IN_FLIGHT);
+	if (st == VNPU_OK)
+		st = vnpu_request_notify(x->req, log_end, x);
+	return st;
+}
+
+/*
+ * Jobs submitted while others are in flight are queued, not run at
+ * submit, and the CPU device runs them side by side (the completion
+ * context's wait among the threads). First with a never-ending job on
+ * every tile: short jobs queued behind them do not start, and one
+ * cancelled there ends CANCELLED once reached. Then with one on every
+ * tile but one: the short jobs may run and end on the free tile, but do
+ * not retire before the long ones. Either way no job's function is
+ * called while the first job spins, and once the long ones are cancelled
+ * every function is called once, the short jobs' outputs intact.
+ * (Functions may run on several completion threads at once, so the order
+ * they are entered in is not checked.)
+ */
+TEST_F(dev, queued_jobs_end_in_order)
+{
+	vnpu_core *core = self->core;
+	const char *device = self->device;
+	struct timespec ts = { 0, 1000000 };
+	struct notified x[QUEUED_MAX];
+	vnpu_compiled_model *slow, *fast;
+	uint32_t tiles, spins, n, i;
+	struct end_log log;
+	int ms, phase;
+
+	if (strcmp(device, "CPU"))
+		SKIP(return, "the CPU device's queue");
+	tiles = vnpu_core_find_device(core, device)->info.tiles;
+	ASSERT_TRUE(tiles >= 1 && tiles <= CPU_TEST_MAX_TILES);
+	ASSERT_EQ(VNPU_OK,
+		  compile_on(core, device, copy_program(FAST_ELEMS, 1, true), VNPU_PERF_LATENCY,
+			     &slow));
+	ASSERT_EQ(VNPU_OK, compile_copy(core, device, FAST_ELEMS, 2, &fast));
+	for (phase = 0; phase < 2; phase++) {
+		spins = phase && tiles > 1 ? tiles - 1 : tiles;
+		n = spins + QUEUED_FAST;
+		memset(&log, 0, sizeof(log));
+		for (i = 0; i < n; i++) {
+			x[i] = (struct notified){ &log, NULL, (int)i, VNPU_GENERAL_ERROR };
+			ASSERT_EQ(VNPU_OK,
+				  vnpu_compiled_model_create_infer_request(i < spins ? slow : fast,
+									   &x[i].req));
+			ASSERT_EQ(0, fill_input(x[i].req, (float)(10 * i + phase), FAST_ELEMS));
+		}
+		for (i = 0; i < n; i++)
+			ASSERT_EQ(VNPU_OK, submit_more(&x[i]));
+		/* The second short job, queued behind the spinning ones: cancelled. */
+		if (!phase)
+			vnpu_request_cancel_job(x[spins + 1].req);
+		for (ms = 0; ms < 20; ms++)
+			nanosleep(&ts, NULL);
+		ASSERT_EQ(0, atomic_load(&log.n));
+		for (i = 0; i < spins; i++)
+			vnpu_request_cancel_job(x[i].req);
+		for (ms = 0; ms < 10000 && atomic_load(&log.n) < (int)n; ms++)
+			nanosleep(&ts, NULL);
+		ASSERT_EQ((int)n, atomic_load(&log.n));
+		for (i = 0; i < n; i++) {
+			ASSERT_EQ(1, atomic_load(&log.calls[i]));
+			if (i < spins || (!phase && i == spins + 1)) {
+				ASSERT_EQ(VNPU_CANCELLED, x[i].status);
+				continue;
+			}
+			ASSERT_EQ(VNPU_OK, x[i].status);
+			ASSERT_EQ(VNPU_OK, vnpu_request_download(x[i].req));
+			ASSERT_EQ(0, check_output(x[i].req, (float)(10 * i + phase), FAST_ELEMS));
+		}
+		/* The device goes on: a sync inference. */
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(x[spins].req));
+		for (i = 0; i < n; i++)
+			vnpu_infer_request_free(x[i].req);
+	}
+	vnpu_compiled_model_free(fast);
+	vnpu_compiled_model_free(slow);
+}
+
+struct cancel_later {
+	vnpu_infer_request **req;
+	uint32_t count;
+};
+
+static void *cancel_after_20ms(void *arg)
+{
+	struct cancel_later *c = arg;
+	struct timespec ts = { 0, 20000000 };
+	uint32_t i;
+
+	nanosleep(&ts, NULL);
+	for (i = 0; i < c->count; i++)
+		vnpu_infer_request_cancel(c->req[i]);
+	return NULL;
+}
+
+/*
+ * Requests kept in flight with callbacks, their jobs queued behind a
+ * never-ending job on every tile, are freed while queued (another thread
+ * cancels the long jobs meanwhile; a callback that ran first may find its
+ * request being freed when it starts it again), then the core: nothing
+ * hangs, and every device and completion thread goes with the core.
+ */
+TEST_F(dev, free_while_queued)
+{
+	const char *device = self->device;
+	struct timespec ts = { 0, 1000000 };
+	int run, ms, threads = thread_count();
+	vnpu_infer_request *spin[CPU_TEST_MAX_TILES], *req[QUEUED_FAST];
+	struct cb_state s[QUEUED_FAST];
+	vnpu_compiled_model *slow, *fast;
+	struct cancel_later c;
+	pthread_t thread;
+	vnpu_core *core;
+	uint32_t tiles, i;
+
+	if (strcmp(device, "CPU"))
+		SKIP(return, "the CPU device's queue");
+	for (run = 0; run < 5; run++) {
+		ASSERT_EQ(VNPU_OK, vnpu_core_create(&core));
+		tiles = vnpu_core_find_device(core, device)->info.tiles;
+		ASSERT_TRUE(tiles >= 1 && tiles <= CPU_TEST_MAX_TILES);
+		ASSERT_EQ(VNPU_OK, compile_on(core, device, copy_program(FAST_ELEMS, 1, true),
+					      VNPU_PERF_LATENCY, &slow));
+		ASSERT_EQ(VNPU_OK, compile_copy(core, device, FAST_ELEMS, 1, &fast));
+		for (i = 0; i < tiles; i++) {
+			ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(slow, &spin[i]));
+			ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(spin[i]));
+		}
+		for (i = 0; i < QUEUED_FAST; i++) {
+			s[i] = (struct cb_state){ .restarts = 1000 };
+			ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(fast, &req[i]));
+			ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_callback(req[i], count_cb, &s[i]));
+			ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(req[i]));
+		}
+		c = (struct cancel_later){ spin, tiles };
+		ASSERT_EQ(0, pthread_create(&thread, NULL, cancel_after_20ms, &c));
+		for (i = 0; i < QUEUED_FAST; i++)
+			vnpu_infer_request_free(req[i]);
+		ASSERT_EQ(0, pthread_join(thread, NULL));
+		for (i = 0; i < tiles; i++) {
+			ASSERT_FAILS(VNPU_CANCELLED, vnpu_infer_request_wait(spin[i]));
+			vnpu_infer_request_free(spin[i]);
+		}
+		vnpu_compiled_model_free(fast);
+		vnpu_compiled_model_free(slow);
+		vnpu_core_free(core);
+	}
+	for (ms = 0; ms < 10000 && thread_count() > threads; ms++)
+		nanosleep(&ts, NULL);
+	ASSERT_LE(thread_count(), threads);
 }
 
 TEST_F(dev, hint_requests)

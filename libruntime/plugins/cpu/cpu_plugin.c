@@ -26,7 +26,7 @@
  *
  * One shortcut: a job submitted to an idle device (nothing queued or
  * unretired) runs on the submitting thread when its caller waits for it
- * at once (a sync inference), when it is short
+ * at once (VNPU_SUBMIT_CALLER_WAITS: a sync inference), when it is short
  * (vnpu_exec_stream_is_short(), the driver's rule), or when the caller is
  * the device's completion thread inside a job's function, no other job
  * waits for its function and the program's last run took under
@@ -41,16 +41,23 @@
  * is not short goes to the firmware thread, so start_async() does not
  * hold its caller.
  *
- * So requests that their callbacks start again (the THROUGHPUT hint) do
- * not run side by side when their jobs are brief: the callbacks run one
- * at a time (async.c), each job ends before the next callback runs, so
- * each callback's job finds the device idle and runs at submit on the
- * completion thread, split over the tiles, and the other requests' jobs,
- * ended and freed, wait only for their callbacks, which
- * completion_pending() does not see. Nothing is queued while a job runs,
- * so no helper starts a job beside it. Handing the next job to the
- * firmware thread instead does not help either: a sleeping thread starts
- * 60-100 us after its wakeup on an idle host, several times such a job.
+ * Requests kept in flight (the THROUGHPUT hint: each callback starts its
+ * request again) submit with VNPU_SUBMIT_MORE_IN_FLIGHT. On a device of
+ * two or more tiles, while the machine has CPU time to spare (as for the
+ * helpers' poll through a job, CPU_JOB_SPIN_NS), such a job is never run
+ * at submit but queued, and runs unsplit (@alone), so that two brief jobs
+ * run side by side, one per CPU, without a thread woken for either: the
+ * firmware thread, after such a job, polls for the next one (for up to
+ * CPU_JOB_SPIN_NS while it stays on its CPU), and the completion
+ * context's wait runs the queued brief jobs itself while the job it waits
+ * for runs (cpu_wait_end()): it would otherwise sleep, and a thread that
+ * sleeps starts 60-100 us after its wakeup on an idle host, several times
+ * such a job. On a busy machine, or a device of one tile, the other CPU
+ * is not there to take the second job: the rules below apply as to any
+ * job. Run at submit, each callback's job would run split over the
+ * tiles on the completion thread and end before the next callback ran:
+ * the device would never have two jobs, and async would run at the sync
+ * FPS. Jobs still start in queue order and retire in submission order.
  *
  * A job's end reaches the runtime through notify (plugin.h) on the
  * device's completion context (completion.h), which waits for the
@@ -154,6 +161,7 @@ struct vnpu_dev_job {
 	bool ended;			/* its thread ended it (under dev->lock) */
 	pthread_cond_t done_cond;	/* @done went true (CLOCK_MONOTONIC) */
 	atomic_bool cancel;
+	bool alone;			/* runs unsplit: more jobs follow (VNPU_SUBMIT_MORE_IN_FLIGHT) */
 	vnpu_status status;		/* valid once @done */
 	char message[160];		/* the failure, for the waiter's thread */
 	int64_t fault_cmd;		/* the command that faulted, or -1 */
@@ -243,6 +251,7 @@ struct vnpu_dev {
 	atomic_bool spare;		/* what it said: CPU time to spare */
 	struct tile_scratch scratch;	/* the submitter's, for a job run at submit */
 	struct tile_scratch fw_scratch;	/* the firmware thread's */
+	struct tile_scratch wait_scratch;	/* the completion wait's (one at a time) */
 	struct cpu_work work;
 	struct cpu_stats stats;
 	/* Calls the notified jobs' functions, in submission order. */
@@ -564,11 +573,14 @@ struct gen_wait {
 
 /*
  * A job for a free helper tile: one waits while another runs (with none
- * running, the firmware thread takes it, to run it over every tile).
+ * running, the firmware thread takes it, to run it over every tile), and
+ * fewer jobs run than there are tiles.
  */
 static bool job_for_tile(const struct vnpu_dev *dev)
 {
-	return atomic_load(&dev->queued) && atomic_load(&dev->running);
+	uint32_t running = atomic_load(&dev->running);
+
+	return atomic_load(&dev->queued) && running && running < dev->num_threads;
 }
 
 /* A command the tile has not entered yet, open for helpers (@gen even). */
@@ -839,7 +851,7 @@ static int run_cmd(struct vnpu_dev *dev, struct vnpu_dev_job *job, uint32_t i,
 	if (cmd->opcode == VNPU_CMD_SPIN)
 		return run_spin(job);
 	/* Jobs side by side run unsplit: the tiles are theirs. */
-	if (dev->num_threads == 1 || atomic_load(&dev->running) > 1)
+	if (dev->num_threads == 1 || job->alone || atomic_load(&dev->running) > 1)
 		return run_cmd_alone(dev, job, cmd, s);
 	/* One part: this thread alone, without the tiles' shared work. */
 	if (parts <= 1) {
@@ -883,7 +895,7 @@ static void run_job(struct vnpu_dev *dev, struct vnpu_dev_job *job, struct tile_
 	job->status = VNPU_OK;
 	job->fault_cmd = -1;
 	/* Helpers poll through a job with split commands (CPU_JOB_SPIN_NS). */
-	split = dev->num_threads > 1 && exe->num_split &&
+	split = dev->num_threads > 1 && exe->num_split && !job->alone &&
 		atomic_load(&dev->running) == 1 && cpu_time_to_spare(dev);
 	if (split) {
 		atomic_store(&dev->split_job, true);
@@ -1040,15 +1052,22 @@ static void *fw_main(void *arg)
 {
 	struct vnpu_dev *dev = arg;
 	struct vnpu_dev_job *job;
-	bool was_short = false;
+	bool was_short = false, more = false, seen;
+	int64_t poll_end = 0;
 
 	cpu_role = CPU_BY_FIRMWARE;
 	pthread_mutex_lock(&dev->lock);
 	for (;;) {
 		if (was_short && !dev->stopping && !dev->head) {
 			pthread_mutex_unlock(&dev->lock);
-			spin_until(job_queued, dev);
+			seen = more && cpu_time_to_spare(dev) &&
+			       spin_on_cpu(job_queued, dev, poll_end - now_ns());
+			if (!seen)
+				spin_until(job_queued, dev);
 			pthread_mutex_lock(&dev->lock);
+			/* The completion wait took the job it saw: poll on for the next. */
+			if (seen && !dev->head && !dev->stopping)
+				continue;
 		}
 		while (!dev->stopping && !dev->head) {
 			dev->fw_idle = true;
@@ -1059,7 +1078,9 @@ static void *fw_main(void *arg)
 			break;
 		job = take_job_locked(dev);
 		was_short = exe_brief(job->exe);
+		more = job->alone;
 		run_running_job_locked(dev, job, &dev->fw_scratch);
+		poll_end = now_ns() + CPU_JOB_SPIN_NS;
 	}
 	pthread_mutex_unlock(&dev->lock);
 	return NULL;
@@ -1142,12 +1163,15 @@ static bool run_now_locked(struct vnpu_dev *dev, struct vnpu_dev_job *job)
  * the status, timings and cancel handling of any other).
  */
 static bool run_at_submit_locked(struct vnpu_dev *dev, struct vnpu_dev_job *job,
-				 bool caller_waits)
+				 uint32_t flags)
 {
 	if (dev->head || dev->run_head)
 		return false;
-	if (caller_waits)
+	if (flags & VNPU_SUBMIT_CALLER_WAITS)
 		return run_now_locked(dev, job);
+	/* More jobs follow: they run side by side (see the top of this file). */
+	if (job->alone)
+		return false;
 	/*
 	 * Not a callback's next inference while other requests' jobs wait for
 	 * their functions: the completion thread has their work to do, and
@@ -1161,7 +1185,7 @@ static bool run_at_submit_locked(struct vnpu_dev *dev, struct vnpu_dev_job *job,
 }
 
 static vnpu_status cpu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *slots,
-			      uint32_t num_slots, bool profile, bool caller_waits,
+			      uint32_t num_slots, bool profile, uint32_t flags,
 			      struct vnpu_job_fences *fences, struct vnpu_dev_job **out)
 {
 	struct vnpu_dev *dev = exe->dev;
@@ -1195,6 +1219,8 @@ static vnpu_status cpu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *slot
 		job->slot_base[i] = slots[i]->map;
 	job->exe = exe;
 	job->profile = profile;
+	job->alone = (flags & VNPU_SUBMIT_MORE_IN_FLIGHT) && dev->num_threads > 1 &&
+		     cpu_time_to_spare(dev);
 	atomic_init(&job->cancel, false);
 	atomic_init(&job->done, false);
 
@@ -1205,7 +1231,7 @@ static vnpu_status cpu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *slot
 		cpu_job_release(job);
 		return st;
 	}
-	if (!run_at_submit_locked(dev, job, caller_waits)) {
+	if (!run_at_submit_locked(dev, job, flags)) {
 		if (dev->tail)
 			dev->tail->next = job;
 		else
@@ -1213,10 +1239,14 @@ static vnpu_status cpu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *slot
 		dev->tail = job;
 		job->queued_ns = now_ns();
 		atomic_fetch_add(&dev->queued, 1);
-		/* The firmware thread if it is free, else a free helper tile. */
+		/*
+		 * The firmware thread if it is free, else a free helper tile;
+		 * none for a job the completion context submits: its wait takes
+		 * the job if no other thread did (cpu_wait_end()).
+		 */
 		if (dev->fw_idle)
 			pthread_cond_signal(&dev->fw_wake);
-		else if (atomic_load(&dev->running))
+		else if (atomic_load(&dev->running) && !completion_in_job_fn())
 			wake_tiles_locked(dev, 1);
 	}
 	pthread_mutex_unlock(&dev->lock);
@@ -1288,10 +1318,25 @@ static bool job_done(const void *arg)
 }
 
 /*
+ * A queued job the completion wait may run: the queue's head, brief (a
+ * long one would hold the other jobs' ends back), while fewer jobs run
+ * than there are tiles.
+ */
+static bool job_for_wait_locked(struct vnpu_dev *dev)
+{
+	return dev->head && !dev->stopping && exe_brief(dev->head->exe) &&
+	       atomic_load(&dev->running) < dev->num_threads;
+}
+
+/*
  * The completion context's wait: until the job's thread marked it done.
- * A short job's end is polled first, as the NPU driver's WAIT polls a
- * short job's fence: it ends within microseconds, and waking the
- * sleeping waiter would cost more than the job.
+ * Until then the waiting thread is one of the device's tiles: it runs the
+ * queued jobs no other thread has started (job_for_wait_locked()), in
+ * queue order, so the job of a request that a callback started again
+ * runs beside the job waited for rather than after it, and no thread is
+ * woken for it. A short job's end is polled first, as the NPU driver's
+ * WAIT polls a short job's fence: it ends within microseconds, and
+ * waking the sleeping waiter would cost more than the job.
  */
 static void cpu_wait_end(struct completion_item *item)
 {
@@ -1299,6 +1344,14 @@ static void cpu_wait_end(struct completion_item *item)
 		offsetof(struct vnpu_dev_job, done_item));
 	struct vnpu_dev *dev = job->exe->dev;
 
+	if (!atomic_load(&job->done) && atomic_load(&dev->queued)) {
+		cpu_role = CPU_BY_WAIT;
+		pthread_mutex_lock(&dev->lock);
+		while (!job->done && job_for_wait_locked(dev))
+			run_running_job_locked(dev, take_job_locked(dev), &dev->wait_scratch);
+		pthread_mutex_unlock(&dev->lock);
+		cpu_role = CPU_BY_SUBMIT;
+	}
 	if (exe_brief(job->exe) && spin_until(job_done, job))
 		return;
 	pthread_mutex_lock(&dev->lock);
@@ -1385,6 +1438,7 @@ static void cpu_destroy(struct vnpu_plugin *p)
 	log_stats(dev);
 	vnpu_eng_host_free(dev->scratch.mem, dev->scratch.size);
 	vnpu_eng_host_free(dev->fw_scratch.mem, dev->fw_scratch.size);
+	vnpu_eng_host_free(dev->wait_scratch.mem, dev->wait_scratch.size);
 	pthread_cond_destroy(&dev->fw_wake);
 	pthread_cond_destroy(&dev->idle_cond);
 	pthread_condattr_destroy(&dev->done_attr);

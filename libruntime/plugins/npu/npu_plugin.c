@@ -600,12 +600,12 @@ static vnpu_status fill_slots(struct vnpu_exe *exe, struct vnpu_buf *const *bufs
 }
 
 /*
- * @caller_waits changes nothing here: SUBMIT already runs a short job to
- * its end in the ioctl when the device is idle, and a longer one belongs
- * to the device's own threads.
+ * @flags change nothing here: SUBMIT already runs a short job to its end
+ * in the ioctl when the device is idle, and a longer one belongs to the
+ * device's own threads.
  */
 static vnpu_status npu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *bufs,
-			      uint32_t num_slots, bool profile, bool caller_waits,
+			      uint32_t num_slots, bool profile, uint32_t flags,
 			      struct vnpu_job_fences *fences, struct vnpu_dev_job **out)
 {
 	struct vnpu_dev *dev = exe->dev;
@@ -620,7 +620,7 @@ static vnpu_status npu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *bufs
 	vnpu_status st;
 	int ret;
 
-	(void)caller_waits;
+	(void)flags;
 	st = fill_slots(exe, bufs, num_slots, slots);
 	if (st != VNPU_OK)
 		return st;
