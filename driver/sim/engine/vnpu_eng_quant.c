@@ -1237,13 +1237,21 @@ static int qdw_vnni(const struct eng_qconv *q, const struct qdw_out *d,
 	    a->dilation[1] != 1 || a->stride[1] > 2 ||
 	    q->s.kh * ng > ENG_QDW_W4)
 		return 0;
+	/*
+	 * Each group of four taps built in a register: byte stores into
+	 * v.w4 read back as 32 bits stalled on store forwarding.
+	 */
 	for (kh = 0; kh < q->s.kh; kh++) {
-		for (kw = 0; kw < 4 * ng; kw++) {
-			__u8 b = kw < q->s.kw ? (__u8)w[kh * q->s.kw + kw] : 0;
+		for (kw = 0; kw < 4 * ng; kw += 4) {
+			__u32 w4 = 0, e;
 
-			((__u8 *)&v.w4[kh * ng + kw / 4])[kw % 4] = b;
-			if (kw < q->s.kw)
-				wsum += (__u32)(__s32)w[kh * q->s.kw + kw];
+			for (e = 0; e < 4 && kw + e < q->s.kw; e++) {
+				__s8 b = w[kh * q->s.kw + kw + e];
+
+				w4 |= (__u32)(__u8)b << (8 * e);
+				wsum += (__u32)(__s32)b;
+			}
+			v.w4[kh * ng + kw / 4] = (__s32)w4;
 		}
 	}
 	v.rs = a->dilation[0] * q->p.wp;
