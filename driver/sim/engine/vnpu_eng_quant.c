@@ -537,6 +537,7 @@ struct qconv_held {
 	__u64 epoch;
 	const void *attrs;
 	__u64 key;
+	int need_xsum;		/* the layer's (a scan of its M zero points) */
 };
 
 static void *q_align(__u8 **p, __u64 bytes)
@@ -1334,8 +1335,15 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 	q.hi = y->dtype == VNPU_DTYPE_U8 ? 255 : 127;
 	if (a->act.func == VNPU_ACT_RELU && q.yz > q.lo)
 		q.lo = q.yz;
-	for (m = 0; m < q.s.m; m++)
-		q.need_xsum |= qzero(l, 5, m) != 0;
+	if (!ctx->epoch || h->epoch != ctx->epoch || h->attrs != l->attrs) {
+		h->epoch = ctx->epoch;
+		h->attrs = l->attrs;
+		h->key = ~0ull;
+		h->need_xsum = 0;
+		for (m = 0; m < q.s.m && !h->need_xsum; m++)
+			h->need_xsum = qzero(l, 5, m) != 0;
+	}
+	q.need_xsum = h->need_xsum;
 	q.direct = qconv_direct(&q);
 	q.b = q_align(&sp, q.p.k4 * q.p.ncp);
 	q.rows = q_align(&sp, 4 * q.p.rs);
@@ -1344,11 +1352,6 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 	q.acc = q_align(&sp, 4 * ENG_QMR * ENG_QNR);
 	q.planes = q.p.np && !q.direct ?
 		   q_align(&sp, ENG_QPLANES * q.p.np * q.p.pb) : (__u8 *)0;
-	if (!ctx->epoch || h->epoch != ctx->epoch || h->attrs != l->attrs) {
-		h->epoch = ctx->epoch;
-		h->attrs = l->attrs;
-		h->key = ~0ull;
-	}
 	for (u = ub; u < ue; u++) {
 		__u64 mbi = u % q.p.nmb, blk = u / q.p.nmb;
 		__u64 nbi = blk % q.p.nb, g = blk / q.p.nb % q.s.group;
