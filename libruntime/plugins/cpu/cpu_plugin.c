@@ -44,15 +44,16 @@
  * Requests kept in flight (the THROUGHPUT hint: each callback starts its
  * request again) submit with VNPU_SUBMIT_MORE_IN_FLIGHT. On a device of
  * two or more tiles, while the machine has CPU time to spare (as for the
- * helpers' poll through a job, CPU_JOB_SPIN_NS), such a job is never run
- * at submit but queued, and runs unsplit (@alone), so that two brief jobs
- * run side by side, one per CPU, without a thread woken for either: the
- * firmware thread, after such a job, polls for the next one (for up to
- * CPU_JOB_SPIN_NS while it stays on its CPU), and the completion
- * context's wait runs the queued brief jobs itself while the job it waits
- * for runs (cpu_wait_end()): it would otherwise sleep, and a thread that
- * sleeps starts 60-100 us after its wakeup on an idle host, several times
- * such a job. On a busy machine, or a device of one tile, the other CPU
+ * helpers' poll through a job, CPU_JOB_SPIN_NS), such a job, when brief
+ * (exe_brief()), is never run at submit but queued, and runs unsplit
+ * (@alone), so that two brief jobs run side by side, one per CPU, without
+ * a thread woken for either: the firmware thread, after such a job, polls
+ * for the next one (for up to CPU_JOB_SPIN_NS while it stays on its CPU),
+ * and the completion context's wait runs the queued brief jobs itself
+ * while the job it waits for runs (cpu_wait_end()): it would otherwise
+ * sleep, and a thread that sleeps starts 60-100 us after its wakeup on an
+ * idle host, several times such a job. A longer job goes as any other (a
+ * helper tile woken for it starts it beside the running one). On a busy machine, or a device of one tile, the other CPU
  * is not there to take the second job: the rules below apply as to any
  * job. Run at submit, each callback's job would run split over the
  * tiles on the completion thread and end before the next callback ran:
@@ -1220,7 +1221,7 @@ static vnpu_status cpu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *slot
 	job->exe = exe;
 	job->profile = profile;
 	job->alone = (flags & VNPU_SUBMIT_MORE_IN_FLIGHT) && dev->num_threads > 1 &&
-		     cpu_time_to_spare(dev);
+		     exe_brief(exe) && cpu_time_to_spare(dev);
 	atomic_init(&job->cancel, false);
 	atomic_init(&job->done, false);
 
@@ -1241,12 +1242,13 @@ static vnpu_status cpu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *slot
 		atomic_fetch_add(&dev->queued, 1);
 		/*
 		 * The firmware thread if it is free, else a free helper tile;
-		 * none for a job the completion context submits: its wait takes
-		 * the job if no other thread did (cpu_wait_end()).
+		 * none for a brief job beside others that the completion
+		 * context submits: its wait takes the job if no other thread
+		 * did (cpu_wait_end()).
 		 */
 		if (dev->fw_idle)
 			pthread_cond_signal(&dev->fw_wake);
-		else if (atomic_load(&dev->running) && !completion_in_job_fn())
+		else if (atomic_load(&dev->running) && !(job->alone && completion_in_job_fn()))
 			wake_tiles_locked(dev, 1);
 	}
 	pthread_mutex_unlock(&dev->lock);
