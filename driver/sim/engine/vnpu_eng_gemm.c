@@ -1059,10 +1059,13 @@ void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 		}
 #endif
 		s.a_rows = 0;
+		s.a_next = 0;
 		if (a->packed) {
 			s.a = a->packed + (m0 / ENG_MR) * a->k * ENG_MR +
 			      k0 * ENG_MR;
 			s.a_ps = a->k * ENG_MR;
+			s.a_next = k0 + s.kc < kt ? s.a + s.kc * ENG_MR :
+				   a->next;
 		} else if (a->pack) {
 			a->pack(a->arg, m0, mc, k0, s.kc, bufs->a);
 			s.a = bufs->a;

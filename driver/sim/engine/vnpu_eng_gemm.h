@@ -60,6 +60,10 @@
  *	@rows runs of @n outputs at @y, @rs floats apart, as the epilogue
  *	would on them
  * @out_arg: see @out_fn
+ * @a_next: NULL, or panels of A (@a_ps floats apart) that the next slice
+ *	or block reads first: the AVX-512 tiles of the last row pair fetch
+ *	them as the others fetch the next row pair's A (weights read in
+ *	place come from memory)
  */
 struct eng_slice {
 	__u64 kc, mc, nc, a_ps, b_ps, acc_rs;
@@ -80,6 +84,7 @@ struct eng_slice {
 	void (*out_fn)(const void *arg, float *y, __s64 rs, __u64 rows,
 		       __u64 n);
 	const void *out_arg;
+	const float *a_next;
 };
 
 /*

@@ -73,6 +73,9 @@ static inline v8sf lane_fma(v8sf a, v8sf b, v8sf c)
  * @k: the depth
  * @pack: a packer of its own, or NULL
  * @arg: argument of @pack
+ * @next: NULL, or with @packed the packed panels the caller's next block
+ *	reads first, which the AVX-512 tiles fetch during the block's last
+ *	slice (struct eng_slice's @a_next)
  */
 struct gemm_a {
 	const float *packed;
@@ -84,6 +87,7 @@ struct gemm_a {
 	void (*pack)(const void *arg, __u64 m0, __u64 mc, __u64 k0, __u64 kc,
 		     float *dst);
 	const void *arg;
+	const float *next;
 };
 
 /**

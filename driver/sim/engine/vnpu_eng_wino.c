@@ -281,6 +281,7 @@ void wino_gemms(struct wino_job *wj, __u64 m0, __u64 mc, __u64 nt,
 	e.avx512 = eng_act_avx512(ctx);
 	for (xi = 0; xi < ENG_WINO_XI; xi++) {
 		a.packed = wj->w + xi * wj->ws + m0 * wj->s.cg;
+		a.next = xi + 1 < ENG_WINO_XI ? a.packed + wj->ws : 0;
 		b.packed = wj->v + xi * wj->s.cg * wj->u.cols;
 		o.y = wj->m + xi * wj->u.rows * wj->u.cols;
 		gemm_block(&a, &b, 0, mc, 0, eng_div_up(nt, ENG_NR) * ENG_NR,
