@@ -92,12 +92,14 @@ static void qout16(const struct eng_qout *o, __u32 r, __u32 p, v16si acc,
 }
 
 /*
- * The tile over @np (1 or 2) panels of 16 positions: one where the
- * outputs stop within the first 16 (the last tile of a 14x14 or 28x28
- * map), so that no vpdpbusd sums positions that are not stored.
+ * The tile over its first @nr (4, 8 or ENG_QMR) rows and @np (1 or 2)
+ * panels of 16 positions: one panel where the outputs stop within the
+ * first 16 (the last tile of a 14x14 or 28x28 map), fewer rows where
+ * the outputs stop within them (64 channels are 5 tiles of 12 and one
+ * of 4), so that no vpdpbusd sums outputs that are not stored.
  */
 static __attribute__((__always_inline__)) inline
-void qtile_panels(const struct eng_qtile *t, const __u32 np)
+void qtile_part(const struct eng_qtile *t, const __u32 nr, const __u32 np)
 {
 	const struct eng_qout *o = t->out;
 	v16si acc[ENG_QMR][2];
@@ -114,7 +116,7 @@ void qtile_panels(const struct eng_qtile *t, const __u32 np)
 		const v16si *b = (const v16si *)(t->b + j * ENG_QNR * 4);
 		v16si b0 = b[0], b1 = np > 1 ? b[1] : b0;
 
-		for (r = 0; r < ENG_QMR; r++) {
+		for (r = 0; r < nr; r++) {
 			__s32 d = *(const s32_u *)(t->w + r * t->k4 + 4 * j);
 			v16si w = { d, d, d, d, d, d, d, d, d, d, d, d, d, d, d, d };
 
@@ -130,7 +132,7 @@ void qtile_panels(const struct eng_qtile *t, const __u32 np)
 		}
 		return;
 	}
-	for (r = 0; r < ENG_QMR; r++) {
+	for (r = 0; r < nr; r++) {
 		__u8 *y = o->y + (__s64)r * o->ys;
 
 		if (r >= o->rows)
@@ -143,10 +145,24 @@ void qtile_panels(const struct eng_qtile *t, const __u32 np)
 
 void vnpu_eng_qtile_vnni(const struct eng_qtile *t)
 {
-	if (t->out && t->out->n <= 16)
-		qtile_panels(t, 1);
-	else
-		qtile_panels(t, 2);
+	const struct eng_qout *o = t->out;
+	int one = o && o->n <= 16;
+
+	if (o && o->rows <= 4) {
+		if (one)
+			qtile_part(t, 4, 1);
+		else
+			qtile_part(t, 4, 2);
+	} else if (o && o->rows <= 8) {
+		if (one)
+			qtile_part(t, 8, 1);
+		else
+			qtile_part(t, 8, 2);
+	} else if (one) {
+		qtile_part(t, ENG_QMR, 1);
+	} else {
+		qtile_part(t, ENG_QMR, 2);
+	}
 }
 
 typedef unsigned char v64qu __attribute__((vector_size(64)));
