@@ -836,10 +836,88 @@ static void softmax_quad_f32(__u32 mode, const float *x, __s64 xs, __s64 ls,
 	}
 }
 
+/* Lanes [0, 4) and [4, 8) of @v as doubles. */
+static inline v4df sm_lo4(v8sf v)
+{
+	return v_widen(__builtin_shufflevector(v, v, 0, 1, 2, 3));
+}
+
+static inline v4df sm_hi4(v8sf v)
+{
+	return v_widen(__builtin_shufflevector(v, v, 4, 5, 6, 7));
+}
+
 /*
- * Lanes [@lo, @hi) of an f32 softmax, up to four neighbours along the
- * innermost axis at a time when it is not the softmax's; 0 when the lanes
- * are not f32, or for HARDMAX on a strided axis (softmax_lane()).
+ * softmax_quad_f32() on eight neighbouring lanes of a dense innermost
+ * axis (lane l at @x + l, its elements @xs apart; @y likewise): the same
+ * operations on each lane, the same sums in the same order, so the same
+ * bits, with whole vectors for the loads, the exps and the stores.
+ */
+static void softmax_oct_f32(__u32 mode, const float *x, __s64 xs, float *y,
+			    __s64 ys, __u64 len, struct eng_pacer *pc)
+{
+	v8sf m = vload(x), e8;
+	v4df a_lo[8] = {}, a_hi[8] = {}, inv_lo, inv_hi, lg_lo, lg_hi;
+	v4df mx_lo, mx_hi, lo, hi;
+	__u64 i, i0, e;
+	__u32 j, k;
+	double s[8], inv[8], lg[8];
+
+	for (i0 = 1; i0 < len; i0 = e) {
+		e = eng_pace_end_w(pc, i0, len, 8);
+		for (i = i0; i < e; i++)
+			m = vmax_keep(vload(x + (__s64)i * xs), m);
+		eng_pace(pc, (e - i0) * 8);
+	}
+	for (i0 = 0; i0 < len; i0 = e) {
+		e = eng_pace_end_w(pc, i0, len, 8);
+		for (i = i0; i < e; i++) {
+			e8 = sm_exp(vload(x + (__s64)i * xs), m);
+			a_lo[i % 8] += sm_lo4(e8);
+			a_hi[i % 8] += sm_hi4(e8);
+			if (mode == VNPU_SOFTMAX)
+				vstore(y + (__s64)i * ys, e8);
+		}
+		eng_pace(pc, (e - i0) * 8);
+	}
+	for (j = 0; j < 8; j++) {
+		for (k = 0; k < 8; k++)
+			s[k] = j < 4 ? a_lo[k][j] : a_hi[k][j - 4];
+		inv[j] = 1.0 / sm_total(s);
+		lg[j] = mode == VNPU_SOFTMAX ? 0 : m_log(sm_total(s));
+	}
+	inv_lo = (v4df){ inv[0], inv[1], inv[2], inv[3] };
+	inv_hi = (v4df){ inv[4], inv[5], inv[6], inv[7] };
+	lg_lo = (v4df){ lg[0], lg[1], lg[2], lg[3] };
+	lg_hi = (v4df){ lg[4], lg[5], lg[6], lg[7] };
+	mx_lo = sm_lo4(m);
+	mx_hi = sm_hi4(m);
+	for (i0 = 0; i0 < len; i0 = e) {
+		e = eng_pace_end_w(pc, i0, len, 8);
+		for (i = i0; i < e; i++) {
+			if (mode == VNPU_SOFTMAX) {
+				e8 = vload(y + (__s64)i * ys);
+				lo = sm_lo4(e8) * inv_lo;
+				hi = sm_hi4(e8) * inv_hi;
+			} else {
+				e8 = vload(x + (__s64)i * xs);
+				lo = (sm_lo4(e8) - mx_lo) - lg_lo;
+				hi = (sm_hi4(e8) - mx_hi) - lg_hi;
+			}
+			*(v4sf_u *)(y + (__s64)i * ys) =
+				__builtin_convertvector(v_canon(lo), v4sf);
+			*(v4sf_u *)(y + (__s64)i * ys + 4) =
+				__builtin_convertvector(v_canon(hi), v4sf);
+		}
+		eng_pace(pc, (e - i0) * 8);
+	}
+}
+
+/*
+ * Lanes [@lo, @hi) of an f32 softmax, eight (dense ones) or up to four
+ * neighbours along the innermost axis at a time when it is not the
+ * softmax's; 0 when the lanes are not f32, or for HARDMAX on a strided
+ * axis (softmax_lane()).
  */
 static int softmax_f32(const struct eng_layer *l, __u64 lo, __u64 hi,
 		       struct eng_pacer *pc)
@@ -864,9 +942,18 @@ static int softmax_f32(const struct eng_layer *l, __u64 lo, __u64 hi,
 		return 0;
 	while (lane < hi) {
 		__u32 nl = ax == last ? 1 :
-			   (__u32)eng_min(4, eng_min(inner - lane % inner,
+			   (__u32)eng_min(8, eng_min(inner - lane % inner,
 						     hi - lane));
 
+		if (nl == 8 && x->strides[last] == 1 && y->strides[last] == 1) {
+			softmax_oct_f32(at->mode, xf + lane_offset(x, ax, lane),
+					x->strides[ax],
+					yf + lane_offset(y, ax, lane),
+					y->strides[ax], x->dims[ax], pc);
+			lane += nl;
+			continue;
+		}
+		nl = eng_min(4, nl);
 		softmax_quad_f32(at->mode, xf + lane_offset(x, ax, lane),
 				 x->strides[ax], x->strides[last],
 				 yf + lane_offset(y, ax, lane), y->strides[ax],

@@ -11,11 +11,13 @@ static void test_softmax(struct __test_metadata *_metadata)
 	static const struct { __u32 rank; __u64 dims[4]; } shapes[] = {
 		{ 1, { 1 } }, { 1, { 1000 } }, { 2, { 3, 17 } },
 		{ 3, { 2, 5, 7 } }, { 4, { 2, 3, 4, 5 } },
+		/* YOLOv8's box head: lanes of 16 eight at a time, then four. */
+		{ 4, { 1, 16, 4, 13 } },
 	};
 	size_t s, e, c[6], j;
 	__u32 mode, axis;
 
-	for (s = 0; s < 5; s++)
+	for (s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++)
 		for (mode = 0; mode < 3; mode++)
 			for (axis = 0; axis < shapes[s].rank; axis++) {
 				struct vnpu_layer_softmax at = { mode, axis };
@@ -72,13 +74,13 @@ static void test_softmax(struct __test_metadata *_metadata)
 /*
  * Softmax and LogSoftmax of the same lanes along the contiguous last axis
  * ([L, N], eight elements a step, sixteen with AVX-512) and along the
- * first ([N, L], four lanes side by side), on the baseline, the FMA and
- * the AVX-512 path: the same bits all six ways, zeros, infinities and
- * NaNs in some lanes included.
+ * first ([N, L], eight lanes side by side, then the last three four at a
+ * time), on the baseline, the FMA and the AVX-512 path: the same bits all
+ * six ways, zeros, infinities and NaNs in some lanes included.
  */
 static void test_softmax_layouts(struct __test_metadata *_metadata)
 {
-	enum { L = 7, N = 301, K = 6 };
+	enum { L = 11, N = 301, K = 6 };
 	static const float special[] = { 0.0f, -0.0f, INFINITY, -INFINITY, NAN, 88.0f,
 					 -100.0f, 1e-40f };
 	__u64 dr[2] = { L, N }, dc[2] = { N, L };
