@@ -2590,6 +2590,38 @@ static __u64 pool_global(const struct eng_layer *l, __u64 e, __u64 end,
 	return e;
 }
 
+/*
+ * Rows [@r0, @r1) of the window rows from input row @h0 of plane @xc
+ * (rows @xsh apart, columns @xsw) to @d, @wq padded columns each: padded
+ * column j is input column j - pad_begin, -inf outside the input, which
+ * changes no maximum (pool_max1(), pool_lane()): the same bits as taking
+ * the taps inside only.
+ */
+static void pool_pad_rows(const struct vnpu_layer_pool *at, const float *xc,
+			  __s64 xsh, __s64 xsw, __u64 w, __s64 h0, __u64 r0,
+			  __u64 r1, __u64 wq, float *d)
+{
+	__u64 pl = at->pad_begin[1], a = eng_min(pl, wq);
+	__u64 b = eng_min(wq, pl + w), r, j;
+	float ninf = -(float)m_inf();
+
+	for (r = r0; r < r1; r++, d += wq) {
+		const float *row = xc + (h0 + (__s64)r) * xsh;
+
+		for (j = 0; j < a; j++)
+			d[j] = ninf;
+		if (xsw == 1) {
+			for (j = a; j < b; j++)
+				d[j] = row[j - pl];
+		} else {
+			for (j = a; j < b; j++)
+				d[j] = row[(__s64)(j - pl) * xsw];
+		}
+		for (j = b; j < wq; j++)
+			d[j] = ninf;
+	}
+}
+
 /**
  * struct pool_row - where an output row's windows lie
  * @r0: the first of the window rows inside the input
@@ -2772,8 +2804,10 @@ static void run_pool8(const struct eng_layer *l, __u64 lo, __u64 hi,
  * a row of outputs at a time: with f32 max or average windows without
  * dilation of at most POOL_INSIDE_TAPS taps, the columns whose windows lie
  * inside the input's rows take pool_inside() over the window's rows inside
- * the input, the others pool_edge(); every other f32, f16 or bf16 pool
- * takes pool_one(), a MAX of u8 or i8 run_pool8().
+ * the input, the others pool_edge() (MAX rows whose windows cross the
+ * edges: all of them pool_inside() over a padded copy, pool_pad_rows());
+ * every other f32, f16 or bf16 pool takes pool_one(), a MAX of u8 or i8
+ * run_pool8().
  */
 int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 	     const struct vnpu_eng_ctx *ctx)
@@ -2793,6 +2827,9 @@ int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 		   at->dilation[1] == 1;
 	int edge = fast && taps <= POOL_INSIDE_TAPS;
 	int edge8 = edge && pool_edge8_fits(at, w, xsw, ow_n);
+	/* MAX rows across the edges: over a padded copy (pool_pad_rows()). */
+	__u64 pad = edge ? eng_pool_pad_floats(at, x, y) : 0;
+	__u64 wq = pad ? pad / at->kernel[0] : 0;
 	/* One output per plane, its window inside dense f32 rows. */
 	int global = fast && oh_n == 1 && ow_n == 1 && xsw == 1 &&
 		     !at->pad_begin[0] && !at->pad_begin[1] &&
@@ -2807,6 +2844,8 @@ int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 		in1 = (w - at->kernel[1] + at->pad_begin[1]) / at->stride[1] + 1;
 		in1 = eng_min(in1, ow_n);
 	}
+	if (pad * 4 > ctx->scratch_size)
+		pad = 0;
 	eng_pacer_init(&pc, ctx);
 	lo = eng_min(ub * per, vnpu_eng_numel(y));
 	hi = eng_min(ue * per, vnpu_eng_numel(y));
@@ -2836,6 +2875,23 @@ int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 		rows = pr.r1 - pr.r0;
 		ow = e % ow_n;
 		end = eng_min(hi, e + ow_n - ow);
+		if (pad && rows) {
+			float *d = ctx->scratch;
+
+			pool_pad_rows(at, (const float *)xc, xsh, xsw, w, h0,
+				      pr.r0, pr.r1, wq, d);
+			while (e < end) {
+				run = eng_pace_end_w(&pc, 0, end - e, taps);
+				pool_inside(at, d + ow * at->stride[1],
+					    (__u32)rows, (__s64)wq, 1,
+					    at->stride[1], run,
+					    yr + (__s64)ow * ysw, ysw, pr.div);
+				eng_pace(&pc, run * taps);
+				e += run;
+				ow += run;
+			}
+			continue;
+		}
 		while (e < end) {
 			if (rows && ow >= in0 && ow < in1) {
 				__s64 w0 = (__s64)(ow * at->stride[1]) -

@@ -459,6 +459,34 @@ static inline __u64 eng_pool_per_unit(const struct vnpu_tensor *y,
 	return per ? per : 1;
 }
 
+/*
+ * An f32 MAX pool at stride 1 without dilation whose windows cross a
+ * row's left or right edge (YOLO's SPPF: 5x5 on 20x20, a fifth of each
+ * row's windows) runs each output row over a copy of its window's rows
+ * inside the input, -inf on either side (vnpu_eng_gemm.c's
+ * pool_pad_rows()), in the part's scratch: the copy's floats (kernel rows
+ * of every padded column the row's windows read), or 0 where the pool
+ * does not take it. At larger strides few windows cross an edge (one a
+ * row in ResNet's stem), and the copy costs more than they do.
+ */
+#define ENG_POOL_PAD_MAX	8192
+
+static inline __u64 eng_pool_pad_floats(const struct vnpu_layer_pool *a,
+					const struct vnpu_tensor *x,
+					const struct vnpu_tensor *y)
+{
+	__u64 ow_n = y->dims[y->rank - 1], w = x->dims[x->rank - 1], wq;
+
+	if (a->mode != VNPU_POOL_MAX || x->dtype != VNPU_DTYPE_F32 ||
+	    y->dtype != VNPU_DTYPE_F32 || a->dilation[0] != 1 ||
+	    a->dilation[1] != 1 || !ow_n || a->stride[1] != 1)
+		return 0;
+	wq = (ow_n - 1) * a->stride[1] + a->kernel[1];
+	if (!a->pad_begin[1] && wq <= w)
+		return 0;
+	return wq * a->kernel[0] <= ENG_POOL_PAD_MAX ? wq * a->kernel[0] : 0;
+}
+
 /* MAXPOOL_INDEX: the window of one output. */
 static inline __u64 eng_poolidx_window(const struct vnpu_layer_pool_index *a)
 {

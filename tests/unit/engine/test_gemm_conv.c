@@ -696,6 +696,13 @@ static void test_pool(struct __test_metadata *_metadata)
 		{ VNPU_POOL_AVG, VNPU_POOL_F_CEIL | VNPU_POOL_F_COUNT_PAD, 0, 0, 1, 2, 9, 13, 3, 3, 2, 2, 1, 1, 1, 1, 1, 0 },
 		{ VNPU_POOL_MAX, 0, 0, 0, 1, 2, 11, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },
 		/*
+		 * MAX rows across the edges run over a padded copy of the
+		 * window's rows: padding wider than the input (windows
+		 * wholly in it), and a row too long for the copy.
+		 */
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 2, 3, 4, 5, 5, 1, 1, 1, 1, 4, 4, 4, 4 },
+		{ VNPU_POOL_MAX, 0, 0, 1, 1, 2, 1, 9000, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1 },
+		/*
 		 * Stride 1 over rows of at least 8: the edges' windows eight
 		 * at a time, averages divided lane by lane, pads as wide as
 		 * half the window and unequal.
