@@ -392,6 +392,20 @@ static void build_layers(void)
 		l->n = 2;
 	}
 	{
+		/* f32 MAX at stride 1 across the row edges: YOLO's SPPF. */
+		struct vnpu_layer_pool p = { .mode = VNPU_POOL_MAX };
+
+		p.kernel[0] = p.kernel[1] = 5;
+		p.stride[0] = p.stride[1] = 1;
+		p.dilation[0] = p.dilation[1] = 1;
+		p.pad_begin[0] = p.pad_begin[1] = 2;
+		p.pad_end[0] = p.pad_end[1] = 2;
+		l = add("maxpool 5x5 s1", VNPU_LAYER_POOL, &p, sizeof(p));
+		l->t[0] = tensor(VNPU_DTYPE_F32, 4, d4, 1);
+		l->t[1] = tensor(VNPU_DTYPE_F32, 4, d4, 0);
+		l->n = 2;
+	}
+	{
 		/* One output per plane: eight channels at a time. */
 		struct vnpu_layer_pool p = { .mode = VNPU_POOL_AVG };
 		__u64 dg[4] = { 2, 20, 9, 31 }, dg1[4] = { 2, 20, 1, 1 };
@@ -466,6 +480,13 @@ static void build_layers(void)
 		s.mode = VNPU_LOG_SOFTMAX;
 		s.axis = 1;
 		l = add("logsoftmax", VNPU_LAYER_SOFTMAX, &s, sizeof(s));
+		l->t[0] = tensor(VNPU_DTYPE_F32, 4, d4, 1);
+		l->t[1] = tensor(VNPU_DTYPE_F32, 4, d4, 0);
+		l->n = 2;
+		/* Along a strided axis: eight dense lanes, then three. */
+		s.mode = VNPU_SOFTMAX;
+		s.axis = 2;
+		l = add("softmax axis 2", VNPU_LAYER_SOFTMAX, &s, sizeof(s));
 		l->t[0] = tensor(VNPU_DTYPE_F32, 4, d4, 1);
 		l->t[1] = tensor(VNPU_DTYPE_F32, 4, d4, 0);
 		l->n = 2;
