@@ -870,6 +870,8 @@ struct eng_qout {
  *	(scratch when @out is set)
  * @out: when set, the requantized outputs are stored through it
  * @k4: depth, a multiple of 4
+ * @pf: the next tile rows' weights (ENG_QMR rows from @pf, @k4 apart) to
+ *	fetch into the cache while this tile runs, or NULL
  */
 struct eng_qtile {
 	const __s8 *w;
@@ -877,6 +879,7 @@ struct eng_qtile {
 	__s32 *acc;
 	const struct eng_qout *out;
 	__u64 k4;
+	const __s8 *pf;
 };
 
 /*

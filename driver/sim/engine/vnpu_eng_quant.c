@@ -1116,6 +1116,12 @@ static void qconv_rows(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi,
 
 	for (r0 = m0; r0 < m1; r0 += ENG_QMR) {
 		t.w = q->w + (g * p->mp + r0) * p->k4;
+		/*
+		 * The group's next rows (this unit's, or the next unit's: a
+		 * part runs consecutive units), from memory where weights are
+		 * large.
+		 */
+		t.pf = r0 + ENG_QMR < q->s.mg ? t.w + ENG_QMR * p->k4 : (const __s8 *)0;
 		o.rows = (__u32)eng_min(ENG_QMR, q->s.mg - r0);
 		for (r = 0; r < o.rows; r++) {
 			__u64 m = g * q->s.mg + r0 + r;
