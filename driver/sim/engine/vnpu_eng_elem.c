@@ -680,7 +680,8 @@ static void softmax_lane_avx512(__u32 mode, const float *x, float *y,
 		eng_pace(pc, e - i0);
 	}
 	sm.inv = 1.0 / sm_total(sm.sum);
-	sm.ls = m_log(sm_total(sm.sum));
+	/* Only LogSoftmax takes log(sum): a scalar log a lane. */
+	sm.ls = sm.store ? 0 : m_log(sm_total(sm.sum));
 	for (i0 = 0; i0 < len; i0 = e) {
 		e = sm_stretch(pc, i0, len);
 		vnpu_eng_sm_out_avx512(&sm, i0, e);
@@ -726,7 +727,7 @@ static void softmax_lane_f32(__u32 mode, const float *x, float *y, __u64 len,
 		s[4 + j] = s_hi[j];
 	}
 	inv = 1.0 / sm_total(s);
-	ls = m_log(sm_total(s));
+	ls = mode == VNPU_SOFTMAX ? 0 : m_log(sm_total(s));
 	for (i0 = 0; i0 < len; i0 = e) {
 		e = sm_stretch(pc, i0, len);
 		for (i = i0; i + 4 <= e; i += 4) {
