@@ -1494,11 +1494,28 @@ static void conv_window_row2_f32(const float *row, __u64 w, __u64 pb,
 }
 
 /*
+ * Whether a kernel tap of @k taps @dil apart reads stride phase @ph of
+ * @s (conv_offsets()): a 1x1 convolution of stride 2 reads one plane of
+ * four.
+ */
+static int phase_read(__u64 ph, __u64 k, __u32 dil, __u64 s)
+{
+	__u64 i;
+
+	for (i = 0; i < k && i < s; i++)
+		if (i * dil % s == ph)
+			return 1;
+	return 0;
+}
+
+/*
  * The stride-phase planes of channel @c for padded rows [@r0, @r0 + @rows)
  * of each into @d (plane (ph, pw) at (ph * sw + pw) * @plane): row r of
  * plane (ph, pw) is padded input row r * sh + ph, its columns pw, pw +
  * sw, ...; rows in the padding are zeros. Each column phase's run inside
- * the input is found once, not per row.
+ * the input is found once, not per row. Planes no tap reads are not
+ * copied (conv_window() zeroes them once): only columns the tiles drop
+ * read them.
  */
 static void conv_window_phased(const struct conv_job *cj, __u64 c, __u64 r0,
 			       __u64 rows, float *d, __u64 plane)
@@ -1513,7 +1530,9 @@ static void conv_window_phased(const struct conv_job *cj, __u64 c, __u64 r0,
 		first[pw] = (__s64)pw - at->pad_begin[1];
 		valid_span(first[pw], sw, cj->s.w, wq, &lo[pw], &hi[pw]);
 	}
-	for (ph = 0; ph < sh; ph++)
+	for (ph = 0; ph < sh; ph++) {
+		if (!phase_read(ph, cj->s.kh, at->dilation[0], sh))
+			continue;
 		for (r = 0; r < rows; r++) {
 			ih = (__s64)((r0 + r) * sh + ph) - at->pad_begin[0];
 			src = (__s64)c * cj->xs[0] + ih * cj->xs[1];
@@ -1526,6 +1545,8 @@ static void conv_window_phased(const struct conv_job *cj, __u64 c, __u64 r0,
 				continue;
 			}
 			for (pw = 0; pw < sw; pw++) {
+				if (!phase_read(pw, cj->s.kw, at->dilation[1], sw))
+					continue;
 				dr = d + (ph * sw + pw) * plane + r * wq;
 				l = wq;
 				h = wq;
@@ -1543,6 +1564,7 @@ static void conv_window_phased(const struct conv_job *cj, __u64 c, __u64 r0,
 				zero_f32(dr + h, wq - h);
 			}
 		}
+	}
 }
 
 /*
@@ -1643,7 +1665,7 @@ static void conv_window(const struct conv_job *cj, __u64 q0, __u64 q1,
 	const struct eng_conv_shape *s = &cj->s;
 	const struct vnpu_layer_conv *at = cj->at;
 	__u64 sh = at->stride[0], sw = at->stride[1], wq = eng_conv_wq(s, at);
-	__u64 r0 = q0 / wq, rows, plane, cs, c;
+	__u64 r0 = q0 / wq, rows, plane, cs, c, p;
 
 	rows = (q1 - 1) / wq - r0 + 1 + (s->kh - 1) * at->dilation[0] / sh;
 	plane = rows * wq;
@@ -1666,6 +1688,12 @@ static void conv_window(const struct conv_job *cj, __u64 q0, __u64 q1,
 	if (laid[0] == cs && laid[1] == q0 - r0 * wq)
 		return;
 	zero_f32(win + s->cg * cs, eng_conv_slack(s, at, cols));
+	/* The planes no tap reads: zeros too, as nothing copies them. */
+	for (p = 0; p < sh * sw && sh * sw > 1; p++)
+		if (!phase_read(p / sw, s->kh, at->dilation[0], sh) ||
+		    !phase_read(p % sw, s->kw, at->dilation[1], sw))
+			for (c = 0; c < s->cg; c++)
+				zero_f32(win + c * cs + p * plane, plane);
 	conv_offsets(cj, plane, cs, q0 - r0 * wq, off);
 	laid[0] = cs;
 	laid[1] = q0 - r0 * wq;

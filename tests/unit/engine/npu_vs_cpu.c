@@ -337,6 +337,8 @@ static void build_layers(void)
 	conv("conv dw 5x5 s2", 24, 24, 30, 33, 5, 2, 2, 24, 0, VNPU_DTYPE_F32);
 	conv("conv 1x1", 32, 24, 9, 9, 1, 1, 0, 1, 0, VNPU_DTYPE_F32);
 	conv("conv grouped", 12, 6, 10, 10, 3, 1, 1, 3, 0, VNPU_DTYPE_F32);
+	/* One stride phase of four read (ResNet's downsample), odd map. */
+	conv("conv 1x1 s2", 64, 96, 29, 27, 1, 2, 0, 1, 1, VNPU_DTYPE_F32);
 	/* 11 units, an odd count that stays (the Winograd one splits). */
 	conv("conv 1x1 14x14 odd", 256, 1024, 14, 14, 1, 1, 0, 1, 1,
 	     VNPU_DTYPE_F32);

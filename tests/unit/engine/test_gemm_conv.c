@@ -455,6 +455,14 @@ static void test_conv(struct __test_metadata *_metadata)
 		{ 1, 1, 9, 1, 37, 13, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0 },
 		{ 0, 2, 12, 3, 5, 18, 3, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0 },
 		{ 0, 1, 9, 7, 7, 9, 9, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0 },
+		/*
+		 * Strided windows that read some stride phases only (the
+		 * others are zeros): a 1x1 of stride 2 (ResNet's downsample)
+		 * and of 3 by 2 over odd maps, a 3x3 of stride 2 dilated by 2.
+		 */
+		{ 0, 1, 24, 15, 17, 20, 1, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 0, 0 },
+		{ 0, 2, 7, 16, 13, 9, 1, 1, 1, 3, 2, 1, 1, 0, 0, 0, 0, 0, 0 },
+		{ 0, 1, 5, 19, 21, 6, 1, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 0, 0 },
 	};
 	static const __u32 flag_sets[] = { 0, B, B | R, B | R | P, P };
 	size_t i, f;
