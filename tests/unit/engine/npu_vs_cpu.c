@@ -317,6 +317,27 @@ static void unary(const char *name, __u32 func, int positive)
 	l->n = 2;
 }
 
+/*
+ * A square @k window at stride @s with @pb/@pe padding on both axes, from a
+ * random @dt tensor of @in dims to one of @out dims.
+ */
+static void pool(const char *name, __u32 mode, __u32 flags, __u32 dt, __u32 k,
+		 __u32 s, __u32 pb, __u32 pe, const __u64 *in, const __u64 *out)
+{
+	struct vnpu_layer_pool p = { .mode = mode, .flags = flags };
+	struct layer *l;
+
+	p.kernel[0] = p.kernel[1] = k;
+	p.stride[0] = p.stride[1] = s;
+	p.dilation[0] = p.dilation[1] = 1;
+	p.pad_begin[0] = p.pad_begin[1] = pb;
+	p.pad_end[0] = p.pad_end[1] = pe;
+	l = add(name, VNPU_LAYER_POOL, &p, sizeof(p));
+	l->t[0] = tensor(dt, 4, in, 1);
+	l->t[1] = tensor(dt, 4, out, 0);
+	l->n = 2;
+}
+
 static void build_layers(void)
 {
 	static const __u32 funcs[] = {
@@ -364,49 +385,13 @@ static void build_layers(void)
 	conv("conv 5x5 s2 bf16", 6, 10, 17, 17, 5, 2, 2, 1, 0, VNPU_DTYPE_BF16);
 	conv("conv dw f16", 16, 16, 20, 150, 3, 1, 1, 16, 1, VNPU_DTYPE_F16);
 	conv("conv 1x1 f16", 32, 24, 9, 9, 1, 1, 0, 1, 0, VNPU_DTYPE_F16);
-	{
-		struct vnpu_layer_pool p = { .mode = VNPU_POOL_AVG,
-					     .flags = VNPU_POOL_F_COUNT_PAD };
-
-		p.kernel[0] = p.kernel[1] = 3;
-		p.stride[0] = p.stride[1] = 2;
-		p.dilation[0] = p.dilation[1] = 1;
-		p.pad_begin[0] = p.pad_begin[1] = 1;
-		p.pad_end[0] = p.pad_end[1] = 0;
-		l = add("avgpool", VNPU_LAYER_POOL, &p, sizeof(p));
-		l->t[0] = tensor(VNPU_DTYPE_F32, 4, d4, 1);
-		l->t[1] = tensor(VNPU_DTYPE_F32, 4, d4p, 0);
-		l->n = 2;
-	}
-	for (i = 0; i < 2; i++) {
-		/* MAX of u8 and i8, ResNet's stem's window. */
-		struct vnpu_layer_pool p = { .mode = VNPU_POOL_MAX };
-		__u32 dt = i ? VNPU_DTYPE_I8 : VNPU_DTYPE_U8;
-
-		p.kernel[0] = p.kernel[1] = 3;
-		p.stride[0] = p.stride[1] = 2;
-		p.dilation[0] = p.dilation[1] = 1;
-		p.pad_begin[0] = p.pad_begin[1] = 1;
-		p.pad_end[0] = p.pad_end[1] = 0;
-		l = add(i ? "maxpool i8" : "maxpool u8", VNPU_LAYER_POOL, &p, sizeof(p));
-		l->t[0] = tensor(dt, 4, d4, 1);
-		l->t[1] = tensor(dt, 4, d4p, 0);
-		l->n = 2;
-	}
-	{
-		/* f32 MAX at stride 1 across the row edges: YOLO's SPPF. */
-		struct vnpu_layer_pool p = { .mode = VNPU_POOL_MAX };
-
-		p.kernel[0] = p.kernel[1] = 5;
-		p.stride[0] = p.stride[1] = 1;
-		p.dilation[0] = p.dilation[1] = 1;
-		p.pad_begin[0] = p.pad_begin[1] = 2;
-		p.pad_end[0] = p.pad_end[1] = 2;
-		l = add("maxpool 5x5 s1", VNPU_LAYER_POOL, &p, sizeof(p));
-		l->t[0] = tensor(VNPU_DTYPE_F32, 4, d4, 1);
-		l->t[1] = tensor(VNPU_DTYPE_F32, 4, d4, 0);
-		l->n = 2;
-	}
+	pool("avgpool", VNPU_POOL_AVG, VNPU_POOL_F_COUNT_PAD, VNPU_DTYPE_F32,
+	     3, 2, 1, 0, d4, d4p);
+	/* MAX of u8 and i8, ResNet's stem's window. */
+	pool("maxpool u8", VNPU_POOL_MAX, 0, VNPU_DTYPE_U8, 3, 2, 1, 0, d4, d4p);
+	pool("maxpool i8", VNPU_POOL_MAX, 0, VNPU_DTYPE_I8, 3, 2, 1, 0, d4, d4p);
+	/* f32 MAX at stride 1 across the row edges: YOLO's SPPF. */
+	pool("maxpool 5x5 s1", VNPU_POOL_MAX, 0, VNPU_DTYPE_F32, 5, 1, 2, 2, d4, d4);
 	{
 		/* One output per plane: eight channels at a time. */
 		struct vnpu_layer_pool p = { .mode = VNPU_POOL_AVG };
