@@ -338,6 +338,17 @@ static void pool(const char *name, __u32 mode, __u32 flags, __u32 dt, __u32 k,
 	l->n = 2;
 }
 
+/* Softmax or LogSoftmax (@mode) along @axis of a random f32 tensor. */
+static void softmax(const char *name, __u32 mode, __u32 axis, const __u64 *dims)
+{
+	struct vnpu_layer_softmax s = { .mode = mode, .axis = axis };
+	struct layer *l = add(name, VNPU_LAYER_SOFTMAX, &s, sizeof(s));
+
+	l->t[0] = tensor(VNPU_DTYPE_F32, 4, dims, 1);
+	l->t[1] = tensor(VNPU_DTYPE_F32, 4, dims, 0);
+	l->n = 2;
+}
+
 static void build_layers(void)
 {
 	static const __u32 funcs[] = {
@@ -457,27 +468,10 @@ static void build_layers(void)
 		l->t[4] = tensor(VNPU_DTYPE_F32, 4, d4, 0);
 		l->n = 5;
 	}
-	{
-		struct vnpu_layer_softmax s = { VNPU_SOFTMAX, 3 };
-
-		l = add("softmax", VNPU_LAYER_SOFTMAX, &s, sizeof(s));
-		l->t[0] = tensor(VNPU_DTYPE_F32, 4, d4, 1);
-		l->t[1] = tensor(VNPU_DTYPE_F32, 4, d4, 0);
-		l->n = 2;
-		s.mode = VNPU_LOG_SOFTMAX;
-		s.axis = 1;
-		l = add("logsoftmax", VNPU_LAYER_SOFTMAX, &s, sizeof(s));
-		l->t[0] = tensor(VNPU_DTYPE_F32, 4, d4, 1);
-		l->t[1] = tensor(VNPU_DTYPE_F32, 4, d4, 0);
-		l->n = 2;
-		/* Along a strided axis: eight dense lanes, then three. */
-		s.mode = VNPU_SOFTMAX;
-		s.axis = 2;
-		l = add("softmax axis 2", VNPU_LAYER_SOFTMAX, &s, sizeof(s));
-		l->t[0] = tensor(VNPU_DTYPE_F32, 4, d4, 1);
-		l->t[1] = tensor(VNPU_DTYPE_F32, 4, d4, 0);
-		l->n = 2;
-	}
+	softmax("softmax", VNPU_SOFTMAX, 3, d4);
+	softmax("logsoftmax", VNPU_LOG_SOFTMAX, 1, d4);
+	/* Along a strided axis: eight dense lanes, then three. */
+	softmax("softmax axis 2", VNPU_SOFTMAX, 2, d4);
 	{
 		struct vnpu_layer_norm nm = { .mode = VNPU_NORM_LAYER, .axis = 2,
 					      .epsilon = 0x3727c5ac };
