@@ -20,7 +20,8 @@
  * device's jobs in submission order, on the NPU and the CPU alike), never
  * on the submitting thread. A submit made while other runs are in flight
  * says so (VNPU_SUBMIT_MORE_IN_FLIGHT), so that the CPU device queues the
- * job to run beside the others rather than at once on this thread. job_ended() finishes the segment there,
+ * job to run beside the others rather than at once on this thread.
+ * job_ended() finishes the segment there,
  * callback included when no other callback runs, and the callback's next
  * submit queues the next job: no thread handoff per inference. Such a thread hands a request
  * freed by its own callback to the callback executor, as freeing the last

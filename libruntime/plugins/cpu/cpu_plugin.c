@@ -53,8 +53,9 @@
  * while the job it waits for runs (cpu_wait_end()): it would otherwise
  * sleep, and a thread that sleeps starts 60-100 us after its wakeup on an
  * idle host, several times such a job. A longer job goes as any other (a
- * helper tile woken for it starts it beside the running one). On a busy machine, or a device of one tile, the other CPU
- * is not there to take the second job: the rules below apply as to any
+ * helper tile woken for it starts it beside the running one). On a busy
+ * machine, or a device of one tile, the other CPU is not there to take the
+ * second job: the rules below apply as to any
  * job. Run at submit, each callback's job would run split over the
  * tiles on the completion thread and end before the next callback ran:
  * the device would never have two jobs, and async would run at the sync
