@@ -4,7 +4,8 @@
  * cgroup limit (fake cgroup trees: v2 cpu.max, v1 quotas, nested limits,
  * files that say nothing or lie) and from the affinity mask (the process
  * pinned to one CPU), setting it, bad values, and the count fixed once
- * the threads run. Host only: public API plus the plugin's cgroup reader.
+ * the threads run; the load reader that gates the helpers' poll (fake
+ * /proc/stat files). Host only: public API plus the plugin's readers.
  */
 #include <sched.h>
 #include <stdio.h>
@@ -84,6 +85,49 @@ TEST(cgroup_limits)
 	put("proc-cgroup", "no colons at all\n::\n7:cpu\n");
 	ASSERT_EQ(0, limit());
 	ASSERT_EQ(0, system("rm -rf /tmp/vnpu-cgroup-*"));
+}
+
+/* The load reader over fake /proc/stat files: which CPUs, what is busy. */
+TEST(load_reading)
+{
+	struct cpu_load a, b;
+	char path[96];
+	cpu_set_t set;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	ASSERT_NE(NULL, mkdtemp(strcpy(root, "/tmp/vnpu-stat-XXXXXX")));
+	snprintf(path, sizeof(path), "%s/stat", root);
+	CPU_ZERO(&set);
+	CPU_SET(1, &set);
+	CPU_SET(3, &set);
+	ASSERT_EQ(-1, cpu_load_read(path, &set, sizeof(set), &a));	/* no file */
+	/* The total line, cpu0 and cpu2 are not counted; cpu3's line is short. */
+	put("stat", "cpu  900 900 900 900 900 900 900 900 0 0\n"
+		    "cpu0 100 100 100 100 100 100 100 100 0 0\n"
+		    "cpu1 1 2 3 1000 1000 4 5 6 0 0\n"
+		    "cpu2 100 100 100 100 100 100 100 100 0 0\n"
+		    "cpu3 7 7 7\n"
+		    "intr 5 5 5\n");
+	ASSERT_EQ(0, cpu_load_read(path, &set, sizeof(set), &a));
+	ASSERT_EQ(21 * (1000000000 / hz), a.busy_ns);	/* all but idle and iowait */
+	ASSERT_GT(a.wall_ns, 0);
+	put("stat", "cpu0 1 1 1 1 1 1 1 1 0 0\ncpuX 1 1 1 1 1 1 1 1 0 0\n");
+	ASSERT_EQ(-1, cpu_load_read(path, &set, sizeof(set), &b));	/* none in @set */
+	put("stat", "");
+	ASSERT_EQ(-1, cpu_load_read(path, &set, sizeof(set), &b));
+	ASSERT_EQ(0, system("rm -rf /tmp/vnpu-stat-*"));
+
+	/* 1 s: 1.5 CPUs busy, 1.2 of them this process's: others 0.3. */
+	a = (struct cpu_load){ .wall_ns = 1000000000, .busy_ns = 0, .self_ns = 0 };
+	b = (struct cpu_load){ .wall_ns = 2000000000, .busy_ns = 1500000000,
+			       .self_ns = 1200000000 };
+	ASSERT_EQ(300, cpu_load_others_mcpu(&a, &b));
+	b.self_ns = 1600000000;		/* tick-sampled busy below our own time */
+	ASSERT_EQ(0, cpu_load_others_mcpu(&a, &b));
+	b.wall_ns = a.wall_ns;		/* no time between them */
+	ASSERT_EQ(0, cpu_load_others_mcpu(&a, &b));
+	b.wall_ns = a.wall_ns - 1;
+	ASSERT_EQ(0, cpu_load_others_mcpu(&a, &b));
 }
 
 static int64_t threads(vnpu_core *core)

@@ -105,18 +105,24 @@
  * commands run for longer than that between the split ones (16 of
  * mobilenetv3_large_qdq's 33 split commands per inference found the
  * helper asleep), and a helper whose vCPU had halted started its part
- * 60 us after the command on average. Spare: the CPU pressure (/proc/pressure/cpu, "some avg10",
- * read at most every CPU_PSI_PERIOD_NS) below CPU_PSI_BUSY percent, or
- * none to read. On a busy machine a poll only takes the CPU time other
- * threads wait for (the helper's poll also ends when it was off its CPU
- * for CPU_OFF_CPU_NS): there the helpers sleep as before.
+ * 60 us after the command on average. Spare: over the last
+ * CPU_LOAD_PERIOD_NS or more, other processes kept the CPUs the process
+ * may use (its affinity mask) busy for at most CPU_OTHERS_MCPU
+ * thousandths of a CPU beyond those the device's tiles leave free
+ * (cpu_load_others_mcpu()), or there is nothing to read. Not the CPU
+ * pressure: its "some avg10" rises with the waits this process's own
+ * busy tiles cause any task that wakes, and on an idle 2-CPU host our
+ * two tiles pushed it to 8-10% against a 10% gate, so the gate flipped
+ * within a run and the helpers slept between split commands in some
+ * runs and not in others. On a busy machine a
+ * poll only takes the CPU time other threads wait for (the helper's poll
+ * also ends when it was off its CPU for CPU_OFF_CPU_NS): there the
+ * helpers sleep as before.
  */
 #define CPU_JOB_SPIN_NS 1000000
 #define CPU_OFF_CPU_NS 50000
-#define CPU_PSI_PERIOD_NS 100000000
-#ifndef CPU_PSI_BUSY
-#define CPU_PSI_BUSY 10.0
-#endif
+#define CPU_LOAD_PERIOD_NS 200000000
+#define CPU_OTHERS_MCPU 250
 /*
  * A job a completion thread submits runs on that thread only when its
  * program's last run took less than this: a callback holds the runtime's
@@ -249,8 +255,16 @@ struct vnpu_dev {
 	atomic_uint sleepers;		/* helpers asleep on their @wake, or about to be */
 	atomic_bool job_waits;		/* the job's thread sleeps on @idle_cond */
 	atomic_bool split_job;		/* the running job has split commands; time to spare */
-	_Atomic int64_t psi_ns;		/* when /proc/pressure/cpu was last read */
-	atomic_bool spare;		/* what it said: CPU time to spare */
+	/* The last reading of the CPUs' load (cpu_time_to_spare()). */
+	_Atomic int64_t load_ns;	/* when it was taken; the taker's claim */
+	struct cpu_load load;		/* written by the thread that claimed @load_ns */
+	cpu_set_t *cpus;		/* the CPUs the process may use; NULL: none to read */
+	size_t cpus_size;
+	uint32_t num_cpus;
+	atomic_bool spare;		/* what the last two said: CPU time to spare */
+	/* Logged at DEBUG: answers, those with time to spare, others' most. */
+	uint64_t load_answers, load_spare;
+	int64_t others_max_mcpu;
 	struct tile_scratch scratch;	/* the submitter's, for a job run at submit */
 	struct tile_scratch fw_scratch;	/* the firmware thread's */
 	struct tile_scratch wait_scratch;	/* the completion wait's (one at a time) */
@@ -547,25 +561,67 @@ static bool spin_on_cpu(bool (*done)(const void *arg), const void *arg, int64_t 
 	}
 }
 
-/* Whether the machine has CPU time to spare (see CPU_JOB_SPIN_NS). */
+/*
+ * Whether the machine has CPU time to spare (see CPU_JOB_SPIN_NS): the
+ * answer of the last two readings at least CPU_LOAD_PERIOD_NS apart. The
+ * thread that moves @dev->load_ns on takes the next reading; the others
+ * keep the last answer.
+ */
 static bool cpu_time_to_spare(struct vnpu_dev *dev)
 {
-	int64_t now = now_ns(), last = atomic_load(&dev->psi_ns);
-	double avg10;
-	bool spare = true;
-	FILE *f;
+	int64_t now = now_ns(), last = atomic_load(&dev->load_ns);
+	int64_t free_mcpu, others;
+	struct cpu_load cur;
 
-	if (last && now - last < CPU_PSI_PERIOD_NS)
+	if (!dev->cpus || now - last < CPU_LOAD_PERIOD_NS ||
+	    !atomic_compare_exchange_strong(&dev->load_ns, &last, now))
 		return atomic_load(&dev->spare);
-	atomic_store(&dev->psi_ns, now);
-	f = fopen("/proc/pressure/cpu", "re");
-	if (f) {
-		if (fscanf(f, "some avg10=%lf", &avg10) == 1)
-			spare = avg10 < CPU_PSI_BUSY;
-		fclose(f);
+	if (cpu_load_read("/proc/stat", dev->cpus, dev->cpus_size, &cur)) {
+		atomic_store(&dev->spare, true);
+		return true;
 	}
-	atomic_store(&dev->spare, spare);
-	return spare;
+	/* The CPUs the device's tiles leave to others, in thousandths. */
+	free_mcpu = dev->num_cpus > dev->num_threads ?
+		    1000 * (int64_t)(dev->num_cpus - dev->num_threads) : 0;
+	others = cpu_load_others_mcpu(&dev->load, &cur);
+	atomic_store(&dev->spare, others <= free_mcpu + CPU_OTHERS_MCPU);
+	dev->load_answers++;
+	dev->load_spare += atomic_load(&dev->spare);
+	if (others > dev->others_max_mcpu)
+		dev->others_max_mcpu = others;
+	dev->load = cur;
+	return atomic_load(&dev->spare);
+}
+
+/*
+ * The CPUs to read the load of and a first reading, when the threads
+ * start; without them the machine counts as having time to spare.
+ */
+static void cpu_load_init(struct vnpu_dev *dev)
+{
+	int ncpus;
+
+	for (ncpus = 1024; ncpus <= (1 << 16); ncpus *= 2) {
+		dev->cpus = CPU_ALLOC(ncpus);
+		if (!dev->cpus)
+			break;
+		dev->cpus_size = CPU_ALLOC_SIZE(ncpus);
+		if (!sched_getaffinity(0, dev->cpus_size, dev->cpus))
+			break;
+		CPU_FREE(dev->cpus);
+		dev->cpus = NULL;
+	}
+	if (dev->cpus)
+		dev->num_cpus = (uint32_t)CPU_COUNT_S(dev->cpus_size, dev->cpus);
+	/* Until a second reading says otherwise. */
+	atomic_store(&dev->spare, true);
+	if (dev->cpus && !cpu_load_read("/proc/stat", dev->cpus, dev->cpus_size, &dev->load)) {
+		atomic_store(&dev->load_ns, dev->load.wall_ns);
+		return;
+	}
+	if (dev->cpus)
+		CPU_FREE(dev->cpus);
+	dev->cpus = NULL;
 }
 
 struct gen_wait {
@@ -1109,6 +1165,8 @@ static vnpu_status start_threads_locked(struct vnpu_dev *dev)
 
 	if (dev->started)
 		return VNPU_OK;
+	if (!dev->cpus)
+		cpu_load_init(dev);
 	dev->tiles = calloc(helpers ? helpers : 1, sizeof(*dev->tiles));
 	if (!dev->tiles)
 		return host->error(VNPU_OUT_OF_MEMORY, "CPU: out of memory");
@@ -1420,6 +1478,10 @@ static void log_stats(struct vnpu_dev *dev)
 		  (unsigned long long)st->by[CPU_BY_WAIT], (unsigned long long)st->queued,
 		  st->queued ? (double)st->queue_ns / (double)st->queued / 1e3 : 0.0,
 		  (double)st->max_queue_ns / 1e3, (unsigned long long)st->late, CPU_LATE_NS / 1000);
+	host->log(VNPU_LOG_DEBUG,
+		  "CPU: time to spare in %llu of %llu load readings; other processes used up to %.2f CPUs",
+		  (unsigned long long)dev->load_spare, (unsigned long long)dev->load_answers,
+		  (double)dev->others_max_mcpu / 1e3);
 }
 
 static void cpu_destroy(struct vnpu_plugin *p)
@@ -1437,6 +1499,8 @@ static void cpu_destroy(struct vnpu_plugin *p)
 			pthread_join(dev->tiles[i].thread, NULL);
 	}
 	free_tiles(dev);
+	if (dev->cpus)
+		CPU_FREE(dev->cpus);
 	completion_fini(&dev->completion);
 	log_stats(dev);
 	vnpu_eng_host_free(dev->scratch.mem, dev->scratch.size);

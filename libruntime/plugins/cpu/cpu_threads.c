@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cpu_threads.h"
@@ -179,4 +180,68 @@ uint32_t cpu_default_threads(void)
 	if (limit && limit < n)
 		n = limit;
 	return n > CPU_MAX_THREADS ? CPU_MAX_THREADS : n;
+}
+
+static int64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	if (clock_gettime(id, &ts))
+		return 0;
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * Busy ticks of "cpuN" lines whose N is in @set: user, nice, system,
+ * irq, softirq and steal (idle and iowait are not busy; guest time is
+ * in user already). -1 when no line counted.
+ */
+static int64_t busy_ticks(FILE *f, const cpu_set_t *set, size_t setsize)
+{
+	unsigned long long v[8];
+	char line[512];
+	int64_t busy = 0;
+	int counted = 0, cpu;
+
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "cpu", 3) || line[3] < '0' || line[3] > '9')
+			continue;
+		if (sscanf(line + 3, "%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu,
+			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) != 9 ||
+		    cpu < 0 || !CPU_ISSET_S((size_t)cpu, setsize, set))
+			continue;
+		busy += (int64_t)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]);
+		counted = 1;
+	}
+	return counted ? busy : -1;
+}
+
+int cpu_load_read(const char *stat, const cpu_set_t *set, size_t setsize,
+		  struct cpu_load *out)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	int64_t ticks;
+	FILE *f;
+
+	f = fopen(stat, "re");
+	if (!f)
+		return -1;
+	ticks = busy_ticks(f, set, setsize);
+	fclose(f);
+	if (ticks < 0 || hz <= 0)
+		return -1;
+	out->wall_ns = clock_ns(CLOCK_MONOTONIC);
+	out->busy_ns = ticks * (1000000000 / hz);
+	out->self_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	return 0;
+}
+
+int64_t cpu_load_others_mcpu(const struct cpu_load *a, const struct cpu_load *b)
+{
+	int64_t wall = b->wall_ns - a->wall_ns;
+	int64_t others = (b->busy_ns - a->busy_ns) - (b->self_ns - a->self_ns);
+
+	if (wall <= 0 || others <= 0)
+		return 0;
+	return others / (wall / 1000 ? wall / 1000 : 1);
 }

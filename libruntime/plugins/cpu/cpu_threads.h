@@ -8,6 +8,8 @@
 #ifndef VNPU_CPU_THREADS_H
 #define VNPU_CPU_THREADS_H
 
+#include <sched.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define CPU_MAX_THREADS 64
@@ -23,5 +25,32 @@ uint32_t cpu_default_threads(void);
  * tree of their own.
  */
 uint32_t cpu_cgroup_limit(const char *cgroup_root, const char *proc_cgroup);
+
+/**
+ * struct cpu_load - one reading of how busy the process's CPUs are
+ * @wall_ns: when, CLOCK_MONOTONIC
+ * @busy_ns: busy time of the CPUs in the affinity mask, every process's
+ *	(/proc/stat: user, nice, system, irq, softirq, steal)
+ * @self_ns: this process's CPU time (CLOCK_PROCESS_CPUTIME_ID)
+ */
+struct cpu_load {
+	int64_t wall_ns;
+	int64_t busy_ns;
+	int64_t self_ns;
+};
+
+/*
+ * Take a reading, with @stat a /proc/stat and @set (of @setsize bytes)
+ * the CPUs to count; 0 on success, -1 when @stat says nothing of them.
+ */
+int cpu_load_read(const char *stat, const cpu_set_t *set, size_t setsize,
+		  struct cpu_load *out);
+
+/*
+ * Thousandths of a CPU that other processes kept busy between readings
+ * @a and @b: the CPUs' busy time less this process's, over the time
+ * between them (0 when there is none).
+ */
+int64_t cpu_load_others_mcpu(const struct cpu_load *a, const struct cpu_load *b);
 
 #endif /* VNPU_CPU_THREADS_H */
