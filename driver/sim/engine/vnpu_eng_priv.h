@@ -919,16 +919,19 @@ void vnpu_eng_qadd_avx512(const struct eng_qadd *q);
 #define ENG_QDW_W4	32	/* tap groups of a VNNI depthwise channel, at most */
 
 /**
- * struct eng_qdw - one output row of an int8 depthwise channel (VNNI)
- * @row: the staged row (with padding, flipped by @flip) of its first tap row
+ * struct eng_qdw - the output rows of an int8 depthwise channel (VNNI)
+ * @row: the staged row (with padding, flipped by @flip) of its first
+ *	output row's first tap row
  * @rs: bytes between its tap rows
- * @y: its outputs
+ * @rstep: bytes between the staged rows of consecutive output rows
+ * @y: its outputs, @ow to a row, rows one after the other
  * @w4: per tap row, its taps four to a group (the last group padded with
  *	0), @kh times (@kw + 3) / 4 groups
  * @kh: tap rows
  * @kw: taps per row (dilation 1)
  * @sw: stride along the row: 1 or 2
- * @ow: outputs
+ * @ow: outputs per row
+ * @rows: output rows
  * @fix: the bias less the input zero point times the sum of the weights
  * @yz: the output's zero point
  * @mult: the requantization multiplier
@@ -938,21 +941,23 @@ void vnpu_eng_qadd_avx512(const struct eng_qadd *q);
  */
 struct eng_qdw {
 	const __u8 *row;
-	__u64 rs;
+	__u64 rs, rstep;
 	__u8 *y;
 	__s32 w4[ENG_QDW_W4];
-	__u32 kh, kw, sw, ow;
+	__u32 kh, kw, sw, ow, rows;
 	__s32 fix, yz;
 	float mult, lo, hi;
 	__u8 flip;
 };
 
 /*
- * A depthwise row with vpdpbusd: four taps of 16 positions at a time,
- * weight zero point 0 only; VNPU_ENG_F_VNNI only. Reads up to 40 bytes
- * past the row's last tap (ENG_QSLACK).
+ * A depthwise channel with vpdpbusd: four taps of 16 positions at a
+ * time, the 16 positions of one row, or of two rows of at most 8 or four
+ * of at most 4 outputs (a 7x7 map: 4 vectors, not 7); weight zero point
+ * 0 only; VNPU_ENG_F_VNNI only. Reads up to 40 bytes past a row's last
+ * tap (ENG_QSLACK), no staged row past the channel's last.
  */
-void vnpu_eng_qdw_row_vnni(const struct eng_qdw *d);
+void vnpu_eng_qdw_vnni(const struct eng_qdw *d);
 
 /*
  * Convolutions with strides up to ENG_WIN_STRIDE read B from a zero-padded

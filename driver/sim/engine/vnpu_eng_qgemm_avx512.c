@@ -8,7 +8,7 @@
  * (u8 x i8 products, four to a 32-bit lane, wrapping sums: exact, as the
  * plain tile); then, given struct eng_qout, the requantized outputs
  * straight from the accumulators. Also the depthwise row (struct
- * eng_qdw): four taps of a row per vpdpbusd, gathered by vpshufb.
+ * eng_qdw): four taps of 16 positions per vpdpbusd, gathered by vpshufb.
  */
 #include "vnpu_eng_priv.h"
 
@@ -20,6 +20,8 @@ typedef int v16si_u __attribute__((vector_size(64), aligned(4), may_alias));
 typedef unsigned int v16su_u __attribute__((vector_size(64), aligned(4), may_alias));
 typedef unsigned char v16qu_u __attribute__((vector_size(16), aligned(1), may_alias));
 typedef __s32 s32_u __attribute__((aligned(1), may_alias));
+typedef unsigned long long v2du_q __attribute__((vector_size(16)));
+typedef unsigned int v4su_q __attribute__((vector_size(16)));
 
 /* @acc += the u8 x i8 products of @u and @s, four to a lane (clang and gcc). */
 static inline v16si dpbusd(v16si acc, v16si u, v16si s)
@@ -51,30 +53,46 @@ static inline v16si q_rne(v16sf f)
 }
 
 /*
- * Sums @a as @n (at most 16) outputs at @y: times @mult, clamped to
- * [@lo, @hi], rounded half to even, plus @yz; the bits of q_round8().
+ * Sums @a as 16 outputs: times @mult, clamped to [@lo, @hi], rounded
+ * half to even, plus @yz; the bits of q_round8().
  * Clamped with vmaxps/vminps (bounds are integers, so clamping before
  * rounding is the same as after) and rounded by vcvtps2dq {rn-sae};
  * NaN (@mult NaN or infinite only) gives 0 as q_round8() does.
  */
-static void q_store16(v16su a, float mult, float lo, float hi, __s32 yz,
-		      __u8 *y, __u32 n)
+static v16qu q_bytes16(v16su a, float mult, float lo, float hi, __s32 yz)
 {
 	v16sf f = __builtin_convertvector((v16si)a, v16sf) * mult;
 	v16si v;
-	v16qu b;
-	__u32 i;
 
 	v = q_rne(q_min(q_max(f, (v16sf){} + lo), (v16sf){} + hi)) + yz;
 	if (mult - mult != 0.0f)
 		v &= ~(f != f);
-	b = __builtin_convertvector(v, v16qu);
-	if (n >= 16) {
+	return __builtin_convertvector(v, v16qu);
+}
+
+/*
+ * The first @n (below 16) bytes of @b at @y, by a masked store: no bytes
+ * stored one at a time from a copy in memory (a store-forwarding stall).
+ */
+static inline void q_store_n(v16qu b, __u8 *y, __u32 n)
+{
+	__u32 m = (1u << n) - 1;
+
+	__asm__("kmovw %k2, %%k1\n\t"
+		"vmovdqu8 %1, %0%{%%k1%}"
+		: "=m"(*(__u8 (*)[16])y) : "v"(b), "r"(m) : "k1");
+}
+
+/* Sums @a as @n (at most 16) outputs at @y (q_bytes16()). */
+static void q_store16(v16su a, float mult, float lo, float hi, __s32 yz,
+		      __u8 *y, __u32 n)
+{
+	v16qu b = q_bytes16(a, mult, lo, hi, yz);
+
+	if (n >= 16)
 		*(v16qu_u *)y = b;
-		return;
-	}
-	for (i = 0; i < n; i++)
-		y[i] = b[i];
+	else
+		q_store_n(b, y, n);
 }
 
 /*
@@ -170,37 +188,59 @@ void vnpu_eng_qtile_vnni(const struct eng_qtile *t)
 }
 
 typedef unsigned char v64qu __attribute__((vector_size(64)));
+typedef unsigned long long u64_u __attribute__((aligned(1), may_alias));
+typedef __u32 u32_u __attribute__((aligned(1), may_alias));
 
 /*
- * Four taps of 16 positions as 16 groups of 4 bytes, position i's group
- * the bytes at @src + @sw * i: 128-bit loads at @src + 4 * @sw * j into
- * lane j, then vpshufb by @pat (bytes 0-3, 1-4, 2-5, 3-6 of the lane for
- * stride 1; 0-3, 2-5, 4-7, 6-9 for stride 2).
+ * Four taps of 16 positions as 16 groups of 4 bytes: 128-bit loads at
+ * @src, @src + @q[1], @src + @q[2] and @src + @q[3] into lanes 0 to 3
+ * (positions 4j..4j+3), then vpshufb by @pat (bytes 0-3, 1-4, 2-5, 3-6
+ * of the lane for stride 1; 0-3, 2-5, 4-7, 6-9 for stride 2).
  */
-static inline v16si qdw_taps(const __u8 *src, __u32 sw, v64qu pat)
+static inline v16si qdw_taps(const __u8 *src, const __u64 *q, v64qu pat)
 {
 	v16si v;
 
-	if (sw == 1)
-		__asm__("vbroadcasti32x4 (%1), %0\n\t"
-			"vinserti32x4 $1, 4(%1), %0, %0\n\t"
-			"vinserti32x4 $2, 8(%1), %0, %0\n\t"
-			"vinserti32x4 $3, 12(%1), %0, %0\n\t"
-			"vpshufb %2, %0, %0"
-			: "=&v"(v)
-			: "r"(src), "v"(pat), "m"(*(const __u8 (*)[28])src));
-	else
-		__asm__("vbroadcasti32x4 (%1), %0\n\t"
-			"vinserti32x4 $1, 8(%1), %0, %0\n\t"
-			"vinserti32x4 $2, 16(%1), %0, %0\n\t"
-			"vinserti32x4 $3, 24(%1), %0, %0\n\t"
-			"vpshufb %2, %0, %0"
-			: "=&v"(v)
-			: "r"(src), "v"(pat), "m"(*(const __u8 (*)[40])src));
+	__asm__("vbroadcasti32x4 (%1), %0\n\t"
+		"vinserti32x4 $1, (%1,%2), %0, %0\n\t"
+		"vinserti32x4 $2, (%1,%3), %0, %0\n\t"
+		"vinserti32x4 $3, (%1,%4), %0, %0\n\t"
+		"vpshufb %5, %0, %0"
+		: "=&v"(v)
+		: "r"(src), "r"(q[1]), "r"(q[2]), "r"(q[3]), "v"(pat),
+		  "m"(*(const __u8 (*)[16])src), "m"(*(const __u8 (*)[16])(src + q[1])),
+		  "m"(*(const __u8 (*)[16])(src + q[2])),
+		  "m"(*(const __u8 (*)[16])(src + q[3])));
 	return v;
 }
 
-void vnpu_eng_qdw_row_vnni(const struct eng_qdw *d)
+/*
+ * Outputs @b of @n rows from row @r (of @rows), @lw lanes each, as rows
+ * of @ow bytes at @y: a row's store of @lw bytes runs into the next
+ * ones, which are stored after it; one that would run past the
+ * channel's last output stores its @ow bytes alone.
+ */
+static void qdw_store_rows(v16qu b, __u32 r, __u32 n, __u32 lw,
+			   const struct eng_qdw *d)
+{
+	__u32 i;
+
+	for (i = 0; i < n && r + i < d->rows; i++) {
+		__u8 *y = d->y + (__u64)(r + i) * d->ow;
+		int whole = (__u64)(r + i) * d->ow + lw <= (__u64)d->rows * d->ow;
+
+		if (lw == 8 && whole)
+			*(u64_u *)y = ((v2du_q)b)[i];
+		else if (whole)
+			*(u32_u *)y = ((v4su_q)b)[i];
+		else if (lw == 8)
+			q_store_n((v16qu)(v2du_q){ ((v2du_q)b)[i] }, y, d->ow);
+		else
+			q_store_n((v16qu)(v4su_q){ ((v4su_q)b)[i] }, y, d->ow);
+	}
+}
+
+void vnpu_eng_qdw_vnni(const struct eng_qdw *d)
 {
 	static const v64qu pat1 = {
 		0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6,
@@ -214,24 +254,47 @@ void vnpu_eng_qdw_row_vnni(const struct eng_qdw *d)
 		0, 1, 2, 3, 2, 3, 4, 5, 4, 5, 6, 7, 6, 7, 8, 9 };
 	v64qu pat = d->sw == 1 ? pat1 : pat2;
 	v16si flip = (v16si){} + (__s32)(0x01010101u * d->flip);
-	__u32 o, r, g, ng = (d->kw + 3) / 4;
+	/* Rows a vector holds, lanes of a row, quarters (4 lanes) of a row. */
+	__u32 rpv = d->ow <= 4 ? 4 : d->ow <= 8 ? 2 : 1;
+	__u32 lw = 16 / rpv, qpr = 4 / rpv;
+	__u32 o, r, j, g, ng = (d->kw + 3) / 4, nt = d->kh * ng;
+	/* Quarter j's bytes from its vector's first: row j / qpr. */
+	__u64 q0[4], q[4];
+	/* Tap group i's bytes from a vector's first: one loop over them. */
+	__u64 toff[ENG_QDW_W4];
 
-	for (o = 0; o < d->ow; o += 16) {
-		v16si acc = (v16si){} + d->fix;
+	/* Nested loops, not divisions: this runs once per channel. */
+	for (r = 0, j = 0; r < rpv; r++)
+		for (o = 0; o < qpr; o++)
+			q0[j++] = r * d->rstep + 4 * o * d->sw;
+	for (r = 0, j = 0; r < d->kh; r++)
+		for (g = 0; g < ng; g++)
+			toff[j++] = r * d->rs + 4 * g;
+	for (r = 0; r < d->rows; r += rpv) {
+		for (o = 0; o < d->ow; o += 16) {
+			const __u8 *src = d->row + r * d->rstep + o * d->sw;
+			v16si acc = (v16si){} + d->fix;
+			const __u64 *qv = q0;
 
-		for (r = 0; r < d->kh; r++) {
-			const __u8 *src = d->row + r * d->rs + o * d->sw;
-
-			for (g = 0; g < ng; g++) {
-				__s32 wv = d->w4[r * ng + g];
-				v16si w = (v16si){} + wv;
-
-				acc = dpbusd(acc, qdw_taps(src + 4 * g, d->sw, pat) ^ flip,
-					     w);
+			/* Rows past the last read the last. */
+			for (j = 0; r + rpv > d->rows && j < 4; j++) {
+				q[j] = r + j / qpr < d->rows ? q0[j] :
+				       q0[j] - (r + j / qpr - (d->rows - 1)) * d->rstep;
+				qv = q;
 			}
+			for (g = 0; g < nt; g++) {
+				v16si w = (v16si){} + d->w4[g];
+
+				acc = dpbusd(acc, qdw_taps(src + toff[g], qv, pat) ^ flip, w);
+			}
+			if (rpv == 1) {
+				q_store16((v16su)acc, d->mult, d->lo, d->hi, d->yz,
+					  d->y + (__u64)r * d->ow + o, d->ow - o);
+				continue;
+			}
+			qdw_store_rows(q_bytes16((v16su)acc, d->mult, d->lo, d->hi, d->yz),
+				       r, rpv, lw, d);
 		}
-		q_store16((v16su)acc, d->mult, d->lo, d->hi, d->yz, d->y + o,
-			  d->ow - o);
 	}
 }
 

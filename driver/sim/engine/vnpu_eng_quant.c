@@ -1228,7 +1228,7 @@ void qdw_row(const struct eng_qconv *q, const struct qdw_out *d,
 
 #ifdef ENG_FMA
 /*
- * The staged depthwise channel's rows by the VNNI row, where it applies
+ * The staged depthwise channel by the VNNI rows, where it applies
  * (a weight zero point of 0, stride 1 or 2 and dilation 1 along rows,
  * at most ENG_QDW_W4 groups of four taps); 0 where it does not.
  */
@@ -1236,7 +1236,7 @@ static int qdw_vnni(const struct eng_qconv *q, const struct qdw_out *d,
 		    const __s8 *w, __u8 *yd)
 {
 	const struct vnpu_layer_conv *a = q->l->attrs;
-	__u64 r, kh, kw, ng = (q->s.kw + 3) / 4;
+	__u64 kh, kw, ng = (q->s.kw + 3) / 4;
 	struct eng_qdw v;
 	__u32 wsum = 0;
 
@@ -1272,11 +1272,11 @@ static int qdw_vnni(const struct eng_qconv *q, const struct qdw_out *d,
 	v.lo = d->lo;
 	v.hi = d->hi;
 	v.flip = q->flip;
-	for (r = 0; r < d->rows; r++) {
-		v.row = q->stage + r * a->stride[0] * q->p.wp;
-		v.y = yd + r * q->s.ow;
-		vnpu_eng_qdw_row_vnni(&v);
-	}
+	v.row = q->stage;
+	v.rstep = a->stride[0] * q->p.wp;
+	v.rows = (__u32)d->rows;
+	v.y = yd;
+	vnpu_eng_qdw_vnni(&v);
 	return 1;
 }
 #endif

@@ -382,6 +382,20 @@ static void test_qconv_packed(struct __test_metadata *_metadata)
 		/* depthwise of weight zero point 0 (the VNNI rows): stride 2, i8 */
 		{ 1, 8, 17, 30, 8, 8, 5, 2, 2, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
 		{ 1, 6, 9, 37, 6, 6, 3, 2, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
+		/*
+		 * VNNI depthwise rows of at most 8 and 4 outputs, two and
+		 * four to a vector: 7x7 5x5 (odd rows), 14x14 to 7x7 stride
+		 * 2, rows of 8, 5, 4, 3 and 1, fewer rows than a vector
+		 */
+		{ 1, 9, 7, 7, 9, 9, 5, 1, 2, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
+		{ 1, 7, 14, 14, 7, 7, 5, 2, 2, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
+		{ 1, 5, 8, 8, 5, 5, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 1, 0, 0 },
+		{ 1, 6, 11, 5, 6, 6, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
+		{ 1, 4, 9, 8, 4, 4, 5, 2, 2, 1, VNPU_DTYPE_I8, VNPU_DTYPE_I8, 0, 0, 0, 0 },
+		{ 1, 5, 4, 4, 5, 5, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
+		{ 1, 3, 7, 3, 3, 3, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
+		{ 1, 4, 3, 3, 4, 4, 3, 1, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
+		{ 1, 3, 6, 1, 3, 3, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
 		/* 7 taps a row: two groups of four */
 		{ 1, 4, 12, 40, 4, 4, 7, 1, 3, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 1, 0, 0 },
 		/* depthwise stride 3, dilation 2: the gathered taps */
