@@ -12,7 +12,7 @@
  * the same bits. The full 12x32 tiles and the 4x32 edge ones (the last
  * 4 rows of a convolution of 64 outputs) are inline assembly, the other
  * edge ones C (tile()). One to four columns past a block's whole panels
- * of B take tail_cols(): twelve rows of A a vector.
+ * of B take tail_cols() after the tiles: twelve rows of A a vector.
  */
 #include "vnpu_eng_gemm.h"
 #include "vnpu_eng_zmm_tile.h"
@@ -757,6 +757,8 @@ static void tile_out_fn(const struct eng_slice *s, const struct eng_tile_out *o,
  * eight, conv 3x3 512->512 on 7x7 took 10% longer than with a 12x32 tile.)
  */
 #define TAIL_COLS 4
+#define TAIL_PAIRS 8	/* panel pairs of a tail call at most */
+#define TAIL_SUMS 16	/* its sums: pairs times columns */
 
 /* Lane @l's row of a pair (tail_a()), or -1 for none of @n rows. */
 static inline int tail_row(int l, int n)
@@ -833,7 +835,7 @@ void tail_fma(v16sf *acc, const v16sf *av, const float *bk, const int t,
 	for (c = 0; c < t; c++) {
 		v16sf bv = bc16(bk[c]);
 
-#pragma GCC unroll 4
+#pragma GCC unroll 8
 		for (p = 0; p < np; p++)
 			acc[p * t + c] = FMA16(av[p], bv, acc[p * t + c]);
 	}
@@ -850,16 +852,16 @@ static __attribute__((__always_inline__)) inline
 void tail_block(const struct eng_slice *s, __u64 i0, __u64 ma, __u64 c0,
 		const int t, const int np, const int ind)
 {
-	const float *a0[4], *a1[4], *b = s->b + c0;
+	const float *a0[TAIL_PAIRS], *a1[TAIL_PAIRS], *b = s->b + c0;
 	/* In registers: no zeroing of them (-ftrivial-auto-var-init). */
-	v16sf acc[16] __attribute__((__uninitialized__));
-	v16sf av[4] __attribute__((__uninitialized__));
+	v16sf acc[TAIL_SUMS] __attribute__((__uninitialized__));
+	v16sf av[TAIL_PAIRS] __attribute__((__uninitialized__));
 	__u64 k, kc = s->kc;
-	int p, c, n[4];
+	int p, c, n[TAIL_PAIRS];
 
 	if (!ind)
 		b = s->b + c0 / ENG_NR * s->b_ps;
-#pragma GCC unroll 4
+#pragma GCC unroll 8
 	for (p = 0; p < np; p++) {
 		__u64 i = i0 + 2 * p;
 
@@ -872,7 +874,7 @@ void tail_block(const struct eng_slice *s, __u64 i0, __u64 ma, __u64 c0,
 	}
 	/* The last depth apart: there a panel may end. */
 	for (k = 0; k + 1 < kc; k++) {
-#pragma GCC unroll 4
+#pragma GCC unroll 8
 		for (p = 0; p < np; p++)
 			av[p] = tail_a(a0[p], a1[p], k);
 		tail_fma(acc, av, ind ? b + s->off[k] : b + k * ENG_NR, t, np);
@@ -882,7 +884,7 @@ void tail_block(const struct eng_slice *s, __u64 i0, __u64 ma, __u64 c0,
 			av[p] = tail_a_last(a0[p], a1[p], k);
 		tail_fma(acc, av, ind ? b + s->off[k] : b + k * ENG_NR, t, np);
 	}
-#pragma GCC unroll 4
+#pragma GCC unroll 8
 	for (p = 0; p < np; p++)
 #pragma GCC unroll 8
 		for (c = 0; c < t; c++)
@@ -899,39 +901,46 @@ void tail_##t##_##np##_##ind(const struct eng_slice *s, __u64 i0,	\
 	tail_block(s, i0, ma, c0, t, np, ind);				\
 }
 
-#define TAIL_FNS(t)							\
-	TAIL_FN(t, 1, 0) TAIL_FN(t, 1, 1) TAIL_FN(t, 4, 0) TAIL_FN(t, 4, 1)
+#define TAIL_FNS(t, np)							\
+	TAIL_FN(t, np, 0) TAIL_FN(t, np, 1)
 
-TAIL_FNS(1)
-TAIL_FNS(2)
-TAIL_FNS(3)
-TAIL_FNS(4)
+TAIL_FNS(1, 1) TAIL_FNS(1, 2) TAIL_FNS(1, 4) TAIL_FNS(1, 8)
+TAIL_FNS(2, 1) TAIL_FNS(2, 2) TAIL_FNS(2, 4)
+TAIL_FNS(3, 1) TAIL_FNS(3, 2) TAIL_FNS(3, 4)
+TAIL_FNS(4, 1) TAIL_FNS(4, 2) TAIL_FNS(4, 4)
 
 typedef void (*tail_fn)(const struct eng_slice *s, __u64 i0, __u64 ma,
 			__u64 c0);
 
-#define TAIL_ROW(t)							\
-	{ { tail_##t##_1_0, tail_##t##_1_1 },				\
-	  { tail_##t##_4_0, tail_##t##_4_1 } }
+#define TAIL_NP(t, np) { tail_##t##_##np##_0, tail_##t##_##np##_1 }
 
-/* [columns - 1][four pairs][B by offsets] */
-static const tail_fn tail_fns[TAIL_COLS][2][2] = {
-	TAIL_ROW(1), TAIL_ROW(2), TAIL_ROW(3), TAIL_ROW(4),
+/*
+ * [columns - 1][log2 of the panel pairs][B by offsets]: up to TAIL_SUMS
+ * sums a call.
+ */
+static const tail_fn tail_fns[TAIL_COLS][4][2] = {
+	{ TAIL_NP(1, 1), TAIL_NP(1, 2), TAIL_NP(1, 4), TAIL_NP(1, 8) },
+	{ TAIL_NP(2, 1), TAIL_NP(2, 2), TAIL_NP(2, 4), { 0, 0 } },
+	{ TAIL_NP(3, 1), TAIL_NP(3, 2), TAIL_NP(3, 4), { 0, 0 } },
+	{ TAIL_NP(4, 1), TAIL_NP(4, 2), TAIL_NP(4, 4), { 0, 0 } },
 };
 
 /*
- * Columns [@c0, @c0 + @t) of @s, @t at most TAIL_COLS, to its @acc: four
- * panel pairs at a time, then one.
+ * Columns [@c0, @c0 + @t) of @s, @t at most TAIL_COLS, to its @acc: as
+ * many panel pairs a call as the table has, then halves. Each sum is a
+ * chain of dependent FMAs, so a call wants eight in flight to keep both
+ * FMA units busy (ResNet-50's strided 3x3 over 14x14 has units of 24
+ * rows and 2 tail columns: one pair a call kept two).
  */
 static void tail_cols(const struct eng_slice *s, __u64 c0, __u64 t)
 {
 	__u64 ma = eng_div_up(s->mc, ENG_MR), pairs = eng_div_up(ma, 2), i = 0;
-	int ind = !!s->off;
+	int ind = !!s->off, l;
 
-	for (; i + 4 <= pairs; i += 4)
-		tail_fns[t - 1][1][ind](s, 2 * i, ma, c0);
-	for (; i < pairs; i++)
-		tail_fns[t - 1][0][ind](s, 2 * i, ma, c0);
+	for (l = 3; l >= 0; l--)
+		for (; tail_fns[t - 1][l][ind] && i + (1u << l) <= pairs;
+		     i += 1u << l)
+			tail_fns[t - 1][l][ind](s, 2 * i, ma, c0);
 }
 
 /*
@@ -971,7 +980,6 @@ void vnpu_eng_slice_avx512(struct eng_slice *s)
 	if (!s->a_rows && nc % ENG_NR && nc % ENG_NR <= TAIL_COLS) {
 		nb--;
 		nc = nb * ENG_NR;
-		tail_cols(s, nc, s->nc - nc);
 	}
 	s->out_mc = s->out ? whole_tiles(s->mc, ENG_MR, SHORT_ROWS) : 0;
 	s->out_nc = s->out ? whole_tiles(nc, ENG_NR, ENG_NR) : 0;
@@ -1002,6 +1010,9 @@ void vnpu_eng_slice_avx512(struct eng_slice *s)
 				tile_out_fn(s, o, tile_rows[rows], cols);
 		}
 	}
+	/* After the tiles: they have brought the slice of A into the caches. */
+	if (nc < s->nc)
+		tail_cols(s, nc, s->nc - nc);
 }
 
 /*

@@ -554,6 +554,17 @@ TEST(units)
 		{ 40, 2, 2, 30, 1, 1, 1, 0,
 		  VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS },
 		/*
+		 * and the tail's calls of 8, 4, 2 and 1 panel pairs: 96-row
+		 * units and a last one of 28 or 32 rows (1 and 2 tail
+		 * columns), 48-row ones of a 5x7 map (3)
+		 */
+		{ 100, 7, 7, 700, 1, 1, 1, 0,
+		  VNPU_LAYER_F_PACKED | VNPU_LAYER_F_RESIDUAL },
+		{ 30, 14, 14, 800, 1, 3, 1, 1,
+		  VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS },
+		{ 64, 5, 7, 400, 1, 1, 1, 0,
+		  VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS },
+		/*
 		 * depthwise on small maps, a channel per lane: two blocks
 		 * of 8 and 4 channels more, 5x5 over 7x7 (rows of 4 + 3
 		 * pixels), 3x3 stride 2 over 13x14 (pixels past the last
