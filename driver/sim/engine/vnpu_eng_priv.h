@@ -916,6 +916,35 @@ struct eng_qadd {
  */
 void vnpu_eng_qadd_avx512(const struct eng_qadd *q);
 
+/**
+ * struct eng_qlin - a dense per-tensor run of QUANTIZE or DEQUANTIZE
+ *	(vnpu_eng_qlin_avx512())
+ * @x: input (f32 to quantize, else 8-bit)
+ * @y: output (8-bit from quantizing, else f32)
+ * @n: elements; the function does n / 16 * 16 of them
+ * @s: the scale
+ * @lo: the output's low bound less @z (quantizing)
+ * @hi: the output's high bound less @z (quantizing)
+ * @z: the zero point
+ * @quant: quantize (else dequantize)
+ * @s8: the 8-bit side is i8 (else u8)
+ */
+struct eng_qlin {
+	const void *x;
+	void *y;
+	__u64 n;
+	float s, lo, hi;
+	__s32 z;
+	__u32 quant, s8;
+};
+
+/*
+ * QUANTIZE's and DEQUANTIZE's arithmetic 16 elements at a time: the
+ * bits of the AVX2 rows (vnpu_eng_quant.c); VNPU_ENG_F_VNNI only (its
+ * AVX512BW object).
+ */
+void vnpu_eng_qlin_avx512(const struct eng_qlin *q);
+
 #define ENG_QDW_W4	32	/* tap groups of a VNNI depthwise channel, at most */
 
 /**

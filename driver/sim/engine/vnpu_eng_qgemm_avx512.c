@@ -18,6 +18,7 @@ typedef float v16sf __attribute__((vector_size(64)));
 typedef unsigned char v16qu __attribute__((vector_size(16)));
 typedef int v16si_u __attribute__((vector_size(64), aligned(4), may_alias));
 typedef unsigned int v16su_u __attribute__((vector_size(64), aligned(4), may_alias));
+typedef float v16sf_u __attribute__((vector_size(64), aligned(4), may_alias));
 typedef unsigned char v16qu_u __attribute__((vector_size(16), aligned(1), may_alias));
 typedef __s32 s32_u __attribute__((aligned(1), may_alias));
 typedef unsigned long long v2du_q __attribute__((vector_size(16)));
@@ -335,5 +336,29 @@ void vnpu_eng_qadd_avx512(const struct eng_qadd *q)
 			"vpmovdb %1, %0"
 			: "=m"(*(__u8 (*)[16])(q->y + i)), "+v"(v)
 			: "v"(lo), "v"(hi));
+	}
+}
+
+/*
+ * Quantized: x / s (vdivps, rounded as the AVX2 rows' division), then
+ * q_bytes16()'s clamp, rounding and NaN; dequantized: (x - z) * s.
+ */
+void vnpu_eng_qlin_avx512(const struct eng_qlin *q)
+{
+	const v16sf lo = (v16sf){} + q->lo, hi = (v16sf){} + q->hi;
+	const v16sf s = (v16sf){} + q->s;
+	__u64 i;
+
+	for (i = 0; q->quant && i + 16 <= q->n; i += 16) {
+		v16sf f = *(const v16sf_u *)((const float *)q->x + i) / s;
+		v16si v = (q_rne(q_min(q_max(f, lo), hi)) + q->z) & ~(f != f);
+
+		__asm__("vpmovdb %1, %0"
+			: "=m"(*(__u8 (*)[16])((__u8 *)q->y + i)) : "v"(v));
+	}
+	for (i = 0; !q->quant && i + 16 <= q->n; i += 16) {
+		v16si v = qadd_load16((const __u8 *)q->x + i, q->s8) - q->z;
+
+		*(v16sf_u *)((float *)q->y + i) = __builtin_convertvector(v, v16sf) * s;
 	}
 }

@@ -127,7 +127,8 @@ static v8si_qq q_load8(const void *p, __u32 dtype)
  * Per-tensor QUANTIZE and DEQUANTIZE of dense 8-bit tensors, eight
  * elements at a time: the bits of the element loop below.
  */
-static int quant_flat(const struct eng_layer *l, __u64 lo, __u64 hi)
+static int quant_flat(const struct eng_layer *l, __u64 lo, __u64 hi,
+		      const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[3];
 	int q = l->op == VNPU_LAYER_QUANTIZE;
@@ -143,7 +144,19 @@ static int quant_flat(const struct eng_layer *l, __u64 lo, __u64 hi)
 		return 0;
 	bl -= (float)z;
 	bh -= (float)z;
-	for (e = lo; e + 8 <= hi; e += 8) {
+	e = lo;
+#ifdef ENG_FMA
+	if (ctx->features & VNPU_ENG_F_VNNI) {
+		struct eng_qlin v = { .n = hi - lo, .s = s, .lo = bl, .hi = bh, .z = z,
+				      .quant = q, .s8 = qt == VNPU_DTYPE_I8 };
+
+		v.x = (const __u8 *)l->data[0] + lo * (q ? 4 : 1);
+		v.y = (__u8 *)l->data[3] + lo * (q ? 1 : 4);
+		vnpu_eng_qlin_avx512(&v);
+		e = lo + (hi - lo) / 16 * 16;
+	}
+#endif
+	for (; e + 8 <= hi; e += 8) {
 		if (q) {
 			v8si_qq v = q_round8(*(const v8sf_qqu *)((const float *)l->data[0] + e) / s,
 					     bl, bh, z);
@@ -177,7 +190,7 @@ int run_quant(const struct eng_layer *l, __u64 ub, __u64 ue,
 	__u64 coord[VNPU_MAX_DIMS] = {}, lo, hi, e;
 
 	elem_range(y, ub, ue, &lo, &hi);
-	if (quant_flat(l, lo, hi))
+	if (quant_flat(l, lo, hi, ctx))
 		return 0;
 	if (lo < hi)
 		coords_of(y, lo, coord);

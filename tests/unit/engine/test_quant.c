@@ -90,6 +90,63 @@ static void test_quantize(struct __test_metadata *_metadata)
 		}
 }
 
+/*
+ * Per-tensor QUANTIZE and DEQUANTIZE of 1022 elements: the runs of 16
+ * (VNPU_ENG_F_VNNI) and 8 and their tails in every part, through NaN,
+ * infinities, half steps and values past the range.
+ */
+static void test_quantize_long(struct __test_metadata *_metadata)
+{
+	enum { N = 1022 };
+	__u64 dims[3] = { 2, 7, 73 };
+	__u32 dts[2] = { VNPU_DTYPE_U8, VNPU_DTYPE_I8 }, d;
+	static float x[N], back[N], bref[N];
+	static uint8_t y[N], ref[N];
+	float sc = 0.04f;
+	size_t i;
+
+	et_fill_f32(x, N);
+	for (i = 0; i < N; i++)
+		x[i] *= 8;
+	for (i = 0; i < N; i += 37)
+		x[i] = (float)((long)i % 11 - 5) * 0.02f;	/* half steps */
+	x[3] = __builtin_nanf("");
+	x[20] = __builtin_inff();
+	x[21] = -__builtin_inff();
+	x[40] = 1e30f;
+	x[41] = -1e30f;
+	for (d = 0; d < 2; d++) {
+		struct vnpu_layer_quant at = { 0, 0 };
+		uint8_t zu = 131;
+		int8_t zs = -9;
+		void *zp = dts[d] == VNPU_DTYPE_U8 ? (void *)&zu : (void *)&zs;
+		void *data[4] = { x, &sc, zp, y };
+		struct vnpu_tensor t[4];
+
+		t[0] = et_dense(VNPU_DTYPE_F32, 3, dims);
+		t[1] = scalar(VNPU_DTYPE_F32);
+		t[2] = scalar(dts[d]);
+		t[3] = et_dense(dts[d], 3, dims);
+		for (i = 0; i < N; i++) {
+			if (isnan(x[i]))
+				q_put(dts[d], ref, i, 0);
+			else
+				q_put(dts[d], ref, i, (double)nearbyintf(x[i] / sc) +
+				      q_at(dts[d], zp, 0));
+		}
+		EXPECT_EQ(0, et_layer_exact("quantize long", VNPU_LAYER_QUANTIZE, t, data, 4,
+					    &at, sizeof(at), ref));
+		t[0] = t[3];
+		t[3] = et_dense(VNPU_DTYPE_F32, 3, dims);
+		data[0] = ref;
+		data[3] = back;
+		for (i = 0; i < N; i++)
+			bref[i] = (float)(q_at(dts[d], ref, i) - q_at(dts[d], zp, 0)) * sc;
+		EXPECT_EQ(0, et_layer_exact("dequantize long", VNPU_LAYER_DEQUANTIZE, t, data,
+					    4, &at, sizeof(at), bref));
+	}
+}
+
 static void test_qmatmul(struct __test_metadata *_metadata)
 {
 	enum { M = 13, K = 37, N = 21 };
@@ -604,6 +661,7 @@ static void test_qadd_bad(struct __test_metadata *_metadata)
 TEST(quant)
 {
 	test_quantize(_metadata);
+	test_quantize_long(_metadata);
 	test_qmatmul(_metadata);
 	test_qconv(_metadata);
 	test_qconv_packed(_metadata);
