@@ -291,6 +291,14 @@ TEST(gemmbf16)
 	conv_case(_metadata, 16, 15, 15, 24, 3, 3, 2, 1);
 	conv_case(_metadata, 5, 23, 23, 13, 7, 7, 5, 3);
 	conv_case(_metadata, 130, 6, 6, 8, 3, 3, 1, 1);
+	/*
+	 * Several blocks of output channels by several of columns, column
+	 * pairs rounded two panels at a time: 1x1 direct with a tail, sliding
+	 * and strided windows, odd depths.
+	 */
+	conv_case(_metadata, 33, 19, 29, 200, 1, 1, 1, 0);
+	conv_case(_metadata, 7, 24, 26, 150, 3, 3, 1, 1);
+	conv_case(_metadata, 12, 21, 21, 130, 3, 3, 2, 1);
 	printf("gemm-bf16: %s\n", et_host_features & VNPU_ENG_F_AVX512_BF16 ?
 	       "avx512-bf16 and widening paths" : "widening path only");
 }
