@@ -326,11 +326,17 @@ static __u64 cmd_elems(const struct vnpu_cmd_header *cmd)
 	return tensor_elems(&((const struct vnpu_cmd_copy *)cmd)->dst, &ok);
 }
 
-__u32 vnpu_exec_parts(const struct vnpu_cmd_header *cmd, __u32 tiles,
-		      __u64 chunk_cost, __u32 features)
+/*
+ * vnpu_exec_parts(), with parts of at least 2^@shift times less work
+ * than MIN_*_PER_PART; where that work limits the parts, a nonzero
+ * @shift takes a multiple of @tiles of them (three parts on two tiles
+ * take as long as four).
+ */
+static __u32 exec_parts(const struct vnpu_cmd_header *cmd, __u32 tiles,
+			__u64 chunk_cost, __u32 shift, __u32 features)
 {
 	const struct vnpu_cmd_layer *l = (const void *)cmd;
-	__u64 cost, max_parts, parts;
+	__u64 cost, max_parts, by_work, parts;
 
 	if (!tiles)
 		tiles = 1;
@@ -338,20 +344,24 @@ __u32 vnpu_exec_parts(const struct vnpu_cmd_header *cmd, __u32 tiles,
 	case VNPU_CMD_FILL:
 	case VNPU_CMD_COPY:
 		cost = cmd_elems(cmd);
-		max_parts = cost / MIN_ELEMS_PER_PART;
+		by_work = cost / (MIN_ELEMS_PER_PART >> shift);
+		max_parts = by_work;
 		break;
 	case VNPU_CMD_LAYER:
 		cost = vnpu_eng_layer_cost(l->op, l->tensors, l->num_tensors,
 					   layer_attrs(l));
+		by_work = cost / (MIN_COST_PER_PART >> shift);
 		max_parts = vnpu_eng_layer_max_parts(l->op, l->tensors,
 						     l->num_tensors, layer_attrs(l),
 						     features);
-		if (max_parts > cost / MIN_COST_PER_PART)
-			max_parts = cost / MIN_COST_PER_PART;
 		break;
 	default:
 		return 1;
 	}
+	if (shift && by_work >= tiles)
+		by_work -= by_work % tiles;
+	if (max_parts > by_work)
+		max_parts = by_work;
 
 	parts = tiles;
 	if (chunk_cost && cost / chunk_cost >= parts) {
@@ -363,6 +373,18 @@ __u32 vnpu_exec_parts(const struct vnpu_cmd_header *cmd, __u32 tiles,
 	if (parts > 0xffffffffULL)
 		parts = 0xffffffffULL;
 	return parts ? (__u32)parts : 1;
+}
+
+__u32 vnpu_exec_parts(const struct vnpu_cmd_header *cmd, __u32 tiles,
+		      __u64 chunk_cost, __u32 features)
+{
+	return exec_parts(cmd, tiles, chunk_cost, 0, features);
+}
+
+__u32 vnpu_exec_parts_fine(const struct vnpu_cmd_header *cmd, __u32 tiles,
+			   __u64 chunk_cost, __u32 features)
+{
+	return exec_parts(cmd, tiles, chunk_cost, VNPU_EXEC_FINE_SHIFT, features);
 }
 
 __u64 vnpu_exec_scratch(const struct vnpu_cmd_header *cmd, __u32 num_parts,

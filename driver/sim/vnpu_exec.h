@@ -69,6 +69,30 @@ __u32 vnpu_exec_parts(const struct vnpu_cmd_header *cmd, __u32 tiles,
 		      __u64 chunk_cost, __u32 features);
 
 /**
+ * vnpu_exec_parts_fine() - vnpu_exec_parts() for tiles that poll for work
+ * @cmd: the command
+ * @tiles: tiles (threads) available
+ * @chunk_cost: as for vnpu_exec_parts()
+ * @features: the engine features the parts run with
+ *
+ * Where the other tiles poll for the next command rather than sleep, a
+ * part costs them about a microsecond to take, not the tens a wakeup
+ * costs: parts may hold 2^%VNPU_EXEC_FINE_SHIFT times less work than
+ * vnpu_exec_parts() gives one, in a multiple of @tiles where the work
+ * alone limits them. The CPU device splits so those commands of one
+ * part whose runs took 40 us or more (BERT-base's LayerNorms, mask
+ * chains and head transposes, 30-300 us on one AVX-512 CPU, 9.5% of its
+ * 2-CPU time on one CPU); the engine's cost figures alone do not tell
+ * those from layers that split in two only take longer.
+ *
+ * Return: the number of parts, 1 or more.
+ */
+__u32 vnpu_exec_parts_fine(const struct vnpu_cmd_header *cmd, __u32 tiles,
+			   __u64 chunk_cost, __u32 features);
+
+#define VNPU_EXEC_FINE_SHIFT 2
+
+/**
  * vnpu_exec_scratch() - scratch bytes each part of a validated command needs
  * @cmd: the command
  * @num_parts: parts it is split into (vnpu_exec_parts())

@@ -131,6 +131,18 @@
  */
 #define CPU_INLINE_MAX_NS 500000
 #define CPU_MAX_REQUESTS 32
+/*
+ * A command of one part (vnpu_exec_parts()) whose runs in one part took
+ * at least this long splits in finer parts (vnpu_exec_parts_fine())
+ * while the helpers poll. The engine's cost figures do not tell: on the
+ * AVX-512 path BERT's LayerNorm (cost 884736) took 140 us, its mask
+ * chain (786432) 300 us and head transposes (a COPY of 98304) 30-100 us
+ * on one CPU, against 12-40 us for MobileNetV3's int8 (De)Quantize and
+ * depthwise layers of 0.5-1.8 million, which split in two took longer
+ * (a part's data comes from the other CPU's cache). A command runs in
+ * one part twice before it may split: a job's first run is cold.
+ */
+#define CPU_FINE_MIN_NS 40000
 /* A queued job that starts this long after it was queued counts as late. */
 #define CPU_LATE_NS 50000
 
@@ -156,7 +168,18 @@ struct vnpu_exe {
 	struct vnpu_slot_desc *slot_descs;
 	const struct vnpu_cmd_header **cmds;
 	uint32_t *parts;		/* each command's over every tile (vnpu_exec_parts()) */
+	/*
+	 * Commands of one part that may split finely while the helpers poll
+	 * (vnpu_exec_parts_fine(), cmd_parts()): their parts, and the
+	 * least time their runs in one part took and how many there were
+	 * (up to 2); written by the thread running a job over the tiles,
+	 * which one job at a time does.
+	 */
+	uint32_t *fine_parts;
+	uint64_t *one_ns;
+	uint8_t *one_runs;
 	uint32_t num_split;		/* commands of more than one part */
+	atomic_uint num_fine;		/* commands that now split finely */
 	bool is_short;			/* vnpu_exec_stream_is_short() */
 	_Atomic uint64_t last_ns;	/* the last run's time; 0: none yet */
 };
@@ -405,6 +428,9 @@ static void cpu_exe_free(struct vnpu_exe *exe)
 		return;
 	free(exe->cmds);
 	free(exe->parts);
+	free(exe->fine_parts);
+	free(exe->one_ns);
+	free(exe->one_runs);
 	free(exe->slot_descs);
 	free(exe->stream);
 	free(exe);
@@ -451,7 +477,10 @@ static vnpu_status cpu_exe_load(struct vnpu_dev *dev, const void *cmd,
 	}
 	exe->cmds = calloc(exe->num_cmds ? exe->num_cmds : 1, sizeof(*exe->cmds));
 	exe->parts = calloc(exe->num_cmds ? exe->num_cmds : 1, sizeof(*exe->parts));
-	if (!exe->cmds || !exe->parts)
+	exe->fine_parts = calloc(exe->num_cmds ? exe->num_cmds : 1, sizeof(*exe->fine_parts));
+	exe->one_ns = calloc(exe->num_cmds ? exe->num_cmds : 1, sizeof(*exe->one_ns));
+	exe->one_runs = calloc(exe->num_cmds ? exe->num_cmds : 1, sizeof(*exe->one_runs));
+	if (!exe->cmds || !exe->parts || !exe->fine_parts || !exe->one_ns || !exe->one_runs)
 		goto err_nomem;
 	for (i = 0; i < exe->num_cmds; i++) {
 		h = vnpu_stream_next(exe->stream, cmd_size, h);
@@ -468,9 +497,13 @@ static vnpu_status cpu_exe_load(struct vnpu_dev *dev, const void *cmd,
 	}
 	/* The thread count is fixed from now on. */
 	for (i = 0; i < exe->num_cmds; i++) {
-		exe->parts[i] = exe->cmds[i]->opcode == VNPU_CMD_SPIN ? 1 :
-				vnpu_exec_parts(exe->cmds[i], dev->num_threads,
-						CPU_CHUNK_COST, dev->features);
+		bool spin = exe->cmds[i]->opcode == VNPU_CMD_SPIN;
+
+		exe->parts[i] = spin ? 1 : vnpu_exec_parts(exe->cmds[i], dev->num_threads,
+							   CPU_CHUNK_COST, dev->features);
+		exe->fine_parts[i] = spin || exe->parts[i] > 1 ? 1 :
+				     vnpu_exec_parts_fine(exe->cmds[i], dev->num_threads,
+							  CPU_CHUNK_COST, dev->features);
 		exe->num_split += exe->parts[i] > 1;
 	}
 	*num_cmds = exe->num_cmds;
@@ -897,6 +930,29 @@ static int run_cmd_alone(struct vnpu_dev *dev, struct vnpu_dev_job *job,
 	return ret;
 }
 
+/*
+ * The parts of command @i of @exe when its job runs over the tiles: its
+ * fine parts (vnpu_exec_parts_fine()) while the helpers poll, where two
+ * runs of it in one part took CPU_FINE_MIN_NS or more each, else its
+ * parts.
+ */
+static uint32_t cmd_parts(struct vnpu_dev *dev, const struct vnpu_exe *exe, uint32_t i)
+{
+	if (exe->fine_parts[i] > 1 && atomic_load(&dev->split_job) &&
+	    exe->one_runs[i] >= 2 && exe->one_ns[i] >= CPU_FINE_MIN_NS)
+		return exe->fine_parts[i];
+	return exe->parts[i];
+}
+
+/* Command @i of @exe took @ns in one part, on a thread running its job over the tiles. */
+static void one_part_took(struct vnpu_exe *exe, uint32_t i, uint64_t ns)
+{
+	if (!exe->one_runs[i] || ns < exe->one_ns[i])
+		exe->one_ns[i] = ns;
+	if (exe->one_runs[i] < 2 && ++exe->one_runs[i] == 2 && exe->one_ns[i] >= CPU_FINE_MIN_NS)
+		atomic_fetch_add(&exe->num_fine, 1);
+}
+
 /* Run one command over every tile; called by the thread running the job. */
 static int run_cmd(struct vnpu_dev *dev, struct vnpu_dev_job *job, uint32_t i,
 		   struct tile_scratch *s)
@@ -904,7 +960,9 @@ static int run_cmd(struct vnpu_dev *dev, struct vnpu_dev_job *job, uint32_t i,
 	const struct vnpu_cmd_header *cmd = job->exe->cmds[i];
 	struct vnpu_exe *exe = job->exe;
 	struct cpu_work *w = &dev->work;
-	uint32_t parts = exe->parts[i];
+	uint32_t parts = cmd_parts(dev, exe, i);
+	int64_t t0;
+	int ret;
 
 	if (cmd->opcode == VNPU_CMD_SPIN)
 		return run_spin(job);
@@ -914,10 +972,15 @@ static int run_cmd(struct vnpu_dev *dev, struct vnpu_dev_job *job, uint32_t i,
 	/* One part: this thread alone, without the tiles' shared work. */
 	if (parts <= 1) {
 		/* The next one is split: helpers asleep wake while this one runs. */
-		if (i + 1 < exe->num_cmds && exe->parts[i + 1] > 1 &&
-		    atomic_load(&dev->sleepers) && atomic_load(&dev->split_job))
-			wake_helpers(dev, exe->parts[i + 1]);
-		return run_cmd_alone(dev, job, cmd, s);
+		if (i + 1 < exe->num_cmds && atomic_load(&dev->sleepers) &&
+		    atomic_load(&dev->split_job) && cmd_parts(dev, exe, i + 1) > 1)
+			wake_helpers(dev, cmd_parts(dev, exe, i + 1));
+		if (exe->fine_parts[i] <= 1)
+			return run_cmd_alone(dev, job, cmd, s);
+		t0 = now_ns();
+		ret = run_cmd_alone(dev, job, cmd, s);
+		one_part_took(exe, i, (uint64_t)(now_ns() - t0));
+		return ret;
 	}
 
 	/* Closed: helpers that come now stay out; those inside leave. */
@@ -953,11 +1016,12 @@ static void run_job(struct vnpu_dev *dev, struct vnpu_dev_job *job, struct tile_
 	job->status = VNPU_OK;
 	job->fault_cmd = -1;
 	/* Helpers poll through a job with split commands (CPU_JOB_SPIN_NS). */
-	split = dev->num_threads > 1 && exe->num_split && !job->alone &&
+	split = dev->num_threads > 1 && (exe->num_split || atomic_load(&exe->num_fine)) &&
+		!job->alone &&
 		atomic_load(&dev->running) == 1 && cpu_time_to_spare(dev);
 	if (split) {
 		atomic_store(&dev->split_job, true);
-		if (exe->parts[0] <= 1 && atomic_load(&dev->sleepers))
+		if (cmd_parts(dev, exe, 0) <= 1 && atomic_load(&dev->sleepers))
 			wake_helpers(dev, dev->num_threads);
 	}
 	for (i = 0; i < exe->num_cmds; i++) {

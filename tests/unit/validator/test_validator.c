@@ -268,6 +268,32 @@ TEST(exec_parts_small_command_whole)
 	ASSERT_EQ(4, vnpu_exec_parts(&c->hdr, 4, 0, 0));
 }
 
+/*
+ * Tiles that poll take finer parts (vnpu_exec_parts_fine()): a copy of
+ * 3 * 2^14 elements, whole for vnpu_exec_parts(), splits in a multiple of
+ * the tiles where its work limits the parts (2 on 2 tiles, not 3), in as
+ * many as it has work for below that; 10000 stay whole, and a large copy
+ * splits as vnpu_exec_parts() splits it.
+ */
+TEST(exec_parts_fine)
+{
+	struct case_stream s;
+	struct vnpu_cmd_copy *c;
+
+	memset(&s, 0, sizeof(s));
+	c = case_add(&s, VNPU_CMD_COPY, sizeof(*c));
+	c->dst = case_tensor(0, VNPU_DTYPE_U8, 0, 3u << 14);
+	c->src = case_tensor(1, VNPU_DTYPE_U8, 0, 3u << 14);
+	ASSERT_EQ(1, vnpu_exec_parts(&c->hdr, 2, 0, 0));
+	ASSERT_EQ(2, vnpu_exec_parts_fine(&c->hdr, 2, 0, 0));
+	ASSERT_EQ(3, vnpu_exec_parts_fine(&c->hdr, 3, 0, 0));
+	ASSERT_EQ(3, vnpu_exec_parts_fine(&c->hdr, 4, 0, 0));	/* work for 3 of 4 tiles */
+	c->dst.dims[0] = c->src.dims[0] = 10000;
+	ASSERT_EQ(1, vnpu_exec_parts_fine(&c->hdr, 2, 0, 0));
+	c->dst.dims[0] = c->src.dims[0] = 1u << 18;
+	ASSERT_EQ(vnpu_exec_parts(&c->hdr, 4, 0, 0), vnpu_exec_parts_fine(&c->hdr, 4, 0, 0));
+}
+
 TEST(exec_transpose_and_broadcast)
 {
 	static __u16 a[4096], b[4096];
