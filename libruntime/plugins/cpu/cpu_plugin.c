@@ -288,6 +288,7 @@ struct vnpu_dev {
 	/* Logged at DEBUG: answers, those with time to spare, others' most. */
 	uint64_t load_answers, load_spare;
 	int64_t others_max_mcpu;
+	atomic_uint_fast64_t fine_runs;	/* commands run in their fine parts (cmd_parts()) */
 	struct tile_scratch scratch;	/* the submitter's, for a job run at submit */
 	struct tile_scratch fw_scratch;	/* the firmware thread's */
 	struct tile_scratch wait_scratch;	/* the completion wait's (one at a time) */
@@ -983,6 +984,8 @@ static int run_cmd(struct vnpu_dev *dev, struct vnpu_dev_job *job, uint32_t i,
 		return ret;
 	}
 
+	if (parts != exe->parts[i])
+		atomic_fetch_add_explicit(&dev->fine_runs, 1, memory_order_relaxed);
 	/* Closed: helpers that come now stay out; those inside leave. */
 	atomic_fetch_add(&dev->gen, 1);
 	job_wait(dev, no_helper_active, dev);
@@ -1543,9 +1546,11 @@ static void log_stats(struct vnpu_dev *dev)
 		  st->queued ? (double)st->queue_ns / (double)st->queued / 1e3 : 0.0,
 		  (double)st->max_queue_ns / 1e3, (unsigned long long)st->late, CPU_LATE_NS / 1000);
 	host->log(VNPU_LOG_DEBUG,
-		  "CPU: time to spare in %llu of %llu load readings; other processes used up to %.2f CPUs",
+		  "CPU: time to spare in %llu of %llu load readings; other processes used up to %.2f CPUs; "
+		  "%llu commands ran in fine parts",
 		  (unsigned long long)dev->load_spare, (unsigned long long)dev->load_answers,
-		  (double)dev->others_max_mcpu / 1e3);
+		  (double)dev->others_max_mcpu / 1e3,
+		  (unsigned long long)atomic_load(&dev->fine_runs));
 }
 
 static void cpu_destroy(struct vnpu_plugin *p)
