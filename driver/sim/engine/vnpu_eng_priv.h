@@ -729,8 +729,9 @@ static inline __u64 eng_q4(__u64 k)
  * @nmb: channel blocks per group
  * @units: (image, group, column block, channel block), the channel block
  *	varying fastest so that a part's units share their packed input;
- *	with four column blocks or more, one channel block of them all,
- *	so that no two parts pack one column block
+ *	with ENG_QMIN_UNITS column blocks or more, one channel block of
+ *	them all, so that no two parts pack one column block; with 4 to 7,
+ *	two of even size; with fewer, enough for ENG_QMIN_UNITS units
  * @hp: rows of a column block's staged input channel (padding included)
  * @wp: bytes of a staged row: the padded row and ENG_QSLACK
  * @rs: bytes of an im2col row: @ncp and ENG_QSLACK
@@ -775,8 +776,16 @@ static inline void eng_qplan(const struct eng_conv_shape *s,
 		p->nb = eng_div_up(tiles, eng_max(1, per / ENG_QNR));
 		p->pos = p->nb ? eng_div_up(tiles, p->nb) * ENG_QNR : ENG_QNR;
 		p->ncp = p->pos;
-		if (p->nb >= 4)
+		if (p->nb >= ENG_QMIN_UNITS)
 			p->mb = p->mp;
+		/*
+		 * 4 to 7 blocks: two channel blocks of even size, so that
+		 * two parts split the work evenly (5 blocks were units of
+		 * 3 and 2 blocks, 60% of the work on one part); a part that
+		 * starts inside a block packs it again.
+		 */
+		else if (p->nb >= 4)
+			p->mb = eng_div_up(eng_div_up(p->mp, 2), ENG_QMR) * ENG_QMR;
 		/*
 		 * Fewer than ENG_QMIN_UNITS blocks of positions and channels:
 		 * narrower channel blocks, so that the layer splits over the
