@@ -942,6 +942,10 @@ static void slice_bf16(const struct gemm_a *a, const struct gemm_b *b,
 		if (b->off) {
 			t.fb = b->win + n0;
 			t.off = b->off + k0;
+			t.bc = b->bc ? b->bc + (k0 / 2) * ENG_NR : 0;
+			t.bc_ps = b->bc_ps;
+			if (b->bc && !b->bc_fill)
+				t.fb = 0;
 		} else {
 			b->pack(b->arg, k0, s->kc, n0, s->nc, bufs->b);
 			t.fb = bufs->b;
@@ -1968,6 +1972,9 @@ static void pack_a_conv(const void *arg, __u64 m0, __u64 mc, __u64 k0,
  * @q1: see @x
  * @laid: the layout the offsets and slack of a unit's own window were
  *	last set for (conv_window())
+ * @bc_x: NULL, or the input whose columns [@bc_q[0], @bc_q[1]) the B cache
+ *	holds as bf16 pairs (eng_conv_bf16_cache())
+ * @bc_q: see @bc_x
  */
 struct conv_held {
 	__u64 epoch;
@@ -1976,6 +1983,8 @@ struct conv_held {
 	const void *x;
 	__u64 q0, q1;
 	__u64 laid[2];
+	const void *bc_x;
+	__u64 bc_q[2];
 };
 
 /**
@@ -2033,6 +2042,7 @@ static void conv_src_init(const struct eng_layer *l, const struct conv_job *cj,
 	h->x = 0;
 	h->laid[0] = 0;
 	h->laid[1] = 0;
+	h->bc_x = 0;
 }
 
 /*
@@ -2116,13 +2126,20 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	e.avx512 = eng_act_avx512(ctx);
 	mbu = eng_div_up(cj.s.mg, unit.rows);
 	conv_src_init(l, &cj, unit.cols, bufs.b, ctx, &cs);
+	/* bf16 pairs: the units' rounded input, after the window. */
+	b.bc = eng_conv_bf16_cache(&cj.s, at, &l->t[1], ctx->features,
+				   unit.cols) ?
+	       eng_align(bufs.b + eng_conv_bbuf(&cj.s, at, unit.cols)) : 0;
+	b.bc_ps = eng_div_up(kt, 2) * ENG_NR;
 	/*
-	 * Units with a window of their own (strides over 1) take the output
-	 * channels of one window one after another, so that they share it;
-	 * the others take the columns of one block of channels in turn.
+	 * Units with a window of their own (strides over 1) or a B cache take
+	 * the output channels of one window one after another, so that they
+	 * share it; the others take the columns of one block of channels in
+	 * turn.
 	 */
 	conv_job_init(l, 0, 0, &cj);
-	own = cs.windowed && !conv_direct(&cj) && !(cs.slide && cj.xs[2] == 1);
+	own = b.bc || (cs.windowed && !conv_direct(&cj) &&
+		       !(cs.slide && cj.xs[2] == 1));
 	for (u = ub; u < ue; u++) {
 		__u64 qi = own ? (u / mbu) % nb : u % nb;
 		__u64 mi = own ? u % mbu : (u / nb) % mbu;
@@ -2138,11 +2155,22 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 		q1 = eng_min(q0 + unit.cols, qn);
 		conv_src_unit(&cj, &cs, q0, q1, unit.cols, &b, &tail, &qf,
 			      &o);
+		/* The cache holds the last unit's columns on this scratch. */
+		if (b.bc) {
+			struct conv_held *h = cs.h;
+
+			b.bc_fill = h->bc_x != cj.x || h->bc_q[0] != q0 ||
+				    h->bc_q[1] != qf;
+			h->bc_x = cj.x;
+			h->bc_q[0] = q0;
+			h->bc_q[1] = qf;
+		}
 		for (m0 = mi * unit.rows; m0 < m1; m0 += ENG_MC) {
 			mc = eng_min(ENG_MC, m1 - m0);
 			if (qf > q0)
 				gemm_block(&a, &b, m0, mc, q0, qf - q0, kt, &o,
 					   &e, &bufs);
+			b.bc_fill = 0;
 			if (q1 > qf)
 				gemm_block(&a, &tail, m0, mc, qf, q1 - qf, kt,
 					   &o, &e, &bufs);

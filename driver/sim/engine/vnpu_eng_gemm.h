@@ -164,6 +164,10 @@ void vnpu_eng_slice_avx2(struct eng_slice *s);
  *	or without @off panel q's row k at @fb + q * @fb_ps + k * ENG_NR
  * @off: see @fb
  * @fb_ps: see @fb
+ * @bc: NULL, or B's cache: panel q at @bc + q * @bc_ps, pair p of column
+ *	j at + p * ENG_NR + j, an odd @kc's last depth as pairs (x, 0) after
+ *	them; with @fb it is filled from there first, else B is read from it
+ * @bc_ps: see @bc
  * @acc: the block's sums, rows @acc_rs floats apart (struct eng_slice)
  * @acc_rs: see @acc
  * @load: 0 for the first slice, else add to @acc
@@ -180,6 +184,8 @@ struct eng_bf16_slice {
 	const float *fb;
 	const __s32 *off;
 	__u64 fb_ps;
+	__u32 *bc;
+	__u64 bc_ps;
 	float *acc;
 	__u64 acc_rs;
 	int load;

@@ -257,18 +257,18 @@ static const tile_fn tiles[2][2][2] = {
  * Depth [0, @kc) of the @w (at most 32) columns of f32 B at @s (rows at
  * b + off[k], or panel q's row k at b + q * b_ps + k * ENG_NR), from
  * column @c0, as pair panels at @dst (ENG_NR pairs a row, panel q at
- * + q * (kc / 2) * ENG_NR), the odd depth's last row to @tail (pairs
- * (x, 0), panel q at + q * ENG_NR). Columns past @w are the source's
- * (its slack or zero panels), never used.
+ * + q * @ps), the odd depth's last row to @tail (pairs (x, 0), panel q at
+ * + q * @tps). Columns past @w are the source's (its slack or zero
+ * panels), never used.
  */
 static void pack_b_pairs(const struct eng_bf16_slice *s, __u64 c0, __u64 w,
-			 __u32 *dst, __u32 *tail)
+			 __u32 *dst, __u64 ps, __u32 *tail, __u64 tps)
 {
-	__u64 np2 = s->kc / 2, q, k;
+	__u64 q, k;
 	const v16sf z = {};
 
 	for (q = 0; q * ENG_NR < w; q++) {
-		__u32 *d = dst + q * np2 * ENG_NR;
+		__u32 *d = dst + q * ps;
 		const float *b = s->off ? s->fb + c0 + q * ENG_NR :
 				 s->fb + (c0 / ENG_NR + q) * s->fb_ps;
 
@@ -280,7 +280,7 @@ static void pack_b_pairs(const struct eng_bf16_slice *s, __u64 c0, __u64 w,
 			sti16(d, pair16(ld16(r0), ld16(r1)));
 		}
 		if (s->kc % 2)
-			sti16(tail + q * ENG_NR,
+			sti16(tail + q * tps,
 			      pair16(ld16(s->off ? b + s->off[k] :
 					  b + k * ENG_NR), z));
 	}
@@ -357,9 +357,24 @@ void vnpu_eng_slice_bf16(const struct eng_bf16_slice *s)
 		int two_n = j + 1 < nb;
 		const __u32 *b0, *b1;
 
-		if (s->fb) {
+		if (s->bc) {
+			b0 = s->bc + j * s->bc_ps;
+			b1 = b0 + s->bc_ps;
+			if (s->fb)
+				pack_b_pairs(s, j * ENG_NR,
+					     (two_n ? 2 : 1) * ENG_NR,
+					     s->bc + j * s->bc_ps, s->bc_ps,
+					     s->bc + j * s->bc_ps + np2 * ENG_NR,
+					     s->bc_ps);
+			/* The tiles read the two tails side by side. */
+			for (i = 0; odd && i < ENG_NR; i++) {
+				tb[i] = b0[np2 * ENG_NR + i];
+				tb[ENG_NR + i] = two_n ? b1[np2 * ENG_NR + i] : 0;
+			}
+		} else if (s->fb) {
 			pack_b_pairs(s, j * ENG_NR,
-				     (two_n ? 2 : 1) * ENG_NR, bw, tb);
+				     (two_n ? 2 : 1) * ENG_NR, bw,
+				     np2 * ENG_NR, tb, ENG_NR);
 			b0 = bw;
 			b1 = bw + np2 * ENG_NR;
 		} else {

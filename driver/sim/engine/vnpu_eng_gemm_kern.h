@@ -107,6 +107,11 @@ struct gemm_a {
  * @arg: argument of @pack
  * @win: the window the rows of @off start in
  * @off: for each depth index, its row's offset in @win, or NULL
+ * @bc: with @off on the AVX512-BF16 path, NULL or the block's rows as
+ *	bf16 pairs over the whole depth (struct eng_bf16_slice's @bc, from
+ *	depth 0, panels @bc_ps words apart)
+ * @bc_ps: see @bc
+ * @bc_fill: fill @bc from @off's rows (else it holds them already)
  */
 struct gemm_b {
 	const float *packed;
@@ -120,6 +125,9 @@ struct gemm_b {
 	const void *arg;
 	const float *win;
 	const __s32 *off;
+	__u32 *bc;
+	__u64 bc_ps;
+	int bc_fill;
 };
 
 /**

@@ -1145,6 +1145,31 @@ static inline __u64 eng_conv_bbuf(const struct eng_conv_shape *s,
 	       eng_conv_slack(s, a, cols);
 }
 
+/* The most words a bf16 convolution's B cache takes (3 MiB). */
+#define ENG_CONV_BF16_CACHE_MAX	(3ull << 18)
+
+/*
+ * Words of a part's B cache for a convolution of bf16 pairs (@w) over a
+ * window, units of @cols columns: the unit's input rounded to bf16 pairs
+ * for its whole depth, which the units of its other output channels read
+ * instead of rounding it again (vnpu_eng_slice_bf16()); 0 for none: not
+ * the AVX512-BF16 path, or over ENG_CONV_BF16_CACHE_MAX.
+ */
+static inline __u64 eng_conv_bf16_cache(const struct eng_conv_shape *s,
+					const struct vnpu_layer_conv *a,
+					const struct vnpu_tensor *w,
+					__u32 features, __u64 cols)
+{
+	__u64 words = eng_div_up(cols, ENG_NR) * ENG_NR *
+		      eng_div_up(s->cg * s->kh * s->kw, 2);
+
+	if (!eng_bf16_path(features) || !(a->flags & VNPU_LAYER_F_PACKED) ||
+	    w->dtype != VNPU_DTYPE_BF16 || !eng_conv_windowed(a) ||
+	    words > ENG_CONV_BF16_CACHE_MAX)
+		return 0;
+	return words;
+}
+
 /*
  * A depthwise convolution with strides up to ENG_WIN_STRIDE runs over
  * windows (vnpu_eng_dw.c): a unit is a block of output rows of one

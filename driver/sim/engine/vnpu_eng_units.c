@@ -446,7 +446,9 @@ __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_tensor *t,
 		eng_conv_unit(&s, a, features, &u);
 		eng_scratch_block(features, &u, &blk);
 		return gemm_scratch(!eng_packed_f32(a->flags, &t[1]), &blk,
-				    eng_conv_bbuf(&s, a, u.cols));
+				    eng_conv_bbuf(&s, a, u.cols) + ENG_ALIGN / 4 +
+				    eng_conv_bf16_cache(&s, a, &t[1], features,
+							u.cols));
 	}
 	if (op == VNPU_LAYER_QLINEAR_CONV &&
 	    (((const struct vnpu_layer_conv *)attrs)->flags & VNPU_LAYER_F_PACKED)) {

@@ -292,9 +292,10 @@ TEST(gemmbf16)
 	conv_case(_metadata, 5, 23, 23, 13, 7, 7, 5, 3);
 	conv_case(_metadata, 130, 6, 6, 8, 3, 3, 1, 1);
 	/*
-	 * Several blocks of output channels by several of columns, column
-	 * pairs rounded two panels at a time: 1x1 direct with a tail, sliding
-	 * and strided windows, odd depths.
+	 * Several blocks of output channels by several of columns, the later
+	 * blocks of a column block reading the pairs the first one rounded
+	 * (the B cache, also across parts on one scratch): 1x1 direct with a
+	 * tail, sliding and strided windows, odd depths.
 	 */
 	conv_case(_metadata, 33, 19, 29, 200, 1, 1, 1, 0);
 	conv_case(_metadata, 7, 24, 26, 150, 3, 3, 1, 1);
