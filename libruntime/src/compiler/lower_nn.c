@@ -91,8 +91,12 @@ vnpu_status cl_pack_gemm_b(struct cstate *s, int32_t bv, bool trans, bool hinted
 			   int32_t *out)
 {
 	const struct vnpu_tinfo binfo = *INFO(s, bv), *b = &binfo;
-	/* Transposed B may be [N, 1, K] (a 1-D convolution's W of one channel). */
-	int64_t k = trans ? b->dims[b->rank - 1] : b->dims[0], n = trans ? b->dims[0] : b->dims[1];
+	/*
+	 * Transposed B may be [N, 1, K] (a 1-D convolution's W of one channel)
+	 * or [N, K, 1, 1] (a 1x1 convolution's W): K is what follows N.
+	 */
+	int64_t n = trans ? b->dims[0] : b->dims[1];
+	int64_t k = trans ? vnpu_tinfo_elems(b) / (n ? n : 1) : b->dims[0];
 	uint64_t size = vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, (uint64_t)k, (uint64_t)n);
 	float *dense = NULL, *packed, *wide;
 	const float *src;
@@ -147,7 +151,8 @@ static vnpu_status gemm_layer(struct cstate *s, struct cop *op, struct ctensor a
 		attr.flags |= VNPU_LAYER_F_BIAS;
 	}
 	if (op->residual >= 0) {
-		t[n++] = ct_dense(s, op->residual);
+		/* Of the output's shape: as Y's view of it. */
+		t[n++] = ct_shaped(s, op->residual, (int32_t)y.rank, y.dims);
 		attr.flags |= VNPU_LAYER_F_RESIDUAL;
 	}
 	t[n++] = y;
@@ -482,6 +487,48 @@ static vnpu_status lower_conv_frames(struct cstate *s, struct cop *op,
 	return cl_copy(s, y, ct_dense(s, tv));
 }
 
+/*
+ * Whether @op is a convolution whose every output reads one input pixel
+ * over a map of one pixel: the 1x1 convolutions of a squeeze-excite block
+ * after its GlobalAveragePool. As a CONV layer such a product is one
+ * column wide, and the micro-kernel's tile computes sixteen.
+ */
+static bool conv_vec(struct cstate *s, const struct cop *op, const struct vnpu_layer_conv *attr)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0)), *wi = INFO(s, IN(op, 1));
+	const struct vnpu_tinfo *yi = INFO(s, op->out[0]);
+
+	if (xi->rank != 4 || wi->rank != 4 || yi->rank != 4 || attr->group != 1 ||
+	    xi->type != VNPU_TYPE_F32 || yi->type != VNPU_TYPE_F32 ||
+	    !cs_is_const(s, IN(op, 1)) || !packable(wi) || s->opt.no_packing ||
+	    s->opt.inference_precision == VNPU_TYPE_F16 ||
+	    s->opt.inference_precision == VNPU_TYPE_BF16)
+		return false;
+	return xi->dims[2] == 1 && xi->dims[3] == 1 && yi->dims[2] == 1 && yi->dims[3] == 1 &&
+	       wi->dims[2] == 1 && wi->dims[3] == 1 && !attr->pad_begin[0] &&
+	       !attr->pad_begin[1] && !attr->pad_end[0] && !attr->pad_end[1];
+}
+
+/*
+ * That convolution as a GEMM: X [N, C] by W^T packed into Y [N, M], the
+ * bias, residual and activation in its epilogue. Each output is the same
+ * chain of FMAs over the channels from zero and the same epilogue as the
+ * CONV layer's, so the same bits; one row runs as a mat-vec.
+ */
+static vnpu_status lower_conv_vec(struct cstate *s, struct cop *op, int32_t bias)
+{
+	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0)), *yi = INFO(s, op->out[0]);
+	int64_t xd[2] = { xi->dims[0], xi->dims[1] }, yd[2] = { yi->dims[0], yi->dims[1] };
+	struct ctensor a = ct_shaped(s, IN(op, 0), 2, xd);
+	struct ctensor y = ct_shaped(s, op->out[0], 2, yd);
+	int32_t packed;
+	vnpu_status st = cl_pack_gemm_b(s, IN(op, 1), true, true, &packed);
+
+	if (st)
+		return st;
+	return gemm_layer(s, op, a, ct_dense(s, packed), packed, bias, 1.0f, 1.0f, y);
+}
+
 static vnpu_status lower_conv(struct cstate *s, struct cop *op)
 {
 	struct vnpu_layer_conv attr;
@@ -492,6 +539,11 @@ static vnpu_status lower_conv(struct cstate *s, struct cop *op)
 		return st;
 	if (conv_frames(s, op, &attr))
 		return lower_conv_frames(s, op, &attr, bias);
+	if (conv_vec(s, op, &attr)) {
+		st = lower_conv_vec(s, op, bias);
+		if (st != VNPU_UNSUPPORTED)
+			return st;
+	}
 	return conv_layer(s, &attr, ct_dense(s, IN(op, 0)), IN(op, 1), bias, op->residual,
 			  ct_dense(s, op->out[0]));
 }

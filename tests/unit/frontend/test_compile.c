@@ -2197,6 +2197,91 @@ TEST(conv_frames)
 	vnpu_model_free(m);
 }
 
+/*
+ * A squeeze-excite block's 1x1 convolutions over a map of one pixel, of
+ * @batch images: x [B, C, 1, 1] -> Conv+Add(x)+Relu -> Conv+HardSigmoid,
+ * built with the padding @pad and @group groups on the first Conv.
+ */
+static vnpu_model *se_model(int64_t batch, int64_t pad, int64_t group)
+{
+	enum { C = 40, M = 24 };
+	static float w1[C * C], b1[C], w2[M * C], b2[M];
+	struct mb *b = mb_new(13);
+	Onnx__NodeProto *n;
+
+	fe_pattern(w1, C * C, 31);
+	fe_pattern(b1, C, 32);
+	fe_pattern(w2, M * C, 33);
+	fe_pattern(b2, M, 34);
+	mb_input(b, "x", F32, 4, (const int64_t[]){ batch, C, 1, 1 });
+	mb_init_f32(b, "w1", 4, (const int64_t[]){ C, C / group, 1, 1 }, w1);
+	mb_init_f32(b, "b1", 1, (const int64_t[]){ C }, b1);
+	mb_init_f32(b, "w2", 4, (const int64_t[]){ M, C, 1, 1 }, w2);
+	mb_init_f32(b, "b2", 1, (const int64_t[]){ M }, b2);
+	n = mb_node(b, "Conv", (const char *[]){ "x", "w1", "b1", NULL },
+		    (const char *[]){ "c1", NULL });
+	mb_attr_int(n, "group", group);
+	if (pad) {
+		mb_attr_ints(n, "pads", 4, (const int64_t[]){ pad, pad, pad, pad });
+		mb_node(b, "Relu", (const char *[]){ "c1", NULL }, (const char *[]){ "r", NULL });
+	} else {
+		mb_node(b, "Add", (const char *[]){ "c1", "x", NULL }, (const char *[]){ "a", NULL });
+		mb_node(b, "Relu", (const char *[]){ "a", NULL }, (const char *[]){ "r", NULL });
+	}
+	mb_node(b, "Conv", (const char *[]){ "r", "w2", "b2", NULL }, (const char *[]){ "c2", NULL });
+	mb_node(b, "HardSigmoid", (const char *[]){ "c2", NULL }, (const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	return mb_read(b);
+}
+
+/*
+ * se_model() compiled: both convolutions of one-pixel maps become GEMMs
+ * of a row an image (X [B, C] by W^T packed) giving the bits of the CONV
+ * layers of the program without fusion and packing; a padded or grouped
+ * first one stays a CONV layer.
+ */
+static void se_case(struct __test_metadata *_metadata, int64_t batch, int64_t pad,
+		    int64_t group, uint64_t want_rows)
+{
+	vnpu_model *m = se_model(batch, pad, group);
+	float *a[8] = { 0 }, *b[8] = { 0 };
+	struct vnpu_program *p, *q;
+
+	EXPECT_NE(NULL, m);
+	if (!m)
+		return;
+	p = compile_run(_metadata, m, NULL, a);
+	q = compile_run(_metadata, m, &no_fusion, b);
+	EXPECT_TRUE(p && q);
+	if (p && q) {
+		EXPECT_EQ(want_rows, first_gemm_rows(p))
+			TH_LOG("batch %ld pad %ld group %ld: first GEMM of %lu rows", (long)batch,
+			       (long)pad, (long)group, (unsigned long)first_gemm_rows(p));
+		EXPECT_EQ(0, first_gemm_rows(q));
+		EXPECT_EQ(0, memcmp(a[0], b[0], p->outputs[0].size))
+			TH_LOG("batch %ld pad %ld group %ld: not the CONV layers' bits",
+			       (long)batch, (long)pad, (long)group);
+	}
+	for (int i = 0; i < 8; i++) {
+		free(a[i]);
+		free(b[i]);
+	}
+	vnpu_program_free(p);
+	vnpu_program_free(q);
+	vnpu_model_free(m);
+}
+
+TEST(conv_one_pixel)
+{
+	se_case(_metadata, 1, 0, 1, 1);
+	se_case(_metadata, 3, 0, 1, 3);
+	se_case(_metadata, 7, 0, 1, 7);
+	/* Padded, the first Conv gives a 3x3 map: neither is lowered. */
+	se_case(_metadata, 1, 1, 1, 0);
+	/* Grouped, the first stays a CONV layer, the second is the GEMM. */
+	se_case(_metadata, 1, 0, 2, 1);
+}
+
 static int overlaps(const struct vnpu_plan_buf *a, const struct vnpu_plan_buf *b)
 {
 	bool time = a->first <= b->last && b->first <= a->last;
