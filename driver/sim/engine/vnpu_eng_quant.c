@@ -536,6 +536,8 @@ struct eng_qconv {
 	__u8 *planes;		/* ENG_QPLANES channels' tap planes, or NULL */
 	__s32 *xsum;		/* per position: sum of its inputs */
 	__s32 *acc;		/* one tile's sums */
+	__s16 *b16;		/* AVX2: the packed block widened (qb16_block) */
+	__s16 *w16;		/* AVX2: a tile's weight rows widened */
 };
 
 /*
@@ -1005,44 +1007,123 @@ static void qtile_c(const struct eng_qtile *t)
 }
 #else
 typedef short v16hi_q __attribute__((vector_size(32)));
+typedef short v16hi_qa __attribute__((vector_size(32), aligned(32), may_alias));
+typedef short v16hi_qu __attribute__((vector_size(32), aligned(2), may_alias));
+typedef signed char v16qi_q __attribute__((vector_size(16)));
+typedef signed char v16qi_qu __attribute__((vector_size(16), aligned(1), may_alias));
+typedef int v8si_qa __attribute__((vector_size(32), aligned(32), may_alias));
 
 /*
- * AVX2, exact: u8 inputs and i8 weights widened to 16 bits, vpmaddwd
- * sums pairs into 32 bits (no vpmaddubsw: its 16-bit sums saturate).
- * Lanes 2i and 2i + 1 of a sum hold position i's even and odd pairs.
+ * ---- The AVX2 tile: exact sums with vpmaddwd --------------------------
+ *
+ * AVX2 has no vpdpbusd, and vpmaddubsw's 16-bit pair sums saturate on
+ * full-range i8 weights (255 * 127 * 2 > 32767), so inputs and weights
+ * are 16-bit and vpmaddwd sums each pair into 32 bits (at most
+ * 2 * 255 * 128: exact). Widening them in the tile's inner loop cost more
+ * than the products; instead the packed block is widened once
+ * (qb16_block(): per depth pair, ENG_QNR positions of two s16, so that a
+ * vector is 8 positions) and a tile's ENG_QMR weight rows once
+ * (qw16_rows()), and the inner loop is a 32-bit broadcast of a row's
+ * weight pair and vpmaddwd and vpaddd into 8 positions' sums.
  */
-static void qtile_avx2(const struct eng_qtile *t)
+
+/* Pairs of depth the tile sums between visits of its sums in memory. */
+#define QK2_CHUNK	128
+
+/*
+ * The packed block at @b (ENG_QNR positions x 4 depths per step, @steps
+ * steps to a tile of positions, @tiles tiles) as 16-bit pairs at @d: step
+ * j's depths 4j, 4j + 1 become pair 2j, its 4j + 2, 4j + 3 pair 2j + 1,
+ * each ENG_QNR positions of two s16 (zero-extended).
+ */
+static void qb16_block(const __u8 *b, __s16 *d, __u64 tiles, __u64 steps)
 {
-	__u64 r, j, c, i;
+	__u64 n = tiles * steps, i, v;
 
-	for (r = 0; r < ENG_QMR; r += 2) {
-		v8si_qq acc[2][8] = {};
+	for (i = 0; i < n; i++, b += ENG_QNR * 4, d += ENG_QNR * 4) {
+		for (v = 0; v < ENG_QNR / 8; v++) {
+			v32qu_s q = *(const v32qu_sa *)(b + 32 * v);
+			v16qu_s lo = __builtin_shufflevector(q, q, 0, 1, 4, 5, 8, 9, 12, 13,
+							     16, 17, 20, 21, 24, 25, 28, 29);
+			v16qu_s hi = __builtin_shufflevector(q, q, 2, 3, 6, 7, 10, 11, 14, 15,
+							     18, 19, 22, 23, 26, 27, 30, 31);
 
-		for (j = 0; j < t->k4 / 4; j++) {
-			const __u8 *bp = t->b + j * ENG_QNR * 4;
-			v16hi_q w[2];
-
-			for (i = 0; i < 2; i++) {
-				const __s8 *wp = t->w + (r + i) * t->k4 + 4 * j;
-
-				w[i] = (v16hi_q){ wp[0], wp[1], wp[2], wp[3], wp[0], wp[1],
-						  wp[2], wp[3], wp[0], wp[1], wp[2], wp[3],
-						  wp[0], wp[1], wp[2], wp[3] };
-			}
-			for (c = 0; c < 8; c++) {
-				v16qu_q bv = *(const v16qu_qu *)(bp + c * 16);
-				v16hi_q bw = __builtin_convertvector(bv, v16hi_q);
-
-				for (i = 0; i < 2; i++)
-					acc[i][c] += (v8si_qq)__builtin_ia32_pmaddwd256(bw, w[i]);
-			}
+			*(v16hi_qa *)(d + 16 * v) = __builtin_convertvector(lo, v16hi_q);
+			*(v16hi_qa *)(d + ENG_QNR * 2 + 16 * v) =
+				__builtin_convertvector(hi, v16hi_q);
 		}
-		for (i = 0; i < 2; i++)
-			for (c = 0; c < 8; c++)
-				for (j = 0; j < 4; j++)
-					t->acc[(r + i) * ENG_QNR + c * 4 + j] =
-						(__s32)((__u32)acc[i][c][2 * j] +
-							(__u32)acc[i][c][2 * j + 1]);
+	}
+}
+
+/* ENG_QMR rows of @k4 i8 weights at @w as s16 at @d, row-major. */
+static void qw16_rows(const __s8 *w, __s16 *d, __u64 k4)
+{
+	__u64 n = ENG_QMR * k4, i;
+
+	for (i = 0; i + 16 <= n; i += 16)
+		*(v16hi_qu *)(d + i) = __builtin_convertvector(*(const v16qi_qu *)(w + i),
+							       v16hi_q);
+	for (; i < n; i++)
+		d[i] = w[i];
+}
+
+/*
+ * Six rows of weights (@w, rows @k4 apart) by 16 positions of the widened
+ * block (@b, ENG_QNR * 2 apart per pair), pairs [0, @pairs), added to the
+ * sums at @acc (row r at r * ENG_QNR; zeroed first when @init): twelve
+ * sums in registers, two vectors of inputs and one broadcast weight pair.
+ */
+static void qmadd_6x16(const __s16 *w, __u64 k4, const __s16 *b, __u64 pairs,
+		       __s32 *acc, int init)
+{
+	v8si_qq a[6][2];
+	__u64 p, r;
+
+#pragma GCC unroll 6
+	for (r = 0; r < 6; r++) {
+		if (init) {
+			a[r][0] = (v8si_qq){};
+			a[r][1] = (v8si_qq){};
+		} else {
+			a[r][0] = *(const v8si_qa *)(acc + r * ENG_QNR);
+			a[r][1] = *(const v8si_qa *)(acc + r * ENG_QNR + 8);
+		}
+	}
+	for (p = 0; p < pairs; p++, b += ENG_QNR * 2, w += 2) {
+		v16hi_q b0 = *(const v16hi_qa *)b, b1 = *(const v16hi_qa *)(b + 16);
+
+#pragma GCC unroll 6
+		for (r = 0; r < 6; r++) {
+			v16hi_q wv = (v16hi_q)((v8si_qq){} + *(const __s32 *)(w + r * k4));
+
+			a[r][0] += (v8si_qq)__builtin_ia32_pmaddwd256(b0, wv);
+			a[r][1] += (v8si_qq)__builtin_ia32_pmaddwd256(b1, wv);
+		}
+	}
+#pragma GCC unroll 6
+	for (r = 0; r < 6; r++) {
+		*(v8si_qa *)(acc + r * ENG_QNR) = a[r][0];
+		*(v8si_qa *)(acc + r * ENG_QNR + 8) = a[r][1];
+	}
+}
+
+/*
+ * The AVX2 tile: ENG_QMR rows of widened weights @w16 by ENG_QNR
+ * positions of the widened block @b16, into t->acc; by chunks of depth
+ * whose weights and inputs stay in L1 while its four 6x16 quarters run.
+ */
+static void qtile_avx2(const struct eng_qtile *t, const __s16 *w16,
+		       const __s16 *b16)
+{
+	__u64 pairs = t->k4 / 2, p0, n, r, h;
+
+	for (p0 = 0; p0 < pairs; p0 += QK2_CHUNK) {
+		n = eng_min(QK2_CHUNK, pairs - p0);
+		for (r = 0; r < ENG_QMR; r += 6)
+			for (h = 0; h < ENG_QNR; h += 16)
+				qmadd_6x16(w16 + r * t->k4 + 2 * p0, t->k4,
+					   b16 + (p0 * ENG_QNR + h) * 2, n,
+					   t->acc + r * ENG_QNR + h, !p0);
 	}
 }
 #endif
@@ -1079,14 +1160,16 @@ static void qtile_out(const struct eng_qtile *t)
 	}
 }
 
-static void qconv_tile(const struct eng_qconv *q, const struct eng_qtile *t)
+/* The tile of positions from @n0 of the packed block. */
+static void qconv_tile(const struct eng_qconv *q, const struct eng_qtile *t,
+		       __u64 n0)
 {
 #ifdef ENG_FMA
 	if (q->ctx->features & VNPU_ENG_F_VNNI) {
 		vnpu_eng_qtile_vnni(t);
 		return;
 	}
-	qtile_avx2(t);
+	qtile_avx2(t, q->w16, q->b16 + n0 / ENG_QNR * q->p.k4 * ENG_QNR);
 #else
 	qtile_c(t);
 #endif
@@ -1136,6 +1219,10 @@ static void qconv_rows(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi,
 		 */
 		t.pf = r0 + ENG_QMR < q->s.mg ? t.w + ENG_QMR * p->k4 : (const __s8 *)0;
 		o.rows = (__u32)eng_min(ENG_QMR, q->s.mg - r0);
+#ifdef ENG_FMA
+		if (!(q->ctx->features & VNPU_ENG_F_VNNI))
+			qw16_rows(t.w, q->w16, p->k4);
+#endif
 		for (r = 0; r < o.rows; r++) {
 			__u64 m = g * q->s.mg + r0 + r;
 
@@ -1150,7 +1237,7 @@ static void qconv_rows(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi,
 			o.n = (__u32)eng_min(ENG_QNR, cnt - n0);
 			o.xsum = q->need_xsum ? q->xsum + n0 : (const __s32 *)0;
 			o.y = yd + (__s64)(g * q->s.mg + r0) * y->strides[1] + (__s64)n0;
-			qconv_tile(q, &t);
+			qconv_tile(q, &t, n0);
 		}
 		eng_pause(q->ctx);
 	}
@@ -1369,6 +1456,8 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 	q.stage = q_align(&sp, (q.p.hp + 1) * q.p.wp);
 	q.xsum = q_align(&sp, 4 * q.p.ncp);
 	q.acc = q_align(&sp, 4 * ENG_QMR * ENG_QNR);
+	q.b16 = q_align(&sp, 2 * q.p.k4 * q.p.ncp);
+	q.w16 = q_align(&sp, 2 * ENG_QMR * q.p.k4);
 	q.planes = q.p.np && !q.direct ?
 		   q_align(&sp, ENG_QPLANES * q.p.np * q.p.pb) : (__u8 *)0;
 	for (u = ub; u < ue; u++) {
@@ -1385,6 +1474,12 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 				qconv_pack_planes(&q, img, g, nbi);
 			else
 				qconv_pack(&q, img, g, nbi);
+#ifdef ENG_FMA
+			if (!(ctx->features & VNPU_ENG_F_VNNI))
+				qb16_block(q.b, q.b16, eng_div_up(eng_min(q.p.pos,
+					   q.s.oh * q.s.ow - nbi * q.p.pos), ENG_QNR),
+					   q.p.k4 / 4);
+#endif
 			h->key = blk;
 		}
 		qconv_rows(&q, img, g, nbi, mbi * q.p.mb,

@@ -316,6 +316,7 @@ struct qcase {
 	__u32 xt, yt;
 	int wz, bias, relu;
 	int nan;	/* channel 1's weight scale infinite, channel 2's NaN */
+	int sat;	/* inputs at their top, weights -128 and 127 in pairs */
 };
 
 /*
@@ -347,6 +348,14 @@ static void qconv_packed_case(struct __test_metadata *_metadata, const struct qc
 
 	q_fill(qc->xt, x, nx);
 	q_fill(VNPU_DTYPE_I8, w, nw);
+	/*
+	 * Products whose pair sums are 255 * -128 * 2 as the tiles see them
+	 * (an i8 input flipped to u8): what 16-bit pair sums saturate on.
+	 */
+	for (i = 0; qc->sat && i < nx; i++)
+		q_put(qc->xt, x, i, 255);
+	for (i = 0; qc->sat && i < nw; i++)
+		w[i] = i / 2 % 2 ? -128 : 127;
 	for (i = 0; i < qc->m; i++) {
 		ws[i] = 0.004f * (float)(i % 7 + 1);
 		bias[i] = (int32_t)(et_randf() * 3000);
@@ -389,10 +398,10 @@ static void qconv_packed_case(struct __test_metadata *_metadata, const struct qc
 	data[n - 1] = y;
 	at.flags |= VNPU_LAYER_F_PACKED;
 	at.act.func = qc->relu ? VNPU_ACT_RELU : VNPU_ACT_IDENTITY;
-	snprintf(name, sizeof(name), "qconv packed %llux%llux%llux%llu m%llu g%llu k%llu s%llu%s%s%s%s",
+	snprintf(name, sizeof(name), "qconv packed %llux%llux%llux%llu m%llu g%llu k%llu s%llu%s%s%s%s%s",
 		 qc->n, qc->c, qc->h, qc->w, qc->m, qc->group, qc->k, qc->stride,
 		 qc->xt == VNPU_DTYPE_I8 ? " s8x" : "", qc->wz ? " wz" : "",
-		 qc->relu ? " relu" : "", qc->nan ? " nan" : "");
+		 qc->relu ? " relu" : "", qc->nan ? " nan" : "", qc->sat ? " sat" : "");
 	EXPECT_EQ(0,
 		  et_layer_exact(name, VNPU_LAYER_QLINEAR_CONV, t, data, n, &at, sizeof(at), ref));
 	/* Malformed: a packed W of the wrong size or type, another act. */
@@ -479,6 +488,17 @@ static void test_qconv_packed(struct __test_metadata *_metadata)
 		/* infinite and NaN multipliers: the bounds, and 0 for NaN */
 		{ 1, 20, 6, 9, 14, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 1 },
 		{ 1, 8, 6, 9, 8, 8, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 0, 0, 1 },
+		/*
+		 * The AVX2 tile (16-bit pairs, six rows by 16 positions, depth
+		 * in chunks of 128 pairs): extreme products; depths of 261 and
+		 * 257 (odd, past a chunk); 17 and 19 rows; groups of 5 in, 7
+		 * out.
+		 */
+		{ 1, 3, 9, 9, 13, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 0, 1 },
+		{ 1, 7, 6, 11, 8, 1, 3, 2, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 0, 1, 0, 1 },
+		{ 1, 29, 9, 9, 19, 1, 3, 1, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_I8, 1, 1, 0, 0 },
+		{ 1, 257, 5, 9, 17, 1, 1, 1, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
+		{ 1, 10, 8, 8, 14, 2, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 1, 1, 0, 0 },
 	};
 	size_t i;
 
