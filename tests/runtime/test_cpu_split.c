@@ -2,9 +2,10 @@
 /*
  * The CPU device's runs of parts (cpu_split.c): every part of a command
  * goes to exactly one tile, for any count of parts and tiles, whichever
- * tiles ask and in whatever order (some never, as a helper asleep);
- * each tile starts on its own neighbouring parts; a tile whose run is
- * done takes the rest from another's back; and so from threads at once.
+ * tiles ask and in whatever order (some never, as a helper asleep), with
+ * runs of even counts or of even time by the parts' last times; each
+ * tile starts on its own neighbouring parts; a tile whose run is done
+ * takes the rest from another's back; and so from threads at once.
  * Host only: the plugin's source, no device.
  */
 #include <pthread.h>
@@ -21,14 +22,16 @@ static _Atomic uint32_t taken[MAX_PARTS];
 
 /*
  * Take every part of @parts over @tiles tiles, asking as tile
- * (i * @stride) % @asking on the i-th call; 0 when each went out once.
+ * (i * @stride) % @asking on the i-th call, the runs of even time by @ns
+ * (or NULL); 0 when each went out once.
  */
-static int take_all(uint32_t parts, uint32_t tiles, uint32_t asking, uint32_t stride)
+static int take_all_by(uint32_t parts, uint32_t tiles, uint32_t asking, uint32_t stride,
+		       const uint32_t *ns)
 {
 	uint32_t part, i, idle = 0, t;
 
 	memset(taken, 0, sizeof(taken));
-	cpu_split_init(&split, parts, tiles);
+	cpu_split_init(&split, parts, tiles, ns);
 	for (i = 0; idle < asking; i++) {
 		t = (i * stride) % asking;
 		if (!cpu_split_next(&split, t, &part)) {
@@ -45,6 +48,24 @@ static int take_all(uint32_t parts, uint32_t tiles, uint32_t asking, uint32_t st
 	return 0;
 }
 
+static int take_all(uint32_t parts, uint32_t tiles, uint32_t asking, uint32_t stride)
+{
+	return take_all_by(parts, tiles, asking, stride, NULL);
+}
+
+/* The first part of @tile's run, and its end, as cpu_split_init() left them. */
+static uint32_t run_first(uint32_t tile)
+{
+	return (uint32_t)atomic_load(&split.run[tile].v);
+}
+
+static uint32_t run_end(uint32_t tile)
+{
+	return (uint32_t)(atomic_load(&split.run[tile].v) >> 32);
+}
+
+static uint32_t ns[MAX_PARTS];
+
 TEST(every_part_once)
 {
 	uint32_t parts, tiles, asking, stride;
@@ -58,16 +79,68 @@ TEST(every_part_once)
 	ASSERT_EQ(0, take_all(1000, CPU_MAX_THREADS, 1, 1));	/* one tile does all */
 }
 
+TEST(every_part_once_by_time)
+{
+	uint32_t parts, tiles, asking, p, seed = 1;
+
+	for (parts = 0; parts <= 70; parts++)
+		for (tiles = 1; tiles <= 9; tiles++)
+			for (asking = 1; asking <= tiles; asking++) {
+				for (p = 0; p < parts; p++) {
+					seed = seed * 1103515245 + 12345;
+					/* Mostly even, some parts 1000 times the others. */
+					ns[p] = seed % 7 ? 1 + seed % 500 : 1000000;
+				}
+				ASSERT_EQ(0, take_all_by(parts, tiles, asking, 1 + parts % 3, ns));
+			}
+	for (p = 0; p < MAX_PARTS; p++)
+		ns[p] = UINT32_MAX;			/* no overflow */
+	ASSERT_EQ(0, take_all_by(MAX_PARTS, CPU_MAX_THREADS, CPU_MAX_THREADS, 7, ns));
+}
+
+TEST(runs_of_even_time)
+{
+	static const uint32_t tail[8] = { 380, 367, 405, 27, 242, 254, 199, 13 };
+	static const uint32_t heavy[6] = { 1000, 10, 10, 10, 10, 10 };
+	static const uint32_t unknown[6] = { 5, 5, 0, 5, 5, 5 };
+
+	/*
+	 * A convolution's narrow blocks: 747 and 1140 us, not 1179 and 708
+	 * (part 2's middle is past the half; the first tile then steals).
+	 */
+	cpu_split_init(&split, 8, 2, tail);
+	ASSERT_EQ(0, run_first(0));
+	ASSERT_EQ(2, run_end(0));
+	ASSERT_EQ(2, run_first(1));
+	ASSERT_EQ(8, run_end(1));
+	/* One part of most of the time: a tile of its own, the rest to the other. */
+	cpu_split_init(&split, 6, 2, heavy);
+	ASSERT_EQ(1, run_end(0));
+	ASSERT_EQ(1, run_first(1));
+	ASSERT_EQ(6, run_end(1));
+	/* More tiles than parts worth splitting: some runs empty. */
+	cpu_split_init(&split, 6, 4, heavy);
+	ASSERT_EQ(run_first(0), run_end(0));
+	ASSERT_EQ(0, run_first(1));
+	ASSERT_EQ(1, run_end(1));
+	ASSERT_EQ(1, run_first(3));
+	ASSERT_EQ(6, run_end(3));
+	/* A part not timed yet: even counts. */
+	cpu_split_init(&split, 6, 2, unknown);
+	ASSERT_EQ(3, run_end(0));
+	ASSERT_EQ(3, run_first(1));
+}
+
 TEST(tile_counts_clamped)
 {
 	uint32_t part;
 
-	cpu_split_init(&split, 5, 0);			/* no tiles: one */
+	cpu_split_init(&split, 5, 0, NULL);			/* no tiles: one */
 	ASSERT_EQ(1, split.tiles);
 	ASSERT_EQ(0, take_all(5, 0, 1, 1));
-	cpu_split_init(&split, 100, CPU_MAX_THREADS + 5);
+	cpu_split_init(&split, 100, CPU_MAX_THREADS + 5, NULL);
 	ASSERT_EQ(CPU_MAX_THREADS, split.tiles);
-	cpu_split_init(&split, 0, 2);			/* nothing to take */
+	cpu_split_init(&split, 0, 2, NULL);			/* nothing to take */
 	ASSERT_FALSE(cpu_split_next(&split, 0, &part));
 	ASSERT_FALSE(cpu_split_next(&split, 1, &part));
 }
@@ -76,7 +149,7 @@ TEST(own_run_then_steal_back_half)
 {
 	uint32_t part, i;
 
-	cpu_split_init(&split, 10, 2);
+	cpu_split_init(&split, 10, 2, NULL);
 	/* Tile 1 starts on the second half, in order. */
 	ASSERT_TRUE(cpu_split_next(&split, 1, &part));
 	ASSERT_EQ(5, part);
@@ -123,7 +196,7 @@ TEST(threads_take_each_part_once)
 	for (round = 0; round < 200; round++) {
 		n = 2 + round % 7;
 		memset(taken, 0, sizeof(taken));
-		cpu_split_init(&split, MAX_PARTS - round, n);
+		cpu_split_init(&split, MAX_PARTS - round, n, round % 2 ? ns : NULL);
 		for (i = 0; i < n; i++) {
 			tk[i].tile = i;
 			tk[i].count = 0;

@@ -21,19 +21,49 @@ static uint32_t run_end(uint64_t r)
 	return (uint32_t)(r >> 32);
 }
 
-void cpu_split_init(struct cpu_split *s, uint32_t parts, uint32_t tiles)
+/*
+ * The first part of each tile's run in @first (@tiles + 1 entries, the
+ * last @parts): where the time before a part and half of its own reaches
+ * the tile's share of the total. False when a part's time is unknown.
+ */
+static bool even_time(uint32_t parts, uint32_t tiles, const uint32_t *ns,
+		      uint32_t *first)
 {
-	uint32_t t;
+	uint64_t total = 0, before = 0;
+	uint32_t p, t = 1;
+
+	for (p = 0; p < parts; p++) {
+		if (!ns[p])
+			return false;
+		total += ns[p];
+	}
+	first[0] = 0;
+	for (p = 0; p < parts && t < tiles; p++) {
+		while (t < tiles && (before + ns[p] / 2) * tiles >= total * t)
+			first[t++] = p;
+		before += ns[p];
+	}
+	while (t <= tiles)
+		first[t++] = parts;
+	return true;
+}
+
+void cpu_split_init(struct cpu_split *s, uint32_t parts, uint32_t tiles,
+		    const uint32_t *ns)
+{
+	uint32_t first[CPU_MAX_THREADS + 1], t;
 
 	if (!tiles)
 		tiles = 1;
 	if (tiles > CPU_MAX_THREADS)
 		tiles = CPU_MAX_THREADS;
 	s->tiles = tiles;
+	if (!ns || !even_time(parts, tiles, ns, first)) {
+		for (t = 0; t <= tiles; t++)
+			first[t] = (uint32_t)((uint64_t)parts * t / tiles);
+	}
 	for (t = 0; t < tiles; t++)
-		atomic_store(&s->run[t].v,
-			     run_of((uint32_t)((uint64_t)parts * t / tiles),
-				    (uint32_t)((uint64_t)parts * (t + 1) / tiles)));
+		atomic_store(&s->run[t].v, run_of(first[t], first[t + 1]));
 }
 
 /* Take the first part of @tile's run. */

@@ -7,7 +7,10 @@
  * across its parts, a Winograd run's transformed input serves all its
  * units, and the next layer's tile finds much of its input in its own
  * cache, where one shared counter handed the tiles every other part. The
- * runs balance at the end as the counter did, a part at a time.
+ * runs balance at the end as the counter did, a part at a time. A
+ * layer's parts differ (the last block of columns or rows of a
+ * convolution is narrower, 13-27 us of 380): so the runs are of even
+ * time by the parts' last run where that is known.
  */
 #ifndef VNPU_CPU_SPLIT_H
 #define VNPU_CPU_SPLIT_H
@@ -35,9 +38,12 @@ struct cpu_split {
 
 /*
  * Give @parts parts to @tiles tiles (at most CPU_MAX_THREADS; 0 counts as
- * 1) in even runs, in tile order. Not concurrent with cpu_split_next().
+ * 1) in runs, in tile order: of even time where @ns (NULL, or what each
+ * part took last, 0 when unknown) knows every part's, else of even
+ * counts. Not concurrent with cpu_split_next().
  */
-void cpu_split_init(struct cpu_split *s, uint32_t parts, uint32_t tiles);
+void cpu_split_init(struct cpu_split *s, uint32_t parts, uint32_t tiles,
+		    const uint32_t *ns);
 
 /*
  * The next part for tile @tile (below @s->tiles): the first of its run,
