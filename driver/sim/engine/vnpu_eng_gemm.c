@@ -180,7 +180,7 @@ void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
  * pointers past four steps and past one.
  */
 #define UK2_FMA(u, r, z0, z1)						\
-	"vbroadcastss (4 * (6 * " #u " + " #r "))(%[a]), %%ymm13\n\t"	\
+	"vbroadcastss " UK2_A_##r(u) ", %%ymm13\n\t"			\
 	"vfmadd231ps %%ymm14, %%ymm13, %%ymm" #z0 "\n\t"		\
 	"vfmadd231ps %%ymm15, %%ymm13, %%ymm" #z1 "\n\t"
 
@@ -263,6 +263,14 @@ void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
 	"xmm8", "xmm9", "xmm10", "xmm11", "xmm13", "xmm14", "xmm15",	\
 	"cc", "memory"
 
+/* A in panels: row r of step u at a + 6 * u + r. */
+#define UK2_A_0(u) "(4 * (6 * " #u " + 0))(%[a])"
+#define UK2_A_1(u) "(4 * (6 * " #u " + 1))(%[a])"
+#define UK2_A_2(u) "(4 * (6 * " #u " + 2))(%[a])"
+#define UK2_A_3(u) "(4 * (6 * " #u " + 3))(%[a])"
+#define UK2_A_4(u) "(4 * (6 * " #u " + 4))(%[a])"
+#define UK2_A_5(u) "(4 * (6 * " #u " + 5))(%[a])"
+
 /* B in panels: step u's row at b + 64 * u. */
 #define UK2_B(u)							\
 	"vmovups (64 * " #u ")(%[b]), %%ymm14\n\t"			\
@@ -289,7 +297,61 @@ void ukernel(__u64 kc, const float *a, const float *b, float *c, __s64 rs,
 			     : UK2_CLOBBER);
 }
 
+/*
+ * A read in place, rows %[ars] bytes apart: rows 0-2 from %[a], rows 3-5
+ * from %[a3] (three rows further), step u of row r at + 4 * u.
+ */
+#undef UK2_A_0
+#undef UK2_A_1
+#undef UK2_A_2
+#undef UK2_A_3
+#undef UK2_A_4
+#undef UK2_A_5
+#undef UK2_ADV4
+#undef UK2_ADV1
+#define UK2_A_0(u) "(4 * " #u ")(%[a])"
+#define UK2_A_1(u) "(4 * " #u ")(%[a], %[ars])"
+#define UK2_A_2(u) "(4 * " #u ")(%[a], %[ars], 2)"
+#define UK2_A_3(u) "(4 * " #u ")(%[a3])"
+#define UK2_A_4(u) "(4 * " #u ")(%[a3], %[ars])"
+#define UK2_A_5(u) "(4 * " #u ")(%[a3], %[ars], 2)"
+#define UK2_ADV4 "add $16, %[a]\n\tadd $16, %[a3]\n\tadd $256, %[b]\n\t"
+#define UK2_ADV1 "add $4, %[a]\n\tadd $4, %[a3]\n\tadd $64, %[b]\n\t"
+
+/*
+ * The same with A's six rows read in place, @ars floats apart (the FMAs
+ * and their order are ukernel()'s: the same bits without packing A).
+ */
+static __attribute__((__noinline__))
+void ukernel_rows(__u64 kc, const float *a, __s64 ars, const float *b,
+		  float *c, __s64 rs, int load, const struct eng_tile_out *o)
+{
+	__u64 rsb = (__u64)rs * 4, arsb = (__u64)ars * 4;
+	const float *a3 = a + 3 * ars, *t;
+	float *p;
+
+	__asm__ __volatile__(UK2_TILE
+			     : [k] "+r"(kc), [a] "+r"(a), [a3] "+r"(a3),
+			       [b] "+r"(b), [p] "=&r"(p), [t] "=&r"(t),
+			       [rsb] "+r"(rsb)
+			     : [ars] "r"(arsb), [c] "r"(c), [load] "r"(load),
+			       [o] "r"(o)
+			     : UK2_CLOBBER);
+}
+
 /* B by offsets: step u's row at b + 4 * off[u]. */
+#undef UK2_A_0
+#undef UK2_A_1
+#undef UK2_A_2
+#undef UK2_A_3
+#undef UK2_A_4
+#undef UK2_A_5
+#define UK2_A_0(u) "(4 * (6 * " #u " + 0))(%[a])"
+#define UK2_A_1(u) "(4 * (6 * " #u " + 1))(%[a])"
+#define UK2_A_2(u) "(4 * (6 * " #u " + 2))(%[a])"
+#define UK2_A_3(u) "(4 * (6 * " #u " + 3))(%[a])"
+#define UK2_A_4(u) "(4 * (6 * " #u " + 4))(%[a])"
+#define UK2_A_5(u) "(4 * (6 * " #u " + 5))(%[a])"
 #undef UK2_B
 #undef UK2_ADV4
 #undef UK2_ADV1
@@ -441,6 +503,11 @@ static void slice_run(struct eng_slice *s)
 			if (s->off)
 				ukernel_ind(s->kc, ai, bj, s->off, c,
 					    (__s64)s->acc_rs, s->load, o);
+#ifdef ENG_FMA
+			else if (s->a_rows)
+				ukernel_rows(s->kc, ai, s->a_rows, bj, c,
+					     (__s64)s->acc_rs, s->load, o);
+#endif
 			else
 				ukernel(s->kc, ai, bj, c, (__s64)s->acc_rs,
 					s->load, o);
@@ -959,17 +1026,17 @@ static void slice_bf16(const struct gemm_a *a, const struct gemm_b *b,
 
 #ifdef ENG_FMA
 /*
- * The AVX-512 slice @s of rows [@m0, @m0 + @s->mc) and depth from @k0 of
- * a dense f32 A, B in panels: the tiles of two whole panels read A in
- * place (no copy), the rows past them from @buf, packed as rows (a tile
- * reads whole panels, and A may end before the last one does). The same
- * FMAs in the same order either way: the same bits.
+ * The slice @s of rows [@m0, @m0 + @s->mc) and depth from @k0 of a dense
+ * f32 A, B in panels: the tiles of whole panels (pairs of them for
+ * AVX-512) read A in place (no copy), the rows past them from @buf,
+ * packed (a tile reads whole panels, and A may end before the last one
+ * does). The same FMAs in the same order either way: the same bits.
  */
 static void slice_a_in_place(struct eng_slice *s, const struct gemm_a *a,
-			     __u64 m0, __u64 k0, float *buf)
+			     __u64 m0, __u64 k0, float *buf, int avx512)
 {
-	__u64 mc = s->mc, whole = mc / (2 * ENG_MR) * (2 * ENG_MR);
-	__u64 first_mc = 0, first_nc = 0;
+	__u64 mc = s->mc, mr = (avx512 ? 2 : 1) * ENG_MR;
+	__u64 whole = mc / mr * mr, first_mc = 0, first_nc = 0;
 	struct eng_slice t = *s;
 
 	if (whole) {
@@ -977,14 +1044,22 @@ static void slice_a_in_place(struct eng_slice *s, const struct gemm_a *a,
 		s->a_rows = a->rs;
 		s->a_ps = ENG_MR * a->rs;
 		s->mc = whole;
-		vnpu_eng_slice_avx512(s);
+		slice_dispatch(s, avx512);
 		s->mc = mc;
 		first_mc = s->out_mc;
 		first_nc = s->out_nc;
 	}
 	if (whole == mc)
 		return;
-	pack_a_rows(a, m0 + whole, mc - whole, k0, s->kc, buf);
+	if (avx512) {
+		pack_a_rows(a, m0 + whole, mc - whole, k0, s->kc, buf);
+		t.a_rows = ENG_KC;
+		t.a_ps = ENG_MR * ENG_KC;
+	} else {
+		pack_a(a, m0 + whole, mc - whole, k0, s->kc, buf);
+		t.a_rows = 0;
+		t.a_ps = s->kc * ENG_MR;
+	}
 	t.a = buf;
 	t.mc = mc - whole;
 	t.acc += whole * t.acc_rs;
@@ -994,7 +1069,7 @@ static void slice_a_in_place(struct eng_slice *s, const struct gemm_a *a,
 		t.out_res = t.out_res ? t.out_res + (__s64)whole * t.out_res_rs :
 					0;
 	}
-	vnpu_eng_slice_avx512(&t);
+	slice_dispatch(&t, avx512);
 	/* The first part stored all its rows when it stored any. */
 	s->out_mc = first_mc + t.out_mc;
 	s->out_nc = whole ? first_nc : t.out_nc;
@@ -1017,9 +1092,13 @@ void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 	__u64 k0 = 0, kstep;
 	float add[ENG_GEMM_MC];
 	int fuse, bf16, has_add = 0;
-	/* Dense f32 A, B in panels: the AVX-512 tiles read A in place. */
-	int in_place = bufs->avx512 && !a->packed && !a->pack && !b->off &&
+	/* Dense f32 A, B in panels: the FMA tiles read A in place. */
+#ifdef ENG_FMA
+	int in_place = !a->packed && !a->pack && !b->off &&
 		       a->dt == VNPU_DTYPE_F32 && a->cs == 1;
+#else
+	int in_place = 0;
+#endif
 
 	/* One row over packed B (a batch of one): a mat-vec. */
 	if (mc == 1 && kt && b->packed && !a->packed && !a->pack) {
@@ -1074,9 +1153,10 @@ void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 			a->pack(a->arg, m0, mc, k0, s.kc, bufs->a);
 			s.a = bufs->a;
 			s.a_ps = s.kc * ENG_MR;
+		} else if (in_place) {
+			/* slice_a_in_place() takes A. */
 		} else if (bufs->avx512) {
-			if (!in_place)
-				pack_a_rows(a, m0, mc, k0, s.kc, bufs->a);
+			pack_a_rows(a, m0, mc, k0, s.kc, bufs->a);
 			s.a = bufs->a;
 			s.a_ps = ENG_MR * ENG_KC;
 			s.a_rows = ENG_KC;
@@ -1122,8 +1202,8 @@ void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 			}
 		}
 #ifdef ENG_FMA
-		if (s.a_rows && in_place) {
-			slice_a_in_place(&s, a, m0, k0, bufs->a);
+		if (in_place) {
+			slice_a_in_place(&s, a, m0, k0, bufs->a, bufs->avx512);
 			goto next;
 		}
 #endif

@@ -16,7 +16,7 @@
  * @kc: depth of the slice
  * @mc: rows of the block: ceil(@mc / ENG_MR) panels of A at @a, @a_ps
  *	floats apart, each @kc x ENG_MR (row k of the panel at + k * ENG_MR),
- *	or with @a_rows, ENG_MR rows of @kc at + r * @a_rows (AVX-512 only)
+ *	or with @a_rows, ENG_MR rows of @kc at + r * @a_rows
  * @nc: columns of the block: ceil(@nc / ENG_NR) panels of B at @b, @b_ps
  *	floats apart, each @kc x ENG_NR; with @off, row k of panel j is at
  *	@b + off[k] + j * ENG_NR instead
@@ -30,8 +30,8 @@
  *	ceil(@mc / ENG_MR) * ENG_MR rows and ceil(@nc / ENG_NR) * ENG_NR columns
  * @load: 0 for the first slice (sums start from zero), else add to @acc
  * @a_rows: 0, or the floats between A's rows (see @mc): ENG_KC (rows
- *	packed by pack_a_rows()), or with B in panels any stride (A read in
- *	place)
+ *	packed by pack_a_rows(), AVX-512 only), or with B in panels any
+ *	stride (A read in place; the AVX2 driver takes only this one)
  * @out: NULL, or (last slice only) where output (r, c) of the block goes
  *	when the epilogue is at most a per-row add: @out + r * @out_rs + c,
  *	or with @out_wp column c is padded column

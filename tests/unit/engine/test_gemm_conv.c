@@ -1381,8 +1381,9 @@ TEST(gemm)
  * Rows (13 to 30) and columns (45 to 77) are past one full 12x32 tile and
  * not multiples of it, so each layer runs the full tiles and the 6-row,
  * 4-row (AVX-512) and 16-column edge ones. GEMM runs A in rows with B in
- * panels (AVX-512: read in place in the tiles of two whole panels, the
- * rows past them packed; 24 rows all in place); CONV, with
+ * panels (read in place in the tiles of whole panels, pairs of them on
+ * AVX-512, the rows past them packed: 13 rows are two AVX2 panels in place
+ * and one row packed; 24 rows all in place; transposed A packed); CONV, with
  * packed or dense weights (A in panels or rows) and stride 1 or 5 (B by
  * offsets into the input or its window, or packed by im2col), runs each
  * of the four 12x32 variants. et_layer_f32() runs every path the host has
