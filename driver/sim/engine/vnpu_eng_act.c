@@ -251,17 +251,12 @@ void act_vmath_f32(__u32 func, const float *x, float *y, __u64 n,
 }
 
 /*
- * Applies @a to @n contiguous floats at @x into @y, which may be @x (fused
- * activations, unary layers); @avx512 from eng_act_avx512(). The
- * functions whose float result is the double path's bit for bit run in
- * float loops the compiler vectorizes: comparisons and sign changes round
- * nothing, and a product of two floats rounds once either way. The
- * act_vmath() ones and HardSwish (vhswish()) compute in float, in every
- * f32 layer (unary_row() gathers strided ones); the others go through
- * act_d().
+ * act_f32()'s functions but the fast ones (act_f32_fast()): its own frame,
+ * with the doubles act_d() takes, which the fast ones do not pay for.
  */
-void act_f32(const struct vnpu_layer_act *a, const float *x, float *y,
-	     __u64 n, int avx512)
+static __attribute__((__noinline__))
+void act_f32_rest(const struct vnpu_layer_act *a, const float *x, float *y,
+		  __u64 n, int avx512)
 {
 	float al = f32_of(a->alpha), be = f32_of(a->beta);
 	double buf[ENG_BLOCK];
@@ -272,14 +267,6 @@ void act_f32(const struct vnpu_layer_act *a, const float *x, float *y,
 		return;
 	}
 	switch (a->func) {
-	case VNPU_ACT_IDENTITY:
-		for (i = 0; x != y && i < n; i++)
-			y[i] = x[i];
-		return;
-	case VNPU_ACT_RELU:
-		for (i = 0; i < n; i++)
-			y[i] = x[i] < 0 ? 0.0f : x[i];
-		return;
 	case VNPU_ACT_LEAKY_RELU:
 		for (i = 0; i + 8 <= n; i += 8) {
 			v8sf v = vload(x + i);
@@ -304,9 +291,6 @@ void act_f32(const struct vnpu_layer_act *a, const float *x, float *y,
 	case VNPU_ACT_ABS:
 		for (i = 0; i < n; i++)
 			y[i] = __builtin_fabsf(x[i]);
-		return;
-	case VNPU_ACT_HARD_SWISH:
-		hswish_f32(x, y, n);
 		return;
 	case VNPU_ACT_HARD_SIGMOID:
 		for (i = 0; i + 4 <= n; i += 4) {
@@ -333,6 +317,92 @@ void act_f32(const struct vnpu_layer_act *a, const float *x, float *y,
 			y[i + j] = (float)buf[j];
 	}
 }
+
+/*
+ * Applies @a to @n contiguous floats at @x into @y, which may be @x (fused
+ * activations, unary layers); @avx512 from eng_act_avx512(). The
+ * functions whose float result is the double path's bit for bit run in
+ * float loops the compiler vectorizes: comparisons and sign changes round
+ * nothing, and a product of two floats rounds once either way. The
+ * act_vmath() ones and HardSwish (vhswish()) compute in float, in every
+ * f32 layer (unary_row() gathers strided ones); the others go through
+ * act_d(). The epilogues call it on short runs (a tile's row of 16 after
+ * the AVX2 micro-kernels): Relu, HardSwish and Identity return before
+ * anything else is set up (act_f32_rest()).
+ */
+void act_f32(const struct vnpu_layer_act *a, const float *x, float *y,
+	     __u64 n, int avx512)
+{
+	__u64 i;
+
+	switch (a->func) {
+	case VNPU_ACT_IDENTITY:
+		for (i = 0; x != y && i < n; i++)
+			y[i] = x[i];
+		return;
+	case VNPU_ACT_RELU:
+		for (i = 0; i < n; i++)
+			y[i] = x[i] < 0 ? 0.0f : x[i];
+		return;
+	case VNPU_ACT_HARD_SWISH:
+		for (i = 0; i + 8 <= n; i += 8)
+			vstore(y + i, vhswish(vload(x + i)));
+		for (; i < n; i++)
+			y[i] = hswish(x[i]);
+		return;
+	default:
+		act_f32_rest(a, x, y, n, avx512);
+	}
+}
+
+/* Relu of eight floats as act_f32() gives it: a negative to +0, -0 and NaN kept. */
+static inline v8sf vrelu(v8sf x)
+{
+	return (v8sf)((v8si)x & ~(x < 0));
+}
+
+/* @rows runs of @n floats at @y, @rs apart, through F (v8sf) and S (float). */
+#define ROWS_MAP(F, S) do {							for (r = 0; r < rows; r++, y += rs) {						for (i = 0; i + 8 <= n; i += 8) {						v8sf v = vload(y + i);																vstore(y + i, F);						}									for (; i < n; i++) {								float x = y[i];																	y[i] = S;							}								}								} while (0)
+
+/*
+ * act_f32() and act_bound() in place on @rows runs of @n floats at @y,
+ * @rs floats apart: a tile's rows after the AVX2 micro-kernels stored
+ * them (a 6x16 tile's six rows of 16), the same bits as a call per row;
+ * Relu and HardSwish in one loop over them, without a call per row.
+ */
+void act_rows_f32(const struct vnpu_layer_act *a, float *y, __s64 rs,
+		  __u64 rows, __u64 n, int avx512)
+{
+	__u64 r, i;
+
+#ifdef ENG_FMA
+	if (avx512 && act_vmath(a->func) && !a->flags) {
+		vnpu_eng_act_rows_avx512(a->func, y, rs, rows, n);
+		return;
+	}
+#endif
+	if (a->flags)
+		goto per_row;
+	switch (a->func) {
+	case VNPU_ACT_IDENTITY:
+		return;
+	case VNPU_ACT_RELU:
+		ROWS_MAP(vrelu(v), x < 0 ? 0.0f : x);
+		return;
+	case VNPU_ACT_HARD_SWISH:
+		ROWS_MAP(vhswish(v), hswish(x));
+		return;
+	default:
+		break;
+	}
+per_row:
+	for (r = 0; r < rows; r++, y += rs) {
+		act_f32(a, y, y, n, avx512);
+		act_bound(a, y, n);
+	}
+}
+
+#undef ROWS_MAP
 
 /*
  * The bound of a fused activation (VNPU_ACT_F_MAX or _MIN) on @n floats

@@ -914,18 +914,8 @@ static void tile_act(const void *arg, float *y, __s64 rs, __u64 rows,
 		     __u64 n)
 {
 	const struct gemm_epi *e = arg;
-	__u64 r;
 
-#ifdef ENG_FMA
-	if (e->avx512 && act_vmath(e->act->func) && !e->act->flags) {
-		vnpu_eng_act_rows_avx512(e->act->func, y, rs, rows, n);
-		return;
-	}
-#endif
-	for (r = 0; r < rows; r++, y += rs) {
-		act_f32(e->act, y, y, n, e->avx512);
-		act_bound(e->act, y, n);
-	}
+	act_rows_f32(e->act, y, rs, rows, n, e->avx512);
 }
 
 /*

@@ -33,6 +33,7 @@
 #define act_d ENG_SYM(act_d)
 #define act_f32 ENG_SYM(act_f32)
 #define act_i ENG_SYM(act_i)
+#define act_rows_f32 ENG_SYM(act_rows_f32)
 #define act_vmath_f32 ENG_SYM(act_vmath_f32)
 #define hswish_f32 ENG_SYM(hswish_f32)
 /* vnpu_eng_iter.c */

@@ -550,6 +550,8 @@ static inline int eng_act_avx512(const struct vnpu_eng_ctx *ctx)
 void act_f32(const struct vnpu_layer_act *a, const float *x, float *y,
 	     __u64 n, int avx512);
 void act_bound(const struct vnpu_layer_act *a, float *y, __u64 n);
+void act_rows_f32(const struct vnpu_layer_act *a, float *y, __s64 rs,
+		  __u64 rows, __u64 n, int avx512);
 
 /*
  * ---- functions of one kernel file that others call ------------------

@@ -1361,6 +1361,93 @@ static void test_kept_window(struct __test_metadata *_metadata)
 		}
 }
 
+/*
+ * The activation the AVX2 (and baseline) tiles leave to tile_act() on
+ * the rows they stored (act_rows_f32(): Relu and HardSwish in one loop
+ * over a tile's six rows, the others a call per row) gives the bits of
+ * the same CONV without it followed by a UNARY layer of it (act_f32() on
+ * the whole output). The CONV is 1x1 by the identity, so each output is
+ * its input exactly: the kinks of each function (HardSwish's -3 and 3
+ * and their neighbours), zeros, subnormals, large values and a NaN
+ * column meet the activation in full 6x16 tiles and in the rows and
+ * columns past them (13 channels, 40 and 16 columns), on every path.
+ */
+static void test_tile_act_rows(struct __test_metadata *_metadata)
+{
+	static const struct vnpu_layer_act acts[] = {
+		{ .func = VNPU_ACT_RELU },
+		{ .func = VNPU_ACT_HARD_SWISH },
+		{ .func = VNPU_ACT_LEAKY_RELU, .alpha = 0x3dcccccd },	/* 0.1 */
+		{ .func = VNPU_ACT_CLIP, .alpha = 0xbf000000,		/* -0.5 */
+		  .beta = 0x3f333333 },					/* 0.7 */
+		{ .func = VNPU_ACT_HARD_SIGMOID, .alpha = 0x3e4ccccd,	/* 0.2 */
+		  .beta = 0x3f000000 },					/* 0.5 */
+		{ .func = VNPU_ACT_SIGMOID },
+	};
+	static const float corners[] = {
+		-3.0f, 3.0f, -3.0000002f, -2.9999998f, 2.9999998f, 3.0000002f,
+		0.0f, 1e-45f, -1e-45f, 1e30f, -1e30f, 0.5f, -0.5f, 6.0f, -6.0f,
+		1e-38f, -2.5f, 2.5f,
+	};
+	static const __u64 cols[] = { 40, 16 };
+	__u32 paths[3] = { 0, VNPU_ENG_F_AVX2_FMA,
+			   VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 };
+	enum { C = 13 };
+	float w[C * C], *x = malloc(C * 40 * 4), *y1 = malloc(C * 40 * 4);
+	float *y2 = malloc(C * 40 * 4);
+	size_t i, a, p, c, nc = sizeof(corners) / sizeof(corners[0]);
+
+	for (i = 0; i < C * C; i++)
+		w[i] = i % (C + 1) ? 0.0f : 1.0f;
+	for (c = 0; c < 2; c++) {
+		__u64 dx[4] = { 1, C, 1, cols[c] }, dw[4] = { C, C, 1, 1 };
+		size_t ny = C * cols[c];
+
+		et_fill_f32(x, ny);
+		for (i = 0; i < ny; i++) {
+			if (i % 3 == 0)
+				x[i] = corners[i / 3 % nc];
+			x[i] = i % cols[c] == 5 ? NAN : x[i] * (i % 5 == 1 ? 7.0f : 1.0f);
+		}
+		for (a = 0; a < sizeof(acts) / sizeof(acts[0]); a++)
+			for (p = 0; p < 3; p++) {
+				struct vnpu_layer_conv at = {
+					.group = 1, .kernel = { 1, 1 },
+					.stride = { 1, 1 }, .dilation = { 1, 1 },
+					.act = acts[a],
+				};
+				struct vnpu_tensor t[3], tu[2];
+				void *d[3], *du[2] = { y2, y2 };
+				__u32 n;
+				int rc;
+
+				if ((paths[p] & et_host_features) != paths[p])
+					continue;
+				n = conv_args(&at, dx, x, dw, w, NULL, NULL, dx, NULL, y1,
+					      t, d);
+				rc = et_run(VNPU_LAYER_CONV, t, d, n, &at, sizeof(at),
+					    paths[p], 3);
+				at.act = (struct vnpu_layer_act){ .func = VNPU_ACT_IDENTITY };
+				d[n - 1] = y2;
+				rc = rc ? rc : et_run(VNPU_LAYER_CONV, t, d, n, &at,
+						      sizeof(at), paths[p], 3);
+				tu[0] = t[n - 1];
+				tu[1] = t[n - 1];
+				rc = rc ? rc : et_run(VNPU_LAYER_UNARY, tu, du, 2, &acts[a],
+						      sizeof(acts[a]), paths[p], 1);
+				EXPECT_TRUE(!rc)
+					TH_LOG("tile act %u cols %llu path %zu: run failed (%d)",
+					       acts[a].func, (unsigned long long)cols[c], p, rc);
+				EXPECT_TRUE(rc || !memcmp(y1, y2, ny * 4))
+					TH_LOG("tile act %u cols %llu path %zu: not CONV then UNARY's bits",
+					       acts[a].func, (unsigned long long)cols[c], p);
+			}
+	}
+	free(x);
+	free(y1);
+	free(y2);
+}
+
 TEST(gemm)
 {
 	test_random(_metadata);
@@ -1370,6 +1457,7 @@ TEST(gemm)
 	test_pool(_metadata);
 	test_plain_epilogues(_metadata);
 	test_act_bounds(_metadata);
+	test_tile_act_rows(_metadata);
 	test_gemv_rows(_metadata);
 	test_kept_window(_metadata);
 }
