@@ -8,8 +8,7 @@
  * order, and jobs end (retire) in that order, like the NPU's ring. It
  * walks a job's commands one after another; each command is split into
  * parts (vnpu_exec_parts) that the firmware thread and the other tiles
- * take, as the NPU's tiles do, each from a run of neighbouring parts of
- * its own before it helps with another's (cpu_split.h). The device has
+ * take from a shared counter, like the NPU's tiles. The device has
  * INFERENCE_NUM_THREADS tiles: the thread running the job (the firmware
  * thread, or the submitter below) and a helper thread per other tile; by
  * default one tile per CPU the process may use (cpu_threads.c). The
@@ -79,7 +78,6 @@
 #include <unistd.h>
 
 #include "completion.h"
-#include "cpu_split.h"
 #include "cpu_threads.h"
 #include "plugin.h"
 #include "vnpu_exec.h"
@@ -145,12 +143,6 @@
  * one part twice before it may split: a job's first run is cold.
  */
 #define CPU_FINE_MIN_NS 40000
-/*
- * Split commands of up to this many parts keep what each part took, so
- * that their next run gives the tiles runs of even time (cpu_split.h);
- * more parts are small enough to balance by their count.
- */
-#define CPU_TIMED_PARTS_MAX 4096
 /* A queued job that starts this long after it was queued counts as late. */
 #define CPU_LATE_NS 50000
 
@@ -186,15 +178,6 @@ struct vnpu_exe {
 	uint32_t *fine_parts;
 	uint64_t *one_ns;
 	uint8_t *one_runs;
-	/*
-	 * What each part of a split command took in its last runs, ns
-	 * (cpu_split_init()), from @part_ns + @part_at[i]; commands of one
-	 * part or of more than CPU_TIMED_PARTS_MAX have none (@part_at[i]
-	 * UINT32_MAX). Written by the tiles running the parts, read when
-	 * the command runs next, by the thread running its job.
-	 */
-	uint32_t *part_ns;
-	uint32_t *part_at;
 	uint32_t num_split;		/* commands of more than one part */
 	atomic_uint num_fine;		/* commands that now split finely */
 	bool is_short;			/* vnpu_exec_stream_is_short() */
@@ -226,8 +209,7 @@ struct cpu_work {
 	void *const *slot_base;
 	uint32_t parts;
 	uint64_t scratch;
-	uint32_t *part_ns;		/* what each part took (struct vnpu_exe), or NULL */
-	struct cpu_split split;		/* which tile takes which part */
+	atomic_uint next_part;
 	atomic_uint done_parts;
 	atomic_int err;
 };
@@ -450,33 +432,9 @@ static void cpu_exe_free(struct vnpu_exe *exe)
 	free(exe->fine_parts);
 	free(exe->one_ns);
 	free(exe->one_runs);
-	free(exe->part_ns);
-	free(exe->part_at);
 	free(exe->slot_descs);
 	free(exe->stream);
 	free(exe);
-}
-
-/* Room for the parts' times of @exe's split commands (@part_ns). */
-static int timed_parts(struct vnpu_exe *exe)
-{
-	uint64_t total = 0;
-	uint32_t i, parts;
-
-	exe->part_at = calloc(exe->num_cmds ? exe->num_cmds : 1, sizeof(*exe->part_at));
-	if (!exe->part_at)
-		return -ENOMEM;
-	for (i = 0; i < exe->num_cmds; i++) {
-		parts = exe->parts[i] > 1 ? exe->parts[i] : exe->fine_parts[i];
-		exe->part_at[i] = UINT32_MAX;
-		if (parts > 1 && parts <= CPU_TIMED_PARTS_MAX &&
-		    total + parts < UINT32_MAX) {
-			exe->part_at[i] = (uint32_t)total;
-			total += parts;
-		}
-	}
-	exe->part_ns = calloc(total ? total : 1, sizeof(*exe->part_ns));
-	return exe->part_ns ? 0 : -ENOMEM;
 }
 
 static vnpu_status cpu_exe_load(struct vnpu_dev *dev, const void *cmd,
@@ -549,8 +507,6 @@ static vnpu_status cpu_exe_load(struct vnpu_dev *dev, const void *cmd,
 							  CPU_CHUNK_COST, dev->features);
 		exe->num_split += exe->parts[i] > 1;
 	}
-	if (timed_parts(exe))
-		goto err_nomem;
 	*num_cmds = exe->num_cmds;
 	*out = exe;
 	return VNPU_OK;
@@ -812,24 +768,8 @@ static bool parts_done(const void *arg)
 	return atomic_load(&w->done_parts) >= w->parts;
 }
 
-/*
- * A part took @ns: kept as the mean of that and its last time, so that
- * one run the thread lost its CPU in weighs half, then a quarter...
- */
-static void part_took(uint32_t *last, int64_t ns)
-{
-	uint64_t v = ns > 0 ? (uint64_t)ns : 1;
-
-	if (*last)
-		v = (v + *last) / 2;
-	*last = v > UINT32_MAX ? UINT32_MAX : v ? (uint32_t)v : 1;
-}
-
-/*
- * Take and run parts of the current command until none is left, as tile
- * @tile: 0 the job's thread, then the helpers.
- */
-static void run_parts(struct vnpu_dev *dev, struct tile_scratch *s, uint32_t tile)
+/* Take and run parts of the current command until none is left. */
+static void run_parts(struct vnpu_dev *dev, struct tile_scratch *s, bool helper)
 {
 	struct cpu_work *w = &dev->work;
 	struct vnpu_eng_ctx ctx = { .features = dev->features,
@@ -837,20 +777,16 @@ static void run_parts(struct vnpu_dev *dev, struct tile_scratch *s, uint32_t til
 	uint32_t part;
 	int ret;
 
-	while (cpu_split_next(&w->split, tile, &part)) {
-		int64_t t0 = w->part_ns ? now_ns() : 0;
-
+	while ((part = atomic_fetch_add(&w->next_part, 1)) < w->parts) {
 		ret = ensure_scratch(s, w->scratch);
 		if (!ret) {
 			ctx.scratch = s->mem;
 			ctx.scratch_size = s->size;
 			ret = vnpu_exec_part(w->cmd, w->slot_base, part, w->parts, &ctx);
 		}
-		if (w->part_ns)
-			part_took(&w->part_ns[part], now_ns() - t0);
 		if (ret)
 			atomic_store(&w->err, ret);
-		if (atomic_fetch_add(&w->done_parts, 1) + 1 == w->parts && tile)
+		if (atomic_fetch_add(&w->done_parts, 1) + 1 == w->parts && helper)
 			wake_job_thread(dev);
 	}
 }
@@ -886,7 +822,7 @@ static void *tile_main(void *arg)
 			g.seen = gen;
 			atomic_fetch_add(&dev->active, 1);
 			if (atomic_load(&dev->gen) == gen)
-				run_parts(dev, &s, (uint32_t)(t - dev->tiles) + 1);
+				run_parts(dev, &s, true);
 			atomic_fetch_sub(&dev->active, 1);
 			wake_job_thread(dev);
 			helped = true;
@@ -1057,8 +993,7 @@ static int run_cmd(struct vnpu_dev *dev, struct vnpu_dev_job *job, uint32_t i,
 	w->slot_base = job->slot_base;
 	w->parts = parts;
 	w->scratch = vnpu_exec_scratch(cmd, parts, dev->features);
-	w->part_ns = exe->part_at[i] != UINT32_MAX ? exe->part_ns + exe->part_at[i] : NULL;
-	cpu_split_init(&w->split, parts, dev->num_threads, w->part_ns);
+	atomic_store(&w->next_part, 0);
 	atomic_store(&w->done_parts, 0);
 	atomic_store(&w->err, 0);
 	/* Open; then wake sleeping helpers, if there are. */
@@ -1066,7 +1001,7 @@ static int run_cmd(struct vnpu_dev *dev, struct vnpu_dev_job *job, uint32_t i,
 	if (atomic_load(&dev->sleepers))
 		wake_helpers(dev, parts);
 
-	run_parts(dev, s, 0);
+	run_parts(dev, s, false);
 
 	/* The other tiles end their last parts about when this one does. */
 	job_wait(dev, parts_done, w);
@@ -1767,11 +1702,9 @@ CPU_VISIBLE vnpu_status vnpu_plugin_create(const struct vnpu_host *h,
 	if (!h || h->abi_version != VNPU_PLUGIN_ABI_VERSION)
 		return VNPU_WRONG_VERSION;
 	host = h;
-	/* Aligned for the tiles' runs of parts (struct cpu_split). */
-	dev = aligned_alloc(_Alignof(struct vnpu_dev), sizeof(*dev));
+	dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		return host->error(VNPU_OUT_OF_MEMORY, "CPU: out of memory");
-	memset(dev, 0, sizeof(*dev));
 	pthread_mutex_init(&dev->lock, NULL);
 	pthread_condattr_init(&dev->done_attr);
 	pthread_condattr_setclock(&dev->done_attr, CLOCK_MONOTONIC);
