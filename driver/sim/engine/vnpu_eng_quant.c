@@ -1381,6 +1381,122 @@ static int qdw_vnni(const struct eng_qconv *q, const struct qdw_out *d,
 }
 #endif
 
+#ifdef ENG_FMA
+/*
+ * Eight positions of a depthwise tap, @sw (1 or 2) bytes apart from
+ * @src, as integers: i8 inputs (@s8) sign-extended, u8 zero-extended
+ * (vpmovsxbd / vpmovzxbd; stride 2 takes every other of 16 bytes).
+ * Reads 8 or 16 bytes: past a row's end, its ENG_QSLACK.
+ */
+static __attribute__((__always_inline__)) inline
+v8si_qq qdw_ld8(const __u8 *src, __u64 sw, int s8)
+{
+	typedef signed char v8qi_l __attribute__((vector_size(8)));
+	v8qu_q b;
+
+	if (sw == 1) {
+		b = *(const v8qu_qu *)src;
+	} else {
+		v16qu_q w = *(const v16qu_qu *)src;
+
+		b = __builtin_shufflevector(w, w, 0, 2, 4, 6, 8, 10, 12, 14);
+	}
+#ifndef __clang__
+	__asm__("" : "+x"(b));
+#endif
+	if (s8)
+		return __builtin_convertvector((v8qi_l)b, v8si_qq);
+	return __builtin_convertvector(b, v8si_qq);
+}
+
+/*
+ * Output rows of a depthwise channel on AVX2: eight outputs at a time,
+ * each tap one widening load, vpmulld by the tap's weight less its zero
+ * point (in a register) and vpaddd. The input's zero point is taken out
+ * once, in @fix (the bias less it times the sum of the weights @wt; as
+ * sign-extended i8, an i8 input needs no flip): padding reads the zero
+ * point, so it still adds nothing. Exact: the true sum fits 32 bits and
+ * the wrapping ones agree with it. @kh and @kw are constants where it
+ * is inlined for 3x3 and 5x5.
+ */
+static __attribute__((__always_inline__)) inline
+void qdw_rows_avx2(const struct eng_qconv *q, const struct qdw_out *d,
+		   const __s32 *wt, __u32 fix, const __u8 *row, __u8 *y,
+		   __u64 sw, int s8, __u64 kh, __u64 kw)
+{
+	const struct vnpu_layer_conv *a = q->l->attrs;
+	__u64 ow = q->s.ow, rs = a->dilation[0] * q->p.wp, dl = a->dilation[1];
+	__u64 rstep = a->stride[0] * q->p.wp, r, o, i, j;
+
+	for (r = 0; r < d->rows; r++, row += rstep, y += ow) {
+		for (o = 0; o < ow; o += 8) {
+			const __u8 *src = row + o * sw;
+			v8su_qq acc = (v8su_qq){} + fix;
+
+			for (i = 0; i < kh; i++)
+				for (j = 0; j < kw; j++)
+					acc += (v8su_qq)(qdw_ld8(src + i * rs + j * dl, sw, s8) *
+							 ((v8si_qq){} + wt[i * kw + j]));
+			qdw_store(q, d, acc, (__s64)(ow - o), y + o);
+		}
+	}
+}
+
+/*
+ * qdw_rows_avx2() for one stride, 3x3, 5x5 or another window; a
+ * function of its own (cloned per constant stride and sign), as the
+ * weights it hoists into registers spill: in one frame, the copies'
+ * were over the kernel's 2048 bytes.
+ */
+static __attribute__((__noinline__))
+void qdw_avx2_sw(const struct eng_qconv *q, const struct qdw_out *d,
+		 const __s32 *wt, __u32 fix, __u8 *yd, __u64 sw, int s8)
+{
+	__u64 kh = q->s.kh, kw = q->s.kw;
+
+	if (kh == 3 && kw == 3)
+		qdw_rows_avx2(q, d, wt, fix, q->stage, yd, sw, s8, 3, 3);
+	else if (kh == 5 && kw == 5)
+		qdw_rows_avx2(q, d, wt, fix, q->stage, yd, sw, s8, 5, 5);
+	else
+		qdw_rows_avx2(q, d, wt, fix, q->stage, yd, sw, s8, kh, kw);
+}
+
+/*
+ * The staged depthwise channel by qdw_rows_avx2(), where it applies
+ * (stride 1 or 2 along rows, at most ENG_QDW_TAPS taps); 0 where not.
+ */
+#define ENG_QDW_TAPS	49
+static int qdw_avx2(const struct eng_qconv *q, const struct qdw_out *d,
+		    const __s8 *w, __u8 *yd)
+{
+	const struct vnpu_layer_conv *a = q->l->attrs;
+	__u64 taps = q->s.kh * q->s.kw, t;
+	__s32 xz = q->xz - (q->flip ? 128 : 0);
+	__s32 wt[ENG_QDW_TAPS];
+	__u32 wsum = 0;
+
+	if (a->stride[1] > 2 || taps > ENG_QDW_TAPS)
+		return 0;
+	for (t = 0; t < taps; t++) {
+		__s32 v = w[t] - d->wz;
+
+		wt[t] = v;
+		wsum += (__u32)v;
+	}
+	/* @xz: the zero point of the loaded values (i8 unflipped). */
+	if (a->stride[1] == 1 && q->flip)
+		qdw_avx2_sw(q, d, wt, d->bias - (__u32)xz * wsum, yd, 1, 1);
+	else if (a->stride[1] == 1)
+		qdw_avx2_sw(q, d, wt, d->bias - (__u32)xz * wsum, yd, 1, 0);
+	else if (q->flip)
+		qdw_avx2_sw(q, d, wt, d->bias - (__u32)xz * wsum, yd, 2, 1);
+	else
+		qdw_avx2_sw(q, d, wt, d->bias - (__u32)xz * wsum, yd, 2, 0);
+	return 1;
+}
+#endif
+
 /*
  * Depthwise (one input and one output channel per group): from the
  * staged channel straight to the outputs (qdw_row()), instead of a
@@ -1404,7 +1520,7 @@ static void qconv_depthwise(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
 
 	qconv_stage(q, img, g, oh0);
 #ifdef ENG_FMA
-	if (qdw_vnni(q, &d, w, yd))
+	if (qdw_vnni(q, &d, w, yd) || qdw_avx2(q, &d, w, yd))
 		return;
 #endif
 	for (r = 0; r < nr; r++) {
