@@ -1109,18 +1109,21 @@ static void qmadd_6x16(const __s16 *w, __u64 k4, const __s16 *b, __u64 pairs,
 
 /*
  * The AVX2 tile: ENG_QMR rows of widened weights @w16 by ENG_QNR
- * positions of the widened block @b16, into t->acc; by chunks of depth
- * whose weights and inputs stay in L1 while its four 6x16 quarters run.
+ * positions of the widened block @b16, into t->acc (the quarters of
+ * t->out's rows and positions); by chunks of depth whose weights and
+ * inputs stay in L1 while its four 6x16 quarters run.
  */
 static void qtile_avx2(const struct eng_qtile *t, const __s16 *w16,
 		       const __s16 *b16)
 {
 	__u64 pairs = t->k4 / 2, p0, n, r, h;
+	/* Quarters that hold outputs to store (the sums of others: unused). */
+	__u64 rows = t->out->rows, cols = t->out->n;
 
 	for (p0 = 0; p0 < pairs; p0 += QK2_CHUNK) {
 		n = eng_min(QK2_CHUNK, pairs - p0);
-		for (r = 0; r < ENG_QMR; r += 6)
-			for (h = 0; h < ENG_QNR; h += 16)
+		for (r = 0; r < rows; r += 6)
+			for (h = 0; h < cols; h += 16)
 				qmadd_6x16(w16 + r * t->k4 + 2 * p0, t->k4,
 					   b16 + (p0 * ENG_QNR + h) * 2, n,
 					   t->acc + r * ENG_QNR + h, !p0);
