@@ -74,13 +74,19 @@ typedef unsigned char v8qu_qqu __attribute__((vector_size(8), aligned(1), may_al
 static v8si_qq q_round8(v8sf_qq f, float lo, float hi, __s32 z)
 {
 	const v8sf_qq magic = (v8sf_qq){} + 12582912.0f;
-	v8sf_qq b = (v8sf_qq){} + lo;
-	v8si_qq nan = f != f, m = f < b;
+	v8sf_qq b = (v8sf_qq){} + lo, c = (v8sf_qq){} + hi;
+	v8si_qq nan = f != f;
+
+#ifdef ENG_FMA
+	/* vmaxps, vminps: what they make of a NaN, @nan turns into 0. */
+	f = __builtin_ia32_minps256(__builtin_ia32_maxps256(f, b), c);
+#else
+	v8si_qq m = f < b;
 
 	f = (v8sf_qq)(((v8si_qq)f & ~m) | ((v8si_qq)b & m));
-	b = (v8sf_qq){} + hi;
-	m = f > b;
-	f = (v8sf_qq)(((v8si_qq)f & ~m) | ((v8si_qq)b & m));
+	m = f > c;
+	f = (v8sf_qq)(((v8si_qq)f & ~m) | ((v8si_qq)c & m));
+#endif
 	f = (f + magic) - magic;
 	return (__builtin_convertvector(f, v8si_qq) + z) & ~nan;
 }
