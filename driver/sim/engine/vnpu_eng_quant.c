@@ -1074,43 +1074,54 @@ static void qw16_rows(const __s8 *w, __s16 *d, __u64 k4)
 }
 
 /*
- * Six rows of weights (@w, rows @k4 apart) by 16 positions of the widened
- * block (@b, ENG_QNR * 2 apart per pair), pairs [0, @pairs), added to the
- * sums at @acc (row r at r * ENG_QNR; zeroed first when @init): twelve
- * sums in registers, two vectors of inputs and one broadcast weight pair.
+ * Six rows of weights (@w, rows @k4 apart) by @nv (1 or 2, a constant
+ * where inlined) vectors of 8 positions of the widened block (@b,
+ * ENG_QNR * 2 apart per pair), pairs [0, @pairs), added to the sums at
+ * @acc (row r at r * ENG_QNR; zeroed first when @init): up to twelve
+ * sums in registers, the inputs' vectors and one broadcast weight pair.
  */
-static void qmadd_6x16(const __s16 *w, __u64 k4, const __s16 *b, __u64 pairs,
-		       __s32 *acc, int init)
+static __attribute__((__always_inline__)) inline
+void qmadd_6xn(const __s16 *w, __u64 k4, const __s16 *b, __u64 pairs,
+	       __s32 *acc, int init, __u64 nv)
 {
 	v8si_qq a[6][2];
-	__u64 p, r;
+	__u64 p, r, v;
 
 #pragma GCC unroll 6
-	for (r = 0; r < 6; r++) {
-		if (init) {
-			a[r][0] = (v8si_qq){};
-			a[r][1] = (v8si_qq){};
-		} else {
-			a[r][0] = *(const v8si_qa *)(acc + r * ENG_QNR);
-			a[r][1] = *(const v8si_qa *)(acc + r * ENG_QNR + 8);
-		}
-	}
+	for (r = 0; r < 6; r++)
+		for (v = 0; v < nv; v++)
+			a[r][v] = init ? (v8si_qq){} :
+				  (v8si_qq)*(const v8si_qa *)(acc + r * ENG_QNR + 8 * v);
 	for (p = 0; p < pairs; p++, b += ENG_QNR * 2, w += 2) {
-		v16hi_q b0 = *(const v16hi_qa *)b, b1 = *(const v16hi_qa *)(b + 16);
+		v16hi_q bv[2];
 
+		for (v = 0; v < nv; v++)
+			bv[v] = *(const v16hi_qa *)(b + 16 * v);
 #pragma GCC unroll 6
 		for (r = 0; r < 6; r++) {
 			v16hi_q wv = (v16hi_q)((v8si_qq){} + *(const __s32 *)(w + r * k4));
 
-			a[r][0] += (v8si_qq)__builtin_ia32_pmaddwd256(b0, wv);
-			a[r][1] += (v8si_qq)__builtin_ia32_pmaddwd256(b1, wv);
+			for (v = 0; v < nv; v++)
+				a[r][v] += (v8si_qq)__builtin_ia32_pmaddwd256(bv[v], wv);
 		}
 	}
 #pragma GCC unroll 6
-	for (r = 0; r < 6; r++) {
-		*(v8si_qa *)(acc + r * ENG_QNR) = a[r][0];
-		*(v8si_qa *)(acc + r * ENG_QNR + 8) = a[r][1];
-	}
+	for (r = 0; r < 6; r++)
+		for (v = 0; v < nv; v++)
+			*(v8si_qa *)(acc + r * ENG_QNR + 8 * v) = a[r][v];
+}
+
+/* qmadd_6xn() of 16 positions, and of 8 (a tile's last, on small maps). */
+static void qmadd_6x16(const __s16 *w, __u64 k4, const __s16 *b, __u64 pairs,
+		       __s32 *acc, int init)
+{
+	qmadd_6xn(w, k4, b, pairs, acc, init, 2);
+}
+
+static void qmadd_6x8(const __s16 *w, __u64 k4, const __s16 *b, __u64 pairs,
+		      __s32 *acc, int init)
+{
+	qmadd_6xn(w, k4, b, pairs, acc, init, 1);
 }
 
 /*
@@ -1123,16 +1134,20 @@ static void qtile_avx2(const struct eng_qtile *t, const __s16 *w16,
 		       const __s16 *b16)
 {
 	__u64 pairs = t->k4 / 2, p0, n, r, h;
-	/* Quarters that hold outputs to store (the sums of others: unused). */
+	/*
+	 * Quarters that hold outputs to store, the last of 8 positions where
+	 * that is all it has (the sums of others: unused).
+	 */
 	__u64 rows = t->out->rows, cols = t->out->n;
 
 	for (p0 = 0; p0 < pairs; p0 += QK2_CHUNK) {
 		n = eng_min(QK2_CHUNK, pairs - p0);
 		for (r = 0; r < rows; r += 6)
 			for (h = 0; h < cols; h += 16)
-				qmadd_6x16(w16 + r * t->k4 + 2 * p0, t->k4,
-					   b16 + (p0 * ENG_QNR + h) * 2, n,
-					   t->acc + r * ENG_QNR + h, !p0);
+				(cols - h > 8 ? qmadd_6x16 : qmadd_6x8)
+					(w16 + r * t->k4 + 2 * p0, t->k4,
+					 b16 + (p0 * ENG_QNR + h) * 2, n,
+					 t->acc + r * ENG_QNR + h, !p0);
 	}
 }
 #endif
