@@ -177,12 +177,16 @@ void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
  * zero or from the tile, as in the AVX-512 tiles and the baseline's
  * ukernel(): same bits. Four steps a trip, then single steps. UK2_B(u)
  * loads B's row of step u of a trip, UK2_ADV4 and UK2_ADV1 move the
- * pointers past four steps and past one.
+ * pointers past four steps and past one. UK2_HI(x) is x in the 16-column
+ * tiles; the 6x8 ones, for a block's last 8 columns or fewer, leave out
+ * what touches columns 8-15 (UK2_HI empty).
  */
+#define UK2_HI(x) x
+
 #define UK2_FMA(u, r, z0, z1)						\
 	"vbroadcastss " UK2_A_##r(u) ", %%ymm13\n\t"			\
 	"vfmadd231ps %%ymm14, %%ymm13, %%ymm" #z0 "\n\t"		\
-	"vfmadd231ps %%ymm15, %%ymm13, %%ymm" #z1 "\n\t"
+	UK2_HI("vfmadd231ps %%ymm15, %%ymm13, %%ymm" #z1 "\n\t")
 
 #define UK2_STEP(u)							\
 	UK2_B(u)							\
@@ -195,22 +199,22 @@ void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
 
 #define UK2_LD(r, z0, z1)						\
 	"vmovups (%[p]), %%ymm" #z0 "\n\t"				\
-	"vmovups 32(%[p]), %%ymm" #z1 "\n\t"				\
+	UK2_HI("vmovups 32(%[p]), %%ymm" #z1 "\n\t")			\
 	"add %[rsb], %[p]\n\t"
 
 #define UK2_ZERO(r, z0, z1)						\
 	"vxorps %%ymm" #z0 ", %%ymm" #z0 ", %%ymm" #z0 "\n\t"		\
-	"vxorps %%ymm" #z1 ", %%ymm" #z1 ", %%ymm" #z1 "\n\t"
+	UK2_HI("vxorps %%ymm" #z1 ", %%ymm" #z1 ", %%ymm" #z1 "\n\t")
 
 /* Row r plus the r-th float at %[t], broadcast. */
 #define UK2_ADD(r, z0, z1)						\
 	"vbroadcastss (4 * " #r ")(%[t]), %%ymm13\n\t"			\
 	"vaddps %%ymm13, %%ymm" #z0 ", %%ymm" #z0 "\n\t"		\
-	"vaddps %%ymm13, %%ymm" #z1 ", %%ymm" #z1 "\n\t"
+	UK2_HI("vaddps %%ymm13, %%ymm" #z1 ", %%ymm" #z1 "\n\t")
 
 #define UK2_ST(r, z0, z1)						\
 	"vmovups %%ymm" #z0 ", (%[p])\n\t"				\
-	"vmovups %%ymm" #z1 ", 32(%[p])\n\t"				\
+	UK2_HI("vmovups %%ymm" #z1 ", 32(%[p])\n\t")			\
 	"add %[rsb], %[p]\n\t"
 
 /*
@@ -274,7 +278,7 @@ void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
 /* B in panels: step u's row at b + 64 * u. */
 #define UK2_B(u)							\
 	"vmovups (64 * " #u ")(%[b]), %%ymm14\n\t"			\
-	"vmovups (64 * " #u " + 32)(%[b]), %%ymm15\n\t"
+	UK2_HI("vmovups (64 * " #u " + 32)(%[b]), %%ymm15\n\t")
 #define UK2_ADV4 "add $96, %[a]\n\tadd $256, %[b]\n\t"
 #define UK2_ADV1 "add $24, %[a]\n\tadd $64, %[b]\n\t"
 
@@ -296,6 +300,26 @@ void ukernel(__u64 kc, const float *a, const float *b, float *c, __s64 rs,
 			     : [c] "r"(c), [load] "r"(load), [o] "r"(o)
 			     : UK2_CLOBBER);
 }
+
+/* The same on columns 0-7 of the tile alone (c[6][8]). */
+#undef UK2_HI
+#define UK2_HI(x)
+static __attribute__((__noinline__))
+void ukernel8(__u64 kc, const float *a, const float *b, float *c, __s64 rs,
+	      int load, const struct eng_tile_out *o)
+{
+	__u64 rsb = (__u64)rs * 4;
+	const float *t;
+	float *p;
+
+	__asm__ __volatile__(UK2_TILE
+			     : [k] "+r"(kc), [a] "+r"(a), [b] "+r"(b),
+			       [p] "=&r"(p), [t] "=&r"(t), [rsb] "+r"(rsb)
+			     : [c] "r"(c), [load] "r"(load), [o] "r"(o)
+			     : UK2_CLOBBER);
+}
+#undef UK2_HI
+#define UK2_HI(x) x
 
 /*
  * A read in place, rows %[ars] bytes apart: rows 0-2 from %[a], rows 3-5
@@ -358,7 +382,7 @@ void ukernel_rows(__u64 kc, const float *a, __s64 ars, const float *b,
 #define UK2_B(u)							\
 	"movslq (4 * " #u ")(%[off]), %[t]\n\t"			\
 	"vmovups (%[b], %[t], 4), %%ymm14\n\t"				\
-	"vmovups 32(%[b], %[t], 4), %%ymm15\n\t"
+	UK2_HI("vmovups 32(%[b], %[t], 4), %%ymm15\n\t")
 #define UK2_ADV4 "add $96, %[a]\n\tadd $16, %[off]\n\t"
 #define UK2_ADV1 "add $24, %[a]\n\tadd $4, %[off]\n\t"
 
@@ -378,6 +402,27 @@ void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
 			       [o] "r"(o)
 			     : UK2_CLOBBER);
 }
+
+/* The same on columns 0-7 of the tile alone. */
+#undef UK2_HI
+#define UK2_HI(x)
+static __attribute__((__noinline__))
+void ukernel_ind8(__u64 kc, const float *a, const float *b, const __s32 *off,
+		  float *c, __s64 rs, int load, const struct eng_tile_out *o)
+{
+	__u64 rsb = (__u64)rs * 4;
+	const float *t;
+	float *p;
+
+	__asm__ __volatile__(UK2_TILE
+			     : [k] "+r"(kc), [a] "+r"(a), [off] "+r"(off),
+			       [p] "=&r"(p), [t] "=&r"(t), [rsb] "+r"(rsb)
+			     : [b] "r"(b), [c] "r"(c), [load] "r"(load),
+			       [o] "r"(o)
+			     : UK2_CLOBBER);
+}
+#undef UK2_HI
+#define UK2_HI(x) x
 
 #endif /* ENG_FMA */
 
@@ -500,6 +545,19 @@ static void slice_run(struct eng_slice *s)
 					o = &buf;
 				}
 			}
+#ifdef ENG_FMA
+			/* The last 8 columns or fewer: a 6x8 tile. */
+			if (!o && !s->a_rows && s->nc - j <= 8) {
+				if (s->off)
+					ukernel_ind8(s->kc, ai, bj, s->off, c,
+						     (__s64)s->acc_rs, s->load,
+						     o);
+				else
+					ukernel8(s->kc, ai, bj, c,
+						 (__s64)s->acc_rs, s->load, o);
+				continue;
+			}
+#endif
 			if (s->off)
 				ukernel_ind(s->kc, ai, bj, s->off, c,
 					    (__s64)s->acc_rs, s->load, o);

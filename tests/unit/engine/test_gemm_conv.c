@@ -1524,6 +1524,10 @@ static void test_tile_gemm(struct __test_metadata *_metadata, __u64 k, int i)
 	c.ta = i % 2;
 	c.alpha = 0.75f;
 	gemm_case_run(_metadata, &c);
+	/* 8 and 3 columns past whole tiles: the AVX2 6x8 tiles. */
+	c.n = i % 2 ? 40 : 35;
+	gemm_case_run(_metadata, &c);
+	c.n = 45;
 	/*
 	 * Two panels and 4 rows, stored by the micro-kernels with the bias
 	 * per row: AVX-512 runs its 4-row edge tiles.
@@ -1613,6 +1617,10 @@ static void test_tile_conv(struct __test_metadata *_metadata, __u64 k, int i)
 	c.w = 9;
 	c.flags = P | B;
 	conv_case_run(_metadata, &c);
+	/* 5 x 8 and 5 x 7: 8 and 3 columns past whole tiles (AVX2 6x8). */
+	c.w = i % 2 ? 8 : 7;
+	conv_case_run(_metadata, &c);
+	c.w = 9;
 	c.flags = B | R;
 	conv_case_run(_metadata, &c);
 	/*
