@@ -536,6 +536,8 @@ struct eng_qconv {
 	__s32 xz, yz, lo, hi;
 	__u8 flip;
 	int need_xsum, direct;
+	int wide;		/* AVX2 without VNNI: the tile takes b16 */
+	int direct16;		/* ...and the tap planes pack straight into it */
 	__u8 *b;		/* [ncp / QNR][k4 / 4][QNR][4] */
 	__u8 *rows;		/* 4 rows of p.rs, one per depth of a step */
 	__u8 *stage;		/* one input channel, padded (qconv_stage) */
@@ -928,6 +930,43 @@ void qplane_tile(const __u8 *const *src, __u64 n, __u8 *d, __u8 flip)
 #endif
 }
 
+#ifdef ENG_FMA
+typedef short v16hi_q __attribute__((vector_size(32)));
+typedef short v16hi_qa __attribute__((vector_size(32), aligned(32), may_alias));
+
+/*
+ * qplane_tile() for the AVX2 tile: the four rows' 32 positions as the
+ * step's two 16-bit depth pairs at @d (qb16_block()'s layout), bytes of
+ * two rows interleaved then zero-extended, without the quads between.
+ */
+static __attribute__((__always_inline__)) inline
+void qplane16_tile(const __u8 *const *src, __u64 n, __s16 *d, __u8 flip)
+{
+	v32qu_s f = (v32qu_s){} + flip, r[4];
+	__u64 i;
+
+	for (i = 0; i < 4; i++)
+		r[i] = src[i] ? (v32qu_s)*(const v32qu_su *)(src[i] + n) ^ f : f;
+	for (i = 0; i < 2; i++, d += ENG_QNR * 2) {
+		v32qu_s lo = __builtin_shufflevector(r[2 * i], r[2 * i + 1],
+			0, 32, 1, 33, 2, 34, 3, 35, 4, 36, 5, 37, 6, 38, 7, 39,
+			8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47);
+		v32qu_s hi = __builtin_shufflevector(r[2 * i], r[2 * i + 1],
+			16, 48, 17, 49, 18, 50, 19, 51, 20, 52, 21, 53, 22, 54, 23, 55,
+			24, 56, 25, 57, 26, 58, 27, 59, 28, 60, 29, 61, 30, 62, 31, 63);
+
+		*(v16hi_qa *)d = __builtin_convertvector(__builtin_shufflevector(lo, lo,
+			0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), v16hi_q);
+		*(v16hi_qa *)(d + 16) = __builtin_convertvector(__builtin_shufflevector(lo, lo,
+			16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31), v16hi_q);
+		*(v16hi_qa *)(d + 32) = __builtin_convertvector(__builtin_shufflevector(hi, hi,
+			0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), v16hi_q);
+		*(v16hi_qa *)(d + 48) = __builtin_convertvector(__builtin_shufflevector(hi, hi,
+			16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31), v16hi_q);
+	}
+}
+#endif
+
 /*
  * The packed input of image @img, group @g, column block @nbi from tap
  * planes: per depth step, its four rows are runs of bytes in the
@@ -955,6 +994,9 @@ static void qconv_pack_planes(struct eng_qconv *q, __u64 img, __u64 g,
 
 	for (j = 0; j < steps; j++) {
 		__u8 *d = q->b + j * ENG_QNR * 4;
+#ifdef ENG_FMA
+		__s16 *d16 = q->b16 + j * ENG_QNR * 4;
+#endif
 
 		for (r = 0; r < 4; r++, k++) {
 			src[r] = (const __u8 *)0;
@@ -978,8 +1020,16 @@ static void qconv_pack_planes(struct eng_qconv *q, __u64 img, __u64 g,
 			at = th * a->dilation[0] % sh * p->pb +
 			     th * a->dilation[0] / sh * q->s.ow + o0;
 		}
-		for (n = 0; n < p->ncp; n += ENG_QNR, d += steps * ENG_QNR * 4)
+		for (n = 0; n < p->ncp; n += ENG_QNR, d += steps * ENG_QNR * 4) {
+#ifdef ENG_FMA
+			if (q->direct16) {
+				qplane16_tile(src, n, d16, q->flip);
+				d16 += steps * ENG_QNR * 4;
+				continue;
+			}
+#endif
 			qplane_tile(src, n, d, q->flip);
+		}
 	}
 	if (!q->need_xsum)
 		return;
@@ -1012,8 +1062,6 @@ static void qtile_c(const struct eng_qtile *t)
 		}
 }
 #else
-typedef short v16hi_q __attribute__((vector_size(32)));
-typedef short v16hi_qa __attribute__((vector_size(32), aligned(32), may_alias));
 typedef short v16hi_qu __attribute__((vector_size(32), aligned(2), may_alias));
 typedef signed char v16qi_q __attribute__((vector_size(16)));
 typedef signed char v16qi_qu __attribute__((vector_size(16), aligned(1), may_alias));
@@ -1591,6 +1639,9 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 	}
 	q.need_xsum = h->need_xsum;
 	q.direct = qconv_direct(&q);
+#ifdef ENG_FMA
+	q.wide = !(ctx->features & VNPU_ENG_F_VNNI);
+#endif
 	q.b = q_align(&sp, q.p.k4 * q.p.ncp);
 	q.rows = q_align(&sp, 4 * q.p.rs);
 	q.stage = q_align(&sp, (q.p.hp + 1) * q.p.wp);
@@ -1600,6 +1651,8 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 	q.w16 = q_align(&sp, 2 * ENG_QMR * q.p.k4);
 	q.planes = q.p.np && !q.direct ?
 		   q_align(&sp, ENG_QPLANES * q.p.np * q.p.pb) : (__u8 *)0;
+	/* The sums of x come from the quads: only without them, straight. */
+	q.direct16 = q.wide && q.planes && !q.need_xsum;
 	for (u = ub; u < ue; u++) {
 		__u64 mbi = u % q.p.nmb, blk = u / q.p.nmb;
 		__u64 nbi = blk % q.p.nb, g = blk / q.p.nb % q.s.group;
@@ -1615,7 +1668,7 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 			else
 				qconv_pack(&q, img, g, nbi);
 #ifdef ENG_FMA
-			if (!(ctx->features & VNPU_ENG_F_VNNI))
+			if (q.wide && !q.direct16)
 				qb16_block(q.b, q.b16, eng_div_up(eng_min(q.p.pos,
 					   q.s.oh * q.s.ow - nbi * q.p.pos), ENG_QNR),
 					   q.p.k4 / 4);
