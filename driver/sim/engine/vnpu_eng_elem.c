@@ -242,6 +242,14 @@ static int bin_f32_fast(__u32 func, __u32 out, char *const *p,
 	if ((st[0] != 4 && st[0] != 0) || (st[1] != 4 && st[1] != 0) ||
 	    (st[0] == 0 && st[1] == 0))
 		return 0;
+	/*
+	 * With both operands NaN, x86 returns its first source's NaN, and the
+	 * compiler may swap the sources of a + b or a * b: the SSE2 build's
+	 * two-operand addps keeps the loaded b[i] as the first. A scalar NaN
+	 * a makes every output a NaN: the double path picks its payload.
+	 */
+	if (!st[0] && pa[0] != pa[0])
+		return 0;
 	if (out == VNPU_DTYPE_BOOL) {
 		if (st[2] != 1)
 			return 0;
