@@ -243,8 +243,16 @@ def report(p):
 
 
 def compare_runtimes(np, bins, model, tmp, bound, what):
+    """vnpu against ONNX Runtime on the QDQ model; without VNNI, against ONNX
+    Runtime on its u8-weights form, whose products it does not saturate
+    (tests/zoo/ortexact.py)."""
+    sys.path.insert(0, os.path.join(TOP, "tests/zoo"))
+    import ortexact
     x = np.random.default_rng(3).uniform(-1, 1, [1, 3, model[1], model[1]]).astype(np.float32)
-    ort, err = ort_run(bins["node_modules"], model[0], x, tmp)
+    ref = os.path.join(tmp, "u8-weights.onnx")
+    if ortexact.exact_int8_ort() or not ortexact.u8_weights(model[0], ref):
+        ref = model[0]
+    ort, err = ort_run(bins["node_modules"], ref, x, tmp)
     check(ort is not None, f"{what}: ONNX Runtime runs the QDQ model {err or ''}")
     ours, prof = vnpu_run(bins["vnpu_run"], model[0], x, tmp)
     check(ours is not None, f"{what}: vnpu runs the QDQ model")
