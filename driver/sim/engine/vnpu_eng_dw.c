@@ -468,15 +468,113 @@ static void dwl_fill(const struct eng_layer *l, const struct eng_conv_shape *s,
 /* Pixels of a lanes unit's row summed at once: eight independent sums. */
 #define DWL_RUN	8
 
+/**
+ * struct dwl_out - a lanes unit's epilogue in registers (dwl_fused())
+ * @y: output pixel 0 of the unit's first channel
+ * @ys: floats from a channel's output plane to the next one's
+ * @ohw: pixels of an output plane
+ * @bias: lane j: the bias of the unit's channel j, when @add
+ * @al: the activation's alpha
+ * @be: its beta
+ * @func: the activation
+ * @add: whether there is a bias
+ * @nc: channels of the unit
+ */
+struct dwl_out {
+	float *y;
+	__s64 ys;
+	__u64 ohw;
+	v8sf bias;
+	float al, be;
+	__u32 func;
+	int add;
+	__u64 nc;
+};
+
+/*
+ * Whether a lanes unit's sums take their epilogue in registers and go to
+ * the output planes from there (dwl_put()): the activations act_store()
+ * applies in its pass, with no bound; AVX-512 keeps its row kernel.
+ */
+static int dwl_fused(const struct vnpu_layer_act *a, int avx512)
+{
+	if (avx512 || a->flags)
+		return 0;
+	return a->func == VNPU_ACT_IDENTITY || a->func == VNPU_ACT_RELU ||
+	       a->func == VNPU_ACT_LEAKY_RELU || a->func == VNPU_ACT_CLIP ||
+	       a->func == VNPU_ACT_HARD_SWISH;
+}
+
+/* act_store()'s operations on one pixel's sums: the bias, the activation. */
+static __attribute__((__always_inline__)) inline v8sf
+dwl_epi(const struct dwl_out *o, v8sf v)
+{
+	if (o->add)
+		v = v + o->bias;
+	switch (o->func) {
+	case VNPU_ACT_RELU:
+		return vneg_sel(v, vbcast(0.0f));
+	case VNPU_ACT_LEAKY_RELU:
+		return vneg_sel(v, v * o->al);
+	case VNPU_ACT_CLIP:
+		return vclip(v, o->al, o->be);
+	case VNPU_ACT_HARD_SWISH:
+		return vhswish(v);
+	default:
+		return v;
+	}
+}
+
+/*
+ * The sums @v of @np pixels from output pixel @p (pixel i's channels in
+ * the lanes of v[i]) through the epilogue to the unit's output planes:
+ * transposed in registers, eight pixels of a channel a store, for a whole
+ * block; a shorter run (a row's last) stores eight too, the pixels past it
+ * being the next row's, which its own run writes after; the plane's last
+ * run and partial blocks go through a buffer. Inlined into each run
+ * length's kernel with FMA (the sums stay in registers); the baseline's
+ * emulated vectors would spill, and their frames add up past the kernel
+ * build's stack budget, so there it is a call.
+ */
+#ifdef ENG_FMA
+#define DWL_PUT_INLINE __attribute__((__always_inline__)) inline
+#else
+#define DWL_PUT_INLINE __attribute__((__noinline__))
+#endif
+static DWL_PUT_INLINE void
+dwl_put(const struct dwl_out *o, v8sf *v, int np, __u64 p)
+{
+	float tb[DWL_RUN * ENG_DWL_LANES] __attribute__((aligned(32)));
+	float *y = o->y + (__s64)p;
+	__u64 j;
+	int i;
+
+	for (i = 0; i < np; i++)
+		v[i] = dwl_epi(o, v[i]);
+	if (o->nc == ENG_DWL_LANES && (np == DWL_RUN || p + DWL_RUN <= o->ohw)) {
+		vtranspose8(v);
+		for (j = 0; j < ENG_DWL_LANES; j++)
+			vstore(y + (__s64)j * o->ys, v[j]);
+		return;
+	}
+	for (i = 0; i < np; i++)
+		vstore(tb + i * ENG_DWL_LANES, v[i]);
+	for (j = 0; j < o->nc; j++)
+		for (i = 0; i < np; i++)
+			y[(__s64)j * o->ys + i] = tb[i * ENG_DWL_LANES + j];
+}
+
 /*
  * Output pixels (@oh, @ow) and the @np - 1 after it in its row (@np a
  * constant up to DWL_RUN: as many sums in flight), of a lanes unit: each
  * fma(w, x, sum) over the taps in (kh, kw) order from zero, the padding's
- * zeros included, as eng_dw_windows()'s row kernel sums them.
+ * zeros included, as eng_dw_windows()'s row kernel sums them; to the
+ * unit's sums, or through @o's epilogue to the output when set.
  */
 static __attribute__((__always_inline__)) inline void
 dwl_pixels(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
-	   const struct dwl_unit *u, __u64 oh, __u64 ow, int np)
+	   const struct dwl_unit *u, const struct dwl_out *o, __u64 oh,
+	   __u64 ow, int np)
 {
 	v8sf v[DWL_RUN];
 	const __u64 sw = at->stride[1] * ENG_DWL_LANES;
@@ -489,7 +587,8 @@ dwl_pixels(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
 	__u64 kh, kw;
 	int i;
 
-	for (i = 0; i < np; i++)
+	/* All of them: dwl_put() transposes eight. */
+	for (i = 0; i < DWL_RUN; i++)
 		v[i] = vbcast(0.0f);
 	for (kh = 0; kh < s->kh; kh++, x0 += dr) {
 		const float *x = x0;
@@ -501,6 +600,10 @@ dwl_pixels(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
 				v[i] = LANE_FMA(wk, vload(x + i * sw), v[i]);
 		}
 	}
+	if (o) {
+		dwl_put(o, v, np, oh * s->ow + ow);
+		return;
+	}
 	for (i = 0; i < np; i++)
 		vstore(acc + i * ENG_DWL_LANES, v[i]);
 }
@@ -508,11 +611,11 @@ dwl_pixels(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
 /*
  * Output row @oh of a lanes unit: DWL_RUN pixels at a time, then the rest
  * at once (a 7-pixel row is one run: the sums' latency, not the FMAs,
- * bounds short runs).
+ * bounds short runs); to the unit's sums, or through @o when set.
  */
 static void dwl_row(const struct vnpu_layer_conv *at,
 		    const struct eng_conv_shape *s, const struct dwl_unit *u,
-		    __u64 oh, int avx512)
+		    const struct dwl_out *o, __u64 oh, int avx512)
 {
 	__u64 ow = 0;
 
@@ -533,29 +636,62 @@ static void dwl_row(const struct vnpu_layer_conv *at,
 	}
 
 	for (; ow + DWL_RUN <= s->ow; ow += DWL_RUN)
-		dwl_pixels(at, s, u, oh, ow, DWL_RUN);
+		dwl_pixels(at, s, u, o, oh, ow, DWL_RUN);
 	switch (s->ow - ow) {
 	case 7:
-		dwl_pixels(at, s, u, oh, ow, 7);
+		dwl_pixels(at, s, u, o, oh, ow, 7);
 		break;
 	case 6:
-		dwl_pixels(at, s, u, oh, ow, 6);
+		dwl_pixels(at, s, u, o, oh, ow, 6);
 		break;
 	case 5:
-		dwl_pixels(at, s, u, oh, ow, 5);
+		dwl_pixels(at, s, u, o, oh, ow, 5);
 		break;
 	case 4:
-		dwl_pixels(at, s, u, oh, ow, 4);
+		dwl_pixels(at, s, u, o, oh, ow, 4);
 		break;
 	case 3:
-		dwl_pixels(at, s, u, oh, ow, 3);
+		dwl_pixels(at, s, u, o, oh, ow, 3);
 		break;
 	case 2:
-		dwl_pixels(at, s, u, oh, ow, 2);
+		dwl_pixels(at, s, u, o, oh, ow, 2);
 		break;
 	case 1:
-		dwl_pixels(at, s, u, oh, ow, 1);
+		dwl_pixels(at, s, u, o, oh, ow, 1);
 		break;
+	}
+}
+
+/*
+ * The epilogue of channels [@c0, @c0 + @nc) of image @img in registers
+ * (dwl_fused()): each channel's bias as epi_plain() gives act_store().
+ */
+static void dwl_out_init(const struct eng_layer *l, __u64 img, __u64 c0,
+			 __u64 nc, struct dwl_out *d)
+{
+	const struct vnpu_layer_conv *at = l->attrs;
+	const struct vnpu_tensor *y = &l->t[l->n - 1];
+	struct gemm_epi e;
+	struct gemm_out o;
+	float add[1];
+	int has_add = 0;
+	__u64 j;
+
+	d->y = (float *)l->data[l->n - 1] + (__s64)img * y->strides[0] +
+	       (__s64)c0 * y->strides[1];
+	d->ys = y->strides[1];
+	d->ohw = y->dims[2] * y->dims[3];
+	d->bias = vbcast(0.0f);
+	d->al = f32_of(at->act.alpha);
+	d->be = f32_of(at->act.beta);
+	d->func = at->act.func;
+	d->nc = nc;
+	d->add = 0;
+	for (j = 0; j < nc; j++) {
+		conv_epi(l, img, c0 + j, &e, &o);
+		epi_plain(&o, &e, 0, 1, add, &has_add);
+		d->add = has_add;
+		d->bias[j] = has_add ? add[0] : 0.0f;
 	}
 }
 
@@ -563,7 +699,8 @@ static void dwl_row(const struct vnpu_layer_conv *at,
  * Depthwise with a channel per lane: a unit is ENG_DWL_LANES channels of
  * one image. Each channel's sums then go to its output plane and through
  * act_store() there, the epilogue eng_dw_windows()' flush gives them, so
- * both give the same bits.
+ * both give the same bits; where dwl_fused(), act_store()'s operations
+ * run on the sums in registers, which go to the planes from there.
  */
 int run_conv_dw_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 		      const struct vnpu_eng_ctx *ctx)
@@ -572,7 +709,9 @@ int run_conv_dw_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 	const struct vnpu_tensor *y = &l->t[l->n - 1];
 	__u64 u, j, k, oh, nb, img, c0, nc, kt, ohw, pv;
 	int has_add = 0, avx512 = eng_act_avx512(ctx);
+	int fused = dwl_fused(&at->act, avx512);
 	struct eng_conv_shape s;
+	struct dwl_out out;
 	struct dwl_unit d;
 	struct gemm_epi e;
 	struct gemm_out o;
@@ -598,8 +737,14 @@ int run_conv_dw_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 				d.w[k * ENG_DWL_LANES + j] = wt[k];
 		}
 		dwl_fill(l, &s, &d, img, c0, nc);
+		if (fused) {
+			dwl_out_init(l, img, c0, nc, &out);
+			for (oh = 0; oh < s.oh; oh++)
+				dwl_row(at, &s, &d, &out, oh, avx512);
+			continue;
+		}
 		for (oh = 0; oh < s.oh; oh++)
-			dwl_row(at, &s, &d, oh, avx512);
+			dwl_row(at, &s, &d, 0, oh, avx512);
 		/* Whole blocks' sums to their planes 8 pixels at a time. */
 		pv = nc == ENG_DWL_LANES ? ohw / 8 * 8 : 0;
 		for (k = 0; k < pv; k += 8)

@@ -1053,6 +1053,74 @@ static void test_plain_epilogues(struct __test_metadata *_metadata)
 }
 
 /*
+ * A depthwise CONV of a channel per lane (eng_dw_lanes()) takes its bias
+ * and a Relu or HardSwish in registers and stores each run of pixels
+ * transposed, a row's last run eight pixels wide into the next row: the
+ * bits of the same layer with a residual of -0.0f (the windows' general
+ * epilogue), at MobileNetV3's shapes (3x3 and 5x5, strides 1 and 2, maps
+ * of 7 to 15 pixels: runs of 8 and shorter, a whole run ending a plane)
+ * with 20 channels (a partial block of 4), on every path the host has.
+ */
+static void test_dw_lanes_epilogues(struct __test_metadata *_metadata)
+{
+	static const struct {
+		__u32 k, stride;
+		__u64 h;
+	} shapes[] = { { 3, 1, 14 }, { 3, 2, 15 }, { 5, 1, 7 }, { 5, 2, 14 }, { 3, 1, 8 } };
+	static const __u32 funcs[] = { VNPU_ACT_RELU, VNPU_ACT_HARD_SWISH, VNPU_ACT_IDENTITY };
+	__u32 paths[3] = { 0, VNPU_ENG_F_AVX2_FMA,
+			   VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 };
+	enum { C = 20 };
+	float *x = malloc(C * 15 * 15 * 4), w[C * 25], bias[C];
+	float *res = malloc(C * 15 * 15 * 4), *y1 = malloc(C * 15 * 15 * 4);
+	float *y2 = malloc(C * 15 * 15 * 4);
+	__u64 nb = C;
+	size_t i, sh, f, p;
+
+	et_fill_f32(x, C * 15 * 15);
+	et_fill_f32(w, C * 25);
+	et_fill_f32(bias, C);
+	for (i = 0; i < C * 15 * 15; i++)
+		res[i] = -0.0f;
+	x[17] = NAN;
+	for (sh = 0; sh < sizeof(shapes) / sizeof(shapes[0]); sh++)
+		for (f = 0; f < sizeof(funcs) / sizeof(funcs[0]); f++)
+			for (p = 0; p < 3; p++) {
+				__u32 k = shapes[sh].k, st = shapes[sh].stride;
+				__u64 h = shapes[sh].h, o = (h + 2 * (k / 2) - k) / st + 1;
+				__u64 dx[4] = { 1, C, h, h }, dw[4] = { C, 1, k, k };
+				__u64 dy[4] = { 1, C, o, o };
+				struct vnpu_layer_conv at = {
+					.group = C, .kernel = { k, k }, .stride = { st, st },
+					.dilation = { 1, 1 }, .pad_begin = { k / 2, k / 2 },
+					.pad_end = { k / 2, k / 2 }, .act = { .func = funcs[f] },
+				};
+				struct vnpu_tensor t[5];
+				void *d[5];
+				__u32 n;
+				int rc;
+
+				if ((paths[p] & et_host_features) != paths[p])
+					continue;
+				n = conv_args(&at, dx, x, dw, w, &nb, bias, dy, NULL, y1, t, d);
+				rc = et_run(VNPU_LAYER_CONV, t, d, n, &at, sizeof(at), paths[p], 3);
+				n = conv_args(&at, dx, x, dw, w, &nb, bias, dy, res, y2, t, d);
+				rc = rc ? rc : et_run(VNPU_LAYER_CONV, t, d, n, &at, sizeof(at),
+						      paths[p], 3);
+				EXPECT_TRUE(!rc)
+					TH_LOG("dw lanes %ux%u/%u on %llu act %u path %zu: run failed (%d)",
+					       k, k, st, (unsigned long long)h, funcs[f], p, rc);
+				EXPECT_TRUE(rc || !memcmp(y1, y2, C * o * o * 4))
+					TH_LOG("dw lanes %ux%u/%u on %llu act %u path %zu: not the general epilogue's bits",
+					       k, k, st, (unsigned long long)h, funcs[f], p);
+			}
+	free(x);
+	free(res);
+	free(y1);
+	free(y2);
+}
+
+/*
  * A fused activation's bound (VNPU_ACT_F_MAX or _MIN) gives the bits of
  * the same CONV without it followed by a BINARY MAX or MIN with the bound
  * as a scalar, through each epilogue (one pass; with a residual of -0.0f
@@ -1457,6 +1525,7 @@ TEST(gemm)
 	test_pool(_metadata);
 	test_plain_epilogues(_metadata);
 	test_act_bounds(_metadata);
+	test_dw_lanes_epilogues(_metadata);
 	test_tile_act_rows(_metadata);
 	test_gemv_rows(_metadata);
 	test_kept_window(_metadata);
