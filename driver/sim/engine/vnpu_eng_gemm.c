@@ -1439,35 +1439,14 @@ struct conv_job {
  */
 void transpose8(const float *src, __s64 rs, float *d, __s64 ds)
 {
-	v8sf r0 = vload(src), r1 = vload(src + rs), r2 = vload(src + 2 * rs);
-	v8sf r3 = vload(src + 3 * rs), r4 = vload(src + 4 * rs);
-	v8sf r5 = vload(src + 5 * rs), r6 = vload(src + 6 * rs);
-	v8sf r7 = vload(src + 7 * rs);
-	v8sf t0 = __builtin_shufflevector(r0, r1, 0, 8, 1, 9, 4, 12, 5, 13);
-	v8sf t1 = __builtin_shufflevector(r0, r1, 2, 10, 3, 11, 6, 14, 7, 15);
-	v8sf t2 = __builtin_shufflevector(r2, r3, 0, 8, 1, 9, 4, 12, 5, 13);
-	v8sf t3 = __builtin_shufflevector(r2, r3, 2, 10, 3, 11, 6, 14, 7, 15);
-	v8sf t4 = __builtin_shufflevector(r4, r5, 0, 8, 1, 9, 4, 12, 5, 13);
-	v8sf t5 = __builtin_shufflevector(r4, r5, 2, 10, 3, 11, 6, 14, 7, 15);
-	v8sf t6 = __builtin_shufflevector(r6, r7, 0, 8, 1, 9, 4, 12, 5, 13);
-	v8sf t7 = __builtin_shufflevector(r6, r7, 2, 10, 3, 11, 6, 14, 7, 15);
-	v8sf u0 = __builtin_shufflevector(t0, t2, 0, 1, 8, 9, 4, 5, 12, 13);
-	v8sf u1 = __builtin_shufflevector(t0, t2, 2, 3, 10, 11, 6, 7, 14, 15);
-	v8sf u2 = __builtin_shufflevector(t1, t3, 0, 1, 8, 9, 4, 5, 12, 13);
-	v8sf u3 = __builtin_shufflevector(t1, t3, 2, 3, 10, 11, 6, 7, 14, 15);
-	v8sf u4 = __builtin_shufflevector(t4, t6, 0, 1, 8, 9, 4, 5, 12, 13);
-	v8sf u5 = __builtin_shufflevector(t4, t6, 2, 3, 10, 11, 6, 7, 14, 15);
-	v8sf u6 = __builtin_shufflevector(t5, t7, 0, 1, 8, 9, 4, 5, 12, 13);
-	v8sf u7 = __builtin_shufflevector(t5, t7, 2, 3, 10, 11, 6, 7, 14, 15);
+	v8sf r[8];
+	int i;
 
-	vstore(d, __builtin_shufflevector(u0, u4, 0, 1, 2, 3, 8, 9, 10, 11));
-	vstore(d + ds, __builtin_shufflevector(u1, u5, 0, 1, 2, 3, 8, 9, 10, 11));
-	vstore(d + 2 * ds, __builtin_shufflevector(u2, u6, 0, 1, 2, 3, 8, 9, 10, 11));
-	vstore(d + 3 * ds, __builtin_shufflevector(u3, u7, 0, 1, 2, 3, 8, 9, 10, 11));
-	vstore(d + 4 * ds, __builtin_shufflevector(u0, u4, 4, 5, 6, 7, 12, 13, 14, 15));
-	vstore(d + 5 * ds, __builtin_shufflevector(u1, u5, 4, 5, 6, 7, 12, 13, 14, 15));
-	vstore(d + 6 * ds, __builtin_shufflevector(u2, u6, 4, 5, 6, 7, 12, 13, 14, 15));
-	vstore(d + 7 * ds, __builtin_shufflevector(u3, u7, 4, 5, 6, 7, 12, 13, 14, 15));
+	for (i = 0; i < 8; i++)
+		r[i] = vload(src + i * rs);
+	vtranspose8(r);
+	for (i = 0; i < 8; i++)
+		vstore(d + i * ds, r[i]);
 }
 
 /*

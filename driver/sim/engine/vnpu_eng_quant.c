@@ -1085,8 +1085,8 @@ typedef int v8si_qa __attribute__((vector_size(32), aligned(32), may_alias));
 #define QK2_CHUNK	128
 
 /*
- * The packed block at @b (ENG_QNR positions x 4 depths per step, @steps
- * steps to a tile of positions, @tiles tiles) as 16-bit pairs at @d: step
+ * The packed block at @b (ENG_QNR positions x 4 depths per step, a tile
+ * of positions in @steps of them, @tiles tiles) as 16-bit pairs at @d: step
  * j's depths 4j, 4j + 1 become pair 2j, its 4j + 2, 4j + 3 pair 2j + 1,
  * each ENG_QNR positions of two s16 (zero-extended).
  */
