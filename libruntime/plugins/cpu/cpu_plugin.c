@@ -8,7 +8,8 @@
  * order, and jobs end (retire) in that order, like the NPU's ring. It
  * walks a job's commands one after another; each command is split into
  * parts (vnpu_exec_parts) that the firmware thread and the other tiles
- * take from a shared counter, like the NPU's tiles. The device has
+ * take, as the NPU's tiles do, each from a run of neighbouring parts of
+ * its own before it helps with another's (cpu_split.h). The device has
  * INFERENCE_NUM_THREADS tiles: the thread running the job (the firmware
  * thread, or the submitter below) and a helper thread per other tile; by
  * default one tile per CPU the process may use (cpu_threads.c). The
@@ -78,6 +79,7 @@
 #include <unistd.h>
 
 #include "completion.h"
+#include "cpu_split.h"
 #include "cpu_threads.h"
 #include "plugin.h"
 #include "vnpu_exec.h"
@@ -209,7 +211,7 @@ struct cpu_work {
 	void *const *slot_base;
 	uint32_t parts;
 	uint64_t scratch;
-	atomic_uint next_part;
+	struct cpu_split split;		/* which tile takes which part */
 	atomic_uint done_parts;
 	atomic_int err;
 };
@@ -768,8 +770,11 @@ static bool parts_done(const void *arg)
 	return atomic_load(&w->done_parts) >= w->parts;
 }
 
-/* Take and run parts of the current command until none is left. */
-static void run_parts(struct vnpu_dev *dev, struct tile_scratch *s, bool helper)
+/*
+ * Take and run parts of the current command until none is left, as tile
+ * @tile: 0 the job's thread, then the helpers.
+ */
+static void run_parts(struct vnpu_dev *dev, struct tile_scratch *s, uint32_t tile)
 {
 	struct cpu_work *w = &dev->work;
 	struct vnpu_eng_ctx ctx = { .features = dev->features,
@@ -777,7 +782,7 @@ static void run_parts(struct vnpu_dev *dev, struct tile_scratch *s, bool helper)
 	uint32_t part;
 	int ret;
 
-	while ((part = atomic_fetch_add(&w->next_part, 1)) < w->parts) {
+	while (cpu_split_next(&w->split, tile, &part)) {
 		ret = ensure_scratch(s, w->scratch);
 		if (!ret) {
 			ctx.scratch = s->mem;
@@ -786,7 +791,7 @@ static void run_parts(struct vnpu_dev *dev, struct tile_scratch *s, bool helper)
 		}
 		if (ret)
 			atomic_store(&w->err, ret);
-		if (atomic_fetch_add(&w->done_parts, 1) + 1 == w->parts && helper)
+		if (atomic_fetch_add(&w->done_parts, 1) + 1 == w->parts && tile)
 			wake_job_thread(dev);
 	}
 }
@@ -822,7 +827,7 @@ static void *tile_main(void *arg)
 			g.seen = gen;
 			atomic_fetch_add(&dev->active, 1);
 			if (atomic_load(&dev->gen) == gen)
-				run_parts(dev, &s, true);
+				run_parts(dev, &s, (uint32_t)(t - dev->tiles) + 1);
 			atomic_fetch_sub(&dev->active, 1);
 			wake_job_thread(dev);
 			helped = true;
@@ -993,7 +998,7 @@ static int run_cmd(struct vnpu_dev *dev, struct vnpu_dev_job *job, uint32_t i,
 	w->slot_base = job->slot_base;
 	w->parts = parts;
 	w->scratch = vnpu_exec_scratch(cmd, parts, dev->features);
-	atomic_store(&w->next_part, 0);
+	cpu_split_init(&w->split, parts, dev->num_threads);
 	atomic_store(&w->done_parts, 0);
 	atomic_store(&w->err, 0);
 	/* Open; then wake sleeping helpers, if there are. */
@@ -1001,7 +1006,7 @@ static int run_cmd(struct vnpu_dev *dev, struct vnpu_dev_job *job, uint32_t i,
 	if (atomic_load(&dev->sleepers))
 		wake_helpers(dev, parts);
 
-	run_parts(dev, s, false);
+	run_parts(dev, s, 0);
 
 	/* The other tiles end their last parts about when this one does. */
 	job_wait(dev, parts_done, w);
@@ -1702,9 +1707,11 @@ CPU_VISIBLE vnpu_status vnpu_plugin_create(const struct vnpu_host *h,
 	if (!h || h->abi_version != VNPU_PLUGIN_ABI_VERSION)
 		return VNPU_WRONG_VERSION;
 	host = h;
-	dev = calloc(1, sizeof(*dev));
+	/* Aligned for the tiles' runs of parts (struct cpu_split). */
+	dev = aligned_alloc(_Alignof(struct vnpu_dev), sizeof(*dev));
 	if (!dev)
 		return host->error(VNPU_OUT_OF_MEMORY, "CPU: out of memory");
+	memset(dev, 0, sizeof(*dev));
 	pthread_mutex_init(&dev->lock, NULL);
 	pthread_condattr_init(&dev->done_attr);
 	pthread_condattr_setclock(&dev->done_attr, CLOCK_MONOTONIC);
