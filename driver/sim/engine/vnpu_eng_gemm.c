@@ -512,19 +512,138 @@ static void tile_scatter(const struct eng_slice *s, float *y, __u64 qc,
 	}
 }
 
+#ifdef ENG_FMA
+/*
+ * A block's last panel of B when it has at most ENG_COLS columns: there a
+ * 6x8 tile runs one load of B and six broadcasts of A for six FMAs of
+ * which one to four columns count (resnet50's 1x1 convolutions on 7x7
+ * maps: 49 columns, the 49th about a sixth of the layer). These tiles put
+ * A's rows in the lanes instead: per depth step one load of each of @np
+ * panels of A (rows 0-5 in lanes 0-5; lanes 6 and 7 hold the next step's
+ * rows and are dropped), a broadcast of B per column, and one FMA per
+ * panel and column: fma(a[k], b[k], sum) in depth order from zero or from
+ * @c (rows @rs apart), as the 6x16 tiles sum each output: same bits. B's
+ * row k at @b + k * ENG_NR, or with @off at @b + off[k]. The last step
+ * builds A's rows from six floats (a load of eight would read past the
+ * panel).
+ */
+#define ENG_COLS 4
+
+static __attribute__((__always_inline__)) inline void
+col_tile(__u64 kc, const float *a, __u64 a_ps, const float *b,
+	 const __s32 *off, float *c, __s64 rs, int load, const int np,
+	 const int nq)
+{
+	v8sf acc[4][ENG_COLS], ak[4];
+	__u64 k;
+	int p, q, r;
+
+	for (p = 0; p < np; p++)
+		for (q = 0; q < nq; q++) {
+			v8sf v = vbcast(0.0f);
+
+			if (load)
+				for (r = 0; r < ENG_MR; r++)
+					v[r] = c[(p * ENG_MR + r) * rs + q];
+			acc[p][q] = v;
+		}
+	for (k = 0; k < kc; k++) {
+		const float *bk = off ? b + off[k] : b + k * ENG_NR;
+
+		for (p = 0; p < np; p++) {
+			const float *ap = a + p * a_ps + k * ENG_MR;
+
+			if (k + 1 < kc)
+				ak[p] = vload(ap);
+			else
+				ak[p] = (v8sf){ ap[0], ap[1], ap[2], ap[3],
+						ap[4], ap[5], 0.0f, 0.0f };
+		}
+		for (q = 0; q < nq; q++) {
+			v8sf bq = vbcast(bk[q]);
+
+			for (p = 0; p < np; p++)
+				acc[p][q] = VFMA(ak[p], bq, acc[p][q]);
+		}
+	}
+	for (p = 0; p < np; p++)
+		for (q = 0; q < nq; q++)
+			for (r = 0; r < ENG_MR; r++)
+				c[(p * ENG_MR + r) * rs + q] = acc[p][q][r];
+}
+
+/* col_tile() of @np panels and @nq columns, B in panels or by offsets. */
+#define COL_TILE_FN(np, nq)						\
+static __attribute__((__noinline__)) void				\
+col_tile_##np##_##nq(__u64 kc, const float *a, __u64 a_ps,		\
+		     const float *b, const __s32 *off, float *c,	\
+		     __s64 rs, int load)				\
+{									\
+	if (off)							\
+		col_tile(kc, a, a_ps, b, off, c, rs, load, np, nq);	\
+	else								\
+		col_tile(kc, a, a_ps, b, 0, c, rs, load, np, nq);	\
+}
+
+COL_TILE_FN(4, 1)
+COL_TILE_FN(1, 1)
+COL_TILE_FN(4, 2)
+COL_TILE_FN(1, 2)
+COL_TILE_FN(3, 3)
+COL_TILE_FN(1, 3)
+COL_TILE_FN(2, 4)
+COL_TILE_FN(1, 4)
+
+typedef void (*col_tile_fn)(__u64 kc, const float *a, __u64 a_ps,
+			    const float *b, const __s32 *off, float *c,
+			    __s64 rs, int load);
+
+/*
+ * Columns [@j, @s->nc) of the slice, fewer than ENG_COLS + 1 from the
+ * start @j of a panel, with col_tile(): the panels of A a few at a time.
+ */
+static void col_tiles(const struct eng_slice *s, __u64 j)
+{
+	static const col_tile_fn many[ENG_COLS] = {
+		col_tile_4_1, col_tile_4_2, col_tile_3_3, col_tile_2_4 };
+	static const col_tile_fn one[ENG_COLS] = {
+		col_tile_1_1, col_tile_1_2, col_tile_1_3, col_tile_1_4 };
+	static const int step[ENG_COLS] = { 4, 4, 3, 2 };
+	__u64 nq = s->nc - j, np = eng_div_up(s->mc, ENG_MR), p = 0;
+	const float *b = s->b + (j / ENG_NR) * s->b_ps;
+	float *c = s->acc + j;
+
+	for (; p + step[nq - 1] <= np; p += step[nq - 1])
+		many[nq - 1](s->kc, s->a + p * s->a_ps, s->a_ps, b, s->off,
+			     c + p * ENG_MR * s->acc_rs, (__s64)s->acc_rs,
+			     s->load);
+	for (; p < np; p++)
+		one[nq - 1](s->kc, s->a + p * s->a_ps, s->a_ps, b, s->off,
+			    c + p * ENG_MR * s->acc_rs, (__s64)s->acc_rs,
+			    s->load);
+}
+#endif
+
 /* One slice of a block with the 6x16 kernel, panel by panel. */
 static void slice_run(struct eng_slice *s)
 {
 	struct eng_tile_out out = { .rsb = (__u64)s->out_rs * 4 };
 	struct eng_tile_out buf = { .rsb = ENG_NR * 4 };
 	float t[ENG_MR * ENG_NR];
-	__u64 i, j;
+	__u64 i, j, nc = s->nc;
 
 	/* Whole tiles inside the block go to the output. */
 	s->out_mc = s->out ? s->mc / ENG_MR * ENG_MR : 0;
 	s->out_nc = s->out ? s->nc / ENG_NR * ENG_NR : 0;
 	buf.y = t;
-	for (j = 0; j < s->nc; j += ENG_NR)
+#ifdef ENG_FMA
+	/* A last panel of a few columns: A's rows in the lanes. */
+	if (!s->a_rows && nc % ENG_NR && nc % ENG_NR <= ENG_COLS) {
+		nc -= nc % ENG_NR;
+		col_tiles(s, nc);
+	}
+#endif
+	for (j = 0; j < nc; j += ENG_NR)
 		for (i = 0; i < s->mc; i += ENG_MR) {
 			const float *ai = s->a + (i / ENG_MR) * s->a_ps;
 			const float *bj = s->b + (j / ENG_NR) * s->b_ps;

@@ -1596,6 +1596,13 @@ static void test_tile_gemm(struct __test_metadata *_metadata, __u64 k, int i)
 	/* 8 and 3 columns past whole tiles: the AVX2 6x8 tiles. */
 	c.n = i % 2 ? 40 : 35;
 	gemm_case_run(_metadata, &c);
+	/* 1 to 4 columns past whole tiles: the AVX2 column tiles. */
+	c.n = 16 * (1 + i % 2) + 1 + i % 4;
+	gemm_case_run(_metadata, &c);
+	c.m = 30;
+	c.n = 49;
+	gemm_case_run(_metadata, &c);
+	c.m = 13;
 	c.n = 45;
 	/*
 	 * Two panels and 4 rows, stored by the micro-kernels with the bias
@@ -1689,6 +1696,11 @@ static void test_tile_conv(struct __test_metadata *_metadata, __u64 k, int i)
 	/* 5 x 8 and 5 x 7: 8 and 3 columns past whole tiles (AVX2 6x8). */
 	c.w = i % 2 ? 8 : 7;
 	conv_case_run(_metadata, &c);
+	/* 7 x 7, 2 x 9, 4 x 5: 1, 2 and 4 columns past whole tiles. */
+	c.h = i % 3 == 0 ? 7 : i % 3 == 1 ? 2 : 4;
+	c.w = i % 3 == 0 ? 7 : i % 3 == 1 ? 9 : 5;
+	conv_case_run(_metadata, &c);
+	c.h = 5;
 	c.w = 9;
 	c.flags = B | R;
 	conv_case_run(_metadata, &c);
