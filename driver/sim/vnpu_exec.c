@@ -345,7 +345,7 @@ static __u32 exec_parts(const struct vnpu_cmd_header *cmd, __u32 tiles,
 	case VNPU_CMD_COPY:
 		cost = cmd_elems(cmd);
 		by_work = cost / (MIN_ELEMS_PER_PART >> shift);
-		max_parts = by_work;
+		max_parts = cost;
 		break;
 	case VNPU_CMD_LAYER:
 		cost = vnpu_eng_layer_cost(l->op, l->tensors, l->num_tensors,
@@ -358,8 +358,16 @@ static __u32 exec_parts(const struct vnpu_cmd_header *cmd, __u32 tiles,
 	default:
 		return 1;
 	}
+	/*
+	 * Fine parts: a multiple of the tiles where the work allows, and
+	 * one a tile (where there are the units) where the work would keep
+	 * the command whole: whether such a split pays is the caller's to
+	 * measure.
+	 */
 	if (shift && by_work >= tiles)
 		by_work -= by_work % tiles;
+	else if (shift && by_work < 2)
+		by_work = tiles;
 	if (max_parts > by_work)
 		max_parts = by_work;
 

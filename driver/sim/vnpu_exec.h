@@ -79,11 +79,13 @@ __u32 vnpu_exec_parts(const struct vnpu_cmd_header *cmd, __u32 tiles,
  * part costs them about a microsecond to take, not the tens a wakeup
  * costs: parts may hold 2^%VNPU_EXEC_FINE_SHIFT times less work than
  * vnpu_exec_parts() gives one, in a multiple of @tiles where the work
- * alone limits them. The CPU device splits so those commands of one
- * part whose runs took 40 us or more (BERT-base's LayerNorms, mask
- * chains and head transposes, 30-300 us on one AVX-512 CPU, 9.5% of its
- * 2-CPU time on one CPU); the engine's cost figures alone do not tell
- * those from layers that split in two only take longer.
+ * alone limits them, and one a tile (as far as the command has units)
+ * where its work would keep it whole. The CPU device splits so those
+ * commands of one part whose runs so split took less time than in one
+ * part (BERT-base's LayerNorms, mask chains and head transposes, 30-300
+ * us on one AVX-512 CPU, 9.5% of its 2-CPU time on one CPU;
+ * oww_embedding's MaxPools); the engine's cost figures alone do not
+ * tell those from layers that split in two only take longer.
  *
  * Return: the number of parts, 1 or more.
  */

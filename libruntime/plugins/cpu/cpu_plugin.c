@@ -134,17 +134,23 @@
 #define CPU_INLINE_MAX_NS 500000
 #define CPU_MAX_REQUESTS 32
 /*
- * A command of one part (vnpu_exec_parts()) whose runs in one part took
- * at least this long splits in finer parts (vnpu_exec_parts_fine())
- * while the helpers poll. The engine's cost figures do not tell: on the
- * AVX-512 path BERT's LayerNorm (cost 884736) took 140 us, its mask
- * chain (786432) 300 us and head transposes (a COPY of 98304) 30-100 us
- * on one CPU, against 12-40 us for MobileNetV3's int8 (De)Quantize and
- * depthwise layers of 0.5-1.8 million, which split in two took longer
- * (a part's data comes from the other CPU's cache). A command runs in
- * one part twice before it may split: a job's first run is cold.
+ * A command of one part (vnpu_exec_parts()) splits in finer parts
+ * (vnpu_exec_parts_fine()) while the helpers poll when its runs so split
+ * took less time than its runs in one part: the least of CPU_FINE_RUNS
+ * runs each way, taken in turns, one part first (cmd_parts()), so that
+ * the host's speed, which swings for seconds at a time, and a job's cold
+ * first run weigh on both alike. The engine's cost figures do not tell which commands
+ * gain: on the AVX-512 path BERT's LayerNorm (cost 884736) took 140 us,
+ * its mask chain (786432) 300 us and head transposes (a COPY of 98304)
+ * 30-100 us on one CPU, against 12-40 us for MobileNetV3's int8
+ * (De)Quantize and depthwise layers of 0.5-1.8 million, which split in
+ * two took longer (a part's data comes from the other CPU's cache); on
+ * this AVX2 host oww_embedding's MaxPools (cost 50-110 thousand) took
+ * 30-60 us in one part and half that in two. Nor does a fixed bar on the
+ * one-part time: those pools ran under and over 40 us as the host's
+ * speed swung.
  */
-#define CPU_FINE_MIN_NS 40000
+#define CPU_FINE_RUNS 3
 /* A queued job that starts this long after it was queued counts as late. */
 #define CPU_LATE_NS 50000
 
@@ -173,15 +179,15 @@ struct vnpu_exe {
 	/*
 	 * Commands of one part that may split finely while the helpers poll
 	 * (vnpu_exec_parts_fine(), cmd_parts()): their parts, and the
-	 * least time their runs in one part took and how many there were
-	 * (up to 2); written by the thread running a job over the tiles,
-	 * which one job at a time does.
+	 * least time their runs in one part and in their fine parts took
+	 * and how many there were (up to CPU_FINE_RUNS each); written by the
+	 * thread running a job over the tiles, which one job at a time does.
 	 */
 	uint32_t *fine_parts;
-	uint64_t *one_ns;
-	uint8_t *one_runs;
+	uint64_t *one_ns, *fine_ns;
+	uint8_t *one_runs, *fine_runs;
 	uint32_t num_split;		/* commands of more than one part */
-	atomic_uint num_fine;		/* commands that now split finely */
+	atomic_uint num_fine;		/* commands that now split finely, or try to */
 	bool is_short;			/* vnpu_exec_stream_is_short() */
 	_Atomic uint64_t last_ns;	/* the last run's time; 0: none yet */
 };
@@ -434,6 +440,8 @@ static void cpu_exe_free(struct vnpu_exe *exe)
 	free(exe->fine_parts);
 	free(exe->one_ns);
 	free(exe->one_runs);
+	free(exe->fine_ns);
+	free(exe->fine_runs);
 	free(exe->slot_descs);
 	free(exe->stream);
 	free(exe);
@@ -483,7 +491,10 @@ static vnpu_status cpu_exe_load(struct vnpu_dev *dev, const void *cmd,
 	exe->fine_parts = calloc(exe->num_cmds ? exe->num_cmds : 1, sizeof(*exe->fine_parts));
 	exe->one_ns = calloc(exe->num_cmds ? exe->num_cmds : 1, sizeof(*exe->one_ns));
 	exe->one_runs = calloc(exe->num_cmds ? exe->num_cmds : 1, sizeof(*exe->one_runs));
-	if (!exe->cmds || !exe->parts || !exe->fine_parts || !exe->one_ns || !exe->one_runs)
+	exe->fine_ns = calloc(exe->num_cmds ? exe->num_cmds : 1, sizeof(*exe->fine_ns));
+	exe->fine_runs = calloc(exe->num_cmds ? exe->num_cmds : 1, sizeof(*exe->fine_runs));
+	if (!exe->cmds || !exe->parts || !exe->fine_parts || !exe->one_ns || !exe->one_runs ||
+	    !exe->fine_ns || !exe->fine_runs)
 		goto err_nomem;
 	for (i = 0; i < exe->num_cmds; i++) {
 		h = vnpu_stream_next(exe->stream, cmd_size, h);
@@ -937,26 +948,43 @@ static int run_cmd_alone(struct vnpu_dev *dev, struct vnpu_dev_job *job,
 }
 
 /*
- * The parts of command @i of @exe when its job runs over the tiles: its
- * fine parts (vnpu_exec_parts_fine()) while the helpers poll, where two
- * runs of it in one part took CPU_FINE_MIN_NS or more each, else its
- * parts.
+ * The parts of command @i of @exe when its job runs over the tiles: while
+ * the helpers poll, its fine parts (vnpu_exec_parts_fine()) in turn with
+ * one part until it has run CPU_FINE_RUNS times each way, then for as
+ * long as the least of its fine runs took less than the least in one
+ * part; else its parts.
  */
 static uint32_t cmd_parts(struct vnpu_dev *dev, const struct vnpu_exe *exe, uint32_t i)
 {
-	if (exe->fine_parts[i] > 1 && atomic_load(&dev->split_job) &&
-	    exe->one_runs[i] >= 2 && exe->one_ns[i] >= CPU_FINE_MIN_NS)
-		return exe->fine_parts[i];
-	return exe->parts[i];
+	if (exe->fine_parts[i] <= 1 || !atomic_load(&dev->split_job))
+		return exe->parts[i];
+	if (exe->fine_runs[i] < CPU_FINE_RUNS)
+		return exe->one_runs[i] > exe->fine_runs[i] ? exe->fine_parts[i] : exe->parts[i];
+	return exe->fine_ns[i] < exe->one_ns[i] ? exe->fine_parts[i] : exe->parts[i];
 }
 
 /* Command @i of @exe took @ns in one part, on a thread running its job over the tiles. */
 static void one_part_took(struct vnpu_exe *exe, uint32_t i, uint64_t ns)
 {
+	if (exe->one_runs[i] >= CPU_FINE_RUNS)
+		return;
 	if (!exe->one_runs[i] || ns < exe->one_ns[i])
 		exe->one_ns[i] = ns;
-	if (exe->one_runs[i] < 2 && ++exe->one_runs[i] == 2 && exe->one_ns[i] >= CPU_FINE_MIN_NS)
+	/* It tries its fine parts now: jobs with it split (run_job()). */
+	if (!exe->one_runs[i]++)
 		atomic_fetch_add(&exe->num_fine, 1);
+}
+
+/* Command @i of @exe took @ns in its fine parts over the tiles. */
+static void fine_parts_took(struct vnpu_exe *exe, uint32_t i, uint64_t ns)
+{
+	if (exe->fine_runs[i] >= CPU_FINE_RUNS)
+		return;
+	if (!exe->fine_runs[i] || ns < exe->fine_ns[i])
+		exe->fine_ns[i] = ns;
+	/* No faster so: it runs in one part from now on. */
+	if (++exe->fine_runs[i] == CPU_FINE_RUNS && exe->fine_ns[i] >= exe->one_ns[i])
+		atomic_fetch_sub(&exe->num_fine, 1);
 }
 
 /* Run one command over every tile; called by the thread running the job. */
@@ -989,6 +1017,7 @@ static int run_cmd(struct vnpu_dev *dev, struct vnpu_dev_job *job, uint32_t i,
 		return ret;
 	}
 
+	t0 = now_ns();
 	if (parts != exe->parts[i])
 		atomic_fetch_add_explicit(&dev->fine_runs, 1, memory_order_relaxed);
 	/* Closed: helpers that come now stay out; those inside leave. */
@@ -1010,6 +1039,8 @@ static int run_cmd(struct vnpu_dev *dev, struct vnpu_dev_job *job, uint32_t i,
 
 	/* The other tiles end their last parts about when this one does. */
 	job_wait(dev, parts_done, w);
+	if (parts != exe->parts[i])
+		fine_parts_took(exe, i, (uint64_t)(now_ns() - t0));
 	return atomic_load(&w->err);
 }
 

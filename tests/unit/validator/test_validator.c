@@ -272,8 +272,10 @@ TEST(exec_parts_small_command_whole)
  * Tiles that poll take finer parts (vnpu_exec_parts_fine()): a copy of
  * 3 * 2^14 elements, whole for vnpu_exec_parts(), splits in a multiple of
  * the tiles where its work limits the parts (2 on 2 tiles, not 3), in as
- * many as it has work for below that; 10000 stay whole, and a large copy
- * splits as vnpu_exec_parts() splits it.
+ * many as it has work for below that; too little work for two parts
+ * splits in one a tile all the same (10000 in 2 on 2 tiles), as far as
+ * there are elements (1 stays whole); a large copy splits as
+ * vnpu_exec_parts() splits it.
  */
 TEST(exec_parts_fine)
 {
@@ -289,6 +291,9 @@ TEST(exec_parts_fine)
 	ASSERT_EQ(3, vnpu_exec_parts_fine(&c->hdr, 3, 0, 0));
 	ASSERT_EQ(3, vnpu_exec_parts_fine(&c->hdr, 4, 0, 0));	/* work for 3 of 4 tiles */
 	c->dst.dims[0] = c->src.dims[0] = 10000;
+	ASSERT_EQ(1, vnpu_exec_parts(&c->hdr, 2, 0, 0));
+	ASSERT_EQ(2, vnpu_exec_parts_fine(&c->hdr, 2, 0, 0));
+	c->dst.dims[0] = c->src.dims[0] = 1;
 	ASSERT_EQ(1, vnpu_exec_parts_fine(&c->hdr, 2, 0, 0));
 	c->dst.dims[0] = c->src.dims[0] = 1u << 18;
 	ASSERT_EQ(vnpu_exec_parts(&c->hdr, 4, 0, 0), vnpu_exec_parts_fine(&c->hdr, 4, 0, 0));
