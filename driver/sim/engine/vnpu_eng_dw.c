@@ -49,18 +49,27 @@ static float dw_weight(const struct eng_layer *l, __u64 c, __u64 kh, __u64 kw)
 
 /*
  * The @kt weights of channel @c of a depthwise layer, as f32 at @w, in
- * (kh, kw) order; packed f32 ones (a panel's first row) read directly.
+ * (kh, kw) order; packed f32 ones (a panel's first row) and dense f32
+ * ones (the compiler's, kept unpacked) read directly.
  */
 static void dw_weights(const struct eng_layer *l, __u64 c, __u64 kt, float *w)
 {
 	const struct vnpu_layer_conv *at = l->attrs;
+	const struct vnpu_tensor *t = &l->t[1];
 	const float *p = (const float *)l->data[1] + c * ENG_MR * kt;
 	__u64 kh, kw, k = 0;
 
-	if ((at->flags & VNPU_LAYER_F_PACKED) &&
-	    l->t[1].dtype == VNPU_DTYPE_F32) {
+	if ((at->flags & VNPU_LAYER_F_PACKED) && t->dtype == VNPU_DTYPE_F32) {
 		for (k = 0; k < kt; k++)
 			w[k] = p[k * ENG_MR];
+		return;
+	}
+	if (!(at->flags & VNPU_LAYER_F_PACKED) &&
+	    t->dtype == VNPU_DTYPE_F32 && t->rank == 4 &&
+	    t->strides[3] == 1 && t->strides[2] == (__s64)at->kernel[1]) {
+		p = (const float *)l->data[1] + (__s64)c * t->strides[0];
+		for (k = 0; k < kt; k++)
+			w[k] = p[k];
 		return;
 	}
 	for (kh = 0; kh < at->kernel[0]; kh++)

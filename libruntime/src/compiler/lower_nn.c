@@ -355,6 +355,20 @@ static vnpu_status conv_wino_weights(struct cstate *s, const struct vnpu_tinfo *
 }
 
 /*
+ * Whether the f32 weights @wi of a depthwise CONV (one input and one output
+ * channel per group) stay as they are: the engine's depthwise kernels read
+ * a channel's taps from a dense row, where a packed panel would hold them
+ * ENG_MR floats apart, the other rows zeros (six times the bytes to read
+ * each inference). Half-precision hints keep their packed half panels.
+ */
+static bool conv_dw_dense(const struct cstate *s, const struct vnpu_tinfo *wi, int64_t group)
+{
+	return wi->type == VNPU_TYPE_F32 && wi->rank == 4 && wi->dims[1] == 1 &&
+	       wi->dims[0] == group && s->opt.inference_precision != VNPU_TYPE_F16 &&
+	       s->opt.inference_precision != VNPU_TYPE_BF16;
+}
+
+/*
  * A CONV of X by W (@w: constant weights are packed, or transformed for
  * Winograd where it pays), with @bias and @residual values when not -1,
  * into @y.
@@ -378,7 +392,8 @@ static vnpu_status conv_layer(struct cstate *s, struct vnpu_layer_conv *attr, st
 		if (!st)
 			attr->flags |= VNPU_LAYER_F_WINO;
 	}
-	if (packed < 0 && cs_is_const(s, w) && packable(wi) && !s->opt.no_packing) {
+	if (packed < 0 && cs_is_const(s, w) && packable(wi) && !s->opt.no_packing &&
+	    !conv_dw_dense(s, wi, group)) {
 		uint64_t rows = (uint64_t)(wi->dims[0] / group);
 		uint64_t cols = (uint64_t)(vnpu_tinfo_elems(wi) / wi->dims[0]);
 		uint64_t size = vnpu_eng_packed_size(VNPU_PACK_CONV_W, (uint64_t)group, rows, cols);
