@@ -833,14 +833,16 @@ static inline void eng_qplan(const struct eng_conv_shape *s,
  * of 64 bytes at most), the packed input, four im2col rows, their sums,
  * one tile's sums, the staged input channel, the tap planes of
  * ENG_QPLANES input channels, and for the AVX2 tile the packed input and
- * a tile's weight rows widened to 16 bits.
+ * a tile's weight rows widened to 16 bits, for the AVX2 depthwise rows
+ * the staged channel widened (and 16 more).
  */
 static inline __u64 eng_qconv_scratch(const struct eng_qplan *p)
 {
 	return p->units ? 64 + p->k4 * p->ncp + 4 * p->rs + 4 * p->ncp +
 			  4 * ENG_QMR * ENG_QNR + (p->hp + 1) * p->wp +
 			  ENG_QPLANES * p->np * p->pb + 2 * p->k4 * p->ncp +
-			  2 * ENG_QMR * p->k4 + 9 * ENG_ALIGN : 0;
+			  2 * ENG_QMR * p->k4 + 2 * ((p->hp + 1) * p->wp + 16) +
+			  10 * ENG_ALIGN : 0;
 }
 
 /**

@@ -546,6 +546,7 @@ struct eng_qconv {
 	__s32 *acc;		/* one tile's sums */
 	__s16 *b16;		/* AVX2: the packed block widened (qb16_block) */
 	__s16 *w16;		/* AVX2: a tile's weight rows widened */
+	__s16 *stage16;		/* AVX2 depthwise: @stage widened */
 };
 
 /*
@@ -1535,6 +1536,119 @@ void qdw_avx2_sw(const struct eng_qconv *q, const struct qdw_out *d,
 }
 
 /*
+ * The staged depthwise channel (@n bytes from @s) as s16 at @d: u8
+ * zero-extended, i8 (@s8) sign-extended; 16 at a time, the last 16
+ * reading past @n into the scratch after it.
+ */
+static void qdw_widen(const __u8 *s, __s16 *d, __u64 n, int s8)
+{
+	__u64 i;
+
+	for (i = 0; i < n; i += 16) {
+		v16qu_q b = *(const v16qu_qu *)(s + i);
+
+#ifndef __clang__
+		__asm__("" : "+x"(b));
+#endif
+		if (s8)
+			*(v16hi_qu *)(d + i) = __builtin_convertvector((v16qi_q)b, v16hi_q);
+		else
+			*(v16hi_qu *)(d + i) = __builtin_convertvector(b, v16hi_q);
+	}
+}
+
+/*
+ * 16 requantized outputs of a depthwise row at @y (at most @n of them):
+ * with @inter, @e holds outputs 0, 2, ..., 14 and @o 1, 3, ..., 15
+ * (stride 1), else @e outputs 0-7 and @o 8-15.
+ */
+static __attribute__((__always_inline__)) inline
+void qdw16_store(const struct eng_qconv *q, const struct qdw_out *d,
+		 v8su_qq e, v8su_qq o, __s64 n, __u8 *y, int inter)
+{
+	v8qu_q be, bo;
+	v16qu_q v;
+	__s64 i;
+
+	if (!inter) {
+		qdw_store(q, d, e, n, y);
+		if (n > 8)
+			qdw_store(q, d, o, n - 8, y + 8);
+		return;
+	}
+	be = q_bytes8(q_round8(__builtin_convertvector((v8si_qq)e, v8sf_qq) * d->mult,
+			       d->lo, d->hi, q->yz));
+	bo = q_bytes8(q_round8(__builtin_convertvector((v8si_qq)o, v8sf_qq) * d->mult,
+			       d->lo, d->hi, q->yz));
+	v = __builtin_shufflevector(be, bo, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13,
+				    6, 14, 7, 15);
+	if (n >= 16) {
+		*(v16qu_qu *)y = v;
+		return;
+	}
+	for (i = 0; i < n; i++)
+		y[i] = v[i];
+}
+
+/*
+ * Output rows of a depthwise channel of dilation 1 along rows, from its
+ * staged rows widened to s16 (@row): a 32-bit lane of them at element e
+ * holds inputs e and e + 1, the pair of taps (2j, 2j + 1) of the output
+ * at e - 2j for stride 1 (a load per even and per odd outputs) and at
+ * (e - 2j) / 2 for stride 2 (eight consecutive outputs a load), so one
+ * vpmaddwd by a broadcast pair of weights (@w2: per tap row, (kw + 1) /
+ * 2 pairs, the last one's second 0 for odd kw) sums two taps of eight
+ * outputs: half the multiplies of qdw_rows_avx2()'s vpmulld, no
+ * widening loads. Exact: 16-bit inputs and weights (less the zero
+ * point: 9 bits), 32-bit sums as qdw_rows_avx2() has them, the same
+ * requantization. @kh and @kw: constants where inlined.
+ */
+static __attribute__((__always_inline__)) inline
+void qdw16_rows(const struct eng_qconv *q, const struct qdw_out *d,
+		const __s32 *w2, __u32 fix, const __s16 *row, __u8 *y,
+		__u64 sw, __u64 kh, __u64 kw)
+{
+	const struct vnpu_layer_conv *a = q->l->attrs;
+	__u64 ow = q->s.ow, rs = a->dilation[0] * q->p.wp, np = (kw + 1) / 2;
+	__u64 rstep = a->stride[0] * q->p.wp, r, o, i, j;
+
+	for (r = 0; r < d->rows; r++, row += rstep, y += ow) {
+		for (o = 0; o < ow; o += 16) {
+			v8su_qq e = (v8su_qq){} + fix, f = e;
+
+			for (i = 0; i < kh; i++) {
+				const __s16 *src = row + i * rs + o * sw;
+
+				for (j = 0; j < np; j++, src += 2) {
+					v16hi_q wv = (v16hi_q)((v8si_qq){} + w2[i * np + j]);
+
+					e += (v8su_qq)__builtin_ia32_pmaddwd256(
+						*(const v16hi_qu *)src, wv);
+					f += (v8su_qq)__builtin_ia32_pmaddwd256(
+						*(const v16hi_qu *)(src + (sw == 1 ? 1 : 16)), wv);
+				}
+			}
+			qdw16_store(q, d, e, f, (__s64)(ow - o), y + o, sw == 1);
+		}
+	}
+}
+
+/* qdw16_rows() for one stride, 3x3, 5x5 or another window (qdw_avx2_sw()). */
+static __attribute__((__noinline__))
+void qdw16_sw(const struct eng_qconv *q, const struct qdw_out *d,
+	      const __s32 *w2, __u32 fix, __u8 *yd, __u64 sw)
+{
+	__u64 kh = q->s.kh, kw = q->s.kw;
+
+	if (kh == 3 && kw == 3)
+		qdw16_rows(q, d, w2, fix, q->stage16, yd, sw, 3, 3);
+	else if (kh == 5 && kw == 5)
+		qdw16_rows(q, d, w2, fix, q->stage16, yd, sw, 5, 5);
+	else
+		qdw16_rows(q, d, w2, fix, q->stage16, yd, sw, kh, kw);
+}
+
+/*
  * The staged depthwise channel by qdw_rows_avx2(), where it applies
  * (stride 1 or 2 along rows, at most ENG_QDW_TAPS taps); 0 where not.
  */
@@ -1555,6 +1669,22 @@ static int qdw_avx2(const struct eng_qconv *q, const struct qdw_out *d,
 
 		wt[t] = v;
 		wsum += (__u32)v;
+	}
+	if (a->dilation[1] == 1) {
+		__u64 np = (q->s.kw + 1) / 2, i, j;
+		__s32 w2[ENG_QDW_TAPS];
+
+		/* Pairs of taps along each row: (2j, 2j + 1), 0 past kw. */
+		for (i = 0; i < q->s.kh; i++)
+			for (j = 0; j < np; j++) {
+				__s32 lo = wt[i * q->s.kw + 2 * j];
+				__s32 hi = 2 * j + 1 < q->s.kw ? wt[i * q->s.kw + 2 * j + 1] : 0;
+
+				w2[i * np + j] = (__s32)((__u32)(__u16)lo | (__u32)(__u16)hi << 16);
+			}
+		qdw_widen(q->stage, q->stage16, (q->p.hp + 1) * q->p.wp, !!q->flip);
+		qdw16_sw(q, d, w2, d->bias - (__u32)xz * wsum, yd, a->stride[1]);
+		return 1;
 	}
 	/* @xz: the zero point of the loaded values (i8 unflipped). */
 	if (a->stride[1] == 1 && q->flip)
@@ -1649,6 +1779,7 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 	q.acc = q_align(&sp, 4 * ENG_QMR * ENG_QNR);
 	q.b16 = q_align(&sp, 2 * q.p.k4 * q.p.ncp);
 	q.w16 = q_align(&sp, 2 * ENG_QMR * q.p.k4);
+	q.stage16 = q_align(&sp, 2 * ((q.p.hp + 1) * q.p.wp + 16));
 	q.planes = q.p.np && !q.direct ?
 		   q_align(&sp, ENG_QPLANES * q.p.np * q.p.pb) : (__u8 *)0;
 	/* The sums of x come from the quads: only without them, straight. */

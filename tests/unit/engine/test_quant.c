@@ -464,6 +464,15 @@ static void test_qconv_packed(struct __test_metadata *_metadata)
 		{ 1, 3, 6, 1, 3, 3, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
 		/* 7 taps a row: two groups of four */
 		{ 1, 4, 12, 40, 4, 4, 7, 1, 3, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 1, 0, 0 },
+		/*
+		 * The AVX2 depthwise rows of 16-bit pairs of taps: even
+		 * windows (a last pair of two taps), a row of 33 outputs (a
+		 * last run of 1), and dilation 2 at stride 1, which they leave
+		 * to the rows of single taps
+		 */
+		{ 1, 5, 12, 19, 5, 5, 4, 2, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 1, 1, 0 },
+		{ 1, 3, 9, 33, 3, 3, 2, 1, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 0, 0, 0 },
+		{ 1, 6, 11, 26, 6, 6, 3, 1, 2, 2, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
 		/* depthwise stride 3, dilation 2: the gathered taps */
 		{ 1, 6, 11, 26, 6, 6, 3, 3, 1, 2, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 0, 0, 0, 0 },
 		/* stride 3: the plain gather; rows wider than a vector */
