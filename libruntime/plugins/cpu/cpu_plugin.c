@@ -183,9 +183,11 @@ struct vnpu_exe {
 	 * and how many there were (up to CPU_FINE_RUNS each); written by the
 	 * thread running a job over the tiles, which one job at a time does.
 	 */
-	uint32_t *fine_parts;
-	uint64_t *one_ns, *fine_ns;
-	uint8_t *one_runs, *fine_runs;
+	struct cmd_fine {
+		uint32_t parts;
+		uint8_t one_runs, fine_runs;
+		uint64_t one_ns, fine_ns;
+	} *fine;
 	uint32_t num_split;		/* commands of more than one part */
 	atomic_uint num_fine;		/* commands that now split finely, or try to */
 	bool is_short;			/* vnpu_exec_stream_is_short() */
@@ -437,11 +439,7 @@ static void cpu_exe_free(struct vnpu_exe *exe)
 		return;
 	free(exe->cmds);
 	free(exe->parts);
-	free(exe->fine_parts);
-	free(exe->one_ns);
-	free(exe->one_runs);
-	free(exe->fine_ns);
-	free(exe->fine_runs);
+	free(exe->fine);
 	free(exe->slot_descs);
 	free(exe->stream);
 	free(exe);
@@ -488,13 +486,8 @@ static vnpu_status cpu_exe_load(struct vnpu_dev *dev, const void *cmd,
 	}
 	exe->cmds = calloc(exe->num_cmds ? exe->num_cmds : 1, sizeof(*exe->cmds));
 	exe->parts = calloc(exe->num_cmds ? exe->num_cmds : 1, sizeof(*exe->parts));
-	exe->fine_parts = calloc(exe->num_cmds ? exe->num_cmds : 1, sizeof(*exe->fine_parts));
-	exe->one_ns = calloc(exe->num_cmds ? exe->num_cmds : 1, sizeof(*exe->one_ns));
-	exe->one_runs = calloc(exe->num_cmds ? exe->num_cmds : 1, sizeof(*exe->one_runs));
-	exe->fine_ns = calloc(exe->num_cmds ? exe->num_cmds : 1, sizeof(*exe->fine_ns));
-	exe->fine_runs = calloc(exe->num_cmds ? exe->num_cmds : 1, sizeof(*exe->fine_runs));
-	if (!exe->cmds || !exe->parts || !exe->fine_parts || !exe->one_ns || !exe->one_runs ||
-	    !exe->fine_ns || !exe->fine_runs)
+	exe->fine = calloc(exe->num_cmds ? exe->num_cmds : 1, sizeof(*exe->fine));
+	if (!exe->cmds || !exe->parts || !exe->fine)
 		goto err_nomem;
 	for (i = 0; i < exe->num_cmds; i++) {
 		h = vnpu_stream_next(exe->stream, cmd_size, h);
@@ -515,7 +508,7 @@ static vnpu_status cpu_exe_load(struct vnpu_dev *dev, const void *cmd,
 
 		exe->parts[i] = spin ? 1 : vnpu_exec_parts(exe->cmds[i], dev->num_threads,
 							   CPU_CHUNK_COST, dev->features);
-		exe->fine_parts[i] = spin || exe->parts[i] > 1 ? 1 :
+		exe->fine[i].parts = spin || exe->parts[i] > 1 ? 1 :
 				     vnpu_exec_parts_fine(exe->cmds[i], dev->num_threads,
 							  CPU_CHUNK_COST, dev->features);
 		exe->num_split += exe->parts[i] > 1;
@@ -956,34 +949,40 @@ static int run_cmd_alone(struct vnpu_dev *dev, struct vnpu_dev_job *job,
  */
 static uint32_t cmd_parts(struct vnpu_dev *dev, const struct vnpu_exe *exe, uint32_t i)
 {
-	if (exe->fine_parts[i] <= 1 || !atomic_load(&dev->split_job))
+	const struct cmd_fine *f = &exe->fine[i];
+
+	if (f->parts <= 1 || !atomic_load(&dev->split_job))
 		return exe->parts[i];
-	if (exe->fine_runs[i] < CPU_FINE_RUNS)
-		return exe->one_runs[i] > exe->fine_runs[i] ? exe->fine_parts[i] : exe->parts[i];
-	return exe->fine_ns[i] < exe->one_ns[i] ? exe->fine_parts[i] : exe->parts[i];
+	if (f->fine_runs < CPU_FINE_RUNS)
+		return f->one_runs > f->fine_runs ? f->parts : exe->parts[i];
+	return f->fine_ns < f->one_ns ? f->parts : exe->parts[i];
 }
 
 /* Command @i of @exe took @ns in one part, on a thread running its job over the tiles. */
 static void one_part_took(struct vnpu_exe *exe, uint32_t i, uint64_t ns)
 {
-	if (exe->one_runs[i] >= CPU_FINE_RUNS)
+	struct cmd_fine *f = &exe->fine[i];
+
+	if (f->one_runs >= CPU_FINE_RUNS)
 		return;
-	if (!exe->one_runs[i] || ns < exe->one_ns[i])
-		exe->one_ns[i] = ns;
+	if (!f->one_runs || ns < f->one_ns)
+		f->one_ns = ns;
 	/* It tries its fine parts now: jobs with it split (run_job()). */
-	if (!exe->one_runs[i]++)
+	if (!f->one_runs++)
 		atomic_fetch_add(&exe->num_fine, 1);
 }
 
 /* Command @i of @exe took @ns in its fine parts over the tiles. */
 static void fine_parts_took(struct vnpu_exe *exe, uint32_t i, uint64_t ns)
 {
-	if (exe->fine_runs[i] >= CPU_FINE_RUNS)
+	struct cmd_fine *f = &exe->fine[i];
+
+	if (f->fine_runs >= CPU_FINE_RUNS)
 		return;
-	if (!exe->fine_runs[i] || ns < exe->fine_ns[i])
-		exe->fine_ns[i] = ns;
+	if (!f->fine_runs || ns < f->fine_ns)
+		f->fine_ns = ns;
 	/* No faster so: it runs in one part from now on. */
-	if (++exe->fine_runs[i] == CPU_FINE_RUNS && exe->fine_ns[i] >= exe->one_ns[i])
+	if (++f->fine_runs == CPU_FINE_RUNS && f->fine_ns >= f->one_ns)
 		atomic_fetch_sub(&exe->num_fine, 1);
 }
 
@@ -1009,7 +1008,7 @@ static int run_cmd(struct vnpu_dev *dev, struct vnpu_dev_job *job, uint32_t i,
 		if (i + 1 < exe->num_cmds && atomic_load(&dev->sleepers) &&
 		    atomic_load(&dev->split_job) && cmd_parts(dev, exe, i + 1) > 1)
 			wake_helpers(dev, cmd_parts(dev, exe, i + 1));
-		if (exe->fine_parts[i] <= 1)
+		if (exe->fine[i].parts <= 1)
 			return run_cmd_alone(dev, job, cmd, s);
 		t0 = now_ns();
 		ret = run_cmd_alone(dev, job, cmd, s);
