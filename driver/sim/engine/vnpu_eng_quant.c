@@ -1123,21 +1123,22 @@ static void qw16_rows(const __s8 *w, __s16 *d, __u64 k4)
 }
 
 /*
- * Six rows of weights (@w, rows @k4 apart) by @nv (1 or 2, a constant
- * where inlined) vectors of 8 positions of the widened block (@b,
- * ENG_QNR * 2 apart per pair), pairs [0, @pairs), added to the sums at
- * @acc (row r at r * ENG_QNR; zeroed first when @init): up to twelve
- * sums in registers, the inputs' vectors and one broadcast weight pair.
+ * @nr (1 to 6) rows of weights (@w, rows @k4 apart) by @nv (1 or 2)
+ * vectors of 8 positions of the widened block (@b, ENG_QNR * 2 apart per
+ * pair), pairs [0, @pairs), added to the sums at @acc (row r at
+ * r * ENG_QNR; zeroed first when @init): up to twelve sums in registers,
+ * the inputs' vectors and one broadcast weight pair. @nr and @nv are
+ * constants where inlined (qmadd_tile()).
  */
 static __attribute__((__always_inline__)) inline
-void qmadd_6xn(const __s16 *w, __u64 k4, const __s16 *b, __u64 pairs,
-	       __s32 *acc, int init, __u64 nv)
+void qmadd_rxn(const __s16 *w, __u64 k4, const __s16 *b, __u64 pairs,
+	       __s32 *acc, int init, __u64 nr, __u64 nv)
 {
 	v8si_qq a[6][2];
 	__u64 p, r, v;
 
 #pragma GCC unroll 6
-	for (r = 0; r < 6; r++)
+	for (r = 0; r < nr; r++)
 		for (v = 0; v < nv; v++)
 			a[r][v] = init ? (v8si_qq){} :
 				  (v8si_qq)*(const v8si_qa *)(acc + r * ENG_QNR + 8 * v);
@@ -1147,7 +1148,7 @@ void qmadd_6xn(const __s16 *w, __u64 k4, const __s16 *b, __u64 pairs,
 		for (v = 0; v < nv; v++)
 			bv[v] = *(const v16hi_qa *)(b + 16 * v);
 #pragma GCC unroll 6
-		for (r = 0; r < 6; r++) {
+		for (r = 0; r < nr; r++) {
 			v16hi_q wv = (v16hi_q)((v8si_qq){} + *(const __s32 *)(w + r * k4));
 
 			for (v = 0; v < nv; v++)
@@ -1155,22 +1156,36 @@ void qmadd_6xn(const __s16 *w, __u64 k4, const __s16 *b, __u64 pairs,
 		}
 	}
 #pragma GCC unroll 6
-	for (r = 0; r < 6; r++)
+	for (r = 0; r < nr; r++)
 		for (v = 0; v < nv; v++)
 			*(v8si_qa *)(acc + r * ENG_QNR + 8 * v) = a[r][v];
 }
 
-/* qmadd_6xn() of 16 positions, and of 8 (a tile's last, on small maps). */
-static void qmadd_6x16(const __s16 *w, __u64 k4, const __s16 *b, __u64 pairs,
-		       __s32 *acc, int init)
-{
-	qmadd_6xn(w, k4, b, pairs, acc, init, 2);
-}
+#define QMADD_ROWS(n)							\
+	case n:								\
+		if (nv == 2)						\
+			qmadd_rxn(w, k4, b, pairs, acc, init, n, 2);	\
+		else							\
+			qmadd_rxn(w, k4, b, pairs, acc, init, n, 1);	\
+		break
 
-static void qmadd_6x8(const __s16 *w, __u64 k4, const __s16 *b, __u64 pairs,
-		      __s32 *acc, int init)
+/*
+ * qmadd_rxn() of the @nr rows a tile has left (no products of rows past
+ * M: 13 output channels are 6 + 6 + 1 rows, not 18), by 16 positions or
+ * by 8 (a tile's last, on small maps).
+ */
+static void qmadd_tile(const __s16 *w, __u64 k4, const __s16 *b, __u64 pairs,
+		       __s32 *acc, int init, __u64 nr, __u64 nv)
 {
-	qmadd_6xn(w, k4, b, pairs, acc, init, 1);
+	switch (nr) {
+	QMADD_ROWS(1);
+	QMADD_ROWS(2);
+	QMADD_ROWS(3);
+	QMADD_ROWS(4);
+	QMADD_ROWS(5);
+	default:
+	QMADD_ROWS(6);
+	}
 }
 
 /*
@@ -1184,8 +1199,9 @@ static void qtile_avx2(const struct eng_qtile *t, const __s16 *w16,
 {
 	__u64 pairs = t->k4 / 2, p0, n, r, h;
 	/*
-	 * Quarters that hold outputs to store, the last of 8 positions where
-	 * that is all it has (the sums of others: unused).
+	 * The rows and positions that hold outputs to store, the last
+	 * vector of 8 positions where that is all it has (the sums of
+	 * others: unused).
 	 */
 	__u64 rows = t->out->rows, cols = t->out->n;
 
@@ -1193,10 +1209,10 @@ static void qtile_avx2(const struct eng_qtile *t, const __s16 *w16,
 		n = eng_min(QK2_CHUNK, pairs - p0);
 		for (r = 0; r < rows; r += 6)
 			for (h = 0; h < cols; h += 16)
-				(cols - h > 8 ? qmadd_6x16 : qmadd_6x8)
-					(w16 + r * t->k4 + 2 * p0, t->k4,
-					 b16 + (p0 * ENG_QNR + h) * 2, n,
-					 t->acc + r * ENG_QNR + h, !p0);
+				qmadd_tile(w16 + r * t->k4 + 2 * p0, t->k4,
+					   b16 + (p0 * ENG_QNR + h) * 2, n,
+					   t->acc + r * ENG_QNR + h, !p0,
+					   eng_min(6, rows - r), cols - h > 8 ? 2 : 1);
 	}
 }
 #endif
