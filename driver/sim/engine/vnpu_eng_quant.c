@@ -73,22 +73,26 @@ typedef unsigned char v8qu_qqu __attribute__((vector_size(8), aligned(1), may_al
  */
 static v8si_qq q_round8(v8sf_qq f, float lo, float hi, __s32 z)
 {
-	const v8sf_qq magic = (v8sf_qq){} + 12582912.0f;
 	v8sf_qq b = (v8sf_qq){} + lo, c = (v8sf_qq){} + hi;
 	v8si_qq nan = f != f;
 
 #ifdef ENG_FMA
-	/* vmaxps, vminps: what they make of a NaN, @nan turns into 0. */
+	/*
+	 * vmaxps, vminps: what they make of a NaN, @nan turns into 0;
+	 * vcvtps2dq rounds as the magic sum below does (both by MXCSR).
+	 */
 	f = __builtin_ia32_minps256(__builtin_ia32_maxps256(f, b), c);
+	return (__builtin_ia32_cvtps2dq256(f) + z) & ~nan;
 #else
+	const v8sf_qq magic = (v8sf_qq){} + 12582912.0f;
 	v8si_qq m = f < b;
 
 	f = (v8sf_qq)(((v8si_qq)f & ~m) | ((v8si_qq)b & m));
 	m = f > c;
 	f = (v8sf_qq)(((v8si_qq)f & ~m) | ((v8si_qq)c & m));
-#endif
 	f = (f + magic) - magic;
 	return (__builtin_convertvector(f, v8si_qq) + z) & ~nan;
+#endif
 }
 
 typedef unsigned char v32qu_qq __attribute__((vector_size(32)));
@@ -1217,6 +1221,44 @@ static void qtile_avx2(const struct eng_qtile *t, const __s16 *w16,
 }
 #endif
 
+#ifdef ENG_FMA
+typedef short v16hi_qq __attribute__((vector_size(32)));
+typedef unsigned char v32qu_qqu __attribute__((vector_size(32), aligned(1), may_alias));
+
+/*
+ * qtile_out() of a whole row (ENG_QNR positions) of row @r whose
+ * multiplier is finite (no NaN to make 0): q_round8()'s steps, and the
+ * four vectors' integers (in [-128, 255]) as bytes by two packs to
+ * 16 bits (exact), their low bytes packed (vpackuswb of the bytes
+ * masked) and the 8-byte runs put in order (vpermd).
+ */
+static void qout_row(const struct eng_qout *o, __u32 r, const __s32 *acc,
+		     __u8 *y)
+{
+	v8sf_qq lo = (v8sf_qq){} + o->lo, hi = (v8sf_qq){} + o->hi;
+	v16hi_qq lsb = (v16hi_qq){} + 0xff;
+	v8si_qq v[4], order = { 0, 4, 1, 5, 2, 6, 3, 7 };
+	v16hi_qq s01, s23;
+	__u32 i;
+
+	for (i = 0; i < 4; i++) {
+		v8si_qq a = (v8si_qq)(*(const v8su_qu *)(acc + 8 * i) + (__u32)o->fix[r]);
+		v8sf_qq f;
+
+		if (o->xsum)
+			a = (v8si_qq)((v8su_qq)a - (__u32)o->wz[r] *
+				      *(const v8su_qu *)(o->xsum + 8 * i));
+		f = __builtin_convertvector(a, v8sf_qq) * o->mult[r];
+		f = __builtin_ia32_minps256(__builtin_ia32_maxps256(f, lo), hi);
+		v[i] = __builtin_ia32_cvtps2dq256(f) + o->yz;
+	}
+	s01 = __builtin_ia32_packssdw256(v[0], v[1]) & lsb;
+	s23 = __builtin_ia32_packssdw256(v[2], v[3]) & lsb;
+	v[0] = (v8si_qq)__builtin_ia32_packuswb256(s01, s23);
+	*(v32qu_qqu *)y = (v32qu_s)__builtin_ia32_permvarsi256(v[0], order);
+}
+#endif
+
 /*
  * struct eng_qout's arithmetic over the sums at t->acc, eight at a time
  * with q_round8(): the bits of the VNNI tile's own stores.
@@ -1230,6 +1272,12 @@ static void qtile_out(const struct eng_qtile *t)
 		const __s32 *acc = t->acc + r * ENG_QNR;
 		__u8 *y = o->y + (__s64)r * o->ys;
 
+#ifdef ENG_FMA
+		if (o->n == ENG_QNR && o->mult[r] - o->mult[r] == 0) {
+			qout_row(o, r, acc, y);
+			continue;
+		}
+#endif
 		for (i = 0; i < o->n; i += 8) {
 			v8si_qq a = *(const v8si_qu *)(acc + i), v;
 
