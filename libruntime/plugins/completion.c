@@ -85,6 +85,20 @@ void completion_job_ended(struct completion *c)
 	pthread_mutex_unlock(&c->lock);
 }
 
+/*
+ * Whether the head's job will be served by the device thread that ends it
+ * (completion_serve()): it has not ended and its thread serves it, so no
+ * thread of @c need wait for it. Then a job that ends on another thread
+ * finds a waiter (completion_job_ended()), as after a function.
+ */
+static bool head_served_locked(struct completion *c)
+{
+	if (!c->served || !c->served(c->head))
+		return false;
+	atomic_store(&c->want_waiter, true);
+	return !c->ended(c->head);
+}
+
 static void *completion_main(void *arg)
 {
 	struct completion *c = arg;
@@ -92,7 +106,7 @@ static void *completion_main(void *arg)
 
 	pthread_mutex_lock(&c->lock);
 	for (;;) {
-		if (c->head && !c->waiter) {
+		if (c->head && !c->waiter && !head_served_locked(c)) {
 			c->waiter = true;
 			atomic_store(&c->want_waiter, false);
 			item = c->head;
@@ -121,10 +135,37 @@ static void *completion_main(void *arg)
 	return NULL;
 }
 
-void completion_init(struct completion *c, void (*wait_end)(struct completion_item *item),
-		     bool (*ended)(struct completion_item *item))
+void completion_serve(struct completion *c)
 {
-	*c = (struct completion){ .wait_end = wait_end, .ended = ended };
+	struct completion_item *item;
+
+	pthread_mutex_lock(&c->lock);
+	for (;;) {
+		if (c->head && !c->waiter && !c->stopping && c->ended(c->head)) {
+			item = c->head;
+			c->head = item->next;
+			if (!c->head)
+				c->tail = NULL;
+			pthread_mutex_unlock(&c->lock);
+			completion_call(c, item->fn, item->arg);
+			pthread_mutex_lock(&c->lock);
+			continue;
+		}
+		if (!c->head || c->waiter || c->stopping)
+			break;
+		/* Published before the last look, as in find_waiter_locked(). */
+		atomic_store(&c->want_waiter, true);
+		if (!c->ended(c->head))
+			break;
+	}
+	pthread_mutex_unlock(&c->lock);
+}
+
+void completion_init(struct completion *c, void (*wait_end)(struct completion_item *item),
+		     bool (*ended)(struct completion_item *item),
+		     bool (*served)(struct completion_item *item))
+{
+	*c = (struct completion){ .wait_end = wait_end, .ended = ended, .served = served };
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_cond_init(&c->wake, NULL);
 }

@@ -20,6 +20,13 @@
  * ended at once (it ran at submit) calls that job's function itself: it
  * is the device's completion context already, and a handoff per inference
  * would cost more than the job.
+ *
+ * A device may serve its jobs' ends itself: the device thread that ends a
+ * job that completion_init()'s @served says it serves calls
+ * completion_serve(), which calls the functions of the ended jobs at the
+ * head, then takes its next job. No thread of the context waits for such
+ * a job (they sleep), so a job's end costs no handoff at all. Such a
+ * thread is then, for a while, the context's thread inside a function.
  */
 #ifndef VNPU_PLUGIN_COMPLETION_H
 #define VNPU_PLUGIN_COMPLETION_H
@@ -46,6 +53,12 @@ struct completion {
 	void (*wait_end)(struct completion_item *item);
 	/* Whether @item's job has ended, without waiting; NULL: cannot tell. */
 	bool (*ended)(struct completion_item *item);
+	/*
+	 * Whether the device thread that ends @item's job calls
+	 * completion_serve() (so none of these threads need wait for it);
+	 * NULL: never. Needs @ended.
+	 */
+	bool (*served)(struct completion_item *item);
 	/* Jobs are queued with no waiter: completion_job_ended() finds one. */
 	atomic_bool want_waiter;
 	pthread_mutex_t lock;		/* protects everything below */
@@ -59,7 +72,8 @@ struct completion {
 };
 
 void completion_init(struct completion *c, void (*wait_end)(struct completion_item *item),
-		     bool (*ended)(struct completion_item *item));
+		     bool (*ended)(struct completion_item *item),
+		     bool (*served)(struct completion_item *item));
 /*
  * Have @fn(@arg) called once @item's job, which was submitted, ended
  * (@ended: it has already): queued, or at once on a device thread inside
@@ -79,6 +93,13 @@ bool completion_in_job_fn(void);
  * have one; the caller may hold the device's lock.
  */
 void completion_job_ended(struct completion *c);
+/*
+ * A device thread that ended a job @served says it serves, outside the
+ * device's locks: call the functions of the ended jobs at the head while
+ * no thread of @c waits for the head (completion_job_ended() is not
+ * needed for the jobs it ended).
+ */
+void completion_serve(struct completion *c);
 /* Whether a job waits on @c for its end or its function to be called. */
 bool completion_pending(struct completion *c);
 /* Stop and join the threads; no job is queued any more. */

@@ -1099,7 +1099,7 @@ static struct vnpu_dev *dev_open(struct npu_plugin *np, const char *node)
 	} else if (dev) {
 		dev->fd = fd;
 		pthread_mutex_init(&dev->import_lock, NULL);
-		completion_init(&dev->completion, npu_wait_end, NULL);
+		completion_init(&dev->completion, npu_wait_end, NULL, NULL);
 		snprintf(dev->node, sizeof(dev->node), "%s", node);
 		if (fill_info(dev, node, ver)) {
 			note_absent(np, "%s: the vnpu driver (%d.%d.%d) does not answer this libvnpu's GET_PARAM queries (uAPI %d): install the module and the library of one release",
