@@ -6,7 +6,8 @@ gemm (MatMul 1024x1024 by a constant 1024x1024), conv3x3 (64->64 on
 (256->256 on 28x28), gconv3x3 (128->128 in 32 groups on 56x56, pad 1),
 deconv2x2 (ConvTranspose 64->64, kernel 2 stride 2, on 160x160), gap
 (GlobalAveragePool over 256x160x160), conv1x1_7 (2048->512 on 7x7) and
-conv3x3_7 (512->512 on 7x7, pad 1), all f32 with constant weights and
+conv3x3_7 (512->512 on 7x7, pad 1), bert_ffn1, bert_ffn2 and bert_qkv
+(MatMul 128x768 by 768x3072, 128x3072 by 3072x768, 128x768 by 768x768), all f32 with constant weights and
 biases; and the bandwidth-bound layers of --bandwidth: resize_nn2x and
 resize_lin2x (nearest and bilinear 2x upsampling of 1x96x40x40), softmax
 (1x40x6625, last axis), softmax_c (1x64x40x40, axis 1), mul_se (1x96x40x40
@@ -41,6 +42,15 @@ def conv(path, c, m, hw, k, group):
          [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, c, hw, hw])],
          [numpy_helper.from_array(w, 'w'), numpy_helper.from_array(b, 'b')],
          helper.make_tensor_value_info('y', TensorProto.FLOAT, [1, m, hw, hw]))
+
+
+def matmul(path, m, n, k):
+    rng = np.random.default_rng(3)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    save(path, helper.make_node('MatMul', ['a', 'b'], ['y']),
+         [helper.make_tensor_value_info('a', TensorProto.FLOAT, [m, k])],
+         [numpy_helper.from_array(b, 'b')],
+         helper.make_tensor_value_info('y', TensorProto.FLOAT, [m, n]))
 
 
 def value(name, dims):
@@ -117,6 +127,10 @@ def main():
          [helper.make_tensor_value_info('a', TensorProto.FLOAT, [1024, 1024])],
          [numpy_helper.from_array(bmat, 'b')],
          helper.make_tensor_value_info('y', TensorProto.FLOAT, [1024, 1024]))
+    for name, m, n, k in (('bert_ffn1', 128, 3072, 768),
+                          ('bert_ffn2', 128, 768, 3072),
+                          ('bert_qkv', 128, 768, 768)):
+        matmul(out + '/' + name + '.onnx', m, n, k)
     conv(out + '/conv3x3.onnx', 64, 64, 56, 3, 1)
     conv(out + '/dw3x3.onnx', 32, 32, 112, 3, 32)
     conv(out + '/conv1x1.onnx', 256, 256, 28, 1, 1)

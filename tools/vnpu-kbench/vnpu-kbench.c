@@ -55,12 +55,12 @@ struct layer {
 	struct vnpu_cmd_copy copy;
 };
 
-#define NUM_LAYERS 9
+#define NUM_LAYERS 12
 
 /* The layers' names (ORT's models' too), and what the tables call them. */
 static const char *const names[NUM_LAYERS] = {
 	"gemm", "conv3x3", "dw3x3", "conv1x1", "gconv3x3", "deconv2x2", "gap",
-	"conv1x1_7", "conv3x3_7",
+	"conv1x1_7", "conv3x3_7", "bert_ffn1", "bert_ffn2", "bert_qkv",
 };
 static const char *const desc[NUM_LAYERS] = {
 	"GEMM 1024x1024x1024 (packed B)",
@@ -72,6 +72,9 @@ static const char *const desc[NUM_LAYERS] = {
 	"GlobalAveragePool 256x160x160",
 	"conv 1x1 2048->512 7x7",
 	"conv 3x3 512->512 7x7",
+	"GEMM 128x3072x768 (BERT FFN in)",
+	"GEMM 128x768x3072 (BERT FFN out)",
+	"GEMM 128x768x768 (BERT Q/K/V/out)",
 };
 
 struct job {
@@ -846,6 +849,7 @@ static int only_valid(const char *list)
 	static const char *const words[] = { "gemm", "conv3x3", "dw3x3",
 					     "conv1x1", "gconv3x3", "deconv2x2",
 					     "gap", "conv1x1_7", "conv3x3_7",
+					     "bert_ffn1", "bert_ffn2", "bert_qkv",
 					     "avx512", "avx2", "baseline" };
 	const char *p = list, *e;
 	size_t i, n;
@@ -1311,7 +1315,8 @@ static void usage(FILE *f)
 		"(default 10).\n"
 		"--only LIST: comma-separated kernels (gemm, conv3x3, dw3x3,\n"
 		"conv1x1, gconv3x3, deconv2x2, gap, conv1x1_7, conv3x3_7: the\n"
-		"last two on 7x7 maps) and/or paths (avx512, avx2, baseline) to\n"
+		"last two on 7x7 maps; bert_ffn1, bert_ffn2, bert_qkv: BERT-base's\n"
+		"MatMuls on a sequence of 128) and/or paths (avx512, avx2, baseline) to\n"
 		"time; the others are left out.\n"
 		"--cpu-time: time 1-thread runs by the thread's CPU time instead\n"
 		"of the clock (less sensitive to other load; for comparisons).\n"
@@ -1409,7 +1414,7 @@ int main(int argc, char **argv)
 		case 'O':
 			only = optarg;
 			if (!only_valid(only)) {
-				fprintf(stderr, "vnpu-kbench: --only: comma-separated gemm, conv3x3, dw3x3, conv1x1, gconv3x3, deconv2x2, gap, conv1x1_7, conv3x3_7, avx512, avx2, baseline\n");
+				fprintf(stderr, "vnpu-kbench: --only: comma-separated gemm, conv3x3, dw3x3, conv1x1, gconv3x3, deconv2x2, gap, conv1x1_7, conv3x3_7, bert_ffn1, bert_ffn2, bert_qkv, avx512, avx2, baseline\n");
 				return 2;
 			}
 			break;
@@ -1471,6 +1476,9 @@ int main(int argc, char **argv)
 	make_gap(&layers[6], 256, 160);
 	make_conv(&layers[7], 2048, 512, 7, 1, 1);
 	make_conv(&layers[8], 512, 512, 7, 3, 1);
+	make_gemm(&layers[9], 128, 3072, 768);
+	make_gemm(&layers[10], 128, 768, 3072);
+	make_gemm(&layers[11], 128, 768, 768);
 	for (i = 0; i < NUM_LAYERS; i++)
 		if (vnpu_eng_layer_check(layers[i].op, layers[i].t, layers[i].n,
 					 &layers[i].attrs, layers[i].attr_size)) {
