@@ -64,6 +64,8 @@
  *	or block reads first: the AVX-512 tiles of the last row pair fetch
  *	them as the others fetch the next row pair's A (weights read in
  *	place come from memory)
+ * @b_ahead: B's panels are weights from memory: the AVX2 driver fetches
+ *	each next panel during the tiles of the one before
  */
 struct eng_slice {
 	__u64 kc, mc, nc, a_ps, b_ps, acc_rs;
@@ -85,6 +87,7 @@ struct eng_slice {
 		       __u64 n);
 	const void *out_arg;
 	const float *a_next;
+	int b_ahead;
 };
 
 /*
