@@ -17,7 +17,8 @@
  * Every run ends one way: its submit hands the job to the device with
  * notify, and the device calls job_ended() on its completion context once
  * the job ended (plugins/completion.c: a thread that waits for the
- * device's jobs in submission order, on the NPU and the CPU alike), never
+ * device's jobs in submission order, on the NPU and the CPU alike, or on
+ * the CPU the device thread that ended a job run beside others), never
  * on the submitting thread. A submit made while other runs are in flight
  * says so (VNPU_SUBMIT_MORE_IN_FLIGHT), so that the CPU device queues the
  * job to run beside the others rather than at once on this thread.
