@@ -737,11 +737,17 @@ static inline __u64 eng_q4(__u64 k)
  * @rs: bytes of an im2col row: @ncp and ENG_QSLACK
  * @np: tap planes of an input channel (struct eng_qconv), 0: none
  * @pb: bytes of a tap plane
+ * @dw8: bytes of the AVX2 depthwise of eight channels at once (a small
+ *	map of stride 1 or 2, dilation 1, whole in one column block), 0
+ *	where it does not apply
  */
 struct eng_qplan {
 	__u64 k, k4, mp, rows, pos, nb, ncp, mb, nmb, units, hp, wp, rs;
-	__u64 np, pb;
+	__u64 np, pb, dw8;
 };
+
+/* Staged bytes (rows times padded row and slack) of an eight-channel depthwise, at most. */
+#define ENG_QDW8_MAX	1536
 
 /*
  * Bytes after each staged and im2col row that vector loads and stores
@@ -815,6 +821,18 @@ static inline void eng_qplan(const struct eng_conv_shape *s,
 	 */
 	p->np = 0;
 	p->pb = 0;
+	/*
+	 * Eight channels' inputs as 8 bytes a position, as 16-bit pairs of
+	 * neighbours (32 bytes a position), their outputs (8 bytes a
+	 * position), their weights (8 32-bit pairs a tap pair).
+	 */
+	p->dw8 = 0;
+	if (eng_conv_depthwise(s) && p->nb == 1 && s->group >= 8 &&
+	    a->dilation[0] == 1 && a->dilation[1] == 1 && a->stride[0] <= 2 &&
+	    a->stride[1] <= 2 && s->kh <= 7 && s->kw <= 7 &&
+	    p->hp * p->wp <= ENG_QDW8_MAX)
+		p->dw8 = 40 * p->hp * p->wp + 8 * s->oh * s->ow + 4 * 8 * 7 * 4 +
+			 4 * ENG_ALIGN;
 	if (a->stride[0] <= 2 && a->stride[1] <= 2 && !eng_conv_depthwise(s) &&
 	    (s->kh > 1 || s->kw > 1 || a->stride[0] > 1 || a->stride[1] > 1)) {
 		p->np = s->kw * a->stride[0];
@@ -834,7 +852,7 @@ static inline void eng_qplan(const struct eng_conv_shape *s,
  * one tile's sums, the staged input channel, the tap planes of
  * ENG_QPLANES input channels, and for the AVX2 tile the packed input and
  * a tile's weight rows widened to 16 bits, for the AVX2 depthwise rows
- * the staged channel widened (and 16 more).
+ * the staged channel widened (and 16 more), and @dw8.
  */
 static inline __u64 eng_qconv_scratch(const struct eng_qplan *p)
 {
@@ -842,7 +860,7 @@ static inline __u64 eng_qconv_scratch(const struct eng_qplan *p)
 			  4 * ENG_QMR * ENG_QNR + (p->hp + 1) * p->wp +
 			  ENG_QPLANES * p->np * p->pb + 2 * p->k4 * p->ncp +
 			  2 * ENG_QMR * p->k4 + 2 * ((p->hp + 1) * p->wp + 16) +
-			  10 * ENG_ALIGN : 0;
+			  p->dw8 + 10 * ENG_ALIGN : 0;
 }
 
 /**

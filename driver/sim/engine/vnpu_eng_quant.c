@@ -551,6 +551,7 @@ struct eng_qconv {
 	__s16 *b16;		/* AVX2: the packed block widened (qb16_block) */
 	__s16 *w16;		/* AVX2: a tile's weight rows widened */
 	__s16 *stage16;		/* AVX2 depthwise: @stage widened */
+	__u8 *dw8;		/* AVX2 eight-channel depthwise (p.dw8), or NULL */
 };
 
 /*
@@ -1763,6 +1764,243 @@ static int qdw_avx2(const struct eng_qconv *q, const struct qdw_out *d,
 }
 #endif
 
+#ifdef ENG_FMA
+/*
+ * ---- Eight depthwise channels at once (AVX2, small maps) --------------
+ *
+ * On a 7x7 or 14x14 map a channel's rows are shorter than a vector and
+ * its staging, widening and stores cost more than its products. Where
+ * the whole map is one column block (p.dw8), eight channels run
+ * together, one per 32-bit lane: their padded inputs as 8 bytes a
+ * position (@t, rows of @wq), as 16-bit pairs of each position and its
+ * right neighbour (@pr: 32 bytes a position), so that one vpmaddwd by
+ * the eight channels' weights of a tap pair sums two taps of one output
+ * of all eight; outputs requantized per lane (q_round8(), each lane its
+ * channel's multiplier), 8 bytes a position, then back to the planes.
+ * The sums are qdw16_rows()'s: the same bytes.
+ */
+struct qdw8 {
+	__u8 *t;
+	__s16 *pr;
+	__u8 *o;
+	__s32 *w2;	/* per tap row, per pair: the eight channels' pairs */
+	v8si_qq fix;
+	v8sf_qq mult;
+	__u64 wq, hp, np;
+};
+
+/*
+ * An 8x8 byte transpose: byte j of row i (8 bytes at @s + i * @ss) to
+ * byte i of row j (at @d + j * @ds): byte, 16-bit and 32-bit interleaves.
+ */
+static void q_tr8(const __u8 *s, __s64 ss, __u8 *d, __s64 ds)
+{
+	v16qu_q t[4], u[4], o;
+	__u64 i;
+
+	for (i = 0; i < 4; i++) {
+		v8qu_q a = *(const v8qu_qu *)(s + 2 * i * ss);
+		v8qu_q b = *(const v8qu_qu *)(s + (2 * i + 1) * ss);
+
+		t[i] = __builtin_shufflevector(a, b, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13,
+					       6, 14, 7, 15);
+	}
+	for (i = 0; i < 2; i++) {
+		u[2 * i] = __builtin_shufflevector(t[2 * i], t[2 * i + 1], 0, 1, 16, 17,
+						   2, 3, 18, 19, 4, 5, 20, 21, 6, 7, 22, 23);
+		u[2 * i + 1] = __builtin_shufflevector(t[2 * i], t[2 * i + 1], 8, 9, 24, 25,
+						       10, 11, 26, 27, 12, 13, 28, 29, 14, 15,
+						       30, 31);
+	}
+	/* u[0]: rows 0-3 of columns 0-3, u[1] of 4-7; u[2], u[3]: rows 4-7. */
+	for (i = 0; i < 4; i++) {
+		v16qu_q lo = u[i / 2], hi = u[2 + i / 2];
+
+		if (i % 2)
+			o = __builtin_shufflevector(lo, hi, 8, 9, 10, 11, 24, 25, 26, 27,
+						    12, 13, 14, 15, 28, 29, 30, 31);
+		else
+			o = __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 16, 17, 18, 19,
+						    4, 5, 6, 7, 20, 21, 22, 23);
+		*(v8qu_qu *)(d + 2 * i * ds) = __builtin_shufflevector(o, o, 0, 1, 2, 3,
+								       4, 5, 6, 7);
+		*(v8qu_qu *)(d + (2 * i + 1) * ds) = __builtin_shufflevector(o, o, 8, 9, 10, 11,
+									     12, 13, 14, 15);
+	}
+}
+
+/*
+ * @v.t from channels [@g, @g + 8) of image @img: padding is x's zero
+ * point; a row of 8 inputs or more moves 8 columns at a time (q_tr8(),
+ * the last 8 overlapping the others), a shorter one a byte at a time.
+ */
+static void qdw8_gather(const struct eng_qconv *q, const struct qdw8 *v,
+			__u64 img, __u64 g)
+{
+	const struct vnpu_layer_conv *a = q->l->attrs;
+	const struct vnpu_tensor *x = &q->l->t[0];
+	__s64 xsh = x->rank == 4 ? x->strides[2] : 0, cs = x->strides[1];
+	__u64 top = a->pad_begin[0], left = a->pad_begin[1];
+	__u64 h = q->s.h, w = q->s.w, ri, ci, c;
+	const __u8 *xc = (const __u8 *)q->l->data[0] + (__s64)img * x->strides[0] +
+			 (__s64)g * cs;
+	__u64 pad = 0x0101010101010101ull * (__u8)(q->xz ^ q->flip);
+
+	for (ri = 0; ri < v->hp; ri++) {
+		__u64 *d = (__u64 *)(v->t + ri * v->wq * 8);
+		const __u8 *xr = xc + (__s64)(ri - top) * xsh;
+
+		if (ri < top || ri - top >= h) {
+			for (ci = 0; ci < v->wq; ci++)
+				d[ci] = pad;
+			continue;
+		}
+		for (ci = 0; ci < left; ci++)
+			d[ci] = pad;
+		for (ci = left + w; ci < v->wq; ci++)
+			d[ci] = pad;
+		if (w < 8) {
+			__u8 *b = (__u8 *)(d + left);
+
+			for (ci = 0; ci < w; ci++)
+				for (c = 0; c < 8; c++)
+					b[8 * ci + c] = xr[(__s64)c * cs + (__s64)ci];
+			continue;
+		}
+		for (ci = 0; ci < w; ci += 8) {
+			ci = eng_min(ci, w - 8);
+			q_tr8(xr + ci, cs, (__u8 *)(d + left + ci), 8);
+		}
+	}
+}
+
+/* @v.pr from @v.t: per position, the eight channels' (x, right neighbour). */
+static void qdw8_pairs(const struct eng_qconv *q, const struct qdw8 *v)
+{
+	__u64 n = v->hp * v->wq - 1, i;
+
+	for (i = 0; i < n; i++) {
+		v16qu_q b = *(const v16qu_qu *)(v->t + 8 * i);
+
+		b = __builtin_shufflevector(b, b, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13,
+					    6, 14, 7, 15);
+#ifndef __clang__
+		__asm__("" : "+x"(b));
+#endif
+		if (q->flip)
+			*(v16hi_qa *)(v->pr + 16 * i) =
+				__builtin_convertvector((v16qi_q)b, v16hi_q);
+		else
+			*(v16hi_qa *)(v->pr + 16 * i) = __builtin_convertvector(b, v16hi_q);
+	}
+}
+
+/*
+ * The outputs of the eight channels (@kh, @kw: constants where inlined)
+ * at @v.o: per position, a sum of kh * np vpmaddwd.
+ */
+static __attribute__((__always_inline__)) inline
+void qdw8_sums(const struct eng_qconv *q, const struct qdw8 *v, __u64 kh,
+	       __u64 kw)
+{
+	const struct vnpu_layer_conv *a = q->l->attrs;
+	__u64 sh = a->stride[0], sw = a->stride[1], np = (kw + 1) / 2;
+	__u64 oh = q->s.oh, ow = q->s.ow, r, o, i, j;
+	float lo = (float)(q->lo - q->yz), hi = (float)(q->hi - q->yz);
+	__u8 *out = v->o;
+
+	for (r = 0; r < oh; r++)
+		for (o = 0; o < ow; o++, out += 8) {
+			const __s16 *src = v->pr + ((r * sh) * v->wq + o * sw) * 16;
+			v8si_qq acc = v->fix;
+
+			for (i = 0; i < kh; i++)
+				for (j = 0; j < np; j++) {
+					const __s16 *x2 = src + (i * v->wq + 2 * j) * 16;
+					const __s32 *w2 = v->w2 + (i * np + j) * 8;
+
+					v16hi_q xv = *(const v16hi_qa *)x2;
+
+					acc += (v8si_qq)__builtin_ia32_pmaddwd256(xv,
+						*(const v16hi_qa *)w2);
+				}
+			*(v8qu_qu *)out = q_bytes8(q_round8(__builtin_convertvector(acc, v8sf_qq) *
+							    v->mult, lo, hi, q->yz));
+		}
+}
+
+static __attribute__((__noinline__))
+void qdw8_sums_k(const struct eng_qconv *q, const struct qdw8 *v)
+{
+	if (q->s.kh == 3 && q->s.kw == 3)
+		qdw8_sums(q, v, 3, 3);
+	else if (q->s.kh == 5 && q->s.kw == 5)
+		qdw8_sums(q, v, 5, 5);
+	else
+		qdw8_sums(q, v, q->s.kh, q->s.kw);
+}
+
+/* Channels [@g, @g + 8) of image @img (p.dw8). */
+static void qdw8_run(struct eng_qconv *q, __u64 img, __u64 g)
+{
+	const struct vnpu_tensor *y = &q->l->t[q->l->n - 1];
+	const struct vnpu_layer_conv *a = q->l->attrs;
+	__u64 kh = q->s.kh, kw = q->s.kw, n = q->s.oh * q->s.ow, c, i, j, e;
+	__s32 xz = q->xz - (q->flip ? 128 : 0);
+	__u8 *sp = q->dw8, *yd;
+	struct qdw8 v;
+
+	v.hp = q->p.hp;
+	v.np = (kw + 1) / 2;
+	v.wq = (q->s.ow - 1) * a->stride[1] + kw + 1;
+	v.t = q_align(&sp, 8 * v.hp * v.wq);
+	v.pr = q_align(&sp, 32 * v.hp * v.wq);
+	v.o = q_align(&sp, 8 * n);
+	v.w2 = q_align(&sp, 4 * 8 * kh * v.np);
+	/*
+	 * The next eight channels' taps (MP rows apart in the packed
+	 * weights: on lines of their own), fetched while these run.
+	 */
+	for (c = 8; c < 16; c++) {
+		__builtin_prefetch(q->w + (g + c) * q->p.mp * q->p.k4);
+		__builtin_prefetch(q->w + (g + c) * q->p.mp * q->p.k4 + q->p.k4 - 1);
+	}
+	for (c = 0; c < 8; c++) {
+		const __s8 *w = q->w + (g + c) * q->p.mp * q->p.k4;
+		__s32 wz = qzero(q->l, 5, g + c);
+		__u32 wsum = 0;
+
+		for (i = 0; i < kh; i++)
+			for (j = 0; j < v.np; j++) {
+				__s32 l0 = w[i * kw + 2 * j] - wz;
+				__s32 l1 = 2 * j + 1 < kw ? w[i * kw + 2 * j + 1] - wz : 0;
+
+				wsum += (__u32)l0 + (__u32)l1;
+				v.w2[(i * v.np + j) * 8 + c] =
+					(__s32)((__u32)(__u16)l0 | (__u32)(__u16)l1 << 16);
+			}
+		v.fix[c] = (__s32)(qconv_bias(q, g + c) - (__u32)xz * wsum);
+		v.mult[c] = qconv_mult(q->l, g + c);
+	}
+	qdw8_gather(q, &v, img, g);
+	qdw8_pairs(q, &v);
+	qdw8_sums_k(q, &v);
+	yd = (__u8 *)q->l->data[q->l->n - 1] + (__s64)img * y->strides[0] +
+	     (__s64)g * y->strides[1];
+	if (n < 8) {
+		for (c = 0; c < 8; c++)
+			for (e = 0; e < n; e++)
+				yd[(__s64)c * y->strides[1] + (__s64)e] = v.o[8 * e + c];
+		return;
+	}
+	/* The last 8 positions overlap the others: the same bytes again. */
+	for (e = 0; e < n; e += 8) {
+		e = eng_min(e, n - 8);
+		q_tr8(v.o + 8 * e, 8, yd + e, y->strides[1]);
+	}
+}
+#endif
+
 /*
  * Depthwise (one input and one output channel per group): from the
  * staged channel straight to the outputs (qdw_row()), instead of a
@@ -1846,6 +2084,7 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 	q.stage16 = q_align(&sp, 2 * ((q.p.hp + 1) * q.p.wp + 16));
 	q.planes = q.p.np && !q.direct ?
 		   q_align(&sp, ENG_QPLANES * q.p.np * q.p.pb) : (__u8 *)0;
+	q.dw8 = q.wide && q.p.dw8 ? q_align(&sp, q.p.dw8) : (__u8 *)0;
 	/* The sums of x come from the quads: only without them, straight. */
 	q.direct16 = q.wide && q.planes && !q.need_xsum;
 	for (u = ub; u < ue; u++) {
@@ -1854,6 +2093,14 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 		__u64 img = blk / q.p.nb / q.s.group;
 
 		if (eng_conv_depthwise(&q.s)) {
+#ifdef ENG_FMA
+			/* Units of a map whole in one block: u is img * group + g. */
+			if (q.dw8 && u + 8 <= ue && g + 8 <= q.s.group) {
+				qdw8_run(&q, img, g);
+				u += 7;
+				continue;
+			}
+#endif
 			qconv_depthwise(&q, img, g, nbi);
 			continue;
 		}

@@ -508,6 +508,22 @@ static void test_qconv_packed(struct __test_metadata *_metadata)
 		{ 1, 29, 9, 9, 19, 1, 3, 1, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_I8, 1, 1, 0, 0 },
 		{ 1, 257, 5, 9, 17, 1, 1, 1, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
 		{ 1, 10, 8, 8, 14, 2, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 1, 1, 0, 0 },
+		/*
+		 * The AVX2 depthwise of eight channels at once (small maps):
+		 * 7x7 5x5 and 3x3, 14x14 3x3, 14x14 to 7x7 stride 2, 7x7
+		 * windows, 2x2 outputs; channels past the last eight (one at a time); i8
+		 * inputs and outputs, weight zero points, extreme products,
+		 * infinite and NaN multipliers; two images.
+		 */
+		{ 1, 16, 7, 7, 16, 16, 5, 1, 2, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
+		{ 1, 19, 7, 7, 19, 19, 3, 1, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_I8, 1, 1, 0, 0 },
+		{ 2, 24, 14, 14, 24, 24, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
+		{ 1, 16, 14, 14, 16, 16, 5, 2, 2, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 0, 0, 0 },
+		{ 1, 8, 9, 11, 8, 8, 3, 2, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 0, 1 },
+		{ 1, 9, 7, 7, 9, 9, 5, 1, 2, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 0, 1, 0, 0, 1 },
+		{ 1, 8, 6, 6, 8, 8, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 1, 0, 1 },
+		{ 1, 11, 5, 8, 11, 11, 7, 1, 3, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1, 1, 1, 0 },
+		{ 1, 8, 4, 4, 8, 8, 3, 2, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
 	};
 	size_t i;
 
