@@ -166,7 +166,11 @@ static inline VM_F VM(erf)(VM_F x)
 
 	near0 = a < VM_ERF_SPLIT;
 	y = VM(sel)(near0, VM(erf_near0)(a), 1.0f - VM(erfc_sq)(a, hi, lo));
-	return (VM_F)((VM_I)y | sign);
+	/*
+	 * A NaN x as it is: which NaN the arithmetic gives depends on the
+	 * operand order the compiler picks, which differs between builds.
+	 */
+	return VM(sel)(x != x, x, (VM_F)((VM_I)y | sign));
 }
 
 /*
