@@ -247,7 +247,7 @@ void act_vmath_f32(__u32 func, const float *x, float *y, __u64 n,
 	if (avx512)
 		vnpu_eng_act_avx512(func, x, y, n);
 	else
-		vm8_act_map(func, x, y, n);
+		vm8_act_map_rows(func, x, y, n, 1, 0);
 }
 
 /*
@@ -262,10 +262,6 @@ void act_f32_rest(const struct vnpu_layer_act *a, const float *x, float *y,
 	double buf[ENG_BLOCK];
 	__u64 i, j;
 
-	if (act_vmath(a->func)) {
-		act_vmath_f32(a->func, x, y, n, avx512);
-		return;
-	}
 	switch (a->func) {
 	case VNPU_ACT_LEAKY_RELU:
 		for (i = 0; i + 8 <= n; i += 8) {
@@ -328,7 +324,8 @@ void act_f32_rest(const struct vnpu_layer_act *a, const float *x, float *y,
  * f32 layer (unary_row() gathers strided ones); the others go through
  * act_d(). The epilogues call it on short runs (a tile's row of 16 after
  * the AVX2 micro-kernels): Relu, HardSwish and Identity return before
- * anything else is set up (act_f32_rest()).
+ * anything else is set up, the act_vmath() ones go straight to their
+ * loop (act_f32_rest() has the rest).
  */
 void act_f32(const struct vnpu_layer_act *a, const float *x, float *y,
 	     __u64 n, int avx512)
@@ -351,7 +348,10 @@ void act_f32(const struct vnpu_layer_act *a, const float *x, float *y,
 			y[i] = hswish(x[i]);
 		return;
 	default:
-		act_f32_rest(a, x, y, n, avx512);
+		if (act_vmath(a->func))
+			act_vmath_f32(a->func, x, y, n, avx512);
+		else
+			act_f32_rest(a, x, y, n, avx512);
 	}
 }
 
@@ -368,21 +368,26 @@ static inline v8sf vrelu(v8sf x)
  * act_f32() and act_bound() in place on @rows runs of @n floats at @y,
  * @rs floats apart: a tile's rows after the AVX2 micro-kernels stored
  * them (a 6x16 tile's six rows of 16), the same bits as a call per row;
- * Relu and HardSwish in one loop over them, without a call per row.
+ * Relu, HardSwish and the act_vmath() functions in one loop over them,
+ * without a call per row.
  */
 void act_rows_f32(const struct vnpu_layer_act *a, float *y, __s64 rs,
 		  __u64 rows, __u64 n, int avx512)
 {
 	__u64 r, i;
 
-#ifdef ENG_FMA
-	if (avx512 && act_vmath(a->func) && !a->flags) {
-		vnpu_eng_act_rows_avx512(a->func, y, rs, rows, n);
-		return;
-	}
-#endif
 	if (a->flags)
 		goto per_row;
+	if (act_vmath(a->func)) {
+#ifdef ENG_FMA
+		if (avx512) {
+			vnpu_eng_act_rows_avx512(a->func, y, rs, rows, n);
+			return;
+		}
+#endif
+		vm8_act_map_rows(a->func, y, y, n, rows, rs);
+		return;
+	}
 	switch (a->func) {
 	case VNPU_ACT_IDENTITY:
 		return;

@@ -103,6 +103,9 @@ static inline v8sf vm_fma8(v8sf a, v8sf b, v8sf c)
 /* The float transcendental functions on 8 lanes: vm8_erf()... */
 #define VM_F v8sf
 #define VM_I v8si
+#ifdef __AVX__
+#define VM_ALL(m)	(__builtin_ia32_movmskps256((v8sf)(m)) == 0xff)
+#endif
 #define VM(name) vm8_##name
 #include "vnpu_eng_vmath.h"
 #undef VM_FMA
@@ -117,6 +120,7 @@ static inline v8sf vm_fma8(v8sf a, v8sf b, v8sf c)
 #include "vnpu_eng_vmath.h"
 #undef VM_F
 #undef VM_I
+#undef VM_ALL
 #undef VM_FMA
 #undef VM
 

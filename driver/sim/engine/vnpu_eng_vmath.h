@@ -34,6 +34,24 @@ static inline VM_F VM(splat)(float c)
 	return (VM_F){} + c;
 }
 
+/*
+ * Whether every lane of mask @m is set: VM_ALL(m) where the includer has
+ * a one-instruction test for its width, else lane by lane.
+ */
+static inline int VM(all)(VM_I m)
+{
+#ifdef VM_ALL
+	return VM_ALL(m);
+#else
+	unsigned int i;
+
+	for (i = 0; i < sizeof(VM_I) / sizeof(m[0]); i++)
+		if (!m[i])
+			return 0;
+	return 1;
+#endif
+}
+
 /* |x| and x's sign bit. */
 static inline VM_F VM(abs)(VM_F x, VM_I *sign)
 {
@@ -46,6 +64,8 @@ static inline VM_F VM(abs)(VM_F x, VM_I *sign)
 #define VM_LN2_LO	-2.12194440e-4f
 #define VM_LOG2E	1.44269504f
 #define VM_RINT		12582912.0f	/* 1.5 * 2^23 */
+/* Below this |z|, exp(-|z|) is 2^n p with n >= -124: normal (logistic()). */
+#define VM_LOGISTIC_NORMAL	85.0f
 
 /*
  * @m * exp(@r) * 2^@n for |@r| <= ln 2 / 2 (a little more is fine):
@@ -54,9 +74,8 @@ static inline VM_F VM(abs)(VM_F x, VM_I *sign)
  * subnormals round once more at most and no finite @m overflows where
  * n <= 0.
  */
-static inline VM_F VM(exp_kern)(VM_F r, VM_F n, VM_F m)
+static inline VM_F VM(exp_poly)(VM_F r)
 {
-	VM_I ni = __builtin_convertvector(n, VM_I), h = ni >> 1;
 	VM_F p = VM(splat)(1.0f / 5040);
 
 	p = VM_FMA(p, r, VM(splat)(1.0f / 720));
@@ -65,8 +84,15 @@ static inline VM_F VM(exp_kern)(VM_F r, VM_F n, VM_F m)
 	p = VM_FMA(p, r, VM(splat)(1.0f / 6));
 	p = VM_FMA(p, r, VM(splat)(0.5f));
 	p = VM_FMA(p, r, VM(splat)(1.0f));
-	p = VM_FMA(p, r, VM(splat)(1.0f));
-	return p * (VM_F)((h + 127) << 23) * m * (VM_F)((ni - h + 127) << 23);
+	return VM_FMA(p, r, VM(splat)(1.0f));
+}
+
+static inline VM_F VM(exp_kern)(VM_F r, VM_F n, VM_F m)
+{
+	VM_I ni = __builtin_convertvector(n, VM_I), h = ni >> 1;
+
+	return VM(exp_poly)(r) * (VM_F)((h + 127) << 23) * m *
+	       (VM_F)((ni - h + 127) << 23);
 }
 
 /* The nearest integer to @z / ln 2. */
@@ -225,9 +251,24 @@ static inline VM_F VM(tanh)(VM_F x)
 static inline VM_F VM(logistic)(VM_F z, VM_F m)
 {
 	VM_I sign;
-	VM_F a = VM(abs)(z, &sign), n, r = VM(exp_reduce)(-a, &n);
-	VM_F e = VM(exp_kern)(r, n, VM(splat)(1.0f)), me;
+	VM_F a = VM(abs)(z, &sign), n, r, e, me;
+	VM_I normal = a < VM_LOGISTIC_NORMAL;
 
+	if (VM(all)(normal)) {
+		/*
+		 * Every e = exp(-|z|) normal and no lane clamped: e once
+		 * as p 2^n, whose scaling is exact, and m e rounded once,
+		 * the bits of the general case below in fewer operations.
+		 */
+		n = VM(exp_n)(-a);
+		r = VM_FMA(n, VM(splat)(-VM_LN2_HI), -a);
+		r = VM_FMA(n, VM(splat)(-VM_LN2_LO), r);
+		e = VM(exp_poly)(r) *
+		    (VM_F)((__builtin_convertvector(n, VM_I) + 127) << 23);
+		return VM(sel)(z < 0.0f, m * e, m) / (1.0f + e);
+	}
+	r = VM(exp_reduce)(-a, &n);
+	e = VM(exp_kern)(r, n, VM(splat)(1.0f));
 	/* Past exp_reduce()'s clamp, m e is 0 (or NaN for an infinite m). */
 	me = VM(sel)(a > 110.0f, m * 0.0f, VM(exp_kern)(r, n, m));
 	return VM(sel)(z < 0.0f, me, m) / (1.0f + e);
@@ -304,25 +345,91 @@ static inline VM_F VM(act)(__u32 func, VM_F v)
 	}
 }
 
+#ifndef VM_MAP_RUN
 /*
- * VM(act)() on @n contiguous floats at @x into @y (which may be @x), a
- * vector at a time; the tail goes through a whole vector too, so that
- * each output's bits depend on its input only.
+ * @FN on @n contiguous floats at @x into @y (which may be @x), a vector
+ * at a time; the tail goes through a whole vector too, so that each
+ * output's bits depend on its input only.
+ */
+#define VM_MAP_RUN(FN, x, y, n) do {					\
+	const __u64 lanes_ = sizeof(VM_F) / sizeof(float);		\
+	VM_F t_ = {};							\
+	__u64 i_, j_;							\
+									\
+	for (i_ = 0; i_ + lanes_ <= (n); i_ += lanes_)			\
+		*(vu *)((y) + i_) = FN(*(const vu *)((x) + i_));	\
+	if (i_ == (n))							\
+		break;							\
+	for (j_ = 0; i_ + j_ < (n); j_++)				\
+		t_[j_] = (x)[i_ + j_];					\
+	t_ = FN(t_);							\
+	for (j_ = 0; i_ + j_ < (n); j_++)				\
+		(y)[i_ + j_] = t_[j_];					\
+} while (0)
+#endif
+
+/*
+ * VM(rows_silu)()...: one function on @rows runs of @n floats, at @x and
+ * @y (which may be @x) @rs floats apart; each its own frame, not inlined.
+ */
+#define VM_ROWS_FN(NAME)						\
+static __attribute__((__noinline__, __unused__)) void			\
+VM(rows_##NAME)(const float *x, float *y, __u64 n, __u64 rows, __s64 rs) \
+{									\
+	typedef VM_F vu __attribute__((aligned(4), may_alias));	\
+									\
+	for (; rows; rows--, x += rs, y += rs)				\
+		VM_MAP_RUN(VM(NAME), x, y, n);				\
+}
+
+VM_ROWS_FN(erf)
+VM_ROWS_FN(gelu)
+VM_ROWS_FN(gelu_tanh)
+VM_ROWS_FN(tanh)
+VM_ROWS_FN(sigmoid)
+VM_ROWS_FN(log)
+VM_ROWS_FN(silu)
+#undef VM_ROWS_FN
+
+/* VM(act)() on those runs: the switch once, a loop per function. */
+static inline void VM(act_map_rows)(__u32 func, const float *x, float *y,
+				    __u64 n, __u64 rows, __s64 rs)
+{
+	switch (func) {
+	case VNPU_ACT_ERF:
+		VM(rows_erf)(x, y, n, rows, rs);
+		break;
+	case VNPU_ACT_GELU:
+		VM(rows_gelu)(x, y, n, rows, rs);
+		break;
+	case VNPU_ACT_GELU_TANH:
+		VM(rows_gelu_tanh)(x, y, n, rows, rs);
+		break;
+	case VNPU_ACT_TANH:
+		VM(rows_tanh)(x, y, n, rows, rs);
+		break;
+	case VNPU_ACT_SIGMOID:
+		VM(rows_sigmoid)(x, y, n, rows, rs);
+		break;
+	case VNPU_ACT_LOG:
+		VM(rows_log)(x, y, n, rows, rs);
+		break;
+	default:
+		VM(rows_silu)(x, y, n, rows, rs);
+		break;
+	}
+}
+
+/*
+ * VM(act)() on @n contiguous floats at @x into @y (which may be @x), the
+ * switch per vector: one loop, a small frame (VM(act_map_rows)() has a
+ * loop per function).
  */
 static inline void VM(act_map)(__u32 func, const float *x, float *y, __u64 n)
 {
 	typedef VM_F vu __attribute__((aligned(4), may_alias));
-	const __u64 lanes = sizeof(VM_F) / sizeof(float);
-	VM_F t = {};
-	__u64 i, j;
 
-	for (i = 0; i + lanes <= n; i += lanes)
-		*(vu *)(y + i) = VM(act)(func, *(const vu *)(x + i));
-	if (i == n)
-		return;
-	for (j = 0; i + j < n; j++)
-		t[j] = x[i + j];
-	t = VM(act)(func, t);
-	for (j = 0; i + j < n; j++)
-		y[i + j] = t[j];
+#define VM_ACT_(v) VM(act)(func, v)
+	VM_MAP_RUN(VM_ACT_, x, y, n);
+#undef VM_ACT_
 }
