@@ -367,10 +367,12 @@ int run_conv_dw_window(const struct eng_layer *l, __u64 ub, __u64 ue,
  * @acc: output pixel p's sums at @acc + p * ENG_DWL_LANES
  * @hp: rows of the window
  * @wp: columns of the window
+ * @oh0: the first output row whose window rows the window holds
+ * @p0: the padded row in the window's first row, @oh0 * stride
  */
 struct dwl_unit {
 	float *w, *win, *acc;
-	__u64 hp, wp;
+	__u64 hp, wp, oh0, p0;
 };
 
 /*
@@ -443,11 +445,17 @@ static void dwl_fill(const struct eng_layer *l, const struct eng_conv_shape *s,
 	const struct vnpu_tensor *x = &l->t[0];
 	const __s64 xs1 = x->strides[1], xs2 = x->strides[2];
 	const __s64 xs3 = x->strides[3];
-	const __u64 pt = at->pad_begin[0], pl = at->pad_begin[1];
-	const __u64 rows = eng_min(s->h, u->hp > pt ? u->hp - pt : 0);
+	const __u64 pl = at->pad_begin[1];
+	/* Input rows [ih0, ih0 + rows) at window rows from pt on. */
+	const __u64 ih0 = u->p0 > at->pad_begin[0] ?
+			  u->p0 - at->pad_begin[0] : 0;
+	const __u64 pt = ih0 + at->pad_begin[0] - u->p0;
+	const __u64 rows = ih0 < s->h ?
+			   eng_min(s->h - ih0, u->hp > pt ? u->hp - pt : 0) : 0;
 	const __u64 cols = eng_min(s->w, u->wp > pl ? u->wp - pl : 0);
 	const float *xc = (const float *)l->data[0] +
-			  (__s64)img * x->strides[0] + (__s64)c0 * xs1;
+			  (__s64)img * x->strides[0] + (__s64)c0 * xs1 +
+			  (__s64)ih0 * xs2;
 	__u64 j, ih, iw, iv;
 
 	if (nc == ENG_DWL_LANES && xs3 == 1)
@@ -589,8 +597,8 @@ dwl_pixels(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
 	const __u64 sw = at->stride[1] * ENG_DWL_LANES;
 	const __u64 dk = at->dilation[1] * ENG_DWL_LANES;
 	const __u64 dr = at->dilation[0] * u->wp * ENG_DWL_LANES;
-	const float *w = u->w, *x0 = u->win + (oh * at->stride[0] * u->wp +
-					       ow * at->stride[1]) *
+	const float *w = u->w, *x0 = u->win + ((oh - u->oh0) * at->stride[0] *
+					       u->wp + ow * at->stride[1]) *
 					      ENG_DWL_LANES;
 	float *acc = u->acc + (oh * s->ow + ow) * ENG_DWL_LANES;
 	__u64 kh, kw;
@@ -631,7 +639,7 @@ static void dwl_row(const struct vnpu_layer_conv *at,
 	/* At stride 1 with AVX-512: two pixels a vector. */
 	if (avx512 && at->stride[1] == 1 && s->ow >= 2) {
 		struct eng_dwl_row t = {
-			.x = u->win + oh * at->stride[0] * u->wp *
+			.x = u->win + (oh - u->oh0) * at->stride[0] * u->wp *
 			     ENG_DWL_LANES,
 			.w = u->w,
 			.acc = u->acc + oh * s->ow * ENG_DWL_LANES,
@@ -704,6 +712,26 @@ static void dwl_out_init(const struct eng_layer *l, __u64 img, __u64 c0,
 	}
 }
 
+/* Bytes of window a lanes unit fills at a time: about half of L2. */
+#define DWL_STRIP_BYTES	(192 << 10)
+
+/*
+ * Output rows a lanes unit takes at a time: all of them where the window
+ * fits DWL_STRIP_BYTES, else strips of rows whose window rows do, filled
+ * and summed in turn so that the window stays in cache between the two
+ * (the rows two strips share are filled twice). AVX-512 takes them all.
+ */
+static __u64 dwl_strip(const struct eng_conv_shape *s,
+		       const struct vnpu_layer_conv *at, __u64 wp, __u64 kext,
+		       int avx512)
+{
+	__u64 rows = DWL_STRIP_BYTES / (wp * ENG_DWL_LANES * 4);
+
+	if (avx512 || rows <= kext)
+		return s->oh;
+	return eng_max(1, (rows - kext) / at->stride[0] + 1);
+}
+
 /*
  * Depthwise with a channel per lane: a unit is ENG_DWL_LANES channels of
  * one image. Each channel's sums then go to its output plane and through
@@ -716,7 +744,7 @@ int run_conv_dw_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 {
 	const struct vnpu_layer_conv *at = l->attrs;
 	const struct vnpu_tensor *y = &l->t[l->n - 1];
-	__u64 u, j, k, oh, nb, img, c0, nc, kt, ohw, pv;
+	__u64 u, j, k, oh, nb, img, c0, nc, kt, ohw, pv, oh0, oh1, strip, kext;
 	int has_add = 0, avx512 = eng_act_avx512(ctx);
 	int fused = dwl_fused(&at->act, avx512);
 	struct eng_conv_shape s;
@@ -735,6 +763,8 @@ int run_conv_dw_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 	d.w = eng_align(ctx->scratch);
 	d.win = eng_align(d.w + kt * ENG_DWL_LANES);
 	d.acc = eng_align(d.win + d.hp * d.wp * ENG_DWL_LANES);
+	kext = (s.kh - 1) * at->dilation[0] + 1;
+	strip = dwl_strip(&s, at, d.wp, kext, avx512);
 	for (u = ub; u < ue; u++) {
 		img = u / nb;
 		c0 = u % nb * ENG_DWL_LANES;
@@ -745,15 +775,20 @@ int run_conv_dw_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 			for (k = 0; k < kt; k++)
 				d.w[k * ENG_DWL_LANES + j] = wt[k];
 		}
-		dwl_fill(l, &s, &d, img, c0, nc);
-		if (fused) {
+		if (fused)
 			dwl_out_init(l, img, c0, nc, &out);
-			for (oh = 0; oh < s.oh; oh++)
-				dwl_row(at, &s, &d, &out, oh, avx512);
-			continue;
+		for (oh0 = 0; oh0 < s.oh; oh0 = oh1) {
+			oh1 = eng_min(s.oh, oh0 + strip);
+			d.oh0 = oh0;
+			d.p0 = oh0 * at->stride[0];
+			d.hp = (oh1 - oh0 - 1) * at->stride[0] + kext;
+			dwl_fill(l, &s, &d, img, c0, nc);
+			for (oh = oh0; oh < oh1; oh++)
+				dwl_row(at, &s, &d, fused ? &out : 0, oh,
+					avx512);
 		}
-		for (oh = 0; oh < s.oh; oh++)
-			dwl_row(at, &s, &d, 0, oh, avx512);
+		if (fused)
+			continue;
 		/* Whole blocks' sums to their planes 8 pixels at a time. */
 		pv = nc == ENG_DWL_LANES ? ohw / 8 * 8 : 0;
 		for (k = 0; k < pv; k += 8)

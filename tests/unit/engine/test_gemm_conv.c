@@ -435,6 +435,14 @@ static void test_conv(struct __test_metadata *_metadata)
 		{ 0, 1, 16, 9, 17, 16, 16, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0, 0, 0 },
 		{ 0, 1, 8, 24, 24, 8, 8, 5, 5, 2, 2, 1, 1, 2, 1, 1, 2, 0, 0 },
 		/*
+		 * Windows past DWL_STRIP_BYTES, filled and summed in strips
+		 * of output rows (the 112x112 one above too): 5x5 stride 2,
+		 * dilation 2, stride 2 by rows only without a top pad.
+		 */
+		{ 0, 1, 8, 111, 100, 8, 8, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 0, VNPU_ACT_HARD_SWISH },
+		{ 0, 1, 8, 100, 100, 8, 8, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 0, 0 },
+		{ 0, 2, 12, 120, 64, 12, 12, 3, 3, 2, 1, 1, 1, 0, 1, 1, 1, 0, VNPU_ACT_RELU },
+		/*
 		 * Stride 2 splits f32 rows into both column phases in one
 		 * pass (vectors where 16 inputs lie inside the row): 5x5 on
 		 * 14x14 (MobileNetV3), no leading pad, an odd row, a dense
