@@ -632,6 +632,74 @@ static void col_tiles(const struct eng_slice *s, __u64 j)
 }
 #endif
 
+#ifdef ENG_FMA
+/*
+ * @nr rows (at most 2) of A's packed panel @a times @np panels of B (at
+ * most 3, @b_ps floats apart) into @c (rows @rs apart), from zero or from
+ * @c when @load: the rows a block has past its whole 6-row panels (BERT's
+ * 128 rows: 2), which a 6x16 tile would take at a third of its speed.
+ * fma(a[k], b[k], sum) in depth order per output, as the tiles: same bits.
+ */
+static __attribute__((__always_inline__)) inline void
+rows_tile(__u64 kc, const float *a, const float *b, __u64 b_ps, float *c,
+	  __s64 rs, int load, const int nr, const int np)
+{
+	v8sf acc[2][6];
+	__u64 k;
+	int r, x;
+
+	for (r = 0; r < nr; r++)
+		for (x = 0; x < 2 * np; x++)
+			acc[r][x] = load ? vload(c + r * rs + (x / 2) * ENG_NR +
+						 8 * (x % 2)) : vbcast(0.0f);
+	for (k = 0; k < kc; k++, a += ENG_MR, b += ENG_NR)
+		for (x = 0; x < 2 * np; x++) {
+			v8sf bx = vload(b + (x / 2) * b_ps + 8 * (x % 2));
+
+			for (r = 0; r < nr; r++)
+				acc[r][x] = VFMA(vbcast(a[r]), bx, acc[r][x]);
+		}
+	for (r = 0; r < nr; r++)
+		for (x = 0; x < 2 * np; x++)
+			vstore(c + r * rs + (x / 2) * ENG_NR + 8 * (x % 2),
+			       acc[r][x]);
+}
+
+#define ROWS_TILE_FN(nr, np)						\
+static __attribute__((__noinline__)) void				\
+rows_tile_##nr##_##np(__u64 kc, const float *a, const float *b,		\
+		      __u64 b_ps, float *c, __s64 rs, int load)		\
+{									\
+	rows_tile(kc, a, b, b_ps, c, rs, load, nr, np);			\
+}
+
+ROWS_TILE_FN(1, 3)
+ROWS_TILE_FN(1, 1)
+ROWS_TILE_FN(2, 3)
+ROWS_TILE_FN(2, 1)
+
+/*
+ * Panels [0, @np) of a slice of at most 2 rows over B in panels, to its
+ * accumulator: three panels at a time, then one.
+ */
+static void rows_tiles(const struct eng_slice *s, __u64 np)
+{
+	__u64 p = 0;
+	float *c = s->acc;
+	const float *b = s->b;
+	__s64 rs = (__s64)s->acc_rs;
+
+	for (; p + 3 <= np; p += 3, b += 3 * s->b_ps, c += 3 * ENG_NR)
+		(s->mc == 1 ? rows_tile_1_3 : rows_tile_2_3)(s->kc, s->a, b,
+							     s->b_ps, c, rs,
+							     s->load);
+	for (; p < np; p++, b += s->b_ps, c += ENG_NR)
+		(s->mc == 1 ? rows_tile_1_1 : rows_tile_2_1)(s->kc, s->a, b,
+							     s->b_ps, c, rs,
+							     s->load);
+}
+#endif
+
 /*
  * The share of tile row @i of the lines of the next panel of B at @next:
  * weights packed at compile time come from memory, a panel used by only
@@ -668,6 +736,11 @@ static void slice_run(struct eng_slice *s)
 	if (!s->a_rows && nc % ENG_NR && nc % ENG_NR <= ENG_COLS) {
 		nc -= nc % ENG_NR;
 		col_tiles(s, nc);
+	}
+	/* One or two rows in panels, none to the output: rows_tiles(). */
+	if (!s->a_rows && !s->off && s->mc <= 2) {
+		rows_tiles(s, eng_div_up(nc, ENG_NR));
+		return;
 	}
 #endif
 	for (j = 0; j < nc; j += ENG_NR)
