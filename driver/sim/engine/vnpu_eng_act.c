@@ -362,7 +362,20 @@ static inline v8sf vrelu(v8sf x)
 }
 
 /* @rows runs of @n floats at @y, @rs apart, through F (v8sf) and S (float). */
-#define ROWS_MAP(F, S) do {							for (r = 0; r < rows; r++, y += rs) {						for (i = 0; i + 8 <= n; i += 8) {						v8sf v = vload(y + i);																vstore(y + i, F);						}									for (; i < n; i++) {								float x = y[i];																	y[i] = S;							}								}								} while (0)
+#define ROWS_MAP(F, S) do {					\
+	for (r = 0; r < rows; r++, y += rs) {			\
+		for (i = 0; i + 8 <= n; i += 8) {		\
+			v8sf v = vload(y + i);			\
+								\
+			vstore(y + i, F);			\
+		}						\
+		for (; i < n; i++) {				\
+			float x = y[i];				\
+								\
+			y[i] = S;				\
+		}						\
+	}							\
+} while (0)
 
 /*
  * act_f32() and act_bound() in place on @rows runs of @n floats at @y,

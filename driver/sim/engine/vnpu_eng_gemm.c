@@ -326,6 +326,7 @@ void ukernel8(__u64 kc, const float *a, const float *b, float *c, __s64 rs,
 			     : [c] "r"(c), [load] "r"(load), [o] "r"(o)
 			     : UK2_CLOBBER);
 }
+
 #undef UK2_HI
 #define UK2_HI(x) x
 
@@ -429,6 +430,7 @@ void ukernel_ind8(__u64 kc, const float *a, const float *b, const __s32 *off,
 			       [o] "r"(o)
 			     : UK2_CLOBBER);
 }
+
 #undef UK2_HI
 #define UK2_HI(x) x
 

@@ -1687,10 +1687,12 @@ void qdw16_rows(const struct eng_qconv *q, const struct qdw_out *d,
 				for (j = 0; j < np; j++, src += 2) {
 					v16hi_q wv = (v16hi_q)((v8si_qq){} + w2[i * np + j]);
 
-					e += (v8su_qq)__builtin_ia32_pmaddwd256(
-						*(const v16hi_qu *)src, wv);
-					f += (v8su_qq)__builtin_ia32_pmaddwd256(
-						*(const v16hi_qu *)(src + (sw == 1 ? 1 : 16)), wv);
+					const v16hi_qu *xe = (const v16hi_qu *)src;
+					const v16hi_qu *xf = (const v16hi_qu *)
+						(src + (sw == 1 ? 1 : 16));
+
+					e += (v8su_qq)__builtin_ia32_pmaddwd256(*xe, wv);
+					f += (v8su_qq)__builtin_ia32_pmaddwd256(*xf, wv);
 				}
 			}
 			qdw16_store(q, d, e, f, (__s64)(ow - o), y + o, sw == 1);
@@ -2110,10 +2112,13 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 			else
 				qconv_pack(&q, img, g, nbi);
 #ifdef ENG_FMA
-			if (q.wide && !q.direct16)
-				qb16_block(q.b, q.b16, eng_div_up(eng_min(q.p.pos,
-					   q.s.oh * q.s.ow - nbi * q.p.pos), ENG_QNR),
+			if (q.wide && !q.direct16) {
+				__u64 left = q.s.oh * q.s.ow - nbi * q.p.pos;
+
+				qb16_block(q.b, q.b16,
+					   eng_div_up(eng_min(q.p.pos, left), ENG_QNR),
 					   q.p.k4 / 4);
+			}
 #endif
 			h->key = blk;
 		}
