@@ -314,7 +314,7 @@ struct vnpu_dev {
 	size_t cpus_size;
 	uint32_t num_cpus;
 	atomic_bool spare;		/* what the last two said: CPU time to spare */
-	bool always_spare;		/* VNPU_DEBUG_CPU_SPARE (cpu_load_init()) */
+	bool always_spare, never_spare;	/* VNPU_DEBUG_CPU_SPARE (cpu_load_init()) */
 	/* Logged at DEBUG: answers, those with time to spare, others' most. */
 	uint64_t load_answers, load_spare;
 	int64_t others_max_mcpu;
@@ -633,8 +633,8 @@ static bool cpu_time_to_spare(struct vnpu_dev *dev)
 	int64_t free_mcpu, others;
 	struct cpu_load cur;
 
-	if (dev->always_spare)
-		return true;
+	if (dev->always_spare || dev->never_spare)
+		return dev->always_spare;
 	if (!dev->cpus || now - last < CPU_LOAD_PERIOD_NS ||
 	    !atomic_compare_exchange_strong(&dev->load_ns, &last, now))
 		return atomic_load(&dev->spare);
@@ -658,14 +658,17 @@ static bool cpu_time_to_spare(struct vnpu_dev *dev)
 /*
  * The CPUs to read the load of and a first reading, when the threads
  * start; without them the machine counts as having time to spare, and so
- * it does with VNPU_DEBUG_CPU_SPARE set: the tests of the async pipeline
- * then take the paths of a quiet host on a busy one.
+ * it does with VNPU_DEBUG_CPU_SPARE set, never with it "0": the tests of
+ * the async pipeline then take the paths of a quiet host on a busy one,
+ * or those of a busy host on a quiet one.
  */
 static void cpu_load_init(struct vnpu_dev *dev)
 {
+	const char *force = getenv("VNPU_DEBUG_CPU_SPARE");
 	int ncpus;
 
-	dev->always_spare = getenv("VNPU_DEBUG_CPU_SPARE") != NULL;
+	dev->never_spare = force && !strcmp(force, "0");
+	dev->always_spare = force && !dev->never_spare;
 	for (ncpus = 1024; ncpus <= (1 << 16); ncpus *= 2) {
 		dev->cpus = CPU_ALLOC(ncpus);
 		if (!dev->cpus)
