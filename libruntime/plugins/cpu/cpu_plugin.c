@@ -44,38 +44,33 @@
  *
  * Requests kept in flight (the THROUGHPUT hint: each callback starts its
  * request again) submit with VNPU_SUBMIT_MORE_IN_FLIGHT. On a device of
- * two or more tiles such a job, when brief (exe_brief()), is never run at
- * submit but queued, and runs unsplit (@alone), so that two brief jobs run
- * side by side, one per CPU, without a thread woken for either. The device
- * thread (the firmware thread or a helper tile) that ends such a job
- * finishes it too: it calls the functions of the ended jobs at the head of
- * the completion context (completion_serve(): download, postprocess, the
- * callback, which starts its request again and queues the next job), then
- * takes the next queued job, or polls for one (for up to CPU_JOB_SPIN_NS
- * while it stays on its CPU); the completion context's threads sleep
- * meanwhile (cpu_served()). So each CPU runs a job, finishes it and starts
- * the next, with no thread handoff: with the completion thread finishing
- * them (it ran queued jobs while it waited, and the other CPU's jobs
- * waited for their functions meanwhile) two jobs ran side by side a third
- * to half of the time, and async ran at 0.83x the sync FPS on make bench's
- * conv model. While the firmware thread is in jobs' functions (@fw_away),
- * which may wait for a queued job, a helper tile takes queued jobs as it
- * would. Where no device thread serves, the completion context's wait runs
- * the queued brief jobs itself while the job it waits for runs
- * (cpu_wait_end()): it would otherwise sleep, and a thread that sleeps
- * starts 60-100 us after its wakeup on an idle host, several times such a
- * job. A longer job goes as any other (a helper tile woken for it starts
- * it beside the running one). Whether the machine has CPU time to spare
- * (CPU_JOB_SPIN_NS) only says how long the device threads poll: on a busy
- * machine they poll less, and a helper tile still takes the queued jobs it
- * finds awake. When a busy machine sent these jobs the way of any other,
- * the completion thread ran them at submit one at a time, and async ran at
- * the FPS of one CPU: make bench's figure 3 at 0.89x in the three of five
- * rounds where the load gate had closed (where the sync runs did not split
- * either: their median latency was one CPU's); with the gate forced shut,
- * 0.95-1.1x then and 1.6x now. On a device of one tile the rules below
- * apply as to any job. Run at submit, each callback's job would run split over
- * the tiles on the completion thread and end before the next callback ran:
+ * two or more tiles, while the machine has CPU time to spare (as for the
+ * helpers' poll through a job, CPU_JOB_SPIN_NS), such a job, when brief
+ * (exe_brief()), is never run at submit but queued, and runs unsplit
+ * (@alone), so that two brief jobs run side by side, one per CPU, without
+ * a thread woken for either. The device thread (the firmware thread or a
+ * helper tile) that ends such a job finishes it too: it calls the
+ * functions of the ended jobs at the head of the completion context
+ * (completion_serve(): download, postprocess, the callback, which starts
+ * its request again and queues the next job), then takes the next queued
+ * job, or polls for one (for up to CPU_JOB_SPIN_NS while it stays on its
+ * CPU); the completion context's threads sleep meanwhile (cpu_served()).
+ * So each CPU runs a job, finishes it and starts the next, with no thread
+ * handoff: with the completion thread finishing them (it ran queued jobs
+ * while it waited, and the other CPU's jobs waited for their functions
+ * meanwhile) two jobs ran side by side a third to half of the time, and
+ * async ran at 0.83x the sync FPS on make bench's conv model. While the
+ * firmware thread is in jobs' functions (@fw_away), which may wait for a
+ * queued job, a helper tile takes queued jobs as it would. Where no device
+ * thread serves, the completion context's wait runs the queued brief jobs
+ * itself while the job it waits for runs (cpu_wait_end()): it would
+ * otherwise sleep, and a thread that sleeps starts 60-100 us after its
+ * wakeup on an idle host, several times such a job. A longer job goes as any other (a
+ * helper tile woken for it starts it beside the running one). On a busy
+ * machine, or a device of one tile, the other CPU is not there to take the
+ * second job: the rules below apply as to any
+ * job. Run at submit, each callback's job would run split over the
+ * tiles on the completion thread and end before the next callback ran:
  * the device would never have two jobs, and async would run at the sync
  * FPS. Jobs still start in queue order and retire in submission order.
  *
@@ -1452,7 +1447,7 @@ static vnpu_status cpu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *slot
 	job->exe = exe;
 	job->profile = profile;
 	job->alone = (flags & VNPU_SUBMIT_MORE_IN_FLIGHT) && dev->num_threads > 1 &&
-		     exe_brief(exe);
+		     exe_brief(exe) && cpu_time_to_spare(dev);
 	atomic_init(&job->cancel, false);
 	atomic_init(&job->done, false);
 
