@@ -540,8 +540,7 @@ struct eng_qconv {
 	__s32 xz, yz, lo, hi;
 	__u8 flip;
 	int need_xsum, direct;
-	int wide;		/* AVX2 without VNNI: the tile takes b16 */
-	int direct16;		/* ...and the tap planes pack straight into it */
+	int wide;		/* AVX2 without VNNI: qtile8_avx2() or qtile_avx2() */
 	__u8 *b;		/* [ncp / QNR][k4 / 4][QNR][4] */
 	__u8 *rows;		/* 4 rows of p.rs, one per depth of a step */
 	__u8 *stage;		/* one input channel, padded (qconv_stage) */
@@ -549,7 +548,11 @@ struct eng_qconv {
 	__s32 *xsum;		/* per position: sum of its inputs */
 	__s32 *acc;		/* one tile's sums */
 	__s16 *b16;		/* AVX2: the packed block widened (qb16_block) */
-	__s16 *w16;		/* AVX2: a tile's weight rows widened */
+	__s16 *w16;		/* AVX2: a tile's weight rows widened, or... */
+	__s8 *w8;		/* ...split for vpmaddubsw (qw8_split(): at w16) */
+	struct qx8 *x8;		/* ...and the pairs it leaves out (after w8) */
+	__u64 nx8;		/* how many; ~0: the rows take qtile_avx2() */
+	struct qconv_held *h;
 	__s16 *stage16;		/* AVX2 depthwise: @stage widened */
 	__u8 *dw8;		/* AVX2 eight-channel depthwise (p.dw8), or NULL */
 };
@@ -567,6 +570,7 @@ struct qconv_held {
 	const void *attrs;
 	__u64 key;
 	int need_xsum;		/* the layer's (a scan of its M zero points) */
+	int b16;		/* the block @key is widened too (qb16_block()) */
 };
 
 static void *q_align(__u8 **p, __u64 bytes)
@@ -936,43 +940,6 @@ void qplane_tile(const __u8 *const *src, __u64 n, __u8 *d, __u8 flip)
 #endif
 }
 
-#ifdef ENG_FMA
-typedef short v16hi_q __attribute__((vector_size(32)));
-typedef short v16hi_qa __attribute__((vector_size(32), aligned(32), may_alias));
-
-/*
- * qplane_tile() for the AVX2 tile: the four rows' 32 positions as the
- * step's two 16-bit depth pairs at @d (qb16_block()'s layout), bytes of
- * two rows interleaved then zero-extended, without the quads between.
- */
-static __attribute__((__always_inline__)) inline
-void qplane16_tile(const __u8 *const *src, __u64 n, __s16 *d, __u8 flip)
-{
-	v32qu_s f = (v32qu_s){} + flip, r[4];
-	__u64 i;
-
-	for (i = 0; i < 4; i++)
-		r[i] = src[i] ? (v32qu_s)*(const v32qu_su *)(src[i] + n) ^ f : f;
-	for (i = 0; i < 2; i++, d += ENG_QNR * 2) {
-		v32qu_s lo = __builtin_shufflevector(r[2 * i], r[2 * i + 1],
-			0, 32, 1, 33, 2, 34, 3, 35, 4, 36, 5, 37, 6, 38, 7, 39,
-			8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47);
-		v32qu_s hi = __builtin_shufflevector(r[2 * i], r[2 * i + 1],
-			16, 48, 17, 49, 18, 50, 19, 51, 20, 52, 21, 53, 22, 54, 23, 55,
-			24, 56, 25, 57, 26, 58, 27, 59, 28, 60, 29, 61, 30, 62, 31, 63);
-
-		*(v16hi_qa *)d = __builtin_convertvector(__builtin_shufflevector(lo, lo,
-			0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), v16hi_q);
-		*(v16hi_qa *)(d + 16) = __builtin_convertvector(__builtin_shufflevector(lo, lo,
-			16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31), v16hi_q);
-		*(v16hi_qa *)(d + 32) = __builtin_convertvector(__builtin_shufflevector(hi, hi,
-			0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), v16hi_q);
-		*(v16hi_qa *)(d + 48) = __builtin_convertvector(__builtin_shufflevector(hi, hi,
-			16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31), v16hi_q);
-	}
-}
-#endif
-
 /*
  * The packed input of image @img, group @g, column block @nbi from tap
  * planes: per depth step, its four rows are runs of bytes in the
@@ -1000,9 +967,6 @@ static void qconv_pack_planes(struct eng_qconv *q, __u64 img, __u64 g,
 
 	for (j = 0; j < steps; j++) {
 		__u8 *d = q->b + j * ENG_QNR * 4;
-#ifdef ENG_FMA
-		__s16 *d16 = q->b16 + j * ENG_QNR * 4;
-#endif
 
 		for (r = 0; r < 4; r++, k++) {
 			src[r] = (const __u8 *)0;
@@ -1026,16 +990,8 @@ static void qconv_pack_planes(struct eng_qconv *q, __u64 img, __u64 g,
 			at = th * a->dilation[0] % sh * p->pb +
 			     th * a->dilation[0] / sh * q->s.ow + o0;
 		}
-		for (n = 0; n < p->ncp; n += ENG_QNR, d += steps * ENG_QNR * 4) {
-#ifdef ENG_FMA
-			if (q->direct16) {
-				qplane16_tile(src, n, d16, q->flip);
-				d16 += steps * ENG_QNR * 4;
-				continue;
-			}
-#endif
+		for (n = 0; n < p->ncp; n += ENG_QNR, d += steps * ENG_QNR * 4)
 			qplane_tile(src, n, d, q->flip);
-		}
 	}
 	if (!q->need_xsum)
 		return;
@@ -1068,6 +1024,8 @@ static void qtile_c(const struct eng_qtile *t)
 		}
 }
 #else
+typedef short v16hi_q __attribute__((vector_size(32)));
+typedef short v16hi_qa __attribute__((vector_size(32), aligned(32), may_alias));
 typedef short v16hi_qu __attribute__((vector_size(32), aligned(2), may_alias));
 typedef signed char v16qi_q __attribute__((vector_size(16)));
 typedef signed char v16qi_qu __attribute__((vector_size(16), aligned(1), may_alias));
@@ -1220,6 +1178,210 @@ static void qtile_avx2(const struct eng_qtile *t, const __s16 *w16,
 					   eng_min(6, rows - r), cols - h > 8 ? 2 : 1);
 	}
 }
+
+/*
+ * ---- The AVX2 tile of u8 x i8 pairs: vpmaddubsw, exactly -----------------
+ *
+ * vpmaddubsw sums the products of two u8 inputs by two i8 weights into
+ * 16 bits, saturating: exact unless the pair's positive weights add up
+ * to more than 128 or its negative ones to less than -128 (255 * 129 >
+ * 32767). A tile's rows of weights are copied with each such pair set
+ * to 0 (qw8_split()); the pairs left out are summed after the rows, one
+ * vpmaddwd of the inputs' two bytes (vpshufb to 16 bits) by the pair
+ * each. The rows need no widened block: per depth step, a 32-bit
+ * broadcast of a row's four weights, vpmaddubsw by 8 positions' four
+ * inputs, vpmaddwd by ones (pairs into 32 bits) and vpaddd: three
+ * operations a 32 products, where the 16-bit tile takes four a 16.
+ * Rows with more than one pair in 16 left out take the 16-bit tile.
+ * The sums are the same integers: the bits do not depend on the tile.
+ */
+
+/* Depth steps the 8-bit tile sums between visits of its sums in memory. */
+#define QK4_CHUNK	64
+
+typedef char v32qi_q __attribute__((vector_size(32)));
+typedef __s32 s32_qu __attribute__((aligned(1), may_alias));
+typedef long long v4di_q __attribute__((vector_size(32)));
+
+/**
+ * struct qx8 - a pair of weights qw8_split() left out of its row
+ * @j: the depth step (the pair: depths 4j + 2 @h, 4j + 2 @h + 1)
+ * @h: 0 or 1
+ * @r: the row of the tile
+ * @w2: the two weights as 16-bit halves (low: the first)
+ */
+struct qx8 {
+	__u32 j, h, r;
+	__s32 w2;
+};
+
+/*
+ * Pair @k (its first byte's index) of the rows at @w, of @k4 a row, as
+ * qw8_split() leaves it out: into @x[@nx], 0 at @d.
+ */
+static void qx8_put(const __s8 *w, __s8 *d, __u64 k, __u64 k4, struct qx8 *x)
+{
+	x->r = (__u32)(k / k4);
+	x->j = (__u32)(k % k4 / 4);
+	x->h = (__u32)(k % 4 / 2);
+	x->w2 = (__s32)((__u32)(__u16)w[k] | (__u32)(__u16)w[k + 1] << 16);
+	d[k] = 0;
+	d[k + 1] = 0;
+}
+
+/*
+ * @rows rows of @k4 i8 weights at @w to @d, each pair of them that
+ * vpmaddubsw could saturate on as 0 and at @x; the number of those, or
+ * ~0 past @cap of them (the rows then take the 16-bit tile). A pair's
+ * sum of positive weights is above 128 or its sum of negative ones
+ * below -128 only when its two weights have one sign (else the sum is
+ * no larger than either): the pairs of |w0 + w1| > 128.
+ */
+static __u64 qw8_split(const __s8 *w, __s8 *d, __u64 rows, __u64 k4,
+		       struct qx8 *x, __u64 cap)
+{
+	const v16hi_q top = (v16hi_q){} + 128;
+	__u64 n = rows * k4, nx = 0, i, k;
+
+	for (i = 0; i + 32 <= n; i += 32) {
+		v16hi_q v = *(const v16hi_qu *)(w + i);
+		v16hi_q bad = __builtin_ia32_pabsw256(((v << 8) >> 8) + (v >> 8)) > top;
+		__u32 m;
+
+		*(v16hi_qu *)(d + i) = v & ~bad;
+		if (__builtin_ia32_ptestz256((v4di_q)bad, (v4di_q)bad))
+			continue;
+		/* Two bits a pair: its first's. */
+		for (m = (__u32)__builtin_ia32_pmovmskb256((v32qi_q)bad) & 0x55555555u; m;
+		     m &= m - 1) {
+			if (nx == cap)
+				return ~0ull;
+			qx8_put(w, d, i + (__u64)__builtin_ctz(m), k4, &x[nx++]);
+		}
+	}
+	for (k = i; k < n; k += 2) {
+		__s32 sum = w[k] + w[k + 1];
+
+		d[k] = w[k];
+		d[k + 1] = w[k + 1];
+		if (sum <= 128 && sum >= -128)
+			continue;
+		if (nx == cap)
+			return ~0ull;
+		qx8_put(w, d, k, k4, &x[nx++]);
+	}
+	return nx;
+}
+
+/*
+ * qmadd_rxn() for the 8-bit tile: @nr rows of split weights (@w, rows
+ * @k4 apart) by @nv vectors of 8 positions of the packed block (@b),
+ * depth steps [0, @steps).
+ */
+static __attribute__((__always_inline__)) inline
+void qmaddubs_rxn(const __s8 *w, __u64 k4, const __u8 *b, __u64 steps,
+		  __s32 *acc, int init, __u64 nr, __u64 nv)
+{
+	const v16hi_q one = (v16hi_q){} + 1;
+	v8si_qq a[6][2];
+	__u64 j, r, v;
+
+#pragma GCC unroll 6
+	for (r = 0; r < nr; r++)
+		for (v = 0; v < nv; v++)
+			a[r][v] = init ? (v8si_qq){} :
+				  (v8si_qq)*(const v8si_qa *)(acc + r * ENG_QNR + 8 * v);
+	for (j = 0; j < steps; j++, b += ENG_QNR * 4, w += 4) {
+		v32qi_q bv[2];
+
+		for (v = 0; v < nv; v++)
+			bv[v] = (v32qi_q)*(const v32qu_sa *)(b + 32 * v);
+#pragma GCC unroll 6
+		for (r = 0; r < nr; r++) {
+			v32qi_q wv = (v32qi_q)((v8si_qq){} + *(const s32_qu *)(w + r * k4));
+
+			for (v = 0; v < nv; v++) {
+				v16hi_q p = __builtin_ia32_pmaddubsw256(bv[v], wv);
+
+				a[r][v] += (v8si_qq)__builtin_ia32_pmaddwd256(p, one);
+			}
+		}
+	}
+#pragma GCC unroll 6
+	for (r = 0; r < nr; r++)
+		for (v = 0; v < nv; v++)
+			*(v8si_qa *)(acc + r * ENG_QNR + 8 * v) = a[r][v];
+}
+
+#define QMADDUBS_ROWS(n)						\
+	case n:								\
+		if (nv == 2)						\
+			qmaddubs_rxn(w, k4, b, steps, acc, init, n, 2);	\
+		else							\
+			qmaddubs_rxn(w, k4, b, steps, acc, init, n, 1);	\
+		break
+
+/* qmadd_tile() for the 8-bit tile. */
+static void qmaddubs_tile(const __s8 *w, __u64 k4, const __u8 *b, __u64 steps,
+			  __s32 *acc, int init, __u64 nr, __u64 nv)
+{
+	switch (nr) {
+	QMADDUBS_ROWS(1);
+	QMADDUBS_ROWS(2);
+	QMADDUBS_ROWS(3);
+	QMADDUBS_ROWS(4);
+	QMADDUBS_ROWS(5);
+	default:
+	QMADDUBS_ROWS(6);
+	}
+}
+
+/*
+ * The 8-bit tile: ENG_QMR rows of split weights @w8 by the packed block
+ * t->b, into t->acc as qtile_avx2() sums them; then the @nx pairs at @x
+ * the split left out, each a vpmaddwd of its two inputs per 8 positions.
+ * Not inlined: its vectors would grow run_qconv_packed()'s frame past
+ * the kernel's 2048 bytes.
+ */
+static __attribute__((__noinline__))
+void qtile8_avx2(const struct eng_qtile *t, const __s8 *w8,
+			const struct qx8 *x, __u64 nx)
+{
+	__u64 steps = t->k4 / 4, rows = t->out->rows, cols = t->out->n;
+	/* vpshufb (in 16-byte lanes): each position's bytes 2h, 2h + 1 as 16 bits. */
+	const v8su_qq pair[2] = {
+		{ 0x80018000u, 0x80058004u, 0x80098008u, 0x800d800cu,
+		  0x80018000u, 0x80058004u, 0x80098008u, 0x800d800cu },
+		{ 0x80038002u, 0x80078006u, 0x800b800au, 0x800f800eu,
+		  0x80038002u, 0x80078006u, 0x800b800au, 0x800f800eu },
+	};
+	__u64 j0, n, r, h, i;
+
+	for (j0 = 0; j0 < steps; j0 += QK4_CHUNK) {
+		n = eng_min(QK4_CHUNK, steps - j0);
+		for (r = 0; r < rows; r += 6)
+			for (h = 0; h < cols; h += 16)
+				qmaddubs_tile(w8 + r * t->k4 + 4 * j0, t->k4,
+					      t->b + (j0 * ENG_QNR + h) * 4, n,
+					      t->acc + r * ENG_QNR + h, !j0,
+					      eng_min(6, rows - r), cols - h > 8 ? 2 : 1);
+	}
+	for (i = 0; i < nx; i++) {
+		const __u8 *b = t->b + x[i].j * ENG_QNR * 4;
+		v16hi_q wv = (v16hi_q)((v8si_qq){} + x[i].w2);
+		__s32 *acc = t->acc + x[i].r * ENG_QNR;
+
+		v32qi_q sel = (v32qi_q)pair[x[i].h];
+
+		for (h = 0; h < cols; h += 8) {
+			v32qi_q q = (v32qi_q)*(const v32qu_sa *)(b + 4 * h);
+
+			q = __builtin_ia32_pshufb256(q, sel);
+
+			*(v8si_qa *)(acc + h) += (v8si_qq)__builtin_ia32_pmaddwd256((v16hi_q)q, wv);
+		}
+	}
+}
 #endif
 
 #ifdef ENG_FMA
@@ -1307,7 +1469,10 @@ static void qconv_tile(const struct eng_qconv *q, const struct eng_qtile *t,
 		vnpu_eng_qtile_vnni(t);
 		return;
 	}
-	qtile_avx2(t, q->w16, q->b16 + n0 / ENG_QNR * q->p.k4 * ENG_QNR);
+	if (q->nx8 != ~0ull)
+		qtile8_avx2(t, q->w8, q->x8, q->nx8);
+	else
+		qtile_avx2(t, q->w16, q->b16 + n0 / ENG_QNR * q->p.k4 * ENG_QNR);
 #else
 	qtile_c(t);
 #endif
@@ -1330,6 +1495,29 @@ static float qconv_mult(const struct eng_layer *l, __u64 m)
 {
 	return qscale(l, 1, 0) * qscale(l, 4, m) / qscale(l, 6, 0);
 }
+
+#ifdef ENG_FMA
+/*
+ * The AVX2 tile's weight rows of @t: split for the 8-bit tile, or, with
+ * more than one pair in 16 to leave out, widened for the 16-bit one,
+ * the block of @cnt positions widened with them once. Not inlined
+ * (qtile8_avx2()).
+ */
+static __attribute__((__noinline__))
+void qconv_rows16(struct eng_qconv *q, const struct eng_qtile *t, __u64 cnt)
+{
+	__u64 rows = t->out->rows;
+
+	q->nx8 = qw8_split(t->w, q->w8, rows, q->p.k4, q->x8, rows * q->p.k4 / 32);
+	if (q->nx8 != ~0ull)
+		return;
+	qw16_rows(t->w, q->w16, q->p.k4);
+	if (!q->h->b16) {
+		qb16_block(q->b, q->b16, eng_div_up(cnt, ENG_QNR), q->p.k4 / 4);
+		q->h->b16 = 1;
+	}
+}
+#endif
 
 /*
  * Rows [@m0, @m1) of group @g over the packed block at q->b, each tile
@@ -1358,8 +1546,8 @@ static void qconv_rows(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi,
 		t.pf = r0 + ENG_QMR < q->s.mg ? t.w + ENG_QMR * p->k4 : (const __s8 *)0;
 		o.rows = (__u32)eng_min(ENG_QMR, q->s.mg - r0);
 #ifdef ENG_FMA
-		if (!(q->ctx->features & VNPU_ENG_F_VNNI))
-			qw16_rows(t.w, q->w16, p->k4);
+		if (q->wide)
+			qconv_rows16(q, &t, cnt);
 #endif
 		for (r = 0; r < o.rows; r++) {
 			__u64 m = g * q->s.mg + r0 + r;
@@ -2083,12 +2271,14 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 	q.acc = q_align(&sp, 4 * ENG_QMR * ENG_QNR);
 	q.b16 = q_align(&sp, 2 * q.p.k4 * q.p.ncp);
 	q.w16 = q_align(&sp, 2 * ENG_QMR * q.p.k4);
+	q.w8 = (__s8 *)q.w16;
+	q.x8 = (struct qx8 *)(q.w8 + ENG_QMR * q.p.k4);
+	q.nx8 = ~0ull;
+	q.h = h;
 	q.stage16 = q_align(&sp, 2 * ((q.p.hp + 1) * q.p.wp + 16));
 	q.planes = q.p.np && !q.direct ?
 		   q_align(&sp, ENG_QPLANES * q.p.np * q.p.pb) : (__u8 *)0;
 	q.dw8 = q.wide && q.p.dw8 ? q_align(&sp, q.p.dw8) : (__u8 *)0;
-	/* The sums of x come from the quads: only without them, straight. */
-	q.direct16 = q.wide && q.planes && !q.need_xsum;
 	for (u = ub; u < ue; u++) {
 		__u64 mbi = u % q.p.nmb, blk = u / q.p.nmb;
 		__u64 nbi = blk % q.p.nb, g = blk / q.p.nb % q.s.group;
@@ -2111,16 +2301,8 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 				qconv_pack_planes(&q, img, g, nbi);
 			else
 				qconv_pack(&q, img, g, nbi);
-#ifdef ENG_FMA
-			if (q.wide && !q.direct16) {
-				__u64 left = q.s.oh * q.s.ow - nbi * q.p.pos;
-
-				qb16_block(q.b, q.b16,
-					   eng_div_up(eng_min(q.p.pos, left), ENG_QNR),
-					   q.p.k4 / 4);
-			}
-#endif
 			h->key = blk;
+			h->b16 = 0;
 		}
 		qconv_rows(&q, img, g, nbi, mbi * q.p.mb,
 			   eng_min((mbi + 1) * q.p.mb, q.s.mg));

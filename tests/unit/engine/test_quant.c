@@ -317,6 +317,14 @@ struct qcase {
 	int wz, bias, relu;
 	int nan;	/* channel 1's weight scale infinite, channel 2's NaN */
 	int sat;	/* inputs at their top, weights -128 and 127 in pairs */
+	int few;	/* weights within 60 of 0 but every few-th at -128 or 127;
+			 * -1: pairs at vpmaddubsw's bounds among small ones */
+};
+
+/* Pairs of weights at and just past the bounds of 16-bit pair sums. */
+static const int8_t q_edge[][2] = {
+	{ 127, 1 }, { 1, 127 }, { -128, 0 }, { -64, -64 }, { 64, 64 }, { 127, -128 },
+	{ 127, 2 }, { -128, -1 }, { -1, -128 }, { 65, 64 }, { -65, -64 },
 };
 
 /*
@@ -356,6 +364,16 @@ static void qconv_packed_case(struct __test_metadata *_metadata, const struct qc
 		q_put(qc->xt, x, i, 255);
 	for (i = 0; qc->sat && i < nw; i++)
 		w[i] = i / 2 % 2 ? -128 : 127;
+	/*
+	 * Weights as trained ones are, most of them small: the pairs of
+	 * large ones, which vpmaddubsw could saturate on, are few.
+	 */
+	for (i = 0; qc->few > 0 && i < nw; i++)
+		w[i] = (int8_t)(i % (size_t)qc->few ? et_randf() * 60 :
+				et_randf() < 0 ? -128 : 127);
+	for (i = 0; qc->few < 0 && i < nw; i++)
+		w[i] = i / 2 % 96 < 11 ? q_edge[i / 2 % 96][i % 2] :
+		       (int8_t)(et_randf() * 60);
 	for (i = 0; i < qc->m; i++) {
 		ws[i] = 0.004f * (float)(i % 7 + 1);
 		bias[i] = (int32_t)(et_randf() * 3000);
@@ -398,10 +416,11 @@ static void qconv_packed_case(struct __test_metadata *_metadata, const struct qc
 	data[n - 1] = y;
 	at.flags |= VNPU_LAYER_F_PACKED;
 	at.act.func = qc->relu ? VNPU_ACT_RELU : VNPU_ACT_IDENTITY;
-	snprintf(name, sizeof(name), "qconv packed %llux%llux%llux%llu m%llu g%llu k%llu s%llu%s%s%s%s%s",
+	snprintf(name, sizeof(name), "qconv packed %llux%llux%llux%llu m%llu g%llu k%llu s%llu%s%s%s%s%s%s",
 		 qc->n, qc->c, qc->h, qc->w, qc->m, qc->group, qc->k, qc->stride,
 		 qc->xt == VNPU_DTYPE_I8 ? " s8x" : "", qc->wz ? " wz" : "",
-		 qc->relu ? " relu" : "", qc->nan ? " nan" : "", qc->sat ? " sat" : "");
+		 qc->relu ? " relu" : "", qc->nan ? " nan" : "", qc->sat ? " sat" : "",
+		 qc->few ? " few" : "");
 	EXPECT_EQ(0,
 		  et_layer_exact(name, VNPU_LAYER_QLINEAR_CONV, t, data, n, &at, sizeof(at), ref));
 	/* Malformed: a packed W of the wrong size or type, another act. */
@@ -524,6 +543,23 @@ static void test_qconv_packed(struct __test_metadata *_metadata)
 		{ 1, 8, 6, 6, 8, 8, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 1, 0, 1 },
 		{ 1, 11, 5, 8, 11, 11, 7, 1, 3, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1, 1, 1, 0 },
 		{ 1, 8, 4, 4, 8, 8, 3, 2, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
+		/*
+		 * The AVX2 tile of u8 x i8 pairs (vpmaddubsw) with the pairs
+		 * it leaves out (a large weight every 5th, 7th, 3rd: some
+		 * rows past one pair in 16, to the 16-bit tile): 3x3 from
+		 * planes, 1x1 in place (depth 257: a last step of one), i8
+		 * inputs and weight zero points (the sums of x), 13 and 19
+		 * rows, inputs at their top, depth past a chunk of 64 steps,
+		 * groups.
+		 */
+		{ 1, 64, 12, 12, 24, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0, 0, 7 },
+		{ 1, 257, 5, 9, 17, 1, 1, 1, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 0, 0, 5 },
+		{ 1, 29, 9, 9, 19, 1, 3, 1, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_I8, 1, 1, 0, 0, 0, 7 },
+		{ 1, 40, 14, 14, 13, 1, 3, 2, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1, 0, 1, 0, 1, 7 },
+		{ 1, 20, 10, 10, 14, 2, 3, 1, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 0, 1, 0, 0, 0, 3 },
+		{ 2, 96, 7, 7, 30, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 1, 1, 0, 0, 11 },
+		{ 1, 64, 9, 9, 26, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 0, 1, -1 },
+		{ 1, 200, 6, 6, 12, 1, 1, 1, 0, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 0, 0, 0, 1, -1 },
 	};
 	size_t i;
 
