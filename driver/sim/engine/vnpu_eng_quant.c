@@ -1235,28 +1235,35 @@ static void qx8_put(const __s8 *w, __s8 *d, __u64 k, __u64 k4, struct qx8 *x)
  * ~0 past @cap of them (the rows then take the 16-bit tile). A pair's
  * sum of positive weights is above 128 or its sum of negative ones
  * below -128 only when its two weights have one sign (else the sum is
- * no larger than either): the pairs of |w0 + w1| > 128.
+ * no larger than either): the pairs of |w0 + w1| > 128. Few are: the
+ * masks of 32 bytes with one go to @x without a branch on it (which
+ * mispredicted a fifth of the time), and the pairs from them after.
  */
 static __u64 qw8_split(const __s8 *w, __s8 *d, __u64 rows, __u64 k4,
 		       struct qx8 *x, __u64 cap)
 {
 	const v16hi_q top = (v16hi_q){} + 128;
-	__u64 n = rows * k4, nx = 0, i, k;
+	__u64 n = rows * k4, nx = 0, nm = 0, i, k;
+	/* Past the pairs' room: as many masks as there are runs of 32. */
+	__u32 *mask = (__u32 *)(x + cap), *at;
 
 	for (i = 0; i + 32 <= n; i += 32) {
 		v16hi_q v = *(const v16hi_qu *)(w + i);
 		v16hi_q bad = __builtin_ia32_pabsw256(((v << 8) >> 8) + (v >> 8)) > top;
-		__u32 m;
+		/* Two bits a pair: its first's. */
+		__u32 m = (__u32)__builtin_ia32_pmovmskb256((v32qi_q)bad) & 0x55555555u;
 
 		*(v16hi_qu *)(d + i) = v & ~bad;
-		if (__builtin_ia32_ptestz256((v4di_q)bad, (v4di_q)bad))
-			continue;
-		/* Two bits a pair: its first's. */
-		for (m = (__u32)__builtin_ia32_pmovmskb256((v32qi_q)bad) & 0x55555555u; m;
-		     m &= m - 1) {
+		mask[2 * nm] = m;
+		mask[2 * nm + 1] = (__u32)(i / 32);
+		nm += !!m;
+	}
+	for (at = mask; at < mask + 2 * nm; at += 2) {
+		for (k = at[0]; k; k &= k - 1) {
 			if (nx == cap)
 				return ~0ull;
-			qx8_put(w, d, i + (__u64)__builtin_ctz(m), k4, &x[nx++]);
+			qx8_put(w, d, 32 * (__u64)at[1] + (__u64)__builtin_ctzll(k), k4,
+				&x[nx++]);
 		}
 	}
 	for (k = i; k < n; k += 2) {
@@ -1339,13 +1346,14 @@ static void qmaddubs_tile(const __s8 *w, __u64 k4, const __u8 *b, __u64 steps,
 /*
  * The 8-bit tile: ENG_QMR rows of split weights @w8 by the packed block
  * t->b, into t->acc as qtile_avx2() sums them; then the @nx pairs at @x
- * the split left out, each a vpmaddwd of its two inputs per 8 positions.
+ * the split left out, each a vpmaddwd of its two inputs per 8 positions
+ * (of the tile's ENG_QNR: the packed block has them all).
  * Not inlined: its vectors would grow run_qconv_packed()'s frame past
  * the kernel's 2048 bytes.
  */
 static __attribute__((__noinline__))
-void qtile8_avx2(const struct eng_qtile *t, const __s8 *w8,
-			const struct qx8 *x, __u64 nx)
+void qtile8_avx2(const struct eng_qtile *t, const __s8 *w8, const struct qx8 *x,
+		 __u64 nx)
 {
 	__u64 steps = t->k4 / 4, rows = t->out->rows, cols = t->out->n;
 	/* vpshufb (in 16-byte lanes): each position's bytes 2h, 2h + 1 as 16 bits. */
@@ -1366,20 +1374,31 @@ void qtile8_avx2(const struct eng_qtile *t, const __s8 *w8,
 					      t->acc + r * ENG_QNR + h, !j0,
 					      eng_min(6, rows - r), cols - h > 8 ? 2 : 1);
 	}
-	for (i = 0; i < nx; i++) {
-		const __u8 *b = t->b + x[i].j * ENG_QNR * 4;
-		v16hi_q wv = (v16hi_q)((v8si_qq){} + x[i].w2);
-		__s32 *acc = t->acc + x[i].r * ENG_QNR;
+	/*
+	 * A row's pairs one after the other (the split goes row by row):
+	 * its sums of all ENG_QNR positions in registers meanwhile (those
+	 * past @cols unused).
+	 */
+	for (i = 0; i < nx;) {
+		v8si_qq *acc = (v8si_qq *)(t->acc + x[i].r * ENG_QNR), a[4];
+		__u32 r0 = x[i].r;
 
-		v32qi_q sel = (v32qi_q)pair[x[i].h];
+		for (h = 0; h < 4; h++)
+			a[h] = *(const v8si_qa *)(acc + h);
+		for (; i < nx && x[i].r == r0; i++) {
+			const __u8 *b = t->b + x[i].j * ENG_QNR * 4;
+			v16hi_q wv = (v16hi_q)((v8si_qq){} + x[i].w2);
+			v32qi_q sel = (v32qi_q)pair[x[i].h];
 
-		for (h = 0; h < cols; h += 8) {
-			v32qi_q q = (v32qi_q)*(const v32qu_sa *)(b + 4 * h);
+			for (h = 0; h < 4; h++) {
+				v32qi_q q = (v32qi_q)*(const v32qu_sa *)(b + 32 * h);
 
-			q = __builtin_ia32_pshufb256(q, sel);
-
-			*(v8si_qa *)(acc + h) += (v8si_qq)__builtin_ia32_pmaddwd256((v16hi_q)q, wv);
+				q = __builtin_ia32_pshufb256(q, sel);
+				a[h] += (v8si_qq)__builtin_ia32_pmaddwd256((v16hi_q)q, wv);
+			}
 		}
+		for (h = 0; h < 4; h++)
+			*(v8si_qa *)(acc + h) = a[h];
 	}
 }
 #endif
