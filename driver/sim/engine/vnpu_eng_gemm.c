@@ -2687,6 +2687,94 @@ static inline void pool_store8(float *y, __s64 ysw, v8sf acc, int avg,
 /* Runs of outputs pool_inside() takes in one pass over a window's taps. */
 #define POOL_RUNS	4
 
+/* How pool_runs() takes a window's taps. */
+enum pool_how {
+	POOL_SUM,	/* averages: the taps' sum */
+	POOL_EXACT,	/* maxima: pool_lane() */
+	POOL_FAST,	/* maxima: vmaxps, NaNs noted aside (AVX2) */
+};
+
+/*
+ * @nr runs of eight outputs of pool_inside_step() into @acc, the windows
+ * of run r @run floats past run 0's at @p0 (@k0 rows @xsh apart of @k1
+ * taps @xsw apart, outputs @step apart), independent chains: a window's
+ * chain waits on each tap. POOL_FAST takes a max tap in one vmaxps (@v
+ * where @v > @acc, else @acc: pool_lane() while no tap is a NaN) and
+ * notes NaNs aside in an unordered compare that stays all ones (a NaN)
+ * once set; it returns nonzero when a tap was a NaN, and the caller then
+ * takes the runs again with POOL_EXACT, so the bits are pool_lane()'s.
+ */
+static __attribute__((__always_inline__)) inline int
+pool_runs(const float *p0, __u32 k0, __u32 k1, __s64 xsh, __s64 xsw,
+	  __s64 step, __u32 nr, enum pool_how how, v8sf *acc)
+{
+	float init = how == POOL_SUM ? 0.0f : -(float)m_inf();
+	__s64 run = 8 * step;
+	__u32 kh, kw, r;
+#ifdef ENG_FMA
+	v8sf seen[POOL_RUNS];
+
+	for (r = 0; r < nr; r++)
+		seen[r] = vbcast(0.0f);
+#endif
+
+	for (r = 0; r < nr; r++)
+		acc[r] = vbcast(init);
+	for (kh = 0; kh < k0; kh++)
+		for (kw = 0; kw < k1; kw++) {
+			const float *p = p0 + kh * xsh + kw * xsw;
+
+			for (r = 0; r < nr; r++) {
+				v8sf v = pool_tap8(p + r * run, step);
+
+#ifdef ENG_FMA
+				if (how == POOL_FAST) {
+					acc[r] = __builtin_ia32_maxps256(v,
+									 acc[r]);
+					seen[r] = __builtin_ia32_cmpps256(seen[r],
+									  v, 3);
+					continue;
+				}
+#endif
+				acc[r] = pool_lane(acc[r], v, how == POOL_SUM);
+			}
+		}
+#ifdef ENG_FMA
+	if (how == POOL_FAST) {
+		for (r = 1; r < nr; r++)
+			seen[0] = (v8sf)((v8si)seen[0] | (v8si)seen[r]);
+		return __builtin_ia32_movmskps256(seen[0]);
+	}
+#endif
+	return 0;
+}
+
+#ifdef ENG_FMA
+/* pool_runs() for POOL_EXACT, out of line: only windows with a NaN. */
+static __attribute__((__noinline__)) void
+pool_runs_exact(const float *p0, __u32 k0, __u32 k1, __s64 xsh, __s64 xsw,
+		__s64 step, __u32 nr, v8sf *acc)
+{
+	pool_runs(p0, k0, k1, xsh, xsw, step, nr, POOL_EXACT, acc);
+}
+#endif
+
+/* pool_runs() of a max or average (@avg), the fastest way that fits. */
+static __attribute__((__always_inline__)) inline void
+pool_runs_any(const float *p0, __u32 k0, __u32 k1, __s64 xsh, __s64 xsw,
+	      __s64 step, __u32 nr, int avg, v8sf *acc)
+{
+	if (avg)
+		pool_runs(p0, k0, k1, xsh, xsw, step, nr, POOL_SUM, acc);
+#ifdef ENG_FMA
+	else if (pool_runs(p0, k0, k1, xsh, xsw, step, nr, POOL_FAST, acc))
+		pool_runs_exact(p0, k0, k1, xsh, xsw, step, nr, acc);
+#else
+	else
+		pool_runs(p0, k0, k1, xsh, xsw, step, nr, POOL_EXACT, acc);
+#endif
+}
+
 /*
  * @n f32 outputs, @ysw apart at @y, of max or average windows without
  * dilation whose @k0 rows (the window's rows inside the input) take whole
@@ -2694,9 +2782,8 @@ static inline void pool_store8(float *y, __s64 ysw, v8sf acc, int avg,
  * @x + o * @step, its rows @xsh apart, its taps @xsw; averages divide by
  * @div. pool_taps()' reads of the taps inside, in the same order without
  * its checks, so the same bits: POOL_RUNS runs of eight outputs at a time
- * (independent chains: a window's chain waits on each tap's max), then
- * eight at a time (the last eight again when @n is not a multiple: the
- * same values).
+ * (pool_runs()), then eight at a time (the last eight again when @n is
+ * not a multiple: the same values).
  */
 static __attribute__((__always_inline__)) inline void
 pool_inside_step(const struct vnpu_layer_pool *at, const float *x, __u32 k0,
@@ -2706,43 +2793,26 @@ pool_inside_step(const struct vnpu_layer_pool *at, const float *x, __u32 k0,
 	__u32 kh, kw, k1 = at->kernel[1], r;
 	int avg = at->mode == VNPU_POOL_AVG;
 	float init = avg ? 0.0f : -(float)m_inf();
-	__s64 run = 8 * step;
 	__u64 o = 0;
 
 	for (; o + 8 * POOL_RUNS <= n; o += 8 * POOL_RUNS) {
-		const float *p0 = x + (__s64)o * step;
 		v8sf acc[POOL_RUNS];
 
-		for (r = 0; r < POOL_RUNS; r++)
-			acc[r] = vbcast(init);
-		for (kh = 0; kh < k0; kh++)
-			for (kw = 0; kw < k1; kw++) {
-				const float *p = p0 + kh * xsh + kw * xsw;
-
-				for (r = 0; r < POOL_RUNS; r++)
-					acc[r] = pool_lane(acc[r],
-							   pool_tap8(p + r * run,
-								     step),
-							   avg);
-			}
+		pool_runs_any(x + (__s64)o * step, k0, k1, xsh, xsw, step,
+			      POOL_RUNS, avg, acc);
 		for (r = 0; r < POOL_RUNS; r++)
 			pool_store8(y + (__s64)(o + 8 * r) * ysw, ysw, acc[r],
 				    avg, div);
 	}
 	/* A last run of fewer than 8 takes the 8 outputs ending the row. */
 	for (; o < n && n >= 8; o += 8) {
-		v8sf acc = vbcast(init);
+		v8sf acc[1];
 
 		if (o + 8 > n)
 			o = n - 8;
-		for (kh = 0; kh < k0; kh++)
-			for (kw = 0; kw < k1; kw++)
-				acc = pool_lane(acc,
-						pool_tap8(x + (__s64)o * step +
-							  kh * xsh + kw * xsw,
-							  step),
-						avg);
-		pool_store8(y + (__s64)o * ysw, ysw, acc, avg, div);
+		pool_runs_any(x + (__s64)o * step, k0, k1, xsh, xsw, step, 1,
+			      avg, acc);
+		pool_store8(y + (__s64)o * ysw, ysw, acc[0], avg, div);
 	}
 	for (; o < n; o++) {
 		const float *p = x + (__s64)o * step;
@@ -3012,6 +3082,152 @@ static void pool_pad_rows(const struct vnpu_layer_pool *at, const float *xc,
 	}
 }
 
+/* Window rows pool_sep_row() keeps the row maxima of. */
+#define POOL_RING	16
+
+/**
+ * struct pool_ring - the row maxima pool_sep_row() keeps between rows
+ * @xc: the plane they are of (NULL: none yet)
+ * @lo: the first input row kept
+ * @hi: the end of the input rows kept, at most POOL_RING past @lo
+ * @nan: per slot, whether its row met a NaN
+ *
+ * Input row ih's maxima (ow_n floats) lie in slot ih % kernel[0] of the
+ * part's scratch.
+ */
+struct pool_ring {
+	const float *xc;
+	__s64 lo, hi;
+	int nan[POOL_RING];
+};
+
+/*
+ * Whether pool_sep_row() takes an f32 MAX over padded rows (@pad): AVX2,
+ * stride 1 over dense rows of at least 8 (pool_edge8_fits()), at most
+ * POOL_RING window rows, the row maxima in the scratch.
+ */
+static int pool_sep_fits(const struct vnpu_layer_pool *at, __u64 w,
+			 __s64 xsw, __u64 ow_n, __u64 pad)
+{
+	return pad && at->mode == VNPU_POOL_MAX &&
+	       pool_edge8_fits(at, w, xsw, ow_n) &&
+	       at->kernel[0] <= POOL_RING &&
+	       at->kernel[0] * ow_n <= pad;
+}
+
+#ifdef ENG_FMA
+/*
+ * Eight windows' maxima, output columns [@o, @o + 8), over the dense row
+ * @row of @w floats (window k1 taps wide from column o - pad_begin on),
+ * taps outside the row -inf (pool_row8()): pool_lane() in tap order, or
+ * (@fast) vmaxps with NaNs noted in *@seen, as pool_runs() does.
+ */
+static __attribute__((__always_inline__)) inline v8sf
+pool_hmax8(const struct vnpu_layer_pool *at, const float *row, __u64 w,
+	   __u64 o, int fast, v8sf *seen)
+{
+	__s64 c0 = (__s64)o - at->pad_begin[1];
+	__u32 k1 = at->kernel[1], kw;
+	int inside = c0 >= 0 && c0 + 7 + (__s64)k1 - 1 < (__s64)w;
+	v8sf acc = vbcast(-(float)m_inf()), v;
+
+	for (kw = 0; kw < k1; kw++) {
+		v = inside ? vload(row + c0 + kw) :
+			     pool_row8(row, c0 + kw, w, -(float)m_inf());
+		if (fast) {
+			acc = __builtin_ia32_maxps256(v, acc);
+			*seen = __builtin_ia32_cmpps256(*seen, v, 3);
+		} else {
+			acc = pool_lane(acc, v, 0);
+		}
+	}
+	return acc;
+}
+
+/*
+ * Input row @ih of plane @xc: the maxima over each output column's
+ * window taps in it, to @hr (ow_n floats), eight at a time (the last
+ * eight again: the same values); returns whether a tap was a NaN.
+ */
+static int pool_hrow(const struct vnpu_layer_pool *at, const float *xc,
+		     __s64 xsh, __u64 w, __u64 ow_n, __s64 ih, float *hr)
+{
+	const float *row = xc + ih * xsh;
+	v8sf seen = vbcast(0.0f);
+	__u64 o;
+
+	for (o = 0; o < ow_n; o += 8) {
+		o = eng_min(o, ow_n - 8);
+		vstore(hr + o, pool_hmax8(at, row, w, o, 1, &seen));
+	}
+	if (!__builtin_ia32_movmskps256(seen))
+		return 0;
+	for (o = 0; o < ow_n; o += 8) {
+		o = eng_min(o, ow_n - 8);
+		vstore(hr + o, pool_hmax8(at, row, w, o, 0, &seen));
+	}
+	return 1;
+}
+#endif
+
+/*
+ * Outputs [@ow, @end) of output row @oh of an f32 MAX (pool_sep_fits()),
+ * whose window rows inside the input are [@a, @b), to @yr: each window
+ * row's maxima (pool_hrow(), kept in @ring for the next output rows),
+ * then their maximum row by row. The maximum of a window is that of its
+ * rows' maxima taken in order (pool_lane() picks the last NaN, else the
+ * first of the largest values, and so does it over consecutive runs of
+ * taps), the same bits as pool_taps(); vmaxps where no row met a NaN.
+ */
+static void pool_sep_row(const struct vnpu_layer_pool *at, const float *xc,
+			 __s64 xsh, __u64 w, __u64 ow_n, __s64 a, __s64 b,
+			 __u64 ow, __u64 end, float *yr, __s64 ysw,
+			 float *ringbuf, struct pool_ring *ring)
+{
+#ifdef ENG_FMA
+	const float *rp[POOL_RING];
+	__u32 k0 = at->kernel[0], n = (__u32)(b - a), slot, i;
+	int nan = 0;
+	__s64 ih = a;
+	__u64 o, l;
+
+	if (ring->xc == xc && a >= ring->lo && a <= ring->hi && b >= ring->hi)
+		ih = ring->hi;
+	for (slot = (__u32)(ih % k0); ih < b; ih++, slot++) {
+		slot = slot == k0 ? 0 : slot;
+		ring->nan[slot] = pool_hrow(at, xc, xsh, w, ow_n, ih,
+					    ringbuf + slot * ow_n);
+	}
+	ring->xc = xc;
+	ring->lo = a;
+	ring->hi = b;
+	for (i = 0, slot = (__u32)(a % k0); i < n; i++, slot++) {
+		slot = slot == k0 ? 0 : slot;
+		rp[i] = ringbuf + slot * ow_n;
+		nan |= ring->nan[slot];
+	}
+	for (o = ow; o < end; o += 8) {
+		__u64 o8 = eng_min(o, ow_n - 8);
+		v8sf acc = vbcast(-(float)m_inf());
+
+		for (i = 0; i < n; i++) {
+			v8sf v = vload(rp[i] + o8);
+
+			acc = nan ? pool_lane(acc, v, 0) :
+				    __builtin_ia32_maxps256(v, acc);
+		}
+		if (o8 == o && o + 8 <= end && ysw == 1) {
+			vstore(yr + o, acc);
+			continue;
+		}
+		/* Only the part's outputs: [o, end) of o8's eight. */
+		for (l = o - o8; l < 8 && o8 + l < end; l++)
+			yr[(__s64)(o8 + l) * ysw] = acc[l];
+		o = o8;
+	}
+#endif
+}
+
 /**
  * struct pool_row - where an output row's windows lie
  * @r0: the first of the window rows inside the input
@@ -3208,7 +3424,8 @@ int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 	__u64 oh_n = two ? y->dims[2] : 1, ow_n = y->dims[y->rank - 1];
 	__u64 h = two ? x->dims[2] : 1, w = x->dims[x->rank - 1];
 	__u64 taps = (__u64)at->kernel[0] * at->kernel[1];
-	__u64 lo, hi, e, ow, in0 = 0, in1 = 0;
+	__u64 lo, hi, e, in0 = 0, in1 = 0;
+	__u64 ow = 0, oh = 0, c = 0, img = 0, next;
 	__s64 xsh = two ? x->strides[2] : 0, xsw = x->strides[x->rank - 1];
 	__s64 ysh = two ? y->strides[2] : 0, ysw = y->strides[y->rank - 1];
 	__u32 size = vnpu_eng_dtype_size(x->dtype);
@@ -3226,7 +3443,9 @@ int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 		     at->kernel[0] <= h && at->kernel[1] <= w;
 	struct eng_pacer pc;
 	struct pool_row pr = {};
+	struct pool_ring ring = {};
 	__u64 per = eng_pool_per_unit(y, taps);
+	int sep;
 
 	/* Columns [in0, in1) of outputs whose windows lie inside each row. */
 	if (edge && w >= at->kernel[1]) {
@@ -3236,6 +3455,7 @@ int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 	}
 	if (pad * 4 > ctx->scratch_size)
 		pad = 0;
+	sep = pool_sep_fits(at, w, xsw, ow_n, pad);
 	eng_pacer_init(&pc, ctx);
 	lo = eng_min(ub * per, vnpu_eng_numel(y));
 	hi = eng_min(ue * per, vnpu_eng_numel(y));
@@ -3243,16 +3463,11 @@ int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 		run_pool8(l, lo, hi, &pc);
 		return 0;
 	}
-	for (e = lo; e < hi; ) {
-		__u64 oh = (e / ow_n) % oh_n, c = (e / (ow_n * oh_n)) % y->dims[1];
-		__u64 img = e / (ow_n * oh_n * y->dims[1]), end, run, rows;
-		const char *xc = (const char *)l->data[0] + size *
-				 ((__s64)img * x->strides[0] +
-				  (__s64)c * x->strides[1]);
-		__s64 yo = (__s64)img * y->strides[0] + (__s64)c * y->strides[1] +
-			   (__s64)oh * ysh;
-		__s64 h0 = (__s64)(oh * at->stride[0]) - at->pad_begin[0];
-		float *yr = (float *)l->data[1] + yo;
+	for (e = lo, next = hi; e < hi; ) {
+		__u64 end, run, rows;
+		const char *xc;
+		__s64 yo, h0;
+		float *yr;
 
 		/* Runs of channels at once, then one output at a time. */
 		run = global ? pool_global(l, e, hi, &pc) : e;
@@ -3260,11 +3475,42 @@ int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 			e = run;
 			continue;
 		}
+		/* Where output e lies: divisions only where a part starts. */
+		if (e == next) {
+			ow = 0;
+			if (++oh == oh_n) {
+				oh = 0;
+				if (++c == y->dims[1]) {
+					c = 0;
+					img++;
+				}
+			}
+		} else {
+			ow = e % ow_n;
+			oh = (e / ow_n) % oh_n;
+			c = (e / (ow_n * oh_n)) % y->dims[1];
+			img = e / (ow_n * oh_n * y->dims[1]);
+		}
+		next = e + ow_n - ow;
+		xc = (const char *)l->data[0] + size *
+		     ((__s64)img * x->strides[0] + (__s64)c * x->strides[1]);
+		yo = (__s64)img * y->strides[0] + (__s64)c * y->strides[1] +
+		     (__s64)oh * ysh;
+		h0 = (__s64)(oh * at->stride[0]) - at->pad_begin[0];
+		yr = (float *)l->data[1] + yo;
 		if (edge)
 			pool_row_init(at, h, h0, &pr);
 		rows = pr.r1 - pr.r0;
-		ow = e % ow_n;
-		end = eng_min(hi, e + ow_n - ow);
+		end = eng_min(hi, next);
+		if (sep && rows) {
+			pool_sep_row(at, (const float *)xc, xsh, w, ow_n,
+				     h0 + (__s64)pr.r0, h0 + (__s64)pr.r1, ow,
+				     ow + (end - e), yr, ysw, ctx->scratch,
+				     &ring);
+			eng_pace(&pc, (end - e) * taps);
+			e = end;
+			continue;
+		}
 		if (pad && rows) {
 			float *d = ctx->scratch;
 

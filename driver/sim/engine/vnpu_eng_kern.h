@@ -437,12 +437,19 @@ static inline __u64 eng_pace_end(const struct eng_pacer *p, __u64 i, __u64 n)
 	return n - i > p->left ? i + p->left : n;
 }
 
-/* The same for @n iterations of @w reads each, from iteration @i. */
+/*
+ * The same for @n iterations of @w reads each, from iteration @i; without
+ * a division where they all fit (both factors at most ENG_PAUSE_READS, so
+ * the product cannot overflow): callers take short rows in a loop.
+ */
 static inline __u64 eng_pace_end_w(const struct eng_pacer *p, __u64 i,
 				   __u64 n, __u64 w)
 {
-	__u64 left = eng_div_up(p->left, w);
+	__u64 left;
 
+	if (n - i <= p->left && w <= p->left && (n - i) * w <= p->left)
+		return n;
+	left = eng_div_up(p->left, w);
 	return n - i > left ? i + left : n;
 }
 

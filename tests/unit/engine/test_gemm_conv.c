@@ -504,6 +504,28 @@ static long out_extent(__u64 in, __u32 k, __u32 s, __u32 d, __u32 pb,
 	return o;
 }
 
+/*
+ * Values max windows meet in @x (@n floats, rows of @w): NaNs of two
+ * payloads and signs, infinities and zeros of both signs now and then,
+ * a stretch of -inf (windows of nothing else), and one of zeros of both
+ * signs among negative values (windows whose maximum is a tie of +0 and
+ * -0, the first of them kept).
+ */
+static void pool_max_specials(float *x, size_t n, __u64 w)
+{
+	union { __u32 u; float f; } nan_a = { 0x7fc00123 }, nan_b = { 0xffc00456 };
+	size_t i;
+
+	for (i = w; i < n && i < 3 * w; i++)
+		x[i] = -INFINITY;
+	for (i = 3 * w; i < n && i < 6 * w; i++)
+		x[i] = i % 3 == 0 ? -0.0f : i % 3 == 1 ? 0.0f : -1.0f;
+	for (i = 0; i < n; i += 13)
+		x[i] = i % 5 == 0 ? (i % 2 ? nan_a.f : nan_b.f) :
+		       i % 5 == 1 ? -INFINITY : i % 5 == 2 ? -0.0f :
+		       i % 5 == 3 ? 0.0f : INFINITY;
+}
+
 static void pool_case_run(struct __test_metadata *_metadata, const struct pool_case *pc)
 {
 	int ceil_mode = !!(pc->flags & VNPU_POOL_F_CEIL);
@@ -533,10 +555,8 @@ static void pool_case_run(struct __test_metadata *_metadata, const struct pool_c
 	y = malloc(et_bytes(&t[1]));
 	ref = malloc(et_bytes(&t[1]));
 	et_fill_f32(x, et_bytes(&t[0]) / 4);
-	/* Max windows meet NaNs, infinities and zeros of both signs. */
-	for (i = 0; pc->mode == VNPU_POOL_MAX && i < et_bytes(&t[0]) / 4; i += 13)
-		x[i] = i % 5 == 0 ? NAN : i % 5 == 1 ? -INFINITY :
-		       i % 5 == 2 ? -0.0f : i % 5 == 3 ? 0.0f : INFINITY;
+	if (pc->mode == VNPU_POOL_MAX)
+		pool_max_specials(x, et_bytes(&t[0]) / 4, pc->w);
 	data[0] = x;
 	data[1] = y;
 	for (img = 0; img < pc->n; img++)
@@ -561,11 +581,13 @@ static void pool_case_run(struct __test_metadata *_metadata, const struct pool_c
 							cnt++;
 							/*
 							 * Max and average in float, in
-							 * window order: the first NaN
-							 * wins; sums round as they go.
+							 * window order: the last NaN
+							 * wins, the first of equal
+							 * values (+0, -0) stays; sums
+							 * round as they go.
 							 */
 							if (pc->mode == VNPU_POOL_MAX &&
-							    (v > facc || v != v) && facc == facc)
+							    (v > facc || v != v))
 								facc = (float)v;
 							else if (pc->mode == VNPU_POOL_AVG)
 								facc += (float)v;
