@@ -231,6 +231,32 @@ static inline struct vnpu_layer_conv *case_qconv_attrs(struct case_stream *s)
 }
 
 /*
+ * Replace the stream by one LOOKUP layer: Y u8 [256] (slot 0) from X u8
+ * [256] and its table u8 [256] in slot 1. Valid as it is.
+ */
+static inline struct vnpu_cmd_layer *case_lookup(struct case_stream *s)
+{
+	struct vnpu_cmd_layer *l;
+
+	memset(s, 0, sizeof(*s));
+	l = case_add(s, VNPU_CMD_LAYER, sizeof(*l) + 3 * sizeof(struct vnpu_tensor) +
+		     sizeof(struct vnpu_layer_lookup));
+	l->op = VNPU_LAYER_LOOKUP;
+	l->num_tensors = 3;
+	l->num_outputs = 1;
+	l->attr_size = sizeof(struct vnpu_layer_lookup);
+	l->tensors[0] = case_tensor(1, VNPU_DTYPE_U8, 0, 256);
+	l->tensors[1] = case_tensor(1, VNPU_DTYPE_U8, 1024, VNPU_LOOKUP_ENTRIES);
+	l->tensors[2] = case_tensor(0, VNPU_DTYPE_U8, 0, 256);
+	return l;
+}
+
+static inline struct vnpu_layer_lookup *case_lookup_attrs(struct case_stream *s)
+{
+	return (struct vnpu_layer_lookup *)&case_lookup(s)->tensors[3];
+}
+
+/*
  * @t (256 elements of one dim) as the same elements in VNPU_MAX_DIMS dims
  * of extent 2, row-major, or with the dims reversed (a transpose).
  */
@@ -349,6 +375,15 @@ M(m_qconv_sigmoid, case_qconv_attrs(s)->act.func = VNPU_ACT_SIGMOID)
 M(m_qconv_relu_alpha, case_qconv_attrs(s)->act.alpha = 1)
 M(m_qconv_residual, case_qconv_attrs(s)->flags |= VNPU_LAYER_F_RESIDUAL)
 M(m_qconv_y_read_only, case_qconv(s)->tensors[9].slot = 1)
+M(m_lookup_flags, case_lookup_attrs(s)->flags = 1)
+M(m_lookup_pad, case_lookup_attrs(s)->pad = 1)
+M(m_lookup_short_table, case_lookup(s)->tensors[1].dims[0] = VNPU_LOOKUP_ENTRIES - 1)
+M(m_lookup_strided_table, case_lookup(s)->tensors[1].strides[0] = 2)
+M(m_lookup_table_dtype, case_lookup(s)->tensors[1].dtype = VNPU_DTYPE_I8)
+M(m_lookup_f32_x, case_lookup(s)->tensors[0].dtype = VNPU_DTYPE_F32)
+M(m_lookup_table_beyond_bo,
+  case_lookup(s)->tensors[1].offset = CASE_SLOT_SIZE - VNPU_LOOKUP_ENTRIES + 8)
+M(m_lookup_y_read_only, case_lookup(s)->tensors[2].slot = 1)
 
 #undef M
 
@@ -426,6 +461,14 @@ M(m_qconv_y_read_only, case_qconv(s)->tensors[9].slot = 1)
 	X(qconv_sigmoid, m_qconv_sigmoid, 0) \
 	X(qconv_relu_alpha, m_qconv_relu_alpha, 0) \
 	X(qconv_residual, m_qconv_residual, 0) \
-	X(qconv_y_read_only, m_qconv_y_read_only, 0)
+	X(qconv_y_read_only, m_qconv_y_read_only, 0) \
+	X(lookup_flags, m_lookup_flags, 0) \
+	X(lookup_pad, m_lookup_pad, 0) \
+	X(lookup_short_table, m_lookup_short_table, 0) \
+	X(lookup_strided_table, m_lookup_strided_table, 0) \
+	X(lookup_table_dtype, m_lookup_table_dtype, 0) \
+	X(lookup_f32_x, m_lookup_f32_x, 0) \
+	X(lookup_table_beyond_bo, m_lookup_table_beyond_bo, 0) \
+	X(lookup_y_read_only, m_lookup_y_read_only, 0)
 
 #endif /* VNPU_STREAM_CASES_H */

@@ -140,6 +140,12 @@ extern "C" {
  *	Y = saturate(cvt(fma(A, ra, fma(B, rb, f)))) in f32, each fma rounded
  *	once; cvt rounds half to even and takes NaN and values outside the
  *	32-bit range to the low bound (ONNX Runtime's AVX2 QLinearAdd)
+ * @VNPU_LAYER_LOOKUP: a table lookup per element, &struct
+ *	vnpu_layer_lookup; tensors X (u8 or i8), T (the table: u8 or i8,
+ *	rank 1, %VNPU_LOOKUP_ENTRIES elements, stride 1), Y (T's dtype, X's
+ *	dims). Y = T[x] with x's byte read as unsigned (an i8 x of -1 reads
+ *	T[255]): any function of one 8-bit code, such as a DequantizeLinear,
+ *	element-wise f32 ops and a QuantizeLinear run once per code
  */
 enum vnpu_layer_op {
 	VNPU_LAYER_INVALID = 0,
@@ -174,10 +180,11 @@ enum vnpu_layer_op {
 	VNPU_LAYER_CHAIN = 29,
 	VNPU_LAYER_LSTM = 30,
 	VNPU_LAYER_QLINEAR_ADD = 31,
+	VNPU_LAYER_LOOKUP = 32,
 };
 
 /** VNPU_LAYER_OP_LAST - the highest op this header defines */
-#define VNPU_LAYER_OP_LAST VNPU_LAYER_QLINEAR_ADD
+#define VNPU_LAYER_OP_LAST VNPU_LAYER_LOOKUP
 
 /** VNPU_DET_MAX_M - the largest matrix %VNPU_LAYER_DET takes */
 #define VNPU_DET_MAX_M 8
@@ -983,6 +990,19 @@ struct vnpu_layer_quant {
  * saturate.
  */
 struct vnpu_layer_qgemm {
+	__u32 flags;
+	__u32 pad;
+};
+
+/** VNPU_LOOKUP_ENTRIES - the entries of a %VNPU_LAYER_LOOKUP table */
+#define VNPU_LOOKUP_ENTRIES 256
+
+/**
+ * struct vnpu_layer_lookup - attributes of %VNPU_LAYER_LOOKUP
+ * @flags: must be zero
+ * @pad: must be zero
+ */
+struct vnpu_layer_lookup {
 	__u32 flags;
 	__u32 pad;
 };

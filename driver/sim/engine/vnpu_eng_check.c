@@ -1082,6 +1082,19 @@ static int check_qlinear_add(const struct vnpu_tensor *t, __u32 n)
 	       qparam(&t[7], q, 0);
 }
 
+/* x (8-bit), the table (8-bit, 256 dense entries), y (the table's dtype). */
+static int check_lookup(const struct vnpu_tensor *t, __u32 n,
+			const struct vnpu_layer_lookup *a)
+{
+	const struct vnpu_tensor *tab = &t[1];
+
+	return n == 3 && !a->flags && !a->pad && is_q8(t[0].dtype) &&
+	       is_q8(tab->dtype) && tab->rank == 1 &&
+	       tab->dims[0] == VNPU_LOOKUP_ENTRIES && tab->strides[0] == 1 &&
+	       t[2].dtype == tab->dtype && same_dims(&t[0], &t[2]) &&
+	       tensor_injective(&t[2]);
+}
+
 static int check_qlinear_conv(const struct vnpu_tensor *t, __u32 n,
 			      const struct vnpu_layer_conv *a)
 {
@@ -1154,6 +1167,8 @@ static __u32 attr_size_of(__u32 op)
 		return sizeof(struct vnpu_layer_chain);
 	case VNPU_LAYER_LSTM:
 		return sizeof(struct vnpu_layer_lstm);
+	case VNPU_LAYER_LOOKUP:
+		return sizeof(struct vnpu_layer_lookup);
 	default:
 		return 0;	/* WHERE, CAST, DET: none */
 	}
@@ -1225,6 +1240,8 @@ static int check_op(__u32 op, const struct vnpu_tensor *t, __u32 n,
 		return check_lstm(t, n, attrs);
 	case VNPU_LAYER_QLINEAR_ADD:
 		return check_qlinear_add(t, n);
+	case VNPU_LAYER_LOOKUP:
+		return check_lookup(t, n, attrs);
 	default:
 		return 0;
 	}

@@ -475,6 +475,77 @@ int run_cast(const struct eng_layer *l, __u64 ub, __u64 ue,
 	return run_unary_cast(l, ub, ue, 0, ctx);
 }
 
+/* ---- LOOKUP ---------------------------------------------------------- */
+
+#ifdef ENG_FMA
+typedef char v32qi_lk __attribute__((vector_size(32)));
+typedef char v32qi_lku __attribute__((vector_size(32), aligned(1), may_alias));
+
+/*
+ * @n dense bytes through the 256-entry table @t, 32 at a time: the table
+ * as 16 rows of 16 bytes, each in both lanes for vpshufb. Row k answers
+ * the bytes whose high nibble is k: x ^ 16k is below 16 for them alone,
+ * and a saturating add of 0x70 keeps those below 0x80 while the others
+ * reach it, where vpshufb gives 0; so OR-ing the 16 rows' answers leaves
+ * each byte's own entry.
+ */
+static __u64 lookup_dense(const __u8 *t, const __u8 *x, __u8 *y, __u64 n)
+{
+	const v32qi_lk bias = (v32qi_lk){} + 0x70;
+	v32qi_lk rows[16];
+	__u64 i;
+	int k, j;
+
+	for (k = 0; k < 16; k++)
+		for (j = 0; j < 32; j++)
+			rows[k][j] = (char)t[16 * k + (j & 15)];
+	for (i = 0; i + 32 <= n; i += 32) {
+		v32qi_lk v = *(const v32qi_lku *)(x + i), r = {};
+
+		for (k = 0; k < 16; k++) {
+			v32qi_lk idx = v ^ (char)(16 * k);
+
+			idx = __builtin_ia32_paddusb256(idx, bias);
+			r |= __builtin_ia32_pshufb256(rows[k], idx);
+		}
+		*(v32qi_lku *)(y + i) = r;
+	}
+	return i;
+}
+#else
+static __u64 lookup_dense(const __u8 *t, const __u8 *x, __u8 *y, __u64 n)
+{
+	return 0;
+}
+#endif
+
+static void lookup_row(const void *arg, char *const *p, const __s64 *st,
+		       __u64 n)
+{
+	const __u8 *t = arg, *x = (const __u8 *)p[0];
+	__u8 *y = (__u8 *)p[1];
+	__u64 i = 0;
+
+	if (st[0] == 1 && st[1] == 1)
+		i = lookup_dense(t, x, y, n);
+	for (; i < n; i++)
+		y[(__s64)i * st[1]] = t[x[(__s64)i * st[0]]];
+}
+
+int run_lookup(const struct eng_layer *l, __u64 ub, __u64 ue,
+	       const struct vnpu_eng_ctx *ctx)
+{
+	struct eng_iter it;
+	__u64 lo, hi;
+
+	iter_init(&it, &l->t[2]);
+	iter_add(&it, &l->t[0], &l->t[2], l->data[0]);
+	iter_add(&it, &l->t[2], &l->t[2], l->data[2]);
+	elem_range(&l->t[2], ub, ue, &lo, &hi);
+	iter_run(&it, lo, hi, lookup_row, l->data[1]);
+	return 0;
+}
+
 /* ---- lanes along one axis (SOFTMAX, LP, LRN, ARGMAX) ---------------- */
 
 /* Offset of lane @lane of @t: its coords over all dims but @axis. */

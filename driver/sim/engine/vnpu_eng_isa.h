@@ -75,6 +75,7 @@
 #define run_argreduce ENG_SYM(run_argreduce)
 #define run_binary ENG_SYM(run_binary)
 #define run_cast ENG_SYM(run_cast)
+#define run_lookup ENG_SYM(run_lookup)
 #define run_norm ENG_SYM(run_norm)
 #define run_reduce ENG_SYM(run_reduce)
 #define run_softmax ENG_SYM(run_softmax)

@@ -39,6 +39,7 @@ const struct eng_kernels ENG_TABLE = {
 		[VNPU_LAYER_CHAIN] = run_chain,
 		[VNPU_LAYER_LSTM] = run_lstm,
 		[VNPU_LAYER_QLINEAR_ADD] = run_qlinear_add,
+		[VNPU_LAYER_LOOKUP] = run_lookup,
 	},
 	.transpose32 = eng_transpose32,
 	.wino_pack = wino_pack_u,

@@ -652,6 +652,8 @@ int run_argreduce(const struct eng_layer *l, __u64 ub, __u64 ue,
 		  const struct vnpu_eng_ctx *ctx);
 int run_cast(const struct eng_layer *l, __u64 ub, __u64 ue,
 	     const struct vnpu_eng_ctx *ctx);
+int run_lookup(const struct eng_layer *l, __u64 ub, __u64 ue,
+	       const struct vnpu_eng_ctx *ctx);
 void copy_run(char *dst, __s64 ds, const char *src, __s64 ss, __u64 n,
 	      __u32 size);
 

@@ -368,6 +368,7 @@ __u64 vnpu_eng_layer_cost(__u32 op, const struct vnpu_tensor *t,
 		return 8 * ny;
 	case VNPU_LAYER_WHERE:
 	case VNPU_LAYER_CAST:
+	case VNPU_LAYER_LOOKUP:
 		return 2 * ny;
 	default:
 		return 4 * ny;

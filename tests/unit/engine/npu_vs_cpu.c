@@ -300,6 +300,22 @@ static void qadd(const char *name, __u32 dt)
 	l->n = 9;
 }
 
+/* LOOKUP of [3, 7, 45] codes of @dt through a table of @tt. */
+static void lookup(const char *name, __u32 dt, __u32 tt)
+{
+	static struct vnpu_layer_lookup a;
+	__u64 dims[3] = { 3, 7, 45 }, e = VNPU_LOOKUP_ENTRIES;
+	struct layer *l = add(name, VNPU_LAYER_LOOKUP, &a, sizeof(a));
+	int i;
+
+	l->t[0] = tensor(dt, 3, dims, 1);
+	l->t[1] = tensor(tt, 1, &e, 0);
+	for (i = 0; i < VNPU_LOOKUP_ENTRIES; i++)
+		arena[l->t[1].offset + i] = (unsigned char)(i * 89 + 5);
+	l->t[2] = tensor(tt, 3, dims, 0);
+	l->n = 3;
+}
+
 static void unary(const char *name, __u32 func, int positive)
 {
 	struct vnpu_layer_act a = { .func = func, .alpha = 0x3f000000 };
@@ -561,6 +577,8 @@ static void build_layers(void)
 	      VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1);
 	qadd("qlinear add u8", VNPU_DTYPE_U8);
 	qadd("qlinear add s8", VNPU_DTYPE_I8);
+	lookup("lookup u8", VNPU_DTYPE_U8, VNPU_DTYPE_U8);
+	lookup("lookup s8 to u8", VNPU_DTYPE_I8, VNPU_DTYPE_U8);
 	l = add("cast f16", VNPU_LAYER_CAST, NULL, 0);
 	l->t[0] = tensor(VNPU_DTYPE_F32, 4, d4, 1);
 	l->t[1] = tensor(VNPU_DTYPE_F16, 4, d4, 0);

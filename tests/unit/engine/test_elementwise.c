@@ -915,8 +915,93 @@ static void test_fast_paths(struct __test_metadata *_metadata)
 	free(y);
 }
 
+/*
+ * LOOKUP of @dt codes [@d0, 7, 73] (every code, a dense run of 511 past
+ * the 32-byte blocks, and with @strided X read through a transposed view)
+ * into a table of @tt, against T[x] per element.
+ */
+static void lookup_case(struct __test_metadata *_metadata, const char *name, __u32 dt,
+			__u32 tt, __u64 d0, int strided)
+{
+	__u64 dims[3] = { d0, 7, 73 }, e = VNPU_LOOKUP_ENTRIES;
+	struct vnpu_layer_lookup at = { 0 };
+	size_t n = d0 * 7 * 73, i, c[3];
+	uint8_t *x = malloc(n), *y = malloc(n), *ref = malloc(n), tab[256];
+	struct vnpu_tensor t[3];
+	void *data[3] = { x, tab, y };
+
+	for (i = 0; i < 256; i++)
+		tab[i] = (uint8_t)(i * 167 + 13 + (i >> 3));
+	for (i = 0; i < n; i++)
+		x[i] = (uint8_t)(i < 256 ? i : et_randf() * 256);
+	t[0] = et_dense(dt, 3, dims);
+	if (strided) {	/* X stored [73, 7, d0] */
+		t[0].strides[0] = 1;
+		t[0].strides[1] = (__s64)d0;
+		t[0].strides[2] = (__s64)d0 * 7;
+	}
+	t[1] = et_dense(tt, 1, &e);
+	t[2] = et_dense(tt, 3, dims);
+	for (i = 0; i < n; i++) {
+		et_coords(&t[2], i, c);
+		ref[i] = tab[x[et_offset(&t[0], c)]];
+	}
+	EXPECT_EQ(0, et_layer_exact(name, VNPU_LAYER_LOOKUP, t, data, 3, &at, sizeof(at), ref));
+	free(x);
+	free(y);
+	free(ref);
+}
+
+static void test_lookup(struct __test_metadata *_metadata)
+{
+	__u64 dims[2] = { 3, 4 }, e = VNPU_LOOKUP_ENTRIES, short_e = e - 1;
+	struct vnpu_layer_lookup at = { 0 }, flags = { .flags = 1 }, pad = { .pad = 1 };
+	struct vnpu_tensor t[3];
+
+	lookup_case(_metadata, "lookup u8", VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1, 0);
+	lookup_case(_metadata, "lookup i8 to u8", VNPU_DTYPE_I8, VNPU_DTYPE_U8, 3, 0);
+	lookup_case(_metadata, "lookup u8 to i8", VNPU_DTYPE_U8, VNPU_DTYPE_I8, 2, 0);
+	lookup_case(_metadata, "lookup strided", VNPU_DTYPE_U8, VNPU_DTYPE_U8, 3, 1);
+
+	t[0] = et_dense(VNPU_DTYPE_U8, 2, dims);
+	t[1] = et_dense(VNPU_DTYPE_I8, 1, &e);
+	t[2] = et_dense(VNPU_DTYPE_I8, 2, dims);
+	EXPECT_TRUE(!vnpu_eng_layer_check(VNPU_LAYER_LOOKUP, t, 3, &at, sizeof(at)))
+		TH_LOG("lookup: valid layer rejected");
+#define LOOKUP_BAD(field, value, what)					\
+	do {								\
+		struct vnpu_tensor keep = t[field];			\
+									\
+		value;							\
+		EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_LOOKUP, t, 3, &at, \
+						 sizeof(at)))		\
+			TH_LOG("lookup: " what);			\
+		t[field] = keep;					\
+	} while (0)
+	LOOKUP_BAD(0, t[0].dtype = VNPU_DTYPE_F32, "f32 X accepted");
+	LOOKUP_BAD(0, t[0].dtype = VNPU_DTYPE_I32, "i32 X accepted");
+	LOOKUP_BAD(1, t[1] = et_dense(VNPU_DTYPE_I8, 1, &short_e), "a 255-entry table accepted");
+	LOOKUP_BAD(1, t[1] = et_dense(VNPU_DTYPE_I8, 2, dims), "a 2-D table accepted");
+	LOOKUP_BAD(1, t[1].strides[0] = 2, "a strided table accepted");
+	LOOKUP_BAD(1, t[1].strides[0] = 0, "a broadcast table accepted");
+	LOOKUP_BAD(1, t[1].dtype = VNPU_DTYPE_U8, "a table of another type than Y accepted");
+	LOOKUP_BAD(2, t[2].dims[1] = 1, "Y of other dims accepted");
+	LOOKUP_BAD(2, t[2].strides[0] = 0, "Y writing one element twice accepted");
+	LOOKUP_BAD(2, t[2].dtype = VNPU_DTYPE_F32, "f32 Y accepted");
+#undef LOOKUP_BAD
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_LOOKUP, t, 2, &at, sizeof(at)))
+		TH_LOG("lookup: 2 tensors accepted");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_LOOKUP, t, 3, NULL, 0))
+		TH_LOG("lookup: no attributes accepted");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_LOOKUP, t, 3, &flags, sizeof(flags)))
+		TH_LOG("lookup: flags accepted");
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_LOOKUP, t, 3, &pad, sizeof(pad)))
+		TH_LOG("lookup: pad accepted");
+}
+
 TEST(elementwise)
 {
+	test_lookup(_metadata);
 	test_half_storage(_metadata);
 	test_exp_lanes(_metadata);
 	test_binary(_metadata);
