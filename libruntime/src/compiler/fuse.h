@@ -69,5 +69,9 @@ vnpu_status cf_fuse_chains(struct cstate *s, struct uses *u);
  * QLINEAR_CONV layers, DequantizeLinear x 2 -> Add [-> Relu] ->
  * QuantizeLinear ones QLINEAR_ADD layers (cop.qlinear). */
 vnpu_status cf_fuse_qdq(struct cstate *s, struct uses *u);
+/* DequantizeLinear -> element-wise f32 ops -> QuantizeLinear groups, per
+ * tensor, become LOOKUP layers (cop.qlinear on the QuantizeLinear); after
+ * the activation and chain fusions, whose ops they take. */
+vnpu_status cf_fuse_qdq_tables(struct cstate *s, struct uses *u);
 
 #endif /* VNPU_SRC_COMPILER_FUSE_H */

@@ -17,15 +17,20 @@
  * saturation does) one QuantizeLinear alone reads runs as one QLINEAR_ADD
  * with ONNX Runtime's QLinearAdd arithmetic (fuse_add()), and a MaxPool
  * between a DequantizeLinear and a QuantizeLinear of the same parameters
- * as a MaxPool of the 8-bit tensor (fuse_maxpool()).
+ * as a MaxPool of the 8-bit tensor (fuse_maxpool()). A DequantizeLinear,
+ * element-wise f32 ops of one input and a QuantizeLinear, per tensor,
+ * become a LOOKUP through a table of the group's results for the 256
+ * codes (cf_fuse_qdq_tables(), after the activation and chain fusions).
  *
  * Constant weights and biases are DequantizeLinear ops of constants, or
  * were folded to f32 by inference: then their DequantizeLinear nodes, in
  * the model's main graph, still name the 8-bit and i32 constants.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "engine/vnpu_engine.h"
 #include "error.h"
 #include "fuse.h"
 
@@ -329,6 +334,243 @@ static vnpu_status fuse_maxpool(struct cstate *s, struct uses *u, uint32_t idx)
 		st = cf_uses_add(s, u, true, pool->out[0], pool);
 	if (!st)
 		kill_unread(s, u, dx, idx);
+	return st;
+}
+
+/*
+ * ---- tables -----------------------------------------------------------
+ *
+ * A DequantizeLinear of an 8-bit tensor, element-wise f32 ops (UNARY
+ * functions and one-input CHAINs: HardSwish, HardSigmoid, a Clip...), one
+ * QuantizeLinear to 8 bits, all per tensor with constant parameters: the
+ * output byte is a function of the input byte alone. The group runs as one
+ * LOOKUP layer whose 256 entries are the group's own layers run here, on
+ * the host's engine, once for each code: the bits the unfused program
+ * gives on this host, whatever the function.
+ */
+#define TABLE_MAX_OPS 8
+
+struct table_group {
+	struct cop *dq, *q;
+	struct cop *mid[TABLE_MAX_OPS];	/* in program order */
+	uint32_t n;
+};
+
+/* A constant per-tensor parameter (or an absent zero point, -1). */
+static bool const_qparam(const struct cstate *s, int32_t v, vnpu_element_type type)
+{
+	return v < 0 ? type != VNPU_TYPE_F32 :
+	       cs_is_const(s, v) && qparam_ok(s, v, type, 1);
+}
+
+/* An op a table can take: f32 in, f32 out, same shape, one tensor input. */
+static bool table_step(struct cstate *s, const struct cop *op)
+{
+	struct vnpu_layer_act act;
+
+	if (op->dead || op->num_out != 1 || op->out[0] < 0 || op->num_in < 1 || op->in[0] < 0 ||
+	    cs_info(s, op->out[0])->type != VNPU_TYPE_F32 ||
+	    !cf_same_shape(cs_info(s, op->in[0]), cs_info(s, op->out[0])))
+		return false;
+	if (op->kind == COP_CHAIN)
+		return op->num_in == 1;
+	return cl_node_act(s, op, &act);
+}
+
+/* @v is f32 read by @op alone (no model output, no view of it). */
+static bool read_by_only(struct cstate *s, struct uses *u, int32_t v, const struct cop *op)
+{
+	int32_t r = cf_live_reader(s, u, v, -1);
+
+	return r >= 0 && &s->ops[r] == op && cf_live_reader(s, u, v, r) < 0 &&
+	       s->vals[v].out_index < 0 && !u->aliased[v];
+}
+
+/*
+ * The group ending in QuantizeLinear @q: its DequantizeLinear, and 1 to
+ * TABLE_MAX_OPS ops between them, each read by the next alone.
+ */
+static bool table_group_of(struct cstate *s, struct uses *u, struct cop *q, struct table_group *g)
+{
+	struct cop *next = q;
+	int32_t v = q->in[0];
+	uint32_t n = 0;
+
+	if (q->num_in < 2 || !q8(cs_info(s, q->out[0])->type) ||
+	    cs_info(s, v)->type != VNPU_TYPE_F32 ||
+	    !const_qparam(s, q->in[1], VNPU_TYPE_F32) ||
+	    !const_qparam(s, q->num_in > 2 ? q->in[2] : -1, cs_info(s, q->out[0])->type))
+		return false;
+	for (;;) {
+		int32_t pi = cf_producer(s, u, v);
+		struct cop *p = pi >= 0 ? &s->ops[pi] : NULL;
+
+		if (!p || p->dead || p->num_out != 1 || p->out[0] != v)
+			return false;
+		if (cf_op_is(p, "DequantizeLinear")) {
+			g->dq = act_dq(s, u, v);
+			break;
+		}
+		if (n == TABLE_MAX_OPS || !table_step(s, p) || !read_by_only(s, u, v, next))
+			return false;
+		g->mid[TABLE_MAX_OPS - 1 - n++] = p;
+		next = p;
+		v = p->in[0];
+	}
+	if (!n || !g->dq || !const_qparam(s, g->dq->in[1], VNPU_TYPE_F32) ||
+	    !const_qparam(s, g->dq->num_in > 2 ? g->dq->in[2] : -1, cs_info(s, g->dq->in[0])->type) ||
+	    !cf_same_shape(cs_info(s, g->dq->in[0]), cs_info(s, q->out[0])))
+		return false;
+	memmove(g->mid, g->mid + TABLE_MAX_OPS - n, n * sizeof(g->mid[0]));
+	g->n = n;
+	g->q = q;
+	return true;
+}
+
+/*
+ * Runs layer @op on the host engine (checked, one part): false when the
+ * engine refuses it or memory runs out.
+ */
+static bool host_layer(uint32_t op, const struct vnpu_tensor *t, void *const *data, uint32_t n,
+		       const void *attrs, uint32_t attr_size)
+{
+	struct vnpu_eng_ctx ctx = { .features = vnpu_eng_host_features() };
+	uint64_t size;
+	bool ok;
+
+	if (vnpu_eng_layer_check(op, t, n, attrs, attr_size))
+		return false;
+	size = vnpu_eng_layer_scratch(op, t, n, attrs, 1, ctx.features);
+	ctx.scratch = size ? malloc(size) : NULL;
+	ctx.scratch_size = size;
+	ok = (!size || ctx.scratch) && !vnpu_eng_layer_run(op, t, data, n, attrs, 0, 1, &ctx);
+	free(ctx.scratch);
+	return ok;
+}
+
+/* A rank-0 (@rank 0) or [256] dense tensor of @type. */
+static struct vnpu_tensor table_tensor(uint32_t type, uint32_t rank)
+{
+	struct vnpu_tensor t = { .dtype = type, .rank = rank };
+
+	if (rank) {
+		t.dims[0] = VNPU_LOOKUP_ENTRIES;
+		t.strides[0] = 1;
+	}
+	return t;
+}
+
+/*
+ * Quantize or dequantize @x into @y (256 entries, the f32 one @f) with the
+ * parameters of @op (type @qt).
+ */
+static bool table_quant(const struct cstate *s, const struct cop *op, bool dequantize,
+			vnpu_element_type qt, void *codes, float *f)
+{
+	struct vnpu_layer_quant attr = { 0 };
+	struct vnpu_tensor t[4];
+	uint8_t zero = 0;
+	void *data[4];
+
+	t[0] = table_tensor(dequantize ? qt : VNPU_TYPE_F32, 1);
+	t[1] = table_tensor(VNPU_TYPE_F32, 0);
+	t[2] = table_tensor(qt, 0);
+	t[3] = table_tensor(dequantize ? VNPU_TYPE_F32 : qt, 1);
+	data[0] = dequantize ? codes : (void *)f;
+	data[1] = cs_info(s, op->in[1])->data;
+	data[2] = op->num_in > 2 && op->in[2] >= 0 ? cs_info(s, op->in[2])->data : &zero;
+	data[3] = dequantize ? (void *)f : codes;
+	return host_layer(dequantize ? VNPU_LAYER_DEQUANTIZE : VNPU_LAYER_QUANTIZE, t, data, 4,
+			  &attr, sizeof(attr));
+}
+
+/* The 256 entries of @g's table into @tab: each code through the group. */
+static bool table_entries(const struct cstate *s, const struct table_group *g, uint8_t *tab)
+{
+	struct vnpu_tensor t[2] = { table_tensor(VNPU_TYPE_F32, 1), table_tensor(VNPU_TYPE_F32, 1) };
+	float a[VNPU_LOOKUP_ENTRIES], b[VNPU_LOOKUP_ENTRIES];
+	uint8_t codes[VNPU_LOOKUP_ENTRIES];
+	void *data[2] = { a, b };
+	bool ok;
+
+	for (uint32_t i = 0; i < VNPU_LOOKUP_ENTRIES; i++)
+		codes[i] = (uint8_t)i;
+	ok = table_quant(s, g->dq, true, cs_info(s, g->dq->in[0])->type, codes, a);
+	for (uint32_t k = 0; ok && k < g->n; k++) {
+		const struct cop *op = g->mid[k];
+		struct vnpu_layer_act act;
+
+		if (op->kind == COP_CHAIN)
+			ok = host_layer(VNPU_LAYER_CHAIN, t, data, 2, &op->chain, sizeof(op->chain));
+		else
+			ok = cl_node_act(s, op, &act) &&
+			     host_layer(VNPU_LAYER_UNARY, t, data, 2, &act, sizeof(act));
+		memcpy(a, b, sizeof(a));
+	}
+	return ok && table_quant(s, g->q, false, cs_info(s, g->q->out[0])->type, tab, a);
+}
+
+/* "Lookup(HardSwish)": the group's f32 ops. */
+static void table_type(const struct table_group *g)
+{
+	char *type = g->q->type;
+	size_t size = sizeof(g->q->type), len;
+
+	snprintf(type, size, "Lookup(");
+	for (uint32_t k = 0; k < g->n; k++) {
+		len = strlen(type);
+		snprintf(type + len, size - len, "%s%s", k ? "+" : "", g->mid[k]->type);
+	}
+	len = strlen(type);
+	snprintf(type + len, size - len, ")");
+}
+
+static vnpu_status fuse_table(struct cstate *s, struct uses *u, uint32_t idx)
+{
+	int64_t entries = VNPU_LOOKUP_ENTRIES;
+	struct table_group g = { 0 };
+	uint8_t *tab;
+	int32_t tv;
+	vnpu_status st;
+
+	if (!table_group_of(s, u, &s->ops[idx], &g))
+		return VNPU_OK;
+	tab = malloc(VNPU_LOOKUP_ENTRIES);
+	if (!tab)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	if (!table_entries(s, &g, tab)) {
+		free(tab);
+		return VNPU_OK;
+	}
+	st = cs_add_const(s, cs_info(s, g.q->out[0])->type, 1, &entries, tab, &tv);
+	if (st)
+		return st;
+	g.q->in[0] = g.dq->in[0];
+	g.q->in[1] = tv;
+	g.q->num_in = 2;
+	g.q->qlinear = true;
+	table_type(&g);
+	for (uint32_t k = 0; k < g.n; k++)
+		kill(g.mid[k], (int32_t)idx);
+	st = cf_uses_add(s, u, false, g.q->in[0], g.q);
+	if (!st)
+		st = cf_uses_add(s, u, false, tv, g.q);
+	if (!st)
+		kill_unread(s, u, g.dq, idx);
+	return st;
+}
+
+vnpu_status cf_fuse_qdq_tables(struct cstate *s, struct uses *u)
+{
+	vnpu_status st = VNPU_OK;
+
+	if (s->opt.primary_layer_ops && !(s->opt.primary_layer_ops >> VNPU_LAYER_LOOKUP & 1))
+		return VNPU_OK;
+	for (uint32_t i = 0; !st && i < s->num_ops; i++) {
+		s->cur_op = i;
+		if (!s->ops[i].dead && cf_op_is(&s->ops[i], "QuantizeLinear"))
+			st = fuse_table(s, u, i);
+	}
 	return st;
 }
 

@@ -498,11 +498,26 @@ static vnpu_status lower_linear_q8(struct cstate *s, struct cop *op, bool dequan
 			&attr, sizeof(attr));
 }
 
+/*
+ * A QDQ table group fuse_qdq.c rewrote (op->qlinear on its QuantizeLinear:
+ * the 8-bit input and the table): one LOOKUP.
+ */
+static vnpu_status lower_lookup(struct cstate *s, struct cop *op)
+{
+	struct vnpu_layer_lookup attr = { 0 };
+	struct ctensor t[3] = { ct_dense(s, op->in[0]), ct_dense(s, op->in[1]),
+				ct_dense(s, op->out[0]) };
+
+	return cl_layer(s, VNPU_LAYER_LOOKUP, t, 3, &attr, sizeof(attr));
+}
+
 vnpu_status cl_lower_quantize(struct cstate *s, struct cop *op)
 {
 	bool dequantize = !strcmp(op->node->op, "DequantizeLinear"), done;
 	vnpu_status st;
 
+	if (op->qlinear && !strcmp(op->node->op, "QuantizeLinear"))
+		return lower_lookup(s, op);
 	if (op->qlinear && !strcmp(op->node->op, "Add"))
 		return lower_qadd(s, op);
 	if (op->qlinear || !strcmp(op->node->op, "QLinearConv"))

@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <drm/vnpu_layers.h>
+
 #include "fe_test.h"
 #include "ksft_main.h"
 
@@ -480,6 +482,152 @@ TEST(qdq_maxpool)
 	/* Another scale or zero point: the pair stays. */
 	check_qmaxpool(_metadata, U8, 51, 128, false);
 	check_qmaxpool(_metadata, I8, 50, -4, false);
+}
+
+/* The f32 ops between a DequantizeLinear and a QuantizeLinear. */
+enum qtab_mid {
+	MID_HSWISH,		/* HardSwish */
+	MID_HSIG_MUL,		/* x * HardSigmoid(x) (alpha 1/6): HardSwish */
+	MID_RELU_SIGMOID,	/* Sigmoid(Relu(x)): two UNARY layers */
+	MID_SCALE_TANH,		/* Tanh(x * 0.5 + 1): one CHAIN */
+	MID_CHANNEL_MUL,	/* x * c, c [1, 4, 1, 1]: no table */
+};
+
+struct qtab {
+	enum qtab_mid mid;
+	bool i8_act;
+	bool mid_out;		/* the last f32 op's output is a model output too */
+	bool per_axis;		/* the QuantizeLinear's scale per channel */
+};
+
+static const char *qtab_mid(struct mb *b, const struct qtab *q, const char *x)
+{
+	Onnx__NodeProto *n;
+
+	switch (q->mid) {
+	case MID_HSWISH:
+		mb_node(b, "HardSwish", (const char *[]){ x, NULL }, (const char *[]){ "f", NULL });
+		break;
+	case MID_HSIG_MUL:
+		n = mb_node(b, "HardSigmoid", (const char *[]){ x, NULL },
+			    (const char *[]){ "h", NULL });
+		mb_attr_float(n, "alpha", 1.0f / 6.0f);
+		mb_node(b, "Mul", (const char *[]){ x, "h", NULL }, (const char *[]){ "f", NULL });
+		break;
+	case MID_RELU_SIGMOID:
+		mb_node(b, "Relu", (const char *[]){ x, NULL }, (const char *[]){ "r", NULL });
+		mb_node(b, "Sigmoid", (const char *[]){ "r", NULL }, (const char *[]){ "f", NULL });
+		break;
+	case MID_SCALE_TANH:
+		scalar(b, "half", F32, 500);
+		scalar(b, "one", F32, 1000);
+		mb_node(b, "Mul", (const char *[]){ x, "half", NULL }, (const char *[]){ "m", NULL });
+		mb_node(b, "Add", (const char *[]){ "m", "one", NULL }, (const char *[]){ "a", NULL });
+		mb_node(b, "Tanh", (const char *[]){ "a", NULL }, (const char *[]){ "f", NULL });
+		break;
+	case MID_CHANNEL_MUL:
+		mb_init_f32(b, "c", 4, (const int64_t[]){ 1, 4, 1, 1 }, NULL);
+		mb_node(b, "Mul", (const char *[]){ x, "c", NULL }, (const char *[]){ "f", NULL });
+		break;
+	}
+	return "f";
+}
+
+/*
+ * x -> QuantizeLinear -> DequantizeLinear -> the f32 ops of @q ->
+ * QuantizeLinear -> DequantizeLinear -> y, x [1, 4, 8, 8] of 256 values
+ * that quantize to every code once.
+ */
+static vnpu_model *qtab_model(const struct qtab *q)
+{
+	static const int64_t xdims[4] = { 1, 4, 8, 8 }, four[1] = { 4 };
+	static const float ys4[4] = { 0.02f, 0.03f, 0.01f, 0.05f };
+	static const uint8_t yz4[4] = { 0 };
+	int at = q->i8_act ? I8 : U8;
+	struct mb *b = mb_new(14);
+	Onnx__NodeProto *n;
+	const char *f;
+
+	mb_input(b, "x", F32, 4, xdims);
+	scalar(b, "xs", F32, 37);
+	scalar(b, "xz", at, q->i8_act ? -9 : 119);
+	scalar(b, "ys", F32, 29);
+	scalar(b, "yz", at, q->i8_act ? 3 : 40);
+	mb_init_raw(b, "ys4", F32, 1, four, ys4, sizeof(ys4));
+	mb_init_raw(b, "yz4", at, 1, four, yz4, sizeof(yz4));
+	mb_node(b, "QuantizeLinear", (const char *[]){ "x", "xs", "xz", NULL },
+		(const char *[]){ "xq", NULL });
+	mb_node(b, "DequantizeLinear", (const char *[]){ "xq", "xs", "xz", NULL },
+		(const char *[]){ "xd", NULL });
+	f = qtab_mid(b, q, "xd");
+	n = mb_node(b, "QuantizeLinear",
+		    (const char *[]){ f, q->per_axis ? "ys4" : "ys", q->per_axis ? "yz4" : "yz", NULL },
+		    (const char *[]){ "yq", NULL });
+	mb_attr_int(n, "axis", 1);
+	n = mb_node(b, "DequantizeLinear",
+		    (const char *[]){ "yq", q->per_axis ? "ys4" : "ys", q->per_axis ? "yz4" : "yz", NULL },
+		    (const char *[]){ "y", NULL });
+	mb_attr_int(n, "axis", 1);
+	mb_output(b, "y");
+	if (q->mid_out)
+		mb_output(b, f);
+	return mb_read(b);
+}
+
+/*
+ * The group of @q as one LOOKUP layer (@fused) or not: either way y is
+ * bit for bit the program's without LOOKUP (a device that lacks it),
+ * which runs the group's layers one after the other.
+ */
+static void check_qtab(struct __test_metadata *_metadata, const struct qtab *q, bool fused)
+{
+	static const struct vnpu_compile_options no_lookup = {
+		.primary_layer_ops = ~(1ull << VNPU_LAYER_LOOKUP),
+	};
+	vnpu_model *m = qtab_model(q);
+	float x[N_X], *a[2] = { 0 }, *b[2] = { 0 };
+	int zp = q->i8_act ? -9 : 119, lo = q->i8_act ? -128 : 0;
+	struct vnpu_program *p, *u;
+
+	EXPECT_NE(NULL, m);
+	if (!m)
+		return;
+	/* Every code once, scattered: code lo + (i * 37) % 256 at i. */
+	for (int i = 0; i < N_X; i++)
+		x[i] = (float)(lo + (i * 37) % 256 - zp) * 0.037f;
+	p = fe_compile_run(m, NULL, x, a);
+	EXPECT_NE(NULL, p);
+	u = fe_compile_run(m, &no_lookup, x, b);
+	EXPECT_NE(NULL, u);
+	if (p && u) {
+		EXPECT_EQ(0, layers_named(u, "Lookup"));
+		EXPECT_EQ(fused ? 1 : 0, layers_named(p, "Lookup"));
+		EXPECT_EQ(fused ? 3 : u->num_layers, p->num_layers);
+		EXPECT_EQ(0, memcmp(a[0], b[0], p->outputs[0].size))
+			TH_LOG("mid %d i8 %d: y differs from the unfused program's", q->mid,
+			       q->i8_act);
+	}
+	free_runs(m, p, u, a, b);
+}
+
+TEST(qdq_table)
+{
+	for (int i8 = 0; i8 < 2; i8++) {
+		check_qtab(_metadata, &(struct qtab){ .mid = MID_HSWISH, .i8_act = i8 }, true);
+		check_qtab(_metadata, &(struct qtab){ .mid = MID_HSIG_MUL, .i8_act = i8 }, true);
+		check_qtab(_metadata, &(struct qtab){ .mid = MID_RELU_SIGMOID, .i8_act = i8 },
+			   true);
+		check_qtab(_metadata, &(struct qtab){ .mid = MID_SCALE_TANH, .i8_act = i8 }, true);
+	}
+}
+
+TEST(qdq_table_not_fused)
+{
+	/* A product by a tensor, a value read outside, per-channel parameters. */
+	check_qtab(_metadata, &(struct qtab){ .mid = MID_CHANNEL_MUL }, false);
+	check_qtab(_metadata, &(struct qtab){ .mid = MID_HSWISH, .mid_out = true }, false);
+	check_qtab(_metadata, &(struct qtab){ .mid = MID_RELU_SIGMOID, .mid_out = true }, false);
+	check_qtab(_metadata, &(struct qtab){ .mid = MID_HSWISH, .per_axis = true }, false);
 }
 
 KSFT_MAIN
