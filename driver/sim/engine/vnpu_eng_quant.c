@@ -1249,7 +1249,8 @@ static __u64 qw8_split(const __s8 *w, __s8 *d, __u64 rows, __u64 k4,
 
 	for (i = 0; i + 32 <= n; i += 32) {
 		v16hi_q v = *(const v16hi_qu *)(w + i);
-		v16hi_q bad = __builtin_ia32_pabsw256(((v << 8) >> 8) + (v >> 8)) > top;
+		v16hi_q s = ((v << 8) >> 8) + (v >> 8);
+		v16hi_q bad = (s > top) | (s < -top);
 		/* Two bits a pair: its first's. */
 		__u32 m = (__u32)__builtin_ia32_pmovmskb256((v32qi_q)bad) & 0x55555555u;
 
