@@ -879,6 +879,71 @@ static void flush_run(const struct gemm_out *o, const struct gemm_epi *e,
 			stf(o->y, off + c, o->dt, t[c]);
 }
 
+/*
+ * F32_MAX(y, b, @max) in each lane, act_bound()'s bound: a NaN y stays, a
+ * tie gives b.
+ */
+static inline v8sf vbound(v8sf y, v8sf b, int max)
+{
+	v8si keep = (max ? y > b : y < b) | (y != y);
+
+	return (v8sf)(((v8si)y & keep) | ((v8si)b & ~keep));
+}
+
+/* act_bound() on @n floats at @y, eight lanes at a time. */
+static void bound_f32(const struct vnpu_layer_act *a, float *y, __u64 n)
+{
+	int max = !!(a->flags & VNPU_ACT_F_MAX);
+	float b = f32_of(a->beta);
+	__u64 i = 0;
+
+	if (!a->flags)
+		return;
+	for (; i + 8 <= n; i += 8)
+		vstore(y + i, vbound(vload(y + i), vbcast(b), max));
+	for (; i < n; i++)
+		y[i] = F32_MAX(y[i], b, max);
+}
+
+/*
+ * act_rows_f32() of a Relu, LeakyRelu or Identity with a bound (a tile's
+ * rows after the AVX2 micro-kernels: openWakeWord's LeakyRelu then
+ * Max(y, -0.4)) in one pass: act_f32()'s and act_bound()'s operations per
+ * output, so the same bits, without their calls per row. Returns 0 for
+ * the others, which act_rows_f32() takes.
+ */
+static int act_rows_bound(const struct vnpu_layer_act *a, float *y,
+			  __s64 rs, __u64 rows, __u64 n)
+{
+	int max = !!(a->flags & VNPU_ACT_F_MAX);
+	float al = f32_of(a->alpha), b = f32_of(a->beta);
+	__u64 r, i;
+
+	if (!a->flags || (a->func != VNPU_ACT_IDENTITY &&
+			  a->func != VNPU_ACT_RELU &&
+			  a->func != VNPU_ACT_LEAKY_RELU))
+		return 0;
+	for (r = 0; r < rows; r++, y += rs) {
+		for (i = 0; i + 8 <= n; i += 8) {
+			v8sf v = vload(y + i);
+
+			if (a->func == VNPU_ACT_RELU)
+				v = vneg_sel(v, vbcast(0.0f));
+			else if (a->func == VNPU_ACT_LEAKY_RELU)
+				v = vneg_sel(v, v * al);
+			vstore(y + i, vbound(v, vbcast(b), max));
+		}
+		for (; i < n; i++) {
+			float x = y[i];
+
+			if (a->func != VNPU_ACT_IDENTITY && x < 0)
+				x = a->func == VNPU_ACT_RELU ? 0.0f : al * x;
+			y[i] = F32_MAX(x, b, max);
+		}
+	}
+	return 1;
+}
+
 /* The activations act_store() applies in its pass, as act_f32() does. */
 static int act_plain(const struct vnpu_layer_act *a)
 {
@@ -930,7 +995,7 @@ void act_store(float *y, const float *t, __u32 len, const float *add,
 
 	if (!add && !res) {
 		act_f32(act, t, y, len, avx512);
-		act_bound(act, y, len);
+		bound_f32(act, y, len);
 		return;
 	}
 	switch (act->func) {
@@ -952,7 +1017,7 @@ void act_store(float *y, const float *t, __u32 len, const float *add,
 			act_f32(act, y, y, len, avx512);
 		break;
 	}
-	act_bound(act, y, len);
+	bound_f32(act, y, len);
 }
 
 /* Row @r's run of @len sums from column @c to output column @col. */
@@ -1197,7 +1262,8 @@ static void tile_act(const void *arg, float *y, __s64 rs, __u64 rows,
 {
 	const struct gemm_epi *e = arg;
 
-	act_rows_f32(e->act, y, rs, rows, n, e->avx512);
+	if (!act_rows_bound(e->act, y, rs, rows, n))
+		act_rows_f32(e->act, y, rs, rows, n, e->avx512);
 }
 
 /*
