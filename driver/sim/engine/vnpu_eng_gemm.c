@@ -3481,6 +3481,95 @@ static void run_pool8(const struct eng_layer *l, __u64 lo, __u64 hi,
  * every other f32, f16 or bf16 pool takes pool_one(), a MAX of u8 or i8
  * run_pool8().
  */
+/*
+ * Whether pool_planes() takes an f32 max or average pool: 2-D, no padding
+ * or dilation, every window inside the input (no ceil_mode overhang),
+ * dense rows in and dense outputs, and not one output per plane
+ * (pool_global()).
+ */
+static int pool_planes_fit(const struct eng_layer *l)
+{
+	const struct vnpu_layer_pool *at = l->attrs;
+	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+
+	if (x->rank != 4 || x->dtype != VNPU_DTYPE_F32 ||
+	    y->dtype != VNPU_DTYPE_F32 || at->mode == VNPU_POOL_LP ||
+	    at->dilation[0] != 1 || at->dilation[1] != 1 ||
+	    at->pad_begin[0] || at->pad_begin[1] || at->pad_end[0] ||
+	    at->pad_end[1] ||
+	    (__u64)at->kernel[0] * at->kernel[1] > POOL_INSIDE_TAPS ||
+	    (y->dims[2] == 1 && y->dims[3] == 1) || !y->dims[2] || !y->dims[3])
+		return 0;
+	return (y->dims[2] - 1) * at->stride[0] + at->kernel[0] <= x->dims[2] &&
+	       (y->dims[3] - 1) * at->stride[1] + at->kernel[1] <= x->dims[3] &&
+	       x->strides[3] == 1 && y->strides[3] == 1 &&
+	       y->strides[2] == (__s64)y->dims[3] &&
+	       y->strides[1] == (__s64)(y->dims[2] * y->dims[3]) &&
+	       (y->dims[0] == 1 ||
+		y->strides[0] == (__s64)(y->dims[1] * y->strides[1]));
+}
+
+/*
+ * Outputs [@lo, @hi) of a pool pool_planes_fit() takes, an output row's
+ * run at a time through pool_inside() (the same reads in the same order
+ * as run_pool()'s rows, so the same bits) without a row's setup: small
+ * maps are many short rows. Where a plane's windows follow each other in
+ * memory (one row high, vertical stride 1, rows of exactly OW * stride
+ * and dense planes: openWakeWord's 1x2 pools over rows of 16 to 4 inputs)
+ * the outputs are one run, windows a stride apart, planes and rows alike.
+ */
+static void pool_planes(const struct eng_layer *l, __u64 lo, __u64 hi,
+			struct eng_pacer *pc)
+{
+	const struct vnpu_layer_pool *at = l->attrs;
+	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+	__u64 c_n = y->dims[1], oh_n = y->dims[2], ow_n = y->dims[3];
+	__u64 h = x->dims[2], w = x->dims[3], sw = at->stride[1];
+	__u64 taps = (__u64)at->kernel[0] * at->kernel[1];
+	__s64 xsh = x->strides[2], rstep = (__s64)at->stride[0] * xsh;
+	float div = (float)taps, *yr = (float *)l->data[1] + lo;
+	const float *x0 = l->data[0], *xr;
+	__u64 e = lo, run, p, oh, ow;
+	int flat = at->kernel[0] == 1 && at->stride[0] == 1 &&
+		   xsh == (__s64)w && w == ow_n * sw &&
+		   x->strides[1] == (__s64)(h * w) &&
+		   (x->dims[0] == 1 || x->strides[0] == (__s64)(c_n * h * w));
+
+	if (flat) {
+		for (; e < hi; e += run, yr += run) {
+			run = eng_pace_end_w(pc, 0, hi - e, taps);
+			pool_inside(at, x0 + (__s64)(e * sw), 1, xsh, 1,
+				    (__s64)sw, run, yr, 1, div);
+			eng_pace(pc, run * taps);
+		}
+		return;
+	}
+	p = lo / (oh_n * ow_n);
+	oh = lo / ow_n % oh_n;
+	ow = lo % ow_n;
+	xr = x0 + (__s64)(p / c_n) * x->strides[0] +
+	     (__s64)(p % c_n) * x->strides[1] + (__s64)oh * rstep;
+	while (e < hi) {
+		run = eng_pace_end_w(pc, 0, eng_min(hi - e, ow_n - ow), taps);
+		pool_inside(at, xr + (__s64)(ow * sw), at->kernel[0], xsh, 1,
+			    (__s64)sw, run, yr, 1, div);
+		eng_pace(pc, run * taps);
+		e += run;
+		yr += run;
+		ow += run;
+		if (ow < ow_n)
+			continue;
+		ow = 0;
+		xr += rstep;
+		if (++oh < oh_n)
+			continue;
+		oh = 0;
+		p++;
+		xr = x0 + (__s64)(p / c_n) * x->strides[0] +
+		     (__s64)(p % c_n) * x->strides[1];
+	}
+}
+
 int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 	     const struct vnpu_eng_ctx *ctx)
 {
@@ -3527,6 +3616,10 @@ int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 	hi = eng_min(ue * per, vnpu_eng_numel(y));
 	if (size == 1) {
 		run_pool8(l, lo, hi, &pc);
+		return 0;
+	}
+	if (pool_planes_fit(l)) {
+		pool_planes(l, lo, hi, &pc);
 		return 0;
 	}
 	for (e = lo, next = hi; e < hi; ) {

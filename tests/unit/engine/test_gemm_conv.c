@@ -759,6 +759,19 @@ static void test_pool(struct __test_metadata *_metadata)
 		{ VNPU_POOL_AVG, 0, 0, 0, 1, 2, 4, 110, 3, 3, 3, 3, 1, 1, 0, 0, 0, 0 },
 		{ VNPU_POOL_MAX, 0, 0, 0, 1, 2, 4, 200, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0 },
 		/*
+		 * No padding, every window inside: a row's run at a time;
+		 * 1xk rows of exactly OW * stride as one run over planes and
+		 * images (openWakeWord's 1x2 pools), rows of 4 and of 1,
+		 * rows not a whole number of windows, windows overlapping.
+		 */
+		{ VNPU_POOL_MAX, 0, 0, 0, 2, 5, 10, 4, 1, 2, 1, 2, 1, 1, 0, 0, 0, 0 },
+		{ VNPU_POOL_AVG, 0, 0, 0, 1, 3, 32, 16, 1, 2, 1, 2, 1, 1, 0, 0, 0, 0 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 7, 28, 8, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 2, 9, 6, 2, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 3, 4, 5, 1, 2, 1, 2, 1, 1, 0, 0, 0, 0 },
+		{ VNPU_POOL_AVG, 0, 0, 0, 1, 2, 9, 12, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0 },
+		{ VNPU_POOL_MAX, VNPU_POOL_F_CEIL, 0, 0, 1, 3, 7, 9, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0 },
+		/*
 		 * One output per plane: eight channels at a time (runs past
 		 * the last image's channels, across images, dense planes as
 		 * one row, rows of the window apart, 1-D), the others alone.
