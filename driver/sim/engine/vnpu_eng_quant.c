@@ -296,6 +296,71 @@ static void qadd_row(const void *arg, char *const *p, const __s64 *st,
 	}
 }
 
+#ifdef ENG_FMA
+typedef short v16hi_qq __attribute__((vector_size(32)));
+typedef unsigned char v32qu_qqu __attribute__((vector_size(32), aligned(1), may_alias));
+
+/*
+ * Four vectors of integers in [-128, 255] as their 32 low bytes at @y:
+ * two packs to 16 bits (exact), the low bytes of those packed (vpackuswb
+ * of the bytes masked) and the 8-byte runs put in order (vpermd).
+ */
+static void q_bytes32(const v8si_qq *v, __u8 *y)
+{
+	const v16hi_qq lsb = (v16hi_qq){} + 0xff;
+	const v8si_qq order = { 0, 4, 1, 5, 2, 6, 3, 7 };
+	v16hi_qq s01 = __builtin_ia32_packssdw256(v[0], v[1]) & lsb;
+	v16hi_qq s23 = __builtin_ia32_packssdw256(v[2], v[3]) & lsb;
+	v8si_qq b = (v8si_qq)__builtin_ia32_packuswb256(s01, s23);
+
+	*(v32qu_qqu *)y = (v32qu_qq)__builtin_ia32_permvarsi256(b, order);
+}
+
+/*
+ * Whether every qadd8() of the layer @q is finite and inside 32 bits
+ * (|a|, |b| <= 256 as 8-bit values): then its range check and NaN mask
+ * change nothing and qadd_fast() gives its bits.
+ */
+static int qadd_bounded(const struct qadd_arg *q)
+{
+	float ra = q->ra < 0 ? -q->ra : q->ra, rb = q->rb < 0 ? -q->rb : q->rb;
+	float f = q->f < 0 ? -q->f : q->f;
+
+	/* NaN compares false: not bounded. */
+	return ra < 1e6f && rb < 1e6f && f < 1e9f;
+}
+
+/*
+ * @n (a multiple of 32) dense elements of qadd_bounded() parameters, 32
+ * at a time: qadd8()'s fused multiply-adds, clamp and conversion, the
+ * bytes packed as the conv tile's are.
+ */
+static void qadd_fast(const struct qadd_arg *q, const char *a, const char *b,
+		      char *y, __u64 n)
+{
+	v8sf_qq ra = (v8sf_qq){} + q->ra, rb = (v8sf_qq){} + q->rb;
+	v8sf_qq f = (v8sf_qq){} + q->f, lo = (v8sf_qq){} + q->lo;
+	v8sf_qq hi = (v8sf_qq){} + q->hi;
+	__u64 i, e;
+
+	for (i = 0; i < n; i += 32) {
+		v8si_qq v[4];
+
+		for (e = 0; e < 4; e++) {
+			v8sf_qq t = VFMA(__builtin_convertvector(q_load8(b + i + 8 * e,
+									   q->dtype),
+								   v8sf_qq), rb, f);
+
+			t = VFMA(__builtin_convertvector(q_load8(a + i + 8 * e, q->dtype),
+							 v8sf_qq), ra, t);
+			t = __builtin_ia32_minps256(__builtin_ia32_maxps256(t, lo), hi);
+			v[e] = __builtin_ia32_cvtps2dq256(t);
+		}
+		q_bytes32(v, (__u8 *)y + i);
+	}
+}
+#endif
+
 /*
  * @n dense elements: qadd_row() with the parameters in locals, which the
  * byte stores cannot alias (through @arg GCC loads them again after
@@ -318,6 +383,9 @@ static void qadd_flat(const struct qadd_arg *arg, char *a, char *b,
 
 		vnpu_eng_qadd_avx512(&v);
 		i = n / 16 * 16;
+	} else if (qadd_bounded(&q)) {
+		i = n / 32 * 32;
+		qadd_fast(&q, a, b, y, i);
 	}
 #endif
 	for (; i + 8 <= n; i += 8)
@@ -1405,23 +1473,16 @@ void qtile8_avx2(const struct eng_qtile *t, const __s8 *w8, const struct qx8 *x,
 #endif
 
 #ifdef ENG_FMA
-typedef short v16hi_qq __attribute__((vector_size(32)));
-typedef unsigned char v32qu_qqu __attribute__((vector_size(32), aligned(1), may_alias));
-
 /*
  * qtile_out() of a whole row (ENG_QNR positions) of row @r whose
  * multiplier is finite (no NaN to make 0): q_round8()'s steps, and the
- * four vectors' integers (in [-128, 255]) as bytes by two packs to
- * 16 bits (exact), their low bytes packed (vpackuswb of the bytes
- * masked) and the 8-byte runs put in order (vpermd).
+ * four vectors' integers as bytes (q_bytes32()).
  */
 static void qout_row(const struct eng_qout *o, __u32 r, const __s32 *acc,
 		     __u8 *y)
 {
 	v8sf_qq lo = (v8sf_qq){} + o->lo, hi = (v8sf_qq){} + o->hi;
-	v16hi_qq lsb = (v16hi_qq){} + 0xff;
-	v8si_qq v[4], order = { 0, 4, 1, 5, 2, 6, 3, 7 };
-	v16hi_qq s01, s23;
+	v8si_qq v[4];
 	__u32 i;
 
 	for (i = 0; i < 4; i++) {
@@ -1435,10 +1496,7 @@ static void qout_row(const struct eng_qout *o, __u32 r, const __s32 *acc,
 		f = __builtin_ia32_minps256(__builtin_ia32_maxps256(f, lo), hi);
 		v[i] = __builtin_ia32_cvtps2dq256(f) + o->yz;
 	}
-	s01 = __builtin_ia32_packssdw256(v[0], v[1]) & lsb;
-	s23 = __builtin_ia32_packssdw256(v[2], v[3]) & lsb;
-	v[0] = (v8si_qq)__builtin_ia32_packuswb256(s01, s23);
-	*(v32qu_qqu *)y = (v32qu_s)__builtin_ia32_permvarsi256(v[0], order);
+	q_bytes32(v, y);
 }
 #endif
 

@@ -688,6 +688,8 @@ static void test_qadd(struct __test_metadata *_metadata)
 	/* Sums beyond the 32-bit range, and NaN: the low bound. */
 	static const float huge[3] = { 1e30f, 1e-3f, 1e-9f };
 	const float nan[3] = { __builtin_nanf(""), 0.1f, 0.1f };
+	/* ra = rb = 5e5: inside the AVX2 fast path's bound, every sum clamped. */
+	static const float steep[3] = { 0.5f, 0.5f, 1e-6f };
 	static const int32_t uz[3] = { 131, 0, 7 }, sz[3] = { -5, 17, 0 };
 
 	qadd_case(_metadata, "qadd u8", VNPU_DTYPE_U8, usual, uz, 0);
@@ -700,6 +702,8 @@ static void test_qadd(struct __test_metadata *_metadata)
 	qadd_case(_metadata, "qadd huge dense", VNPU_DTYPE_U8, huge, uz, 0);
 	qadd_case(_metadata, "qadd nan u8", VNPU_DTYPE_U8, nan, uz, 0);
 	qadd_case(_metadata, "qadd halves i8", VNPU_DTYPE_I8, halves, sz, 0);
+	qadd_case(_metadata, "qadd steep", VNPU_DTYPE_U8, steep, uz, 0);
+	qadd_case(_metadata, "qadd steep i8", VNPU_DTYPE_I8, steep, sz, 0);
 }
 
 static void test_qadd_bad(struct __test_metadata *_metadata)
