@@ -2300,52 +2300,85 @@ static void pack_a_weights(const struct eng_layer *l, __u64 g,
 }
 
 /*
- * A 1x1 convolution without padding over a dense f32 input is a plain
- * GEMM of the weights by the input's rows: B straight from the input,
- * no window. Returns whether it is one.
+ * How far past a column a direct convolution's taps read (conv_direct()):
+ * the last tap's offset in the input.
  */
-static int conv_direct(const struct conv_job *cj)
+static __u64 conv_direct_reach(const struct conv_job *cj)
 {
 	const struct vnpu_layer_conv *at = cj->at;
 
-	return cj->dt == VNPU_DTYPE_F32 && cj->s.kh == 1 && cj->s.kw == 1 &&
-	       at->stride[0] == 1 && at->stride[1] == 1 && !at->pad_begin[0] &&
-	       !at->pad_begin[1] && !at->pad_end[0] && !at->pad_end[1] &&
-	       cj->xs[2] == 1 && (cj->s.h == 1 || cj->xs[1] == (__s64)cj->s.w) &&
-	       cj->xs[0] >= (__s64)(cj->s.h * cj->s.w);
+	return (cj->s.kh - 1) * at->dilation[0] * cj->s.w +
+	       (cj->s.kw - 1) * at->dilation[1];
 }
 
 /*
- * Where the last panel of a direct unit [@q0, @q1) would read past the
- * image (the micro-kernels read whole panels of ENG_NR columns), the
- * first of the columns it takes from a copy instead; @q1 when every panel
- * lies inside.
+ * A convolution of stride 1 without padding over a dense f32 input reads
+ * B straight from the input, no window: with padded columns of the
+ * input's width (eng_conv_wq()), tap (r, i) of channel c of column q is
+ * input element c * C + q + r * dh * W + i * dw, the element the window
+ * would hold there (a 1x1 convolution is a plain GEMM; openWakeWord's
+ * 3x1 ones read three rows). Returns whether it is one, and where the
+ * tail copy of a unit of @cols columns (conv_direct_tail()) fits in the
+ * room of its window.
+ */
+static int conv_direct(const struct conv_job *cj, __u64 cols)
+{
+	const struct vnpu_layer_conv *at = cj->at;
+	__u64 kt = cj->s.cg * cj->s.kh * cj->s.kw;
+
+	if (cj->dt != VNPU_DTYPE_F32 || at->stride[0] != 1 ||
+	    at->stride[1] != 1 || at->pad_begin[0] || at->pad_begin[1] ||
+	    at->pad_end[0] || at->pad_end[1] || cj->xs[2] != 1 ||
+	    (cj->s.h > 1 && cj->xs[1] != (__s64)cj->s.w) ||
+	    cj->xs[0] < (__s64)(cj->s.h * cj->s.w))
+		return 0;
+	if (cj->s.kh == 1 && cj->s.kw == 1)
+		return 1;
+	return eng_conv_wq(&cj->s, at) == cj->s.w &&
+	       kt * (ENG_NR + 1) + ENG_ALIGN / 4 <=
+	       cj->s.cg * eng_conv_win_cap(&cj->s, at, cols) * cj->s.w +
+	       eng_conv_slack(&cj->s, at, cols);
+}
+
+/*
+ * Where the last panel of a direct unit [@q0, @q1) would read past its
+ * channel (the micro-kernels read whole panels of ENG_NR columns, each
+ * tap up to conv_direct_reach() further), the first of the columns it
+ * takes from a copy instead; @q1 when every panel lies inside.
  */
 static __u64 conv_direct_split(const struct conv_job *cj, __u64 q0, __u64 q1)
 {
-	if (q0 + eng_div_up(q1 - q0, ENG_NR) * ENG_NR <= cj->s.h * cj->s.w)
+	if (q0 + eng_div_up(q1 - q0, ENG_NR) * ENG_NR +
+	    conv_direct_reach(cj) <= cj->s.h * cj->s.w)
 		return q1;
 	return q0 + (q1 - q0) / ENG_NR * ENG_NR;
 }
 
 /*
- * Columns [@qf, @q1) (fewer than ENG_NR) of each channel to @tail, one
- * zero-padded panel per channel, their offsets to @off.
+ * Columns [@qf, @q1) (fewer than ENG_NR) of each tap's row of B to
+ * @tail, one zero-padded panel per tap, their offsets to @off: taps past
+ * the channel's end (padded columns' only) read zeros.
  */
 static void conv_direct_tail(const struct conv_job *cj, __u64 qf, __u64 q1,
 			     __s32 *off, float *tail)
 {
-	const float *x = (const float *)cj->x + qf;
+	const struct vnpu_layer_conv *at = cj->at;
+	const float *x = (const float *)cj->x;
+	__u64 hw = cj->s.h * cj->s.w, c, r, i, j, k = 0;
 	const v8sf z = {};
-	__u64 c, i;
 
-	for (c = 0; c < cj->s.cg; c++, tail += ENG_NR) {
-		vstore(tail, z);
-		vstore(tail + 8, z);
-		for (i = 0; i < q1 - qf; i++)
-			tail[i] = x[c * cj->xs[0] + i];
-		off[c] = (__s32)(c * ENG_NR);
-	}
+	for (c = 0; c < cj->s.cg; c++)
+		for (r = 0; r < cj->s.kh; r++)
+			for (i = 0; i < cj->s.kw; i++, k++, tail += ENG_NR) {
+				__u64 t = r * at->dilation[0] * cj->s.w +
+					  i * at->dilation[1] + qf;
+
+				vstore(tail, z);
+				vstore(tail + 8, z);
+				for (j = 0; j < q1 - qf && t + j < hw; j++)
+					tail[j] = x[c * cj->xs[0] + t + j];
+				off[k] = (__s32)(k * ENG_NR);
+			}
 }
 
 static void pack_a_conv(const void *arg, __u64 m0, __u64 mc, __u64 k0,
@@ -2458,7 +2491,6 @@ static void conv_src_unit(const struct conv_job *cj, struct conv_src *cs,
 	__u64 wq = eng_conv_wq(&cj->s, cj->at), kt = cj->s.cg * cj->s.kh * cj->s.kw;
 	__s32 *off = cs->bbuf;
 	float *win = eng_align(off + kt);
-	__u64 c;
 
 	b->pack = 0;
 	*qf = q1;
@@ -2473,7 +2505,7 @@ static void conv_src_unit(const struct conv_job *cj, struct conv_src *cs,
 		return;
 	}
 	b->off = off;
-	if (conv_direct(cj)) {
+	if (conv_direct(cj, cols)) {
 		/* The tail's offsets, then its panels, in the window's room. */
 		tail->off = (__s32 *)win;
 		tail->pack = 0;
@@ -2482,10 +2514,8 @@ static void conv_src_unit(const struct conv_job *cj, struct conv_src *cs,
 		if (*qf < q1 && !conv_src_held(cs, cj, *qf, q1))
 			conv_direct_tail(cj, *qf, q1, (__s32 *)win,
 					 eng_align((__s32 *)win + kt));
-		for (c = 0; c < cj->s.cg; c++)
-			off[c] = (__s32)(c * cj->xs[0]);
+		conv_offsets(cj, 0, (__u64)cj->xs[0], 0, off);
 		b->win = cj->x;
-		o->wp = 0;
 		cs->h->sl.valid = 0;
 		cs->h->sl.ready = 0;
 	} else if (cs->slide && cj->xs[2] == 1) {
@@ -2538,7 +2568,7 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	 * turn.
 	 */
 	conv_job_init(l, 0, 0, &cj);
-	own = b.bc || (cs.windowed && !conv_direct(&cj) &&
+	own = b.bc || (cs.windowed && !conv_direct(&cj, unit.cols) &&
 		       !(cs.slide && cj.xs[2] == 1));
 	for (u = ub; u < ue; u++) {
 		__u64 qi = own ? (u / mbu) % nb : u % nb;
