@@ -912,10 +912,49 @@ static bool place_input(struct cstate *s, struct uses *u, int32_t x, int32_t y,
 }
 
 /*
+ * Input @i of Concat @op, at byte @offset of its output y, as part of a
+ * larger value r that it views (a Split's parts, a C2f block's halves):
+ * r computed in place in y, whole, where each input sharing y's bytes
+ * with it is the view of r at that place. True also when @i sits at
+ * @offset of y already (an earlier part placed r). The conditions of
+ * place_input() hold for r.
+ */
+static bool place_part(struct cstate *s, struct uses *u, const struct cop *op, uint32_t i,
+		       uint64_t offset)
+{
+	int32_t x = op->in[i], y = op->out[0], r, y_root;
+	uint64_t at, y_at, base, end, off = 0;
+
+	if (x < 0 || !val_bytes(s, x))
+		return false;
+	r = cs_storage(s, x, &at);
+	y_root = cs_storage(s, y, &y_at);
+	if (r == y_root)
+		return at == y_at + offset;
+	base = offset - at;
+	end = base + val_bytes(s, r);
+	if (at > offset || end > val_bytes(s, y) || s->vals[r].info.type != s->vals[y].info.type ||
+	    s->vals[r].out_index >= 0 || !computed(s, u, r))
+		return false;
+	for (uint32_t j = 0; j < op->num_in; off += val_bytes(s, op->in[j]), j++) {
+		uint64_t at_j, bytes = val_bytes(s, op->in[j]);
+
+		if (!bytes || off + bytes <= base || off >= end)
+			continue;
+		if (cs_storage(s, op->in[j], &at_j) != r || at_j != off - base)
+			return false;
+	}
+	s->vals[r].alias = y;
+	s->vals[r].alias_offset = base;
+	u->aliased[y] = true;
+	return true;
+}
+
+/*
  * A Concat whose output holds each input in one run of bytes (every
  * dimension before the axis is 1) has its inputs computed in place
- * (place_input()) and copies only the others; with none left it is a
- * view. Each input is then read where the Concat keeps it, which nothing
+ * (place_input(), place_part()) and copies only the others; with none
+ * left it is a view. Each input is then read where the Concat keeps it, which nothing
  * else writes, so every reader sees the values it saw before.
  */
 static void concat_in_place(struct cstate *s, struct uses *u, struct cop *op)
@@ -943,7 +982,8 @@ static void concat_in_place(struct cstate *s, struct uses *u, struct cop *op)
 			return;
 	}
 	for (uint32_t i = 0; i < op->num_in; i++) {
-		if (!place_input(s, u, op->in[i], op->out[0], offset))
+		if (!place_input(s, u, op->in[i], op->out[0], offset) &&
+		    !place_part(s, u, op, i, offset))
 			all = all && !val_bytes(s, op->in[i]);
 		offset += val_bytes(s, op->in[i]);
 	}

@@ -488,6 +488,49 @@ TEST(concat_in_place)
 }
 
 /*
+ * a = Relu(x) f32[2, 4] split in rows s0, s1, n = Neg(s1), and c =
+ * Concat(@in) along 0, y = Tanh(c) the output (a C2f block's Split, its
+ * bottleneck and Concat).
+ */
+static vnpu_model *split_concat(const char *const *in, bool split_input)
+{
+	struct mb *b = mb_new(13);
+
+	mb_input(b, "x", F32, 2, (const int64_t[]){ 2, 4 });
+	mb_init_i64(b, "sizes", 1, (const int64_t[]){ 2 }, (const int64_t[]){ 1, 1 });
+	NODE1(b, "Relu", "x", "a");
+	mb_node(b, "Split", (const char *[]){ split_input ? "x" : "a", "sizes", NULL },
+		(const char *[]){ "s0", "s1", NULL });
+	NODE1(b, "Neg", "s1", "n");
+	mb_attr_int(mb_node(b, "Concat", in, (const char *[]){ "c", NULL }), "axis", 0);
+	NODE1(b, "Tanh", "c", "y");
+	mb_output(b, "y");
+	return mb_read(b);
+}
+
+/*
+ * The parts of a value a Concat takes in their order at their places:
+ * the whole value computed in place (s0 and s1 then cost nothing), read
+ * by Neg there too. Not when the parts are swapped, split by another
+ * input, taken twice, or parts of an input.
+ */
+TEST(concat_parts_in_place)
+{
+	in_place_case(_metadata, "parts in order",
+		      split_concat((const char *[]){ "s0", "s1", "n", NULL }, false), 0, 48);
+	in_place_case(_metadata, "after another input",
+		      split_concat((const char *[]){ "n", "s0", "s1", NULL }, false), 0, 48);
+	in_place_case(_metadata, "parts swapped",
+		      split_concat((const char *[]){ "s1", "s0", "n", NULL }, false), 32, 48);
+	in_place_case(_metadata, "another input between",
+		      split_concat((const char *[]){ "s0", "n", "s1", NULL }, false), 32, 48);
+	in_place_case(_metadata, "a part twice",
+		      split_concat((const char *[]){ "s0", "s1", "s0", NULL }, false), 16, 48);
+	in_place_case(_metadata, "parts of an input",
+		      split_concat((const char *[]){ "s0", "s1", "n", NULL }, true), 32, 48);
+}
+
+/*
  * A Scan's stacked outputs: each step's output computed in its row, a
  * reversed one too; only the last state, a model output as well, is
  * copied. Rows of a stack along axis 1 are strided apart: copied.
