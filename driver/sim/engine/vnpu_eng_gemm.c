@@ -2389,6 +2389,9 @@ static void pack_a_conv(const void *arg, __u64 m0, __u64 mc, __u64 k0,
 	pack_a_weights(cj->l, cj->g, cj, m0, mc, k0, kc, dst);
 }
 
+/* struct conv_held's @laid for a direct convolution's offsets. */
+#define ENG_CONV_LAID_DIRECT	((__u64)-1)
+
 /**
  * struct conv_held - what a windowed convolution's B scratch holds, kept
  * at its start for the command's next parts on the same scratch (struct
@@ -2404,7 +2407,8 @@ static void pack_a_conv(const void *arg, __u64 m0, __u64 mc, __u64 k0,
  * @q0: see @x
  * @q1: see @x
  * @laid: the layout the offsets and slack of a unit's own window were
- *	last set for (conv_window())
+ *	last set for (conv_window()), or ENG_CONV_LAID_DIRECT: the offsets
+ *	are a direct convolution's (conv_direct()), the same for each unit
  * @bc_x: NULL, or the input whose columns [@bc_q[0], @bc_q[1]) the B cache
  *	holds as bf16 pairs (eng_conv_bf16_cache())
  * @bc_q: see @bc_x
@@ -2514,7 +2518,10 @@ static void conv_src_unit(const struct conv_job *cj, struct conv_src *cs,
 		if (*qf < q1 && !conv_src_held(cs, cj, *qf, q1))
 			conv_direct_tail(cj, *qf, q1, (__s32 *)win,
 					 eng_align((__s32 *)win + kt));
-		conv_offsets(cj, 0, (__u64)cj->xs[0], 0, off);
+		if (cs->h->laid[0] != ENG_CONV_LAID_DIRECT) {
+			conv_offsets(cj, 0, (__u64)cj->xs[0], 0, off);
+			cs->h->laid[0] = ENG_CONV_LAID_DIRECT;
+		}
 		b->win = cj->x;
 		cs->h->sl.valid = 0;
 		cs->h->sl.ready = 0;
