@@ -280,6 +280,25 @@ TEST(exec_parts_small_command_whole)
 }
 
 /*
+ * Where its work limits the parts, a command splits in a multiple of the
+ * tiles: a copy of 3 * 2^16 elements in 2 on 2 tiles (not 3, two of them
+ * on one tile), 3 on 3, and on 4 in as many as it has work for.
+ */
+TEST(exec_parts_multiple_of_tiles)
+{
+	struct case_stream s;
+	struct vnpu_cmd_copy *c;
+
+	memset(&s, 0, sizeof(s));
+	c = case_add(&s, VNPU_CMD_COPY, sizeof(*c));
+	c->dst = case_tensor(0, VNPU_DTYPE_U8, 0, 3u << 16);
+	c->src = case_tensor(1, VNPU_DTYPE_U8, 0, 3u << 16);
+	ASSERT_EQ(2, vnpu_exec_parts(&c->hdr, 2, 0, 0));
+	ASSERT_EQ(3, vnpu_exec_parts(&c->hdr, 3, 0, 0));
+	ASSERT_EQ(3, vnpu_exec_parts(&c->hdr, 4, 0, 0));
+}
+
+/*
  * Tiles that poll take finer parts (vnpu_exec_parts_fine()): a copy of
  * 3 * 2^14 elements, whole for vnpu_exec_parts(), splits in a multiple of
  * the tiles where its work limits the parts (2 on 2 tiles, not 3), in as
