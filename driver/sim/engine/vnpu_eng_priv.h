@@ -796,12 +796,15 @@ static inline void eng_qplan(const struct eng_conv_shape *s,
 		 * Fewer than ENG_QMIN_UNITS blocks of positions and channels:
 		 * narrower channel blocks, so that the layer splits over the
 		 * tiles (a 1x1 conv of 24 to 72 channels on a 56x56 map was
-		 * one unit, for one tile).
+		 * one unit, for one tile); whole tiles each, as many as give
+		 * that many blocks at least, so that the blocks are even
+		 * (120 channels: 10 of 12, not 5 of 24; 240: 10 of 24, not
+		 * 7 of 36, 4 of them on one of two tiles).
 		 */
 		else if (p->nb && p->nb * eng_div_up(p->mp, p->mb) < ENG_QMIN_UNITS) {
-			__u64 ch = eng_div_up(p->mp, eng_div_up(ENG_QMIN_UNITS, p->nb));
+			__u64 want = eng_div_up(ENG_QMIN_UNITS, p->nb);
 
-			p->mb = eng_max(ENG_QMR, eng_div_up(ch, ENG_QMR) * ENG_QMR);
+			p->mb = eng_max(1, p->mp / ENG_QMR / want) * ENG_QMR;
 		}
 		/* Output rows a run of @pos positions may touch. */
 		span = s->ow ? eng_min(s->oh, (p->pos + s->ow - 2) / s->ow + 1) : 1;

@@ -494,6 +494,50 @@ static void check_balance(struct __test_metadata *_metadata)
 }
 
 /*
+ * A packed int8 convolution of few blocks of positions splits its
+ * channels in whole, even blocks of tiles where it can, and counts the
+ * tiles it computes: mobilenetv3's squeeze-excite 960 -> 240 over a 1x1
+ * map in 10 blocks of 24 channels (not 7 of 36), at 32 positions' cost;
+ * 40 -> 120 over 28x28 in 10 blocks of 12 (not 5 of 24).
+ */
+static void check_qconv_blocks(struct __test_metadata *_metadata)
+{
+	static const __u64 convs[][4] = {
+		/* c, hw, m, units */
+		{ 960, 1, 240, 10 }, { 40, 28, 120, 10 },
+	};
+	struct vnpu_layer_conv a = {
+		.flags = VNPU_LAYER_F_PACKED, .group = 1, .kernel = { 1, 1 },
+		.stride = { 1, 1 }, .dilation = { 1, 1 },
+	};
+	__u64 dx[4] = { 1 }, dy[4] = { 1 };
+	struct vnpu_tensor t[10];
+	__u32 i;
+
+	memset(t, 0, sizeof(t));
+	for (i = 0; i < sizeof(convs) / sizeof(convs[0]); i++) {
+		dx[1] = convs[i][0];
+		dy[1] = convs[i][2];
+		dx[2] = dx[3] = dy[2] = dy[3] = convs[i][1];
+		t[0] = et_dense(VNPU_DTYPE_U8, 4, dx);
+		t[9] = et_dense(VNPU_DTYPE_U8, 4, dy);
+		EXPECT_EQ(convs[i][3], vnpu_eng_layer_max_parts(VNPU_LAYER_QLINEAR_CONV,
+								t, 10, &a, AVX2))
+			TH_LOG("qconv %llu -> %llu over %llux%llu: units",
+			       (unsigned long long)dx[1], (unsigned long long)dy[1],
+			       (unsigned long long)dx[2], (unsigned long long)dx[3]);
+	}
+	dx[1] = 960;
+	dy[1] = 240;
+	dx[2] = dx[3] = dy[2] = dy[3] = 1;
+	t[0] = et_dense(VNPU_DTYPE_U8, 4, dx);
+	t[9] = et_dense(VNPU_DTYPE_U8, 4, dy);
+	EXPECT_EQ(2ull * 240 * 32 * 960,
+		  vnpu_eng_layer_cost(VNPU_LAYER_QLINEAR_CONV, t, 10, &a))
+		TH_LOG("qconv 960 -> 240 over 1x1: the cost of 32 positions");
+}
+
+/*
  * A GEMM of one block with the work of two units (an STFT's 97 x 257 x
  * 512, a 2048 x 512 matrix by a vector) runs in two; a small one in one.
  */
@@ -583,6 +627,7 @@ TEST(units)
 	check_fma_units(_metadata);
 	check_gemm_halves(_metadata);
 	check_balance(_metadata);
+	check_qconv_blocks(_metadata);
 	gemm_units(_metadata, 1, 97, 83, 700, 0, 0);
 	gemm_units(_metadata, 1, 200, 300, 100, B, 1);
 	gemm_units(_metadata, 1, 61, 45, 3001, P | R, 0);
