@@ -2317,9 +2317,14 @@ static __u64 conv_direct_reach(const struct conv_job *cj)
  * input's width (eng_conv_wq()), tap (r, i) of channel c of column q is
  * input element c * C + q + r * dh * W + i * dw, the element the window
  * would hold there (a 1x1 convolution is a plain GEMM; openWakeWord's
- * 3x1 ones read three rows). Returns whether it is one, and where the
- * tail copy of a unit of @cols columns (conv_direct_tail()) fits in the
- * room of its window.
+ * 3x1 ones read three rows). Only kernels one column wide: then every
+ * column before the last output row's end reads inside its channel, so
+ * only a unit's last, partial panel can read past it. A wider kernel's
+ * padded columns of the last row read up to (kw - 1) * dw past the
+ * channel, past the input itself on its last channel, from panels the
+ * tail copy does not take. Returns whether it is one, and where the tail
+ * copy of a unit of @cols columns (conv_direct_tail()) fits in the room
+ * of its window.
  */
 static int conv_direct(const struct conv_job *cj, __u64 cols)
 {
@@ -2332,7 +2337,9 @@ static int conv_direct(const struct conv_job *cj, __u64 cols)
 	    (cj->s.h > 1 && cj->xs[1] != (__s64)cj->s.w) ||
 	    cj->xs[0] < (__s64)(cj->s.h * cj->s.w))
 		return 0;
-	if (cj->s.kh == 1 && cj->s.kw == 1)
+	if (cj->s.kw != 1)
+		return 0;
+	if (cj->s.kh == 1)
 		return 1;
 	return eng_conv_wq(&cj->s, at) == cj->s.w &&
 	       kt * (ENG_NR + 1) + ENG_ALIGN / 4 <=

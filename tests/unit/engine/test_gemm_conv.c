@@ -406,11 +406,12 @@ static void test_conv(struct __test_metadata *_metadata)
 		{ 0, 1, 3, 64, 20, 4, 1, 5, 3, 1, 1, 1, 1, 0, 1, 4, 1, 0, 0 },
 		{ 1, 1, 3, 1, 2000, 5, 1, 1, 5, 1, 1, 1, 1, 0, 2, 0, 2, 0, 0 },
 		/*
-		 * Stride 1 without padding reads B in the input itself, the
-		 * last panel's columns past its channel from a copy:
-		 * openWakeWord's 3x1 (and its last, on a 3x1 map), 1xk with
-		 * padded columns over images, dilated in groups, many
-		 * units, 1-D.
+		 * Stride 1 without padding reads B in the input itself for
+		 * kernels one column wide, the last panel's columns past its
+		 * channel from a copy: openWakeWord's 3x1 (and its last, on a
+		 * 3x1 map); wider ones keep the window (their last row's
+		 * padded columns read past the input): 1xk with padded
+		 * columns over images, dilated in groups, many units, 1-D.
 		 */
 		{ 0, 1, 24, 20, 32, 24, 1, 3, 1, 1, 1, 1, 1, 0, 0, 0, 0, B, 0 },
 		{ 0, 1, 96, 3, 1, 96, 1, 3, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0 },
