@@ -26,7 +26,7 @@
 #define MIN_COST_PER_PART (1ULL << 20)
 
 /* Number of elements, or 0 with *ok cleared when the product overflows. */
-static __u64 tensor_elems(const struct vnpu_tensor *t, int *ok)
+static __u64 tensor_elems(const struct vnpu_cmd_tensor *t, int *ok)
 {
 	__u64 n = 1;
 	__u32 d;
@@ -40,7 +40,7 @@ static __u64 tensor_elems(const struct vnpu_tensor *t, int *ok)
 	return n;
 }
 
-__u64 vnpu_tensor_size(const struct vnpu_tensor *t)
+__u64 vnpu_tensor_size(const struct vnpu_cmd_tensor *t)
 {
 	__u64 last = 0;
 	__u32 d;
@@ -57,7 +57,7 @@ __u64 vnpu_tensor_size(const struct vnpu_tensor *t)
  * Check one tensor descriptor against the slot table; on success *end is
  * the first byte past what it can reach.
  */
-static int tensor_check(const struct vnpu_tensor *t,
+static int tensor_check(const struct vnpu_cmd_tensor *t,
 			const struct vnpu_slot_info *slots, __u32 num_slots,
 			int write, __u64 *end)
 {
@@ -109,7 +109,7 @@ static int tensor_check(const struct vnpu_tensor *t,
  * parallel would race on it. Sufficient test: ordering the dims by stride,
  * each stride is larger than the span of all smaller ones.
  */
-static int tensor_is_injective(const struct vnpu_tensor *t)
+static int tensor_is_injective(const struct vnpu_cmd_tensor *t)
 {
 	__u32 order[VNPU_MAX_DIMS], n = 0, i, j;
 	__u64 span = 0;
@@ -137,8 +137,8 @@ static int tensor_is_injective(const struct vnpu_tensor *t)
 	return 1;
 }
 
-static int ranges_overlap(const struct vnpu_tensor *a, __u64 a_end,
-			  const struct vnpu_tensor *b, __u64 b_end,
+static int ranges_overlap(const struct vnpu_cmd_tensor *a, __u64 a_end,
+			  const struct vnpu_cmd_tensor *b, __u64 b_end,
 			  const struct vnpu_slot_info *slots)
 {
 	if (slots[a->slot].id != slots[b->slot].id)
@@ -198,7 +198,7 @@ static int check_copy(const struct vnpu_cmd_copy *c,
 static __u64 layer_size(__u32 num_tensors, __u32 attr_size)
 {
 	return sizeof(struct vnpu_cmd_layer) +
-	       (__u64)num_tensors * sizeof(struct vnpu_tensor) +
+	       (__u64)num_tensors * sizeof(struct vnpu_cmd_tensor) +
 	       (((__u64)attr_size + 7) & ~7ULL);
 }
 
@@ -459,8 +459,8 @@ struct walker {
 	__u64 off[2];
 };
 
-static void walker_init(struct walker *w, const struct vnpu_tensor *a,
-			const struct vnpu_tensor *b, __u64 first)
+static void walker_init(struct walker *w, const struct vnpu_cmd_tensor *a,
+			const struct vnpu_cmd_tensor *b, __u64 first)
 {
 	int d;
 
@@ -515,7 +515,7 @@ static int steps_as_one(__s64 outer, __s64 inner, __u64 n)
 	return !__builtin_mul_overflow((__u64)inner, n, &p) && p == (__u64)outer;
 }
 
-static void merge_dims(struct vnpu_tensor *dt, struct vnpu_tensor *st)
+static void merge_dims(struct vnpu_cmd_tensor *dt, struct vnpu_cmd_tensor *st)
 {
 	__u32 d, r = 0;
 
@@ -638,13 +638,13 @@ static void walker_skip_rows(struct walker *w, __u64 rows)
  * memcpy() where both sides are dense and the engine's tiled
  * transposition where the source runs across the rows.
  */
-static void move_elems(unsigned char *dbase, const struct vnpu_tensor *dt,
-		       const unsigned char *sbase, const struct vnpu_tensor *st,
+static void move_elems(unsigned char *dbase, const struct vnpu_cmd_tensor *dt,
+		       const unsigned char *sbase, const struct vnpu_cmd_tensor *st,
 		       const unsigned char *val, __u64 first, __u64 last,
 		       __u32 features)
 {
 	__u32 esize = vnpu_eng_dtype_size(dt->dtype), in;
-	struct vnpu_tensor dm = *dt, sm;
+	struct vnpu_cmd_tensor dm = *dt, sm;
 	struct walker w;
 	__u64 n = first, rows;
 
@@ -657,8 +657,8 @@ static void move_elems(unsigned char *dbase, const struct vnpu_tensor *dt,
 	}
 	if (sbase)
 		sm = *st;
-	merge_dims(&dm, sbase ? &sm : (struct vnpu_tensor *)0);
-	walker_init(&w, &dm, sbase ? &sm : (const struct vnpu_tensor *)0, first);
+	merge_dims(&dm, sbase ? &sm : (struct vnpu_cmd_tensor *)0);
+	walker_init(&w, &dm, sbase ? &sm : (const struct vnpu_cmd_tensor *)0, first);
 	in = w.rank - 1;
 	while (n < last) {
 		__u64 count = w.dims[in] - w.idx[in];
@@ -713,7 +713,8 @@ int vnpu_exec_part(const struct vnpu_cmd_header *cmd, void *const *slot_base,
 		last = first + n / num_parts + (part < n % num_parts);
 		if (cmd->opcode == VNPU_CMD_FILL)
 			move_elems((unsigned char *)slot_base[f->dst.slot] + f->dst.offset,
-				   &f->dst, (const unsigned char *)0, (const struct vnpu_tensor *)0,
+				   &f->dst, (const unsigned char *)0,
+				   (const struct vnpu_cmd_tensor *)0,
 				   (const unsigned char *)&f->value, first, last,
 				   ctx->features);
 		else

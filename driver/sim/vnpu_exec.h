@@ -150,7 +150,7 @@ int vnpu_exec_stream_is_short(const void *stream, __u64 size);
  *
  * Return: the byte count, 0 for an empty tensor.
  */
-__u64 vnpu_tensor_size(const struct vnpu_tensor *t);
+__u64 vnpu_tensor_size(const struct vnpu_cmd_tensor *t);
 
 /**
  * vnpu_exec_part() - run one part of a validated command

@@ -198,12 +198,12 @@ static int op_mmap(struct fuzz_thread *t)
  * A tensor in one of the job's slots: within the BO the slot had when
  * @sizes is given (one time in two), anywhere otherwise.
  */
-static struct vnpu_tensor fuzz_tensor(struct fuzz_thread *t, uint32_t num_slots,
-				      const uint64_t *sizes)
+static struct vnpu_cmd_tensor fuzz_tensor(struct fuzz_thread *t, uint32_t num_slots,
+					  const uint64_t *sizes)
 {
 	uint32_t slot = (uint32_t)below(t, num_slots + !sizes);
 	uint64_t n = 1 + below(t, 4096), offset = 4 * below(t, FUZZ_BO_MAX / 4);
-	struct vnpu_tensor v;
+	struct vnpu_cmd_tensor v;
 
 	if (sizes && sizes[slot] >= 4) {
 		n = 1 + below(t, sizes[slot] / 4);

@@ -451,7 +451,7 @@ TEST_F(job, nop_job_after_long_job)
 /* Empty tensors run and touch nothing (they once divided by zero). */
 TEST_F(job, empty_tensor_commands)
 {
-	struct vnpu_tensor t = tensor_1d(0, VNPU_DTYPE_U32, 0, 0);
+	struct vnpu_cmd_tensor t = tensor_1d(0, VNPU_DTYPE_U32, 0, 0);
 	struct stream s = { 0 };
 	uint32_t out[4];
 
@@ -469,8 +469,8 @@ TEST_F(job, empty_tensor_commands)
 
 TEST_F(job, copy_transpose)
 {
-	struct vnpu_tensor src = tensor_1d(0, VNPU_DTYPE_U16, 0, 0);
-	struct vnpu_tensor dst = src;
+	struct vnpu_cmd_tensor src = tensor_1d(0, VNPU_DTYPE_U16, 0, 0);
+	struct vnpu_cmd_tensor dst = src;
 	uint16_t in[6 * 5], out[5 * 6];
 	struct stream s = { 0 };
 	int r, c;

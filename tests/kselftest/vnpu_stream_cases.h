@@ -38,10 +38,10 @@ static inline void *case_add(struct case_stream *s, uint32_t opcode,
 	return h;
 }
 
-static inline struct vnpu_tensor case_tensor(uint32_t slot, uint32_t dtype,
-					     uint64_t offset, uint64_t n)
+static inline struct vnpu_cmd_tensor case_tensor(uint32_t slot, uint32_t dtype,
+						 uint64_t offset, uint64_t n)
 {
-	struct vnpu_tensor t = {
+	struct vnpu_cmd_tensor t = {
 		.slot = slot, .dtype = dtype, .offset = offset, .rank = 1,
 	};
 
@@ -82,7 +82,7 @@ static inline struct vnpu_cmd_layer *case_layer(struct case_stream *s)
 
 	memset(s, 0, sizeof(*s));
 	l = case_add(s, VNPU_CMD_LAYER,
-		     sizeof(*l) + sizeof(struct vnpu_tensor));
+		     sizeof(*l) + sizeof(struct vnpu_cmd_tensor));
 	l->op = 0;
 	l->num_tensors = 1;
 	l->num_outputs = 1;
@@ -105,7 +105,7 @@ static inline struct vnpu_layer_chain *case_chain(struct case_stream *s)
 	struct vnpu_cmd_layer *l;
 
 	memset(s, 0, sizeof(*s));
-	l = case_add(s, VNPU_CMD_LAYER, sizeof(*l) + 3 * sizeof(struct vnpu_tensor) +
+	l = case_add(s, VNPU_CMD_LAYER, sizeof(*l) + 3 * sizeof(struct vnpu_cmd_tensor) +
 		     sizeof(*a));
 	l->op = VNPU_LAYER_CHAIN;
 	l->num_tensors = 3;
@@ -127,7 +127,7 @@ static inline struct vnpu_layer_chain *case_chain(struct case_stream *s)
 }
 
 /* @t as a dense tensor of the @rank dims @d. */
-static inline void case_dense(struct vnpu_tensor *t, uint32_t rank,
+static inline void case_dense(struct vnpu_cmd_tensor *t, uint32_t rank,
 			      const uint64_t *d)
 {
 	int64_t st = 1;
@@ -155,7 +155,7 @@ static inline struct vnpu_cmd_layer *case_lstm(struct case_stream *s)
 	int i;
 
 	memset(s, 0, sizeof(*s));
-	l = case_add(s, VNPU_CMD_LAYER, sizeof(*l) + 7 * sizeof(struct vnpu_tensor) +
+	l = case_add(s, VNPU_CMD_LAYER, sizeof(*l) + 7 * sizeof(struct vnpu_cmd_tensor) +
 		     sizeof(*a));
 	l->op = VNPU_LAYER_LSTM;
 	l->num_tensors = 7;
@@ -196,7 +196,7 @@ static inline struct vnpu_cmd_layer *case_qconv(struct case_stream *s)
 	int i;
 
 	memset(s, 0, sizeof(*s));
-	l = case_add(s, VNPU_CMD_LAYER, sizeof(*l) + 10 * sizeof(struct vnpu_tensor) +
+	l = case_add(s, VNPU_CMD_LAYER, sizeof(*l) + 10 * sizeof(struct vnpu_cmd_tensor) +
 		     sizeof(*a));
 	l->op = VNPU_LAYER_QLINEAR_CONV;
 	l->num_tensors = 10;
@@ -239,7 +239,7 @@ static inline struct vnpu_cmd_layer *case_lookup(struct case_stream *s)
 	struct vnpu_cmd_layer *l;
 
 	memset(s, 0, sizeof(*s));
-	l = case_add(s, VNPU_CMD_LAYER, sizeof(*l) + 3 * sizeof(struct vnpu_tensor) +
+	l = case_add(s, VNPU_CMD_LAYER, sizeof(*l) + 3 * sizeof(struct vnpu_cmd_tensor) +
 		     sizeof(struct vnpu_layer_lookup));
 	l->op = VNPU_LAYER_LOOKUP;
 	l->num_tensors = 3;
@@ -260,7 +260,7 @@ static inline struct vnpu_layer_lookup *case_lookup_attrs(struct case_stream *s)
  * @t (256 elements of one dim) as the same elements in VNPU_MAX_DIMS dims
  * of extent 2, row-major, or with the dims reversed (a transpose).
  */
-static inline void case_rank_max(struct vnpu_tensor *t, int reversed)
+static inline void case_rank_max(struct vnpu_cmd_tensor *t, int reversed)
 {
 	int d;
 

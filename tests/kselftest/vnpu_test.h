@@ -364,10 +364,10 @@ static inline void stream_spin(struct stream *s)
 }
 
 /* A contiguous 1-D tensor of @n elements of @dtype at @offset of @slot. */
-static inline struct vnpu_tensor tensor_1d(uint32_t slot, uint32_t dtype,
-					   uint64_t offset, uint64_t n)
+static inline struct vnpu_cmd_tensor tensor_1d(uint32_t slot, uint32_t dtype,
+					       uint64_t offset, uint64_t n)
 {
-	struct vnpu_tensor t = {
+	struct vnpu_cmd_tensor t = {
 		.slot = slot, .dtype = dtype, .offset = offset, .rank = 1,
 	};
 
@@ -377,7 +377,7 @@ static inline struct vnpu_tensor tensor_1d(uint32_t slot, uint32_t dtype,
 }
 
 static inline struct vnpu_cmd_fill *stream_fill(struct stream *s,
-						struct vnpu_tensor dst,
+						struct vnpu_cmd_tensor dst,
 						uint64_t value)
 {
 	struct vnpu_cmd_fill *f = stream_add(s, VNPU_CMD_FILL, sizeof(*f));
@@ -388,8 +388,8 @@ static inline struct vnpu_cmd_fill *stream_fill(struct stream *s,
 }
 
 static inline struct vnpu_cmd_copy *stream_copy(struct stream *s,
-						struct vnpu_tensor dst,
-						struct vnpu_tensor src)
+						struct vnpu_cmd_tensor dst,
+						struct vnpu_cmd_tensor src)
 {
 	struct vnpu_cmd_copy *c = stream_add(s, VNPU_CMD_COPY, sizeof(*c));
 
@@ -399,10 +399,10 @@ static inline struct vnpu_cmd_copy *stream_copy(struct stream *s,
 }
 
 /* A contiguous 2-D f32 tensor [@rows, @cols] at @offset of @slot. */
-static inline struct vnpu_tensor tensor_2d_f32(uint32_t slot, uint64_t offset,
-					       uint64_t rows, uint64_t cols)
+static inline struct vnpu_cmd_tensor tensor_2d_f32(uint32_t slot, uint64_t offset,
+						   uint64_t rows, uint64_t cols)
 {
-	struct vnpu_tensor t = {
+	struct vnpu_cmd_tensor t = {
 		.slot = slot, .dtype = VNPU_DTYPE_F32, .offset = offset,
 		.rank = 2,
 	};
@@ -424,7 +424,7 @@ static inline struct vnpu_cmd_layer *stream_gemm(struct stream *s,
 						 uint64_t n, uint64_t k)
 {
 	struct vnpu_layer_gemm attrs = { .alpha = 0x3f800000 };
-	size_t tensors = 3 * sizeof(struct vnpu_tensor);
+	size_t tensors = 3 * sizeof(struct vnpu_cmd_tensor);
 	struct vnpu_cmd_layer *l;
 
 	l = stream_add(s, VNPU_CMD_LAYER, sizeof(*l) + tensors + sizeof(attrs));

@@ -28,9 +28,9 @@ static char *dup_str(const char *s)
 	return strcpy(malloc(strlen(s) + 1), s);
 }
 
-static struct vnpu_tensor view(uint32_t slot, uint64_t elems)
+static struct vnpu_cmd_tensor view(uint32_t slot, uint64_t elems)
 {
-	struct vnpu_tensor t = { .slot = slot, .dtype = VNPU_DTYPE_F32, .rank = 1 };
+	struct vnpu_cmd_tensor t = { .slot = slot, .dtype = VNPU_DTYPE_F32, .rank = 1 };
 
 	t.dims[0] = elems;
 	t.strides[0] = 1;

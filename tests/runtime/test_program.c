@@ -15,17 +15,18 @@
 
 #define N 6	/* elements of x and y: f32[2,3] */
 
-static struct vnpu_tensor view(uint32_t slot, uint64_t offset, uint64_t elems)
+static struct vnpu_cmd_tensor view(uint32_t slot, uint64_t offset, uint64_t elems)
 {
-	struct vnpu_tensor t = { .slot = slot, .dtype = VNPU_DTYPE_F32,
-				 .offset = offset, .rank = 1 };
+	struct vnpu_cmd_tensor t = { .slot = slot, .dtype = VNPU_DTYPE_F32,
+				     .offset = offset, .rank = 1 };
 
 	t.dims[0] = elems;
 	t.strides[0] = 1;
 	return t;
 }
 
-static void put_copy(struct vnpu_cmd_copy *c, struct vnpu_tensor dst, struct vnpu_tensor src)
+static void put_copy(struct vnpu_cmd_copy *c, struct vnpu_cmd_tensor dst,
+		     struct vnpu_cmd_tensor src)
 {
 	memset(c, 0, sizeof(*c));
 	c->hdr.opcode = VNPU_CMD_COPY;

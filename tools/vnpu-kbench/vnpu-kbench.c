@@ -34,7 +34,7 @@
 struct layer {
 	const char *name;	/* the ORT model's name too */
 	__u32 op;
-	struct vnpu_tensor t[4];
+	struct vnpu_cmd_tensor t[4];
 	void *data[4];
 	__u32 n;
 	union {
@@ -213,9 +213,9 @@ static double fma_peak(int threads, int avx512)
 
 /* ---- layers ---------------------------------------------------------- */
 
-static struct vnpu_tensor dense(__u32 rank, const __u64 *dims)
+static struct vnpu_cmd_tensor dense(__u32 rank, const __u64 *dims)
 {
-	struct vnpu_tensor t;
+	struct vnpu_cmd_tensor t;
 	__s64 s = 1;
 	int d;
 
@@ -280,7 +280,7 @@ static void *random_floats_tmp(__u64 n)
 	return p;
 }
 
-static __u64 numel(const struct vnpu_tensor *t)
+static __u64 numel(const struct vnpu_cmd_tensor *t)
 {
 	__u64 n = 1;
 	__u32 d;
@@ -349,7 +349,7 @@ static void make_conv(struct layer *l, __u64 c, __u64 m, __u64 hw, __u32 k,
 }
 
 /* @t of the data at @p, as slot 0 (the arena) of a command sees it. */
-static struct vnpu_tensor in_arena(struct vnpu_tensor t, const void *p)
+static struct vnpu_cmd_tensor in_arena(struct vnpu_cmd_tensor t, const void *p)
 {
 	t.slot = 0;
 	t.offset = (__u64)((const unsigned char *)p - arena);
@@ -364,7 +364,7 @@ static struct vnpu_tensor in_arena(struct vnpu_tensor t, const void *p)
 static void make_deconv(struct layer *l, __u64 c, __u64 m, __u64 hw)
 {
 	__u64 dt[6] = { 1, m, 2, 2, hw, hw }, dy[4] = { 1, m, 2 * hw, 2 * hw };
-	struct vnpu_tensor *dst = &l->copy.dst, *src = &l->copy.src;
+	struct vnpu_cmd_tensor *dst = &l->copy.dst, *src = &l->copy.src;
 	int d;
 
 	make_conv(l, c, 4 * m, hw, 1, 1);
@@ -957,7 +957,7 @@ static void make_bw_copy(struct layer *l, size_t i)
 {
 	static const __u64 fm[4] = { 1, 96, 80, 80 }, nhwc[4] = { 1, 80, 80, 96 };
 	static const __u64 cat[4] = { 1, 192, 80, 80 };
-	struct vnpu_tensor *dst = &l->copy.dst, *src = &l->copy.src;
+	struct vnpu_cmd_tensor *dst = &l->copy.dst, *src = &l->copy.src;
 
 	l->op = VNPU_LAYER_INVALID;
 	bw_tensor(l, 0, 4, fm);
@@ -1186,7 +1186,7 @@ static int run_bandwidth(__u32 features, int threads, int rounds, int repeat,
 static struct vnpu_cmd_layer *layer_cmd(const struct layer *l)
 {
 	size_t size = sizeof(struct vnpu_cmd_layer) +
-		      l->n * sizeof(struct vnpu_tensor) + l->attr_size;
+		      l->n * sizeof(struct vnpu_cmd_tensor) + l->attr_size;
 	struct vnpu_cmd_layer *c = calloc(1, (size + 7) / 8 * 8);
 
 	if (!c)
@@ -1197,7 +1197,7 @@ static struct vnpu_cmd_layer *layer_cmd(const struct layer *l)
 	c->num_tensors = l->n;
 	c->num_outputs = 1;
 	c->attr_size = l->attr_size;
-	memcpy(c->tensors, l->t, l->n * sizeof(struct vnpu_tensor));
+	memcpy(c->tensors, l->t, l->n * sizeof(struct vnpu_cmd_tensor));
 	memcpy(&c->tensors[l->n], &l->attrs, l->attr_size);
 	return c;
 }

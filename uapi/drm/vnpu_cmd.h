@@ -85,7 +85,7 @@ enum vnpu_dtype {
 };
 
 /**
- * struct vnpu_tensor - a strided view of elements inside one slot's BO
+ * struct vnpu_cmd_tensor - a strided view of elements inside one slot's BO
  * @slot: index into the job's slot table
  * @dtype: element type, one of &enum vnpu_dtype
  * @offset: byte offset of element [0, ..., 0] from the start of the BO;
@@ -102,7 +102,7 @@ enum vnpu_dtype {
  * (@dims[d] - 1) * @strides[d]) * element size), which must lie inside the
  * slot's BO.
  */
-struct vnpu_tensor {
+struct vnpu_cmd_tensor {
 	__u32 slot;
 	__u32 dtype;
 	__u64 offset;
@@ -151,7 +151,7 @@ struct vnpu_cmd_header {
  */
 struct vnpu_cmd_fill {
 	struct vnpu_cmd_header hdr;
-	struct vnpu_tensor dst;
+	struct vnpu_cmd_tensor dst;
 	__u64 value;
 };
 
@@ -167,8 +167,8 @@ struct vnpu_cmd_fill {
  */
 struct vnpu_cmd_copy {
 	struct vnpu_cmd_header hdr;
-	struct vnpu_tensor dst;
-	struct vnpu_tensor src;
+	struct vnpu_cmd_tensor dst;
+	struct vnpu_cmd_tensor src;
 };
 
 /** VNPU_LAYER_MAX_TENSORS - the most tensors one layer command names */
@@ -179,7 +179,7 @@ struct vnpu_cmd_copy {
 /**
  * struct vnpu_cmd_layer - %VNPU_CMD_LAYER
  * @hdr: opcode %VNPU_CMD_LAYER; size sizeof(struct vnpu_cmd_layer) +
- *	@num_tensors * sizeof(struct vnpu_tensor) + @attr_size rounded up to 8
+ *	@num_tensors * sizeof(struct vnpu_cmd_tensor) + @attr_size rounded up to 8
  * @op: the layer, one of &enum vnpu_layer_op (vnpu_layers.h)
  * @num_tensors: tensors that follow, 1 to %VNPU_LAYER_MAX_TENSORS; their
  *	order (inputs, then outputs) is the op's, see vnpu_layers.h
@@ -199,7 +199,7 @@ struct vnpu_cmd_layer {
 	__u32 attr_size;
 	__u32 flags;
 	__u32 pad;
-	struct vnpu_tensor tensors[];
+	struct vnpu_cmd_tensor tensors[];
 };
 
 #if defined(__cplusplus)

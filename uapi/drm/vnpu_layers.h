@@ -7,7 +7,7 @@
  *
  * - Every op has exactly one output, its last tensor (&struct
  *   vnpu_cmd_layer.num_outputs is 1); it must not alias itself.
- * - Tensors are the strided views of &struct vnpu_tensor. A transposed or
+ * - Tensors are the strided views of &struct vnpu_cmd_tensor. A transposed or
  *   sliced operand is just a view with other strides: no op has transpose
  *   flags. Unless an op says otherwise, inputs broadcast the numpy way: an
  *   input of lower rank is right-aligned against the output, and an input

@@ -200,7 +200,7 @@ int run_chain(const struct eng_layer *l, __u64 ub, __u64 ue,
 	      const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_chain *a = l->attrs;
-	const struct vnpu_tensor *y = &l->t[l->n - 1];
+	const struct vnpu_cmd_tensor *y = &l->t[l->n - 1];
 	struct chain_arg arg = { .a = a, .inputs = l->n - 1 };
 	struct eng_iter it;
 	__u64 lo, hi;

@@ -54,7 +54,7 @@ static int f32_positive(__u32 bits)
 }
 
 /* Dims small enough that no product of them overflows. */
-static int tensor_ok(const struct vnpu_tensor *t)
+static int tensor_ok(const struct vnpu_cmd_tensor *t)
 {
 	__u64 n = 1;
 	__u32 d;
@@ -76,7 +76,7 @@ static int tensor_ok(const struct vnpu_tensor *t)
  * extent > 1 sorted by stride, each stride must clear the span of the
  * ones below it.
  */
-static int tensor_injective(const struct vnpu_tensor *t)
+static int tensor_injective(const struct vnpu_cmd_tensor *t)
 {
 	__u32 used = 0, i, d, best;
 	__u64 span = 0;
@@ -102,7 +102,7 @@ static int tensor_injective(const struct vnpu_tensor *t)
 	return 1;
 }
 
-static int same_dims(const struct vnpu_tensor *a, const struct vnpu_tensor *b)
+static int same_dims(const struct vnpu_cmd_tensor *a, const struct vnpu_cmd_tensor *b)
 {
 	__u32 d;
 
@@ -118,7 +118,7 @@ static int same_dims(const struct vnpu_tensor *a, const struct vnpu_tensor *b)
  * numpy broadcasting of @in against @out, right-aligned, ignoring the
  * last @skip dims of both (GEMM's matrix dims).
  */
-static int bcast_ok(const struct vnpu_tensor *in, const struct vnpu_tensor *out,
+static int bcast_ok(const struct vnpu_cmd_tensor *in, const struct vnpu_cmd_tensor *out,
 		    __u32 skip)
 {
 	__u32 i;
@@ -162,7 +162,7 @@ static int act_ok(const struct vnpu_layer_act *a, __u32 dtype, int fused)
 	return is_float(dtype);
 }
 
-static int all_dtype(const struct vnpu_tensor *t, __u32 n, __u32 dtype)
+static int all_dtype(const struct vnpu_cmd_tensor *t, __u32 n, __u32 dtype)
 {
 	__u32 i;
 
@@ -183,9 +183,9 @@ static __u32 popcount2(__u32 flags)
  * A [..., M, K] times B [..., K, N] into Y [..., M, N] (B unchecked when
  * NULL), batch dims broadcasting, Y's rows dense.
  */
-static int matmul_shapes_ok(const struct vnpu_tensor *ta,
-			    const struct vnpu_tensor *tb,
-			    const struct vnpu_tensor *y)
+static int matmul_shapes_ok(const struct vnpu_cmd_tensor *ta,
+			    const struct vnpu_cmd_tensor *tb,
+			    const struct vnpu_cmd_tensor *y)
 {
 	if (y->rank < 2 || !tensor_injective(y) || ta->rank < 2 ||
 	    !bcast_ok(ta, y, 2) || ta->dims[ta->rank - 2] != y->dims[y->rank - 2])
@@ -203,7 +203,7 @@ static int matmul_shapes_ok(const struct vnpu_tensor *ta,
  * GEMM and CONV tensors: each f32, f16 or bf16 (computed in f32), packed
  * weights too (f16 and bf16 panels are widened a slice at a time).
  */
-static int gemm_dtypes_ok(const struct vnpu_tensor *t, __u32 n)
+static int gemm_dtypes_ok(const struct vnpu_cmd_tensor *t, __u32 n)
 {
 	__u32 i;
 
@@ -213,10 +213,10 @@ static int gemm_dtypes_ok(const struct vnpu_tensor *t, __u32 n)
 	return 1;
 }
 
-static int check_gemm(const struct vnpu_tensor *t, __u32 n,
+static int check_gemm(const struct vnpu_cmd_tensor *t, __u32 n,
 		      const struct vnpu_layer_gemm *a)
 {
-	const struct vnpu_tensor *y = &t[n - 1], *ta = &t[0], *tb = &t[1];
+	const struct vnpu_cmd_tensor *y = &t[n - 1], *ta = &t[0], *tb = &t[1];
 	__u64 k;
 	__u32 i;
 
@@ -274,7 +274,7 @@ static __s64 window_out(__u64 in, __u32 k, __u32 s, __u32 dil, __u32 pb,
 }
 
 /* Y's innermost dims dense, so a channel is one row of OH * OW. */
-static int spatial_dense(const struct vnpu_tensor *t)
+static int spatial_dense(const struct vnpu_cmd_tensor *t)
 {
 	__u32 r = t->rank;
 
@@ -285,9 +285,9 @@ static int spatial_dense(const struct vnpu_tensor *t)
 }
 
 /* X, W (unpacked unless @packed) and Y of a convolution agree with @a. */
-static int conv_shapes_ok(const struct vnpu_tensor *x,
-			  const struct vnpu_tensor *w,
-			  const struct vnpu_tensor *y,
+static int conv_shapes_ok(const struct vnpu_cmd_tensor *x,
+			  const struct vnpu_cmd_tensor *w,
+			  const struct vnpu_cmd_tensor *y,
 			  const struct vnpu_layer_conv *a, int packed)
 {
 	__u64 c, m, cg, d;
@@ -328,7 +328,7 @@ static int conv_shapes_ok(const struct vnpu_tensor *x,
  * The input window of a windowed convolution must fit the scratch limit,
  * and its offsets 32 bits.
  */
-static int conv_window_ok(const struct vnpu_tensor *x,
+static int conv_window_ok(const struct vnpu_cmd_tensor *x,
 			  const struct vnpu_layer_conv *a)
 {
 	__u64 wp = x->dims[x->rank - 1] + a->pad_begin[1] + a->pad_end[1];
@@ -343,10 +343,10 @@ static int conv_window_ok(const struct vnpu_tensor *x,
 		       wq + ENG_NC) < ENG_MAX_WINDOW;
 }
 
-static int check_conv(const struct vnpu_tensor *t, __u32 n,
+static int check_conv(const struct vnpu_cmd_tensor *t, __u32 n,
 		      const struct vnpu_layer_conv *a)
 {
-	const struct vnpu_tensor *y = &t[n - 1];
+	const struct vnpu_cmd_tensor *y = &t[n - 1];
 	__u32 i = 2, wino = a->flags & VNPU_LAYER_F_WINO;
 
 	if (a->flags & ~(VNPU_LAYER_F_MASK | VNPU_LAYER_F_WINO) ||
@@ -370,10 +370,10 @@ static int check_conv(const struct vnpu_tensor *t, __u32 n,
 	return 1;
 }
 
-static int check_pool(const struct vnpu_tensor *t, __u32 n,
+static int check_pool(const struct vnpu_cmd_tensor *t, __u32 n,
 		      const struct vnpu_layer_pool *a)
 {
-	const struct vnpu_tensor *x = &t[0], *y = &t[1];
+	const struct vnpu_cmd_tensor *x = &t[0], *y = &t[1];
 	__u32 d, r = x->rank;
 
 	if (n != 2 || a->mode < VNPU_POOL_MAX || a->mode > VNPU_POOL_LP ||
@@ -427,7 +427,7 @@ static int binary_types_ok(__u32 func, __u32 in, __u32 out)
 	}
 }
 
-static int check_binary(const struct vnpu_tensor *t, __u32 n,
+static int check_binary(const struct vnpu_cmd_tensor *t, __u32 n,
 			const struct vnpu_layer_binary *a)
 {
 	return n == 3 && a->func < VNPU_BIN_COUNT && !a->flags &&
@@ -437,7 +437,7 @@ static int check_binary(const struct vnpu_tensor *t, __u32 n,
 	       bcast_ok(&t[1], &t[2], 0);
 }
 
-static int check_where(const struct vnpu_tensor *t, __u32 n)
+static int check_where(const struct vnpu_cmd_tensor *t, __u32 n)
 {
 	return n == 4 && t[0].dtype == VNPU_DTYPE_BOOL &&
 	       t[1].dtype == t[3].dtype && t[2].dtype == t[3].dtype &&
@@ -445,7 +445,7 @@ static int check_where(const struct vnpu_tensor *t, __u32 n)
 	       bcast_ok(&t[1], &t[3], 0) && bcast_ok(&t[2], &t[3], 0);
 }
 
-static int check_unary(const struct vnpu_tensor *t, __u32 n,
+static int check_unary(const struct vnpu_cmd_tensor *t, __u32 n,
 		       const struct vnpu_layer_act *a)
 {
 	return n == 2 && t[0].dtype == t[1].dtype && act_ok(a, t[0].dtype, 0) &&
@@ -491,7 +491,7 @@ static int chain_step_ok(const struct vnpu_chain_step *st, __u32 k,
 	}
 }
 
-static int check_chain(const struct vnpu_tensor *t, __u32 n,
+static int check_chain(const struct vnpu_cmd_tensor *t, __u32 n,
 		       const struct vnpu_layer_chain *a)
 {
 	__u32 i, k;
@@ -516,7 +516,7 @@ static int check_chain(const struct vnpu_tensor *t, __u32 n,
 }
 
 /* @t is f32 of the @rank dims @d, its elements packed in order. */
-static int dense_f32(const struct vnpu_tensor *t, __u32 rank, const __u64 *d)
+static int dense_f32(const struct vnpu_cmd_tensor *t, __u32 rank, const __u64 *d)
 {
 	__s64 st = 1;
 	__u32 i;
@@ -537,10 +537,10 @@ static int lstm_act_ok(const struct vnpu_layer_act *a)
 }
 
 /* XW [S, D, B, 4H], R, H0 and C0 [D, B, H], Y [S, D, B, H], Y_h, Y_c. */
-static int check_lstm(const struct vnpu_tensor *t, __u32 n,
+static int check_lstm(const struct vnpu_cmd_tensor *t, __u32 n,
 		      const struct vnpu_layer_lstm *a)
 {
-	const struct vnpu_tensor *xw = &t[0], *r = &t[1];
+	const struct vnpu_cmd_tensor *xw = &t[0], *r = &t[1];
 	__u64 y[4], state[3], h, per;
 	__u32 i;
 
@@ -568,7 +568,7 @@ static int check_lstm(const struct vnpu_tensor *t, __u32 n,
 	       r->dims[0] % per == 0 && r->dims[0] / per == state[0];
 }
 
-static int check_softmax(const struct vnpu_tensor *t, __u32 n,
+static int check_softmax(const struct vnpu_cmd_tensor *t, __u32 n,
 			 const struct vnpu_layer_softmax *a)
 {
 	return n == 2 && a->mode <= VNPU_HARDMAX && a->axis < t[0].rank &&
@@ -579,14 +579,14 @@ static int check_softmax(const struct vnpu_tensor *t, __u32 n,
 }
 
 /* A per-channel parameter: [C] of X [N, C, ...]. */
-static int channel_param(const struct vnpu_tensor *p,
-			 const struct vnpu_tensor *x)
+static int channel_param(const struct vnpu_cmd_tensor *p,
+			 const struct vnpu_cmd_tensor *x)
 {
 	return p->rank == 1 && x->rank >= 2 && p->dims[0] == x->dims[1];
 }
 
 /* The elements one output of a normalization reads. */
-static __u64 norm_row_len(const struct vnpu_tensor *x,
+static __u64 norm_row_len(const struct vnpu_cmd_tensor *x,
 			  const struct vnpu_layer_norm *a)
 {
 	__u64 len = 1;
@@ -606,10 +606,10 @@ static __u64 norm_row_len(const struct vnpu_tensor *x,
 	}
 }
 
-static int check_norm(const struct vnpu_tensor *t, __u32 n,
+static int check_norm(const struct vnpu_cmd_tensor *t, __u32 n,
 		      const struct vnpu_layer_norm *a)
 {
-	const struct vnpu_tensor *x = &t[0], *y = &t[n - 1];
+	const struct vnpu_cmd_tensor *x = &t[0], *y = &t[n - 1];
 	__u32 i, want_flags = 0;
 
 	if (a->pad || n < 2 || !is_fstore(x->dtype) || !all_dtype(t, n, x->dtype) ||
@@ -672,8 +672,8 @@ static int reduce_types_ok(__u32 func, __u32 dtype)
 }
 
 /* Y has X's rank with extent 1 on @axes and X's extents elsewhere. */
-static int reduced_dims(const struct vnpu_tensor *x,
-			const struct vnpu_tensor *y, __u32 axes)
+static int reduced_dims(const struct vnpu_cmd_tensor *x,
+			const struct vnpu_cmd_tensor *y, __u32 axes)
 {
 	__u32 d;
 
@@ -685,7 +685,7 @@ static int reduced_dims(const struct vnpu_tensor *x,
 	return 1;
 }
 
-static int check_reduce(const struct vnpu_tensor *t, __u32 n,
+static int check_reduce(const struct vnpu_cmd_tensor *t, __u32 n,
 			const struct vnpu_layer_reduce *a)
 {
 	return n == 2 && a->func < VNPU_REDUCE_COUNT &&
@@ -695,7 +695,7 @@ static int check_reduce(const struct vnpu_tensor *t, __u32 n,
 	       ENG_MAX_ROW * (vnpu_eng_numel(&t[1]) ? vnpu_eng_numel(&t[1]) : 1);
 }
 
-static int check_argreduce(const struct vnpu_tensor *t, __u32 n,
+static int check_argreduce(const struct vnpu_cmd_tensor *t, __u32 n,
 			   const struct vnpu_layer_argreduce *a)
 {
 	return n == 2 && a->min <= 1 && !(a->flags & ~VNPU_ARG_F_LAST) &&
@@ -706,7 +706,7 @@ static int check_argreduce(const struct vnpu_tensor *t, __u32 n,
 	       tensor_injective(&t[1]);
 }
 
-static int check_resize(const struct vnpu_tensor *t, __u32 n,
+static int check_resize(const struct vnpu_cmd_tensor *t, __u32 n,
 			const struct vnpu_layer_resize *a)
 {
 	__u32 d;
@@ -736,7 +736,7 @@ static int check_resize(const struct vnpu_tensor *t, __u32 n,
 	return 1;
 }
 
-static int check_pad(const struct vnpu_tensor *t, __u32 n,
+static int check_pad(const struct vnpu_cmd_tensor *t, __u32 n,
 		     const struct vnpu_layer_pad *a)
 {
 	__u32 size = vnpu_eng_dtype_size(t[0].dtype), d;
@@ -770,10 +770,10 @@ static int check_pad(const struct vnpu_tensor *t, __u32 n,
 	return 1;
 }
 
-static int check_gather(const struct vnpu_tensor *t, __u32 n,
+static int check_gather(const struct vnpu_cmd_tensor *t, __u32 n,
 			const struct vnpu_layer_gather *a)
 {
-	const struct vnpu_tensor *x = &t[0], *idx = &t[1], *y = &t[2];
+	const struct vnpu_cmd_tensor *x = &t[0], *idx = &t[1], *y = &t[2];
 	__u32 d;
 
 	if (n != 3 || a->pad || a->axis >= x->rank || x->dtype != y->dtype ||
@@ -795,10 +795,10 @@ static int check_gather(const struct vnpu_tensor *t, __u32 n,
 	return 1;
 }
 
-static int check_gather_elements(const struct vnpu_tensor *t, __u32 n,
+static int check_gather_elements(const struct vnpu_cmd_tensor *t, __u32 n,
 				 const struct vnpu_layer_gather *a)
 {
-	const struct vnpu_tensor *x = &t[0], *idx = &t[1], *y = &t[2];
+	const struct vnpu_cmd_tensor *x = &t[0], *idx = &t[1], *y = &t[2];
 	__u32 d;
 
 	if (n != 3 || a->pad || a->axis >= x->rank || x->dtype != y->dtype ||
@@ -817,7 +817,7 @@ static int is_index(__u32 dtype)
 }
 
 /* Data, indices, updates, Y of a scatter: Y like data, updates' dtype. */
-static int scatter_common(const struct vnpu_tensor *t, __u32 n,
+static int scatter_common(const struct vnpu_cmd_tensor *t, __u32 n,
 			  const struct vnpu_layer_scatter *a)
 {
 	if (n != 4 || a->reduction > VNPU_SCATTER_MIN ||
@@ -828,7 +828,7 @@ static int scatter_common(const struct vnpu_tensor *t, __u32 n,
 	       t[0].dtype == VNPU_DTYPE_F64 || is_index(t[0].dtype);
 }
 
-static int check_scatter_elements(const struct vnpu_tensor *t, __u32 n,
+static int check_scatter_elements(const struct vnpu_cmd_tensor *t, __u32 n,
 				  const struct vnpu_layer_scatter *a)
 {
 	__u32 d;
@@ -843,7 +843,7 @@ static int check_scatter_elements(const struct vnpu_tensor *t, __u32 n,
 }
 
 /* Indices [q-1 dims, k], k within @avail dims: k, or 0 when bad. */
-static __u32 nd_depth(const struct vnpu_tensor *idx, __u32 avail)
+static __u32 nd_depth(const struct vnpu_cmd_tensor *idx, __u32 avail)
 {
 	if (!is_index(idx->dtype) || idx->rank < 1 ||
 	    idx->dims[idx->rank - 1] < 1 || idx->dims[idx->rank - 1] > avail)
@@ -851,7 +851,7 @@ static __u32 nd_depth(const struct vnpu_tensor *idx, __u32 avail)
 	return (__u32)idx->dims[idx->rank - 1];
 }
 
-static int check_scatter_nd(const struct vnpu_tensor *t, __u32 n,
+static int check_scatter_nd(const struct vnpu_cmd_tensor *t, __u32 n,
 			    const struct vnpu_layer_scatter *a)
 {
 	__u32 k, q1, d;
@@ -868,10 +868,10 @@ static int check_scatter_nd(const struct vnpu_tensor *t, __u32 n,
 	return 1;
 }
 
-static int check_gather_nd(const struct vnpu_tensor *t, __u32 n,
+static int check_gather_nd(const struct vnpu_cmd_tensor *t, __u32 n,
 			   const struct vnpu_layer_gather_nd *a)
 {
-	const struct vnpu_tensor *x = &t[0], *idx = &t[1], *y = &t[2];
+	const struct vnpu_cmd_tensor *x = &t[0], *idx = &t[1], *y = &t[2];
 	__u32 k, q1, b = a->batch_dims, d;
 
 	if (n != 3 || a->pad || x->dtype != y->dtype || idx->rank < 1 ||
@@ -890,10 +890,10 @@ static int check_gather_nd(const struct vnpu_tensor *t, __u32 n,
 	return 1;
 }
 
-static int check_grid_sample(const struct vnpu_tensor *t, __u32 n,
+static int check_grid_sample(const struct vnpu_cmd_tensor *t, __u32 n,
 			     const struct vnpu_layer_grid_sample *a)
 {
-	const struct vnpu_tensor *x = &t[0], *g = &t[1], *y = &t[2];
+	const struct vnpu_cmd_tensor *x = &t[0], *g = &t[1], *y = &t[2];
 
 	if (n != 3 || a->mode > VNPU_RESIZE_CUBIC ||
 	    a->padding > VNPU_GRID_PAD_REFLECTION || a->align_corners > 1 ||
@@ -909,15 +909,15 @@ static int check_grid_sample(const struct vnpu_tensor *t, __u32 n,
 }
 
 /* A rank-1 i64 tensor of @n entries (n > 0). */
-static int i64_list(const struct vnpu_tensor *t)
+static int i64_list(const struct vnpu_cmd_tensor *t)
 {
 	return t->dtype == VNPU_DTYPE_I64 && t->rank == 1 && t->dims[0];
 }
 
-static int check_tfidf(const struct vnpu_tensor *t, __u32 n,
+static int check_tfidf(const struct vnpu_cmd_tensor *t, __u32 n,
 		       const struct vnpu_layer_tfidf *a)
 {
-	const struct vnpu_tensor *x = &t[0], *y = &t[5];
+	const struct vnpu_cmd_tensor *x = &t[0], *y = &t[5];
 
 	if (n != 6 || !is_index(x->dtype) || x->rank < 1 || x->rank > 2 ||
 	    !i64_list(&t[1]) || !i64_list(&t[2]) || !i64_list(&t[3]) ||
@@ -932,9 +932,9 @@ static int check_tfidf(const struct vnpu_tensor *t, __u32 n,
 	return 1;
 }
 
-static int check_det(const struct vnpu_tensor *t, __u32 n)
+static int check_det(const struct vnpu_cmd_tensor *t, __u32 n)
 {
-	const struct vnpu_tensor *x = &t[0], *y = &t[1];
+	const struct vnpu_cmd_tensor *x = &t[0], *y = &t[1];
 	__u32 d;
 
 	if (n != 2 || !is_fstore(x->dtype) || y->dtype != x->dtype ||
@@ -949,10 +949,10 @@ static int check_det(const struct vnpu_tensor *t, __u32 n)
 	return 1;
 }
 
-static int check_roi_align(const struct vnpu_tensor *t, __u32 n,
+static int check_roi_align(const struct vnpu_cmd_tensor *t, __u32 n,
 			   const struct vnpu_layer_roi_align *a)
 {
-	const struct vnpu_tensor *x = &t[0], *r = &t[1], *b = &t[2], *y = &t[3];
+	const struct vnpu_cmd_tensor *x = &t[0], *r = &t[1], *b = &t[2], *y = &t[3];
 
 	if (n != 4 || a->mode > 1 || a->half_pixel > 1 ||
 	    a->sampling_ratio > ENG_MAX_PAD || !f32_ok(a->spatial_scale) ||
@@ -967,10 +967,10 @@ static int check_roi_align(const struct vnpu_tensor *t, __u32 n,
 	return 1;
 }
 
-static int check_maxpool_index(const struct vnpu_tensor *t, __u32 n,
+static int check_maxpool_index(const struct vnpu_cmd_tensor *t, __u32 n,
 			       const struct vnpu_layer_pool_index *a)
 {
-	const struct vnpu_tensor *x = &t[0], *y = &t[1], *ix = &t[2];
+	const struct vnpu_cmd_tensor *x = &t[0], *y = &t[1], *ix = &t[2];
 	__u32 d;
 
 	if (n != 3 || a->storage_order > 1 || a->pad || !is_fstore(x->dtype) ||
@@ -1001,7 +1001,7 @@ static int is_q8(__u32 dtype)
 }
 
 /* A quantization parameter: per tensor, or rank 1 of extent @n (n > 1). */
-static int qparam(const struct vnpu_tensor *p, __u32 dtype, __u64 n)
+static int qparam(const struct vnpu_cmd_tensor *p, __u32 dtype, __u64 n)
 {
 	if (p->dtype != dtype)
 		return 0;
@@ -1009,10 +1009,10 @@ static int qparam(const struct vnpu_tensor *p, __u32 dtype, __u64 n)
 	       (p->rank == 1 && (p->dims[0] == 1 || (n > 1 && p->dims[0] == n)));
 }
 
-static int check_quant(__u32 op, const struct vnpu_tensor *t, __u32 n,
+static int check_quant(__u32 op, const struct vnpu_cmd_tensor *t, __u32 n,
 		       const struct vnpu_layer_quant *a)
 {
-	const struct vnpu_tensor *x = &t[0], *y = &t[3];
+	const struct vnpu_cmd_tensor *x = &t[0], *y = &t[3];
 	__u64 along;
 
 	if (n != 4 || a->pad || !same_dims(x, y) || !tensor_injective(y) ||
@@ -1033,10 +1033,10 @@ static int check_quant(__u32 op, const struct vnpu_tensor *t, __u32 n,
 	       vnpu_eng_numel(&t[1]) == vnpu_eng_numel(&t[2]);
 }
 
-static int check_matmul_integer(const struct vnpu_tensor *t, __u32 n,
+static int check_matmul_integer(const struct vnpu_cmd_tensor *t, __u32 n,
 				const struct vnpu_layer_qgemm *a)
 {
-	const struct vnpu_tensor *y = &t[4];
+	const struct vnpu_cmd_tensor *y = &t[4];
 
 	return n == 5 && !a->flags && !a->pad && is_q8(t[0].dtype) &&
 	       is_q8(t[1].dtype) && y->dtype == VNPU_DTYPE_I32 &&
@@ -1046,7 +1046,7 @@ static int check_matmul_integer(const struct vnpu_tensor *t, __u32 n,
 }
 
 /* x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zp, .., y */
-static int qlinear_params_ok(const struct vnpu_tensor *t, __u32 y,
+static int qlinear_params_ok(const struct vnpu_cmd_tensor *t, __u32 y,
 			     __u64 per_w)
 {
 	return is_q8(t[0].dtype) && is_q8(t[3].dtype) && is_q8(t[y].dtype) &&
@@ -1056,10 +1056,10 @@ static int qlinear_params_ok(const struct vnpu_tensor *t, __u32 y,
 	       qparam(&t[6], VNPU_DTYPE_F32, 0) && qparam(&t[7], t[y].dtype, 0);
 }
 
-static int check_qlinear_matmul(const struct vnpu_tensor *t, __u32 n,
+static int check_qlinear_matmul(const struct vnpu_cmd_tensor *t, __u32 n,
 				const struct vnpu_layer_qgemm *a)
 {
-	const struct vnpu_tensor *y = &t[8];
+	const struct vnpu_cmd_tensor *y = &t[8];
 
 	return n == 9 && !a->flags && !a->pad &&
 	       matmul_shapes_ok(&t[0], &t[3], y) &&
@@ -1067,7 +1067,7 @@ static int check_qlinear_matmul(const struct vnpu_tensor *t, __u32 n,
 }
 
 /* a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, y: one 8-bit dtype. */
-static int check_qlinear_add(const struct vnpu_tensor *t, __u32 n)
+static int check_qlinear_add(const struct vnpu_cmd_tensor *t, __u32 n)
 {
 	__u32 q;
 
@@ -1083,10 +1083,10 @@ static int check_qlinear_add(const struct vnpu_tensor *t, __u32 n)
 }
 
 /* x (8-bit), the table (8-bit, 256 dense entries), y (the table's dtype). */
-static int check_lookup(const struct vnpu_tensor *t, __u32 n,
+static int check_lookup(const struct vnpu_cmd_tensor *t, __u32 n,
 			const struct vnpu_layer_lookup *a)
 {
-	const struct vnpu_tensor *tab = &t[1];
+	const struct vnpu_cmd_tensor *tab = &t[1];
 
 	return n == 3 && !a->flags && !a->pad && is_q8(t[0].dtype) &&
 	       is_q8(tab->dtype) && tab->rank == 1 &&
@@ -1095,10 +1095,10 @@ static int check_lookup(const struct vnpu_tensor *t, __u32 n,
 	       tensor_injective(&t[2]);
 }
 
-static int check_qlinear_conv(const struct vnpu_tensor *t, __u32 n,
+static int check_qlinear_conv(const struct vnpu_cmd_tensor *t, __u32 n,
 			      const struct vnpu_layer_conv *a)
 {
-	const struct vnpu_tensor *y = &t[n - 1];
+	const struct vnpu_cmd_tensor *y = &t[n - 1];
 	int packed = a->flags & VNPU_LAYER_F_PACKED;
 
 	if (a->flags & ~(VNPU_LAYER_F_BIAS | VNPU_LAYER_F_PACKED) ||
@@ -1174,7 +1174,7 @@ static __u32 attr_size_of(__u32 op)
 	}
 }
 
-static int check_op(__u32 op, const struct vnpu_tensor *t, __u32 n,
+static int check_op(__u32 op, const struct vnpu_cmd_tensor *t, __u32 n,
 		    const void *attrs)
 {
 	switch (op) {
@@ -1252,7 +1252,7 @@ __u32 vnpu_eng_layer_outputs(__u32 op)
 	return op == VNPU_LAYER_LSTM ? 3 : 1;
 }
 
-int vnpu_eng_layer_check(__u32 op, const struct vnpu_tensor *t,
+int vnpu_eng_layer_check(__u32 op, const struct vnpu_cmd_tensor *t,
 			 __u32 num_tensors, const void *attrs, __u32 attr_size)
 {
 	__u32 i;

@@ -128,7 +128,7 @@ static void resize_axis(const struct vnpu_layer_resize *at, __u32 d, __u64 o,
 }
 
 /* The input offset of the taps @pos of axes [0, @axes). */
-static __s64 resize_tap_offset(const struct vnpu_tensor *x,
+static __s64 resize_tap_offset(const struct vnpu_cmd_tensor *x,
 			       const struct resize_axis *ax, const __u32 *pos,
 			       __u32 axes)
 {
@@ -165,7 +165,7 @@ static float resize_tap_weight(const struct resize_axis *ax, const __u32 *pos,
 static void resize_elems(const struct eng_layer *l, __u64 lo, __u64 hi)
 {
 	const struct vnpu_layer_resize *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[1];
 	struct resize_axis ax[VNPU_MAX_DIMS];
 	__u64 coord[VNPU_MAX_DIMS], e;
 	__u32 d, j, r = x->rank, in = r ? r - 1 : 0, pos[VNPU_MAX_DIMS] = {};
@@ -251,7 +251,7 @@ struct resize_tab {
 static void resize_tab_init(struct resize_tab *tb, const struct eng_layer *l,
 			    void *scratch)
 {
-	const struct vnpu_tensor *y = &l->t[1];
+	const struct vnpu_cmd_tensor *y = &l->t[1];
 	__u64 i;
 
 	tb->cols = eng_resize_cols(&l->t[1]);
@@ -295,7 +295,7 @@ static void resize_tab_fill(struct resize_tab *tb, const struct eng_layer *l,
 			    __u64 c0, __u64 c1)
 {
 	const struct vnpu_layer_resize *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[1];
 	__u32 d = x->rank - 1, j, s;
 	struct resize_axis ax;
 	int have = 0;
@@ -348,7 +348,7 @@ struct resize_row {
 static void resize_outer_axis(const struct eng_layer *l,
 			      const struct resize_tab *tb, __u32 d, __u64 o)
 {
-	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[1];
 	struct resize_state *st = tb->st;
 
 	if ((st->known >> d & 1) && st->coord[d] == o)
@@ -370,7 +370,7 @@ static int resize_row_taps(const struct eng_layer *l,
 			   const struct resize_tab *tb, const __u64 *coord,
 			   struct resize_row *rw)
 {
-	const struct vnpu_tensor *x = &l->t[0];
+	const struct vnpu_cmd_tensor *x = &l->t[0];
 	const struct resize_axis *ax = tb->st->ax;
 	__u32 d, r = x->rank - 1, pos[VNPU_MAX_DIMS] = {};
 
@@ -541,7 +541,7 @@ static void resize_row(const struct eng_layer *l, struct resize_tab *tb,
 		       struct resize_last *last)
 {
 	const struct vnpu_layer_resize *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[1];
 	__u32 r = y->rank - 1, size = vnpu_eng_dtype_size(y->dtype), k;
 	const float *h[ENG_RESIZE_ROW_TAPS];
 	__u64 w = y->dims[r];
@@ -583,7 +583,7 @@ static void resize_row(const struct eng_layer *l, struct resize_tab *tb,
 int run_resize(const struct eng_layer *l, __u64 ub, __u64 ue,
 	       const struct vnpu_eng_ctx *ctx)
 {
-	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[1];
 	__u64 lo, hi, w, r0, r1, row, cmin, cmax, t0, t1;
 	struct resize_tab tb;
 
@@ -652,7 +652,7 @@ int run_pad(const struct eng_layer *l, __u64 ub, __u64 ue,
 	    const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_pad *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[1];
 	__u32 size = vnpu_eng_dtype_size(x->dtype), d;
 	__u64 coord[VNPU_MAX_DIMS], lo, hi, e;
 	__u64 value = at->value;
@@ -682,7 +682,7 @@ int run_pad(const struct eng_layer *l, __u64 ub, __u64 ue,
 
 /* ---- GATHER and GATHER_ELEMENTS ------------------------------------- */
 
-int load_index(const struct vnpu_tensor *t, const void *base,
+int load_index(const struct vnpu_cmd_tensor *t, const void *base,
 	       __s64 off, __u64 n, __s64 *out)
 {
 	__s64 v = t->dtype == VNPU_DTYPE_I32 ? ((const __s32 *)base)[off] :
@@ -700,7 +700,7 @@ int run_gather(const struct eng_layer *l, __u64 ub, __u64 ue,
 	       const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_gather *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0], *idx = &l->t[1], *y = &l->t[2];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *idx = &l->t[1], *y = &l->t[2];
 	__u32 size = vnpu_eng_dtype_size(x->dtype), d, ir = idx->rank;
 	__u32 in = y->rank ? y->rank - 1 : 0;
 	__u64 coord[VNPU_MAX_DIMS] = {}, lo, hi, e, run = 1;
@@ -740,7 +740,7 @@ int run_gather_elements(const struct eng_layer *l, __u64 ub, __u64 ue,
 			const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_gather *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0], *idx = &l->t[1], *y = &l->t[2];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *idx = &l->t[1], *y = &l->t[2];
 	__u32 size = vnpu_eng_dtype_size(x->dtype), d;
 	__u64 coord[VNPU_MAX_DIMS], lo, hi, e;
 

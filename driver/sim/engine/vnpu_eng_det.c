@@ -9,7 +9,7 @@
 int run_det(const struct eng_layer *l, __u64 ub, __u64 ue,
 	    const struct vnpu_eng_ctx *ctx)
 {
-	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[1];
 	__u32 m = (__u32)x->dims[x->rank - 1], r = x->rank, i, j, k;
 	__u64 coord[VNPU_MAX_DIMS], u;
 	double a[VNPU_DET_MAX_M * VNPU_DET_MAX_M];

@@ -29,7 +29,7 @@
 static float dw_weight(const struct eng_layer *l, __u64 c, __u64 kh, __u64 kw)
 {
 	const struct vnpu_layer_conv *at = l->attrs;
-	const struct vnpu_tensor *w = &l->t[1];
+	const struct vnpu_cmd_tensor *w = &l->t[1];
 	__u64 khw = (__u64)at->kernel[0] * at->kernel[1];
 
 	if (at->flags & VNPU_LAYER_F_PACKED)
@@ -55,7 +55,7 @@ static float dw_weight(const struct eng_layer *l, __u64 c, __u64 kh, __u64 kw)
 static void dw_weights(const struct eng_layer *l, __u64 c, __u64 kt, float *w)
 {
 	const struct vnpu_layer_conv *at = l->attrs;
-	const struct vnpu_tensor *t = &l->t[1];
+	const struct vnpu_cmd_tensor *t = &l->t[1];
 	const float *p = (const float *)l->data[1] + c * ENG_MR * kt;
 	__u64 kh, kw, k = 0;
 
@@ -89,7 +89,7 @@ static void dw_row(const struct eng_layer *l, const struct eng_conv_shape *s,
 		   __u64 img, __u64 c, __u64 oh, __u64 o0, __u64 o1, float *yr)
 {
 	const struct vnpu_layer_conv *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0];
+	const struct vnpu_cmd_tensor *x = &l->t[0];
 	__s64 xsh = x->rank == 4 ? x->strides[2] : 0;
 	__s64 xsw = x->strides[x->rank - 1];
 	__s64 xc = (__s64)img * x->strides[0] + (__s64)c * x->strides[1];
@@ -138,7 +138,7 @@ static void dw_block(const struct eng_layer *l, const struct eng_conv_shape *s,
 		     __u64 r, __u64 c0, __u64 c1, __u32 ri, float *buf)
 {
 	const struct vnpu_layer_conv *at = l->attrs;
-	const struct vnpu_tensor *y = &l->t[l->n - 1];
+	const struct vnpu_cmd_tensor *y = &l->t[l->n - 1];
 	__u64 img = r / (s->m * s->oh), c = (r / s->oh) % s->m, oh = r % s->oh;
 	__s64 yo = (__s64)img * y->strides[0] + (__s64)c * y->strides[1] +
 		   (__s64)(oh * s->ow);
@@ -257,7 +257,7 @@ static void dw_fill_row(const struct eng_layer *l,
 			__u64 img, __u64 c, __s64 p, float *d)
 {
 	const struct vnpu_layer_conv *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0];
+	const struct vnpu_cmd_tensor *x = &l->t[0];
 	__s64 ih = p - at->pad_begin[0], xsw = x->strides[x->rank - 1], base;
 	__u64 pc, sw = at->stride[1];
 
@@ -442,7 +442,7 @@ static void dwl_fill(const struct eng_layer *l, const struct eng_conv_shape *s,
 		     const struct dwl_unit *u, __u64 img, __u64 c0, __u64 nc)
 {
 	const struct vnpu_layer_conv *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0];
+	const struct vnpu_cmd_tensor *x = &l->t[0];
 	const __s64 xs1 = x->strides[1], xs2 = x->strides[2];
 	const __s64 xs3 = x->strides[3];
 	const __u64 pl = at->pad_begin[1];
@@ -687,7 +687,7 @@ static void dwl_out_init(const struct eng_layer *l, __u64 img, __u64 c0,
 			 __u64 nc, struct dwl_out *d)
 {
 	const struct vnpu_layer_conv *at = l->attrs;
-	const struct vnpu_tensor *y = &l->t[l->n - 1];
+	const struct vnpu_cmd_tensor *y = &l->t[l->n - 1];
 	struct gemm_epi e;
 	struct gemm_out o;
 	float add[1];
@@ -743,7 +743,7 @@ int run_conv_dw_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 		      const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_conv *at = l->attrs;
-	const struct vnpu_tensor *y = &l->t[l->n - 1];
+	const struct vnpu_cmd_tensor *y = &l->t[l->n - 1];
 	__u64 u, j, k, oh, nb, img, c0, nc, kt, ohw, pv, oh0, oh1, strip, kext;
 	int has_add = 0, avx512 = eng_act_avx512(ctx);
 	int fused = dwl_fused(&at->act, avx512);

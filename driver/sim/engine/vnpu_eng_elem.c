@@ -549,7 +549,7 @@ int run_lookup(const struct eng_layer *l, __u64 ub, __u64 ue,
 /* ---- lanes along one axis (SOFTMAX, LP, LRN, ARGMAX) ---------------- */
 
 /* Offset of lane @lane of @t: its coords over all dims but @axis. */
-static __s64 lane_offset(const struct vnpu_tensor *t, __u32 axis, __u64 lane)
+static __s64 lane_offset(const struct vnpu_cmd_tensor *t, __u32 axis, __u64 lane)
 {
 	__s64 off = 0;
 	int d;
@@ -563,7 +563,7 @@ static __s64 lane_offset(const struct vnpu_tensor *t, __u32 axis, __u64 lane)
 	return off;
 }
 
-static void lane_range(const struct vnpu_tensor *x, __u32 axis, __u64 ub,
+static void lane_range(const struct vnpu_cmd_tensor *x, __u32 axis, __u64 ub,
 		       __u64 ue, __u64 *lo, __u64 *hi)
 {
 	__u64 len = x->dims[axis];
@@ -1003,7 +1003,7 @@ static int softmax_f32(const struct eng_layer *l, __u64 lo, __u64 hi,
 		       struct eng_pacer *pc)
 {
 	const struct vnpu_layer_softmax *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[1];
 	__u32 ax = at->axis, last = x->rank - 1;
 	__u64 inner = x->dims[last], lane = lo;
 	const float *xf = l->data[0];
@@ -1047,7 +1047,7 @@ int run_softmax(const struct eng_layer *l, __u64 ub, __u64 ue,
 		const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_softmax *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[1];
 	__u32 size = vnpu_eng_dtype_size(x->dtype);
 	__u64 lo, hi, lane;
 	struct eng_pacer pc;
@@ -1150,7 +1150,7 @@ struct norm_block {
 static void norm_block_init(struct norm_block *b, const struct eng_layer *l,
 			    __u32 from, __s64 xo, __s64 yo, __u32 nparams)
 {
-	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[l->n - 1];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[l->n - 1];
 	__s64 st[VNPU_MAX_DIMS];
 	__u32 d, o, r = x->rank - from, size = vnpu_eng_dtype_size(x->dtype);
 
@@ -1294,7 +1294,7 @@ static void norm_planes(const struct eng_layer *l, __u64 lo, __u64 hi,
 			struct eng_pacer *pc)
 {
 	const struct vnpu_layer_norm *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[l->n - 1];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[l->n - 1];
 	__u64 len, r;
 	struct norm_block b;
 
@@ -1327,7 +1327,7 @@ static void norm_layer(const struct eng_layer *l, __u64 lo, __u64 hi,
 		       struct eng_pacer *pc)
 {
 	const struct vnpu_layer_norm *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[l->n - 1];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[l->n - 1];
 	__u64 len = 1, coord[VNPU_MAX_DIMS] = {}, r;
 	struct norm_block b;
 	__u32 d;
@@ -1411,7 +1411,7 @@ static void norm_lanes(const struct eng_layer *l, __u32 axis,
 		       const struct eng_block *b, struct eng_pacer *pc)
 {
 	const struct vnpu_layer_norm *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[1];
 	__u32 size = vnpu_eng_dtype_size(x->dtype);
 	__u64 lane;
 
@@ -1437,7 +1437,7 @@ static void norm_lrn(const struct eng_layer *l, __u64 ub, __u64 ue,
 		     struct eng_pacer *pc)
 {
 	const struct vnpu_layer_norm *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0];
+	const struct vnpu_cmd_tensor *x = &l->t[0];
 	__u64 c = x->dims[1], lanes = c ? vnpu_eng_numel(x) / c : 0, u;
 	struct eng_block b;
 
@@ -1451,7 +1451,7 @@ int run_norm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	     const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_norm *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0];
+	const struct vnpu_cmd_tensor *x = &l->t[0];
 	__u64 lo, hi, rows = 1, numel = vnpu_eng_numel(x);
 	struct eng_pacer pc;
 	__u32 d;
@@ -1666,7 +1666,7 @@ int run_reduce(const struct eng_layer *l, __u64 ub, __u64 ue,
 	       const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_reduce *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[1];
 	__u64 numel_y = vnpu_eng_numel(y), coord[VNPU_MAX_DIMS];
 	__u64 len = numel_y ? vnpu_eng_numel(x) / numel_y : 0, lo, hi, e;
 	struct reduce_acc a = { .func = at->func, .dtype = x->dtype };
@@ -1736,7 +1736,7 @@ int run_argreduce(const struct eng_layer *l, __u64 ub, __u64 ue,
 		  const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_argreduce *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[1];
 	__u32 size = vnpu_eng_dtype_size(x->dtype), ax = at->axis;
 	int last = !!(at->flags & VNPU_ARG_F_LAST);
 	int uns = x->dtype == VNPU_DTYPE_U64;

@@ -1595,8 +1595,8 @@ static void gemm_scratch(const struct vnpu_eng_ctx *ctx, int need_a,
 /* ---- GEMM ------------------------------------------------------------ */
 
 /* Offset of batch @b (over Y's leading dims) in @t, right-aligned. */
-__s64 batch_offset(const struct vnpu_tensor *t,
-		   const struct vnpu_tensor *y, __u64 b)
+__s64 batch_offset(const struct vnpu_cmd_tensor *t,
+		   const struct vnpu_cmd_tensor *y, __u64 b)
 {
 	__s64 off = 0;
 	int d;
@@ -1613,7 +1613,7 @@ __s64 batch_offset(const struct vnpu_tensor *t,
 }
 
 /* The stride of @t along Y's dim @yd (right-aligned), 0 if broadcast. */
-static __s64 bstride(const struct vnpu_tensor *t, const struct vnpu_tensor *y,
+static __s64 bstride(const struct vnpu_cmd_tensor *t, const struct vnpu_cmd_tensor *y,
 		     __u32 yd)
 {
 	int ti = (int)yd - ((int)y->rank - (int)t->rank);
@@ -1631,8 +1631,8 @@ int run_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	     const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_gemm *at = l->attrs;
-	const struct vnpu_tensor *y = &l->t[l->n - 1], *ta = &l->t[0];
-	const struct vnpu_tensor *tb = &l->t[1];
+	const struct vnpu_cmd_tensor *y = &l->t[l->n - 1], *ta = &l->t[0];
+	const struct vnpu_cmd_tensor *tb = &l->t[1];
 	__u64 batch, m, n, k, mb, nb, u;
 	struct eng_unit unit;
 	struct gemm_epi e = {};
@@ -2173,7 +2173,7 @@ void conv_epi(const struct eng_layer *l, __u64 img, __u64 g,
 	      struct gemm_epi *e, struct gemm_out *o)
 {
 	const struct vnpu_layer_conv *at = l->attrs;
-	const struct vnpu_tensor *y = &l->t[l->n - 1];
+	const struct vnpu_cmd_tensor *y = &l->t[l->n - 1];
 	__u32 ri = eng_opt_index(at->flags, VNPU_LAYER_F_RESIDUAL);
 	__u64 mg = y->dims[1] / at->group;
 
@@ -2189,7 +2189,7 @@ void conv_epi(const struct eng_layer *l, __u64 img, __u64 g,
 		e->c_dt = l->t[2].dtype;
 	}
 	if (at->flags & VNPU_LAYER_F_RESIDUAL) {
-		const struct vnpu_tensor *r = &l->t[ri];
+		const struct vnpu_cmd_tensor *r = &l->t[ri];
 
 		e->r = tensor_at(l, ri, (__s64)img * r->strides[0] +
 				 (__s64)(g * mg) * r->strides[1]);
@@ -2206,7 +2206,7 @@ void conv_epi(const struct eng_layer *l, __u64 img, __u64 g,
 static void conv_job_init(const struct eng_layer *l, __u64 img, __u64 g,
 			  struct conv_job *cj)
 {
-	const struct vnpu_tensor *x = &l->t[0];
+	const struct vnpu_cmd_tensor *x = &l->t[0];
 
 	eng_conv_shape(l, &cj->s);
 	cj->l = l;
@@ -2228,7 +2228,7 @@ static void conv_weights(const struct eng_layer *l, __u64 g,
 			 const struct conv_job *cj, struct gemm_a *a)
 {
 	const struct vnpu_layer_conv *at = l->attrs;
-	const struct vnpu_tensor *w = &l->t[1];
+	const struct vnpu_cmd_tensor *w = &l->t[1];
 	__u64 kt = cj->s.cg * cj->s.kh * cj->s.kw;
 
 	a->k = kt;
@@ -2269,7 +2269,7 @@ static void pack_a_weights(const struct eng_layer *l, __u64 g,
 			   __u64 k0, __u64 kc, float *dst)
 {
 	const struct vnpu_layer_conv *at = l->attrs;
-	const struct vnpu_tensor *w = &l->t[1];
+	const struct vnpu_cmd_tensor *w = &l->t[1];
 	__u64 p, i, k, khw = cj->s.kh * cj->s.kw, kt = cj->s.cg * khw;
 	__u64 g0 = g * eng_div_up(cj->s.mg, ENG_MR) * ENG_MR;
 
@@ -3146,7 +3146,7 @@ static __u64 pool_global(const struct eng_layer *l, __u64 e, __u64 end,
 			 struct eng_pacer *pc)
 {
 	const struct vnpu_layer_pool *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[1];
 	__u64 c = e % y->dims[1], img = e / y->dims[1];
 	__s64 xsh = x->rank == 4 ? x->strides[2] : 0;
 
@@ -3476,7 +3476,7 @@ static void run_pool8(const struct eng_layer *l, __u64 lo, __u64 hi,
 		      struct eng_pacer *pc)
 {
 	const struct vnpu_layer_pool *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[1];
 	int two = x->rank == 4;
 	__u64 oh_n = two ? y->dims[2] : 1, ow_n = y->dims[y->rank - 1];
 	__u64 h = two ? x->dims[2] : 1, w = x->dims[x->rank - 1];
@@ -3534,7 +3534,7 @@ static void run_pool8(const struct eng_layer *l, __u64 lo, __u64 hi,
 static int pool_planes_fit(const struct eng_layer *l)
 {
 	const struct vnpu_layer_pool *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[1];
 
 	if (x->rank != 4 || x->dtype != VNPU_DTYPE_F32 ||
 	    y->dtype != VNPU_DTYPE_F32 || at->mode == VNPU_POOL_LP ||
@@ -3566,7 +3566,7 @@ static void pool_planes(const struct eng_layer *l, __u64 lo, __u64 hi,
 			struct eng_pacer *pc)
 {
 	const struct vnpu_layer_pool *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[1];
 	__u64 c_n = y->dims[1], oh_n = y->dims[2], ow_n = y->dims[3];
 	__u64 h = x->dims[2], w = x->dims[3], sw = at->stride[1];
 	__u64 taps = (__u64)at->kernel[0] * at->kernel[1];
@@ -3618,7 +3618,7 @@ int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 	     const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_pool *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[1];
 	int two = x->rank == 4;
 	__u64 oh_n = two ? y->dims[2] : 1, ow_n = y->dims[y->rank - 1];
 	__u64 h = two ? x->dims[2] : 1, w = x->dims[x->rank - 1];

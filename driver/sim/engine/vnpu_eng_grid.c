@@ -45,7 +45,7 @@ static double grid_pad_coord(const struct vnpu_layer_grid_sample *at,
 }
 
 /* Element (@yi, @xi) of one X plane at @base, or 0 outside. */
-static double grid_tap(const struct vnpu_tensor *x, const void *data,
+static double grid_tap(const struct vnpu_cmd_tensor *x, const void *data,
 		       __s64 base, __s64 yi, __s64 xi)
 {
 	if (yi < 0 || xi < 0 || yi >= (__s64)x->dims[2] ||
@@ -57,7 +57,7 @@ static double grid_tap(const struct vnpu_tensor *x, const void *data,
 
 /* Bicubic: each of the 4 x 4 taps is padded on its own. */
 static double grid_cubic(const struct vnpu_layer_grid_sample *at,
-			 const struct vnpu_tensor *x, const void *data,
+			 const struct vnpu_cmd_tensor *x, const void *data,
 			 __s64 base, double fx, double fy)
 {
 	double x0 = m_floor(fx), y0 = m_floor(fy), acc = 0;
@@ -83,7 +83,7 @@ int run_grid_sample(const struct eng_layer *l, __u64 ub, __u64 ue,
 		    const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_grid_sample *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0], *g = &l->t[1], *y = &l->t[2];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *g = &l->t[1], *y = &l->t[2];
 	__u64 coord[VNPU_MAX_DIMS], lo, hi, e, h = x->dims[2], w = x->dims[3];
 
 	flat_range(y, eng_grid_taps(at), ub, ue, &lo, &hi);

@@ -68,9 +68,9 @@ __u32 vnpu_eng_host_features(void)
 }
 
 int vnpu_eng_wino_pays(const struct vnpu_layer_conv *a,
-		       const struct vnpu_tensor *x, const struct vnpu_tensor *y)
+		       const struct vnpu_cmd_tensor *x, const struct vnpu_cmd_tensor *y)
 {
-	const struct vnpu_tensor t[2] = { *x, *y };
+	const struct vnpu_cmd_tensor t[2] = { *x, *y };
 	struct vnpu_layer_conv at = *a;
 	const struct eng_layer l = { .op = VNPU_LAYER_CONV, .t = t, .n = 2,
 				     .attrs = &at };

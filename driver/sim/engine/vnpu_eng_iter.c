@@ -196,7 +196,7 @@ void store_i(char *p, __s64 st, const __s64 *src, __u32 n, __u32 dt)
 	}
 }
 
-void iter_init(struct eng_iter *it, const struct vnpu_tensor *out)
+void iter_init(struct eng_iter *it, const struct vnpu_cmd_tensor *out)
 {
 	__u32 d;
 
@@ -207,8 +207,8 @@ void iter_init(struct eng_iter *it, const struct vnpu_tensor *out)
 }
 
 /* Adds operand @t (broadcast against the output @out) at @data. */
-void iter_add(struct eng_iter *it, const struct vnpu_tensor *t,
-	      const struct vnpu_tensor *out, void *data)
+void iter_add(struct eng_iter *it, const struct vnpu_cmd_tensor *t,
+	      const struct vnpu_cmd_tensor *out, void *data)
 {
 	__s64 st[VNPU_MAX_DIMS];
 	__u32 size = vnpu_eng_dtype_size(t->dtype), d, o = it->nops++;
@@ -293,7 +293,7 @@ void iter_run(const struct eng_iter *full, __u64 lo, __u64 hi,
 }
 
 /* Element range of units [@ub, @ue) of an element-wise op on @out. */
-void elem_range(const struct vnpu_tensor *out, __u64 ub, __u64 ue,
+void elem_range(const struct vnpu_cmd_tensor *out, __u64 ub, __u64 ue,
 		__u64 *lo, __u64 *hi)
 {
 	__u64 numel = vnpu_eng_numel(out);
@@ -306,7 +306,7 @@ void elem_range(const struct vnpu_tensor *out, __u64 ub, __u64 ue,
  * Output range of units [@ub, @ue) of an op whose outputs read @depth
  * elements each, matching flat_units() in vnpu_eng_units.c.
  */
-void flat_range(const struct vnpu_tensor *out, __u64 depth, __u64 ub,
+void flat_range(const struct vnpu_cmd_tensor *out, __u64 depth, __u64 ub,
 		__u64 ue, __u64 *lo, __u64 *hi)
 {
 	__u64 numel = vnpu_eng_numel(out), bc = eng_block_cols(numel, depth);

@@ -466,7 +466,7 @@ static inline void eng_pace(struct eng_pacer *p, __u64 reads)
 
 /* ---- coordinates ----------------------------------------------------- */
 
-static inline void coords_of(const struct vnpu_tensor *t, __u64 e, __u64 *coord)
+static inline void coords_of(const struct vnpu_cmd_tensor *t, __u64 e, __u64 *coord)
 {
 	int d;
 
@@ -476,7 +476,7 @@ static inline void coords_of(const struct vnpu_tensor *t, __u64 e, __u64 *coord)
 	}
 }
 
-static inline void coords_next(const struct vnpu_tensor *t, __u64 *coord)
+static inline void coords_next(const struct vnpu_cmd_tensor *t, __u64 *coord)
 {
 	int d;
 
@@ -487,7 +487,7 @@ static inline void coords_next(const struct vnpu_tensor *t, __u64 *coord)
 	}
 }
 
-static inline __s64 offset_of(const struct vnpu_tensor *t, const __u64 *coord)
+static inline __s64 offset_of(const struct vnpu_cmd_tensor *t, const __u64 *coord)
 {
 	__s64 off = 0;
 	__u32 d;
@@ -540,14 +540,14 @@ typedef void (*iter_row_fn)(const void *arg, char *const *p, const __s64 *st,
 			    __u64 n);
 
 /* vnpu_eng_iter.c */
-void iter_init(struct eng_iter *it, const struct vnpu_tensor *out);
-void iter_add(struct eng_iter *it, const struct vnpu_tensor *t,
-	      const struct vnpu_tensor *out, void *data);
+void iter_init(struct eng_iter *it, const struct vnpu_cmd_tensor *out);
+void iter_add(struct eng_iter *it, const struct vnpu_cmd_tensor *t,
+	      const struct vnpu_cmd_tensor *out, void *data);
 void iter_run(const struct eng_iter *full, __u64 lo, __u64 hi,
 	      iter_row_fn fn, const void *arg);
-void elem_range(const struct vnpu_tensor *out, __u64 ub, __u64 ue,
+void elem_range(const struct vnpu_cmd_tensor *out, __u64 ub, __u64 ue,
 		__u64 *lo, __u64 *hi);
-void flat_range(const struct vnpu_tensor *out, __u64 depth, __u64 ub,
+void flat_range(const struct vnpu_cmd_tensor *out, __u64 depth, __u64 ub,
 		__u64 ue, __u64 *lo, __u64 *hi);
 void row_range(__u64 rows, __u64 row_len, __u64 ub, __u64 ue,
 	       __u64 *lo, __u64 *hi);
@@ -612,7 +612,7 @@ int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 void copy_f32(float *dst, const float *src, __u64 n);
 void zero_f32(float *dst, __u64 n);
 void load_f32(float *dst, const void *src, __s64 st, __u64 n, __u32 dt);
-__s64 batch_offset(const struct vnpu_tensor *t, const struct vnpu_tensor *y,
+__s64 batch_offset(const struct vnpu_cmd_tensor *t, const struct vnpu_cmd_tensor *y,
 		   __u64 b);
 void transpose8(const float *src, __s64 rs, float *d, __s64 ds);
 void valid_span(__s64 off, __u64 s, __u64 n, __u64 out, __u64 *lo,
@@ -667,7 +667,7 @@ int run_gather(const struct eng_layer *l, __u64 ub, __u64 ue,
 int run_gather_elements(const struct eng_layer *l, __u64 ub, __u64 ue,
 			const struct vnpu_eng_ctx *ctx);
 double cubic_w(double t, double a);
-int load_index(const struct vnpu_tensor *t, const void *base, __s64 off,
+int load_index(const struct vnpu_cmd_tensor *t, const void *base, __s64 off,
 	       __u64 n, __s64 *out);
 
 /* vnpu_eng_quant.c */

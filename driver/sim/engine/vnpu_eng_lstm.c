@@ -49,7 +49,7 @@ int run_lstm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	     const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_lstm *at = l->attrs;
-	const struct vnpu_tensor *xw = &l->t[0];
+	const struct vnpu_cmd_tensor *xw = &l->t[0];
 	__u64 seq = xw->dims[0], dirs = xw->dims[1], nb = xw->dims[2];
 	__u64 g = xw->dims[3], h = g / 4, d, step, b, units;
 	float *gates = eng_align(ctx->scratch), *tmp = gates + g;

@@ -9,7 +9,7 @@ int run_maxpool_index(const struct eng_layer *l, __u64 ub, __u64 ue,
 		      const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_pool_index *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[1], *ix = &l->t[2];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[1], *ix = &l->t[2];
 	__s64 h = (__s64)x->dims[2], w = (__s64)x->dims[3];
 	__u64 coord[VNPU_MAX_DIMS], lo, hi, e;
 	struct eng_pacer pc;

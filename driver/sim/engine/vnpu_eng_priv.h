@@ -87,7 +87,7 @@ static inline __u64 eng_unit_macs(__u32 features)
  */
 struct eng_layer {
 	__u32 op;
-	const struct vnpu_tensor *t;
+	const struct vnpu_cmd_tensor *t;
 	void *const *data;
 	__u32 n;
 	const void *attrs;
@@ -187,9 +187,9 @@ void vnpu_eng_sm_exp_avx512(struct eng_sm *sm, __u64 i, __u64 e);
 void vnpu_eng_sm_out_avx512(const struct eng_sm *sm, __u64 i, __u64 e);
 
 /* Integer helpers, in vnpu_engine.c. */
-__u64 vnpu_eng_numel(const struct vnpu_tensor *t);
-void vnpu_eng_bcast_strides(const struct vnpu_tensor *in,
-			    const struct vnpu_tensor *out, __s64 *strides);
+__u64 vnpu_eng_numel(const struct vnpu_cmd_tensor *t);
+void vnpu_eng_bcast_strides(const struct vnpu_cmd_tensor *in,
+			    const struct vnpu_cmd_tensor *out, __s64 *strides);
 /* In vnpu_eng_units.c. */
 __u64 vnpu_eng_units(const struct eng_layer *l, __u32 features);
 
@@ -331,8 +331,8 @@ static inline int eng_resize_axis_kept(const struct vnpu_layer_resize *a,
 }
 
 /* RESIZE: taps per output over axes [0, @axes) at most. */
-static inline __u64 eng_resize_taps_of(const struct vnpu_tensor *x,
-				       const struct vnpu_tensor *y,
+static inline __u64 eng_resize_taps_of(const struct vnpu_cmd_tensor *x,
+				       const struct vnpu_cmd_tensor *y,
 				       const struct vnpu_layer_resize *a,
 				       __u32 axes)
 {
@@ -347,8 +347,8 @@ static inline __u64 eng_resize_taps_of(const struct vnpu_tensor *x,
 }
 
 /* RESIZE: taps per output, over the axes it resizes, and its rank. */
-static inline __u64 eng_resize_taps(const struct vnpu_tensor *x,
-				    const struct vnpu_tensor *y,
+static inline __u64 eng_resize_taps(const struct vnpu_cmd_tensor *x,
+				    const struct vnpu_cmd_tensor *y,
 				    const struct vnpu_layer_resize *a)
 {
 	return eng_resize_taps_of(x, y, a, x->rank) + x->rank;
@@ -362,8 +362,8 @@ static inline __u64 eng_resize_taps(const struct vnpu_tensor *x,
  */
 #define ENG_RESIZE_ROW_TAPS	16
 
-static inline __u64 eng_resize_row_taps(const struct vnpu_tensor *x,
-					const struct vnpu_tensor *y,
+static inline __u64 eng_resize_row_taps(const struct vnpu_cmd_tensor *x,
+					const struct vnpu_cmd_tensor *y,
 					const struct vnpu_layer_resize *a)
 {
 	return eng_resize_taps_of(x, y, a, x->rank ? x->rank - 1 : 0);
@@ -397,14 +397,14 @@ struct resize_state {
 	__u32 known;	/* a bit per axis: ax[d] is coord[d]'s */
 };
 
-static inline __u64 eng_resize_cols(const struct vnpu_tensor *y)
+static inline __u64 eng_resize_cols(const struct vnpu_cmd_tensor *y)
 {
 	__u64 w = y->rank ? y->dims[y->rank - 1] : 1;
 
 	return (eng_min(w, ENG_RESIZE_COLS) + 7) / 8 * 8 + 8;
 }
 
-static inline __u64 eng_resize_scratch(const struct vnpu_tensor *y)
+static inline __u64 eng_resize_scratch(const struct vnpu_cmd_tensor *y)
 {
 	return sizeof(struct resize_state) + eng_resize_cols(y) *
 	       (4 + 4 * 4 + 4 * 8 + ENG_RESIZE_ROW_TAPS * 4) +
@@ -423,8 +423,8 @@ static inline __u64 eng_grid_taps(const struct vnpu_layer_grid_sample *a)
  * on the ROI; it is estimated for ROIs within the input (the kernel
  * refuses more than 2^20 samples).
  */
-static inline __u64 eng_roi_reads(const struct vnpu_tensor *x,
-				  const struct vnpu_tensor *y,
+static inline __u64 eng_roi_reads(const struct vnpu_cmd_tensor *x,
+				  const struct vnpu_cmd_tensor *y,
 				  const struct vnpu_layer_roi_align *a)
 {
 	__u64 g = a->sampling_ratio, n;
@@ -446,7 +446,7 @@ static inline __u64 eng_roi_reads(const struct vnpu_tensor *x,
  * ENG_ELEM_UNIT reads; at least ENG_POOL_LANES when @y has one output per
  * plane, whose windows run that many channels at a time.
  */
-static inline __u64 eng_pool_per_unit(const struct vnpu_tensor *y,
+static inline __u64 eng_pool_per_unit(const struct vnpu_cmd_tensor *y,
 				      __u64 taps)
 {
 	__u64 per = ENG_ELEM_UNIT / (taps ? taps : 1), plane = 1;
@@ -472,8 +472,8 @@ static inline __u64 eng_pool_per_unit(const struct vnpu_tensor *y,
 #define ENG_POOL_PAD_MAX	8192
 
 static inline __u64 eng_pool_pad_floats(const struct vnpu_layer_pool *a,
-					const struct vnpu_tensor *x,
-					const struct vnpu_tensor *y)
+					const struct vnpu_cmd_tensor *x,
+					const struct vnpu_cmd_tensor *y)
 {
 	__u64 ow_n = y->dims[y->rank - 1], w = x->dims[x->rank - 1], wq;
 
@@ -591,7 +591,7 @@ static inline void eng_scratch_block(__u32 features, const struct eng_unit *u,
  * micro-kernels read in place; packed f16 and bf16 panels are widened a
  * depth slice at a time into the part's scratch.
  */
-static inline int eng_packed_f32(__u32 flags, const struct vnpu_tensor *w)
+static inline int eng_packed_f32(__u32 flags, const struct vnpu_cmd_tensor *w)
 {
 	return (flags & VNPU_LAYER_F_PACKED) && w->dtype == VNPU_DTYPE_F32;
 }
@@ -616,8 +616,8 @@ static inline __u32 eng_opt_index(__u32 flags, __u32 which)
 static inline void eng_gemm_shape(const struct eng_layer *l, __u64 *batch,
 				  __u64 *m, __u64 *n, __u64 *k)
 {
-	const struct vnpu_tensor *a = &l->t[0];
-	const struct vnpu_tensor *y = &l->t[l->n - 1];
+	const struct vnpu_cmd_tensor *a = &l->t[0];
+	const struct vnpu_cmd_tensor *y = &l->t[l->n - 1];
 	__u64 b = 1;
 	__u32 d;
 
@@ -636,7 +636,7 @@ static inline void eng_gemm_shape(const struct eng_layer *l, __u64 *batch,
  * The caller gives the data pointers.
  */
 struct eng_lstm_gemm {
-	struct vnpu_tensor t[4];
+	struct vnpu_cmd_tensor t[4];
 	struct vnpu_layer_gemm a;
 };
 
@@ -677,8 +677,8 @@ static inline void eng_conv_shape(const struct eng_layer *l,
 				  struct eng_conv_shape *s)
 {
 	const struct vnpu_layer_conv *a = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0];
-	const struct vnpu_tensor *y = &l->t[l->n - 1];
+	const struct vnpu_cmd_tensor *x = &l->t[0];
+	const struct vnpu_cmd_tensor *y = &l->t[l->n - 1];
 	int two = x->rank == 4;
 
 	s->n = x->dims[0];
@@ -1182,7 +1182,7 @@ static inline __u64 eng_conv_bbuf(const struct eng_conv_shape *s,
  */
 static inline __u64 eng_conv_bf16_cache(const struct eng_conv_shape *s,
 					const struct vnpu_layer_conv *a,
-					const struct vnpu_tensor *w,
+					const struct vnpu_cmd_tensor *w,
 					__u32 features, __u64 cols)
 {
 	__u64 words = eng_div_up(cols, ENG_NR) * ENG_NR *
@@ -1286,7 +1286,7 @@ static inline int eng_dw_lanes(const struct eng_layer *l,
 			       const struct eng_conv_shape *s)
 {
 	const struct vnpu_layer_conv *a = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[l->n - 1];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[l->n - 1];
 
 	return eng_conv_depthwise(s) && x->rank == 4 && s->oh && s->ow &&
 	       x->dtype == VNPU_DTYPE_F32 && y->dtype == VNPU_DTYPE_F32 &&
@@ -1454,7 +1454,7 @@ static inline __u64 eng_wino_tiles(const struct eng_conv_shape *s)
  * Winograd at all (%VNPU_LAYER_F_WINO's conditions).
  */
 static inline int eng_wino_fits(const struct vnpu_layer_conv *a,
-				const struct vnpu_tensor *x, __u32 wdt)
+				const struct vnpu_cmd_tensor *x, __u32 wdt)
 {
 	return x->rank == 4 && x->dtype == VNPU_DTYPE_F32 &&
 	       wdt == VNPU_DTYPE_F32 && !(a->flags & VNPU_LAYER_F_PACKED) &&

@@ -17,7 +17,7 @@ static __s32 ld_q(const void *base, __s64 off, __u32 dtype)
 }
 
 /* A per-tensor or per-index parameter of a quantized op. */
-static __s64 qparam_off(const struct vnpu_tensor *p, __u64 i)
+static __s64 qparam_off(const struct vnpu_cmd_tensor *p, __u64 i)
 {
 	return p->rank == 1 && p->dims[0] > 1 ? (__s64)i * p->strides[0] : 0;
 }
@@ -45,7 +45,7 @@ static void st_q(void *base, __s64 off, __u32 dtype, double v)
 }
 
 /* Row-major and dense (dims of extent 1 take any stride). */
-static int q_dense(const struct vnpu_tensor *t)
+static int q_dense(const struct vnpu_cmd_tensor *t)
 {
 	__s64 step = 1;
 	__u32 d;
@@ -140,7 +140,7 @@ static v8si_qq q_load8(const void *p, __u32 dtype)
 static int quant_flat(const struct eng_layer *l, __u64 lo, __u64 hi,
 		      const struct vnpu_eng_ctx *ctx)
 {
-	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[3];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[3];
 	int q = l->op == VNPU_LAYER_QUANTIZE;
 	__u32 qt = q ? y->dtype : x->dtype;
 	float s = qscale(l, 1, 0), bl = qt == VNPU_DTYPE_U8 ? 0 : -128;
@@ -196,7 +196,7 @@ int run_quant(const struct eng_layer *l, __u64 ub, __u64 ue,
 	      const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_quant *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[3];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[3];
 	__u64 coord[VNPU_MAX_DIMS] = {}, lo, hi, e;
 
 	elem_range(y, ub, ue, &lo, &hi);
@@ -407,7 +407,7 @@ static float qadd_fma1(float a, float b, float c)
 int run_qlinear_add(const struct eng_layer *l, __u64 ub, __u64 ue,
 		    const struct vnpu_eng_ctx *ctx)
 {
-	const struct vnpu_tensor *y = &l->t[8];
+	const struct vnpu_cmd_tensor *y = &l->t[8];
 	struct qadd_arg q = { .dtype = y->dtype };
 	struct eng_iter it;
 	__u64 lo, hi;
@@ -436,8 +436,8 @@ int run_qlinear_add(const struct eng_layer *l, __u64 ub, __u64 ue,
 }
 
 /* The exact sum of row @m of A times column @n of B, zero points off. */
-static __s32 qdot(const void *a, const struct vnpu_tensor *ta, __s64 ao,
-		  __s32 az, const void *b, const struct vnpu_tensor *tb,
+static __s32 qdot(const void *a, const struct vnpu_cmd_tensor *ta, __s64 ao,
+		  __s32 az, const void *b, const struct vnpu_cmd_tensor *tb,
 		  __s64 bo, __s32 bz, __u64 k)
 {
 	__s64 as = ta->strides[ta->rank - 1], bs = tb->strides[tb->rank - 2];
@@ -456,8 +456,8 @@ static void qmatmul_block(const struct eng_layer *l, const struct eng_block *b,
 {
 	int qlinear = l->op == VNPU_LAYER_QLINEAR_MATMUL;
 	__u32 ib = qlinear ? 3 : 1, iaz = 2, ibz = qlinear ? 5 : 3;
-	const struct vnpu_tensor *ta = &l->t[0], *tb = &l->t[ib];
-	const struct vnpu_tensor *y = &l->t[l->n - 1];
+	const struct vnpu_cmd_tensor *ta = &l->t[0], *tb = &l->t[ib];
+	const struct vnpu_cmd_tensor *y = &l->t[l->n - 1];
 	__u64 k = ta->dims[ta->rank - 1], r, j;
 
 	for (r = b->r0; r < b->r1; r++) {
@@ -514,7 +514,7 @@ static __u32 qconv_window(const struct eng_layer *l,
 			  __u64 oh, __u64 ow)
 {
 	const struct vnpu_layer_conv *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0], *w = &l->t[3];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *w = &l->t[3];
 	int two = x->rank == 4;
 	__s64 xsh = two ? x->strides[2] : 0, xsw = x->strides[x->rank - 1];
 	__s64 wsh = two ? w->strides[2] : 0, wsw = w->strides[w->rank - 1];
@@ -551,7 +551,7 @@ static int run_qconv(const struct eng_layer *l, __u64 ub, __u64 ue,
 		     const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_conv *at = l->attrs;
-	const struct vnpu_tensor *y = &l->t[l->n - 1];
+	const struct vnpu_cmd_tensor *y = &l->t[l->n - 1];
 	__s32 yz = qzero(l, 7, 0);
 	struct eng_conv_shape s;
 	struct eng_block b;
@@ -694,7 +694,7 @@ static void qconv_stage(const struct eng_qconv *q, __u64 img, __u64 c,
 			__u64 oh0)
 {
 	const struct vnpu_layer_conv *a = q->l->attrs;
-	const struct vnpu_tensor *x = &q->l->t[0];
+	const struct vnpu_cmd_tensor *x = &q->l->t[0];
 	__s64 xsh = x->rank == 4 ? x->strides[2] : 0;
 	__u64 w = q->s.w, hp = q->p.hp, wp = q->p.wp, r, i;
 	__u64 pb = a->pad_begin[1], ihb = oh0 * a->stride[0];
@@ -812,7 +812,7 @@ static void qconv_interleave(const __u8 *const *r, __u8 *d, __u8 flip)
 static int qconv_direct(const struct eng_qconv *q)
 {
 	const struct vnpu_layer_conv *a = q->l->attrs;
-	const struct vnpu_tensor *x = &q->l->t[0];
+	const struct vnpu_cmd_tensor *x = &q->l->t[0];
 
 	return q->s.kh == 1 && q->s.kw == 1 && a->stride[0] == 1 &&
 	       a->stride[1] == 1 && !a->pad_begin[0] && !a->pad_begin[1] &&
@@ -829,7 +829,7 @@ static int qconv_direct(const struct eng_qconv *q)
 static void qconv_pack(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
 {
 	const struct eng_qplan *p = &q->p;
-	const struct vnpu_tensor *x = &q->l->t[0];
+	const struct vnpu_cmd_tensor *x = &q->l->t[0];
 	__u64 p0 = nbi * p->pos, steps = p->k4 / 4, j, n, r;
 	__u64 oh0 = p0 / q->s.ow, o0 = p0 % q->s.ow;
 	__u64 cnt = eng_min(p->pos, q->s.oh * q->s.ow - p0);
@@ -1605,7 +1605,7 @@ static void qconv_rows(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi,
 		       __u64 m0, __u64 m1)
 {
 	const struct eng_qplan *p = &q->p;
-	const struct vnpu_tensor *y = &q->l->t[q->l->n - 1];
+	const struct vnpu_cmd_tensor *y = &q->l->t[q->l->n - 1];
 	__u64 p0 = nbi * p->pos, steps = p->k4 / 4, r0, n0, r;
 	__u64 cnt = eng_min(p->pos, q->s.oh * q->s.ow - p0);
 	__u8 *yd = (__u8 *)q->l->data[q->l->n - 1] +
@@ -2106,7 +2106,7 @@ static void qdw8_gather(const struct eng_qconv *q, const struct qdw8 *v,
 			__u64 img, __u64 g)
 {
 	const struct vnpu_layer_conv *a = q->l->attrs;
-	const struct vnpu_tensor *x = &q->l->t[0];
+	const struct vnpu_cmd_tensor *x = &q->l->t[0];
 	__s64 xsh = x->rank == 4 ? x->strides[2] : 0, cs = x->strides[1];
 	__u64 top = a->pad_begin[0], left = a->pad_begin[1];
 	__u64 h = q->s.h, w = q->s.w, ri, ci, c;
@@ -2211,7 +2211,7 @@ void qdw8_sums_k(const struct eng_qconv *q, const struct qdw8 *v)
 /* Channels [@g, @g + 8) of image @img (p.dw8). */
 static void qdw8_run(struct eng_qconv *q, __u64 img, __u64 g)
 {
-	const struct vnpu_tensor *y = &q->l->t[q->l->n - 1];
+	const struct vnpu_cmd_tensor *y = &q->l->t[q->l->n - 1];
 	const struct vnpu_layer_conv *a = q->l->attrs;
 	__u64 kh = q->s.kh, kw = q->s.kw, n = q->s.oh * q->s.ow, c, i, j, e;
 	__s32 xz = q->xz - (q->flip ? 128 : 0);
@@ -2278,7 +2278,7 @@ static void qconv_depthwise(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
 {
 	const struct vnpu_layer_conv *a = q->l->attrs;
 	const struct eng_qplan *p = &q->p;
-	const struct vnpu_tensor *y = &q->l->t[q->l->n - 1];
+	const struct vnpu_cmd_tensor *y = &q->l->t[q->l->n - 1];
 	const __s8 *w = q->w + g * p->mp * p->k4;
 	__u64 oh0 = nbi * p->rows, ow = q->s.ow, r;
 	__u64 nr = eng_min(p->rows, q->s.oh - oh0);
@@ -2312,7 +2312,7 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 			    const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_conv *a = l->attrs;
-	const struct vnpu_tensor *y = &l->t[l->n - 1];
+	const struct vnpu_cmd_tensor *y = &l->t[l->n - 1];
 	struct eng_qconv q = { .l = l, .ctx = ctx };
 	__u64 u, m;
 	__u8 *sp = ctx->scratch;

@@ -9,7 +9,7 @@
  * Bilinear sample at (@y, @x) of the plane at @base: its four weighted
  * neighbours in @v; 0 when the point is more than one element outside.
  */
-static int roi_sample(const struct vnpu_tensor *x, const void *data, __s64 base,
+static int roi_sample(const struct vnpu_cmd_tensor *x, const void *data, __s64 base,
 		      double y, double xx, double *v)
 {
 	__s64 h = (__s64)x->dims[2], w = (__s64)x->dims[3], y0, x0, y1, x1;
@@ -52,8 +52,8 @@ int run_roi_align(const struct eng_layer *l, __u64 ub, __u64 ue,
 		  const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_roi_align *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0], *rois = &l->t[1], *bi = &l->t[2];
-	const struct vnpu_tensor *y = &l->t[3];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *rois = &l->t[1], *bi = &l->t[2];
+	const struct vnpu_cmd_tensor *y = &l->t[3];
 	double scale = f32_of(at->spatial_scale), off = at->half_pixel ? 0.5 : 0;
 	__u64 coord[VNPU_MAX_DIMS], lo, hi, e, oh = y->dims[2], ow = y->dims[3];
 

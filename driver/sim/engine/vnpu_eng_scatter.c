@@ -80,7 +80,7 @@ struct scatter_range {
 static void scatter_begin(const struct eng_layer *l, __u64 ub, __u64 ue,
 			  struct scatter_range *r, struct eng_pacer *pc)
 {
-	const struct vnpu_tensor *x = &l->t[0], *y = &l->t[3];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[3];
 	__u32 size = vnpu_eng_dtype_size(x->dtype);
 	__u64 coord[VNPU_MAX_DIMS], e, e0, e1, n = vnpu_eng_numel(y), m = 1;
 	__u64 chunk = eng_scatter_chunk(vnpu_eng_numel(&l->t[2]));
@@ -113,7 +113,7 @@ int run_scatter_elements(const struct eng_layer *l, __u64 ub, __u64 ue,
 			 const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_scatter *at = l->attrs;
-	const struct vnpu_tensor *idx = &l->t[1], *u = &l->t[2], *y = &l->t[3];
+	const struct vnpu_cmd_tensor *idx = &l->t[1], *u = &l->t[2], *y = &l->t[3];
 	__u32 size = vnpu_eng_dtype_size(y->dtype), d;
 	__u64 coord[VNPU_MAX_DIMS], e, e0, e1, n = vnpu_eng_numel(u);
 	struct scatter_range r;
@@ -155,7 +155,7 @@ int run_scatter_nd(const struct eng_layer *l, __u64 ub, __u64 ue,
 		   const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_scatter *at = l->attrs;
-	const struct vnpu_tensor *idx = &l->t[1], *u = &l->t[2], *y = &l->t[3];
+	const struct vnpu_cmd_tensor *idx = &l->t[1], *u = &l->t[2], *y = &l->t[3];
 	__u32 size = vnpu_eng_dtype_size(y->dtype), d;
 	__u32 q1 = idx->rank - 1, k = (__u32)idx->dims[q1];
 	__u64 coord[VNPU_MAX_DIMS], e, n = vnpu_eng_numel(u);
@@ -201,7 +201,7 @@ int run_gather_nd(const struct eng_layer *l, __u64 ub, __u64 ue,
 		  const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_gather_nd *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0], *idx = &l->t[1], *y = &l->t[2];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *idx = &l->t[1], *y = &l->t[2];
 	__u32 size = vnpu_eng_dtype_size(x->dtype), d;
 	__u32 q1 = idx->rank - 1, k = (__u32)idx->dims[q1], b = at->batch_dims;
 	__u64 coord[VNPU_MAX_DIMS], lo, hi, e;

@@ -5,7 +5,7 @@
  */
 #include "vnpu_eng_kern.h"
 
-static __s64 tfidf_tok(const struct vnpu_tensor *x, const void *data,
+static __s64 tfidf_tok(const struct vnpu_cmd_tensor *x, const void *data,
 		       __s64 row, __u64 i)
 {
 	__s64 off = row + (__s64)i * x->strides[x->rank - 1];
@@ -14,7 +14,7 @@ static __s64 tfidf_tok(const struct vnpu_tensor *x, const void *data,
 	       ((const __s64 *)data)[off];
 }
 
-static __s64 tfidf_i64(const struct vnpu_tensor *t, const void *data, __u64 i)
+static __s64 tfidf_i64(const struct vnpu_cmd_tensor *t, const void *data, __u64 i)
 {
 	return ((const __s64 *)data)[(__s64)i * t->strides[0]];
 }
@@ -27,7 +27,7 @@ static __s64 tfidf_i64(const struct vnpu_tensor *t, const void *data, __u64 i)
 static int tfidf_segment(const struct eng_layer *l, __u32 n, __u64 *begin,
 			 __u64 *end, __u64 *first)
 {
-	const struct vnpu_tensor *pool = &l->t[1], *cnt = &l->t[2];
+	const struct vnpu_cmd_tensor *pool = &l->t[1], *cnt = &l->t[2];
 	__u64 p = pool->dims[0], g = cnt->dims[0], m;
 
 	*first = 0;
@@ -51,7 +51,7 @@ static int tfidf_segment(const struct eng_layer *l, __u32 n, __u64 *begin,
 static __s64 tfidf_find(const struct eng_layer *l, __s64 row, __u64 i,
 			__u64 step, __u32 n, __u64 begin, __u64 end)
 {
-	const struct vnpu_tensor *x = &l->t[0], *pool = &l->t[1];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *pool = &l->t[1];
 	__u64 c, k;
 
 	for (c = begin; c < end; c += n) {
@@ -69,8 +69,8 @@ int run_tfidf(const struct eng_layer *l, __u64 ub, __u64 ue,
 	      const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_tfidf *at = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0], *idx = &l->t[3], *wt = &l->t[4];
-	const struct vnpu_tensor *y = &l->t[5];
+	const struct vnpu_cmd_tensor *x = &l->t[0], *idx = &l->t[3], *wt = &l->t[4];
+	const struct vnpu_cmd_tensor *y = &l->t[5];
 	__u64 len = x->dims[x->rank - 1], width = y->dims[y->rank - 1];
 	__u64 r, j, total, begin, end, first;
 	struct eng_pacer pc;

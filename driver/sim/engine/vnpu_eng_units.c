@@ -35,7 +35,7 @@ static __u64 conv_units(const struct eng_layer *l, __u32 features)
 }
 
 /* Softmax, LpNormalization, ArgMax: lanes along one axis. */
-static __u64 axis_units(const struct vnpu_tensor *x, __u32 axis)
+static __u64 axis_units(const struct vnpu_cmd_tensor *x, __u32 axis)
 {
 	__u64 len = x->dims[axis];
 
@@ -43,7 +43,7 @@ static __u64 axis_units(const struct vnpu_tensor *x, __u32 axis)
 }
 
 /* Outputs of @depth reads each, in flat order. */
-static __u64 flat_units(const struct vnpu_tensor *y, __u64 depth)
+static __u64 flat_units(const struct vnpu_cmd_tensor *y, __u64 depth)
 {
 	return eng_block_units(1, vnpu_eng_numel(y), depth);
 }
@@ -51,7 +51,7 @@ static __u64 flat_units(const struct vnpu_tensor *y, __u64 depth)
 static __u64 norm_units(const struct eng_layer *l)
 {
 	const struct vnpu_layer_norm *a = l->attrs;
-	const struct vnpu_tensor *x = &l->t[0];
+	const struct vnpu_cmd_tensor *x = &l->t[0];
 	__u64 rows = 1, numel = vnpu_eng_numel(x);
 	__u32 d;
 
@@ -75,7 +75,7 @@ static __u64 norm_units(const struct eng_layer *l)
 
 __u64 vnpu_eng_units(const struct eng_layer *l, __u32 features)
 {
-	const struct vnpu_tensor *y = &l->t[l->n - 1];
+	const struct vnpu_cmd_tensor *y = &l->t[l->n - 1];
 	__u64 batch, m, n, k, numel_y = vnpu_eng_numel(y);
 	struct eng_unit u;
 
@@ -242,7 +242,7 @@ static __u64 row_cost(__u32 op, const void *attrs, __u32 dt)
 }
 
 /* Each n-gram of each position and skip is looked up in the whole pool. */
-static __u64 tfidf_cost(const struct vnpu_tensor *t,
+static __u64 tfidf_cost(const struct vnpu_cmd_tensor *t,
 			const struct vnpu_layer_tfidf *a)
 {
 	return sat_mul(sat_mul(vnpu_eng_numel(&t[0]),
@@ -260,7 +260,7 @@ static __u64 tile_up(__u64 v, __u64 step)
 }
 
 /* Every step's GEMM as GEMM counts it, and its element-wise functions. */
-static __u64 lstm_cost(const struct vnpu_tensor *t,
+static __u64 lstm_cost(const struct vnpu_cmd_tensor *t,
 		       const struct vnpu_layer_lstm *a)
 {
 	__u64 g = t[0].dims[3], h = g / 4;
@@ -292,11 +292,11 @@ static __u64 qconv_cost(const struct eng_conv_shape *s)
  * layers into parts of VNPU_EXEC_FW_CHUNK_COST, so an op that costs more
  * than its figure here makes FPU sections longer than the chunk's.
  */
-__u64 vnpu_eng_layer_cost(__u32 op, const struct vnpu_tensor *t,
+__u64 vnpu_eng_layer_cost(__u32 op, const struct vnpu_cmd_tensor *t,
 			  __u32 num_tensors, const void *attrs)
 {
 	struct eng_layer l = { op, t, 0, num_tensors, attrs };
-	const struct vnpu_tensor *y = &t[num_tensors - 1];
+	const struct vnpu_cmd_tensor *y = &t[num_tensors - 1];
 	__u64 batch, m, n, k, ny = vnpu_eng_numel(y);
 	struct eng_conv_shape s;
 
@@ -400,7 +400,7 @@ __u64 vnpu_eng_layer_cost(__u32 op, const struct vnpu_tensor *t,
 					   s.kh * s.kw), s.kh * s.kw);
 }
 
-__u32 vnpu_eng_layer_max_parts(__u32 op, const struct vnpu_tensor *t,
+__u32 vnpu_eng_layer_max_parts(__u32 op, const struct vnpu_cmd_tensor *t,
 			       __u32 num_tensors, const void *attrs,
 			       __u32 features)
 {
@@ -430,7 +430,7 @@ static __u64 gemm_scratch(int pack_a, const struct eng_unit *blk,
 	return bytes + bbuf_floats * 4 + ENG_ALIGN;
 }
 
-__u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_tensor *t,
+__u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_cmd_tensor *t,
 			     __u32 num_tensors, const void *attrs,
 			     __u32 num_parts, __u32 features)
 {

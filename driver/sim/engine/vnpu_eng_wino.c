@@ -393,7 +393,7 @@ static void wino_scratch(struct wino_job *wj, const struct vnpu_eng_ctx *ctx)
 int run_conv_wino(const struct eng_layer *l, __u64 ub, __u64 ue,
 		  const struct vnpu_eng_ctx *ctx)
 {
-	const struct vnpu_tensor *x = &l->t[0];
+	const struct vnpu_cmd_tensor *x = &l->t[0];
 	struct wino_job wj = { .l = l };
 	__u64 u, ntb, mb, ti, img, mi, g, t0, t1, m0, mc;
 	__s64 xs[3] = { x->strides[1], x->strides[2], x->strides[3] };

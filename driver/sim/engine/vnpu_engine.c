@@ -37,7 +37,7 @@ __u32 vnpu_eng_dtype_size(__u32 dtype)
 	}
 }
 
-__u64 vnpu_eng_numel(const struct vnpu_tensor *t)
+__u64 vnpu_eng_numel(const struct vnpu_cmd_tensor *t)
 {
 	__u64 n = 1;
 	__u32 d;
@@ -47,8 +47,8 @@ __u64 vnpu_eng_numel(const struct vnpu_tensor *t)
 	return n;
 }
 
-void vnpu_eng_bcast_strides(const struct vnpu_tensor *in,
-			    const struct vnpu_tensor *out, __s64 *strides)
+void vnpu_eng_bcast_strides(const struct vnpu_cmd_tensor *in,
+			    const struct vnpu_cmd_tensor *out, __s64 *strides)
 {
 	__u32 off = out->rank - in->rank, d;
 
@@ -60,7 +60,7 @@ void vnpu_eng_bcast_strides(const struct vnpu_tensor *in,
 	}
 }
 
-int vnpu_eng_layer_run(__u32 op, const struct vnpu_tensor *t,
+int vnpu_eng_layer_run(__u32 op, const struct vnpu_cmd_tensor *t,
 		       void *const *data, __u32 num_tensors, const void *attrs,
 		       __u32 part, __u32 num_parts,
 		       const struct vnpu_eng_ctx *ctx)

@@ -102,7 +102,7 @@ __u32 vnpu_eng_dtype_size(__u32 dtype);
  *
  * Return: 0, or %VNPU_ENG_EINVAL.
  */
-int vnpu_eng_layer_check(__u32 op, const struct vnpu_tensor *t,
+int vnpu_eng_layer_check(__u32 op, const struct vnpu_cmd_tensor *t,
 			 __u32 num_tensors, const void *attrs, __u32 attr_size);
 
 /**
@@ -127,7 +127,7 @@ __u32 vnpu_eng_layer_outputs(__u32 op);
  *
  * Return: the work in element operations (about a flop each).
  */
-__u64 vnpu_eng_layer_cost(__u32 op, const struct vnpu_tensor *t,
+__u64 vnpu_eng_layer_cost(__u32 op, const struct vnpu_cmd_tensor *t,
 			  __u32 num_tensors, const void *attrs);
 
 /**
@@ -144,7 +144,7 @@ __u64 vnpu_eng_layer_cost(__u32 op, const struct vnpu_tensor *t,
  *
  * Return: the number of parts, at least 1.
  */
-__u32 vnpu_eng_layer_max_parts(__u32 op, const struct vnpu_tensor *t,
+__u32 vnpu_eng_layer_max_parts(__u32 op, const struct vnpu_cmd_tensor *t,
 			       __u32 num_tensors, const void *attrs,
 			       __u32 features);
 
@@ -162,7 +162,7 @@ __u32 vnpu_eng_layer_max_parts(__u32 op, const struct vnpu_tensor *t,
  *
  * Return: the bytes, 0 when the layer needs none.
  */
-__u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_tensor *t,
+__u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_cmd_tensor *t,
 			     __u32 num_tensors, const void *attrs,
 			     __u32 num_parts, __u32 features);
 
@@ -188,7 +188,7 @@ __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_tensor *t,
  * when @ctx->scratch_size is below vnpu_eng_layer_scratch() for
  * @ctx->features.
  */
-int vnpu_eng_layer_run(__u32 op, const struct vnpu_tensor *t,
+int vnpu_eng_layer_run(__u32 op, const struct vnpu_cmd_tensor *t,
 		       void *const *data, __u32 num_tensors, const void *attrs,
 		       __u32 part, __u32 num_parts,
 		       const struct vnpu_eng_ctx *ctx);
@@ -297,7 +297,7 @@ __u32 vnpu_eng_host_features(void);
  * Return: 1 or 0.
  */
 int vnpu_eng_wino_pays(const struct vnpu_layer_conv *a,
-		       const struct vnpu_tensor *x, const struct vnpu_tensor *y);
+		       const struct vnpu_cmd_tensor *x, const struct vnpu_cmd_tensor *y);
 
 /**
  * vnpu_eng_wino_pack() - transform f32 3x3 weights for Winograd

@@ -27,8 +27,8 @@ extern "C" {
 /*
  * The opaque handles, declared once here (a typedef may not be repeated
  * in C99): the core, a model read from ONNX, a compiled model, an infer
- * request and a tensor. The tensor's tag differs from the uAPI's struct
- * vnpu_tensor, a command-stream view.
+ * request and a tensor. The command stream's view of a tensor is another
+ * thing, the uAPI's struct vnpu_cmd_tensor (<drm/vnpu_cmd.h>).
  */
 typedef struct vnpu_core vnpu_core;
 typedef struct vnpu_model vnpu_model;

@@ -223,7 +223,7 @@ static vnpu_status place_values(struct cstate *s, struct vnpu_program *p)
 	return VNPU_OK;
 }
 
-static void to_tensor(const struct cstate *s, const struct ctensor *ct, struct vnpu_tensor *t)
+static void to_tensor(const struct cstate *s, const struct ctensor *ct, struct vnpu_cmd_tensor *t)
 {
 	uint64_t at;
 	const struct cval *v = &s->vals[cs_storage(s, ct->val, &at)];
@@ -252,7 +252,7 @@ static uint32_t cmd_bytes(const struct ccmd *c)
 		return sizeof(struct vnpu_cmd_copy);
 	default:
 		return (uint32_t)(sizeof(struct vnpu_cmd_layer) +
-				  c->num_tensors * sizeof(struct vnpu_tensor) +
+				  c->num_tensors * sizeof(struct vnpu_cmd_tensor) +
 				  align_up(c->attr_size, 8));
 	}
 }

@@ -431,7 +431,7 @@ static bool table_group_of(struct cstate *s, struct uses *u, struct cop *q, stru
  * Runs layer @op on the host engine (checked, one part): false when the
  * engine refuses it or memory runs out.
  */
-static bool host_layer(uint32_t op, const struct vnpu_tensor *t, void *const *data, uint32_t n,
+static bool host_layer(uint32_t op, const struct vnpu_cmd_tensor *t, void *const *data, uint32_t n,
 		       const void *attrs, uint32_t attr_size)
 {
 	struct vnpu_eng_ctx ctx = { .features = vnpu_eng_host_features() };
@@ -449,9 +449,9 @@ static bool host_layer(uint32_t op, const struct vnpu_tensor *t, void *const *da
 }
 
 /* A rank-0 (@rank 0) or [256] dense tensor of @type. */
-static struct vnpu_tensor table_tensor(uint32_t type, uint32_t rank)
+static struct vnpu_cmd_tensor table_tensor(uint32_t type, uint32_t rank)
 {
-	struct vnpu_tensor t = { .dtype = type, .rank = rank };
+	struct vnpu_cmd_tensor t = { .dtype = type, .rank = rank };
 
 	if (rank) {
 		t.dims[0] = VNPU_LOOKUP_ENTRIES;
@@ -468,7 +468,7 @@ static bool table_quant(const struct cstate *s, const struct cop *op, bool dequa
 			vnpu_element_type qt, void *codes, float *f)
 {
 	struct vnpu_layer_quant attr = { 0 };
-	struct vnpu_tensor t[4];
+	struct vnpu_cmd_tensor t[4];
 	uint8_t zero = 0;
 	void *data[4];
 
@@ -487,7 +487,8 @@ static bool table_quant(const struct cstate *s, const struct cop *op, bool dequa
 /* The 256 entries of @g's table into @tab: each code through the group. */
 static bool table_entries(const struct cstate *s, const struct table_group *g, uint8_t *tab)
 {
-	struct vnpu_tensor t[2] = { table_tensor(VNPU_TYPE_F32, 1), table_tensor(VNPU_TYPE_F32, 1) };
+	struct vnpu_cmd_tensor t[2] = { table_tensor(VNPU_TYPE_F32, 1),
+					table_tensor(VNPU_TYPE_F32, 1) };
 	float a[VNPU_LOOKUP_ENTRIES], b[VNPU_LOOKUP_ENTRIES];
 	uint8_t codes[VNPU_LOOKUP_ENTRIES];
 	void *data[2] = { a, b };

@@ -922,7 +922,7 @@ static vnpu_status check_layers(struct cstate *s, uint32_t first)
 {
 	for (uint32_t c = first; c < s->num_cmds; c++) {
 		const struct ccmd *cmd = &s->cmds[c];
-		struct vnpu_tensor t[VNPU_LAYER_MAX_TENSORS];
+		struct vnpu_cmd_tensor t[VNPU_LAYER_MAX_TENSORS];
 
 		if (cmd->opcode != VNPU_CMD_LAYER)
 			continue;

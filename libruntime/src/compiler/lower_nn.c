@@ -311,8 +311,8 @@ vnpu_status cl_conv_attrs(struct cstate *s, const struct cop *op, int32_t x, int
 static bool conv_wino(const struct cstate *s, const struct vnpu_layer_conv *attr,
 		      const struct ctensor *x, const struct ctensor *y)
 {
-	struct vnpu_tensor tx = { .dtype = VNPU_DTYPE_F32, .rank = x->rank };
-	struct vnpu_tensor ty = { .dtype = VNPU_DTYPE_F32, .rank = y->rank };
+	struct vnpu_cmd_tensor tx = { .dtype = VNPU_DTYPE_F32, .rank = x->rank };
+	struct vnpu_cmd_tensor ty = { .dtype = VNPU_DTYPE_F32, .rank = y->rank };
 
 	/* f16 and bf16 hints keep their narrow weights. */
 	if (x->type != VNPU_TYPE_F32 || s->opt.inference_precision == VNPU_TYPE_F16 ||

@@ -45,7 +45,7 @@
 struct shape {
 	const char *name;
 	__u32 op, n;
-	struct vnpu_tensor t[MAX_T];
+	struct vnpu_cmd_tensor t[MAX_T];
 	__u64 attrs[16];
 	__u32 attr_size;
 	double to_limit;
@@ -54,9 +54,9 @@ struct shape {
 static struct shape shapes[64];
 static int num_shapes;
 
-static struct vnpu_tensor dense(__u32 dtype, __u32 rank, const __u64 *dims)
+static struct vnpu_cmd_tensor dense(__u32 dtype, __u32 rank, const __u64 *dims)
 {
-	struct vnpu_tensor t;
+	struct vnpu_cmd_tensor t;
 	__s64 st = 1;
 	int d;
 
@@ -76,7 +76,7 @@ static struct vnpu_tensor dense(__u32 dtype, __u32 rank, const __u64 *dims)
 	sizeof((__u64[]){ __VA_ARGS__ }) / sizeof(__u64),		\
 	(__u64[]){ __VA_ARGS__ })
 
-static struct vnpu_tensor scalar(__u32 dtype)
+static struct vnpu_cmd_tensor scalar(__u32 dtype)
 {
 	return dense(dtype, 0, NULL);
 }
@@ -98,7 +98,7 @@ static struct shape *add(const char *name, __u32 op, double to_limit,
 		memcpy(s->attrs, attrs, attr_size);
 	va_start(ap, n);
 	for (i = 0; i < n; i++)
-		s->t[i] = va_arg(ap, struct vnpu_tensor);
+		s->t[i] = va_arg(ap, struct vnpu_cmd_tensor);
 	va_end(ap);
 	return s;
 }
@@ -342,7 +342,7 @@ static void quant_shapes(void)
 		.group = 1, .kernel = { 3, 3 }, .stride = { 1, 1 },
 		.dilation = { 1, 1 }, .pad_begin = { 1, 1 }, .pad_end = { 1, 1 },
 	};
-	struct vnpu_tensor s = scalar(F32), z8 = scalar(U8);
+	struct vnpu_cmd_tensor s = scalar(F32), z8 = scalar(U8);
 
 	add("quantize f32->u8 2^22", VNPU_LAYER_QUANTIZE, 0, &q, sizeof(q), 4,
 	    T(F32, M(4)), s, z8, T(U8, M(4)));
@@ -392,7 +392,7 @@ static void misc_shapes(void)
 
 /* ---- data ------------------------------------------------------------ */
 
-static size_t bytes_of(const struct vnpu_tensor *t)
+static size_t bytes_of(const struct vnpu_cmd_tensor *t)
 {
 	size_t n = 1;
 	__u32 d;
@@ -402,7 +402,7 @@ static size_t bytes_of(const struct vnpu_tensor *t)
 	return n * vnpu_eng_dtype_size(t->dtype);
 }
 
-static void fill(const struct vnpu_tensor *t, void *p)
+static void fill(const struct vnpu_cmd_tensor *t, void *p)
 {
 	size_t n = bytes_of(t) / vnpu_eng_dtype_size(t->dtype), i;
 	unsigned int x = 12345;
@@ -470,7 +470,7 @@ static double now(void)
 static __u32 fw_parts(const struct shape *s, __u32 features)
 {
 	size_t size = sizeof(struct vnpu_cmd_layer) +
-		      s->n * sizeof(struct vnpu_tensor) + s->attr_size;
+		      s->n * sizeof(struct vnpu_cmd_tensor) + s->attr_size;
 	struct vnpu_cmd_layer *c = calloc(1, (size + 7) / 8 * 8);
 	__u32 parts;
 
@@ -482,7 +482,7 @@ static __u32 fw_parts(const struct shape *s, __u32 features)
 	c->num_tensors = s->n;
 	c->num_outputs = 1;
 	c->attr_size = s->attr_size;
-	memcpy(c->tensors, s->t, s->n * sizeof(struct vnpu_tensor));
+	memcpy(c->tensors, s->t, s->n * sizeof(struct vnpu_cmd_tensor));
 	memcpy(&c->tensors[s->n], s->attrs, s->attr_size);
 	parts = vnpu_exec_parts(&c->hdr, FW_TILES * VNPU_EXEC_FW_PARTS_PER_TILE,
 				VNPU_EXEC_FW_CHUNK_COST, features);

@@ -26,9 +26,9 @@ void et_fill_f32(float *p, size_t n)
 		p[i] = et_randf();
 }
 
-struct vnpu_tensor et_dense(__u32 dtype, __u32 rank, const __u64 *dims)
+struct vnpu_cmd_tensor et_dense(__u32 dtype, __u32 rank, const __u64 *dims)
 {
-	struct vnpu_tensor t;
+	struct vnpu_cmd_tensor t;
 	__s64 s = 1;
 	int d;
 
@@ -43,7 +43,7 @@ struct vnpu_tensor et_dense(__u32 dtype, __u32 rank, const __u64 *dims)
 	return t;
 }
 
-size_t et_bytes(const struct vnpu_tensor *t)
+size_t et_bytes(const struct vnpu_cmd_tensor *t)
 {
 	size_t n = 1, span = 0;
 	__u32 d;
@@ -67,7 +67,7 @@ size_t et_bytes(const struct vnpu_tensor *t)
 	}
 }
 
-size_t et_numel(const struct vnpu_tensor *t)
+size_t et_numel(const struct vnpu_cmd_tensor *t)
 {
 	size_t n = 1;
 	__u32 d;
@@ -77,7 +77,7 @@ size_t et_numel(const struct vnpu_tensor *t)
 	return n;
 }
 
-void et_coords(const struct vnpu_tensor *t, size_t e, size_t *c)
+void et_coords(const struct vnpu_cmd_tensor *t, size_t e, size_t *c)
 {
 	int d;
 
@@ -87,7 +87,7 @@ void et_coords(const struct vnpu_tensor *t, size_t e, size_t *c)
 	}
 }
 
-size_t et_offset(const struct vnpu_tensor *t, const size_t *c)
+size_t et_offset(const struct vnpu_cmd_tensor *t, const size_t *c)
 {
 	size_t off = 0;
 	__u32 d;
@@ -97,7 +97,7 @@ size_t et_offset(const struct vnpu_tensor *t, const size_t *c)
 	return off;
 }
 
-int et_run(__u32 op, const struct vnpu_tensor *t, void *const *data, __u32 n,
+int et_run(__u32 op, const struct vnpu_cmd_tensor *t, void *const *data, __u32 n,
 	   const void *attrs, __u32 attr_size, __u32 features, __u32 parts)
 {
 	struct vnpu_eng_ctx ctx;
@@ -136,7 +136,7 @@ int et_run(__u32 op, const struct vnpu_tensor *t, void *const *data, __u32 n,
 }
 
 /* Runs the four configurations; @outs receives each output. */
-static int run_four(const char *name, __u32 op, const struct vnpu_tensor *t,
+static int run_four(const char *name, __u32 op, const struct vnpu_cmd_tensor *t,
 		    void **data, __u32 n, const void *attrs, __u32 attr_size,
 		    size_t bytes, unsigned char **outs)
 {
@@ -207,7 +207,7 @@ static int close_enough(float got, float want, double atol, double rtol)
 	return fabs((double)got - want) <= atol + rtol * fabs(want);
 }
 
-int et_layer_f32(const char *name, __u32 op, const struct vnpu_tensor *t,
+int et_layer_f32(const char *name, __u32 op, const struct vnpu_cmd_tensor *t,
 		 void **data, __u32 n, const void *attrs, __u32 attr_size,
 		 const float *ref, double atol, double rtol)
 {
@@ -232,7 +232,7 @@ int et_layer_f32(const char *name, __u32 op, const struct vnpu_tensor *t,
 	return rc || bad;
 }
 
-int et_layer_exact(const char *name, __u32 op, const struct vnpu_tensor *t,
+int et_layer_exact(const char *name, __u32 op, const struct vnpu_cmd_tensor *t,
 		   void **data, __u32 n, const void *attrs, __u32 attr_size,
 		   const void *ref)
 {

@@ -19,13 +19,13 @@
 extern unsigned int et_host_features;
 
 /* A dense row-major tensor of @rank dims (slot and offset unused). */
-struct vnpu_tensor et_dense(__u32 dtype, __u32 rank, const __u64 *dims);
-size_t et_bytes(const struct vnpu_tensor *t);
+struct vnpu_cmd_tensor et_dense(__u32 dtype, __u32 rank, const __u64 *dims);
+size_t et_bytes(const struct vnpu_cmd_tensor *t);
 /* Element count of @t, row-major coordinates of its element @e, and the
  * offset (in elements, through its strides) of coordinates @c. */
-size_t et_numel(const struct vnpu_tensor *t);
-void et_coords(const struct vnpu_tensor *t, size_t e, size_t *c);
-size_t et_offset(const struct vnpu_tensor *t, const size_t *c);
+size_t et_numel(const struct vnpu_cmd_tensor *t);
+void et_coords(const struct vnpu_cmd_tensor *t, size_t e, size_t *c);
+size_t et_offset(const struct vnpu_cmd_tensor *t, const size_t *c);
 float et_randf(void);
 void et_fill_f32(float *p, size_t n);
 
@@ -35,7 +35,7 @@ void et_fill_f32(float *p, size_t n);
  *
  * Return: 0, the check's error, or the first run error.
  */
-int et_run(__u32 op, const struct vnpu_tensor *t, void *const *data, __u32 n,
+int et_run(__u32 op, const struct vnpu_cmd_tensor *t, void *const *data, __u32 n,
 	   const void *attrs, __u32 attr_size, __u32 features, __u32 parts);
 
 /**
@@ -45,12 +45,12 @@ int et_run(__u32 op, const struct vnpu_tensor *t, void *const *data, __u32 n,
  *
  * Return: 0 when all matched.
  */
-int et_layer_f32(const char *name, __u32 op, const struct vnpu_tensor *t,
+int et_layer_f32(const char *name, __u32 op, const struct vnpu_cmd_tensor *t,
 		 void **data, __u32 n, const void *attrs, __u32 attr_size,
 		 const float *ref, double atol, double rtol);
 
 /* The same for any output dtype, compared bytewise with @ref. */
-int et_layer_exact(const char *name, __u32 op, const struct vnpu_tensor *t,
+int et_layer_exact(const char *name, __u32 op, const struct vnpu_cmd_tensor *t,
 		   void **data, __u32 n, const void *attrs, __u32 attr_size,
 		   const void *ref);
 

@@ -27,7 +27,7 @@
 struct layer {
 	const char *name;
 	__u32 op, n, attr_size;
-	struct vnpu_tensor t[10];
+	struct vnpu_cmd_tensor t[10];
 	unsigned char attrs[256];
 };
 
@@ -59,10 +59,10 @@ static __u64 elem_size(__u32 dtype)
 }
 
 /* A dense tensor in the arena, filled with random values or zeroes. */
-static struct vnpu_tensor tensor(__u32 dtype, __u32 rank, const __u64 *dims,
-				 int fill)
+static struct vnpu_cmd_tensor tensor(__u32 dtype, __u32 rank, const __u64 *dims,
+				     int fill)
 {
-	struct vnpu_tensor t;
+	struct vnpu_cmd_tensor t;
 	__u64 n = 1, i, size = elem_size(dtype);
 	int d;
 
@@ -640,14 +640,14 @@ static void *build_stream(__u64 *size)
 		struct vnpu_cmd_layer c = { .op = l->op, .num_tensors = l->n,
 					    .num_outputs = 1,
 					    .attr_size = l->attr_size };
-		__u32 bytes = sizeof(c) + l->n * sizeof(struct vnpu_tensor) +
+		__u32 bytes = sizeof(c) + l->n * sizeof(struct vnpu_cmd_tensor) +
 			      ((l->attr_size + 7) & ~7u);
 
 		c.hdr.opcode = VNPU_CMD_LAYER;
 		c.hdr.size = bytes;
 		memcpy(p, &c, sizeof(c));
-		memcpy(p + sizeof(c), l->t, l->n * sizeof(struct vnpu_tensor));
-		memcpy(p + sizeof(c) + l->n * sizeof(struct vnpu_tensor),
+		memcpy(p + sizeof(c), l->t, l->n * sizeof(struct vnpu_cmd_tensor));
+		memcpy(p + sizeof(c) + l->n * sizeof(struct vnpu_cmd_tensor),
 		       l->attrs, l->attr_size);
 		p += bytes;
 	}
@@ -715,7 +715,7 @@ static void run_host(unsigned char *img, __u32 features)
 	}
 }
 
-static __u64 out_bytes(const struct vnpu_tensor *t)
+static __u64 out_bytes(const struct vnpu_cmd_tensor *t)
 {
 	__u64 n = elem_size(t->dtype);
 	__u32 d;
@@ -778,7 +778,7 @@ int main(int argc, char **argv)
 	host_img = arena;
 	run_host(host_img, features);
 	for (i = 0; i < num_layers; i++) {
-		const struct vnpu_tensor *y = &layers[i].t[layers[i].n - 1];
+		const struct vnpu_cmd_tensor *y = &layers[i].t[layers[i].n - 1];
 
 		if (memcmp(dev_img + y->offset, host_img + y->offset,
 			   out_bytes(y))) {

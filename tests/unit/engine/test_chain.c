@@ -32,12 +32,12 @@ static struct vnpu_chain_step B(__u32 func, __u32 a, __u32 b, float imm)
 struct chain_case {
 	const char *name;
 	__u32 inputs;
-	struct vnpu_tensor t[VNPU_CHAIN_MAX_INPUTS + 1];
+	struct vnpu_cmd_tensor t[VNPU_CHAIN_MAX_INPUTS + 1];
 	struct vnpu_layer_chain a;
 };
 
 static int run_or_fail(struct __test_metadata *_metadata, const char *name, __u32 op,
-		       const struct vnpu_tensor *t,
+		       const struct vnpu_cmd_tensor *t,
 		       void *const *data, __u32 n, const void *attrs,
 		       __u32 size, __u32 features)
 {
@@ -56,9 +56,9 @@ static int run_or_fail(struct __test_metadata *_metadata, const char *name, __u3
 static int chain_ref(struct __test_metadata *_metadata, const struct chain_case *c, void *const *in,
 		     float *out, __u32 features)
 {
-	const struct vnpu_tensor *y = &c->t[c->inputs];
-	struct vnpu_tensor d = et_dense(VNPU_DTYPE_F32, y->rank, y->dims);
-	struct vnpu_tensor one = et_dense(VNPU_DTYPE_F32, 0, NULL), t[3];
+	const struct vnpu_cmd_tensor *y = &c->t[c->inputs];
+	struct vnpu_cmd_tensor d = et_dense(VNPU_DTYPE_F32, y->rank, y->dims);
+	struct vnpu_cmd_tensor one = et_dense(VNPU_DTYPE_F32, 0, NULL), t[3];
 	size_t n = et_numel(y), e, crd[VNPU_MAX_DIMS];
 	float *vals[VNPU_CHAIN_MAX_INPUTS + VNPU_CHAIN_MAX_STEPS] = {}, imm;
 	int rc = 0;
@@ -136,7 +136,7 @@ static void fill_special(float *p, size_t n)
 static void chain_exact(struct __test_metadata *_metadata, const struct chain_case *c)
 {
 	static const __u32 parts[] = { 1, 7, 64 };
-	const struct vnpu_tensor *y = &c->t[c->inputs];
+	const struct vnpu_cmd_tensor *y = &c->t[c->inputs];
 	__u32 feats[3] = { 0, VNPU_ENG_F_AVX2_FMA,
 			   VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 };
 	size_t yb = et_bytes(y);
@@ -174,14 +174,14 @@ static void chain_exact(struct __test_metadata *_metadata, const struct chain_ca
 	free(ref);
 }
 
-static struct vnpu_tensor T4(__u64 d0, __u64 d1, __u64 d2, __u64 d3)
+static struct vnpu_cmd_tensor T4(__u64 d0, __u64 d1, __u64 d2, __u64 d3)
 {
 	__u64 dims[4] = { d0, d1, d2, d3 };
 
 	return et_dense(VNPU_DTYPE_F32, 4, dims);
 }
 
-static struct vnpu_tensor T2(__u64 d0, __u64 d1)
+static struct vnpu_cmd_tensor T2(__u64 d0, __u64 d1)
 {
 	__u64 dims[2] = { d0, d1 };
 
@@ -295,7 +295,7 @@ static void chain_cases(struct __test_metadata *_metadata)
 }
 
 struct chain_fixture {
-	struct vnpu_tensor t[6];
+	struct vnpu_cmd_tensor t[6];
 	__u32 n;
 	struct vnpu_layer_chain a;
 };
@@ -314,8 +314,8 @@ struct chain_fixture {
 static void chain_bad(struct __test_metadata *_metadata)
 {
 	struct chain_fixture b = { .n = 3 };
-	struct vnpu_tensor big[2] = { T2(1u << 20, 1u << 20),
-				      T2(1u << 20, 1u << 20) };
+	struct vnpu_cmd_tensor big[2] = { T2(1u << 20, 1u << 20),
+					  T2(1u << 20, 1u << 20) };
 	struct vnpu_layer_chain one = { .num_steps = 1 };
 
 	b.t[0] = b.t[1] = b.t[2] = T2(4, 8);

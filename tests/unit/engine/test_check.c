@@ -12,7 +12,7 @@
 struct fixture {
 	__u32 op;
 	__u32 n;
-	struct vnpu_tensor t[8];
+	struct vnpu_cmd_tensor t[8];
 	union {
 		struct vnpu_layer_gemm gemm;
 		struct vnpu_layer_conv conv;
@@ -36,8 +36,8 @@ static int check(const struct fixture *f)
 	return vnpu_eng_layer_check(f->op, f->t, f->n, &f->a, f->size);
 }
 
-static struct vnpu_tensor T(__u32 dt, __u32 rank, __u64 d0, __u64 d1,
-			    __u64 d2, __u64 d3)
+static struct vnpu_cmd_tensor T(__u32 dt, __u32 rank, __u64 d0, __u64 d1,
+				__u64 d2, __u64 d3)
 {
 	__u64 dims[4] = { d0, d1, d2, d3 };
 
@@ -617,7 +617,7 @@ static void run_bad(struct __test_metadata *_metadata)
 {
 	__u64 da[2] = { 30, 40 }, db[2] = { 40, 50 }, dy[2] = { 30, 50 };
 	struct vnpu_layer_gemm g = { .alpha = 0x3f800000 };
-	struct vnpu_tensor t[3];
+	struct vnpu_cmd_tensor t[3];
 	float *a = calloc(30 * 40, 4), *b = calloc(40 * 50, 4), *y = calloc(30 * 50, 4);
 	void *data[3] = { a, b, y };
 	__u64 need;

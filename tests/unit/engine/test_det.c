@@ -35,8 +35,8 @@ static void test_values(struct __test_metadata *_metadata)
 		for (int cfg = 0; cfg < 4; cfg++) {
 			enum { NB = 6 };
 			__u64 xd[3] = { NB, (__u64)m, (__u64)m }, yd[1] = { NB };
-			struct vnpu_tensor t[2] = { et_dense(VNPU_DTYPE_F32, 3, xd),
-						    et_dense(VNPU_DTYPE_F32, 1, yd) };
+			struct vnpu_cmd_tensor t[2] = { et_dense(VNPU_DTYPE_F32, 3, xd),
+							et_dense(VNPU_DTYPE_F32, 1, yd) };
 			float x[NB * 25], y[NB];
 			void *data[2] = { x, y };
 			struct vnpu_eng_ctx ctx = { .features = cfg & 1 ? vnpu_eng_host_features() : 0 };
@@ -72,7 +72,8 @@ static void test_values(struct __test_metadata *_metadata)
 static void test_bad_layers(struct __test_metadata *_metadata)
 {
 	static const __u64 xd[3] = { 2, 3, 3 }, yd[1] = { 2 }, big[2] = { 9, 9 };
-	struct vnpu_tensor t[2] = { et_dense(VNPU_DTYPE_F32, 3, xd), et_dense(VNPU_DTYPE_F32, 1, yd) };
+	struct vnpu_cmd_tensor t[2] = { et_dense(VNPU_DTYPE_F32, 3, xd),
+					et_dense(VNPU_DTYPE_F32, 1, yd) };
 	int attr = 0;
 
 	EXPECT_TRUE(!vnpu_eng_layer_check(VNPU_LAYER_DET, t, 2, NULL, 0))

@@ -137,7 +137,7 @@ struct bshape {
 };
 
 /* Flat index in a broadcast input of output element @e. */
-static size_t bidx(const struct vnpu_tensor *in, const struct vnpu_tensor *y,
+static size_t bidx(const struct vnpu_cmd_tensor *in, const struct vnpu_cmd_tensor *y,
 		   size_t e)
 {
 	size_t off = 0, rem = e;
@@ -164,7 +164,7 @@ static void binary_case(struct __test_metadata *_metadata, __u32 func, __u32 dt,
 {
 	__u32 out = cmp_func(func) ? VNPU_DTYPE_BOOL : dt;
 	struct vnpu_layer_binary at = { .func = func };
-	struct vnpu_tensor t[3];
+	struct vnpu_cmd_tensor t[3];
 	void *data[3], *ref;
 	size_t e, ny;
 	char name[96];
@@ -277,7 +277,7 @@ static void test_where(struct __test_metadata *_metadata)
 
 	for (s = 0; s < sizeof(bshapes) / sizeof(bshapes[0]); s++) {
 		const struct bshape *b = &bshapes[s];
-		struct vnpu_tensor t[4];
+		struct vnpu_cmd_tensor t[4];
 		void *data[4];
 		int64_t *ref;
 		__u64 ny;
@@ -397,7 +397,7 @@ static void test_unary_f32(struct __test_metadata *_metadata)
 {
 	enum { N = 2000 };
 	__u64 dims[2] = { 40, 50 };
-	struct vnpu_tensor t[2];
+	struct vnpu_cmd_tensor t[2];
 	float x[N], y[N], ref[N];
 	void *data[2] = { x, y };
 	__u32 f;
@@ -452,7 +452,7 @@ static void test_unary_int(struct __test_metadata *_metadata)
 	for (f = 0; f < 6; f++)
 		for (d = 0; d < 4; d++) {
 			struct vnpu_layer_act at = { .func = funcs[f] };
-			struct vnpu_tensor t[2];
+			struct vnpu_cmd_tensor t[2];
 			int64_t x[77], y[77], ref[77];
 			void *data[2] = { x, y };
 
@@ -480,7 +480,7 @@ static void test_unary_int(struct __test_metadata *_metadata)
 		}
 	{
 		struct vnpu_layer_act at = { .func = VNPU_ACT_NOT };
-		struct vnpu_tensor t[2];
+		struct vnpu_cmd_tensor t[2];
 		uint8_t x[77], y[77], ref[77];
 		void *data[2] = { x, y };
 
@@ -530,7 +530,7 @@ static void test_cast(struct __test_metadata *_metadata)
 				      6e-8f, 0.1f, 300.7f, -129.5f, 255.9f };
 	enum { N = sizeof(vals) / sizeof(vals[0]) };
 	__u64 dims[1] = { N };
-	struct vnpu_tensor t[2];
+	struct vnpu_cmd_tensor t[2];
 	float x[N];
 	uint16_t h[N], href[N];
 	int32_t i32[N], iref[N];
@@ -613,7 +613,7 @@ static void test_exp_lanes(struct __test_metadata *_metadata)
 	enum { N = 203 };
 	__u64 dims[1] = { N };
 	struct vnpu_layer_act at = { .func = VNPU_ACT_EXP };
-	struct vnpu_tensor t[2];
+	struct vnpu_cmd_tensor t[2];
 	double x[N], y[N], ref[N];
 	void *data[2] = { x, y };
 	size_t i;
@@ -674,7 +674,7 @@ static void test_half_storage(struct __test_metadata *_metadata)
 	struct vnpu_layer_binary add = { .func = VNPU_BIN_ADD };
 	struct vnpu_layer_act sig = { .func = VNPU_ACT_SIGMOID };
 	uint16_t a[N], b[35], y[N], ref[N];
-	struct vnpu_tensor t[3];
+	struct vnpu_cmd_tensor t[3];
 	void *data[3] = { a, b, y };
 	size_t i;
 	int bf;
@@ -739,11 +739,11 @@ static void fill_special(float *x, size_t n)
  * output bytes must be the same.
  */
 static void same_bits(struct __test_metadata *_metadata, const char *name, __u32 op,
-		      struct vnpu_tensor *t,
+		      struct vnpu_cmd_tensor *t,
 		      void **data, __u32 n, const void *attrs, __u32 attr_size,
 		      unsigned int strided)
 {
-	struct vnpu_tensor v[3];
+	struct vnpu_cmd_tensor v[3];
 	void *vd[3];
 	size_t bytes = et_bytes(&t[n - 1]), e, i;
 	unsigned char *fast = malloc(bytes), *slow = malloc(bytes);
@@ -802,7 +802,7 @@ static void test_fast_paths(struct __test_metadata *_metadata)
 	};
 	__u64 dn = N, one = 1;
 	float *a = malloc(N * 4), *b = malloc(N * 4), *y = malloc(N * 4);
-	struct vnpu_tensor t[3];
+	struct vnpu_cmd_tensor t[3];
 	void *data[3] = { a, b, y };
 	char name[64];
 	size_t f, c;
@@ -927,7 +927,7 @@ static void lookup_case(struct __test_metadata *_metadata, const char *name, __u
 	struct vnpu_layer_lookup at = { 0 };
 	size_t n = d0 * 7 * 73, i, c[3];
 	uint8_t *x = malloc(n), *y = malloc(n), *ref = malloc(n), tab[256];
-	struct vnpu_tensor t[3];
+	struct vnpu_cmd_tensor t[3];
 	void *data[3] = { x, tab, y };
 
 	for (i = 0; i < 256; i++)
@@ -956,7 +956,7 @@ static void test_lookup(struct __test_metadata *_metadata)
 {
 	__u64 dims[2] = { 3, 4 }, e = VNPU_LOOKUP_ENTRIES, short_e = e - 1;
 	struct vnpu_layer_lookup at = { 0 }, flags = { .flags = 1 }, pad = { .pad = 1 };
-	struct vnpu_tensor t[3];
+	struct vnpu_cmd_tensor t[3];
 
 	lookup_case(_metadata, "lookup u8", VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1, 0);
 	lookup_case(_metadata, "lookup i8 to u8", VNPU_DTYPE_I8, VNPU_DTYPE_U8, 3, 0);
@@ -970,7 +970,7 @@ static void test_lookup(struct __test_metadata *_metadata)
 		TH_LOG("lookup: valid layer rejected");
 #define LOOKUP_BAD(field, value, what)					\
 	do {								\
-		struct vnpu_tensor keep = t[field];			\
+		struct vnpu_cmd_tensor keep = t[field];			\
 									\
 		value;							\
 		EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_LOOKUP, t, 3, &at, \

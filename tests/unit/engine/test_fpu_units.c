@@ -32,7 +32,7 @@
 struct flayer {
 	const char *name;
 	__u32 op, n;
-	struct vnpu_tensor t[10];
+	struct vnpu_cmd_tensor t[10];
 	void *data[10];
 	__u64 attrs[16];
 	__u32 attr_size;
@@ -42,7 +42,7 @@ struct flayer {
 static void add_tensor(struct flayer *l, __u32 dtype, __u32 rank,
 		       const __u64 *dims)
 {
-	struct vnpu_tensor *t = &l->t[l->n];
+	struct vnpu_cmd_tensor *t = &l->t[l->n];
 	size_t i;
 
 	*t = et_dense(dtype, rank, dims);
@@ -82,7 +82,7 @@ static void check_layer(struct __test_metadata *_metadata, struct flayer *l)
 	static const __u32 paths[] = {
 		0, VNPU_ENG_F_AVX2_FMA, VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512,
 	};
-	const struct vnpu_tensor *y = &l->t[l->n - 1];
+	const struct vnpu_cmd_tensor *y = &l->t[l->n - 1];
 	size_t bytes = et_bytes(y), p;
 	unsigned char *whole = malloc(bytes), *got = malloc(bytes);
 	__u64 budget = l->unit_reads ? l->unit_reads : UNIT_READS;
@@ -348,7 +348,7 @@ static void test_maxpool_index_window_limit(struct __test_metadata *_metadata)
 		.kernel = { 4097, 4096 }, .stride = { 1, 1 }, .dilation = { 1, 1 },
 	};
 	__u64 xd[4] = { 1, 1, 4097, 4096 }, yd[4] = { 1, 1, 1, 1 };
-	struct vnpu_tensor t[3];
+	struct vnpu_cmd_tensor t[3];
 
 	t[0] = et_dense(VNPU_DTYPE_F32, 4, xd);
 	t[1] = et_dense(VNPU_DTYPE_F32, 4, yd);
@@ -465,7 +465,7 @@ static void test_parts_cap(struct __test_metadata *_metadata)
 {
 	struct vnpu_layer_act a = { .func = VNPU_ACT_ERF };
 	__u64 dims[1] = { 1ull << 30 };
-	struct vnpu_tensor t[2];
+	struct vnpu_cmd_tensor t[2];
 	__u32 fma, base;
 
 	t[0] = et_dense(VNPU_DTYPE_F32, 1, dims);

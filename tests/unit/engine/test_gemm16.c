@@ -78,7 +78,7 @@ static float dec(__u16 u, __u32 dt)
  */
 struct h_layer {
 	__u32 op, n;
-	struct vnpu_tensor t[5], th[5];
+	struct vnpu_cmd_tensor t[5], th[5];
 	void *d[5], *dh[5];
 	const void *attrs;
 	__u32 attr_size;
@@ -232,7 +232,7 @@ static void h_check(struct __test_metadata *_metadata, struct h_layer *l, const 
 	free(fma_bits);
 }
 
-static void *rand_f32(const struct vnpu_tensor *t)
+static void *rand_f32(const struct vnpu_cmd_tensor *t)
 {
 	size_t n = et_bytes(t) / 4;
 	float *p = malloc(n * 4 + 4);
@@ -513,8 +513,8 @@ static void fma_edges(struct __test_metadata *_metadata)
 {
 	__u64 m = 64, n = 48, k = 2, da[2] = { m, k }, db[2] = { k, n };
 	__u64 dy[2] = { m, n };
-	struct vnpu_tensor t[3] = { et_dense(F32, 2, da), et_dense(F32, 2, db),
-				    et_dense(F32, 2, dy) };
+	struct vnpu_cmd_tensor t[3] = { et_dense(F32, 2, da), et_dense(F32, 2, db),
+					et_dense(F32, 2, dy) };
 	float *a = malloc(m * k * 4), *b = malloc(k * n * 4);
 	float *y = malloc(m * n * 4), *want = malloc(m * n * 4);
 	void *data[3] = { a, b, y };
@@ -617,9 +617,9 @@ static void widen_all(struct __test_metadata *_metadata)
 		for (j = 0; j < n; j++)
 			want[j] = fmaf(1.0f, dec(bits[j], dt), 0.0f);
 		{
-			struct vnpu_tensor t[3] = { et_dense(F32, 2, da),
-						    et_dense(dt, 1, &size),
-						    et_dense(F32, 2, dy) };
+			struct vnpu_cmd_tensor t[3] = { et_dense(F32, 2, da),
+							et_dense(dt, 1, &size),
+							et_dense(F32, 2, dy) };
 			void *data[3] = { &one, pk, y };
 
 			for (f = 0; f < 3; f++) {

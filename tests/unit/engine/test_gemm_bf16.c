@@ -114,7 +114,7 @@ static void pair_layout(struct __test_metadata *_metadata)
  * path against it within bf16's rounding of sum |a * b| (@mag).
  */
 static void check_paths(struct __test_metadata *_metadata, const char *name, __u32 op,
-			const struct vnpu_tensor *t,
+			const struct vnpu_cmd_tensor *t,
 			void **data, __u32 n, const void *at, __u32 size,
 			const float *model, const float *mag, __u64 ny)
 {
@@ -183,9 +183,9 @@ static void gemm_case(struct __test_metadata *_metadata, __u64 m, __u64 n, __u64
 			model[i * n + j] = dot_model(ar, bc, k);
 		}
 	{
-		struct vnpu_tensor t[3] = { et_dense(F32, 2, da),
-					    et_dense(BF16, 1, &size),
-					    et_dense(F32, 2, dy) };
+		struct vnpu_cmd_tensor t[3] = { et_dense(F32, 2, da),
+						et_dense(BF16, 1, &size),
+						et_dense(F32, 2, dy) };
 		void *data[3] = { a, ph, y };
 
 		snprintf(name, sizeof(name), "gemm bf16 %llux%llux%llu",
@@ -253,9 +253,9 @@ static void conv_case(struct __test_metadata *_metadata, __u64 c, __u64 h, __u64
 		}
 	}
 	{
-		struct vnpu_tensor t[3] = { et_dense(F32, 4, dx),
-					    et_dense(BF16, 1, &size),
-					    et_dense(F32, 4, dy) };
+		struct vnpu_cmd_tensor t[3] = { et_dense(F32, 4, dx),
+						et_dense(BF16, 1, &size),
+						et_dense(F32, 4, dy) };
 		void *data[3] = { x, ph, y };
 
 		snprintf(name, sizeof(name), "conv bf16 c%llu %llux%llu s%u",

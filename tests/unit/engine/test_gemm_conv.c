@@ -4,7 +4,7 @@
 #include "ksft_main.h"
 
 /* Element offset in @t of Y's coordinates @yc (rank @yr), broadcasting. */
-static long long bc_off(const struct vnpu_tensor *t, const __u64 *yc, __u32 yr)
+static long long bc_off(const struct vnpu_cmd_tensor *t, const __u64 *yc, __u32 yr)
 {
 	long long off = 0;
 	__u32 d;
@@ -54,7 +54,7 @@ struct gemm_case {
 };
 
 /* A transposed view of a dense tensor with the last two dims swapped. */
-static struct vnpu_tensor swap_last(struct vnpu_tensor t)
+static struct vnpu_cmd_tensor swap_last(struct vnpu_cmd_tensor t)
 {
 	__u32 r = t.rank;
 	__u64 d = t.dims[r - 1];
@@ -70,7 +70,7 @@ static struct vnpu_tensor swap_last(struct vnpu_tensor t)
 static void gemm_case_run(struct __test_metadata *_metadata, const struct gemm_case *c)
 {
 	__u64 da[6], db[6], dy[6], dc[6], yc[6];
-	struct vnpu_tensor t[5];
+	struct vnpu_cmd_tensor t[5];
 	struct vnpu_layer_gemm at = {};
 	void *data[5];
 	float *a, *b, *bias = NULL, *res = NULL, *y, *ref, *packed = NULL;
@@ -136,7 +136,7 @@ static void gemm_case_run(struct __test_metadata *_metadata, const struct gemm_c
 
 	/* The reference, from the unpacked views. */
 	for (e = 0; e < ny; e++) {
-		struct vnpu_tensor ta = t[0], tb = t[1];
+		struct vnpu_cmd_tensor ta = t[0], tb = t[1];
 		size_t rem = e;
 		double acc = 0;
 		__u64 kk;
@@ -242,7 +242,7 @@ struct conv_case {
 static void conv_case_run(struct __test_metadata *_metadata, const struct conv_case *cc)
 {
 	struct vnpu_layer_conv at = {};
-	struct vnpu_tensor t[5];
+	struct vnpu_cmd_tensor t[5];
 	__u64 oh, ow, dx[4], dw_[4], dy[4], kt, cg = cc->c / cc->group;
 	__u64 mg = cc->m / cc->group, packed_size;
 	float *x, *w, *bias = NULL, *res = NULL, *y, *ref, *packed = NULL;
@@ -548,7 +548,7 @@ static void pool_case_run(struct __test_metadata *_metadata, const struct pool_c
 	long ow = out_extent(pc->w, pc->kw, pc->sw, pc->dw, pc->pl, pc->pr,
 			     ceil_mode);
 	struct vnpu_layer_pool at = {};
-	struct vnpu_tensor t[2];
+	struct vnpu_cmd_tensor t[2];
 	__u64 dx[4] = { pc->n, pc->c }, dy[4] = { pc->n, pc->c };
 	__u32 r = pc->one_d ? 3 : 4;
 	float *x, *y, *ref;
@@ -654,7 +654,7 @@ static void pool8_case_run(struct __test_metadata *_metadata, const struct pool_
 	long ow = out_extent(pc->w, pc->kw, pc->sw, pc->dw, pc->pl, pc->pr, ceil_mode);
 	__u64 dx[4] = { pc->n, pc->c, pc->h, pc->w }, dy[4] = { pc->n, pc->c, oh, ow };
 	struct vnpu_layer_pool at = {};
-	struct vnpu_tensor t[2];
+	struct vnpu_cmd_tensor t[2];
 	unsigned char *x, *y, *ref;
 	size_t img, c, i, j, nx;
 	void *data[2];
@@ -827,7 +827,7 @@ static void test_gapped_views(struct __test_metadata *_metadata)
 	__u64 dcy[4] = { 2, 20, 10, 12 };
 	struct vnpu_layer_gemm g = { .alpha = 0x3f800000 };
 	struct vnpu_layer_conv c = { .group = 1 };
-	struct vnpu_tensor t[3], v[3];
+	struct vnpu_cmd_tensor t[3], v[3];
 	float *a = malloc(37 * 310 * 4), *b = malloc(300 * 45 * 4);
 	float *y1 = calloc(37 * 45, 4), *y2 = calloc(37 * 60, 4);
 	float *x = malloc(2 * 80 * 10 * 12 * 4), *w = malloc(20 * 64 * 4);
@@ -987,7 +987,7 @@ static void test_random(struct __test_metadata *_metadata)
 static __u32 conv_args(struct vnpu_layer_conv *at, const __u64 *dx, float *x,
 		       const __u64 *dw, float *w, const __u64 *nb, float *bias,
 		       const __u64 *dy, float *res, float *y,
-		       struct vnpu_tensor *t, void **d)
+		       struct vnpu_cmd_tensor *t, void **d)
 {
 	__u32 n = 0;
 
@@ -1046,7 +1046,7 @@ static void test_plain_epilogues(struct __test_metadata *_metadata)
 	float *bias = malloc(nb * 4), *res = malloc(ny * 4);
 	float *y1 = malloc(ny * 4), *y2 = malloc(ny * 4);
 	float *y_avx2 = malloc(ny * 4);
-	struct vnpu_tensor t[5];
+	struct vnpu_cmd_tensor t[5];
 	void *d[5];
 	int form, depthwise, rc;
 
@@ -1152,7 +1152,7 @@ static void test_dw_lanes_epilogues(struct __test_metadata *_metadata)
 					.dilation = { 1, 1 }, .pad_begin = { k / 2, k / 2 },
 					.pad_end = { k / 2, k / 2 }, .act = { .func = funcs[f] },
 				};
-				struct vnpu_tensor t[5];
+				struct vnpu_cmd_tensor t[5];
 				void *d[5];
 				__u32 n;
 				int rc;
@@ -1198,7 +1198,7 @@ static void test_act_bounds(struct __test_metadata *_metadata)
 	size_t ny = 6 * 9 * 37, i, a, p;
 	float *x = malloc(ny * 4), *w = malloc(6 * 54 * 4), *bias = malloc(nb * 4);
 	float *res = malloc(ny * 4), *y1 = malloc(ny * 4), *y2 = malloc(ny * 4);
-	struct vnpu_tensor t[5], tb[3];
+	struct vnpu_cmd_tensor t[5], tb[3];
 	void *d[5], *db[3];
 	int form, rc;
 
@@ -1309,7 +1309,7 @@ static void test_gemv_rows(struct __test_metadata *_metadata)
 			.beta = et_f32_bits(1.0f),
 			.act = { .func = cases[i].act },
 		};
-		struct vnpu_tensor t[5];
+		struct vnpu_cmd_tensor t[5];
 		void *d[5];
 		int rc = 0;
 
@@ -1378,7 +1378,7 @@ static void test_gemv_rows(struct __test_metadata *_metadata)
  * One run of a CONV's parts in the order @order on the scratch of @ctx
  * (kept from earlier runs), with @ctx's epoch.
  */
-static int kept_run(const struct vnpu_layer_conv *at, struct vnpu_tensor *t,
+static int kept_run(const struct vnpu_layer_conv *at, struct vnpu_cmd_tensor *t,
 		    void **d, __u32 n, __u32 parts, const __u32 *order,
 		    const struct vnpu_eng_ctx *ctx)
 {
@@ -1423,7 +1423,7 @@ static void test_kept_window(struct __test_metadata *_metadata)
 			__u64 dw[4] = { cases[i].m, cases[i].c, cases[i].k,
 					cases[i].k };
 			__u64 dy[4] = { 1, cases[i].m, oh, oh };
-			struct vnpu_tensor t[3];
+			struct vnpu_cmd_tensor t[3];
 			struct vnpu_eng_ctx ctx = { .features = features[f] };
 			size_t nx = cases[i].c * cases[i].hw * cases[i].hw;
 			size_t ny = cases[i].m * oh * oh;
@@ -1541,7 +1541,7 @@ static void test_tile_act_rows(struct __test_metadata *_metadata)
 					.stride = { 1, 1 }, .dilation = { 1, 1 },
 					.act = acts[a],
 				};
-				struct vnpu_tensor t[3], tu[2];
+				struct vnpu_cmd_tensor t[3], tu[2];
 				void *d[3], *du[2] = { y2, y2 };
 				__u32 n;
 				int rc;

@@ -12,7 +12,7 @@
 #include "engine_test.h"
 #include "ksft_main.h"
 
-static int run(const struct vnpu_tensor *t, void *const *data, const void *attrs,
+static int run(const struct vnpu_cmd_tensor *t, void *const *data, const void *attrs,
 	       __u32 features, __u32 parts)
 {
 	struct vnpu_eng_ctx ctx = { .features = features };
@@ -124,8 +124,9 @@ static void test_modes(struct __test_metadata *_metadata)
 	static const __u64 xd[4] = { N, C, H, W }, gd[4] = { N, HO, WO, 2 };
 	static const __u64 yd[4] = { N, C, HO, WO };
 	static float x[N * C * H * W], g[N * HO * WO * 2], y[N * C * HO * WO];
-	struct vnpu_tensor t[3] = { et_dense(VNPU_DTYPE_F32, 4, xd), et_dense(VNPU_DTYPE_F32, 4, gd),
-				    et_dense(VNPU_DTYPE_F32, 4, yd) };
+	struct vnpu_cmd_tensor t[3] = { et_dense(VNPU_DTYPE_F32, 4, xd),
+					et_dense(VNPU_DTYPE_F32, 4, gd),
+					et_dense(VNPU_DTYPE_F32, 4, yd) };
 	void *data[3] = { x, g, y };
 	__u32 mode, padding, align, cfg;
 	int i;
@@ -171,8 +172,9 @@ static void test_bad_layers(struct __test_metadata *_metadata)
 {
 	static const __u64 xd[4] = { N, C, H, W }, gd[4] = { N, HO, WO, 2 };
 	static const __u64 yd[4] = { N, C, HO, WO };
-	struct vnpu_tensor t[3] = { et_dense(VNPU_DTYPE_F32, 4, xd), et_dense(VNPU_DTYPE_F32, 4, gd),
-				    et_dense(VNPU_DTYPE_F32, 4, yd) };
+	struct vnpu_cmd_tensor t[3] = { et_dense(VNPU_DTYPE_F32, 4, xd),
+					et_dense(VNPU_DTYPE_F32, 4, gd),
+					et_dense(VNPU_DTYPE_F32, 4, yd) };
 	struct vnpu_layer_grid_sample a = { 0 };
 	const __u32 sz = sizeof(a);
 

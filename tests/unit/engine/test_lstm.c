@@ -17,7 +17,7 @@ struct lstm_case {
 
 /* The tensors of one case: XW, R, H0, C0, Y, Y_h, Y_c. */
 struct lstm_bufs {
-	struct vnpu_tensor t[7];
+	struct vnpu_cmd_tensor t[7];
 	void *data[7];
 	__u64 per;	/* floats of one direction's panels */
 };
@@ -39,10 +39,10 @@ static struct vnpu_chain_step step_bin(__u32 func, __u32 x, __u32 y)
 }
 
 /* A [rows, cols] view at @p with row stride @ld. */
-static struct vnpu_tensor view(__u64 rows, __u64 cols, __u64 ld)
+static struct vnpu_cmd_tensor view(__u64 rows, __u64 cols, __u64 ld)
 {
 	__u64 dims[2] = { rows, cols };
-	struct vnpu_tensor t = et_dense(VNPU_DTYPE_F32, 2, dims);
+	struct vnpu_cmd_tensor t = et_dense(VNPU_DTYPE_F32, 2, dims);
 
 	t.strides[0] = (__s64)ld;
 	return t;
@@ -105,7 +105,7 @@ static int unrolled_step(const struct lstm_case *c, struct lstm_bufs *b, __u64 d
 	struct vnpu_layer_gemm ga = { .flags = VNPU_LAYER_F_PACKED | VNPU_LAYER_F_RESIDUAL,
 				      .alpha = et_f32_bits(1.0f), .beta = et_f32_bits(1.0f) };
 	struct vnpu_layer_chain cell = { .num_steps = 6 }, out = { .num_steps = 3 };
-	struct vnpu_tensor gt[4], ct[5];
+	struct vnpu_cmd_tensor gt[4], ct[5];
 	float *y = (float *)b->data[4] + (t * c->dirs + d) * nb * h;
 	void *gd[4], *cd[5];
 	int rc;
@@ -233,7 +233,7 @@ static void lstm_check(struct __test_metadata *_metadata)
 	struct vnpu_layer_lstm a = { .f = lstm_act(c.f), .g = lstm_act(c.g), .h = lstm_act(c.hf) };
 	struct vnpu_layer_lstm bad;
 	struct lstm_bufs b = { 0 };
-	struct vnpu_tensor t[7];
+	struct vnpu_cmd_tensor t[7];
 
 	if (lstm_alloc(&c, &b)) {
 		EXPECT_TRUE(false)

@@ -21,7 +21,7 @@ static void test_softmax(struct __test_metadata *_metadata)
 		for (mode = 0; mode < 3; mode++)
 			for (axis = 0; axis < shapes[s].rank; axis++) {
 				struct vnpu_layer_softmax at = { mode, axis };
-				struct vnpu_tensor t[2];
+				struct vnpu_cmd_tensor t[2];
 				size_t n, len = shapes[s].dims[axis];
 				float *x, *y, *ref;
 				void *data[2];
@@ -85,7 +85,7 @@ static void test_softmax_layouts(struct __test_metadata *_metadata)
 					 -100.0f, 1e-40f };
 	__u64 dr[2] = { L, N }, dc[2] = { N, L };
 	float *x = malloc(L * N * 4), *xt = malloc(L * N * 4), *y[K];
-	struct vnpu_tensor tr[2], tc[2];
+	struct vnpu_cmd_tensor tr[2], tc[2];
 	__u32 mode, k, feats[3] = { 0, VNPU_ENG_F_AVX2_FMA,
 				    VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 };
 	size_t l, i;
@@ -166,7 +166,7 @@ static void test_softmax_ulps(struct __test_metadata *_metadata)
 	float *x = malloc(L * N * 4), *y = malloc(L * N * 4);
 	__u32 mode, k, feats[3] = { 0, VNPU_ENG_F_AVX2_FMA,
 				    VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 };
-	struct vnpu_tensor t[2];
+	struct vnpu_cmd_tensor t[2];
 	size_t l, i;
 
 	et_fill_f32(x, L * N);
@@ -228,7 +228,7 @@ static void test_batch_instance(struct __test_metadata *_metadata)
 {
 	__u64 dims[4] = { 2, 5, 6, 7 }, cdim = 5;
 	struct vnpu_layer_norm at = {};
-	struct vnpu_tensor t[6];
+	struct vnpu_cmd_tensor t[6];
 	float *x, *y, *ref, *p[4];
 	void *data[6];
 	size_t n, e, c[6], i, k, per = 42;
@@ -296,7 +296,7 @@ static void test_layer_norm(struct __test_metadata *_metadata)
 	for (axis = 0; axis < 3; axis++)
 		for (bias = 0; bias < 2; bias++) {
 			struct vnpu_layer_norm at = {};
-			struct vnpu_tensor t[4];
+			struct vnpu_cmd_tensor t[4];
 			void *data[4];
 			size_t n, len = 1, rows = 1;
 			float *x, *y, *ref, *sc, *bi;
@@ -359,7 +359,7 @@ static void test_layer_norm(struct __test_metadata *_metadata)
 static void test_lp_lrn(struct __test_metadata *_metadata)
 {
 	__u64 dims[4] = { 2, 7, 3, 4 };
-	struct vnpu_tensor t[2];
+	struct vnpu_cmd_tensor t[2];
 	size_t n, e, c[6], j;
 	float *x, *y, *ref;
 	void *data[2];
@@ -468,7 +468,7 @@ static double ref_reduce(__u32 f, const float *v, size_t n)
 static void test_reduce(struct __test_metadata *_metadata)
 {
 	__u64 dims[4] = { 3, 4, 1, 5 };
-	struct vnpu_tensor t[2];
+	struct vnpu_cmd_tensor t[2];
 	float *x, vals[64];
 	size_t n, e, c[6], k;
 	__u32 f, axes;
@@ -570,7 +570,7 @@ static void test_norm_reduce_lanes(struct __test_metadata *_metadata)
 			.flags = VNPU_LAYER_F_BIAS,
 			.epsilon = et_f32_bits(1e-5f),
 		};
-		struct vnpu_tensor t[4];
+		struct vnpu_cmd_tensor t[4];
 		size_t n = 3 * len, e, k;
 		float *x = malloc(n * 4), *y = malloc(n * 4), *ref = malloc(n * 4);
 		float *sc = malloc(len * 4), *bi = malloc(len * 4), ry[3], yy[3];
@@ -622,7 +622,7 @@ static void test_norm_reduce_lanes(struct __test_metadata *_metadata)
 static void test_argreduce(struct __test_metadata *_metadata)
 {
 	__u64 dims[3] = { 3, 6, 4 };
-	struct vnpu_tensor t[2];
+	struct vnpu_cmd_tensor t[2];
 	float x[72];
 	size_t e, c[6], j;
 	__u32 axis, mn, last;
@@ -712,7 +712,7 @@ static void ref_taps(__u32 mode, __u32 coord, __u32 nearest, size_t o,
  * (shape @t[1]) by the definition, nearest or bilinear, the leading dims
  * kept: each output the sum of its four taps.
  */
-static void ref_resize2d(const struct vnpu_tensor *t, const float *x,
+static void ref_resize2d(const struct vnpu_cmd_tensor *t, const float *x,
 			 __u32 mode, __u32 coord, __u32 nearest, float *ref)
 {
 	__u32 r = t[0].rank;
@@ -745,7 +745,7 @@ static void ref_resize2d(const struct vnpu_tensor *t, const float *x,
  * w_0 x_0 + w_1 x_1 over the row's column taps, then y = W_0 h_0 + W_1
  * h_1; a tap at weight 0 is no tap; nearest copies.
  */
-static void ref_resize2d_f32(const struct vnpu_tensor *t, const float *x,
+static void ref_resize2d_f32(const struct vnpu_cmd_tensor *t, const float *x,
 			     __u32 mode, __u32 coord, __u32 nearest, float *ref)
 {
 	__u32 r = t[0].rank;
@@ -789,7 +789,7 @@ static void test_resize(struct __test_metadata *_metadata)
 	static const __u64 outs[3][4] = {
 		{ 1, 2, 10, 14 }, { 1, 2, 3, 4 }, { 1, 2, 1, 13 },
 	};
-	struct vnpu_tensor t[2];
+	struct vnpu_cmd_tensor t[2];
 	float x[70];
 	__u32 coord, mode, nearest, o;
 
@@ -827,7 +827,7 @@ static void test_resize_wide(struct __test_metadata *_metadata)
 {
 	static const __u64 in[2][3] = { { 2, 3, 700 }, { 3, 5, 1 } };
 	static const __u64 out[2][3] = { { 2, 4, 2500 }, { 3, 11, 1 } };
-	struct vnpu_tensor t[2];
+	struct vnpu_cmd_tensor t[2];
 	__u32 k;
 
 	for (k = 0; k < 2; k++) {
@@ -872,7 +872,7 @@ static void test_resize_cubic(struct __test_metadata *_metadata)
 {
 	static const __u64 in[4] = { 1, 1, 4, 5 };
 	static const __u64 outs[2][4] = { { 1, 1, 8, 9 }, { 1, 1, 3, 3 } };
-	struct vnpu_tensor t[2];
+	struct vnpu_cmd_tensor t[2];
 	float x[20], y[72], ref[72];
 	void *data[2] = { x, y };
 	__u32 o, excl, coord;
@@ -950,7 +950,7 @@ static void test_pad(struct __test_metadata *_metadata)
 	static const __s64 begins[3][3] = { { 1, 2, 0 }, { 0, -1, 3 }, { 2, 5, 7 } };
 	static const __s64 ends[3][3] = { { 0, 3, 1 }, { 1, 2, -2 }, { 3, 6, 2 } };
 	__u64 dims[3] = { 2, 3, 4 };
-	struct vnpu_tensor t[2];
+	struct vnpu_cmd_tensor t[2];
 	int16_t x[24];
 	size_t e, c[6], i;
 	__u32 mode;
@@ -996,7 +996,7 @@ static void test_pad(struct __test_metadata *_metadata)
 static void test_gather(struct __test_metadata *_metadata)
 {
 	__u64 dims[3] = { 4, 5, 3 }, di[2] = { 2, 3 };
-	struct vnpu_tensor t[3];
+	struct vnpu_cmd_tensor t[3];
 	double x[60];
 	int64_t idx[6] = { 0, -1, 2, 1, -2, 0 };
 	int32_t idx32[6] = { 0, -1, 2, 1, -2, 0 };
@@ -1080,7 +1080,7 @@ static void test_gather_rows(struct __test_metadata *_metadata)
 {
 	__u64 dx[2] = { 50, 300 }, di[2] = { 3, 17 }, dy[3] = { 3, 17, 300 };
 	struct vnpu_layer_gather at = { 0, 0 };
-	struct vnpu_tensor t[3];
+	struct vnpu_cmd_tensor t[3];
 	float *x = malloc(50 * 600 * 4), *y = malloc(3 * 17 * 300 * 4);
 	float *ref = malloc(3 * 17 * 300 * 4);
 	int64_t idx[51];
@@ -1118,7 +1118,7 @@ static void test_gather_rows(struct __test_metadata *_metadata)
 static void test_strided_views(struct __test_metadata *_metadata)
 {
 	__u64 dims[2] = { 6, 9 };
-	struct vnpu_tensor t[2];
+	struct vnpu_cmd_tensor t[2];
 	struct vnpu_layer_act at = { .func = VNPU_ACT_NEG };
 	float x[54], y[200], ref[200];
 	void *data[2] = { x, y };
@@ -1148,11 +1148,11 @@ static void test_strided_views(struct __test_metadata *_metadata)
 }
 
 /* A dtype conversion through the engine's CAST (tested on its own). */
-static void cast(struct __test_metadata *_metadata, const struct vnpu_tensor *from, void *src,
+static void cast(struct __test_metadata *_metadata, const struct vnpu_cmd_tensor *from, void *src,
 		 __u32 dtype,
 		 void *dst)
 {
-	struct vnpu_tensor t[2] = { *from, *from };
+	struct vnpu_cmd_tensor t[2] = { *from, *from };
 	void *data[2] = { src, dst };
 
 	t[1].dtype = dtype;
@@ -1166,10 +1166,10 @@ static void cast(struct __test_metadata *_metadata, const struct vnpu_tensor *fr
  */
 static void half_case(struct __test_metadata *_metadata, const char *name, __u32 op,
 		      const void *attrs,
-		      __u32 attr_size, struct vnpu_tensor *t, __u32 n)
+		      __u32 attr_size, struct vnpu_cmd_tensor *t, __u32 n)
 {
 	void *f32[6], *half[6], *out;
-	struct vnpu_tensor th[6];
+	struct vnpu_cmd_tensor th[6];
 	__u32 i, dt;
 	size_t bytes;
 
@@ -1212,7 +1212,7 @@ static void test_half_ops(struct __test_metadata *_metadata)
 				      .epsilon = 0x3727c5ac };
 	struct vnpu_layer_pool pl = { .mode = VNPU_POOL_AVG };
 	struct vnpu_layer_resize rs = { .mode = VNPU_RESIZE_LINEAR };
-	struct vnpu_tensor t[4];
+	struct vnpu_cmd_tensor t[4];
 
 	t[0] = et_dense(VNPU_DTYPE_F32, 4, d4);
 	t[1] = t[0];
@@ -1249,7 +1249,7 @@ static void test_empty(struct __test_metadata *_metadata)
 	struct vnpu_layer_softmax sm = { VNPU_SOFTMAX, 1 };
 	float buf[16], y[4] = { 5, 5, 5, 5 }, p[2] = { 1, 1 };
 	void *data[4] = { buf, p, p, buf };
-	struct vnpu_tensor t[4];
+	struct vnpu_cmd_tensor t[4];
 
 	t[0] = et_dense(VNPU_DTYPE_F32, 2, d20);
 	t[1] = et_dense(VNPU_DTYPE_F32, 1, (__u64[]){ 0 });

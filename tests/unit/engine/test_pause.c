@@ -21,7 +21,7 @@ static void count_pause(void *arg)
  * Runs a layer as one part with @features, counting its pauses when
  * @count is given (pause NULL otherwise). Return: the run's result.
  */
-static int run_one(__u32 op, const struct vnpu_tensor *t, void **data,
+static int run_one(__u32 op, const struct vnpu_cmd_tensor *t, void **data,
 		   __u32 n, const void *attrs, __u32 size, __u32 features,
 		   unsigned long *count)
 {
@@ -55,7 +55,7 @@ static int run_one(__u32 op, const struct vnpu_tensor *t, void **data,
  * output of the host path's paused run is left in data[n - 1].
  */
 static void check_op(struct __test_metadata *_metadata, const char *name, __u32 op,
-		     const struct vnpu_tensor *t,
+		     const struct vnpu_cmd_tensor *t,
 		     void **data, __u32 n, const void *attrs, __u32 size,
 		     unsigned long min_pauses, unsigned long max_pauses,
 		     __u32 extra)
@@ -144,8 +144,8 @@ static void expect_close(struct __test_metadata *_metadata, const char *name, co
 static void test_softmax_rows(struct __test_metadata *_metadata, float *x, float *y, double *ref)
 {
 	__u64 d[1] = { ROW };
-	struct vnpu_tensor t[2] = { et_dense(VNPU_DTYPE_F32, 1, d),
-				    et_dense(VNPU_DTYPE_F32, 1, d) };
+	struct vnpu_cmd_tensor t[2] = { et_dense(VNPU_DTYPE_F32, 1, d),
+					et_dense(VNPU_DTYPE_F32, 1, d) };
 	void *data[2] = { x, y };
 	struct vnpu_layer_softmax sm = { .mode = VNPU_SOFTMAX };
 	double mx = x[0], sum = 0;
@@ -182,7 +182,7 @@ static void test_norms(struct __test_metadata *_metadata, float *x, float *y, do
 {
 	__u64 d2[2] = { 1, ROW }, d1[1] = { ROW }, d4[4] = { 1, 1, 512, 512 };
 	__u64 one[1] = { 1 };
-	struct vnpu_tensor t[4];
+	struct vnpu_cmd_tensor t[4];
 	void *data[4];
 	float g[ROW / 64], s1 = 1.5f, b1 = 0.25f;
 	struct vnpu_layer_norm at = { .mode = VNPU_NORM_LAYER, .axis = 1,
@@ -263,8 +263,8 @@ static void test_reductions(struct __test_metadata *_metadata, float *x)
 {
 	__u64 dx[2] = { 1, ROW }, dy[2] = { 1, 1 }, d1[1] = { ROW };
 	__u64 done[1] = { 1 };
-	struct vnpu_tensor t[2] = { et_dense(VNPU_DTYPE_F32, 2, dx),
-				    et_dense(VNPU_DTYPE_F32, 2, dy) };
+	struct vnpu_cmd_tensor t[2] = { et_dense(VNPU_DTYPE_F32, 2, dx),
+					et_dense(VNPU_DTYPE_F32, 2, dy) };
 	struct vnpu_layer_reduce r = { .func = VNPU_REDUCE_SUM, .axes = 2 };
 	struct vnpu_layer_argreduce ar = { .axis = 0 };
 	float y = 0;
@@ -327,7 +327,7 @@ static void test_reductions(struct __test_metadata *_metadata, float *x)
 static void test_scatter(struct __test_metadata *_metadata, float *x, float *y)
 {
 	__u64 d[1] = { ROW };
-	struct vnpu_tensor t[4];
+	struct vnpu_cmd_tensor t[4];
 	struct vnpu_layer_scatter at = { .reduction = VNPU_SCATTER_ADD };
 	__s64 *idx = malloc(ROW * sizeof(*idx));
 	float *u = malloc(ROW * sizeof(*u)), acc;
@@ -380,9 +380,9 @@ out:
 static void test_poolidx(struct __test_metadata *_metadata, float *x)
 {
 	__u64 dx[4] = { 1, 1, 512, 512 }, dy[4] = { 1, 1, 1, 1 };
-	struct vnpu_tensor t[3] = { et_dense(VNPU_DTYPE_F32, 4, dx),
-				    et_dense(VNPU_DTYPE_F32, 4, dy),
-				    et_dense(VNPU_DTYPE_I64, 4, dy) };
+	struct vnpu_cmd_tensor t[3] = { et_dense(VNPU_DTYPE_F32, 4, dx),
+					et_dense(VNPU_DTYPE_F32, 4, dy),
+					et_dense(VNPU_DTYPE_I64, 4, dy) };
 	struct vnpu_layer_pool_index at = {
 		.kernel = { 512, 512 }, .stride = { 1, 1 },
 		.dilation = { 1, 1 },
@@ -416,7 +416,7 @@ static void test_pool(struct __test_metadata *_metadata, float *x)
 
 	for (one_d = 0; one_d < 2; one_d++)
 		for (m = 0; m < 3; m++) {
-			struct vnpu_tensor t[2] = {
+			struct vnpu_cmd_tensor t[2] = {
 				one_d ? et_dense(VNPU_DTYPE_F32, 3, d1) :
 					et_dense(VNPU_DTYPE_F32, 4, d2),
 				one_d ? et_dense(VNPU_DTYPE_F32, 3, o1) :
@@ -459,7 +459,7 @@ static void test_tfidf(struct __test_metadata *_metadata)
 	enum { LEN = 1 << 14, POOL = 8 };
 	__u64 dx[2] = { 1, LEN }, dp[1] = { POOL }, dc[1] = { 1 };
 	__u64 dy[2] = { 1, POOL };
-	struct vnpu_tensor t[6] = {
+	struct vnpu_cmd_tensor t[6] = {
 		et_dense(VNPU_DTYPE_I64, 2, dx), et_dense(VNPU_DTYPE_I64, 1, dp),
 		et_dense(VNPU_DTYPE_I64, 1, dc), et_dense(VNPU_DTYPE_I64, 1, dp),
 		et_dense(VNPU_DTYPE_F32, 1, dp), et_dense(VNPU_DTYPE_F32, 2, dy),
@@ -502,9 +502,9 @@ static void test_tfidf(struct __test_metadata *_metadata)
 static void test_gemm(struct __test_metadata *_metadata, __u64 k, unsigned long pauses)
 {
 	__u64 da[2] = { 6, k }, db[2] = { k, 16 }, dy[2] = { 6, 16 };
-	struct vnpu_tensor t[3] = { et_dense(VNPU_DTYPE_F32, 2, da),
-				    et_dense(VNPU_DTYPE_F32, 2, db),
-				    et_dense(VNPU_DTYPE_F32, 2, dy) };
+	struct vnpu_cmd_tensor t[3] = { et_dense(VNPU_DTYPE_F32, 2, da),
+					et_dense(VNPU_DTYPE_F32, 2, db),
+					et_dense(VNPU_DTYPE_F32, 2, dy) };
 	struct vnpu_layer_gemm at = { .alpha = et_f32_bits(1) };
 	float *a = malloc(6 * k * 4), *b = malloc(k * 16 * 4), y[6 * 16];
 	double ref[6 * 16];
@@ -541,9 +541,9 @@ static void test_conv(struct __test_metadata *_metadata, __u64 c, unsigned long 
 {
 	__u64 dx[4] = { 1, c, 4, 4 }, dw[4] = { 6, c, 1, 1 };
 	__u64 dy[4] = { 1, 6, 4, 4 };
-	struct vnpu_tensor t[3] = { et_dense(VNPU_DTYPE_F32, 4, dx),
-				    et_dense(VNPU_DTYPE_F32, 4, dw),
-				    et_dense(VNPU_DTYPE_F32, 4, dy) };
+	struct vnpu_cmd_tensor t[3] = { et_dense(VNPU_DTYPE_F32, 4, dx),
+					et_dense(VNPU_DTYPE_F32, 4, dw),
+					et_dense(VNPU_DTYPE_F32, 4, dy) };
 	struct vnpu_layer_conv at = {
 		.group = 1, .kernel = { 1, 1 }, .stride = { 1, 1 },
 		.dilation = { 1, 1 },

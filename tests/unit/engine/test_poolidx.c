@@ -33,9 +33,9 @@ static void test_values(struct __test_metadata *_metadata)
 			__u64 ow = (W + 2 * a->pad_begin[1] - a->dilation[1] * (a->kernel[1] - 1) - 1) /
 				   a->stride[1] + 1;
 			__u64 xd[4] = { N, C, H, W }, yd[4] = { N, C, oh, ow };
-			struct vnpu_tensor t[3] = { et_dense(VNPU_DTYPE_F32, 4, xd),
-						    et_dense(VNPU_DTYPE_F32, 4, yd),
-						    et_dense(VNPU_DTYPE_I64, 4, yd) };
+			struct vnpu_cmd_tensor t[3] = { et_dense(VNPU_DTYPE_F32, 4, xd),
+							et_dense(VNPU_DTYPE_F32, 4, yd),
+							et_dense(VNPU_DTYPE_I64, 4, yd) };
 			void *data[3] = { x, y, ix };
 			struct vnpu_eng_ctx ctx = { .features = cfg & 1 ? vnpu_eng_host_features() : 0 };
 			__u32 parts = cfg & 2 ? 3 : 1, p;
@@ -82,8 +82,9 @@ static void test_values(struct __test_metadata *_metadata)
 static void test_bad_layers(struct __test_metadata *_metadata)
 {
 	static const __u64 xd[4] = { N, C, H, W }, yd[4] = { N, C, 3, 4 };
-	struct vnpu_tensor t[3] = { et_dense(VNPU_DTYPE_F32, 4, xd), et_dense(VNPU_DTYPE_F32, 4, yd),
-				    et_dense(VNPU_DTYPE_I64, 4, yd) };
+	struct vnpu_cmd_tensor t[3] = { et_dense(VNPU_DTYPE_F32, 4, xd),
+					et_dense(VNPU_DTYPE_F32, 4, yd),
+					et_dense(VNPU_DTYPE_I64, 4, yd) };
 	struct vnpu_layer_pool_index a = { { 2, 2 }, { 2, 2 }, { 1, 1 }, { 0, 0 }, 0, 0 };
 	const __u32 sz = sizeof(a);
 

@@ -33,7 +33,7 @@ static void q_fill(__u32 dt, void *p, size_t n)
 		      et_randf() * 127);
 }
 
-static struct vnpu_tensor scalar(__u32 dt)
+static struct vnpu_cmd_tensor scalar(__u32 dt)
 {
 	return et_dense(dt, 0, NULL);
 }
@@ -53,7 +53,7 @@ static void test_quantize(struct __test_metadata *_metadata)
 	for (d = 0; d < 2; d++)
 		for (per = 0; per < 2; per++) {
 			struct vnpu_layer_quant at = { per ? 1 : 0, 0 };
-			struct vnpu_tensor t[4];
+			struct vnpu_cmd_tensor t[4];
 			void *data[4] = { x, sc, zp, y };
 			int8_t zps[3] = { 3, 0, -7 };
 
@@ -121,7 +121,7 @@ static void test_quantize_long(struct __test_metadata *_metadata)
 		int8_t zs = -9;
 		void *zp = dts[d] == VNPU_DTYPE_U8 ? (void *)&zu : (void *)&zs;
 		void *data[4] = { x, &sc, zp, y };
-		struct vnpu_tensor t[4];
+		struct vnpu_cmd_tensor t[4];
 
 		t[0] = et_dense(VNPU_DTYPE_F32, 3, dims);
 		t[1] = scalar(VNPU_DTYPE_F32);
@@ -161,7 +161,7 @@ static void test_qmatmul(struct __test_metadata *_metadata)
 			float as = 0.02f, bs[N], ys = 0.7f;
 			uint8_t yz = 7;
 			struct vnpu_layer_qgemm at = {};
-			struct vnpu_tensor t[9];
+			struct vnpu_cmd_tensor t[9];
 			void *data[9];
 			size_t i, j, k;
 
@@ -230,7 +230,7 @@ static void test_qconv(struct __test_metadata *_metadata)
 	int32_t bias[M];
 	float xs = 0.03f, ws[M], ys = 0.2f;
 	struct vnpu_layer_conv at = { .flags = VNPU_LAYER_F_BIAS, .group = G };
-	struct vnpu_tensor t[10];
+	struct vnpu_cmd_tensor t[10];
 	void *data[10];
 	size_t i, oh, ow, c, kh, kw, mm;
 
@@ -349,7 +349,7 @@ static void qconv_packed_case(struct __test_metadata *_metadata, const struct qc
 	uint8_t xz = qc->xt == VNPU_DTYPE_U8 ? 117 : 0xf6, yz = qc->yt == VNPU_DTYPE_U8 ? 9 : 0xfb;
 	struct vnpu_layer_conv at = { .flags = qc->bias ? VNPU_LAYER_F_BIAS : 0,
 				      .group = (__u32)qc->group };
-	struct vnpu_tensor t[10];
+	struct vnpu_cmd_tensor t[10];
 	void *data[10];
 	__u32 n = qc->bias ? 10 : 9;
 	char name[96];
@@ -572,7 +572,7 @@ static void test_quant_bad(struct __test_metadata *_metadata)
 	__u64 dims[2] = { 3, 4 }, four = 4, five = 5;
 	struct vnpu_layer_quant at = { 1, 0 };
 	struct vnpu_layer_qgemm qg = {};
-	struct vnpu_tensor t[5];
+	struct vnpu_cmd_tensor t[5];
 
 	t[0] = et_dense(VNPU_DTYPE_F32, 2, dims);
 	t[1] = et_dense(VNPU_DTYPE_F32, 1, &four);
@@ -655,7 +655,7 @@ static void qadd_case(struct __test_metadata *_metadata, const char *name, __u32
 	__u64 dims[3] = { 3, 5, 37 };
 	size_t n = 3 * 5 * 37, i, c[3];
 	uint8_t a[555], b[555], y[555], ref[555], zps[3];
-	struct vnpu_tensor t[9];
+	struct vnpu_cmd_tensor t[9];
 	void *data[9] = { a, (void *)&sc[0], &zps[0], b, (void *)&sc[1],
 			  &zps[1], (void *)&sc[2], &zps[2], y };
 
@@ -709,7 +709,7 @@ static void test_qadd(struct __test_metadata *_metadata)
 static void test_qadd_bad(struct __test_metadata *_metadata)
 {
 	__u64 dims[2] = { 3, 4 }, four = 4;
-	struct vnpu_tensor t[9];
+	struct vnpu_cmd_tensor t[9];
 
 	t[1] = t[4] = t[6] = scalar(VNPU_DTYPE_F32);
 	t[2] = t[5] = t[7] = scalar(VNPU_DTYPE_U8);
@@ -722,7 +722,7 @@ static void test_qadd_bad(struct __test_metadata *_metadata)
 		TH_LOG("qadd: attributes accepted");
 #define QADD_BAD(field, value, what)					\
 	do {								\
-		struct vnpu_tensor keep = t[field];			\
+		struct vnpu_cmd_tensor keep = t[field];			\
 									\
 		value;							\
 		EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_ADD, t, 9,	\

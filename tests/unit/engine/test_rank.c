@@ -14,7 +14,7 @@ static void test_transposed_view(struct __test_metadata *_metadata, __u32 rank)
 {
 	static const __u64 xd[R] = { 2, 3, 1, 2, 2, 1, 3, 2 };
 	struct vnpu_layer_act at = { .func = VNPU_ACT_NEG };
-	struct vnpu_tensor dense = et_dense(VNPU_DTYPE_F32, rank, xd), t[2];
+	struct vnpu_cmd_tensor dense = et_dense(VNPU_DTYPE_F32, rank, xd), t[2];
 	float x[144], y[144], ref[144];
 	void *data[2] = { x, y };
 	size_t e, c[R];
@@ -41,7 +41,7 @@ static void test_reduce(struct __test_metadata *_metadata, __u32 rank)
 {
 	static const __u64 xd[R] = { 2, 2, 3, 1, 2, 2, 1, 3 };
 	static const __u32 axes_of[] = { 0x81, 0x76, 0xff, 0x40 };
-	struct vnpu_tensor t[2];
+	struct vnpu_cmd_tensor t[2];
 	int32_t x[288], y[288], ref[288];
 	void *data[2] = { x, y };
 	size_t e, i, c[R];
@@ -84,7 +84,7 @@ static void test_pad(struct __test_metadata *_metadata, __u32 rank)
 	static const __s64 begin[R] = { 1, 0, -1, 0, 1, 0, 1, 2 };
 	static const __s64 end[R] = { 0, 1, 0, 0, 0, 0, -1, 1 };
 	struct vnpu_layer_pad at = { .mode = VNPU_PAD_CONSTANT, .value = 0x7b };
-	struct vnpu_tensor t[2];
+	struct vnpu_cmd_tensor t[2];
 	uint8_t x[192], y[4096], ref[4096];
 	void *data[2] = { x, y };
 	__u64 yd[R];
@@ -125,7 +125,7 @@ static void test_resize(struct __test_metadata *_metadata, __u32 rank)
 		.mode = VNPU_RESIZE_NEAREST, .coord = VNPU_COORD_ASYMMETRIC,
 		.nearest = VNPU_NEAREST_FLOOR,
 	};
-	struct vnpu_tensor t[2];
+	struct vnpu_cmd_tensor t[2];
 	float x[48], y[192], ref[192];
 	void *data[2] = { x, y };
 	__u64 yd[R];
@@ -159,7 +159,7 @@ static void test_checks(struct __test_metadata *_metadata)
 	struct vnpu_layer_binary add = { .func = VNPU_BIN_ADD };
 	struct vnpu_layer_resize rs = { .mode = VNPU_RESIZE_NEAREST };
 	struct vnpu_layer_pad pad = { .mode = VNPU_PAD_CONSTANT };
-	struct vnpu_tensor t[3];
+	struct vnpu_cmd_tensor t[3];
 	__u32 i;
 
 	for (i = 0; i < 3; i++)
@@ -167,7 +167,7 @@ static void test_checks(struct __test_metadata *_metadata)
 	EXPECT_TRUE(!vnpu_eng_layer_check(VNPU_LAYER_BINARY, t, 3, &add, sizeof(add)))
 		TH_LOG("binary at rank %u rejected", R);
 	for (i = 0; i < 3; i++) {
-		struct vnpu_tensor bad[3] = { t[0], t[1], t[2] };
+		struct vnpu_cmd_tensor bad[3] = { t[0], t[1], t[2] };
 
 		bad[i].rank = R + 1;
 		EXPECT_EQ(VNPU_ENG_EINVAL,

@@ -88,8 +88,10 @@ static void test_values(struct __test_metadata *_metadata)
 					   2, 2, 2.2f, 2.1f };
 	float x[N * C * H * W], y[R * C * OH * OW];
 	__s64 bi[R] = { 0, 1, 1, -2 };
-	struct vnpu_tensor t[4] = { et_dense(VNPU_DTYPE_F32, 4, xd), et_dense(VNPU_DTYPE_F32, 2, rd),
-				    et_dense(VNPU_DTYPE_I64, 1, bd), et_dense(VNPU_DTYPE_F32, 4, yd) };
+	struct vnpu_cmd_tensor t[4] = { et_dense(VNPU_DTYPE_F32, 4, xd),
+					et_dense(VNPU_DTYPE_F32, 2, rd),
+					et_dense(VNPU_DTYPE_I64, 1, bd),
+					et_dense(VNPU_DTYPE_F32, 4, yd) };
 	void *data[4] = { x, (void *)rois, bi, y };
 
 	for (int i = 0; i < N * C * H * W; i++)
@@ -149,8 +151,10 @@ static void test_bad_layers(struct __test_metadata *_metadata)
 {
 	static const __u64 xd[4] = { N, C, H, W }, rd[2] = { R, 4 }, bd[1] = { R };
 	static const __u64 yd[4] = { R, C, OH, OW };
-	struct vnpu_tensor t[4] = { et_dense(VNPU_DTYPE_F32, 4, xd), et_dense(VNPU_DTYPE_F32, 2, rd),
-				    et_dense(VNPU_DTYPE_I64, 1, bd), et_dense(VNPU_DTYPE_F32, 4, yd) };
+	struct vnpu_cmd_tensor t[4] = { et_dense(VNPU_DTYPE_F32, 4, xd),
+					et_dense(VNPU_DTYPE_F32, 2, rd),
+					et_dense(VNPU_DTYPE_I64, 1, bd),
+					et_dense(VNPU_DTYPE_F32, 4, yd) };
 	struct vnpu_layer_roi_align a = { .spatial_scale = 0x3f800000 };
 	const __u32 sz = sizeof(a);
 

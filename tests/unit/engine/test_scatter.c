@@ -13,7 +13,7 @@
 #include "ksft_main.h"
 
 /* Check, then run in @parts parts (as many as the engine allows). */
-static int run(__u32 op, const struct vnpu_tensor *t, void *const *data, __u32 n,
+static int run(__u32 op, const struct vnpu_cmd_tensor *t, void *const *data, __u32 n,
 	       const void *attrs, __u32 attr_size, __u32 features, __u32 parts)
 {
 	struct vnpu_eng_ctx ctx = { .features = features };
@@ -65,8 +65,10 @@ static void test_scatter_elements(struct __test_metadata *_metadata)
 	static const __u64 xd[2] = { 3, 5 }, id[2] = { 3, 4 };
 	float x[15], u[12], y[15], ref[15];
 	__s64 idx[12];
-	struct vnpu_tensor t[4] = { et_dense(VNPU_DTYPE_F32, 2, xd), et_dense(VNPU_DTYPE_I64, 2, id),
-				    et_dense(VNPU_DTYPE_F32, 2, id), et_dense(VNPU_DTYPE_F32, 2, xd) };
+	struct vnpu_cmd_tensor t[4] = { et_dense(VNPU_DTYPE_F32, 2, xd),
+					et_dense(VNPU_DTYPE_I64, 2, id),
+					et_dense(VNPU_DTYPE_F32, 2, id),
+					et_dense(VNPU_DTYPE_F32, 2, xd) };
 	void *data[4] = { x, idx, u, y };
 	__u32 red, c;
 	int i, j;
@@ -114,8 +116,10 @@ static void test_scatter_nd(struct __test_metadata *_metadata)
 	static const __u64 xd[2] = { 4, 3 }, id[3] = { 2, 2, 1 }, ud[3] = { 2, 2, 3 };
 	__s64 x[12], u[12], y[12], ref[12];
 	__s32 idx[4] = { 3, -4, 1, 3 };
-	struct vnpu_tensor t[4] = { et_dense(VNPU_DTYPE_I64, 2, xd), et_dense(VNPU_DTYPE_I32, 3, id),
-				    et_dense(VNPU_DTYPE_I64, 3, ud), et_dense(VNPU_DTYPE_I64, 2, xd) };
+	struct vnpu_cmd_tensor t[4] = { et_dense(VNPU_DTYPE_I64, 2, xd),
+					et_dense(VNPU_DTYPE_I32, 3, id),
+					et_dense(VNPU_DTYPE_I64, 3, ud),
+					et_dense(VNPU_DTYPE_I64, 2, xd) };
 	void *data[4] = { x, idx, u, y };
 	__u32 red, c;
 	int i, j;
@@ -157,8 +161,9 @@ static void test_gather_nd(struct __test_metadata *_metadata)
 	static const __u64 id2[3] = { 2, 5, 2 };
 	float x[24], y[40], ref[40];
 	__s64 idx[20];
-	struct vnpu_tensor t[3] = { et_dense(VNPU_DTYPE_F32, 3, xd), et_dense(VNPU_DTYPE_I64, 3, id),
-				    et_dense(VNPU_DTYPE_F32, 3, yd) };
+	struct vnpu_cmd_tensor t[3] = { et_dense(VNPU_DTYPE_F32, 3, xd),
+					et_dense(VNPU_DTYPE_I64, 3, id),
+					et_dense(VNPU_DTYPE_F32, 3, yd) };
 	struct vnpu_layer_gather_nd at = { .batch_dims = 1 };
 	void *data[3] = { x, idx, y };
 	__u32 c;
@@ -213,8 +218,10 @@ static void test_bad_layers(struct __test_metadata *_metadata)
 {
 	static const __u64 xd[2] = { 3, 5 }, id[2] = { 3, 4 }, id3[2] = { 3, 6 };
 	static const __u64 nd_i[2] = { 2, 3 }, nd_u[1] = { 2 };
-	struct vnpu_tensor t[4] = { et_dense(VNPU_DTYPE_F32, 2, xd), et_dense(VNPU_DTYPE_I64, 2, id),
-				    et_dense(VNPU_DTYPE_F32, 2, id), et_dense(VNPU_DTYPE_F32, 2, xd) };
+	struct vnpu_cmd_tensor t[4] = { et_dense(VNPU_DTYPE_F32, 2, xd),
+					et_dense(VNPU_DTYPE_I64, 2, id),
+					et_dense(VNPU_DTYPE_F32, 2, id),
+					et_dense(VNPU_DTYPE_F32, 2, xd) };
 	struct vnpu_layer_scatter at = { .axis = 1 };
 	struct vnpu_layer_gather_nd g = { 0 };
 

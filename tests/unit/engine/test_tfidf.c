@@ -11,7 +11,7 @@
 #include "engine_test.h"
 #include "ksft_main.h"
 
-static int run(const struct vnpu_tensor *t, void *const *data, const struct vnpu_layer_tfidf *a,
+static int run(const struct vnpu_cmd_tensor *t, void *const *data, const struct vnpu_layer_tfidf *a,
 	       __u32 features, __u32 parts)
 {
 	struct vnpu_eng_ctx ctx = { .features = features };
@@ -83,9 +83,12 @@ static void test_modes(struct __test_metadata *_metadata)
 	__s32 x[B * L];
 	__s64 pl[9], ct[2], ix[K];
 	float wt[K], y[B * W], ref[B * W];
-	struct vnpu_tensor t[6] = { et_dense(VNPU_DTYPE_I32, 2, xd), et_dense(VNPU_DTYPE_I64, 1, pd),
-				    et_dense(VNPU_DTYPE_I64, 1, cd), et_dense(VNPU_DTYPE_I64, 1, kd),
-				    et_dense(VNPU_DTYPE_F32, 1, kd), et_dense(VNPU_DTYPE_F32, 2, yd) };
+	struct vnpu_cmd_tensor t[6] = { et_dense(VNPU_DTYPE_I32, 2, xd),
+					et_dense(VNPU_DTYPE_I64, 1, pd),
+					et_dense(VNPU_DTYPE_I64, 1, cd),
+					et_dense(VNPU_DTYPE_I64, 1, kd),
+					et_dense(VNPU_DTYPE_F32, 1, kd),
+					et_dense(VNPU_DTYPE_F32, 2, yd) };
 	void *data[6] = { x, pl, ct, ix, wt, y };
 
 	memcpy(pl, pool, sizeof(pl));
@@ -136,9 +139,12 @@ static void test_bad_layers(struct __test_metadata *_metadata)
 {
 	static const __u64 xd[2] = { B, L }, pd[1] = { 9 }, cd[1] = { 2 }, kd[1] = { K };
 	static const __u64 yd[2] = { B, W };
-	struct vnpu_tensor t[6] = { et_dense(VNPU_DTYPE_I64, 2, xd), et_dense(VNPU_DTYPE_I64, 1, pd),
-				    et_dense(VNPU_DTYPE_I64, 1, cd), et_dense(VNPU_DTYPE_I64, 1, kd),
-				    et_dense(VNPU_DTYPE_F32, 1, kd), et_dense(VNPU_DTYPE_F32, 2, yd) };
+	struct vnpu_cmd_tensor t[6] = { et_dense(VNPU_DTYPE_I64, 2, xd),
+					et_dense(VNPU_DTYPE_I64, 1, pd),
+					et_dense(VNPU_DTYPE_I64, 1, cd),
+					et_dense(VNPU_DTYPE_I64, 1, kd),
+					et_dense(VNPU_DTYPE_F32, 1, kd),
+					et_dense(VNPU_DTYPE_F32, 2, yd) };
 	struct vnpu_layer_tfidf a = { .min_gram = 1, .max_gram = 2, .max_skip = 1 };
 	const __u32 sz = sizeof(a);
 

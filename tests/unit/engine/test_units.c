@@ -34,7 +34,7 @@
 struct ulayer {
 	char name[96];
 	__u32 op, n;
-	struct vnpu_tensor t[5];
+	struct vnpu_cmd_tensor t[5];
 	void *data[5];
 	struct vnpu_layer_gemm g;
 	struct vnpu_layer_conv c;
@@ -416,7 +416,7 @@ static void check_fma_units(struct __test_metadata *_metadata)
 		.stride = { 1, 1 }, .dilation = { 1, 1 }, .pad_begin = { 1, 1 },
 		.pad_end = { 1, 1 },
 	};
-	struct vnpu_tensor t[3];
+	struct vnpu_cmd_tensor t[3];
 	__u32 i;
 
 	t[0] = t[1] = t[2] = et_dense(VNPU_DTYPE_F32, 2, d);
@@ -465,7 +465,7 @@ static void check_balance(struct __test_metadata *_metadata)
 	struct vnpu_layer_conv c = {
 		.group = 1, .stride = { 1, 1 }, .dilation = { 1, 1 },
 	};
-	struct vnpu_tensor t[3];
+	struct vnpu_cmd_tensor t[3];
 	__u64 dx[4] = { 1 }, dy[4] = { 1 }, dw;
 	__u32 i;
 
@@ -511,7 +511,7 @@ static void check_qconv_blocks(struct __test_metadata *_metadata)
 		.stride = { 1, 1 }, .dilation = { 1, 1 },
 	};
 	__u64 dx[4] = { 1 }, dy[4] = { 1 };
-	struct vnpu_tensor t[10];
+	struct vnpu_cmd_tensor t[10];
 	__u32 i;
 
 	memset(t, 0, sizeof(t));
@@ -549,7 +549,7 @@ static void check_gemm_halves(struct __test_metadata *_metadata)
 		{ 1, 16, 1u << 20, 1 },
 	};
 	struct vnpu_layer_gemm g = { .alpha = 0x3f800000 };
-	struct vnpu_tensor t[3];
+	struct vnpu_cmd_tensor t[3];
 	__u64 d[2];
 	__u32 i;
 

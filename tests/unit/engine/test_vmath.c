@@ -127,7 +127,7 @@ static size_t differ(const float *a, const float *b, size_t n)
 static int run_fn(__u32 f, float *x, float *y, __u64 n, __u32 features)
 {
 	struct vnpu_layer_act at = { .func = f };
-	struct vnpu_tensor t[2];
+	struct vnpu_cmd_tensor t[2];
 	void *data[2] = { x, y };
 
 	t[0] = et_dense(VNPU_DTYPE_F32, 1, &n);

@@ -76,7 +76,7 @@ static double worst_ratio;
 static void wino_case_run(struct __test_metadata *_metadata, const struct wino_case *wc)
 {
 	struct vnpu_layer_conv at = {};
-	struct vnpu_tensor t[5];
+	struct vnpu_cmd_tensor t[5];
 	__u64 oh = wc->h + wc->pt + wc->pb - 2, ow = wc->w + wc->pl + wc->pr - 2;
 	__u64 cg = wc->c / wc->group, mg = wc->m / wc->group, kt = cg * 9;
 	__u64 dx[4] = { wc->n, wc->c, wc->h, wc->w }, dw[4] = { wc->m, cg, 3, 3 };

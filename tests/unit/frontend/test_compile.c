@@ -2079,7 +2079,7 @@ static uint64_t first_gemm_rows(const struct vnpu_program *p)
 
 	for (; c + sizeof(h) <= end; c += h.size) {
 		struct vnpu_cmd_layer l;
-		struct vnpu_tensor a;
+		struct vnpu_cmd_tensor a;
 
 		memcpy(&h, c, sizeof(h));
 		if (h.size < sizeof(h))

@@ -524,7 +524,7 @@ TEST(exec_copy_layouts)
 /* The descriptor's size is part of the uAPI: 24 bytes + 16 per dim. */
 TEST(descriptor_sizes)
 {
-	ASSERT_EQ(152, sizeof(struct vnpu_tensor));
+	ASSERT_EQ(152, sizeof(struct vnpu_cmd_tensor));
 	ASSERT_EQ(168, sizeof(struct vnpu_cmd_fill));
 	ASSERT_EQ(312, sizeof(struct vnpu_cmd_copy));
 	ASSERT_EQ(32, sizeof(struct vnpu_cmd_layer));
