@@ -3,8 +3,8 @@
  * The NPU (vnpu.ko's simulated device) and the host engine give identical
  * bits: one job of many layer commands runs on the device, the same layers
  * run through the engine linked into this program with the device's engine
- * features, and every output must match byte for byte. Needs the device:
- * exits 77 (skip) without one.
+ * features, and every output must match byte for byte. On
+ * kselftest_harness.h (tests/ksft_main.h); without the device it skips.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +19,7 @@
 #include <drm.h>
 #include <drm/vnpu_drm.h>
 
+#include "ksft_main.h"
 #include "vnpu_engine.h"
 
 #define ARENA_SIZE (16u << 20)
@@ -610,22 +611,18 @@ static int open_vnpu(void)
 	return -1;
 }
 
-static void must(int rc, const char *what)
-{
-	if (rc) {
-		fprintf(stderr, "npu-vs-cpu: %s: %s\n", what, strerror(errno));
-		exit(1);
-	}
-}
+/* A failed ioctl @what stops the test. */
+#define MUST(call, what) ASSERT_EQ(0, (call)) TH_LOG("%s: %s", what, strerror(errno))
 
-static __u32 bo_with(int fd, const void *data, __u64 size)
+static __u32 bo_with(struct __test_metadata *_metadata, int fd, const void *data,
+		     __u64 size)
 {
 	struct drm_vnpu_bo_create c = { .size = size };
 	struct drm_vnpu_bo_xfer x = { .size = size, .data_ptr = (uintptr_t)data };
 
-	must(ioctl(fd, DRM_IOCTL_VNPU_BO_CREATE, &c), "BO_CREATE");
+	MUST(ioctl(fd, DRM_IOCTL_VNPU_BO_CREATE, &c), "BO_CREATE");
 	x.handle = c.handle;
-	must(ioctl(fd, DRM_IOCTL_VNPU_BO_UPLOAD, &x), "BO_UPLOAD");
+	MUST(ioctl(fd, DRM_IOCTL_VNPU_BO_UPLOAD, &x), "BO_UPLOAD");
 	return c.handle;
 }
 
@@ -655,7 +652,8 @@ static void *build_stream(__u64 *size)
 	return s;
 }
 
-static int run_device(int fd, unsigned char *out)
+/* All layers as one job on the device, the arena's image after it into @out. */
+static void run_device(struct __test_metadata *_metadata, int fd, unsigned char *out)
 {
 	struct drm_vnpu_submit sub = { .priority = DRM_VNPU_PRIORITY_NORMAL };
 	struct drm_vnpu_wait w = {};
@@ -665,31 +663,26 @@ static int run_device(int fd, unsigned char *out)
 	__u64 size;
 	void *stream = build_stream(&size);
 
-	slot.handle = bo_with(fd, arena, ARENA_SIZE);
+	slot.handle = bo_with(_metadata, fd, arena, ARENA_SIZE);
 	slot.flags = DRM_VNPU_SLOT_READ | DRM_VNPU_SLOT_WRITE;
-	sub.cmd_handle = bo_with(fd, stream, size);
+	sub.cmd_handle = bo_with(_metadata, fd, stream, size);
 	sub.cmd_size = size;
 	sub.slots_ptr = (uintptr_t)&slot;
 	sub.slot_count = 1;
-	must(ioctl(fd, DRM_IOCTL_VNPU_SUBMIT, &sub), "SUBMIT");
+	MUST(ioctl(fd, DRM_IOCTL_VNPU_SUBMIT, &sub), "SUBMIT");
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	w.job_id = sub.job_id;
 	w.timeout_ns = (ts.tv_sec + 600) * 1000000000ll;
-	must(ioctl(fd, DRM_IOCTL_VNPU_WAIT, &w), "WAIT");
-	if (w.status != DRM_VNPU_JOB_OK) {
-		fprintf(stderr, "npu-vs-cpu: job status %u at command %u\n",
-			w.status, w.fault_cmd);
-		return 1;
-	}
+	MUST(ioctl(fd, DRM_IOCTL_VNPU_WAIT, &w), "WAIT");
+	ASSERT_EQ(DRM_VNPU_JOB_OK, w.status) TH_LOG("the job faulted at command %u", w.fault_cmd);
 	x.handle = slot.handle;
 	x.data_ptr = (uintptr_t)out;
-	must(ioctl(fd, DRM_IOCTL_VNPU_BO_DOWNLOAD, &x), "BO_DOWNLOAD");
+	MUST(ioctl(fd, DRM_IOCTL_VNPU_BO_DOWNLOAD, &x), "BO_DOWNLOAD");
 	free(stream);
-	return 0;
 }
 
 /* The same layers on the host, in 3 parts each (any split gives the same). */
-static void run_host(unsigned char *img, __u32 features)
+static void run_host(struct __test_metadata *_metadata, unsigned char *img, __u32 features)
 {
 	unsigned int i, p, k;
 
@@ -709,8 +702,8 @@ static void run_host(unsigned char *img, __u32 features)
 		for (k = 0; k < l->n; k++)
 			data[k] = img + l->t[k].offset;
 		for (p = 0; p < parts; p++)
-			must(vnpu_eng_layer_run(l->op, l->t, data, l->n, l->attrs,
-						p, parts, &ctx), l->name);
+			ASSERT_EQ(0, vnpu_eng_layer_run(l->op, l->t, data, l->n, l->attrs,
+							p, parts, &ctx)) TH_LOG("%s", l->name);
 		free(ctx.scratch);
 	}
 }
@@ -725,70 +718,64 @@ static __u64 out_bytes(const struct vnpu_cmd_tensor *t)
 	return n;
 }
 
-int main(int argc, char **argv)
+/* --features N: the device must run with exactly these features (-1: any). */
+static long want_features = -1;
+
+TEST(layers_match)
 {
 	struct drm_vnpu_get_param gp = { .param = DRM_VNPU_PARAM_ENGINE_FEATURES };
 	unsigned char *dev_img, *host_img;
-	unsigned int i, bad = 0;
-	long want = -1;
+	unsigned int i;
 	__u32 features;
-	char *end;
 	int fd;
 
-	/* --features N: the device must run with exactly these features. */
-	if (argc == 3 && !strcmp(argv[1], "--features")) {
-		errno = 0;
-		want = strtol(argv[2], &end, 0);
-		if (errno || end == argv[2] || *end || want < 0)
-			want = -2;
-	}
-	if (argc != 1 && (argc != 3 || want < 0)) {
-		fprintf(stderr, "usage: engine-npu-vs-cpu [--features N]\n");
-		return 2;
-	}
 	fd = open_vnpu();
-	if (fd < 0) {
-		printf("npu-vs-cpu: no vnpu device: skipped\n");
-		return 77;
-	}
-	must(ioctl(fd, DRM_IOCTL_VNPU_GET_PARAM, &gp), "GET_PARAM");
+	if (fd < 0)
+		SKIP(return, "no vnpu device");
+	MUST(ioctl(fd, DRM_IOCTL_VNPU_GET_PARAM, &gp), "GET_PARAM");
 	features = (__u32)gp.value;
-	if (want >= 0 && features != (__u64)want) {
-		fprintf(stderr, "npu-vs-cpu: the device runs with engine features %#x, not %#lx\n",
-			features, want);
-		return 1;
-	}
-	if ((features & vnpu_eng_host_features()) != features) {
-		printf("npu-vs-cpu: the device uses features %#x this CPU lacks: skipped\n",
-		       features);
-		return 77;
-	}
+	if (want_features >= 0)
+		ASSERT_EQ(want_features, features)
+			TH_LOG("the device runs with other engine features");
+	if ((features & vnpu_eng_host_features()) != features)
+		SKIP(return, "the device uses features %#x this CPU lacks", features);
 	arena = calloc(1, ARENA_SIZE);
 	dev_img = calloc(1, ARENA_SIZE);
+	ASSERT_TRUE(arena && dev_img);
 	build_layers();
 	for (i = 0; i < num_layers; i++)
-		if (vnpu_eng_layer_check(layers[i].op, layers[i].t, layers[i].n,
-					 layers[i].attrs, layers[i].attr_size)) {
-			fprintf(stderr, "npu-vs-cpu: %s: invalid layer\n",
-				layers[i].name);
-			return 1;
-		}
-	if (run_device(fd, dev_img))
-		return 1;
+		ASSERT_EQ(0, vnpu_eng_layer_check(layers[i].op, layers[i].t, layers[i].n,
+						  layers[i].attrs, layers[i].attr_size))
+			TH_LOG("%s: invalid layer", layers[i].name);
+	run_device(_metadata, fd, dev_img);
 	host_img = arena;
-	run_host(host_img, features);
+	run_host(_metadata, host_img, features);
 	for (i = 0; i < num_layers; i++) {
 		const struct vnpu_cmd_tensor *y = &layers[i].t[layers[i].n - 1];
 
-		if (memcmp(dev_img + y->offset, host_img + y->offset,
-			   out_bytes(y))) {
-			fprintf(stderr, "npu-vs-cpu: layer %u (%s): NPU and CPU differ\n",
-				i, layers[i].name);
-			bad++;
-		}
+		EXPECT_EQ(0, memcmp(dev_img + y->offset, host_img + y->offset, out_bytes(y)))
+			TH_LOG("layer %u (%s): NPU and CPU differ", i, layers[i].name);
 	}
-	printf("npu-vs-cpu: %u layers, engine features %#x, %u differ\n",
-	       num_layers, features, bad);
+	TH_LOG("%u layers, engine features %#x", num_layers, features);
+	free(dev_img);
 	close(fd);
-	return bad ? 1 : 0;
+}
+
+KSFT_MAIN_ORDER
+
+int main(int argc, char **argv)
+{
+	char *end;
+
+	if (argc == 3 && !strcmp(argv[1], "--features")) {
+		errno = 0;
+		want_features = strtol(argv[2], &end, 0);
+		if (errno || end == argv[2] || *end || want_features < 0)
+			want_features = -2;
+	}
+	if (argc != 1 && (argc != 3 || want_features < 0)) {
+		fprintf(stderr, "usage: engine-npu-vs-cpu [--features N]\n");
+		return 2;
+	}
+	return ksft_main_run(argc, argv, argc);
 }
