@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
-/*
+/**
  * DOC: Winograd convolution
  *
  * Stride-1 3x3 convolutions as Winograd F(4x4, 3x3) (CONV layers of

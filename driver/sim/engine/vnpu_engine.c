@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
-/*
+/**
  * DOC: vnpu engine entry points
  *
  * The dispatch of a layer's part to the float kernels of the build the
