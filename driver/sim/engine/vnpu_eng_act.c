@@ -251,8 +251,8 @@ void act_vmath_f32(__u32 func, const float *x, float *y, __u64 n,
 }
 
 /*
- * act_f32()'s functions but the fast ones (act_f32_fast()): its own frame,
- * with the doubles act_d() takes, which the fast ones do not pay for.
+ * act_f32()'s functions but those its own loop takes: their own frame,
+ * with the doubles act_d() takes, which that loop does not pay for.
  */
 static __attribute__((__noinline__))
 void act_f32_rest(const struct vnpu_layer_act *a, const float *x, float *y,

@@ -39,7 +39,7 @@ int et_run(__u32 op, const struct vnpu_cmd_tensor *t, void *const *data, __u32 n
 	   const void *attrs, __u32 attr_size, __u32 features, __u32 parts);
 
 /**
- * et_layer() - run a layer in four ways (baseline whole and split, AVX2
+ * et_layer_f32() - run a layer in four ways (baseline whole and split, AVX2
  * whole and split): the splits must match bit for bit, and the output
  * (tensor n - 1, dense f32) must match @ref within the tolerances
  *
