@@ -1019,8 +1019,9 @@ static __u32 conv_args(struct vnpu_layer_conv *at, const __u64 *dx, float *x,
  * to any float, so both must give the same bits, with and without bias,
  * dense and depthwise, on every path the host has, the sums' NaNs and
  * zeros included. AVX-512's tiles store Relu and the residual themselves
- * (37 columns: tiles that straddle two output rows): the same bits as
- * the AVX2 path's act_store().
+ * (37 columns: tiles that straddle two output rows), and so do the AVX2
+ * ones over a 1x1 kernel's unpadded columns: the same bits as
+ * act_store().
  */
 static void test_plain_epilogues(struct __test_metadata *_metadata)
 {
@@ -1062,21 +1063,28 @@ static void test_plain_epilogues(struct __test_metadata *_metadata)
 	for (i = 0; i < ny; i++)
 		res[i] = -0.0f;
 	for (a = 0; a < sizeof(acts) / sizeof(acts[0]); a++)
-		/* form: bit 0 the bias, bit 1 depthwise */
-		for (form = 0; form < 4; form++)
+		/*
+		 * form: bit 0 the bias, bit 1 depthwise, bit 2 a 1x1 kernel
+		 * (B read in the input: the AVX2 tiles add the residual
+		 * themselves too)
+		 */
+		for (form = 0; form < 8; form++)
 			for (p = 0; p < 3; p++) {
+				__u32 k = form & 4 ? 1 : 3;
 				struct vnpu_layer_conv at = {
-					.group = 1, .kernel = { 3, 3 },
+					.group = 1, .kernel = { k, k },
 					.stride = { 1, 1 }, .dilation = { 1, 1 },
-					.pad_begin = { 1, 1 }, .pad_end = { 1, 1 },
+					.pad_begin = { k / 2, k / 2 },
+					.pad_end = { k / 2, k / 2 },
 					.act = acts[a],
 				};
 				float *b = form & 1 ? bias : NULL;
 				__u32 n;
 
-				depthwise = form >> 1;
+				depthwise = (form >> 1) & 1;
 				at.group = depthwise ? 20 : 1;
 				dw[1] = depthwise ? 1 : 20;
+				dw[2] = dw[3] = k;
 				if ((paths[p] & et_host_features) != paths[p])
 					continue;
 				n = conv_args(&at, dx, x, dw, w, &nb, b, dy, NULL,
@@ -1089,16 +1097,16 @@ static void test_plain_epilogues(struct __test_metadata *_metadata)
 				rc = rc ? rc : et_run(VNPU_LAYER_CONV, t, d, n,
 						      &at, sizeof(at), paths[p], 3);
 				EXPECT_TRUE(!rc)
-					TH_LOG("plain epilogue act %u bias %d dw %d path %zu: run failed (%d)",
-					       acts[a].func, form & 1, depthwise, p, rc);
+					TH_LOG("plain epilogue act %u bias %d dw %d k %u path %zu: run failed (%d)",
+					       acts[a].func, form & 1, depthwise, k, p, rc);
 				EXPECT_TRUE(rc || !memcmp(y1, y2, ny * 4))
-					TH_LOG("plain epilogue act %u bias %d dw %d path %zu: not the general epilogue's bits",
-					       acts[a].func, form & 1, depthwise, p);
+					TH_LOG("plain epilogue act %u bias %d dw %d k %u path %zu: not the general epilogue's bits",
+					       acts[a].func, form & 1, depthwise, k, p);
 				if (p == 1)
 					memcpy(y_avx2, y1, ny * 4);
 				EXPECT_TRUE(rc || p != 2 || !memcmp(y1, y_avx2, ny * 4))
-					TH_LOG("plain epilogue act %u bias %d dw %d: AVX-512 differs from AVX2",
-					       acts[a].func, form & 1, depthwise);
+					TH_LOG("plain epilogue act %u bias %d dw %d k %u: AVX-512 differs from AVX2",
+					       acts[a].func, form & 1, depthwise, k);
 			}
 	free(x);
 	free(w);
