@@ -112,6 +112,8 @@ struct gemm_a {
  *	depth 0, panels @bc_ps words apart)
  * @bc_ps: see @bc
  * @bc_fill: fill @bc from @off's rows (else it holds them already)
+ * @kc: 0, or with @off on the AVX2 path the most depth of a slice where
+ *	the depth takes more than one of ENG_KC (ENG_CONV_KC_SKEW)
  */
 struct gemm_b {
 	const float *packed;
@@ -128,6 +130,7 @@ struct gemm_b {
 	__u32 *bc;
 	__u64 bc_ps;
 	int bc_fill;
+	__u64 kc;
 };
 
 /**
