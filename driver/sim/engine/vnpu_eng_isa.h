@@ -107,5 +107,8 @@
 #define run_chain ENG_SYM(run_chain)
 #define run_lstm ENG_SYM(run_lstm)
 #define eng_transpose32 ENG_SYM(eng_transpose32)
+/* vnpu_eng_qgemv.c */
+#define eng_qgemv_conv ENG_SYM(eng_qgemv_conv)
+#define eng_qgemv_fits ENG_SYM(eng_qgemv_fits)
 
 #endif /* _VNPU_ENG_ISA_H_ */

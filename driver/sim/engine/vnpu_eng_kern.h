@@ -707,4 +707,12 @@ int run_lstm(const struct eng_layer *l, __u64 ub, __u64 ue,
 /* vnpu_eng_move.c */
 void eng_transpose32(const struct vnpu_eng_transpose *t);
 
+/*
+ * vnpu_eng_qgemv.c: whether a packed QLINEAR_CONV has one output position
+ * from one input position (a 1x1 on a 1x1 map), and its run
+ */
+int eng_qgemv_fits(const struct eng_layer *l);
+int eng_qgemv_conv(const struct eng_layer *l, __u64 ub, __u64 ue,
+		   const struct vnpu_eng_ctx *ctx);
+
 #endif /* _VNPU_ENG_KERN_H_ */

@@ -2394,6 +2394,7 @@ int run_qlinear_conv(const struct eng_layer *l, __u64 ub, __u64 ue,
 	const struct vnpu_layer_conv *a = l->attrs;
 
 	if (a->flags & VNPU_LAYER_F_PACKED)
-		return run_qconv_packed(l, ub, ue, ctx);
+		return eng_qgemv_fits(l) ? eng_qgemv_conv(l, ub, ue, ctx) :
+		       run_qconv_packed(l, ub, ue, ctx);
 	return run_qconv(l, ub, ue, ctx);
 }

@@ -576,6 +576,11 @@ static void build_layers(void)
 	      VNPU_DTYPE_I8, VNPU_DTYPE_U8, 0);
 	qconv("qconv packed 1x1 wide", 48, 260, 12, 12, 1, 1, 0, 1,
 	      VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1);
+	/* one output position (vnpu_eng_qgemv.c): squeeze-excite, odd depth */
+	qconv("qconv packed 1x1 map", 960, 240, 1, 1, 1, 1, 0, 1,
+	      VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1);
+	qconv("qconv packed 1x1 map s8", 257, 29, 1, 1, 1, 1, 0, 1,
+	      VNPU_DTYPE_I8, VNPU_DTYPE_I8, 0);
 	qadd("qlinear add u8", VNPU_DTYPE_U8);
 	qadd("qlinear add s8", VNPU_DTYPE_I8);
 	lookup("lookup u8", VNPU_DTYPE_U8, VNPU_DTYPE_U8);

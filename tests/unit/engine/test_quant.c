@@ -560,6 +560,22 @@ static void test_qconv_packed(struct __test_metadata *_metadata)
 		{ 2, 96, 7, 7, 30, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 1, 1, 0, 0, 11 },
 		{ 1, 64, 9, 9, 26, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 0, 1, -1 },
 		{ 1, 200, 6, 6, 12, 1, 1, 1, 0, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 0, 0, 0, 1, -1 },
+		/*
+		 * One output position (eng_qgemv_sums()): squeeze-excite
+		 * shapes; depths of 257 and 7 (a tail past the last 16, no
+		 * 16 at all), 13 rows (four at a time and one); i8 inputs
+		 * and weight zero points (the sum of x); inputs at their top
+		 * and extreme weights; infinite and NaN multipliers; groups;
+		 * two images.
+		 */
+		{ 1, 960, 1, 1, 240, 1, 1, 1, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
+		{ 1, 240, 1, 1, 960, 1, 1, 1, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
+		{ 1, 257, 1, 1, 13, 1, 1, 1, 0, 1, VNPU_DTYPE_I8, VNPU_DTYPE_I8, 1, 1, 0, 0 },
+		{ 1, 7, 1, 1, 5, 1, 1, 1, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 1, 0, 1, 0 },
+		{ 1, 45, 1, 1, 26, 1, 1, 1, 0, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 0, 1, 0, 0, 1 },
+		{ 1, 40, 1, 1, 14, 1, 1, 1, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 1, 1, 0, 1 },
+		{ 1, 20, 1, 1, 14, 2, 1, 1, 0, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 1, 1, 0 },
+		{ 2, 72, 1, 1, 24, 1, 1, 1, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0, 0, -1 },
 	};
 	size_t i;
 
