@@ -231,6 +231,20 @@ static inline struct vnpu_layer_conv *case_qconv_attrs(struct case_stream *s)
 }
 
 /*
+ * case_qconv() over VNPU_PACK_QCONV_SPLIT weights (%VNPU_LAYER_F_SPLIT8):
+ * the 288 bytes, then one tile's table of 8 + 8 * 7 bytes. Valid.
+ */
+static inline struct vnpu_layer_conv *case_qconv_split(struct case_stream *s)
+{
+	struct vnpu_cmd_layer *l = case_qconv(s);
+	struct vnpu_layer_conv *a = (struct vnpu_layer_conv *)&l->tensors[10];
+
+	l->tensors[3].dims[0] = 352;
+	a->flags |= VNPU_LAYER_F_SPLIT8;
+	return a;
+}
+
+/*
  * Replace the stream by one LOOKUP layer: Y u8 [256] (slot 0) from X u8
  * [256] and its table u8 [256] in slot 1. Valid as it is.
  */
@@ -375,6 +389,8 @@ M(m_qconv_sigmoid, case_qconv_attrs(s)->act.func = VNPU_ACT_SIGMOID)
 M(m_qconv_relu_alpha, case_qconv_attrs(s)->act.alpha = 1)
 M(m_qconv_residual, case_qconv_attrs(s)->flags |= VNPU_LAYER_F_RESIDUAL)
 M(m_qconv_y_read_only, case_qconv(s)->tensors[9].slot = 1)
+M(m_qconv_split_w_size, case_qconv_attrs(s)->flags |= VNPU_LAYER_F_SPLIT8)
+M(m_qconv_split_unpacked, case_qconv_split(s)->flags &= ~VNPU_LAYER_F_PACKED)
 M(m_lookup_flags, case_lookup_attrs(s)->flags = 1)
 M(m_lookup_pad, case_lookup_attrs(s)->pad = 1)
 M(m_lookup_short_table, case_lookup(s)->tensors[1].dims[0] = VNPU_LOOKUP_ENTRIES - 1)
@@ -462,6 +478,8 @@ M(m_lookup_y_read_only, case_lookup(s)->tensors[2].slot = 1)
 	X(qconv_relu_alpha, m_qconv_relu_alpha, 0) \
 	X(qconv_residual, m_qconv_residual, 0) \
 	X(qconv_y_read_only, m_qconv_y_read_only, 0) \
+	X(qconv_split_w_size, m_qconv_split_w_size, 0) \
+	X(qconv_split_unpacked, m_qconv_split_unpacked, 0) \
 	X(lookup_flags, m_lookup_flags, 0) \
 	X(lookup_pad, m_lookup_pad, 0) \
 	X(lookup_short_table, m_lookup_short_table, 0) \

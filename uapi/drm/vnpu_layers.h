@@ -87,16 +87,17 @@ extern "C" {
  *	dtype), scales f32; b_scale and b_zero_point scalar or [N], the others
  *	scalar
  * @VNPU_LAYER_QLINEAR_CONV: QLinearConv, &struct vnpu_layer_conv (flags
- *	%VNPU_LAYER_F_BIAS and %VNPU_LAYER_F_PACKED, act %VNPU_ACT_IDENTITY
- *	or %VNPU_ACT_RELU with alpha and beta zero); tensors X,
- *	x_scale, x_zero_point, W, w_scale, w_zero_point, y_scale,
+ *	%VNPU_LAYER_F_BIAS, %VNPU_LAYER_F_PACKED and %VNPU_LAYER_F_SPLIT8,
+ *	act %VNPU_ACT_IDENTITY or %VNPU_ACT_RELU with alpha and beta zero);
+ *	tensors X, x_scale, x_zero_point, W, w_scale, w_zero_point, y_scale,
  *	y_zero_point, [B] (i32 [M]), Y; X, W and Y u8 or i8, w_scale and
  *	w_zero_point scalar or [M], the other parameters scalar. Sums are
  *	exact (wrapping) 32-bit integers, Y = saturate(round_half_even(f32(sum
  *	+ B) * (x_scale * w_scale / y_scale)) + y_zero_point), the scale's
  *	product and quotient in f32; %VNPU_ACT_RELU raises the low bound of
  *	the saturation to y_zero_point (ReLU before quantizing). Packed, W
- *	is i8 in %VNPU_PACK_QCONV_W
+ *	is i8 in %VNPU_PACK_QCONV_W (with %VNPU_LAYER_F_SPLIT8:
+ *	%VNPU_PACK_QCONV_SPLIT)
  * @VNPU_LAYER_SCATTER_ELEMENTS: ScatterElements, &struct vnpu_layer_scatter;
  *	tensors data, indices (i32 or i64, data's rank), updates (indices'
  *	dims, data's dtype), Y (data's dims and dtype)
@@ -334,6 +335,12 @@ struct vnpu_layer_act {
  * at most %VNPU_WINO_MAX_C input channels a group
  */
 #define VNPU_LAYER_F_WINO		0x8u
+/**
+ * VNPU_LAYER_F_SPLIT8 - QLINEAR_CONV only, with %VNPU_LAYER_F_PACKED and
+ * not depthwise: W is %VNPU_PACK_QCONV_SPLIT (its pairs of weights that
+ * 16-bit pair sums of u8 x i8 products could saturate on listed apart)
+ */
+#define VNPU_LAYER_F_SPLIT8		0x10u
 /** VNPU_WINO_MAX_C - the most input channels a group of a Winograd CONV */
 #define VNPU_WINO_MAX_C			1024
 
@@ -380,6 +387,25 @@ struct vnpu_layer_act {
  *   M/group zero); then, from byte group * MP * K4, for each of those
  *   group * MP rows the sum of its elements as a little-endian i32.
  *   Size: group * MP * (K4 + 4).
+ *
+ * %VNPU_PACK_QCONV_SPLIT, %VNPU_PACK_QCONV_W laid out for 16-bit sums of
+ *   two u8 x i8 products (vpmaddubsw): such a sum is exact unless the
+ *   pair's two weights have one sign and |w0 + w1| > 128. Its rows and
+ *   sums are %VNPU_PACK_QCONV_W's, except that in each tile (rows t *
+ *   %VNPU_PACK_QMR to t * %VNPU_PACK_QMR + %VNPU_PACK_QMR - 1 of the
+ *   group * MP, T = group * MP / %VNPU_PACK_QMR tiles) each such pair
+ *   (depths k, k + 1 of a row, k even) is 0 and listed in the tile's
+ *   table instead, when it has at most NX = %VNPU_PACK_QMR * K4 / 32 of
+ *   them; with more, its rows hold W whole. The sums are W's. From byte
+ *   group * MP * (K4 + 4), T tables of 8 + 8 * NX bytes: a little-endian
+ *   u32 count n, a u32 0, then NX entries of a u32 at (bits 0-23: k,
+ *   bits 24-31: the row in the tile) and an i32 w2 (its low and high
+ *   16 bits: the weights of depths k and k + 1, as i16). n > NX: the
+ *   tile is whole; otherwise W is its rows plus its first n entries'
+ *   pairs (an entry of an odd k, k + 1 >= K4 or a row >= %VNPU_PACK_QMR
+ *   adds nothing). Rows that hold a pair the rule above lists give
+ *   unspecified outputs (never a fault). Size: group * MP * (K4 + 4) +
+ *   T * (8 + 8 * NX).
  */
 /** VNPU_PACK_NR - columns per panel of %VNPU_PACK_GEMM_B */
 #define VNPU_PACK_NR 16
@@ -395,12 +421,15 @@ struct vnpu_layer_act {
  * @VNPU_PACK_QCONV_W: QLINEAR_CONV's i8 W, rows of 4-byte groups and sums
  * @VNPU_PACK_WINO_W: CONV's f32 3x3 W transformed for Winograd, per group
  *	and point panels of %VNPU_PACK_MR rows
+ * @VNPU_PACK_QCONV_SPLIT: %VNPU_PACK_QCONV_W with the pairs of weights that
+ *	16-bit pair sums saturate on listed apart
  */
 enum vnpu_pack_layout {
 	VNPU_PACK_GEMM_B = 1,
 	VNPU_PACK_CONV_W = 2,
 	VNPU_PACK_QCONV_W = 3,
 	VNPU_PACK_WINO_W = 4,
+	VNPU_PACK_QCONV_SPLIT = 5,
 };
 
 /**

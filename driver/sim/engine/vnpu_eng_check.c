@@ -1100,14 +1100,20 @@ static int check_qlinear_conv(const struct vnpu_cmd_tensor *t, __u32 n,
 {
 	const struct vnpu_cmd_tensor *y = &t[n - 1];
 	int packed = a->flags & VNPU_LAYER_F_PACKED;
+	int split = a->flags & VNPU_LAYER_F_SPLIT8;
 
-	if (a->flags & ~(VNPU_LAYER_F_BIAS | VNPU_LAYER_F_PACKED) ||
+	if (a->flags & ~(VNPU_LAYER_F_BIAS | VNPU_LAYER_F_PACKED |
+			 VNPU_LAYER_F_SPLIT8) ||
+	    (split && !packed) ||
 	    (a->act.func != VNPU_ACT_IDENTITY && a->act.func != VNPU_ACT_RELU) ||
 	    a->act.flags || a->act.alpha || a->act.beta ||
 	    n != 9 + !!(a->flags & VNPU_LAYER_F_BIAS) ||
 	    (packed && t[3].dtype != VNPU_DTYPE_I8) ||
 	    !conv_shapes_ok(&t[0], &t[3], y, a,
+			    split ? VNPU_PACK_QCONV_SPLIT :
 			    packed ? VNPU_PACK_QCONV_W : 0) ||
+	    /* The depthwise paths read W's rows whole. */
+	    (split && a->group == t[0].dims[1] && a->group == y->dims[1]) ||
 	    !qlinear_params_ok(t, n - 1, y->dims[1]))
 		return 0;
 	return n == 9 || (t[8].dtype == VNPU_DTYPE_I32 && t[8].rank == 1 &&

@@ -28,10 +28,19 @@ __u64 vnpu_eng_packed_size(__u32 layout, __u64 groups, __u64 rows,
 		r *= cols;
 		break;
 	case VNPU_PACK_QCONV_W:
+	case VNPU_PACK_QCONV_SPLIT:
 		r = groups * eng_div_up(rows, ENG_QMR) * ENG_QMR;
 		if (r > ENG_MAX_DIM)
 			return 0;
-		r *= eng_q4(cols) + 4;
+		/* An entry's at holds its depth in 24 bits. */
+		if (layout == VNPU_PACK_QCONV_SPLIT &&
+		    eng_q4(cols) >= 1ull << ENG_QPAIR_ROW_SHIFT)
+			return 0;
+		if (layout == VNPU_PACK_QCONV_SPLIT)
+			r = r * (eng_q4(cols) + 4) +
+			    r / ENG_QMR * eng_qsplit_table(eng_q4(cols));
+		else
+			r *= eng_q4(cols) + 4;
 		break;
 	case VNPU_PACK_WINO_W:
 		panels = eng_div_up(rows, ENG_MR);
@@ -73,6 +82,59 @@ static int eng_pack_qconv(const __s8 *s, __u64 groups, __u64 rows,
 	return 0;
 }
 
+/*
+ * Whether vpmaddubsw's 16-bit sum of two u8 inputs by the weights @w0,
+ * @w1 can saturate: their sum is above 128 or below -128 (255 * 129 >
+ * 32767; weights of two signs sum to no more than either).
+ */
+static int eng_qpair_wide(__s8 w0, __s8 w1)
+{
+	__s32 s = (__s32)w0 + w1;
+
+	return s > 128 || s < -128;
+}
+
+static void eng_put32(__u8 *d, __u32 v)
+{
+	__u64 k;
+
+	for (k = 0; k < 4; k++)
+		d[k] = (__u8)(v >> (8 * k));
+}
+
+/*
+ * %VNPU_PACK_QCONV_SPLIT from %VNPU_PACK_QCONV_W's rows at @d: per tile
+ * of ENG_QMR rows, its pairs eng_qpair_wide() takes out of the rows and
+ * into its table, unless it has more than eng_qsplit_cap() of them.
+ */
+static void eng_pack_qsplit(__s8 *d, __u64 groups, __u64 rows, __u64 cols)
+{
+	__u64 mp = eng_div_up(rows, ENG_QMR) * ENG_QMR, k4 = eng_q4(cols);
+	__u64 cap = eng_qsplit_cap(k4), tiles = groups * mp / ENG_QMR;
+	__u8 *tab = (__u8 *)d + groups * mp * (k4 + 4);
+	__u64 t, k, n;
+
+	for (t = 0; t < tiles; t++, d += ENG_QMR * k4, tab += eng_qsplit_table(k4)) {
+		for (k = 0, n = 0; k < ENG_QMR * k4; k += 2)
+			n += eng_qpair_wide(d[k], d[k + 1]);
+		for (k = 0; k < eng_qsplit_table(k4); k++)
+			tab[k] = 0;
+		eng_put32(tab, n > cap ? ~0u : (__u32)n);
+		if (n > cap)
+			continue;
+		for (k = 0, n = 0; k < ENG_QMR * k4; k += 2) {
+			if (!eng_qpair_wide(d[k], d[k + 1]))
+				continue;
+			eng_put32(tab + 8 + 8 * n, (__u32)(k % k4) |
+				  (__u32)(k / k4) << ENG_QPAIR_ROW_SHIFT);
+			eng_put32(tab + 12 + 8 * n++, (__u32)(__u16)(__s16)d[k] |
+				  (__u32)(__u16)(__s16)d[k + 1] << 16);
+			d[k] = 0;
+			d[k + 1] = 0;
+		}
+	}
+}
+
 int vnpu_eng_pack(__u32 layout, const void *src, __u64 groups, __u64 rows,
 		  __u64 cols, void *dst)
 {
@@ -86,8 +148,12 @@ int vnpu_eng_pack(__u32 layout, const void *src, __u64 groups, __u64 rows,
 		return VNPU_ENG_EINVAL;
 	if (!size)
 		return rows && cols && groups ? VNPU_ENG_EINVAL : 0;
-	if (layout == VNPU_PACK_QCONV_W)
-		return eng_pack_qconv(src, groups, rows, cols, dst);
+	if (layout == VNPU_PACK_QCONV_W || layout == VNPU_PACK_QCONV_SPLIT) {
+		eng_pack_qconv(src, groups, rows, cols, dst);
+		if (layout == VNPU_PACK_QCONV_SPLIT)
+			eng_pack_qsplit(dst, groups, rows, cols);
+		return 0;
+	}
 	if (layout == VNPU_PACK_GEMM_B) {
 		/* Panels of NR columns, each rows x NR. */
 		for (p = 0; p < eng_div_up(cols, ENG_NR); p++)

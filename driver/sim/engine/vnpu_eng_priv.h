@@ -714,6 +714,23 @@ static inline __u64 eng_q4(__u64 k)
 	return (k + 3) & ~3ull;
 }
 
+/*
+ * %VNPU_PACK_QCONV_SPLIT: the most pairs a tile of ENG_QMR rows of depth
+ * @k4 lists apart (one in 16), and the bytes of its table.
+ */
+static inline __u64 eng_qsplit_cap(__u64 k4)
+{
+	return ENG_QMR * k4 / 32;
+}
+
+static inline __u64 eng_qsplit_table(__u64 k4)
+{
+	return 8 + 8 * eng_qsplit_cap(k4);
+}
+
+/* An entry's at: its depth k in bits 0-23, its row in the tile above. */
+#define ENG_QPAIR_ROW_SHIFT	24
+
 /**
  * struct eng_qplan - how a packed QLINEAR_CONV splits into units
  * @k: depth of one output (C/group * KH * KW)

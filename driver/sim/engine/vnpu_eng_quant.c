@@ -598,6 +598,23 @@ static int run_qconv(const struct eng_layer *l, __u64 ub, __u64 ue,
  * counted while packing (only when a weight zero point is not 0). Padding
  * reads as xz, so it adds nothing.
  */
+/**
+ * struct qx8 - a pair of weights left out of a tile's rows: an entry of
+ * a %VNPU_PACK_QCONV_SPLIT table (little-endian, as x86 reads it), or
+ * of qw8_split()'s at run time
+ * @at: the depth k of the pair's first weight (bits 0-23, even), its row
+ *	in the tile from bit ENG_QPAIR_ROW_SHIFT
+ * @w2: the two weights as 16-bit halves (low: depth k)
+ *
+ * Packed: a table may sit at any offset of W.
+ */
+struct qx8 {
+	__u32 at;
+	__s32 w2;
+} __attribute__((__packed__));
+
+#define QX8_K_MASK	((1u << ENG_QPAIR_ROW_SHIFT) - 1)
+
 struct eng_qconv {
 	const struct eng_layer *l;
 	const struct vnpu_eng_ctx *ctx;
@@ -617,9 +634,13 @@ struct eng_qconv {
 	__s32 *acc;		/* one tile's sums */
 	__s16 *b16;		/* AVX2: the packed block widened (qb16_block) */
 	__s16 *w16;		/* AVX2: a tile's weight rows widened, or... */
-	__s8 *w8;		/* ...split for vpmaddubsw (qw8_split(): at w16) */
-	struct qx8 *x8;		/* ...and the pairs it leaves out (after w8) */
+	__s8 *w8buf;		/* ...split for vpmaddubsw (qw8_split(): at w16) */
+	struct qx8 *x8buf;	/* ...and the pairs it leaves out (after w8buf) */
+	const __s8 *w8;		/* the 8-bit tile's rows: w8buf or W's own */
+	const struct qx8 *x8;	/* the pairs left out of a tile's rows: x8buf */
+				/* or W's table (VNPU_LAYER_F_SPLIT8) */
 	__u64 nx8;		/* how many; ~0: the rows take qtile_avx2() */
+	const __u8 *tab;	/* VNPU_LAYER_F_SPLIT8: the tiles' tables */
 	struct qconv_held *h;
 	__s16 *stage16;		/* AVX2 depthwise: @stage widened */
 	__u8 *dw8;		/* AVX2 eight-channel depthwise (p.dw8), or NULL */
@@ -769,6 +790,7 @@ typedef unsigned int v8su_qq __attribute__((vector_size(32)));
 typedef unsigned int v8su_qu __attribute__((vector_size(32), aligned(4), may_alias));
 typedef unsigned char v8qu_q __attribute__((vector_size(8)));
 typedef unsigned char v8qu_qu __attribute__((vector_size(8), aligned(1), may_alias));
+typedef __u32 u32_qu __attribute__((aligned(1), may_alias));
 
 /*
  * 16 positions of four rows as 16 groups of their 4 bytes, at @d; each
@@ -1075,8 +1097,11 @@ static void qconv_pack_planes(struct eng_qconv *q, __u64 img, __u64 g,
 }
 
 #ifndef ENG_FMA
-/* The plain tile: the reference of the vector ones. */
-static void qtile_c(const struct eng_qtile *t)
+/*
+ * The plain tile: the reference of the vector ones; then the @nx pairs
+ * at @x left out of its rows (the rules of qx8_add_avx2()).
+ */
+static void qtile_c(const struct eng_qtile *t, const struct qx8 *x, __u64 nx)
 {
 	__u64 r, i, j, e;
 
@@ -1090,6 +1115,18 @@ static void qtile_c(const struct eng_qtile *t)
 						       t->b[(j * ENG_QNR + i) * 4 + e]);
 			t->acc[r * ENG_QNR + i] = (__s32)acc;
 		}
+	for (j = 0; j < nx; j++) {
+		__u32 k = x[j].at & QX8_K_MASK, w2 = (__u32)x[j].w2;
+		const __u8 *b = t->b + (k / 4 * ENG_QNR * 4 + k % 4);
+
+		r = x[j].at >> ENG_QPAIR_ROW_SHIFT;
+		if (r >= ENG_QMR || (k & 1) || k >= t->k4)
+			continue;
+		for (i = 0; i < ENG_QNR; i++)
+			t->acc[r * ENG_QNR + i] = (__s32)((__u32)t->acc[r * ENG_QNR + i] +
+				(__u32)((__s32)(__s16)w2 * b[4 * i] +
+					(__s32)(__s16)(w2 >> 16) * b[4 * i + 1]));
+	}
 }
 #else
 typedef short v16hi_q __attribute__((vector_size(32)));
@@ -1253,8 +1290,9 @@ static void qtile_avx2(const struct eng_qtile *t, const __s16 *w16,
  * vpmaddubsw sums the products of two u8 inputs by two i8 weights into
  * 16 bits, saturating: exact unless the pair's positive weights add up
  * to more than 128 or its negative ones to less than -128 (255 * 129 >
- * 32767). A tile's rows of weights are copied with each such pair set
- * to 0 (qw8_split()); the pairs left out are summed after the rows, one
+ * 32767). A tile's rows of weights come with each such pair set to 0
+ * and listed apart: packed so (VNPU_LAYER_F_SPLIT8), or copied so at
+ * run time (qw8_split()); the pairs left out are summed after the rows, one
  * vpmaddwd of the inputs' two bytes (vpshufb to 16 bits) by the pair
  * each. The rows need no widened block: per depth step, a 32-bit
  * broadcast of a row's four weights, vpmaddubsw by 8 positions' four
@@ -1271,27 +1309,13 @@ typedef char v32qi_q __attribute__((vector_size(32)));
 typedef __s32 s32_qu __attribute__((aligned(1), may_alias));
 typedef long long v4di_q __attribute__((vector_size(32)));
 
-/**
- * struct qx8 - a pair of weights qw8_split() left out of its row
- * @j: the depth step (the pair: depths 4j + 2 @h, 4j + 2 @h + 1)
- * @h: 0 or 1
- * @r: the row of the tile
- * @w2: the two weights as 16-bit halves (low: the first)
- */
-struct qx8 {
-	__u32 j, h, r;
-	__s32 w2;
-};
-
 /*
  * Pair @k (its first byte's index) of the rows at @w, of @k4 a row, as
  * qw8_split() leaves it out: into @x[@nx], 0 at @d.
  */
 static void qx8_put(const __s8 *w, __s8 *d, __u64 k, __u64 k4, struct qx8 *x)
 {
-	x->r = (__u32)(k / k4);
-	x->j = (__u32)(k % k4 / 4);
-	x->h = (__u32)(k % 4 / 2);
+	x->at = (__u32)(k % k4) | (__u32)(k / k4) << ENG_QPAIR_ROW_SHIFT;
 	x->w2 = (__s32)((__u32)(__u16)w[k] | (__u32)(__u16)w[k + 1] << 16);
 	d[k] = 0;
 	d[k + 1] = 0;
@@ -1413,18 +1437,16 @@ static void qmaddubs_tile(const __s8 *w, __u64 k4, const __u8 *b, __u64 steps,
 }
 
 /*
- * The 8-bit tile: ENG_QMR rows of split weights @w8 by the packed block
- * t->b, into t->acc as qtile_avx2() sums them; then the @nx pairs at @x
- * the split left out, each a vpmaddwd of its two inputs per 8 positions
- * (of the tile's ENG_QNR: the packed block has them all).
- * Not inlined: its vectors would grow run_qconv_packed()'s frame past
- * the kernel's 2048 bytes.
+ * The @nx pairs at @x left out of the tile's rows added to t->acc, each
+ * a vpmaddwd of its two inputs per 8 positions (of the tile's ENG_QNR:
+ * the packed block has them all; sums past the outputs are not used).
+ * A row's pairs one after the other (as the split and the tables list
+ * them): its sums in registers meanwhile. A pair of a row past the tile,
+ * an odd depth or one past t->k4 (a hostile table) adds nothing.
  */
-static __attribute__((__noinline__))
-void qtile8_avx2(const struct eng_qtile *t, const __s8 *w8, const struct qx8 *x,
-		 __u64 nx)
+static __attribute__((__always_inline__)) inline
+void qx8_add_avx2(const struct eng_qtile *t, const struct qx8 *x, __u64 nx)
 {
-	__u64 steps = t->k4 / 4, rows = t->out->rows, cols = t->out->n;
 	/* vpshufb (in 16-byte lanes): each position's bytes 2h, 2h + 1 as 16 bits. */
 	const v8su_qq pair[2] = {
 		{ 0x80018000u, 0x80058004u, 0x80098008u, 0x800d800cu,
@@ -1432,33 +1454,30 @@ void qtile8_avx2(const struct eng_qtile *t, const __s8 *w8, const struct qx8 *x,
 		{ 0x80038002u, 0x80078006u, 0x800b800au, 0x800f800eu,
 		  0x80038002u, 0x80078006u, 0x800b800au, 0x800f800eu },
 	};
-	__u64 j0, n, r, h, i;
+	__u64 h, i;
 
-	for (j0 = 0; j0 < steps; j0 += QK4_CHUNK) {
-		n = eng_min(QK4_CHUNK, steps - j0);
-		for (r = 0; r < rows; r += 6)
-			for (h = 0; h < cols; h += 16)
-				qmaddubs_tile(w8 + r * t->k4 + 4 * j0, t->k4,
-					      t->b + (j0 * ENG_QNR + h) * 4, n,
-					      t->acc + r * ENG_QNR + h, !j0,
-					      eng_min(6, rows - r), cols - h > 8 ? 2 : 1);
-	}
-	/*
-	 * A row's pairs one after the other (the split goes row by row):
-	 * its sums of all ENG_QNR positions in registers meanwhile (those
-	 * past @cols unused).
-	 */
 	for (i = 0; i < nx;) {
-		v8si_qq *acc = (v8si_qq *)(t->acc + x[i].r * ENG_QNR), a[4];
-		__u32 r0 = x[i].r;
+		__u32 r0 = x[i].at >> ENG_QPAIR_ROW_SHIFT;
+		v8si_qq *acc, a[4];
 
+		if (r0 >= ENG_QMR) {
+			i++;
+			continue;
+		}
+		acc = (v8si_qq *)(t->acc + r0 * ENG_QNR);
 		for (h = 0; h < 4; h++)
 			a[h] = *(const v8si_qa *)(acc + h);
-		for (; i < nx && x[i].r == r0; i++) {
-			const __u8 *b = t->b + x[i].j * ENG_QNR * 4;
-			v16hi_q wv = (v16hi_q)((v8si_qq){} + x[i].w2);
-			v32qi_q sel = (v32qi_q)pair[x[i].h];
+		for (; i < nx && x[i].at >> ENG_QPAIR_ROW_SHIFT == r0; i++) {
+			__u32 k = x[i].at & QX8_K_MASK;
+			const __u8 *b;
+			v16hi_q wv;
+			v32qi_q sel;
 
+			if ((k & 1) || k >= t->k4)
+				continue;
+			b = t->b + (k >> 2) * ENG_QNR * 4;
+			wv = (v16hi_q)((v8si_qq){} + x[i].w2);
+			sel = (v32qi_q)pair[(k >> 1) & 1];
 			for (h = 0; h < 4; h++) {
 				v32qi_q q = (v32qi_q)*(const v32qu_sa *)(b + 32 * h);
 
@@ -1469,6 +1488,67 @@ void qtile8_avx2(const struct eng_qtile *t, const __s8 *w8, const struct qx8 *x,
 		for (h = 0; h < 4; h++)
 			*(v8si_qa *)(acc + h) = a[h];
 	}
+}
+
+/*
+ * Depths [@d0, @d1) of the ENG_QMR weight rows at @pf (@k4 apart) into
+ * L2 (none when @pf is NULL): the next rows of a tile read in place from
+ * W (%VNPU_PACK_QCONV_SPLIT), which comes from memory (resnet50_qdq's
+ * weights are 25 MB); fetched by chunks of depth while the sums run.
+ */
+static __attribute__((__always_inline__)) inline
+void qtile_prefetch(const __s8 *pf, __u64 k4, __u64 d0, __u64 d1)
+{
+	__u64 r, o;
+
+	if (!pf)
+		return;
+	for (r = 0; r < ENG_QMR; r++)
+		for (o = d0 & ~63ull; o < d1; o += 64)
+			__builtin_prefetch(pf + r * k4 + o, 0, 2);
+}
+
+/*
+ * The 8-bit tile: ENG_QMR rows of split weights @w8 by the packed block
+ * t->b, into t->acc as qtile_avx2() sums them; then the @nx pairs at @x
+ * the split left out (qx8_add_avx2()); the rows at @pf fetched meanwhile
+ * (qtile_prefetch()).
+ * Not inlined: its vectors would grow run_qconv_packed()'s frame past
+ * the kernel's 2048 bytes.
+ */
+static __attribute__((__noinline__))
+void qtile8_avx2(const struct eng_qtile *t, const __s8 *w8, const struct qx8 *x,
+		 __u64 nx, const __s8 *pf)
+{
+	__u64 steps = t->k4 / 4, rows = t->out->rows, cols = t->out->n;
+	__u64 j0, n, r, h;
+
+	for (j0 = 0; j0 < steps; j0 += QK4_CHUNK) {
+		n = eng_min(QK4_CHUNK, steps - j0);
+		qtile_prefetch(pf, t->k4, 4 * j0, 4 * (j0 + n));
+		for (r = 0; r < rows; r += 6)
+			for (h = 0; h < cols; h += 16)
+				qmaddubs_tile(w8 + r * t->k4 + 4 * j0, t->k4,
+					      t->b + (j0 * ENG_QNR + h) * 4, n,
+					      t->acc + r * ENG_QNR + h, !j0,
+					      eng_min(6, rows - r), cols - h > 8 ? 2 : 1);
+	}
+	qx8_add_avx2(t, x, nx);
+}
+
+/*
+ * The VNNI tile over rows that leave @nx pairs at @x out: its sums, the
+ * pairs added (qx8_add_avx2()), then stored as qtile_out() does. Not
+ * inlined (qtile8_avx2()).
+ */
+static __attribute__((__noinline__))
+void qtile_vnni_pairs(const struct eng_qtile *t, const struct qx8 *x, __u64 nx)
+{
+	struct eng_qtile sums = *t;
+
+	sums.out = (const struct eng_qout *)0;
+	vnpu_eng_qtile_vnni(&sums);
+	qx8_add_avx2(t, x, nx);
 }
 #endif
 
@@ -1538,21 +1618,29 @@ static void qtile_out(const struct eng_qtile *t)
 	}
 }
 
-/* The tile of positions from @n0 of the packed block. */
+/*
+ * The tile of positions from @n0 of the packed block, the last of its
+ * rows when @last.
+ */
 static void qconv_tile(const struct eng_qconv *q, const struct eng_qtile *t,
-		       __u64 n0)
+		       __u64 n0, int last)
 {
 #ifdef ENG_FMA
 	if (q->ctx->features & VNPU_ENG_F_VNNI) {
-		vnpu_eng_qtile_vnni(t);
-		return;
-	}
-	if (q->nx8 != ~0ull)
-		qtile8_avx2(t, q->w8, q->x8, q->nx8);
-	else
+		if (!q->nx8) {
+			vnpu_eng_qtile_vnni(t);
+			return;
+		}
+		qtile_vnni_pairs(t, q->x8, q->nx8);
+	} else if (q->nx8 != ~0ull) {
+		/* W's next rows, read in place: fetched by the rows' last tile. */
+		qtile8_avx2(t, q->w8, q->x8, q->nx8,
+			    last && q->tab ? t->pf : (const __s8 *)0);
+	} else {
 		qtile_avx2(t, q->w16, q->b16 + n0 / ENG_QNR * q->p.k4 * ENG_QNR);
+	}
 #else
-	qtile_c(t);
+	qtile_c(t, q->x8, q->nx8);
 #endif
 	qtile_out(t);
 }
@@ -1576,26 +1664,73 @@ static float qconv_mult(const struct eng_layer *l, __u64 m)
 
 #ifdef ENG_FMA
 /*
- * The AVX2 tile's weight rows of @t: split for the 8-bit tile, or, with
- * more than one pair in 16 to leave out, widened for the 16-bit one,
- * the block of @cnt positions widened with them once. Not inlined
- * (qtile8_avx2()).
+ * The 16-bit tile's weight rows of @t widened, and the block of @cnt
+ * positions with them, once a block.
  */
-static __attribute__((__noinline__))
-void qconv_rows16(struct eng_qconv *q, const struct eng_qtile *t, __u64 cnt)
+static void qconv_widen(struct eng_qconv *q, const struct eng_qtile *t, __u64 cnt)
 {
-	__u64 rows = t->out->rows;
-
-	q->nx8 = qw8_split(t->w, q->w8, rows, q->p.k4, q->x8, rows * q->p.k4 / 32);
-	if (q->nx8 != ~0ull)
-		return;
+	q->nx8 = ~0ull;
 	qw16_rows(t->w, q->w16, q->p.k4);
 	if (!q->h->b16) {
 		qb16_block(q->b, q->b16, eng_div_up(cnt, ENG_QNR), q->p.k4 / 4);
 		q->h->b16 = 1;
 	}
 }
+
+/*
+ * The AVX2 tile's weight rows of @t: split for the 8-bit tile, or, with
+ * more than one pair in 16 to leave out, widened for the 16-bit one.
+ * Not inlined (qtile8_avx2()).
+ */
+static __attribute__((__noinline__))
+void qconv_rows16(struct eng_qconv *q, const struct eng_qtile *t, __u64 cnt)
+{
+	__u64 rows = t->out->rows;
+
+	q->w8 = q->w8buf;
+	q->x8 = q->x8buf;
+	q->nx8 = qw8_split(t->w, q->w8buf, rows, q->p.k4, q->x8buf,
+			   rows * q->p.k4 / 32);
+	if (q->nx8 == ~0ull)
+		qconv_widen(q, t, cnt);
+}
 #endif
+
+/*
+ * The rows of tile @tile (of the layer's group * p.mp / ENG_QMR) as
+ * their %VNPU_PACK_QCONV_SPLIT table lists them: the rows for the 8-bit
+ * tile as they are and the pairs left out, or, past the table's room,
+ * the rows whole (the 16-bit tile's on AVX2). Any count is safe: the
+ * entries read are within the table.
+ */
+static void qconv_rows_split(struct eng_qconv *q, const struct eng_qtile *t,
+			     __u64 tile, __u64 cnt)
+{
+	__u64 cap = eng_qsplit_cap(q->p.k4);
+	const __u8 *tab = q->tab + tile * eng_qsplit_table(q->p.k4);
+	__u32 n = *(const u32_qu *)tab;
+
+	const __u8 *next = tab + eng_qsplit_table(q->p.k4);
+	__u64 o, nn;
+
+	q->w8 = t->w;
+	q->x8 = (const struct qx8 *)(tab + 8);
+	q->nx8 = n <= cap ? n : 0;
+	/*
+	 * The next tile's pairs into L2 while these rows run (its count
+	 * fetched by the tile before), and the count after it.
+	 */
+	if (tile + 1 < q->s.group * q->p.mp / ENG_QMR) {
+		nn = eng_min(*(const u32_qu *)next, cap);
+		for (o = 0; o < 8 + 8 * nn; o += 64)
+			__builtin_prefetch(next + o, 0, 2);
+		__builtin_prefetch(next + eng_qsplit_table(q->p.k4), 0, 2);
+	}
+#ifdef ENG_FMA
+	if (q->wide && n > cap)
+		qconv_widen(q, t, cnt);
+#endif
+}
 
 /*
  * Rows [@m0, @m1) of group @g over the packed block at q->b, each tile
@@ -1623,8 +1758,11 @@ static void qconv_rows(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi,
 		 */
 		t.pf = r0 + ENG_QMR < q->s.mg ? t.w + ENG_QMR * p->k4 : (const __s8 *)0;
 		o.rows = (__u32)eng_min(ENG_QMR, q->s.mg - r0);
+		q->nx8 = 0;
+		if (q->tab)
+			qconv_rows_split(q, &t, (g * p->mp + r0) / ENG_QMR, cnt);
 #ifdef ENG_FMA
-		if (q->wide)
+		else if (q->wide)
 			qconv_rows16(q, &t, cnt);
 #endif
 		for (r = 0; r < o.rows; r++) {
@@ -1641,7 +1779,7 @@ static void qconv_rows(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi,
 			o.n = (__u32)eng_min(ENG_QNR, cnt - n0);
 			o.xsum = q->need_xsum ? q->xsum + n0 : (const __s32 *)0;
 			o.y = yd + (__s64)(g * q->s.mg + r0) * y->strides[1] + (__s64)n0;
-			qconv_tile(q, &t, n0);
+			qconv_tile(q, &t, n0, n0 + ENG_QNR >= cnt);
 		}
 		eng_pause(q->ctx);
 	}
@@ -2349,9 +2487,12 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 	q.acc = q_align(&sp, 4 * ENG_QMR * ENG_QNR);
 	q.b16 = q_align(&sp, 2 * q.p.k4 * q.p.ncp);
 	q.w16 = q_align(&sp, 2 * ENG_QMR * q.p.k4);
-	q.w8 = (__s8 *)q.w16;
-	q.x8 = (struct qx8 *)(q.w8 + ENG_QMR * q.p.k4);
-	q.nx8 = ~0ull;
+	q.w8buf = (__s8 *)q.w16;
+	q.x8buf = (struct qx8 *)(q.w8buf + ENG_QMR * q.p.k4);
+	q.x8 = q.x8buf;
+	q.nx8 = 0;
+	q.tab = a->flags & VNPU_LAYER_F_SPLIT8 ?
+		(const __u8 *)q.w + q.s.group * q.p.mp * (q.p.k4 + 4) : (const __u8 *)0;
 	q.h = h;
 	q.stage16 = q_align(&sp, 2 * ((q.p.hp + 1) * q.p.wp + 16));
 	q.planes = q.p.np && !q.direct ?
@@ -2394,7 +2535,9 @@ int run_qlinear_conv(const struct eng_layer *l, __u64 ub, __u64 ue,
 	const struct vnpu_layer_conv *a = l->attrs;
 
 	if (a->flags & VNPU_LAYER_F_PACKED)
-		return eng_qgemv_fits(l) ? eng_qgemv_conv(l, ub, ue, ctx) :
+		/* The GEMV reads W's rows whole: not SPLIT8's. */
+		return eng_qgemv_fits(l) && !(a->flags & VNPU_LAYER_F_SPLIT8) ?
+		       eng_qgemv_conv(l, ub, ue, ctx) :
 		       run_qconv_packed(l, ub, ue, ctx);
 	return run_qconv(l, ub, ue, ctx);
 }

@@ -228,13 +228,13 @@ void vnpu_eng_transpose32(const struct vnpu_eng_transpose *t, __u32 features);
 /**
  * vnpu_eng_packed_size() - elements of a packed weight tensor
  * @layout: &enum vnpu_pack_layout
- * @groups: %VNPU_PACK_CONV_W, %VNPU_PACK_QCONV_W: the conv's groups;
- *	%VNPU_PACK_GEMM_B: 1
+ * @groups: %VNPU_PACK_CONV_W, %VNPU_PACK_QCONV_W, %VNPU_PACK_QCONV_SPLIT:
+ *	the conv's groups; %VNPU_PACK_GEMM_B: 1
  * @rows: rows of one group's matrix (K of GEMM's B; M/group of CONV's W)
  * @cols: its columns (N of GEMM's B; C/group * KH * KW of CONV's W)
  *
- * Return: the size in f32 elements (in bytes for %VNPU_PACK_QCONV_W), or 0
- * for a bad layout or an overflow.
+ * Return: the size in f32 elements (in bytes for %VNPU_PACK_QCONV_W and
+ * %VNPU_PACK_QCONV_SPLIT), or 0 for a bad layout or an overflow.
  */
 __u64 vnpu_eng_packed_size(__u32 layout, __u64 groups, __u64 rows,
 			   __u64 cols);

@@ -348,18 +348,18 @@ static vnpu_status qoperand(struct cstate *s, const struct cop *op, uint32_t i,
 }
 
 /*
- * Constant weights as %VNPU_PACK_QCONV_W (i8; u8 ones and their zero
- * point moved down by 128, which keeps every w - w_zero_point), in
- * @packed and @zp.
+ * Constant weights as %VNPU_PACK_QCONV_W, or %VNPU_PACK_QCONV_SPLIT when
+ * @layout says so (i8; u8 ones and their zero point moved down by 128,
+ * which keeps every w - w_zero_point), in @packed and @zp.
  */
 static vnpu_status pack_qconv(struct cstate *s, int32_t w, int32_t *zp, int64_t group,
-			      int32_t *packed)
+			      uint32_t layout, int32_t *packed)
 {
 	const struct vnpu_tinfo winfo = *cs_info(s, w), *wi = &winfo;
 	const struct vnpu_tinfo zinfo = *cs_info(s, *zp), *zi = &zinfo;
 	uint64_t rows = (uint64_t)(wi->dims[0] / group);
 	uint64_t cols = (uint64_t)(vnpu_tinfo_elems(wi) / wi->dims[0]);
-	uint64_t size = vnpu_eng_packed_size(VNPU_PACK_QCONV_W, (uint64_t)group, rows, cols);
+	uint64_t size = vnpu_eng_packed_size(layout, (uint64_t)group, rows, cols);
 	int64_t n = vnpu_tinfo_elems(wi), nz = vnpu_tinfo_elems(zi);
 	int8_t *src, *buf;
 	vnpu_status st;
@@ -376,7 +376,7 @@ static vnpu_status pack_qconv(struct cstate *s, int32_t w, int32_t *zp, int64_t 
 	for (int64_t i = 0; i < n; i++)
 		src[i] = (int8_t)(wi->type == VNPU_TYPE_U8 ?
 				  ((const uint8_t *)wi->data)[i] - 128 : ((const int8_t *)wi->data)[i]);
-	vnpu_eng_pack(VNPU_PACK_QCONV_W, src, (uint64_t)group, rows, cols, buf);
+	vnpu_eng_pack(layout, src, (uint64_t)group, rows, cols, buf);
 	free(src);
 	st = cs_add_const(s, VNPU_TYPE_I8, 1, (const int64_t[]){ (int64_t)size }, buf, packed);
 	if (st || wi->type == VNPU_TYPE_I8)
@@ -422,10 +422,23 @@ static vnpu_status lower_qconv(struct cstate *s, struct cop *op)
 			   vnpu_tinfo_elems(cs_info(s, bias)) != m)))
 		return UNSUP(s, "QLinearConv's scales, zero points or bias");
 	if (cs_is_const(s, v[3]) && !s->opt.no_packing) {
-		st = pack_qconv(s, v[3], &v[5], attr.group, &v[3]);
+		/*
+		 * Without VNNI the engine sums pairs of u8 x i8 products in
+		 * 16 bits: the pairs that could saturate are listed apart
+		 * here once, not at every inference (the depthwise paths and
+		 * the GEMV of one output position read the rows whole). A
+		 * VNNI host keeps W whole.
+		 */
+		const struct vnpu_tinfo *yi = cs_info(s, op->out[0]);
+		bool split = !(vnpu_eng_host_features() & VNPU_ENG_F_VNNI) &&
+			     !(attr.group == xi->dims[1] && attr.group == m) &&
+			     vnpu_tinfo_elems(yi) != yi->dims[0] * m;
+		uint32_t layout = split ? VNPU_PACK_QCONV_SPLIT : VNPU_PACK_QCONV_W;
+
+		st = pack_qconv(s, v[3], &v[5], attr.group, layout, &v[3]);
 		if (st)
 			return st;
-		attr.flags |= VNPU_LAYER_F_PACKED;
+		attr.flags |= VNPU_LAYER_F_PACKED | (split ? VNPU_LAYER_F_SPLIT8 : 0);
 	} else if (attr.act.func) {
 		return UNSUP(s, "a fused Relu over weights computed at run time");
 	}

@@ -230,21 +230,24 @@ static void dwconv(const char *name, __u64 c, __u64 h, __u64 w, __u32 k,
 }
 
 /*
- * A packed int8 convolution (QLINEAR_CONV over VNPU_PACK_QCONV_W) with a
- * bias and per-channel weight scales and zero points: X and Y of @xt and
- * @yt (u8 or i8), ReLU with @relu.
+ * A packed int8 convolution (QLINEAR_CONV over VNPU_PACK_QCONV_W, or with
+ * @split over VNPU_PACK_QCONV_SPLIT and every 7th weight at 127 or -128)
+ * with a bias and per-channel weight scales and zero points: X and Y of
+ * @xt and @yt (u8 or i8), ReLU with @relu.
  */
 static void qconv(const char *name, __u64 c, __u64 m, __u64 h, __u64 w,
 		  __u32 k, __u32 s, __u32 pad, __u32 group, __u32 xt, __u32 yt,
-		  int relu)
+		  int relu, int split)
 {
+	__u32 layout = split ? VNPU_PACK_QCONV_SPLIT : VNPU_PACK_QCONV_W;
 	struct vnpu_layer_conv a = { .flags = VNPU_LAYER_F_BIAS |
-					      VNPU_LAYER_F_PACKED,
+					      VNPU_LAYER_F_PACKED |
+					      (split ? VNPU_LAYER_F_SPLIT8 : 0),
 				     .group = group };
 	__u64 oh = (h + 2 * pad - k) / s + 1, ow = (w + 2 * pad - k) / s + 1;
 	__u64 dx[4] = { 1, c, h, w }, dy[4] = { 1, m, oh, ow };
 	__u64 kc = c / group * k * k, i;
-	__u64 ps = vnpu_eng_packed_size(VNPU_PACK_QCONV_W, group, m / group, kc);
+	__u64 ps = vnpu_eng_packed_size(layout, group, m / group, kc);
 	signed char *wt = malloc(m * kc);
 	struct layer *l;
 
@@ -260,8 +263,9 @@ static void qconv(const char *name, __u64 c, __u64 m, __u64 h, __u64 w,
 	l->t[2] = tensor(xt, 0, NULL, 1);
 	l->t[3] = tensor(VNPU_DTYPE_I8, 1, &ps, 0);
 	for (i = 0; i < m * kc; i++)
-		wt[i] = (signed char)(frand() * 60);
-	if (vnpu_eng_pack(VNPU_PACK_QCONV_W, wt, group, m / group, kc,
+		wt[i] = (signed char)(split && i % 7 == 0 ? (i % 2 ? 127 : -128) :
+				      frand() * 60);
+	if (vnpu_eng_pack(layout, wt, group, m / group, kc,
 			  arena + l->t[3].offset)) {
 		fprintf(stderr, "npu-vs-cpu: %s: pack failed\n", name);
 		exit(1);
@@ -562,25 +566,30 @@ static void build_layers(void)
 	}
 	/* int8 over packed weights: the VNNI and AVX2 tiles, depthwise. */
 	qconv("qconv packed 3x3 relu", 16, 24, 11, 13, 3, 1, 1, 1,
-	      VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1);
+	      VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1, 0);
 	qconv("qconv packed 1x1 s8", 64, 40, 9, 9, 1, 1, 0, 1,
-	      VNPU_DTYPE_I8, VNPU_DTYPE_I8, 0);
+	      VNPU_DTYPE_I8, VNPU_DTYPE_I8, 0, 0);
 	qconv("qconv packed 3x3 s2 grouped", 12, 30, 17, 15, 3, 2, 1, 3,
-	      VNPU_DTYPE_U8, VNPU_DTYPE_I8, 1);
+	      VNPU_DTYPE_U8, VNPU_DTYPE_I8, 1, 0);
 	qconv("qconv packed dw", 32, 32, 14, 14, 3, 1, 1, 32,
-	      VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1);
+	      VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1, 0);
 	qconv("qconv packed 3x3 deep", 160, 36, 7, 7, 3, 1, 1, 1,
-	      VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0);
+	      VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 0);
 	/* depthwise 5x5 stride 2; three channel blocks per column block */
 	qconv("qconv packed dw 5x5 s2", 24, 24, 23, 21, 5, 2, 2, 24,
-	      VNPU_DTYPE_I8, VNPU_DTYPE_U8, 0);
+	      VNPU_DTYPE_I8, VNPU_DTYPE_U8, 0, 0);
 	qconv("qconv packed 1x1 wide", 48, 260, 12, 12, 1, 1, 0, 1,
-	      VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1);
+	      VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1, 0);
 	/* one output position (vnpu_eng_qgemv.c): squeeze-excite, odd depth */
 	qconv("qconv packed 1x1 map", 960, 240, 1, 1, 1, 1, 0, 1,
-	      VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1);
+	      VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1, 0);
 	qconv("qconv packed 1x1 map s8", 257, 29, 1, 1, 1, 1, 0, 1,
-	      VNPU_DTYPE_I8, VNPU_DTYPE_I8, 0);
+	      VNPU_DTYPE_I8, VNPU_DTYPE_I8, 0, 0);
+	/* The pairs of large weights listed apart at compile time. */
+	qconv("qconv split 3x3 relu", 16, 24, 11, 13, 3, 1, 1, 1,
+	      VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1, 1);
+	qconv("qconv split 3x3 s2 grouped", 12, 30, 17, 15, 3, 2, 1, 3,
+	      VNPU_DTYPE_I8, VNPU_DTYPE_U8, 0, 1);
 	qadd("qlinear add u8", VNPU_DTYPE_U8);
 	qadd("qlinear add s8", VNPU_DTYPE_I8);
 	lookup("lookup u8", VNPU_DTYPE_U8, VNPU_DTYPE_U8);

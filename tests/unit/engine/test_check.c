@@ -284,6 +284,7 @@ static void conv_bad(struct __test_metadata *_metadata)
 	EXPECT_TRUE(!check(&b))
 		TH_LOG("conv packed: valid layer rejected");
 	BAD(b, "packed size + 1", f->t[1].dims[0]++);
+	BAD(b, "the QLINEAR_CONV-only split flag", f->a.conv.flags |= VNPU_LAYER_F_SPLIT8);
 	BAD(b, "packed i16", f->t[1].dtype = VNPU_DTYPE_I16);
 	BAD(b, "packed f64", f->t[1].dtype = VNPU_DTYPE_F64);
 	b.t[1].dtype = VNPU_DTYPE_BF16;

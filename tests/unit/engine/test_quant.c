@@ -328,6 +328,72 @@ static const int8_t q_edge[][2] = {
 };
 
 /*
+ * The packed case's weights @w as %VNPU_PACK_QCONV_SPLIT: the same bits
+ * as @ref on every path; a depthwise layer, or SPLIT8 without PACKED,
+ * refused; tables of any content (counts past the room, entries of rows,
+ * depths and weights past theirs) run without a fault.
+ */
+static void qconv_split_case(struct __test_metadata *_metadata, const struct qcase *qc,
+			     struct vnpu_cmd_tensor *t, void **data, __u32 n,
+			     struct vnpu_layer_conv *at, const int8_t *w, __u64 mg, __u64 k,
+			     const void *ref, const char *name)
+{
+	__u64 size = vnpu_eng_packed_size(VNPU_PACK_QCONV_SPLIT, qc->group, mg, k);
+	__u64 k4 = (k + 3) & ~3ull, mp = (mg + VNPU_PACK_QMR - 1) / VNPU_PACK_QMR * VNPU_PACK_QMR;
+	__u64 tiles = qc->group * mp / VNPU_PACK_QMR, cap = VNPU_PACK_QMR * k4 / 32;
+	__u64 tab = 8 + 8 * cap, i, j;
+	uint8_t *split = malloc(size ? size : 1), *tables;
+	__u32 feat[3] = { 0, VNPU_ENG_F_AVX2_FMA,
+			  VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 | VNPU_ENG_F_VNNI };
+	char sname[128];
+
+	EXPECT_EQ(qc->group * mp * (k4 + 4) + tiles * tab, size)
+		TH_LOG("%s: split size", name);
+	EXPECT_TRUE(size && !vnpu_eng_pack(VNPU_PACK_QCONV_SPLIT, w, qc->group, mg, k, split))
+		TH_LOG("%s: split pack failed", name);
+	t[3] = et_dense(VNPU_DTYPE_I8, 1, &size);
+	data[3] = split;
+	at->flags |= VNPU_LAYER_F_SPLIT8;
+	if (qc->c == qc->group && qc->m == qc->group) {
+		EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, at, sizeof(*at)))
+			TH_LOG("%s: split depthwise accepted", name);
+		goto out;
+	}
+	snprintf(sname, sizeof(sname), "%s split", name);
+	EXPECT_EQ(0, et_layer_exact(sname, VNPU_LAYER_QLINEAR_CONV, t, data, n, at,
+				    sizeof(*at), ref));
+	at->flags &= ~VNPU_LAYER_F_PACKED;
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, at, sizeof(*at)))
+		TH_LOG("%s: split without packed accepted", name);
+	at->flags |= VNPU_LAYER_F_PACKED;
+	size--;
+	t[3] = et_dense(VNPU_DTYPE_I8, 1, &size);
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, at, sizeof(*at)))
+		TH_LOG("%s: short split W accepted", name);
+	size++;
+	t[3] = et_dense(VNPU_DTYPE_I8, 1, &size);
+	/* Hostile tables: counts at and past the room, entries of any bits. */
+	tables = split + qc->group * mp * (k4 + 4);
+	for (i = 0; i < tiles; i++) {
+		__u32 cnt = i % 3 == 0 ? ~0u : i % 3 == 1 ? (__u32)cap : (__u32)(cap + 1);
+
+		memcpy(tables + i * tab, &cnt, 4);
+		for (j = 4; j < tab; j++)
+			tables[i * tab + j] = (uint8_t)(et_randf() * 256);
+	}
+	for (i = 0; i < 3; i++) {
+		if ((et_host_features & feat[i]) != feat[i])
+			continue;
+		EXPECT_EQ(0, et_run(VNPU_LAYER_QLINEAR_CONV, t, data, n, at, sizeof(*at),
+				    feat[i], 3))
+			TH_LOG("%s: hostile tables failed (features %x)", name, feat[i]);
+	}
+out:
+	at->flags &= ~VNPU_LAYER_F_SPLIT8;
+	free(split);
+}
+
+/*
  * A packed QLINEAR_CONV against the unpacked one on the baseline (the
  * plain loop), ReLU as the saturation's low bound raised to y's zero
  * point; every path and split through et_layer_exact().
@@ -423,6 +489,9 @@ static void qconv_packed_case(struct __test_metadata *_metadata, const struct qc
 		 qc->few ? " few" : "");
 	EXPECT_EQ(0,
 		  et_layer_exact(name, VNPU_LAYER_QLINEAR_CONV, t, data, n, &at, sizeof(at), ref));
+	qconv_split_case(_metadata, qc, t, data, n, &at, w, mg, cg * qc->k * qc->k, ref, name);
+	t[3] = et_dense(VNPU_DTYPE_I8, 1, &psize);
+	data[3] = packed;
 	/* Malformed: a packed W of the wrong size or type, another act. */
 	psize--;
 	t[3] = et_dense(VNPU_DTYPE_I8, 1, &psize);
@@ -443,6 +512,42 @@ static void qconv_packed_case(struct __test_metadata *_metadata, const struct qc
 	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)))
 		TH_LOG("qconv packed: relu alpha accepted");
 	free(x); free(y); free(ref); free(packed); free(w); free(wz); free(bias); free(ws);
+}
+
+/*
+ * %VNPU_PACK_QCONV_SPLIT's bytes: one row of depth 6 (K4 8, room for 3
+ * pairs): (100, 100) and (-90, -39) listed and zeroed, (127, -128) kept,
+ * the sum of all six; a tile of 12 rows of 120s (108 pairs, room for 7):
+ * whole.
+ */
+static void test_qconv_split_layout(struct __test_metadata *_metadata)
+{
+	static const int8_t w[6] = { 100, 100, 127, -128, -90, -39 };
+	static const uint8_t want[12 * 8 + 12 * 4 + 8 + 8 * 3] = {
+		0, 0, 127, 0x80, 0, 0, 0, 0, [12 * 8] = 70, 0, 0, 0,
+		[12 * 12] = 2, 0, 0, 0, 0, 0, 0, 0,
+		0, 0, 0, 0, 100, 0, 100, 0,
+		4, 0, 0, 0, 0xa6, 0xff, 0xd9, 0xff,
+	};
+	int8_t big[12 * 18];
+	uint8_t got[sizeof(want)], *bp;
+	__u64 size = vnpu_eng_packed_size(VNPU_PACK_QCONV_SPLIT, 1, 1, 6), i;
+	__u32 n;
+
+	EXPECT_EQ(sizeof(want), size);
+	EXPECT_EQ(0, vnpu_eng_pack(VNPU_PACK_QCONV_SPLIT, w, 1, 1, 6, got));
+	EXPECT_EQ(0, memcmp(got, want, sizeof(want)))
+		TH_LOG("split layout bytes differ");
+	for (i = 0; i < sizeof(big); i++)
+		big[i] = 120;
+	size = vnpu_eng_packed_size(VNPU_PACK_QCONV_SPLIT, 1, 12, 18);
+	bp = malloc(size);
+	EXPECT_EQ(0, vnpu_eng_pack(VNPU_PACK_QCONV_SPLIT, big, 1, 12, 18, bp));
+	memcpy(&n, bp + 12 * 20 + 12 * 4, 4);
+	EXPECT_TRUE(n > 12 * 20 / 32)
+		TH_LOG("split layout: a tile past its room not whole (%u)", n);
+	EXPECT_EQ(120, bp[0]);
+	free(bp);
 }
 
 static void test_qconv_packed(struct __test_metadata *_metadata)
@@ -765,6 +870,7 @@ TEST(quant)
 	test_quantize_long(_metadata);
 	test_qmatmul(_metadata);
 	test_qconv(_metadata);
+	test_qconv_split_layout(_metadata);
 	test_qconv_packed(_metadata);
 	test_quant_bad(_metadata);
 	test_qadd(_metadata);
