@@ -42,6 +42,10 @@
  *
  * The executors exist while some request has used start_async: the first
  * such request starts them, the last one freed stops them.
+ *
+ * A run's spans (its stages, its jobs, its callback) go to the request's
+ * timeline (timeline.c); the number of requests THROUGHPUT keeps in
+ * flight is measured by compiled_model.c.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -57,10 +61,9 @@
 #include "dynamic.h"
 #include "host_model.h"
 #include "runtime.h"
+#include "timeline.h"
 
 #define TASK_THREADS_MAX 4
-/* Devices whose last job end the timeline keeps (job_span()). */
-#define TRACKED_DEVICES 32
 /* Start guess of a handoff to the task executor, until measured. */
 #define HANDOFF_GUESS_NS 30000
 
@@ -70,19 +73,10 @@ enum run_state {
 	RUN_CALLBACK,	/* done; its callback is queued or running */
 };
 
-struct span {
-	const char *name;
-	const char *kind;
-	const char *where;
-	int64_t start_ns, end_ns;
-};
-
 struct vnpu_request_async {
 	struct vnpu_infer_request *req;
 	struct vnpu_request_async *next;	/* executor queue link */
 	int64_t queued_ns;			/* when it entered the task queue */
-	int64_t submit_end_ns;			/* when its segment was submitted */
-	const char *job_device;			/* the device of that segment: its name */
 	atomic_int_fast64_t host_ns;		/* its last preprocess + upload */
 	atomic_bool registered;		/* holds a reference on the executors */
 	atomic_bool cancel;			/* cancel asked for this run */
@@ -101,9 +95,8 @@ struct vnpu_request_async {
 	bool releasing;				/* vnpu_infer_request_free() runs */
 	bool free_pending;			/* freed from its own callback */
 
-	/* The last run's stages (written by the one thread running a stage). */
-	uint32_t num_spans, max_spans;
-	struct span *spans;
+	/* The last run's spans (written by the one thread running a stage). */
+	struct vnpu_run_spans timeline;
 };
 
 struct executor {
@@ -126,17 +119,6 @@ static struct {
 	uint32_t users;
 	struct executor *task, *callback;
 } pool = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-/*
- * When each device's last job ended, as the timeline places it: its jobs
- * end on several threads. Keyed by the device's name (its own string).
- */
-static struct {
-	pthread_mutex_t lock;		/* protects everything here */
-	uint32_t count;
-	const char *device[TRACKED_DEVICES];
-	int64_t free_ns[TRACKED_DEVICES];
-} tracks = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static atomic_int_fast64_t handoff_ns = HANDOFF_GUESS_NS;
 static _Thread_local struct executor *current_executor;
@@ -539,7 +521,8 @@ static void finish_job(struct vnpu_request_async *a)
 	a->job_live = false;
 	st = vnpu_request_job_end(a->req, st);
 	pthread_mutex_unlock(&a->job_lock);
-	vnpu_request_stage_done(a->req, VNPU_STAGE_WAIT, a->submit_end_ns, vnpu_async_now_ns());
+	vnpu_request_stage_done(a->req, VNPU_STAGE_WAIT, a->timeline.submit_end_ns,
+				vnpu_async_now_ns());
 	segment_done(a, st);
 }
 
@@ -592,9 +575,7 @@ static struct vnpu_infer_request *run_callback(struct vnpu_request_async *a)
 	if (a->releasing)
 		pthread_cond_broadcast(&a->idle);
 	if (a->run_gen == gen) {
-		if (a->num_spans < a->max_spans)
-			a->spans[a->num_spans++] = (struct span){ "callback", "callback",
-				thread_role(), t0, vnpu_async_now_ns() };
+		vnpu_run_spans_callback(&a->timeline, thread_role(), t0, vnpu_async_now_ns());
 		set_idle_locked(a);
 	}
 	free_now = a->free_pending;
@@ -707,10 +688,7 @@ static struct vnpu_request_async *state_get(struct vnpu_infer_request *req)
 	if (!a)
 		return NULL;
 	p = vnpu_request_compiled_model(req)->program;
-	/* preprocess, upload, submit + wait + job per segment, download, post, callback */
-	a->max_spans = 5 + 3 * p->num_segments;
-	a->spans = calloc(a->max_spans, sizeof(*a->spans));
-	if (!a->spans) {
+	if (!vnpu_run_spans_init(&a->timeline, p->num_segments)) {
 		free(a);
 		return NULL;
 	}
@@ -728,7 +706,7 @@ static struct vnpu_request_async *state_get(struct vnpu_infer_request *req)
 		pthread_cond_destroy(&a->idle);
 		pthread_mutex_destroy(&a->job_lock);
 		pthread_mutex_destroy(&a->lock);
-		free(a->spans);
+		vnpu_run_spans_fini(&a->timeline);
 		free(a);
 		a = none;	/* the winner's */
 	}
@@ -828,7 +806,7 @@ bool vnpu_async_release(struct vnpu_infer_request *req)
 	pthread_cond_destroy(&a->idle);
 	pthread_mutex_destroy(&a->job_lock);
 	pthread_mutex_destroy(&a->lock);
-	free(a->spans);
+	vnpu_run_spans_fini(&a->timeline);
 	free(a);
 	*vnpu_request_async_state(req) = NULL;
 	return true;
@@ -839,51 +817,7 @@ void vnpu_async_timeline_reset(struct vnpu_infer_request *req)
 	struct vnpu_request_async *a = state_get(req);
 
 	if (a)
-		a->num_spans = 0;
-}
-
-static const char *const stage_names[VNPU_NUM_STAGES] = {
-	"preprocess", "upload", "submit", "wait", "download", "postprocess",
-};
-
-/* When @device's last job ended, as placed; NULL when no slot is left. */
-static int64_t *device_free_ns_locked(const char *device)
-{
-	uint32_t i;
-
-	for (i = 0; i < tracks.count; i++) {
-		if (tracks.device[i] == device)
-			return &tracks.free_ns[i];
-	}
-	if (tracks.count == TRACKED_DEVICES)
-		return NULL;
-	tracks.device[tracks.count] = device;
-	tracks.free_ns[tracks.count] = 0;
-	return &tracks.free_ns[tracks.count++];
-}
-
-/*
- * The span of the job a wait ending at @wait_end saw end. The device says
- * how long it ran, not when: it started when it was submitted, no later
- * than its length before the wait saw it end, and not before the device's
- * previous job ended, unless that is too late (that end is itself
- * only placed this way).
- */
-static struct span job_span(struct vnpu_request_async *a, int64_t wait_end)
-{
-	int64_t length = (int64_t)vnpu_request_job_ns(a->req);
-	int64_t start = a->submit_end_ns, *free_ns;
-
-	if (start > wait_end - length)
-		start = wait_end - length;
-	pthread_mutex_lock(&tracks.lock);
-	free_ns = device_free_ns_locked(a->job_device);
-	if (free_ns && *free_ns > start && *free_ns <= wait_end - length)
-		start = *free_ns;
-	if (free_ns && *free_ns < start + length)
-		*free_ns = start + length;
-	pthread_mutex_unlock(&tracks.lock);
-	return (struct span){ "job", "job", a->job_device, start, start + length };
+		vnpu_run_spans_reset(&a->timeline);
 }
 
 void vnpu_async_timeline_add(struct vnpu_infer_request *req,
@@ -891,16 +825,8 @@ void vnpu_async_timeline_add(struct vnpu_infer_request *req,
 {
 	struct vnpu_request_async *a = state_peek(req);
 
-	if (!a || a->num_spans + 1 >= a->max_spans)
-		return;
-	if (stage == VNPU_STAGE_SUBMIT) {
-		a->submit_end_ns = t1;
-		a->job_device = vnpu_request_device(req)->info.name;
-	}
-	a->spans[a->num_spans++] = (struct span){ stage_names[stage], "stage",
-						  thread_role(), t0, t1 };
-	if (stage == VNPU_STAGE_WAIT && vnpu_request_job_ns(req))
-		a->spans[a->num_spans++] = job_span(a, t1);
+	if (a)
+		vnpu_run_spans_stage(&a->timeline, req, stage, thread_role(), t0, t1);
 }
 
 /* ---- the public calls ---- */
@@ -1079,116 +1005,7 @@ VNPU_API vnpu_status vnpu_infer_request_cancel(vnpu_infer_request *req)
 	return VNPU_OK;
 }
 
-/* ---- the timeline ---- */
-
-/* Sum of the layer times of segment @seg, from profiling @info. */
-static int64_t segment_layers_ns(const struct vnpu_program *p,
-				 const vnpu_profiling_info *info, uint32_t seg)
-{
-	int64_t sum = 0;
-	uint32_t i;
-
-	for (i = 0; i < p->num_layers; i++) {
-		if (p->layers[i].segment == seg)
-			sum += (int64_t)info->entries[VNPU_NUM_STAGES + i].real_time_ns;
-	}
-	return sum;
-}
-
-/*
- * Where segment @seg's layers start: its job's start, else as late as
- * they fit before its wait ended (but not before its submit); 0: not run.
- */
-static int64_t segment_start(const struct vnpu_request_async *a, uint32_t seg,
-			     int64_t layers_ns)
-{
-	int64_t submit_end = 0, t;
-	uint32_t i, n = 0;
-
-	for (i = 0; i < a->num_spans; i++) {
-		if (a->spans[i].name == stage_names[VNPU_STAGE_SUBMIT] && n == seg)
-			submit_end = a->spans[i].end_ns;
-		if (a->spans[i].name != stage_names[VNPU_STAGE_WAIT] || n++ != seg)
-			continue;
-		if (i + 1 < a->num_spans && !strcmp(a->spans[i + 1].kind, "job"))
-			return a->spans[i + 1].start_ns;
-		t = a->spans[i].end_ns - layers_ns;
-		return t < submit_end ? submit_end : t;
-	}
-	return 0;
-}
-
-/* Append one span per layer that ran, one after the other from its job's start. */
-static uint32_t layer_spans(const struct vnpu_request_async *a, const struct vnpu_program *p,
-			    const vnpu_profiling_info *info, vnpu_timeline_span *out,
-			    char **pool_pos)
-{
-	const vnpu_profiling_entry *e;
-	uint32_t seg, i, n = 0;
-	int64_t t;
-
-	for (seg = 0; seg < p->num_segments; seg++) {
-		t = segment_start(a, seg, segment_layers_ns(p, info, seg));
-		if (!t)
-			continue;
-		for (i = 0; i < p->num_layers; i++) {
-			e = &info->entries[VNPU_NUM_STAGES + i];
-			if (p->layers[i].segment != seg || e->status != VNPU_PROFILING_EXECUTED)
-				continue;
-			out[n].kind = "layer";
-			out[n].name = *pool_pos;
-			*pool_pos = stpcpy(*pool_pos, e->name) + 1;
-			out[n].where = *pool_pos;
-			*pool_pos = stpcpy(*pool_pos, e->exec_type) + 1;
-			out[n].start_ns = t;
-			t += (int64_t)e->real_time_ns;
-			out[n].end_ns = t;
-			n++;
-		}
-	}
-	return n;
-}
-
-/* get_timeline's work, for a caller that has entered the idle request. */
-static vnpu_status timeline_copy(struct vnpu_infer_request *req, struct vnpu_request_async *a,
-				 vnpu_timeline **out)
-{
-	const struct vnpu_program *p;
-	vnpu_profiling_info *info = NULL;
-	vnpu_timeline_span *s;
-	vnpu_timeline *tl;
-	size_t strings = 0;
-	uint32_t i, n;
-	char *pos;
-
-	if (!a->num_spans)
-		return vnpu_error(VNPU_NOT_READY, "no run has completed yet");
-	p = vnpu_request_compiled_model(req)->program;
-	if (vnpu_request_profiling_info(req, &info) != VNPU_OK)
-		info = NULL;
-	for (i = 0; info && i < p->num_layers; i++)
-		strings += strlen(info->entries[VNPU_NUM_STAGES + i].name) +
-			   strlen(info->entries[VNPU_NUM_STAGES + i].exec_type) + 2;
-	n = a->num_spans + (info ? p->num_layers : 0);
-	tl = calloc(1, sizeof(*tl) + n * sizeof(*s) + strings);
-	if (!tl) {
-		vnpu_profiling_info_free(info);
-		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory");
-	}
-	s = (vnpu_timeline_span *)(tl + 1);
-	pos = (char *)(s + n);
-	for (i = 0; i < a->num_spans; i++)
-		s[i] = (vnpu_timeline_span){ a->spans[i].name, a->spans[i].kind, a->spans[i].where,
-					     a->spans[i].start_ns, a->spans[i].end_ns };
-	n = a->num_spans;
-	if (info)
-		n += layer_spans(a, p, info, s + n, &pos);
-	vnpu_profiling_info_free(info);
-	tl->count = n;
-	tl->spans = s;
-	*out = tl;
-	return VNPU_OK;
-}
+/* ---- the timeline (timeline.c) ---- */
 
 VNPU_API vnpu_status vnpu_infer_request_get_timeline(vnpu_infer_request *req,
 						     vnpu_timeline **out)
@@ -1209,83 +1026,7 @@ VNPU_API vnpu_status vnpu_infer_request_get_timeline(vnpu_infer_request *req,
 	st = vnpu_request_enter_idle(req);
 	if (st != VNPU_OK)
 		return st;
-	st = timeline_copy(req, a, out);
+	st = vnpu_run_spans_timeline(&a->timeline, req, out);
 	vnpu_request_leave(req);
 	return st;
-}
-
-VNPU_API void vnpu_timeline_free(vnpu_timeline *timeline)
-{
-	free(timeline);
-}
-
-/* ---- THROUGHPUT: how many requests keep the device busy ---- */
-
-#define MEASURE_LONG_NS 100000000
-
-/* Add the host and the device (wait) time of @tl's stages. */
-static void stage_times(const vnpu_timeline *tl, int64_t *host, int64_t *device)
-{
-	uint32_t i;
-
-	for (i = 0; i < tl->count; i++) {
-		if (strcmp(tl->spans[i].kind, "stage"))
-			continue;
-		if (!strcmp(tl->spans[i].name, "wait"))
-			*device += tl->spans[i].end_ns - tl->spans[i].start_ns;
-		else
-			*host += tl->spans[i].end_ns - tl->spans[i].start_ns;
-	}
-}
-
-static int64_t measure_requests(struct vnpu_compiled_model *cm)
-{
-	const struct vnpu_device_info *info = &cm->primary->info;
-	int64_t host = 0, device = 0, depth, most;
-	struct vnpu_infer_request *req;
-	vnpu_timeline *tl;
-	uint32_t run;
-
-	if (vnpu_compiled_model_create_infer_request(cm, &req) != VNPU_OK)
-		return 0;
-	/*
-	 * The first run warms caches and the device up; time the next two.
-	 * A first run longer than MEASURE_LONG_NS is timed alone: its device
-	 * time dwarfs any warm-up, and more runs would cost seconds.
-	 */
-	for (run = 0; run < 3; run++) {
-		if (vnpu_infer_request_infer(req) != VNPU_OK ||
-		    vnpu_infer_request_get_timeline(req, &tl) != VNPU_OK)
-			break;
-		stage_times(tl, &host, &device);
-		vnpu_timeline_free(tl);
-		if (!run && host + device > MEASURE_LONG_NS)
-			run = 2;
-		else if (!run)
-			host = device = 0;
-	}
-	vnpu_infer_request_free(req);
-	if (run < 3)
-		return 0;
-	/* While one request is on the device the others do their host stages. */
-	depth = 1 + (host + (device ? device : 1) - 1) / (device ? device : 1);
-	most = info->tiles + 1;
-	if (info->max_requests && most > info->max_requests)
-		most = info->max_requests;
-	if (depth > most)
-		depth = most;
-	return depth < 2 ? 2 : depth;
-}
-
-int64_t vnpu_async_optimal_requests(struct vnpu_compiled_model *cm)
-{
-	int64_t n = atomic_load(&cm->measured_requests);
-
-	if (!n) {
-		n = measure_requests(cm);
-		if (!n)
-			return cm->primary->info.optimal_requests;
-		atomic_store(&cm->measured_requests, n);
-	}
-	return n;
 }

@@ -95,14 +95,4 @@ void vnpu_async_timeline_add(struct vnpu_infer_request *req,
 			     enum vnpu_request_stage stage, int64_t t0, int64_t t1);
 int64_t vnpu_async_now_ns(void);
 
-/* ---- async.c, for compiled_model.c ---- */
-
-/*
- * OPTIMAL_NUMBER_OF_INFER_REQUESTS for THROUGHPUT: the pipeline depth that
- * keeps the device busy, from the stage times of a few runs of @cm
- * (measured once) and the device's tiles; the device's own figure when
- * the runs fail.
- */
-int64_t vnpu_async_optimal_requests(struct vnpu_compiled_model *cm);
-
 #endif /* VNPU_SRC_ASYNC_H */

@@ -2,7 +2,8 @@
 /*
  * Compiled models: a program loaded on its devices (each segment's stream
  * on its device, the weights uploaded once to the primary device), its
- * ports and its read-only properties.
+ * ports and its read-only properties, among them the number of requests
+ * that keeps the device busy (measured from a few runs' timelines).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -278,13 +279,90 @@ VNPU_API vnpu_status vnpu_compiled_model_get_port_by_name(const vnpu_compiled_mo
 	return vnpu_error(VNPU_NOT_FOUND, "the model has no input or output \"%s\"", name);
 }
 
+/* ---- THROUGHPUT: how many requests keep the device busy ---- */
+
+#define MEASURE_LONG_NS 100000000
+
+/* Add the host and the device (wait) time of @tl's stages. */
+static void stage_times(const vnpu_timeline *tl, int64_t *host, int64_t *device)
+{
+	uint32_t i;
+
+	for (i = 0; i < tl->count; i++) {
+		if (strcmp(tl->spans[i].kind, "stage"))
+			continue;
+		if (!strcmp(tl->spans[i].name, "wait"))
+			*device += tl->spans[i].end_ns - tl->spans[i].start_ns;
+		else
+			*host += tl->spans[i].end_ns - tl->spans[i].start_ns;
+	}
+}
+
+static int64_t measure_requests(struct vnpu_compiled_model *cm)
+{
+	const struct vnpu_device_info *info = &cm->primary->info;
+	int64_t host = 0, device = 0, depth, most;
+	struct vnpu_infer_request *req;
+	vnpu_timeline *tl;
+	uint32_t run;
+
+	if (vnpu_compiled_model_create_infer_request(cm, &req) != VNPU_OK)
+		return 0;
+	/*
+	 * The first run warms caches and the device up; time the next two.
+	 * A first run longer than MEASURE_LONG_NS is timed alone: its device
+	 * time dwarfs any warm-up, and more runs would cost seconds.
+	 */
+	for (run = 0; run < 3; run++) {
+		if (vnpu_infer_request_infer(req) != VNPU_OK ||
+		    vnpu_infer_request_get_timeline(req, &tl) != VNPU_OK)
+			break;
+		stage_times(tl, &host, &device);
+		vnpu_timeline_free(tl);
+		if (!run && host + device > MEASURE_LONG_NS)
+			run = 2;
+		else if (!run)
+			host = device = 0;
+	}
+	vnpu_infer_request_free(req);
+	if (run < 3)
+		return 0;
+	/* While one request is on the device the others do their host stages. */
+	depth = 1 + (host + (device ? device : 1) - 1) / (device ? device : 1);
+	most = info->tiles + 1;
+	if (info->max_requests && most > info->max_requests)
+		most = info->max_requests;
+	if (depth > most)
+		depth = most;
+	return depth < 2 ? 2 : depth;
+}
+
+/*
+ * OPTIMAL_NUMBER_OF_INFER_REQUESTS for THROUGHPUT: the pipeline depth that
+ * keeps the device busy, from the stage times of a few runs of @cm
+ * (measured once) and the device's tiles; the device's own figure when
+ * the runs fail.
+ */
+static int64_t throughput_requests(struct vnpu_compiled_model *cm)
+{
+	int64_t n = atomic_load(&cm->measured_requests);
+
+	if (!n) {
+		n = measure_requests(cm);
+		if (!n)
+			return cm->primary->info.optimal_requests;
+		atomic_store(&cm->measured_requests, n);
+	}
+	return n;
+}
+
 static int64_t optimal_requests(const struct vnpu_compiled_model *cm)
 {
 	if (cm->config.num_requests)
 		return cm->config.num_requests;
 	if (cm->config.perf_mode == VNPU_PERF_LATENCY)
 		return 1;
-	return vnpu_async_optimal_requests((struct vnpu_compiled_model *)cm);
+	return throughput_requests((struct vnpu_compiled_model *)cm);
 }
 
 static vnpu_status execution_devices(const struct vnpu_compiled_model *cm,

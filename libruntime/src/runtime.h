@@ -194,7 +194,7 @@ struct vnpu_compiled_model {
 	struct vnpu_exe **exes;			/* one per segment */
 	vnpu_port *inputs;
 	vnpu_port *outputs;
-	atomic_llong measured_requests;		/* THROUGHPUT, by async.c; 0: not yet */
+	atomic_llong measured_requests;		/* THROUGHPUT, measured once; 0: not yet */
 };
 
 /*
