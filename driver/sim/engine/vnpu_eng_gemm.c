@@ -1396,6 +1396,52 @@ void gemv_block(const struct gemm_a *a, const struct gemm_b *b, __u64 m0,
 
 #ifdef ENG_FMA
 /*
+ * gemv_block() over packed bf16 weights on the AVX512-BF16 path: the row
+ * rounded to bf16 pairs a slice at a time, each output the chain of
+ * vdpbf16ps of a tile's row (the same bits), without the tile's five or
+ * eleven idle rows. The slices start on depth pairs as gemm_block()'s.
+ */
+static __attribute__((__noinline__))
+void gemv_bf16_block(const struct gemm_a *a, const struct gemm_b *b, __u64 m0,
+		     __u64 n0, __u64 nc, __u64 kt, const struct gemm_out *o,
+		     const struct gemm_epi *e, const struct gemm_bufs *bufs)
+{
+	struct gemm_flush f = { .acc = bufs->acc, .acc_rs = eng_acc_rs(nc),
+				.m0 = m0, .n0 = n0 };
+	struct eng_bf16_gemv g = { .acc = bufs->acc,
+				   .np = eng_div_up(nc, ENG_NR),
+				   .b_ps = kt * ENG_NR / 2,
+				   .work = (__u32 *)bufs->b };
+	const void *row = elem_at(a->p, (__s64)m0 * a->rs, a->dt);
+	__u64 k0, kstep = eng_div_up(kt, eng_div_up(kt, ENG_KC));
+	float add[1];
+	int has_add = 0;
+
+	if (kstep < kt)
+		kstep += kstep % 2;
+	for (k0 = 0; k0 < kt; k0 += g.kc) {
+		g.kc = eng_min(kstep, kt - k0);
+		g.load = k0 != 0;
+		g.b = (const __u32 *)(b->pairs + (n0 / ENG_NR) * kt * ENG_NR +
+				      k0 * ENG_NR);
+		if (a->dt == VNPU_DTYPE_F32 && a->cs == 1) {
+			g.a = (const float *)row + k0;
+		} else {
+			load_f32(bufs->a, elem_at(row, (__s64)k0 * a->cs, a->dt),
+				 a->cs, g.kc, a->dt);
+			g.a = bufs->a;
+		}
+		if (k0)
+			eng_pause(bufs->ctx);
+		vnpu_eng_gemv_bf16(&g);
+	}
+	f.plain = epi_plain(o, e, m0, 1, add, &has_add);
+	f.add = has_add ? add : 0;
+	f.act = e->act;
+	block_flush(o, e, &f, 0, 1, 0, nc);
+}
+
+/*
  * The depth slice of @s with the AVX512-BF16 kernels: the packed bf16
  * weights in place, the activations rounded to bf16 pairs on the way (a
  * GEMM's A rows in B's unused room, a CONV's B a column pair at a time
@@ -1530,6 +1576,12 @@ void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 		gemv_block(a, b, m0, n0, nc, kt, o, e, bufs);
 		return;
 	}
+#ifdef ENG_FMA
+	if (mc == 1 && kt && bufs->bf16 && b->pairs && !a->packed && !a->pack) {
+		gemv_bf16_block(a, b, m0, n0, nc, kt, o, e, bufs);
+		return;
+	}
+#endif
 
 	f.plain = epi_plain(o, e, m0, mc, add, &has_add);
 	f.add = has_add ? add : 0;

@@ -213,4 +213,36 @@ void vnpu_eng_slice_bf16(const struct eng_bf16_slice *s);
 void vnpu_eng_bf16_pack_a(const float *src, __s64 rs, __u64 rows, __u64 kc,
 			  __u32 *dst, __u32 *tail);
 
+/*
+ * One row of @kc f32 at @row as bf16 pairs at @d (ceil(@kc / 32) * 16
+ * words; an odd @kc's last depth is the low half of word @kc / 2, its high
+ * half and the words past it zero).
+ */
+void vnpu_eng_bf16_pack_row(const float *row, __u64 kc, __u32 *d);
+
+/**
+ * struct eng_bf16_gemv - a depth slice of a one-row block over packed bf16
+ * B: the row's f32 @a rounded to bf16 pairs, by @np panels of B, each
+ * output the same chain of vdpbf16ps as a tile's (the same bits)
+ * @a: the row's @kc f32 elements of the slice
+ * @b: panel q of B at @b + q * @b_ps words, as struct eng_bf16_slice's
+ * @acc: the sums of @np panels, ENG_NR each, from zero unless @load
+ * @work: %ENG_KC / 2 + 16 words of scratch (the rounded row)
+ * @kc: depth of the slice; odd only for the last slice of an odd depth
+ * @np: panels
+ * @b_ps: see @b
+ * @load: see @acc
+ */
+struct eng_bf16_gemv {
+	const float *a;
+	const __u32 *b;
+	float *acc;
+	__u32 *work;
+	__u64 kc, np, b_ps;
+	int load;
+};
+
+/* The AVX512-BF16 mat-vec slice. */
+void vnpu_eng_gemv_bf16(const struct eng_bf16_gemv *g);
+
 #endif /* _VNPU_ENG_GEMM_H_ */

@@ -286,14 +286,27 @@ static void pack_b_pairs(const struct eng_bf16_slice *s, __u64 c0, __u64 w,
 	}
 }
 
+void vnpu_eng_bf16_pack_row(const float *row, __u64 kc, __u32 *d)
+{
+	float part[32];
+	__u64 k, i;
+
+	/* 32 depths to 16 words, the last run through a copy. */
+	for (k = 0; k + 32 <= kc; k += 32)
+		sti16(d + k / 2, bf16x32(ld16(row + k), ld16(row + k + 16)));
+	if (k < kc) {
+		for (i = 0; i < 32; i++)
+			part[i] = k + i < kc ? row[k + i] : 0.0f;
+		sti16(d + k / 2, bf16x32(ld16(part), ld16(part + 16)));
+	}
+}
+
 void vnpu_eng_bf16_pack_a(const float *src, __s64 rs, __u64 rows, __u64 kc,
 			  __u32 *dst, __u32 *tail)
 {
-	__u64 pn = eng_div_up(rows, ENG_MR) * ENG_MR, r, k, i;
-	float part[32];
+	__u64 pn = eng_div_up(rows, ENG_MR) * ENG_MR, r, k;
 
 	for (r = 0; r < pn; r++) {
-		const float *row = src + (__s64)r * rs;
 		__u32 *d = dst + r * ENG_BF16_ARS;
 
 		if (r >= rows) {
@@ -303,16 +316,9 @@ void vnpu_eng_bf16_pack_a(const float *src, __s64 rs, __u64 rows, __u64 kc,
 				tail[r] = 0;
 			continue;
 		}
-		/* 32 depths to 16 words, the last run through a copy. */
-		for (k = 0; k + 32 <= kc; k += 32)
-			sti16(d + k / 2, bf16x32(ld16(row + k), ld16(row + k + 16)));
-		if (k < kc) {
-			for (i = 0; i < 32; i++)
-				part[i] = k + i < kc ? row[k + i] : 0.0f;
-			sti16(d + k / 2, bf16x32(ld16(part), ld16(part + 16)));
-			if (kc % 2)
-				tail[r] = d[kc / 2] & 0xffff;
-		}
+		vnpu_eng_bf16_pack_row(src + (__s64)r * rs, kc, d);
+		if (kc % 2)
+			tail[r] = d[kc / 2] & 0xffff;
 	}
 }
 
@@ -393,4 +399,61 @@ void vnpu_eng_slice_bf16(const struct eng_bf16_slice *s)
 					    j * ENG_NR, s->acc_rs, s->load);
 		}
 	}
+}
+
+/*
+ * Panels [0, @NP) of a mat-vec slice from @b into @acc: per pair of the
+ * row @a (@np2 of them, then the odd depth's @ta), one vdpbf16ps per
+ * panel, as a tile's row does. NP independent sums hide the latency.
+ */
+#define GEMV_PANELS(NP) do {						\
+	v16sf s[NP];							\
+	int q;								\
+									\
+	for (q = 0; q < NP; q++)					\
+		s[q] = g->load ? ld16(acc + q * ENG_NR) : (v16sf){};	\
+	for (p = 0; p < np2; p++) {					\
+		v16si av = (v16si){} + (int)a[p];			\
+									\
+		for (q = 0; q < NP; q++)				\
+			s[q] = dp16(s[q], av,				\
+				    ldi16(b + q * g->b_ps + p * ENG_NR)); \
+	}								\
+	if (odd) {							\
+		v16si av = (v16si){} + (int)ta;				\
+									\
+		for (q = 0; q < NP; q++)				\
+			s[q] = dp16(s[q], av, tail16(b + q * g->b_ps +	\
+						     np2 * ENG_NR));	\
+	}								\
+	for (q = 0; q < NP; q++)					\
+		st16(acc + q * ENG_NR, s[q]);				\
+} while (0)
+
+/* A panel's plain last row of ENG_NR bf16 at @p as words (x, 0). */
+static inline v16si tail16(const __u32 *p)
+{
+	typedef unsigned short v16hu __attribute__((vector_size(32), aligned(2)));
+
+	return __builtin_convertvector(*(const v16hu *)p, v16si);
+}
+
+void vnpu_eng_gemv_bf16(const struct eng_bf16_gemv *g)
+{
+	const __u32 *b = g->b, *a = g->work;
+	__u64 np2 = g->kc / 2, p, i;
+	float *acc = g->acc;
+	int odd = g->kc % 2;
+	__u32 ta = 0;
+
+	/* The row as pairs; an odd depth's last as (x, 0). */
+	vnpu_eng_bf16_pack_row(g->a, g->kc, g->work);
+	if (odd)
+		ta = g->work[np2] & 0xffff;
+	for (i = 0; i + 8 <= g->np; i += 8, b += 8 * g->b_ps, acc += 8 * ENG_NR)
+		GEMV_PANELS(8);
+	for (; i + 2 <= g->np; i += 2, b += 2 * g->b_ps, acc += 2 * ENG_NR)
+		GEMV_PANELS(2);
+	for (; i < g->np; i++, b += g->b_ps, acc += ENG_NR)
+		GEMV_PANELS(1);
 }

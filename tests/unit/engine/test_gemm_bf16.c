@@ -279,6 +279,10 @@ TEST(gemmbf16)
 	pair_layout(_metadata);
 	/* Edges of both sides, odd depths, depths of several slices. */
 	gemm_case(_metadata, 1, 16, 8);
+	/* One row (the mat-vec): odd depths, panels past 8, several slices. */
+	gemm_case(_metadata, 1, 300, 777);
+	gemm_case(_metadata, 1, 40, 33);
+	gemm_case(_metadata, 1, 129, 1);
 	gemm_case(_metadata, 5, 17, 7);
 	gemm_case(_metadata, 13, 33, 64);
 	gemm_case(_metadata, 37, 100, 385);
