@@ -7,7 +7,8 @@ weights (python3-onnx builds it in memory):
 * f32, f16 and bf16 compile and report the hint they were compiled with;
   f16 and bf16 halve WEIGHTS_SIZE (the packed weights; biases stay f32).
 * Each result is the f32 computation on the weights rounded to the hint's
-  type (to nearest even, the numpy reference in double), and where the
+  type (to nearest even, the numpy reference in double; under bf16 the
+  depthwise Conv keeps its f32 taps, runtime.rst), and where the
   device lists AVX512_BF16 under bf16 also on the inputs of the Conv, the
   Gemm and the MatMul rounded to bf16 (its vdpbf16ps kernels): within 2e-5 of
   the largest output, and at least four times nearer to that than to the
@@ -105,8 +106,10 @@ def conv3x3(inp, w, b, group):
 def reference(hint, dot=False):
     """The model in float64 on the weights rounded to @hint (biases f32);
     with @dot, the inputs of the Conv, the Gemm and the MatMul rounded to
-    bf16 too (the depthwise Conv's widen its weights instead)."""
-    w = {k: (rounded(v, hint) if k.startswith("w") else v.astype(np.float64))
+    bf16 too (the depthwise Conv's stay f32). Under bf16 the depthwise
+    Conv keeps f32 taps."""
+    w = {k: (rounded(v, hint) if k.startswith("w") and (k, hint) != ("w2", "bf16")
+             else v.astype(np.float64))
          for k, v in weights.items()}
     act = (lambda a: rounded(a.astype(np.float32), "bf16")) if dot else (lambda a: a)
     c1 = np.maximum(conv3x3(act(x[0]).astype(np.float64), w["w1"], w["b1"], 1), 0)
