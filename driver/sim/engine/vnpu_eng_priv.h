@@ -1039,6 +1039,48 @@ struct eng_qdw {
  */
 void vnpu_eng_qdw_vnni(const struct eng_qdw *d);
 
+/* Taps of a convolution vnpu_eng_qpack_vnni() packs, at most. */
+#define ENG_QPACK_TAPS	49
+
+/**
+ * struct eng_qpack - a column block of a packed QLINEAR_CONV of stride 1
+ *	whose output rows are as wide as its input's, packed from X itself
+ * @x: the block's first position in channel 0 of the group's input
+ *	(channels @cs bytes apart, each a dense plane: a position p of the
+ *	block and tap t read @x + p + @toff[t])
+ * @cs: bytes between input channels
+ * @toff: per tap (row-major), its input's offset from the position's
+ * @rowm: per tap row and group of 64 positions, the positions whose tap
+ *	row is inside the input (and before the block's end)
+ * @colm: per tap column and group of 64 positions, the positions whose tap
+ *	column is inside the input
+ * @b: the packed block: per tile of ENG_QNR positions, @k4 / 4 steps of
+ *	ENG_QNR positions x 4 bytes, each byte xor @flip; taps outside the
+ *	input read @pad (before the flip), depths past @k read 0
+ * @k: depth (channels x taps); @k4: rounded up to 4
+ * @kh, @kw: taps per column and row
+ * @ncp: positions of the block, a multiple of ENG_QNR
+ * @pad: the input's zero point as a byte of X
+ * @flip: xor of each input byte (0x80: i8 as u8 + 128)
+ */
+struct eng_qpack {
+	const __u8 *x;
+	__s64 cs;
+	__s64 toff[ENG_QPACK_TAPS];
+	const __u64 *rowm, *colm;
+	__u8 *b;
+	__u64 k, k4, ncp;
+	__u32 kh, kw;
+	__u8 pad, flip;
+};
+
+/*
+ * The block of @p by masked 64-byte loads of X (lanes of taps outside
+ * the input are not read), interleaved four depths at a time:
+ * VNPU_ENG_F_VNNI only (its AVX512BW object).
+ */
+void vnpu_eng_qpack_vnni(const struct eng_qpack *p);
+
 /*
  * Convolutions with strides up to ENG_WIN_STRIDE read B from a zero-padded
  * copy of the input split into stride phases (see vnpu_eng_gemm.c); larger

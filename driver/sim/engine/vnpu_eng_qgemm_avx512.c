@@ -362,3 +362,124 @@ void vnpu_eng_qlin_avx512(const struct eng_qlin *q)
 		*(v16sf_u *)((float *)q->y + i) = __builtin_convertvector(v, v16sf) * s;
 	}
 }
+
+typedef unsigned short v32hu __attribute__((vector_size(64)));
+typedef unsigned long long v8du __attribute__((vector_size(64)));
+typedef unsigned char v64qu_a __attribute__((vector_size(64), aligned(64), may_alias));
+
+/*
+ * 64 bytes at @p, those of lanes not in @m as @v (masked lanes are not
+ * read: no fault past the input's ends).
+ */
+static inline v64qu qpack_load(const __u8 *p, __u64 m, v64qu v)
+{
+	__asm__("kmovq %2, %%k1\n\t"
+		"vmovdqu8 (%1), %0%{%%k1%}"
+		: "+v"(v) : "r"(p), "r"(m) : "k1", "memory");
+	return v;
+}
+
+/*
+ * 64 positions of four rows (@a, @b, @c, @e) as 64 groups of their 4
+ * bytes: positions 0-31 at @d0, 32-63 at @d1 (128 bytes each, aligned);
+ * bytes then pairs interleaved within each 128-bit lane (positions
+ * 16L..16L+15 of lane L as four vectors of 4), the lanes transposed last.
+ */
+static inline void qpack_interleave(v64qu a, v64qu b, v64qu c, v64qu e,
+				    __u8 *d0, __u8 *d1, int two)
+{
+#define QP_B(h) \
+	16 * 0 + 8 * h + 0, 64 + 16 * 0 + 8 * h + 0, 16 * 0 + 8 * h + 1, 64 + 16 * 0 + 8 * h + 1, \
+	16 * 0 + 8 * h + 2, 64 + 16 * 0 + 8 * h + 2, 16 * 0 + 8 * h + 3, 64 + 16 * 0 + 8 * h + 3, \
+	16 * 0 + 8 * h + 4, 64 + 16 * 0 + 8 * h + 4, 16 * 0 + 8 * h + 5, 64 + 16 * 0 + 8 * h + 5, \
+	16 * 0 + 8 * h + 6, 64 + 16 * 0 + 8 * h + 6, 16 * 0 + 8 * h + 7, 64 + 16 * 0 + 8 * h + 7, \
+	16 * 1 + 8 * h + 0, 64 + 16 * 1 + 8 * h + 0, 16 * 1 + 8 * h + 1, 64 + 16 * 1 + 8 * h + 1, \
+	16 * 1 + 8 * h + 2, 64 + 16 * 1 + 8 * h + 2, 16 * 1 + 8 * h + 3, 64 + 16 * 1 + 8 * h + 3, \
+	16 * 1 + 8 * h + 4, 64 + 16 * 1 + 8 * h + 4, 16 * 1 + 8 * h + 5, 64 + 16 * 1 + 8 * h + 5, \
+	16 * 1 + 8 * h + 6, 64 + 16 * 1 + 8 * h + 6, 16 * 1 + 8 * h + 7, 64 + 16 * 1 + 8 * h + 7, \
+	16 * 2 + 8 * h + 0, 64 + 16 * 2 + 8 * h + 0, 16 * 2 + 8 * h + 1, 64 + 16 * 2 + 8 * h + 1, \
+	16 * 2 + 8 * h + 2, 64 + 16 * 2 + 8 * h + 2, 16 * 2 + 8 * h + 3, 64 + 16 * 2 + 8 * h + 3, \
+	16 * 2 + 8 * h + 4, 64 + 16 * 2 + 8 * h + 4, 16 * 2 + 8 * h + 5, 64 + 16 * 2 + 8 * h + 5, \
+	16 * 2 + 8 * h + 6, 64 + 16 * 2 + 8 * h + 6, 16 * 2 + 8 * h + 7, 64 + 16 * 2 + 8 * h + 7, \
+	16 * 3 + 8 * h + 0, 64 + 16 * 3 + 8 * h + 0, 16 * 3 + 8 * h + 1, 64 + 16 * 3 + 8 * h + 1, \
+	16 * 3 + 8 * h + 2, 64 + 16 * 3 + 8 * h + 2, 16 * 3 + 8 * h + 3, 64 + 16 * 3 + 8 * h + 3, \
+	16 * 3 + 8 * h + 4, 64 + 16 * 3 + 8 * h + 4, 16 * 3 + 8 * h + 5, 64 + 16 * 3 + 8 * h + 5, \
+	16 * 3 + 8 * h + 6, 64 + 16 * 3 + 8 * h + 6, 16 * 3 + 8 * h + 7, 64 + 16 * 3 + 8 * h + 7
+#define QP_W(h) \
+	8 * 0 + 4 * h + 0, 32 + 8 * 0 + 4 * h + 0, 8 * 0 + 4 * h + 1, 32 + 8 * 0 + 4 * h + 1, \
+	8 * 0 + 4 * h + 2, 32 + 8 * 0 + 4 * h + 2, 8 * 0 + 4 * h + 3, 32 + 8 * 0 + 4 * h + 3, \
+	8 * 1 + 4 * h + 0, 32 + 8 * 1 + 4 * h + 0, 8 * 1 + 4 * h + 1, 32 + 8 * 1 + 4 * h + 1, \
+	8 * 1 + 4 * h + 2, 32 + 8 * 1 + 4 * h + 2, 8 * 1 + 4 * h + 3, 32 + 8 * 1 + 4 * h + 3, \
+	8 * 2 + 4 * h + 0, 32 + 8 * 2 + 4 * h + 0, 8 * 2 + 4 * h + 1, 32 + 8 * 2 + 4 * h + 1, \
+	8 * 2 + 4 * h + 2, 32 + 8 * 2 + 4 * h + 2, 8 * 2 + 4 * h + 3, 32 + 8 * 2 + 4 * h + 3, \
+	8 * 3 + 4 * h + 0, 32 + 8 * 3 + 4 * h + 0, 8 * 3 + 4 * h + 1, 32 + 8 * 3 + 4 * h + 1, \
+	8 * 3 + 4 * h + 2, 32 + 8 * 3 + 4 * h + 2, 8 * 3 + 4 * h + 3, 32 + 8 * 3 + 4 * h + 3
+	v32hu ab0 = (v32hu)__builtin_shufflevector(a, b, QP_B(0));
+	v32hu ab1 = (v32hu)__builtin_shufflevector(a, b, QP_B(1));
+	v32hu ce0 = (v32hu)__builtin_shufflevector(c, e, QP_B(0));
+	v32hu ce1 = (v32hu)__builtin_shufflevector(c, e, QP_B(1));
+	/* Lane L of w[i]: positions 16L + 4i .. 16L + 4i + 3. */
+	v8du w0 = (v8du)__builtin_shufflevector(ab0, ce0, QP_W(0));
+	v8du w1 = (v8du)__builtin_shufflevector(ab0, ce0, QP_W(1));
+	v8du w2 = (v8du)__builtin_shufflevector(ab1, ce1, QP_W(0));
+	v8du w3 = (v8du)__builtin_shufflevector(ab1, ce1, QP_W(1));
+#undef QP_B
+#undef QP_W
+	/* Lanes 0 and 1 of w0 and w1, of w2 and w3; then lanes 2 and 3. */
+	v8du t0 = __builtin_shufflevector(w0, w1, 0, 1, 2, 3, 8, 9, 10, 11);
+	v8du t1 = __builtin_shufflevector(w2, w3, 0, 1, 2, 3, 8, 9, 10, 11);
+
+	*(v64qu_a *)d0 = (v64qu)__builtin_shufflevector(t0, t1, 0, 1, 4, 5, 8, 9, 12, 13);
+	*(v64qu_a *)(d0 + 64) = (v64qu)__builtin_shufflevector(t0, t1, 2, 3, 6, 7, 10, 11,
+							      14, 15);
+	if (two) {
+		v8du t2 = __builtin_shufflevector(w0, w1, 4, 5, 6, 7, 12, 13, 14, 15);
+		v8du t3 = __builtin_shufflevector(w2, w3, 4, 5, 6, 7, 12, 13, 14, 15);
+
+		*(v64qu_a *)d1 = (v64qu)__builtin_shufflevector(t2, t3, 0, 1, 4, 5, 8, 9,
+								12, 13);
+		*(v64qu_a *)(d1 + 64) = (v64qu)__builtin_shufflevector(t2, t3, 2, 3, 6, 7,
+								      10, 11, 14, 15);
+	}
+}
+
+void vnpu_eng_qpack_vnni(const struct eng_qpack *p)
+{
+	const v64qu flip = (v64qu){} + p->flip, pad = (v64qu){} + p->pad;
+	__u64 steps = p->k4 / 4, ng = (p->ncp + 63) / 64, j, r, g;
+	/* Depth k's channel and tap, stepped with k. */
+	__u64 k = 0, c = 0, th = 0, tw = 0;
+	const __u8 *src[4];
+	__u32 tr[4] = { 0 }, tc[4] = { 0 };
+
+	for (j = 0; j < steps; j++) {
+		__u8 *d = p->b + j * ENG_QNR * 4;
+
+		for (r = 0; r < 4; r++, k++) {
+			src[r] = (const __u8 *)0;
+			if (k >= p->k)
+				continue;
+			src[r] = p->x + (__s64)c * p->cs + p->toff[th * p->kw + tw];
+			tr[r] = th;
+			tc[r] = tw;
+			if (++tw < p->kw)
+				continue;
+			tw = 0;
+			if (++th < p->kh)
+				continue;
+			th = 0;
+			c++;
+		}
+		for (g = 0; g < ng; g++, d += 2 * steps * ENG_QNR * 4) {
+			v64qu v[4];
+
+			for (r = 0; r < 4; r++)
+				v[r] = src[r] ? qpack_load(src[r] + 64 * g,
+							   p->rowm[tr[r] * ng + g] &
+							   p->colm[tc[r] * ng + g], pad) ^ flip :
+						flip;
+			qpack_interleave(v[0], v[1], v[2], v[3], d, d + steps * ENG_QNR * 4,
+					 64 * g + ENG_QNR < p->ncp);
+		}
+	}
+}

@@ -625,6 +625,7 @@ struct eng_qconv {
 	__s32 xz, yz, lo, hi;
 	__u8 flip;
 	int need_xsum, direct;
+	int flat;		/* VNNI: packed from X itself (qconv_pack_flat()) */
 	int wide;		/* AVX2 without VNNI: qtile8_avx2() or qtile_avx2() */
 	__u8 *b;		/* [ncp / QNR][k4 / 4][QNR][4] */
 	__u8 *rows;		/* 4 rows of p.rs, one per depth of a step */
@@ -1030,6 +1031,23 @@ void qplane_tile(const __u8 *const *src, __u64 n, __u8 *d, __u8 flip)
 #endif
 }
 
+/* Sum x of each position of the packed block, from its bytes. */
+static void qconv_xsum(struct eng_qconv *q)
+{
+	const struct eng_qplan *p = &q->p;
+	__u64 steps = p->k4 / 4, n, j;
+
+	for (n = 0; n < p->ncp; n++) {
+		const __u8 *b = q->b + (n / ENG_QNR * steps * ENG_QNR + n % ENG_QNR) * 4;
+		__u32 sum = 0;
+
+		for (j = 0; j < steps; j++, b += ENG_QNR * 4)
+			sum += (__u32)b[0] + b[1] + b[2] + b[3];
+		/* Rows past the depth hold 0 ^ flip. */
+		q->xsum[n] = (__s32)(sum - (__u32)(p->k4 - p->k) * q->flip);
+	}
+}
+
 /*
  * The packed input of image @img, group @g, column block @nbi from tap
  * planes: per depth step, its four rows are runs of bytes in the
@@ -1083,18 +1101,97 @@ static void qconv_pack_planes(struct eng_qconv *q, __u64 img, __u64 g,
 		for (n = 0; n < p->ncp; n += ENG_QNR, d += steps * ENG_QNR * 4)
 			qplane_tile(src, n, d, q->flip);
 	}
-	if (!q->need_xsum)
-		return;
-	for (n = 0; n < p->ncp; n++) {
-		const __u8 *b = q->b + (n / ENG_QNR * steps * ENG_QNR + n % ENG_QNR) * 4;
-		__u32 sum = 0;
-
-		for (j = 0; j < steps; j++, b += ENG_QNR * 4)
-			sum += (__u32)b[0] + b[1] + b[2] + b[3];
-		/* Rows past the depth hold 0 ^ flip. */
-		q->xsum[n] = (__s32)(sum - (__u32)(p->k4 - p->k) * q->flip);
-	}
+	if (q->need_xsum)
+		qconv_xsum(q);
 }
+
+#ifdef ENG_FMA
+/*
+ * Whether vnpu_eng_qpack_vnni() packs the layer's blocks from X itself:
+ * stride 1, output rows as wide as the input's (position p of a map and
+ * its tap's input are a constant apart where the tap is inside), X's
+ * rows dense, taps of at most 7 x 7 (the masks fit in q->rows).
+ */
+static int qconv_flat(const struct eng_qconv *q)
+{
+	const struct vnpu_layer_conv *a = q->l->attrs;
+	const struct vnpu_cmd_tensor *x = &q->l->t[0];
+
+	return (q->ctx->features & VNPU_ENG_F_VNNI) && x->rank == 4 &&
+	       a->stride[0] == 1 && a->stride[1] == 1 && q->s.ow == q->s.w &&
+	       (q->s.h == 1 || x->strides[2] == (__s64)q->s.w) &&
+	       q->s.kh <= 7 && q->s.kw <= 7 && !eng_conv_depthwise(&q->s);
+}
+
+/* Bits [@b, @e) of a 64-bit mask (none where @e <= @b). */
+static __u64 qbits(__s64 b, __s64 e)
+{
+	if (e <= b)
+		return 0;
+	return (e - b == 64 ? ~0ull : ((1ull << (e - b)) - 1)) << b;
+}
+
+/*
+ * The packed input of image @img, group @g, column block @nbi straight
+ * from X (qconv_flat()): per group of 64 positions, which of them each
+ * tap row and tap column finds inside the input, from the output rows
+ * the block runs over; then vnpu_eng_qpack_vnni().
+ */
+static void qconv_pack_flat(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
+{
+	const struct vnpu_layer_conv *a = q->l->attrs;
+	const struct vnpu_cmd_tensor *x = &q->l->t[0];
+	const struct eng_qplan *p = &q->p;
+	__u64 p0 = nbi * p->pos, ow = q->s.ow, kh = q->s.kh, kw = q->s.kw;
+	__u64 cnt = eng_min(p->pos, q->s.oh * ow - p0), ng = eng_div_up(p->ncp, 64);
+	__u64 oh = p0 / ow, oc = p0 % ow, i, n, t;
+	__s64 top = a->pad_begin[0], left = a->pad_begin[1];
+	__s64 h = (__s64)q->s.h, w = (__s64)q->s.w;
+	__u64 *rowm = (__u64 *)q->rows, *colm = rowm + kh * ng;
+	struct eng_qpack k = {
+		.x = (const __u8 *)q->l->data[0] + (__s64)img * x->strides[0] +
+		     (__s64)(g * q->s.cg) * x->strides[1] + (__s64)p0,
+		.cs = x->strides[1], .rowm = rowm, .colm = colm, .b = q->b,
+		.k = p->k, .k4 = p->k4, .ncp = p->ncp, .kh = (__u32)kh,
+		.kw = (__u32)kw, .pad = (__u8)(q->xz ^ q->flip), .flip = q->flip,
+	};
+
+	for (t = 0; t < kh * kw; t++)
+		k.toff[t] = ((__s64)(t / kw * a->dilation[0]) - top) * w +
+			    (__s64)(t % kw * a->dilation[1]) - left;
+	for (i = 0; i < (kh + kw) * ng; i++)
+		rowm[i] = 0;
+	/* Runs of positions within one output row and one group. */
+	for (i = 0; i < cnt; i += n) {
+		__u64 gi = i / 64, b = i % 64;
+
+		n = eng_min(eng_min(ow - oc, cnt - i), 64 - b);
+		for (t = 0; t < kh; t++) {
+			__s64 ih = (__s64)(oh + t * a->dilation[0]) - top;
+
+			if (ih >= 0 && ih < h)
+				rowm[t * ng + gi] |= qbits((__s64)b, (__s64)(b + n));
+		}
+		/* Column c of the run reads c + tc - left: inside for c in [lo, hi). */
+		for (t = 0; t < kw; t++) {
+			__s64 tc = (__s64)(t * a->dilation[1]) - left;
+			__s64 lo = -tc > (__s64)oc ? -tc : (__s64)oc;
+			__s64 hi = w - tc < (__s64)(oc + n) ? w - tc : (__s64)(oc + n);
+
+			colm[t * ng + gi] |= qbits((__s64)b + lo - (__s64)oc,
+						   (__s64)b + hi - (__s64)oc);
+		}
+		oc += n;
+		if (oc == ow) {
+			oc = 0;
+			oh++;
+		}
+	}
+	vnpu_eng_qpack_vnni(&k);
+	if (q->need_xsum)
+		qconv_xsum(q);
+}
+#endif
 
 #ifndef ENG_FMA
 /*
@@ -2479,6 +2576,7 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 	q.direct = qconv_direct(&q);
 #ifdef ENG_FMA
 	q.wide = !(ctx->features & VNPU_ENG_F_VNNI);
+	q.flat = qconv_flat(&q);
 #endif
 	q.b = q_align(&sp, q.p.k4 * q.p.ncp);
 	q.rows = q_align(&sp, 4 * q.p.rs);
@@ -2516,9 +2614,13 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 			continue;
 		}
 		if (blk != h->key) {
-			if (q.planes)
+#ifdef ENG_FMA
+			if (q.flat)
+				qconv_pack_flat(&q, img, g, nbi);
+#endif
+			if (!q.flat && q.planes)
 				qconv_pack_planes(&q, img, g, nbi);
-			else
+			else if (!q.flat)
 				qconv_pack(&q, img, g, nbi);
 			h->key = blk;
 			h->b16 = 0;
