@@ -130,9 +130,11 @@ extern "C" {
  *	vnpu_layer_lstm; tensors XW [S, D, B, 4H] (each step's input
  *	projection with both biases, gates in i, o, f, c order), R (the
  *	recurrent weights of the D directions, each [H, 4H] packed as
- *	%VNPU_PACK_GEMM_B and stored one after the other), H0 and C0
- *	[D, B, H], Y [S, D, B, H], Y_h and Y_c [D, B, H]; all f32 and dense.
- *	Direction 1 runs from the last step to the first
+ *	%VNPU_PACK_GEMM_B and stored one after the other: f32, or f16 or
+ *	bf16 panels as GEMM's packed B of those types, bf16 in depth pairs),
+ *	H0 and C0 [D, B, H], Y [S, D, B, H], Y_h and Y_c [D, B, H]; all
+ *	others f32, and all dense. Direction 1 runs from the last step to
+ *	the first
  * @VNPU_LAYER_QLINEAR_ADD: QLinearAdd, no attributes; tensors A, a_scale,
  *	a_zero_point, B, b_scale, b_zero_point, y_scale, y_zero_point, Y; A, B
  *	and Y of one 8-bit dtype (u8 or i8) and the same dims, zero points of

@@ -563,7 +563,8 @@ static int check_lstm(const struct vnpu_cmd_tensor *t, __u32 n,
 			return 0;
 	/* The directions' panels one after the other. */
 	per = vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, h, 4 * h);
-	return per && r->dtype == VNPU_DTYPE_F32 && r->rank == 1 &&
+	return per && (r->dtype == VNPU_DTYPE_F32 || r->dtype == VNPU_DTYPE_F16 ||
+		       r->dtype == VNPU_DTYPE_BF16) && r->rank == 1 &&
 	       (r->dims[0] <= 1 || r->strides[0] == 1) &&
 	       r->dims[0] % per == 0 && r->dims[0] / per == state[0];
 }

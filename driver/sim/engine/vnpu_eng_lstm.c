@@ -59,7 +59,7 @@ int run_lstm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	void *data[4];
 	int avx512 = eng_act_avx512(ctx);
 
-	eng_lstm_gemm_init(h, &sg);
+	eng_lstm_gemm_init(h, l->t[1].dtype, &sg);
 	gl = (struct eng_layer){ VNPU_LAYER_GEMM, sg.t, data, 4, &sg.a };
 	gctx.scratch = (char *)gates + eng_lstm_head(h);
 	gctx.scratch_size -= (__u64)((char *)gctx.scratch - (char *)ctx->scratch);
@@ -71,7 +71,8 @@ int run_lstm(const struct eng_layer *l, __u64 ub, __u64 ue,
 
 		lstm_copy(hs0, (const float *)l->data[2] + d * nb * h, nb * h);
 		lstm_copy(cs0, (const float *)l->data[3] + d * nb * h, nb * h);
-		data[1] = (float *)l->data[1] + d * sg.t[1].dims[0];
+		data[1] = (char *)l->data[1] + d * sg.t[1].dims[0] *
+			  vnpu_eng_dtype_size(sg.t[1].dtype);
 		for (step = 0; step < seq; step++) {
 			__u64 t = d ? seq - 1 - step : step;
 			__u64 row = (t * dirs + d) * nb;

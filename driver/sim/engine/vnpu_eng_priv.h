@@ -631,8 +631,9 @@ static inline void eng_gemm_shape(const struct eng_layer *l, __u64 *batch,
 
 /*
  * The GEMM one step of an LSTM (VNPU_LAYER_LSTM) runs for one direction
- * and batch row: tensors A H_prev [1, H], B the direction's packed panels,
- * the residual XW's row [1, 4H] and Y the gates [1, 4H], alpha and beta 1.
+ * and batch row: tensors A H_prev [1, H], B the direction's packed panels
+ * (of @dt: f32, or f16 or bf16 panels as the hints pack them), the
+ * residual XW's row [1, 4H] and Y the gates [1, 4H], alpha and beta 1.
  * The caller gives the data pointers.
  */
 struct eng_lstm_gemm {
@@ -640,7 +641,8 @@ struct eng_lstm_gemm {
 	struct vnpu_layer_gemm a;
 };
 
-static inline void eng_lstm_gemm_init(__u64 h, struct eng_lstm_gemm *s)
+static inline void eng_lstm_gemm_init(__u64 h, __u32 dt,
+				      struct eng_lstm_gemm *s)
 {
 	__u32 i;
 
@@ -655,6 +657,7 @@ static inline void eng_lstm_gemm_init(__u64 h, struct eng_lstm_gemm *s)
 		s->t[i].strides[0] = (__s64)s->t[i].dims[1];
 		s->t[i].strides[1] = 1;
 	}
+	s->t[1].dtype = dt;
 	s->t[1].rank = 1;
 	s->t[1].dims[0] = vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, h, 4 * h);
 	s->t[1].strides[0] = 1;

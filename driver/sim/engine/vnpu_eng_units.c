@@ -484,7 +484,7 @@ __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_cmd_tensor *t,
 	if (op == VNPU_LAYER_LSTM) {
 		struct eng_lstm_gemm g;
 
-		eng_lstm_gemm_init(t[0].dims[3] / 4, &g);
+		eng_lstm_gemm_init(t[0].dims[3] / 4, t[1].dtype, &g);
 		return ENG_ALIGN + eng_lstm_head(t[0].dims[3] / 4) +
 		       vnpu_eng_layer_scratch(VNPU_LAYER_GEMM, g.t, 4, &g.a, 1,
 					      features);

@@ -527,24 +527,25 @@ static vnpu_status direction(struct cstate *s, const struct cop *op, const struc
 
 /*
  * Whether the LSTM runs as one LSTM layer: no peepholes, time-major, not
- * "reverse" alone, constant f32 R packed in f32 (a precision hint packs
- * the unrolled steps' R in its type), and fusion allowed.
+ * "reverse" alone, constant f32 R (packed in the precision hint's type,
+ * as the unrolled steps' GEMMs pack it), and fusion allowed.
  */
 static bool lstm_fusable(struct cstate *s, const struct cop *op, const struct rnn *r)
 {
 	const struct vnpu_tinfo *rw = cs_info(s, op->in[2]);
-	vnpu_element_type hint = s->opt.inference_precision;
-
 	return r->kind == RNN_LSTM && !(op->num_in > 7 && op->in[7] >= 0) && !r->batch_first &&
 	       rw->rank == 3 && rw->dims[0] == r->dirs && rw->dims[1] == 4 * r->hidden &&
 	       rw->dims[2] == r->hidden &&
 	       strcmp(vnpu_attr_str(op->node, "direction", "forward"), "reverse") &&
 	       rw->data && rw->type == VNPU_TYPE_F32 && !s->opt.no_packing && !s->opt.no_fusion &&
-	       hint != VNPU_TYPE_F16 && hint != VNPU_TYPE_BF16 &&
 	       (!s->opt.primary_layer_ops || s->opt.primary_layer_ops >> VNPU_LAYER_LSTM & 1);
 }
 
-/* Every direction's R [4H, H] packed as GEMM's B [H, 4H], one after the other. */
+/*
+ * Every direction's R [4H, H] packed as GEMM's B [H, 4H], one after the
+ * other, in the precision hint's type as cl_pack_gemm_b() packs it (bf16
+ * in depth pairs per direction).
+ */
 static vnpu_status lstm_packed_r(struct cstate *s, const struct cop *op, const struct rnn *r,
 				 int32_t *out)
 {
@@ -554,7 +555,9 @@ static vnpu_status lstm_packed_r(struct cstate *s, const struct cop *op, const s
 	int64_t size = (int64_t)per * r->dirs;
 	float *packed = calloc((size_t)size + 1, sizeof(float));
 	float *dense = malloc((size_t)(hs * g) * sizeof(float));
+	vnpu_element_type hint = s->opt.inference_precision;
 	vnpu_status st = VNPU_OK;
+	uint16_t *half;
 
 	if (!packed || !dense) {
 		free(packed);
@@ -574,7 +577,25 @@ static vnpu_status lstm_packed_r(struct cstate *s, const struct cop *op, const s
 		free(packed);
 		return st;
 	}
-	return cs_add_const(s, VNPU_TYPE_F32, 1, &size, packed, out);
+	if (hint != VNPU_TYPE_F16 && hint != VNPU_TYPE_BF16)
+		return cs_add_const(s, VNPU_TYPE_F32, 1, &size, packed, out);
+	half = malloc((size_t)size * sizeof(*half) + 1);
+	if (!half) {
+		free(packed);
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory packing weights");
+	}
+	for (int64_t i = 0; i < size; i++)
+		vnpu_elem_set_f(half, hint, i, packed[i]);
+	free(packed);
+	for (int64_t d = 0; hint == VNPU_TYPE_BF16 && d < r->dirs && !st; d++)
+		if (vnpu_eng_pair_bf16(VNPU_PACK_GEMM_B, 1, (uint64_t)hs, (uint64_t)g,
+				       half + d * (int64_t)per))
+			st = VNPU_UNSUPPORTED;
+	if (st) {
+		free(half);
+		return st;
+	}
+	return cs_add_const(s, hint, 1, &size, half, out);
 }
 
 /* Output @i of @op, or a temporary [@d0, @d1, @d2(, @d3)] in its place. */

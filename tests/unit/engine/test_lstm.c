@@ -4,7 +4,9 @@
  * without the LSTM layer: per step and direction a GEMM of H_prev by the
  * packed panels with XW's rows as the residual, then two CHAIN layers.
  * Y, Y_h and Y_c must match bit for bit on every path the host has, whole
- * and split by direction; then the check's refusals.
+ * and split by direction, with R f32 and as the precision hints pack it
+ * (f16; bf16 in depth pairs, also on the AVX512-BF16 path); then the
+ * check's refusals.
  */
 #include "engine_test.h"
 #include "ksft_main.h"
@@ -13,14 +15,44 @@ struct lstm_case {
 	const char *name;
 	__u64 seq, dirs, batch, h;
 	__u32 f, g, hf;	/* the three functions */
+	__u32 rdt;	/* R's dtype; 0: f32 */
 };
 
 /* The tensors of one case: XW, R, H0, C0, Y, Y_h, Y_c. */
 struct lstm_bufs {
 	struct vnpu_cmd_tensor t[7];
 	void *data[7];
-	__u64 per;	/* floats of one direction's panels */
+	__u64 per;	/* elements of one direction's panels */
 };
+
+/* @f to f16 or bf16 (@dt), rounded to nearest even. */
+static __u16 to_half(float f, __u32 dt)
+{
+	_Float16 h = (_Float16)f;
+	__u32 x;
+	__u16 u;
+
+	if (dt == VNPU_DTYPE_F16) {
+		memcpy(&u, &h, 2);
+		return u;
+	}
+	memcpy(&x, &f, 4);
+	return (__u16)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+}
+
+/* R's f32 panels in @dt, in place (into the buffer's front half). */
+static void lstm_half(const struct lstm_case *c, struct lstm_bufs *b, __u32 dt)
+{
+	float *p = b->data[1];
+	__u16 *q = b->data[1];
+	__u64 i, n = b->per * c->dirs;
+
+	for (i = 0; i < n; i++)
+		q[i] = to_half(p[i], dt);
+	for (i = 0; dt == VNPU_DTYPE_BF16 && i < c->dirs; i++)
+		vnpu_eng_pair_bf16(VNPU_PACK_GEMM_B, 1, c->h, 4 * c->h, q + i * b->per);
+	b->t[1].dtype = dt;
+}
 
 static struct vnpu_layer_act lstm_act(__u32 func)
 {
@@ -88,6 +120,8 @@ static int lstm_alloc(const struct lstm_case *c, struct lstm_bufs *b)
 			      (float *)b->data[1] + i * b->per);
 	}
 	free(dense);
+	if (c->rdt)
+		lstm_half(c, b, c->rdt);
 	return 0;
 }
 
@@ -111,11 +145,11 @@ static int unrolled_step(const struct lstm_case *c, struct lstm_bufs *b, __u64 d
 	int rc;
 
 	gt[0] = view(nb, h, h);
-	gt[1] = et_dense(VNPU_DTYPE_F32, 1, &b->per);
+	gt[1] = et_dense(b->t[1].dtype, 1, &b->per);
 	gt[2] = view(nb, g, g);
 	gt[3] = view(nb, g, g);
 	gd[0] = hs;
-	gd[1] = (float *)b->data[1] + d * b->per;
+	gd[1] = (char *)b->data[1] + d * et_bytes(&gt[1]);
 	gd[2] = (float *)b->data[0] + (t * c->dirs + d) * nb * g;
 	gd[3] = gates;
 	rc = et_run(VNPU_LAYER_GEMM, gt, gd, 4, &ga, sizeof(ga), features, 1);
@@ -172,13 +206,16 @@ static int unrolled(const struct lstm_case *c, struct lstm_bufs *b, __u32 featur
 
 static const char *path_name(__u32 f)
 {
-	return f & VNPU_ENG_F_AVX512 ? "avx512" : f ? "avx2" : "baseline";
+	return f & VNPU_ENG_F_AVX512_BF16 ? "avx512-bf16" : f & VNPU_ENG_F_AVX512 ?
+	       "avx512" : f ? "avx2" : "baseline";
 }
 
 static void lstm_case_run(struct __test_metadata *_metadata, const struct lstm_case *c)
 {
-	const __u32 paths[3] = { 0, VNPU_ENG_F_AVX2_FMA,
-				 VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 };
+	const __u32 paths[4] = { 0, VNPU_ENG_F_AVX2_FMA,
+				 VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512,
+				 VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 |
+				 VNPU_ENG_F_AVX512_BF16 };
 	struct vnpu_layer_lstm a = { .f = lstm_act(c->f), .g = lstm_act(c->g),
 				     .h = lstm_act(c->hf) };
 	struct lstm_bufs b = { 0 };
@@ -189,7 +226,7 @@ static void lstm_case_run(struct __test_metadata *_metadata, const struct lstm_c
 			TH_LOG("%s: out of memory", c->name);
 		goto out;
 	}
-	for (int p = 0; p < 3; p++) {
+	for (int p = 0; p < 4; p++) {
 		if ((paths[p] & et_host_features) != paths[p])
 			continue;
 		EXPECT_TRUE(!unrolled(c, &b, paths[p]))
@@ -275,6 +312,7 @@ static void lstm_check(struct __test_metadata *_metadata)
 	LSTM_BAD_TENSOR(0, t[0].dims[3] = 0, "no hidden units");
 	LSTM_BAD_TENSOR(0, t[0].dtype = VNPU_DTYPE_F16, "an f16 XW");
 	LSTM_BAD_TENSOR(1, t[1].dims[0] -= 1, "short panels");
+	LSTM_BAD_TENSOR(1, t[1].dtype = VNPU_DTYPE_I8, "i8 panels");
 	LSTM_BAD_TENSOR(1, t[1].dims[0] = b.per, "one direction's panels for two");
 	LSTM_BAD_TENSOR(2, t[2].dims[1] = 2, "an H0 of another batch");
 	LSTM_BAD_TENSOR(3, t[3].strides[2] = 2, "a strided C0");
@@ -296,6 +334,13 @@ TEST(lstm)
 		{ "other functions", 3, 2, 1, 24, VNPU_ACT_HARD_SIGMOID, VNPU_ACT_RELU,
 		  VNPU_ACT_SOFTSIGN },
 		{ "no steps", 0, 2, 1, 16, VNPU_ACT_SIGMOID, VNPU_ACT_TANH, VNPU_ACT_TANH },
+		/* R as the hints pack it: odd depth (H 21), two slices (H 400) */
+		{ "bf16 R, H 21", 4, 2, 2, 21, VNPU_ACT_SIGMOID, VNPU_ACT_TANH,
+		  VNPU_ACT_TANH, VNPU_DTYPE_BF16 },
+		{ "bf16 R, H 400", 3, 2, 1, 400, VNPU_ACT_SIGMOID, VNPU_ACT_TANH,
+		  VNPU_ACT_TANH, VNPU_DTYPE_BF16 },
+		{ "f16 R, H 20", 3, 2, 1, 20, VNPU_ACT_SIGMOID, VNPU_ACT_TANH,
+		  VNPU_ACT_TANH, VNPU_DTYPE_F16 },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)

@@ -2097,13 +2097,18 @@ static uint64_t first_gemm_rows(const struct vnpu_program *p)
 
 /*
  * LSTM against the textbook equations, forward (one LSTM layer) or
- * "reverse" (unrolled: the steps from the last to the first).
+ * "reverse" (unrolled: the steps from the last to the first), under the
+ * precision hint @hint (UNDEFINED: none; the bf16 and f16 hints' R is
+ * packed in their type, fused or not, so the two agree bit for bit).
  */
-static void lstm_case(struct __test_metadata *_metadata, bool reverse)
+static void lstm_case(struct __test_metadata *_metadata, bool reverse, vnpu_element_type hint)
 {
 	enum { S = 4, B = 2, I = 3, H = 5 };
 	static float w[4 * H * I], r[4 * H * H], bias[8 * H], x[S * B * I], h0[B * H], c0[B * H];
-	static const struct vnpu_compile_options unfused = { .no_fusion = true };
+	const struct vnpu_compile_options unfused = { .no_fusion = true,
+						      .inference_precision = hint };
+	const struct vnpu_compile_options fused = { .inference_precision = hint };
+	float tol = hint == VNPU_TYPE_BF16 ? 2e-2f : hint == VNPU_TYPE_F16 ? 2e-3f : 1e-5f;
 	float *out[8] = { 0 }, *plain_out[8] = { 0 }, h[B * H], c[B * H], y[S * B * H];
 	struct mb *b = mb_new(14);
 	struct vnpu_program *p, *plain;
@@ -2131,7 +2136,7 @@ static void lstm_case(struct __test_metadata *_metadata, bool reverse)
 	EXPECT_NE(NULL, m);
 	if (!m)
 		return;
-	p = compile_run(_metadata, m, NULL, out);
+	p = compile_run(_metadata, m, &fused, out);
 	/* compile_run's inputs: pattern seeds 1, 2, 3 in input order. */
 	fe_pattern(x, S * B * I, 1);
 	fe_pattern(h0, B * H, 2);
@@ -2163,9 +2168,9 @@ static void lstm_case(struct __test_metadata *_metadata, bool reverse)
 		memcpy(&y[t * B * H], h, sizeof(h));
 	}
 	if (p) {
-		EXPECT_LT(max_diff(out[0], y, S * B * H), 1e-5f);
-		EXPECT_LT(max_diff(out[1], h, B * H), 1e-5f);
-		EXPECT_LT(max_diff(out[2], c, B * H), 1e-5f);
+		EXPECT_LT(max_diff(out[0], y, S * B * H), tol);
+		EXPECT_LT(max_diff(out[1], h, B * H), tol);
+		EXPECT_LT(max_diff(out[2], c, B * H), tol);
 	}
 	/*
 	 * The input projection and one LSTM layer give the bits of the
@@ -2191,8 +2196,10 @@ static void lstm_case(struct __test_metadata *_metadata, bool reverse)
 
 TEST(lstm)
 {
-	lstm_case(_metadata, false);
-	lstm_case(_metadata, true);
+	lstm_case(_metadata, false, VNPU_TYPE_UNDEFINED);
+	lstm_case(_metadata, true, VNPU_TYPE_UNDEFINED);
+	lstm_case(_metadata, false, VNPU_TYPE_BF16);
+	lstm_case(_metadata, false, VNPU_TYPE_F16);
 }
 
 /*
