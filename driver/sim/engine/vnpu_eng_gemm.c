@@ -2711,6 +2711,9 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	eng_conv_unit(&cj.s, at, ctx->features, &unit);
 	nb = eng_div_up(qn, unit.cols);
 	gemm_scratch(ctx, !eng_packed_f32(at->flags, &l->t[1]), &unit, &bufs);
+	/* A single panel of output channels widens instead. */
+	if (!eng_conv_bf16_native(&cj.s, at, &l->t[1], ctx->features))
+		bufs.bf16 = 0;
 	e.avx512 = eng_act_avx512(ctx);
 	mbu = eng_div_up(cj.s.mg, unit.rows);
 	conv_src_init(l, &cj, unit.cols, bufs.b, ctx, &cs);

@@ -1232,6 +1232,24 @@ static inline __u64 eng_conv_bbuf(const struct eng_conv_shape *s,
 	       eng_conv_slack(s, a, cols);
 }
 
+/*
+ * Whether a CONV of packed bf16 weights @w runs the AVX512-BF16 kernels
+ * with @features: only over more than one panel (ENG_MR) of output
+ * channels a group. A single panel's tiles sum each column's rounded pairs
+ * for at most ENG_MR rows, so rounding the columns costs about what the
+ * pair products save, and the widening path (f32 activations) is faster
+ * (with 8 to 12 channels both take about the same time). The shapes
+ * decide, so every split and both devices take the same path.
+ */
+static inline int eng_conv_bf16_native(const struct eng_conv_shape *s,
+				       const struct vnpu_layer_conv *a,
+				       const struct vnpu_cmd_tensor *w,
+				       __u32 features)
+{
+	return eng_bf16_path(features) && (a->flags & VNPU_LAYER_F_PACKED) &&
+	       w->dtype == VNPU_DTYPE_BF16 && s->mg > ENG_MR;
+}
+
 /* The most words a bf16 convolution's B cache takes (3 MiB). */
 #define ENG_CONV_BF16_CACHE_MAX	(3ull << 18)
 
@@ -1250,9 +1268,8 @@ static inline __u64 eng_conv_bf16_cache(const struct eng_conv_shape *s,
 	__u64 words = eng_div_up(cols, ENG_NR) * ENG_NR *
 		      eng_div_up(s->cg * s->kh * s->kw, 2);
 
-	if (!eng_bf16_path(features) || !(a->flags & VNPU_LAYER_F_PACKED) ||
-	    w->dtype != VNPU_DTYPE_BF16 || !eng_conv_windowed(a) ||
-	    words > ENG_CONV_BF16_CACHE_MAX)
+	if (!eng_conv_bf16_native(s, a, w, features) ||
+	    !eng_conv_windowed(a) || words > ENG_CONV_BF16_CACHE_MAX)
 		return 0;
 	return words;
 }
