@@ -2,13 +2,15 @@
 # SPDX-License-Identifier: MIT
 """INFERENCE_PRECISION_HINT on DEVICE (exit 77 when it is absent), on a
 model of a Conv, a depthwise Conv, a Gemm and a MatMul with constant
-weights (python3-onnx builds it in memory):
+weights, and a 1x1 Conv over 8 channels beside them (python3-onnx builds
+it in memory):
 
 * f32, f16 and bf16 compile and report the hint they were compiled with;
   f16 and bf16 halve WEIGHTS_SIZE (the packed weights; biases stay f32).
 * Each result is the f32 computation on the weights rounded to the hint's
   type (to nearest even, the numpy reference in double; under bf16 the
-  depthwise Conv keeps its f32 taps, runtime.rst), and where the
+  depthwise Conv and the 1x1 Conv of depth 8 keep their f32 weights,
+  runtime.rst: the 1x1's output is the f32 hint's, bit for bit), and where the
   device lists AVX512_BF16 under bf16 also on the inputs of the Conv, the
   Gemm and the MatMul rounded to bf16 (its vdpbf16ps kernels): within 2e-5 of
   the largest output, and at least four times nearer to that than to the
@@ -49,6 +51,7 @@ weights = {
     "w4": rng.standard_normal((N, O)).astype(np.float32) * 0.2,
 }
 x = rng.standard_normal((1, C, H, W)).astype(np.float32)
+weights["w5"] = np.random.default_rng(5).standard_normal((4, C, 1, 1)).astype(np.float32) * 0.3
 
 
 def build():
@@ -61,12 +64,14 @@ def build():
         helper.make_node("Gemm", ["flat", "w3", "b3"], ["g"], transB=1),
         helper.make_node("Relu", ["g"], ["r3"]),
         helper.make_node("MatMul", ["r3", "w4"], ["y"]),
+        helper.make_node("Conv", ["x", "w5"], ["small"]),
     ]
     graph = helper.make_graph(
         nodes, "precision",
         [helper.make_tensor_value_info("x", F, [1, C, H, W])],
         [helper.make_tensor_value_info("conv", F, [1, M, H, W]),
-         helper.make_tensor_value_info("y", F, [1, O])],
+         helper.make_tensor_value_info("y", F, [1, O]),
+         helper.make_tensor_value_info("small", F, [1, 4, H, W])],
         [numpy_helper.from_array(v, k) for k, v in weights.items()])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
     model.ir_version = 8
@@ -107,20 +112,21 @@ def reference(hint, dot=False):
     """The model in float64 on the weights rounded to @hint (biases f32);
     with @dot, the inputs of the Conv, the Gemm and the MatMul rounded to
     bf16 too (the depthwise Conv's stay f32). Under bf16 the depthwise
-    Conv keeps f32 taps."""
-    w = {k: (rounded(v, hint) if k.startswith("w") and (k, hint) != ("w2", "bf16")
-             else v.astype(np.float64))
+    Conv and the 1x1 Conv of depth 8 keep f32 weights (and inputs)."""
+    w = {k: (rounded(v, hint) if k.startswith("w") and
+             (k not in ("w2", "w5") or hint != "bf16") else v.astype(np.float64))
          for k, v in weights.items()}
     act = (lambda a: rounded(a.astype(np.float32), "bf16")) if dot else (lambda a: a)
     c1 = np.maximum(conv3x3(act(x[0]).astype(np.float64), w["w1"], w["b1"], 1), 0)
     conv = conv3x3(c1, w["w2"], w["b2"], M)
     g = np.maximum(act(conv.reshape(1, -1)) @ w["w3"].T + w["b3"], 0)
-    return {"conv": conv[None], "y": act(g) @ w["w4"]}
+    small = np.einsum("oc,chw->ohw", w["w5"][:, :, 0, 0], x[0].astype(np.float64))
+    return {"conv": conv[None], "y": act(g) @ w["w4"], "small": small[None]}
 
 
 def run(cm):
     out = cm({"x": x})
-    return {k: np.array(out[k]) for k in ("conv", "y")}
+    return {k: np.array(out[k]) for k in ("conv", "y", "small")}
 
 
 def max_rel(a, b):
@@ -169,6 +175,8 @@ for dev in devices:
               f"{TOLERANCE[hint]})")
         check(size[hint] * 2 <= size["f32"] * 1.02 + 4096,
               f"{dev} {hint}: WEIGHTS_SIZE {size[hint]} against f32's {size['f32']}")
+    check(np.array_equal(results[(dev, "bf16")]["small"], results[(dev, "f32")]["small"]),
+          f"{dev}: under bf16 the 1x1 Conv of depth 8 is not the f32 layer")
 
     # The device's hint applies to the next compile.
     core.set_property("INFERENCE_PRECISION_HINT", "bf16", dev)
@@ -193,7 +201,7 @@ for dev in devices:
 for hint in HINTS:
     for dev in devices[1:]:
         same = all(np.array_equal(results[(dev, hint)][k], results[(devices[0], hint)][k])
-                   for k in ("conv", "y"))
+                   for k in ("conv", "y", "small"))
         check(same, f"{hint}: {devices[0]} and {dev} give other bits")
 
 finish(f"ok: precision hints on {', '.join(devices)}")

@@ -307,16 +307,36 @@ vnpu_status cl_conv_attrs(struct cstate *s, const struct cop *op, int32_t x, int
 			    attr->pad_begin, attr->pad_end);
 }
 
-/* Whether the engine runs CONV @attr of @x into @y faster as Winograd. */
+/*
+ * Whether a CONV's weights @wi (in @group groups) take the precision
+ * hint's type. The bf16 hint is for speed (runtime.rst, Precision hints):
+ * it keeps f32 weights, and so the f32 layer, where bf16 is no faster.
+ * Depthwise taps: no bf16 kernel reads them, they widen (MobileNetV3's
+ * depthwise layers took 1.2-1.6x their f32 time). A depth under 32 per
+ * output (3x3 over 3 channels, 1x1 over 16): each column's activations are
+ * rounded for too few pair products (3x3 3->16 on 224x224 stride 2 took
+ * 1.14x, 1x1 16->16 on 112x112 1.19x its f32 time; 24 channels 0.93x).
+ */
+static bool conv_hinted(const struct cstate *s, const struct vnpu_tinfo *wi, int64_t group)
+{
+	int64_t depth = wi->dims[0] ? vnpu_tinfo_elems(wi) / wi->dims[0] : 0;
+
+	if (s->opt.inference_precision != VNPU_TYPE_BF16)
+		return true;
+	return !(wi->rank == 4 && wi->dims[1] == 1 && wi->dims[0] == group) && depth >= 32;
+}
+
+/* Whether the engine runs CONV @attr of @x by @wi into @y faster as Winograd. */
 static bool conv_wino(const struct cstate *s, const struct vnpu_layer_conv *attr,
-		      const struct ctensor *x, const struct ctensor *y)
+		      const struct vnpu_tinfo *wi, const struct ctensor *x,
+		      const struct ctensor *y)
 {
 	struct vnpu_cmd_tensor tx = { .dtype = VNPU_DTYPE_F32, .rank = x->rank };
 	struct vnpu_cmd_tensor ty = { .dtype = VNPU_DTYPE_F32, .rank = y->rank };
 
 	/* f16 and bf16 hints keep their narrow weights. */
 	if (x->type != VNPU_TYPE_F32 || s->opt.inference_precision == VNPU_TYPE_F16 ||
-	    s->opt.inference_precision == VNPU_TYPE_BF16)
+	    (s->opt.inference_precision == VNPU_TYPE_BF16 && conv_hinted(s, wi, attr->group)))
 		return false;
 	for (uint32_t d = 0; d < x->rank; d++)
 		tx.dims[d] = (uint64_t)x->dims[d];
@@ -360,9 +380,7 @@ static vnpu_status conv_wino_weights(struct cstate *s, const struct vnpu_tinfo *
  * a channel's taps from a dense row, where a packed panel would hold them
  * ENG_MR floats apart, the other rows zeros (six times the bytes to read
  * each inference). The f16 hint keeps its packed half panels; the bf16
- * hint keeps the f32 taps too (runtime.rst, Precision hints): no bf16
- * kernel reads them, and widening them made MobileNetV3's depthwise
- * layers 1.2-1.6x slower than f32 for a sliver of the weights' bytes.
+ * hint keeps the f32 taps (conv_hinted()).
  */
 static bool conv_dw_dense(const struct cstate *s, const struct vnpu_tinfo *wi, int64_t group)
 {
@@ -387,7 +405,7 @@ static vnpu_status conv_layer(struct cstate *s, struct vnpu_layer_conv *attr, st
 
 	t[n++] = x;
 	if (cs_is_const(s, w) && packable(wi) && !s->opt.no_packing &&
-	    conv_wino(s, attr, &x, &y)) {
+	    conv_wino(s, attr, wi, &x, &y)) {
 		st = conv_wino_weights(s, wi, group, &packed);
 		if (st && st != VNPU_UNSUPPORTED)
 			return st;
@@ -412,7 +430,7 @@ static vnpu_status conv_layer(struct cstate *s, struct vnpu_layer_conv *attr, st
 		free(wide);
 		if (ok) {
 			st = add_packed(s, buf, size, VNPU_PACK_CONV_W, (uint64_t)group, rows,
-					cols, true, &packed);
+					cols, conv_hinted(s, wi, group), &packed);
 			if (st)
 				return st;
 		} else {
