@@ -1048,3 +1048,68 @@ void vnpu_eng_gemv_avx512(const struct eng_gemv *g)
 	for (; p < g->np; p++, b += g->b_ps, acc += ENG_NR)
 		GEMV16_PANELS(1);
 }
+
+/*
+ * The Winograd input transform's B^T along one axis on sixteen lanes, in
+ * place over t[0], t[@s], ..., t[5 * @s]: wino_bt()'s operations in its
+ * order (vnpu_eng_wino.c), so its bits.
+ */
+static __attribute__((__always_inline__)) inline
+void bt16(v16sf *t, const int s)
+{
+	v16sf d0 = t[0], d1 = t[s], d2 = t[2 * s], d3 = t[3 * s];
+	v16sf d4 = t[4 * s], d5 = t[5 * s];
+	v16sf a = d4 - d2 * 4.0f, b = d3 - d1 * 4.0f;
+	v16sf c = d4 - d2, e = (d3 - d1) * 2.0f;
+
+	t[0] = (d0 * 4.0f - d2 * 5.0f) + d4;
+	t[s] = a + b;
+	t[2 * s] = a - b;
+	t[3 * s] = c + e;
+	t[4 * s] = c - e;
+	t[5 * s] = (d1 * 4.0f - d3 * 5.0f) + d5;
+}
+
+/*
+ * V = B^T d B of a panel of sixteen tiles, channel after channel: each
+ * point of the 6x6 input tiles a masked gather (lanes outside X or past
+ * the run read nothing and hold zero), each row transformed as it comes
+ * into w->d, then down the columns to the panels, as wino_input() does.
+ */
+void vnpu_eng_wino_in_avx512(const struct eng_wino_in *w)
+{
+	typedef int v16si __attribute__((vector_size(64), aligned(4)));
+	v16si idx = *(const v16si *)w->off;
+	v16sf *d = (v16sf *)w->d;
+	__u64 c;
+	int r, k;
+
+	for (c = 0; c < w->cn; c++) {
+		const float *x = w->x + (__s64)c * w->cs;
+		float *v = w->v + c * ENG_NR;
+
+		for (r = 0; r < 6; r++) {
+			v16sf t[6];
+
+			for (k = 0; k < 6; k++) {
+				v16si ik = idx + (r * w->rs + k * w->ks);
+				__u16 m = w->rmask[r] & w->kmask[k];
+
+				t[k] = __builtin_ia32_gathersiv16sf((v16sf){}, x,
+								    ik, m, 4);
+			}
+			bt16(t, 1);
+			for (k = 0; k < 6; k++)
+				d[r * 6 + k] = t[k];
+		}
+		for (k = 0; k < 6; k++) {
+			v16sf t[6];
+
+			for (r = 0; r < 6; r++)
+				t[r] = d[r * 6 + k];
+			bt16(t, 1);
+			for (r = 0; r < 6; r++)
+				st16(v + (r * 6 + k) * w->ps, t[r]);
+		}
+	}
+}

@@ -1521,6 +1521,39 @@ void vnpu_eng_dwl_row_avx512(const struct eng_dwl_row *t);
 #define ENG_WINO_TILES		64	/* most tiles of a unit (FMA paths) */
 #define ENG_WINO_BUF		(16 * ENG_NR)	/* floats a point per chunk */
 
+/**
+ * struct eng_wino_in - a panel of ENG_NR tiles of a Winograd input
+ * transform, for vnpu_eng_wino_in_avx512()
+ * @off: lane l's tile's first input (row y0, column x0, either outside X
+ *	in the padding) as y0 * @rs + x0 * @ks floats from @x
+ * @x: the first channel's image
+ * @v: the first channel's point 0 in the transformed input; channel c's
+ *	point xi at @v + c * ENG_NR + xi * @ps
+ * @d: room for the rows' transforms, ENG_WINO_XI * ENG_NR floats, aligned
+ * @cs: floats between channels
+ * @ps: floats between points at @v
+ * @cn: channels
+ * @rs: floats between rows
+ * @ks: floats between columns
+ * @rmask: the lanes whose tile's row r lies inside X (none past the run)
+ * @kmask: the lanes whose tile's column k lies inside X
+ */
+struct eng_wino_in {
+	__s32 off[ENG_NR];
+	const float *x;
+	float *v, *d;
+	__s64 cs;
+	__u64 ps, cn;
+	__s32 rs, ks;
+	__u16 rmask[6], kmask[6];
+};
+
+/*
+ * The input transform of a panel in sixteen lanes (vnpu_eng_gemm_avx512.c;
+ * VNPU_ENG_F_AVX512 only): the 8-lane transform's bits.
+ */
+void vnpu_eng_wino_in_avx512(const struct eng_wino_in *w);
+
 /* Tiles of one image (and group) of a Winograd convolution. */
 static inline __u64 eng_wino_tiles(const struct eng_conv_shape *s)
 {

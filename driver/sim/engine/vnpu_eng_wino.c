@@ -212,10 +212,62 @@ static void wino_gather(const struct wino_job *wj, const float *x,
 						    (x0 + k) * xs[2]];
 }
 
+#ifdef ENG_FMA
+/*
+ * Panel @p of tiles [@t0, @t1) as vnpu_eng_wino_in_avx512() takes it, or
+ * 0 where an input's offset does not fit its 32-bit indices.
+ */
+static int wino_in16(const struct wino_job *wj, const float *x,
+		     const __s64 *xs, __u64 t0, __u64 t1, __u64 p,
+		     struct eng_wino_in *w)
+{
+	const struct vnpu_layer_conv *a = wj->l->attrs;
+	const __s64 lim = 0x7fffffff / 2;
+	__u32 lane, i;
+
+	/* |off + r * rs + k * ks| < 2^31 for every tile and point. */
+	if (xs[1] > lim / (__s64)(wj->s.h + 8) ||
+	    xs[1] < -lim / (__s64)(wj->s.h + 8) ||
+	    xs[2] > lim / (__s64)(wj->s.w + 8) ||
+	    xs[2] < -lim / (__s64)(wj->s.w + 8))
+		return 0;
+	w->x = x;
+	w->cs = xs[0];
+	w->rs = (__s32)xs[1];
+	w->ks = (__s32)xs[2];
+	w->ps = wj->s.cg * wj->u.cols;
+	w->v = wj->v + p * wj->s.cg * ENG_NR;
+	w->d = wj->d;
+	for (i = 0; i < 6; i++) {
+		w->rmask[i] = 0;
+		w->kmask[i] = 0;
+	}
+	for (lane = 0; lane < ENG_NR; lane++) {
+		__u64 t = t0 + p * ENG_NR + lane;
+		__s64 y0, x0;
+
+		w->off[lane] = 0;
+		if (t >= t1)
+			continue;
+		y0 = (__s64)(t / wj->tw * ENG_WINO_TILE) - a->pad_begin[0];
+		x0 = (__s64)(t % wj->tw * ENG_WINO_TILE) - a->pad_begin[1];
+		w->off[lane] = (__s32)(y0 * xs[1] + x0 * xs[2]);
+		for (i = 0; i < 6; i++) {
+			if (y0 + i >= 0 && y0 + i < (__s64)wj->s.h)
+				w->rmask[i] |= 1u << lane;
+			if (x0 + i >= 0 && x0 + i < (__s64)wj->s.w)
+				w->kmask[i] |= 1u << lane;
+		}
+	}
+	return 1;
+}
+#endif
+
 /*
  * V = B^T d B of tiles [@t0, @t1) of the image at @x (channel stride,
  * row stride, column stride in @xs), all channels of the group, in the
- * GEMMs' panels (tiles past @t1 zero).
+ * GEMMs' panels (tiles past @t1 zero): on the AVX-512 path a panel at a
+ * time in sixteen lanes, each point a gather.
  */
 static __attribute__((__noinline__))
 void wino_input(struct wino_job *wj, const float *x, const __s64 *xs,
@@ -225,6 +277,16 @@ void wino_input(struct wino_job *wj, const float *x, const __s64 *xs,
 	__u32 lane;
 
 	for (p = 0; t0 + p * ENG_NR < t1; p++) {
+#ifdef ENG_FMA
+		struct eng_wino_in w;
+
+		if (wj->bufs.avx512 && wino_in16(wj, x, xs, t0, t1, p, &w)) {
+			w.cn = cg;
+			vnpu_eng_wino_in_avx512(&w);
+			eng_pause(ctx);
+			continue;
+		}
+#endif
 		for (c0 = 0; c0 < cg; c0 += cn) {
 			cn = eng_min(ENG_WINO_BUF / ENG_NR, cg - c0);
 			for (c = 0; c < cn; c++) {
