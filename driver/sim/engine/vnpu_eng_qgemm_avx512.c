@@ -97,17 +97,45 @@ static void q_store16(v16su a, float mult, float lo, float hi, __s32 yz,
 }
 
 /*
- * Sums @acc of row @r at the tile's positions @p.. as @n (at most 16)
- * outputs at @y: struct eng_qout's arithmetic.
+ * Row @r of a tile's sums, @np panels (@acc0, @acc1), as outputs at @y:
+ * struct eng_qout's arithmetic (q_bytes16()) with the bounds, zero point
+ * and sums of x (@xs0, @xs1) in registers; @n outputs (at most 32).
  */
-static void qout16(const struct eng_qout *o, __u32 r, __u32 p, v16si acc,
-		   __u8 *y, __u32 n)
+static __attribute__((__always_inline__)) inline
+void qout_row(const struct eng_qout *o, __u32 r, v16si acc0, v16si acc1,
+	      const __u32 np, int xsum, v16su xs0, v16su xs1, v16sf lo,
+	      v16sf hi, __s32 yz, __u8 *y, __u32 n)
 {
-	v16su a = (v16su)acc + (__u32)o->fix[r];
+	v16su a0 = (v16su)acc0 + (__u32)o->fix[r], a1 = (v16su)acc1 + (__u32)o->fix[r];
+	float mult = o->mult[r];
+	v16sf f0, f1;
+	v16si v0, v1;
 
-	if (o->xsum)
-		a -= (__u32)o->wz[r] * *(const v16su_u *)(o->xsum + p);
-	q_store16(a, o->mult[r], o->lo, o->hi, o->yz, y, n);
+	if (xsum) {
+		a0 -= (__u32)o->wz[r] * xs0;
+		a1 -= (__u32)o->wz[r] * xs1;
+	}
+	f0 = __builtin_convertvector((v16si)a0, v16sf) * mult;
+	v0 = q_rne(q_min(q_max(f0, lo), hi)) + yz;
+	if (np > 1) {
+		f1 = __builtin_convertvector((v16si)a1, v16sf) * mult;
+		v1 = q_rne(q_min(q_max(f1, lo), hi)) + yz;
+	}
+	if (mult - mult != 0.0f) {
+		v0 &= ~(f0 != f0);
+		if (np > 1)
+			v1 &= ~(f1 != f1);
+	}
+	if (n >= 16)
+		*(v16qu_u *)y = __builtin_convertvector(v0, v16qu);
+	else
+		q_store_n(__builtin_convertvector(v0, v16qu), y, n);
+	if (np < 2 || n <= 16)
+		return;
+	if (n >= 32)
+		*(v16qu_u *)(y + 16) = __builtin_convertvector(v1, v16qu);
+	else
+		q_store_n(__builtin_convertvector(v1, v16qu), y + 16, n - 16);
 }
 
 /*
@@ -155,14 +183,28 @@ void qtile_part(const struct eng_qtile *t, const __u32 nr, const __u32 np)
 		}
 		return;
 	}
-	for (r = 0; r < nr; r++) {
-		__u8 *y = o->y + (__s64)r * o->ys;
+	/* Locals: a store to y may alias anything o points to. */
+	{
+		const v16sf lo = (v16sf){} + o->lo, hi = (v16sf){} + o->hi;
+		v16su xs0 = {}, xs1 = {};
+		__u8 *y = o->y;
+		__s64 ys = o->ys;
+		__u32 rows = o->rows, n = o->n;
+		__s32 yz = o->yz;
+		int xsum = !!o->xsum;
 
-		if (r >= o->rows)
-			break;
-		qout16(o, r, 0, acc[r][0], y, o->n);
-		if (np > 1 && o->n > 16)
-			qout16(o, r, 16, acc[r][1], y + 16, o->n - 16);
+		if (xsum) {
+			xs0 = *(const v16su_u *)o->xsum;
+			if (np > 1)
+				xs1 = *(const v16su_u *)(o->xsum + 16);
+		}
+#pragma GCC unroll 12
+		for (r = 0; r < nr; r++) {
+			if (r >= rows)
+				break;
+			qout_row(o, r, acc[r][0], acc[r][1], np, xsum, xs0, xs1, lo, hi,
+				 yz, y + (__s64)r * ys, n);
+		}
 	}
 }
 
