@@ -215,6 +215,12 @@ static inline VM_F VM(gelu)(VM_F x)
 	s = VM(erf_near0)(a);
 	w = VM(sel)(near0, VM(sel)(neg, 1.0f - s, 1.0f + s),
 		    VM(sel)(neg, e, 2.0f - e));
+	/*
+	 * A NaN lane's w is NaN too: the product of two NaNs is whichever
+	 * operand the compiler put first, which differs between builds.
+	 * w = 1 there leaves x's own NaN on every path.
+	 */
+	w = VM(sel)(x == x, w, VM(splat)(1.0f));
 	return (x * 0.5f) * w;
 }
 
