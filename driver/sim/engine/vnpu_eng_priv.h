@@ -1060,8 +1060,10 @@ void vnpu_eng_qdw_vnni(const struct eng_qdw *d);
  * @b: the packed block: per tile of ENG_QNR positions, @k4 / 4 steps of
  *	ENG_QNR positions x 4 bytes, each byte xor @flip; taps outside the
  *	input read @pad (before the flip), depths past @k read 0
- * @k: depth (channels x taps); @k4: rounded up to 4
- * @kh, @kw: taps per column and row
+ * @k: depth (channels x taps)
+ * @k4: @k rounded up to 4
+ * @kh: taps per column
+ * @kw: taps per row
  * @ncp: positions of the block, a multiple of ENG_QNR
  * @pad: the input's zero point as a byte of X
  * @flip: xor of each input byte (0x80: i8 as u8 + 128)
