@@ -1643,6 +1643,26 @@ static inline void eng_wino_balance(__u64 mg, __u64 tiles, struct eng_unit *u)
 }
 
 /*
+ * Whether the runs of @cols tiles over @outer maps of @tiles tiles each
+ * split evenly over two tiles taking them in turn (within 9:7), by the
+ * whole panels their GEMMs run (a map's last run is short, but its
+ * panel costs what a full one does).
+ */
+static inline int eng_wino_even(__u64 outer, __u64 tiles, __u64 cols)
+{
+	__u64 ntb = eng_div_up(tiles, cols), runs = outer * ntb, k, len;
+	__u64 w[2] = { 0, 0 };
+
+	if (runs < 2 || runs > 64)
+		return runs > 64;
+	for (k = 0; k < runs; k++) {
+		len = k % ntb + 1 < ntb ? cols : tiles - (ntb - 1) * cols;
+		w[k % 2] += eng_div_up(len, ENG_NR) * ENG_NR;
+	}
+	return 16 * eng_max(w[0], w[1]) <= 9 * (w[0] + w[1]);
+}
+
+/*
  * A Winograd unit: @cols tiles (whole panels of ENG_NR, ENG_WINO_TILES on
  * the FMA paths, one panel on the baseline's) of one image and group by
  * as many output channels as the budget allows at that depth (one block
@@ -1655,7 +1675,7 @@ static inline void eng_wino_unit(const struct eng_conv_shape *s,
 {
 	__u64 macs = eng_unit_macs(features), tiles = eng_wino_tiles(s);
 	__u64 all = eng_div_up(s->mg ? s->mg : 1, ENG_MR) * ENG_MR;
-	__u64 outer = s->n * s->group;
+	__u64 outer = s->n * s->group, c;
 
 	u->cols = eng_base_path(features) ? ENG_NR : ENG_WINO_TILES;
 	u->cols = eng_min(u->cols, eng_div_up(tiles, ENG_NR) * ENG_NR);
@@ -1675,6 +1695,19 @@ static inline void eng_wino_unit(const struct eng_conv_shape *s,
 	if (outer == 1 && u->cols == eng_div_up(tiles, ENG_NR) * ENG_NR &&
 	    u->cols % (2 * ENG_NR) == 0 && s->mg <= 4 * u->cols)
 		u->cols /= 2;
+	/*
+	 * Runs that two tiles would not share evenly take the widest
+	 * narrower run, down to two panels, that they do: then each run is
+	 * a part, whose input one tile transforms (ResNet-50's 64 x 64 over
+	 * 56x56: 13 panels in runs of 4, 4, 4 and 1 panels, then a part per
+	 * block of rows and each tile transforming every run; now runs of 3).
+	 */
+	if (!eng_wino_even(outer, tiles, u->cols))
+		for (c = u->cols - ENG_NR; c >= 2 * ENG_NR; c -= ENG_NR)
+			if (eng_wino_even(outer, tiles, c)) {
+				u->cols = c;
+				break;
+			}
 	u->rows = eng_unit_side(macs, ENG_WINO_XI * s->cg * u->cols, ENG_MR,
 				ENG_MR, eng_min(ENG_MC, all));
 	while (outer * eng_div_up(s->mg, u->rows) * eng_div_up(tiles, u->cols) <
@@ -1707,29 +1740,18 @@ static inline __u64 eng_wino_units(const struct eng_conv_shape *s,
  * turn, each of two tiles transformed every run (yolov8n and dbnet on 2
  * CPUs: 1.1x and 2.0x the transforms of 1). So a part per run, all its
  * blocks of rows, where the runs split evenly over two tiles taking them
- * in turn (within 9:7; a map's last run is short), else a part per unit.
+ * in turn (eng_wino_even()), else a part per unit.
  */
 static inline __u64 eng_wino_parts(const struct eng_conv_shape *s,
 				   __u32 features)
 {
-	__u64 tiles = eng_wino_tiles(s), runs, ntb, k, even = 0, odd = 0, len;
+	__u64 tiles = eng_wino_tiles(s);
 	struct eng_unit u;
 
 	eng_wino_unit(s, features, &u);
-	ntb = eng_div_up(tiles, u.cols);
-	runs = s->n * s->group * ntb;
-	if (runs > 64)
-		return runs;
-	for (k = 0; k < runs; k++) {
-		len = k % ntb + 1 < ntb ? u.cols : tiles - (ntb - 1) * u.cols;
-		if (k % 2)
-			odd += len;
-		else
-			even += len;
-	}
-	if (runs < 2 || 16 * eng_max(even, odd) > 9 * (even + odd))
+	if (!eng_wino_even(s->n * s->group, tiles, u.cols))
 		return eng_wino_units(s, features);
-	return runs;
+	return s->n * s->group * eng_div_up(tiles, u.cols);
 }
 
 /*
