@@ -1072,6 +1072,15 @@ void act_store(float *y, const float *t, __u32 len, const float *add,
 		bound_f32(act, y, len);
 		return;
 	}
+#ifdef ENG_FMA
+	/* The same operations on 16 lanes: a bf16 layer's whole output. */
+	if (avx512 && (act->func == VNPU_ACT_RELU || act->func == VNPU_ACT_HARD_SWISH ||
+		       act->func == VNPU_ACT_IDENTITY)) {
+		vnpu_eng_plain_store_avx512(y, t, len, add, res, act->func);
+		bound_f32(act, y, len);
+		return;
+	}
+#endif
 	switch (act->func) {
 	case VNPU_ACT_RELU:
 		PLAIN_RUN(vneg_sel(v, vbcast(0.0f)), x < 0 ? 0.0f : x);

@@ -162,6 +162,14 @@ void vnpu_eng_act_avx512(__u32 func, const float *x, float *y, __u64 n);
  */
 void vnpu_eng_act_rows_avx512(__u32 func, float *y, __s64 rs, __u64 rows,
 			      __u64 n);
+/*
+ * act_store()'s one pass on 16 lanes, for @func Relu, HardSwish or
+ * Identity: @len sums at @t, plus *@add when set, plus the run at @res
+ * when set, through @func to @y; the tail under a mask. The operations of
+ * the 8-lane pass, so the same bits.
+ */
+void vnpu_eng_plain_store_avx512(float *y, const float *t, __u64 len,
+				 const float *add, const float *res, __u32 func);
 
 /*
  * One contiguous f32 Softmax or LogSoftmax lane for the 16-lane helpers of

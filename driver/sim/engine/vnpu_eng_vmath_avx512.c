@@ -225,3 +225,48 @@ void vnpu_eng_sm_out_avx512(const struct eng_sm *sm, __u64 i, __u64 e)
 							    vm16_splat(0.0f))));
 	}
 }
+
+/* act_store()'s vneg_sel() and vhswish() on 16 lanes. */
+static inline v16sf ps_act(__u32 func, v16sf v)
+{
+	v16si lt, lo, hi;
+	v16sf h;
+
+	if (func == VNPU_ACT_RELU) {
+		lt = v < 0;
+		return (v16sf)((v16si)v & ~lt);
+	}
+	if (func != VNPU_ACT_HARD_SWISH)
+		return v;
+	h = (v + 3.0f) * (1.0f / 6.0f);
+	lo = h < 0;
+	hi = h > 1;
+	return (v16sf)(((v16si)v & hi) | ((v16si)(v * h) & ~lo & ~hi));
+}
+
+void vnpu_eng_plain_store_avx512(float *y, const float *t, __u64 len,
+				 const float *add, const float *res, __u32 func)
+{
+	typedef v16sf vu __attribute__((aligned(4), may_alias));
+	v16sf a = (v16sf){} + (add ? *add : 0.0f), v;
+	__u64 c;
+	__u16 m;
+
+	for (c = 0; c + 16 <= len; c += 16) {
+		v = *(const vu *)(t + c);
+		if (add)
+			v = v + a;
+		if (res)
+			v = v + *(const vu *)(res + c);
+		*(vu *)(y + c) = ps_act(func, v);
+	}
+	if (c == len)
+		return;
+	m = (__u16)((1u << (len - c)) - 1);
+	v = __builtin_ia32_loadups512_mask(t + c, (v16sf){}, m);
+	if (add)
+		v = v + a;
+	if (res)
+		v = v + __builtin_ia32_loadups512_mask(res + c, (v16sf){}, m);
+	__builtin_ia32_storeups512_mask(y + c, ps_act(func, v), m);
+}
