@@ -1363,6 +1363,34 @@ static void tile_act(const void *arg, float *y, __s64 rs, __u64 rows,
 }
 
 /*
+ * The f32 slice [@k0, @k0 + @kc) of a mat-vec's row @row of @a: in place
+ * where the row is dense f32, else converted into @bufs' A buffer.
+ */
+static const float *gemv_a_slice(const struct gemm_a *a, const void *row,
+				 __u64 k0, __u64 kc,
+				 const struct gemm_bufs *bufs)
+{
+	if (a->dt == VNPU_DTYPE_F32 && a->cs == 1)
+		return (const float *)row + k0;
+	load_f32(bufs->a, elem_at(row, (__s64)k0 * a->cs, a->dt), a->cs, kc,
+		 a->dt);
+	return bufs->a;
+}
+
+/* The epilogue of a mat-vec's row, @nc sums in @f's accumulators. */
+static void gemv_flush(const struct gemm_out *o, const struct gemm_epi *e,
+		       struct gemm_flush *f, __u64 nc)
+{
+	float add[1];
+	int has_add = 0;
+
+	f->plain = epi_plain(o, e, f->m0, 1, add, &has_add);
+	f->add = has_add ? add : 0;
+	f->act = e->act;
+	block_flush(o, e, f, 0, 1, 0, nc);
+}
+
+/*
  * Row @m0 of a GEMM over packed B, columns [n0, n0 + nc): a mat-vec in
  * the same slices as gemm_block(), each output the same chain of FMAs as
  * a micro-kernel's, so the same bits without a tile's idle rows. Not
@@ -1379,28 +1407,17 @@ void gemv_block(const struct gemm_a *a, const struct gemm_b *b, __u64 m0,
 			      .b_ps = kt * ENG_NR };
 	const void *row = elem_at(a->p, (__s64)m0 * a->rs, a->dt);
 	__u64 k0, kstep = eng_div_up(kt, eng_div_up(kt, ENG_KC));
-	float add[1];
-	int has_add = 0;
 
 	for (k0 = 0; k0 < kt; k0 += g.kc) {
 		g.kc = eng_min(kstep, kt - k0);
 		g.load = k0 != 0;
 		g.b = b->packed + (n0 / ENG_NR) * kt * ENG_NR + k0 * ENG_NR;
-		if (a->dt == VNPU_DTYPE_F32 && a->cs == 1) {
-			g.a = (const float *)row + k0;
-		} else {
-			load_f32(bufs->a, elem_at(row, (__s64)k0 * a->cs, a->dt),
-				 a->cs, g.kc, a->dt);
-			g.a = bufs->a;
-		}
+		g.a = gemv_a_slice(a, row, k0, g.kc, bufs);
 		if (k0)
 			eng_pause(bufs->ctx);
 		gemv_slice(&g, bufs->avx512);
 	}
-	f.plain = epi_plain(o, e, m0, 1, add, &has_add);
-	f.add = has_add ? add : 0;
-	f.act = e->act;
-	block_flush(o, e, &f, 0, 1, 0, nc);
+	gemv_flush(o, e, &f, nc);
 }
 
 #ifdef ENG_FMA
@@ -1423,8 +1440,6 @@ void gemv_bf16_block(const struct gemm_a *a, const struct gemm_b *b, __u64 m0,
 				   .work = (__u32 *)bufs->b };
 	const void *row = elem_at(a->p, (__s64)m0 * a->rs, a->dt);
 	__u64 k0, kstep = eng_div_up(kt, eng_div_up(kt, ENG_KC));
-	float add[1];
-	int has_add = 0;
 
 	if (kstep < kt)
 		kstep += kstep % 2;
@@ -1433,21 +1448,12 @@ void gemv_bf16_block(const struct gemm_a *a, const struct gemm_b *b, __u64 m0,
 		g.load = k0 != 0;
 		g.b = (const __u32 *)(b->pairs + (n0 / ENG_NR) * kt * ENG_NR +
 				      k0 * ENG_NR);
-		if (a->dt == VNPU_DTYPE_F32 && a->cs == 1) {
-			g.a = (const float *)row + k0;
-		} else {
-			load_f32(bufs->a, elem_at(row, (__s64)k0 * a->cs, a->dt),
-				 a->cs, g.kc, a->dt);
-			g.a = bufs->a;
-		}
+		g.a = gemv_a_slice(a, row, k0, g.kc, bufs);
 		if (k0)
 			eng_pause(bufs->ctx);
 		vnpu_eng_gemv_bf16(&g);
 	}
-	f.plain = epi_plain(o, e, m0, 1, add, &has_add);
-	f.add = has_add ? add : 0;
-	f.act = e->act;
-	block_flush(o, e, &f, 0, 1, 0, nc);
+	gemv_flush(o, e, &f, nc);
 }
 
 /*
