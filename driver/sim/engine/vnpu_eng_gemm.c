@@ -1460,15 +1460,16 @@ void gemv_bf16_block(const struct gemm_a *a, const struct gemm_b *b, __u64 m0,
  * The depth slice of @s with the AVX512-BF16 kernels: the packed bf16
  * weights in place, the activations rounded to bf16 pairs on the way (a
  * GEMM's A rows in B's unused room, a CONV's B a column pair at a time
- * from the window or the im2col panels, in A's).
+ * from the window or the im2col panels, in A's). With @s->out the last
+ * slice's whole tiles store through the epilogue (@s->out_mc, @s->out_nc).
  */
 static void slice_bf16(const struct gemm_a *a, const struct gemm_b *b,
-		       const struct eng_slice *s, __u64 m0, __u64 n0, __u64 k0,
+		       struct eng_slice *s, __u64 m0, __u64 n0, __u64 k0,
 		       __u64 kt, const struct gemm_bufs *bufs)
 {
 	struct eng_bf16_slice t = { .kc = s->kc, .mc = s->mc, .nc = s->nc,
 				    .acc = s->acc, .acc_rs = s->acc_rs,
-				    .load = s->load };
+				    .load = s->load, .out = s->out ? s : 0 };
 	__u32 *tail = (__u32 *)bufs->b, *room = eng_align(tail + ENG_GEMM_MC);
 
 	if (b->pairs) {
@@ -1577,11 +1578,12 @@ void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 				.m0 = m0, .n0 = n0 };
 	__u64 k0 = 0, kstep;
 	float add[ENG_GEMM_MC];
-	int fuse, bf16, has_add = 0;
+	int fuse, has_add = 0;
 	/* Dense f32 A, B in panels: the FMA tiles read A in place. */
 #ifdef ENG_FMA
 	int in_place = !a->packed && !a->pack && !b->off &&
 		       a->dt == VNPU_DTYPE_F32 && a->cs == 1;
+	int bf16 = bufs->bf16 && (a->pairs || b->pairs);
 #else
 	int in_place = 0;
 #endif
@@ -1605,8 +1607,7 @@ void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 	 * Padded columns: output rows at least a tile wide, so that a tile's
 	 * columns reach at most two of them.
 	 */
-	bf16 = bufs->bf16 && (a->pairs || b->pairs);
-	fuse = !bf16 && kt && f.plain && tile_epilogue(e, o, bufs->avx512) &&
+	fuse = kt && f.plain && tile_epilogue(e, o, bufs->avx512) &&
 	       (!o->wp || o->ow >= (bufs->avx512 ? 2 : 1) * ENG_NR);
 	s.mc = mc;
 	s.nc = nc;
@@ -1632,6 +1633,27 @@ void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 	while (k0 < kt) {
 		s.kc = eng_min(kstep, kt - k0);
 		s.load = k0 != 0;
+		if (fuse && k0 + s.kc == kt) {
+			s.out = (float *)o->y + (__s64)m0 * o->rs +
+				(__s64)(o->wp ? 0 : n0);
+			s.out_rs = o->rs;
+			s.out_wp = o->wp;
+			s.out_ow = o->ow;
+			s.out_q0 = n0;
+			s.out_add = has_add ? add : 0;
+			s.out_act = tile_act_asm(e, bufs->avx512);
+			if (!s.out_act && (e->act->func != VNPU_ACT_IDENTITY ||
+					   e->act->flags)) {
+				s.out_fn = tile_act;
+				s.out_arg = e;
+			}
+			if (e->r) {
+				s.out_res = (const float *)e->r +
+					    (__s64)m0 * e->r_rs +
+					    (__s64)(o->wp ? 0 : n0);
+				s.out_res_rs = e->r_rs;
+			}
+		}
 #ifdef ENG_FMA
 		if (bf16) {
 			slice_bf16(a, b, &s, m0, n0, k0, kt, bufs);
@@ -1677,27 +1699,6 @@ void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 			b->pack(b->arg, k0, s.kc, n0, nc, bufs->b);
 			s.b = bufs->b;
 			s.b_ps = s.kc * ENG_NR;
-		}
-		if (fuse && k0 + s.kc == kt) {
-			s.out = (float *)o->y + (__s64)m0 * o->rs +
-				(__s64)(o->wp ? 0 : n0);
-			s.out_rs = o->rs;
-			s.out_wp = o->wp;
-			s.out_ow = o->ow;
-			s.out_q0 = n0;
-			s.out_add = has_add ? add : 0;
-			s.out_act = tile_act_asm(e, bufs->avx512);
-			if (!s.out_act && (e->act->func != VNPU_ACT_IDENTITY ||
-					   e->act->flags)) {
-				s.out_fn = tile_act;
-				s.out_arg = e;
-			}
-			if (e->r) {
-				s.out_res = (const float *)e->r +
-					    (__s64)m0 * e->r_rs +
-					    (__s64)(o->wp ? 0 : n0);
-				s.out_res_rs = e->r_rs;
-			}
 		}
 #ifdef ENG_FMA
 		if (in_place) {

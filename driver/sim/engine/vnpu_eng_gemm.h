@@ -145,6 +145,17 @@ void vnpu_eng_slice_avx512(struct eng_slice *s);
 /* The AVX2 6x16 driver, for benchmarks of the micro-kernels alone. */
 void vnpu_eng_slice_avx2(struct eng_slice *s);
 
+/*
+ * The AVX-512 drivers' (f32 and bf16) output of a last slice's tile at
+ * block row @r0 and column @c0, @w columns wide, into @o from @s's @out
+ * members; the prefetch of its lines; @s->out_fn on what it stored.
+ */
+void vnpu_eng_tile_out(const struct eng_slice *s, __u64 r0, __u64 c0, __u64 w,
+		       struct eng_tile_out *o);
+void vnpu_eng_out_ahead(const struct eng_tile_out *o, int rows, __u64 cols);
+void vnpu_eng_tile_out_fn(const struct eng_slice *s,
+			  const struct eng_tile_out *o, int rows, __u64 cols);
+
 /**
  * struct eng_bf16_slice - one depth slice of a block in bf16 depth pairs
  * @kc: depth of the slice; odd only for the last slice of an odd depth
@@ -175,6 +186,10 @@ void vnpu_eng_slice_avx2(struct eng_slice *s);
  * @acc_rs: see @acc
  * @load: 0 for the first slice, else add to @acc
  * @work: %ENG_BF16_WORK words of scratch
+ * @out: NULL, or (last slice only) the block's struct eng_slice whose
+ *	@out members say where the sums go through the epilogue in the
+ *	tiles, as the f32 AVX-512 driver's; its @out_mc and @out_nc are
+ *	returned (whole 12x32 tiles only)
  */
 struct eng_bf16_slice {
 	__u64 kc, mc, nc;
@@ -193,6 +208,7 @@ struct eng_bf16_slice {
 	__u64 acc_rs;
 	int load;
 	__u32 *work;
+	struct eng_slice *out;
 };
 
 /* Words between the rows of struct eng_bf16_slice's A with @a_rows. */

@@ -211,120 +211,6 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	UK_FMA(UK_A0(u, 0), 0, 1) UK_FMA(UK_A0(u, 1), 2, 3)		\
 	UK_FMA(UK_A0(u, 2), 4, 5) UK_FMA(UK_A0(u, 3), 6, 7)
 
-/* ZT_ST under the masks in k1-k4, the second pair %[t] bytes on. */
-#define UK_STM(z0, z1)							\
-	"vmovups %%zmm" #z0 ", (%[p])%{%%k1%}\n\t"			\
-	"vmovups %%zmm" #z1 ", 64(%[p])%{%%k2%}\n\t"			\
-	"vmovups %%zmm" #z0 ", (%[p], %[t])%{%%k3%}\n\t"		\
-	"vmovups %%zmm" #z1 ", 64(%[p], %[t])%{%%k4%}\n\t"		\
-	"add %[rsb], %[p]\n\t"
-
-/* Row r = z0 / 2 of the tile plus the r-th float at %[t], broadcast. */
-#define UK_ADD(z0, z1)							\
-	"vaddps (2 * " #z0 ")(%[t])%{1to16%}, %%zmm" #z0 ", %%zmm" #z0 "\n\t" \
-	"vaddps (2 * " #z0 ")(%[t])%{1to16%}, %%zmm" #z1 ", %%zmm" #z1 "\n\t"
-
-/*
- * Row r = z0 / 2 of the tile plus the residual's row at %[k], which then
- * moves %[a0] bytes on: whole, or (UK_RESM) under the store masks, the
- * second pair %[t] bytes on. Masked lanes read nothing.
- */
-#define UK_RES(z0, z1)							\
-	"vaddps (%[k]), %%zmm" #z0 ", %%zmm" #z0 "\n\t"		\
-	"vaddps 64(%[k]), %%zmm" #z1 ", %%zmm" #z1 "\n\t"		\
-	"add %[a0], %[k]\n\t"
-
-#define UK_RESM(z0, z1)							\
-	"vaddps (%[k]), %%zmm" #z0 ", %%zmm" #z0 "%{%%k1%}\n\t"	\
-	"vaddps 64(%[k]), %%zmm" #z1 ", %%zmm" #z1 "%{%%k2%}\n\t"	\
-	"vaddps (%[k], %[t]), %%zmm" #z0 ", %%zmm" #z0 "%{%%k3%}\n\t" \
-	"vaddps 64(%[k], %[t]), %%zmm" #z1 ", %%zmm" #z1 "%{%%k4%}\n\t" \
-	"add %[a0], %[k]\n\t"
-
-/*
- * Relu of row z0 / 2 with zmm29 zero: max(0, x) keeps x unless 0 > x,
- * so a NaN or -0 stays, as in the epilogue's x < 0 ? 0 : x.
- */
-#define UK_RELU(z0, z1)							\
-	"vmaxps %%zmm" #z0 ", %%zmm29, %%zmm" #z0 "\n\t"		\
-	"vmaxps %%zmm" #z1 ", %%zmm29, %%zmm" #z1 "\n\t"
-
-/*
- * HardSwish of zmm z as hswish() computes it, with zmm24-26 holding 3,
- * fl(1/6) and 1 and zmm29 zero: h = (x + 3) * fl(1/6), then x where
- * h > 1, else +0 where h < 0, else x * h (a NaN's h is the NaN, so x * h
- * keeps its payload in either operand order).
- */
-#define UK_HS(z)							\
-	"vaddps %%zmm24, %%zmm" #z ", %%zmm27\n\t"			\
-	"vmulps %%zmm25, %%zmm27, %%zmm27\n\t"			\
-	"vcmpps $1, %%zmm29, %%zmm27, %%k5\n\t"			\
-	"vcmpps $14, %%zmm26, %%zmm27, %%k6\n\t"			\
-	"vmulps %%zmm27, %%zmm" #z ", %%zmm27\n\t"			\
-	"vpxord %%zmm27, %%zmm27, %%zmm27%{%%k5%}\n\t"		\
-	"vblendmps %%zmm" #z ", %%zmm27, %%zmm" #z "%{%%k6%}\n\t"
-
-#define UK_HSWISH(z0, z1) UK_HS(z0) UK_HS(z1)
-
-/*
- * Where the tile goes: back to %[c], or with %[out] (struct eng_tile_out)
- * to out->y, rows out->rsb bytes apart, after adding out->add[r] to row r
- * when out->add is set, then out->res's elements when set, then out->act
- * (Relu or HardSwish), and under out->mask[] when out->jb is set (then the stores
- * jump to 8, with out->jb in %[t]). After the depth loop %[k] and %[a0]
- * are free.
- */
-#define UK_OUT(ROWS)							\
-	"mov %[c], %[p]\n\t"						\
-	"test %[out], %[out]\n\t"					\
-	"jz 7f\n\t"							\
-	"mov (%[out]), %[p]\n\t"					\
-	"mov 8(%[out]), %[rsb]\n\t"					\
-	"mov 16(%[out]), %[t]\n\t"					\
-	"test %[t], %[t]\n\t"						\
-	"jz 9f\n\t"							\
-	ROWS(UK_ADD)							\
-	"9:\n\t"							\
-	"mov 24(%[out]), %[t]\n\t"					\
-	"test %[t], %[t]\n\t"						\
-	"jz 11f\n\t"							\
-	"kmovw 32(%[out]), %%k1\n\t"					\
-	"kmovw 34(%[out]), %%k2\n\t"					\
-	"kmovw 36(%[out]), %%k3\n\t"					\
-	"kmovw 38(%[out]), %%k4\n\t"					\
-	"11:\n\t"							\
-	"mov 40(%[out]), %[k]\n\t"					\
-	"test %[k], %[k]\n\t"						\
-	"jz 13f\n\t"							\
-	"mov 48(%[out]), %[a0]\n\t"					\
-	"test %[t], %[t]\n\t"						\
-	"jnz 12f\n\t"							\
-	ROWS(UK_RES)							\
-	"jmp 13f\n"							\
-	"12:\n\t"							\
-	ROWS(UK_RESM)							\
-	"13:\n\t"							\
-	"mov 56(%[out]), %[k]\n\t"					\
-	"test %[k], %[k]\n\t"						\
-	"jz 14f\n\t"							\
-	"vpxord %%zmm29, %%zmm29, %%zmm29\n\t"			\
-	"cmp $" ZT_STR(ENG_TILE_RELU) ", %[k]\n\t"			\
-	"jne 15f\n\t"							\
-	ROWS(UK_RELU)							\
-	"jmp 14f\n"							\
-	"15:\n\t"							\
-	"mov $0x40400000, %k[k]\n\t"					\
-	"vpbroadcastd %k[k], %%zmm24\n\t"				\
-	"mov $0x3e2aaaab, %k[k]\n\t"					\
-	"vpbroadcastd %k[k], %%zmm25\n\t"				\
-	"mov $0x3f800000, %k[k]\n\t"					\
-	"vpbroadcastd %k[k], %%zmm26\n\t"				\
-	ROWS(UK_HSWISH)							\
-	"14:\n\t"							\
-	"test %[t], %[t]\n\t"						\
-	"jnz 8f\n"							\
-	"7:\n\t"
-
 /*
  * The whole tile of STEP and ROWS: 12 rows or 4; the vzeroupper leaves no
  * dirty upper state behind.
@@ -359,12 +245,7 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	"dec %[k]\n\t"							\
 	"jnz 3b\n"							\
 	"4:\n\t"							\
-	UK_OUT(ROWS)							\
-	ROWS(ZT_ST)							\
-	"jmp 10f\n"							\
-	"8:\n\t"							\
-	ROWS(UK_STM)							\
-	"10:\n\t"							\
+	ZT_STORE(ROWS)							\
 	"vzeroupper\n\t"
 
 #define UK_TILE UK_TILE_(UK_STEP, ZT_ROWS)
@@ -652,8 +533,8 @@ static const float *b_ahead(const struct eng_slice *s, __u64 nb, __u64 j,
  * that reaches past its output row's last column stores under masks, the
  * columns past the padding into the next output row.
  */
-static void tile_out(const struct eng_slice *s, __u64 r0, __u64 c0, __u64 w,
-		     struct eng_tile_out *o)
+void vnpu_eng_tile_out(const struct eng_slice *s, __u64 r0, __u64 c0, __u64 w,
+		       struct eng_tile_out *o)
 {
 	__u64 q = s->out_q0 + c0, wp = s->out_wp, ow = s->out_ow;
 	__u64 qc, lo = 0, hi = 0, c;
@@ -695,7 +576,7 @@ static inline void prefetch_own(const void *p)
  * stores to @o, to own them by the time its stores come: they are new
  * lines, and a tile's stores that miss stall the next tile's start.
  */
-static void out_ahead(const struct eng_tile_out *o, int rows, __u64 cols)
+void vnpu_eng_out_ahead(const struct eng_tile_out *o, int rows, __u64 cols)
 {
 	const char *y = (const char *)o->y, *res = (const char *)o->res;
 	__s64 last = cols * 4 - 1;
@@ -722,13 +603,13 @@ static void out_ahead(const struct eng_tile_out *o, int rows, __u64 cols)
 
 /*
  * @s->out_fn on the outputs the tile of @rows rows and @cols columns at
- * @o stored, while they are in L1. Under masks (tile_out()) a row's
- * outputs are one run all the same: the columns of @o->mask[0..1] from
- * @o->y on, then those of @o->mask[2..3], which the stores put @o->jb
- * bytes back, right after them (at the next output row's start).
+ * @o stored, while they are in L1. Under masks (vnpu_eng_tile_out()) a
+ * row's outputs are one run all the same: the columns of @o->mask[0..1]
+ * from @o->y on, then those of @o->mask[2..3], which the stores put
+ * @o->jb bytes back, right after them (at the next output row's start).
  */
-static void tile_out_fn(const struct eng_slice *s, const struct eng_tile_out *o,
-			int rows, __u64 cols)
+void vnpu_eng_tile_out_fn(const struct eng_slice *s,
+			  const struct eng_tile_out *o, int rows, __u64 cols)
 {
 	__u32 lo = o->mask[0] | (__u32)o->mask[1] << 16;
 	__u32 hi = o->mask[2] | (__u32)o->mask[3] << 16;
@@ -995,9 +876,10 @@ void vnpu_eng_slice_avx512(struct eng_slice *s)
 
 			/* Tiles wholly inside the block go to the output. */
 			if (i * ENG_MR < s->out_mc && j * ENG_NR < s->out_nc) {
-				tile_out(s, i * ENG_MR, j * ENG_NR, cols, &out);
+				vnpu_eng_tile_out(s, i * ENG_MR, j * ENG_NR, cols,
+						  &out);
 				o = &out;
-				out_ahead(o, tile_rows[rows], cols);
+				vnpu_eng_out_ahead(o, tile_rows[rows], cols);
 			}
 			tiles[!!s->a_rows][ind][rows][two_n](s->kc, a0, a0 + s->a_ps, b0,
 						 b0 + s->b_ps, s->off,
@@ -1007,7 +889,7 @@ void vnpu_eng_slice_avx512(struct eng_slice *s)
 						 s->a_rows,
 						 a_ahead_pd(s, a0, i, ma, j, nb));
 			if (o && s->out_fn)
-				tile_out_fn(s, o, tile_rows[rows], cols);
+				vnpu_eng_tile_out_fn(s, o, tile_rows[rows], cols);
 		}
 	}
 	/* After the tiles: they have brought the slice of A into the caches. */

@@ -136,11 +136,12 @@ void tile(__u64 np2, const __u32 *a0, const __u32 *a1, const __u32 *b0,
 			st16(c + r * rs + j * ENG_NR, acc[r][j]);
 }
 
+/* The edge tiles: to the accumulators (the driver gives them no @out). */
 #define TILE_FN(name, rows, np, arow)					\
 static __attribute__((__noinline__))					\
 void name(__u64 np2, const __u32 *a0, const __u32 *a1, const __u32 *b0,	\
 	  const __u32 *b1, const __u32 *ta, const __u32 *tb, float *c,	\
-	  __u64 rs, int load)						\
+	  __u64 rs, int load, const struct eng_tile_out *out)		\
 {									\
 	tile(np2, a0, a1, b0, b1, ta, tb, c, rs, load, rows, np, arow);	\
 }
@@ -157,7 +158,9 @@ TILE_FN(tile_12x16_rows, 12, 1, 1)
  * that nothing spills (the C one above spills a third of its sums): row
  * r in zmm(2r) and zmm(2r+1), B's pair row in zmm30 and zmm31, A's word
  * broadcast into zmm29; two pairs a loop trip, then one, then the tail.
- * The same instructions in the same order per sum as tile().
+ * The same instructions in the same order per sum as tile(). With @out
+ * (struct eng_tile_out) the sums go through the epilogue of the f32
+ * tiles (ZT_STORE()) to the output instead of back to @c.
  */
 #define BK_DP(addr, z0, z1)						\
 	"vpbroadcastd " addr ", %%zmm29\n\t"				\
@@ -187,10 +190,12 @@ TILE_FN(tile_12x16_rows, 12, 1, 1)
 static __attribute__((__noinline__))					\
 void name(__u64 np2, const __u32 *a0, const __u32 *a1,			\
 		const __u32 *b0, const __u32 *b1, const __u32 *ta,	\
-		const __u32 *tb, float *c, __u64 rs, int load)		\
+		const __u32 *tb, float *c, __u64 rs, int load,		\
+		const struct eng_tile_out *out)				\
 {									\
 	__s64 bd = (const char *)b1 - (const char *)b0;			\
 	__u64 rsb = rs * 4;						\
+	const float *t;							\
 	float *p;							\
 									\
 	__asm__ __volatile__("mov %[c], %[p]\n\t"			\
@@ -224,19 +229,19 @@ void name(__u64 np2, const __u32 *a0, const __u32 *a1,			\
 			     "mov $64, %[bd]\n\t"			\
 			     BK_STEP_(0, BK_A_PANEL)			\
 			     "4:\n\t"					\
-			     "mov %[c], %[p]\n\t"			\
-			     ZT_ROWS(ZT_ST)				\
+			     ZT_STORE(ZT_ROWS)				\
 			     "vzeroupper\n\t"				\
 			     : [k] "+r"(np2), [a0] "+r"(a0), [a1] "+r"(a1),	\
-			       [b] "+r"(b0), [bd] "+r"(bd), [p] "=&r"(p)	\
-			     : [c] "r"(c), [load] "r"(load), [rsb] "r"(rsb),	\
-			       [ta] "r"(ta), [tb] "r"(tb)		\
+			       [b] "+r"(b0), [bd] "+r"(bd), [p] "=&r"(p),	\
+			       [t] "=&r"(t), [rsb] "+r"(rsb)		\
+			     : [c] "r"(c), [load] "r"(load), [ta] "r"(ta),	\
+			       [tb] "r"(tb), [out] "r"(out)		\
 			     : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",	\
 			       "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",	\
 			       "xmm12", "xmm13", "xmm14", "xmm15", "xmm16",	\
 			       "xmm17", "xmm18", "xmm19", "xmm20", "xmm21",	\
-			       "xmm22", "xmm23", "xmm29", "xmm30", "xmm31", "cc",	\
-			       "memory");				\
+			       "xmm22", "xmm23", "xmm30", "xmm31",	\
+			       ZT_OUT_CLOBBER, "cc", "memory");		\
 }
 
 BK_TILE(tile_12x32, BK_A_PANEL, "add $48, %[a0]\n\tadd $48, %[a1]\n\t")
@@ -244,7 +249,8 @@ BK_TILE(tile_12x32_rows, BK_A_ROWS, "add $8, %[a0]\n\tadd $8, %[a1]\n\t")
 
 typedef void (*tile_fn)(__u64 np2, const __u32 *a0, const __u32 *a1,
 			const __u32 *b0, const __u32 *b1, const __u32 *ta,
-			const __u32 *tb, float *c, __u64 rs, int load);
+			const __u32 *tb, float *c, __u64 rs, int load,
+			const struct eng_tile_out *out);
 
 /* [A in rows][two row panels][two column panels] */
 static const tile_fn tiles[2][2][2] = {
@@ -351,9 +357,21 @@ static void tail_b(const struct eng_bf16_slice *s, __u64 j, __u64 np,
 void vnpu_eng_slice_bf16(const struct eng_bf16_slice *s)
 {
 	__u64 ma = eng_div_up(s->mc, ENG_MR), nb = eng_div_up(s->nc, ENG_NR);
-	__u64 np2 = s->kc / 2, i, j;
+	__u64 np2 = s->kc / 2, i, j, out_mc = 0, out_nc = 0;
 	__u32 *ta = s->work, *tb = ta + ENG_GEMM_MC, *bw = tb + 2 * ENG_NR;
 	int odd = s->kc % 2;
+	struct eng_tile_out out = {};
+
+	/* Whole 12x32 tiles go to the output, the others to the sums. */
+	if (s->out) {
+		out_mc = s->mc / (2 * ENG_MR) * 2 * ENG_MR;
+		out_nc = s->nc / (2 * ENG_NR) * 2 * ENG_NR;
+		out.rsb = (__u64)s->out->out_rs * 4;
+		out.res_rsb = s->out->out_res_rs * 4;
+		out.act = s->out->out_act;
+		s->out->out_mc = out_mc;
+		s->out->out_nc = out_nc;
+	}
 
 	if (odd && !s->a_tail)
 		tail_a(s, ma, ta);
@@ -392,11 +410,22 @@ void vnpu_eng_slice_bf16(const struct eng_bf16_slice *s)
 		for (i = 0; i < ma; i += 2) {
 			int two_m = i + 1 < ma;
 			const __u32 *a0 = s->a + i * s->a_ps;
+			const struct eng_tile_out *o = 0;
 
+			if ((i + 2) * ENG_MR <= out_mc &&
+			    (j + 2) * ENG_NR <= out_nc) {
+				vnpu_eng_tile_out(s->out, i * ENG_MR,
+						  j * ENG_NR, 2 * ENG_NR, &out);
+				o = &out;
+				vnpu_eng_out_ahead(o, 2 * ENG_MR, 2 * ENG_NR);
+			}
 			tiles[s->a_rows][two_m][two_n](np2, a0, a0 + s->a_ps, b0, b1,
 					    odd ? ta + i * ENG_MR : 0, tb,
 					    s->acc + i * ENG_MR * s->acc_rs +
-					    j * ENG_NR, s->acc_rs, s->load);
+					    j * ENG_NR, s->acc_rs, s->load, o);
+			if (o && s->out->out_fn)
+				vnpu_eng_tile_out_fn(s->out, o, 2 * ENG_MR,
+						     2 * ENG_NR);
 		}
 	}
 }

@@ -59,6 +59,27 @@ static float val(void)
 	return et_randf() * (float)(1 << (rand() % 6)) / 8.0f + 1e-3f;
 }
 
+/*
+ * The epilogue of a sum @x as the engine's: plus the bias @c and the
+ * residual @r (when there are), then Relu or HardSwish (hswish()'s
+ * operations) for @act.
+ */
+static float epi_model(float x, const float *c, const float *r, __u32 act)
+{
+	float h;
+
+	if (c)
+		x = x + *c;
+	if (r)
+		x = x + *r;
+	if (act == VNPU_ACT_RELU)
+		return x < 0 ? 0.0f : x;
+	if (act != VNPU_ACT_HARD_SWISH)
+		return x;
+	h = (x + 3.0f) * (1.0f / 6.0f);
+	return h < 0 ? 0.0f : h > 1 ? x : x * h;
+}
+
 /* Each element (k, x) of every panel where eng_pair_at() says. */
 static void pair_layout(struct __test_metadata *_metadata)
 {
@@ -215,9 +236,9 @@ static void gemm_case(struct __test_metadata *_metadata, __u64 m, __u64 n, __u64
 }
 
 /* One image, @c channels of @h x @w, @m outputs of @kh x @kw, stride @s. */
-static void conv_case(struct __test_metadata *_metadata, __u64 c, __u64 h, __u64 w, __u64 m,
-		      __u64 kh, __u64 kw,
-		      __u32 s, __u32 pad)
+static void conv_epi_case(struct __test_metadata *_metadata, __u64 c, __u64 h, __u64 w,
+			  __u64 m, __u64 kh, __u64 kw, __u32 s, __u32 pad,
+			  __u32 flags, __u32 act)
 {
 	__u64 oh = (h + 2 * pad - kh) / s + 1, ow = (w + 2 * pad - kw) / s + 1;
 	__u64 kt = c * kh * kw, dx[4] = { 1, c, h, w }, dy[4] = { 1, m, oh, ow };
@@ -225,9 +246,11 @@ static void conv_case(struct __test_metadata *_metadata, __u64 c, __u64 h, __u64
 	float *x = malloc(c * h * w * 4), *wt = malloc(m * kt * 4);
 	float *pk = malloc(size * 4), *y = malloc(m * oh * ow * 4);
 	float *model = malloc(m * oh * ow * 4), *mag = malloc(m * oh * ow * 4);
-	float *col = malloc(kt * 4);
+	float *col = malloc(kt * 4), *bias = malloc(m * 4);
+	float *res = malloc(m * oh * ow * 4);
 	__u16 *ph = malloc(size * 2);
-	struct vnpu_layer_conv at = { .flags = VNPU_LAYER_F_PACKED, .group = 1,
+	struct vnpu_layer_conv at = { .flags = VNPU_LAYER_F_PACKED | flags,
+				      .group = 1, .act.func = act,
 				      .kernel = { (__u32)kh, (__u32)kw },
 				      .stride = { s, s }, .dilation = { 1, 1 },
 				      .pad_begin = { pad, pad },
@@ -238,6 +261,11 @@ static void conv_case(struct __test_metadata *_metadata, __u64 c, __u64 h, __u64
 		x[i] = val();
 	for (i = 0; i < m * kt; i++)
 		wt[i] = of_bf16(to_bf16(val()));
+	/* About as large as the sums: some outputs below zero, some not. */
+	for (i = 0; i < m; i++)
+		bias[i] = -et_randf() * (float)kt / 16.0f;
+	for (i = 0; i < m * oh * ow; i++)
+		res[i] = et_randf() * 4.0f - 2.0f;
 	vnpu_eng_pack(VNPU_PACK_CONV_W, wt, 1, m, kt, pk);
 	for (i = 0; i < size; i++)
 		ph[i] = to_bf16(pk[i]);
@@ -258,19 +286,33 @@ static void conv_case(struct __test_metadata *_metadata, __u64 c, __u64 h, __u64
 				ar[k] = of_bf16(to_bf16(col[k]));
 				mag[i * oh * ow + q] += fabsf(col[k] * wt[i * kt + k]);
 			}
-			model[i * oh * ow + q] = dot_model(wt + i * kt, ar, kt);
+			model[i * oh * ow + q] =
+				epi_model(dot_model(wt + i * kt, ar, kt),
+					  flags & VNPU_LAYER_F_BIAS ? &bias[i] : 0,
+					  flags & VNPU_LAYER_F_RESIDUAL ?
+					  &res[i * oh * ow + q] : 0, act);
 		}
 	}
 	{
-		struct vnpu_cmd_tensor t[3] = { et_dense(F32, 4, dx),
-						et_dense(BF16, 1, &size),
-						et_dense(F32, 4, dy) };
-		void *data[3] = { x, ph, y };
+		struct vnpu_cmd_tensor t[5] = { et_dense(F32, 4, dx),
+						et_dense(BF16, 1, &size) };
+		void *data[5] = { x, ph };
+		__u32 n = 2;
 
-		snprintf(name, sizeof(name), "conv bf16 c%llu %llux%llu s%u",
+		if (flags & VNPU_LAYER_F_BIAS) {
+			t[n] = et_dense(F32, 1, &m);
+			data[n++] = bias;
+		}
+		if (flags & VNPU_LAYER_F_RESIDUAL) {
+			t[n] = et_dense(F32, 4, dy);
+			data[n++] = res;
+		}
+		t[n] = et_dense(F32, 4, dy);
+		data[n++] = y;
+		snprintf(name, sizeof(name), "conv bf16 c%llu %llux%llu s%u e%x/%u",
 			 (unsigned long long)c, (unsigned long long)kh,
-			 (unsigned long long)kw, s);
-		check_paths(_metadata, name, VNPU_LAYER_CONV, t, data, 3, &at, sizeof(at),
+			 (unsigned long long)kw, s, flags, act);
+		check_paths(_metadata, name, VNPU_LAYER_CONV, t, data, n, &at, sizeof(at),
 			    model, mag, m * oh * ow, m <= VNPU_PACK_MR);
 	}
 	free(x);
@@ -281,6 +323,14 @@ static void conv_case(struct __test_metadata *_metadata, __u64 c, __u64 h, __u64
 	free(model);
 	free(mag);
 	free(col);
+	free(bias);
+	free(res);
+}
+
+static void conv_case(struct __test_metadata *_metadata, __u64 c, __u64 h, __u64 w, __u64 m,
+		      __u64 kh, __u64 kw, __u32 s, __u32 pad)
+{
+	conv_epi_case(_metadata, c, h, w, m, kh, kw, s, pad, 0, VNPU_ACT_IDENTITY);
 }
 
 TEST(gemmbf16)
@@ -322,6 +372,19 @@ TEST(gemmbf16)
 	conv_case(_metadata, 21, 9, 11, 6, 3, 3, 1, 1);
 	conv_case(_metadata, 16, 10, 10, 1, 1, 1, 1, 0);
 	conv_case(_metadata, 21, 9, 11, 7, 3, 3, 1, 1);
+	/*
+	 * The epilogue in the tiles (whole 12x32 tiles) and in the flush (the
+	 * others): bias, residual, Relu and HardSwish; 1x1 and a window whose
+	 * tiles straddle output rows (padded columns, masked stores).
+	 */
+	conv_epi_case(_metadata, 33, 19, 29, 200, 1, 1, 1, 0, VNPU_LAYER_F_BIAS,
+		      VNPU_ACT_RELU);
+	conv_epi_case(_metadata, 24, 14, 14, 40, 1, 1, 1, 0,
+		      VNPU_LAYER_F_BIAS | VNPU_LAYER_F_RESIDUAL, VNPU_ACT_HARD_SWISH);
+	conv_epi_case(_metadata, 7, 24, 40, 30, 3, 3, 1, 1, VNPU_LAYER_F_RESIDUAL,
+		      VNPU_ACT_RELU);
+	conv_epi_case(_metadata, 12, 21, 37, 26, 3, 3, 2, 1,
+		      VNPU_LAYER_F_BIAS | VNPU_LAYER_F_RESIDUAL, VNPU_ACT_IDENTITY);
 	printf("gemm-bf16: %s\n", et_host_features & VNPU_ENG_F_AVX512_BF16 ?
 	       "avx512-bf16 and widening paths" : "widening path only");
 }
