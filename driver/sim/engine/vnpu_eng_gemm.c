@@ -2023,7 +2023,7 @@ void valid_span(__s64 off, __u64 s, __u64 n, __u64 out, __u64 *lo,
  * Both column phases of a dense f32 row of stride 2 in one pass: padded
  * column 2x + pw (input column 2x + pw - @pb, zero outside [0, @w)) to
  * @d[pw][x], x in [0, @wq); eight x at a time where their 16 inputs lie
- * inside the row.
+ * inside the row. Without @d1, phase 0 alone.
  */
 static void conv_window_row2_f32(const float *row, __u64 w, __u64 pb,
 				 __u64 wq, float *d0, float *d1)
@@ -2035,7 +2035,7 @@ static void conv_window_row2_f32(const float *row, __u64 w, __u64 pb,
 		i = (__s64)(2 * x) - (__s64)pb;
 		if (i >= 0 && i + 16 <= (__s64)w)
 			break;
-		for (pw = 0; pw < 2; pw++)
+		for (pw = 0; pw < (d1 ? 2 : 1); pw++)
 			(pw ? d1 : d0)[x] = i + (__s64)pw >= 0 &&
 					    i + (__s64)pw < (__s64)w ?
 					    row[i + (__s64)pw] : 0;
@@ -2045,13 +2045,15 @@ static void conv_window_row2_f32(const float *row, __u64 w, __u64 pb,
 
 		vstore(d0 + x, __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10,
 						       12, 14));
-		vstore(d1 + x, __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11,
-						       13, 15));
+		if (d1)
+			vstore(d1 + x, __builtin_shufflevector(a, b, 1, 3, 5, 7,
+							       9, 11, 13, 15));
 	}
 	for (; x < wq; x++) {
 		i = (__s64)(2 * x) - (__s64)pb;
 		d0[x] = i >= 0 && i < (__s64)w ? row[i] : 0;
-		d1[x] = i + 1 >= 0 && i + 1 < (__s64)w ? row[i + 1] : 0;
+		if (d1)
+			d1[x] = i + 1 >= 0 && i + 1 < (__s64)w ? row[i + 1] : 0;
 	}
 }
 
@@ -2071,16 +2073,37 @@ static int phase_read(__u64 ph, __u64 k, __u32 dil, __u64 s)
 }
 
 /*
+ * Whether the taps of @cj read one stride-phase plane, (0, 0): a 1x1
+ * convolution of stride 2 (ResNet's downsampling) or a dilation the
+ * stride divides. Its window holds that plane alone per channel, which is
+ * all it copies: the other three of stride 2 would only be zeroed.
+ */
+static int conv_one_plane(const struct conv_job *cj)
+{
+	const struct vnpu_layer_conv *at = cj->at;
+	__u64 p;
+
+	for (p = 1; p < at->stride[0]; p++)
+		if (phase_read(p, cj->s.kh, at->dilation[0], at->stride[0]))
+			return 0;
+	for (p = 1; p < at->stride[1]; p++)
+		if (phase_read(p, cj->s.kw, at->dilation[1], at->stride[1]))
+			return 0;
+	return 1;
+}
+
+/*
  * The stride-phase planes of channel @c for padded rows [@r0, @r0 + @rows)
  * of each into @d (plane (ph, pw) at (ph * sw + pw) * @plane): row r of
  * plane (ph, pw) is padded input row r * sh + ph, its columns pw, pw +
  * sw, ...; rows in the padding are zeros. Each column phase's run inside
  * the input is found once, not per row. Planes no tap reads are not
  * copied (conv_window() zeroes them once): only columns the tiles drop
- * read them.
+ * read them. With @one, the taps read one plane (conv_one_plane()), which
+ * goes to @d alone.
  */
 static void conv_window_phased(const struct conv_job *cj, __u64 c, __u64 r0,
-			       __u64 rows, float *d, __u64 plane)
+			       __u64 rows, float *d, __u64 plane, int one)
 {
 	const struct vnpu_layer_conv *at = cj->at;
 	__u64 sh = at->stride[0], sw = at->stride[1], wq = eng_conv_wq(&cj->s, at);
@@ -2098,18 +2121,18 @@ static void conv_window_phased(const struct conv_job *cj, __u64 c, __u64 r0,
 		for (r = 0; r < rows; r++) {
 			ih = (__s64)((r0 + r) * sh + ph) - at->pad_begin[0];
 			src = (__s64)c * cj->xs[0] + ih * cj->xs[1];
-			dr = d + ph * sw * plane + r * wq;
+			dr = d + (one ? 0 : ph * sw * plane) + r * wq;
 			if (sw == 2 && cj->dt == VNPU_DTYPE_F32 && cj->xs[2] == 1 &&
 			    ih >= 0 && ih < (__s64)cj->s.h) {
 				conv_window_row2_f32((const float *)cj->x + src,
 						     cj->s.w, at->pad_begin[1],
-						     wq, dr, dr + plane);
+						     wq, dr, one ? 0 : dr + plane);
 				continue;
 			}
 			for (pw = 0; pw < sw; pw++) {
 				if (!phase_read(pw, cj->s.kw, at->dilation[1], sw))
 					continue;
-				dr = d + (ph * sw + pw) * plane + r * wq;
+				dr = d + (one ? 0 : (ph * sw + pw) * plane) + r * wq;
 				l = wq;
 				h = wq;
 				if (ih >= 0 && ih < (__s64)cj->s.h) {
@@ -2219,7 +2242,9 @@ static void conv_offsets(const struct conv_job *cj, __u64 plane, __u64 cs,
  * q plus a constant, so 16 neighbouring outputs read 16 neighbouring floats.
  * With stride 1 there is one plane, the padded input itself, its rows
  * W + max(left, right pad) wide: the last outputs' right-most taps read the
- * next row's left padding (see eng_conv_wq()).
+ * next row's left padding (see eng_conv_wq()). Taps that read plane
+ * (0, 0) alone keep that plane alone, @cs floats a channel
+ * (conv_one_plane()).
  */
 static void conv_window(const struct conv_job *cj, __u64 q0, __u64 q1,
 			__u64 cols, float *win, __s32 *off, __u64 *laid)
@@ -2228,17 +2253,20 @@ static void conv_window(const struct conv_job *cj, __u64 q0, __u64 q1,
 	const struct vnpu_layer_conv *at = cj->at;
 	__u64 sh = at->stride[0], sw = at->stride[1], wq = eng_conv_wq(s, at);
 	__u64 r0 = q0 / wq, rows, plane, cs, c, p;
+	int one;
 
 	rows = (q1 - 1) / wq - r0 + 1 + (s->kh - 1) * at->dilation[0] / sh;
 	plane = rows * wq;
-	cs = sh * sw * plane;
+	one = conv_one_plane(cj);
+	cs = (one ? 1 : sh * sw) * plane;
 	for (c = 0; c < s->cg; c++) {
 		conv_window_prefetch(cj, c + 2, r0, rows);
 		if (sh == 1 && sw == 1 && cj->dt == VNPU_DTYPE_F32 &&
 		    cj->xs[2] == 1)
 			conv_window_rows_f32(cj, c, r0, rows, win + c * cs);
 		else
-			conv_window_phased(cj, c, r0, rows, win + c * cs, plane);
+			conv_window_phased(cj, c, r0, rows, win + c * cs, plane,
+					   one);
 	}
 	/*
 	 * Columns past the last row read the slack: keep it defined. The
@@ -2251,7 +2279,7 @@ static void conv_window(const struct conv_job *cj, __u64 q0, __u64 q1,
 		return;
 	zero_f32(win + s->cg * cs, eng_conv_slack(s, at, cols));
 	/* The planes no tap reads: zeros too, as nothing copies them. */
-	for (p = 0; p < sh * sw && sh * sw > 1; p++)
+	for (p = 0; p < sh * sw && sh * sw > 1 && !one; p++)
 		if (!phase_read(p / sw, s->kh, at->dilation[0], sh) ||
 		    !phase_read(p % sw, s->kw, at->dilation[1], sw))
 			for (c = 0; c < s->cg; c++)
