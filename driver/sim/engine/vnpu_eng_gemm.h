@@ -54,6 +54,9 @@
  * @out_res_rs: see @out_res
  * @out_act: with @out (AVX-512 only), the activation after the adds:
  *	0, ENG_TILE_RELU or ENG_TILE_HSWISH
+ * @out_cadd: NULL, or with @out (AVX-512 only, no @out_wp) the float
+ *	added to each column of the sums after @out_add: column c (as in
+ *	@out) adds @out_cadd[c]
  * @out_fn: NULL, or with @out the activation the driver applies to each
  *	tile's outputs right after the tile stored them (after @out_act),
  *	while they are in L1: @out_fn(@out_arg, y, rs, rows, n) in place on
@@ -83,6 +86,7 @@ struct eng_slice {
 	const float *out_res;
 	__s64 out_res_rs;
 	__u64 out_act;
+	const float *out_cadd;
 	void (*out_fn)(const void *arg, float *y, __s64 rs, __u64 rows,
 		       __u64 n);
 	const void *out_arg;
@@ -100,8 +104,10 @@ struct eng_slice {
  * the residual at @res, rows @res_rsb bytes apart, in the same place as
  * the output's, is added after @add[r]; @act (AVX-512 only) is 0 or the
  * activation that comes last: ENG_TILE_RELU (x < 0 ? 0 : x) or
- * ENG_TILE_HSWISH (hswish()'s operations). The AVX-512 assembly reads
- * the members at offsets 0, 8, 16, 24, 32, 40, 48 and 56.
+ * ENG_TILE_HSWISH (hswish()'s operations). With @cadd (AVX-512 only,
+ * never with @jb), column c adds @cadd[c] after @add (a GEMM's bias by
+ * columns). The AVX-512 assembly reads the members at offsets 0, 8, 16,
+ * 24, 32, 40, 48, 56 and 64.
  */
 struct eng_tile_out {
 	float *y;
@@ -112,6 +118,7 @@ struct eng_tile_out {
 	const float *res;
 	__s64 res_rsb;
 	__u64 act;
+	const float *cadd;
 };
 
 #define ENG_TILE_RELU 1

@@ -153,6 +153,10 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 			for (r = 0; r < rows; r++)
 				for (p = 0; p < np; p++)
 					acc[r][p] += bc16(out->add[r]);
+		if (out->cadd)
+			for (r = 0; r < rows; r++)
+				for (p = 0; p < np; p++)
+					acc[r][p] += ld16(out->cadd + p * ENG_NR);
 		if (out->jb) {
 			st_masked(c, rs, out, acc, rows, np);
 			return;
@@ -540,6 +544,7 @@ void vnpu_eng_tile_out(const struct eng_slice *s, __u64 r0, __u64 c0, __u64 w,
 	__u64 qc, lo = 0, hi = 0, c;
 
 	o->add = s->out_add ? s->out_add + r0 : 0;
+	o->cadd = s->out_cadd ? s->out_cadd + c0 : 0;
 	o->jb = 0;
 	o->y = s->out + (__s64)r0 * s->out_rs;
 	o->res = s->out_res ? s->out_res + (__s64)r0 * s->out_res_rs : 0;

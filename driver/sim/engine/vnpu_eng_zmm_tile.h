@@ -41,6 +41,11 @@
 	"vaddps (2 * " #z0 ")(%[t])%{1to16%}, %%zmm" #z0 ", %%zmm" #z0 "\n\t" \
 	"vaddps (2 * " #z0 ")(%[t])%{1to16%}, %%zmm" #z1 ", %%zmm" #z1 "\n\t"
 
+/* Row z0 / 2 plus the 32 floats at %[t], one a column. */
+#define ZT_CADD(z0, z1)							\
+	"vaddps (%[t]), %%zmm" #z0 ", %%zmm" #z0 "\n\t"			\
+	"vaddps 64(%[t]), %%zmm" #z1 ", %%zmm" #z1 "\n\t"
+
 /*
  * Row r = z0 / 2 of the tile plus the residual's row at %[k], which then
  * moves %[a0] bytes on: whole, or (ZT_RESM) under the store masks, the
@@ -87,14 +92,14 @@
  * The epilogue of a tile whose depth loop is done, the same for the f32
  * and the bf16 tiles (the sums are f32 either way), with the operands
  * %[c], %[out], %[p], %[rsb] (read-write), %[t], %[k] and %[a0] (free
- * after the loop) and the labels 7-15.
+ * after the loop) and the labels 7-16.
  *
  * Where the tile goes: back to %[c], or with %[out] (struct eng_tile_out)
  * to out->y, rows out->rsb bytes apart, after adding out->add[r] to row r
- * when out->add is set, then out->res's elements when set, then out->act
- * (Relu or HardSwish), and under out->mask[] when out->jb is set (then the stores
- * jump to 8, with out->jb in %[t]). After the depth loop %[k] and %[a0]
- * are free.
+ * when out->add is set, then out->cadd[c] to column c when out->cadd is
+ * set, then out->res's elements when set, then out->act (Relu or
+ * HardSwish), and under out->mask[] when out->jb is set (then the stores
+ * jump to 8, with out->jb in %[t]).
  */
 #define ZT_OUT(ROWS)							\
 	"mov %[c], %[p]\n\t"						\
@@ -107,6 +112,11 @@
 	"jz 9f\n\t"							\
 	ROWS(ZT_ADD)							\
 	"9:\n\t"							\
+	"mov 64(%[out]), %[t]\n\t"					\
+	"test %[t], %[t]\n\t"						\
+	"jz 16f\n\t"							\
+	ROWS(ZT_CADD)							\
+	"16:\n\t"							\
 	"mov 24(%[out]), %[t]\n\t"					\
 	"test %[t], %[t]\n\t"						\
 	"jz 11f\n\t"							\

@@ -80,6 +80,30 @@ static float epi_model(float x, const float *c, const float *r, __u32 act)
 	return h < 0 ? 0.0f : h > 1 ? x : x * h;
 }
 
+/*
+ * After the input and the weights at @t and @data: the @nb floats of
+ * @bias and the residual @res (of Y's shape) as @flags asks, then Y (@y,
+ * @rank dims @dy). Returns the tensors.
+ */
+static __u32 epi_tensors(struct vnpu_cmd_tensor *t, void **data, __u32 flags,
+			 const __u64 *nb, float *bias, __u32 rank, const __u64 *dy,
+			 float *res, float *y)
+{
+	__u32 n = 2;
+
+	if (flags & VNPU_LAYER_F_BIAS) {
+		t[n] = et_dense(F32, 1, nb);
+		data[n++] = bias;
+	}
+	if (flags & VNPU_LAYER_F_RESIDUAL) {
+		t[n] = et_dense(F32, rank, dy);
+		data[n++] = res;
+	}
+	t[n] = et_dense(F32, rank, dy);
+	data[n++] = y;
+	return n;
+}
+
 /* Each element (k, x) of every panel where eng_pair_at() says. */
 static void pair_layout(struct __test_metadata *_metadata)
 {
@@ -179,15 +203,21 @@ static void check_paths(struct __test_metadata *_metadata, const char *name, __u
 	free(wide);
 }
 
-/* C[m, n] = A[m, k] B[k, n], B packed bf16 pairs. */
-static void gemm_case(struct __test_metadata *_metadata, __u64 m, __u64 n, __u64 k)
+/*
+ * C[m, n] = act(A[m, k] B[k, n] + bias[n] + R[m, n]), B packed bf16
+ * pairs, the bias and R by @flags.
+ */
+static void gemm_epi_case(struct __test_metadata *_metadata, __u64 m, __u64 n,
+			  __u64 k, __u32 flags, __u32 act)
 {
 	__u64 da[2] = { m, k }, dy[2] = { m, n }, size, i, j, kk;
 	float *a = malloc(m * k * 4), *b = malloc(k * n * 4), *pk;
 	float *y = malloc(m * n * 4), *model = malloc(m * n * 4);
 	float *mag = malloc(m * n * 4), *ar = malloc(k * 4), *bc = malloc(k * 4);
-	struct vnpu_layer_gemm at = { .flags = VNPU_LAYER_F_PACKED,
-				      .alpha = et_f32_bits(1), .beta = et_f32_bits(1) };
+	float *bias = malloc(n * 4), *res = malloc(m * n * 4);
+	struct vnpu_layer_gemm at = { .flags = VNPU_LAYER_F_PACKED | flags,
+				      .alpha = et_f32_bits(1), .beta = et_f32_bits(1),
+				      .act.func = act };
 	__u16 *ph;
 	char name[64];
 
@@ -198,6 +228,10 @@ static void gemm_case(struct __test_metadata *_metadata, __u64 m, __u64 n, __u64
 		a[i] = val();
 	for (i = 0; i < k * n; i++)
 		b[i] = of_bf16(to_bf16(val()));
+	for (i = 0; i < n; i++)
+		bias[i] = -et_randf() * (float)k / 16.0f;
+	for (i = 0; i < m * n; i++)
+		res[i] = et_randf() * 4.0f - 2.0f;
 	vnpu_eng_pack(VNPU_PACK_GEMM_B, b, 1, k, n, pk);
 	for (i = 0; i < size; i++)
 		ph[i] = to_bf16(pk[i]);
@@ -210,18 +244,22 @@ static void gemm_case(struct __test_metadata *_metadata, __u64 m, __u64 n, __u64
 				bc[kk] = b[kk * n + j];
 				mag[i * n + j] += fabsf(a[i * k + kk] * bc[kk]);
 			}
-			model[i * n + j] = dot_model(ar, bc, k);
+			model[i * n + j] =
+				epi_model(dot_model(ar, bc, k),
+					  flags & VNPU_LAYER_F_BIAS ? &bias[j] : 0,
+					  flags & VNPU_LAYER_F_RESIDUAL ?
+					  &res[i * n + j] : 0, act);
 		}
 	{
-		struct vnpu_cmd_tensor t[3] = { et_dense(F32, 2, da),
-						et_dense(BF16, 1, &size),
-						et_dense(F32, 2, dy) };
-		void *data[3] = { a, ph, y };
+		struct vnpu_cmd_tensor t[5] = { et_dense(F32, 2, da),
+						et_dense(BF16, 1, &size) };
+		void *data[5] = { a, ph };
+		__u32 nt = epi_tensors(t, data, flags, &n, bias, 2, dy, res, y);
 
-		snprintf(name, sizeof(name), "gemm bf16 %llux%llux%llu",
+		snprintf(name, sizeof(name), "gemm bf16 %llux%llux%llu e%x/%u",
 			 (unsigned long long)m, (unsigned long long)n,
-			 (unsigned long long)k);
-		check_paths(_metadata, name, VNPU_LAYER_GEMM, t, data, 3, &at, sizeof(at),
+			 (unsigned long long)k, flags, act);
+		check_paths(_metadata, name, VNPU_LAYER_GEMM, t, data, nt, &at, sizeof(at),
 			    model, mag, m * n, 0);
 	}
 	free(a);
@@ -233,6 +271,13 @@ static void gemm_case(struct __test_metadata *_metadata, __u64 m, __u64 n, __u64
 	free(mag);
 	free(ar);
 	free(bc);
+	free(bias);
+	free(res);
+}
+
+static void gemm_case(struct __test_metadata *_metadata, __u64 m, __u64 n, __u64 k)
+{
+	gemm_epi_case(_metadata, m, n, k, 0, VNPU_ACT_IDENTITY);
 }
 
 /* One image, @c channels of @h x @w, @m outputs of @kh x @kw, stride @s. */
@@ -297,18 +342,8 @@ static void conv_epi_case(struct __test_metadata *_metadata, __u64 c, __u64 h, _
 		struct vnpu_cmd_tensor t[5] = { et_dense(F32, 4, dx),
 						et_dense(BF16, 1, &size) };
 		void *data[5] = { x, ph };
-		__u32 n = 2;
+		__u32 n = epi_tensors(t, data, flags, &m, bias, 4, dy, res, y);
 
-		if (flags & VNPU_LAYER_F_BIAS) {
-			t[n] = et_dense(F32, 1, &m);
-			data[n++] = bias;
-		}
-		if (flags & VNPU_LAYER_F_RESIDUAL) {
-			t[n] = et_dense(F32, 4, dy);
-			data[n++] = res;
-		}
-		t[n] = et_dense(F32, 4, dy);
-		data[n++] = y;
 		snprintf(name, sizeof(name), "conv bf16 c%llu %llux%llu s%u e%x/%u",
 			 (unsigned long long)c, (unsigned long long)kh,
 			 (unsigned long long)kw, s, flags, act);
@@ -348,6 +383,15 @@ TEST(gemmbf16)
 	gemm_case(_metadata, 100, 64, 800);
 	/* A block of more than ENG_MC rows (ENG_GEMM_MC), odd depth. */
 	gemm_case(_metadata, 128, 96, 391);
+	/*
+	 * A bias by columns (in the tiles on AVX-512), with a residual and
+	 * Relu or HardSwish; edge tiles and the mat-vec in the flush.
+	 */
+	gemm_epi_case(_metadata, 40, 100, 77, VNPU_LAYER_F_BIAS, VNPU_ACT_RELU);
+	gemm_epi_case(_metadata, 26, 64, 384, VNPU_LAYER_F_BIAS | VNPU_LAYER_F_RESIDUAL,
+		      VNPU_ACT_HARD_SWISH);
+	gemm_epi_case(_metadata, 1, 70, 33, VNPU_LAYER_F_BIAS | VNPU_LAYER_F_RESIDUAL,
+		      VNPU_ACT_IDENTITY);
 	/* 1x1 direct, 3x3 sliding window, strides 2 and 5, im2col. */
 	conv_case(_metadata, 64, 7, 9, 70, 1, 1, 1, 0);
 	conv_case(_metadata, 9, 12, 13, 20, 3, 3, 1, 1);

@@ -225,6 +225,16 @@ static void test_gemm(struct __test_metadata *_metadata)
 		 * ENG_MC), over two even blocks of columns.
 		 */
 		{ 2, {}, {}, 128, 800, 100, 0, 0, VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS, 1, 1, 1, 0 },
+		/*
+		 * A bias by columns, added in the AVX-512 tiles (alpha and
+		 * beta 1): with a residual and HardSwish over two blocks of
+		 * columns, A in place; Relu with a batch of two.
+		 */
+		{ 2, {}, {}, 30, 1100, 50, 0, 0,
+		  VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS | VNPU_LAYER_F_RESIDUAL, 1, 1, 0,
+		  VNPU_ACT_HARD_SWISH },
+		{ 3, { 2 }, { 1 }, 37, 96, 64, 0, 0, VNPU_LAYER_F_BIAS | VNPU_LAYER_F_RESIDUAL,
+		  1, 1, 0, VNPU_ACT_RELU },
 	};
 	size_t i;
 
