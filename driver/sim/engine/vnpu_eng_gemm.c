@@ -3581,6 +3581,12 @@ static void pool_row_init(const struct vnpu_layer_pool *at, __u64 h,
 /* Input columns pool_max8_run() takes a row's maximum of at once. */
 #define POOL8_COLS	256
 
+typedef unsigned char v32qu_p8 __attribute__((vector_size(32)));
+typedef unsigned char v32qu_p8u __attribute__((vector_size(32), aligned(1), may_alias));
+typedef unsigned short v16hu_p8 __attribute__((vector_size(32)));
+typedef unsigned char v16qu_p8 __attribute__((vector_size(16)));
+typedef unsigned char v16qu_p8u __attribute__((vector_size(16), aligned(1), may_alias));
+
 /*
  * max of 8-bit integers, @flip 0x80 for signed ones ((u8)x ^ 0x80 orders
  * as x does, 0 the lowest): the window of output @ow of row @oh of plane
@@ -3633,6 +3639,35 @@ pool8_cols(const __u8 *buf, __u64 n, __u32 s, __u32 k, __u32 d, __u8 *o)
 		}
 }
 
+/* The larger of each byte of @a and @b (vpmaxub). */
+static inline v32qu_p8 pool8_max32(v32qu_p8 a, v32qu_p8 b)
+{
+	v32qu_p8 m = (v32qu_p8)(a > b);
+
+	return (a & m) | (b & ~m);
+}
+
+/*
+ * pool8_cols() of windows of 3 columns 2 apart, 16 at a time: of the
+ * 16-bit words at @buf and at @buf + 1, the low byte of the larger of
+ * a word's bytes and of the high byte of the next one. Reads up to 32
+ * bytes past the last window's last column and writes @o up to @n
+ * rounded up to 16.
+ */
+static void pool8_cols_k3s2(const __u8 *buf, __u64 n, __u8 *o)
+{
+	__u64 i;
+
+	for (i = 0; i < n; i += 16) {
+		v16hu_p8 w = (v16hu_p8)*(const v32qu_p8u *)(buf + 2 * i);
+		v16hu_p8 v = (v16hu_p8)*(const v32qu_p8u *)(buf + 2 * i + 1);
+		v32qu_p8 a = (v32qu_p8)w, b = (v32qu_p8)(w >> 8), c = (v32qu_p8)(v >> 8);
+
+		a = pool8_max32(pool8_max32(a, b), c);
+		*(v16qu_p8u *)(o + i) = __builtin_convertvector((v16hu_p8)a & 0xff, v16qu_p8);
+	}
+}
+
 /*
  * The same for outputs [@ow, @ow + @n) of row @oh, whose windows span at
  * most POOL8_COLS input columns: the maximum per column of the window rows
@@ -3648,11 +3683,12 @@ static void pool_max8_run(const struct vnpu_layer_pool *at, const __u8 *xc,
 	__s64 c1 = c0 + (__s64)((n - 1) * at->stride[1]) +
 		   (__s64)(at->kernel[1] - 1) * at->dilation[1] + 1;
 	__s64 a = c0 < 0 ? 0 : c0, b = c1 > (__s64)w ? (__s64)w : c1, j;
-	__u8 buf[POOL8_COLS], o[POOL8_COLS], *bc = buf + (a - c0);
+	/* Slack for pool8_cols_k3s2(). */
+	__u8 buf[POOL8_COLS + 32], o[POOL8_COLS + 16], *bc = buf + (a - c0);
 	__u32 kh, s = at->stride[1], k = at->kernel[1], d = at->dilation[1];
 	__u64 i;
 
-	for (j = 0; j < c1 - c0; j++)
+	for (j = 0; j < c1 - c0 + 32; j++)
 		buf[j] = 0;
 	for (kh = 0; kh < at->kernel[0]; kh++) {
 		__s64 ih = h0 + (__s64)kh * at->dilation[0];
@@ -3675,12 +3711,19 @@ static void pool_max8_run(const struct vnpu_layer_pool *at, const __u8 *xc,
 			}
 		}
 	}
-	if (s == 2 && d == 1)
+	if (s == 2 && k == 3 && d == 1)
+		pool8_cols_k3s2(buf, n, o);
+	else if (s == 2 && d == 1)
 		pool8_cols(buf, n, 2, k, 1, o);
 	else if (s == 1 && d == 1)
 		pool8_cols(buf, n, 1, k, 1, o);
 	else
 		pool8_cols(buf, n, s, k, d, o);
+	if (ysw == 1) {
+		for (i = 0; i < n; i++)
+			yr[ow + i] = o[i] ^ flip;
+		return;
+	}
 	for (i = 0; i < n; i++)
 		yr[(__s64)(ow + i) * ysw] = o[i] ^ flip;
 }
@@ -3705,12 +3748,14 @@ static void run_pool8(const struct eng_layer *l, __u64 lo, __u64 hi,
 	__s64 xsh = two ? x->strides[2] : 0, xsw = x->strides[x->rank - 1];
 	__s64 ysh = two ? y->strides[2] : 0, ysw = y->strides[y->rank - 1];
 	__u8 flip = x->dtype == VNPU_DTYPE_I8 ? 0x80 : 0;
-	__u64 e, end, run;
+	__u64 e, end, run, ow, oh, c, img;
 
+	/* Where output @lo lies; then stepped along (no divisions a row). */
+	ow = lo % ow_n;
+	oh = (lo / ow_n) % oh_n;
+	c = (lo / (ow_n * oh_n)) % y->dims[1];
+	img = lo / (ow_n * oh_n * y->dims[1]);
 	for (e = lo; e < hi; ) {
-		__u64 ow = e % ow_n, oh = (e / ow_n) % oh_n;
-		__u64 c = (e / (ow_n * oh_n)) % y->dims[1];
-		__u64 img = e / (ow_n * oh_n * y->dims[1]);
 		const __u8 *xc = (const __u8 *)l->data[0] +
 				 (__s64)img * x->strides[0] +
 				 (__s64)c * x->strides[1];
@@ -3718,18 +3763,26 @@ static void run_pool8(const struct eng_layer *l, __u64 lo, __u64 hi,
 			   (__s64)c * y->strides[1] + (__s64)oh * ysh;
 
 		end = eng_min(hi, e + ow_n - ow);
-		if (!most) {
+		run = most ? eng_min(end - e, most) : 1;
+		if (!most)
 			yr[(__s64)ow * ysw] = pool_max8_one(at, xc, xsh, xsw, h,
 							    w, oh, ow, flip);
-			eng_pace(pc, taps);
-			e++;
-			continue;
-		}
-		run = eng_min(end - e, most);
-		pool_max8_run(at, xc, xsh, xsw, h, w, oh, ow, run, yr, ysw,
-			      flip);
+		else
+			pool_max8_run(at, xc, xsh, xsw, h, w, oh, ow, run, yr,
+				      ysw, flip);
 		eng_pace(pc, run * taps);
 		e += run;
+		ow += run;
+		if (ow < ow_n)
+			continue;
+		ow = 0;
+		if (++oh < oh_n)
+			continue;
+		oh = 0;
+		if (++c < y->dims[1])
+			continue;
+		c = 0;
+		img++;
 	}
 }
 

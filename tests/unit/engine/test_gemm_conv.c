@@ -807,11 +807,17 @@ static void test_pool(struct __test_metadata *_metadata)
 		{ VNPU_POOL_MAX, 0, 0, 0, 1, 12, 9, 10, 9, 10, 1, 1, 1, 1, 0, 0, 0, 0 },
 	};
 
-	/* 8-bit MAX: a window wider than the row buffer, ResNet's stem. */
+	/*
+	 * 8-bit MAX: a window wider than the row buffer, ResNet's stem,
+	 * 3x3 windows of stride 1 and 2 on rows of several runs of the
+	 * row buffer (16 stride-2 windows at a time: runs of 127, and of
+	 * 14 after them; 3 channels).
+	 */
 	static const struct pool_case max8[] = {
 		{ VNPU_POOL_MAX, 0, 0, 1, 1, 3, 1, 700, 1, 300, 1, 7, 1, 1, 0, 5, 0, 9 },
 		{ VNPU_POOL_MAX, 0, 0, 0, 1, 64, 112, 112, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },
 		{ VNPU_POOL_MAX, 0, 0, 0, 1, 3, 7, 600, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 3, 5, 281, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },
 	};
 	size_t i, k;
 
