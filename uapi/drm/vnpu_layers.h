@@ -343,6 +343,12 @@ struct vnpu_layer_act {
  * 16-bit pair sums of u8 x i8 products could saturate on listed apart)
  */
 #define VNPU_LAYER_F_SPLIT8		0x10u
+/**
+ * VNPU_LAYER_F_WINO2 - CONV only, not with %VNPU_LAYER_F_PACKED or
+ * %VNPU_LAYER_F_WINO: W is bf16 %VNPU_PACK_WINO2_W and the layer runs as
+ * Winograd F(2x2, 3x3); X f32, the rest as %VNPU_LAYER_F_WINO
+ */
+#define VNPU_LAYER_F_WINO2		0x20u
 /** VNPU_WINO_MAX_C - the most input channels a group of a Winograd CONV */
 #define VNPU_WINO_MAX_C			1024
 
@@ -372,6 +378,12 @@ struct vnpu_layer_act {
  *   c * MR + m % MR, P = ceil((M/group) / MR), zero where m >= M/group.
  *   Its rows and columns are given as for %VNPU_PACK_CONV_W (columns
  *   C/group * 9). Size: group * 36 * P * MR * C/group. f32 only.
+ * %VNPU_PACK_WINO2_W, CONV's W [M, C/group, 3, 3] for Winograd F(2x2,
+ *   3x3) (%VNPU_LAYER_F_WINO2): as %VNPU_PACK_WINO_W with 16 points of a
+ *   4x4 U = G w G^T, G's rows (1, 0, 0), (1, 1, 1)/2, (1, -1, 1)/2 and
+ *   (0, 0, 1) (vnpu_eng_wino2_pack()), point x = 4 * i + j at
+ *   ((g * 16 + x) * P + m / MR) * C/group * MR. Size: group * 16 * P *
+ *   MR * C/group. bf16 only (in depth pairs, below, of depth C/group).
  *
  * bf16 panels pair their depths, for dot-product instructions: in a panel
  * of width w (NR, or MR) and depth K (K, or KC), element (k, x) is at
@@ -425,6 +437,8 @@ struct vnpu_layer_act {
  *	and point panels of %VNPU_PACK_MR rows
  * @VNPU_PACK_QCONV_SPLIT: %VNPU_PACK_QCONV_W with the pairs of weights that
  *	16-bit pair sums saturate on listed apart
+ * @VNPU_PACK_WINO2_W: CONV's bf16 3x3 W transformed for Winograd F(2x2,
+ *	3x3), per group and point panels of %VNPU_PACK_MR rows
  */
 enum vnpu_pack_layout {
 	VNPU_PACK_GEMM_B = 1,
@@ -432,6 +446,7 @@ enum vnpu_pack_layout {
 	VNPU_PACK_QCONV_W = 3,
 	VNPU_PACK_WINO_W = 4,
 	VNPU_PACK_QCONV_SPLIT = 5,
+	VNPU_PACK_WINO2_W = 6,
 };
 
 /**
@@ -458,7 +473,8 @@ struct vnpu_layer_gemm {
 /**
  * struct vnpu_layer_conv - attributes of %VNPU_LAYER_CONV
  * @flags: %VNPU_LAYER_F_* (%VNPU_LAYER_F_PACKED: W is %VNPU_PACK_CONV_W,
- *	%VNPU_LAYER_F_WINO: W is %VNPU_PACK_WINO_W; either way its shape
+ *	%VNPU_LAYER_F_WINO: W is %VNPU_PACK_WINO_W, %VNPU_LAYER_F_WINO2:
+ *	W is %VNPU_PACK_WINO2_W; either way its shape
  *	comes from @kernel and the other tensors)
  * @group: groups, >= 1, dividing C and M (group == C == M: depthwise)
  * @kernel: kernel extent (KH, KW); for 1-D, [0] is 1 and [1] is KW

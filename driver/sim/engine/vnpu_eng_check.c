@@ -347,13 +347,16 @@ static int check_conv(const struct vnpu_cmd_tensor *t, __u32 n,
 		      const struct vnpu_layer_conv *a)
 {
 	const struct vnpu_cmd_tensor *y = &t[n - 1];
-	__u32 i = 2, wino = a->flags & VNPU_LAYER_F_WINO;
+	__u32 i = 2;
+	__u32 wino = a->flags & (VNPU_LAYER_F_WINO | VNPU_LAYER_F_WINO2);
 
-	if (a->flags & ~(VNPU_LAYER_F_MASK | VNPU_LAYER_F_WINO) ||
+	if (a->flags & ~(VNPU_LAYER_F_MASK | VNPU_LAYER_F_WINO |
+			 VNPU_LAYER_F_WINO2) ||
 	    !act_ok(&a->act, VNPU_DTYPE_F32, 1) ||
 	    n != 3 + popcount2(a->flags) || !gemm_dtypes_ok(t, n) ||
 	    (wino && !eng_wino_fits(a, &t[0], t[1].dtype)) ||
 	    !conv_shapes_ok(&t[0], &t[1], y, a,
+			    wino == VNPU_LAYER_F_WINO2 ? VNPU_PACK_WINO2_W :
 			    wino ? VNPU_PACK_WINO_W :
 			    a->flags & VNPU_LAYER_F_PACKED ?
 			    VNPU_PACK_CONV_W : 0) ||

@@ -2846,6 +2846,8 @@ int run_conv(const struct eng_layer *l, __u64 ub, __u64 ue,
 {
 	struct eng_conv_shape s;
 
+	if (eng_conv_wino(l) && eng_conv_wino2(l))
+		return run_conv_wino2(l, ub, ue, ctx);
 	if (eng_conv_wino(l))
 		return run_conv_wino(l, ub, ue, ctx);
 	eng_conv_shape(l, &s);

@@ -486,3 +486,157 @@ void vnpu_eng_gemv_bf16(const struct eng_bf16_gemv *g)
 	for (; i < g->np; i++, b += g->b_ps, acc += ENG_NR)
 		GEMV_PANELS(1);
 }
+
+/* B^T of F(2x2, 3x3) along one axis, in place over t[0], ..., t[3 * @s]. */
+static __attribute__((__always_inline__)) inline
+void bt4(v16sf *t, const int s)
+{
+	v16sf d0 = t[0], d1 = t[s], d2 = t[2 * s], d3 = t[3 * s];
+
+	t[0] = d0 - d2;
+	t[s] = d1 + d2;
+	t[2 * s] = d2 - d1;
+	t[3 * s] = d1 - d3;
+}
+
+/* One channel's 4x4 tiles at @x, gathered and transformed, into @d. */
+static __attribute__((__always_inline__)) inline
+void in4x4(const struct eng_wino_in *w, const float *x, v16si idx, v16sf *d)
+{
+	int r, k;
+
+	for (r = 0; r < 4; r++)
+		for (k = 0; k < 4; k++) {
+			v16si ik = idx + (r * w->rs + k * w->ks);
+			__u16 m = w->rmask[r] & w->kmask[k];
+
+			d[r * 4 + k] = __builtin_ia32_gathersiv16sf((v16sf){}, x,
+								    ik, m, 4);
+		}
+	/* Along the rows, then down the columns. */
+	for (r = 0; r < 4; r++)
+		bt4(d + 4 * r, 1);
+	for (k = 0; k < 4; k++)
+		bt4(d + k, 4);
+}
+
+/* The even and the odd lanes of two vectors taken as one of 32. */
+#define EVEN32(a, b) __builtin_shufflevector((a), (b), 0, 2, 4, 6, 8, 10, \
+					     12, 14, 16, 18, 20, 22, 24, 26, \
+					     28, 30)
+#define ODD32(a, b) __builtin_shufflevector((a), (b), 1, 3, 5, 7, 9, 11, 13, \
+					    15, 17, 19, 21, 23, 25, 27, 29, 31)
+
+/* A channel's 4x4 tiles from rows of unit column stride, transformed. */
+static __attribute__((__always_inline__)) inline
+void rows4x4(const struct eng_wino2_in *w, const float *x, v16sf *d)
+{
+	__u32 g;
+	int r, k;
+
+	for (r = 0; r < 16; r++)
+		d[r] = (v16sf){};
+	for (g = 0; g < w->nseg; g++) {
+		const struct eng_wino2_seg *sg = &w->seg[g];
+		const v16si bit = { 1, 2, 4, 8, 16, 32, 64, 128, 256, 512,
+				    1024, 2048, 4096, 8192, 16384, 32768 };
+		v16si lm = (bit & (int)sg->lanes) != 0;
+
+		for (r = 0; r < 4; r++) {
+			const float *p = x + sg->off + r * w->rs;
+			v16sf a0, a1, b0, b1, t[4];
+
+			if (!(sg->rows >> r & 1))
+				continue;
+			a0 = __builtin_ia32_loadups512_mask(p, (v16sf){},
+							    (__u16)sg->m0);
+			a1 = __builtin_ia32_loadups512_mask(p + 16, (v16sf){},
+							    (__u16)(sg->m0 >> 16));
+			b0 = __builtin_ia32_loadups512_mask(p + 2, (v16sf){},
+							    (__u16)sg->m2);
+			b1 = __builtin_ia32_loadups512_mask(p + 18, (v16sf){},
+							    (__u16)(sg->m2 >> 16));
+			t[0] = EVEN32(a0, a1);
+			t[1] = ODD32(a0, a1);
+			t[2] = EVEN32(b0, b1);
+			t[3] = ODD32(b0, b1);
+			/* The segment's lanes of t[], the others' of d[]. */
+			for (k = 0; k < 4; k++)
+				d[r * 4 + k] = (v16sf)(((v16si)t[k] & lm) |
+						       ((v16si)d[r * 4 + k] & ~lm));
+		}
+	}
+	/* Along the rows, then down the columns. */
+	for (r = 0; r < 4; r++)
+		bt4(d + 4 * r, 1);
+	for (k = 0; k < 4; k++)
+		bt4(d + k, 4);
+}
+
+void vnpu_eng_wino2_rows_bf16(const struct eng_wino2_in *w)
+{
+	v16sf *d0 = (v16sf *)w->d, d1[16];
+	__u64 c;
+	int xi;
+
+	for (c = 0; c + 1 < w->cn; c += 2) {
+		rows4x4(w, w->x + (__s64)c * w->cs, d0);
+		rows4x4(w, w->x + (__s64)(c + 1) * w->cs, d1);
+		for (xi = 0; xi < 16; xi++)
+			sti16(w->v + xi * w->ps + c / 2 * ENG_NR,
+			      pair16(d0[xi], d1[xi]));
+	}
+	if (c < w->cn) {
+		typedef int v8si_u __attribute__((vector_size(32), aligned(4),
+						  may_alias));
+
+		rows4x4(w, w->x + (__s64)c * w->cs, d0);
+		for (xi = 0; xi < 16; xi++) {
+			v16si h = bf16x32(d0[xi], (v16sf){});
+
+			*(v8si_u *)(w->v + xi * w->ps + c / 2 * ENG_NR) =
+				(v8si_u){ h[0], h[1], h[2], h[3], h[4], h[5],
+					  h[6], h[7] };
+		}
+	}
+}
+
+/*
+ * V of F(2x2, 3x3) for a panel of sixteen tiles as bf16 pairs: each point
+ * of two channels' 4x4 input tiles a masked gather (lanes outside X or
+ * past the run hold zero), transformed as vnpu_eng_wino2.c's
+ * wino2_in_f32() does, then the two channels' values of each point
+ * rounded to one pair a lane (w->v: words, point xi at + xi * w->ps,
+ * channel pair c / 2 at + c / 2 * ENG_NR); an odd last channel's a plain
+ * row of ENG_NR bf16. The first channel's 16 points wait in w->d (a
+ * kernel stack frame has no room for both).
+ */
+void vnpu_eng_wino2_in_bf16(const struct eng_wino_in *w)
+{
+	v16si idx = ldi16((const __u32 *)w->off);
+	__u32 *v = (__u32 *)w->v;
+	v16sf *d0 = (v16sf *)w->d, d1[16];
+	__u64 c;
+	int xi;
+
+	for (c = 0; c + 1 < w->cn; c += 2) {
+		in4x4(w, w->x + (__s64)c * w->cs, idx, d0);
+		in4x4(w, w->x + (__s64)(c + 1) * w->cs, idx, d1);
+		for (xi = 0; xi < 16; xi++)
+			sti16(v + xi * w->ps + c / 2 * ENG_NR,
+			      pair16(d0[xi], d1[xi]));
+	}
+	if (c < w->cn) {
+		typedef int v8si_u __attribute__((vector_size(32), aligned(4),
+						  may_alias));
+
+		in4x4(w, w->x + (__s64)c * w->cs, idx, d0);
+		for (xi = 0; xi < 16; xi++) {
+			v16si h = bf16x32(d0[xi], (v16sf){});
+
+			*(v8si_u *)(v + xi * w->ps + c / 2 * ENG_NR) =
+				(v8si_u){ h[0], h[1], h[2], h[3], h[4], h[5],
+					  h[6], h[7] };
+		}
+	}
+}

@@ -93,6 +93,45 @@ int vnpu_eng_wino_pack(const float *src, __u64 groups, __u64 rows,
 					       dst);
 }
 
+/* G's rows of F(2x2, 3x3) on (@g0, @g1, @g2) @s apart, to @o (4, @os apart). */
+static void wino2_g(const float *g, __u64 s, float *o, __u64 os)
+{
+	float e = g[0] + g[2 * s];
+
+	o[0] = g[0];
+	o[os] = (e + g[s]) * 0.5f;
+	o[2 * os] = (e - g[s]) * 0.5f;
+	o[3 * os] = g[2 * s];
+}
+
+int vnpu_eng_wino2_pack(const float *src, __u64 groups, __u64 rows,
+			__u64 cols, float *dst)
+{
+	__u64 cg = cols / 9, pr = eng_div_up(rows, ENG_MR) * ENG_MR, g, m, c;
+	float t[12], u[16];
+	int i;
+
+	if (!vnpu_eng_packed_size(VNPU_PACK_WINO2_W, groups, rows, cols))
+		return VNPU_ENG_EINVAL;
+	for (g = 0; g < groups; g++)
+		for (m = 0; m < pr; m++)
+			for (c = 0; c < cg; c++) {
+				const float *w = src + ((g * rows + m) * cg + c) * 9;
+				float *d = dst + (g * ENG_WINO2_XI * (pr / ENG_MR) +
+						  m / ENG_MR) * cg * ENG_MR +
+					   c * ENG_MR + m % ENG_MR;
+
+				/* Down the columns, then along the rows. */
+				for (i = 0; i < 3 && m < rows; i++)
+					wino2_g(w + i, 3, t + i, 3);
+				for (i = 0; i < 4 && m < rows; i++)
+					wino2_g(t + 3 * i, 1, u + 4 * i, 1);
+				for (i = 0; i < ENG_WINO2_XI; i++)
+					d[(__u64)i * pr * cg] = m < rows ? u[i] : 0.0f;
+			}
+	return 0;
+}
+
 /* Bytes a huge allocation keeps mapped: whole small pages. */
 static __u64 host_map_size(__u64 size)
 {

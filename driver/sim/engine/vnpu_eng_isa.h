@@ -66,6 +66,8 @@
 /* vnpu_eng_wino.c */
 #define run_conv_wino ENG_SYM(run_conv_wino)
 #define wino_pack_u ENG_SYM(wino_pack_u)
+/* vnpu_eng_wino2.c */
+#define run_conv_wino2 ENG_SYM(run_conv_wino2)
 /* vnpu_eng_dw.c */
 #define run_conv_dw ENG_SYM(run_conv_dw)
 #define run_conv_dw_lanes ENG_SYM(run_conv_dw_lanes)

@@ -627,6 +627,10 @@ int run_conv_wino(const struct eng_layer *l, __u64 ub, __u64 ue,
 int wino_pack_u(const float *src, __u64 groups, __u64 rows, __u64 cg,
 		float *dst);
 
+/* vnpu_eng_wino2.c */
+int run_conv_wino2(const struct eng_layer *l, __u64 ub, __u64 ue,
+		   const struct vnpu_eng_ctx *ctx);
+
 /* vnpu_eng_dw.c */
 int run_conv_dw(const struct eng_layer *l, __u64 ub, __u64 ue,
 		const struct vnpu_eng_ctx *ctx);

@@ -682,6 +682,7 @@ struct eng_conv_shape {
 	__u64 n, c, h, w;	/* input */
 	__u64 m, oh, ow;	/* output */
 	__u64 kh, kw, group, cg, mg;
+	__u64 wt;	/* a Winograd tile's outputs a side: 4, F(2x2, 3x3) 2 */
 };
 
 static inline void eng_conv_shape(const struct eng_layer *l,
@@ -704,6 +705,7 @@ static inline void eng_conv_shape(const struct eng_layer *l,
 	s->group = a->group;
 	s->cg = s->c / a->group;
 	s->mg = s->m / a->group;
+	s->wt = a->flags & VNPU_LAYER_F_WINO2 ? 2 : 4;
 }
 
 static inline int eng_conv_depthwise(const struct eng_conv_shape *s)
@@ -1531,6 +1533,16 @@ void vnpu_eng_dwl_row_avx512(const struct eng_dwl_row *t);
 #define ENG_WINO_TILES		64	/* most tiles of a unit (FMA paths) */
 #define ENG_WINO_BUF		(16 * ENG_NR)	/* floats a point per chunk */
 
+/*
+ * Winograd F(2x2, 3x3) (vnpu_eng_wino2.c): the bf16 hint's stride-1 3x3
+ * convolutions, %VNPU_LAYER_F_WINO2 over bf16 %VNPU_PACK_WINO2_W: 16
+ * GEMMs over 4x4 transforms of 2x2 output tiles, in units as F(4x4,
+ * 3x3)'s (the shape's wt says which). F(4x4, 3x3) amplifies bf16's
+ * rounding of U and V about ten times (engine.rst, "Winograd in bf16").
+ */
+#define ENG_WINO2_TILE		2
+#define ENG_WINO2_XI		16
+
 /**
  * struct eng_wino_in - a panel of ENG_NR tiles of a Winograd input
  * transform, for vnpu_eng_wino_in_avx512()
@@ -1564,11 +1576,72 @@ struct eng_wino_in {
  */
 void vnpu_eng_wino_in_avx512(const struct eng_wino_in *w);
 
+/*
+ * F(2x2, 3x3)'s input transform of a panel to bf16 pairs
+ * (vnpu_eng_gemm_bf16_avx512.c; VNPU_ENG_F_AVX512_BF16 only): @ps words
+ * between points, rows and columns 0-3 of the masks.
+ */
+void vnpu_eng_wino2_in_bf16(const struct eng_wino_in *w);
+
+#define ENG_WINO2_SEGS	4	/* most tile rows a panel's rows load */
+
+/**
+ * struct eng_wino2_seg - the lanes of a panel in one row of tiles
+ * @off: floats from a channel's image to the first column lane 0 would
+ *	read (2 * lane columns left of the segment's first tile's) in the
+ *	segment's first input row
+ * @m0: the columns [0, 32) from @off inside X
+ * @m2: the columns [2, 34) from @off inside X
+ * @lanes: the segment's lanes
+ * @rows: the input rows 0-3 from @off's inside X
+ */
+struct eng_wino2_seg {
+	__s64 off;
+	__u32 m0, m2;
+	__u16 lanes;
+	__u8 rows;
+};
+
+/**
+ * struct eng_wino2_in - a panel of ENG_NR tiles of F(2x2, 3x3)'s input
+ * transform over rows of unit column stride, for vnpu_eng_wino2_rows_bf16()
+ * @x: the first channel's image
+ * @v: the first channel pair's point 0, as vnpu_eng_wino2_in_bf16()'s
+ * @d: room for a channel's transforms, 16 * ENG_NR floats, aligned
+ * @cs: floats between channels
+ * @rs: floats between rows
+ * @ps: words between points at @v
+ * @cn: channels
+ * @nseg: segments
+ * @seg: the panel's runs of lanes in one row of tiles each
+ */
+struct eng_wino2_in {
+	const float *x;
+	__u32 *v;
+	float *d;
+	__s64 cs, rs;
+	__u64 ps, cn;
+	__u32 nseg;
+	struct eng_wino2_seg seg[ENG_WINO2_SEGS];
+};
+
+/*
+ * vnpu_eng_wino2_in_bf16() with each row of a segment two pairs of
+ * masked loads split into even and odd columns rather than gathers: the
+ * same values, the same bits.
+ */
+void vnpu_eng_wino2_rows_bf16(const struct eng_wino2_in *w);
+
 /* Tiles of one image (and group) of a Winograd convolution. */
 static inline __u64 eng_wino_tiles(const struct eng_conv_shape *s)
 {
-	return eng_div_up(s->oh, ENG_WINO_TILE) *
-	       eng_div_up(s->ow, ENG_WINO_TILE);
+	return eng_div_up(s->oh, s->wt) * eng_div_up(s->ow, s->wt);
+}
+
+/* Points of a Winograd convolution's transforms: 36, or F(2x2)'s 16. */
+static inline __u64 eng_wino_xi(const struct eng_conv_shape *s)
+{
+	return (s->wt + 2) * (s->wt + 2);
 }
 
 /*
@@ -1578,8 +1651,14 @@ static inline __u64 eng_wino_tiles(const struct eng_conv_shape *s)
 static inline int eng_wino_fits(const struct vnpu_layer_conv *a,
 				const struct vnpu_cmd_tensor *x, __u32 wdt)
 {
+	__u32 f = a->flags & (VNPU_LAYER_F_PACKED | VNPU_LAYER_F_WINO |
+			      VNPU_LAYER_F_WINO2);
+
+	/* F(4x4, 3x3) over f32 W, F(2x2, 3x3) over bf16 W (no flag: any). */
+	if (f == VNPU_LAYER_F_WINO2 ? wdt != VNPU_DTYPE_BF16 :
+	    f == VNPU_LAYER_F_WINO ? wdt != VNPU_DTYPE_F32 : f != 0)
+		return 0;
 	return x->rank == 4 && x->dtype == VNPU_DTYPE_F32 &&
-	       wdt == VNPU_DTYPE_F32 && !(a->flags & VNPU_LAYER_F_PACKED) &&
 	       a->group && x->dims[1] % a->group == 0 &&
 	       x->dims[1] / a->group <= VNPU_WINO_MAX_C &&
 	       a->kernel[0] == 3 && a->kernel[1] == 3 && a->stride[0] == 1 &&
@@ -1599,7 +1678,14 @@ static inline int eng_conv_wino(const struct eng_layer *l)
 {
 	const struct vnpu_layer_conv *a = l->attrs;
 
-	return !!(a->flags & VNPU_LAYER_F_WINO);
+	return !!(a->flags & (VNPU_LAYER_F_WINO | VNPU_LAYER_F_WINO2));
+}
+
+static inline int eng_conv_wino2(const struct eng_layer *l)
+{
+	const struct vnpu_layer_conv *a = l->attrs;
+
+	return !!(a->flags & VNPU_LAYER_F_WINO2);
 }
 
 /* The most units eng_wino_balance() looks at. */
@@ -1716,7 +1802,7 @@ static inline void eng_wino_unit(const struct eng_conv_shape *s,
 				u->cols = c;
 				break;
 			}
-	u->rows = eng_unit_side(macs, ENG_WINO_XI * s->cg * u->cols, ENG_MR,
+	u->rows = eng_unit_side(macs, eng_wino_xi(s) * s->cg * u->cols, ENG_MR,
 				ENG_MR, eng_min(ENG_MC, all));
 	while (outer * eng_div_up(s->mg, u->rows) * eng_div_up(tiles, u->cols) <
 	       ENG_CONV_MIN_UNITS) {
@@ -1764,19 +1850,20 @@ static inline __u64 eng_wino_parts(const struct eng_conv_shape *s,
 
 /*
  * Floats of a Winograd part's scratch (vnpu_eng_wino.c): what it holds,
- * the transformed input of a unit, the 36 products, the outputs' rows,
- * the GEMM's accumulator and the transforms' buffers, each aligned.
+ * the transformed input of a unit, the 36 (16) products, the outputs'
+ * rows, the GEMM's accumulator and the transforms' buffers, each aligned;
+ * F(2x2, 3x3) also a slice of U widened to f32.
  */
 static inline __u64 eng_wino_scratch(const struct eng_conv_shape *s,
 				     const struct eng_unit *u)
 {
-	__u64 al = ENG_ALIGN / 4;
+	__u64 al = ENG_ALIGN / 4, xi = eng_wino_xi(s);
 
-	return 8 * al +
-	       ENG_WINO_XI * s->cg * u->cols + ENG_WINO_XI * u->rows * u->cols +
-	       u->rows * ENG_WINO_TILE * ENG_WINO_TILE * u->cols +
+	return 9 * al +
+	       xi * s->cg * u->cols + xi * u->rows * u->cols +
+	       u->rows * s->wt * s->wt * u->cols +
 	       ENG_MC * eng_acc_rs(u->cols) + ENG_WINO_XI * ENG_NR +
-	       ENG_WINO_XI * ENG_WINO_BUF;
+	       ENG_WINO_XI * ENG_WINO_BUF + (s->wt == 2 ? ENG_MC * ENG_KC : 0);
 }
 
 /*

@@ -316,6 +316,22 @@ int vnpu_eng_wino_pack(const float *src, __u64 groups, __u64 rows,
 		       __u64 cols, float *dst);
 
 /**
+ * vnpu_eng_wino2_pack() - transform 3x3 weights for Winograd F(2x2, 3x3)
+ * (%VNPU_PACK_WINO2_W, in f32: the compiler then rounds them to bf16 and
+ * pairs their depths, vnpu_eng_pair_bf16()); host builds only, as
+ * vnpu_eng_wino_pack()
+ * @src: @groups matrices of @rows x @cols f32, row-major and dense (W)
+ * @groups: the conv's groups
+ * @rows: M/group
+ * @cols: C/group * 9
+ * @dst: vnpu_eng_packed_size(%VNPU_PACK_WINO2_W, ...) f32 elements
+ *
+ * Return: 0, or %VNPU_ENG_EINVAL for a bad size.
+ */
+int vnpu_eng_wino2_pack(const float *src, __u64 groups, __u64 rows,
+			__u64 cols, float *dst);
+
+/**
  * vnpu_eng_host_alloc() - zeroed, 64-byte aligned memory for tensors and
  * scratch the engine works on; host builds only
  * @size: bytes

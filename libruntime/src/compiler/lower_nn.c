@@ -346,6 +346,58 @@ static bool conv_wino(const struct cstate *s, const struct vnpu_layer_conv *attr
 }
 
 /*
+ * Whether the engine runs CONV @attr of @x by @wi into @y under the bf16
+ * hint as Winograd F(2x2, 3x3): where F(4x4, 3x3) pays on f32 and the
+ * layer takes bf16 weights (conv_hinted()).
+ */
+static bool conv_wino2(const struct cstate *s, const struct vnpu_layer_conv *attr,
+		       const struct vnpu_tinfo *wi, const struct ctensor *x,
+		       const struct ctensor *y)
+{
+	struct vnpu_cmd_tensor tx = { .dtype = VNPU_DTYPE_F32, .rank = x->rank };
+	struct vnpu_cmd_tensor ty = { .dtype = VNPU_DTYPE_F32, .rank = y->rank };
+
+	if (x->type != VNPU_TYPE_F32 || s->opt.inference_precision != VNPU_TYPE_BF16 ||
+	    !conv_hinted(s, wi, attr->group))
+		return false;
+	for (uint32_t d = 0; d < x->rank; d++)
+		tx.dims[d] = (uint64_t)x->dims[d];
+	for (uint32_t d = 0; d < y->rank; d++)
+		ty.dims[d] = (uint64_t)y->dims[d];
+	return vnpu_eng_wino_pays(attr, &tx, &ty);
+}
+
+/*
+ * Constant @w's weights transformed for Winograd F(2x2, 3x3) in bf16
+ * pairs (VNPU_PACK_WINO2_W): U in f32 by the engine's code, then rounded
+ * once, as the hint's other weights.
+ */
+static vnpu_status conv_wino2_weights(struct cstate *s, const struct vnpu_tinfo *wi,
+				      int64_t group, int32_t *out)
+{
+	uint64_t rows = (uint64_t)(wi->dims[0] / group);
+	uint64_t cols = (uint64_t)(vnpu_tinfo_elems(wi) / wi->dims[0]);
+	uint64_t size = vnpu_eng_packed_size(VNPU_PACK_WINO2_W, (uint64_t)group, rows, cols);
+	float *buf = size ? calloc(size, sizeof(float)) : NULL, *wide;
+	const float *src = const_f32(wi, &wide);
+	int rc;
+
+	if (!buf || !src) {
+		free(buf);
+		free(wide);
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory transforming weights");
+	}
+	rc = vnpu_eng_wino2_pack(src, (uint64_t)group, rows, cols, buf);
+	free(wide);
+	if (rc) {
+		free(buf);
+		return VNPU_UNSUPPORTED;
+	}
+	return add_packed(s, buf, size, VNPU_PACK_WINO2_W, (uint64_t)group, rows, cols, true,
+			  out);
+}
+
+/*
  * Constant @w's f32 weights transformed for Winograd (VNPU_PACK_WINO_W) by
  * the engine's own code, as a constant in *@out.
  */
@@ -413,6 +465,14 @@ static vnpu_status conv_layer(struct cstate *s, struct vnpu_layer_conv *attr, st
 			attr->flags |= VNPU_LAYER_F_WINO;
 	}
 	if (packed < 0 && cs_is_const(s, w) && packable(wi) && !s->opt.no_packing &&
+	    conv_wino2(s, attr, wi, &x, &y)) {
+		st = conv_wino2_weights(s, wi, group, &packed);
+		if (st && st != VNPU_UNSUPPORTED)
+			return st;
+		if (!st)
+			attr->flags |= VNPU_LAYER_F_WINO2;
+	}
+	if (packed < 0 && cs_is_const(s, w) && packable(wi) && !s->opt.no_packing &&
 	    !conv_dw_dense(s, wi, group)) {
 		uint64_t rows = (uint64_t)(wi->dims[0] / group);
 		uint64_t cols = (uint64_t)(vnpu_tinfo_elems(wi) / wi->dims[0]);
@@ -439,7 +499,7 @@ static vnpu_status conv_layer(struct cstate *s, struct vnpu_layer_conv *attr, st
 	}
 	if (packed >= 0) {
 		t[n++] = ct_dense(s, packed);
-		if (!(attr->flags & VNPU_LAYER_F_WINO))
+		if (!(attr->flags & (VNPU_LAYER_F_WINO | VNPU_LAYER_F_WINO2)))
 			attr->flags |= VNPU_LAYER_F_PACKED;
 	} else {
 		t[n++] = ct_dense(s, w);

@@ -329,6 +329,33 @@ static void conv_bad(struct __test_metadata *_metadata)
 							   (VNPU_WINO_MAX_C + 1) * 9));
 	}
 	{
+		/* Winograd F(2x2, 3x3): the same layer over bf16 U, 16 points. */
+		struct fixture w2 = conv_base();
+		__u64 ws = vnpu_eng_packed_size(VNPU_PACK_WINO2_W, 2, 3, 18);
+
+		w2.a.conv.flags |= VNPU_LAYER_F_WINO2;
+		w2.a.conv.stride[0] = 1;
+		w2.t[1] = T(VNPU_DTYPE_BF16, 1, ws, 0, 0, 0);
+		w2.t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 8, 9);
+		w2.t[4] = w2.t[3];
+		EXPECT_EQ(2ull * 6 * 2 * 16, ws)
+			TH_LOG("wino2 packed size");
+		EXPECT_TRUE(!check(&w2))
+			TH_LOG("conv wino2: valid layer rejected");
+		BAD(w2, "wino2 size - 1", f->t[1].dims[0]--);
+		BAD(w2, "wino2 size of F(4x4, 3x3)",
+		    f->t[1].dims[0] = vnpu_eng_packed_size(VNPU_PACK_WINO_W, 2, 3, 18));
+		BAD(w2, "wino2 W f32", f->t[1].dtype = VNPU_DTYPE_F32);
+		BAD(w2, "wino2 W f16", f->t[1].dtype = VNPU_DTYPE_F16);
+		BAD(w2, "wino2 X bf16", f->t[0].dtype = VNPU_DTYPE_BF16);
+		BAD(w2, "wino2 and wino", f->a.conv.flags |= VNPU_LAYER_F_WINO);
+		BAD(w2, "wino2 and packed", f->a.conv.flags |= VNPU_LAYER_F_PACKED);
+		BAD(w2, "wino2 stride 2", f->a.conv.stride[0] = 2;
+		    f->t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 4, 9); f->t[4] = f->t[3]);
+		BAD(w2, "wino2 pad 3", f->a.conv.pad_begin[1] = 3;
+		    f->t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 8, 11); f->t[4] = f->t[3]);
+	}
+	{
 		struct fixture h = conv_base();
 		__u32 i;
 

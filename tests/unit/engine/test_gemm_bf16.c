@@ -110,6 +110,7 @@ static void pair_layout(struct __test_metadata *_metadata)
 	static const __u64 shapes[][4] = {
 		{ VNPU_PACK_GEMM_B, 1, 7, 37 }, { VNPU_PACK_GEMM_B, 1, 8, 16 },
 		{ VNPU_PACK_CONV_W, 3, 13, 9 }, { VNPU_PACK_CONV_W, 1, 6, 10 },
+		{ VNPU_PACK_WINO2_W, 2, 7, 27 }, { VNPU_PACK_WINO2_W, 1, 6, 36 },
 	};
 	size_t i;
 
@@ -118,7 +119,8 @@ static void pair_layout(struct __test_metadata *_metadata)
 		__u64 g = shapes[i][1], r = shapes[i][2], c = shapes[i][3];
 		__u64 size = vnpu_eng_packed_size(layout, g, r, c), e;
 		__u64 w = layout == VNPU_PACK_GEMM_B ? VNPU_PACK_NR : VNPU_PACK_MR;
-		__u64 kt = layout == VNPU_PACK_GEMM_B ? r : c;
+		__u64 kt = layout == VNPU_PACK_GEMM_B ? r :
+			   layout == VNPU_PACK_WINO2_W ? c / 9 : c;
 		__u16 *p = malloc(size * 2), *q = malloc(size * 2);
 
 		for (e = 0; e < size; e++)
@@ -368,6 +370,206 @@ static void conv_case(struct __test_metadata *_metadata, __u64 c, __u64 h, __u64
 	conv_epi_case(_metadata, c, h, w, m, kh, kw, s, pad, 0, VNPU_ACT_IDENTITY);
 }
 
+/* B^T of F(2x2, 3x3) on four values @s apart, in place (wino2_bt()). */
+static void w2_bt(float *p, int s)
+{
+	float d0 = p[0], d1 = p[s], d2 = p[2 * s], d3 = p[3 * s];
+
+	p[0] = d0 - d2;
+	p[s] = d1 + d2;
+	p[2 * s] = d2 - d1;
+	p[3 * s] = d1 - d3;
+}
+
+/* A^T of F(2x2, 3x3): four values @s apart to two @os apart. */
+static void w2_at(const float *p, int s, float *o, int os)
+{
+	o[0] = (p[0] + p[s]) + p[2 * s];
+	o[os] = (p[s] - p[2 * s]) - p[3 * s];
+}
+
+/*
+ * |y - ref| <= WINO2_BOUND * sum over channels of (sum |x| over the taps
+ * inside X) * (sum |w| over the kernel's 9): U mixes all 9 weights, so
+ * at the edges its rounding is not bounded by the taps inside alone.
+ * Measured: about 2^-10 (widened U), 2^-9.4 (U and V rounded).
+ */
+#define WINO2_BOUND (1.0 / 256)
+static double wino2_worst;
+
+/*
+ * A Winograd F(2x2, 3x3) layer (VNPU_LAYER_F_WINO2) of one image, @c
+ * channels of @h x @w, @m outputs, pads @pad (@groups groups): on the
+ * AVX512-BF16 path bit for bit against a model of V rounded to bf16 once
+ * and the pair sums of vdpbf16ps (check_paths(): whole and in 7 and 64
+ * parts), the widening paths (baseline, AVX2, AVX-512) alike, and both
+ * within WINO2_BOUND of the direct convolution on the f32 weights in
+ * double.
+ */
+static void wino2_case(struct __test_metadata *_metadata, __u64 c, __u64 h, __u64 w,
+		       __u64 m, __u32 pad, __u32 groups)
+{
+	__u64 oh = h + 2 * pad - 2, ow = w + 2 * pad - 2, cg = c / groups, mg = m / groups;
+	__u64 tw = (ow + 1) / 2, th = (oh + 1) / 2, dx[4] = { 1, c, h, w };
+	__u64 dy[4] = { 1, m, oh, ow }, ny = m * oh * ow;
+	__u64 size = vnpu_eng_packed_size(VNPU_PACK_WINO2_W, groups, mg, cg * 9);
+	__u64 pr = (mg + VNPU_PACK_MR - 1) / VNPU_PACK_MR * VNPU_PACK_MR;
+	float *x = malloc(c * h * w * 4), *wt = malloc(m * cg * 9 * 4);
+	float *pk = malloc(size * 4), *uf = malloc(size * 4);
+	float *y = malloc(ny * 4), *model = malloc(ny * 4), *mag = malloc(ny * 4);
+	float *v = malloc(16 * cg * 4), *ur = malloc(cg * 4), *other = malloc(ny * 4);
+	double *ref = malloc(ny * sizeof(double)), *magw = malloc(ny * sizeof(double));
+	__u16 *ph = malloc(size * 2);
+	struct vnpu_layer_conv at = { .flags = VNPU_LAYER_F_WINO2, .group = groups,
+				      .kernel = { 3, 3 }, .stride = { 1, 1 },
+				      .dilation = { 1, 1 }, .pad_begin = { pad, pad },
+				      .pad_end = { pad, pad } };
+	static const __u32 paths[3] = { 0, VNPU_ENG_F_AVX2_FMA, FMA_PATH };
+	__u64 i, g, mm, k, t, xi, a, b;
+	char name[64];
+
+	for (i = 0; i < c * h * w; i++)
+		x[i] = val();
+	for (i = 0; i < m * cg * 9; i++)
+		wt[i] = val() - 0.5f;
+	EXPECT_TRUE(size && !vnpu_eng_wino2_pack(wt, groups, mg, cg * 9, pk))
+		TH_LOG("wino2 pack");
+	for (i = 0; i < size; i++) {
+		ph[i] = to_bf16(pk[i]);
+		uf[i] = of_bf16(ph[i]);
+	}
+	EXPECT_TRUE(!vnpu_eng_pair_bf16(VNPU_PACK_WINO2_W, groups, mg, cg * 9, ph))
+		TH_LOG("wino2 pair");
+	/* The model: per tile V in f32, rounded; pair sums; A^T in f32. */
+	for (g = 0; g < groups; g++)
+		for (t = 0; t < th * tw; t++) {
+			float d[16], mt[16], o[12];
+
+			for (k = 0; k < cg; k++) {
+				for (a = 0; a < 4; a++)
+					for (b = 0; b < 4; b++) {
+						long iy = (long)(t / tw * 2 + a) - pad;
+						long ix = (long)(t % tw * 2 + b) - pad;
+
+						d[a * 4 + b] = iy < 0 || ix < 0 || iy >= (long)h ||
+							       ix >= (long)w ? 0.0f :
+							       x[((g * cg + k) * h + iy) * w + ix];
+					}
+				for (a = 0; a < 4; a++)
+					w2_bt(d + 4 * a, 1);
+				for (b = 0; b < 4; b++)
+					w2_bt(d + b, 4);
+				for (xi = 0; xi < 16; xi++)
+					v[xi * cg + k] = of_bf16(to_bf16(d[xi]));
+			}
+			for (mm = 0; mm < mg; mm++) {
+				for (xi = 0; xi < 16; xi++) {
+					for (k = 0; k < cg; k++)
+						ur[k] = uf[((g * 16 + xi) * (pr / VNPU_PACK_MR) +
+							    mm / VNPU_PACK_MR) * cg * VNPU_PACK_MR +
+							   k * VNPU_PACK_MR + mm % VNPU_PACK_MR];
+					mt[xi] = dot_model(ur, v + xi * cg, cg);
+				}
+				for (b = 0; b < 4; b++)
+					w2_at(mt + b, 4, o + b, 4);
+				for (a = 0; a < 2; a++)
+					w2_at(o + 4 * a, 1, o + 8 + 2 * a, 1);
+				for (a = 0; a < 2; a++)
+					for (b = 0; b < 2; b++) {
+						__u64 oy = t / tw * 2 + a, ox = t % tw * 2 + b;
+
+						if (oy < oh && ox < ow)
+							model[((g * mg + mm) * oh + oy) * ow + ox] =
+								o[8 + 2 * a + b];
+					}
+			}
+		}
+	/* The direct convolution in double, sum |x w| and the bound's sum. */
+	for (i = 0; i < ny; i++) {
+		__u64 o = i / (oh * ow), oy = i % (oh * ow) / ow, ox = i % ow;
+		double s = 0, sm = 0, sw = 0;
+
+		for (k = 0; k < cg; k++) {
+			const float *wk = wt + (o * cg + k) * 9;
+			double ax = 0, aw = 0;
+
+			for (a = 0; a < 9; a++)
+				aw += fabs(wk[a]);
+			for (a = 0; a < 3; a++)
+				for (b = 0; b < 3; b++) {
+					long iy = (long)(oy + a) - pad, ix = (long)(ox + b) - pad;
+					double xv, p;
+
+					if (iy < 0 || ix < 0 || iy >= (long)h || ix >= (long)w)
+						continue;
+					xv = x[((o / mg * cg + k) * h + iy) * w + ix];
+					p = xv * wk[a * 3 + b];
+					s += p;
+					sm += fabs(p);
+					ax += fabs(xv);
+				}
+			sw += ax * aw;
+		}
+		ref[i] = s;
+		mag[i] = (float)sm;
+		magw[i] = sw;
+	}
+	{
+		struct vnpu_cmd_tensor tt[3] = { et_dense(F32, 4, dx),
+						 et_dense(BF16, 1, &size),
+						 et_dense(F32, 4, dy) };
+		void *data[3] = { x, ph, y };
+		int p, bad = 0;
+
+		snprintf(name, sizeof(name), "wino2 c%llu %llux%llu m%llu p%u g%u",
+			 (unsigned long long)c, (unsigned long long)h,
+			 (unsigned long long)w, (unsigned long long)m, pad, groups);
+		check_paths(_metadata, name, VNPU_LAYER_CONV, tt, data, 3, &at, sizeof(at),
+			    model, mag, ny, 0);
+		/* The widening paths: one set of bits; near the double result. */
+		for (p = 0; p < 3; p++) {
+			if ((et_host_features & paths[p]) != paths[p])
+				continue;
+			memset(y, 0x7f, ny * 4);
+			EXPECT_TRUE(!et_run(VNPU_LAYER_CONV, tt, data, 3, &at, sizeof(at),
+					    paths[p], p ? 64 : 5))
+				TH_LOG("%s: path %u", name, paths[p]);
+			if (p && memcmp(y, other, ny * 4))
+				EXPECT_TRUE(false)
+					TH_LOG("%s: path %x gives other bits than the baseline",
+					       name, paths[p]);
+			memcpy(other, y, ny * 4);
+		}
+		for (p = 0; p < 2; p++) {
+			const float *got = p ? model : other;
+
+			for (i = 0; i < ny; i++) {
+				double e = fabs(got[i] - ref[i]);
+
+				if (magw[i] > 0 && e / magw[i] > wino2_worst)
+					wino2_worst = e / magw[i];
+				EXPECT_FALSE(!(e <= WINO2_BOUND * magw[i] + 1e-6) && bad++ < 3)
+					TH_LOG("%s [%llu]: %s %g, double %g (bound's sum %g)", name,
+					       (unsigned long long)i, p ? "model" : "widened",
+					       got[i], ref[i], magw[i]);
+			}
+		}
+	}
+	free(x);
+	free(wt);
+	free(pk);
+	free(uf);
+	free(y);
+	free(model);
+	free(mag);
+	free(v);
+	free(ur);
+	free(other);
+	free(ref);
+	free(magw);
+	free(ph);
+}
+
 TEST(gemmbf16)
 {
 	pair_layout(_metadata);
@@ -429,6 +631,20 @@ TEST(gemmbf16)
 		      VNPU_ACT_RELU);
 	conv_epi_case(_metadata, 12, 21, 37, 26, 3, 3, 2, 1,
 		      VNPU_LAYER_F_BIAS | VNPU_LAYER_F_RESIDUAL, VNPU_ACT_IDENTITY);
+	/*
+	 * Winograd F(2x2, 3x3): whole tiles, odd maps cut at the edges, no
+	 * padding, pads of 2, odd depths (a plain last row in U and V),
+	 * depth slices, groups, several blocks of rows and runs of tiles.
+	 */
+	wino2_worst = 0;
+	wino2_case(_metadata, 32, 16, 16, 32, 1, 1);
+	wino2_case(_metadata, 33, 13, 19, 40, 1, 1);
+	wino2_case(_metadata, 35, 11, 12, 13, 0, 1);
+	wino2_case(_metadata, 400, 10, 9, 20, 1, 1);
+	wino2_case(_metadata, 64, 9, 9, 200, 1, 2);
+	wino2_case(_metadata, 7, 34, 30, 9, 2, 1);
+	printf("wino2: worst |y - ref| / bound's sum = %.3g (2^%.1f)\n", wino2_worst,
+	       wino2_worst > 0 ? log2(wino2_worst) : -INFINITY);
 	printf("gemm-bf16: %s\n", et_host_features & VNPU_ENG_F_AVX512_BF16 ?
 	       "avx512-bf16 and widening paths" : "widening path only");
 }
