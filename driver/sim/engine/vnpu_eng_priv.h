@@ -770,10 +770,14 @@ static inline __u64 eng_qsplit_table(__u64 k4)
  * @dw8: bytes of the AVX2 depthwise of eight channels at once (a small
  *	map of stride 1 or 2, dilation 1, whole in one column block), 0
  *	where it does not apply
+ * @ph: bytes of a column block's stride phases (stride 2 on the VNNI
+ *	path, groups of 8 input channels or more: per input channel, the
+ *	block's rows of each of the four (row, column) parities of X,
+ *	rows of OW bytes), 0: none
  */
 struct eng_qplan {
 	__u64 k, k4, mp, rows, pos, nb, ncp, mb, nmb, units, hp, wp, rs;
-	__u64 np, pb, dw8;
+	__u64 np, pb, dw8, ph;
 };
 
 /* Staged bytes (rows times padded row and slack) of an eight-channel depthwise, at most. */
@@ -854,6 +858,15 @@ static inline void eng_qplan(const struct eng_conv_shape *s,
 	 */
 	p->np = 0;
 	p->pb = 0;
+	p->ph = 0;
+	/*
+	 * Stride phases: groups of 8 input channels or more (a stem's 3
+	 * channels of 7x7 taps pack faster from the tap planes).
+	 */
+	if (a->stride[0] == 2 && a->stride[1] == 2 && a->dilation[0] == 1 &&
+	    a->dilation[1] == 1 && !eng_conv_depthwise(s) && s->cg >= 8 &&
+	    s->kh <= 7 && s->kw <= 7)
+		p->ph = s->cg * 4 * (span + s->kh) * s->ow + 64;
 	/*
 	 * Eight channels' inputs as 8 bytes a position, as 16-bit pairs of
 	 * neighbours (32 bytes a position), their outputs (8 bytes a
@@ -885,7 +898,7 @@ static inline void eng_qplan(const struct eng_conv_shape *s,
  * one tile's sums, the staged input channel, the tap planes of
  * ENG_QPLANES input channels, and for the AVX2 tile the packed input and
  * a tile's weight rows widened to 16 bits, for the AVX2 depthwise rows
- * the staged channel widened (and 16 more), and @dw8.
+ * the staged channel widened (and 16 more), @dw8 and @ph.
  */
 static inline __u64 eng_qconv_scratch(const struct eng_qplan *p)
 {
@@ -893,7 +906,7 @@ static inline __u64 eng_qconv_scratch(const struct eng_qplan *p)
 			  4 * ENG_QMR * ENG_QNR + (p->hp + 1) * p->wp +
 			  ENG_QPLANES * p->np * p->pb + 2 * p->k4 * p->ncp +
 			  2 * ENG_QMR * p->k4 + 2 * ((p->hp + 1) * p->wp + 16) +
-			  p->dw8 + 10 * ENG_ALIGN : 0;
+			  p->dw8 + p->ph + 11 * ENG_ALIGN : 0;
 }
 
 /**
@@ -1057,7 +1070,9 @@ void vnpu_eng_qdw_vnni(const struct eng_qdw *d);
 
 /**
  * struct eng_qpack - a column block of a packed QLINEAR_CONV of stride 1
- *	whose output rows are as wide as its input's, packed from X itself
+ *	whose output rows are as wide as its input's, packed from X itself,
+ *	or of stride 2 packed from X's stride phases (rows as wide as the
+ *	output's)
  * @x: the block's first position in channel 0 of the group's input
  *	(channels @cs bytes apart, each a dense plane: a position p of the
  *	block and tap t read @x + p + @toff[t])

@@ -626,6 +626,8 @@ struct eng_qconv {
 	__u8 flip;
 	int need_xsum, direct;
 	int flat;		/* VNNI: packed from X itself (qconv_pack_flat()) */
+	int phase;		/* VNNI, stride 2: from X's phases (qconv_pack_phase()) */
+	__u8 *ph;		/* the stride phases (p.ph bytes) */
 	int wide;		/* AVX2 without VNNI: qtile8_avx2() or qtile_avx2() */
 	__u8 *b;		/* [ncp / QNR][k4 / 4][QNR][4] */
 	__u8 *rows;		/* 4 rows of p.rs, one per depth of a step */
@@ -1132,22 +1134,77 @@ static __u64 qbits(__s64 b, __s64 e)
 }
 
 /*
+ * Where the taps of a block packed by vnpu_eng_qpack_vnni() read inside
+ * its input: tap row t of output row r reads the input's row r +
+ * @roff[t], inside for rows in [0, @rlim[t]); tap column t of output
+ * column c reads column c + @coff[t], inside for columns in
+ * [0, @clim[t]).
+ */
+struct qmask {
+	__s64 roff[7], rlim[7], coff[7], clim[7];
+};
+
+/*
+ * The masks (@rowm and @colm of struct eng_qpack) of @q's column block
+ * from position @p0, from @m: per group of 64 positions, which of them
+ * each tap row and tap column finds inside the input, from the output
+ * rows the block runs over.
+ */
+static void qconv_masks(const struct eng_qconv *q, const struct qmask *m, __u64 p0,
+			__u64 *rowm, __u64 *colm)
+{
+	const struct eng_qplan *p = &q->p;
+	__u64 ow = q->s.ow, kh = q->s.kh, kw = q->s.kw;
+	__u64 cnt = eng_min(p->pos, q->s.oh * ow - p0), ng = eng_div_up(p->ncp, 64);
+	__u64 oh = p0 / ow, oc = p0 % ow, i, n, t;
+
+	for (i = 0; i < (kh + kw) * ng; i++)
+		rowm[i] = 0;
+	/* Runs of positions within one output row and one group. */
+	for (i = 0; i < cnt; i += n) {
+		__u64 gi = i / 64, b = i % 64;
+
+		n = eng_min(eng_min(ow - oc, cnt - i), 64 - b);
+		for (t = 0; t < kh; t++) {
+			__s64 r = (__s64)oh + m->roff[t];
+
+			if (r >= 0 && r < m->rlim[t])
+				rowm[t * ng + gi] |= qbits((__s64)b, (__s64)(b + n));
+		}
+		/* Column c of the run reads c + coff: inside for c in [lo, hi). */
+		for (t = 0; t < kw; t++) {
+			__s64 tc = m->coff[t];
+			__s64 lo = -tc > (__s64)oc ? -tc : (__s64)oc;
+			__s64 hi = m->clim[t] - tc < (__s64)(oc + n) ? m->clim[t] - tc :
+				   (__s64)(oc + n);
+
+			colm[t * ng + gi] |= qbits((__s64)b + lo - (__s64)oc,
+						   (__s64)b + hi - (__s64)oc);
+		}
+		oc += n;
+		if (oc == ow) {
+			oc = 0;
+			oh++;
+		}
+	}
+}
+
+/*
  * The packed input of image @img, group @g, column block @nbi straight
- * from X (qconv_flat()): per group of 64 positions, which of them each
- * tap row and tap column finds inside the input, from the output rows
- * the block runs over; then vnpu_eng_qpack_vnni().
+ * from X (qconv_flat()): the masks of its taps (qconv_masks()), then
+ * vnpu_eng_qpack_vnni().
  */
 static void qconv_pack_flat(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
 {
 	const struct vnpu_layer_conv *a = q->l->attrs;
 	const struct vnpu_cmd_tensor *x = &q->l->t[0];
 	const struct eng_qplan *p = &q->p;
-	__u64 p0 = nbi * p->pos, ow = q->s.ow, kh = q->s.kh, kw = q->s.kw;
-	__u64 cnt = eng_min(p->pos, q->s.oh * ow - p0), ng = eng_div_up(p->ncp, 64);
-	__u64 oh = p0 / ow, oc = p0 % ow, i, n, t;
+	__u64 p0 = nbi * p->pos, kh = q->s.kh, kw = q->s.kw;
+	__u64 ng = eng_div_up(p->ncp, 64), t;
 	__s64 top = a->pad_begin[0], left = a->pad_begin[1];
 	__s64 h = (__s64)q->s.h, w = (__s64)q->s.w;
 	__u64 *rowm = (__u64 *)q->rows, *colm = rowm + kh * ng;
+	struct qmask m;
 	struct eng_qpack k = {
 		.x = (const __u8 *)q->l->data[0] + (__s64)img * x->strides[0] +
 		     (__s64)(g * q->s.cg) * x->strides[1] + (__s64)p0,
@@ -1159,34 +1216,154 @@ static void qconv_pack_flat(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
 	for (t = 0; t < kh * kw; t++)
 		k.toff[t] = ((__s64)(t / kw * a->dilation[0]) - top) * w +
 			    (__s64)(t % kw * a->dilation[1]) - left;
-	for (i = 0; i < (kh + kw) * ng; i++)
-		rowm[i] = 0;
-	/* Runs of positions within one output row and one group. */
-	for (i = 0; i < cnt; i += n) {
-		__u64 gi = i / 64, b = i % 64;
-
-		n = eng_min(eng_min(ow - oc, cnt - i), 64 - b);
-		for (t = 0; t < kh; t++) {
-			__s64 ih = (__s64)(oh + t * a->dilation[0]) - top;
-
-			if (ih >= 0 && ih < h)
-				rowm[t * ng + gi] |= qbits((__s64)b, (__s64)(b + n));
-		}
-		/* Column c of the run reads c + tc - left: inside for c in [lo, hi). */
-		for (t = 0; t < kw; t++) {
-			__s64 tc = (__s64)(t * a->dilation[1]) - left;
-			__s64 lo = -tc > (__s64)oc ? -tc : (__s64)oc;
-			__s64 hi = w - tc < (__s64)(oc + n) ? w - tc : (__s64)(oc + n);
-
-			colm[t * ng + gi] |= qbits((__s64)b + lo - (__s64)oc,
-						   (__s64)b + hi - (__s64)oc);
-		}
-		oc += n;
-		if (oc == ow) {
-			oc = 0;
-			oh++;
-		}
+	for (t = 0; t < kh; t++) {
+		m.roff[t] = (__s64)(t * a->dilation[0]) - top;
+		m.rlim[t] = h;
 	}
+	for (t = 0; t < kw; t++) {
+		m.coff[t] = (__s64)(t * a->dilation[1]) - left;
+		m.clim[t] = w;
+	}
+	qconv_masks(q, &m, p0, rowm, colm);
+	vnpu_eng_qpack_vnni(&k);
+	if (q->need_xsum)
+		qconv_xsum(q);
+}
+
+/* @v / 2 rounded down. */
+static __s64 q_half(__s64 v)
+{
+	return v >= 0 ? v / 2 : -((1 - v) / 2);
+}
+
+/*
+ * Whether qconv_pack_phase() packs the layer's blocks: stride 2 on the
+ * VNNI path (p.ph), X's rows dense, and every column phase a tap reads
+ * no wider than OW (a phase's row is OW bytes).
+ */
+static int qconv_phase(const struct eng_qconv *q)
+{
+	const struct vnpu_layer_conv *a = q->l->attrs;
+	const struct vnpu_cmd_tensor *x = &q->l->t[0];
+	__u64 t;
+
+	if (!(q->ctx->features & VNPU_ENG_F_VNNI) || !q->p.ph || x->rank != 4 ||
+	    x->strides[3] != 1)
+		return 0;
+	for (t = 0; t < q->s.kw; t++) {
+		__s64 c = (__s64)t - a->pad_begin[1], pc = c - 2 * q_half(c);
+
+		if ((q->s.w - (__u64)pc + 1) / 2 > q->s.ow)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * A row of stride phase column @pc at @d: the bytes @pc, @pc + 2, ...
+ * of the input row @src, @n of them (those inside the row), 16 at a
+ * time: the last store runs up to 15 bytes on (the next row's, or the
+ * phases' slack), the loads up to 31 past the row while they end
+ * before @end (X's end), byte by byte after.
+ */
+static void qphase_row(__u8 *d, const __u8 *src, const __u8 *end, __u64 pc, __u64 n)
+{
+	__u64 j;
+
+	for (j = 0; j < n && src + pc + 2 * j + 32 <= end; j += 16) {
+		v32qu_s v = *(const v32qu_su *)(src + pc + 2 * j);
+
+		*(v16qu_su *)(d + j) = __builtin_shufflevector(v, v,
+			0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+	}
+	for (; j < n; j++)
+		d[j] = src[pc + 2 * j];
+}
+
+/*
+ * The packed input of image @img, group @g, column block @nbi of a
+ * stride-2 convolution (qconv_phase()): X split by row and column
+ * parity into phases whose rows are OW bytes, the block's rows of them
+ * (per input channel, the phases its taps read), so that each tap reads
+ * a phase at a constant offset from its output position, as a stride-1
+ * convolution reads X; then vnpu_eng_qpack_vnni() with the masks of the
+ * taps inside the input, as qconv_pack_flat().
+ */
+static void qconv_pack_phase(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
+{
+	const struct vnpu_layer_conv *a = q->l->attrs;
+	const struct vnpu_cmd_tensor *x = &q->l->t[0];
+	const struct eng_qplan *p = &q->p;
+	__u64 p0 = nbi * p->pos, ow = q->s.ow, kh = q->s.kh, kw = q->s.kw;
+	__u64 cnt = eng_min(p->pos, q->s.oh * ow - p0), ng = eng_div_up(p->ncp, 64);
+	__u64 oh = p0 / ow, last = (p0 + cnt - 1) / ow, nph = 0, plane, t, c, r, ph;
+	__s64 h = (__s64)q->s.h, w = (__s64)q->s.w, r0, r1, dmin = 0, dmax = 0;
+	__u64 *rowm = (__u64 *)q->rows, *colm = rowm + kh * ng;
+	int slot[4] = { -1, -1, -1, -1 }, used[4] = { 0, 0, 0, 0 };
+	__u64 pr[7], pc[7];
+	struct qmask m;
+	const __u8 *xg = (const __u8 *)q->l->data[0] + (__s64)img * x->strides[0] +
+			 (__s64)(g * q->s.cg) * x->strides[1];
+	/* One past X's last byte (its strides are not negative). */
+	const __u8 *xend = (const __u8 *)q->l->data[0] + (__s64)(q->s.n - 1) * x->strides[0] +
+			   (__s64)(q->s.c - 1) * x->strides[1] + (h - 1) * x->strides[2] + w;
+	struct eng_qpack k = {
+		.rowm = rowm, .colm = colm, .b = q->b,
+		.k = p->k, .k4 = p->k4, .ncp = p->ncp, .kh = (__u32)kh,
+		.kw = (__u32)kw, .pad = (__u8)(q->xz ^ q->flip), .flip = q->flip,
+	};
+
+	/*
+	 * Tap row t reads phase row r + roff[t] of row parity pr[t] (rows
+	 * inside below rlim[t]); tap column t, phase column c + coff[t] of
+	 * column parity pc[t].
+	 */
+	for (t = 0; t < kh; t++) {
+		m.roff[t] = q_half((__s64)t - a->pad_begin[0]);
+		pr[t] = (__u64)((__s64)t - a->pad_begin[0] - 2 * m.roff[t]);
+		m.rlim[t] = (h - (__s64)pr[t] + 1) / 2;
+		if (!t || m.roff[t] < dmin)
+			dmin = m.roff[t];
+		if (!t || m.roff[t] > dmax)
+			dmax = m.roff[t];
+	}
+	for (t = 0; t < kw; t++) {
+		m.coff[t] = q_half((__s64)t - a->pad_begin[1]);
+		pc[t] = (__u64)((__s64)t - a->pad_begin[1] - 2 * m.coff[t]);
+		m.clim[t] = (w - (__s64)pc[t] + 1) / 2;
+	}
+	for (t = 0; t < kh * kw; t++)
+		used[pr[t / kw] * 2 + pc[t % kw]] = 1;
+	for (ph = 0; ph < 4; ph++)
+		if (used[ph])
+			slot[ph] = (int)nph++;
+	/* The phase rows the block reads, inside the input's. */
+	r0 = (__s64)oh + dmin > 0 ? (__s64)oh + dmin : 0;
+	r1 = (__s64)last + dmax + 1 < (h + 1) / 2 ? (__s64)last + dmax + 1 : (h + 1) / 2;
+	plane = r1 > r0 ? (__u64)(r1 - r0) * ow : 0;
+	for (c = 0; c < q->s.cg && plane; c++)
+		for (ph = 0; ph < 4; ph++) {
+			const __u8 *xc = xg + (__s64)c * x->strides[1];
+			__u8 *d;
+
+			if (slot[ph] < 0)
+				continue;
+			d = q->ph + (c * nph + (__u64)slot[ph]) * plane;
+			for (r = (__u64)r0; r < (__u64)r1; r++, d += ow) {
+				__s64 ih = 2 * (__s64)r + (__s64)(ph / 2);
+
+				if (ih < h)
+					qphase_row(d, xc + ih * x->strides[2], xend, ph % 2,
+						   eng_min(ow, ((__u64)w - ph % 2 + 1) / 2));
+			}
+		}
+	k.x = q->ph + (__s64)p0 - r0 * (__s64)ow;
+	k.cs = (__s64)(nph * plane);
+	for (t = 0; t < kh * kw; t++)
+		k.toff[t] = (__s64)((__u64)slot[pr[t / kw] * 2 + pc[t % kw]] * plane) +
+			    m.roff[t / kw] * (__s64)ow + m.coff[t % kw];
+	/* Rows outside [r0, r1) are outside the input: their masks are 0. */
+	qconv_masks(q, &m, p0, rowm, colm);
 	vnpu_eng_qpack_vnni(&k);
 	if (q->need_xsum)
 		qconv_xsum(q);
@@ -2577,6 +2754,7 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 #ifdef ENG_FMA
 	q.wide = !(ctx->features & VNPU_ENG_F_VNNI);
 	q.flat = qconv_flat(&q);
+	q.phase = !q.flat && qconv_phase(&q);
 #endif
 	q.b = q_align(&sp, q.p.k4 * q.p.ncp);
 	q.rows = q_align(&sp, 4 * q.p.rs);
@@ -2596,6 +2774,7 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 	q.planes = q.p.np && !q.direct ?
 		   q_align(&sp, ENG_QPLANES * q.p.np * q.p.pb) : (__u8 *)0;
 	q.dw8 = q.wide && q.p.dw8 ? q_align(&sp, q.p.dw8) : (__u8 *)0;
+	q.ph = q.phase ? q_align(&sp, q.p.ph) : (__u8 *)0;
 	for (u = ub; u < ue; u++) {
 		__u64 mbi = u % q.p.nmb, blk = u / q.p.nmb;
 		__u64 nbi = blk % q.p.nb, g = blk / q.p.nb % q.s.group;
@@ -2617,10 +2796,12 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 #ifdef ENG_FMA
 			if (q.flat)
 				qconv_pack_flat(&q, img, g, nbi);
+			else if (q.phase)
+				qconv_pack_phase(&q, img, g, nbi);
 #endif
-			if (!q.flat && q.planes)
+			if (!q.flat && !q.phase && q.planes)
 				qconv_pack_planes(&q, img, g, nbi);
-			else if (!q.flat)
+			else if (!q.flat && !q.phase)
 				qconv_pack(&q, img, g, nbi);
 			h->key = blk;
 			h->b16 = 0;

@@ -618,6 +618,24 @@ static void test_qconv_packed(struct __test_metadata *_metadata)
 		{ 1, 6, 5, 3, 10, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
 		{ 1, 4, 6, 5, 4, 4, 3, 1, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
 		{ 1, 9, 7, 16, 12, 1, 3, 2, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1, 1, 0, 0 },
+		/*
+		 * Stride 2 from X's stride phases (VNNI, 8 input channels a
+		 * group or more): odd and even rows and maps, 3x3 of pad 1
+		 * and 0 (a phase wider than the output: the tap planes), 1x1,
+		 * 5x5 and 7x7 of pads 2 and 3 (phase rows and columns before
+		 * the input), i8 inputs, weight zero points, groups of 8,
+		 * column blocks inside a row, two images; 7 channels: the
+		 * tap planes.
+		 */
+		{ 1, 16, 13, 19, 20, 1, 3, 2, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
+		{ 1, 16, 13, 19, 20, 1, 3, 2, 0, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 1, 0, 0 },
+		{ 2, 24, 14, 15, 17, 1, 3, 2, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_I8, 1, 0, 1, 0 },
+		{ 1, 32, 11, 9, 12, 1, 1, 2, 0, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 1, 0, 0 },
+		{ 1, 12, 17, 23, 14, 1, 5, 2, 2, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1, 1, 1, 0 },
+		{ 1, 8, 21, 18, 9, 1, 7, 2, 3, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
+		{ 1, 16, 12, 13, 16, 2, 3, 2, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 1, 1, 0, 0 },
+		{ 1, 160, 27, 29, 24, 1, 3, 2, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 1, 1, 0 },
+		{ 1, 7, 13, 19, 20, 1, 3, 2, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1, 1, 0, 0 },
 		/* infinite and NaN multipliers: the bounds, and 0 for NaN */
 		{ 1, 20, 6, 9, 14, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 1 },
 		{ 1, 8, 6, 9, 8, 8, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 0, 0, 1 },
