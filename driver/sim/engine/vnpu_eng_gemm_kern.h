@@ -214,4 +214,87 @@ void block_flush(const struct gemm_out *o, const struct gemm_epi *e,
 void conv_epi(const struct eng_layer *l, __u64 img, __u64 g,
 	      struct gemm_epi *e, struct gemm_out *o);
 
+/* ---- Winograd parts (vnpu_eng_wino.c) ----------------------------------- */
+
+/**
+ * struct wino_held - what a Winograd part's scratch holds, kept at its
+ * start for the command's next parts on the same scratch
+ * @epoch: the command run that set it (0: none)
+ * @attrs: the layer's attributes, as the same run's one layer
+ * @run: the run of tiles (unit / blocks of rows) whose V the scratch
+ *	holds, or ~0 for none
+ */
+struct wino_held {
+	__u64 epoch;
+	const void *attrs;
+	__u64 run;
+};
+
+/**
+ * struct wino_part - a Winograd part of either kind, F(4x4, 3x3)
+ * (vnpu_eng_wino.c) or F(2x2, 3x3) (vnpu_eng_wino2.c): the layer, its
+ * units and the scratch, as wino_part_start() splits it
+ * @s: the shape (@s.wt: the tiles' side)
+ * @l: the layer
+ * @u: the unit: @u.rows output channels by @u.cols tiles
+ * @tw: tiles along a row of outputs
+ * @tiles: tiles of an image
+ * @ws: elements between two points' weights: the group's rows rounded
+ *	up to whole panels times C/group
+ * @held: see struct wino_held
+ * @v: the unit's transformed input, point by point (each kind's layout)
+ * @m: the products: point xi's row r at @m + (xi * @u.rows + r) * @u.cols
+ * @stage: the unit's outputs: channel r's row i of tile t at
+ *	@stage + (r * wt + i) * wt * @u.cols + wt * t
+ * @d: a panel's input tiles or a row's partial transforms
+ * @tail: each kind's own buffer (eng_wino_scratch())
+ * @bufs: the GEMM's accumulator and paths (@bufs.a is the kind's)
+ * @x: the unit's image and group of the input
+ * @xs: the input's channel, row and column strides
+ * @img: the unit's image
+ * @g: its group
+ * @t0: its first tile
+ * @t1: its tiles' end
+ * @m0: its first output channel of the group
+ * @mc: its output channels
+ * @fresh: whether the scratch lacks V of tiles [@t0, @t1)
+ */
+struct wino_part {
+	struct eng_conv_shape s;
+	const struct eng_layer *l;
+	struct eng_unit u;
+	__u64 tw, tiles, ws;
+	struct wino_held *held;
+	float *v, *m, *stage, *d, *tail;
+	struct gemm_bufs bufs;
+	const float *x;
+	__s64 xs[3];
+	__u64 img, g, t0, t1, m0, mc;
+	int fresh;
+};
+
+/* A unit's transforms and GEMMs, @wp's unit fields set, into the stage. */
+typedef void (*wino_unit_fn)(struct wino_part *wp,
+			     const struct vnpu_eng_ctx *ctx);
+
+void wino_part_start(struct wino_part *wp, const struct eng_layer *l,
+		     const struct vnpu_eng_ctx *ctx);
+void wino_part_run(struct wino_part *wp, __u64 ub, __u64 ue,
+		   wino_unit_fn unit, const struct vnpu_eng_ctx *ctx);
+
+/* Tile @t's first input row and column (either may be in the padding). */
+static inline void wino_origin(const struct wino_part *wp, __u64 t,
+			       __s64 *y0, __s64 *x0)
+{
+	const struct vnpu_layer_conv *a = wp->l->attrs;
+
+	*y0 = (__s64)(t / wp->tw * wp->s.wt) - a->pad_begin[0];
+	*x0 = (__s64)(t % wp->tw * wp->s.wt) - a->pad_begin[1];
+}
+
+#ifdef ENG_FMA
+int wino_part_in16(const struct wino_part *wp, __u64 p,
+		   struct eng_wino_in *w);
+#endif
+
 #endif /* _VNPU_ENG_GEMM_KERN_H_ */

@@ -65,6 +65,9 @@
 #define zero_f32 ENG_SYM(zero_f32)
 /* vnpu_eng_wino.c */
 #define run_conv_wino ENG_SYM(run_conv_wino)
+#define wino_part_in16 ENG_SYM(wino_part_in16)
+#define wino_part_run ENG_SYM(wino_part_run)
+#define wino_part_start ENG_SYM(wino_part_start)
 #define wino_pack_u ENG_SYM(wino_pack_u)
 /* vnpu_eng_wino2.c */
 #define run_conv_wino2 ENG_SYM(run_conv_wino2)

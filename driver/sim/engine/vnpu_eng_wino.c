@@ -20,53 +20,6 @@
  */
 #include "vnpu_eng_gemm_kern.h"
 
-/**
- * struct wino_held - what a Winograd part's scratch holds, kept at its
- * start for the command's next parts on the same scratch
- * @epoch: the command run that set it (0: none)
- * @attrs: the layer's attributes, as the same run's one layer
- * @run: the run of tiles (unit / blocks of rows) whose V the scratch
- *	holds, or ~0 for none
- */
-struct wino_held {
-	__u64 epoch;
-	const void *attrs;
-	__u64 run;
-};
-
-/**
- * struct wino_job - a Winograd part's layer, units and scratch
- * @s: the shape
- * @l: the layer
- * @u: the unit: @u.rows output channels by @u.cols tiles
- * @tw: tiles along a row of outputs
- * @tiles: tiles of an image
- * @held: see struct wino_held
- * @ws: floats between two points' weights (%VNPU_PACK_WINO_W): the
- *	group's rows rounded up to whole panels times C/group
- * @w: the transformed weights of the unit's group: point xi's panels at
- *	@w + xi * @ws, panel p (ENG_MR rows) at + p * cg * ENG_MR
- * @v: the unit's transformed input: point xi's panels at
- *	@v + xi * cg * @u.cols, panel p (ENG_NR tiles) at + p * cg * ENG_NR
- * @m: the 36 products: point xi's row r at @m + (xi * @u.rows + r) * @u.cols
- * @stage: the unit's output rows: channel r's row i of tile t (of the
- *	unit) at @stage + r * 16 * @u.cols + i * 4 * @u.cols + 4 * t
- * @d: a panel's 6x6 input tiles or a row's partial transforms
- * @buf: transforms on their way to @v: point xi's at
- *	+ xi * ENG_WINO_BUF
- * @bufs: the GEMM's accumulator and paths
- */
-struct wino_job {
-	struct eng_conv_shape s;
-	const struct eng_layer *l;
-	struct eng_unit u;
-	__u64 tw, tiles, ws;
-	struct wino_held *held;
-	const float *w;
-	float *v, *m, *stage, *d, *buf;
-	struct gemm_bufs bufs;
-};
-
 /*
  * The weights' transform along one axis on eight lanes: three vectors at
  * @g, @gs floats apart, to six at @o, @os apart; G's rows (1/4, 0, 0),
@@ -178,20 +131,18 @@ int wino_pack_u(const float *src, __u64 groups, __u64 rows, __u64 cg,
 
 /*
  * The 6x6 input tile of tile @t of channel @c of the image at @x into
- * lane @lane of wj->d (point (r, k) at d[(r * 6 + k) * ENG_NR]), zero
+ * lane @lane of wp->d (point (r, k) at d[(r * 6 + k) * ENG_NR]), zero
  * outside the input.
  */
-static void wino_gather(const struct wino_job *wj, const float *x,
+static void wino_gather(const struct wino_part *wp, const float *x,
 			const __s64 *xs, __u64 t, __u32 lane)
 {
-	const struct vnpu_layer_conv *a = wj->l->attrs;
-	__s64 y0 = (__s64)(t / wj->tw * ENG_WINO_TILE) - a->pad_begin[0];
-	__s64 x0 = (__s64)(t % wj->tw * ENG_WINO_TILE) - a->pad_begin[1];
-	float *d = wj->d + lane;
-	__s64 r, k, r0, r1, k0, k1;
+	float *d = wp->d + lane;
+	__s64 y0, x0, r, k, r0, r1, k0, k1;
 
-	if (y0 >= 0 && x0 >= 0 && y0 + 6 <= (__s64)wj->s.h &&
-	    x0 + 6 <= (__s64)wj->s.w && xs[2] == 1) {
+	wino_origin(wp, t, &y0, &x0);
+	if (y0 >= 0 && x0 >= 0 && y0 + 6 <= (__s64)wp->s.h &&
+	    x0 + 6 <= (__s64)wp->s.w && xs[2] == 1) {
 		const float *row = x + y0 * xs[1] + x0;
 
 		for (r = 0; r < 6; r++, row += xs[1])
@@ -203,9 +154,9 @@ static void wino_gather(const struct wino_job *wj, const float *x,
 	for (r = 0; r < 36; r++)
 		d[r * ENG_NR] = 0.0f;
 	r0 = y0 < 0 ? -y0 : 0;
-	r1 = eng_min(6, (__s64)wj->s.h - y0);
+	r1 = eng_min(6, (__s64)wp->s.h - y0);
 	k0 = x0 < 0 ? -x0 : 0;
-	k1 = eng_min(6, (__s64)wj->s.w - x0);
+	k1 = eng_min(6, (__s64)wp->s.w - x0);
 	for (r = r0; r < r1; r++)
 		for (k = k0; k < k1; k++)
 			d[(r * 6 + k) * ENG_NR] = x[(y0 + r) * xs[1] +
@@ -214,48 +165,44 @@ static void wino_gather(const struct wino_job *wj, const float *x,
 
 #ifdef ENG_FMA
 /*
- * Panel @p of tiles [@t0, @t1) as vnpu_eng_wino_in_avx512() takes it, or
- * 0 where an input's offset does not fit its 32-bit indices.
+ * The gathers of panel @p of the unit's tiles as vnpu_eng_wino_in_avx512()
+ * and vnpu_eng_wino2_in_bf16() take them, but for @w->v, @w->ps and
+ * @w->cn (each kind's); 0 where an input's offset does not fit their
+ * 32-bit indices.
  */
-static int wino_in16(const struct wino_job *wj, const float *x,
-		     const __s64 *xs, __u64 t0, __u64 t1, __u64 p,
-		     struct eng_wino_in *w)
+int wino_part_in16(const struct wino_part *wp, __u64 p, struct eng_wino_in *w)
 {
-	const struct vnpu_layer_conv *a = wj->l->attrs;
-	const __s64 lim = 0x7fffffff / 2;
-	__u32 lane, i;
+	const __s64 lim = 0x7fffffff / 2, *xs = wp->xs;
+	__u32 lane, i, n = (__u32)wp->s.wt + 2;
 
 	/* |off + r * rs + k * ks| < 2^31 for every tile and point. */
-	if (xs[1] > lim / (__s64)(wj->s.h + 8) ||
-	    xs[1] < -lim / (__s64)(wj->s.h + 8) ||
-	    xs[2] > lim / (__s64)(wj->s.w + 8) ||
-	    xs[2] < -lim / (__s64)(wj->s.w + 8))
+	if (xs[1] > lim / (__s64)(wp->s.h + 8) ||
+	    xs[1] < -lim / (__s64)(wp->s.h + 8) ||
+	    xs[2] > lim / (__s64)(wp->s.w + 8) ||
+	    xs[2] < -lim / (__s64)(wp->s.w + 8))
 		return 0;
-	w->x = x;
+	w->x = wp->x;
 	w->cs = xs[0];
 	w->rs = (__s32)xs[1];
 	w->ks = (__s32)xs[2];
-	w->ps = wj->s.cg * wj->u.cols;
-	w->v = wj->v + p * wj->s.cg * ENG_NR;
-	w->d = wj->d;
+	w->d = wp->d;
 	for (i = 0; i < 6; i++) {
 		w->rmask[i] = 0;
 		w->kmask[i] = 0;
 	}
 	for (lane = 0; lane < ENG_NR; lane++) {
-		__u64 t = t0 + p * ENG_NR + lane;
+		__u64 t = wp->t0 + p * ENG_NR + lane;
 		__s64 y0, x0;
 
 		w->off[lane] = 0;
-		if (t >= t1)
+		if (t >= wp->t1)
 			continue;
-		y0 = (__s64)(t / wj->tw * ENG_WINO_TILE) - a->pad_begin[0];
-		x0 = (__s64)(t % wj->tw * ENG_WINO_TILE) - a->pad_begin[1];
+		wino_origin(wp, t, &y0, &x0);
 		w->off[lane] = (__s32)(y0 * xs[1] + x0 * xs[2]);
-		for (i = 0; i < 6; i++) {
-			if (y0 + i >= 0 && y0 + i < (__s64)wj->s.h)
+		for (i = 0; i < n; i++) {
+			if (y0 + i >= 0 && y0 + i < (__s64)wp->s.h)
 				w->rmask[i] |= 1u << lane;
-			if (x0 + i >= 0 && x0 + i < (__s64)wj->s.w)
+			if (x0 + i >= 0 && x0 + i < (__s64)wp->s.w)
 				w->kmask[i] |= 1u << lane;
 		}
 	}
@@ -270,17 +217,19 @@ static int wino_in16(const struct wino_job *wj, const float *x,
  * time in sixteen lanes, each point a gather.
  */
 static __attribute__((__noinline__))
-void wino_input(struct wino_job *wj, const float *x, const __s64 *xs,
+void wino_input(struct wino_part *wp, const float *x, const __s64 *xs,
 		__u64 t0, __u64 t1, const struct vnpu_eng_ctx *ctx)
 {
-	__u64 cg = wj->s.cg, ps = cg * wj->u.cols, p, c0, cn, c, i, h;
+	__u64 cg = wp->s.cg, ps = cg * wp->u.cols, p, c0, cn, c, i, h;
 	__u32 lane;
 
 	for (p = 0; t0 + p * ENG_NR < t1; p++) {
 #ifdef ENG_FMA
 		struct eng_wino_in w;
 
-		if (wj->bufs.avx512 && wino_in16(wj, x, xs, t0, t1, p, &w)) {
+		if (wp->bufs.avx512 && wino_part_in16(wp, p, &w)) {
+			w.ps = ps;
+			w.v = wp->v + p * cg * ENG_NR;
 			w.cn = cg;
 			vnpu_eng_wino_in_avx512(&w);
 			eng_pause(ctx);
@@ -290,34 +239,34 @@ void wino_input(struct wino_job *wj, const float *x, const __s64 *xs,
 		for (c0 = 0; c0 < cg; c0 += cn) {
 			cn = eng_min(ENG_WINO_BUF / ENG_NR, cg - c0);
 			for (c = 0; c < cn; c++) {
-				float *o = wj->buf + c * ENG_NR;
+				float *o = wp->tail + c * ENG_NR;
 
 				for (lane = 0; lane < ENG_NR; lane++) {
 					__u64 t = t0 + p * ENG_NR + lane;
 
 					if (t < t1) {
-						wino_gather(wj, x + (__s64)(c0 + c) *
+						wino_gather(wp, x + (__s64)(c0 + c) *
 							    xs[0], xs, t, lane);
 						continue;
 					}
 					for (i = 0; i < 36; i++)
-						wj->d[i * ENG_NR + lane] = 0.0f;
+						wp->d[i * ENG_NR + lane] = 0.0f;
 				}
 				/* Along the rows, then down the columns. */
 				for (h = 0; h < ENG_NR; h += 8) {
 					for (i = 0; i < 6; i++)
-						wino_bt(wj->d + i * 6 * ENG_NR + h,
+						wino_bt(wp->d + i * 6 * ENG_NR + h,
 							ENG_NR);
 					for (i = 0; i < 6; i++)
-						wino_bt(wj->d + i * ENG_NR + h,
+						wino_bt(wp->d + i * ENG_NR + h,
 							6 * ENG_NR);
 					for (i = 0; i < 36; i++)
 						vstore(o + i * ENG_WINO_BUF + h,
-						       vload(wj->d + i * ENG_NR + h));
+						       vload(wp->d + i * ENG_NR + h));
 				}
 			}
-			wino_spread(wj->buf, cn * ENG_NR,
-				    wj->v + p * cg * ENG_NR + c0 * ENG_NR, ps);
+			wino_spread(wp->tail, cn * ENG_NR,
+				    wp->v + p * cg * ENG_NR + c0 * ENG_NR, ps);
 		}
 		eng_pause(ctx);
 	}
@@ -330,24 +279,26 @@ void wino_input(struct wino_job *wj, const float *x, const __s64 *xs,
  * few columns take the tiles' narrow tail (tail_cols(); M has the room).
  */
 static __attribute__((__noinline__))
-void wino_gemms(struct wino_job *wj, __u64 m0, __u64 mc, __u64 nt,
+void wino_gemms(struct wino_part *wp, __u64 m0, __u64 mc, __u64 nt,
 		const struct vnpu_eng_ctx *ctx)
 {
 	static const struct vnpu_layer_act none = { .func = VNPU_ACT_IDENTITY };
 	struct gemm_epi e = { .alpha = 1.0f, .beta = 1.0f, .act = &none };
-	struct gemm_out o = { .dt = VNPU_DTYPE_F32, .rs = (__s64)wj->u.cols };
-	struct gemm_a a = { .k = wj->s.cg };
-	struct gemm_b b = { .k = wj->s.cg, .n = nt };
+	struct gemm_out o = { .dt = VNPU_DTYPE_F32, .rs = (__s64)wp->u.cols };
+	struct gemm_a a = { .k = wp->s.cg };
+	struct gemm_b b = { .k = wp->s.cg, .n = nt };
+	const float *w = (const float *)wp->l->data[1] +
+			 wp->g * ENG_WINO_XI * wp->ws;
 	__u64 xi;
 
 	e.avx512 = eng_act_avx512(ctx);
 	for (xi = 0; xi < ENG_WINO_XI; xi++) {
-		a.packed = wj->w + xi * wj->ws + m0 * wj->s.cg;
-		a.next = xi + 1 < ENG_WINO_XI ? a.packed + wj->ws : 0;
-		b.packed = wj->v + xi * wj->s.cg * wj->u.cols;
-		o.y = wj->m + xi * wj->u.rows * wj->u.cols;
+		a.packed = w + xi * wp->ws + m0 * wp->s.cg;
+		a.next = xi + 1 < ENG_WINO_XI ? a.packed + wp->ws : 0;
+		b.packed = wp->v + xi * wp->s.cg * wp->u.cols;
+		o.y = wp->m + xi * wp->u.rows * wp->u.cols;
 		gemm_block(&a, &b, 0, mc, 0, eng_div_up(nt, ENG_NR) * ENG_NR,
-			   wj->s.cg, &o, &e, &wj->bufs);
+			   wp->s.cg, &o, &e, &wp->bufs);
 		eng_pause(ctx);
 	}
 }
@@ -357,146 +308,171 @@ void wino_gemms(struct wino_job *wj, __u64 m0, __u64 mc, __u64 nt,
  * tiles at a time.
  */
 static __attribute__((__noinline__))
-void wino_output(struct wino_job *wj, __u64 mc, __u64 nt)
+void wino_output(struct wino_part *wp, __u64 mc, __u64 nt)
 {
-	__u64 cols = wj->u.cols, ps = wj->u.rows * cols, r, t, b, i, l, j;
+	__u64 cols = wp->u.cols, ps = wp->u.rows * cols, r, t, b, i, l, j;
 
 	for (r = 0; r < mc; r++)
 		for (t = 0; t < nt; t += 8) {
-			const float *p = wj->m + r * cols + t;
-			float *st = wj->stage + r * 16 * cols + 4 * t;
+			const float *p = wp->m + r * cols + t;
+			float *st = wp->stage + r * 16 * cols + 4 * t;
 
 			/* Down the columns of M, then along the rows. */
 			for (b = 0; b < 6; b++)
-				wino_at(p + b * ps, 6 * ps, wj->d + b * 8,
+				wino_at(p + b * ps, 6 * ps, wp->d + b * 8,
 					6 * 8);
 			for (i = 0; i < 4; i++)
-				wino_at(wj->d + i * 6 * 8, 8,
-					wj->d + 24 * 8 + i * 4 * 8, 8);
+				wino_at(wp->d + i * 6 * 8, 8,
+					wp->d + 24 * 8 + i * 4 * 8, 8);
 			for (i = 0; i < 4; i++)
 				for (l = 0; l < 8 && t + l < nt; l++)
 					for (j = 0; j < 4; j++)
 						st[i * 4 * cols + 4 * l + j] =
-							wj->d[(24 + i * 4 + j) * 8 + l];
+							wp->d[(24 + i * 4 + j) * 8 + l];
 		}
 }
 
 /*
- * The stage's rows [0, @mc) (output channels @m0 on) of tiles [@t0, @t1)
- * through the layer's epilogue to image @img, group @g: each tile row's
- * run of outputs, cut at the output's right and bottom edges.
+ * The stage's rows of the unit (output channels @wp->m0 on) of its tiles
+ * through the layer's epilogue: each tile row's run of outputs, cut at
+ * the output's right and bottom edges.
  */
 static __attribute__((__noinline__))
-void wino_flush(struct wino_job *wj, __u64 img, __u64 g, __u64 m0,
-		__u64 mc, __u64 t0, __u64 t1,
-		const struct vnpu_eng_ctx *ctx)
+void wino_flush(const struct wino_part *wp, const struct vnpu_eng_ctx *ctx)
 {
-	struct gemm_flush f = { .acc = wj->stage, .acc_rs = 16 * wj->u.cols,
-				.m0 = m0 };
+	__u64 wt = wp->s.wt, cols = wp->u.cols, t0 = wp->t0, t1 = wp->t1;
+	struct gemm_flush f = { .acc = wp->stage, .acc_rs = wt * wt * cols,
+				.m0 = wp->m0 };
 	struct gemm_out o = {};
 	struct gemm_epi e;
 	float add[ENG_MC];
 	__u64 r, tr, i, a, b, oy, ox;
 	int has_add = 0;
 
-	conv_epi(wj->l, img, g, &e, &o);
+	conv_epi(wp->l, wp->img, wp->g, &e, &o);
 	e.avx512 = eng_act_avx512(ctx);
-	f.plain = epi_plain(&o, &e, m0, mc, add, &has_add);
+	f.plain = epi_plain(&o, &e, wp->m0, wp->mc, add, &has_add);
 	f.add = has_add ? add : 0;
 	f.act = e.act;
-	for (r = 0; r < mc; r++)
-		for (tr = t0 / wj->tw; tr * wj->tw < t1; tr++) {
-			a = eng_max(t0, tr * wj->tw);
-			b = eng_min(t1, (tr + 1) * wj->tw);
-			ox = (a - tr * wj->tw) * ENG_WINO_TILE;
-			for (i = 0; i < ENG_WINO_TILE; i++) {
-				oy = tr * ENG_WINO_TILE + i;
-				if (oy >= wj->s.oh)
+	for (r = 0; r < wp->mc; r++)
+		for (tr = t0 / wp->tw; tr * wp->tw < t1; tr++) {
+			a = eng_max(t0, tr * wp->tw);
+			b = eng_min(t1, (tr + 1) * wp->tw);
+			ox = (a - tr * wp->tw) * wt;
+			for (i = 0; i < wt; i++) {
+				oy = tr * wt + i;
+				if (oy >= wp->s.oh)
 					break;
 				flush_seg(&o, &e, &f, r,
-					  i * 4 * wj->u.cols + 4 * (a - t0),
-					  oy * wj->s.ow + ox,
-					  (__u32)eng_min(4 * (b - a),
-							 wj->s.ow - ox));
+					  i * wt * cols + wt * (a - t0),
+					  oy * wp->s.ow + ox,
+					  (__u32)eng_min(wt * (b - a),
+							 wp->s.ow - ox));
 			}
 		}
 }
 
-/* Splits scratch as eng_wino_scratch() sized it. */
-static void wino_scratch(struct wino_job *wj, const struct vnpu_eng_ctx *ctx)
+/*
+ * Sets up a Winograd part of either kind (@l's flag decides): its shape,
+ * units and input's strides, and its scratch split as eng_wino_scratch()
+ * sized it; what the scratch held is forgotten for another layer or
+ * command run.
+ */
+void wino_part_start(struct wino_part *wp, const struct eng_layer *l,
+		     const struct vnpu_eng_ctx *ctx)
 {
-	__u64 cg = wj->s.cg, rows = wj->u.rows, cols = wj->u.cols;
+	__u64 cg, rows, cols, xi, wt, i;
 	float *p = eng_align(ctx->scratch);
 
-	wj->held = (struct wino_held *)p;
+	wp->l = l;
+	eng_conv_shape(l, &wp->s);
+	eng_wino_unit(&wp->s, ctx->features, &wp->u);
+	cg = wp->s.cg;
+	rows = wp->u.rows;
+	cols = wp->u.cols;
+	xi = eng_wino_xi(&wp->s);
+	wt = wp->s.wt;
+	wp->tw = eng_div_up(wp->s.ow, wt);
+	wp->tiles = eng_wino_tiles(&wp->s);
+	wp->ws = eng_div_up(wp->s.mg, ENG_MR) * ENG_MR * cg;
+	for (i = 0; i < 3; i++)
+		wp->xs[i] = l->t[0].strides[i + 1];
+	wp->held = (struct wino_held *)p;
 	p = eng_align(p + ENG_ALIGN / 4);
-	wj->v = p;
-	p = eng_align(p + ENG_WINO_XI * cg * cols);
-	wj->m = p;
-	p = eng_align(p + ENG_WINO_XI * rows * cols);
-	wj->stage = p;
-	p = eng_align(p + rows * 16 * cols);
-	wj->bufs.acc = p;
+	wp->v = p;
+	p = eng_align(p + xi * cg * cols);
+	wp->m = p;
+	p = eng_align(p + xi * rows * cols);
+	wp->stage = p;
+	p = eng_align(p + rows * wt * wt * cols);
+	wp->bufs.acc = p;
 	p = eng_align(p + ENG_MC * eng_acc_rs(cols));
-	wj->d = p;
+	wp->d = p;
 	p = eng_align(p + ENG_WINO_XI * ENG_NR);
-	wj->buf = p;
-	wj->bufs.a = 0;
-	wj->bufs.b = 0;
-	wj->bufs.bf16 = 0;
-	wj->bufs.ctx = ctx;
+	wp->tail = p;
+	wp->bufs.a = 0;
+	wp->bufs.b = 0;
+	wp->bufs.bf16 = 0;
+	wp->bufs.ctx = ctx;
 #ifdef ENG_FMA
-	wj->bufs.avx512 = !!(ctx->features & VNPU_ENG_F_AVX512);
+	wp->bufs.avx512 = !!(ctx->features & VNPU_ENG_F_AVX512);
 #else
-	wj->bufs.avx512 = 0;
+	wp->bufs.avx512 = 0;
 #endif
+	if (!ctx->epoch || wp->held->epoch != ctx->epoch ||
+	    wp->held->attrs != l->attrs) {
+		wp->held->epoch = ctx->epoch;
+		wp->held->attrs = l->attrs;
+		wp->held->run = ~0ull;
+	}
+}
+
+/*
+ * Units [@ub, @ue) of the part @wp: @unit's transforms and GEMMs, then the
+ * epilogue. The blocks of rows of one run of tiles follow each other:
+ * the parts on one scratch transform that run's input once.
+ */
+void wino_part_run(struct wino_part *wp, __u64 ub, __u64 ue,
+		   wino_unit_fn unit, const struct vnpu_eng_ctx *ctx)
+{
+	const struct vnpu_cmd_tensor *x = &wp->l->t[0];
+	__u64 ntb = eng_div_up(wp->tiles, wp->u.cols);
+	__u64 mb = eng_div_up(wp->s.mg, wp->u.rows), u, ti, mi;
+
+	for (u = ub; u < ue; u++) {
+		mi = u % mb;
+		ti = (u / mb) % ntb;
+		wp->img = (u / (mb * ntb)) % wp->s.n;
+		wp->g = u / (mb * ntb * wp->s.n);
+		wp->t0 = ti * wp->u.cols;
+		wp->t1 = eng_min(wp->t0 + wp->u.cols, wp->tiles);
+		wp->m0 = mi * wp->u.rows;
+		wp->mc = eng_min(wp->u.rows, wp->s.mg - wp->m0);
+		wp->x = (const float *)wp->l->data[0] +
+			(__s64)wp->img * x->strides[0] +
+			(__s64)(wp->g * wp->s.cg) * x->strides[1];
+		wp->fresh = u / mb != wp->held->run;
+		wp->held->run = u / mb;
+		unit(wp, ctx);
+		wino_flush(wp, ctx);
+	}
+}
+
+/* A unit of F(4x4, 3x3): V where the scratch lacks it, M, the stage. */
+static void wino_unit(struct wino_part *wp, const struct vnpu_eng_ctx *ctx)
+{
+	if (wp->fresh)
+		wino_input(wp, wp->x, wp->xs, wp->t0, wp->t1, ctx);
+	wino_gemms(wp, wp->m0, wp->mc, wp->t1 - wp->t0, ctx);
+	wino_output(wp, wp->mc, wp->t1 - wp->t0);
 }
 
 int run_conv_wino(const struct eng_layer *l, __u64 ub, __u64 ue,
 		  const struct vnpu_eng_ctx *ctx)
 {
-	const struct vnpu_cmd_tensor *x = &l->t[0];
-	struct wino_job wj = { .l = l };
-	__u64 u, ntb, mb, ti, img, mi, g, t0, t1, m0, mc;
-	__s64 xs[3] = { x->strides[1], x->strides[2], x->strides[3] };
+	struct wino_part wp;
 
-	eng_conv_shape(l, &wj.s);
-	eng_wino_unit(&wj.s, ctx->features, &wj.u);
-	wj.tw = eng_div_up(wj.s.ow, ENG_WINO_TILE);
-	wj.tiles = eng_wino_tiles(&wj.s);
-	wj.ws = eng_div_up(wj.s.mg, ENG_MR) * ENG_MR * wj.s.cg;
-	wino_scratch(&wj, ctx);
-	if (!ctx->epoch || wj.held->epoch != ctx->epoch ||
-	    wj.held->attrs != l->attrs) {
-		wj.held->epoch = ctx->epoch;
-		wj.held->attrs = l->attrs;
-		wj.held->run = ~0ull;
-	}
-	ntb = eng_div_up(wj.tiles, wj.u.cols);
-	mb = eng_div_up(wj.s.mg, wj.u.rows);
-	/*
-	 * The blocks of rows of one run of tiles follow each other: the
-	 * parts on one scratch transform that run's input once.
-	 */
-	for (u = ub; u < ue; u++) {
-		mi = u % mb;
-		ti = (u / mb) % ntb;
-		img = (u / (mb * ntb)) % wj.s.n;
-		g = u / (mb * ntb * wj.s.n);
-		t0 = ti * wj.u.cols;
-		t1 = eng_min(t0 + wj.u.cols, wj.tiles);
-		m0 = mi * wj.u.rows;
-		mc = eng_min(wj.u.rows, wj.s.mg - m0);
-		wj.w = (const float *)l->data[1] + g * ENG_WINO_XI * wj.ws;
-		if (u / mb != wj.held->run)
-			wino_input(&wj, (const float *)l->data[0] +
-				   (__s64)img * x->strides[0] +
-				   (__s64)(g * wj.s.cg) * x->strides[1], xs, t0,
-				   t1, ctx);
-		wj.held->run = u / mb;
-		wino_gemms(&wj, m0, mc, t1 - t0, ctx);
-		wino_output(&wj, mc, t1 - t0);
-		wino_flush(&wj, img, g, m0, mc, t0, t1, ctx);
-	}
+	wino_part_start(&wp, l, ctx);
+	wino_part_run(&wp, ub, ue, wino_unit, ctx);
 	return 0;
 }
