@@ -326,90 +326,49 @@ static bool conv_hinted(const struct cstate *s, const struct vnpu_tinfo *wi, int
 	return !(wi->rank == 4 && wi->dims[1] == 1 && wi->dims[0] == group) && depth >= 32;
 }
 
-/* Whether the engine runs CONV @attr of @x by @wi into @y faster as Winograd. */
-static bool conv_wino(const struct cstate *s, const struct vnpu_layer_conv *attr,
-		      const struct vnpu_tinfo *wi, const struct ctensor *x,
-		      const struct ctensor *y)
+/*
+ * The Winograd flag of CONV @attr of @x by @wi into @y where the engine
+ * runs it faster so, else 0: %VNPU_LAYER_F_WINO, F(4x4, 3x3) on f32
+ * weights, or under the bf16 hint where the layer takes bf16 weights
+ * (conv_hinted()) %VNPU_LAYER_F_WINO2, F(2x2, 3x3) (the f16 hint keeps
+ * its narrow weights).
+ */
+static uint32_t conv_wino(const struct cstate *s, const struct vnpu_layer_conv *attr,
+			  const struct vnpu_tinfo *wi, const struct ctensor *x,
+			  const struct ctensor *y)
 {
 	struct vnpu_cmd_tensor tx = { .dtype = VNPU_DTYPE_F32, .rank = x->rank };
 	struct vnpu_cmd_tensor ty = { .dtype = VNPU_DTYPE_F32, .rank = y->rank };
+	bool bf16 = s->opt.inference_precision == VNPU_TYPE_BF16 &&
+		    conv_hinted(s, wi, attr->group);
 
-	/* f16 and bf16 hints keep their narrow weights. */
-	if (x->type != VNPU_TYPE_F32 || s->opt.inference_precision == VNPU_TYPE_F16 ||
-	    (s->opt.inference_precision == VNPU_TYPE_BF16 && conv_hinted(s, wi, attr->group)))
-		return false;
+	if (x->type != VNPU_TYPE_F32 || s->opt.inference_precision == VNPU_TYPE_F16)
+		return 0;
 	for (uint32_t d = 0; d < x->rank; d++)
 		tx.dims[d] = (uint64_t)x->dims[d];
 	for (uint32_t d = 0; d < y->rank; d++)
 		ty.dims[d] = (uint64_t)y->dims[d];
-	return vnpu_eng_wino_pays(attr, &tx, &ty);
+	if (!vnpu_eng_wino_pays(attr, &tx, &ty))
+		return 0;
+	return bf16 ? VNPU_LAYER_F_WINO2 : VNPU_LAYER_F_WINO;
 }
 
 /*
- * Whether the engine runs CONV @attr of @x by @wi into @y under the bf16
- * hint as Winograd F(2x2, 3x3): where F(4x4, 3x3) pays on f32 and the
- * layer takes bf16 weights (conv_hinted()).
- */
-static bool conv_wino2(const struct cstate *s, const struct vnpu_layer_conv *attr,
-		       const struct vnpu_tinfo *wi, const struct ctensor *x,
-		       const struct ctensor *y)
-{
-	struct vnpu_cmd_tensor tx = { .dtype = VNPU_DTYPE_F32, .rank = x->rank };
-	struct vnpu_cmd_tensor ty = { .dtype = VNPU_DTYPE_F32, .rank = y->rank };
-
-	if (x->type != VNPU_TYPE_F32 || s->opt.inference_precision != VNPU_TYPE_BF16 ||
-	    !conv_hinted(s, wi, attr->group))
-		return false;
-	for (uint32_t d = 0; d < x->rank; d++)
-		tx.dims[d] = (uint64_t)x->dims[d];
-	for (uint32_t d = 0; d < y->rank; d++)
-		ty.dims[d] = (uint64_t)y->dims[d];
-	return vnpu_eng_wino_pays(attr, &tx, &ty);
-}
-
-/*
- * Constant @w's weights transformed for Winograd F(2x2, 3x3) in bf16
- * pairs (VNPU_PACK_WINO2_W): U in f32 by the engine's code, then rounded
- * once, as the hint's other weights.
- */
-static vnpu_status conv_wino2_weights(struct cstate *s, const struct vnpu_tinfo *wi,
-				      int64_t group, int32_t *out)
-{
-	uint64_t rows = (uint64_t)(wi->dims[0] / group);
-	uint64_t cols = (uint64_t)(vnpu_tinfo_elems(wi) / wi->dims[0]);
-	uint64_t size = vnpu_eng_packed_size(VNPU_PACK_WINO2_W, (uint64_t)group, rows, cols);
-	float *buf = size ? calloc(size, sizeof(float)) : NULL, *wide;
-	const float *src = const_f32(wi, &wide);
-	int rc;
-
-	if (!buf || !src) {
-		free(buf);
-		free(wide);
-		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory transforming weights");
-	}
-	rc = vnpu_eng_wino2_pack(src, (uint64_t)group, rows, cols, buf);
-	free(wide);
-	if (rc) {
-		free(buf);
-		return VNPU_UNSUPPORTED;
-	}
-	return add_packed(s, buf, size, VNPU_PACK_WINO2_W, (uint64_t)group, rows, cols, true,
-			  out);
-}
-
-/*
- * Constant @w's f32 weights transformed for Winograd (VNPU_PACK_WINO_W) by
- * the engine's own code, as a constant in *@out.
+ * Constant @w's weights transformed for Winograd by the engine's own code
+ * as a constant in *@out: for %VNPU_LAYER_F_WINO2 (@flag) U in f32 rounded
+ * once to bf16 pairs, as the hint's other weights (VNPU_PACK_WINO2_W),
+ * else in f32 (VNPU_PACK_WINO_W).
  */
 static vnpu_status conv_wino_weights(struct cstate *s, const struct vnpu_tinfo *wi, int64_t group,
-				     int32_t *out)
+				     uint32_t flag, int32_t *out)
 {
+	bool bf16 = flag == VNPU_LAYER_F_WINO2;
+	uint32_t layout = bf16 ? VNPU_PACK_WINO2_W : VNPU_PACK_WINO_W;
 	uint64_t rows = (uint64_t)(wi->dims[0] / group);
 	uint64_t cols = (uint64_t)(vnpu_tinfo_elems(wi) / wi->dims[0]);
-	uint64_t size = vnpu_eng_packed_size(VNPU_PACK_WINO_W, (uint64_t)group, rows, cols);
+	uint64_t size = vnpu_eng_packed_size(layout, (uint64_t)group, rows, cols);
 	float *buf = size ? calloc(size, sizeof(float)) : NULL, *wide;
 	const float *src = const_f32(wi, &wide);
-	int64_t psize = (int64_t)size;
 	int rc;
 
 	if (!buf || !src) {
@@ -417,13 +376,14 @@ static vnpu_status conv_wino_weights(struct cstate *s, const struct vnpu_tinfo *
 		free(wide);
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory transforming weights");
 	}
-	rc = vnpu_eng_wino_pack(src, (uint64_t)group, rows, cols, buf);
+	rc = bf16 ? vnpu_eng_wino2_pack(src, (uint64_t)group, rows, cols, buf) :
+		    vnpu_eng_wino_pack(src, (uint64_t)group, rows, cols, buf);
 	free(wide);
 	if (rc) {
 		free(buf);
 		return VNPU_UNSUPPORTED;
 	}
-	return cs_add_const(s, VNPU_TYPE_F32, 1, &psize, buf, out);
+	return add_packed(s, buf, size, layout, (uint64_t)group, rows, cols, bf16, out);
 }
 
 /*
@@ -451,26 +411,20 @@ static vnpu_status conv_layer(struct cstate *s, struct vnpu_layer_conv *attr, st
 	const struct vnpu_tinfo winfo = *INFO(s, w), *wi = &winfo;
 	int64_t group = attr->group;
 	int32_t packed = -1;
+	uint32_t wino;
 	struct ctensor t[5];
 	uint32_t n = 0;
 	vnpu_status st;
 
 	t[n++] = x;
-	if (cs_is_const(s, w) && packable(wi) && !s->opt.no_packing &&
-	    conv_wino(s, attr, wi, &x, &y)) {
-		st = conv_wino_weights(s, wi, group, &packed);
+	wino = cs_is_const(s, w) && packable(wi) && !s->opt.no_packing ?
+	       conv_wino(s, attr, wi, &x, &y) : 0;
+	if (wino) {
+		st = conv_wino_weights(s, wi, group, wino, &packed);
 		if (st && st != VNPU_UNSUPPORTED)
 			return st;
 		if (!st)
-			attr->flags |= VNPU_LAYER_F_WINO;
-	}
-	if (packed < 0 && cs_is_const(s, w) && packable(wi) && !s->opt.no_packing &&
-	    conv_wino2(s, attr, wi, &x, &y)) {
-		st = conv_wino2_weights(s, wi, group, &packed);
-		if (st && st != VNPU_UNSUPPORTED)
-			return st;
-		if (!st)
-			attr->flags |= VNPU_LAYER_F_WINO2;
+			attr->flags |= wino;
 	}
 	if (packed < 0 && cs_is_const(s, w) && packable(wi) && !s->opt.no_packing &&
 	    !conv_dw_dense(s, wi, group)) {
