@@ -214,6 +214,35 @@ static struct fixture conv_base(void)
 	return b;
 }
 
+/*
+ * conv_base() as a Winograd layer of kind @flag: stride 1, Y 8x9, W
+ * transformed into @points points of type @wtype. Checks that it passes and
+ * that what every Winograd kind refuses is refused.
+ */
+static struct fixture wino_base(struct __test_metadata *_metadata, __u32 flag,
+				__u32 pack, __u32 wtype, __u64 points)
+{
+	struct fixture w = conv_base();
+	__u64 ws = vnpu_eng_packed_size(pack, 2, 3, 18);
+
+	w.a.conv.flags |= flag;
+	w.a.conv.stride[0] = 1;
+	w.t[1] = T(wtype, 1, ws, 0, 0, 0);
+	w.t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 8, 9);
+	w.t[4] = w.t[3];
+	EXPECT_EQ(2ull * 6 * 2 * points, ws)
+		TH_LOG("flag %#x: packed size", flag);
+	EXPECT_TRUE(!check(&w))
+		TH_LOG("conv flag %#x: valid layer rejected", flag);
+	BAD(w, "Winograd size - 1", f->t[1].dims[0]--);
+	BAD(w, "Winograd and packed", f->a.conv.flags |= VNPU_LAYER_F_PACKED);
+	BAD(w, "Winograd stride 2", f->a.conv.stride[0] = 2;
+	    f->t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 4, 9); f->t[4] = f->t[3]);
+	BAD(w, "Winograd pad 3", f->a.conv.pad_begin[1] = 3;
+	    f->t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 8, 11); f->t[4] = f->t[3]);
+	return w;
+}
+
 static void conv_bad(struct __test_metadata *_metadata)
 {
 	struct fixture b = conv_base(), one;
@@ -292,32 +321,18 @@ static void conv_bad(struct __test_metadata *_metadata)
 		TH_LOG("conv packed bf16: valid layer rejected");
 	b.t[1].dtype = VNPU_DTYPE_F32;
 	{
-		/* Winograd: stride 1, Y 8x9; W transformed, 2 x 3 x 2 x 36. */
-		struct fixture wn = conv_base();
-		__u64 ws = vnpu_eng_packed_size(VNPU_PACK_WINO_W, 2, 3, 18);
+		/* Winograd F(4x4, 3x3): W transformed, 2 x 3 x 2 x 36. */
+		struct fixture wn = wino_base(_metadata, VNPU_LAYER_F_WINO,
+					      VNPU_PACK_WINO_W, VNPU_DTYPE_F32,
+					      36);
 
-		wn.a.conv.flags |= VNPU_LAYER_F_WINO;
-		wn.a.conv.stride[0] = 1;
-		wn.t[1] = T(VNPU_DTYPE_F32, 1, ws, 0, 0, 0);
-		wn.t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 8, 9);
-		wn.t[4] = wn.t[3];
-		EXPECT_EQ(2ull * 6 * 2 * 36, ws)
-			TH_LOG("wino packed size");
-		EXPECT_TRUE(!check(&wn))
-			TH_LOG("conv wino: valid layer rejected");
-		BAD(wn, "wino size - 1", f->t[1].dims[0]--);
 		BAD(wn, "wino size + 1", f->t[1].dims[0]++);
 		BAD(wn, "wino W plain", f->t[1] = T(VNPU_DTYPE_F32, 4, 6, 2, 3, 3));
 		BAD(wn, "wino W f16", f->t[1].dtype = VNPU_DTYPE_F16);
 		BAD(wn, "wino W bf16", f->t[1].dtype = VNPU_DTYPE_BF16);
 		BAD(wn, "wino X f16", f->t[0].dtype = VNPU_DTYPE_F16);
-		BAD(wn, "wino and packed", f->a.conv.flags |= VNPU_LAYER_F_PACKED);
-		BAD(wn, "wino stride 2", f->a.conv.stride[0] = 2;
-		    f->t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 4, 9); f->t[4] = f->t[3]);
 		BAD(wn, "wino dilation 2", f->a.conv.dilation[1] = 2;
 		    f->t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 8, 7); f->t[4] = f->t[3]);
-		BAD(wn, "wino pad 3", f->a.conv.pad_begin[1] = 3;
-		    f->t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 8, 11); f->t[4] = f->t[3]);
 		BAD(wn, "wino kernel 1x1", f->a.conv.kernel[0] = 1;
 		    f->a.conv.kernel[1] = 1; f->a.conv.pad_begin[0] = 0;
 		    f->a.conv.pad_begin[1] = f->a.conv.pad_end[1] = 0;
@@ -330,30 +345,16 @@ static void conv_bad(struct __test_metadata *_metadata)
 	}
 	{
 		/* Winograd F(2x2, 3x3): the same layer over bf16 U, 16 points. */
-		struct fixture w2 = conv_base();
-		__u64 ws = vnpu_eng_packed_size(VNPU_PACK_WINO2_W, 2, 3, 18);
+		struct fixture w2 = wino_base(_metadata, VNPU_LAYER_F_WINO2,
+					      VNPU_PACK_WINO2_W, VNPU_DTYPE_BF16,
+					      16);
 
-		w2.a.conv.flags |= VNPU_LAYER_F_WINO2;
-		w2.a.conv.stride[0] = 1;
-		w2.t[1] = T(VNPU_DTYPE_BF16, 1, ws, 0, 0, 0);
-		w2.t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 8, 9);
-		w2.t[4] = w2.t[3];
-		EXPECT_EQ(2ull * 6 * 2 * 16, ws)
-			TH_LOG("wino2 packed size");
-		EXPECT_TRUE(!check(&w2))
-			TH_LOG("conv wino2: valid layer rejected");
-		BAD(w2, "wino2 size - 1", f->t[1].dims[0]--);
 		BAD(w2, "wino2 size of F(4x4, 3x3)",
 		    f->t[1].dims[0] = vnpu_eng_packed_size(VNPU_PACK_WINO_W, 2, 3, 18));
 		BAD(w2, "wino2 W f32", f->t[1].dtype = VNPU_DTYPE_F32);
 		BAD(w2, "wino2 W f16", f->t[1].dtype = VNPU_DTYPE_F16);
 		BAD(w2, "wino2 X bf16", f->t[0].dtype = VNPU_DTYPE_BF16);
 		BAD(w2, "wino2 and wino", f->a.conv.flags |= VNPU_LAYER_F_WINO);
-		BAD(w2, "wino2 and packed", f->a.conv.flags |= VNPU_LAYER_F_PACKED);
-		BAD(w2, "wino2 stride 2", f->a.conv.stride[0] = 2;
-		    f->t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 4, 9); f->t[4] = f->t[3]);
-		BAD(w2, "wino2 pad 3", f->a.conv.pad_begin[1] = 3;
-		    f->t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 8, 11); f->t[4] = f->t[3]);
 	}
 	{
 		struct fixture h = conv_base();
