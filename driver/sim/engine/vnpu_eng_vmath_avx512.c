@@ -8,9 +8,25 @@
 
 typedef float v16sf __attribute__((vector_size(64)));
 typedef int v16si __attribute__((vector_size(64)));
+typedef float v8sf __attribute__((vector_size(32)));
+typedef int v8si __attribute__((vector_size(32)));
+
+/*
+ * Whether all 16 lanes of mask @m are set: its halves ANDed, one movmskps
+ * (the header's lane-by-lane loop would test 16 lanes with 16 branches, in
+ * every logistic() call).
+ */
+static inline int vm16_all_set(v16si m)
+{
+	v8si h = __builtin_shufflevector(m, m, 0, 1, 2, 3, 4, 5, 6, 7) &
+		 __builtin_shufflevector(m, m, 8, 9, 10, 11, 12, 13, 14, 15);
+
+	return __builtin_ia32_movmskps256((v8sf)h) == 0xff;
+}
 
 #define VM_F v16sf
 #define VM_I v16si
+#define VM_ALL(m) vm16_all_set(m)
 #define VM_FMA(a, b, c) __builtin_ia32_vfmaddps512_mask((a), (b), (c), 0xffff, 4)
 #define VM(name) vm16_##name
 #include "vnpu_eng_vmath.h"
@@ -24,9 +40,24 @@ typedef int v16si __attribute__((vector_size(64)));
 #undef VM_FMA
 #undef VM
 
+/*
+ * SiLU and the logistic function, the common ones, in loops of their own;
+ * the others through one switch a vector (their own loops' frames would
+ * pass the kernel's 2 KiB).
+ */
 void vnpu_eng_act_avx512(__u32 func, const float *x, float *y, __u64 n)
 {
-	vm16_act_map(func, x, y, n);
+	switch (func) {
+	case VNPU_ACT_SILU:
+		vm16_rows_silu(x, y, n, 1, 0);
+		break;
+	case VNPU_ACT_SIGMOID:
+		vm16_rows_sigmoid(x, y, n, 1, 0);
+		break;
+	default:
+		vm16_act_map(func, x, y, n);
+		break;
+	}
 }
 
 /* vm16_act_map()'s per-vector function on the runs: @FN, not a switch. */
@@ -74,7 +105,6 @@ void vnpu_eng_act_rows_avx512(__u32 func, float *y, __s64 rs, __u64 rows,
 
 typedef double v8df __attribute__((vector_size(64)));
 typedef double v8df_u __attribute__((vector_size(64), aligned(8), may_alias));
-typedef float v8sf __attribute__((vector_size(32)));
 typedef float v16sf_u __attribute__((vector_size(64), aligned(4), may_alias));
 
 /* Lanes [0, @n) of 16 (all from 16 up). */
