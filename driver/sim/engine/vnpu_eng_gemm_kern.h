@@ -258,6 +258,7 @@ struct wino_held {
  * @m0: its first output channel of the group
  * @mc: its output channels
  * @fresh: whether the scratch lacks V of tiles [@t0, @t1)
+ * @ua: F(2x2, 3x3)'s U of the point whose GEMM runs, for its packer
  */
 struct wino_part {
 	struct eng_conv_shape s;
@@ -271,16 +272,32 @@ struct wino_part {
 	__s64 xs[3];
 	__u64 img, g, t0, t1, m0, mc;
 	int fresh;
+	const __u16 *ua;
 };
 
-/* A unit's transforms and GEMMs, @wp's unit fields set, into the stage. */
-typedef void (*wino_unit_fn)(struct wino_part *wp,
-			     const struct vnpu_eng_ctx *ctx);
+/**
+ * struct wino_kind - the steps of a Winograd kind's unit (@wp's unit
+ * fields set), which wino_part_run() takes in turn
+ * @input: V of tiles [@t0, @t1) of the image at @x (channel, row and
+ *	column strides in @xs), where the scratch lacks it
+ * @point: point @xi's left operand in @a, of rows [@m0, @m0 + @mc) by
+ *	tiles [0, @nt); or that point's whole GEMM run, then 1
+ * @output: the outputs' transform of rows [0, @mc) by tiles [0, @nt) of
+ *	M into the stage
+ */
+struct wino_kind {
+	void (*input)(struct wino_part *wp, const float *x, const __s64 *xs,
+		      __u64 t0, __u64 t1, const struct vnpu_eng_ctx *ctx);
+	int (*point)(struct wino_part *wp, struct gemm_a *a, __u64 xi,
+		     __u64 m0, __u64 mc, __u64 nt,
+		     const struct vnpu_eng_ctx *ctx);
+	void (*output)(struct wino_part *wp, __u64 mc, __u64 nt);
+};
 
 void wino_part_start(struct wino_part *wp, const struct eng_layer *l,
 		     const struct vnpu_eng_ctx *ctx);
 void wino_part_run(struct wino_part *wp, __u64 ub, __u64 ue,
-		   wino_unit_fn unit, const struct vnpu_eng_ctx *ctx);
+		   const struct wino_kind *k, const struct vnpu_eng_ctx *ctx);
 
 /* Tile @t's first input row and column (either may be in the padding). */
 static inline void wino_origin(const struct wino_part *wp, __u64 t,

@@ -272,33 +272,45 @@ void wino_input(struct wino_part *wp, const float *x, const __s64 *xs,
 	}
 }
 
+/* Point @xi's U, from row @m0 on, and the next point's to fetch. */
+static int wino_point(struct wino_part *wp, struct gemm_a *a, __u64 xi,
+		      __u64 m0, __u64 mc, __u64 nt,
+		      const struct vnpu_eng_ctx *ctx)
+{
+	a->packed = (const float *)wp->l->data[1] +
+		    (wp->g * ENG_WINO_XI + xi) * wp->ws + m0 * wp->s.cg;
+	a->next = xi + 1 < ENG_WINO_XI ? a->packed + wp->ws : 0;
+	return 0;
+}
+
 /*
- * The 36 products M = U V of rows [@m0, @m0 + @mc) of the group by tiles
- * [0, @nt), M's row r for row @m0 + r. V's tiles past @nt are zeros up to
- * the panel's end: the GEMMs run whole panels, so that no panel's last
- * few columns take the tiles' narrow tail (tail_cols(); M has the room).
+ * The products M = U V, point by point (36, or F(2x2)'s 16), of rows
+ * [@m0, @m0 + @mc) of the group by tiles [0, @nt), M's row r for row
+ * @m0 + r, each point's left operand @k's. V's tiles past @nt are zeros
+ * up to the panel's end: the GEMMs run whole panels, so that no panel's
+ * last few columns take the tiles' narrow tail (tail_cols(); M has the
+ * room).
  */
 static __attribute__((__noinline__))
-void wino_gemms(struct wino_part *wp, __u64 m0, __u64 mc, __u64 nt,
-		const struct vnpu_eng_ctx *ctx)
+void wino_gemms(struct wino_part *wp, const struct wino_kind *k, __u64 m0,
+		__u64 mc, __u64 nt, const struct vnpu_eng_ctx *ctx)
 {
 	static const struct vnpu_layer_act none = { .func = VNPU_ACT_IDENTITY };
 	struct gemm_epi e = { .alpha = 1.0f, .beta = 1.0f, .act = &none };
 	struct gemm_out o = { .dt = VNPU_DTYPE_F32, .rs = (__s64)wp->u.cols };
 	struct gemm_a a = { .k = wp->s.cg };
 	struct gemm_b b = { .k = wp->s.cg, .n = nt };
-	const float *w = (const float *)wp->l->data[1] +
-			 wp->g * ENG_WINO_XI * wp->ws;
-	__u64 xi;
+	__u64 xn = eng_wino_xi(&wp->s), xi;
 
 	e.avx512 = eng_act_avx512(ctx);
-	for (xi = 0; xi < ENG_WINO_XI; xi++) {
-		a.packed = w + xi * wp->ws + m0 * wp->s.cg;
-		a.next = xi + 1 < ENG_WINO_XI ? a.packed + wp->ws : 0;
-		b.packed = wp->v + xi * wp->s.cg * wp->u.cols;
-		o.y = wp->m + xi * wp->u.rows * wp->u.cols;
-		gemm_block(&a, &b, 0, mc, 0, eng_div_up(nt, ENG_NR) * ENG_NR,
-			   wp->s.cg, &o, &e, &wp->bufs);
+	for (xi = 0; xi < xn; xi++) {
+		if (!k->point(wp, &a, xi, m0, mc, nt, ctx)) {
+			b.packed = wp->v + xi * wp->s.cg * wp->u.cols;
+			o.y = wp->m + xi * wp->u.rows * wp->u.cols;
+			gemm_block(&a, &b, 0, mc, 0,
+				   eng_div_up(nt, ENG_NR) * ENG_NR, wp->s.cg,
+				   &o, &e, &wp->bufs);
+		}
 		eng_pause(ctx);
 	}
 }
@@ -428,12 +440,12 @@ void wino_part_start(struct wino_part *wp, const struct eng_layer *l,
 }
 
 /*
- * Units [@ub, @ue) of the part @wp: @unit's transforms and GEMMs, then the
+ * Units [@ub, @ue) of the part @wp: @k's transforms and GEMMs, then the
  * epilogue. The blocks of rows of one run of tiles follow each other:
  * the parts on one scratch transform that run's input once.
  */
 void wino_part_run(struct wino_part *wp, __u64 ub, __u64 ue,
-		   wino_unit_fn unit, const struct vnpu_eng_ctx *ctx)
+		   const struct wino_kind *k, const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_cmd_tensor *x = &wp->l->t[0];
 	__u64 ntb = eng_div_up(wp->tiles, wp->u.cols);
@@ -453,26 +465,23 @@ void wino_part_run(struct wino_part *wp, __u64 ub, __u64 ue,
 			(__s64)(wp->g * wp->s.cg) * x->strides[1];
 		wp->fresh = u / mb != wp->held->run;
 		wp->held->run = u / mb;
-		unit(wp, ctx);
+		if (wp->fresh)
+			k->input(wp, wp->x, wp->xs, wp->t0, wp->t1, ctx);
+		wino_gemms(wp, k, wp->m0, wp->mc, wp->t1 - wp->t0, ctx);
+		k->output(wp, wp->mc, wp->t1 - wp->t0);
 		wino_flush(wp, ctx);
 	}
-}
-
-/* A unit of F(4x4, 3x3): V where the scratch lacks it, M, the stage. */
-static void wino_unit(struct wino_part *wp, const struct vnpu_eng_ctx *ctx)
-{
-	if (wp->fresh)
-		wino_input(wp, wp->x, wp->xs, wp->t0, wp->t1, ctx);
-	wino_gemms(wp, wp->m0, wp->mc, wp->t1 - wp->t0, ctx);
-	wino_output(wp, wp->mc, wp->t1 - wp->t0);
 }
 
 int run_conv_wino(const struct eng_layer *l, __u64 ub, __u64 ue,
 		  const struct vnpu_eng_ctx *ctx)
 {
+	static const struct wino_kind f4 = {
+		.input = wino_input, .point = wino_point, .output = wino_output,
+	};
 	struct wino_part wp;
 
 	wino_part_start(&wp, l, ctx);
-	wino_part_run(&wp, ub, ue, wino_unit, ctx);
+	wino_part_run(&wp, ub, ue, &f4, ctx);
 	return 0;
 }

@@ -188,12 +188,12 @@ static const __u16 *wino2_u(const struct wino_part *wp)
 	return (const __u16 *)wp->l->data[1] + wp->g * ENG_WINO2_XI * wp->ws;
 }
 
-/* gemm_a's packer: U's bf16 pairs (@arg: point xi's) widened to f32. */
+/* gemm_a's packer: U's bf16 pairs (@arg's wp->ua) widened to f32. */
 static void wino2_widen(const void *arg, __u64 m0, __u64 mc, __u64 k0,
 			__u64 kc, float *dst)
 {
-	const struct wino_part *wp = *(const struct wino_part *const *)arg;
-	const __u16 *u = ((const __u16 *const *)arg)[1];
+	const struct wino_part *wp = arg;
+	const __u16 *u = wp->ua;
 	__u64 cg = wp->s.cg, even = cg & ~1ull, p, k, r;
 
 	for (p = 0; p * ENG_MR < mc; p++) {
@@ -239,37 +239,24 @@ static void wino2_gemm_bf16(struct wino_part *wp, __u64 xi, __u64 m0,
 #endif
 
 /*
- * The 16 products M = U V of rows [@m0, @m0 + @mc) of the group by tiles
- * [0, @nt), whole panels of tiles (V is zero past @nt).
+ * Point @xi's U, from row @m0 on: with the AVX512-BF16 tiles, its GEMM
+ * of rows [@m0, @m0 + @mc) by whole panels of tiles [0, @nt) (V is zero
+ * past @nt) in place; else widened to f32 as the GEMM packs it.
  */
-static __attribute__((__noinline__))
-void wino2_gemms(struct wino_part *wp, __u64 m0, __u64 mc, __u64 nt,
-		 const struct vnpu_eng_ctx *ctx)
+static int wino2_point(struct wino_part *wp, struct gemm_a *a, __u64 xi,
+		       __u64 m0, __u64 mc, __u64 nt,
+		       const struct vnpu_eng_ctx *ctx)
 {
-	static const struct vnpu_layer_act none = { .func = VNPU_ACT_IDENTITY };
-	struct gemm_epi e = { .alpha = 1.0f, .beta = 1.0f, .act = &none };
-	struct gemm_out o = { .dt = VNPU_DTYPE_F32, .rs = (__s64)wp->u.cols };
-	const void *arg[2] = { wp, 0 };
-	struct gemm_a a = { .k = wp->s.cg, .pack = wino2_widen, .arg = arg };
-	struct gemm_b b = { .k = wp->s.cg, .n = nt };
-	__u64 xi;
-
-	e.avx512 = eng_act_avx512(ctx);
-	for (xi = 0; xi < ENG_WINO2_XI; xi++) {
 #ifdef ENG_FMA
-		if (wp->bufs.bf16) {
-			wino2_gemm_bf16(wp, xi, m0, mc, nt, ctx);
-			eng_pause(ctx);
-			continue;
-		}
-#endif
-		arg[1] = wino2_u(wp) + xi * wp->ws + m0 * wp->s.cg;
-		b.packed = wp->v + xi * wp->s.cg * wp->u.cols;
-		o.y = wp->m + xi * wp->u.rows * wp->u.cols;
-		gemm_block(&a, &b, 0, mc, 0, eng_div_up(nt, ENG_NR) * ENG_NR,
-			   wp->s.cg, &o, &e, &wp->bufs);
-		eng_pause(ctx);
+	if (wp->bufs.bf16) {
+		wino2_gemm_bf16(wp, xi, m0, mc, nt, ctx);
+		return 1;
 	}
+#endif
+	wp->ua = wino2_u(wp) + xi * wp->ws + m0 * wp->s.cg;
+	a->pack = wino2_widen;
+	a->arg = wp;
+	return 0;
 }
 
 /*
@@ -329,24 +316,19 @@ static int wino2_native(const struct wino_part *wp, const __s64 *xs,
 #endif
 }
 
-/* A unit of F(2x2, 3x3): V where the scratch lacks it, M, the stage. */
-static void wino2_unit(struct wino_part *wp, const struct vnpu_eng_ctx *ctx)
-{
-	if (wp->fresh)
-		wino2_input(wp, wp->x, wp->xs, wp->t0, wp->t1, ctx);
-	wino2_gemms(wp, wp->m0, wp->mc, wp->t1 - wp->t0, ctx);
-	wino2_output(wp, wp->mc, wp->t1 - wp->t0);
-}
-
 int run_conv_wino2(const struct eng_layer *l, __u64 ub, __u64 ue,
 		   const struct vnpu_eng_ctx *ctx)
 {
+	static const struct wino_kind f2 = {
+		.input = wino2_input, .point = wino2_point,
+		.output = wino2_output,
+	};
 	struct wino_part wp;
 
 	wino_part_start(&wp, l, ctx);
 	/* bufs.bf16: V in bf16 pairs and the AVX512-BF16 tiles. */
 	wp.bufs.bf16 = wino2_native(&wp, wp.xs, ctx);
 	wp.bufs.a = wp.tail;
-	wino_part_run(&wp, ub, ue, wino2_unit, ctx);
+	wino_part_run(&wp, ub, ue, &f2, ctx);
 	return 0;
 }
