@@ -245,6 +245,56 @@ static inline struct vnpu_layer_conv *case_qconv_split(struct case_stream *s)
 }
 
 /*
+ * case_qconv() fused with a QLinearAdd (%VNPU_LAYER_F_RESIDUAL): R u8
+ * [1, 4, 4, 4] at slot 1 offset 3072, r_scale (f32), r_zero_point (u8),
+ * z_scale (f32), z_zero_point (u8) after it, then Y. Valid.
+ */
+static inline struct vnpu_cmd_layer *case_qconv_res(struct case_stream *s)
+{
+	static const uint64_t y[4] = { 1, 4, 4, 4 };
+	static const uint32_t dtypes[4] = {
+		VNPU_DTYPE_F32, VNPU_DTYPE_U8, VNPU_DTYPE_F32, VNPU_DTYPE_U8,
+	};
+	struct vnpu_layer_conv a;
+	struct vnpu_cmd_tensor t[10];
+	struct vnpu_cmd_layer *l = case_qconv(s);
+	int i;
+
+	memcpy(t, l->tensors, sizeof(t));
+	memcpy(&a, &l->tensors[10], sizeof(a));
+	memset(s, 0, sizeof(*s));
+	l = case_add(s, VNPU_CMD_LAYER, sizeof(*l) + 15 * sizeof(struct vnpu_cmd_tensor) +
+		     sizeof(a));
+	l->op = VNPU_LAYER_QLINEAR_CONV;
+	l->num_tensors = 15;
+	l->num_outputs = 1;
+	l->attr_size = sizeof(a);
+	memcpy(l->tensors, t, 9 * sizeof(t[0]));
+	l->tensors[9] = case_tensor(1, VNPU_DTYPE_U8, 3072, 0);
+	case_dense(&l->tensors[9], 4, y);
+	for (i = 0; i < 4; i++)
+		l->tensors[10 + i] = case_tensor(1, dtypes[i], 3200 + 64 * i, 1);
+	l->tensors[14] = t[9];
+	a.flags |= VNPU_LAYER_F_RESIDUAL;
+	memcpy(&l->tensors[15], &a, sizeof(a));
+	return l;
+}
+
+static inline struct vnpu_layer_conv *case_qconv_res_attrs(struct case_stream *s)
+{
+	return (struct vnpu_layer_conv *)&case_qconv_res(s)->tensors[15];
+}
+
+/* case_qconv_res() with R at Y's slot and offset: Y would alias its input. */
+static inline void case_qconv_res_r_is_y(struct case_stream *s)
+{
+	struct vnpu_cmd_layer *l = case_qconv_res(s);
+
+	l->tensors[9].slot = l->tensors[14].slot;
+	l->tensors[9].offset = l->tensors[14].offset;
+}
+
+/*
  * Replace the stream by one LOOKUP layer: Y u8 [256] (slot 0) from X u8
  * [256] and its table u8 [256] in slot 1. Valid as it is.
  */
@@ -391,6 +441,18 @@ M(m_qconv_residual, case_qconv_attrs(s)->flags |= VNPU_LAYER_F_RESIDUAL)
 M(m_qconv_y_read_only, case_qconv(s)->tensors[9].slot = 1)
 M(m_qconv_split_w_size, case_qconv_attrs(s)->flags |= VNPU_LAYER_F_SPLIT8)
 M(m_qconv_split_unpacked, case_qconv_split(s)->flags &= ~VNPU_LAYER_F_PACKED)
+M(m_qconv_res_first_alone, case_qconv_attrs(s)->flags |= VNPU_LAYER_F_RES_FIRST)
+M(m_qconv_res_unpacked, case_qconv_res_attrs(s)->flags &= ~VNPU_LAYER_F_PACKED)
+M(m_qconv_res_r_dtype, case_qconv_res(s)->tensors[9].dtype = VNPU_DTYPE_I8)
+M(m_qconv_res_r_dims, case_qconv_res(s)->tensors[9].dims[1] = 3)
+M(m_qconv_res_r_strided, case_qconv_res(s)->tensors[9].strides[3] = 2)
+M(m_qconv_res_r_beyond_bo, case_qconv_res(s)->tensors[9].offset = CASE_SLOT_SIZE - 32)
+M(m_qconv_res_scale_dtype, case_qconv_res(s)->tensors[10].dtype = VNPU_DTYPE_U8)
+M(m_qconv_res_zp_dtype, case_qconv_res(s)->tensors[11].dtype = VNPU_DTYPE_I8)
+M(m_qconv_res_zscale_two, case_qconv_res(s)->tensors[12].dims[0] = 2)
+M(m_qconv_res_zzp_dtype, case_qconv_res(s)->tensors[13].dtype = VNPU_DTYPE_F32)
+M(m_qconv_res_short, case_qconv_res(s)->num_tensors = 14)
+M(m_qconv_res_r_is_y, case_qconv_res_r_is_y(s))
 M(m_lookup_flags, case_lookup_attrs(s)->flags = 1)
 M(m_lookup_pad, case_lookup_attrs(s)->pad = 1)
 M(m_lookup_short_table, case_lookup(s)->tensors[1].dims[0] = VNPU_LOOKUP_ENTRIES - 1)
@@ -480,6 +542,18 @@ M(m_lookup_y_read_only, case_lookup(s)->tensors[2].slot = 1)
 	X(qconv_y_read_only, m_qconv_y_read_only, 0) \
 	X(qconv_split_w_size, m_qconv_split_w_size, 0) \
 	X(qconv_split_unpacked, m_qconv_split_unpacked, 0) \
+	X(qconv_res_first_alone, m_qconv_res_first_alone, 0) \
+	X(qconv_res_unpacked, m_qconv_res_unpacked, 0) \
+	X(qconv_res_r_dtype, m_qconv_res_r_dtype, 0) \
+	X(qconv_res_r_dims, m_qconv_res_r_dims, 0) \
+	X(qconv_res_r_strided, m_qconv_res_r_strided, 0) \
+	X(qconv_res_r_beyond_bo, m_qconv_res_r_beyond_bo, 0) \
+	X(qconv_res_scale_dtype, m_qconv_res_scale_dtype, 0) \
+	X(qconv_res_zp_dtype, m_qconv_res_zp_dtype, 0) \
+	X(qconv_res_zscale_two, m_qconv_res_zscale_two, 0) \
+	X(qconv_res_zzp_dtype, m_qconv_res_zzp_dtype, 0) \
+	X(qconv_res_short, m_qconv_res_short, 0) \
+	X(qconv_res_r_is_y, m_qconv_res_r_is_y, 0) \
 	X(lookup_flags, m_lookup_flags, 0) \
 	X(lookup_pad, m_lookup_pad, 0) \
 	X(lookup_short_table, m_lookup_short_table, 0) \

@@ -97,7 +97,13 @@ extern "C" {
  *	product and quotient in f32; %VNPU_ACT_RELU raises the low bound of
  *	the saturation to y_zero_point (ReLU before quantizing). Packed, W
  *	is i8 in %VNPU_PACK_QCONV_W (with %VNPU_LAYER_F_SPLIT8:
- *	%VNPU_PACK_QCONV_SPLIT)
+ *	%VNPU_PACK_QCONV_SPLIT). With %VNPU_LAYER_F_RESIDUAL (packed, not
+ *	depthwise), tensors R, r_scale, r_zero_point, z_scale, z_zero_point
+ *	follow [B] and Y is the %VNPU_LAYER_QLINEAR_ADD of the convolution's
+ *	output (at y_scale, y_zero_point) and R (Y's dtype and dims, dense
+ *	rows like Y's) to z_scale, z_zero_point, all scalar: the
+ *	convolution's output its A operand, R its B, or with
+ *	%VNPU_LAYER_F_RES_FIRST R its A
  * @VNPU_LAYER_SCATTER_ELEMENTS: ScatterElements, &struct vnpu_layer_scatter;
  *	tensors data, indices (i32 or i64, data's rank), updates (indices'
  *	dims, data's dtype), Y (data's dims and dtype)
@@ -349,6 +355,12 @@ struct vnpu_layer_act {
  * Winograd F(2x2, 3x3); X f32, the rest as %VNPU_LAYER_F_WINO
  */
 #define VNPU_LAYER_F_WINO2		0x20u
+/**
+ * VNPU_LAYER_F_RES_FIRST - QLINEAR_CONV with %VNPU_LAYER_F_RESIDUAL only:
+ * R is the fused QLinearAdd's first operand (A), the convolution's output
+ * its second (B)
+ */
+#define VNPU_LAYER_F_RES_FIRST		0x40u
 /** VNPU_WINO_MAX_C - the most input channels a group of a Winograd CONV */
 #define VNPU_WINO_MAX_C			1024
 

@@ -1105,23 +1105,40 @@ static int check_qlinear_conv(const struct vnpu_cmd_tensor *t, __u32 n,
 	const struct vnpu_cmd_tensor *y = &t[n - 1];
 	int packed = a->flags & VNPU_LAYER_F_PACKED;
 	int split = a->flags & VNPU_LAYER_F_SPLIT8;
+	int res = a->flags & VNPU_LAYER_F_RESIDUAL;
+	__u32 nb = 8 + !!(a->flags & VNPU_LAYER_F_BIAS), i;
+	int dw = a->group == t[0].dims[1] && a->group == y->dims[1];
 
 	if (a->flags & ~(VNPU_LAYER_F_BIAS | VNPU_LAYER_F_PACKED |
-			 VNPU_LAYER_F_SPLIT8) ||
+			 VNPU_LAYER_F_SPLIT8 | VNPU_LAYER_F_RESIDUAL |
+			 VNPU_LAYER_F_RES_FIRST) ||
 	    (split && !packed) ||
+	    ((a->flags & VNPU_LAYER_F_RES_FIRST) && !res) ||
 	    (a->act.func != VNPU_ACT_IDENTITY && a->act.func != VNPU_ACT_RELU) ||
 	    a->act.flags || a->act.alpha || a->act.beta ||
-	    n != 9 + !!(a->flags & VNPU_LAYER_F_BIAS) ||
+	    n != nb + 1 + (res ? 5 : 0) ||
 	    (packed && t[3].dtype != VNPU_DTYPE_I8) ||
 	    !conv_shapes_ok(&t[0], &t[3], y, a,
 			    split ? VNPU_PACK_QCONV_SPLIT :
 			    packed ? VNPU_PACK_QCONV_W : 0) ||
 	    /* The depthwise paths read W's rows whole. */
-	    (split && a->group == t[0].dims[1] && a->group == y->dims[1]) ||
+	    (split && dw) ||
 	    !qlinear_params_ok(t, n - 1, y->dims[1]))
 		return 0;
-	return n == 9 || (t[8].dtype == VNPU_DTYPE_I32 && t[8].rank == 1 &&
-			  t[8].dims[0] == y->dims[1]);
+	/*
+	 * The fused QLinearAdd: the packed paths, not depthwise, add R to
+	 * each block of Y they write; R like Y, its parameters scalar.
+	 */
+	if (res) {
+		if (!packed || dw || y->rank != 4 || t[nb].dtype != y->dtype ||
+		    !same_dims(&t[nb], y) || !spatial_dense(&t[nb]))
+			return 0;
+		for (i = nb + 1; i < nb + 5; i++)
+			if (!qparam(&t[i], (i - nb) % 2 ? VNPU_DTYPE_F32 : y->dtype, 0))
+				return 0;
+	}
+	return nb == 8 || (t[8].dtype == VNPU_DTYPE_I32 && t[8].rank == 1 &&
+			   t[8].dims[0] == y->dims[1]);
 }
 
 static __u32 attr_size_of(__u32 op)

@@ -889,6 +889,24 @@ static inline void eng_qplan(const struct eng_conv_shape *s,
 	}
 }
 
+/**
+ * struct eng_qadd_arg - QLINEAR_ADD's arithmetic (vnpu_eng_quant.c)
+ * @ra: a_scale / y_scale
+ * @rb: b_scale / y_scale
+ * @f: y_zero_point - fma(ra, a_zero_point, rb * b_zero_point)
+ * @lo: the output type's low bound
+ * @hi: the output type's high bound
+ * @dtype: the elements' (%VNPU_DTYPE_U8 or %VNPU_DTYPE_I8)
+ * @first: a packed QLINEAR_CONV's fused add only: R is A (else B)
+ *
+ * y = saturate(cvt(fma(a, ra, fma(b, rb, f)))), cvt rounding half to
+ * even and making NaN and values outside 32 bits the low bound.
+ */
+struct eng_qadd_arg {
+	float ra, rb, f, lo, hi;
+	__u32 dtype, first;
+};
+
 /* Input channels whose tap planes a packed QLINEAR_CONV keeps at once. */
 #define ENG_QPLANES	4
 
@@ -923,10 +941,15 @@ static inline __u64 eng_qconv_scratch(const struct eng_qplan *p)
  * @lo: the output's low bound less its zero point
  * @hi: the output's high bound less its zero point
  * @yz: the output's zero point
+ * @r: %VNPU_LAYER_F_RESIDUAL: R's element of row 0, position 0 (rows @rs
+ *	bytes apart), else NULL
+ * @rs: bytes between rows of @r
+ * @res: the fused QLinearAdd's parameters (with @r)
  *
  * Each output is the sum plus @fix less @wz times @xsum (wrapping), as
  * f32 times @mult, clamped to [@lo, @hi], rounded half to even, plus
- * @yz; NaN gives 0.
+ * @yz; NaN gives 0. With @r, that value and R's are then added as
+ * QLINEAR_ADD adds them (struct eng_qadd_arg).
  */
 struct eng_qout {
 	__s32 fix[ENG_QMR], wz[ENG_QMR];
@@ -937,6 +960,9 @@ struct eng_qout {
 	__u32 rows, n;
 	float lo, hi;
 	__s32 yz;
+	const __u8 *r;
+	__s64 rs;
+	const struct eng_qadd_arg *res;
 };
 
 /**

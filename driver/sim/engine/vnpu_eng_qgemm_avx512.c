@@ -16,6 +16,7 @@ typedef int v16si __attribute__((vector_size(64)));
 typedef unsigned int v16su __attribute__((vector_size(64)));
 typedef float v16sf __attribute__((vector_size(64)));
 typedef unsigned char v16qu __attribute__((vector_size(16)));
+typedef signed char v16qs __attribute__((vector_size(16)));
 typedef int v16si_u __attribute__((vector_size(64), aligned(4), may_alias));
 typedef unsigned int v16su_u __attribute__((vector_size(64), aligned(4), may_alias));
 typedef float v16sf_u __attribute__((vector_size(64), aligned(4), may_alias));
@@ -96,15 +97,79 @@ static void q_store16(v16su a, float mult, float lo, float hi, __s32 yz,
 		q_store_n(b, y, n);
 }
 
+/* @n lanes of 8-bit values at @p widened to 32 bits (sign-extended if @s8). */
+static inline v16si qadd_load16(const __u8 *p, __u32 s8)
+{
+	v16si v;
+
+	if (s8)
+		__asm__("vpmovsxbd %1, %0" : "=v"(v) : "m"(*(const __u8 (*)[16])p));
+	else
+		__asm__("vpmovzxbd %1, %0" : "=v"(v) : "m"(*(const __u8 (*)[16])p));
+	return v;
+}
+
+/* @acc + @a * @b, rounded once. */
+static inline v16sf q_fma(v16sf a, v16sf b, v16sf acc)
+{
+	__asm__("vfmadd231ps %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
+	return acc;
+}
+
+/*
+ * The fused QLinearAdd's parameters (struct eng_qadd_arg) in registers.
+ */
+struct qres_regs {
+	v16sf ra, rb, f;
+	v16si lo, hi;
+	__u32 s8, first;
+};
+
+/*
+ * Outputs @v (integers of Y's dtype) of @n positions (16 read at most)
+ * and R's at @r, added as vnpu_eng_qadd_avx512() adds them: the bits of
+ * the unfused QLINEAR_ADD. Past @n, R's bytes are not read.
+ */
+static inline v16si qres16(const struct qres_regs *q, v16si v, const __u8 *r,
+			   __u32 n)
+{
+	v16sf a, b, fr, fv = __builtin_convertvector(v, v16sf);
+	v16si rv;
+
+	if (n >= 16) {
+		rv = qadd_load16(r, q->s8);
+	} else {
+		__u32 m = (1u << n) - 1;
+		v16qu rb;
+
+		__asm__("kmovw %k2, %%k1\n\t"
+			"vmovdqu8 %1, %0%{%%k1%}%{z%}"
+			: "=v"(rb) : "m"(*(const __u8 (*)[16])r), "r"(m) : "k1");
+		rv = q->s8 ? __builtin_convertvector((v16qs)rb, v16si) :
+		     __builtin_convertvector(rb, v16si);
+	}
+	fr = __builtin_convertvector(rv, v16sf);
+	a = q->first ? fr : fv;
+	b = q->first ? fv : fr;
+	v = q_rne(q_fma(a, q->ra, q_fma(b, q->rb, q->f)));
+	/* NaN and values out of range converted to INT_MIN: the low bound. */
+	__asm__("vpmaxsd %1, %0, %0\n\t"
+		"vpminsd %2, %0, %0"
+		: "+v"(v) : "v"(q->lo), "v"(q->hi));
+	return v;
+}
+
 /*
  * Row @r of a tile's sums, @np panels (@acc0, @acc1), as outputs at @y:
  * struct eng_qout's arithmetic (q_bytes16()) with the bounds, zero point
- * and sums of x (@xs0, @xs1) in registers; @n outputs (at most 32).
+ * and sums of x (@xs0, @xs1) in registers; @n outputs (at most 32); with
+ * @res, the fused add of R's row at @rp (qres16()).
  */
 static __attribute__((__always_inline__)) inline
 void qout_row(const struct eng_qout *o, __u32 r, v16si acc0, v16si acc1,
 	      const __u32 np, int xsum, v16su xs0, v16su xs1, v16sf lo,
-	      v16sf hi, __s32 yz, __u8 *y, __u32 n)
+	      v16sf hi, __s32 yz, __u8 *y, __u32 n, const int res,
+	      const struct qres_regs *qr, const __u8 *rp)
 {
 	v16su a0 = (v16su)acc0 + (__u32)o->fix[r], a1 = (v16su)acc1 + (__u32)o->fix[r];
 	float mult = o->mult[r];
@@ -126,6 +191,11 @@ void qout_row(const struct eng_qout *o, __u32 r, v16si acc0, v16si acc1,
 		if (np > 1)
 			v1 &= ~(f1 != f1);
 	}
+	if (res) {
+		v0 = qres16(qr, v0, rp, n);
+		if (np > 1 && n > 16)
+			v1 = qres16(qr, v1, rp + 16, n - 16);
+	}
 	if (n >= 16)
 		*(v16qu_u *)y = __builtin_convertvector(v0, v16qu);
 	else
@@ -146,7 +216,8 @@ void qout_row(const struct eng_qout *o, __u32 r, v16si acc0, v16si acc1,
  * of 4), so that no vpdpbusd sums outputs that are not stored.
  */
 static __attribute__((__always_inline__)) inline
-void qtile_part(const struct eng_qtile *t, const __u32 nr, const __u32 np)
+void qtile_part(const struct eng_qtile *t, const __u32 nr, const __u32 np,
+		const int res)
 {
 	const struct eng_qout *o = t->out;
 	v16si acc[ENG_QMR][2];
@@ -159,6 +230,12 @@ void qtile_part(const struct eng_qtile *t, const __u32 nr, const __u32 np)
 		acc[r][1] = (v16si){};
 	}
 
+	/* R's bytes of the outputs, into L1 while the sums run. */
+	for (r = 0; res && r < nr && r < o->rows; r++) {
+		__builtin_prefetch(o->r + (__s64)r * o->rs, 0, 3);
+		if (np > 1)
+			__builtin_prefetch(o->r + (__s64)r * o->rs + o->n - 1, 0, 3);
+	}
 	for (j = 0; j < t->k4 / 4; j++) {
 		const v16si *b = (const v16si *)(t->b + j * ENG_QNR * 4);
 		v16si b0 = b[0], b1 = np > 1 ? b[1] : b0;
@@ -192,6 +269,19 @@ void qtile_part(const struct eng_qtile *t, const __u32 nr, const __u32 np)
 		__u32 rows = o->rows, n = o->n;
 		__s32 yz = o->yz;
 		int xsum = !!o->xsum;
+		const __u8 *rp = o->r;
+		__s64 rs = o->rs;
+		struct qres_regs qr = {};
+
+		if (res) {
+			qr.ra = (v16sf){} + o->res->ra;
+			qr.rb = (v16sf){} + o->res->rb;
+			qr.f = (v16sf){} + o->res->f;
+			qr.lo = (v16si){} + (__s32)o->res->lo;
+			qr.hi = (v16si){} + (__s32)o->res->hi;
+			qr.s8 = o->res->dtype == VNPU_DTYPE_I8;
+			qr.first = o->res->first;
+		}
 
 		if (xsum) {
 			xs0 = *(const v16su_u *)o->xsum;
@@ -203,9 +293,20 @@ void qtile_part(const struct eng_qtile *t, const __u32 nr, const __u32 np)
 			if (r >= rows)
 				break;
 			qout_row(o, r, acc[r][0], acc[r][1], np, xsum, xs0, xs1, lo, hi,
-				 yz, y + (__s64)r * ys, n);
+				 yz, y + (__s64)r * ys, n, res, &qr,
+				 res ? rp + (__s64)r * rs : rp);
 		}
 	}
+}
+
+/* The tile with the fused add (eng_qout's @r) or without. */
+static __attribute__((__always_inline__)) inline
+void qtile_rows(const struct eng_qtile *t, const __u32 nr, const __u32 np)
+{
+	if (t->out && t->out->r)
+		qtile_part(t, nr, np, 1);
+	else
+		qtile_part(t, nr, np, 0);
 }
 
 void vnpu_eng_qtile_vnni(const struct eng_qtile *t)
@@ -215,18 +316,18 @@ void vnpu_eng_qtile_vnni(const struct eng_qtile *t)
 
 	if (o && o->rows <= 4) {
 		if (one)
-			qtile_part(t, 4, 1);
+			qtile_rows(t, 4, 1);
 		else
-			qtile_part(t, 4, 2);
+			qtile_rows(t, 4, 2);
 	} else if (o && o->rows <= 8) {
 		if (one)
-			qtile_part(t, 8, 1);
+			qtile_rows(t, 8, 1);
 		else
-			qtile_part(t, 8, 2);
+			qtile_rows(t, 8, 2);
 	} else if (one) {
-		qtile_part(t, ENG_QMR, 1);
+		qtile_rows(t, ENG_QMR, 1);
 	} else {
-		qtile_part(t, ENG_QMR, 2);
+		qtile_rows(t, ENG_QMR, 2);
 	}
 }
 
@@ -339,25 +440,6 @@ void vnpu_eng_qdw_vnni(const struct eng_qdw *d)
 				       r, rpv, lw, d);
 		}
 	}
-}
-
-/* @n lanes of 8-bit values at @p widened to 32 bits (sign-extended if @s8). */
-static inline v16si qadd_load16(const __u8 *p, __u32 s8)
-{
-	v16si v;
-
-	if (s8)
-		__asm__("vpmovsxbd %1, %0" : "=v"(v) : "m"(*(const __u8 (*)[16])p));
-	else
-		__asm__("vpmovzxbd %1, %0" : "=v"(v) : "m"(*(const __u8 (*)[16])p));
-	return v;
-}
-
-/* @acc + @a * @b, rounded once. */
-static inline v16sf q_fma(v16sf a, v16sf b, v16sf acc)
-{
-	__asm__("vfmadd231ps %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
-	return acc;
 }
 
 void vnpu_eng_qadd_avx512(const struct eng_qadd *q)

@@ -242,12 +242,7 @@ int run_quant(const struct eng_layer *l, __u64 ub, __u64 ue,
 #define Q_FMA vm_fma8
 #endif
 
-struct qadd_arg {
-	float ra, rb, f, lo, hi;
-	__u32 dtype;
-};
-
-static v8si_qq qadd8(const struct qadd_arg *q, v8si_qq a, v8si_qq b)
+static v8si_qq qadd8(const struct eng_qadd_arg *q, v8si_qq a, v8si_qq b)
 {
 	v8sf_qq t = Q_FMA(__builtin_convertvector(b, v8sf_qq), (v8sf_qq){} + q->rb,
 			  (v8sf_qq){} + q->f);
@@ -276,7 +271,7 @@ static v8si_qq qadd_load(const char *p, __s64 st, __u64 n, __u32 dtype)
 static void qadd_row(const void *arg, char *const *p, const __s64 *st,
 		     __u64 n)
 {
-	const struct qadd_arg *q = arg;
+	const struct eng_qadd_arg *q = arg;
 	__u64 i, j;
 
 	for (i = 0; i < n; i += 8) {
@@ -321,7 +316,7 @@ static void q_bytes32(const v8si_qq *v, __u8 *y)
  * (|a|, |b| <= 256 as 8-bit values): then its range check and NaN mask
  * change nothing and qadd_fast() gives its bits.
  */
-static int qadd_bounded(const struct qadd_arg *q)
+static int qadd_bounded(const struct eng_qadd_arg *q)
 {
 	float ra = q->ra < 0 ? -q->ra : q->ra, rb = q->rb < 0 ? -q->rb : q->rb;
 	float f = q->f < 0 ? -q->f : q->f;
@@ -335,7 +330,7 @@ static int qadd_bounded(const struct qadd_arg *q)
  * at a time: qadd8()'s fused multiply-adds, clamp and conversion, the
  * bytes packed as the conv tile's are.
  */
-static void qadd_fast(const struct qadd_arg *q, const char *a, const char *b,
+static void qadd_fast(const struct eng_qadd_arg *q, const char *a, const char *b,
 		      char *y, __u64 n)
 {
 	v8sf_qq ra = (v8sf_qq){} + q->ra, rb = (v8sf_qq){} + q->rb;
@@ -366,10 +361,10 @@ static void qadd_fast(const struct qadd_arg *q, const char *a, const char *b,
  * byte stores cannot alias (through @arg GCC loads them again after
  * every store).
  */
-static void qadd_flat(const struct qadd_arg *arg, char *a, char *b,
+static void qadd_flat(const struct eng_qadd_arg *arg, char *a, char *b,
 		      char *y, __u64 n, const struct vnpu_eng_ctx *ctx)
 {
-	const struct qadd_arg q = *arg;
+	const struct eng_qadd_arg q = *arg;
 	static const __s64 one[3] = { 1, 1, 1 };
 	char *p[3];
 	__u64 i = 0;
@@ -404,20 +399,32 @@ static float qadd_fma1(float a, float b, float c)
 	return Q_FMA((v8sf_qq){} + a, (v8sf_qq){} + b, (v8sf_qq){} + c)[0];
 }
 
+/*
+ * The parameters of a QLinearAdd of @dtype whose A's scale and zero
+ * point are tensors @a and @a + 1 of @l, B's @b and @b + 1, Y's @z and
+ * @z + 1.
+ */
+static void qadd_params(const struct eng_layer *l, __u32 a, __u32 b, __u32 z,
+			__u32 dtype, struct eng_qadd_arg *q)
+{
+	q->dtype = dtype;
+	q->ra = qscale(l, a, 0) / qscale(l, z, 0);
+	q->rb = qscale(l, b, 0) / qscale(l, z, 0);
+	q->f = (float)qzero(l, z + 1, 0) - qadd_fma1(q->ra, (float)qzero(l, a + 1, 0),
+						      q->rb * (float)qzero(l, b + 1, 0));
+	q->lo = dtype == VNPU_DTYPE_U8 ? 0 : -128;
+	q->hi = dtype == VNPU_DTYPE_U8 ? 255 : 127;
+}
+
 int run_qlinear_add(const struct eng_layer *l, __u64 ub, __u64 ue,
 		    const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_cmd_tensor *y = &l->t[8];
-	struct qadd_arg q = { .dtype = y->dtype };
+	struct eng_qadd_arg q;
 	struct eng_iter it;
 	__u64 lo, hi;
 
-	q.ra = qscale(l, 1, 0) / qscale(l, 6, 0);
-	q.rb = qscale(l, 4, 0) / qscale(l, 6, 0);
-	q.f = (float)qzero(l, 7, 0) - qadd_fma1(q.ra, (float)qzero(l, 2, 0),
-						 q.rb * (float)qzero(l, 5, 0));
-	q.lo = y->dtype == VNPU_DTYPE_U8 ? 0 : -128;
-	q.hi = y->dtype == VNPU_DTYPE_U8 ? 255 : 127;
+	qadd_params(l, 1, 4, 6, y->dtype, &q);
 	elem_range(y, ub, ue, &lo, &hi);
 	if (q_dense(&l->t[0]) && q_dense(&l->t[3]) && q_dense(y) &&
 	    vnpu_eng_numel(&l->t[0]) == vnpu_eng_numel(y) &&
@@ -647,6 +654,7 @@ struct eng_qconv {
 	struct qconv_held *h;
 	__s16 *stage16;		/* AVX2 depthwise: @stage widened */
 	__u8 *dw8;		/* AVX2 eight-channel depthwise (p.dw8), or NULL */
+	const struct eng_qadd_arg *res;	/* VNPU_LAYER_F_RESIDUAL's add, or NULL */
 };
 
 /*
@@ -1826,11 +1834,23 @@ void qtile_vnni_pairs(const struct eng_qtile *t, const struct qx8 *x, __u64 nx)
 }
 #endif
 
+/*
+ * The outputs @v (of Y's dtype) of a tile row's positions to @n (at most
+ * 8 are read) added to R's at @r (%VNPU_LAYER_F_RESIDUAL): qadd8().
+ */
+static v8si_qq qres8(const struct eng_qout *o, v8si_qq v, const __u8 *r, __u64 n)
+{
+	const struct eng_qadd_arg *q = o->res;
+	v8si_qq rv = qadd_load((const char *)r, 1, n, q->dtype);
+
+	return q->first ? qadd8(q, rv, v) : qadd8(q, v, rv);
+}
+
 #ifdef ENG_FMA
 /*
  * qtile_out() of a whole row (ENG_QNR positions) of row @r whose
- * multiplier is finite (no NaN to make 0): q_round8()'s steps, and the
- * four vectors' integers as bytes (q_bytes32()).
+ * multiplier is finite (no NaN to make 0): q_round8()'s steps, the fused
+ * add (qres8()), and the four vectors' integers as bytes (q_bytes32()).
  */
 static void qout_row(const struct eng_qout *o, __u32 r, const __s32 *acc,
 		     __u8 *y)
@@ -1849,6 +1869,8 @@ static void qout_row(const struct eng_qout *o, __u32 r, const __s32 *acc,
 		f = __builtin_convertvector(a, v8sf_qq) * o->mult[r];
 		f = __builtin_ia32_minps256(__builtin_ia32_maxps256(f, lo), hi);
 		v[i] = __builtin_ia32_cvtps2dq256(f) + o->yz;
+		if (o->r)
+			v[i] = qres8(o, v[i], o->r + (__s64)r * o->rs + 8 * i, 8);
 	}
 	q_bytes32(v, y);
 }
@@ -1882,6 +1904,8 @@ static void qtile_out(const struct eng_qtile *t)
 					      *(const v8su_qu *)(o->xsum + i));
 			v = q_round8(__builtin_convertvector(a, v8sf_qq) * o->mult[r],
 				     o->lo, o->hi, o->yz);
+			if (o->r)
+				v = qres8(o, v, o->r + (__s64)r * o->rs + i, o->n - i);
 			if (i + 8 <= o->n) {
 				*(v8qu_qu *)(y + i) = q_bytes8(v);
 				continue;
@@ -2020,8 +2044,17 @@ static void qconv_rows(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi,
 	__u8 *yd = (__u8 *)q->l->data[q->l->n - 1] +
 		   ((__s64)img * y->strides[0] + (__s64)p0);
 	struct eng_qout o = { .ys = y->strides[1], .lo = (float)(q->lo - q->yz),
-			      .hi = (float)(q->hi - q->yz), .yz = q->yz };
+			      .hi = (float)(q->hi - q->yz), .yz = q->yz, .res = q->res };
 	struct eng_qtile t = { .acc = q->acc, .out = &o, .k4 = p->k4 };
+	const struct vnpu_cmd_tensor *rt = &q->l->t[q->l->n - 6];
+	const __u8 *rd = (const __u8 *)0;
+
+	/* The fused add's R: dense rows of OH * OW like Y's (the check's). */
+	if (q->res) {
+		rd = (const __u8 *)q->l->data[q->l->n - 6] +
+		     ((__s64)img * rt->strides[0] + (__s64)p0);
+		o.rs = rt->strides[1];
+	}
 
 	for (r0 = m0; r0 < m1; r0 += ENG_QMR) {
 		t.w = q->w + (g * p->mp + r0) * p->k4;
@@ -2053,6 +2086,8 @@ static void qconv_rows(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi,
 			o.n = (__u32)eng_min(ENG_QNR, cnt - n0);
 			o.xsum = q->need_xsum ? q->xsum + n0 : (const __s32 *)0;
 			o.y = yd + (__s64)(g * q->s.mg + r0) * y->strides[1] + (__s64)n0;
+			if (rd)
+				o.r = rd + (__s64)(g * q->s.mg + r0) * o.rs + (__s64)n0;
 			qconv_tile(q, &t, n0, n0 + ENG_QNR >= cnt);
 		}
 		eng_pause(q->ctx);
@@ -2720,16 +2755,39 @@ static void qconv_depthwise(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
 	}
 }
 
+/*
+ * The fused QLinearAdd's parameters (run_qlinear_add()'s): the
+ * convolution's output at y_scale, y_zero_point, R at its own, in the
+ * order of %VNPU_LAYER_F_RES_FIRST.
+ */
+static void qconv_residual_arg(const struct eng_layer *l, struct eng_qadd_arg *q)
+{
+	__u32 r = l->n - 5;
+
+	if (((const struct vnpu_layer_conv *)l->attrs)->flags & VNPU_LAYER_F_RES_FIRST)
+		qadd_params(l, r, 6, l->n - 3, l->t[l->n - 1].dtype, q);
+	else
+		qadd_params(l, 6, r, l->n - 3, l->t[l->n - 1].dtype, q);
+	q->first = !!(((const struct vnpu_layer_conv *)l->attrs)->flags &
+		      VNPU_LAYER_F_RES_FIRST);
+}
+
 static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 			    const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_conv *a = l->attrs;
 	const struct vnpu_cmd_tensor *y = &l->t[l->n - 1];
 	struct eng_qconv q = { .l = l, .ctx = ctx };
+	struct eng_qadd_arg qa;
+	int res = a->flags & VNPU_LAYER_F_RESIDUAL;
 	__u64 u, m;
 	__u8 *sp = ctx->scratch;
 	struct qconv_held *h = q_align(&sp, sizeof(*h));
 
+	if (res) {
+		qconv_residual_arg(l, &qa);
+		q.res = &qa;
+	}
 	eng_conv_shape(l, &q.s);
 	eng_qplan(&q.s, a, &q.p);
 	q.w = l->data[3];

@@ -84,6 +84,8 @@ struct cop {
 	bool dead;
 	bool qlinear;			/* a QDQ Conv or Add group: in[] are
 					 * QLinearConv's or QLinearAdd's */
+	bool qres_first;		/* a QDQ Conv group with a QLinearAdd
+					 * (in[9..13]): the residual is its A */
 	int32_t fused_into;		/* a dead op: the op that runs it, or -1 (a view) */
 	int32_t bias;			/* fused bias (a constant), or -1 */
 	int32_t residual;		/* fused residual input, or -1 */

@@ -575,6 +575,54 @@ vnpu_status cf_fuse_qdq_tables(struct cstate *s, struct uses *u)
 	return st;
 }
 
+/*
+ * The QLinearConv group at @idx with the QLinearAdd that alone reads its
+ * output (a residual Add): one QLINEAR_CONV whose epilogue adds the other
+ * operand (%VNPU_LAYER_F_RESIDUAL), in[9..13] the residual, its scale and
+ * zero point, the sum's. The Add must read the convolution's output at
+ * the parameters it was quantized to, the residual be computed before
+ * the convolution, and the weights constant, packed and not depthwise
+ * (group 1): the engine fuses the Add there.
+ */
+static vnpu_status fuse_conv_add(struct cstate *s, struct uses *u, uint32_t idx)
+{
+	struct cop *conv = &s->ops[idx], *add;
+	int32_t y = conv->out[0], in[5];
+	uint32_t a, r;
+	vnpu_status st = VNPU_OK;
+
+	if (!conv->qlinear || conv->num_in != 9 || !cs_is_const(s, conv->in[3]) ||
+	    s->opt.no_packing || vnpu_attr_int(conv->node, "group", 1) != 1 ||
+	    !(add = only_reader(s, u, y, "Add")) || !add->qlinear || add->num_in != 8 ||
+	    (add->in[0] == y) == (add->in[3] == y))
+		return VNPU_OK;
+	a = add->in[0] == y ? 0 : 3;
+	r = 3 - a;
+	if (cf_producer(s, u, add->in[r]) >= (int32_t)idx ||
+	    cs_info(s, add->in[r])->type != cs_info(s, y)->type ||
+	    !cf_same_shape(cs_info(s, add->in[r]), cs_info(s, y)) ||
+	    !same_qparam(s, conv->in[6], add->in[a + 1]) ||
+	    !same_qparam(s, conv->in[7], add->in[a + 2]))
+		return VNPU_OK;
+	in[0] = add->in[r];
+	in[1] = add->in[r + 1];
+	in[2] = add->in[r + 2];
+	in[3] = add->in[6];
+	in[4] = add->in[7];
+	memcpy(&conv->in[9], in, sizeof(in));
+	conv->num_in = 14;
+	conv->qres_first = r == 0;
+	conv->out[0] = add->out[0];
+	strncat(conv->type, "+QLinearAdd", sizeof(conv->type) - strlen(conv->type) - 1);
+	kill(add, (int32_t)idx);
+	for (uint32_t i = 0; !st && i < 5; i++)
+		if (in[i] >= 0)
+			st = cf_uses_add(s, u, false, in[i], conv);
+	if (!st)
+		st = cf_uses_add(s, u, true, conv->out[0], conv);
+	return st;
+}
+
 vnpu_status cf_fuse_qdq(struct cstate *s, struct uses *u)
 {
 	vnpu_status st = VNPU_OK;
@@ -587,6 +635,12 @@ vnpu_status cf_fuse_qdq(struct cstate *s, struct uses *u)
 			st = fuse_add(s, u, i);
 		else if (!s->ops[i].dead && cf_op_is(&s->ops[i], "MaxPool"))
 			st = fuse_maxpool(s, u, i);
+	}
+	/* Then the residual Adds into the convolutions before them. */
+	for (uint32_t i = 0; !st && i < s->num_ops; i++) {
+		s->cur_op = i;
+		if (!s->ops[i].dead && cf_op_is(&s->ops[i], "Conv"))
+			st = fuse_conv_add(s, u, i);
 	}
 	return st;
 }

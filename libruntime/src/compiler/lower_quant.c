@@ -400,10 +400,11 @@ static vnpu_status lower_qconv(struct cstate *s, struct cop *op)
 {
 	const struct vnpu_tinfo *xi = cs_info(s, op->in[0]), *wi = cs_info(s, op->in[3]);
 	vnpu_element_type yt = cs_info(s, op->out[0])->type;
-	int32_t v[9], bias = opt_in(op, 8);
+	int32_t v[14], bias = opt_in(op, 8);
 	int64_t m = wi->dims[0];
 	struct vnpu_layer_conv attr;
-	struct ctensor t[10];
+	struct ctensor t[15];
+	bool res = op->num_in == 14;
 	uint32_t n = 0;
 	vnpu_status st;
 
@@ -447,6 +448,24 @@ static vnpu_status lower_qconv(struct cstate *s, struct cop *op)
 	if (bias >= 0) {
 		attr.flags |= VNPU_LAYER_F_BIAS;
 		t[n++] = ct_shaped(s, bias, 1, &m);
+	}
+	/* A fused QLinearAdd (fuse_qdq.c): the residual and its parameters. */
+	if (res) {
+		if (!(attr.flags & VNPU_LAYER_F_PACKED))
+			return UNSUP(s, "a fused QLinearAdd over weights computed at run time");
+		for (uint32_t i = 9; !st && i < 14; i++) {
+			vnpu_element_type want = i == 10 || i == 12 ? VNPU_TYPE_F32 : yt;
+
+			st = qoperand(s, op, i, want, &v[i]);
+			if (!st && (cs_info(s, v[i])->type != want ||
+				    (i > 9 && !qparam_ok(s, v[i], want, 1))))
+				st = UNSUP(s, "the fused QLinearAdd's operand %u", i - 9);
+			if (!st)
+				t[n++] = ct_dense(s, v[i]);
+		}
+		if (st)
+			return st;
+		attr.flags |= VNPU_LAYER_F_RESIDUAL | (op->qres_first ? VNPU_LAYER_F_RES_FIRST : 0);
 	}
 	t[n++] = ct_dense(s, op->out[0]);
 	return cl_layer(s, VNPU_LAYER_QLINEAR_CONV, t, n, &attr, sizeof(attr));

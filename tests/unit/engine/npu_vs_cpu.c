@@ -28,7 +28,7 @@
 struct layer {
 	const char *name;
 	__u32 op, n, attr_size;
-	struct vnpu_cmd_tensor t[10];
+	struct vnpu_cmd_tensor t[16];
 	unsigned char attrs[256];
 };
 
@@ -111,8 +111,13 @@ static struct vnpu_cmd_tensor tensor(__u32 dtype, __u32 rank, const __u64 *dims,
 static struct layer *add(const char *name, __u32 op, const void *attrs,
 			 __u32 attr_size)
 {
-	struct layer *l = &layers[num_layers++];
+	struct layer *l;
 
+	if (num_layers == MAX_LAYERS) {
+		fprintf(stderr, "npu-vs-cpu: too many layers\n");
+		exit(1);
+	}
+	l = &layers[num_layers++];
 	l->name = name;
 	l->op = op;
 	l->attr_size = attr_size;
@@ -283,6 +288,36 @@ static void qconv(const char *name, __u64 c, __u64 m, __u64 h, __u64 w,
 	l->t[8] = tensor(VNPU_DTYPE_I32, 1, &m, 1);
 	l->t[9] = tensor(yt, 4, dy, 0);
 	l->n = 10;
+}
+
+/*
+ * qconv() with its residual QLinearAdd fused (VNPU_LAYER_F_RESIDUAL; R
+ * the Add's first operand with @first): R of Y's shape and dtype, its
+ * scale and zero point, the sum's, then Y.
+ */
+static void qconv_res(const char *name, __u64 c, __u64 m, __u64 h, __u64 w,
+		      __u32 k, __u32 s, __u32 pad, __u32 xt, __u32 yt, int relu,
+		      int split, int first)
+{
+	struct layer *l;
+	struct vnpu_layer_conv a;
+	struct vnpu_cmd_tensor y;
+
+	qconv(name, c, m, h, w, k, s, pad, 1, xt, yt, relu, split);
+	l = &layers[num_layers - 1];
+	y = l->t[9];
+	l->t[9] = tensor(yt, y.rank, y.dims, 1);
+	l->t[10] = tensor(VNPU_DTYPE_F32, 0, NULL, 0);
+	*(float *)(arena + l->t[10].offset) = 0.03f;
+	l->t[11] = tensor(yt, 0, NULL, 1);
+	l->t[12] = tensor(VNPU_DTYPE_F32, 0, NULL, 0);
+	*(float *)(arena + l->t[12].offset) = 0.4f;
+	l->t[13] = tensor(yt, 0, NULL, 1);
+	l->t[14] = y;
+	l->n = 15;
+	memcpy(&a, l->attrs, sizeof(a));
+	a.flags |= VNPU_LAYER_F_RESIDUAL | (first ? VNPU_LAYER_F_RES_FIRST : 0);
+	memcpy(l->attrs, &a, sizeof(a));
 }
 
 /* QLINEAR_ADD of two [2, 5, 9, 11] tensors of @dt (u8 or i8). */
@@ -590,6 +625,13 @@ static void build_layers(void)
 	      VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1, 1);
 	qconv("qconv split 3x3 s2 grouped", 12, 30, 17, 15, 3, 2, 1, 3,
 	      VNPU_DTYPE_I8, VNPU_DTYPE_U8, 0, 1);
+	/* Fused with a residual QLinearAdd: the tiles' epilogues add R. */
+	qconv_res("qconv residual 1x1", 48, 40, 9, 9, 1, 1, 0,
+		  VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1, 0, 0);
+	qconv_res("qconv residual 3x3 s8 first", 16, 20, 11, 13, 3, 1, 1,
+		  VNPU_DTYPE_I8, VNPU_DTYPE_I8, 0, 0, 1);
+	qconv_res("qconv residual split", 16, 24, 7, 7, 3, 1, 1,
+		  VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0);
 	qadd("qlinear add u8", VNPU_DTYPE_U8);
 	qadd("qlinear add s8", VNPU_DTYPE_I8);
 	lookup("lookup u8", VNPU_DTYPE_U8, VNPU_DTYPE_U8);

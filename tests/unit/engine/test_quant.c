@@ -394,6 +394,98 @@ out:
 }
 
 /*
+ * The packed case fused with a QLinearAdd (%VNPU_LAYER_F_RESIDUAL), R as
+ * the Add's second operand and (%VNPU_LAYER_F_RES_FIRST) its first: bit
+ * for bit the QLINEAR_ADD of @ref (the convolution's output) and R on
+ * every path and split; malformed residual operands refused.
+ */
+static void qconv_residual_case(struct __test_metadata *_metadata, const struct qcase *qc,
+				const struct vnpu_cmd_tensor *t0, void *const *data0, __u32 n0,
+				const struct vnpu_layer_conv *at0, const void *ref,
+				const char *name)
+{
+	const struct vnpu_cmd_tensor *y = &t0[n0 - 1];
+	size_t ny = et_numel(y), i;
+	uint8_t *r = malloc(ny), *ref2 = malloc(ny), *out = malloc(ny);
+	float rs = 0.03f, zs = 0.04f;
+	uint8_t rz = qc->yt == VNPU_DTYPE_U8 ? 131 : 0xf0, zz = qc->yt == VNPU_DTYPE_U8 ? 7 : 3;
+	struct vnpu_cmd_tensor t[15], ta[9];
+	void *data[15], *da[9];
+	struct vnpu_layer_conv at = *at0;
+	__u32 n = n0 + 5, first;
+	char rname[160];
+
+	q_fill(qc->yt, r, ny);
+	memcpy(t, t0, sizeof(t[0]) * (n0 - 1));
+	memcpy(data, data0, sizeof(data[0]) * (n0 - 1));
+	t[n0 - 1] = *y;
+	t[n0] = scalar(VNPU_DTYPE_F32);
+	t[n0 + 1] = scalar(qc->yt);
+	t[n0 + 2] = scalar(VNPU_DTYPE_F32);
+	t[n0 + 3] = scalar(qc->yt);
+	t[n - 1] = *y;
+	data[n0 - 1] = r; data[n0] = &rs; data[n0 + 1] = &rz; data[n0 + 2] = &zs;
+	data[n0 + 3] = &zz; data[n - 1] = out;
+	for (first = 0; first < 2; first++) {
+		/* The unfused QLINEAR_ADD on the baseline. */
+		ta[0] = *y; ta[1] = scalar(VNPU_DTYPE_F32); ta[2] = scalar(qc->yt);
+		ta[3] = *y; ta[4] = ta[1]; ta[5] = ta[2]; ta[6] = ta[1]; ta[7] = ta[2];
+		ta[8] = *y;
+		da[first ? 3 : 0] = (void *)ref; da[first ? 4 : 1] = data0[6];
+		da[first ? 5 : 2] = data0[7];
+		da[first ? 0 : 3] = r; da[first ? 1 : 4] = &rs; da[first ? 2 : 5] = &rz;
+		da[6] = &zs; da[7] = &zz; da[8] = ref2;
+		EXPECT_EQ(0, et_run(VNPU_LAYER_QLINEAR_ADD, ta, da, 9, NULL, 0, 0, 1))
+			TH_LOG("%s: the unfused add failed", name);
+		at.flags = at0->flags | VNPU_LAYER_F_RESIDUAL |
+			   (first ? VNPU_LAYER_F_RES_FIRST : 0);
+		snprintf(rname, sizeof(rname), "%s residual%s", name, first ? " first" : "");
+		EXPECT_EQ(0, et_layer_exact(rname, VNPU_LAYER_QLINEAR_CONV, t, data, n, &at,
+					    sizeof(at), ref2));
+	}
+	/* Malformed: the flags, the count, R and its parameters. */
+	at.flags = at0->flags | VNPU_LAYER_F_RES_FIRST;
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)))
+		TH_LOG("%s: res first without residual accepted", name);
+	at.flags = (at0->flags | VNPU_LAYER_F_RESIDUAL) & ~VNPU_LAYER_F_SPLIT8;
+	EXPECT_FALSE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)))
+		TH_LOG("%s: residual refused", name);
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n - 1, &at, sizeof(at)))
+		TH_LOG("%s: residual short of a tensor accepted", name);
+	at.flags &= ~VNPU_LAYER_F_PACKED;
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)))
+		TH_LOG("%s: residual unpacked accepted", name);
+	at.flags |= VNPU_LAYER_F_PACKED;
+	t[n0 - 1].dtype = qc->yt == VNPU_DTYPE_U8 ? VNPU_DTYPE_I8 : VNPU_DTYPE_U8;
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)))
+		TH_LOG("%s: R of another dtype accepted", name);
+	t[n0 - 1] = *y;
+	t[n0 - 1].dims[1]--;
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)))
+		TH_LOG("%s: R of other dims accepted", name);
+	t[n0 - 1] = *y;
+	t[n0 - 1].strides[3] = 2;
+	EXPECT_TRUE(y->dims[3] == 1 ||
+		    vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)))
+		TH_LOG("%s: R of sparse rows accepted", name);
+	t[n0 - 1] = *y;
+	for (i = 0; i < 4; i++) {
+		struct vnpu_cmd_tensor keep = t[n0 + i];
+		__u64 two = 2;
+
+		t[n0 + i].dtype = i % 2 ? VNPU_DTYPE_F32 :
+				  qc->yt == VNPU_DTYPE_U8 ? VNPU_DTYPE_I8 : VNPU_DTYPE_U8;
+		EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)))
+			TH_LOG("%s: residual parameter %zu of another dtype accepted", name, i);
+		t[n0 + i] = et_dense(keep.dtype, 1, &two);
+		EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)))
+			TH_LOG("%s: residual parameter %zu of 2 accepted", name, i);
+		t[n0 + i] = keep;
+	}
+	free(r); free(ref2); free(out);
+}
+
+/*
  * A packed QLINEAR_CONV against the unpacked one on the baseline (the
  * plain loop), ReLU as the saturation's low bound raised to y's zero
  * point; every path and split through et_layer_exact().
@@ -489,6 +581,8 @@ static void qconv_packed_case(struct __test_metadata *_metadata, const struct qc
 		 qc->few ? " few" : "");
 	EXPECT_EQ(0,
 		  et_layer_exact(name, VNPU_LAYER_QLINEAR_CONV, t, data, n, &at, sizeof(at), ref));
+	if (qc->c != qc->group || qc->m != qc->group)
+		qconv_residual_case(_metadata, qc, t, data, n, &at, ref, name);
 	qconv_split_case(_metadata, qc, t, data, n, &at, w, mg, cg * qc->k * qc->k, ref, name);
 	t[3] = et_dense(VNPU_DTYPE_I8, 1, &psize);
 	data[3] = packed;

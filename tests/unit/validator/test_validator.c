@@ -121,6 +121,20 @@ TEST(qconv_split_layer_valid)
 	ASSERT_EQ(1, n);
 }
 
+TEST(qconv_residual_layer_valid)
+{
+	struct case_stream s;
+	__u32 n = 99;
+
+	case_qconv_res(&s);
+	ASSERT_EQ(0, vnpu_stream_validate(s.words, s.size, case_slots,
+					  CASE_NUM_SLOTS, &n));
+	ASSERT_EQ(1, n);
+	case_qconv_res_attrs(&s)->flags |= VNPU_LAYER_F_RES_FIRST;
+	ASSERT_EQ(0, vnpu_stream_validate(s.words, s.size, case_slots,
+					  CASE_NUM_SLOTS, &n));
+}
+
 TEST(lookup_layer_valid)
 {
 	struct case_stream s;
