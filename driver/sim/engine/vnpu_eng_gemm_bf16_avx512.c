@@ -265,31 +265,51 @@ static const tile_fn tiles[2][2][2] = {
  * column @c0, as pair panels at @dst (ENG_NR pairs a row, panel q at
  * + q * @ps), the odd depth's last row to @tail (pairs (x, 0), panel q at
  * + q * @tps). Columns past @w are the source's (its slack or zero
- * panels), never used.
+ * panels), never used. Rows at offsets lie a plane apart (a channel, a
+ * tap of the window), which the hardware's prefetchers do not follow:
+ * both panels' columns are read a row at a time, PACK_AHEAD rows fetched
+ * ahead.
  */
+#define PACK_AHEAD 32
+
 static void pack_b_pairs(const struct eng_bf16_slice *s, __u64 c0, __u64 w,
 			 __u32 *dst, __u64 ps, __u32 *tail, __u64 tps)
 {
-	__u64 q, k;
+	__u64 nq = eng_div_up(w, ENG_NR), q, k;
+	const float *b[2];
 	const v16sf z = {};
 
-	for (q = 0; q * ENG_NR < w; q++) {
-		__u32 *d = dst + q * ps;
-		const float *b = s->off ? s->fb + c0 + q * ENG_NR :
-				 s->fb + (c0 / ENG_NR + q) * s->fb_ps;
+	for (q = 0; q < nq; q++)
+		b[q] = s->off ? s->fb + c0 + q * ENG_NR :
+		       s->fb + (c0 / ENG_NR + q) * s->fb_ps;
+	if (!s->off) {
+		for (q = 0; q < nq; q++)
+			for (k = 0; k + 1 < s->kc; k += 2)
+				sti16(dst + q * ps + k / 2 * ENG_NR,
+				      pair16(ld16(b[q] + k * ENG_NR),
+					     ld16(b[q] + (k + 1) * ENG_NR)));
+		k = s->kc & ~1ull;
+	} else {
+		for (k = 0; k + 1 < s->kc; k += 2) {
+			__s64 o0 = s->off[k], o1 = s->off[k + 1];
 
-		for (k = 0; k + 1 < s->kc; k += 2, d += ENG_NR) {
-			const float *r0 = s->off ? b + s->off[k] : b + k * ENG_NR;
-			const float *r1 = s->off ? b + s->off[k + 1] :
-					  b + (k + 1) * ENG_NR;
-
-			sti16(d, pair16(ld16(r0), ld16(r1)));
+			if (k + PACK_AHEAD + 1 < s->kc)
+				for (q = 0; q < nq; q++) {
+					__builtin_prefetch(b[q] +
+							   s->off[k + PACK_AHEAD]);
+					__builtin_prefetch(b[q] +
+							   s->off[k + PACK_AHEAD + 1]);
+				}
+			for (q = 0; q < nq; q++)
+				sti16(dst + q * ps + k / 2 * ENG_NR,
+				      pair16(ld16(b[q] + o0), ld16(b[q] + o1)));
 		}
-		if (s->kc % 2)
-			sti16(tail + q * tps,
-			      pair16(ld16(s->off ? b + s->off[k] :
-					  b + k * ENG_NR), z));
 	}
+	if (s->kc % 2)
+		for (q = 0; q < nq; q++)
+			sti16(tail + q * tps,
+			      pair16(ld16(s->off ? b[q] + s->off[k] :
+					  b[q] + k * ENG_NR), z));
 }
 
 void vnpu_eng_bf16_pack_row(const float *row, __u64 kc, __u32 *d)
