@@ -547,50 +547,58 @@ void in4x4(const struct eng_wino_in *w, const float *x, v16si idx, v16sf *d)
 #define ODD32(a, b) __builtin_shufflevector((a), (b), 1, 3, 5, 7, 9, 11, 13, \
 					    15, 17, 19, 21, 23, 25, 27, 29, 31)
 
-/* A channel's 4x4 tiles from rows of unit column stride, transformed. */
+/* Columns [0, 32) of a segment's rows its lanes take: two a lane. */
+static inline __u32 lane_cols(__u16 lanes)
+{
+	__u32 x = lanes;
+
+	x = (x | x << 8) & 0x00ff00ff;
+	x = (x | x << 4) & 0x0f0f0f0f;
+	x = (x | x << 2) & 0x33333333;
+	x = (x | x << 1) & 0x55555555;
+	return x | x << 1;
+}
+
+/*
+ * A channel's 4x4 tiles from rows of unit column stride, transformed:
+ * each segment's loads masked to its lanes' columns (@m: m0 and m2 of
+ * segment g at m[2g] and m[2g + 1]) and merged into one set of rows,
+ * split into even and odd columns once.
+ */
 static __attribute__((__always_inline__)) inline
-void rows4x4(const struct eng_wino2_in *w, const float *x, v16sf *d)
+void rows4x4(const struct eng_wino2_in *w, const float *x, const __u32 *m,
+	     v16sf *d)
 {
 	__u32 g;
-	int r, k;
+	int r;
 
-	for (r = 0; r < 16; r++)
-		d[r] = (v16sf){};
-	for (g = 0; g < w->nseg; g++) {
-		const struct eng_wino2_seg *sg = &w->seg[g];
-		const v16si bit = { 1, 2, 4, 8, 16, 32, 64, 128, 256, 512,
-				    1024, 2048, 4096, 8192, 16384, 32768 };
-		v16si lm = (bit & (int)sg->lanes) != 0;
+	for (r = 0; r < 4; r++) {
+		v16sf a0 = {}, a1 = {}, b0 = {}, b1 = {};
 
-		for (r = 0; r < 4; r++) {
-			const float *p = x + sg->off + r * w->rs;
-			v16sf a0, a1, b0, b1, t[4];
+		for (g = 0; g < w->nseg; g++) {
+			const float *p = x + w->seg[g].off + r * w->rs;
+			__u32 m0 = m[2 * g], m2 = m[2 * g + 1];
 
-			if (!(sg->rows >> r & 1))
+			if (!(w->seg[g].rows >> r & 1))
 				continue;
-			a0 = __builtin_ia32_loadups512_mask(p, (v16sf){},
-							    (__u16)sg->m0);
-			a1 = __builtin_ia32_loadups512_mask(p + 16, (v16sf){},
-							    (__u16)(sg->m0 >> 16));
-			b0 = __builtin_ia32_loadups512_mask(p + 2, (v16sf){},
-							    (__u16)sg->m2);
-			b1 = __builtin_ia32_loadups512_mask(p + 18, (v16sf){},
-							    (__u16)(sg->m2 >> 16));
-			t[0] = EVEN32(a0, a1);
-			t[1] = ODD32(a0, a1);
-			t[2] = EVEN32(b0, b1);
-			t[3] = ODD32(b0, b1);
-			/* The segment's lanes of t[], the others' of d[]. */
-			for (k = 0; k < 4; k++)
-				d[r * 4 + k] = (v16sf)(((v16si)t[k] & lm) |
-						       ((v16si)d[r * 4 + k] & ~lm));
+			a0 = __builtin_ia32_loadups512_mask(p, a0, (__u16)m0);
+			a1 = __builtin_ia32_loadups512_mask(p + 16, a1,
+							    (__u16)(m0 >> 16));
+			b0 = __builtin_ia32_loadups512_mask(p + 2, b0,
+							    (__u16)m2);
+			b1 = __builtin_ia32_loadups512_mask(p + 18, b1,
+							    (__u16)(m2 >> 16));
 		}
+		d[r * 4] = EVEN32(a0, a1);
+		d[r * 4 + 1] = ODD32(a0, a1);
+		d[r * 4 + 2] = EVEN32(b0, b1);
+		d[r * 4 + 3] = ODD32(b0, b1);
 	}
 	/* Along the rows, then down the columns. */
 	for (r = 0; r < 4; r++)
 		bt4(d + 4 * r, 1);
-	for (k = 0; k < 4; k++)
-		bt4(d + k, 4);
+	for (r = 0; r < 4; r++)
+		bt4(d + r, 4);
 }
 
 /*
@@ -621,14 +629,21 @@ static inline void rows_ahead(const struct eng_wino2_in *w, const float *x)
 void vnpu_eng_wino2_rows_bf16(const struct eng_wino2_in *w)
 {
 	v16sf *d0 = (v16sf *)w->d, d1[16];
+	__u32 m[2 * ENG_WINO2_SEGS], g;
 	__u64 c;
 	int xi;
 
+	for (g = 0; g < w->nseg; g++) {
+		__u32 cm = lane_cols(w->seg[g].lanes);
+
+		m[2 * g] = w->seg[g].m0 & cm;
+		m[2 * g + 1] = w->seg[g].m2 & cm;
+	}
 	for (c = 0; c + 1 < w->cn; c += 2) {
 		if (c + PF_AHEAD + 1 < w->cn)
 			rows_ahead(w, w->x + (__s64)(c + PF_AHEAD) * w->cs);
-		rows4x4(w, w->x + (__s64)c * w->cs, d0);
-		rows4x4(w, w->x + (__s64)(c + 1) * w->cs, d1);
+		rows4x4(w, w->x + (__s64)c * w->cs, m, d0);
+		rows4x4(w, w->x + (__s64)(c + 1) * w->cs, m, d1);
 		for (xi = 0; xi < 16; xi++)
 			sti16(w->v + xi * w->ps + c / 2 * ENG_NR,
 			      pair16(d0[xi], d1[xi]));
@@ -637,7 +652,7 @@ void vnpu_eng_wino2_rows_bf16(const struct eng_wino2_in *w)
 		typedef int v8si_u __attribute__((vector_size(32), aligned(4),
 						  may_alias));
 
-		rows4x4(w, w->x + (__s64)c * w->cs, d0);
+		rows4x4(w, w->x + (__s64)c * w->cs, m, d0);
 		for (xi = 0; xi < 16; xi++) {
 			v16si h = bf16x32(d0[xi], (v16sf){});
 
