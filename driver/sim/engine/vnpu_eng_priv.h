@@ -991,6 +991,13 @@ struct eng_qtile {
  */
 void vnpu_eng_qtile_vnni(const struct eng_qtile *t);
 
+/*
+ * The VNNI tile's sums (t->out unused) of @n positions, 16 < @n <=
+ * ENG_QNR, over its first @rows rows: one panel and the rest a position
+ * at a time (few past 16: a 7x7 map's last 17).
+ */
+void vnpu_eng_qtile_vnni_narrow(const struct eng_qtile *t, __u32 rows, __u32 n);
+
 /**
  * struct eng_qadd - a dense run of QLINEAR_ADD (vnpu_eng_qadd_avx512())
  * @a: first operand

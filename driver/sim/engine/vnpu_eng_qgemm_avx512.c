@@ -17,6 +17,8 @@ typedef unsigned int v16su __attribute__((vector_size(64)));
 typedef float v16sf __attribute__((vector_size(64)));
 typedef unsigned char v16qu __attribute__((vector_size(16)));
 typedef signed char v16qs __attribute__((vector_size(16)));
+typedef int v8si_n __attribute__((vector_size(32)));
+typedef int v4si_n __attribute__((vector_size(16)));
 typedef int v16si_u __attribute__((vector_size(64), aligned(4), may_alias));
 typedef unsigned int v16su_u __attribute__((vector_size(64), aligned(4), may_alias));
 typedef float v16sf_u __attribute__((vector_size(64), aligned(4), may_alias));
@@ -328,6 +330,82 @@ void vnpu_eng_qtile_vnni(const struct eng_qtile *t)
 		qtile_rows(t, ENG_QMR, 1);
 	} else {
 		qtile_rows(t, ENG_QMR, 2);
+	}
+}
+
+/* The sum of @v's 16 lanes (wrapping). */
+static inline __s32 q_hsum16(v16si v)
+{
+	v8si_n a = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
+		   __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+	v4si_n b = __builtin_shufflevector(a, a, 0, 1, 2, 3) +
+		   __builtin_shufflevector(a, a, 4, 5, 6, 7);
+
+	return (__s32)((__u32)b[0] + (__u32)b[1] + (__u32)b[2] + (__u32)b[3]);
+}
+
+/* @n (at most 64) bytes at @p, the rest 0: a masked load, nothing past @n read. */
+static inline v16si q_load_n(const __u8 *p, __u32 n)
+{
+	__u64 m = n >= 64 ? ~0ull : (1ull << n) - 1;
+	v16si v;
+
+	__asm__("kmovq %2, %%k1\n\t"
+		"vmovdqu8 (%1), %0%{%%k1%}%{z%}"
+		: "=v"(v) : "r"(p), "r"(m), "m"(*(const __u8 (*)[64])p) : "k1");
+	return v;
+}
+
+/*
+ * Positions 16 to @n - 1 of the tile's first @nr rows (a multiple of 4:
+ * W's rows are there, as qtile_part() reads them) one at a time, sums
+ * into t->acc: a row's products with the position's inputs 16 depth
+ * steps to a vpdpbusd (the inputs gathered from the packed block, 4
+ * bytes ENG_QNR * 4 apart), the lanes summed at the end.
+ */
+static __attribute__((__always_inline__)) inline
+void qtile_single(const struct eng_qtile *t, const __u32 nr, __u32 n)
+{
+	const __u64 steps = t->k4 / 4;
+	const v16si idx = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15 };
+	__u32 q, r;
+	__u64 c;
+
+	for (q = 16; q < n; q++) {
+		v16si acc[ENG_QMR];
+
+		for (r = 0; r < ENG_QMR; r++)
+			acc[r] = (v16si){};
+		for (c = 0; c < steps; c += 16) {
+			__u32 left = (__u32)(steps - c < 16 ? steps - c : 16);
+			__u16 m = (__u16)(left >= 16 ? 0xffff : (1u << left) - 1);
+			v16si x = __builtin_ia32_gathersiv16si((v16si){},
+							       t->b + c * ENG_QNR * 4 + 4 * q,
+							       idx * (ENG_QNR * 4), m, 1);
+
+#pragma GCC unroll 12
+			for (r = 0; r < nr; r++)
+				acc[r] = dpbusd(acc[r], x,
+						q_load_n((const __u8 *)t->w + r * t->k4 + 4 * c,
+							 4 * left));
+		}
+#pragma GCC unroll 12
+		for (r = 0; r < nr; r++)
+			t->acc[r * ENG_QNR + q] = q_hsum16(acc[r]);
+	}
+}
+
+void vnpu_eng_qtile_vnni_narrow(const struct eng_qtile *t, __u32 rows, __u32 n)
+{
+	if (rows <= 4) {
+		qtile_part(t, 4, 1, 0);
+		qtile_single(t, 4, n);
+	} else if (rows <= 8) {
+		qtile_part(t, 8, 1, 0);
+		qtile_single(t, 8, n);
+	} else {
+		qtile_part(t, ENG_QMR, 1, 0);
+		qtile_single(t, ENG_QMR, n);
 	}
 }
 

@@ -1819,6 +1819,17 @@ void qtile8_avx2(const struct eng_qtile *t, const __s8 *w8, const struct qx8 *x,
 }
 
 /*
+ * Whether the VNNI tile @t takes vnpu_eng_qtile_vnni_narrow(): a few
+ * positions past a panel (ENG_QNR_NARROW at most), each far cheaper
+ * alone than in a second panel of 16.
+ */
+#define ENG_QNR_NARROW	4
+static inline int qtile_narrow(const struct eng_qtile *t)
+{
+	return t->out->n > 16 && t->out->n <= 16 + ENG_QNR_NARROW;
+}
+
+/*
  * The VNNI tile over rows that leave @nx pairs at @x out: its sums, the
  * pairs added (qx8_add_avx2()), then stored as qtile_out() does. Not
  * inlined (qtile8_avx2()).
@@ -1829,8 +1840,12 @@ void qtile_vnni_pairs(const struct eng_qtile *t, const struct qx8 *x, __u64 nx)
 	struct eng_qtile sums = *t;
 
 	sums.out = (const struct eng_qout *)0;
-	vnpu_eng_qtile_vnni(&sums);
-	qx8_add_avx2(t, x, nx);
+	if (qtile_narrow(t))
+		vnpu_eng_qtile_vnni_narrow(&sums, t->out->rows, t->out->n);
+	else
+		vnpu_eng_qtile_vnni(&sums);
+	if (nx)
+		qx8_add_avx2(t, x, nx);
 }
 #endif
 
@@ -1925,7 +1940,7 @@ static void qconv_tile(const struct eng_qconv *q, const struct eng_qtile *t,
 {
 #ifdef ENG_FMA
 	if (q->ctx->features & VNPU_ENG_F_VNNI) {
-		if (!q->nx8) {
+		if (!q->nx8 && !qtile_narrow(t)) {
 			vnpu_eng_qtile_vnni(t);
 			return;
 		}

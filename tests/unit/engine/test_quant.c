@@ -656,6 +656,12 @@ static void test_qconv_packed(struct __test_metadata *_metadata)
 		{ 1, 3, 40, 40, 20, 1, 7, 2, 3, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 1, 0, 0 },
 		{ 1, 300, 7, 7, 100, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
 		{ 1, 64, 40, 40, 12, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1, 0, 0, 0 },
+		/*
+		 * A last tile of 18 and a single one of 20 positions (the VNNI
+		 * tile's panel and single positions), 7 and 3 rows
+		 */
+		{ 1, 40, 5, 10, 7, 1, 1, 1, 0, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 1, 0, 0 },
+		{ 1, 33, 4, 5, 3, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 1, 1, 0 },
 		/* 1x1 stride 2 (a downsample), odd rows: 32-byte loads at row ends */
 		{ 1, 24, 30, 37, 40, 1, 1, 2, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
 		/* depthwise stride 2, i8 input, weight zero points */
