@@ -295,6 +295,50 @@ static inline void case_qconv_res_r_is_y(struct case_stream *s)
 }
 
 /*
+ * Replace the stream by one packed CONV layer with its output channels on
+ * the lanes (%VNPU_LAYER_F_LANES): a 1x1 convolution of X f32 [1, 8, 2, 2]
+ * in slot 1 to Y f32 [1, 4, 2, 2] in slot 0, the weights f32
+ * VNPU_PACK_CONV_LANES (4 channels padded to a panel of 32, depth 8: 256
+ * floats) and a bias in slot 1, ReLU. Valid as it is.
+ */
+static inline struct vnpu_cmd_layer *case_conv_lanes(struct case_stream *s)
+{
+	static const uint64_t x[4] = { 1, 8, 2, 2 }, y[4] = { 1, 4, 2, 2 };
+	struct vnpu_layer_conv *a;
+	struct vnpu_cmd_layer *l;
+	int i;
+
+	memset(s, 0, sizeof(*s));
+	l = case_add(s, VNPU_CMD_LAYER, sizeof(*l) + 4 * sizeof(struct vnpu_cmd_tensor) +
+		     sizeof(*a));
+	l->op = VNPU_LAYER_CONV;
+	l->num_tensors = 4;
+	l->num_outputs = 1;
+	l->attr_size = sizeof(*a);
+	l->tensors[0] = case_tensor(1, VNPU_DTYPE_F32, 0, 0);
+	case_dense(&l->tensors[0], 4, x);
+	l->tensors[1] = case_tensor(1, VNPU_DTYPE_F32, 1024, 256);
+	l->tensors[2] = case_tensor(1, VNPU_DTYPE_F32, 4096, 4);
+	l->tensors[3] = case_tensor(0, VNPU_DTYPE_F32, 0, 0);
+	case_dense(&l->tensors[3], 4, y);
+	a = (struct vnpu_layer_conv *)&l->tensors[4];
+	a->flags = VNPU_LAYER_F_BIAS | VNPU_LAYER_F_PACKED | VNPU_LAYER_F_LANES;
+	a->group = 1;
+	a->act.func = VNPU_ACT_RELU;
+	for (i = 0; i < 2; i++) {
+		a->kernel[i] = 1;
+		a->stride[i] = 1;
+		a->dilation[i] = 1;
+	}
+	return l;
+}
+
+static inline struct vnpu_layer_conv *case_conv_lanes_attrs(struct case_stream *s)
+{
+	return (struct vnpu_layer_conv *)&case_conv_lanes(s)->tensors[4];
+}
+
+/*
  * Replace the stream by one LOOKUP layer: Y u8 [256] (slot 0) from X u8
  * [256] and its table u8 [256] in slot 1. Valid as it is.
  */
@@ -453,6 +497,31 @@ M(m_qconv_res_zscale_two, case_qconv_res(s)->tensors[12].dims[0] = 2)
 M(m_qconv_res_zzp_dtype, case_qconv_res(s)->tensors[13].dtype = VNPU_DTYPE_F32)
 M(m_qconv_res_short, case_qconv_res(s)->num_tensors = 14)
 M(m_qconv_res_r_is_y, case_qconv_res_r_is_y(s))
+M(m_lanes_short_weights, case_conv_lanes(s)->tensors[1].dims[0] = 255)
+M(m_lanes_conv_w_size,
+  case_conv_lanes(s)->tensors[1].dims[0] = 8 * 6)
+M(m_lanes_unpacked, case_conv_lanes_attrs(s)->flags &= ~VNPU_LAYER_F_PACKED)
+M(m_lanes_wino, case_conv_lanes_attrs(s)->flags |= VNPU_LAYER_F_WINO)
+M(m_lanes_f16_weights,
+  struct vnpu_cmd_layer *l = case_conv_lanes(s);
+  l->tensors[1].dtype = VNPU_DTYPE_F16; l->tensors[1].offset = 2048;
+  l->tensors[1].dims[0] = 512)
+M(m_lanes_bf16_x,
+  struct vnpu_cmd_layer *l = case_conv_lanes(s);
+  l->tensors[0].dtype = VNPU_DTYPE_BF16)
+M(m_lanes_stride_2,
+  struct vnpu_cmd_layer *l = case_conv_lanes(s);
+  struct vnpu_layer_conv *a = (struct vnpu_layer_conv *)&l->tensors[4];
+  a->stride[0] = a->stride[1] = 2;
+  l->tensors[3].dims[2] = l->tensors[3].dims[3] = 1;
+  l->tensors[3].strides[0] = 4; l->tensors[3].strides[1] = 1;
+  l->tensors[3].strides[2] = 1)
+M(m_lanes_padded,
+  struct vnpu_cmd_layer *l = case_conv_lanes(s);
+  struct vnpu_layer_conv *a = (struct vnpu_layer_conv *)&l->tensors[4];
+  a->pad_begin[1] = a->pad_end[1] = 1;
+  l->tensors[3].dims[3] = 4; l->tensors[3].strides[0] = 32;
+  l->tensors[3].strides[1] = 8; l->tensors[3].strides[2] = 4)
 M(m_lookup_flags, case_lookup_attrs(s)->flags = 1)
 M(m_lookup_pad, case_lookup_attrs(s)->pad = 1)
 M(m_lookup_short_table, case_lookup(s)->tensors[1].dims[0] = VNPU_LOOKUP_ENTRIES - 1)
@@ -554,6 +623,14 @@ M(m_lookup_y_read_only, case_lookup(s)->tensors[2].slot = 1)
 	X(qconv_res_zzp_dtype, m_qconv_res_zzp_dtype, 0) \
 	X(qconv_res_short, m_qconv_res_short, 0) \
 	X(qconv_res_r_is_y, m_qconv_res_r_is_y, 0) \
+	X(lanes_short_weights, m_lanes_short_weights, 0) \
+	X(lanes_conv_w_size, m_lanes_conv_w_size, 0) \
+	X(lanes_unpacked, m_lanes_unpacked, 0) \
+	X(lanes_wino, m_lanes_wino, 0) \
+	X(lanes_f16_weights, m_lanes_f16_weights, 0) \
+	X(lanes_bf16_x, m_lanes_bf16_x, 0) \
+	X(lanes_stride_2, m_lanes_stride_2, 0) \
+	X(lanes_padded, m_lanes_padded, 0) \
 	X(lookup_flags, m_lookup_flags, 0) \
 	X(lookup_pad, m_lookup_pad, 0) \
 	X(lookup_short_table, m_lookup_short_table, 0) \

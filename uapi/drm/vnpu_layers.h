@@ -361,6 +361,14 @@ struct vnpu_layer_act {
  * its second (B)
  */
 #define VNPU_LAYER_F_RES_FIRST		0x40u
+/**
+ * VNPU_LAYER_F_LANES - CONV only, with %VNPU_LAYER_F_PACKED and f32 W,
+ * not with %VNPU_LAYER_F_WINO: W is %VNPU_PACK_CONV_LANES (output
+ * channels on the vector lanes, positions on a tile's rows: small maps,
+ * where positions pad panels of columns badly). X f32, strides and
+ * dilations 1, no padding
+ */
+#define VNPU_LAYER_F_LANES		0x80u
 /** VNPU_WINO_MAX_C - the most input channels a group of a Winograd CONV */
 #define VNPU_WINO_MAX_C			1024
 
@@ -378,6 +386,11 @@ struct vnpu_layer_act {
  *   group g, panel p holds Wg[p * MR + i][k] at
  *   g * P * MR * KC + p * KC * MR + k * MR + i, where P = ceil((M/group) / MR),
  *   zero where p * MR + i >= M/group. Size: group * P * MR * KC.
+ * %VNPU_PACK_CONV_LANES, CONV's W as the transposes of the group matrices
+ *   Wg of %VNPU_PACK_CONV_W in panels of L = %VNPU_PACK_LANES_NR output
+ *   channels: group g, panel p holds Wg[p * L + j][k] at
+ *   g * Q * L * KC + p * KC * L + k * L + j, where Q = ceil((M/group) / L),
+ *   zero where p * L + j >= M/group. Size: group * Q * L * KC. f32 only.
  * %VNPU_PACK_WINO_W, CONV's f32 W [M, C/group, 3, 3] for Winograd F(4x4,
  *   3x3) (%VNPU_LAYER_F_WINO): each 3x3 kernel w of output channel m and
  *   input channel c of a group becomes its 6x6 transform U = G w G^T,
@@ -437,6 +450,8 @@ struct vnpu_layer_act {
 #define VNPU_PACK_NR 16
 /** VNPU_PACK_MR - rows per panel of %VNPU_PACK_CONV_W */
 #define VNPU_PACK_MR 6
+/** VNPU_PACK_LANES_NR - output channels per panel of %VNPU_PACK_CONV_LANES */
+#define VNPU_PACK_LANES_NR 32
 /** VNPU_PACK_QMR - %VNPU_PACK_QCONV_W's rows per group are a multiple of it */
 #define VNPU_PACK_QMR 12
 
@@ -451,6 +466,8 @@ struct vnpu_layer_act {
  *	16-bit pair sums saturate on listed apart
  * @VNPU_PACK_WINO2_W: CONV's bf16 3x3 W transformed for Winograd F(2x2,
  *	3x3), per group and point panels of %VNPU_PACK_MR rows
+ * @VNPU_PACK_CONV_LANES: CONV's W, per group panels of %VNPU_PACK_LANES_NR
+ *	output channels (%VNPU_LAYER_F_LANES)
  */
 enum vnpu_pack_layout {
 	VNPU_PACK_GEMM_B = 1,
@@ -459,6 +476,7 @@ enum vnpu_pack_layout {
 	VNPU_PACK_WINO_W = 4,
 	VNPU_PACK_QCONV_SPLIT = 5,
 	VNPU_PACK_WINO2_W = 6,
+	VNPU_PACK_CONV_LANES = 7,
 };
 
 /**

@@ -343,24 +343,60 @@ static int conv_window_ok(const struct vnpu_cmd_tensor *x,
 		       wq + ENG_NC) < ENG_MAX_WINDOW;
 }
 
+/*
+ * A CONV with its output channels on the lanes (%VNPU_LAYER_F_LANES): f32
+ * X of rank 4 and packed f32 W, not Winograd, strides and dilations 1, no
+ * padding; the taps' offsets in a group's channels fit 31 bits (struct
+ * eng_lanes_tile's table).
+ */
+static int lanes_fits(const struct vnpu_cmd_tensor *t,
+		      const struct vnpu_layer_conv *a)
+{
+	const struct vnpu_cmd_tensor *x = &t[0];
+	__u64 reach[3];
+	int d;
+
+	if (!(a->flags & VNPU_LAYER_F_PACKED) ||
+	    (a->flags & (VNPU_LAYER_F_WINO | VNPU_LAYER_F_WINO2)) ||
+	    x->dtype != VNPU_DTYPE_F32 || t[1].dtype != VNPU_DTYPE_F32 ||
+	    x->rank != 4 || !a->group ||
+	    a->stride[0] != 1 || a->stride[1] != 1 ||
+	    a->dilation[0] != 1 || a->dilation[1] != 1 ||
+	    a->pad_begin[0] || a->pad_begin[1] ||
+	    a->pad_end[0] || a->pad_end[1])
+		return 0;
+	for (d = 1; d < 4; d++)
+		if (x->strides[d] < 0)
+			return 0;
+	reach[0] = sat_mul(x->dims[1] / a->group, (__u64)x->strides[1]);
+	reach[1] = sat_mul(a->kernel[0], (__u64)x->strides[2]);
+	reach[2] = sat_mul(a->kernel[1], (__u64)x->strides[3]);
+	return reach[0] < ENG_MAX_DIM && reach[1] < ENG_MAX_DIM &&
+	       reach[2] < ENG_MAX_DIM &&
+	       reach[0] + reach[1] + reach[2] < ENG_MAX_DIM;
+}
+
 static int check_conv(const struct vnpu_cmd_tensor *t, __u32 n,
 		      const struct vnpu_layer_conv *a)
 {
 	const struct vnpu_cmd_tensor *y = &t[n - 1];
 	__u32 i = 2;
 	__u32 wino = a->flags & (VNPU_LAYER_F_WINO | VNPU_LAYER_F_WINO2);
+	__u32 lanes = a->flags & VNPU_LAYER_F_LANES;
 
 	if (a->flags & ~(VNPU_LAYER_F_MASK | VNPU_LAYER_F_WINO |
-			 VNPU_LAYER_F_WINO2) ||
+			 VNPU_LAYER_F_WINO2 | VNPU_LAYER_F_LANES) ||
 	    !act_ok(&a->act, VNPU_DTYPE_F32, 1) ||
 	    n != 3 + popcount2(a->flags) || !gemm_dtypes_ok(t, n) ||
 	    (wino && !eng_wino_fits(a, &t[0], t[1].dtype)) ||
+	    (lanes && !lanes_fits(t, a)) ||
 	    !conv_shapes_ok(&t[0], &t[1], y, a,
 			    wino == VNPU_LAYER_F_WINO2 ? VNPU_PACK_WINO2_W :
 			    wino ? VNPU_PACK_WINO_W :
+			    lanes ? VNPU_PACK_CONV_LANES :
 			    a->flags & VNPU_LAYER_F_PACKED ?
 			    VNPU_PACK_CONV_W : 0) ||
-	    !conv_window_ok(&t[0], a))
+	    (!lanes && !conv_window_ok(&t[0], a)))
 		return 0;
 	if (a->flags & VNPU_LAYER_F_BIAS) {
 		if (t[i].rank != 1 || t[i].dims[0] != y->dims[1])

@@ -2841,6 +2841,160 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	return 0;
 }
 
+/*
+ * A tile of struct eng_lanes_tile with this build's 8-lane vectors, @rows
+ * positions at once, 8 channels at a time: each sum in depth order from
+ * zero, as the AVX-512 tiles take it.
+ */
+static __attribute__((__always_inline__)) inline
+void lanes_rows(const struct eng_lanes_tile *t, const int rows)
+{
+	__u64 k;
+	int r, h, l;
+
+	for (h = 0; h < 2 * t->nv; h++) {
+		const float *w = t->w + h * 8;
+		v8sf acc[ENG_LANES_ROWS];
+
+		for (r = 0; r < rows; r++)
+			acc[r] = vbcast(0.0f);
+		for (k = 0; k < t->kc; k++) {
+			const float *xk = t->x + t->off[k];
+			v8sf wk = vload(w + k * ENG_LANES_NR);
+
+			for (r = 0; r < rows; r++)
+				acc[r] = LANE_FMA(vbcast(xk[r * t->xstep]), wk,
+						  acc[r]);
+		}
+		for (r = 0; r < rows; r++)
+			for (l = 0; l < 8; l++)
+				t->acc[(h * 8 + l) * t->acc_rs + r] = acc[r][l];
+	}
+}
+
+static void lanes_tile(const struct eng_lanes_tile *t)
+{
+	switch (t->rows) {
+	case 7:
+		lanes_rows(t, 7);
+		break;
+	case 6:
+		lanes_rows(t, 6);
+		break;
+	case 5:
+		lanes_rows(t, 5);
+		break;
+	case 4:
+		lanes_rows(t, 4);
+		break;
+	case 3:
+		lanes_rows(t, 3);
+		break;
+	case 2:
+		lanes_rows(t, 2);
+		break;
+	default:
+		lanes_rows(t, 1);
+		break;
+	}
+}
+
+/*
+ * A CONV whose packed weights hold its output channels on the lanes
+ * (VNPU_LAYER_F_LANES, VNPU_PACK_CONV_LANES): unit u is up to
+ * ENG_LANES_MB output channels of a group by a block of positions
+ * (eng_lanes_unit()); a tile takes up to ENG_LANES_ROWS positions of one
+ * output row, their input broadcast, by a panel of ENG_LANES_NR channels
+ * (a 7x7 map: 7 tiles of 7, where positions on the lanes pad 49 as 32 +
+ * 16 + 1), the whole depth. The sums then go through the GEMM's flush
+ * (block_flush()), so the outputs have the bits of the same weights
+ * packed as VNPU_PACK_CONV_W.
+ */
+static int run_conv_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
+			  const struct vnpu_eng_ctx *ctx)
+{
+	struct gemm_out o = {};
+	struct gemm_flush f = {};
+	struct eng_lanes_tile t = {};
+	struct eng_unit unit;
+	struct gemm_epi e;
+	struct conv_job cj;
+	float add[ENG_LANES_MB], *acc;
+	__u64 kt, np, mb, pb, u, k, c, r, q, j;
+	__s32 *off = eng_align(ctx->scratch);
+	int has_add = 0;
+#ifdef ENG_FMA
+	int avx512 = eng_act_avx512(ctx);
+#endif
+
+	eng_conv_shape(l, &cj.s);
+	kt = cj.s.cg * cj.s.kh * cj.s.kw;
+	np = cj.s.oh * cj.s.ow;
+	eng_lanes_unit(&cj.s, ctx->features, &unit);
+	mb = eng_div_up(cj.s.mg, unit.rows);
+	pb = eng_div_up(np, unit.cols);
+	acc = eng_align(off + kt);
+	conv_job_init(l, 0, 0, &cj);
+	/* The taps' offsets, channel, kernel row, column; no division. */
+	for (k = 0, c = 0; c < cj.s.cg; c++)
+		for (r = 0; r < cj.s.kh; r++)
+			for (q = 0; q < cj.s.kw; q++)
+				off[k++] = (__s32)((__s64)c * cj.xs[0] +
+						   (__s64)r * cj.xs[1] +
+						   (__s64)q * cj.xs[2]);
+	t.off = off;
+	t.kc = kt;
+	t.acc_rs = unit.cols;
+	t.xstep = cj.xs[2];
+	for (u = ub; u < ue; u++) {
+		__u64 pi = u % pb, mi = u / pb % mb;
+		__u64 g = u / (pb * mb) % cj.s.group;
+		__u64 img = u / (pb * mb * cj.s.group);
+		__u64 m0 = mi * unit.rows, mc = eng_min(unit.rows, cj.s.mg - m0);
+		__u64 p0 = pi * unit.cols, pc = eng_min(unit.cols, np - p0), p;
+
+		conv_job_init(l, img, g, &cj);
+		conv_epi(l, img, g, &e, &o);
+		e.avx512 = eng_act_avx512(ctx);
+		o.wp = 0;
+		o.ow = cj.s.ow;
+		for (j = 0; j < mc; j += ENG_LANES_NR) {
+			t.w = (const float *)l->data[1] +
+			      (g * eng_div_up(cj.s.mg, ENG_LANES_NR) +
+			       (m0 + j) / ENG_LANES_NR) * kt * ENG_LANES_NR;
+			t.nv = mc - j > ENG_NR ? 2 : 1;
+			for (p = p0; p < p0 + pc; p += (__u64)t.rows) {
+				__u64 oy = p / cj.s.ow, ox = p % cj.s.ow;
+
+				t.rows = (int)eng_min(eng_min(ENG_LANES_ROWS,
+							      cj.s.ow - ox),
+						      p0 + pc - p);
+				t.x = (const float *)cj.x +
+				      (__s64)oy * cj.xs[1] +
+				      (__s64)ox * cj.xs[2];
+				t.acc = acc + j * unit.cols + (p - p0);
+#ifdef ENG_FMA
+				/* The AVX-512 tiles: positions 1 apart. */
+				if (avx512 && t.xstep == 1) {
+					vnpu_eng_lanes_avx512(&t);
+					continue;
+				}
+#endif
+				lanes_tile(&t);
+			}
+		}
+		f.acc = acc;
+		f.acc_rs = unit.cols;
+		f.m0 = m0;
+		f.n0 = p0;
+		f.plain = epi_plain(&o, &e, m0, mc, add, &has_add);
+		f.add = has_add ? add : 0;
+		f.act = e.act;
+		block_flush(&o, &e, &f, 0, mc, 0, pc);
+	}
+	return 0;
+}
+
 int run_conv(const struct eng_layer *l, __u64 ub, __u64 ue,
 	     const struct vnpu_eng_ctx *ctx)
 {
@@ -2850,6 +3004,8 @@ int run_conv(const struct eng_layer *l, __u64 ub, __u64 ue,
 		return run_conv_wino2(l, ub, ue, ctx);
 	if (eng_conv_wino(l))
 		return run_conv_wino(l, ub, ue, ctx);
+	if (eng_conv_lanes(l->attrs))
+		return run_conv_lanes(l, ub, ue, ctx);
 	eng_conv_shape(l, &s);
 	if (eng_dw_lanes(l, &s))
 		return run_conv_dw_lanes(l, ub, ue, ctx);

@@ -147,6 +147,37 @@ struct eng_gemv {
  */
 void vnpu_eng_gemv_avx512(const struct eng_gemv *g);
 
+/**
+ * struct eng_lanes_tile - one tile of a CONV with its output channels on
+ *	the lanes (VNPU_LAYER_F_LANES): @rows positions by @nv vectors of
+ *	ENG_NR output channels of a panel, the whole depth
+ * @x: the tile's first position's input: tap k of position r at
+ *	@x + @off[k] + r * @xstep (the AVX-512 tiles: @xstep 1)
+ * @off: the taps' offsets, @kc of them
+ * @w: the panel: depth k's ENG_LANES_NR weights at @w + k * ENG_LANES_NR
+ * @acc: the sums: channel c of position r at @acc + c * @acc_rs + r
+ * @kc: depth
+ * @acc_rs: see @acc
+ * @xstep: see @x
+ * @rows: positions, 1 to ENG_LANES_ROWS
+ * @nv: vectors of the panel, 1 or 2
+ *
+ * Each sum is fma(x, w, sum) in depth order from zero: the bits of the
+ * GEMM micro-kernels on the same weights packed as VNPU_PACK_CONV_W.
+ */
+struct eng_lanes_tile {
+	const float *x;
+	const __s32 *off;
+	const float *w;
+	float *acc;
+	__u64 kc, acc_rs;
+	__s64 xstep;
+	int rows, nv;
+};
+
+/* The AVX-512F tiles of struct eng_lanes_tile: same bits as the C ones. */
+void vnpu_eng_lanes_avx512(const struct eng_lanes_tile *t);
+
 /* The AVX-512F driver (12x32 tiles); same bits as the AVX2 6x16 one. */
 void vnpu_eng_slice_avx512(struct eng_slice *s);
 /* The AVX2 6x16 driver, for benchmarks of the micro-kernels alone. */

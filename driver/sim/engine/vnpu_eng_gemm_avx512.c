@@ -1000,3 +1000,117 @@ void vnpu_eng_wino_in_avx512(const struct eng_wino_in *w)
 		}
 	}
 }
+
+/*
+ * struct eng_lanes_tile's tile of @rows positions by @nv vectors: the
+ * input's elements broadcast, ENG_NR channels a vector; each sum
+ * fma(x, w, sum) in depth order from zero, as lanes_tile() takes it.
+ */
+static __attribute__((__always_inline__)) inline
+void lanes_rows(const struct eng_lanes_tile *t, const int rows, const int nv)
+{
+	float out[ENG_LANES_ROWS][ENG_LANES_NR];
+	v16sf acc[ENG_LANES_ROWS][2];
+	const float *w = t->w, *x = t->x;
+	const __s32 *off = t->off;
+	__u64 k, kc = t->kc, rs;
+	float *y;
+	int r, p, l;
+
+	for (r = 0; r < rows; r++)
+		for (p = 0; p < nv; p++)
+			acc[r][p] = (v16sf){};
+#pragma GCC unroll 2
+	for (k = 0; k < kc; k++, w += ENG_LANES_NR) {
+		const float *xk = x + off[k];
+		v16sf wv[2];
+
+		wv[0] = ld16(w);
+		if (nv == 2)
+			wv[1] = ld16(w + ENG_NR);
+		for (r = 0; r < rows; r++) {
+			v16sf xv = bc16(xk[r]);
+
+			/*
+			 * One broadcast a row in a register: GCC would fold
+			 * it into each vector's FMA, two loads where one does
+			 * (the loads, not the FMAs, then set the pace).
+			 */
+			if (nv == 2)
+				__asm__("" : "+v"(xv));
+			for (p = 0; p < nv; p++)
+				acc[r][p] = FMA16(xv, wv[p], acc[r][p]);
+		}
+	}
+	for (r = 0; r < rows; r++)
+		for (p = 0; p < nv; p++)
+			st16(out[r] + p * ENG_NR, acc[r][p]);
+	/* Locals: the stores could alias @t's members otherwise. */
+	y = t->acc;
+	rs = t->acc_rs;
+	for (l = 0; l < nv * ENG_NR; l++, y += rs)
+		for (r = 0; r < rows; r++)
+			y[r] = out[r][l];
+}
+
+static void lanes_nv1(const struct eng_lanes_tile *t)
+{
+	switch (t->rows) {
+	case 7:
+		lanes_rows(t, 7, 1);
+		break;
+	case 6:
+		lanes_rows(t, 6, 1);
+		break;
+	case 5:
+		lanes_rows(t, 5, 1);
+		break;
+	case 4:
+		lanes_rows(t, 4, 1);
+		break;
+	case 3:
+		lanes_rows(t, 3, 1);
+		break;
+	case 2:
+		lanes_rows(t, 2, 1);
+		break;
+	default:
+		lanes_rows(t, 1, 1);
+		break;
+	}
+}
+
+static void lanes_nv2(const struct eng_lanes_tile *t)
+{
+	switch (t->rows) {
+	case 7:
+		lanes_rows(t, 7, 2);
+		break;
+	case 6:
+		lanes_rows(t, 6, 2);
+		break;
+	case 5:
+		lanes_rows(t, 5, 2);
+		break;
+	case 4:
+		lanes_rows(t, 4, 2);
+		break;
+	case 3:
+		lanes_rows(t, 3, 2);
+		break;
+	case 2:
+		lanes_rows(t, 2, 2);
+		break;
+	default:
+		lanes_rows(t, 1, 2);
+		break;
+	}
+}
+
+void vnpu_eng_lanes_avx512(const struct eng_lanes_tile *t)
+{
+	if (t->nv == 2)
+		lanes_nv2(t);
+	else
+		lanes_nv1(t);
+}

@@ -83,6 +83,24 @@ int vnpu_eng_wino_pays(const struct vnpu_layer_conv *a,
 	return eng_wino_pays(&s);
 }
 
+int vnpu_eng_lanes_pays(const struct vnpu_layer_conv *a,
+			const struct vnpu_cmd_tensor *x,
+			const struct vnpu_cmd_tensor *y)
+{
+	const struct vnpu_cmd_tensor t[2] = { *x, *y };
+	const struct eng_layer l = { .op = VNPU_LAYER_CONV, .t = t, .n = 2,
+				     .attrs = a };
+	struct eng_conv_shape s;
+
+	if (x->rank != 4 || y->rank != 4 || x->dtype != VNPU_DTYPE_F32 ||
+	    !a->group || x->dims[1] % a->group || y->dims[1] % a->group ||
+	    a->dilation[0] != 1 || a->dilation[1] != 1)
+		return 0;
+	eng_conv_shape(&l, &s);
+	return !eng_conv_depthwise(&s) &&
+	       eng_lanes_pays(a, &s, vnpu_eng_host_features());
+}
+
 /* The baseline build's transform: every build's bits (no contraction). */
 int vnpu_eng_wino_pack(const float *src, __u64 groups, __u64 rows,
 		       __u64 cols, float *dst)

@@ -27,6 +27,13 @@ __u64 vnpu_eng_packed_size(__u32 layout, __u64 groups, __u64 rows,
 			return 0;
 		r *= cols;
 		break;
+	case VNPU_PACK_CONV_LANES:
+		panels = eng_div_up(rows, ENG_LANES_NR);
+		r = groups * panels * ENG_LANES_NR;
+		if (r > ENG_MAX_DIM)
+			return 0;
+		r *= cols;
+		break;
 	case VNPU_PACK_QCONV_W:
 	case VNPU_PACK_QCONV_SPLIT:
 		r = groups * eng_div_up(rows, ENG_QMR) * ENG_QMR;
@@ -165,6 +172,21 @@ int vnpu_eng_pack(__u32 layout, const void *src, __u64 groups, __u64 rows,
 
 					*d++ = c < cols ? s[i * cols + c] : 0;
 				}
+		return 0;
+	}
+	/*
+	 * Per group, panels of ENG_LANES_NR rows (output channels), each
+	 * cols x ENG_LANES_NR.
+	 */
+	if (layout == VNPU_PACK_CONV_LANES) {
+		for (g = 0; g < groups; g++, s += rows * cols)
+			for (p = 0; p < eng_div_up(rows, ENG_LANES_NR); p++)
+				for (j = 0; j < cols; j++)
+					for (i = 0; i < ENG_LANES_NR; i++) {
+						__u64 r = p * ENG_LANES_NR + i;
+
+						*d++ = r < rows ? s[r * cols + j] : 0;
+					}
 		return 0;
 	}
 	/* Per group, panels of MR rows, each cols x MR. */

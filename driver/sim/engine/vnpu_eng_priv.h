@@ -1259,6 +1259,72 @@ static inline void eng_conv_unit(const struct eng_conv_shape *s,
 }
 
 /*
+ * Output channels of a panel of a CONV with them on the lanes
+ * (VNPU_PACK_CONV_LANES) and of its tiles.
+ */
+#define ENG_LANES_NR	VNPU_PACK_LANES_NR
+/* Output channels of one unit of such a CONV at most. */
+#define ENG_LANES_MB	(4 * ENG_LANES_NR)
+/* Positions of one such tile at most (a row of a 7x7 map). */
+#define ENG_LANES_ROWS	7
+
+/* Whether CONV @a's packed weights hold output channels on the lanes. */
+static inline int eng_conv_lanes(const struct vnpu_layer_conv *a)
+{
+	return !!(a->flags & VNPU_LAYER_F_LANES);
+}
+
+/*
+ * A unit of a CONV with its output channels on the lanes
+ * (VNPU_LAYER_F_LANES): ENG_LANES_MB output channels (@u->rows; two
+ * tiles share a layer of 256 or more evenly) of as many positions
+ * (@u->cols) as the budget allows, whole tiles of ENG_LANES_ROWS, at
+ * least one tile. The order of each sum does not depend on the split.
+ */
+static inline void eng_lanes_unit(const struct eng_conv_shape *s,
+				  __u32 features, struct eng_unit *u)
+{
+	__u64 k = s->cg * s->kh * s->kw, np = s->oh * s->ow;
+	__u64 cols = eng_unit_macs(features) / (ENG_LANES_MB * (k ? k : 1));
+
+	cols = cols / ENG_LANES_ROWS * ENG_LANES_ROWS;
+	u->rows = ENG_LANES_MB;
+	u->cols = eng_min(eng_max(cols, ENG_LANES_ROWS), np ? np : 1);
+}
+
+/* Positions of the largest map a lanes CONV pays on (7x7). */
+#define ENG_LANES_MAX_POS	49
+/* Positions of the narrowest row of such a map (shorter tiles lose). */
+#define ENG_LANES_MIN_OW	5
+
+/*
+ * Whether CONV @a of shape @s runs faster with its output channels on the
+ * lanes than as the GEMM of VNPU_PACK_CONV_W, on a host of @features: a
+ * 1x1 of stride 1 over a small map, with the AVX-512 tiles (the AVX2 ones
+ * take 1.6-1.8 times as long as the GEMM's).
+ */
+static inline int eng_lanes_pays(const struct vnpu_layer_conv *a,
+				 const struct eng_conv_shape *s,
+				 __u32 features)
+{
+	return (features & VNPU_ENG_F_AVX2_FMA) &&
+	       (features & VNPU_ENG_F_AVX512) &&
+	       a->kernel[0] == 1 && a->kernel[1] == 1 &&
+	       a->stride[0] == 1 && a->stride[1] == 1 &&
+	       !a->pad_begin[0] && !a->pad_begin[1] &&
+	       !a->pad_end[0] && !a->pad_end[1] &&
+	       s->oh * s->ow <= ENG_LANES_MAX_POS &&
+	       s->ow >= ENG_LANES_MIN_OW;
+}
+
+/* Floats of a lanes CONV's scratch: the taps' offsets, then the sums. */
+static inline __u64 eng_lanes_scratch(const struct eng_conv_shape *s,
+				      const struct eng_unit *u)
+{
+	return s->cg * s->kh * s->kw + ENG_ALIGN / 4 + u->rows * u->cols;
+}
+
+/*
  * Floats past the window's last plane that units of @cols columns may read
  * (the last panel's columns past the unit's, and the taps' reach): zeroed.
  */

@@ -21,6 +21,11 @@ static __u64 conv_units(const struct eng_layer *l, __u32 features)
 	struct eng_unit u;
 
 	eng_conv_shape(l, &s);
+	if (eng_conv_lanes(l->attrs)) {
+		eng_lanes_unit(&s, features, &u);
+		return s.n * s.group * eng_div_up(s.mg, u.rows) *
+		       eng_div_up(s.oh * s.ow, u.cols);
+	}
 	if (eng_dw_lanes(l, &s))
 		return s.n * eng_div_up(s.m, ENG_DWL_LANES);
 	if (eng_dw_windows(&s, l->attrs))
@@ -452,6 +457,10 @@ __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_cmd_tensor *t,
 		const struct vnpu_layer_conv *a = attrs;
 
 		eng_conv_shape(&l, &s);
+		if (eng_conv_lanes(a)) {
+			eng_lanes_unit(&s, features, &u);
+			return eng_lanes_scratch(&s, &u) * 4 + ENG_ALIGN;
+		}
 		if (eng_dw_lanes(&l, &s))
 			return eng_dwl_scratch(&s, a) * 4;
 		if (eng_dw_windows(&s, a))
@@ -462,6 +471,7 @@ __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_cmd_tensor *t,
 			eng_wino_unit(&s, features, &u);
 			return eng_wino_scratch(&s, &u) * 4;
 		}
+
 		eng_conv_unit(&s, a, features, &u);
 		eng_scratch_block(features, &u, &blk);
 		return gemm_scratch(!eng_packed_f32(a->flags, &t[1]), &blk,

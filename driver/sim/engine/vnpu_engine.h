@@ -300,6 +300,20 @@ int vnpu_eng_wino_pays(const struct vnpu_layer_conv *a,
 		       const struct vnpu_cmd_tensor *x, const struct vnpu_cmd_tensor *y);
 
 /**
+ * vnpu_eng_lanes_pays() - whether a CONV runs faster on this host with
+ * its output channels on the lanes (then the compiler packs its f32 W as
+ * %VNPU_PACK_CONV_LANES and sets %VNPU_LAYER_F_LANES); host builds only
+ * @a: its attributes (the flags are not looked at)
+ * @x: its X
+ * @y: its Y
+ *
+ * Return: 1 or 0.
+ */
+int vnpu_eng_lanes_pays(const struct vnpu_layer_conv *a,
+			const struct vnpu_cmd_tensor *x,
+			const struct vnpu_cmd_tensor *y);
+
+/**
  * vnpu_eng_wino_pack() - transform f32 3x3 weights for Winograd
  * (%VNPU_PACK_WINO_W); host builds only: float arithmetic, done by the
  * runtime at compile time, with the engine's own code, so that every

@@ -387,6 +387,28 @@ static vnpu_status conv_wino_weights(struct cstate *s, const struct vnpu_tinfo *
 }
 
 /*
+ * Whether CONV @attr of @x into @y packs its weights in f32 with the
+ * output channels on the lanes (%VNPU_LAYER_F_LANES), where the engine
+ * runs it faster so (vnpu_eng_lanes_pays()): f32 X, no f16 or bf16 hint.
+ */
+static bool conv_lanes(const struct cstate *s, const struct vnpu_layer_conv *attr,
+		       const struct ctensor *x, const struct ctensor *y)
+{
+	struct vnpu_cmd_tensor tx = { .dtype = VNPU_DTYPE_F32, .rank = x->rank };
+	struct vnpu_cmd_tensor ty = { .dtype = VNPU_DTYPE_F32, .rank = y->rank };
+
+	if (x->type != VNPU_TYPE_F32 ||
+	    s->opt.inference_precision == VNPU_TYPE_F16 ||
+	    s->opt.inference_precision == VNPU_TYPE_BF16 || x->rank != 4 || y->rank != 4)
+		return false;
+	for (uint32_t d = 0; d < x->rank; d++)
+		tx.dims[d] = (uint64_t)x->dims[d];
+	for (uint32_t d = 0; d < y->rank; d++)
+		ty.dims[d] = (uint64_t)y->dims[d];
+	return vnpu_eng_lanes_pays(attr, &tx, &ty);
+}
+
+/*
  * Whether the f32 weights @wi of a depthwise CONV (one input and one output
  * channel per group) stay as they are: the engine's depthwise kernels read
  * a channel's taps from a dense row, where a packed panel would hold them
@@ -430,7 +452,9 @@ static vnpu_status conv_layer(struct cstate *s, struct vnpu_layer_conv *attr, st
 	    !conv_dw_dense(s, wi, group)) {
 		uint64_t rows = (uint64_t)(wi->dims[0] / group);
 		uint64_t cols = (uint64_t)(vnpu_tinfo_elems(wi) / wi->dims[0]);
-		uint64_t size = vnpu_eng_packed_size(VNPU_PACK_CONV_W, (uint64_t)group, rows, cols);
+		bool lanes = conv_lanes(s, attr, &x, &y);
+		uint32_t layout = lanes ? VNPU_PACK_CONV_LANES : VNPU_PACK_CONV_W;
+		uint64_t size = vnpu_eng_packed_size(layout, (uint64_t)group, rows, cols);
 		float *buf = size ? calloc(size, sizeof(float)) : NULL, *wide;
 		const float *src = const_f32(wi, &wide);
 		bool ok;
@@ -440,13 +464,15 @@ static vnpu_status conv_layer(struct cstate *s, struct vnpu_layer_conv *attr, st
 			free(wide);
 			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory packing weights");
 		}
-		ok = buf && !vnpu_eng_pack(VNPU_PACK_CONV_W, src, (uint64_t)group, rows, cols, buf);
+		ok = buf && !vnpu_eng_pack(layout, src, (uint64_t)group, rows, cols, buf);
 		free(wide);
 		if (ok) {
-			st = add_packed(s, buf, size, VNPU_PACK_CONV_W, (uint64_t)group, rows,
-					cols, conv_hinted(s, wi, group), &packed);
+			st = add_packed(s, buf, size, layout, (uint64_t)group, rows, cols,
+					!lanes && conv_hinted(s, wi, group), &packed);
 			if (st)
 				return st;
+			if (lanes)
+				attr->flags |= VNPU_LAYER_F_LANES;
 		} else {
 			free(buf);
 		}

@@ -22,7 +22,7 @@
 #include "ksft_main.h"
 #include "vnpu_engine.h"
 
-#define ARENA_SIZE (16u << 20)
+#define ARENA_SIZE (20u << 20)
 #define MAX_LAYERS 96
 
 struct layer {
@@ -214,6 +214,36 @@ static void wino_conv(const char *name, __u64 c, __u64 m, __u64 h, __u64 w,
 	if (vnpu_eng_wino_pack(src, group, mg, kt,
 			       (float *)(arena + l->t[1].offset))) {
 		fprintf(stderr, "npu-vs-cpu: %s: vnpu_eng_wino_pack failed\n", name);
+		exit(1);
+	}
+	free(src);
+}
+
+/*
+ * A convolution with its output channels on the lanes
+ * (%VNPU_LAYER_F_LANES): conv()'s without padding, its random weights
+ * packed VNPU_PACK_CONV_LANES.
+ */
+static void lanes_conv(const char *name, __u64 c, __u64 m, __u64 h, __u64 w,
+		       __u32 k, __u32 group, int residual)
+{
+	__u64 mg = m / group, kt = c / group * k * k, i;
+	__u64 ps = vnpu_eng_packed_size(VNPU_PACK_CONV_LANES, group, mg, kt);
+	struct vnpu_layer_conv *a;
+	struct layer *l;
+	float *src;
+
+	conv(name, c, m, h, w, k, 1, 0, group, residual, VNPU_DTYPE_F32);
+	l = &layers[num_layers - 1];
+	a = (struct vnpu_layer_conv *)l->attrs;
+	a->flags |= VNPU_LAYER_F_PACKED | VNPU_LAYER_F_LANES;
+	src = malloc(m * kt * 4);
+	for (i = 0; i < m * kt; i++)
+		src[i] = frand();
+	l->t[1] = tensor(VNPU_DTYPE_F32, 1, &ps, 0);
+	if (vnpu_eng_pack(VNPU_PACK_CONV_LANES, src, group, mg, kt,
+			  arena + l->t[1].offset)) {
+		fprintf(stderr, "npu-vs-cpu: %s: pack failed\n", name);
 		exit(1);
 	}
 	free(src);
@@ -434,6 +464,8 @@ static void build_layers(void)
 	wino_conv("conv 3x3 winograd", 40, 36, 45, 47, 1, 1, 1);
 	wino_conv("conv 3x3 winograd grouped", 64, 64, 50, 50, 0, 2, 0);
 	wino_conv("conv 3x3 winograd balanced", 64, 256, 6, 80, 1, 1, 0);
+	lanes_conv("conv 1x1 lanes 7x7", 256, 100, 7, 7, 1, 1, 1);
+	lanes_conv("conv 3x3 lanes grouped", 48, 40, 9, 11, 3, 2, 0);
 	/* MobileNetV3-Large's depthwise shapes, with fewer channels. */
 	dwconv("dw 3x3 112", 16, 112, 112, 3, 1, VNPU_ACT_RELU);
 	dwconv("dw 3x3 s2 112", 16, 112, 112, 3, 2, VNPU_ACT_RELU);

@@ -357,6 +357,36 @@ static void conv_bad(struct __test_metadata *_metadata)
 		BAD(w2, "wino2 and wino", f->a.conv.flags |= VNPU_LAYER_F_WINO);
 	}
 	{
+		/* Output channels on the lanes: 1x1 of stride 1, Y 9x9. */
+		struct fixture ln = conv_base();
+
+		ln.a.conv.flags |= VNPU_LAYER_F_PACKED | VNPU_LAYER_F_LANES;
+		ln.a.conv.kernel[0] = ln.a.conv.kernel[1] = 1;
+		ln.a.conv.stride[0] = 1;
+		ln.a.conv.pad_begin[0] = ln.a.conv.pad_begin[1] = 0;
+		ln.a.conv.pad_end[1] = 0;
+		ln.t[1] = T(VNPU_DTYPE_F32, 1,
+			    vnpu_eng_packed_size(VNPU_PACK_CONV_LANES, 2, 3, 2), 0, 0, 0);
+		ln.t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 9, 9);
+		ln.t[4] = ln.t[3];
+		EXPECT_EQ(2ull * 32 * 2, ln.t[1].dims[0])
+			TH_LOG("lanes packed size");
+		EXPECT_TRUE(!check(&ln))
+			TH_LOG("conv lanes: valid layer rejected");
+		BAD(ln, "lanes size of VNPU_PACK_CONV_W",
+		    f->t[1].dims[0] = vnpu_eng_packed_size(VNPU_PACK_CONV_W, 2, 3, 2));
+		BAD(ln, "lanes W bf16", f->t[1].dtype = VNPU_DTYPE_BF16);
+		BAD(ln, "lanes X f16", f->t[0].dtype = VNPU_DTYPE_F16);
+		BAD(ln, "lanes unpacked", f->a.conv.flags &= ~VNPU_LAYER_F_PACKED);
+		BAD(ln, "lanes and wino2", f->a.conv.flags |= VNPU_LAYER_F_WINO2);
+		BAD(ln, "lanes channel offsets past 31 bits",
+		    f->t[0].strides[1] = 1ll << 30; f->t[0].strides[0] = 1ll << 33);
+		BAD(ln, "lanes stride 2", f->a.conv.stride[1] = 2;
+		    f->t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 9, 5); f->t[4] = f->t[3]);
+		BAD(ln, "lanes pad", f->a.conv.pad_begin[1] = 1;
+		    f->t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 9, 10); f->t[4] = f->t[3]);
+	}
+	{
 		struct fixture h = conv_base();
 		__u32 i;
 

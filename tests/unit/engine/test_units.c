@@ -343,9 +343,12 @@ static void conv_units(struct __test_metadata *_metadata, const struct conv_shap
 	x = new_tensor(&l, 4, dx);
 	w = new_tensor(&l, 4, dw);
 	if (cs->flags & VNPU_LAYER_F_PACKED) {
-		size = vnpu_eng_packed_size(VNPU_PACK_CONV_W, cs->group, mg, kt);
+		__u32 layout = cs->flags & VNPU_LAYER_F_LANES ? VNPU_PACK_CONV_LANES :
+			       VNPU_PACK_CONV_W;
+
+		size = vnpu_eng_packed_size(layout, cs->group, mg, kt);
 		packed = malloc(size * 4);
-		EXPECT_TRUE(!vnpu_eng_pack(VNPU_PACK_CONV_W, w, cs->group, mg, kt, packed))
+		EXPECT_TRUE(!vnpu_eng_pack(layout, w, cs->group, mg, kt, packed))
 			TH_LOG("pack W");
 		l.t[1] = et_dense(VNPU_DTYPE_F32, 1, &size);
 		l.data[1] = packed;
@@ -571,6 +574,80 @@ static void check_gemm_halves(struct __test_metadata *_metadata)
 	}
 }
 
+/*
+ * Output channels on the lanes (VNPU_LAYER_F_LANES, VNPU_PACK_CONV_LANES)
+ * give the bits of the same weights packed as VNPU_PACK_CONV_W, on every
+ * path: a 7x7 map's 1x1 (ResNet-50's layer4, fewer channels), a 3x3
+ * without padding (rows of 7 + 2 positions) and two groups.
+ */
+static void check_lanes_bits(struct __test_metadata *_metadata)
+{
+	static const __u64 convs[][6] = {
+		/* c, h, w, m, k, group */
+		{ 512, 7, 7, 100, 1, 1 }, { 30, 11, 11, 50, 3, 1 },
+		{ 40, 6, 6, 24, 1, 2 },
+	};
+	const __u32 feats[] = { BASE, AVX2, AVX2 | VNPU_ENG_F_AVX512 };
+	__u32 i, j, f;
+
+	for (i = 0; i < sizeof(convs) / sizeof(convs[0]); i++) {
+		__u64 c = convs[i][0], h = convs[i][1], w = convs[i][2];
+		__u64 m = convs[i][3], k = convs[i][4], g = convs[i][5];
+		__u64 cg = c / g, kt = cg * k * k, oh = h - k + 1, ow = w - k + 1;
+		__u64 dx[4] = { 1, c, h, w }, dy[4] = { 1, m, oh, ow };
+		__u64 sw = vnpu_eng_packed_size(VNPU_PACK_CONV_W, g, m / g, kt);
+		__u64 sl = vnpu_eng_packed_size(VNPU_PACK_CONV_LANES, g, m / g, kt);
+		struct vnpu_layer_conv a = {
+			.flags = VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS,
+			.group = (__u32)g, .kernel = { k, k }, .stride = { 1, 1 },
+			.dilation = { 1, 1 }, .act = { .func = VNPU_ACT_RELU },
+		};
+		struct vnpu_layer_conv al = a;
+		struct vnpu_cmd_tensor t[4];
+		float *dense = malloc(m * kt * 4), *pw = malloc(sw * 4);
+		float *pl = malloc(sl * 4), *y0 = malloc(m * oh * ow * 4);
+		float *y1 = malloc(m * oh * ow * 4);
+		void *d[4];
+
+		al.flags |= VNPU_LAYER_F_LANES;
+		et_fill_f32(dense, m * kt);
+		EXPECT_TRUE(!vnpu_eng_pack(VNPU_PACK_CONV_W, dense, g, m / g, kt, pw) &&
+			    !vnpu_eng_pack(VNPU_PACK_CONV_LANES, dense, g, m / g, kt, pl))
+			TH_LOG("pack");
+		t[0] = et_dense(VNPU_DTYPE_F32, 4, dx);
+		t[2] = et_dense(VNPU_DTYPE_F32, 1, &m);
+		t[3] = et_dense(VNPU_DTYPE_F32, 4, dy);
+		d[0] = malloc(c * h * w * 4);
+		d[2] = malloc(m * 4);
+		et_fill_f32(d[0], c * h * w);
+		et_fill_f32(d[2], m);
+		for (f = 0; f < sizeof(feats) / sizeof(feats[0]); f++) {
+			if ((feats[f] & ~et_host_features) != 0)
+				continue;
+			t[1] = et_dense(VNPU_DTYPE_F32, 1, &sw);
+			d[1] = pw;
+			d[3] = y0;
+			EXPECT_EQ(0, et_run(VNPU_LAYER_CONV, t, d, 4, &a, sizeof(a), feats[f], 1));
+			t[1] = et_dense(VNPU_DTYPE_F32, 1, &sl);
+			d[1] = pl;
+			for (j = 1; j <= 3; j++) {
+				d[3] = y1;
+				memset(y1, 0x7f, m * oh * ow * 4);
+				EXPECT_EQ(0, et_run(VNPU_LAYER_CONV, t, d, 4, &al, sizeof(al),
+						    feats[f], j == 3 ? 1000 : j));
+				EXPECT_EQ(0, memcmp(y0, y1, m * oh * ow * 4))
+					TH_LOG("lanes conv %llu -> %llu over %llux%llu k%llu g%llu, features %#x, %u parts: bits differ",
+					       (unsigned long long)c, (unsigned long long)m,
+					       (unsigned long long)h, (unsigned long long)w,
+					       (unsigned long long)k, (unsigned long long)g,
+					       feats[f], j);
+			}
+		}
+		free(dense); free(pw); free(pl); free(y0); free(y1);
+		free(d[0]); free(d[2]);
+	}
+}
+
 TEST(units)
 {
 	const __u32 B = VNPU_LAYER_F_BIAS, R = VNPU_LAYER_F_RESIDUAL;
@@ -614,6 +691,22 @@ TEST(units)
 		{ 64, 5, 7, 400, 1, 1, 1, 0,
 		  VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS },
 		/*
+		 * output channels on the lanes: panels of 32 (the last of 4
+		 * channels), units of 128 and 22 channels over a 5x7 map, a
+		 * 3x3 without padding (rows of 7 + 2 positions), two groups,
+		 * and blocks of positions
+		 */
+		{ 700, 7, 7, 100, 1, 1, 1, 0,
+		  VNPU_LAYER_F_PACKED | VNPU_LAYER_F_RESIDUAL | VNPU_LAYER_F_LANES },
+		{ 64, 5, 7, 150, 1, 1, 1, 0,
+		  VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS | VNPU_LAYER_F_LANES },
+		{ 30, 9, 11, 50, 1, 3, 1, 0,
+		  VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS | VNPU_LAYER_F_LANES },
+		{ 40, 6, 6, 24, 2, 1, 1, 0,
+		  VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS | VNPU_LAYER_F_LANES },
+		{ 2048, 7, 7, 64, 1, 1, 1, 0,
+		  VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS | VNPU_LAYER_F_LANES },
+		/*
 		 * depthwise on small maps, a channel per lane: two blocks
 		 * of 8 and 4 channels more, 5x5 over 7x7 (rows of 4 + 3
 		 * pixels), 3x3 stride 2 over 13x14 (pixels past the last
@@ -630,6 +723,7 @@ TEST(units)
 	check_gemm_halves(_metadata);
 	check_balance(_metadata);
 	check_qconv_blocks(_metadata);
+	check_lanes_bits(_metadata);
 	gemm_units(_metadata, 1, 97, 83, 700, 0, 0);
 	gemm_units(_metadata, 1, 200, 300, 100, B, 1);
 	gemm_units(_metadata, 1, 61, 45, 3001, P | R, 0);

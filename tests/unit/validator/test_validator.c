@@ -135,6 +135,46 @@ TEST(qconv_residual_layer_valid)
 					  CASE_NUM_SLOTS, &n));
 }
 
+TEST(conv_lanes_layer_valid)
+{
+	struct case_stream s;
+	__u32 n = 99;
+
+	case_conv_lanes(&s);
+	ASSERT_EQ(0, vnpu_stream_validate(s.words, s.size, case_slots,
+					  CASE_NUM_SLOTS, &n));
+	ASSERT_EQ(1, n);
+}
+
+/*
+ * The mutations of case_conv_lanes() that stay valid without the lanes
+ * flag, each a valid layer of some other path: the lanes checks reject
+ * them, not a broken fixture.
+ */
+TEST(conv_lanes_mutations_valid_without_flag)
+{
+	static void (*const mutate[])(struct case_stream *s) = {
+		m_lanes_stride_2, m_lanes_padded, m_lanes_bf16_x,
+	};
+	struct case_stream s;
+	size_t i;
+	__u32 n;
+
+	for (i = 0; i < sizeof(mutate) / sizeof(mutate[0]); i++) {
+		struct vnpu_cmd_layer *l;
+		struct vnpu_layer_conv *a;
+
+		mutate[i](&s);
+		l = (struct vnpu_cmd_layer *)s.words;
+		a = (struct vnpu_layer_conv *)&l->tensors[4];
+		a->flags &= ~VNPU_LAYER_F_LANES;
+		l->tensors[1].dims[0] = 8 * 6;
+		EXPECT_EQ(0, vnpu_stream_validate(s.words, s.size, case_slots,
+						  CASE_NUM_SLOTS, &n))
+			TH_LOG("mutation %zu without the lanes flag rejected", i);
+	}
+}
+
 TEST(lookup_layer_valid)
 {
 	struct case_stream s;
