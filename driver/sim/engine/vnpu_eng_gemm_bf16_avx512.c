@@ -148,10 +148,8 @@ void name(__u64 np2, const __u32 *a0, const __u32 *a1, const __u32 *b0,	\
 
 TILE_FN(tile_6x16, 6, 1, 0)
 TILE_FN(tile_6x32, 6, 2, 0)
-TILE_FN(tile_12x16, 12, 1, 0)
 TILE_FN(tile_6x16_rows, 6, 1, 1)
 TILE_FN(tile_6x32_rows, 6, 2, 1)
-TILE_FN(tile_12x16_rows, 12, 1, 1)
 
 /*
  * The full 12x32 tile, nearly all of the time, in one asm statement so
@@ -186,6 +184,46 @@ TILE_FN(tile_12x16_rows, 12, 1, 1)
 #define BK_A_ROWS(u, r, a)						\
 	"(4 * (" #u " + " ZT_STR(ENG_BF16_ARS) " * " #r "))(%[" #a "])"
 
+/*
+ * The body of a tile's asm statement: the sums loaded from %[p] (LOADS)
+ * or zeroed (ZEROS), two pairs a trip of STEP(u, BK_A) and ADV2 (A's
+ * advance), then one, then with %[ta] the tail pair (TAIL: B's setup and
+ * the step over the tails' panels), then STORES.
+ */
+#define BK_BODY(LOADS, ZEROS, STEP, BK_A, ADV2, TAIL, STORES)		\
+	"mov %[c], %[p]\n\t"						\
+	"test %[load], %[load]\n\t"					\
+	"jz 5f\n\t"							\
+	LOADS								\
+	"jmp 6f\n"							\
+	"5:\n\t"							\
+	ZEROS								\
+	"6:\n\t"							\
+	"cmp $2, %[k]\n\t"						\
+	"jb 2f\n"							\
+	".p2align 6\n"							\
+	"1:\n\t"							\
+	STEP(0, BK_A) STEP(1, BK_A)					\
+	ADV2								\
+	"add $128, %[b]\n\t"						\
+	"sub $2, %[k]\n\t"						\
+	"cmp $2, %[k]\n\t"						\
+	"jae 1b\n"							\
+	"2:\n\t"							\
+	"test %[k], %[k]\n\t"						\
+	"jz 3f\n\t"							\
+	STEP(0, BK_A)							\
+	"3:\n\t"							\
+	"test %[ta], %[ta]\n\t"						\
+	"jz 4f\n\t"							\
+	"mov %[ta], %[a0]\n\t"						\
+	"lea 24(%[ta]), %[a1]\n\t"					\
+	"mov %[tb], %[b]\n\t"						\
+	TAIL								\
+	"4:\n\t"							\
+	STORES								\
+	"vzeroupper\n\t"
+
 #define BK_TILE(name, BK_A, ADV2)					\
 static __attribute__((__noinline__))					\
 void name(__u64 np2, const __u32 *a0, const __u32 *a1,			\
@@ -198,39 +236,11 @@ void name(__u64 np2, const __u32 *a0, const __u32 *a1,			\
 	const float *t;							\
 	float *p;							\
 									\
-	__asm__ __volatile__("mov %[c], %[p]\n\t"			\
-			     "test %[load], %[load]\n\t"		\
-			     "jz 5f\n\t"				\
-			     ZT_ROWS(ZT_LD)				\
-			     "jmp 6f\n"					\
-			     "5:\n\t"					\
-			     ZT_ROWS(ZT_ZERO)				\
-			     "6:\n\t"					\
-			     "cmp $2, %[k]\n\t"				\
-			     "jb 2f\n"					\
-			     ".p2align 6\n"				\
-			     "1:\n\t"					\
-			     BK_STEP_(0, BK_A) BK_STEP_(1, BK_A)	\
-			     ADV2					\
-			     "add $128, %[b]\n\t"			\
-			     "sub $2, %[k]\n\t"				\
-			     "cmp $2, %[k]\n\t"				\
-			     "jae 1b\n"					\
-			     "2:\n\t"					\
-			     "test %[k], %[k]\n\t"			\
-			     "jz 3f\n\t"				\
-			     BK_STEP_(0, BK_A)				\
-			     "3:\n\t"					\
-			     "test %[ta], %[ta]\n\t"			\
-			     "jz 4f\n\t"				\
-			     "mov %[ta], %[a0]\n\t"			\
-			     "lea 24(%[ta]), %[a1]\n\t"			\
-			     "mov %[tb], %[b]\n\t"			\
-			     "mov $64, %[bd]\n\t"			\
-			     BK_STEP_(0, BK_A_PANEL)			\
-			     "4:\n\t"					\
-			     ZT_STORE(ZT_ROWS)				\
-			     "vzeroupper\n\t"				\
+	__asm__ __volatile__(BK_BODY(ZT_ROWS(ZT_LD), ZT_ROWS(ZT_ZERO),	\
+				     BK_STEP_, BK_A, ADV2,		\
+				     "mov $64, %[bd]\n\t"		\
+				     BK_STEP_(0, BK_A_PANEL),		\
+				     ZT_STORE(ZT_ROWS))			\
 			     : [k] "+r"(np2), [a0] "+r"(a0), [a1] "+r"(a1),	\
 			       [b] "+r"(b0), [bd] "+r"(bd), [p] "=&r"(p),	\
 			       [t] "=&r"(t), [rsb] "+r"(rsb)		\
@@ -246,6 +256,64 @@ void name(__u64 np2, const __u32 *a0, const __u32 *a1,			\
 
 BK_TILE(tile_12x32, BK_A_PANEL, "add $48, %[a0]\n\tadd $48, %[a1]\n\t")
 BK_TILE(tile_12x32_rows, BK_A_ROWS, "add $8, %[a0]\n\tadd $8, %[a1]\n\t")
+
+/*
+ * The 12x16 tile (a unit's odd last panel of columns) likewise: row r in
+ * zmm(r), B's pair row in zmm30, each of A's words broadcast from memory
+ * by its vdpbf16ps, which sums the same products in the same order (the
+ * instruction treats its two pair operands alike). The C tile spent 1.4
+ * times as long a pair: a register copy per sum and a broadcast each.
+ * To the sums only, as the other edge tiles.
+ */
+#define T16_ROWS(M)							\
+	M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10) M(11)
+#define T16_LD(z)							\
+	"vmovups (%[p]), %%zmm" #z "\n\t"				\
+	"add %[rsb], %[p]\n\t"
+#define T16_ZERO(z)							\
+	"vpxord %%zmm" #z ", %%zmm" #z ", %%zmm" #z "\n\t"
+#define T16_ST(z)							\
+	"vmovups %%zmm" #z ", (%[p])\n\t"				\
+	"add %[rsb], %[p]\n\t"
+#define T16_DP(addr, z)							\
+	"vdpbf16ps " addr "%{1to16%}, %%zmm30, %%zmm" #z "\n\t"
+#define T16_STEP_(u, BK_A)						\
+	"vmovdqu32 (64 * " #u ")(%[b]), %%zmm30\n\t"			\
+	T16_DP(BK_A(u, 0, a0), 0) T16_DP(BK_A(u, 1, a0), 1)		\
+	T16_DP(BK_A(u, 2, a0), 2) T16_DP(BK_A(u, 3, a0), 3)		\
+	T16_DP(BK_A(u, 4, a0), 4) T16_DP(BK_A(u, 5, a0), 5)		\
+	T16_DP(BK_A(u, 0, a1), 6) T16_DP(BK_A(u, 1, a1), 7)		\
+	T16_DP(BK_A(u, 2, a1), 8) T16_DP(BK_A(u, 3, a1), 9)		\
+	T16_DP(BK_A(u, 4, a1), 10) T16_DP(BK_A(u, 5, a1), 11)
+
+#define T16_TILE(name, BK_A, ADV2)					\
+static __attribute__((__noinline__))					\
+void name(__u64 np2, const __u32 *a0, const __u32 *a1,			\
+		const __u32 *b0, const __u32 *b1, const __u32 *ta,	\
+		const __u32 *tb, float *c, __u64 rs, int load,		\
+		const struct eng_tile_out *out)				\
+{									\
+	__u64 rsb = rs * 4;						\
+	float *p;							\
+									\
+	(void)b1;							\
+	(void)out;							\
+	__asm__ __volatile__(BK_BODY(T16_ROWS(T16_LD), T16_ROWS(T16_ZERO), \
+				     T16_STEP_, BK_A, ADV2,		\
+				     T16_STEP_(0, BK_A_PANEL),		\
+				     "mov %[c], %[p]\n\t"		\
+				     T16_ROWS(T16_ST))			\
+			     : [k] "+r"(np2), [a0] "+r"(a0), [a1] "+r"(a1),	\
+			       [b] "+r"(b0), [p] "=&r"(p)		\
+			     : [c] "r"(c), [load] "r"(load), [ta] "r"(ta),	\
+			       [tb] "r"(tb), [rsb] "r"(rsb)		\
+			     : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",	\
+			       "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",	\
+			       "xmm30", "cc", "memory");		\
+}
+
+T16_TILE(tile_12x16, BK_A_PANEL, "add $48, %[a0]\n\tadd $48, %[a1]\n\t")
+T16_TILE(tile_12x16_rows, BK_A_ROWS, "add $8, %[a0]\n\tadd $8, %[a1]\n\t")
 
 typedef void (*tile_fn)(__u64 np2, const __u32 *a0, const __u32 *a1,
 			const __u32 *b0, const __u32 *b1, const __u32 *ta,
