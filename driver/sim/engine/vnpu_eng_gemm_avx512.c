@@ -1053,56 +1053,31 @@ void lanes_rows(const struct eng_lanes_tile *t, const int rows, const int nv)
 			y[r] = out[r][l];
 }
 
-static void lanes_nv1(const struct eng_lanes_tile *t)
+/* The tile of @t->rows positions by @nv (1 or 2, a constant) vectors. */
+static __attribute__((__always_inline__)) inline
+void lanes_nv(const struct eng_lanes_tile *t, const int nv)
 {
 	switch (t->rows) {
 	case 7:
-		lanes_rows(t, 7, 1);
+		lanes_rows(t, 7, nv);
 		break;
 	case 6:
-		lanes_rows(t, 6, 1);
+		lanes_rows(t, 6, nv);
 		break;
 	case 5:
-		lanes_rows(t, 5, 1);
+		lanes_rows(t, 5, nv);
 		break;
 	case 4:
-		lanes_rows(t, 4, 1);
+		lanes_rows(t, 4, nv);
 		break;
 	case 3:
-		lanes_rows(t, 3, 1);
+		lanes_rows(t, 3, nv);
 		break;
 	case 2:
-		lanes_rows(t, 2, 1);
+		lanes_rows(t, 2, nv);
 		break;
 	default:
-		lanes_rows(t, 1, 1);
-		break;
-	}
-}
-
-static void lanes_nv2(const struct eng_lanes_tile *t)
-{
-	switch (t->rows) {
-	case 7:
-		lanes_rows(t, 7, 2);
-		break;
-	case 6:
-		lanes_rows(t, 6, 2);
-		break;
-	case 5:
-		lanes_rows(t, 5, 2);
-		break;
-	case 4:
-		lanes_rows(t, 4, 2);
-		break;
-	case 3:
-		lanes_rows(t, 3, 2);
-		break;
-	case 2:
-		lanes_rows(t, 2, 2);
-		break;
-	default:
-		lanes_rows(t, 1, 2);
+		lanes_rows(t, 1, nv);
 		break;
 	}
 }
@@ -1110,7 +1085,7 @@ static void lanes_nv2(const struct eng_lanes_tile *t)
 void vnpu_eng_lanes_avx512(const struct eng_lanes_tile *t)
 {
 	if (t->nv == 2)
-		lanes_nv2(t);
+		lanes_nv(t, 2);
 	else
-		lanes_nv1(t);
+		lanes_nv(t, 1);
 }
