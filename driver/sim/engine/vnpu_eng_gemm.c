@@ -2910,6 +2910,32 @@ static void lanes_tile(const struct eng_lanes_tile *t)
  * (block_flush()), so the outputs have the bits of the same weights
  * packed as VNPU_PACK_CONV_W.
  */
+/*
+ * Group @g of image @img's input planes into @xp, padded as CONV @cj's
+ * attributes say (zeros around): channel c's row y at
+ * @xp + c * hp * wp + (y + pad_begin[0]) * wp + pad_begin[1].
+ */
+static void lanes_pad_planes(const struct conv_job *cj, float *xp)
+{
+	const struct vnpu_layer_conv *a = cj->at;
+	__u64 wp = cj->s.w + a->pad_begin[1] + a->pad_end[1];
+	__u64 hp = cj->s.h + a->pad_begin[0] + a->pad_end[0];
+	__u64 c, y, i;
+
+	for (c = 0; c < cj->s.cg; c++) {
+		const float *xc = (const float *)cj->x + (__s64)c * cj->xs[0];
+		float *d = xp + c * hp * wp;
+
+		for (i = 0; i < hp * wp; i++)
+			d[i] = 0.0f;
+		d += a->pad_begin[0] * wp + a->pad_begin[1];
+		for (y = 0; y < cj->s.h; y++, d += wp)
+			for (i = 0; i < cj->s.w; i++)
+				d[i] = xc[(__s64)y * cj->xs[1] +
+					  (__s64)i * cj->xs[2]];
+	}
+}
+
 static int run_conv_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 			  const struct vnpu_eng_ctx *ctx)
 {
@@ -2920,8 +2946,12 @@ static int run_conv_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 	struct gemm_epi e;
 	struct conv_job cj;
 	float add[ENG_LANES_MB], *acc;
-	__u64 kt, np, mb, pb, u, k, c, r, q, j;
+	const struct vnpu_layer_conv *a = l->attrs;
+	__u64 kt, np, mb, pb, u, k, c, r, q, j, laid = ~0ull;
 	__s32 *off = eng_align(ctx->scratch);
+	/* Strides of the input the tiles read: X's, or padded planes'. */
+	__s64 xs[3];
+	float *xp = 0;
 	int has_add = 0;
 #ifdef ENG_FMA
 	int avx512 = eng_act_avx512(ctx);
@@ -2935,17 +2965,27 @@ static int run_conv_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 	pb = eng_div_up(np, unit.cols);
 	acc = eng_align(off + kt);
 	conv_job_init(l, 0, 0, &cj);
+	xs[0] = cj.xs[0];
+	xs[1] = cj.xs[1];
+	xs[2] = cj.xs[2];
+	if (eng_lanes_padded(a)) {
+		xp = eng_align(acc + unit.rows * unit.cols);
+		xs[2] = 1;
+		xs[1] = (__s64)(cj.s.w + a->pad_begin[1] + a->pad_end[1]);
+		xs[0] = xs[1] * (__s64)(cj.s.h + a->pad_begin[0] +
+					a->pad_end[0]);
+	}
 	/* The taps' offsets, channel, kernel row, column; no division. */
 	for (k = 0, c = 0; c < cj.s.cg; c++)
 		for (r = 0; r < cj.s.kh; r++)
 			for (q = 0; q < cj.s.kw; q++)
-				off[k++] = (__s32)((__s64)c * cj.xs[0] +
-						   (__s64)r * cj.xs[1] +
-						   (__s64)q * cj.xs[2]);
+				off[k++] = (__s32)((__s64)c * xs[0] +
+						   (__s64)r * xs[1] +
+						   (__s64)q * xs[2]);
 	t.off = off;
 	t.kc = kt;
 	t.acc_rs = unit.cols;
-	t.xstep = cj.xs[2];
+	t.xstep = xs[2];
 	for (u = ub; u < ue; u++) {
 		__u64 pi = u % pb, mi = u / pb % mb;
 		__u64 g = u / (pb * mb) % cj.s.group;
@@ -2958,6 +2998,11 @@ static int run_conv_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 		e.avx512 = eng_act_avx512(ctx);
 		o.wp = 0;
 		o.ow = cj.s.ow;
+		/* A part pads each group's planes once. */
+		if (xp && laid != img * cj.s.group + g) {
+			lanes_pad_planes(&cj, xp);
+			laid = img * cj.s.group + g;
+		}
 		for (j = 0; j < mc; j += ENG_LANES_NR) {
 			t.w = (const float *)l->data[1] +
 			      (g * eng_div_up(cj.s.mg, ENG_LANES_NR) +
@@ -2969,9 +3014,8 @@ static int run_conv_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 				t.rows = (int)eng_min(eng_min(ENG_LANES_ROWS,
 							      cj.s.ow - ox),
 						      p0 + pc - p);
-				t.x = (const float *)cj.x +
-				      (__s64)oy * cj.xs[1] +
-				      (__s64)ox * cj.xs[2];
+				t.x = (xp ? xp : (const float *)cj.x) +
+				      (__s64)oy * xs[1] + (__s64)ox * xs[2];
 				t.acc = acc + j * unit.cols + (p - p0);
 #ifdef ENG_FMA
 				/* The AVX-512 tiles: positions 1 apart. */

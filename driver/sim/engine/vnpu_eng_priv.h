@@ -1299,29 +1299,55 @@ static inline void eng_lanes_unit(const struct eng_conv_shape *s,
 
 /*
  * Whether CONV @a of shape @s runs faster with its output channels on the
- * lanes than as the GEMM of VNPU_PACK_CONV_W, on a host of @features: a
- * 1x1 of stride 1 over a small map, with the AVX-512 tiles (the AVX2 ones
- * take 1.6-1.8 times as long as the GEMM's).
+ * lanes than as the GEMM of VNPU_PACK_CONV_W or as Winograd, on a host of
+ * @features: a 1x1 without padding or a 3x3 with pads of at most 1, of
+ * stride 1, over a small map, with the AVX-512 tiles (the AVX2 ones take
+ * 1.6-1.8 times as long as the GEMM's).
  */
 static inline int eng_lanes_pays(const struct vnpu_layer_conv *a,
 				 const struct eng_conv_shape *s,
 				 __u32 features)
 {
+	__u32 k = a->kernel[0], pad = k == 3;
+
 	return (features & VNPU_ENG_F_AVX2_FMA) &&
 	       (features & VNPU_ENG_F_AVX512) &&
-	       a->kernel[0] == 1 && a->kernel[1] == 1 &&
+	       (k == 1 || k == 3) && a->kernel[1] == k &&
 	       a->stride[0] == 1 && a->stride[1] == 1 &&
-	       !a->pad_begin[0] && !a->pad_begin[1] &&
-	       !a->pad_end[0] && !a->pad_end[1] &&
+	       a->pad_begin[0] <= pad && a->pad_begin[1] <= pad &&
+	       a->pad_end[0] <= pad && a->pad_end[1] <= pad &&
 	       s->oh * s->ow <= ENG_LANES_MAX_POS &&
 	       s->ow >= ENG_LANES_MIN_OW;
 }
 
-/* Floats of a lanes CONV's scratch: the taps' offsets, then the sums. */
+/* Whether lanes CONV @a reads a padded copy of its input. */
+static inline int eng_lanes_padded(const struct vnpu_layer_conv *a)
+{
+	return a->pad_begin[0] || a->pad_begin[1] || a->pad_end[0] ||
+	       a->pad_end[1];
+}
+
+/* Floats of one group's padded input planes of a lanes CONV. */
+static inline __u64 eng_lanes_window(const struct eng_conv_shape *s,
+				     const struct vnpu_layer_conv *a)
+{
+	return s->cg * (s->h + a->pad_begin[0] + a->pad_end[0]) *
+	       (s->w + a->pad_begin[1] + a->pad_end[1]);
+}
+
+/*
+ * Floats of a lanes CONV's scratch: the taps' offsets, the sums, then
+ * with padding a group's padded input planes.
+ */
 static inline __u64 eng_lanes_scratch(const struct eng_conv_shape *s,
+				      const struct vnpu_layer_conv *a,
 				      const struct eng_unit *u)
 {
-	return s->cg * s->kh * s->kw + ENG_ALIGN / 4 + u->rows * u->cols;
+	__u64 n = s->cg * s->kh * s->kw + ENG_ALIGN / 4 + u->rows * u->cols;
+
+	if (eng_lanes_padded(a))
+		n += ENG_ALIGN / 4 + eng_lanes_window(s, a);
+	return n;
 }
 
 /*

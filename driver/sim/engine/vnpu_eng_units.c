@@ -459,7 +459,7 @@ __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_cmd_tensor *t,
 		eng_conv_shape(&l, &s);
 		if (eng_conv_lanes(a)) {
 			eng_lanes_unit(&s, features, &u);
-			return eng_lanes_scratch(&s, &u) * 4 + ENG_ALIGN;
+			return eng_lanes_scratch(&s, a, &u) * 4 + ENG_ALIGN;
 		}
 		if (eng_dw_lanes(&l, &s))
 			return eng_dwl_scratch(&s, a) * 4;

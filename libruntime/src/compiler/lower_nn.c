@@ -439,7 +439,9 @@ static vnpu_status conv_layer(struct cstate *s, struct vnpu_layer_conv *attr, st
 	vnpu_status st;
 
 	t[n++] = x;
-	wino = cs_is_const(s, w) && packable(wi) && !s->opt.no_packing ?
+	/* The lanes layout, where it pays, before Winograd. */
+	wino = cs_is_const(s, w) && packable(wi) && !s->opt.no_packing &&
+	       !conv_lanes(s, attr, &x, &y) ?
 	       conv_wino(s, attr, wi, &x, &y) : 0;
 	if (wino) {
 		st = conv_wino_weights(s, wi, group, wino, &packed);

@@ -387,6 +387,36 @@ static void conv_bad(struct __test_metadata *_metadata)
 		    f->t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 9, 10); f->t[4] = f->t[3]);
 	}
 	{
+		/* A 3x3 over padded planes: conv_base() of stride 1, Y 8x9. */
+		struct fixture lp = conv_base(), big;
+		__u64 e = 1ull << 14;
+
+		lp.a.conv.flags |= VNPU_LAYER_F_PACKED | VNPU_LAYER_F_LANES;
+		lp.a.conv.stride[0] = 1;
+		lp.t[1] = T(VNPU_DTYPE_F32, 1,
+			    vnpu_eng_packed_size(VNPU_PACK_CONV_LANES, 2, 3, 18), 0, 0, 0);
+		lp.t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 8, 9);
+		lp.t[4] = lp.t[3];
+		EXPECT_TRUE(!check(&lp))
+			TH_LOG("conv lanes padded: valid layer rejected");
+		BAD(lp, "lanes pad of the kernel", f->a.conv.pad_begin[1] = 3;
+		    f->t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 8, 11); f->t[4] = f->t[3]);
+		BAD(lp, "lanes pad past the kernel", f->a.conv.pad_end[0] = 4;
+		    f->t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 12, 9); f->t[4] = f->t[3]);
+		/* Planes of 2^14 squared: valid without padding only. */
+		big = lp;
+		big.a.conv.pad_begin[0] = big.a.conv.pad_begin[1] = 0;
+		big.a.conv.pad_end[0] = big.a.conv.pad_end[1] = 0;
+		big.t[0] = T(VNPU_DTYPE_F32, 4, 1, 4, e, e);
+		big.t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, e - 2, e - 2);
+		big.t[4] = big.t[3];
+		EXPECT_TRUE(!check(&big))
+			TH_LOG("conv lanes 2^14 planes: valid layer rejected");
+		BAD(big, "lanes padded planes past ENG_MAX_WINDOW",
+		    f->a.conv.pad_begin[0] = f->a.conv.pad_end[0] = 1;
+		    f->t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, e, e - 2); f->t[4] = f->t[3]);
+	}
+	{
 		struct fixture h = conv_base();
 		__u32 i;
 

@@ -578,14 +578,17 @@ static void check_gemm_halves(struct __test_metadata *_metadata)
  * Output channels on the lanes (VNPU_LAYER_F_LANES, VNPU_PACK_CONV_LANES)
  * give the bits of the same weights packed as VNPU_PACK_CONV_W, on every
  * path: a 7x7 map's 1x1 (ResNet-50's layer4, fewer channels), a 3x3
- * without padding (rows of 7 + 2 positions) and two groups.
+ * without padding (rows of 7 + 2 positions), two groups, and 3x3s over
+ * padded planes: layer4's (fewer channels), uneven pads, two groups.
  */
 static void check_lanes_bits(struct __test_metadata *_metadata)
 {
-	static const __u64 convs[][6] = {
-		/* c, h, w, m, k, group */
+	static const __u64 convs[][10] = {
+		/* c, h, w, m, k, group, pads top, left, bottom, right */
 		{ 512, 7, 7, 100, 1, 1 }, { 30, 11, 11, 50, 3, 1 },
-		{ 40, 6, 6, 24, 1, 2 },
+		{ 40, 6, 6, 24, 1, 2 }, { 200, 7, 7, 70, 3, 1, 1, 1, 1, 1 },
+		{ 30, 6, 8, 40, 3, 1, 1, 0, 2, 1 },
+		{ 48, 7, 5, 36, 3, 2, 0, 2, 1, 1 },
 	};
 	const __u32 feats[] = { BASE, AVX2, AVX2 | VNPU_ENG_F_AVX512 };
 	__u32 i, j, f;
@@ -593,7 +596,9 @@ static void check_lanes_bits(struct __test_metadata *_metadata)
 	for (i = 0; i < sizeof(convs) / sizeof(convs[0]); i++) {
 		__u64 c = convs[i][0], h = convs[i][1], w = convs[i][2];
 		__u64 m = convs[i][3], k = convs[i][4], g = convs[i][5];
-		__u64 cg = c / g, kt = cg * k * k, oh = h - k + 1, ow = w - k + 1;
+		__u64 cg = c / g, kt = cg * k * k;
+		__u64 oh = h + convs[i][6] + convs[i][8] - k + 1;
+		__u64 ow = w + convs[i][7] + convs[i][9] - k + 1;
 		__u64 dx[4] = { 1, c, h, w }, dy[4] = { 1, m, oh, ow };
 		__u64 sw = vnpu_eng_packed_size(VNPU_PACK_CONV_W, g, m / g, kt);
 		__u64 sl = vnpu_eng_packed_size(VNPU_PACK_CONV_LANES, g, m / g, kt);
@@ -601,6 +606,8 @@ static void check_lanes_bits(struct __test_metadata *_metadata)
 			.flags = VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS,
 			.group = (__u32)g, .kernel = { k, k }, .stride = { 1, 1 },
 			.dilation = { 1, 1 }, .act = { .func = VNPU_ACT_RELU },
+			.pad_begin = { convs[i][6], convs[i][7] },
+			.pad_end = { convs[i][8], convs[i][9] },
 		};
 		struct vnpu_layer_conv al = a;
 		struct vnpu_cmd_tensor t[4];
@@ -705,6 +712,11 @@ TEST(units)
 		{ 40, 6, 6, 24, 2, 1, 1, 0,
 		  VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS | VNPU_LAYER_F_LANES },
 		{ 2048, 7, 7, 64, 1, 1, 1, 0,
+		  VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS | VNPU_LAYER_F_LANES },
+		/* padded: layer4's 3x3 with fewer channels, two groups */
+		{ 96, 7, 7, 160, 1, 3, 1, 1,
+		  VNPU_LAYER_F_PACKED | VNPU_LAYER_F_RESIDUAL | VNPU_LAYER_F_LANES },
+		{ 40, 5, 8, 24, 2, 3, 1, 1,
 		  VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS | VNPU_LAYER_F_LANES },
 		/*
 		 * depthwise on small maps, a channel per lane: two blocks
