@@ -994,7 +994,9 @@ void vnpu_eng_qtile_vnni(const struct eng_qtile *t);
 /*
  * The VNNI tile's sums (t->out unused) of @n positions, 16 < @n <=
  * ENG_QNR, over its first @rows rows: one panel and the rest a position
- * at a time (few past 16: a 7x7 map's last 17).
+ * at a time (few past 16: a 7x7 map's last 17); or of @n <= 4 positions,
+ * the four positions' inputs of 4 depth steps to a vpdpbusd (a 14x14
+ * map's last 4).
  */
 void vnpu_eng_qtile_vnni_narrow(const struct eng_qtile *t, __u32 rows, __u32 n);
 

@@ -395,8 +395,117 @@ void qtile_single(const struct eng_qtile *t, const __u32 nr, __u32 n)
 	}
 }
 
+typedef int v4si_u __attribute__((vector_size(16), aligned(4), may_alias));
+
+/*
+ * Positions 0 to 3 of 4 depth steps of the packed block at @b (16 bytes
+ * a step, ENG_QNR * 4 apart; the first @n steps, 1 to 4, the others 0
+ * and not read), transposed: 128-bit lane q holds position q's 4 bytes
+ * of each step.
+ */
+static inline v16si qfew_x(const __u8 *b, __u32 n)
+{
+	v4si_n a0 = *(const v4si_u *)b, a1 = {}, a2 = {}, a3 = {};
+	v8si_n lo, hi;
+	v16si x;
+
+	if (n >= 4) {
+		__asm__("vbroadcasti32x4 (%1), %0\n\t"
+			"vinserti32x4 $1, %c2(%1), %0, %0\n\t"
+			"vinserti32x4 $2, %c3(%1), %0, %0\n\t"
+			"vinserti32x4 $3, %c4(%1), %0, %0"
+			: "=&v"(x)
+			: "r"(b), "i"(ENG_QNR * 4), "i"(2 * ENG_QNR * 4), "i"(3 * ENG_QNR * 4),
+			  "m"(*(const __u8 (*)[4 * ENG_QNR * 4])b));
+	} else {
+		if (n > 1)
+			a1 = *(const v4si_u *)(b + ENG_QNR * 4);
+		if (n > 2)
+			a2 = *(const v4si_u *)(b + 2 * ENG_QNR * 4);
+		lo = __builtin_shufflevector(a0, a1, 0, 1, 2, 3, 4, 5, 6, 7);
+		hi = __builtin_shufflevector(a2, a3, 0, 1, 2, 3, 4, 5, 6, 7);
+		x = __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+					    13, 14, 15);
+	}
+	return __builtin_shufflevector(x, x, 0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+}
+
+/* @p's 16 bytes (@n of them, the rest 0: a masked load) in each 128-bit lane. */
+static inline v16si qfew_w(const __s8 *p, __u32 n)
+{
+	v16si w;
+
+	if (n >= 16) {
+		__asm__("vbroadcasti32x4 (%1), %0"
+			: "=v"(w) : "r"(p), "m"(*(const __u8 (*)[16])p));
+	} else {
+		__u32 m = (1u << n) - 1;
+
+		__asm__("kmovw %k2, %%k1\n\t"
+			"vmovdqu8 %1, %x0%{%%k1%}%{z%}\n\t"
+			"vshufi32x4 $0, %0, %0, %0"
+			: "=v"(w) : "m"(*(const __u8 (*)[16])p), "r"(m) : "k1");
+	}
+	return w;
+}
+
+/*
+ * The sums of the tile's first @nr rows (a multiple of 4, as
+ * qtile_single()) over its first 4 positions into t->acc: where the
+ * outputs stop there (a 14x14 map's last 4 of 196), in place of a panel
+ * of 16. Per 4 depth steps, one vector of the 4 positions' inputs
+ * (qfew_x(): 128-bit lane q, position q) and one vpdpbusd per row by its
+ * 16 weight bytes in each lane; the 4 lanes of each 128-bit lane summed
+ * at the end. Positions 1 to 3 past the outputs sum the packed padding.
+ */
+static __attribute__((__always_inline__)) inline
+void qtile_few(const struct eng_qtile *t, const __u32 nr)
+{
+	const __u64 steps = t->k4 / 4;
+	v16si acc[ENG_QMR];
+	__u64 j;
+	__u32 r;
+
+	for (r = 0; r < ENG_QMR; r++)
+		acc[r] = (v16si){};
+	for (j = 0; j + 4 <= steps; j += 4) {
+		v16si x = qfew_x(t->b + j * ENG_QNR * 4, 4);
+
+#pragma GCC unroll 12
+		for (r = 0; r < nr; r++)
+			acc[r] = dpbusd(acc[r], x, qfew_w(t->w + r * t->k4 + 4 * j, 16));
+	}
+	if (j < steps) {
+		__u32 left = (__u32)(steps - j);
+		v16si x = qfew_x(t->b + j * ENG_QNR * 4, left);
+
+#pragma GCC unroll 12
+		for (r = 0; r < nr; r++)
+			acc[r] = dpbusd(acc[r], x, qfew_w(t->w + r * t->k4 + 4 * j, 4 * left));
+	}
+#pragma GCC unroll 12
+	for (r = 0; r < nr; r++) {
+		v16si a = acc[r];
+
+		a += __builtin_shufflevector(a, a, 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9,
+					     14, 15, 12, 13);
+		a += __builtin_shufflevector(a, a, 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10,
+					     13, 12, 15, 14);
+		*(v4si_u *)(t->acc + r * ENG_QNR) = __builtin_shufflevector(a, a, 0, 4, 8, 12);
+	}
+}
+
 void vnpu_eng_qtile_vnni_narrow(const struct eng_qtile *t, __u32 rows, __u32 n)
 {
+	if (n <= 4) {
+		if (rows <= 4)
+			qtile_few(t, 4);
+		else if (rows <= 8)
+			qtile_few(t, 8);
+		else
+			qtile_few(t, ENG_QMR);
+		return;
+	}
 	if (rows <= 4) {
 		qtile_part(t, 4, 1, 0);
 		qtile_single(t, 4, n);

@@ -1821,12 +1821,14 @@ void qtile8_avx2(const struct eng_qtile *t, const __s8 *w8, const struct qx8 *x,
 /*
  * Whether the VNNI tile @t takes vnpu_eng_qtile_vnni_narrow(): a few
  * positions past a panel (ENG_QNR_NARROW at most), each far cheaper
- * alone than in a second panel of 16.
+ * alone than in a second panel of 16, or no more than ENG_QNR_NARROW
+ * positions in all, far cheaper four to a vpdpbusd than in a panel.
  */
 #define ENG_QNR_NARROW	4
 static inline int qtile_narrow(const struct eng_qtile *t)
 {
-	return t->out->n > 16 && t->out->n <= 16 + ENG_QNR_NARROW;
+	return t->out->n <= ENG_QNR_NARROW ||
+	       (t->out->n > 16 && t->out->n <= 16 + ENG_QNR_NARROW);
 }
 
 /*

@@ -662,6 +662,17 @@ static void test_qconv_packed(struct __test_metadata *_metadata)
 		 */
 		{ 1, 40, 5, 10, 7, 1, 1, 1, 0, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 1, 0, 0 },
 		{ 1, 33, 4, 5, 3, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 1, 1, 0 },
+		/*
+		 * Tiles of 4 positions or fewer (the VNNI tile's four to a
+		 * vpdpbusd): a 2x2 map over 13 rows (K 27: 3 steps past the
+		 * last 4), a last tile of 3 over 7 rows (K 10: 3 steps, none
+		 * whole), of 1 over 4 rows (K 576), of 2 over 30 rows (i8
+		 * input, weight zero points, K 24)
+		 */
+		{ 1, 3, 2, 2, 13, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
+		{ 1, 10, 5, 7, 7, 1, 1, 1, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 1, 1, 0, 0 },
+		{ 1, 64, 3, 11, 4, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 0, 1, 0 },
+		{ 1, 24, 2, 17, 30, 1, 1, 1, 0, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 1, 0, 0 },
 		/* 1x1 stride 2 (a downsample), odd rows: 32-byte loads at row ends */
 		{ 1, 24, 30, 37, 40, 1, 1, 2, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
 		/* depthwise stride 2, i8 input, weight zero points */
