@@ -707,7 +707,7 @@ void vnpu_eng_wino2_rows_bf16(const struct eng_wino2_in *w)
 		m[2 * g] = w->seg[g].m0 & cm;
 		m[2 * g + 1] = w->seg[g].m2 & cm;
 	}
-	for (c = 0; c + 1 < w->cn; c += 2) {
+	for (c = w->c0; c + 1 < w->c1; c += 2) {
 		if (c + PF_AHEAD + 1 < w->cn)
 			rows_ahead(w, w->x + (__s64)(c + PF_AHEAD) * w->cs);
 		rows4x4(w, w->x + (__s64)c * w->cs, m, d0);
@@ -716,7 +716,7 @@ void vnpu_eng_wino2_rows_bf16(const struct eng_wino2_in *w)
 			sti16(w->v + xi * w->ps + c / 2 * ENG_NR,
 			      pair16(d0[xi], d1[xi]));
 	}
-	if (c < w->cn) {
+	if (c < w->c1) {
 		typedef int v8si_u __attribute__((vector_size(32), aligned(4),
 						  may_alias));
 

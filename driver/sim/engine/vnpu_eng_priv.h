@@ -1754,6 +1754,8 @@ struct eng_wino2_seg {
  * @rs: floats between rows
  * @ps: words between points at @v
  * @cn: channels
+ * @c0: the first channel to transform
+ * @c1: the channel past the last
  * @nseg: segments
  * @seg: the panel's runs of lanes in one row of tiles each
  */
@@ -1762,7 +1764,7 @@ struct eng_wino2_in {
 	__u32 *v;
 	float *d;
 	__s64 cs, rs;
-	__u64 ps, cn;
+	__u64 ps, cn, c0, c1;
 	__u32 nseg;
 	struct eng_wino2_seg seg[ENG_WINO2_SEGS];
 };

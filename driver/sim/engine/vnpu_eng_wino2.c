@@ -144,6 +144,47 @@ static int wino2_rows(const struct wino_part *wp, const float *x,
 }
 #endif
 
+#ifdef ENG_FMA
+/*
+ * Channels the row path transforms for each panel of a run before the
+ * next ones: the rows they read stay in L1 for the panels that share
+ * them (a channel's 4x4 tiles overlap their neighbours' by two columns,
+ * and a run's panels cover a few rows of tiles), rather than each panel
+ * reading them again from a larger cache over all the channels.
+ */
+#define WINO2_CBLK 8
+
+/*
+ * V of tiles [@t0, @t1) as vnpu_eng_wino2_rows_bf16() takes it, a block of
+ * WINO2_CBLK channels of every panel at a time; 0 where a panel is not
+ * for it (then the panels go one by one).
+ */
+static int wino2_input_rows(struct wino_part *wp, const float *x,
+			    const __s64 *xs, __u64 t0, __u64 t1,
+			    const struct vnpu_eng_ctx *ctx)
+{
+	struct eng_wino2_in wr[ENG_WINO_TILES / ENG_NR];
+	__u64 np = eng_div_up(t1 - t0, ENG_NR), cg = wp->s.cg, p, c;
+
+	if (np > ENG_WINO_TILES / ENG_NR)
+		return 0;
+	for (p = 0; p < np; p++) {
+		if (!wino2_rows(wp, x, xs, t0, t1, p, &wr[p]))
+			return 0;
+		wr[p].cn = cg;
+	}
+	for (c = 0; c < cg; c += WINO2_CBLK) {
+		for (p = 0; p < np; p++) {
+			wr[p].c0 = c;
+			wr[p].c1 = eng_min(c + WINO2_CBLK, cg);
+			vnpu_eng_wino2_rows_bf16(&wr[p]);
+		}
+		eng_pause(ctx);
+	}
+	return 1;
+}
+#endif
+
 /*
  * V of tiles [@t0, @t1) of the image at @x (channel, row and column
  * strides in @xs), all channels of the group, panel by panel.
@@ -154,6 +195,10 @@ void wino2_input(struct wino_part *wp, const float *x, const __s64 *xs,
 {
 	__u64 p, c;
 
+#ifdef ENG_FMA
+	if (wp->bufs.bf16 && wino2_input_rows(wp, x, xs, t0, t1, ctx))
+		return;
+#endif
 	for (p = 0; t0 + p * ENG_NR < t1; p++) {
 #ifdef ENG_FMA
 		struct eng_wino_in w;
@@ -161,6 +206,8 @@ void wino2_input(struct wino_part *wp, const float *x, const __s64 *xs,
 
 		if (wp->bufs.bf16 && wino2_rows(wp, x, xs, t0, t1, p, &wr)) {
 			wr.cn = wp->s.cg;
+			wr.c0 = 0;
+			wr.c1 = wr.cn;
 			vnpu_eng_wino2_rows_bf16(&wr);
 			eng_pause(ctx);
 			continue;
