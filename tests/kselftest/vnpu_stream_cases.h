@@ -509,10 +509,10 @@ M(m_lanes_f16_weights,
 M(m_lanes_bf16_x,
   struct vnpu_cmd_layer *l = case_conv_lanes(s);
   l->tensors[0].dtype = VNPU_DTYPE_BF16)
-M(m_lanes_stride_2,
+M(m_lanes_stride_3,
   struct vnpu_cmd_layer *l = case_conv_lanes(s);
   struct vnpu_layer_conv *a = (struct vnpu_layer_conv *)&l->tensors[4];
-  a->stride[0] = a->stride[1] = 2;
+  a->stride[0] = a->stride[1] = 3;
   l->tensors[3].dims[2] = l->tensors[3].dims[3] = 1;
   l->tensors[3].strides[0] = 4; l->tensors[3].strides[1] = 1;
   l->tensors[3].strides[2] = 1)
@@ -629,7 +629,7 @@ M(m_lookup_y_read_only, case_lookup(s)->tensors[2].slot = 1)
 	X(lanes_wino, m_lanes_wino, 0) \
 	X(lanes_f16_weights, m_lanes_f16_weights, 0) \
 	X(lanes_bf16_x, m_lanes_bf16_x, 0) \
-	X(lanes_stride_2, m_lanes_stride_2, 0) \
+	X(lanes_stride_3, m_lanes_stride_3, 0) \
 	X(lanes_padded, m_lanes_padded, 0) \
 	X(lookup_flags, m_lookup_flags, 0) \
 	X(lookup_pad, m_lookup_pad, 0) \

@@ -365,9 +365,10 @@ struct vnpu_layer_act {
  * VNPU_LAYER_F_LANES - CONV only, with %VNPU_LAYER_F_PACKED and f32 W,
  * not with %VNPU_LAYER_F_WINO: W is %VNPU_PACK_CONV_LANES (output
  * channels on the vector lanes, positions on a tile's rows: small maps,
- * where positions pad panels of columns badly). X f32, strides and
- * dilations 1, each pad below the kernel; with padding, a group's padded
- * input planes (C/group * (H + pads) * (W + pads) elements) below 2^28
+ * where positions pad panels of columns badly). X f32, strides 1 or 2,
+ * dilations 1, each pad below the kernel; with padding or strides, a
+ * group's padded input planes (C/group * (H + pads) * (W + pads + 1)
+ * elements) below 2^28
  */
 #define VNPU_LAYER_F_LANES		0x80u
 /** VNPU_WINO_MAX_C - the most input channels a group of a Winograd CONV */

@@ -345,10 +345,10 @@ static int conv_window_ok(const struct vnpu_cmd_tensor *x,
 
 /*
  * A CONV with its output channels on the lanes (%VNPU_LAYER_F_LANES): f32
- * X of rank 4 and packed f32 W, not Winograd, strides and dilations 1,
- * pads below the kernel (a padded copy of a group's input planes within
- * ENG_MAX_WINDOW); the taps' offsets in a group's channels fit 31 bits
- * (struct eng_lanes_tile's table).
+ * X of rank 4 and packed f32 W, not Winograd, strides 1 or 2, dilations
+ * 1, pads below the kernel (with padding or strides, a copy of a group's
+ * input planes within ENG_MAX_WINDOW); the taps' offsets in a group's
+ * channels fit 31 bits (struct eng_lanes_tile's table).
  */
 static int lanes_fits(const struct vnpu_cmd_tensor *t,
 		      const struct vnpu_layer_conv *a)
@@ -361,17 +361,17 @@ static int lanes_fits(const struct vnpu_cmd_tensor *t,
 	    (a->flags & (VNPU_LAYER_F_WINO | VNPU_LAYER_F_WINO2)) ||
 	    x->dtype != VNPU_DTYPE_F32 || t[1].dtype != VNPU_DTYPE_F32 ||
 	    x->rank != 4 || !a->group ||
-	    a->stride[0] != 1 || a->stride[1] != 1 ||
+	    a->stride[0] < 1 || a->stride[0] > 2 ||
+	    a->stride[1] < 1 || a->stride[1] > 2 ||
 	    a->dilation[0] != 1 || a->dilation[1] != 1 ||
 	    a->pad_begin[0] >= a->kernel[0] || a->pad_end[0] >= a->kernel[0] ||
 	    a->pad_begin[1] >= a->kernel[1] || a->pad_end[1] >= a->kernel[1])
 		return 0;
-	/* The padded planes of a group: the tiles' input, in scratch. */
-	if ((a->pad_begin[0] || a->pad_begin[1] || a->pad_end[0] ||
-	     a->pad_end[1]) &&
+	/* The copy of a group's planes: the tiles' input, in scratch. */
+	if (eng_lanes_copied(a) &&
 	    sat_mul(sat_mul(x->dims[1] / a->group,
 			    x->dims[2] + a->pad_begin[0] + a->pad_end[0]),
-		    x->dims[3] + a->pad_begin[1] + a->pad_end[1]) >=
+		    x->dims[3] + a->pad_begin[1] + a->pad_end[1] + 1) >=
 	    ENG_MAX_WINDOW)
 		return 0;
 	for (d = 1; d < 4; d++)

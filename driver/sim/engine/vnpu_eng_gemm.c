@@ -2911,28 +2911,49 @@ static void lanes_tile(const struct eng_lanes_tile *t)
  * packed as VNPU_PACK_CONV_W.
  */
 /*
- * Group @g of image @img's input planes into @xp, padded as CONV @cj's
- * attributes say (zeros around): channel c's row y at
- * @xp + c * hp * wp + (y + pad_begin[0]) * wp + pad_begin[1].
+ * @cj's group of input planes into @xp as a lanes CONV's tiles read them
+ * (eng_lanes_copied()): padded with zeros around, each padded row's
+ * columns by phase (eng_lanes_phase()), so that a tile's positions, a
+ * stride apart in the row, are one float apart in a phase. Padded column
+ * j of padded row y of channel c at @xp + (c * hp + y) * rw +
+ * (j % sw) * ph + j / sw, rw = sw * ph.
  */
-static void lanes_pad_planes(const struct conv_job *cj, float *xp)
+static void lanes_copy_planes(const struct conv_job *cj, float *xp)
 {
 	const struct vnpu_layer_conv *a = cj->at;
-	__u64 wp = cj->s.w + a->pad_begin[1] + a->pad_end[1];
-	__u64 hp = cj->s.h + a->pad_begin[0] + a->pad_end[0];
-	__u64 c, y, i;
+	__u64 ph = eng_lanes_phase(cj->s.w, a), sw = a->stride[1];
+	__u64 rw = ph * sw, hp = cj->s.h + a->pad_begin[0] + a->pad_end[0];
+	__u64 pl = a->pad_begin[1], c, y, i, r, j0, n;
+	__s64 xs2 = cj->xs[2];
 
 	for (c = 0; c < cj->s.cg; c++) {
 		const float *xc = (const float *)cj->x + (__s64)c * cj->xs[0];
-		float *d = xp + c * hp * wp;
+		float *d = xp + c * hp * rw;
 
-		for (i = 0; i < hp * wp; i++)
+		for (i = 0; i < hp * rw; i++)
 			d[i] = 0.0f;
-		d += a->pad_begin[0] * wp + a->pad_begin[1];
-		for (y = 0; y < cj->s.h; y++, d += wp)
-			for (i = 0; i < cj->s.w; i++)
-				d[i] = xc[(__s64)y * cj->xs[1] +
-					  (__s64)i * cj->xs[2]];
+		d += a->pad_begin[0] * rw;
+		for (y = 0; y < cj->s.h; y++, d += rw) {
+			const float *xr = xc + (__s64)y * cj->xs[1];
+
+			/*
+			 * Phase r: padded columns j0 * sw + r, ..., the
+			 * first at or past pad_begin[1], n of them in X.
+			 */
+			for (r = 0; r < sw; r++) {
+				const float *s;
+				float *o;
+
+				j0 = (pl + sw - 1 - r) / sw;
+				if (j0 * sw + r - pl >= cj->s.w)
+					continue;
+				n = (cj->s.w - (j0 * sw + r - pl) + sw - 1) / sw;
+				s = xr + (__s64)(j0 * sw + r - pl) * xs2;
+				o = d + r * ph + j0;
+				for (i = 0; i < n; i++)
+					o[i] = s[(__s64)(i * sw) * xs2];
+			}
+		}
 	}
 }
 
@@ -2947,9 +2968,12 @@ static int run_conv_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 	struct conv_job cj;
 	float add[ENG_LANES_MB], *acc;
 	const struct vnpu_layer_conv *a = l->attrs;
-	__u64 kt, np, mb, pb, u, k, c, r, q, j, laid = ~0ull;
+	__u64 kt, np, mb, pb, u, k, c, r, q, j, ph, laid = ~0ull;
 	__s32 *off = eng_align(ctx->scratch);
-	/* Strides of the input the tiles read: X's, or padded planes'. */
+	/*
+	 * The input the tiles read, X or its copy: an output row's rows
+	 * @xs[1] apart, a tap's kernel rows @xs[1] / stride[0] apart.
+	 */
 	__s64 xs[3];
 	float *xp = 0;
 	int has_add = 0;
@@ -2968,20 +2992,25 @@ static int run_conv_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 	xs[0] = cj.xs[0];
 	xs[1] = cj.xs[1];
 	xs[2] = cj.xs[2];
-	if (eng_lanes_padded(a)) {
+	ph = 0;
+	if (eng_lanes_copied(a)) {
 		xp = eng_align(acc + unit.rows * unit.cols);
+		ph = eng_lanes_phase(cj.s.w, a);
 		xs[2] = 1;
-		xs[1] = (__s64)(cj.s.w + a->pad_begin[1] + a->pad_end[1]);
+		xs[1] = (__s64)(ph * a->stride[1]);
 		xs[0] = xs[1] * (__s64)(cj.s.h + a->pad_begin[0] +
 					a->pad_end[0]);
 	}
-	/* The taps' offsets, channel, kernel row, column; no division. */
+	/* The taps' offsets, channel, kernel row, column (its phase). */
 	for (k = 0, c = 0; c < cj.s.cg; c++)
 		for (r = 0; r < cj.s.kh; r++)
 			for (q = 0; q < cj.s.kw; q++)
 				off[k++] = (__s32)((__s64)c * xs[0] +
 						   (__s64)r * xs[1] +
-						   (__s64)q * xs[2]);
+						   (xp ? (__s64)(q % a->stride[1] * ph +
+								 q / a->stride[1]) :
+						    (__s64)q * xs[2]));
+	xs[1] *= a->stride[0];
 	t.off = off;
 	t.kc = kt;
 	t.acc_rs = unit.cols;
@@ -2998,9 +3027,9 @@ static int run_conv_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 		e.avx512 = eng_act_avx512(ctx);
 		o.wp = 0;
 		o.ow = cj.s.ow;
-		/* A part pads each group's planes once. */
+		/* A part copies each group's planes once. */
 		if (xp && laid != img * cj.s.group + g) {
-			lanes_pad_planes(&cj, xp);
+			lanes_copy_planes(&cj, xp);
 			laid = img * cj.s.group + g;
 		}
 		for (j = 0; j < mc; j += ENG_LANES_NR) {

@@ -1299,47 +1299,68 @@ static inline void eng_lanes_unit(const struct eng_conv_shape *s,
 /* Positions of the narrowest row of such a map (shorter tiles lose). */
 #define ENG_LANES_MIN_OW	5
 
+/* Output positions of the largest map a lanes 3x3 of stride 2 pays on. */
+#define ENG_LANES_MAX_POS_S2	196
+
 /*
  * Whether CONV @a of shape @s runs faster with its output channels on the
  * lanes than as the GEMM of VNPU_PACK_CONV_W or as Winograd, on a host of
- * @features: a 1x1 without padding or a 3x3 with pads of at most 1, of
- * stride 1, over a small map, with the AVX-512 tiles (the AVX2 ones take
- * 1.6-1.8 times as long as the GEMM's).
+ * @features, with the AVX-512 tiles (the AVX2 ones take 1.6-1.8 times as
+ * long as the GEMM's): a 1x1 without padding or a 3x3 with pads of at
+ * most 1, of stride 1, over a map of at most 49 positions; a 3x3 of
+ * stride 2, pads of at most 1, over 50 to 196 (on 7x7 maps the GEMM's
+ * time: not taken).
  */
 static inline int eng_lanes_pays(const struct vnpu_layer_conv *a,
 				 const struct eng_conv_shape *s,
 				 __u32 features)
 {
-	__u32 k = a->kernel[0], pad = k == 3;
+	__u32 k = a->kernel[0], pad = k == 3, st = a->stride[0];
+	__u64 np = s->oh * s->ow;
 
 	return (features & VNPU_ENG_F_AVX2_FMA) &&
 	       (features & VNPU_ENG_F_AVX512) &&
 	       (k == 1 || k == 3) && a->kernel[1] == k &&
-	       a->stride[0] == 1 && a->stride[1] == 1 &&
+	       a->stride[1] == st &&
 	       a->pad_begin[0] <= pad && a->pad_begin[1] <= pad &&
 	       a->pad_end[0] <= pad && a->pad_end[1] <= pad &&
-	       s->oh * s->ow <= ENG_LANES_MAX_POS &&
-	       s->ow >= ENG_LANES_MIN_OW;
+	       s->ow >= ENG_LANES_MIN_OW &&
+	       ((st == 1 && np <= ENG_LANES_MAX_POS) ||
+		(st == 2 && k == 3 && np > ENG_LANES_MAX_POS &&
+		 np <= ENG_LANES_MAX_POS_S2));
 }
 
-/* Whether lanes CONV @a reads a padded copy of its input. */
-static inline int eng_lanes_padded(const struct vnpu_layer_conv *a)
+/*
+ * Whether lanes CONV @a reads a copy of its input laid out for it: with
+ * padding (zeros around) or a stride (each row's columns by phase).
+ */
+static inline int eng_lanes_copied(const struct vnpu_layer_conv *a)
 {
 	return a->pad_begin[0] || a->pad_begin[1] || a->pad_end[0] ||
-	       a->pad_end[1];
+	       a->pad_end[1] || a->stride[0] != 1 || a->stride[1] != 1;
 }
 
-/* Floats of one group's padded input planes of a lanes CONV. */
+/*
+ * Floats of a phase of a row of a lanes CONV's copy of its input: the
+ * padded row's columns j with j % stride[1] == the phase, in order; a
+ * row is stride[1] phases.
+ */
+static inline __u64 eng_lanes_phase(__u64 w, const struct vnpu_layer_conv *a)
+{
+	return eng_div_up(w + a->pad_begin[1] + a->pad_end[1], a->stride[1]);
+}
+
+/* Floats of a lanes CONV's copy of one group's input planes. */
 static inline __u64 eng_lanes_window(const struct eng_conv_shape *s,
 				     const struct vnpu_layer_conv *a)
 {
 	return s->cg * (s->h + a->pad_begin[0] + a->pad_end[0]) *
-	       (s->w + a->pad_begin[1] + a->pad_end[1]);
+	       eng_lanes_phase(s->w, a) * a->stride[1];
 }
 
 /*
  * Floats of a lanes CONV's scratch: the taps' offsets, the sums, then
- * with padding a group's padded input planes.
+ * with padding or strides a copy of a group's input planes.
  */
 static inline __u64 eng_lanes_scratch(const struct eng_conv_shape *s,
 				      const struct vnpu_layer_conv *a,
@@ -1347,7 +1368,7 @@ static inline __u64 eng_lanes_scratch(const struct eng_conv_shape *s,
 {
 	__u64 n = s->cg * s->kh * s->kw + ENG_ALIGN / 4 + u->rows * u->cols;
 
-	if (eng_lanes_padded(a))
+	if (eng_lanes_copied(a))
 		n += ENG_ALIGN / 4 + eng_lanes_window(s, a);
 	return n;
 }

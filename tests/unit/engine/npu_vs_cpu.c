@@ -221,11 +221,11 @@ static void wino_conv(const char *name, __u64 c, __u64 m, __u64 h, __u64 w,
 
 /*
  * A convolution with its output channels on the lanes
- * (%VNPU_LAYER_F_LANES): conv()'s with padding @pad, its random weights
- * packed VNPU_PACK_CONV_LANES.
+ * (%VNPU_LAYER_F_LANES): conv()'s with stride @s and padding @pad, its
+ * random weights packed VNPU_PACK_CONV_LANES.
  */
 static void lanes_conv(const char *name, __u64 c, __u64 m, __u64 h, __u64 w,
-		       __u32 k, __u32 pad, __u32 group, int residual)
+		       __u32 k, __u32 s, __u32 pad, __u32 group, int residual)
 {
 	__u64 mg = m / group, kt = c / group * k * k, i;
 	__u64 ps = vnpu_eng_packed_size(VNPU_PACK_CONV_LANES, group, mg, kt);
@@ -233,7 +233,7 @@ static void lanes_conv(const char *name, __u64 c, __u64 m, __u64 h, __u64 w,
 	struct layer *l;
 	float *src;
 
-	conv(name, c, m, h, w, k, 1, pad, group, residual, VNPU_DTYPE_F32);
+	conv(name, c, m, h, w, k, s, pad, group, residual, VNPU_DTYPE_F32);
 	l = &layers[num_layers - 1];
 	a = (struct vnpu_layer_conv *)l->attrs;
 	a->flags |= VNPU_LAYER_F_PACKED | VNPU_LAYER_F_LANES;
@@ -464,9 +464,10 @@ static void build_layers(void)
 	wino_conv("conv 3x3 winograd", 40, 36, 45, 47, 1, 1, 1);
 	wino_conv("conv 3x3 winograd grouped", 64, 64, 50, 50, 0, 2, 0);
 	wino_conv("conv 3x3 winograd balanced", 64, 256, 6, 80, 1, 1, 0);
-	lanes_conv("conv 1x1 lanes 7x7", 256, 100, 7, 7, 1, 0, 1, 1);
-	lanes_conv("conv 3x3 lanes grouped", 48, 40, 9, 11, 3, 0, 2, 0);
-	lanes_conv("conv 3x3 lanes padded 7x7", 160, 96, 7, 7, 3, 1, 1, 1);
+	lanes_conv("conv 1x1 lanes 7x7", 256, 100, 7, 7, 1, 1, 0, 1, 1);
+	lanes_conv("conv 3x3 lanes grouped", 48, 40, 9, 11, 3, 1, 0, 2, 0);
+	lanes_conv("conv 3x3 lanes padded 7x7", 160, 96, 7, 7, 3, 1, 1, 1, 1);
+	lanes_conv("conv 3x3 lanes stride 2", 96, 64, 14, 13, 3, 2, 1, 1, 0);
 	/* MobileNetV3-Large's depthwise shapes, with fewer channels. */
 	dwconv("dw 3x3 112", 16, 112, 112, 3, 1, VNPU_ACT_RELU);
 	dwconv("dw 3x3 s2 112", 16, 112, 112, 3, 2, VNPU_ACT_RELU);

@@ -381,8 +381,8 @@ static void conv_bad(struct __test_metadata *_metadata)
 		BAD(ln, "lanes and wino2", f->a.conv.flags |= VNPU_LAYER_F_WINO2);
 		BAD(ln, "lanes channel offsets past 31 bits",
 		    f->t[0].strides[1] = 1ll << 30; f->t[0].strides[0] = 1ll << 33);
-		BAD(ln, "lanes stride 2", f->a.conv.stride[1] = 2;
-		    f->t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 9, 5); f->t[4] = f->t[3]);
+		BAD(ln, "lanes stride 3", f->a.conv.stride[1] = 3;
+		    f->t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 9, 3); f->t[4] = f->t[3]);
 		BAD(ln, "lanes pad", f->a.conv.pad_begin[1] = 1;
 		    f->t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 9, 10); f->t[4] = f->t[3]);
 	}
@@ -399,6 +399,16 @@ static void conv_bad(struct __test_metadata *_metadata)
 		lp.t[4] = lp.t[3];
 		EXPECT_TRUE(!check(&lp))
 			TH_LOG("conv lanes padded: valid layer rejected");
+		{
+			/* Of stride 2: Y 4x5. */
+			struct fixture l2 = lp;
+
+			l2.a.conv.stride[0] = l2.a.conv.stride[1] = 2;
+			l2.t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 4, 5);
+			l2.t[4] = l2.t[3];
+			EXPECT_TRUE(!check(&l2))
+				TH_LOG("conv lanes stride 2: valid layer rejected");
+		}
 		BAD(lp, "lanes pad of the kernel", f->a.conv.pad_begin[1] = 3;
 		    f->t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 8, 11); f->t[4] = f->t[3]);
 		BAD(lp, "lanes pad past the kernel", f->a.conv.pad_end[0] = 4;

@@ -579,16 +579,21 @@ static void check_gemm_halves(struct __test_metadata *_metadata)
  * give the bits of the same weights packed as VNPU_PACK_CONV_W, on every
  * path: a 7x7 map's 1x1 (ResNet-50's layer4, fewer channels), a 3x3
  * without padding (rows of 7 + 2 positions), two groups, and 3x3s over
- * padded planes: layer4's (fewer channels), uneven pads, two groups.
+ * padded planes: layer4's (fewer channels), uneven pads, two groups; of
+ * stride 2 (the copy's rows by phase): layer4.0's 3x3 (fewer channels),
+ * a 1x1 over odd rows, uneven pads and two groups.
  */
 static void check_lanes_bits(struct __test_metadata *_metadata)
 {
-	static const __u64 convs[][10] = {
-		/* c, h, w, m, k, group, pads top, left, bottom, right */
+	static const __u64 convs[][11] = {
+		/* c, h, w, m, k, group, pads top, left, bottom, right, stride */
 		{ 512, 7, 7, 100, 1, 1 }, { 30, 11, 11, 50, 3, 1 },
 		{ 40, 6, 6, 24, 1, 2 }, { 200, 7, 7, 70, 3, 1, 1, 1, 1, 1 },
 		{ 30, 6, 8, 40, 3, 1, 1, 0, 2, 1 },
 		{ 48, 7, 5, 36, 3, 2, 0, 2, 1, 1 },
+		{ 96, 14, 14, 70, 3, 1, 1, 1, 1, 1, 2 },
+		{ 64, 13, 15, 40, 1, 1, 0, 0, 0, 0, 2 },
+		{ 30, 9, 12, 40, 3, 2, 1, 0, 2, 1, 2 },
 	};
 	const __u32 feats[] = { BASE, AVX2, AVX2 | VNPU_ENG_F_AVX512 };
 	__u32 i, j, f;
@@ -597,14 +602,15 @@ static void check_lanes_bits(struct __test_metadata *_metadata)
 		__u64 c = convs[i][0], h = convs[i][1], w = convs[i][2];
 		__u64 m = convs[i][3], k = convs[i][4], g = convs[i][5];
 		__u64 cg = c / g, kt = cg * k * k;
-		__u64 oh = h + convs[i][6] + convs[i][8] - k + 1;
-		__u64 ow = w + convs[i][7] + convs[i][9] - k + 1;
+		__u64 st = convs[i][10] ? convs[i][10] : 1;
+		__u64 oh = (h + convs[i][6] + convs[i][8] - k) / st + 1;
+		__u64 ow = (w + convs[i][7] + convs[i][9] - k) / st + 1;
 		__u64 dx[4] = { 1, c, h, w }, dy[4] = { 1, m, oh, ow };
 		__u64 sw = vnpu_eng_packed_size(VNPU_PACK_CONV_W, g, m / g, kt);
 		__u64 sl = vnpu_eng_packed_size(VNPU_PACK_CONV_LANES, g, m / g, kt);
 		struct vnpu_layer_conv a = {
 			.flags = VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS,
-			.group = (__u32)g, .kernel = { k, k }, .stride = { 1, 1 },
+			.group = (__u32)g, .kernel = { k, k }, .stride = { st, st },
 			.dilation = { 1, 1 }, .act = { .func = VNPU_ACT_RELU },
 			.pad_begin = { convs[i][6], convs[i][7] },
 			.pad_end = { convs[i][8], convs[i][9] },
@@ -643,10 +649,11 @@ static void check_lanes_bits(struct __test_metadata *_metadata)
 				EXPECT_EQ(0, et_run(VNPU_LAYER_CONV, t, d, 4, &al, sizeof(al),
 						    feats[f], j == 3 ? 1000 : j));
 				EXPECT_EQ(0, memcmp(y0, y1, m * oh * ow * 4))
-					TH_LOG("lanes conv %llu -> %llu over %llux%llu k%llu g%llu, features %#x, %u parts: bits differ",
+					TH_LOG("lanes conv %llu -> %llu over %llux%llu k%llu s%llu g%llu, features %#x, %u parts: bits differ",
 					       (unsigned long long)c, (unsigned long long)m,
 					       (unsigned long long)h, (unsigned long long)w,
-					       (unsigned long long)k, (unsigned long long)g,
+					       (unsigned long long)k, (unsigned long long)st,
+					       (unsigned long long)g,
 					       feats[f], j);
 			}
 		}
@@ -717,6 +724,11 @@ TEST(units)
 		{ 96, 7, 7, 160, 1, 3, 1, 1,
 		  VNPU_LAYER_F_PACKED | VNPU_LAYER_F_RESIDUAL | VNPU_LAYER_F_LANES },
 		{ 40, 5, 8, 24, 2, 3, 1, 1,
+		  VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS | VNPU_LAYER_F_LANES },
+		/* stride 2: layer4.0's 3x3 (fewer channels), a 1x1 */
+		{ 96, 14, 14, 160, 1, 3, 2, 1,
+		  VNPU_LAYER_F_PACKED | VNPU_LAYER_F_RESIDUAL | VNPU_LAYER_F_LANES },
+		{ 70, 13, 11, 150, 1, 1, 2, 0,
 		  VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS | VNPU_LAYER_F_LANES },
 		/*
 		 * depthwise on small maps, a channel per lane: two blocks

@@ -154,7 +154,7 @@ TEST(conv_lanes_layer_valid)
 TEST(conv_lanes_mutations_valid_without_flag)
 {
 	static void (*const mutate[])(struct case_stream *s) = {
-		m_lanes_stride_2, m_lanes_padded, m_lanes_bf16_x,
+		m_lanes_stride_3, m_lanes_padded, m_lanes_bf16_x,
 	};
 	struct case_stream s;
 	size_t i;
