@@ -453,7 +453,7 @@ void wino_part_run(struct wino_part *wp, __u64 ub, __u64 ue,
 
 	for (u = ub; u < ue; u++) {
 		mi = u % mb;
-		ti = (u / mb) % ntb;
+		ti = eng_wino_run((u / mb) % ntb, ntb);
 		wp->img = (u / (mb * ntb)) % wp->s.n;
 		wp->g = u / (mb * ntb * wp->s.n);
 		wp->t0 = ti * wp->u.cols;

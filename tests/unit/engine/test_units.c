@@ -12,6 +12,7 @@
  */
 #include "engine_test.h"
 #include "ksft_main.h"
+#include "vnpu_eng_priv.h"
 
 #define BASE 0u
 #define AVX2 VNPU_ENG_F_AVX2_FMA
@@ -499,6 +500,86 @@ static void check_balance(struct __test_metadata *_metadata)
 }
 
 /*
+ * A Winograd layer of one map in an odd count of runs of tiles whose
+ * weights fit L2 (eng_wino_odd()), runs that do not split evenly as
+ * parts (eng_wino_even()), runs a part per unit, its short last
+ * run in the middle (eng_wino_run()), so that two tiles taking half the
+ * parts each (the CPU device's first runs of parts; any even count of
+ * parts cuts the units there) get half the work, by whole panels of
+ * tiles times whole micro-tile rows, within 8:7: YOLOv8n's 64 x 64 and
+ * 80 x 80 over 40x40 (100 tiles: runs of 48, 4 and 48) on every path,
+ * F(2x2, 3x3)'s over 20x20 (100 tiles), odd maps of 5 to 11 panels.
+ * Without the middle run, 64 x 64's halves weighed 45 and 32. Places
+ * map one-to-one onto runs for every count.
+ */
+static void check_wino_halves(struct __test_metadata *_metadata)
+{
+	static const __u64 shapes[][5] = {
+		/* c, h, w, m, wt */
+		{ 64, 40, 40, 64, 4 }, { 80, 40, 40, 80, 4 },
+		{ 64, 20, 20, 64, 2 }, { 32, 36, 36, 48, 4 },
+		{ 40, 44, 40, 40, 4 }, { 32, 56, 40, 32, 2 },
+	};
+	static const __u32 paths[] = {
+		BASE, AVX2, AVX2 | VNPU_ENG_F_AVX512,
+		AVX2 | VNPU_ENG_F_AVX512 | VNPU_ENG_F_AVX512_BF16,
+	};
+	__u64 i, p, q, r, runs, seen, units, mb, ntb, tiles, w[2], run, t0, len;
+	struct eng_conv_shape s;
+	struct eng_unit u;
+
+	for (runs = 1; runs < 10; runs++) {
+		seen = 0;
+		for (q = 0; q < runs; q++)
+			seen |= 1ull << eng_wino_run(q, runs);
+		EXPECT_EQ((1ull << runs) - 1, seen)
+			TH_LOG("eng_wino_run: %llu runs", (unsigned long long)runs);
+	}
+	for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+		for (p = 0; p < sizeof(paths) / sizeof(paths[0]); p++) {
+			memset(&s, 0, sizeof(s));
+			s.n = s.group = 1;
+			s.c = s.cg = shapes[i][0];
+			s.h = s.oh = shapes[i][1];
+			s.w = s.ow = shapes[i][2];
+			s.m = s.mg = shapes[i][3];
+			s.kh = s.kw = 3;
+			s.wt = shapes[i][4];
+			eng_wino_unit(&s, paths[p], &u);
+			tiles = eng_wino_tiles(&s);
+			ntb = eng_div_up(tiles, u.cols);
+			mb = eng_div_up(s.mg, u.rows);
+			units = ntb * mb;
+			if (!eng_wino_odd(&s, u.cols) ||
+			    eng_wino_even(1, tiles, u.cols))
+				continue;
+			EXPECT_EQ(units, eng_wino_parts(&s, paths[p]))
+				TH_LOG("shape %llu: a part per unit", (unsigned long long)i);
+			w[0] = w[1] = 0;
+			for (q = 0; q < units; q++) {
+				run = eng_wino_run(q / mb, ntb);
+				r = eng_min(u.rows, s.mg - q % mb * u.rows);
+				t0 = run * u.cols;
+				len = eng_min(u.cols, tiles - t0);
+				w[q >= units / 2] += eng_div_up(len, ENG_NR) *
+						     eng_div_up(r, ENG_MR);
+			}
+			EXPECT_TRUE(7 * eng_max(w[0], w[1]) <= 8 * eng_min(w[0], w[1]))
+				TH_LOG("shape %llu path %llu: halves %llu and %llu",
+				       (unsigned long long)i, (unsigned long long)p,
+				       (unsigned long long)w[0], (unsigned long long)w[1]);
+		}
+	/* YOLOv8n's 64 x 64 over 40x40 on the FMA paths: 3 runs of 3 blocks. */
+	memset(&s, 0, sizeof(s));
+	s.n = s.group = 1;
+	s.c = s.cg = s.m = s.mg = 64;
+	s.h = s.oh = s.w = s.ow = 40;
+	s.kh = s.kw = 3;
+	s.wt = 4;
+	EXPECT_EQ(9, eng_wino_parts(&s, AVX2)) TH_LOG("64 x 64 over 40x40: parts");
+}
+
+/*
  * A packed int8 convolution of few blocks of positions splits its
  * channels in whole, even blocks of tiles where it can, and counts the
  * tiles it computes: mobilenetv3's squeeze-excite 960 -> 240 over a 1x1
@@ -746,6 +827,7 @@ TEST(units)
 	check_fma_units(_metadata);
 	check_gemm_halves(_metadata);
 	check_balance(_metadata);
+	check_wino_halves(_metadata);
 	check_qconv_blocks(_metadata);
 	check_lanes_bits(_metadata);
 	gemm_units(_metadata, 1, 97, 83, 700, 0, 0);
