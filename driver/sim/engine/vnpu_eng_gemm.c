@@ -3787,6 +3787,188 @@ static void pool_sep_row(const struct vnpu_layer_pool *at, const float *xc,
 #endif
 }
 
+#ifdef ENG_FMA
+/*
+ * Rows [@a, @b) of plane @xc (rows @xsh apart, @w floats each) to @pp,
+ * @wq floats a row, input column j at @pb + j and -inf in the columns
+ * before and after; returns whether a copied float is a NaN.
+ */
+static int pool_s1_pad(const float *xc, __s64 xsh, __u64 w, __u32 pb,
+		       __u64 wq, __s64 a, __s64 b, float *pp)
+{
+	__u64 n = eng_min(w, wq - pb), j;
+	float ninf = -(float)m_inf();
+	v8sf seen = vbcast(0.0f), v;
+	int nan = 0;
+	__s64 ih;
+
+	for (ih = a; ih < b; ih++, pp += wq) {
+		const float *row = xc + ih * xsh;
+
+		for (j = 0; j < pb; j++)
+			pp[j] = ninf;
+		for (j = 0; j + 8 <= n; j += 8) {
+			v = vload(row + j);
+			seen = __builtin_ia32_cmpps256(seen, v, 3);
+			vstore(pp + pb + j, v);
+		}
+		for (; j < n; j++) {
+			pp[pb + j] = row[j];
+			nan |= row[j] != row[j];
+		}
+		for (j = pb + n; j < wq; j++)
+			pp[j] = ninf;
+	}
+	return nan || __builtin_ia32_movmskps256(seen);
+}
+
+/*
+ * The maximum of @acc and the @n vectors from @p on, @step floats apart,
+ * none of them a NaN: vmaxps over consecutive runs, pairs of vectors
+ * first (half the chain), each later one kept only where it is above
+ * (the first of equal values, as pool_lane() keeps it).
+ */
+static inline v8sf pool_max_run(v8sf acc, const float *p, __s64 step,
+				__u32 n)
+{
+	v8sf two;
+	__u32 i;
+
+	for (i = 0; i + 2 <= n; i += 2, p += 2 * step) {
+		two = __builtin_ia32_maxps256(vload(p + step), vload(p));
+		acc = __builtin_ia32_maxps256(two, acc);
+	}
+	if (i < n)
+		acc = __builtin_ia32_maxps256(vload(p), acc);
+	return acc;
+}
+
+/*
+ * Each output column's window maximum in the padded row @pr to @hr, eight
+ * outputs a vector over @owq columns, output column o's @kw taps from
+ * @pr[o] on, in order: vmaxps, or pool_lane() where the plane has a NaN
+ * (@nan). The -inf around the input changes no maximum: the same bits as
+ * the window's taps inside the input.
+ */
+static void pool_s1_hrow(const float *pr, __u32 kw, __u64 owq, int nan,
+			 float *hr)
+{
+	__u64 o;
+	__u32 k;
+	v8sf acc;
+
+	for (o = 0; o < owq; o += 8) {
+		acc = vload(pr + o);
+		if (!nan) {
+			acc = pool_max_run(acc, pr + o + 1, 1, kw - 1);
+		} else {
+			for (k = 1; k < kw; k++)
+				acc = pool_lane(acc, vload(pr + o + k), 0);
+		}
+		vstore(hr + o, acc);
+	}
+}
+#endif
+
+/*
+ * Whether pool_s1() takes an f32 MAX pool: AVX2, eng_pool_s1_floats()'s
+ * shapes within the part's scratch, dense rows in and out, every window
+ * with a tap inside the input, and not one output per plane
+ * (pool_global()).
+ */
+static int pool_s1_fits(const struct eng_layer *l,
+			const struct vnpu_eng_ctx *ctx)
+{
+#ifdef ENG_FMA
+	const struct vnpu_layer_pool *at = l->attrs;
+	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[1];
+	__u64 f = eng_pool_s1_floats(at, x, y);
+
+	return f && f * 4 <= ctx->scratch_size && x->strides[3] == 1 &&
+	       y->strides[3] == 1 && at->pad_begin[0] < at->kernel[0] &&
+	       at->pad_begin[1] < at->kernel[1] && y->dims[2] &&
+	       (y->dims[2] > 1 || y->dims[3] > 1) &&
+	       (y->dims[2] - 1) * at->stride[0] < x->dims[2] + at->pad_begin[0] &&
+	       y->dims[3] - 1 < x->dims[3] + at->pad_begin[1];
+#else
+	return 0;
+#endif
+}
+
+/*
+ * Outputs [@lo, @hi) of a pool pool_s1_fits() takes, a plane's run of
+ * them at a time: the input rows their windows read, padded
+ * (pool_s1_pad()), then each one's window maxima (pool_s1_hrow()), all
+ * in @scratch, then each output row's maximum of its window rows' maxima,
+ * row by row. The maximum of a window is that of its rows' maxima in
+ * order (pool_lane() takes the last NaN, else the first of the largest,
+ * and so it does over consecutive runs of taps): pool_taps()' bits, with
+ * vmaxps where the plane has no NaN.
+ */
+static void pool_s1(const struct eng_layer *l, __u64 lo, __u64 hi,
+		    float *scratch, struct eng_pacer *pc)
+{
+#ifdef ENG_FMA
+	const struct vnpu_layer_pool *at = l->attrs;
+	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[1];
+	__u64 c_n = y->dims[1], oh_n = y->dims[2], ow_n = y->dims[3];
+	__u64 h = x->dims[2], w = x->dims[3], plane = oh_n * ow_n;
+	__u64 owq = (ow_n + 7) & ~7ull, wq = owq + at->kernel[1] - 1;
+	__u32 kh = at->kernel[0], s0 = at->stride[0], pt = at->pad_begin[0];
+	__u64 p = lo / plane, rem = lo % plane, end, oh, oh1, c0, c1, o, j;
+	float *pp = scratch, *hr = scratch + h * wq, *yr;
+	__s64 a, b, ra, rb, r;
+	const float *xc;
+	int nan;
+	v8sf acc;
+
+	for (; lo < hi; lo += end - rem, rem = 0, p++) {
+		end = eng_min(plane, rem + (hi - lo));
+		oh = rem / ow_n;
+		oh1 = (end - 1) / ow_n;
+		xc = (const float *)l->data[0] +
+		     (__s64)(p / c_n) * x->strides[0] +
+		     (__s64)(p % c_n) * x->strides[1];
+		yr = (float *)l->data[1] + (__s64)(p / c_n) * y->strides[0] +
+		     (__s64)(p % c_n) * y->strides[1];
+		a = (__s64)(oh * s0) - pt;
+		a = a < 0 ? 0 : a;
+		b = (__s64)eng_min(oh1 * s0 - pt + kh, h);
+		nan = pool_s1_pad(xc, x->strides[2], w, at->pad_begin[1], wq,
+				  a, b, pp);
+		for (r = 0; r < b - a; r++)
+			pool_s1_hrow(pp + r * wq, at->kernel[1], owq, nan,
+				     hr + r * owq);
+		for (; oh <= oh1; oh++) {
+			float *yo = yr + (__s64)oh * y->strides[2];
+
+			ra = (__s64)(oh * s0) - pt;
+			rb = (__s64)eng_min(ra + kh, h) - a;
+			ra = (ra < 0 ? 0 : ra) - a;
+			c0 = oh * ow_n < rem ? rem - oh * ow_n : 0;
+			c1 = eng_min(ow_n, end - oh * ow_n);
+			for (o = c0 & ~7ull; o < c1; o += 8) {
+				acc = vload(hr + ra * owq + o);
+				if (!nan)
+					acc = pool_max_run(acc, hr + (ra + 1) * owq + o,
+							   (__s64)owq,
+							   (__u32)(rb - ra - 1));
+				for (r = ra + 1; nan && r < rb; r++)
+					acc = pool_lane(acc, vload(hr + r * owq + o),
+							0);
+				if (o >= c0 && o + 8 <= c1) {
+					vstore(yo + o, acc);
+					continue;
+				}
+				for (j = eng_max(o, c0); j < o + 8 && j < c1; j++)
+					yo[j] = acc[j - o];
+			}
+		}
+		eng_pace(pc, (end - rem) * at->kernel[0] * at->kernel[1]);
+	}
+#endif
+}
+
 /**
  * struct pool_row - where an output row's windows lie
  * @r0: the first of the window rows inside the input
@@ -4166,6 +4348,10 @@ int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 	}
 	if (pool_planes_fit(l)) {
 		pool_planes(l, lo, hi, &pc);
+		return 0;
+	}
+	if (pool_s1_fits(l, ctx)) {
+		pool_s1(l, lo, hi, ctx->scratch, &pc);
 		return 0;
 	}
 	for (e = lo, next = hi; e < hi; ) {

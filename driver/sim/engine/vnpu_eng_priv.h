@@ -495,6 +495,36 @@ static inline __u64 eng_pool_pad_floats(const struct vnpu_layer_pool *a,
 	return wq * a->kernel[0] <= ENG_POOL_PAD_MAX ? wq * a->kernel[0] : 0;
 }
 
+/*
+ * An f32 MAX pool at stride 1 along the rows without dilation, at most
+ * ENG_POOL_S1_ROWS window rows (YOLO's SPPF: three 5x5 on 20x20) runs a
+ * plane at a time over each input row's window maxima (vnpu_eng_gemm.c's
+ * pool_s1()): a padded copy of the plane's rows and their maxima, output
+ * rows rounded up to 8 floats, in the part's scratch: their floats, or 0
+ * where the pool cannot take that path.
+ */
+#define ENG_POOL_S1_ROWS	16
+
+static inline __u64 eng_pool_s1_floats(const struct vnpu_layer_pool *a,
+				       const struct vnpu_cmd_tensor *x,
+				       const struct vnpu_cmd_tensor *y)
+{
+	__u64 owq, n;
+
+	if (a->mode != VNPU_POOL_MAX || x->dtype != VNPU_DTYPE_F32 ||
+	    y->dtype != VNPU_DTYPE_F32 || x->rank != 4 || y->rank != 4 ||
+	    a->dilation[0] != 1 || a->dilation[1] != 1 ||
+	    a->stride[1] != 1 || !a->kernel[0] || !a->kernel[1] ||
+	    a->kernel[0] > ENG_POOL_S1_ROWS || a->kernel[1] > ENG_POOL_PAD_MAX ||
+	    x->dims[2] > ENG_POOL_PAD_MAX)
+		return 0;
+	owq = (y->dims[3] + 7) & ~7ull;
+	if (!owq || owq > ENG_POOL_PAD_MAX)
+		return 0;
+	n = x->dims[2] * (2 * owq + a->kernel[1] - 1);
+	return n <= 2 * ENG_POOL_PAD_MAX ? n : 0;
+}
+
 /* MAXPOOL_INDEX: the window of one output. */
 static inline __u64 eng_poolidx_window(const struct vnpu_layer_pool_index *a)
 {

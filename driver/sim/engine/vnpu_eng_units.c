@@ -490,7 +490,8 @@ __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_cmd_tensor *t,
 	if (op == VNPU_LAYER_RESIZE)
 		return eng_resize_scratch(&t[1]);
 	if (op == VNPU_LAYER_POOL)
-		return eng_pool_pad_floats(attrs, &t[0], &t[1]) * 4;
+		return eng_max(eng_pool_pad_floats(attrs, &t[0], &t[1]),
+			       eng_pool_s1_floats(attrs, &t[0], &t[1])) * 4;
 	if (op == VNPU_LAYER_LSTM) {
 		struct eng_lstm_gemm g;
 

@@ -773,6 +773,19 @@ static void test_pool(struct __test_metadata *_metadata)
 		{ VNPU_POOL_AVG, VNPU_POOL_F_COUNT_PAD, 0, 0, 1, 2, 10, 12, 3, 4, 1, 1, 1, 1, 1, 2, 1, 3 },
 		{ VNPU_POOL_MAX, 0, 0, 0, 1, 3, 8, 9, 7, 7, 1, 1, 1, 1, 3, 3, 3, 3 },
 		/*
+		 * f32 MAX at stride 1 along rows, a plane at a time over
+		 * each row's window maxima: images of several planes, rows
+		 * of 3 and of 8n + 1, unequal pads, stride 2 down the rows
+		 * in ceil mode, 16 window rows (the most) and 17, 1-row
+		 * windows, and planes too tall for the scratch.
+		 */
+		{ VNPU_POOL_MAX, 0, 0, 0, 2, 3, 7, 3, 3, 2, 1, 1, 1, 1, 1, 0, 2, 1 },
+		{ VNPU_POOL_MAX, VNPU_POOL_F_CEIL, 0, 0, 1, 2, 12, 17, 3, 4, 2, 1, 1, 1, 1, 3, 1, 0 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 2, 20, 9, 16, 3, 1, 1, 1, 1, 8, 1, 7, 1 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 2, 20, 9, 17, 3, 1, 1, 1, 1, 8, 1, 8, 1 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 3, 6, 10, 1, 5, 1, 1, 1, 1, 0, 2, 0, 2 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 2, 300, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },
+		/*
 		 * Rows of more than 32 outputs inside: four runs of eight
 		 * at once, then the rest, at strides 1, 2 (ResNet's stem
 		 * on wide rows) and 3.
