@@ -136,12 +136,17 @@ void tile(__u64 np2, const __u32 *a0, const __u32 *a1, const __u32 *b0,
 			st16(c + r * rs + j * ENG_NR, acc[r][j]);
 }
 
+/* Every tile's parameters, and a tile function's head (tiles[] below). */
+#define TILE_PARAMS							\
+	__u64 np2, const __u32 *a0, const __u32 *a1, const __u32 *b0,	\
+	const __u32 *b1, const __u32 *ta, const __u32 *tb, float *c,	\
+	__u64 rs, int load, const struct eng_tile_out *out
+#define TILE_HEAD(name)							\
+static __attribute__((__noinline__)) void name(TILE_PARAMS)
+
 /* The edge tiles: to the accumulators (the driver gives them no @out). */
 #define TILE_FN(name, rows, np, arow)					\
-static __attribute__((__noinline__))					\
-void name(__u64 np2, const __u32 *a0, const __u32 *a1, const __u32 *b0,	\
-	  const __u32 *b1, const __u32 *ta, const __u32 *tb, float *c,	\
-	  __u64 rs, int load, const struct eng_tile_out *out)		\
+TILE_HEAD(name)								\
 {									\
 	tile(np2, a0, a1, b0, b1, ta, tb, c, rs, load, rows, np, arow);	\
 }
@@ -184,6 +189,11 @@ TILE_FN(tile_6x32_rows, 6, 2, 1)
 #define BK_A_ROWS(u, r, a)						\
 	"(4 * (" #u " + " ZT_STR(ENG_BF16_ARS) " * " #r "))(%[" #a "])"
 
+/* A tile TILE in both forms: @name with A in panels, @name_rows in rows. */
+#define BK_TILES(TILE, name)						\
+	TILE(name, BK_A_PANEL, "add $48, %[a0]\n\tadd $48, %[a1]\n\t")	\
+	TILE(name##_rows, BK_A_ROWS, "add $8, %[a0]\n\tadd $8, %[a1]\n\t")
+
 /*
  * The body of a tile's asm statement: the sums loaded from %[p] (LOADS)
  * or zeroed (ZEROS), two pairs a trip of STEP(u, BK_A) and ADV2 (A's
@@ -225,11 +235,7 @@ TILE_FN(tile_6x32_rows, 6, 2, 1)
 	"vzeroupper\n\t"
 
 #define BK_TILE(name, BK_A, ADV2)					\
-static __attribute__((__noinline__))					\
-void name(__u64 np2, const __u32 *a0, const __u32 *a1,			\
-		const __u32 *b0, const __u32 *b1, const __u32 *ta,	\
-		const __u32 *tb, float *c, __u64 rs, int load,		\
-		const struct eng_tile_out *out)				\
+TILE_HEAD(name)								\
 {									\
 	__s64 bd = (const char *)b1 - (const char *)b0;			\
 	__u64 rsb = rs * 4;						\
@@ -254,8 +260,7 @@ void name(__u64 np2, const __u32 *a0, const __u32 *a1,			\
 			       ZT_OUT_CLOBBER, "cc", "memory");		\
 }
 
-BK_TILE(tile_12x32, BK_A_PANEL, "add $48, %[a0]\n\tadd $48, %[a1]\n\t")
-BK_TILE(tile_12x32_rows, BK_A_ROWS, "add $8, %[a0]\n\tadd $8, %[a1]\n\t")
+BK_TILES(BK_TILE, tile_12x32)
 
 /*
  * The 12x16 tile (a unit's odd last panel of columns) likewise: row r in
@@ -287,11 +292,7 @@ BK_TILE(tile_12x32_rows, BK_A_ROWS, "add $8, %[a0]\n\tadd $8, %[a1]\n\t")
 	T16_DP(BK_A(u, 4, a1), 10) T16_DP(BK_A(u, 5, a1), 11)
 
 #define T16_TILE(name, BK_A, ADV2)					\
-static __attribute__((__noinline__))					\
-void name(__u64 np2, const __u32 *a0, const __u32 *a1,			\
-		const __u32 *b0, const __u32 *b1, const __u32 *ta,	\
-		const __u32 *tb, float *c, __u64 rs, int load,		\
-		const struct eng_tile_out *out)				\
+TILE_HEAD(name)								\
 {									\
 	__u64 rsb = rs * 4;						\
 	float *p;							\
@@ -312,13 +313,9 @@ void name(__u64 np2, const __u32 *a0, const __u32 *a1,			\
 			       "xmm30", "cc", "memory");		\
 }
 
-T16_TILE(tile_12x16, BK_A_PANEL, "add $48, %[a0]\n\tadd $48, %[a1]\n\t")
-T16_TILE(tile_12x16_rows, BK_A_ROWS, "add $8, %[a0]\n\tadd $8, %[a1]\n\t")
+BK_TILES(T16_TILE, tile_12x16)
 
-typedef void (*tile_fn)(__u64 np2, const __u32 *a0, const __u32 *a1,
-			const __u32 *b0, const __u32 *b1, const __u32 *ta,
-			const __u32 *tb, float *c, __u64 rs, int load,
-			const struct eng_tile_out *out);
+typedef void (*tile_fn)(TILE_PARAMS);
 
 /* [A in rows][two row panels][two column panels] */
 static const tile_fn tiles[2][2][2] = {
