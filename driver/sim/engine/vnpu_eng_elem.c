@@ -313,6 +313,64 @@ static int bin_f32_fast(__u32 func, __u32 out, char *const *p,
 	}
 }
 
+/*
+ * f32 @a OP @b into f32 @y, all dense but one operand that holds one
+ * element per output pair (@st 2, iter_run_pairs()): F32_LOOP's a OP b on
+ * the same values, eight outputs a step.
+ */
+#define F32_PAIRS(op) do {						\
+	if (st[0] == 2) {						\
+		for (i = 0; i + 8 <= n; i += 8) {			\
+			v4sf q = *(const v4sf_u *)(pa + i / 2);		\
+									\
+			vstore(py + i, __builtin_shufflevector(q, q, 0, 0, 1, \
+					1, 2, 2, 3, 3) op vload(pb + i)); \
+		}							\
+		for (; i < n; i++)					\
+			py[i] = pa[i / 2] op pb[i];			\
+	} else {							\
+		for (i = 0; i + 8 <= n; i += 8) {			\
+			v4sf q = *(const v4sf_u *)(pb + i / 2);		\
+									\
+			vstore(py + i, vload(pa + i) op			\
+				__builtin_shufflevector(q, q, 0, 0, 1, 1, 2, \
+							2, 3, 3));	\
+		}							\
+		for (; i < n; i++)					\
+			py[i] = pa[i] op pb[i / 2];			\
+	}								\
+} while (0)
+
+/* The functions bin_f32_pairs() computes. */
+static int bin_pairs_func(__u32 func)
+{
+	return func == VNPU_BIN_ADD || func == VNPU_BIN_SUB ||
+	       func == VNPU_BIN_MUL || func == VNPU_BIN_DIV;
+}
+
+static void bin_f32_pairs(__u32 func, char *const *p, const __s64 *st,
+			  __u64 n)
+{
+	const float *pa = (const float *)p[0], *pb = (const float *)p[1];
+	float *py = (float *)p[2];
+	__u64 i;
+
+	switch (func) {
+	case VNPU_BIN_ADD:
+		F32_PAIRS(+);
+		break;
+	case VNPU_BIN_SUB:
+		F32_PAIRS(-);
+		break;
+	case VNPU_BIN_MUL:
+		F32_PAIRS(*);
+		break;
+	default:
+		F32_PAIRS(/);
+		break;
+	}
+}
+
 static void bin_row(const void *arg, char *const *p, const __s64 *st, __u64 n)
 {
 	const struct bin_arg *b = arg;
@@ -320,6 +378,10 @@ static void bin_row(const void *arg, char *const *p, const __s64 *st, __u64 n)
 	__s64 xi[ENG_BLOCK], yi[ENG_BLOCK];
 	__u64 i, j;
 
+	if (b->in == VNPU_DTYPE_F32 && (st[0] == 2 || st[1] == 2)) {
+		bin_f32_pairs(b->func, p, st, n);
+		return;
+	}
 	if (b->in == VNPU_DTYPE_F32 && bin_f32_fast(b->func, b->out, p, st, n))
 		return;
 	for (i = 0; i < n; i += ENG_BLOCK) {
@@ -354,7 +416,11 @@ int run_binary(const struct eng_layer *l, __u64 ub, __u64 ue,
 	iter_add(&it, &l->t[1], &l->t[2], l->data[1]);
 	iter_add(&it, &l->t[2], &l->t[2], l->data[2]);
 	elem_range(&l->t[2], ub, ue, &lo, &hi);
-	iter_run(&it, lo, hi, bin_row, &arg);
+	if (arg.in == VNPU_DTYPE_F32 && arg.out == VNPU_DTYPE_F32 &&
+	    bin_pairs_func(arg.func))
+		iter_run_pairs(&it, 4, lo, hi, bin_row, &arg);
+	else
+		iter_run(&it, lo, hi, bin_row, &arg);
 	return 0;
 }
 

@@ -42,6 +42,7 @@
 #define iter_add ENG_SYM(iter_add)
 #define iter_init ENG_SYM(iter_init)
 #define iter_run ENG_SYM(iter_run)
+#define iter_run_pairs ENG_SYM(iter_run_pairs)
 #define load_d ENG_SYM(load_d)
 #define load_i ENG_SYM(load_i)
 #define row_range ENG_SYM(row_range)

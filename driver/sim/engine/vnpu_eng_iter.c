@@ -254,21 +254,46 @@ static void iter_merge(const struct eng_iter *it, struct eng_iter *m)
 	m->rank = r + 1;
 }
 
-/* Calls @fn for each run of the inner dim within elements [@lo, @hi). */
-void iter_run(const struct eng_iter *full, __u64 lo, __u64 hi,
-	      iter_row_fn fn, const void *arg)
+/*
+ * The merged @m's inner dims [n, 2] as one of 2 * n elements of @size
+ * bytes when every operand runs dense through both (the output among
+ * them) but one, which steps through each pair as through one element
+ * and through n densely (a nearest 2x upsampled operand): that one's
+ * inner stride becomes @size / 2, which no operand of @size bytes has
+ * otherwise, and the row function reads it as "each element twice".
+ * Every row then starts at an even element, as [@lo, @hi) are even.
+ */
+static void iter_pairs(struct eng_iter *m, __u32 size, __u64 lo, __u64 hi)
+{
+	__u32 last = m->rank - 1, o, dup = ITER_MAX_OPS;
+
+	if (m->rank < 2 || m->dims[last] != 2 || (lo | hi) & 1)
+		return;
+	for (o = 0; o < m->nops; o++) {
+		if (m->st[o][last] == 0 && m->st[o][last - 1] == size &&
+		    dup == ITER_MAX_OPS)
+			dup = o;
+		else if (m->st[o][last] != size ||
+			 m->st[o][last - 1] != 2 * (__s64)size)
+			return;
+	}
+	if (dup == ITER_MAX_OPS)
+		return;
+	m->dims[last - 1] *= 2;
+	for (o = 0; o < m->nops; o++)
+		m->st[o][last - 1] = o == dup ? size / 2 : size;
+	m->rank--;
+}
+
+static void iter_walk(const struct eng_iter *it, __u64 lo, __u64 hi,
+		      iter_row_fn fn, const void *arg)
 {
 	__u64 coord[VNPU_MAX_DIMS], rem = lo, n;
 	__s64 inner[ITER_MAX_OPS];
 	char *p[ITER_MAX_OPS];
-	struct eng_iter merged, *it = &merged;
-	__u32 last, o;
+	__u32 last = it->rank - 1, o;
 	int d;
 
-	if (lo >= hi)
-		return;	/* also keeps a zero extent out of the divisions */
-	iter_merge(full, it);
-	last = it->rank - 1;
 	for (d = last; d >= 0; d--) {
 		coord[d] = rem % it->dims[d];
 		rem /= it->dims[d];
@@ -290,6 +315,34 @@ void iter_run(const struct eng_iter *full, __u64 lo, __u64 hi,
 			coord[d - 1]++;
 		}
 	}
+}
+
+/* Calls @fn for each run of the inner dim within elements [@lo, @hi). */
+void iter_run(const struct eng_iter *full, __u64 lo, __u64 hi,
+	      iter_row_fn fn, const void *arg)
+{
+	struct eng_iter merged;
+
+	if (lo >= hi)
+		return;	/* also keeps a zero extent out of the divisions */
+	iter_merge(full, &merged);
+	iter_walk(&merged, lo, hi, fn, arg);
+}
+
+/*
+ * iter_run() over operands of @size bytes, where a row may hold one
+ * operand's elements twice each (iter_pairs()).
+ */
+void iter_run_pairs(const struct eng_iter *full, __u32 size, __u64 lo,
+		    __u64 hi, iter_row_fn fn, const void *arg)
+{
+	struct eng_iter merged;
+
+	if (lo >= hi)
+		return;
+	iter_merge(full, &merged);
+	iter_pairs(&merged, size, lo, hi);
+	iter_walk(&merged, lo, hi, fn, arg);
 }
 
 /* Element range of units [@ub, @ue) of an element-wise op on @out. */

@@ -556,6 +556,8 @@ void iter_add(struct eng_iter *it, const struct vnpu_cmd_tensor *t,
 	      const struct vnpu_cmd_tensor *out, void *data);
 void iter_run(const struct eng_iter *full, __u64 lo, __u64 hi,
 	      iter_row_fn fn, const void *arg);
+void iter_run_pairs(const struct eng_iter *full, __u32 size, __u64 lo,
+		    __u64 hi, iter_row_fn fn, const void *arg);
 void elem_range(const struct vnpu_cmd_tensor *out, __u64 ub, __u64 ue,
 		__u64 *lo, __u64 *hi);
 void flat_range(const struct vnpu_cmd_tensor *out, __u64 depth, __u64 ub,

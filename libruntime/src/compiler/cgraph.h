@@ -89,6 +89,9 @@ struct cop {
 	int32_t fused_into;		/* a dead op: the op that runs it, or -1 (a view) */
 	int32_t bias;			/* fused bias (a constant), or -1 */
 	int32_t residual;		/* fused residual input, or -1 */
+	int32_t up_input;		/* an Add: its in[] that a fused nearest Resize
+					 * upsamples (fuse_upsample.c), or -1 */
+	uint32_t up[VNPU_MAX_DIMS];	/* that Resize's integer factor per axis */
 	struct vnpu_layer_act act;	/* fused activation (COP_ACT: the function) */
 	struct vnpu_layer_chain chain;	/* COP_CHAIN: the steps */
 	char type[64];			/* "Conv+Add+Relu" */
@@ -203,6 +206,9 @@ vnpu_status cl_unary_t(struct cstate *s, const struct vnpu_layer_act *a, struct 
 vnpu_status cl_binary_t(struct cstate *s, uint32_t func, struct ctensor a, struct ctensor b,
 			struct ctensor y);
 vnpu_status cl_binary(struct cstate *s, uint32_t func, int32_t a, int32_t b, int32_t y);
+/* A Resize's or Upsample's constant scales as f32 bits per axis into
+ * @scale (left as they are where the model gives none). */
+void cl_resize_scales(const struct cstate *s, const struct cop *op, uint32_t *scale);
 vnpu_status cl_where(struct cstate *s, int32_t c, int32_t x, int32_t y, int32_t z);
 vnpu_status cl_cast(struct cstate *s, int32_t v, vnpu_element_type type, int32_t *out);
 vnpu_status cl_const_scalar(struct cstate *s, vnpu_element_type type, double v, int32_t *out);

@@ -169,6 +169,7 @@ vnpu_status cs_add_op(struct cstate *s, struct cop **out)
 	op->fused_into = -1;
 	op->bias = -1;
 	op->residual = -1;
+	op->up_input = -1;
 	for (uint32_t i = 0; i < COP_MAX_IO; i++)
 		op->in[i] = op->out[i] = -1;
 	*out = op;

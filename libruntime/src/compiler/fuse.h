@@ -64,6 +64,11 @@ vnpu_status cf_fuse_layer_norms(struct cstate *s, struct uses *u);
 /* Element-wise ops feeding each other become one CHAIN layer (COP_CHAIN). */
 vnpu_status cf_fuse_chains(struct cstate *s, struct uses *u);
 
+/* ---- fuse_upsample.c ---- */
+/* A nearest Resize by integer factors read by one Add only runs inside
+ * that Add (cop.up_input). */
+vnpu_status cf_fuse_upsamples(struct cstate *s, struct uses *u);
+
 /* ---- fuse_qdq.c ---- */
 /* DequantizeLinear -> Conv [-> Relu] -> QuantizeLinear groups become
  * QLINEAR_CONV layers, DequantizeLinear x 2 -> Add [-> Relu] ->

@@ -402,6 +402,38 @@ vnpu_status cl_cast(struct cstate *s, int32_t v, vnpu_element_type type, int32_t
 	return cl_layer(s, VNPU_LAYER_CAST, ct, 2, NULL, 0);
 }
 
+/*
+ * An Add with a nearest Resize fused (fuse_upsample.c): each axis d the
+ * Resize upsamples by k_d > 1 becomes [dims_d / k_d, k_d] in the output
+ * and the other operand, and [dims_d, k_d] with stride 0 along k_d in the
+ * Resize's input, which is read where the Resize would have copied it.
+ */
+static vnpu_status lower_up_add(struct cstate *s, const struct cop *op, uint32_t func)
+{
+	struct ctensor t[3] = { ct_dense(s, op->in[0]), ct_dense(s, op->in[1]),
+				ct_dense(s, op->out[0]) }, v[3];
+
+	for (uint32_t i = 0; i < 3; i++) {
+		v[i] = t[i];
+		v[i].rank = 0;
+		for (uint32_t d = 0; d < t[2].rank; d++) {
+			int64_t k = op->up[d], st = t[i].strides[d];
+			bool up = (int32_t)i == op->up_input;
+
+			if (k == 1) {
+				v[i].dims[v[i].rank] = t[i].dims[d];
+				v[i].strides[v[i].rank++] = st;
+				continue;
+			}
+			v[i].dims[v[i].rank] = up ? t[i].dims[d] : t[i].dims[d] / k;
+			v[i].strides[v[i].rank++] = up ? st : st * k;
+			v[i].dims[v[i].rank] = k;
+			v[i].strides[v[i].rank++] = up ? 0 : st;
+		}
+	}
+	return cl_binary_t(s, func, v[0], v[1], v[2]);
+}
+
 static vnpu_status lower_binary(struct cstate *s, struct cop *op, uint32_t func)
 {
 	const char *name = N(op)->op;
@@ -410,6 +442,8 @@ static vnpu_status lower_binary(struct cstate *s, struct cop *op, uint32_t func)
 	vnpu_status st = VNPU_OK;
 	bool mean = !strcmp(name, "Mean");
 
+	if (op->up_input >= 0)
+		return lower_up_add(s, op, func);
 	if (!strcmp(name, "Mod") && vnpu_attr_int(N(op), "fmod", 0))
 		func = VNPU_BIN_FMOD;
 	if (op->num_in == 1)

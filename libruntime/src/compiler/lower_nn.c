@@ -1953,6 +1953,25 @@ static vnpu_status lower_resize_crop(struct cstate *s, struct cop *op,
 	return st;
 }
 
+void cl_resize_scales(const struct cstate *s, const struct cop *op, uint32_t *scale)
+{
+	const struct vnpu_node *n = N(op);
+	int32_t rank = INFO(s, IN(op, 0))->rank;
+	bool upsample = !strcmp(n->op, "Upsample");
+	int32_t scales = upsample || s->m->opset < 11 ? IN(op, 1) : IN(op, 2);
+
+	if (scales >= 0 && cs_is_const(s, scales) && vnpu_tinfo_elems(INFO(s, scales)) == rank)
+		for (int32_t d = 0; d < rank; d++)
+			scale[d] = f32_bits((float)vnpu_elem_get_f(INFO(s, scales)->data,
+								   INFO(s, scales)->type, d));
+	if (upsample && vnpu_node_attr(n, "scales")) {
+		const struct vnpu_attr *a = vnpu_node_attr(n, "scales");
+
+		for (int32_t d = 0; d < rank && (size_t)d < a->n; d++)
+			scale[d] = f32_bits(a->floats[d]);
+	}
+}
+
 static vnpu_status lower_resize(struct cstate *s, struct cop *op)
 {
 	static const char *const coords[] = {
@@ -1967,7 +1986,6 @@ static vnpu_status lower_resize(struct cstate *s, struct cop *op)
 	struct vnpu_layer_resize attr = { 0 };
 	const char *mode = vnpu_attr_str(n, "mode", "nearest");
 	bool upsample = !strcmp(n->op, "Upsample");
-	int32_t scales = upsample || s->m->opset < 11 ? IN(op, 1) : IN(op, 2);
 	const char *coord = upsample || s->m->opset < 11 ? "asymmetric" :
 			    vnpu_attr_str(n, "coordinate_transformation_mode", "half_pixel");
 	int c, k;
@@ -1998,16 +2016,7 @@ static vnpu_status lower_resize(struct cstate *s, struct cop *op)
 	attr.coord = (uint32_t)c;
 	if (vnpu_attr_int(n, "exclude_outside", 0) && attr.mode != VNPU_RESIZE_CUBIC)
 		return UNSUP(s, "exclude_outside");
-	if (scales >= 0 && cs_is_const(s, scales) && vnpu_tinfo_elems(INFO(s, scales)) == xi->rank)
-		for (int32_t d = 0; d < xi->rank; d++)
-			attr.scale[d] = f32_bits((float)vnpu_elem_get_f(INFO(s, scales)->data,
-									 INFO(s, scales)->type, d));
-	if (upsample && vnpu_node_attr(n, "scales")) {
-		const struct vnpu_attr *a = vnpu_node_attr(n, "scales");
-
-		for (int32_t d = 0; d < xi->rank && (size_t)d < a->n; d++)
-			attr.scale[d] = f32_bits(a->floats[d]);
-	}
+	cl_resize_scales(s, op, attr.scale);
 	if (attr.coord == VNPU_COORD_ALIGN_CORNERS && attr.scale[0])
 		align_corners_by_scale(xi, &attr);
 	t[0] = ct_dense(s, IN(op, 0));

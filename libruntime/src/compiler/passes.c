@@ -1015,6 +1015,8 @@ vnpu_status cs_fuse(struct cstate *s)
 		st = cf_fuse_chains(s, &u);
 	if (!st && !s->opt.no_fusion)
 		st = cf_fuse_qdq_tables(s, &u);
+	if (!st && !s->opt.no_fusion)
+		st = cf_fuse_upsamples(s, &u);
 	for (uint32_t i = 0; !st && !s->opt.no_fusion && i < s->num_ops; i++) {
 		s->cur_op = i;
 		if (!s->ops[i].dead)

@@ -999,6 +999,72 @@ static void test_lookup(struct __test_metadata *_metadata)
 		TH_LOG("lookup: pad accepted");
 }
 
+/*
+ * An operand upsampled 2x by nearest (a Resize fused into the Add reading
+ * it): [C, h, kh, w, 2] with strides [h * w, w, 0, 1, 0] against dense
+ * [C, h * kh, w * 2], either side, for the functions of the pair path and
+ * one without it; rows of an odd count of pairs, and units (4096
+ * elements) that end inside rows.
+ */
+static void test_up_pairs(struct __test_metadata *_metadata)
+{
+	static const __u32 funcs[] = {
+		VNPU_BIN_ADD, VNPU_BIN_SUB, VNPU_BIN_MUL, VNPU_BIN_DIV, VNPU_BIN_MAX,
+	};
+	static const __u64 shapes[][3] = { { 3, 5, 13 }, { 64, 8, 40 }, { 2, 1, 1 }, { 5, 3, 4 } };
+	size_t f, sh, side, e;
+
+	for (sh = 0; sh < sizeof(shapes) / sizeof(shapes[0]); sh++) {
+		__u64 c = shapes[sh][0], h = shapes[sh][1], w = shapes[sh][2];
+		__u64 kh = sh == 3 ? 1 : 2;
+		__u64 yd[5] = { c, h, kh, w, 2 };
+		size_t ny = c * h * kh * w * 2, nx = c * h * w;
+		float *x = malloc(nx * 4), *a = malloc(ny * 4), *y = malloc(ny * 4);
+		float *ref = malloc(ny * 4);
+
+		et_fill_f32(x, nx);
+		et_fill_f32(a, ny);
+		x[nx / 2] = INFINITY;
+		for (e = 0; e < nx; e++)
+			x[e] = x[e] ? x[e] : 0.5f;
+		for (side = 0; side < 2; side++)
+			for (f = 0; f < sizeof(funcs) / sizeof(funcs[0]); f++) {
+				struct vnpu_layer_binary at = { .func = funcs[f] };
+				struct vnpu_cmd_tensor t[3], up = et_dense(VNPU_DTYPE_F32, 5, yd);
+				void *data[3] = { side ? a : x, side ? x : a, y };
+				char name[96];
+				size_t i;
+
+				up.strides[0] = (__s64)(h * w);
+				up.strides[1] = (__s64)w;
+				up.strides[2] = 0;
+				up.strides[3] = 1;
+				up.strides[4] = 0;
+				t[side] = up;
+				t[1 - side] = et_dense(VNPU_DTYPE_F32, 5, yd);
+				t[2] = t[1 - side];
+				/* (the reference's MAX orders a NaN unlike ONNX's) */
+				a[ny - 1] = funcs[f] == VNPU_BIN_MAX ? 1.0f : NAN;
+				for (i = 0; i < ny; i++) {
+					size_t q = i / 2 % w, r = i / (2 * w * kh);
+					float u = x[r * w + q];
+
+					ref[i] = (float)ref_bin_d(funcs[f], side ? a[i] : u,
+								  side ? u : a[i]);
+				}
+				snprintf(name, sizeof(name), "up pairs f%u %llux%llux%llu side %zu",
+					 funcs[f], (unsigned long long)c, (unsigned long long)h,
+					 (unsigned long long)w, side);
+				EXPECT_EQ(0, et_layer_exact(name, VNPU_LAYER_BINARY, t, data, 3, &at,
+							    sizeof(at), ref));
+			}
+		free(x);
+		free(a);
+		free(y);
+		free(ref);
+	}
+}
+
 TEST(elementwise)
 {
 	test_lookup(_metadata);
@@ -1010,6 +1076,7 @@ TEST(elementwise)
 	test_unary_int(_metadata);
 	test_cast(_metadata);
 	test_fast_paths(_metadata);
+	test_up_pairs(_metadata);
 }
 
 KSFT_MAIN

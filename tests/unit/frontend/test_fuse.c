@@ -452,4 +452,121 @@ TEST(chain_forms)
 		    PRE_NONE, 2, "Add+Relu", 0);
 }
 
+/* ---- a nearest Resize into the Add reading it (fuse_upsample.c) ---- */
+
+struct up_case {
+	int64_t h, w;		/* the Add's H and W (x is [1, 3, h, w]) */
+	int64_t kh, kw;		/* MaxPool x by [kh, kw], upsample back */
+	const char *coord, *nearest;	/* NULL: the attribute absent */
+	float scale_w;		/* the scales input's W (0: sizes instead) */
+	bool resize_first;	/* Add(Resize, x), else Add(x, Resize) */
+	bool also_out;		/* the upsampled tensor a model output too */
+	int64_t opset;
+	bool fused;
+};
+
+/*
+ * x [1, 3, h, w] pooled by [kh, kw] to p, upsampled back to u and added to
+ * x: one layer fewer with the fusion where it applies ("Resize+Add"),
+ * the unfused outputs bit for bit either way, NaN and infinities among x.
+ */
+static void check_up_add(struct __test_metadata *_metadata, const struct up_case *c)
+{
+	int64_t dims[4] = { 1, 3, c->h, c->w }, n = 3 * c->h * c->w;
+	float scales[4] = { 1, 1, (float)c->kh, c->scale_w };
+	int64_t sizes[4] = { 1, 3, c->h, c->w };
+	struct mb *b = mb_new(c->opset);
+	float *x = malloc((size_t)n * sizeof(*x)), *a[4] = { 0 }, *r[4] = { 0 };
+	struct vnpu_program *p, *q;
+	Onnx__NodeProto *nd;
+	vnpu_model *m;
+
+	mb_input(b, "x", F32, 4, dims);
+	nd = mb_node(b, "MaxPool", (const char *[]){ "x", NULL }, (const char *[]){ "p", NULL });
+	mb_attr_ints(nd, "kernel_shape", 2, (const int64_t[]){ c->kh, c->kw });
+	mb_attr_ints(nd, "strides", 2, (const int64_t[]){ c->kh, c->kw });
+	if (c->opset < 11) {
+		mb_init_f32(b, "sc", 1, (const int64_t[]){ 4 }, scales);
+		nd = mb_node(b, "Resize", (const char *[]){ "p", "sc", NULL },
+			     (const char *[]){ "u", NULL });
+	} else if (c->scale_w) {
+		mb_init_f32(b, "sc", 1, (const int64_t[]){ 4 }, scales);
+		nd = mb_node(b, "Resize", (const char *[]){ "p", "", "sc", NULL },
+			     (const char *[]){ "u", NULL });
+	} else {
+		mb_init_i64(b, "sz", 1, (const int64_t[]){ 4 }, sizes);
+		nd = mb_node(b, "Resize", (const char *[]){ "p", "", "", "sz", NULL },
+			     (const char *[]){ "u", NULL });
+	}
+	if (c->coord)
+		mb_attr_string(nd, "coordinate_transformation_mode", c->coord);
+	if (c->nearest)
+		mb_attr_string(nd, "nearest_mode", c->nearest);
+	mb_node(b, "Add", c->resize_first ? (const char *[]){ "u", "x", NULL } :
+					    (const char *[]){ "x", "u", NULL },
+		(const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	if (c->also_out)
+		mb_output(b, "u");
+	m = mb_read(b);
+	ASSERT_NE(NULL, m);
+	fe_pattern(x, (size_t)n, 5);
+	x[1] = NAN;
+	x[c->w + 2] = INFINITY;
+	x[n - 1] = -INFINITY;
+	p = fe_compile_run(m, NULL, x, a);
+	q = fe_compile_run(m, &unfused, x, r);
+	EXPECT_NE(NULL, p);
+	EXPECT_NE(NULL, q);
+	if (p && q) {
+		bool fused = p->num_layers + 1 == q->num_layers;
+
+		EXPECT_EQ(c->fused, fused)
+			TH_LOG("%ldx%ld by %ldx%ld: %u layers fused, %u not", (long)c->h,
+			       (long)c->w, (long)c->kh, (long)c->kw, p->num_layers,
+			       q->num_layers);
+		EXPECT_FALSE(fused && strcmp(p->layers[1].type, "Resize+Add"))
+			TH_LOG("fused as %s", p->layers[1].type);
+		for (uint32_t o = 0; o < p->num_outputs; o++)
+			compare(_metadata, "Resize+Add", a[o], r[o], p->outputs[o].size / 4, NULL,
+				0);
+	}
+	for (int i = 0; i < 4; i++) {
+		free(a[i]);
+		free(r[i]);
+	}
+	free(x);
+	vnpu_program_free(p);
+	vnpu_program_free(q);
+	vnpu_model_free(m);
+}
+
+TEST(upsample_add)
+{
+	static const struct up_case cases[] = {
+		/* dbnet's and YOLO's form, both operand orders */
+		{ 16, 16, 2, 2, "asymmetric", "floor", 2, false, false, 13, true },
+		{ 16, 16, 2, 2, "asymmetric", "floor", 2, true, false, 13, true },
+		/* rows of an odd count of pairs, a tail shorter than 8 */
+		{ 6, 22, 2, 2, "asymmetric", "floor", 2, false, false, 13, true },
+		{ 2, 2, 2, 2, "asymmetric", "floor", 2, true, false, 13, true },
+		/* by 3 along H, by sizes; along H only */
+		{ 12, 10, 3, 2, "asymmetric", "floor", 0, false, false, 13, true },
+		{ 8, 6, 2, 1, "asymmetric", "floor", 1, true, false, 13, true },
+		/* opset 10's Resize: asymmetric and floor */
+		{ 8, 8, 2, 2, NULL, NULL, 2, false, false, 10, true },
+		/* W by 4: not fused (no fast path) */
+		{ 8, 16, 2, 4, "asymmetric", "floor", 4, false, false, 13, false },
+		/* another rounding or coordinate mode, a scale not the factor */
+		{ 8, 8, 2, 2, "asymmetric", NULL, 2, false, false, 13, false },
+		{ 8, 8, 2, 2, NULL, "floor", 2, false, false, 13, false },
+		{ 8, 8, 2, 2, "asymmetric", "floor", 2.01f, false, false, 13, false },
+		/* the upsampled tensor read elsewhere */
+		{ 8, 8, 2, 2, "asymmetric", "floor", 2, false, true, 13, false },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		check_up_add(_metadata, &cases[i]);
+}
+
 KSFT_MAIN
