@@ -655,6 +655,13 @@ struct eng_qconv {
 	__s16 *stage16;		/* AVX2 depthwise: @stage widened */
 	__u8 *dw8;		/* AVX2 eight-channel depthwise (p.dw8), or NULL */
 	const struct eng_qadd_arg *res;	/* VNPU_LAYER_F_RESIDUAL's add, or NULL */
+	/* Per output channel m, read once a layer (qconv_params()): */
+	float xs, ys;		/* x_scale and y_scale */
+	const float *ws;	/* w_scale: m's at ws[m * wss] (wss 0: one) */
+	const void *wzp;	/* w_zero_point of dtype @wzt, m's at m * wzs */
+	const __s32 *bias;	/* the i32 bias, m's at m * bs; NULL: none */
+	__s64 wss, wzs, bs;
+	__u32 wzt;
 };
 
 /*
@@ -1961,20 +1968,24 @@ static void qconv_tile(const struct eng_qconv *q, const struct eng_qtile *t,
 }
 
 /* The i32 bias of output channel @m, 0 without one. */
-static __u32 qconv_bias(const struct eng_qconv *q, __u64 m)
+static inline __u32 qconv_bias(const struct eng_qconv *q, __u64 m)
 {
-	const struct vnpu_layer_conv *a = q->l->attrs;
-
-	if (!(a->flags & VNPU_LAYER_F_BIAS))
-		return 0;
-	return (__u32)((const __s32 *)q->l->data[8])
-		[(__s64)m * q->l->t[8].strides[0]];
+	return q->bias ? (__u32)q->bias[(__s64)m * q->bs] : 0;
 }
 
-/* Output channel @m's requantization multiplier. */
-static float qconv_mult(const struct eng_layer *l, __u64 m)
+/*
+ * Output channel @m's requantization multiplier: x_scale * w_scale /
+ * y_scale, in that order (the same bits as ever).
+ */
+static inline float qconv_mult(const struct eng_qconv *q, __u64 m)
 {
-	return qscale(l, 1, 0) * qscale(l, 4, m) / qscale(l, 6, 0);
+	return q->xs * q->ws[(__s64)m * q->wss] / q->ys;
+}
+
+/* Output channel @m's weight zero point. */
+static inline __s32 qconv_wz(const struct eng_qconv *q, __u64 m)
+{
+	return ld_q(q->wzp, (__s64)m * q->wzs, q->wzt);
 }
 
 #ifdef ENG_FMA
@@ -2092,11 +2103,11 @@ static void qconv_rows(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi,
 		for (r = 0; r < o.rows; r++) {
 			__u64 m = g * q->s.mg + r0 + r;
 
-			o.wz[r] = qzero(q->l, 5, m);
+			o.wz[r] = qconv_wz(q, m);
 			o.fix[r] = (__s32)(qconv_bias(q, m) -
 					   (__u32)q->xz * (__u32)q->wsum[g * p->mp + r0 + r] +
 					   (__u32)p->k * (__u32)q->xz * (__u32)o.wz[r]);
-			o.mult[r] = qconv_mult(q->l, m);
+			o.mult[r] = qconv_mult(q, m);
 		}
 		for (n0 = 0; n0 < cnt; n0 += ENG_QNR) {
 			t.b = q->b + n0 / ENG_QNR * steps * ENG_QNR * 4;
@@ -2699,7 +2710,7 @@ static void qdw8_run(struct eng_qconv *q, __u64 img, __u64 g)
 	}
 	for (c = 0; c < 8; c++) {
 		const __s8 *w = q->w + (g + c) * q->p.mp * q->p.k4;
-		__s32 wz = qzero(q->l, 5, g + c);
+		__s32 wz = qconv_wz(q, g + c);
 		__u32 wsum = 0;
 
 		for (i = 0; i < kh; i++)
@@ -2712,7 +2723,7 @@ static void qdw8_run(struct eng_qconv *q, __u64 img, __u64 g)
 					(__s32)((__u32)(__u16)l0 | (__u32)(__u16)l1 << 16);
 			}
 		v.fix[c] = (__s32)(qconv_bias(q, g + c) - (__u32)xz * wsum);
-		v.mult[c] = qconv_mult(q->l, g + c);
+		v.mult[c] = qconv_mult(q, g + c);
 	}
 	qdw8_gather(q, &v, img, g);
 	qdw8_pairs(q, &v);
@@ -2746,8 +2757,8 @@ static void qconv_depthwise(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
 	const __s8 *w = q->w + g * p->mp * p->k4;
 	__u64 oh0 = nbi * p->rows, ow = q->s.ow, r;
 	__u64 nr = eng_min(p->rows, q->s.oh - oh0);
-	struct qdw_out d = { .bias = qconv_bias(q, g), .wz = qzero(q->l, 5, g),
-			     .mult = qconv_mult(q->l, g),
+	struct qdw_out d = { .bias = qconv_bias(q, g), .wz = qconv_wz(q, g),
+			     .mult = qconv_mult(q, g),
 			     .lo = (float)(q->lo - q->yz), .hi = (float)(q->hi - q->yz),
 			     .rows = nr };
 	__u8 *yd = (__u8 *)q->l->data[q->l->n - 1] +
@@ -2789,6 +2800,31 @@ static void qconv_residual_arg(const struct eng_layer *l, struct eng_qadd_arg *q
 		      VNPU_LAYER_F_RES_FIRST);
 }
 
+/* qparam_off()'s step: an index's offset is index times it. */
+static __s64 qparam_step(const struct vnpu_cmd_tensor *p)
+{
+	return qparam_off(p, 1);
+}
+
+/* The per-channel parameters' places (struct eng_qconv), once a layer. */
+static void qconv_params(struct eng_qconv *q)
+{
+	const struct eng_layer *l = q->l;
+	const struct vnpu_layer_conv *a = l->attrs;
+
+	q->xs = qscale(l, 1, 0);
+	q->ys = qscale(l, 6, 0);
+	q->ws = (const float *)l->data[4];
+	q->wss = qparam_step(&l->t[4]);
+	q->wzp = l->data[5];
+	q->wzs = qparam_step(&l->t[5]);
+	q->wzt = l->t[5].dtype;
+	if (a->flags & VNPU_LAYER_F_BIAS) {
+		q->bias = (const __s32 *)l->data[8];
+		q->bs = l->t[8].strides[0];
+	}
+}
+
 static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 			    const struct vnpu_eng_ctx *ctx)
 {
@@ -2807,6 +2843,7 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 	}
 	eng_conv_shape(l, &q.s);
 	eng_qplan(&q.s, a, &q.p);
+	qconv_params(&q);
 	q.w = l->data[3];
 	q.wsum = (const __s32 *)(q.w + q.s.group * q.p.mp * q.p.k4);
 	q.flip = l->t[0].dtype == VNPU_DTYPE_I8 ? 0x80 : 0;
