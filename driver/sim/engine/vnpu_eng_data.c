@@ -245,6 +245,11 @@ struct resize_tab {
 	__u32 pairs;
 	/* The innermost axis keeps its size and x is dense f32 along it. */
 	int keep;
+	/*
+	 * Every axis but the last two keeps its size, whose taps hax holds:
+	 * a row's combinations are the taps of the last outer axis alone.
+	 */
+	int plane;
 	__s64 lo;	/* the lowest live tap's offset */
 };
 
@@ -268,11 +273,17 @@ static void resize_tab_init(struct resize_tab *tb, const struct eng_layer *l,
 	tb->hax = (struct resize_axis *)(tb->rows + ENG_RESIZE_ROW_TAPS *
 					 tb->cols);
 	tb->hknown = (__u8 *)(tb->hax + ENG_RESIZE_COLS);
-	if (y->rank < 2 || y->dims[y->rank - 2] > ENG_RESIZE_COLS)
+	tb->plane = 0;
+	if (y->rank < 2 || y->dims[y->rank - 2] > ENG_RESIZE_COLS) {
 		tb->hax = (struct resize_axis *)0;
-	else
-		for (i = 0; i < y->dims[y->rank - 2]; i++)
-			tb->hknown[i] = 0;
+		return;
+	}
+	for (i = 0; i < y->dims[y->rank - 2]; i++)
+		tb->hknown[i] = 0;
+	tb->plane = 1;
+	for (i = 0; i + 2 < y->rank; i++)
+		tb->plane &= eng_resize_axis_kept(l->attrs, (__u32)i,
+						  l->t[0].dims[i], y->dims[i]);
 }
 
 /* Sets tb->pairs for the table's first @n columns, @xs apart in the input. */
@@ -374,6 +385,23 @@ static int resize_row_taps(const struct eng_layer *l,
 	const struct resize_axis *ax = tb->st->ax;
 	__u32 d, r = x->rank - 1, pos[VNPU_MAX_DIMS] = {};
 
+	if (tb->plane) {
+		/*
+		 * The kept axes' one tap each (coordinate, weight 1), the last
+		 * outer axis's in order: the offsets and products below.
+		 */
+		__s64 base = 0;
+
+		for (d = 0; d + 1 < r; d++)
+			base += (__s64)coord[d] * x->strides[d];
+		resize_outer_axis(l, tb, r - 1, coord[r - 1]);
+		for (rw->k = 0; rw->k < ax[r - 1].n; rw->k++) {
+			rw->base[rw->k] = base + (__s64)ax[r - 1].idx[rw->k] *
+					  x->strides[r - 1];
+			rw->w[rw->k] = (float)ax[r - 1].w[rw->k];
+		}
+		return 1;
+	}
 	rw->k = 1;
 	for (d = 0; d < r; d++) {
 		resize_outer_axis(l, tb, d, coord[d]);
@@ -421,7 +449,19 @@ static void resize_hrow(const struct resize_tab *tb, const void *x, __u32 dt,
 	__u64 c, o;
 	__u32 j;
 
-	for (c = 0; c < tb->width; c += 8) {
+	/* Linear's two taps: the loop below with its inner loop unrolled. */
+	for (c = 0; tb->taps == 2 && dt == VNPU_DTYPE_F32 && c < tb->width;
+	     c += 8) {
+		v8sf acc = vload(tb->w + c) *
+			   resize_load8(x, dt, base, tb->off + c);
+		v8si live = *(const v8si_u *)(tb->n + c) > 1;
+
+		o = tb->cols + c;
+		vstore(h + c, vm8_sel(live, acc + vload(tb->w + o) *
+				      resize_load8(x, dt, base, tb->off + o),
+				      acc));
+	}
+	for (; c < tb->width; c += 8) {
 		v8sf acc = vload(tb->w + c) * resize_load8(x, dt, base, tb->off + c);
 
 		for (j = 1; j < tb->taps; j++) {
@@ -481,6 +521,12 @@ static void resize_blend(const struct resize_row *rw, const float *const *h,
 	__u32 k;
 	v8sf v;
 
+	/* Linear's two rows: the loop below with its inner loop unrolled. */
+	for (; rw->k == 2 && dt == VNPU_DTYPE_F32 && ys == 1 && c + 8 <= e;
+	     c += 8, i += 8) {
+		v = vbcast(rw->w[0]) * vload(h[0] + c);
+		vstore(yf + i, v + vbcast(rw->w[1]) * vload(h[1] + c));
+	}
 	for (; dt == VNPU_DTYPE_F32 && ys == 1 && c + 8 <= e; c += 8, i += 8) {
 		v = vbcast(rw->w[0]) * vload(h[0] + c);
 		for (k = 1; k < rw->k; k++)
