@@ -82,61 +82,16 @@ static inline v16si pair16(v16sf lo, v16sf hi)
 }
 
 /*
- * Rows [0, @rows) x panels [0, @np) of one tile: @np2 pairs from A's
- * panels @a0 and @a1 (pair p of row r at + p * ENG_MR + r) and B's @b0
- * and @b1 (pair p of column j at + p * ENG_NR + j), then with @ta the
- * tail pair of the rows (ta[r], rows 6-11 at ta[ENG_MR + r]) and of the
+ * A tile's parameters, and a tile function's head (tiles[] below): rows
+ * [0, 6) or [0, 12) by panels [0, 1) or [0, 2) of columns, @np2 pairs
+ * from A's panels @a0 and @a1 (rows 6-11; pair p of row r at
+ * + p * ENG_MR + r, or in rows ENG_BF16_ARS words apart) and B's @b0 and
+ * @b1 (pair p of column j at + p * ENG_NR + j), then with @ta the tail
+ * pair of the rows (ta[r], rows 6-11 at ta[ENG_MR + r]) and of the
  * columns (tb[j], tb[ENG_NR + j]). Sums to @c (rows @rs floats apart),
- * from there when @load.
+ * from there when @load; each sum takes its pairs in depth order, one
+ * vdpbf16ps each, the tail pair last.
  */
-/* One pair of depth for the tile's rows: A's words at @ak0 and @ak1. */
-#define TILE_STEP(ak0, ak1, rs_a) do {					\
-	for (r = 0; r < rows; r++) {					\
-		__u32 x = r < ENG_MR ? (ak0)[r * (rs_a)] :		\
-				       (ak1)[(r - ENG_MR) * (rs_a)];	\
-		v16si av = (v16si){} + (int)x;				\
-									\
-		for (j = 0; j < np; j++)				\
-			acc[r][j] = dp16(acc[r][j], av, bv[j]);		\
-	}								\
-} while (0)
-
-static __attribute__((__always_inline__)) inline
-void tile(__u64 np2, const __u32 *a0, const __u32 *a1, const __u32 *b0,
-	  const __u32 *b1, const __u32 *ta, const __u32 *tb, float *c,
-	  __u64 rs, int load, const int rows, const int np, const int arow)
-{
-	v16sf acc[12][2];
-	v16si bv[2];
-	__u64 p;
-	int r, j;
-
-	for (r = 0; r < rows; r++)
-		for (j = 0; j < np; j++)
-			acc[r][j] = load ? ld16(c + r * rs + j * ENG_NR) :
-					   (v16sf){};
-#pragma GCC unroll 2
-	for (p = 0; p < np2; p++) {
-		bv[0] = ldi16(b0 + p * ENG_NR);
-		if (np == 2)
-			bv[1] = ldi16(b1 + p * ENG_NR);
-		if (arow)
-			TILE_STEP(a0 + p, a1 + p, ENG_BF16_ARS);
-		else
-			TILE_STEP(a0 + p * ENG_MR, a1 + p * ENG_MR, 1);
-	}
-	if (ta) {
-		bv[0] = ldi16(tb);
-		if (np == 2)
-			bv[1] = ldi16(tb + ENG_NR);
-		TILE_STEP(ta, ta + ENG_MR, 1);
-	}
-	for (r = 0; r < rows; r++)
-		for (j = 0; j < np; j++)
-			st16(c + r * rs + j * ENG_NR, acc[r][j]);
-}
-
-/* Every tile's parameters, and a tile function's head (tiles[] below). */
 #define TILE_PARAMS							\
 	__u64 np2, const __u32 *a0, const __u32 *a1, const __u32 *b0,	\
 	const __u32 *b1, const __u32 *ta, const __u32 *tb, float *c,	\
@@ -144,24 +99,12 @@ void tile(__u64 np2, const __u32 *a0, const __u32 *a1, const __u32 *b0,
 #define TILE_HEAD(name)							\
 static __attribute__((__noinline__)) void name(TILE_PARAMS)
 
-/* The edge tiles: to the accumulators (the driver gives them no @out). */
-#define TILE_FN(name, rows, np, arow)					\
-TILE_HEAD(name)								\
-{									\
-	tile(np2, a0, a1, b0, b1, ta, tb, c, rs, load, rows, np, arow);	\
-}
-
-TILE_FN(tile_6x16, 6, 1, 0)
-TILE_FN(tile_6x32, 6, 2, 0)
-TILE_FN(tile_6x16_rows, 6, 1, 1)
-TILE_FN(tile_6x32_rows, 6, 2, 1)
-
 /*
  * The full 12x32 tile, nearly all of the time, in one asm statement so
- * that nothing spills (the C one above spills a third of its sums): row
+ * that nothing spills (gcc's C tile spilled a third of its sums): row
  * r in zmm(2r) and zmm(2r+1), B's pair row in zmm30 and zmm31, A's word
  * broadcast into zmm29; two pairs a loop trip, then one, then the tail.
- * The same instructions in the same order per sum as tile(). With @out
+ * With @out
  * (struct eng_tile_out) the sums go through the epilogue of the f32
  * tiles (ZT_STORE()) to the output instead of back to @c.
  */
@@ -172,14 +115,17 @@ TILE_FN(tile_6x32_rows, 6, 2, 1)
 
 /*
  * Pair @u of a trip for the tile's rows, A's word of row r at BK_A(u, r)
- * (of a0 for rows 0-5, a1 for 6-11, the variant's addressing).
+ * (of a0 for rows 0-5, a1 for 6-11, the variant's addressing); of a0's
+ * rows only for the 6x32 tile.
  */
-#define BK_STEP_(u, BK_A)						\
+#define BK_STEP6_(u, BK_A)						\
 	"vmovdqu32 (64 * " #u ")(%[b]), %%zmm30\n\t"			\
 	"vmovdqu32 (64 * " #u ")(%[b], %[bd]), %%zmm31\n\t"		\
 	BK_DP(BK_A(u, 0, a0), 0, 1) BK_DP(BK_A(u, 1, a0), 2, 3)		\
 	BK_DP(BK_A(u, 2, a0), 4, 5) BK_DP(BK_A(u, 3, a0), 6, 7)		\
-	BK_DP(BK_A(u, 4, a0), 8, 9) BK_DP(BK_A(u, 5, a0), 10, 11)	\
+	BK_DP(BK_A(u, 4, a0), 8, 9) BK_DP(BK_A(u, 5, a0), 10, 11)
+#define BK_STEP_(u, BK_A)						\
+	BK_STEP6_(u, BK_A)						\
 	BK_DP(BK_A(u, 0, a1), 12, 13) BK_DP(BK_A(u, 1, a1), 14, 15)	\
 	BK_DP(BK_A(u, 2, a1), 16, 17) BK_DP(BK_A(u, 3, a1), 18, 19)	\
 	BK_DP(BK_A(u, 4, a1), 20, 21) BK_DP(BK_A(u, 5, a1), 22, 23)
@@ -263,12 +209,46 @@ TILE_HEAD(name)								\
 BK_TILES(BK_TILE, tile_12x32)
 
 /*
+ * The 6x32 tile (a unit's last rows when they are not a multiple of 12:
+ * ResNet-50's and DBNet's 64 channels are five 12-row tiles and one of
+ * 6) likewise, rows 0-5 only, to the sums (the edge tiles take no @out).
+ * gcc's C tile copied every sum to another register each pair.
+ */
+#define B6_ROWS(M) ZT_ROWS4(M) M(8, 9) M(10, 11)
+
+#define B6_TILE(name, BK_A, ADV2)					\
+TILE_HEAD(name)								\
+{									\
+	__s64 bd = (const char *)b1 - (const char *)b0;			\
+	__u64 rsb = rs * 4;						\
+	float *p;							\
+									\
+	(void)out;							\
+	__asm__ __volatile__(BK_BODY(B6_ROWS(ZT_LD), B6_ROWS(ZT_ZERO),	\
+				     BK_STEP6_, BK_A, ADV2,		\
+				     "mov $64, %[bd]\n\t"		\
+				     BK_STEP6_(0, BK_A_PANEL),		\
+				     "mov %[c], %[p]\n\t"		\
+				     B6_ROWS(ZT_ST))			\
+			     : [k] "+r"(np2), [a0] "+r"(a0), [a1] "+r"(a1),	\
+			       [b] "+r"(b0), [bd] "+r"(bd), [p] "=&r"(p)	\
+			     : [c] "r"(c), [load] "r"(load), [ta] "r"(ta),	\
+			       [tb] "r"(tb), [rsb] "r"(rsb)		\
+			     : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",	\
+			       "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",	\
+			       "xmm29", "xmm30", "xmm31", "cc", "memory");	\
+}
+
+BK_TILES(B6_TILE, tile_6x32)
+
+/*
  * The 12x16 tile (a unit's odd last panel of columns) likewise: row r in
  * zmm(r), B's pair row in zmm30, each of A's words broadcast from memory
  * by its vdpbf16ps, which sums the same products in the same order (the
  * instruction treats its two pair operands alike). The C tile spent 1.4
  * times as long a pair: a register copy per sum and a broadcast each.
- * To the sums only, as the other edge tiles.
+ * To the sums only, as the other edge tiles; the 6x16 tile (an odd last
+ * panel of rows and of columns) on rows 0-5 alike.
  */
 #define T16_ROWS(M)							\
 	M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10) M(11)
@@ -291,7 +271,15 @@ BK_TILES(BK_TILE, tile_12x32)
 	T16_DP(BK_A(u, 2, a1), 8) T16_DP(BK_A(u, 3, a1), 9)		\
 	T16_DP(BK_A(u, 4, a1), 10) T16_DP(BK_A(u, 5, a1), 11)
 
-#define T16_TILE(name, BK_A, ADV2)					\
+#define T6_ROWS(M) M(0) M(1) M(2) M(3) M(4) M(5)
+#define T6_STEP_(u, BK_A)						\
+	"vmovdqu32 (64 * " #u ")(%[b]), %%zmm30\n\t"			\
+	T16_DP(BK_A(u, 0, a0), 0) T16_DP(BK_A(u, 1, a0), 1)		\
+	T16_DP(BK_A(u, 2, a0), 2) T16_DP(BK_A(u, 3, a0), 3)		\
+	T16_DP(BK_A(u, 4, a0), 4) T16_DP(BK_A(u, 5, a0), 5)
+
+/* A 16-column tile of the rows ROWS and the step STEP. */
+#define T16_TILE_(name, BK_A, ADV2, ROWS, STEP)				\
 TILE_HEAD(name)								\
 {									\
 	__u64 rsb = rs * 4;						\
@@ -299,11 +287,11 @@ TILE_HEAD(name)								\
 									\
 	(void)b1;							\
 	(void)out;							\
-	__asm__ __volatile__(BK_BODY(T16_ROWS(T16_LD), T16_ROWS(T16_ZERO), \
-				     T16_STEP_, BK_A, ADV2,		\
-				     T16_STEP_(0, BK_A_PANEL),		\
+	__asm__ __volatile__(BK_BODY(ROWS(T16_LD), ROWS(T16_ZERO),	\
+				     STEP, BK_A, ADV2,			\
+				     STEP(0, BK_A_PANEL),		\
 				     "mov %[c], %[p]\n\t"		\
-				     T16_ROWS(T16_ST))			\
+				     ROWS(T16_ST))			\
 			     : [k] "+r"(np2), [a0] "+r"(a0), [a1] "+r"(a1),	\
 			       [b] "+r"(b0), [p] "=&r"(p)		\
 			     : [c] "r"(c), [load] "r"(load), [ta] "r"(ta),	\
@@ -313,7 +301,13 @@ TILE_HEAD(name)								\
 			       "xmm30", "cc", "memory");		\
 }
 
+#define T16_TILE(name, BK_A, ADV2)					\
+	T16_TILE_(name, BK_A, ADV2, T16_ROWS, T16_STEP_)
+#define T6_TILE(name, BK_A, ADV2)					\
+	T16_TILE_(name, BK_A, ADV2, T6_ROWS, T6_STEP_)
+
 BK_TILES(T16_TILE, tile_12x16)
+BK_TILES(T6_TILE, tile_6x16)
 
 typedef void (*tile_fn)(TILE_PARAMS);
 
