@@ -957,19 +957,197 @@ void bt16(v16sf *t, const int s)
 	t[5 * s] = (d1 * 4.0f - d3 * 5.0f) + d5;
 }
 
+/* Most runs of tiles of one tile row a panel loads by rows. */
+#define WIN_SEGS	4
+
+typedef int v16si __attribute__((vector_size(64), aligned(4)));
+
+/**
+ * struct win_seg - a run of a panel's lanes whose tiles follow each other
+ *	along one tile row (a lane's tile 4 columns right of the previous
+ *	lane's), for the input transform by rows
+ * @base: floats from a channel's image to the column lane 0's tile would
+ *	start at in the run's first input row
+ * @lm: the columns [16 j, 16 j + 16) from @base inside X, in the run's
+ *	tiles (column p is lane p / 4's tile's point p % 4, or for p % 4 < 2
+ *	lane p / 4 - 1's point p % 4 + 4)
+ * @lanes: the run's lanes
+ * @rows: the input rows 0-5 from @base's inside X (each lane's alike)
+ */
+struct win_seg {
+	__s64 base;
+	__u16 lm[5];
+	__u16 lanes;
+	__u8 rows;
+};
+
+/* The input rows 0-5 of lane @l's tile inside X. */
+static __u32 win_lane_rows(const struct eng_wino_in *w, __u32 l)
+{
+	__u32 r, m = 0;
+
+	for (r = 0; r < 6; r++)
+		m |= (w->rmask[r] >> l & 1u) << r;
+	return m;
+}
+
+/*
+ * Whether lane @l's tile follows lane @l - 1's in its run: 4 columns
+ * right, the same rows inside X, and the columns the two share (the
+ * earlier's points 4 and 5) inside X alike.
+ */
+static int win_follows(const struct eng_wino_in *w, __u32 l)
+{
+	return w->off[l] == w->off[l - 1] + 4 &&
+	       win_lane_rows(w, l) == win_lane_rows(w, l - 1) &&
+	       (w->kmask[4] >> (l - 1) & 1) == (w->kmask[0] >> l & 1) &&
+	       (w->kmask[5] >> (l - 1) & 1) == (w->kmask[1] >> l & 1);
+}
+
+/*
+ * The panel's runs into @sg: their count, or 0 where its tiles are not
+ * runs of consecutive tiles of unit column stride, or lie in more than
+ * WIN_SEGS tile rows (then the gathers are no slower).
+ */
+static int win_segs(const struct eng_wino_in *w, struct win_seg *sg)
+{
+	__u32 valid = 0, lane, j, p;
+	int n = 0, i;
+
+	if (w->ks != 1)
+		return 0;
+	for (i = 0; i < 6; i++)
+		valid |= w->rmask[i];
+	for (lane = 0; lane < ENG_NR; lane++) {
+		if (!(valid >> lane & 1))
+			continue;
+		if (!n || !(sg[n - 1].lanes >> (lane - 1) & 1) ||
+		    !win_follows(w, lane)) {
+			if (n == WIN_SEGS)
+				return 0;
+			sg[n].base = (__s64)w->off[lane] - 4 * (__s64)lane;
+			sg[n].lanes = 0;
+			sg[n].rows = (__u8)win_lane_rows(w, lane);
+			for (j = 0; j < 5; j++)
+				sg[n].lm[j] = 0;
+			n++;
+		}
+		sg[n - 1].lanes |= (__u16)(1u << lane);
+	}
+	for (i = 0; i < n; i++) {
+		__u32 ln = sg[i].lanes;
+
+		for (p = 0; p < 4 * ENG_NR + 2; p++) {
+			__u32 l = p / 4, k = p % 4;
+			int in = (l < ENG_NR && (ln >> l & 1) &&
+				  (w->kmask[k] >> l & 1)) ||
+				 (k < 2 && l >= 1 && (ln >> (l - 1) & 1) &&
+				  (w->kmask[k + 4] >> (l - 1) & 1));
+
+			if (in)
+				sg[i].lm[p / 16] |= (__u16)(1u << (p % 16));
+		}
+	}
+	return n;
+}
+
+/*
+ * Point k of the sixteen tiles whose columns start 4 apart at @a[0]'s
+ * first (@a: 64 consecutive floats): a[4 l + k] into lane l.
+ */
+#define WIN_PICK(a, k)							\
+	__builtin_shufflevector(					\
+		__builtin_shufflevector((a)[0], (a)[1], (k), 4 + (k),	\
+					8 + (k), 12 + (k), 16 + (k),	\
+					20 + (k), 24 + (k), 28 + (k),	\
+					0, 0, 0, 0, 0, 0, 0, 0),	\
+		__builtin_shufflevector((a)[2], (a)[3], 0, 0, 0, 0, 0,	\
+					0, 0, 0, (k), 4 + (k), 8 + (k),	\
+					12 + (k), 16 + (k), 20 + (k),	\
+					24 + (k), 28 + (k)),		\
+		0, 1, 2, 3, 4, 5, 6, 7, 24, 25, 26, 27, 28, 29, 30, 31)
+
+/* Lanes 1-15 of @v, then lane @i of @e. */
+#define WIN_NEXT(v, e, i)						\
+	__builtin_shufflevector((v), (e), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,	\
+				11, 12, 13, 14, 15, 16 + (i))
+
+/*
+ * Row @r of channel @x's 6x6 tiles of the panel's runs @sg (@n of them)
+ * into @t, points 0-5: each run's row five masked loads of consecutive
+ * columns split by lane, the values the gathers load (zero outside X and
+ * past the runs).
+ */
+static __attribute__((__always_inline__)) inline
+void win_row(const struct eng_wino_in *w, const float *x,
+	     const struct win_seg *sg, const v16si *lm, int n, int r,
+	     v16sf *t)
+{
+	v16si o[6] = {};
+	int i, j, k;
+
+	for (i = 0; i < n; i++) {
+		const float *p = x + sg[i].base + (__s64)r * w->rs;
+		v16sf a[5], u[6];
+
+		if (!(sg[i].rows >> r & 1))
+			continue;
+		for (j = 0; j < 5; j++)
+			a[j] = sg[i].lm[j] ?
+			       __builtin_ia32_loadups512_mask(p + 16 * j,
+							      (v16sf){},
+							      sg[i].lm[j]) :
+			       (v16sf){};
+		u[0] = WIN_PICK(a, 0);
+		u[1] = WIN_PICK(a, 1);
+		u[2] = WIN_PICK(a, 2);
+		u[3] = WIN_PICK(a, 3);
+		u[4] = WIN_NEXT(u[0], a[4], 0);
+		u[5] = WIN_NEXT(u[1], a[4], 1);
+		for (k = 0; k < 6; k++)
+			o[k] |= (v16si)u[k] & lm[i];
+	}
+	for (k = 0; k < 6; k++)
+		t[k] = (v16sf)o[k];
+}
+
+/* Row @r of channel @x's 6x6 tiles of the panel into @t, each a gather. */
+static __attribute__((__always_inline__)) inline
+void win_gather(const struct eng_wino_in *w, const float *x, v16si idx,
+		int r, v16sf *t)
+{
+	int k;
+
+	for (k = 0; k < 6; k++) {
+		v16si ik = idx + (r * w->rs + k * w->ks);
+		__u16 m = w->rmask[r] & w->kmask[k];
+
+		t[k] = __builtin_ia32_gathersiv16sf((v16sf){}, x, ik, m, 4);
+	}
+}
+
 /*
  * V = B^T d B of a panel of sixteen tiles, channel after channel: each
  * point of the 6x6 input tiles a masked gather (lanes outside X or past
- * the run read nothing and hold zero), each row transformed as it comes
- * into w->d, then down the columns to the panels, as wino_input() does.
+ * the run read nothing and hold zero), or where the panel's tiles are
+ * runs along at most WIN_SEGS tile rows (win_segs()) each row of a run
+ * loaded whole and split by lane (the same values), each row transformed
+ * as it comes into w->d, then down the columns to the panels, as
+ * wino_input() does.
  */
 void vnpu_eng_wino_in_avx512(const struct eng_wino_in *w)
 {
-	typedef int v16si __attribute__((vector_size(64), aligned(4)));
-	v16si idx = *(const v16si *)w->off;
+	v16si idx = *(const v16si *)w->off, lm[WIN_SEGS];
 	v16sf *d = (v16sf *)w->d;
+	struct win_seg sg[WIN_SEGS];
+	int nseg = win_segs(w, sg);
 	__u64 c;
-	int r, k;
+	int r, k, i, l;
+
+	/* Each run's lanes all ones. */
+	for (i = 0; i < nseg; i++)
+		for (l = 0; l < ENG_NR; l++)
+			lm[i][l] = sg[i].lanes >> l & 1 ? -1 : 0;
 
 	for (c = 0; c < w->cn; c++) {
 		const float *x = w->x + (__s64)c * w->cs;
@@ -978,13 +1156,10 @@ void vnpu_eng_wino_in_avx512(const struct eng_wino_in *w)
 		for (r = 0; r < 6; r++) {
 			v16sf t[6];
 
-			for (k = 0; k < 6; k++) {
-				v16si ik = idx + (r * w->rs + k * w->ks);
-				__u16 m = w->rmask[r] & w->kmask[k];
-
-				t[k] = __builtin_ia32_gathersiv16sf((v16sf){}, x,
-								    ik, m, 4);
-			}
+			if (nseg)
+				win_row(w, x, sg, lm, nseg, r, t);
+			else
+				win_gather(w, x, idx, r, t);
 			bt16(t, 1);
 			for (k = 0; k < 6; k++)
 				d[r * 6 + k] = t[k];

@@ -207,6 +207,16 @@ TEST(wino)
 		{ 1, 64, 6, 80, 256, 1, 1, 1, 1, 1, B, VNPU_ACT_RELU },
 		/* Small: one tile row, few channels, rows past a panel. */
 		{ 1, 3, 4, 9, 7, 1, 1, 1, 1, 1, B, 0 },
+		/*
+		 * The AVX-512 input transform by rows (win_segs()): CRNN's
+		 * 3-row map, a panel one run of a tile row; runs of 4 tiles
+		 * (4 a panel, 14x14); runs of 5 with pads of 2 and 0 (the
+		 * last tile's columns past X); runs of 3 (gathers).
+		 */
+		{ 1, 32, 3, 80, 48, 1, 1, 1, 1, 1, B, 0 },
+		{ 1, 32, 14, 14, 32, 1, 1, 1, 1, 1, B | R, VNPU_ACT_RELU },
+		{ 1, 33, 9, 18, 32, 1, 2, 2, 0, 0, B, 0 },
+		{ 1, 32, 7, 10, 32, 1, 0, 1, 2, 1, B, 0 },
 	};
 	size_t i;
 
