@@ -49,6 +49,12 @@
  * with vpdpbusd; integer sums, so the same bits as without it.
  */
 #define VNPU_ENG_F_VNNI (1u << 3)
+/*
+ * Not a CPU's: for vnpu_eng_layer_max_parts() alone, the caller's tiles
+ * each take a run of neighbouring parts (the CPU device's), not the parts
+ * in turn (the NPU's firmware); some layers then split finer at no cost.
+ */
+#define VNPU_ENG_F_RUNS (1u << 4)
 
 /**
  * struct vnpu_eng_ctx - what the caller gives one part of a layer

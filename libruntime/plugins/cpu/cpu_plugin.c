@@ -517,15 +517,19 @@ static vnpu_status cpu_exe_load(struct vnpu_dev *dev, const void *cmd,
 		cpu_exe_free(exe);
 		return st;
 	}
-	/* The thread count is fixed from now on. */
+	/*
+	 * The thread count is fixed from now on. The tiles take runs of
+	 * neighbouring parts (cpu_split.h): VNPU_ENG_F_RUNS.
+	 */
 	for (i = 0; i < exe->num_cmds; i++) {
 		bool spin = exe->cmds[i]->opcode == VNPU_CMD_SPIN;
+		uint32_t f = dev->features | VNPU_ENG_F_RUNS;
 
 		exe->parts[i] = spin ? 1 : vnpu_exec_parts(exe->cmds[i], dev->num_threads,
-							   CPU_CHUNK_COST, dev->features);
+							   CPU_CHUNK_COST, f);
 		exe->fine[i].parts = spin || exe->parts[i] > 1 ? 1 :
 				     vnpu_exec_parts_fine(exe->cmds[i], dev->num_threads,
-							  CPU_CHUNK_COST, dev->features);
+							  CPU_CHUNK_COST, f);
 		exe->num_split += exe->parts[i] > 1;
 	}
 	*num_cmds = exe->num_cmds;

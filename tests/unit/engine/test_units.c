@@ -436,6 +436,13 @@ static void check_fma_units(struct __test_metadata *_metadata)
 		TH_LOG("conv 3x3 64x56x56: AVX2 runs of 48 tiles");
 	EXPECT_EQ(13, vnpu_eng_layer_max_parts(VNPU_LAYER_CONV, t, 3, &c, BASE))
 		TH_LOG("conv 3x3 64x56x56: baseline runs of 16 tiles");
+	/* Tiles taking runs of parts: a part per unit (an odd count of runs). */
+	EXPECT_EQ(10, vnpu_eng_layer_max_parts(VNPU_LAYER_CONV, t, 3, &c,
+					       AVX2 | VNPU_ENG_F_RUNS))
+		TH_LOG("conv 3x3 64x56x56: AVX2 runs of parts, blocks of 32 rows");
+	EXPECT_EQ(39, vnpu_eng_layer_max_parts(VNPU_LAYER_CONV, t, 3, &c,
+					       BASE | VNPU_ENG_F_RUNS))
+		TH_LOG("conv 3x3 64x56x56: baseline runs of parts");
 	for (i = 0; i < sizeof(few) / sizeof(few[0]); i++) {
 		dx[2] = few[i][0];
 		dx[3] = few[i][1];
