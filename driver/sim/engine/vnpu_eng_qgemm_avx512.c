@@ -211,6 +211,69 @@ void qout_row(const struct eng_qout *o, __u32 r, v16si acc0, v16si acc1,
 }
 
 /*
+ * The sums of a tile's ENG_QMR rows over its first panel of 16 positions
+ * (a 7x7 map's positions 32-47, a 28x28 map's last 16), stored to
+ * t->acc (row r at t->acc + r * ENG_QNR), in one asm statement: gcc's loop kept row pointers
+ * in vector registers and on the stack (a vmovq or a reload for every
+ * few rows each step) and tested for the prefetch each step. Row r in
+ * zmm(r), the step's inputs in zmm31, each row's 4 weight bytes
+ * broadcast from memory by its vpdpbusd (the same products as a
+ * broadcast register); two steps a trip, then one. Each step fetches 48
+ * bytes of @pf, the next rows' weights (ENG_QMR rows of @k4 bytes).
+ */
+#define QV_ROWS(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10) M(11)
+#define QV_ZERO(z) "vpxord %%zmm" #z ", %%zmm" #z ", %%zmm" #z "\n\t"
+#define QV_STR_(x) #x
+#define QV_STR(x) QV_STR_(x)
+#define QV_ST(z) "vmovdqu32 %%zmm" #z ", (4 * " QV_STR(ENG_QNR) " * " #z ")(%[acc])\n\t"
+#define QV_DP(u, addr, z) "vpdpbusd (4 * " #u ")" addr "%{1to16%}, %%zmm31, %%zmm" #z "\n\t"
+#define QV_STEP(u)							\
+	"vmovdqa32 (128 * " #u ")(%[b]), %%zmm31\n\t"			\
+	"prefetcht0 (48 * " #u ")(%[pf])\n\t"				\
+	QV_DP(u, "(%[w0])", 0) QV_DP(u, "(%[w0], %[k4])", 1)		\
+	QV_DP(u, "(%[w0], %[k4], 2)", 2) QV_DP(u, "(%[w3])", 3)		\
+	QV_DP(u, "(%[w3], %[k4])", 4) QV_DP(u, "(%[w3], %[k4], 2)", 5)	\
+	QV_DP(u, "(%[w6])", 6) QV_DP(u, "(%[w6], %[k4])", 7)		\
+	QV_DP(u, "(%[w6], %[k4], 2)", 8) QV_DP(u, "(%[w9])", 9)		\
+	QV_DP(u, "(%[w9], %[k4])", 10) QV_DP(u, "(%[w9], %[k4], 2)", 11)
+
+static void qtile_sums12x16(const struct eng_qtile *t)
+{
+	__u64 k4 = t->k4, n = k4 / 4;
+	const __s8 *w0 = t->w, *w3 = w0 + 3 * k4, *w6 = w0 + 6 * k4, *w9 = w0 + 9 * k4;
+	const __u8 *b = t->b;
+	const __s8 *pf = t->pf ? t->pf : t->w;
+
+	__asm__ __volatile__(QV_ROWS(QV_ZERO)
+			     "cmp $2, %[n]\n\t"
+			     "jb 2f\n"
+			     ".p2align 6\n"
+			     "1:\n\t"
+			     QV_STEP(0) QV_STEP(1)
+			     "add $8, %[w0]\n\t"
+			     "add $8, %[w3]\n\t"
+			     "add $8, %[w6]\n\t"
+			     "add $8, %[w9]\n\t"
+			     "add $256, %[b]\n\t"
+			     "add $96, %[pf]\n\t"
+			     "sub $2, %[n]\n\t"
+			     "cmp $2, %[n]\n\t"
+			     "jae 1b\n"
+			     "2:\n\t"
+			     "test %[n], %[n]\n\t"
+			     "jz 3f\n\t"
+			     QV_STEP(0)
+			     "3:\n\t"
+			     QV_ROWS(QV_ST)
+			     : [n] "+r"(n), [w0] "+r"(w0), [w3] "+r"(w3), [w6] "+r"(w6),
+			       [w9] "+r"(w9), [b] "+r"(b), [pf] "+r"(pf)
+			     : [k4] "r"(k4), [acc] "r"(t->acc)
+			     : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6",
+			       "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm31", "cc",
+			       "memory");
+}
+
+/*
  * The tile over its first @nr (4, 8 or ENG_QMR) rows and @np (1 or 2)
  * panels of 16 positions: one panel where the outputs stop within the
  * first 16 (the last tile of a 14x14 or 28x28 map), fewer rows where
@@ -238,7 +301,13 @@ void qtile_part(const struct eng_qtile *t, const __u32 nr, const __u32 np,
 		if (np > 1)
 			__builtin_prefetch(o->r + (__s64)r * o->rs + o->n - 1, 0, 3);
 	}
-	for (j = 0; j < t->k4 / 4; j++) {
+	if (nr == ENG_QMR && np == 1) {
+		qtile_sums12x16(t);
+		for (r = 0; r < ENG_QMR; r++)
+			acc[r][0] = *(const v16si_u *)(t->acc + r * ENG_QNR);
+	}
+	/* The others: gcc's two-panel loop runs as fast as it does in asm. */
+	for (j = 0; (nr < ENG_QMR || np > 1) && j < t->k4 / 4; j++) {
 		const v16si *b = (const v16si *)(t->b + j * ENG_QNR * 4);
 		v16si b0 = b[0], b1 = np > 1 ? b[1] : b0;
 
