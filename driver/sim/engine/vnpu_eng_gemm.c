@@ -3015,6 +3015,8 @@ static int run_conv_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 	t.kc = kt;
 	t.acc_rs = unit.cols;
 	t.xstep = xs[2];
+	t.x2 = xs[1];
+	t.acc2 = (__s64)cj.s.ow;
 	for (u = ub; u < ue; u++) {
 		__u64 pi = u % pb, mi = u / pb % mb;
 		__u64 g = u / (pb * mb) % cj.s.group;
@@ -3049,7 +3051,20 @@ static int run_conv_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 #ifdef ENG_FMA
 				/* The AVX-512 tiles: positions 1 apart. */
 				if (avx512 && t.xstep == 1) {
+					/*
+					 * Where the unit is whole rows of
+					 * whole tiles, its even rows take the
+					 * next row's same positions too, which
+					 * the loop then steps over.
+					 */
+					t.two = !(cj.s.ow % ENG_LANES_ROWS) &&
+						!(p0 % cj.s.ow) &&
+						!(pc % cj.s.ow) &&
+						!((oy - p0 / cj.s.ow) % 2) &&
+						(oy + 1) * cj.s.ow < p0 + pc;
 					vnpu_eng_lanes_avx512(&t);
+					if (t.two && ox + (__u64)t.rows == cj.s.ow)
+						p += cj.s.ow;
 					continue;
 				}
 #endif

@@ -159,8 +159,14 @@ void vnpu_eng_gemv_avx512(const struct eng_gemv *g);
  * @kc: depth
  * @acc_rs: see @acc
  * @xstep: see @x
- * @rows: positions, 1 to ENG_LANES_ROWS
+ * @x2: with @two, floats from @x to the first position's input of the
+ *	tile's second row of positions (the next output row's)
+ * @acc2: with @two, floats from @acc to that row's sums
+ * @rows: positions, 1 to ENG_LANES_ROWS (with @two: a row of each)
  * @nv: vectors of the panel, 1 or 2
+ * @two: whether the tile takes a second row of @rows positions (the
+ *	AVX-512 tiles only, @rows ENG_LANES_ROWS): the panel's weights
+ *	loaded once for both
  *
  * Each sum is fma(x, w, sum) in depth order from zero: the bits of the
  * GEMM micro-kernels on the same weights packed as VNPU_PACK_CONV_W.
@@ -171,8 +177,8 @@ struct eng_lanes_tile {
 	const float *w;
 	float *acc;
 	__u64 kc, acc_rs;
-	__s64 xstep;
-	int rows, nv;
+	__s64 xstep, x2, acc2;
+	int rows, nv, two;
 };
 
 /* The AVX-512F tiles of struct eng_lanes_tile: same bits as the C ones. */

@@ -669,7 +669,8 @@ static void check_gemm_halves(struct __test_metadata *_metadata)
  * without padding (rows of 7 + 2 positions), two groups, and 3x3s over
  * padded planes: layer4's (fewer channels), uneven pads, two groups; of
  * stride 2 (the copy's rows by phase): layer4.0's 3x3 (fewer channels),
- * a 1x1 over odd rows, uneven pads and two groups.
+ * a 1x1 over odd rows, uneven pads and two groups; in 1, 2, 3 and 1000
+ * parts.
  */
 static void check_lanes_bits(struct __test_metadata *_metadata)
 {
@@ -682,6 +683,14 @@ static void check_lanes_bits(struct __test_metadata *_metadata)
 		{ 96, 14, 14, 70, 3, 1, 1, 1, 1, 1, 2 },
 		{ 64, 13, 15, 40, 1, 1, 0, 0, 0, 0, 2 },
 		{ 30, 9, 12, 40, 3, 2, 1, 0, 2, 1, 2 },
+		/*
+		 * AVX-512's tiles of two rows: rows of 14 positions (two
+		 * tiles each), an odd count of rows; units that end
+		 * inside a row (105 of 196 positions) take one row a tile
+		 */
+		{ 48, 28, 28, 40, 3, 1, 1, 1, 1, 1, 2 },
+		{ 64, 14, 14, 36, 1, 1, 0, 0, 0, 0 },
+		{ 534, 28, 28, 40, 3, 1, 1, 1, 1, 1, 2 },
 	};
 	const __u32 feats[] = { BASE, AVX2, AVX2 | VNPU_ENG_F_AVX512 };
 	__u32 i, j, f;
@@ -731,11 +740,11 @@ static void check_lanes_bits(struct __test_metadata *_metadata)
 			EXPECT_EQ(0, et_run(VNPU_LAYER_CONV, t, d, 4, &a, sizeof(a), feats[f], 1));
 			t[1] = et_dense(VNPU_DTYPE_F32, 1, &sl);
 			d[1] = pl;
-			for (j = 1; j <= 3; j++) {
+			for (j = 1; j <= 4; j++) {
 				d[3] = y1;
 				memset(y1, 0x7f, m * oh * ow * 4);
 				EXPECT_EQ(0, et_run(VNPU_LAYER_CONV, t, d, 4, &al, sizeof(al),
-						    feats[f], j == 3 ? 1000 : j));
+						    feats[f], j == 4 ? 1000 : j));
 				EXPECT_EQ(0, memcmp(y0, y1, m * oh * ow * 4))
 					TH_LOG("lanes conv %llu -> %llu over %llux%llu k%llu s%llu g%llu, features %#x, %u parts: bits differ",
 					       (unsigned long long)c, (unsigned long long)m,
