@@ -1338,8 +1338,8 @@ static inline void eng_lanes_unit(const struct eng_conv_shape *s,
  * @features, with the AVX-512 tiles (the AVX2 ones take 1.6-1.8 times as
  * long as the GEMM's): a 1x1 without padding or a 3x3 with pads of at
  * most 1, of stride 1, over a map of at most 49 positions; a 3x3 of
- * stride 2, pads of at most 1, over 50 to 196 (on 7x7 maps the GEMM's
- * time: not taken).
+ * stride 2, pads of at most 1, over at most 196 (onto 7x7: 512->512
+ * 1.16 ms against the GEMM's 1.50, 128->128 26% faster).
  */
 static inline int eng_lanes_pays(const struct vnpu_layer_conv *a,
 				 const struct eng_conv_shape *s,
@@ -1356,8 +1356,7 @@ static inline int eng_lanes_pays(const struct vnpu_layer_conv *a,
 	       a->pad_end[0] <= pad && a->pad_end[1] <= pad &&
 	       s->ow >= ENG_LANES_MIN_OW &&
 	       ((st == 1 && np <= ENG_LANES_MAX_POS) ||
-		(st == 2 && k == 3 && np > ENG_LANES_MAX_POS &&
-		 np <= ENG_LANES_MAX_POS_S2));
+		(st == 2 && k == 3 && np <= ENG_LANES_MAX_POS_S2));
 }
 
 /*

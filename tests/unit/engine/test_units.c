@@ -663,6 +663,51 @@ static void check_gemm_halves(struct __test_metadata *_metadata)
 }
 
 /*
+ * Where the lanes layout pays (eng_lanes_pays()): 1x1s and 3x3s of stride
+ * 1 on maps of up to 49 positions, 3x3s of stride 2 onto up to 196
+ * (ResNet-50's layer3.0 and layer4.0), with AVX-512 only, rows of 5 or
+ * more; not a 1x1 of stride 2, larger maps or shorter rows.
+ */
+static void check_lanes_pays(struct __test_metadata *_metadata)
+{
+	static const __u64 cases[][7] = {
+		/* k, stride, pad, oh, ow, AVX-512 pays, AVX2 pays */
+		{ 1, 1, 0, 7, 7, 1, 0 }, { 3, 1, 1, 7, 7, 1, 0 },
+		{ 3, 1, 1, 8, 8, 0, 0 }, { 3, 2, 1, 7, 7, 1, 0 },
+		{ 3, 2, 1, 6, 6, 1, 0 }, { 3, 2, 1, 14, 14, 1, 0 },
+		{ 3, 2, 1, 15, 15, 0, 0 }, { 1, 2, 0, 7, 7, 0, 0 },
+		{ 3, 2, 1, 12, 4, 0, 0 }, { 3, 1, 2, 7, 7, 0, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		__u32 k = (__u32)cases[i][0], st = (__u32)cases[i][1];
+		__u32 pad = (__u32)cases[i][2];
+		struct vnpu_layer_conv a = {
+			.group = 1, .kernel = { k, k }, .stride = { st, st },
+			.dilation = { 1, 1 }, .pad_begin = { pad, pad },
+			.pad_end = { pad, pad },
+		};
+		struct eng_conv_shape s = {
+			.n = 1, .c = 512, .m = 512, .oh = cases[i][3],
+			.ow = cases[i][4], .kh = k, .kw = k, .group = 1,
+			.cg = 512, .mg = 512,
+		};
+
+		s.h = (s.oh - 1) * st + k - 2 * pad;
+		s.w = (s.ow - 1) * st + k - 2 * pad;
+		EXPECT_EQ((int)cases[i][5],
+			  eng_lanes_pays(&a, &s, AVX2 | VNPU_ENG_F_AVX512))
+			TH_LOG("lanes pays: %llux%llu stride %llu onto %llux%llu, AVX-512",
+			       (unsigned long long)k, (unsigned long long)k,
+			       (unsigned long long)st, (unsigned long long)s.oh,
+			       (unsigned long long)s.ow);
+		EXPECT_EQ((int)cases[i][6], eng_lanes_pays(&a, &s, AVX2))
+			TH_LOG("lanes pays: case %zu, AVX2", i);
+	}
+}
+
+/*
  * Output channels on the lanes (VNPU_LAYER_F_LANES, VNPU_PACK_CONV_LANES)
  * give the bits of the same weights packed as VNPU_PACK_CONV_W, on every
  * path: a 7x7 map's 1x1 (ResNet-50's layer4, fewer channels), a 3x3
@@ -846,6 +891,7 @@ TEST(units)
 	check_wino_halves(_metadata);
 	check_qconv_blocks(_metadata);
 	check_lanes_bits(_metadata);
+	check_lanes_pays(_metadata);
 	gemm_units(_metadata, 1, 97, 83, 700, 0, 0);
 	gemm_units(_metadata, 1, 200, 300, 100, B, 1);
 	gemm_units(_metadata, 1, 61, 45, 3001, P | R, 0);
