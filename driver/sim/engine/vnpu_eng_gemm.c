@@ -3035,11 +3035,13 @@ static int run_conv_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 			laid = img * cj.s.group + g;
 		}
 		for (j = 0; j < mc; j += ENG_LANES_NR) {
+			__u64 panel = g * eng_div_up(cj.s.mg, ENG_LANES_NR) +
+				      (m0 + j) / ENG_LANES_NR, ti = 0;
+
 			t.w = (const float *)l->data[1] +
-			      (g * eng_div_up(cj.s.mg, ENG_LANES_NR) +
-			       (m0 + j) / ENG_LANES_NR) * kt * ENG_LANES_NR;
+			      panel * kt * ENG_LANES_NR;
 			t.nv = mc - j > ENG_NR ? 2 : 1;
-			for (p = p0; p < p0 + pc; p += (__u64)t.rows) {
+			for (p = p0; p < p0 + pc; p += (__u64)t.rows, ti++) {
 				__u64 oy = p / cj.s.ow, ox = p % cj.s.ow;
 
 				t.rows = (int)eng_min(eng_min(ENG_LANES_ROWS,
@@ -3062,6 +3064,15 @@ static int run_conv_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 						!(pc % cj.s.ow) &&
 						!((oy - p0 / cj.s.ow) % 2) &&
 						(oy + 1) * cj.s.ow < p0 + pc;
+					/*
+					 * The first two tiles of a panel fetch
+					 * the next panel's halves into L2 (the
+					 * weights of ResNet-50's layer4 come
+					 * from memory).
+					 */
+					t.pf = ti < 2 && panel + 1 < cj.s.group *
+					       eng_div_up(cj.s.mg, ENG_LANES_NR) ?
+					       t.w + (2 * kt + ti * kt) * ENG_NR : 0;
 					vnpu_eng_lanes_avx512(&t);
 					if (t.two && ox + (__u64)t.rows == cj.s.ow)
 						p += cj.s.ow;

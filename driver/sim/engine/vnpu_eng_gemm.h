@@ -162,6 +162,8 @@ void vnpu_eng_gemv_avx512(const struct eng_gemv *g);
  * @x2: with @two, floats from @x to the first position's input of the
  *	tile's second row of positions (the next output row's)
  * @acc2: with @two, floats from @acc to that row's sums
+ * @pf: NULL, or weights the AVX-512 tiles fetch into L2 as they go, a
+ *	line (16 floats) a depth step: half of the next panel's
  * @rows: positions, 1 to ENG_LANES_ROWS (with @two: a row of each)
  * @nv: vectors of the panel, 1 or 2
  * @two: whether the tile takes a second row of @rows positions (the
@@ -174,7 +176,7 @@ void vnpu_eng_gemv_avx512(const struct eng_gemv *g);
 struct eng_lanes_tile {
 	const float *x;
 	const __s32 *off;
-	const float *w;
+	const float *w, *pf;
 	float *acc;
 	__u64 kc, acc_rs;
 	__s64 xstep, x2, acc2;

@@ -1183,7 +1183,8 @@ void vnpu_eng_wino_in_avx512(const struct eng_wino_in *w)
  * each sum fma(x, w, sum) in depth order from zero, as lanes_tile() takes
  * it. Two rows of 7 positions by two vectors keep 28 sums in registers
  * and load each depth's weights once for 28 FMAs, not 14: a 7x7 map's
- * 1x1 then waits half as long on the weights it streams from L2.
+ * 1x1 then waits half as long on the weights it streams from L2. With
+ * @t->pf, a line of it into L2 a depth step.
  */
 static __attribute__((__always_inline__)) inline
 void lanes_rows(const struct eng_lanes_tile *t, const int rows, const int nv,
@@ -1192,7 +1193,7 @@ void lanes_rows(const struct eng_lanes_tile *t, const int rows, const int nv,
 	/* In registers: no zeroing of them (-ftrivial-auto-var-init). */
 	float out[ENG_LANES_ROWS][ENG_LANES_NR] __attribute__((__uninitialized__));
 	v16sf acc[2 * ENG_LANES_ROWS][2] __attribute__((__uninitialized__));
-	const float *w = t->w, *x = t->x;
+	const float *w = t->w, *x = t->x, *pf = t->pf;
 	const __s32 *off = t->off;
 	const int n = two ? 2 * rows : rows;
 	__s64 x2 = two ? t->x2 : 0, acc2 = two ? t->acc2 : 0;
@@ -1210,6 +1211,8 @@ void lanes_rows(const struct eng_lanes_tile *t, const int rows, const int nv,
 		const float *xk = x + off[k];
 		v16sf wv[2];
 
+		if (pf)
+			__builtin_prefetch(pf + k * ENG_NR, 0, 2);
 		wv[0] = ld16(w);
 		if (nv == 2)
 			wv[1] = ld16(w + ENG_NR);
