@@ -351,8 +351,8 @@ struct vnpu_layer_act {
 #define VNPU_LAYER_F_SPLIT8		0x10u
 /**
  * VNPU_LAYER_F_WINO2 - CONV only, not with %VNPU_LAYER_F_PACKED or
- * %VNPU_LAYER_F_WINO: W is bf16 or f32 %VNPU_PACK_WINO2_W and the layer
- * runs as Winograd F(2x2, 3x3); X f32, the rest as %VNPU_LAYER_F_WINO
+ * %VNPU_LAYER_F_WINO: W is bf16 %VNPU_PACK_WINO2_W and the layer runs as
+ * Winograd F(2x2, 3x3); X f32, the rest as %VNPU_LAYER_F_WINO
  */
 #define VNPU_LAYER_F_WINO2		0x20u
 /**
@@ -410,7 +410,7 @@ struct vnpu_layer_act {
  *   4x4 U = G w G^T, G's rows (1, 0, 0), (1, 1, 1)/2, (1, -1, 1)/2 and
  *   (0, 0, 1) (vnpu_eng_wino2_pack()), point x = 4 * i + j at
  *   ((g * 16 + x) * P + m / MR) * C/group * MR. Size: group * 16 * P *
- *   MR * C/group. bf16 (in depth pairs, below, of depth C/group) or f32.
+ *   MR * C/group. bf16 only (in depth pairs, below, of depth C/group).
  *
  * bf16 panels pair their depths, for dot-product instructions: in a panel
  * of width w (NR, or MR) and depth K (K, or KC), element (k, x) is at
@@ -466,8 +466,8 @@ struct vnpu_layer_act {
  *	and point panels of %VNPU_PACK_MR rows
  * @VNPU_PACK_QCONV_SPLIT: %VNPU_PACK_QCONV_W with the pairs of weights that
  *	16-bit pair sums saturate on listed apart
- * @VNPU_PACK_WINO2_W: CONV's bf16 or f32 3x3 W transformed for Winograd
- *	F(2x2, 3x3), per group and point panels of %VNPU_PACK_MR rows
+ * @VNPU_PACK_WINO2_W: CONV's bf16 3x3 W transformed for Winograd F(2x2,
+ *	3x3), per group and point panels of %VNPU_PACK_MR rows
  * @VNPU_PACK_CONV_LANES: CONV's W, per group panels of %VNPU_PACK_LANES_NR
  *	output channels (%VNPU_LAYER_F_LANES)
  */

@@ -67,41 +67,20 @@ __u32 vnpu_eng_host_features(void)
 	return f & host_isa_cap();
 }
 
-/*
- * The shape of a CONV of @a (its flags not looked at) from @x to @y into
- * @s, where it can run as Winograd (eng_wino_fits(), f32 W); else 0.
- */
-static int wino_shape(const struct vnpu_layer_conv *a,
-		      const struct vnpu_cmd_tensor *x,
-		      const struct vnpu_cmd_tensor *y, struct eng_conv_shape *s)
+int vnpu_eng_wino_pays(const struct vnpu_layer_conv *a,
+		       const struct vnpu_cmd_tensor *x, const struct vnpu_cmd_tensor *y)
 {
 	const struct vnpu_cmd_tensor t[2] = { *x, *y };
 	struct vnpu_layer_conv at = *a;
 	const struct eng_layer l = { .op = VNPU_LAYER_CONV, .t = t, .n = 2,
 				     .attrs = &at };
+	struct eng_conv_shape s;
 
 	at.flags = 0;
 	if (!eng_wino_fits(&at, x, VNPU_DTYPE_F32) || y->rank != 4)
 		return 0;
-	eng_conv_shape(&l, s);
-	return 1;
-}
-
-int vnpu_eng_wino_pays(const struct vnpu_layer_conv *a,
-		       const struct vnpu_cmd_tensor *x, const struct vnpu_cmd_tensor *y)
-{
-	struct eng_conv_shape s;
-
-	return wino_shape(a, x, y, &s) && eng_wino_pays(&s);
-}
-
-int vnpu_eng_wino2_pays(const struct vnpu_layer_conv *a,
-			const struct vnpu_cmd_tensor *x,
-			const struct vnpu_cmd_tensor *y)
-{
-	struct eng_conv_shape s;
-
-	return wino_shape(a, x, y, &s) && eng_wino2_pays(&s);
+	eng_conv_shape(&l, &s);
+	return eng_wino_pays(&s);
 }
 
 int vnpu_eng_lanes_pays(const struct vnpu_layer_conv *a,

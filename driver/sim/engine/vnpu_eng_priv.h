@@ -1727,11 +1727,10 @@ void vnpu_eng_dwl_row_avx512(const struct eng_dwl_row *t);
 
 /*
  * Winograd F(2x2, 3x3) (vnpu_eng_wino2.c): the bf16 hint's stride-1 3x3
- * convolutions, %VNPU_LAYER_F_WINO2 over bf16 %VNPU_PACK_WINO2_W, and f32
- * ones on small maps (eng_wino2_pays()) over it in f32: 16 GEMMs over
- * 4x4 transforms of 2x2 output tiles, in units as F(4x4, 3x3)'s (the
- * shape's wt says which). F(4x4, 3x3) amplifies bf16's rounding of U and
- * V about ten times (engine.rst, "Winograd in bf16").
+ * convolutions, %VNPU_LAYER_F_WINO2 over bf16 %VNPU_PACK_WINO2_W: 16
+ * GEMMs over 4x4 transforms of 2x2 output tiles, in units as F(4x4,
+ * 3x3)'s (the shape's wt says which). F(4x4, 3x3) amplifies bf16's
+ * rounding of U and V about ten times (engine.rst, "Winograd in bf16").
  */
 #define ENG_WINO2_TILE		2
 #define ENG_WINO2_XI		16
@@ -1849,9 +1848,8 @@ static inline int eng_wino_fits(const struct vnpu_layer_conv *a,
 	__u32 f = a->flags & (VNPU_LAYER_F_PACKED | VNPU_LAYER_F_WINO |
 			      VNPU_LAYER_F_WINO2);
 
-	/* F(4x4, 3x3) over f32 W, F(2x2, 3x3) over bf16 or f32 W (none: any). */
-	if (f == VNPU_LAYER_F_WINO2 ? (wdt != VNPU_DTYPE_BF16 &&
-				       wdt != VNPU_DTYPE_F32) :
+	/* F(4x4, 3x3) over f32 W, F(2x2, 3x3) over bf16 W (no flag: any). */
+	if (f == VNPU_LAYER_F_WINO2 ? wdt != VNPU_DTYPE_BF16 :
 	    f == VNPU_LAYER_F_WINO ? wdt != VNPU_DTYPE_F32 : f != 0)
 		return 0;
 	return x->rank == 4 && x->dtype == VNPU_DTYPE_F32 &&
@@ -1868,30 +1866,6 @@ static inline int eng_wino_pays(const struct eng_conv_shape *s)
 {
 	return s->cg >= ENG_WINO_MIN_C && s->mg >= ENG_WINO_MIN_M &&
 	       s->n * eng_wino_tiles(s) >= ENG_WINO_MIN_TILES;
-}
-
-/*
- * Whether F(2x2, 3x3) on f32 weights runs shape @s (F(4x4, 3x3)'s) faster
- * than F(4x4, 3x3) or the direct convolution: a small map, whose 16 GEMMs
- * over whole panels of 2x2 tiles take at most 3/4 of the columns F(4x4)'s
- * 36 do over whole panels of 4x4 tiles, or that has too few 4x4 tiles for
- * F(4x4) (eng_wino_pays()) but ENG_WINO_MIN_TILES of 2x2. ResNet-50's 512
- * x 512 over 7x7 ran direct (1.5 ms on one CPU, 116 million multiply-adds
- * at 0.67 of the FMA peak); F(2x2) runs 16 GEMMs of 512 x 512 by one
- * panel of its 16 tiles (67 million), F(4x4) would run 36 over a panel
- * of which its 4 tiles fill a quarter.
- */
-static inline int eng_wino2_pays(const struct eng_conv_shape *s)
-{
-	__u64 t4 = eng_div_up(s->oh, 4) * eng_div_up(s->ow, 4);
-	__u64 t2 = eng_div_up(s->oh, 2) * eng_div_up(s->ow, 2);
-
-	if (s->cg < ENG_WINO_MIN_C || s->mg < ENG_WINO_MIN_M ||
-	    s->n * t2 < ENG_WINO_MIN_TILES)
-		return 0;
-	return s->n * t4 < ENG_WINO_MIN_TILES ||
-	       4 * ENG_WINO2_XI * eng_div_up(t2, ENG_NR) <=
-	       3 * ENG_WINO_XI * eng_div_up(t4, ENG_NR);
 }
 
 static inline int eng_conv_wino(const struct eng_layer *l)

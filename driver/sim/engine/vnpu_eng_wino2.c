@@ -3,10 +3,7 @@
  * DOC: Winograd F(2x2, 3x3) in bf16
  *
  * The bf16 hint's stride-1 3x3 convolutions (CONV layers of
- * %VNPU_LAYER_F_WINO2, which the compiler sets by shape), and f32 ones on
- * small maps, where F(4x4, 3x3)'s few tiles would leave most of a GEMM
- * panel empty (eng_wino2_pays()): U then stays f32 (the same transform,
- * not rounded), V f32, and the f32 micro-kernels run. Each 2x2 tile
+ * %VNPU_LAYER_F_WINO2, which the compiler sets by shape): each 2x2 tile
  * of outputs of a channel is A^T M A, M the 4x4 sum over input channels
  * of U = G g G^T (bf16, transformed and rounded once at compile time,
  * %VNPU_PACK_WINO2_W) times V = B^T d B, point by point. B^T and A^T hold
@@ -55,57 +52,40 @@ static void wino2_at(const float *p, __u64 ps, float *o, __u32 os)
 }
 
 /*
- * V = B^T d B of panel @p of tiles [@t0, @t1), every channel, into f32
- * panels, eight lanes at a time (tiles past @t1 zero): each lane's first
- * input and which of its rows and columns lie inside X found once for the
- * panel, not per channel.
+ * V = B^T d B of panel @p of tiles [@t0, @t1) of channel @c into f32
+ * panels, eight lanes at a time (tiles past @t1 zero).
  */
-static const float wino2_zero;
-
 static void wino2_in_f32(struct wino_part *wp, const float *x,
-			 const __s64 *xs, __u64 t0, __u64 t1, __u64 p)
+			 const __s64 *xs, __u64 t0, __u64 t1, __u64 p, __u64 c)
 {
-	__u64 cg = wp->s.cg, ps = cg * wp->u.cols, c, h, i;
-	float *d = wp->d, *v;
-	__s64 off[ENG_NR], y0, x0, r, k;
-	__u8 in[ENG_NR];
+	__u64 cg = wp->s.cg, ps = cg * wp->u.cols, h, i;
+	float *d = wp->d, *v = wp->v + p * cg * ENG_NR + c * ENG_NR;
+	__s64 y0, x0, r, k;
 	__u32 lane;
 
 	for (lane = 0; lane < ENG_NR; lane++) {
 		__u64 t = t0 + p * ENG_NR + lane;
 
-		off[lane] = 0;
-		in[lane] = 0;
+		for (i = 0; i < ENG_WINO2_XI; i++)
+			d[i * ENG_NR + lane] = 0.0f;
 		if (t >= t1)
 			continue;
 		wino_origin(wp, t, &y0, &x0);
-		off[lane] = y0 * xs[1] + x0 * xs[2];
-		for (r = 0; r < 4; r++) {
-			if (y0 + r >= 0 && y0 + r < (__s64)wp->s.h)
-				in[lane] |= 1u << r;
-			if (x0 + r >= 0 && x0 + r < (__s64)wp->s.w)
-				in[lane] |= 16u << r;
-		}
-	}
-	for (c = 0; c < cg; c++, x += xs[0]) {
-		v = wp->v + p * cg * ENG_NR + c * ENG_NR;
-		/* Loads without branches: outside X, of a zero. */
-		for (lane = 0; lane < ENG_NR; lane++)
-			for (r = 0; r < 4; r++)
-				for (k = 0; k < 4; k++)
+		for (r = 0; r < 4; r++)
+			for (k = 0; k < 4; k++)
+				if (y0 + r >= 0 && y0 + r < (__s64)wp->s.h &&
+				    x0 + k >= 0 && x0 + k < (__s64)wp->s.w)
 					d[(r * 4 + k) * ENG_NR + lane] =
-						*(((in[lane] >> r) & (in[lane] >> (4 + k)) & 1) ?
-						  x + off[lane] + r * xs[1] + k * xs[2] :
-						  &wino2_zero);
-		/* Along the rows, then down the columns. */
-		for (h = 0; h < ENG_NR; h += 8) {
-			for (i = 0; i < 4; i++)
-				wino2_bt(d + i * 4 * ENG_NR + h, ENG_NR);
-			for (i = 0; i < 4; i++)
-				wino2_bt(d + i * ENG_NR + h, 4 * ENG_NR);
-			for (i = 0; i < ENG_WINO2_XI; i++)
-				vstore(v + i * ps + h, vload(d + i * ENG_NR + h));
-		}
+						x[(y0 + r) * xs[1] + (x0 + k) * xs[2]];
+	}
+	/* Along the rows, then down the columns. */
+	for (h = 0; h < ENG_NR; h += 8) {
+		for (i = 0; i < 4; i++)
+			wino2_bt(d + i * 4 * ENG_NR + h, ENG_NR);
+		for (i = 0; i < 4; i++)
+			wino2_bt(d + i * ENG_NR + h, 4 * ENG_NR);
+		for (i = 0; i < ENG_WINO2_XI; i++)
+			vstore(v + i * ps + h, vload(d + i * ENG_NR + h));
 	}
 }
 
@@ -213,7 +193,7 @@ static __attribute__((__noinline__))
 void wino2_input(struct wino_part *wp, const float *x, const __s64 *xs,
 		 __u64 t0, __u64 t1, const struct vnpu_eng_ctx *ctx)
 {
-	__u64 p;
+	__u64 p, c;
 
 #ifdef ENG_FMA
 	if (wp->bufs.bf16 && wino2_input_rows(wp, x, xs, t0, t1, ctx))
@@ -243,15 +223,10 @@ void wino2_input(struct wino_part *wp, const float *x, const __s64 *xs,
 			continue;
 		}
 #endif
-		wino2_in_f32(wp, x, xs, t0, t1, p);
+		for (c = 0; c < wp->s.cg; c++)
+			wino2_in_f32(wp, x + (__s64)c * xs[0], xs, t0, t1, p, c);
 		eng_pause(ctx);
 	}
-}
-
-/* Whether U is f32 (%VNPU_LAYER_F_WINO2 on f32 weights), not bf16 pairs. */
-static int wino2_f32(const struct wino_part *wp)
-{
-	return wp->l->t[1].dtype == VNPU_DTYPE_F32;
 }
 
 /* U of the unit's group: point xi's panels at + xi * wp->ws. */
@@ -311,21 +286,14 @@ static void wino2_gemm_bf16(struct wino_part *wp, __u64 xi, __u64 m0,
 #endif
 
 /*
- * Point @xi's U, from row @m0 on: f32 U in place; with the AVX512-BF16
- * tiles, its GEMM of rows [@m0, @m0 + @mc) by whole panels of tiles
- * [0, @nt) (V is zero past @nt) in place; else widened to f32 as the GEMM
- * packs it.
+ * Point @xi's U, from row @m0 on: with the AVX512-BF16 tiles, its GEMM
+ * of rows [@m0, @m0 + @mc) by whole panels of tiles [0, @nt) (V is zero
+ * past @nt) in place; else widened to f32 as the GEMM packs it.
  */
 static int wino2_point(struct wino_part *wp, struct gemm_a *a, __u64 xi,
 		       __u64 m0, __u64 mc, __u64 nt,
 		       const struct vnpu_eng_ctx *ctx)
 {
-	if (wino2_f32(wp)) {
-		a->packed = (const float *)wp->l->data[1] +
-			    (wp->g * ENG_WINO2_XI + xi) * wp->ws + m0 * wp->s.cg;
-		a->next = xi + 1 < ENG_WINO2_XI ? a->packed + wp->ws : 0;
-		return 0;
-	}
 #ifdef ENG_FMA
 	if (wp->bufs.bf16) {
 		wino2_gemm_bf16(wp, xi, m0, mc, nt, ctx);
@@ -385,7 +353,7 @@ static int wino2_native(const struct wino_part *wp, const __s64 *xs,
 #ifdef ENG_FMA
 	const __s64 lim = 0x7fffffff / 2;
 
-	return eng_bf16_path(ctx->features) && !wino2_f32(wp) &&
+	return eng_bf16_path(ctx->features) &&
 	       xs[1] <= lim / (__s64)(wp->s.h + 8) &&
 	       xs[1] >= -lim / (__s64)(wp->s.h + 8) &&
 	       xs[2] <= lim / (__s64)(wp->s.w + 8) &&

@@ -306,21 +306,6 @@ int vnpu_eng_wino_pays(const struct vnpu_layer_conv *a,
 		       const struct vnpu_cmd_tensor *x, const struct vnpu_cmd_tensor *y);
 
 /**
- * vnpu_eng_wino2_pays() - whether a CONV runs faster as Winograd F(2x2,
- * 3x3) on f32 weights than as F(4x4, 3x3) or directly (then the compiler
- * sets %VNPU_LAYER_F_WINO2 over f32 %VNPU_PACK_WINO2_W): a small map, whose
- * few 4x4 tiles would leave most of a GEMM panel empty; host builds only
- * @a: its attributes (the flags are not looked at)
- * @x: its X
- * @y: its Y
- *
- * Return: 1 or 0.
- */
-int vnpu_eng_wino2_pays(const struct vnpu_layer_conv *a,
-			const struct vnpu_cmd_tensor *x,
-			const struct vnpu_cmd_tensor *y);
-
-/**
  * vnpu_eng_lanes_pays() - whether a CONV runs faster on this host with
  * its output channels on the lanes (then the compiler packs its f32 W as
  * %VNPU_PACK_CONV_LANES and sets %VNPU_LAYER_F_LANES); host builds only
@@ -352,9 +337,9 @@ int vnpu_eng_wino_pack(const float *src, __u64 groups, __u64 rows,
 
 /**
  * vnpu_eng_wino2_pack() - transform 3x3 weights for Winograd F(2x2, 3x3)
- * (%VNPU_PACK_WINO2_W, in f32: for the bf16 hint the compiler then rounds
- * them to bf16 and pairs their depths, vnpu_eng_pair_bf16()); host builds
- * only, as vnpu_eng_wino_pack()
+ * (%VNPU_PACK_WINO2_W, in f32: the compiler then rounds them to bf16 and
+ * pairs their depths, vnpu_eng_pair_bf16()); host builds only, as
+ * vnpu_eng_wino_pack()
  * @src: @groups matrices of @rows x @cols f32, row-major and dense (W)
  * @groups: the conv's groups
  * @rows: M/group

@@ -329,10 +329,9 @@ static bool conv_hinted(const struct cstate *s, const struct vnpu_tinfo *wi, int
 /*
  * The Winograd flag of CONV @attr of @x by @wi into @y where the engine
  * runs it faster so, else 0: %VNPU_LAYER_F_WINO, F(4x4, 3x3) on f32
- * weights, or %VNPU_LAYER_F_WINO2, F(2x2, 3x3): under the bf16 hint where
- * the layer takes bf16 weights (conv_hinted()), and on f32 weights where
- * the map is small (vnpu_eng_wino2_pays()) (the f16 hint keeps its narrow
- * weights).
+ * weights, or under the bf16 hint where the layer takes bf16 weights
+ * (conv_hinted()) %VNPU_LAYER_F_WINO2, F(2x2, 3x3) (the f16 hint keeps
+ * its narrow weights).
  */
 static uint32_t conv_wino(const struct cstate *s, const struct vnpu_layer_conv *attr,
 			  const struct vnpu_tinfo *wi, const struct ctensor *x,
@@ -341,7 +340,7 @@ static uint32_t conv_wino(const struct cstate *s, const struct vnpu_layer_conv *
 	struct vnpu_cmd_tensor tx = { .dtype = VNPU_DTYPE_F32, .rank = x->rank };
 	struct vnpu_cmd_tensor ty = { .dtype = VNPU_DTYPE_F32, .rank = y->rank };
 	bool bf16 = s->opt.inference_precision == VNPU_TYPE_BF16 &&
-		    conv_hinted(s, wi, attr->group), f32_2;
+		    conv_hinted(s, wi, attr->group);
 
 	if (x->type != VNPU_TYPE_F32 || s->opt.inference_precision == VNPU_TYPE_F16)
 		return 0;
@@ -349,26 +348,22 @@ static uint32_t conv_wino(const struct cstate *s, const struct vnpu_layer_conv *
 		tx.dims[d] = (uint64_t)x->dims[d];
 	for (uint32_t d = 0; d < y->rank; d++)
 		ty.dims[d] = (uint64_t)y->dims[d];
-	f32_2 = !bf16 && vnpu_eng_wino2_pays(attr, &tx, &ty);
 	if (!vnpu_eng_wino_pays(attr, &tx, &ty))
-		return f32_2 ? VNPU_LAYER_F_WINO2 : 0;
-	return bf16 || f32_2 ? VNPU_LAYER_F_WINO2 : VNPU_LAYER_F_WINO;
+		return 0;
+	return bf16 ? VNPU_LAYER_F_WINO2 : VNPU_LAYER_F_WINO;
 }
 
 /*
  * Constant @w's weights transformed for Winograd by the engine's own code
- * as a constant in *@out: for %VNPU_LAYER_F_WINO2 (@flag) VNPU_PACK_WINO2_W,
- * under the bf16 hint where the layer takes bf16 weights (conv_hinted()) U
- * in f32 rounded once to bf16 pairs, as the hint's other weights, else in
- * f32; for %VNPU_LAYER_F_WINO VNPU_PACK_WINO_W in f32.
+ * as a constant in *@out: for %VNPU_LAYER_F_WINO2 (@flag) U in f32 rounded
+ * once to bf16 pairs, as the hint's other weights (VNPU_PACK_WINO2_W),
+ * else in f32 (VNPU_PACK_WINO_W).
  */
 static vnpu_status conv_wino_weights(struct cstate *s, const struct vnpu_tinfo *wi, int64_t group,
 				     uint32_t flag, int32_t *out)
 {
-	bool wino2 = flag == VNPU_LAYER_F_WINO2;
-	bool bf16 = wino2 && s->opt.inference_precision == VNPU_TYPE_BF16 &&
-		    conv_hinted(s, wi, group);
-	uint32_t layout = wino2 ? VNPU_PACK_WINO2_W : VNPU_PACK_WINO_W;
+	bool bf16 = flag == VNPU_LAYER_F_WINO2;
+	uint32_t layout = bf16 ? VNPU_PACK_WINO2_W : VNPU_PACK_WINO_W;
 	uint64_t rows = (uint64_t)(wi->dims[0] / group);
 	uint64_t cols = (uint64_t)(vnpu_tinfo_elems(wi) / wi->dims[0]);
 	uint64_t size = vnpu_eng_packed_size(layout, (uint64_t)group, rows, cols);
@@ -381,8 +376,8 @@ static vnpu_status conv_wino_weights(struct cstate *s, const struct vnpu_tinfo *
 		free(wide);
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory transforming weights");
 	}
-	rc = wino2 ? vnpu_eng_wino2_pack(src, (uint64_t)group, rows, cols, buf) :
-		     vnpu_eng_wino_pack(src, (uint64_t)group, rows, cols, buf);
+	rc = bf16 ? vnpu_eng_wino2_pack(src, (uint64_t)group, rows, cols, buf) :
+		    vnpu_eng_wino_pack(src, (uint64_t)group, rows, cols, buf);
 	free(wide);
 	if (rc) {
 		free(buf);
@@ -444,14 +439,10 @@ static vnpu_status conv_layer(struct cstate *s, struct vnpu_layer_conv *attr, st
 	vnpu_status st;
 
 	t[n++] = x;
-	/*
-	 * The lanes layout, where it pays, before F(4x4, 3x3) Winograd;
-	 * F(2x2, 3x3) on a small map before either (vnpu_eng_wino2_pays()).
-	 */
-	wino = cs_is_const(s, w) && packable(wi) && !s->opt.no_packing ?
+	/* The lanes layout, where it pays, before Winograd. */
+	wino = cs_is_const(s, w) && packable(wi) && !s->opt.no_packing &&
+	       !conv_lanes(s, attr, &x, &y) ?
 	       conv_wino(s, attr, wi, &x, &y) : 0;
-	if (wino == VNPU_LAYER_F_WINO && conv_lanes(s, attr, &x, &y))
-		wino = 0;
 	if (wino) {
 		st = conv_wino_weights(s, wi, group, wino, &packed);
 		if (st && st != VNPU_UNSUPPORTED)

@@ -191,32 +191,29 @@ static void conv(const char *name, __u64 c, __u64 m, __u64 h, __u64 w,
 }
 
 /*
- * A 3x3 convolution as Winograd (%VNPU_LAYER_F_WINO, or @two
- * %VNPU_LAYER_F_WINO2 over f32 U): conv()'s, its random weights
- * transformed by the runtime's function.
+ * A 3x3 convolution as Winograd (%VNPU_LAYER_F_WINO): conv()'s, its
+ * random weights transformed by the runtime's function.
  */
 static void wino_conv(const char *name, __u64 c, __u64 m, __u64 h, __u64 w,
-		      __u32 pad, __u32 group, int residual, int two)
+		      __u32 pad, __u32 group, int residual)
 {
 	__u64 mg = m / group, kt = c / group * 9, i;
-	__u64 ps = vnpu_eng_packed_size(two ? VNPU_PACK_WINO2_W : VNPU_PACK_WINO_W,
-					group, mg, kt);
+	__u64 ps = vnpu_eng_packed_size(VNPU_PACK_WINO_W, group, mg, kt);
 	struct vnpu_layer_conv *a;
 	struct layer *l;
-	float *src, *dst;
+	float *src;
 
 	conv(name, c, m, h, w, 3, 1, pad, group, residual, VNPU_DTYPE_F32);
 	l = &layers[num_layers - 1];
 	a = (struct vnpu_layer_conv *)l->attrs;
-	a->flags |= two ? VNPU_LAYER_F_WINO2 : VNPU_LAYER_F_WINO;
+	a->flags |= VNPU_LAYER_F_WINO;
 	src = malloc(m * kt * 4);
 	for (i = 0; i < m * kt; i++)
 		src[i] = frand();
 	l->t[1] = tensor(VNPU_DTYPE_F32, 1, &ps, 0);
-	dst = (float *)(arena + l->t[1].offset);
-	if (two ? vnpu_eng_wino2_pack(src, group, mg, kt, dst) :
-	    vnpu_eng_wino_pack(src, group, mg, kt, dst)) {
-		fprintf(stderr, "npu-vs-cpu: %s: the Winograd pack failed\n", name);
+	if (vnpu_eng_wino_pack(src, group, mg, kt,
+			       (float *)(arena + l->t[1].offset))) {
+		fprintf(stderr, "npu-vs-cpu: %s: vnpu_eng_wino_pack failed\n", name);
 		exit(1);
 	}
 	free(src);
@@ -464,11 +461,9 @@ static void build_layers(void)
 	conv("conv 1x1 14x14 odd", 256, 1024, 14, 14, 1, 1, 0, 1, 1,
 	     VNPU_DTYPE_F32);
 	/* Winograd F(4x4, 3x3): odd maps, a residual, groups and no pad. */
-	wino_conv("conv 3x3 winograd", 40, 36, 45, 47, 1, 1, 1, 0);
-	wino_conv("conv 3x3 winograd grouped", 64, 64, 50, 50, 0, 2, 0, 0);
-	wino_conv("conv 3x3 winograd balanced", 64, 256, 6, 80, 1, 1, 0, 0);
-	wino_conv("conv 3x3 winograd f(2x2) f32", 64, 96, 7, 7, 1, 1, 1, 1);
-	wino_conv("conv 3x3 winograd f(2x2) f32 grouped", 64, 40, 9, 8, 1, 2, 0, 1);
+	wino_conv("conv 3x3 winograd", 40, 36, 45, 47, 1, 1, 1);
+	wino_conv("conv 3x3 winograd grouped", 64, 64, 50, 50, 0, 2, 0);
+	wino_conv("conv 3x3 winograd balanced", 64, 256, 6, 80, 1, 1, 0);
 	lanes_conv("conv 1x1 lanes 7x7", 256, 100, 7, 7, 1, 1, 0, 1, 1);
 	lanes_conv("conv 3x3 lanes grouped", 48, 40, 9, 11, 3, 1, 0, 2, 0);
 	lanes_conv("conv 3x3 lanes padded 7x7", 160, 96, 7, 7, 3, 1, 1, 1, 1);

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /*
- * Winograd F(4x4, 3x3) convolutions (vnpu_eng_wino.c), and F(2x2, 3x3)
- * ones on f32 U (vnpu_eng_wino2.c), against the direct convolution in
- * double: every path and split gives the same bits
+ * Winograd F(4x4, 3x3) convolutions (vnpu_eng_wino.c) against the direct
+ * convolution in double: every path and split gives the same bits
  * (et_layer_f32()), and each output is within WINO_BOUND of the sum of
  * the absolute values of its terms.
  */
@@ -20,8 +19,6 @@
 struct wino_case {
 	__u64 n, c, h, w, m;
 	__u32 group, pt, pl, pb, pr, flags, act;
-	/* F(2x2, 3x3) on f32 U (%VNPU_LAYER_F_WINO2), not F(4x4, 3x3) */
-	int two;
 };
 
 static double wino_act(__u32 func, double v)
@@ -101,14 +98,12 @@ static void wino_case_run(struct __test_metadata *_metadata, const struct wino_c
 	et_fill_f32(w, et_bytes(&t[n]) / 4);
 	data[n++] = w;
 	/* The runtime's transform; the FMA build's gives the same bits. */
-	psize = vnpu_eng_packed_size(wc->two ? VNPU_PACK_WINO2_W : VNPU_PACK_WINO_W,
-				     wc->group, mg, kt);
+	psize = vnpu_eng_packed_size(VNPU_PACK_WINO_W, wc->group, mg, kt);
 	packed = malloc(psize * 4);
 	other = malloc(psize * 4);
-	EXPECT_TRUE(psize && !(wc->two ? vnpu_eng_wino2_pack(w, wc->group, mg, kt, packed) :
-			       vnpu_eng_wino_pack(w, wc->group, mg, kt, packed)))
+	EXPECT_TRUE(psize && !vnpu_eng_wino_pack(w, wc->group, mg, kt, packed))
 		TH_LOG("wino pack");
-	if (!wc->two && (et_host_features & VNPU_ENG_F_AVX2_FMA)) {
+	if (et_host_features & VNPU_ENG_F_AVX2_FMA) {
 		memset(other, 0xff, psize * 4);
 		vnpu_eng_kernels_avx2.wino_pack(w, wc->group, mg, cg, other);
 		EXPECT_EQ(0, memcmp(packed, other, psize * 4))
@@ -138,7 +133,7 @@ static void wino_case_run(struct __test_metadata *_metadata, const struct wino_c
 	for (i = 0; i < count; i++)
 		reff[i] = (float)ref[i];
 
-	at.flags = wc->flags | (wc->two ? VNPU_LAYER_F_WINO2 : VNPU_LAYER_F_WINO);
+	at.flags = wc->flags | VNPU_LAYER_F_WINO;
 	at.group = wc->group;
 	at.kernel[0] = 3;
 	at.kernel[1] = 3;
@@ -152,8 +147,8 @@ static void wino_case_run(struct __test_metadata *_metadata, const struct wino_c
 	at.pad_end[1] = wc->pr;
 	at.act.func = wc->act;
 	snprintf(name, sizeof(name),
-		 "wino%s n%llu c%llu %llux%llu m%llu g%u p%u,%u,%u,%u f%u a%u",
-		 wc->two ? "2 f32" : "", (unsigned long long)wc->n, (unsigned long long)wc->c,
+		 "wino n%llu c%llu %llux%llu m%llu g%u p%u,%u,%u,%u f%u a%u",
+		 (unsigned long long)wc->n, (unsigned long long)wc->c,
 		 (unsigned long long)wc->h, (unsigned long long)wc->w,
 		 (unsigned long long)wc->m, wc->group, wc->pt, wc->pl, wc->pb,
 		 wc->pr, wc->flags, wc->act);
@@ -222,17 +217,6 @@ TEST(wino)
 		{ 1, 32, 14, 14, 32, 1, 1, 1, 1, 1, B | R, VNPU_ACT_RELU },
 		{ 1, 33, 9, 18, 32, 1, 2, 2, 0, 0, B, 0 },
 		{ 1, 32, 7, 10, 32, 1, 0, 1, 2, 1, B, 0 },
-		/*
-		 * F(2x2, 3x3) on f32 U, the small maps' kind: ResNet-50's
-		 * 7x7 (one panel of 16 tiles, blocks of rows a part); two
-		 * images, groups, a residual and Sigmoid; tiles cut at an
-		 * odd edge, pads of 2 and 0; more than a panel; deep.
-		 */
-		{ 1, 64, 7, 7, 96, 1, 1, 1, 1, 1, B | R, VNPU_ACT_RELU, 1 },
-		{ 2, 72, 9, 8, 40, 2, 1, 1, 1, 1, B | R, VNPU_ACT_SIGMOID, 1 },
-		{ 1, 33, 9, 11, 35, 1, 2, 2, 0, 0, B, 0, 1 },
-		{ 1, 32, 13, 12, 32, 1, 1, 1, 1, 1, 0, 0, 1 },
-		{ 1, 400, 7, 7, 40, 1, 1, 1, 1, 1, B, 0, 1 },
 	};
 	size_t i;
 
