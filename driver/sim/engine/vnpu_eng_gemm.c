@@ -3687,17 +3687,26 @@ struct pool_ring {
 };
 
 /*
- * Whether pool_sep_row() takes an f32 MAX over padded rows (@pad): AVX2,
- * stride 1 over dense rows of at least 8 (pool_edge8_fits()), at most
- * POOL_RING window rows, the row maxima in the scratch.
+ * Whether pool_sep_row() takes an f32 MAX over padded rows (@pad): AVX2
+ * at stride 1, AVX-512 at stride 2 (in 16 lanes, where the row maxima
+ * cost less than pool_inside()'s windows: not in 8), along dense rows of
+ * at least 8 with at least 8 outputs, at most POOL_RING window rows, the
+ * row maxima in the scratch.
  */
 static int pool_sep_fits(const struct vnpu_layer_pool *at, __u64 w,
-			 __s64 xsw, __u64 ow_n, __u64 pad)
+			 __s64 xsw, __u64 ow_n, __u64 pad,
+			 const struct vnpu_eng_ctx *ctx)
 {
-	return pad && at->mode == VNPU_POOL_MAX &&
-	       pool_edge8_fits(at, w, xsw, ow_n) &&
+#ifdef ENG_FMA
+	return pad && at->mode == VNPU_POOL_MAX && ow_n >= 8 && w >= 8 &&
+	       xsw == 1 && (at->stride[1] == 1 ||
+			    (at->stride[1] == 2 && at->kernel[1] <= 34 &&
+			     eng_act_avx512(ctx))) &&
 	       at->kernel[0] <= POOL_RING &&
 	       at->kernel[0] * ow_n <= pad;
+#else
+	return 0;
+#endif
 }
 
 #ifdef ENG_FMA
@@ -3727,6 +3736,41 @@ pool_hmax8(const struct vnpu_layer_pool *at, const float *row, __u64 w,
 		}
 	}
 	return acc;
+}
+
+/*
+ * pool_hmax8() at stride 2, pool_lane() in tap order: output column
+ * o + l's window starts at input column 2 (o + l) - pad_begin, tap t of
+ * the eight windows is the even lanes of the columns [c0 + t, c0 + t + 8)
+ * and of [c0 + t + 7, c0 + t + 15) (pool_tap8()).
+ */
+static v8sf pool_hmax8_s2(const struct vnpu_layer_pool *at, const float *row,
+			  __u64 w, __u64 o)
+{
+	__s64 c0 = 2 * (__s64)o - at->pad_begin[1];
+	float ninf = -(float)m_inf();
+	v8sf acc = vbcast(ninf), a, b;
+	__u32 kw;
+
+	for (kw = 0; kw < at->kernel[1]; kw++) {
+		a = pool_row8(row, c0 + kw, w, ninf);
+		b = pool_row8(row, c0 + kw + 7, w, ninf);
+		acc = pool_lane(acc, __builtin_shufflevector(a, b, 0, 2, 4, 6,
+							     9, 11, 13, 15), 0);
+	}
+	return acc;
+}
+
+/* pool_hrow() at stride 2 in tap order (a row with a NaN). */
+static void pool_hrow_s2(const struct vnpu_layer_pool *at, const float *row,
+			 __u64 w, __u64 ow_n, float *hr)
+{
+	__u64 o;
+
+	for (o = 0; o < ow_n; o += 8) {
+		o = eng_min(o, ow_n - 8);
+		vstore(hr + o, pool_hmax8_s2(at, row, w, o));
+	}
 }
 
 /*
@@ -3767,17 +3811,38 @@ static int pool_hrow(const struct vnpu_layer_pool *at, const float *xc,
 static void pool_sep_row(const struct vnpu_layer_pool *at, const float *xc,
 			 __s64 xsh, __u64 w, __u64 ow_n, __s64 a, __s64 b,
 			 __u64 ow, __u64 end, float *yr, __s64 ysw,
-			 float *ringbuf, struct pool_ring *ring)
+			 float *ringbuf, struct pool_ring *ring, int avx512)
 {
 #ifdef ENG_FMA
 	const float *rp[POOL_RING];
-	__u32 k0 = at->kernel[0], n = (__u32)(b - a), slot, i;
+	__u32 k0 = at->kernel[0], n = (__u32)(b - a), slot, i, rs[POOL_RING];
 	int nan = 0;
 	__s64 ih = a;
 	__u64 o, l;
 
 	if (ring->xc == xc && a >= ring->lo && a <= ring->hi && b >= ring->hi)
 		ih = ring->hi;
+	if (at->stride[1] == 2 && ih < b) {
+		/* 16 lanes (pool_sep_fits()), rows with a NaN in order. */
+		float *hr[POOL_RING] = {};
+		__u32 nr = (__u32)(b - ih), bad;
+
+		for (i = 0, slot = (__u32)(ih % k0); i < nr; i++, slot++) {
+			slot = slot == k0 ? 0 : slot;
+			hr[i] = ringbuf + slot * ow_n;
+			rs[i] = slot;
+		}
+		bad = vnpu_eng_pool_hrows_s2_avx512(xc + ih * xsh, xsh, nr, w,
+						    ow_n, at->pad_begin[1],
+						    at->kernel[1], hr);
+		for (i = 0; i < nr; i++) {
+			ring->nan[rs[i]] = (bad >> i) & 1;
+			if (ring->nan[rs[i]])
+				pool_hrow_s2(at, xc + (ih + i) * xsh, w, ow_n,
+					     hr[i]);
+		}
+		ih = b;
+	}
 	for (slot = (__u32)(ih % k0); ih < b; ih++, slot++) {
 		slot = slot == k0 ? 0 : slot;
 		ring->nan[slot] = pool_hrow(at, xc, xsh, w, ow_n, ih,
@@ -3790,6 +3855,10 @@ static void pool_sep_row(const struct vnpu_layer_pool *at, const float *xc,
 		slot = slot == k0 ? 0 : slot;
 		rp[i] = ringbuf + slot * ow_n;
 		nan |= ring->nan[slot];
+	}
+	if (avx512 && !nan && ysw == 1 && n) {
+		vnpu_eng_pool_vmax_avx512(rp, n, ow, end, yr);
+		return;
 	}
 	for (o = ow; o < end; o += 8) {
 		__u64 o8 = eng_min(o, ow_n - 8);
@@ -4364,7 +4433,10 @@ int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 	}
 	if (pad * 4 > ctx->scratch_size)
 		pad = 0;
-	sep = pool_sep_fits(at, w, xsw, ow_n, pad);
+	sep = pool_sep_fits(at, w, xsw, ow_n, pad, ctx);
+	/* Past stride 1 only pool_sep_row() pays for the scratch. */
+	if (!sep && at->stride[1] != 1)
+		pad = 0;
 	eng_pacer_init(&pc, ctx);
 	lo = eng_min(ub * per, vnpu_eng_numel(y));
 	hi = eng_min(ue * per, vnpu_eng_numel(y));
@@ -4423,7 +4495,7 @@ int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,
 			pool_sep_row(at, (const float *)xc, xsh, w, ow_n,
 				     h0 + (__s64)pr.r0, h0 + (__s64)pr.r1, ow,
 				     ow + (end - e), yr, ysw, ctx->scratch,
-				     &ring);
+				     &ring, eng_act_avx512(ctx));
 			eng_pace(&pc, (end - e) * taps);
 			e = end;
 			continue;

@@ -472,10 +472,15 @@ static inline __u64 eng_pool_per_unit(const struct vnpu_cmd_tensor *y,
  * row's left or right edge (YOLO's SPPF: 5x5 on 20x20, a fifth of each
  * row's windows) runs each output row over a copy of its window's rows
  * inside the input, -inf on either side (vnpu_eng_gemm.c's
- * pool_pad_rows()), in the part's scratch: the copy's floats (kernel rows
- * of every padded column the row's windows read), or 0 where the pool
- * does not take it. At larger strides few windows cross an edge (one a
- * row in ResNet's stem), and the copy costs more than they do.
+ * pool_pad_rows()), or (AVX2) over the maxima of each window row kept
+ * between output rows (pool_sep_row()), in the part's scratch: the
+ * copy's floats (kernel rows of every padded column the row's windows
+ * read, at least the maxima's), or 0 where the pool does not take it.
+ * At stride 2 (ResNet's stem: 3x3 on 112x112) only the maxima pay, with
+ * AVX-512 (each input row's taken once in 16 lanes, not once per window
+ * row over it); otherwise the edge windows go their own way, as at
+ * larger strides, where few windows cross an edge and the copy costs
+ * more than they do.
  */
 #define ENG_POOL_PAD_MAX	8192
 
@@ -487,13 +492,32 @@ static inline __u64 eng_pool_pad_floats(const struct vnpu_layer_pool *a,
 
 	if (a->mode != VNPU_POOL_MAX || x->dtype != VNPU_DTYPE_F32 ||
 	    y->dtype != VNPU_DTYPE_F32 || a->dilation[0] != 1 ||
-	    a->dilation[1] != 1 || !ow_n || a->stride[1] != 1)
+	    a->dilation[1] != 1 || !ow_n || a->stride[1] > 2)
 		return 0;
 	wq = (ow_n - 1) * a->stride[1] + a->kernel[1];
 	if (!a->pad_begin[1] && wq <= w)
 		return 0;
 	return wq * a->kernel[0] <= ENG_POOL_PAD_MAX ? wq * a->kernel[0] : 0;
 }
+
+/*
+ * The window maxima of @nr rows of an f32 MAX pool at stride 2, @xsh
+ * floats apart from @row on, windows of @k1 (at most 34) taps from column
+ * 2 o - @pb on, -inf outside the rows' @w floats, to @hr[r][0, @ow_n) in
+ * 16 lanes (vnpu_eng_pool_avx512.c; VNPU_ENG_F_AVX512 only): the bits of
+ * the taps in order, but for the rows (bit r) it returns, where a NaN
+ * was read.
+ */
+__u32 vnpu_eng_pool_hrows_s2_avx512(const float *row, __s64 xsh, __u32 nr,
+				    __u64 w, __u64 ow_n, __s64 pb, __u32 k1,
+				    float *const *hr);
+/*
+ * Outputs [@o, @end) of an f32 MAX pool's output row to @y: the maxima
+ * of the @n rows of window maxima @rp column by column, none a NaN, in
+ * 16 lanes (vnpu_eng_pool_avx512.c; VNPU_ENG_F_AVX512 only).
+ */
+void vnpu_eng_pool_vmax_avx512(const float *const *rp, __u32 n, __u64 o,
+			       __u64 end, float *y);
 
 /*
  * An f32 MAX pool at stride 1 along the rows without dilation, at most

@@ -786,6 +786,22 @@ static void test_pool(struct __test_metadata *_metadata)
 		{ VNPU_POOL_MAX, 0, 0, 0, 1, 3, 6, 10, 1, 5, 1, 1, 1, 1, 0, 2, 0, 2 },
 		{ VNPU_POOL_MAX, 0, 0, 0, 1, 2, 300, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },
 		/*
+		 * f32 MAX at stride 2 along padded rows over each row's
+		 * window maxima kept between output rows: ResNet's stem,
+		 * odd sizes, rows of exactly 8 outputs, windows 1 to 5
+		 * wide, unequal pads, ceil mode past the row's end, stride
+		 * 1 down the rows, 16 window rows (the most).
+		 */
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 64, 112, 112, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 2, 3, 13, 17, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 2, 16, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 2, 9, 30, 2, 4, 2, 2, 1, 1, 0, 1, 1, 2 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 2, 11, 41, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2 },
+		{ VNPU_POOL_MAX, VNPU_POOL_F_CEIL, 0, 0, 1, 3, 10, 20, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 2, 5, 23, 1, 3, 2, 2, 1, 1, 0, 1, 0, 1 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 2, 8, 20, 3, 3, 1, 2, 1, 1, 1, 1, 1, 1 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 2, 20, 19, 16, 3, 2, 2, 1, 1, 8, 1, 7, 1 },
+		/*
 		 * Rows of more than 32 outputs inside: four runs of eight
 		 * at once, then the rest, at strides 1, 2 (ResNet's stem
 		 * on wide rows) and 3.
