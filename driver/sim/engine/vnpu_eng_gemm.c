@@ -4236,6 +4236,115 @@ static void pool_max8_run(const struct vnpu_layer_pool *at, const __u8 *xc,
 		yr[(__s64)(ow + i) * ysw] = o[i] ^ flip;
 }
 
+#ifdef ENG_FMA
+/* The larger of each byte of @a and @b, unsigned (vpmaxub). */
+static inline v32qu_p8 pool8_maxu(v32qu_p8 a, v32qu_p8 b)
+{
+#ifdef __clang__
+	return __builtin_elementwise_max(a, b);
+#else
+	typedef char v32qi_p8 __attribute__((vector_size(32)));
+
+	return (v32qu_p8)__builtin_ia32_pmaxub256((v32qi_p8)a, (v32qi_p8)b);
+#endif
+}
+
+static inline v32qu_p8 pool8_load(const __u8 *p, __u8 flip)
+{
+	return *(const v32qu_p8u *)p ^ flip;
+}
+
+/* Columns -1 (the lowest value) to 30 of the columns 0 to 31 @l. */
+static inline v32qu_p8 pool8_after0(v32qu_p8 l)
+{
+	const v32qu_p8 zero = {};
+
+	return __builtin_shufflevector(zero, l, 0, 32, 33, 34, 35, 36, 37, 38,
+				       39, 40, 41, 42, 43, 44, 45, 46, 47, 48,
+				       49, 50, 51, 52, 53, 54, 55, 56, 57, 58,
+				       59, 60, 61, 62);
+}
+#endif
+
+/*
+ * Whether pool8_k3s2() takes an 8-bit MAX: AVX2, 2-D, windows 3 columns
+ * 2 apart (ResNet's stem), at most one column of padding before a row
+ * and every window's columns before its end, rows of 32 bytes at least
+ * and 16 outputs, dense rows in and out.
+ */
+static int pool8_k3s2_fits(const struct vnpu_layer_pool *at,
+			   const struct vnpu_cmd_tensor *x,
+			   const struct vnpu_cmd_tensor *y)
+{
+#ifdef ENG_FMA
+	__u64 w = x->dims[3], ow_n = y->dims[3];
+
+	return x->rank == 4 && at->kernel[1] == 3 && at->stride[1] == 2 &&
+	       at->dilation[0] == 1 && at->dilation[1] == 1 &&
+	       at->pad_begin[1] <= 1 && w >= 32 && ow_n >= 16 &&
+	       2 * (ow_n - 1) + 2 - at->pad_begin[1] < w &&
+	       x->strides[3] == 1 && y->strides[3] == 1;
+#else
+	return 0;
+#endif
+}
+
+/*
+ * Outputs [@ow, @end) of output row @oh of plane @xc (pool8_k3s2_fits())
+ * to @yr, sixteen a step (the last sixteen again: the same values): the
+ * maximum of the window rows inside the input, column by column, in
+ * registers (at 16-bit words, a window's three columns are a word's two
+ * bytes and the high byte of the word one byte on), the column of padding
+ * before the row the lowest value. Bytes compare unsigned, @flip 0x80 for
+ * signed ones.
+ */
+static void pool8_k3s2(const struct vnpu_layer_pool *at, const __u8 *xc,
+		       __s64 xsh, __u64 h, __u64 ow_n, __u64 oh, __u64 ow,
+		       __u64 end, __u8 *yr, __u8 flip)
+{
+#ifdef ENG_FMA
+	const v32qu_p8 zero = {};
+	__s64 h0 = (__s64)(oh * at->stride[0]) - at->pad_begin[0];
+	__s64 r0 = h0 < 0 ? 0 : h0, r1 = h0 + (__s64)at->kernel[0], r, c;
+	__u32 pb = at->pad_begin[1];
+	__u64 o, o8, e, j;
+	v32qu_p8 v, v1, l;
+	v16qu_p8 out;
+
+	r1 = r1 > (__s64)h ? (__s64)h : r1;
+	for (o = ow; o < end; o = e) {
+		o8 = eng_min(o, ow_n - 16);
+		e = eng_min(o8 + 16, end);
+		c = 2 * (__s64)o8 - pb;
+		v = zero;
+		v1 = zero;
+		for (r = r0; r < r1; r++) {
+			const __u8 *p = xc + r * xsh;
+
+			if (c < 0) {
+				l = pool8_load(p, flip);
+				v = pool8_maxu(v, pool8_after0(l));
+				v1 = pool8_maxu(v1, l);
+				continue;
+			}
+			v = pool8_maxu(v, pool8_load(p + c, flip));
+			v1 = pool8_maxu(v1, pool8_load(p + c + 1, flip));
+		}
+		v = pool8_maxu(v, (v32qu_p8)((v16hu_p8)v >> 8));
+		v = pool8_maxu(v, (v32qu_p8)((v16hu_p8)v1 >> 8));
+		out = __builtin_convertvector((v16hu_p8)v & 0xff, v16qu_p8) ^
+		      flip;
+		if (o8 == o && e == o8 + 16) {
+			*(v16qu_p8u *)(yr + o) = out;
+			continue;
+		}
+		/* Only the part's outputs. */
+		for (j = o; j < e; j++)
+			yr[j] = out[j - o8];
+	}
+#endif
+}
+
 /*
  * MAX of u8 or i8 (ONNX Runtime's MaxPool of a QDQ model's 8-bit tensors):
  * outputs [@lo, @hi), a row's windows POOL8_COLS input columns at a time
@@ -4257,6 +4366,7 @@ static void run_pool8(const struct eng_layer *l, __u64 lo, __u64 hi,
 	__s64 ysh = two ? y->strides[2] : 0, ysw = y->strides[y->rank - 1];
 	__u8 flip = x->dtype == VNPU_DTYPE_I8 ? 0x80 : 0;
 	__u64 e, end, run, ow, oh, c, img;
+	int k3s2 = pool8_k3s2_fits(at, x, y);
 
 	/* Where output @lo lies; then stepped along (no divisions a row). */
 	ow = lo % ow_n;
@@ -4272,7 +4382,11 @@ static void run_pool8(const struct eng_layer *l, __u64 lo, __u64 hi,
 
 		end = eng_min(hi, e + ow_n - ow);
 		run = most ? eng_min(end - e, most) : 1;
-		if (!most)
+		if (k3s2) {
+			run = end - e;
+			pool8_k3s2(at, xc, xsh, h, ow_n, oh, ow, ow + run, yr,
+				   flip);
+		} else if (!most)
 			yr[(__s64)ow * ysw] = pool_max8_one(at, xc, xsh, xsw, h,
 							    w, oh, ow, flip);
 		else

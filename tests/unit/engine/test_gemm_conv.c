@@ -847,6 +847,14 @@ static void test_pool(struct __test_metadata *_metadata)
 		{ VNPU_POOL_MAX, 0, 0, 0, 1, 64, 112, 112, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },
 		{ VNPU_POOL_MAX, 0, 0, 0, 1, 3, 7, 600, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1 },
 		{ VNPU_POOL_MAX, 0, 0, 0, 1, 3, 5, 281, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },
+		/*
+		 * 3x3 windows at stride 2 in registers: no padding, 5-row
+		 * windows at stride 1 over 17 outputs (the last 16 again),
+		 * and ceil mode's last window past the row (the row buffer).
+		 */
+		{ VNPU_POOL_MAX, 0, 0, 0, 2, 3, 9, 40, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 2, 7, 33, 5, 3, 1, 2, 1, 1, 2, 1, 2, 1 },
+		{ VNPU_POOL_MAX, VNPU_POOL_F_CEIL, 0, 0, 1, 2, 10, 45, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1 },
 	};
 	size_t i, k;
 
