@@ -804,11 +804,12 @@ static inline __u64 eng_qsplit_table(__u64 k4)
  * @k4: @k rounded up to a multiple of 4
  * @mp: output channels per group rounded up to ENG_QMR
  * @rows: output rows per column block (depthwise)
- * @pos: output positions per column block, a multiple of ENG_QNR (others:
- *	a block starts at any position, so that only the layer's last
- *	tile is short)
+ * @pos: output positions per column block but the last, a multiple of
+ *	ENG_QNR (others: a block starts at any position, so that only the
+ *	layer's last tile is short)
+ * @last: output positions of the last column block (up to @pos + 4)
  * @nb: column blocks per image
- * @ncp: positions of a column block, rounded up to ENG_QNR
+ * @ncp: positions of the largest column block, rounded up to ENG_QNR
  * @mb: output channels per unit (a multiple of ENG_QMR)
  * @nmb: channel blocks per group
  * @units: (image, group, column block, channel block), the channel block
@@ -830,7 +831,7 @@ static inline __u64 eng_qsplit_table(__u64 k4)
  *	rows of OW bytes), 0: none
  */
 struct eng_qplan {
-	__u64 k, k4, mp, rows, pos, nb, ncp, mb, nmb, units, hp, wp, rs;
+	__u64 k, k4, mp, rows, pos, last, nb, ncp, mb, nmb, units, hp, wp, rs;
 	__u64 np, pb, dw8, ph;
 };
 
@@ -863,13 +864,28 @@ static inline void eng_qplan(const struct eng_conv_shape *s,
 		p->rows = p->nb ? eng_div_up(s->oh, p->nb) : p->rows;
 		p->ncp = eng_div_up(p->rows * s->ow, ENG_QNR) * ENG_QNR;
 		p->pos = p->ncp;
+		p->last = p->ncp;
 		span = p->rows;
 	} else {
 		/* Whole tiles of positions, as many to a block as fit. */
 		tiles = eng_div_up(s->oh * s->ow, ENG_QNR);
 		p->nb = eng_div_up(tiles, eng_max(1, per / ENG_QNR));
 		p->pos = p->nb ? eng_div_up(tiles, p->nb) * ENG_QNR : ENG_QNR;
-		p->ncp = p->pos;
+		p->last = p->nb ? s->oh * s->ow - (p->nb - 1) * p->pos : 0;
+		/*
+		 * A last block of 4 positions or fewer (a 14x14 map's last 4
+		 * after blocks of 64) joins the block before it, whose last
+		 * tile then runs them four to a vpdpbusd: as a block of its
+		 * own it was a unit of next to no work, and two tiles' runs
+		 * of units split the map unevenly (blocks of 64, 64 | 64, 4:
+		 * 30 us of 200 idle at the end of each 3x3 on resnet50_qdq's
+		 * 14x14 maps on 2 CPUs).
+		 */
+		if (p->nb > 1 && p->last <= 4) {
+			p->nb--;
+			p->last += p->pos;
+		}
+		p->ncp = eng_div_up(p->last > p->pos ? p->last : p->pos, ENG_QNR) * ENG_QNR;
 		if (p->nb >= ENG_QMIN_UNITS)
 			p->mb = p->mp;
 		/*
@@ -894,8 +910,8 @@ static inline void eng_qplan(const struct eng_conv_shape *s,
 
 			p->mb = eng_max(1, p->mp / ENG_QMR / want) * ENG_QMR;
 		}
-		/* Output rows a run of @pos positions may touch. */
-		span = s->ow ? eng_min(s->oh, (p->pos + s->ow - 2) / s->ow + 1) : 1;
+		/* Output rows a run of @ncp positions may touch. */
+		span = s->ow ? eng_min(s->oh, (p->ncp + s->ow - 2) / s->ow + 1) : 1;
 	}
 	p->nmb = p->mb ? eng_div_up(p->mp, p->mb) : 0;
 	p->units = s->ow && s->mg ? s->n * s->group * p->nb * p->nmb : 0;
@@ -941,6 +957,12 @@ static inline void eng_qplan(const struct eng_conv_shape *s,
 				s->ow + p->ncp + 32);
 		p->pb = (p->pb + 63) / 64 * 64;
 	}
+}
+
+/* Positions of column block @nbi of a packed QLINEAR_CONV (not depthwise). */
+static inline __u64 eng_qblock_cnt(const struct eng_qplan *p, __u64 nbi)
+{
+	return nbi + 1 < p->nb ? p->pos : p->last;
 }
 
 /**

@@ -872,7 +872,7 @@ static void qconv_pack(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
 	const struct vnpu_cmd_tensor *x = &q->l->t[0];
 	__u64 p0 = nbi * p->pos, steps = p->k4 / 4, j, n, r;
 	__u64 oh0 = p0 / q->s.ow, o0 = p0 % q->s.ow;
-	__u64 cnt = eng_min(p->pos, q->s.oh * q->s.ow - p0);
+	__u64 cnt = eng_qblock_cnt(p, nbi);
 	__u64 full = q->direct ? cnt / 16 * 16 : 0;
 	__u64 ncp = eng_div_up(cnt, ENG_QNR) * ENG_QNR;
 	/* Depth k's channel, tap row and column, stepped with k. */
@@ -1170,7 +1170,7 @@ static void qconv_masks(const struct eng_qconv *q, const struct qmask *m, __u64 
 {
 	const struct eng_qplan *p = &q->p;
 	__u64 ow = q->s.ow, kh = q->s.kh, kw = q->s.kw;
-	__u64 cnt = eng_min(p->pos, q->s.oh * ow - p0), ng = eng_div_up(p->ncp, 64);
+	__u64 cnt = eng_qblock_cnt(p, p0 / p->pos), ng = eng_div_up(p->ncp, 64);
 	__u64 oh = p0 / ow, oc = p0 % ow, i, n, t;
 
 	for (i = 0; i < (kh + kw) * ng; i++)
@@ -1310,7 +1310,7 @@ static void qconv_pack_phase(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
 	const struct vnpu_cmd_tensor *x = &q->l->t[0];
 	const struct eng_qplan *p = &q->p;
 	__u64 p0 = nbi * p->pos, ow = q->s.ow, kh = q->s.kh, kw = q->s.kw;
-	__u64 cnt = eng_min(p->pos, q->s.oh * ow - p0), ng = eng_div_up(p->ncp, 64);
+	__u64 cnt = eng_qblock_cnt(p, nbi), ng = eng_div_up(p->ncp, 64);
 	__u64 oh = p0 / ow, last = (p0 + cnt - 1) / ow, nph = 0, plane, t, c, r, ph;
 	__s64 h = (__s64)q->s.h, w = (__s64)q->s.w, r0, r1, dmin = 0, dmax = 0;
 	__u64 *rowm = (__u64 *)q->rows, *colm = rowm + kh * ng;
@@ -2068,7 +2068,7 @@ static void qconv_rows(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi,
 	const struct eng_qplan *p = &q->p;
 	const struct vnpu_cmd_tensor *y = &q->l->t[q->l->n - 1];
 	__u64 p0 = nbi * p->pos, steps = p->k4 / 4, r0, n0, r;
-	__u64 cnt = eng_min(p->pos, q->s.oh * q->s.ow - p0);
+	__u64 cnt = eng_qblock_cnt(p, nbi);
 	__u8 *yd = (__u8 *)q->l->data[q->l->n - 1] +
 		   ((__s64)img * y->strides[0] + (__s64)p0);
 	struct eng_qout o = { .ys = y->strides[1], .lo = (float)(q->lo - q->yz),

@@ -718,13 +718,21 @@ static void test_qconv_packed(struct __test_metadata *_metadata)
 		{ 1, 40, 14, 14, 26, 1, 1, 2, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
 		/*
 		 * Column blocks starting inside an output row: 3x3 stride 1
-		 * (four blocks, all channels to a unit), stride 2, 5x5 of
-		 * dilation 2 with weight zero points, a 1x1 read in place.
+		 * (three blocks, the last of 68: its tail of 4 joins it),
+		 * stride 2, 5x5 of dilation 2 with weight zero points, a 1x1
+		 * read in place.
 		 */
 		{ 1, 256, 14, 14, 30, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
 		{ 1, 200, 29, 29, 26, 1, 3, 2, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 1, 0, 0 },
 		{ 1, 100, 13, 13, 14, 1, 5, 1, 4, 2, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 1, 1, 0 },
 		{ 1, 1024, 14, 14, 24, 1, 1, 1, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 0, 0, 0 },
+		/*
+		 * A last column block of 4 positions joined to the one before
+		 * (blocks of 64, 64 and 68 of a 14x14 map): from X's stride
+		 * phases, and a 1x1 read in place with weight zero points.
+		 */
+		{ 1, 232, 28, 28, 13, 1, 3, 2, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 1, 1, 0 },
+		{ 1, 2080, 14, 14, 14, 1, 1, 1, 0, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 1, 0, 0 },
 		/* staged rows of 3, 5 and 16 bytes (qconv_copy_row()'s moves) */
 		{ 1, 6, 5, 3, 10, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
 		{ 1, 4, 6, 5, 4, 4, 3, 1, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
