@@ -687,7 +687,11 @@ static double percent(double x, double peak)
  * gemm_block() hands it to a path's micro-kernels: a 12x32 tile over a
  * depth of 192 (A, B and the sums fit L1), or a whole 96x256 block over
  * 342 (the depth of the 1024^3 GEMM's slices; fits L2), or BERT's
- * 120x256 blocks over 384 with A read in place from rows of 768 or 3072.
+ * 120x256 blocks over 384 with A read in place from rows of 768 or 3072,
+ * or a 12x16 tile (a block's lone last panel of columns), or the blocks
+ * of a 7x7 map's 49 columns (32 + 16 + a tail column) and of a 14x14
+ * map's units of 84 (64 + 16 + 4), their MACs those of the block's
+ * columns.
  * Buffers start on a cache line; @skew floats further on, rows of B read
  * by offsets cross lines as a convolution's window rows mostly do (the
  * 96x256 block both ways: from L2, tiles whose B loads cross lines lose
@@ -710,6 +714,10 @@ static const struct ucase ucases[] = {
 	{ "96x256 k342 (L2), A rows", 96, 256, 342, ENG_KC, 0, 0 },
 	{ "96x256 k342 (L2), B by offsets", 96, 256, 342, 0, 1, 0 },
 	{ "96x256 k342 (L2), B offsets +4 bytes", 96, 256, 342, 0, 1, 1 },
+	{ "12x16 k192 (L1), A panels", 12, 16, 192, 0, 0, 0 },
+	{ "12x16 k192 (L1), B by offsets", 12, 16, 192, 0, 1, 0 },
+	{ "96x49 k342 (L2), B by offsets", 96, 49, 342, 0, 1, 0 },
+	{ "96x84 k342 (L2), B by offsets", 96, 84, 342, 0, 1, 0 },
 	{ "120x256 k384, A in place, rows 768", 120, 256, 384, 768, 0, 0 },
 	{ "120x256 k384, A in place, rows 3072", 120, 256, 384, 3072, 0, 0 },
 };
@@ -737,7 +745,7 @@ static double time_ukernel(const struct ucase *u, int wide, int batches)
 	__u64 mp = (u->mc + ENG_MR - 1) / ENG_MR * ENG_MR;
 	__u64 np = (u->nc + ENG_NR - 1) / ENG_NR * ENG_NR;
 	__u64 i, calls, c;
-	double flops = 2.0 * mp * np * u->kc, best = 0, t0;
+	double flops = 2.0 * u->mc * u->nc * u->kc, best = 0, t0;
 	struct eng_slice s = {};
 	__s32 *off = NULL;
 	__u64 na = mp * (u->a_rows > ENG_KC ? (__u64)u->a_rows : ENG_KC);

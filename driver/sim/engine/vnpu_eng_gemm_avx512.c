@@ -12,7 +12,9 @@
  * the same bits. The full 12x32 tiles and the 4x32 edge ones (the last
  * 4 rows of a convolution of 64 outputs) are inline assembly, the other
  * edge ones C (tile()). One to four columns past a block's whole panels
- * of B take tail_cols() after the tiles: twelve rows of A a vector.
+ * of B take tail_cols() after the tiles: twelve rows of A a vector (a
+ * single one with B by offsets inside the first column pair's 12x32
+ * tiles, tile_12x32_tail()).
  */
 #include "vnpu_eng_gemm.h"
 #include "vnpu_eng_zmm_tile.h"
@@ -216,10 +218,11 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	UK_FMA(UK_A0(u, 2), 4, 5) UK_FMA(UK_A0(u, 3), 6, 7)
 
 /*
- * The whole tile of STEP and ROWS: 12 rows or 4; the vzeroupper leaves no
- * dirty upper state behind.
+ * The whole tile of STEP and ROWS: 12 rows or 4, with IN before the loop
+ * and OUT after it (a tail column's sums: tile_12x32_ind_t1()); the
+ * vzeroupper leaves no dirty upper state behind.
  */
-#define UK_TILE_(STEP, ROWS)						\
+#define UK_TILE_(STEP, ROWS, IN, OUT)					\
 	"mov %[c], %[p]\n\t"						\
 	"test %[load], %[load]\n\t"					\
 	"jz 5f\n\t"							\
@@ -229,6 +232,7 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	ROWS(ZT_ZERO)							\
 	"6:\n\t"							\
 	UK_SETUP							\
+	IN								\
 	"cmp $4, %[k]\n\t"						\
 	"jb 2f\n"							\
 	".p2align 6\n"							\
@@ -249,11 +253,12 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	"dec %[k]\n\t"							\
 	"jnz 3b\n"							\
 	"4:\n\t"							\
+	OUT								\
 	ZT_STORE(ROWS)							\
 	"vzeroupper\n\t"
 
-#define UK_TILE UK_TILE_(UK_STEP, ZT_ROWS)
-#define UK_TILE4 UK_TILE_(UK_STEP4, ZT_ROWS4)
+#define UK_TILE UK_TILE_(UK_STEP, ZT_ROWS, , )
+#define UK_TILE4 UK_TILE_(UK_STEP4, ZT_ROWS4, , )
 
 #define UK_CLOBBER							\
 	"xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",	\
@@ -351,6 +356,53 @@ void name(UK_PARAMS)							\
 
 UK_FN_IND(tile_12x32_ind, UK_TILE)
 UK_FN_IND(tile_4x32_ind, UK_TILE4)
+
+/*
+ * The 12x32 tile with B by offsets and a block's one tail column
+ * (tail_cols(): a 7x7 map's 49th) in the same loop, while the tile's A
+ * is in L1: alone, the tail read the slice's A again from L2, two loads
+ * a multiply-add (1x1 1024->2048 of stride 2 onto 7x7: 9% of the time
+ * for 2% of the work). The column's sums of the tile's 12 rows are in
+ * zmm24, lanes 0-5 and 8-13 as tail_a() puts them; per step, after the
+ * tile's, A's rows go to zmm25 under the masks k5 and k6 (no read past
+ * a panel) and one FMA adds them times the column's element of B, at
+ * %[bt] + 4 * off[k]. The sums come from and go to the 16 floats at
+ * %[tl] (tile_12x32_tail()). Each sum's FMAs are those of tail_block(),
+ * in the same order: the same bits.
+ */
+#define UT_STEP(u)							\
+	UK_STEP(u)							\
+	"vmovups (24 * " #u ")(%[a0]), %%zmm25%{%%k5%}%{z%}\n\t"	\
+	"vmovups (24 * " #u " - 32)(%[a1]), %%zmm25%{%%k6%}\n\t"	\
+	"vfmadd231ps (%[bt], %[t], 4)%{1to16%}, %%zmm25, %%zmm24\n\t"
+
+/* The masks and the column's sums in before the loop, and out after. */
+#define UT_IN								\
+	"mov $0x3f, %k[t]\n\t"						\
+	"kmovw %k[t], %%k5\n\t"					\
+	"mov $0x3f00, %k[t]\n\t"					\
+	"kmovw %k[t], %%k6\n\t"					\
+	"vmovups %[tl], %%zmm24\n\t"
+#define UT_OUT "vmovups %%zmm24, %[tl]\n\t"
+
+static __attribute__((__noinline__))
+void tile_12x32_ind_t1(UK_PARAMS, const float *bt, float (*tl)[16])
+{
+	__u64 rsb = rs * 4;
+	__s64 t;
+	float *p;
+
+	(void)b1;
+	(void)pf;
+	(void)ars;
+	__asm__ __volatile__(UK_TILE_(UT_STEP, ZT_ROWS, UT_IN, UT_OUT)
+			     : [k] "+r"(kc), [a0] "+r"(a0), [a1] "+r"(a1),
+			       [off] "+r"(off), [p] "=&r"(p), [t] "=&r"(t),
+			       [rsb] "+r"(rsb), [tl] "+m"(*tl)
+			     : [b] "r"(b0), [bt] "r"(bt), [c] "r"(c),
+			       [load] "r"(load), [out] "r"(out), [pd] "r"(pd)
+			     : UK_CLOBBER);
+}
 
 /*
  * A in rows ENG_KC floats apart (pack_a_rows(); ars is ENG_KC): row r of
@@ -812,21 +864,37 @@ static const tail_fn tail_fns[TAIL_COLS][4][2] = {
 };
 
 /*
- * Columns [@c0, @c0 + @t) of @s, @t at most TAIL_COLS, to its @acc: as
- * many panel pairs a call as the table has, then halves. Each sum is a
- * chain of dependent FMAs, so a call wants eight in flight to keep both
- * FMA units busy (ResNet-50's strided 3x3 over 14x14 has units of 24
- * rows and 2 tail columns: one pair a call kept two).
+ * Columns [@c0, @c0 + @t) of @s, @t at most TAIL_COLS, of panel pairs
+ * @i on, to its @acc: as many panel pairs a call as the table has, then
+ * halves. Each sum is a chain of dependent FMAs, so a call wants eight in
+ * flight to keep both FMA units busy (ResNet-50's strided 3x3 over 14x14
+ * has units of 24 rows and 2 tail columns: one pair a call kept two).
  */
-static void tail_cols(const struct eng_slice *s, __u64 c0, __u64 t)
+static void tail_cols(const struct eng_slice *s, __u64 c0, __u64 t, __u64 i)
 {
-	__u64 ma = eng_div_up(s->mc, ENG_MR), pairs = eng_div_up(ma, 2), i = 0;
+	__u64 ma = eng_div_up(s->mc, ENG_MR), pairs = eng_div_up(ma, 2);
 	int ind = !!s->off, l;
 
 	for (l = 3; l >= 0; l--)
 		for (; tail_fns[t - 1][l][ind] && i + (1u << l) <= pairs;
 		     i += 1u << l)
 			tail_fns[t - 1][l][ind](s, 2 * i, ma, c0);
+}
+
+/*
+ * The 12x32 tile at block row @r0 (the tile_fn parameters, B by offsets)
+ * with tail column @c0 of its rows: its sums through tail_load() and
+ * tail_store(), the tile's own as any tile's.
+ */
+static void tile_12x32_tail(const struct eng_slice *s, __u64 r0, __u64 c0,
+			    UK_PARAMS)
+{
+	float tl[1][16] __attribute__((__aligned__(64)));
+
+	st16(tl[0], tail_load(s, r0, 2 * ENG_MR, c0));
+	tile_12x32_ind_t1(kc, a0, a1, b0, b1, off, c, rs, load, out, pf, ars,
+			  pd, s->b + c0, tl);
+	tail_store(s, r0, 2 * ENG_MR, c0, ld16(tl[0]));
 }
 
 /*
@@ -852,7 +920,7 @@ void vnpu_eng_slice_avx512(struct eng_slice *s)
 {
 	__u64 ma = eng_div_up(s->mc, ENG_MR), nb = eng_div_up(s->nc, ENG_NR);
 	__u64 half = eng_div_up(ma, 4), i, j, nc = s->nc;
-	int ind = !!s->off;
+	int ind = !!s->off, fuse;
 	/*
 	 * A lone last panel with at most SHORT_ROWS rows in the block takes
 	 * the short tiles: a convolution of 64 outputs computes 64 rows, not 66.
@@ -867,6 +935,11 @@ void vnpu_eng_slice_avx512(struct eng_slice *s)
 		nb--;
 		nc = nb * ENG_NR;
 	}
+	/*
+	 * One tail column with B by offsets (a 7x7 map's 49th): in the loop
+	 * of the first column pair's 12-row tiles (tile_12x32_tail()).
+	 */
+	fuse = ind && s->nc - nc == 1 && nb >= 2;
 	s->out_mc = s->out ? whole_tiles(s->mc, ENG_MR, SHORT_ROWS) : 0;
 	s->out_nc = s->out ? whole_tiles(nc, ENG_NR, ENG_NR) : 0;
 	for (j = 0; j < nb; j += 2) {
@@ -886,20 +959,29 @@ void vnpu_eng_slice_avx512(struct eng_slice *s)
 				o = &out;
 				vnpu_eng_out_ahead(o, tile_rows[rows], cols);
 			}
-			tiles[!!s->a_rows][ind][rows][two_n](s->kc, a0, a0 + s->a_ps, b0,
-						 b0 + s->b_ps, s->off,
-						 s->acc + i * ENG_MR * s->acc_rs +
-						 j * ENG_NR, s->acc_rs, s->load, o,
-						 b_ahead(s, nb, j, i / 2, half),
-						 s->a_rows,
-						 a_ahead_pd(s, a0, i, ma, j, nb));
+			if (fuse && !j && rows == 2)
+				tile_12x32_tail(s, i * ENG_MR, nc, s->kc, a0,
+						a0 + s->a_ps, b0, b0 + s->b_ps,
+						s->off, s->acc + i * ENG_MR *
+						s->acc_rs, s->acc_rs, s->load,
+						o, 0, 0,
+						a_ahead_pd(s, a0, i, ma, j, nb));
+			else
+				tiles[!!s->a_rows][ind][rows][two_n](s->kc, a0,
+						a0 + s->a_ps, b0, b0 + s->b_ps,
+						s->off, s->acc + i * ENG_MR *
+						s->acc_rs + j * ENG_NR,
+						s->acc_rs, s->load, o,
+						b_ahead(s, nb, j, i / 2, half),
+						s->a_rows,
+						a_ahead_pd(s, a0, i, ma, j, nb));
 			if (o && s->out_fn)
 				vnpu_eng_tile_out_fn(s, o, tile_rows[rows], cols);
 		}
 	}
 	/* After the tiles: they have brought the slice of A into the caches. */
 	if (nc < s->nc)
-		tail_cols(s, nc, s->nc - nc);
+		tail_cols(s, nc, s->nc - nc, fuse ? ma / 2 : 0);
 }
 
 /*

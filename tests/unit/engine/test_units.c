@@ -847,6 +847,16 @@ TEST(units)
 		{ 64, 5, 7, 400, 1, 1, 1, 0,
 		  VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS },
 		/*
+		 * a 1x1 of stride 2 onto 7x7, whose 49 columns come from a
+		 * window: the 49th in the 12-row tiles of the first column
+		 * pair (units of 12 and 6 rows, two depth slices), and in
+		 * units of 24 rows
+		 */
+		{ 700, 14, 14, 90, 1, 1, 2, 0,
+		  VNPU_LAYER_F_PACKED | VNPU_LAYER_F_RESIDUAL },
+		{ 300, 13, 14, 200, 1, 1, 2, 0,
+		  VNPU_LAYER_F_PACKED | VNPU_LAYER_F_BIAS },
+		/*
 		 * output channels on the lanes: panels of 32 (the last of 4
 		 * channels), units of 128 and 22 channels over a 5x7 map, a
 		 * 3x3 without padding (rows of 7 + 2 positions), two groups,
