@@ -295,15 +295,16 @@ static inline void case_qconv_res_r_is_y(struct case_stream *s)
 }
 
 /*
- * Replace the stream by one packed CONV layer with its output channels on
- * the lanes (%VNPU_LAYER_F_LANES): a 1x1 convolution of X f32 [1, 8, 2, 2]
- * in slot 1 to Y f32 [1, 4, 2, 2] in slot 0, the weights f32
- * VNPU_PACK_CONV_LANES (4 channels padded to a panel of 32, depth 8: 256
- * floats) and a bias in slot 1, ReLU. Valid as it is.
+ * Replace the stream by one CONV layer of X f32 @x in slot 1 to Y f32 @y
+ * in slot 0, stride 1, kernel @k, pads @pad: @wn weights of type @wdt at
+ * offset 1024 and a bias of Y's channels at 4096 in slot 1, @flags (with
+ * %VNPU_LAYER_F_BIAS).
  */
-static inline struct vnpu_cmd_layer *case_conv_lanes(struct case_stream *s)
+static inline struct vnpu_cmd_layer *case_conv_layer(struct case_stream *s,
+						     const uint64_t *x, const uint64_t *y,
+						     uint32_t wdt, uint64_t wn,
+						     uint32_t flags, uint32_t k, uint32_t pad)
 {
-	static const uint64_t x[4] = { 1, 8, 2, 2 }, y[4] = { 1, 4, 2, 2 };
 	struct vnpu_layer_conv *a;
 	struct vnpu_cmd_layer *l;
 	int i;
@@ -317,25 +318,65 @@ static inline struct vnpu_cmd_layer *case_conv_lanes(struct case_stream *s)
 	l->attr_size = sizeof(*a);
 	l->tensors[0] = case_tensor(1, VNPU_DTYPE_F32, 0, 0);
 	case_dense(&l->tensors[0], 4, x);
-	l->tensors[1] = case_tensor(1, VNPU_DTYPE_F32, 1024, 256);
-	l->tensors[2] = case_tensor(1, VNPU_DTYPE_F32, 4096, 4);
+	l->tensors[1] = case_tensor(1, wdt, 1024, wn);
+	l->tensors[2] = case_tensor(1, VNPU_DTYPE_F32, 4096, y[1]);
 	l->tensors[3] = case_tensor(0, VNPU_DTYPE_F32, 0, 0);
 	case_dense(&l->tensors[3], 4, y);
 	a = (struct vnpu_layer_conv *)&l->tensors[4];
-	a->flags = VNPU_LAYER_F_BIAS | VNPU_LAYER_F_PACKED | VNPU_LAYER_F_LANES;
+	a->flags = VNPU_LAYER_F_BIAS | flags;
 	a->group = 1;
-	a->act.func = VNPU_ACT_RELU;
 	for (i = 0; i < 2; i++) {
-		a->kernel[i] = 1;
+		a->kernel[i] = k;
 		a->stride[i] = 1;
 		a->dilation[i] = 1;
+		a->pad_begin[i] = pad;
+		a->pad_end[i] = pad;
 	}
+	return l;
+}
+
+/*
+ * Replace the stream by one packed CONV layer with its output channels on
+ * the lanes (%VNPU_LAYER_F_LANES): a 1x1 convolution of X f32 [1, 8, 2, 2]
+ * in slot 1 to Y f32 [1, 4, 2, 2] in slot 0, the weights f32
+ * VNPU_PACK_CONV_LANES (4 channels padded to a panel of 32, depth 8: 256
+ * floats) and a bias in slot 1, ReLU. Valid as it is.
+ */
+static inline struct vnpu_cmd_layer *case_conv_lanes(struct case_stream *s)
+{
+	static const uint64_t x[4] = { 1, 8, 2, 2 }, y[4] = { 1, 4, 2, 2 };
+	struct vnpu_cmd_layer *l;
+	struct vnpu_layer_conv *a;
+
+	l = case_conv_layer(s, x, y, VNPU_DTYPE_F32, 256,
+			    VNPU_LAYER_F_PACKED | VNPU_LAYER_F_LANES, 1, 0);
+	a = (struct vnpu_layer_conv *)&l->tensors[4];
+	a->act.func = VNPU_ACT_RELU;
 	return l;
 }
 
 static inline struct vnpu_layer_conv *case_conv_lanes_attrs(struct case_stream *s)
 {
 	return (struct vnpu_layer_conv *)&case_conv_lanes(s)->tensors[4];
+}
+
+/*
+ * Replace the stream by one Winograd F(4x2, 3x3) CONV layer
+ * (%VNPU_LAYER_F_WINO42): a 3x3 convolution, pads 1, of X f32
+ * [1, 2, 6, 6] in slot 1 to Y f32 [1, 3, 6, 6] in slot 0, the weights bf16
+ * VNPU_PACK_WINO42_W (3 channels padded to a panel of 6, depth 2, 24
+ * points: 288 bf16) and a bias in slot 1. Valid as it is.
+ */
+static inline struct vnpu_cmd_layer *case_conv_wino42(struct case_stream *s)
+{
+	static const uint64_t x[4] = { 1, 2, 6, 6 }, y[4] = { 1, 3, 6, 6 };
+
+	return case_conv_layer(s, x, y, VNPU_DTYPE_BF16, 288, VNPU_LAYER_F_WINO42, 3, 1);
+}
+
+static inline struct vnpu_layer_conv *case_conv_wino42_attrs(struct case_stream *s)
+{
+	return (struct vnpu_layer_conv *)&case_conv_wino42(s)->tensors[4];
 }
 
 /*
@@ -522,6 +563,24 @@ M(m_lanes_padded,
   a->pad_begin[1] = a->pad_end[1] = 1;
   l->tensors[3].dims[3] = 4; l->tensors[3].strides[0] = 32;
   l->tensors[3].strides[1] = 8; l->tensors[3].strides[2] = 4)
+M(m_wino42_short_weights, case_conv_wino42(s)->tensors[1].dims[0] = 287)
+M(m_wino42_wino2_size, case_conv_wino42(s)->tensors[1].dims[0] = 192)
+M(m_wino42_f32_weights,
+  struct vnpu_cmd_layer *l = case_conv_wino42(s);
+  l->tensors[1].dtype = VNPU_DTYPE_F32; l->tensors[1].offset = 2048)
+M(m_wino42_and_wino2, case_conv_wino42_attrs(s)->flags |= VNPU_LAYER_F_WINO2)
+M(m_wino42_and_wino, case_conv_wino42_attrs(s)->flags |= VNPU_LAYER_F_WINO)
+M(m_wino42_packed, case_conv_wino42_attrs(s)->flags |= VNPU_LAYER_F_PACKED)
+M(m_wino42_bf16_x,
+  struct vnpu_cmd_layer *l = case_conv_wino42(s);
+  l->tensors[0].dtype = VNPU_DTYPE_BF16)
+M(m_wino42_stride_2,
+  struct vnpu_cmd_layer *l = case_conv_wino42(s);
+  struct vnpu_layer_conv *a = (struct vnpu_layer_conv *)&l->tensors[4];
+  a->stride[0] = a->stride[1] = 2;
+  l->tensors[3].dims[2] = l->tensors[3].dims[3] = 3;
+  l->tensors[3].strides[0] = 27; l->tensors[3].strides[1] = 9;
+  l->tensors[3].strides[2] = 3)
 M(m_lookup_flags, case_lookup_attrs(s)->flags = 1)
 M(m_lookup_pad, case_lookup_attrs(s)->pad = 1)
 M(m_lookup_short_table, case_lookup(s)->tensors[1].dims[0] = VNPU_LOOKUP_ENTRIES - 1)
@@ -631,6 +690,14 @@ M(m_lookup_y_read_only, case_lookup(s)->tensors[2].slot = 1)
 	X(lanes_bf16_x, m_lanes_bf16_x, 0) \
 	X(lanes_stride_3, m_lanes_stride_3, 0) \
 	X(lanes_padded, m_lanes_padded, 0) \
+	X(wino42_short_weights, m_wino42_short_weights, 0) \
+	X(wino42_wino2_size, m_wino42_wino2_size, 0) \
+	X(wino42_f32_weights, m_wino42_f32_weights, 0) \
+	X(wino42_and_wino2, m_wino42_and_wino2, 0) \
+	X(wino42_and_wino, m_wino42_and_wino, 0) \
+	X(wino42_packed, m_wino42_packed, 0) \
+	X(wino42_bf16_x, m_wino42_bf16_x, 0) \
+	X(wino42_stride_2, m_wino42_stride_2, 0) \
 	X(lookup_flags, m_lookup_flags, 0) \
 	X(lookup_pad, m_lookup_pad, 0) \
 	X(lookup_short_table, m_lookup_short_table, 0) \

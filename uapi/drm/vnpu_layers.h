@@ -371,6 +371,13 @@ struct vnpu_layer_act {
  * elements) below 2^28
  */
 #define VNPU_LAYER_F_LANES		0x80u
+/**
+ * VNPU_LAYER_F_WINO42 - CONV only, not with %VNPU_LAYER_F_PACKED,
+ * %VNPU_LAYER_F_WINO or %VNPU_LAYER_F_WINO2: W is bf16 %VNPU_PACK_WINO42_W
+ * and the layer runs as Winograd F(4x2, 3x3) (tiles of 4 output rows by 2
+ * columns); X f32, the rest as %VNPU_LAYER_F_WINO
+ */
+#define VNPU_LAYER_F_WINO42		0x100u
 /** VNPU_WINO_MAX_C - the most input channels a group of a Winograd CONV */
 #define VNPU_WINO_MAX_C			1024
 
@@ -411,6 +418,14 @@ struct vnpu_layer_act {
  *   (0, 0, 1) (vnpu_eng_wino2_pack()), point x = 4 * i + j at
  *   ((g * 16 + x) * P + m / MR) * C/group * MR. Size: group * 16 * P *
  *   MR * C/group. bf16 only (in depth pairs, below, of depth C/group).
+ * %VNPU_PACK_WINO42_W, CONV's W [M, C/group, 3, 3] for Winograd F(4x2,
+ *   3x3) (%VNPU_LAYER_F_WINO42): as %VNPU_PACK_WINO2_W with 24 points of
+ *   a 6x4 U = G6 w G^T, G the rows of %VNPU_PACK_WINO2_W's and G6's (down
+ *   the kernel's columns; points 0, 1, -1, 1/2, -2 and infinity) (1/2, 0,
+ *   0), (1, 1, 1)/6, -(1, -1, 1)/6, -(4, 2, 1)/30, (1, -2, 4)/30 and
+ *   (0, 0, 1/2) (vnpu_eng_wino42_pack()), point x = 4 * i + j (row i of
+ *   6, column j of 4) at ((g * 24 + x) * P + m / MR) * C/group * MR.
+ *   Size: group * 24 * P * MR * C/group. bf16 only (in depth pairs).
  *
  * bf16 panels pair their depths, for dot-product instructions: in a panel
  * of width w (NR, or MR) and depth K (K, or KC), element (k, x) is at
@@ -470,6 +485,8 @@ struct vnpu_layer_act {
  *	3x3), per group and point panels of %VNPU_PACK_MR rows
  * @VNPU_PACK_CONV_LANES: CONV's W, per group panels of %VNPU_PACK_LANES_NR
  *	output channels (%VNPU_LAYER_F_LANES)
+ * @VNPU_PACK_WINO42_W: CONV's bf16 3x3 W transformed for Winograd F(4x2,
+ *	3x3), per group and point panels of %VNPU_PACK_MR rows
  */
 enum vnpu_pack_layout {
 	VNPU_PACK_GEMM_B = 1,
@@ -479,6 +496,7 @@ enum vnpu_pack_layout {
 	VNPU_PACK_QCONV_SPLIT = 5,
 	VNPU_PACK_WINO2_W = 6,
 	VNPU_PACK_CONV_LANES = 7,
+	VNPU_PACK_WINO42_W = 8,
 };
 
 /**
@@ -506,7 +524,8 @@ struct vnpu_layer_gemm {
  * struct vnpu_layer_conv - attributes of %VNPU_LAYER_CONV
  * @flags: %VNPU_LAYER_F_* (%VNPU_LAYER_F_PACKED: W is %VNPU_PACK_CONV_W,
  *	%VNPU_LAYER_F_WINO: W is %VNPU_PACK_WINO_W, %VNPU_LAYER_F_WINO2:
- *	W is %VNPU_PACK_WINO2_W; either way its shape
+ *	W is %VNPU_PACK_WINO2_W, %VNPU_LAYER_F_WINO42: W is
+ *	%VNPU_PACK_WINO42_W; either way its shape
  *	comes from @kernel and the other tensors)
  * @group: groups, >= 1, dividing C and M (group == C == M: depthwise)
  * @kernel: kernel extent (KH, KW); for 1-D, [0] is 1 and [1] is KW

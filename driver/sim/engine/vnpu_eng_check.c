@@ -358,7 +358,8 @@ static int lanes_fits(const struct vnpu_cmd_tensor *t,
 	int d;
 
 	if (!(a->flags & VNPU_LAYER_F_PACKED) ||
-	    (a->flags & (VNPU_LAYER_F_WINO | VNPU_LAYER_F_WINO2)) ||
+	    (a->flags & (VNPU_LAYER_F_WINO | VNPU_LAYER_F_WINO2 |
+			 VNPU_LAYER_F_WINO42)) ||
 	    x->dtype != VNPU_DTYPE_F32 || t[1].dtype != VNPU_DTYPE_F32 ||
 	    x->rank != 4 || !a->group ||
 	    a->stride[0] < 1 || a->stride[0] > 2 ||
@@ -390,17 +391,21 @@ static int check_conv(const struct vnpu_cmd_tensor *t, __u32 n,
 {
 	const struct vnpu_cmd_tensor *y = &t[n - 1];
 	__u32 i = 2;
-	__u32 wino = a->flags & (VNPU_LAYER_F_WINO | VNPU_LAYER_F_WINO2);
+	__u32 wino = a->flags & (VNPU_LAYER_F_WINO | VNPU_LAYER_F_WINO2 |
+				 VNPU_LAYER_F_WINO42);
 	__u32 lanes = a->flags & VNPU_LAYER_F_LANES;
 
+	/* One Winograd kind at most (eng_wino_fits() checks). */
 	if (a->flags & ~(VNPU_LAYER_F_MASK | VNPU_LAYER_F_WINO |
-			 VNPU_LAYER_F_WINO2 | VNPU_LAYER_F_LANES) ||
+			 VNPU_LAYER_F_WINO2 | VNPU_LAYER_F_WINO42 |
+			 VNPU_LAYER_F_LANES) ||
 	    !act_ok(&a->act, VNPU_DTYPE_F32, 1) ||
 	    n != 3 + popcount2(a->flags) || !gemm_dtypes_ok(t, n) ||
 	    (wino && !eng_wino_fits(a, &t[0], t[1].dtype)) ||
 	    (lanes && !lanes_fits(t, a)) ||
 	    !conv_shapes_ok(&t[0], &t[1], y, a,
 			    wino == VNPU_LAYER_F_WINO2 ? VNPU_PACK_WINO2_W :
+			    wino == VNPU_LAYER_F_WINO42 ? VNPU_PACK_WINO42_W :
 			    wino ? VNPU_PACK_WINO_W :
 			    lanes ? VNPU_PACK_CONV_LANES :
 			    a->flags & VNPU_LAYER_F_PACKED ?

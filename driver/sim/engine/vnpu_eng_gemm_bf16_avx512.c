@@ -578,13 +578,46 @@ void bt4(v16sf *t, const int s)
 	t[3 * s] = d1 - d3;
 }
 
-/* One channel's 4x4 tiles at @x, gathered and transformed, into @d. */
+/* F(4, 3)'s B^T along one axis, in place over t[0], ..., t[5 * @s]. */
 static __attribute__((__always_inline__)) inline
-void in4x4(const struct eng_wino_in *w, const float *x, v16si idx, v16sf *d)
+void bt6(v16sf *t, const int s)
+{
+	v16sf o[6];
+	int i;
+
+	ENG_WINO42_BT(v16sf, t[0], t[s], t[2 * s], t[3 * s], t[4 * s],
+		      t[5 * s], o);
+	for (i = 0; i < 6; i++)
+		t[i * s] = o[i];
+}
+
+/*
+ * B^T of @R (4: F(2x2, 3x3), 6: F(4x2, 3x3)) input rows by 4 columns
+ * at @d, in place: along the rows, then down the columns.
+ */
+static __attribute__((__always_inline__)) inline
+void bt_tiles(v16sf *d, const int R)
+{
+	int r;
+
+	for (r = 0; r < R; r++)
+		bt4(d + 4 * r, 1);
+	for (r = 0; r < 4; r++) {
+		if (R == 6)
+			bt6(d + r, 4);
+		else
+			bt4(d + r, 4);
+	}
+}
+
+/* One channel's Rx4 tiles at @x, gathered and transformed, into @d. */
+static __attribute__((__always_inline__)) inline
+void in_tiles(const struct eng_wino_in *w, const float *x, v16si idx, v16sf *d,
+	      const int R)
 {
 	int r, k;
 
-	for (r = 0; r < 4; r++)
+	for (r = 0; r < R; r++)
 		for (k = 0; k < 4; k++) {
 			v16si ik = idx + (r * w->rs + k * w->ks);
 			__u16 m = w->rmask[r] & w->kmask[k];
@@ -592,11 +625,7 @@ void in4x4(const struct eng_wino_in *w, const float *x, v16si idx, v16sf *d)
 			d[r * 4 + k] = __builtin_ia32_gathersiv16sf((v16sf){}, x,
 								    ik, m, 4);
 		}
-	/* Along the rows, then down the columns. */
-	for (r = 0; r < 4; r++)
-		bt4(d + 4 * r, 1);
-	for (k = 0; k < 4; k++)
-		bt4(d + k, 4);
+	bt_tiles(d, R);
 }
 
 /* The even and the odd lanes of two vectors taken as one of 32. */
@@ -619,19 +648,19 @@ static inline __u32 lane_cols(__u16 lanes)
 }
 
 /*
- * A channel's 4x4 tiles from rows of unit column stride, transformed:
+ * A channel's Rx4 tiles from rows of unit column stride, transformed:
  * each segment's loads masked to its lanes' columns (@m: m0 and m2 of
  * segment g at m[2g] and m[2g + 1]) and merged into one set of rows,
  * split into even and odd columns once.
  */
 static __attribute__((__always_inline__)) inline
-void rows4x4(const struct eng_wino2_in *w, const float *x, const __u32 *m,
-	     v16sf *d)
+void rows_tiles(const struct eng_wino2_in *w, const float *x, const __u32 *m,
+		v16sf *d, const int R)
 {
 	__u32 g;
 	int r;
 
-	for (r = 0; r < 4; r++) {
+	for (r = 0; r < R; r++) {
 		v16sf a0 = {}, a1 = {}, b0 = {}, b1 = {};
 
 		for (g = 0; g < w->nseg; g++) {
@@ -653,11 +682,7 @@ void rows4x4(const struct eng_wino2_in *w, const float *x, const __u32 *m,
 		d[r * 4 + 2] = EVEN32(b0, b1);
 		d[r * 4 + 3] = ODD32(b0, b1);
 	}
-	/* Along the rows, then down the columns. */
-	for (r = 0; r < 4; r++)
-		bt4(d + 4 * r, 1);
-	for (r = 0; r < 4; r++)
-		bt4(d + r, 4);
+	bt_tiles(d, R);
 }
 
 /*
@@ -666,15 +691,16 @@ void rows4x4(const struct eng_wino2_in *w, const float *x, const __u32 *m,
  */
 #define PF_AHEAD 4
 
-/* Fetches the rows two channels at @x read toward L1. */
-static inline void rows_ahead(const struct eng_wino2_in *w, const float *x)
+/* Fetches the @R rows two channels at @x read toward L1. */
+static __attribute__((__always_inline__)) inline
+void rows_ahead(const struct eng_wino2_in *w, const float *x, const int R)
 {
 	__u32 g;
 	int r, h;
 
 	for (h = 0; h < 2; h++, x += w->cs)
 		for (g = 0; g < w->nseg; g++)
-			for (r = 0; r < 4; r++) {
+			for (r = 0; r < R; r++) {
 				const float *p = x + w->seg[g].off + r * w->rs;
 
 				if (!(w->seg[g].rows >> r & 1))
@@ -685,9 +711,13 @@ static inline void rows_ahead(const struct eng_wino2_in *w, const float *x)
 			}
 }
 
-void vnpu_eng_wino2_rows_bf16(const struct eng_wino2_in *w)
+/*
+ * Channels [w->c0, w->c1) of a panel of Rx4 tiles by rows, two channels'
+ * points at @d0 and @d1 (4 * R each), as bf16 pairs.
+ */
+static __attribute__((__always_inline__)) inline
+void rows_bf16(const struct eng_wino2_in *w, v16sf *d0, v16sf *d1, const int R)
 {
-	v16sf *d0 = (v16sf *)w->d, d1[16];
 	__u32 m[2 * ENG_WINO2_SEGS], g;
 	__u64 c;
 	int xi;
@@ -700,10 +730,10 @@ void vnpu_eng_wino2_rows_bf16(const struct eng_wino2_in *w)
 	}
 	for (c = w->c0; c + 1 < w->c1; c += 2) {
 		if (c + PF_AHEAD + 1 < w->cn)
-			rows_ahead(w, w->x + (__s64)(c + PF_AHEAD) * w->cs);
-		rows4x4(w, w->x + (__s64)c * w->cs, m, d0);
-		rows4x4(w, w->x + (__s64)(c + 1) * w->cs, m, d1);
-		for (xi = 0; xi < 16; xi++)
+			rows_ahead(w, w->x + (__s64)(c + PF_AHEAD) * w->cs, R);
+		rows_tiles(w, w->x + (__s64)c * w->cs, m, d0, R);
+		rows_tiles(w, w->x + (__s64)(c + 1) * w->cs, m, d1, R);
+		for (xi = 0; xi < 4 * R; xi++)
 			sti16(w->v + xi * w->ps + c / 2 * ENG_NR,
 			      pair16(d0[xi], d1[xi]));
 	}
@@ -711,8 +741,8 @@ void vnpu_eng_wino2_rows_bf16(const struct eng_wino2_in *w)
 		typedef int v8si_u __attribute__((vector_size(32), aligned(4),
 						  may_alias));
 
-		rows4x4(w, w->x + (__s64)c * w->cs, m, d0);
-		for (xi = 0; xi < 16; xi++) {
+		rows_tiles(w, w->x + (__s64)c * w->cs, m, d0, R);
+		for (xi = 0; xi < 4 * R; xi++) {
 			v16si h = bf16x32(d0[xi], (v16sf){});
 
 			*(v8si_u *)(w->v + xi * w->ps + c / 2 * ENG_NR) =
@@ -722,28 +752,41 @@ void vnpu_eng_wino2_rows_bf16(const struct eng_wino2_in *w)
 	}
 }
 
+void vnpu_eng_wino2_rows_bf16(const struct eng_wino2_in *w)
+{
+	v16sf d1[16];
+
+	rows_bf16(w, (v16sf *)w->d, d1, 4);
+}
+
+void vnpu_eng_wino42_rows_bf16(const struct eng_wino2_in *w)
+{
+	rows_bf16(w, (v16sf *)w->d, (v16sf *)w->d + 24, 6);
+}
+
 /*
- * V of F(2x2, 3x3) for a panel of sixteen tiles as bf16 pairs: each point
- * of two channels' 4x4 input tiles a masked gather (lanes outside X or
- * past the run hold zero), transformed as vnpu_eng_wino2.c's
- * wino2_in_f32() does, then the two channels' values of each point
- * rounded to one pair a lane (w->v: words, point xi at + xi * w->ps,
- * channel pair c / 2 at + c / 2 * ENG_NR); an odd last channel's a plain
- * row of ENG_NR bf16. The first channel's 16 points wait in w->d (a
- * kernel stack frame has no room for both).
+ * V of F(2x2, 3x3) (@R 4) or F(4x2, 3x3) (@R 6) for a panel of sixteen
+ * tiles as bf16 pairs: each point of two channels' Rx4 input tiles a
+ * masked gather (lanes outside X or past the run hold zero), transformed
+ * as vnpu_eng_wino2.c's wino2_in_f32() does, then the two channels'
+ * values of each point rounded to one pair a lane (w->v: words, point xi
+ * at + xi * w->ps, channel pair c / 2 at + c / 2 * ENG_NR); an odd last
+ * channel's a plain row of ENG_NR bf16. The first channel's points wait
+ * at @d0 (w->d: a kernel stack frame has no room for both), the second's
+ * at @d1.
  */
-void vnpu_eng_wino2_in_bf16(const struct eng_wino_in *w)
+static __attribute__((__always_inline__)) inline
+void in_bf16(const struct eng_wino_in *w, v16sf *d0, v16sf *d1, const int R)
 {
 	v16si idx = ldi16((const __u32 *)w->off);
 	__u32 *v = (__u32 *)w->v;
-	v16sf *d0 = (v16sf *)w->d, d1[16];
 	__u64 c;
 	int xi;
 
 	for (c = 0; c + 1 < w->cn; c += 2) {
-		in4x4(w, w->x + (__s64)c * w->cs, idx, d0);
-		in4x4(w, w->x + (__s64)(c + 1) * w->cs, idx, d1);
-		for (xi = 0; xi < 16; xi++)
+		in_tiles(w, w->x + (__s64)c * w->cs, idx, d0, R);
+		in_tiles(w, w->x + (__s64)(c + 1) * w->cs, idx, d1, R);
+		for (xi = 0; xi < 4 * R; xi++)
 			sti16(v + xi * w->ps + c / 2 * ENG_NR,
 			      pair16(d0[xi], d1[xi]));
 	}
@@ -751,8 +794,8 @@ void vnpu_eng_wino2_in_bf16(const struct eng_wino_in *w)
 		typedef int v8si_u __attribute__((vector_size(32), aligned(4),
 						  may_alias));
 
-		in4x4(w, w->x + (__s64)c * w->cs, idx, d0);
-		for (xi = 0; xi < 16; xi++) {
+		in_tiles(w, w->x + (__s64)c * w->cs, idx, d0, R);
+		for (xi = 0; xi < 4 * R; xi++) {
 			v16si h = bf16x32(d0[xi], (v16sf){});
 
 			*(v8si_u *)(v + xi * w->ps + c / 2 * ENG_NR) =
@@ -760,4 +803,17 @@ void vnpu_eng_wino2_in_bf16(const struct eng_wino_in *w)
 					  h[6], h[7] };
 		}
 	}
+}
+
+void vnpu_eng_wino2_in_bf16(const struct eng_wino_in *w)
+{
+	v16sf d1[16];
+
+	in_bf16(w, (v16sf *)w->d, d1, 4);
+}
+
+/* F(4x2, 3x3)'s: 6x4 tiles, both channels' points in w->d. */
+void vnpu_eng_wino42_in_bf16(const struct eng_wino_in *w)
+{
+	in_bf16(w, (v16sf *)w->d, (v16sf *)w->d + 24, 6);
 }

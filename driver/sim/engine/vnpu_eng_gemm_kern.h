@@ -231,10 +231,10 @@ struct wino_held {
 };
 
 /**
- * struct wino_part - a Winograd part of either kind, F(4x4, 3x3)
- * (vnpu_eng_wino.c) or F(2x2, 3x3) (vnpu_eng_wino2.c): the layer, its
- * units and the scratch, as wino_part_start() splits it
- * @s: the shape (@s.wt: the tiles' side)
+ * struct wino_part - a Winograd part of any kind, F(4x4, 3x3)
+ * (vnpu_eng_wino.c), F(2x2, 3x3) or F(4x2, 3x3) (vnpu_eng_wino2.c): the
+ * layer, its units and the scratch, as wino_part_start() splits it
+ * @s: the shape (@s.wh, @s.ww: the tiles' output rows and columns)
  * @l: the layer
  * @u: the unit: @u.rows output channels by @u.cols tiles
  * @tw: tiles along a row of outputs
@@ -245,7 +245,7 @@ struct wino_held {
  * @v: the unit's transformed input, point by point (each kind's layout)
  * @m: the products: point xi's row r at @m + (xi * @u.rows + r) * @u.cols
  * @stage: the unit's outputs: channel r's row i of tile t at
- *	@stage + (r * wt + i) * wt * @u.cols + wt * t
+ *	@stage + (r * wh + i) * ww * @u.cols + ww * t
  * @d: a panel's input tiles or a row's partial transforms
  * @tail: each kind's own buffer (eng_wino_scratch())
  * @bufs: the GEMM's accumulator and paths (@bufs.a is the kind's)
@@ -258,7 +258,7 @@ struct wino_held {
  * @m0: its first output channel of the group
  * @mc: its output channels
  * @fresh: whether the scratch lacks V of tiles [@t0, @t1)
- * @ua: F(2x2, 3x3)'s U of the point whose GEMM runs, for its packer
+ * @ua: the bf16 kinds' U of the point whose GEMM runs, for its packer
  */
 struct wino_part {
 	struct eng_conv_shape s;
@@ -305,8 +305,8 @@ static inline void wino_origin(const struct wino_part *wp, __u64 t,
 {
 	const struct vnpu_layer_conv *a = wp->l->attrs;
 
-	*y0 = (__s64)(t / wp->tw * wp->s.wt) - a->pad_begin[0];
-	*x0 = (__s64)(t % wp->tw * wp->s.wt) - a->pad_begin[1];
+	*y0 = (__s64)(t / wp->tw * wp->s.wh) - a->pad_begin[0];
+	*x0 = (__s64)(t % wp->tw * wp->s.ww) - a->pad_begin[1];
 }
 
 #ifdef ENG_FMA

@@ -122,32 +122,72 @@ static void wino2_g(const float *g, __u64 s, float *o, __u64 os)
 	o[3 * os] = g[2 * s];
 }
 
-int vnpu_eng_wino2_pack(const float *src, __u64 groups, __u64 rows,
-			__u64 cols, float *dst)
+/*
+ * G's rows of F(4, 3) (points 0, 1, -1, 1/2, -2, infinity; the
+ * %VNPU_PACK_WINO42_W rows) on (@g0, @g1, @g2) @s apart, to @o (6, @os
+ * apart).
+ */
+static void wino42_g(const float *g, __u64 s, float *o, __u64 os)
+{
+	float g0 = g[0], g1 = g[s], g2 = g[2 * s], e = g0 + g2;
+
+	o[0] = g0 * 0.5f;
+	o[os] = (e + g1) * (1.0f / 6);
+	o[2 * os] = (e - g1) * (-1.0f / 6);
+	o[3 * os] = ((g0 * 4.0f + g1 * 2.0f) + g2) * (-1.0f / 30);
+	o[4 * os] = ((g0 - g1 * 2.0f) + g2 * 4.0f) * (1.0f / 30);
+	o[5 * os] = g2 * 0.5f;
+}
+
+/*
+ * U of the bf16 kinds in f32: G (@ch rows, wino2_g()'s or wino42_g())
+ * down the kernels' columns, then F(2, 3)'s along the rows, @ch * 4
+ * points.
+ */
+static int wino_bf16_pack(__u32 layout, const float *src, __u64 groups,
+			  __u64 rows, __u64 cols, float *dst)
 {
 	__u64 cg = cols / 9, pr = eng_div_up(rows, ENG_MR) * ENG_MR, g, m, c;
-	float t[12], u[16];
-	int i;
+	__u64 ch = layout == VNPU_PACK_WINO42_W ? 6 : 4, xn = ch * 4;
+	float t[18], u[24];
+	__u64 i;
 
-	if (!vnpu_eng_packed_size(VNPU_PACK_WINO2_W, groups, rows, cols))
+	if (!vnpu_eng_packed_size(layout, groups, rows, cols))
 		return VNPU_ENG_EINVAL;
 	for (g = 0; g < groups; g++)
 		for (m = 0; m < pr; m++)
 			for (c = 0; c < cg; c++) {
 				const float *w = src + ((g * rows + m) * cg + c) * 9;
-				float *d = dst + (g * ENG_WINO2_XI * (pr / ENG_MR) +
+				float *d = dst + (g * xn * (pr / ENG_MR) +
 						  m / ENG_MR) * cg * ENG_MR +
 					   c * ENG_MR + m % ENG_MR;
 
 				/* Down the columns, then along the rows. */
-				for (i = 0; i < 3 && m < rows; i++)
-					wino2_g(w + i, 3, t + i, 3);
-				for (i = 0; i < 4 && m < rows; i++)
+				for (i = 0; i < 3 && m < rows; i++) {
+					if (ch == 6)
+						wino42_g(w + i, 3, t + i, 3);
+					else
+						wino2_g(w + i, 3, t + i, 3);
+				}
+				for (i = 0; i < ch && m < rows; i++)
 					wino2_g(t + 3 * i, 1, u + 4 * i, 1);
-				for (i = 0; i < ENG_WINO2_XI; i++)
-					d[(__u64)i * pr * cg] = m < rows ? u[i] : 0.0f;
+				for (i = 0; i < xn; i++)
+					d[i * pr * cg] = m < rows ? u[i] : 0.0f;
 			}
 	return 0;
+}
+
+int vnpu_eng_wino2_pack(const float *src, __u64 groups, __u64 rows,
+			__u64 cols, float *dst)
+{
+	return wino_bf16_pack(VNPU_PACK_WINO2_W, src, groups, rows, cols, dst);
+}
+
+int vnpu_eng_wino42_pack(const float *src, __u64 groups, __u64 rows,
+			 __u64 cols, float *dst)
+{
+	return wino_bf16_pack(VNPU_PACK_WINO42_W, src, groups, rows, cols,
+			      dst);
 }
 
 /* Bytes a huge allocation keeps mapped: whole small pages. */

@@ -51,11 +51,13 @@ __u64 vnpu_eng_packed_size(__u32 layout, __u64 groups, __u64 rows,
 		break;
 	case VNPU_PACK_WINO_W:
 	case VNPU_PACK_WINO2_W:
+	case VNPU_PACK_WINO42_W:
 		panels = eng_div_up(rows, ENG_MR);
 		r = groups * panels * ENG_MR;
 		if (r > ENG_MAX_DIM || cols % 9)
 			return 0;
 		r *= cols / 9 * (layout == VNPU_PACK_WINO_W ? ENG_WINO_XI :
+				 layout == VNPU_PACK_WINO42_W ? ENG_WINO42_XI :
 				 ENG_WINO2_XI);
 		break;
 	default:
@@ -152,8 +154,12 @@ int vnpu_eng_pack(__u32 layout, const void *src, __u64 groups, __u64 rows,
 	__u64 g, p, i, j, size;
 
 	size = vnpu_eng_packed_size(layout, groups, rows, cols);
-	/* Float arithmetic: vnpu_eng_wino_pack(), vnpu_eng_wino2_pack(). */
-	if (layout == VNPU_PACK_WINO_W || layout == VNPU_PACK_WINO2_W)
+	/*
+	 * Float arithmetic: vnpu_eng_wino_pack(), vnpu_eng_wino2_pack(),
+	 * vnpu_eng_wino42_pack().
+	 */
+	if (layout == VNPU_PACK_WINO_W || layout == VNPU_PACK_WINO2_W ||
+	    layout == VNPU_PACK_WINO42_W)
 		return VNPU_ENG_EINVAL;
 	if (!size)
 		return rows && cols && groups ? VNPU_ENG_EINVAL : 0;
@@ -211,10 +217,10 @@ int vnpu_eng_pair_bf16(__u32 layout, __u64 groups, __u64 rows, __u64 cols,
 
 	/* Only the f32-shaped panels pair (not QCONV_W's i8 rows). */
 	if (layout != VNPU_PACK_GEMM_B && layout != VNPU_PACK_CONV_W &&
-	    layout != VNPU_PACK_WINO2_W)
+	    layout != VNPU_PACK_WINO2_W && layout != VNPU_PACK_WINO42_W)
 		return VNPU_ENG_EINVAL;
 	/* A Winograd point's panels are of depth C/group. */
-	if (layout == VNPU_PACK_WINO2_W)
+	if (layout == VNPU_PACK_WINO2_W || layout == VNPU_PACK_WINO42_W)
 		kt = cols / 9;
 	if (!size)
 		return rows && cols && groups ? VNPU_ENG_EINVAL : 0;

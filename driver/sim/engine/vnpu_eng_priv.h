@@ -736,7 +736,7 @@ struct eng_conv_shape {
 	__u64 n, c, h, w;	/* input */
 	__u64 m, oh, ow;	/* output */
 	__u64 kh, kw, group, cg, mg;
-	__u64 wt;	/* a Winograd tile's outputs a side: 4, F(2x2, 3x3) 2 */
+	__u64 wh, ww;	/* a Winograd tile's output rows and columns */
 };
 
 static inline void eng_conv_shape(const struct eng_layer *l,
@@ -759,7 +759,9 @@ static inline void eng_conv_shape(const struct eng_layer *l,
 	s->group = a->group;
 	s->cg = s->c / a->group;
 	s->mg = s->m / a->group;
-	s->wt = a->flags & VNPU_LAYER_F_WINO2 ? 2 : 4;
+	/* F(4x4, 3x3), F(2x2, 3x3), F(4x2, 3x3). */
+	s->wh = a->flags & VNPU_LAYER_F_WINO2 ? 2 : 4;
+	s->ww = a->flags & (VNPU_LAYER_F_WINO2 | VNPU_LAYER_F_WINO42) ? 2 : 4;
 }
 
 static inline int eng_conv_depthwise(const struct eng_conv_shape *s)
@@ -1775,11 +1777,47 @@ void vnpu_eng_dwl_row_avx512(const struct eng_dwl_row *t);
  * Winograd F(2x2, 3x3) (vnpu_eng_wino2.c): the bf16 hint's stride-1 3x3
  * convolutions, %VNPU_LAYER_F_WINO2 over bf16 %VNPU_PACK_WINO2_W: 16
  * GEMMs over 4x4 transforms of 2x2 output tiles, in units as F(4x4,
- * 3x3)'s (the shape's wt says which). F(4x4, 3x3) amplifies bf16's
+ * 3x3)'s (the shape's wh and ww say which). F(4x4, 3x3) amplifies bf16's
  * rounding of U and V about ten times (engine.rst, "Winograd in bf16").
+ * F(4x2, 3x3) (%VNPU_LAYER_F_WINO42 over %VNPU_PACK_WINO42_W, the same
+ * file): 24 GEMMs over 6x4 transforms of tiles of 4 output rows by 2
+ * columns, F(4, 3) down the columns on the points 0, +-1, 1/2, -2 and
+ * infinity, about twice F(2x2, 3x3)'s rounding.
  */
 #define ENG_WINO2_TILE		2
 #define ENG_WINO2_XI		16
+#define ENG_WINO42_XI		24
+
+/*
+ * F(4, 3)'s B^T (points 0, 1, -1, 1/2, -2, infinity; rows (2, -3, -4, 3,
+ * 2, 0), (0, -2, 1, 5, 2, 0), (0, 2, -5, 1, 2, 0), (0, -2, -1, 2, 1, 0),
+ * (0, 1, -2, -1, 2, 0), (0, 2, -3, -4, 3, 2)) on six values of float type
+ * @T (a vector type too) to @o[0] to @o[5], which are not the inputs: the
+ * one sequence of operations every path and the tests' model take.
+ */
+#define ENG_WINO42_BT(T, d0, d1, d2, d3, d4, d5, o) do {			\
+	T a_ = (d3) - (d1), b_ = (d4) - (d2);					\
+										\
+	(o)[0] = ((d0) - (d2)) * 2.0f + (b_ * 2.0f + a_ * 3.0f);		\
+	(o)[1] = (a_ + b_) * 2.0f + ((d2) + (d3)) * 3.0f;			\
+	(o)[2] = (b_ - a_) * 2.0f + ((d3) - (d2)) * 3.0f;			\
+	(o)[3] = a_ * 2.0f + b_;						\
+	(o)[4] = b_ * 2.0f - a_;						\
+	(o)[5] = ((d5) - (d3)) * 2.0f + (b_ * 3.0f - a_ * 2.0f);		\
+} while (0)
+
+/*
+ * F(4, 3)'s A^T, six values to four (rows (1, 1, 1, 8, 1, 0),
+ * (0, 1, -1, 4, -2, 0), (0, 1, 1, 2, 4, 0), (0, 1, -1, 1, -8, 1)), alike.
+ */
+#define ENG_WINO42_AT(T, m0, m1, m2, m3, m4, m5, o) do {			\
+	T a_ = (m1) + (m2), b_ = (m1) - (m2);					\
+										\
+	(o)[0] = ((m0) + a_) + ((m3) * 8.0f + (m4));				\
+	(o)[1] = b_ + ((m3) * 4.0f - (m4) * 2.0f);				\
+	(o)[2] = a_ + ((m3) * 2.0f + (m4) * 4.0f);				\
+	(o)[3] = (b_ + ((m3) - (m4) * 8.0f)) + (m5);				\
+} while (0)
 
 /**
  * struct eng_wino_in - a panel of ENG_NR tiles of a Winograd input
@@ -1821,6 +1859,12 @@ void vnpu_eng_wino_in_avx512(const struct eng_wino_in *w);
  */
 void vnpu_eng_wino2_in_bf16(const struct eng_wino_in *w);
 
+/*
+ * F(4x2, 3x3)'s alike: rows 0-5 and columns 0-3 of the masks, @d room for
+ * two channels' transforms (48 * ENG_NR floats).
+ */
+void vnpu_eng_wino42_in_bf16(const struct eng_wino_in *w);
+
 #define ENG_WINO2_SEGS	4	/* most tile rows a panel's rows load */
 
 /**
@@ -1831,7 +1875,7 @@ void vnpu_eng_wino2_in_bf16(const struct eng_wino_in *w);
  * @m0: the columns [0, 32) from @off inside X
  * @m2: the columns [2, 34) from @off inside X
  * @lanes: the segment's lanes
- * @rows: the input rows 0-3 from @off's inside X
+ * @rows: the input rows 0-3 (F(4x2, 3x3): 0-5) from @off's inside X
  */
 struct eng_wino2_seg {
 	__s64 off;
@@ -1846,6 +1890,7 @@ struct eng_wino2_seg {
  * @x: the first channel's image
  * @v: the first channel pair's point 0, as vnpu_eng_wino2_in_bf16()'s
  * @d: room for a channel's transforms, 16 * ENG_NR floats, aligned
+ *	(F(4x2, 3x3): two channels', 48 * ENG_NR floats)
  * @cs: floats between channels
  * @rs: floats between rows
  * @ps: words between points at @v
@@ -1872,16 +1917,19 @@ struct eng_wino2_in {
  */
 void vnpu_eng_wino2_rows_bf16(const struct eng_wino2_in *w);
 
+/* F(4x2, 3x3)'s alike: 6x4 tiles of 24 points. */
+void vnpu_eng_wino42_rows_bf16(const struct eng_wino2_in *w);
+
 /* Tiles of one image (and group) of a Winograd convolution. */
 static inline __u64 eng_wino_tiles(const struct eng_conv_shape *s)
 {
-	return eng_div_up(s->oh, s->wt) * eng_div_up(s->ow, s->wt);
+	return eng_div_up(s->oh, s->wh) * eng_div_up(s->ow, s->ww);
 }
 
-/* Points of a Winograd convolution's transforms: 36, or F(2x2)'s 16. */
+/* Points of a Winograd convolution's transforms: 36, F(2x2)'s 16, F(4x2)'s 24. */
 static inline __u64 eng_wino_xi(const struct eng_conv_shape *s)
 {
-	return (s->wt + 2) * (s->wt + 2);
+	return (s->wh + 2) * (s->ww + 2);
 }
 
 /*
@@ -1892,10 +1940,14 @@ static inline int eng_wino_fits(const struct vnpu_layer_conv *a,
 				const struct vnpu_cmd_tensor *x, __u32 wdt)
 {
 	__u32 f = a->flags & (VNPU_LAYER_F_PACKED | VNPU_LAYER_F_WINO |
-			      VNPU_LAYER_F_WINO2);
+			      VNPU_LAYER_F_WINO2 | VNPU_LAYER_F_WINO42);
 
-	/* F(4x4, 3x3) over f32 W, F(2x2, 3x3) over bf16 W (no flag: any). */
-	if (f == VNPU_LAYER_F_WINO2 ? wdt != VNPU_DTYPE_BF16 :
+	/*
+	 * F(4x4, 3x3) over f32 W, F(2x2, 3x3) and F(4x2, 3x3) over bf16 W
+	 * (no flag: any).
+	 */
+	if (f == VNPU_LAYER_F_WINO2 || f == VNPU_LAYER_F_WINO42 ?
+	    wdt != VNPU_DTYPE_BF16 :
 	    f == VNPU_LAYER_F_WINO ? wdt != VNPU_DTYPE_F32 : f != 0)
 		return 0;
 	return x->rank == 4 && x->dtype == VNPU_DTYPE_F32 &&
@@ -1918,14 +1970,16 @@ static inline int eng_conv_wino(const struct eng_layer *l)
 {
 	const struct vnpu_layer_conv *a = l->attrs;
 
-	return !!(a->flags & (VNPU_LAYER_F_WINO | VNPU_LAYER_F_WINO2));
+	return !!(a->flags & (VNPU_LAYER_F_WINO | VNPU_LAYER_F_WINO2 |
+			      VNPU_LAYER_F_WINO42));
 }
 
+/* Either bf16 kind: F(2x2, 3x3) or F(4x2, 3x3) (vnpu_eng_wino2.c). */
 static inline int eng_conv_wino2(const struct eng_layer *l)
 {
 	const struct vnpu_layer_conv *a = l->attrs;
 
-	return !!(a->flags & VNPU_LAYER_F_WINO2);
+	return !!(a->flags & (VNPU_LAYER_F_WINO2 | VNPU_LAYER_F_WINO42));
 }
 
 /* The most units eng_wino_balance() looks at. */
@@ -2144,7 +2198,7 @@ static inline __u64 eng_wino_parts(const struct eng_conv_shape *s,
  * Floats of a Winograd part's scratch (vnpu_eng_wino.c): what it holds,
  * the transformed input of a unit, the 36 (16) products, the outputs'
  * rows, the GEMM's accumulator and the transforms' buffers, each aligned;
- * F(2x2, 3x3) also a slice of U widened to f32.
+ * the bf16 kinds also a slice of U widened to f32.
  */
 static inline __u64 eng_wino_scratch(const struct eng_conv_shape *s,
 				     const struct eng_unit *u)
@@ -2153,9 +2207,9 @@ static inline __u64 eng_wino_scratch(const struct eng_conv_shape *s,
 
 	return 9 * al +
 	       xi * s->cg * u->cols + xi * u->rows * u->cols +
-	       u->rows * s->wt * s->wt * u->cols +
+	       u->rows * s->wh * s->ww * u->cols +
 	       ENG_MC * eng_acc_rs(u->cols) + ENG_WINO_XI * ENG_NR +
-	       ENG_WINO_XI * ENG_WINO_BUF + (s->wt == 2 ? ENG_MC * ENG_KC : 0);
+	       ENG_WINO_XI * ENG_WINO_BUF + (s->ww == 2 ? ENG_MC * ENG_KC : 0);
 }
 
 /*

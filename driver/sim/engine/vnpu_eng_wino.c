@@ -173,7 +173,7 @@ static void wino_gather(const struct wino_part *wp, const float *x,
 int wino_part_in16(const struct wino_part *wp, __u64 p, struct eng_wino_in *w)
 {
 	const __s64 lim = 0x7fffffff / 2, *xs = wp->xs;
-	__u32 lane, i, n = (__u32)wp->s.wt + 2;
+	__u32 lane, i, nh = (__u32)wp->s.wh + 2, nw = (__u32)wp->s.ww + 2;
 
 	/* |off + r * rs + k * ks| < 2^31 for every tile and point. */
 	if (xs[1] > lim / (__s64)(wp->s.h + 8) ||
@@ -199,12 +199,12 @@ int wino_part_in16(const struct wino_part *wp, __u64 p, struct eng_wino_in *w)
 			continue;
 		wino_origin(wp, t, &y0, &x0);
 		w->off[lane] = (__s32)(y0 * xs[1] + x0 * xs[2]);
-		for (i = 0; i < n; i++) {
+		for (i = 0; i < nh; i++)
 			if (y0 + i >= 0 && y0 + i < (__s64)wp->s.h)
 				w->rmask[i] |= 1u << lane;
+		for (i = 0; i < nw; i++)
 			if (x0 + i >= 0 && x0 + i < (__s64)wp->s.w)
 				w->kmask[i] |= 1u << lane;
-		}
 	}
 	return 1;
 }
@@ -352,8 +352,9 @@ void wino_output(struct wino_part *wp, __u64 mc, __u64 nt)
 static __attribute__((__noinline__))
 void wino_flush(const struct wino_part *wp, const struct vnpu_eng_ctx *ctx)
 {
-	__u64 wt = wp->s.wt, cols = wp->u.cols, t0 = wp->t0, t1 = wp->t1;
-	struct gemm_flush f = { .acc = wp->stage, .acc_rs = wt * wt * cols,
+	__u64 wh = wp->s.wh, ww = wp->s.ww, cols = wp->u.cols, t0 = wp->t0;
+	__u64 t1 = wp->t1;
+	struct gemm_flush f = { .acc = wp->stage, .acc_rs = wh * ww * cols,
 				.m0 = wp->m0 };
 	struct gemm_out o = {};
 	struct gemm_epi e;
@@ -370,15 +371,15 @@ void wino_flush(const struct wino_part *wp, const struct vnpu_eng_ctx *ctx)
 		for (tr = t0 / wp->tw; tr * wp->tw < t1; tr++) {
 			a = eng_max(t0, tr * wp->tw);
 			b = eng_min(t1, (tr + 1) * wp->tw);
-			ox = (a - tr * wp->tw) * wt;
-			for (i = 0; i < wt; i++) {
-				oy = tr * wt + i;
+			ox = (a - tr * wp->tw) * ww;
+			for (i = 0; i < wh; i++) {
+				oy = tr * wh + i;
 				if (oy >= wp->s.oh)
 					break;
 				flush_seg(&o, &e, &f, r,
-					  i * wt * cols + wt * (a - t0),
+					  i * ww * cols + ww * (a - t0),
 					  oy * wp->s.ow + ox,
-					  (__u32)eng_min(wt * (b - a),
+					  (__u32)eng_min(ww * (b - a),
 							 wp->s.ow - ox));
 			}
 		}
@@ -393,7 +394,7 @@ void wino_flush(const struct wino_part *wp, const struct vnpu_eng_ctx *ctx)
 void wino_part_start(struct wino_part *wp, const struct eng_layer *l,
 		     const struct vnpu_eng_ctx *ctx)
 {
-	__u64 cg, rows, cols, xi, wt, i;
+	__u64 cg, rows, cols, xi, i;
 	float *p = eng_align(ctx->scratch);
 
 	wp->l = l;
@@ -403,8 +404,7 @@ void wino_part_start(struct wino_part *wp, const struct eng_layer *l,
 	rows = wp->u.rows;
 	cols = wp->u.cols;
 	xi = eng_wino_xi(&wp->s);
-	wt = wp->s.wt;
-	wp->tw = eng_div_up(wp->s.ow, wt);
+	wp->tw = eng_div_up(wp->s.ow, wp->s.ww);
 	wp->tiles = eng_wino_tiles(&wp->s);
 	wp->ws = eng_div_up(wp->s.mg, ENG_MR) * ENG_MR * cg;
 	for (i = 0; i < 3; i++)
@@ -416,7 +416,7 @@ void wino_part_start(struct wino_part *wp, const struct eng_layer *l,
 	wp->m = p;
 	p = eng_align(p + xi * rows * cols);
 	wp->stage = p;
-	p = eng_align(p + rows * wt * wt * cols);
+	p = eng_align(p + rows * wp->s.wh * wp->s.ww * cols);
 	wp->bufs.acc = p;
 	p = eng_align(p + ENG_MC * eng_acc_rs(cols));
 	wp->d = p;

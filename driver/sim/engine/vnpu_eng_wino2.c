@@ -11,14 +11,23 @@
  * bf16's rounding of U and V about ten times (engine.rst). The units,
  * parts and scratch are F(4x4, 3x3)'s (vnpu_eng_wino.c) over 16 points.
  *
+ * Winograd F(4x2, 3x3) (%VNPU_LAYER_F_WINO42 over %VNPU_PACK_WINO42_W,
+ * on larger maps) is the same with tiles of 4 output rows by 2 columns:
+ * 6x4 input tiles, 24 points for 8 outputs (3 multiply-adds an output
+ * rather than 4), F(4, 3) down the columns on the points 0, +-1, 1/2, -2
+ * and infinity (ENG_WINO42_BT(), ENG_WINO42_AT(): entries up to 5 and 8,
+ * about twice F(2x2, 3x3)'s rounding error) and F(2, 3) along the rows.
+ * The shape's wh and ww tell the kinds apart.
+ *
  * On the AVX512-BF16 path V is rounded to bf16 pairs as it is
- * transformed (vnpu_eng_wino2_in_bf16()), once per value, and the 16
+ * transformed (vnpu_eng_wino2_in_bf16()), once per value, and the 16 (24)
  * GEMMs run the 12x32 vdpbf16ps tiles over U and V in place; elsewhere V
  * stays f32, U widens a slice at a time, and the f32 micro-kernels run
  * (the f32 layer on the rounded U, as every widening path). The
- * transforms are fixed sequences of float adds and subtractions (and
- * halvings in G), rows first, so every path of one kind gives the same
- * bits whatever the split. Built per ISA, on vnpu_eng_gemm.c's blocks.
+ * transforms are fixed sequences of float adds, subtractions and
+ * multiplies (no fused multiply-add), rows first, so every path of one
+ * kind gives the same bits whatever the split. Built per ISA, on
+ * vnpu_eng_gemm.c's blocks.
  */
 #include "vnpu_eng_gemm_kern.h"
 
@@ -52,13 +61,47 @@ static void wino2_at(const float *p, __u64 ps, float *o, __u32 os)
 }
 
 /*
+ * F(4, 3)'s B^T down the columns on eight lanes, in place over six
+ * vectors @ds floats apart (ENG_WINO42_BT()).
+ */
+static void wino42_bt(float *p, __u32 ds)
+{
+	v8sf o[6];
+	int i;
+
+	ENG_WINO42_BT(v8sf, vload(p), vload(p + ds), vload(p + 2 * ds),
+		      vload(p + 3 * ds), vload(p + 4 * ds), vload(p + 5 * ds),
+		      o);
+	for (i = 0; i < 6; i++)
+		vstore(p + i * ds, o[i]);
+}
+
+/*
+ * F(4, 3)'s A^T on eight lanes: six vectors at @p, @ps floats apart, to
+ * four at @o, @os apart (ENG_WINO42_AT()).
+ */
+static void wino42_at(const float *p, __u64 ps, float *o, __u32 os)
+{
+	v8sf y[4];
+	int i;
+
+	ENG_WINO42_AT(v8sf, vload(p), vload(p + ps), vload(p + 2 * ps),
+		      vload(p + 3 * ps), vload(p + 4 * ps), vload(p + 5 * ps),
+		      y);
+	for (i = 0; i < 4; i++)
+		vstore(o + i * os, y[i]);
+}
+
+/*
  * V = B^T d B of panel @p of tiles [@t0, @t1) of channel @c into f32
- * panels, eight lanes at a time (tiles past @t1 zero).
+ * panels, eight lanes at a time (tiles past @t1 zero): input tiles of
+ * wh + 2 rows (4, or F(4x2, 3x3)'s 6) by 4 columns.
  */
 static void wino2_in_f32(struct wino_part *wp, const float *x,
 			 const __s64 *xs, __u64 t0, __u64 t1, __u64 p, __u64 c)
 {
 	__u64 cg = wp->s.cg, ps = cg * wp->u.cols, h, i;
+	__u64 rh = wp->s.wh + 2, xn = eng_wino_xi(&wp->s);
 	float *d = wp->d, *v = wp->v + p * cg * ENG_NR + c * ENG_NR;
 	__s64 y0, x0, r, k;
 	__u32 lane;
@@ -66,12 +109,12 @@ static void wino2_in_f32(struct wino_part *wp, const float *x,
 	for (lane = 0; lane < ENG_NR; lane++) {
 		__u64 t = t0 + p * ENG_NR + lane;
 
-		for (i = 0; i < ENG_WINO2_XI; i++)
+		for (i = 0; i < xn; i++)
 			d[i * ENG_NR + lane] = 0.0f;
 		if (t >= t1)
 			continue;
 		wino_origin(wp, t, &y0, &x0);
-		for (r = 0; r < 4; r++)
+		for (r = 0; r < (__s64)rh; r++)
 			for (k = 0; k < 4; k++)
 				if (y0 + r >= 0 && y0 + r < (__s64)wp->s.h &&
 				    x0 + k >= 0 && x0 + k < (__s64)wp->s.w)
@@ -80,11 +123,15 @@ static void wino2_in_f32(struct wino_part *wp, const float *x,
 	}
 	/* Along the rows, then down the columns. */
 	for (h = 0; h < ENG_NR; h += 8) {
-		for (i = 0; i < 4; i++)
+		for (i = 0; i < rh; i++)
 			wino2_bt(d + i * 4 * ENG_NR + h, ENG_NR);
-		for (i = 0; i < 4; i++)
-			wino2_bt(d + i * ENG_NR + h, 4 * ENG_NR);
-		for (i = 0; i < ENG_WINO2_XI; i++)
+		for (i = 0; i < 4; i++) {
+			if (rh == 6)
+				wino42_bt(d + i * ENG_NR + h, 4 * ENG_NR);
+			else
+				wino2_bt(d + i * ENG_NR + h, 4 * ENG_NR);
+		}
+		for (i = 0; i < xn; i++)
 			vstore(v + i * ps + h, vload(d + i * ENG_NR + h));
 	}
 }
@@ -121,7 +168,8 @@ static int wino2_rows(const struct wino_part *wp, const float *x,
 	w->rs = xs[1];
 	w->ps = wp->s.cg * wp->u.cols / 2;
 	w->v = (__u32 *)wp->v + p * wp->s.cg * ENG_NR / 2;
-	w->d = wp->d;
+	/* F(4x2, 3x3)'s two channels of 24 points: the kind's own buffer. */
+	w->d = wp->s.wh == 4 ? wp->tail : wp->d;
 	for (w->nseg = 0; lane < n; w->nseg++, lane += len) {
 		struct eng_wino2_seg *sg = &w->seg[w->nseg];
 
@@ -136,7 +184,7 @@ static int wino2_rows(const struct wino_part *wp, const float *x,
 		sg->m2 = wino2_cols(b + 2, wp->s.w);
 		sg->lanes = (__u16)(((1u << len) - 1) << lane);
 		sg->rows = 0;
-		for (r = 0; r < 4; r++)
+		for (r = 0; r < wp->s.wh + 2; r++)
 			if (y0 + r >= 0 && y0 + r < (__s64)wp->s.h)
 				sg->rows |= 1u << r;
 	}
@@ -145,6 +193,16 @@ static int wino2_rows(const struct wino_part *wp, const float *x,
 #endif
 
 #ifdef ENG_FMA
+/* The row path of @wp's kind over @w. */
+static void wino2_rows_bf16(const struct wino_part *wp,
+			    const struct eng_wino2_in *w)
+{
+	if (wp->s.wh == 4)
+		vnpu_eng_wino42_rows_bf16(w);
+	else
+		vnpu_eng_wino2_rows_bf16(w);
+}
+
 /*
  * Channels the row path transforms for each panel of a run before the
  * next ones: the rows they read stay in L1 for the panels that share
@@ -177,7 +235,7 @@ static int wino2_input_rows(struct wino_part *wp, const float *x,
 		for (p = 0; p < np; p++) {
 			wr[p].c0 = c;
 			wr[p].c1 = eng_min(c + WINO2_CBLK, cg);
-			vnpu_eng_wino2_rows_bf16(&wr[p]);
+			wino2_rows_bf16(wp, &wr[p]);
 		}
 		eng_pause(ctx);
 	}
@@ -208,7 +266,7 @@ void wino2_input(struct wino_part *wp, const float *x, const __s64 *xs,
 			wr.cn = wp->s.cg;
 			wr.c0 = 0;
 			wr.c1 = wr.cn;
-			vnpu_eng_wino2_rows_bf16(&wr);
+			wino2_rows_bf16(wp, &wr);
 			eng_pause(ctx);
 			continue;
 		}
@@ -218,7 +276,12 @@ void wino2_input(struct wino_part *wp, const float *x, const __s64 *xs,
 			w.v = (float *)((__u32 *)wp->v +
 					p * wp->s.cg * ENG_NR / 2);
 			w.cn = wp->s.cg;
-			vnpu_eng_wino2_in_bf16(&w);
+			if (wp->s.wh == 4) {
+				w.d = wp->tail;
+				vnpu_eng_wino42_in_bf16(&w);
+			} else {
+				vnpu_eng_wino2_in_bf16(&w);
+			}
 			eng_pause(ctx);
 			continue;
 		}
@@ -232,7 +295,8 @@ void wino2_input(struct wino_part *wp, const float *x, const __s64 *xs,
 /* U of the unit's group: point xi's panels at + xi * wp->ws. */
 static const __u16 *wino2_u(const struct wino_part *wp)
 {
-	return (const __u16 *)wp->l->data[1] + wp->g * ENG_WINO2_XI * wp->ws;
+	return (const __u16 *)wp->l->data[1] +
+	       wp->g * eng_wino_xi(&wp->s) * wp->ws;
 }
 
 /* gemm_a's packer: U's bf16 pairs (@arg's wp->ua) widened to f32. */
@@ -309,28 +373,35 @@ static int wino2_point(struct wino_part *wp, struct gemm_a *a, __u64 xi,
 /*
  * Y = A^T M A of rows [0, @mc) by tiles [0, @nt) into the stage, eight
  * tiles at a time, each row's two outputs of the eight interleaved (the
- * stage and M have room for whole panels of tiles).
+ * stage and M have room for whole panels of tiles): wh rows of outputs
+ * (2, or F(4x2, 3x3)'s 4) from wh + 2 rows of points by 4 columns.
  */
 static __attribute__((__noinline__))
 void wino2_output(struct wino_part *wp, __u64 mc, __u64 nt)
 {
-	__u64 cols = wp->u.cols, ps = wp->u.rows * cols, r, t, b, i;
-	float *d = wp->d;
+	__u64 cols = wp->u.cols, ps = wp->u.rows * cols, wh = wp->s.wh;
+	__u64 r, t, b, i;
+	float *d = wp->d, *e = wp->d + 4 * wh * 8;
 
 	for (r = 0; r < mc; r++)
 		for (t = 0; t < nt; t += 8) {
 			const float *p = wp->m + r * cols + t;
-			float *st = wp->stage + r * 4 * cols + 2 * t;
+			float *st = wp->stage + r * 2 * wh * cols + 2 * t;
 
 			/* Down the columns of M, then along the rows. */
-			for (b = 0; b < 4; b++)
-				wino2_at(p + b * ps, 4 * ps, d + b * 8, 4 * 8);
-			for (i = 0; i < 2; i++)
-				wino2_at(d + i * 4 * 8, 8, d + 8 * 8 + i * 2 * 8,
-					 8);
-			for (i = 0; i < 2; i++) {
-				v8sf o0 = vload(d + (8 + i * 2) * 8);
-				v8sf o1 = vload(d + (9 + i * 2) * 8);
+			for (b = 0; b < 4; b++) {
+				if (wh == 4)
+					wino42_at(p + b * ps, 4 * ps, d + b * 8,
+						  4 * 8);
+				else
+					wino2_at(p + b * ps, 4 * ps, d + b * 8,
+						 4 * 8);
+			}
+			for (i = 0; i < wh; i++)
+				wino2_at(d + i * 4 * 8, 8, e + i * 2 * 8, 8);
+			for (i = 0; i < wh; i++) {
+				v8sf o0 = vload(e + i * 2 * 8);
+				v8sf o1 = vload(e + (i * 2 + 1) * 8);
 
 				vstore(st + i * 2 * cols,
 				       __builtin_shufflevector(o0, o1, 0, 8, 1, 9,

@@ -352,6 +352,20 @@ int vnpu_eng_wino2_pack(const float *src, __u64 groups, __u64 rows,
 			__u64 cols, float *dst);
 
 /**
+ * vnpu_eng_wino42_pack() - transform 3x3 weights for Winograd F(4x2, 3x3)
+ * (%VNPU_PACK_WINO42_W, in f32), as vnpu_eng_wino2_pack()
+ * @src: @groups matrices of @rows x @cols f32, row-major and dense (W)
+ * @groups: the conv's groups
+ * @rows: M/group
+ * @cols: C/group * 9
+ * @dst: vnpu_eng_packed_size(%VNPU_PACK_WINO42_W, ...) f32 elements
+ *
+ * Return: 0, or %VNPU_ENG_EINVAL for a bad size.
+ */
+int vnpu_eng_wino42_pack(const float *src, __u64 groups, __u64 rows,
+			 __u64 cols, float *dst);
+
+/**
  * vnpu_eng_host_alloc() - zeroed, 64-byte aligned memory for tensors and
  * scratch the engine works on; host builds only
  * @size: bytes

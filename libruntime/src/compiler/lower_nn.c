@@ -327,11 +327,25 @@ static bool conv_hinted(const struct cstate *s, const struct vnpu_tinfo *wi, int
 }
 
 /*
+ * The smallest output maps the bf16 hint runs as Winograd F(4x2, 3x3)
+ * rather than F(2x2, 3x3), whose GEMMs do 4 multiply-adds an output
+ * against 3: 12 rows, where its tiles of 4 rows waste little (6 rows run
+ * as 8), and 14x14 outputs, where its fewer panels of 16 tiles pay for
+ * its larger transforms. One Conv+Relu on one CPU, ms, F(2x2) -> F(4x2):
+ * 128->128 on 12x80 0.430 -> 0.344, 256->256 on 14x14 0.420 -> 0.353; on
+ * 6x80 0.734 -> 0.778, 3x80, 10x10, 12x12 and 8x8 about even (engine.rst).
+ */
+#define WINO42_MIN_ROWS 12
+#define WINO42_MIN_OUTPUTS (14 * 14)
+
+/*
  * The Winograd flag of CONV @attr of @x by @wi into @y where the engine
  * runs it faster so, else 0: %VNPU_LAYER_F_WINO, F(4x4, 3x3) on f32
  * weights, or under the bf16 hint where the layer takes bf16 weights
- * (conv_hinted()) %VNPU_LAYER_F_WINO2, F(2x2, 3x3) (the f16 hint keeps
- * its narrow weights).
+ * (conv_hinted()) %VNPU_LAYER_F_WINO42, F(4x2, 3x3), on maps of
+ * WINO42_MIN_ROWS rows and WINO42_MIN_OUTPUTS outputs and up, else
+ * %VNPU_LAYER_F_WINO2, F(2x2, 3x3) (the f16
+ * hint keeps its narrow weights).
  */
 static uint32_t conv_wino(const struct cstate *s, const struct vnpu_layer_conv *attr,
 			  const struct vnpu_tinfo *wi, const struct ctensor *x,
@@ -350,20 +364,24 @@ static uint32_t conv_wino(const struct cstate *s, const struct vnpu_layer_conv *
 		ty.dims[d] = (uint64_t)y->dims[d];
 	if (!vnpu_eng_wino_pays(attr, &tx, &ty))
 		return 0;
+	if (bf16 && y->rank == 4 && y->dims[2] >= WINO42_MIN_ROWS &&
+	    y->dims[2] * y->dims[3] >= WINO42_MIN_OUTPUTS)
+		return VNPU_LAYER_F_WINO42;
 	return bf16 ? VNPU_LAYER_F_WINO2 : VNPU_LAYER_F_WINO;
 }
 
 /*
  * Constant @w's weights transformed for Winograd by the engine's own code
- * as a constant in *@out: for %VNPU_LAYER_F_WINO2 (@flag) U in f32 rounded
- * once to bf16 pairs, as the hint's other weights (VNPU_PACK_WINO2_W),
- * else in f32 (VNPU_PACK_WINO_W).
+ * as a constant in *@out: for %VNPU_LAYER_F_WINO2 and %VNPU_LAYER_F_WINO42
+ * (@flag) U in f32 rounded once to bf16 pairs, as the hint's other weights
+ * (VNPU_PACK_WINO2_W, VNPU_PACK_WINO42_W), else in f32 (VNPU_PACK_WINO_W).
  */
 static vnpu_status conv_wino_weights(struct cstate *s, const struct vnpu_tinfo *wi, int64_t group,
 				     uint32_t flag, int32_t *out)
 {
-	bool bf16 = flag == VNPU_LAYER_F_WINO2;
-	uint32_t layout = bf16 ? VNPU_PACK_WINO2_W : VNPU_PACK_WINO_W;
+	bool bf16 = flag == VNPU_LAYER_F_WINO2 || flag == VNPU_LAYER_F_WINO42;
+	uint32_t layout = flag == VNPU_LAYER_F_WINO42 ? VNPU_PACK_WINO42_W :
+			  bf16 ? VNPU_PACK_WINO2_W : VNPU_PACK_WINO_W;
 	uint64_t rows = (uint64_t)(wi->dims[0] / group);
 	uint64_t cols = (uint64_t)(vnpu_tinfo_elems(wi) / wi->dims[0]);
 	uint64_t size = vnpu_eng_packed_size(layout, (uint64_t)group, rows, cols);
@@ -376,8 +394,12 @@ static vnpu_status conv_wino_weights(struct cstate *s, const struct vnpu_tinfo *
 		free(wide);
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory transforming weights");
 	}
-	rc = bf16 ? vnpu_eng_wino2_pack(src, (uint64_t)group, rows, cols, buf) :
-		    vnpu_eng_wino_pack(src, (uint64_t)group, rows, cols, buf);
+	if (flag == VNPU_LAYER_F_WINO42)
+		rc = vnpu_eng_wino42_pack(src, (uint64_t)group, rows, cols, buf);
+	else if (bf16)
+		rc = vnpu_eng_wino2_pack(src, (uint64_t)group, rows, cols, buf);
+	else
+		rc = vnpu_eng_wino_pack(src, (uint64_t)group, rows, cols, buf);
 	free(wide);
 	if (rc) {
 		free(buf);
@@ -481,7 +503,8 @@ static vnpu_status conv_layer(struct cstate *s, struct vnpu_layer_conv *attr, st
 	}
 	if (packed >= 0) {
 		t[n++] = ct_dense(s, packed);
-		if (!(attr->flags & (VNPU_LAYER_F_WINO | VNPU_LAYER_F_WINO2)))
+		if (!(attr->flags & (VNPU_LAYER_F_WINO | VNPU_LAYER_F_WINO2 |
+				     VNPU_LAYER_F_WINO42)))
 			attr->flags |= VNPU_LAYER_F_PACKED;
 	} else {
 		t[n++] = ct_dense(s, w);

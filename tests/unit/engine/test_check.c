@@ -249,6 +249,7 @@ static void conv_bad(struct __test_metadata *_metadata)
 
 	common_bad(_metadata, &b);
 	BAD(b, "unknown flag", f->a.conv.flags |= 1u << 7);
+	BAD(b, "unknown flag 0x200", f->a.conv.flags |= 1u << 9);
 	BAD(b, "group 0", f->a.conv.group = 0);
 	BAD(b, "group not dividing C", f->a.conv.group = 3);
 	BAD(b, "kernel 0", f->a.conv.kernel[1] = 0);
@@ -357,6 +358,34 @@ static void conv_bad(struct __test_metadata *_metadata)
 		BAD(w2, "wino2 and wino", f->a.conv.flags |= VNPU_LAYER_F_WINO);
 	}
 	{
+		/* Winograd F(4x2, 3x3): the same layer over bf16 U, 24 points. */
+		struct fixture w42 = wino_base(_metadata, VNPU_LAYER_F_WINO42,
+					       VNPU_PACK_WINO42_W, VNPU_DTYPE_BF16,
+					       24);
+
+		BAD(w42, "wino42 size of F(2x2, 3x3)",
+		    f->t[1].dims[0] = vnpu_eng_packed_size(VNPU_PACK_WINO2_W, 2, 3, 18));
+		BAD(w42, "wino42 size of F(4x4, 3x3)",
+		    f->t[1].dims[0] = vnpu_eng_packed_size(VNPU_PACK_WINO_W, 2, 3, 18));
+		BAD(w42, "wino42 W f32", f->t[1].dtype = VNPU_DTYPE_F32);
+		BAD(w42, "wino42 W f16", f->t[1].dtype = VNPU_DTYPE_F16);
+		BAD(w42, "wino42 X bf16", f->t[0].dtype = VNPU_DTYPE_BF16);
+		BAD(w42, "wino42 and wino", f->a.conv.flags |= VNPU_LAYER_F_WINO);
+		BAD(w42, "wino42 and wino2", f->a.conv.flags |= VNPU_LAYER_F_WINO2);
+		BAD(w42, "wino42 and lanes", f->a.conv.flags |= VNPU_LAYER_F_LANES);
+		BAD(w42, "wino42 dilation 2", f->a.conv.dilation[1] = 2;
+		    f->t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 8, 7); f->t[4] = f->t[3]);
+		BAD(w42, "wino42 kernel 1x1", f->a.conv.kernel[0] = 1;
+		    f->a.conv.kernel[1] = 1; f->a.conv.pad_begin[0] = 0;
+		    f->a.conv.pad_begin[1] = f->a.conv.pad_end[1] = 0;
+		    f->t[1].dims[0] = vnpu_eng_packed_size(VNPU_PACK_WINO42_W, 2, 3, 18);
+		    f->t[3] = T(VNPU_DTYPE_F32, 4, 1, 6, 9, 9); f->t[4] = f->t[3]);
+		BAD(w42, "wino42 C/group over VNPU_WINO_MAX_C",
+		    f->t[0] = T(VNPU_DTYPE_F32, 4, 1, 2 * (VNPU_WINO_MAX_C + 1), 9, 9);
+		    f->t[1].dims[0] = vnpu_eng_packed_size(VNPU_PACK_WINO42_W, 2, 3,
+							   (VNPU_WINO_MAX_C + 1) * 9));
+	}
+	{
 		/* Output channels on the lanes: 1x1 of stride 1, Y 9x9. */
 		struct fixture ln = conv_base();
 
@@ -379,6 +408,7 @@ static void conv_bad(struct __test_metadata *_metadata)
 		BAD(ln, "lanes X f16", f->t[0].dtype = VNPU_DTYPE_F16);
 		BAD(ln, "lanes unpacked", f->a.conv.flags &= ~VNPU_LAYER_F_PACKED);
 		BAD(ln, "lanes and wino2", f->a.conv.flags |= VNPU_LAYER_F_WINO2);
+		BAD(ln, "lanes and wino42", f->a.conv.flags |= VNPU_LAYER_F_WINO42);
 		BAD(ln, "lanes channel offsets past 31 bits",
 		    f->t[0].strides[1] = 1ll << 30; f->t[0].strides[0] = 1ll << 33);
 		BAD(ln, "lanes stride 3", f->a.conv.stride[1] = 3;
@@ -768,6 +798,13 @@ static void run_bad(struct __test_metadata *_metadata)
 		TH_LOG("wino layout through vnpu_eng_pack");
 	EXPECT_EQ(VNPU_ENG_EINVAL, vnpu_eng_wino_pack(a, 1, 1, 10, b))
 		TH_LOG("wino pack of a partial kernel");
+	EXPECT_TRUE(!vnpu_eng_packed_size(VNPU_PACK_WINO42_W, 1, 4, 10) &&
+		    vnpu_eng_packed_size(VNPU_PACK_WINO42_W, 1, 7, 9) == 12 * 24)
+		TH_LOG("wino42 packed sizes");
+	EXPECT_EQ(VNPU_ENG_EINVAL, vnpu_eng_pack(VNPU_PACK_WINO42_W, a, 1, 1, 9, b))
+		TH_LOG("wino42 layout through vnpu_eng_pack");
+	EXPECT_EQ(VNPU_ENG_EINVAL, vnpu_eng_wino42_pack(a, 1, 1, 10, b))
+		TH_LOG("wino42 pack of a partial kernel");
 	free(ctx.scratch);
 	free(a);
 	free(b);

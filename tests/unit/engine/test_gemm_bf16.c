@@ -12,6 +12,7 @@
  */
 #include "engine_test.h"
 #include "ksft_main.h"
+#include "vnpu_eng_priv.h"
 
 #define BF16 VNPU_DTYPE_BF16
 #define F32 VNPU_DTYPE_F32
@@ -388,39 +389,68 @@ static void w2_at(const float *p, int s, float *o, int os)
 	o[os] = (p[s] - p[2 * s]) - p[3 * s];
 }
 
-/*
- * |y - ref| <= WINO2_BOUND * sum over channels of (sum |x| over the taps
- * inside X) * (sum |w| over the kernel's 9): U mixes all 9 weights, so
- * at the edges its rounding is not bounded by the taps inside alone.
- * Measured: about 2^-10 (widened U), 2^-9.4 (U and V rounded).
- */
-#define WINO2_BOUND (1.0 / 256)
-static double wino2_worst;
+/* B^T of F(4, 3) on six values @s apart, in place (ENG_WINO42_BT()). */
+static void w42_bt(float *p, int s)
+{
+	float o[6];
+	int i;
+
+	ENG_WINO42_BT(float, p[0], p[s], p[2 * s], p[3 * s], p[4 * s], p[5 * s], o);
+	for (i = 0; i < 6; i++)
+		p[i * s] = o[i];
+}
+
+/* A^T of F(4, 3): six values @s apart to four @os apart (ENG_WINO42_AT()). */
+static void w42_at(const float *p, int s, float *o, int os)
+{
+	float y[4];
+	int i;
+
+	ENG_WINO42_AT(float, p[0], p[s], p[2 * s], p[3 * s], p[4 * s], p[5 * s], y);
+	for (i = 0; i < 4; i++)
+		o[i * os] = y[i];
+}
 
 /*
- * A Winograd F(2x2, 3x3) layer (VNPU_LAYER_F_WINO2) of one image, @c
+ * |y - ref| <= bound * sum over channels of (sum |x| over the taps
+ * inside X) * (sum |w| over the kernel's 9): U mixes all 9 weights, so
+ * at the edges its rounding is not bounded by the taps inside alone.
+ * F(2x2, 3x3) (WINO2_BOUND) measured about 2^-10 (widened U), 2^-9.4 (U
+ * and V rounded); F(4x2, 3x3) (WINO42_BOUND), whose F(4, 3) has entries
+ * up to 8, about 2^-8.
+ */
+#define WINO2_BOUND (1.0 / 256)
+#define WINO42_BOUND (1.0 / 64)
+static double wino_worst[2];
+
+/*
+ * A bf16 Winograd layer of one image, F(2x2, 3x3) (@wh 2,
+ * VNPU_LAYER_F_WINO2) or F(4x2, 3x3) (@wh 4, VNPU_LAYER_F_WINO42), @c
  * channels of @h x @w, @m outputs, pads @pad (@groups groups): on the
  * AVX512-BF16 path bit for bit against a model of V rounded to bf16 once
  * and the pair sums of vdpbf16ps (check_paths(): whole and in 7 and 64
  * parts), the widening paths (baseline, AVX2, AVX-512) alike, and both
- * within WINO2_BOUND of the direct convolution on the f32 weights in
+ * within the kind's bound of the direct convolution on the f32 weights in
  * double.
  */
-static void wino2_case(struct __test_metadata *_metadata, __u64 c, __u64 h, __u64 w,
-		       __u64 m, __u32 pad, __u32 groups)
+static void wino2_case(struct __test_metadata *_metadata, __u64 wh, __u64 c, __u64 h,
+		       __u64 w, __u64 m, __u32 pad, __u32 groups)
 {
 	__u64 oh = h + 2 * pad - 2, ow = w + 2 * pad - 2, cg = c / groups, mg = m / groups;
-	__u64 tw = (ow + 1) / 2, th = (oh + 1) / 2, dx[4] = { 1, c, h, w };
-	__u64 dy[4] = { 1, m, oh, ow }, ny = m * oh * ow;
-	__u64 size = vnpu_eng_packed_size(VNPU_PACK_WINO2_W, groups, mg, cg * 9);
+	__u64 tw = (ow + 1) / 2, th = (oh + wh - 1) / wh, dx[4] = { 1, c, h, w };
+	__u64 dy[4] = { 1, m, oh, ow }, ny = m * oh * ow, rh = wh + 2, xn = rh * 4;
+	__u32 layout = wh == 4 ? VNPU_PACK_WINO42_W : VNPU_PACK_WINO2_W;
+	__u64 size = vnpu_eng_packed_size(layout, groups, mg, cg * 9);
 	__u64 pr = (mg + VNPU_PACK_MR - 1) / VNPU_PACK_MR * VNPU_PACK_MR;
 	float *x = malloc(c * h * w * 4), *wt = malloc(m * cg * 9 * 4);
 	float *pk = malloc(size * 4), *uf = malloc(size * 4);
 	float *y = malloc(ny * 4), *model = malloc(ny * 4), *mag = malloc(ny * 4);
-	float *v = malloc(16 * cg * 4), *ur = malloc(cg * 4), *other = malloc(ny * 4);
+	float *v = malloc(xn * cg * 4), *ur = malloc(cg * 4), *other = malloc(ny * 4);
 	double *ref = malloc(ny * sizeof(double)), *magw = malloc(ny * sizeof(double));
+	double bound = wh == 4 ? WINO42_BOUND : WINO2_BOUND, *worst = &wino_worst[wh == 4];
 	__u16 *ph = malloc(size * 2);
-	struct vnpu_layer_conv at = { .flags = VNPU_LAYER_F_WINO2, .group = groups,
+	struct vnpu_layer_conv at = { .flags = wh == 4 ? VNPU_LAYER_F_WINO42 :
+					       VNPU_LAYER_F_WINO2, .group = groups,
 				      .kernel = { 3, 3 }, .stride = { 1, 1 },
 				      .dilation = { 1, 1 }, .pad_begin = { pad, pad },
 				      .pad_end = { pad, pad } };
@@ -432,55 +462,64 @@ static void wino2_case(struct __test_metadata *_metadata, __u64 c, __u64 h, __u6
 		x[i] = val();
 	for (i = 0; i < m * cg * 9; i++)
 		wt[i] = val() - 0.5f;
-	EXPECT_TRUE(size && !vnpu_eng_wino2_pack(wt, groups, mg, cg * 9, pk))
+	EXPECT_TRUE(size && !(wh == 4 ? vnpu_eng_wino42_pack(wt, groups, mg, cg * 9, pk) :
+			      vnpu_eng_wino2_pack(wt, groups, mg, cg * 9, pk)))
 		TH_LOG("wino2 pack");
 	for (i = 0; i < size; i++) {
 		ph[i] = to_bf16(pk[i]);
 		uf[i] = of_bf16(ph[i]);
 	}
-	EXPECT_TRUE(!vnpu_eng_pair_bf16(VNPU_PACK_WINO2_W, groups, mg, cg * 9, ph))
+	EXPECT_TRUE(!vnpu_eng_pair_bf16(layout, groups, mg, cg * 9, ph))
 		TH_LOG("wino2 pair");
 	/* The model: per tile V in f32, rounded; pair sums; A^T in f32. */
 	for (g = 0; g < groups; g++)
 		for (t = 0; t < th * tw; t++) {
-			float d[16], mt[16], o[12];
+			float d[24], mt[24], o[16], o2[8];
 
 			for (k = 0; k < cg; k++) {
-				for (a = 0; a < 4; a++)
+				for (a = 0; a < rh; a++)
 					for (b = 0; b < 4; b++) {
-						long iy = (long)(t / tw * 2 + a) - pad;
+						long iy = (long)(t / tw * wh + a) - pad;
 						long ix = (long)(t % tw * 2 + b) - pad;
 
 						d[a * 4 + b] = iy < 0 || ix < 0 || iy >= (long)h ||
 							       ix >= (long)w ? 0.0f :
 							       x[((g * cg + k) * h + iy) * w + ix];
 					}
-				for (a = 0; a < 4; a++)
+				for (a = 0; a < rh; a++)
 					w2_bt(d + 4 * a, 1);
-				for (b = 0; b < 4; b++)
-					w2_bt(d + b, 4);
-				for (xi = 0; xi < 16; xi++)
+				for (b = 0; b < 4; b++) {
+					if (wh == 4)
+						w42_bt(d + b, 4);
+					else
+						w2_bt(d + b, 4);
+				}
+				for (xi = 0; xi < xn; xi++)
 					v[xi * cg + k] = of_bf16(to_bf16(d[xi]));
 			}
 			for (mm = 0; mm < mg; mm++) {
-				for (xi = 0; xi < 16; xi++) {
+				for (xi = 0; xi < xn; xi++) {
 					for (k = 0; k < cg; k++)
-						ur[k] = uf[((g * 16 + xi) * (pr / VNPU_PACK_MR) +
+						ur[k] = uf[((g * xn + xi) * (pr / VNPU_PACK_MR) +
 							    mm / VNPU_PACK_MR) * cg * VNPU_PACK_MR +
 							   k * VNPU_PACK_MR + mm % VNPU_PACK_MR];
 					mt[xi] = dot_model(ur, v + xi * cg, cg);
 				}
-				for (b = 0; b < 4; b++)
-					w2_at(mt + b, 4, o + b, 4);
-				for (a = 0; a < 2; a++)
-					w2_at(o + 4 * a, 1, o + 8 + 2 * a, 1);
-				for (a = 0; a < 2; a++)
+				for (b = 0; b < 4; b++) {
+					if (wh == 4)
+						w42_at(mt + b, 4, o + b, 4);
+					else
+						w2_at(mt + b, 4, o + b, 4);
+				}
+				for (a = 0; a < wh; a++)
+					w2_at(o + 4 * a, 1, o2 + 2 * a, 1);
+				for (a = 0; a < wh; a++)
 					for (b = 0; b < 2; b++) {
-						__u64 oy = t / tw * 2 + a, ox = t % tw * 2 + b;
+						__u64 oy = t / tw * wh + a, ox = t % tw * 2 + b;
 
 						if (oy < oh && ox < ow)
 							model[((g * mg + mm) * oh + oy) * ow + ox] =
-								o[8 + 2 * a + b];
+								o2[2 * a + b];
 					}
 			}
 		}
@@ -521,9 +560,17 @@ static void wino2_case(struct __test_metadata *_metadata, __u64 c, __u64 h, __u6
 		void *data[3] = { x, ph, y };
 		int p, bad = 0;
 
-		snprintf(name, sizeof(name), "wino2 c%llu %llux%llu m%llu p%u g%u",
-			 (unsigned long long)c, (unsigned long long)h,
+		snprintf(name, sizeof(name), "wino%s c%llu %llux%llu m%llu p%u g%u",
+			 wh == 4 ? "42" : "2", (unsigned long long)c, (unsigned long long)h,
 			 (unsigned long long)w, (unsigned long long)m, pad, groups);
+		/*
+		 * The widened run against the model: within 2^-7 of sum |x w|,
+		 * for F(4x2, 3x3) of the bound's sum (its A^T's 8s carry V's
+		 * rounding times all of U at the edges: 2^-5.7 of sum |x w|).
+		 */
+		if (wh == 4)
+			for (i = 0; i < ny; i++)
+				mag[i] = (float)magw[i];
 		check_paths(_metadata, name, VNPU_LAYER_CONV, tt, data, 3, &at, sizeof(at),
 			    model, mag, ny, 0);
 		/* The widening paths: one set of bits; near the double result. */
@@ -546,9 +593,9 @@ static void wino2_case(struct __test_metadata *_metadata, __u64 c, __u64 h, __u6
 			for (i = 0; i < ny; i++) {
 				double e = fabs(got[i] - ref[i]);
 
-				if (magw[i] > 0 && e / magw[i] > wino2_worst)
-					wino2_worst = e / magw[i];
-				EXPECT_FALSE(!(e <= WINO2_BOUND * magw[i] + 1e-6) && bad++ < 3)
+				if (magw[i] > 0 && e / magw[i] > *worst)
+					*worst = e / magw[i];
+				EXPECT_FALSE(!(e <= bound * magw[i] + 1e-6) && bad++ < 3)
 					TH_LOG("%s [%llu]: %s %g, double %g (bound's sum %g)", name,
 					       (unsigned long long)i, p ? "model" : "widened",
 					       got[i], ref[i], magw[i]);
@@ -572,6 +619,8 @@ static void wino2_case(struct __test_metadata *_metadata, __u64 c, __u64 h, __u6
 
 TEST(gemmbf16)
 {
+	int i;
+
 	pair_layout(_metadata);
 	/* Edges of both sides, odd depths, depths of several slices. */
 	gemm_case(_metadata, 1, 16, 8);
@@ -636,15 +685,23 @@ TEST(gemmbf16)
 	 * padding, pads of 2, odd depths (a plain last row in U and V),
 	 * depth slices, groups, several blocks of rows and runs of tiles.
 	 */
-	wino2_worst = 0;
-	wino2_case(_metadata, 32, 16, 16, 32, 1, 1);
-	wino2_case(_metadata, 33, 13, 19, 40, 1, 1);
-	wino2_case(_metadata, 35, 11, 12, 13, 0, 1);
-	wino2_case(_metadata, 400, 10, 9, 20, 1, 1);
-	wino2_case(_metadata, 64, 9, 9, 200, 1, 2);
-	wino2_case(_metadata, 7, 34, 30, 9, 2, 1);
-	printf("wino2: worst |y - ref| / bound's sum = %.3g (2^%.1f)\n", wino2_worst,
-	       wino2_worst > 0 ? log2(wino2_worst) : -INFINITY);
+	for (i = 0; i < 2; i++) {
+		__u64 wh = i ? 4 : 2;
+
+		wino_worst[i] = 0;
+		wino2_case(_metadata, wh, 32, 16, 16, 32, 1, 1);
+		wino2_case(_metadata, wh, 33, 13, 19, 40, 1, 1);
+		wino2_case(_metadata, wh, 35, 11, 12, 13, 0, 1);
+		wino2_case(_metadata, wh, 400, 10, 9, 20, 1, 1);
+		wino2_case(_metadata, wh, 64, 9, 9, 200, 1, 2);
+		wino2_case(_metadata, wh, 7, 34, 30, 9, 2, 1);
+		/* Panels over more rows of tiles than the row path takes. */
+		wino2_case(_metadata, wh, 16, 20, 5, 12, 1, 1);
+		printf("wino%s: worst |y - ref| / bound's sum = %.3g (2^%.1f)\n",
+		       i ? "42" : "2", wino_worst[i],
+		       wino_worst[i] > 0 ? log2(wino_worst[i]) : -INFINITY);
+		fflush(stdout);
+	}
 	printf("gemm-bf16: %s\n", et_host_features & VNPU_ENG_F_AVX512_BF16 ?
 	       "avx512-bf16 and widening paths" : "widening path only");
 }

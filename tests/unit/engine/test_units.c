@@ -551,7 +551,7 @@ static void check_wino_halves(struct __test_metadata *_metadata)
 			s.w = s.ow = shapes[i][2];
 			s.m = s.mg = shapes[i][3];
 			s.kh = s.kw = 3;
-			s.wt = shapes[i][4];
+			s.wh = s.ww = shapes[i][4];
 			eng_wino_unit(&s, paths[p], &u);
 			tiles = eng_wino_tiles(&s);
 			ntb = eng_div_up(tiles, u.cols);
@@ -582,7 +582,7 @@ static void check_wino_halves(struct __test_metadata *_metadata)
 	s.c = s.cg = s.m = s.mg = 64;
 	s.h = s.oh = s.w = s.ow = 40;
 	s.kh = s.kw = 3;
-	s.wt = 4;
+	s.wh = s.ww = 4;
 	EXPECT_EQ(9, eng_wino_parts(&s, AVX2)) TH_LOG("64 x 64 over 40x40: parts");
 }
 

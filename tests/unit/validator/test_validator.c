@@ -175,6 +175,54 @@ TEST(conv_lanes_mutations_valid_without_flag)
 	}
 }
 
+TEST(conv_wino42_layer_valid)
+{
+	struct case_stream s;
+	__u32 n = 99;
+
+	case_conv_wino42(&s);
+	ASSERT_EQ(0, vnpu_stream_validate(s.words, s.size, case_slots,
+					  CASE_NUM_SLOTS, &n));
+	ASSERT_EQ(1, n);
+}
+
+/*
+ * The mutations of case_conv_wino42() that stay valid as another layer:
+ * the F(4x2, 3x3) checks reject them, not a broken fixture (a stride of 2
+ * or bf16 X without the flag and with dense f32 W; F(2x2, 3x3) with its
+ * own size).
+ */
+TEST(conv_wino42_mutations_valid_as_others)
+{
+	static void (*const mutate[])(struct case_stream *s) = {
+		m_wino42_stride_2, m_wino42_wino2_size,
+	};
+	struct case_stream s;
+	size_t i;
+	__u32 n;
+
+	for (i = 0; i < sizeof(mutate) / sizeof(mutate[0]); i++) {
+		struct vnpu_cmd_layer *l;
+		struct vnpu_layer_conv *a;
+
+		mutate[i](&s);
+		l = (struct vnpu_cmd_layer *)s.words;
+		a = (struct vnpu_layer_conv *)&l->tensors[4];
+		a->flags &= ~VNPU_LAYER_F_WINO42;
+		if (i == 1) {
+			a->flags |= VNPU_LAYER_F_WINO2;
+		} else {
+			static const uint64_t w[4] = { 3, 2, 3, 3 };
+
+			l->tensors[1] = case_tensor(1, VNPU_DTYPE_F32, 1024, 0);
+			case_dense(&l->tensors[1], 4, w);
+		}
+		EXPECT_EQ(0, vnpu_stream_validate(s.words, s.size, case_slots,
+						  CASE_NUM_SLOTS, &n))
+			TH_LOG("mutation %zu as another layer rejected", i);
+	}
+}
+
 TEST(lookup_layer_valid)
 {
 	struct case_stream s;
