@@ -566,6 +566,66 @@ void vnpu_eng_gemv_bf16(const struct eng_bf16_gemv *g)
 		GEMV_PANELS(1);
 }
 
+/*
+ * Y = A^T M A for panels of sixteen tiles: each column of points (@WH + 2
+ * of them) through A^T down it, then each of the @WH rows through
+ * F(2, 3)'s A^T, the two outputs of each tile interleaved into the stage
+ * (vnpu_eng_wino2.c's wino2_output() in eight lanes: the same operations).
+ */
+static __attribute__((__always_inline__)) inline
+void out16(const struct eng_wino2_out *o, const int WH)
+{
+	__u64 r, t, ps = o->ps;
+	v16sf y[4][4], c[4];
+	int b, i;
+
+	for (r = 0; r < o->mc; r++)
+		for (t = 0; t < o->nt; t += 16) {
+			const float *p = o->m + r * o->cols + t;
+			float *st = o->stage + r * 2 * WH * o->cols + 2 * t;
+
+			/* Down the columns of M, then along the rows. */
+			for (b = 0; b < 4; b++) {
+				const float *q = p + b * ps;
+
+				if (WH == 4) {
+					ENG_WINO42_AT(v16sf, ld16(q), ld16(q + 4 * ps),
+						      ld16(q + 8 * ps), ld16(q + 12 * ps),
+						      ld16(q + 16 * ps), ld16(q + 20 * ps),
+						      c);
+				} else {
+					v16sf m1 = ld16(q + 4 * ps), m2 = ld16(q + 8 * ps);
+
+					c[0] = (ld16(q) + m1) + m2;
+					c[1] = (m1 - m2) - ld16(q + 12 * ps);
+				}
+				for (i = 0; i < WH; i++)
+					y[i][b] = c[i];
+			}
+			for (i = 0; i < WH; i++) {
+				v16sf o0 = (y[i][0] + y[i][1]) + y[i][2];
+				v16sf o1 = (y[i][1] - y[i][2]) - y[i][3];
+
+				st16(st + i * 2 * o->cols,
+				     __builtin_shufflevector(o0, o1, 0, 16, 1, 17, 2,
+							     18, 3, 19, 4, 20, 5, 21,
+							     6, 22, 7, 23));
+				st16(st + i * 2 * o->cols + 16,
+				     __builtin_shufflevector(o0, o1, 8, 24, 9, 25, 10,
+							     26, 11, 27, 12, 28, 13,
+							     29, 14, 30, 15, 31));
+			}
+		}
+}
+
+void vnpu_eng_wino2_out16(const struct eng_wino2_out *o)
+{
+	if (o->wh == 4)
+		out16(o, 4);
+	else
+		out16(o, 2);
+}
+
 /* B^T of F(2x2, 3x3) along one axis, in place over t[0], ..., t[3 * @s]. */
 static __attribute__((__always_inline__)) inline
 void bt4(v16sf *t, const int s)

@@ -1920,6 +1920,31 @@ void vnpu_eng_wino2_rows_bf16(const struct eng_wino2_in *w);
 /* F(4x2, 3x3)'s alike: 6x4 tiles of 24 points. */
 void vnpu_eng_wino42_rows_bf16(const struct eng_wino2_in *w);
 
+/**
+ * struct eng_wino2_out - the output transform of a unit of a bf16
+ * Winograd kind, for vnpu_eng_wino2_out16()
+ * @m: the products: point xi's row r at @m + xi * @ps + r * @cols
+ * @stage: the outputs: row r's output row i of tile t at
+ *	@stage + (r * @wh + i) * 2 * @cols + 2 * t
+ * @ps: floats between points at @m
+ * @cols: floats between rows at @m (the unit's tiles, whole panels)
+ * @mc: rows
+ * @nt: tiles (M and the stage have room for whole panels of them)
+ * @wh: output rows of a tile: 2 (F(2x2, 3x3)) or 4 (F(4x2, 3x3))
+ */
+struct eng_wino2_out {
+	const float *m;
+	float *stage;
+	__u64 ps, cols, mc, nt;
+	__u32 wh;
+};
+
+/*
+ * Y = A^T M A of the bf16 kinds in sixteen lanes (vnpu_eng_gemm_bf16_avx512.c;
+ * VNPU_ENG_F_AVX512 only): the 8-lane transform's bits.
+ */
+void vnpu_eng_wino2_out16(const struct eng_wino2_out *o);
+
 /* Tiles of one image (and group) of a Winograd convolution. */
 static inline __u64 eng_wino_tiles(const struct eng_conv_shape *s)
 {

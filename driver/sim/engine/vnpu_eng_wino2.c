@@ -383,6 +383,16 @@ void wino2_output(struct wino_part *wp, __u64 mc, __u64 nt)
 	__u64 r, t, b, i;
 	float *d = wp->d, *e = wp->d + 4 * wh * 8;
 
+#ifdef ENG_FMA
+	if (wp->bufs.avx512) {
+		struct eng_wino2_out o = { .m = wp->m, .stage = wp->stage,
+					   .ps = ps, .cols = cols, .mc = mc,
+					   .nt = nt, .wh = (__u32)wh };
+
+		vnpu_eng_wino2_out16(&o);
+		return;
+	}
+#endif
 	for (r = 0; r < mc; r++)
 		for (t = 0; t < nt; t += 8) {
 			const float *p = wp->m + r * cols + t;
