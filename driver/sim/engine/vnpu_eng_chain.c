@@ -69,6 +69,14 @@ static inline v8sf chain_vmax(v8sf x, v8sf y, int max)
 	return (v8sf)(((v8si)x & take) | ((v8si)y & ~take));
 }
 
+/* Lanes of F32_NAN_FIRST(x, r). */
+static inline v8sf chain_vnan_first(v8sf x, v8sf r)
+{
+	v8si nan = x != x;
+
+	return (v8sf)(((v8si)(x + x) & nan) | ((v8si)r & ~nan));
+}
+
 static void chain_binary8(__u32 func, const float *pa, int ra,
 			  const float *pb, int rb, float *r, __u32 n)
 {
@@ -76,13 +84,15 @@ static void chain_binary8(__u32 func, const float *pa, int ra,
 
 	switch (func) {
 	case VNPU_BIN_ADD:
-		CHAIN_VLOOP(x + y, a + b);
+		CHAIN_VLOOP(chain_vnan_first(x, x + y),
+			    F32_NAN_FIRST(a, a + b));
 		break;
 	case VNPU_BIN_SUB:
 		CHAIN_VLOOP(x - y, a - b);
 		break;
 	case VNPU_BIN_MUL:
-		CHAIN_VLOOP(x * y, a * b);
+		CHAIN_VLOOP(chain_vnan_first(x, x * y),
+			    F32_NAN_FIRST(a, a * b));
 		break;
 	case VNPU_BIN_DIV:
 		CHAIN_VLOOP(x / y, a / b);
@@ -96,6 +106,24 @@ static void chain_binary8(__u32 func, const float *pa, int ra,
 	}
 }
 
+/*
+ * r = a OP b over @n lanes, OP one of the functions a CHAIN step takes
+ * (+, -, *, /, max, min): @pa and @pb runs (@ra, @rb) or repeated, in 16
+ * lanes on the AVX-512 path (@avx512), else in 8; the same bits either
+ * way. BINARY's dense f32 layers run it too.
+ */
+void bin_f32_runs(__u32 func, const float *pa, int ra, const float *pb,
+		  int rb, float *r, __u32 n, int avx512)
+{
+#ifdef ENG_FMA
+	if (avx512 && n > 1) {
+		vnpu_eng_chain_binary_avx512(func, pa, ra, pb, rb, r, n);
+		return;
+	}
+#endif
+	chain_binary8(func, pa, ra, pb, rb, r, n);
+}
+
 /* Binary @func of @x and @y over @n elements into @r. */
 static struct chain_val chain_binary(const struct chain_arg *c, __u32 func,
 				     struct chain_val x, struct chain_val y,
@@ -103,13 +131,7 @@ static struct chain_val chain_binary(const struct chain_arg *c, __u32 func,
 {
 	if (!x.run && !y.run)
 		n = 1;	/* both repeated: one value for the block */
-#ifdef ENG_FMA
-	if (c->avx512 && n > 1) {
-		vnpu_eng_chain_binary_avx512(func, x.p, x.run, y.p, y.run, r, n);
-		return (struct chain_val){ r, 1 };
-	}
-#endif
-	chain_binary8(func, x.p, x.run, y.p, y.run, r, n);
+	bin_f32_runs(func, x.p, x.run, y.p, y.run, r, n, c->avx512);
 	return (struct chain_val){ r, n > 1 };
 }
 

@@ -24,6 +24,14 @@ static inline v16sf vmax16(v16sf x, v16sf y, int max)
 	return (v16sf)(((v16si)x & take) | ((v16si)y & ~take));
 }
 
+/* Lanes of F32_NAN_FIRST(x, r). */
+static inline v16sf vnan_first16(v16sf x, v16sf r)
+{
+	v16si nan = x != x;
+
+	return (v16sf)(((v16si)(x + x) & nan) | ((v16si)r & ~nan));
+}
+
 /* A repeated operand is read before the loop: @r may be its buffer. */
 #define LOOP16(VF, SF) do {						\
 	for (i = 0; i + 16 <= n; i += 16) {				\
@@ -43,20 +51,23 @@ void vnpu_eng_chain_binary_avx512(__u32 func, const float *pa, int ra,
 				  const float *pb, int rb, float *r, __u32 n)
 {
 	const float a0 = pa[0], b0 = pb[0];
-	v16sf xa = { 0 }, xb = { 0 };
+	v16sf xa, xb;
 	__u32 i;
 
-	xa += a0;
-	xb += b0;
+	/* Not 0 + a0: that takes -0 to +0 and quiets a signalling NaN. */
+	for (i = 0; i < 16; i++) {
+		xa[i] = a0;
+		xb[i] = b0;
+	}
 	switch (func) {
 	case VNPU_BIN_ADD:
-		LOOP16(x + y, a + b);
+		LOOP16(vnan_first16(x, x + y), F32_NAN_FIRST(a, a + b));
 		break;
 	case VNPU_BIN_SUB:
 		LOOP16(x - y, a - b);
 		break;
 	case VNPU_BIN_MUL:
-		LOOP16(x * y, a * b);
+		LOOP16(vnan_first16(x, x * y), F32_NAN_FIRST(a, a * b));
 		break;
 	case VNPU_BIN_DIV:
 		LOOP16(x / y, a / b);

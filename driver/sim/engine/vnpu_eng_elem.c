@@ -32,6 +32,7 @@ void copy_run(char *dst, __s64 ds, const char *src, __s64 ss, __u64 n,
 
 struct bin_arg {
 	__u32 func, in, out;
+	int avx512;	/* f32 runs in 16 lanes (bin_f32_runs()) */
 };
 
 static double nan_max(double a, double b, int max)
@@ -184,11 +185,12 @@ static __s64 bin_one_i(__u32 func, __s64 a, __s64 b, int uns)
 }
 
 /*
- * f32 operands, contiguous or scalar, in plain loops the compiler
- * vectorizes. Only functions whose float result is the double path's
- * (bin_d(), then rounded to float) bit for bit: +, -, *, /, the product
- * in PReLU and a square (POW by a scalar 2) round once either way, max,
- * min and the comparisons round nothing.
+ * f32 operands, contiguous or scalar, in plain loops (the comparisons)
+ * or in explicit vectors (bin_f32_runs(), square_f32()). Only functions
+ * whose float result is the double path's (bin_d(), then rounded to
+ * float) bit for bit: +, -, *, /, the product in PReLU and a square (POW
+ * by a scalar 2) round once either way, max, min and the comparisons
+ * round nothing.
  */
 #define F32_LOOP(T, expr) do {						\
 	T *py = (T *)p[2];						\
@@ -233,10 +235,37 @@ static void prelu_f32(const float *a, const float *b, float *y, int sa,
 	}
 }
 
-static int bin_f32_fast(__u32 func, __u32 out, char *const *p,
+/*
+ * Squares of @n contiguous f32 @a into @y: m_pow()'s one exact product,
+ * rounded once to float either way; its NaNs are m_nan().
+ */
+static void square_f32(const float *a, float *y, __u64 n)
+{
+	const v8sf qnan = vbcast((float)m_nan());
+	__u64 i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		v8sf v = vload(a + i);
+
+		vstore(y + i, vm8_sel(v == v, v * v, qnan));
+	}
+	for (; i < n; i++)
+		y[i] = a[i] != a[i] ? (float)m_nan() : a[i] * a[i];
+}
+
+/* The functions bin_f32_runs() computes. */
+static int bin_runs_func(__u32 func)
+{
+	return func == VNPU_BIN_ADD || func == VNPU_BIN_SUB ||
+	       func == VNPU_BIN_MUL || func == VNPU_BIN_DIV ||
+	       func == VNPU_BIN_MAX || func == VNPU_BIN_MIN;
+}
+
+static int bin_f32_fast(const struct bin_arg *b, char *const *p,
 			const __s64 *st, __u64 n)
 {
 	const float *pa = (const float *)p[0], *pb = (const float *)p[1];
+	__u32 func = b->func, out = b->out, m;
 	__u64 i;
 
 	if ((st[0] != 4 && st[0] != 0) || (st[1] != 4 && st[1] != 0) ||
@@ -275,6 +304,20 @@ static int bin_f32_fast(__u32 func, __u32 out, char *const *p,
 	}
 	if (out != VNPU_DTYPE_F32 || st[2] != 4)
 		return 0;
+	if (bin_runs_func(func) && st[0] && st[1]) {
+		/*
+		 * In explicit vectors: the compiler leaves F32_LOOP's
+		 * two-run case scalar, unable to rule out that Y overlaps A
+		 * or B in part (it vectorizes the others, whose short rows
+		 * a call a row would slow down).
+		 */
+		for (i = 0; i < n; i += m) {
+			m = (__u32)eng_min(n - i, 1u << 30);
+			bin_f32_runs(func, pa + i, 1, pb + i, 1,
+				     (float *)p[2] + i, m, b->avx512);
+		}
+		return 1;
+	}
 	switch (func) {
 	case VNPU_BIN_ADD:
 		F32_LOOP(float, a + b);
@@ -298,15 +341,9 @@ static int bin_f32_fast(__u32 func, __u32 out, char *const *p,
 		prelu_f32(pa, pb, (float *)p[2], st[0] != 0, st[1] != 0, n);
 		return 1;
 	case VNPU_BIN_POW:
-		/*
-		 * A square is m_pow()'s one exact product, rounded once to
-		 * float either way; its NaNs are m_nan().
-		 */
 		if (st[1] || pb[0] != 2.0f || !st[0])
 			return 0;
-		for (i = 0; i < n; i++)
-			((float *)p[2])[i] = pa[i] != pa[i] ? (float)m_nan() :
-						pa[i] * pa[i];
+		square_f32(pa, (float *)p[2], n);
 		return 1;
 	default:
 		return 0;
@@ -382,7 +419,7 @@ static void bin_row(const void *arg, char *const *p, const __s64 *st, __u64 n)
 		bin_f32_pairs(b->func, p, st, n);
 		return;
 	}
-	if (b->in == VNPU_DTYPE_F32 && bin_f32_fast(b->func, b->out, p, st, n))
+	if (b->in == VNPU_DTYPE_F32 && bin_f32_fast(b, p, st, n))
 		return;
 	for (i = 0; i < n; i += ENG_BLOCK) {
 		__u32 m = (__u32)eng_min(ENG_BLOCK, n - i);
@@ -407,7 +444,8 @@ int run_binary(const struct eng_layer *l, __u64 ub, __u64 ue,
 	       const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_binary *at = l->attrs;
-	struct bin_arg arg = { at->func, l->t[0].dtype, l->t[2].dtype };
+	struct bin_arg arg = { at->func, l->t[0].dtype, l->t[2].dtype,
+			       eng_act_avx512(ctx) };
 	struct eng_iter it;
 	__u64 lo, hi;
 

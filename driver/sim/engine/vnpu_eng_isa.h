@@ -111,6 +111,7 @@
 /* vnpu_eng_poolidx.c, vnpu_eng_chain.c, vnpu_eng_lstm.c, vnpu_eng_move.c */
 #define run_maxpool_index ENG_SYM(run_maxpool_index)
 #define run_chain ENG_SYM(run_chain)
+#define bin_f32_runs ENG_SYM(bin_f32_runs)
 #define run_lstm ENG_SYM(run_lstm)
 #define eng_transpose32 ENG_SYM(eng_transpose32)
 /* vnpu_eng_qgemv.c */

@@ -718,6 +718,8 @@ int run_maxpool_index(const struct eng_layer *l, __u64 ub, __u64 ue,
 		      const struct vnpu_eng_ctx *ctx);
 int run_chain(const struct eng_layer *l, __u64 ub, __u64 ue,
 	      const struct vnpu_eng_ctx *ctx);
+void bin_f32_runs(__u32 func, const float *pa, int ra, const float *pb,
+		  int rb, float *r, __u32 n, int avx512);
 int run_lstm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	     const struct vnpu_eng_ctx *ctx);
 

@@ -2245,4 +2245,11 @@ static inline __u64 eng_wino_scratch(const struct eng_conv_shape *s,
 	((a) != (a) ? (a) : (b) != (b) ? (b) :				\
 	 ((max) ? (a) > (b) : (a) < (b)) ? (a) : (b))
 
+/*
+ * The float @r of a + b or a * b with the NaN bin_d() gives when both are
+ * NaN, the first's (quieted: a + a), whichever of its sources the compiler
+ * gives the instruction first.
+ */
+#define F32_NAN_FIRST(a, r) ((a) != (a) ? (a) + (a) : (r))
+
 #endif /* _VNPU_ENG_PRIV_H_ */

@@ -116,11 +116,15 @@ static int chain_ref(struct __test_metadata *_metadata, const struct chain_case 
 	return rc;
 }
 
-/* Random data with NaNs, infinities and both zeros among it. */
+/*
+ * Random data with NaNs (with payloads and signs: which one a sum of two
+ * gives is the first's), infinities and both zeros among it.
+ */
 static void fill_special(float *p, size_t n)
 {
-	static const float special[] = { 0.0f, -0.0f, INFINITY, -INFINITY,
-					 NAN, -3.0f, 3.0f, 6.0f };
+	const float special[] = { 0.0f, -0.0f, INFINITY, -INFINITY, NAN, -3.0f,
+				  3.0f, 6.0f, __builtin_nanf("0x4567a"),
+				  -__builtin_nanf("0x123") };
 	size_t i;
 
 	for (i = 0; i < n; i++) {
@@ -128,7 +132,7 @@ static void fill_special(float *p, size_t n)
 
 		p[i] = f * 8;
 		if (f > 0.9f)
-			p[i] = special[(size_t)((f - 0.9f) * 79.9f) % 8];
+			p[i] = special[(size_t)((f - 0.9f) * 99.9f) % 10];
 	}
 }
 
