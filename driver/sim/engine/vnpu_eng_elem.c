@@ -1098,10 +1098,50 @@ static void softmax_oct_f32(__u32 mode, const float *x, __s64 xs, float *y,
 }
 
 /*
- * Lanes [@lo, @hi) of an f32 softmax, eight (dense ones) or up to four
- * neighbours along the innermost axis at a time when it is not the
- * softmax's; 0 when the lanes are not f32, or for HARDMAX on a strided
- * axis (softmax_lane()).
+ * softmax_oct_f32() on sixteen neighbouring lanes (VNPU_ENG_F_AVX512):
+ * the same operations on each lane, the same sums in the same order, so
+ * the same bits.
+ */
+static void softmax_hex_f32(__u32 mode, const float *x, __s64 xs, float *y,
+			    __s64 ys, __u64 len, struct eng_pacer *pc)
+{
+	struct eng_sm16 s;
+	__u64 i0, e;
+	__u32 j;
+
+	/* Not zeroed as a whole: the exps' pass starts the sums. */
+	s.x = x;
+	s.y = y;
+	s.xs = xs;
+	s.ys = ys;
+	s.store = mode == VNPU_SOFTMAX;
+	for (j = 0; j < 16; j++)
+		s.mx[j] = x[j];
+	for (i0 = 1; i0 < len; i0 = e) {
+		e = eng_pace_end_w(pc, i0, len, 16);
+		vnpu_eng_sm16_max_avx512(&s, i0, e);
+		eng_pace(pc, (e - i0) * 16);
+	}
+	for (i0 = 0; i0 < len; i0 = e) {
+		e = eng_pace_end_w(pc, i0, len, 16);
+		vnpu_eng_sm16_exp_avx512(&s, i0, e);
+		eng_pace(pc, (e - i0) * 16);
+	}
+	vnpu_eng_sm16_total_avx512(&s);
+	for (j = 0; !s.store && j < 16; j++)
+		s.ls[j] = m_log(s.ls[j]);
+	for (i0 = 0; i0 < len; i0 = e) {
+		e = eng_pace_end_w(pc, i0, len, 16);
+		vnpu_eng_sm16_out_avx512(&s, i0, e);
+		eng_pace(pc, (e - i0) * 16);
+	}
+}
+
+/*
+ * Lanes [@lo, @hi) of an f32 softmax, sixteen (dense ones on AVX-512),
+ * eight (dense ones) or up to four neighbours along the innermost axis at
+ * a time when it is not the softmax's; 0 when the lanes are not f32, or
+ * for HARDMAX on a strided axis (softmax_lane()).
  */
 static int softmax_f32(const struct eng_layer *l, __u64 lo, __u64 hi,
 		       struct eng_pacer *pc)
@@ -1126,10 +1166,20 @@ static int softmax_f32(const struct eng_layer *l, __u64 lo, __u64 hi,
 		return 0;
 	while (lane < hi) {
 		__u32 nl = ax == last ? 1 :
-			   (__u32)eng_min(8, eng_min(inner - lane % inner,
-						     hi - lane));
+			   (__u32)eng_min(16, eng_min(inner - lane % inner,
+						      hi - lane));
+		int dense = x->strides[last] == 1 && y->strides[last] == 1;
 
-		if (nl == 8 && x->strides[last] == 1 && y->strides[last] == 1) {
+		if (nl == 16 && dense && eng_act_avx512(pc->ctx)) {
+			softmax_hex_f32(at->mode, xf + lane_offset(x, ax, lane),
+					x->strides[ax],
+					yf + lane_offset(y, ax, lane),
+					y->strides[ax], x->dims[ax], pc);
+			lane += nl;
+			continue;
+		}
+		nl = eng_min(8, nl);
+		if (nl == 8 && dense) {
 			softmax_oct_f32(at->mode, xf + lane_offset(x, ax, lane),
 					x->strides[ax],
 					yf + lane_offset(y, ax, lane),

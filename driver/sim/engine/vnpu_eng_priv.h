@@ -194,6 +194,32 @@ void vnpu_eng_sm_max_avx512(const float *x, __u64 i, __u64 e, float *mx);
 void vnpu_eng_sm_exp_avx512(struct eng_sm *sm, __u64 i, __u64 e);
 void vnpu_eng_sm_out_avx512(const struct eng_sm *sm, __u64 i, __u64 e);
 
+/*
+ * The same on 16 neighbouring lanes of a strided axis at once (lane l at
+ * @x + l, its element i at @x + i * @xs; @y likewise), for the operations
+ * of vnpu_eng_elem.c's softmax_oct_f32(): vnpu_eng_sm16_max_avx512()
+ * raises each lane's @mx over rows [i, e), vnpu_eng_sm16_exp_avx512() adds
+ * row i's exps into @sum[i % 8] (from zero at row 0),
+ * vnpu_eng_sm16_total_avx512() sets @inv to 1 / each lane's sum and @ls to
+ * the sum, vnpu_eng_sm16_out_avx512() writes rows [i, e) of the outputs
+ * from @inv (Softmax) or @ls (LogSoftmax, once the caller made it the
+ * sum's log).
+ */
+struct eng_sm16 {
+	const float *x;
+	float *y;
+	__s64 xs, ys;
+	double sum[8][16];
+	double inv[16], ls[16];
+	float mx[16];
+	__u32 store;
+};
+
+void vnpu_eng_sm16_max_avx512(struct eng_sm16 *s, __u64 i, __u64 e);
+void vnpu_eng_sm16_exp_avx512(struct eng_sm16 *s, __u64 i, __u64 e);
+void vnpu_eng_sm16_total_avx512(struct eng_sm16 *s);
+void vnpu_eng_sm16_out_avx512(const struct eng_sm16 *s, __u64 i, __u64 e);
+
 /* Integer helpers, in vnpu_engine.c. */
 __u64 vnpu_eng_numel(const struct vnpu_cmd_tensor *t);
 void vnpu_eng_bcast_strides(const struct vnpu_cmd_tensor *in,

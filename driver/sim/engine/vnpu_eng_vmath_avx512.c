@@ -224,22 +224,24 @@ void vnpu_eng_sm_exp_avx512(struct eng_sm *sm, __u64 i, __u64 e)
  * Softmax: y = e * inv in double, LogSoftmax: y = (x - mx) - ls in
  * double; rounded to float, a NaN as the default NaN (m_canon()).
  */
+static inline v16sf sm_narrow(v8df a, v8df b)
+{
+	v16sf r = __builtin_shufflevector(__builtin_convertvector(a, v8sf),
+					  __builtin_convertvector(b, v8sf), 0,
+					  1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
+					  12, 13, 14, 15);
+
+	return vm16_sel(r != r, (v16sf)((v16si){} + 0x7fc00000), r);
+}
+
 static inline v16sf sm_out16(const struct eng_sm *sm, v16sf v)
 {
-	v8df lo = sm_widen(v, 0), hi = sm_widen(v, 1), a, b;
-	v16sf r;
+	v8df lo = sm_widen(v, 0), hi = sm_widen(v, 1);
 
-	if (sm->store) {
-		a = lo * sm->inv;
-		b = hi * sm->inv;
-	} else {
-		a = (lo - (double)sm->mx) - sm->ls;
-		b = (hi - (double)sm->mx) - sm->ls;
-	}
-	r = __builtin_shufflevector(__builtin_convertvector(a, v8sf),
-				    __builtin_convertvector(b, v8sf), 0, 1, 2,
-				    3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-	return vm16_sel(r != r, (v16sf)((v16si){} + 0x7fc00000), r);
+	if (sm->store)
+		return sm_narrow(lo * sm->inv, hi * sm->inv);
+	return sm_narrow((lo - (double)sm->mx) - sm->ls,
+			 (hi - (double)sm->mx) - sm->ls);
 }
 
 void vnpu_eng_sm_out_avx512(const struct eng_sm *sm, __u64 i, __u64 e)
@@ -253,6 +255,114 @@ void vnpu_eng_sm_out_avx512(const struct eng_sm *sm, __u64 i, __u64 e)
 		m = sm_mask(e - i);
 		sm_store(sm->y + i, m, sm_out16(sm, sm_load(src + i, m,
 							    vm16_splat(0.0f))));
+	}
+}
+
+void vnpu_eng_sm16_max_avx512(struct eng_sm16 *s, __u64 i, __u64 e)
+{
+	v16sf m = *(const v16sf_u *)s->mx;
+
+	for (; i < e; i++)
+		m = sm_max16(*(const v16sf_u *)(s->x + (__s64)i * s->xs), m);
+	*(v16sf_u *)s->mx = m;
+}
+
+/* Row @i's exps, stored where @s->store (Softmax). */
+static inline v16sf sm16_row(const struct eng_sm16 *s, __u64 i, v16sf mx)
+{
+	v16sf ex = sm_exp16(*(const v16sf_u *)(s->x + (__s64)i * s->xs), mx);
+
+	if (s->store)
+		*(v16sf_u *)(s->y + (__s64)i * s->ys) = ex;
+	return ex;
+}
+
+/* Row @i into its partial sums in @s. */
+static void sm16_row_sum(struct eng_sm16 *s, __u64 i, v16sf mx)
+{
+	v16sf ex = sm16_row(s, i, mx);
+	v8df_u *a = (v8df_u *)s->sum[i % 8];
+
+	a[0] += sm_widen(ex, 0);
+	a[1] += sm_widen(ex, 1);
+}
+
+void vnpu_eng_sm16_exp_avx512(struct eng_sm16 *s, __u64 i, __u64 e)
+{
+	v16sf mx = *(const v16sf_u *)s->mx;
+	v8df lo[8], hi[8];
+	int k;
+
+	if (!i)
+		for (k = 0; k < 8; k++) {
+			*(v8df_u *)s->sum[k] = (v8df){};
+			*(v8df_u *)(s->sum[k] + 8) = (v8df){};
+		}
+	for (; i < e && i % 8; i++)
+		sm16_row_sum(s, i, mx);
+	if (i + 8 <= e) {
+		/* Eight rows a step: the partial sums stay in registers. */
+#pragma GCC unroll 8
+		for (k = 0; k < 8; k++) {
+			lo[k] = *(const v8df_u *)s->sum[k];
+			hi[k] = *(const v8df_u *)(s->sum[k] + 8);
+		}
+		for (; i + 8 <= e; i += 8)
+#pragma GCC unroll 8
+			for (k = 0; k < 8; k++) {
+				v16sf ex = sm16_row(s, i + k, mx);
+
+				lo[k] += sm_widen(ex, 0);
+				hi[k] += sm_widen(ex, 1);
+			}
+#pragma GCC unroll 8
+		for (k = 0; k < 8; k++) {
+			*(v8df_u *)s->sum[k] = lo[k];
+			*(v8df_u *)(s->sum[k] + 8) = hi[k];
+		}
+	}
+	for (; i < e; i++)
+		sm16_row_sum(s, i, mx);
+}
+
+/* sm_total() of each lane's partial sums, in vectors: the same sums. */
+void vnpu_eng_sm16_total_avx512(struct eng_sm16 *s)
+{
+	v8df t[8];
+	int h, k;
+
+	for (h = 0; h < 16; h += 8) {
+		for (k = 0; k < 8; k++)
+			t[k] = *(const v8df_u *)(s->sum[k] + h);
+		t[0] = ((t[0] + t[1]) + (t[2] + t[3])) +
+		       ((t[4] + t[5]) + (t[6] + t[7]));
+		*(v8df_u *)(s->ls + h) = t[0];
+		*(v8df_u *)(s->inv + h) = 1.0 / t[0];
+	}
+}
+
+/* sm_out16() with each lane's own inv, ls and mx. */
+void vnpu_eng_sm16_out_avx512(const struct eng_sm16 *s, __u64 i, __u64 e)
+{
+	v16sf mx = *(const v16sf_u *)s->mx, v;
+	v8df inv_lo = *(const v8df_u *)s->inv;
+	v8df inv_hi = *(const v8df_u *)(s->inv + 8);
+	v8df ls_lo = *(const v8df_u *)s->ls, ls_hi = *(const v8df_u *)(s->ls + 8);
+	v8df mx_lo = sm_widen(mx, 0), mx_hi = sm_widen(mx, 1);
+	float *y;
+
+	for (; i < e; i++) {
+		y = s->y + (__s64)i * s->ys;
+		if (s->store) {
+			v = *(const v16sf_u *)y;
+			v = sm_narrow(sm_widen(v, 0) * inv_lo,
+				      sm_widen(v, 1) * inv_hi);
+		} else {
+			v = *(const v16sf_u *)(s->x + (__s64)i * s->xs);
+			v = sm_narrow((sm_widen(v, 0) - mx_lo) - ls_lo,
+				      (sm_widen(v, 1) - mx_hi) - ls_hi);
+		}
+		*(v16sf_u *)y = v;
 	}
 }
 

@@ -13,6 +13,8 @@ static void test_softmax(struct __test_metadata *_metadata)
 		{ 3, { 2, 5, 7 } }, { 4, { 2, 3, 4, 5 } },
 		/* YOLOv8's box head: lanes of 16 eight at a time, then four. */
 		{ 4, { 1, 16, 4, 13 } },
+		/* ... and sixteen at a time on AVX-512, then eight, four. */
+		{ 4, { 1, 16, 2, 45 } },
 	};
 	size_t s, e, c[6], j;
 	__u32 mode, axis;
@@ -74,13 +76,14 @@ static void test_softmax(struct __test_metadata *_metadata)
 /*
  * Softmax and LogSoftmax of the same lanes along the contiguous last axis
  * ([L, N], eight elements a step, sixteen with AVX-512) and along the
- * first ([N, L], eight lanes side by side, then the last three four at a
- * time), on the baseline, the FMA and the AVX-512 path: the same bits all
- * six ways, zeros, infinities and NaNs in some lanes included.
+ * first ([N, L], sixteen lanes side by side with AVX-512, eight without,
+ * then the last ones four at a time and one), on the baseline, the FMA
+ * and the AVX-512 path: the same bits all six ways, zeros, infinities and
+ * NaNs in some lanes included.
  */
 static void test_softmax_layouts(struct __test_metadata *_metadata)
 {
-	enum { L = 11, N = 301, K = 6 };
+	enum { L = 21, N = 301, K = 6 };
 	static const float special[] = { 0.0f, -0.0f, INFINITY, -INFINITY, NAN, 88.0f,
 					 -100.0f, 1e-40f };
 	__u64 dr[2] = { L, N }, dc[2] = { N, L };
