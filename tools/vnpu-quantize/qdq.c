@@ -405,10 +405,11 @@ static int act_init(struct qmodel *qm, const struct options *o, int32_t v)
 		z = qm->t[t->share].zp_name;
 	} else {
 		act_params(t, o, &t->scale, &t->zero_point);
-		s = qm_unique(qm, t->name, "_scale");
-		z = qm_unique(qm, t->name, "_zero_point");
 		zp8 = (uint8_t)t->zero_point;
-		t = &qm->t[v];	/* qm_unique() may move the table */
+		/* qm_unique() may move the table: no @t across it. */
+		s = qm_unique(qm, qm->t[v].name, "_scale");
+		z = s ? qm_unique(qm, qm->t[v].name, "_zero_point") : NULL;
+		t = &qm->t[v];
 		if (!s || !z || !qm_add_init(qm, s, VNPU_TYPE_F32, NULL, 0, &t->scale, 4) ||
 		    !qm_add_init(qm, z, o->s8 ? VNPU_TYPE_I8 : VNPU_TYPE_U8, NULL, 0, &zp8, 1))
 			return qm_oom();
