@@ -433,6 +433,137 @@ static void tail_b(const struct eng_bf16_slice *s, __u64 j, __u64 np,
 			tb[q * ENG_NR + c] = last[(j + q) * s->b_ps * 2 + c];
 }
 
+/* The ENG_MR words at @p (a panel's pair of its rows) in lanes 0-5. */
+static inline v16si ld6(const __u32 *p)
+{
+	const __u16 m = (1u << ENG_MR) - 1;
+	v16si w;
+
+	__asm__("vmovdqu32 %1, %0%{%2%}%{z%}" : "=v"(w)
+		: "m"(*(const __u32 (*)[ENG_MR])p), "Yk"(m));
+	return w;
+}
+
+/* The word at @p in every lane. */
+static inline v16si bc16(const __u32 *p)
+{
+	v16si w;
+
+	__asm__("vpbroadcastd %1, %0" : "=v"(w) : "m"(*p));
+	return w;
+}
+
+#define NARROW_COLS 2
+
+/* Panel @q's sums of column @c from @acc (zero unless @s->load). */
+static inline v16sf narrow_ld(const struct eng_bf16_slice *s,
+			      const float *acc, int q, int c)
+{
+	float v[16] = {};
+	int r;
+
+	for (r = 0; s->load && r < ENG_MR; r++)
+		v[r] = acc[(q * ENG_MR + r) * s->acc_rs + c];
+	return *(const v16sf *)v;
+}
+
+static inline void narrow_st(const struct eng_bf16_slice *s, float *acc,
+			     int q, int c, v16sf sum)
+{
+	float v[16];
+	int r;
+
+	*(v16sf *)v = sum;
+	for (r = 0; r < ENG_MR; r++)
+		acc[(q * ENG_MR + r) * s->acc_rs + c] = v[r];
+}
+
+/*
+ * The narrow blocks' kernel (NARROW_COLS columns or fewer: a direct
+ * convolution's last columns past its whole panels, such as a 7x7 map's
+ * 49th): eight panels of A from @a (panel q at + q * @s->a_ps) by @NC
+ * columns of the B pairs at @b, as a mat-vec per column: per pair one
+ * masked load of a panel's six words, one broadcast of the column's word
+ * and one vdpbf16ps (lanes 0-5: the panel's rows; in zmm registers,
+ * which gcc allocates all 32 of), the tail pair (@ta, @tb) last. The
+ * same chain of each sum as the tiles' (the instruction treats its two
+ * pair operands alike), without their 16 columns a pair: the 12x16 tile
+ * took a third as long as a 12x32 one for one column.
+ */
+static __attribute__((__always_inline__)) inline
+void narrow8(const struct eng_bf16_slice *s, const __u32 *a, const __u32 *b,
+	     const __u32 *ta, const __u32 *tb, float *acc, const int NC)
+{
+	__u64 np2 = s->kc / 2, p;
+	v16sf sum[8][2];
+	int q, c;
+
+#pragma GCC unroll 8
+	for (q = 0; q < 8; q++)
+#pragma GCC unroll 2
+		for (c = 0; c < NC; c++)
+			sum[q][c] = narrow_ld(s, acc, q, c);
+	for (p = 0; p <= np2; p++) {
+		const __u32 *bp = p < np2 ? b + p * ENG_NR : tb;
+
+		if (p == np2 && !ta)
+			break;
+#pragma GCC unroll 8
+		for (q = 0; q < 8; q++) {
+			v16si av = ld6(p < np2 ? a + q * s->a_ps + p * ENG_MR :
+				      ta + q * ENG_MR);
+
+#pragma GCC unroll 2
+			for (c = 0; c < NC; c++)
+				sum[q][c] = dp16(sum[q][c], av, bc16(bp + c));
+		}
+	}
+#pragma GCC unroll 8
+	for (q = 0; q < 8; q++)
+#pragma GCC unroll 2
+		for (c = 0; c < NC; c++)
+			narrow_st(s, acc, q, c, sum[q][c]);
+}
+
+/* One panel likewise (the last few of a block). */
+static void narrow1(const struct eng_bf16_slice *s, const __u32 *a,
+		    const __u32 *b, const __u32 *ta, const __u32 *tb,
+		    float *acc, __u64 nc)
+{
+	__u64 np2 = s->kc / 2, p, c;
+
+	for (c = 0; c < nc; c++) {
+		v16sf sum = narrow_ld(s, acc, 0, c);
+
+		for (p = 0; p < np2; p++)
+			sum = dp16(sum, ld6(a + p * ENG_MR),
+				   bc16(b + p * ENG_NR + c));
+		if (ta)
+			sum = dp16(sum, ld6(ta), bc16(tb + c));
+		narrow_st(s, acc, 0, c, sum);
+	}
+}
+
+/* Columns [0, @nc) of every panel of @s by narrow8() and narrow1(). */
+static void narrow(const struct eng_bf16_slice *s, const __u32 *b,
+		   const __u32 *ta, const __u32 *tb, __u64 nc)
+{
+	__u64 ma = eng_div_up(s->mc, ENG_MR), i;
+
+	for (i = 0; i < ma; i += i + 8 <= ma ? 8 : 1) {
+		const __u32 *a = s->a + i * s->a_ps;
+		const __u32 *t = ta ? ta + i * ENG_MR : 0;
+		float *acc = s->acc + i * ENG_MR * s->acc_rs;
+
+		if (i + 8 > ma)
+			narrow1(s, a, b, t, tb, acc, nc);
+		else if (nc == 1)
+			narrow8(s, a, b, t, tb, acc, 1);
+		else
+			narrow8(s, a, b, t, tb, acc, 2);
+	}
+}
+
 void vnpu_eng_slice_bf16(const struct eng_bf16_slice *s)
 {
 	__u64 ma = eng_div_up(s->mc, ENG_MR), nb = eng_div_up(s->nc, ENG_NR);
@@ -485,6 +616,10 @@ void vnpu_eng_slice_bf16(const struct eng_bf16_slice *s)
 			b1 = b0 + s->b_ps;
 			if (odd)
 				tail_b(s, j, two_n ? 2 : 1, tb);
+		}
+		if (!s->a_rows && s->nc <= NARROW_COLS) {
+			narrow(s, b0, odd ? ta : 0, tb, s->nc);
+			continue;
 		}
 		for (i = 0; i < ma; i += 2) {
 			int two_m = i + 1 < ma;

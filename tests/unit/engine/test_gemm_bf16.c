@@ -659,6 +659,16 @@ TEST(gemmbf16)
 	conv_case(_metadata, 7, 24, 26, 150, 3, 3, 1, 1);
 	conv_case(_metadata, 12, 21, 21, 130, 3, 3, 2, 1);
 	/*
+	 * A direct 1x1's one or two columns past its whole panels (a 7x7
+	 * map's 49th) in the narrow kernel: eight panels at a time and one,
+	 * an odd depth, two depth slices, the epilogue in the flush.
+	 */
+	conv_case(_metadata, 33, 7, 7, 70, 1, 1, 1, 0);
+	conv_case(_metadata, 33, 7, 7, 400, 1, 1, 1, 0);
+	conv_case(_metadata, 400, 5, 10, 400, 1, 1, 1, 0);
+	conv_epi_case(_metadata, 64, 7, 7, 400, 1, 1, 1, 0,
+		      VNPU_LAYER_F_BIAS | VNPU_LAYER_F_RESIDUAL, VNPU_ACT_RELU);
+	/*
 	 * One panel of output channels or less widens on the BF16 path too
 	 * (eng_conv_bf16_native()): a 1x1 with a tail, a 3x3 window, one
 	 * channel; seven channels (two panels) do not.
