@@ -90,12 +90,13 @@ static inline v16si pair16(v16sf lo, v16sf hi)
  * pair of the rows (ta[r], rows 6-11 at ta[ENG_MR + r]) and of the
  * columns (tb[j], tb[ENG_NR + j]). Sums to @c (rows @rs floats apart),
  * from there when @load; each sum takes its pairs in depth order, one
- * vdpbf16ps each, the tail pair last.
+ * vdpbf16ps each, the tail pair last. Each trip fetches a line of each
+ * panel @pd bytes on from its A (a_ahead(): the weights of a tile ahead).
  */
 #define TILE_PARAMS							\
 	__u64 np2, const __u32 *a0, const __u32 *a1, const __u32 *b0,	\
 	const __u32 *b1, const __u32 *ta, const __u32 *tb, float *c,	\
-	__u64 rs, int load, const struct eng_tile_out *out
+	__u64 rs, int load, const struct eng_tile_out *out, __s64 pd
 #define TILE_HEAD(name)							\
 static __attribute__((__noinline__)) void name(TILE_PARAMS)
 
@@ -148,8 +149,8 @@ static __attribute__((__noinline__)) void name(TILE_PARAMS)
  */
 #define BK_BODY(LOADS, ZEROS, STEP, BK_A, ADV2, TAIL, STORES)		\
 	"mov %[c], %[p]\n\t"						\
-	"test %[load], %[load]\n\t"					\
-	"jz 5f\n\t"							\
+	"cmpl $0, %[load]\n\t"						\
+	"je 5f\n\t"							\
 	LOADS								\
 	"jmp 6f\n"							\
 	"5:\n\t"							\
@@ -160,6 +161,8 @@ static __attribute__((__noinline__)) void name(TILE_PARAMS)
 	".p2align 6\n"							\
 	"1:\n\t"							\
 	STEP(0, BK_A) STEP(1, BK_A)					\
+	"prefetcht0 (%[a0], %[pd])\n\t"				\
+	"prefetcht0 (%[a1], %[pd])\n\t"				\
 	ADV2								\
 	"add $128, %[b]\n\t"						\
 	"sub $2, %[k]\n\t"						\
@@ -170,10 +173,11 @@ static __attribute__((__noinline__)) void name(TILE_PARAMS)
 	"jz 3f\n\t"							\
 	STEP(0, BK_A)							\
 	"3:\n\t"							\
-	"test %[ta], %[ta]\n\t"						\
-	"jz 4f\n\t"							\
+	"cmpq $0, %[ta]\n\t"						\
+	"je 4f\n\t"							\
 	"mov %[ta], %[a0]\n\t"						\
-	"lea 24(%[ta]), %[a1]\n\t"					\
+	"mov %[ta], %[a1]\n\t"						\
+	"add $24, %[a1]\n\t"						\
 	"mov %[tb], %[b]\n\t"						\
 	TAIL								\
 	"4:\n\t"							\
@@ -196,8 +200,8 @@ TILE_HEAD(name)								\
 			     : [k] "+r"(np2), [a0] "+r"(a0), [a1] "+r"(a1),	\
 			       [b] "+r"(b0), [bd] "+r"(bd), [p] "=&r"(p),	\
 			       [t] "=&r"(t), [rsb] "+r"(rsb)		\
-			     : [c] "r"(c), [load] "r"(load), [ta] "r"(ta),	\
-			       [tb] "r"(tb), [out] "r"(out)		\
+			     : [c] "r"(c), [load] "rm"(load), [ta] "rm"(ta), \
+			       [tb] "rm"(tb), [pd] "r"(pd), [out] "r"(out)	\
 			     : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",	\
 			       "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",	\
 			       "xmm12", "xmm13", "xmm14", "xmm15", "xmm16",	\
@@ -232,8 +236,8 @@ TILE_HEAD(name)								\
 				     B6_ROWS(ZT_ST))			\
 			     : [k] "+r"(np2), [a0] "+r"(a0), [a1] "+r"(a1),	\
 			       [b] "+r"(b0), [bd] "+r"(bd), [p] "=&r"(p)	\
-			     : [c] "r"(c), [load] "r"(load), [ta] "r"(ta),	\
-			       [tb] "r"(tb), [rsb] "r"(rsb)		\
+			     : [c] "r"(c), [load] "rm"(load), [ta] "rm"(ta), \
+			       [tb] "rm"(tb), [pd] "r"(pd), [rsb] "r"(rsb)	\
 			     : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",	\
 			       "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",	\
 			       "xmm29", "xmm30", "xmm31", "cc", "memory");	\
@@ -294,8 +298,8 @@ TILE_HEAD(name)								\
 				     ROWS(T16_ST))			\
 			     : [k] "+r"(np2), [a0] "+r"(a0), [a1] "+r"(a1),	\
 			       [b] "+r"(b0), [p] "=&r"(p)		\
-			     : [c] "r"(c), [load] "r"(load), [ta] "r"(ta),	\
-			       [tb] "r"(tb), [rsb] "r"(rsb)		\
+			     : [c] "r"(c), [load] "rm"(load), [ta] "rm"(ta), \
+			       [tb] "rm"(tb), [pd] "r"(pd), [rsb] "r"(rsb)	\
 			     : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",	\
 			       "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",	\
 			       "xmm30", "cc", "memory");		\
@@ -564,6 +568,29 @@ static void narrow(const struct eng_bf16_slice *s, const __u32 *b,
 	}
 }
 
+/*
+ * Bytes from the A of the tile at row pair @i, column pair @j to the
+ * A a tile should fetch ahead: in the first column pair, whose tiles read
+ * the slice's weights from memory, the next row pair's; in the last
+ * column pair's last tile the panels' next slice (after the last slice,
+ * past it: prefetches do not fault); else 0, its own lines, which the
+ * first column pair left in L2 (fetching them into L1 too evicted the B
+ * pairs the other tiles of a column pair share: DBNet's 160x160 layers
+ * lost 7-10%). A in rows (a GEMM's activations) fetches its own too.
+ */
+static __s64 a_ahead(const struct eng_bf16_slice *s, __u64 i, __u64 ma,
+		     __u64 j, __u64 nb)
+{
+	if (s->a_rows)
+		return 0;
+	if (!j && i + 2 < ma)
+		return (__s64)(2 * s->a_ps * 4);
+	if (j + 2 >= nb && i + 2 >= ma)
+		return (__s64)(s->kc / 2 * ENG_MR * 4) -
+		       (__s64)(i * s->a_ps * 4);
+	return 0;
+}
+
 void vnpu_eng_slice_bf16(const struct eng_bf16_slice *s)
 {
 	__u64 ma = eng_div_up(s->mc, ENG_MR), nb = eng_div_up(s->nc, ENG_NR);
@@ -636,7 +663,8 @@ void vnpu_eng_slice_bf16(const struct eng_bf16_slice *s)
 			tiles[s->a_rows][two_m][two_n](np2, a0, a0 + s->a_ps, b0, b1,
 					    odd ? ta + i * ENG_MR : 0, tb,
 					    s->acc + i * ENG_MR * s->acc_rs +
-					    j * ENG_NR, s->acc_rs, s->load, o);
+					    j * ENG_NR, s->acc_rs, s->load, o,
+					    a_ahead(s, i, ma, j, nb));
 			if (o && s->out->out_fn)
 				vnpu_eng_tile_out_fn(s->out, o, 2 * ENG_MR,
 						     2 * ENG_NR);
