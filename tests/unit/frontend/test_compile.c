@@ -2072,27 +2072,117 @@ static float sigm(float x)
 }
 
 /* Rows of A of the first GEMM layer of @p when A is 2-D, else 0. */
-static uint64_t first_gemm_rows(const struct vnpu_program *p)
+/*
+ * The first LAYER command of op @op in @p's first segment, its header in
+ * @l (NULL: none).
+ */
+static const uint8_t *first_layer(const struct vnpu_program *p, uint32_t op,
+				  struct vnpu_cmd_layer *l)
 {
 	const uint8_t *c = p->segments[0].cmd, *end = c + p->segments[0].cmd_size;
 	struct vnpu_cmd_header h;
 
 	for (; c + sizeof(h) <= end; c += h.size) {
-		struct vnpu_cmd_layer l;
-		struct vnpu_cmd_tensor a;
-
 		memcpy(&h, c, sizeof(h));
 		if (h.size < sizeof(h))
 			break;
-		if (h.opcode != VNPU_CMD_LAYER || h.size < sizeof(l) + sizeof(a))
+		if (h.opcode != VNPU_CMD_LAYER || h.size < sizeof(*l))
 			continue;
-		memcpy(&l, c, sizeof(l));
-		if (l.op != VNPU_LAYER_GEMM)
-			continue;
-		memcpy(&a, c + sizeof(l), sizeof(a));
-		return a.rank == 2 ? a.dims[0] : 0;
+		memcpy(l, c, sizeof(*l));
+		if (l->op == op)
+			return c;
 	}
-	return 0;
+	return NULL;
+}
+
+/* The flags of the first CONV layer of @p (~0u: none). */
+static uint32_t first_conv_flags(const struct vnpu_program *p)
+{
+	struct vnpu_cmd_layer l;
+	struct vnpu_layer_conv a;
+	const uint8_t *c = first_layer(p, VNPU_LAYER_CONV, &l);
+	size_t at;
+
+	if (!c)
+		return ~0u;
+	at = sizeof(l) + (size_t)l.num_tensors * sizeof(struct vnpu_cmd_tensor);
+	if (l.hdr.size < at + sizeof(a))
+		return ~0u;
+	memcpy(&a, c + at, sizeof(a));
+	return a.flags;
+}
+
+/*
+ * Under the bf16 hint a 3x3 stride-1 Conv on a map of too few 4x4 tiles
+ * for Winograd F(4x4, 3x3) but 16 of 2x2 (ResNet-50's 7x7) runs as
+ * F(2x2, 3x3); 6x6 (9 tiles) stays direct, as does f32; each within
+ * bf16's error of the f32 layer.
+ */
+TEST(bf16_wino2_small_maps)
+{
+	static const struct { int64_t hw; uint32_t want; } cases[] = {
+		{ 7, VNPU_LAYER_F_WINO2 }, { 8, VNPU_LAYER_F_WINO2 }, { 6, 0 },
+	};
+	const struct vnpu_compile_options bf = { .inference_precision = VNPU_TYPE_BF16 };
+	const int64_t c = 64, wd[4] = { c, c, 3, 3 }, pads[4] = { 1, 1, 1, 1 };
+	float *w = malloc((size_t)(c * c * 9) * 4);
+
+	for (int64_t i = 0; i < c * c * 9; i++)
+		w[i] = (float)((i * 7919) % 201 - 100) / 2400.0f;
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		const int64_t xd[4] = { 1, c, cases[k].hw, cases[k].hw };
+		struct vnpu_program *p32, *p16;
+		float *o32[8] = { 0 }, *o16[8] = { 0 };
+		struct mb *bld = mb_new(13);
+		Onnx__NodeProto *nd;
+		vnpu_model *model;
+		size_t n;
+
+		mb_input(bld, "x", F32, 4, xd);
+		mb_init_f32(bld, "w", 4, wd, w);
+		nd = mb_node(bld, "Conv", (const char *[]){ "x", "w", NULL },
+			     (const char *[]){ "y", NULL });
+		mb_attr_ints(nd, "pads", 4, pads);
+		mb_output(bld, "y");
+		model = mb_read(bld);
+		ASSERT_NE(NULL, model);
+		p32 = compile_run(_metadata, model, NULL, o32);
+		p16 = compile_run(_metadata, model, &bf, o16);
+		ASSERT_NE(NULL, p32);
+		ASSERT_NE(NULL, p16);
+		EXPECT_EQ(0u, first_conv_flags(p32) & VNPU_LAYER_F_WINO2);
+		EXPECT_EQ(cases[k].want, first_conv_flags(p16) &
+			  (VNPU_LAYER_F_WINO | VNPU_LAYER_F_WINO2 | VNPU_LAYER_F_WINO42))
+			TH_LOG("%lldx%lld", (long long)cases[k].hw, (long long)cases[k].hw);
+		n = p32->outputs[0].size / 4;
+		{
+			float big = 0.0f;
+
+			for (size_t i = 0; i < n; i++)
+				big = fmaxf(big, fabsf(o32[0][i]));
+			EXPECT_TRUE(max_diff(o16[0], o32[0], n) <= 0x1p-6f * big)
+				TH_LOG("%lldx%lld: %g of %g", (long long)cases[k].hw,
+				       (long long)cases[k].hw, max_diff(o16[0], o32[0], n), big);
+		}
+		free(o32[0]);
+		free(o16[0]);
+		vnpu_program_free(p32);
+		vnpu_program_free(p16);
+		vnpu_model_free(model);
+	}
+	free(w);
+}
+
+static uint64_t first_gemm_rows(const struct vnpu_program *p)
+{
+	struct vnpu_cmd_layer l;
+	struct vnpu_cmd_tensor a;
+	const uint8_t *c = first_layer(p, VNPU_LAYER_GEMM, &l);
+
+	if (!c || l.hdr.size < sizeof(l) + sizeof(a))
+		return 0;
+	memcpy(&a, c + sizeof(l), sizeof(a));
+	return a.rank == 2 ? a.dims[0] : 0;
 }
 
 /*
