@@ -307,4 +307,32 @@ struct eng_bf16_gemv {
 /* The AVX512-BF16 mat-vec slice. */
 void vnpu_eng_gemv_bf16(const struct eng_bf16_gemv *g);
 
+/* Panels a group of struct eng_bf16_wide interleaves. */
+#define ENG_BF16_WIDE	16
+
+/**
+ * struct eng_bf16_wide - a one-row product over bf16 panels in groups
+ * of %ENG_BF16_WIDE interleaved by depth pair, plus a residual: each
+ * output the chain of vdpbf16ps of struct eng_bf16_gemv (the same bits),
+ * the group's panels summed at once from one run of memory
+ * @a: the row as bf16 pairs (vnpu_eng_bf16_pack_row())
+ * @b: the groups one after the other: group g holds nq = min(np - 16g, 16)
+ *	panels; pair p of its panel q at + (p * nq + q) * ENG_NR words, an odd
+ *	@kc's plain last row of panel q at + (@kc / 2 * nq * ENG_NR + q *
+ *	ENG_NR / 2) words (np = ceil(@n / ENG_NR))
+ * @res: the residual, @n f32
+ * @y: the @n outputs, sum + res
+ * @kc: depth
+ * @n: columns
+ */
+struct eng_bf16_wide {
+	const __u32 *a, *b;
+	const float *res;
+	float *y;
+	__u64 kc, n;
+};
+
+/* The AVX512-BF16 mat-vec over interleaved panels. */
+void vnpu_eng_gemv_bf16_wide(const struct eng_bf16_wide *w);
+
 #endif /* _VNPU_ENG_GEMM_H_ */

@@ -729,6 +729,67 @@ void vnpu_eng_gemv_bf16(const struct eng_bf16_gemv *g)
 		GEMV_PANELS(1);
 }
 
+/* Panel @q's sums @s plus the residual, to the outputs (struct eng_bf16_wide). */
+static void wide_out(const struct eng_bf16_wide *w, __u64 q, v16sf s)
+{
+	__u64 c = q * ENG_NR, j;
+	float part[ENG_NR];
+
+	if (c + ENG_NR <= w->n) {
+		st16(w->y + c, s + ld16(w->res + c));
+		return;
+	}
+	st16(part, s);
+	for (j = 0; c + j < w->n; j++)
+		w->y[c + j] = part[j] + w->res[c + j];
+}
+
+/*
+ * Panels [@q, @q + NP) of group @g of @nq interleaved ones (struct
+ * eng_bf16_wide) at @b: GEMV_PANELS()'s chains, the group's pairs read in
+ * one run.
+ */
+#define WIDE_PANELS(NP) do {						\
+	const __u32 *bq = b + q * ENG_NR;				\
+	v16sf t[NP];							\
+	int r;								\
+									\
+	for (r = 0; r < NP; r++)					\
+		t[r] = (v16sf){};					\
+	for (p = 0; p < np2; p++, bq += nq * ENG_NR) {			\
+		v16si av = (v16si){} + (int)w->a[p];			\
+									\
+		for (r = 0; r < NP; r++)				\
+			t[r] = dp16(t[r], av, ldi16(bq + r * ENG_NR));	\
+	}								\
+	for (r = 0; odd && r < NP; r++)					\
+		t[r] = dp16(t[r], (v16si){} + (int)ta,			\
+			    tail16(b + np2 * nq * ENG_NR +		\
+				   (q + r) * ENG_NR / 2));		\
+	for (r = 0; r < NP; r++)					\
+		wide_out(w, g + q + r, t[r]);				\
+	q += NP;							\
+} while (0)
+
+void vnpu_eng_gemv_bf16_wide(const struct eng_bf16_wide *w)
+{
+	__u64 np = eng_div_up(w->n, ENG_NR), np2 = w->kc / 2, g, nq, q, p;
+	const __u32 *b = w->b;
+	int odd = w->kc % 2;
+	__u32 ta = odd ? w->a[np2] & 0xffff : 0;
+
+	for (g = 0; g < np; g += nq, b += nq * w->kc * ENG_NR / 2) {
+		nq = eng_min(np - g, ENG_BF16_WIDE);
+		q = 0;
+		if (nq == ENG_BF16_WIDE)
+			WIDE_PANELS(ENG_BF16_WIDE);
+		while (q + 4 <= nq)
+			WIDE_PANELS(4);
+		while (q < nq)
+			WIDE_PANELS(1);
+	}
+}
+
 /*
  * Y = A^T M A for panels of sixteen tiles: each column of points (@WH + 2
  * of them) through A^T down it, then each of the @WH rows through

@@ -757,6 +757,22 @@ static inline __u64 eng_lstm_head(__u64 h)
 	return (5 * h * 4 + ENG_ALIGN - 1) / ENG_ALIGN * ENG_ALIGN;
 }
 
+/*
+ * Bytes of an LSTM part's scratch for the AVX512-BF16 path with bf16 R
+ * (vnpu_eng_lstm.c), past its head: a direction's panels regrouped for
+ * the mat-vec over interleaved panels, then H_prev as bf16 pairs. Zero
+ * on other paths and for other R.
+ */
+static inline __u64 eng_lstm_wide(__u64 h, __u32 dt, __u32 features)
+{
+	__u64 per = vnpu_eng_packed_size(VNPU_PACK_GEMM_B, 1, h, 4 * h);
+
+	if (!eng_bf16_path(features) || dt != VNPU_DTYPE_BF16)
+		return 0;
+	return (per * 2 + ENG_ALIGN - 1) / ENG_ALIGN * ENG_ALIGN +
+	       (h + 31) / 32 * 64;
+}
+
 /* CONV's shape with 1-D as 2-D of height 1. */
 struct eng_conv_shape {
 	__u64 n, c, h, w;	/* input */

@@ -497,8 +497,10 @@ __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_cmd_tensor *t,
 
 		eng_lstm_gemm_init(t[0].dims[3] / 4, t[1].dtype, &g);
 		return ENG_ALIGN + eng_lstm_head(t[0].dims[3] / 4) +
-		       vnpu_eng_layer_scratch(VNPU_LAYER_GEMM, g.t, 4, &g.a, 1,
-					      features);
+		       eng_max(eng_lstm_wide(t[0].dims[3] / 4, t[1].dtype,
+					     features),
+			       vnpu_eng_layer_scratch(VNPU_LAYER_GEMM, g.t, 4,
+						      &g.a, 1, features));
 	}
 	if (op == VNPU_LAYER_CHAIN) {
 		__u8 slot[VNPU_CHAIN_MAX_STEPS];

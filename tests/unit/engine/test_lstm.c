@@ -5,8 +5,8 @@
  * packed panels with XW's rows as the residual, then two CHAIN layers.
  * Y, Y_h and Y_c must match bit for bit on every path the host has, whole
  * and split by direction, with R f32 and as the precision hints pack it
- * (f16; bf16 in depth pairs, also on the AVX512-BF16 path); then the
- * check's refusals.
+ * (f16; bf16 in depth pairs, also on the AVX512-BF16 path, where the
+ * LSTM regroups the panels for its mat-vec); then the check's refusals.
  */
 #include "engine_test.h"
 #include "ksft_main.h"
@@ -338,6 +338,11 @@ TEST(lstm)
 		{ "bf16 R, H 21", 4, 2, 2, 21, VNPU_ACT_SIGMOID, VNPU_ACT_TANH,
 		  VNPU_ACT_TANH, VNPU_DTYPE_BF16 },
 		{ "bf16 R, H 400", 3, 2, 1, 400, VNPU_ACT_SIGMOID, VNPU_ACT_TANH,
+		  VNPU_ACT_TANH, VNPU_DTYPE_BF16 },
+		/* groups of 16 interleaved panels: one whole, one and one */
+		{ "bf16 R, H 64, batch 2", 3, 2, 2, 64, VNPU_ACT_SIGMOID, VNPU_ACT_TANH,
+		  VNPU_ACT_TANH, VNPU_DTYPE_BF16 },
+		{ "bf16 R, H 67", 3, 1, 1, 67, VNPU_ACT_SIGMOID, VNPU_ACT_TANH,
 		  VNPU_ACT_TANH, VNPU_DTYPE_BF16 },
 		{ "f16 R, H 20", 3, 2, 1, 20, VNPU_ACT_SIGMOID, VNPU_ACT_TANH,
 		  VNPU_ACT_TANH, VNPU_DTYPE_F16 },
