@@ -1756,6 +1756,55 @@ static void reduce_span(struct reduce_acc *a, const char *p, __s64 st,
 	}
 }
 
+/*
+ * MAX (@max) or MIN of a dense f32 run into @a->d, as reduce_span() takes
+ * it in order: the extreme of eight lanes, then of the last few, is the
+ * value; among equal values (zeros of either sign) reduce_span() keeps
+ * the last, so a zero extreme takes the last zero's sign. A run with a
+ * NaN goes to reduce_span() (the first NaN).
+ */
+static void reduce_ext_f32(struct reduce_acc *a, const float *p, __u64 n,
+			   int max)
+{
+	v8sf m, x;
+	v8si nan, t;
+	float e, l[8];
+	__u64 i;
+
+	if (n < 8) {
+		reduce_span(a, (const char *)p, 4, n);
+		return;
+	}
+	m = vload(p);
+	nan = m != m;
+	for (i = 8; i + 8 <= n; i += 8) {
+		x = vload(p + i);
+		nan |= x != x;
+		t = max ? x > m : x < m;
+		m = (v8sf)(((v8si)x & t) | ((v8si)m & ~t));
+	}
+	vstore(l, m);
+	e = l[0];
+	for (i = 1; i < 8; i++)
+		e = (max ? l[i] > e : l[i] < e) ? l[i] : e;
+	for (i = n / 8 * 8; i < n; i++) {
+		if (p[i] != p[i])
+			nan[0] = -1;
+		e = (max ? p[i] > e : p[i] < e) ? p[i] : e;
+	}
+	for (i = 0; i < 8; i++)
+		if (nan[i]) {
+			reduce_span(a, (const char *)p, 4, n);
+			return;
+		}
+	for (i = n; e == 0 && i-- > 0;)
+		if (p[i] == 0) {
+			e = p[i];
+			break;
+		}
+	a->d = nan_max(a->d, e, max);
+}
+
 static void reduce_row(const void *arg, char *const *p, const __s64 *st,
 		       __u64 n)
 {
@@ -1769,6 +1818,16 @@ static void reduce_row(const void *arg, char *const *p, const __s64 *st,
 		for (i = 0; i < n; i = e) {
 			e = eng_pace_end(a->pc, i, n);
 			reduce_lanes(a, p[0], i, e);
+			eng_pace(a->pc, e - i);
+		}
+		return;
+	}
+	if (a->dtype == VNPU_DTYPE_F32 && st[0] == 4 && n >= 8 &&
+	    (a->func == VNPU_REDUCE_MAX || a->func == VNPU_REDUCE_MIN)) {
+		for (i = 0; i < n; i = e) {
+			e = eng_pace_end(a->pc, i, n);
+			reduce_ext_f32(a, (const float *)p[0] + i, e - i,
+				       a->func == VNPU_REDUCE_MAX);
 			eng_pace(a->pc, e - i);
 		}
 		return;

@@ -551,6 +551,76 @@ static void test_reduce(struct __test_metadata *_metadata)
 	free(x);
 }
 
+/* ReduceMax (@max) or ReduceMin taken in order: the first NaN, else the last extreme. */
+static float ref_extreme(const float *v, size_t n, int max)
+{
+	double acc = max ? -INFINITY : INFINITY;
+
+	for (size_t i = 0; i < n; i++) {
+		double x = v[i];
+
+		if (acc != acc)
+			break;
+		acc = x != x ? x : (max ? acc > x : acc < x) ? acc : x;
+	}
+	return (float)acc;
+}
+
+/*
+ * MAX and MIN over dense f32 rows (eight lanes and a tail): zeros of both
+ * signs as the extreme (the last one's sign), NaNs with payloads (the
+ * first), infinities, the extreme in the tail; rows shorter than a vector
+ * and long ones (pauses inside). The bits of the in-order double path.
+ */
+static void test_reduce_extreme(struct __test_metadata *_metadata)
+{
+	static const __u64 lens[] = { 5, 8, 37, 5000 };
+	const __u32 nan_bits[2] = { 0x7fa00001, 0xffc00002 };
+	float nan1, nan2;
+
+	memcpy(&nan1, &nan_bits[0], 4);
+	memcpy(&nan2, &nan_bits[1], 4);
+
+	for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
+		__u64 len = lens[li], rows = 8, dx[2] = { rows, len }, dy[2] = { rows, 1 };
+		float *x = malloc(rows * len * 4), y[8], ref[8];
+		struct vnpu_cmd_tensor t[2] = { et_dense(VNPU_DTYPE_F32, 2, dx),
+						et_dense(VNPU_DTYPE_F32, 2, dy) };
+		void *data[2] = { x, y };
+		char name[64];
+
+		et_fill_f32(x, rows * len);
+		for (__u64 i = 0; i < len; i++) {
+			float *r = x + len;
+
+			/* rows 1 and 2: zeros and negatives, last zero -0 and +0 */
+			r[i] = i % 3 ? -1.0f - (float)i : (i / 3) % 2 ? -0.0f : 0.0f;
+			r[len + i] = r[i];
+			x[4 * len + i] = -INFINITY;
+			x[6 * len + i] = 0.5f;
+		}
+		x[2 * len - 1] = -0.0f;
+		x[3 * len - 1] = 0.0f;
+		x[3 * len + len / 2] = nan1;	/* row 3: two NaNs, the first kept */
+		x[4 * len - 1] = nan2;
+		x[5 * len + len - 1] = 100.0f;	/* row 5: the extreme last */
+		x[6 * len - 1] = -100.0f;
+		x[8 * len - 1] = nan2;	/* row 7: a NaN last */
+		for (int max = 0; max < 2; max++) {
+			struct vnpu_layer_reduce at = { max ? VNPU_REDUCE_MAX : VNPU_REDUCE_MIN,
+							2 };
+
+			for (__u64 r = 0; r < rows; r++)
+				ref[r] = ref_extreme(x + r * len, len, max);
+			snprintf(name, sizeof(name), "reduce %s of rows of %llu",
+				 max ? "max" : "min", (unsigned long long)len);
+			EXPECT_EQ(0, et_layer_exact(name, VNPU_LAYER_REDUCE, t, data, 2, &at,
+						    sizeof(at), ref));
+		}
+		free(x);
+	}
+}
+
 /*
  * Dense f32 rows summed in lanes: lengths with head and tail elements
  * around the vectors, and rows of more than 2^14 elements (a pause point
@@ -1316,6 +1386,7 @@ TEST(other)
 	test_layer_norm(_metadata);
 	test_lp_lrn(_metadata);
 	test_reduce(_metadata);
+	test_reduce_extreme(_metadata);
 	test_norm_reduce_lanes(_metadata);
 	test_argreduce(_metadata);
 	test_resize(_metadata);
