@@ -2930,12 +2930,18 @@ static void lanes_copy_planes(const struct conv_job *cj, float *xp)
 		const float *xc = (const float *)cj->x + (__s64)c * cj->xs[0];
 		float *d = xp + c * hp * rw;
 
-		for (i = 0; i < hp * rw; i++)
-			d[i] = 0.0f;
+		zero_f32(d, a->pad_begin[0] * rw);
 		d += a->pad_begin[0] * rw;
 		for (y = 0; y < cj->s.h; y++, d += rw) {
 			const float *xr = xc + (__s64)y * cj->xs[1];
 
+			/* A dense row of stride 2: both phases in one pass. */
+			if (sw == 2 && xs2 == 1) {
+				conv_window_row2_f32(xr, cj->s.w, pl, ph, d,
+						     d + ph);
+				continue;
+			}
+			zero_f32(d, rw);
 			/*
 			 * Phase r: padded columns j0 * sw + r, ..., the
 			 * first at or past pad_begin[1], n of them in X.
@@ -2954,6 +2960,7 @@ static void lanes_copy_planes(const struct conv_job *cj, float *xp)
 					o[i] = s[(__s64)(i * sw) * xs2];
 			}
 		}
+		zero_f32(d, a->pad_end[0] * rw);
 	}
 }
 

@@ -714,8 +714,8 @@ static void check_lanes_pays(struct __test_metadata *_metadata)
  * without padding (rows of 7 + 2 positions), two groups, and 3x3s over
  * padded planes: layer4's (fewer channels), uneven pads, two groups; of
  * stride 2 (the copy's rows by phase): layer4.0's 3x3 (fewer channels),
- * a 1x1 over odd rows, uneven pads and two groups; in 1, 2, 3 and 1000
- * parts.
+ * a 1x1 over odd rows, uneven pads and two groups, rows the copy splits
+ * in vectors; in 1, 2, 3 and 1000 parts.
  */
 static void check_lanes_bits(struct __test_metadata *_metadata)
 {
@@ -736,6 +736,11 @@ static void check_lanes_bits(struct __test_metadata *_metadata)
 		{ 48, 28, 28, 40, 3, 1, 1, 1, 1, 1, 2 },
 		{ 64, 14, 14, 36, 1, 1, 0, 0, 0, 0 },
 		{ 534, 28, 28, 40, 3, 1, 1, 1, 1, 1, 2 },
+		/*
+		 * The copy's rows split into both phases eight inputs at a
+		 * time: an odd row of 37, no right pad, two groups
+		 */
+		{ 40, 21, 37, 40, 3, 2, 0, 1, 1, 0, 2 },
 	};
 	const __u32 feats[] = { BASE, AVX2, AVX2 | VNPU_ENG_F_AVX512 };
 	__u32 i, j, f;
