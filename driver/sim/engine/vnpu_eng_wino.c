@@ -60,25 +60,6 @@ static void wino_bt(float *p, __u32 ds)
 	vstore(p + 5 * ds, (d1 * 4.0f - d3 * 5.0f) + d5);
 }
 
-/*
- * The outputs' transform along one axis on eight lanes: six vectors at
- * @p, @ps floats apart, to four at @o, @os apart; A^T's rows
- * (1, 1, 1, 1, 1, 0), (0, 1, -1, 2, -2, 0), (0, 1, 1, 4, 4, 0),
- * (0, 1, -1, 8, -8, 1).
- */
-static void wino_at(const float *p, __u64 ps, float *o, __u32 os)
-{
-	v8sf m0 = vload(p), m1 = vload(p + ps), m2 = vload(p + 2 * ps);
-	v8sf m3 = vload(p + 3 * ps), m4 = vload(p + 4 * ps);
-	v8sf m5 = vload(p + 5 * ps);
-	v8sf a = m1 + m2, b = m1 - m2, c = m3 + m4, d = m3 - m4;
-
-	vstore(o, (m0 + a) + c);
-	vstore(o + os, b + d * 2.0f);
-	vstore(o + 2 * os, a + c * 4.0f);
-	vstore(o + 3 * os, (b + d * 8.0f) + m5);
-}
-
 /* Copies @n floats of each point from @buf (ENG_WINO_BUF apart) to @o. */
 static void wino_spread(const float *buf, __u64 n, float *o, __u64 os)
 {
@@ -316,31 +297,78 @@ void wino_gemms(struct wino_part *wp, const struct wino_kind *k, __u64 m0,
 }
 
 /*
+ * The outputs' transform along one axis on eight lanes, in registers:
+ * six vectors @m[0], @m[@ms], ..., @m[5 * @ms] to four at @o[0], @o[@os],
+ * ...; A^T's rows (1, 1, 1, 1, 1, 0), (0, 1, -1, 2, -2, 0),
+ * (0, 1, 1, 4, 4, 0), (0, 1, -1, 8, -8, 1).
+ */
+static inline void wino_at(const v8sf *m, int ms, v8sf *o, int os)
+{
+	v8sf a = m[ms] + m[2 * ms], b = m[ms] - m[2 * ms];
+	v8sf c = m[3 * ms] + m[4 * ms], d = m[3 * ms] - m[4 * ms];
+
+	o[0] = (m[0] + a) + c;
+	o[os] = b + d * 2.0f;
+	o[2 * os] = a + c * 4.0f;
+	o[3 * os] = (b + d * 8.0f) + m[5 * ms];
+}
+
+/*
+ * The four columns @y[0..3] of one output row of eight tiles to the
+ * row's 32 outputs at @st, tile after tile (lane l's four at @st + 4 l):
+ * a 4x8 transpose, in-lane interleaves and then the halves' swap.
+ */
+static inline void wino_row_out(const v8sf *y, float *st)
+{
+	v8sf u0 = __builtin_shufflevector(y[0], y[1], 0, 8, 1, 9, 4, 12, 5, 13);
+	v8sf u1 = __builtin_shufflevector(y[0], y[1], 2, 10, 3, 11, 6, 14, 7,
+					  15);
+	v8sf v0 = __builtin_shufflevector(y[2], y[3], 0, 8, 1, 9, 4, 12, 5, 13);
+	v8sf v1 = __builtin_shufflevector(y[2], y[3], 2, 10, 3, 11, 6, 14, 7,
+					  15);
+	v8sf w0 = __builtin_shufflevector(u0, v0, 0, 1, 8, 9, 4, 5, 12, 13);
+	v8sf w1 = __builtin_shufflevector(u0, v0, 2, 3, 10, 11, 6, 7, 14, 15);
+	v8sf w2 = __builtin_shufflevector(u1, v1, 0, 1, 8, 9, 4, 5, 12, 13);
+	v8sf w3 = __builtin_shufflevector(u1, v1, 2, 3, 10, 11, 6, 7, 14, 15);
+
+	vstore(st, __builtin_shufflevector(w0, w1, 0, 1, 2, 3, 8, 9, 10, 11));
+	vstore(st + 8, __builtin_shufflevector(w2, w3, 0, 1, 2, 3, 8, 9, 10,
+					       11));
+	vstore(st + 16, __builtin_shufflevector(w0, w1, 4, 5, 6, 7, 12, 13, 14,
+						15));
+	vstore(st + 24, __builtin_shufflevector(w2, w3, 4, 5, 6, 7, 12, 13, 14,
+						15));
+}
+
+/*
  * Y = A^T M A of rows [0, @mc) by tiles [0, @nt) into the stage, eight
- * tiles at a time.
+ * tiles a vector (M has whole panels of them, the stage their room): down
+ * the columns of M, then along the rows, each output row of the tiles
+ * then transposed into the stage's run of that row, all in registers.
  */
 static __attribute__((__noinline__))
 void wino_output(struct wino_part *wp, __u64 mc, __u64 nt)
 {
-	__u64 cols = wp->u.cols, ps = wp->u.rows * cols, r, t, b, i, l, j;
+	__u64 cols = wp->u.cols, ps = wp->u.rows * cols, r, t;
+	const float *m0 = wp->m;
+	float *s0 = wp->stage;
+	int b, i;
 
 	for (r = 0; r < mc; r++)
 		for (t = 0; t < nt; t += 8) {
-			const float *p = wp->m + r * cols + t;
-			float *st = wp->stage + r * 16 * cols + 4 * t;
+			const float *p = m0 + r * cols + t;
+			float *st = s0 + r * 16 * cols + 4 * t;
+			v8sf m[6], q[24], y[4];
 
-			/* Down the columns of M, then along the rows. */
-			for (b = 0; b < 6; b++)
-				wino_at(p + b * ps, 6 * ps, wp->d + b * 8,
-					6 * 8);
-			for (i = 0; i < 4; i++)
-				wino_at(wp->d + i * 6 * 8, 8,
-					wp->d + 24 * 8 + i * 4 * 8, 8);
-			for (i = 0; i < 4; i++)
-				for (l = 0; l < 8 && t + l < nt; l++)
-					for (j = 0; j < 4; j++)
-						st[i * 4 * cols + 4 * l + j] =
-							wp->d[(24 + i * 4 + j) * 8 + l];
+			for (b = 0; b < 6; b++) {
+				for (i = 0; i < 6; i++)
+					m[i] = vload(p + (i * 6 + b) * ps);
+				wino_at(m, 1, q + b, 6);
+			}
+			for (i = 0; i < 4; i++) {
+				wino_at(q + i * 6, 1, y, 1);
+				wino_row_out(y, st + i * 4 * cols);
+			}
 		}
 }
 
