@@ -66,19 +66,27 @@ static inline v16si bf16x32(v16sf lo, v16sf hi)
 	return w;
 }
 
-/* Columns @lo (low halves) and @hi (high halves) as bf16 pairs. */
-static inline v16si pair16(v16sf lo, v16sf hi)
+/* Word 2j from word j (lo's), word 2j + 1 from word 16 + j (hi's). */
+static const unsigned short pair_idx[32] __attribute__((aligned(64))) = {
+	0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23,
+	8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31,
+};
+
+/*
+ * Columns @lo (low halves) and @hi (high halves) as bf16 pairs, @perm
+ * holding pair_idx (a loop loads it once).
+ */
+static inline v16si pair16p(v16sf lo, v16sf hi, v16si perm)
 {
-	/* Word 2j from word j (lo's), word 2j + 1 from word 16 + j (hi's). */
-	static const unsigned short idx[32] __attribute__((aligned(64))) = {
-		0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23,
-		8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31,
-	};
 	v16si w = bf16x32(lo, hi);
 
-	__asm__("vpermw %1, %2, %0" : "+v"(w) : "v"(w),
-		"v"(*(const v16si *)idx));
+	__asm__("vpermw %1, %2, %0" : "+v"(w) : "v"(w), "v"(perm));
 	return w;
+}
+
+static inline v16si pair16(v16sf lo, v16sf hi)
+{
+	return pair16p(lo, hi, *(const v16si *)pair_idx);
 }
 
 /*
@@ -353,19 +361,26 @@ static void pack_b_pairs(const struct eng_bf16_slice *s, __u64 c0, __u64 w,
 					     ld16(b[q] + (k + 1) * ENG_NR)));
 		k = s->kc & ~1ull;
 	} else {
-		for (k = 0; k + 1 < s->kc; k += 2) {
-			__s64 o0 = s->off[k], o1 = s->off[k + 1];
+		/* In locals: the stores may alias what s points to. */
+		const __s32 *off = s->off;
+		const v16si perm = *(const v16si *)pair_idx;
+		__u64 kc = s->kc, ka = kc > PACK_AHEAD + 1 ?
+				      kc - PACK_AHEAD - 1 : 0;
 
-			if (k + PACK_AHEAD + 1 < s->kc)
+		for (k = 0; k + 1 < kc; k += 2) {
+			__s64 o0 = off[k], o1 = off[k + 1];
+
+			if (k < ka)
 				for (q = 0; q < nq; q++) {
 					__builtin_prefetch(b[q] +
-							   s->off[k + PACK_AHEAD]);
+							   off[k + PACK_AHEAD]);
 					__builtin_prefetch(b[q] +
-							   s->off[k + PACK_AHEAD + 1]);
+							   off[k + PACK_AHEAD + 1]);
 				}
 			for (q = 0; q < nq; q++)
 				sti16(dst + q * ps + k / 2 * ENG_NR,
-				      pair16(ld16(b[q] + o0), ld16(b[q] + o1)));
+				      pair16p(ld16(b[q] + o0), ld16(b[q] + o1),
+					      perm));
 		}
 	}
 	if (s->kc % 2)
