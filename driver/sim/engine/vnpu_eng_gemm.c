@@ -2332,14 +2332,17 @@ struct conv_slide {
 };
 
 /*
- * The window of padded columns [@q0, @q1) for stride 1 over dense f32
- * rows, kept from the part's previous unit in @sl: only the rows past
- * @sl->wf come from the input. When the unit's rows would pass the planes'
- * end, the rows it shares with the window move to their start first. The
- * offsets do not depend on the unit: they are set with the planes, and
- * the tiles read B at @win - @sl->wb * Wq. The row after the window is
- * zeros: the last outputs' right-most taps read its left padding (see
- * conv_window()); past it, only columns the unit drops read the planes.
+ * The window of padded columns [@q0, @q1) over dense f32 rows where it
+ * slides (eng_conv_slides()), kept from the part's previous unit in @sl:
+ * only the rows past @sl->wf come from the input, into each stride-phase
+ * plane (conv_window(); @sl->cap rows a plane). When the unit's rows
+ * would pass the planes' end, the rows it shares with the window move to
+ * their start first. The offsets do not depend on the unit: they are set
+ * with the planes, and the tiles read B at @win - @sl->wb * Wq. With
+ * stride 1 the row after the window is zeros: the last outputs'
+ * right-most taps read its left padding (see conv_window()); with
+ * strides a tap reads inside its row. Past that, only columns the unit
+ * drops read the planes.
  */
 static void conv_window_slide(const struct conv_job *cj, __u64 q0, __u64 q1,
 			      __u64 cols, float *win, __s32 *off,
@@ -2347,24 +2350,40 @@ static void conv_window_slide(const struct conv_job *cj, __u64 q0, __u64 q1,
 {
 	const struct eng_conv_shape *s = &cj->s;
 	const struct vnpu_layer_conv *at = cj->at;
-	__u64 wq = eng_conv_wq(s, at), cs = sl->cap * wq;
-	__u64 r0 = q0 / wq, r1 = (q1 - 1) / wq + 1 + (s->kh - 1) * at->dilation[0];
-	__u64 c, from;
+	__u64 sh = at->stride[0], sw = at->stride[1], wq = eng_conv_wq(s, at);
+	__u64 plane = sl->cap * wq, np = 1, cs, c, p, from;
+	__u64 r0 = q0 / wq;
+	__u64 r1 = (q1 - 1) / wq + 1 + (s->kh - 1) * at->dilation[0] / sh;
+	int one = 1;
 
+	if (sh * sw > 1 && !conv_one_plane(cj)) {
+		one = 0;
+		np = sh * sw;
+	}
+	cs = np * plane;
 	if (!sl->valid || r0 < sl->wb || r0 > sl->wf) {
 		sl->valid = 1;
 		sl->wb = r0;
 		sl->wf = r0;
 		if (!sl->ready) {
 			zero_f32(win + s->cg * cs, eng_conv_slack(s, at, cols));
-			conv_offsets(cj, 0, cs, 0, off);
+			/* The planes no tap reads, as conv_window(). */
+			for (p = 0; p < np; p++)
+				if (!phase_read(p / sw, s->kh, at->dilation[0], sh) ||
+				    !phase_read(p % sw, s->kw, at->dilation[1], sw))
+					for (c = 0; c < s->cg; c++)
+						zero_f32(win + c * cs + p * plane,
+							 plane);
+			conv_offsets(cj, plane, cs, 0, off);
 			sl->ready = 1;
 		}
 	} else if (r1 > sl->wb + sl->cap) {
 		/* Forward copies: each chunk is read before it is overwritten. */
 		for (c = 0; c < s->cg; c++)
-			copy_f32(win + c * cs, win + c * cs + (r0 - sl->wb) * wq,
-				 (sl->wf - r0) * wq);
+			for (p = 0; p < np; p++)
+				copy_f32(win + c * cs + p * plane,
+					 win + c * cs + p * plane +
+					 (r0 - sl->wb) * wq, (sl->wf - r0) * wq);
 		sl->wb = r0;
 	}
 	from = sl->wf;
@@ -2374,10 +2393,17 @@ static void conv_window_slide(const struct conv_job *cj, __u64 q0, __u64 q1,
 		float *d = win + c * cs + (from - sl->wb) * wq;
 
 		conv_window_prefetch(cj, c + 2, from, r1 - from);
-		conv_window_rows_f32(cj, c, from, r1 - from, d);
-		/* At the planes' end it is the next plane's first (or slack). */
-		if (r1 - sl->wb < sl->cap)
-			zero_f32(d + (r1 - from) * wq, wq);
+		if (sh * sw > 1)
+			conv_window_phased(cj, c, from, r1 - from, d, plane,
+					   one);
+		else
+			conv_window_rows_f32(cj, c, from, r1 - from, d);
+		/*
+		 * At the planes' end it is the next plane's first (or
+		 * slack).
+		 */
+		for (p = 0; sw == 1 && r1 - sl->wb < sl->cap && p < np; p++)
+			zero_f32(d + p * plane + (r1 - from) * wq, wq);
 	}
 	sl->wf = r1;
 }
@@ -2685,7 +2711,7 @@ static void conv_src_init(const struct eng_layer *l, const struct conv_job *cj,
 	cs->h = h;
 	cs->bbuf = (__s32 *)bbuf + ENG_CONV_HELD;
 	cs->windowed = eng_conv_windowed(at);
-	cs->slide = at->stride[0] == 1 && at->stride[1] == 1 &&
+	cs->slide = eng_conv_slides(&cj->s, at, cols) &&
 		    l->t[0].dtype == VNPU_DTYPE_F32;
 	if (!cs->windowed)
 		return;
@@ -2794,14 +2820,15 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	       eng_align(bufs.b + eng_conv_bbuf(&cj.s, at, unit.cols)) : 0;
 	b.bc_ps = eng_div_up(kt, 2) * ENG_NR;
 	/*
-	 * Units with a window of their own (strides over 1) or a B cache take
-	 * the output channels of one window one after another, so that they
-	 * share it; the others take the columns of one block of channels in
-	 * turn.
+	 * Units with a window of strides over 1 (their own or sliding) or a
+	 * B cache take the output channels of one window one after another,
+	 * so that they share it; the others take the columns of one block of
+	 * channels in turn.
 	 */
 	conv_job_init(l, 0, 0, &cj);
 	own = b.bc || (cs.windowed && !conv_direct(&cj, unit.cols) &&
-		       !(cs.slide && cj.xs[2] == 1));
+		       !(cs.slide && cj.xs[2] == 1 && at->stride[0] == 1 &&
+			 at->stride[1] == 1));
 	for (u = ub; u < ue; u++) {
 		__u64 qi = own ? (u / mbu) % nb : u % nb;
 		__u64 mi = own ? u % mbu : (u / nb) % mbu;

@@ -495,6 +495,23 @@ static void test_conv(struct __test_metadata *_metadata)
 		{ 0, 1, 24, 15, 17, 20, 1, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 0, 0 },
 		{ 0, 2, 7, 16, 13, 9, 1, 1, 1, 3, 2, 1, 1, 0, 0, 0, 0, 0, 0 },
 		{ 0, 1, 5, 19, 21, 6, 1, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 0, 0 },
+		/*
+		 * Strided windows whose units hold at least twice the rows
+		 * they move on slide over a part's units like stride 1's,
+		 * each stride phase's plane moving back to its start when
+		 * full: a 7x7 stride 2 stem over two images, two blocks of
+		 * output channels sharing each unit's rows, stride 2 by rows
+		 * only (a right pad wider than the left: the row past the
+		 * window) and by columns only, a dilated one of one plane in
+		 * groups, stride 3, a 1x1 of stride 2 (one plane).
+		 */
+		{ 0, 2, 3, 60, 200, 8, 1, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 0, 0 },
+		{ 0, 1, 6, 20, 300, 100, 1, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0, 0 },
+		{ 0, 1, 4, 70, 300, 5, 1, 3, 3, 2, 1, 1, 1, 1, 1, 1, 2, 0, 0 },
+		{ 0, 1, 4, 30, 600, 5, 1, 3, 3, 1, 2, 1, 1, 1, 1, 1, 1, 0, 0 },
+		{ 0, 2, 6, 50, 400, 6, 2, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 0, 0 },
+		{ 0, 1, 3, 60, 500, 4, 1, 5, 5, 3, 3, 1, 1, 2, 2, 2, 2, 0, 0 },
+		{ 0, 1, 5, 12, 600, 6, 1, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 0, 0 },
 	};
 	static const __u32 flag_sets[] = { 0, B, B | R, B | R | P, P };
 	size_t i, f;
