@@ -263,22 +263,9 @@ void act_f32_rest(const struct vnpu_layer_act *a, const float *x, float *y,
 	__u64 i, j;
 
 	switch (a->func) {
-	case VNPU_ACT_LEAKY_RELU:
-		for (i = 0; i + 8 <= n; i += 8) {
-			v8sf v = vload(x + i);
-
-			vstore(y + i, vneg_sel(v, v * al));
-		}
-		for (; i < n; i++)
-			y[i] = x[i] < 0 ? al * x[i] : x[i];
-		return;
 	case VNPU_ACT_THRESHOLDED_RELU:
 		for (i = 0; i < n; i++)
 			y[i] = x[i] > al ? x[i] : 0.0f;
-		return;
-	case VNPU_ACT_CLIP:
-		for (i = 0; i < n; i++)
-			y[i] = x[i] < al ? al : x[i] > be ? be : x[i];
 		return;
 	case VNPU_ACT_NEG:
 		for (i = 0; i < n; i++)
@@ -323,13 +310,16 @@ void act_f32_rest(const struct vnpu_layer_act *a, const float *x, float *y,
  * act_vmath() ones and HardSwish (vhswish()) compute in float, in every
  * f32 layer (unary_row() gathers strided ones); the others go through
  * act_d(). The epilogues call it on short runs (a tile's row of 16 after
- * the AVX2 micro-kernels): Relu, HardSwish and Identity return before
- * anything else is set up, the act_vmath() ones go straight to their
- * loop (act_f32_rest() has the rest).
+ * the AVX2 micro-kernels): Relu, LeakyRelu, Clip, HardSwish and
+ * Identity return before anything else is set up, the act_vmath() ones go
+ * straight to their loop (act_f32_rest() has the rest, whose frame of
+ * doubles cost openWakeWord's embedding convolutions, LeakyRelu's, 12%
+ * of their time).
  */
 void act_f32(const struct vnpu_layer_act *a, const float *x, float *y,
 	     __u64 n, int avx512)
 {
+	float al = f32_of(a->alpha), be = f32_of(a->beta);
 	__u64 i;
 
 	switch (a->func) {
@@ -340,6 +330,21 @@ void act_f32(const struct vnpu_layer_act *a, const float *x, float *y,
 	case VNPU_ACT_RELU:
 		for (i = 0; i < n; i++)
 			y[i] = x[i] < 0 ? 0.0f : x[i];
+		return;
+	case VNPU_ACT_LEAKY_RELU:
+		for (i = 0; i + 8 <= n; i += 8) {
+			v8sf v = vload(x + i);
+
+			vstore(y + i, vneg_sel(v, v * al));
+		}
+		for (; i < n; i++)
+			y[i] = x[i] < 0 ? al * x[i] : x[i];
+		return;
+	case VNPU_ACT_CLIP:
+		for (i = 0; i + 8 <= n; i += 8)
+			vstore(y + i, vclip(vload(x + i), al, be));
+		for (; i < n; i++)
+			y[i] = x[i] < al ? al : x[i] > be ? be : x[i];
 		return;
 	case VNPU_ACT_HARD_SWISH:
 		for (i = 0; i + 8 <= n; i += 8)
@@ -361,37 +366,58 @@ static inline v8sf vrelu(v8sf x)
 	return (v8sf)((v8si)x & ~(x < 0));
 }
 
-/* @rows runs of @n floats at @y, @rs apart, through F (v8sf) and S (float). */
-#define ROWS_MAP(F, S) do {					\
+/*
+ * @rows runs of @n floats at @y, @rs apart, through F (of v8sf v), then
+ * the bound if any; a run's last n % 8 one at a time in lane 0 of v, the
+ * same operations without the branches a float's comparisons compile to
+ * (LeakyRelu and its bound on outputs of either sign mispredicted them
+ * half the time: openWakeWord's embedding convolutions' rows of 34
+ * columns).
+ */
+#define ROWS_MAP(F) do {					\
 	for (r = 0; r < rows; r++, y += rs) {			\
 		for (i = 0; i + 8 <= n; i += 8) {		\
 			v8sf v = vload(y + i);			\
 								\
-			vstore(y + i, F);			\
+			vstore(y + i, vbound_if(F, vb, bound, max));	\
 		}						\
 		for (; i < n; i++) {				\
-			float x = y[i];				\
+			v8sf v = vbcast(y[i]);			\
 								\
-			y[i] = S;				\
+			y[i] = vbound_if(F, vb, bound, max)[0];	\
 		}						\
 	}							\
 } while (0)
 
 /*
  * act_f32() and act_bound() in place on @rows runs of @n floats at @y,
- * @rs floats apart: a tile's rows after the AVX2 micro-kernels stored
- * them (a 6x16 tile's six rows of 16), the same bits as a call per row;
- * Relu, HardSwish and the act_vmath() functions in one loop over them,
- * without a call per row.
+ * @rs floats apart: a tile's rows after the micro-kernels stored them (a
+ * 12x32 tile's twelve rows of 32), the same bits as a call per row;
+ * Identity, Relu and LeakyRelu with or without a bound (openWakeWord's
+ * LeakyRelu then Max(y, -0.4)), Clip, HardSwish and the act_vmath()
+ * functions in one loop over them, without a call per row.
  */
 void act_rows_f32(const struct vnpu_layer_act *a, float *y, __s64 rs,
 		  __u64 rows, __u64 n, int avx512)
 {
+	float al = f32_of(a->alpha), be = f32_of(a->beta);
+	int bound = !!a->flags, max = !!(a->flags & VNPU_ACT_F_MAX);
+	v8sf vb = vbcast(be);
 	__u64 r, i;
 
-	if (a->flags)
-		goto per_row;
-	if (act_vmath(a->func)) {
+	/* A bound follows an identity, Relu or LeakyRelu only (the checker's). */
+	switch (a->flags ? VNPU_ACT_COUNT : a->func) {
+	case VNPU_ACT_COUNT:
+		break;
+	case VNPU_ACT_CLIP:
+		ROWS_MAP(vclip(v, al, be));
+		return;
+	case VNPU_ACT_HARD_SWISH:
+		ROWS_MAP(vhswish(v));
+		return;
+	default:
+		if (!act_vmath(a->func))
+			break;
 #ifdef ENG_FMA
 		if (avx512) {
 			vnpu_eng_act_rows_avx512(a->func, y, rs, rows, n);
@@ -403,17 +429,18 @@ void act_rows_f32(const struct vnpu_layer_act *a, float *y, __s64 rs,
 	}
 	switch (a->func) {
 	case VNPU_ACT_IDENTITY:
+		if (bound)
+			ROWS_MAP(v);
 		return;
 	case VNPU_ACT_RELU:
-		ROWS_MAP(vrelu(v), x < 0 ? 0.0f : x);
+		ROWS_MAP(vrelu(v));
 		return;
-	case VNPU_ACT_HARD_SWISH:
-		ROWS_MAP(vhswish(v), hswish(x));
+	case VNPU_ACT_LEAKY_RELU:
+		ROWS_MAP(vneg_sel(v, v * al));
 		return;
 	default:
 		break;
 	}
-per_row:
 	for (r = 0; r < rows; r++, y += rs) {
 		act_f32(a, y, y, n, avx512);
 		act_bound(a, y, n);

@@ -953,17 +953,6 @@ static void flush_run(const struct gemm_out *o, const struct gemm_epi *e,
 			stf(o->y, off + c, o->dt, t[c]);
 }
 
-/*
- * F32_MAX(y, b, @max) in each lane, act_bound()'s bound: a NaN y stays, a
- * tie gives b.
- */
-static inline v8sf vbound(v8sf y, v8sf b, int max)
-{
-	v8si keep = (max ? y > b : y < b) | (y != y);
-
-	return (v8sf)(((v8si)y & keep) | ((v8si)b & ~keep));
-}
-
 /* act_bound() on @n floats at @y, eight lanes at a time. */
 static void bound_f32(const struct vnpu_layer_act *a, float *y, __u64 n)
 {
@@ -979,45 +968,6 @@ static void bound_f32(const struct vnpu_layer_act *a, float *y, __u64 n)
 		y[i] = F32_MAX(y[i], b, max);
 }
 
-/*
- * act_rows_f32() of a Relu, LeakyRelu or Identity with a bound (a tile's
- * rows after the AVX2 micro-kernels: openWakeWord's LeakyRelu then
- * Max(y, -0.4)) in one pass: act_f32()'s and act_bound()'s operations per
- * output, so the same bits, without their calls per row. Returns 0 for
- * the others, which act_rows_f32() takes.
- */
-static int act_rows_bound(const struct vnpu_layer_act *a, float *y,
-			  __s64 rs, __u64 rows, __u64 n)
-{
-	int max = !!(a->flags & VNPU_ACT_F_MAX);
-	float al = f32_of(a->alpha), b = f32_of(a->beta);
-	__u64 r, i;
-
-	if (!a->flags || (a->func != VNPU_ACT_IDENTITY &&
-			  a->func != VNPU_ACT_RELU &&
-			  a->func != VNPU_ACT_LEAKY_RELU))
-		return 0;
-	for (r = 0; r < rows; r++, y += rs) {
-		for (i = 0; i + 8 <= n; i += 8) {
-			v8sf v = vload(y + i);
-
-			if (a->func == VNPU_ACT_RELU)
-				v = vneg_sel(v, vbcast(0.0f));
-			else if (a->func == VNPU_ACT_LEAKY_RELU)
-				v = vneg_sel(v, v * al);
-			vstore(y + i, vbound(v, vbcast(b), max));
-		}
-		for (; i < n; i++) {
-			float x = y[i];
-
-			if (a->func != VNPU_ACT_IDENTITY && x < 0)
-				x = a->func == VNPU_ACT_RELU ? 0.0f : al * x;
-			y[i] = F32_MAX(x, b, max);
-		}
-	}
-	return 1;
-}
-
 /* The activations act_store() applies in its pass, as act_f32() does. */
 static int act_plain(const struct vnpu_layer_act *a)
 {
@@ -1027,9 +977,40 @@ static int act_plain(const struct vnpu_layer_act *a)
 }
 
 /*
+ * The tail of PLAIN_RUN(): with FMA one output at a time in lane 0 of v,
+ * VF's operations without the branches a float's comparisons compile to
+ * (mispredicted on outputs of either sign), and the bound; in the
+ * baseline build, whose emulated vectors would take the kernel's stack
+ * past its frame budget, SF of float x, the bound after (bound_f32()).
+ */
+#ifdef ENG_FMA
+#define PLAIN_BOUND_IN 1
+#define PLAIN_TAIL(VF, SF) do {						\
+	v8sf v = vbcast(t[c]);						\
+									\
+	if (add)							\
+		v = v + vbcast(a);					\
+	if (res)							\
+		v = v + vbcast(res[c]);					\
+	y[c] = vbound_if(VF, vb, bound, max)[0];			\
+} while (0)
+#else
+#define PLAIN_BOUND_IN 0
+#define PLAIN_TAIL(VF, SF) do {						\
+	float x = t[c];							\
+									\
+	if (add)							\
+		x = x + a;						\
+	if (res)							\
+		x = x + res[c];						\
+	y[c] = SF;							\
+} while (0)
+#endif
+
+/*
  * y[c] = act((t[c] + a) + res[c]) over [c, len), each add only when there
- * is one (adding 0.0f would turn -0 into +0): the lanes as v8sf VF of v,
- * the tail as float SF of x.
+ * is one (adding 0.0f would turn -0 into +0), then the bound if @bound:
+ * the lanes as v8sf VF of v, the tail as PLAIN_TAIL().
  */
 #define PLAIN_RUN(VF, SF) do {						\
 	for (; c + 8 <= len; c += 8) {					\
@@ -1039,17 +1020,10 @@ static int act_plain(const struct vnpu_layer_act *a)
 			v = v + vbcast(a);				\
 		if (res)						\
 			v = v + vload(res + c);				\
-		vstore(y + c, VF);					\
+		vstore(y + c, vbound_if(VF, vb, bound, max));		\
 	}								\
-	for (; c < len; c++) {						\
-		float x = t[c];						\
-									\
-		if (add)						\
-			x = x + a;					\
-		if (res)						\
-			x = x + res[c];					\
-		y[c] = SF;						\
-	}								\
+	for (; c < len; c++)						\
+		PLAIN_TAIL(VF, SF);					\
 } while (0)
 
 /*
@@ -1065,22 +1039,26 @@ void act_store(float *y, const float *t, __u32 len, const float *add,
 {
 	float a = add ? *add : 0.0f;
 	float al = f32_of(act->alpha), be = f32_of(act->beta);
+	int bound = PLAIN_BOUND_IN && act->flags;
+	int max = !!(act->flags & VNPU_ACT_F_MAX);
+	v8sf vb = vbcast(be);
 	__u32 c = 0;
 
+#ifdef ENG_FMA
+	/* The same operations on 16 lanes: a bf16 layer's whole output. */
+	if (avx512 && (act->func == VNPU_ACT_RELU || act->func == VNPU_ACT_HARD_SWISH ||
+		       act->func == VNPU_ACT_LEAKY_RELU ||
+		       act->func == VNPU_ACT_IDENTITY)) {
+		vnpu_eng_plain_store_avx512(y, t, len, add, res, act);
+		return;
+	}
+#endif
 	if (!add && !res) {
 		act_f32(act, t, y, len, avx512);
 		bound_f32(act, y, len);
 		return;
 	}
-#ifdef ENG_FMA
-	/* The same operations on 16 lanes: a bf16 layer's whole output. */
-	if (avx512 && (act->func == VNPU_ACT_RELU || act->func == VNPU_ACT_HARD_SWISH ||
-		       act->func == VNPU_ACT_IDENTITY)) {
-		vnpu_eng_plain_store_avx512(y, t, len, add, res, act->func);
-		bound_f32(act, y, len);
-		return;
-	}
-#endif
+	/* A bound follows an identity, Relu or LeakyRelu only (the checker's). */
 	switch (act->func) {
 	case VNPU_ACT_RELU:
 		PLAIN_RUN(vneg_sel(v, vbcast(0.0f)), x < 0 ? 0.0f : x);
@@ -1100,7 +1078,8 @@ void act_store(float *y, const float *t, __u32 len, const float *add,
 			act_f32(act, y, y, len, avx512);
 		break;
 	}
-	bound_f32(act, y, len);
+	if (!PLAIN_BOUND_IN)
+		bound_f32(act, y, len);
 }
 
 /* Row @r's run of @len sums from column @c to output column @col. */
@@ -1383,8 +1362,7 @@ static void tile_act(const void *arg, float *y, __s64 rs, __u64 rows,
 {
 	const struct gemm_epi *e = arg;
 
-	if (!act_rows_bound(e->act, y, rs, rows, n))
-		act_rows_f32(e->act, y, rs, rows, n, e->avx512);
+	act_rows_f32(e->act, y, rs, rows, n, e->avx512);
 }
 
 /*

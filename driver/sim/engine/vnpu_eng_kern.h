@@ -177,6 +177,23 @@ static inline v8sf vclip(v8sf x, float lo, float hi)
 }
 
 /*
+ * F32_MAX(y, b, @max) in each lane, act_bound()'s bound: a NaN y stays, a
+ * tie gives b.
+ */
+static inline v8sf vbound(v8sf y, v8sf b, int max)
+{
+	v8si keep = (max ? y > b : y < b) | (y != y);
+
+	return (v8sf)(((v8si)y & keep) | ((v8si)b & ~keep));
+}
+
+/* @v, or vbound(@v, @b, @max) when @bound: a fused activation's optional bound. */
+static inline v8sf vbound_if(v8sf v, v8sf b, int bound, int max)
+{
+	return bound ? vbound(v, b, max) : v;
+}
+
+/*
  * HardSwish in float: x * h with h = (x + 3) * fl(1/6) clamped to [0, 1],
  * 0 below and x above (as the double form has it, +0 for x < -3). x + 3
  * is exact near -3, where h is small, so each rounding stays relative:

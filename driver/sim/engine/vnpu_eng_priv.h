@@ -163,13 +163,15 @@ void vnpu_eng_act_avx512(__u32 func, const float *x, float *y, __u64 n);
 void vnpu_eng_act_rows_avx512(__u32 func, float *y, __s64 rs, __u64 rows,
 			      __u64 n);
 /*
- * act_store()'s one pass on 16 lanes, for @func Relu, HardSwish or
- * Identity: @len sums at @t, plus *@add when set, plus the run at @res
- * when set, through @func to @y; the tail under a mask. The operations of
- * the 8-lane pass, so the same bits.
+ * act_store()'s one pass on 16 lanes, for @act Relu, LeakyRelu, HardSwish
+ * or Identity, with its bound (VNPU_ACT_F_MAX or _MIN) if any: @len sums
+ * at @t, plus *@add when set, plus the run at @res when set, through @act
+ * to @y; the tail under a mask. The operations of the 8-lane pass, so the
+ * same bits.
  */
 void vnpu_eng_plain_store_avx512(float *y, const float *t, __u64 len,
-				 const float *add, const float *res, __u32 func);
+				 const float *add, const float *res,
+				 const struct vnpu_layer_act *act);
 
 /*
  * One contiguous f32 Softmax or LogSoftmax lane for the 16-lane helpers of

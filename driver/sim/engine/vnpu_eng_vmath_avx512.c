@@ -366,8 +366,8 @@ void vnpu_eng_sm16_out_avx512(const struct eng_sm16 *s, __u64 i, __u64 e)
 	}
 }
 
-/* act_store()'s vneg_sel() and vhswish() on 16 lanes. */
-static inline v16sf ps_act(__u32 func, v16sf v)
+/* act_store()'s vneg_sel() (Relu, LeakyRelu) and vhswish() on 16 lanes. */
+static inline v16sf ps_act(__u32 func, float al, v16sf v)
 {
 	v16si lt, lo, hi;
 	v16sf h;
@@ -375,6 +375,10 @@ static inline v16sf ps_act(__u32 func, v16sf v)
 	if (func == VNPU_ACT_RELU) {
 		lt = v < 0;
 		return (v16sf)((v16si)v & ~lt);
+	}
+	if (func == VNPU_ACT_LEAKY_RELU) {
+		lt = v < 0;
+		return (v16sf)(((v16si)(v * al) & lt) | ((v16si)v & ~lt));
 	}
 	if (func != VNPU_ACT_HARD_SWISH)
 		return v;
@@ -384,11 +388,45 @@ static inline v16sf ps_act(__u32 func, v16sf v)
 	return (v16sf)(((v16si)v & hi) | ((v16si)(v * h) & ~lo & ~hi));
 }
 
+/* vbound() on 16 lanes: F32_MAX(y, b, @max), a NaN y kept, b on a tie. */
+static inline v16sf ps_bound(v16sf y, v16sf b, int max)
+{
+	v16si keep = (max ? y > b : y < b) | (y != y);
+
+	return (v16sf)(((v16si)y & keep) | ((v16si)b & ~keep));
+}
+
+/* The float of IEEE bits @b (kern.h's f32_of(), which this build does not include). */
+static inline float ps_f32(__u32 b)
+{
+	union { __u32 u; float f; } x = { .u = b };
+
+	return x.f;
+}
+
+/* @x in every lane (0 + x would turn -0 into +0). */
+static inline v16sf ps_bcast(float x)
+{
+	return (v16sf){ x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x };
+}
+
+/* ps_act(), then @act's bound when @bound. */
+static inline v16sf ps_act_bound(const struct vnpu_layer_act *act, float al,
+				 v16sf be, int bound, int max, v16sf v)
+{
+	v = ps_act(act->func, al, v);
+	return bound ? ps_bound(v, be, max) : v;
+}
+
 void vnpu_eng_plain_store_avx512(float *y, const float *t, __u64 len,
-				 const float *add, const float *res, __u32 func)
+				 const float *add, const float *res,
+				 const struct vnpu_layer_act *act)
 {
 	typedef v16sf vu __attribute__((aligned(4), may_alias));
-	v16sf a = (v16sf){} + (add ? *add : 0.0f), v;
+	v16sf a = ps_bcast(add ? *add : 0.0f), v;
+	v16sf be = ps_bcast(ps_f32(act->beta));
+	float al = ps_f32(act->alpha);
+	int bound = !!act->flags, max = !!(act->flags & VNPU_ACT_F_MAX);
 	__u64 c;
 	__u16 m;
 
@@ -398,7 +436,7 @@ void vnpu_eng_plain_store_avx512(float *y, const float *t, __u64 len,
 			v = v + a;
 		if (res)
 			v = v + *(const vu *)(res + c);
-		*(vu *)(y + c) = ps_act(func, v);
+		*(vu *)(y + c) = ps_act_bound(act, al, be, bound, max, v);
 	}
 	if (c == len)
 		return;
@@ -408,5 +446,7 @@ void vnpu_eng_plain_store_avx512(float *y, const float *t, __u64 len,
 		v = v + a;
 	if (res)
 		v = v + __builtin_ia32_loadups512_mask(res + c, (v16sf){}, m);
-	__builtin_ia32_storeups512_mask(y + c, ps_act(func, v), m);
+	__builtin_ia32_storeups512_mask(y + c,
+					ps_act_bound(act, al, be, bound, max, v),
+					m);
 }

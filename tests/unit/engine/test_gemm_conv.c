@@ -1107,6 +1107,11 @@ static void test_plain_epilogues(struct __test_metadata *_metadata)
 		/* Relu then Max(y, 0.25): the tiles leave both to tile_act(). */
 		{ .func = VNPU_ACT_RELU, .flags = VNPU_ACT_F_MAX,
 		  .beta = 0x3e800000 },
+		/* LeakyRelu then Max(y, -0.4), Min(y, -0): one pass each. */
+		{ .func = VNPU_ACT_LEAKY_RELU, .flags = VNPU_ACT_F_MAX,
+		  .alpha = 0x3e4ccccd, .beta = 0xbecccccd },
+		{ .func = VNPU_ACT_IDENTITY, .flags = VNPU_ACT_F_MIN,
+		  .beta = 0x80000000 },
 	};
 	__u64 dx[4] = { 1, 20, 9, 37 }, dw[4] = { 20, 20, 3, 3 };
 	__u64 dy[4] = { 1, 20, 9, 37 }, nb = 20;
