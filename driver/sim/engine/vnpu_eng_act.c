@@ -313,8 +313,8 @@ void act_f32_rest(const struct vnpu_layer_act *a, const float *x, float *y,
  * the AVX2 micro-kernels): Relu, LeakyRelu, Clip, HardSwish and
  * Identity return before anything else is set up, the act_vmath() ones go
  * straight to their loop (act_f32_rest() has the rest, whose frame of
- * doubles cost openWakeWord's embedding convolutions, LeakyRelu's, 12%
- * of their time).
+ * doubles would weigh on such short runs, as in openWakeWord's embedding
+ * convolutions with LeakyRelu).
  */
 void act_f32(const struct vnpu_layer_act *a, const float *x, float *y,
 	     __u64 n, int avx512)

@@ -1329,12 +1329,12 @@ static inline __u64 eng_conv_win_rows(__u64 cols, __u64 wq, __u64 kh,
  * part's units of @cols padded columns (vnpu_eng_gemm.c), each unit
  * copying only the rows the previous ones have not: with stride 1, and
  * with strides where a unit's window holds at least twice the rows it
- * moves on (the 7x7 stem of stride 2: a unit of 256 columns of 115 copied
- * 7 rows of each plane for 2.2 rows of outputs, 1.30 -> 1.23 ms). Other
+ * moves on (the 7x7 stem of stride 2: a unit of 256 columns of 115 would
+ * otherwise copy 7 rows of each plane for 2.2 rows of outputs). Other
  * strided windows are a unit's own, which the units of its other output
- * channels share: sliding, ResNet-50's 3x3 of stride 2 onto 28x28 (11
- * rows a unit for 8.8) took 2-4% longer, its window of twice the rows
- * no longer in L2.
+ * channels share: ResNet-50's 3x3 of stride 2 onto 28x28 (11 rows a unit
+ * for 8.8) does not slide, as its window of twice the rows would no
+ * longer stay in L2.
  */
 static inline int eng_conv_slides(const struct eng_conv_shape *s,
 				  const struct vnpu_layer_conv *a, __u64 cols)
