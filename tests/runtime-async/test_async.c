@@ -17,6 +17,10 @@
 #include "async.h"
 #include "runtime.h"
 #include <drm/vnpu_cmd.h>
+#include <vnpu/vnpu_remote.h>
+#ifdef VNPU_TEST_VGEM
+#include "vgem.h"
+#endif
 
 /* The slow program: 1 Mi floats copied SLOW_COPIES times (tens of ms). */
 #define SLOW_ELEMS (1u << 20)
@@ -149,6 +153,69 @@ static int check_output(vnpu_infer_request *req, float base, uint32_t elems)
 		}
 	}
 	return 0;
+}
+
+/*
+ * A run held back on the NPU: the request's input "x" is an NPU tensor
+ * whose in-fence is a vgem fence that has not signalled (a producer still
+ * writing), so the job waits on the device until hold_release() and is
+ * not done at any check before it, however the host schedules the test's
+ * threads. The NPU cannot cancel a running job, and a slow one may end
+ * before the first check on a loaded host.
+ */
+struct hold {
+	vnpu_tensor *x;
+	float *data;
+	int vgem;
+	uint32_t fence;
+};
+
+/* 0 with @h holding @req's next run over @elems floats of @base, 1 if not. */
+static int hold_input(vnpu_core *core, const char *device, vnpu_infer_request *req,
+		      float base, uint32_t elems, struct hold *h)
+{
+#ifdef VNPU_TEST_VGEM
+	const vnpu_shape shape = { 1, { elems } };
+	int sync_file;
+	uint32_t i;
+
+	*h = (struct hold){ .vgem = -1 };
+	if (posix_memalign((void **)&h->data, 4096, elems * sizeof(float)))
+		return 1;
+	for (i = 0; i < elems; i++)
+		h->data[i] = base + (float)(i % 1000);
+	h->vgem = vgem_open();
+	if (h->vgem < 0 ||
+	    vnpu_core_create_remote_tensor(core, device, VNPU_TYPE_F32, &shape, h->data,
+					   &h->x) != VNPU_OK)
+		return 1;
+	if (vgem_fence_start(h->vgem, &h->fence, &sync_file))
+		return 1;
+	i = vnpu_tensor_set_in_fence(h->x, VNPU_FENCE_SYNC_FILE, sync_file) != VNPU_OK ||
+	    vnpu_infer_request_set_tensor(req, "x", h->x) != VNPU_OK;
+	close(sync_file);
+	return i;
+#else
+	return 1;
+#endif
+}
+
+/* Let the held run go: 0, or 1 if the fence could not be signalled. */
+static int hold_release(struct hold *h)
+{
+#ifdef VNPU_TEST_VGEM
+	return vgem_fence_signal(h->vgem, h->fence) != 0;
+#else
+	return 1;
+#endif
+}
+
+static void hold_free(struct hold *h)
+{
+	vnpu_tensor_free(h->x);
+	free(h->data);
+	if (h->vgem >= 0)
+		close(h->vgem);
 }
 
 /* ---- wait before any start; bad arguments ---- */
@@ -423,16 +490,19 @@ TEST_F(dev, free_while_callback_runs)
 /*
  * wait_for() of a run not ended is NOT_READY, of one that ends in time OK.
  * On the CPU the first run never ends until cancelled, so a loaded machine
- * cannot finish it before the check; elsewhere it is the slow program.
+ * cannot finish it before the check; on the NPU the run is held back
+ * (hold_input()) until the checks are done.
  */
 TEST_F(dev, wait_for_not_ready)
 {
 	vnpu_core *core = self->core;
 	const char *device = self->device;
+	struct hold h = { .vgem = -1 };
 	vnpu_compiled_model *cm;
 	vnpu_infer_request *req;
+	bool cpu = !strcmp(device, "CPU");
 
-	if (!strcmp(device, "CPU")) {
+	if (cpu) {
 		ASSERT_EQ(VNPU_OK,
 			  compile_on(core, device, copy_program(FAST_ELEMS, 1, true),
 				     VNPU_PERF_LATENCY, &cm));
@@ -447,21 +517,28 @@ TEST_F(dev, wait_for_not_ready)
 	}
 	ASSERT_EQ(VNPU_OK, compile_copy(core, device, SLOW_ELEMS, SLOW_COPIES, &cm));
 	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
-	ASSERT_EQ(0, fill_input(req, 7, SLOW_ELEMS));
-	ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(req));
-	if (strcmp(device, "CPU"))
+	if (cpu) {
+		ASSERT_EQ(0, fill_input(req, 7, SLOW_ELEMS));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(req));
+	} else {
+		ASSERT_EQ(0, hold_input(core, device, req, 7, SLOW_ELEMS, &h));
+		ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(req));
 		ASSERT_FAILS(VNPU_NOT_READY, vnpu_infer_request_wait_for(req, 0));
+		ASSERT_FAILS(VNPU_NOT_READY, vnpu_infer_request_wait_for(req, 20));
+		ASSERT_EQ(0, hold_release(&h));
+	}
 	ASSERT_EQ(VNPU_OK, vnpu_infer_request_wait_for(req, 60000));
 	ASSERT_EQ(0, check_output(req, 7, SLOW_ELEMS));
 	vnpu_infer_request_free(req);
+	hold_free(&h);
 	vnpu_compiled_model_free(cm);
 }
 
 /*
  * On the CPU the request's job ends in a SPIN that runs until cancelled,
  * so it is still running at every check however the test's thread is
- * scheduled; the NPU cannot cancel a running job, so there it copies
- * SLOW_COPIES times (hundreds of ms under the VM's TCG).
+ * scheduled; the NPU cannot cancel a running job, so there the run is
+ * held back (hold_input()) until the checks are done.
  */
 TEST_F(dev, busy_while_running)
 {
@@ -474,6 +551,7 @@ TEST_F(dev, busy_while_running)
 	vnpu_infer_request *req;
 	vnpu_tensor *t, *mine;
 	vnpu_timeline *tl;
+	struct hold h = { .vgem = -1 };
 
 	if (spin) {
 		ASSERT_EQ(VNPU_OK, compile_on(core, device, copy_program(SLOW_ELEMS, 1, true),
@@ -482,6 +560,8 @@ TEST_F(dev, busy_while_running)
 		ASSERT_EQ(VNPU_OK, compile_copy(core, device, SLOW_ELEMS, SLOW_COPIES, &cm));
 	}
 	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	if (!spin)
+		ASSERT_EQ(0, hold_input(core, device, req, 3, SLOW_ELEMS, &h));
 	ASSERT_EQ(VNPU_OK, vnpu_tensor_create(VNPU_TYPE_F32, &shape, &mine));
 	ASSERT_EQ(VNPU_OK, vnpu_infer_request_start_async(req));
 	ASSERT_FAILS(VNPU_BUSY, vnpu_infer_request_start_async(req));
@@ -496,13 +576,16 @@ TEST_F(dev, busy_while_running)
 		ASSERT_EQ(VNPU_OK, vnpu_infer_request_cancel(req));
 		ASSERT_FAILS(VNPU_CANCELLED, vnpu_infer_request_wait(req));
 	} else {
+		ASSERT_EQ(0, hold_release(&h));
 		ASSERT_EQ(VNPU_OK, vnpu_infer_request_wait(req));
+		ASSERT_EQ(0, check_output(req, 3, SLOW_ELEMS));
 	}
 	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "x", &t));
 	vnpu_tensor_free(t);
 	ASSERT_EQ(VNPU_OK, vnpu_infer_request_set_tensor(req, "x", mine));
 	vnpu_tensor_free(mine);
 	vnpu_infer_request_free(req);
+	hold_free(&h);
 	vnpu_compiled_model_free(cm);
 }
 
