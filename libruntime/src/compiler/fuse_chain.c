@@ -13,7 +13,10 @@
  * and VNPU_CHAIN_MAX_INPUTS input tensors (scalar constants of binary
  * ops are immediates, not inputs). Its steps are its ops in program
  * order, each the same function on the same operands as the layer it
- * replaces, so the fused program gives the unfused one's bits.
+ * replaces, so the fused program gives the unfused one's bits. A Pow by
+ * the scalar constant 2 (a power spectrum's squares) is the step x * x:
+ * BINARY's square is that one product too, rounded once, and only a
+ * NaN's payload differs (Pow gives the engine's one quiet NaN).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +38,26 @@ static const struct { const char *op; uint32_t func; } chain_bins[] = {
 	{ "Div", VNPU_BIN_DIV }, { "Max", VNPU_BIN_MAX }, { "Min", VNPU_BIN_MIN },
 };
 
+/* @op is a Pow of an f32 value by the scalar f32 constant 2. */
+static bool is_square(const struct cstate *s, const struct cop *op)
+{
+	const struct vnpu_tinfo *e;
+
+	if (op->kind != COP_NODE || op->node->domain[0] || strcmp(op->node->op, "Pow") ||
+	    op->num_in != 2 || op->in[0] < 0 || op->in[1] < 0 ||
+	    cs_info(s, op->in[0])->type != VNPU_TYPE_F32 || !cs_is_const(s, op->in[1]))
+		return false;
+	e = cs_info(s, op->in[1]);
+	return e->type == VNPU_TYPE_F32 && vnpu_tinfo_elems(e) == 1 &&
+	       *(const float *)e->data == 2.0f;
+}
+
+/* Operand @j of step @op: x twice for a square. */
+static int32_t step_in(const struct cstate *s, const struct cop *op, uint32_t j)
+{
+	return j && is_square(s, op) ? op->in[0] : op->in[j];
+}
+
 /* The step @op computes (its operands aside), when it can be one. */
 static bool step_of(const struct cstate *s, const struct cop *op, struct vnpu_chain_step *st)
 {
@@ -48,6 +71,10 @@ static bool step_of(const struct cstate *s, const struct cop *op, struct vnpu_ch
 	if (cl_node_act(s, op, &act)) {
 		*st = (struct vnpu_chain_step){ .kind = VNPU_CHAIN_UNARY, .func = act.func,
 						.alpha = act.alpha, .beta = act.beta };
+		return true;
+	}
+	if (is_square(s, op)) {
+		*st = (struct vnpu_chain_step){ .kind = VNPU_CHAIN_BINARY, .func = VNPU_BIN_MUL };
 		return true;
 	}
 	if (op->kind != COP_NODE || op->node->domain[0] || op->num_in != 2 || op->in[0] < 0 ||
@@ -120,7 +147,7 @@ static bool chain_operands(const struct cstate *s, struct chain *c, struct vnpu_
 		bool imm_used = false;
 
 		for (uint32_t j = 0; j < nops; j++) {
-			int32_t v = op->in[j], w = member_writing(s, c, v), ref;
+			int32_t v = step_in(s, op, j), w = member_writing(s, c, v), ref;
 			uint32_t i;
 
 			if (w >= 0) {

@@ -450,6 +450,10 @@ TEST(chain_forms)
 	/* A model output inside: two chains around it. */
 	check_graph(_metadata, G("a=Add(x,#3)", "b=Relu(a)", "c=Mul(b,x)", "y=Neg(c)"), G("y", "b"),
 		    PRE_NONE, 2, "Add+Relu", 0);
+	/* A Pow by 2 is the step x * x (a power spectrum); by 3 no step. */
+	check_graph(_metadata, G("a=Pow(x,#2)", "b=Neg(x)", "c=Pow(b,#2)", "y=Add(a,c)"), y_only,
+		    PRE_NONE, 1, "Pow+Neg+Pow+Add", 0);
+	check_graph(_metadata, G("a=Pow(x,#3)", "y=Add(a,#1)"), y_only, PRE_NONE, 2, "Pow", 0);
 }
 
 /* ---- a nearest Resize into the Add reading it (fuse_upsample.c) ---- */
