@@ -6,7 +6,8 @@
  * into a Gemm's or MatMul's constant B, fuse a constant bias, a residual
  * Add, an activation and a Max or Min with a constant into
  * Conv/Gemm/MatMul (only the activation and the bound into a
- * ConvTranspose), and compute a Concat's inputs in place in its output.
+ * ConvTranspose), run sibling Convs of one input as one, and compute a
+ * Concat's inputs in place in its output.
  */
 #include <math.h>
 #include <stdio.h>
@@ -857,7 +858,7 @@ static vnpu_status fuse_into(struct cstate *s, struct uses *u, uint32_t idx)
 	return VNPU_OK;
 }
 
-/* ---- concatenation in place ---- */
+/* ---- sibling convolutions ---- */
 
 static uint64_t val_bytes(const struct cstate *s, int32_t v)
 {
@@ -865,6 +866,192 @@ static uint64_t val_bytes(const struct cstate *s, int32_t v)
 
 	return (uint64_t)vnpu_tinfo_elems(t) * vnpu_element_type_size(t->type);
 }
+
+/* Nodes @a and @b have the same attributes (numbers and strings). */
+static bool same_attrs(const struct vnpu_node *a, const struct vnpu_node *b)
+{
+	if (a->num_attrs != b->num_attrs)
+		return false;
+	for (uint32_t i = 0; i < a->num_attrs; i++) {
+		const struct vnpu_attr *x = &a->attrs[i], *y = NULL;
+
+		for (uint32_t j = 0; !y && j < b->num_attrs; j++)
+			if (!strcmp(b->attrs[j].name, x->name))
+				y = &b->attrs[j];
+		if (!y || x->type != y->type || x->n != y->n)
+			return false;
+		switch (x->type) {
+		case VNPU_ATTR_FLOAT:
+			if (memcmp(&x->f, &y->f, sizeof(x->f)))
+				return false;
+			break;
+		case VNPU_ATTR_INT:
+			if (x->i != y->i)
+				return false;
+			break;
+		case VNPU_ATTR_STRING:
+			if (strcmp(x->s, y->s))
+				return false;
+			break;
+		case VNPU_ATTR_FLOATS:
+			if (x->n && memcmp(x->floats, y->floats, x->n * sizeof(*x->floats)))
+				return false;
+			break;
+		case VNPU_ATTR_INTS:
+			if (x->n && memcmp(x->ints, y->ints, x->n * sizeof(*x->ints)))
+				return false;
+			break;
+		default:
+			return false;
+		}
+	}
+	return true;
+}
+
+/* @op's constant bias input [M] (a Conv's third), -1 when none; -2 when
+ * it has another form (a fused one, a computed one). */
+static int32_t sibling_bias(const struct cstate *s, const struct cop *op, int64_t m)
+{
+	const struct vnpu_tinfo *b;
+
+	if (op->bias >= 0)
+		return -2;
+	if (op->num_in < 3 || op->in[2] < 0)
+		return -1;
+	b = cs_info(s, op->in[2]);
+	return cs_is_const(s, op->in[2]) && b->type == VNPU_TYPE_F32 && b->rank == 1 &&
+	       b->dims[0] == m ? op->in[2] : -2;
+}
+
+/*
+ * Whether Conv @b may run as part of Conv @a: the same input, attributes
+ * (one group), fused activation and form of bias, constant f32 weights
+ * alike but for the output channels, no residual, and outputs of a batch
+ * of one (each then one run of the joint output) that are no model
+ * outputs nor views themselves (views of them stay theirs).
+ */
+static bool siblings(const struct cstate *s, const struct cop *a,
+		     const struct cop *b)
+{
+	const struct vnpu_tinfo *wa, *wb, *ya, *yb;
+	int32_t ba, bb;
+
+	if (!cf_op_is(b, "Conv") || b->dead || b->in[0] != a->in[0] || b->num_out != 1 ||
+	    b->residual >= 0 || b->qlinear || b->up_input >= 0 || b->out[0] < 0 ||
+	    memcmp(&a->act, &b->act, sizeof(a->act)) || !same_attrs(a->node, b->node) ||
+	    vnpu_attr_int(b->node, "group", 1) != 1 || b->num_in < 2 || b->in[1] < 0 ||
+	    !cs_is_const(s, b->in[1]))
+		return false;
+	wa = cs_info(s, a->in[1]);
+	wb = cs_info(s, b->in[1]);
+	ya = cs_info(s, a->out[0]);
+	yb = cs_info(s, b->out[0]);
+	if (wa->type != VNPU_TYPE_F32 || wb->type != VNPU_TYPE_F32 || wa->rank != wb->rank ||
+	    wa->rank < 3 || memcmp(wa->dims + 1, wb->dims + 1, (size_t)(wa->rank - 1) * 8) ||
+	    ya->type != VNPU_TYPE_F32 || yb->type != VNPU_TYPE_F32 || ya->rank != yb->rank ||
+	    !vnpu_tinfo_static(ya) || !vnpu_tinfo_static(yb) || ya->dims[0] != 1 ||
+	    yb->dims[0] != 1 || memcmp(ya->dims + 2, yb->dims + 2, (size_t)(ya->rank - 2) * 8) ||
+	    ya->dims[1] != wa->dims[0] || yb->dims[1] != wb->dims[0])
+		return false;
+	for (int i = 0; i < 2; i++) {
+		const struct cval *y = &s->vals[(i ? b : a)->out[0]];
+
+		if (y->out_index >= 0 || y->alias >= 0)
+			return false;
+	}
+	ba = sibling_bias(s, a, wa->dims[0]);
+	bb = sibling_bias(s, b, wb->dims[0]);
+	return ba != -2 && bb != -2 && (ba < 0) == (bb < 0);
+}
+
+/* Constants @a and @b (f32) one after the other as a new one in *@out. */
+static vnpu_status join_consts(struct cstate *s, int32_t a, int32_t b, int32_t *out)
+{
+	const struct vnpu_tinfo *ta = cs_info(s, a), *tb = cs_info(s, b);
+	int64_t na = vnpu_tinfo_elems(ta), nb = vnpu_tinfo_elems(tb), dims[VNPU_MAX_DIMS];
+	int32_t rank = ta->rank;
+	float *d = malloc((size_t)(na + nb) * sizeof(float));
+
+	if (!d)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	memcpy(d, ta->data, (size_t)na * sizeof(float));
+	memcpy(d + na, tb->data, (size_t)nb * sizeof(float));
+	memcpy(dims, ta->dims, (size_t)rank * sizeof(dims[0]));
+	dims[0] += tb->dims[0];
+	return cs_add_const(s, VNPU_TYPE_F32, rank, dims, d, out);
+}
+
+/*
+ * Conv @b runs as part of Conv @a (siblings()): one convolution over the
+ * weights of both, one after the other, into a new value whose runs
+ * their outputs become (views), so the input's windows are gathered,
+ * and under the bf16 hint rounded, once, for one layer. Each output is
+ * the sum of the same products as before, over the same depth (the
+ * engine's algorithm is chosen for the joint shape).
+ * openWakeWord's mel spectrogram: the STFT's real and imaginary 1-D
+ * Convs (257 channels each over 512 taps of the audio).
+ */
+static vnpu_status merge_conv(struct cstate *s, struct uses *u, uint32_t ia, uint32_t ib)
+{
+	int64_t dims[VNPU_MAX_DIMS];
+	int32_t w, bias = -1, y, ya, yb, rank;
+	vnpu_status st;
+
+	st = join_consts(s, s->ops[ia].in[1], s->ops[ib].in[1], &w);
+	if (!st && s->ops[ia].num_in > 2 && s->ops[ia].in[2] >= 0)
+		st = join_consts(s, s->ops[ia].in[2], s->ops[ib].in[2], &bias);
+	ya = s->ops[ia].out[0];
+	yb = s->ops[ib].out[0];
+	rank = cs_info(s, ya)->rank;
+	memcpy(dims, cs_info(s, ya)->dims, (size_t)rank * sizeof(dims[0]));
+	dims[1] += cs_info(s, yb)->dims[1];
+	if (!st)
+		st = cs_add_temp(s, VNPU_TYPE_F32, rank, dims, &y);
+	if (!st)
+		st = uses_cover(u, s->num_vals);
+	if (st)
+		return st;
+	s->ops[ia].in[1] = w;
+	if (bias >= 0)
+		s->ops[ia].in[2] = bias;
+	s->ops[ia].out[0] = y;
+	s->ops[ib].dead = true;
+	s->ops[ib].fused_into = (int32_t)ia;
+	s->vals[ya].alias = y;
+	s->vals[ya].alias_offset = 0;
+	s->vals[yb].alias = y;
+	s->vals[yb].alias_offset = val_bytes(s, ya);
+	u->aliased[y] = true;
+	st = cf_uses_add(s, u, true, y, &s->ops[ia]);
+	for (int i = 1; !st && i < 3 && i < (int)s->ops[ia].num_in; i++)
+		st = cf_uses_add(s, u, false, s->ops[ia].in[i], &s->ops[ia]);
+	return st;
+}
+
+/* Sibling Convs (siblings()) run as one (merge_conv()). */
+static vnpu_status merge_siblings(struct cstate *s, struct uses *u)
+{
+	vnpu_status st = VNPU_OK;
+
+	for (uint32_t i = 0; !st && i < s->num_ops; i++) {
+		const struct cop *a = &s->ops[i];
+
+		if (!cf_op_is(a, "Conv") || a->dead || a->num_out != 1 || a->out[0] < 0 ||
+		    a->num_in < 2 || a->in[0] < 0 || a->in[1] < 0 || !cs_is_const(s, a->in[1]) ||
+		    a->residual >= 0 || a->qlinear || a->up_input >= 0 ||
+		    vnpu_attr_int(a->node, "group", 1) != 1)
+			continue;
+		for (uint32_t j = i + 1; !st && j < s->num_ops; j++)
+			if (siblings(s, &s->ops[i], &s->ops[j])) {
+				s->cur_op = j;
+				st = merge_conv(s, u, i, j);
+				break;
+			}
+	}
+	return st;
+}
+
+/* ---- concatenation in place ---- */
 
 /* Whether the program computes @val (an op writes it), rather than
  * taking it as an input or a constant. */
@@ -1011,6 +1198,8 @@ vnpu_status cs_fuse(struct cstate *s)
 		if (!s->ops[i].dead)
 			st = fuse_into(s, &u, i);
 	}
+	if (!st && !s->opt.no_fusion)
+		st = merge_siblings(s, &u);
 	if (!st && !s->opt.no_fusion)
 		st = cf_fuse_chains(s, &u);
 	if (!st && !s->opt.no_fusion)

@@ -456,6 +456,115 @@ TEST(chain_forms)
 	check_graph(_metadata, G("a=Pow(x,#3)", "y=Add(a,#1)"), y_only, PRE_NONE, 2, "Pow", 0);
 }
 
+/* ---- sibling Convs of one input as one (passes.c) ---- */
+
+struct sib_case {
+	int64_t m1, m2;		/* output channels */
+	int64_t k;		/* kernel k x k, pads k / 2 */
+	int64_t stride2;	/* the second Conv's stride (the first's 1) */
+	bool bias;		/* both with a bias input */
+	bool relu2;		/* a Relu after the second only */
+	bool concat;		/* y = Concat(a, b), else y = Softmax(a), z = Softmax(b) */
+	bool also_out;		/* the first Conv's output a model output too */
+	bool merged;
+};
+
+static void sib_conv(struct mb *b, const struct sib_case *c, int i)
+{
+	const char *w = i ? "w2" : "w1", *bn = i ? "b2" : "b1";
+	int64_t m = i ? c->m2 : c->m1, s = i ? c->stride2 : 1, p = c->k / 2;
+	float *wd = malloc((size_t)(m * 4 * c->k * c->k) * sizeof(float));
+	float bd[16];
+	Onnx__NodeProto *n;
+
+	fe_pattern(wd, (size_t)(m * 4 * c->k * c->k), 3 + i);
+	fe_pattern(bd, (size_t)m, 9 + i);
+	mb_init_f32(b, w, 4, (const int64_t[]){ m, 4, c->k, c->k }, wd);
+	if (c->bias)
+		mb_init_f32(b, bn, 1, (const int64_t[]){ m }, bd);
+	n = mb_node(b, "Conv", (const char *[]){ "x", w, c->bias ? bn : NULL, NULL },
+		    (const char *[]){ i ? (c->relu2 ? "c" : "b") : "a", NULL });
+	mb_attr_ints(n, "kernel_shape", 2, (const int64_t[]){ c->k, c->k });
+	mb_attr_ints(n, "strides", 2, (const int64_t[]){ s, s });
+	mb_attr_ints(n, "pads", 4, (const int64_t[]){ p, p, p, p });
+	if (i && c->relu2)
+		mb_node(b, "Relu", (const char *[]){ "c", NULL }, (const char *[]){ "b", NULL });
+	free(wd);
+}
+
+/*
+ * Two Convs of x [1, 4, 8, 8]: one layer where they merge, the unfused
+ * outputs bit for bit either way (each output sums the same products
+ * in the same order).
+ */
+static void check_siblings(struct __test_metadata *_metadata, const struct sib_case *c)
+{
+	struct mb *b = mb_new(13);
+	float x[N_IN], *a[4] = { 0 }, *r[4] = { 0 };
+	struct vnpu_program *p, *q;
+	vnpu_model *m;
+
+	mb_input(b, "x", F32, 4, (const int64_t[]){ 1, 4, 8, 8 });
+	sib_conv(b, c, 0);
+	sib_conv(b, c, 1);
+	if (c->concat) {
+		Onnx__NodeProto *n = mb_node(b, "Concat", (const char *[]){ "a", "b", NULL },
+					     (const char *[]){ "y", NULL });
+
+		mb_attr_int(n, "axis", 1);
+		mb_output(b, "y");
+	} else {
+		mb_node(b, "Softmax", (const char *[]){ "a", NULL }, (const char *[]){ "y", NULL });
+		mb_node(b, "Softmax", (const char *[]){ "b", NULL }, (const char *[]){ "z", NULL });
+		mb_output(b, "y");
+		mb_output(b, "z");
+	}
+	if (c->also_out)
+		mb_output(b, "a");
+	m = mb_read(b);
+	ASSERT_NE(NULL, m);
+	fe_pattern(x, N_IN, 5);
+	p = fe_compile_run(m, NULL, x, a);
+	q = fe_compile_run(m, &unfused, x, r);
+	EXPECT_NE(NULL, p);
+	EXPECT_NE(NULL, q);
+	if (p && q) {
+		bool merged = p->num_layers == (c->concat ? 1u : 3u);
+
+		EXPECT_EQ(c->merged, merged)
+			TH_LOG("%ld+%ld channels, %ldx%ld: %u layers", (long)c->m1, (long)c->m2,
+			       (long)c->k, (long)c->k, p->num_layers);
+		for (uint32_t o = 0; o < p->num_outputs; o++)
+			compare(_metadata, "siblings", a[o], r[o], p->outputs[o].size / 4, NULL,
+				0);
+	}
+	for (int i = 0; i < 4; i++) {
+		free(a[i]);
+		free(r[i]);
+	}
+	vnpu_program_free(p);
+	vnpu_program_free(q);
+	vnpu_model_free(m);
+}
+
+TEST(sibling_convs)
+{
+	static const struct sib_case cases[] = {
+		/* 1x1 and 3x3, with and without biases, into a Concat or not */
+		{ 3, 5, 1, 1, false, false, true, false, true },
+		{ 3, 5, 1, 1, true, false, false, false, true },
+		{ 8, 16, 3, 1, true, false, true, false, true },
+		{ 7, 2, 3, 1, false, false, false, false, true },
+		/* another stride, another activation, a model output */
+		{ 3, 5, 1, 2, false, false, false, false, false },
+		{ 3, 5, 1, 1, false, true, false, false, false },
+		{ 3, 5, 1, 1, false, false, false, true, false },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		check_siblings(_metadata, &cases[i]);
+}
+
 /* ---- a nearest Resize into the Add reading it (fuse_upsample.c) ---- */
 
 struct up_case {
