@@ -755,6 +755,14 @@ static void test_qconv_packed(struct __test_metadata *_metadata)
 		{ 1, 16, 12, 13, 16, 2, 3, 2, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 1, 1, 0, 0 },
 		{ 1, 160, 27, 29, 24, 1, 3, 2, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 1, 1, 0 },
 		{ 1, 7, 13, 19, 20, 1, 3, 2, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1, 1, 0, 0 },
+		/*
+		 * 1x1s packed eight steps of depth at a time (qpack_1x1()):
+		 * depth 45 (a last run of 4 steps, its last of one depth)
+		 * over three groups of 64 positions, the last short; read in
+		 * place and from X's stride phases, i8 input.
+		 */
+		{ 1, 45, 10, 13, 20, 1, 1, 1, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1, 1, 1, 0 },
+		{ 1, 45, 21, 25, 14, 1, 1, 2, 0, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
 		/* infinite and NaN multipliers: the bounds, and 0 for NaN */
 		{ 1, 20, 6, 9, 14, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 1 },
 		{ 1, 8, 6, 9, 8, 8, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 0, 0, 1 },
