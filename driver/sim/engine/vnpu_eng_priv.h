@@ -2099,9 +2099,10 @@ static inline __u64 eng_wino_span(__u64 mg, __u64 tiles, __u64 rows)
  * eng_wino_parts()), each a block of rows: where their count is odd above
  * one, the rows of whole 12-row tiles, down to half of them, that give
  * two tiles the shortest span, where it is shorter by more than 1/64
- * (CRNN's 512 x 512 over 20 tiles: 15 blocks of 36 rows, not 11 of 48).
- * A tile holds the run's transformed input over its units, so smaller
- * blocks do not transform it again.
+ * (CRNN's 512 x 512 over 20 tiles: 15 blocks of 36 rows, not 11 of 48,
+ * before eng_wino_rows() on the FMA paths). A tile holds the run's
+ * transformed input over its units, so smaller blocks do not transform
+ * it again.
  */
 static inline void eng_wino_balance(__u64 mg, __u64 tiles, struct eng_unit *u)
 {
@@ -2181,6 +2182,19 @@ static inline __u64 eng_wino_run(__u64 q, __u64 runs)
 }
 
 /*
+ * The rows of a Winograd layer of one run of tiles on the FMA paths: its
+ * @mg rows in the fewest even count of blocks of at most @most rows
+ * (the budget's), at least two. ResNet-50's 256 x 256 over 14x14 (16
+ * tiles, one panel): 4 blocks of 66 rows, not 22 of 12.
+ */
+static inline __u64 eng_wino_rows(__u64 mg, __u64 most)
+{
+	__u64 pairs = eng_div_up(mg ? mg : 1, 2 * most);
+
+	return eng_div_up(eng_div_up(mg ? mg : 1, 2 * pairs), ENG_MR) * ENG_MR;
+}
+
+/*
  * A Winograd unit: @cols tiles (whole panels of ENG_NR, ENG_WINO_TILES on
  * the FMA paths, one panel on the baseline's) of one image and group by
  * as many output channels as the budget allows at that depth (one block
@@ -2193,7 +2207,7 @@ static inline void eng_wino_unit(const struct eng_conv_shape *s,
 {
 	__u64 macs = eng_unit_macs(features), tiles = eng_wino_tiles(s);
 	__u64 all = eng_div_up(s->mg ? s->mg : 1, ENG_MR) * ENG_MR;
-	__u64 outer = s->n * s->group, c;
+	__u64 outer = s->n * s->group, c, most;
 
 	u->cols = eng_base_path(features) ? ENG_NR : ENG_WINO_TILES;
 	u->cols = eng_min(u->cols, eng_div_up(tiles, ENG_NR) * ENG_NR);
@@ -2232,6 +2246,7 @@ static inline void eng_wino_unit(const struct eng_conv_shape *s,
 			}
 	u->rows = eng_unit_side(macs, eng_wino_xi(s) * s->cg * u->cols, ENG_MR,
 				ENG_MR, eng_min(ENG_MC, all));
+	most = u->rows;
 	while (outer * eng_div_up(s->mg, u->rows) * eng_div_up(tiles, u->cols) <
 	       ENG_CONV_MIN_UNITS) {
 		if (u->rows > 2 * ENG_MR)
@@ -2240,6 +2255,17 @@ static inline void eng_wino_unit(const struct eng_conv_shape *s,
 			u->cols = eng_div_up(u->cols / 2, ENG_NR) * ENG_NR;
 		else
 			break;
+	}
+	/*
+	 * One run of tiles whose rows alone were cut: each GEMM of a unit
+	 * reads its panel of V (C x cols) from L2 once for all its rows, so
+	 * a few large blocks, an even count of them (eng_wino_rows()), not
+	 * ENG_CONV_MIN_UNITS small ones.
+	 */
+	if (outer * eng_div_up(tiles, u->cols) == 1 && !eng_base_path(features) &&
+	    eng_wino_rows(s->mg, most) > u->rows) {
+		u->rows = eng_wino_rows(s->mg, most);
+		return;
 	}
 	if (outer * eng_div_up(tiles, u->cols) == 1)
 		eng_wino_balance(s->mg, tiles, u);

@@ -405,7 +405,7 @@ static void conv_units(struct __test_metadata *_metadata, const struct conv_shap
  * runs' whole panels split evenly: the baseline's 3 blocks of 24 rows by
  * 13 runs of 16 tiles (7 and 6 panels) in 13 parts, 64 x 80 x 80's 2
  * blocks by 7 runs (13 and 12) in 7; one run (64 x 14 x 14, 16 tiles) a
- * part per unit.
+ * part per unit, two blocks of 36 rows (eng_wino_rows()).
  */
 static void check_fma_units(struct __test_metadata *_metadata)
 {
@@ -413,7 +413,7 @@ static void check_fma_units(struct __test_metadata *_metadata)
 	__u64 dw = vnpu_eng_packed_size(VNPU_PACK_WINO_W, 1, 64, 64 * 9);
 	static const __u64 few[][3] = {
 		/* h, w, parts */
-		{ 14, 14, 6 }, { 80, 80, 7 },
+		{ 14, 14, 2 }, { 80, 80, 7 },
 	};
 	struct vnpu_layer_gemm g = { .alpha = 0x3f800000 };
 	struct vnpu_layer_conv c = {
@@ -456,11 +456,11 @@ static void check_fma_units(struct __test_metadata *_metadata)
 }
 
 /*
- * Odd counts of Winograd units above one split again for two tiles:
- * CRNN's 512 -> 512 over 3x80 (one run of 20 tiles) in 15 blocks of 36
- * rows (not 11 of 48: tiles finishing after 6 x 48 and 5 x 48 rows, now
- * 8 x 36 and 7 x 36), ResNet-50's 256 -> 256 over 14x14 in 22 of 12; its
- * 128 -> 128 over 28x28 (one run of 4 panels) in two runs of 2 panels
+ * A Winograd layer of one run of tiles takes an even count of large
+ * blocks of rows (eng_wino_rows()): CRNN's 512 -> 512 over 3x80 (one run
+ * of 20 tiles) in 6 blocks of 90 rows (once 15 of 36), ResNet-50's
+ * 256 -> 256 over 14x14 in 4 of 66 (once 22 of 12), 64 -> 256 in 4 and
+ * 256 -> 64 in 2 of 36 rows; ResNet-50's 128 -> 128 over 28x28 (one run of 4 panels) in two runs of 2 panels
  * (32 and 17 tiles), a part each with its 6 blocks of 24 rows, each tile
  * transforming its own run's input; a
  * direct convolution keeps its odd count (1x1 256 -> 1024 over 14x14:
@@ -471,7 +471,8 @@ static void check_balance(struct __test_metadata *_metadata)
 {
 	static const __u64 convs[][6] = {
 		/* c, h, w, m, k, units */
-		{ 512, 3, 80, 512, 3, 15 }, { 256, 14, 14, 256, 3, 22 },
+		{ 512, 3, 80, 512, 3, 6 }, { 256, 14, 14, 256, 3, 4 },
+		{ 64, 14, 14, 256, 3, 4 }, { 256, 14, 14, 64, 3, 2 },
 		{ 128, 28, 28, 128, 3, 2 },
 		{ 256, 14, 14, 1024, 1, 11 }, { 64, 28, 28, 128, 1, 8 },
 	};
