@@ -1371,6 +1371,8 @@ static inline __u64 eng_conv_win_cap(const struct eng_conv_shape *s,
 
 /* Units a small CONV is split into at least, where its shape allows. */
 #define ENG_CONV_MIN_UNITS	8
+/* Below this many units a CONV of an odd count splits its units again. */
+#define ENG_CONV_ODD_UNITS	12
 
 /*
  * A CONV unit: as many output channels of a group as the budget allows for
@@ -1379,8 +1381,11 @@ static inline __u64 eng_conv_win_cap(const struct eng_conv_shape *s,
  * budget too (the FMA paths keep ENG_NC). A layer of fewer than
  * ENG_CONV_MIN_UNITS units (a 1x1 convolution on a 7x7 map) halves its
  * rows, then its columns, down to whole 12x32 tiles of the AVX-512
- * kernels, so that every tile gets work; the order of each sum does not
- * depend on the split.
+ * kernels, so that every tile gets work. An odd count of units below
+ * ENG_CONV_ODD_UNITS then halves the rows (of 48 or more) or else the
+ * columns once: two tiles take the units in halves, and one of 11 ran a
+ * unit after the other. The order of each sum does not depend on the
+ * split.
  */
 static inline void eng_conv_unit(const struct eng_conv_shape *s,
 				 const struct vnpu_layer_conv *a,
@@ -1388,7 +1393,7 @@ static inline void eng_conv_unit(const struct eng_conv_shape *s,
 {
 	__u64 macs = eng_unit_macs(features), k = s->cg * s->kh * s->kw;
 	__u64 all = eng_div_up(s->mg ? s->mg : 1, ENG_MR) * ENG_MR;
-	__u64 outer = s->n * s->group, qn = eng_conv_cols(s, a);
+	__u64 outer = s->n * s->group, qn = eng_conv_cols(s, a), units;
 
 	u->rows = eng_unit_side(macs, ENG_NC * k, ENG_MR, ENG_MR,
 				eng_min(ENG_MC, all));
@@ -1404,6 +1409,13 @@ static inline void eng_conv_unit(const struct eng_conv_shape *s,
 			u->cols = eng_div_up(u->cols / 2, 2 * ENG_NR) * 2 * ENG_NR;
 		else
 			break;
+	}
+	units = outer * eng_div_up(s->mg, u->rows) * eng_div_up(qn, u->cols);
+	if (units > 1 && units % 2 && units < ENG_CONV_ODD_UNITS) {
+		if (u->rows >= 8 * ENG_MR)
+			u->rows = eng_div_up(u->rows / 2, 2 * ENG_MR) * 2 * ENG_MR;
+		else if (u->cols > 2 * ENG_NR && u->cols / 2 < qn)
+			u->cols = eng_div_up(u->cols / 2, 2 * ENG_NR) * 2 * ENG_NR;
 	}
 }
 

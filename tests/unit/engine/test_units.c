@@ -123,10 +123,11 @@ static void check_api(struct __test_metadata *_metadata, const struct ulayer *l)
 	/*
 	 * The baseline's budget is smaller, so its units are more, except
 	 * where a small CONV splits into at least 8 units on every path
-	 * (ENG_CONV_MIN_UNITS), which halving leaves below 16, and where a
+	 * (ENG_CONV_MIN_UNITS), which halving leaves below 16 (and an odd
+	 * count below ENG_CONV_ODD_UNITS splits again), and where a
 	 * GEMM's units of few rows fit the baseline's budget as they are.
 	 */
-	EXPECT_TRUE(mb > ma || (l->op == VNPU_LAYER_CONV && ma < 16) || (l->op == VNPU_LAYER_GEMM
+	EXPECT_TRUE(mb > ma || (l->op == VNPU_LAYER_CONV && ma < 2 * ENG_CONV_ODD_UNITS) || (l->op == VNPU_LAYER_GEMM
 									 && mb == ma && (__u64)mb * BASE_UNIT_MACS >= macs))
 		TH_LOG("%s: units: baseline %u, AVX2 %u", l->name, mb, ma);
 	/* No baseline unit holds more than 2^20 multiply-adds. */
@@ -463,9 +464,12 @@ static void check_fma_units(struct __test_metadata *_metadata)
  * 256 -> 64 in 2 of 36 rows; ResNet-50's 128 -> 128 over 28x28 (one run of 4 panels) in two runs of 2 panels
  * (32 and 17 tiles), a part each with its 6 blocks of 24 rows, each tile
  * transforming its own run's input; a
- * direct convolution keeps its odd count (1x1 256 -> 1024 over 14x14:
- * 11 blocks of 96 rows; split columns measured slower); an even count
- * (64 -> 128 over 28x28) stays as it is.
+ * direct convolution of an odd count below ENG_CONV_ODD_UNITS halves its
+ * rows (1x1 256 -> 1024 over 14x14: 22 blocks of 48 rows, not 11 of 96),
+ * or its columns where it has fewer than 48 rows (1x1 1024 -> 256 over
+ * 14x14: 11 blocks of 24 rows, each in two of columns); a larger odd
+ * count (1x1 256 -> 64 over 56x56: 13 blocks of columns) and an even
+ * count (64 -> 128 over 28x28) stay as they are.
  */
 static void check_balance(struct __test_metadata *_metadata)
 {
@@ -474,7 +478,8 @@ static void check_balance(struct __test_metadata *_metadata)
 		{ 512, 3, 80, 512, 3, 6 }, { 256, 14, 14, 256, 3, 4 },
 		{ 64, 14, 14, 256, 3, 4 }, { 256, 14, 14, 64, 3, 2 },
 		{ 128, 28, 28, 128, 3, 2 },
-		{ 256, 14, 14, 1024, 1, 11 }, { 64, 28, 28, 128, 1, 8 },
+		{ 256, 14, 14, 1024, 1, 22 }, { 1024, 14, 14, 256, 1, 22 },
+		{ 256, 56, 56, 64, 1, 13 }, { 64, 28, 28, 128, 1, 8 },
 	};
 	struct vnpu_layer_conv c = {
 		.group = 1, .stride = { 1, 1 }, .dilation = { 1, 1 },
