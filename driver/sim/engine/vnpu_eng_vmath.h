@@ -248,22 +248,93 @@ static inline VM_F VM(tanh)(VM_F x)
 	return (VM_F)((VM_I)VM(sel)(a < VM_TANH_SPLIT, y1, y2) | sign);
 }
 
+#ifndef VM_EXP2_16
+#define VM_EXP2_16
 /*
- * @m / (1 + exp(-z)) where |z| < VM_LOGISTIC_NORMAL: exp(-z) as p 2^n in
- * one exact scaling (n in [-123, 123]), nothing overflows or is
- * subnormal, and the quotient rounds once: within 2.3 ulps of the
- * logistic function and of SiLU (@m = z). Its result in a lane depends on
- * that lane alone.
+ * 2^(j / 16) for j in [0, 16) as hi + lo: the floats nearest 2^(j / 16)
+ * (within 0.8 * 2^-24, relative), then those nearest what they miss by.
+ */
+static const float vm_exp2_16[32] __attribute__((__aligned__(64))) = {
+	0x1p+0f, 0x1.0b5586p+0f, 0x1.172b84p+0f, 0x1.2387a6p+0f,
+	0x1.306fe0p+0f, 0x1.3dea64p+0f, 0x1.4bfdaep+0f, 0x1.5ab07ep+0f,
+	0x1.6a09e6p+0f, 0x1.7a1148p+0f, 0x1.8ace54p+0f, 0x1.9c4918p+0f,
+	0x1.ae89fap+0f, 0x1.c199bep+0f, 0x1.d5818ep+0f, 0x1.ea4afap+0f,
+	0.0f, 0x1.9f3122p-25f, -0x1.c15742p-27f, 0x1.ceac48p-25f,
+	0x1.4636e2p-25f, 0x1.824684p-25f, -0x1.593abcp-25f, -0x1.5bd5ecp-27f,
+	0x1.9fcef4p-26f, -0x1.829fd0p-25f, 0x1.15506ep-27f, 0x1.51f848p-27f,
+	-0x1.a94b14p-26f, -0x1.3d56b2p-27f, -0x1.822dbcp-27f, 0x1.52486cp-27f,
+};
+#endif
+
+/*
+ * Lane i of the 16 floats at @tab (64-byte aligned) by k[i] % 16:
+ * VM_TAB16() where the includer has one instruction for it (vpermps on 16
+ * lanes), else two and a blend on 8 (a lane at a time for clang).
+ */
+static inline VM_F VM(tab16)(const float *tab, VM_I k)
+{
+#ifdef VM_TAB16
+	return VM_TAB16(tab, k);
+#elif defined(__clang__)
+	VM_F r;
+	__u64 i;
+
+	for (i = 0; i < sizeof(VM_F) / sizeof(float); i++)
+		r[i] = tab[k[i] & 15];
+	return r;
+#else
+	typedef VM_F vt __attribute__((aligned(4), may_alias));
+	const __u64 lanes = sizeof(VM_F) / sizeof(float);
+
+	return __builtin_shuffle(*(const vt *)tab,
+				 *(const vt *)(tab + 16 - lanes), k & 15);
+#endif
+}
+
+/*
+ * Whether every lane of @x is below @c (not where NaN): VM_ALL_LT() where
+ * the includer has a compare into a mask.
+ */
+static inline int VM(all_lt)(VM_F x, float c)
+{
+#ifdef VM_ALL_LT
+	return VM_ALL_LT(x, c);
+#else
+	return VM(all)(x < c);
+#endif
+}
+
+/* 1.5 * 2^23 + 127 * 16: t's bits hold n + 2032 (logistic_normal()). */
+#define VM_RINT16	12584944.0f
+
+/*
+ * @m / (1 + exp(-z)) where |z| < VM_LOGISTIC_NORMAL: exp(-z) = 2^(n / 16)
+ * exp(-r), r = z + n ln2 / 16 in about [-ln2 / 32, ln2 / 32] (Cody-Waite
+ * in two steps), 2^(j / 16) for j = n % 16 from a table as hi + lo, and
+ * e = hi + (hi q + lo), q = expm1(-r) = -r + r^2 (c2 - c3 r) (fitted,
+ * error below 1.7e-9), rounds once (within 0.6 2^-24 of exp(-z) / 2^N).
+ * Then 1 + e 2^N, N = floor(n / 16) in [-123, 123], in one fused
+ * multiply-add: N + 127 is t's bits from bit 4 up, shifted into a
+ * float's exponent as they are. The quotient rounds once more: within 2.4
+ * ulps of the logistic function and of SiLU (@m = z). Its result in a
+ * lane depends on that lane alone.
  */
 static inline VM_F VM(logistic_normal)(VM_F z, VM_F m)
 {
-	VM_F n = VM(exp_n)(-z), r, e;
+	VM_F t = VM_FMA(z, VM(splat)(-16 * VM_LOG2E), VM(splat)(VM_RINT16));
+	VM_F n = t - VM_RINT16, r, q, hi, e;
+	VM_I k = (VM_I)t;
 
-	r = VM_FMA(n, VM(splat)(-VM_LN2_HI), -z);
-	r = VM_FMA(n, VM(splat)(-VM_LN2_LO), r);
-	e = VM(exp_poly)(r) *
-	    (VM_F)((__builtin_convertvector(n, VM_I) + 127) << 23);
-	return m / (1.0f + e);
+	r = VM_FMA(n, VM(splat)(VM_LN2_HI / 16), z);
+	r = VM_FMA(n, VM(splat)(VM_LN2_LO / 16), r);
+	q = VM_FMA(r, VM(splat)(-0x1.555740p-3f), VM(splat)(0x1.00022ap-1f));
+	q = VM_FMA(q, r * r, -r);
+	hi = VM(tab16)(vm_exp2_16, k);
+	e = hi + VM_FMA(hi, q, VM(tab16)(vm_exp2_16 + 16, k));
+	/* The sign and exponent bits: 0xff800000. */
+	e = VM_FMA(e, (VM_F)((k << 19) & ((VM_I){} - 0x800000)),
+		   VM(splat)(1.0f));
+	return m / e;
 }
 
 /*
@@ -275,12 +346,12 @@ static inline VM_F VM(logistic_normal)(VM_F z, VM_F m)
  */
 static inline VM_F VM(logistic)(VM_F z, VM_F m)
 {
-	VM_I sign;
+	VM_I sign, normal;
 	VM_F a = VM(abs)(z, &sign), n, r, e, me;
-	VM_I normal = a < VM_LOGISTIC_NORMAL;
 
-	if (VM(all)(normal))
+	if (VM(all_lt)(a, VM_LOGISTIC_NORMAL))
 		return VM(logistic_normal)(z, m);
+	normal = a < VM_LOGISTIC_NORMAL;
 	r = VM(exp_reduce)(-a, &n);
 	e = VM(exp_kern)(r, n, VM(splat)(1.0f));
 	/* Past exp_reduce()'s clamp, m e is 0 (or NaN for an infinite m). */
@@ -386,6 +457,22 @@ static inline VM_F VM(act)(__u32 func, VM_F v)
 #endif
 
 /*
+ * The offset of the vector after the one at @i in runs of @whole floats,
+ * @rs apart: the next run's first (0, with @xr and @yr moved on to it)
+ * after a run's last.
+ */
+static inline __u64 VM(run_step)(__u64 i, __u64 whole, const float **xr,
+				 float **yr, __s64 rs)
+{
+	i += sizeof(VM_F) / sizeof(float);
+	if (i < whole)
+		return i;
+	*xr += rs;
+	*yr += rs;
+	return 0;
+}
+
+/*
  * VM(rows_silu)()...: one function on @rows runs of @n floats, at @x and
  * @y (which may be @x) @rs floats apart; each its own frame, not inlined.
  * The whole vectors of all the runs go through one loop (a tile's six
@@ -405,12 +492,7 @@ VM(rows_##NAME)(const float *x, float *y, __u64 n, __u64 rows, __s64 rs) \
 									\
 	for (k = rows * (whole / lanes); k; k--) {			\
 		*(vu *)(yr + i) = VM(NAME)(*(const vu *)(xr + i));	\
-		i += lanes;						\
-		if (i == whole) {					\
-			i = 0;						\
-			xr += rs;					\
-			yr += rs;					\
-		}							\
+		i = VM(run_step)(i, whole, &xr, &yr, rs);		\
 	}								\
 	for (; whole < n && rows; rows--, x += rs, y += rs)		\
 		VM_MAP_RUN(VM(NAME), x + whole, y + whole, n - whole);	\
@@ -420,10 +502,74 @@ VM_ROWS_FN(erf)
 VM_ROWS_FN(gelu)
 VM_ROWS_FN(gelu_tanh)
 VM_ROWS_FN(tanh)
-VM_ROWS_FN(sigmoid)
 VM_ROWS_FN(log)
-VM_ROWS_FN(silu)
 #undef VM_ROWS_FN
+
+/*
+ * SiLU where @silu, else the logistic function, of the four vectors at @v
+ * in place: logistic_normal() on all four where every lane allows it
+ * (one test; the four in flight together), else logistic() on each. The
+ * same bits as logistic() on each.
+ */
+static inline void VM(logistic4)(VM_F *v, int silu)
+{
+	VM_I s;
+	int i;
+
+	if (VM(all_lt)(VM(abs)(v[0], &s), VM_LOGISTIC_NORMAL) &
+	    VM(all_lt)(VM(abs)(v[1], &s), VM_LOGISTIC_NORMAL) &
+	    VM(all_lt)(VM(abs)(v[2], &s), VM_LOGISTIC_NORMAL) &
+	    VM(all_lt)(VM(abs)(v[3], &s), VM_LOGISTIC_NORMAL)) {
+		for (i = 0; i < 4; i++)
+			v[i] = VM(logistic_normal)(v[i], silu ? v[i] :
+						   VM(splat)(1.0f));
+		return;
+	}
+	for (i = 0; i < 4; i++)
+		v[i] = VM(logistic)(v[i], silu ? v[i] : VM(splat)(1.0f));
+}
+
+/*
+ * VM(rows_silu)() and VM(rows_sigmoid)(): as VM_ROWS_FN()'s, the whole
+ * vectors four at a time through logistic4() (a tile's twelve rows of 32
+ * are six such steps), then those left and the tails one at a time.
+ */
+#define VM_ROWS4_FN(NAME, SILU)						\
+static __attribute__((__noinline__, __unused__)) void			\
+VM(rows_##NAME)(const float *x, float *y, __u64 n, __u64 rows, __s64 rs) \
+{									\
+	typedef VM_F vu __attribute__((aligned(4), may_alias));	\
+	const __u64 lanes = sizeof(VM_F) / sizeof(float);		\
+	const __u64 whole = n / lanes * lanes;				\
+	const float *xr = x, *xp[4];					\
+	float *yr = y, *yp[4];						\
+	__u64 i = 0, k, g, j;						\
+	VM_F v[4];							\
+									\
+	for (k = rows * (whole / lanes); k; k -= g) {			\
+		for (g = 0; g < 4 && g < k; g++) {			\
+			xp[g] = xr + i;					\
+			yp[g] = yr + i;					\
+			i = VM(run_step)(i, whole, &xr, &yr, rs);	\
+		}							\
+		if (g < 4) {						\
+			for (j = 0; j < g; j++)				\
+				*(vu *)yp[j] = VM(NAME)(*(const vu *)xp[j]); \
+			break;						\
+		}							\
+		for (j = 0; j < 4; j++)					\
+			v[j] = *(const vu *)xp[j];			\
+		VM(logistic4)(v, SILU);					\
+		for (j = 0; j < 4; j++)					\
+			*(vu *)yp[j] = v[j];				\
+	}								\
+	for (; whole < n && rows; rows--, x += rs, y += rs)		\
+		VM_MAP_RUN(VM(NAME), x + whole, y + whole, n - whole);	\
+}
+
+VM_ROWS4_FN(sigmoid, 0)
+VM_ROWS4_FN(silu, 1)
+#undef VM_ROWS4_FN
 
 /* VM(act)() on those runs: the switch once, a loop per function. */
 static inline void VM(act_map_rows)(__u32 func, const float *x, float *y,

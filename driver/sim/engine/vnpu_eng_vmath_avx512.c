@@ -24,9 +24,25 @@ static inline int vm16_all_set(v16si m)
 	return __builtin_ia32_movmskps256((v8sf)h) == 0xff;
 }
 
+/* Whether every lane of @x is below @c: one compare into a mask. */
+static inline int vm16_lt_all(v16sf x, float c)
+{
+	return __builtin_ia32_cmpps512_mask(x, (v16sf){} + c, 0x11 /* LT_OQ */,
+					    0xffff, 4) == 0xffff;
+}
+
+/* vpermps: lane i of the 16 floats at @tab by k[i] % 16. */
+static inline v16sf vm16_perm16(const float *tab, v16si k)
+{
+	return __builtin_ia32_permvarsf512_mask(*(const v16sf *)tab, k,
+						(v16sf){}, 0xffff);
+}
+
 #define VM_F v16sf
 #define VM_I v16si
 #define VM_ALL(m) vm16_all_set(m)
+#define VM_ALL_LT(x, c) vm16_lt_all(x, c)
+#define VM_TAB16(tab, k) vm16_perm16(tab, k)
 #define VM_FMA(a, b, c) __builtin_ia32_vfmaddps512_mask((a), (b), (c), 0xffff, 4)
 #define VM(name) vm16_##name
 #include "vnpu_eng_vmath.h"
@@ -73,6 +89,15 @@ void vnpu_eng_act_avx512(__u32 func, const float *x, float *y, __u64 n)
 	}								\
 } while (0)
 
+/* The runs' last n % 16 through @FN under a mask. */
+#define ACT_TAILS(FN) do {						\
+	m = (__u16)((1u << (n % 16)) - 1);				\
+	for (r = 0, y += n / 16 * 16; m && r < rows; r++, y += rs) {	\
+		v = __builtin_ia32_loadups512_mask(y, (v16sf){}, m);	\
+		__builtin_ia32_storeups512_mask(y, FN(v), m);		\
+	}								\
+} while (0)
+
 static inline v16sf act_any(__u32 func, v16sf v)
 {
 	return vm16_act(func, v);
@@ -80,6 +105,10 @@ static inline v16sf act_any(__u32 func, v16sf v)
 
 #define ACT_ANY(v) act_any(func, v)
 
+/*
+ * SiLU and the logistic function: the runs' whole vectors four at a time
+ * (vm16_rows_silu(): a tile's 24 in six steps), then their tails.
+ */
 void vnpu_eng_act_rows_avx512(__u32 func, float *y, __s64 rs, __u64 rows,
 			      __u64 n)
 {
@@ -90,10 +119,12 @@ void vnpu_eng_act_rows_avx512(__u32 func, float *y, __s64 rs, __u64 rows,
 
 	switch (func) {
 	case VNPU_ACT_SILU:
-		ACT_ROWS(vm16_silu);
+		vm16_rows_silu(y, y, n / 16 * 16, rows, rs);
+		ACT_TAILS(vm16_silu);
 		break;
 	case VNPU_ACT_SIGMOID:
-		ACT_ROWS(vm16_sigmoid);
+		vm16_rows_sigmoid(y, y, n / 16 * 16, rows, rs);
+		ACT_TAILS(vm16_sigmoid);
 		break;
 	default:
 		ACT_ROWS(ACT_ANY);
