@@ -1518,7 +1518,8 @@ static inline __u64 eng_lanes_window(const struct eng_conv_shape *s,
 
 /*
  * Floats of a lanes CONV's scratch: the taps' offsets, the sums, then
- * with padding or strides a copy of a group's input planes.
+ * with padding or strides what the copy holds (struct lanes_held) and a
+ * copy of a group's input planes.
  */
 static inline __u64 eng_lanes_scratch(const struct eng_conv_shape *s,
 				      const struct vnpu_layer_conv *a,
@@ -1527,7 +1528,7 @@ static inline __u64 eng_lanes_scratch(const struct eng_conv_shape *s,
 	__u64 n = s->cg * s->kh * s->kw + ENG_ALIGN / 4 + u->rows * u->cols;
 
 	if (eng_lanes_copied(a))
-		n += ENG_ALIGN / 4 + eng_lanes_window(s, a);
+		n += 2 * ENG_ALIGN / 4 + eng_lanes_window(s, a);
 	return n;
 }
 

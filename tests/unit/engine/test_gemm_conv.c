@@ -1477,7 +1477,8 @@ static int kept_run(const struct vnpu_layer_conv *at, struct vnpu_cmd_tensor *t,
 /*
  * The parts of a command run (struct vnpu_eng_ctx's epoch) share the
  * input window a part copied into the scratch: a strided convolution's
- * own windows, a sliding one and a 1x1's tail copy. The next run, with a
+ * own windows, a sliding one, a 1x1's tail copy and a lanes CONV's copy
+ * of its padded planes by phase (struct lanes_held). The next run, with a
  * new epoch and a new input at the same address, must read the new input
  * and give the bits of a run on fresh scratch, whatever order a tile
  * takes the parts in.
@@ -1486,12 +1487,14 @@ static void test_kept_window(struct __test_metadata *_metadata)
 {
 	static const struct {
 		__u64 c, hw, m;
-		__u32 k, s, p;
+		__u32 k, s, p, lanes;
 	} cases[] = {
 		{ 24, 30, 40, 3, 2, 1 },	/* windows of their own */
 		{ 16, 14, 200, 1, 2, 0 },	/* 1x1 strided: one window */
 		{ 16, 23, 40, 3, 1, 1 },	/* a sliding window */
 		{ 32, 7, 100, 1, 1, 0 },	/* a direct 1x1 and its tail */
+		/* layer4.0's 3x3 on the lanes: four units of channels */
+		{ 48, 14, 200, 3, 2, 1, 1 },
 	};
 	static const __u32 order[] = { 0, 2, 1, 3, 5, 4, 7, 6 };
 	__u32 features[] = { 0, vnpu_eng_host_features() & VNPU_ENG_F_AVX2_FMA,
@@ -1514,6 +1517,10 @@ static void test_kept_window(struct __test_metadata *_metadata)
 			float *w = malloc(cases[i].m * cases[i].c * cases[i].k *
 					  cases[i].k * 4);
 			float *fresh = malloc(ny * 4);
+			__u64 kt = cases[i].c * cases[i].k * cases[i].k;
+			__u64 sl = vnpu_eng_packed_size(VNPU_PACK_CONV_LANES, 1,
+							cases[i].m, kt);
+			float *pl = malloc(sl * 4);
 			__u32 n, parts;
 			void *d[3];
 			__u64 need;
@@ -1529,10 +1536,17 @@ static void test_kept_window(struct __test_metadata *_metadata)
 			at.pad_begin[1] = cases[i].p;
 			at.pad_end[0] = cases[i].p;
 			at.pad_end[1] = cases[i].p;
-			et_fill_f32(w, cases[i].m * cases[i].c * cases[i].k *
-				    cases[i].k);
+			et_fill_f32(w, cases[i].m * kt);
 			n = conv_args(&at, dx, x, dw, w, NULL, NULL, dy, NULL, y,
 				      t, d);
+			if (cases[i].lanes) {
+				at.flags |= VNPU_LAYER_F_PACKED | VNPU_LAYER_F_LANES;
+				EXPECT_TRUE(pl && !vnpu_eng_pack(VNPU_PACK_CONV_LANES, w,
+								 1, cases[i].m, kt, pl))
+					TH_LOG("pack");
+				t[1] = et_dense(VNPU_DTYPE_F32, 1, &sl);
+				d[1] = pl;
+			}
 			parts = vnpu_eng_layer_max_parts(VNPU_LAYER_CONV, t, n,
 							 &at, ctx.features);
 			parts = parts < 8 ? parts : 8;
@@ -1565,6 +1579,7 @@ static void test_kept_window(struct __test_metadata *_metadata)
 			free(x);
 			free(y);
 			free(w);
+			free(pl);
 			free(fresh);
 		}
 }
