@@ -31,11 +31,18 @@ static inline int vm16_lt_all(v16sf x, float c)
 					    0xffff, 4) == 0xffff;
 }
 
-/* vpermps: lane i of the 16 floats at @tab by k[i] % 16. */
+/*
+ * vpermps: lane i of the 16 floats at @tab by k[i] % 16 (GCC has only the
+ * masked builtin, clang only the plain one).
+ */
 static inline v16sf vm16_perm16(const float *tab, v16si k)
 {
+#ifdef __clang__
+	return __builtin_ia32_permvarsf512(*(const v16sf *)tab, k);
+#else
 	return __builtin_ia32_permvarsf512_mask(*(const v16sf *)tab, k,
 						(v16sf){}, 0xffff);
+#endif
 }
 
 #define VM_F v16sf
