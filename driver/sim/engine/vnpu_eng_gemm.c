@@ -2985,6 +2985,78 @@ struct lanes_held {
 	const void *x;
 };
 
+/**
+ * struct lanes_run - where a lanes CONV unit's tiles read and write
+ * @x: the input the tiles read, X or its copy
+ * @acc: the unit's sums (block_flush()'s), channel c of position p at
+ *	@acc + c * @cols + p - @p0
+ * @part: the AVX-512 tiles' sums between slices of the depth, by position
+ * @xs1: floats from an output row's input to the next's
+ * @xs2: floats from a position's input to the next's
+ * @p0: the unit's first position
+ * @pc: its positions
+ * @cols: the positions of a unit (@acc's rows)
+ * @ow: positions of an output row
+ * @panels: panels of the layer's weights
+ * @ks: depth of a slice (the whole depth but for the AVX-512 tiles)
+ * @avx512: whether the AVX-512 tiles run
+ */
+struct lanes_run {
+	const float *x;
+	float *acc, *part;
+	__s64 xs1, xs2;
+	__u64 p0, pc, cols, ow, panels, ks;
+	int avx512;
+};
+
+/*
+ * The tiles of @lr's unit over one panel (output channels from @j of the
+ * unit's), for a slice of the depth (@t's @kc, @off, @w, @pin, @pout):
+ * the AVX-512 tiles take it in slices, each for all of the unit's
+ * positions, so that a slice's weights and input stay in L2 for the
+ * panel's tiles (ResNet-50's layer4.0 3x3: 590 KB of weights a panel and
+ * a 524 KB copy of its input). The first two tiles of a slice fetch the
+ * next panel's halves of it into L2 (@t->pf: ResNet-50's layer4 weights
+ * come from memory).
+ */
+static void lanes_slice(struct eng_lanes_tile *t, const struct lanes_run *lr,
+			__u64 j, __u64 kt)
+{
+	const float *pf = t->pf;
+	__u64 p, ti;
+
+	for (p = lr->p0, ti = 0; p < lr->p0 + lr->pc; p += (__u64)t->rows, ti++) {
+		__u64 oy = p / lr->ow, ox = p % lr->ow;
+
+		t->rows = (int)eng_min(eng_min(ENG_LANES_ROWS, lr->ow - ox),
+				       lr->p0 + lr->pc - p);
+		t->x = lr->x + (__s64)oy * lr->xs1 + (__s64)ox * lr->xs2;
+		t->acc = lr->acc + j * lr->cols + (p - lr->p0);
+		t->part = lr->part + (p - lr->p0) * ENG_LANES_NR;
+#ifdef ENG_FMA
+		/* The AVX-512 tiles: positions 1 apart. */
+		if (lr->avx512 && t->xstep == 1) {
+			/*
+			 * Where the unit is whole rows of whole tiles, its
+			 * even rows take the next row's same positions too,
+			 * which the loop then steps over.
+			 */
+			t->two = !(lr->ow % ENG_LANES_ROWS) &&
+				 !(lr->p0 % lr->ow) && !(lr->pc % lr->ow) &&
+				 !((oy - lr->p0 / lr->ow) % 2) &&
+				 (oy + 1) * lr->ow < lr->p0 + lr->pc;
+			t->pf = ti < 2 && pf ? pf + ti * kt * ENG_NR : 0;
+			vnpu_eng_lanes_avx512(t);
+			if (t->two && ox + (__u64)t->rows == lr->ow)
+				p += lr->ow;
+			continue;
+		}
+#endif
+		lanes_tile(t);
+	}
+	t->pf = pf;
+}
+
 static int run_conv_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 			  const struct vnpu_eng_ctx *ctx)
 {
@@ -2996,8 +3068,9 @@ static int run_conv_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 	struct conv_job cj;
 	float add[ENG_LANES_MB], *acc;
 	const struct vnpu_layer_conv *a = l->attrs;
-	__u64 kt, np, mb, pb, u, k, c, r, q, j, ph;
+	__u64 kt, np, mb, pb, u, k, c, r, q, j, ph, k0;
 	struct lanes_held *held = 0;
+	struct lanes_run lr = {};
 	__s32 *off = eng_align(ctx->scratch);
 	/*
 	 * The input the tiles read, X or its copy: an output row's rows
@@ -3006,9 +3079,6 @@ static int run_conv_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 	__s64 xs[3];
 	float *xp = 0;
 	int has_add = 0;
-#ifdef ENG_FMA
-	int avx512 = eng_act_avx512(ctx);
-#endif
 
 	eng_conv_shape(l, &cj.s);
 	kt = cj.s.cg * cj.s.kh * cj.s.kw;
@@ -3017,13 +3087,14 @@ static int run_conv_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 	mb = eng_div_up(cj.s.mg, unit.rows);
 	pb = eng_div_up(np, unit.cols);
 	acc = eng_align(off + kt);
+	lr.part = eng_align(acc + unit.rows * unit.cols);
 	conv_job_init(l, 0, 0, &cj);
 	xs[0] = cj.xs[0];
 	xs[1] = cj.xs[1];
 	xs[2] = cj.xs[2];
 	ph = 0;
 	if (eng_lanes_copied(a)) {
-		held = eng_align(acc + unit.rows * unit.cols);
+		held = eng_align(lr.part + unit.cols * ENG_LANES_NR);
 		xp = (float *)held + ENG_ALIGN / 4;
 		if (!ctx->epoch || held->epoch != ctx->epoch ||
 		    held->attrs != a) {
@@ -3047,8 +3118,19 @@ static int run_conv_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 								 q / a->stride[1]) :
 						    (__s64)q * xs[2]));
 	xs[1] *= a->stride[0];
-	t.off = off;
-	t.kc = kt;
+	lr.acc = acc;
+	lr.xs1 = xs[1];
+	lr.xs2 = xs[2];
+	lr.cols = unit.cols;
+	lr.ow = cj.s.ow;
+	lr.panels = cj.s.group * eng_div_up(cj.s.mg, ENG_LANES_NR);
+	lr.ks = kt;
+#ifdef ENG_FMA
+	lr.avx512 = eng_act_avx512(ctx);
+	/* The AVX-512 tiles take the depth in slices (lanes_slice()). */
+	if (lr.avx512 && xs[2] == 1)
+		lr.ks = ENG_LANES_KC;
+#endif
 	t.acc_rs = unit.cols;
 	t.xstep = xs[2];
 	t.x2 = xs[1];
@@ -3058,7 +3140,7 @@ static int run_conv_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 		__u64 g = u / (pb * mb) % cj.s.group;
 		__u64 img = u / (pb * mb * cj.s.group);
 		__u64 m0 = mi * unit.rows, mc = eng_min(unit.rows, cj.s.mg - m0);
-		__u64 p0 = pi * unit.cols, pc = eng_min(unit.cols, np - p0), p;
+		__u64 p0 = pi * unit.cols, pc = eng_min(unit.cols, np - p0);
 
 		conv_job_init(l, img, g, &cj);
 		conv_epi(l, img, g, &e, &o);
@@ -3070,52 +3152,25 @@ static int run_conv_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 			lanes_copy_planes(&cj, xp);
 			held->x = cj.x;
 		}
+		lr.x = xp ? xp : (const float *)cj.x;
+		lr.p0 = p0;
+		lr.pc = pc;
 		for (j = 0; j < mc; j += ENG_LANES_NR) {
 			__u64 panel = g * eng_div_up(cj.s.mg, ENG_LANES_NR) +
-				      (m0 + j) / ENG_LANES_NR, ti = 0;
+				      (m0 + j) / ENG_LANES_NR;
+			const float *pw = (const float *)l->data[1] +
+					  panel * kt * ENG_LANES_NR;
 
-			t.w = (const float *)l->data[1] +
-			      panel * kt * ENG_LANES_NR;
 			t.nv = mc - j > ENG_NR ? 2 : 1;
-			for (p = p0; p < p0 + pc; p += (__u64)t.rows, ti++) {
-				__u64 oy = p / cj.s.ow, ox = p % cj.s.ow;
-
-				t.rows = (int)eng_min(eng_min(ENG_LANES_ROWS,
-							      cj.s.ow - ox),
-						      p0 + pc - p);
-				t.x = (xp ? xp : (const float *)cj.x) +
-				      (__s64)oy * xs[1] + (__s64)ox * xs[2];
-				t.acc = acc + j * unit.cols + (p - p0);
-#ifdef ENG_FMA
-				/* The AVX-512 tiles: positions 1 apart. */
-				if (avx512 && t.xstep == 1) {
-					/*
-					 * Where the unit is whole rows of
-					 * whole tiles, its even rows take the
-					 * next row's same positions too, which
-					 * the loop then steps over.
-					 */
-					t.two = !(cj.s.ow % ENG_LANES_ROWS) &&
-						!(p0 % cj.s.ow) &&
-						!(pc % cj.s.ow) &&
-						!((oy - p0 / cj.s.ow) % 2) &&
-						(oy + 1) * cj.s.ow < p0 + pc;
-					/*
-					 * The first two tiles of a panel fetch
-					 * the next panel's halves into L2 (the
-					 * weights of ResNet-50's layer4 come
-					 * from memory).
-					 */
-					t.pf = ti < 2 && panel + 1 < cj.s.group *
-					       eng_div_up(cj.s.mg, ENG_LANES_NR) ?
-					       t.w + (2 * kt + ti * kt) * ENG_NR : 0;
-					vnpu_eng_lanes_avx512(&t);
-					if (t.two && ox + (__u64)t.rows == cj.s.ow)
-						p += cj.s.ow;
-					continue;
-				}
-#endif
-				lanes_tile(&t);
+			for (k0 = 0; k0 < kt; k0 += t.kc) {
+				t.kc = eng_min(lr.ks, kt - k0);
+				t.off = off + k0;
+				t.w = pw + k0 * ENG_LANES_NR;
+				t.pin = k0 > 0;
+				t.pout = k0 + t.kc < kt;
+				t.pf = panel + 1 < lr.panels ?
+				       pw + (2 * kt + k0) * ENG_NR : 0;
+				lanes_slice(&t, &lr, j, kt);
 			}
 		}
 		f.acc = acc;

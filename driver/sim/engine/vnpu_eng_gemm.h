@@ -164,11 +164,17 @@ void vnpu_eng_gemv_avx512(const struct eng_gemv *g);
  * @acc2: with @two, floats from @acc to that row's sums
  * @pf: NULL, or weights the AVX-512 tiles fetch into L2 as they go, a
  *	line (16 floats) a depth step: half of the next panel's
+ * @part: the AVX-512 tiles of a slice of the depth (@kc of it): their
+ *	sums between slices as the registers hold them, by position
+ *	(ENG_LANES_NR floats each, the second row's from @acc2 positions
+ *	on), from and to where @pin and @pout say
  * @rows: positions, 1 to ENG_LANES_ROWS (with @two: a row of each)
  * @nv: vectors of the panel, 1 or 2
  * @two: whether the tile takes a second row of @rows positions (the
  *	AVX-512 tiles only, @rows ENG_LANES_ROWS): the panel's weights
  *	loaded once for both
+ * @pin: the sums start from @part (the depth before @off's), not zero
+ * @pout: the sums go to @part (more depth follows), not to @acc
  *
  * Each sum is fma(x, w, sum) in depth order from zero: the bits of the
  * GEMM micro-kernels on the same weights packed as VNPU_PACK_CONV_W.
@@ -177,10 +183,10 @@ struct eng_lanes_tile {
 	const float *x;
 	const __s32 *off;
 	const float *w, *pf;
-	float *acc;
+	float *acc, *part;
 	__u64 kc, acc_rs;
 	__s64 xstep, x2, acc2;
-	int rows, nv, two;
+	int rows, nv, two, pin, pout;
 };
 
 /* The AVX-512F tiles of struct eng_lanes_tile: same bits as the C ones. */

@@ -1268,6 +1268,14 @@ void vnpu_eng_wino_in_avx512(const struct eng_wino_in *w)
  * 1x1 then waits half as long on the weights it streams from L2. With
  * @t->pf, a line of it into L2 a depth step.
  */
+/*
+ * Where vector @p of row @r of a tile's sums waits between slices of the
+ * depth: by position, as the sums of the second row go (@t->acc2 on).
+ */
+#define LANES_PART(t, r, p)						\
+	((t)->part + ((r) < rows ? (r) : acc2 + (r) - rows) * ENG_LANES_NR + \
+	 (p) * ENG_NR)
+
 static __attribute__((__always_inline__)) inline
 void lanes_rows(const struct eng_lanes_tile *t, const int rows, const int nv,
 		const int two)
@@ -1287,7 +1295,8 @@ void lanes_rows(const struct eng_lanes_tile *t, const int rows, const int nv,
 	for (r = 0; r < n; r++)
 #pragma GCC unroll 2
 		for (p = 0; p < nv; p++)
-			acc[r][p] = (v16sf){};
+			acc[r][p] = t->pin ? ld16(LANES_PART(t, r, p)) :
+				    (v16sf){};
 #pragma GCC unroll 2
 	for (k = 0; k < kc; k++, w += ENG_LANES_NR) {
 		const float *xk = x + off[k];
@@ -1311,6 +1320,14 @@ void lanes_rows(const struct eng_lanes_tile *t, const int rows, const int nv,
 			for (p = 0; p < nv; p++)
 				acc[r][p] = FMA16(xv, wv[p], acc[r][p]);
 		}
+	}
+	if (t->pout) {
+#pragma GCC unroll 16
+		for (r = 0; r < n; r++)
+#pragma GCC unroll 2
+			for (p = 0; p < nv; p++)
+				st16(LANES_PART(t, r, p), acc[r][p]);
+		return;
 	}
 	/* A row of positions at a time through @out (locals: no aliasing). */
 #pragma GCC unroll 16

@@ -1426,6 +1426,8 @@ static inline void eng_conv_unit(const struct eng_conv_shape *s,
 #define ENG_LANES_NR	VNPU_PACK_LANES_NR
 /* Output channels of one unit of such a CONV at most. */
 #define ENG_LANES_MB	(4 * ENG_LANES_NR)
+/* Depth of a slice of the AVX-512 lanes tiles at most. */
+#define ENG_LANES_KC	1152
 /* Positions of one such tile at most (a row of a 7x7 map). */
 #define ENG_LANES_ROWS	7
 
@@ -1525,7 +1527,8 @@ static inline __u64 eng_lanes_scratch(const struct eng_conv_shape *s,
 				      const struct vnpu_layer_conv *a,
 				      const struct eng_unit *u)
 {
-	__u64 n = s->cg * s->kh * s->kw + ENG_ALIGN / 4 + u->rows * u->cols;
+	__u64 n = s->cg * s->kh * s->kw + ENG_ALIGN / 4 + u->rows * u->cols +
+		  ENG_ALIGN / 4 + u->cols * ENG_LANES_NR;
 
 	if (eng_lanes_copied(a))
 		n += 2 * ENG_ALIGN / 4 + eng_lanes_window(s, a);

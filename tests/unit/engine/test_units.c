@@ -721,7 +721,9 @@ static void check_lanes_pays(struct __test_metadata *_metadata)
  * padded planes: layer4's (fewer channels), uneven pads, two groups; of
  * stride 2 (the copy's rows by phase): layer4.0's 3x3 (fewer channels),
  * a 1x1 over odd rows, uneven pads and two groups, rows the copy splits
- * in vectors; in 1, 2, 3 and 1000 parts.
+ * in vectors; depths of several of the AVX-512 tiles' slices
+ * (ENG_LANES_KC: 1800, 2304 and 4806 deep, sums kept between slices by
+ * position, a tile's second row among them); in 1, 2, 3 and 1000 parts.
  */
 static void check_lanes_bits(struct __test_metadata *_metadata)
 {
@@ -747,6 +749,8 @@ static void check_lanes_bits(struct __test_metadata *_metadata)
 		 * time: an odd row of 37, no right pad, two groups
 		 */
 		{ 40, 21, 37, 40, 3, 2, 0, 1, 1, 0, 2 },
+		/* Two whole slices of depth over a 7x7 map's tiles of two rows */
+		{ 256, 7, 7, 40, 3, 1, 1, 1, 1, 1 },
 	};
 	const __u32 feats[] = { BASE, AVX2, AVX2 | VNPU_ENG_F_AVX512 };
 	__u32 i, j, f;
