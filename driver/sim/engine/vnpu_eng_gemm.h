@@ -53,10 +53,12 @@
  *	adds @out_res + r * @out_res_rs + c (c as in @out)
  * @out_res_rs: see @out_res
  * @out_act: with @out (AVX-512 only), the activation after the adds:
- *	0, ENG_TILE_RELU or ENG_TILE_HSWISH
+ *	0 or struct eng_tile_out's @act, with @out_alpha and @out_beta
  * @out_cadd: NULL, or with @out (AVX-512 only, no @out_wp) the float
  *	added to each column of the sums after @out_add: column c (as in
  *	@out) adds @out_cadd[c]
+ * @out_alpha: see @out_act
+ * @out_beta: see @out_act
  * @out_fn: NULL, or with @out the activation the driver applies to each
  *	tile's outputs right after the tile stored them (after @out_act),
  *	while they are in L1: @out_fn(@out_arg, y, rs, rows, n) in place on
@@ -87,6 +89,7 @@ struct eng_slice {
 	__s64 out_res_rs;
 	__u64 out_act;
 	const float *out_cadd;
+	__u32 out_alpha, out_beta;
 	void (*out_fn)(const void *arg, float *y, __s64 rs, __u64 rows,
 		       __u64 n);
 	const void *out_arg;
@@ -103,11 +106,14 @@ struct eng_slice {
  * @mask[2..3] is, else nowhere. With @res (AVX-512 only), the element of
  * the residual at @res, rows @res_rsb bytes apart, in the same place as
  * the output's, is added after @add[r]; @act (AVX-512 only) is 0 or the
- * activation that comes last: ENG_TILE_RELU (x < 0 ? 0 : x) or
- * ENG_TILE_HSWISH (hswish()'s operations). With @cadd (AVX-512 only,
- * never with @jb), column c adds @cadd[c] after @add (a GEMM's bias by
- * columns). The AVX-512 assembly reads the members at offsets 0, 8, 16,
- * 24, 32, 40, 48, 56 and 64.
+ * activation that comes last: ENG_TILE_RELU (x < 0 ? 0 : x),
+ * ENG_TILE_HSWISH (hswish()'s operations) or ENG_TILE_LEAKY
+ * (x < 0 ? x * @alpha : x), or none of them (0 in the low byte), each
+ * then with ENG_TILE_MAX or ENG_TILE_MIN: act_bound()'s Max(y, @beta) or
+ * Min(y, @beta), @beta no NaN (an f32 bit pattern, as @alpha). With
+ * @cadd (AVX-512 only, never with @jb), column c adds @cadd[c] after @add
+ * (a GEMM's bias by columns). The AVX-512 assembly reads the members at
+ * offsets 0, 8, 16, 24, 32, 40, 48, 56, 64, 72 and 76.
  */
 struct eng_tile_out {
 	float *y;
@@ -119,10 +125,15 @@ struct eng_tile_out {
 	__s64 res_rsb;
 	__u64 act;
 	const float *cadd;
+	__u32 alpha, beta;
 };
 
 #define ENG_TILE_RELU 1
 #define ENG_TILE_HSWISH 2
+#define ENG_TILE_LEAKY 3
+#define ENG_TILE_MAX 0x100
+#define ENG_TILE_MIN 0x200
+#define ENG_TILE_BOUND 0x300
 
 /**
  * struct eng_gemv - a depth slice of a one-row GEMM block over packed B

@@ -61,17 +61,31 @@ static inline v16sf bc16(float x)
 static __attribute__((__always_inline__)) inline
 float out_elem(const struct eng_tile_out *o, float x, int r, __s64 d)
 {
-	float h;
+	float h, al, be;
 
 	if (o->res)
 		x = x + *(const float *)((const char *)o->res +
 					 r * o->res_rsb + d * 4);
-	if (o->act == ENG_TILE_RELU)
-		return x < 0 ? 0.0f : x;
-	if (o->act != ENG_TILE_HSWISH)
+	switch (o->act & 0xff) {
+	case ENG_TILE_RELU:
+		x = x < 0 ? 0.0f : x;
+		break;
+	case ENG_TILE_LEAKY:
+		__builtin_memcpy(&al, &o->alpha, 4);
+		x = x < 0 ? x * al : x;
+		break;
+	case ENG_TILE_HSWISH:
+		h = (x + 3.0f) * (1.0f / 6.0f);
+		return h < 0 ? 0.0f : h > 1 ? x : x * h;
+	default:
+		break;
+	}
+	if (!(o->act & ENG_TILE_BOUND))
 		return x;
-	h = (x + 3.0f) * (1.0f / 6.0f);
-	return h < 0 ? 0.0f : h > 1 ? x : x * h;
+	__builtin_memcpy(&be, &o->beta, 4);
+	if (o->act & ENG_TILE_MAX)
+		return x != x || x > be ? x : be;
+	return x != x || x < be ? x : be;
 }
 
 /* Rows [0, @rows) x panels [0, @np) of @acc to @y as @o's masks say. */
@@ -928,7 +942,9 @@ void vnpu_eng_slice_avx512(struct eng_slice *s)
 	int short_m = ma % 2 && s->mc - (ma - 1) * ENG_MR <= SHORT_ROWS;
 	struct eng_tile_out out = { .rsb = (__u64)s->out_rs * 4,
 				    .res_rsb = s->out_res_rs * 4,
-				    .act = s->out_act };
+				    .act = s->out_act,
+				    .alpha = s->out_alpha,
+				    .beta = s->out_beta };
 
 	/* A few columns past the whole panels (A in panels): the tail's. */
 	if (!s->a_rows && nc % ENG_NR && nc % ENG_NR <= TAIL_COLS) {

@@ -621,6 +621,8 @@ void vnpu_eng_slice_bf16(const struct eng_bf16_slice *s)
 		out.rsb = (__u64)s->out->out_rs * 4;
 		out.res_rsb = s->out->out_res_rs * 4;
 		out.act = s->out->out_act;
+		out.alpha = s->out->out_alpha;
+		out.beta = s->out->out_beta;
 		s->out->out_mc = out_mc;
 		s->out->out_nc = out_nc;
 	}

@@ -89,17 +89,40 @@
 #define ZT_HSWISH(z0, z1) ZT_HS(z0) ZT_HS(z1)
 
 /*
+ * LeakyRelu of zmm z with zmm24 holding alpha and zmm29 zero: x * alpha
+ * where x < 0 (a NaN or -0 stays), as the epilogue's x < 0 ? alpha * x : x.
+ */
+#define ZT_LR(z)							\
+	"vcmpps $1, %%zmm29, %%zmm" #z ", %%k5\n\t"			\
+	"vmulps %%zmm24, %%zmm" #z ", %%zmm" #z "%{%%k5%}\n\t"
+
+#define ZT_LEAKY(z0, z1) ZT_LR(z0) ZT_LR(z1)
+
+/*
+ * The bound of zmm z with zmm25 holding a bound b that is no NaN:
+ * act_bound()'s Max(y, b) (b where y <= b: a NaN y stays, a tie gives b)
+ * or Min(y, b) (b where y >= b).
+ */
+#define ZT_BX(z, pred)							\
+	"vcmpps $" #pred ", %%zmm25, %%zmm" #z ", %%k5\n\t"		\
+	"vmovaps %%zmm25, %%zmm" #z "%{%%k5%}\n\t"
+
+#define ZT_BMAX(z0, z1) ZT_BX(z0, 2) ZT_BX(z1, 2)
+#define ZT_BMIN(z0, z1) ZT_BX(z0, 13) ZT_BX(z1, 13)
+
+/*
  * The epilogue of a tile whose depth loop is done, the same for the f32
  * and the bf16 tiles (the sums are f32 either way), with the operands
  * %[c], %[out], %[p], %[rsb] (read-write), %[t], %[k] and %[a0] (free
- * after the loop) and the labels 7-16.
+ * after the loop) and the labels 7-19.
  *
  * Where the tile goes: back to %[c], or with %[out] (struct eng_tile_out)
  * to out->y, rows out->rsb bytes apart, after adding out->add[r] to row r
  * when out->add is set, then out->cadd[c] to column c when out->cadd is
- * set, then out->res's elements when set, then out->act (Relu or
- * HardSwish), and under out->mask[] when out->jb is set (then the stores
- * jump to 8, with out->jb in %[t]).
+ * set, then out->res's elements when set, then out->act (Relu, LeakyRelu
+ * of out->alpha or HardSwish, then the bound out->beta when it says), and
+ * under out->mask[] when out->jb is set (then the stores jump to 8, with
+ * out->jb in %[t]).
  */
 #define ZT_OUT(ROWS)							\
 	"mov %[c], %[p]\n\t"						\
@@ -140,18 +163,37 @@
 	"test %[k], %[k]\n\t"						\
 	"jz 14f\n\t"							\
 	"vpxord %%zmm29, %%zmm29, %%zmm29\n\t"			\
-	"cmp $" ZT_STR(ENG_TILE_RELU) ", %[k]\n\t"			\
+	"movzbl %b[k], %k[a0]\n\t"					\
+	"cmp $" ZT_STR(ENG_TILE_RELU) ", %[a0]\n\t"			\
 	"jne 15f\n\t"							\
 	ROWS(ZT_RELU)							\
-	"jmp 14f\n"							\
+	"jmp 17f\n"							\
 	"15:\n\t"							\
-	"mov $0x40400000, %k[k]\n\t"					\
-	"vpbroadcastd %k[k], %%zmm24\n\t"				\
-	"mov $0x3e2aaaab, %k[k]\n\t"					\
-	"vpbroadcastd %k[k], %%zmm25\n\t"				\
-	"mov $0x3f800000, %k[k]\n\t"					\
-	"vpbroadcastd %k[k], %%zmm26\n\t"				\
+	"cmp $" ZT_STR(ENG_TILE_LEAKY) ", %[a0]\n\t"			\
+	"jne 18f\n\t"							\
+	"vbroadcastss 72(%[out]), %%zmm24\n\t"			\
+	ROWS(ZT_LEAKY)							\
+	"jmp 17f\n"							\
+	"18:\n\t"							\
+	"cmp $" ZT_STR(ENG_TILE_HSWISH) ", %[a0]\n\t"			\
+	"jne 17f\n\t"							\
+	"mov $0x40400000, %k[a0]\n\t"					\
+	"vpbroadcastd %k[a0], %%zmm24\n\t"				\
+	"mov $0x3e2aaaab, %k[a0]\n\t"					\
+	"vpbroadcastd %k[a0], %%zmm25\n\t"				\
+	"mov $0x3f800000, %k[a0]\n\t"					\
+	"vpbroadcastd %k[a0], %%zmm26\n\t"				\
 	ROWS(ZT_HSWISH)							\
+	"17:\n\t"							\
+	"test $" ZT_STR(ENG_TILE_BOUND) ", %k[k]\n\t"			\
+	"jz 14f\n\t"							\
+	"vbroadcastss 76(%[out]), %%zmm25\n\t"			\
+	"test $" ZT_STR(ENG_TILE_MIN) ", %k[k]\n\t"			\
+	"jnz 19f\n\t"							\
+	ROWS(ZT_BMAX)							\
+	"jmp 14f\n"							\
+	"19:\n\t"							\
+	ROWS(ZT_BMIN)							\
 	"14:\n\t"							\
 	"test %[t], %[t]\n\t"						\
 	"jnz 8f\n"							\

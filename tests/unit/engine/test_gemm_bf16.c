@@ -60,10 +60,29 @@ static float val(void)
 	return et_randf() * (float)(1 << (rand() % 6)) / 8.0f + 1e-3f;
 }
 
+/* The cases' @act past enum vnpu_act_func: LeakyRelu(0.2) then Max(y, -0.4). */
+#define ACT_LEAKY_MAX 0x100
+
+/* Layer activation @act of a case. */
+static struct vnpu_layer_act case_act(__u32 act)
+{
+	struct vnpu_layer_act a = { .func = act };
+
+	if (act == VNPU_ACT_LEAKY_RELU || act == ACT_LEAKY_MAX) {
+		a.func = VNPU_ACT_LEAKY_RELU;
+		a.alpha = et_f32_bits(0.2f);
+	}
+	if (act == ACT_LEAKY_MAX) {
+		a.flags = VNPU_ACT_F_MAX;
+		a.beta = et_f32_bits(-0.4f);
+	}
+	return a;
+}
+
 /*
  * The epilogue of a sum @x as the engine's: plus the bias @c and the
- * residual @r (when there are), then Relu or HardSwish (hswish()'s
- * operations) for @act.
+ * residual @r (when there are), then Relu, HardSwish (hswish()'s
+ * operations) or LeakyRelu(0.2), with Max(y, -0.4) after it, for @act.
  */
 static float epi_model(float x, const float *c, const float *r, __u32 act)
 {
@@ -75,6 +94,10 @@ static float epi_model(float x, const float *c, const float *r, __u32 act)
 		x = x + *r;
 	if (act == VNPU_ACT_RELU)
 		return x < 0 ? 0.0f : x;
+	if (act == VNPU_ACT_LEAKY_RELU || act == ACT_LEAKY_MAX)
+		x = x < 0 ? x * 0.2f : x;
+	if (act == ACT_LEAKY_MAX)
+		return x != x || x > -0.4f ? x : -0.4f;
 	if (act != VNPU_ACT_HARD_SWISH)
 		return x;
 	h = (x + 3.0f) * (1.0f / 6.0f);
@@ -220,7 +243,7 @@ static void gemm_epi_case(struct __test_metadata *_metadata, __u64 m, __u64 n,
 	float *bias = malloc(n * 4), *res = malloc(m * n * 4);
 	struct vnpu_layer_gemm at = { .flags = VNPU_LAYER_F_PACKED | flags,
 				      .alpha = et_f32_bits(1), .beta = et_f32_bits(1),
-				      .act.func = act };
+				      .act = case_act(act) };
 	__u16 *ph;
 	char name[64];
 
@@ -298,7 +321,7 @@ static void conv_epi_case(struct __test_metadata *_metadata, __u64 c, __u64 h, _
 	float *res = malloc(m * oh * ow * 4);
 	__u16 *ph = malloc(size * 2);
 	struct vnpu_layer_conv at = { .flags = VNPU_LAYER_F_PACKED | flags,
-				      .group = 1, .act.func = act,
+				      .group = 1, .act = case_act(act),
 				      .kernel = { (__u32)kh, (__u32)kw },
 				      .stride = { s, s }, .dilation = { 1, 1 },
 				      .pad_begin = { pad, pad },
@@ -712,6 +735,16 @@ TEST(gemmbf16)
 		       wino_worst[i] > 0 ? log2(wino_worst[i]) : -INFINITY);
 		fflush(stdout);
 	}
+	/*
+	 * LeakyRelu with and without its bound in the tiles (openWakeWord's
+	 * LeakyRelu then Max(y, -0.4)), in the flush for the edges (after
+	 * the Winograd cases: their random data stays that of their bound).
+	 */
+	conv_epi_case(_metadata, 24, 12, 40, 48, 3, 3, 1, 1, VNPU_LAYER_F_BIAS,
+		      ACT_LEAKY_MAX);
+	conv_epi_case(_metadata, 33, 19, 29, 200, 1, 1, 1, 0,
+		      VNPU_LAYER_F_BIAS | VNPU_LAYER_F_RESIDUAL, ACT_LEAKY_MAX);
+	gemm_epi_case(_metadata, 40, 100, 77, 0, VNPU_ACT_LEAKY_RELU);
 	printf("gemm-bf16: %s\n", et_host_features & VNPU_ENG_F_AVX512_BF16 ?
 	       "avx512-bf16 and widening paths" : "widening path only");
 }

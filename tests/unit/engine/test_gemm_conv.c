@@ -1088,8 +1088,9 @@ static __u32 conv_args(struct vnpu_layer_conv *at, const __u64 *dx, float *x,
  * epilogue), run per output row's run. A residual of -0.0f adds nothing
  * to any float, so both must give the same bits, with and without bias,
  * dense and depthwise, on every path the host has, the sums' NaNs and
- * zeros included. AVX-512's tiles store Relu and the residual themselves
- * (37 columns: tiles that straddle two output rows), and so do the AVX2
+ * zeros included. AVX-512's tiles store Relu, LeakyRelu, the bounds and
+ * the residual themselves (37 columns: tiles that straddle two output
+ * rows), and so do the AVX2
  * ones over a 1x1 kernel's unpadded columns: the same bits as
  * act_store().
  */
@@ -1104,13 +1105,16 @@ static void test_plain_epilogues(struct __test_metadata *_metadata)
 		{ .func = VNPU_ACT_HARD_SWISH },
 		{ .func = VNPU_ACT_SIGMOID },
 		{ .func = VNPU_ACT_SILU },
-		/* Relu then Max(y, 0.25): the tiles leave both to tile_act(). */
+		/* Relu then Max(y, 0.25): in the AVX-512 tiles, both. */
 		{ .func = VNPU_ACT_RELU, .flags = VNPU_ACT_F_MAX,
 		  .beta = 0x3e800000 },
-		/* LeakyRelu then Max(y, -0.4), Min(y, -0): one pass each. */
+		/* LeakyRelu then Max(y, -0.4), Min(y, -0): likewise. */
 		{ .func = VNPU_ACT_LEAKY_RELU, .flags = VNPU_ACT_F_MAX,
 		  .alpha = 0x3e4ccccd, .beta = 0xbecccccd },
 		{ .func = VNPU_ACT_IDENTITY, .flags = VNPU_ACT_F_MIN,
+		  .beta = 0x80000000 },
+		/* Relu's +0 against Max(y, -0): a tie, which gives -0. */
+		{ .func = VNPU_ACT_RELU, .flags = VNPU_ACT_F_MAX,
 		  .beta = 0x80000000 },
 	};
 	__u64 dx[4] = { 1, 20, 9, 37 }, dw[4] = { 20, 20, 3, 3 };
