@@ -24,9 +24,8 @@
  */
 #include "vnpu_eng_gemm.h"
 #include "vnpu_eng_zmm_tile.h"
+#include "vnpu_eng_vmath16.h"
 
-typedef float v16sf __attribute__((vector_size(64)));
-typedef int v16si __attribute__((vector_size(64)));
 typedef float v16sf_u __attribute__((vector_size(64), aligned(4), may_alias));
 typedef int v16si_u __attribute__((vector_size(64), aligned(4), may_alias));
 
@@ -812,12 +811,28 @@ void vnpu_eng_gemv_bf16_wide(const struct eng_bf16_wide *w)
  * of them) through A^T down it, then each of the @WH rows through
  * F(2, 3)'s A^T, the two outputs of each tile interleaved into the stage
  * (vnpu_eng_wino2.c's wino2_output() in eight lanes: the same operations).
+ * With o->silu each of the 2 @WH vectors then takes the epilogue before
+ * its store (o->add[r] where set, then SiLU, four vectors in flight):
+ * the flush only copies them out, rather than adding, storing and then
+ * reading its short runs again for SiLU (their tails one at a time).
  */
+/* @add[0] where set, then SiLU, on the @n (4 or 8) vectors @v, four at a time. */
+static __attribute__((__noinline__))
+void silu_vecs(v16sf *v, int n, const float *add)
+{
+	int i;
+
+	for (i = 0; add && i < n; i++)
+		v[i] = v[i] + add[0];
+	for (i = 0; i < n; i += 4)
+		vm16_logistic4(v + i, 1);
+}
+
 static __attribute__((__always_inline__)) inline
-void out16(const struct eng_wino2_out *o, const int WH)
+void out16(const struct eng_wino2_out *o, const int WH, const int SILU)
 {
 	__u64 r, t, ps = o->ps;
-	v16sf y[4][4], c[4];
+	v16sf y[4][4], c[4], v[8];
 	int b, i;
 
 	for (r = 0; r < o->mc; r++)
@@ -847,24 +862,46 @@ void out16(const struct eng_wino2_out *o, const int WH)
 				v16sf o0 = (y[i][0] + y[i][1]) + y[i][2];
 				v16sf o1 = (y[i][1] - y[i][2]) - y[i][3];
 
-				st16(st + i * 2 * o->cols,
-				     __builtin_shufflevector(o0, o1, 0, 16, 1, 17, 2,
-							     18, 3, 19, 4, 20, 5, 21,
-							     6, 22, 7, 23));
-				st16(st + i * 2 * o->cols + 16,
-				     __builtin_shufflevector(o0, o1, 8, 24, 9, 25, 10,
-							     26, 11, 27, 12, 28, 13,
-							     29, 14, 30, 15, 31));
+				v[2 * i] = __builtin_shufflevector(o0, o1, 0, 16, 1, 17,
+								   2, 18, 3, 19, 4, 20,
+								   5, 21, 6, 22, 7, 23);
+				v[2 * i + 1] = __builtin_shufflevector(o0, o1, 8, 24, 9,
+								       25, 10, 26, 11, 27,
+								       12, 28, 13, 29, 14,
+								       30, 15, 31);
+			}
+			if (SILU)
+				silu_vecs(v, 2 * WH, o->add ? o->add + r : 0);
+			for (i = 0; i < WH; i++) {
+				st16(st + i * 2 * o->cols, v[2 * i]);
+				st16(st + i * 2 * o->cols + 16, v[2 * i + 1]);
 			}
 		}
 }
 
+/* Each kind with and without SiLU, a function each. */
+#define OUT16_FN(name, WH, SILU)					\
+static __attribute__((__noinline__))					\
+void name(const struct eng_wino2_out *o)				\
+{									\
+	out16(o, WH, SILU);						\
+}
+
+OUT16_FN(out16_42_silu, 4, 1)
+OUT16_FN(out16_42, 4, 0)
+OUT16_FN(out16_2_silu, 2, 1)
+OUT16_FN(out16_2, 2, 0)
+
 void vnpu_eng_wino2_out16(const struct eng_wino2_out *o)
 {
-	if (o->wh == 4)
-		out16(o, 4);
+	if (o->wh == 4 && o->silu)
+		out16_42_silu(o);
+	else if (o->wh == 4)
+		out16_42(o);
+	else if (o->silu)
+		out16_2_silu(o);
 	else
-		out16(o, 2);
+		out16_2(o);
 }
 
 /* B^T of F(2x2, 3x3) along one axis, in place over t[0], ..., t[3 * @s]. */

@@ -258,6 +258,8 @@ struct wino_held {
  * @m0: its first output channel of the group
  * @mc: its output channels
  * @fresh: whether the scratch lacks V of tiles [@t0, @t1)
+ * @staged: whether the output step put the unit's per-row add and
+ *	activation into the stage too (the flush then only stores)
  * @ua: the bf16 kinds' U of the point whose GEMM runs, for its packer
  */
 struct wino_part {
@@ -271,7 +273,7 @@ struct wino_part {
 	const float *x;
 	__s64 xs[3];
 	__u64 img, g, t0, t1, m0, mc;
-	int fresh;
+	int fresh, staged;
 	const __u16 *ua;
 };
 

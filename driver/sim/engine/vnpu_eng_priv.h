@@ -2016,17 +2016,23 @@ void vnpu_eng_wino42_rows_bf16(const struct eng_wino2_in *w);
  * @mc: rows
  * @nt: tiles (M and the stage have room for whole panels of them)
  * @wh: output rows of a tile: 2 (F(2x2, 3x3)) or 4 (F(4x2, 3x3))
+ * @silu: with @add, the epilogue in the stage too: add[r] to row r where
+ *	@add is set, then SiLU (vnpu_eng_vmath.h), as act_store() does
+ * @add: see @silu
  */
 struct eng_wino2_out {
 	const float *m;
 	float *stage;
 	__u64 ps, cols, mc, nt;
 	__u32 wh;
+	int silu;
+	const float *add;
 };
 
 /*
  * Y = A^T M A of the bf16 kinds in sixteen lanes (vnpu_eng_gemm_bf16_avx512.c;
- * VNPU_ENG_F_AVX512 only): the 8-lane transform's bits.
+ * VNPU_ENG_F_AVX512 only): the 8-lane transform's bits, then the
+ * epilogue's add and SiLU while they are in registers when @o->silu.
  */
 void vnpu_eng_wino2_out16(const struct eng_wino2_out *o);
 

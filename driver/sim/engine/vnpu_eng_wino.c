@@ -377,6 +377,8 @@ void wino_output(struct wino_part *wp, __u64 mc, __u64 nt)
  * through the layer's epilogue: each tile row's run of outputs, cut at
  * the output's right and bottom edges.
  */
+static const struct vnpu_layer_act wino_copy = { .func = VNPU_ACT_IDENTITY };
+
 static __attribute__((__noinline__))
 void wino_flush(const struct wino_part *wp, const struct vnpu_eng_ctx *ctx)
 {
@@ -395,6 +397,11 @@ void wino_flush(const struct wino_part *wp, const struct vnpu_eng_ctx *ctx)
 	f.plain = epi_plain(&o, &e, wp->m0, wp->mc, add, &has_add);
 	f.add = has_add ? add : 0;
 	f.act = e.act;
+	/* The output step took the add and the activation (wino2_staged()). */
+	if (wp->staged) {
+		f.add = 0;
+		f.act = &wino_copy;
+	}
 	for (r = 0; r < wp->mc; r++)
 		for (tr = t0 / wp->tw; tr * wp->tw < t1; tr++) {
 			a = eng_max(t0, tr * wp->tw);
@@ -454,6 +461,7 @@ void wino_part_start(struct wino_part *wp, const struct eng_layer *l,
 	wp->bufs.b = 0;
 	wp->bufs.bf16 = 0;
 	wp->bufs.ctx = ctx;
+	wp->staged = 0;
 #ifdef ENG_FMA
 	wp->bufs.avx512 = !!(ctx->features & VNPU_ENG_F_AVX512);
 #else

@@ -370,6 +370,30 @@ static int wino2_point(struct wino_part *wp, struct gemm_a *a, __u64 xi,
 	return 0;
 }
 
+#ifdef ENG_FMA
+/*
+ * Whether the output transform takes the epilogue of the unit's @mc rows
+ * too (wp->staged: 1, or 2 with the per-row add, its floats to @add):
+ * SiLU, whose flush would otherwise add, store and then read the short
+ * runs of outputs once more, with at most a per-row add before it, to
+ * f32 outputs (epi_plain() without a residual, no bound).
+ */
+static int wino2_staged(struct wino_part *wp, __u64 mc, float *add)
+{
+	struct gemm_out o = {};
+	struct gemm_epi e;
+	int has_add = 0;
+
+	wp->staged = 0;
+	conv_epi(wp->l, wp->img, wp->g, &e, &o);
+	if (e.act->func != VNPU_ACT_SILU || e.act->flags || e.r ||
+	    !epi_plain(&o, &e, wp->m0, mc, add, &has_add))
+		return 0;
+	wp->staged = has_add ? 2 : 1;
+	return 1;
+}
+#endif
+
 /*
  * Y = A^T M A of rows [0, @mc) by tiles [0, @nt) into the stage, eight
  * tiles at a time, each row's two outputs of the eight interleaved (the
@@ -388,7 +412,10 @@ void wino2_output(struct wino_part *wp, __u64 mc, __u64 nt)
 		struct eng_wino2_out o = { .m = wp->m, .stage = wp->stage,
 					   .ps = ps, .cols = cols, .mc = mc,
 					   .nt = nt, .wh = (__u32)wh };
+		float add[ENG_MC];
 
+		o.silu = wino2_staged(wp, mc, add);
+		o.add = wp->staged == 2 ? add : 0;
 		vnpu_eng_wino2_out16(&o);
 		return;
 	}

@@ -640,6 +640,83 @@ static void wino2_case(struct __test_metadata *_metadata, __u64 wh, __u64 c, __u
 	free(ph);
 }
 
+/*
+ * A bf16 Winograd layer (F(2x2, 3x3) for @wh 2, else F(4x2, 3x3)) with
+ * SiLU and the epilogue's @flags (bias, residual): on every path, whole
+ * and in 7 and 64 parts, the bits of the same layer without SiLU and then
+ * SiLU as a layer of its own (the output transform takes the add and SiLU
+ * on the AVX-512 paths without a residual, the flush the others).
+ */
+static void wino2_silu_case(struct __test_metadata *_metadata, __u64 wh, __u64 c, __u64 h,
+			    __u64 w, __u64 m, __u32 flags)
+{
+	__u64 oh = h, ow = w, dx[4] = { 1, c, h, w }, dy[4] = { 1, m, oh, ow };
+	__u64 ny = m * oh * ow, i;
+	__u32 layout = wh == 4 ? VNPU_PACK_WINO42_W : VNPU_PACK_WINO2_W;
+	__u64 size = vnpu_eng_packed_size(layout, 1, m, c * 9);
+	float *x = malloc(c * h * w * 4), *wt = malloc(m * c * 9 * 4), *pk = malloc(size * 4);
+	float *y = malloc(ny * 4), *want = malloc(ny * 4), *bias = malloc(m * 4);
+	float *res = malloc(ny * 4);
+	__u16 *ph = malloc(size * 2);
+	struct vnpu_layer_conv at = { .flags = (wh == 4 ? VNPU_LAYER_F_WINO42 :
+						VNPU_LAYER_F_WINO2) | flags,
+				      .group = 1, .kernel = { 3, 3 }, .stride = { 1, 1 },
+				      .dilation = { 1, 1 }, .pad_begin = { 1, 1 },
+				      .pad_end = { 1, 1 } };
+	struct vnpu_layer_act silu = { .func = VNPU_ACT_SILU };
+	static const __u32 paths[4] = { 0, VNPU_ENG_F_AVX2_FMA, FMA_PATH, BF_PATH };
+	static const __u32 parts[3] = { 1, 7, 64 };
+	struct vnpu_cmd_tensor t[5] = { et_dense(F32, 4, dx), et_dense(BF16, 1, &size) }, ta[2];
+	void *data[5] = { x, ph }, *da[2] = { y, want };
+	__u32 n = epi_tensors(t, data, flags, &m, bias, 4, dy, res, y);
+	int p, q;
+
+	for (i = 0; i < c * h * w; i++)
+		x[i] = val();
+	for (i = 0; i < m * c * 9; i++)
+		wt[i] = val() - 0.5f;
+	/* Outputs of both signs, some past SiLU's fast range (|x| >= 85). */
+	for (i = 0; i < m; i++)
+		bias[i] = i % 5 == 4 ? 90.0f : -et_randf() * (float)c / 4.0f;
+	for (i = 0; i < ny; i++)
+		res[i] = et_randf() * 4.0f - 2.0f;
+	EXPECT_TRUE(size && !(wh == 4 ? vnpu_eng_wino42_pack(wt, 1, m, c * 9, pk) :
+			      vnpu_eng_wino2_pack(wt, 1, m, c * 9, pk)));
+	for (i = 0; i < size; i++)
+		ph[i] = to_bf16(pk[i]);
+	EXPECT_TRUE(!vnpu_eng_pair_bf16(layout, 1, m, c * 9, ph));
+	ta[0] = et_dense(F32, 4, dy);
+	ta[1] = ta[0];
+	for (p = 0; p < 4; p++) {
+		if ((et_host_features & paths[p]) != paths[p])
+			continue;
+		at.act.func = VNPU_ACT_IDENTITY;
+		EXPECT_TRUE(!et_run(VNPU_LAYER_CONV, t, data, n, &at, sizeof(at), paths[p], 1));
+		EXPECT_TRUE(!et_run(VNPU_LAYER_UNARY, ta, da, 2, &silu, sizeof(silu),
+				    paths[p], 1));
+		at.act.func = VNPU_ACT_SILU;
+		for (q = 0; q < 3; q++) {
+			memset(y, 0x7f, ny * 4);
+			EXPECT_TRUE(!et_run(VNPU_LAYER_CONV, t, data, n, &at, sizeof(at),
+					    paths[p], parts[q]));
+			EXPECT_EQ(0, memcmp(y, want, ny * 4))
+				TH_LOG("wino%s+SiLU c%llu %llux%llu m%llu e%x: features %x, "
+				       "%u parts: not the bits of SiLU after the layer",
+				       wh == 4 ? "42" : "2", (unsigned long long)c,
+				       (unsigned long long)h, (unsigned long long)w,
+				       (unsigned long long)m, flags, paths[p], parts[q]);
+		}
+	}
+	free(x);
+	free(wt);
+	free(pk);
+	free(y);
+	free(want);
+	free(bias);
+	free(res);
+	free(ph);
+}
+
 TEST(gemmbf16)
 {
 	int i;
@@ -730,6 +807,14 @@ TEST(gemmbf16)
 		wino2_case(_metadata, wh, 7, 34, 30, 9, 2, 1);
 		/* Panels over more rows of tiles than the row path takes. */
 		wino2_case(_metadata, wh, 16, 20, 5, 12, 1, 1);
+		/*
+		 * With SiLU, and a bias or none: in the output transform on
+		 * the AVX-512 paths; with a residual: in the flush.
+		 */
+		wino2_silu_case(_metadata, wh, 24, 21, 37, 30, VNPU_LAYER_F_BIAS);
+		wino2_silu_case(_metadata, wh, 17, 12, 9, 13, 0);
+		wino2_silu_case(_metadata, wh, 16, 14, 14, 20,
+				VNPU_LAYER_F_BIAS | VNPU_LAYER_F_RESIDUAL);
 		printf("wino%s: worst |y - ref| / bound's sum = %.3g (2^%.1f)\n",
 		       i ? "42" : "2", wino_worst[i],
 		       wino_worst[i] > 0 ? log2(wino_worst[i]) : -INFINITY);
