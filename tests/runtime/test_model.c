@@ -1685,6 +1685,121 @@ TEST_F(dev, conv_3d)
 	ASSERT_NE(NULL, strstr(vnpu_last_error(), "Conv node: output depth 0 reads only padding"));
 }
 
+/* Subsampled 1x1 convolution: x [1, SUB_C, SUB_H, SUB_W] by w [SUB_M, SUB_C, 1, 1]. */
+#define SUB_C 40
+#define SUB_M 24
+#define SUB_H 13
+#define SUB_W 15
+
+/*
+ * y = Relu(Conv(x f32[1, SUB_C, @h, @w], w constant, b)) with @stride, no
+ * padding.
+ */
+static void conv_sub_model(struct pb *model, const float *w, const float *b, int64_t h,
+			   int64_t wd, const int64_t *stride)
+{
+	const int64_t x_dims[4] = { 1, SUB_C, h, wd }, w_dims[4] = { SUB_M, SUB_C, 1, 1 };
+	static const int64_t b_dims[1] = { SUB_M };
+	struct pb g = { 0 }, node = { 0 };
+
+	onnx_value(&g, GRAPH_INPUT, "x", 4, x_dims);
+	onnx_init(&g, "w", ONNX_FLOAT, 4, w_dims, w, SUB_M * SUB_C * sizeof(float));
+	onnx_init(&g, "b", ONNX_FLOAT, 1, b_dims, b, SUB_M * sizeof(float));
+	pb_str(&node, NODE_INPUT, "x");
+	pb_str(&node, NODE_INPUT, "w");
+	pb_str(&node, NODE_INPUT, "b");
+	pb_str(&node, NODE_OUTPUT, "c");
+	pb_str(&node, NODE_OP, "Conv");
+	ints_attr(&node, "strides", stride, 2);
+	pb_msg(&g, GRAPH_NODE, &node);
+	onnx_node(&g, "Relu", (const char *[]){ "c" }, 1, "y");
+	onnx_value(&g, GRAPH_OUTPUT, "y", -1, NULL);
+	onnx_model(model, &g, 17);
+	pb_free(&node);
+	pb_free(&g);
+}
+
+/* Runs @model on @x (@n floats) into @y (@ny floats). */
+static int run_conv_sub(struct __test_metadata *_metadata, vnpu_core *core, const char *device,
+			struct pb *model, const float *x, size_t n, float *y, size_t ny)
+{
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	vnpu_tensor *t;
+	vnpu_shape sh;
+	float *p;
+
+	ASSERT_EQ(0, compile_pb(_metadata, core, device, model, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "x", &t));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(t, (void **)&p));
+	memcpy(p, x, n * sizeof(float));
+	vnpu_tensor_free(t);
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "y", &t));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_shape(t, &sh));
+	ASSERT_EQ(ny, (size_t)(sh.dims[0] * sh.dims[1] * sh.dims[2] * sh.dims[3]));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(t, (void **)&p));
+	memcpy(y, p, ny * sizeof(float));
+	vnpu_tensor_free(t);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	return 0;
+}
+
+/*
+ * A 1x1 convolution of strides (2, 3) without padding onto a small map
+ * (7x5, as ResNet-50's layer4.0 downsampling onto 7x7), which the compile
+ * runs as a strided COPY of the input it reads and a convolution of
+ * stride 1 over that on hosts where that one takes the lanes layout: the
+ * bits of the same convolution of stride 1 over the subsampled input
+ * built here, and near the test's own sums.
+ */
+TEST_F(dev, conv_1x1_subsampled)
+{
+	static const int64_t stride[2] = { 2, 3 }, one[2] = { 1, 1 };
+	const int64_t oh = (SUB_H - 1) / 2 + 1, ow = (SUB_W - 1) / 3 + 1;
+	static float x[SUB_C * SUB_H * SUB_W], xs[SUB_C * 7 * 5], w[SUB_M * SUB_C];
+	static float y[SUB_M * 7 * 5], ys[SUB_M * 7 * 5];
+	float b[SUB_M];
+	struct pb model = { 0 };
+
+	ASSERT_TRUE(oh == 7 && ow == 5);
+	for (int i = 0; i < SUB_C * SUB_H * SUB_W; i++)
+		x[i] = (float)((i * 37) % 101) / 16.0f - 3.0f;
+	for (int i = 0; i < SUB_M * SUB_C; i++)
+		w[i] = (float)((i * 13) % 29) / 64.0f - 0.2f;
+	for (int i = 0; i < SUB_M; i++)
+		b[i] = (float)(i % 5) * 0.125f - 0.25f;
+	for (int c = 0; c < SUB_C; c++)
+		for (int r = 0; r < oh; r++)
+			for (int q = 0; q < ow; q++)
+				xs[(c * oh + r) * ow + q] = x[(c * SUB_H + r * 2) * SUB_W + q * 3];
+	conv_sub_model(&model, w, b, SUB_H, SUB_W, stride);
+	ASSERT_EQ(0, run_conv_sub(_metadata, self->core, self->device, &model, x,
+				  SUB_C * SUB_H * SUB_W, y, SUB_M * oh * ow));
+	model = (struct pb){ 0 };
+	conv_sub_model(&model, w, b, oh, ow, one);
+	ASSERT_EQ(0, run_conv_sub(_metadata, self->core, self->device, &model, xs,
+				  SUB_C * oh * ow, ys, SUB_M * oh * ow));
+	ASSERT_EQ(0, memcmp(y, ys, sizeof(y)));
+	for (int m = 0; m < SUB_M; m++)
+		for (int p = 0; p < oh * ow; p++) {
+			double want = b[m], mag = 1;
+
+			for (int c = 0; c < SUB_C; c++) {
+				want += (double)w[m * SUB_C + c] * xs[c * oh * ow + p];
+				mag += (double)(w[m * SUB_C + c] < 0 ? -w[m * SUB_C + c] :
+						w[m * SUB_C + c]) * (xs[c * oh * ow + p] < 0 ?
+						-xs[c * oh * ow + p] : xs[c * oh * ow + p]);
+			}
+			want = want < 0 ? 0 : want;
+			ASSERT_FALSE(y[m * oh * ow + p] - want > 1e-6 * mag ||
+				     want - y[m * oh * ow + p] > 1e-6 * mag)
+				TH_LOG("y[%d,%d] = %g, want %g", m, p, y[m * oh * ow + p], want);
+		}
+}
+
 /* The 3-D pools of pool3d_case(_metadata): x [1,2,3,4,5], window (2,3,2), strides (2,1,2). */
 #define P3_C 2
 #define P3_D 3
