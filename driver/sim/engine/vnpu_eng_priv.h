@@ -2222,7 +2222,8 @@ static inline __u64 eng_wino_rows(__u64 mg, __u64 most)
  * as many output channels as the budget allows at that depth (one block
  * at most); a layer of fewer than ENG_CONV_MIN_UNITS units halves its
  * rows (the blocks of rows of a run of tiles share its input's
- * transform), to whole 12-row tiles, then its tiles.
+ * transform), to whole 12-row tiles, then its tiles, unless it runs a
+ * part per run of tiles on the FMA paths.
  */
 static inline void eng_wino_unit(const struct eng_conv_shape *s,
 				 __u32 features, struct eng_unit *u)
@@ -2269,6 +2270,19 @@ static inline void eng_wino_unit(const struct eng_conv_shape *s,
 	u->rows = eng_unit_side(macs, eng_wino_xi(s) * s->cg * u->cols, ENG_MR,
 				ENG_MR, eng_min(ENG_MC, all));
 	most = u->rows;
+	/*
+	 * Two runs or more that run a part each (eng_wino_parts(), with or
+	 * without %VNPU_ENG_F_RUNS): smaller blocks of rows make no more
+	 * parts, and each block's 36 GEMMs read the run's V from L2 again.
+	 * So the fewest even blocks within the budget: ResNet-50's 128 x 128
+	 * over 28x28 (two runs of 2 panels) 2 blocks of 66 rows, not 6 of
+	 * 24.
+	 */
+	if (!eng_base_path(features) && outer * eng_div_up(tiles, u->cols) >= 2 &&
+	    eng_wino_even(outer, tiles, u->cols) && !eng_wino_odd(s, u->cols)) {
+		u->rows = eng_even_side(s->mg, most, ENG_MR);
+		return;
+	}
 	while (outer * eng_div_up(s->mg, u->rows) * eng_div_up(tiles, u->cols) <
 	       ENG_CONV_MIN_UNITS) {
 		if (u->rows > 2 * ENG_MR)

@@ -590,6 +590,22 @@ static void check_wino_halves(struct __test_metadata *_metadata)
 	s.kh = s.kw = 3;
 	s.wh = s.ww = 4;
 	EXPECT_EQ(9, eng_wino_parts(&s, AVX2)) TH_LOG("64 x 64 over 40x40: parts");
+	/*
+	 * ResNet-50's 128 x 128 over 28x28 on the FMA paths: a part per run
+	 * of 32 tiles, each run 2 blocks of 66 rows (the baseline's stay
+	 * small).
+	 */
+	s.c = s.cg = s.m = s.mg = 128;
+	s.h = s.oh = s.w = s.ow = 28;
+	for (p = 1; p < sizeof(paths) / sizeof(paths[0]); p++) {
+		eng_wino_unit(&s, paths[p] | VNPU_ENG_F_RUNS, &u);
+		EXPECT_EQ(32, u.cols) TH_LOG("128 x 128 over 28x28: tiles");
+		EXPECT_EQ(66, u.rows) TH_LOG("128 x 128 over 28x28: rows");
+		EXPECT_EQ(2, eng_wino_parts(&s, paths[p] | VNPU_ENG_F_RUNS))
+			TH_LOG("128 x 128 over 28x28: parts");
+	}
+	eng_wino_unit(&s, BASE, &u);
+	EXPECT_TRUE(u.rows < 66) TH_LOG("128 x 128 over 28x28: baseline rows");
 }
 
 /*
