@@ -600,18 +600,26 @@ static void move_row(unsigned char *d, __s64 ds, const unsigned char *s,
 
 /*
  * Rows of a COPY whose destination is dense along its rows and whose
- * source is dense down its columns (the next dim out), from the walker's
- * position, in one block of up to TRANSPOSE_ROWS rows for the engine's
- * tiled transposition; 0 when the layouts or the range allow none.
+ * source is dense down its columns (the next dim out), or the other way
+ * round (@*scatter: a GEMM's rows of output channels to an NCHW output),
+ * from the walker's position, in one block of up to TRANSPOSE_ROWS rows
+ * for the engine's tiled transposition; 0 when the layouts or the range
+ * allow none.
  */
-static __u64 transpose_rows(const struct walker *w, __u32 esize, __u64 left)
+static __u64 transpose_rows(const struct walker *w, __u32 esize, __u64 left,
+			    int *scatter)
 {
 	__u32 in = w->rank - 1;
 	__u64 rows;
 
-	if (esize != 4 || w->rank < 2 || w->idx[in] ||
-	    w->strides[0][in] != 1 || w->strides[1][in - 1] != 1 ||
-	    w->strides[1][in] == 1 || w->dims[in] < 8)
+	if (esize != 4 || w->rank < 2 || w->idx[in] || w->dims[in] < 8)
+		return 0;
+	*scatter = w->strides[1][in] == 1;
+	if (!*scatter && (w->strides[0][in] != 1 ||
+			  w->strides[1][in - 1] != 1))
+		return 0;
+	if (*scatter && (w->strides[0][in - 1] != 1 ||
+			 w->strides[0][in] == 1))
 		return 0;
 	rows = w->dims[in - 1] - w->idx[in - 1];
 	if (rows > TRANSPOSE_ROWS)
@@ -647,6 +655,7 @@ static void move_elems(unsigned char *dbase, const struct vnpu_cmd_tensor *dt,
 	struct vnpu_cmd_tensor dm = *dt, sm;
 	struct walker w;
 	__u64 n = first, rows;
+	int scatter = 0;
 
 	/* Nothing to move; an empty tensor's zero dim must not reach the walker. */
 	if (first >= last)
@@ -665,7 +674,7 @@ static void move_elems(unsigned char *dbase, const struct vnpu_cmd_tensor *dt,
 		unsigned char *d = dbase + w.off[0] * esize;
 		const unsigned char *s = sbase ? sbase + w.off[1] * esize : val;
 
-		rows = sbase ? transpose_rows(&w, esize, last - n) : 0;
+		rows = sbase ? transpose_rows(&w, esize, last - n, &scatter) : 0;
 		if (rows) {
 			struct vnpu_eng_transpose t = {
 				.dst = d, .src = s, .rows = rows,
@@ -674,6 +683,13 @@ static void move_elems(unsigned char *dbase, const struct vnpu_cmd_tensor *dt,
 				.src_col = w.strides[1][in],
 			};
 
+			/* The rows' elements run down the destination. */
+			if (scatter) {
+				t.rows = w.dims[in];
+				t.cols = rows;
+				t.dst_row = w.strides[0][in];
+				t.src_col = w.strides[1][in - 1];
+			}
 			vnpu_eng_transpose32(&t, features);
 			n += rows * w.dims[in];
 			if (n < last)

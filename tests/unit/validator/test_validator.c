@@ -531,12 +531,14 @@ static __u32 exec_paths(__u32 *paths)
 /*
  * One COPY of @rank @dims into a with rows @pad elements apart beyond
  * their length, from b laid out dense in the dim order @perm (a
- * Transpose), or broadcast along dim @bcast (< rank); run in @parts parts
- * (split at any element) per path and checked element by element.
+ * Transpose), or broadcast along dim @bcast (< rank); with @scatter the
+ * other way round (from b's padded rows into a in the order @perm, no
+ * broadcast); run in @parts parts (split at any element) per path and
+ * checked element by element.
  */
 static void check_copy_layout(struct __test_metadata *_metadata, __u32 dtype,
 			      __u32 rank, const __u64 *dims, const __u32 *perm,
-			      __u64 pad, __u32 bcast, __u32 parts)
+			      __u64 pad, __u32 bcast, __u32 parts, int scatter)
 {
 	static const struct vnpu_slot_info slots[2] = {
 		{ .size = 1 << 20, .id = 1, .flags = VNPU_SLOT_INFO_WRITE },
@@ -568,6 +570,15 @@ static void check_copy_layout(struct __test_metadata *_metadata, __u32 dtype,
 		c->src.strides[perm[k]] = perm[k] == bcast ? 0 : st;
 		st *= perm[k] == bcast ? 1 : (__s64)dims[perm[k]];
 	}
+	if (scatter) {
+		for (d = 0; d < rank; d++) {
+			__s64 t = c->src.strides[d];
+
+			c->src.strides[d] = c->dst.strides[d];
+			c->dst.strides[d] = t;
+		}
+		st = (__s64)(numel / dims[rank - 1] * (dims[rank - 1] + pad));
+	}
 	span = (__u64)st * esize;
 	ASSERT_GE(sizeof(b), span);
 	for (i = 0; i < span; i++)
@@ -592,7 +603,7 @@ static void check_copy_layout(struct __test_metadata *_metadata, __u32 dtype,
 			ASSERT_EQ(0, memcmp(a + doff * esize, b + soff * esize,
 					    esize));
 			/* The row padding is left alone. */
-			if (pad && e % dims[rank - 1] == dims[rank - 1] - 1)
+			if (pad && !scatter && e % dims[rank - 1] == dims[rank - 1] - 1)
 				ASSERT_EQ(0xee, a[(doff + 1) * esize]);
 		}
 	}
@@ -600,7 +611,7 @@ static void check_copy_layout(struct __test_metadata *_metadata, __u32 dtype,
 
 /*
  * COPY's row moves (memcpy, strided, broadcast) and its tiled
- * transposition: odd shapes whose tiles have tails, row padding, every
+ * transposition, gathering and scattering: odd shapes whose tiles have tails, row padding, every
  * element size, split at any element, on every engine path.
  */
 TEST(exec_copy_layouts)
@@ -617,21 +628,24 @@ TEST(exec_copy_layouts)
 		VNPU_DTYPE_F32, VNPU_DTYPE_U8, VNPU_DTYPE_U16, VNPU_DTYPE_U64,
 	};
 	__u32 sh, pe, dt, parts;
+	int sc;
 
 	for (sh = 0; sh < ARRAY_SIZE(shapes); sh++)
 		for (pe = 0; pe < ARRAY_SIZE(perms); pe++)
 			for (dt = 0; dt < ARRAY_SIZE(dtypes); dt++)
 				for (parts = 1; parts <= 7; parts += 6)
-					check_copy_layout(_metadata, dtypes[dt],
-							  4, shapes[sh],
-							  perms[pe],
-							  (sh + pe) % 3, 4,
-							  parts);
+					for (sc = 0; sc < 2; sc++)
+						check_copy_layout(_metadata,
+								  dtypes[dt], 4,
+								  shapes[sh],
+								  perms[pe],
+								  (sh + pe) % 3,
+								  4, parts, sc);
 	/* Broadcast sources: a dim of stride 0 inside and outside. */
 	for (sh = 0; sh < ARRAY_SIZE(shapes); sh++)
 		for (pe = 0; pe < 4; pe++)
 			check_copy_layout(_metadata, VNPU_DTYPE_F32, 4, shapes[sh],
-					  perms[pe % 2], pe % 2, pe, 5);
+					  perms[pe % 2], pe % 2, pe, 5, 0);
 }
 
 /* The descriptor's size is part of the uAPI: 24 bytes + 16 per dim. */
