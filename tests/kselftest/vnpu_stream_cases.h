@@ -406,6 +406,64 @@ static inline struct vnpu_layer_lookup *case_lookup_attrs(struct case_stream *s)
 }
 
 /*
+ * @t as a dense f32 tensor [1, 2, @r, @c] at @offset of @slot, or with
+ * @swap its last two dims' strides swapped (a transposed view).
+ */
+static inline struct vnpu_cmd_tensor case_heads(uint32_t slot, uint64_t offset,
+						uint64_t r, uint64_t c, int swap)
+{
+	struct vnpu_cmd_tensor t = case_tensor(slot, VNPU_DTYPE_F32, offset, 1);
+
+	t.rank = 4;
+	t.dims[1] = 2;
+	t.dims[2] = r;
+	t.dims[3] = c;
+	t.strides[3] = swap ? (int64_t)r : 1;
+	t.strides[2] = swap ? 1 : (int64_t)c;
+	t.strides[1] = (int64_t)(r * c);
+	t.strides[0] = (int64_t)(2 * r * c);
+	return t;
+}
+
+/*
+ * Replace the stream by one ATTENTION layer with a mask: Q [1, 2, 4, 8],
+ * KT [1, 2, 8, 4] (K [1, 2, 4, 8] transposed), V [1, 2, 4, 8] and the
+ * mask [1, 1, 1, 4] in slot 1, Y [1, 2, 4, 8] in slot 0. Valid as it is
+ * (test_attn.c runs the layer; the cases break one field).
+ */
+static inline struct vnpu_cmd_layer *case_attention(struct case_stream *s)
+{
+	struct vnpu_cmd_layer *l;
+	struct vnpu_layer_attention *a;
+
+	memset(s, 0, sizeof(*s));
+	l = case_add(s, VNPU_CMD_LAYER, sizeof(*l) + 5 * sizeof(struct vnpu_cmd_tensor) +
+		     sizeof(struct vnpu_layer_attention));
+	l->op = VNPU_LAYER_ATTENTION;
+	l->num_tensors = 5;
+	l->num_outputs = 1;
+	l->attr_size = sizeof(struct vnpu_layer_attention);
+	l->tensors[0] = case_heads(1, 0, 4, 8, 0);
+	l->tensors[1] = case_heads(1, 1024, 8, 4, 1);
+	l->tensors[2] = case_heads(1, 2048, 4, 8, 0);
+	l->tensors[3] = case_tensor(1, VNPU_DTYPE_F32, 3072, 4);
+	l->tensors[3].rank = 4;
+	l->tensors[3].dims[0] = l->tensors[3].dims[1] = l->tensors[3].dims[2] = 1;
+	l->tensors[3].dims[3] = 4;
+	l->tensors[3].strides[3] = 1;
+	l->tensors[4] = case_heads(0, 0, 4, 8, 0);
+	a = (struct vnpu_layer_attention *)&l->tensors[5];
+	a->flags = VNPU_ATTN_F_MASK | VNPU_ATTN_F_DIV;
+	a->scale = 0x40000000;	/* 2.0f */
+	return l;
+}
+
+static inline struct vnpu_layer_attention *case_attention_attrs(struct case_stream *s)
+{
+	return (struct vnpu_layer_attention *)&case_attention(s)->tensors[5];
+}
+
+/*
  * @t (256 elements of one dim) as the same elements in VNPU_MAX_DIMS dims
  * of extent 2, row-major, or with the dims reversed (a transpose).
  */
@@ -590,6 +648,18 @@ M(m_lookup_f32_x, case_lookup(s)->tensors[0].dtype = VNPU_DTYPE_F32)
 M(m_lookup_table_beyond_bo,
   case_lookup(s)->tensors[1].offset = CASE_SLOT_SIZE - VNPU_LOOKUP_ENTRIES + 8)
 M(m_lookup_y_read_only, case_lookup(s)->tensors[2].slot = 1)
+M(m_attention_flags, case_attention_attrs(s)->flags |= 4)
+M(m_attention_zero_scale, case_attention_attrs(s)->scale = 0)
+M(m_attention_no_mask_flag, case_attention_attrs(s)->flags = VNPU_ATTN_F_DIV)
+M(m_attention_heads, case_attention(s)->tensors[2].dims[1] = 1)
+M(m_attention_depth, case_attention(s)->tensors[1].dims[2] = 7)
+M(m_attention_mask_shape, case_attention(s)->tensors[3].dims[3] = 3)
+M(m_attention_y_strided, case_attention(s)->tensors[4].strides[3] = 2)
+M(m_attention_kt_beyond_bo,
+  case_attention(s)->tensors[1].offset = CASE_SLOT_SIZE - 64 * 4 + 4)
+M(m_attention_mask_beyond_bo,
+  case_attention(s)->tensors[3].offset = CASE_SLOT_SIZE - 8)
+M(m_attention_y_read_only, case_attention(s)->tensors[4].slot = 1)
 
 #undef M
 
@@ -705,6 +775,16 @@ M(m_lookup_y_read_only, case_lookup(s)->tensors[2].slot = 1)
 	X(lookup_table_dtype, m_lookup_table_dtype, 0) \
 	X(lookup_f32_x, m_lookup_f32_x, 0) \
 	X(lookup_table_beyond_bo, m_lookup_table_beyond_bo, 0) \
-	X(lookup_y_read_only, m_lookup_y_read_only, 0)
+	X(lookup_y_read_only, m_lookup_y_read_only, 0) \
+	X(attention_flags, m_attention_flags, 0) \
+	X(attention_zero_scale, m_attention_zero_scale, 0) \
+	X(attention_no_mask_flag, m_attention_no_mask_flag, 0) \
+	X(attention_heads, m_attention_heads, 0) \
+	X(attention_depth, m_attention_depth, 0) \
+	X(attention_mask_shape, m_attention_mask_shape, 0) \
+	X(attention_y_strided, m_attention_y_strided, 0) \
+	X(attention_kt_beyond_bo, m_attention_kt_beyond_bo, 0) \
+	X(attention_mask_beyond_bo, m_attention_mask_beyond_bo, 0) \
+	X(attention_y_read_only, m_attention_y_read_only, 0)
 
 #endif /* VNPU_STREAM_CASES_H */

@@ -117,6 +117,7 @@ static const char *fpu_command(struct nlattr **a, char *buf, size_t size)
 		[VNPU_LAYER_CHAIN] = "CHAIN", [VNPU_LAYER_LSTM] = "LSTM",
 		[VNPU_LAYER_QLINEAR_ADD] = "QLINEAR_ADD",
 		[VNPU_LAYER_LOOKUP] = "LOOKUP",
+		[VNPU_LAYER_ATTENTION] = "ATTENTION",
 	};
 	uint32_t cmd = get_u32(a, VNPU_NL_A_DEV_FPU_MAX_OPCODE);
 	uint32_t op = get_u32(a, VNPU_NL_A_DEV_FPU_MAX_LAYER_OP);

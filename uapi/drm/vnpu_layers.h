@@ -155,6 +155,16 @@ extern "C" {
  *	dims). Y = T[x] with x's byte read as unsigned (an i8 x of -1 reads
  *	T[255]): any function of one 8-bit code, such as a DequantizeLinear,
  *	element-wise f32 ops and a QuantizeLinear run once per code
+ * @VNPU_LAYER_ATTENTION: scaled dot-product attention per (batch, head),
+ *	&struct vnpu_layer_attention; tensors Q [B, H, M, D], KT [B, H, D, N]
+ *	(K transposed: any strides, so a head split of K is a view), V [B,
+ *	H, N, E], [mask] (broadcasting to [B, H, M, N], rank 4 at most), Y
+ *	[B, H, M, E] (its last stride 1); all f32. S = Q KT is summed as
+ *	%VNPU_LAYER_GEMM sums it, then each element divided by (with
+ *	%VNPU_ATTN_F_DIV) or multiplied by the scale, the mask added, each
+ *	step rounded to f32 as %VNPU_LAYER_BINARY does it, each row of S
+ *	taken through %VNPU_LAYER_SOFTMAX (mode %VNPU_SOFTMAX) and Y = S V
+ *	summed as GEMM does: the bits of those layers run one by one
  */
 enum vnpu_layer_op {
 	VNPU_LAYER_INVALID = 0,
@@ -190,10 +200,11 @@ enum vnpu_layer_op {
 	VNPU_LAYER_LSTM = 30,
 	VNPU_LAYER_QLINEAR_ADD = 31,
 	VNPU_LAYER_LOOKUP = 32,
+	VNPU_LAYER_ATTENTION = 33,
 };
 
 /** VNPU_LAYER_OP_LAST - the highest op this header defines */
-#define VNPU_LAYER_OP_LAST VNPU_LAYER_LOOKUP
+#define VNPU_LAYER_OP_LAST VNPU_LAYER_ATTENTION
 
 /** VNPU_DET_MAX_M - the largest matrix %VNPU_LAYER_DET takes */
 #define VNPU_DET_MAX_M 8
@@ -1103,6 +1114,20 @@ struct vnpu_layer_qgemm {
 struct vnpu_layer_lookup {
 	__u32 flags;
 	__u32 pad;
+};
+
+/* Flags of struct vnpu_layer_attention. */
+#define VNPU_ATTN_F_MASK	(1u << 0)	/* the mask tensor is present */
+#define VNPU_ATTN_F_DIV		(1u << 1)	/* S / scale, not S * scale */
+
+/**
+ * struct vnpu_layer_attention - attributes of %VNPU_LAYER_ATTENTION
+ * @flags: %VNPU_ATTN_F_MASK, %VNPU_ATTN_F_DIV; others must be zero
+ * @scale: f32 bits, finite and not zero
+ */
+struct vnpu_layer_attention {
+	__u32 flags;
+	__u32 scale;
 };
 
 /** VNPU_CHAIN_MAX_STEPS - the most steps of one %VNPU_LAYER_CHAIN */

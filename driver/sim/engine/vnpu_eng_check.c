@@ -1191,6 +1191,41 @@ static int check_qlinear_conv(const struct vnpu_cmd_tensor *t, __u32 n,
 			   t[8].dims[0] == y->dims[1]);
 }
 
+/*
+ * Q [B, H, M, D], KT [B, H, D, N], V [B, H, N, E], [mask] broadcasting to
+ * [B, H, M, N], Y [B, H, M, E] with its rows dense; all f32.
+ */
+static int check_attention(const struct vnpu_cmd_tensor *t, __u32 n,
+			   const struct vnpu_layer_attention *a)
+{
+	const struct vnpu_cmd_tensor *q = &t[0], *k = &t[1], *v = &t[2];
+	const struct vnpu_cmd_tensor *y = &t[n - 1];
+	struct vnpu_cmd_tensor s;
+	__u32 i;
+
+	if (a->flags & ~(VNPU_ATTN_F_MASK | VNPU_ATTN_F_DIV) ||
+	    !f32_ok(a->scale) || !(a->scale & 0x7fffffff) ||
+	    n != 4 + !!(a->flags & VNPU_ATTN_F_MASK) ||
+	    !all_dtype(t, n, VNPU_DTYPE_F32) || q->rank != 4 || k->rank != 4 ||
+	    v->rank != 4 || y->rank != 4 || !tensor_injective(y))
+		return 0;
+	/* Every operand has Y's batches and heads: no broadcast. */
+	for (i = 0; i < 2; i++)
+		if (q->dims[i] != y->dims[i] || k->dims[i] != y->dims[i] ||
+		    v->dims[i] != y->dims[i])
+			return 0;
+	if (q->dims[2] != y->dims[2] || k->dims[2] != q->dims[3] ||
+	    v->dims[2] != k->dims[3] || v->dims[3] != y->dims[3] ||
+	    q->dims[3] > ENG_MAX_DEPTH || k->dims[3] > ENG_MAX_DEPTH ||
+	    (y->dims[3] > 1 && y->strides[3] != 1))
+		return 0;
+	if (!(a->flags & VNPU_ATTN_F_MASK))
+		return 1;
+	s = *y;
+	s.dims[3] = k->dims[3];
+	return t[3].rank <= 4 && bcast_ok(&t[3], &s, 0);
+}
+
 static __u32 attr_size_of(__u32 op)
 {
 	switch (op) {
@@ -1246,6 +1281,8 @@ static __u32 attr_size_of(__u32 op)
 		return sizeof(struct vnpu_layer_lstm);
 	case VNPU_LAYER_LOOKUP:
 		return sizeof(struct vnpu_layer_lookup);
+	case VNPU_LAYER_ATTENTION:
+		return sizeof(struct vnpu_layer_attention);
 	default:
 		return 0;	/* WHERE, CAST, DET: none */
 	}
@@ -1319,6 +1356,8 @@ static int check_op(__u32 op, const struct vnpu_cmd_tensor *t, __u32 n,
 		return check_qlinear_add(t, n);
 	case VNPU_LAYER_LOOKUP:
 		return check_lookup(t, n, attrs);
+	case VNPU_LAYER_ATTENTION:
+		return check_attention(t, n, attrs);
 	default:
 		return 0;
 	}

@@ -929,6 +929,12 @@ static void softmax_lane_f32(__u32 mode, const float *x, float *y, __u64 len,
 	}
 }
 
+void softmax_row_f32(const float *x, float *y, __u64 len,
+		     struct eng_pacer *pc)
+{
+	softmax_lane_f32(VNPU_SOFTMAX, x, y, len, pc);
+}
+
 /* @nl (1 to 4) f32 elements @st apart, the lanes past them lane 0's. */
 static inline v4sf sm_load4(const float *x, __s64 st, __u32 nl)
 {

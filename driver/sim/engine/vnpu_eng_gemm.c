@@ -1217,9 +1217,31 @@ static void pack_a_rows(const struct gemm_a *a, __u64 m0, __u64 mc, __u64 k0,
 	}
 }
 
+/*
+ * A panel's @w columns (ENG_NR at most) of f32 B whose depth is dense
+ * (@b->rs 1: B given transposed, as attention's K) from @src: 8x8 blocks
+ * transposed in registers, the rest one by one; zero past @w.
+ */
+static void pack_b_cols(const struct gemm_b *b, const float *src, __u64 kc,
+			__u64 w, float *d)
+{
+	__u64 k, j, kb = kc / 8 * 8, jb = w / 8 * 8;
+
+	for (j = 0; j < jb; j += 8)
+		for (k = 0; k < kb; k += 8)
+			transpose8(src + (__s64)j * b->cs + (__s64)k, b->cs,
+				   d + k * ENG_NR + j, ENG_NR);
+	for (k = 0; k < kc; k++) {
+		for (j = k < kb ? jb : 0; j < w; j++)
+			d[k * ENG_NR + j] = src[(__s64)j * b->cs + (__s64)k];
+		for (j = w; j < ENG_NR; j++)
+			d[k * ENG_NR + j] = 0;
+	}
+}
+
 /* Depth [k0, k0 + kc) and columns [n0, n0 + nc) of a strided B. */
-static void pack_b(const void *arg, __u64 k0, __u64 kc, __u64 n0, __u64 nc,
-		   float *dst)
+void gemm_pack_b(const void *arg, __u64 k0, __u64 kc, __u64 n0, __u64 nc,
+		 float *dst)
 {
 	const struct gemm_b *b = arg;
 	__u64 p, k, j;
@@ -1227,6 +1249,11 @@ static void pack_b(const void *arg, __u64 k0, __u64 kc, __u64 n0, __u64 nc,
 	for (p = 0; p < nc; p += ENG_NR, dst += kc * ENG_NR) {
 		__u64 w = eng_min(ENG_NR, nc - p);
 
+		if (b->rs == 1 && b->cs != 1 && b->dt == VNPU_DTYPE_F32) {
+			pack_b_cols(b, (const float *)b->p + (__s64)k0 +
+				    (__s64)(n0 + p) * b->cs, kc, w, dst);
+			continue;
+		}
 		for (k = 0; k < kc; k++) {
 			__s64 o = (__s64)(k0 + k) * b->rs + (__s64)(n0 + p) * b->cs;
 			float *d = dst + k * ENG_NR;
@@ -1846,7 +1873,7 @@ int run_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	if (!(at->flags & VNPU_LAYER_F_PACKED)) {
 		b.rs = tb->strides[tb->rank - 2];
 		b.cs = tb->strides[tb->rank - 1];
-		b.pack = pack_b;
+		b.pack = gemm_pack_b;
 	} else if (tb->dtype != VNPU_DTYPE_F32) {
 		b.pack = pack_b_lowp;
 		b.p = l->data[1];

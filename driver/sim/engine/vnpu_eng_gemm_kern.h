@@ -203,6 +203,9 @@ void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 		__u64 m0, __u64 mc, __u64 n0, __u64 nc, __u64 kt,
 		const struct gemm_out *o, const struct gemm_epi *e,
 		const struct gemm_bufs *bufs);
+/* Depth [k0, k0 + kc), columns [n0, n0 + nc) of strided B (@arg: its gemm_b) in panels. */
+void gemm_pack_b(const void *arg, __u64 k0, __u64 kc, __u64 n0, __u64 nc,
+		 float *dst);
 int epi_plain(const struct gemm_out *o, const struct gemm_epi *e,
 	      __u64 m0, __u64 mc, float *add, int *has_add);
 void flush_seg(const struct gemm_out *o, const struct gemm_epi *e,

@@ -57,6 +57,7 @@
 #define epi_plain ENG_SYM(epi_plain)
 #define flush_seg ENG_SYM(flush_seg)
 #define gemm_block ENG_SYM(gemm_block)
+#define gemm_pack_b ENG_SYM(gemm_pack_b)
 #define load_f32 ENG_SYM(load_f32)
 #define run_conv ENG_SYM(run_conv)
 #define run_gemm ENG_SYM(run_gemm)
@@ -87,6 +88,7 @@
 #define run_softmax ENG_SYM(run_softmax)
 #define run_unary ENG_SYM(run_unary)
 #define run_where ENG_SYM(run_where)
+#define softmax_row_f32 ENG_SYM(softmax_row_f32)
 /* vnpu_eng_data.c */
 #define cubic_w ENG_SYM(cubic_w)
 #define load_index ENG_SYM(load_index)
@@ -114,6 +116,8 @@
 #define bin_f32_runs ENG_SYM(bin_f32_runs)
 #define run_lstm ENG_SYM(run_lstm)
 #define eng_transpose32 ENG_SYM(eng_transpose32)
+/* vnpu_eng_attn.c */
+#define run_attention ENG_SYM(run_attention)
 /* vnpu_eng_qgemv.c */
 #define eng_qgemv_conv ENG_SYM(eng_qgemv_conv)
 #define eng_qgemv_fits ENG_SYM(eng_qgemv_fits)

@@ -40,6 +40,7 @@ const struct eng_kernels ENG_TABLE = {
 		[VNPU_LAYER_LSTM] = run_lstm,
 		[VNPU_LAYER_QLINEAR_ADD] = run_qlinear_add,
 		[VNPU_LAYER_LOOKUP] = run_lookup,
+		[VNPU_LAYER_ATTENTION] = run_attention,
 	},
 	.transpose32 = eng_transpose32,
 	.wino_pack = wino_pack_u,

@@ -690,6 +690,9 @@ int run_lookup(const struct eng_layer *l, __u64 ub, __u64 ue,
 	       const struct vnpu_eng_ctx *ctx);
 void copy_run(char *dst, __s64 ds, const char *src, __s64 ss, __u64 n,
 	      __u32 size);
+/* A contiguous f32 lane's softmax (@x may be @y): SOFTMAX's bits. */
+void softmax_row_f32(const float *x, float *y, __u64 len,
+		     struct eng_pacer *pc);
 
 /* vnpu_eng_data.c */
 int run_resize(const struct eng_layer *l, __u64 ub, __u64 ue,
@@ -739,6 +742,10 @@ void bin_f32_runs(__u32 func, const float *pa, int ra, const float *pb,
 		  int rb, float *r, __u32 n, int avx512);
 int run_lstm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	     const struct vnpu_eng_ctx *ctx);
+
+/* vnpu_eng_attn.c */
+int run_attention(const struct eng_layer *l, __u64 ub, __u64 ue,
+		  const struct vnpu_eng_ctx *ctx);
 
 /* vnpu_eng_move.c */
 void eng_transpose32(const struct vnpu_eng_transpose *t);

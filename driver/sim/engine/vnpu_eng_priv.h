@@ -652,6 +652,30 @@ static inline void eng_gemm_unit(__u64 m, __u64 n, __u64 k, __u32 features,
 					rows);
 }
 
+/* The most floats of a unit's rows of S in an ATTENTION layer. */
+#define ENG_ATTN_S_FLOATS (1u << 16)
+
+/*
+ * Query rows of an ATTENTION unit over @n keys: even blocks of at most
+ * ENG_GEMM_MC, so that K is packed once a head where they fit (BERT's 128
+ * rows: 12 units of its 12 heads), fewer where the rows of S would take
+ * more than ENG_ATTN_S_FLOATS.
+ */
+static inline __u64 eng_attn_rows(__u64 m, __u64 n)
+{
+	__u64 most = ENG_ATTN_S_FLOATS / (n ? n : 1);
+
+	most = most < 1 ? 1 : most > ENG_GEMM_MC ? ENG_GEMM_MC : most;
+	return eng_even_side(m, most, 1);
+}
+
+/* The GEMM block an ATTENTION unit of @rows query rows lays its scratch out for. */
+static inline void eng_attn_block(__u64 rows, struct eng_unit *blk)
+{
+	blk->rows = eng_div_up(rows, 2 * ENG_MR) * 2 * ENG_MR;
+	blk->cols = ENG_GEMM_NC;
+}
+
 /*
  * Floats between rows of a block's f32 accumulator of @nc columns: whole
  * panels and one more, so that rows do not share cache sets.

@@ -145,6 +145,10 @@ __u64 vnpu_eng_units(const struct eng_layer *l, __u32 features)
 		return l->t[0].dims[1];	/* directions: each a chain of steps */
 	case VNPU_LAYER_DET:
 		return numel_y;	/* matrices */
+	case VNPU_LAYER_ATTENTION:
+		/* Blocks of query rows of each (batch, head). */
+		k = eng_attn_rows(y->dims[2], l->t[1].dims[3]);
+		return y->dims[0] * y->dims[1] * eng_div_up(y->dims[2], k);
 	default:
 		return eng_div_up(numel_y, ENG_ELEM_UNIT);
 	}
@@ -380,6 +384,15 @@ __u64 vnpu_eng_layer_cost(__u32 op, const struct vnpu_cmd_tensor *t,
 		return sat_mul(vnpu_eng_numel(&t[0]), 2 * t[0].dims[t[0].rank - 1]);
 	case VNPU_LAYER_TFIDF:
 		return tfidf_cost(t, attrs);
+	case VNPU_LAYER_ATTENTION:
+		/* Both products as GEMM counts them, and SOFTMAX's rows of S. */
+		batch = y->dims[0] * y->dims[1];
+		m = tile_up(y->dims[2], ENG_MR);
+		n = t[1].dims[3];
+		k = t[0].dims[3];
+		return sat_mul(2 * batch, sat_mul(m, tile_up(n, ENG_NR) * k) +
+			       sat_mul(m, tile_up(y->dims[3], ENG_NR) * n)) +
+		       sat_mul(batch * y->dims[2], n * 36);
 	case VNPU_LAYER_SCATTER_ELEMENTS:
 	case VNPU_LAYER_SCATTER_ND:
 		/* Every unit reads all the updates' indices. */
@@ -486,6 +499,15 @@ __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_cmd_tensor *t,
 		eng_conv_shape(&l, &s);
 		eng_qplan(&s, attrs, &p);
 		return eng_qconv_scratch(&p);
+	}
+	if (op == VNPU_LAYER_ATTENTION) {
+		/* vnpu_eng_attn.c: A, sums, B, S's rows and a mask row. */
+		n = t[1].dims[3];
+		m = eng_attn_rows(t[0].dims[2], n);
+		eng_attn_block(m, &blk);
+		return 5 * ENG_ALIGN + (blk.rows * ENG_KC +
+					blk.rows * eng_acc_rs(blk.cols) +
+					ENG_KC * blk.cols + m * n + n) * 4;
 	}
 	if (op == VNPU_LAYER_RESIZE)
 		return eng_resize_scratch(&t[1]);

@@ -370,6 +370,45 @@ static void qadd(const char *name, __u32 dt)
 	l->n = 9;
 }
 
+/*
+ * ATTENTION of 3 heads of [37, 16] over 50 keys, Q, K and V in BERT's
+ * layout ([1, rows, heads, 16]: a head split by strides), a mask over the
+ * keys, Y merged back likewise.
+ */
+static void attention(const char *name)
+{
+	static const struct vnpu_layer_attention a = {
+		.flags = VNPU_ATTN_F_MASK | VNPU_ATTN_F_DIV, .scale = 0x40800000,
+	};
+	__u64 q[4] = { 1, 37, 3, 16 }, k[4] = { 1, 50, 3, 16 }, m[4] = { 1, 1, 1, 50 };
+	struct layer *l = add(name, VNPU_LAYER_ATTENTION, &a, sizeof(a));
+	__s64 s;
+	int i;
+
+	l->t[0] = tensor(VNPU_DTYPE_F32, 4, q, 1);
+	l->t[1] = tensor(VNPU_DTYPE_F32, 4, k, 1);
+	l->t[2] = tensor(VNPU_DTYPE_F32, 4, k, 1);
+	l->t[3] = tensor(VNPU_DTYPE_F32, 4, m, 1);
+	l->t[4] = tensor(VNPU_DTYPE_F32, 4, q, 0);
+	/* [1, rows, heads, 16] viewed as [1, heads, rows, 16]. */
+	for (i = 0; i < 5; i++) {
+		if (i == 3)
+			continue;
+		s = l->t[i].strides[1];
+		l->t[i].strides[1] = l->t[i].strides[2];
+		l->t[i].strides[2] = s;
+		l->t[i].dims[2] = l->t[i].dims[1];
+		l->t[i].dims[1] = 3;
+	}
+	/* KT: K's last two dims swapped. */
+	s = l->t[1].strides[2];
+	l->t[1].strides[2] = l->t[1].strides[3];
+	l->t[1].strides[3] = s;
+	l->t[1].dims[2] = 16;
+	l->t[1].dims[3] = 50;
+	l->n = 5;
+}
+
 /* LOOKUP of [3, 7, 45] codes of @dt through a table of @tt. */
 static void lookup(const char *name, __u32 dt, __u32 tt)
 {
@@ -448,6 +487,7 @@ static void build_layers(void)
 	struct layer *l;
 
 	gemm("gemm packed", 77, 53, 300, 1, VNPU_ACT_RELU, VNPU_DTYPE_F32);
+	attention("attention");
 	gemm("gemm", 100, 130, 40, 0, VNPU_ACT_SIGMOID, VNPU_DTYPE_F32);
 	conv("conv 3x3", 8, 12, 13, 11, 3, 1, 1, 1, 1, VNPU_DTYPE_F32);
 	conv("conv 5x5 s2", 6, 10, 17, 17, 5, 2, 2, 1, 0, VNPU_DTYPE_F32);

@@ -88,6 +88,17 @@ TEST(chain_layer_valid)
 	ASSERT_EQ(1, n);
 }
 
+TEST(attention_layer_valid)
+{
+	struct case_stream s;
+	__u32 n = 99;
+
+	case_attention(&s);
+	ASSERT_EQ(0, vnpu_stream_validate(s.words, s.size, case_slots,
+					  CASE_NUM_SLOTS, &n));
+	ASSERT_EQ(1, n);
+}
+
 TEST(lstm_layer_valid)
 {
 	struct case_stream s;
