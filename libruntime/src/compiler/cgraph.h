@@ -69,6 +69,16 @@ enum cop_kind {
 			 * node is the last node of what it computes */
 	COP_CHAIN,	/* element-wise ops fuse_chain.c joined: CHAIN chain of
 			 * in[], node the last of them (its out[0] is Y) */
+	COP_ATTN,	/* attention fuse_attn.c recognised: ATTENTION of in[]
+			 * (Q, KT, V, [mask]) into out[0], viewed by attn */
+};
+
+/* A COP_ATTN's views and attributes (fuse_attn.c). */
+struct cop_attn {
+	uint8_t perm[4][4];	/* Q, KT, V, Y: the layer's dim i is dim perm[i]
+				 * of in[0], in[1], in[2], out[0] */
+	uint32_t flags;		/* VNPU_ATTN_F_* */
+	uint32_t scale;		/* f32 bits */
 };
 
 /* One node to run, with what the passes fused into it. */
@@ -94,6 +104,7 @@ struct cop {
 	uint32_t up[VNPU_MAX_DIMS];	/* that Resize's integer factor per axis */
 	struct vnpu_layer_act act;	/* fused activation (COP_ACT: the function) */
 	struct vnpu_layer_chain chain;	/* COP_CHAIN: the steps */
+	struct cop_attn attn;		/* COP_ATTN: the views */
 	char type[64];			/* "Conv+Add+Relu" */
 	uint32_t first_cmd, num_cmds;
 	enum vnpu_prog_target target;
@@ -236,6 +247,9 @@ vnpu_status cl_lower_rnn(struct cstate *s, struct cop *op);
 vnpu_status cl_lower_quantize(struct cstate *s, struct cop *op);
 vnpu_status cl_lower_einsum(struct cstate *s, struct cop *op);
 vnpu_status cl_lower_fourier(struct cstate *s, struct cop *op);
+
+/* ---- fuse_attn.c ---- */
+vnpu_status cl_lower_attention(struct cstate *s, struct cop *op);
 
 /* ---- emit.c ---- */
 vnpu_status cs_emit(struct cstate *s, struct vnpu_program **out);

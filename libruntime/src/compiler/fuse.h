@@ -60,6 +60,11 @@ vnpu_status cf_fuse_activations(struct cstate *s, struct uses *u);
 /* LayerNormalization written out becomes the NORM layer. */
 vnpu_status cf_fuse_layer_norms(struct cstate *s, struct uses *u);
 
+/* ---- fuse_attn.c ---- */
+/* MatMul -> [Div or Mul] -> [Add mask] -> Softmax -> MatMul, with the
+ * Transposes around it, becomes the ATTENTION layer (COP_ATTN). */
+vnpu_status cf_fuse_attention(struct cstate *s, struct uses *u);
+
 /* ---- fuse_chain.c ---- */
 /* Element-wise ops feeding each other become one CHAIN layer (COP_CHAIN). */
 vnpu_status cf_fuse_chains(struct cstate *s, struct uses *u);

@@ -1016,6 +1016,9 @@ vnpu_status cs_lower_op(struct cstate *s, struct cop *op)
 	case COP_CHAIN:
 		st = lower_chain(s, op);
 		break;
+	case COP_ATTN:
+		st = cl_lower_attention(s, op);
+		break;
 	default:
 		st = lower_node(s, op);
 		break;

@@ -1192,6 +1192,8 @@ vnpu_status cs_fuse(struct cstate *s)
 	if (!st && !s->opt.no_fusion)
 		st = cf_fuse_layer_norms(s, &u);
 	if (!st && !s->opt.no_fusion)
+		st = cf_fuse_attention(s, &u);
+	if (!st && !s->opt.no_fusion)
 		st = cf_fuse_activations(s, &u);
 	for (uint32_t i = 0; !st && !s->opt.no_fusion && i < s->num_ops; i++) {
 		s->cur_op = i;
