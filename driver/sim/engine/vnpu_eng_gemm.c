@@ -105,17 +105,27 @@ void load_f32(float *dst, const void *src, __s64 st, __u64 n, __u32 dt)
 static void widen_panel(float *dst, const __u16 *src, __u64 kc, __u64 w,
 			__u32 dt)
 {
-	__u64 k, x;
+	/* A pair's word: depth 2p's bits in its low half, 2p + 1's high. */
+	typedef __u32 v8su __attribute__((vector_size(32), aligned(4), may_alias));
+	__u64 k, x, x8 = w / 8 * 8;
 
 	if (dt != VNPU_DTYPE_BF16) {
 		load_f32(dst, src, 1, kc * w, dt);
 		return;
 	}
-	for (k = 0; k + 1 < kc; k += 2, src += 2 * w, dst += 2 * w)
-		for (x = 0; x < w; x++) {
+
+	for (k = 0; k + 1 < kc; k += 2, src += 2 * w, dst += 2 * w) {
+		for (x = 0; x < x8; x += 8) {
+			v8su p = *(const v8su *)(src + 2 * x);
+
+			*(v8su *)(dst + x) = p << 16;
+			*(v8su *)(dst + w + x) = p & 0xffff0000u;
+		}
+		for (x = x8; x < w; x++) {
 			dst[x] = bf16_to_f32(src[2 * x]);
 			dst[w + x] = bf16_to_f32(src[2 * x + 1]);
 		}
+	}
 	if (kc % 2)
 		load_f32(dst, src, 1, w, dt);
 }
@@ -1506,6 +1516,58 @@ void gemv_bf16_block(const struct gemm_a *a, const struct gemm_b *b, __u64 m0,
 	gemv_flush(o, e, &f, nc);
 }
 
+#endif
+
+/*
+ * Row @m0 over packed f16 or bf16 B that widens (pack_b_lowp()): a
+ * mat-vec as gemv_block(), its bits. AVX-512 widens the weights in
+ * registers (vnpu_eng_gemv_lowp(): half the bytes streamed); the other
+ * paths widen a slice of the block's panels into B's scratch, as the
+ * tiles would, then run gemv_slice() rather than tiles of one row. The
+ * slices start on depth pairs, as gemm_block()'s.
+ */
+static __attribute__((__noinline__))
+void gemv_lowp_block(const struct gemm_a *a, const struct gemm_b *b, __u64 m0,
+		     __u64 n0, __u64 nc, __u64 kt, const struct gemm_out *o,
+		     const struct gemm_epi *e, const struct gemm_bufs *bufs)
+{
+	struct gemm_flush f = { .acc = bufs->acc, .acc_rs = eng_acc_rs(nc),
+				.m0 = m0, .n0 = n0 };
+	struct eng_gemv g = { .acc = bufs->acc, .np = eng_div_up(nc, ENG_NR) };
+	const void *row = elem_at(a->p, (__s64)m0 * a->rs, a->dt);
+	__u64 k0, kstep = eng_div_up(kt, eng_div_up(kt, ENG_KC));
+
+	if (kstep < kt)
+		kstep += kstep % 2;
+	for (k0 = 0; k0 < kt; k0 += g.kc) {
+		g.kc = eng_min(kstep, kt - k0);
+		g.load = k0 != 0;
+		g.a = gemv_a_slice(a, row, k0, g.kc, bufs);
+		if (k0)
+			eng_pause(bufs->ctx);
+#ifdef ENG_FMA
+		if (bufs->avx512) {
+			struct eng_lowp_gemv w = {
+				.a = g.a, .acc = g.acc, .kc = g.kc, .np = g.np,
+				.b_ps = b->k * ENG_NR, .dt = b->dt,
+				.load = g.load,
+				.b = elem_at(b->p, (__s64)(((n0 / ENG_NR) * b->k +
+							    k0) * ENG_NR), b->dt),
+			};
+
+			vnpu_eng_gemv_lowp(&w);
+			continue;
+		}
+#endif
+		pack_b_lowp(b, k0, g.kc, n0, nc, bufs->b);
+		g.b = bufs->b;
+		g.b_ps = g.kc * ENG_NR;
+		gemv_slice(&g, bufs->avx512);
+	}
+	gemv_flush(o, e, &f, nc);
+}
+
+#ifdef ENG_FMA
 /*
  * The depth slice of @s with the AVX512-BF16 kernels: the packed bf16
  * weights in place, the activations rounded to bf16 pairs on the way (a
@@ -1650,6 +1712,10 @@ void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 		return;
 	}
 #endif
+	if (mc == 1 && kt && b->pack == pack_b_lowp && !a->packed && !a->pack) {
+		gemv_lowp_block(a, b, m0, n0, nc, kt, o, e, bufs);
+		return;
+	}
 
 	f.plain = epi_plain(o, e, m0, mc, add, &has_add);
 	f.add = has_add ? add : 0;

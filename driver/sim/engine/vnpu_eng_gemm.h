@@ -324,6 +324,34 @@ struct eng_bf16_gemv {
 /* The AVX512-BF16 mat-vec slice. */
 void vnpu_eng_gemv_bf16(const struct eng_bf16_gemv *g);
 
+/**
+ * struct eng_lowp_gemv - a mat-vec slice over packed f16 or bf16 B that
+ *	widens in registers (struct eng_gemv's fields otherwise)
+ * @a: the row's slice, f32
+ * @b: the first panel's slice: f16 rows of ENG_NR, or bf16 depth pairs
+ *	(vnpu_eng_pair_bf16()) and an odd @kc's plain last row
+ * @acc: the sums, ENG_NR a panel
+ * @kc: depth of the slice
+ * @np: panels
+ * @b_ps: elements from one panel to the next
+ * @dt: VNPU_DTYPE_F16 or VNPU_DTYPE_BF16
+ * @load: add to @acc rather than start from zero
+ */
+struct eng_lowp_gemv {
+	const float *a;
+	const __u16 *b;
+	float *acc;
+	__u64 kc, np, b_ps;
+	__u32 dt;
+	int load;
+};
+
+/*
+ * The AVX-512F mat-vec slice over struct eng_lowp_gemv: the weights
+ * widened in registers, then vnpu_eng_gemv_avx512()'s chains (its bits).
+ */
+void vnpu_eng_gemv_lowp(const struct eng_lowp_gemv *g);
+
 /* Panels a group of struct eng_bf16_wide interleaves. */
 #define ENG_BF16_WIDE	16
 

@@ -745,6 +745,74 @@ void vnpu_eng_gemv_bf16(const struct eng_bf16_gemv *g)
 		GEMV_PANELS(1);
 }
 
+typedef short v16hi_u __attribute__((vector_size(32), aligned(2), may_alias));
+typedef unsigned int v16su __attribute__((vector_size(64)));
+
+/* The f32 multiply-add of vnpu_eng_gemv_avx512(), one rounding. */
+#define FMA16(a, b, c) __builtin_ia32_vfmaddps512_mask((a), (b), (c), 0xffff, 4)
+
+/* ENG_NR f16 at @p, widened (exact). */
+static inline v16sf wide_f16(const __u16 *p)
+{
+	return __builtin_ia32_vcvtph2ps512_mask(*(const v16hi_u *)p,
+						(v16sf){}, 0xffff, 4);
+}
+
+/*
+ * @NP panels of a struct eng_lowp_gemv's sums plus its slice: each
+ * output fma(a[k], w[k], sum) in depth order, w widened exactly, as
+ * vnpu_eng_gemv_avx512() sums the f32 panels.
+ */
+#define LOWP_PANELS(NP) do {						\
+	v16sf s[NP];							\
+	int q;								\
+									\
+	for (q = 0; q < NP; q++)					\
+		s[q] = g->load ? ld16(acc + q * ENG_NR) : (v16sf){};	\
+	if (g->dt == VNPU_DTYPE_BF16) {					\
+		for (k = 0; k + 1 < g->kc; k += 2) {			\
+			v16sf a0 = (v16sf){} + g->a[k];			\
+			v16sf a1 = (v16sf){} + g->a[k + 1];		\
+									\
+			for (q = 0; q < NP; q++) {			\
+				v16su w = (v16su)ldi16((const __u32 *)	\
+					(b + q * g->b_ps + k * ENG_NR)); \
+									\
+				s[q] = FMA16(a0, (v16sf)(w << 16), s[q]); \
+				s[q] = FMA16(a1, (v16sf)(w & 0xffff0000u), \
+					     s[q]);			\
+			}						\
+		}							\
+		for (q = 0; k < g->kc && q < NP; q++)			\
+			s[q] = FMA16((v16sf){} + g->a[k],		\
+				     (v16sf)((v16su)tail16((const __u32 *) \
+					(b + q * g->b_ps + k * ENG_NR)) << 16), \
+				     s[q]);				\
+	} else {							\
+		for (k = 0; k < g->kc; k++) {				\
+			v16sf ak = (v16sf){} + g->a[k];			\
+									\
+			for (q = 0; q < NP; q++)			\
+				s[q] = FMA16(ak, wide_f16(b + q * g->b_ps + \
+							  k * ENG_NR), s[q]); \
+		}							\
+	}								\
+	for (q = 0; q < NP; q++)					\
+		st16(acc + q * ENG_NR, s[q]);				\
+} while (0)
+
+void vnpu_eng_gemv_lowp(const struct eng_lowp_gemv *g)
+{
+	const __u16 *b = g->b;
+	float *acc = g->acc;
+	__u64 i, k;
+
+	for (i = 0; i + 8 <= g->np; i += 8, b += 8 * g->b_ps, acc += 8 * ENG_NR)
+		LOWP_PANELS(8);
+	for (; i < g->np; i++, b += g->b_ps, acc += ENG_NR)
+		LOWP_PANELS(1);
+}
+
 /* Panel @q's sums @s plus the residual, to the outputs (struct eng_bf16_wide). */
 static void wide_out(const struct eng_bf16_wide *w, __u64 q, v16sf s)
 {

@@ -671,6 +671,15 @@ TEST(gemm16)
 		  { F32, BF16, F32, F32, F32 } },
 		{ 1, 1, 1, 33, 700, 0, PACKED, 0, 0, { F32, F16, F32, F32, F32 } },
 		{ 1, 1, 13, 47, 31, 0, PACKED | BIAS, 0, 0, ALLBF },
+		/*
+		 * Mat-vecs over widened B (gemv_lowp_block()): more than
+		 * eight panels and a tail, odd depths over several slices
+		 * (bf16's plain last row), a batch of rows one at a time.
+		 */
+		{ 1, 1, 1, 150, 701, 0, PACKED | BIAS | RES, 0, VNPU_ACT_RELU,
+		  { F32, BF16, F32, F32, F32 } },
+		{ 1, 1, 1, 300, 257, 0, PACKED | BIAS, 0, 0, { F32, F16, F32, F32, F32 } },
+		{ 3, 1, 1, 20, 33, 0, PACKED, 0, 0, { F16, BF16, F32, F32, F16 } },
 	};
 	static const struct c16_case cc[] = {
 		{ 0, 1, 3, 17, 19, 8, 1, 3, 3, 1, 1, 1, BIAS, VNPU_ACT_RELU, ALL16 },
