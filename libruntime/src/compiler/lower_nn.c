@@ -54,6 +54,41 @@ static const float *const_f32(const struct vnpu_tinfo *t, float **copy)
 }
 
 /*
+ * Whether the precision hint's weights widen to f32 in the engine: the
+ * f16 hint, and bf16 where the engine does not take its AVX512-BF16
+ * kernels (vnpu_eng_bf16_pays()). A widened layer gives the f32 layer's
+ * bits on the rounded weights, so a layer with a faster f32 layout
+ * (Winograd, the lanes, dense depthwise taps) takes that layout on the
+ * rounded weights in f32 (more bytes, the same bits, f32's speed).
+ */
+static bool hint_widens(const struct cstate *s)
+{
+	return s->opt.inference_precision == VNPU_TYPE_F16 ||
+	       (s->opt.inference_precision == VNPU_TYPE_BF16 &&
+		!(vnpu_eng_host_features() & VNPU_ENG_F_AVX512_BF16));
+}
+
+/*
+ * @t's elements in f32 rounded to @type (f16 or bf16) to nearest even,
+ * as add_packed() rounds them (through f32), in f32 again; NULL when out
+ * of memory.
+ */
+static float *const_rounded(const struct vnpu_tinfo *t, vnpu_element_type type)
+{
+	int64_t n = vnpu_tinfo_elems(t);
+	float *r = malloc((size_t)(n + 1) * sizeof(float));
+	uint16_t h;
+
+	if (!r)
+		return NULL;
+	for (int64_t i = 0; i < n; i++) {
+		vnpu_elem_set_f(&h, type, 0, (float)vnpu_elem_get_f(t->data, t->type, i));
+		r[i] = (float)vnpu_elem_get_f(&h, type, 0);
+	}
+	return r;
+}
+
+/*
  * Adds f32 weights packed in @layout (@groups, @rows, @cols as
  * vnpu_eng_pack() took them, @size elements; ownership taken) as a
  * constant, when @hinted of the inference precision: f16 and bf16 panels
@@ -342,13 +377,15 @@ static bool conv_hinted(const struct cstate *s, const struct vnpu_tinfo *wi, int
  * The Winograd flag of CONV @attr of @x by @wi into @y where the engine
  * runs it faster so, else 0: %VNPU_LAYER_F_WINO, F(4x4, 3x3) on f32
  * weights, or under the bf16 hint where the layer takes bf16 weights
- * (conv_hinted()) %VNPU_LAYER_F_WINO42, F(4x2, 3x3), on maps of
+ * (conv_hinted()) and the engine takes the AVX512-BF16 kernels
+ * %VNPU_LAYER_F_WINO42, F(4x2, 3x3), on maps of
  * WINO42_MIN_ROWS rows and WINO42_MIN_OUTPUTS outputs and up, else
  * %VNPU_LAYER_F_WINO2, F(2x2, 3x3), also on maps of too few tiles of 4x4
  * outputs but enough of 2x2 (ResNet-50's 512->512 on 7x7: 16 tiles,
  * 1.8x the weights' bytes in U but 49/64 of the direct convolution's
  * padded columns' and 4/9 of its multiply-adds; 0.83 -> 0.68 ms in the
- * model on one CPU) (the f16 hint keeps its narrow weights).
+ * model on one CPU). Where the hint widens (hint_widens()), the f32
+ * layer's flag: F(4x4, 3x3) on the rounded weights.
  */
 static uint32_t conv_wino(const struct cstate *s, const struct vnpu_layer_conv *attr,
 			  const struct vnpu_tinfo *wi, const struct ctensor *x,
@@ -356,10 +393,10 @@ static uint32_t conv_wino(const struct cstate *s, const struct vnpu_layer_conv *
 {
 	struct vnpu_cmd_tensor tx = { .dtype = VNPU_DTYPE_F32, .rank = x->rank };
 	struct vnpu_cmd_tensor ty = { .dtype = VNPU_DTYPE_F32, .rank = y->rank };
-	bool bf16 = s->opt.inference_precision == VNPU_TYPE_BF16 &&
+	bool bf16 = s->opt.inference_precision == VNPU_TYPE_BF16 && !hint_widens(s) &&
 		    conv_hinted(s, wi, attr->group);
 
-	if (x->type != VNPU_TYPE_F32 || s->opt.inference_precision == VNPU_TYPE_F16)
+	if (x->type != VNPU_TYPE_F32)
 		return 0;
 	for (uint32_t d = 0; d < x->rank; d++)
 		tx.dims[d] = (uint64_t)x->dims[d];
@@ -384,6 +421,23 @@ static uint32_t conv_wino(const struct cstate *s, const struct vnpu_layer_conv *
 }
 
 /*
+ * The f32 weights @wi (in @group groups) of a CONV's f32 layout (@f32:
+ * Winograd F(4x4, 3x3), the lanes, dense depthwise taps): rounded to the
+ * hint's type where the layer takes the hint (conv_hinted(), and then
+ * hint_widens()), else as they are; *@copy is to be freed.
+ */
+static const float *conv_src(const struct cstate *s, const struct vnpu_tinfo *wi, int64_t group,
+			     bool f32, float **copy)
+{
+	if (!f32 || (s->opt.inference_precision != VNPU_TYPE_F16 &&
+		     s->opt.inference_precision != VNPU_TYPE_BF16) ||
+	    !conv_hinted(s, wi, group))
+		return const_f32(wi, copy);
+	*copy = const_rounded(wi, s->opt.inference_precision);
+	return *copy;
+}
+
+/*
  * Constant @w's weights transformed for Winograd by the engine's own code
  * as a constant in *@out: for %VNPU_LAYER_F_WINO2 and %VNPU_LAYER_F_WINO42
  * (@flag) U in f32 rounded once to bf16 pairs, as the hint's other weights
@@ -399,7 +453,7 @@ static vnpu_status conv_wino_weights(struct cstate *s, const struct vnpu_tinfo *
 	uint64_t cols = (uint64_t)(vnpu_tinfo_elems(wi) / wi->dims[0]);
 	uint64_t size = vnpu_eng_packed_size(layout, (uint64_t)group, rows, cols);
 	float *buf = size ? calloc(size, sizeof(float)) : NULL, *wide;
-	const float *src = const_f32(wi, &wide);
+	const float *src = conv_src(s, wi, group, !bf16, &wide);
 	int rc;
 
 	if (!buf || !src) {
@@ -424,7 +478,8 @@ static vnpu_status conv_wino_weights(struct cstate *s, const struct vnpu_tinfo *
 /*
  * Whether CONV @attr of @x into @y packs its weights in f32 with the
  * output channels on the lanes (%VNPU_LAYER_F_LANES), where the engine
- * runs it faster so (vnpu_eng_lanes_pays()): f32 X, no f16 or bf16 hint.
+ * runs it faster so (vnpu_eng_lanes_pays()): f32 X, no bf16 hint that
+ * the AVX512-BF16 kernels take (hint_widens(): the rounded weights).
  */
 static bool conv_lanes(const struct cstate *s, const struct vnpu_layer_conv *attr,
 		       const struct ctensor *x, const struct ctensor *y)
@@ -433,8 +488,8 @@ static bool conv_lanes(const struct cstate *s, const struct vnpu_layer_conv *att
 	struct vnpu_cmd_tensor ty = { .dtype = VNPU_DTYPE_F32, .rank = y->rank };
 
 	if (x->type != VNPU_TYPE_F32 ||
-	    s->opt.inference_precision == VNPU_TYPE_F16 ||
-	    s->opt.inference_precision == VNPU_TYPE_BF16 || x->rank != 4 || y->rank != 4)
+	    (s->opt.inference_precision == VNPU_TYPE_BF16 && !hint_widens(s)) ||
+	    x->rank != 4 || y->rank != 4)
 		return false;
 	for (uint32_t d = 0; d < x->rank; d++)
 		tx.dims[d] = (uint64_t)x->dims[d];
@@ -448,13 +503,14 @@ static bool conv_lanes(const struct cstate *s, const struct vnpu_layer_conv *att
  * channel per group) stay as they are: the engine's depthwise kernels read
  * a channel's taps from a dense row, where a packed panel would hold them
  * ENG_MR floats apart, the other rows zeros (six times the bytes to read
- * each inference). The f16 hint keeps its packed half panels; the bf16
- * hint keeps the f32 taps (conv_hinted()).
+ * each inference). The bf16 hint keeps the f32 taps (conv_hinted()),
+ * the f16 hint where it widens (hint_widens()) the rounded taps in f32.
  */
 static bool conv_dw_dense(const struct cstate *s, const struct vnpu_tinfo *wi, int64_t group)
 {
 	return wi->type == VNPU_TYPE_F32 && wi->rank == 4 && wi->dims[1] == 1 &&
-	       wi->dims[0] == group && s->opt.inference_precision != VNPU_TYPE_F16;
+	       wi->dims[0] == group && (s->opt.inference_precision != VNPU_TYPE_F16 ||
+					hint_widens(s));
 }
 
 /*
@@ -493,7 +549,7 @@ static vnpu_status conv_layer(struct cstate *s, struct vnpu_layer_conv *attr, st
 		uint32_t layout = lanes ? VNPU_PACK_CONV_LANES : VNPU_PACK_CONV_W;
 		uint64_t size = vnpu_eng_packed_size(layout, (uint64_t)group, rows, cols);
 		float *buf = size ? calloc(size, sizeof(float)) : NULL, *wide;
-		const float *src = const_f32(wi, &wide);
+		const float *src = conv_src(s, wi, group, lanes, &wide);
 		bool ok;
 
 		if ((size && !buf) || !src) {
@@ -513,6 +569,17 @@ static vnpu_status conv_layer(struct cstate *s, struct vnpu_layer_conv *attr, st
 		} else {
 			free(buf);
 		}
+	}
+	if (packed < 0 && cs_is_const(s, w) && packable(wi) && !s->opt.no_packing &&
+	    conv_dw_dense(s, wi, group) && s->opt.inference_precision == VNPU_TYPE_F16) {
+		/* conv_dw_dense() under the f16 hint: the rounded taps. */
+		float *taps = const_rounded(wi, VNPU_TYPE_F16);
+
+		if (!taps)
+			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory rounding weights");
+		st = cs_add_const(s, VNPU_TYPE_F32, wi->rank, wi->dims, taps, &w);
+		if (st)
+			return st;
 	}
 	if (packed >= 0) {
 		t[n++] = ct_dense(s, packed);

@@ -12,6 +12,7 @@
 #include <drm/vnpu_layers.h>
 
 #include "compiler/lower.h"
+#include "engine/vnpu_engine.h"
 #include "fe_test.h"
 #include "ksft_main.h"
 
@@ -2113,16 +2114,19 @@ static uint32_t first_conv_flags(const struct vnpu_program *p)
 }
 
 /*
- * Under the bf16 hint a 3x3 stride-1 Conv on a map of too few 4x4 tiles
- * for Winograd F(4x4, 3x3) but 16 of 2x2 (ResNet-50's 7x7) runs as
- * F(2x2, 3x3); 6x6 (9 tiles) stays direct, as does f32; each within
- * bf16's error of the f32 layer.
+ * Under the bf16 hint where the engine takes the AVX512-BF16 kernels a
+ * 3x3 stride-1 Conv on a map of too few 4x4 tiles for Winograd F(4x4,
+ * 3x3) but 16 of 2x2 (ResNet-50's 7x7) runs as F(2x2, 3x3); 6x6 (9
+ * tiles) stays direct, as does f32; each within bf16's error of the f32
+ * layer. Where the hint widens (vnpu_eng_bf16_pays()) it takes f32's
+ * flag.
  */
 TEST(bf16_wino2_small_maps)
 {
 	static const struct { int64_t hw; uint32_t want; } cases[] = {
 		{ 7, VNPU_LAYER_F_WINO2 }, { 8, VNPU_LAYER_F_WINO2 }, { 6, 0 },
 	};
+	const bool native = vnpu_eng_host_features() & VNPU_ENG_F_AVX512_BF16;
 	const struct vnpu_compile_options bf = { .inference_precision = VNPU_TYPE_BF16 };
 	const int64_t c = 64, wd[4] = { c, c, 3, 3 }, pads[4] = { 1, 1, 1, 1 };
 	float *w = malloc((size_t)(c * c * 9) * 4);
@@ -2151,7 +2155,9 @@ TEST(bf16_wino2_small_maps)
 		ASSERT_NE(NULL, p32);
 		ASSERT_NE(NULL, p16);
 		EXPECT_EQ(0u, first_conv_flags(p32) & VNPU_LAYER_F_WINO2);
-		EXPECT_EQ(cases[k].want, first_conv_flags(p16) &
+		EXPECT_EQ(native ? cases[k].want : first_conv_flags(p32) &
+			  (VNPU_LAYER_F_WINO | VNPU_LAYER_F_WINO2 | VNPU_LAYER_F_WINO42),
+			  first_conv_flags(p16) &
 			  (VNPU_LAYER_F_WINO | VNPU_LAYER_F_WINO2 | VNPU_LAYER_F_WINO42))
 			TH_LOG("%lldx%lld", (long long)cases[k].hw, (long long)cases[k].hw);
 		n = p32->outputs[0].size / 4;
@@ -2171,6 +2177,110 @@ TEST(bf16_wino2_small_maps)
 		vnpu_model_free(model);
 	}
 	free(w);
+}
+
+/*
+ * Where a precision hint widens its weights (f16; bf16 without the
+ * AVX512-BF16 kernels, here VNPU_ENGINE_ISA=vnni), the layers with a
+ * faster f32 layout take it on the rounded weights: a 3x3 Conv on 16x16
+ * runs as Winograd F(4x4, 3x3) as in f32, a depthwise 3x3 on its dense
+ * taps, a 1x1 onto 7x7 on the lanes where f32 does. Each gives exactly
+ * the f32 model's bits on the weights rounded to the hint's type (bf16's
+ * depthwise taps stay unrounded).
+ */
+static float round_to(float v, vnpu_element_type t)
+{
+	uint32_t u;
+	_Float16 h;
+
+	if (t == VNPU_TYPE_F16) {
+		h = (_Float16)v;
+		return (float)h;
+	}
+	memcpy(&u, &v, 4);
+	u = (u + 0x7fff + ((u >> 16) & 1)) & 0xffff0000u;
+	memcpy(&v, &u, 4);
+	return v;
+}
+
+TEST(hint_widened_layouts)
+{
+	/* @dw: depthwise, which bf16 keeps in f32 unrounded (conv_hinted()) */
+	static const struct { int64_t c, m, group, k, hw; uint32_t flag; bool dw; } cases[] = {
+		{ 64, 64, 1, 3, 16, VNPU_LAYER_F_WINO, false },
+		{ 32, 32, 32, 3, 20, 0, true },
+		{ 256, 64, 1, 1, 7, VNPU_LAYER_F_LANES, false },
+	};
+	static const vnpu_element_type hints[] = { VNPU_TYPE_F16, VNPU_TYPE_BF16 };
+	char *isa = getenv("VNPU_ENGINE_ISA") ? strdup(getenv("VNPU_ENGINE_ISA")) : NULL;
+
+	/* Caps below bf16 widen as they are; else cap to vnni. */
+	if (!isa || !strcmp(isa, "bf16"))
+		setenv("VNPU_ENGINE_ISA", "vnni", 1);
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++)
+		for (size_t h = 0; h < 2; h++) {
+			const int64_t c = cases[k].c, m = cases[k].m, kk = cases[k].k;
+			const int64_t wd[4] = { m, c / cases[k].group, kk, kk };
+			const int64_t xd[4] = { 1, c, cases[k].hw, cases[k].hw };
+			const int64_t pads[4] = { kk / 2, kk / 2, kk / 2, kk / 2 };
+			int64_t nw = wd[0] * wd[1] * kk * kk;
+			const struct vnpu_compile_options o = { .inference_precision = hints[h] };
+			float *w = malloc((size_t)nw * 4), *wr = malloc((size_t)nw * 4);
+			struct vnpu_program *ph, *pr;
+			float *oh[8] = { 0 }, *orr[8] = { 0 };
+			vnpu_model *mh, *mr;
+
+			for (int64_t i = 0; i < nw; i++) {
+				w[i] = (float)((i * 7919) % 2001 - 1000) / 24000.0f;
+				wr[i] = cases[k].dw && hints[h] == VNPU_TYPE_BF16 ?
+					w[i] : round_to(w[i], hints[h]);
+			}
+			for (int r = 0; r < 2; r++) {
+				struct mb *bld = mb_new(13);
+				Onnx__NodeProto *nd;
+
+				mb_input(bld, "x", F32, 4, xd);
+				mb_init_f32(bld, "w", 4, wd, r ? wr : w);
+				nd = mb_node(bld, "Conv", (const char *[]){ "x", "w", NULL },
+					     (const char *[]){ "y", NULL });
+				mb_attr_ints(nd, "pads", 4, pads);
+				mb_attr_int(nd, "group", cases[k].group);
+				mb_output(bld, "y");
+				if (r)
+					mr = mb_read(bld);
+				else
+					mh = mb_read(bld);
+			}
+			ASSERT_NE(NULL, mh);
+			ASSERT_NE(NULL, mr);
+			ph = compile_run(_metadata, mh, &o, oh);
+			pr = compile_run(_metadata, mr, NULL, orr);
+			ASSERT_NE(NULL, ph);
+			ASSERT_NE(NULL, pr);
+			/* The f32 layouts of an AVX-512 host. */
+			if (vnpu_eng_host_features() & VNPU_ENG_F_AVX512)
+				EXPECT_EQ(cases[k].flag, first_conv_flags(pr) & cases[k].flag)
+					TH_LOG("case %zu: f32 flags %#x", k, first_conv_flags(pr));
+			EXPECT_EQ(first_conv_flags(pr), first_conv_flags(ph))
+				TH_LOG("case %zu hint %d: flags %#x, f32 %#x", k, hints[h],
+				       first_conv_flags(ph), first_conv_flags(pr));
+			EXPECT_EQ(0, memcmp(oh[0], orr[0], pr->outputs[0].size))
+				TH_LOG("case %zu hint %d: not the f32 bits on rounded weights",
+				       k, hints[h]);
+			free(oh[0]);
+			free(orr[0]);
+			vnpu_program_free(ph);
+			vnpu_program_free(pr);
+			vnpu_model_free(mh);
+			vnpu_model_free(mr);
+			free(w);
+			free(wr);
+		}
+	if (isa)
+		setenv("VNPU_ENGINE_ISA", isa, 1);
+	else
+		unsetenv("VNPU_ENGINE_ISA");
+	free(isa);
 }
 
 static uint64_t first_gemm_rows(const struct vnpu_program *p)
