@@ -20,8 +20,9 @@ it in memory):
 * The hint set on the device applies to the next compile; export and
   import keep the bits; bad values are INVALID_ARGUMENT and change nothing.
 * OPTIMIZATION_CAPABILITIES lists FP32, FP16 and BF16, and AVX512_BF16
-  exactly when the CPU has AVX512-BF16 (/proc/cpuinfo) and VNPU_ENGINE_ISA
-  does not cap the engine below it.
+  exactly when the CPU has AVX512-BF16 (/proc/cpuinfo), the kernels pay
+  there (AMD family 0x19 and later, engine.rst) or VNPU_ENGINE_ISA=bf16
+  asks for them, and VNPU_ENGINE_ISA does not cap the engine below them.
 * With a second device (test_precision.py NPU.0 CPU): for each hint the
   two devices give the same bits.
 
@@ -143,9 +144,17 @@ for d in devices:
 model = core.read_model(build())
 refs = {h: reference(h) for h in HINTS}
 with open("/proc/cpuinfo") as f:
-    cpu_bf16 = " avx512_bf16" in f.read()
-# VNPU_ENGINE_ISA=base|avx2|avx512|vnni keeps the engine off its bf16 kernels.
-cpu_bf16 = cpu_bf16 and os.environ.get("VNPU_ENGINE_ISA") not in ("base", "avx2", "avx512", "vnni")
+    cpuinfo = f.read()
+cpu_bf16 = " avx512_bf16" in cpuinfo
+# The engine takes its bf16 kernels where they pay (vnpu_eng_bf16_pays():
+# AMD family 0x19 and later) or VNPU_ENGINE_ISA=bf16 asks for them;
+# base|avx2|avx512|vnni keep it off them.
+field = dict(line.split(":", 1) for line in cpuinfo.split("\n")[:30] if ":" in line)
+pays = field.get("vendor_id", "").strip() == "AuthenticAMD" and \
+    int(field.get("cpu family", "0")) >= 0x19
+isa = os.environ.get("VNPU_ENGINE_ISA")
+cpu_bf16 = cpu_bf16 and (pays or isa == "bf16") and \
+    isa not in ("base", "avx2", "avx512", "vnni")
 results = {}
 for dev in devices:
     caps = core.get_property("OPTIMIZATION_CAPABILITIES", dev)

@@ -36,6 +36,7 @@
 
 #include <asm/cpufeature.h>
 #include <asm/fpu/api.h>
+#include <asm/processor.h>
 
 #include <drm/vnpu_drm.h>
 
@@ -675,12 +676,27 @@ module_param(engine_simd, bool, 0444);
 MODULE_PARM_DESC(engine_simd, "Use the engine's AVX2+FMA and AVX-512 kernels when the CPU has them (default true; false: the baseline kernels)");
 
 /*
- * Off: layers with packed bf16 weights widen them to f32 (the AVX-512F
- * path's bits) even where the CPU has AVX512-BF16.
+ * Where the CPU has AVX512-BF16, whether layers with packed bf16 weights
+ * run the engine's AVX512-BF16 kernels: -1 where they pay
+ * (vnpu_eng_bf16_pays(): AMD Zen 4 and later), 1 always, 0 never. Else
+ * they widen the weights to f32 (the AVX-512F path's bits).
  */
-static bool engine_bf16 = true;
-module_param(engine_bf16, bool, 0444);
-MODULE_PARM_DESC(engine_bf16, "Use the engine's AVX512-BF16 kernels for bf16 weights when the CPU has them (default true)");
+static int engine_bf16 = -1;
+module_param(engine_bf16, int, 0444);
+MODULE_PARM_DESC(engine_bf16, "Use the engine's AVX512-BF16 kernels for bf16 weights when the CPU has them: -1 where they are faster than widening (default), 1 always, 0 never");
+
+/* vnpu_eng_bf16_pays() of the boot CPU. */
+static bool vnpu_fw_bf16_pays(void)
+{
+	u32 vendor = VNPU_ENG_VENDOR_OTHER;
+
+	if (boot_cpu_data.x86_vendor == X86_VENDOR_INTEL)
+		vendor = VNPU_ENG_VENDOR_INTEL;
+	else if (boot_cpu_data.x86_vendor == X86_VENDOR_AMD)
+		vendor = VNPU_ENG_VENDOR_AMD;
+	return vnpu_eng_bf16_pays(vendor, boot_cpu_data.x86,
+				  boot_cpu_data.x86_model);
+}
 
 static u32 vnpu_fw_features(void)
 {
@@ -704,7 +720,8 @@ static u32 vnpu_fw_features(void)
 	 */
 	if (!boot_cpu_has(X86_FEATURE_AVX512BW))
 		return f;
-	if (engine_bf16 && boot_cpu_has(X86_FEATURE_AVX512_BF16))
+	if (boot_cpu_has(X86_FEATURE_AVX512_BF16) &&
+	    (engine_bf16 > 0 || (engine_bf16 < 0 && vnpu_fw_bf16_pays())))
 		f |= VNPU_ENG_F_AVX512_BF16;
 	/* The int8 tiles' vpdpbusd: integer sums, the same bits again. */
 	if (boot_cpu_has(X86_FEATURE_AVX512_VNNI))

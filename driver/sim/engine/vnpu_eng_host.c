@@ -12,11 +12,13 @@
 /*
  * VNPU_ENGINE_ISA=base|avx2|avx512|vnni|bf16 caps the paths taken (tests
  * of the narrower ones on a wider CPU; vnni and bf16 are AVX-512 with that
- * one extension); it never adds what the CPU lacks. Any other value caps
- * nothing and is said once per process on stderr, as the library does for
- * a VNPU_LOG_LEVEL it does not know.
+ * one extension); it never adds what the CPU lacks, but bf16 takes the
+ * AVX512-BF16 kernels also where vnpu_eng_bf16_pays() says they do not
+ * pay (*@bf16 set). Any other value caps nothing and is said once per
+ * process on stderr, as the library does for a VNPU_LOG_LEVEL it does not
+ * know.
  */
-static __u32 host_isa_cap(void)
+static __u32 host_isa_cap(int *bf16)
 {
 	static const struct { const char *name; __u32 f; } caps[] = {
 		{ "base", 0 },
@@ -34,8 +36,10 @@ static __u32 host_isa_cap(void)
 	if (!e)
 		return ~0u;
 	for (i = 0; caps[i].name; i++)
-		if (!strcmp(e, caps[i].name))
+		if (!strcmp(e, caps[i].name)) {
+			*bf16 = !!(caps[i].f & VNPU_ENG_F_AVX512_BF16);
 			return caps[i].f;
+		}
 	if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
 		fprintf(stderr,
 			"vnpu: VNPU_ENGINE_ISA=%s is none of base avx2 avx512 vnni bf16: ignored\n",
@@ -43,10 +47,35 @@ static __u32 host_isa_cap(void)
 	return ~0u;
 }
 
+/* vnpu_eng_bf16_pays() of this CPU. */
+static int host_bf16_pays(void)
+{
+	unsigned int a, b, c, d, family, model, vendor = VNPU_ENG_VENDOR_OTHER;
+
+	if (!__get_cpuid(0, &a, &b, &c, &d))
+		return 0;
+	/* The vendor string is in EBX, EDX, ECX. */
+	if (b == 0x756e6547 && d == 0x49656e69 && c == 0x6c65746e)
+		vendor = VNPU_ENG_VENDOR_INTEL;		/* GenuineIntel */
+	else if (b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163)
+		vendor = VNPU_ENG_VENDOR_AMD;		/* AuthenticAMD */
+	if (!__get_cpuid(1, &a, &b, &c, &d))
+		return 0;
+	family = (a >> 8) & 0xf;
+	model = (a >> 4) & 0xf;
+	if (family == 0x6 || family == 0xf)
+		model |= ((a >> 16) & 0xf) << 4;
+	if (family == 0xf)
+		family += (a >> 20) & 0xff;
+	return vnpu_eng_bf16_pays(vendor, family, model);
+}
+
 __u32 vnpu_eng_host_features(void)
 {
 	unsigned int a, b, c, d;
 	__u32 f = VNPU_ENG_F_AVX2_FMA;
+	int bf16 = 0;
+	__u32 cap = host_isa_cap(&bf16);
 
 	__builtin_cpu_init();
 	/* The FMA build widens f16 with F16C. */
@@ -59,12 +88,13 @@ __u32 vnpu_eng_host_features(void)
 		f |= VNPU_ENG_F_AVX512;
 		if (__builtin_cpu_supports("avx512vnni"))
 			f |= VNPU_ENG_F_VNNI;
-		if (__builtin_cpu_supports("avx512bf16"))
+		if (__builtin_cpu_supports("avx512bf16") &&
+		    (bf16 || host_bf16_pays()))
 			f |= VNPU_ENG_F_AVX512_BF16;
 	} else if (__builtin_cpu_supports("avx512f")) {
 		f |= VNPU_ENG_F_AVX512;
 	}
-	return f & host_isa_cap();
+	return f & cap;
 }
 
 int vnpu_eng_wino_pays(const struct vnpu_layer_conv *a,

@@ -92,3 +92,10 @@ void vnpu_eng_transpose32(const struct vnpu_eng_transpose *t, __u32 features)
 	else
 		vnpu_eng_kernels_avx2.transpose32(t);
 }
+
+int vnpu_eng_bf16_pays(__u32 vendor, __u32 family, __u32 model)
+{
+	/* Every AMD core with AVX512-BF16 is Zen 4 or later. */
+	(void)model;
+	return vendor == VNPU_ENG_VENDOR_AMD && family >= 0x19;
+}

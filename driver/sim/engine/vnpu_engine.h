@@ -283,6 +283,30 @@ int vnpu_eng_pack(__u32 layout, const void *src, __u64 groups, __u64 rows,
 int vnpu_eng_pair_bf16(__u32 layout, __u64 groups, __u64 rows, __u64 cols,
 		       void *packed);
 
+/* CPU vendors for vnpu_eng_bf16_pays(). */
+#define VNPU_ENG_VENDOR_OTHER	0
+#define VNPU_ENG_VENDOR_INTEL	1
+#define VNPU_ENG_VENDOR_AMD	2
+
+/**
+ * vnpu_eng_bf16_pays() - whether %VNPU_ENG_F_AVX512_BF16 is faster than
+ * widening on a CPU that has AVX512-BF16
+ * @vendor: VNPU_ENG_VENDOR_*
+ * @family: CPUID's family (extended family added)
+ * @model: CPUID's model (extended model in the high nibble)
+ *
+ * A rule on the core, never a timing: the same bits every run on one
+ * machine. vdpbf16ps sums two products per lane; it pays where it issues
+ * at least half as often as vfmadd231ps. AMD's Zen 4 and Zen 5 (family
+ * 0x19 and later) do; Intel's cores (Cooper Lake to Granite Rapids) issue
+ * it on one port, a quarter as often (Emerald Rapids: 1.72 TSC cycles
+ * against 0.42), so the f32 kernels on widened weights win there; other
+ * vendors widen until measured.
+ *
+ * Return: 1 if the AVX512-BF16 kernels pay, else 0.
+ */
+int vnpu_eng_bf16_pays(__u32 vendor, __u32 family, __u32 model);
+
 /**
  * vnpu_eng_host_features() - the %VNPU_ENG_F_* bits of the CPU running the
  * caller; host builds only (the kernel uses boot_cpu_has())

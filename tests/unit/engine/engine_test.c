@@ -261,4 +261,11 @@ static void __attribute__((constructor)) et_init(void)
 		rng_state += strtoull(getenv("ET_SEED"), NULL, 0) *
 			     0x9e3779b97f4a7c15ull;
 	et_host_features = vnpu_eng_host_features();
+	/*
+	 * The AVX512-BF16 kernels are tested wherever the CPU has them, also
+	 * where the engine would not pick them (vnpu_eng_bf16_pays()).
+	 */
+	if (!getenv("VNPU_ENGINE_ISA") && (et_host_features & VNPU_ENG_F_AVX512) &&
+	    __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512bf16"))
+		et_host_features |= VNPU_ENG_F_AVX512_BF16;
 }

@@ -3,8 +3,11 @@
  * The engine's host memory (vnpu_eng_host_alloc()): sizes around the huge
  * page threshold come back aligned, zero and whole, also when the memory
  * was written and freed just before; scratch sizes round as documented.
- * VNPU_ENGINE_ISA: a known value caps the features, another one caps
- * nothing and is said once on stderr.
+ * VNPU_ENGINE_ISA: a known value caps the features (bf16 takes the
+ * AVX512-BF16 kernels where the CPU has them, whether they pay or not),
+ * another one caps nothing and is said once on stderr.
+ * vnpu_eng_bf16_pays() on the cores with AVX512-BF16 and a few without,
+ * whatever CPU runs the test.
  */
 #include <stdint.h>
 #include <sys/wait.h>
@@ -91,7 +94,7 @@ TEST(host)
 		{ VNPU_ENG_HOST_HUGE + 1, VNPU_ENG_HOST_HUGE + 1 },
 	};
 	char *isa;
-	__u32 all;
+	__u32 all, bf16;
 	size_t i;
 	int round;
 
@@ -121,7 +124,47 @@ TEST(host)
 	check_isa(_metadata, "AVX2", all, 1);
 	check_isa(_metadata, "avx2", all & VNPU_ENG_F_AVX2_FMA, 0);
 	check_isa(_metadata, "base", 0, 0);
+	check_isa(_metadata, "vnni", all & ~VNPU_ENG_F_AVX512_BF16, 0);
+	/* bf16 asks for the kernels: the CPU's feature, not the rule. */
+	bf16 = all & (VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512);
+	if ((all & VNPU_ENG_F_AVX512) && __builtin_cpu_supports("avx512bw") &&
+	    __builtin_cpu_supports("avx512bf16"))
+		bf16 |= VNPU_ENG_F_AVX512_BF16;
+	check_isa(_metadata, "bf16", bf16, 0);
 	printf("host memory: %zu sizes, twice\n", sizeof(sizes) / sizeof(sizes[0]));
+}
+
+/* Whether the AVX512-BF16 kernels pay: the rule's table, on any CPU. */
+TEST(bf16_pays)
+{
+	static const struct {
+		const char *core;
+		__u32 vendor, family, model;
+		int pays;
+	} cores[] = {
+		{ "Cooper Lake", VNPU_ENG_VENDOR_INTEL, 6, 85, 0 },
+		{ "Sapphire Rapids", VNPU_ENG_VENDOR_INTEL, 6, 143, 0 },
+		{ "Emerald Rapids", VNPU_ENG_VENDOR_INTEL, 6, 207, 0 },
+		{ "Granite Rapids", VNPU_ENG_VENDOR_INTEL, 6, 173, 0 },
+		{ "Zen 4 Genoa", VNPU_ENG_VENDOR_AMD, 0x19, 0x11, 1 },
+		{ "Zen 4 Raphael", VNPU_ENG_VENDOR_AMD, 0x19, 0x61, 1 },
+		{ "Zen 5 Turin", VNPU_ENG_VENDOR_AMD, 0x1a, 0x02, 1 },
+		{ "Zen 5 Granite Ridge", VNPU_ENG_VENDOR_AMD, 0x1a, 0x44, 1 },
+		{ "Zen 2", VNPU_ENG_VENDOR_AMD, 0x17, 0x31, 0 },
+		{ "Hygon Dhyana", VNPU_ENG_VENDOR_OTHER, 0x18, 0x00, 0 },
+		{ "Zhaoxin", VNPU_ENG_VENDOR_OTHER, 7, 0x3b, 0 },
+		{ "unknown vendor 0x19", VNPU_ENG_VENDOR_OTHER, 0x19, 0x11, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cores) / sizeof(cores[0]); i++) {
+		EXPECT_EQ(cores[i].pays,
+			  vnpu_eng_bf16_pays(cores[i].vendor, cores[i].family,
+					     cores[i].model))
+			TH_LOG("%s (vendor %u, family %#x, model %#x): pays %d, not %d",
+			       cores[i].core, cores[i].vendor, cores[i].family,
+			       cores[i].model, !cores[i].pays, cores[i].pays);
+	}
 }
 
 KSFT_MAIN
