@@ -8,21 +8,26 @@ it in memory):
 * f32, f16 and bf16 compile and report the hint they were compiled with;
   f16 and bf16 halve WEIGHTS_SIZE (the packed weights; biases stay f32).
 * Each result is the f32 computation on the weights rounded to the hint's
-  type (to nearest even, the numpy reference in double; under bf16 the
-  depthwise Conv and the 1x1 Conv of depth 8 keep their f32 weights,
+  type (to nearest even, the numpy reference in double; under bf16 and f16
+  the depthwise Conv and the 1x1 Conv of depth 8 keep their f32 weights,
   runtime.rst: the 1x1's output is the f32 hint's, bit for bit), and where the
   device lists AVX512_BF16 under bf16 also on the inputs of the Conv, the
-  Gemm and the MatMul rounded to bf16 (its vdpbf16ps kernels): within 2e-5 of
-  the largest output, and at least four times nearer to that than to the
-  f32 weights' result, so the hint cannot be a no-op.
+  Gemm and the MatMul rounded to bf16 (its vdpbf16ps kernels), where it
+  lists AVX512_FP16 under f16 the AVX512-FP16 kernels' sums (inputs rounded
+  to f16, runs of 16 depths summed in f16, each run added in f32; modelled
+  exactly): within 2e-5 of the largest output, and at least four times
+  nearer to that than to the f32 weights' result, so the hint cannot be a
+  no-op.
 * Documented tolerance against f32 (runtime.rst): the largest difference
   at most 2e-3 (f16) and 2e-2 (bf16) of the largest f32 output.
 * The hint set on the device applies to the next compile; export and
   import keep the bits; bad values are INVALID_ARGUMENT and change nothing.
-* OPTIMIZATION_CAPABILITIES lists FP32, FP16 and BF16, and AVX512_BF16
+* OPTIMIZATION_CAPABILITIES lists FP32, FP16 and BF16; AVX512_BF16
   exactly when the CPU has AVX512-BF16 (/proc/cpuinfo), the kernels pay
   there (AMD family 0x19 and later, engine.rst) or VNPU_ENGINE_ISA=bf16
-  asks for them, and VNPU_ENGINE_ISA does not cap the engine below them.
+  asks for them, and VNPU_ENGINE_ISA does not cap the engine below them;
+  AVX512_FP16 exactly when the CPU has AVX512-FP16 and VNPU_ENGINE_ISA
+  does not cap the engine below it.
 * With a second device (test_precision.py NPU.0 CPU): for each hint the
   two devices give the same bits.
 
@@ -111,20 +116,60 @@ def conv3x3(inp, w, b, group):
     return out
 
 
-def reference(hint, dot=False):
+def f16_sums(a, b):
+    """A [R, K] by B [K, N], both f16 values, as the AVX512-FP16 kernels
+    sum them: per depth slice (gemm_block()'s: at most 384, even sizes
+    from the depth alone) runs of 16 depths from the slice's first, each
+    h = fma(a, b, h) rounded once to f16 from 0 (the double sum is exact),
+    then s = s + h in f32."""
+    k = a.shape[1]
+    step = -(-k // -(-k // 384))
+    s = np.zeros((a.shape[0], b.shape[1]), np.float32)
+    for s0 in range(0, k, step):
+        for r0 in range(s0, min(s0 + step, k), 16):
+            h = np.zeros(s.shape, np.float16)
+            for d in range(r0, min(r0 + 16, s0 + step, k)):
+                h = (np.outer(a[:, d], b[d]) + h.astype(np.float64)).astype(np.float16)
+            s = s + h.astype(np.float32)
+    return s
+
+
+def conv3x3_f16(inp, w, b):
+    """conv3x3() of one group on the AVX512-FP16 kernels: depth c, i, j."""
+    ci, h, wd = inp.shape
+    pad = np.zeros((ci, h + 2, wd + 2))
+    pad[:, 1:-1, 1:-1] = rounded(inp.astype(np.float32), "f16")
+    cols = np.stack([pad[c, i:i + h, j:j + wd].reshape(-1)
+                     for c in range(ci) for i in range(3) for j in range(3)])
+    out = f16_sums(w.reshape(w.shape[0], -1), cols) + b.astype(np.float32)[:, None]
+    return out.astype(np.float64).reshape(-1, h, wd)
+
+
+def reference(hint, native=False):
     """The model in float64 on the weights rounded to @hint (biases f32);
-    with @dot, the inputs of the Conv, the Gemm and the MatMul rounded to
-    bf16 too (the depthwise Conv's stay f32). Under bf16 the depthwise
-    Conv and the 1x1 Conv of depth 8 keep f32 weights (and inputs)."""
+    @native: bf16's inputs of the Conv, the Gemm and the MatMul rounded to
+    bf16 too (the depthwise Conv's stay f32), f16's those layers as the
+    AVX512-FP16 kernels sum them (f16_sums()). Under bf16 and f16 the
+    depthwise Conv and the 1x1 Conv of depth 8 keep f32 weights (and
+    inputs)."""
     w = {k: (rounded(v, hint) if k.startswith("w") and
-             (k not in ("w2", "w5") or hint != "bf16") else v.astype(np.float64))
+             (k not in ("w2", "w5") or hint == "f32") else v.astype(np.float64))
          for k, v in weights.items()}
-    act = (lambda a: rounded(a.astype(np.float32), "bf16")) if dot else (lambda a: a)
-    c1 = np.maximum(conv3x3(act(x[0]).astype(np.float64), w["w1"], w["b1"], 1), 0)
-    conv = conv3x3(c1, w["w2"], w["b2"], M)
-    g = np.maximum(act(conv.reshape(1, -1)) @ w["w3"].T + w["b3"], 0)
+    if native and hint == "f16":
+        f16 = lambda a: rounded(a.astype(np.float32), "f16")
+        c1 = np.maximum(conv3x3_f16(x[0], w["w1"], w["b1"]), 0)
+        conv = conv3x3(c1, w["w2"], w["b2"], M)
+        g = f16_sums(f16(conv.reshape(1, -1)), w["w3"].T) + weights["b3"]
+        g = np.maximum(g.astype(np.float64), 0)
+        y = f16_sums(f16(g), w["w4"]).astype(np.float64)
+    else:
+        act = (lambda a: rounded(a.astype(np.float32), "bf16")) if native else (lambda a: a)
+        c1 = np.maximum(conv3x3(act(x[0]).astype(np.float64), w["w1"], w["b1"], 1), 0)
+        conv = conv3x3(c1, w["w2"], w["b2"], M)
+        g = np.maximum(act(conv.reshape(1, -1)) @ w["w3"].T + w["b3"], 0)
+        y = act(g) @ w["w4"]
     small = np.einsum("oc,chw->ohw", w["w5"][:, :, 0, 0], x[0].astype(np.float64))
-    return {"conv": conv[None], "y": act(g) @ w["w4"], "small": small[None]}
+    return {"conv": conv[None], "y": y, "small": small[None]}
 
 
 def run(cm):
@@ -146,22 +191,27 @@ refs = {h: reference(h) for h in HINTS}
 with open("/proc/cpuinfo") as f:
     cpuinfo = f.read()
 cpu_bf16 = " avx512_bf16" in cpuinfo
+cpu_fp16 = " avx512_fp16" in cpuinfo
 # The engine takes its bf16 kernels where they pay (vnpu_eng_bf16_pays():
 # AMD family 0x19 and later) or VNPU_ENGINE_ISA=bf16 asks for them;
-# base|avx2|avx512|vnni keep it off them.
+# base|avx2|avx512|vnni|fp16 keep it off them, base|avx2|avx512|vnni|bf16
+# off its f16 ones.
 field = dict(line.split(":", 1) for line in cpuinfo.split("\n")[:30] if ":" in line)
 pays = field.get("vendor_id", "").strip() == "AuthenticAMD" and \
     int(field.get("cpu family", "0")) >= 0x19
 isa = os.environ.get("VNPU_ENGINE_ISA")
 cpu_bf16 = cpu_bf16 and (pays or isa == "bf16") and \
-    isa not in ("base", "avx2", "avx512", "vnni")
+    isa not in ("base", "avx2", "avx512", "vnni", "fp16")
+cpu_fp16 = cpu_fp16 and isa not in ("base", "avx2", "avx512", "vnni", "bf16")
 results = {}
 for dev in devices:
     caps = core.get_property("OPTIMIZATION_CAPABILITIES", dev)
     check({"FP32", "FP16", "BF16"} <= set(caps), f"{dev}: capabilities {caps}")
-    native = "AVX512_BF16" in caps
-    check(native == cpu_bf16 or (native is False and "AVX2_FMA" not in caps),
+    native = {"bf16": "AVX512_BF16" in caps, "f16": "AVX512_FP16" in caps, "f32": False}
+    check(native["bf16"] == cpu_bf16 or (not native["bf16"] and "AVX2_FMA" not in caps),
           f"{dev}: capabilities {caps}, CPU avx512_bf16 {cpu_bf16}")
+    check(native["f16"] == cpu_fp16 or (not native["f16"] and "AVX2_FMA" not in caps),
+          f"{dev}: capabilities {caps}, CPU avx512_fp16 {cpu_fp16}")
     size = {}
     for hint in HINTS:
         cm = core.compile_model(model, dev, {"INFERENCE_PRECISION_HINT": hint})
@@ -170,7 +220,7 @@ for dev in devices:
         size[hint] = cm.get_property("WEIGHTS_SIZE")
         got = run(cm)
         results[(dev, hint)] = got
-        ref = reference(hint, True) if native and hint == "bf16" else refs[hint]
+        ref = reference(hint, True) if native[hint] else refs[hint]
         near = max_rel(got, ref)
         check(near <= 2e-5, f"{dev} {hint}: {near:.3g} from the {hint}-weights reference")
         if hint != "f32":
@@ -188,8 +238,9 @@ for dev in devices:
               f"{TOLERANCE[hint]})")
         check(size[hint] * 2 <= size["f32"] * 1.02 + 4096,
               f"{dev} {hint}: WEIGHTS_SIZE {size[hint]} against f32's {size['f32']}")
-    check(np.array_equal(results[(dev, "bf16")]["small"], results[(dev, "f32")]["small"]),
-          f"{dev}: under bf16 the 1x1 Conv of depth 8 is not the f32 layer")
+    for hint in ("f16", "bf16"):
+        check(np.array_equal(results[(dev, hint)]["small"], results[(dev, "f32")]["small"]),
+              f"{dev}: under {hint} the 1x1 Conv of depth 8 is not the f32 layer")
 
     # The device's hint applies to the next compile.
     core.set_property("INFERENCE_PRECISION_HINT", "bf16", dev)

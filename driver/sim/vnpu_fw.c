@@ -698,6 +698,14 @@ static bool vnpu_fw_bf16_pays(void)
 				  boot_cpu_data.x86_model);
 }
 
+/*
+ * Off: layers with packed f16 weights widen them to f32 (the AVX-512F
+ * path's bits) even where the CPU has AVX512-FP16.
+ */
+static bool engine_fp16 = true;
+module_param(engine_fp16, bool, 0444);
+MODULE_PARM_DESC(engine_fp16, "Use the engine's AVX512-FP16 kernels for f16 weights when the CPU has them (default true)");
+
 static u32 vnpu_fw_features(void)
 {
 	u32 f = VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512;
@@ -723,6 +731,9 @@ static u32 vnpu_fw_features(void)
 	if (boot_cpu_has(X86_FEATURE_AVX512_BF16) &&
 	    (engine_bf16 > 0 || (engine_bf16 < 0 && vnpu_fw_bf16_pays())))
 		f |= VNPU_ENG_F_AVX512_BF16;
+	/* vfmadd231ph and vcvtph2psx: plain ZMM state too. */
+	if (engine_fp16 && boot_cpu_has(X86_FEATURE_AVX512_FP16))
+		f |= VNPU_ENG_F_AVX512_FP16;
 	/* The int8 tiles' vpdpbusd: integer sums, the same bits again. */
 	if (boot_cpu_has(X86_FEATURE_AVX512_VNNI))
 		f |= VNPU_ENG_F_VNNI;

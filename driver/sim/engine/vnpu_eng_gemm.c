@@ -1621,6 +1621,88 @@ static void slice_bf16(const struct gemm_a *a, const struct gemm_b *b,
 	}
 	vnpu_eng_slice_bf16(&t);
 }
+
+/*
+ * gemv_block() over packed f16 weights on the AVX512-FP16 path: the row
+ * rounded to f16 a slice at a time (the slices of gemm_block()), each
+ * output the chains of a tile's row (the same bits), without the tile's
+ * five or eleven idle rows.
+ */
+static __attribute__((__noinline__))
+void gemv_f16_block(const struct gemm_a *a, const struct gemm_b *b, __u64 m0,
+		    __u64 n0, __u64 nc, __u64 kt, const struct gemm_out *o,
+		    const struct gemm_epi *e, const struct gemm_bufs *bufs)
+{
+	struct gemm_flush f = { .acc = bufs->acc, .acc_rs = eng_acc_rs(nc),
+				.m0 = m0, .n0 = n0 };
+	__u16 *row16 = (__u16 *)bufs->b;
+	struct eng_f16_gemv g = { .acc = bufs->acc, .a = row16,
+				  .np = eng_div_up(nc, ENG_NR),
+				  .b_ps = kt * ENG_NR };
+	const void *row = elem_at(a->p, (__s64)m0 * a->rs, a->dt);
+	__u64 k0, kstep = eng_div_up(kt, eng_div_up(kt, ENG_KC));
+
+	for (k0 = 0; k0 < kt; k0 += g.kc) {
+		g.kc = eng_min(kstep, kt - k0);
+		g.load = k0 != 0;
+		g.b = b->h16 + (n0 / ENG_NR) * kt * ENG_NR + k0 * ENG_NR;
+		vnpu_eng_f16_pack_a(gemv_a_slice(a, row, k0, g.kc, bufs), 0, 1,
+				    g.kc, row16);
+		if (k0)
+			eng_pause(bufs->ctx);
+		vnpu_eng_gemv_f16(&g);
+	}
+	gemv_flush(o, e, &f, nc);
+}
+
+/*
+ * The depth slice of @s with the AVX512-FP16 kernels: the packed f16
+ * weights in place, the activations rounded to f16 on the way (a GEMM's
+ * A rows in B's room, a CONV's B a column pair at a time from the window
+ * or the im2col panels). The sums go to the accumulator; the flush
+ * applies the epilogue.
+ */
+static void slice_f16(const struct gemm_a *a, const struct gemm_b *b,
+		      struct eng_slice *s, __u64 m0, __u64 n0, __u64 k0,
+		      __u64 kt, const struct gemm_bufs *bufs)
+{
+	struct eng_f16_slice t = { .kc = s->kc, .mc = s->mc, .nc = s->nc,
+				   .acc = s->acc, .acc_rs = s->acc_rs,
+				   .load = s->load };
+	__u16 *room = (__u16 *)bufs->b;
+
+	if (b->h16) {
+		if (a->dt == VNPU_DTYPE_F32 && a->cs == 1) {
+			vnpu_eng_f16_pack_a((const float *)a->p +
+					    (__s64)m0 * a->rs + (__s64)k0,
+					    a->rs, s->mc, s->kc, room);
+		} else {
+			pack_a_rows(a, m0, s->mc, k0, s->kc, bufs->a);
+			vnpu_eng_f16_pack_a(bufs->a, ENG_KC, s->mc, s->kc, room);
+		}
+		t.a = room;
+		t.a_ps = ENG_MR * ENG_F16_ARS;
+		t.a_rows = 1;
+		t.b = b->h16 + (n0 / ENG_NR) * kt * ENG_NR + k0 * ENG_NR;
+		t.b_ps = kt * ENG_NR;
+		t.work = eng_align(room + ENG_GEMM_MC * ENG_F16_ARS);
+	} else {
+		t.a = a->h16 + m0 * kt + k0 * ENG_MR;
+		t.a_ps = kt * ENG_MR;
+		if (b->off) {
+			t.fb = b->win + n0;
+			t.off = b->off + k0;
+		} else {
+			b->pack(b->arg, k0, s->kc, n0, s->nc, bufs->b);
+			t.fb = bufs->b;
+			t.fb_ps = s->kc * ENG_NR;
+		}
+		t.work = (__u16 *)bufs->a;
+	}
+	s->out_mc = 0;
+	s->out_nc = 0;
+	vnpu_eng_slice_f16(&t);
+}
 #endif
 
 #ifdef ENG_FMA
@@ -1697,6 +1779,7 @@ void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 	int in_place = !a->packed && !a->pack && !b->off &&
 		       a->dt == VNPU_DTYPE_F32 && a->cs == 1;
 	int bf16 = bufs->bf16 && (a->pairs || b->pairs);
+	int f16 = bufs->f16 && (a->h16 || b->h16);
 #else
 	int in_place = 0;
 #endif
@@ -1709,6 +1792,10 @@ void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 #ifdef ENG_FMA
 	if (mc == 1 && kt && bufs->bf16 && b->pairs && !a->packed && !a->pack) {
 		gemv_bf16_block(a, b, m0, n0, nc, kt, o, e, bufs);
+		return;
+	}
+	if (mc == 1 && kt && bufs->f16 && b->h16 && !a->packed && !a->pack) {
+		gemv_f16_block(a, b, m0, n0, nc, kt, o, e, bufs);
 		return;
 	}
 #endif
@@ -1777,6 +1864,10 @@ void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 #ifdef ENG_FMA
 		if (bf16) {
 			slice_bf16(a, b, &s, m0, n0, k0, kt, bufs);
+			goto next;
+		}
+		if (f16) {
+			slice_f16(a, b, &s, m0, n0, k0, kt, bufs);
 			goto next;
 		}
 #endif
@@ -1854,9 +1945,11 @@ static void gemm_scratch(const struct vnpu_eng_ctx *ctx, int need_a,
 #ifdef ENG_FMA
 	bufs->avx512 = !!(ctx->features & VNPU_ENG_F_AVX512);
 	bufs->bf16 = eng_bf16_path(ctx->features);
+	bufs->f16 = eng_f16_path(ctx->features);
 #else
 	bufs->avx512 = 0;
 	bufs->bf16 = 0;
+	bufs->f16 = 0;
 #endif
 	bufs->ctx = ctx;
 	eng_scratch_block(ctx->features, u, &blk);
@@ -1945,6 +2038,8 @@ int run_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 		b.p = l->data[1];
 		if (tb->dtype == VNPU_DTYPE_BF16)
 			b.pairs = l->data[1];
+		if (tb->dtype == VNPU_DTYPE_F16)
+			b.h16 = l->data[1];
 	}
 	b.n = n;
 	b.k = k;
@@ -2572,11 +2667,15 @@ static void conv_weights(const struct eng_layer *l, __u64 g,
 		return;
 	}
 	a->pairs = 0;
+	a->h16 = 0;
 	if (at->flags & VNPU_LAYER_F_PACKED) {
 		a->pack = pack_a_conv;
 		if (w->dtype == VNPU_DTYPE_BF16)
 			a->pairs = (const __u16 *)l->data[1] +
 				   g * eng_div_up(cj->s.mg, ENG_MR) * ENG_MR * kt;
+		if (w->dtype == VNPU_DTYPE_F16)
+			a->h16 = (const __u16 *)l->data[1] +
+				 g * eng_div_up(cj->s.mg, ENG_MR) * ENG_MR * kt;
 		return;
 	}
 	/* Dense weights: rows of kt; strided ones per element. */

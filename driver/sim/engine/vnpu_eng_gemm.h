@@ -380,4 +380,89 @@ struct eng_bf16_wide {
 /* The AVX512-BF16 mat-vec over interleaved panels. */
 void vnpu_eng_gemv_bf16_wide(const struct eng_bf16_wide *w);
 
+/*
+ * Depths of a run of f16 sums on the AVX512-FP16 path: each run's sums,
+ * rounded to f16 at every step, are widened and added to the f32 sums.
+ */
+#ifndef ENG_F16_RUN
+#define ENG_F16_RUN	16
+#endif
+
+/* Halves between the rows of struct eng_f16_slice's A with @a_rows. */
+#define ENG_F16_ARS	ENG_KC
+
+/**
+ * struct eng_f16_slice - one depth slice of a block in f16
+ * @kc: depth of the slice
+ * @mc: rows of the block
+ * @nc: columns of the block
+ * @a: ceil(@mc / ENG_MR) panels of f16 A, @a_ps halves apart, depth k of
+ *	row r at + k * ENG_MR + r (packed f16 weights)
+ * @a_ps: see @a
+ * @a_rows: A's rows are %ENG_F16_ARS halves apart instead, depth k of row
+ *	r at @a + r * %ENG_F16_ARS + k (vnpu_eng_f16_pack_a(); panels still
+ *	@a_ps apart)
+ * @b: NULL, or ceil(@nc / ENG_NR) panels of packed f16 B, @b_ps halves
+ *	apart, depth k of column j at + k * ENG_NR + j
+ * @b_ps: see @b
+ * @fb: with @b NULL, f32 B, rounded here: row k at @fb + off[k] + column,
+ *	or without @off panel q's row k at @fb + q * @fb_ps + k * ENG_NR
+ * @off: see @fb
+ * @fb_ps: see @fb
+ * @acc: the block's sums, rows @acc_rs floats apart (struct eng_slice)
+ * @acc_rs: see @acc
+ * @load: 0 for the first slice, else add to @acc
+ * @work: %ENG_F16_WORK halves of scratch, 64-byte aligned
+ */
+struct eng_f16_slice {
+	__u64 kc, mc, nc;
+	const __u16 *a;
+	__u64 a_ps;
+	int a_rows;
+	const __u16 *b;
+	__u64 b_ps;
+	const float *fb;
+	const __s32 *off;
+	__u64 fb_ps;
+	float *acc;
+	__u64 acc_rs;
+	int load;
+	__u16 *work;
+};
+
+/* Halves of struct eng_f16_slice's @work: a column pair of B. */
+#define ENG_F16_WORK	(ENG_KC * 2 * ENG_NR)
+
+/* The AVX512-FP16 driver (12x32 tiles of vfmadd231ph). */
+void vnpu_eng_slice_f16(const struct eng_f16_slice *s);
+
+/*
+ * Rows [0, @rows) of dense f32 A (row r at @src + r * @rs, depth @kc) as
+ * f16 rows at @dst (struct eng_f16_slice's @a with @a_rows); rows past
+ * @rows up to a whole panel are zero.
+ */
+void vnpu_eng_f16_pack_a(const float *src, __s64 rs, __u64 rows, __u64 kc,
+			 __u16 *dst);
+
+/**
+ * struct eng_f16_gemv - a depth slice of a one-row block over packed f16
+ * B: each output the chains of a tile's row (the same bits)
+ * @a: the row's @kc elements of the slice as f16
+ * @b: panel q of B at @b + q * @b_ps halves, as struct eng_f16_slice's
+ * @acc: the sums of @np panels, ENG_NR each, from zero unless @load
+ * @kc: depth of the slice
+ * @np: panels
+ * @b_ps: see @b
+ * @load: see @acc
+ */
+struct eng_f16_gemv {
+	const __u16 *a, *b;
+	float *acc;
+	__u64 kc, np, b_ps;
+	int load;
+};
+
+/* The AVX512-FP16 mat-vec slice. */
+void vnpu_eng_gemv_f16(const struct eng_f16_gemv *g);
+
 #endif /* _VNPU_ENG_GEMM_H_ */

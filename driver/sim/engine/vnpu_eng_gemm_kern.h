@@ -66,6 +66,8 @@ static inline v8sf lane_fma(v8sf a, v8sf b, v8sf c)
  * @packed: f32 panels packed over the whole depth, or NULL
  * @pairs: NULL, or the same weights' packed bf16 panels (the AVX512-BF16
  *	kernels read them in place)
+ * @h16: NULL, or the same weights' packed f16 panels (the AVX512-FP16
+ *	kernels read them in place)
  * @p: the strided matrix, or what @pack reads
  * @rs: @p's row stride, in elements
  * @cs: @p's column stride, in elements
@@ -80,6 +82,7 @@ static inline v8sf lane_fma(v8sf a, v8sf b, v8sf c)
 struct gemm_a {
 	const float *packed;
 	const __u16 *pairs;
+	const __u16 *h16;
 	const void *p;
 	__s64 rs, cs;
 	__u32 dt;
@@ -97,6 +100,7 @@ struct gemm_a {
  * @win + off[k] + column
  * @packed: f32 panels packed over the whole depth, or NULL
  * @pairs: as gemm_a's
+ * @h16: as gemm_a's
  * @p: the strided matrix, or what @pack reads
  * @rs: @p's row stride, in elements
  * @cs: @p's column stride, in elements
@@ -118,6 +122,7 @@ struct gemm_a {
 struct gemm_b {
 	const float *packed;
 	const __u16 *pairs;
+	const __u16 *h16;
 	const void *p;
 	__s64 rs, cs;
 	__u32 dt;
@@ -184,17 +189,19 @@ struct gemm_flush {
 /**
  * struct gemm_bufs - a part's scratch: packed A slice, B (packed slice or
  * window), the block accumulator, and whether the AVX-512 kernels run
- * (and the AVX512-BF16 ones, for packed bf16 weights)
+ * (and the AVX512-BF16 or AVX512-FP16 ones, for packed bf16 or f16
+ * weights)
  * @a: the packed A slice
  * @b: the packed B slice or window
  * @acc: the block accumulator
  * @avx512: the AVX-512 kernels run
  * @bf16: the AVX512-BF16 kernels run for packed bf16 weights
+ * @f16: the AVX512-FP16 kernels run for packed f16 weights
  * @ctx: the part's context
  */
 struct gemm_bufs {
 	float *a, *b, *acc;
-	int avx512, bf16;
+	int avx512, bf16, f16;
 	const struct vnpu_eng_ctx *ctx;
 };
 

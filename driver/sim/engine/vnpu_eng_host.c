@@ -10,13 +10,13 @@
 #include "vnpu_eng_priv.h"
 
 /*
- * VNPU_ENGINE_ISA=base|avx2|avx512|vnni|bf16 caps the paths taken (tests
- * of the narrower ones on a wider CPU; vnni and bf16 are AVX-512 with that
- * one extension); it never adds what the CPU lacks, but bf16 takes the
- * AVX512-BF16 kernels also where vnpu_eng_bf16_pays() says they do not
- * pay (*@bf16 set). Any other value caps nothing and is said once per
- * process on stderr, as the library does for a VNPU_LOG_LEVEL it does not
- * know.
+ * VNPU_ENGINE_ISA=base|avx2|avx512|vnni|bf16|fp16 caps the paths taken
+ * (tests of the narrower ones on a wider CPU; vnni, bf16 and fp16 are
+ * AVX-512 with that one extension); it never adds what the CPU lacks, but
+ * bf16 takes the AVX512-BF16 kernels also where vnpu_eng_bf16_pays() says
+ * they do not pay (*@bf16 set). Any other value caps nothing and is said
+ * once per process on stderr, as the library does for a VNPU_LOG_LEVEL it
+ * does not know.
  */
 static __u32 host_isa_cap(int *bf16)
 {
@@ -27,6 +27,8 @@ static __u32 host_isa_cap(int *bf16)
 		{ "vnni", VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 | VNPU_ENG_F_VNNI },
 		{ "bf16", VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 |
 			  VNPU_ENG_F_AVX512_BF16 },
+		{ "fp16", VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 |
+			  VNPU_ENG_F_AVX512_FP16 },
 		{ NULL, 0 },
 	};
 	static int warned;
@@ -42,7 +44,7 @@ static __u32 host_isa_cap(int *bf16)
 		}
 	if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
 		fprintf(stderr,
-			"vnpu: VNPU_ENGINE_ISA=%s is none of base avx2 avx512 vnni bf16: ignored\n",
+			"vnpu: VNPU_ENGINE_ISA=%s is none of base avx2 avx512 vnni bf16 fp16: ignored\n",
 			e);
 	return ~0u;
 }
@@ -91,6 +93,9 @@ __u32 vnpu_eng_host_features(void)
 		if (__builtin_cpu_supports("avx512bf16") &&
 		    (bf16 || host_bf16_pays()))
 			f |= VNPU_ENG_F_AVX512_BF16;
+		/* CPUID.(7, 0):EDX[23]; not every compiler's builtin knows it. */
+		if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (d & (1u << 23)))
+			f |= VNPU_ENG_F_AVX512_FP16;
 	} else if (__builtin_cpu_supports("avx512f")) {
 		f |= VNPU_ENG_F_AVX512;
 	}

@@ -62,6 +62,15 @@ static inline int eng_bf16_path(__u32 features)
 	return (features & all) == all;
 }
 
+/* Whether @features run the AVX512-FP16 kernels (packed f16 weights). */
+static inline int eng_f16_path(__u32 features)
+{
+	const __u32 all = VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 |
+			  VNPU_ENG_F_AVX512_FP16;
+
+	return (features & all) == all;
+}
+
 /*
  * Where element (@k, @x) of a packed bf16 panel of width @w and depth
  * @kt is, in elements from the panel's start (vnpu_eng_pair_bf16()).

@@ -55,6 +55,15 @@
  * in turn (the NPU's firmware); some layers then split finer at no cost.
  */
 #define VNPU_ENG_F_RUNS (1u << 4)
+/*
+ * AVX512-FP16 (with AVX512 and AVX2_FMA): GEMM and CONV whose weights are
+ * packed f16 round their activations to f16 and sum runs of
+ * %ENG_F16_RUN products in f16 with vfmadd231ph, each run then added to
+ * an f32 sum (vnpu_eng_gemm_f16_avx512.c); without it such weights are
+ * widened to f32 and summed as f32 weights are, so this bit changes
+ * those layers' bits (the tolerance is f16's).
+ */
+#define VNPU_ENG_F_AVX512_FP16 (1u << 5)
 
 /**
  * struct vnpu_eng_ctx - what the caller gives one part of a layer

@@ -1803,9 +1803,10 @@ static void cpu_fill_info(struct vnpu_dev *dev)
 	snprintf(info->device_version, sizeof(info->device_version), "1.0");
 	snprintf(info->driver_version, sizeof(info->driver_version), "none (in process)");
 	snprintf(info->capabilities, sizeof(info->capabilities),
-		 "FP32 FP16 BF16 INT8 INT32 INT64 EXPORT_IMPORT%s%s",
+		 "FP32 FP16 BF16 INT8 INT32 INT64 EXPORT_IMPORT%s%s%s",
 		 dev->features & VNPU_ENG_F_AVX2_FMA ? " AVX2_FMA" : "",
-		 dev->features & VNPU_ENG_F_AVX512_BF16 ? " AVX512_BF16" : "");
+		 dev->features & VNPU_ENG_F_AVX512_BF16 ? " AVX512_BF16" : "",
+		 dev->features & VNPU_ENG_F_AVX512_FP16 ? " AVX512_FP16" : "");
 	snprintf(info->device_id, sizeof(info->device_id), "0");
 	info->uapi_version = 0;
 	info->max_requests = CPU_MAX_REQUESTS;

@@ -998,11 +998,12 @@ static int fill_info(struct vnpu_dev *dev, const char *node, const drmVersion *v
 		 ver->version_major, ver->version_minor, ver->version_patchlevel,
 		 (unsigned long long)uapi);
 	snprintf(info->capabilities, sizeof(info->capabilities),
-		 "FP32 FP16 BF16 INT8 INT32 INT64 EXPORT_IMPORT%s%s%s%s",
+		 "FP32 FP16 BF16 INT8 INT32 INT64 EXPORT_IMPORT%s%s%s%s%s",
 		 dev->caps & DRM_VNPU_CAP_PROFILING ? " PROFILING" : "",
 		 dev->caps & DRM_VNPU_CAP_CANCEL ? " CANCEL" : "",
 		 features & VNPU_ENG_F_AVX2_FMA ? " AVX2_FMA" : "",
-		 features & VNPU_ENG_F_AVX512_BF16 ? " AVX512_BF16" : "");
+		 features & VNPU_ENG_F_AVX512_BF16 ? " AVX512_BF16" : "",
+		 features & VNPU_ENG_F_AVX512_FP16 ? " AVX512_FP16" : "");
 	snprintf(info->device_id, sizeof(info->device_id), "%llu", (unsigned long long)index);
 	info->uapi_version = (uint32_t)uapi << 16;
 	info->tiles = (uint32_t)tiles;

@@ -54,18 +54,18 @@ static const float *const_f32(const struct vnpu_tinfo *t, float **copy)
 }
 
 /*
- * Whether the precision hint's weights widen to f32 in the engine: the
- * f16 hint, and bf16 where the engine does not take its AVX512-BF16
- * kernels (vnpu_eng_bf16_pays()). A widened layer gives the f32 layer's
- * bits on the rounded weights, so a layer with a faster f32 layout
- * (Winograd, the lanes, dense depthwise taps) takes that layout on the
- * rounded weights in f32 (more bytes, the same bits, f32's speed).
+ * Whether the bf16 hint's weights widen to f32 in the engine: where the
+ * engine does not take its AVX512-BF16 kernels (vnpu_eng_bf16_pays()). A
+ * widened layer gives the f32 layer's bits on the rounded weights, so a
+ * layer with a faster f32 layout (Winograd, the lanes) takes that layout
+ * on the rounded weights in f32 (more bytes, the same bits, f32's speed).
+ * The f16 hint decides by the layers' shapes alone (conv_hinted(),
+ * conv_wino()): its f32 layouts keep the f32 weights.
  */
 static bool hint_widens(const struct cstate *s)
 {
-	return s->opt.inference_precision == VNPU_TYPE_F16 ||
-	       (s->opt.inference_precision == VNPU_TYPE_BF16 &&
-		!(vnpu_eng_host_features() & VNPU_ENG_F_AVX512_BF16));
+	return s->opt.inference_precision == VNPU_TYPE_BF16 &&
+	       !(vnpu_eng_host_features() & VNPU_ENG_F_AVX512_BF16);
 }
 
 /*
@@ -344,8 +344,10 @@ vnpu_status cl_conv_attrs(struct cstate *s, const struct cop *op, int32_t x, int
 
 /*
  * Whether a CONV's weights @wi (in @group groups) take the precision
- * hint's type. The bf16 hint is for speed (runtime.rst, Precision hints):
- * it keeps f32 weights, and so the f32 layer, where bf16 is no faster.
+ * hint's type. The bf16 and f16 hints are for speed (runtime.rst,
+ * Precision hints): they keep f32 weights, and so the f32 layer, where
+ * their kernels are no faster (the f16 hint's alike: its activations are
+ * rounded to f16 in the same places).
  * Depthwise taps: no bf16 kernel reads them, they widen (MobileNetV3's
  * depthwise layers took 1.2-1.6x their f32 time). A depth under 32 per
  * output (3x3 over 3 channels, 1x1 over 16): each column's activations are
@@ -356,7 +358,8 @@ static bool conv_hinted(const struct cstate *s, const struct vnpu_tinfo *wi, int
 {
 	int64_t depth = wi->dims[0] ? vnpu_tinfo_elems(wi) / wi->dims[0] : 0;
 
-	if (s->opt.inference_precision != VNPU_TYPE_BF16)
+	if (s->opt.inference_precision != VNPU_TYPE_BF16 &&
+	    s->opt.inference_precision != VNPU_TYPE_F16)
 		return true;
 	return !(wi->rank == 4 && wi->dims[1] == 1 && wi->dims[0] == group) && depth >= 32;
 }
@@ -384,8 +387,11 @@ static bool conv_hinted(const struct cstate *s, const struct vnpu_tinfo *wi, int
  * outputs but enough of 2x2 (ResNet-50's 512->512 on 7x7: 16 tiles,
  * 1.8x the weights' bytes in U but 49/64 of the direct convolution's
  * padded columns' and 4/9 of its multiply-adds; 0.83 -> 0.68 ms in the
- * model on one CPU). Where the hint widens (hint_widens()), the f32
- * layer's flag: F(4x4, 3x3) on the rounded weights.
+ * model on one CPU). The f16 hint takes f32's F(4x4, 3x3) where it pays,
+ * on f32 weights: four times fewer multiply-adds than its f16 kernels'
+ * direct convolution at twice f32's rate. Where the bf16 hint widens
+ * (hint_widens()), the f32 layer's flag: F(4x4, 3x3) on the rounded
+ * weights.
  */
 static uint32_t conv_wino(const struct cstate *s, const struct vnpu_layer_conv *attr,
 			  const struct vnpu_tinfo *wi, const struct ctensor *x,
@@ -422,16 +428,14 @@ static uint32_t conv_wino(const struct cstate *s, const struct vnpu_layer_conv *
 
 /*
  * The f32 weights @wi (in @group groups) of a CONV's f32 layout (@f32:
- * Winograd F(4x4, 3x3), the lanes, dense depthwise taps): rounded to the
- * hint's type where the layer takes the hint (conv_hinted(), and then
- * hint_widens()), else as they are; *@copy is to be freed.
+ * Winograd F(4x4, 3x3), the lanes): rounded to bf16 where the layer takes
+ * the bf16 hint (conv_hinted(); it has an f32 layout where hint_widens()),
+ * else as they are; *@copy is to be freed.
  */
 static const float *conv_src(const struct cstate *s, const struct vnpu_tinfo *wi, int64_t group,
 			     bool f32, float **copy)
 {
-	if (!f32 || (s->opt.inference_precision != VNPU_TYPE_F16 &&
-		     s->opt.inference_precision != VNPU_TYPE_BF16) ||
-	    !conv_hinted(s, wi, group))
+	if (!f32 || s->opt.inference_precision != VNPU_TYPE_BF16 || !conv_hinted(s, wi, group))
 		return const_f32(wi, copy);
 	*copy = const_rounded(wi, s->opt.inference_precision);
 	return *copy;
@@ -479,7 +483,8 @@ static vnpu_status conv_wino_weights(struct cstate *s, const struct vnpu_tinfo *
  * Whether CONV @attr of @x into @y packs its weights in f32 with the
  * output channels on the lanes (%VNPU_LAYER_F_LANES), where the engine
  * runs it faster so (vnpu_eng_lanes_pays()): f32 X, no bf16 hint that
- * the AVX512-BF16 kernels take (hint_widens(): the rounded weights).
+ * the AVX512-BF16 kernels take (hint_widens(): the rounded weights; under
+ * f16 such a layer keeps its f32 weights).
  */
 static bool conv_lanes(const struct cstate *s, const struct vnpu_layer_conv *attr,
 		       const struct ctensor *x, const struct ctensor *y)
@@ -503,14 +508,13 @@ static bool conv_lanes(const struct cstate *s, const struct vnpu_layer_conv *att
  * channel per group) stay as they are: the engine's depthwise kernels read
  * a channel's taps from a dense row, where a packed panel would hold them
  * ENG_MR floats apart, the other rows zeros (six times the bytes to read
- * each inference). The bf16 hint keeps the f32 taps (conv_hinted()),
- * the f16 hint where it widens (hint_widens()) the rounded taps in f32.
+ * each inference). The f16 and bf16 hints keep the f32 taps
+ * (conv_hinted()).
  */
-static bool conv_dw_dense(const struct cstate *s, const struct vnpu_tinfo *wi, int64_t group)
+static bool conv_dw_dense(const struct vnpu_tinfo *wi, int64_t group)
 {
 	return wi->type == VNPU_TYPE_F32 && wi->rank == 4 && wi->dims[1] == 1 &&
-	       wi->dims[0] == group && (s->opt.inference_precision != VNPU_TYPE_F16 ||
-					hint_widens(s));
+	       wi->dims[0] == group;
 }
 
 /*
@@ -542,7 +546,7 @@ static vnpu_status conv_layer(struct cstate *s, struct vnpu_layer_conv *attr, st
 			attr->flags |= wino;
 	}
 	if (packed < 0 && cs_is_const(s, w) && packable(wi) && !s->opt.no_packing &&
-	    !conv_dw_dense(s, wi, group)) {
+	    !conv_dw_dense(wi, group)) {
 		uint64_t rows = (uint64_t)(wi->dims[0] / group);
 		uint64_t cols = (uint64_t)(vnpu_tinfo_elems(wi) / wi->dims[0]);
 		bool lanes = conv_lanes(s, attr, &x, &y);
@@ -569,17 +573,6 @@ static vnpu_status conv_layer(struct cstate *s, struct vnpu_layer_conv *attr, st
 		} else {
 			free(buf);
 		}
-	}
-	if (packed < 0 && cs_is_const(s, w) && packable(wi) && !s->opt.no_packing &&
-	    conv_dw_dense(s, wi, group) && s->opt.inference_precision == VNPU_TYPE_F16) {
-		/* conv_dw_dense() under the f16 hint: the rounded taps. */
-		float *taps = const_rounded(wi, VNPU_TYPE_F16);
-
-		if (!taps)
-			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory rounding weights");
-		st = cs_add_const(s, VNPU_TYPE_F32, wi->rank, wi->dims, taps, &w);
-		if (st)
-			return st;
 	}
 	if (packed >= 0) {
 		t[n++] = ct_dense(s, packed);
@@ -680,8 +673,7 @@ static bool conv_vec(struct cstate *s, const struct cop *op, const struct vnpu_l
 
 	if (xi->rank != 4 || wi->rank != 4 || yi->rank != 4 || attr->group != 1 ||
 	    xi->type != VNPU_TYPE_F32 || yi->type != VNPU_TYPE_F32 ||
-	    !cs_is_const(s, IN(op, 1)) || !packable(wi) || s->opt.no_packing ||
-	    s->opt.inference_precision == VNPU_TYPE_F16)
+	    !cs_is_const(s, IN(op, 1)) || !packable(wi) || s->opt.no_packing)
 		return false;
 	return xi->dims[2] == 1 && xi->dims[3] == 1 && yi->dims[2] == 1 && yi->dims[3] == 1 &&
 	       wi->dims[2] == 1 && wi->dims[3] == 1 && !attr->pad_begin[0] &&

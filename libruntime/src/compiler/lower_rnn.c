@@ -78,11 +78,22 @@ static struct ctensor y_view(const struct cstate *s, const struct rnn *r, int32_
 
 /* Y = A B (+ C) (+ R): C and R broadcast against Y. */
 /*
- * B given as a transposed view [K, N] of rows of a constant f32 matrix:
- * those rows packed for the engine into a new constant, or -1 when B is
- * not constant (or packing is off).
+ * Whether the recurrent weights (R) take the precision hint's type: not
+ * under f16, whose kernels run a step's few rows no faster than f32's
+ * (lstm_packed_r()), so that the unrolled steps and the LSTM layer agree.
  */
-static int32_t pack_view(struct cstate *s, struct ctensor b)
+static bool rec_hinted(const struct cstate *s)
+{
+	return s->opt.inference_precision != VNPU_TYPE_F16;
+}
+
+/*
+ * B given as a transposed view [K, N] of rows of a constant f32 matrix:
+ * those rows packed for the engine into a new constant (in the precision
+ * hint's type when @hinted), or -1 when B is not constant (or packing is
+ * off).
+ */
+static int32_t pack_view(struct cstate *s, struct ctensor b, bool hinted)
 {
 	const struct vnpu_tinfo binfo = *cs_info(s, b.val), *bi = &binfo;
 	int64_t dims[2] = { b.dims[1], b.dims[0] };	/* stored [N, K] */
@@ -99,7 +110,7 @@ static int32_t pack_view(struct cstate *s, struct ctensor b)
 		memcpy(&copy[n * dims[1]], (const float *)bi->data + b.off + n * b.strides[1],
 		       (size_t)dims[1] * sizeof(float));
 	if (cs_add_const(s, VNPU_TYPE_F32, 2, dims, copy, &rows) ||
-	    cl_pack_gemm_b(s, rows, true, true, &packed))
+	    cl_pack_gemm_b(s, rows, true, hinted, &packed))
 		return -1;
 	return packed;
 }
@@ -485,12 +496,13 @@ static vnpu_status direction(struct cstate *s, const struct cop *op, const struc
 	vnpu_status st;
 
 	/* Packed once, used by every step. */
-	r->packed_r = r->kind == RNN_GRU ? -1 : pack_view(s, rt);
+	r->packed_r = r->kind == RNN_GRU ? -1 : pack_view(s, rt, rec_hinted(s));
 	r->packed_rzr = r->kind != RNN_GRU ? -1 :
-		pack_view(s, transposed(mat(s, op->in[2], roff, 2 * r->hidden, r->hidden, r->hidden)));
+		pack_view(s, transposed(mat(s, op->in[2], roff, 2 * r->hidden, r->hidden, r->hidden)),
+			  rec_hinted(s));
 	r->packed_rh = r->kind != RNN_GRU ? -1 :
 		pack_view(s, transposed(mat(s, op->in[2], roff + 2 * hh, r->hidden, r->hidden,
-					   r->hidden)));
+					   r->hidden)), rec_hinted(s));
 	st = initial_state(s, r, init_h, d, &h);
 	if (!st && r->kind == RNN_LSTM)
 		st = initial_state(s, r, init_c, d, &c);
@@ -544,7 +556,9 @@ static bool lstm_fusable(struct cstate *s, const struct cop *op, const struct rn
 /*
  * Every direction's R [4H, H] packed as GEMM's B [H, 4H], one after the
  * other, in the precision hint's type as cl_pack_gemm_b() packs it (bf16
- * in depth pairs per direction).
+ * in depth pairs per direction), but in f32 under the f16 hint: the steps
+ * are mat-vecs, which no f16 kernel runs faster (CRNN's two LSTMs took
+ * twice their f32 time on widened f16 R).
  */
 static vnpu_status lstm_packed_r(struct cstate *s, const struct cop *op, const struct rnn *r,
 				 int32_t *out)
@@ -577,7 +591,7 @@ static vnpu_status lstm_packed_r(struct cstate *s, const struct cop *op, const s
 		free(packed);
 		return st;
 	}
-	if (hint != VNPU_TYPE_F16 && hint != VNPU_TYPE_BF16)
+	if (hint != VNPU_TYPE_BF16)
 		return cs_add_const(s, VNPU_TYPE_F32, 1, &size, packed, out);
 	half = malloc((size_t)size * sizeof(*half) + 1);
 	if (!half) {
@@ -743,7 +757,7 @@ vnpu_status cl_lower_rnn(struct cstate *s, struct cop *op)
 			cb = mat(s, op->in[3], d * 2 * g, 1, g, g);
 			rb = mat(s, op->in[3], d * 2 * g + g, 1, g, g);
 		}
-		st = gemm(s, x, w, pack_view(s, w), bias >= 0 || views ? &cb : NULL,
+		st = gemm(s, x, w, pack_view(s, w, true), bias >= 0 || views ? &cb : NULL,
 				 views ? &rb : NULL, y);
 		if (!st && !fused)
 			st = direction(s, op, &r, d, xw);

@@ -160,7 +160,8 @@ static void check_api(struct __test_metadata *_metadata, const struct ulayer *l)
  * units, the scratch and the run agree on that, so a caller that sizes
  * with such a value and runs with it stays within its scratch.
  */
-#define UNKNOWN_BITS (~(AVX2 | VNPU_ENG_F_AVX512 | VNPU_ENG_F_AVX512_BF16))
+#define UNKNOWN_BITS (~(AVX2 | VNPU_ENG_F_AVX512 | VNPU_ENG_F_AVX512_BF16 | \
+			VNPU_ENG_F_AVX512_FP16))
 
 static void check_odd_features(struct __test_metadata *_metadata, const struct ulayer *l)
 {
