@@ -273,6 +273,130 @@ static void qtile_sums12x16(const struct eng_qtile *t)
 			       "memory");
 }
 
+typedef short v32hi_q __attribute__((vector_size(64)));
+typedef int v8si_qu __attribute__((vector_size(32), aligned(1), may_alias));
+
+/*
+ * Whether qout_packed() stores the outputs of a whole tile of ENG_QMR
+ * rows and ENG_QNR positions without the fused add: every multiplier
+ * at most 0.5 in magnitude (not NaN), so that a sum times it rounds to
+ * an integer of at most 2^30 and that plus the zero point does not wrap.
+ */
+static inline int qout_whole(const struct eng_qout *o)
+{
+	const v16sf half = (v16sf){} + 0.5f;
+	v16sf m;
+	__u32 k;
+
+	if (o->rows != ENG_QMR || o->n != ENG_QNR || o->r)
+		return 0;
+	/* |mult| <= 0.5 in the 12 lanes, the rest 0 (NaN fails LE_OQ). */
+	__asm__("kmovw %k2, %%k1\n\t"
+		"vmovups %1, %0%{%%k1%}%{z%}"
+		: "=v"(m) : "m"(*(const float (*)[ENG_QMR])o->mult),
+		  "r"((1u << ENG_QMR) - 1) : "k1");
+	m = (v16sf)((v16si)m & 0x7fffffff);
+	__asm__("vcmpps $0x12, %2, %1, %%k1\n\t"	/* LE_OQ */
+		"kmovw %%k1, %0"
+		: "=r"(k) : "v"(m), "v"(half) : "k1");
+	return k == 0xffff;
+}
+
+/*
+ * Sums @a (bias and zero point terms in, at most 2^31 in magnitude)
+ * times @mult rounded half to even, plus @yz: no clamp (qout_whole()).
+ */
+static inline v16si qout_round(v16si a, float mult, v16si yz)
+{
+	return q_rne(__builtin_convertvector(a, v16sf) * mult) + yz;
+}
+
+/* @a and @b saturated to 16 bits (vpackssdw: per 128-bit lane, @a's 4 then @b's). */
+static inline v32hi_q q_packs32(v16si a, v16si b)
+{
+	v32hi_q r;
+
+	__asm__("vpackssdw %2, %1, %0" : "=v"(r) : "v"(a), "v"(b));
+	return r;
+}
+
+/*
+ * The tile's sums @acc (row r, panel p at acc[r][p]) as the outputs of
+ * struct eng_qout where qout_whole() holds, two rows at a time: plus
+ * fix (less wz times xsum), times mult, rounded half to even, plus the
+ * zero point, then saturated by vpackssdw and vpackuswb (u8) or
+ * vpacksswb (i8), a vpmaxub/vpmaxsb where the low bound is above the
+ * type's (ReLU), and one vpermd into the rows' order. Rounding is
+ * monotonic and keeps integers, so clamping to integer bounds after it
+ * gives what clamping before it does (q_bytes16()): the same bits, with
+ * no float clamp, and 4 narrowing uops for 64 outputs in place of
+ * vpmovdb's 8.
+ */
+static __attribute__((__always_inline__)) inline
+void qout_packed(const struct eng_qtile *t, v16si (*acc)[2])
+{
+	const struct eng_qout *o = t->out;
+	const v16si yz = (v16si){} + o->yz;
+	const __s32 lo = (__s32)o->lo + o->yz, hi = (__s32)o->hi + o->yz;
+	const int u8 = hi > 127;
+	const v16si lo8 = (v16si){} + (__s32)(0x01010101u * (__u8)lo);
+	const int relu = u8 ? lo > 0 : lo > -128;
+	v16su xs0 = {}, xs1 = {};
+	__u8 *y = o->y;
+	__s64 ys = o->ys;
+	__u32 r;
+
+	if (o->xsum) {
+		xs0 = *(const v16su_u *)o->xsum;
+		xs1 = *(const v16su_u *)(o->xsum + 16);
+	}
+#pragma GCC unroll 6
+	for (r = 0; r < ENG_QMR; r += 2) {
+		v16su a0 = (v16su)acc[r][0] + (__u32)o->fix[r];
+		v16su a1 = (v16su)acc[r][1] + (__u32)o->fix[r];
+		v16su a2 = (v16su)acc[r + 1][0] + (__u32)o->fix[r + 1];
+		v16su a3 = (v16su)acc[r + 1][1] + (__u32)o->fix[r + 1];
+		v16si v;
+
+		if (o->xsum) {
+			a0 -= (__u32)o->wz[r] * xs0;
+			a1 -= (__u32)o->wz[r] * xs1;
+			a2 -= (__u32)o->wz[r + 1] * xs0;
+			a3 -= (__u32)o->wz[r + 1] * xs1;
+		}
+		{
+			v32hi_q p0 = q_packs32(qout_round((v16si)a0, o->mult[r], yz),
+					       qout_round((v16si)a1, o->mult[r], yz));
+			v32hi_q p1 = q_packs32(qout_round((v16si)a2, o->mult[r + 1], yz),
+					       qout_round((v16si)a3, o->mult[r + 1], yz));
+
+			/* Bytes saturated, then at least lo (unsigned or signed). */
+			if (u8 && relu)
+				__asm__("vpackuswb %2, %1, %0\n\t"
+					"vpmaxub %3, %0, %0"
+					: "=&v"(v) : "v"(p0), "v"(p1), "v"(lo8));
+			else if (u8)
+				__asm__("vpackuswb %2, %1, %0" : "=v"(v) : "v"(p0), "v"(p1));
+			else if (relu)
+				__asm__("vpacksswb %2, %1, %0\n\t"
+					"vpmaxsb %3, %0, %0"
+					: "=&v"(v) : "v"(p0), "v"(p1), "v"(lo8));
+			else
+				__asm__("vpacksswb %2, %1, %0" : "=v"(v) : "v"(p0), "v"(p1));
+		}
+		/*
+		 * 128-bit lane L: 4 bytes each of row r's positions 4L..4L+3
+		 * and 16 + 4L.., then row r + 1's.
+		 */
+		v = __builtin_shufflevector(v, v, 0, 4, 8, 12, 1, 5, 9, 13,
+					    2, 6, 10, 14, 3, 7, 11, 15);
+		*(v8si_qu *)(y + (__s64)r * ys) =
+			__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
+		*(v8si_qu *)(y + (__s64)(r + 1) * ys) =
+			__builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+	}
+}
+
 /*
  * The tile over its first @nr (4, 8 or ENG_QMR) rows and @np (1 or 2)
  * panels of 16 positions: one panel where the outputs stop within the
@@ -306,7 +430,12 @@ void qtile_part(const struct eng_qtile *t, const __u32 nr, const __u32 np,
 		for (r = 0; r < ENG_QMR; r++)
 			acc[r][0] = *(const v16si_u *)(t->acc + r * ENG_QNR);
 	}
-	/* The others: gcc's two-panel loop runs as fast as it does in asm. */
+	/*
+	 * The others: gcc's two-panel loop runs as fast as it does in asm
+	 * (on Emerald Rapids an asm loop, alone, ran 24 vpdpbusd in 12
+	 * cycles from L2, and resnet50_qdq no faster with it), and keeps
+	 * the sums in registers for the epilogue.
+	 */
 	for (j = 0; (nr < ENG_QMR || np > 1) && j < t->k4 / 4; j++) {
 		const v16si *b = (const v16si *)(t->b + j * ENG_QNR * 4);
 		v16si b0 = b[0], b1 = np > 1 ? b[1] : b0;
@@ -323,6 +452,10 @@ void qtile_part(const struct eng_qtile *t, const __u32 nr, const __u32 np,
 			if (np > 1)
 				acc[r][1] = dpbusd(acc[r][1], b1, w);
 		}
+	}
+	if (nr == ENG_QMR && np > 1 && !res && o && qout_whole(o)) {
+		qout_packed(t, acc);
+		return;
 	}
 	if (!o) {
 		for (r = 0; r < ENG_QMR; r++) {

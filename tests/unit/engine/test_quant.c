@@ -319,6 +319,7 @@ struct qcase {
 	int sat;	/* inputs at their top, weights -128 and 127 in pairs */
 	int few;	/* weights within 60 of 0 but every few-th at -128 or 127;
 			 * -1: pairs at vpmaddubsw's bounds among small ones */
+	float ys;	/* y's scale; 0: 0.5 (multipliers of 0.00016 to 0.00112) */
 };
 
 /* Pairs of weights at and just past the bounds of 16-bit pair sums. */
@@ -503,7 +504,7 @@ static void qconv_packed_case(struct __test_metadata *_metadata, const struct qc
 	void *x = malloc(nx), *y = malloc(ny), *ref = malloc(ny), *packed;
 	int8_t *w = malloc(nw), *wz = calloc(qc->m, 1);
 	int32_t *bias = malloc(4 * qc->m);
-	float xs = 0.02f, *ws = malloc(4 * qc->m), ys = 0.5f;
+	float xs = 0.02f, *ws = malloc(4 * qc->m), ys = qc->ys ? qc->ys : 0.5f;
 	uint8_t xz = qc->xt == VNPU_DTYPE_U8 ? 117 : 0xf6, yz = qc->yt == VNPU_DTYPE_U8 ? 9 : 0xfb;
 	struct vnpu_layer_conv at = { .flags = qc->bias ? VNPU_LAYER_F_BIAS : 0,
 				      .group = (__u32)qc->group };
@@ -574,11 +575,12 @@ static void qconv_packed_case(struct __test_metadata *_metadata, const struct qc
 	data[n - 1] = y;
 	at.flags |= VNPU_LAYER_F_PACKED;
 	at.act.func = qc->relu ? VNPU_ACT_RELU : VNPU_ACT_IDENTITY;
-	snprintf(name, sizeof(name), "qconv packed %llux%llux%llux%llu m%llu g%llu k%llu s%llu%s%s%s%s%s%s",
+	snprintf(name, sizeof(name),
+		 "qconv packed %llux%llux%llux%llu m%llu g%llu k%llu s%llu%s%s%s%s%s%s ys %g",
 		 qc->n, qc->c, qc->h, qc->w, qc->m, qc->group, qc->k, qc->stride,
 		 qc->xt == VNPU_DTYPE_I8 ? " s8x" : "", qc->wz ? " wz" : "",
 		 qc->relu ? " relu" : "", qc->nan ? " nan" : "", qc->sat ? " sat" : "",
-		 qc->few ? " few" : "");
+		 qc->few ? " few" : "", (double)ys);
 	EXPECT_EQ(0,
 		  et_layer_exact(name, VNPU_LAYER_QLINEAR_CONV, t, data, n, &at, sizeof(at), ref));
 	if (qc->c != qc->group || qc->m != qc->group)
@@ -763,6 +765,21 @@ static void test_qconv_packed(struct __test_metadata *_metadata)
 		 */
 		{ 1, 45, 10, 13, 20, 1, 1, 1, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 1, 1, 1, 0 },
 		{ 1, 45, 21, 25, 14, 1, 1, 2, 0, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
+		/*
+		 * Multipliers of 0.07 to 0.5 (whole VNNI tiles narrowed by
+		 * saturating packs: rounded sums far past the bounds, extreme
+		 * products, i8 output, ReLU, weight zero points) and of
+		 * 80000 to 560000 (sums times them past 32 bits: the clamp
+		 * before rounding)
+		 */
+		{ 1, 64, 8, 9, 24, 1, 1, 1, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 0, 1, 0,
+		  0.00112f },
+		{ 1, 16, 9, 11, 24, 1, 1, 1, 0, 1, VNPU_DTYPE_I8, VNPU_DTYPE_I8, 1, 1, 1, 0, 0, 0,
+		  0.00112f },
+		{ 1, 40, 8, 8, 36, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 1, 0, 0, 0, 0,
+		  0.00112f },
+		{ 1, 16, 9, 11, 24, 1, 1, 1, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0, 0, 0,
+		  1e-9f },
 		/* infinite and NaN multipliers: the bounds, and 0 for NaN */
 		{ 1, 20, 6, 9, 14, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 1 },
 		{ 1, 8, 6, 9, 8, 8, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 0, 0, 1 },
