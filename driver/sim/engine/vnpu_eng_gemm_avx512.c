@@ -364,12 +364,31 @@ void name(UK_PARAMS)							\
 			       [off] "+r"(off), [p] "=&r"(p), [t] "=&r"(t), \
 			       [rsb] "+r"(rsb)				\
 			     : [b] "r"(b0), [c] "r"(c), [load] "r"(load), \
-			       [out] "r"(out), [pd] "r"(pd)		\
+			       [out] "r"(out), [pd] "r"(pd), [pf] "r"(pf) \
 			     : UK_CLOBBER);				\
 }
 
 UK_FN_IND(tile_12x32_ind, UK_TILE)
 UK_FN_IND(tile_4x32_ind, UK_TILE4)
+
+/*
+ * The 12x32 tile with B by offsets that also fetches the line at %[pf] +
+ * 4 * off[u] into L2 a step (see B_FAR_ROW): a variant of its own, as the
+ * extra load of every step cost the tiles that have nothing to fetch
+ * (YOLOv8n's 3x3 convolutions of stride 2 took 5% longer).
+ */
+#undef UK_B
+#define UK_B(u)								\
+	"movslq (4 * " #u ")(%[off]), %[t]\n\t"				\
+	"vmovups (%[b], %[t], 4), %%zmm30\n\t"				\
+	"vmovups 64(%[b], %[t], 4), %%zmm31\n\t"			\
+	"prefetcht1 (%[pf], %[t], 4)\n\t"
+UK_FN_IND(tile_12x32_ind_far, UK_TILE)
+#undef UK_B
+#define UK_B(u)								\
+	"movslq (4 * " #u ")(%[off]), %[t]\n\t"				\
+	"vmovups (%[b], %[t], 4), %%zmm30\n\t"				\
+	"vmovups 64(%[b], %[t], 4), %%zmm31\n\t"
 
 /*
  * The 12x32 tile with B by offsets and a block's one tail column
@@ -596,6 +615,20 @@ static const float *b_ahead(const struct eng_slice *s, __u64 nb, __u64 j,
 		return s->b + j * s->b_ps;
 	return next + panel * s->b_ps + step * trips * ENG_NR;
 }
+
+/*
+ * Bytes between B's depth rows, evenly apart, from which tiles that read
+ * B by offsets fetch the next column pair's rows ahead: a column pair's
+ * first two 12x32 tiles, into L2, a line per depth step at that step's
+ * offset, the first tile the next pair's first panel and the second its
+ * second (tile_12x32_ind_far()). Such rows are a 1x1 convolution's input
+ * read in place, channels 3 KiB (28x28) or 12.5 KiB (56x56) apart, one
+ * stream per channel for the hardware's prefetchers, which follow far
+ * fewer. Nearer rows (14x14 maps' 784 bytes) and a window's taps (a
+ * strided one's alternate between its stride phases' planes: YOLOv8n's
+ * 3x3 convolutions of stride 2) lost: L2 holds them already.
+ */
+#define B_FAR_ROW 2048
 
 /*
  * Where the last slice's tile at block row @r0 and column @c0, @w columns
@@ -934,7 +967,7 @@ void vnpu_eng_slice_avx512(struct eng_slice *s)
 {
 	__u64 ma = eng_div_up(s->mc, ENG_MR), nb = eng_div_up(s->nc, ENG_NR);
 	__u64 half = eng_div_up(ma, 4), i, j, nc = s->nc;
-	int ind = !!s->off, fuse;
+	int ind = !!s->off, fuse, far = 0;
 	/*
 	 * A lone last panel with at most SHORT_ROWS rows in the block takes
 	 * the short tiles: a convolution of 64 outputs computes 64 rows, not 66.
@@ -956,6 +989,12 @@ void vnpu_eng_slice_avx512(struct eng_slice *s)
 	 * of the first column pair's 12-row tiles (tile_12x32_tail()).
 	 */
 	fuse = ind && s->nc - nc == 1 && nb >= 2;
+	if (ind && s->kc > 2) {
+		__s64 d = (__s64)s->off[1] - s->off[0];
+
+		far = d == (__s64)s->off[2] - s->off[1] &&
+		      (d < 0 ? -d : d) * 4 >= B_FAR_ROW;
+	}
 	s->out_mc = s->out ? whole_tiles(s->mc, ENG_MR, SHORT_ROWS) : 0;
 	s->out_nc = s->out ? whole_tiles(nc, ENG_NR, ENG_NR) : 0;
 	for (j = 0; j < nb; j += 2) {
@@ -982,6 +1021,15 @@ void vnpu_eng_slice_avx512(struct eng_slice *s)
 						s->acc_rs, s->acc_rs, s->load,
 						o, 0, 0,
 						a_ahead_pd(s, a0, i, ma, j, nb));
+			else if (far && i < 4 && j + 2 < nb && rows == 2 &&
+				 two_n && !s->a_rows)
+				tile_12x32_ind_far(s->kc, a0, a0 + s->a_ps, b0,
+						   b0 + s->b_ps, s->off,
+						   s->acc + i * ENG_MR *
+						   s->acc_rs + j * ENG_NR,
+						   s->acc_rs, s->load, o,
+						   b0 + (2 + i / 2) * ENG_NR, 0,
+						   a_ahead_pd(s, a0, i, ma, j, nb));
 			else
 				tiles[!!s->a_rows][ind][rows][two_n](s->kc, a0,
 						a0 + s->a_ps, b0, b0 + s->b_ps,

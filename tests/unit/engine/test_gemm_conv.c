@@ -479,9 +479,12 @@ static void test_conv(struct __test_metadata *_metadata)
 		 * 1x1 convolutions read the input itself; the columns of a
 		 * unit's last panel past the image from a copy: 7x7 and 14x14
 		 * maps in row and column units, a 1x1 map (squeeze-excite), a
-		 * 1-D row, groups, and a 1x1 depthwise layer.
+		 * 1-D row, groups, and a 1x1 depthwise layer; a 23x31 map,
+		 * whose channels lie 2.8 KiB apart, so that the AVX-512
+		 * tiles fetch the next column pair's B ahead by its offsets.
 		 */
 		{ 0, 1, 40, 7, 7, 200, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0 },
+		{ 0, 1, 12, 23, 31, 30, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0 },
 		{ 0, 2, 64, 14, 14, 30, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0 },
 		{ 0, 1, 100, 1, 1, 50, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0 },
 		{ 1, 1, 9, 1, 37, 13, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0 },
