@@ -1874,10 +1874,11 @@ static v8si_qq qres8(const struct eng_qout *o, v8si_qq v, const __u8 *r, __u64 n
 /*
  * qtile_out() of a whole row (ENG_QNR positions) of row @r whose
  * multiplier is finite (no NaN to make 0): q_round8()'s steps, the fused
- * add (qres8()), and the four vectors' integers as bytes (q_bytes32()).
+ * add (qres8(); qadd_fast()'s steps when @bounded, its parameters
+ * qadd_bounded()), and the four vectors' integers as bytes (q_bytes32()).
  */
 static void qout_row(const struct eng_qout *o, __u32 r, const __s32 *acc,
-		     __u8 *y)
+		     __u8 *y, int bounded)
 {
 	v8sf_qq lo = (v8sf_qq){} + o->lo, hi = (v8sf_qq){} + o->hi;
 	v8si_qq v[4];
@@ -1893,7 +1894,25 @@ static void qout_row(const struct eng_qout *o, __u32 r, const __s32 *acc,
 		f = __builtin_convertvector(a, v8sf_qq) * o->mult[r];
 		f = __builtin_ia32_minps256(__builtin_ia32_maxps256(f, lo), hi);
 		v[i] = __builtin_ia32_cvtps2dq256(f) + o->yz;
-		if (o->r)
+	}
+	if (o->r && bounded) {
+		const struct eng_qadd_arg *q = o->res;
+		v8sf_qq ra = (v8sf_qq){} + q->ra, rb = (v8sf_qq){} + q->rb;
+		v8sf_qq qf = (v8sf_qq){} + q->f, qlo = (v8sf_qq){} + q->lo;
+		v8sf_qq qhi = (v8sf_qq){} + q->hi;
+		const __u8 *rr = o->r + (__s64)r * o->rs;
+
+		for (i = 0; i < 4; i++) {
+			v8si_qq rv = q_load8(rr + 8 * i, q->dtype);
+			v8sf_qq fa = __builtin_convertvector(q->first ? rv : v[i], v8sf_qq);
+			v8sf_qq fb = __builtin_convertvector(q->first ? v[i] : rv, v8sf_qq);
+			v8sf_qq t = VFMA(fa, ra, VFMA(fb, rb, qf));
+
+			t = __builtin_ia32_minps256(__builtin_ia32_maxps256(t, qlo), qhi);
+			v[i] = __builtin_ia32_cvtps2dq256(t);
+		}
+	} else if (o->r) {
+		for (i = 0; i < 4; i++)
 			v[i] = qres8(o, v[i], o->r + (__s64)r * o->rs + 8 * i, 8);
 	}
 	q_bytes32(v, y);
@@ -1908,6 +1927,9 @@ static void qtile_out(const struct eng_qtile *t)
 {
 	const struct eng_qout *o = t->out;
 	__u32 r, i, e;
+#ifdef ENG_FMA
+	int bounded = o->r && qadd_bounded(o->res);
+#endif
 
 	for (r = 0; r < o->rows; r++) {
 		const __s32 *acc = t->acc + r * ENG_QNR;
@@ -1915,7 +1937,7 @@ static void qtile_out(const struct eng_qtile *t)
 
 #ifdef ENG_FMA
 		if (o->n == ENG_QNR && o->mult[r] - o->mult[r] == 0) {
-			qout_row(o, r, acc, y);
+			qout_row(o, r, acc, y, bounded);
 			continue;
 		}
 #endif
