@@ -240,6 +240,11 @@ void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
 	"vaddps %%ymm13, %%ymm" #z0 ", %%ymm" #z0 "\n\t"		\
 	UK2_HI("vaddps %%ymm13, %%ymm" #z1 ", %%ymm" #z1 "\n\t")
 
+/* Row r plus the columns' adds, in ymm14 (columns 0-7) and ymm15 (8-15). */
+#define UK2_CADD(r, z0, z1)						\
+	"vaddps %%ymm14, %%ymm" #z0 ", %%ymm" #z0 "\n\t"		\
+	UK2_HI("vaddps %%ymm15, %%ymm" #z1 ", %%ymm" #z1 "\n\t")
+
 /* Row r plus the residual's row at %[k], which then moves %[a] bytes on. */
 #define UK2_RES(r, z0, z1)						\
 	"vaddps (%[k]), %%ymm" #z0 ", %%ymm" #z0 "\n\t"		\
@@ -265,9 +270,10 @@ void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
 /*
  * The whole tile: from %[c] (rows %[rsb] bytes apart) when %[load], else
  * zero; %[k] steps; to %[c], or to %[o]'s output (struct eng_tile_out: y
- * at 0, rsb at 8, add at 16, res at 40, res_rsb at 48, act at 56) plus
- * its row adds, then its residual, then its Relu. %[p] and %[t] are
- * scratch; after the depth loop %[k] and %[a] are too.
+ * at 0, rsb at 8, add at 16, res at 40, res_rsb at 48, act at 56, cadd
+ * at 64) plus its row adds, then its column adds, then its residual, then
+ * its Relu. %[p] and %[t] are scratch; after the depth loop %[k] and %[a]
+ * are too.
  */
 #define UK2_TILE							\
 	"mov %[c], %[p]\n\t"						\
@@ -306,6 +312,13 @@ void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
 	"jz 8f\n\t"							\
 	UK2_ROWS(UK2_ADD)						\
 	"8:\n\t"							\
+	"mov 64(%[o]), %[t]\n\t"					\
+	"test %[t], %[t]\n\t"						\
+	"jz 10f\n\t"							\
+	"vmovups (%[t]), %%ymm14\n\t"					\
+	UK2_HI("vmovups 32(%[t]), %%ymm15\n\t")			\
+	UK2_ROWS(UK2_CADD)						\
+	"10:\n\t"							\
 	"mov 40(%[o]), %[k]\n\t"					\
 	"test %[k], %[k]\n\t"						\
 	"jz 9f\n\t"							\
@@ -842,6 +855,7 @@ static void slice_run(struct eng_slice *s)
 				out.add = s->out_add ? s->out_add + i : 0;
 				out.res = s->out_res ? s->out_res +
 					  (__s64)i * s->out_res_rs + (__s64)j : 0;
+				out.cadd = s->out_cadd ? s->out_cadd + j : 0;
 				o = &out;
 				if (s->out_wp)
 					scatter = tile_padded(s, i, j, &out.y,
@@ -1345,20 +1359,22 @@ static int tile_epilogue(const struct gemm_epi *e, const struct gemm_out *o,
 }
 
 /*
- * A GEMM's bias by columns that the AVX-512 tiles of a last slice add in
+ * A GEMM's bias by columns that the FMA tiles of a last slice add in
  * registers (struct eng_slice's @out_cadd) for the block's columns from
  * @n0, or NULL: f32 C of one row (broadcast over Y's rows) and f32
  * outputs of their own columns, alpha and beta 1 (so beta * C[c] is
  * C[c]: the flush's bits), at most a dense f32 residual, and no
  * activation or one the tiles apply in registers (BERT's MatMul+Add and
  * MatMul+Add+Add; its MatMul+Add+Gelu, Gelu on each tile's 12 runs of
- * 32, took 1-2% longer than in the flush's whole rows).
+ * 32, took 1-2% longer on AVX-512 than in the flush's whole rows). The
+ * AVX2 tiles spare their blocks the flush's passes over the sums, one per
+ * add and one to copy them out.
  */
 static const float *tile_col_add(const struct gemm_epi *e,
-				 const struct gemm_out *o, __u64 n0,
-				 int avx512)
+				 const struct gemm_out *o, __u64 n0)
 {
-	if (!avx512 || !e->c || e->c_dt != VNPU_DTYPE_F32 || e->c_cs != 1 ||
+#ifdef ENG_FMA
+	if (!e->c || e->c_dt != VNPU_DTYPE_F32 || e->c_cs != 1 ||
 	    e->c_rs || e->alpha != 1.0f || e->beta != 1.0f ||
 	    o->dt != VNPU_DTYPE_F32 || o->wp ||
 	    (e->r && (e->r_dt != VNPU_DTYPE_F32 || e->r_cs != 1)) ||
@@ -1367,6 +1383,9 @@ static const float *tile_col_add(const struct gemm_epi *e,
 			      e->act->func != VNPU_ACT_HARD_SWISH))
 		return 0;
 	return (const float *)e->c + n0;
+#else
+	return 0;
+#endif
 }
 
 /*
@@ -1770,7 +1789,7 @@ void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 	struct eng_slice s = {};
 	struct gemm_flush f = { .acc = bufs->acc, .acc_rs = eng_acc_rs(nc),
 				.m0 = m0, .n0 = n0 };
-	const float *cadd = tile_col_add(e, o, n0, bufs->avx512);
+	const float *cadd = tile_col_add(e, o, n0);
 	__u64 k0 = 0, kstep;
 	float add[ENG_GEMM_MC];
 	int fuse, has_add = 0;

@@ -54,7 +54,7 @@
  * @out_res_rs: see @out_res
  * @out_act: with @out (AVX-512 only), the activation after the adds:
  *	0 or struct eng_tile_out's @act, with @out_alpha and @out_beta
- * @out_cadd: NULL, or with @out (AVX-512 only, no @out_wp) the float
+ * @out_cadd: NULL, or with @out (no @out_wp) the float
  *	added to each column of the sums after @out_add: column c (as in
  *	@out) adds @out_cadd[c]
  * @out_alpha: see @out_act
@@ -111,9 +111,10 @@ struct eng_slice {
  * (x < 0 ? x * @alpha : x), or none of them (0 in the low byte), each
  * then with ENG_TILE_MAX or ENG_TILE_MIN: act_bound()'s Max(y, @beta) or
  * Min(y, @beta), @beta no NaN (an f32 bit pattern, as @alpha). With
- * @cadd (AVX-512 only, never with @jb), column c adds @cadd[c] after @add
- * (a GEMM's bias by columns). The AVX-512 assembly reads the members at
- * offsets 0, 8, 16, 24, 32, 40, 48, 56, 64, 72 and 76.
+ * @cadd (never with @jb), column c adds @cadd[c] after @add (a GEMM's
+ * bias by columns). The AVX-512 assembly reads the members at offsets 0,
+ * 8, 16, 24, 32, 40, 48, 56, 64, 72 and 76; the AVX2 one at 0, 8, 16,
+ * 40, 48, 56 and 64.
  */
 struct eng_tile_out {
 	float *y;
