@@ -219,11 +219,15 @@ void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
 #define UK2_STEP(u)							\
 	UK2_B(u)							\
 	UK2_FMA(u, 0, 0, 1) UK2_FMA(u, 1, 2, 3) UK2_FMA(u, 2, 4, 5)	\
-	UK2_FMA(u, 3, 6, 7) UK2_FMA(u, 4, 8, 9) UK2_FMA(u, 5, 10, 11)
+	UK2_FMA(u, 3, 6, 7) UK2_FMA(u, 4, 8, 9) UK2_ROW5(UK2_FMA(u, 5, 10, 11))
 
 /* M(r, z0, z1) for each row of the tile. */
 #define UK2_ROWS(M)							\
-	M(0, 0, 1) M(1, 2, 3) M(2, 4, 5) M(3, 6, 7) M(4, 8, 9) M(5, 10, 11)
+	M(0, 0, 1) M(1, 2, 3) M(2, 4, 5) M(3, 6, 7) M(4, 8, 9)		\
+	UK2_ROW5(M(5, 10, 11))
+
+/* Row 5 of the tile: left out by the 5x16 one (UK2_ROW5 empty). */
+#define UK2_ROW5(x) x
 
 #define UK2_LD(r, z0, z1)						\
 	"vmovups (%[p]), %%ymm" #z0 "\n\t"				\
@@ -434,6 +438,33 @@ void ukernel_rows(__u64 kc, const float *a, __s64 ars, const float *b,
 			       [o] "r"(o)
 			     : UK2_CLOBBER);
 }
+
+/*
+ * The same on rows 0-4 alone (c[5][16]): a slice of A in place whose rows
+ * are no multiple of 6 ends in up to five of these (slice_run(),
+ * rows_fives()).
+ */
+#undef UK2_ROW5
+#define UK2_ROW5(x)
+static __attribute__((__noinline__))
+void ukernel_rows5(__u64 kc, const float *a, __s64 ars, const float *b,
+		   float *c, __s64 rs, int load, const struct eng_tile_out *o)
+{
+	__u64 rsb = (__u64)rs * 4, arsb = (__u64)ars * 4;
+	const float *a3 = a + 3 * ars, *t;
+	float *p;
+
+	__asm__ __volatile__(UK2_TILE
+			     : [k] "+r"(kc), [a] "+r"(a), [a3] "+r"(a3),
+			       [b] "+r"(b), [p] "=&r"(p), [t] "=&r"(t),
+			       [rsb] "+r"(rsb)
+			     : [ars] "r"(arsb), [c] "r"(c), [load] "r"(load),
+			       [o] "r"(o)
+			     : UK2_CLOBBER);
+}
+
+#undef UK2_ROW5
+#define UK2_ROW5(x) x
 
 /* B by offsets: step u's row at b + 4 * off[u]. */
 #undef UK2_A_0
@@ -766,23 +797,40 @@ static void rows_tiles(const struct eng_slice *s, __u64 np)
 #endif
 
 /*
- * The share of tile row @i of the lines of the next panel of B at @next:
- * weights packed at compile time come from memory, a panel used by only
- * as many tiles as the block has row panels (BERT's 128 rows: 22), and a
- * tile that waits for its panel runs at a fraction of its speed. Spread
- * over the panel's tiles, toward L2 (prefetcht1): the panel being read
- * stays in L1.
+ * Tile @t's share (of @nt tiles down the block) of the lines of the next
+ * panel of B at @next: weights packed at compile time come from memory, a
+ * panel used by only as many tiles as the block has tiles of rows (BERT's
+ * 128 rows: 22), and a tile that waits for its panel runs at a fraction of
+ * its speed. Spread over the panel's tiles, toward L2 (prefetcht1): the
+ * panel being read stays in L1.
  */
 static void b_panel_ahead(const struct eng_slice *s, const float *next,
-			  __u64 i)
+			  __u64 t, __u64 nt)
 {
-	__u64 per = eng_div_up(s->kc, eng_div_up(s->mc, ENG_MR));
-	__u64 l = (i / ENG_MR) * per, end = eng_min(l + per, s->kc);
+	__u64 per = eng_div_up(s->kc, nt);
+	__u64 l = t * per, end = eng_min(l + per, s->kc);
 	const char *p = (const char *)next;
 
 	for (; l < end; l++)
 		__builtin_prefetch(p + 64 * l, 0, 2);
 }
+
+#ifdef ENG_FMA
+/*
+ * The 5-row tiles that end a slice of @mc rows of A in place (struct
+ * eng_slice's @a_rows) whose rows are no multiple of ENG_MR: as many as
+ * make the rest a multiple of it, or 0 with too few rows for them.
+ * BERT's 128 rows: 18 tiles of 6 and 4 of 5, all near the 6x16 tile's
+ * speed, where the 2 rows past 21 tiles of 6 took a pass of their own
+ * over B (rows_tiles(), once B had left L2) at about half of it.
+ */
+static __u64 rows_fives(__u64 mc)
+{
+	__u64 f = 5 * (mc % ENG_MR) % ENG_MR;
+
+	return 5 * f <= mc ? f : 0;
+}
+#endif
 
 /*
  * Asks for the lines a tile's epilogue reads and writes (@o's residual
@@ -820,10 +868,17 @@ static void slice_run(struct eng_slice *s)
 				    .act = s->out_act };
 	struct eng_tile_out buf = { .rsb = ENG_NR * 4, .act = s->out_act };
 	float t[ENG_MR * ENG_NR];
-	__u64 i, j, nc = s->nc;
+	__u64 i, j, nc = s->nc, tile, fives = 0, nt;
+	int nr;
 
+#ifdef ENG_FMA
+	if (s->a_rows && !s->out_wp)
+		fives = rows_fives(s->mc);
+#endif
+	/* Rows [mc - 5 * fives, mc) in tiles of 5, those before in 6. */
+	nt = eng_div_up(s->mc - 5 * fives, ENG_MR) + fives;
 	/* Whole tiles inside the block go to the output. */
-	s->out_mc = s->out ? s->mc / ENG_MR * ENG_MR : 0;
+	s->out_mc = s->out ? (fives ? s->mc : s->mc / ENG_MR * ENG_MR) : 0;
 	s->out_nc = s->out ? s->nc / ENG_NR * ENG_NR : 0;
 	buf.y = t;
 #ifdef ENG_FMA
@@ -839,16 +894,18 @@ static void slice_run(struct eng_slice *s)
 	}
 #endif
 	for (j = 0; j < nc; j += ENG_NR)
-		for (i = 0; i < s->mc; i += ENG_MR) {
-			const float *ai = s->a + (i / ENG_MR) * s->a_ps;
+		for (i = 0, tile = 0; i < s->mc; i += nr, tile++) {
+			const float *ai = s->a_rows ? s->a + (__s64)i * s->a_rows :
+					  s->a + (i / ENG_MR) * s->a_ps;
 			const float *bj = s->b + (j / ENG_NR) * s->b_ps;
 			float *c = s->acc + i * s->acc_rs + j;
 			const struct eng_tile_out *o = 0;
 			int scatter = 0;
 			__u64 qc;
 
+			nr = tile < nt - fives ? ENG_MR : 5;
 			if (s->b_ahead && j + ENG_NR < nc)
-				b_panel_ahead(s, bj + s->b_ps, i);
+				b_panel_ahead(s, bj + s->b_ps, tile, nt);
 
 			if (i < s->out_mc && j < s->out_nc) {
 				out.y = s->out + (__s64)i * s->out_rs + (__s64)j;
@@ -884,6 +941,9 @@ static void slice_run(struct eng_slice *s)
 				ukernel_ind(s->kc, ai, bj, s->off, c,
 					    (__s64)s->acc_rs, s->load, o);
 #ifdef ENG_FMA
+			else if (s->a_rows && nr < ENG_MR)
+				ukernel_rows5(s->kc, ai, s->a_rows, bj, c,
+					      (__s64)s->acc_rs, s->load, o);
 			else if (s->a_rows)
 				ukernel_rows(s->kc, ai, s->a_rows, bj, c,
 					     (__s64)s->acc_rs, s->load, o);
@@ -893,7 +953,7 @@ static void slice_run(struct eng_slice *s)
 					s->load, o);
 			if (o && s->out_fn)
 				s->out_fn(s->out_arg, o->y, (__s64)(o->rsb / 4),
-					  ENG_MR, ENG_NR);
+					  (__u64)nr, ENG_NR);
 			if (scatter)
 				tile_scatter(s, out.y, qc, t);
 		}
@@ -1730,7 +1790,9 @@ static void slice_f16(const struct gemm_a *a, const struct gemm_b *b,
  * f32 A, B in panels: the tiles of whole panels (pairs of them for
  * AVX-512) read A in place (no copy), the rows past them from @buf,
  * packed (a tile reads whole panels, and A may end before the last one
- * does). The same FMAs in the same order either way: the same bits.
+ * does); on AVX2 all rows in place where 5-row tiles can take those
+ * (rows_fives()). The same FMAs in the same order either way: the same
+ * bits.
  */
 static void slice_a_in_place(struct eng_slice *s, const struct gemm_a *a,
 			     __u64 m0, __u64 k0, float *buf, int avx512)
@@ -1739,6 +1801,8 @@ static void slice_a_in_place(struct eng_slice *s, const struct gemm_a *a,
 	__u64 whole = mc / mr * mr, first_mc = 0, first_nc = 0;
 	struct eng_slice t = *s;
 
+	if (!avx512 && !s->out_wp && rows_fives(mc))
+		whole = mc;
 	if (whole) {
 		s->a = (const float *)a->p + (__s64)m0 * a->rs + (__s64)k0;
 		s->a_rows = a->rs;
