@@ -1001,11 +1001,12 @@ static void epi_add(float *t, const void *v, __s64 cs, __u32 dt, float s,
 }
 
 /*
- * After the last slice: t = act(t * alpha + beta * C + R) in place, for
- * the @len outputs of row @i from column @col.
+ * After the last slice: @y = act(t * alpha + beta * C + R) for the @len
+ * outputs of row @i from column @col, the adds in place at @t, the
+ * activation from @t to @y (which may be @t).
  */
-static void epilogue_run(const struct gemm_epi *e, float *t, __u64 i,
-			 __u64 col, __u32 len)
+static void epilogue_run(const struct gemm_epi *e, float *t, float *y,
+			 __u64 i, __u64 col, __u32 len)
 {
 	__u32 c;
 
@@ -1018,23 +1019,28 @@ static void epilogue_run(const struct gemm_epi *e, float *t, __u64 i,
 	if (e->r)
 		epi_add(t, elem_at(e->r, (__s64)i * e->r_rs + (__s64)col * e->r_cs,
 				   e->r_dt), e->r_cs, e->r_dt, 1.0f, 0, len);
-	act_f32(e->act, t, t, len, e->avx512);
-	act_bound(e->act, t, len);
+	act_f32(e->act, t, y, len, e->avx512);
+	act_bound(e->act, y, len);
 }
 
-/* The epilogue on @len sums at @t, stored to row @i from column @col. */
+/*
+ * The epilogue on @len sums at @t, stored to row @i from column @col: f32
+ * outputs straight from the activation's pass, without one more to copy
+ * them (BERT's MatMul+Add+Gelu on AVX2).
+ */
 static void flush_run(const struct gemm_out *o, const struct gemm_epi *e,
 		      float *t, __u64 i, __u64 col, __u32 len)
 {
 	__s64 off = (__s64)i * o->rs + (__s64)col;
 	__u32 c;
 
-	epilogue_run(e, t, i, col, len);
-	if (o->dt == VNPU_DTYPE_F32)
-		copy_f32((float *)o->y + off, t, len);
-	else
-		for (c = 0; c < len; c++)
-			stf(o->y, off + c, o->dt, t[c]);
+	if (o->dt == VNPU_DTYPE_F32) {
+		epilogue_run(e, t, (float *)o->y + off, i, col, len);
+		return;
+	}
+	epilogue_run(e, t, t, i, col, len);
+	for (c = 0; c < len; c++)
+		stf(o->y, off + c, o->dt, t[c]);
 }
 
 /* act_bound() on @n floats at @y, eight lanes at a time. */
@@ -1231,7 +1237,7 @@ void block_flush(const struct gemm_out *o, const struct gemm_epi *e,
 			act_store(t, t, (__u32)(c1 - c0), f->add ? f->add + r : 0,
 				  0, f->act, e->avx512);
 		else if (whole)
-			epilogue_run(e, t, f->m0 + r, f->n0 + c0,
+			epilogue_run(e, t, t, f->m0 + r, f->n0 + c0,
 				     (__u32)(c1 - c0));
 		for (c = c0, row = row0, qc = qc0; c < c1; c += len, row++, qc = 0) {
 			len = eng_min(c1 - c, o->wp - qc);
