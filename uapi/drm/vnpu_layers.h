@@ -362,8 +362,8 @@ struct vnpu_layer_act {
 #define VNPU_LAYER_F_SPLIT8		0x10u
 /**
  * VNPU_LAYER_F_WINO2 - CONV only, not with %VNPU_LAYER_F_PACKED or
- * %VNPU_LAYER_F_WINO: W is bf16 %VNPU_PACK_WINO2_W and the layer runs as
- * Winograd F(2x2, 3x3); X f32, the rest as %VNPU_LAYER_F_WINO
+ * %VNPU_LAYER_F_WINO: W is bf16 or f32 %VNPU_PACK_WINO2_W and the layer
+ * runs as Winograd F(2x2, 3x3); X f32, the rest as %VNPU_LAYER_F_WINO
  */
 #define VNPU_LAYER_F_WINO2		0x20u
 /**
@@ -428,7 +428,7 @@ struct vnpu_layer_act {
  *   4x4 U = G w G^T, G's rows (1, 0, 0), (1, 1, 1)/2, (1, -1, 1)/2 and
  *   (0, 0, 1) (vnpu_eng_wino2_pack()), point x = 4 * i + j at
  *   ((g * 16 + x) * P + m / MR) * C/group * MR. Size: group * 16 * P *
- *   MR * C/group. bf16 only (in depth pairs, below, of depth C/group).
+ *   MR * C/group. f32, or bf16 in depth pairs (below) of depth C/group.
  * %VNPU_PACK_WINO42_W, CONV's W [M, C/group, 3, 3] for Winograd F(4x2,
  *   3x3) (%VNPU_LAYER_F_WINO42): as %VNPU_PACK_WINO2_W with 24 points of
  *   a 6x4 U = G6 w G^T, G the rows of %VNPU_PACK_WINO2_W's and G6's (down

@@ -118,6 +118,30 @@ int vnpu_eng_wino_pays(const struct vnpu_layer_conv *a,
 	return eng_wino_pays(&s);
 }
 
+/*
+ * F(2x2, 3x3) on f32 U where F(4x4, 3x3) has too few tiles but its own
+ * 2x2 tiles are enough (as many as F(4x4)'s on a map twice the size), on
+ * hosts whose widest kernels are AVX2's: ResNet-50's 512->512 on 7x7
+ * there ran as the direct convolution's 64 padded columns of 63 (of 49
+ * outputs) at 3.2 ms on one CPU, as F(2x2) 16 GEMMs of one panel of 16
+ * tiles at 2.3 ms, about as fast as U's 16.8 MB come from memory.
+ * (AVX-512 hosts run such small maps on the lanes, unmeasured as F(2x2).)
+ */
+int vnpu_eng_wino2_pays(const struct vnpu_layer_conv *a,
+			const struct vnpu_cmd_tensor *x,
+			const struct vnpu_cmd_tensor *y)
+{
+	__u32 f = vnpu_eng_host_features();
+	struct vnpu_cmd_tensor y2 = *y;
+
+	if (!(f & VNPU_ENG_F_AVX2_FMA) || (f & VNPU_ENG_F_AVX512) ||
+	    y->rank != 4 || vnpu_eng_wino_pays(a, x, y))
+		return 0;
+	y2.dims[2] *= 2;
+	y2.dims[3] *= 2;
+	return vnpu_eng_wino_pays(a, x, &y2);
+}
+
 int vnpu_eng_lanes_pays(const struct vnpu_layer_conv *a,
 			const struct vnpu_cmd_tensor *x,
 			const struct vnpu_cmd_tensor *y)

@@ -1893,7 +1893,8 @@ void vnpu_eng_dwl_row_avx512(const struct eng_dwl_row *t);
 
 /*
  * Winograd F(2x2, 3x3) (vnpu_eng_wino2.c): the bf16 hint's stride-1 3x3
- * convolutions, %VNPU_LAYER_F_WINO2 over bf16 %VNPU_PACK_WINO2_W: 16
+ * convolutions, %VNPU_LAYER_F_WINO2 over bf16 %VNPU_PACK_WINO2_W (or
+ * f32, vnpu_eng_wino2_pays()): 16
  * GEMMs over 4x4 transforms of 2x2 output tiles, in units as F(4x4,
  * 3x3)'s (the shape's wh and ww say which). F(4x4, 3x3) amplifies bf16's
  * rounding of U and V about ten times (engine.rst, "Winograd in bf16").
@@ -2092,11 +2093,12 @@ static inline int eng_wino_fits(const struct vnpu_layer_conv *a,
 			      VNPU_LAYER_F_WINO2 | VNPU_LAYER_F_WINO42);
 
 	/*
-	 * F(4x4, 3x3) over f32 W, F(2x2, 3x3) and F(4x2, 3x3) over bf16 W
-	 * (no flag: any).
+	 * F(4x4, 3x3) over f32 W, F(2x2, 3x3) over bf16 or f32 W, F(4x2,
+	 * 3x3) over bf16 W (no flag: any).
 	 */
-	if (f == VNPU_LAYER_F_WINO2 || f == VNPU_LAYER_F_WINO42 ?
-	    wdt != VNPU_DTYPE_BF16 :
+	if (f == VNPU_LAYER_F_WINO2 ?
+	    wdt != VNPU_DTYPE_BF16 && wdt != VNPU_DTYPE_F32 :
+	    f == VNPU_LAYER_F_WINO42 ? wdt != VNPU_DTYPE_BF16 :
 	    f == VNPU_LAYER_F_WINO ? wdt != VNPU_DTYPE_F32 : f != 0)
 		return 0;
 	return x->rank == 4 && x->dtype == VNPU_DTYPE_F32 &&

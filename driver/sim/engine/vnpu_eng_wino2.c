@@ -3,7 +3,9 @@
  * DOC: Winograd F(2x2, 3x3) in bf16
  *
  * The bf16 hint's stride-1 3x3 convolutions (CONV layers of
- * %VNPU_LAYER_F_WINO2, which the compiler sets by shape): each 2x2 tile
+ * %VNPU_LAYER_F_WINO2, which the compiler sets by shape; on AVX2 hosts
+ * also f32 ones of too few 4x4 tiles, over f32 U read in place as
+ * F(4x4, 3x3)'s): each 2x2 tile
  * of outputs of a channel is A^T M A, M the 4x4 sum over input channels
  * of U = G g G^T (bf16, transformed and rounded once at compile time,
  * %VNPU_PACK_WINO2_W) times V = B^T d B, point by point. B^T and A^T hold
@@ -352,7 +354,8 @@ static void wino2_gemm_bf16(struct wino_part *wp, __u64 xi, __u64 m0,
 /*
  * Point @xi's U, from row @m0 on: with the AVX512-BF16 tiles, its GEMM
  * of rows [@m0, @m0 + @mc) by whole panels of tiles [0, @nt) (V is zero
- * past @nt) in place; else widened to f32 as the GEMM packs it.
+ * past @nt) in place; f32 U in place; else widened to f32 as the GEMM
+ * packs it.
  */
 static int wino2_point(struct wino_part *wp, struct gemm_a *a, __u64 xi,
 		       __u64 m0, __u64 mc, __u64 nt,
@@ -364,6 +367,13 @@ static int wino2_point(struct wino_part *wp, struct gemm_a *a, __u64 xi,
 		return 1;
 	}
 #endif
+	if (wp->l->t[1].dtype == VNPU_DTYPE_F32) {
+		a->packed = (const float *)wp->l->data[1] +
+			    (wp->g * eng_wino_xi(&wp->s) + xi) * wp->ws +
+			    m0 * wp->s.cg;
+		a->next = xi + 1 < eng_wino_xi(&wp->s) ? a->packed + wp->ws : 0;
+		return 0;
+	}
 	wp->ua = wino2_u(wp) + xi * wp->ws + m0 * wp->s.cg;
 	a->pack = wino2_widen;
 	a->arg = wp;
@@ -451,8 +461,8 @@ void wino2_output(struct wino_part *wp, __u64 mc, __u64 nt)
 }
 
 /*
- * Whether V goes to bf16 pairs for the AVX512-BF16 tiles: their path,
- * and inputs whose offsets fit the gathers' 32-bit indices (the strides
+ * Whether V goes to bf16 pairs for the AVX512-BF16 tiles: their path, bf16
+ * U, and inputs whose offsets fit the gathers' 32-bit indices (the strides
  * decide, so a whole layer takes one path).
  */
 static int wino2_native(const struct wino_part *wp, const __s64 *xs,
@@ -462,6 +472,7 @@ static int wino2_native(const struct wino_part *wp, const __s64 *xs,
 	const __s64 lim = 0x7fffffff / 2;
 
 	return eng_bf16_path(ctx->features) &&
+	       wp->l->t[1].dtype == VNPU_DTYPE_BF16 &&
 	       xs[1] <= lim / (__s64)(wp->s.h + 8) &&
 	       xs[1] >= -lim / (__s64)(wp->s.h + 8) &&
 	       xs[2] <= lim / (__s64)(wp->s.w + 8) &&

@@ -339,6 +339,20 @@ int vnpu_eng_wino_pays(const struct vnpu_layer_conv *a,
 		       const struct vnpu_cmd_tensor *x, const struct vnpu_cmd_tensor *y);
 
 /**
+ * vnpu_eng_wino2_pays() - whether a CONV of f32 X and W runs faster on
+ * this host as Winograd F(2x2, 3x3) on f32 U (then the compiler sets
+ * %VNPU_LAYER_F_WINO2 over f32 %VNPU_PACK_WINO2_W); host builds only
+ * @a: its attributes (the flags are not looked at)
+ * @x: its X
+ * @y: its Y
+ *
+ * Return: 1 or 0.
+ */
+int vnpu_eng_wino2_pays(const struct vnpu_layer_conv *a,
+			const struct vnpu_cmd_tensor *x,
+			const struct vnpu_cmd_tensor *y);
+
+/**
  * vnpu_eng_lanes_pays() - whether a CONV runs faster on this host with
  * its output channels on the lanes (then the compiler packs its f32 W as
  * %VNPU_PACK_CONV_LANES and sets %VNPU_LAYER_F_LANES); host builds only

@@ -376,6 +376,13 @@ static bool conv_hinted(const struct cstate *s, const struct vnpu_tinfo *wi, int
 #define WINO42_MIN_ROWS 12
 #define WINO42_MIN_OUTPUTS (14 * 14)
 
+/* Whether a Winograd CONV of weights @wi takes the bf16 kinds' bf16 U. */
+static bool wino_bf16(const struct cstate *s, const struct vnpu_tinfo *wi, int64_t group)
+{
+	return s->opt.inference_precision == VNPU_TYPE_BF16 && !hint_widens(s) &&
+	       conv_hinted(s, wi, group);
+}
+
 /*
  * The Winograd flag of CONV @attr of @x by @wi into @y where the engine
  * runs it faster so, else 0: %VNPU_LAYER_F_WINO, F(4x4, 3x3) on f32
@@ -387,11 +394,12 @@ static bool conv_hinted(const struct cstate *s, const struct vnpu_tinfo *wi, int
  * outputs but enough of 2x2 (ResNet-50's 512->512 on 7x7: 16 tiles,
  * 1.8x the weights' bytes in U but 49/64 of the direct convolution's
  * padded columns' and 4/9 of its multiply-adds; 0.83 -> 0.68 ms in the
- * model on one CPU). The f16 hint takes f32's F(4x4, 3x3) where it pays,
+ * model on one CPU). Without that bf16, F(2x2, 3x3) on f32 U where the
+ * engine says it pays on this host (vnpu_eng_wino2_pays(): the same maps,
+ * on AVX2 hosts). The f16 hint takes f32's kinds where they pay,
  * on f32 weights: four times fewer multiply-adds than its f16 kernels'
  * direct convolution at twice f32's rate. Where the bf16 hint widens
- * (hint_widens()), the f32 layer's flag: F(4x4, 3x3) on the rounded
- * weights.
+ * (hint_widens()), the f32 layer's flag, its U from the rounded weights.
  */
 static uint32_t conv_wino(const struct cstate *s, const struct vnpu_layer_conv *attr,
 			  const struct vnpu_tinfo *wi, const struct ctensor *x,
@@ -399,8 +407,7 @@ static uint32_t conv_wino(const struct cstate *s, const struct vnpu_layer_conv *
 {
 	struct vnpu_cmd_tensor tx = { .dtype = VNPU_DTYPE_F32, .rank = x->rank };
 	struct vnpu_cmd_tensor ty = { .dtype = VNPU_DTYPE_F32, .rank = y->rank };
-	bool bf16 = s->opt.inference_precision == VNPU_TYPE_BF16 && !hint_widens(s) &&
-		    conv_hinted(s, wi, attr->group);
+	bool bf16 = wino_bf16(s, wi, attr->group);
 
 	if (x->type != VNPU_TYPE_F32)
 		return 0;
@@ -414,7 +421,9 @@ static uint32_t conv_wino(const struct cstate *s, const struct vnpu_layer_conv *
 		 * tiles are enough, as many as F(4x4, 3x3)'s on a map twice
 		 * the size.
 		 */
-		if (!bf16 || y->rank != 4)
+		if (!bf16)
+			return vnpu_eng_wino2_pays(attr, &tx, &ty) ? VNPU_LAYER_F_WINO2 : 0;
+		if (y->rank != 4)
 			return 0;
 		ty.dims[2] *= 2;
 		ty.dims[3] *= 2;
@@ -444,15 +453,17 @@ static const float *conv_src(const struct cstate *s, const struct vnpu_tinfo *wi
 /*
  * Constant @w's weights transformed for Winograd by the engine's own code
  * as a constant in *@out: for %VNPU_LAYER_F_WINO2 and %VNPU_LAYER_F_WINO42
- * (@flag) U in f32 rounded once to bf16 pairs, as the hint's other weights
- * (VNPU_PACK_WINO2_W, VNPU_PACK_WINO42_W), else in f32 (VNPU_PACK_WINO_W).
+ * (@flag) U in f32 (VNPU_PACK_WINO2_W, VNPU_PACK_WINO42_W), under the bf16
+ * hint's bf16 kinds (wino_bf16()) rounded once to bf16 pairs as the
+ * hint's other weights; for %VNPU_LAYER_F_WINO in f32 (VNPU_PACK_WINO_W).
  */
 static vnpu_status conv_wino_weights(struct cstate *s, const struct vnpu_tinfo *wi, int64_t group,
 				     uint32_t flag, int32_t *out)
 {
-	bool bf16 = flag == VNPU_LAYER_F_WINO2 || flag == VNPU_LAYER_F_WINO42;
+	bool bf16 = flag == VNPU_LAYER_F_WINO42 ||
+		    (flag == VNPU_LAYER_F_WINO2 && wino_bf16(s, wi, group));
 	uint32_t layout = flag == VNPU_LAYER_F_WINO42 ? VNPU_PACK_WINO42_W :
-			  bf16 ? VNPU_PACK_WINO2_W : VNPU_PACK_WINO_W;
+			  flag == VNPU_LAYER_F_WINO2 ? VNPU_PACK_WINO2_W : VNPU_PACK_WINO_W;
 	uint64_t rows = (uint64_t)(wi->dims[0] / group);
 	uint64_t cols = (uint64_t)(vnpu_tinfo_elems(wi) / wi->dims[0]);
 	uint64_t size = vnpu_eng_packed_size(layout, (uint64_t)group, rows, cols);
@@ -467,7 +478,7 @@ static vnpu_status conv_wino_weights(struct cstate *s, const struct vnpu_tinfo *
 	}
 	if (flag == VNPU_LAYER_F_WINO42)
 		rc = vnpu_eng_wino42_pack(src, (uint64_t)group, rows, cols, buf);
-	else if (bf16)
+	else if (flag == VNPU_LAYER_F_WINO2)
 		rc = vnpu_eng_wino2_pack(src, (uint64_t)group, rows, cols, buf);
 	else
 		rc = vnpu_eng_wino_pack(src, (uint64_t)group, rows, cols, buf);

@@ -352,10 +352,19 @@ static void conv_bad(struct __test_metadata *_metadata)
 
 		BAD(w2, "wino2 size of F(4x4, 3x3)",
 		    f->t[1].dims[0] = vnpu_eng_packed_size(VNPU_PACK_WINO_W, 2, 3, 18));
-		BAD(w2, "wino2 W f32", f->t[1].dtype = VNPU_DTYPE_F32);
 		BAD(w2, "wino2 W f16", f->t[1].dtype = VNPU_DTYPE_F16);
 		BAD(w2, "wino2 X bf16", f->t[0].dtype = VNPU_DTYPE_BF16);
 		BAD(w2, "wino2 and wino", f->a.conv.flags |= VNPU_LAYER_F_WINO);
+	}
+	{
+		/* F(2x2, 3x3) over f32 U (vnpu_eng_wino2_pays()). */
+		struct fixture w2f = wino_base(_metadata, VNPU_LAYER_F_WINO2,
+					       VNPU_PACK_WINO2_W,
+					       VNPU_DTYPE_F32, 16);
+
+		BAD(w2f, "wino2 f32 size of F(4x4, 3x3)",
+		    f->t[1].dims[0] = vnpu_eng_packed_size(VNPU_PACK_WINO_W, 2, 3, 18));
+		BAD(w2f, "wino2 f32 X bf16", f->t[0].dtype = VNPU_DTYPE_BF16);
 	}
 	{
 		/* Winograd F(4x2, 3x3): the same layer over bf16 U, 24 points. */

@@ -485,7 +485,8 @@ static double wino_worst[2];
  * and the pair sums of vdpbf16ps (check_paths(): whole and in 7 and 64
  * parts), the widening paths (baseline, AVX2, AVX-512) alike, and both
  * within the kind's bound of the direct convolution on the f32 weights in
- * double.
+ * double; F(2x2, 3x3) over f32 U of the rounded values (the f32 layers of
+ * vnpu_eng_wino2_pays()) on every path gives the widening paths' bits.
  */
 static void wino2_case(struct __test_metadata *_metadata, __u64 wh, __u64 c, __u64 h,
 		       __u64 w, __u64 m, __u32 pad, __u32 groups)
@@ -664,6 +665,23 @@ static void wino2_case(struct __test_metadata *_metadata, __u64 wh, __u64 c, __u
 					TH_LOG("%s: path %x gives other bits than the baseline",
 					       name, paths[p]);
 			memcpy(other, y, ny * 4);
+		}
+		/* f32 U of the same values (vnpu_eng_wino2_pays()): those bits. */
+		for (p = 0; p < 3 && wh == 2; p++) {
+			struct vnpu_cmd_tensor tf[3] = { tt[0], et_dense(F32, 1, &size),
+							 tt[2] };
+			void *df[3] = { x, uf, y };
+
+			if ((et_host_features & paths[p]) != paths[p])
+				continue;
+			memset(y, 0x7f, ny * 4);
+			EXPECT_TRUE(!et_run(VNPU_LAYER_CONV, tf, df, 3, &at, sizeof(at),
+					    paths[p], p ? 64 : 5))
+				TH_LOG("%s: f32 U, path %u", name, paths[p]);
+			if (memcmp(y, other, ny * 4))
+				EXPECT_TRUE(false)
+					TH_LOG("%s: f32 U on path %x gives other bits than bf16 U",
+					       name, paths[p]);
 		}
 		for (p = 0; p < 2; p++) {
 			const float *got = p ? model : other;
