@@ -105,6 +105,124 @@ static int eng_qpair_wide(__s8 w0, __s8 w1)
 	return s > 128 || s < -128;
 }
 
+/*
+ * The largest sum of one sign of a 16-bit lane's two weights (@k, @k + 1
+ * of row @r at @w, rows @k4 apart) and those of step @b's same lane.
+ */
+static __s32 eng_qlane(const __s8 *w, __u64 k4, __u64 r, __u64 k, __u64 b)
+{
+	const __s8 *p = w + r * k4 + k, *q = w + r * k4 + 4 * b + k % 4;
+	__s32 ps = 0, ng = 0, i, v;
+
+	for (i = 0; i < 4; i++) {
+		v = i < 2 ? p[i] : q[i - 2];
+		if (v > 0)
+			ps += v;
+		else
+			ng -= v;
+	}
+	return ps > ng ? ps : ng;
+}
+
+/*
+ * Whether steps @a and @b of rows [@r0, @r0 + @nr) sum exactly in 16
+ * bits: each lane's four u8 x i8 products within +-32767 (255 * 128).
+ * @b ~0: step @a alone, its size (the largest of its lanes) returned.
+ */
+static __s32 eng_qsteps(const __s8 *w, __u64 k4, __u64 r0, __u64 nr, __u64 a,
+			__u64 b)
+{
+	__s32 size = 0, s;
+	__u64 r, h;
+
+	for (r = r0; r < r0 + nr; r++)
+		for (h = 0; h < 4; h += 2) {
+			if (b == ~0ull) {
+				__s8 w0 = w[r * k4 + 4 * a + h], w1 = w[r * k4 + 4 * a + h + 1];
+				__s32 ps = (w0 > 0 ? w0 : 0) + (w1 > 0 ? w1 : 0);
+				__s32 ng = -((w0 < 0 ? w0 : 0) + (w1 < 0 ? w1 : 0));
+
+				s = ps > ng ? ps : ng;
+				size = s > size ? s : size;
+			} else if (eng_qlane(w, k4, r, 4 * a + h, b) > 128) {
+				return 0;
+			}
+		}
+	return b == ~0ull ? size : 1;
+}
+
+/*
+ * The step schedule of the tile's rows at @w (@rows of them, @k4 apart:
+ * eng_qsched_bytes() at @s): per group and chunk, from the largest step
+ * on, each paired with the smallest free one it sums exactly with (most
+ * steps of resnet50_qdq pair so); the pairs by their first step, then
+ * the steps left alone.
+ */
+static void eng_qsched(const __s8 *w, __u64 k4, __u64 rows, __u8 *s)
+{
+	__u64 steps = k4 / 4, nch = eng_div_up(steps, ENG_QK4_CHUNK), g, c;
+
+	for (g = 0; g < ENG_QMR / ENG_QS_ROWS; g++)
+		for (c = 0; c < nch; c++) {
+			__u64 j0 = c * ENG_QK4_CHUNK, n = eng_min(ENG_QK4_CHUNK, steps - j0);
+			__u64 r0 = g * ENG_QS_ROWS;
+			__u64 nr = rows > r0 ? eng_min(ENG_QS_ROWS, rows - r0) : 0;
+			__u8 *o = s + (g * nch + c) * (1 + ENG_QK4_CHUNK), *ord = o + 1;
+			__u8 idx[ENG_QK4_CHUNK], used[ENG_QK4_CHUNK], one[ENG_QK4_CHUNK];
+			__s32 size[ENG_QK4_CHUNK];
+			__u64 i, j, k, np = 0, ns = 0;
+
+			for (j = 0; j < ENG_QK4_CHUNK; j++)
+				ord[j] = 0;
+			for (j = 0; j < n; j++) {
+				size[j] = eng_qsteps(w, k4, r0, nr, j0 + j, ~0ull);
+				used[j] = 0;
+				idx[j] = (__u8)j;
+			}
+			for (i = 1; i < n; i++) {
+				__u8 v = idx[i];
+
+				for (j = i; j > 0 && size[idx[j - 1]] < size[v]; j--)
+					idx[j] = idx[j - 1];
+				idx[j] = v;
+			}
+			for (i = 0; i < n; i++) {
+				__u64 a = idx[i];
+
+				if (used[a])
+					continue;
+				used[a] = 1;
+				for (k = n; k-- > i + 1;) {
+					__u64 b = idx[k];
+
+					if (!used[b] && eng_qsteps(w, k4, r0, nr, j0 + a, j0 + b)) {
+						used[b] = 1;
+						ord[2 * np] = (__u8)(a < b ? a : b);
+						ord[2 * np + 1] = (__u8)(a < b ? b : a);
+						np++;
+						break;
+					}
+				}
+				if (k == i)
+					one[ns++] = (__u8)a;
+			}
+			/* The pairs by their first step: the inputs in order. */
+			for (i = 1; i < np; i++) {
+				__u8 x0 = ord[2 * i], x1 = ord[2 * i + 1];
+
+				for (j = i; j > 0 && ord[2 * (j - 1)] > x0; j--) {
+					ord[2 * j] = ord[2 * (j - 1)];
+					ord[2 * j + 1] = ord[2 * (j - 1) + 1];
+				}
+				ord[2 * j] = x0;
+				ord[2 * j + 1] = x1;
+			}
+			for (i = 0; i < ns; i++)
+				ord[2 * np + i] = one[i];
+			o[0] = (__u8)np;
+		}
+}
+
 static void eng_put32(__u8 *d, __u32 v)
 {
 	__u64 k;
@@ -142,6 +260,11 @@ static void eng_pack_qsplit(__s8 *d, __u64 groups, __u64 rows, __u64 cols)
 				  (__u32)(__u16)(__s16)d[k + 1] << 16);
 			d[k] = 0;
 			d[k + 1] = 0;
+		}
+		/* The step schedule, where the entries leave room for it. */
+		if (8 * n + eng_qsched_bytes(k4) <= 8 * cap) {
+			eng_qsched(d, k4, ENG_QMR, tab + 8 + 8 * n);
+			eng_put32(tab + 4, VNPU_QSPLIT_F_PAIRS);
 		}
 	}
 }

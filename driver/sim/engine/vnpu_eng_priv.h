@@ -874,6 +874,22 @@ static inline __u64 eng_qsplit_table(__u64 k4)
 	return 8 + 8 * eng_qsplit_cap(k4);
 }
 
+/*
+ * Depth steps (of 4) the AVX2 8-bit tile sums between visits of its sums
+ * in memory, and a %VNPU_PACK_QCONV_SPLIT tile's step schedule
+ * (%VNPU_QSPLIT_F_PAIRS): per group of ENG_QS_ROWS rows and chunk of
+ * ENG_QK4_CHUNK steps, a byte np then ENG_QK4_CHUNK step bytes, the
+ * chunk's 2 np paired steps first.
+ */
+#define ENG_QK4_CHUNK	64
+#define ENG_QS_ROWS	4
+
+static inline __u64 eng_qsched_bytes(__u64 k4)
+{
+	return ENG_QMR / ENG_QS_ROWS * eng_div_up(k4 / 4, ENG_QK4_CHUNK) *
+	       (1 + ENG_QK4_CHUNK);
+}
+
 /* An entry's at: its depth k in bits 0-23, its row in the tile above. */
 #define ENG_QPAIR_ROW_SHIFT	24
 

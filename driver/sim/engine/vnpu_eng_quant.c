@@ -651,6 +651,7 @@ struct eng_qconv {
 				/* or W's table (VNPU_LAYER_F_SPLIT8) */
 	__u64 nx8;		/* how many; ~0: the rows take qtile_avx2() */
 	const __u8 *tab;	/* VNPU_LAYER_F_SPLIT8: the tiles' tables */
+	const __u8 *sched;	/* the tile's step schedule (its table's), or NULL */
 	struct qconv_held *h;
 	__s16 *stage16;		/* AVX2 depthwise: @stage widened */
 	__u8 *dw8;		/* AVX2 eight-channel depthwise (p.dw8), or NULL */
@@ -1591,8 +1592,7 @@ static void qtile_avx2(const struct eng_qtile *t, const __s16 *w16,
  * The sums are the same integers: the bits do not depend on the tile.
  */
 
-/* Depth steps the 8-bit tile sums between visits of its sums in memory. */
-#define QK4_CHUNK	64
+#define QK4_CHUNK	ENG_QK4_CHUNK
 
 typedef char v32qi_q __attribute__((vector_size(32)));
 typedef __s32 s32_qu __attribute__((aligned(1), may_alias));
@@ -1726,6 +1726,96 @@ static void qmaddubs_tile(const __s8 *w, __u64 k4, const __u8 *b, __u64 steps,
 }
 
 /*
+ * qmaddubs_rxn() over a chunk's step schedule @o (%VNPU_QSPLIT_F_PAIRS)
+ * of its @n steps: per pair of steps, the two vpmaddubsw's 16-bit sums
+ * added (vpaddw: the schedule keeps them within 16 bits) before one
+ * vpmaddwd by ones, three multiplies a 64 products where single steps
+ * take four; then the steps left alone as qmaddubs_rxn() sums them.
+ * Steps by the schedule's order: the same integers in another order.
+ */
+static __attribute__((__always_inline__)) inline
+void qmaddubs2_rxn(const __s8 *w, __u64 k4, const __u8 *b, const __u8 *o, __u64 n,
+		   __s32 *acc, int init, __u64 nr, __u64 nv)
+{
+	const v16hi_q one = (v16hi_q){} + 1;
+	const __u8 *ord = o + 1;
+	v8si_qq a[ENG_QS_ROWS][2];
+	__u64 np = o[0], p, r, v;
+
+#pragma GCC unroll 4
+	for (r = 0; r < nr; r++)
+		for (v = 0; v < nv; v++)
+			a[r][v] = init ? (v8si_qq){} :
+				  (v8si_qq)*(const v8si_qa *)(acc + r * ENG_QNR + 8 * v);
+	for (p = 0; p < np; p++) {
+		__u64 j = ord[2 * p], j2 = ord[2 * p + 1];
+		const __u8 *b0 = b + j * ENG_QNR * 4, *b1 = b + j2 * ENG_QNR * 4;
+		v32qi_q bv0[2], bv1[2];
+
+		for (v = 0; v < nv; v++) {
+			bv0[v] = (v32qi_q)*(const v32qu_sa *)(b0 + 32 * v);
+			bv1[v] = (v32qi_q)*(const v32qu_sa *)(b1 + 32 * v);
+		}
+#pragma GCC unroll 4
+		for (r = 0; r < nr; r++) {
+			const __s8 *wr = w + r * k4;
+			v32qi_q w0 = (v32qi_q)((v8si_qq){} + *(const s32_qu *)(wr + 4 * j));
+			v32qi_q w1 = (v32qi_q)((v8si_qq){} + *(const s32_qu *)(wr + 4 * j2));
+
+			for (v = 0; v < nv; v++) {
+				v16hi_q sum = __builtin_ia32_pmaddubsw256(bv0[v], w0) +
+					      __builtin_ia32_pmaddubsw256(bv1[v], w1);
+
+				a[r][v] += (v8si_qq)__builtin_ia32_pmaddwd256(sum, one);
+			}
+		}
+	}
+	for (p = 2 * np; p < n; p++) {
+		__u64 j = ord[p];
+		const __u8 *b0 = b + j * ENG_QNR * 4;
+		v32qi_q bv[2];
+
+		for (v = 0; v < nv; v++)
+			bv[v] = (v32qi_q)*(const v32qu_sa *)(b0 + 32 * v);
+#pragma GCC unroll 4
+		for (r = 0; r < nr; r++) {
+			v32qi_q wv = (v32qi_q)((v8si_qq){} + *(const s32_qu *)(w + r * k4 + 4 * j));
+
+			for (v = 0; v < nv; v++) {
+				v16hi_q pr = __builtin_ia32_pmaddubsw256(bv[v], wv);
+
+				a[r][v] += (v8si_qq)__builtin_ia32_pmaddwd256(pr, one);
+			}
+		}
+	}
+#pragma GCC unroll 4
+	for (r = 0; r < nr; r++)
+		for (v = 0; v < nv; v++)
+			*(v8si_qa *)(acc + r * ENG_QNR + 8 * v) = a[r][v];
+}
+
+#define QMADDUBS2_ROWS(n)							\
+	case n:									\
+		if (nv == 2)							\
+			qmaddubs2_rxn(w, k4, b, o, steps, acc, init, n, 2);	\
+		else								\
+			qmaddubs2_rxn(w, k4, b, o, steps, acc, init, n, 1);	\
+		break
+
+/* qmadd_tile() for the 8-bit tile over a step schedule: up to 4 rows. */
+static void qmaddubs2_tile(const __s8 *w, __u64 k4, const __u8 *b, const __u8 *o,
+			   __u64 steps, __s32 *acc, int init, __u64 nr, __u64 nv)
+{
+	switch (nr) {
+	QMADDUBS2_ROWS(1);
+	QMADDUBS2_ROWS(2);
+	QMADDUBS2_ROWS(3);
+	default:
+	QMADDUBS2_ROWS(4);
+	}
+}
+
+/*
  * The @nx pairs at @x left out of the tile's rows added to t->acc, each
  * a vpmaddwd of its two inputs per 8 positions (of the tile's ENG_QNR:
  * the packed block has them all; sums past the outputs are not used).
@@ -1807,14 +1897,27 @@ void qtile_prefetch(const __s8 *pf, __u64 k4, __u64 d0, __u64 d1)
  */
 static __attribute__((__noinline__))
 void qtile8_avx2(const struct eng_qtile *t, const __s8 *w8, const struct qx8 *x,
-		 __u64 nx, const __s8 *pf)
+		 __u64 nx, const __s8 *pf, const __u8 *sched)
 {
 	__u64 steps = t->k4 / 4, rows = t->out->rows, cols = t->out->n;
-	__u64 j0, n, r, h;
+	__u64 nch = eng_div_up(steps, QK4_CHUNK), j0, n, r, h;
 
 	for (j0 = 0; j0 < steps; j0 += QK4_CHUNK) {
 		n = eng_min(QK4_CHUNK, steps - j0);
 		qtile_prefetch(pf, t->k4, 4 * j0, 4 * (j0 + n));
+		if (sched) {
+			for (r = 0; r < rows; r += ENG_QS_ROWS)
+				for (h = 0; h < cols; h += 16)
+					qmaddubs2_tile(w8 + r * t->k4 + 4 * j0, t->k4,
+						       t->b + (j0 * ENG_QNR + h) * 4,
+						       sched + (r / ENG_QS_ROWS * nch +
+								j0 / QK4_CHUNK) *
+						       (1 + QK4_CHUNK), n,
+						       t->acc + r * ENG_QNR + h, !j0,
+						       eng_min(ENG_QS_ROWS, rows - r),
+						       cols - h > 8 ? 2 : 1);
+			continue;
+		}
 		for (r = 0; r < rows; r += 6)
 			for (h = 0; h < cols; h += 16)
 				qmaddubs_tile(w8 + r * t->k4 + 4 * j0, t->k4,
@@ -1979,7 +2082,7 @@ static void qconv_tile(const struct eng_qconv *q, const struct eng_qtile *t,
 	} else if (q->nx8 != ~0ull) {
 		/* W's next rows, read in place: fetched by the rows' last tile. */
 		qtile8_avx2(t, q->w8, q->x8, q->nx8,
-			    last && q->tab ? t->pf : (const __s8 *)0);
+			    last && q->tab ? t->pf : (const __s8 *)0, q->sched);
 	} else {
 		qtile_avx2(t, q->w16, q->b16 + n0 / ENG_QNR * q->p.k4 * ENG_QNR);
 	}
@@ -2045,6 +2148,28 @@ void qconv_rows16(struct eng_qconv *q, const struct eng_qtile *t, __u64 cnt)
 #endif
 
 /*
+ * Whether the step schedule at @s (%VNPU_QSPLIT_F_PAIRS, depth @k4)
+ * reads within its chunks: its pairs no more than its steps, each step
+ * one of its chunk's.
+ */
+static int qsched_valid(const __u8 *s, __u64 k4)
+{
+	__u64 steps = k4 / 4, nch = eng_div_up(steps, ENG_QK4_CHUNK), g, c, i;
+
+	for (g = 0; g < ENG_QMR / ENG_QS_ROWS; g++)
+		for (c = 0; c < nch; c++, s += 1 + ENG_QK4_CHUNK) {
+			__u64 n = eng_min(ENG_QK4_CHUNK, steps - c * ENG_QK4_CHUNK);
+
+			if (2 * (__u64)s[0] > n)
+				return 0;
+			for (i = 0; i < n; i++)
+				if (s[1 + i] >= n)
+					return 0;
+		}
+	return 1;
+}
+
+/*
  * The rows of tile @tile (of the layer's group * p.mp / ENG_QMR) as
  * their %VNPU_PACK_QCONV_SPLIT table lists them: the rows for the 8-bit
  * tile as they are and the pairs left out, or, past the table's room,
@@ -2064,6 +2189,10 @@ static void qconv_rows_split(struct eng_qconv *q, const struct eng_qtile *t,
 	q->w8 = t->w;
 	q->x8 = (const struct qx8 *)(tab + 8);
 	q->nx8 = n <= cap ? n : 0;
+	if (n <= cap && (*(const u32_qu *)(tab + 4) & VNPU_QSPLIT_F_PAIRS) &&
+	    8 * n + eng_qsched_bytes(q->p.k4) <= 8 * cap &&
+	    qsched_valid(tab + 8 + 8 * n, q->p.k4))
+		q->sched = tab + 8 + 8 * n;
 	/*
 	 * The next tile's pairs into L2 while these rows run (its count
 	 * fetched by the tile before), and the count after it.
@@ -2116,6 +2245,7 @@ static void qconv_rows(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi,
 		t.pf = r0 + ENG_QMR < q->s.mg ? t.w + ENG_QMR * p->k4 : (const __s8 *)0;
 		o.rows = (__u32)eng_min(ENG_QMR, q->s.mg - r0);
 		q->nx8 = 0;
+		q->sched = (const __u8 *)0;
 		if (q->tab)
 			qconv_rows_split(q, &t, (g * p->mp + r0) / ENG_QMR, cnt);
 #ifdef ENG_FMA

@@ -373,14 +373,33 @@ static void qconv_split_case(struct __test_metadata *_metadata, const struct qca
 		TH_LOG("%s: short split W accepted", name);
 	size++;
 	t[3] = et_dense(VNPU_DTYPE_I8, 1, &size);
-	/* Hostile tables: counts at and past the room, entries of any bits. */
+	/*
+	 * Hostile tables: counts at and past the room, entries of any bits;
+	 * and none, with step schedules (%VNPU_QSPLIT_F_PAIRS) of any pairs
+	 * in range, or of steps and counts past them.
+	 */
 	tables = split + qc->group * mp * (k4 + 4);
 	for (i = 0; i < tiles; i++) {
-		__u32 cnt = i % 3 == 0 ? ~0u : i % 3 == 1 ? (__u32)cap : (__u32)(cap + 1);
+		__u32 cnt = i % 4 == 0 ? ~0u : i % 4 == 1 ? (__u32)cap :
+			    i % 4 == 2 ? (__u32)(cap + 1) : 0, fl = VNPU_QSPLIT_F_PAIRS;
+		__u64 steps = k4 / 4, c, room = 8 * cap;
 
 		memcpy(tables + i * tab, &cnt, 4);
 		for (j = 4; j < tab; j++)
 			tables[i * tab + j] = (uint8_t)(et_randf() * 256);
+		if (cnt)
+			continue;
+		memcpy(tables + i * tab + 4, &fl, 4);
+		for (c = 0; (i / 4) % 2 == 0 && c + 65 <= room; c += 65) {
+			__u64 nst = steps - (c / 65 % ((steps + 63) / 64)) * 64;
+
+			nst = nst < 64 ? nst : 64;
+			tables[i * tab + 8 + c] =
+				(uint8_t)((et_randf() + 1) / 2 * (float)(nst / 2 + 1));
+			for (j = 1; j < 65; j++)
+				tables[i * tab + 8 + c + j] =
+					(uint8_t)((et_randf() + 1) / 2 * (float)nst);
+		}
 	}
 	for (i = 0; i < 3; i++) {
 		if ((et_host_features & feat[i]) != feat[i])
