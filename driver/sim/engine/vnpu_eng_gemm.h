@@ -48,15 +48,17 @@
  * @out_ow: see @out: with @out_wp, at least ENG_NR (2 * ENG_NR for the
  *	AVX-512 driver)
  * @out_q0: see @out
- * @out_res: NULL, or with @out (AVX-512 only) the f32 residual added to
- *	the sums after @out_add: output (r, c) at @out + r * @out_rs + c
- *	adds @out_res + r * @out_res_rs + c (c as in @out)
+ * @out_res: NULL, or with @out (on AVX2 without @out_wp) the f32
+ *	residual added to the sums after @out_add and @out_cadd: output
+ *	(r, c) at @out + r * @out_rs + c adds @out_res + r * @out_res_rs + c
+ *	(c as in @out)
  * @out_res_rs: see @out_res
- * @out_act: with @out (AVX-512 only), the activation after the adds:
- *	0 or struct eng_tile_out's @act, with @out_alpha and @out_beta
- * @out_cadd: NULL, or with @out (no @out_wp) the float
- *	added to each column of the sums after @out_add: column c (as in
- *	@out) adds @out_cadd[c]
+ * @out_act: with @out, the activation after the adds: 0 or struct
+ *	eng_tile_out's @act, with @out_alpha and @out_beta (the AVX2 driver:
+ *	0 or ENG_TILE_RELU)
+ * @out_cadd: NULL, or with @out (no @out_wp) the float added to each
+ *	column of the sums after @out_add: column c (as in @out) adds
+ *	@out_cadd[c]
  * @out_alpha: see @out_act
  * @out_beta: see @out_act
  * @out_fn: NULL, or with @out the activation the driver applies to each
@@ -103,10 +105,10 @@ struct eng_slice {
  * set. With @jb (AVX-512 only), the tile's columns straddle two output
  * rows of padded columns: column c goes to @y + c when bit c of
  * @mask[0..1] (16 columns each) is set, to @y + c + @jb / 4 when bit c of
- * @mask[2..3] is, else nowhere. With @res (AVX-512 only), the element of
- * the residual at @res, rows @res_rsb bytes apart, in the same place as
- * the output's, is added after @add[r]; @act (AVX-512 only) is 0 or the
- * activation that comes last: ENG_TILE_RELU (x < 0 ? 0 : x),
+ * @mask[2..3] is, else nowhere. With @res, the element of the residual
+ * at @res, rows @res_rsb bytes apart, in the same place as the output's,
+ * is added after @add[r] and @cadd[c]; @act is 0 or the activation that
+ * comes last: ENG_TILE_RELU (x < 0 ? 0 : x), and on AVX-512 also
  * ENG_TILE_HSWISH (hswish()'s operations) or ENG_TILE_LEAKY
  * (x < 0 ? x * @alpha : x), or none of them (0 in the low byte), each
  * then with ENG_TILE_MAX or ENG_TILE_MIN: act_bound()'s Max(y, @beta) or
