@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1303,6 +1304,145 @@ static int run_fpu_sections(const struct layer *layers, const __u32 *path,
 	return 0;
 }
 
+/* ---- the CPUs' round trip ------------------------------------------- */
+
+/*
+ * --round-trip: one cache line passed between two threads pinned to two
+ * CPUs, each waiting for the other's write before it writes back. A round
+ * trip is the least a layer split across those CPUs pays for each part one
+ * hands the other (a part counter, a barrier); on a virtual machine it also
+ * shows where the host put the CPUs (two cores of one L3, or apart).
+ */
+#define RT_TRIPS 20000
+#define RT_LIMIT_S 10.0	/* a round whose other side never runs gives up */
+
+struct round_trip {
+	_Atomic long turn __attribute__((aligned(64)));
+};
+
+static cpu_set_t one_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return set;
+}
+
+/* Spins until @rt's turn reaches @want; 0, or -1 past RT_LIMIT_S. */
+static int rt_wait(struct round_trip *rt, long want, double deadline)
+{
+	unsigned int spins = 0;
+
+	while (atomic_load_explicit(&rt->turn, memory_order_acquire) != want) {
+		if (atomic_load_explicit(&rt->turn, memory_order_relaxed) < 0)
+			return -1;
+		if (!(++spins & 0xffff) && now() > deadline)
+			return -1;
+	}
+	return 0;
+}
+
+static void *rt_echo(void *arg)
+{
+	struct round_trip *rt = arg;
+	double deadline = now() + RT_LIMIT_S;
+	long i;
+
+	for (i = 0; i < RT_TRIPS; i++) {
+		if (rt_wait(rt, 2 * i + 1, deadline))
+			return NULL;
+		atomic_store_explicit(&rt->turn, 2 * i + 2, memory_order_release);
+	}
+	return NULL;
+}
+
+/*
+ * Nanoseconds per round trip between CPUs @a and @b, from one round of
+ * RT_TRIPS; a negative value when a CPU could not be had or the other side
+ * did not answer within RT_LIMIT_S. The echo thread starts on @b: begun on
+ * @a under SCHED_FIFO (as benchmarks run), it would wait behind the spinning
+ * caller forever.
+ */
+static double round_trip(int a, int b)
+{
+	static struct round_trip rt;
+	cpu_set_t on_a = one_cpu(a), on_b = one_cpu(b);
+	pthread_attr_t attr;
+	double t0, deadline;
+	pthread_t tid;
+	long i;
+	int bad = 0;
+
+	atomic_store(&rt.turn, 0);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(on_a), &on_a) ||
+	    pthread_attr_init(&attr))
+		return -1;
+	bad = pthread_attr_setaffinity_np(&attr, sizeof(on_b), &on_b) ||
+	      pthread_create(&tid, &attr, rt_echo, &rt);
+	pthread_attr_destroy(&attr);
+	if (bad)
+		return -1;
+	t0 = now();
+	deadline = t0 + RT_LIMIT_S;
+	for (i = 0; i < RT_TRIPS && !bad; i++) {
+		atomic_store_explicit(&rt.turn, 2 * i + 1, memory_order_release);
+		bad = rt_wait(&rt, 2 * i + 2, deadline);
+	}
+	t0 = now() - t0;
+	if (bad)
+		atomic_store(&rt.turn, -1);
+	pthread_join(tid, NULL);
+	return bad ? -1 : t0 / RT_TRIPS * 1e9;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return (a > b) - (a < b);
+}
+
+/*
+ * The round trip from the first CPU this process may run on to each other
+ * one: the median of @rounds rounds and their range, one line per CPU.
+ */
+static int run_round_trip(int rounds)
+{
+	cpu_set_t allowed;
+	double ns[100];
+	int first = -1, cpu, r, n = 0;
+
+	if (sched_getaffinity(0, sizeof(allowed), &allowed)) {
+		perror("vnpu-kbench: sched_getaffinity");
+		return 1;
+	}
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &allowed))
+			continue;
+		if (first < 0) {
+			first = cpu;
+			continue;
+		}
+		for (r = 0; r < rounds; r++) {
+			ns[r] = round_trip(first, cpu);
+			if (ns[r] < 0) {
+				fprintf(stderr, "vnpu-kbench: --round-trip: no round trip between CPUs %d and %d (one could not be had, or did not answer within 10 s)\n",
+					first, cpu);
+				return 1;
+			}
+		}
+		qsort(ns, rounds, sizeof(*ns), cmp_double);
+		printf("round trip CPU %d <-> CPU %d: %.0f ns (median of %d rounds of %d, %.0f to %.0f ns)\n",
+		       first, cpu, ns[rounds / 2], rounds, RT_TRIPS, ns[0],
+		       ns[rounds - 1]);
+		n++;
+	}
+	if (!n)
+		printf("round trip: this process may run on one CPU only: nothing to measure\n");
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -1314,6 +1454,7 @@ static void usage(FILE *f)
 		"                   [--baseline]\n"
 		"       vnpu-kbench --bandwidth [--threads N] [--repeat N] [--rounds N]\n"
 		"                   [--baseline] [--ort NODE_MODULES | --no-ort]\n"
+		"       vnpu-kbench --round-trip [--rounds N]\n"
 		"GFLOP/s of the engine's GEMM and convolution kernels, with one\n"
 		"thread and N (default: all CPUs), for each kernel path the CPU has\n"
 		"(AVX-512, then AVX2 alone; --baseline: SSE2 only) next to that\n"
@@ -1337,7 +1478,12 @@ static void usage(FILE *f)
 		"--bandwidth: the bandwidth-bound layers (Resize, Softmax,\n"
 		"broadcasting Mul, Add, HardSwish, Transpose and Concat\n"
 		"copies, ReduceMean, LayerNorm) in GB/s, against memcpy()\n"
-		"moving the same bytes and ONNX Runtime on the same shapes.\n");
+		"moving the same bytes and ONNX Runtime on the same shapes.\n"
+		"--round-trip: how long a cache line takes from the first CPU this\n"
+		"process may run on to each other one and back (two pinned threads;\n"
+		"median of --rounds rounds of 20000 trips): the least a layer split\n"
+		"across CPUs pays per part, and on a virtual machine a sign of where\n"
+		"the host placed the CPUs.\n");
 }
 
 /*
@@ -1375,6 +1521,7 @@ int main(int argc, char **argv)
 		{ "cpu-time", no_argument, NULL, 'C' },
 		{ "fpu-sections", required_argument, NULL, 'F' },
 		{ "bandwidth", no_argument, NULL, 'W' },
+		{ "round-trip", no_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -1387,13 +1534,13 @@ int main(int argc, char **argv)
 	double peak[2][2] = {}, bw[2] = {};
 	int over = 0;
 	int have_ort, rounds = 3, r, p, num_paths, baseline = 0, ukernel = 0;
-	int fpu_tiles = 0, bandwidth = 0;
+	int fpu_tiles = 0, bandwidth = 0, trip = 0;
 	const char *only = NULL;
 
 	snprintf(default_ort, sizeof(default_ort), "%s/build/npm/node_modules",
 		 KBENCH_SOURCE_DIR);
 	host = vnpu_eng_host_features();
-	while ((c = getopt_long(argc, argv, "t:r:R:bo:nuO:CF:Wh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:r:R:bo:nuO:CF:WTh", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			if (int_arg("threads", optarg, 1, 64, &threads))
@@ -1436,6 +1583,9 @@ int main(int argc, char **argv)
 		case 'W':
 			bandwidth = 1;
 			break;
+		case 'T':
+			trip = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -1460,6 +1610,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vnpu-kbench: --bandwidth is a mode of its own: no --ukernel, --fpu-sections or --only\n");
 		return 2;
 	}
+	if (trip && (ukernel || fpu_tiles || bandwidth || only || baseline)) {
+		fprintf(stderr, "vnpu-kbench: --round-trip is a mode of its own: --rounds only\n");
+		return 2;
+	}
+	if (trip)
+		return run_round_trip(rounds);
 	if (ukernel)
 		return run_ukernel(host, rounds);
 	if (bandwidth)
