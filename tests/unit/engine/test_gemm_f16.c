@@ -134,6 +134,29 @@ static double worst_wide, worst_f16;
 #define F16_BOUND ((ENG_F16_RUN + 2) * 0x1p-11)
 
 /*
+ * @y (@ny outputs of run @what) within F16_BOUND of sum |a b| (@mag) of
+ * the exact sums @ref, the worst ratio kept in *@worst.
+ */
+static void within_bound(struct __test_metadata *_metadata, const char *name,
+			 const char *what, const float *y, const double *ref,
+			 const double *mag, __u64 ny, double *worst)
+{
+	__u64 i;
+
+	for (i = 0; i < ny; i++) {
+		double d = fabs(y[i] - ref[i]) / (mag[i] + 1e-30);
+
+		*worst = d > *worst ? d : *worst;
+		if (d > F16_BOUND) {
+			EXPECT_TRUE(false)
+				TH_LOG("%s: %s [%llu] %a, exact %a", name, what,
+				       (unsigned long long)i, y[i], ref[i]);
+			break;
+		}
+	}
+}
+
+/*
  * Runs a layer (output tensor @n - 1, f32 of @ny) on the FP16 path whole
  * and in 7 and 64 parts against @model bit for bit, and both paths
  * against the exact sums @ref within F16_BOUND of @mag (sum |a b|).
@@ -152,30 +175,10 @@ static void check_paths(struct __test_metadata *_metadata, const char *name, __u
 		memset(y, 0x7f, ny * 4);
 		EXPECT_TRUE(!et_run(op, t, data, n, at, size, FMA_PATH, 7))
 			TH_LOG("%s: widening run", name);
-		for (i = 0; i < ny; i++) {
-			double d = fabs(y[i] - ref[i]) / (mag[i] + 1e-30);
-
-			worst_wide = d > worst_wide ? d : worst_wide;
-			if (d > F16_BOUND) {
-				EXPECT_TRUE(false)
-					TH_LOG("%s: widened [%llu] %a, exact %a", name,
-					       (unsigned long long)i, y[i], ref[i]);
-				break;
-			}
-		}
+		within_bound(_metadata, name, "widened", y, ref, mag, ny, &worst_wide);
 	}
 	/* The model itself within the bound. */
-	for (i = 0; i < ny; i++) {
-		double d = fabs(model[i] - ref[i]) / (mag[i] + 1e-30);
-
-		worst_f16 = d > worst_f16 ? d : worst_f16;
-		if (d > F16_BOUND) {
-			EXPECT_TRUE(false)
-				TH_LOG("%s: model [%llu] %a, exact %a", name,
-				       (unsigned long long)i, model[i], ref[i]);
-			break;
-		}
-	}
+	within_bound(_metadata, name, "model", model, ref, mag, ny, &worst_f16);
 	for (p = 0; p < 3 && (et_host_features & VNPU_ENG_F_AVX512_FP16); p++) {
 		memset(y, 0x7f, ny * 4);
 		EXPECT_TRUE(!et_run(op, t, data, n, at, size, FP_PATH, parts[p]))
