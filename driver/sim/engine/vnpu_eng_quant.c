@@ -2147,21 +2147,33 @@ void qconv_rows16(struct eng_qconv *q, const struct eng_qtile *t, __u64 cnt)
 }
 #endif
 
+typedef __u64 u64_qu __attribute__((aligned(1), may_alias));
+
 /*
  * Whether the step schedule at @s (%VNPU_QSPLIT_F_PAIRS, depth @k4)
  * reads within its chunks: its pairs no more than its steps, each step
- * one of its chunk's.
+ * one of its chunk's. Checked every rows visit: a whole chunk's steps
+ * (below ENG_QK4_CHUNK, a power of two) eight bytes at a time, by the
+ * bits at or above it.
  */
 static int qsched_valid(const __u8 *s, __u64 k4)
 {
+	const __u64 high = 0x0101010101010101ull * (__u8)~(ENG_QK4_CHUNK - 1);
 	__u64 steps = k4 / 4, nch = eng_div_up(steps, ENG_QK4_CHUNK), g, c, i;
 
 	for (g = 0; g < ENG_QMR / ENG_QS_ROWS; g++)
 		for (c = 0; c < nch; c++, s += 1 + ENG_QK4_CHUNK) {
-			__u64 n = eng_min(ENG_QK4_CHUNK, steps - c * ENG_QK4_CHUNK);
+			__u64 n = eng_min(ENG_QK4_CHUNK, steps - c * ENG_QK4_CHUNK), or = 0;
 
 			if (2 * (__u64)s[0] > n)
 				return 0;
+			if (n == ENG_QK4_CHUNK) {
+				for (i = 0; i < ENG_QK4_CHUNK; i += 8)
+					or |= *(const u64_qu *)(s + 1 + i);
+				if (or & high)
+					return 0;
+				continue;
+			}
 			for (i = 0; i < n; i++)
 				if (s[1 + i] >= n)
 					return 0;
