@@ -1663,6 +1663,22 @@ static __u64 qw8_split(const __s8 *w, __s8 *d, __u64 rows, __u64 k4,
 }
 
 /*
+ * vpmaddwd of @v by ones taken from memory: the 8-bit tiles' sums,
+ * inputs and weights then leave registers for their products (with
+ * ones in a register, qmaddubs_rxn()'s 12 sums and qmaddubs2_rxn()'s 8
+ * each sent one to the stack and back every step or pair of steps).
+ */
+static __attribute__((__always_inline__)) inline
+v8si_qq qmadd_ones(v16hi_q v)
+{
+	static const v16hi_qa ones = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 };
+	v8si_qq r;
+
+	__asm__("vpmaddwd %2, %1, %0" : "=x"(r) : "x"(v), "m"(ones));
+	return r;
+}
+
+/*
  * qmadd_rxn() for the 8-bit tile: @nr rows of split weights (@w, rows
  * @k4 apart) by @nv vectors of 8 positions of the packed block (@b),
  * depth steps [0, @steps).
@@ -1671,7 +1687,6 @@ static __attribute__((__always_inline__)) inline
 void qmaddubs_rxn(const __s8 *w, __u64 k4, const __u8 *b, __u64 steps,
 		  __s32 *acc, int init, __u64 nr, __u64 nv)
 {
-	const v16hi_q one = (v16hi_q){} + 1;
 	v8si_qq a[6][2];
 	__u64 j, r, v;
 
@@ -1692,7 +1707,7 @@ void qmaddubs_rxn(const __s8 *w, __u64 k4, const __u8 *b, __u64 steps,
 			for (v = 0; v < nv; v++) {
 				v16hi_q p = __builtin_ia32_pmaddubsw256(bv[v], wv);
 
-				a[r][v] += (v8si_qq)__builtin_ia32_pmaddwd256(p, one);
+				a[r][v] += qmadd_ones(p);
 			}
 		}
 	}
@@ -1737,7 +1752,6 @@ static __attribute__((__always_inline__)) inline
 void qmaddubs2_rxn(const __s8 *w, __u64 k4, const __u8 *b, const __u8 *o, __u64 n,
 		   __s32 *acc, int init, __u64 nr, __u64 nv)
 {
-	const v16hi_q one = (v16hi_q){} + 1;
 	const __u8 *ord = o + 1;
 	v8si_qq a[ENG_QS_ROWS][2];
 	__u64 np = o[0], p, r, v;
@@ -1766,7 +1780,7 @@ void qmaddubs2_rxn(const __s8 *w, __u64 k4, const __u8 *b, const __u8 *o, __u64 
 				v16hi_q sum = __builtin_ia32_pmaddubsw256(bv0[v], w0) +
 					      __builtin_ia32_pmaddubsw256(bv1[v], w1);
 
-				a[r][v] += (v8si_qq)__builtin_ia32_pmaddwd256(sum, one);
+				a[r][v] += qmadd_ones(sum);
 			}
 		}
 	}
@@ -1784,7 +1798,7 @@ void qmaddubs2_rxn(const __s8 *w, __u64 k4, const __u8 *b, const __u8 *o, __u64 
 			for (v = 0; v < nv; v++) {
 				v16hi_q pr = __builtin_ia32_pmaddubsw256(bv[v], wv);
 
-				a[r][v] += (v8si_qq)__builtin_ia32_pmaddwd256(pr, one);
+				a[r][v] += qmadd_ones(pr);
 			}
 		}
 	}
