@@ -2606,21 +2606,35 @@ static void conv_window(const struct conv_job *cj, __u64 q0, __u64 q1,
 	const struct eng_conv_shape *s = &cj->s;
 	const struct vnpu_layer_conv *at = cj->at;
 	__u64 sh = at->stride[0], sw = at->stride[1], wq = eng_conv_wq(s, at);
-	__u64 r0 = q0 / wq, rows, plane, cs, c, p;
+	__u64 r0 = q0 / wq, rows, plane, ps, np, cs, c, p, lead = 0;
 	int one;
 
 	rows = (q1 - 1) / wq - r0 + 1 + (s->kh - 1) * at->dilation[0] / sh;
 	plane = rows * wq;
+	ps = plane;
 	one = conv_one_plane(cj);
-	cs = (one ? 1 : sh * sw) * plane;
+	np = one ? 1 : sh * sw;
+	/*
+	 * With strides, each plane starts @lead floats past a line, planes
+	 * @ps apart, a whole number of lines: column @q0 then starts a line
+	 * in every plane, so the rows of B of the taps at a plane's first
+	 * column (all of a 1x1 of stride 2, four of a 3x3's nine) are
+	 * aligned, where planes of 49 or 290 floats had most rows straddle
+	 * two lines (eng_conv_bbuf() has the room).
+	 */
+	if (sh * sw > 1) {
+		lead = (ENG_NR - (q0 - r0 * wq) % ENG_NR) % ENG_NR;
+		ps = eng_div_up(plane, ENG_NR) * ENG_NR;
+	}
+	cs = np * ps;
 	for (c = 0; c < s->cg; c++) {
 		conv_window_prefetch(cj, c + 2, r0, rows);
 		if (sh == 1 && sw == 1 && cj->dt == VNPU_DTYPE_F32 &&
 		    cj->xs[2] == 1)
 			conv_window_rows_f32(cj, c, r0, rows, win + c * cs);
 		else
-			conv_window_phased(cj, c, r0, rows, win + c * cs, plane,
-					   one);
+			conv_window_phased(cj, c, r0, rows, win + c * cs + lead,
+					   ps, one);
 	}
 	/*
 	 * Columns past the last row read the slack: keep it defined. The
@@ -2631,14 +2645,24 @@ static void conv_window(const struct conv_job *cj, __u64 q0, __u64 q1,
 	 */
 	if (laid[0] == cs && laid[1] == q0 - r0 * wq)
 		return;
-	zero_f32(win + s->cg * cs, eng_conv_slack(s, at, cols));
+	zero_f32(win + s->cg * cs + lead, eng_conv_slack(s, at, cols));
+	/*
+	 * Before and between the planes: zeros, which only columns the
+	 * tiles drop read.
+	 */
+	for (c = 0; c < s->cg && (lead || ps != plane); c++) {
+		zero_f32(win + c * cs, lead);
+		for (p = 0; p < np; p++)
+			zero_f32(win + c * cs + p * ps + lead + plane,
+				 ps - plane);
+	}
 	/* The planes no tap reads: zeros too, as nothing copies them. */
 	for (p = 0; p < sh * sw && sh * sw > 1 && !one; p++)
 		if (!phase_read(p / sw, s->kh, at->dilation[0], sh) ||
 		    !phase_read(p % sw, s->kw, at->dilation[1], sw))
 			for (c = 0; c < s->cg; c++)
-				zero_f32(win + c * cs + p * plane, plane);
-	conv_offsets(cj, plane, cs, q0 - r0 * wq, off);
+				zero_f32(win + c * cs + p * ps + lead, plane);
+	conv_offsets(cj, ps, cs, q0 - r0 * wq + lead, off);
 	laid[0] = cs;
 	laid[1] = q0 - r0 * wq;
 }

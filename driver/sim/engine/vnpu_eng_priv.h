@@ -1603,18 +1603,20 @@ static inline __u64 eng_conv_slack(const struct eng_conv_shape *s,
 
 /*
  * Floats of the B scratch for units of @cols columns: what the window
- * holds, the offset table and the window, or an im2col slice.
+ * holds, the offset table and the window, or an im2col slice. A unit's
+ * own window of strides starts its planes on lines (vnpu_eng_gemm.c):
+ * a line more for each, and one for the first's lead.
  */
 static inline __u64 eng_conv_bbuf(const struct eng_conv_shape *s,
 				  const struct vnpu_layer_conv *a, __u64 cols)
 {
-	__u64 wq = eng_conv_wq(s, a), rows;
+	__u64 wq = eng_conv_wq(s, a), rows, np = a->stride[0] * a->stride[1];
 
 	if (!eng_conv_windowed(a))
 		return ENG_KC * cols;
 	rows = eng_conv_win_cap(s, a, cols);
 	return ENG_CONV_HELD + s->cg * s->kh * s->kw + ENG_ALIGN / 4 +
-	       s->cg * a->stride[0] * a->stride[1] * rows * wq +
+	       s->cg * np * (rows * wq + (np > 1 ? ENG_NR : 0)) + ENG_NR +
 	       eng_conv_slack(s, a, cols);
 }
 
