@@ -191,11 +191,175 @@ int wino_part_in16(const struct wino_part *wp, __u64 p, struct eng_wino_in *w)
 }
 #endif
 
+#ifdef ENG_FMA
+/* wino_bt() over six vectors in registers: the same operations. */
+static __attribute__((__always_inline__)) inline void wino_bt8(v8sf *t)
+{
+	v8sf d0 = t[0], d1 = t[1], d2 = t[2], d3 = t[3], d4 = t[4];
+	v8sf d5 = t[5];
+	v8sf a = d4 - d2 * 4.0f, b = d3 - d1 * 4.0f;
+	v8sf c = d4 - d2, e = (d3 - d1) * 2.0f;
+
+	t[0] = (d0 * 4.0f - d2 * 5.0f) + d4;
+	t[1] = a + b;
+	t[2] = a - b;
+	t[3] = c + e;
+	t[4] = c - e;
+	t[5] = (d1 * 4.0f - d3 * 5.0f) + d5;
+}
+
+/*
+ * Row k of eight neighbouring 6x6 tiles whose rows start four floats
+ * apart at @p, for k = 0..5: lane l of @v[k] is @p[4 l + k]. The eight
+ * tiles' first four columns are a 4x8 transpose of @p[0..31] (the
+ * halves' swap, then in-lane interleaves), the last two those of the
+ * next tile (one lane on).
+ */
+static __attribute__((__always_inline__)) inline
+void wino_deint(const float *p, v8sf *v)
+{
+	v8sf a0 = vload(p), a1 = vload(p + 8), a2 = vload(p + 16);
+	v8sf a3 = vload(p + 24);
+	v8sf b0 = __builtin_shufflevector(a0, a2, 0, 1, 2, 3, 8, 9, 10, 11);
+	v8sf b1 = __builtin_shufflevector(a0, a2, 4, 5, 6, 7, 12, 13, 14, 15);
+	v8sf b2 = __builtin_shufflevector(a1, a3, 0, 1, 2, 3, 8, 9, 10, 11);
+	v8sf b3 = __builtin_shufflevector(a1, a3, 4, 5, 6, 7, 12, 13, 14, 15);
+	v8sf u0 = __builtin_shufflevector(b0, b1, 0, 8, 1, 9, 4, 12, 5, 13);
+	v8sf u1 = __builtin_shufflevector(b0, b1, 2, 10, 3, 11, 6, 14, 7, 15);
+	v8sf u2 = __builtin_shufflevector(b2, b3, 0, 8, 1, 9, 4, 12, 5, 13);
+	v8sf u3 = __builtin_shufflevector(b2, b3, 2, 10, 3, 11, 6, 14, 7, 15);
+
+	v[0] = __builtin_shufflevector(u0, u2, 0, 1, 8, 9, 4, 5, 12, 13);
+	v[1] = __builtin_shufflevector(u0, u2, 2, 3, 10, 11, 6, 7, 14, 15);
+	v[2] = __builtin_shufflevector(u1, u3, 0, 1, 8, 9, 4, 5, 12, 13);
+	v[3] = __builtin_shufflevector(u1, u3, 2, 3, 10, 11, 6, 7, 14, 15);
+	v[4] = __builtin_shufflevector(v[0], vbcast(p[32]), 1, 2, 3, 4, 5, 6,
+				       7, 8);
+	v[5] = __builtin_shufflevector(v[1], vbcast(p[33]), 1, 2, 3, 4, 5, 6,
+				       7, 8);
+}
+
+/* Floats of a row of wino_in_rows()'s copy before padded column 0. */
+#define WINO_ROW_LEAD	32
+
+/**
+ * struct wino_seg - lanes of a half panel whose tiles lie in one tile row
+ * @lo: first lane (of eight)
+ * @hi: lanes [@lo, @hi)
+ * @at: where lane 0 would read row 0 of its tile in the copy
+ */
+struct wino_seg {
+	int lo, hi;
+	__u64 at;
+};
+
+/*
+ * Whether the copy of a panel's input rows fits wp->tail and the tiles
+ * are F(4x4)'s over dense rows (wino_in_rows()): its rows, their floats.
+ */
+static int wino_rows_fit(const struct wino_part *wp, __u64 p, __u64 *nr,
+			 __u64 *rw)
+{
+	__u64 ta = wp->t0 + p * ENG_NR;
+	__u64 tb = eng_min(ta + ENG_NR, wp->t1) - 1;
+
+	*nr = 4 * (tb / wp->tw - ta / wp->tw) + 6;
+	*rw = eng_div_up(WINO_ROW_LEAD + 4 * wp->tw + 32, 8) * 8;
+	return wp->s.wh == 4 && wp->s.ww == 4 && wp->xs[2] == 1 &&
+	       *nr * *rw <= ENG_WINO_XI * ENG_WINO_BUF;
+}
+
+/*
+ * V = B^T d B of panel @p of the unit's tiles on AVX2, channel after
+ * channel: the input rows its tiles read are copied zero-padded to
+ * wp->tail (@nr rows of @rw floats; padded column j at WINO_ROW_LEAD +
+ * j), where the tiles of each tile row are runs four floats apart, so
+ * each row of eight tiles' inputs is four loads and a transpose
+ * (wino_deint()), lanes of other tile rows and past the run taken from
+ * their own run or zero; each row is then transformed in registers into
+ * wp->d, then down the columns to the panels. The same values and
+ * operations as wino_gather()'s scalar path: the same bits.
+ */
+static void wino_in_rows(struct wino_part *wp, const float *x,
+			 const __s64 *xs, __u64 p, __u64 nr, __u64 rw,
+			 float *vp, __u64 ps)
+{
+	const struct vnpu_layer_conv *a = wp->l->attrs;
+	const v8si iota = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	__u64 ta = wp->t0 + p * ENG_NR, tn = eng_min(ENG_NR, wp->t1 - ta);
+	__u64 ty0 = ta / wp->tw, c, j;
+	__s64 y0 = (__s64)(ty0 * 4) - a->pad_begin[0];
+	__u64 lo = a->pad_begin[1], n = wp->s.w;
+	struct wino_seg sg[2][8];
+	int ns[2] = { 0, 0 }, h, r, k, l, e;
+	v8sf *d = (v8sf *)wp->d;
+	float *buf = wp->tail;
+
+	/* Each half's runs of tiles along one tile row. */
+	for (l = 0; l < (int)tn; l++) {
+		__u64 t = ta + (__u64)l, ty = t / wp->tw, tx = t % wp->tw;
+		struct wino_seg *q;
+
+		h = l / 8;
+		if (!ns[h] || tx == 0) {
+			q = &sg[h][ns[h]++];
+			q->lo = l % 8;
+			q->at = (ty - ty0) * 4 * rw + WINO_ROW_LEAD + 4 * tx -
+				4 * (__u64)(l % 8);
+		} else {
+			q = &sg[h][ns[h] - 1];
+		}
+		q->hi = l % 8 + 1;
+	}
+	/* The copy's padding: zeros, which no channel's copy overwrites. */
+	zero_f32(buf, nr * rw);
+	for (c = 0; c < wp->s.cg; c++) {
+		const float *xc = x + (__s64)c * xs[0];
+		float *v = vp + c * ENG_NR;
+
+		for (j = 0; j < nr; j++)
+			if (y0 + (__s64)j >= 0 && y0 + (__s64)j < (__s64)wp->s.h)
+				copy_f32(buf + j * rw + WINO_ROW_LEAD + lo,
+					 xc + (y0 + (__s64)j) * xs[1], n);
+		for (h = 0; h < 2; h++) {
+			for (r = 0; r < 6; r++) {
+				v8sf t[6] = {}, u[6];
+
+				for (e = 0; e < ns[h]; e++) {
+					v8si m = (iota >= sg[h][e].lo) &
+						 (iota < sg[h][e].hi);
+
+					wino_deint(buf + sg[h][e].at +
+						   (__u64)r * rw, u);
+					for (k = 0; k < 6; k++)
+						t[k] = (v8sf)(((v8si)u[k] & m) |
+							      ((v8si)t[k] & ~m));
+				}
+				wino_bt8(t);
+				for (k = 0; k < 6; k++)
+					d[r * 6 + k] = t[k];
+			}
+			for (k = 0; k < 6; k++) {
+				v8sf t[6];
+
+				for (r = 0; r < 6; r++)
+					t[r] = d[r * 6 + k];
+				wino_bt8(t);
+				for (r = 0; r < 6; r++)
+					vstore(v + (r * 6 + k) * ps + 8 * h,
+					       t[r]);
+			}
+		}
+	}
+}
+#endif
+
 /*
  * V = B^T d B of tiles [@t0, @t1) of the image at @x (channel stride,
  * row stride, column stride in @xs), all channels of the group, in the
  * GEMMs' panels (tiles past @t1 zero): on the AVX-512 path a panel at a
- * time in sixteen lanes, each point a gather.
+ * time in sixteen lanes, each point a gather; on AVX2 from a copy of the
+ * panel's rows (wino_in_rows()) where it fits.
  */
 static __attribute__((__noinline__))
 void wino_input(struct wino_part *wp, const float *x, const __s64 *xs,
@@ -207,12 +371,19 @@ void wino_input(struct wino_part *wp, const float *x, const __s64 *xs,
 	for (p = 0; t0 + p * ENG_NR < t1; p++) {
 #ifdef ENG_FMA
 		struct eng_wino_in w;
+		__u64 nr, rw;
 
 		if (wp->bufs.avx512 && wino_part_in16(wp, p, &w)) {
 			w.ps = ps;
 			w.v = wp->v + p * cg * ENG_NR;
 			w.cn = cg;
 			vnpu_eng_wino_in_avx512(&w);
+			eng_pause(ctx);
+			continue;
+		}
+		if (!wp->bufs.avx512 && wino_rows_fit(wp, p, &nr, &rw)) {
+			wino_in_rows(wp, x, xs, p, nr, rw,
+				     wp->v + p * cg * ENG_NR, ps);
 			eng_pause(ctx);
 			continue;
 		}
