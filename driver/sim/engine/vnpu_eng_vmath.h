@@ -52,6 +52,19 @@ static inline int VM(all)(VM_I m)
 #endif
 }
 
+/*
+ * Whether every lane of @x is below @c (not where NaN): VM_ALL_LT() where
+ * the includer has a compare into a mask.
+ */
+static inline int VM(all_lt)(VM_F x, float c)
+{
+#ifdef VM_ALL_LT
+	return VM_ALL_LT(x, c);
+#else
+	return VM(all)(x < c);
+#endif
+}
+
 /* |x| and x's sign bit. */
 static inline VM_F VM(abs)(VM_F x, VM_I *sign)
 {
@@ -208,13 +221,19 @@ static inline VM_F VM(gelu)(VM_F x)
 	VM_I sign, near0, neg;
 	VM_F u = x * 0.707106769f, a = VM(abs)(u, &sign), e, s, w, lo, hi;
 
-	near0 = a < VM_ERF_SPLIT;
 	neg = u < 0.0f;
+	s = VM(erf_near0)(a);
+	w = VM(sel)(neg, 1.0f - s, 1.0f + s);
+	/*
+	 * Every lane below the split (most vectors of BERT's activations,
+	 * none of them NaN): erfc_sq() is not needed, the same bits.
+	 */
+	if (VM(all_lt)(a, VM_ERF_SPLIT))
+		return (x * 0.5f) * w;
+	near0 = a < VM_ERF_SPLIT;
 	hi = VM(square)(x, &lo);
 	e = VM(erfc_sq)(a, hi * 0.5f, lo * 0.5f);
-	s = VM(erf_near0)(a);
-	w = VM(sel)(near0, VM(sel)(neg, 1.0f - s, 1.0f + s),
-		    VM(sel)(neg, e, 2.0f - e));
+	w = VM(sel)(near0, w, VM(sel)(neg, e, 2.0f - e));
 	/*
 	 * A NaN lane's w is NaN too: the product of two NaNs is whichever
 	 * operand the compiler put first, which differs between builds.
@@ -288,19 +307,6 @@ static inline VM_F VM(tab16)(const float *tab, VM_I k)
 
 	return __builtin_shuffle(*(const vt *)tab,
 				 *(const vt *)(tab + 16 - lanes), k & 15);
-#endif
-}
-
-/*
- * Whether every lane of @x is below @c (not where NaN): VM_ALL_LT() where
- * the includer has a compare into a mask.
- */
-static inline int VM(all_lt)(VM_F x, float c)
-{
-#ifdef VM_ALL_LT
-	return VM_ALL_LT(x, c);
-#else
-	return VM(all)(x < c);
 #endif
 }
 
