@@ -440,7 +440,14 @@ static vnpu_status read_typed(const Onnx__TensorProto *tp, vnpu_element_type typ
 }
 
 /* A TensorProto into @t (type, dims, data). */
-static vnpu_status read_tensor(struct reader *r, const Onnx__TensorProto *tp,
+/*
+ * A TensorProto's data into @t. Raw data is taken, not copied: protobuf-c
+ * unpacked it into a malloc() block of its own, which @t now owns (the
+ * proto's field left empty, so that freeing the proto skips it). A model's
+ * weights were otherwise in memory three times over while it was read
+ * (file, proto, tensor), and fresh pages are what reading costs most.
+ */
+static vnpu_status read_tensor(struct reader *r, Onnx__TensorProto *tp,
 			       struct vnpu_tinfo *t)
 {
 	const char *name = tp->name ? tp->name : "";
@@ -488,6 +495,16 @@ static vnpu_status read_tensor(struct reader *r, const Onnx__TensorProto *tp,
 		return vnpu_error(VNPU_PARSE_ERROR, "tensor '%s': %zu values for %llu elements",
 				  name, typed_count(tp, t->type), (unsigned long long)elems);
 	}
+	if (!external && tp->has_raw_data && bytes) {
+		t->data = tp->raw_data.data;
+		t->owns_data = true;
+		tp->raw_data.data = NULL;
+		tp->raw_data.len = 0;
+		if (t->type == VNPU_TYPE_BOOL)
+			for (uint64_t i = 0; i < bytes; i++)
+				((uint8_t *)t->data)[i] = ((uint8_t *)t->data)[i] != 0;
+		return VNPU_OK;
+	}
 	t->data = calloc(1, bytes ? bytes : 1);
 	if (!t->data) {
 		if (external)
@@ -497,14 +514,8 @@ static vnpu_status read_tensor(struct reader *r, const Onnx__TensorProto *tp,
 	t->owns_data = true;
 	if (external)
 		return external_read(tp, &x, t->data, bytes);
-	if (tp->has_raw_data) {
-		if (bytes)
-			memcpy(t->data, tp->raw_data.data, bytes);
-		if (t->type == VNPU_TYPE_BOOL)
-			for (uint64_t i = 0; i < bytes; i++)
-				((uint8_t *)t->data)[i] = ((uint8_t *)t->data)[i] != 0;
-		return VNPU_OK;
-	}
+	if (tp->has_raw_data)
+		return VNPU_OK;		/* no bytes */
 	st = read_typed(tp, t->type, t->data, (int64_t)elems);
 	return st;
 }
@@ -593,10 +604,10 @@ static void read_declared(const Onnx__ValueInfoProto *vi, struct vnpu_value *v)
 
 /* ---- graphs ---- */
 
-static vnpu_status read_graph(struct reader *r, const Onnx__GraphProto *gp,
+static vnpu_status read_graph(struct reader *r, Onnx__GraphProto *gp,
 			      struct vnpu_graph *g, bool main);
 
-static vnpu_status read_attr(struct reader *r, const Onnx__AttributeProto *ap,
+static vnpu_status read_attr(struct reader *r, Onnx__AttributeProto *ap,
 			     struct vnpu_attr *a)
 {
 	a->name = strdup(ap->name ? ap->name : "");
@@ -672,7 +683,7 @@ static vnpu_status read_attr(struct reader *r, const Onnx__AttributeProto *ap,
 	}
 }
 
-static vnpu_status read_node(struct reader *r, const Onnx__NodeProto *np,
+static vnpu_status read_node(struct reader *r, Onnx__NodeProto *np,
 			     struct vnpu_node *n)
 {
 	vnpu_status st;
@@ -954,14 +965,14 @@ static vnpu_status sort_nodes(struct reader *r, struct vnpu_graph *g)
 	return st;
 }
 
-static vnpu_status read_graph(struct reader *r, const Onnx__GraphProto *gp,
+static vnpu_status read_graph(struct reader *r, Onnx__GraphProto *gp,
 			      struct vnpu_graph *g, bool main)
 {
 	vnpu_status st;
 	int32_t idx;
 
 	for (size_t i = 0; i < gp->n_initializer; i++) {
-		const Onnx__TensorProto *tp = gp->initializer[i];
+		Onnx__TensorProto *tp = gp->initializer[i];
 
 		st = add_value(r, tp->name ? tp->name : "", VNPU_VALUE_CONST, &idx);
 		if (st)
