@@ -206,8 +206,20 @@ static vnpu_status place_values(struct cstate *s, struct vnpu_program *p)
 	for (uint32_t v = 0; v < s->num_vals; v++) {
 		struct cval *cv = &s->vals[v];
 
-		if (cv->storage == CV_WEIGHT)
+		if (cv->storage == CV_WEIGHT) {
 			memcpy((char *)p->weights + cv->offset, cv->info.data, val_bytes(s, (int32_t)v));
+			/*
+			 * The compiler's own constants (packed, folded) go as
+			 * they are copied: held to the end, they doubled the
+			 * memory a compile peaks at. The value reads its
+			 * bytes from the weights from now on.
+			 */
+			if (cv->info.owns_data && !cv->info.elems) {
+				free(cv->info.data);
+				cv->info.data = (char *)p->weights + cv->offset;
+				cv->info.owns_data = false;
+			}
+		}
 		if (cv->storage != CV_ARENA)
 			continue;
 		bufs[nbufs] = (struct vnpu_plan_buf){ .size = val_bytes(s, (int32_t)v),
