@@ -73,10 +73,33 @@ const char *vnpu_blob_architecture(const struct vnpu_blob_header *h)
 	return h->architecture;
 }
 
+/*
+ * @cm's program with its weights: a compiled model keeps them only on its
+ * device (load_segments()), so they are read back from there.
+ */
+static vnpu_status program_with_weights(const struct vnpu_compiled_model *cm,
+					struct vnpu_program *with)
+{
+	const struct vnpu_program *p = cm->program;
+	vnpu_status st;
+
+	*with = *p;
+	if (p->weights || !p->weights_size)
+		return VNPU_OK;
+	with->weights = malloc(p->weights_size);
+	if (!with->weights)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory for %llu bytes of weights",
+				  (unsigned long long)p->weights_size);
+	st = cm->primary->plugin->ops->buf_read(cm->weights, 0, with->weights, p->weights_size);
+	return st ? vnpu_error_prefix(st, "reading the weights back from %s",
+				      cm->primary->info.name) : VNPU_OK;
+}
+
 vnpu_status vnpu_blob_write(const struct vnpu_compiled_model *cm, void **out,
 			    size_t *out_size)
 {
 	struct vnpu_blob_header h = { .format = VNPU_BLOB_FORMAT, .header_size = sizeof(h) };
+	struct vnpu_program with;
 	void *program = NULL;
 	uint64_t program_size;
 	char *props = NULL;
@@ -84,7 +107,11 @@ vnpu_status vnpu_blob_write(const struct vnpu_compiled_model *cm, void **out,
 	char *blob;
 	size_t size;
 
-	st = vnpu_program_serialize(cm->program, &program, &program_size);
+	st = program_with_weights(cm, &with);
+	if (st == VNPU_OK)
+		st = vnpu_program_serialize(&with, &program, &program_size);
+	if (with.weights != cm->program->weights)
+		free(with.weights);
 	if (st != VNPU_OK)
 		return vnpu_error_prefix(st, "exporting");
 	st = vnpu_config_text(&cm->config, &props);

@@ -143,6 +143,12 @@ static vnpu_status load_segments(struct vnpu_compiled_model *cm)
 		return vnpu_error_prefix(st, "uploading %llu bytes of weights to %s",
 					 (unsigned long long)p->weights_size,
 					 cm->primary->info.name);
+	/*
+	 * The device's copy is the one inference reads: the program's would
+	 * only double what a compiled model holds (export reads them back).
+	 */
+	free(cm->program->weights);
+	cm->program->weights = NULL;
 	return VNPU_OK;
 }
 

@@ -78,7 +78,7 @@ struct vnpu_prog_group {
 };
 
 struct vnpu_program {
-	void *weights;
+	void *weights;		/* NULL once a compiled model holds them */
 	uint64_t weights_size;
 	uint64_t arena_size;
 	uint64_t intermediates_size;	/* sum of all intermediates, unplanned */
