@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "cgraph.h"
 #include "engine/vnpu_engine.h"
@@ -501,6 +504,13 @@ vnpu_status vnpu_compile(const struct vnpu_model *m, const struct vnpu_compile_o
 	if (!st)
 		st = emit_segments(&s, p);
 	state_fini(&s);
+#ifdef __GLIBC__
+	/*
+	 * A compile frees as many bytes as the model's weights in blocks
+	 * glibc keeps in its heap (the packed constants): hand the pages back.
+	 */
+	malloc_trim(0);
+#endif
 	if (st) {
 		vnpu_program_free(p);
 		return st;
