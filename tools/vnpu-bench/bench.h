@@ -59,6 +59,7 @@ struct bench_result {
 	double *latency_ms;		/* @count of them */
 	uint64_t latency_cap;
 	double first_ms;
+	double read_ms;			/* read_model(), the file parsed */
 	double compile_ms;
 	int64_t copied_bytes;		/* uploaded + downloaded while measuring; -1: unknown */
 

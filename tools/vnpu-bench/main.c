@@ -757,6 +757,7 @@ static int first_inference(struct bench_run *b)
 
 static int bench(struct bench_opts *o, struct bench_run *b, vnpu_core *core)
 {
+	int64_t t0 = bench_now_ns();
 	vnpu_model *model;
 	int ret;
 
@@ -764,6 +765,7 @@ static int bench(struct bench_opts *o, struct bench_run *b, vnpu_core *core)
 		fprintf(stderr, "vnpu-bench: %s: %s\n", o->model, vnpu_last_error());
 		return 1;
 	}
+	b->res.read_ms = (double)(bench_now_ns() - t0) / 1e6;
 	ret = o->shapes ? apply_shapes(model, o->shapes) : 0;	/* 2: a usage error */
 	if (!ret)
 		ret = freeze_input_files(model, o);

@@ -102,6 +102,7 @@ void bench_print(const struct bench_run *b, FILE *f)
 	fprintf(f, "API                  %s, %u infer request%s, hint %s\n", api_name(b->o),
 		b->nireq, b->nireq == 1 ? "" : "s", b->o->hint ? b->o->hint : "none");
 	fprintf(f, "Precision            %s\n", b->precision);
+	fprintf(f, "Read                 %10.2f ms\n", b->res.read_ms);
 	fprintf(f, "Compile              %10.2f ms\n", b->res.compile_ms);
 	fprintf(f, "First inference      %10.2f ms\n", b->res.first_ms);
 	fprintf(f, "Count                %10llu inferences\n", (unsigned long long)b->res.count);
@@ -201,8 +202,9 @@ int bench_write_json(const struct bench_run *b, const char *path)
 	json_string(f, b->precision);
 	fprintf(f, ",\n  \"nireq\": %u,\n  \"batch\": %lld,\n", b->nireq,
 		(long long)(b->o->batch ? b->o->batch : 1));
-	fprintf(f, "  \"compile_ms\": %.6f,\n  \"first_inference_ms\": %.6f,\n",
-		b->res.compile_ms, b->res.first_ms);
+	fprintf(f, "  \"read_ms\": %.6f,\n  \"compile_ms\": %.6f,\n"
+		"  \"first_inference_ms\": %.6f,\n", b->res.read_ms, b->res.compile_ms,
+		b->res.first_ms);
 	fprintf(f, "  \"count\": %llu,\n  \"duration_ms\": %.6f,\n",
 		(unsigned long long)b->res.count, duration_ms(&b->res));
 	fprintf(f, "  \"latency_ms\": {\"median\": %.6f, \"avg\": %.6f, \"min\": %.6f, "

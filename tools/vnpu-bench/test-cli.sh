@@ -48,7 +48,7 @@ if [ -f "$model" ]; then
 	for api in sync async; do
 		expect 0 "$bench" -m "$model" -d "$device" -api $api -niter 50 -pc \
 			--json "$tmp/r.json" --trace "$tmp/t.json"
-		for key in 'First inference' 'Count' 'Duration' 'median' 'average' 'min' \
+		for key in 'Read' 'Compile' 'First inference' 'Count' 'Duration' 'median' 'average' 'min' \
 			'max' 'p90' 'p99' 'Throughput' 'Per-layer counters'; do
 			grep -q "$key" "$tmp/out" || { echo "not ok - no '$key' in the report"; fails=$((fails + 1)); }
 		done
@@ -58,6 +58,7 @@ r = json.load(open(sys.argv[1]))
 t = json.load(open(sys.argv[2]))
 api = sys.argv[3]
 assert r["count"] == 50, r["count"]
+assert r["read_ms"] > 0 and r["compile_ms"] > 0 and r["first_inference_ms"] > 0, r
 assert r["throughput_fps"] > 0 and r["latency_ms"]["min"] <= r["latency_ms"]["median"] <= r["latency_ms"]["max"]
 assert r["layers"], "no layers"
 ev = [e for e in t["traceEvents"] if e["ph"] == "X"]
