@@ -101,6 +101,31 @@ static vnpu_status check_program(const struct vnpu_program *p, bool has_fallback
 	return VNPU_OK;
 }
 
+/*
+ * The weights into a buffer of the primary device, held once: the CPU
+ * device runs on the program's own (vnpu_program_weights_alloc() gave them
+ * its buffers' alignment and pages); any other device gets a copy and the
+ * program's are freed (export reads them back from the device).
+ */
+static vnpu_status load_weights(struct vnpu_compiled_model *cm)
+{
+	const struct vnpu_plugin_ops *ops = cm->primary->plugin->ops;
+	struct vnpu_program *p = cm->program;
+	vnpu_status st;
+
+	if (cm->primary == cm->core->cpu && ops->buf_wrap)
+		return ops->buf_wrap(cm->primary->dev, p->weights, p->weights_size, &cm->weights);
+	st = ops->buf_create(cm->primary->dev, p->weights_size, &cm->weights);
+	if (st == VNPU_OK && p->weights_size)
+		st = ops->buf_write(cm->weights, 0, p->weights, p->weights_size);
+	if (st != VNPU_OK)
+		return vnpu_error_prefix(st, "uploading %llu bytes of weights to %s",
+					 (unsigned long long)p->weights_size,
+					 cm->primary->info.name);
+	vnpu_program_weights_free(p);
+	return VNPU_OK;
+}
+
 static vnpu_status load_segments(struct vnpu_compiled_model *cm)
 {
 	const struct vnpu_program *p = cm->program;
@@ -134,22 +159,7 @@ static vnpu_status load_segments(struct vnpu_compiled_model *cm)
 					  num_cmds, seg->num_cmds);
 	}
 
-	st = cm->primary->plugin->ops->buf_create(cm->primary->dev, p->weights_size,
-						  &cm->weights);
-	if (st == VNPU_OK && p->weights_size)
-		st = cm->primary->plugin->ops->buf_write(cm->weights, 0, p->weights,
-							 p->weights_size);
-	if (st != VNPU_OK)
-		return vnpu_error_prefix(st, "uploading %llu bytes of weights to %s",
-					 (unsigned long long)p->weights_size,
-					 cm->primary->info.name);
-	/*
-	 * The device's copy is the one inference reads: the program's would
-	 * only double what a compiled model holds (export reads them back).
-	 */
-	free(cm->program->weights);
-	cm->program->weights = NULL;
-	return VNPU_OK;
+	return load_weights(cm);
 }
 
 struct vnpu_compiled_model *vnpu_compiled_model_alloc(struct vnpu_core *core,

@@ -16,6 +16,7 @@
 
 #include <drm/vnpu_cmd.h>
 
+#include "engine/vnpu_engine.h"
 #include "error.h"
 #include "program.h"
 
@@ -37,6 +38,17 @@ static void free_ports(struct vnpu_prog_port *ports, uint32_t n)
 	free(ports);
 }
 
+void *vnpu_program_weights_alloc(uint64_t size)
+{
+	return vnpu_eng_host_alloc(size);
+}
+
+void vnpu_program_weights_free(struct vnpu_program *p)
+{
+	vnpu_eng_host_free(p->weights, p->weights_size);
+	p->weights = NULL;
+}
+
 void vnpu_program_free(struct vnpu_program *p)
 {
 	if (!p)
@@ -44,7 +56,7 @@ void vnpu_program_free(struct vnpu_program *p)
 	for (uint32_t i = 0; p->groups && i < p->num_groups; i++)
 		free(p->groups[i].name);
 	free(p->groups);
-	free(p->weights);
+	vnpu_program_weights_free(p);
 	free_ports(p->inputs, p->num_inputs);
 	free_ports(p->outputs, p->num_outputs);
 	if (p->segments) {
@@ -522,7 +534,7 @@ vnpu_status vnpu_program_deserialize(const void *data, uint64_t size,
 	if (!r.what && p->weights_size != left(&r))
 		fail(&r, "weights size");
 	if (!r.what) {
-		p->weights = malloc(p->weights_size ? p->weights_size : 1);
+		p->weights = vnpu_program_weights_alloc(p->weights_size);
 		if (!p->weights) {
 			oom = true;
 			fail(&r, "out of memory");

@@ -106,6 +106,15 @@ static inline uint32_t vnpu_program_num_slots(const struct vnpu_program *p)
 void vnpu_program_free(struct vnpu_program *p);
 
 /*
+ * Memory for a program's weights of @size bytes, zeroed: 64-byte aligned,
+ * and on huge pages from 2 MiB on, as the CPU device's buffers are, so that
+ * the CPU device can run on them in place. vnpu_program_free() frees it,
+ * or vnpu_program_weights_free() (which leaves @p->weights NULL).
+ */
+void *vnpu_program_weights_alloc(uint64_t size);
+void vnpu_program_weights_free(struct vnpu_program *p);
+
+/*
  * Serialize into one malloc'd buffer (no header: the blob code adds the
  * versioned header) and back. Deserialization validates every count, size
  * and offset and fails with VNPU_PARSE_ERROR on anything malformed.

@@ -53,7 +53,7 @@ static struct vnpu_program *copy_program(uint32_t elems, uint32_t copies, bool s
 	struct vnpu_cmd_header *h;
 	struct vnpu_cmd_copy *c;
 
-	p->weights = calloc(1, 16);
+	p->weights = vnpu_program_weights_alloc(16);
 	p->weights_size = 16;
 	p->arena_size = 64;
 	p->num_inputs = 1;

@@ -51,7 +51,7 @@ static struct vnpu_program *copy_program(enum vnpu_prog_target second)
 	struct vnpu_cmd_copy *s0 = calloc(2, sizeof(*s0)), *s1 = calloc(1, sizeof(*s1));
 	const vnpu_shape xs = { 2, { 2, 3 } }, cs = { 1, { 4 } };
 
-	p->weights = malloc(sizeof(weights));
+	p->weights = vnpu_program_weights_alloc(sizeof(weights));
 	memcpy(p->weights, weights, sizeof(weights));
 	p->weights_size = sizeof(weights);
 	p->arena_size = N * 4;

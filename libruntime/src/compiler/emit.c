@@ -198,13 +198,13 @@ static vnpu_status place_values(struct cstate *s, struct vnpu_program *p)
 		nbufs += s->vals[v].storage == CV_ARENA;
 	bufs = calloc(nbufs ? nbufs : 1, sizeof(*bufs));
 	buf_val = calloc(nbufs ? nbufs : 1, sizeof(*buf_val));
-	p->weights = calloc(1, wsize ? wsize : 1);
+	p->weights = vnpu_program_weights_alloc(wsize);
+	p->weights_size = wsize;	/* vnpu_program_free() frees by it */
 	if (!bufs || !buf_val || !p->weights) {
 		free(bufs);
 		free(buf_val);
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
 	}
-	p->weights_size = wsize;
 	nbufs = 0;
 	for (uint32_t v = 0; v < s->num_vals; v++) {
 		struct cval *cv = &s->vals[v];
