@@ -106,49 +106,50 @@ static int eng_qpair_wide(__s8 w0, __s8 w1)
 }
 
 /*
- * The largest sum of one sign of a 16-bit lane's two weights (@k, @k + 1
- * of row @r at @w, rows @k4 apart) and those of step @b's same lane.
+ * Step @a's 16-bit lanes (two weights each, rows @k4 apart at @w) for rows
+ * [@r0, @r0 + @nr): per row and half, the sum of its weights' positive
+ * parts and that of their negative parts' magnitudes (past 128 as 129: no
+ * pair fits with them), rows past @nr zero. Returns the step's size, the
+ * largest of those sums.
  */
-static __s32 eng_qlane(const __s8 *w, __u64 k4, __u64 r, __u64 k, __u64 b)
-{
-	const __s8 *p = w + r * k4 + k, *q = w + r * k4 + 4 * b + k % 4;
-	__s32 ps = 0, ng = 0, i, v;
+struct eng_qstep_lanes {
+	__u8 ps[2 * ENG_QS_ROWS], ng[2 * ENG_QS_ROWS];
+};
 
-	for (i = 0; i < 4; i++) {
-		v = i < 2 ? p[i] : q[i - 2];
-		if (v > 0)
-			ps += v;
-		else
-			ng -= v;
-	}
-	return ps > ng ? ps : ng;
+static __s32 eng_qstep_lanes(const __s8 *w, __u64 k4, __u64 r0, __u64 nr, __u64 a,
+			     struct eng_qstep_lanes *l)
+{
+	__s32 size = 0, ps, ng;
+	__u64 r, h;
+
+	for (r = 0; r < ENG_QS_ROWS; r++)
+		for (h = 0; h < 2; h++) {
+			const __s8 *p = w + (r0 + r) * k4 + 4 * a + 2 * h;
+
+			ps = 0;
+			ng = 0;
+			if (r < nr) {
+				ps = (p[0] > 0 ? p[0] : 0) + (p[1] > 0 ? p[1] : 0);
+				ng = -((p[0] < 0 ? p[0] : 0) + (p[1] < 0 ? p[1] : 0));
+			}
+			l->ps[2 * r + h] = (__u8)ps;
+			l->ng[2 * r + h] = (__u8)(ng > 129 ? 129 : ng);
+			size = eng_max(size, eng_max(ps, ng));
+		}
+	return size;
 }
 
 /*
- * Whether steps @a and @b of rows [@r0, @r0 + @nr) sum exactly in 16
- * bits: each lane's four u8 x i8 products within +-32767 (255 * 128).
- * @b ~0: step @a alone, its size (the largest of its lanes) returned.
+ * Whether two steps sum exactly in 16 bits: each lane's four u8 x i8
+ * products within +-32767 (255 * 128), so each sign's weights within 128.
  */
-static __s32 eng_qsteps(const __s8 *w, __u64 k4, __u64 r0, __u64 nr, __u64 a,
-			__u64 b)
+static int eng_qstep_fits(const struct eng_qstep_lanes *a, const struct eng_qstep_lanes *b)
 {
-	__s32 size = 0, s;
-	__u64 r, h;
+	int bad = 0, i;
 
-	for (r = r0; r < r0 + nr; r++)
-		for (h = 0; h < 4; h += 2) {
-			if (b == ~0ull) {
-				__s8 w0 = w[r * k4 + 4 * a + h], w1 = w[r * k4 + 4 * a + h + 1];
-				__s32 ps = (w0 > 0 ? w0 : 0) + (w1 > 0 ? w1 : 0);
-				__s32 ng = -((w0 < 0 ? w0 : 0) + (w1 < 0 ? w1 : 0));
-
-				s = ps > ng ? ps : ng;
-				size = s > size ? s : size;
-			} else if (eng_qlane(w, k4, r, 4 * a + h, b) > 128) {
-				return 0;
-			}
-		}
-	return b == ~0ull ? size : 1;
+	for (i = 0; i < 2 * ENG_QS_ROWS; i++)
+		bad |= (a->ps[i] + b->ps[i] > 128) | (a->ng[i] + b->ng[i] > 128);
+	return !bad;
 }
 
 /*
@@ -156,7 +157,8 @@ static __s32 eng_qsteps(const __s8 *w, __u64 k4, __u64 r0, __u64 nr, __u64 a,
  * eng_qsched_bytes() at @s): per group and chunk, from the largest step
  * on, each paired with the smallest free one it sums exactly with (most
  * steps of resnet50_qdq pair so); the pairs by their first step, then
- * the steps left alone.
+ * the steps left alone. Each step's lanes are summed once
+ * (eng_qstep_lanes()), not again for every pair tried.
  */
 static void eng_qsched(const __s8 *w, __u64 k4, __u64 rows, __u8 *s)
 {
@@ -169,13 +171,14 @@ static void eng_qsched(const __s8 *w, __u64 k4, __u64 rows, __u8 *s)
 			__u64 nr = rows > r0 ? eng_min(ENG_QS_ROWS, rows - r0) : 0;
 			__u8 *o = s + (g * nch + c) * (1 + ENG_QK4_CHUNK), *ord = o + 1;
 			__u8 idx[ENG_QK4_CHUNK], used[ENG_QK4_CHUNK], one[ENG_QK4_CHUNK];
+			struct eng_qstep_lanes lanes[ENG_QK4_CHUNK];
 			__s32 size[ENG_QK4_CHUNK];
 			__u64 i, j, k, np = 0, ns = 0;
 
 			for (j = 0; j < ENG_QK4_CHUNK; j++)
 				ord[j] = 0;
 			for (j = 0; j < n; j++) {
-				size[j] = eng_qsteps(w, k4, r0, nr, j0 + j, ~0ull);
+				size[j] = eng_qstep_lanes(w, k4, r0, nr, j0 + j, &lanes[j]);
 				used[j] = 0;
 				idx[j] = (__u8)j;
 			}
@@ -195,7 +198,7 @@ static void eng_qsched(const __s8 *w, __u64 k4, __u64 rows, __u8 *s)
 				for (k = n; k-- > i + 1;) {
 					__u64 b = idx[k];
 
-					if (!used[b] && eng_qsteps(w, k4, r0, nr, j0 + a, j0 + b)) {
+					if (!used[b] && eng_qstep_fits(&lanes[a], &lanes[b])) {
 						used[b] = 1;
 						ord[2 * np] = (__u8)(a < b ? a : b);
 						ord[2 * np + 1] = (__u8)(a < b ? b : a);
