@@ -808,6 +808,26 @@ static inline v8sf sm_exp(v8sf x, v8sf mx)
 	return vmu8_exp_kern(r + lo, n, vbcast(1.0f));
 }
 
+/*
+ * sm_exp() of the 16 floats at @x: the first 8's in *@e0, the others' in
+ * *@e1, each step on one vector and then the other (vmu8_exp_kern2()).
+ */
+static inline void sm_exp16(const float *x, v8sf mx, v8sf *e0, v8sf *e1)
+{
+	v8sf x0 = vload(x), x1 = vload(x + 8), n0, n1;
+	v8sf d0 = x0 - mx, d1 = x1 - mx, b0 = d0 - x0, b1 = d1 - x1;
+	v8sf l0 = (x0 - (d0 - b0)) + (-mx - b0);
+	v8sf l1 = (x1 - (d1 - b1)) + (-mx - b1);
+
+	l0 = vm8_sel(l0 == l0, l0, vbcast(0.0f));
+	l1 = vm8_sel(l1 == l1, l1, vbcast(0.0f));
+	d0 = vmu8_exp_reduce(d0, &n0) + l0;
+	d1 = vmu8_exp_reduce(d1, &n1) + l1;
+	vmu8_exp_kern2(&d0, n0, &d1, n1, vbcast(1.0f));
+	*e0 = d0;
+	*e1 = d1;
+}
+
 /* The exps of elements [@i, @i + 8) (those below @len), zero past it. */
 static inline v8sf sm_exp8(const float *x, __u64 i, __u64 len, float mx)
 {
@@ -872,29 +892,32 @@ static void softmax_lane_avx512(__u32 mode, const float *x, float *y,
 	}
 }
 
-/* The softmax of a contiguous f32 lane. */
-static void softmax_lane_f32(__u32 mode, const float *x, float *y, __u64 len,
-			     struct eng_pacer *pc)
+/*
+ * Softmax or LogSoftmax of a contiguous f32 lane whose maximum, as
+ * lane_max_f32() finds it, is @mx: the exps 16 at a time while 16 are
+ * left (sm_exp16(), its sums in the same order as 8 at a time).
+ */
+static void softmax_exp_f32(__u32 mode, const float *x, float *y, __u64 len,
+			    float mx, struct eng_pacer *pc)
 {
 	v4df lv, s_lo = v_splat(0), s_hi = v_splat(0);
 	double inv, ls, s[8];
 	__u64 i, i0, e;
 	__u32 j;
-	float mx;
-	v8sf ex;
+	v8sf ex, ex1;
 
-	if (mode != VNPU_HARDMAX && eng_act_avx512(pc->ctx)) {
-		softmax_lane_avx512(mode, x, y, len, pc);
-		return;
-	}
-	mx = lane_max_f32(x, len, pc);
-	if (mode == VNPU_HARDMAX) {
-		hardmax_lane_f32(x, y, len, mx, pc);
-		return;
-	}
 	for (i0 = 0; i0 < len; i0 = e) {
 		e = sm_stretch(pc, i0, len);
-		for (i = i0; i < e; i += 8) {
+		for (i = i0; i + 16 <= e; i += 16) {
+			sm_exp16(x + i, vbcast(mx), &ex, &ex1);
+			sm_add8(&s_lo, &s_hi, ex);
+			sm_add8(&s_lo, &s_hi, ex1);
+			if (mode == VNPU_SOFTMAX) {
+				vstore(y + i, ex);
+				vstore(y + i + 8, ex1);
+			}
+		}
+		for (; i < e; i += 8) {
 			ex = sm_exp8(x, i, len, mx);
 			sm_add8(&s_lo, &s_hi, ex);
 			if (mode == VNPU_SOFTMAX && i + 8 <= len)
@@ -927,6 +950,23 @@ static void softmax_lane_f32(__u32 mode, const float *x, float *y, __u64 len,
 					      ((double)x[i] - mx) - ls);
 		eng_pace(pc, e - i0);
 	}
+}
+
+/* The softmax of a contiguous f32 lane. */
+static void softmax_lane_f32(__u32 mode, const float *x, float *y, __u64 len,
+			     struct eng_pacer *pc)
+{
+	float mx;
+
+	if (mode != VNPU_HARDMAX && eng_act_avx512(pc->ctx)) {
+		softmax_lane_avx512(mode, x, y, len, pc);
+		return;
+	}
+	mx = lane_max_f32(x, len, pc);
+	if (mode == VNPU_HARDMAX)
+		hardmax_lane_f32(x, y, len, mx, pc);
+	else
+		softmax_exp_f32(mode, x, y, len, mx, pc);
 }
 
 void softmax_row_f32(const float *x, float *y, __u64 len,

@@ -108,6 +108,37 @@ static inline VM_F VM(exp_kern)(VM_F r, VM_F n, VM_F m)
 	       (VM_F)((ni - h + 127) << 23);
 }
 
+/*
+ * exp_kern() of two vectors, each step of exp_poly() on one and then the
+ * other: two chains of dependent operations interleaved, where one at a
+ * time leaves the FP pipes waiting on its latency. The same operations
+ * on each lane, so the same bits.
+ */
+static inline void VM(exp_kern2)(VM_F *r0, VM_F n0, VM_F *r1, VM_F n1,
+				 VM_F m)
+{
+	VM_I i0 = __builtin_convertvector(n0, VM_I), h0 = i0 >> 1;
+	VM_I i1 = __builtin_convertvector(n1, VM_I), h1 = i1 >> 1;
+	VM_F p0 = VM(splat)(1.0f / 5040), p1 = p0;
+
+	p0 = VM_FMA(p0, *r0, VM(splat)(1.0f / 720));
+	p1 = VM_FMA(p1, *r1, VM(splat)(1.0f / 720));
+	p0 = VM_FMA(p0, *r0, VM(splat)(1.0f / 120));
+	p1 = VM_FMA(p1, *r1, VM(splat)(1.0f / 120));
+	p0 = VM_FMA(p0, *r0, VM(splat)(1.0f / 24));
+	p1 = VM_FMA(p1, *r1, VM(splat)(1.0f / 24));
+	p0 = VM_FMA(p0, *r0, VM(splat)(1.0f / 6));
+	p1 = VM_FMA(p1, *r1, VM(splat)(1.0f / 6));
+	p0 = VM_FMA(p0, *r0, VM(splat)(0.5f));
+	p1 = VM_FMA(p1, *r1, VM(splat)(0.5f));
+	p0 = VM_FMA(p0, *r0, VM(splat)(1.0f));
+	p1 = VM_FMA(p1, *r1, VM(splat)(1.0f));
+	p0 = VM_FMA(p0, *r0, VM(splat)(1.0f));
+	p1 = VM_FMA(p1, *r1, VM(splat)(1.0f));
+	*r0 = p0 * (VM_F)((h0 + 127) << 23) * m * (VM_F)((i0 - h0 + 127) << 23);
+	*r1 = p1 * (VM_F)((h1 + 127) << 23) * m * (VM_F)((i1 - h1 + 127) << 23);
+}
+
 /* The nearest integer to @z / ln 2. */
 static inline VM_F VM(exp_n)(VM_F z)
 {
