@@ -97,6 +97,54 @@ static void attn_gemm(const struct attn_run *r, const struct gemm_a *a,
 	}
 }
 
+/* Lanes of F32_NAN_FIRST(x, r): CHAIN's and BINARY's f32 + and *. */
+static inline v8sf attn_nan_first(v8sf x, v8sf r)
+{
+	v8si nan = x != x;
+
+	return (v8sf)(((v8si)(x + x) & nan) | ((v8si)r & ~nan));
+}
+
+/*
+ * Row @s of @n floats scaled (s / @scale with @div, else s * @scale) and
+ * masked (s + @mp[j], or + @mp[0] without @mrun; none without @mp) in
+ * place, each step as bin_f32_runs() takes it, in one pass that also
+ * finds the row's maximum as Softmax does (s[0] when it is NaN, else the
+ * largest of those that are not): the pass Softmax's own maximum took.
+ */
+static float attn_scale_max(float *s, __u64 n, int div, float scale,
+			    const float *mp, int mrun)
+{
+	const v8sf vs = vbcast(scale), m0 = vbcast(mp ? mp[0] : 0.0f);
+	v8sf v, mx8 = vbcast(-__builtin_inff());
+	float mx, a;
+	__u64 j;
+	int i;
+
+	for (j = 0; j + 8 <= n; j += 8) {
+		v = vload(s + j);
+		v = div ? v / vs : attn_nan_first(v, v * vs);
+		if (mp)
+			v = attn_nan_first(v, v + (mrun ? vload(mp + j) : m0));
+		vstore(s + j, v);
+		/* v > mx8 ? v : mx8, which keeps mx8 where v is NaN. */
+		mx8 = (v8sf)(((v8si)v & (v > mx8)) | ((v8si)mx8 & ~(v > mx8)));
+	}
+	for (; j < n; j++) {
+		a = div ? s[j] / scale : F32_NAN_FIRST(s[j], s[j] * scale);
+		if (mp)
+			a = F32_NAN_FIRST(a, a + mp[mrun ? j : 0]);
+		s[j] = a;
+		mx8[0] = a > mx8[0] ? a : mx8[0];
+	}
+	if (s[0] != s[0])
+		return s[0];
+	mx = mx8[0];
+	for (i = 1; i < 8; i++)
+		mx = mx8[i] > mx ? mx8[i] : mx;
+	return mx;
+}
+
 /* S's rows of (@bi, @hi) from @m0: scale, mask, softmax. */
 static void attn_rows(const struct attn_run *r, __u64 bi, __u64 hi, __u64 m0,
 		      __u64 mc, struct eng_pacer *pc)
@@ -116,20 +164,29 @@ static void attn_rows(const struct attn_run *r, __u64 bi, __u64 hi, __u64 m0,
 	}
 	for (i = 0; i < mc; i++) {
 		float *s = r->s + i * r->n;
+		const float *mp = 0;
 
-		bin_f32_runs(func, s, 1, &scale, 0, s, (__u32)r->n, avx512);
 		if (mask) {
-			const float *mp = (const float *)r->l->data[3] + mb +
-					  (__s64)(m0 + i) * mrs;
-
+			mp = (const float *)r->l->data[3] + mb +
+			     (__s64)(m0 + i) * mrs;
 			if (mcs > 1 || mcs < 0) {
 				for (j = 0; j < r->n; j++)
 					r->mrow[j] = mp[(__s64)j * mcs];
 				mp = r->mrow;
 			}
+		}
+		if (!avx512) {
+			softmax_row_max_f32(s, s, r->n,
+					    attn_scale_max(s, r->n,
+							   func == VNPU_BIN_DIV,
+							   scale, mp, mcs != 0),
+					    pc);
+			continue;
+		}
+		bin_f32_runs(func, s, 1, &scale, 0, s, (__u32)r->n, avx512);
+		if (mask)
 			bin_f32_runs(VNPU_BIN_ADD, s, 1, mp, mcs != 0, s,
 				     (__u32)r->n, avx512);
-		}
 		softmax_row_f32(s, s, r->n, pc);
 	}
 }

@@ -975,6 +975,12 @@ void softmax_row_f32(const float *x, float *y, __u64 len,
 	softmax_lane_f32(VNPU_SOFTMAX, x, y, len, pc);
 }
 
+void softmax_row_max_f32(const float *x, float *y, __u64 len, float mx,
+			 struct eng_pacer *pc)
+{
+	softmax_exp_f32(VNPU_SOFTMAX, x, y, len, mx, pc);
+}
+
 /* @nl (1 to 4) f32 elements @st apart, the lanes past them lane 0's. */
 static inline v4sf sm_load4(const float *x, __s64 st, __u32 nl)
 {

@@ -21,7 +21,16 @@ struct attn_case {
 	enum mask_kind mask;
 	int div;
 	float scale;
+	int nans;	/* NaNs in Q and the mask: bits against the unfused layers alone */
 };
+
+static float nan_bits(__u32 u)
+{
+	float f;
+
+	memcpy(&f, &u, 4);
+	return f;
+}
 
 /* A view [B, H, rows, cols] of a buffer laid out [B, rows, H, cols]. */
 static struct vnpu_cmd_tensor head_view(__u64 b, __u64 h, __u64 rows, __u64 cols)
@@ -204,6 +213,16 @@ static void test_case(struct __test_metadata *_metadata, const struct attn_case 
 	/* Masks as models make them: 0 or very negative. */
 	for (size_t i = 0; c->mask != MASK_NONE && i < span(&t[3]); i++)
 		p[3][i] = p[3][i] > 0.3f ? -10000.0f : p[3][i] > 0 ? 0 : p[3][i];
+	/*
+	 * NaNs of three payloads: in the first column of head 0's S (K's first
+	 * key), in all of a row of it (a query), in a later column of a row of
+	 * head 1 (the mask), which the row's maximum skips.
+	 */
+	if (c->nans) {
+		p[1][0] = nan_bits(0x7fc00001u);
+		p[0][(size_t)3 * t[0].strides[2] + 1] = nan_bits(0xffc00002u);
+		p[3][c->m * c->n + 5] = nan_bits(0x7fc00003u);
+	}
 	want = malloc(count * sizeof(double));
 	reference(c, t, p, want);
 	sy = span(&t[ny]);
@@ -235,7 +254,7 @@ static void test_case(struct __test_metadata *_metadata, const struct attn_case 
 			EXPECT_EQ(0, bad);
 		}
 		/* Against the double reference through Y's view. */
-		for (size_t i = 0; i < count; i++) {
+		for (size_t i = 0; !c->nans && i < count; i++) {
 			size_t e = i % c->e, r = i / c->e, m = r % c->m, h = r / c->m % c->h;
 			size_t b = r / c->m / c->h;
 			double g = at4(got, &t[ny], b, h, m, e);
@@ -262,6 +281,7 @@ static void test_values(struct __test_metadata *_metadata)
 		{ 2, 1, 19, 33, 7, 40, MASK_COLS_STRIDED, 0, 0.125f },
 		{ 1, 4, 1, 9, 5, 1, MASK_NONE, 0, 1.0f },	/* one row, one column */
 		{ 1, 2, 200, 70, 20, 20, MASK_NONE, 1, 7.0f },
+		{ 1, 2, 9, 45, 8, 8, MASK_FULL, 0, 0.5f, 1 },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
