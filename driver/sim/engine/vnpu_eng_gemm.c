@@ -401,6 +401,42 @@ void ukernel8(__u64 kc, const float *a, const float *b, float *c, __s64 rs,
 #define UK2_HI(x) x
 
 /*
+ * Lines [%[pf], %[pfe]) toward L1, two a trip (a panel of A takes 96
+ * bytes a trip), then the last two of them again for the trips left: the
+ * next tile's A, weights from memory (the AVX-512 tiles' a_ahead_pd()).
+ */
+#undef UK2_PF
+#define UK2_PF								\
+	"prefetcht0 (%[pf])\n\t"					\
+	"prefetcht0 64(%[pf])\n\t"					\
+	"add $128, %[pf]\n\t"						\
+	"lea -128(%[pfe]), %[t]\n\t"					\
+	"cmp %[pfe], %[pf]\n\t"					\
+	"cmovae %[t], %[pf]\n\t"
+
+/* ukernel() fetching lines [@pf, @pfe) ahead (@pfe >= @pf + 128). */
+static __attribute__((__noinline__))
+void ukernel_pf(__u64 kc, const float *a, const float *b, float *c, __s64 rs,
+		int load, const struct eng_tile_out *o, const char *pf,
+		const char *pfe)
+{
+	__u64 rsb = (__u64)rs * 4;
+	const float *t;
+	float *p;
+
+	__asm__ __volatile__(UK2_TILE
+			     : [k] "+r"(kc), [a] "+r"(a), [b] "+r"(b),
+			       [p] "=&r"(p), [t] "=&r"(t), [rsb] "+r"(rsb),
+			       [pf] "+r"(pf)
+			     : [c] "r"(c), [load] "r"(load), [o] "r"(o),
+			       [pfe] "r"(pfe)
+			     : UK2_CLOBBER);
+}
+
+#undef UK2_PF
+#define UK2_PF
+
+/*
  * A read in place, rows %[ars] bytes apart: rows 0-2 from %[a], rows 3-5
  * from %[a3] (three rows further), step u of row r at + 4 * u.
  */
@@ -528,6 +564,37 @@ void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
 			       [o] "r"(o)
 			     : UK2_CLOBBER);
 }
+
+/* ukernel_ind() fetching lines [@pf, @pfe) ahead, as ukernel_pf(). */
+#undef UK2_PF
+#define UK2_PF								\
+	"prefetcht0 (%[pf])\n\t"					\
+	"prefetcht0 64(%[pf])\n\t"					\
+	"add $128, %[pf]\n\t"						\
+	"lea -128(%[pfe]), %[t]\n\t"					\
+	"cmp %[pfe], %[pf]\n\t"					\
+	"cmovae %[t], %[pf]\n\t"
+static __attribute__((__noinline__))
+void ukernel_ind_pf(__u64 kc, const float *a, const float *b,
+		    const __s32 *off, float *c, __s64 rs, int load,
+		    const struct eng_tile_out *o, const char *pf,
+		    const char *pfe)
+{
+	__u64 rsb = (__u64)rs * 4;
+	const float *t;
+	float *p;
+
+	__asm__ __volatile__(UK2_TILE
+			     : [k] "+r"(kc), [a] "+r"(a), [off] "+r"(off),
+			       [p] "=&r"(p), [t] "=&r"(t), [rsb] "+r"(rsb),
+			       [pf] "+r"(pf)
+			     : [b] "r"(b), [c] "r"(c), [load] "r"(load),
+			       [o] "r"(o), [pfe] "r"(pfe)
+			     : UK2_CLOBBER);
+}
+
+#undef UK2_PF
+#define UK2_PF
 
 /* The same on columns 0-7 of the tile alone. */
 #undef UK2_HI
@@ -897,6 +964,31 @@ static void tile_ahead(const struct eng_tile_out *o, __s64 res_rs,
 	}
 }
 
+#ifdef ENG_FMA
+/*
+ * The lines [*@pf, *@pfe) of A that the tile after tile @tile (of @nt,
+ * at row @i) of a slice's first panel reads: the next tile's panel, or
+ * after the last one the next slice's or what the caller reads next
+ * (@s->a_next) when the slice has one panel of B (@nc columns), else
+ * none (the first tile's A, just read): 0.
+ */
+static int slice_a_ahead(const struct eng_slice *s, __u64 i, __u64 tile,
+			 __u64 nt, __u64 nc, const char **pf, const char **pfe)
+{
+	const float *next;
+
+	if (tile + 1 < nt)
+		next = s->a + (i / ENG_MR + 1) * s->a_ps;
+	else if (nc <= ENG_NR && s->a_next)
+		next = s->a_next;
+	else
+		return 0;
+	*pf = (const char *)next;
+	*pfe = *pf + eng_max(s->kc * ENG_MR * 4, 128);
+	return 1;
+}
+#endif
+
 /* One slice of a block with the 6x16 kernel, panel by panel. */
 static void slice_run(struct eng_slice *s)
 {
@@ -908,6 +1000,7 @@ static void slice_run(struct eng_slice *s)
 	__u64 i, j, nc = s->nc, tile, fives = 0, nt;
 #ifdef ENG_FMA
 	const char *pf, *pfe;
+	int ahead;
 #endif
 	int nr;
 
@@ -985,7 +1078,21 @@ static void slice_run(struct eng_slice *s)
 				continue;
 			}
 #endif
+#ifdef ENG_FMA
+			/* The first panel's tiles: the next tile's A ahead. */
+			ahead = s->a_ahead && j == 0 &&
+				slice_a_ahead(s, i, tile, nt, nc, &pf, &pfe);
+			if (ahead && s->off)
+				ukernel_ind_pf(s->kc, ai, bj, s->off, c,
+					       (__s64)s->acc_rs, s->load, o,
+					       pf, pfe);
+			else if (ahead)
+				ukernel_pf(s->kc, ai, bj, c, (__s64)s->acc_rs,
+					   s->load, o, pf, pfe);
+			else if (s->off)
+#else
 			if (s->off)
+#endif
 				ukernel_ind(s->kc, ai, bj, s->off, c,
 					    (__s64)s->acc_rs, s->load, o);
 #ifdef ENG_FMA
@@ -2050,6 +2157,7 @@ void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 			s.a_ps = a->k * ENG_MR;
 			s.a_next = k0 + s.kc < kt ? s.a + s.kc * ENG_MR :
 				   a->next;
+			s.a_ahead = 1;
 		} else if (a->pack) {
 			a->pack(a->arg, m0, mc, k0, s.kc, bufs->a);
 			s.a = bufs->a;

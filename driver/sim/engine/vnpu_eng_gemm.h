@@ -73,6 +73,9 @@
  *	place come from memory)
  * @b_ahead: B's panels are weights from memory: the AVX2 driver fetches
  *	each next panel during the tiles of the one before
+ * @a_ahead: A's panels are weights from memory (@a_next is set): the AVX2
+ *	tiles of the first panel of B fetch the next tile's A, the last one
+ *	@a_next where B is one panel
  */
 struct eng_slice {
 	__u64 kc, mc, nc, a_ps, b_ps, acc_rs;
@@ -97,6 +100,7 @@ struct eng_slice {
 	const void *out_arg;
 	const float *a_next;
 	int b_ahead;
+	int a_ahead;
 };
 
 /*
