@@ -2787,15 +2787,16 @@ static void conv_window(const struct conv_job *cj, __u64 q0, __u64 q1,
 		return;
 	zero_f32(win + s->cg * cs + lead, eng_conv_slack(s, at, cols));
 	/*
-	 * Before and between the planes: zeros, which only columns the
-	 * tiles drop read.
+	 * Before the first plane and after each: zeros, which only columns
+	 * the tiles drop read. The lead comes once: before any other plane
+	 * lie the last plane's gap and the end of its data, which a map's
+	 * last unit reads where the lead is longer than the gap.
 	 */
-	for (c = 0; c < s->cg && (lead || ps != plane); c++) {
-		zero_f32(win + c * cs, lead);
+	zero_f32(win, lead);
+	for (c = 0; c < s->cg && ps != plane; c++)
 		for (p = 0; p < np; p++)
 			zero_f32(win + c * cs + p * ps + lead + plane,
 				 ps - plane);
-	}
 	/* The planes no tap reads: zeros too, as nothing copies them. */
 	for (p = 0; p < sh * sw && sh * sw > 1 && !one; p++)
 		if (!phase_read(p / sw, s->kh, at->dilation[0], sh) ||

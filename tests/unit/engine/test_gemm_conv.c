@@ -378,6 +378,13 @@ static void test_conv(struct __test_metadata *_metadata)
 		{ 0, 2, 9, 15, 17, 9, 9, 5, 3, 2, 1, 1, 2, 2, 4, 3, 0, 0, 0 },
 		{ 0, 1, 33, 8, 8, 100, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0 },
 		{ 0, 1, 300, 5, 6, 7, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0 },
+		/*
+		 * A 1x1 of stride 2 whose last unit's window starts its
+		 * planes further past a line (its lead) than the last
+		 * plane's end falls short of one: the lead is zeroed once,
+		 * before the first plane, not over the end of the one before.
+		 */
+		{ 0, 1, 4, 45, 45, 8, 1, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 0, 0 },
 		{ 0, 1, 17, 12, 12, 19, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 0, VNPU_ACT_RELU },
 		{ 0, 1, 4, 30, 30, 5, 1, 7, 7, 2, 2, 1, 1, 3, 3, 3, 3, 0, 0 },
 		{ 0, 1, 3, 6, 6, 2, 1, 3, 3, 1, 1, 1, 1, 9, 9, 9, 9, 0, 0 },
