@@ -3371,13 +3371,14 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	/*
 	 * Units with a window of strides over 1 (their own or sliding), a
 	 * copy of their columns or a B cache take the output channels of
-	 * one window one after another, so that they share it; the others
+	 * one window one after another, so that they share it, and so do
+	 * those the tiles take by columns (eng_conv_by_cols()); the others
 	 * take the columns of one block of channels in turn.
 	 */
 	conv_job_init(l, 0, 0, &cj);
 	cs.copies = cs.windowed && conv_direct(&cj, unit.cols) &&
 		    conv_direct_copies(&cj, unit.cols, ctx->features);
-	own = b.bc || cs.copies ||
+	own = b.bc || cs.copies || eng_conv_by_cols(&cj.s, ctx->features) ||
 	      (cs.windowed && !conv_direct(&cj, unit.cols) &&
 	       !(cs.slide && cj.xs[2] == 1 && at->stride[0] == 1 &&
 		 at->stride[1] == 1));

@@ -173,7 +173,7 @@ __u32 vnpu_eng_layer_max_parts(__u32 op, const struct vnpu_cmd_tensor *t,
  * @features: the &struct vnpu_eng_ctx features of vnpu_eng_layer_run()
  *
  * Bounded: a checked layer never asks for more than about 1 GiB, and never
- * for more on the baseline path than on the FMA ones.
+ * for more on the baseline path than on the AVX-512 one.
  *
  * Return: the bytes, 0 when the layer needs none.
  */
