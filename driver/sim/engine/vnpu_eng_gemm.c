@@ -404,15 +404,18 @@ void ukernel8(__u64 kc, const float *a, const float *b, float *c, __s64 rs,
  * Lines [%[pf], %[pfe]) toward L1, two a trip (a panel of A takes 96
  * bytes a trip), then the last two of them again for the trips left: the
  * next tile's A, weights from memory (the AVX-512 tiles' a_ahead_pd()).
+ * The depth loop's UK2_PF in ukernel_pf() and ukernel_ind_pf().
  */
-#undef UK2_PF
-#define UK2_PF								\
+#define UK2_PF_A_AHEAD							\
 	"prefetcht0 (%[pf])\n\t"					\
 	"prefetcht0 64(%[pf])\n\t"					\
 	"add $128, %[pf]\n\t"						\
 	"lea -128(%[pfe]), %[t]\n\t"					\
 	"cmp %[pfe], %[pf]\n\t"					\
 	"cmovae %[t], %[pf]\n\t"
+
+#undef UK2_PF
+#define UK2_PF UK2_PF_A_AHEAD
 
 /* ukernel() fetching lines [@pf, @pfe) ahead (@pfe >= @pf + 128). */
 static __attribute__((__noinline__))
@@ -567,13 +570,7 @@ void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
 
 /* ukernel_ind() fetching lines [@pf, @pfe) ahead, as ukernel_pf(). */
 #undef UK2_PF
-#define UK2_PF								\
-	"prefetcht0 (%[pf])\n\t"					\
-	"prefetcht0 64(%[pf])\n\t"					\
-	"add $128, %[pf]\n\t"						\
-	"lea -128(%[pfe]), %[t]\n\t"					\
-	"cmp %[pfe], %[pf]\n\t"					\
-	"cmovae %[t], %[pf]\n\t"
+#define UK2_PF UK2_PF_A_AHEAD
 static __attribute__((__noinline__))
 void ukernel_ind_pf(__u64 kc, const float *a, const float *b,
 		    const __s32 *off, float *c, __s64 rs, int load,
