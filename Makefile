@@ -15,7 +15,8 @@
 #   make fuzz    each libFuzzer target for FUZZ_SECONDS (default 600), going on
 #                from the corpus of the last run (build/fuzz, clang + ASan + UBSan)
 #   make bench   every benchmark; make bench-models: the model zoo against
-#                ONNX Runtime (MODELS=a,b ROUNDS=N SECONDS=S JSON=FILE NPU=1 LAYERS=1)
+#                ONNX Runtime (MODELS=a,b ROUNDS=N SECONDS=S THREADS=1 JSON=FILE NPU=1
+#                LAYERS=1)
 
 BUILD    ?= $(CURDIR)/build
 MESON_BUILD := $(BUILD)/meson
@@ -102,12 +103,13 @@ bench: all
 	scripts/bench $(BUILD)
 
 # Real models against ONNX Runtime (scripts/bench-models --help): MODELS=a,b
-# for a subset, ROUNDS=N and SECONDS=S per round, JSON=FILE, NPU=1 for the
-# NPU against the CPU device in the VM too, LAYERS=1 for the top layer types.
+# for a subset, ROUNDS=N and SECONDS=S per round, THREADS=all|1, JSON=FILE,
+# NPU=1 for the NPU against the CPU device in the VM too, LAYERS=1 for where
+# the time goes (layer types, and the blocks where vnpu loses most).
 bench-models: all
 	scripts/bench-models $(if $(ROUNDS),--rounds $(ROUNDS)) $(if $(SECONDS),--seconds $(SECONDS)) \
-		$(if $(JSON),--json $(JSON)) $(if $(NPU),--npu) $(if $(LAYERS),--layers) \
-		$(MESON_BUILD) $(BUILD)/npm/node_modules
+		$(if $(THREADS),--threads $(THREADS)) $(if $(JSON),--json $(JSON)) \
+		$(if $(NPU),--npu) $(if $(LAYERS),--layers) $(MESON_BUILD) $(BUILD)/npm/node_modules
 
 CHECKPATCH = --no-tree --strict --quiet --show-types \
 	     --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG,BIT_MACRO
