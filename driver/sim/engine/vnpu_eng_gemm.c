@@ -266,6 +266,43 @@ void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
 	"vmaxps %%ymm" #z0 ", %%ymm12, %%ymm" #z0 "\n\t"		\
 	UK2_HI("vmaxps %%ymm" #z1 ", %%ymm12, %%ymm" #z1 "\n\t")
 
+/*
+ * LeakyRelu of row r with ymm12 zero and ymm14 alpha: x * alpha where
+ * x < 0 (a NaN or -0 stays), as vneg_sel(x, x * alpha).
+ */
+#define UK2_LR(z)							\
+	"vcmpps $1, %%ymm12, %%ymm" #z ", %%ymm13\n\t"			\
+	"vmulps %%ymm14, %%ymm" #z ", %%ymm15\n\t"			\
+	"vblendvps %%ymm13, %%ymm15, %%ymm" #z ", %%ymm" #z "\n\t"
+#define UK2_LEAKY(r, z0, z1) UK2_LR(z0) UK2_HI(UK2_LR(z1))
+
+/*
+ * HardSwish of row r as vhswish() computes it, with ymm12 zero and %[t]
+ * at struct eng_tile_out's @hs (3, fl(1/6) and 1, eight of each):
+ * h = (x + 3) * fl(1/6), then x where h > 1, else +0 where h < 0, else
+ * x * h.
+ */
+#define UK2_HS(z)							\
+	"vaddps (%[t]), %%ymm" #z ", %%ymm13\n\t"			\
+	"vmulps 32(%[t]), %%ymm13, %%ymm13\n\t"			\
+	"vmulps %%ymm13, %%ymm" #z ", %%ymm14\n\t"			\
+	"vcmpps $14, 64(%[t]), %%ymm13, %%ymm15\n\t"			\
+	"vblendvps %%ymm15, %%ymm" #z ", %%ymm14, %%ymm14\n\t"		\
+	"vcmpps $1, %%ymm12, %%ymm13, %%ymm15\n\t"			\
+	"vblendvps %%ymm15, %%ymm12, %%ymm14, %%ymm" #z "\n\t"
+#define UK2_HSWISH(r, z0, z1) UK2_HS(z0) UK2_HI(UK2_HS(z1))
+
+/*
+ * The bound b in ymm15 (no NaN) of row r: act_bound()'s Max(y, b), b
+ * where y <= b (a NaN y stays, a tie gives b), or with predicate 13 its
+ * Min(y, b), b where y >= b.
+ */
+#define UK2_BX(z, pred)							\
+	"vcmpps $" #pred ", %%ymm15, %%ymm" #z ", %%ymm13\n\t"		\
+	"vblendvps %%ymm13, %%ymm15, %%ymm" #z ", %%ymm" #z "\n\t"
+#define UK2_BMAX(r, z0, z1) UK2_BX(z0, 2) UK2_HI(UK2_BX(z1, 2))
+#define UK2_BMIN(r, z0, z1) UK2_BX(z0, 13) UK2_HI(UK2_BX(z1, 13))
+
 #define UK2_ST(r, z0, z1)						\
 	"vmovups %%ymm" #z0 ", (%[p])\n\t"				\
 	UK2_HI("vmovups %%ymm" #z1 ", 32(%[p])\n\t")			\
@@ -278,9 +315,10 @@ void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
  * The whole tile: from %[c] (rows %[rsb] bytes apart) when %[load], else
  * zero; %[k] steps; to %[c], or to %[o]'s output (struct eng_tile_out: y
  * at 0, rsb at 8, add at 16, res at 40, res_rsb at 48, act at 56, cadd
- * at 64) plus its row adds, then its column adds, then its residual, then
- * its Relu. %[p] and %[t] are scratch; after the depth loop %[k] and %[a]
- * are too.
+ * at 64, alpha at 72, beta at 76, hs at 80) plus its row adds, then its
+ * column adds, then its residual, then its activation (Relu, LeakyRelu or
+ * HardSwish) and bound. %[p] and %[t] are scratch; after the depth loop
+ * %[k] and %[a] are too.
  */
 #define UK2_TILE							\
 	"mov %[c], %[p]\n\t"						\
@@ -332,10 +370,36 @@ void ukernel_ind(__u64 kc, const float *a, const float *b, const __s32 *off,
 	"mov 48(%[o]), %[a]\n\t"					\
 	UK2_ROWS(UK2_RES)						\
 	"9:\n\t"							\
-	"cmpq $" UK2_STR(ENG_TILE_RELU) ", 56(%[o])\n\t"		\
-	"jne 7f\n\t"							\
+	"mov 56(%[o]), %[k]\n\t"					\
+	"test %[k], %[k]\n\t"						\
+	"jz 7f\n\t"							\
 	"vxorps %%ymm12, %%ymm12, %%ymm12\n\t"			\
+	"movzbl %b[k], %k[t]\n\t"					\
+	"cmp $" UK2_STR(ENG_TILE_RELU) ", %k[t]\n\t"			\
+	"jne 11f\n\t"							\
 	UK2_ROWS(UK2_RELU)						\
+	"jmp 12f\n"							\
+	"11:\n\t"							\
+	"cmp $" UK2_STR(ENG_TILE_LEAKY) ", %k[t]\n\t"			\
+	"jne 13f\n\t"							\
+	"vbroadcastss 72(%[o]), %%ymm14\n\t"				\
+	UK2_ROWS(UK2_LEAKY)						\
+	"jmp 12f\n"							\
+	"13:\n\t"							\
+	"cmp $" UK2_STR(ENG_TILE_HSWISH) ", %k[t]\n\t"			\
+	"jne 12f\n\t"							\
+	"mov 80(%[o]), %[t]\n\t"					\
+	UK2_ROWS(UK2_HSWISH)						\
+	"12:\n\t"							\
+	"test $" UK2_STR(ENG_TILE_BOUND) ", %k[k]\n\t"		\
+	"jz 7f\n\t"							\
+	"vbroadcastss 76(%[o]), %%ymm15\n\t"				\
+	"test $" UK2_STR(ENG_TILE_MIN) ", %k[k]\n\t"			\
+	"jnz 14f\n\t"							\
+	UK2_ROWS(UK2_BMAX)						\
+	"jmp 7f\n"							\
+	"14:\n\t"							\
+	UK2_ROWS(UK2_BMIN)						\
 	"7:\n\t"							\
 	UK2_ROWS(UK2_ST)						\
 	"vzeroupper\n\t"
@@ -986,13 +1050,29 @@ static int slice_a_ahead(const struct eng_slice *s, __u64 i, __u64 tile,
 }
 #endif
 
+/*
+ * HardSwish's constants for the AVX2 tiles (struct eng_tile_out's @hs):
+ * 3, fl(1/6) and 1, a vector of each.
+ */
+static const float eng_tile_hswish[3][8] __attribute__((aligned(32))) = {
+	{ 3.0f, 3.0f, 3.0f, 3.0f, 3.0f, 3.0f, 3.0f, 3.0f },
+	{ 1.0f / 6.0f, 1.0f / 6.0f, 1.0f / 6.0f, 1.0f / 6.0f,
+	  1.0f / 6.0f, 1.0f / 6.0f, 1.0f / 6.0f, 1.0f / 6.0f },
+	{ 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f },
+};
+
 /* One slice of a block with the 6x16 kernel, panel by panel. */
 static void slice_run(struct eng_slice *s)
 {
 	struct eng_tile_out out = { .rsb = (__u64)s->out_rs * 4,
 				    .res_rsb = s->out_res_rs * 4,
-				    .act = s->out_act };
-	struct eng_tile_out buf = { .rsb = ENG_NR * 4, .act = s->out_act };
+				    .act = s->out_act, .alpha = s->out_alpha,
+				    .beta = s->out_beta,
+				    .hs = eng_tile_hswish[0] };
+	struct eng_tile_out buf = { .rsb = ENG_NR * 4, .act = s->out_act,
+				    .alpha = s->out_alpha,
+				    .beta = s->out_beta,
+				    .hs = eng_tile_hswish[0] };
 	float t[ENG_MR * ENG_NR];
 	__u64 i, j, nc = s->nc, tile, fives = 0, nt;
 #ifdef ENG_FMA
@@ -1642,13 +1722,12 @@ static const float *tile_col_add(const struct gemm_epi *e,
 
 /*
  * The activation the tiles apply in registers (struct eng_slice's
- * @out_act, with its @out_alpha and @out_beta): Relu; on AVX-512
- * HardSwish, and LeakyRelu, Relu or none with a bound that is no NaN
- * (openWakeWord's LeakyRelu then Max(y, -0.4): a pass of act_rows_f32()
- * over each tile's outputs took 6-9% of its embedding model); or 0 when
- * tile_act() is to.
+ * @out_act, with its @out_alpha and @out_beta): Relu, HardSwish, and
+ * LeakyRelu, Relu or none with a bound that is no NaN (openWakeWord's
+ * LeakyRelu then Max(y, -0.4): a pass of act_rows_f32() over each tile's
+ * outputs took 6-9% of its embedding model); or 0 when tile_act() is to.
  */
-static __u64 tile_act_asm(const struct gemm_epi *e, int avx512)
+static __u64 tile_act_asm(const struct gemm_epi *e)
 {
 #ifdef ENG_FMA
 	const struct vnpu_layer_act *a = e->act;
@@ -1656,8 +1735,6 @@ static __u64 tile_act_asm(const struct gemm_epi *e, int avx512)
 
 	if (!a->flags && a->func == VNPU_ACT_RELU)
 		return ENG_TILE_RELU;
-	if (!avx512)
-		return 0;
 	if (!a->flags)
 		return a->func == VNPU_ACT_HARD_SWISH ? ENG_TILE_HSWISH :
 		       a->func == VNPU_ACT_LEAKY_RELU ? ENG_TILE_LEAKY : 0;
@@ -2121,7 +2198,7 @@ void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 			s.out_q0 = n0;
 			s.out_add = has_add ? add : 0;
 			s.out_cadd = cadd;
-			s.out_act = tile_act_asm(e, bufs->avx512);
+			s.out_act = tile_act_asm(e);
 			s.out_alpha = e->act->alpha;
 			s.out_beta = e->act->beta;
 			if (!s.out_act && (e->act->func != VNPU_ACT_IDENTITY ||

@@ -112,15 +112,15 @@ struct eng_slice {
  * @mask[2..3] is, else nowhere. With @res, the element of the residual
  * at @res, rows @res_rsb bytes apart, in the same place as the output's,
  * is added after @add[r] and @cadd[c]; @act is 0 or the activation that
- * comes last: ENG_TILE_RELU (x < 0 ? 0 : x), and on AVX-512 also
- * ENG_TILE_HSWISH (hswish()'s operations) or ENG_TILE_LEAKY
+ * comes last: ENG_TILE_RELU (x < 0 ? 0 : x), ENG_TILE_HSWISH (hswish()'s
+ * operations; on AVX2 with @hs, eng_tile_hswish) or ENG_TILE_LEAKY
  * (x < 0 ? x * @alpha : x), or none of them (0 in the low byte), each
  * then with ENG_TILE_MAX or ENG_TILE_MIN: act_bound()'s Max(y, @beta) or
  * Min(y, @beta), @beta no NaN (an f32 bit pattern, as @alpha). With
  * @cadd (never with @jb), column c adds @cadd[c] after @add (a GEMM's
  * bias by columns). The AVX-512 assembly reads the members at offsets 0,
  * 8, 16, 24, 32, 40, 48, 56, 64, 72 and 76; the AVX2 one at 0, 8, 16,
- * 40, 48, 56 and 64.
+ * 40, 48, 56, 64, 72, 76 and 80.
  */
 struct eng_tile_out {
 	float *y;
@@ -133,6 +133,7 @@ struct eng_tile_out {
 	__u64 act;
 	const float *cadd;
 	__u32 alpha, beta;
+	const float *hs;
 };
 
 #define ENG_TILE_RELU 1

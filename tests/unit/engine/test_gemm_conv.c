@@ -1138,7 +1138,7 @@ static void test_plain_epilogues(struct __test_metadata *_metadata)
 	float *x = malloc(ny * 4), *w = malloc(20 * 180 * 4);
 	float *bias = malloc(nb * 4), *res = malloc(ny * 4);
 	float *y1 = malloc(ny * 4), *y2 = malloc(ny * 4);
-	float *y_avx2 = malloc(ny * 4);
+	float *y_avx2 = malloc(ny * 4), *y_base = malloc(ny * 4);
 	struct vnpu_cmd_tensor t[5];
 	void *d[5];
 	int form, depthwise, rc;
@@ -1194,6 +1194,11 @@ static void test_plain_epilogues(struct __test_metadata *_metadata)
 				EXPECT_TRUE(rc || !memcmp(y1, y2, ny * 4))
 					TH_LOG("plain epilogue act %u bias %d dw %d k %u path %zu: not the general epilogue's bits",
 					       acts[a].func, form & 1, depthwise, k, p);
+				if (p == 0)
+					memcpy(y_base, y1, ny * 4);
+				EXPECT_TRUE(rc || p != 1 || !memcmp(y1, y_base, ny * 4))
+					TH_LOG("plain epilogue act %u bias %d dw %d k %u: AVX2 differs from the baseline",
+					       acts[a].func, form & 1, depthwise, k);
 				if (p == 1)
 					memcpy(y_avx2, y1, ny * 4);
 				EXPECT_TRUE(rc || p != 2 || !memcmp(y1, y_avx2, ny * 4))
@@ -1207,6 +1212,7 @@ static void test_plain_epilogues(struct __test_metadata *_metadata)
 	free(y1);
 	free(y2);
 	free(y_avx2);
+	free(y_base);
 }
 
 /*
