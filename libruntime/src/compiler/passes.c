@@ -412,7 +412,7 @@ static vnpu_status scale_conv(struct cstate *s, struct uses *u, struct cop *conv
 {
 	const struct vnpu_tinfo *w = cs_info(s, conv->in[1]);
 	int64_t m = conv_out_channels(s, conv), n = vnpu_tinfo_elems(w);
-	int64_t rows = w->dims[0] * w->dims[1], per = rows ? n / rows : 0;
+	int64_t rows = w->dims[0] * w->dims[1], per = rows ? n / rows : 0, run;
 	bool transposed = cf_op_is(conv, "ConvTranspose");
 	/* conv_foldable() checked a ConvTranspose's group. */
 	int64_t cg = transposed ? w->dims[0] / vnpu_attr_int(conv->node, "group", 1) : 1;
@@ -431,8 +431,17 @@ static vnpu_status scale_conv(struct cstate *s, struct uses *u, struct cop *conv
 		free(nb);
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
 	}
-	for (int64_t i = 0; i < n; i++)
-		nw[i] = wd[i] * f[weight_channel(transposed, cg, w->dims[1], i / per)];
+	/*
+	 * A run of one channel at a time: a Conv's channel is dims[1] rows,
+	 * a ConvTranspose's one row.
+	 */
+	run = transposed ? per : w->dims[1] * per;
+	for (int64_t r = 0; run && r < n / run; r++) {
+		float fr = f[transposed ? weight_channel(true, cg, w->dims[1], r) : r];
+
+		for (int64_t j = 0; j < run; j++)
+			nw[r * run + j] = wd[r * run + j] * fr;
+	}
 	for (int64_t o = 0; o < m; o++)
 		nb[o] = ((bd ? bd[o] : 0.0f) - (mean ? mean[o] : 0.0f)) * f[o] + (add ? add[o] : 0.0f);
 	st = cs_add_const(s, VNPU_TYPE_F32, w->rank, w->dims, nw, &wv);
