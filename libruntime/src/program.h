@@ -115,6 +115,20 @@ void *vnpu_program_weights_alloc(uint64_t size);
 void vnpu_program_weights_free(struct vnpu_program *p);
 
 /*
+ * Address space for weights of up to @cap bytes, on a huge page boundary
+ * and zero: nothing is committed until written, so that a compiler can
+ * make its constants where the weights will be and place them there
+ * without a copy. NULL when the system refuses. Of a reservation,
+ * vnpu_program_weights_keep() keeps the first @size bytes (at least
+ * VNPU_ENG_HOST_HUGE) as memory vnpu_program_weights_alloc(@size) would
+ * have given, returning the rest; vnpu_program_weights_release() returns
+ * it all.
+ */
+void *vnpu_program_weights_reserve(uint64_t cap);
+void vnpu_program_weights_keep(void *base, uint64_t cap, uint64_t size);
+void vnpu_program_weights_release(void *base, uint64_t cap);
+
+/*
  * Serialize into one malloc'd buffer (no header: the blob code adds the
  * versioned header) and back. Deserialization validates every count, size
  * and offset and fails with VNPU_PARSE_ERROR on anything malformed.

@@ -159,6 +159,17 @@ struct cstate {
 	uint32_t num_outs, cap_outs;
 	struct vnpu_prog_group *groups;	/* outputs that are sequences or NONE */
 	uint32_t num_groups;
+	/*
+	 * The weights arena: address space reserved for the program's
+	 * weights (vnpu_program_weights_reserve()), where the packers make
+	 * the large constants (cs_weights_alloc()) so that placing them
+	 * copies nothing. Blocks go up from @wbase: the last one starts at
+	 * @wlast and ends at @wtop, of @wcap bytes reserved. NULL until the
+	 * first such constant, and after a failed reservation (@no_arena).
+	 */
+	uint8_t *wbase;
+	uint64_t wlast, wtop, wcap;
+	bool no_arena;
 	/* VNPU_DEBUG_CS_MOVE: the blocks the last moves left, poisoned. */
 #define CS_RETIRED 16
 	void *retired[CS_RETIRED];
@@ -171,6 +182,18 @@ vnpu_status cs_add_temp(struct cstate *s, vnpu_element_type type, int32_t rank,
 vnpu_status cs_add_const(struct cstate *s, vnpu_element_type type, int32_t rank,
 			 const int64_t *dims, void *data, int32_t *out);
 vnpu_status cs_add_op(struct cstate *s, struct cop **out);
+/*
+ * @bytes of zeroed, 64-byte aligned memory for a constant the compiler
+ * makes (cs_add_const() takes it): a large one in the weights arena, where
+ * placement leaves it, others from calloc(). NULL when out of memory.
+ * cs_weights_free() frees such a block (or any other cs_add_const() would
+ * take); cs_weights_shrink() keeps its first @bytes (where the block now
+ * is: an arena block stays, and the rest of it is zeroed for the next).
+ */
+void *cs_weights_alloc(struct cstate *s, uint64_t bytes);
+void cs_weights_free(struct cstate *s, void *p);
+void *cs_weights_shrink(struct cstate *s, void *p, uint64_t bytes);
+bool cs_in_arena(const struct cstate *s, const void *p);
 /* A node of op type @op (default domain) the compiler made, with @ni
  * inputs, @no outputs and no attributes yet, named after @like; the
  * state owns it. */

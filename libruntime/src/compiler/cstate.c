@@ -142,19 +142,98 @@ vnpu_status cs_add_temp(struct cstate *s, vnpu_element_type type, int32_t rank,
 	return add_val(s, type, rank, dims, out);
 }
 
-/* A constant made by the compiler; takes ownership of @data (freed on failure). */
+/*
+ * A constant made by the compiler; takes ownership of @data (freed on
+ * failure): a block of the weights arena stays the arena's.
+ */
 vnpu_status cs_add_const(struct cstate *s, vnpu_element_type type, int32_t rank,
 			 const int64_t *dims, void *data, int32_t *out)
 {
 	vnpu_status st = add_val(s, type, rank, dims, out);
 
 	if (st) {
-		free(data);
+		cs_weights_free(s, data);
 		return st;
 	}
 	s->vals[*out].info.data = data;
-	s->vals[*out].info.owns_data = true;
+	s->vals[*out].info.owns_data = !cs_in_arena(s, data);
 	return VNPU_OK;
+}
+
+/* Constants from this many bytes on are made in the weights arena. */
+#define CS_ARENA_MIN (64u << 10)
+
+static uint64_t arena_align(uint64_t v)
+{
+	return (v + VNPU_COMPILE_ALIGN - 1) & ~(uint64_t)(VNPU_COMPILE_ALIGN - 1);
+}
+
+/*
+ * Reserve the arena: room for every constant of the model four times over
+ * (Winograd's U of a 3x3 kernel takes 36/9 of its floats, the packings
+ * some padding) and 256 MiB. Address space only: a block that does not
+ * fit comes from calloc() and is copied as placement finds it.
+ */
+static bool arena_reserve(struct cstate *s)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t v = 0; v < s->num_vals; v++) {
+		const struct vnpu_tinfo *t = &s->vals[v].info;
+
+		if (t->data && t->rank >= 0 && vnpu_tinfo_elems(t) > 0)
+			sum += (uint64_t)vnpu_tinfo_elems(t) * vnpu_element_type_size(t->type);
+	}
+	s->wcap = (sum < (1ull << 40) ? sum * 4 : 1ull << 42) + (256ull << 20);
+	s->wcap = (s->wcap + 4095) & ~4095ull;
+	s->wbase = vnpu_program_weights_reserve(s->wcap);
+	s->no_arena = !s->wbase;
+	return s->wbase;
+}
+
+bool cs_in_arena(const struct cstate *s, const void *p)
+{
+	return s->wbase && (uintptr_t)p - (uintptr_t)s->wbase < s->wtop;
+}
+
+void *cs_weights_alloc(struct cstate *s, uint64_t bytes)
+{
+	uint64_t at;
+
+	if (bytes < CS_ARENA_MIN || s->query || s->no_arena || (!s->wbase && !arena_reserve(s)) ||
+	    bytes > s->wcap || arena_align(s->wtop) > s->wcap - bytes)
+		return bytes <= SIZE_MAX - 1 ? calloc(1, (size_t)bytes + 1) : NULL;
+	at = arena_align(s->wtop);
+	s->wlast = at;
+	s->wtop = at + bytes;
+	return s->wbase + at;
+}
+
+void cs_weights_free(struct cstate *s, void *p)
+{
+	if (!cs_in_arena(s, p)) {
+		free(p);
+		return;
+	}
+	/* The last block goes back; one below it stays a hole. */
+	cs_weights_shrink(s, p, 0);
+}
+
+void *cs_weights_shrink(struct cstate *s, void *p, uint64_t bytes)
+{
+	uint8_t *b = p;
+
+	if (!cs_in_arena(s, p)) {
+		void *q = realloc(p, bytes ? (size_t)bytes : 1);
+
+		return q ? q : p;
+	}
+	/* Only the last block shrinks; the arena hands out zeros. */
+	if (b == s->wbase + s->wlast && s->wlast + bytes < s->wtop) {
+		memset(b + bytes, 0, s->wtop - s->wlast - bytes);
+		s->wtop = s->wlast + bytes;
+	}
+	return p;
 }
 
 vnpu_status cs_add_op(struct cstate *s, struct cop **out)

@@ -62,6 +62,8 @@ static void state_fini(struct cstate *s)
 	for (uint32_t i = 0; i < s->num_groups; i++)
 		free(s->groups[i].name);
 	free(s->groups);
+	vnpu_program_weights_release(s->wbase, s->wcap);
+	s->wbase = NULL;
 }
 
 static vnpu_status check_options(const struct vnpu_compile_options *o)
@@ -148,7 +150,9 @@ static vnpu_status place_values(struct cstate *s, struct vnpu_program *p)
 	struct vnpu_plan_buf *bufs = NULL;
 	int32_t *buf_val = NULL;
 	uint32_t nbufs = 0, step = 0;
-	uint64_t wsize = 0;
+	uint64_t wsize = 0, copied_at;
+	uint8_t *arena = s->wbase;
+	bool in_place;
 
 	for (uint32_t i = 0; i < s->num_ins; i++) {
 		struct cval *v = &s->vals[s->in_vals[i]];
@@ -164,7 +168,7 @@ static vnpu_status place_values(struct cstate *s, struct vnpu_program *p)
 		}
 	}
 	/* Liveness over commands (each runs after the one before), and the
-	 * weights in order of first use. */
+	 * weights not in the arena in order of first use. */
 	for (uint32_t i = 0; i < s->num_ops; i++) {
 		const struct cop *op = &s->ops[i];
 
@@ -178,6 +182,9 @@ static vnpu_status place_values(struct cstate *s, struct vnpu_program *p)
 				if (v->storage == CV_NONE && v->info.data) {
 					v->storage = CV_WEIGHT;
 					v->slot = VNPU_SLOT_WEIGHTS;
+					/* Where in the weights the arena's blocks are. */
+					if (cs_in_arena(s, v->info.data))
+						continue;
 					v->offset = wsize;
 					wsize = align_up(wsize + val_bytes(s, (int32_t)(v - s->vals)),
 							 VNPU_COMPILE_ALIGN);
@@ -196,20 +203,42 @@ static vnpu_status place_values(struct cstate *s, struct vnpu_program *p)
 	}
 	for (uint32_t v = 0; v < s->num_vals; v++)
 		nbufs += s->vals[v].storage == CV_ARENA;
+	/*
+	 * The weights: the arena's blocks where they are, the other
+	 * constants copied after them, in order of first use. The arena
+	 * becomes the weights where they fit in it and take a huge page;
+	 * else all is copied.
+	 */
+	copied_at = align_up(s->wtop, VNPU_COMPILE_ALIGN);
+	in_place = s->wbase && wsize <= s->wcap - copied_at &&
+		   copied_at + wsize >= VNPU_ENG_HOST_HUGE;
 	bufs = calloc(nbufs ? nbufs : 1, sizeof(*bufs));
 	buf_val = calloc(nbufs ? nbufs : 1, sizeof(*buf_val));
-	p->weights = vnpu_program_weights_alloc(wsize);
-	p->weights_size = wsize;	/* vnpu_program_free() frees by it */
+	p->weights = in_place ? s->wbase : vnpu_program_weights_alloc(copied_at + wsize);
+	p->weights_size = copied_at + wsize;	/* vnpu_program_free() frees by it */
 	if (!bufs || !buf_val || !p->weights) {
+		if (in_place)
+			p->weights = NULL;
 		free(bufs);
 		free(buf_val);
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	}
+	if (in_place) {
+		vnpu_program_weights_keep(s->wbase, s->wcap, p->weights_size);
+		s->wbase = NULL;	/* the program's now */
+	} else if (s->wtop) {
+		memcpy(p->weights, s->wbase, s->wtop);
 	}
 	nbufs = 0;
 	for (uint32_t v = 0; v < s->num_vals; v++) {
 		struct cval *cv = &s->vals[v];
 
-		if (cv->storage == CV_WEIGHT) {
+		if (cv->storage == CV_WEIGHT && arena &&
+		    (uintptr_t)cv->info.data - (uintptr_t)arena < s->wtop) {
+			cv->offset = (uint64_t)((uint8_t *)cv->info.data - arena);
+			cv->info.data = (char *)p->weights + cv->offset;
+		} else if (cv->storage == CV_WEIGHT) {
+			cv->offset += copied_at;
 			memcpy((char *)p->weights + cv->offset, cv->info.data, val_bytes(s, (int32_t)v));
 			/*
 			 * The compiler's own constants (packed, folded) go as

@@ -102,23 +102,31 @@ static vnpu_status add_packed(struct cstate *s, float *packed, uint64_t size, ui
 {
 	vnpu_element_type type = hinted ? s->opt.inference_precision : VNPU_TYPE_F32;
 	int64_t psize = (int64_t)size;
-	uint16_t *half;
+	uint16_t half[256];
+	float wide[256];
+	void *h;
 
 	if (type != VNPU_TYPE_F16 && type != VNPU_TYPE_BF16)
 		return cs_add_const(s, VNPU_TYPE_F32, 1, &psize, packed, out);
-	half = malloc(size * sizeof(*half) + 1);
-	if (!half) {
-		free(packed);
-		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory packing weights");
+	/*
+	 * Rounded in place, a run at a time (element i's two bytes land
+	 * below the four of every element not read yet), into the first
+	 * half of the block, which keeps only that.
+	 */
+	for (uint64_t i = 0; i < size; i += 256) {
+		uint64_t n = size - i < 256 ? size - i : 256;
+
+		memcpy(wide, packed + i, n * sizeof(*wide));
+		for (uint64_t j = 0; j < n; j++)
+			vnpu_elem_set_f(half, type, (int64_t)j, wide[j]);
+		memcpy((uint16_t *)(void *)packed + i, half, n * sizeof(*half));
 	}
-	for (uint64_t i = 0; i < size; i++)
-		vnpu_elem_set_f(half, type, (int64_t)i, packed[i]);
-	free(packed);
-	if (type == VNPU_TYPE_BF16 && vnpu_eng_pair_bf16(layout, groups, rows, cols, half)) {
-		free(half);
+	h = cs_weights_shrink(s, packed, size * sizeof(*half));
+	if (type == VNPU_TYPE_BF16 && vnpu_eng_pair_bf16(layout, groups, rows, cols, h)) {
+		cs_weights_free(s, h);
 		return VNPU_UNSUPPORTED;
 	}
-	return cs_add_const(s, type, 1, &psize, half, out);
+	return cs_add_const(s, type, 1, &psize, h, out);
 }
 
 /* Pack constant B [K, N] (@trans: stored [N, K]) for GEMM; -1 on failure. */
@@ -139,11 +147,11 @@ vnpu_status cl_pack_gemm_b(struct cstate *s, int32_t bv, bool trans, bool hinted
 	if (!size)
 		return VNPU_UNSUPPORTED;
 	src = const_f32(b, &wide);
-	packed = calloc(size, sizeof(float));
+	packed = cs_weights_alloc(s, size * sizeof(float));
 	if (trans)
 		dense = malloc((size_t)(k * n + 1) * sizeof(float));
 	if (!src || !packed || (trans && !dense)) {
-		free(packed);
+		cs_weights_free(s, packed);
 		free(dense);
 		free(wide);
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory packing weights");
@@ -155,7 +163,7 @@ vnpu_status cl_pack_gemm_b(struct cstate *s, int32_t bv, bool trans, bool hinted
 		src = dense;
 	}
 	if (vnpu_eng_pack(VNPU_PACK_GEMM_B, src, 1, (uint64_t)k, (uint64_t)n, packed)) {
-		free(packed);
+		cs_weights_free(s, packed);
 		free(dense);
 		free(wide);
 		return VNPU_UNSUPPORTED;
@@ -467,12 +475,12 @@ static vnpu_status conv_wino_weights(struct cstate *s, const struct vnpu_tinfo *
 	uint64_t rows = (uint64_t)(wi->dims[0] / group);
 	uint64_t cols = (uint64_t)(vnpu_tinfo_elems(wi) / wi->dims[0]);
 	uint64_t size = vnpu_eng_packed_size(layout, (uint64_t)group, rows, cols);
-	float *buf = size ? calloc(size, sizeof(float)) : NULL, *wide;
+	float *buf = size ? cs_weights_alloc(s, size * sizeof(float)) : NULL, *wide;
 	const float *src = conv_src(s, wi, group, !bf16, &wide);
 	int rc;
 
 	if (!buf || !src) {
-		free(buf);
+		cs_weights_free(s, buf);
 		free(wide);
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory transforming weights");
 	}
@@ -484,7 +492,7 @@ static vnpu_status conv_wino_weights(struct cstate *s, const struct vnpu_tinfo *
 		rc = vnpu_eng_wino_pack(src, (uint64_t)group, rows, cols, buf);
 	free(wide);
 	if (rc) {
-		free(buf);
+		cs_weights_free(s, buf);
 		return VNPU_UNSUPPORTED;
 	}
 	return add_packed(s, buf, size, layout, (uint64_t)group, rows, cols, bf16, out);
@@ -563,12 +571,12 @@ static vnpu_status conv_layer(struct cstate *s, struct vnpu_layer_conv *attr, st
 		bool lanes = conv_lanes(s, attr, &x, &y);
 		uint32_t layout = lanes ? VNPU_PACK_CONV_LANES : VNPU_PACK_CONV_W;
 		uint64_t size = vnpu_eng_packed_size(layout, (uint64_t)group, rows, cols);
-		float *buf = size ? calloc(size, sizeof(float)) : NULL, *wide;
+		float *buf = size ? cs_weights_alloc(s, size * sizeof(float)) : NULL, *wide;
 		const float *src = conv_src(s, wi, group, lanes, &wide);
 		bool ok;
 
 		if ((size && !buf) || !src) {
-			free(buf);
+			cs_weights_free(s, buf);
 			free(wide);
 			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory packing weights");
 		}
@@ -582,7 +590,7 @@ static vnpu_status conv_layer(struct cstate *s, struct vnpu_layer_conv *attr, st
 			if (lanes)
 				attr->flags |= VNPU_LAYER_F_LANES;
 		} else {
-			free(buf);
+			cs_weights_free(s, buf);
 		}
 	}
 	if (packed >= 0) {
