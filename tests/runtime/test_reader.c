@@ -758,4 +758,120 @@ TEST(tensor_limits)
 	pb_free(&g);
 }
 
+/* y = x + w of 1024 floats, as read and compiled for the CPU, with x 0. */
+static int add_gives(struct __test_metadata *_metadata, vnpu_model *model, const float *w)
+{
+	vnpu_compiled_model *cm;
+	vnpu_infer_request *req;
+	vnpu_tensor *in, *out;
+	vnpu_core *core;
+	float *x, *y;
+	int ok;
+
+	ASSERT_EQ(VNPU_OK, vnpu_core_create(&core));
+	ASSERT_EQ(VNPU_OK, vnpu_core_compile_model(core, model, "CPU", NULL, &cm));
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_input_tensor(req, 0, &in));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(in, (void **)&x));
+	memset(x, 0, 1024 * sizeof(*x));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_output_tensor(req, 0, &out));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(out, (void **)&y));
+	ok = !memcmp(y, w, 1024 * sizeof(*y));
+	vnpu_tensor_free(in);
+	vnpu_tensor_free(out);
+	vnpu_infer_request_free(req);
+	vnpu_compiled_model_free(cm);
+	vnpu_core_free(core);
+	return ok ? 0 : 1;
+}
+
+/*
+ * @model's bytes read from memory and from a file both give y = x + @w,
+ * or both fail with @want and a message holding @says.
+ */
+static int both_read(struct __test_metadata *_metadata, const struct pb *model, const float *w,
+		     vnpu_status want, const char *says)
+{
+	char dir[] = "/tmp/vnpu-reader-XXXXXX", path[512];
+	vnpu_model *m = NULL;
+	int fd, rc = 0;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/add.onnx", dir);
+	fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ((ssize_t)model->len, write(fd, model->data, model->len));
+	close(fd);
+	for (int file = 0; file < 2 && !rc; file++) {
+		vnpu_status st = file ? vnpu_model_read_file(path, &m) :
+				 vnpu_model_read_memory(model->data, model->len, &m);
+
+		if (want == VNPU_OK) {
+			ASSERT_EQ(VNPU_OK, st);
+			rc = add_gives(_metadata, m, w);
+			vnpu_model_free(m);
+		} else if (st != want || !strstr(vnpu_last_error(), says)) {
+			TH_LOG("%s: status %d, message '%s', not '%s'", file ? "file" : "memory",
+			       st, vnpu_last_error(), says);
+			rc = 1;
+		}
+	}
+	unlink(path);
+	rmdir(dir);
+	return rc;
+}
+
+/* An initializer of @w's 4096 bytes as raw data, and what @extra adds to it. */
+static void add_model(struct pb *model, const float *w, const struct pb *extra)
+{
+	struct pb g = { 0 }, t = { 0 };
+
+	onnx_value(&g, GRAPH_INPUT, "x", 1, (const int64_t[]){ 1024 });
+	pb_int(&t, INIT_DIMS, 1024);
+	pb_int(&t, INIT_TYPE, ONNX_FLOAT);
+	pb_str(&t, INIT_NAME, "w");
+	pb_bytes(&t, INIT_RAW, w, 1024 * sizeof(*w));
+	if (extra)
+		pb_put(&t, extra->data, extra->len);
+	pb_msg(&g, GRAPH_INIT, &t);
+	onnx_node(&g, "Add", (const char *const[]){ "x", "w" }, 2, "y");
+	onnx_value(&g, GRAPH_OUTPUT, "y", -1, NULL);
+	onnx_model(model, &g, 17);
+	pb_free(&g);
+	pb_free(&t);
+}
+
+/*
+ * Large raw data is read straight into its tensor, from a file or from
+ * memory, and gives the same bits; a field of the number that stands for
+ * such data in the reader is the file's own and ignored; raw data given
+ * twice, the second large, is refused.
+ */
+TEST(large_raw_data)
+{
+	struct pb model = { 0 }, extra = { 0 };
+	float w[1024];
+
+	for (int i = 0; i < 1024; i++)
+		w[i] = (float)i * 0.25f - 100.0f;
+	add_model(&model, w, NULL);
+	ASSERT_EQ(0, both_read(_metadata, &model, w, VNPU_OK, NULL));
+	pb_free(&model);
+	model = (struct pb){ 0 };
+	/* Field 4095 as a varint, then as bytes. */
+	pb_int(&extra, 4095, 0);
+	pb_bytes(&extra, 4095, w, 16);
+	add_model(&model, w, &extra);
+	ASSERT_EQ(0, both_read(_metadata, &model, w, VNPU_OK, NULL));
+	pb_free(&model);
+	pb_free(&extra);
+	model = extra = (struct pb){ 0 };
+	pb_bytes(&extra, INIT_RAW, w, sizeof(w));
+	add_model(&model, w, &extra);
+	ASSERT_EQ(0, both_read(_metadata, &model, w, VNPU_PARSE_ERROR, "tensor 'w': raw data given twice"));
+	pb_free(&model);
+	pb_free(&extra);
+}
+
 KSFT_MAIN

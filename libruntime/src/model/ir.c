@@ -324,86 +324,65 @@ vnpu_status vnpu_node_error(vnpu_status st, const struct vnpu_node *n, const cha
 
 vnpu_status vnpu_model_read_memory(const void *data, size_t size, vnpu_model **out)
 {
+	struct vnpu_onnx_src src = { .fd = -1, .mem = data, .size = size };
+
 	if (!data || !out)
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "read_model: NULL argument");
-	return vnpu_onnx_parse(data, size, NULL, out);
+	return vnpu_onnx_parse(&src, NULL, out);
 }
 
 /*
- * The whole of regular file @path into @buf (malloc'd) of @size bytes. It
- * is opened without blocking (a FIFO) and must be a regular file of at
- * most VNPU_ONNX_MAX_BYTES, checked before anything is allocated.
+ * Regular file @path opened into *@fd, of *@size bytes. It is opened
+ * without blocking (a FIFO) and must be a regular file of at most
+ * VNPU_ONNX_MAX_BYTES; the reader reads it with pread().
  */
-static vnpu_status read_whole_file(const char *path, void **buf, size_t *size)
+static vnpu_status open_model_file(const char *path, int *fd, uint64_t *size)
 {
 	struct stat sb;
-	size_t got = 0;
-	int fd;
 
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
+	*fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (*fd < 0)
 		return vnpu_error(errno == ENOENT ? VNPU_NOT_FOUND : VNPU_INVALID_ARGUMENT,
 				  "%s: %s", path, strerror(errno));
-	if (fstat(fd, &sb)) {
-		close(fd);
+	if (fstat(*fd, &sb)) {
+		close(*fd);
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "%s: %s", path, strerror(errno));
 	}
 	if (!S_ISREG(sb.st_mode)) {
-		close(fd);
+		close(*fd);
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "%s: %s, not a regular file", path,
 				  S_ISDIR(sb.st_mode) ? "a directory" : S_ISFIFO(sb.st_mode) ? "a FIFO" :
 				  "a device or socket");
 	}
 	if ((uint64_t)sb.st_size > VNPU_ONNX_MAX_BYTES) {
-		close(fd);
+		close(*fd);
 		return vnpu_error(VNPU_UNSUPPORTED, "%s: %lld bytes, above the limit of %llu", path,
 				  (long long)sb.st_size, (unsigned long long)VNPU_ONNX_MAX_BYTES);
 	}
-	*size = (size_t)sb.st_size;
-	*buf = malloc(*size ? *size : 1);
-	if (!*buf) {
-		close(fd);
-		return vnpu_error(VNPU_OUT_OF_MEMORY, "%s: out of memory", path);
-	}
-	while (got < *size) {
-		ssize_t n = read(fd, (char *)*buf + got, *size - got);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	if (got != *size) {
-		free(*buf);
-		return vnpu_error(VNPU_INVALID_ARGUMENT, "%s: read %zu of %zu bytes", path, got,
-				  *size);
-	}
+	*size = (uint64_t)sb.st_size;
 	return VNPU_OK;
 }
 
 vnpu_status vnpu_model_read_file(const char *path, vnpu_model **out)
 {
+	struct vnpu_onnx_src src = { .fd = -1 };
 	char *copy, *dir;
 	vnpu_status st;
-	size_t size = 0;
-	void *buf = NULL;
 
 	if (!path || !out)
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "read_model: NULL argument");
-	st = read_whole_file(path, &buf, &size);
+	st = open_model_file(path, &src.fd, &src.size);
 	if (st)
 		return st;
 	copy = strdup(path);
 	if (!copy) {
-		free(buf);
+		close(src.fd);
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "%s: out of memory", path);
 	}
 	dir = dirname(copy);
-	st = vnpu_onnx_parse(buf, size, dir, out);
+	st = vnpu_onnx_parse(&src, dir, out);
 	free(copy);
-	free(buf);
+	close(src.fd);
 	if (st)
 		return vnpu_error_prefix(st, "%s", path);
 	return VNPU_OK;

@@ -190,8 +190,43 @@ int vnpu_legacy_broadcast(const struct vnpu_model *m, const struct vnpu_node *n,
 			  struct vnpu_tinfo *aligned);
 
 /* ---- onnx_reader.c ---- */
-vnpu_status vnpu_onnx_parse(const void *data, size_t size, const char *dir,
+
+/* A model's bytes: a file (@fd, read with pread()) or memory (@fd -1). */
+struct vnpu_onnx_src {
+	int fd;
+	const uint8_t *mem;
+	uint64_t size;
+};
+
+vnpu_status vnpu_onnx_parse(const struct vnpu_onnx_src *src, const char *dir,
 			    struct vnpu_model **out);
+
+/*
+ * ---- onnx_skel.c ----
+ * A model's skeleton: its bytes without its large raw_data payloads, each
+ * a field VNPU_ONNX_PAYLOAD_FIELD (varint: its index in @payloads) of its
+ * TensorProto instead. Refused as vnpu_onnx_wire_check() refuses.
+ */
+#define VNPU_ONNX_PAYLOAD_FIELD 4095
+struct vnpu_onnx_payload {
+	uint64_t offset;	/* in the source */
+	uint64_t len;
+};
+
+struct vnpu_onnx_skel {
+	uint8_t *data;		/* mapped, of @map_size bytes */
+	size_t size, map_size;
+	struct vnpu_onnx_payload *payloads;
+	uint32_t num_payloads;
+};
+
+vnpu_status vnpu_onnx_skeleton(const struct vnpu_onnx_src *src, struct vnpu_onnx_skel *out);
+/* The skeleton's bytes only (protobuf-c unpacked them), or everything. */
+void vnpu_onnx_skel_free_data(struct vnpu_onnx_skel *s);
+void vnpu_onnx_skel_free(struct vnpu_onnx_skel *s);
+/* @len bytes of @src at @at into @dst; VNPU_PARSE_ERROR when not there. */
+vnpu_status vnpu_onnx_read_at(const struct vnpu_onnx_src *src, uint64_t at, void *dst,
+			      uint64_t len);
 
 /*
  * ---- onnx_wire.c ----

@@ -48,6 +48,8 @@ struct reader {
 	int depth;
 	int32_t *producer;		/* value -> its node in the graph sorted now */
 	uint32_t num_producers;
+	const struct vnpu_onnx_src *src;
+	const struct vnpu_onnx_skel *skel;	/* the payloads left out of the proto */
 };
 
 static uint32_t hash_name(const char *s)
@@ -439,19 +441,46 @@ static vnpu_status read_typed(const Onnx__TensorProto *tp, vnpu_element_type typ
 	return VNPU_OK;
 }
 
-/* A TensorProto into @t (type, dims, data). */
 /*
- * A TensorProto's data into @t. Raw data is taken, not copied: protobuf-c
- * unpacked it into a malloc() block of its own, which @t now owns (the
- * proto's field left empty, so that freeing the proto skips it). A model's
- * weights were otherwise in memory three times over while it was read
- * (file, proto, tensor), and fresh pages are what reading costs most.
+ * The payload left out of the skeleton that @tp's raw data is (*@pay), or
+ * NULL; an error when it has two raw data fields so.
+ */
+static vnpu_status tensor_payload(const struct reader *r, const Onnx__TensorProto *tp,
+				  const struct vnpu_onnx_payload **pay)
+{
+	const char *name = tp->name ? tp->name : "";
+
+	*pay = NULL;
+	for (unsigned i = 0; i < tp->base.n_unknown_fields; i++) {
+		const ProtobufCMessageUnknownField *u = &tp->base.unknown_fields[i];
+		uint64_t v = 0;
+
+		if (u->tag != VNPU_ONNX_PAYLOAD_FIELD)
+			continue;
+		for (size_t b = 0; b < u->len && b < 10; b++)
+			v |= (uint64_t)(u->data[b] & 0x7f) << (7 * b);
+		if (*pay || tp->has_raw_data || u->wire_type != PROTOBUF_C_WIRE_TYPE_VARINT ||
+		    v >= r->skel->num_payloads)
+			return vnpu_error(VNPU_PARSE_ERROR, "tensor '%s': raw data given twice", name);
+		*pay = &r->skel->payloads[v];
+	}
+	return VNPU_OK;
+}
+
+/*
+ * A TensorProto's data into @t (type, dims, data). A large raw data
+ * payload, left out of the skeleton, is read straight into @t's own block;
+ * a smaller one is taken, not copied: protobuf-c unpacked it into a
+ * malloc() block of its own, which @t now owns (the proto's field left
+ * empty, so that freeing the proto skips it). Fresh pages are what reading
+ * costs most: each copy of the weights costs as much again.
  */
 static vnpu_status read_tensor(struct reader *r, Onnx__TensorProto *tp,
 			       struct vnpu_tinfo *t)
 {
 	const char *name = tp->name ? tp->name : "";
 	uint64_t elems = 1, nonzero = 1, bytes;
+	const struct vnpu_onnx_payload *pay;
 	struct external x = { .fd = -1 };
 	bool external;
 	size_t esize;
@@ -483,11 +512,28 @@ static vnpu_status read_tensor(struct reader *r, Onnx__TensorProto *tp,
 				  name, (unsigned long long)bytes);
 	external = tp->has_data_location &&
 		   tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+	st = tensor_payload(r, tp, &pay);
+	if (st)
+		return st;
 	/* The data must be there before its declared size is allocated. */
 	if (external) {
 		st = external_open(r, tp, bytes, &x);
 		if (st)
 			return st;
+	} else if (pay) {
+		if (pay->len != bytes)
+			return vnpu_error(VNPU_PARSE_ERROR, "tensor '%s': %llu raw bytes, expected %llu",
+					  name, (unsigned long long)pay->len,
+					  (unsigned long long)bytes);
+		t->data = malloc(bytes);
+		if (!t->data)
+			return oom();
+		t->owns_data = true;
+		st = vnpu_onnx_read_at(r->src, pay->offset, t->data, bytes);
+		if (!st && t->type == VNPU_TYPE_BOOL)
+			for (uint64_t i = 0; i < bytes; i++)
+				((uint8_t *)t->data)[i] = ((uint8_t *)t->data)[i] != 0;
+		return st;
 	} else if (tp->has_raw_data && tp->raw_data.len != bytes) {
 		return vnpu_error(VNPU_PARSE_ERROR, "tensor '%s': %zu raw bytes, expected %llu",
 				  name, tp->raw_data.len, (unsigned long long)bytes);
@@ -1074,25 +1120,37 @@ static vnpu_status read_opset(struct vnpu_model *m, const Onnx__ModelProto *mp)
 	return VNPU_OK;
 }
 
-vnpu_status vnpu_onnx_parse(const void *data, size_t size, const char *dir,
+vnpu_status vnpu_onnx_parse(const struct vnpu_onnx_src *src, const char *dir,
 			    struct vnpu_model **out)
 {
-	struct reader r = { .dir = dir, .dirfd = -1 };
+	struct reader r = { .dir = dir, .dirfd = -1, .src = src };
+	struct vnpu_onnx_skel skel;
 	Onnx__ModelProto *mp;
 	vnpu_status st;
 
-	/* Bounded before protobuf-c, which recurses and allocates freely. */
-	st = vnpu_onnx_wire_check(data, size);
+	st = vnpu_onnx_skeleton(src, &skel);
 	if (st)
 		return st;
-	mp = onnx__model_proto__unpack(NULL, size, data);
-	if (!mp)
+	r.skel = &skel;
+	/* Bounded before protobuf-c, which recurses and allocates freely. */
+	st = vnpu_onnx_wire_check(skel.data, skel.size);
+	if (st) {
+		vnpu_onnx_skel_free(&skel);
+		return st;
+	}
+	mp = onnx__model_proto__unpack(NULL, skel.size, skel.data);
+	if (!mp) {
+		vnpu_onnx_skel_free(&skel);
 		return vnpu_error(VNPU_PARSE_ERROR,
-				  "not an ONNX model: protobuf decoding of %zu bytes failed (truncated or corrupt)",
-				  size);
+				  "not an ONNX model: protobuf decoding of %llu bytes failed (truncated or corrupt)",
+				  (unsigned long long)src->size);
+	}
+	/* protobuf-c copied what it keeps. */
+	vnpu_onnx_skel_free_data(&skel);
 	r.m = calloc(1, sizeof(*r.m));
 	if (!r.m) {
 		onnx__model_proto__free_unpacked(mp, NULL);
+		vnpu_onnx_skel_free(&skel);
 		return oom();
 	}
 	r.m->ir_version = mp->has_ir_version ? mp->ir_version : 0;
@@ -1115,6 +1173,7 @@ vnpu_status vnpu_onnx_parse(const void *data, size_t size, const char *dir,
 	if (st)
 		goto fail;
 	onnx__model_proto__free_unpacked(mp, NULL);
+	vnpu_onnx_skel_free(&skel);
 	free(r.map.slots);
 	free(r.producer);
 	if (r.dirfd >= 0)
@@ -1123,6 +1182,7 @@ vnpu_status vnpu_onnx_parse(const void *data, size_t size, const char *dir,
 	return VNPU_OK;
 fail:
 	onnx__model_proto__free_unpacked(mp, NULL);
+	vnpu_onnx_skel_free(&skel);
 	free(r.map.slots);
 	free(r.producer);
 	if (r.dirfd >= 0)
