@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -442,6 +443,26 @@ static vnpu_status read_typed(const Onnx__TensorProto *tp, vnpu_element_type typ
 }
 
 /*
+ * The pages of @p's @bytes, faulted in at once before they are written:
+ * on this kind of VM a page faulted in by its first write costs half as
+ * much again (0.7 ms/MB, against 0.47 with the populate and the write).
+ * A hint: nothing where the kernel does not take it.
+ */
+static void populate(void *p, uint64_t bytes)
+{
+#ifdef MADV_POPULATE_WRITE
+	uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
+	uintptr_t e = ((uintptr_t)p + bytes) & ~(uintptr_t)4095;
+
+	if (bytes >= (1u << 20) && e > a)
+		madvise((void *)a, e - a, MADV_POPULATE_WRITE);
+#else
+	(void)p;
+	(void)bytes;
+#endif
+}
+
+/*
  * The payload left out of the skeleton that @tp's raw data is (*@pay), or
  * NULL; an error when it has two raw data fields so.
  */
@@ -529,6 +550,7 @@ static vnpu_status read_tensor(struct reader *r, Onnx__TensorProto *tp,
 		if (!t->data)
 			return oom();
 		t->owns_data = true;
+		populate(t->data, bytes);
 		st = vnpu_onnx_read_at(r->src, pay->offset, t->data, bytes);
 		if (!st && t->type == VNPU_TYPE_BOOL)
 			for (uint64_t i = 0; i < bytes; i++)
