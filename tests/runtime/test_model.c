@@ -9,6 +9,9 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -2368,6 +2371,112 @@ TEST_F(dev, node_without_output)
 	}
 	pb_free(&g);
 	pb_free(&n);
+}
+
+/*
+ * y = x W + b, W f32[256,256] and b f32[256]: W's packed panels (256 KiB)
+ * are made in the weights arena the compiler reserves, b is copied.
+ */
+#define ARENA_K 256
+static vnpu_status compile_dense(vnpu_core *core, const char *device, vnpu_compiled_model **out)
+{
+	const int64_t xd[2] = { 4, ARENA_K }, wd[2] = { ARENA_K, ARENA_K }, bd[1] = { ARENA_K };
+	struct pb g = { 0 };
+	float *w = malloc(ARENA_K * ARENA_K * sizeof(float)), b[ARENA_K];
+	vnpu_status st;
+
+	if (!w)
+		return VNPU_OUT_OF_MEMORY;
+	for (int i = 0; i < ARENA_K * ARENA_K; i++)
+		w[i] = (float)(i % 13 - 6) / 64.0f;
+	for (int i = 0; i < ARENA_K; i++)
+		b[i] = (float)(i % 5) - 2.0f;
+	onnx_node(&g, "MatMul", (const char *[]){ "x", "w" }, 2, "xw");
+	onnx_node(&g, "Add", (const char *[]){ "xw", "b" }, 2, "y");
+	pb_str(&g, GRAPH_NAME, "dense");
+	onnx_init(&g, "w", ONNX_FLOAT, 2, wd, w, ARENA_K * ARENA_K * sizeof(float));
+	onnx_init(&g, "b", ONNX_FLOAT, 1, bd, b, sizeof(b));
+	onnx_value(&g, GRAPH_INPUT, "x", 2, xd);
+	onnx_value(&g, GRAPH_OUTPUT, "y", 2, xd);
+	free(w);
+	st = onnx_compile(core, &g, 13, device, NULL, out);
+	return st;
+}
+
+/* One inference of @cm on a fixed x; y's 4 x ARENA_K floats to @y. */
+static int run_dense(struct __test_metadata *_metadata, vnpu_compiled_model *cm, float *y)
+{
+	vnpu_infer_request *req;
+	vnpu_tensor *t;
+	float *p;
+
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "x", &t));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(t, (void **)&p));
+	for (int i = 0; i < 4 * ARENA_K; i++)
+		p[i] = (float)(i % 7) - 3.0f;
+	vnpu_tensor_free(t);
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "y", &t));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(t, (void **)&p));
+	memcpy(y, p, 4 * ARENA_K * sizeof(float));
+	vnpu_tensor_free(t);
+	vnpu_infer_request_free(req);
+	return 0;
+}
+
+/* The process's address space in bytes (VmSize), or 0. */
+static uint64_t address_space(void)
+{
+	char line[128];
+	uint64_t kb = 0;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmSize: %" SCNu64 " kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb * 1024;
+}
+
+/*
+ * Without the weights arena: a compile whose reservation of address space
+ * (four times the model's constants and 256 MiB) is refused makes its
+ * packed weights with calloc() and copies them as before, with the same
+ * results. The refusal is an address-space limit 64 MiB above what the
+ * process uses, for the compile alone.
+ */
+TEST_F(dev, weights_arena_refused)
+{
+	float *y1 = calloc(4 * ARENA_K, sizeof(float)), *y2 = calloc(4 * ARENA_K, sizeof(float));
+	vnpu_compiled_model *cm;
+	struct rlimit old, lim;
+	uint64_t used;
+	vnpu_status st;
+
+	ASSERT_TRUE(y1 && y2);
+	ASSERT_EQ(VNPU_OK, compile_dense(self->core, self->device, &cm));
+	ASSERT_EQ(0, run_dense(_metadata, cm, y1));
+	vnpu_compiled_model_free(cm);
+
+	used = address_space();
+	ASSERT_NE(0, used);
+	ASSERT_EQ(0, getrlimit(RLIMIT_AS, &old));
+	lim = old;
+	lim.rlim_cur = used + (64ull << 20);
+	if (old.rlim_cur != RLIM_INFINITY && old.rlim_cur < lim.rlim_cur)
+		lim.rlim_cur = old.rlim_cur;
+	ASSERT_EQ(0, setrlimit(RLIMIT_AS, &lim));
+	st = compile_dense(self->core, self->device, &cm);
+	ASSERT_EQ(0, setrlimit(RLIMIT_AS, &old));
+	ASSERT_EQ(VNPU_OK, st);
+	ASSERT_EQ(0, run_dense(_metadata, cm, y2));
+	vnpu_compiled_model_free(cm);
+	EXPECT_EQ(0, memcmp(y1, y2, 4 * ARENA_K * sizeof(float)));
+	free(y1);
+	free(y2);
 }
 
 KSFT_MAIN_ORDER
