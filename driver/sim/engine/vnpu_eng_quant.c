@@ -2541,37 +2541,78 @@ static void qdw_widen(const __u8 *s, __s16 *d, __u64 n, int s8)
 	}
 }
 
+/**
+ * struct qdw16_rq - a depthwise channel's requantization in registers
+ * @mult: the channel's multiplier
+ * @lo: the output range's low bound less the zero point
+ * @hi: its high bound less the zero point
+ * @z: the output zero point
+ */
+struct qdw16_rq {
+	v8sf_qq mult, lo, hi;
+	v8si_qq z;
+};
+
+/* @f clamped to [@rq->lo, @rq->hi] as q_round8() clamps it. */
+static __attribute__((__always_inline__)) inline
+v8sf_qq q_clamp8(v8sf_qq f, const struct qdw16_rq *rq)
+{
+	return __builtin_ia32_minps256(__builtin_ia32_maxps256(f, rq->lo), rq->hi);
+}
+
 /*
  * 16 requantized outputs of a depthwise row at @y (at most @n of them):
  * with @inter, @e holds outputs 0, 2, ..., 14 and @o 1, 3, ..., 15
- * (stride 1), else @e outputs 0-7 and @o 8-15.
+ * (stride 1), else @e outputs 0-7 and @o 8-15. q_round8()'s steps, and
+ * with @fin (a finite multiplier: no sum is NaN) no NaN mask; the two
+ * vectors' integers (inside a byte's range) packed to 16 bits, their low
+ * bytes packed and put in order (vpshufb, vpermd), one 16-byte store.
  */
 static __attribute__((__always_inline__)) inline
-void qdw16_store(const struct eng_qconv *q, const struct qdw_out *d,
-		 v8su_qq e, v8su_qq o, __s64 n, __u8 *y, int inter)
+void qdw16_store(const struct qdw16_rq *rq, v8su_qq e, v8su_qq o, __s64 n,
+		 __u8 *y, int inter, int fin)
 {
-	v8qu_q be, bo;
-	v16qu_q v;
+	const v16hi_qq lsb = (v16hi_qq){} + 0xff;
+	/* Per 128-bit lane: bytes e0-e3 o0-o3 as e0 o0 e1 o1 .. e3 o3. */
+	const v32qi_q il = { 0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15,
+			      0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15 };
+	const v8si_qq oi = { 0, 1, 4, 5, 2, 3, 6, 7 }, oc = { 0, 4, 1, 5, 2, 6, 3, 7 };
+	v8sf_qq fe = __builtin_convertvector((v8si_qq)e, v8sf_qq) * rq->mult;
+	v8sf_qq fo = __builtin_convertvector((v8si_qq)o, v8sf_qq) * rq->mult;
+	v8si_qq ie, io, b;
+	v16hi_qq p;
+	__u8 t[32] __attribute__((aligned(32)));
 	__s64 i;
 
-	if (!inter) {
-		qdw_store(q, d, e, n, y);
-		if (n > 8)
-			qdw_store(q, d, o, n - 8, y + 8);
-		return;
+	ie = __builtin_ia32_cvtps2dq256(q_clamp8(fe, rq)) + rq->z;
+	io = __builtin_ia32_cvtps2dq256(q_clamp8(fo, rq)) + rq->z;
+	if (!fin) {
+		ie &= ~(v8si_qq)(fe != fe);
+		io &= ~(v8si_qq)(fo != fo);
 	}
-	be = q_bytes8(q_round8(__builtin_convertvector((v8si_qq)e, v8sf_qq) * d->mult,
-			       d->lo, d->hi, q->yz));
-	bo = q_bytes8(q_round8(__builtin_convertvector((v8si_qq)o, v8sf_qq) * d->mult,
-			       d->lo, d->hi, q->yz));
-	v = __builtin_shufflevector(be, bo, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13,
-				    6, 14, 7, 15);
+	/* Lane l: ie[4l..4l+3], io[4l..4l+3], 16 bits each: exact. */
+	p = __builtin_ia32_packssdw256(ie, io) & lsb;
+	b = (v8si_qq)__builtin_ia32_packuswb256(p, p);
+	/* Dwords 0, 1 of lane 0, then of lane 1 (4, 5): the 16 outputs. */
+	if (inter)
+		b = __builtin_ia32_permvarsi256((v8si_qq)
+			__builtin_ia32_pshufb256((v32qi_q)b, il), oi);
+	else
+		b = __builtin_ia32_permvarsi256(b, oc);
 	if (n >= 16) {
-		*(v16qu_qu *)y = v;
+		*(v16qu_qu *)y = __builtin_shufflevector((v32qu_qq)b, (v32qu_qq)b, 0, 1, 2,
+							 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+							 13, 14, 15);
 		return;
 	}
-	for (i = 0; i < n; i++)
-		y[i] = v[i];
+	*(v32qu_qq *)t = (v32qu_qq)b;
+	i = 0;
+	if (n >= 8) {
+		*(v8qu_qu *)y = *(const v8qu_qu *)t;
+		i = 8;
+	}
+	for (; i < n; i++)
+		y[i] = t[i];
 }
 
 /*
@@ -2590,11 +2631,15 @@ void qdw16_store(const struct eng_qconv *q, const struct qdw_out *d,
 static __attribute__((__always_inline__)) inline
 void qdw16_rows(const struct eng_qconv *q, const struct qdw_out *d,
 		const __s32 *w2, __u32 fix, const __s16 *row, __u8 *y,
-		__u64 sw, __u64 kh, __u64 kw)
+		__u64 sw, __u64 kh, __u64 kw, int fin)
 {
 	const struct vnpu_layer_conv *a = q->l->attrs;
 	__u64 ow = q->s.ow, rs = a->dilation[0] * q->p.wp, np = (kw + 1) / 2;
 	__u64 rstep = a->stride[0] * q->p.wp, r, o, i, j;
+	const struct qdw16_rq rq = { .mult = (v8sf_qq){} + d->mult,
+				     .lo = (v8sf_qq){} + d->lo,
+				     .hi = (v8sf_qq){} + d->hi,
+				     .z = (v8si_qq){} + q->yz };
 
 	for (r = 0; r < d->rows; r++, row += rstep, y += ow) {
 		for (o = 0; o < ow; o += 16) {
@@ -2612,26 +2657,44 @@ void qdw16_rows(const struct eng_qconv *q, const struct qdw_out *d,
 
 					e += (v8su_qq)__builtin_ia32_pmaddwd256(*xe, wv);
 					f += (v8su_qq)__builtin_ia32_pmaddwd256(*xf, wv);
+#ifndef __clang__
+					/*
+					 * One sum a tap pair: GCC otherwise
+					 * reassociates the adds into a tree of
+					 * the products, which spill.
+					 */
+					__asm__("" : "+x"(e), "+x"(f));
+#endif
 				}
 			}
-			qdw16_store(q, d, e, f, (__s64)(ow - o), y + o, sw == 1);
+			/*
+			 * A row's last outputs store 16 too where the bytes
+			 * past them are the block's later rows, which their
+			 * own stores write after.
+			 */
+			qdw16_store(&rq, e, f, o + 16 <= ow + (d->rows - r - 1) * ow ?
+				    16 : (__s64)(ow - o), y + o, sw == 1, fin);
 		}
 	}
 }
 
-/* qdw16_rows() for one stride, 3x3, 5x5 or another window (qdw_avx2_sw()). */
+/*
+ * qdw16_rows() for one stride, 3x3, 5x5 or another window (qdw_avx2_sw());
+ * a multiplier that is not finite (sums of NaN) takes the last.
+ */
 static __attribute__((__noinline__))
 void qdw16_sw(const struct eng_qconv *q, const struct qdw_out *d,
 	      const __s32 *w2, __u32 fix, __u8 *yd, __u64 sw)
 {
 	__u64 kh = q->s.kh, kw = q->s.kw;
+	int fin = d->mult - d->mult == 0;
 
-	if (kh == 3 && kw == 3)
-		qdw16_rows(q, d, w2, fix, q->stage16, yd, sw, 3, 3);
-	else if (kh == 5 && kw == 5)
-		qdw16_rows(q, d, w2, fix, q->stage16, yd, sw, 5, 5);
+	if (fin && kh == 3 && kw == 3)
+		qdw16_rows(q, d, w2, fix, q->stage16, yd, sw, 3, 3, 1);
+	else if (fin && kh == 5 && kw == 5)
+		qdw16_rows(q, d, w2, fix, q->stage16, yd, sw, 5, 5, 1);
 	else
-		qdw16_rows(q, d, w2, fix, q->stage16, yd, sw, kh, kw);
+		qdw16_rows(q, d, w2, fix, q->stage16, yd, sw, kh, kw, 0);
 }
 
 /*

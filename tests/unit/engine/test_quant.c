@@ -729,6 +729,13 @@ static void test_qconv_packed(struct __test_metadata *_metadata)
 		{ 1, 5, 12, 19, 5, 5, 4, 2, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 1, 1, 0 },
 		{ 1, 3, 9, 33, 3, 3, 2, 1, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 0, 0, 0 },
 		{ 1, 6, 11, 26, 6, 6, 3, 1, 2, 2, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
+		/*
+		 * The same rows with infinite and NaN multipliers (the rows
+		 * that keep the NaN mask), rows of 21 and 18 outputs (short
+		 * runs stored 16 bytes into the next row, 8 and bytes last)
+		 */
+		{ 1, 6, 20, 21, 6, 6, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 1 },
+		{ 1, 5, 20, 35, 5, 5, 5, 2, 2, 1, VNPU_DTYPE_I8, VNPU_DTYPE_I8, 1, 1, 0, 1 },
 		/* depthwise stride 3, dilation 2: the gathered taps */
 		{ 1, 6, 11, 26, 6, 6, 3, 3, 1, 2, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 0, 0, 0, 0 },
 		/* stride 3: the plain gather; rows wider than a vector */
