@@ -522,13 +522,16 @@ static int dwl_fused(const struct vnpu_layer_act *a, int avx512)
 	       a->func == VNPU_ACT_HARD_SWISH;
 }
 
-/* act_store()'s operations on one pixel's sums: the bias, the activation. */
+/*
+ * act_store()'s operations on one pixel's sums: the bias, the activation
+ * @func (@o's; a constant where the row is built for one).
+ */
 static __attribute__((__always_inline__)) inline v8sf
-dwl_epi(const struct dwl_out *o, v8sf v)
+dwl_epi(const struct dwl_out *o, v8sf v, __u32 func)
 {
 	if (o->add)
 		v = v + o->bias;
-	switch (o->func) {
+	switch (func) {
 	case VNPU_ACT_RELU:
 		return vneg_sel(v, vbcast(0.0f));
 	case VNPU_ACT_LEAKY_RELU:
@@ -559,7 +562,7 @@ dwl_epi(const struct dwl_out *o, v8sf v)
 #define DWL_PUT_INLINE __attribute__((__noinline__))
 #endif
 static DWL_PUT_INLINE void
-dwl_put(const struct dwl_out *o, v8sf *v, int np, __u64 p)
+dwl_put(const struct dwl_out *o, v8sf *v, int np, __u64 p, __u32 func)
 {
 	float tb[DWL_RUN * ENG_DWL_LANES] __attribute__((aligned(32)));
 	float *y = o->y + (__s64)p;
@@ -567,7 +570,7 @@ dwl_put(const struct dwl_out *o, v8sf *v, int np, __u64 p)
 	int i;
 
 	for (i = 0; i < np; i++)
-		v[i] = dwl_epi(o, v[i]);
+		v[i] = dwl_epi(o, v[i], func);
 	if (o->nc == ENG_DWL_LANES && (np == DWL_RUN || p + DWL_RUN <= o->ohw)) {
 		vtranspose8(v);
 		for (j = 0; j < ENG_DWL_LANES; j++)
@@ -591,7 +594,7 @@ dwl_put(const struct dwl_out *o, v8sf *v, int np, __u64 p)
 static __attribute__((__always_inline__)) inline void
 dwl_pixels(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
 	   const struct dwl_unit *u, const struct dwl_out *o, __u64 oh,
-	   __u64 ow, int np)
+	   __u64 ow, int np, __u32 func)
 {
 	v8sf v[DWL_RUN];
 	const __u64 sw = at->stride[1] * ENG_DWL_LANES;
@@ -618,7 +621,7 @@ dwl_pixels(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
 		}
 	}
 	if (o) {
-		dwl_put(o, v, np, oh * s->ow + ow);
+		dwl_put(o, v, np, oh * s->ow + ow, func);
 		return;
 	}
 	for (i = 0; i < np; i++)
@@ -630,9 +633,10 @@ dwl_pixels(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
  * at once (a 7-pixel row is one run: the sums' latency, not the FMAs,
  * bounds short runs); to the unit's sums, or through @o when set.
  */
-static void dwl_row(const struct vnpu_layer_conv *at,
-		    const struct eng_conv_shape *s, const struct dwl_unit *u,
-		    const struct dwl_out *o, __u64 oh, int avx512)
+static __attribute__((__always_inline__)) inline void
+dwl_row_k(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
+	  const struct dwl_unit *u, const struct dwl_out *o, __u64 oh,
+	  int avx512, __u32 func)
 {
 	__u64 ow = 0;
 
@@ -653,30 +657,82 @@ static void dwl_row(const struct vnpu_layer_conv *at,
 	}
 
 	for (; ow + DWL_RUN <= s->ow; ow += DWL_RUN)
-		dwl_pixels(at, s, u, o, oh, ow, DWL_RUN);
+		dwl_pixels(at, s, u, o, oh, ow, DWL_RUN, func);
 	switch (s->ow - ow) {
 	case 7:
-		dwl_pixels(at, s, u, o, oh, ow, 7);
+		dwl_pixels(at, s, u, o, oh, ow, 7, func);
 		break;
 	case 6:
-		dwl_pixels(at, s, u, o, oh, ow, 6);
+		dwl_pixels(at, s, u, o, oh, ow, 6, func);
 		break;
 	case 5:
-		dwl_pixels(at, s, u, o, oh, ow, 5);
+		dwl_pixels(at, s, u, o, oh, ow, 5, func);
 		break;
 	case 4:
-		dwl_pixels(at, s, u, o, oh, ow, 4);
+		dwl_pixels(at, s, u, o, oh, ow, 4, func);
 		break;
 	case 3:
-		dwl_pixels(at, s, u, o, oh, ow, 3);
+		dwl_pixels(at, s, u, o, oh, ow, 3, func);
 		break;
 	case 2:
-		dwl_pixels(at, s, u, o, oh, ow, 2);
+		dwl_pixels(at, s, u, o, oh, ow, 2, func);
 		break;
 	case 1:
-		dwl_pixels(at, s, u, o, oh, ow, 1);
+		dwl_pixels(at, s, u, o, oh, ow, 1, func);
 		break;
 	}
+}
+
+/* Output rows [@oh0, @oh1) of a lanes unit (dwl_row_k()). */
+static __attribute__((__always_inline__)) inline void
+dwl_rows_k(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
+	   const struct dwl_unit *u, const struct dwl_out *o, __u64 oh0,
+	   __u64 oh1, int avx512, __u32 func)
+{
+	__u64 oh;
+
+	for (oh = oh0; oh < oh1; oh++)
+		dwl_row_k(at, s, u, o, oh, avx512, func);
+}
+
+#ifdef ENG_FMA
+/*
+ * dwl_rows_k() built for MobileNetV3's fused activations, ReLU and
+ * HardSwish (no switch in the pixels' epilogue), and for any other.
+ */
+static __attribute__((__noinline__)) void
+dwl_rows_relu(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
+	      const struct dwl_unit *u, const struct dwl_out *o, __u64 oh0,
+	      __u64 oh1)
+{
+	dwl_rows_k(at, s, u, o, oh0, oh1, 0, VNPU_ACT_RELU);
+}
+
+static __attribute__((__noinline__)) void
+dwl_rows_hswish(const struct vnpu_layer_conv *at,
+		const struct eng_conv_shape *s, const struct dwl_unit *u,
+		const struct dwl_out *o, __u64 oh0, __u64 oh1)
+{
+	dwl_rows_k(at, s, u, o, oh0, oh1, 0, VNPU_ACT_HARD_SWISH);
+}
+#endif
+
+static void dwl_rows(const struct vnpu_layer_conv *at,
+		     const struct eng_conv_shape *s, const struct dwl_unit *u,
+		     const struct dwl_out *o, __u64 oh0, __u64 oh1, int avx512)
+{
+#ifdef ENG_FMA
+	if (o && !avx512 && o->func == VNPU_ACT_RELU) {
+		dwl_rows_relu(at, s, u, o, oh0, oh1);
+		return;
+	}
+	if (o && !avx512 && o->func == VNPU_ACT_HARD_SWISH) {
+		dwl_rows_hswish(at, s, u, o, oh0, oh1);
+		return;
+	}
+#endif
+	dwl_rows_k(at, s, u, o, oh0, oh1, avx512,
+		   o ? o->func : VNPU_ACT_IDENTITY);
 }
 
 /*
@@ -744,7 +800,7 @@ int run_conv_dw_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 {
 	const struct vnpu_layer_conv *at = l->attrs;
 	const struct vnpu_cmd_tensor *y = &l->t[l->n - 1];
-	__u64 u, j, k, oh, nb, img, c0, nc, kt, ohw, pv, oh0, oh1, strip, kext;
+	__u64 u, j, k, nb, img, c0, nc, kt, ohw, pv, oh0, oh1, strip, kext;
 	int has_add = 0, avx512 = eng_act_avx512(ctx);
 	int fused = dwl_fused(&at->act, avx512);
 	struct eng_conv_shape s;
@@ -783,9 +839,8 @@ int run_conv_dw_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 			d.p0 = oh0 * at->stride[0];
 			d.hp = (oh1 - oh0 - 1) * at->stride[0] + kext;
 			dwl_fill(l, &s, &d, img, c0, nc);
-			for (oh = oh0; oh < oh1; oh++)
-				dwl_row(at, &s, &d, fused ? &out : 0, oh,
-					avx512);
+			dwl_rows(at, &s, &d, fused ? &out : 0, oh0, oh1,
+				 avx512);
 		}
 		if (fused)
 			continue;
