@@ -2703,7 +2703,7 @@ void qdw16_sw(const struct eng_qconv *q, const struct qdw_out *d,
  */
 #define ENG_QDW_TAPS	49
 static int qdw_avx2(const struct eng_qconv *q, const struct qdw_out *d,
-		    const __s8 *w, __u8 *yd)
+		    const __s8 *w, __u8 *yd, int staged16)
 {
 	const struct vnpu_layer_conv *a = q->l->attrs;
 	__u64 taps = q->s.kh * q->s.kw, t;
@@ -2731,7 +2731,8 @@ static int qdw_avx2(const struct eng_qconv *q, const struct qdw_out *d,
 
 				w2[i * np + j] = (__s32)((__u32)(__u16)lo | (__u32)(__u16)hi << 16);
 			}
-		qdw_widen(q->stage, q->stage16, (q->p.hp + 1) * q->p.wp, !!q->flip);
+		if (!staged16)
+			qdw_widen(q->stage, q->stage16, (q->p.hp + 1) * q->p.wp, !!q->flip);
 		qdw16_sw(q, d, w2, d->bias - (__u32)xz * wsum, yd, a->stride[1]);
 		return 1;
 	}
@@ -2985,6 +2986,69 @@ static void qdw8_run(struct eng_qconv *q, __u64 img, __u64 g)
 }
 #endif
 
+#ifdef ENG_FMA
+/*
+ * Whether a depthwise channel runs qdw16_rows() without VNNI (qdw_avx2()'s
+ * first case), whose input qdw_stage16() stages.
+ */
+static int qdw16_staged(const struct eng_qconv *q)
+{
+	const struct vnpu_layer_conv *a = q->l->attrs;
+
+	return !(q->ctx->features & VNPU_ENG_F_VNNI) && a->stride[1] <= 2 &&
+	       a->dilation[1] == 1 && q->s.kh * q->s.kw <= ENG_QDW_TAPS;
+}
+
+/*
+ * qconv_stage() and qdw_widen() in one pass: the staged rows of channel
+ * @c of image @img from output row @oh0 as 16-bit values (u8 inputs
+ * zero-extended, i8 sign-extended), padding the zero point, the row
+ * after them too; rows of 16 inputs or more 16 at a time (the last 16
+ * overlapping), the padding 16 at a time (what runs past a row, the next
+ * row or the stage's 16 spare values take).
+ */
+static void qdw_stage16(const struct eng_qconv *q, __u64 img, __u64 c,
+			__u64 oh0)
+{
+	const struct vnpu_layer_conv *a = q->l->attrs;
+	const struct vnpu_cmd_tensor *x = &q->l->t[0];
+	__s64 xsh = x->rank == 4 ? x->strides[2] : 0;
+	__u64 w = q->s.w, hp = q->p.hp, wp = q->p.wp, r, i;
+	__u64 pb = a->pad_begin[1], ihb = oh0 * a->stride[0];
+	__s64 h = (__s64)q->s.h, top = a->pad_begin[0];
+	__u8 pb8 = (__u8)(q->xz ^ q->flip);
+	int s8 = !!q->flip;
+	const __s16 p16 = s8 ? (__s16)(__s8)pb8 : (__s16)pb8;
+	const v16hi_q pad = (v16hi_q){} + p16;
+	const __u8 *xc = (const __u8 *)q->l->data[0] +
+			 (__s64)img * x->strides[0] + (__s64)c * x->strides[1];
+	__s16 *d = q->stage16;
+
+	for (r = 0; r <= hp; r++, d += wp) {
+		__s64 ih = (__s64)(ihb + r) - top;
+		const __u8 *s = xc + ih * xsh;
+
+		if (r == hp || ih < 0 || ih >= h) {
+			for (i = 0; i < wp; i += 16)
+				*(v16hi_qu *)(d + i) = pad;
+			continue;
+		}
+		for (i = 0; i < pb; i += 16)
+			*(v16hi_qu *)(d + i) = pad;
+		if (w >= 16) {
+			for (i = 0; i + 16 < w; i += 16)
+				qdw_widen(s + i, d + pb + i, 16, s8);
+			qdw_widen(s + w - 16, d + pb + w - 16, 16, s8);
+		} else {
+			for (i = 0; i < w; i++)
+				d[pb + i] = s8 ? (__s16)(__s8)s[i] : (__s16)s[i];
+		}
+		for (i = pb + w; i < wp; i += 16)
+			*(v16hi_qu *)(d + i) = pad;
+	}
+}
+#endif
+
 /*
  * Depthwise (one input and one output channel per group): from the
  * staged channel straight to the outputs (qdw_row()), instead of a
@@ -3006,9 +3070,16 @@ static void qconv_depthwise(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
 		   ((__s64)img * y->strides[0] + (__s64)g * y->strides[1] +
 		    (__s64)(oh0 * ow));
 
+#ifdef ENG_FMA
+	if (qdw16_staged(q)) {
+		qdw_stage16(q, img, g, oh0);
+		qdw_avx2(q, &d, w, yd, 1);
+		return;
+	}
+#endif
 	qconv_stage(q, img, g, oh0);
 #ifdef ENG_FMA
-	if (qdw_vnni(q, &d, w, yd) || qdw_avx2(q, &d, w, yd))
+	if (qdw_vnni(q, &d, w, yd) || qdw_avx2(q, &d, w, yd, 0))
 		return;
 #endif
 	for (r = 0; r < nr; r++) {
