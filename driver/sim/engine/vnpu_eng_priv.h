@@ -852,6 +852,9 @@ static inline int eng_conv_depthwise(const struct eng_conv_shape *s)
 #define ENG_QNR		32		/* output positions per int8 tile */
 #define ENG_QMB		(8 * ENG_QMR)	/* output channels per unit, at most */
 #define ENG_QMIN_UNITS	8		/* units of a layer, at least, where it can */
+/* Units of a layer of ENG_QBIG_MACS sums or more, at least, where it can. */
+#define ENG_QBIG_UNITS	16
+#define ENG_QBIG_MACS	(1ull << 25)
 /* Bytes of a unit's packed input, about: a share of L2. */
 #define ENG_QB_BYTES	(192u << 10)
 
@@ -905,13 +908,17 @@ static inline __u64 eng_qsched_bytes(__u64 k4)
  * @last: output positions of the last column block (up to @pos + 4)
  * @nb: column blocks per image
  * @ncp: positions of the largest column block, rounded up to ENG_QNR
- * @mb: output channels per unit (a multiple of ENG_QMR)
+ * @mb: output channels per unit (a multiple of ENG_QMR), but with @even
  * @nmb: channel blocks per group
+ * @even: channel blocks of whole tiles spread evenly (eng_qblock_m()),
+ *	not of @mb channels each
  * @units: (image, group, column block, channel block), the channel block
  *	varying fastest so that a part's units share their packed input;
  *	with ENG_QMIN_UNITS column blocks or more, one channel block of
  *	them all, so that no two parts pack one column block; with 4 to 7,
- *	two of even size; with fewer, enough for ENG_QMIN_UNITS units
+ *	two of even size; with fewer, enough for ENG_QMIN_UNITS units; a
+ *	layer of ENG_QBIG_MACS sums or more and fewer than ENG_QBIG_UNITS
+ *	column blocks, @even blocks, enough for ENG_QBIG_UNITS units
  * @hp: rows of a column block's staged input channel (padding included)
  * @wp: bytes of a staged row: the padded row and ENG_QSLACK
  * @rs: bytes of an im2col row: @ncp and ENG_QSLACK
@@ -927,7 +934,7 @@ static inline __u64 eng_qsched_bytes(__u64 k4)
  */
 struct eng_qplan {
 	__u64 k, k4, mp, rows, pos, last, nb, ncp, mb, nmb, units, hp, wp, rs;
-	__u64 np, pb, dw8, ph;
+	__u64 np, pb, dw8, ph, even;
 };
 
 /* Staged bytes (rows times padded row and slack) of an eight-channel depthwise, at most. */
@@ -953,6 +960,7 @@ static inline void eng_qplan(const struct eng_conv_shape *s,
 	per = ENG_QB_BYTES / (p->k4 ? p->k4 : 1);
 	p->rows = eng_max(1, eng_min(s->ow ? per / s->ow : 1, s->oh));
 	p->mb = eng_min(p->mp, ENG_QMB);
+	p->even = 0;
 	if (eng_conv_depthwise(s)) {
 		p->nb = eng_div_up(s->oh, p->rows);
 		/* As many blocks, of even rows: no short last block of tiles. */
@@ -1005,10 +1013,27 @@ static inline void eng_qplan(const struct eng_conv_shape *s,
 
 			p->mb = eng_max(1, p->mp / ENG_QMR / want) * ENG_QMR;
 		}
+		/*
+		 * A large layer of fewer than ENG_QMIN_UNITS column blocks and
+		 * ENG_QBIG_UNITS units: that many units, their channel blocks
+		 * of whole tiles spread evenly. Two tiles' runs of units end
+		 * up to about a unit apart (the one done first takes the
+		 * other's last units), and a unit of resnet50_qdq's 3x3s on
+		 * 14x14 maps was a ninth of the layer (3 column blocks by
+		 * channel blocks of 8, 8 and 6 tiles, 5 units on one of two
+		 * tiles: 60 us of 760 idle at the end). Small layers keep
+		 * their units, each a part's set-up (mobilenetv3_large_qdq's
+		 * are below 16 million sums).
+		 */
+		if (p->nb < ENG_QMIN_UNITS &&
+		    p->nb * eng_div_up(p->mp, p->mb) < ENG_QBIG_UNITS &&
+		    p->mp * s->oh * s->ow * p->k4 >= ENG_QBIG_MACS)
+			p->even = eng_min(eng_div_up(ENG_QBIG_UNITS, p->nb),
+					  p->mp / ENG_QMR);
 		/* Output rows a run of @ncp positions may touch. */
 		span = s->ow ? eng_min(s->oh, (p->ncp + s->ow - 2) / s->ow + 1) : 1;
 	}
-	p->nmb = p->mb ? eng_div_up(p->mp, p->mb) : 0;
+	p->nmb = p->even ? p->even : p->mb ? eng_div_up(p->mp, p->mb) : 0;
 	p->units = s->ow && s->mg ? s->n * s->group * p->nb * p->nmb : 0;
 	p->hp = (span - 1) * a->stride[0] + (s->kh - 1) * a->dilation[0] + 1;
 	p->wp = eng_max(s->w + a->pad_begin[1] + a->pad_end[1],
@@ -1052,6 +1077,17 @@ static inline void eng_qplan(const struct eng_conv_shape *s,
 				s->ow + p->ncp + 32);
 		p->pb = (p->pb + 63) / 64 * 64;
 	}
+}
+
+/*
+ * The first output channel of channel block @mbi (to p->nmb: past the
+ * last) of a packed QLINEAR_CONV's group.
+ */
+static inline __u64 eng_qblock_m(const struct eng_qplan *p, __u64 mbi)
+{
+	if (p->even)
+		return mbi * (p->mp / ENG_QMR) / p->nmb * ENG_QMR;
+	return mbi * p->mb;
 }
 
 /* Positions of column block @nbi of a packed QLINEAR_CONV (not depthwise). */

@@ -324,8 +324,8 @@ int eng_qgemv_conv(const struct eng_layer *l, __u64 ub, __u64 ue,
 					     (__s64)(gi * s.cg) * x->strides[1],
 					     x->strides[1], p.k, flip, g.x);
 		}
-		r1 = eng_min((u % p.nmb + 1) * p.mb, s.mg);
-		for (r = u % p.nmb * p.mb; r < r1; r += 8) {
+		r1 = eng_min(eng_qblock_m(&p, u % p.nmb + 1), s.mg);
+		for (r = eng_qblock_m(&p, u % p.nmb); r < r1; r += 8) {
 			qgemv_rows(l, &g, r, eng_min(8, r1 - r), y->strides[1]);
 			eng_pause(ctx);
 		}

@@ -670,8 +670,8 @@ struct eng_qconv {
  * on it (struct vnpu_eng_ctx's @epoch): the packed column block @key
  * (image, group, column block; ~0: none) of the layer of @attrs, packed
  * in the run @epoch. A layer runs as many parts as it has units, and a
- * column block has one unit per ENG_QMB output channels: without it,
- * each of them packed the block again.
+ * column block has one unit per channel block (struct eng_qplan): without
+ * it, each of them packed the block again.
  */
 struct qconv_held {
 	__u64 epoch;
@@ -3230,8 +3230,8 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 			h->key = blk;
 			h->b16 = 0;
 		}
-		qconv_rows(&q, img, g, nbi, mbi * q.p.mb,
-			   eng_min((mbi + 1) * q.p.mb, q.s.mg));
+		qconv_rows(&q, img, g, nbi, eng_qblock_m(&q.p, mbi),
+			   eng_min(eng_qblock_m(&q.p, mbi + 1), q.s.mg));
 	}
 	return 0;
 }

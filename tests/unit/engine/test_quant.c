@@ -761,6 +761,11 @@ static void test_qconv_packed(struct __test_metadata *_metadata)
 		 */
 		{ 1, 232, 28, 28, 13, 1, 3, 2, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 1, 1, 0 },
 		{ 1, 2080, 14, 14, 14, 1, 1, 1, 0, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 1, 0, 0 },
+		/*
+		 * 2^25 sums or more in 3 column blocks: 18 units, channel
+		 * blocks of 2 and 3 tiles spread evenly (204 rows, 200 used)
+		 */
+		{ 1, 256, 14, 14, 200, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
 		/* staged rows of 3, 5 and 16 bytes (qconv_copy_row()'s moves) */
 		{ 1, 6, 5, 3, 10, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
 		{ 1, 4, 6, 5, 4, 4, 3, 1, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 0, 1, 1, 0 },

@@ -635,13 +635,17 @@ static void check_wino_halves(struct __test_metadata *_metadata)
  * channels in whole, even blocks of tiles where it can, and counts the
  * tiles it computes: mobilenetv3's squeeze-excite 960 -> 240 over a 1x1
  * map in 10 blocks of 24 channels (not 7 of 36), at 32 positions' cost;
- * 40 -> 120 over 28x28 in 10 blocks of 12 (not 5 of 24).
+ * 40 -> 120 over 28x28 in 10 blocks of 12 (not 5 of 24). A layer of
+ * 2^25 sums or more, 16 units at least: resnet50's 128 -> 512 over 28x28
+ * (one column block) in 16 (not 9), 512 -> 512 (3 column blocks) in 18
+ * (not 12).
  */
 static void check_qconv_blocks(struct __test_metadata *_metadata)
 {
 	static const __u64 convs[][4] = {
 		/* c, hw, m, units */
 		{ 960, 1, 240, 10 }, { 40, 28, 120, 10 },
+		{ 128, 28, 512, 16 }, { 512, 28, 512, 18 },
 	};
 	struct vnpu_layer_conv a = {
 		.flags = VNPU_LAYER_F_PACKED, .group = 1, .kernel = { 1, 1 },
