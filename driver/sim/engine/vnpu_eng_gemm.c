@@ -53,50 +53,6 @@ void copy_f32(float *dst, const float *src, __u64 n)
 		dst[i] = src[i];
 }
 
-#ifdef ENG_FMA
-/* The lanes of 8 floats from @x whose columns lie in [@lo, @hi). */
-static inline v8si lanes_in(__s64 x, __s64 lo, __s64 hi)
-{
-	const v8si i = { 0, 1, 2, 3, 4, 5, 6, 7 };
-	v8si c = i + (int)x;
-
-	return (c >= (int)lo) & (c < (int)hi);
-}
-
-/* Lanes @m of @p, zeros elsewhere (those are not read). */
-static inline v8sf vload_lanes(const float *p, v8si m)
-{
-	return __builtin_ia32_maskloadps256((const v8sf *)p, m);
-}
-
-/* Lane i of @a (@h clear) or @b (@h set), at @j[i] of 0-7. */
-static inline v8sf vpick2(v8sf a, v8sf b, v8si j, v8si h)
-{
-	return __builtin_ia32_blendvps256(__builtin_ia32_permvarsf256(a, j),
-					  __builtin_ia32_permvarsf256(b, j),
-					  (v8sf)h);
-}
-#endif
-
-/*
- * copy_f32() inline, for short runs (an output row of a small map): whole
- * vectors, the last ending at the run's end over the one before (masked
- * stores are slow on AMD's cores).
- */
-static inline void copy_run_f32(float *dst, const float *src, __u64 n)
-{
-	__u64 i = 0;
-
-	if (n < 8) {
-		for (; i < n; i++)
-			dst[i] = src[i];
-		return;
-	}
-	for (; i + 8 < n; i += 8)
-		vstore(dst + i, vload(src + i));
-	vstore(dst + n - 8, vload(src + n - 8));
-}
-
 void zero_f32(float *dst, __u64 n)
 {
 	const v8sf z = {};
@@ -803,36 +759,6 @@ static void tile_scatter(const struct eng_slice *s, float *y, __u64 qc,
 	float *next = y - qc + ow;
 	int r;
 
-#ifdef ENG_FMA
-	/*
-	 * The columns that are outputs, [0, lo) and [hi, ENG_NR), are a run
-	 * of @n at @y (next == y + lo): per row, two vectors of it picked
-	 * from the tile's two, the first 8 and the last 8, stored over each
-	 * other (masked stores are slow on AMD's cores).
-	 */
-	__s64 n = (__s64)(lo + (hi < ENG_NR ? ENG_NR - hi : 0));
-
-	if (qc < ow && n >= 8) {
-		const v8si i = { 0, 1, 2, 3, 4, 5, 6, 7 };
-		v8si j0 = i, j1 = i + (int)(n - 8), h0, h1;
-		__s64 g = (__s64)(hi - lo);
-
-		j0 += (j0 >= (int)lo) & (int)g;
-		j1 += (j1 >= (int)lo) & (int)g;
-		h0 = j0 >= 8;
-		h1 = j1 >= 8;
-		j0 &= 7;
-		j1 &= 7;
-		for (r = 0; r < ENG_MR; r++, t += ENG_NR) {
-			v8sf a = vload(t), b = vload(t + 8);
-			float *d = y + (__s64)r * s->out_rs;
-
-			vstore(d, vpick2(a, b, j0, h0));
-			vstore(d + n - 8, vpick2(a, b, j1, h1));
-		}
-		return;
-	}
-#endif
 	for (r = 0; r < ENG_MR; r++, t += ENG_NR) {
 		copy_f32(y + (__s64)r * s->out_rs, t, lo);
 		if (hi < ENG_NR)
@@ -1552,8 +1478,8 @@ void block_flush(const struct gemm_out *o, const struct gemm_epi *e,
 			if (qc >= o->ow)
 				continue;
 			if (whole)
-				copy_run_f32(y + row * o->ow + qc, t + (c - c0),
-					     eng_min(len, o->ow - qc));
+				copy_f32(y + row * o->ow + qc, t + (c - c0),
+					 eng_min(len, o->ow - qc));
 			else
 				flush_seg(o, e, f, r, c, row * o->ow + qc,
 					  (__u32)eng_min(len, o->ow - qc));
@@ -2808,36 +2734,6 @@ static void conv_window_rows_f32(const struct conv_job *cj, __u64 c, __u64 r0,
 	__u64 wq = eng_conv_wq(&cj->s, at), lo, hi, r, x;
 
 	valid_span(first, 1, cj->s.w, wq, &lo, &hi);
-#ifdef ENG_FMA
-	/*
-	 * Rows of a small map: each in vectors of 8 loaded masked to the run
-	 * inside the input (the other lanes zeros, their input not read),
-	 * the last ending at the row's end over the one before.
-	 */
-	if (wq >= 8 && wq <= 64) {
-		for (r = 0; r < rows; r++, d += wq) {
-			const float *src;
-			v8si m;
-
-			ih = (__s64)(r0 + r) - at->pad_begin[0];
-			if (ih < 0 || ih >= (__s64)cj->s.h) {
-				for (x = 0; x + 8 < wq; x += 8)
-					vstore(d + x, vbcast(0.0f));
-				vstore(d + wq - 8, vbcast(0.0f));
-				continue;
-			}
-			src = xc + ih * cj->xs[1] + first;
-			for (x = 0; x + 8 < wq; x += 8) {
-				m = lanes_in((__s64)x, (__s64)lo, (__s64)hi);
-				vstore(d + x, vload_lanes(src + x, m));
-			}
-			x = wq - 8;
-			m = lanes_in((__s64)x, (__s64)lo, (__s64)hi);
-			vstore(d + x, vload_lanes(src + x, m));
-		}
-		return;
-	}
-#endif
 	for (r = 0; r < rows; r++, d += wq) {
 		ih = (__s64)(r0 + r) - at->pad_begin[0];
 		if (ih < 0 || ih >= (__s64)cj->s.h) {
