@@ -33,7 +33,8 @@ struct layer {
 };
 
 static unsigned char *arena;	/* the host image of the data BO */
-static __u64 arena_used;
+static __u64 arena_used;	/* tensors from 0 up to here */
+static __u64 arena_end = ARENA_SIZE;	/* and from here to the end */
 static struct layer layers[MAX_LAYERS];
 static unsigned int num_layers;
 static unsigned long long rng = 0x243f6a8885a308d3ull;
@@ -78,7 +79,7 @@ static struct vnpu_cmd_tensor tensor(__u32 dtype, __u32 rank, const __u64 *dims,
 	arena_used = (arena_used + 63) & ~63ull;
 	t.offset = arena_used;
 	arena_used += n * size;
-	if (arena_used > ARENA_SIZE) {
+	if (arena_used > arena_end) {
 		fprintf(stderr, "npu-vs-cpu: arena too small\n");
 		exit(1);
 	}
@@ -247,6 +248,45 @@ static void lanes_conv(const char *name, __u64 c, __u64 m, __u64 h, __u64 w,
 		exit(1);
 	}
 	free(src);
+}
+
+/*
+ * A 1x3 convolution of @c channels to 4 over an @h x @w map padded by @pl
+ * and @pr columns, whose X starts the data BO (@at_end 0: before any
+ * other tensor) or ends it, so that X has unmapped pages before or after
+ * it in vnpu.ko: the device reads nothing outside X's rows.
+ */
+static void conv_edge(const char *name, __u64 c, __u64 h, __u64 w, __u32 pl,
+		      __u32 pr, int at_end)
+{
+	struct vnpu_layer_conv a = { .group = 1, .flags = VNPU_LAYER_F_BIAS };
+	__u64 dx[4] = { 1, c, h, w }, dw[4] = { 4, c, 1, 3 }, m = 4;
+	__u64 dy[4] = { 1, 4, h, w + pl + pr - 2 }, i, n = c * h * w;
+	struct layer *l;
+
+	a.kernel[0] = 1;
+	a.kernel[1] = 3;
+	a.stride[0] = a.stride[1] = 1;
+	a.dilation[0] = a.dilation[1] = 1;
+	a.pad_begin[1] = pl;
+	a.pad_end[1] = pr;
+	l = add(name, VNPU_LAYER_CONV, &a, sizeof(a));
+	l->t[0] = tensor(VNPU_DTYPE_F32, 4, dx, !at_end);
+	if (at_end) {
+		/* Moved to the arena's end: its room stays unused. */
+		if (arena_end - arena_used < n * 4) {
+			fprintf(stderr, "npu-vs-cpu: arena too small\n");
+			exit(1);
+		}
+		arena_end -= n * 4;
+		l->t[0].offset = arena_end;
+		for (i = 0; i < n; i++)
+			((float *)(arena + arena_end))[i] = frand();
+	}
+	l->t[1] = tensor(VNPU_DTYPE_F32, 4, dw, 1);
+	l->t[2] = tensor(VNPU_DTYPE_F32, 1, &m, 1);
+	l->t[3] = tensor(VNPU_DTYPE_F32, 4, dy, 0);
+	l->n = 4;
 }
 
 /*
@@ -486,6 +526,14 @@ static void build_layers(void)
 	size_t i;
 	struct layer *l;
 
+	/*
+	 * Padded rows of 8 to 64 columns (the AVX2 window's vectors) at the
+	 * data BO's ends: the first layer's X at offset 0, pads of 7 (a
+	 * ConvTranspose's) before and after the inputs, openWakeWord's 1x3.
+	 */
+	conv_edge("conv 1x3 pad 7,7 at the BO's start", 3, 5, 10, 7, 7, 0);
+	conv_edge("conv 1x3 pad 0,7 at the BO's end", 3, 5, 10, 0, 7, 1);
+	conv_edge("conv 1x3 pad 1,1 at the BO's end", 8, 6, 16, 1, 1, 1);
 	gemm("gemm packed", 77, 53, 300, 1, VNPU_ACT_RELU, VNPU_DTYPE_F32);
 	attention("attention");
 	gemm("gemm", 100, 130, 40, 0, VNPU_ACT_SIGMOID, VNPU_DTYPE_F32);

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /* GEMM, CONV and POOL against plain loops. */
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include "engine_test.h"
 #include "ksft_main.h"
 
@@ -247,7 +250,29 @@ struct conv_case {
 	__u64 n, c, h, w, m;
 	__u32 group, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
 	__u32 flags, act;
+	int guard;	/* X against an unmapped page: 1 before it, 2 after it */
 };
+
+/*
+ * @bytes in pages of their own between two unmapped ones, starting a page
+ * (@at_end 0) or ending one: a read past either end faults. The mapping
+ * to unmap is *@map, *@map_size bytes.
+ */
+static void *guarded_alloc(size_t bytes, int at_end, void **map, size_t *map_size)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), in = (bytes + pg - 1) / pg * pg;
+	unsigned char *p;
+
+	*map_size = in + 2 * pg;
+	p = mmap(NULL, *map_size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	*map = p;
+	if (mprotect(p, pg, PROT_NONE) || mprotect(p + pg + in, pg, PROT_NONE))
+		return NULL;
+	return p + pg + (at_end ? in - bytes : 0);
+}
 
 static void conv_case_run(struct __test_metadata *_metadata, const struct conv_case *cc)
 {
@@ -256,9 +281,9 @@ static void conv_case_run(struct __test_metadata *_metadata, const struct conv_c
 	__u64 oh, ow, dx[4], dw_[4], dy[4], kt, cg = cc->c / cc->group;
 	__u64 mg = cc->m / cc->group, packed_size;
 	float *x, *w, *bias = NULL, *res = NULL, *y, *ref, *packed = NULL;
-	void *data[5];
+	void *data[5], *map = NULL;
 	__u32 n = 0, r = cc->one_d ? 3 : 4;
-	size_t img, m, i, j;
+	size_t img, m, i, j, map_size = 0;
 	char name[160];
 
 	oh = (cc->h + cc->pt + cc->pb - cc->dh * (cc->kh - 1) - 1) / cc->sh + 1;
@@ -274,7 +299,12 @@ static void conv_case_run(struct __test_metadata *_metadata, const struct conv_c
 		dy[2] = oh; dy[3] = ow;
 	}
 	t[n] = et_dense(VNPU_DTYPE_F32, r, dx);
-	x = malloc(et_bytes(&t[n]));
+	if (cc->guard) {
+		x = guarded_alloc(et_bytes(&t[n]), cc->guard == 2, &map, &map_size);
+		ASSERT_NE(NULL, x);
+	} else {
+		x = malloc(et_bytes(&t[n]));
+	}
 	et_fill_f32(x, et_bytes(&t[n]) / 4);
 	data[n++] = x;
 	t[n] = et_dense(VNPU_DTYPE_F32, r, dw_);
@@ -346,16 +376,19 @@ static void conv_case_run(struct __test_metadata *_metadata, const struct conv_c
 	at.pad_end[1] = cc->pr;
 	at.act.func = cc->act;
 	snprintf(name, sizeof(name),
-		 "conv%s n%llu c%llu %llux%llu m%llu g%u k%ux%u s%u,%u d%u,%u p%u,%u,%u,%u f%u",
+		 "conv%s n%llu c%llu %llux%llu m%llu g%u k%ux%u s%u,%u d%u,%u p%u,%u,%u,%u f%u g%d",
 		 cc->one_d ? "1d" : "2d", (unsigned long long)cc->n,
 		 (unsigned long long)cc->c, (unsigned long long)cc->h,
 		 (unsigned long long)cc->w, (unsigned long long)cc->m, cc->group,
 		 cc->kh, cc->kw, cc->sh, cc->sw, cc->dh, cc->dw, cc->pt, cc->pl,
-		 cc->pb, cc->pr, cc->flags);
+		 cc->pb, cc->pr, cc->flags, cc->guard);
 	EXPECT_EQ(0,
 		  et_layer_f32(name, VNPU_LAYER_CONV, t, data, n, &at, sizeof(at), ref,
 			       2e-5 * sqrt((double)kt + 1), 1e-4));
-	free(x);
+	if (map)
+		munmap(map, map_size);
+	else
+		free(x);
 	free(w);
 	free(bias);
 	free(res);
@@ -525,6 +558,22 @@ static void test_conv(struct __test_metadata *_metadata)
 		{ 0, 2, 6, 50, 400, 6, 2, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 0, 0 },
 		{ 0, 1, 3, 60, 500, 4, 1, 5, 5, 3, 3, 1, 1, 2, 2, 2, 2, 0, 0 },
 		{ 0, 1, 5, 12, 600, 6, 1, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0, 0, 0 },
+		/*
+		 * Padded rows of 8 to 64 columns (the AVX2 window's vectors),
+		 * X between unmapped pages, its first row starting one, its
+		 * last ending one: no read leaves a row's inputs. Pads of 7
+		 * (a ConvTranspose's) before or after the inputs, both, the
+		 * widest such row, openWakeWord's 1x3, and runs of 5 inputs
+		 * in rows of 8 and 9 columns.
+		 */
+		{ 0, 1, 2, 5, 10, 3, 1, 1, 3, 1, 1, 1, 1, 0, 7, 0, 7, 0, 0, 1 },
+		{ 0, 1, 2, 5, 10, 3, 1, 1, 3, 1, 1, 1, 1, 0, 0, 0, 7, 0, 0, 2 },
+		{ 0, 1, 2, 4, 12, 3, 1, 3, 3, 1, 1, 1, 1, 1, 2, 1, 5, 0, 0, 1 },
+		{ 0, 1, 2, 4, 12, 3, 1, 3, 3, 1, 1, 1, 1, 1, 2, 1, 5, 0, 0, 2 },
+		{ 0, 1, 3, 9, 61, 4, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 3, 0, 0, 2 },
+		{ 0, 1, 4, 6, 16, 5, 1, 1, 3, 1, 1, 1, 1, 0, 1, 0, 1, 0, 0, 1 },
+		{ 0, 1, 3, 4, 5, 4, 1, 3, 3, 1, 1, 1, 1, 1, 3, 1, 3, 0, 0, 1 },
+		{ 0, 1, 3, 4, 5, 4, 1, 3, 3, 1, 1, 1, 1, 1, 1, 1, 4, 0, 0, 2 },
 	};
 	static const __u32 flag_sets[] = { 0, B, B | R, B | R | P, P };
 	size_t i, f;
