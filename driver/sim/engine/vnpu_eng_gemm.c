@@ -53,6 +53,59 @@ void copy_f32(float *dst, const float *src, __u64 n)
 		dst[i] = src[i];
 }
 
+#ifdef ENG_FMA
+/*
+ * Columns @x to @x + 7 of a window row: column q is input @first + q of
+ * @row where q lies in [@lo, @hi) (at least 8 columns), zero elsewhere.
+ * Read inside [@lo, @hi) only: a vector loaded there (at @x itself when
+ * it lies inside), its lanes moved back by vpermps and those outside
+ * cleared. Not masked loads: AMD leaves faults on masked-off lanes to the
+ * implementation, and QEMU's TCG takes them (vnpu.ko faulted on a row
+ * that started a page after an unmapped one).
+ */
+static inline v8sf vload_run(const float *row, __s64 first, __s64 x,
+			     __s64 lo, __s64 hi)
+{
+	const v8si i = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	__s64 b = x < lo ? lo : x > hi - 8 ? hi - 8 : x;
+	v8si c = i + (int)x, m = (c >= (int)lo) & (c < (int)hi);
+	v8sf v;
+
+	if (b == x)
+		return vload(row + first + x);
+	v = __builtin_ia32_permvarsf256(vload(row + first + b),
+					i + (int)(x - b));
+	return (v8sf)((v8si)v & m);
+}
+
+/* Lane i of @a (@h clear) or @b (@h set), at @j[i] of 0-7. */
+static inline v8sf vpick2(v8sf a, v8sf b, v8si j, v8si h)
+{
+	return __builtin_ia32_blendvps256(__builtin_ia32_permvarsf256(a, j),
+					  __builtin_ia32_permvarsf256(b, j),
+					  (v8sf)h);
+}
+#endif
+
+/*
+ * copy_f32() inline, for short runs (an output row of a small map): whole
+ * vectors, the last ending at the run's end over the one before (masked
+ * stores are slow on AMD's cores).
+ */
+static inline void copy_run_f32(float *dst, const float *src, __u64 n)
+{
+	__u64 i = 0;
+
+	if (n < 8) {
+		for (; i < n; i++)
+			dst[i] = src[i];
+		return;
+	}
+	for (; i + 8 < n; i += 8)
+		vstore(dst + i, vload(src + i));
+	vstore(dst + n - 8, vload(src + n - 8));
+}
+
 void zero_f32(float *dst, __u64 n)
 {
 	const v8sf z = {};
@@ -759,6 +812,36 @@ static void tile_scatter(const struct eng_slice *s, float *y, __u64 qc,
 	float *next = y - qc + ow;
 	int r;
 
+#ifdef ENG_FMA
+	/*
+	 * The columns that are outputs, [0, lo) and [hi, ENG_NR), are a run
+	 * of @n at @y (next == y + lo): per row, two vectors of it picked
+	 * from the tile's two, the first 8 and the last 8, stored over each
+	 * other (masked stores are slow on AMD's cores).
+	 */
+	__s64 n = (__s64)(lo + (hi < ENG_NR ? ENG_NR - hi : 0));
+
+	if (qc < ow && n >= 8) {
+		const v8si i = { 0, 1, 2, 3, 4, 5, 6, 7 };
+		v8si j0 = i, j1 = i + (int)(n - 8), h0, h1;
+		__s64 g = (__s64)(hi - lo);
+
+		j0 += (j0 >= (int)lo) & (int)g;
+		j1 += (j1 >= (int)lo) & (int)g;
+		h0 = j0 >= 8;
+		h1 = j1 >= 8;
+		j0 &= 7;
+		j1 &= 7;
+		for (r = 0; r < ENG_MR; r++, t += ENG_NR) {
+			v8sf a = vload(t), b = vload(t + 8);
+			float *d = y + (__s64)r * s->out_rs;
+
+			vstore(d, vpick2(a, b, j0, h0));
+			vstore(d + n - 8, vpick2(a, b, j1, h1));
+		}
+		return;
+	}
+#endif
 	for (r = 0; r < ENG_MR; r++, t += ENG_NR) {
 		copy_f32(y + (__s64)r * s->out_rs, t, lo);
 		if (hi < ENG_NR)
@@ -1478,8 +1561,8 @@ void block_flush(const struct gemm_out *o, const struct gemm_epi *e,
 			if (qc >= o->ow)
 				continue;
 			if (whole)
-				copy_f32(y + row * o->ow + qc, t + (c - c0),
-					 eng_min(len, o->ow - qc));
+				copy_run_f32(y + row * o->ow + qc, t + (c - c0),
+					     eng_min(len, o->ow - qc));
 			else
 				flush_seg(o, e, f, r, c, row * o->ow + qc,
 					  (__u32)eng_min(len, o->ow - qc));
@@ -2734,6 +2817,33 @@ static void conv_window_rows_f32(const struct conv_job *cj, __u64 c, __u64 r0,
 	__u64 wq = eng_conv_wq(&cj->s, at), lo, hi, r, x;
 
 	valid_span(first, 1, cj->s.w, wq, &lo, &hi);
+#ifdef ENG_FMA
+	/*
+	 * Rows of a small map, at least 8 of whose columns are inputs: each
+	 * in vectors of 8 read inside the row's run (vload_run()), the last
+	 * ending at the row's end over the one before.
+	 */
+	if (wq >= 8 && wq <= 64 && hi - lo >= 8) {
+		for (r = 0; r < rows; r++, d += wq) {
+			const float *src;
+
+			ih = (__s64)(r0 + r) - at->pad_begin[0];
+			if (ih < 0 || ih >= (__s64)cj->s.h) {
+				for (x = 0; x + 8 < wq; x += 8)
+					vstore(d + x, vbcast(0.0f));
+				vstore(d + wq - 8, vbcast(0.0f));
+				continue;
+			}
+			src = xc + ih * cj->xs[1];
+			for (x = 0; x + 8 < wq; x += 8)
+				vstore(d + x, vload_run(src, first, (__s64)x,
+							(__s64)lo, (__s64)hi));
+			vstore(d + wq - 8, vload_run(src, first, (__s64)(wq - 8),
+						     (__s64)lo, (__s64)hi));
+		}
+		return;
+	}
+#endif
 	for (r = 0; r < rows; r++, d += wq) {
 		ih = (__s64)(r0 + r) - at->pad_begin[0];
 		if (ih < 0 || ih >= (__s64)cj->s.h) {
