@@ -361,22 +361,27 @@ static vnpu_status pack_qconv(struct cstate *s, int32_t w, int32_t *zp, int64_t 
 	uint64_t cols = (uint64_t)(vnpu_tinfo_elems(wi) / wi->dims[0]);
 	uint64_t size = vnpu_eng_packed_size(layout, (uint64_t)group, rows, cols);
 	int64_t n = vnpu_tinfo_elems(wi), nz = vnpu_tinfo_elems(zi);
-	int8_t *src, *buf;
+	const uint8_t *w8 = wi->data;
+	bool u8 = wi->type == VNPU_TYPE_U8;
+	int8_t *src = NULL, *buf;
 	vnpu_status st;
 
 	if (!size)
 		return UNSUP(s, "weights too large to pack");
-	src = malloc((size_t)n + 1);
-	buf = calloc(size, 1);
-	if (!src || !buf) {
+	/* Packed where the program keeps its weights: no copy at placement. */
+	buf = cs_weights_alloc(s, size);
+	/* i8 weights pack as they are; u8 ones moved down by 128 first. */
+	if (u8)
+		src = malloc((size_t)n + 1);
+	if (!buf || (u8 && !src)) {
 		free(src);
-		free(buf);
+		cs_weights_free(s, buf);
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory packing weights");
 	}
-	for (int64_t i = 0; i < n; i++)
-		src[i] = (int8_t)(wi->type == VNPU_TYPE_U8 ?
-				  ((const uint8_t *)wi->data)[i] - 128 : ((const int8_t *)wi->data)[i]);
-	vnpu_eng_pack(layout, src, (uint64_t)group, rows, cols, buf);
+	for (int64_t i = 0; u8 && i < n; i++)
+		src[i] = (int8_t)(w8[i] - 128);
+	vnpu_eng_pack(layout, u8 ? (const void *)src : wi->data, (uint64_t)group, rows, cols,
+		      buf);
 	free(src);
 	st = cs_add_const(s, VNPU_TYPE_I8, 1, (const int64_t[]){ (int64_t)size }, buf, packed);
 	if (st || wi->type == VNPU_TYPE_I8)
