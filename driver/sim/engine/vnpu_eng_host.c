@@ -267,9 +267,9 @@ void *vnpu_eng_host_alloc(__u64 size)
 		return p;
 	}
 	/* Map one huge page more and keep the aligned part. */
-	len = host_map_size(size);
-	if (len > SIZE_MAX - align)
+	if (size > SIZE_MAX - 2 * align)
 		return NULL;
+	len = host_map_size(size);
 	p = mmap(NULL, len + align, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)

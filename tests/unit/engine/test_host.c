@@ -2,7 +2,8 @@
 /*
  * The engine's host memory (vnpu_eng_host_alloc()): sizes around the huge
  * page threshold come back aligned, zero and whole, also when the memory
- * was written and freed just before; scratch sizes round as documented.
+ * was written and freed just before; sizes whose page rounding would wrap
+ * are refused; scratch sizes round as documented.
  * VNPU_ENGINE_ISA: a known value caps the features (bf16 takes the
  * AVX512-BF16 kernels where the CPU has them, whether they pay or not),
  * another one caps nothing and is said once on stderr.
@@ -102,6 +103,10 @@ TEST(host)
 	for (round = 0; round < 2; round++)
 		for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 			check_block(_metadata, sizes[i]);
+	/* A size within a huge page of the top would wrap as it is rounded. */
+	EXPECT_EQ(NULL, vnpu_eng_host_alloc(~0ull));
+	EXPECT_EQ(NULL, vnpu_eng_host_alloc(~0ull - 4095));
+	EXPECT_EQ(NULL, vnpu_eng_host_alloc(~0ull - VNPU_ENG_HOST_HUGE));
 	for (i = 0; i < sizeof(scratch) / sizeof(scratch[0]); i++) {
 		EXPECT_EQ(scratch[i][1], vnpu_eng_host_scratch_size(scratch[i][0]))
 			TH_LOG("scratch of %llu bytes takes %llu, not %llu",
