@@ -13,7 +13,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include <drm/vnpu_cmd.h>
 
@@ -50,46 +49,19 @@ void vnpu_program_weights_free(struct vnpu_program *p)
 	p->weights = NULL;
 }
 
-/* Whole small pages, as vnpu_eng_host_alloc() maps a huge allocation. */
-static uint64_t weights_map_size(uint64_t size)
-{
-	return (size + 4095) & ~4095ull;
-}
-
 void *vnpu_program_weights_reserve(uint64_t cap)
 {
-	uint64_t align = VNPU_ENG_HOST_HUGE, head;
-	unsigned char *p;
-
-	cap = weights_map_size(cap);
-	if (!cap || cap > SIZE_MAX - align)
-		return NULL;
-	p = mmap(NULL, cap + align, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	head = (align - (uintptr_t)p % align) % align;
-	if (head)
-		munmap(p, head);
-	munmap(p + head + cap, align - head);
-	p += head;
-	madvise(p, cap, MADV_HUGEPAGE);	/* a hint: fine where unsupported */
-	return p;
+	return vnpu_eng_host_reserve(cap);
 }
 
 void vnpu_program_weights_keep(void *base, uint64_t cap, uint64_t size)
 {
-	uint64_t keep = weights_map_size(size);
-
-	cap = weights_map_size(cap);
-	if (keep < cap)
-		munmap((unsigned char *)base + keep, cap - keep);
+	vnpu_eng_host_trim(base, cap, size);
 }
 
 void vnpu_program_weights_release(void *base, uint64_t cap)
 {
-	if (base)
-		munmap(base, weights_map_size(cap));
+	vnpu_eng_host_free(base, cap);
 }
 
 void vnpu_program_free(struct vnpu_program *p)

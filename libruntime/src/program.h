@@ -118,7 +118,8 @@ void vnpu_program_weights_free(struct vnpu_program *p);
  * Address space for weights of up to @cap bytes, on a huge page boundary
  * and zero: nothing is committed until written, so that a compiler can
  * make its constants where the weights will be and place them there
- * without a copy. NULL when the system refuses. Of a reservation,
+ * without a copy (vnpu_eng_host_reserve()). NULL for a @cap under
+ * VNPU_ENG_HOST_HUGE or when the system refuses. Of a reservation,
  * vnpu_program_weights_keep() keeps the first @size bytes (at least
  * VNPU_ENG_HOST_HUGE) as memory vnpu_program_weights_alloc(@size) would
  * have given, returning the rest; vnpu_program_weights_release() returns

@@ -255,23 +255,20 @@ static __u64 host_map_size(__u64 size)
 	return (size + 4095) & ~4095ull;
 }
 
-void *vnpu_eng_host_alloc(__u64 size)
+/*
+ * @size bytes (whole small pages) mapped on a huge page boundary: map one
+ * huge page more and keep the aligned part. @flags adds to the mapping's.
+ */
+static void *host_map_huge(__u64 size, int flags)
 {
 	__u64 align = VNPU_ENG_HOST_HUGE, len, head;
 	unsigned char *p;
 
-	if (size < VNPU_ENG_HOST_HUGE) {
-		p = aligned_alloc(64, size ? (size + 63) & ~63ull : 64);
-		if (p)
-			memset(p, 0, size);
-		return p;
-	}
-	/* Map one huge page more and keep the aligned part. */
 	if (size > SIZE_MAX - 2 * align)
 		return NULL;
 	len = host_map_size(size);
 	p = mmap(NULL, len + align, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		 MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
 	head = (align - (uintptr_t)p % align) % align;
@@ -281,6 +278,34 @@ void *vnpu_eng_host_alloc(__u64 size)
 	p += head;
 	madvise(p, len, MADV_HUGEPAGE);	/* a hint: fine where unsupported */
 	return p;
+}
+
+void *vnpu_eng_host_alloc(__u64 size)
+{
+	unsigned char *p;
+
+	if (size < VNPU_ENG_HOST_HUGE) {
+		p = aligned_alloc(64, size ? (size + 63) & ~63ull : 64);
+		if (p)
+			memset(p, 0, size);
+		return p;
+	}
+	return host_map_huge(size, 0);
+}
+
+void *vnpu_eng_host_reserve(__u64 size)
+{
+	if (size < VNPU_ENG_HOST_HUGE)
+		return NULL;
+	return host_map_huge(size, MAP_NORESERVE);
+}
+
+void vnpu_eng_host_trim(void *mem, __u64 size, __u64 keep)
+{
+	__u64 len = host_map_size(size), kept = host_map_size(keep);
+
+	if (kept < len)
+		munmap((unsigned char *)mem + kept, len - kept);
 }
 
 void vnpu_eng_host_free(void *mem, __u64 size)

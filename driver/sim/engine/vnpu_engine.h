@@ -430,6 +430,33 @@ void vnpu_eng_host_free(void *mem, __u64 size);
 #define VNPU_ENG_HOST_HUGE (2ull << 20)
 
 /**
+ * vnpu_eng_host_reserve() - address space for up to @size bytes; host
+ * builds only
+ * @size: bytes, at least %VNPU_ENG_HOST_HUGE
+ *
+ * Mapped as vnpu_eng_host_alloc() maps a huge allocation, zero, but with
+ * nothing committed until written (MAP_NORESERVE): a producer whose final
+ * size is not known yet writes into it in place. vnpu_eng_host_trim() then
+ * returns the pages past what it kept.
+ *
+ * Return: the memory, freed with vnpu_eng_host_free() and the same @size
+ * (or the @keep of a trim), or NULL for a smaller @size or when the
+ * system refuses.
+ */
+void *vnpu_eng_host_reserve(__u64 size);
+
+/**
+ * vnpu_eng_host_trim() - keep the start of a reservation
+ * @mem: from vnpu_eng_host_reserve(@size)
+ * @size: the reservation's size
+ * @keep: bytes to keep, at least %VNPU_ENG_HOST_HUGE
+ *
+ * Afterwards @mem is what vnpu_eng_host_alloc(@keep) would have given,
+ * freed with vnpu_eng_host_free(@mem, @keep).
+ */
+void vnpu_eng_host_trim(void *mem, __u64 size, __u64 keep);
+
+/**
  * vnpu_eng_host_scratch_size() - what to allocate for a tile's scratch of
  * @size bytes: from 64 KiB on, a whole huge page at least. The packed
  * GEMM panels live there; in huge pages GEMM 1024^3 gains about another

@@ -4,13 +4,18 @@
  * page threshold come back aligned, zero and whole, also when the memory
  * was written and freed just before; sizes whose page rounding would wrap
  * are refused; scratch sizes round as documented.
+ * A reservation (vnpu_eng_host_reserve()) is refused under the huge page
+ * size, is aligned and zero, and after a trim keeps exactly the pages a
+ * vnpu_eng_host_alloc() of the kept size would have.
  * VNPU_ENGINE_ISA: a known value caps the features (bf16 takes the
  * AVX512-BF16 kernels where the CPU has them, whether they pay or not),
  * another one caps nothing and is said once on stderr.
  * vnpu_eng_bf16_pays() on the cores with AVX512-BF16 and a few without,
  * whatever CPU runs the test.
  */
+#include <errno.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,6 +45,50 @@ static void check_block(struct __test_metadata *_metadata, __u64 size)
 	EXPECT_TRUE(!size || (p[0] == 0xa5 && p[size - 1] == 0xa5))
 		TH_LOG("host alloc of %llu bytes is not writable", (unsigned long long)size);
 	vnpu_eng_host_free(p, size);
+}
+
+/* Whether the page at @p is mapped: mincore() says ENOMEM where not. */
+static int page_mapped(const void *p)
+{
+	unsigned char vec;
+	void *page = (void *)((uintptr_t)p & ~(uintptr_t)4095);
+
+	return mincore(page, 4096, &vec) == 0 || errno != ENOMEM;
+}
+
+TEST(reserve)
+{
+	static const __u64 keeps[] = {
+		VNPU_ENG_HOST_HUGE, VNPU_ENG_HOST_HUGE + 1, 2 * VNPU_ENG_HOST_HUGE + 4095,
+		8 * VNPU_ENG_HOST_HUGE,
+	};
+	const __u64 size = 8 * VNPU_ENG_HOST_HUGE;
+	size_t i;
+
+	EXPECT_EQ(NULL, vnpu_eng_host_reserve(0));
+	EXPECT_EQ(NULL, vnpu_eng_host_reserve(VNPU_ENG_HOST_HUGE - 1));
+	EXPECT_EQ(NULL, vnpu_eng_host_reserve(~0ull));
+	EXPECT_EQ(NULL, vnpu_eng_host_reserve(~0ull - 4095));
+	for (i = 0; i < ARRAY_SIZE(keeps); i++) {
+		__u64 keep = keeps[i], end = (keep + 4095) & ~4095ull;
+		unsigned char *p = vnpu_eng_host_reserve(size);
+
+		ASSERT_NE(NULL, p);
+		EXPECT_EQ(0, (uintptr_t)p % VNPU_ENG_HOST_HUGE);
+		EXPECT_EQ(0, p[0] | p[keep - 1] | p[size - 1]);
+		memset(p, 0x5a, keep);
+		vnpu_eng_host_trim(p, size, keep);
+		EXPECT_TRUE(p[0] == 0x5a && p[keep - 1] == 0x5a)
+			TH_LOG("keep %llu: the kept bytes changed", (unsigned long long)keep);
+		EXPECT_TRUE(page_mapped(p + end - 1));
+		if (end < size)
+			EXPECT_FALSE(page_mapped(p + end))
+				TH_LOG("keep %llu: the page after the kept ones is still mapped",
+				       (unsigned long long)keep);
+		vnpu_eng_host_free(p, keep);
+		EXPECT_FALSE(page_mapped(p))
+			TH_LOG("keep %llu: freed, still mapped", (unsigned long long)keep);
+	}
 }
 
 /*
