@@ -1427,6 +1427,23 @@ typedef signed char v16qi_qu __attribute__((vector_size(16), aligned(1), may_ali
 typedef int v8si_qa __attribute__((vector_size(32), aligned(32), may_alias));
 
 /*
+ * 16 bytes as 16-bit values, zero-extended (q_zx16()) or sign-extended
+ * (q_sx16()): one vpmovzxbw / vpmovsxbw, where GCC converts each half
+ * and joins them.
+ */
+typedef char v16qc_q __attribute__((vector_size(16)));
+
+static __attribute__((__always_inline__)) inline v16hi_q q_zx16(v16qu_q b)
+{
+	return (v16hi_q)__builtin_ia32_pmovzxbw256((v16qc_q)b);
+}
+
+static __attribute__((__always_inline__)) inline v16hi_q q_sx16(v16qu_q b)
+{
+	return (v16hi_q)__builtin_ia32_pmovsxbw256((v16qc_q)b);
+}
+
+/*
  * ---- The AVX2 tile: exact sums with vpmaddwd --------------------------
  *
  * AVX2 has no vpdpbusd, and vpmaddubsw's 16-bit pair sums saturate on
@@ -2535,9 +2552,9 @@ static void qdw_widen(const __u8 *s, __s16 *d, __u64 n, int s8)
 		__asm__("" : "+x"(b));
 #endif
 		if (s8)
-			*(v16hi_qu *)(d + i) = __builtin_convertvector((v16qi_q)b, v16hi_q);
+			*(v16hi_qu *)(d + i) = q_sx16(b);
 		else
-			*(v16hi_qu *)(d + i) = __builtin_convertvector(b, v16hi_q);
+			*(v16hi_qu *)(d + i) = q_zx16(b);
 	}
 }
 
@@ -2776,11 +2793,13 @@ struct qdw8 {
 
 /*
  * An 8x8 byte transpose: byte j of row i (8 bytes at @s + i * @ss) to
- * byte i of row j (at @d + j * @ds): byte, 16-bit and 32-bit interleaves.
+ * byte i of row j, rows 2k and 2k + 1 in @o[k]: byte, 16-bit and 32-bit
+ * interleaves.
  */
-static void q_tr8(const __u8 *s, __s64 ss, __u8 *d, __s64 ds)
+static __attribute__((__always_inline__)) inline
+void q_tr8v(const __u8 *s, __s64 ss, v16qu_q *o)
 {
-	v16qu_q t[4], u[4], o;
+	v16qu_q t[4], u[4];
 	__u64 i;
 
 	for (i = 0; i < 4; i++) {
@@ -2802,22 +2821,43 @@ static void q_tr8(const __u8 *s, __s64 ss, __u8 *d, __s64 ds)
 		v16qu_q lo = u[i / 2], hi = u[2 + i / 2];
 
 		if (i % 2)
-			o = __builtin_shufflevector(lo, hi, 8, 9, 10, 11, 24, 25, 26, 27,
-						    12, 13, 14, 15, 28, 29, 30, 31);
+			o[i] = __builtin_shufflevector(lo, hi, 8, 9, 10, 11, 24, 25, 26, 27,
+						       12, 13, 14, 15, 28, 29, 30, 31);
 		else
-			o = __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 16, 17, 18, 19,
-						    4, 5, 6, 7, 20, 21, 22, 23);
-		*(v8qu_qu *)(d + 2 * i * ds) = __builtin_shufflevector(o, o, 0, 1, 2, 3,
-								       4, 5, 6, 7);
-		*(v8qu_qu *)(d + (2 * i + 1) * ds) = __builtin_shufflevector(o, o, 8, 9, 10, 11,
-									     12, 13, 14, 15);
+			o[i] = __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 16, 17, 18, 19,
+						       4, 5, 6, 7, 20, 21, 22, 23);
+	}
+}
+
+/* The low (@hi 0) or high 8 bytes of @o at @d. */
+static __attribute__((__always_inline__)) inline
+void q_half8(v16qu_q o, int hi, __u8 *d)
+{
+	if (hi)
+		*(v8qu_qu *)d = __builtin_shufflevector(o, o, 8, 9, 10, 11, 12, 13, 14, 15);
+	else
+		*(v8qu_qu *)d = __builtin_shufflevector(o, o, 0, 1, 2, 3, 4, 5, 6, 7);
+}
+
+/* q_tr8v() with row j at @d + j * @ds. */
+static void q_tr8(const __u8 *s, __s64 ss, __u8 *d, __s64 ds)
+{
+	v16qu_q o[4];
+	__u64 i;
+
+	q_tr8v(s, ss, o);
+	for (i = 0; i < 4; i++) {
+		q_half8(o[i], 0, d + 2 * i * ds);
+		q_half8(o[i], 1, d + (2 * i + 1) * ds);
 	}
 }
 
 /*
  * @v.t from channels [@g, @g + 8) of image @img: padding is x's zero
  * point; a row of 8 inputs or more moves 8 columns at a time (q_tr8(),
- * the last 8 overlapping the others), a shorter one a byte at a time.
+ * the last 8 overlapping the others), shorter rows of a dense plane of 8
+ * inputs or more 8 positions of the plane at a time (q_tr8v(), each to
+ * its padded place), others a byte at a time.
  */
 static void qdw8_gather(const struct eng_qconv *q, const struct qdw8 *v,
 			__u64 img, __u64 g)
@@ -2826,10 +2866,11 @@ static void qdw8_gather(const struct eng_qconv *q, const struct qdw8 *v,
 	const struct vnpu_cmd_tensor *x = &q->l->t[0];
 	__s64 xsh = x->rank == 4 ? x->strides[2] : 0, cs = x->strides[1];
 	__u64 top = a->pad_begin[0], left = a->pad_begin[1];
-	__u64 h = q->s.h, w = q->s.w, ri, ci, c;
+	__u64 h = q->s.h, w = q->s.w, ri, ci, c, p, i;
 	const __u8 *xc = (const __u8 *)q->l->data[0] + (__s64)img * x->strides[0] +
 			 (__s64)g * cs;
 	__u64 pad = 0x0101010101010101ull * (__u8)(q->xz ^ q->flip);
+	int flat = x->rank == 4 && xsh == (__s64)w && w < 8 && h * w >= 8;
 
 	for (ri = 0; ri < v->hp; ri++) {
 		__u64 *d = (__u64 *)(v->t + ri * v->wq * 8);
@@ -2844,6 +2885,8 @@ static void qdw8_gather(const struct eng_qconv *q, const struct qdw8 *v,
 			d[ci] = pad;
 		for (ci = left + w; ci < v->wq; ci++)
 			d[ci] = pad;
+		if (flat)
+			continue;
 		if (w < 8) {
 			__u8 *b = (__u8 *)(d + left);
 
@@ -2855,6 +2898,25 @@ static void qdw8_gather(const struct eng_qconv *q, const struct qdw8 *v,
 		for (ci = 0; ci < w; ci += 8) {
 			ci = eng_min(ci, w - 8);
 			q_tr8(xr + ci, cs, (__u8 *)(d + left + ci), 8);
+		}
+	}
+	if (!flat)
+		return;
+	for (p = 0; p < h * w; p += 8) {
+		v16qu_q o[4];
+
+		__u8 *d;
+
+		p = eng_min(p, h * w - 8);
+		q_tr8v(xc + p, cs, o);
+		ci = p % w;
+		d = v->t + ((p / w + top) * v->wq + left + ci) * 8;
+		for (i = 0; i < 8; i++, d += 8) {
+			q_half8(o[i / 2], i % 2, d);
+			if (++ci == w) {
+				ci = 0;
+				d += (v->wq - w) * 8;
+			}
 		}
 	}
 }
@@ -2874,9 +2936,9 @@ static void qdw8_pairs(const struct eng_qconv *q, const struct qdw8 *v)
 #endif
 		if (q->flip)
 			*(v16hi_qa *)(v->pr + 16 * i) =
-				__builtin_convertvector((v16qi_q)b, v16hi_q);
+				q_sx16(b);
 		else
-			*(v16hi_qa *)(v->pr + 16 * i) = __builtin_convertvector(b, v16hi_q);
+			*(v16hi_qa *)(v->pr + 16 * i) = q_zx16(b);
 	}
 }
 
@@ -2914,15 +2976,199 @@ void qdw8_sums(const struct eng_qconv *q, const struct qdw8 *v, __u64 kh,
 		}
 }
 
+/*
+ * qdw8_sums() for a finite multiplier in all eight lanes (no sum is
+ * NaN: no mask), two positions at a time: their sums converted, scaled
+ * and clamped as q_round8() does, packed to 16 bits (in range: exact),
+ * the zero point added there, their low bytes packed and put in order
+ * (vpermd), one 16-byte store (8 for an odd last position).
+ */
+static __attribute__((__always_inline__)) inline
+void qdw8_sums2(const struct eng_qconv *q, const struct qdw8 *v, __u64 kh,
+		__u64 kw)
+{
+	const struct vnpu_layer_conv *a = q->l->attrs;
+	const v16hi_qq lsb = (v16hi_qq){} + 0xff;
+	const v8si_qq oi = { 0, 4, 1, 5, 2, 6, 3, 7 };
+	__u64 sw = a->stride[1], np = (kw + 1) / 2, wq = v->wq;
+	__u64 ow = q->s.ow, n = q->s.oh * ow, e, i, j, col = 0;
+	__s64 step = (__s64)sw * 16, wrap = (__s64)(a->stride[0] * wq - (ow - 1) * sw) * 16;
+	const v8sf_qq lo = (v8sf_qq){} + (float)(q->lo - q->yz);
+	const v8sf_qq hi = (v8sf_qq){} + (float)(q->hi - q->yz);
+	const v16hi_qq z = (v16hi_qq){} + (short)q->yz;
+	const __s16 *s0 = v->pr, *s1;
+	__u8 *out = v->o;
+
+	for (e = 0; e < n; e += 2, out += 16) {
+		v8si_qq a0 = v->fix, a1 = a0, i0, i1, b;
+		v8sf_qq f0, f1;
+		v16hi_qq p;
+
+		s1 = col + 1 < ow ? s0 + step : s0 + wrap;
+		if (e + 1 == n)
+			s1 = s0;
+		for (i = 0; i < kh; i++)
+			for (j = 0; j < np; j++) {
+				v16hi_q wv = *(const v16hi_qa *)(v->w2 + (i * np + j) * 8);
+				__u64 off = (i * wq + 2 * j) * 16;
+
+				v16hi_q x0 = *(const v16hi_qa *)(s0 + off);
+				v16hi_q x1 = *(const v16hi_qa *)(s1 + off);
+
+				a0 += (v8si_qq)__builtin_ia32_pmaddwd256(x0, wv);
+				a1 += (v8si_qq)__builtin_ia32_pmaddwd256(x1, wv);
+#ifndef __clang__
+				/* One sum a tap pair (qdw16_rows()). */
+				__asm__("" : "+x"(a0), "+x"(a1));
+#endif
+			}
+		f0 = __builtin_convertvector(a0, v8sf_qq) * v->mult;
+		f1 = __builtin_convertvector(a1, v8sf_qq) * v->mult;
+		f0 = __builtin_ia32_minps256(__builtin_ia32_maxps256(f0, lo), hi);
+		f1 = __builtin_ia32_minps256(__builtin_ia32_maxps256(f1, lo), hi);
+		i0 = __builtin_ia32_cvtps2dq256(f0);
+		i1 = __builtin_ia32_cvtps2dq256(f1);
+		/* Lane l: i0[4l..4l+3], i1[4l..4l+3]; then their bytes. */
+		p = ((v16hi_qq)__builtin_ia32_packssdw256(i0, i1) + z) & lsb;
+		b = __builtin_ia32_permvarsi256((v8si_qq)__builtin_ia32_packuswb256(p, p), oi);
+		if (e + 1 < n)
+			*(v16qu_qu *)out = __builtin_shufflevector((v32qu_qq)b, (v32qu_qq)b, 0, 1,
+								   2, 3, 4, 5, 6, 7, 8, 9, 10,
+								   11, 12, 13, 14, 15);
+		else
+			*(v8qu_qu *)out = __builtin_shufflevector((v32qu_qq)b, (v32qu_qq)b, 0, 1,
+								  2, 3, 4, 5, 6, 7);
+		/* Two positions on. */
+		col = col + 1 < ow ? col + 1 : 0;
+		if (col + 1 < ow) {
+			s0 = s1 + step;
+			col++;
+		} else {
+			s0 = s1 + wrap;
+			col = 0;
+		}
+	}
+}
+
 static __attribute__((__noinline__))
 void qdw8_sums_k(const struct eng_qconv *q, const struct qdw8 *v)
 {
-	if (q->s.kh == 3 && q->s.kw == 3)
-		qdw8_sums(q, v, 3, 3);
-	else if (q->s.kh == 5 && q->s.kw == 5)
-		qdw8_sums(q, v, 5, 5);
-	else
-		qdw8_sums(q, v, q->s.kh, q->s.kw);
+	v8sf_qq m = v->mult;
+	v8si_qq fin = (v8si_qq)(m - m == 0);
+
+	if (fin[0] & fin[1] & fin[2] & fin[3] & fin[4] & fin[5] & fin[6] & fin[7]) {
+		if (q->s.kh == 3 && q->s.kw == 3)
+			qdw8_sums2(q, v, 3, 3);
+		else if (q->s.kh == 5 && q->s.kw == 5)
+			qdw8_sums2(q, v, 5, 5);
+		else
+			qdw8_sums2(q, v, q->s.kh, q->s.kw);
+		return;
+	}
+	qdw8_sums(q, v, q->s.kh, q->s.kw);
+}
+
+typedef unsigned int v4su_q __attribute__((vector_size(16)));
+
+/* Vectors of two taps of eight channels: windows of up to 7x7, 16 at a time. */
+#define ENG_QDW8_TP	32
+
+/*
+ * @v.w2 and @v.fix of channels [@g, @g + 8): their taps 16 at a time,
+ * 8 channels by 16 bytes transposed (byte, 16-bit and 32-bit
+ * interleaves) to two taps a vector, the 8 channels' bytes of each;
+ * then per tap pair one interleave of two taps, sign-extended, less the
+ * weight zero points (with @wzp, not the missing second of an odd row's
+ * last pair: 0); the sums of the weights from the pairs' 16-bit sums
+ * (|w - wz| <= 255, at most 49 taps a lane). The scalar setup's values.
+ * Reads up to 16 bytes a channel past its taps: the rest of its rows.
+ */
+static void qdw8_weights(const struct eng_qconv *q, struct qdw8 *v, __u64 g,
+			 __s32 xz)
+{
+	__u64 kh = q->s.kh, kw = q->s.kw, k = kh * kw, np = (kw + 1) / 2;
+	__u64 rs = q->p.mp * q->p.k4, tb, c, i, j;
+	const __u8 *w0 = (const __u8 *)q->w + g * rs;
+	v16qu_q tp[ENG_QDW8_TP];
+	v16hi_q wzp = {}, wzl = {}, sum = {};
+	v8si_qq wsum, bias;
+
+	for (tb = 0; tb < k; tb += 16) {
+		v16qu_q r[8], b[8];
+		v8hu_q d[8];
+
+		for (c = 0; c < 8; c++)
+			r[c] = *(const v16qu_qu *)(w0 + c * rs + tb);
+		for (c = 0; c < 4; c++) {
+			b[2 * c] = __builtin_shufflevector(r[2 * c], r[2 * c + 1], 0, 16, 1, 17,
+							   2, 18, 3, 19, 4, 20, 5, 21, 6, 22,
+							   7, 23);
+			b[2 * c + 1] = __builtin_shufflevector(r[2 * c], r[2 * c + 1], 8, 24,
+							       9, 25, 10, 26, 11, 27, 12, 28,
+							       13, 29, 14, 30, 15, 31);
+		}
+		/* b[2c + h]: taps 8h..8h+7 of channels 2c, 2c + 1 (16 bits a tap). */
+		for (c = 0; c < 2; c++) {
+			v8hu_q p0 = (v8hu_q)b[c], p1 = (v8hu_q)b[2 + c];
+			v8hu_q p2 = (v8hu_q)b[4 + c], p3 = (v8hu_q)b[6 + c];
+
+			d[4 * c] = __builtin_shufflevector(p0, p1, 0, 8, 1, 9, 2, 10, 3, 11);
+			d[4 * c + 1] = __builtin_shufflevector(p0, p1, 4, 12, 5, 13, 6, 14, 7, 15);
+			d[4 * c + 2] = __builtin_shufflevector(p2, p3, 0, 8, 1, 9, 2, 10, 3, 11);
+			d[4 * c + 3] = __builtin_shufflevector(p2, p3, 4, 12, 5, 13, 6, 14, 7, 15);
+		}
+		/*
+		 * d[4h + l]: taps 8h + 4l .. 8h + 4l + 3, 32 bits each: channels
+		 * 0-3 (l 0, 1), 4-7 (d[4h + 2 + l]).
+		 */
+		for (c = 0; c < 2; c++)
+			for (i = 0; i < 2; i++) {
+				v4su_q lo = (v4su_q)d[4 * c + i], hi = (v4su_q)d[4 * c + 2 + i];
+
+				tp[tb / 2 + 4 * c + 2 * i] =
+					(v16qu_q)__builtin_shufflevector(lo, hi, 0, 4, 1, 5);
+				tp[tb / 2 + 4 * c + 2 * i + 1] =
+					(v16qu_q)__builtin_shufflevector(lo, hi, 2, 6, 3, 7);
+			}
+	}
+	if (q->need_xsum) {
+		v8si_qq wz;
+
+		for (c = 0; c < 8; c++)
+			wz[c] = qconv_wz(q, g + c);
+		wzl = (v16hi_q)(wz & 0xffff);
+		wzp = (v16hi_q)((wz & 0xffff) | wz << 16);
+	}
+	for (i = 0; i < kh; i++)
+		for (j = 0; j < np; j++) {
+			__u64 t = i * kw + 2 * j;
+			v16qu_q x = tp[t / 2], y = {}, u;
+			v16hi_q pr;
+
+			if (2 * j + 1 == kw && t % 2) {
+				u = __builtin_shufflevector(x, y, 8, 16, 9, 16, 10, 16, 11, 16, 12,
+							    16, 13, 16, 14, 16, 15, 16);
+			} else if (2 * j + 1 == kw) {
+				u = __builtin_shufflevector(x, y, 0, 16, 1, 16, 2, 16, 3, 16, 4, 16,
+							    5, 16, 6, 16, 7, 16);
+			} else if (t % 2) {
+				y = tp[t / 2 + 1];
+				u = __builtin_shufflevector(x, y, 8, 16, 9, 17, 10, 18, 11, 19, 12,
+							    20, 13, 21, 14, 22, 15, 23);
+			} else {
+				u = __builtin_shufflevector(x, x, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12,
+							    5, 13, 6, 14, 7, 15);
+			}
+			pr = q_sx16(u) - (2 * j + 1 == kw ? wzl : wzp);
+			sum += pr;
+			*(v16hi_qa *)(v->w2 + (i * np + j) * 8) = pr;
+		}
+	wsum = (v8si_qq)__builtin_ia32_pmaddwd256(sum, (v16hi_q){} + 1);
+	bias = (v8si_qq){ (__s32)qconv_bias(q, g), (__s32)qconv_bias(q, g + 1),
+			  (__s32)qconv_bias(q, g + 2), (__s32)qconv_bias(q, g + 3),
+			  (__s32)qconv_bias(q, g + 4), (__s32)qconv_bias(q, g + 5),
+			  (__s32)qconv_bias(q, g + 6), (__s32)qconv_bias(q, g + 7) };
+	v->fix = (v8si_qq)((v8su_qq)bias - (__u32)xz * (v8su_qq)wsum);
 }
 
 /* Channels [@g, @g + 8) of image @img (p.dw8). */
@@ -2930,7 +3176,7 @@ static void qdw8_run(struct eng_qconv *q, __u64 img, __u64 g)
 {
 	const struct vnpu_cmd_tensor *y = &q->l->t[q->l->n - 1];
 	const struct vnpu_layer_conv *a = q->l->attrs;
-	__u64 kh = q->s.kh, kw = q->s.kw, n = q->s.oh * q->s.ow, c, i, j, e;
+	__u64 kh = q->s.kh, kw = q->s.kw, n = q->s.oh * q->s.ow, c, e;
 	__s32 xz = q->xz - (q->flip ? 128 : 0);
 	__u8 *sp = q->dw8, *yd;
 	struct qdw8 v;
@@ -2950,23 +3196,10 @@ static void qdw8_run(struct eng_qconv *q, __u64 img, __u64 g)
 		__builtin_prefetch(q->w + (g + c) * q->p.mp * q->p.k4);
 		__builtin_prefetch(q->w + (g + c) * q->p.mp * q->p.k4 + q->p.k4 - 1);
 	}
-	for (c = 0; c < 8; c++) {
-		const __s8 *w = q->w + (g + c) * q->p.mp * q->p.k4;
-		__s32 wz = qconv_wz(q, g + c);
-		__u32 wsum = 0;
-
-		for (i = 0; i < kh; i++)
-			for (j = 0; j < v.np; j++) {
-				__s32 l0 = w[i * kw + 2 * j] - wz;
-				__s32 l1 = 2 * j + 1 < kw ? w[i * kw + 2 * j + 1] - wz : 0;
-
-				wsum += (__u32)l0 + (__u32)l1;
-				v.w2[(i * v.np + j) * 8 + c] =
-					(__s32)((__u32)(__u16)l0 | (__u32)(__u16)l1 << 16);
-			}
-		v.fix[c] = (__s32)(qconv_bias(q, g + c) - (__u32)xz * wsum);
-		v.mult[c] = qconv_mult(q, g + c);
-	}
+	qdw8_weights(q, &v, g, xz);
+	v.mult = (v8sf_qq){ qconv_mult(q, g), qconv_mult(q, g + 1), qconv_mult(q, g + 2),
+			    qconv_mult(q, g + 3), qconv_mult(q, g + 4), qconv_mult(q, g + 5),
+			    qconv_mult(q, g + 6), qconv_mult(q, g + 7) };
 	qdw8_gather(q, &v, img, g);
 	qdw8_pairs(q, &v);
 	qdw8_sums_k(q, &v);
