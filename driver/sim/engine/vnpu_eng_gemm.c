@@ -5313,41 +5313,94 @@ static int pool_planes_fit(const struct eng_layer *l)
 		y->strides[0] == (__s64)(y->dims[1] * y->strides[1]));
 }
 
+#ifdef ENG_FMA
+/*
+ * pool_runs() of one run of eight windows that start at @x + @idx
+ * (floats), their taps gathered.
+ */
+static __attribute__((__always_inline__)) inline int
+pool_gather_runs(const float *x, v8si idx, __u32 k0, __u32 k1, __s64 xsh,
+		 enum pool_how how, v8sf *acc)
+{
+	const v8sf on = (v8sf)(v8si){ -1, -1, -1, -1, -1, -1, -1, -1 };
+	v8sf seen = vbcast(0.0f);
+	__u32 kh, kw;
+
+	*acc = vbcast(how == POOL_SUM ? 0.0f : -(float)m_inf());
+	for (kh = 0; kh < k0; kh++)
+		for (kw = 0; kw < k1; kw++) {
+			v8sf v = __builtin_ia32_gathersiv8sf(vbcast(0.0f),
+							     x + kh * xsh + kw,
+							     idx, on, 4);
+
+			if (how == POOL_FAST) {
+				*acc = __builtin_ia32_maxps256(v, *acc);
+				seen = __builtin_ia32_cmpps256(seen, v, 3);
+			} else {
+				*acc = pool_lane(*acc, v, how == POOL_SUM);
+			}
+		}
+	return how == POOL_FAST ? __builtin_ia32_movmskps256(seen) : 0;
+}
+
+/*
+ * Outputs [@q, @q + @n) of a plane of pool_planes() (@n at least eight),
+ * in rows of @ow_n, shorter than eight: eight at a time across rows, the
+ * last eight again when @n is not a multiple. Window (oh, ow) starts at
+ * @xp + oh * @rstep + ow * stride; @idx[s] holds the starts of outputs
+ * s to s + 7 of the plane, less that of row 0. Each window's taps in
+ * pool_inside()'s order, a max as POOL_FAST (again as POOL_EXACT where a
+ * tap was a NaN), an average's sum divided by @div: the same bits.
+ */
+static void pool_plane_gather(const struct vnpu_layer_pool *at,
+			      const float *xp, __s64 rstep, __s64 xsh,
+			      __u64 ow_n, const v8si *idx, __u64 q, __u64 n,
+			      float *y, float div, struct eng_pacer *pc)
+{
+	__u32 k0 = at->kernel[0], k1 = at->kernel[1];
+	__u64 o, b;
+	v8sf acc;
+
+	for (o = 0; o < n; o += 8) {
+		const float *x;
+
+		if (o + 8 > n)
+			o = n - 8;
+		b = q + o;
+		x = xp + (__s64)(b / ow_n) * rstep;
+		if (at->mode == VNPU_POOL_AVG) {
+			pool_gather_runs(x, idx[b % ow_n], k0, k1, xsh,
+					 POOL_SUM, &acc);
+			acc = acc / vbcast(div);
+		} else if (pool_gather_runs(x, idx[b % ow_n], k0, k1, xsh,
+					    POOL_FAST, &acc)) {
+			pool_gather_runs(x, idx[b % ow_n], k0, k1, xsh,
+					 POOL_EXACT, &acc);
+		}
+		vstore(y + o, acc);
+		eng_pace(pc, 8 * (__u64)k0 * k1);
+	}
+}
+#endif
+
 /*
  * Outputs [@lo, @hi) of a pool pool_planes_fit() takes, an output row's
  * run at a time through pool_inside() (the same reads in the same order
  * as run_pool()'s rows, so the same bits) without a row's setup: small
- * maps are many short rows. Where a plane's windows follow each other in
- * memory (one row high, vertical stride 1, rows of exactly OW * stride
- * and dense planes: openWakeWord's 1x2 pools over rows of 16 to 4 inputs)
- * the outputs are one run, windows a stride apart, planes and rows alike.
+ * maps are many short rows.
  */
-static void pool_planes(const struct eng_layer *l, __u64 lo, __u64 hi,
-			struct eng_pacer *pc)
+static void pool_planes_rows(const struct eng_layer *l, __u64 lo, __u64 hi,
+			     struct eng_pacer *pc)
 {
 	const struct vnpu_layer_pool *at = l->attrs;
 	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[1];
 	__u64 c_n = y->dims[1], oh_n = y->dims[2], ow_n = y->dims[3];
-	__u64 h = x->dims[2], w = x->dims[3], sw = at->stride[1];
-	__u64 taps = (__u64)at->kernel[0] * at->kernel[1];
+	__u64 sw = at->stride[1], taps = (__u64)at->kernel[0] * at->kernel[1];
 	__s64 xsh = x->strides[2], rstep = (__s64)at->stride[0] * xsh;
 	float div = (float)taps, *yr = (float *)l->data[1] + lo;
 	const float *x0 = l->data[0], *xr;
 	__u64 e = lo, run, p, oh, ow;
-	int flat = at->kernel[0] == 1 && at->stride[0] == 1 &&
-		   xsh == (__s64)w && w == ow_n * sw &&
-		   x->strides[1] == (__s64)(h * w) &&
-		   (x->dims[0] == 1 || x->strides[0] == (__s64)(c_n * h * w));
 
-	if (flat) {
-		for (; e < hi; e += run, yr += run) {
-			run = eng_pace_end_w(pc, 0, hi - e, taps);
-			pool_inside(at, x0 + (__s64)(e * sw), 1, xsh, 1,
-				    (__s64)sw, run, yr, 1, div);
-			eng_pace(pc, run * taps);
-		}
-		return;
-	}
 	p = lo / (oh_n * ow_n);
 	oh = lo / ow_n % oh_n;
 	ow = lo % ow_n;
@@ -5372,6 +5425,75 @@ static void pool_planes(const struct eng_layer *l, __u64 lo, __u64 hi,
 		xr = x0 + (__s64)(p / c_n) * x->strides[0] +
 		     (__s64)(p % c_n) * x->strides[1];
 	}
+}
+
+/*
+ * pool_planes_rows(), but where a plane's windows follow each other in
+ * memory (one row high, vertical stride 1, rows of exactly OW * stride
+ * and dense planes: openWakeWord's 1x2 pools over rows of 16 to 4 inputs)
+ * the outputs are one run, windows a stride apart, planes and rows alike;
+ * on AVX2, rows of fewer than eight outputs by pool_plane_gather().
+ */
+static void pool_planes(const struct eng_layer *l, __u64 lo, __u64 hi,
+			struct eng_pacer *pc)
+{
+	const struct vnpu_layer_pool *at = l->attrs;
+	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[1];
+	__u64 c_n = y->dims[1], ow_n = y->dims[3];
+	__u64 h = x->dims[2], w = x->dims[3], sw = at->stride[1];
+	__u64 taps = (__u64)at->kernel[0] * at->kernel[1];
+	__s64 xsh = x->strides[2];
+	float div = (float)taps, *yr = (float *)l->data[1] + lo;
+	const float *x0 = l->data[0];
+	__u64 e = lo, run;
+	int flat = at->kernel[0] == 1 && at->stride[0] == 1 &&
+		   xsh == (__s64)w && w == ow_n * sw &&
+		   x->strides[1] == (__s64)(h * w) &&
+		   (x->dims[0] == 1 || x->strides[0] == (__s64)(c_n * h * w));
+
+	if (flat) {
+		for (; e < hi; e += run, yr += run) {
+			run = eng_pace_end_w(pc, 0, hi - e, taps);
+			pool_inside(at, x0 + (__s64)(e * sw), 1, xsh, 1,
+				    (__s64)sw, run, yr, 1, div);
+			eng_pace(pc, run * taps);
+		}
+		return;
+	}
+#ifdef ENG_FMA
+	/*
+	 * Rows of fewer than eight outputs in planes of eight or more
+	 * (openWakeWord's 2x2 pool over 7 columns: 3 a row) take eight
+	 * outputs at a time across a plane's rows, their taps gathered,
+	 * where a part holds eight or more of the plane.
+	 */
+	if (ow_n < 8 && y->dims[2] * ow_n >= 8 &&
+	    (__u64)(at->stride[0] * xsh) < (1u << 24) && sw < (1u << 24)) {
+		__s64 rstep = (__s64)at->stride[0] * xsh;
+		__u64 plane = y->dims[2] * ow_n, p, q, n, s, i;
+		v8si idx[8];
+
+		for (s = 0; s < ow_n; s++)
+			for (i = 0; i < 8; i++)
+				idx[s][i] = (int)((__s64)((s + i) / ow_n) * rstep +
+						  (__s64)((s + i) % ow_n * sw));
+		for (; e < hi; e += n, yr += n) {
+			p = e / plane;
+			q = e % plane;
+			n = eng_min(hi - e, plane - q);
+			if (n < 8) {
+				pool_planes_rows(l, e, e + n, pc);
+				continue;
+			}
+			pool_plane_gather(at, x0 + (__s64)(p / c_n) * x->strides[0] +
+					  (__s64)(p % c_n) * x->strides[1],
+					  rstep, xsh, ow_n, idx, q, n, yr, div,
+					  pc);
+		}
+		return;
+	}
+#endif
+	pool_planes_rows(l, lo, hi, pc);
 }
 
 int run_pool(const struct eng_layer *l, __u64 ub, __u64 ue,

@@ -582,6 +582,15 @@ static void build_layers(void)
 	/* f32 MAX at stride 1 across the row edges: YOLO's SPPF. */
 	pool("maxpool 5x5 s1", VNPU_POOL_MAX, 0, VNPU_DTYPE_F32, 5, 1, 2, 2, d4, d4);
 	{
+		/* Rows of 3 outputs (openWakeWord's), gathered across rows. */
+		__u64 dq[4] = { 1, 9, 28, 7 }, dq1[4] = { 1, 9, 14, 3 };
+
+		pool("maxpool 2x2 s2 rows of 3", VNPU_POOL_MAX, 0,
+		     VNPU_DTYPE_F32, 2, 2, 0, 0, dq, dq1);
+		pool("avgpool 2x2 s2 rows of 3", VNPU_POOL_AVG, 0,
+		     VNPU_DTYPE_F32, 2, 2, 0, 0, dq, dq1);
+	}
+	{
 		/* One output per plane: eight channels at a time. */
 		struct vnpu_layer_pool p = { .mode = VNPU_POOL_AVG };
 		__u64 dg[4] = { 2, 20, 9, 31 }, dg1[4] = { 2, 20, 1, 1 };

@@ -920,6 +920,19 @@ static void test_pool(struct __test_metadata *_metadata)
 		{ VNPU_POOL_AVG, 0, 0, 0, 1, 2, 9, 12, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0 },
 		{ VNPU_POOL_MAX, VNPU_POOL_F_CEIL, 0, 0, 1, 3, 7, 9, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0 },
 		/*
+		 * Rows of fewer than 8 outputs, eight outputs at a time
+		 * across a plane's rows (AVX2): openWakeWord's 2x2 over 28x7
+		 * (3 a row, the 7th column unread), a 3x3 of stride 1 and of
+		 * stride 3 by 1, columns of one output, planes of fewer than
+		 * 8 outputs.
+		 */
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 9, 28, 7, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0 },
+		{ VNPU_POOL_AVG, 0, 0, 0, 2, 5, 28, 7, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 2, 4, 11, 7, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0 },
+		{ VNPU_POOL_AVG, 0, 0, 0, 1, 3, 13, 9, 3, 3, 1, 3, 1, 1, 0, 0, 0, 0 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 6, 30, 3, 2, 3, 1, 1, 1, 1, 0, 0, 0, 0 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 2, 5, 4, 5, 2, 2, 2, 2, 1, 1, 0, 0, 0, 0 },
+		/*
 		 * One output per plane: eight channels at a time (runs past
 		 * the last image's channels, across images, dense planes as
 		 * one row, rows of the window apart, 1-D), the others alone.
