@@ -5314,6 +5314,18 @@ static int pool_planes_fit(const struct eng_layer *l)
 }
 
 #ifdef ENG_FMA
+/* Eight floats at @p + @idx (vgatherdps, all lanes). */
+static inline v8sf pool_gather8(const float *p, v8si idx)
+{
+	const v8sf on = (v8sf)(v8si){ -1, -1, -1, -1, -1, -1, -1, -1 };
+
+#ifdef __clang__
+	return __builtin_ia32_gatherd_ps256(vbcast(0.0f), p, idx, on, 4);
+#else
+	return __builtin_ia32_gathersiv8sf(vbcast(0.0f), p, idx, on, 4);
+#endif
+}
+
 /*
  * pool_runs() of one run of eight windows that start at @x + @idx
  * (floats), their taps gathered.
@@ -5322,16 +5334,13 @@ static __attribute__((__always_inline__)) inline int
 pool_gather_runs(const float *x, v8si idx, __u32 k0, __u32 k1, __s64 xsh,
 		 enum pool_how how, v8sf *acc)
 {
-	const v8sf on = (v8sf)(v8si){ -1, -1, -1, -1, -1, -1, -1, -1 };
 	v8sf seen = vbcast(0.0f);
 	__u32 kh, kw;
 
 	*acc = vbcast(how == POOL_SUM ? 0.0f : -(float)m_inf());
 	for (kh = 0; kh < k0; kh++)
 		for (kw = 0; kw < k1; kw++) {
-			v8sf v = __builtin_ia32_gathersiv8sf(vbcast(0.0f),
-							     x + kh * xsh + kw,
-							     idx, on, 4);
+			v8sf v = pool_gather8(x + kh * xsh + kw, idx);
 
 			if (how == POOL_FAST) {
 				*acc = __builtin_ia32_maxps256(v, *acc);
