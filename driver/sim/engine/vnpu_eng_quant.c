@@ -1429,18 +1429,26 @@ typedef int v8si_qa __attribute__((vector_size(32), aligned(32), may_alias));
 /*
  * 16 bytes as 16-bit values, zero-extended (q_zx16()) or sign-extended
  * (q_sx16()): one vpmovzxbw / vpmovsxbw, where GCC converts each half
- * and joins them.
+ * and joins them (clang has no such builtins and converts in one).
  */
 typedef char v16qc_q __attribute__((vector_size(16)));
 
 static __attribute__((__always_inline__)) inline v16hi_q q_zx16(v16qu_q b)
 {
+#ifdef __clang__
+	return __builtin_convertvector(b, v16hi_q);
+#else
 	return (v16hi_q)__builtin_ia32_pmovzxbw256((v16qc_q)b);
+#endif
 }
 
 static __attribute__((__always_inline__)) inline v16hi_q q_sx16(v16qu_q b)
 {
+#ifdef __clang__
+	return __builtin_convertvector((v16qi_q)b, v16hi_q);
+#else
 	return (v16hi_q)__builtin_ia32_pmovsxbw256((v16qc_q)b);
+#endif
 }
 
 /*
