@@ -78,15 +78,19 @@ static int eng_pack_qconv(const __s8 *s, __u64 groups, __u64 rows,
 	__u64 g, r, k;
 
 	for (g = 0; g < groups; g++, s += rows * cols)
-		for (r = 0; r < mp; r++) {
+		for (r = 0; r < mp; r++, d += k4) {
+			/* Rows past @rows: zeros only. */
+			__u64 nk = r < rows ? cols : 0;
 			__u32 sum = 0;
 
-			for (k = 0; k < k4; k++) {
-				__s8 v = r < rows && k < cols ? s[r * cols + k] : 0;
+			for (k = 0; k < nk; k++) {
+				__s8 v = s[r * cols + k];
 
-				*d++ = v;
+				d[k] = v;
 				sum += (__u32)(__s32)v;
 			}
+			for (; k < k4; k++)
+				d[k] = 0;
 			for (k = 0; k < 4; k++)
 				*sums++ = (__u8)(sum >> (8 * k));
 		}
@@ -105,51 +109,65 @@ static int eng_qpair_wide(__s8 w0, __s8 w1)
 	return s > 128 || s < -128;
 }
 
+/* The largest size of a step (eng_qstep_lanes()): two weights of -128. */
+#define ENG_QSTEP_MAX	256
+
 /*
  * Step @a's 16-bit lanes (two weights each, rows @k4 apart at @w) for rows
  * [@r0, @r0 + @nr): per row and half, the sum of its weights' positive
  * parts and that of their negative parts' magnitudes (past 128 as 129: no
- * pair fits with them), rows past @nr zero. Returns the step's size, the
- * largest of those sums.
+ * pair fits with them), rows past @nr zero, a byte each (row r's at byte
+ * 4 r % 8 of word r / 2: positive, negative, then half 1's). Returns the
+ * step's size, the largest of those sums.
  */
 struct eng_qstep_lanes {
-	__u8 ps[2 * ENG_QS_ROWS], ng[2 * ENG_QS_ROWS];
+	__u64 v[ENG_QS_ROWS / 2];
 };
 
 static __s32 eng_qstep_lanes(const __s8 *w, __u64 k4, __u64 r0, __u64 nr, __u64 a,
 			     struct eng_qstep_lanes *l)
 {
-	__s32 size = 0, ps, ng;
-	__u64 r, h;
+	__s32 size = 0, ps, ng, x0, x1;
+	__u64 r, h, v = 0;
 
-	for (r = 0; r < ENG_QS_ROWS; r++)
-		for (h = 0; h < 2; h++) {
+	for (r = 0; r < ENG_QS_ROWS; r++) {
+		for (h = 0; h < 2 && r < nr; h++) {
 			const __s8 *p = w + (r0 + r) * k4 + 4 * a + 2 * h;
 
-			ps = 0;
-			ng = 0;
-			if (r < nr) {
-				ps = (p[0] > 0 ? p[0] : 0) + (p[1] > 0 ? p[1] : 0);
-				ng = -((p[0] < 0 ? p[0] : 0) + (p[1] < 0 ? p[1] : 0));
-			}
-			l->ps[2 * r + h] = (__u8)ps;
-			l->ng[2 * r + h] = (__u8)(ng > 129 ? 129 : ng);
-			size = eng_max(size, eng_max(ps, ng));
+			x0 = p[0];
+			x1 = p[1];
+			ps = (x0 > 0 ? x0 : 0) + (x1 > 0 ? x1 : 0);
+			ng = ps - x0 - x1;
+			size = size > ps ? size : ps;
+			size = size > ng ? size : ng;
+			v |= (__u64)(ps < 129 ? ps : 129) << (32 * (r % 2) + 16 * h) |
+			     (__u64)(ng < 129 ? ng : 129) << (32 * (r % 2) + 16 * h + 8);
 		}
+		if (r % 2) {
+			l->v[r / 2] = v;
+			v = 0;
+		}
+	}
 	return size;
 }
 
 /*
  * Whether two steps sum exactly in 16 bits: each lane's four u8 x i8
  * products within +-32767 (255 * 128), so each sign's weights within 128.
+ * The bytes summed in 16 bits, even and odd ones apart: sums of at most
+ * 258, each past 128 setting its top bit once 0x7f7f is added, with no
+ * carry into the next.
  */
 static int eng_qstep_fits(const struct eng_qstep_lanes *a, const struct eng_qstep_lanes *b)
 {
-	int bad = 0, i;
+	const __u64 lo = 0x00ff00ff00ff00ffull, bias = 0x7f7f7f7f7f7f7f7full;
+	__u64 bad = 0;
+	int i;
 
-	for (i = 0; i < 2 * ENG_QS_ROWS; i++)
-		bad |= (a->ps[i] + b->ps[i] > 128) | (a->ng[i] + b->ng[i] > 128);
-	return !bad;
+	for (i = 0; i < ENG_QS_ROWS / 2; i++)
+		bad |= ((a->v[i] & lo) + (b->v[i] & lo) + bias) |
+		       ((a->v[i] >> 8 & lo) + (b->v[i] >> 8 & lo) + bias);
+	return !(bad & 0x8000800080008000ull);
 }
 
 /*
@@ -158,7 +176,8 @@ static int eng_qstep_fits(const struct eng_qstep_lanes *a, const struct eng_qste
  * on, each paired with the smallest free one it sums exactly with (most
  * steps of resnet50_qdq pair so); the pairs by their first step, then
  * the steps left alone. Each step's lanes are summed once
- * (eng_qstep_lanes()), not again for every pair tried.
+ * (eng_qstep_lanes()), not again for every pair tried; the steps are
+ * ordered by size with a count of each size.
  */
 static void eng_qsched(const __s8 *w, __u64 k4, __u64 rows, __u8 *s)
 {
@@ -171,24 +190,29 @@ static void eng_qsched(const __s8 *w, __u64 k4, __u64 rows, __u8 *s)
 			__u64 nr = rows > r0 ? eng_min(ENG_QS_ROWS, rows - r0) : 0;
 			__u8 *o = s + (g * nch + c) * (1 + ENG_QK4_CHUNK), *ord = o + 1;
 			__u8 idx[ENG_QK4_CHUNK], used[ENG_QK4_CHUNK], one[ENG_QK4_CHUNK];
+			__u8 at[ENG_QSTEP_MAX + 1];
 			struct eng_qstep_lanes lanes[ENG_QK4_CHUNK];
-			__s32 size[ENG_QK4_CHUNK];
+			__u16 size[ENG_QK4_CHUNK];
 			__u64 i, j, k, np = 0, ns = 0;
 
 			for (j = 0; j < ENG_QK4_CHUNK; j++)
 				ord[j] = 0;
+			for (j = 0; j <= ENG_QSTEP_MAX; j++)
+				at[j] = 0;
 			for (j = 0; j < n; j++) {
-				size[j] = eng_qstep_lanes(w, k4, r0, nr, j0 + j, &lanes[j]);
+				size[j] = (__u16)eng_qstep_lanes(w, k4, r0, nr, j0 + j,
+								 &lanes[j]);
 				used[j] = 0;
-				idx[j] = (__u8)j;
+				at[size[j]]++;
 			}
-			for (i = 1; i < n; i++) {
-				__u8 v = idx[i];
-
-				for (j = i; j > 0 && size[idx[j - 1]] < size[v]; j--)
-					idx[j] = idx[j - 1];
-				idx[j] = v;
+			/* By size, the largest first, in step order within a size. */
+			for (i = ENG_QSTEP_MAX + 1, k = 0; i-- > 0;) {
+				j = at[i];
+				at[i] = (__u8)k;
+				k += j;
 			}
+			for (j = 0; j < n; j++)
+				idx[at[size[j]]++] = (__u8)j;
 			for (i = 0; i < n; i++) {
 				__u64 a = idx[i];
 
