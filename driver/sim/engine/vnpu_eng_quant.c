@@ -978,6 +978,54 @@ void qconv_interleave32(v32qu_s a, v32qu_s b, v32qu_s c, v32qu_s e, __u8 *d)
 #endif
 
 /*
+ * qconv_planes() of a stride of 1 straight from X, without staging the
+ * channel: plane tw's row r is staged row r from column tw * dw on, so
+ * the zero point where that is padding, X's row, then the zero point
+ * again. Padding goes 16 bytes at a time before X's bytes are copied
+ * (exactly, never reading past X's row) and after them, running on into
+ * the next row (which overwrites it) or the plane's slack. Not inlined:
+ * run_qconv_packed()'s frame would pass the kernel's limit.
+ */
+static __attribute__((__noinline__))
+void qconv_planes1(struct eng_qconv *q, __u8 *pl, __u64 img, __u64 c, __u64 oh0)
+{
+	const struct vnpu_layer_conv *a = q->l->attrs;
+	const struct vnpu_cmd_tensor *x = &q->l->t[0];
+	__s64 xsh = x->rank == 4 ? x->strides[2] : 0;
+	__u64 ow = q->s.ow, w = q->s.w, hp = q->p.hp, pb = q->p.pb;
+	__u64 left = a->pad_begin[1], dw = a->dilation[1], kw = q->s.kw;
+	__s64 h = (__s64)q->s.h, ih0 = (__s64)oh0 - a->pad_begin[0];
+	v16qu_s pad = (v16qu_s){} + (__u8)(q->xz ^ q->flip);
+	const __u8 *xc = (const __u8 *)q->l->data[0] +
+			 (__s64)img * x->strides[0] + (__s64)c * x->strides[1];
+	__u64 tw, r, i;
+
+	for (tw = 0; tw < kw; tw++) {
+		/* Staged column tw * dw on: @lp of padding, @n of X from @xs. */
+		__u64 col = tw * dw;
+		__u64 lp = col < left ? eng_min(left - col, ow) : 0;
+		__u64 xs = col > left ? col - left : 0;
+		__u64 n = xs < w ? eng_min(w - xs, ow - lp) : 0;
+		__u8 *d = pl + tw * pb;
+
+		for (r = 0; r < hp; r++, d += ow) {
+			__s64 ih = ih0 + (__s64)r;
+
+			if (ih < 0 || ih >= h || !n) {
+				for (i = 0; i < ow; i += 16)
+					*(v16qu_su *)(d + i) = pad;
+				continue;
+			}
+			for (i = 0; i < lp; i += 16)
+				*(v16qu_su *)(d + i) = pad;
+			qconv_copy_row(d + lp, xc + ih * xsh + xs, n);
+			for (i = lp + n; i < ow; i += 16)
+				*(v16qu_su *)(d + i) = pad;
+		}
+	}
+}
+
+/*
  * The tap planes of input channel @c at @pl (p.np planes of p.pb bytes):
  * plane (tw, r0) holds, row by row, the taps of column tw of the staged
  * rows r0, r0 + sh, r0 + 2 sh, ...: one byte per output column, so that
@@ -994,6 +1042,10 @@ static void qconv_planes(struct eng_qconv *q, __u8 *pl, __u64 img, __u64 c,
 	__u64 sh = a->stride[0], sw = a->stride[1], ow = q->s.ow;
 	__u64 tw, r0, r, o;
 
+	if (sh == 1 && sw == 1) {
+		qconv_planes1(q, pl, img, c, oh0);
+		return;
+	}
 	qconv_stage(q, img, c, oh0);
 	for (tw = 0; tw < q->s.kw; tw++)
 		for (r0 = 0; r0 < sh; r0++) {
