@@ -1907,6 +1907,127 @@ static void qmaddubs2_tile(const __s8 *w, __u64 k4, const __u8 *b, const __u8 *o
 }
 
 /*
+ * Positions at the end of a tile past its last whole vector of 8, at
+ * most: QDOT_MAX. Each is summed alone (qdot_rxn()) instead of in a
+ * vector of 8 positions: a 7x7 map's 49th position takes a vector's
+ * work at 1/8 of its use, and as a dot product of its inputs with the
+ * rows a little more than 1/8 of it.
+ */
+#define QDOT_MAX	2
+
+/*
+ * The 32-bit sum of each of the 8 lanes of @v (a position's sums of
+ * 8 x 4 depths).
+ */
+static __attribute__((__always_inline__)) inline
+__s32 qdot_hsum(v8si_qq v)
+{
+	v8si_qq h = __builtin_shufflevector(v, v, 4, 5, 6, 7, 0, 1, 2, 3);
+
+	v += h;
+	v += __builtin_shufflevector(v, v, 2, 3, 0, 1, 2, 3, 0, 1);
+	v += __builtin_shufflevector(v, v, 1, 0, 3, 2, 1, 0, 3, 2);
+	return v[0];
+}
+
+/* A position's inputs of 8 steps at @p: 8 x 4 bytes, ENG_QNR * 4 apart. */
+static __attribute__((__always_inline__)) inline
+v8si_qq qdot_gather(const __u8 *p)
+{
+	const v8si_qq idx = { 0, 1 * ENG_QNR * 4, 2 * ENG_QNR * 4, 3 * ENG_QNR * 4,
+			      4 * ENG_QNR * 4, 5 * ENG_QNR * 4, 6 * ENG_QNR * 4,
+			      7 * ENG_QNR * 4 };
+	const v8si_qq on = { -1, -1, -1, -1, -1, -1, -1, -1 };
+
+#ifdef __clang__
+	return __builtin_ia32_gatherd_d256((v8si_qq){}, (const int *)p, idx, on, 1);
+#else
+	return __builtin_ia32_gathersiv8si((v8si_qq){}, (const int *)p, idx, on, 1);
+#endif
+}
+
+/*
+ * Position @s of the packed block at @b (its ENG_QNR positions x 4
+ * depths a step) by @nr rows of split weights at @w (@k4 apart), @steps
+ * steps: 8 steps at a time, the position's 32 inputs (qdot_gather())
+ * by each row's 32 weights, vpmaddubsw
+ * (safe on split rows: qw8_split()) and vpmaddwd by ones into a vector
+ * per row; the steps past the last 8 with the missing ones 0. The sums
+ * to @acc (row r's at @acc[r * ENG_QNR]). The same integers as the
+ * vector tile's: sums of the same products in another order.
+ */
+static __attribute__((__always_inline__)) inline
+void qdot_rxn(const __s8 *w, __u64 k4, const __u8 *b, __u64 s, __u64 steps,
+	      __s32 *acc, __u64 nr)
+{
+	const __u8 *bp = b + 4 * s;
+	v8si_qq a[12];
+	__u64 j, r, i;
+
+#pragma GCC unroll 12
+	for (r = 0; r < nr; r++)
+		a[r] = (v8si_qq){};
+	for (j = 0; j + 8 <= steps; j += 8, bp += 8 * ENG_QNR * 4) {
+		v8si_qq x = qdot_gather(bp);
+
+#pragma GCC unroll 12
+		for (r = 0; r < nr; r++) {
+			v32qi_q wv = (v32qi_q)*(const v8si_qu *)(w + r * k4 + 4 * j);
+
+			a[r] += qmadd_ones(__builtin_ia32_pmaddubsw256((v32qi_q)x, wv));
+		}
+	}
+	if (j < steps) {
+		v8si_qq x = {};
+
+		for (i = 0; j + i < steps; i++)
+			x[i] = *(const s32_qu *)(bp + i * ENG_QNR * 4);
+#pragma GCC unroll 12
+		for (r = 0; r < nr; r++) {
+			v8si_qq wv = {};
+
+			for (i = 0; j + i < steps; i++)
+				wv[i] = *(const s32_qu *)(w + r * k4 + 4 * (j + i));
+			a[r] += qmadd_ones(__builtin_ia32_pmaddubsw256((v32qi_q)x,
+								      (v32qi_q)wv));
+		}
+	}
+#pragma GCC unroll 12
+	for (r = 0; r < nr; r++)
+		acc[r * ENG_QNR] = qdot_hsum(a[r]);
+}
+
+/*
+ * qdot_rxn() of position @s over the tile's @rows rows: 12 at once (a
+ * whole tile), else 4 at a time.
+ */
+static void qdot_tile(const __s8 *w, __u64 k4, const __u8 *b, __u64 s,
+		      __s32 *acc, __u64 rows)
+{
+	__u64 steps = k4 / 4, r;
+
+	if (rows == ENG_QMR) {
+		qdot_rxn(w, k4, b, s, steps, acc, ENG_QMR);
+		return;
+	}
+	for (r = 0; r < rows; r += 4) {
+		switch (rows - r) {
+		case 1:
+			qdot_rxn(w + r * k4, k4, b, s, steps, acc + r * ENG_QNR, 1);
+			break;
+		case 2:
+			qdot_rxn(w + r * k4, k4, b, s, steps, acc + r * ENG_QNR, 2);
+			break;
+		case 3:
+			qdot_rxn(w + r * k4, k4, b, s, steps, acc + r * ENG_QNR, 3);
+			break;
+		default:
+			qdot_rxn(w + r * k4, k4, b, s, steps, acc + r * ENG_QNR, 4);
+		}
+	}
+}
+
+/*
  * The @nx pairs at @x left out of the tile's rows added to t->acc, each
  * a vpmaddwd of its two inputs per 8 positions (of the tile's ENG_QNR:
  * the packed block has them all; sums past the outputs are not used).
@@ -1991,8 +2112,13 @@ void qtile8_avx2(const struct eng_qtile *t, const __s8 *w8, const struct qx8 *x,
 		 __u64 nx, const __s8 *pf, const __u8 *sched)
 {
 	__u64 steps = t->k4 / 4, rows = t->out->rows, cols = t->out->n;
-	__u64 nch = eng_div_up(steps, QK4_CHUNK), j0, n, r, h;
+	__u64 nch = eng_div_up(steps, QK4_CHUNK), j0, n, r, h, c;
 
+	/* The positions past the last vector of 8, alone (QDOT_MAX). */
+	c = cols % 8 && cols % 8 <= QDOT_MAX ? cols - cols % 8 : cols;
+	for (h = c; h < cols; h++)
+		qdot_tile(w8, t->k4, t->b, h, t->acc + h, rows);
+	cols = c;
 	for (j0 = 0; j0 < steps; j0 += QK4_CHUNK) {
 		n = eng_min(QK4_CHUNK, steps - j0);
 		qtile_prefetch(pf, t->k4, 4 * j0, 4 * (j0 + n));
