@@ -3548,7 +3548,7 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	struct gemm_b b = {}, tail = {};
 	struct gemm_bufs bufs;
 	struct conv_src cs;
-	__u64 u, qn, nb, q0, q1, qf, m0, mc, mbu, kt;
+	__u64 u, qn, nb, q0, q1, qf, m0, mc, mbu, kt, rstep, cstep;
 	struct eng_unit unit;
 	int own;
 
@@ -3563,6 +3563,18 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 		bufs.bf16 = 0;
 	e.avx512 = eng_act_avx512(ctx);
 	mbu = eng_div_up(cj.s.mg, unit.rows);
+	/*
+	 * An even count of units splits rows and columns in blocks of even
+	 * sizes (eng_even_at()), in the unit's steps; an odd count keeps whole
+	 * blocks and a short last one, which falls to the tile that takes a
+	 * unit more.
+	 */
+	rstep = eng_unit_step(unit.rows);
+	cstep = unit.cols % (2 * ENG_NR) ? ENG_NR : 2 * ENG_NR;
+	if ((cj.s.n * cj.s.group * mbu * nb) % 2) {
+		rstep = unit.rows;
+		cstep = unit.cols;
+	}
 	conv_src_init(l, &cj, unit.cols, bufs.b, ctx, &cs);
 	/* bf16 pairs: the units' rounded input, after the window. */
 	b.bc = eng_conv_bf16_cache(&cj.s, at, &l->t[1], ctx->features,
@@ -3588,14 +3600,14 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 		__u64 mi = own ? u % mbu : (u / nb) % mbu;
 		__u64 g = (u / (nb * mbu)) % cj.s.group;
 		__u64 img = u / (nb * mbu * cj.s.group);
-		__u64 m1 = eng_min(cj.s.mg, (mi + 1) * unit.rows);
+		__u64 m1 = eng_even_at(mi + 1, mbu, cj.s.mg, rstep);
 
 		conv_job_init(l, img, g, &cj);
 		conv_weights(l, g, &cj, &a);
 		a.arg = &cj;
 		conv_epi(l, img, g, &e, &o);
-		q0 = qi * unit.cols;
-		q1 = eng_min(q0 + unit.cols, qn);
+		q0 = eng_even_at(qi, nb, qn, cstep);
+		q1 = eng_even_at(qi + 1, nb, qn, cstep);
 		conv_src_unit(&cj, &cs, q0, q1, unit.cols, &b, &tail, &qf,
 			      &o);
 		/* The cache holds the last unit's columns on this scratch. */
@@ -3608,7 +3620,8 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 			h->bc_q[0] = q0;
 			h->bc_q[1] = qf;
 		}
-		for (m0 = mi * unit.rows; m0 < m1; m0 += ENG_MC) {
+		for (m0 = eng_even_at(mi, mbu, cj.s.mg, rstep); m0 < m1;
+		     m0 += ENG_MC) {
 			mc = eng_min(ENG_MC, m1 - m0);
 			if (qf > q0)
 				gemm_block(&a, &b, m0, mc, q0, qf - q0, kt, &o,

@@ -624,6 +624,37 @@ static inline __u64 eng_even_side(__u64 n, __u64 max, __u64 step)
 }
 
 /*
+ * Where block @i of @n starts when they split @total as evenly as whole
+ * steps of @step allow (block @n: at @total): each block a count of steps
+ * or one more, the last cut at @total. With @n the count of blocks of at
+ * most @max (a multiple of @step) that @total needs, none is longer than
+ * @max, and two tiles taking the first and the second half of the blocks
+ * get halves within a step, where blocks of @max and a short last one
+ * left the whole shortfall to the second (ResNet-50's 3x3 512 x 512 of
+ * stride 2: ten blocks of 54 rows, the last of 26, 270 rows on one tile
+ * and 242 on the other).
+ */
+static inline __u64 eng_even_at(__u64 i, __u64 n, __u64 total, __u64 step)
+{
+	__u64 at = eng_div_up(total, step) * i / (n ? n : 1) * step;
+
+	return at < total ? at : total;
+}
+
+/*
+ * The step of even blocks of a unit's @rows (eng_even_at()): micro-tile
+ * rows, but units of two (the least a small CONV halves its rows to, 12
+ * rows: whole AVX-512 tiles, and the AVX2 tail columns' two-panel calls
+ * that MobileNetV3's 7x7 1x1s take) keep them whole. Steps of 12 for
+ * larger units cost too much evenness: 128 rows in two blocks of 60 and
+ * 68, not 66 and 62.
+ */
+static inline __u64 eng_unit_step(__u64 rows)
+{
+	return rows > 2 * ENG_MR ? ENG_MR : rows;
+}
+
+/*
  * A GEMM unit of an @m x @n output of depth @k: all the rows when they are
  * at most ENG_GEMM_MC (a sequence of 128 is one block, so B streams once),
  * else even blocks of at most ENG_MC; columns in even blocks of as many as

@@ -657,6 +657,11 @@ void wino_part_run(struct wino_part *wp, __u64 ub, __u64 ue,
 	const struct vnpu_cmd_tensor *x = &wp->l->t[0];
 	__u64 ntb = eng_div_up(wp->tiles, wp->u.cols);
 	__u64 mb = eng_div_up(wp->s.mg, wp->u.rows), u, ti, mi;
+	/*
+	 * Even blocks of rows for an even count (an odd one keeps whole
+	 * blocks and a short last one, as eng_wino_balance() chose them).
+	 */
+	__u64 step = mb % 2 ? wp->u.rows : eng_unit_step(wp->u.rows);
 
 	for (u = ub; u < ue; u++) {
 		mi = u % mb;
@@ -665,8 +670,8 @@ void wino_part_run(struct wino_part *wp, __u64 ub, __u64 ue,
 		wp->g = u / (mb * ntb * wp->s.n);
 		wp->t0 = ti * wp->u.cols;
 		wp->t1 = eng_min(wp->t0 + wp->u.cols, wp->tiles);
-		wp->m0 = mi * wp->u.rows;
-		wp->mc = eng_min(wp->u.rows, wp->s.mg - wp->m0);
+		wp->m0 = eng_even_at(mi, mb, wp->s.mg, step);
+		wp->mc = eng_even_at(mi + 1, mb, wp->s.mg, step) - wp->m0;
 		wp->x = (const float *)wp->l->data[0] +
 			(__s64)wp->img * x->strides[0] +
 			(__s64)(wp->g * wp->s.cg) * x->strides[1];

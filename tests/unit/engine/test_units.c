@@ -861,6 +861,45 @@ static void check_lanes_bits(struct __test_metadata *_metadata)
 	}
 }
 
+/*
+ * eng_even_at(): blocks of whole steps, none past the most that gave
+ * their count, the last cut at the total, and two halves of an even count
+ * within a step of each other.
+ */
+TEST(even_blocks)
+{
+	static const __u64 steps[] = { 1, 6, 16, 32 };
+	__u64 si, step, total, max, n, i, a, b, len;
+
+	for (si = 0; si < sizeof(steps) / sizeof(steps[0]); si++)
+		for (step = steps[si], total = 1; total <= 700; total++)
+			for (max = step; max <= 8 * step; max += step) {
+				n = eng_div_up(total, max);
+				ASSERT_EQ(0, eng_even_at(0, n, total, step));
+				ASSERT_EQ(total, eng_even_at(n, n, total, step));
+				for (i = 0; i < n; i++) {
+					a = eng_even_at(i, n, total, step);
+					b = eng_even_at(i + 1, n, total, step);
+					len = b - a;
+					ASSERT_TRUE(len > 0 && len <= max &&
+						    (len % step == 0 || b == total))
+						TH_LOG("%llu of %llu blocks over %llu, step %llu, max %llu: [%llu, %llu)",
+						       (unsigned long long)i,
+						       (unsigned long long)n,
+						       (unsigned long long)total,
+						       (unsigned long long)step,
+						       (unsigned long long)max,
+						       (unsigned long long)a,
+						       (unsigned long long)b);
+				}
+				if (n % 2)
+					continue;
+				a = eng_even_at(n / 2, n, total, step);
+				b = total - a;
+				ASSERT_TRUE(a <= b + step && b <= a + step);
+			}
+}
+
 TEST(units)
 {
 	const __u32 B = VNPU_LAYER_F_BIAS, R = VNPU_LAYER_F_RESIDUAL;
