@@ -5117,18 +5117,6 @@ static void pool_max8_run(const struct vnpu_layer_pool *at, const __u8 *xc,
 }
 
 #ifdef ENG_FMA
-/* The larger of each byte of @a and @b, unsigned (vpmaxub). */
-static inline v32qu_p8 pool8_maxu(v32qu_p8 a, v32qu_p8 b)
-{
-#ifdef __clang__
-	return __builtin_elementwise_max(a, b);
-#else
-	typedef char v32qi_p8 __attribute__((vector_size(32)));
-
-	return (v32qu_p8)__builtin_ia32_pmaxub256((v32qi_p8)a, (v32qi_p8)b);
-#endif
-}
-
 static inline v32qu_p8 pool8_load(const __u8 *p, __u8 flip)
 {
 	return *(const v32qu_p8u *)p ^ flip;
@@ -5203,15 +5191,15 @@ static void pool8_k3s2(const struct vnpu_layer_pool *at, const __u8 *xc,
 
 			if (c < 0) {
 				l = pool8_load(p, flip);
-				v = pool8_maxu(v, pool8_after0(l));
-				v1 = pool8_maxu(v1, l);
+				v = eng_maxu8(v, pool8_after0(l));
+				v1 = eng_maxu8(v1, l);
 				continue;
 			}
-			v = pool8_maxu(v, pool8_load(p + c, flip));
-			v1 = pool8_maxu(v1, pool8_load(p + c + 1, flip));
+			v = eng_maxu8(v, pool8_load(p + c, flip));
+			v1 = eng_maxu8(v1, pool8_load(p + c + 1, flip));
 		}
-		v = pool8_maxu(v, (v32qu_p8)((v16hu_p8)v >> 8));
-		v = pool8_maxu(v, (v32qu_p8)((v16hu_p8)v1 >> 8));
+		v = eng_maxu8(v, (v32qu_p8)((v16hu_p8)v >> 8));
+		v = eng_maxu8(v, (v32qu_p8)((v16hu_p8)v1 >> 8));
 		out = __builtin_convertvector((v16hu_p8)v & 0xff, v16qu_p8) ^
 		      flip;
 		if (o8 == o && e == o8 + 16) {
@@ -5327,18 +5315,6 @@ static int pool_planes_fit(const struct eng_layer *l)
 }
 
 #ifdef ENG_FMA
-/* Eight floats at @p + @idx (vgatherdps, all lanes). */
-static inline v8sf pool_gather8(const float *p, v8si idx)
-{
-	const v8sf on = (v8sf)(v8si){ -1, -1, -1, -1, -1, -1, -1, -1 };
-
-#ifdef __clang__
-	return __builtin_ia32_gatherd_ps256(vbcast(0.0f), p, idx, on, 4);
-#else
-	return __builtin_ia32_gathersiv8sf(vbcast(0.0f), p, idx, on, 4);
-#endif
-}
-
 /*
  * pool_runs() of one run of eight windows that start at @x + @idx
  * (floats), their taps gathered.
@@ -5353,7 +5329,7 @@ pool_gather_runs(const float *x, v8si idx, __u32 k0, __u32 k1, __s64 xsh,
 	*acc = vbcast(how == POOL_SUM ? 0.0f : -(float)m_inf());
 	for (kh = 0; kh < k0; kh++)
 		for (kw = 0; kw < k1; kw++) {
-			v8sf v = pool_gather8(x + kh * xsh + kw, idx);
+			v8sf v = eng_gather8f(x + kh * xsh + kw, idx);
 
 			if (how == POOL_FAST) {
 				*acc = __builtin_ia32_maxps256(v, *acc);

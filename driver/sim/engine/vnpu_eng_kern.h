@@ -49,6 +49,15 @@ typedef double v4df_u __attribute__((vector_size(32), aligned(8), may_alias));
 typedef float v4sf_u __attribute__((vector_size(16), aligned(4), may_alias));
 
 /*
+ * ---- Builtins that GCC and clang spell differently --------------------
+ *
+ * GCC 12 has a builtin for each x86 instruction and no generic form of
+ * some; clang has the generic forms (__builtin_convertvector,
+ * __builtin_elementwise_max) and other names for the rest. The kernels
+ * call these wrappers, so the two spellings live here only.
+ */
+
+/*
  * Four floats as doubles (exact): GCC 12 widens a generic vector in two
  * halves through a shuffle, in the softmax's hot loop through the stack;
  * clang widens it in one instruction and has no such builtin.
@@ -61,6 +70,91 @@ static inline v4df v_widen(v4sf x)
 	return __builtin_convertvector(x, v4df);
 #endif
 }
+
+/*
+ * Make @v opaque to GCC at this point: it keeps the value as computed in
+ * a vector register instead of folding it into what follows (a widening
+ * load into a shuffle, a chain of adds into a tree of products that
+ * spills). clang does neither and needs no hint.
+ */
+#ifdef __clang__
+#define ENG_OPAQUE(v)		((void)(v))
+#define ENG_OPAQUE2(a, b)	((void)(a), (void)(b))
+#else
+#define ENG_OPAQUE(v)		__asm__("" : "+x"(v))
+#define ENG_OPAQUE2(a, b)	__asm__("" : "+x"(a), "+x"(b))
+#endif
+
+#ifdef ENG_FMA
+typedef unsigned char v16qu __attribute__((vector_size(16)));
+typedef unsigned char v32qu __attribute__((vector_size(32)));
+typedef short v16hi __attribute__((vector_size(32)));
+
+/*
+ * The 16 bytes of @b zero-extended to 16-bit lanes: one vpmovzxbw, where
+ * GCC's generic conversion widens each half and joins them.
+ */
+static __attribute__((__always_inline__)) inline v16hi eng_zx16(v16qu b)
+{
+#ifdef __clang__
+	return __builtin_convertvector(b, v16hi);
+#else
+	typedef char v16qc __attribute__((vector_size(16)));
+
+	return (v16hi)__builtin_ia32_pmovzxbw256((v16qc)b);
+#endif
+}
+
+/* The 16 bytes of @b as signed, sign-extended to 16-bit lanes (vpmovsxbw). */
+static __attribute__((__always_inline__)) inline v16hi eng_sx16(v16qu b)
+{
+	typedef signed char v16qs __attribute__((vector_size(16)));
+
+#ifdef __clang__
+	return __builtin_convertvector((v16qs)b, v16hi);
+#else
+	typedef char v16qc __attribute__((vector_size(16)));
+
+	return (v16hi)__builtin_ia32_pmovsxbw256((v16qc)(v16qs)b);
+#endif
+}
+
+/* The larger of each unsigned byte of @a and @b (vpmaxub). */
+static inline v32qu eng_maxu8(v32qu a, v32qu b)
+{
+#ifdef __clang__
+	return __builtin_elementwise_max(a, b);
+#else
+	typedef char v32qc __attribute__((vector_size(32)));
+
+	return (v32qu)__builtin_ia32_pmaxub256((v32qc)a, (v32qc)b);
+#endif
+}
+
+/* The eight floats at @p + @idx (vgatherdps, every lane). */
+static inline v8sf eng_gather8f(const float *p, v8si idx)
+{
+	const v8sf on = (v8sf)(v8si){ -1, -1, -1, -1, -1, -1, -1, -1 };
+
+#ifdef __clang__
+	return __builtin_ia32_gatherd_ps256((v8sf){}, p, idx, on, 4);
+#else
+	return __builtin_ia32_gathersiv8sf((v8sf){}, p, idx, on, 4);
+#endif
+}
+
+/* The eight 32-bit words at byte offsets @off from @p (vpgatherdd). */
+static inline v8si eng_gather8w(const void *p, v8si off)
+{
+	const v8si on = { -1, -1, -1, -1, -1, -1, -1, -1 };
+
+#ifdef __clang__
+	return __builtin_ia32_gatherd_d256((v8si){}, (const int *)p, off, on, 1);
+#else
+	return __builtin_ia32_gathersiv8si((v8si){}, (const int *)p, off, on, 1);
+#endif
+}
+#endif
 
 #ifdef ENG_FMA
 #define VM_FMA VFMA

@@ -119,9 +119,7 @@ static v8si_qq q_widen8(const void *p, __u8 flip)
 {
 	v8qu_qq b = *(const v8qu_qqu *)p ^ flip;
 
-#ifndef __clang__
-	__asm__("" : "+x"(b));
-#endif
+	ENG_OPAQUE(b);
 	return __builtin_convertvector(b, v8si_qq);
 }
 
@@ -1474,34 +1472,8 @@ static void qtile_c(const struct eng_qtile *t, const struct qx8 *x, __u64 nx)
 typedef short v16hi_q __attribute__((vector_size(32)));
 typedef short v16hi_qa __attribute__((vector_size(32), aligned(32), may_alias));
 typedef short v16hi_qu __attribute__((vector_size(32), aligned(2), may_alias));
-typedef signed char v16qi_q __attribute__((vector_size(16)));
 typedef signed char v16qi_qu __attribute__((vector_size(16), aligned(1), may_alias));
 typedef int v8si_qa __attribute__((vector_size(32), aligned(32), may_alias));
-
-/*
- * 16 bytes as 16-bit values, zero-extended (q_zx16()) or sign-extended
- * (q_sx16()): one vpmovzxbw / vpmovsxbw, where GCC converts each half
- * and joins them (clang has no such builtins and converts in one).
- */
-typedef char v16qc_q __attribute__((vector_size(16)));
-
-static __attribute__((__always_inline__)) inline v16hi_q q_zx16(v16qu_q b)
-{
-#ifdef __clang__
-	return __builtin_convertvector(b, v16hi_q);
-#else
-	return (v16hi_q)__builtin_ia32_pmovzxbw256((v16qc_q)b);
-#endif
-}
-
-static __attribute__((__always_inline__)) inline v16hi_q q_sx16(v16qu_q b)
-{
-#ifdef __clang__
-	return __builtin_convertvector((v16qi_q)b, v16hi_q);
-#else
-	return (v16hi_q)__builtin_ia32_pmovsxbw256((v16qc_q)b);
-#endif
-}
 
 /*
  * ---- The AVX2 tile: exact sums with vpmaddwd --------------------------
@@ -1937,13 +1909,8 @@ v8si_qq qdot_gather(const __u8 *p)
 	const v8si_qq idx = { 0, 1 * ENG_QNR * 4, 2 * ENG_QNR * 4, 3 * ENG_QNR * 4,
 			      4 * ENG_QNR * 4, 5 * ENG_QNR * 4, 6 * ENG_QNR * 4,
 			      7 * ENG_QNR * 4 };
-	const v8si_qq on = { -1, -1, -1, -1, -1, -1, -1, -1 };
 
-#ifdef __clang__
-	return __builtin_ia32_gatherd_d256((v8si_qq){}, (const int *)p, idx, on, 1);
-#else
-	return __builtin_ia32_gathersiv8si((v8si_qq){}, (const int *)p, idx, on, 1);
-#endif
+	return eng_gather8w(p, idx);
 }
 
 /*
@@ -2661,9 +2628,7 @@ v8si_qq qdw_ld8(const __u8 *src, __u64 sw, int s8)
 
 		b = __builtin_shufflevector(w, w, 0, 2, 4, 6, 8, 10, 12, 14);
 	}
-#ifndef __clang__
-	__asm__("" : "+x"(b));
-#endif
+	ENG_OPAQUE(b);
 	if (s8)
 		return __builtin_convertvector((v8qi_l)b, v8si_qq);
 	return __builtin_convertvector(b, v8si_qq);
@@ -2734,13 +2699,11 @@ static void qdw_widen(const __u8 *s, __s16 *d, __u64 n, int s8)
 	for (i = 0; i < n; i += 16) {
 		v16qu_q b = *(const v16qu_qu *)(s + i);
 
-#ifndef __clang__
-		__asm__("" : "+x"(b));
-#endif
+		ENG_OPAQUE(b);
 		if (s8)
-			*(v16hi_qu *)(d + i) = q_sx16(b);
+			*(v16hi_qu *)(d + i) = eng_sx16(b);
 		else
-			*(v16hi_qu *)(d + i) = q_zx16(b);
+			*(v16hi_qu *)(d + i) = eng_zx16(b);
 	}
 }
 
@@ -2860,14 +2823,12 @@ void qdw16_rows(const struct eng_qconv *q, const struct qdw_out *d,
 
 					e += (v8su_qq)__builtin_ia32_pmaddwd256(*xe, wv);
 					f += (v8su_qq)__builtin_ia32_pmaddwd256(*xf, wv);
-#ifndef __clang__
 					/*
 					 * One sum a tap pair: GCC otherwise
 					 * reassociates the adds into a tree of
 					 * the products, which spill.
 					 */
-					__asm__("" : "+x"(e), "+x"(f));
-#endif
+					ENG_OPAQUE2(e, f);
 				}
 			}
 			/*
@@ -3117,14 +3078,12 @@ static void qdw8_pairs(const struct eng_qconv *q, const struct qdw8 *v)
 
 		b = __builtin_shufflevector(b, b, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13,
 					    6, 14, 7, 15);
-#ifndef __clang__
-		__asm__("" : "+x"(b));
-#endif
+		ENG_OPAQUE(b);
 		if (q->flip)
 			*(v16hi_qa *)(v->pr + 16 * i) =
-				q_sx16(b);
+				eng_sx16(b);
 		else
-			*(v16hi_qa *)(v->pr + 16 * i) = q_zx16(b);
+			*(v16hi_qa *)(v->pr + 16 * i) = eng_zx16(b);
 	}
 }
 
@@ -3203,10 +3162,8 @@ void qdw8_sums2(const struct eng_qconv *q, const struct qdw8 *v, __u64 kh,
 
 				a0 += (v8si_qq)__builtin_ia32_pmaddwd256(x0, wv);
 				a1 += (v8si_qq)__builtin_ia32_pmaddwd256(x1, wv);
-#ifndef __clang__
 				/* One sum a tap pair (qdw16_rows()). */
-				__asm__("" : "+x"(a0), "+x"(a1));
-#endif
+				ENG_OPAQUE2(a0, a1);
 			}
 		f0 = __builtin_convertvector(a0, v8sf_qq) * v->mult;
 		f1 = __builtin_convertvector(a1, v8sf_qq) * v->mult;
@@ -3345,7 +3302,7 @@ static void qdw8_weights(const struct eng_qconv *q, struct qdw8 *v, __u64 g,
 				u = __builtin_shufflevector(x, x, 0, 8, 1, 9, 2, 10, 3, 11, 4, 12,
 							    5, 13, 6, 14, 7, 15);
 			}
-			pr = q_sx16(u) - (2 * j + 1 == kw ? wzl : wzp);
+			pr = eng_sx16(u) - (2 * j + 1 == kw ? wzl : wzp);
 			sum += pr;
 			*(v16hi_qa *)(v->w2 + (i * np + j) * 8) = pr;
 		}
