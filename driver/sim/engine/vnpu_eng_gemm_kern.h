@@ -321,6 +321,18 @@ static inline void wino_origin(const struct wino_part *wp, __u64 t,
 	*x0 = (__s64)(t % wp->tw * wp->s.ww) - a->pad_begin[1];
 }
 
+/**
+ * struct wino_seg - lanes of a half panel whose tiles lie in one tile row
+ * (the AVX2 input transforms' copies of a panel's rows)
+ * @lo: first lane (of eight)
+ * @hi: lanes [@lo, @hi)
+ * @at: where lane 0 would read row 0 of its tile in the copy
+ */
+struct wino_seg {
+	int lo, hi;
+	__u64 at;
+};
+
 #ifdef ENG_FMA
 int wino_part_in16(const struct wino_part *wp, __u64 p,
 		   struct eng_wino_in *w);

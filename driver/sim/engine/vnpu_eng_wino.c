@@ -242,17 +242,6 @@ void wino_deint(const float *p, v8sf *v)
 /* Floats of a row of wino_in_rows()'s copy before padded column 0. */
 #define WINO_ROW_LEAD	32
 
-/**
- * struct wino_seg - lanes of a half panel whose tiles lie in one tile row
- * @lo: first lane (of eight)
- * @hi: lanes [@lo, @hi)
- * @at: where lane 0 would read row 0 of its tile in the copy
- */
-struct wino_seg {
-	int lo, hi;
-	__u64 at;
-};
-
 /*
  * Whether the copy of a panel's input rows fits wp->tail and the tiles
  * are F(4x4)'s over dense rows (wino_in_rows()): its rows, their floats.

@@ -139,6 +139,146 @@ static void wino2_in_f32(struct wino_part *wp, const float *x,
 }
 
 #ifdef ENG_FMA
+/* Floats of a row of wino2_in_rows()'s copy before padded column 0. */
+#define WINO2_ROW_LEAD	16
+
+/*
+ * Whether the copy of panel @p's input rows (of tiles [@t0, @t1)) fits
+ * wp->tail and the rows are dense (wino2_in_rows()): its rows, their
+ * floats.
+ */
+static int wino2_rows_fit(const struct wino_part *wp, __u64 t0, __u64 t1,
+			  __u64 p, __u64 *nr, __u64 *rw)
+{
+	__u64 ta = t0 + p * ENG_NR, tb = eng_min(ta + ENG_NR, t1) - 1;
+
+	*nr = wp->s.wh * (tb / wp->tw - ta / wp->tw) + wp->s.wh + 2;
+	*rw = eng_div_up(WINO2_ROW_LEAD + 2 * wp->tw + 18, 8) * 8;
+	return wp->xs[2] == 1 && *nr * *rw <= ENG_WINO_XI * ENG_WINO_BUF;
+}
+
+/* @n floats from @x to @o, eight at a time, then one at a time. */
+static inline void wino2_copy(float *o, const float *x, __u64 n)
+{
+	__u64 i;
+
+	for (i = 0; i + 8 <= n; i += 8)
+		vstore(o + i, vload(x + i));
+	for (; i < n; i++)
+		o[i] = x[i];
+}
+
+/*
+ * Columns k = 0..3 of eight neighbouring tiles whose rows start two
+ * floats apart at @q: lane l of @v[k] is @q[2 l + k] (the even and the
+ * odd floats of @q[0..15], then of @q[2..17]).
+ */
+static __attribute__((__always_inline__)) inline
+void wino2_deint(const float *q, v8sf *v)
+{
+	v8sf a0 = vload(q), a1 = vload(q + 8), b0 = vload(q + 2);
+	v8sf b1 = vload(q + 10);
+
+	v[0] = __builtin_shufflevector(a0, a1, 0, 2, 4, 6, 8, 10, 12, 14);
+	v[1] = __builtin_shufflevector(a0, a1, 1, 3, 5, 7, 9, 11, 13, 15);
+	v[2] = __builtin_shufflevector(b0, b1, 0, 2, 4, 6, 8, 10, 12, 14);
+	v[3] = __builtin_shufflevector(b0, b1, 1, 3, 5, 7, 9, 11, 13, 15);
+}
+
+/*
+ * V of panel @p of tiles [@t0, @t1) on AVX2, channel after channel, as
+ * wino2_in_f32() computes it: the input rows the panel's tiles read are
+ * copied zero-padded to wp->tail (@nr rows of @rw floats, padded column
+ * j at WINO2_ROW_LEAD + j), where the tiles of a tile row start two
+ * floats apart, so a row of eight tiles' inputs is four loads and two
+ * deinterleaves (wino2_deint()), lanes of other tile rows and past the
+ * panel's tiles taken from their own run or zero; each row is then
+ * transformed in registers, then down the columns to the panels. The
+ * same values and operations: the same bits.
+ */
+static void wino2_in_rows(struct wino_part *wp, const float *x,
+			  const __s64 *xs, __u64 t0, __u64 t1, __u64 p,
+			  __u64 nr, __u64 rw)
+{
+	const struct vnpu_layer_conv *a = wp->l->attrs;
+	const v8si iota = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	__u64 cg = wp->s.cg, ps = cg * wp->u.cols, wh = wp->s.wh;
+	__u64 ta = t0 + p * ENG_NR, tn = eng_min(ENG_NR, t1 - ta);
+	__u64 ty0 = ta / wp->tw, lo = a->pad_begin[1], n = wp->s.w, c, j;
+	__s64 y0 = (__s64)(ty0 * wh) - a->pad_begin[0];
+	int rh = (int)wh + 2, ns[2] = { 0, 0 }, h, r, k, l, e;
+	struct wino_seg sg[2][8];
+	v8sf d[24];
+	float *buf = wp->tail;
+
+	/* Each half's runs of tiles along one tile row. */
+	for (l = 0; l < (int)tn; l++) {
+		__u64 t = ta + (__u64)l, ty = t / wp->tw, tx = t % wp->tw;
+		struct wino_seg *q;
+
+		h = l / 8;
+		if (!ns[h] || tx == 0) {
+			q = &sg[h][ns[h]++];
+			q->lo = l % 8;
+			q->at = (ty - ty0) * wh * rw + WINO2_ROW_LEAD + 2 * tx -
+				2 * (__u64)(l % 8);
+		} else {
+			q = &sg[h][ns[h] - 1];
+		}
+		q->hi = l % 8 + 1;
+	}
+	/* The copy's padding: zeros, which no channel's copy overwrites. */
+	zero_f32(buf, nr * rw);
+	for (c = 0; c < cg; c++) {
+		const float *xc = x + (__s64)c * xs[0];
+		float *v = wp->v + p * cg * ENG_NR + c * ENG_NR;
+
+		for (j = 0; j < nr; j++)
+			if (y0 + (__s64)j >= 0 && y0 + (__s64)j < (__s64)wp->s.h)
+				wino2_copy(buf + j * rw + WINO2_ROW_LEAD + lo,
+					   xc + (y0 + (__s64)j) * xs[1], n);
+		for (h = 0; h < 2; h++) {
+			/* Along the rows (wino2_bt()). */
+			for (r = 0; r < rh; r++) {
+				v8sf t[4] = {}, u[4];
+
+				for (e = 0; e < ns[h]; e++) {
+					v8si m = (iota >= sg[h][e].lo) &
+						 (iota < sg[h][e].hi);
+
+					wino2_deint(buf + sg[h][e].at +
+						    (__u64)r * rw, u);
+					for (k = 0; k < 4; k++)
+						t[k] = (v8sf)(((v8si)u[k] & m) |
+							      ((v8si)t[k] & ~m));
+				}
+				d[r * 4] = t[0] - t[2];
+				d[r * 4 + 1] = t[1] + t[2];
+				d[r * 4 + 2] = t[2] - t[1];
+				d[r * 4 + 3] = t[1] - t[3];
+			}
+			/* Down the columns (wino2_bt(), wino42_bt()). */
+			for (k = 0; k < 4; k++) {
+				v8sf o[6];
+
+				if (rh == 6) {
+					ENG_WINO42_BT(v8sf, d[k], d[4 + k],
+						      d[8 + k], d[12 + k],
+						      d[16 + k], d[20 + k], o);
+				} else {
+					o[0] = d[k] - d[8 + k];
+					o[1] = d[4 + k] + d[8 + k];
+					o[2] = d[8 + k] - d[4 + k];
+					o[3] = d[4 + k] - d[12 + k];
+				}
+				for (r = 0; r < rh; r++)
+					vstore(v + (r * 4 + k) * ps + 8 * h,
+					       o[r]);
+			}
+		}
+	}
+}
+
 /* Columns [@c0, @c0 + 32) inside [0, @w), as bits. */
 static __u32 wino2_cols(__s64 c0, __u64 w)
 {
@@ -263,6 +403,7 @@ void wino2_input(struct wino_part *wp, const float *x, const __s64 *xs,
 #ifdef ENG_FMA
 		struct eng_wino_in w;
 		struct eng_wino2_in wr;
+		__u64 nr, rw;
 
 		if (wp->bufs.bf16 && wino2_rows(wp, x, xs, t0, t1, p, &wr)) {
 			wr.cn = wp->s.cg;
@@ -284,6 +425,13 @@ void wino2_input(struct wino_part *wp, const float *x, const __s64 *xs,
 			} else {
 				vnpu_eng_wino2_in_bf16(&w);
 			}
+			eng_pause(ctx);
+			continue;
+		}
+#endif
+#ifdef ENG_FMA
+		if (wino2_rows_fit(wp, t0, t1, p, &nr, &rw)) {
+			wino2_in_rows(wp, x, xs, t0, t1, p, nr, rw);
 			eng_pause(ctx);
 			continue;
 		}
