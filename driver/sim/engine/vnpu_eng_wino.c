@@ -265,9 +265,13 @@ static int wino_rows_fit(const struct wino_part *wp, __u64 p, __u64 *nr,
  * j), where the tiles of each tile row are runs four floats apart, so
  * each row of eight tiles' inputs is four loads and a transpose
  * (wino_deint()), lanes of other tile rows and past the run taken from
- * their own run or zero; each row is then transformed in registers into
- * wp->d, then down the columns to the panels. The same values and
- * operations as wino_gather()'s scalar path: the same bits.
+ * their own run or zero; each row is then transformed in registers, then
+ * down the columns into wp->d, both halves of the panel, and each
+ * point's 16 floats go to its panel at once: the points' panels lie a
+ * multiple of 4 KiB apart, so their lines share an L1 set, and a line
+ * written half at a time left L1 in between (each point's line read
+ * from L2 twice a channel). The same values and operations as
+ * wino_gather()'s scalar path: the same bits.
  */
 static void wino_in_rows(struct wino_part *wp, const float *x,
 			 const __s64 *xs, __u64 p, __u64 nr, __u64 rw,
@@ -281,7 +285,7 @@ static void wino_in_rows(struct wino_part *wp, const float *x,
 	__u64 lo = a->pad_begin[1], n = wp->s.w;
 	struct wino_seg sg[2][8];
 	int ns[2] = { 0, 0 }, h, r, k, l, e;
-	v8sf *d = (v8sf *)wp->d;
+	v8sf *d = (v8sf *)wp->d, rt[36];
 	float *buf = wp->tail;
 
 	/* Each half's runs of tiles along one tile row. */
@@ -326,18 +330,22 @@ static void wino_in_rows(struct wino_part *wp, const float *x,
 				}
 				wino_bt8(t);
 				for (k = 0; k < 6; k++)
-					d[r * 6 + k] = t[k];
+					rt[r * 6 + k] = t[k];
 			}
 			for (k = 0; k < 6; k++) {
 				v8sf t[6];
 
 				for (r = 0; r < 6; r++)
-					t[r] = d[r * 6 + k];
+					t[r] = rt[r * 6 + k];
 				wino_bt8(t);
 				for (r = 0; r < 6; r++)
-					vstore(v + (r * 6 + k) * ps + 8 * h,
-					       t[r]);
+					d[(r * 6 + k) * 2 + h] = t[r];
 			}
+		}
+		/* Each point's line of the panel whole, one after another. */
+		for (k = 0; k < ENG_WINO_XI; k++) {
+			vstore(v + k * ps, d[2 * k]);
+			vstore(v + k * ps + 8, d[2 * k + 1]);
 		}
 	}
 }

@@ -193,8 +193,9 @@ void wino2_deint(const float *q, v8sf *v)
  * floats apart, so a row of eight tiles' inputs is four loads and two
  * deinterleaves (wino2_deint()), lanes of other tile rows and past the
  * panel's tiles taken from their own run or zero; each row is then
- * transformed in registers, then down the columns to the panels. The
- * same values and operations: the same bits.
+ * transformed in registers, then down the columns into wp->d, both
+ * halves of the panel, each point's 16 floats then to its panel at once
+ * (as wino_in_rows()). The same values and operations: the same bits.
  */
 static void wino2_in_rows(struct wino_part *wp, const float *x,
 			  const __s64 *xs, __u64 t0, __u64 t1, __u64 p,
@@ -208,7 +209,7 @@ static void wino2_in_rows(struct wino_part *wp, const float *x,
 	__s64 y0 = (__s64)(ty0 * wh) - a->pad_begin[0];
 	int rh = (int)wh + 2, ns[2] = { 0, 0 }, h, r, k, l, e;
 	struct wino_seg sg[2][8];
-	v8sf d[24];
+	v8sf d[24], *q = (v8sf *)wp->d;
 	float *buf = wp->tail;
 
 	/* Each half's runs of tiles along one tile row. */
@@ -272,9 +273,13 @@ static void wino2_in_rows(struct wino_part *wp, const float *x,
 					o[3] = d[4 + k] - d[12 + k];
 				}
 				for (r = 0; r < rh; r++)
-					vstore(v + (r * 4 + k) * ps + 8 * h,
-					       o[r]);
+					q[(r * 4 + k) * 2 + h] = o[r];
 			}
+		}
+		/* Each point's line of the panel whole, one after another. */
+		for (k = 0; k < rh * 4; k++) {
+			vstore(v + k * ps, q[2 * k]);
+			vstore(v + k * ps + 8, q[2 * k + 1]);
 		}
 	}
 }
