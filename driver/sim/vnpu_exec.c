@@ -24,6 +24,16 @@
  */
 #define MIN_ELEMS_PER_PART (1ULL << 16)
 #define MIN_COST_PER_PART (1ULL << 20)
+/*
+ * The engine's baseline path (SSE2 and a software fma, no
+ * %VNPU_ENG_F_AVX2_FMA) takes 4 to 400 times as long as the FMA paths for
+ * a layer's element operation: its layers count 2^BASE_COST_SHIFT times
+ * their cost, so their parts do that much less. A part is an FPU section
+ * in vnpu.ko and the step of a job's progress (vnpu_sched.c): under QEMU's
+ * TCG, oww_melspectrogram's STFT convolution ran 4 ms parts natively that
+ * took seconds each, next to the 5 s no-progress timeout.
+ */
+#define BASE_COST_SHIFT 2
 
 /* Number of elements, or 0 with *ok cleared when the product overflows. */
 static __u64 tensor_elems(const struct vnpu_cmd_tensor *t, int *ok)
@@ -349,6 +359,9 @@ static __u32 exec_parts(const struct vnpu_cmd_header *cmd, __u32 tiles,
 	case VNPU_CMD_LAYER:
 		cost = vnpu_eng_layer_cost(l->op, l->tensors, l->num_tensors,
 					   layer_attrs(l));
+		if (!(features & VNPU_ENG_F_AVX2_FMA))
+			cost = cost > ~0ULL >> BASE_COST_SHIFT ? ~0ULL :
+			       cost << BASE_COST_SHIFT;
 		by_work = cost / (MIN_COST_PER_PART >> shift);
 		max_parts = vnpu_eng_layer_max_parts(l->op, l->tensors,
 						     l->num_tensors, layer_attrs(l),

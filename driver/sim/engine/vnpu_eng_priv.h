@@ -27,11 +27,12 @@
  * is made of, and a part is one FPU section in vnpu.ko. Unit sizes follow
  * from the shapes and the kernel path only, never from the split. On the
  * FMA paths 2^26 (0.7 ms AVX-512, 1.1 ms AVX2+FMA natively); the baseline
- * path's software fma is about 70 times slower (1.7 GFLOP/s), so its units
- * are ENG_UNIT_SHIFT_BASE = 6 binary orders smaller: 2^20, about 1.2 ms.
+ * path's software fma is 60 to 400 times slower (0.25 to 1.7 GFLOP/s by
+ * CPU and layer), so its units are ENG_UNIT_SHIFT_BASE = 8 binary orders
+ * smaller: 2^18, 0.3 to 2 ms.
  */
 #define ENG_UNIT_MACS		(1ull << 26)
-#define ENG_UNIT_SHIFT_BASE	6
+#define ENG_UNIT_SHIFT_BASE	8
 
 /*
  * Element-wise ops split into units of this many output elements (rows of
@@ -40,8 +41,8 @@
  */
 #define ENG_ELEM_UNIT	4096
 /*
- * The most parts a layer splits into on the FMA paths; the baseline's 64
- * times smaller units get 64 times as many, so that its parts stay units.
+ * The most parts a layer splits into on the FMA paths; the baseline's 256
+ * times smaller units get 256 times as many, so that its parts stay units.
  * Enough that a part of the largest element-wise layer (2^30 outputs of
  * erf) stays a short FPU section.
  */

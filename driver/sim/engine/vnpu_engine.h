@@ -154,7 +154,7 @@ __u64 vnpu_eng_layer_cost(__u32 op, const struct vnpu_cmd_tensor *t,
  * @features: the &struct vnpu_eng_ctx features of vnpu_eng_layer_run()
  *
  * The baseline kernels (no %VNPU_ENG_F_AVX2_FMA) split GEMM and CONV into
- * 64 times smaller units, so that a part stays about as short as on the
+ * 256 times smaller units, so that a part stays about as short as on the
  * FMA paths.
  *
  * Return: the number of parts, at least 1.
