@@ -391,6 +391,22 @@ struct vnpu_layer_act {
 #define VNPU_LAYER_F_WINO42		0x100u
 /** VNPU_WINO_MAX_C - the most input channels a group of a Winograd CONV */
 #define VNPU_WINO_MAX_C			1024
+/**
+ * VNPU_LAYER_F_QWINO - QLINEAR_CONV only, not with %VNPU_LAYER_F_PACKED or
+ * %VNPU_LAYER_F_SPLIT8: W is %VNPU_PACK_QWINO_W and the layer runs as
+ * integer Winograd F(2x2, 3x3), its sums the direct ones exactly. X of
+ * rank 4 with its rows dense, a 3x3 kernel, strides and dilations 1, each
+ * pad at most 2, at most %VNPU_QWINO_MAX_C input channels a group, not
+ * depthwise. W's zero points count as 0 (the compiler sets the flag only
+ * where they are).
+ */
+#define VNPU_LAYER_F_QWINO		0x200u
+/**
+ * VNPU_QWINO_MAX_C - the most input channels a group of a
+ * %VNPU_LAYER_F_QWINO QLINEAR_CONV: four times a sum of C * 9 products of
+ * 255 by 128 stays below 2^31
+ */
+#define VNPU_QWINO_MAX_C		1824
 
 /*
  * Packed weights. A packed operand is a rank-1, stride-1 f32, f16 or bf16
@@ -482,6 +498,21 @@ struct vnpu_layer_act {
  *   Schedules that break that rule, or list a step twice, give
  *   unspecified outputs (never a fault). Size: group * MP * (K4 + 4) +
  *   T * (8 + 8 * NX).
+ *
+ * %VNPU_PACK_QWINO_W, QLINEAR_CONV's i8 W [M, C/group, 3, 3] for integer
+ *   Winograd F(2x2, 3x3) (%VNPU_LAYER_F_QWINO): each 3x3 kernel w of
+ *   output channel m and input channel c of a group becomes its 4x4
+ *   transform U = G w G^T with G's rows (2, 0, 0), (1, 1, 1), (1, -1, 1)
+ *   and (0, 0, 2) (twice %VNPU_PACK_WINO2_W's: integers, |U| <= 1152), as
+ *   little-endian i16. Rows per group MP = M/group rounded up to even,
+ *   CP = ceil(C/group / 2) channel pairs, in chunks of
+ *   %VNPU_QWINO_CHUNK pairs (the last one short): chunk h of group g
+ *   holds, for each row m < MP and each of its pairs p, the 16 points
+ *   x = 4 * i + j of U[i][j] of channels 2p and 2p + 1 interleaved (64
+ *   bytes), at byte (g * MP * CP + h * %VNPU_QWINO_CHUNK * MP + m * N +
+ *   p - h * %VNPU_QWINO_CHUNK) * 64 + x * 4 + 2 * (c % 2), N the chunk's
+ *   pairs; zero where m >= M/group or c >= C/group. Size: group * MP *
+ *   CP * 64 bytes.
  */
 /** VNPU_PACK_NR - columns per panel of %VNPU_PACK_GEMM_B */
 #define VNPU_PACK_NR 16
@@ -489,6 +520,8 @@ struct vnpu_layer_act {
 #define VNPU_PACK_MR 6
 /** VNPU_PACK_LANES_NR - output channels per panel of %VNPU_PACK_CONV_LANES */
 #define VNPU_PACK_LANES_NR 32
+/** VNPU_QWINO_CHUNK - channel pairs per chunk of %VNPU_PACK_QWINO_W */
+#define VNPU_QWINO_CHUNK 32
 /** VNPU_PACK_QMR - %VNPU_PACK_QCONV_W's rows per group are a multiple of it */
 #define VNPU_PACK_QMR 12
 /**
@@ -512,6 +545,8 @@ struct vnpu_layer_act {
  *	output channels (%VNPU_LAYER_F_LANES)
  * @VNPU_PACK_WINO42_W: CONV's bf16 3x3 W transformed for Winograd F(4x2,
  *	3x3), per group and point panels of %VNPU_PACK_MR rows
+ * @VNPU_PACK_QWINO_W: QLINEAR_CONV's i8 3x3 W transformed for integer
+ *	Winograd F(2x2, 3x3), i16 points of channel pairs per row
  */
 enum vnpu_pack_layout {
 	VNPU_PACK_GEMM_B = 1,
@@ -522,6 +557,7 @@ enum vnpu_pack_layout {
 	VNPU_PACK_WINO2_W = 6,
 	VNPU_PACK_CONV_LANES = 7,
 	VNPU_PACK_WINO42_W = 8,
+	VNPU_PACK_QWINO_W = 9,
 };
 
 /**

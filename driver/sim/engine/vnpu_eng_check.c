@@ -1156,19 +1156,22 @@ static int check_qlinear_conv(const struct vnpu_cmd_tensor *t, __u32 n,
 	int packed = a->flags & VNPU_LAYER_F_PACKED;
 	int split = a->flags & VNPU_LAYER_F_SPLIT8;
 	int res = a->flags & VNPU_LAYER_F_RESIDUAL;
+	int qwino = a->flags & VNPU_LAYER_F_QWINO;
 	__u32 nb = 8 + !!(a->flags & VNPU_LAYER_F_BIAS), i;
 	int dw = a->group == t[0].dims[1] && a->group == y->dims[1];
 
 	if (a->flags & ~(VNPU_LAYER_F_BIAS | VNPU_LAYER_F_PACKED |
 			 VNPU_LAYER_F_SPLIT8 | VNPU_LAYER_F_RESIDUAL |
-			 VNPU_LAYER_F_RES_FIRST) ||
-	    (split && !packed) ||
+			 VNPU_LAYER_F_RES_FIRST | VNPU_LAYER_F_QWINO) ||
+	    (split && !packed) || (qwino && packed) ||
+	    (qwino && (t[3].dtype != VNPU_DTYPE_I8 || !eng_qwino_fits(a, &t[0], y))) ||
 	    ((a->flags & VNPU_LAYER_F_RES_FIRST) && !res) ||
 	    (a->act.func != VNPU_ACT_IDENTITY && a->act.func != VNPU_ACT_RELU) ||
 	    a->act.flags || a->act.alpha || a->act.beta ||
 	    n != nb + 1 + (res ? 5 : 0) ||
 	    (packed && t[3].dtype != VNPU_DTYPE_I8) ||
 	    !conv_shapes_ok(&t[0], &t[3], y, a,
+			    qwino ? VNPU_PACK_QWINO_W :
 			    split ? VNPU_PACK_QCONV_SPLIT :
 			    packed ? VNPU_PACK_QCONV_W : 0) ||
 	    /* The depthwise paths read W's rows whole. */
@@ -1180,7 +1183,7 @@ static int check_qlinear_conv(const struct vnpu_cmd_tensor *t, __u32 n,
 	 * each block of Y they write; R like Y, its parameters scalar.
 	 */
 	if (res) {
-		if (!packed || dw || y->rank != 4 || t[nb].dtype != y->dtype ||
+		if (!(packed || qwino) || dw || y->rank != 4 || t[nb].dtype != y->dtype ||
 		    !same_dims(&t[nb], y) || !spatial_dense(&t[nb]))
 			return 0;
 		for (i = nb + 1; i < nb + 5; i++)

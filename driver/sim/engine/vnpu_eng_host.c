@@ -142,6 +142,28 @@ int vnpu_eng_wino2_pays(const struct vnpu_layer_conv *a,
 	return vnpu_eng_wino_pays(a, x, &y2);
 }
 
+/*
+ * Integer Winograd F(2x2, 3x3): the AVX2 hosts without VNNI (its tile
+ * sums 4 u8 x i8 products an instruction, twice the pair tile's rate) on
+ * at least ENG_QWINO_MIN_C input and output channels a group and
+ * ENG_QWINO_MIN_TILES tiles a map (fewer read U, 3.6 times W's bytes, for
+ * too few tiles: ResNet-50's 7x7 512->512 took 1.92 ms against 1.66).
+ */
+int vnpu_eng_qwino_pays(const struct vnpu_layer_conv *a,
+			const struct vnpu_cmd_tensor *x,
+			const struct vnpu_cmd_tensor *y)
+{
+	__u32 f = vnpu_eng_host_features();
+
+	if (!(f & VNPU_ENG_F_AVX2_FMA) || (f & VNPU_ENG_F_VNNI) ||
+	    !eng_qwino_fits(a, x, y))
+		return 0;
+	return x->dims[1] / a->group >= ENG_QWINO_MIN_C &&
+	       y->dims[1] / a->group >= ENG_QWINO_MIN_C &&
+	       eng_div_up(y->dims[2], 2) * eng_div_up(y->dims[3], 2) >=
+	       ENG_QWINO_MIN_TILES;
+}
+
 int vnpu_eng_lanes_pays(const struct vnpu_layer_conv *a,
 			const struct vnpu_cmd_tensor *x,
 			const struct vnpu_cmd_tensor *y)

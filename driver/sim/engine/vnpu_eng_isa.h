@@ -98,6 +98,8 @@
 #define run_pad ENG_SYM(run_pad)
 #define run_resize ENG_SYM(run_resize)
 /* vnpu_eng_quant.c */
+#define eng_qout_layer ENG_SYM(eng_qout_layer)
+#define eng_qout_rows ENG_SYM(eng_qout_rows)
 #define run_qlinear_add ENG_SYM(run_qlinear_add)
 #define run_qlinear_conv ENG_SYM(run_qlinear_conv)
 #define run_qmatmul ENG_SYM(run_qmatmul)
@@ -122,5 +124,7 @@
 /* vnpu_eng_qgemv.c */
 #define eng_qgemv_conv ENG_SYM(eng_qgemv_conv)
 #define eng_qgemv_fits ENG_SYM(eng_qgemv_fits)
+/* vnpu_eng_qwino.c */
+#define eng_qwino_run ENG_SYM(eng_qwino_run)
 
 #endif /* _VNPU_ENG_ISA_H_ */

@@ -858,4 +858,20 @@ int eng_qgemv_fits(const struct eng_layer *l);
 int eng_qgemv_conv(const struct eng_layer *l, __u64 ub, __u64 ue,
 		   const struct vnpu_eng_ctx *ctx);
 
+/*
+ * vnpu_eng_quant.c: a QLINEAR_CONV's struct eng_qout for other kernels of
+ * its sums (then qtile_out(), vnpu_eng_qout.h): its layer-wide fields
+ * (Y's bounds, zero point and channel stride; the fused add's parameters
+ * in @qa), and those of output channels [@m, @m + @rows) for plain sums
+ * (the bias added, W's zero points as 0).
+ */
+void eng_qout_layer(const struct eng_layer *l, struct eng_qadd_arg *qa,
+		    struct eng_qout *o);
+void eng_qout_rows(const struct eng_layer *l, __u64 m, __u32 rows,
+		   struct eng_qout *o);
+
+/* vnpu_eng_qwino.c: %VNPU_LAYER_F_QWINO's QLINEAR_CONV */
+int eng_qwino_run(const struct eng_layer *l, __u64 ub, __u64 ue,
+		  const struct vnpu_eng_ctx *ctx);
+
 #endif /* _VNPU_ENG_KERN_H_ */

@@ -49,6 +49,13 @@ __u64 vnpu_eng_packed_size(__u32 layout, __u64 groups, __u64 rows,
 		else
 			r *= eng_q4(cols) + 4;
 		break;
+	case VNPU_PACK_QWINO_W:
+		/* Bytes: 64 for each row and channel pair of the 3x3s. */
+		r = groups * eng_qwino_mp(rows);
+		if (r > ENG_MAX_DIM || cols % 9)
+			return 0;
+		r *= eng_div_up(cols / 9, 2) * ENG_QWINO_PAIR;
+		break;
 	case VNPU_PACK_WINO_W:
 	case VNPU_PACK_WINO2_W:
 	case VNPU_PACK_WINO42_W:
@@ -296,6 +303,54 @@ static void eng_pack_qsplit(__s8 *d, __u64 groups, __u64 rows, __u64 cols)
 	}
 }
 
+/*
+ * U = G k G^T of the 3x3 kernel @k (NULL: zeros), G's rows (2, 0, 0), (1,
+ * 1, 1), (1, -1, 1) and (0, 0, 2), as i16 (|U| <= 9 * 128) at @u's 16
+ * points 4 bytes apart.
+ */
+static void eng_qwino_u(const __s8 *k, __u8 *u)
+{
+	static const __s8 gm[4][3] = { { 2, 0, 0 }, { 1, 1, 1 }, { 1, -1, 1 },
+				       { 0, 0, 2 } };
+	__s32 t[4][3], v;
+	__u64 i, j, a;
+
+	for (i = 0; i < 4; i++)
+		for (j = 0; j < 3; j++) {
+			t[i][j] = 0;
+			for (a = 0; a < 3; a++)
+				t[i][j] += gm[i][a] * (k ? k[a * 3 + j] : 0);
+		}
+	for (i = 0; i < 4; i++)
+		for (j = 0; j < 4; j++) {
+			v = 0;
+			for (a = 0; a < 3; a++)
+				v += t[i][a] * gm[j][a];
+			u[(i * 4 + j) * 4] = (__u8)v;
+			u[(i * 4 + j) * 4 + 1] = (__u8)((__u32)v >> 8);
+		}
+}
+
+/*
+ * %VNPU_PACK_QWINO_W: U of each 3x3 kernel, the 16 points of a channel
+ * pair interleaved, rows padded to even and channels to pairs with zeros,
+ * in chunks of VNPU_QWINO_CHUNK pairs.
+ */
+static void eng_pack_qwino(const __s8 *s, __u64 groups, __u64 rows,
+			   __u64 cols, __u8 *d)
+{
+	__u64 cg = cols / 9, mp = eng_qwino_mp(rows), cp = eng_div_up(cg, 2);
+	__u64 g, m, c;
+
+	for (g = 0; g < groups; g++, s += rows * cols)
+		for (m = 0; m < mp; m++)
+			for (c = 0; c < 2 * cp; c++)
+				eng_qwino_u(m < rows && c < cg ? s + m * cols + c * 9 :
+					    (const __s8 *)0,
+					    d + g * mp * cp * ENG_QWINO_PAIR +
+					    eng_qwino_off(mp, cp, m, c / 2) + 2 * (c % 2));
+}
+
 int vnpu_eng_pack(__u32 layout, const void *src, __u64 groups, __u64 rows,
 		  __u64 cols, void *dst)
 {
@@ -313,6 +368,10 @@ int vnpu_eng_pack(__u32 layout, const void *src, __u64 groups, __u64 rows,
 		return VNPU_ENG_EINVAL;
 	if (!size)
 		return rows && cols && groups ? VNPU_ENG_EINVAL : 0;
+	if (layout == VNPU_PACK_QWINO_W) {
+		eng_pack_qwino(src, groups, rows, cols, dst);
+		return 0;
+	}
 	if (layout == VNPU_PACK_QCONV_W || layout == VNPU_PACK_QCONV_SPLIT) {
 		eng_pack_qconv(src, groups, rows, cols, dst);
 		if (layout == VNPU_PACK_QCONV_SPLIT)

@@ -1166,6 +1166,128 @@ static inline __u64 eng_qconv_scratch(const struct eng_qplan *p)
 			  p->dw8 + p->ph + 11 * ENG_ALIGN : 0;
 }
 
+/*
+ * ---- QLINEAR_CONV as integer Winograd F(2x2, 3x3) (%VNPU_LAYER_F_QWINO,
+ * vnpu_eng_qwino.c) ----
+ *
+ * V = B^T d B of each 4x4 input tile d (X less its zero point, |V| <=
+ * 1020) times U = G' w G'^T (%VNPU_PACK_QWINO_W, |U| <= 1152) point by
+ * point, summed over the input channels in pairs (vpmaddwd) with 32-bit
+ * wrapping adds; A^T M A is then four times the direct sum S, exactly
+ * while |4 S| < 2^31 (VNPU_QWINO_MAX_C), so S = (A^T M A) >> 2.
+ *
+ * A unit is (image, group, block of tile rows, block of output channels):
+ * a block's V (every input channel of its tiles) is computed once per
+ * part for its consecutive units, about ENG_QWINO_V bytes of it.
+ */
+#define ENG_QWINO_PAIR	64		/* bytes of a channel pair's 16 points */
+#define ENG_QWINO_V	(512 * 1024)	/* bytes of V a block, at most */
+#define ENG_QWINO_TILES	128		/* tiles a block, at most (16 at least) */
+#define ENG_QWINO_KB	8		/* output channels summed at once */
+#define ENG_QWINO_SLACK	16		/* tiles past a staged row's end read */
+#define ENG_QWINO_MIN_C	32		/* channels a group, in and out, to pay */
+#define ENG_QWINO_MIN_TILES 32		/* tiles of a map, to pay */
+
+/* %VNPU_PACK_QWINO_W's rows of a group: M/group rounded up to even. */
+static inline __u64 eng_qwino_mp(__u64 rows)
+{
+	return rows + (rows & 1);
+}
+
+/*
+ * The byte offset of row @m's channel pair @p in a group's (or a block's
+ * V, rows its tiles) [@mp rows, @cp pairs] in chunks of VNPU_QWINO_CHUNK
+ * pairs.
+ */
+static inline __u64 eng_qwino_off(__u64 mp, __u64 cp, __u64 m, __u64 p)
+{
+	__u64 h = p / VNPU_QWINO_CHUNK, n = cp - h * VNPU_QWINO_CHUNK;
+
+	if (n > VNPU_QWINO_CHUNK)
+		n = VNPU_QWINO_CHUNK;
+	return (h * VNPU_QWINO_CHUNK * mp + m * n + p % VNPU_QWINO_CHUNK) *
+	       ENG_QWINO_PAIR;
+}
+
+/**
+ * struct eng_qwplan - a %VNPU_LAYER_F_QWINO layer's units and scratch
+ * @th: tile rows of the output map (2 output rows each)
+ * @tw: tiles of a tile row
+ * @cp: input channel pairs of a group
+ * @mp: output channels of a group, rounded up to even
+ * @tbr: tile rows of a block
+ * @ntb: blocks of a map
+ * @mb: output channels of a unit, a multiple of ENG_QWINO_KB
+ * @nmb: units of a block
+ * @nt: tiles of a block, at most
+ * @sw: int16 elements of a staged row (@tw + 1 + ENG_QWINO_SLACK)
+ * @units: the layer's units
+ */
+struct eng_qwplan {
+	__u64 th, tw, cp, mp, tbr, ntb, mb, nmb, nt, sw, units;
+};
+
+static inline void eng_qwino_plan(const struct eng_conv_shape *s,
+				  struct eng_qwplan *p)
+{
+	__u64 tile = 0, rt, want;
+
+	p->th = eng_div_up(s->oh, 2);
+	p->tw = eng_div_up(s->ow, 2);
+	p->cp = eng_div_up(s->cg, 2);
+	p->mp = eng_qwino_mp(s->mg);
+	/* Blocks of about as many tile rows each, V within ENG_QWINO_V. */
+	if (p->tw && p->cp)
+		tile = eng_max(eng_min(ENG_QWINO_V / (p->cp * ENG_QWINO_PAIR),
+				       ENG_QWINO_TILES), 16) / p->tw;
+	p->ntb = eng_div_up(p->th, eng_max(tile, 1));
+	p->tbr = eng_div_up(p->th, eng_max(p->ntb, 1));
+	p->nt = p->tbr * p->tw;
+	p->sw = p->tw + 1 + ENG_QWINO_SLACK;
+	/* Channel blocks where a batch's blocks give too few units. */
+	rt = eng_div_up(s->mg, ENG_QWINO_KB);
+	want = s->n * s->group * p->ntb;
+	want = want >= ENG_QMIN_UNITS ? 1 : eng_div_up(ENG_QMIN_UNITS, eng_max(want, 1));
+	p->mb = eng_div_up(rt, eng_max(eng_min(want, rt), 1)) * ENG_QWINO_KB;
+	p->nmb = eng_div_up(s->mg, p->mb);
+	p->units = s->n * s->group * p->ntb * p->nmb;
+	if (!s->oh || !s->ow || !s->mg)
+		p->units = 0;
+}
+
+/*
+ * A part's scratch (vnpu_eng_qwino.c): a header, V, both channels' staged
+ * rows (even and odd columns apart), a row's bytes, two channels'
+ * transforms, the partial sums between chunks, the sums of ENG_QWINO_KB
+ * channels over the block's positions, a tile table and the tile's sums.
+ */
+static inline __u64 eng_qwino_scratch(const struct eng_qwplan *p)
+{
+	__u64 npos = eng_div_up(2 * p->tbr * (2 * p->tw), ENG_QNR) * ENG_QNR + ENG_QNR;
+
+	return p->units ? 64 + p->nt * p->cp * ENG_QWINO_PAIR +
+			  2 * 2 * (2 * p->tbr + 2) * p->sw * 2 +
+			  2 * p->sw + 64 + 2 * 16 * 32 +
+			  (p->cp > VNPU_QWINO_CHUNK ?
+			   ENG_QWINO_KB * (p->nt + 2) * ENG_QWINO_PAIR : 0) +
+			  ENG_QWINO_KB * npos * 4 + 4 * p->nt + 12 * 32 + 10 * ENG_ALIGN : 0;
+}
+
+/* Whether @a over X @x can run as %VNPU_LAYER_F_QWINO (the check's). */
+static inline int eng_qwino_fits(const struct vnpu_layer_conv *a,
+				 const struct vnpu_cmd_tensor *x,
+				 const struct vnpu_cmd_tensor *y)
+{
+	return x->rank == 4 && a->group && x->dims[1] % a->group == 0 &&
+	       x->dims[1] / a->group <= VNPU_QWINO_MAX_C &&
+	       !(a->group == x->dims[1] && a->group == y->dims[1]) &&
+	       x->strides[3] == 1 &&
+	       a->kernel[0] == 3 && a->kernel[1] == 3 && a->stride[0] == 1 &&
+	       a->stride[1] == 1 && a->dilation[0] == 1 &&
+	       a->dilation[1] == 1 && a->pad_begin[0] <= 2 &&
+	       a->pad_begin[1] <= 2 && a->pad_end[0] <= 2 && a->pad_end[1] <= 2;
+}
+
 /**
  * struct eng_qout - how a tile's sums become 8-bit outputs
  * @fix: per row, added to its sums (bias and zero point terms)

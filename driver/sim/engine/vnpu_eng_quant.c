@@ -3360,11 +3360,61 @@ static int run_qconv_packed(const struct eng_layer *l, __u64 ub, __u64 ue,
 	return 0;
 }
 
+void eng_qout_layer(const struct eng_layer *l, struct eng_qadd_arg *qa,
+		    struct eng_qout *o)
+{
+	const struct vnpu_layer_conv *a = l->attrs;
+	const struct vnpu_cmd_tensor *y = &l->t[l->n - 1];
+	__s32 yz = qzero(l, 7, 0), lo = y->dtype == VNPU_DTYPE_U8 ? 0 : -128;
+	__s32 hi = y->dtype == VNPU_DTYPE_U8 ? 255 : 127;
+
+	if (a->act.func == VNPU_ACT_RELU && yz > lo)
+		lo = yz;
+	*o = (struct eng_qout){ .ys = y->strides[1], .lo = (float)(lo - yz),
+				.hi = (float)(hi - yz), .yz = yz };
+	/* qconv_residual_arg()'s, which stays inlined in its one caller. */
+	if (a->flags & VNPU_LAYER_F_RESIDUAL) {
+		if (a->flags & VNPU_LAYER_F_RES_FIRST)
+			qadd_params(l, l->n - 5, 6, l->n - 3, y->dtype, qa);
+		else
+			qadd_params(l, 6, l->n - 5, l->n - 3, y->dtype, qa);
+		qa->first = !!(a->flags & VNPU_LAYER_F_RES_FIRST);
+		o->res = qa;
+	}
+}
+
+void eng_qout_rows(const struct eng_layer *l, __u64 m, __u32 rows,
+		   struct eng_qout *o)
+{
+	const struct vnpu_layer_conv *a = l->attrs;
+	struct eng_qconv q = { .l = l };
+	__u32 r;
+
+	/* qconv_params()'s, which stays inlined in its one caller. */
+	q.xs = qscale(l, 1, 0);
+	q.ys = qscale(l, 6, 0);
+	q.ws = (const float *)l->data[4];
+	q.wss = qparam_step(&l->t[4]);
+	if (a->flags & VNPU_LAYER_F_BIAS) {
+		q.bias = (const __s32 *)l->data[8];
+		q.bs = l->t[8].strides[0];
+	}
+	for (r = 0; r < rows; r++) {
+		o->fix[r] = (__s32)qconv_bias(&q, m + r);
+		o->wz[r] = 0;
+		o->mult[r] = qconv_mult(&q, m + r);
+	}
+	o->rows = rows;
+	o->xsum = (const __s32 *)0;
+}
+
 int run_qlinear_conv(const struct eng_layer *l, __u64 ub, __u64 ue,
 		     const struct vnpu_eng_ctx *ctx)
 {
 	const struct vnpu_layer_conv *a = l->attrs;
 
+	if (a->flags & VNPU_LAYER_F_QWINO)
+		return eng_qwino_run(l, ub, ue, ctx);
 	if (a->flags & VNPU_LAYER_F_PACKED)
 		/* The GEMV reads W's rows whole: not SPLIT8's. */
 		return eng_qgemv_fits(l) && !(a->flags & VNPU_LAYER_F_SPLIT8) ?

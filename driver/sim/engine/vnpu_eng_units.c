@@ -117,6 +117,12 @@ __u64 vnpu_eng_units(const struct eng_layer *l, __u32 features)
 		struct eng_qplan p;
 
 		eng_conv_shape(l, &s);
+		if (a->flags & VNPU_LAYER_F_QWINO) {
+			struct eng_qwplan qw;
+
+			eng_qwino_plan(&s, &qw);
+			return qw.units;
+		}
 		if (a->flags & VNPU_LAYER_F_PACKED) {
 			eng_qplan(&s, a, &p);
 			return p.units;
@@ -296,6 +302,20 @@ static __u64 qconv_cost(const struct eng_conv_shape *s)
 }
 
 /*
+ * Integer Winograd (%VNPU_LAYER_F_QWINO): 16 products a tile of 2x2
+ * outputs, rows in pairs, the input channels in pairs, and the
+ * transforms of a tile's channels and rows.
+ */
+static __u64 qwino_cost(const struct eng_conv_shape *s)
+{
+	struct eng_qwplan p;
+
+	eng_qwino_plan(s, &p);
+	return sat_mul(sat_mul(2 * s->n * s->group, p.mp + 16),
+		       sat_mul(p.ntb * p.nt, 16 * (2 * p.cp + 16)));
+}
+
+/*
  * In element operations of about a nanosecond each on the slowest kernel
  * path (the baseline's GEMM does about 2 a nanosecond): the firmware cuts
  * layers into parts of VNPU_EXEC_FW_CHUNK_COST, so an op that costs more
@@ -338,6 +358,8 @@ __u64 vnpu_eng_layer_cost(__u32 op, const struct vnpu_cmd_tensor *t,
 				       s.cg * s.kh * s.kw));
 	case VNPU_LAYER_QLINEAR_CONV:
 		eng_conv_shape(&l, &s);
+		if (((const struct vnpu_layer_conv *)attrs)->flags & VNPU_LAYER_F_QWINO)
+			return qwino_cost(&s);
 		if (!eng_conv_depthwise(&s) &&
 		    (((const struct vnpu_layer_conv *)attrs)->flags &
 		     VNPU_LAYER_F_PACKED))
@@ -491,6 +513,14 @@ __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_cmd_tensor *t,
 				    eng_conv_bbuf(&s, a, u.cols) + ENG_ALIGN / 4 +
 				    eng_conv_bf16_cache(&s, a, &t[1], features,
 							u.cols));
+	}
+	if (op == VNPU_LAYER_QLINEAR_CONV &&
+	    (((const struct vnpu_layer_conv *)attrs)->flags & VNPU_LAYER_F_QWINO)) {
+		struct eng_qwplan qw;
+
+		eng_conv_shape(&l, &s);
+		eng_qwino_plan(&s, &qw);
+		return eng_qwino_scratch(&qw);
 	}
 	if (op == VNPU_LAYER_QLINEAR_CONV &&
 	    (((const struct vnpu_layer_conv *)attrs)->flags & VNPU_LAYER_F_PACKED)) {

@@ -248,8 +248,9 @@ void vnpu_eng_transpose32(const struct vnpu_eng_transpose *t, __u32 features);
  * @rows: rows of one group's matrix (K of GEMM's B; M/group of CONV's W)
  * @cols: its columns (N of GEMM's B; C/group * KH * KW of CONV's W)
  *
- * Return: the size in f32 elements (in bytes for %VNPU_PACK_QCONV_W and
- * %VNPU_PACK_QCONV_SPLIT), or 0 for a bad layout or an overflow.
+ * Return: the size in f32 elements (in bytes for %VNPU_PACK_QCONV_W,
+ * %VNPU_PACK_QCONV_SPLIT and %VNPU_PACK_QWINO_W), or 0 for a bad layout or
+ * an overflow.
  */
 __u64 vnpu_eng_packed_size(__u32 layout, __u64 groups, __u64 rows,
 			   __u64 cols);
@@ -349,6 +350,21 @@ int vnpu_eng_wino_pays(const struct vnpu_layer_conv *a,
  * Return: 1 or 0.
  */
 int vnpu_eng_wino2_pays(const struct vnpu_layer_conv *a,
+			const struct vnpu_cmd_tensor *x,
+			const struct vnpu_cmd_tensor *y);
+
+/**
+ * vnpu_eng_qwino_pays() - whether a QLINEAR_CONV over i8 weights whose zero
+ * points are 0 runs faster on this host as integer Winograd F(2x2, 3x3)
+ * (then the compiler packs them as %VNPU_PACK_QWINO_W and sets
+ * %VNPU_LAYER_F_QWINO); host builds only
+ * @a: its attributes (the flags are not looked at)
+ * @x: its X
+ * @y: its Y
+ *
+ * Return: 1 or 0.
+ */
+int vnpu_eng_qwino_pays(const struct vnpu_layer_conv *a,
 			const struct vnpu_cmd_tensor *x,
 			const struct vnpu_cmd_tensor *y);
 

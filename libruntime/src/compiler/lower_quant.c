@@ -397,6 +397,35 @@ static vnpu_status pack_qconv(struct cstate *s, int32_t w, int32_t *zp, int64_t 
 }
 
 /*
+ * Whether QLinearConv @attr of @x by constant weights @w (zero points
+ * @wz) into @y runs as integer Winograd F(2x2, 3x3) (%VNPU_LAYER_F_QWINO
+ * over %VNPU_PACK_QWINO_W): i8 weights whose zero points are all 0 (the
+ * engine counts them so), where the engine says it pays on this host
+ * (vnpu_eng_qwino_pays()).
+ */
+static bool qconv_wino(const struct cstate *s, const struct vnpu_layer_conv *attr,
+		       int32_t x, int32_t w, int32_t wz, int32_t y)
+{
+	const struct vnpu_tinfo *xi = cs_info(s, x), *zi = cs_info(s, wz);
+	const struct vnpu_tinfo *yi = cs_info(s, y);
+	struct vnpu_cmd_tensor tx = { .dtype = VNPU_DTYPE_U8, .rank = 4 };
+	struct vnpu_cmd_tensor ty = { .dtype = VNPU_DTYPE_U8, .rank = 4 };
+
+	if (cs_info(s, w)->type != VNPU_TYPE_I8 || zi->type != VNPU_TYPE_I8 || !zi->data ||
+	    xi->rank != 4 || yi->rank != 4)
+		return false;
+	for (int64_t i = 0; i < vnpu_tinfo_elems(zi); i++)
+		if (((const int8_t *)zi->data)[i])
+			return false;
+	for (uint32_t d = 0; d < 4; d++) {
+		tx.dims[d] = (uint64_t)xi->dims[d];
+		ty.dims[d] = (uint64_t)yi->dims[d];
+	}
+	tx.strides[3] = 1;
+	return vnpu_eng_qwino_pays(attr, &tx, &ty);
+}
+
+/*
  * QLinearConv, and a QDQ Conv group fuse_qdq.c rewrote (op->qlinear: the
  * same operands, a fused Relu): one QLINEAR_CONV, over packed weights
  * when they are constant.
@@ -439,12 +468,15 @@ static vnpu_status lower_qconv(struct cstate *s, struct cop *op)
 		bool split = !(vnpu_eng_host_features() & VNPU_ENG_F_VNNI) &&
 			     !(attr.group == xi->dims[1] && attr.group == m) &&
 			     vnpu_tinfo_elems(yi) != yi->dims[0] * m;
-		uint32_t layout = split ? VNPU_PACK_QCONV_SPLIT : VNPU_PACK_QCONV_W;
+		bool wino = qconv_wino(s, &attr, op->in[0], v[3], v[5], op->out[0]);
+		uint32_t layout = wino ? VNPU_PACK_QWINO_W :
+				  split ? VNPU_PACK_QCONV_SPLIT : VNPU_PACK_QCONV_W;
 
 		st = pack_qconv(s, v[3], &v[5], attr.group, layout, &v[3]);
 		if (st)
 			return st;
-		attr.flags |= VNPU_LAYER_F_PACKED | (split ? VNPU_LAYER_F_SPLIT8 : 0);
+		attr.flags |= wino ? VNPU_LAYER_F_QWINO :
+			      VNPU_LAYER_F_PACKED | (split ? VNPU_LAYER_F_SPLIT8 : 0);
 	} else if (attr.act.func) {
 		return UNSUP(s, "a fused Relu over weights computed at run time");
 	}
@@ -456,7 +488,7 @@ static vnpu_status lower_qconv(struct cstate *s, struct cop *op)
 	}
 	/* A fused QLinearAdd (fuse_qdq.c): the residual and its parameters. */
 	if (res) {
-		if (!(attr.flags & VNPU_LAYER_F_PACKED))
+		if (!(attr.flags & (VNPU_LAYER_F_PACKED | VNPU_LAYER_F_QWINO)))
 			return UNSUP(s, "a fused QLinearAdd over weights computed at run time");
 		for (uint32_t i = 9; !st && i < 14; i++) {
 			vnpu_element_type want = i == 10 || i == 12 ? VNPU_TYPE_F32 : yt;

@@ -320,6 +320,7 @@ struct qcase {
 	int few;	/* weights within 60 of 0 but every few-th at -128 or 127;
 			 * -1: pairs at vpmaddubsw's bounds among small ones */
 	float ys;	/* y's scale; 0: 0.5 (multipliers of 0.00016 to 0.00112) */
+	int ext;	/* every x - x_zero_point 255 and every weight -128 */
 };
 
 /* Pairs of weights at and just past the bounds of 16-bit pair sums. */
@@ -472,10 +473,13 @@ static void qconv_residual_case(struct __test_metadata *_metadata, const struct 
 		TH_LOG("%s: residual refused", name);
 	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n - 1, &at, sizeof(at)))
 		TH_LOG("%s: residual short of a tensor accepted", name);
-	at.flags &= ~VNPU_LAYER_F_PACKED;
-	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)))
-		TH_LOG("%s: residual unpacked accepted", name);
-	at.flags |= VNPU_LAYER_F_PACKED;
+	if (at.flags & VNPU_LAYER_F_PACKED) {
+		at.flags &= ~VNPU_LAYER_F_PACKED;
+		EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at,
+						 sizeof(at)))
+			TH_LOG("%s: residual unpacked accepted", name);
+		at.flags |= VNPU_LAYER_F_PACKED;
+	}
 	t[n0 - 1].dtype = qc->yt == VNPU_DTYPE_U8 ? VNPU_DTYPE_I8 : VNPU_DTYPE_U8;
 	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)))
 		TH_LOG("%s: R of another dtype accepted", name);
@@ -503,6 +507,66 @@ static void qconv_residual_case(struct __test_metadata *_metadata, const struct 
 		t[n0 + i] = keep;
 	}
 	free(r); free(ref2); free(out);
+}
+
+/*
+ * The packed case over %VNPU_PACK_QWINO_W (%VNPU_LAYER_F_QWINO) where it
+ * takes the shape and the weight zero points are 0: the same bits as
+ * @ref on every path and split, the fused add's too; a short W, u8 W,
+ * PACKED or SPLIT8 with it, a depthwise layer refused.
+ */
+static void qconv_wino_case(struct __test_metadata *_metadata, const struct qcase *qc,
+			    const struct vnpu_cmd_tensor *t0, void *const *data0, __u32 n,
+			    const struct vnpu_layer_conv *at0, const int8_t *w, const void *ref,
+			    const char *name0)
+{
+	__u64 cg = qc->c / qc->group, mg = qc->m / qc->group, size;
+	struct vnpu_cmd_tensor t[10];
+	struct vnpu_layer_conv at = *at0;
+	void *data[10], *u;
+	char name[160];
+
+	if (qc->k != 3 || qc->stride != 1 || qc->dil != 1 || qc->pad > 2 || qc->wz ||
+	    cg > VNPU_QWINO_MAX_C)
+		return;
+	memcpy(t, t0, sizeof(t[0]) * n);
+	memcpy(data, data0, sizeof(data[0]) * n);
+	size = vnpu_eng_packed_size(VNPU_PACK_QWINO_W, qc->group, mg, cg * 9);
+	u = malloc(size + 1);
+	EXPECT_TRUE(size && !vnpu_eng_pack(VNPU_PACK_QWINO_W, w, qc->group, mg, cg * 9, u))
+		TH_LOG("%s: qwino pack failed", name0);
+	t[3] = et_dense(VNPU_DTYPE_I8, 1, &size);
+	data[3] = u;
+	at.flags = (at0->flags & ~(VNPU_LAYER_F_PACKED | VNPU_LAYER_F_SPLIT8)) |
+		   VNPU_LAYER_F_QWINO;
+	if (qc->c == qc->group && qc->m == qc->group) {
+		EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)))
+			TH_LOG("%s: qwino depthwise accepted", name0);
+		free(u);
+		return;
+	}
+	snprintf(name, sizeof(name), "%s qwino", name0);
+	EXPECT_EQ(0, et_layer_exact(name, VNPU_LAYER_QLINEAR_CONV, t, data, n, &at,
+				    sizeof(at), ref));
+	qconv_residual_case(_metadata, qc, t, data, n, &at, ref, name);
+	/* Malformed: W's size and type, the other packed flags with it. */
+	at.flags |= VNPU_LAYER_F_PACKED;
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)))
+		TH_LOG("%s: qwino packed accepted", name0);
+	at.flags |= VNPU_LAYER_F_SPLIT8;
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)))
+		TH_LOG("%s: qwino split accepted", name0);
+	at.flags &= ~(VNPU_LAYER_F_PACKED | VNPU_LAYER_F_SPLIT8);
+	size--;
+	t[3] = et_dense(VNPU_DTYPE_I8, 1, &size);
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)))
+		TH_LOG("%s: qwino short W accepted", name0);
+	size++;
+	t[3] = et_dense(VNPU_DTYPE_U8, 1, &size);
+	t[5].dtype = VNPU_DTYPE_U8;
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)))
+		TH_LOG("%s: qwino u8 W accepted", name0);
+	free(u);
 }
 
 /*
@@ -542,6 +606,12 @@ static void qconv_packed_case(struct __test_metadata *_metadata, const struct qc
 		q_put(qc->xt, x, i, 255);
 	for (i = 0; qc->sat && i < nw; i++)
 		w[i] = i / 2 % 2 ? -128 : 127;
+	if (qc->ext) {
+		xz = qc->xt == VNPU_DTYPE_U8 ? 0 : 0x80;
+		for (i = 0; i < nx; i++)
+			q_put(qc->xt, x, i, qc->xt == VNPU_DTYPE_U8 ? 255 : 127);
+		memset(w, 0x80, nw);
+	}
 	/*
 	 * Weights as trained ones are, most of them small: the pairs of
 	 * large ones, which vpmaddubsw could saturate on, are few.
@@ -604,6 +674,7 @@ static void qconv_packed_case(struct __test_metadata *_metadata, const struct qc
 		  et_layer_exact(name, VNPU_LAYER_QLINEAR_CONV, t, data, n, &at, sizeof(at), ref));
 	if (qc->c != qc->group || qc->m != qc->group)
 		qconv_residual_case(_metadata, qc, t, data, n, &at, ref, name);
+	qconv_wino_case(_metadata, qc, t, data, n, &at, w, ref, name);
 	qconv_split_case(_metadata, qc, t, data, n, &at, w, mg, cg * qc->k * qc->k, ref, name);
 	t[3] = et_dense(VNPU_DTYPE_I8, 1, &psize);
 	data[3] = packed;
@@ -874,6 +945,26 @@ static void test_qconv_packed(struct __test_metadata *_metadata)
 		{ 1, 40, 1, 1, 14, 1, 1, 1, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 1, 1, 0, 1 },
 		{ 1, 20, 1, 1, 14, 2, 1, 1, 0, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 1, 1, 0 },
 		{ 2, 72, 1, 1, 24, 1, 1, 1, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0, 0, -1 },
+		/*
+		 * Integer Winograd (qconv_wino_case()): odd maps and channel
+		 * counts, pads 0 and 2, i8 inputs, groups, two images, more
+		 * than one chunk of channel pairs (65 and 300), a map of
+		 * more tile rows than a block, 1x1 and 2x1 maps, NaN
+		 * multipliers; the most input channels with every input at
+		 * 255 from its zero point and every weight -128 (4 S down to
+		 * 2^31 less 4.2 million: the wrapping sums).
+		 */
+		{ 1, 65, 9, 13, 26, 1, 3, 1, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
+		{ 2, 20, 6, 7, 18, 2, 3, 1, 2, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 1, 0, 0 },
+		{ 1, 17, 8, 5, 11, 1, 3, 1, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 0, 1, 0 },
+		{ 1, 130, 11, 10, 14, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 1 },
+		{ 1, 64, 70, 9, 12, 1, 3, 1, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_I8, 0, 1, 1, 0 },
+		{ 1, 9, 1, 1, 5, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
+		{ 1, 9, 2, 1, 5, 1, 3, 1, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
+		{ 1, 1824, 4, 5, 3, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 0, 0, 0,
+		  1e-4f, 1 },
+		{ 1, 1824, 3, 3, 2, 1, 3, 1, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_I8, 0, 0, 1, 0, 0, 0,
+		  1e-4f, 1 },
 	};
 	size_t i;
 
