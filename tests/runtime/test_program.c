@@ -396,13 +396,14 @@ struct arch_case {
 	bool imports;
 };
 
-/* On the NPU of command set 2, whatever its uAPI: set 1 blobs are refused. */
+/* On the NPU of command set 3, whatever its uAPI: older sets' blobs are refused. */
 static const struct arch_case npu_cases[] = {
 	{ 2, "vnpu-npu-1", 1u << 16, false },	/* uAPI 1: command set 1 */
 	{ 2, "vnpu-npu-2", 2u << 16, false },	/* uAPI 2: command set 1 too */
 	{ 3, "vnpu-npu-1", 2u << 16, false },	/* command set 1 */
-	{ 3, "vnpu-npu-2", 7u << 16, true },	/* a uAPI this driver is not */
-	{ 3, "vnpu-npu-3", 2u << 16, false },
+	{ 3, "vnpu-npu-2", 2u << 16, false },	/* command set 2 */
+	{ 3, "vnpu-npu-3", 7u << 16, true },	/* a uAPI this driver is not */
+	{ 3, "vnpu-npu-4", 2u << 16, false },
 	{ 3, "vnpu-npu-99", 2u << 16, false },
 	{ 2, "vnpu-npu-99", 2u << 16, false },
 	{ 3, "vnpu-cpu", 0, false },

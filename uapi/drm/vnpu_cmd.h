@@ -39,8 +39,10 @@ extern "C" {
  * 1: the first release (tensor descriptors of up to %VNPU_MAX_DIMS 8)
  * 2: packed bf16 weights hold depth pairs (%VNPU_LAYER_F_PACKED in
  *    vnpu_layers.h), so a set-1 stream's bf16 weights read wrong
+ * 3: a %VNPU_PACK_QCONV_SPLIT tile table holds its step schedule before
+ *    its entries (vnpu_layers.h), so a set-2 table reads wrong
  */
-#define VNPU_CMD_SET_VERSION 2
+#define VNPU_CMD_SET_VERSION 3
 
 /** VNPU_MAX_DIMS - the highest tensor rank the device takes */
 #define VNPU_MAX_DIMS 8

@@ -268,7 +268,8 @@ static void eng_put32(__u8 *d, __u32 v)
 /*
  * %VNPU_PACK_QCONV_SPLIT from %VNPU_PACK_QCONV_W's rows at @d: per tile
  * of ENG_QMR rows, its pairs eng_qpair_wide() takes out of the rows and
- * into its table, unless it has more than eng_qsplit_cap() of them.
+ * into its table, unless it has more than eng_qsplit_cap() of them, and
+ * the step schedule of the rows left.
  */
 static void eng_pack_qsplit(__s8 *d, __u64 groups, __u64 rows, __u64 cols)
 {
@@ -280,6 +281,8 @@ static void eng_pack_qsplit(__s8 *d, __u64 groups, __u64 rows, __u64 cols)
 	for (t = 0; t < tiles; t++, d += ENG_QMR * k4, tab += eng_qsplit_table(k4)) {
 		for (k = 0, n = 0; k < ENG_QMR * k4; k += 2)
 			n += eng_qpair_wide(d[k], d[k + 1]);
+		__u8 *x = tab + eng_qsplit_pairs(k4);
+
 		for (k = 0; k < eng_qsplit_table(k4); k++)
 			tab[k] = 0;
 		eng_put32(tab, n > cap ? ~0u : (__u32)n);
@@ -288,18 +291,15 @@ static void eng_pack_qsplit(__s8 *d, __u64 groups, __u64 rows, __u64 cols)
 		for (k = 0, n = 0; k < ENG_QMR * k4; k += 2) {
 			if (!eng_qpair_wide(d[k], d[k + 1]))
 				continue;
-			eng_put32(tab + 8 + 8 * n, (__u32)(k % k4) |
+			eng_put32(x + 8 * n, (__u32)(k % k4) |
 				  (__u32)(k / k4) << ENG_QPAIR_ROW_SHIFT);
-			eng_put32(tab + 12 + 8 * n++, (__u32)(__u16)(__s16)d[k] |
+			eng_put32(x + 4 + 8 * n++, (__u32)(__u16)(__s16)d[k] |
 				  (__u32)(__u16)(__s16)d[k + 1] << 16);
 			d[k] = 0;
 			d[k + 1] = 0;
 		}
-		/* The step schedule, where the entries leave room for it. */
-		if (8 * n + eng_qsched_bytes(k4) <= 8 * cap) {
-			eng_qsched(d, k4, ENG_QMR, tab + 8 + 8 * n);
-			eng_put32(tab + 4, VNPU_QSPLIT_F_PAIRS);
-		}
+		eng_qsched(d, k4, ENG_QMR, tab + 8);
+		eng_put32(tab + 4, VNPU_QSPLIT_F_PAIRS);
 	}
 }
 

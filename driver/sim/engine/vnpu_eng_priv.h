@@ -897,16 +897,11 @@ static inline __u64 eng_q4(__u64 k)
 
 /*
  * %VNPU_PACK_QCONV_SPLIT: the most pairs a tile of ENG_QMR rows of depth
- * @k4 lists apart (one in 16), and the bytes of its table.
+ * @k4 lists apart (one in 16).
  */
 static inline __u64 eng_qsplit_cap(__u64 k4)
 {
 	return ENG_QMR * k4 / 32;
-}
-
-static inline __u64 eng_qsplit_table(__u64 k4)
-{
-	return 8 + 8 * eng_qsplit_cap(k4);
 }
 
 /*
@@ -923,6 +918,22 @@ static inline __u64 eng_qsched_bytes(__u64 k4)
 {
 	return ENG_QMR / ENG_QS_ROWS * eng_div_up(k4 / 4, ENG_QK4_CHUNK) *
 	       (1 + ENG_QK4_CHUNK);
+}
+
+/*
+ * The bytes of a %VNPU_PACK_QCONV_SPLIT tile's table: its count and
+ * flags, its step schedule's (at 8), then room for eng_qsplit_cap()
+ * pairs (from eng_qsplit_pairs()): the schedule and the pairs a tile
+ * reads, one run of bytes.
+ */
+static inline __u64 eng_qsplit_pairs(__u64 k4)
+{
+	return 8 + eng_qsched_bytes(k4);
+}
+
+static inline __u64 eng_qsplit_table(__u64 k4)
+{
+	return eng_qsplit_pairs(k4) + 8 * eng_qsplit_cap(k4);
 }
 
 /* An entry's at: its depth k in bits 0-23, its row in the tile above. */

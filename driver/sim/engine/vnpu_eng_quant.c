@@ -1858,13 +1858,16 @@ static __attribute__((__always_inline__)) inline
 void qx8_add_avx2(const struct eng_qtile *t, const struct qx8 *x, __u64 nx)
 {
 	/* vpshufb (in 16-byte lanes): each position's bytes 2h, 2h + 1 as 16 bits. */
-	const v8su_qq pair[2] = {
+	static const v8su_qq pair[2] = {
 		{ 0x80018000u, 0x80058004u, 0x80098008u, 0x800d800cu,
 		  0x80018000u, 0x80058004u, 0x80098008u, 0x800d800cu },
 		{ 0x80038002u, 0x80078006u, 0x800b800au, 0x800f800eu,
 		  0x80038002u, 0x80078006u, 0x800b800au, 0x800f800eu },
 	};
-	__u64 h, i;
+	/* Read once: the sums' stores below may alias @t for the compiler. */
+	const __u8 *b0 = t->b;
+	__s32 *acc0 = t->acc;
+	__u64 k4 = t->k4, h, i;
 
 	for (i = 0; i < nx;) {
 		__u32 r0 = x[i].at >> ENG_QPAIR_ROW_SHIFT;
@@ -1874,7 +1877,7 @@ void qx8_add_avx2(const struct eng_qtile *t, const struct qx8 *x, __u64 nx)
 			i++;
 			continue;
 		}
-		acc = (v8si_qq *)(t->acc + r0 * ENG_QNR);
+		acc = (v8si_qq *)(acc0 + r0 * ENG_QNR);
 		for (h = 0; h < 4; h++)
 			a[h] = *(const v8si_qa *)(acc + h);
 		for (; i < nx && x[i].at >> ENG_QPAIR_ROW_SHIFT == r0; i++) {
@@ -1883,9 +1886,9 @@ void qx8_add_avx2(const struct eng_qtile *t, const struct qx8 *x, __u64 nx)
 			v16hi_q wv;
 			v32qi_q sel;
 
-			if ((k & 1) || k >= t->k4)
+			if ((k & 1) || k >= k4)
 				continue;
-			b = t->b + (k >> 2) * ENG_QNR * 4;
+			b = b0 + (k >> 2) * ENG_QNR * 4;
 			wv = (v16hi_q)((v8si_qq){} + x[i].w2);
 			sel = (v32qi_q)pair[(k >> 1) & 1];
 			for (h = 0; h < 4; h++) {
@@ -2131,19 +2134,18 @@ static void qconv_rows_split(struct eng_qconv *q, const struct eng_qtile *t,
 	__u64 o, nn;
 
 	q->w8 = t->w;
-	q->x8 = (const struct qx8 *)(tab + 8);
+	q->x8 = (const struct qx8 *)(tab + eng_qsplit_pairs(q->p.k4));
 	q->nx8 = n <= cap ? n : 0;
 	if (n <= cap && (*(const u32_qu *)(tab + 4) & VNPU_QSPLIT_F_PAIRS) &&
-	    8 * n + eng_qsched_bytes(q->p.k4) <= 8 * cap &&
-	    qsched_valid(tab + 8 + 8 * n, q->p.k4))
-		q->sched = tab + 8 + 8 * n;
+	    qsched_valid(tab + 8, q->p.k4))
+		q->sched = tab + 8;
 	/*
-	 * The next tile's pairs into L2 while these rows run (its count
-	 * fetched by the tile before), and the count after it.
+	 * The next tile's schedule and pairs into L2 while these rows run
+	 * (its count fetched by the tile before), and the count after it.
 	 */
 	if (tile + 1 < q->s.group * q->p.mp / ENG_QMR) {
 		nn = eng_min(*(const u32_qu *)next, cap);
-		for (o = 0; o < 8 + 8 * nn; o += 64)
+		for (o = 0; o < eng_qsplit_pairs(q->p.k4) + 8 * nn; o += 64)
 			__builtin_prefetch(next + o, 0, 2);
 		__builtin_prefetch(next + eng_qsplit_table(q->p.k4), 0, 2);
 	}

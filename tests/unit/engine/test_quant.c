@@ -323,6 +323,12 @@ struct qcase {
 	int ext;	/* every x - x_zero_point 255 and every weight -128 */
 };
 
+/* %VNPU_PACK_QCONV_SPLIT's NX, pairs a tile of depth @k4 lists at most. */
+static __u64 q_split_cap(__u64 k4)
+{
+	return VNPU_PACK_QMR * k4 / 32;
+}
+
 /* Pairs of weights at and just past the bounds of 16-bit pair sums. */
 static const int8_t q_edge[][2] = {
 	{ 127, 1 }, { 1, 127 }, { -128, 0 }, { -64, -64 }, { 64, 64 }, { 127, -128 },
@@ -342,8 +348,8 @@ static void qconv_split_case(struct __test_metadata *_metadata, const struct qca
 {
 	__u64 size = vnpu_eng_packed_size(VNPU_PACK_QCONV_SPLIT, qc->group, mg, k);
 	__u64 k4 = (k + 3) & ~3ull, mp = (mg + VNPU_PACK_QMR - 1) / VNPU_PACK_QMR * VNPU_PACK_QMR;
-	__u64 tiles = qc->group * mp / VNPU_PACK_QMR, cap = VNPU_PACK_QMR * k4 / 32;
-	__u64 tab = 8 + 8 * cap, i, j;
+	__u64 tiles = qc->group * mp / VNPU_PACK_QMR, cap = q_split_cap(k4);
+	__u64 sched = 3 * 65 * ((k4 / 4 + 63) / 64), tab = 8 + sched + 8 * cap, i, j;
 	uint8_t *split = malloc(size ? size : 1), *tables;
 	__u32 feat[3] = { 0, VNPU_ENG_F_AVX2_FMA,
 			  VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 | VNPU_ENG_F_VNNI };
@@ -383,7 +389,7 @@ static void qconv_split_case(struct __test_metadata *_metadata, const struct qca
 	for (i = 0; i < tiles; i++) {
 		__u32 cnt = i % 4 == 0 ? ~0u : i % 4 == 1 ? (__u32)cap :
 			    i % 4 == 2 ? (__u32)(cap + 1) : 0, fl = VNPU_QSPLIT_F_PAIRS;
-		__u64 steps = k4 / 4, c, room = 8 * cap;
+		__u64 steps = k4 / 4, c, at = 8;
 
 		memcpy(tables + i * tab, &cnt, 4);
 		for (j = 4; j < tab; j++)
@@ -391,14 +397,14 @@ static void qconv_split_case(struct __test_metadata *_metadata, const struct qca
 		if (cnt)
 			continue;
 		memcpy(tables + i * tab + 4, &fl, 4);
-		for (c = 0; (i / 4) % 2 == 0 && c + 65 <= room; c += 65) {
+		for (c = 0; (i / 4) % 2 == 0 && c + 65 <= sched; c += 65) {
 			__u64 nst = steps - (c / 65 % ((steps + 63) / 64)) * 64;
 
 			nst = nst < 64 ? nst : 64;
-			tables[i * tab + 8 + c] =
+			tables[i * tab + at + c] =
 				(uint8_t)((et_randf() + 1) / 2 * (float)(nst / 2 + 1));
 			for (j = 1; j < 65; j++)
-				tables[i * tab + 8 + c + j] =
+				tables[i * tab + at + c + j] =
 					(uint8_t)((et_randf() + 1) / 2 * (float)nst);
 		}
 	}
@@ -703,16 +709,18 @@ static void qconv_packed_case(struct __test_metadata *_metadata, const struct qc
 /*
  * %VNPU_PACK_QCONV_SPLIT's bytes: one row of depth 6 (K4 8, room for 3
  * pairs): (100, 100) and (-90, -39) listed and zeroed, (127, -128) kept,
- * the sum of all six; a tile of 12 rows of 120s (108 pairs, room for 7):
- * whole.
+ * the sum of all six; the step schedule of the rows left, before the
+ * pairs (three groups of 4 rows, the two steps paired, the zero rows'
+ * too); a tile of 12 rows of 120s (108 pairs, room for 7): whole.
  */
 static void test_qconv_split_layout(struct __test_metadata *_metadata)
 {
 	static const int8_t w[6] = { 100, 100, 127, -128, -90, -39 };
-	static const uint8_t want[12 * 8 + 12 * 4 + 8 + 8 * 3] = {
+	static const uint8_t want[12 * 8 + 12 * 4 + 8 + 3 * 65 + 8 * 3] = {
 		0, 0, 127, 0x80, 0, 0, 0, 0, [12 * 8] = 70, 0, 0, 0,
-		[12 * 12] = 2, 0, 0, 0, 0, 0, 0, 0,
-		0, 0, 0, 0, 100, 0, 100, 0,
+		[12 * 12] = 2, 0, 0, 0, 1, 0, 0, 0,
+		1, 0, 1, [12 * 12 + 73] = 1, 0, 1, [12 * 12 + 138] = 1, 0, 1,
+		[12 * 12 + 203] = 0, 0, 0, 0, 100, 0, 100, 0,
 		4, 0, 0, 0, 0xa6, 0xff, 0xd9, 0xff,
 	};
 	int8_t big[12 * 18];
@@ -730,9 +738,74 @@ static void test_qconv_split_layout(struct __test_metadata *_metadata)
 	bp = malloc(size);
 	EXPECT_EQ(0, vnpu_eng_pack(VNPU_PACK_QCONV_SPLIT, big, 1, 12, 18, bp));
 	memcpy(&n, bp + 12 * 20 + 12 * 4, 4);
-	EXPECT_TRUE(n > 12 * 20 / 32)
+	EXPECT_TRUE(n > q_split_cap(20))
 		TH_LOG("split layout: a tile past its room not whole (%u)", n);
 	EXPECT_EQ(120, bp[0]);
+	free(bp);
+}
+
+/*
+ * %VNPU_PACK_QCONV_SPLIT at depth 64 (room for 24 pairs, and a schedule
+ * of 16 steps per 4 rows), two tiles. The first: a row of 48 127s (24
+ * pairs: the room exactly) listed and zeroed, a row of (127, -128) kept
+ * (no two of its steps pair), the rest zero (their steps paired first
+ * and last inwards). The second: a row of 127s and one of -128s (64
+ * pairs): whole, no schedule.
+ */
+static void test_qconv_split_k64(struct __test_metadata *_metadata)
+{
+	int8_t w[24 * 64] = { 0 };
+	__u64 size = vnpu_eng_packed_size(VNPU_PACK_QCONV_SPLIT, 1, 24, 64), i, g;
+	__u64 tab0 = 24 * 64 + 24 * 4, tab = 8 + 3 * 65 + 8 * 24;
+	uint8_t *bp = malloc(size);
+	const uint8_t *t0, *t1, *s;
+	__u32 n, fl;
+
+	EXPECT_EQ(24, q_split_cap(64));
+	EXPECT_EQ(tab0 + 2 * tab, size);
+	for (i = 0; i < 64; i++) {
+		w[i] = i < 48 ? 127 : 0;
+		w[2 * 64 + i] = i % 2 ? -128 : 127;
+		w[12 * 64 + i] = 127;
+		w[13 * 64 + i] = -128;
+	}
+	EXPECT_EQ(0, vnpu_eng_pack(VNPU_PACK_QCONV_SPLIT, w, 1, 24, 64, bp));
+	t0 = bp + tab0;
+	t1 = t0 + tab;
+	memcpy(&n, t0, 4);
+	memcpy(&fl, t0 + 4, 4);
+	EXPECT_EQ(24, n);
+	EXPECT_EQ(VNPU_QSPLIT_F_PAIRS, fl);
+	for (i = 0; i < 64; i++) {
+		EXPECT_EQ(0, bp[i]);
+		EXPECT_EQ((uint8_t)w[2 * 64 + i], bp[2 * 64 + i]);
+	}
+	for (i = 0; i < 24; i++) {
+		__u32 at, w2;
+
+		memcpy(&at, t0 + 8 + 3 * 65 + 8 * i, 4);
+		memcpy(&w2, t0 + 12 + 3 * 65 + 8 * i, 4);
+		EXPECT_EQ(2 * i, at);
+		EXPECT_EQ(127u | 127u << 16, w2);
+	}
+	/* Group 0: no pair, its steps in order; groups 1 and 2: (0, 15), (1, 14)... */
+	s = t0 + 8;
+	EXPECT_EQ(0, s[0]);
+	for (i = 0; i < 16; i++)
+		EXPECT_EQ(i, s[1 + i]);
+	for (g = 1; g < 3; g++) {
+		EXPECT_EQ(8, s[65 * g]);
+		for (i = 0; i < 8; i++) {
+			EXPECT_EQ(i, s[65 * g + 1 + 2 * i]);
+			EXPECT_EQ(15 - i, s[65 * g + 2 + 2 * i]);
+		}
+	}
+	memcpy(&n, t1, 4);
+	memcpy(&fl, t1 + 4, 4);
+	EXPECT_TRUE(n > 24);
+	EXPECT_EQ(0, fl);
+	EXPECT_EQ(127, bp[12 * 64]);
+	EXPECT_EQ(0x80, bp[13 * 64 + 63]);
 	free(bp);
 }
 
@@ -1155,6 +1228,7 @@ TEST(quant)
 	test_qmatmul(_metadata);
 	test_qconv(_metadata);
 	test_qconv_split_layout(_metadata);
+	test_qconv_split_k64(_metadata);
 	test_qconv_packed(_metadata);
 	test_quant_bad(_metadata);
 	test_qadd(_metadata);
