@@ -1268,7 +1268,7 @@ static inline void eng_qwino_plan(const struct eng_conv_shape *s,
 
 /*
  * A part's scratch (vnpu_eng_qwino.c): a header, V, both channels' staged
- * rows (even and odd columns apart), a row's bytes, two channels'
+ * rows (even and odd columns apart), two channels'
  * transforms, the partial sums between chunks, the sums of ENG_QWINO_KB
  * channels over the block's positions, a tile table and the tile's sums.
  */
@@ -1278,10 +1278,10 @@ static inline __u64 eng_qwino_scratch(const struct eng_qwplan *p)
 
 	return p->units ? 64 + p->nt * p->cp * ENG_QWINO_PAIR +
 			  2 * 2 * (2 * p->tbr + 2) * p->sw * 2 +
-			  2 * p->sw + 64 + 2 * 16 * 32 +
+			  2 * 16 * 32 +
 			  (p->cp > VNPU_QWINO_CHUNK ?
 			   ENG_QWINO_KB * (p->nt + 2) * ENG_QWINO_PAIR : 0) +
-			  ENG_QWINO_KB * npos * 4 + 4 * p->nt + 12 * 32 + 10 * ENG_ALIGN : 0;
+			  ENG_QWINO_KB * npos * 4 + 4 * p->nt + 12 * 32 + 9 * ENG_ALIGN : 0;
 }
 
 /* Whether @a over X @x can run as %VNPU_LAYER_F_QWINO (the check's). */

@@ -39,8 +39,16 @@ typedef unsigned int v8su_w __attribute__((vector_size(32)));
 typedef unsigned int v8su_wa __attribute__((vector_size(32), aligned(32), may_alias));
 typedef long long v4di_w __attribute__((vector_size(32)));
 typedef long long s64_wu __attribute__((aligned(4), may_alias));
-typedef unsigned char v32qu_w __attribute__((vector_size(32)));
-typedef unsigned char v32qu_wu __attribute__((vector_size(32), aligned(1), may_alias));
+typedef unsigned short v16hu_w __attribute__((vector_size(32)));
+typedef unsigned short v16hu_wu __attribute__((vector_size(32), aligned(1), may_alias));
+typedef unsigned short v8hu_w __attribute__((vector_size(16)));
+typedef unsigned short v8hu_wu __attribute__((vector_size(16), aligned(1), may_alias));
+typedef short v8hi_w __attribute__((vector_size(16)));
+typedef short v8hi_wu __attribute__((vector_size(16), aligned(2), may_alias));
+typedef unsigned short v4hu_w __attribute__((vector_size(8)));
+typedef unsigned short v4hu_wu __attribute__((vector_size(8), aligned(1), may_alias));
+typedef short v4hi_w __attribute__((vector_size(8)));
+typedef short v4hi_wu __attribute__((vector_size(8), aligned(2), may_alias));
 
 /*
  * What a part's scratch holds for the next parts of the layer (ctx->epoch
@@ -62,7 +70,6 @@ struct qwino {
 	__u8 xz;		/* X's zero point as read (u8) */
 	__s16 *v;		/* the block's V */
 	__s16 *st;		/* staged rows: E and O of two channels */
-	__u8 *row;		/* a row's bytes with its pads */
 	v16hi_w *tr;		/* two channels' 16 transforms of 16 tiles */
 	v8su_w *part;		/* partial sums between chunks */
 	__s32 *sum;		/* S of ENG_QWINO_KB channels over the block */
@@ -95,40 +102,68 @@ static __u8 qw_zero(const struct eng_layer *l)
 }
 
 /*
+ * @n (16, 8 or 4) 16-bit words from @s, xor @f, less @xz: their low bytes
+ * to @dl, their high bytes to @dh.
+ */
+#define QW_SPLIT(n, s, dl, dh, f, xz) do {					\
+	v##n##hu_w b_ = *(const v##n##hu_wu *)(s) ^ (__u16)(f);		\
+										\
+	*(v##n##hi_wu *)(dl) = (v##n##hi_w)(b_ & 0xff) - (__s16)(xz);		\
+	*(v##n##hi_wu *)(dh) = (v##n##hi_w)(b_ >> 8) - (__s16)(xz);		\
+} while (0)
+
+/*
  * Padded row @r of group @g's channel @c (X less its zero point) as its even and odd
- * columns, p.sw of each from @e and @o.
+ * columns, p.sw of each from @e and @o: 0 (the pads), then the row's bytes
+ * two at a time, read in whole vectors (the last one overlapping) and
+ * written where the pads put them. Each store lands in place: nothing is
+ * read back.
  */
 static void qw_stage(const struct qwino *w, __u64 img, __u64 g, __u64 c, __u64 r,
 		     __s16 *e, __s16 *o)
 {
 	const struct vnpu_cmd_tensor *x = &w->l->t[0];
-	__u64 sw = w->p.sw, n = eng_min(w->s.w, 2 * sw - w->pw), i;
+	__u64 sw = w->p.sw, pw = w->pw, n = eng_min(w->s.w, 2 * sw - pw), nw = n / 2, k;
 	__s64 ir = (__s64)r - (__s64)w->pb;
+	__u16 f = (__u16)(w->flip * 0x101);
+	__s16 xz = w->xz, *dl, *dh;
 	const __u8 *src;
-	__u8 *row = w->row, flip = w->flip;
-	__s16 xz = w->xz;
 
-	if (c >= w->s.cg || ir < 0 || ir >= (__s64)w->s.h) {
-		for (i = 0; i < sw; i++) {
-			e[i] = 0;
-			o[i] = 0;
-		}
-		return;
+	/* sw > 16 */
+	for (k = 0;; k += 16) {
+		if (k + 16 > sw)
+			k = sw - 16;
+		*(v16hi_wu *)(e + k) = (v16hi_w){};
+		*(v16hi_wu *)(o + k) = (v16hi_w){};
+		if (k + 16 == sw)
+			break;
 	}
+	if (c >= w->s.cg || ir < 0 || ir >= (__s64)w->s.h)
+		return;
 	src = (const __u8 *)w->l->data[0] + (__s64)img * x->strides[0] +
 	      (__s64)(g * w->s.cg + c) * x->strides[1] + ir * x->strides[2];
-	for (i = 0; i < w->pw; i++)
-		row[i] = w->xz;
-	for (i = 0; i + 32 <= n; i += 32)
-		*(v32qu_wu *)(row + w->pw + i) = *(const v32qu_wu *)(src + i) ^ flip;
-	for (; i < n; i++)
-		row[w->pw + i] = src[i] ^ flip;
-	for (i = w->pw + n; i < 2 * sw; i++)
-		row[i] = w->xz;
-	for (i = 0; i < sw; i++) {
-		e[i] = (__s16)(row[2 * i] - xz);
-		o[i] = (__s16)(row[2 * i + 1] - xz);
+	/* Byte j of the row is column j + pw: even columns to e, odd to o. */
+	dl = pw & 1 ? o + pw / 2 : e + pw / 2;
+	dh = pw & 1 ? e + (pw + 1) / 2 : o + pw / 2;
+	if (nw >= 16) {
+		for (k = 0; k + 16 <= nw; k += 16)
+			QW_SPLIT(16, src + 2 * k, dl + k, dh + k, f, xz);
+		if (k < nw)
+			QW_SPLIT(16, src + 2 * (nw - 16), dl + nw - 16, dh + nw - 16, f, xz);
+	} else if (nw >= 8) {
+		QW_SPLIT(8, src, dl, dh, f, xz);
+		QW_SPLIT(8, src + 2 * (nw - 8), dl + nw - 8, dh + nw - 8, f, xz);
+	} else if (nw >= 4) {
+		QW_SPLIT(4, src, dl, dh, f, xz);
+		QW_SPLIT(4, src + 2 * (nw - 4), dl + nw - 4, dh + nw - 4, f, xz);
+	} else {
+		for (k = 0; k < nw; k++) {
+			dl[k] = (__s16)((src[2 * k] ^ w->flip) - xz);
+			dh[k] = (__s16)((src[2 * k + 1] ^ w->flip) - xz);
+		}
 	}
+	if (n & 1)
+		dl[nw] = (__s16)((src[n - 1] ^ w->flip) - xz);
 }
 
 /*
@@ -534,7 +569,6 @@ int eng_qwino_run(const struct eng_layer *l, __u64 ub, __u64 ue,
 	}
 	w.v = qw_align(&sp, w.p.nt * w.p.cp * ENG_QWINO_PAIR);
 	w.st = qw_align(&sp, 2 * 2 * (2 * w.p.tbr + 2) * w.p.sw * 2);
-	w.row = qw_align(&sp, 2 * w.p.sw + 64);
 	w.tr = qw_align(&sp, 2 * 16 * 32);
 	w.part = w.p.cp > VNPU_QWINO_CHUNK ?
 		 qw_align(&sp, ENG_QWINO_KB * (w.p.nt + 2) * ENG_QWINO_PAIR) : (v8su_w *)0;

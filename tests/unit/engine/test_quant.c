@@ -1025,9 +1025,13 @@ static void test_qconv_packed(struct __test_metadata *_metadata)
 		 * more tile rows than a block, 1x1 and 2x1 maps, NaN
 		 * multipliers; the most input channels with every input at
 		 * 255 from its zero point and every weight -128 (4 S down to
-		 * 2^31 less 4.2 million: the wrapping sums).
+		 * 2^31 less 4.2 million: the wrapping sums); rows of 1 to 70
+		 * bytes (each way qw_stage() copies a row: 23 and 30 in two
+		 * 16-byte pieces).
 		 */
 		{ 1, 65, 9, 13, 26, 1, 3, 1, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
+		{ 1, 24, 5, 23, 10, 1, 3, 1, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
+		{ 1, 6, 4, 30, 8, 1, 3, 1, 2, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 1, 1, 0 },
 		{ 2, 20, 6, 7, 18, 2, 3, 1, 2, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 1, 0, 0 },
 		{ 1, 17, 8, 5, 11, 1, 3, 1, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 0, 1, 0 },
 		{ 1, 130, 11, 10, 14, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 1 },
