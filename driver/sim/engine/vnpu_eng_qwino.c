@@ -325,18 +325,18 @@ static inline v8su_w qw_madd(v16hi_w a, v16hi_w b)
 
 /*
  * The sums of rows @u0, @u1 (@ncp pairs) by @n tiles from @v (@vs bytes
- * apart) added to @acc (zeroed first when @first): acc[(r * 3 + j) * 2 +
- * h] for row r, tile j, points 8 h to 8 h + 7.
+ * apart) added to @src's (NULL: to 0) into @dst: dst[(r * 3 + j) * 2 + h]
+ * for row r, tile j, points 8 h to 8 h + 7.
  */
 static inline __attribute__((__always_inline__))
 void qw_sums_c(const __u8 *u0, const __u8 *u1, const __u8 *v, __u64 vs,
-	       __u64 ncp, __u64 n, v8su_w *acc, int first)
+	       __u64 ncp, __u64 n, const v8su_w *src, v8su_w *dst)
 {
+	v8su_w acc[12];
 	__u64 p, j, h;
 
-	if (first)
-		for (j = 0; j < 12; j++)
-			acc[j] = (v8su_w){};
+	for (j = 0; j < 12; j++)
+		acc[j] = src ? src[j] : (v8su_w){};
 	for (p = 0; p < ncp; p++)
 		for (h = 0; h < 2; h++) {
 			v16hi_w x0 = qw_ld(u0 + p * 64 + 32 * h);
@@ -349,6 +349,8 @@ void qw_sums_c(const __u8 *u0, const __u8 *u1, const __u8 *v, __u64 vs,
 				acc[6 + j * 2 + h] += qw_madd(x1, b);
 			}
 		}
+	for (j = 0; j < 12; j++)
+		dst[j] = acc[j];
 }
 
 #ifdef ENG_FMA
@@ -357,10 +359,10 @@ void qw_sums_c(const __u8 *u0, const __u8 *u1, const __u8 *v, __u64 vs,
  * in ymm12 and ymm13, each tile's in ymm14: 10 loads for 12 vpmaddwd.
  */
 static void qw_sums3(const __u8 *u0, const __u8 *u1, const __u8 *v, __u64 vs,
-		     __u64 ncp, v8su_w *acc, int first)
+		     __u64 ncp, const v8su_w *src, v8su_w *dst)
 {
-#define QW_LD(i) "vmovdqa " #i "*32(%[acc]), %%ymm" #i "\n\t"
-#define QW_ST(i) "vmovdqa %%ymm" #i ", " #i "*32(%[acc])\n\t"
+#define QW_LD(i) "vmovdqa " #i "*32(%[src]), %%ymm" #i "\n\t"
+#define QW_ST(i) "vmovdqa %%ymm" #i ", " #i "*32(%[dst])\n\t"
 #define QW_Z(i) "vpxor %%xmm" #i ", %%xmm" #i ", %%xmm" #i "\n\t"
 #define QW_MAC(o, vaddr, a, b)						\
 	"vmovdqu " #o vaddr ", %%ymm14\n\t"				\
@@ -391,11 +393,11 @@ static void qw_sums3(const __u8 *u0, const __u8 *u1, const __u8 *v, __u64 vs,
 		     QW_ST(0) QW_ST(1) QW_ST(2) QW_ST(3) QW_ST(4) QW_ST(5)	\
 		     QW_ST(6) QW_ST(7) QW_ST(8) QW_ST(9) QW_ST(10) QW_ST(11)	\
 		     : [u0] "+r"(u0), [u1] "+r"(u1), [v] "+r"(v), [n] "+r"(ncp) \
-		     : [acc] "r"(acc), [vs] "r"(vs)				\
+		     : [src] "r"(src), [dst] "r"(dst), [vs] "r"(vs)				\
 		     : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",	\
 		       "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",	\
 		       "xmm12", "xmm13", "xmm14", "xmm15", "memory", "cc")
-	if (first)
+	if (!src)
 		QW_LOOP(QW_Z(0) QW_Z(1) QW_Z(2) QW_Z(3) QW_Z(4) QW_Z(5)
 			QW_Z(6) QW_Z(7) QW_Z(8) QW_Z(9) QW_Z(10) QW_Z(11));
 	else
@@ -413,20 +415,20 @@ static void qw_sums3(const __u8 *u0, const __u8 *u1, const __u8 *v, __u64 vs,
 /* qw_sums_c() of @n (1 to 3) tiles, not inlined. */
 static __attribute__((__noinline__))
 void qw_sums(const __u8 *u0, const __u8 *u1, const __u8 *v, __u64 vs,
-	     __u64 ncp, __u64 n, v8su_w *acc, int first)
+	     __u64 ncp, __u64 n, const v8su_w *src, v8su_w *dst)
 {
 #ifdef ENG_FMA
 	if (n == 3) {
-		qw_sums3(u0, u1, v, vs, ncp, acc, first);
+		qw_sums3(u0, u1, v, vs, ncp, src, dst);
 		return;
 	}
 	if (n == 2) {
-		qw_sums_c(u0, u1, v, vs, ncp, 2, acc, first);
+		qw_sums_c(u0, u1, v, vs, ncp, 2, src, dst);
 		return;
 	}
-	qw_sums_c(u0, u1, v, vs, ncp, 1, acc, first);
+	qw_sums_c(u0, u1, v, vs, ncp, 1, src, dst);
 #else
-	qw_sums_c(u0, u1, v, vs, ncp, n, acc, first);
+	qw_sums_c(u0, u1, v, vs, ncp, n, src, dst);
 #endif
 }
 
@@ -511,18 +513,12 @@ static __attribute__((__noinline__)) void qw_rows(struct qwino *w, __u64 g, __u6
 				/* The partial sums, 12 vectors a tile: in order. */
 				v8su_w *m = w->part + (t / 3 * (ENG_QWINO_KB / 2) + k / 2) * 12;
 
-				if (!first)
-					for (j = 0; j < 12; j++)
-						acc[j] = m[j];
 				qw_sums(uc + (k0 + k) * ncp * ENG_QWINO_PAIR,
 					uc + (k0 + k + 1) * ncp * ENG_QWINO_PAIR,
 					vc + t * ncp * ENG_QWINO_PAIR, ncp * ENG_QWINO_PAIR,
-					ncp, n, acc, first);
-				if (!last) {
-					for (j = 0; j < 12; j++)
-						m[j] = acc[j];
+					ncp, n, first ? (v8su_w *)0 : m, last ? acc : m);
+				if (!last)
 					continue;
-				}
 				for (r = 0; r < 2 && k + r < rows; r++)
 					for (j = 0; j < n; j++)
 						qw_emit(w, k + r, t + j, acc + (r * 3 + j) * 2);
