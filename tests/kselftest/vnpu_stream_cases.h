@@ -232,15 +232,16 @@ static inline struct vnpu_layer_conv *case_qconv_attrs(struct case_stream *s)
 
 /*
  * case_qconv() over VNPU_PACK_QCONV_SPLIT weights (%VNPU_LAYER_F_SPLIT8):
- * the 288 bytes, then one tile's table of 8 + 195 + 8 * 7 bytes (the
- * step schedule of 3 groups of rows, room for 7 pairs). Valid.
+ * the 288 bytes, then one tile's table of 8 + 195 + 48 + 8 * 7 bytes (the
+ * step schedule of 3 groups of rows, the ends of 12 rows' pairs, room for
+ * 7 pairs). Valid.
  */
 static inline struct vnpu_layer_conv *case_qconv_split(struct case_stream *s)
 {
 	struct vnpu_cmd_layer *l = case_qconv(s);
 	struct vnpu_layer_conv *a = (struct vnpu_layer_conv *)&l->tensors[10];
 
-	l->tensors[3].dims[0] = 547;
+	l->tensors[3].dims[0] = 595;
 	a->flags |= VNPU_LAYER_F_SPLIT8;
 	return a;
 }

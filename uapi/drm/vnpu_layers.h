@@ -480,15 +480,17 @@ struct vnpu_layer_act {
  *   (depths k, k + 1 of a row, k even) is 0 and listed in the tile's
  *   table instead, when it has at most NX = %VNPU_PACK_QMR * K4 / 32 of
  *   them; with more, its rows hold W whole. The sums are W's. From byte
- *   group * MP * (K4 + 4), T tables of 8 + S + 8 * NX bytes, S = 3 * 65 *
- *   ceil(K4 / 256): a little-endian u32 count n, a u32 of flags, S bytes
- *   of a step schedule, then NX entries of a u32 at (bits 0-23: k, bits
- *   24-31: the row in the tile) and an i32 w2 (its low and high 16 bits:
- *   the weights of depths k and k + 1, as i16). n > NX: the tile is
- *   whole; otherwise W is its rows plus its first n entries' pairs (an
- *   entry of an odd k, k + 1 >= K4 or a row >= %VNPU_PACK_QMR adds
- *   nothing). Rows that hold a pair the rule above lists give
- *   unspecified outputs (never a fault). With %VNPU_QSPLIT_F_PAIRS, the
+ *   group * MP * (K4 + 4), T tables of 8 + S + 4 * %VNPU_PACK_QMR + 8 *
+ *   NX bytes, S = 3 * 65 * ceil(K4 / 256) (K4 below 2^24): a
+ *   little-endian u32 count n, a u32 of flags, S bytes of a step
+ *   schedule, a u32 e_r for each row r of the tile, then NX entries of a
+ *   u32 off = 128 * (k / 4) + (k / 2) % 2, k even, and an i32 w2 (its low
+ *   and high 16 bits: the weights of depths k and k + 1, as i16). n > NX:
+ *   the tile is whole; otherwise W is its rows plus the pairs of its
+ *   first n entries, row r's those from e_(r-1) (0 for row 0) to e_r (an
+ *   entry at or past n, or of off / 128 >= K4 / 4, adds nothing; off's
+ *   bits 1-6 are not read). Rows that hold a pair the rule above lists
+ *   give unspecified outputs (never a fault). With %VNPU_QSPLIT_F_PAIRS, the
  *   step schedule holds, for each group of 4 rows of the tile (3) and
  *   each chunk of 64 steps of 4 depths (K4 / 4 steps, the last chunk
  *   short), 65 bytes: a count np, then the chunk's steps (0 to 63, from
@@ -497,7 +499,8 @@ struct vnpu_layer_act {
  *   the group's rows, four u8 x i8 products, stay within 16 bits (a
  *   sign's weights add up to 128 at most). Schedules that break that
  *   rule, or list a step twice, give unspecified outputs (never a
- *   fault). Size: group * MP * (K4 + 4) + T * (8 + S + 8 * NX).
+ *   fault). Size: group * MP * (K4 + 4) + T * (8 + S + 4 * %VNPU_PACK_QMR +
+ *   8 * NX).
  *
  * %VNPU_PACK_QWINO_W, QLINEAR_CONV's i8 W [M, C/group, 3, 3] for integer
  *   Winograd F(2x2, 3x3) (%VNPU_LAYER_F_QWINO): each 3x3 kernel w of

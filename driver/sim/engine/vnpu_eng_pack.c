@@ -39,9 +39,9 @@ __u64 vnpu_eng_packed_size(__u32 layout, __u64 groups, __u64 rows,
 		r = groups * eng_div_up(rows, ENG_QMR) * ENG_QMR;
 		if (r > ENG_MAX_DIM)
 			return 0;
-		/* An entry's at holds its depth in 24 bits. */
+		/* An entry's offset (ENG_QPAIR_OFF()) fits 32 bits. */
 		if (layout == VNPU_PACK_QCONV_SPLIT &&
-		    eng_q4(cols) >= 1ull << ENG_QPAIR_ROW_SHIFT)
+		    eng_q4(cols) >= ENG_QSPLIT_K4_MAX)
 			return 0;
 		if (layout == VNPU_PACK_QCONV_SPLIT)
 			r = r * (eng_q4(cols) + 4) +
@@ -268,8 +268,9 @@ static void eng_put32(__u8 *d, __u32 v)
 /*
  * %VNPU_PACK_QCONV_SPLIT from %VNPU_PACK_QCONV_W's rows at @d: per tile
  * of ENG_QMR rows, its pairs eng_qpair_wide() takes out of the rows and
- * into its table, unless it has more than eng_qsplit_cap() of them, and
- * the step schedule of the rows left.
+ * into its table in runs of a row each (the end of each row's run), as
+ * offsets in a packed block (ENG_QPAIR_OFF()), unless it has more than
+ * eng_qsplit_cap() of them; and the step schedule of the rows left.
  */
 static void eng_pack_qsplit(__s8 *d, __u64 groups, __u64 rows, __u64 cols)
 {
@@ -289,15 +290,17 @@ static void eng_pack_qsplit(__s8 *d, __u64 groups, __u64 rows, __u64 cols)
 		if (n > cap)
 			continue;
 		for (k = 0, n = 0; k < ENG_QMR * k4; k += 2) {
+			if (k % k4 == 0 && k)
+				eng_put32(tab + eng_qsplit_ends(k4) + 4 * (k / k4 - 1), (__u32)n);
 			if (!eng_qpair_wide(d[k], d[k + 1]))
 				continue;
-			eng_put32(x + 8 * n, (__u32)(k % k4) |
-				  (__u32)(k / k4) << ENG_QPAIR_ROW_SHIFT);
+			eng_put32(x + 8 * n, ENG_QPAIR_OFF(k % k4));
 			eng_put32(x + 4 + 8 * n++, (__u32)(__u16)(__s16)d[k] |
 				  (__u32)(__u16)(__s16)d[k + 1] << 16);
 			d[k] = 0;
 			d[k + 1] = 0;
 		}
+		eng_put32(tab + eng_qsplit_ends(k4) + 4 * (ENG_QMR - 1), (__u32)n);
 		eng_qsched(d, k4, ENG_QMR, tab + 8);
 		eng_put32(tab + 4, VNPU_QSPLIT_F_PAIRS);
 	}

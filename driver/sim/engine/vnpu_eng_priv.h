@@ -922,13 +922,19 @@ static inline __u64 eng_qsched_bytes(__u64 k4)
 
 /*
  * The bytes of a %VNPU_PACK_QCONV_SPLIT tile's table: its count and
- * flags, its step schedule's (at 8), then room for eng_qsplit_cap()
- * pairs (from eng_qsplit_pairs()): the schedule and the pairs a tile
- * reads, one run of bytes.
+ * flags, its step schedule's (at 8), the ends of its rows' runs of
+ * pairs (ENG_QMR u32 at eng_qsplit_ends()), then room for
+ * eng_qsplit_cap() pairs (from eng_qsplit_pairs()): the schedule and
+ * the pairs a tile reads, one run of bytes.
  */
-static inline __u64 eng_qsplit_pairs(__u64 k4)
+static inline __u64 eng_qsplit_ends(__u64 k4)
 {
 	return 8 + eng_qsched_bytes(k4);
+}
+
+static inline __u64 eng_qsplit_pairs(__u64 k4)
+{
+	return eng_qsplit_ends(k4) + 4 * ENG_QMR;
 }
 
 static inline __u64 eng_qsplit_table(__u64 k4)
@@ -936,8 +942,15 @@ static inline __u64 eng_qsplit_table(__u64 k4)
 	return eng_qsplit_pairs(k4) + 8 * eng_qsplit_cap(k4);
 }
 
-/* An entry's at: its depth k in bits 0-23, its row in the tile above. */
-#define ENG_QPAIR_ROW_SHIFT	24
+/*
+ * A pair's offset in a packed block of ENG_QNR positions (its step's,
+ * k / 4 * ENG_QNR * 4, plus 1 for the step's second pair of depths) and
+ * the bits of that offset a pair's use keeps; the depths a
+ * %VNPU_PACK_QCONV_SPLIT table takes: below ENG_QSPLIT_K4_MAX.
+ */
+#define ENG_QPAIR_OFF(k)	((__u32)((k) / 4 * ENG_QNR * 4 + (k) / 2 % 2))
+#define ENG_QPAIR_STEP		(~(__u32)(ENG_QNR * 4 - 1))
+#define ENG_QSPLIT_K4_MAX	(1ull << 24)
 
 /**
  * struct eng_qplan - how a packed QLINEAR_CONV splits into units

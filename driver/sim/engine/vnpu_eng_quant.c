@@ -462,19 +462,19 @@ static int run_qconv(const struct eng_layer *l, __u64 ub, __u64 ue,
 /**
  * struct qx8 - a pair of weights left out of a tile's rows: an entry of
  * a %VNPU_PACK_QCONV_SPLIT table (little-endian, as x86 reads it), or
- * of qw8_split()'s at run time
- * @at: the depth k of the pair's first weight (bits 0-23, even), its row
- *	in the tile from bit ENG_QPAIR_ROW_SHIFT
+ * of qw8_split()'s at run time; a row's pairs one run, the runs by row,
+ * where each ends said apart (struct eng_qconv's x8end)
+ * @off: the pair's offset in a packed block, ENG_QPAIR_OFF() of the depth
+ *	k of its first weight (even): only its bits ENG_QPAIR_STEP and 0
+ *	count
  * @w2: the two weights as 16-bit halves (low: depth k)
  *
  * Packed: a table may sit at any offset of W.
  */
 struct qx8 {
-	__u32 at;
+	__u32 off;
 	__s32 w2;
 } __attribute__((__packed__));
-
-#define QX8_K_MASK	((1u << ENG_QPAIR_ROW_SHIFT) - 1)
 
 struct eng_qconv {
 	const struct eng_layer *l;
@@ -504,6 +504,8 @@ struct eng_qconv {
 	const struct qx8 *x8;	/* the pairs left out of a tile's rows: x8buf */
 				/* or W's table (VNPU_LAYER_F_SPLIT8) */
 	__u64 nx8;		/* how many; ~0: the rows take qtile_avx2() */
+	const __u8 *x8end;	/* the end of each row's run of them (u32) */
+	__u32 x8endbuf[ENG_QMR];	/* ...qw8_split()'s */
 	const __u8 *tab;	/* VNPU_LAYER_F_SPLIT8: the tiles' tables */
 	const __u8 *sched;	/* the tile's step schedule (its table's), or NULL */
 	struct qconv_held *h;
@@ -1291,9 +1293,11 @@ static void qconv_pack_phase(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
 #ifndef ENG_FMA
 /*
  * The plain tile: the reference of the vector ones; then the @nx pairs
- * at @x left out of its rows (the rules of qx8_add_avx2()).
+ * at @x left out of its rows, in runs ending at @end (the rules of
+ * qx8_add_avx2()).
  */
-static void qtile_c(const struct eng_qtile *t, const struct qx8 *x, __u64 nx)
+static void qtile_c(const struct eng_qtile *t, const struct qx8 *x, const __u8 *end,
+		    __u64 nx)
 {
 	__u64 r, i, j, e;
 
@@ -1307,18 +1311,18 @@ static void qtile_c(const struct eng_qtile *t, const struct qx8 *x, __u64 nx)
 						       t->b[(j * ENG_QNR + i) * 4 + e]);
 			t->acc[r * ENG_QNR + i] = (__s32)acc;
 		}
-	for (j = 0; j < nx; j++) {
-		__u32 k = x[j].at & QX8_K_MASK, w2 = (__u32)x[j].w2;
-		const __u8 *b = t->b + (k / 4 * ENG_QNR * 4 + k % 4);
+	for (r = 0, j = 0; r < ENG_QMR && nx; r++)
+		for (; j < eng_min(*(const u32_qu *)(end + 4 * r), nx); j++) {
+			__u32 o = x[j].off & ENG_QPAIR_STEP, w2 = (__u32)x[j].w2;
+			const __u8 *b = t->b + o + (x[j].off & 1) * 2;
 
-		r = x[j].at >> ENG_QPAIR_ROW_SHIFT;
-		if (r >= ENG_QMR || (k & 1) || k >= t->k4)
-			continue;
-		for (i = 0; i < ENG_QNR; i++)
-			t->acc[r * ENG_QNR + i] = (__s32)((__u32)t->acc[r * ENG_QNR + i] +
-				(__u32)((__s32)(__s16)w2 * b[4 * i] +
-					(__s32)(__s16)(w2 >> 16) * b[4 * i + 1]));
-	}
+			if (o >= t->k4 * ENG_QNR)
+				continue;
+			for (i = 0; i < ENG_QNR; i++)
+				t->acc[r * ENG_QNR + i] = (__s32)((__u32)t->acc[r * ENG_QNR + i] +
+					(__u32)((__s32)(__s16)w2 * b[4 * i] +
+						(__s32)(__s16)(w2 >> 16) * b[4 * i + 1]));
+		}
 }
 #else
 typedef short v16hi_q __attribute__((vector_size(32)));
@@ -1501,19 +1505,24 @@ typedef long long v4di_q __attribute__((vector_size(32)));
 
 /*
  * Pair @k (its first byte's index) of the rows at @w, of @k4 a row, as
- * qw8_split() leaves it out: into @x[@nx], 0 at @d.
+ * qw8_split() leaves it out: into @x[@nx], 0 at @d; the runs of the rows
+ * before its own, from row *@r, end at @end.
  */
-static void qx8_put(const __s8 *w, __s8 *d, __u64 k, __u64 k4, struct qx8 *x)
+static void qx8_put(const __s8 *w, __s8 *d, __u64 k, __u64 k4, struct qx8 *x,
+		    __u64 nx, __u32 *end, __u64 *r)
 {
-	x->at = (__u32)(k % k4) | (__u32)(k / k4) << ENG_QPAIR_ROW_SHIFT;
-	x->w2 = (__s32)((__u32)(__u16)w[k] | (__u32)(__u16)w[k + 1] << 16);
+	for (; *r < k / k4; ++*r)
+		end[*r] = (__u32)nx;
+	x[nx].off = ENG_QPAIR_OFF(k % k4);
+	x[nx].w2 = (__s32)((__u32)(__u16)w[k] | (__u32)(__u16)w[k + 1] << 16);
 	d[k] = 0;
 	d[k + 1] = 0;
 }
 
 /*
  * @rows rows of @k4 i8 weights at @w to @d, each pair of them that
- * vpmaddubsw could saturate on as 0 and at @x; the number of those, or
+ * vpmaddubsw could saturate on as 0 and at @x, in runs of a row each
+ * ending at @end; the number of those, or
  * ~0 past @cap of them (the rows then take the 16-bit tile). A pair's
  * sum of positive weights is above 128 or its sum of negative ones
  * below -128 only when its two weights have one sign (else the sum is
@@ -1522,10 +1531,10 @@ static void qx8_put(const __s8 *w, __s8 *d, __u64 k, __u64 k4, struct qx8 *x)
  * mispredicted a fifth of the time), and the pairs from them after.
  */
 static __u64 qw8_split(const __s8 *w, __s8 *d, __u64 rows, __u64 k4,
-		       struct qx8 *x, __u64 cap)
+		       struct qx8 *x, __u32 *end, __u64 cap)
 {
 	const v16hi_q top = (v16hi_q){} + 128;
-	__u64 n = rows * k4, nx = 0, nm = 0, i, k;
+	__u64 n = rows * k4, nx = 0, nm = 0, r = 0, i, k;
 	/* Past the pairs' room: as many masks as there are runs of 32. */
 	__u32 *mask = (__u32 *)(x + cap), *at;
 
@@ -1546,7 +1555,7 @@ static __u64 qw8_split(const __s8 *w, __s8 *d, __u64 rows, __u64 k4,
 			if (nx == cap)
 				return ~0ull;
 			qx8_put(w, d, 32 * (__u64)at[1] + (__u64)__builtin_ctzll(k), k4,
-				&x[nx++]);
+				x, nx++, end, &r);
 		}
 	}
 	for (k = i; k < n; k += 2) {
@@ -1558,8 +1567,10 @@ static __u64 qw8_split(const __s8 *w, __s8 *d, __u64 rows, __u64 k4,
 			continue;
 		if (nx == cap)
 			return ~0ull;
-		qx8_put(w, d, k, k4, &x[nx++]);
+		qx8_put(w, d, k, k4, x, nx++, end, &r);
 	}
+	for (; r < ENG_QMR; r++)
+		end[r] = (__u32)nx;
 	return nx;
 }
 
@@ -1850,12 +1861,13 @@ static void qdot_tile(const __s8 *w, __u64 k4, const __u8 *b, __u64 s,
  * The @nx pairs at @x left out of the tile's rows added to t->acc, each
  * a vpmaddwd of its two inputs per 8 positions (of the tile's ENG_QNR:
  * the packed block has them all; sums past the outputs are not used).
- * A row's pairs one after the other (as the split and the tables list
- * them): its sums in registers meanwhile. A pair of a row past the tile,
- * an odd depth or one past t->k4 (a hostile table) adds nothing.
+ * A row's pairs one run, ending at its @end (as the split and the
+ * tables list them): its sums in registers meanwhile. A run past @nx
+ * stops there; a pair past the block (a hostile table) adds nothing.
  */
 static __attribute__((__always_inline__)) inline
-void qx8_add_avx2(const struct eng_qtile *t, const struct qx8 *x, __u64 nx)
+void qx8_add_avx2(const struct eng_qtile *t, const struct qx8 *x, const __u8 *end,
+		  __u64 nx)
 {
 	/* vpshufb (in 16-byte lanes): each position's bytes 2h, 2h + 1 as 16 bits. */
 	static const v8su_qq pair[2] = {
@@ -1867,32 +1879,27 @@ void qx8_add_avx2(const struct eng_qtile *t, const struct qx8 *x, __u64 nx)
 	/* Read once: the sums' stores below may alias @t for the compiler. */
 	const __u8 *b0 = t->b;
 	__s32 *acc0 = t->acc;
-	__u64 k4 = t->k4, h, i;
+	__u64 lim = t->k4 * ENG_QNR, h, i = 0, r, e;
 
-	for (i = 0; i < nx;) {
-		__u32 r0 = x[i].at >> ENG_QPAIR_ROW_SHIFT;
-		v8si_qq *acc, a[4];
+	for (r = 0; r < ENG_QMR && i < nx; r++) {
+		v8si_qq *acc = (v8si_qq *)(acc0 + r * ENG_QNR), a[4];
 
-		if (r0 >= ENG_QMR) {
-			i++;
+		e = eng_min(*(const u32_qu *)(end + 4 * r), nx);
+		if (i >= e)
 			continue;
-		}
-		acc = (v8si_qq *)(acc0 + r0 * ENG_QNR);
 		for (h = 0; h < 4; h++)
 			a[h] = *(const v8si_qa *)(acc + h);
-		for (; i < nx && x[i].at >> ENG_QPAIR_ROW_SHIFT == r0; i++) {
-			__u32 k = x[i].at & QX8_K_MASK;
-			const __u8 *b;
+		for (; i < e; i++) {
+			__u32 off = x[i].off, o = off & ENG_QPAIR_STEP;
 			v16hi_q wv;
 			v32qi_q sel;
 
-			if ((k & 1) || k >= k4)
+			if (o >= lim)
 				continue;
-			b = b0 + (k >> 2) * ENG_QNR * 4;
 			wv = (v16hi_q)((v8si_qq){} + x[i].w2);
-			sel = (v32qi_q)pair[(k >> 1) & 1];
+			sel = (v32qi_q)pair[off & 1];
 			for (h = 0; h < 4; h++) {
-				v32qi_q q = (v32qi_q)*(const v32qu_sa *)(b + 32 * h);
+				v32qi_q q = (v32qi_q)*(const v32qu_sa *)(b0 + o + 32 * h);
 
 				q = __builtin_ia32_pshufb256(q, sel);
 				a[h] += (v8si_qq)__builtin_ia32_pmaddwd256((v16hi_q)q, wv);
@@ -1924,14 +1931,15 @@ void qtile_prefetch(const __s8 *pf, __u64 k4, __u64 d0, __u64 d1)
 /*
  * The 8-bit tile: ENG_QMR rows of split weights @w8 by the packed block
  * t->b, into t->acc as qtile_avx2() sums them; then the @nx pairs at @x
- * the split left out (qx8_add_avx2()); the rows at @pf fetched meanwhile
+ * (runs ending at @end) the split left out (qx8_add_avx2()); the rows at
+ * @pf fetched meanwhile
  * (qtile_prefetch()).
  * Not inlined: its vectors would grow run_qconv_packed()'s frame past
  * the kernel's 2048 bytes.
  */
 static __attribute__((__noinline__))
 void qtile8_avx2(const struct eng_qtile *t, const __s8 *w8, const struct qx8 *x,
-		 __u64 nx, const __s8 *pf, const __u8 *sched)
+		 const __u8 *end, __u64 nx, const __s8 *pf, const __u8 *sched)
 {
 	__u64 steps = t->k4 / 4, rows = t->out->rows, cols = t->out->n;
 	__u64 nch = eng_div_up(steps, QK4_CHUNK), j0, n, r, h, c;
@@ -1964,7 +1972,7 @@ void qtile8_avx2(const struct eng_qtile *t, const __s8 *w8, const struct qx8 *x,
 					      t->acc + r * ENG_QNR + h, !j0,
 					      eng_min(6, rows - r), cols - h > 8 ? 2 : 1);
 	}
-	qx8_add_avx2(t, x, nx);
+	qx8_add_avx2(t, x, end, nx);
 }
 
 /*
@@ -1981,12 +1989,14 @@ static inline int qtile_narrow(const struct eng_qtile *t)
 }
 
 /*
- * The VNNI tile over rows that leave @nx pairs at @x out: its sums, the
+ * The VNNI tile over rows that leave @nx pairs at @x (runs ending at
+ * @end) out: its sums, the
  * pairs added (qx8_add_avx2()), then stored as qtile_out() does. Not
  * inlined (qtile8_avx2()).
  */
 static __attribute__((__noinline__))
-void qtile_vnni_pairs(const struct eng_qtile *t, const struct qx8 *x, __u64 nx)
+void qtile_vnni_pairs(const struct eng_qtile *t, const struct qx8 *x, const __u8 *end,
+		      __u64 nx)
 {
 	struct eng_qtile sums = *t;
 
@@ -1995,8 +2005,7 @@ void qtile_vnni_pairs(const struct eng_qtile *t, const struct qx8 *x, __u64 nx)
 		vnpu_eng_qtile_vnni_narrow(&sums, t->out->rows, t->out->n);
 	else
 		vnpu_eng_qtile_vnni(&sums);
-	if (nx)
-		qx8_add_avx2(t, x, nx);
+	qx8_add_avx2(t, x, end, nx);
 }
 #endif
 
@@ -2013,16 +2022,16 @@ static void qconv_tile(const struct eng_qconv *q, const struct eng_qtile *t,
 			vnpu_eng_qtile_vnni(t);
 			return;
 		}
-		qtile_vnni_pairs(t, q->x8, q->nx8);
+		qtile_vnni_pairs(t, q->x8, q->x8end, q->nx8);
 	} else if (q->nx8 != ~0ull) {
 		/* W's next rows, read in place: fetched by the rows' last tile. */
-		qtile8_avx2(t, q->w8, q->x8, q->nx8,
+		qtile8_avx2(t, q->w8, q->x8, q->x8end, q->nx8,
 			    last && q->tab ? t->pf : (const __s8 *)0, q->sched);
 	} else {
 		qtile_avx2(t, q->w16, q->b16 + n0 / ENG_QNR * q->p.k4 * ENG_QNR);
 	}
 #else
-	qtile_c(t, q->x8, q->nx8);
+	qtile_c(t, q->x8, q->x8end, q->nx8);
 #endif
 	qtile_out(t);
 }
@@ -2075,7 +2084,8 @@ void qconv_rows16(struct eng_qconv *q, const struct eng_qtile *t, __u64 cnt)
 
 	q->w8 = q->w8buf;
 	q->x8 = q->x8buf;
-	q->nx8 = qw8_split(t->w, q->w8buf, rows, q->p.k4, q->x8buf,
+	q->x8end = (const __u8 *)q->x8endbuf;
+	q->nx8 = qw8_split(t->w, q->w8buf, rows, q->p.k4, q->x8buf, q->x8endbuf,
 			   rows * q->p.k4 / 32);
 	if (q->nx8 == ~0ull)
 		qconv_widen(q, t, cnt);
@@ -2135,6 +2145,7 @@ static void qconv_rows_split(struct eng_qconv *q, const struct eng_qtile *t,
 
 	q->w8 = t->w;
 	q->x8 = (const struct qx8 *)(tab + eng_qsplit_pairs(q->p.k4));
+	q->x8end = tab + eng_qsplit_ends(q->p.k4);
 	q->nx8 = n <= cap ? n : 0;
 	if (n <= cap && (*(const u32_qu *)(tab + 4) & VNPU_QSPLIT_F_PAIRS) &&
 	    qsched_valid(tab + 8, q->p.k4))

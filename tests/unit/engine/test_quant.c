@@ -338,8 +338,9 @@ static const int8_t q_edge[][2] = {
 /*
  * The packed case's weights @w as %VNPU_PACK_QCONV_SPLIT: the same bits
  * as @ref on every path; a depthwise layer, or SPLIT8 without PACKED,
- * refused; tables of any content (counts past the room, entries of rows,
- * depths and weights past theirs) run without a fault.
+ * refused; tables of any content (counts past the room, rows' ends past
+ * the count or falling, offsets at and past the last step, with their
+ * ignored bits set, weights past theirs) run without a fault.
  */
 static void qconv_split_case(struct __test_metadata *_metadata, const struct qcase *qc,
 			     struct vnpu_cmd_tensor *t, void **data, __u32 n,
@@ -349,7 +350,7 @@ static void qconv_split_case(struct __test_metadata *_metadata, const struct qca
 	__u64 size = vnpu_eng_packed_size(VNPU_PACK_QCONV_SPLIT, qc->group, mg, k);
 	__u64 k4 = (k + 3) & ~3ull, mp = (mg + VNPU_PACK_QMR - 1) / VNPU_PACK_QMR * VNPU_PACK_QMR;
 	__u64 tiles = qc->group * mp / VNPU_PACK_QMR, cap = q_split_cap(k4);
-	__u64 sched = 3 * 65 * ((k4 / 4 + 63) / 64), tab = 8 + sched + 8 * cap, i, j;
+	__u64 sched = 3 * 65 * ((k4 / 4 + 63) / 64), tab = 8 + sched + 48 + 8 * cap, i, j;
 	uint8_t *split = malloc(size ? size : 1), *tables;
 	__u32 feat[3] = { 0, VNPU_ENG_F_AVX2_FMA,
 			  VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 | VNPU_ENG_F_VNNI };
@@ -381,9 +382,11 @@ static void qconv_split_case(struct __test_metadata *_metadata, const struct qca
 	size++;
 	t[3] = et_dense(VNPU_DTYPE_I8, 1, &size);
 	/*
-	 * Hostile tables: counts at and past the room, entries of any bits;
-	 * and none, with step schedules (%VNPU_QSPLIT_F_PAIRS) of any pairs
-	 * in range, or of steps and counts past them.
+	 * Hostile tables: counts at and past the room, entries of any bits
+	 * (at the room, every other tile's offsets at the last step and just
+	 * past it, all their bits set, its rows' ends falling); and none,
+	 * with step schedules (%VNPU_QSPLIT_F_PAIRS) of any pairs in range,
+	 * or of steps and counts past them.
 	 */
 	tables = split + qc->group * mp * (k4 + 4);
 	for (i = 0; i < tiles; i++) {
@@ -394,6 +397,19 @@ static void qconv_split_case(struct __test_metadata *_metadata, const struct qca
 		memcpy(tables + i * tab, &cnt, 4);
 		for (j = 4; j < tab; j++)
 			tables[i * tab + j] = (uint8_t)(et_randf() * 256);
+		if (cnt == cap && i / 4 % 2) {
+			for (j = 0; j < 12; j++) {
+				__u32 e = (__u32)(j % 3 ? cap - j : cap + j);
+
+				memcpy(tables + i * tab + 8 + sched + 4 * j, &e, 4);
+			}
+			for (j = 0; j < cap; j++) {
+				__u32 off = (__u32)(32 * k4 - (j % 3 ? 128 : 0)) |
+					    (j % 2 ? 0x7f : 0);
+
+				memcpy(tables + i * tab + 8 + sched + 48 + 8 * j, &off, 4);
+			}
+		}
 		if (cnt)
 			continue;
 		memcpy(tables + i * tab + 4, &fl, 4);
@@ -711,17 +727,22 @@ static void qconv_packed_case(struct __test_metadata *_metadata, const struct qc
  * pairs): (100, 100) and (-90, -39) listed and zeroed, (127, -128) kept,
  * the sum of all six; the step schedule of the rows left, before the
  * pairs (three groups of 4 rows, the two steps paired, the zero rows'
- * too); a tile of 12 rows of 120s (108 pairs, room for 7): whole.
+ * too); the 12 rows' ends (all 2: one row has pairs); the pairs at
+ * offsets 0 and 128 (step 1); a tile of 12 rows of 120s (108 pairs, room
+ * for 7): whole.
  */
 static void test_qconv_split_layout(struct __test_metadata *_metadata)
 {
 	static const int8_t w[6] = { 100, 100, 127, -128, -90, -39 };
-	static const uint8_t want[12 * 8 + 12 * 4 + 8 + 3 * 65 + 8 * 3] = {
+	static const uint8_t want[12 * 8 + 12 * 4 + 8 + 3 * 65 + 48 + 8 * 3] = {
 		0, 0, 127, 0x80, 0, 0, 0, 0, [12 * 8] = 70, 0, 0, 0,
 		[12 * 12] = 2, 0, 0, 0, 1, 0, 0, 0,
 		1, 0, 1, [12 * 12 + 73] = 1, 0, 1, [12 * 12 + 138] = 1, 0, 1,
-		[12 * 12 + 203] = 0, 0, 0, 0, 100, 0, 100, 0,
-		4, 0, 0, 0, 0xa6, 0xff, 0xd9, 0xff,
+		[12 * 12 + 203] = 2, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0,
+		2, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0,
+		2, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0, 2, 0, 0, 0,
+		0, 0, 0, 0, 100, 0, 100, 0,
+		0x80, 0, 0, 0, 0xa6, 0xff, 0xd9, 0xff,
 	};
 	int8_t big[12 * 18];
 	uint8_t got[sizeof(want)], *bp;
@@ -746,17 +767,19 @@ static void test_qconv_split_layout(struct __test_metadata *_metadata)
 
 /*
  * %VNPU_PACK_QCONV_SPLIT at depth 64 (room for 24 pairs, and a schedule
- * of 16 steps per 4 rows), two tiles. The first: a row of 48 127s (24
- * pairs: the room exactly) listed and zeroed, a row of (127, -128) kept
- * (no two of its steps pair), the rest zero (their steps paired first
- * and last inwards). The second: a row of 127s and one of -128s (64
- * pairs): whole, no schedule.
+ * of 16 steps per 4 rows), two tiles. The first: a row of 44 127s (22
+ * pairs) and one pair in row 5 (depths 6, 7: step 1's second pair) and in
+ * row 11 (depths 62, 63: the last), 24 pairs, the room exactly, listed
+ * and zeroed in runs of a row (ends 22, 23 from row 5, 24 at row 11); a
+ * row of (127, -128) kept (no two of its steps pair), the rest zero
+ * (their steps paired first and last inwards). The second: a row of 127s
+ * and one of -128s (64 pairs): whole, no schedule.
  */
 static void test_qconv_split_k64(struct __test_metadata *_metadata)
 {
 	int8_t w[24 * 64] = { 0 };
 	__u64 size = vnpu_eng_packed_size(VNPU_PACK_QCONV_SPLIT, 1, 24, 64), i, g;
-	__u64 tab0 = 24 * 64 + 24 * 4, tab = 8 + 3 * 65 + 8 * 24;
+	__u64 tab0 = 24 * 64 + 24 * 4, tab = 8 + 3 * 65 + 48 + 8 * 24;
 	uint8_t *bp = malloc(size);
 	const uint8_t *t0, *t1, *s;
 	__u32 n, fl;
@@ -764,11 +787,15 @@ static void test_qconv_split_k64(struct __test_metadata *_metadata)
 	EXPECT_EQ(24, q_split_cap(64));
 	EXPECT_EQ(tab0 + 2 * tab, size);
 	for (i = 0; i < 64; i++) {
-		w[i] = i < 48 ? 127 : 0;
+		w[i] = i < 44 ? 127 : 0;
 		w[2 * 64 + i] = i % 2 ? -128 : 127;
 		w[12 * 64 + i] = 127;
 		w[13 * 64 + i] = -128;
 	}
+	w[5 * 64 + 6] = 100;
+	w[5 * 64 + 7] = 100;
+	w[11 * 64 + 62] = -100;
+	w[11 * 64 + 63] = -100;
 	EXPECT_EQ(0, vnpu_eng_pack(VNPU_PACK_QCONV_SPLIT, w, 1, 24, 64, bp));
 	t0 = bp + tab0;
 	t1 = t0 + tab;
@@ -779,14 +806,30 @@ static void test_qconv_split_k64(struct __test_metadata *_metadata)
 	for (i = 0; i < 64; i++) {
 		EXPECT_EQ(0, bp[i]);
 		EXPECT_EQ((uint8_t)w[2 * 64 + i], bp[2 * 64 + i]);
+		EXPECT_EQ(0, bp[5 * 64 + i]);
+		EXPECT_EQ(0, bp[11 * 64 + i]);
+	}
+	for (i = 0; i < 12; i++) {
+		__u32 end;
+
+		memcpy(&end, t0 + 8 + 3 * 65 + 4 * i, 4);
+		EXPECT_EQ(i < 5 ? 22 : i < 11 ? 23 : 24, end);
 	}
 	for (i = 0; i < 24; i++) {
-		__u32 at, w2;
+		__u32 off, w2;
 
-		memcpy(&at, t0 + 8 + 3 * 65 + 8 * i, 4);
-		memcpy(&w2, t0 + 12 + 3 * 65 + 8 * i, 4);
-		EXPECT_EQ(2 * i, at);
-		EXPECT_EQ(127u | 127u << 16, w2);
+		memcpy(&off, t0 + 8 + 3 * 65 + 48 + 8 * i, 4);
+		memcpy(&w2, t0 + 12 + 3 * 65 + 48 + 8 * i, 4);
+		if (i == 22) {
+			EXPECT_EQ(128 + 1, off);
+			EXPECT_EQ(100u | 100u << 16, w2);
+		} else if (i == 23) {
+			EXPECT_EQ(15 * 128 + 1, off);
+			EXPECT_EQ(0xff9cff9cu, w2);
+		} else {
+			EXPECT_EQ(i / 2 * 128 + i % 2, off);
+			EXPECT_EQ(127u | 127u << 16, w2);
+		}
 	}
 	/* Group 0: no pair, its steps in order; groups 1 and 2: (0, 15), (1, 14)... */
 	s = t0 + 8;
