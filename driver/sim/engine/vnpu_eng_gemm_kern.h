@@ -251,6 +251,9 @@ struct wino_held {
  * @tiles: tiles of an image
  * @ws: elements between two points' weights: the group's rows rounded
  *	up to whole panels times C/group
+ * @vs: floats between two points' f32 V: C/group times the unit's
+ *	tiles and ENG_WINO_VPAD, so that a channel's points' lines do not
+ *	all fall in one L1 set
  * @held: see struct wino_held
  * @v: the unit's transformed input, point by point (each kind's layout)
  * @m: the products: point xi's row r at @m + (xi * @u.rows + r) * @u.cols
@@ -276,7 +279,7 @@ struct wino_part {
 	struct eng_conv_shape s;
 	const struct eng_layer *l;
 	struct eng_unit u;
-	__u64 tw, tiles, ws;
+	__u64 tw, tiles, ws, vs;
 	struct wino_held *held;
 	float *v, *m, *stage, *d, *tail;
 	struct gemm_bufs bufs;

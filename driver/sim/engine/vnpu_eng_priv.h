@@ -2147,6 +2147,7 @@ void vnpu_eng_dwl_row_avx512(const struct eng_dwl_row *t);
 #define ENG_WINO_MIN_TILES	16
 #define ENG_WINO_TILES		64	/* most tiles of a unit (FMA paths) */
 #define ENG_WINO_BUF		(16 * ENG_NR)	/* floats a point per chunk */
+#define ENG_WINO_VPAD		16	/* floats past each point's f32 V */
 
 /*
  * Winograd F(2x2, 3x3) (vnpu_eng_wino2.c): the bf16 hint's stride-1 3x3
@@ -2654,7 +2655,7 @@ static inline __u64 eng_wino_scratch(const struct eng_conv_shape *s,
 	__u64 al = ENG_ALIGN / 4, xi = eng_wino_xi(s);
 
 	return 9 * al +
-	       xi * s->cg * u->cols + xi * u->rows * u->cols +
+	       xi * (s->cg * u->cols + ENG_WINO_VPAD) + xi * u->rows * u->cols +
 	       u->rows * s->wh * s->ww * u->cols +
 	       ENG_MC * eng_acc_rs(u->cols) + ENG_WINO_XI * ENG_NR +
 	       ENG_WINO_XI * ENG_WINO_BUF + (s->ww == 2 ? ENG_MC * ENG_KC : 0);

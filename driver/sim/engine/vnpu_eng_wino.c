@@ -362,7 +362,7 @@ static __attribute__((__noinline__))
 void wino_input(struct wino_part *wp, const float *x, const __s64 *xs,
 		__u64 t0, __u64 t1, const struct vnpu_eng_ctx *ctx)
 {
-	__u64 cg = wp->s.cg, ps = cg * wp->u.cols, p, c0, cn, c, i, h;
+	__u64 cg = wp->s.cg, ps = wp->vs, p, c0, cn, c, i, h;
 	__u32 lane;
 
 	for (p = 0; t0 + p * ENG_NR < t1; p++) {
@@ -454,7 +454,7 @@ void wino_gemms(struct wino_part *wp, const struct wino_kind *k, __u64 m0,
 	e.avx512 = eng_act_avx512(ctx);
 	for (xi = 0; xi < xn; xi++) {
 		if (!k->point(wp, &a, xi, m0, mc, nt, ctx)) {
-			b.packed = wp->v + xi * wp->s.cg * wp->u.cols;
+			b.packed = wp->v + xi * wp->vs;
 			o.y = wp->m + xi * wp->u.rows * wp->u.cols;
 			gemm_block(&a, &b, 0, mc, 0,
 				   eng_div_up(nt, ENG_NR) * ENG_NR, wp->s.cg,
@@ -610,12 +610,13 @@ void wino_part_start(struct wino_part *wp, const struct eng_layer *l,
 	wp->tw = eng_div_up(wp->s.ow, wp->s.ww);
 	wp->tiles = eng_wino_tiles(&wp->s);
 	wp->ws = eng_div_up(wp->s.mg, ENG_MR) * ENG_MR * cg;
+	wp->vs = cg * cols + ENG_WINO_VPAD;
 	for (i = 0; i < 3; i++)
 		wp->xs[i] = l->t[0].strides[i + 1];
 	wp->held = (struct wino_held *)p;
 	p = eng_align(p + ENG_ALIGN / 4);
 	wp->v = p;
-	p = eng_align(p + xi * cg * cols);
+	p = eng_align(p + xi * wp->vs);
 	wp->m = p;
 	p = eng_align(p + xi * rows * cols);
 	wp->stage = p;

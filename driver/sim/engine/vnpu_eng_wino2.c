@@ -102,7 +102,7 @@ static void wino42_at(const float *p, __u64 ps, float *o, __u32 os)
 static void wino2_in_f32(struct wino_part *wp, const float *x,
 			 const __s64 *xs, __u64 t0, __u64 t1, __u64 p, __u64 c)
 {
-	__u64 cg = wp->s.cg, ps = cg * wp->u.cols, h, i;
+	__u64 cg = wp->s.cg, ps = wp->vs, h, i;
 	__u64 rh = wp->s.wh + 2, xn = eng_wino_xi(&wp->s);
 	float *d = wp->d, *v = wp->v + p * cg * ENG_NR + c * ENG_NR;
 	__s64 y0, x0, r, k;
@@ -203,7 +203,7 @@ static void wino2_in_rows(struct wino_part *wp, const float *x,
 {
 	const struct vnpu_layer_conv *a = wp->l->attrs;
 	const v8si iota = { 0, 1, 2, 3, 4, 5, 6, 7 };
-	__u64 cg = wp->s.cg, ps = cg * wp->u.cols, wh = wp->s.wh;
+	__u64 cg = wp->s.cg, ps = wp->vs, wh = wp->s.wh;
 	__u64 ta = t0 + p * ENG_NR, tn = eng_min(ENG_NR, t1 - ta);
 	__u64 ty0 = ta / wp->tw, lo = a->pad_begin[1], n = wp->s.w, c, j;
 	__s64 y0 = (__s64)(ty0 * wh) - a->pad_begin[0];
