@@ -336,6 +336,38 @@ struct wino_seg {
 	__u64 at;
 };
 
+/*
+ * The runs of tiles [@ta, @ta + @tn) (one panel) that lie in one tile
+ * row, each half panel's in @sg[h][0 .. @ns[h]), for the AVX2 input
+ * transforms' copy of the panel's rows: rows of @rw floats, padded column
+ * j at @lead + j, row 0 the first tile row's first input row.
+ */
+static inline void wino_segs(const struct wino_part *wp, __u64 ta, __u64 tn,
+			     __u64 rw, __u64 lead, struct wino_seg sg[2][8],
+			     int ns[2])
+{
+	__u64 ty0 = ta / wp->tw, wh = wp->s.wh, ww = wp->s.ww;
+	struct wino_seg *q;
+	int l, h;
+
+	ns[0] = 0;
+	ns[1] = 0;
+	for (l = 0; l < (int)tn; l++) {
+		__u64 t = ta + (__u64)l, ty = t / wp->tw, tx = t % wp->tw;
+
+		h = l / 8;
+		if (!ns[h] || tx == 0) {
+			q = &sg[h][ns[h]++];
+			q->lo = l % 8;
+			q->at = (ty - ty0) * wh * rw + lead + ww * tx -
+				ww * (__u64)(l % 8);
+		} else {
+			q = &sg[h][ns[h] - 1];
+		}
+		q->hi = l % 8 + 1;
+	}
+}
+
 #ifdef ENG_FMA
 int wino_part_in16(const struct wino_part *wp, __u64 p,
 		   struct eng_wino_in *w);

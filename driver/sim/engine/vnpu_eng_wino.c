@@ -284,26 +284,11 @@ static void wino_in_rows(struct wino_part *wp, const float *x,
 	__s64 y0 = (__s64)(ty0 * 4) - a->pad_begin[0];
 	__u64 lo = a->pad_begin[1], n = wp->s.w;
 	struct wino_seg sg[2][8];
-	int ns[2] = { 0, 0 }, h, r, k, l, e;
+	int ns[2], h, r, k, e;
 	v8sf *d = (v8sf *)wp->d, rt[36];
 	float *buf = wp->tail;
 
-	/* Each half's runs of tiles along one tile row. */
-	for (l = 0; l < (int)tn; l++) {
-		__u64 t = ta + (__u64)l, ty = t / wp->tw, tx = t % wp->tw;
-		struct wino_seg *q;
-
-		h = l / 8;
-		if (!ns[h] || tx == 0) {
-			q = &sg[h][ns[h]++];
-			q->lo = l % 8;
-			q->at = (ty - ty0) * 4 * rw + WINO_ROW_LEAD + 4 * tx -
-				4 * (__u64)(l % 8);
-		} else {
-			q = &sg[h][ns[h] - 1];
-		}
-		q->hi = l % 8 + 1;
-	}
+	wino_segs(wp, ta, tn, rw, WINO_ROW_LEAD, sg, ns);
 	/* The copy's padding: zeros, which no channel's copy overwrites. */
 	zero_f32(buf, nr * rw);
 	for (c = 0; c < wp->s.cg; c++) {

@@ -207,27 +207,12 @@ static void wino2_in_rows(struct wino_part *wp, const float *x,
 	__u64 ta = t0 + p * ENG_NR, tn = eng_min(ENG_NR, t1 - ta);
 	__u64 ty0 = ta / wp->tw, lo = a->pad_begin[1], n = wp->s.w, c, j;
 	__s64 y0 = (__s64)(ty0 * wh) - a->pad_begin[0];
-	int rh = (int)wh + 2, ns[2] = { 0, 0 }, h, r, k, l, e;
+	int rh = (int)wh + 2, ns[2], h, r, k, e;
 	struct wino_seg sg[2][8];
 	v8sf d[24], *q = (v8sf *)wp->d;
 	float *buf = wp->tail;
 
-	/* Each half's runs of tiles along one tile row. */
-	for (l = 0; l < (int)tn; l++) {
-		__u64 t = ta + (__u64)l, ty = t / wp->tw, tx = t % wp->tw;
-		struct wino_seg *q;
-
-		h = l / 8;
-		if (!ns[h] || tx == 0) {
-			q = &sg[h][ns[h]++];
-			q->lo = l % 8;
-			q->at = (ty - ty0) * wh * rw + WINO2_ROW_LEAD + 2 * tx -
-				2 * (__u64)(l % 8);
-		} else {
-			q = &sg[h][ns[h] - 1];
-		}
-		q->hi = l % 8 + 1;
-	}
+	wino_segs(wp, ta, tn, rw, WINO2_ROW_LEAD, sg, ns);
 	/* The copy's padding: zeros, which no channel's copy overwrites. */
 	zero_f32(buf, nr * rw);
 	for (c = 0; c < cg; c++) {
