@@ -266,11 +266,9 @@ static int wino_rows_fit(const struct wino_part *wp, __u64 p, __u64 *nr,
  * each row of eight tiles' inputs is four loads and a transpose
  * (wino_deint()), lanes of other tile rows and past the run taken from
  * their own run or zero; each row is then transformed in registers, then
- * down the columns into wp->d, both halves of the panel, and each
- * point's 16 floats go to its panel at once: the points' panels lie a
- * multiple of 4 KiB apart, so their lines share an L1 set, and a line
- * written half at a time left L1 in between (each point's line read
- * from L2 twice a channel). The same values and operations as
+ * down the columns straight to V, half a panel at a time (the points'
+ * lines lie in different L1 sets, wp->vs, so a point's line stays in L1
+ * between its halves). The same values and operations as
  * wino_gather()'s scalar path: the same bits.
  */
 static void wino_in_rows(struct wino_part *wp, const float *x,
@@ -285,7 +283,7 @@ static void wino_in_rows(struct wino_part *wp, const float *x,
 	__u64 lo = a->pad_begin[1], n = wp->s.w;
 	struct wino_seg sg[2][8];
 	int ns[2], h, r, k, e;
-	v8sf *d = (v8sf *)wp->d, rt[36];
+	v8sf rt[36];
 	float *buf = wp->tail;
 
 	wino_segs(wp, ta, tn, rw, WINO_ROW_LEAD, sg, ns);
@@ -324,13 +322,9 @@ static void wino_in_rows(struct wino_part *wp, const float *x,
 					t[r] = rt[r * 6 + k];
 				wino_bt8(t);
 				for (r = 0; r < 6; r++)
-					d[(r * 6 + k) * 2 + h] = t[r];
+					vstore(v + (r * 6 + k) * ps + h * 8,
+					       t[r]);
 			}
-		}
-		/* Each point's line of the panel whole, one after another. */
-		for (k = 0; k < ENG_WINO_XI; k++) {
-			vstore(v + k * ps, d[2 * k]);
-			vstore(v + k * ps + 8, d[2 * k + 1]);
 		}
 	}
 }

@@ -193,9 +193,9 @@ void wino2_deint(const float *q, v8sf *v)
  * floats apart, so a row of eight tiles' inputs is four loads and two
  * deinterleaves (wino2_deint()), lanes of other tile rows and past the
  * panel's tiles taken from their own run or zero; each row is then
- * transformed in registers, then down the columns into wp->d, both
- * halves of the panel, each point's 16 floats then to its panel at once
- * (as wino_in_rows()). The same values and operations: the same bits.
+ * transformed in registers, then down the columns straight to V, half a
+ * panel at a time (as wino_in_rows()). The same values and operations:
+ * the same bits.
  */
 static void wino2_in_rows(struct wino_part *wp, const float *x,
 			  const __s64 *xs, __u64 t0, __u64 t1, __u64 p,
@@ -209,7 +209,7 @@ static void wino2_in_rows(struct wino_part *wp, const float *x,
 	__s64 y0 = (__s64)(ty0 * wh) - a->pad_begin[0];
 	int rh = (int)wh + 2, ns[2], h, r, k, e;
 	struct wino_seg sg[2][8];
-	v8sf d[24], *q = (v8sf *)wp->d;
+	v8sf d[24];
 	float *buf = wp->tail;
 
 	wino_segs(wp, ta, tn, rw, WINO2_ROW_LEAD, sg, ns);
@@ -258,13 +258,9 @@ static void wino2_in_rows(struct wino_part *wp, const float *x,
 					o[3] = d[4 + k] - d[12 + k];
 				}
 				for (r = 0; r < rh; r++)
-					q[(r * 4 + k) * 2 + h] = o[r];
+					vstore(v + (r * 4 + k) * ps + h * 8,
+					       o[r]);
 			}
-		}
-		/* Each point's line of the panel whole, one after another. */
-		for (k = 0; k < rh * 4; k++) {
-			vstore(v + k * ps, q[2 * k]);
-			vstore(v + k * ps + 8, q[2 * k + 1]);
 		}
 	}
 }
