@@ -713,6 +713,11 @@ static int qconv_direct(const struct eng_qconv *q)
 	       (x->rank == 3 || q->s.h == 1 || x->strides[2] == (__s64)q->s.w);
 }
 
+#ifdef ENG_FMA
+static __attribute__((__noinline__))
+void qconv_pack_direct(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi);
+#endif
+
 /*
  * The packed input of image @img, group @g, column block @nbi: per depth
  * step, its four rows (raw bytes; an i8 input is flipped to u8 while
@@ -732,6 +737,12 @@ static void qconv_pack(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
 	__u64 c = 0, kh = 0, kw = 0, staged = ~0ull;
 	const __u8 *plane[4], *at[4];
 
+#ifdef ENG_FMA
+	if (q->direct) {
+		qconv_pack_direct(q, img, g, nbi);
+		return;
+	}
+#endif
 	for (n = 0; n < ncp; n++)
 		q->xsum[n] = 0;
 	for (j = 0; j < steps; j++) {
@@ -1026,6 +1037,57 @@ static void qconv_pack_planes(struct eng_qconv *q, __u64 img, __u64 g,
 	if (q->need_xsum)
 		qconv_xsum(q);
 }
+
+#ifdef ENG_FMA
+/*
+ * qconv_pack() of a layer whose im2col rows are planes of X
+ * (qconv_direct()) on AVX2: per depth step, 32 positions of its four
+ * planes at a time into a tile's step (qplane_tile()), the block's last
+ * partial 32 from copies of them in q->rows, zeros after. Not inlined:
+ * run_qconv_packed()'s frame would pass the kernel's limit.
+ */
+static __attribute__((__noinline__))
+void qconv_pack_direct(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi)
+{
+	const struct eng_qplan *p = &q->p;
+	const struct vnpu_cmd_tensor *x = &q->l->t[0];
+	__u64 p0 = nbi * p->pos, steps = p->k4 / 4, j, n, r;
+	__u64 cnt = eng_qblock_cnt(p, nbi), full = cnt / ENG_QNR * ENG_QNR;
+	__s64 xc = x->strides[1];
+	const __u8 *xg = (const __u8 *)q->l->data[0] + (__s64)img * x->strides[0] +
+			 (__s64)(g * q->s.cg) * xc + (__s64)p0;
+	const __u8 *src[4], *tail[4];
+
+	for (n = 0; n < p->ncp; n++)
+		q->xsum[n] = 0;
+	for (j = 0; j < steps; j++) {
+		__u8 *d = q->b + j * ENG_QNR * 4;
+
+		for (r = 0; r < 4; r++) {
+			__u64 k = 4 * j + r;
+			__u8 *row = q->rows + r * p->rs;
+
+			src[r] = (const __u8 *)0;
+			tail[r] = (const __u8 *)0;
+			if (k >= p->k)
+				continue;
+			src[r] = xg + (__s64)k * xc;
+			if (full < cnt) {
+				*(v32qu_su *)row = (v32qu_s){};
+				qconv_copy_row(row, src[r] + full, cnt - full);
+				tail[r] = row;
+			}
+			if (q->need_xsum)
+				for (n = 0; n < cnt; n++)
+					q->xsum[n] += src[r][n] ^ q->flip;
+		}
+		for (n = 0; n < full; n += ENG_QNR, d += steps * ENG_QNR * 4)
+			qplane_tile(src, n, d, q->flip);
+		if (full < cnt)
+			qplane_tile(tail, 0, d, q->flip);
+	}
+}
+#endif
 
 #ifdef ENG_FMA
 /*
