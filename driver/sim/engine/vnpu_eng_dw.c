@@ -489,7 +489,8 @@ static void dwl_fill(const struct eng_layer *l, const struct eng_conv_shape *s,
  * struct dwl_out - a lanes unit's epilogue in registers (dwl_fused())
  * @y: output pixel 0 of the unit's first channel
  * @ys: floats from a channel's output plane to the next one's
- * @ohw: pixels of an output plane
+ * @end: the pixel past the unit's last row: a run's store of eight may
+ *	reach it (the next row's pixels, which that row's run writes after)
  * @bias: lane j: the bias of the unit's channel j, when @add
  * @al: the activation's alpha
  * @be: its beta
@@ -500,7 +501,7 @@ static void dwl_fill(const struct eng_layer *l, const struct eng_conv_shape *s,
 struct dwl_out {
 	float *y;
 	__s64 ys;
-	__u64 ohw;
+	__u64 end;
 	v8sf bias;
 	float al, be;
 	__u32 func;
@@ -571,7 +572,7 @@ dwl_put(const struct dwl_out *o, v8sf *v, int np, __u64 p, __u32 func)
 
 	for (i = 0; i < np; i++)
 		v[i] = dwl_epi(o, v[i], func);
-	if (o->nc == ENG_DWL_LANES && (np == DWL_RUN || p + DWL_RUN <= o->ohw)) {
+	if (o->nc == ENG_DWL_LANES && (np == DWL_RUN || p + DWL_RUN <= o->end)) {
 		vtranspose8(v);
 		for (j = 0; j < ENG_DWL_LANES; j++)
 			vstore(y + (__s64)j * o->ys, v[j]);
@@ -753,7 +754,6 @@ static void dwl_out_init(const struct eng_layer *l, __u64 img, __u64 c0,
 	d->y = (float *)l->data[l->n - 1] + (__s64)img * y->strides[0] +
 	       (__s64)c0 * y->strides[1];
 	d->ys = y->strides[1];
-	d->ohw = y->dims[2] * y->dims[3];
 	d->bias = vbcast(0.0f);
 	d->al = f32_of(at->act.alpha);
 	d->be = f32_of(at->act.beta);
@@ -800,7 +800,8 @@ int run_conv_dw_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 {
 	const struct vnpu_layer_conv *at = l->attrs;
 	const struct vnpu_cmd_tensor *y = &l->t[l->n - 1];
-	__u64 u, j, k, nb, img, c0, nc, kt, ohw, pv, oh0, oh1, strip, kext;
+	__u64 u, j, k, nb, nr, rows, img, c0, nc, kt, p0, p1, oh0, oh1, r0, r1;
+	__u64 strip, kext;
 	int has_add = 0, avx512 = eng_act_avx512(ctx);
 	int fused = dwl_fused(&at->act, avx512);
 	struct eng_conv_shape s;
@@ -812,8 +813,9 @@ int run_conv_dw_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 
 	eng_conv_shape(l, &s);
 	kt = s.kh * s.kw;
-	ohw = s.oh * s.ow;
 	nb = eng_div_up(s.m, ENG_DWL_LANES);
+	rows = eng_dwl_unit_rows(&s, ctx->features);
+	nr = eng_div_up(s.oh, rows);
 	d.hp = eng_dwl_hp(&s, at);
 	d.wp = eng_dwl_wp(&s, at);
 	d.w = eng_align(ctx->scratch);
@@ -822,19 +824,23 @@ int run_conv_dw_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 	kext = (s.kh - 1) * at->dilation[0] + 1;
 	strip = dwl_strip(&s, at, d.wp, kext, avx512);
 	for (u = ub; u < ue; u++) {
-		img = u / nb;
-		c0 = u % nb * ENG_DWL_LANES;
+		img = u / nr / nb;
+		c0 = u / nr % nb * ENG_DWL_LANES;
 		nc = eng_min(ENG_DWL_LANES, s.m - c0);
+		r0 = u % nr * rows;
+		r1 = eng_min(s.oh, r0 + rows);
 		zero_f32(d.w, kt * ENG_DWL_LANES);
 		for (j = 0; j < nc; j++) {
 			dw_weights(l, c0 + j, kt, wt);
 			for (k = 0; k < kt; k++)
 				d.w[k * ENG_DWL_LANES + j] = wt[k];
 		}
-		if (fused)
+		if (fused) {
 			dwl_out_init(l, img, c0, nc, &out);
-		for (oh0 = 0; oh0 < s.oh; oh0 = oh1) {
-			oh1 = eng_min(s.oh, oh0 + strip);
+			out.end = r1 * s.ow;
+		}
+		for (oh0 = r0; oh0 < r1; oh0 = oh1) {
+			oh1 = eng_min(r1, oh0 + strip);
 			d.oh0 = oh0;
 			d.p0 = oh0 * at->stride[0];
 			d.hp = (oh1 - oh0 - 1) * at->stride[0] + kext;
@@ -845,8 +851,10 @@ int run_conv_dw_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 		if (fused)
 			continue;
 		/* Whole blocks' sums to their planes 8 pixels at a time. */
-		pv = nc == ENG_DWL_LANES ? ohw / 8 * 8 : 0;
-		for (k = 0; k < pv; k += 8)
+		p0 = r0 * s.ow;
+		p1 = r1 * s.ow;
+		k = p0;
+		for (; nc == ENG_DWL_LANES && k + 8 <= p1; k += 8)
 			transpose8(d.acc + k * ENG_DWL_LANES, ENG_DWL_LANES,
 				   (float *)l->data[l->n - 1] +
 				   (__s64)img * y->strides[0] +
@@ -856,13 +864,14 @@ int run_conv_dw_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 			float *yc = (float *)l->data[l->n - 1] +
 				    (__s64)img * y->strides[0] +
 				    (__s64)(c0 + j) * y->strides[1];
+			__u64 t;
 
-			for (k = pv; k < ohw; k++)
-				yc[k] = d.acc[k * ENG_DWL_LANES + j];
+			for (t = k; t < p1; t++)
+				yc[t] = d.acc[t * ENG_DWL_LANES + j];
 			conv_epi(l, img, c0 + j, &e, &o);
 			epi_plain(&o, &e, 0, 1, add, &has_add);
-			act_store(yc, yc, (__u32)ohw, has_add ? add : 0, 0,
-				  e.act, avx512);
+			act_store(yc + p0, yc + p0, (__u32)(p1 - p0),
+				  has_add ? add : 0, 0, e.act, avx512);
 		}
 	}
 	return 0;

@@ -27,7 +27,7 @@ static __u64 conv_units(const struct eng_layer *l, __u32 features)
 		       eng_div_up(s.oh * s.ow, u.cols);
 	}
 	if (eng_dw_lanes(l, &s))
-		return s.n * eng_div_up(s.m, ENG_DWL_LANES);
+		return eng_dwl_units(&s, features);
 	if (eng_dw_windows(&s, l->attrs))
 		return eng_dw_units(&s, l->attrs, features);
 	if (eng_conv_depthwise(&s))

@@ -1299,29 +1299,32 @@ static void test_plain_epilogues(struct __test_metadata *_metadata)
  * transposed, a row's last run eight pixels wide into the next row: the
  * bits of the same layer with a residual of -0.0f (the windows' general
  * epilogue), at MobileNetV3's shapes (3x3 and 5x5, strides 1 and 2, maps
- * of 7 to 15 pixels: runs of 8 and shorter, a whole run ending a plane)
- * with 20 channels (a partial block of 4), on every path the host has.
+ * of 7 to 15 pixels: runs of 8 and shorter, a whole run ending a plane;
+ * 30x30, whose baseline units are blocks of rows, a short run ending each)
+ * with 20 channels (a partial block of 4), on every path the host has, a
+ * unit a part where the layer has that many (run last to first).
  */
 static void test_dw_lanes_epilogues(struct __test_metadata *_metadata)
 {
 	static const struct {
 		__u32 k, stride;
 		__u64 h;
-	} shapes[] = { { 3, 1, 14 }, { 3, 2, 15 }, { 5, 1, 7 }, { 5, 2, 14 }, { 3, 1, 8 } };
+	} shapes[] = { { 3, 1, 14 }, { 3, 2, 15 }, { 5, 1, 7 }, { 5, 2, 14 }, { 3, 1, 8 },
+		      { 3, 1, 30 }, { 5, 1, 30 } };
 	static const __u32 funcs[] = { VNPU_ACT_RELU, VNPU_ACT_HARD_SWISH, VNPU_ACT_IDENTITY };
 	__u32 paths[3] = { 0, VNPU_ENG_F_AVX2_FMA,
 			   VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 };
-	enum { C = 20 };
-	float *x = malloc(C * 15 * 15 * 4), w[C * 25], bias[C];
-	float *res = malloc(C * 15 * 15 * 4), *y1 = malloc(C * 15 * 15 * 4);
-	float *y2 = malloc(C * 15 * 15 * 4);
+	enum { C = 20, HW = 30 * 30 };
+	float *x = malloc(C * HW * 4), w[C * 25], bias[C];
+	float *res = malloc(C * HW * 4), *y1 = malloc(C * HW * 4);
+	float *y2 = malloc(C * HW * 4);
 	__u64 nb = C;
 	size_t i, sh, f, p;
 
-	et_fill_f32(x, C * 15 * 15);
+	et_fill_f32(x, C * HW);
 	et_fill_f32(w, C * 25);
 	et_fill_f32(bias, C);
-	for (i = 0; i < C * 15 * 15; i++)
+	for (i = 0; i < C * HW; i++)
 		res[i] = -0.0f;
 	x[17] = NAN;
 	for (sh = 0; sh < sizeof(shapes) / sizeof(shapes[0]); sh++)
@@ -1344,10 +1347,10 @@ static void test_dw_lanes_epilogues(struct __test_metadata *_metadata)
 				if ((paths[p] & et_host_features) != paths[p])
 					continue;
 				n = conv_args(&at, dx, x, dw, w, &nb, bias, dy, NULL, y1, t, d);
-				rc = et_run(VNPU_LAYER_CONV, t, d, n, &at, sizeof(at), paths[p], 3);
+				rc = et_run(VNPU_LAYER_CONV, t, d, n, &at, sizeof(at), paths[p], 64);
 				n = conv_args(&at, dx, x, dw, w, &nb, bias, dy, res, y2, t, d);
 				rc = rc ? rc : et_run(VNPU_LAYER_CONV, t, d, n, &at, sizeof(at),
-						      paths[p], 3);
+						      paths[p], 64);
 				EXPECT_TRUE(!rc)
 					TH_LOG("dw lanes %ux%u/%u on %llu act %u path %zu: run failed (%d)",
 					       k, k, st, (unsigned long long)h, funcs[f], p, rc);
