@@ -2374,37 +2374,49 @@ TEST_F(dev, node_without_output)
 }
 
 /*
- * y = x W + b, W f32[256,256] and b f32[256]: W's packed panels (256 KiB)
- * are made in the weights arena the compiler reserves, b is copied.
+ * y = x W + b, W f32[@k,@k] and b f32[@k] (256: W's packed panels, 256
+ * KiB, are made in the weights arena the compiler reserves, b is copied),
+ * or @layers such layers in a chain, each with other weights.
  */
 #define ARENA_K 256
-static vnpu_status compile_dense(vnpu_core *core, const char *device, vnpu_compiled_model **out)
+static vnpu_status compile_dense(vnpu_core *core, const char *device, int k, int layers,
+				 vnpu_compiled_model **out)
 {
-	const int64_t xd[2] = { 4, ARENA_K }, wd[2] = { ARENA_K, ARENA_K }, bd[1] = { ARENA_K };
+	const int64_t xd[2] = { 4, k }, wd[2] = { k, k }, bd[1] = { k };
 	struct pb g = { 0 };
-	float *w = malloc(ARENA_K * ARENA_K * sizeof(float)), b[ARENA_K];
-	vnpu_status st;
+	float *w = malloc((size_t)k * k * sizeof(float)), *b = malloc(k * sizeof(float));
+	char in[16], wn[16], bn[16], xw[16], y[16];
 
-	if (!w)
+	if (!w || !b) {
+		free(w);
+		free(b);
 		return VNPU_OUT_OF_MEMORY;
-	for (int i = 0; i < ARENA_K * ARENA_K; i++)
-		w[i] = (float)(i % 13 - 6) / 64.0f;
-	for (int i = 0; i < ARENA_K; i++)
-		b[i] = (float)(i % 5) - 2.0f;
-	onnx_node(&g, "MatMul", (const char *[]){ "x", "w" }, 2, "xw");
-	onnx_node(&g, "Add", (const char *[]){ "xw", "b" }, 2, "y");
+	}
+	for (int l = 0; l < layers; l++) {
+		for (int i = 0; i < k * k; i++)
+			w[i] = (float)((i + l) % 13 - 6) / 64.0f;
+		for (int i = 0; i < k; i++)
+			b[i] = (float)((i + l) % 5) - 2.0f;
+		snprintf(in, sizeof(in), l ? "y%d" : "x", l - 1);
+		snprintf(wn, sizeof(wn), "w%d", l);
+		snprintf(bn, sizeof(bn), "b%d", l);
+		snprintf(xw, sizeof(xw), "xw%d", l);
+		snprintf(y, sizeof(y), l == layers - 1 ? "y" : "y%d", l);
+		onnx_node(&g, "MatMul", (const char *[]){ in, wn }, 2, xw);
+		onnx_node(&g, "Add", (const char *[]){ xw, bn }, 2, y);
+		onnx_init(&g, wn, ONNX_FLOAT, 2, wd, w, (size_t)k * k * sizeof(float));
+		onnx_init(&g, bn, ONNX_FLOAT, 1, bd, b, k * sizeof(float));
+	}
 	pb_str(&g, GRAPH_NAME, "dense");
-	onnx_init(&g, "w", ONNX_FLOAT, 2, wd, w, ARENA_K * ARENA_K * sizeof(float));
-	onnx_init(&g, "b", ONNX_FLOAT, 1, bd, b, sizeof(b));
 	onnx_value(&g, GRAPH_INPUT, "x", 2, xd);
 	onnx_value(&g, GRAPH_OUTPUT, "y", 2, xd);
 	free(w);
-	st = onnx_compile(core, &g, 13, device, NULL, out);
-	return st;
+	free(b);
+	return onnx_compile(core, &g, 13, device, NULL, out);
 }
 
-/* One inference of @cm on a fixed x; y's 4 x ARENA_K floats to @y. */
-static int run_dense(struct __test_metadata *_metadata, vnpu_compiled_model *cm, float *y)
+/* One inference of @cm on a fixed x f32[4,@k]; y's 4 x @k floats to @y. */
+static int run_dense(struct __test_metadata *_metadata, vnpu_compiled_model *cm, int k, float *y)
 {
 	vnpu_infer_request *req;
 	vnpu_tensor *t;
@@ -2413,13 +2425,13 @@ static int run_dense(struct __test_metadata *_metadata, vnpu_compiled_model *cm,
 	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
 	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "x", &t));
 	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(t, (void **)&p));
-	for (int i = 0; i < 4 * ARENA_K; i++)
+	for (int i = 0; i < 4 * k; i++)
 		p[i] = (float)(i % 7) - 3.0f;
 	vnpu_tensor_free(t);
 	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
 	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "y", &t));
 	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(t, (void **)&p));
-	memcpy(y, p, 4 * ARENA_K * sizeof(float));
+	memcpy(y, p, 4 * k * sizeof(float));
 	vnpu_tensor_free(t);
 	vnpu_infer_request_free(req);
 	return 0;
@@ -2457,8 +2469,8 @@ TEST_F(dev, weights_arena_refused)
 	vnpu_status st;
 
 	ASSERT_TRUE(y1 && y2);
-	ASSERT_EQ(VNPU_OK, compile_dense(self->core, self->device, &cm));
-	ASSERT_EQ(0, run_dense(_metadata, cm, y1));
+	ASSERT_EQ(VNPU_OK, compile_dense(self->core, self->device, ARENA_K, 1, &cm));
+	ASSERT_EQ(0, run_dense(_metadata, cm, ARENA_K, y1));
 	vnpu_compiled_model_free(cm);
 
 	used = address_space();
@@ -2469,12 +2481,48 @@ TEST_F(dev, weights_arena_refused)
 	if (old.rlim_cur != RLIM_INFINITY && old.rlim_cur < lim.rlim_cur)
 		lim.rlim_cur = old.rlim_cur;
 	ASSERT_EQ(0, setrlimit(RLIMIT_AS, &lim));
-	st = compile_dense(self->core, self->device, &cm);
+	st = compile_dense(self->core, self->device, ARENA_K, 1, &cm);
 	ASSERT_EQ(0, setrlimit(RLIMIT_AS, &old));
 	ASSERT_EQ(VNPU_OK, st);
-	ASSERT_EQ(0, run_dense(_metadata, cm, y2));
+	ASSERT_EQ(0, run_dense(_metadata, cm, ARENA_K, y2));
 	vnpu_compiled_model_free(cm);
 	EXPECT_EQ(0, memcmp(y1, y2, 4 * ARENA_K * sizeof(float)));
+	free(y1);
+	free(y2);
+}
+
+/*
+ * An arena too small for the blocks: with VNPU_DEBUG_CS_ARENA=N a compile
+ * reserves at most N bytes. Three layers' packed W of 1 MiB each: in an
+ * arena of 2 MiB the first two fill it, the third comes from calloc() and
+ * is copied where placement puts it, with the rest; in one of 3 MiB all
+ * three fit and the other constants do not (copied out); in 4 MiB all is
+ * in place. The results are the bits of a compile with the whole arena.
+ */
+#define ARENA_CHAIN_K 512
+TEST_F(dev, weights_arena_small)
+{
+	static const char *const caps[] = { "2097152", "3145728", "4194304" };
+	const size_t ybytes = 4 * ARENA_CHAIN_K * sizeof(float);
+	float *y1 = calloc(1, ybytes), *y2 = calloc(1, ybytes);
+	vnpu_compiled_model *cm;
+	vnpu_status st;
+
+	ASSERT_TRUE(y1 && y2);
+	ASSERT_EQ(VNPU_OK, compile_dense(self->core, self->device, ARENA_CHAIN_K, 3, &cm));
+	ASSERT_EQ(0, run_dense(_metadata, cm, ARENA_CHAIN_K, y1));
+	vnpu_compiled_model_free(cm);
+	for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++) {
+		ASSERT_EQ(0, setenv("VNPU_DEBUG_CS_ARENA", caps[i], 1));
+		st = compile_dense(self->core, self->device, ARENA_CHAIN_K, 3, &cm);
+		ASSERT_EQ(0, unsetenv("VNPU_DEBUG_CS_ARENA"));
+		ASSERT_EQ(VNPU_OK, st);
+		memset(y2, 0xff, ybytes);
+		ASSERT_EQ(0, run_dense(_metadata, cm, ARENA_CHAIN_K, y2));
+		vnpu_compiled_model_free(cm);
+		EXPECT_EQ(0, memcmp(y1, y2, ybytes))
+			TH_LOG("arena of %s bytes: other results", caps[i]);
+	}
 	free(y1);
 	free(y2);
 }

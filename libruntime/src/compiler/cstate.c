@@ -172,10 +172,15 @@ static uint64_t arena_align(uint64_t v)
  * Reserve the arena: room for every constant of the model four times over
  * (Winograd's U of a 3x3 kernel takes 36/9 of its floats, the packings
  * some padding) and 256 MiB. Address space only: a block that does not
- * fit comes from calloc() and is copied as placement finds it.
+ * fit comes from calloc() and is copied as placement finds it. With
+ * VNPU_DEBUG_CS_ARENA=N in the environment (a debugging aid the tests
+ * use) the arena is at most N bytes, rounded up to a page (less than
+ * VNPU_ENG_HOST_HUGE is no arena), so that blocks stop fitting where a
+ * model's never do.
  */
 static bool arena_reserve(struct cstate *s)
 {
+	const char *cap = getenv("VNPU_DEBUG_CS_ARENA");
 	uint64_t sum = 0;
 
 	for (uint32_t v = 0; v < s->num_vals; v++) {
@@ -185,6 +190,8 @@ static bool arena_reserve(struct cstate *s)
 			sum += (uint64_t)vnpu_tinfo_elems(t) * vnpu_element_type_size(t->type);
 	}
 	s->wcap = (sum < (1ull << 40) ? sum * 4 : 1ull << 42) + (256ull << 20);
+	if (cap && cap[0] && strtoull(cap, NULL, 10) < s->wcap)
+		s->wcap = strtoull(cap, NULL, 10);
 	s->wcap = (s->wcap + 4095) & ~4095ull;
 	s->wbase = vnpu_program_weights_reserve(s->wcap);
 	s->no_arena = !s->wbase;
