@@ -737,6 +737,9 @@ static u32 vnpu_fw_features(void)
 	/* The int8 tiles' vpdpbusd: integer sums, the same bits again. */
 	if (boot_cpu_has(X86_FEATURE_AVX512_VNNI))
 		f |= VNPU_ENG_F_VNNI;
+	/* LOOKUP's vpermi2b: a table lookup, the same bits too. */
+	if (boot_cpu_has(X86_FEATURE_AVX512VBMI))
+		f |= VNPU_ENG_F_VBMI;
 	return f;
 }
 

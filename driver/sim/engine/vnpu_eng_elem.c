@@ -636,17 +636,36 @@ static void lookup_row(const void *arg, char *const *p, const __s64 *st,
 		y[(__s64)i * st[1]] = t[x[(__s64)i * st[0]]];
 }
 
+#ifdef ENG_FMA
+/* lookup_row() with its dense rows in 64 bytes (VNPU_ENG_F_VBMI). */
+static void lookup_row_vbmi(const void *arg, char *const *p, const __s64 *st,
+			    __u64 n)
+{
+	if (st[0] != 1 || st[1] != 1) {
+		lookup_row(arg, p, st, n);
+		return;
+	}
+	vnpu_eng_lookup_vbmi(arg, (const __u8 *)p[0], (__u8 *)p[1], n);
+}
+#endif
+
 int run_lookup(const struct eng_layer *l, __u64 ub, __u64 ue,
 	       const struct vnpu_eng_ctx *ctx)
 {
+	iter_row_fn row = lookup_row;
 	struct eng_iter it;
 	__u64 lo, hi;
 
+#ifdef ENG_FMA
+	if ((ctx->features & (VNPU_ENG_F_AVX512 | VNPU_ENG_F_VBMI)) ==
+	    (VNPU_ENG_F_AVX512 | VNPU_ENG_F_VBMI))
+		row = lookup_row_vbmi;
+#endif
 	iter_init(&it, &l->t[2]);
 	iter_add(&it, &l->t[0], &l->t[2], l->data[0]);
 	iter_add(&it, &l->t[2], &l->t[2], l->data[2]);
 	elem_range(&l->t[2], ub, ue, &lo, &hi);
-	iter_run(&it, lo, hi, lookup_row, l->data[1]);
+	iter_run(&it, lo, hi, row, l->data[1]);
 	return 0;
 }
 

@@ -10,9 +10,9 @@
 #include "vnpu_eng_priv.h"
 
 /*
- * VNPU_ENGINE_ISA=base|avx2|avx512|vnni|bf16|fp16 caps the paths taken
- * (tests of the narrower ones on a wider CPU; vnni, bf16 and fp16 are
- * AVX-512 with that one extension); it never adds what the CPU lacks, but
+ * VNPU_ENGINE_ISA=base|avx2|avx512|vnni|bf16|fp16|vbmi caps the paths
+ * taken (tests of the narrower ones on a wider CPU; vnni, bf16, fp16 and
+ * vbmi are AVX-512 with that one extension); it never adds what the CPU lacks, but
  * bf16 takes the AVX512-BF16 kernels also where vnpu_eng_bf16_pays() says
  * they do not pay (*@bf16 set). Any other value caps nothing and is said
  * once per process on stderr, as the library does for a VNPU_LOG_LEVEL it
@@ -29,6 +29,7 @@ static __u32 host_isa_cap(int *bf16)
 			  VNPU_ENG_F_AVX512_BF16 },
 		{ "fp16", VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 |
 			  VNPU_ENG_F_AVX512_FP16 },
+		{ "vbmi", VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 | VNPU_ENG_F_VBMI },
 		{ NULL, 0 },
 	};
 	static int warned;
@@ -44,7 +45,7 @@ static __u32 host_isa_cap(int *bf16)
 		}
 	if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
 		fprintf(stderr,
-			"vnpu: VNPU_ENGINE_ISA=%s is none of base avx2 avx512 vnni bf16 fp16: ignored\n",
+			"vnpu: VNPU_ENGINE_ISA=%s is none of base avx2 avx512 vnni bf16 fp16 vbmi: ignored\n",
 			e);
 	return ~0u;
 }
@@ -90,6 +91,8 @@ __u32 vnpu_eng_host_features(void)
 		f |= VNPU_ENG_F_AVX512;
 		if (__builtin_cpu_supports("avx512vnni"))
 			f |= VNPU_ENG_F_VNNI;
+		if (__builtin_cpu_supports("avx512vbmi"))
+			f |= VNPU_ENG_F_VBMI;
 		if (__builtin_cpu_supports("avx512bf16") &&
 		    (bf16 || host_bf16_pays()))
 			f |= VNPU_ENG_F_AVX512_BF16;

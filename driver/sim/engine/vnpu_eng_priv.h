@@ -2157,6 +2157,12 @@ struct eng_dwl_row {
 void vnpu_eng_dwl_row_avx512(const struct eng_dwl_row *t);
 
 /*
+ * LOOKUP of @n dense bytes @x through the 256-entry table @t into @y
+ * (vnpu_eng_lookup_vbmi.c; VNPU_ENG_F_AVX512 and VNPU_ENG_F_VBMI only).
+ */
+void vnpu_eng_lookup_vbmi(const __u8 *t, const __u8 *x, __u8 *y, __u64 n);
+
+/*
  * Winograd F(4x4, 3x3) (vnpu_eng_wino.c): a stride-1 3x3 convolution as
  * 36 GEMMs of depth C over 6x6 transforms of 4x4 output tiles, for a CONV
  * of %VNPU_LAYER_F_WINO, whose weights the compiler transformed once

@@ -64,6 +64,11 @@
  * those layers' bits (the tolerance is f16's).
  */
 #define VNPU_ENG_F_AVX512_FP16 (1u << 5)
+/*
+ * AVX512-VBMI and AVX512BW (with AVX512): LOOKUP's dense rows through
+ * vpermi2b, 64 bytes at a time; a table lookup, so the same bits.
+ */
+#define VNPU_ENG_F_VBMI (1u << 6)
 
 /**
  * struct vnpu_eng_ctx - what the caller gives one part of a layer

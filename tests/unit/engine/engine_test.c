@@ -141,6 +141,11 @@ static int run_four(const char *name, __u32 op, const struct vnpu_cmd_tensor *t,
 		    size_t bytes, unsigned char **outs)
 {
 	static const __u32 parts[4] = { 1, 7, 1, 64 };
+	static const struct { __u32 f; const char *name; } wide[] = {
+		{ VNPU_ENG_F_AVX512, "AVX-512" },
+		{ VNPU_ENG_F_VBMI, "VBMI" },
+		{ VNPU_ENG_F_VNNI, "VNNI" },
+	};
 	int i, rc;
 
 	for (i = 0; i < 4; i++) {
@@ -174,24 +179,19 @@ static int run_four(const char *name, __u32 op, const struct vnpu_cmd_tensor *t,
 		fprintf(stderr, "%s: baseline bits differ from AVX2's\n", name);
 		return -1;
 	}
-	/* AVX-512 kernels, in 7 parts: AVX2's bits. */
-	if (et_host_features & VNPU_ENG_F_AVX512) {
+	/*
+	 * The AVX-512 kernels, LOOKUP's rows on AVX512-VBMI and the int8
+	 * tiles on AVX512-VNNI, each in 7 parts: AVX2's bits.
+	 */
+	for (i = 0; i < (int)(sizeof(wide) / sizeof(wide[0])); i++) {
+		if (!(et_host_features & wide[i].f))
+			continue;
 		memset(data[n - 1], 0x7f, bytes);
 		rc = et_run(op, t, data, n, attrs, attr_size,
-			    VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512, 7);
+			    VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 | wide[i].f, 7);
 		if (rc || memcmp(outs[2], data[n - 1], bytes)) {
-			fprintf(stderr, "%s: AVX-512 run differs from AVX2 (%d)\n", name, rc);
-			return -1;
-		}
-	}
-	/* The int8 tiles on AVX512-VNNI, in 7 parts: AVX2's bits. */
-	if (et_host_features & VNPU_ENG_F_VNNI) {
-		memset(data[n - 1], 0x7f, bytes);
-		rc = et_run(op, t, data, n, attrs, attr_size,
-			    VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 |
-			    VNPU_ENG_F_VNNI, 7);
-		if (rc || memcmp(outs[2], data[n - 1], bytes)) {
-			fprintf(stderr, "%s: VNNI run differs from AVX2 (%d)\n", name, rc);
+			fprintf(stderr, "%s: %s run differs from AVX2 (%d)\n", name,
+				wide[i].name, rc);
 			return -1;
 		}
 	}

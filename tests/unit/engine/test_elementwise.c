@@ -952,6 +952,47 @@ static void lookup_case(struct __test_metadata *_metadata, const char *name, __u
 	free(ref);
 }
 
+/*
+ * LOOKUP of dense rows of 1 to 200 bytes on every path the host has:
+ * each row's bytes are T[x], and the 64 bytes past its end keep what
+ * they held (a 64-byte path's last block is masked).
+ */
+static void lookup_tails(struct __test_metadata *_metadata)
+{
+	static const __u32 feats[] = {
+		0, VNPU_ENG_F_AVX2_FMA, VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512,
+		VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 | VNPU_ENG_F_VBMI,
+	};
+	struct vnpu_layer_lookup at = { 0 };
+	__u64 e = VNPU_LOOKUP_ENTRIES, len;
+	uint8_t x[200], y[264], tab[256];
+	struct vnpu_cmd_tensor t[3];
+	void *data[3] = { x, tab, y };
+	size_t f, i, bad = 0;
+
+	for (i = 0; i < 256; i++)
+		tab[i] = (uint8_t)(255 - i * 7);
+	for (i = 0; i < sizeof(x); i++)
+		x[i] = (uint8_t)(i * 131 + 7);
+	for (f = 0; f < sizeof(feats) / sizeof(feats[0]); f++) {
+		if ((feats[f] & et_host_features) != feats[f])
+			continue;
+		for (len = 1; len <= sizeof(x); len++) {
+			t[0] = et_dense(VNPU_DTYPE_U8, 1, &len);
+			t[1] = et_dense(VNPU_DTYPE_U8, 1, &e);
+			t[2] = et_dense(VNPU_DTYPE_U8, 1, &len);
+			memset(y, 0xa5, sizeof(y));
+			ASSERT_EQ(0, et_run(VNPU_LAYER_LOOKUP, t, data, 3, &at,
+					    sizeof(at), feats[f], 1));
+			for (i = 0; i < len + 64; i++)
+				if (y[i] != (i < len ? tab[x[i]] : 0xa5) && bad++ < 3)
+					TH_LOG("lookup of %llu bytes, features %#x: byte %zu is %#x",
+					       (unsigned long long)len, feats[f], i, y[i]);
+		}
+	}
+	EXPECT_EQ(0, bad);
+}
+
 static void test_lookup(struct __test_metadata *_metadata)
 {
 	__u64 dims[2] = { 3, 4 }, e = VNPU_LOOKUP_ENTRIES, short_e = e - 1;
@@ -962,6 +1003,7 @@ static void test_lookup(struct __test_metadata *_metadata)
 	lookup_case(_metadata, "lookup i8 to u8", VNPU_DTYPE_I8, VNPU_DTYPE_U8, 3, 0);
 	lookup_case(_metadata, "lookup u8 to i8", VNPU_DTYPE_U8, VNPU_DTYPE_I8, 2, 0);
 	lookup_case(_metadata, "lookup strided", VNPU_DTYPE_U8, VNPU_DTYPE_U8, 3, 1);
+	lookup_tails(_metadata);
 
 	t[0] = et_dense(VNPU_DTYPE_U8, 2, dims);
 	t[1] = et_dense(VNPU_DTYPE_I8, 1, &e);

@@ -178,7 +178,7 @@ TEST(host)
 	check_isa(_metadata, "AVX2", all, 1);
 	check_isa(_metadata, "avx2", all & VNPU_ENG_F_AVX2_FMA, 0);
 	check_isa(_metadata, "base", 0, 0);
-	check_isa(_metadata, "vnni", all & ~(VNPU_ENG_F_AVX512_BF16 | VNPU_ENG_F_AVX512_FP16), 0);
+	check_isa(_metadata, "vnni", all & (VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 | VNPU_ENG_F_VNNI), 0);
 	/* bf16 asks for the kernels: the CPU's feature, not the rule. */
 	bf16 = all & (VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512);
 	if ((all & VNPU_ENG_F_AVX512) && __builtin_cpu_supports("avx512bw") &&
@@ -187,6 +187,8 @@ TEST(host)
 	check_isa(_metadata, "bf16", bf16, 0);
 	check_isa(_metadata, "fp16",
 		  all & (VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 | VNPU_ENG_F_AVX512_FP16), 0);
+	check_isa(_metadata, "vbmi",
+		  all & (VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 | VNPU_ENG_F_VBMI), 0);
 	printf("host memory: %zu sizes, twice\n", sizeof(sizes) / sizeof(sizes[0]));
 }
 
