@@ -196,9 +196,9 @@ cpu_fp16 = " avx512_fp16" in cpuinfo
 # AMD family 0x19 and later) or VNPU_ENGINE_ISA=bf16 asks for them;
 # base|avx2|avx512|vnni|fp16 keep it off them, base|avx2|avx512|vnni|bf16
 # off its f16 ones.
-field = dict(line.split(":", 1) for line in cpuinfo.split("\n")[:30] if ":" in line)
-pays = field.get("vendor_id", "").strip() == "AuthenticAMD" and \
-    int(field.get("cpu family", "0")) >= 0x19
+field = {k.strip(): v.strip() for k, v in
+         (line.split(":", 1) for line in cpuinfo.split("\n")[:30] if ":" in line)}
+pays = field.get("vendor_id") == "AuthenticAMD" and int(field.get("cpu family", "0")) >= 0x19
 isa = os.environ.get("VNPU_ENGINE_ISA")
 cpu_bf16 = cpu_bf16 and (pays or isa == "bf16") and \
     isa not in ("base", "avx2", "avx512", "vnni", "fp16")
