@@ -321,6 +321,41 @@ static inline v32hi_q q_packs32(v16si a, v16si b)
 }
 
 /*
+ * Rows r and r + 1 of a tile's 32-bit outputs, two panels each (@s0,
+ * @s1; @s2, @s3), saturated to bytes by vpackssdw and vpackuswb (@u8)
+ * or vpacksswb, raised to @lo8's bytes with @relu (vpmaxub/vpmaxsb),
+ * and stored as rows @y and @y + @ys by one vpermd.
+ */
+static __attribute__((__always_inline__)) inline
+void qout_pack2(v16si s0, v16si s1, v16si s2, v16si s3, const int u8, const int relu,
+		v16si lo8, __u8 *y, __s64 ys)
+{
+	v32hi_q p0 = q_packs32(s0, s1), p1 = q_packs32(s2, s3);
+	v16si v;
+
+	if (u8 && relu)
+		__asm__("vpackuswb %2, %1, %0\n\t"
+			"vpmaxub %3, %0, %0"
+			: "=&v"(v) : "v"(p0), "v"(p1), "v"(lo8));
+	else if (u8)
+		__asm__("vpackuswb %2, %1, %0" : "=v"(v) : "v"(p0), "v"(p1));
+	else if (relu)
+		__asm__("vpacksswb %2, %1, %0\n\t"
+			"vpmaxsb %3, %0, %0"
+			: "=&v"(v) : "v"(p0), "v"(p1), "v"(lo8));
+	else
+		__asm__("vpacksswb %2, %1, %0" : "=v"(v) : "v"(p0), "v"(p1));
+	/*
+	 * 128-bit lane L: 4 bytes each of row r's positions 4L..4L+3 and
+	 * 16 + 4L.., then row r + 1's.
+	 */
+	v = __builtin_shufflevector(v, v, 0, 4, 8, 12, 1, 5, 9, 13,
+				    2, 6, 10, 14, 3, 7, 11, 15);
+	*(v8si_qu *)y = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
+	*(v8si_qu *)(y + ys) = __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+}
+
+/*
  * The tile's sums @acc (row r, panel p at acc[r][p]) as the outputs of
  * struct eng_qout where qout_whole() holds, two rows at a time: plus
  * fix (less wz times xsum), times mult, rounded half to even, plus the
@@ -356,7 +391,6 @@ void qout_packed(const struct eng_qtile *t, v16si (*acc)[2])
 		v16su a1 = (v16su)acc[r][1] + (__u32)o->fix[r];
 		v16su a2 = (v16su)acc[r + 1][0] + (__u32)o->fix[r + 1];
 		v16su a3 = (v16su)acc[r + 1][1] + (__u32)o->fix[r + 1];
-		v16si v;
 
 		if (o->xsum) {
 			a0 -= (__u32)o->wz[r] * xs0;
@@ -364,36 +398,116 @@ void qout_packed(const struct eng_qtile *t, v16si (*acc)[2])
 			a2 -= (__u32)o->wz[r + 1] * xs0;
 			a3 -= (__u32)o->wz[r + 1] * xs1;
 		}
-		{
-			v32hi_q p0 = q_packs32(qout_round((v16si)a0, o->mult[r], yz),
-					       qout_round((v16si)a1, o->mult[r], yz));
-			v32hi_q p1 = q_packs32(qout_round((v16si)a2, o->mult[r + 1], yz),
-					       qout_round((v16si)a3, o->mult[r + 1], yz));
+		qout_pack2(qout_round((v16si)a0, o->mult[r], yz),
+			   qout_round((v16si)a1, o->mult[r], yz),
+			   qout_round((v16si)a2, o->mult[r + 1], yz),
+			   qout_round((v16si)a3, o->mult[r + 1], yz), u8, relu, lo8,
+			   y + (__s64)r * ys, ys);
+	}
+}
 
-			/* Bytes saturated, then at least lo (unsigned or signed). */
-			if (u8 && relu)
-				__asm__("vpackuswb %2, %1, %0\n\t"
-					"vpmaxub %3, %0, %0"
-					: "=&v"(v) : "v"(p0), "v"(p1), "v"(lo8));
-			else if (u8)
-				__asm__("vpackuswb %2, %1, %0" : "=v"(v) : "v"(p0), "v"(p1));
-			else if (relu)
-				__asm__("vpacksswb %2, %1, %0\n\t"
-					"vpmaxsb %3, %0, %0"
-					: "=&v"(v) : "v"(p0), "v"(p1), "v"(lo8));
-			else
-				__asm__("vpacksswb %2, %1, %0" : "=v"(v) : "v"(p0), "v"(p1));
-		}
-		/*
-		 * 128-bit lane L: 4 bytes each of row r's positions 4L..4L+3
-		 * and 16 + 4L.., then row r + 1's.
-		 */
-		v = __builtin_shufflevector(v, v, 0, 4, 8, 12, 1, 5, 9, 13,
-					    2, 6, 10, 14, 3, 7, 11, 15);
-		*(v8si_qu *)(y + (__s64)r * ys) =
-			__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7);
-		*(v8si_qu *)(y + (__s64)(r + 1) * ys) =
-			__builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+/* @f rounded half to even to integers, as floats (vrndscaleps). */
+static inline v16sf q_rndf(v16sf f)
+{
+	__asm__("vrndscaleps $8, %1, %0" : "=v"(f) : "v"(f));
+	return f;
+}
+
+/*
+ * Whether qout_packed_res() stores a whole tile: ENG_QMR rows and
+ * ENG_QNR positions with the fused add, every multiplier finite (a NaN
+ * sum gives 0, which its float clamp does not).
+ */
+static inline int qout_whole_res(const struct eng_qout *o)
+{
+	__u32 r;
+
+	if (o->rows != ENG_QMR || o->n != ENG_QNR || !o->r)
+		return 0;
+	for (r = 0; r < ENG_QMR; r++)
+		if (o->mult[r] - o->mult[r] != 0.0f)
+			return 0;
+	return 1;
+}
+
+/*
+ * Sums @a of row @r as the convolution's outputs, as floats: plus fix
+ * (less wz times @xs), times mult, rounded half to even by vrndscaleps,
+ * clamped to [@lo, @hi] and plus the zero point @yz: the integers of
+ * qout_row() (clamping integer bounds after rounding gives what clamping
+ * before it does), exact in f32, as qres16() converts them.
+ */
+static __attribute__((__always_inline__)) inline
+v16sf qout_float(const struct eng_qout *o, __u32 r, v16si a, int xsum, v16su xs,
+		 v16sf lo, v16sf hi, v16sf yz)
+{
+	v16su v = (v16su)a + (__u32)o->fix[r];
+
+	if (xsum)
+		v -= (__u32)o->wz[r] * xs;
+	return q_min(q_max(q_rndf(__builtin_convertvector((v16si)v, v16sf) * o->mult[r]),
+			   lo), hi) + yz;
+}
+
+/*
+ * The fused add of R's 16 bytes at @rp to outputs @v (floats of
+ * qout_float()): qres16()'s multiply-adds and rounding, not clamped
+ * (qout_packed_res() saturates, NaN and values past 32 bits as INT_MIN).
+ */
+static __attribute__((__always_inline__)) inline
+v16si qres_sum(const struct qres_regs *q, v16sf v, const __u8 *rp)
+{
+	v16sf fr = __builtin_convertvector(qadd_load16(rp, q->s8), v16sf);
+	v16sf a = q->first ? fr : v, b = q->first ? v : fr;
+
+	return q_rne(q_fma(a, q->ra, q_fma(b, q->rb, q->f)));
+}
+
+/*
+ * A whole tile's sums @acc with the fused add (qout_whole_res()), two
+ * rows at a time: the convolution's outputs kept as floats for the add
+ * (qout_float(): no conversion to integers and back), the add's sums
+ * saturated to the output type by vpackssdw and vpackuswb (u8) or
+ * vpacksswb (i8), then one vpermd into the rows' order, as
+ * qout_packed(). QLINEAR_ADD's bounds are the type's, and its INT_MIN
+ * (NaN, out of range) saturates to the low bound as its clamp takes it:
+ * the bits of qout_row(), in 13 vector operations per 16 outputs where
+ * it takes 17 and vpmovdb's 2 uops.
+ */
+static __attribute__((__always_inline__)) inline
+void qout_packed_res(const struct eng_qtile *t, v16si (*acc)[2])
+{
+	const struct eng_qout *o = t->out;
+	const v16sf lo = (v16sf){} + o->lo, hi = (v16sf){} + o->hi;
+	const v16sf yz = (v16sf){} + (float)o->yz;
+	const int u8 = o->res->dtype == VNPU_DTYPE_U8;
+	const int xsum = !!o->xsum;
+	struct qres_regs q = {
+		.ra = (v16sf){} + o->res->ra, .rb = (v16sf){} + o->res->rb,
+		.f = (v16sf){} + o->res->f, .s8 = !u8, .first = o->res->first,
+	};
+	v16su xs0 = {}, xs1 = {};
+	const __u8 *rp = o->r;
+	__s64 rs = o->rs, ys = o->ys;
+	__u8 *y = o->y;
+	__u32 r;
+
+	if (xsum) {
+		xs0 = *(const v16su_u *)o->xsum;
+		xs1 = *(const v16su_u *)(o->xsum + 16);
+	}
+#pragma GCC unroll 6
+	for (r = 0; r < ENG_QMR; r += 2) {
+		const __u8 *r0 = rp + (__s64)r * rs, *r1 = r0 + rs;
+		v16si s0 = qres_sum(&q, qout_float(o, r, acc[r][0], xsum, xs0, lo, hi, yz), r0);
+		v16si s1 = qres_sum(&q, qout_float(o, r, acc[r][1], xsum, xs1, lo, hi, yz),
+				    r0 + 16);
+		v16si s2 = qres_sum(&q, qout_float(o, r + 1, acc[r + 1][0], xsum, xs0, lo, hi,
+						   yz), r1);
+		v16si s3 = qres_sum(&q, qout_float(o, r + 1, acc[r + 1][1], xsum, xs1, lo, hi,
+						   yz), r1 + 16);
+
+		qout_pack2(s0, s1, s2, s3, u8, 0, (v16si){}, y + (__s64)r * ys, ys);
 	}
 }
 
@@ -455,6 +569,10 @@ void qtile_part(const struct eng_qtile *t, const __u32 nr, const __u32 np,
 	}
 	if (nr == ENG_QMR && np > 1 && !res && o && qout_whole(o)) {
 		qout_packed(t, acc);
+		return;
+	}
+	if (nr == ENG_QMR && np > 1 && res && qout_whole_res(o)) {
+		qout_packed_res(t, acc);
 		return;
 	}
 	if (!o) {

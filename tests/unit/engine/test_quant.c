@@ -998,6 +998,14 @@ static void test_qconv_packed(struct __test_metadata *_metadata)
 		  0.00112f },
 		{ 1, 16, 9, 11, 24, 1, 1, 1, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0, 0, 0,
 		  1e-9f },
+		/*
+		 * Whole VNNI tiles with the fused add (rows 12-23 as floats
+		 * into the add, saturated by packs) beside a tile of an
+		 * infinite and a NaN multiplier (rows 0-11: not a whole
+		 * tile's path), u8 and i8
+		 */
+		{ 1, 16, 8, 9, 24, 1, 1, 1, 0, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 1 },
+		{ 1, 24, 8, 8, 36, 1, 3, 1, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_I8, 0, 1, 1, 1 },
 		/* infinite and NaN multipliers: the bounds, and 0 for NaN */
 		{ 1, 20, 6, 9, 14, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 1 },
 		{ 1, 8, 6, 9, 8, 8, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 0, 0, 1 },
