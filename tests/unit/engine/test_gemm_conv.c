@@ -1793,7 +1793,8 @@ TEST(gemm)
 /*
  * The micro-kernel tiles at their edges: every depth 1..9, depths above 64
  * with 1..3 steps left after the 4-step trips, and depths around ENG_KC
- * (384; above it the depth splits in even slices, 385 in two of 193).
+ * (384; above it the depth splits in even slices, 385 in two of 193), and
+ * 1024, A's rows 4 KiB apart, which the AVX-512 tiles take packed.
  * Rows (13 to 30) and columns (45 to 77) are past one full 12x32 tile and
  * not multiples of it, so each layer runs the full tiles and the 6-row,
  * 4-row (AVX-512) and 16-column edge ones. GEMM runs A in rows with B in
@@ -1807,7 +1808,7 @@ TEST(gemm)
  */
 static const __u64 tile_depths[] = {
 	1, 2, 3, 4, 5, 6, 7, 8, 9, 65, 66, 67, 130, 199,
-	383, 384, 385, 387, 769, 770,
+	383, 384, 385, 387, 769, 770, 1024,
 };
 
 /* A kernel kh x kw and channels c with c * kh * kw == @k. */
