@@ -124,11 +124,16 @@ int vnpu_eng_wino_pays(const struct vnpu_layer_conv *a,
 /*
  * F(2x2, 3x3) on f32 U where F(4x4, 3x3) has too few tiles but its own
  * 2x2 tiles are enough (as many as F(4x4)'s on a map twice the size), on
- * hosts whose widest kernels are AVX2's: ResNet-50's 512->512 on 7x7
- * there ran as the direct convolution's 64 padded columns of 63 (of 49
- * outputs) at 3.2 ms on one CPU, as F(2x2) 16 GEMMs of one panel of 16
- * tiles at 2.3 ms, about as fast as U's 16.8 MB come from memory.
- * (AVX-512 hosts run such small maps on the lanes, unmeasured as F(2x2).)
+ * every FMA host: ResNet-50's 512->512 on 7x7 on AVX2 ran as the direct
+ * convolution's 64 padded columns of 63 (of 49 outputs) at 3.2 ms on one
+ * Zen 3 CPU, as F(2x2) 16 GEMMs of one panel of 16 tiles at 2.3 ms, about
+ * as fast as U's 16.8 MB come from memory. With AVX-512 it also comes
+ * before the lanes (vnpu_eng_lanes_pays()): 4/9 of their multiply-adds
+ * for 1.8 times the weights' bytes. On Zen 4, in the model, 2.04 ms on
+ * the lanes, now 1.47 on one CPU and 1.05 -> 0.78 on two; alone, 7x7
+ * 128->128 0.135 -> 0.099 ms (two CPUs 0.135 -> 0.057: the lanes made one
+ * unit), 1024->1024 8.1 -> 5.1, and 8x8 512->512 (too many positions for
+ * the lanes, so the GEMM's direct convolution) 3.32 -> 1.28.
  */
 int vnpu_eng_wino2_pays(const struct vnpu_layer_conv *a,
 			const struct vnpu_cmd_tensor *x,
@@ -137,8 +142,8 @@ int vnpu_eng_wino2_pays(const struct vnpu_layer_conv *a,
 	__u32 f = vnpu_eng_host_features();
 	struct vnpu_cmd_tensor y2 = *y;
 
-	if (!(f & VNPU_ENG_F_AVX2_FMA) || (f & VNPU_ENG_F_AVX512) ||
-	    y->rank != 4 || vnpu_eng_wino_pays(a, x, y))
+	if (!(f & VNPU_ENG_F_AVX2_FMA) || y->rank != 4 ||
+	    vnpu_eng_wino_pays(a, x, y))
 		return 0;
 	y2.dims[2] *= 2;
 	y2.dims[3] *= 2;
@@ -167,6 +172,7 @@ int vnpu_eng_qwino_pays(const struct vnpu_layer_conv *a,
 	       ENG_QWINO_MIN_TILES;
 }
 
+/* Not where F(2x2, 3x3) pays (vnpu_eng_wino2_pays(): the 3x3s of stride 1 on 7x7). */
 int vnpu_eng_lanes_pays(const struct vnpu_layer_conv *a,
 			const struct vnpu_cmd_tensor *x,
 			const struct vnpu_cmd_tensor *y)
@@ -178,7 +184,8 @@ int vnpu_eng_lanes_pays(const struct vnpu_layer_conv *a,
 
 	if (x->rank != 4 || y->rank != 4 || x->dtype != VNPU_DTYPE_F32 ||
 	    !a->group || x->dims[1] % a->group || y->dims[1] % a->group ||
-	    a->dilation[0] != 1 || a->dilation[1] != 1)
+	    a->dilation[0] != 1 || a->dilation[1] != 1 ||
+	    vnpu_eng_wino2_pays(a, x, y))
 		return 0;
 	eng_conv_shape(&l, &s);
 	return !eng_conv_depthwise(&s) &&

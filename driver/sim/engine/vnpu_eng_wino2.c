@@ -3,7 +3,7 @@
  * DOC: Winograd F(2x2, 3x3) in bf16
  *
  * The bf16 hint's stride-1 3x3 convolutions (CONV layers of
- * %VNPU_LAYER_F_WINO2, which the compiler sets by shape; on AVX2 hosts
+ * %VNPU_LAYER_F_WINO2, which the compiler sets by shape; on FMA hosts
  * also f32 ones of too few 4x4 tiles, over f32 U read in place as
  * F(4x4, 3x3)'s): each 2x2 tile
  * of outputs of a channel is A^T M A, M the 4x4 sum over input channels

@@ -404,7 +404,7 @@ static bool wino_bf16(const struct cstate *s, const struct vnpu_tinfo *wi, int64
  * padded columns' and 4/9 of its multiply-adds; 0.83 -> 0.68 ms in the
  * model on one CPU). Without that bf16, F(2x2, 3x3) on f32 U where the
  * engine says it pays on this host (vnpu_eng_wino2_pays(): the same maps,
- * on AVX2 hosts). The f16 hint takes f32's kinds where they pay,
+ * on FMA hosts). The f16 hint takes f32's kinds where they pay,
  * on f32 weights: four times fewer multiply-adds than its f16 kernels'
  * direct convolution at twice f32's rate. Where the bf16 hint widens
  * (hint_widens()), the f32 layer's flag, its U from the rounded weights.
