@@ -50,27 +50,65 @@ static __u32 host_isa_cap(int *bf16)
 	return ~0u;
 }
 
-/* vnpu_eng_bf16_pays() of this CPU. */
-static int host_bf16_pays(void)
+/*
+ * This CPU's vendor (VNPU_ENG_VENDOR_*), family and model as
+ * vnpu_eng_bf16_pays() takes them; 0 where CPUID does not tell.
+ */
+static int host_core(__u32 *vendor, __u32 *family, __u32 *model)
 {
-	unsigned int a, b, c, d, family, model, vendor = VNPU_ENG_VENDOR_OTHER;
+	unsigned int a, b, c, d;
 
+	*vendor = VNPU_ENG_VENDOR_OTHER;
 	if (!__get_cpuid(0, &a, &b, &c, &d))
 		return 0;
 	/* The vendor string is in EBX, EDX, ECX. */
 	if (b == 0x756e6547 && d == 0x49656e69 && c == 0x6c65746e)
-		vendor = VNPU_ENG_VENDOR_INTEL;		/* GenuineIntel */
+		*vendor = VNPU_ENG_VENDOR_INTEL;	/* GenuineIntel */
 	else if (b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163)
-		vendor = VNPU_ENG_VENDOR_AMD;		/* AuthenticAMD */
+		*vendor = VNPU_ENG_VENDOR_AMD;		/* AuthenticAMD */
 	if (!__get_cpuid(1, &a, &b, &c, &d))
 		return 0;
-	family = (a >> 8) & 0xf;
-	model = (a >> 4) & 0xf;
-	if (family == 0x6 || family == 0xf)
-		model |= ((a >> 16) & 0xf) << 4;
-	if (family == 0xf)
-		family += (a >> 20) & 0xff;
-	return vnpu_eng_bf16_pays(vendor, family, model);
+	*family = (a >> 8) & 0xf;
+	*model = (a >> 4) & 0xf;
+	if (*family == 0x6 || *family == 0xf)
+		*model |= ((a >> 16) & 0xf) << 4;
+	if (*family == 0xf)
+		*family += (a >> 20) & 0xff;
+	return 1;
+}
+
+/* vnpu_eng_bf16_pays() of this CPU. */
+static int host_bf16_pays(void)
+{
+	__u32 vendor, family, model;
+
+	return host_core(&vendor, &family, &model) &&
+	       vnpu_eng_bf16_pays(vendor, family, model);
+}
+
+/*
+ * Zen 4 (AMD family 0x19) runs a 512-bit vfmadd231ps as two 256-bit halves
+ * (0.75 TSC cycles) and vdpbf16ps at the same rate (0.71) with twice its
+ * products: twice f32's rate, which pays for rounding the columns of
+ * depths from 16 (MobileNetV3_large, one CPU, f32 -> bf16 ms: 1x1 16->64
+ * on 112x112 0.313 -> 0.201, 1x1 24->72 on 56x56 0.115 -> 0.066, 3x3 3->16
+ * stride 2 on 224x224 0.221 -> 0.167, 1x1 16->16 on 112x112 0.104 ->
+ * 0.083). Zen 5 runs vfmadd231ps at full width, where those depths ran
+ * slower in bf16 (0.84-0.94x f32's speed), and Intel widens.
+ */
+__u32 vnpu_eng_bf16_min_depth(__u32 vendor, __u32 family, __u32 model)
+{
+	(void)model;
+	return vendor == VNPU_ENG_VENDOR_AMD && family == 0x19 ? 16 : 32;
+}
+
+__u32 vnpu_eng_host_bf16_min_depth(void)
+{
+	__u32 vendor, family, model;
+
+	if (!host_core(&vendor, &family, &model))
+		return 32;
+	return vnpu_eng_bf16_min_depth(vendor, family, model);
 }
 
 __u32 vnpu_eng_host_features(void)

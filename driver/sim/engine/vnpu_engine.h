@@ -332,6 +332,31 @@ int vnpu_eng_bf16_pays(__u32 vendor, __u32 family, __u32 model);
 __u32 vnpu_eng_host_features(void);
 
 /**
+ * vnpu_eng_bf16_min_depth() - the least depth per output (input channels
+ * per group times the kernel's taps) of a CONV that takes the bf16 hint's
+ * bf16 weights where the AVX512-BF16 kernels run; host builds only
+ * @vendor: VNPU_ENG_VENDOR_*
+ * @family: CPUID's family (extended family added)
+ * @model: CPUID's model (extended model in the high nibble)
+ *
+ * A shallower one rounds each column of activations to bf16 for too few
+ * pair products and keeps its f32 weights. A rule on the core, as
+ * vnpu_eng_bf16_pays(): 16 on AMD's Zen 4, whose vdpbf16ps runs at twice
+ * the f32 FMA's rate, else 32.
+ *
+ * Return: the depth.
+ */
+__u32 vnpu_eng_bf16_min_depth(__u32 vendor, __u32 family, __u32 model);
+
+/**
+ * vnpu_eng_host_bf16_min_depth() - vnpu_eng_bf16_min_depth() of the CPU
+ * running the caller; host builds only
+ *
+ * Return: the depth (32 where CPUID does not tell the core).
+ */
+__u32 vnpu_eng_host_bf16_min_depth(void);
+
+/**
  * vnpu_eng_wino_pays() - whether a CONV runs faster as Winograd F(4x4,
  * 3x3) on f32 weights (then the compiler sets %VNPU_LAYER_F_WINO); host
  * builds only

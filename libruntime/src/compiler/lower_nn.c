@@ -359,17 +359,22 @@ vnpu_status cl_conv_attrs(struct cstate *s, const struct cop *op, int32_t x, int
  * Depthwise taps: no bf16 kernel reads them, they widen (MobileNetV3's
  * depthwise layers took 1.2-1.6x their f32 time). A depth under 32 per
  * output (3x3 over 3 channels, 1x1 over 16): each column's activations are
- * rounded for too few pair products (3x3 3->16 on 224x224 stride 2 took
- * 1.14x, 1x1 16->16 on 112x112 1.19x its f32 time; 24 channels 0.93x).
+ * rounded for too few pair products (on Zen 5: 3x3 3->16 on 224x224 stride
+ * 2 took 1.14x, 1x1 16->16 on 112x112 1.19x its f32 time; 24 channels
+ * 0.93x); under 16 where the AVX512-BF16 kernels run at twice f32's rate
+ * (vnpu_eng_host_bf16_min_depth(): Zen 4).
  */
 static bool conv_hinted(const struct cstate *s, const struct vnpu_tinfo *wi, int64_t group)
 {
 	int64_t depth = wi->dims[0] ? vnpu_tinfo_elems(wi) / wi->dims[0] : 0;
+	int64_t least = 32;
 
 	if (s->opt.inference_precision != VNPU_TYPE_BF16 &&
 	    s->opt.inference_precision != VNPU_TYPE_F16)
 		return true;
-	return !(wi->rank == 4 && wi->dims[1] == 1 && wi->dims[0] == group) && depth >= 32;
+	if (s->opt.inference_precision == VNPU_TYPE_BF16 && !hint_widens(s))
+		least = vnpu_eng_host_bf16_min_depth();
+	return !(wi->rank == 4 && wi->dims[1] == 1 && wi->dims[0] == group) && depth >= least;
 }
 
 /*

@@ -2185,6 +2185,62 @@ TEST(bf16_wino2_small_maps)
 }
 
 /*
+ * Under the bf16 hint a Conv of a depth per output under the host's
+ * vnpu_eng_bf16_min_depth() (16 on Zen 4, 32 on other cores; 32 where the
+ * hint widens) keeps its f32 weights and gives the f32 layer's bits; from
+ * that depth on it takes bf16 weights, within bf16's error of f32. 1x1
+ * Convs onto 64 channels over 8, 16, 24 and 32 channels.
+ */
+TEST(bf16_shallow_convs)
+{
+	static const int64_t depths[] = { 8, 16, 24, 32 };
+	const bool native = vnpu_eng_host_features() & VNPU_ENG_F_AVX512_BF16;
+	const int64_t least = native ? (int64_t)vnpu_eng_host_bf16_min_depth() : 32;
+	const struct vnpu_compile_options bf = { .inference_precision = VNPU_TYPE_BF16 };
+
+	EXPECT_TRUE(least == 16 || least == 32);
+	for (size_t k = 0; k < sizeof(depths) / sizeof(depths[0]); k++) {
+		const int64_t c = depths[k], m = 64, hw = 12;
+		const int64_t wd[4] = { m, c, 1, 1 }, xd[4] = { 1, c, hw, hw };
+		float *w = malloc((size_t)(m * c) * 4), *o32[8] = { 0 }, *o16[8] = { 0 };
+		struct vnpu_program *p32, *p16;
+		struct mb *bld = mb_new(13);
+		vnpu_model *model;
+		float big = 0.0f;
+		size_t n;
+
+		for (int64_t i = 0; i < m * c; i++)
+			w[i] = (float)((i * 7919) % 201 - 100) / 2400.0f;
+		mb_input(bld, "x", F32, 4, xd);
+		mb_init_f32(bld, "w", 4, wd, w);
+		mb_node(bld, "Conv", (const char *[]){ "x", "w", NULL },
+			(const char *[]){ "y", NULL });
+		mb_output(bld, "y");
+		model = mb_read(bld);
+		ASSERT_NE(NULL, model);
+		p32 = compile_run(_metadata, model, NULL, o32);
+		p16 = compile_run(_metadata, model, &bf, o16);
+		ASSERT_NE(NULL, p32);
+		ASSERT_NE(NULL, p16);
+		n = p32->outputs[0].size / 4;
+		for (size_t i = 0; i < n; i++)
+			big = fmaxf(big, fabsf(o32[0][i]));
+		EXPECT_EQ(c < least, !memcmp(o16[0], o32[0], n * 4))
+			TH_LOG("depth %lld (least %lld): %s the f32 layer's bits", (long long)c,
+			       (long long)least, c < least ? "not" : "still");
+		EXPECT_TRUE(max_diff(o16[0], o32[0], n) <= 0x1p-6f * big)
+			TH_LOG("depth %lld: %g of %g", (long long)c, max_diff(o16[0], o32[0], n),
+			       big);
+		free(o32[0]);
+		free(o16[0]);
+		free(w);
+		vnpu_program_free(p32);
+		vnpu_program_free(p16);
+		vnpu_model_free(model);
+	}
+}
+
+/*
  * Where a precision hint widens its weights (f16; bf16 without the
  * AVX512-BF16 kernels, here VNPU_ENGINE_ISA=vnni), the layers with a
  * faster f32 layout take it on the rounded weights: a 3x3 Conv on 16x16
