@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR MIT
 /* Host builds only: the CPU features the engine may use here, its memory. */
 #include <cpuid.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,20 @@ static __u32 host_isa_cap(int *bf16)
 }
 
 /*
+ * What CPUID says of this CPU, asked once a process: under a hypervisor
+ * every CPUID leaves the guest (about 20 us an instruction on a Zen 4
+ * guest, where vnpu_eng_host_features() took 82 us a call), and the
+ * compiler asks for every convolution. VNPU_ENGINE_ISA is read on every
+ * call (tests change it), CPUID only here.
+ */
+struct host_cpu {
+	__u32 features;		/* VNPU_ENG_F_*, AVX512-BF16 where present */
+	int bf16_pays;		/* vnpu_eng_bf16_pays() of this core */
+	int core;		/* CPUID told vendor, family and model */
+	__u32 vendor, family, model;
+};
+
+/*
  * This CPU's vendor (VNPU_ENG_VENDOR_*), family and model as
  * vnpu_eng_bf16_pays() takes them; 0 where CPUID does not tell.
  */
@@ -77,13 +92,52 @@ static int host_core(__u32 *vendor, __u32 *family, __u32 *model)
 	return 1;
 }
 
-/* vnpu_eng_bf16_pays() of this CPU. */
-static int host_bf16_pays(void)
+static __u32 host_cpu_features(void)
 {
-	__u32 vendor, family, model;
+	unsigned int a, b, c, d;
+	__u32 f = VNPU_ENG_F_AVX2_FMA;
 
-	return host_core(&vendor, &family, &model) &&
-	       vnpu_eng_bf16_pays(vendor, family, model);
+	__builtin_cpu_init();
+	/* The FMA build widens f16 with F16C. */
+	if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") ||
+	    !__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_F16C))
+		return 0;
+	/* libgcc checks that the OS saves the ZMM state too. */
+	if (__builtin_cpu_supports("avx512f") &&
+	    __builtin_cpu_supports("avx512bw")) {
+		f |= VNPU_ENG_F_AVX512;
+		if (__builtin_cpu_supports("avx512vnni"))
+			f |= VNPU_ENG_F_VNNI;
+		if (__builtin_cpu_supports("avx512vbmi"))
+			f |= VNPU_ENG_F_VBMI;
+		if (__builtin_cpu_supports("avx512bf16"))
+			f |= VNPU_ENG_F_AVX512_BF16;
+		/* CPUID.(7, 0):EDX[23]; not every compiler's builtin knows it. */
+		if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (d & (1u << 23)))
+			f |= VNPU_ENG_F_AVX512_FP16;
+	} else if (__builtin_cpu_supports("avx512f")) {
+		f |= VNPU_ENG_F_AVX512;
+	}
+	return f;
+}
+
+static struct host_cpu host_cpu_once;
+static pthread_once_t host_cpu_done = PTHREAD_ONCE_INIT;
+
+static void host_cpu_init(void)
+{
+	struct host_cpu *h = &host_cpu_once;
+
+	h->features = host_cpu_features();
+	h->core = host_core(&h->vendor, &h->family, &h->model);
+	h->bf16_pays = h->core &&
+		       vnpu_eng_bf16_pays(h->vendor, h->family, h->model);
+}
+
+static const struct host_cpu *host_cpu(void)
+{
+	pthread_once(&host_cpu_done, host_cpu_init);
+	return &host_cpu_once;
 }
 
 /*
@@ -104,42 +158,22 @@ __u32 vnpu_eng_bf16_min_depth(__u32 vendor, __u32 family, __u32 model)
 
 __u32 vnpu_eng_host_bf16_min_depth(void)
 {
-	__u32 vendor, family, model;
+	const struct host_cpu *h = host_cpu();
 
-	if (!host_core(&vendor, &family, &model))
+	if (!h->core)
 		return 32;
-	return vnpu_eng_bf16_min_depth(vendor, family, model);
+	return vnpu_eng_bf16_min_depth(h->vendor, h->family, h->model);
 }
 
 __u32 vnpu_eng_host_features(void)
 {
-	unsigned int a, b, c, d;
-	__u32 f = VNPU_ENG_F_AVX2_FMA;
+	const struct host_cpu *h = host_cpu();
 	int bf16 = 0;
 	__u32 cap = host_isa_cap(&bf16);
+	__u32 f = h->features;
 
-	__builtin_cpu_init();
-	/* The FMA build widens f16 with F16C. */
-	if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") ||
-	    !__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_F16C))
-		return 0;
-	/* libgcc checks that the OS saves the ZMM state too. */
-	if (__builtin_cpu_supports("avx512f") &&
-	    __builtin_cpu_supports("avx512bw")) {
-		f |= VNPU_ENG_F_AVX512;
-		if (__builtin_cpu_supports("avx512vnni"))
-			f |= VNPU_ENG_F_VNNI;
-		if (__builtin_cpu_supports("avx512vbmi"))
-			f |= VNPU_ENG_F_VBMI;
-		if (__builtin_cpu_supports("avx512bf16") &&
-		    (bf16 || host_bf16_pays()))
-			f |= VNPU_ENG_F_AVX512_BF16;
-		/* CPUID.(7, 0):EDX[23]; not every compiler's builtin knows it. */
-		if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (d & (1u << 23)))
-			f |= VNPU_ENG_F_AVX512_FP16;
-	} else if (__builtin_cpu_supports("avx512f")) {
-		f |= VNPU_ENG_F_AVX512;
-	}
+	if (!bf16 && !h->bf16_pays)
+		f &= ~VNPU_ENG_F_AVX512_BF16;
 	return f & cap;
 }
 

@@ -170,6 +170,13 @@ TEST(host)
 	isa = isa ? strdup(isa) : NULL;
 	unsetenv("VNPU_ENGINE_ISA");
 	all = vnpu_eng_host_features();
+	/* CPUID is asked once a process, VNPU_ENGINE_ISA on every call. */
+	setenv("VNPU_ENGINE_ISA", "base", 1);
+	EXPECT_EQ(0, vnpu_eng_host_features());
+	setenv("VNPU_ENGINE_ISA", "avx2", 1);
+	EXPECT_EQ(all & VNPU_ENG_F_AVX2_FMA, vnpu_eng_host_features());
+	unsetenv("VNPU_ENGINE_ISA");
+	EXPECT_EQ(all, vnpu_eng_host_features());
 	if (isa)
 		setenv("VNPU_ENGINE_ISA", isa, 1);
 	free(isa);
