@@ -162,16 +162,6 @@ bool inf_alloc_out(const struct ictx *c, struct vnpu_tinfo *o)
 	return o->data != NULL;
 }
 
-static bool all_inputs_known(const struct ictx *c)
-{
-	if (c->fold_limit <= 0)
-		return false;
-	for (uint32_t i = 0; i < c->n->num_inputs; i++)
-		if (c->in[i] && !has_data(c->in[i]))
-			return false;
-	return true;
-}
-
 /* Element offset in @t (broadcast against @rank/@dims of the output) of the
  * element at output coordinates @idx. */
 static int64_t bcast_offset(const struct vnpu_tinfo *t, int32_t rank, const int64_t *idx)
@@ -346,7 +336,7 @@ static void eval_elementwise(const struct ictx *c)
 	int64_t idx[VNPU_MAX_RANK] = { 0 }, n;
 	bool fl, ok = true;
 
-	if (!all_inputs_known(c) || !inf_alloc_out(c, o))
+	if (!inf_inputs_known(c) || !inf_alloc_out(c, o))
 		return;
 	fl = vnpu_type_is_float(a->type) || (b && vnpu_type_is_float(b->type));
 	n = vnpu_tinfo_elems(o);
@@ -420,7 +410,7 @@ static vnpu_status infer_unary(struct ictx *c)
 		c->out[0]->type = VNPU_TYPE_BOOL;
 	if (strcmp(op, "Dropout") && strcmp(op, "Clip"))
 		eval_elementwise(c);
-	else if (!strcmp(op, "Dropout") && all_inputs_known(c) && !dropout_drops(c) &&
+	else if (!strcmp(op, "Dropout") && inf_inputs_known(c) && !dropout_drops(c) &&
 		 inf_alloc_out(c, c->out[0]))
 		memcpy(c->out[0]->data, IN(c, 0)->data,
 		       (size_t)vnpu_tinfo_elems(c->out[0]) * vnpu_element_type_size(t));
@@ -539,7 +529,7 @@ static vnpu_status infer_where(struct ictx *c)
 	if (st)
 		return st;
 	set_out(o, IN(c, 1)->type, rank, dims);
-	if (all_inputs_known(c) && inf_alloc_out(c, o)) {
+	if (inf_inputs_known(c) && inf_alloc_out(c, o)) {
 		int64_t idx[VNPU_MAX_RANK] = { 0 }, n = vnpu_tinfo_elems(o);
 		size_t es = vnpu_element_type_size(o->type);
 
@@ -925,7 +915,7 @@ static vnpu_status infer_concat(struct ictx *c)
 								: dims[axis] + t->dims[axis];
 	}
 	set_out(o, x->type, x->rank, dims);
-	if (all_inputs_known(c) && inf_alloc_out(c, o)) {
+	if (inf_inputs_known(c) && inf_alloc_out(c, o)) {
 		int64_t outer = 1, done = 0;
 		size_t es = vnpu_element_type_size(o->type);
 
@@ -1134,7 +1124,7 @@ static vnpu_status infer_gather(struct ictx *c)
 	for (int32_t d = (int32_t)axis + 1; d < x->rank; d++)
 		dims[rank++] = x->dims[d];
 	set_out(o, x->type, rank, dims);
-	if (all_inputs_known(c) && inf_alloc_out(c, o)) {
+	if (inf_inputs_known(c) && inf_alloc_out(c, o)) {
 		int64_t outer = 1, inner = 1, ni = vnpu_tinfo_elems(idx), len = x->dims[axis];
 		size_t es = vnpu_element_type_size(x->type);
 

@@ -19,16 +19,6 @@ static int64_t elems(const struct vnpu_tinfo *t)
 	return vnpu_tinfo_elems(t);
 }
 
-static bool all_known(const struct ictx *c)
-{
-	if (c->fold_limit <= 0)
-		return false;
-	for (uint32_t i = 0; i < c->n->num_inputs; i++)
-		if (c->in[i] && !has_data(c->in[i]))
-			return false;
-	return true;
-}
-
 static bool is_true(const struct vnpu_tinfo *t, int64_t i)
 {
 	return vnpu_type_is_float(t->type) ? vnpu_elem_get_f(t->data, t->type, i) != 0 :
@@ -54,7 +44,7 @@ static vnpu_status infer_nonzero(struct ictx *c)
 	rank = x->rank;
 	dims[0] = rank ? rank : 1;
 	dims[1] = VNPU_DIM_DYNAMIC;
-	if (!all_known(c)) {
+	if (!inf_inputs_known(c)) {
 		set_out(c->out[0], VNPU_TYPE_I64, 2, dims);
 		return VNPU_OK;
 	}
@@ -114,7 +104,7 @@ static vnpu_status infer_compress(struct ictx *c)
 		memcpy(dims, x->dims, (size_t)rank * sizeof(int64_t));
 	}
 	dims[axis] = VNPU_DIM_DYNAMIC;
-	if (!all_known(c)) {
+	if (!inf_inputs_known(c)) {
 		set_out(c->out[0], x->type, rank, dims);
 		return VNPU_OK;
 	}
@@ -251,7 +241,7 @@ static vnpu_status infer_unique(struct ictx *c)
 	}
 	if (c->n->num_outputs > 3 && c->out[3])
 		set_out(c->out[3], VNPU_TYPE_I64, 1, odims);
-	if (!all_known(c))
+	if (!inf_inputs_known(c))
 		return VNPU_OK;
 
 	if (ax) {
@@ -421,7 +411,7 @@ static vnpu_status infer_nms(struct ictx *c)
 			return FAIL(c, "boxes [batch, n, 4] and scores [batch, classes, n] disagree");
 	}
 	set_out(c->out[0], VNPU_TYPE_I64, 2, dims);
-	if (!all_known(c))
+	if (!inf_inputs_known(c))
 		return VNPU_OK;
 	t = IN(c, 2);
 	if (t && elems(t) > 0)
@@ -850,7 +840,7 @@ static vnpu_status infer_mel(struct ictx *c)
 		return st;
 	if (!vnpu_type_is_float(type))
 		return inf_error(c, VNPU_UNSUPPORTED, "output_datatype %d", (int)type);
-	if (!all_known(c)) {
+	if (!inf_inputs_known(c)) {
 		set_out(c->out[0], type, 2, dims);
 		return VNPU_OK;
 	}

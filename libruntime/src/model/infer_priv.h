@@ -85,6 +85,17 @@ static inline bool has_data(const struct vnpu_tinfo *t)
 	return t && t->data && vnpu_tinfo_static(t);
 }
 
+/* Every input present holds its values, and the node may fold. */
+static inline bool inf_inputs_known(const struct ictx *c)
+{
+	if (c->fold_limit <= 0)
+		return false;
+	for (uint32_t i = 0; i < c->n->num_inputs; i++)
+		if (c->in[i] && !has_data(c->in[i]))
+			return false;
+	return true;
+}
+
 /*
  * Subgraph @g of the node (an If branch, a loop body's iteration) inferred
  * into the model's table @infos, strictly, on the node's work budget.
