@@ -92,6 +92,7 @@
 #include <unistd.h>
 
 #include "completion.h"
+#include "cpu_fine.h"
 #include "cpu_split.h"
 #include "cpu_threads.h"
 #include "plugin.h"
@@ -149,10 +150,8 @@
 /*
  * A command of one part (vnpu_exec_parts()) splits in finer parts
  * (vnpu_exec_parts_fine()) while the helpers poll when its runs so split
- * took less time than its runs in one part: the least of CPU_FINE_RUNS
- * runs each way, taken in turns, one part first (cmd_parts()), so that
- * the host's speed, which swings for seconds at a time, and a job's cold
- * first run weigh on both alike. The engine's cost figures do not tell which commands
+ * take less time than its runs in one part, measured and kept under
+ * watch as cpu_fine.h says. The engine's cost figures do not tell which commands
  * gain: on the AVX-512 path BERT's LayerNorm (cost 884736) took 140 us,
  * its mask chain (786432) 300 us and head transposes (a COPY of 98304)
  * 30-100 us on one CPU, against 12-40 us for MobileNetV3's int8
@@ -161,9 +160,9 @@
  * this AVX2 host oww_embedding's MaxPools (cost 50-110 thousand) took
  * 30-60 us in one part and half that in two. Nor does a fixed bar on the
  * one-part time: those pools ran under and over 40 us as the host's
- * speed swung.
+ * speed swung. Nor does one choice for good: which way wins changes with
+ * where the hypervisor puts the vCPUs, every few minutes.
  */
-#define CPU_FINE_RUNS 3
 /* A queued job that starts this long after it was queued counts as late. */
 #define CPU_LATE_NS 50000
 
@@ -191,16 +190,12 @@ struct vnpu_exe {
 	uint32_t *parts;		/* each command's over every tile (vnpu_exec_parts()) */
 	/*
 	 * Commands of one part that may split finely while the helpers poll
-	 * (vnpu_exec_parts_fine(), cmd_parts()): their parts, and the
-	 * least time their runs in one part and in their fine parts took
-	 * and how many there were (up to CPU_FINE_RUNS each); written by the
-	 * thread running a job over the tiles, which one job at a time does.
+	 * (vnpu_exec_parts_fine(), cmd_parts()): their parts (1: none), and
+	 * the choice from their times; written by the thread running a job
+	 * over the tiles, which one job at a time does.
 	 */
-	struct cmd_fine {
-		uint32_t parts;
-		uint8_t one_runs, fine_runs;
-		uint64_t one_ns, fine_ns;
-	} *fine;
+	uint32_t *fine_parts;
+	struct cpu_fine *fine;
 	uint32_t num_split;		/* commands of more than one part */
 	atomic_uint num_fine;		/* commands that now split finely, or try to */
 	bool is_short;			/* vnpu_exec_stream_is_short() */
@@ -454,6 +449,7 @@ static void cpu_exe_free(struct vnpu_exe *exe)
 		return;
 	free(exe->cmds);
 	free(exe->parts);
+	free(exe->fine_parts);
 	free(exe->fine);
 	free(exe->slot_descs);
 	free(exe->stream);
@@ -501,8 +497,9 @@ static vnpu_status cpu_exe_load(struct vnpu_dev *dev, const void *cmd,
 	}
 	exe->cmds = calloc(exe->num_cmds ? exe->num_cmds : 1, sizeof(*exe->cmds));
 	exe->parts = calloc(exe->num_cmds ? exe->num_cmds : 1, sizeof(*exe->parts));
+	exe->fine_parts = calloc(exe->num_cmds ? exe->num_cmds : 1, sizeof(*exe->fine_parts));
 	exe->fine = calloc(exe->num_cmds ? exe->num_cmds : 1, sizeof(*exe->fine));
-	if (!exe->cmds || !exe->parts || !exe->fine)
+	if (!exe->cmds || !exe->parts || !exe->fine_parts || !exe->fine)
 		goto err_nomem;
 	for (i = 0; i < exe->num_cmds; i++) {
 		h = vnpu_stream_next(exe->stream, cmd_size, h);
@@ -527,7 +524,7 @@ static vnpu_status cpu_exe_load(struct vnpu_dev *dev, const void *cmd,
 
 		exe->parts[i] = spin ? 1 : vnpu_exec_parts(exe->cmds[i], dev->num_threads,
 							   CPU_CHUNK_COST, f);
-		exe->fine[i].parts = spin || exe->parts[i] > 1 ? 1 :
+		exe->fine_parts[i] = spin || exe->parts[i] > 1 ? 1 :
 				     vnpu_exec_parts_fine(exe->cmds[i], dev->num_threads,
 							  CPU_CHUNK_COST, f);
 		exe->num_split += exe->parts[i] > 1;
@@ -982,48 +979,33 @@ static int run_cmd_alone(struct vnpu_dev *dev, struct vnpu_dev_job *job,
 
 /*
  * The parts of command @i of @exe when its job runs over the tiles: while
- * the helpers poll, its fine parts (vnpu_exec_parts_fine()) in turn with
- * one part until it has run CPU_FINE_RUNS times each way, then for as
- * long as the least of its fine runs took less than the least in one
- * part; else its parts.
+ * the helpers poll, its fine parts (vnpu_exec_parts_fine()) or one part,
+ * as its times choose (cpu_fine.h); else its parts.
  */
 static uint32_t cmd_parts(struct vnpu_dev *dev, const struct vnpu_exe *exe, uint32_t i)
 {
-	const struct cmd_fine *f = &exe->fine[i];
-
-	if (f->parts <= 1 || !atomic_load(&dev->split_job))
+	if (exe->fine_parts[i] <= 1 || !atomic_load(&dev->split_job))
 		return exe->parts[i];
-	if (f->fine_runs < CPU_FINE_RUNS)
-		return f->one_runs > f->fine_runs ? f->parts : exe->parts[i];
-	return f->fine_ns < f->one_ns ? f->parts : exe->parts[i];
+	return cpu_fine_next(&exe->fine[i]) == CPU_FINE_SPLIT ? exe->fine_parts[i] :
+	       exe->parts[i];
 }
 
-/* Command @i of @exe took @ns in one part, on a thread running its job over the tiles. */
-static void one_part_took(struct vnpu_exe *exe, uint32_t i, uint64_t ns)
+/*
+ * Command @i of @exe took @ns @way (one part, or its fine parts over the
+ * tiles); @exe->num_fine counts the commands that would split now.
+ */
+static void fine_took(struct vnpu_exe *exe, uint32_t i, enum cpu_fine_way way, uint64_t ns)
 {
-	struct cmd_fine *f = &exe->fine[i];
+	struct cpu_fine *f = &exe->fine[i];
+	bool splits = cpu_fine_splits(f);
 
-	if (f->one_runs >= CPU_FINE_RUNS)
-		return;
-	if (!f->one_runs || ns < f->one_ns)
-		f->one_ns = ns;
-	/* It tries its fine parts now: jobs with it split (run_job()). */
-	if (!f->one_runs++)
-		atomic_fetch_add(&exe->num_fine, 1);
-}
-
-/* Command @i of @exe took @ns in its fine parts over the tiles. */
-static void fine_parts_took(struct vnpu_exe *exe, uint32_t i, uint64_t ns)
-{
-	struct cmd_fine *f = &exe->fine[i];
-
-	if (f->fine_runs >= CPU_FINE_RUNS)
-		return;
-	if (!f->fine_runs || ns < f->fine_ns)
-		f->fine_ns = ns;
-	/* No faster so: it runs in one part from now on. */
-	if (++f->fine_runs == CPU_FINE_RUNS && f->fine_ns >= f->one_ns)
-		atomic_fetch_sub(&exe->num_fine, 1);
+	cpu_fine_took(f, way, ns);
+	if (cpu_fine_splits(f) != splits) {
+		if (splits)
+			atomic_fetch_sub(&exe->num_fine, 1);
+		else
+			atomic_fetch_add(&exe->num_fine, 1);
+	}
 }
 
 /* Run one command over every tile; called by the thread running the job. */
@@ -1048,11 +1030,11 @@ static int run_cmd(struct vnpu_dev *dev, struct vnpu_dev_job *job, uint32_t i,
 		if (i + 1 < exe->num_cmds && atomic_load(&dev->sleepers) &&
 		    atomic_load(&dev->split_job) && cmd_parts(dev, exe, i + 1) > 1)
 			wake_helpers(dev, cmd_parts(dev, exe, i + 1));
-		if (exe->fine[i].parts <= 1)
+		if (exe->fine_parts[i] <= 1)
 			return run_cmd_alone(dev, job, cmd, s);
 		t0 = now_ns();
 		ret = run_cmd_alone(dev, job, cmd, s);
-		one_part_took(exe, i, (uint64_t)(now_ns() - t0));
+		fine_took(exe, i, CPU_FINE_ONE, (uint64_t)(now_ns() - t0));
 		return ret;
 	}
 
@@ -1079,7 +1061,7 @@ static int run_cmd(struct vnpu_dev *dev, struct vnpu_dev_job *job, uint32_t i,
 	/* The other tiles end their last parts about when this one does. */
 	job_wait(dev, parts_done, w);
 	if (parts != exe->parts[i])
-		fine_parts_took(exe, i, (uint64_t)(now_ns() - t0));
+		fine_took(exe, i, CPU_FINE_SPLIT, (uint64_t)(now_ns() - t0));
 	return atomic_load(&w->err);
 }
 
