@@ -139,6 +139,18 @@ static void wino2_in_f32(struct wino_part *wp, const float *x,
 }
 
 #ifdef ENG_FMA
+/*
+ * Words between the points of V in bf16 pairs: a unit's pairs of every
+ * channel, then ENG_WINO_VPAD words (a line), as f32 V's wp->vs. A point's
+ * pairs of 32 channels are 4 KiB, so without the line every point of a
+ * channel pair's stores lay in one L1 set (24 of them under F(4x2, 3x3)
+ * for 8 ways), and the input transform wrote them back to L2 as it went.
+ */
+static __u64 wino2_vps(const struct wino_part *wp)
+{
+	return wp->s.cg * wp->u.cols / 2 + ENG_WINO_VPAD;
+}
+
 /* Floats of a row of wino2_in_rows()'s copy before padded column 0. */
 #define WINO2_ROW_LEAD	16
 
@@ -294,7 +306,7 @@ static int wino2_rows(const struct wino_part *wp, const float *x,
 	w->x = x;
 	w->cs = xs[0];
 	w->rs = xs[1];
-	w->ps = wp->s.cg * wp->u.cols / 2;
+	w->ps = wino2_vps(wp);
 	w->v = (__u32 *)wp->v + p * wp->s.cg * ENG_NR / 2;
 	/* F(4x2, 3x3)'s two channels of 24 points: the kind's own buffer. */
 	w->d = wp->s.wh == 4 ? wp->tail : wp->d;
@@ -401,7 +413,7 @@ void wino2_input(struct wino_part *wp, const float *x, const __s64 *xs,
 		}
 		if (wp->bufs.bf16) {
 			wino_part_in16(wp, p, &w);
-			w.ps = wp->s.cg * wp->u.cols / 2;
+			w.ps = wino2_vps(wp);
 			w.v = (float *)((__u32 *)wp->v +
 					p * wp->s.cg * ENG_NR / 2);
 			w.cn = wp->s.cg;
@@ -463,7 +475,7 @@ static void wino2_gemm_bf16(struct wino_part *wp, __u64 xi, __u64 m0,
 {
 	__u64 cg = wp->s.cg, k0, kc;
 	const __u16 *u = wino2_u(wp) + xi * wp->ws + m0 * cg;
-	const __u32 *v = (const __u32 *)wp->v + xi * cg * wp->u.cols / 2;
+	const __u32 *v = (const __u32 *)wp->v + xi * wino2_vps(wp);
 	struct eng_bf16_slice t = { .mc = mc,
 				    .nc = eng_div_up(nt, ENG_NR) * ENG_NR,
 				    .a_ps = cg * ENG_MR / 2,
