@@ -1054,41 +1054,39 @@ static inline __u32 lane_cols(__u16 lanes)
 }
 
 /*
- * A channel's Rx4 tiles from rows of unit column stride, transformed:
- * each segment's loads masked to its lanes' columns (@m: m0 and m2 of
- * segment g at m[2g] and m[2g + 1]) and merged into one set of rows,
- * split into even and odd columns once.
+ * Row @r of a channel's Rx4 tiles from rows of unit column stride, B^T
+ * along it into @t[0..3]: each segment's loads masked to its lanes'
+ * columns (@m: m0 and m2 of segment g at m[2g] and m[2g + 1]) and merged
+ * into one row, split into even and odd columns once (bt4()'s operations).
  */
 static __attribute__((__always_inline__)) inline
-void rows_tiles(const struct eng_wino2_in *w, const float *x, const __u32 *m,
-		v16sf *d, const int R)
+void row_tiles(const struct eng_wino2_in *w, const float *x, const __u32 *m,
+	       int r, v16sf *t)
 {
+	v16sf a0 = {}, a1 = {}, b0 = {}, b1 = {}, d0, d1, d2, d3;
 	__u32 g;
-	int r;
 
-	for (r = 0; r < R; r++) {
-		v16sf a0 = {}, a1 = {}, b0 = {}, b1 = {};
+	for (g = 0; g < w->nseg; g++) {
+		const float *p = x + w->seg[g].off + r * w->rs;
+		__u32 m0 = m[2 * g], m2 = m[2 * g + 1];
 
-		for (g = 0; g < w->nseg; g++) {
-			const float *p = x + w->seg[g].off + r * w->rs;
-			__u32 m0 = m[2 * g], m2 = m[2 * g + 1];
-
-			if (!(w->seg[g].rows >> r & 1))
-				continue;
-			a0 = __builtin_ia32_loadups512_mask(p, a0, (__u16)m0);
-			a1 = __builtin_ia32_loadups512_mask(p + 16, a1,
-							    (__u16)(m0 >> 16));
-			b0 = __builtin_ia32_loadups512_mask(p + 2, b0,
-							    (__u16)m2);
-			b1 = __builtin_ia32_loadups512_mask(p + 18, b1,
-							    (__u16)(m2 >> 16));
-		}
-		d[r * 4] = EVEN32(a0, a1);
-		d[r * 4 + 1] = ODD32(a0, a1);
-		d[r * 4 + 2] = EVEN32(b0, b1);
-		d[r * 4 + 3] = ODD32(b0, b1);
+		if (!(w->seg[g].rows >> r & 1))
+			continue;
+		a0 = __builtin_ia32_loadups512_mask(p, a0, (__u16)m0);
+		a1 = __builtin_ia32_loadups512_mask(p + 16, a1,
+						    (__u16)(m0 >> 16));
+		b0 = __builtin_ia32_loadups512_mask(p + 2, b0, (__u16)m2);
+		b1 = __builtin_ia32_loadups512_mask(p + 18, b1,
+						    (__u16)(m2 >> 16));
 	}
-	bt_tiles(d, R);
+	d0 = EVEN32(a0, a1);
+	d1 = ODD32(a0, a1);
+	d2 = EVEN32(b0, b1);
+	d3 = ODD32(b0, b1);
+	t[0] = d0 - d2;
+	t[1] = d1 + d2;
+	t[2] = d2 - d1;
+	t[3] = d1 - d3;
 }
 
 /*
@@ -1117,16 +1115,113 @@ void rows_ahead(const struct eng_wino2_in *w, const float *x, const int R)
 			}
 }
 
+/* Word 2j from word j of @lo, word 2j + 1 from word j of @hi. */
+static const unsigned short pair2_idx[32] __attribute__((aligned(64))) = {
+	0, 32, 1, 33, 2, 34, 3, 35, 4, 36, 5, 37, 6, 38, 7, 39,
+	8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47,
+};
+
+/* How rows_chan() leaves a channel's points. */
+enum { CHAN_FIRST, CHAN_SECOND, CHAN_LAST };
+
 /*
- * Channels [w->c0, w->c1) of a panel of Rx4 tiles by rows, two channels'
- * points at @d0 and @d1 (4 * R each), as bf16 pairs.
+ * Point @xi, @p, of channel @c: the first of a pair's as 16 bf16 to
+ * @lo[@xi]; the second's joined with them as pair16() joins two
+ * channels' (the same rounding, bf16x32()) into V; an odd last channel's
+ * as a plain row of ENG_NR bf16.
  */
 static __attribute__((__always_inline__)) inline
-void rows_bf16(const struct eng_wino2_in *w, v16sf *d0, v16sf *d1, const int R)
+void chan_point(const struct eng_wino2_in *w, v8si *lo, __u64 c, int xi,
+		v16sf p, const int mode, v16si perm)
 {
+	typedef int v8si_u __attribute__((vector_size(32), aligned(4),
+					  may_alias));
+	v16si h = bf16x32(p, (v16sf){}), q;
+	__u32 *v = w->v + xi * w->ps + c / 2 * ENG_NR;
+
+	if (mode == CHAN_FIRST) {
+		lo[xi] = __builtin_shufflevector(h, h, 0, 1, 2, 3, 4, 5, 6, 7);
+		return;
+	}
+	if (mode == CHAN_LAST) {
+		*(v8si_u *)v = __builtin_shufflevector(h, h, 0, 1, 2, 3, 4, 5,
+						       6, 7);
+		return;
+	}
+	q = __builtin_shufflevector(lo[xi], lo[xi], 0, 1, 2, 3, 4, 5, 6, 7,
+				    8, 9, 10, 11, 12, 13, 14, 15);
+	__asm__("vpermt2w %2, %1, %0" : "+v"(q) : "v"(perm), "v"(h));
+	sti16(v, q);
+}
+
+/*
+ * Column @k of a channel's transformed rows @t0 to @t5 (@R of them), B^T
+ * down it (bt4()'s or bt6()'s operations), its points to chan_point().
+ */
+#define CHAN_COL(k) do {						\
+	v16sf o_[6];							\
+									\
+	if (R == 6) {							\
+		ENG_WINO42_BT(v16sf, t0[k], t1[k], t2[k], t3[k], t4[k],	\
+			      t5[k], o_);				\
+	} else {							\
+		o_[0] = t0[k] - t2[k];					\
+		o_[1] = t1[k] + t2[k];					\
+		o_[2] = t2[k] - t1[k];					\
+		o_[3] = t1[k] - t3[k];					\
+	}								\
+	chan_point(w, lo, c, 0 * 4 + (k), o_[0], mode, perm);		\
+	chan_point(w, lo, c, 1 * 4 + (k), o_[1], mode, perm);		\
+	chan_point(w, lo, c, 2 * 4 + (k), o_[2], mode, perm);		\
+	chan_point(w, lo, c, 3 * 4 + (k), o_[3], mode, perm);		\
+	if (R == 6) {							\
+		chan_point(w, lo, c, 4 * 4 + (k), o_[4], mode, perm);	\
+		chan_point(w, lo, c, 5 * 4 + (k), o_[5], mode, perm);	\
+	}								\
+} while (0)
+
+/*
+ * Channel @c of a panel of Rx4 tiles by rows, transformed in registers
+ * (no loop over an array of its points, so that none goes to memory),
+ * its points left as @mode says.
+ */
+static __attribute__((__always_inline__)) inline
+void rows_chan(const struct eng_wino2_in *w, const __u32 *m, v8si *lo,
+	       __u64 c, const int mode, v16si perm, const int R)
+{
+	const float *x = w->x + (__s64)c * w->cs;
+	v16sf t0[4], t1[4], t2[4], t3[4], t4[4] = {}, t5[4] = {};
+
+	row_tiles(w, x, m, 0, t0);
+	row_tiles(w, x, m, 1, t1);
+	row_tiles(w, x, m, 2, t2);
+	row_tiles(w, x, m, 3, t3);
+	if (R == 6) {
+		row_tiles(w, x, m, 4, t4);
+		row_tiles(w, x, m, 5, t5);
+	}
+	CHAN_COL(0);
+	CHAN_COL(1);
+	CHAN_COL(2);
+	CHAN_COL(3);
+}
+
+/*
+ * Channels [w->c0, w->c1) of a panel of Rx4 tiles by rows, as bf16
+ * pairs. Each channel's 4 * R points are transformed in registers; the
+ * first of a pair's wait as bf16 at w->d (a kernel stack frame has no
+ * room for them), the second's join them as they are stored. Each point
+ * had gone through memory three times (both channels' points to w->d,
+ * the transforms in place there, the pairs), which took 35% of DBNet's
+ * 256->64 3x3 on 80x80 on Zen 4.
+ */
+static __attribute__((__always_inline__)) inline
+void rows_bf16(const struct eng_wino2_in *w, const int R)
+{
+	const v16si perm = *(const v16si *)pair2_idx;
+	v8si *lo = (v8si *)w->d;
 	__u32 m[2 * ENG_WINO2_SEGS], g;
 	__u64 c;
-	int xi;
 
 	for (g = 0; g < w->nseg; g++) {
 		__u32 cm = lane_cols(w->seg[g].lanes);
@@ -1137,37 +1232,21 @@ void rows_bf16(const struct eng_wino2_in *w, v16sf *d0, v16sf *d1, const int R)
 	for (c = w->c0; c + 1 < w->c1; c += 2) {
 		if (c + PF_AHEAD + 1 < w->cn)
 			rows_ahead(w, w->x + (__s64)(c + PF_AHEAD) * w->cs, R);
-		rows_tiles(w, w->x + (__s64)c * w->cs, m, d0, R);
-		rows_tiles(w, w->x + (__s64)(c + 1) * w->cs, m, d1, R);
-		for (xi = 0; xi < 4 * R; xi++)
-			sti16(w->v + xi * w->ps + c / 2 * ENG_NR,
-			      pair16(d0[xi], d1[xi]));
+		rows_chan(w, m, lo, c, CHAN_FIRST, perm, R);
+		rows_chan(w, m, lo, c + 1, CHAN_SECOND, perm, R);
 	}
-	if (c < w->c1) {
-		typedef int v8si_u __attribute__((vector_size(32), aligned(4),
-						  may_alias));
-
-		rows_tiles(w, w->x + (__s64)c * w->cs, m, d0, R);
-		for (xi = 0; xi < 4 * R; xi++) {
-			v16si h = bf16x32(d0[xi], (v16sf){});
-
-			*(v8si_u *)(w->v + xi * w->ps + c / 2 * ENG_NR) =
-				(v8si_u){ h[0], h[1], h[2], h[3], h[4], h[5],
-					  h[6], h[7] };
-		}
-	}
+	if (c < w->c1)
+		rows_chan(w, m, lo, c, CHAN_LAST, perm, R);
 }
 
 void vnpu_eng_wino2_rows_bf16(const struct eng_wino2_in *w)
 {
-	v16sf d1[16];
-
-	rows_bf16(w, (v16sf *)w->d, d1, 4);
+	rows_bf16(w, 4);
 }
 
 void vnpu_eng_wino42_rows_bf16(const struct eng_wino2_in *w)
 {
-	rows_bf16(w, (v16sf *)w->d, (v16sf *)w->d + 24, 6);
+	rows_bf16(w, 6);
 }
 
 /*
