@@ -740,6 +740,11 @@ static u32 vnpu_fw_features(void)
 	/* LOOKUP's vpermi2b: a table lookup, the same bits too. */
 	if (boot_cpu_has(X86_FEATURE_AVX512VBMI))
 		f |= VNPU_ENG_F_VBMI;
+	/* The f32 GEMM's AVX2 tiles where zmm runs as two halves: its bits. */
+	if (vnpu_eng_half_zmm(boot_cpu_data.x86_vendor == X86_VENDOR_AMD ?
+			      VNPU_ENG_VENDOR_AMD : VNPU_ENG_VENDOR_OTHER,
+			      boot_cpu_data.x86, boot_cpu_data.x86_model))
+		f |= VNPU_ENG_F_HALF_ZMM;
 	return f;
 }
 

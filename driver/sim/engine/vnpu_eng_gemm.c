@@ -2486,6 +2486,13 @@ int run_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	mb = eng_div_up(m, unit.rows);
 	nb = eng_div_up(n, unit.cols);
 	gemm_scratch(ctx, 1, &unit, &bufs);
+	/*
+	 * f32 B on a core that halves zmm: the AVX2 tiles, the faster there
+	 * (vnpu_eng_half_zmm()); a row alone keeps the 16-lane mat-vec.
+	 */
+	if ((ctx->features & VNPU_ENG_F_HALF_ZMM) && m > 1 &&
+	    tb->dtype == VNPU_DTYPE_F32)
+		bufs.avx512 = 0;
 	e.alpha = f32_of(at->alpha);
 	e.beta = f32_of(at->beta);
 	e.act = &at->act;

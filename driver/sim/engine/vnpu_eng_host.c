@@ -15,9 +15,10 @@
  * taken (tests of the narrower ones on a wider CPU; vnni, bf16, fp16 and
  * vbmi are AVX-512 with that one extension); it never adds what the CPU lacks, but
  * bf16 takes the AVX512-BF16 kernels also where vnpu_eng_bf16_pays() says
- * they do not pay (*@bf16 set). Any other value caps nothing and is said
- * once per process on stderr, as the library does for a VNPU_LOG_LEVEL it
- * does not know.
+ * they do not pay (*@bf16 set); each clears %VNPU_ENG_F_HALF_ZMM, so
+ * avx512 runs the AVX-512 GEMM tiles on every core. Any other value caps
+ * nothing and is said once per process on stderr, as the library does for
+ * a VNPU_LOG_LEVEL it does not know.
  */
 static __u32 host_isa_cap(int *bf16)
 {
@@ -132,6 +133,9 @@ static void host_cpu_init(void)
 	h->core = host_core(&h->vendor, &h->family, &h->model);
 	h->bf16_pays = h->core &&
 		       vnpu_eng_bf16_pays(h->vendor, h->family, h->model);
+	if (h->core && (h->features & VNPU_ENG_F_AVX512) &&
+	    vnpu_eng_half_zmm(h->vendor, h->family, h->model))
+		h->features |= VNPU_ENG_F_HALF_ZMM;
 }
 
 static const struct host_cpu *host_cpu(void)

@@ -99,3 +99,9 @@ int vnpu_eng_bf16_pays(__u32 vendor, __u32 family, __u32 model)
 	(void)model;
 	return vendor == VNPU_ENG_VENDOR_AMD && family >= 0x19;
 }
+
+int vnpu_eng_half_zmm(__u32 vendor, __u32 family, __u32 model)
+{
+	(void)model;
+	return vendor == VNPU_ENG_VENDOR_AMD && family == 0x19;
+}

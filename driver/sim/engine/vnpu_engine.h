@@ -69,6 +69,12 @@
  * vpermi2b, 64 bytes at a time; a table lookup, so the same bits.
  */
 #define VNPU_ENG_F_VBMI (1u << 6)
+/*
+ * Not an extension: a core that runs each 512-bit FMA as two 256-bit
+ * halves (vnpu_eng_half_zmm()), where f32 GEMM layers take the AVX2 6x16
+ * tiles, faster there than the AVX-512 12x32 ones; the same bits.
+ */
+#define VNPU_ENG_F_HALF_ZMM (1u << 7)
 
 /**
  * struct vnpu_eng_ctx - what the caller gives one part of a layer
@@ -321,6 +327,24 @@ int vnpu_eng_pair_bf16(__u32 layout, __u64 groups, __u64 rows, __u64 cols,
  * Return: 1 if the AVX512-BF16 kernels pay, else 0.
  */
 int vnpu_eng_bf16_pays(__u32 vendor, __u32 family, __u32 model);
+
+/**
+ * vnpu_eng_half_zmm() - whether a core with AVX-512 gets
+ * %VNPU_ENG_F_HALF_ZMM
+ * @vendor: VNPU_ENG_VENDOR_*
+ * @family: CPUID's family (extended family added)
+ * @model: CPUID's model (extended model in the high nibble)
+ *
+ * A rule on the core, as vnpu_eng_bf16_pays(): AMD's Zen 4 (family 0x19)
+ * issues vfmadd231ps zmm at half the rate of the ymm form, so the 12x32
+ * tiles have the 6x16 ones' multiply-adds a cycle and pay the more rows
+ * of A they keep in L1 (BERT-base's GEMMs, vnpu-kbench on 2 threads:
+ * 128 x 768 x 3072 at 91.2% of the FMA peak against 94.1%). Zen 5 and
+ * Intel's cores run zmm at full width, where the 12x32 tiles win.
+ *
+ * Return: 1 if the f32 GEMM takes the AVX2 tiles, else 0.
+ */
+int vnpu_eng_half_zmm(__u32 vendor, __u32 family, __u32 model);
 
 /**
  * vnpu_eng_host_features() - the %VNPU_ENG_F_* bits of the CPU running the

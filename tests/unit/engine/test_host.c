@@ -11,7 +11,8 @@
  * AVX512-BF16 kernels where the CPU has them, whether they pay or not),
  * another one caps nothing and is said once on stderr.
  * vnpu_eng_bf16_pays() on the cores with AVX512-BF16 and a few without,
- * and vnpu_eng_bf16_min_depth() on some of them, whatever CPU runs the test.
+ * vnpu_eng_bf16_min_depth() and vnpu_eng_half_zmm() on some of them,
+ * whatever CPU runs the test.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -200,8 +201,9 @@ TEST(host)
 }
 
 /*
- * Whether the AVX512-BF16 kernels pay, and the least depth of a bf16
- * Conv's bf16 weights: the rules' table, on any CPU.
+ * Whether the AVX512-BF16 kernels pay, the least depth of a bf16 Conv's
+ * bf16 weights and whether the core halves zmm: the rules' table, on any
+ * CPU.
  */
 TEST(bf16_pays)
 {
@@ -210,19 +212,20 @@ TEST(bf16_pays)
 		__u32 vendor, family, model;
 		int pays;
 		__u32 depth;
+		int half_zmm;
 	} cores[] = {
-		{ "Cooper Lake", VNPU_ENG_VENDOR_INTEL, 6, 85, 0, 32 },
-		{ "Sapphire Rapids", VNPU_ENG_VENDOR_INTEL, 6, 143, 0, 32 },
-		{ "Emerald Rapids", VNPU_ENG_VENDOR_INTEL, 6, 207, 0, 32 },
-		{ "Granite Rapids", VNPU_ENG_VENDOR_INTEL, 6, 173, 0, 32 },
-		{ "Zen 4 Genoa", VNPU_ENG_VENDOR_AMD, 0x19, 0x11, 1, 16 },
-		{ "Zen 4 Raphael", VNPU_ENG_VENDOR_AMD, 0x19, 0x61, 1, 16 },
-		{ "Zen 5 Turin", VNPU_ENG_VENDOR_AMD, 0x1a, 0x02, 1, 32 },
-		{ "Zen 5 Granite Ridge", VNPU_ENG_VENDOR_AMD, 0x1a, 0x44, 1, 32 },
-		{ "Zen 2", VNPU_ENG_VENDOR_AMD, 0x17, 0x31, 0, 32 },
-		{ "Hygon Dhyana", VNPU_ENG_VENDOR_OTHER, 0x18, 0x00, 0, 32 },
-		{ "Zhaoxin", VNPU_ENG_VENDOR_OTHER, 7, 0x3b, 0, 32 },
-		{ "unknown vendor 0x19", VNPU_ENG_VENDOR_OTHER, 0x19, 0x11, 0, 32 },
+		{ "Cooper Lake", VNPU_ENG_VENDOR_INTEL, 6, 85, 0, 32, 0 },
+		{ "Sapphire Rapids", VNPU_ENG_VENDOR_INTEL, 6, 143, 0, 32, 0 },
+		{ "Emerald Rapids", VNPU_ENG_VENDOR_INTEL, 6, 207, 0, 32, 0 },
+		{ "Granite Rapids", VNPU_ENG_VENDOR_INTEL, 6, 173, 0, 32, 0 },
+		{ "Zen 4 Genoa", VNPU_ENG_VENDOR_AMD, 0x19, 0x11, 1, 16, 1 },
+		{ "Zen 4 Raphael", VNPU_ENG_VENDOR_AMD, 0x19, 0x61, 1, 16, 1 },
+		{ "Zen 5 Turin", VNPU_ENG_VENDOR_AMD, 0x1a, 0x02, 1, 32, 0 },
+		{ "Zen 5 Granite Ridge", VNPU_ENG_VENDOR_AMD, 0x1a, 0x44, 1, 32, 0 },
+		{ "Zen 2", VNPU_ENG_VENDOR_AMD, 0x17, 0x31, 0, 32, 0 },
+		{ "Hygon Dhyana", VNPU_ENG_VENDOR_OTHER, 0x18, 0x00, 0, 32, 0 },
+		{ "Zhaoxin", VNPU_ENG_VENDOR_OTHER, 7, 0x3b, 0, 32, 0 },
+		{ "unknown vendor 0x19", VNPU_ENG_VENDOR_OTHER, 0x19, 0x11, 0, 32, 0 },
 	};
 	size_t i;
 
@@ -237,6 +240,10 @@ TEST(bf16_pays)
 			  vnpu_eng_bf16_min_depth(cores[i].vendor, cores[i].family,
 						  cores[i].model))
 			TH_LOG("%s: least bf16 depth", cores[i].core);
+		EXPECT_EQ(cores[i].half_zmm,
+			  vnpu_eng_half_zmm(cores[i].vendor, cores[i].family,
+					    cores[i].model))
+			TH_LOG("%s: halves zmm", cores[i].core);
 	}
 	i = vnpu_eng_host_bf16_min_depth();
 	EXPECT_TRUE(i == 16 || i == 32)
