@@ -2,9 +2,11 @@
 /*
  * ATTENTION: softmax(Q KT * scale + mask) V per (batch, head), a block of
  * query rows a unit. Each unit sums its rows of S = Q KT with the GEMM's
- * blocks (gemm_block(), K read through its strides), scales them and adds
- * the mask with CHAIN's binary runs (bin_f32_runs()), takes each row
- * through Softmax's lane (softmax_row_f32()), and sums its rows of Y = S V
+ * blocks (gemm_block(), K read through its strides), scales each row and
+ * adds the mask as CHAIN's binary runs (bin_f32_runs()) would while it
+ * finds the row's maximum as Softmax does, in one pass, takes the row
+ * through the rest of Softmax's lane (softmax_row_max_f32(): 16 lanes
+ * where Softmax takes them), and sums its rows of Y = S V
  * with the GEMM's blocks again into Y's strided rows: the operations, in
  * the same order, of the GEMM, CHAIN (or BINARY) and SOFTMAX layers the
  * compiler would otherwise run, so the same bits on every path.
@@ -151,8 +153,8 @@ static void attn_rows(const struct attn_run *r, __u64 bi, __u64 hi, __u64 m0,
 {
 	const struct vnpu_layer_attention *at = r->l->attrs;
 	const struct vnpu_cmd_tensor *mt = &r->l->t[3];
-	int avx512 = eng_act_avx512(pc->ctx), mask = at->flags & VNPU_ATTN_F_MASK;
-	__u32 func = at->flags & VNPU_ATTN_F_DIV ? VNPU_BIN_DIV : VNPU_BIN_MUL;
+	int mask = at->flags & VNPU_ATTN_F_MASK;
+	int div = !!(at->flags & VNPU_ATTN_F_DIV);
 	float scale = f32_of(at->scale);
 	__s64 mrs = 0, mcs = 0, mb = 0;
 	__u64 i, j;
@@ -175,19 +177,10 @@ static void attn_rows(const struct attn_run *r, __u64 bi, __u64 hi, __u64 m0,
 				mp = r->mrow;
 			}
 		}
-		if (!avx512) {
-			softmax_row_max_f32(s, s, r->n,
-					    attn_scale_max(s, r->n,
-							   func == VNPU_BIN_DIV,
-							   scale, mp, mcs != 0),
-					    pc);
-			continue;
-		}
-		bin_f32_runs(func, s, 1, &scale, 0, s, (__u32)r->n, avx512);
-		if (mask)
-			bin_f32_runs(VNPU_BIN_ADD, s, 1, mp, mcs != 0, s,
-				     (__u32)r->n, avx512);
-		softmax_row_f32(s, s, r->n, pc);
+		softmax_row_max_f32(s, s, r->n,
+				    attn_scale_max(s, r->n, div, scale, mp,
+						   mcs != 0),
+				    pc);
 	}
 }
 

@@ -881,21 +881,16 @@ static __u64 sm_stretch(const struct eng_pacer *pc, __u64 i0, __u64 len)
 }
 
 /*
- * softmax_lane_f32() on 16 lanes (VNPU_ENG_F_AVX512): the same operations
- * on every element, the same sums in the same order, so the same bits.
+ * softmax_lane_avx512() past its maximum: the lane's exps and their sum,
+ * then the outputs, from the maximum @mx it finds.
  */
-static void softmax_lane_avx512(__u32 mode, const float *x, float *y,
-				__u64 len, struct eng_pacer *pc)
+static void softmax_exp_avx512(__u32 mode, const float *x, float *y,
+			       __u64 len, float mx, struct eng_pacer *pc)
 {
-	struct eng_sm sm = { .x = x, .y = y, .store = mode == VNPU_SOFTMAX };
+	struct eng_sm sm = { .x = x, .y = y, .store = mode == VNPU_SOFTMAX,
+			     .mx = mx };
 	__u64 i0, e;
 
-	sm.mx = x[0];
-	for (i0 = 1; sm.mx == sm.mx && i0 < len; i0 = e) {
-		e = eng_pace_end(pc, i0, len);
-		vnpu_eng_sm_max_avx512(x, i0, e, &sm.mx);
-		eng_pace(pc, e - i0);
-	}
 	for (i0 = 0; i0 < len; i0 = e) {
 		e = sm_stretch(pc, i0, len);
 		vnpu_eng_sm_exp_avx512(&sm, i0, e);
@@ -909,6 +904,24 @@ static void softmax_lane_avx512(__u32 mode, const float *x, float *y,
 		vnpu_eng_sm_out_avx512(&sm, i0, e);
 		eng_pace(pc, e - i0);
 	}
+}
+
+/*
+ * softmax_lane_f32() on 16 lanes (VNPU_ENG_F_AVX512): the same operations
+ * on every element, the same sums in the same order, so the same bits.
+ */
+static void softmax_lane_avx512(__u32 mode, const float *x, float *y,
+				__u64 len, struct eng_pacer *pc)
+{
+	float mx = x[0];
+	__u64 i0, e;
+
+	for (i0 = 1; mx == mx && i0 < len; i0 = e) {
+		e = eng_pace_end(pc, i0, len);
+		vnpu_eng_sm_max_avx512(x, i0, e, &mx);
+		eng_pace(pc, e - i0);
+	}
+	softmax_exp_avx512(mode, x, y, len, mx, pc);
 }
 
 /*
@@ -997,7 +1010,10 @@ void softmax_row_f32(const float *x, float *y, __u64 len,
 void softmax_row_max_f32(const float *x, float *y, __u64 len, float mx,
 			 struct eng_pacer *pc)
 {
-	softmax_exp_f32(VNPU_SOFTMAX, x, y, len, mx, pc);
+	if (eng_act_avx512(pc->ctx))
+		softmax_exp_avx512(VNPU_SOFTMAX, x, y, len, mx, pc);
+	else
+		softmax_exp_f32(VNPU_SOFTMAX, x, y, len, mx, pc);
 }
 
 /* @nl (1 to 4) f32 elements @st apart, the lanes past them lane 0's. */

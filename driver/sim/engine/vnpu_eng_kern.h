@@ -788,8 +788,8 @@ void copy_run(char *dst, __s64 ds, const char *src, __s64 ss, __u64 n,
 void softmax_row_f32(const float *x, float *y, __u64 len,
 		     struct eng_pacer *pc);
 /*
- * The same on the 8-lane paths (not eng_act_avx512()) for a lane whose
- * maximum, found as softmax_row_f32() finds it, is @mx.
+ * The same for a lane whose maximum, found as softmax_row_f32() finds it,
+ * is @mx: its passes but the first.
  */
 void softmax_row_max_f32(const float *x, float *y, __u64 len, float mx,
 			 struct eng_pacer *pc);
