@@ -1115,43 +1115,33 @@ void rows_ahead(const struct eng_wino2_in *w, const float *x, const int R)
 			}
 }
 
-/* Word 2j from word j of @lo, word 2j + 1 from word j of @hi. */
-static const unsigned short pair2_idx[32] __attribute__((aligned(64))) = {
-	0, 32, 1, 33, 2, 34, 3, 35, 4, 36, 5, 37, 6, 38, 7, 39,
-	8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47,
-};
-
 /* How rows_chan() leaves a channel's points. */
 enum { CHAN_FIRST, CHAN_SECOND, CHAN_LAST };
 
 /*
- * Point @xi, @p, of channel @c: the first of a pair's as 16 bf16 to
- * @lo[@xi]; the second's joined with them as pair16() joins two
- * channels' (the same rounding, bf16x32()) into V; an odd last channel's
- * as a plain row of ENG_NR bf16.
+ * Point @xi, @p, of channel @c: the first of a pair's to @d[@xi] as it
+ * is; the second's and that one as one bf16 pair a lane (pair16p(), as
+ * the gather path pairs them) into V; an odd last channel's as a plain row
+ * of ENG_NR bf16.
  */
 static __attribute__((__always_inline__)) inline
-void chan_point(const struct eng_wino2_in *w, v8si *lo, __u64 c, int xi,
+void chan_point(const struct eng_wino2_in *w, v16sf *d, __u64 c, int xi,
 		v16sf p, const int mode, v16si perm)
 {
 	typedef int v8si_u __attribute__((vector_size(32), aligned(4),
 					  may_alias));
-	v16si h = bf16x32(p, (v16sf){}), q;
 	__u32 *v = w->v + xi * w->ps + c / 2 * ENG_NR;
+	v16si h;
 
 	if (mode == CHAN_FIRST) {
-		lo[xi] = __builtin_shufflevector(h, h, 0, 1, 2, 3, 4, 5, 6, 7);
-		return;
-	}
-	if (mode == CHAN_LAST) {
+		d[xi] = p;
+	} else if (mode == CHAN_SECOND) {
+		sti16(v, pair16p(d[xi], p, perm));
+	} else {
+		h = bf16x32(p, (v16sf){});
 		*(v8si_u *)v = __builtin_shufflevector(h, h, 0, 1, 2, 3, 4, 5,
 						       6, 7);
-		return;
 	}
-	q = __builtin_shufflevector(lo[xi], lo[xi], 0, 1, 2, 3, 4, 5, 6, 7,
-				    8, 9, 10, 11, 12, 13, 14, 15);
-	__asm__("vpermt2w %2, %1, %0" : "+v"(q) : "v"(perm), "v"(h));
-	sti16(v, q);
 }
 
 /*
@@ -1170,13 +1160,13 @@ void chan_point(const struct eng_wino2_in *w, v8si *lo, __u64 c, int xi,
 		o_[2] = t2[k] - t1[k];					\
 		o_[3] = t1[k] - t3[k];					\
 	}								\
-	chan_point(w, lo, c, 0 * 4 + (k), o_[0], mode, perm);		\
-	chan_point(w, lo, c, 1 * 4 + (k), o_[1], mode, perm);		\
-	chan_point(w, lo, c, 2 * 4 + (k), o_[2], mode, perm);		\
-	chan_point(w, lo, c, 3 * 4 + (k), o_[3], mode, perm);		\
+	chan_point(w, d, c, 0 * 4 + (k), o_[0], mode, perm);		\
+	chan_point(w, d, c, 1 * 4 + (k), o_[1], mode, perm);		\
+	chan_point(w, d, c, 2 * 4 + (k), o_[2], mode, perm);		\
+	chan_point(w, d, c, 3 * 4 + (k), o_[3], mode, perm);		\
 	if (R == 6) {							\
-		chan_point(w, lo, c, 4 * 4 + (k), o_[4], mode, perm);	\
-		chan_point(w, lo, c, 5 * 4 + (k), o_[5], mode, perm);	\
+		chan_point(w, d, c, 4 * 4 + (k), o_[4], mode, perm);	\
+		chan_point(w, d, c, 5 * 4 + (k), o_[5], mode, perm);	\
 	}								\
 } while (0)
 
@@ -1186,7 +1176,7 @@ void chan_point(const struct eng_wino2_in *w, v8si *lo, __u64 c, int xi,
  * its points left as @mode says.
  */
 static __attribute__((__always_inline__)) inline
-void rows_chan(const struct eng_wino2_in *w, const __u32 *m, v8si *lo,
+void rows_chan(const struct eng_wino2_in *w, const __u32 *m, v16sf *d,
 	       __u64 c, const int mode, v16si perm, const int R)
 {
 	const float *x = w->x + (__s64)c * w->cs;
@@ -1209,8 +1199,8 @@ void rows_chan(const struct eng_wino2_in *w, const __u32 *m, v8si *lo,
 /*
  * Channels [w->c0, w->c1) of a panel of Rx4 tiles by rows, as bf16
  * pairs. Each channel's 4 * R points are transformed in registers; the
- * first of a pair's wait as bf16 at w->d (a kernel stack frame has no
- * room for them), the second's join them as they are stored. Each point
+ * first of a pair's wait at w->d (a kernel stack frame has no room for
+ * them), the second's are paired with them as they are stored. Each point
  * had gone through memory three times (both channels' points to w->d,
  * the transforms in place there, the pairs), which took 35% of DBNet's
  * 256->64 3x3 on 80x80 on Zen 4.
@@ -1218,8 +1208,8 @@ void rows_chan(const struct eng_wino2_in *w, const __u32 *m, v8si *lo,
 static __attribute__((__always_inline__)) inline
 void rows_bf16(const struct eng_wino2_in *w, const int R)
 {
-	const v16si perm = *(const v16si *)pair2_idx;
-	v8si *lo = (v8si *)w->d;
+	const v16si perm = *(const v16si *)pair_idx;
+	v16sf *d = (v16sf *)w->d;
 	__u32 m[2 * ENG_WINO2_SEGS], g;
 	__u64 c;
 
@@ -1232,11 +1222,11 @@ void rows_bf16(const struct eng_wino2_in *w, const int R)
 	for (c = w->c0; c + 1 < w->c1; c += 2) {
 		if (c + PF_AHEAD + 1 < w->cn)
 			rows_ahead(w, w->x + (__s64)(c + PF_AHEAD) * w->cs, R);
-		rows_chan(w, m, lo, c, CHAN_FIRST, perm, R);
-		rows_chan(w, m, lo, c + 1, CHAN_SECOND, perm, R);
+		rows_chan(w, m, d, c, CHAN_FIRST, perm, R);
+		rows_chan(w, m, d, c + 1, CHAN_SECOND, perm, R);
 	}
 	if (c < w->c1)
-		rows_chan(w, m, lo, c, CHAN_LAST, perm, R);
+		rows_chan(w, m, d, c, CHAN_LAST, perm, R);
 }
 
 void vnpu_eng_wino2_rows_bf16(const struct eng_wino2_in *w)
