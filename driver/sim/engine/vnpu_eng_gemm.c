@@ -3612,7 +3612,7 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	conv_job_init(l, 0, 0, &cj);
 	cs.copies = cs.windowed && conv_direct(&cj, unit.cols) &&
 		    conv_direct_copies(&cj, unit.cols, ctx->features);
-	own = b.bc || cs.copies || eng_conv_by_cols(&cj.s, ctx->features) ||
+	own = b.bc || cs.copies || eng_conv_by_cols(ctx->features) ||
 	      (cs.windowed && !conv_direct(&cj, unit.cols) &&
 	       !(cs.slide && cj.xs[2] == 1 && at->stride[0] == 1 &&
 		 at->stride[1] == 1));

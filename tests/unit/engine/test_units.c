@@ -110,18 +110,13 @@ static int run_split(struct __test_metadata *_metadata, const struct ulayer *l, 
 }
 
 /*
- * Whether AVX2 takes a CONV by even blocks of columns (eng_conv_by_cols()),
- * which can be narrower than the baseline's blocks.
+ * Whether the FMA paths take a CONV by even blocks of columns
+ * (eng_conv_by_cols()), which can be narrower than the baseline's blocks.
  */
-static int avx2_by_cols(const struct ulayer *l)
+static int fma_by_cols(const struct ulayer *l)
 {
-	struct eng_layer el = { l->op, l->t, 0, l->n, attrs_of(l) };
-	struct eng_conv_shape s;
-
-	if (l->op != VNPU_LAYER_CONV)
-		return 0;
-	eng_conv_shape(&el, &s);
-	return eng_conv_by_cols(&s, AVX2);
+	return l->op == VNPU_LAYER_CONV && eng_conv_by_cols(AVX2) &&
+	       eng_conv_by_cols(AVX2 | VNPU_ENG_F_AVX512);
 }
 
 /* The counts and scratch each path reports, and the refusals. */
@@ -158,10 +153,10 @@ static void check_api(struct __test_metadata *_metadata, const struct ulayer *l)
 		       (unsigned long long)macs);
 	/*
 	 * The baseline's smaller units ask for no more scratch than the FMA
-	 * paths' units, but where AVX2 takes a small CONV by even blocks of
-	 * columns: those may be narrower (AVX-512 keeps its blocks).
+	 * paths' units, but where those take a CONV by even blocks of
+	 * columns: those may be narrower.
 	 */
-	EXPECT_TRUE(sb > 0 && sa > 0 && sb <= sx && (sb <= sa || avx2_by_cols(l)))
+	EXPECT_TRUE(sb > 0 && sa > 0 && ((sb <= sa && sb <= sx) || fma_by_cols(l)))
 		TH_LOG("%s: scratch: baseline %llu, AVX2 %llu, AVX-512 %llu", l->name,
 		       (unsigned long long)sb, (unsigned long long)sa, (unsigned long long)sx);
 
@@ -423,6 +418,68 @@ static void conv_units(struct __test_metadata *_metadata, const struct conv_shap
 		 (unsigned long long)cs->w, (unsigned long long)cs->m,
 		 cs->group, cs->k, cs->stride, cs->pad, cs->flags);
 	test_layer(_metadata, &l, w);
+}
+
+/*
+ * On every FMA path a CONV's first half of parts writes every output
+ * channel of a first run of its columns and nothing else
+ * (eng_conv_by_cols()): two tiles take the two spatial halves of the map,
+ * each reading the input it mostly wrote, whatever the input's size
+ * (here 576 KiB).
+ */
+static void check_conv_col_halves(struct __test_metadata *_metadata)
+{
+	static const __u32 paths[] = { AVX2, AVX2 | VNPU_ENG_F_AVX512 };
+	__u64 dx[4] = { 1, 64, 48, 48 }, dw[4] = { 512, 64, 1, 1 };
+	__u64 dy[4] = { 1, 512, 48, 48 }, cols = 48 * 48, m, q, first;
+	struct vnpu_layer_conv a = { .kernel = { 1, 1 }, .stride = { 1, 1 },
+				     .dilation = { 1, 1 }, .group = 1 };
+	struct vnpu_eng_ctx ctx = { 0 };
+	struct vnpu_cmd_tensor t[3];
+	void *data[3];
+	__u32 *y, p, parts;
+
+	t[0] = et_dense(VNPU_DTYPE_F32, 4, dx);
+	t[1] = et_dense(VNPU_DTYPE_F32, 4, dw);
+	t[2] = et_dense(VNPU_DTYPE_F32, 4, dy);
+	for (p = 0; p < 3; p++) {
+		data[p] = malloc(et_bytes(&t[p]));
+		et_fill_f32(data[p], et_bytes(&t[p]) / 4);
+	}
+	y = data[2];
+	for (p = 0; p < sizeof(paths) / sizeof(paths[0]); p++) {
+		if ((et_host_features & paths[p]) != paths[p])
+			continue;
+		parts = vnpu_eng_layer_max_parts(VNPU_LAYER_CONV, t, 3, &a, paths[p]);
+		ctx.features = paths[p];
+		ctx.scratch_size = vnpu_eng_layer_scratch(VNPU_LAYER_CONV, t, 3, &a,
+							  parts, paths[p]);
+		ctx.scratch = malloc(ctx.scratch_size);
+		memset(y, 0xff, et_bytes(&t[2]));
+		for (q = 0; q < parts / 2; q++)
+			EXPECT_EQ(0, vnpu_eng_layer_run(VNPU_LAYER_CONV, t, data, 3, &a,
+							(__u32)q, parts, &ctx));
+		free(ctx.scratch);
+		/*
+		 * Each channel's columns written: a first run, about half
+		 * (a middle block of columns may split by channels).
+		 */
+		for (m = 0; m < dy[1]; m++) {
+			for (first = 0; first < cols && y[m * cols + first] != ~0u; first++)
+				;
+			for (q = first; q < cols && y[m * cols + q] == ~0u; q++)
+				;
+			EXPECT_TRUE(q == cols && 4 * first >= cols && 4 * first <= 3 * cols)
+				TH_LOG("features %#x, %u parts: half wrote channel %llu's columns to %llu, then %llu of %llu",
+				       paths[p], parts, (unsigned long long)m,
+				       (unsigned long long)first, (unsigned long long)q,
+				       (unsigned long long)cols);
+			if (q != cols || 4 * first < cols || 4 * first > 3 * cols)
+				break;
+		}
+	}
+	for (p = 0; p < 3; p++)
+		free(data[p]);
 }
 
 /*
@@ -1001,6 +1058,7 @@ TEST(units)
 	check_gemm_halves(_metadata);
 	check_balance(_metadata);
 	check_wino_halves(_metadata);
+	check_conv_col_halves(_metadata);
 	check_qconv_blocks(_metadata);
 	check_lanes_bits(_metadata);
 	check_lanes_pays(_metadata);
