@@ -126,5 +126,6 @@
 #define eng_qgemv_fits ENG_SYM(eng_qgemv_fits)
 /* vnpu_eng_qwino.c */
 #define eng_qwino_run ENG_SYM(eng_qwino_run)
+#define eng_qw4_run ENG_SYM(eng_qw4_run)
 
 #endif /* _VNPU_ENG_ISA_H_ */

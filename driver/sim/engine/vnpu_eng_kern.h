@@ -873,5 +873,8 @@ void eng_qout_rows(const struct eng_layer *l, __u64 m, __u32 rows,
 /* vnpu_eng_qwino.c: %VNPU_LAYER_F_QWINO's QLINEAR_CONV */
 int eng_qwino_run(const struct eng_layer *l, __u64 ub, __u64 ue,
 		  const struct vnpu_eng_ctx *ctx);
+/* vnpu_eng_qwino.c: a packed QLINEAR_CONV as F(4x4, 3x3) (eng_qw4_fits()) */
+int eng_qw4_run(const struct eng_layer *l, __u64 ub, __u64 ue,
+		const struct vnpu_eng_ctx *ctx);
 
 #endif /* _VNPU_ENG_KERN_H_ */

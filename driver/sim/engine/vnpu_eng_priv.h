@@ -1297,6 +1297,145 @@ static inline __u64 eng_qwino_scratch(const struct eng_qwplan *p)
 			  ENG_QWINO_KB * npos * 4 + 4 * p->nt + 12 * 32 + 9 * ENG_ALIGN : 0;
 }
 
+/*
+ * ---- A packed QLINEAR_CONV as integer Winograd F(4x4, 3x3) on AVX512-VNNI
+ * hosts (vnpu_eng_qwino.c, vnpu_eng_qw4_avx512.c) ----
+ *
+ * An engine choice on %VNPU_LAYER_F_PACKED layers: no layout of its own,
+ * U is made from W's packed rows by each part. G scaled per row by (4, 6,
+ * 6, 24, 24, 1) is integral: G' rows (1, 0, 0), (-1, -1, -1), (-1, 1, -1),
+ * (1, 2, 4), (1, -2, 4), (0, 0, 1), so U = G' (w - wz) G'^T is within
+ * +-12495 and V = B^T d B (d = X less its zero point) within +-25500:
+ * int16, summed a channel pair at a time by vpdpwssd (wrapping). The row
+ * scales come back in A'^T = A^T diag(24 / scale): A'^T M A' is 576 S
+ * modulo 2^32; times 9's inverse modulo 2^32 then >> 6 gives S exactly
+ * while |S| < 2^25, so the input channels go in chunks of ENG_QW4_PAIRS
+ * pairs (255 * 128 * 9 per channel and position) or half that where a
+ * weight zero point is not 0 (255 * 255 * 9), each chunk's S added
+ * (wrapping, as the direct sums wrap). The direct path's S, so its bits.
+ *
+ * A unit is an image's block of ENG_QW4_TB tile rows; a tile row is 16
+ * lanes of tiles (at most 14 used: maps of 56 columns at most).
+ */
+#define ENG_QW4_PAIRS	56	/* channel pairs a chunk, W's zero points 0 */
+#define ENG_QW4_TB	4	/* tile rows a unit */
+#define ENG_QW4_MIN_W	48	/* map columns, at least, to pay (56x56 here) */
+
+/**
+ * struct eng_qw4plan - an F(4x4) QLINEAR_CONV's units and scratch
+ * @th: tile rows of the output map (4 output rows each)
+ * @cp: input channel pairs
+ * @mg: output channel groups of 16
+ * @nb: blocks of tile rows of an image (block b: tile rows from
+ *	b * th / nb, as even as they go)
+ * @tb: tile rows of a block, at most
+ * @units: the layer's units: (image, block, channel group), the group
+ *	varying fastest, so that a part's units share their V
+ */
+struct eng_qw4plan {
+	__u64 th, cp, mg, nb, tb, units;
+};
+
+static inline void eng_qw4_plan(const struct eng_conv_shape *s,
+				struct eng_qw4plan *p)
+{
+	p->th = eng_div_up(s->oh, 4);
+	p->cp = eng_div_up(s->cg, 2);
+	p->mg = s->mg / 16;
+	p->nb = eng_div_up(p->th, ENG_QW4_TB);
+	p->tb = eng_div_up(p->th, eng_max(p->nb, 1));
+	p->units = s->n * p->nb * p->mg;
+}
+
+/*
+ * Bytes of U (per point, 16-channel group and channel pair, 16 pairs of
+ * int16), of V (per point and channel pair, a block's tile rows of 16
+ * tiles) and of the unit's S ([position / ENG_QNR][16][ENG_QNR]).
+ */
+static inline __u64 eng_qw4_ubytes(const struct eng_qw4plan *p)
+{
+	return 36 * p->mg * p->cp * 64;
+}
+
+static inline __u64 eng_qw4_vbytes(const struct eng_qw4plan *p)
+{
+	return 36 * p->cp * p->tb * 64;
+}
+
+static inline __u64 eng_qw4_sbytes(const struct eng_qw4plan *p)
+{
+	return (4 * p->tb * 56 / ENG_QNR + 1) * ENG_QNR * 16 * 4;
+}
+
+/*
+ * A part's scratch: a header, U, V, the staged rows of a channel pair (2
+ * x (4 tb + 2) of 64 bytes), M of a tile row (36 x 16 x 16 int32), its S
+ * (16 x 16 x 16), the transforms' rows (36 x 64 bytes), the unit's S and
+ * W's zero points.
+ */
+static inline __u64 eng_qw4_scratch(const struct eng_qw4plan *p)
+{
+	return p->units ? 64 + eng_qw4_ubytes(p) + eng_qw4_vbytes(p) +
+			  2 * (4 * p->tb + 2) * 64 + 36 * 1024 + 16 * 1024 +
+			  36 * 64 + eng_qw4_sbytes(p) + 64 * p->mg +
+			  9 * ENG_ALIGN : 0;
+}
+
+/*
+ * Whether packed QLINEAR_CONV @l runs as F(4x4) with @features: AVX-512
+ * with VNNI and VBMI, 3x3, strides and dilations 1, pads 1, one group,
+ * i8 W not split, no fused add, 16k output channels, maps of
+ * ENG_QW4_MIN_W to 56 columns.
+ */
+static inline int eng_qw4_fits(const struct eng_layer *l, __u32 features)
+{
+	const __u32 need = VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 |
+			   VNPU_ENG_F_VNNI | VNPU_ENG_F_VBMI;
+	const struct vnpu_layer_conv *a = l->attrs;
+	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[l->n - 1];
+
+	return (features & need) == need && x->rank == 4 && y->rank == 4 &&
+	       (a->flags & VNPU_LAYER_F_PACKED) &&
+	       !(a->flags & (VNPU_LAYER_F_SPLIT8 | VNPU_LAYER_F_RESIDUAL)) &&
+	       a->group == 1 && l->t[3].dtype == VNPU_DTYPE_I8 &&
+	       l->t[5].dtype == VNPU_DTYPE_I8 && x->strides[3] == 1 &&
+	       a->kernel[0] == 3 && a->kernel[1] == 3 && a->stride[0] == 1 &&
+	       a->stride[1] == 1 && a->dilation[0] == 1 && a->dilation[1] == 1 &&
+	       a->pad_begin[0] == 1 && a->pad_begin[1] == 1 &&
+	       a->pad_end[0] == 1 && a->pad_end[1] == 1 &&
+	       y->dims[1] % 16 == 0 && y->dims[1] &&
+	       y->dims[3] >= ENG_QW4_MIN_W && y->dims[3] <= 56 &&
+	       y->dims[2] == x->dims[2] && y->dims[3] == x->dims[3];
+}
+
+/*
+ * The AVX512-VNNI parts (vnpu_eng_qw4_avx512.c), struct eng_qw4 their
+ * arguments: U of W's rows @w (@k4 bytes apart) less zero points @wz;
+ * V of tile rows [@ty0, @ty1) of image @img; a unit's S of 16 channels
+ * from group @g16.
+ */
+struct eng_qw4 {
+	const __s8 *w;		/* W's packed rows */
+	const __s32 *wz;	/* per output channel, its W zero point */
+	__u64 k4, cg, mg, cp, h, w_in, oh, ow, th;
+	__s64 xs1, xs2;		/* X's channel and row strides */
+	const __u8 *x;		/* image @img's X */
+	__u8 flip, xz;		/* 0x80 for i8 X; X's zero point as read */
+	__u64 pairs;		/* channel pairs a chunk */
+	__u64 tb;		/* struct eng_qw4plan's */
+	__u32 *u;		/* [36][mg][cp][16] int16 pairs */
+	__u32 *v;		/* [36][cp][tb][16] int16 pairs */
+	void *tt;		/* 36 vectors: the transforms' rows */
+	__u8 *st;		/* staged rows */
+	__s32 *mb;		/* [36][16][16] */
+	__s32 *sacc;		/* [16][16][16] */
+	__s32 *s;		/* [pos / ENG_QNR][16][ENG_QNR] */
+};
+
+void vnpu_eng_qw4_u(const struct eng_qw4 *q);
+void vnpu_eng_qw4_v(const struct eng_qw4 *q, __u64 ty0, __u64 ty1);
+void vnpu_eng_qw4_sums(const struct eng_qw4 *q, __u64 ty0, __u64 ty1, __u64 g16);
+
 /* Whether @a over X @x can run as %VNPU_LAYER_F_QWINO (the check's). */
 static inline int eng_qwino_fits(const struct vnpu_layer_conv *a,
 				 const struct vnpu_cmd_tensor *x,

@@ -3490,6 +3490,10 @@ int run_qlinear_conv(const struct eng_layer *l, __u64 ub, __u64 ue,
 
 	if (a->flags & VNPU_LAYER_F_QWINO)
 		return eng_qwino_run(l, ub, ue, ctx);
+#ifdef ENG_FMA
+	if (eng_qw4_fits(l, ctx->features))
+		return eng_qw4_run(l, ub, ue, ctx);
+#endif
 	if (a->flags & VNPU_LAYER_F_PACKED)
 		/* The GEMV reads W's rows whole: not SPLIT8's. */
 		return eng_qgemv_fits(l) && !(a->flags & VNPU_LAYER_F_SPLIT8) ?

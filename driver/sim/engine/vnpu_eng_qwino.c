@@ -616,3 +616,108 @@ int eng_qwino_run(const struct eng_layer *l, __u64 ub, __u64 ue,
 	}
 	return 0;
 }
+
+#ifdef ENG_FMA
+/*
+ * What a part's scratch holds for the layer's next units on it: U of the
+ * layer of @attrs, made in run @epoch, and V of block @key (image * nb +
+ * block; ~0: none).
+ */
+struct qw4_held {
+	__u64 epoch;
+	const void *attrs;
+	__u64 key;
+};
+
+/*
+ * A packed QLINEAR_CONV as F(4x4, 3x3) on AVX512-VNNI hosts (eng_qw4_fits(),
+ * vnpu_eng_priv.h): per part, U of W's rows once a run; per unit, V of its
+ * block of tile rows (unless the part holds it), its 16 output channels'
+ * sums (vnpu_eng_qw4_sums()) and the direct path's requantization
+ * (qtile_out()).
+ */
+int eng_qw4_run(const struct eng_layer *l, __u64 ub, __u64 ue,
+		const struct vnpu_eng_ctx *ctx)
+{
+	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[l->n - 1];
+	const struct vnpu_cmd_tensor *zt = &l->t[5];
+	struct eng_conv_shape s;
+	struct eng_qw4plan p;
+	struct eng_qw4 q;
+	struct eng_qadd_arg qa;
+	struct eng_qout o;
+	struct eng_qtile tl = { .out = &o };
+	__u8 *sp = ctx->scratch;
+	struct qw4_held *h = qw_align(&sp, 64);
+	__s32 *wz;
+	__u64 u, m;
+	int wz0 = 1;
+
+	eng_conv_shape(l, &s);
+	eng_qw4_plan(&s, &p);
+	q.w = l->data[3];
+	q.k4 = eng_q4(s.cg * 9);
+	q.cg = s.cg;
+	q.mg = p.mg;
+	q.cp = p.cp;
+	q.tb = p.tb;
+	q.h = s.h;
+	q.w_in = s.w;
+	q.oh = s.oh;
+	q.ow = s.ow;
+	q.th = p.th;
+	q.xs1 = x->strides[1];
+	q.xs2 = x->strides[2];
+	q.flip = x->dtype == VNPU_DTYPE_I8 ? 0x80 : 0;
+	q.xz = qw_zero(l);
+	wz = qw_align(&sp, 64 * p.mg);
+	q.u = qw_align(&sp, eng_qw4_ubytes(&p));
+	q.v = qw_align(&sp, eng_qw4_vbytes(&p));
+	q.st = qw_align(&sp, 2 * (4 * p.tb + 2) * 64);
+	q.mb = qw_align(&sp, 36 * 1024);
+	q.sacc = qw_align(&sp, 16 * 1024);
+	q.tt = qw_align(&sp, 36 * 64);
+	q.s = qw_align(&sp, eng_qw4_sbytes(&p));
+	for (m = 0; m < s.mg; m++) {
+		__s64 off = zt->rank == 1 && zt->dims[0] > 1 ? (__s64)m * zt->strides[0] : 0;
+
+		wz[m] = ((const __s8 *)l->data[5])[off];
+		wz0 &= !wz[m];
+	}
+	q.wz = wz;
+	q.pairs = wz0 ? ENG_QW4_PAIRS : ENG_QW4_PAIRS / 2;
+	if (!ctx->epoch || h->epoch != ctx->epoch || h->attrs != l->attrs) {
+		vnpu_eng_qw4_u(&q);
+		h->epoch = ctx->epoch;
+		h->attrs = l->attrs;
+		h->key = ~0ull;
+	}
+	eng_qout_layer(l, &qa, &o);
+	for (u = ub; u < ue; u++) {
+		__u64 g16 = u % p.mg, blk = u / p.mg, b = blk % p.nb, img = blk / p.nb;
+		__u64 ty0 = b * p.th / p.nb, ty1 = (b + 1) * p.th / p.nb, half, j;
+		__u64 npos = (eng_min(4 * ty1, s.oh) - 4 * ty0) * s.ow;
+		__u8 *yd = (__u8 *)l->data[l->n - 1] + (__s64)img * y->strides[0] +
+			   (__s64)(4 * ty0 * s.ow);
+
+		if (blk != h->key) {
+			q.x = (const __u8 *)l->data[0] + (__s64)img * x->strides[0];
+			vnpu_eng_qw4_v(&q, ty0, ty1);
+			h->key = blk;
+		}
+		vnpu_eng_qw4_sums(&q, ty0, ty1, g16);
+		for (half = 0; half < 2; half++) {
+			m = g16 * 16 + 8 * half;
+			eng_qout_rows(l, m, 8, &o);
+			for (j = 0; j < npos; j += ENG_QNR) {
+				tl.acc = q.s + (j / ENG_QNR * 16 + 8 * half) * ENG_QNR;
+				o.n = (__u32)eng_min(ENG_QNR, npos - j);
+				o.y = yd + (__s64)m * y->strides[1] + (__s64)j;
+				qtile_out(&tl);
+			}
+		}
+		eng_pause(ctx);
+	}
+	return 0;
+}
+#endif

@@ -123,6 +123,12 @@ __u64 vnpu_eng_units(const struct eng_layer *l, __u32 features)
 			eng_qwino_plan(&s, &qw);
 			return qw.units;
 		}
+		if (eng_qw4_fits(l, features)) {
+			struct eng_qw4plan q4;
+
+			eng_qw4_plan(&s, &q4);
+			return q4.units;
+		}
 		if (a->flags & VNPU_LAYER_F_PACKED) {
 			eng_qplan(&s, a, &p);
 			return p.units;
@@ -521,6 +527,13 @@ __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_cmd_tensor *t,
 		eng_conv_shape(&l, &s);
 		eng_qwino_plan(&s, &qw);
 		return eng_qwino_scratch(&qw);
+	}
+	if (op == VNPU_LAYER_QLINEAR_CONV && eng_qw4_fits(&l, features)) {
+		struct eng_qw4plan q4;
+
+		eng_conv_shape(&l, &s);
+		eng_qw4_plan(&s, &q4);
+		return eng_qw4_scratch(&q4);
 	}
 	if (op == VNPU_LAYER_QLINEAR_CONV &&
 	    (((const struct vnpu_layer_conv *)attrs)->flags & VNPU_LAYER_F_PACKED)) {

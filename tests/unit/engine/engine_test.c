@@ -141,12 +141,16 @@ static int run_four(const char *name, __u32 op, const struct vnpu_cmd_tensor *t,
 		    size_t bytes, unsigned char **outs)
 {
 	static const __u32 parts[4] = { 1, 7, 1, 64 };
-	/* What each run adds to AVX-512, where the host has @need. */
-	static const struct { __u32 f, need; const char *name; } wide[] = {
-		{ VNPU_ENG_F_AVX512, VNPU_ENG_F_AVX512, "AVX-512" },
-		{ VNPU_ENG_F_VBMI, VNPU_ENG_F_VBMI, "VBMI" },
-		{ VNPU_ENG_F_VNNI, VNPU_ENG_F_VNNI, "VNNI" },
-		{ VNPU_ENG_F_HALF_ZMM, VNPU_ENG_F_AVX512, "halved-zmm" },
+	/* What each run adds to AVX-512, where the host has @need, in @parts. */
+	static const struct { __u32 f, need, parts; const char *name; } wide[] = {
+		{ VNPU_ENG_F_AVX512, VNPU_ENG_F_AVX512, 7, "AVX-512" },
+		{ VNPU_ENG_F_VBMI, VNPU_ENG_F_VBMI, 7, "VBMI" },
+		{ VNPU_ENG_F_VNNI, VNPU_ENG_F_VNNI, 7, "VNNI" },
+		{ VNPU_ENG_F_HALF_ZMM, VNPU_ENG_F_AVX512, 7, "halved-zmm" },
+		{ VNPU_ENG_F_VNNI | VNPU_ENG_F_VBMI, VNPU_ENG_F_VNNI | VNPU_ENG_F_VBMI, 2,
+		  "VNNI+VBMI" },
+		{ VNPU_ENG_F_VNNI | VNPU_ENG_F_VBMI, VNPU_ENG_F_VNNI | VNPU_ENG_F_VBMI, 7,
+		  "VNNI+VBMI" },
 	};
 	int i, rc;
 
@@ -183,15 +187,17 @@ static int run_four(const char *name, __u32 op, const struct vnpu_cmd_tensor *t,
 	}
 	/*
 	 * The AVX-512 kernels, LOOKUP's rows on AVX512-VBMI, the int8 tiles
-	 * on AVX512-VNNI and the AVX-512 path of a core that halves zmm
-	 * (any AVX-512 host runs it), each in 7 parts: AVX2's bits.
+	 * on AVX512-VNNI (and its F(4x4) convolutions with VBMI, in 2 parts
+	 * too) and the AVX-512 path of a core that halves zmm (any AVX-512
+	 * host runs it), each in 7 parts: AVX2's bits.
 	 */
 	for (i = 0; i < (int)(sizeof(wide) / sizeof(wide[0])); i++) {
-		if (!(et_host_features & wide[i].need))
+		if ((et_host_features & wide[i].need) != wide[i].need)
 			continue;
 		memset(data[n - 1], 0x7f, bytes);
 		rc = et_run(op, t, data, n, attrs, attr_size,
-			    VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 | wide[i].f, 7);
+			    VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 | wide[i].f,
+			    wide[i].parts);
 		if (rc || memcmp(outs[2], data[n - 1], bytes)) {
 			fprintf(stderr, "%s: %s run differs from AVX2 (%d)\n", name,
 				wide[i].name, rc);

@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * The AVX512-VNNI parts of a packed QLINEAR_CONV run as integer Winograd
+ * F(4x4, 3x3) (vnpu_eng_priv.h says why it is exact; built with
+ * -mavx512f -mavx512bw -mavx512vnni, run only with VNPU_ENG_F_VNNI and
+ * VNPU_ENG_F_VBMI): U from W's packed rows, V of a unit's tile rows (the
+ * tiles' columns gathered by vpermi2b, two channels at once), and the
+ * transformed products summed by vpdpwssd, 16 tiles in the lanes by 16
+ * output channels, then A'^T M A' into the unit's S.
+ */
+#include "vnpu_eng_priv.h"
+
+typedef int v16si_w4 __attribute__((vector_size(64)));
+typedef unsigned int v16su_w4 __attribute__((vector_size(64)));
+typedef short v32hi_w4 __attribute__((vector_size(64)));
+typedef unsigned char v64qu_w4 __attribute__((vector_size(64)));
+typedef unsigned char v32qu_w4 __attribute__((vector_size(32)));
+typedef unsigned char v64qu_w4u __attribute__((vector_size(64), aligned(1), may_alias));
+typedef unsigned char v16qu_w4u __attribute__((vector_size(16), aligned(1), may_alias));
+typedef int v16si_w4u __attribute__((vector_size(64), aligned(4), may_alias));
+typedef unsigned int v16su_w4u __attribute__((vector_size(64), aligned(4), may_alias));
+
+/* @acc += the int16 pair products of @a and @b (wrapping). */
+static inline v16su_w4 dpwssd(v16su_w4 acc, v16su_w4 a, v16su_w4 b)
+{
+	__asm__("vpdpwssd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
+	return acc;
+}
+
+/* Bytes of @a (index < 64) and @b (64 and up) as @idx picks them. */
+static inline v64qu_w4 permi2b(v64qu_w4 idx, v64qu_w4 a, v64qu_w4 b)
+{
+	__asm__("vpermi2b %2, %1, %0" : "+v"(idx) : "v"(a), "v"(b));
+	return idx;
+}
+
+/* Row i of G' (i below 6) applied to @a, @b, @c. */
+static inline v16si_w4 qw4_g(__u64 i, v16si_w4 a, v16si_w4 b, v16si_w4 c)
+{
+	switch (i) {
+	case 0:
+		return a;
+	case 1:
+		return -(a + b + c);
+	case 2:
+		return b - a - c;
+	case 3:
+		return a + 2 * b + 4 * c;
+	case 4:
+		return a - 2 * b + 4 * c;
+	default:
+		return c;
+	}
+}
+
+/*
+ * The 3x3 kernels (w - wz) of input channel @c for output channels 16 g
+ * to 16 g + 15 (a lane each) into @k: three dword gathers of W's rows
+ * (taps 0-3, 4-7, 8 on), each tap sign-extended; 0 past the channels.
+ */
+static inline void qw4_k(const struct eng_qw4 *q, __u64 g, __u64 c, v16si_w4 *k)
+{
+	const v16si_w4 wz = *((const v16si_w4 *)q->wz + g);
+	v16si_w4 row = {}, d[3];
+	__u64 i, l;
+
+	for (l = 0; l < 16; l++)
+		row[l] = (int)((g * 16 + l) * q->k4 + c * 9);
+	for (i = 0; i < 3; i++)
+		d[i] = c < q->cg ?
+		       __builtin_ia32_gathersiv16si((v16si_w4){}, q->w, row + 4 * (int)i,
+						    0xffff, 1) : (v16si_w4){};
+#pragma GCC unroll 9
+	for (i = 0; i < 9; i++)
+		k[i] = c < q->cg ? ((d[i / 4] << (24 - 8 * (i % 4))) >> 24) - wz :
+		       (v16si_w4){};
+}
+
+/*
+ * U = G' (w - wz) G'^T of channel pair @p for output channels 16 g to
+ * 16 g + 15: both channels' 36 points as U's pairs of int16. The
+ * kernels wait in q->tt (18 vectors on the stack pass the kernel's
+ * frame limit).
+ */
+static __attribute__((__noinline__))
+void qw4_u1(const struct eng_qw4 *q, __u64 g, __u64 p)
+{
+	v16si_w4 *k0 = (v16si_w4 *)q->tt, *k1 = k0 + 9;
+	__u64 i, j;
+
+	qw4_k(q, g, 2 * p, k0);
+	qw4_k(q, g, 2 * p + 1, k1);
+#pragma GCC unroll 6
+	for (i = 0; i < 6; i++) {
+		v16si_w4 a0 = qw4_g(i, k0[0], k0[3], k0[6]);
+		v16si_w4 a1 = qw4_g(i, k0[1], k0[4], k0[7]);
+		v16si_w4 a2 = qw4_g(i, k0[2], k0[5], k0[8]);
+		v16si_w4 b0 = qw4_g(i, k1[0], k1[3], k1[6]);
+		v16si_w4 b1 = qw4_g(i, k1[1], k1[4], k1[7]);
+		v16si_w4 b2 = qw4_g(i, k1[2], k1[5], k1[8]);
+
+#pragma GCC unroll 6
+		for (j = 0; j < 6; j++)
+			*(v16su_w4 *)(q->u + (((i * 6 + j) * q->mg + g) * q->cp + p) * 16) =
+				((v16su_w4)qw4_g(j, a0, a1, a2) & 0xffff) |
+				(v16su_w4)qw4_g(j, b0, b1, b2) << 16;
+	}
+}
+
+void vnpu_eng_qw4_u(const struct eng_qw4 *q)
+{
+	__u64 g, p;
+
+	for (g = 0; g < q->mg; g++)
+		for (p = 0; p < q->cp; p++)
+			qw4_u1(q, g, p);
+}
+
+/* B^T of six vectors (32 int16 lanes) @r into @o. */
+static inline void qw4_bt(const v32hi_w4 *r, v32hi_w4 *o)
+{
+	v32hi_w4 a = r[0], b = r[1], c = r[2], d = r[3], e = r[4], f = r[5];
+	v32hi_w4 ec = e - c, db = d - b, b4 = b * 4, c4 = c * 4;
+
+	o[0] = a * 4 - c4 + ec;
+	o[1] = d + e - b4 - c4;
+	o[2] = e - d + b4 - c4;
+	o[3] = ec + db * 2;
+	o[4] = ec - db * 2;
+	o[5] = b4 - d * 4 + f - d;
+}
+
+/*
+ * Stage padded rows [4 ty0 - 1, 4 ty1 + 1] of channels 2p, 2p + 1: 64
+ * bytes each, X's bytes (xor flip) from byte 1, the zero point elsewhere.
+ */
+static void qw4_stage(const struct eng_qw4 *q, __u64 p, __u64 ty0, __u64 ty1)
+{
+	__u64 rows = 4 * (ty1 - ty0) + 2, h, r, j;
+
+	for (h = 0; h < 2; h++) {
+		__u64 c = 2 * p + h;
+
+		for (r = 0; r < rows; r++) {
+			__u8 *d = q->st + (h * (4 * q->tb + 2) + r) * 64;
+			__s64 iy = (__s64)(4 * ty0 + r) - 1;
+
+			const __u8 *src;
+
+			*(v64qu_w4u *)d = (v64qu_w4){} + q->xz;
+			if (c >= q->cg || iy < 0 || iy >= (__s64)q->h)
+				continue;
+			/* 16 bytes at a time, the last move ending at the row's end. */
+			src = q->x + (__s64)c * q->xs1 + iy * q->xs2;
+			for (j = 0;; j += 16) {
+				if (j + 16 > q->w_in)
+					j = q->w_in - 16;
+				*(v16qu_w4u *)(d + 1 + j) = *(const v16qu_w4u *)(src + j) ^ q->flip;
+				if (j + 16 == q->w_in)
+					break;
+			}
+		}
+	}
+}
+
+/*
+ * V of tile row @ty (from the unit's first, @r0) of the staged channel
+ * pair, lanes channel 2p's 16 tiles then 2p + 1's: down each column
+ * (gathered by vpermi2b) into q->tt, then along the rows, paired.
+ */
+static __attribute__((__noinline__))
+void qw4_v1(const struct eng_qw4 *q, const v64qu_w4 *idx, __u64 p, __u64 r0)
+{
+	const v32hi_w4 xz = (v32hi_w4){} + (short)q->xz;
+	v32hi_w4 *tt = (v32hi_w4 *)q->tt;
+	__u64 i, j, x;
+
+	for (j = 0; j < 6; j++) {
+		v32hi_w4 r[6], o[6];
+
+		for (i = 0; i < 6; i++) {
+			const __u8 *s0 = q->st + (4 * r0 + i) * 64;
+			v64qu_w4 g = permi2b(idx[j], *(const v64qu_w4u *)s0,
+					     *(const v64qu_w4u *)(s0 + (4 * q->tb + 2) * 64));
+			v32qu_w4 lo = __builtin_shufflevector(g, g,
+				0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+				16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28,
+				29, 30, 31);
+
+			r[i] = __builtin_convertvector(lo, v32hi_w4) - xz;
+		}
+		qw4_bt(r, o);
+		for (i = 0; i < 6; i++)
+			tt[i * 6 + j] = o[i];
+	}
+	for (i = 0; i < 6; i++) {
+		v32hi_w4 o[6];
+
+		qw4_bt(tt + i * 6, o);
+		for (j = 0; j < 6; j++) {
+			x = i * 6 + j;
+			/* Lanes: channel 2p's 16 tiles, then 2p + 1's: in pairs. */
+			*(v16su_w4u *)(q->v + ((x * q->cp + p) * q->tb + r0) * 16) =
+				(v16su_w4)__builtin_shufflevector(o[j], o[j],
+					0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23,
+					8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30,
+					15, 31);
+		}
+	}
+}
+
+void vnpu_eng_qw4_v(const struct eng_qw4 *q, __u64 ty0, __u64 ty1)
+{
+	v64qu_w4 idx[6];
+	__u64 p, ty, i, j;
+
+	/* Lane i < 16: channel 2p's byte 4 i + j; 16 to 31: 2p + 1's. */
+	for (j = 0; j < 6; j++)
+		for (i = 0; i < 64; i++)
+			idx[j][i] = (__u8)((i < 16 ? 4 * i + j :
+					    i < 32 ? 64 + 4 * (i - 16) + j : 0) & 127);
+	for (p = 0; p < q->cp; p++) {
+		qw4_stage(q, p, ty0, ty1);
+		for (ty = ty0; ty < ty1; ty++)
+			qw4_v1(q, idx, p, ty - ty0);
+	}
+}
+
+/* A'^T of six vectors: rows (6,4,4,1,1,0), (0,4,-4,2,-2,0), (0,4,4,4,4,0), (0,4,-4,8,-8,24). */
+static inline void qw4_at(const v16su_w4 *m, v16su_w4 *y)
+{
+	v16su_w4 s12 = m[1] + m[2], d12 = m[1] - m[2];
+	v16su_w4 s34 = m[3] + m[4], d34 = m[3] - m[4];
+
+	y[0] = m[0] * 6 + s12 * 4 + s34;
+	y[1] = d12 * 4 + d34 * 2;
+	y[2] = (s12 + s34) * 4;
+	y[3] = d12 * 4 + d34 * 8 + m[5] * 24;
+}
+
+/*
+ * M of tile row @ty (of the unit), output channels 16 g16 .. 16 g16 + 15
+ * and channel pairs [@h0, @h0 + @np), into q->mb: [point][channel][tile].
+ */
+static __attribute__((__noinline__))
+void qw4_m(const struct eng_qw4 *q, __u64 ty, __u64 g16, __u64 h0, __u64 np)
+{
+	__u64 x, p, i;
+
+	for (x = 0; x < 36; x++) {
+		const __u32 *u = q->u + ((x * q->mg + g16) * q->cp + h0) * 16;
+		const __u32 *v = q->v + ((x * q->cp + h0) * q->tb + ty) * 16;
+		v16su_w4 acc[16];
+
+		for (i = 0; i < 16; i++)
+			acc[i] = (v16su_w4){};
+		for (p = 0; p < np; p++) {
+			v16su_w4 b = *(const v16su_w4u *)(v + p * q->tb * 16);
+
+			for (i = 0; i < 16; i++)
+				acc[i] = dpwssd(acc[i], (v16su_w4){} + u[p * 16 + i], b);
+		}
+		for (i = 0; i < 16; i++)
+			*(v16su_w4u *)(q->mb + (x * 16 + i) * 16) = acc[i];
+	}
+}
+
+/*
+ * A'^T M A' of q->mb, times 9's inverse, >> 6: S of a chunk, into (@add:
+ * added to) q->sacc: [channel][4 r + c][tile]; down the columns into
+ * q->tt first.
+ */
+static __attribute__((__noinline__)) void qw4_s(const struct eng_qw4 *q, int add)
+{
+	const v16su_w4 inv9 = (v16su_w4){} + 0x38e38e39u;
+	v16su_w4 *ct = (v16su_w4 *)q->tt;
+	__u64 i, j, r;
+
+	for (i = 0; i < 16; i++) {
+		for (j = 0; j < 6; j++) {
+			v16su_w4 m[6], y[4];
+
+			for (r = 0; r < 6; r++)
+				m[r] = *(const v16su_w4u *)(q->mb + ((r * 6 + j) * 16 + i) * 16);
+			qw4_at(m, y);
+			for (r = 0; r < 4; r++)
+				ct[r * 6 + j] = y[r];
+		}
+		for (r = 0; r < 4; r++) {
+			v16su_w4 y[4];
+
+			qw4_at(ct + r * 6, y);
+			for (j = 0; j < 4; j++) {
+				v16su_w4 *d = (v16su_w4 *)(q->sacc + (i * 16 + r * 4 + j) * 16);
+				v16su_w4 s = (v16su_w4)((v16si_w4)(y[j] * inv9) >> 6);
+
+				*d = add ? *d + s : s;
+			}
+		}
+	}
+}
+
+/* The lanes of @v that @k sets, stored at @p. */
+static inline void qw4_st(__s32 *p, v16si_w4 v, __u32 k)
+{
+	__asm__ volatile("kmovw %1, %%k1\n\t"
+			 "vmovdqu32 %2, (%0)%{%%k1%}"
+			 : : "r"(p), "r"(k), "v"(v) : "k1", "memory");
+}
+
+/*
+ * Positions [@p, @p + @n) of channel @i of the unit's S from @src (16
+ * readable past @n): runs within a position block, 16 lanes at a time.
+ */
+static void qw4_put(const struct eng_qw4 *q, __u64 i, __u64 p, const __s32 *src, __u64 n)
+{
+	while (n) {
+		__u64 run = eng_min(n, ENG_QNR - p % ENG_QNR), k;
+		__s32 *d = q->s + (p / ENG_QNR * 16 + i) * ENG_QNR + p % ENG_QNR;
+
+		for (k = 0; k < run; k += 16)
+			qw4_st(d + k, *(const v16si_w4u *)(src + k),
+			       run - k >= 16 ? 0xffffu : (1u << (run - k)) - 1);
+		src += run;
+		p += run;
+		n -= run;
+	}
+}
+
+/*
+ * Output row r of 16 tiles, @y[c] their column c: as 64 positions,
+ * tile t's at 4 t to 4 t + 3, into @row.
+ */
+static void qw4_interleave(const v16si_w4 *y, v16si_w4 *row)
+{
+	v16si_w4 a0 = __builtin_shufflevector(y[0], y[1], 0, 16, 1, 17, 2, 18, 3, 19,
+					      4, 20, 5, 21, 6, 22, 7, 23);
+	v16si_w4 a1 = __builtin_shufflevector(y[0], y[1], 8, 24, 9, 25, 10, 26, 11, 27,
+					      12, 28, 13, 29, 14, 30, 15, 31);
+	v16si_w4 b0 = __builtin_shufflevector(y[2], y[3], 0, 16, 1, 17, 2, 18, 3, 19,
+					      4, 20, 5, 21, 6, 22, 7, 23);
+	v16si_w4 b1 = __builtin_shufflevector(y[2], y[3], 8, 24, 9, 25, 10, 26, 11, 27,
+					      12, 28, 13, 29, 14, 30, 15, 31);
+
+	row[0] = __builtin_shufflevector(a0, b0, 0, 1, 16, 17, 2, 3, 18, 19,
+					 4, 5, 20, 21, 6, 7, 22, 23);
+	row[1] = __builtin_shufflevector(a0, b0, 8, 9, 24, 25, 10, 11, 26, 27,
+					 12, 13, 28, 29, 14, 15, 30, 31);
+	row[2] = __builtin_shufflevector(a1, b1, 0, 1, 16, 17, 2, 3, 18, 19,
+					 4, 5, 20, 21, 6, 7, 22, 23);
+	row[3] = __builtin_shufflevector(a1, b1, 8, 9, 24, 25, 10, 11, 26, 27,
+					 12, 13, 28, 29, 14, 15, 30, 31);
+}
+
+void vnpu_eng_qw4_sums(const struct eng_qw4 *q, __u64 ty0, __u64 ty1, __u64 g16)
+{
+	v16si_w4 row[5] = {};
+	__u64 ty, i, r, h0;
+
+	for (ty = ty0; ty < ty1; ty++) {
+		for (h0 = 0; h0 < q->cp; h0 += q->pairs) {
+			qw4_m(q, ty - ty0, g16, h0, eng_min(q->pairs, q->cp - h0));
+			qw4_s(q, h0 != 0);
+		}
+		for (i = 0; i < 16; i++)
+			for (r = 0; r < 4 && 4 * ty + r < q->oh; r++) {
+				qw4_interleave((const v16si_w4 *)(q->sacc + (i * 16 + r * 4) * 16),
+					       row);
+				qw4_put(q, i, (4 * (ty - ty0) + r) * q->ow, (const __s32 *)row,
+					q->ow);
+			}
+	}
+}
