@@ -1103,11 +1103,18 @@ static void run_job(struct vnpu_dev *dev, struct vnpu_dev_job *job, struct tile_
 				 "CPU: no scratch memory for command %u", i);
 			break;
 		}
+		/*
+		 * The stream passed the checker when it was compiled: what
+		 * fails with -EINVAL now is the data (Gather's indices,
+		 * RoiAlign's boxes, TfIdf's counts).
+		 */
 		if (ret) {
 			job->status = VNPU_DEVICE_FAULT;
 			job->fault_cmd = i;
 			snprintf(job->message, sizeof(job->message),
-				 "CPU: command %u faulted (error %d)", i, ret);
+				 "CPU: command %u faulted%s (error %d)", i,
+				 ret == -EINVAL ? ": a value of its input out of range "
+				 "(an index, a box or a count)" : "", ret);
 			break;
 		}
 	}
