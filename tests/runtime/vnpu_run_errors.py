@@ -12,8 +12,10 @@ typed data shorter than its shape, a directory given as an input, --json
 after a failure (nothing on stdout), --shape of an input the model does not
 have, a --seed that is not a number, a --precision that is none of f32,
 f16, bf16, a good run with --json and --seed (one JSON document on
-stdout), and --precision reaching the compiler: a MatMul by weights of
-1 + 2^-9 sums them exactly in f32 and f16 and as 1.0 in bf16.
+stdout), --precision reaching the compiler: a MatMul by weights of
+1 + 2^-9 sums them exactly in f32 and f16 and as 1.0 in bf16, and a
+Gather whose random indices fault: the one line names the layer, the
+cause and the inputs that were random.
 Exit 0 when all pass, 1 otherwise.
 """
 import json
@@ -42,6 +44,15 @@ def matmul_model(path):
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1])],
                           [numpy_helper.from_array(w, "w")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def gather_model(path):
+    """y = table[idx], table f32[2], idx i64[8]: random indices (0-15) fault."""
+    g = helper.make_graph([helper.make_node("Gather", ["table", "idx"], ["y"])], "g",
+                          [helper.make_tensor_value_info("idx", TensorProto.INT64, [8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [8])],
+                          [numpy_helper.from_array(np.array([1, 2], np.float32), "table")])
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
 
 
@@ -132,6 +143,16 @@ def cases(vnpu_run, tmp):
         got = precision_sum(vnpu_run, mm, tmp, precision)
         yield "precision_%s_sum" % precision, (
             None if got == want else "y = %r, want %r" % (got, want))
+    gm = os.path.join(tmp, "gather.onnx")
+    gather_model(gm)
+    gbase = [vnpu_run, "-m", gm, "-d", "CPU", "-o", os.path.join(tmp, "gout")]
+    yield "random_index_faults", expect(run(gbase), 1, [
+        'layer "y" (Gather)', "a value of its input out of range",
+        "inputs given random values: idx", "-i NAME=FILE"])
+    np.save(os.path.join(tmp, "idx.npy"), np.array([0, 1, 1, 0, -1, -2, 0, 1], np.int64))
+    r = run(gbase + ["-i", "idx=" + os.path.join(tmp, "idx.npy")])
+    yield "given_index_runs", "exit %d: %s" % (r.returncode, r.stderr.strip()) \
+        if r.returncode else None
     r = run(base + ["--json", "-s", "7", "-i", "x=" + good])
     why = "exit %d: %s" % (r.returncode, r.stderr.strip()) if r.returncode else None
     if not why:

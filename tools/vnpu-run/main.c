@@ -52,6 +52,7 @@ struct options {
 	struct { const char *name; vnpu_shape shape; } shapes[MAX_INPUTS];
 	uint32_t num_inputs;
 	struct input_arg inputs[MAX_INPUTS];
+	char random[256];	/* the inputs given random values, comma-separated */
 };
 
 static void usage(FILE *f)
@@ -355,6 +356,17 @@ static void fill_random(vnpu_tensor *t, unsigned int *seed)
 	}
 }
 
+/* Adds @name to o->random; a list past its room ends in "...". */
+static void note_random(struct options *o, const char *name)
+{
+	size_t len = strlen(o->random), room = sizeof(o->random) - len;
+
+	if (len && !strcmp(o->random + len - 3, "..."))
+		return;
+	if ((size_t)snprintf(o->random + len, room, "%s%s", len ? ", " : "", name) >= room)
+		strcpy(o->random + sizeof(o->random) - 4, "...");
+}
+
 static int set_inputs(struct options *o, vnpu_compiled_model *cm, vnpu_infer_request *req)
 {
 	vnpu_tensor *t;
@@ -378,6 +390,7 @@ static int set_inputs(struct options *o, vnpu_compiled_model *cm, vnpu_infer_req
 		if (vnpu_infer_request_get_input_tensor(req, i, &t))
 			return fail(port.name);
 		fill_random(t, &o->seed);
+		note_random(o, port.name);
 		vnpu_tensor_free(t);
 	}
 	return 0;
@@ -540,8 +553,19 @@ static int run(struct options *o, vnpu_core *core)
 		ret = fail("infer request");
 	if (!ret)
 		ret = set_inputs(o, cm, req);
-	if (!ret && vnpu_infer_request_infer(req))
-		ret = fail("infer");
+	if (!ret) {
+		vnpu_status st = vnpu_infer_request_infer(req);
+
+		/* A fault on random values is most likely an index out of range. */
+		if (st == VNPU_DEVICE_FAULT && o->random[0]) {
+			fprintf(stderr,
+				"vnpu-run: infer: %s; inputs given random values: %s (give real ones with -i NAME=FILE)\n",
+				vnpu_last_error(), o->random);
+			ret = 1;
+		} else if (st) {
+			ret = fail("infer");
+		}
+	}
 	if (!ret)
 		ret = write_outputs(o, cm, req);
 	if (!ret && o->profile)
