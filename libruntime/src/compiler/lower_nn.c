@@ -362,7 +362,12 @@ vnpu_status cl_conv_attrs(struct cstate *s, const struct cop *op, int32_t x, int
  * rounded for too few pair products (on Zen 5: 3x3 3->16 on 224x224 stride
  * 2 took 1.14x, 1x1 16->16 on 112x112 1.19x its f32 time; 24 channels
  * 0.93x); under 16 where the AVX512-BF16 kernels run at twice f32's rate
- * (vnpu_eng_host_bf16_min_depth(): Zen 4).
+ * (vnpu_eng_host_bf16_min_depth(): Zen 4). There, too, one panel of output
+ * channels per group (%VNPU_PACK_MR or fewer) keeps f32 weights: the
+ * engine widens such a layer's bf16 weights rather than fill a tile's
+ * rows with its few (eng_conv_bf16_native()), which DBNet's last
+ * ConvTranspose (64 -> 1, 2x2 stride 2: 4 channels by phases) took 1.27x
+ * its f32 time for.
  */
 static bool conv_hinted(const struct cstate *s, const struct vnpu_tinfo *wi, int64_t group)
 {
@@ -372,8 +377,11 @@ static bool conv_hinted(const struct cstate *s, const struct vnpu_tinfo *wi, int
 	if (s->opt.inference_precision != VNPU_TYPE_BF16 &&
 	    s->opt.inference_precision != VNPU_TYPE_F16)
 		return true;
-	if (s->opt.inference_precision == VNPU_TYPE_BF16 && !hint_widens(s))
+	if (s->opt.inference_precision == VNPU_TYPE_BF16 && !hint_widens(s)) {
 		least = vnpu_eng_host_bf16_min_depth();
+		if (group > 0 && wi->dims[0] / group <= VNPU_PACK_MR)
+			return false;
+	}
 	return !(wi->rank == 4 && wi->dims[1] == 1 && wi->dims[0] == group) && depth >= least;
 }
 

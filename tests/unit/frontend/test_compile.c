@@ -2188,19 +2188,25 @@ TEST(bf16_wino2_small_maps)
  * Under the bf16 hint a Conv of a depth per output under the host's
  * vnpu_eng_bf16_min_depth() (16 on Zen 4, 32 on other cores; 32 where the
  * hint widens) keeps its f32 weights and gives the f32 layer's bits; from
- * that depth on it takes bf16 weights, within bf16's error of f32. 1x1
- * Convs onto 64 channels over 8, 16, 24 and 32 channels.
+ * that depth on it takes bf16 weights, within bf16's error of f32. So
+ * does one of VNPU_PACK_MR output channels or fewer where the AVX512-BF16
+ * kernels run (the engine would widen its weights). 1x1 Convs onto 64
+ * channels over 8, 16, 24 and 32 channels; over 64 onto 4, 6, 7 and 12.
  */
 TEST(bf16_shallow_convs)
 {
-	static const int64_t depths[] = { 8, 16, 24, 32 };
+	static const struct { int64_t c, m; } cases[] = {
+		{ 8, 64 }, { 16, 64 }, { 24, 64 }, { 32, 64 },
+		{ 64, 4 }, { 64, VNPU_PACK_MR }, { 64, VNPU_PACK_MR + 1 }, { 64, 12 },
+	};
 	const bool native = vnpu_eng_host_features() & VNPU_ENG_F_AVX512_BF16;
 	const int64_t least = native ? (int64_t)vnpu_eng_host_bf16_min_depth() : 32;
 	const struct vnpu_compile_options bf = { .inference_precision = VNPU_TYPE_BF16 };
 
 	EXPECT_TRUE(least == 16 || least == 32);
-	for (size_t k = 0; k < sizeof(depths) / sizeof(depths[0]); k++) {
-		const int64_t c = depths[k], m = 64, hw = 12;
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		const int64_t c = cases[k].c, m = cases[k].m, hw = 12;
+		const bool f32 = c < least || (native && m <= VNPU_PACK_MR);
 		const int64_t wd[4] = { m, c, 1, 1 }, xd[4] = { 1, c, hw, hw };
 		float *w = malloc((size_t)(m * c) * 4), *o32[8] = { 0 }, *o16[8] = { 0 };
 		struct vnpu_program *p32, *p16;
@@ -2225,9 +2231,9 @@ TEST(bf16_shallow_convs)
 		n = p32->outputs[0].size / 4;
 		for (size_t i = 0; i < n; i++)
 			big = fmaxf(big, fabsf(o32[0][i]));
-		EXPECT_EQ(c < least, !memcmp(o16[0], o32[0], n * 4))
-			TH_LOG("depth %lld (least %lld): %s the f32 layer's bits", (long long)c,
-			       (long long)least, c < least ? "not" : "still");
+		EXPECT_EQ(f32, !memcmp(o16[0], o32[0], n * 4))
+			TH_LOG("depth %lld (least %lld) onto %lld: %s the f32 layer's bits",
+			       (long long)c, (long long)least, (long long)m, f32 ? "not" : "still");
 		EXPECT_TRUE(max_diff(o16[0], o32[0], n) <= 0x1p-6f * big)
 			TH_LOG("depth %lld: %g of %g", (long long)c, max_diff(o16[0], o32[0], n),
 			       big);
