@@ -90,7 +90,7 @@ static inline v16si pair16(v16sf lo, v16sf hi)
 
 /*
  * A tile's parameters, and a tile function's head (tiles[] below): rows
- * [0, 6) or [0, 12) by panels [0, 1) or [0, 2) of columns, @np2 pairs
+ * [0, 4), [0, 6) or [0, 12) by panels [0, 1) or [0, 2) of columns, @np2 pairs
  * from A's panels @a0 and @a1 (rows 6-11; pair p of row r at
  * + p * ENG_MR + r, or in rows ENG_BF16_ARS words apart) and B's @b0 and
  * @b1 (pair p of column j at + p * ENG_NR + j), then with @ta the tail
@@ -220,14 +220,26 @@ TILE_HEAD(name)								\
 BK_TILES(BK_TILE, tile_12x32)
 
 /*
- * The 6x32 tile (a unit's last rows when they are not a multiple of 12:
- * ResNet-50's and DBNet's 64 channels are five 12-row tiles and one of
- * 6) likewise, rows 0-5 only, to the sums (the edge tiles take no @out).
- * gcc's C tile copied every sum to another register each pair.
+ * The 6x32 tile (a lone last panel of a unit's rows, when they are not a
+ * multiple of 12) likewise, rows 0-5 only, to the sums (the edge tiles
+ * take no @out). gcc's C tile copied every sum to another register each
+ * pair. The 4x32 tile, rows 0-3, takes a lone last panel of which at
+ * most SHORT_ROWS rows are used, as the f32 tiles do: 16, 64 and 256
+ * channels (YOLOv8n's and DBNet's layers, ResNet-50's) end on a panel of
+ * 4, whose 6x32 tile spent a third of its products on zero rows.
  */
 #define B6_ROWS(M) ZT_ROWS4(M) M(8, 9) M(10, 11)
+#define B4_ROWS(M) ZT_ROWS4(M)
+#define BK_STEP4_(u, BK_A)						\
+	"vmovdqu32 (64 * " #u ")(%[b]), %%zmm30\n\t"			\
+	"vmovdqu32 (64 * " #u ")(%[b], %[bd]), %%zmm31\n\t"		\
+	BK_DP(BK_A(u, 0, a0), 0, 1) BK_DP(BK_A(u, 1, a0), 2, 3)		\
+	BK_DP(BK_A(u, 2, a0), 4, 5) BK_DP(BK_A(u, 3, a0), 6, 7)
 
-#define B6_TILE(name, BK_A, ADV2)					\
+#define SHORT_ROWS 4
+
+/* An edge tile of the rows ROWS and the step STEP, to the sums. */
+#define BE_TILE_(name, BK_A, ADV2, ROWS, STEP)				\
 TILE_HEAD(name)								\
 {									\
 	__s64 bd = (const char *)b1 - (const char *)b0;			\
@@ -235,12 +247,12 @@ TILE_HEAD(name)								\
 	float *p;							\
 									\
 	(void)out;							\
-	__asm__ __volatile__(BK_BODY(B6_ROWS(ZT_LD), B6_ROWS(ZT_ZERO),	\
-				     BK_STEP6_, BK_A, ADV2,		\
+	__asm__ __volatile__(BK_BODY(ROWS(ZT_LD), ROWS(ZT_ZERO),	\
+				     STEP, BK_A, ADV2,			\
 				     "mov $64, %[bd]\n\t"		\
-				     BK_STEP6_(0, BK_A_PANEL),		\
+				     STEP(0, BK_A_PANEL),		\
 				     "mov %[c], %[p]\n\t"		\
-				     B6_ROWS(ZT_ST))			\
+				     ROWS(ZT_ST))			\
 			     : [k] "+r"(np2), [a0] "+r"(a0), [a1] "+r"(a1),	\
 			       [b] "+r"(b0), [bd] "+r"(bd), [p] "=&r"(p)	\
 			     : [c] "r"(c), [load] "rm"(load), [ta] "rm"(ta), \
@@ -250,7 +262,13 @@ TILE_HEAD(name)								\
 			       "xmm29", "xmm30", "xmm31", "cc", "memory");	\
 }
 
+#define B6_TILE(name, BK_A, ADV2)					\
+	BE_TILE_(name, BK_A, ADV2, B6_ROWS, BK_STEP6_)
+#define B4_TILE(name, BK_A, ADV2)					\
+	BE_TILE_(name, BK_A, ADV2, B4_ROWS, BK_STEP4_)
+
 BK_TILES(B6_TILE, tile_6x32)
+BK_TILES(B4_TILE, tile_4x32)
 
 /*
  * The 12x16 tile (a unit's odd last panel of columns) likewise: row r in
@@ -288,6 +306,11 @@ BK_TILES(B6_TILE, tile_6x32)
 	T16_DP(BK_A(u, 0, a0), 0) T16_DP(BK_A(u, 1, a0), 1)		\
 	T16_DP(BK_A(u, 2, a0), 2) T16_DP(BK_A(u, 3, a0), 3)		\
 	T16_DP(BK_A(u, 4, a0), 4) T16_DP(BK_A(u, 5, a0), 5)
+#define T4_ROWS(M) M(0) M(1) M(2) M(3)
+#define T4_STEP_(u, BK_A)						\
+	"vmovdqu32 (64 * " #u ")(%[b]), %%zmm30\n\t"			\
+	T16_DP(BK_A(u, 0, a0), 0) T16_DP(BK_A(u, 1, a0), 1)		\
+	T16_DP(BK_A(u, 2, a0), 2) T16_DP(BK_A(u, 3, a0), 3)
 
 /* A 16-column tile of the rows ROWS and the step STEP. */
 #define T16_TILE_(name, BK_A, ADV2, ROWS, STEP)				\
@@ -316,16 +339,24 @@ TILE_HEAD(name)								\
 	T16_TILE_(name, BK_A, ADV2, T16_ROWS, T16_STEP_)
 #define T6_TILE(name, BK_A, ADV2)					\
 	T16_TILE_(name, BK_A, ADV2, T6_ROWS, T6_STEP_)
+#define T4_TILE(name, BK_A, ADV2)					\
+	T16_TILE_(name, BK_A, ADV2, T4_ROWS, T4_STEP_)
 
 BK_TILES(T16_TILE, tile_12x16)
 BK_TILES(T6_TILE, tile_6x16)
+BK_TILES(T4_TILE, tile_4x16)
 
 typedef void (*tile_fn)(TILE_PARAMS);
 
-/* [A in rows][two row panels][two column panels] */
-static const tile_fn tiles[2][2][2] = {
-	{ { tile_6x16, tile_6x32 }, { tile_12x16, tile_12x32 } },
-	{ { tile_6x16_rows, tile_6x32_rows },
+/*
+ * [A in rows][rows: a lone panel's first SHORT_ROWS, one panel, two]
+ * [two column panels]
+ */
+static const tile_fn tiles[2][3][2] = {
+	{ { tile_4x16, tile_4x32 }, { tile_6x16, tile_6x32 },
+	  { tile_12x16, tile_12x32 } },
+	{ { tile_4x16_rows, tile_4x32_rows },
+	  { tile_6x16_rows, tile_6x32_rows },
 	  { tile_12x16_rows, tile_12x32_rows } },
 };
 
@@ -611,6 +642,8 @@ void vnpu_eng_slice_bf16(const struct eng_bf16_slice *s)
 	__u64 np2 = s->kc / 2, i, j, out_mc = 0, out_nc = 0;
 	__u32 *ta = s->work, *tb = ta + ENG_GEMM_MC, *bw = tb + 2 * ENG_NR;
 	int odd = s->kc % 2;
+	/* A lone last panel of SHORT_ROWS rows or fewer: the 4-row tiles. */
+	int short_m = ma % 2 && s->mc - (ma - 1) * ENG_MR <= SHORT_ROWS;
 	struct eng_tile_out out = {};
 
 	/* Whole 12x32 tiles go to the output, the others to the sums. */
@@ -665,7 +698,7 @@ void vnpu_eng_slice_bf16(const struct eng_bf16_slice *s)
 			continue;
 		}
 		for (i = 0; i < ma; i += 2) {
-			int two_m = i + 1 < ma;
+			int rows = i + 1 < ma ? 2 : short_m ? 0 : 1;
 			const __u32 *a0 = s->a + i * s->a_ps;
 			const struct eng_tile_out *o = 0;
 
@@ -676,7 +709,7 @@ void vnpu_eng_slice_bf16(const struct eng_bf16_slice *s)
 				o = &out;
 				vnpu_eng_out_ahead(o, 2 * ENG_MR, 2 * ENG_NR);
 			}
-			tiles[s->a_rows][two_m][two_n](np2, a0, a0 + s->a_ps, b0, b1,
+			tiles[s->a_rows][rows][two_n](np2, a0, a0 + s->a_ps, b0, b1,
 					    odd ? ta + i * ENG_MR : 0, tb,
 					    s->acc + i * ENG_MR * s->acc_rs +
 					    j * ENG_NR, s->acc_rs, s->load, o,
