@@ -226,10 +226,16 @@ BK_TILES(BK_TILE, tile_12x32)
  * pair. The 4x32 tile, rows 0-3, takes a lone last panel of which at
  * most SHORT_ROWS rows are used, as the f32 tiles do: 16, 64 and 256
  * channels (YOLOv8n's and DBNet's layers, ResNet-50's) end on a panel of
- * 4, whose 6x32 tile spent a third of its products on zero rows.
+ * 4, whose 6x32 tile spent a third of its products on zero rows. The
+ * 8x32 tile, rows 0-7, takes a last pair of panels of which at most
+ * PAIR_SHORT_ROWS rows are used: 32, 80 and 128 channels end on 6 + 2.
  */
 #define B6_ROWS(M) ZT_ROWS4(M) M(8, 9) M(10, 11)
 #define B4_ROWS(M) ZT_ROWS4(M)
+#define B8_ROWS(M) B6_ROWS(M) M(12, 13) M(14, 15)
+#define BK_STEP8_(u, BK_A)						\
+	BK_STEP6_(u, BK_A)						\
+	BK_DP(BK_A(u, 0, a1), 12, 13) BK_DP(BK_A(u, 1, a1), 14, 15)
 #define BK_STEP4_(u, BK_A)						\
 	"vmovdqu32 (64 * " #u ")(%[b]), %%zmm30\n\t"			\
 	"vmovdqu32 (64 * " #u ")(%[b], %[bd]), %%zmm31\n\t"		\
@@ -237,6 +243,7 @@ BK_TILES(BK_TILE, tile_12x32)
 	BK_DP(BK_A(u, 2, a0), 4, 5) BK_DP(BK_A(u, 3, a0), 6, 7)
 
 #define SHORT_ROWS 4
+#define PAIR_SHORT_ROWS 8
 
 /* An edge tile of the rows ROWS and the step STEP, to the sums. */
 #define BE_TILE_(name, BK_A, ADV2, ROWS, STEP)				\
@@ -259,16 +266,20 @@ TILE_HEAD(name)								\
 			       [tb] "rm"(tb), [pd] "r"(pd), [rsb] "r"(rsb)	\
 			     : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",	\
 			       "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",	\
-			       "xmm29", "xmm30", "xmm31", "cc", "memory");	\
+			       "xmm12", "xmm13", "xmm14", "xmm15", "xmm29",	\
+			       "xmm30", "xmm31", "cc", "memory");		\
 }
 
 #define B6_TILE(name, BK_A, ADV2)					\
 	BE_TILE_(name, BK_A, ADV2, B6_ROWS, BK_STEP6_)
 #define B4_TILE(name, BK_A, ADV2)					\
 	BE_TILE_(name, BK_A, ADV2, B4_ROWS, BK_STEP4_)
+#define B8_TILE(name, BK_A, ADV2)					\
+	BE_TILE_(name, BK_A, ADV2, B8_ROWS, BK_STEP8_)
 
 BK_TILES(B6_TILE, tile_6x32)
 BK_TILES(B4_TILE, tile_4x32)
+BK_TILES(B8_TILE, tile_8x32)
 
 /*
  * The 12x16 tile (a unit's odd last panel of columns) likewise: row r in
@@ -276,8 +287,8 @@ BK_TILES(B4_TILE, tile_4x32)
  * by its vdpbf16ps, which sums the same products in the same order (the
  * instruction treats its two pair operands alike). The C tile spent 1.4
  * times as long a pair: a register copy per sum and a broadcast each.
- * To the sums only, as the other edge tiles; the 6x16 tile (an odd last
- * panel of rows and of columns) on rows 0-5 alike.
+ * To the sums only, as the other edge tiles; the 4x16, 6x16 and 8x16
+ * tiles (the short rows' above at an odd last panel of columns) alike.
  */
 #define T16_ROWS(M)							\
 	M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10) M(11)
@@ -311,6 +322,10 @@ BK_TILES(B4_TILE, tile_4x32)
 	"vmovdqu32 (64 * " #u ")(%[b]), %%zmm30\n\t"			\
 	T16_DP(BK_A(u, 0, a0), 0) T16_DP(BK_A(u, 1, a0), 1)		\
 	T16_DP(BK_A(u, 2, a0), 2) T16_DP(BK_A(u, 3, a0), 3)
+#define T8_ROWS(M) T6_ROWS(M) M(6) M(7)
+#define T8_STEP_(u, BK_A)						\
+	T6_STEP_(u, BK_A)						\
+	T16_DP(BK_A(u, 0, a1), 6) T16_DP(BK_A(u, 1, a1), 7)
 
 /* A 16-column tile of the rows ROWS and the step STEP. */
 #define T16_TILE_(name, BK_A, ADV2, ROWS, STEP)				\
@@ -341,22 +356,26 @@ TILE_HEAD(name)								\
 	T16_TILE_(name, BK_A, ADV2, T6_ROWS, T6_STEP_)
 #define T4_TILE(name, BK_A, ADV2)					\
 	T16_TILE_(name, BK_A, ADV2, T4_ROWS, T4_STEP_)
+#define T8_TILE(name, BK_A, ADV2)					\
+	T16_TILE_(name, BK_A, ADV2, T8_ROWS, T8_STEP_)
 
 BK_TILES(T16_TILE, tile_12x16)
 BK_TILES(T6_TILE, tile_6x16)
 BK_TILES(T4_TILE, tile_4x16)
+BK_TILES(T8_TILE, tile_8x16)
 
 typedef void (*tile_fn)(TILE_PARAMS);
 
 /*
- * [A in rows][rows: a lone panel's first SHORT_ROWS, one panel, two]
- * [two column panels]
+ * [A in rows][rows: a lone panel's first SHORT_ROWS, one panel, two
+ * panels' first PAIR_SHORT_ROWS, two panels][two column panels]
  */
-static const tile_fn tiles[2][3][2] = {
+static const tile_fn tiles[2][4][2] = {
 	{ { tile_4x16, tile_4x32 }, { tile_6x16, tile_6x32 },
-	  { tile_12x16, tile_12x32 } },
+	  { tile_8x16, tile_8x32 }, { tile_12x16, tile_12x32 } },
 	{ { tile_4x16_rows, tile_4x32_rows },
 	  { tile_6x16_rows, tile_6x32_rows },
+	  { tile_8x16_rows, tile_8x32_rows },
 	  { tile_12x16_rows, tile_12x32_rows } },
 };
 
@@ -642,7 +661,10 @@ void vnpu_eng_slice_bf16(const struct eng_bf16_slice *s)
 	__u64 np2 = s->kc / 2, i, j, out_mc = 0, out_nc = 0;
 	__u32 *ta = s->work, *tb = ta + ENG_GEMM_MC, *bw = tb + 2 * ENG_NR;
 	int odd = s->kc % 2;
-	/* A lone last panel of SHORT_ROWS rows or fewer: the 4-row tiles. */
+	/*
+	 * A lone last panel of SHORT_ROWS rows or fewer: the 4-row tiles; a
+	 * last pair of PAIR_SHORT_ROWS or fewer: the 8-row ones.
+	 */
 	int short_m = ma % 2 && s->mc - (ma - 1) * ENG_MR <= SHORT_ROWS;
 	struct eng_tile_out out = {};
 
@@ -698,7 +720,8 @@ void vnpu_eng_slice_bf16(const struct eng_bf16_slice *s)
 			continue;
 		}
 		for (i = 0; i < ma; i += 2) {
-			int rows = i + 1 < ma ? 2 : short_m ? 0 : 1;
+			int rows = i + 1 >= ma ? (short_m ? 0 : 1) :
+				   s->mc - i * ENG_MR <= PAIR_SHORT_ROWS ? 2 : 3;
 			const __u32 *a0 = s->a + i * s->a_ps;
 			const struct eng_tile_out *o = 0;
 
