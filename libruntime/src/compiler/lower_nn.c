@@ -397,6 +397,16 @@ static bool conv_hinted(const struct cstate *s, const struct vnpu_tinfo *wi, int
 #define WINO42_MIN_ROWS 12
 #define WINO42_MIN_OUTPUTS (14 * 14)
 
+/*
+ * The fewest channels a side (input and output per group) of a bf16
+ * Winograd CONV, half f32's ENG_WINO_MIN_C: the direct convolution
+ * rounds each column's window to bf16 pairs for that side's rows, too
+ * few to pay (one Conv+SiLU, one CPU, ms, direct -> F(4x2, 3x3): 16->16
+ * on 160x160 1.1-1.2 -> 0.68, 16->32 1.89 -> 1.13, 256->16 on 80x80 3.9
+ * -> 1.6; f32, direct, 16->16 1.40).
+ */
+#define WINO_BF16_MIN_C 16
+
 /* Whether a Winograd CONV of weights @wi takes the bf16 kinds' bf16 U. */
 static bool wino_bf16(const struct cstate *s, const struct vnpu_tinfo *wi, int64_t group)
 {
@@ -415,7 +425,8 @@ static bool wino_bf16(const struct cstate *s, const struct vnpu_tinfo *wi, int64
  * outputs but enough of 2x2 (ResNet-50's 512->512 on 7x7: 16 tiles,
  * 1.8x the weights' bytes in U but 49/64 of the direct convolution's
  * padded columns' and 4/9 of its multiply-adds; 0.83 -> 0.68 ms in the
- * model on one CPU). Without that bf16, F(2x2, 3x3) on f32 U where the
+ * model on one CPU); under bf16 from WINO_BF16_MIN_C channels a side.
+ * Without that bf16, F(2x2, 3x3) on f32 U where the
  * engine says it pays on this host (vnpu_eng_wino2_pays(): the same maps,
  * on FMA hosts). The f16 hint takes f32's kinds where they pay,
  * on f32 weights: four times fewer multiply-adds than its f16 kernels'
@@ -436,6 +447,16 @@ static uint32_t conv_wino(const struct cstate *s, const struct vnpu_layer_conv *
 		tx.dims[d] = (uint64_t)x->dims[d];
 	for (uint32_t d = 0; d < y->rank; d++)
 		ty.dims[d] = (uint64_t)y->dims[d];
+	/*
+	 * Under bf16 a side of WINO_BF16_MIN_C channels or more counts
+	 * twice against eng_wino_pays()'s 32.
+	 */
+	for (int32_t i = 0; bf16 && x->rank == 4 && y->rank == 4 && i < 2; i++) {
+		__u64 *c = i ? &ty.dims[1] : &tx.dims[1];
+
+		if (*c >= WINO_BF16_MIN_C * attr->group && *c < 2 * WINO_BF16_MIN_C * attr->group)
+			*c *= 2;
+	}
 	if (!vnpu_eng_wino_pays(attr, &tx, &ty)) {
 		/*
 		 * Too few 4x4 tiles: F(2x2, 3x3) under bf16 where its 2x2
