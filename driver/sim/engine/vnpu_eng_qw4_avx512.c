@@ -14,9 +14,10 @@ typedef int v16si_w4 __attribute__((vector_size(64)));
 typedef unsigned int v16su_w4 __attribute__((vector_size(64)));
 typedef short v32hi_w4 __attribute__((vector_size(64)));
 typedef unsigned char v64qu_w4 __attribute__((vector_size(64)));
-typedef unsigned char v32qu_w4 __attribute__((vector_size(32)));
+typedef char v64qi_w4 __attribute__((vector_size(64)));
+typedef char v64qi_w4u __attribute__((vector_size(64), aligned(1), may_alias));
+typedef short v32hi_w4u __attribute__((vector_size(64), aligned(2), may_alias));
 typedef unsigned char v64qu_w4u __attribute__((vector_size(64), aligned(1), may_alias));
-typedef unsigned char v16qu_w4u __attribute__((vector_size(16), aligned(1), may_alias));
 typedef int v16si_w4u __attribute__((vector_size(64), aligned(4), may_alias));
 typedef unsigned int v16su_w4u __attribute__((vector_size(64), aligned(4), may_alias));
 
@@ -132,62 +133,58 @@ static inline void qw4_bt(const v32hi_w4 *r, v32hi_w4 *o)
 
 /*
  * Stage padded rows [4 ty0 - 1, 4 ty1 + 1] of channels 2p, 2p + 1: 64
- * bytes each, X's bytes (xor flip) from byte 1, the zero point elsewhere.
+ * bytes each, X's bytes (xor flip) from byte 1, the zero point elsewhere
+ * but in byte 63, 0 (the high byte of each word vpermi2b gathers).
  */
 static void qw4_stage(const struct eng_qw4 *q, __u64 p, __u64 ty0, __u64 ty1)
 {
-	__u64 rows = 4 * (ty1 - ty0) + 2, h, r, j;
+	const __u64 m = (1ull << q->w_in) - 1;
+	v64qi_w4 fill = (v64qi_w4){} + (char)q->xz;
+	__u64 rows = 4 * (ty1 - ty0) + 2, h, r;
 
+	fill[63] = 0;
 	for (h = 0; h < 2; h++) {
 		__u64 c = 2 * p + h;
 
 		for (r = 0; r < rows; r++) {
 			__u8 *d = q->st + (h * (4 * q->tb + 2) + r) * 64;
 			__s64 iy = (__s64)(4 * ty0 + r) - 1;
-
 			const __u8 *src;
+			v64qi_w4 b;
 
-			*(v64qu_w4u *)d = (v64qu_w4){} + q->xz;
+			*(v64qi_w4u *)d = fill;
 			if (c >= q->cg || iy < 0 || iy >= (__s64)q->h)
 				continue;
-			/* 16 bytes at a time, the last move ending at the row's end. */
+			/* The row's w_in bytes, read and written under a mask. */
 			src = q->x + (__s64)c * q->xs1 + iy * q->xs2;
-			for (j = 0;; j += 16) {
-				if (j + 16 > q->w_in)
-					j = q->w_in - 16;
-				*(v16qu_w4u *)(d + 1 + j) = *(const v16qu_w4u *)(src + j) ^ q->flip;
-				if (j + 16 == q->w_in)
-					break;
-			}
+			b = __builtin_ia32_loaddquqi512_mask((const char *)src, (v64qi_w4){}, m);
+			__builtin_ia32_storedquqi512_mask((char *)d + 1, b ^ (char)q->flip, m);
 		}
 	}
 }
 
 /*
- * V of tile row @ty (from the unit's first, @r0) of the staged channel
- * pair, lanes channel 2p's 16 tiles then 2p + 1's: down each column
- * (gathered by vpermi2b) into q->tt, then along the rows, paired.
+ * V of tile row @r0 (of the unit's) of the staged channel pair: each
+ * word lane gathered by vpermi2b as (byte, 0), tile t's
+ * channel 2p in lane 2t and 2p + 1 in 2t + 1 (V's pairs as vpdpwssd
+ * takes them); B^T down each column into q->tt, then along the rows. X
+ * less its zero point d = g - xz: B^T's rows sum to 0 but the second's
+ * (-6), so B^T d B is B^T g B but at point (1, 1), less 36 xz.
  */
 static __attribute__((__noinline__))
 void qw4_v1(const struct eng_qw4 *q, const v64qu_w4 *idx, __u64 p, __u64 r0)
 {
-	const v32hi_w4 xz = (v32hi_w4){} + (short)q->xz;
 	v32hi_w4 *tt = (v32hi_w4 *)q->tt;
-	__u64 i, j, x;
+	__u64 i, j;
 
 	for (j = 0; j < 6; j++) {
 		v32hi_w4 r[6], o[6];
 
 		for (i = 0; i < 6; i++) {
 			const __u8 *s0 = q->st + (4 * r0 + i) * 64;
-			v64qu_w4 g = permi2b(idx[j], *(const v64qu_w4u *)s0,
-					     *(const v64qu_w4u *)(s0 + (4 * q->tb + 2) * 64));
-			v32qu_w4 lo = __builtin_shufflevector(g, g,
-				0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
-				16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28,
-				29, 30, 31);
 
-			r[i] = __builtin_convertvector(lo, v32hi_w4) - xz;
+			r[i] = (v32hi_w4)permi2b(idx[j], *(const v64qu_w4u *)s0,
+						 *(const v64qu_w4u *)(s0 + (4 * q->tb + 2) * 64));
 		}
 		qw4_bt(r, o);
 		for (i = 0; i < 6; i++)
@@ -197,15 +194,11 @@ void qw4_v1(const struct eng_qw4 *q, const v64qu_w4 *idx, __u64 p, __u64 r0)
 		v32hi_w4 o[6];
 
 		qw4_bt(tt + i * 6, o);
-		for (j = 0; j < 6; j++) {
-			x = i * 6 + j;
-			/* Lanes: channel 2p's 16 tiles, then 2p + 1's: in pairs. */
-			*(v16su_w4u *)(q->v + ((x * q->cp + p) * q->tb + r0) * 16) =
-				(v16su_w4)__builtin_shufflevector(o[j], o[j],
-					0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23,
-					8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30,
-					15, 31);
-		}
+		if (i == 1)
+			o[1] -= (short)(36 * q->xz);
+		for (j = 0; j < 6; j++)
+			*(v32hi_w4u *)(q->v + (((i * 6 + j) * q->cp + p) * q->tb + r0) * 16) =
+				o[j];
 	}
 }
 
@@ -214,11 +207,17 @@ void vnpu_eng_qw4_v(const struct eng_qw4 *q, __u64 ty0, __u64 ty1)
 	v64qu_w4 idx[6];
 	__u64 p, ty, i, j;
 
-	/* Lane i < 16: channel 2p's byte 4 i + j; 16 to 31: 2p + 1's. */
+	/*
+	 * Word lane l: tile l / 2's byte j of channel 2p (even l) or 2p + 1,
+	 * over byte 63 of its row (0).
+	 */
 	for (j = 0; j < 6; j++)
-		for (i = 0; i < 64; i++)
-			idx[j][i] = (__u8)((i < 16 ? 4 * i + j :
-					    i < 32 ? 64 + 4 * (i - 16) + j : 0) & 127);
+		for (i = 0; i < 32; i++) {
+			__u8 b = (i & 1) * 64;
+
+			idx[j][2 * i] = (__u8)((b + 4 * (i / 2) + j) & 127);
+			idx[j][2 * i + 1] = (__u8)(b + 63);
+		}
 	for (p = 0; p < q->cp; p++) {
 		qw4_stage(q, p, ty0, ty1);
 		for (ty = ty0; ty < ty1; ty++)
