@@ -1314,42 +1314,61 @@ static inline __u64 eng_qwino_scratch(const struct eng_qwplan *p)
  * weight zero point is not 0 (255 * 255 * 9), each chunk's S added
  * (wrapping, as the direct sums wrap). The direct path's S, so its bits.
  *
- * A unit is an image's block of ENG_QW4_TB tile rows; a tile row is 16
- * lanes of tiles (at most 14 used: maps of 56 columns at most).
+ * A unit is an image's block of tile rows: its tiles (tw a row) go
+ * row after row into the 16 lanes of its V and sums, so that a lane
+ * idles only past the block's last tile; a block has the tile rows
+ * ENG_QW4_TB_MIN to ENG_QW4_TB_MAX that idle the fewest lanes in
+ * proportion (8 of 14 tiles: none), the image's last block the rest.
  */
 #define ENG_QW4_PAIRS	56	/* channel pairs a chunk, W's zero points 0 */
-#define ENG_QW4_TB	4	/* tile rows a unit */
+#define ENG_QW4_TB_MIN	4	/* tile rows a unit, from */
+#define ENG_QW4_TB_MAX	8	/* ... to */
 #define ENG_QW4_MIN_W	48	/* map columns, at least, to pay (56x56 here) */
 
 /**
  * struct eng_qw4plan - an F(4x4) QLINEAR_CONV's units and scratch
  * @th: tile rows of the output map (4 output rows each)
+ * @tw: tiles of a tile row (4 output columns each)
  * @cp: input channel pairs
  * @mg: output channel groups of 16
- * @nb: blocks of tile rows of an image (block b: tile rows from
- *	b * th / nb, as even as they go)
+ * @nb: blocks of tile rows of an image (block b: tile rows from b * tb)
  * @tb: tile rows of a block, at most
+ * @nv: vectors of 16 tiles of a block, at most
  * @units: the layer's units: (image, block, channel group), the group
  *	varying fastest, so that a part's units share their V
  */
 struct eng_qw4plan {
-	__u64 th, cp, mg, nb, tb, units;
+	__u64 th, tw, cp, mg, nb, tb, nv, units;
 };
 
 static inline void eng_qw4_plan(const struct eng_conv_shape *s,
 				struct eng_qw4plan *p)
 {
+	__u64 k, idle, best;
+
 	p->th = eng_div_up(s->oh, 4);
+	p->tw = eng_div_up(s->ow, 4);
 	p->cp = eng_div_up(s->cg, 2);
 	p->mg = s->mg / 16;
-	p->nb = eng_div_up(p->th, ENG_QW4_TB);
-	p->tb = eng_div_up(p->th, eng_max(p->nb, 1));
+	/* Idle lanes over tiles: the least, the fewest rows on a tie. */
+	p->tb = ENG_QW4_TB_MIN;
+	best = eng_div_up(p->tb * p->tw, 16) * 16 - p->tb * p->tw;
+	for (k = ENG_QW4_TB_MIN + 1; k <= ENG_QW4_TB_MAX; k++) {
+		idle = eng_div_up(k * p->tw, 16) * 16 - k * p->tw;
+		if (idle * p->tb < best * k) {
+			p->tb = k;
+			best = idle;
+		}
+	}
+	p->tb = eng_min(p->tb, p->th);
+	p->nb = eng_div_up(p->th, eng_max(p->tb, 1));
+	p->nv = eng_div_up(p->tb * p->tw, 16);
 	p->units = s->n * p->nb * p->mg;
 }
 
 /*
  * Bytes of U (per point, 16-channel group and channel pair, 16 pairs of
- * int16), of V (per point and channel pair, a block's tile rows of 16
+ * int16), of V (per point and channel pair, a block's vectors of 16
  * tiles) and of the unit's S ([position / ENG_QNR][16][ENG_QNR]).
  */
 static inline __u64 eng_qw4_ubytes(const struct eng_qw4plan *p)
@@ -1359,7 +1378,7 @@ static inline __u64 eng_qw4_ubytes(const struct eng_qw4plan *p)
 
 static inline __u64 eng_qw4_vbytes(const struct eng_qw4plan *p)
 {
-	return 36 * p->cp * p->tb * 64;
+	return 36 * p->cp * p->nv * 64;
 }
 
 static inline __u64 eng_qw4_sbytes(const struct eng_qw4plan *p)
@@ -1422,9 +1441,9 @@ struct eng_qw4 {
 	const __u8 *x;		/* image @img's X */
 	__u8 flip, xz;		/* 0x80 for i8 X; X's zero point as read */
 	__u64 pairs;		/* channel pairs a chunk */
-	__u64 tb;		/* struct eng_qw4plan's */
+	__u64 tb, tw, nv;	/* struct eng_qw4plan's */
 	__u32 *u;		/* [36][mg][cp][16] int16 pairs */
-	__u32 *v;		/* [36][cp][tb][16] int16 pairs */
+	__u32 *v;		/* [36][cp][nv][16] int16 pairs */
 	void *tt;		/* 36 vectors: the transforms' rows */
 	__u8 *st;		/* staged rows */
 	__s32 *mb;		/* [36][16][16] */

@@ -131,6 +131,14 @@ static inline void qw4_bt(const v32hi_w4 *r, v32hi_w4 *o)
 	o[5] = b4 - d * 4 + f - d;
 }
 
+/* The lanes of @v that @k sets, stored at @p. */
+static inline void qw4_st(__s32 *p, v16si_w4 v, __u32 k)
+{
+	__asm__ volatile("kmovw %1, %%k1\n\t"
+			 "vmovdqu32 %2, (%0)%{%%k1%}"
+			 : : "r"(p), "r"(k), "v"(v) : "k1", "memory");
+}
+
 /*
  * Stage padded rows [4 ty0 - 1, 4 ty1 + 1] of channels 2p, 2p + 1: 64
  * bytes each, X's bytes (xor flip) from byte 1, the zero point elsewhere
@@ -164,8 +172,8 @@ static void qw4_stage(const struct eng_qw4 *q, __u64 p, __u64 ty0, __u64 ty1)
 }
 
 /*
- * V of tile row @r0 (of the unit's) of the staged channel pair: each
- * word lane gathered by vpermi2b as (byte, 0), tile t's
+ * V of tile row @r0 (of the unit's) of the staged channel pair into its
+ * tiles' lanes of V: each word lane gathered by vpermi2b as (byte, 0), tile t's
  * channel 2p in lane 2t and 2p + 1 in 2t + 1 (V's pairs as vpdpwssd
  * takes them); B^T down each column into q->tt, then along the rows. X
  * less its zero point d = g - xz: B^T's rows sum to 0 but the second's
@@ -196,9 +204,10 @@ void qw4_v1(const struct eng_qw4 *q, const v64qu_w4 *idx, __u64 p, __u64 r0)
 		qw4_bt(tt + i * 6, o);
 		if (i == 1)
 			o[1] -= (short)(36 * q->xz);
+		/* The row's tiles, after the block's earlier rows'. */
 		for (j = 0; j < 6; j++)
-			*(v32hi_w4u *)(q->v + (((i * 6 + j) * q->cp + p) * q->tb + r0) * 16) =
-				o[j];
+			qw4_st((__s32 *)q->v + ((i * 6 + j) * q->cp + p) * q->nv * 16 +
+			       r0 * q->tw, (v16si_w4)o[j], (1u << q->tw) - 1);
 	}
 }
 
@@ -238,23 +247,24 @@ static inline void qw4_at(const v16su_w4 *m, v16su_w4 *y)
 }
 
 /*
- * M of tile row @ty (of the unit), output channels 16 g16 .. 16 g16 + 15
- * and channel pairs [@h0, @h0 + @np), into q->mb: [point][channel][tile].
+ * M of the unit's tiles 16 tv to 16 tv + 15, output channels 16 g16 ..
+ * 16 g16 + 15 and channel pairs [@h0, @h0 + @np), into q->mb:
+ * [point][channel][tile].
  */
 static __attribute__((__noinline__))
-void qw4_m(const struct eng_qw4 *q, __u64 ty, __u64 g16, __u64 h0, __u64 np)
+void qw4_m(const struct eng_qw4 *q, __u64 tv, __u64 g16, __u64 h0, __u64 np)
 {
 	__u64 x, p, i;
 
 	for (x = 0; x < 36; x++) {
 		const __u32 *u = q->u + ((x * q->mg + g16) * q->cp + h0) * 16;
-		const __u32 *v = q->v + ((x * q->cp + h0) * q->tb + ty) * 16;
+		const __u32 *v = q->v + ((x * q->cp + h0) * q->nv + tv) * 16;
 		v16su_w4 acc[16];
 
 		for (i = 0; i < 16; i++)
 			acc[i] = (v16su_w4){};
 		for (p = 0; p < np; p++) {
-			v16su_w4 b = *(const v16su_w4u *)(v + p * q->tb * 16);
+			v16su_w4 b = *(const v16su_w4u *)(v + p * q->nv * 16);
 
 			for (i = 0; i < 16; i++)
 				acc[i] = dpwssd(acc[i], (v16su_w4){} + u[p * 16 + i], b);
@@ -299,31 +309,33 @@ static __attribute__((__noinline__)) void qw4_s(const struct eng_qw4 *q, int add
 	}
 }
 
-/* The lanes of @v that @k sets, stored at @p. */
-static inline void qw4_st(__s32 *p, v16si_w4 v, __u32 k)
-{
-	__asm__ volatile("kmovw %1, %%k1\n\t"
-			 "vmovdqu32 %2, (%0)%{%%k1%}"
-			 : : "r"(p), "r"(k), "v"(v) : "k1", "memory");
-}
+/* A store of S: up to 16 lanes from a row's lane @s, to S at @d (channel 0's). */
+struct qw4_piece {
+	__u32 d;
+	__u16 k;
+	__u8 s;
+};
 
 /*
- * Positions [@p, @p + @n) of channel @i of the unit's S from @src (16
- * readable past @n): runs within a position block, 16 lanes at a time.
+ * The pieces of positions [@p, @p + @n) of the unit's S from row lane
+ * @s into @pc: runs within a position block, 16 lanes at most. Return:
+ * the pieces.
  */
-static void qw4_put(const struct eng_qw4 *q, __u64 i, __u64 p, const __s32 *src, __u64 n)
+static __u64 qw4_pieces(__u64 p, __u64 s, __u64 n, struct qw4_piece *pc)
 {
-	while (n) {
-		__u64 run = eng_min(n, ENG_QNR - p % ENG_QNR), k;
-		__s32 *d = q->s + (p / ENG_QNR * 16 + i) * ENG_QNR + p % ENG_QNR;
+	__u64 np = 0;
 
-		for (k = 0; k < run; k += 16)
-			qw4_st(d + k, *(const v16si_w4u *)(src + k),
-			       run - k >= 16 ? 0xffffu : (1u << (run - k)) - 1);
-		src += run;
+	while (n) {
+		__u64 run = eng_min(eng_min(n, ENG_QNR - p % ENG_QNR), 16);
+
+		pc[np].d = (__u32)(p / ENG_QNR * 16 * ENG_QNR + p % ENG_QNR);
+		pc[np].k = (__u16)((1u << run) - 1);
+		pc[np++].s = (__u8)s;
+		s += run;
 		p += run;
 		n -= run;
 	}
+	return np;
 }
 
 /*
@@ -353,20 +365,46 @@ static void qw4_interleave(const v16si_w4 *y, v16si_w4 *row)
 
 void vnpu_eng_qw4_sums(const struct eng_qw4 *q, __u64 ty0, __u64 ty1, __u64 g16)
 {
-	v16si_w4 row[5] = {};
-	__u64 ty, i, r, h0;
+	__u64 nt = (ty1 - ty0) * q->tw, tv, h0, i, r, k, t, n;
+	v16si_w4 row[5];
+	/*
+	 * Per output row of the tiles, its stores of S ([r][np[r]]): for a
+	 * run of n of the row's 64 outputs, n / 16 + 2 at most, and 16 lanes
+	 * of tiles hold 4 runs at most (tiles of 4 a row, 16 columns).
+	 */
+	struct qw4_piece pc[4][24];
+	__u64 np[4];
 
-	for (ty = ty0; ty < ty1; ty++) {
+	for (tv = 0; tv * 16 < nt; tv++) {
 		for (h0 = 0; h0 < q->cp; h0 += q->pairs) {
-			qw4_m(q, ty - ty0, g16, h0, eng_min(q->pairs, q->cp - h0));
+			qw4_m(q, tv, g16, h0, eng_min(q->pairs, q->cp - h0));
 			qw4_s(q, h0 != 0);
 		}
+		/* The vector's runs of one tile row: lanes k to k + n. */
+		for (r = 0; r < 4; r++)
+			np[r] = 0;
+		for (k = 0; k < 16 && 16 * tv + k < nt; k += n) {
+			__u64 ty, tx;
+
+			t = 16 * tv + k;
+			ty = t / q->tw;
+			tx = t % q->tw;
+			n = eng_min(eng_min(16 - k, q->tw - tx), nt - t);
+			for (r = 0; r < 4 && 4 * (ty0 + ty) + r < q->oh; r++)
+				np[r] += qw4_pieces((4 * ty + r) * q->ow + 4 * tx, 4 * k,
+						    eng_min(4 * n, q->ow - 4 * tx), pc[r] + np[r]);
+		}
 		for (i = 0; i < 16; i++)
-			for (r = 0; r < 4 && 4 * ty + r < q->oh; r++) {
+			for (r = 0; r < 4; r++) {
+				__s32 *d = q->s + i * ENG_QNR;
+
 				qw4_interleave((const v16si_w4 *)(q->sacc + (i * 16 + r * 4) * 16),
 					       row);
-				qw4_put(q, i, (4 * (ty - ty0) + r) * q->ow, (const __s32 *)row,
-					q->ow);
+				for (k = 0; k < np[r]; k++) {
+					const __s32 *src = (const __s32 *)row + pc[r][k].s;
+
+					qw4_st(d + pc[r][k].d, *(const v16si_w4u *)src, pc[r][k].k);
+				}
 			}
 	}
 }

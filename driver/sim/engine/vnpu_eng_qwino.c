@@ -661,6 +661,8 @@ int eng_qw4_run(const struct eng_layer *l, __u64 ub, __u64 ue,
 	q.mg = p.mg;
 	q.cp = p.cp;
 	q.tb = p.tb;
+	q.tw = p.tw;
+	q.nv = p.nv;
 	q.h = s.h;
 	q.w_in = s.w;
 	q.oh = s.oh;
@@ -695,7 +697,7 @@ int eng_qw4_run(const struct eng_layer *l, __u64 ub, __u64 ue,
 	eng_qout_layer(l, &qa, &o);
 	for (u = ub; u < ue; u++) {
 		__u64 g16 = u % p.mg, blk = u / p.mg, b = blk % p.nb, img = blk / p.nb;
-		__u64 ty0 = b * p.th / p.nb, ty1 = (b + 1) * p.th / p.nb, half, j;
+		__u64 ty0 = b * p.tb, ty1 = eng_min(ty0 + p.tb, p.th), half, j;
 		__u64 npos = (eng_min(4 * ty1, s.oh) - 4 * ty0) * s.ow;
 		__u8 *yd = (__u8 *)l->data[l->n - 1] + (__s64)img * y->strides[0] +
 			   (__s64)(4 * ty0 * s.ow);
