@@ -36,7 +36,7 @@ static inline v64qu_w4 permi2b(v64qu_w4 idx, v64qu_w4 a, v64qu_w4 b)
 }
 
 /* Row i of G' (i below 6) applied to @a, @b, @c. */
-static inline v16si_w4 qw4_g(__u64 i, v16si_w4 a, v16si_w4 b, v16si_w4 c)
+static inline v32hi_w4 qw4_g(__u64 i, v32hi_w4 a, v32hi_w4 b, v32hi_w4 c)
 {
 	switch (i) {
 	case 0:
@@ -55,66 +55,64 @@ static inline v16si_w4 qw4_g(__u64 i, v16si_w4 a, v16si_w4 b, v16si_w4 c)
 }
 
 /*
- * The 3x3 kernels (w - wz) of input channel @c for output channels 16 g
- * to 16 g + 15 (a lane each) into @k: three dword gathers of W's rows
- * (taps 0-3, 4-7, 8 on), each tap sign-extended; 0 past the channels.
- */
-static inline void qw4_k(const struct eng_qw4 *q, __u64 g, __u64 c, v16si_w4 *k)
-{
-	const v16si_w4 wz = *((const v16si_w4 *)q->wz + g);
-	v16si_w4 row = {}, d[3];
-	__u64 i, l;
-
-	for (l = 0; l < 16; l++)
-		row[l] = (int)((g * 16 + l) * q->k4 + c * 9);
-	for (i = 0; i < 3; i++)
-		d[i] = c < q->cg ?
-		       __builtin_ia32_gathersiv16si((v16si_w4){}, q->w, row + 4 * (int)i,
-						    0xffff, 1) : (v16si_w4){};
-#pragma GCC unroll 9
-	for (i = 0; i < 9; i++)
-		k[i] = c < q->cg ? ((d[i / 4] << (24 - 8 * (i % 4))) >> 24) - wz :
-		       (v16si_w4){};
-}
-
-/*
  * U = G' (w - wz) G'^T of channel pair @p for output channels 16 g to
- * 16 g + 15: both channels' 36 points as U's pairs of int16. The
- * kernels wait in q->tt (18 vectors on the stack pass the kernel's
- * frame limit).
+ * 16 g + 15, in the words U keeps: output channel m's pair in word lanes
+ * 2m (channel 2p) and 2m + 1. Both channels' 18 bytes of W's rows come
+ * in by dword gathers (five: bytes 18p to 18p + 19; three where 2p + 1
+ * is past the channels: its lanes are then whatever W's next bytes
+ * make, |w - wz| <= 255 still, and V is 0 there), tap t of both into
+ * the high bytes of its words by one vpermi2b (@idx[t]), then an
+ * arithmetic shift: the 3x3 kernels in int16 (|w - wz| <= 255, so
+ * |U| <= 7 * 7 * 255 = 12495 all along).
  */
 static __attribute__((__noinline__))
-void qw4_u1(const struct eng_qw4 *q, __u64 g, __u64 p)
+void qw4_u1(const struct eng_qw4 *q, const v64qu_w4 *idx, __u64 g, __u64 p)
 {
-	v16si_w4 *k0 = (v16si_w4 *)q->tt, *k1 = k0 + 9;
-	__u64 i, j;
+	const v16si_w4 wz = *((const v16si_w4 *)q->wz + g);
+	const v32hi_w4 wz2 = (v32hi_w4)((wz & 0xffff) | (wz << 16));
+	const int two = 2 * p + 1 < q->cg;
+	v16si_w4 row = {}, d[5] = {};
+	v32hi_w4 k[9];
+	__u64 i, j, l;
 
-	qw4_k(q, g, 2 * p, k0);
-	qw4_k(q, g, 2 * p + 1, k1);
+	for (l = 0; l < 16; l++)
+		row[l] = (int)((g * 16 + l) * q->k4 + p * 18);
+	for (i = 0; i < (two ? 5u : 3u); i++)
+		d[i] = __builtin_ia32_gathersiv16si((v16si_w4){}, q->w, row + 4 * (int)i,
+						    0xffff, 1);
+#pragma GCC unroll 9
+	for (i = 0; i < 9; i++)
+		k[i] = ((v32hi_w4)permi2b(idx[i], (v64qu_w4)d[i / 4],
+					  (v64qu_w4)d[(9 + i) / 4]) >> 8) - wz2;
 #pragma GCC unroll 6
 	for (i = 0; i < 6; i++) {
-		v16si_w4 a0 = qw4_g(i, k0[0], k0[3], k0[6]);
-		v16si_w4 a1 = qw4_g(i, k0[1], k0[4], k0[7]);
-		v16si_w4 a2 = qw4_g(i, k0[2], k0[5], k0[8]);
-		v16si_w4 b0 = qw4_g(i, k1[0], k1[3], k1[6]);
-		v16si_w4 b1 = qw4_g(i, k1[1], k1[4], k1[7]);
-		v16si_w4 b2 = qw4_g(i, k1[2], k1[5], k1[8]);
+		v32hi_w4 a0 = qw4_g(i, k[0], k[3], k[6]);
+		v32hi_w4 a1 = qw4_g(i, k[1], k[4], k[7]);
+		v32hi_w4 a2 = qw4_g(i, k[2], k[5], k[8]);
 
 #pragma GCC unroll 6
 		for (j = 0; j < 6; j++)
-			*(v16su_w4 *)(q->u + (((i * 6 + j) * q->mg + g) * q->cp + p) * 16) =
-				((v16su_w4)qw4_g(j, a0, a1, a2) & 0xffff) |
-				(v16su_w4)qw4_g(j, b0, b1, b2) << 16;
+			*(v32hi_w4 *)(q->u + (((i * 6 + j) * q->mg + g) * q->cp + p) * 16) =
+				qw4_g(j, a0, a1, a2);
 	}
 }
 
 void vnpu_eng_qw4_u(const struct eng_qw4 *q)
 {
-	__u64 g, p;
+	v64qu_w4 idx[9];
+	__u64 g, p, t, m;
 
+	/*
+	 * Tap t: word lane 2m's high byte from the gather of bytes t / 4
+	 * (lane m's byte t % 4), 2m + 1's from that of (9 + t) / 4.
+	 */
+	for (t = 0; t < 9; t++)
+		for (m = 0; m < 64; m++)
+			idx[t][m] = (__u8)(m & 2 ? 64 + (m & ~3u) + (9 + t) % 4 :
+					   (m & ~3u) + t % 4);
 	for (g = 0; g < q->mg; g++)
 		for (p = 0; p < q->cp; p++)
-			qw4_u1(q, g, p);
+			qw4_u1(q, idx, g, p);
 }
 
 /* B^T of six vectors (32 int16 lanes) @r into @o. */
