@@ -162,18 +162,20 @@ static inline v16si qres16(const struct qres_regs *q, v16si v, const __u8 *r,
 }
 
 /*
- * Row @r of a tile's sums, @np panels (@acc0, @acc1), as outputs at @y:
- * struct eng_qout's arithmetic (q_bytes16()) with the bounds, zero point
- * and sums of x (@xs0, @xs1) in registers; @n outputs (at most 32); with
- * @res, the fused add of R's row at @rp (qres16()).
+ * Row @r of a tile's sums, @np panels (@acc0, @acc1; fix in already
+ * when @fixed), as outputs at @y: struct eng_qout's arithmetic
+ * (q_bytes16()) with the bounds, zero point and sums of x (@xs0, @xs1)
+ * in registers; @n outputs (at most 32); with @res, the fused add of R's
+ * row at @rp (qres16()).
  */
 static __attribute__((__always_inline__)) inline
 void qout_row(const struct eng_qout *o, __u32 r, v16si acc0, v16si acc1,
 	      const __u32 np, int xsum, v16su xs0, v16su xs1, v16sf lo,
 	      v16sf hi, __s32 yz, __u8 *y, __u32 n, const int res,
-	      const struct qres_regs *qr, const __u8 *rp)
+	      const struct qres_regs *qr, const __u8 *rp, const int fixed)
 {
-	v16su a0 = (v16su)acc0 + (__u32)o->fix[r], a1 = (v16su)acc1 + (__u32)o->fix[r];
+	__u32 fix = fixed ? 0 : (__u32)o->fix[r];
+	v16su a0 = (v16su)acc0 + fix, a1 = (v16su)acc1 + fix;
 	float mult = o->mult[r];
 	v16sf f0, f1;
 	v16si v0, v1;
@@ -274,6 +276,21 @@ static void qtile_sums12x16(const struct eng_qtile *t)
 }
 
 typedef short v32hi_q __attribute__((vector_size(64)));
+
+/*
+ * F(r) for each of a tile's ENG_QMR (12) rows, and for each pair: the
+ * rows of the sums by name, not in a loop over r. gcc scalarizes the
+ * tile's sums (qtile_part()) only where every index is a constant before
+ * its late unrolling: with loops, it kept them in memory after the
+ * sums (24 stores after the depth loop, 24 loads in the epilogue).
+ */
+#if ENG_QMR != 12
+#error "QOUT_ROWS() and QOUT_PAIRS() name 12 rows"
+#endif
+#define QOUT_ROWS(F) F(0); F(1); F(2); F(3); F(4); F(5); F(6); F(7); F(8); F(9); \
+		     F(10); F(11)
+#define QOUT_PAIRS(F) F(0); F(2); F(4); F(6); F(8); F(10)
+
 typedef int v8si_qu __attribute__((vector_size(32), aligned(1), may_alias));
 
 /*
@@ -304,11 +321,11 @@ static inline int qout_whole(const struct eng_qout *o)
 
 /*
  * Sums @a (bias and zero point terms in, at most 2^31 in magnitude)
- * times @mult rounded half to even, plus @yz: no clamp (qout_whole()).
+ * times @mult rounded half to even: no clamp (qout_whole()).
  */
-static inline v16si qout_round(v16si a, float mult, v16si yz)
+static inline v16si qout_round(v16si a, float mult)
 {
-	return q_rne(__builtin_convertvector(a, v16sf) * mult) + yz;
+	return q_rne(__builtin_convertvector(a, v16sf) * mult);
 }
 
 /* @a and @b saturated to 16 bits (vpackssdw: per 128-bit lane, @a's 4 then @b's). */
@@ -320,18 +337,33 @@ static inline v32hi_q q_packs32(v16si a, v16si b)
 	return r;
 }
 
+/* @a + @b, saturated to 16 bits (vpaddsw). */
+static inline v32hi_q q_adds16(v32hi_q a, v32hi_q b)
+{
+	__asm__("vpaddsw %1, %0, %0" : "+v"(a) : "v"(b));
+	return a;
+}
+
 /*
  * Rows r and r + 1 of a tile's 32-bit outputs, two panels each (@s0,
- * @s1; @s2, @s3), saturated to bytes by vpackssdw and vpackuswb (@u8)
+ * @s1; @s2, @s3), saturated to 16 bits by vpackssdw, plus the zero
+ * point @z16 with @addz (vpaddsw), saturated to bytes by vpackuswb (@u8)
  * or vpacksswb, raised to @lo8's bytes with @relu (vpmaxub/vpmaxsb),
- * and stored as rows @y and @y + @ys by one vpermd.
+ * and stored as rows @y and @y + @ys by one vpermd. The zero point
+ * (|z| < 256) added after the first saturation gives the bytes it gives
+ * added before: a sum saturated at 16 bits stays past the 8-bit bounds.
  */
 static __attribute__((__always_inline__)) inline
-void qout_pack2(v16si s0, v16si s1, v16si s2, v16si s3, const int u8, const int relu,
-		v16si lo8, __u8 *y, __s64 ys)
+void qout_pack2(v16si s0, v16si s1, v16si s2, v16si s3, const int addz, v32hi_q z16,
+		const int u8, const int relu, v16si lo8, __u8 *y, __s64 ys)
 {
 	v32hi_q p0 = q_packs32(s0, s1), p1 = q_packs32(s2, s3);
 	v16si v;
+
+	if (addz) {
+		p0 = q_adds16(p0, z16);
+		p1 = q_adds16(p1, z16);
+	}
 
 	if (u8 && relu)
 		__asm__("vpackuswb %2, %1, %0\n\t"
@@ -356,10 +388,11 @@ void qout_pack2(v16si s0, v16si s1, v16si s2, v16si s3, const int u8, const int 
 }
 
 /*
- * The tile's sums @acc (row r, panel p at acc[r][p]) as the outputs of
- * struct eng_qout where qout_whole() holds, two rows at a time: plus
- * fix (less wz times xsum), times mult, rounded half to even, plus the
- * zero point, then saturated by vpackssdw and vpackuswb (u8) or
+ * The tile's sums @acc (row r, panel p at acc[r][p]; fix in already:
+ * qtile_part() starts them there) as the outputs of struct eng_qout
+ * where qout_whole() holds, two rows at a time: less wz times xsum,
+ * times mult, rounded half to even, saturated to 16 bits by vpackssdw,
+ * plus the zero point (qout_pack2()), saturated by vpackuswb (u8) or
  * vpacksswb (i8), a vpmaxub/vpmaxsb where the low bound is above the
  * type's (ReLU), and one vpermd into the rows' order. Rounding is
  * monotonic and keeps integers, so clamping to integer bounds after it
@@ -368,42 +401,40 @@ void qout_pack2(v16si s0, v16si s1, v16si s2, v16si s3, const int u8, const int 
  * vpmovdb's 8.
  */
 static __attribute__((__always_inline__)) inline
-void qout_packed(const struct eng_qtile *t, v16si (*acc)[2])
+void qout_packed(const struct eng_qtile *t, v16si (*acc)[2], const int u8, const int relu,
+		 const int xsum)
 {
 	const struct eng_qout *o = t->out;
-	const v16si yz = (v16si){} + o->yz;
-	const __s32 lo = (__s32)o->lo + o->yz, hi = (__s32)o->hi + o->yz;
-	const int u8 = hi > 127;
+	const v32hi_q z16 = (v32hi_q){} + (short)o->yz;
+	const __s32 lo = (__s32)o->lo + o->yz;
 	const v16si lo8 = (v16si){} + (__s32)(0x01010101u * (__u8)lo);
-	const int relu = u8 ? lo > 0 : lo > -128;
 	v16su xs0 = {}, xs1 = {};
 	__u8 *y = o->y;
 	__s64 ys = o->ys;
-	__u32 r;
 
-	if (o->xsum) {
+	if (xsum) {
 		xs0 = *(const v16su_u *)o->xsum;
 		xs1 = *(const v16su_u *)(o->xsum + 16);
 	}
-#pragma GCC unroll 6
-	for (r = 0; r < ENG_QMR; r += 2) {
-		v16su a0 = (v16su)acc[r][0] + (__u32)o->fix[r];
-		v16su a1 = (v16su)acc[r][1] + (__u32)o->fix[r];
-		v16su a2 = (v16su)acc[r + 1][0] + (__u32)o->fix[r + 1];
-		v16su a3 = (v16su)acc[r + 1][1] + (__u32)o->fix[r + 1];
-
-		if (o->xsum) {
-			a0 -= (__u32)o->wz[r] * xs0;
-			a1 -= (__u32)o->wz[r] * xs1;
-			a2 -= (__u32)o->wz[r + 1] * xs0;
-			a3 -= (__u32)o->wz[r + 1] * xs1;
-		}
-		qout_pack2(qout_round((v16si)a0, o->mult[r], yz),
-			   qout_round((v16si)a1, o->mult[r], yz),
-			   qout_round((v16si)a2, o->mult[r + 1], yz),
-			   qout_round((v16si)a3, o->mult[r + 1], yz), u8, relu, lo8,
-			   y + (__s64)r * ys, ys);
-	}
+#define QOUT_PAIR(r)								\
+	do {									\
+		v16su a0 = (v16su)acc[r][0], a1 = (v16su)acc[r][1];		\
+		v16su a2 = (v16su)acc[(r) + 1][0], a3 = (v16su)acc[(r) + 1][1];	\
+										\
+		if (xsum) {							\
+			a0 -= (__u32)o->wz[r] * xs0;				\
+			a1 -= (__u32)o->wz[r] * xs1;				\
+			a2 -= (__u32)o->wz[(r) + 1] * xs0;			\
+			a3 -= (__u32)o->wz[(r) + 1] * xs1;			\
+		}								\
+		qout_pack2(qout_round((v16si)a0, o->mult[r]),			\
+			   qout_round((v16si)a1, o->mult[r]),			\
+			   qout_round((v16si)a2, o->mult[(r) + 1]),		\
+			   qout_round((v16si)a3, o->mult[(r) + 1]), 1, z16, u8,	\
+			   relu, lo8, y + (__s64)(r) * ys, ys);			\
+	} while (0)
+	QOUT_PAIRS(QOUT_PAIR);
+#undef QOUT_PAIR
 }
 
 /* @f rounded half to even to integers, as floats (vrndscaleps). */
@@ -431,8 +462,8 @@ static inline int qout_whole_res(const struct eng_qout *o)
 }
 
 /*
- * Sums @a of row @r as the convolution's outputs, as floats: plus fix
- * (less wz times @xs), times mult, rounded half to even by vrndscaleps,
+ * Sums @a of row @r (fix in already) as the convolution's outputs, as
+ * floats: less wz times @xs, times mult, rounded half to even by vrndscaleps,
  * clamped to [@lo, @hi] and plus the zero point @yz: the integers of
  * qout_row() (clamping integer bounds after rounding gives what clamping
  * before it does), exact in f32, as qres16() converts them.
@@ -441,7 +472,7 @@ static __attribute__((__always_inline__)) inline
 v16sf qout_float(const struct eng_qout *o, __u32 r, v16si a, int xsum, v16su xs,
 		 v16sf lo, v16sf hi, v16sf yz)
 {
-	v16su v = (v16su)a + (__u32)o->fix[r];
+	v16su v = (v16su)a;
 
 	if (xsum)
 		v -= (__u32)o->wz[r] * xs;
@@ -475,40 +506,78 @@ v16si qres_sum(const struct qres_regs *q, v16sf v, const __u8 *rp)
  * it takes 17 and vpmovdb's 2 uops.
  */
 static __attribute__((__always_inline__)) inline
-void qout_packed_res(const struct eng_qtile *t, v16si (*acc)[2])
+void qout_packed_res(const struct eng_qtile *t, v16si (*acc)[2], const int u8,
+		     const int first, const int xsum)
 {
 	const struct eng_qout *o = t->out;
 	const v16sf lo = (v16sf){} + o->lo, hi = (v16sf){} + o->hi;
 	const v16sf yz = (v16sf){} + (float)o->yz;
-	const int u8 = o->res->dtype == VNPU_DTYPE_U8;
-	const int xsum = !!o->xsum;
 	struct qres_regs q = {
 		.ra = (v16sf){} + o->res->ra, .rb = (v16sf){} + o->res->rb,
-		.f = (v16sf){} + o->res->f, .s8 = !u8, .first = o->res->first,
+		.f = (v16sf){} + o->res->f, .s8 = !u8, .first = first,
 	};
 	v16su xs0 = {}, xs1 = {};
 	const __u8 *rp = o->r;
 	__s64 rs = o->rs, ys = o->ys;
 	__u8 *y = o->y;
-	__u32 r;
 
 	if (xsum) {
 		xs0 = *(const v16su_u *)o->xsum;
 		xs1 = *(const v16su_u *)(o->xsum + 16);
 	}
-#pragma GCC unroll 6
-	for (r = 0; r < ENG_QMR; r += 2) {
-		const __u8 *r0 = rp + (__s64)r * rs, *r1 = r0 + rs;
-		v16si s0 = qres_sum(&q, qout_float(o, r, acc[r][0], xsum, xs0, lo, hi, yz), r0);
-		v16si s1 = qres_sum(&q, qout_float(o, r, acc[r][1], xsum, xs1, lo, hi, yz),
-				    r0 + 16);
-		v16si s2 = qres_sum(&q, qout_float(o, r + 1, acc[r + 1][0], xsum, xs0, lo, hi,
-						   yz), r1);
-		v16si s3 = qres_sum(&q, qout_float(o, r + 1, acc[r + 1][1], xsum, xs1, lo, hi,
-						   yz), r1 + 16);
+#define QOUT_PAIR(r)								\
+	do {									\
+		const __u8 *r0 = rp + (__s64)(r) * rs, *r1 = r0 + rs;		\
+		v16si s0 = qres_sum(&q, qout_float(o, r, acc[r][0], xsum, xs0,	\
+						   lo, hi, yz), r0);		\
+		v16si s1 = qres_sum(&q, qout_float(o, r, acc[r][1], xsum, xs1,	\
+						   lo, hi, yz), r0 + 16);	\
+		v16si s2 = qres_sum(&q, qout_float(o, (r) + 1, acc[(r) + 1][0],	\
+						   xsum, xs0, lo, hi, yz), r1);	\
+		v16si s3 = qres_sum(&q, qout_float(o, (r) + 1, acc[(r) + 1][1],	\
+						   xsum, xs1, lo, hi, yz),	\
+				    r1 + 16);					\
+										\
+		qout_pack2(s0, s1, s2, s3, 0, (v32hi_q){}, u8, 0, (v16si){},	\
+			   y + (__s64)(r) * ys, ys);				\
+	} while (0)
+	QOUT_PAIRS(QOUT_PAIR);
+#undef QOUT_PAIR
+}
 
-		qout_pack2(s0, s1, s2, s3, u8, 0, (v16si){}, y + (__s64)r * ys, ys);
-	}
+/*
+ * qout_packed() (qout_packed_res() with @res) for the tile's kind of
+ * output, each its own code: u8 or i8 (@a); ReLU or not, or with the
+ * add which operand R is (@b); weight zero points or not. Tested per
+ * vector in one code, the kind's branches (and the moves around them)
+ * took 4% of resnet50_qdq's 1x1s of depth 64 with the add.
+ */
+static __attribute__((__always_inline__)) inline
+void qout_whole_kind(const struct eng_qtile *t, v16si (*acc)[2], const int res)
+{
+	const struct eng_qout *o = t->out;
+	const __s32 lo = (__s32)o->lo + o->yz, hi = (__s32)o->hi + o->yz;
+	const int a = res ? o->res->dtype == VNPU_DTYPE_U8 : hi > 127;
+	const int b = res ? (int)o->res->first : a ? lo > 0 : lo > -128;
+
+#define QOUT_KIND(a, b, xsum)						\
+	do {								\
+		if (res)						\
+			qout_packed_res(t, acc, a, b, xsum);		\
+		else							\
+			qout_packed(t, acc, a, b, xsum);		\
+	} while (0)
+	if (o->xsum)
+		QOUT_KIND(a, b, 1);
+	else if (a && b)
+		QOUT_KIND(1, 1, 0);
+	else if (a)
+		QOUT_KIND(1, 0, 0);
+	else if (b)
+		QOUT_KIND(0, 1, 0);
+	else
+		QOUT_KIND(0, 0, 0);
+#undef QOUT_KIND
 }
 
 /*
@@ -523,15 +592,24 @@ void qtile_part(const struct eng_qtile *t, const __u32 nr, const __u32 np,
 		const int res)
 {
 	const struct eng_qout *o = t->out;
+	/*
+	 * The sums start at fix where the epilogue below follows (not the
+	 * asm one-panel loop's): one add less per 16 outputs after, the
+	 * same wrapping sums.
+	 */
+	const int fixed = o && (nr < ENG_QMR || np > 1);
 	v16si acc[ENG_QMR][2];
 	__u64 j;
 	__u32 r;
 
 	/* Not "= {}": GCC clears the array in memory (rep stos) first. */
-	for (r = 0; r < ENG_QMR; r++) {
-		acc[r][0] = (v16si){};
-		acc[r][1] = (v16si){};
-	}
+#define QT_INIT(r)							\
+	do {								\
+		acc[r][0] = fixed && (r) < nr ? (v16si){} + o->fix[r] : (v16si){}; \
+		acc[r][1] = acc[r][0];					\
+	} while (0)
+	QOUT_ROWS(QT_INIT);
+#undef QT_INIT
 
 	/* R's bytes of the outputs, into L1 while the sums run. */
 	for (r = 0; res && r < nr && r < o->rows; r++) {
@@ -541,8 +619,9 @@ void qtile_part(const struct eng_qtile *t, const __u32 nr, const __u32 np,
 	}
 	if (nr == ENG_QMR && np == 1) {
 		qtile_sums12x16(t);
-		for (r = 0; r < ENG_QMR; r++)
-			acc[r][0] = *(const v16si_u *)(t->acc + r * ENG_QNR);
+#define QT_LOAD(r) (acc[r][0] = *(const v16si_u *)(t->acc + (r) * ENG_QNR))
+		QOUT_ROWS(QT_LOAD);
+#undef QT_LOAD
 	}
 	/*
 	 * The others: gcc's two-panel loop runs as fast as it does in asm
@@ -567,19 +646,18 @@ void qtile_part(const struct eng_qtile *t, const __u32 nr, const __u32 np,
 				acc[r][1] = dpbusd(acc[r][1], b1, w);
 		}
 	}
-	if (nr == ENG_QMR && np > 1 && !res && o && qout_whole(o)) {
-		qout_packed(t, acc);
-		return;
-	}
-	if (nr == ENG_QMR && np > 1 && res && qout_whole_res(o)) {
-		qout_packed_res(t, acc);
+	if (nr == ENG_QMR && np > 1 && o && (res ? qout_whole_res(o) : qout_whole(o))) {
+		qout_whole_kind(t, acc, res);
 		return;
 	}
 	if (!o) {
-		for (r = 0; r < ENG_QMR; r++) {
-			*(v16si_u *)(t->acc + r * ENG_QNR) = acc[r][0];
-			*(v16si_u *)(t->acc + r * ENG_QNR + 16) = acc[r][1];
-		}
+#define QT_STORE(r)							\
+	do {								\
+		*(v16si_u *)(t->acc + (r) * ENG_QNR) = acc[r][0];	\
+		*(v16si_u *)(t->acc + (r) * ENG_QNR + 16) = acc[r][1];	\
+	} while (0)
+		QOUT_ROWS(QT_STORE);
+#undef QT_STORE
 		return;
 	}
 	/* Locals: a store to y may alias anything o points to. */
@@ -610,14 +688,15 @@ void qtile_part(const struct eng_qtile *t, const __u32 nr, const __u32 np,
 			if (np > 1)
 				xs1 = *(const v16su_u *)(o->xsum + 16);
 		}
-#pragma GCC unroll 12
-		for (r = 0; r < nr; r++) {
-			if (r >= rows)
-				break;
-			qout_row(o, r, acc[r][0], acc[r][1], np, xsum, xs0, xs1, lo, hi,
-				 yz, y + (__s64)r * ys, n, res, &qr,
-				 res ? rp + (__s64)r * rs : rp);
-		}
+#define QT_ROW(r)							\
+	do {								\
+		if ((r) < nr && (r) < rows)				\
+			qout_row(o, r, acc[r][0], acc[r][1], np, xsum, xs0, xs1, \
+				 lo, hi, yz, y + (__s64)(r) * ys, n, res, &qr, \
+				 res ? rp + (__s64)(r) * rs : rp, fixed); \
+	} while (0)
+		QOUT_ROWS(QT_ROW);
+#undef QT_ROW
 	}
 }
 
@@ -631,6 +710,25 @@ void qtile_rows(const struct eng_qtile *t, const __u32 nr, const __u32 np)
 		qtile_part(t, nr, np, 0);
 }
 
+/*
+ * Each shape of tile (rows, panels) a function of its own: in the
+ * kernel's build (gcc -O2) the sums of each qtile_part() are in memory,
+ * and in one function their frames added up past 2048 bytes.
+ */
+#define QTILE_SHAPE(nr, np)						\
+static __attribute__((__noinline__)) void qtile_##nr##x##np(const struct eng_qtile *t) \
+{									\
+	qtile_rows(t, nr, np);						\
+}
+
+QTILE_SHAPE(4, 1)
+QTILE_SHAPE(4, 2)
+QTILE_SHAPE(8, 1)
+QTILE_SHAPE(8, 2)
+QTILE_SHAPE(12, 1)
+QTILE_SHAPE(12, 2)
+#undef QTILE_SHAPE
+
 void vnpu_eng_qtile_vnni(const struct eng_qtile *t)
 {
 	const struct eng_qout *o = t->out;
@@ -638,18 +736,18 @@ void vnpu_eng_qtile_vnni(const struct eng_qtile *t)
 
 	if (o && o->rows <= 4) {
 		if (one)
-			qtile_rows(t, 4, 1);
+			qtile_4x1(t);
 		else
-			qtile_rows(t, 4, 2);
+			qtile_4x2(t);
 	} else if (o && o->rows <= 8) {
 		if (one)
-			qtile_rows(t, 8, 1);
+			qtile_8x1(t);
 		else
-			qtile_rows(t, 8, 2);
+			qtile_8x2(t);
 	} else if (one) {
-		qtile_rows(t, ENG_QMR, 1);
+		qtile_12x1(t);
 	} else {
-		qtile_rows(t, ENG_QMR, 2);
+		qtile_12x2(t);
 	}
 }
 
