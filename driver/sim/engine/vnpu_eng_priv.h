@@ -1518,6 +1518,9 @@ struct eng_qout {
  * @k4: depth, a multiple of 4
  * @pf: the next tile rows' weights (ENG_QMR rows from @pf, @k4 apart) to
  *	fetch into the cache while this tile runs, or NULL
+ * @x1: positions 16 on of @b (those vnpu_eng_qtile_vnni_narrow() takes
+ *	one at a time) as rows of @k4 bytes each, or NULL: then it gathers
+ *	them from @b, 4 bytes a step
  */
 struct eng_qtile {
 	const __s8 *w;
@@ -1526,6 +1529,7 @@ struct eng_qtile {
 	const struct eng_qout *out;
 	__u64 k4;
 	const __s8 *pf;
+	const __u8 *x1;
 };
 
 /*
@@ -1535,11 +1539,12 @@ struct eng_qtile {
 void vnpu_eng_qtile_vnni(const struct eng_qtile *t);
 
 /*
- * The VNNI tile's sums (t->out unused) of @n positions, 16 < @n <=
- * ENG_QNR, over its first @rows rows: one panel and the rest a position
- * at a time (few past 16: a 7x7 map's last 17); or of @n <= 4 positions,
- * the four positions' inputs of 4 depth steps to a vpdpbusd (a 14x14
- * map's last 4).
+ * The VNNI tile's sums of @n positions, 16 < @n <= ENG_QNR, over its
+ * first @rows rows: one panel and the rest a position at a time (few
+ * past 16: a 7x7 map's last 17); or of @n <= 4 positions, the four
+ * positions' inputs of 4 depth steps to a vpdpbusd (a 14x14 map's last
+ * 4). With t->out set, it stores the outputs too (as
+ * vnpu_eng_qtile_vnni() does); else the sums stay at t->acc.
  */
 void vnpu_eng_qtile_vnni_narrow(const struct eng_qtile *t, __u32 rows, __u32 n);
 

@@ -546,6 +546,52 @@ void qout_packed_res(const struct eng_qtile *t, v16si (*acc)[2], const int u8,
 }
 
 /*
+ * The outputs of a tile's first @nr rows, @np panels, of sums @acc (fix
+ * in already when @fixed), row by row (qout_row()), with the fused add
+ * when @res. Locals: a store to y may alias anything o points to.
+ */
+static __attribute__((__always_inline__)) inline
+void qout_tile_rows(const struct eng_qout *o, v16si (*acc)[2], const __u32 nr,
+		    const __u32 np, const int res, const int fixed)
+{
+	const v16sf lo = (v16sf){} + o->lo, hi = (v16sf){} + o->hi;
+	v16su xs0 = {}, xs1 = {};
+	__u8 *y = o->y;
+	__s64 ys = o->ys;
+	__u32 rows = o->rows, n = o->n;
+	__s32 yz = o->yz;
+	int xsum = !!o->xsum;
+	const __u8 *rp = o->r;
+	__s64 rs = o->rs;
+	struct qres_regs qr = {};
+
+	if (res) {
+		qr.ra = (v16sf){} + o->res->ra;
+		qr.rb = (v16sf){} + o->res->rb;
+		qr.f = (v16sf){} + o->res->f;
+		qr.lo = (v16si){} + (__s32)o->res->lo;
+		qr.hi = (v16si){} + (__s32)o->res->hi;
+		qr.s8 = o->res->dtype == VNPU_DTYPE_I8;
+		qr.first = o->res->first;
+	}
+
+	if (xsum) {
+		xs0 = *(const v16su_u *)o->xsum;
+		if (np > 1)
+			xs1 = *(const v16su_u *)(o->xsum + 16);
+	}
+#define QT_ROW(r)							\
+	do {								\
+		if ((r) < nr && (r) < rows)				\
+			qout_row(o, r, acc[r][0], acc[r][1], np, xsum, xs0, xs1, \
+				 lo, hi, yz, y + (__s64)(r) * ys, n, res, &qr, \
+				 res ? rp + (__s64)(r) * rs : rp, fixed); \
+	} while (0)
+	QOUT_ROWS(QT_ROW);
+#undef QT_ROW
+}
+
+/*
  * qout_packed() (qout_packed_res() with @res) for the tile's kind of
  * output, each its own code: u8 or i8 (@a); ReLU or not, or with the
  * add which operand R is (@b); weight zero points or not. Tested per
@@ -660,44 +706,7 @@ void qtile_part(const struct eng_qtile *t, const __u32 nr, const __u32 np,
 #undef QT_STORE
 		return;
 	}
-	/* Locals: a store to y may alias anything o points to. */
-	{
-		const v16sf lo = (v16sf){} + o->lo, hi = (v16sf){} + o->hi;
-		v16su xs0 = {}, xs1 = {};
-		__u8 *y = o->y;
-		__s64 ys = o->ys;
-		__u32 rows = o->rows, n = o->n;
-		__s32 yz = o->yz;
-		int xsum = !!o->xsum;
-		const __u8 *rp = o->r;
-		__s64 rs = o->rs;
-		struct qres_regs qr = {};
-
-		if (res) {
-			qr.ra = (v16sf){} + o->res->ra;
-			qr.rb = (v16sf){} + o->res->rb;
-			qr.f = (v16sf){} + o->res->f;
-			qr.lo = (v16si){} + (__s32)o->res->lo;
-			qr.hi = (v16si){} + (__s32)o->res->hi;
-			qr.s8 = o->res->dtype == VNPU_DTYPE_I8;
-			qr.first = o->res->first;
-		}
-
-		if (xsum) {
-			xs0 = *(const v16su_u *)o->xsum;
-			if (np > 1)
-				xs1 = *(const v16su_u *)(o->xsum + 16);
-		}
-#define QT_ROW(r)							\
-	do {								\
-		if ((r) < nr && (r) < rows)				\
-			qout_row(o, r, acc[r][0], acc[r][1], np, xsum, xs0, xs1, \
-				 lo, hi, yz, y + (__s64)(r) * ys, n, res, &qr, \
-				 res ? rp + (__s64)(r) * rs : rp, fixed); \
-	} while (0)
-		QOUT_ROWS(QT_ROW);
-#undef QT_ROW
-	}
+	qout_tile_rows(o, acc, nr, np, res, fixed);
 }
 
 /* The tile with the fused add (eng_qout's @r) or without. */
@@ -778,8 +787,8 @@ static inline v16si q_load_n(const __u8 *p, __u32 n)
  * Positions 16 to @n - 1 of the tile's first @nr rows (a multiple of 4:
  * W's rows are there, as qtile_part() reads them) one at a time, sums
  * into t->acc: a row's products with the position's inputs 16 depth
- * steps to a vpdpbusd (the inputs gathered from the packed block, 4
- * bytes ENG_QNR * 4 apart), the lanes summed at the end.
+ * steps to a vpdpbusd (the inputs from t->x1, or gathered from the
+ * packed block, 4 bytes ENG_QNR * 4 apart), the lanes summed at the end.
  */
 static __attribute__((__always_inline__)) inline
 void qtile_single(const struct eng_qtile *t, const __u32 nr, __u32 n)
@@ -797,9 +806,14 @@ void qtile_single(const struct eng_qtile *t, const __u32 nr, __u32 n)
 		for (c = 0; c < steps; c += 16) {
 			__u32 left = (__u32)(steps - c < 16 ? steps - c : 16);
 			__u16 m = (__u16)(left >= 16 ? 0xffff : (1u << left) - 1);
-			v16si x = __builtin_ia32_gathersiv16si((v16si){},
-							       t->b + c * ENG_QNR * 4 + 4 * q,
-							       idx * (ENG_QNR * 4), m, 1);
+			v16si x;
+
+			if (t->x1)
+				x = q_load_n(t->x1 + (q - 16) * t->k4 + 4 * c, 4 * left);
+			else
+				x = __builtin_ia32_gathersiv16si((v16si){},
+								 t->b + c * ENG_QNR * 4 + 4 * q,
+								 idx * (ENG_QNR * 4), m, 1);
 
 #pragma GCC unroll 12
 			for (r = 0; r < nr; r++)
@@ -913,27 +927,66 @@ void qtile_few(const struct eng_qtile *t, const __u32 nr)
 	}
 }
 
+/*
+ * The outputs of struct eng_qout from the sums at t->acc (row r at
+ * t->acc + r * ENG_QNR), @np panels: qout_tile_rows(), the AVX-512
+ * epilogue of the tile's own sums.
+ */
+static __attribute__((__always_inline__)) inline
+void qtile_acc_rows(const struct eng_qtile *t, const __u32 np, const int res)
+{
+	v16si acc[ENG_QMR][2];
+
+#define QT_ACC(r)							\
+	do {								\
+		acc[r][0] = *(const v16si_u *)(t->acc + (r) * ENG_QNR);	\
+		acc[r][1] = *(const v16si_u *)(t->acc + (r) * ENG_QNR + 16); \
+	} while (0)
+	QOUT_ROWS(QT_ACC);
+#undef QT_ACC
+	qout_tile_rows(t->out, acc, ENG_QMR, np, res, 0);
+}
+
+/* qtile_acc_rows() for the tile's panels and add. */
+static __attribute__((__noinline__)) void qtile_acc_out(const struct eng_qtile *t)
+{
+	int two = t->out->n > 16;
+
+	if (t->out->r && two)
+		qtile_acc_rows(t, 2, 1);
+	else if (t->out->r)
+		qtile_acc_rows(t, 1, 1);
+	else if (two)
+		qtile_acc_rows(t, 2, 0);
+	else
+		qtile_acc_rows(t, 1, 0);
+}
+
 void vnpu_eng_qtile_vnni_narrow(const struct eng_qtile *t, __u32 rows, __u32 n)
 {
+	struct eng_qtile s = *t;
+
+	/* The sums to s.acc (t->acc), then t->out's stores of them. */
+	s.out = (const struct eng_qout *)0;
 	if (n <= 4) {
 		if (rows <= 4)
-			qtile_few(t, 4);
+			qtile_few(&s, 4);
 		else if (rows <= 8)
-			qtile_few(t, 8);
+			qtile_few(&s, 8);
 		else
-			qtile_few(t, ENG_QMR);
-		return;
-	}
-	if (rows <= 4) {
-		qtile_part(t, 4, 1, 0);
-		qtile_single(t, 4, n);
+			qtile_few(&s, ENG_QMR);
+	} else if (rows <= 4) {
+		qtile_part(&s, 4, 1, 0);
+		qtile_single(&s, 4, n);
 	} else if (rows <= 8) {
-		qtile_part(t, 8, 1, 0);
-		qtile_single(t, 8, n);
+		qtile_part(&s, 8, 1, 0);
+		qtile_single(&s, 8, n);
 	} else {
-		qtile_part(t, ENG_QMR, 1, 0);
-		qtile_single(t, ENG_QMR, n);
+		qtile_part(&s, ENG_QMR, 1, 0);
+		qtile_single(&s, ENG_QMR, n);
 	}
+	if (t->out)
+		qtile_acc_out(t);
 }
 
 typedef unsigned char v64qu __attribute__((vector_size(64)));
