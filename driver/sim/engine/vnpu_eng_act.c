@@ -239,13 +239,14 @@ static inline v4df hard_sigmoid4(v4df v, double al, double be)
 
 /*
  * One of the act_vmath() functions on @n contiguous floats: by 16 lanes
- * where @avx512 (vnpu_eng_act_avx512(), the same bits), else by 8.
+ * where @avx512 (vnpu_eng_act_avx512(), the same bits; SiLU and the
+ * logistic function at bf16's grade where it is ENG_ACT_BF16), else by 8.
  */
 void act_vmath_f32(__u32 func, const float *x, float *y, __u64 n,
 		   int avx512)
 {
 	if (avx512)
-		vnpu_eng_act_avx512(func, x, y, n);
+		vnpu_eng_act_avx512(func, x, y, n, avx512 == ENG_ACT_BF16);
 	else
 		vm8_act_map_rows(func, x, y, n, 1, 0);
 }
@@ -420,7 +421,8 @@ void act_rows_f32(const struct vnpu_layer_act *a, float *y, __s64 rs,
 			break;
 #ifdef ENG_FMA
 		if (avx512) {
-			vnpu_eng_act_rows_avx512(a->func, y, rs, rows, n);
+			vnpu_eng_act_rows_avx512(a->func, y, rs, rows, n,
+						 avx512 == ENG_ACT_BF16);
 			return;
 		}
 #endif

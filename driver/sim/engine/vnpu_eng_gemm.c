@@ -2517,6 +2517,9 @@ int run_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	}
 	b.n = n;
 	b.k = k;
+	/* Its products in bf16: SiLU at bf16's grade too (ENG_ACT_BF16). */
+	if (bufs.bf16 && b.pairs)
+		e.avx512 = ENG_ACT_BF16;
 	o.rs = y->strides[y->rank - 2];
 	o.dt = y->dtype;
 	if (at->flags & VNPU_LAYER_F_BIAS) {
@@ -3583,6 +3586,9 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	if (!eng_conv_bf16_native(&cj.s, at, &l->t[1], ctx->features))
 		bufs.bf16 = 0;
 	e.avx512 = eng_act_avx512(ctx);
+	/* Its products in bf16: SiLU at bf16's grade too (ENG_ACT_BF16). */
+	if (bufs.bf16 && l->t[1].dtype == VNPU_DTYPE_BF16)
+		e.avx512 = ENG_ACT_BF16;
 	mbu = eng_div_up(cj.s.mg, unit.rows);
 	/*
 	 * An even count of units splits rows and columns in blocks of even

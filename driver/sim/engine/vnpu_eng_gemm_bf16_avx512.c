@@ -940,15 +940,20 @@ void vnpu_eng_gemv_bf16_wide(const struct eng_bf16_wide *w)
  * the flush only copies them out, rather than adding, storing and then
  * reading its short runs again for SiLU (their tails one at a time).
  */
-/* @add[0] where set, then SiLU, on the @n (4 or 8) vectors @v, four at a time. */
+/*
+ * @add[0] where set, then SiLU, on the @n (4 or 8) vectors @v, four at a
+ * time; at bf16's grade with @bf16.
+ */
 static __attribute__((__noinline__))
-void silu_vecs(v16sf *v, int n, const float *add)
+void silu_vecs(v16sf *v, int n, const float *add, int bf16)
 {
 	int i;
 
 	for (i = 0; add && i < n; i++)
 		v[i] = v[i] + add[0];
-	for (i = 0; i < n; i += 4)
+	for (i = 0; bf16 && i < n; i++)
+		v[i] = vm16_silu_bf16(v[i]);
+	for (i = 0; !bf16 && i < n; i += 4)
 		vm16_logistic4(v + i, 1);
 }
 
@@ -995,7 +1000,8 @@ void out16(const struct eng_wino2_out *o, const int WH, const int SILU)
 								       30, 15, 31);
 			}
 			if (SILU)
-				silu_vecs(v, 2 * WH, o->add ? o->add + r : 0);
+				silu_vecs(v, 2 * WH, o->add ? o->add + r : 0,
+					  o->silu == ENG_ACT_BF16);
 			for (i = 0; i < WH; i++) {
 				st16(st + i * 2 * o->cols, v[2 * i]);
 				st16(st + i * 2 * o->cols + 16, v[2 * i + 1]);

@@ -163,15 +163,26 @@ void vnpu_eng_chain_binary_avx512(__u32 func, const float *pa, int ra,
 
 /*
  * vnpu_eng_vmath.h's function @func (&enum vnpu_act_func) on @n floats at
- * @x into @y on 16 lanes, in vnpu_eng_vmath_avx512.c (VNPU_ENG_F_AVX512).
+ * @x into @y on 16 lanes, in vnpu_eng_vmath_avx512.c (VNPU_ENG_F_AVX512);
+ * with @bf16, SiLU and the logistic function at bf16's grade instead
+ * (vm16_logistic_bf16(): the epilogue of a layer on the AVX512-BF16
+ * kernels).
  */
-void vnpu_eng_act_avx512(__u32 func, const float *x, float *y, __u64 n);
+void vnpu_eng_act_avx512(__u32 func, const float *x, float *y, __u64 n,
+			 int bf16);
+/*
+ * The epilogue's activation mode (struct gemm_epi's @avx512, 1 from
+ * eng_act_avx512()) of a layer whose products run on the AVX512-BF16
+ * kernels: the AVX-512 activations, SiLU and the logistic function at
+ * bf16's grade.
+ */
+#define ENG_ACT_BF16 2
 /*
  * The same in place on @rows runs of @n floats at @y, @rs floats apart
  * (a tile's outputs): each run's tail under a mask, the same bits.
  */
 void vnpu_eng_act_rows_avx512(__u32 func, float *y, __s64 rs, __u64 rows,
-			      __u64 n);
+			      __u64 n, int bf16);
 /*
  * act_store()'s one pass on 16 lanes, for @act Relu, LeakyRelu, HardSwish
  * or Identity, with its bound (VNPU_ACT_F_MAX or _MIN) if any: @len sums
@@ -2501,7 +2512,8 @@ void vnpu_eng_wino42_rows_bf16(const struct eng_wino2_in *w);
  * @nt: tiles (M and the stage have room for whole panels of them)
  * @wh: output rows of a tile: 2 (F(2x2, 3x3)) or 4 (F(4x2, 3x3))
  * @silu: with @add, the epilogue in the stage too: add[r] to row r where
- *	@add is set, then SiLU (vnpu_eng_vmath.h), as act_store() does
+ *	@add is set, then SiLU (vnpu_eng_vmath.h), as act_store() does;
+ *	ENG_ACT_BF16 for SiLU at bf16's grade (vm16_logistic_bf16())
  * @add: see @silu
  */
 struct eng_wino2_out {

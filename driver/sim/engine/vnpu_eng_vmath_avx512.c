@@ -13,13 +13,74 @@
 #undef VM_FMA
 #undef VM
 
+typedef float v16sf_u __attribute__((vector_size(64), aligned(4), may_alias));
+
+/*
+ * SiLU (@silu) or the logistic function at bf16's grade
+ * (vm16_logistic_bf16()) on @rows runs of @n floats at @x into @y (which
+ * may be @x), @rs floats apart; each run's tail under a mask.
+ */
+static __attribute__((__always_inline__)) inline
+void logistic_bf16_rows(const float *x, float *y, __u64 n, __u64 rows,
+			__s64 rs, const int silu)
+{
+	__u16 m = (__u16)((1u << (n % 16)) - 1);
+	__u64 r, i;
+	v16sf v;
+
+	for (r = 0; r < rows; r++, x += rs, y += rs) {
+		for (i = 0; i + 16 <= n; i += 16) {
+			v = *(const v16sf_u *)(x + i);
+			*(v16sf_u *)(y + i) =
+				vm16_logistic_bf16(v, silu ? v : vm16_splat(1.0f));
+		}
+		if (!m)
+			continue;
+		v = __builtin_ia32_loadups512_mask(x + i, (v16sf){}, m);
+		v = vm16_logistic_bf16(v, silu ? v : vm16_splat(1.0f));
+		__builtin_ia32_storeups512_mask(y + i, v, m);
+	}
+}
+
+static __attribute__((__noinline__))
+void silu_bf16_rows(const float *x, float *y, __u64 n, __u64 rows, __s64 rs)
+{
+	logistic_bf16_rows(x, y, n, rows, rs, 1);
+}
+
+static __attribute__((__noinline__))
+void sigmoid_bf16_rows(const float *x, float *y, __u64 n, __u64 rows,
+		       __s64 rs)
+{
+	logistic_bf16_rows(x, y, n, rows, rs, 0);
+}
+
+/*
+ * With @bf16, SiLU or the logistic function at bf16's grade; else @func
+ * as vm16_act_map_rows() gives it (f32's bits). True where it took @func.
+ */
+static int act_bf16(__u32 func, const float *x, float *y, __u64 n,
+		    __u64 rows, __s64 rs, int bf16)
+{
+	if (bf16 && func == VNPU_ACT_SILU)
+		silu_bf16_rows(x, y, n, rows, rs);
+	else if (bf16 && func == VNPU_ACT_SIGMOID)
+		sigmoid_bf16_rows(x, y, n, rows, rs);
+	else
+		return 0;
+	return 1;
+}
+
 /*
  * SiLU and the logistic function, the common ones, in loops of their own;
  * the others through one switch a vector (their own loops' frames would
  * pass the kernel's 2 KiB).
  */
-void vnpu_eng_act_avx512(__u32 func, const float *x, float *y, __u64 n)
+void vnpu_eng_act_avx512(__u32 func, const float *x, float *y, __u64 n,
+			 int bf16)
 {
+	if (act_bf16(func, x, y, n, 1, 0, bf16))
+		return;
 	switch (func) {
 	case VNPU_ACT_SILU:
 		vm16_rows_silu(x, y, n, 1, 0);
@@ -67,13 +128,15 @@ static inline v16sf act_any(__u32 func, v16sf v)
  * (vm16_rows_silu(): a tile's 24 in six steps), then their tails.
  */
 void vnpu_eng_act_rows_avx512(__u32 func, float *y, __s64 rs, __u64 rows,
-			      __u64 n)
+			      __u64 n, int bf16)
 {
 	typedef v16sf vu __attribute__((aligned(4), may_alias));
 	v16sf v;
 	__u64 r, i;
 	__u16 m;
 
+	if (act_bf16(func, y, y, n, rows, rs, bf16))
+		return;
 	switch (func) {
 	case VNPU_ACT_SILU:
 		vm16_rows_silu(y, y, n / 16 * 16, rows, rs);
@@ -93,7 +156,6 @@ void vnpu_eng_act_rows_avx512(__u32 func, float *y, __s64 rs, __u64 rows,
 
 typedef double v8df __attribute__((vector_size(64)));
 typedef double v8df_u __attribute__((vector_size(64), aligned(8), may_alias));
-typedef float v16sf_u __attribute__((vector_size(64), aligned(4), may_alias));
 
 /* Lanes [0, @n) of 16 (all from 16 up). */
 static inline __u16 sm_mask(__u64 n)

@@ -541,6 +541,9 @@ void wino_flush(const struct wino_part *wp, const struct vnpu_eng_ctx *ctx)
 
 	conv_epi(wp->l, wp->img, wp->g, &e, &o);
 	e.avx512 = eng_act_avx512(ctx);
+	/* bf16 Winograd on the AVX512-BF16 tiles: SiLU at bf16's grade. */
+	if (wp->bufs.bf16)
+		e.avx512 = ENG_ACT_BF16;
 	f.plain = epi_plain(&o, &e, wp->m0, wp->mc, add, &has_add);
 	f.add = has_add ? add : 0;
 	f.act = e.act;

@@ -571,6 +571,9 @@ void wino2_output(struct wino_part *wp, __u64 mc, __u64 nt)
 		float add[ENG_MC];
 
 		o.silu = wino2_staged(wp, mc, add);
+		/* Products in bf16: SiLU at bf16's grade (wino_flush()'s). */
+		if (o.silu && wp->bufs.bf16)
+			o.silu = ENG_ACT_BF16;
 		o.add = wp->staged == 2 ? add : 0;
 		vnpu_eng_wino2_out16(&o);
 		return;

@@ -105,6 +105,27 @@ static float epi_model(float x, const float *c, const float *r, __u32 act)
 }
 
 /*
+ * SiLU on the @n pre-activation outputs of @model in place when @act is
+ * SiLU: as the epilogue of a layer on the AVX512-BF16 kernels gives it,
+ * at bf16's grade (vnpu_eng_act_avx512() with bf16, the engine's own
+ * bits, which engine-vmath bounds), or in float where the host has no
+ * AVX-512 (only the widening path runs there, held within tolerance).
+ */
+static void silu_model(float *model, __u64 n, __u32 act)
+{
+	__u64 i;
+
+	if (act != VNPU_ACT_SILU)
+		return;
+	if (et_host_features & VNPU_ENG_F_AVX512) {
+		vnpu_eng_act_avx512(VNPU_ACT_SILU, model, model, n, 1);
+		return;
+	}
+	for (i = 0; i < n; i++)
+		model[i] = model[i] / (1.0f + expf(-model[i]));
+}
+
+/*
  * After the input and the weights at @t and @data: the @nb floats of
  * @bias and the residual @res (of Y's shape) as @flags asks, then Y (@y,
  * @rank dims @dy). Returns the tensors.
@@ -276,6 +297,7 @@ static void gemm_epi_case(struct __test_metadata *_metadata, __u64 m, __u64 n,
 					  flags & VNPU_LAYER_F_RESIDUAL ?
 					  &res[i * n + j] : 0, act);
 		}
+	silu_model(model, m * n, act);
 	{
 		struct vnpu_cmd_tensor t[5] = { et_dense(F32, 2, da),
 						et_dense(BF16, 1, &size) };
@@ -364,6 +386,7 @@ static void conv_epi_case(struct __test_metadata *_metadata, __u64 c, __u64 h, _
 					  &res[i * oh * ow + q] : 0, act);
 		}
 	}
+	silu_model(model, m * oh * ow, act);
 	{
 		struct vnpu_cmd_tensor t[5] = { et_dense(F32, 4, dx),
 						et_dense(BF16, 1, &size) };
@@ -718,8 +741,9 @@ static void wino2_case(struct __test_metadata *_metadata, __u64 wh, __u64 c, __u
  * A bf16 Winograd layer (F(2x2, 3x3) for @wh 2, else F(4x2, 3x3)) with
  * SiLU and the epilogue's @flags (bias, residual): on every path, whole
  * and in 7 and 64 parts, the bits of the same layer without SiLU and then
- * SiLU as a layer of its own (the output transform takes the add and SiLU
- * on the AVX-512 paths without a residual, the flush the others).
+ * SiLU as a layer of its own, at bf16's grade on the AVX512-BF16 path
+ * (the output transform takes the add and SiLU on the AVX-512 paths
+ * without a residual, the flush the others).
  */
 static void wino2_silu_case(struct __test_metadata *_metadata, __u64 wh, __u64 c, __u64 h,
 			    __u64 w, __u64 m, __u32 flags)
@@ -766,8 +790,11 @@ static void wino2_silu_case(struct __test_metadata *_metadata, __u64 wh, __u64 c
 			continue;
 		at.act.func = VNPU_ACT_IDENTITY;
 		EXPECT_TRUE(!et_run(VNPU_LAYER_CONV, t, data, n, &at, sizeof(at), paths[p], 1));
-		EXPECT_TRUE(!et_run(VNPU_LAYER_UNARY, ta, da, 2, &silu, sizeof(silu),
-				    paths[p], 1));
+		if (paths[p] == BF_PATH)
+			vnpu_eng_act_avx512(VNPU_ACT_SILU, y, want, ny, 1);
+		else
+			EXPECT_TRUE(!et_run(VNPU_LAYER_UNARY, ta, da, 2, &silu,
+					    sizeof(silu), paths[p], 1));
 		at.act.func = VNPU_ACT_SILU;
 		for (q = 0; q < 3; q++) {
 			memset(y, 0x7f, ny * 4);
@@ -904,6 +931,19 @@ TEST(gemmbf16)
 	conv_epi_case(_metadata, 33, 19, 29, 200, 1, 1, 1, 0,
 		      VNPU_LAYER_F_BIAS | VNPU_LAYER_F_RESIDUAL, ACT_LEAKY_MAX);
 	gemm_epi_case(_metadata, 40, 100, 77, 0, VNPU_ACT_LEAKY_RELU);
+	/*
+	 * SiLU at bf16's grade on the AVX512-BF16 path: in the tiles and the
+	 * flush, with a bias and a residual, the mat-vec; a one-panel layer
+	 * (widened: f32's SiLU).
+	 */
+	conv_epi_case(_metadata, 33, 19, 29, 200, 1, 1, 1, 0, VNPU_LAYER_F_BIAS,
+		      VNPU_ACT_SILU);
+	conv_epi_case(_metadata, 12, 21, 37, 26, 3, 3, 2, 1,
+		      VNPU_LAYER_F_BIAS | VNPU_LAYER_F_RESIDUAL, VNPU_ACT_SILU);
+	conv_epi_case(_metadata, 40, 8, 9, 4, 1, 1, 1, 0, VNPU_LAYER_F_BIAS,
+		      VNPU_ACT_SILU);
+	gemm_epi_case(_metadata, 40, 100, 77, VNPU_LAYER_F_BIAS, VNPU_ACT_SILU);
+	gemm_epi_case(_metadata, 1, 70, 33, VNPU_LAYER_F_BIAS, VNPU_ACT_SILU);
 	printf("gemm-bf16: %s\n", et_host_features & VNPU_ENG_F_AVX512_BF16 ?
 	       "avx512-bf16 and widening paths" : "widening path only");
 }

@@ -5,7 +5,10 @@
  * grid over [-16, 16], and the corners (zeros, subnormals, the largest
  * floats, infinities, NaNs). Each function has a bound in ulps of the
  * float result, every kernel path gives the same bits, and an element's
- * bits do not depend on its neighbours.
+ * bits do not depend on its neighbours. SiLU and the logistic function at
+ * bf16's grade (the epilogue of layers on the AVX512-BF16 kernels) over
+ * the same sweep: within 2^-9 of the result, f32's bits where |x| >= 85
+ * (infinities and NaNs too), and an element's bits its own.
  */
 #include <math.h>
 #include <stdio.h>
@@ -14,6 +17,7 @@
 
 #include "engine_test.h"
 #include "ksft_main.h"
+#include "vnpu_eng_priv.h"
 
 #define SWEEP_STEP 4099u
 #define GRID 32768	/* points of [-16, 16] */
@@ -135,6 +139,50 @@ static int run_fn(__u32 f, float *x, float *y, __u64 n, __u32 features)
 	return et_run(VNPU_LAYER_UNARY, t, data, 2, &at, sizeof(at), features, 4);
 }
 
+/* The relative error allowed at bf16's grade, beside a subnormal's half ulp. */
+#define BF16_GRADE 0x1p-9
+
+/*
+ * vnpu_eng_act_avx512() with bf16 for @f on the @n floats at @x (@y and
+ * @y2 scratch): within BF16_GRADE of libm, f32's bits (@f32, the f32
+ * path's output) outside the fast range, the same bits one float on.
+ */
+static void check_bf16_grade(struct __test_metadata *_metadata, __u32 f,
+			     const float *x, const float *f32, float *y, float *y2,
+			     size_t n)
+{
+	double worst = 0;
+	float wx = 0;
+	int bad = 0;
+
+	vnpu_eng_act_avx512(f, x, y, n, 1);
+	for (size_t i = 0; i < n; i++) {
+		double r = ref_fn(f, x[i]), e;
+
+		if (!(fabsf(x[i]) < 85.0f)) {
+			EXPECT_FALSE(memcmp(&y[i], &f32[i], 4) &&
+				     !(isnan(y[i]) && isnan(f32[i])) && bad++ < 3)
+				TH_LOG("bf16 grade func %u: f(%a) = %a, f32's %a", f,
+				       x[i], y[i], f32[i]);
+			continue;
+		}
+		e = fabs(y[i] - r);
+		EXPECT_FALSE(!(e <= BF16_GRADE * fabs(r) + 0x1p-149) && bad++ < 3)
+			TH_LOG("bf16 grade func %u: f(%a) = %a, libm %a: %.3g relative",
+			       f, x[i], y[i], r, e / fabs(r));
+		e = r ? e / fabs(r) : 0;
+		if (fabs(r) >= 0x1p-126 && e > worst) {
+			worst = e;
+			wx = x[i];
+		}
+	}
+	TH_LOG("vmath func %u bf16 grade: worst relative error 2^%.2f (at %a)",
+	       f, log2(worst), wx);
+	vnpu_eng_act_avx512(f, x + 1, y2, n - 1, 1);
+	EXPECT_EQ(0, differ(y + 1, y2, n - 1))
+		TH_LOG("bf16 grade func %u: bits depend on the neighbours", f);
+}
+
 TEST(vmath)
 {
 	static const __u32 funcs[] = { VNPU_ACT_ERF, VNPU_ACT_GELU, VNPU_ACT_GELU_TANH,
@@ -188,6 +236,14 @@ TEST(vmath)
 			EXPECT_TRUE(!rc && !differ(y + 1, y2, n - 1))
 				TH_LOG("vmath func %u: features %u, one float on: not the baseline's bits (%d)",
 				       funcs[k], paths[p], rc);
+		}
+		if (!rc && (et_host_features & VNPU_ENG_F_AVX512) &&
+		    (funcs[k] == VNPU_ACT_SILU || funcs[k] == VNPU_ACT_SIGMOID)) {
+			float *yb = malloc(n * 4);
+
+			if (yb)
+				check_bf16_grade(_metadata, funcs[k], x, y, yb, y2, n);
+			free(yb);
 		}
 	}
 out:
