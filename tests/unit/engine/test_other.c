@@ -359,6 +359,94 @@ static void test_layer_norm(struct __test_metadata *_metadata)
 		}
 }
 
+/*
+ * LAYER over dense rows of a multiple of 8 floats, two at a time
+ * (norm_rows_f32()), gives the bits of the one-row-at-a-time path, taken
+ * here by the same X read through a view with a gap after each row: odd
+ * and even counts of rows (a pair and one alone), rows split between
+ * parts at odd rows, one row all -0 (a zero mean and variance), one
+ * with a NaN, one of 3e38s, with and without the bias, on every path.
+ */
+static void test_layer_norm_rows(struct __test_metadata *_metadata)
+{
+	static const __u64 shapes[][2] = { { 7, 768 }, { 12, 8 }, { 5, 40 } };
+	__u32 paths[3] = { 0, VNPU_ENG_F_AVX2_FMA,
+			   VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 };
+	size_t s, p, i, k;
+	int bias;
+
+	for (s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++)
+		for (bias = 0; bias < 2; bias++) {
+			__u64 rows = shapes[s][0], len = shapes[s][1];
+			__u64 dx[3] = { 1, rows, len }, dg[3] = { 1, rows, len + 3 };
+			struct vnpu_layer_norm at = {
+				.mode = VNPU_NORM_LAYER, .axis = 2,
+				.flags = bias ? VNPU_LAYER_F_BIAS : 0,
+				.epsilon = et_f32_bits(1e-5f),
+			};
+			float *x = malloc(rows * len * 4);
+			float *xg = malloc(rows * (len + 3) * 4);
+			float *y1 = malloc(rows * len * 4), *y2 = malloc(rows * len * 4);
+			float *sc = malloc(len * 4), *bi = malloc(len * 4);
+			struct vnpu_cmd_tensor t[4];
+			void *d[4];
+			__u32 nt = 0;
+
+			et_fill_f32(x, rows * len);
+			et_fill_f32(sc, len);
+			et_fill_f32(bi, len);
+			for (k = 0; k < len; k++) {
+				x[len + k] = -0.0f;
+				x[3 * len + k] = 3e38f;
+			}
+			x[2 * len + 5] = NAN;
+			for (i = 0; i < rows; i++)
+				memcpy(xg + i * (len + 3), x + i * len, len * 4);
+			t[nt] = et_dense(VNPU_DTYPE_F32, 3, dx);
+			d[nt++] = x;
+			t[nt] = et_dense(VNPU_DTYPE_F32, 1, &len);
+			d[nt++] = sc;
+			if (bias) {
+				t[nt] = t[nt - 1];
+				d[nt++] = bi;
+			}
+			t[nt] = et_dense(VNPU_DTYPE_F32, 3, dx);
+			d[nt++] = y1;
+			for (p = 0; p < 3; p++) {
+				int rc;
+
+				if ((paths[p] & et_host_features) != paths[p])
+					continue;
+				t[0] = et_dense(VNPU_DTYPE_F32, 3, dx);
+				d[0] = x;
+				d[nt - 1] = y1;
+				rc = et_run(VNPU_LAYER_NORM, t, d, nt, &at, sizeof(at),
+					    paths[p], 3);
+				/* The gapped view: rows len + 3 floats apart. */
+				t[0] = et_dense(VNPU_DTYPE_F32, 3, dg);
+				t[0].dims[2] = len;
+				d[0] = xg;
+				d[nt - 1] = y2;
+				rc = rc ? rc : et_run(VNPU_LAYER_NORM, t, d, nt, &at,
+						      sizeof(at), paths[p], 2);
+				EXPECT_TRUE(!rc)
+					TH_LOG("layernorm rows %llu x %llu bias %d path %zu: run failed (%d)",
+					       (unsigned long long)rows,
+					       (unsigned long long)len, bias, p, rc);
+				EXPECT_TRUE(rc || !memcmp(y1, y2, rows * len * 4))
+					TH_LOG("layernorm rows %llu x %llu bias %d path %zu: not a row at a time's bits",
+					       (unsigned long long)rows,
+					       (unsigned long long)len, bias, p);
+			}
+			free(x);
+			free(xg);
+			free(y1);
+			free(y2);
+			free(sc);
+			free(bi);
+		}
+}
+
 static void test_lp_lrn(struct __test_metadata *_metadata)
 {
 	__u64 dims[4] = { 2, 7, 3, 4 };
@@ -1384,6 +1472,7 @@ TEST(other)
 	test_softmax_ulps(_metadata);
 	test_batch_instance(_metadata);
 	test_layer_norm(_metadata);
+	test_layer_norm_rows(_metadata);
 	test_lp_lrn(_metadata);
 	test_reduce(_metadata);
 	test_reduce_extreme(_metadata);
