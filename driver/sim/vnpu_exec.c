@@ -16,7 +16,8 @@
 
 /*
  * Work one part of a command has at least: a COPY's or FILL's elements, a
- * layer's element operations (vnpu_eng_layer_cost()). Handing a part to
+ * layer's element operations (vnpu_eng_layer_part_cost(): a layer on the
+ * AVX512-BF16 kernels counts half its f32 work). Handing a part to
  * another tile and waiting for it costs microseconds (more where the
  * tile's vCPU has halted), so a command shorter than a few microseconds
  * runs in one part: oww_melspectrogram's small copies and element-wise
@@ -357,8 +358,9 @@ static __u32 exec_parts(const struct vnpu_cmd_header *cmd, __u32 tiles,
 		max_parts = cost;
 		break;
 	case VNPU_CMD_LAYER:
-		cost = vnpu_eng_layer_cost(l->op, l->tensors, l->num_tensors,
-					   layer_attrs(l));
+		cost = vnpu_eng_layer_part_cost(l->op, l->tensors,
+						l->num_tensors, layer_attrs(l),
+						features);
 		if (!(features & VNPU_ENG_F_AVX2_FMA))
 			cost = cost > ~0ULL >> BASE_COST_SHIFT ? ~0ULL :
 			       cost << BASE_COST_SHIFT;

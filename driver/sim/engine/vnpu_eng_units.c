@@ -446,6 +446,40 @@ __u64 vnpu_eng_layer_cost(__u32 op, const struct vnpu_cmd_tensor *t,
 					   s.kh * s.kw), s.kh * s.kw);
 }
 
+/*
+ * Whether the products of a GEMM or CONV run on the AVX512-BF16 kernels
+ * with @features: packed bf16 weights where the engine takes them
+ * (run_gemm(), eng_conv_bf16_native(), wino2_native()).
+ */
+static int layer_bf16_native(const struct eng_layer *l, __u32 features)
+{
+	const struct vnpu_layer_conv *a = l->attrs;
+	struct eng_conv_shape s;
+
+	if (!eng_bf16_path(features) || l->n < 2 ||
+	    l->t[1].dtype != VNPU_DTYPE_BF16)
+		return 0;
+	if (l->op == VNPU_LAYER_GEMM)
+		return !!(((const struct vnpu_layer_gemm *)l->attrs)->flags &
+			  VNPU_LAYER_F_PACKED);
+	if (l->op != VNPU_LAYER_CONV)
+		return 0;
+	eng_conv_shape(l, &s);
+	if (eng_conv_depthwise(&s))
+		return 0;
+	return eng_conv_wino2(l) || eng_conv_bf16_native(&s, a, &l->t[1], features);
+}
+
+__u64 vnpu_eng_layer_part_cost(__u32 op, const struct vnpu_cmd_tensor *t,
+			       __u32 num_tensors, const void *attrs,
+			       __u32 features)
+{
+	struct eng_layer l = { op, t, 0, num_tensors, attrs };
+	__u64 cost = vnpu_eng_layer_cost(op, t, num_tensors, attrs);
+
+	return layer_bf16_native(&l, features) ? cost / 2 : cost;
+}
+
 __u32 vnpu_eng_layer_max_parts(__u32 op, const struct vnpu_cmd_tensor *t,
 			       __u32 num_tensors, const void *attrs,
 			       __u32 features)

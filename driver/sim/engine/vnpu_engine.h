@@ -157,6 +157,26 @@ __u64 vnpu_eng_layer_cost(__u32 op, const struct vnpu_cmd_tensor *t,
 			  __u32 num_tensors, const void *attrs);
 
 /**
+ * vnpu_eng_layer_part_cost() - vnpu_eng_layer_cost() as the engine runs
+ * the layer with @features, for sizing its parts
+ * @op: &enum vnpu_layer_op
+ * @t: the layer's tensor descriptors
+ * @num_tensors: entries in @t
+ * @attrs: the op's attribute struct
+ * @features: %VNPU_ENG_F_* of the engine that runs it
+ *
+ * A GEMM or CONV whose products run on the AVX512-BF16 kernels (packed
+ * bf16 weights the engine takes there) counts half: those kernels do
+ * twice f32's multiply-adds in a cycle, so a part of the same cost is as
+ * long as an f32 one. Every other layer counts vnpu_eng_layer_cost().
+ *
+ * Return: the work in element operations of the f32 kernels.
+ */
+__u64 vnpu_eng_layer_part_cost(__u32 op, const struct vnpu_cmd_tensor *t,
+			       __u32 num_tensors, const void *attrs,
+			       __u32 features);
+
+/**
  * vnpu_eng_layer_max_parts() - the most parts a checked layer splits into
  * @op: &enum vnpu_layer_op
  * @t: the layer's tensor descriptors

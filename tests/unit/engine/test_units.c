@@ -963,6 +963,52 @@ TEST(even_blocks)
 			}
 }
 
+/*
+ * The part cost (vnpu_eng_layer_part_cost()): a GEMM or CONV on the
+ * AVX512-BF16 kernels counts half vnpu_eng_layer_cost(), 1x1 and
+ * Winograd; the same layer on features without them, with f32 weights,
+ * or a CONV of one panel of output channels (widened) counts it whole.
+ */
+static void check_bf16_part_cost(struct __test_metadata *_metadata)
+{
+	const __u32 bf = AVX2 | VNPU_ENG_F_AVX512 | VNPU_ENG_F_AVX512_BF16;
+	const __u32 fma = AVX2 | VNPU_ENG_F_AVX512;
+	struct vnpu_layer_gemm g = { .flags = VNPU_LAYER_F_PACKED, .alpha = 0x3f800000 };
+	struct vnpu_layer_conv c = {
+		.flags = VNPU_LAYER_F_PACKED, .group = 1, .kernel = { 1, 1 },
+		.stride = { 1, 1 }, .dilation = { 1, 1 },
+	};
+	__u64 da[2] = { 64, 256 }, dy[2] = { 64, 96 }, size = 96 * 256, cost;
+	__u64 dx[4] = { 1, 64, 20, 20 }, dc[4] = { 1, 64, 20, 20 };
+	struct vnpu_cmd_tensor t[3] = { et_dense(VNPU_DTYPE_F32, 2, da),
+					et_dense(VNPU_DTYPE_BF16, 1, &size),
+					et_dense(VNPU_DTYPE_F32, 2, dy) };
+	__u32 i;
+
+	cost = vnpu_eng_layer_cost(VNPU_LAYER_GEMM, t, 3, &g);
+	EXPECT_EQ(cost / 2, vnpu_eng_layer_part_cost(VNPU_LAYER_GEMM, t, 3, &g, bf));
+	EXPECT_EQ(cost, vnpu_eng_layer_part_cost(VNPU_LAYER_GEMM, t, 3, &g, fma));
+	t[1].dtype = VNPU_DTYPE_F32;
+	EXPECT_EQ(cost, vnpu_eng_layer_part_cost(VNPU_LAYER_GEMM, t, 3, &g, bf));
+	/* 1x1 onto 64 channels, 3x3 Winograd F(4x2), 1x1 onto 6 (one panel). */
+	for (i = 0; i < 3; i++) {
+		c.kernel[0] = c.kernel[1] = i == 1 ? 3 : 1;
+		c.pad_begin[0] = c.pad_begin[1] = c.pad_end[0] = c.pad_end[1] = i == 1;
+		c.flags = VNPU_LAYER_F_PACKED | (i == 1 ? VNPU_LAYER_F_WINO42 : 0);
+		dc[1] = i == 2 ? 6 : 64;
+		t[0] = et_dense(VNPU_DTYPE_F32, 4, dx);
+		t[1] = et_dense(VNPU_DTYPE_BF16, 1, &size);
+		t[2] = et_dense(VNPU_DTYPE_F32, 4, dc);
+		cost = vnpu_eng_layer_cost(VNPU_LAYER_CONV, t, 3, &c);
+		EXPECT_EQ(i == 2 ? cost : cost / 2,
+			  vnpu_eng_layer_part_cost(VNPU_LAYER_CONV, t, 3, &c, bf))
+			TH_LOG("conv %u: bf16 part cost", i);
+		EXPECT_EQ(cost, vnpu_eng_layer_part_cost(VNPU_LAYER_CONV, t, 3, &c, fma));
+		t[1].dtype = VNPU_DTYPE_F32;
+		EXPECT_EQ(cost, vnpu_eng_layer_part_cost(VNPU_LAYER_CONV, t, 3, &c, bf));
+	}
+}
+
 TEST(units)
 {
 	const __u32 B = VNPU_LAYER_F_BIAS, R = VNPU_LAYER_F_RESIDUAL;
@@ -1055,6 +1101,7 @@ TEST(units)
 	size_t i;
 
 	check_fma_units(_metadata);
+	check_bf16_part_cost(_metadata);
 	check_gemm_halves(_metadata);
 	check_balance(_metadata);
 	check_wino_halves(_metadata);

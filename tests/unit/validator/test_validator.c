@@ -453,6 +453,59 @@ TEST(exec_parts_fine)
 	ASSERT_EQ(vnpu_exec_parts(&c->hdr, 4, 0, 0), vnpu_exec_parts_fine(&c->hdr, 4, 0, 0));
 }
 
+/* A GEMM layer, @m x @k by packed @w_dtype weights onto @n columns. */
+static struct vnpu_cmd_layer *case_gemm(struct case_stream *s, __u64 m, __u64 n,
+					__u64 k, __u32 w_dtype)
+{
+	struct vnpu_cmd_layer *l;
+	struct vnpu_layer_gemm *g;
+
+	memset(s, 0, sizeof(*s));
+	l = case_add(s, VNPU_CMD_LAYER, sizeof(*l) + 3 * sizeof(l->tensors[0]) +
+		     ((sizeof(*g) + 7) & ~7ul));
+	l->op = VNPU_LAYER_GEMM;
+	l->num_tensors = 3;
+	l->num_outputs = 1;
+	l->attr_size = sizeof(*g);
+	l->tensors[0] = case_tensor(0, VNPU_DTYPE_F32, 0, m);
+	l->tensors[0].rank = 2;
+	l->tensors[0].dims[1] = k;
+	l->tensors[0].strides[0] = k;
+	l->tensors[1] = case_tensor(1, w_dtype, 0, k * n);
+	l->tensors[2] = case_tensor(2, VNPU_DTYPE_F32, 0, m);
+	l->tensors[2].rank = 2;
+	l->tensors[2].dims[1] = n;
+	l->tensors[2].strides[0] = n;
+	g = (struct vnpu_layer_gemm *)&l->tensors[3];
+	g->flags = VNPU_LAYER_F_PACKED;
+	g->alpha = 0x3f800000;
+	return l;
+}
+
+/*
+ * A layer on the AVX512-BF16 kernels splits by half its f32 work
+ * (vnpu_eng_layer_part_cost()): a GEMM of twice the least work of a part
+ * (64 x 64 x 256) goes in one part with bf16 weights there, in two with
+ * f32 weights or where those kernels do not run; a large one (1024 x 1024
+ * x 64) in as many as it has units either way.
+ */
+TEST(exec_parts_bf16_half)
+{
+	const __u32 fma = VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512;
+	const __u32 bf = fma | VNPU_ENG_F_AVX512_BF16;
+	struct case_stream s;
+	struct vnpu_cmd_layer *l;
+
+	l = case_gemm(&s, 64, 64, 256, VNPU_DTYPE_F32);
+	ASSERT_EQ(2, vnpu_exec_parts(&l->hdr, 2, 1u << 18, bf));
+	l = case_gemm(&s, 64, 64, 256, VNPU_DTYPE_BF16);
+	ASSERT_EQ(1, vnpu_exec_parts(&l->hdr, 2, 1u << 18, bf));
+	ASSERT_EQ(2, vnpu_exec_parts(&l->hdr, 2, 1u << 18, fma));
+	l = case_gemm(&s, 1024, 1024, 64, VNPU_DTYPE_BF16);
+	ASSERT_EQ(22, vnpu_exec_parts(&l->hdr, 2, 1u << 18, bf));
+	ASSERT_EQ(22, vnpu_exec_parts(&l->hdr, 2, 1u << 18, fma));
+}
+
 TEST(exec_transpose_and_broadcast)
 {
 	static __u16 a[4096], b[4096];
