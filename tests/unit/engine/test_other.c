@@ -144,6 +144,47 @@ static void test_softmax_layouts(struct __test_metadata *_metadata)
 	free(xt);
 }
 
+/*
+ * Softmax of lanes whose largest element is finite but which hold a NaN
+ * (the lane's outputs all NaN), -inf or -1e30 (exps past exp's clamp at
+ * -110: 0), in vectors whole and in the tail, on every path against the
+ * baseline's bits (et_layer_f32()): the AVX-512 exps clamp with a vmaxps
+ * whose operand order keeps the NaN.
+ */
+static void test_softmax_special_lanes(struct __test_metadata *_metadata)
+{
+	enum { L = 6, N = 45 };
+	static const struct { size_t at; float v; } special[L] = {
+		{ 7, NAN }, { 3, -INFINITY }, { 20, -1e30f }, { 44, NAN },
+		{ 40, -INFINITY }, { 0, NAN },
+	};
+	__u64 dims[2] = { L, N };
+	struct vnpu_layer_softmax at = { VNPU_SOFTMAX, 1 };
+	struct vnpu_cmd_tensor t[2];
+	float x[L * N], y[L * N], ref[L * N];
+	void *data[2] = { x, y };
+	size_t l, i;
+
+	et_fill_f32(x, L * N);
+	for (l = 0; l < L; l++) {
+		double mx = -INFINITY, sum = 0;
+		float *r = x + l * N;
+
+		r[special[l].at] = special[l].v;
+		for (i = 0; i < N; i++)
+			if (r[i] > mx)
+				mx = r[i];
+		for (i = 0; i < N; i++)
+			sum += exp(r[i] - mx);
+		for (i = 0; i < N; i++)
+			ref[l * N + i] = (float)(exp(r[i] - mx) / sum);
+	}
+	t[0] = et_dense(VNPU_DTYPE_F32, 2, dims);
+	t[1] = t[0];
+	EXPECT_EQ(0, et_layer_f32("softmax special lanes", VNPU_LAYER_SOFTMAX, t, data, 2,
+				  &at, sizeof(at), ref, 1e-7, 1e-6));
+}
+
 /* The spacing of floats at the float nearest @r (2^-149 for subnormals). */
 static double sm_ulp(double r)
 {
@@ -1485,6 +1526,8 @@ TEST(other)
 	test_gather(_metadata);
 	test_gather_rows(_metadata);
 	test_strided_views(_metadata);
+	/* Last: its inputs leave the others' as they were. */
+	test_softmax_special_lanes(_metadata);
 }
 
 KSFT_MAIN
