@@ -5,7 +5,7 @@
  * blocks (gemm_block(), K read through its strides), scales each row and
  * adds the mask as CHAIN's binary runs (bin_f32_runs()) would while it
  * finds the row's maximum as Softmax does, in one pass, takes the row
- * through the rest of Softmax's lane (softmax_row_max_f32(): 16 lanes
+ * through the rest of Softmax's lane (softmax_rows_max_f32(): 16 lanes
  * where Softmax takes them), and sums its rows of Y = S V
  * with the GEMM's blocks again into Y's strided rows: the operations, in
  * the same order, of the GEMM, CHAIN (or BINARY) and SOFTMAX layers the
@@ -147,7 +147,7 @@ static float attn_scale_max(float *s, __u64 n, int div, float scale,
 	return mx;
 }
 
-/* S's rows of (@bi, @hi) from @m0: scale, mask, softmax. */
+/* S's rows of (@bi, @hi) from @m0: scale, mask, softmax, two at a time. */
 static void attn_rows(const struct attn_run *r, __u64 bi, __u64 hi, __u64 m0,
 		      __u64 mc, struct eng_pacer *pc)
 {
@@ -155,32 +155,34 @@ static void attn_rows(const struct attn_run *r, __u64 bi, __u64 hi, __u64 m0,
 	const struct vnpu_cmd_tensor *mt = &r->l->t[3];
 	int mask = at->flags & VNPU_ATTN_F_MASK;
 	int div = !!(at->flags & VNPU_ATTN_F_DIV);
-	float scale = f32_of(at->scale);
+	float scale = f32_of(at->scale), mx[2];
 	__s64 mrs = 0, mcs = 0, mb = 0;
-	__u64 i, j;
+	__u64 i, j, k, nr;
 
 	if (mask) {
 		mrs = mask_stride(mt, 2);
 		mcs = mask_stride(mt, 3);
 		mb = attn_bh(mt, bi, hi);
 	}
-	for (i = 0; i < mc; i++) {
-		float *s = r->s + i * r->n;
-		const float *mp = 0;
+	for (i = 0; i < mc; i += nr) {
+		nr = eng_min(2, mc - i);
+		for (k = 0; k < nr; k++) {
+			float *s = r->s + (i + k) * r->n;
+			const float *mp = 0;
 
-		if (mask) {
-			mp = (const float *)r->l->data[3] + mb +
-			     (__s64)(m0 + i) * mrs;
-			if (mcs > 1 || mcs < 0) {
-				for (j = 0; j < r->n; j++)
-					r->mrow[j] = mp[(__s64)j * mcs];
-				mp = r->mrow;
+			if (mask) {
+				mp = (const float *)r->l->data[3] + mb +
+				     (__s64)(m0 + i + k) * mrs;
+				if (mcs > 1 || mcs < 0) {
+					for (j = 0; j < r->n; j++)
+						r->mrow[j] = mp[(__s64)j * mcs];
+					mp = r->mrow;
+				}
 			}
+			mx[k] = attn_scale_max(s, r->n, div, scale, mp,
+					       mcs != 0);
 		}
-		softmax_row_max_f32(s, s, r->n,
-				    attn_scale_max(s, r->n, div, scale, mp,
-						   mcs != 0),
-				    pc);
+		softmax_rows_max_f32(r->s + i * r->n, r->n, nr, mx, pc);
 	}
 }
 

@@ -89,7 +89,7 @@
 #define run_unary ENG_SYM(run_unary)
 #define run_where ENG_SYM(run_where)
 #define softmax_row_f32 ENG_SYM(softmax_row_f32)
-#define softmax_row_max_f32 ENG_SYM(softmax_row_max_f32)
+#define softmax_rows_max_f32 ENG_SYM(softmax_rows_max_f32)
 /* vnpu_eng_data.c */
 #define cubic_w ENG_SYM(cubic_w)
 #define load_index ENG_SYM(load_index)

@@ -788,11 +788,12 @@ void copy_run(char *dst, __s64 ds, const char *src, __s64 ss, __u64 n,
 void softmax_row_f32(const float *x, float *y, __u64 len,
 		     struct eng_pacer *pc);
 /*
- * The same for a lane whose maximum, found as softmax_row_f32() finds it,
- * is @mx: its passes but the first.
+ * The same in place for @rows lanes of @len floats at @y, one after the
+ * other, whose maxima, found as softmax_row_f32() finds them, are at @mx:
+ * its passes but the first.
  */
-void softmax_row_max_f32(const float *x, float *y, __u64 len, float mx,
-			 struct eng_pacer *pc);
+void softmax_rows_max_f32(float *y, __u64 len, __u64 rows, const float *mx,
+			  struct eng_pacer *pc);
 
 /* vnpu_eng_data.c */
 int run_resize(const struct eng_layer *l, __u64 ub, __u64 ue,

@@ -216,6 +216,12 @@ struct eng_sm {
 void vnpu_eng_sm_max_avx512(const float *x, __u64 i, __u64 e, float *mx);
 void vnpu_eng_sm_exp_avx512(struct eng_sm *sm, __u64 i, __u64 e);
 void vnpu_eng_sm_out_avx512(const struct eng_sm *sm, __u64 i, __u64 e);
+/*
+ * Softmax of two contiguous lanes of @n floats in place, at @y and @y +
+ * @ys, whose maxima are @mx[0] and @mx[1]: each lane's operations of the
+ * two functions above, so the same bits, the lanes' chains interleaved.
+ */
+void vnpu_eng_sm_pair_avx512(float *y, __s64 ys, __u64 n, const float *mx);
 
 /*
  * The same on 16 neighbouring lanes of a strided axis at once (lane l at

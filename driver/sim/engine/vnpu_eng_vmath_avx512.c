@@ -318,6 +318,55 @@ void vnpu_eng_sm_out_avx512(const struct eng_sm *sm, __u64 i, __u64 e)
 	}
 }
 
+/* elem.c's sm_total(): the eight partial sums in a fixed order. */
+static inline double sm_sum8(v8df s)
+{
+	return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+/* A lane's exps at @y from @i into @s, masked past @n as the tail's. */
+static inline v16sf sm_pair_exp(const float *y, __u64 i, __u64 n, v16sf mx,
+				v8df *s)
+{
+	__u16 m = sm_mask(n - i);
+	v16sf ex = sm_exp16(sm_load(y + i, m, mx), mx);
+
+	if (m != 0xffff)
+		ex = vm16_sel(sm_iota() < (int)(n - i), ex, vm16_splat(0.0f));
+	*s += sm_widen(ex, 0);
+	*s += sm_widen(ex, 1);
+	return ex;
+}
+
+void vnpu_eng_sm_pair_avx512(float *y, __s64 ys, __u64 n, const float *mx)
+{
+	v16sf m0 = vm16_splat(mx[0]), m1 = vm16_splat(mx[1]), e0, e1;
+	float *y1 = y + ys;
+	v8df s0 = {}, s1 = {};
+	double inv0, inv1;
+	__u64 i;
+	__u16 m;
+
+	for (i = 0; i < n; i += 16) {
+		e0 = sm_pair_exp(y, i, n, m0, &s0);
+		e1 = sm_pair_exp(y1, i, n, m1, &s1);
+		m = sm_mask(n - i);
+		sm_store(y + i, m, e0);
+		sm_store(y1 + i, m, e1);
+	}
+	inv0 = 1.0 / sm_sum8(s0);
+	inv1 = 1.0 / sm_sum8(s1);
+	for (i = 0; i < n; i += 16) {
+		m = sm_mask(n - i);
+		e0 = sm_load(y + i, m, vm16_splat(0.0f));
+		e1 = sm_load(y1 + i, m, vm16_splat(0.0f));
+		sm_store(y + i, m, sm_narrow(sm_widen(e0, 0) * inv0,
+					     sm_widen(e0, 1) * inv0));
+		sm_store(y1 + i, m, sm_narrow(sm_widen(e1, 0) * inv1,
+					      sm_widen(e1, 1) * inv1));
+	}
+}
+
 void vnpu_eng_sm16_max_avx512(struct eng_sm16 *s, __u64 i, __u64 e)
 {
 	v16sf m = *(const v16sf_u *)s->mx;
