@@ -435,8 +435,10 @@ static void dwl_zero_pad(const struct dwl_unit *u, __u64 pt, __u64 pl,
 /*
  * Channels [@c0, @c0 + @nc) of image @img into the window, the rest zero:
  * a whole block's rows eight columns at a time through transpose8(), into
- * their places when rows are whole runs of eight, else through
- * dwl_fill_planes(); only the padding is zeroed when every lane is written.
+ * their places (a row's last eight columns again, over the run before,
+ * when its width is not a multiple of eight), rows of fewer than eight
+ * through dwl_fill_planes(); only the padding is zeroed when every lane is
+ * written.
  */
 static void dwl_fill(const struct eng_layer *l, const struct eng_conv_shape *s,
 		     const struct dwl_unit *u, __u64 img, __u64 c0, __u64 nc)
@@ -463,7 +465,7 @@ static void dwl_fill(const struct eng_layer *l, const struct eng_conv_shape *s,
 	else
 		zero_f32(u->win, u->hp * u->wp * ENG_DWL_LANES);
 	if (nc == ENG_DWL_LANES && xs3 == 1 && xs2 == (__s64)s->w &&
-	    cols % 8) {
+	    cols % 8 && cols < 8) {
 		dwl_fill_planes(u, xc, xs1, s->w, rows, cols, pt, pl);
 		return;
 	}
@@ -475,6 +477,13 @@ static void dwl_fill(const struct eng_layer *l, const struct eng_conv_shape *s,
 		for (iw = 0; iw < iv; iw += 8)
 			transpose8(xr + iw, xs1, d + iw * ENG_DWL_LANES,
 				   ENG_DWL_LANES);
+		/* A row's last run of eight again, over the one before. */
+		if (iv && iv < cols) {
+			transpose8(xr + cols - 8, xs1,
+				   d + (cols - 8) * ENG_DWL_LANES,
+				   ENG_DWL_LANES);
+			continue;
+		}
 		for (j = 0; j < nc; j++)
 			for (iw = iv; iw < cols; iw++)
 				d[iw * ENG_DWL_LANES + j] =
