@@ -742,6 +742,50 @@ static void check_qconv_blocks(struct __test_metadata *_metadata)
 }
 
 /*
+ * A packed int8 convolution of two blocks of positions, the last under
+ * three quarters of the first, runs as one block cut by channels only:
+ * resnet50_qdq's 1024 -> 256 over 14x14 (blocks of 128 and 68 positions)
+ * and 512 -> 512 3x3 over 7x7 (32 and 17), each in 16 units; two even
+ * halves stay two blocks (64 -> 256 over 56x56: 1568 and 1568).
+ */
+static void check_qconv_short_pair(struct __test_metadata *_metadata)
+{
+	static const __u64 convs[][5] = {
+		/* c, hw, m, k, column blocks */
+		{ 1024, 14, 256, 1, 1 }, { 512, 7, 512, 3, 1 }, { 64, 56, 256, 1, 2 },
+	};
+	struct vnpu_layer_conv a = {
+		.flags = VNPU_LAYER_F_PACKED, .group = 1, .stride = { 1, 1 },
+		.dilation = { 1, 1 },
+	};
+	struct eng_conv_shape s;
+	struct eng_qplan p;
+	__u32 i;
+
+	for (i = 0; i < sizeof(convs) / sizeof(convs[0]); i++) {
+		memset(&s, 0, sizeof(s));
+		s.n = s.group = 1;
+		s.c = s.cg = convs[i][0];
+		s.m = s.mg = convs[i][2];
+		s.h = s.oh = s.w = s.ow = convs[i][1];
+		s.kh = s.kw = convs[i][3];
+		a.kernel[0] = a.kernel[1] = (__u32)convs[i][3];
+		a.pad_begin[0] = a.pad_begin[1] = (__u32)convs[i][3] / 2;
+		a.pad_end[0] = a.pad_end[1] = (__u32)convs[i][3] / 2;
+		eng_qplan(&s, &a, &p);
+		EXPECT_EQ(convs[i][4], p.nb)
+			TH_LOG("qconv %llu -> %llu over %llux%llu: column blocks",
+			       (unsigned long long)convs[i][0],
+			       (unsigned long long)convs[i][2],
+			       (unsigned long long)convs[i][1],
+			       (unsigned long long)convs[i][1]);
+		EXPECT_EQ(16, p.units) TH_LOG("qconv %llu -> %llu: units",
+					      (unsigned long long)convs[i][0],
+					      (unsigned long long)convs[i][2]);
+	}
+}
+
+/*
  * A GEMM of one block with the work of two units (an STFT's 97 x 257 x
  * 512, a 2048 x 512 matrix by a vector) runs in two; a small one in one.
  */
@@ -1107,6 +1151,7 @@ TEST(units)
 	check_wino_halves(_metadata);
 	check_conv_col_halves(_metadata);
 	check_qconv_blocks(_metadata);
+	check_qconv_short_pair(_metadata);
 	check_lanes_bits(_metadata);
 	check_lanes_pays(_metadata);
 	gemm_units(_metadata, 1, 97, 83, 700, 0, 0);
