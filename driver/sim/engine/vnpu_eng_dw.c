@@ -750,7 +750,9 @@ static void dwl_rows(const struct vnpu_layer_conv *at,
 
 /*
  * The epilogue of channels [@c0, @c0 + @nc) of image @img in registers
- * (dwl_fused()): each channel's bias as epi_plain() gives act_store().
+ * (dwl_fused()): each channel's bias as epi_plain() gives act_store(),
+ * all @nc from one call (a channel's epilogue is the next row of its
+ * block's: conv_epi()).
  */
 static void dwl_out_init(const struct eng_layer *l, __u64 img, __u64 c0,
 			 __u64 nc, struct dwl_out *d)
@@ -759,7 +761,7 @@ static void dwl_out_init(const struct eng_layer *l, __u64 img, __u64 c0,
 	const struct vnpu_cmd_tensor *y = &l->t[l->n - 1];
 	struct gemm_epi e;
 	struct gemm_out o;
-	float add[1];
+	float add[ENG_DWL_LANES];
 	int has_add = 0;
 	__u64 j;
 
@@ -771,13 +773,41 @@ static void dwl_out_init(const struct eng_layer *l, __u64 img, __u64 c0,
 	d->be = f32_of(at->act.beta);
 	d->func = at->act.func;
 	d->nc = nc;
-	d->add = 0;
-	for (j = 0; j < nc; j++) {
-		conv_epi(l, img, c0 + j, &e, &o);
-		epi_plain(&o, &e, 0, 1, add, &has_add);
-		d->add = has_add;
-		d->bias[j] = has_add ? add[0] : 0.0f;
-	}
+	conv_epi(l, img, c0, &e, &o);
+	epi_plain(&o, &e, 0, nc, add, &has_add);
+	d->add = has_add;
+	for (j = 0; j < nc; j++)
+		d->bias[j] = has_add ? add[j] : 0.0f;
+}
+
+/*
+ * The @kt taps of a lanes unit's @nc channels from @c0 to @w (tap t's at
+ * @w + t * ENG_DWL_LANES), when they are dense f32 rows (the compiler's,
+ * dw_weights()) of eight taps or more and the unit has ENG_DWL_LANES
+ * channels: eight taps at a time through transpose8(), the last eight
+ * again over the run before. Returns 0, having written nothing, otherwise.
+ */
+static int dwl_weights_dense(const struct eng_layer *l, __u64 c0, __u64 nc,
+			     __u64 kt, float *w)
+{
+	const struct vnpu_layer_conv *at = l->attrs;
+	const struct vnpu_cmd_tensor *t = &l->t[1];
+	const float *p;
+	__u64 k;
+
+	if ((at->flags & VNPU_LAYER_F_PACKED) || t->dtype != VNPU_DTYPE_F32 ||
+	    t->rank != 4 || t->strides[3] != 1 ||
+	    t->strides[2] != (__s64)at->kernel[1] ||
+	    nc != ENG_DWL_LANES || kt < 8)
+		return 0;
+	p = (const float *)l->data[1] + (__s64)c0 * t->strides[0];
+	for (k = 0; k + 8 <= kt; k += 8)
+		transpose8(p + k, t->strides[0], w + k * ENG_DWL_LANES,
+			   ENG_DWL_LANES);
+	if (k < kt)
+		transpose8(p + kt - 8, t->strides[0],
+			   w + (kt - 8) * ENG_DWL_LANES, ENG_DWL_LANES);
+	return 1;
 }
 
 /* Bytes of window a lanes unit fills at a time: about half of L2. */
@@ -842,11 +872,13 @@ int run_conv_dw_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 		nc = eng_min(ENG_DWL_LANES, s.m - c0);
 		r0 = u % nr * rows;
 		r1 = eng_min(s.oh, r0 + rows);
-		zero_f32(d.w, kt * ENG_DWL_LANES);
-		for (j = 0; j < nc; j++) {
-			dw_weights(l, c0 + j, kt, wt);
-			for (k = 0; k < kt; k++)
-				d.w[k * ENG_DWL_LANES + j] = wt[k];
+		if (!dwl_weights_dense(l, c0, nc, kt, d.w)) {
+			zero_f32(d.w, kt * ENG_DWL_LANES);
+			for (j = 0; j < nc; j++) {
+				dw_weights(l, c0 + j, kt, wt);
+				for (k = 0; k < kt; k++)
+					d.w[k * ENG_DWL_LANES + j] = wt[k];
+			}
 		}
 		if (fused) {
 			dwl_out_init(l, img, c0, nc, &out);
