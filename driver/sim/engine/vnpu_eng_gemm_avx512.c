@@ -262,7 +262,18 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 	UK_FMA(UK_A0(u, 2), 4, 5) UK_FMA(UK_A0(u, 3), 6, 7)
 
 /*
- * The whole tile of STEP and ROWS: 12 rows or 4, with IN before the loop
+ * The 8-row tile: a panel of A and the first two rows of the next (BERT's
+ * 128 rows: ten 12-row tiles, then 8 rows, not 12 of which 4 are zero).
+ */
+#define UK_STEP8(u)							\
+	UK_B(u)								\
+	UK_FMA(UK_A0(u, 0), 0, 1) UK_FMA(UK_A0(u, 1), 2, 3)		\
+	UK_FMA(UK_A0(u, 2), 4, 5) UK_FMA(UK_A0(u, 3), 6, 7)		\
+	UK_FMA(UK_A0(u, 4), 8, 9) UK_FMA(UK_A0(u, 5), 10, 11)		\
+	UK_FMA(UK_A1(u, 0), 12, 13) UK_FMA(UK_A1(u, 1), 14, 15)
+
+/*
+ * The whole tile of STEP and ROWS: 12 rows, 4 or 8, with IN before the loop
  * and OUT after it (a tail column's sums: tile_12x32_ind_t1()); the
  * vzeroupper leaves no dirty upper state behind.
  */
@@ -303,6 +314,7 @@ void tile(__u64 kc, const float *a0, const float *a1, const float *b0,
 
 #define UK_TILE UK_TILE_(UK_STEP, ZT_ROWS, , )
 #define UK_TILE4 UK_TILE_(UK_STEP4, ZT_ROWS4, , )
+#define UK_TILE8 UK_TILE_(UK_STEP8, ZT_ROWS8, , )
 
 #define UK_CLOBBER							\
 	"xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",	\
@@ -367,6 +379,7 @@ void name(UK_PARAMS)							\
 
 UK_FN_B(tile_12x32, UK_TILE)
 UK_FN_B(tile_4x32, UK_TILE4)
+UK_FN_B(tile_8x32, UK_TILE8)
 
 /* B by offsets: step u's row at b + 4 * off[u], columns 16-31 64 bytes on. */
 #undef UK_B
@@ -400,6 +413,7 @@ void name(UK_PARAMS)							\
 
 UK_FN_IND(tile_12x32_ind, UK_TILE)
 UK_FN_IND(tile_4x32_ind, UK_TILE4)
+UK_FN_IND(tile_8x32_ind, UK_TILE8)
 
 /*
  * The 12x32 tile with B by offsets that also fetches the line at %[pf] +
@@ -485,6 +499,7 @@ void tile_12x32_ind_t1(UK_PARAMS, const float *bt, float (*tl)[16])
 
 UK_FN_IND(tile_12x32_ind_rows, UK_TILE)
 UK_FN_IND(tile_4x32_ind_rows, UK_TILE4)
+UK_FN_IND(tile_8x32_ind_rows, UK_TILE8)
 
 /*
  * A in rows %[lda] bytes apart (ars floats), read in place: rows 0-2 from
@@ -559,6 +574,7 @@ void name(UK_PARAMS)							\
 
 UK_FN_ROWS(tile_12x32_rows, UK_TILE)
 UK_FN_ROWS(tile_4x32_rows, UK_TILE4)
+UK_FN_ROWS(tile_8x32_rows, UK_TILE8)
 
 #define TILE_FN(name, rows, np, ind, arow)				\
 static __attribute__((__noinline__))					\
@@ -584,46 +600,57 @@ TILE_FN(tile_4x16, 4, 1, 0, 0)
 TILE_FN(tile_4x16_ind, 4, 1, 1, 0)
 TILE_FN(tile_4x16_rows, 4, 1, 0, 1)
 TILE_FN(tile_4x16_ind_rows, 4, 1, 1, 1)
+TILE_FN(tile_8x16, 8, 1, 0, 0)
+TILE_FN(tile_8x16_ind, 8, 1, 1, 0)
+TILE_FN(tile_8x16_rows, 8, 1, 0, 1)
+TILE_FN(tile_8x16_ind_rows, 8, 1, 1, 1)
 
 typedef void (*tile_fn)(UK_PARAMS);
 
 /*
- * [A in rows][ind][rows: one panel's first 4, one panel, two panels]
- * [two column panels]
+ * [A in rows][ind][rows: one panel's first 4, one panel, two panels, a
+ * panel and the next one's first 2][two column panels]
  */
-static const tile_fn tiles[2][2][3][2] = {
+static const tile_fn tiles[2][2][4][2] = {
 	{
 		{ { tile_4x16, tile_4x32 }, { tile_6x16, tile_6x32 },
-		  { tile_12x16, tile_12x32 } },
+		  { tile_12x16, tile_12x32 }, { tile_8x16, tile_8x32 } },
 		{ { tile_4x16_ind, tile_4x32_ind },
 		  { tile_6x16_ind, tile_6x32_ind },
-		  { tile_12x16_ind, tile_12x32_ind } },
+		  { tile_12x16_ind, tile_12x32_ind },
+		  { tile_8x16_ind, tile_8x32_ind } },
 	}, {
 		{ { tile_4x16_rows, tile_4x32_rows },
 		  { tile_6x16_rows, tile_6x32_rows },
-		  { tile_12x16_rows, tile_12x32_rows } },
+		  { tile_12x16_rows, tile_12x32_rows },
+		  { tile_8x16_rows, tile_8x32_rows } },
 		{ { tile_4x16_ind_rows, tile_4x32_ind_rows },
 		  { tile_6x16_ind_rows, tile_6x32_ind_rows },
-		  { tile_12x16_ind_rows, tile_12x32_ind_rows } },
+		  { tile_12x16_ind_rows, tile_12x32_ind_rows },
+		  { tile_8x16_ind_rows, tile_8x32_ind_rows } },
 	},
 };
 
 /* Rows of the last tile when it is a panel of which 4 or fewer are used. */
 #define SHORT_ROWS 4
 
-/* The rows of a tile of tiles[][][rows][]: the first 4, one panel, two. */
-static const int tile_rows[3] = { SHORT_ROWS, ENG_MR, 2 * ENG_MR };
+/* Rows of the 8-row tile: a last pair of panels with 2 or fewer in the second. */
+#define PAIR8_ROWS (ENG_MR + 2)
+
+/* The rows of a tile of tiles[][][rows][]. */
+static const int tile_rows[4] = { SHORT_ROWS, ENG_MR, 2 * ENG_MR, PAIR8_ROWS };
 
 /*
  * Rows (or columns) of a block of @n that tiles of two panels of @w, the
- * last one alone when odd (or its first @short_w), cover without reaching
- * past @n.
+ * last one alone when odd (or its first @short_w), or the last pair's
+ * first @pair_w, cover without reaching past @n.
  */
-static __u64 whole_tiles(__u64 n, __u64 w, __u64 short_w)
+static __u64 whole_tiles(__u64 n, __u64 w, __u64 short_w, __u64 pair_w)
 {
 	__u64 pairs = n / (2 * w) * 2 * w;
 
-	return n - pairs == w || n - pairs == short_w ? n : pairs;
+	return n - pairs == w || n - pairs == short_w || n - pairs == pair_w ?
+	       n : pairs;
 }
 
 /*
@@ -1025,8 +1052,9 @@ void vnpu_eng_slice_avx512(struct eng_slice *s)
 		far = d == (__s64)s->off[2] - s->off[1] &&
 		      (d < 0 ? -d : d) * 4 >= B_FAR_ROW;
 	}
-	s->out_mc = s->out ? whole_tiles(s->mc, ENG_MR, SHORT_ROWS) : 0;
-	s->out_nc = s->out ? whole_tiles(nc, ENG_NR, ENG_NR) : 0;
+	s->out_mc = s->out ? whole_tiles(s->mc, ENG_MR, SHORT_ROWS,
+					 fuse ? 0 : PAIR8_ROWS) : 0;
+	s->out_nc = s->out ? whole_tiles(nc, ENG_NR, ENG_NR, ENG_NR) : 0;
 	for (j = 0; j < nb; j += 2) {
 		const float *b0 = s->b + j * s->b_ps;
 		int two_n = j + 1 < nb;
@@ -1034,6 +1062,11 @@ void vnpu_eng_slice_avx512(struct eng_slice *s)
 		for (i = 0; i < ma; i += 2) {
 			const float *a0 = s->a + i * s->a_ps;
 			int rows = i + 1 < ma ? 2 : short_m ? 0 : 1;
+
+			/* Not with the tail column, which takes 12 rows. */
+			if (!fuse && i + 2 == ma &&
+			    s->mc - (i + 1) * ENG_MR <= 2)
+				rows = 3;
 			__u64 cols = two_n ? 2 * ENG_NR : ENG_NR;
 			const struct eng_tile_out *o = 0;
 

@@ -7,11 +7,12 @@
 #ifndef VNPU_ENG_ZMM_TILE_H
 #define VNPU_ENG_ZMM_TILE_H
 
-/* M(z0, z1) for the registers of each row, of 12 rows and of 4. */
+/* M(z0, z1) for the registers of each row, of 12 rows, of 4 and of 8. */
 #define ZT_ROWS(M)							\
 	ZT_ROWS4(M) M(8, 9) M(10, 11)					\
 	M(12, 13) M(14, 15) M(16, 17) M(18, 19) M(20, 21) M(22, 23)
 #define ZT_ROWS4(M) M(0, 1) M(2, 3) M(4, 5) M(6, 7)
+#define ZT_ROWS8(M) ZT_ROWS4(M) M(8, 9) M(10, 11) M(12, 13) M(14, 15)
 
 /* A row loaded from %[p], zeroed, or stored to %[p]; %[p] moves on. */
 #define ZT_LD(z0, z1)							\
