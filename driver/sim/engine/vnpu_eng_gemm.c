@@ -1870,6 +1870,35 @@ static void tile_act(const void *arg, float *y, __s64 rs, __u64 rows,
 	act_rows_f32(e->act, y, rs, rows, n, e->avx512);
 }
 
+#ifdef ENG_FMA
+/*
+ * The activation the AVX512-BF16 12x32 tiles apply in registers besides
+ * tile_act_asm()'s: SiLU and the logistic function at bf16's grade, of a
+ * layer whose products run on them (ENG_ACT_BF16); or 0.
+ */
+static __u64 tile_act_bf16(const struct gemm_epi *e)
+{
+	if (e->avx512 != ENG_ACT_BF16 || e->act->flags)
+		return 0;
+	return e->act->func == VNPU_ACT_SILU ? ENG_TILE_SILU16 :
+	       e->act->func == VNPU_ACT_SIGMOID ? ENG_TILE_SIGMOID16 : 0;
+}
+
+/*
+ * The lanes such a tile left (struct eng_tile_out's @far) among @rows
+ * runs of @n outputs at @y, @rs floats apart (struct eng_slice's @out_fn,
+ * @arg the struct gemm_epi): as tile_act() would have given them.
+ */
+static void tile_act_far(const void *arg, float *y, __s64 rs, __u64 rows,
+			 __u64 n)
+{
+	const struct gemm_epi *e = arg;
+
+	vnpu_eng_logistic_far_avx512(e->act->func == VNPU_ACT_SILU, y, rs,
+				     rows, n);
+}
+#endif
+
 /*
  * The f32 slice [@k0, @k0 + @kc) of a mat-vec's row @row of @a: in place
  * where the row is dense f32, else converted into @bufs' A buffer.
@@ -2320,6 +2349,12 @@ void gemm_block(const struct gemm_a *a, const struct gemm_b *b,
 				s.out_fn = tile_act;
 				s.out_arg = e;
 			}
+#ifdef ENG_FMA
+			if (bf16 && tile_act_bf16(e)) {
+				s.out_act = tile_act_bf16(e);
+				s.out_fn = tile_act_far;
+			}
+#endif
 			if (e->r) {
 				s.out_res = (const float *)e->r +
 					    (__s64)m0 * e->r_rs +

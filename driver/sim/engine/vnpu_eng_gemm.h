@@ -118,9 +118,14 @@ struct eng_slice {
  * then with ENG_TILE_MAX or ENG_TILE_MIN: act_bound()'s Max(y, @beta) or
  * Min(y, @beta), @beta no NaN (an f32 bit pattern, as @alpha). With
  * @cadd (never with @jb), column c adds @cadd[c] after @add (a GEMM's
- * bias by columns). The AVX-512 assembly reads the members at offsets 0,
- * 8, 16, 24, 32, 40, 48, 56, 64, 72 and 76; the AVX2 one at 0, 8, 16,
- * 40, 48, 56, 64, 72, 76 and 80.
+ * bias by columns). The AVX512-BF16 12x32 tile also takes @act
+ * ENG_TILE_SILU16 or ENG_TILE_SIGMOID16 (no bound): SiLU or the logistic
+ * function at bf16's grade (vm16_logistic_bf16()) where |x| is below
+ * VM_LOGISTIC_NORMAL, x itself elsewhere, and then sets @far, for
+ * vnpu_eng_logistic_far_avx512() to finish those lanes. The AVX-512
+ * assembly reads the members at offsets 0, 8, 16, 24, 32, 40, 48, 56, 64,
+ * 72 and 76 (and writes @far at 88); the AVX2 one at 0, 8, 16, 40, 48,
+ * 56, 64, 72, 76 and 80.
  */
 struct eng_tile_out {
 	float *y;
@@ -134,11 +139,14 @@ struct eng_tile_out {
 	const float *cadd;
 	__u32 alpha, beta;
 	const float *hs;
+	__u32 far;
 };
 
 #define ENG_TILE_RELU 1
 #define ENG_TILE_HSWISH 2
 #define ENG_TILE_LEAKY 3
+#define ENG_TILE_SILU16 4
+#define ENG_TILE_SIGMOID16 5
 #define ENG_TILE_MAX 0x100
 #define ENG_TILE_MIN 0x200
 #define ENG_TILE_BOUND 0x300

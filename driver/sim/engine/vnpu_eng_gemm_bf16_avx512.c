@@ -103,7 +103,7 @@ static inline v16si pair16(v16sf lo, v16sf hi)
 #define TILE_PARAMS							\
 	__u64 np2, const __u32 *a0, const __u32 *a1, const __u32 *b0,	\
 	const __u32 *b1, const __u32 *ta, const __u32 *tb, float *c,	\
-	__u64 rs, int load, const struct eng_tile_out *out, __s64 pd
+	__u64 rs, int load, struct eng_tile_out *out, __s64 pd
 #define TILE_HEAD(name)							\
 static __attribute__((__noinline__)) void name(TILE_PARAMS)
 
@@ -191,6 +191,74 @@ static __attribute__((__noinline__)) void name(TILE_PARAMS)
 	STORES								\
 	"vzeroupper\n\t"
 
+/*
+ * The constants of vm16_logistic_bf16() for the tile's SiLU, in the order
+ * of LG_K(): the fast range's bounds -VM_LOGISTIC_NORMAL and
+ * VM_LOGISTIC_NORMAL, -log2(e), p(f)'s coefficients, 1.
+ */
+static const float lg_k[8] __attribute__((aligned(32))) = {
+	-VM_LOGISTIC_NORMAL, VM_LOGISTIC_NORMAL, -VM_LOG2E, VM_LB_P3,
+	VM_LB_P2, VM_LB_P1, VM_LB_P0, 1.0f,
+};
+
+/* Constant @i of lg_k[] (the asm operand %[lk]), broadcast or not. */
+#define LG_K(i) #i " * 4 + %[lk]%{1to16%}"
+#define LG_K1(i) #i " * 4 + %[lk]"
+
+/*
+ * vm16_logistic_bf16_normal()'s operations on zmm z, in zmm a, b and c,
+ * then FIN(z, c) with k5 the lanes where |z| < VM_LOGISTIC_NORMAL (z
+ * < VM_LOGISTIC_NORMAL, then z > -VM_LOGISTIC_NORMAL: no NaN), z staying
+ * in the others, which k7 gathers.
+ */
+#define LG_VEC(z, a, b, c, FIN)						\
+	"vcmpps $0x11, " LG_K(1) ", %%zmm" #z ", %%k5\n\t"		\
+	"vcmpps $0x1e, " LG_K(0) ", %%zmm" #z ", %%k5%{%%k5%}\n\t"	\
+	"kandw %%k5, %%k7, %%k7\n\t"					\
+	"vmulps " LG_K(2) ", %%zmm" #z ", %%zmm" #a "\n\t"		\
+	"vrndscaleps $8, %%zmm" #a ", %%zmm" #b "\n\t"			\
+	"vsubps %%zmm" #b ", %%zmm" #a ", %%zmm" #a "\n\t"		\
+	"vbroadcastss " LG_K1(3) ", %%zmm" #c "\n\t"			\
+	"vfmadd213ps " LG_K(4) ", %%zmm" #a ", %%zmm" #c "\n\t"	\
+	"vfmadd213ps " LG_K(5) ", %%zmm" #a ", %%zmm" #c "\n\t"	\
+	"vfmadd213ps " LG_K(6) ", %%zmm" #a ", %%zmm" #c "\n\t"	\
+	"vscalefps %%zmm" #b ", %%zmm" #c ", %%zmm" #c "\n\t"		\
+	"vaddps " LG_K(7) ", %%zmm" #c ", %%zmm" #c "\n\t"		\
+	"vrcp14ps %%zmm" #c ", %%zmm" #c "\n\t"			\
+	FIN(z, c)
+
+#define LG_SILU(z, c)							\
+	"vmulps %%zmm" #c ", %%zmm" #z ", %%zmm" #z "%{%%k5%}\n\t"
+#define LG_SIGMOID(z, c)						\
+	"vmovaps %%zmm" #c ", %%zmm" #z "%{%%k5%}\n\t"
+#define LG_SILU_ROW(z0, z1)						\
+	LG_VEC(z0, 24, 25, 26, LG_SILU) LG_VEC(z1, 27, 28, 29, LG_SILU)
+#define LG_SIGMOID_ROW(z0, z1)						\
+	LG_VEC(z0, 24, 25, 26, LG_SIGMOID)				\
+	LG_VEC(z1, 27, 28, 29, LG_SIGMOID)
+
+/*
+ * The 12x32 tile's own activation (ZT_OUT_X()'s ACT): with out->act
+ * ENG_TILE_SILU16 or ENG_TILE_SIGMOID16, the function on each row in
+ * place, and out->far set where a lane took none.
+ */
+#define LG_TILE_ACT							\
+	"cmp $" ZT_STR(ENG_TILE_SILU16) ", %[k]\n\t"			\
+	"je 20f\n\t"							\
+	"cmp $" ZT_STR(ENG_TILE_SIGMOID16) ", %[k]\n\t"		\
+	"jne 22f\n\t"							\
+	"kxnorw %%k7, %%k7, %%k7\n\t"					\
+	ZT_ROWS(LG_SIGMOID_ROW)						\
+	"jmp 21f\n"							\
+	"20:\n\t"							\
+	"kxnorw %%k7, %%k7, %%k7\n\t"					\
+	ZT_ROWS(LG_SILU_ROW)						\
+	"21:\n\t"							\
+	"kortestw %%k7, %%k7\n\t"					\
+	"jc 22f\n\t"							\
+	"movl $1, 88(%[out])\n"						\
+	"22:\n\t"
+
 #define BK_TILE(name, BK_A, ADV2)					\
 TILE_HEAD(name)								\
 {									\
@@ -203,18 +271,19 @@ TILE_HEAD(name)								\
 				     BK_STEP_, BK_A, ADV2,		\
 				     "mov $64, %[bd]\n\t"		\
 				     BK_STEP_(0, BK_A_PANEL),		\
-				     ZT_STORE(ZT_ROWS))			\
+				     ZT_STORE_X(ZT_ROWS, LG_TILE_ACT))	\
 			     : [k] "+r"(np2), [a0] "+r"(a0), [a1] "+r"(a1),	\
 			       [b] "+r"(b0), [bd] "+r"(bd), [p] "=&r"(p),	\
 			       [t] "=&r"(t), [rsb] "+r"(rsb)		\
 			     : [c] "r"(c), [load] "rm"(load), [ta] "rm"(ta), \
-			       [tb] "rm"(tb), [pd] "r"(pd), [out] "r"(out)	\
+			       [tb] "rm"(tb), [pd] "r"(pd), [out] "r"(out),	\
+			       [lk] "m"(lg_k)				\
 			     : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",	\
 			       "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",	\
 			       "xmm12", "xmm13", "xmm14", "xmm15", "xmm16",	\
 			       "xmm17", "xmm18", "xmm19", "xmm20", "xmm21",	\
-			       "xmm22", "xmm23", "xmm30", "xmm31",	\
-			       ZT_OUT_CLOBBER, "cc", "memory");		\
+			       "xmm22", "xmm23", "xmm28", "xmm30", "xmm31",	\
+			       ZT_OUT_CLOBBER, "k7", "cc", "memory");	\
 }
 
 BK_TILES(BK_TILE, tile_12x32)
@@ -655,6 +724,20 @@ static __s64 a_ahead(const struct eng_bf16_slice *s, __u64 i, __u64 ma,
 	return 0;
 }
 
+/*
+ * Whether the slice's out_fn is due on the outputs of the tile that has
+ * just stored to @o: always, but after the tile's own SiLU or logistic
+ * function only where it left lanes (@o->far, which this clears).
+ */
+static int out_fn_due(struct eng_tile_out *o)
+{
+	int due = o->far || (o->act != ENG_TILE_SILU16 &&
+			     o->act != ENG_TILE_SIGMOID16);
+
+	o->far = 0;
+	return due;
+}
+
 void vnpu_eng_slice_bf16(const struct eng_bf16_slice *s)
 {
 	__u64 ma = eng_div_up(s->mc, ENG_MR), nb = eng_div_up(s->nc, ENG_NR);
@@ -723,7 +806,7 @@ void vnpu_eng_slice_bf16(const struct eng_bf16_slice *s)
 			int rows = i + 1 >= ma ? (short_m ? 0 : 1) :
 				   s->mc - i * ENG_MR <= PAIR_SHORT_ROWS ? 2 : 3;
 			const __u32 *a0 = s->a + i * s->a_ps;
-			const struct eng_tile_out *o = 0;
+			struct eng_tile_out *o = 0;
 
 			if ((i + 2) * ENG_MR <= out_mc &&
 			    (j + 2) * ENG_NR <= out_nc) {
@@ -737,7 +820,7 @@ void vnpu_eng_slice_bf16(const struct eng_bf16_slice *s)
 					    s->acc + i * ENG_MR * s->acc_rs +
 					    j * ENG_NR, s->acc_rs, s->load, o,
 					    a_ahead(s, i, ma, j, nb));
-			if (o && s->out->out_fn)
+			if (o && s->out->out_fn && out_fn_due(&out))
 				vnpu_eng_tile_out_fn(s->out, o, 2 * ENG_MR,
 						     2 * ENG_NR);
 		}

@@ -184,6 +184,14 @@ void vnpu_eng_act_avx512(__u32 func, const float *x, float *y, __u64 n,
 void vnpu_eng_act_rows_avx512(__u32 func, float *y, __s64 rs, __u64 rows,
 			      __u64 n, int bf16);
 /*
+ * The lanes of @rows runs of @n floats at @y (@rs floats apart) that a
+ * bf16 tile left after SiLU (@silu) or the logistic function in its
+ * registers: those past vm16_logistic_bf16()'s fast range, as it takes
+ * them (struct eng_tile_out's @far).
+ */
+void vnpu_eng_logistic_far_avx512(int silu, float *y, __s64 rs, __u64 rows,
+				  __u64 n);
+/*
  * act_store()'s one pass on 16 lanes, for @act Relu, LeakyRelu, HardSwish
  * or Identity, with its bound (VNPU_ACT_F_MAX or _MIN) if any: @len sums
  * at @t, plus *@add when set, plus the run at @res when set, through @act

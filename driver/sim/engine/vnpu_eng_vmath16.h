@@ -71,6 +71,11 @@ static inline v16sf vm16_perm16(const float *tab, v16si k)
  * 2^-12.9 relative of the exact function for |z| < VM_LOGISTIC_NORMAL,
  * where every quantity stays normal: n in [-123, 123].
  */
+#define VM_LB_P3	0x1.c3f76p-5f	/* p(f)'s coefficients, f^3 first */
+#define VM_LB_P2	0x1.f0de1cp-3f
+#define VM_LB_P1	0x1.62f31ap-1f
+#define VM_LB_P0	0x1.fff692p-1f
+
 static inline v16sf vm16_logistic_bf16_normal(v16sf z, v16sf m)
 {
 	v16sf t = z * -VM_LOG2E, n, f, p;
@@ -78,9 +83,9 @@ static inline v16sf vm16_logistic_bf16_normal(v16sf z, v16sf m)
 	/* Round to nearest, no precision exception. */
 	n = __builtin_ia32_rndscaleps_mask(t, 0x08, t, 0xffff, 4);
 	f = t - n;
-	p = VM_FMA(f, vm16_splat(0x1.c3f76p-5f), vm16_splat(0x1.f0de1cp-3f));
-	p = VM_FMA(p, f, vm16_splat(0x1.62f31ap-1f));
-	p = VM_FMA(p, f, vm16_splat(0x1.fff692p-1f));
+	p = VM_FMA(f, vm16_splat(VM_LB_P3), vm16_splat(VM_LB_P2));
+	p = VM_FMA(p, f, vm16_splat(VM_LB_P1));
+	p = VM_FMA(p, f, vm16_splat(VM_LB_P0));
 	p = __builtin_ia32_scalefps512_mask(p, n, p, 0xffff, 4);
 	return m * __builtin_ia32_rcp14ps512_mask(p + 1.0f, p, 0xffff);
 }

@@ -56,6 +56,37 @@ void sigmoid_bf16_rows(const float *x, float *y, __u64 n, __u64 rows,
 }
 
 /*
+ * The lanes a tile left to finish after SiLU (@silu) or the logistic
+ * function at bf16's grade in its registers (ENG_TILE_SILU16,
+ * ENG_TILE_SIGMOID16): among @rows runs of @n floats at @y, @rs floats
+ * apart, those that hold the sum itself, |z| from VM_LOGISTIC_NORMAL up
+ * or a NaN, through vm16_logistic(), as vm16_logistic_bf16() takes them.
+ * The tile's own results stay below VM_LOGISTIC_NORMAL in magnitude (a
+ * logistic at most 1; z times vrcp14ps(1) = 1 for z above 17), so which
+ * lanes are left shows in their values.
+ */
+void vnpu_eng_logistic_far_avx512(int silu, float *y, __s64 rs, __u64 rows,
+				  __u64 n)
+{
+	__u64 r, i;
+
+	for (r = 0; r < rows; r++, y += rs)
+		for (i = 0; i < n; i += 16) {
+			__u16 m = n - i >= 16 ? 0xffff :
+				  (__u16)((1u << (n - i)) - 1);
+			v16sf v = __builtin_ia32_loadups512_mask(y + i, (v16sf){}, m);
+			v16si sign, near;
+
+			near = vm16_abs(v, &sign) < VM_LOGISTIC_NORMAL;
+			if (vm16_all_set(near))
+				continue;
+			v = vm16_sel(near, v,
+				     vm16_logistic(v, silu ? v : vm16_splat(1.0f)));
+			__builtin_ia32_storeups512_mask(y + i, v, m);
+		}
+}
+
+/*
  * With @bf16, SiLU or the logistic function at bf16's grade; else @func
  * as vm16_act_map_rows() gives it (f32's bits). True where it took @func.
  */

@@ -123,9 +123,11 @@
  * set, then out->res's elements when set, then out->act (Relu, LeakyRelu
  * of out->alpha or HardSwish, then the bound out->beta when it says), and
  * under out->mask[] when out->jb is set (then the stores jump to 8, with
- * out->jb in %[t]).
+ * out->jb in %[t]). ZT_OUT_X's ACT comes after those, with %[k] holding
+ * out->act (0 for none): an activation of the tile's own.
  */
-#define ZT_OUT(ROWS)							\
+#define ZT_OUT(ROWS) ZT_OUT_X(ROWS, "")
+#define ZT_OUT_X(ROWS, ACT)						\
 	"mov %[c], %[p]\n\t"						\
 	"test %[out], %[out]\n\t"					\
 	"jz 7f\n\t"							\
@@ -196,13 +198,15 @@
 	"19:\n\t"							\
 	ROWS(ZT_BMIN)							\
 	"14:\n\t"							\
+	ACT								\
 	"test %[t], %[t]\n\t"						\
 	"jnz 8f\n"							\
 	"7:\n\t"
 
 /* The epilogue, then the stores: whole rows, or (label 8) under masks. */
-#define ZT_STORE(ROWS)							\
-	ZT_OUT(ROWS)							\
+#define ZT_STORE(ROWS) ZT_STORE_X(ROWS, "")
+#define ZT_STORE_X(ROWS, ACT)						\
+	ZT_OUT_X(ROWS, ACT)						\
 	ROWS(ZT_ST)							\
 	"jmp 10f\n"							\
 	"8:\n\t"							\

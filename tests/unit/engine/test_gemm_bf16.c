@@ -62,11 +62,16 @@ static float val(void)
 
 /* The cases' @act past enum vnpu_act_func: LeakyRelu(0.2) then Max(y, -0.4). */
 #define ACT_LEAKY_MAX 0x100
+/*
+ * Or'ed into @act (SiLU or Sigmoid): some sums past the logistic
+ * function's fast range (far_epi()).
+ */
+#define ACT_FAR 0x200
 
 /* Layer activation @act of a case. */
 static struct vnpu_layer_act case_act(__u32 act)
 {
-	struct vnpu_layer_act a = { .func = act };
+	struct vnpu_layer_act a = { .func = act & ~ACT_FAR };
 
 	if (act == VNPU_ACT_LEAKY_RELU || act == ACT_LEAKY_MAX) {
 		a.func = VNPU_ACT_LEAKY_RELU;
@@ -105,24 +110,48 @@ static float epi_model(float x, const float *c, const float *r, __u32 act)
 }
 
 /*
- * SiLU on the @n pre-activation outputs of @model in place when @act is
- * SiLU: as the epilogue of a layer on the AVX512-BF16 kernels gives it,
- * at bf16's grade (vnpu_eng_act_avx512() with bf16, the engine's own
- * bits, which engine-vmath bounds), or in float where the host has no
- * AVX-512 (only the widening path runs there, held within tolerance).
+ * SiLU or Sigmoid on the @n pre-activation outputs of @model in place
+ * when @act says: as the epilogue of a layer on the AVX512-BF16 kernels
+ * gives it, at bf16's grade (vnpu_eng_act_avx512() with bf16, the
+ * engine's own bits, which engine-vmath bounds), or in float where the
+ * host has no AVX-512 (only the widening path runs there, held within
+ * tolerance).
  */
 static void silu_model(float *model, __u64 n, __u32 act)
 {
+	__u32 func = act & ~ACT_FAR;
 	__u64 i;
 
-	if (act != VNPU_ACT_SILU)
+	if (func != VNPU_ACT_SILU && func != VNPU_ACT_SIGMOID)
 		return;
 	if (et_host_features & VNPU_ENG_F_AVX512) {
-		vnpu_eng_act_avx512(VNPU_ACT_SILU, model, model, n, 1);
+		vnpu_eng_act_avx512(func, model, model, n, 1);
 		return;
 	}
 	for (i = 0; i < n; i++)
-		model[i] = model[i] / (1.0f + expf(-model[i]));
+		model[i] = (func == VNPU_ACT_SILU ? model[i] : 1.0f) /
+			   (1.0f + expf(-model[i]));
+}
+
+/*
+ * With ACT_FAR in @act, sums past the logistic function's fast range
+ * (VM_LOGISTIC_NORMAL) among the others: the @nb biases at @bias of
+ * channels 1, 2 and 3 +-infinity and a NaN, every fifth one +-90 or so;
+ * every seventh of the @nr elements of the residual @res +-100.
+ */
+static void far_epi(__u32 act, float *bias, __u64 nb, float *res, __u64 nr)
+{
+	__u64 i;
+
+	if (!(act & ACT_FAR))
+		return;
+	for (i = 0; i < nb; i += 5)
+		bias[i] = (i % 2 ? -90.0f : 90.0f) + (float)i / 8;
+	bias[1 % nb] = INFINITY;
+	bias[2 % nb] = -INFINITY;
+	bias[3 % nb] = NAN;
+	for (i = 3; i < nr; i += 7)
+		res[i] = i % 2 ? -100.0f : 100.0f;
 }
 
 /*
@@ -279,6 +308,7 @@ static void gemm_epi_case(struct __test_metadata *_metadata, __u64 m, __u64 n,
 		bias[i] = -et_randf() * (float)k / 16.0f;
 	for (i = 0; i < m * n; i++)
 		res[i] = et_randf() * 4.0f - 2.0f;
+	far_epi(act, bias, n, res, m * n);
 	vnpu_eng_pack(VNPU_PACK_GEMM_B, b, 1, k, n, pk);
 	for (i = 0; i < size; i++)
 		ph[i] = to_bf16(pk[i]);
@@ -359,6 +389,7 @@ static void conv_epi_case(struct __test_metadata *_metadata, __u64 c, __u64 h, _
 		bias[i] = -et_randf() * (float)kt / 16.0f;
 	for (i = 0; i < m * oh * ow; i++)
 		res[i] = et_randf() * 4.0f - 2.0f;
+	far_epi(act, bias, m, res, m * oh * ow);
 	vnpu_eng_pack(VNPU_PACK_CONV_W, wt, 1, m, kt, pk);
 	for (i = 0; i < size; i++)
 		ph[i] = to_bf16(pk[i]);
@@ -944,6 +975,26 @@ TEST(gemmbf16)
 		      VNPU_ACT_SILU);
 	gemm_epi_case(_metadata, 40, 100, 77, VNPU_LAYER_F_BIAS, VNPU_ACT_SILU);
 	gemm_epi_case(_metadata, 1, 70, 33, VNPU_LAYER_F_BIAS, VNPU_ACT_SILU);
+	/*
+	 * SiLU and Sigmoid in the 12x32 tiles' registers, whole and under
+	 * masks (a window's tiles straddling output rows), with sums past
+	 * their fast range (+-90, +-100, infinities, a NaN) that the tiles
+	 * leave to vnpu_eng_logistic_far_avx512().
+	 */
+	conv_epi_case(_metadata, 33, 19, 29, 200, 1, 1, 1, 0, VNPU_LAYER_F_BIAS,
+		      VNPU_ACT_SIGMOID);
+	conv_epi_case(_metadata, 33, 19, 29, 200, 1, 1, 1, 0,
+		      VNPU_LAYER_F_BIAS | VNPU_LAYER_F_RESIDUAL,
+		      VNPU_ACT_SILU | ACT_FAR);
+	conv_epi_case(_metadata, 24, 12, 40, 48, 3, 3, 1, 1,
+		      VNPU_LAYER_F_BIAS | VNPU_LAYER_F_RESIDUAL,
+		      VNPU_ACT_SILU | ACT_FAR);
+	conv_epi_case(_metadata, 24, 12, 40, 48, 3, 3, 1, 1,
+		      VNPU_LAYER_F_BIAS | VNPU_LAYER_F_RESIDUAL,
+		      VNPU_ACT_SIGMOID | ACT_FAR);
+	gemm_epi_case(_metadata, 40, 100, 77,
+		      VNPU_LAYER_F_BIAS | VNPU_LAYER_F_RESIDUAL,
+		      VNPU_ACT_SILU | ACT_FAR);
 	printf("gemm-bf16: %s\n", et_host_features & VNPU_ENG_F_AVX512_BF16 ?
 	       "avx512-bf16 and widening paths" : "widening path only");
 }
