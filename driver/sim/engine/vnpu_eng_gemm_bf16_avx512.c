@@ -112,9 +112,10 @@ static __attribute__((__noinline__)) void name(TILE_PARAMS)
  * that nothing spills (gcc's C tile spilled a third of its sums): row
  * r in zmm(2r) and zmm(2r+1), B's pair row in zmm30 and zmm31, A's word
  * broadcast into zmm29; two pairs a loop trip, then one, then the tail.
- * With @out
- * (struct eng_tile_out) the sums go through the epilogue of the f32
- * tiles (ZT_STORE()) to the output instead of back to @c.
+ * With @out (struct eng_tile_out) the sums go through the epilogue of the
+ * f32 tiles (ZT_STORE_X()), and SiLU or the logistic function at bf16's
+ * grade of their own (LG_TILE_ACT(), which may set @out->far), to the
+ * output instead of back to @c.
  */
 #define BK_DP(addr, z0, z1)						\
 	"vpbroadcastd " addr ", %%zmm29\n\t"				\
@@ -238,28 +239,29 @@ static const float lg_k[8] __attribute__((aligned(32))) = {
 	LG_VEC(z1, 27, 28, 29, LG_SIGMOID)
 
 /*
- * The 12x32 tile's own activation (ZT_OUT_X()'s ACT): with out->act
- * ENG_TILE_SILU16 or ENG_TILE_SIGMOID16, the function on each row in
- * place, and out->far set where a lane took none.
+ * A 32-column tile's own activation (ZT_OUT_X()'s ACT) on the rows ROWS:
+ * with out->act ENG_TILE_SILU16 or ENG_TILE_SIGMOID16, the function on
+ * each row in place, and out->far set where a lane took none.
  */
-#define LG_TILE_ACT							\
+#define LG_TILE_ACT(ROWS)						\
 	"cmp $" ZT_STR(ENG_TILE_SILU16) ", %[k]\n\t"			\
 	"je 20f\n\t"							\
 	"cmp $" ZT_STR(ENG_TILE_SIGMOID16) ", %[k]\n\t"		\
 	"jne 22f\n\t"							\
 	"kxnorw %%k7, %%k7, %%k7\n\t"					\
-	ZT_ROWS(LG_SIGMOID_ROW)						\
+	ROWS(LG_SIGMOID_ROW)						\
 	"jmp 21f\n"							\
 	"20:\n\t"							\
 	"kxnorw %%k7, %%k7, %%k7\n\t"					\
-	ZT_ROWS(LG_SILU_ROW)						\
+	ROWS(LG_SILU_ROW)						\
 	"21:\n\t"							\
 	"kortestw %%k7, %%k7\n\t"					\
 	"jc 22f\n\t"							\
 	"movl $1, 88(%[out])\n"						\
 	"22:\n\t"
 
-#define BK_TILE(name, BK_A, ADV2)					\
+/* A 32-column tile of the rows ROWS and the step STEP. */
+#define BK_TILE_(name, BK_A, ADV2, ROWS, STEP)				\
 TILE_HEAD(name)								\
 {									\
 	__s64 bd = (const char *)b1 - (const char *)b0;			\
@@ -267,11 +269,11 @@ TILE_HEAD(name)								\
 	const float *t;							\
 	float *p;							\
 									\
-	__asm__ __volatile__(BK_BODY(ZT_ROWS(ZT_LD), ZT_ROWS(ZT_ZERO),	\
-				     BK_STEP_, BK_A, ADV2,		\
+	__asm__ __volatile__(BK_BODY(ROWS(ZT_LD), ROWS(ZT_ZERO),	\
+				     STEP, BK_A, ADV2,			\
 				     "mov $64, %[bd]\n\t"		\
-				     BK_STEP_(0, BK_A_PANEL),		\
-				     ZT_STORE_X(ZT_ROWS, LG_TILE_ACT))	\
+				     STEP(0, BK_A_PANEL),		\
+				     ZT_STORE_X(ROWS, LG_TILE_ACT(ROWS))) \
 			     : [k] "+r"(np2), [a0] "+r"(a0), [a1] "+r"(a1),	\
 			       [b] "+r"(b0), [bd] "+r"(bd), [p] "=&r"(p),	\
 			       [t] "=&r"(t), [rsb] "+r"(rsb)		\
@@ -286,18 +288,22 @@ TILE_HEAD(name)								\
 			       ZT_OUT_CLOBBER, "k7", "cc", "memory");	\
 }
 
+#define BK_TILE(name, BK_A, ADV2)					\
+	BK_TILE_(name, BK_A, ADV2, ZT_ROWS, BK_STEP_)
+
 BK_TILES(BK_TILE, tile_12x32)
 
 /*
  * The 6x32 tile (a lone last panel of a unit's rows, when they are not a
- * multiple of 12) likewise, rows 0-5 only, to the sums (the edge tiles
- * take no @out). gcc's C tile copied every sum to another register each
- * pair. The 4x32 tile, rows 0-3, takes a lone last panel of which at
- * most SHORT_ROWS rows are used, as the f32 tiles do: 16, 64 and 256
- * channels (YOLOv8n's and DBNet's layers, ResNet-50's) end on a panel of
- * 4, whose 6x32 tile spent a third of its products on zero rows. The
- * 8x32 tile, rows 0-7, takes a last pair of panels of which at most
- * PAIR_SHORT_ROWS rows are used: 32, 80 and 128 channels end on 6 + 2.
+ * multiple of 12) likewise, rows 0-5 only, to the output too when the
+ * block's rows end with it (the slice's @out_mc). gcc's C tile copied
+ * every sum to another register each pair. The 4x32 tile, rows 0-3,
+ * takes a lone last panel of which at most SHORT_ROWS rows are used, as
+ * the f32 tiles do: 16, 64 and 256 channels (YOLOv8n's and DBNet's
+ * layers, ResNet-50's) end on a panel of 4, whose 6x32 tile spent a third
+ * of its products on zero rows. The 8x32 tile, rows 0-7, takes a last
+ * pair of panels of which at most PAIR_SHORT_ROWS rows are used: 32, 80
+ * and 128 channels end on 6 + 2.
  */
 #define B6_ROWS(M) ZT_ROWS4(M) M(8, 9) M(10, 11)
 #define B4_ROWS(M) ZT_ROWS4(M)
@@ -314,37 +320,12 @@ BK_TILES(BK_TILE, tile_12x32)
 #define SHORT_ROWS 4
 #define PAIR_SHORT_ROWS 8
 
-/* An edge tile of the rows ROWS and the step STEP, to the sums. */
-#define BE_TILE_(name, BK_A, ADV2, ROWS, STEP)				\
-TILE_HEAD(name)								\
-{									\
-	__s64 bd = (const char *)b1 - (const char *)b0;			\
-	__u64 rsb = rs * 4;						\
-	float *p;							\
-									\
-	(void)out;							\
-	__asm__ __volatile__(BK_BODY(ROWS(ZT_LD), ROWS(ZT_ZERO),	\
-				     STEP, BK_A, ADV2,			\
-				     "mov $64, %[bd]\n\t"		\
-				     STEP(0, BK_A_PANEL),		\
-				     "mov %[c], %[p]\n\t"		\
-				     ROWS(ZT_ST))			\
-			     : [k] "+r"(np2), [a0] "+r"(a0), [a1] "+r"(a1),	\
-			       [b] "+r"(b0), [bd] "+r"(bd), [p] "=&r"(p)	\
-			     : [c] "r"(c), [load] "rm"(load), [ta] "rm"(ta), \
-			       [tb] "rm"(tb), [pd] "r"(pd), [rsb] "r"(rsb)	\
-			     : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5",	\
-			       "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11",	\
-			       "xmm12", "xmm13", "xmm14", "xmm15", "xmm29",	\
-			       "xmm30", "xmm31", "cc", "memory");		\
-}
-
 #define B6_TILE(name, BK_A, ADV2)					\
-	BE_TILE_(name, BK_A, ADV2, B6_ROWS, BK_STEP6_)
+	BK_TILE_(name, BK_A, ADV2, B6_ROWS, BK_STEP6_)
 #define B4_TILE(name, BK_A, ADV2)					\
-	BE_TILE_(name, BK_A, ADV2, B4_ROWS, BK_STEP4_)
+	BK_TILE_(name, BK_A, ADV2, B4_ROWS, BK_STEP4_)
 #define B8_TILE(name, BK_A, ADV2)					\
-	BE_TILE_(name, BK_A, ADV2, B8_ROWS, BK_STEP8_)
+	BK_TILE_(name, BK_A, ADV2, B8_ROWS, BK_STEP8_)
 
 BK_TILES(B6_TILE, tile_6x32)
 BK_TILES(B4_TILE, tile_4x32)
@@ -356,7 +337,7 @@ BK_TILES(B8_TILE, tile_8x32)
  * by its vdpbf16ps, which sums the same products in the same order (the
  * instruction treats its two pair operands alike). The C tile spent 1.4
  * times as long a pair: a register copy per sum and a broadcast each.
- * To the sums only, as the other edge tiles; the 4x16, 6x16 and 8x16
+ * To the sums only (one register a row: not ZT_OUT()'s); the 4x16, 6x16 and 8x16
  * tiles (the short rows' above at an odd last panel of columns) alike.
  */
 #define T16_ROWS(M)							\
@@ -724,6 +705,23 @@ static __s64 a_ahead(const struct eng_bf16_slice *s, __u64 i, __u64 ma,
 	return 0;
 }
 
+/* The rows of tiles[][rows][]: a lone short panel, one, a short pair, two. */
+static const int tile_h[4] = { SHORT_ROWS, ENG_MR, PAIR_SHORT_ROWS,
+			       2 * ENG_MR };
+
+/*
+ * The rows of a block of @mc that its tiles cover without reaching past
+ * @mc: all when the last tile's rows end there (a remainder of 0, 4, 6 or
+ * 8 past the whole 12s), else the whole 12s.
+ */
+static __u64 out_rows(__u64 mc)
+{
+	__u64 whole = mc / (2 * ENG_MR) * 2 * ENG_MR, rem = mc - whole;
+
+	return rem == SHORT_ROWS || rem == ENG_MR || rem == PAIR_SHORT_ROWS ?
+	       mc : whole;
+}
+
 /*
  * Whether the slice's out_fn is due on the outputs of the tile that has
  * just stored to @o: always, but after the tile's own SiLU or logistic
@@ -751,9 +749,12 @@ void vnpu_eng_slice_bf16(const struct eng_bf16_slice *s)
 	int short_m = ma % 2 && s->mc - (ma - 1) * ENG_MR <= SHORT_ROWS;
 	struct eng_tile_out out = {};
 
-	/* Whole 12x32 tiles go to the output, the others to the sums. */
+	/*
+	 * Tiles of 32 columns go to the output, of all rows when the last
+	 * tile's rows end the block; the others to the sums.
+	 */
 	if (s->out) {
-		out_mc = s->mc / (2 * ENG_MR) * 2 * ENG_MR;
+		out_mc = out_rows(s->mc);
 		out_nc = s->nc / (2 * ENG_NR) * 2 * ENG_NR;
 		out.rsb = (__u64)s->out->out_rs * 4;
 		out.res_rsb = s->out->out_res_rs * 4;
@@ -808,12 +809,11 @@ void vnpu_eng_slice_bf16(const struct eng_bf16_slice *s)
 			const __u32 *a0 = s->a + i * s->a_ps;
 			struct eng_tile_out *o = 0;
 
-			if ((i + 2) * ENG_MR <= out_mc &&
-			    (j + 2) * ENG_NR <= out_nc) {
+			if (i * ENG_MR < out_mc && j * ENG_NR < out_nc) {
 				vnpu_eng_tile_out(s->out, i * ENG_MR,
 						  j * ENG_NR, 2 * ENG_NR, &out);
 				o = &out;
-				vnpu_eng_out_ahead(o, 2 * ENG_MR, 2 * ENG_NR);
+				vnpu_eng_out_ahead(o, tile_h[rows], 2 * ENG_NR);
 			}
 			tiles[s->a_rows][rows][two_n](np2, a0, a0 + s->a_ps, b0, b1,
 					    odd ? ta + i * ENG_MR : 0, tb,
@@ -821,7 +821,7 @@ void vnpu_eng_slice_bf16(const struct eng_bf16_slice *s)
 					    j * ENG_NR, s->acc_rs, s->load, o,
 					    a_ahead(s, i, ma, j, nb));
 			if (o && s->out->out_fn && out_fn_due(&out))
-				vnpu_eng_tile_out_fn(s->out, o, 2 * ENG_MR,
+				vnpu_eng_tile_out_fn(s->out, o, tile_h[rows],
 						     2 * ENG_NR);
 		}
 	}

@@ -976,17 +976,18 @@ TEST(gemmbf16)
 	gemm_epi_case(_metadata, 40, 100, 77, VNPU_LAYER_F_BIAS, VNPU_ACT_SILU);
 	gemm_epi_case(_metadata, 1, 70, 33, VNPU_LAYER_F_BIAS, VNPU_ACT_SILU);
 	/*
-	 * SiLU and Sigmoid in the 12x32 tiles' registers, whole and under
-	 * masks (a window's tiles straddling output rows), with sums past
-	 * their fast range (+-90, +-100, infinities, a NaN) that the tiles
-	 * leave to vnpu_eng_logistic_far_avx512().
+	 * SiLU and Sigmoid in the 32-column tiles' registers (of 12 and 8
+	 * rows: 200 channels; 4: 40; 6: 30; 12: 48), whole and under masks (a
+	 * window's tiles straddling output rows), with sums past their fast
+	 * range (+-90, +-100, infinities, a NaN) that the tiles leave to
+	 * vnpu_eng_logistic_far_avx512().
 	 */
 	conv_epi_case(_metadata, 33, 19, 29, 200, 1, 1, 1, 0, VNPU_LAYER_F_BIAS,
 		      VNPU_ACT_SIGMOID);
-	conv_epi_case(_metadata, 33, 19, 29, 200, 1, 1, 1, 0,
+	conv_epi_case(_metadata, 33, 19, 29, 40, 1, 1, 1, 0,
 		      VNPU_LAYER_F_BIAS | VNPU_LAYER_F_RESIDUAL,
 		      VNPU_ACT_SILU | ACT_FAR);
-	conv_epi_case(_metadata, 24, 12, 40, 48, 3, 3, 1, 1,
+	conv_epi_case(_metadata, 24, 12, 40, 30, 3, 3, 1, 1,
 		      VNPU_LAYER_F_BIAS | VNPU_LAYER_F_RESIDUAL,
 		      VNPU_ACT_SILU | ACT_FAR);
 	conv_epi_case(_metadata, 24, 12, 40, 48, 3, 3, 1, 1,
