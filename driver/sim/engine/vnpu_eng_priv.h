@@ -1590,6 +1590,48 @@ void vnpu_eng_qtile_vnni(const struct eng_qtile *t);
  */
 void vnpu_eng_qtile_vnni_narrow(const struct eng_qtile *t, __u32 rows, __u32 n);
 
+/*
+ * Whether the VNNI tile @t can take vnpu_eng_qtile_vnni_pipe(): a whole
+ * tile (ENG_QMR rows, ENG_QNR positions, a depth of 4 * ENG_QMR or more)
+ * with the fused add, no weight zero points, every multiplier finite.
+ */
+int vnpu_eng_qtile_vnni_pipes(const struct eng_qtile *t);
+
+/**
+ * struct eng_qpipe - a rows visit's constants of vnpu_eng_qtile_vnni_pipe()
+ * @lo: the convolution's low bound less its zero point (struct eng_qout)
+ * @hi: its high bound less the zero point
+ * @yz: its zero point
+ * @ra: the fused add's ra (struct eng_qadd_arg)
+ * @rb: its rb
+ * @f: its f
+ * @pad: zero
+ * @mult: the rows' multipliers
+ * @fix: the rows' fix
+ *
+ * Its asm reads them at these offsets.
+ */
+struct eng_qpipe {
+	float lo, hi, yz, ra, rb, f, pad[2];
+	float mult[ENG_QMR];
+	__s32 fix[ENG_QMR];
+};
+
+/* @c for the rows of @o (vnpu_eng_qtile_vnni_pipes() true). */
+void vnpu_eng_qtile_vnni_pipe_init(struct eng_qpipe *c, const struct eng_qout *o);
+
+/*
+ * The VNNI tile @t's sums left at t->acc, while the outputs of the tile
+ * before it in the same rows (its sums at t->acc; @y and @r its Y and R,
+ * @y NULL for none) are stored between its depth steps; t->out and @c
+ * hold the rows' parameters for both. vnpu_eng_qtile_vnni_flush() stores
+ * the last one's outputs.
+ */
+void vnpu_eng_qtile_vnni_pipe(const struct eng_qtile *t, const struct eng_qpipe *c,
+			      __u8 *y, const __u8 *r);
+void vnpu_eng_qtile_vnni_flush(const struct eng_qtile *t, const struct eng_qpipe *c,
+			       __u8 *y, const __u8 *r);
+
 /**
  * struct eng_qadd - a dense run of QLINEAR_ADD (vnpu_eng_qadd_avx512())
  * @a: first operand

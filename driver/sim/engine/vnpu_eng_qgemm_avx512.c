@@ -760,6 +760,314 @@ void vnpu_eng_qtile_vnni(const struct eng_qtile *t)
 	}
 }
 
+/*
+ * The fused add's outputs of one vector of a tile's sums: the 16 sums at
+ * @acc (fix in) of a row with multiplier @m, and R's 16 bytes at @rp, as
+ * qout_packed_res() takes them (qout_float(), then qres_sum()): the same
+ * instructions, the constants (struct eng_qpipe) broadcast from memory,
+ * as qpipe_tile()'s asm runs them (QA_VEC0(), QA_VEC1()).
+ */
+static __attribute__((__always_inline__)) inline
+v16si qpipe_vec(const __s32 *acc, const float *m, const __u8 *rp,
+		const struct eng_qpipe *c, const int u8, const int first)
+{
+	v16sf v, f;
+	v16si s;
+
+#define QPIPE_CONV							\
+	"vcvtdq2ps %[acc], %[v]\n\t"					\
+	"vmulps %[m]%{1to16%}, %[v], %[v]\n\t"				\
+	"vrndscaleps $8, %[v], %[v]\n\t"				\
+	"vmaxps %[lo]%{1to16%}, %[v], %[v]\n\t"				\
+	"vminps %[hi]%{1to16%}, %[v], %[v]\n\t"				\
+	"vaddps %[yz]%{1to16%}, %[v], %[v]\n\t"				\
+	"vbroadcastss %[cf], %[f]\n\t"
+#define QPIPE_OPS							\
+	: [v] "=&v"(v), [f] "=&v"(f), [s] "=&v"(s)			\
+	: [acc] "m"(*(const v16si_u *)acc), [m] "m"(*m), [lo] "m"(c->lo), \
+	  [hi] "m"(c->hi), [yz] "m"(c->yz), [ra] "m"(c->ra), [rb] "m"(c->rb), \
+	  [cf] "m"(c->f), [r] "m"(*(const __u8 (*)[16])rp)
+	/* R first: fma(r, ra, fma(v, rb, f)); else fma(v, ra, fma(r, rb, f)). */
+	if (u8 && first)
+		__asm__(QPIPE_CONV
+			"vpmovzxbd %[r], %[s]\n\t"
+			"vcvtdq2ps %[s], %[s]\n\t"
+			"vfmadd132ps %[rb]%{1to16%}, %[f], %[v]\n\t"
+			"vfmadd231ps %[ra]%{1to16%}, %[s], %[v]\n\t"
+			"vcvtps2dq %{rn-sae%}, %[v], %[s]"
+			QPIPE_OPS);
+	else if (u8)
+		__asm__(QPIPE_CONV
+			"vpmovzxbd %[r], %[s]\n\t"
+			"vcvtdq2ps %[s], %[s]\n\t"
+			"vfmadd132ps %[rb]%{1to16%}, %[f], %[s]\n\t"
+			"vfmadd231ps %[ra]%{1to16%}, %[v], %[s]\n\t"
+			"vcvtps2dq %{rn-sae%}, %[s], %[s]"
+			QPIPE_OPS);
+	else if (first)
+		__asm__(QPIPE_CONV
+			"vpmovsxbd %[r], %[s]\n\t"
+			"vcvtdq2ps %[s], %[s]\n\t"
+			"vfmadd132ps %[rb]%{1to16%}, %[f], %[v]\n\t"
+			"vfmadd231ps %[ra]%{1to16%}, %[s], %[v]\n\t"
+			"vcvtps2dq %{rn-sae%}, %[v], %[s]"
+			QPIPE_OPS);
+	else
+		__asm__(QPIPE_CONV
+			"vpmovsxbd %[r], %[s]\n\t"
+			"vcvtdq2ps %[s], %[s]\n\t"
+			"vfmadd132ps %[rb]%{1to16%}, %[f], %[s]\n\t"
+			"vfmadd231ps %[ra]%{1to16%}, %[v], %[s]\n\t"
+			"vcvtps2dq %{rn-sae%}, %[s], %[s]"
+			QPIPE_OPS);
+#undef QPIPE_CONV
+#undef QPIPE_OPS
+	return s;
+}
+
+/*
+ * Rows 2 @p and 2 @p + 1 of the outputs of the tile whose sums are at
+ * @acc (row r at @acc + r * ENG_QNR), with the fused add of R at @rp,
+ * to @y: qout_packed_res()'s pair.
+ */
+static __attribute__((__always_inline__)) inline
+void qpipe_pair(const struct eng_qout *o, const __s32 *acc, __u32 p, __u8 *y,
+		const __u8 *rp, const struct eng_qpipe *c, const int u8, const int first)
+{
+	const __s32 *a = acc + 2 * p * ENG_QNR;
+	const float *m = o->mult + 2 * p;
+	const __u8 *r0 = rp + (__s64)(2 * p) * o->rs, *r1 = r0 + o->rs;
+
+	qout_pack2(qpipe_vec(a, m, r0, c, u8, first),
+		   qpipe_vec(a + 16, m, r0 + 16, c, u8, first),
+		   qpipe_vec(a + ENG_QNR, m + 1, r1, c, u8, first),
+		   qpipe_vec(a + ENG_QNR + 16, m + 1, r1 + 16, c, u8, first),
+		   0, (v32hi_q){}, u8, 0, (v16si){}, y + (__s64)(2 * p) * o->ys, o->ys);
+}
+
+#define QA_S(x) QV_STR(x)
+/* Row r's panels p in zmm(2r + p); a step's inputs in zmm24, zmm25. */
+#define QA_DP(addr, r0, r1)						\
+	"vpbroadcastd " addr ", %%zmm26\n\t"				\
+	"vpdpbusd %%zmm26, %%zmm24, %%zmm" #r0 "\n\t"			\
+	"vpdpbusd %%zmm26, %%zmm25, %%zmm" #r1 "\n\t"
+#define QA_STEP								\
+	"vmovdqa32 (%[b]), %%zmm24\n\t"					\
+	"vmovdqa32 64(%[b]), %%zmm25\n\t"				\
+	"prefetcht0 (%[pf])\n\t"					\
+	QA_DP("(%[w0])", 0, 1) QA_DP("(%[w0], %[k4])", 2, 3)		\
+	QA_DP("(%[w0], %[k4], 2)", 4, 5) QA_DP("(%[w3])", 6, 7)		\
+	QA_DP("(%[w3], %[k4])", 8, 9) QA_DP("(%[w3], %[k4], 2)", 10, 11) \
+	QA_DP("(%[w6])", 12, 13) QA_DP("(%[w6], %[k4])", 14, 15)	\
+	QA_DP("(%[w6], %[k4], 2)", 16, 17) QA_DP("(%[w9])", 18, 19)	\
+	QA_DP("(%[w9], %[k4])", 20, 21) QA_DP("(%[w9], %[k4], 2)", 22, 23) \
+	"add $4, %[w0]\n\t"						\
+	"add $4, %[w3]\n\t"						\
+	"add $4, %[w6]\n\t"						\
+	"add $4, %[w9]\n\t"						\
+	"add $128, %[b]\n\t"						\
+	"add $48, %[pf]\n\t"
+/*
+ * One vector of the outputs (qpipe_vec()): sums at @acc of %[s], the
+ * multiplier at @m of %[c], R's bytes at @r, into zmm@o; zmm27 and the
+ * add's f in zmm28 as scratch. @x: vpmovzxbd or vpmovsxbd. %[c] is
+ * struct eng_qpipe: lo at 0, hi 4, yz 8, ra 12, rb 16, f 20, mult 32,
+ * fix 80.
+ */
+#define QA_CONV(acc, m)							\
+	"vcvtdq2ps " acc "(%[s]), %%zmm27\n\t"				\
+	"vmulps " m "(%[c])%{1to16%}, %%zmm27, %%zmm27\n\t"		\
+	"vrndscaleps $8, %%zmm27, %%zmm27\n\t"				\
+	"vmaxps 0(%[c])%{1to16%}, %%zmm27, %%zmm27\n\t"		\
+	"vminps 4(%[c])%{1to16%}, %%zmm27, %%zmm27\n\t"		\
+	"vaddps 8(%[c])%{1to16%}, %%zmm27, %%zmm27\n\t"
+#define QA_VEC0(x, acc, m, r, o)					\
+	QA_CONV(acc, m)							\
+	x " " r ", %%zmm" #o "\n\t"					\
+	"vcvtdq2ps %%zmm" #o ", %%zmm" #o "\n\t"			\
+	"vfmadd132ps 16(%[c])%{1to16%}, %%zmm28, %%zmm" #o "\n\t"	\
+	"vfmadd231ps 12(%[c])%{1to16%}, %%zmm27, %%zmm" #o "\n\t"	\
+	"vcvtps2dq %{rn-sae%}, %%zmm" #o ", %%zmm" #o "\n\t"
+#define QA_VEC1(x, acc, m, r, o)					\
+	QA_CONV(acc, m)							\
+	x " " r ", %%zmm" #o "\n\t"					\
+	"vcvtdq2ps %%zmm" #o ", %%zmm" #o "\n\t"			\
+	"vfmadd132ps 16(%[c])%{1to16%}, %%zmm28, %%zmm27\n\t"		\
+	"vfmadd231ps 12(%[c])%{1to16%}, %%zmm" #o ", %%zmm27\n\t"	\
+	"vcvtps2dq %{rn-sae%}, %%zmm27, %%zmm" #o "\n\t"
+/*
+ * Rows 2p and 2p + 1 of the tile before (qout_packed_res()'s pair), if
+ * %[y] is set: sums at %[s] + 256p, R at %[rp] (then 2 rows on), Y at
+ * %[y] (likewise); @pk vpackuswb or vpacksswb.
+ */
+#define QA_PAIR(V, x, pk, p)						\
+	"test %[y], %[y]\n\t"						\
+	"jz 1f\n\t"							\
+	"vbroadcastss 20(%[c]), %%zmm28\n\t"				\
+	V(x, QA_S(256 * p), QA_S(32 + 8 * p), "(%[rp])", 29)		\
+	V(x, QA_S(256 * p + 64), QA_S(32 + 8 * p), "16(%[rp])", 30)	\
+	V(x, QA_S(256 * p + 128), QA_S(36 + 8 * p), "(%[rp], %[rs])", 31) \
+	V(x, QA_S(256 * p + 192), QA_S(36 + 8 * p), "16(%[rp], %[rs])", 24) \
+	"vpackssdw %%zmm30, %%zmm29, %%zmm29\n\t"			\
+	"vpackssdw %%zmm24, %%zmm31, %%zmm31\n\t"			\
+	pk " %%zmm31, %%zmm29, %%zmm29\n\t"				\
+	"vmovdqu32 %[perm], %%zmm26\n\t"				\
+	"vpermd %%zmm29, %%zmm26, %%zmm29\n\t"				\
+	"vmovdqu32 %%ymm29, (%[y])\n\t"					\
+	"vextracti64x4 $1, %%zmm29, (%[y], %[ys])\n\t"			\
+	"lea (%[rp], %[rs], 2), %[rp]\n\t"				\
+	"lea (%[y], %[ys], 2), %[y]\n"					\
+	"1:\n\t"
+#define QA_INIT(r0, r1, f)						\
+	"vpbroadcastd " f "(%[c]), %%zmm" #r0 "\n\t"			\
+	"vmovdqa32 %%zmm" #r0 ", %%zmm" #r1 "\n\t"
+#define QA_ST(z) "vmovdqu32 %%zmm" #z ", (64 * " #z ")(%[s])\n\t"
+#define QA_ROWS(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10) M(11) \
+		   M(12) M(13) M(14) M(15) M(16) M(17) M(18) M(19) M(20) M(21) \
+		   M(22) M(23)
+#define QA_TILE(V, x, pk)						\
+	QA_INIT(0, 1, "80") QA_INIT(2, 3, "84") QA_INIT(4, 5, "88")	\
+	QA_INIT(6, 7, "92") QA_INIT(8, 9, "96") QA_INIT(10, 11, "100")	\
+	QA_INIT(12, 13, "104") QA_INIT(14, 15, "108") QA_INIT(16, 17, "112") \
+	QA_INIT(18, 19, "116") QA_INIT(20, 21, "120") QA_INIT(22, 23, "124") \
+	QA_STEP QA_STEP QA_PAIR(V, x, pk, 0)				\
+	QA_STEP QA_STEP QA_PAIR(V, x, pk, 1)				\
+	QA_STEP QA_STEP QA_PAIR(V, x, pk, 2)				\
+	QA_STEP QA_STEP QA_PAIR(V, x, pk, 3)				\
+	QA_STEP QA_STEP QA_PAIR(V, x, pk, 4)				\
+	QA_STEP QA_STEP QA_PAIR(V, x, pk, 5)				\
+	"test %[n], %[n]\n\t"						\
+	"jz 3f\n"							\
+	".p2align 5\n"							\
+	"2:\n\t"							\
+	QA_STEP								\
+	"sub $1, %[n]\n\t"						\
+	"jnz 2b\n"							\
+	"3:\n\t"							\
+	QA_ROWS(QA_ST)
+
+/*
+ * The whole tile @t (ENG_QMR rows, two panels, at least 12 steps of
+ * depth) with the fused add, its sums left at t->acc, while the outputs
+ * of the tile before (its sums at t->acc; @py and @rp its Y and R, NULL
+ * for none) are stored a pair of rows after each of its first 12 steps
+ * (one asm statement: the sums in zmm0-23, as qtile_sums12x16()). That
+ * epilogue, about 12 vector operations per 16 outputs against 16
+ * vpdpbusd at a depth of 64, is mostly of operations that run beside
+ * vpdpbusd (here 6 vcvtdq2ps, vrndscaleps, vmaxps, vaddps, vcvtps2dq,
+ * vpmovzxbd, vpackssdw or vpermd took no time among 24 vpdpbusd; 6
+ * vmulps or vfmadd231ps took 6 vpdpbusd's).
+ */
+static __attribute__((__always_inline__)) inline
+void qpipe_tile(const struct eng_qtile *t, const struct eng_qpipe *c, __u8 *py,
+		const __u8 *rp, const int u8, const int first)
+{
+	static const __s32 perm[16] = { 0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15 };
+	const struct eng_qout *o = t->out;
+	__u64 k4 = t->k4, n = k4 / 4 - ENG_QMR;
+	const __s8 *w0 = t->w, *w3 = w0 + 3 * k4, *w6 = w0 + 6 * k4, *w9 = w0 + 9 * k4;
+	const __s8 *pf = t->pf ? t->pf : t->w;
+	const __u8 *b = t->b;
+	__s64 rs = o->rs, ys = o->ys;
+	__u32 r;
+
+	for (r = 0; r < ENG_QMR; r++) {
+		__builtin_prefetch(o->r + (__s64)r * o->rs, 0, 3);
+		__builtin_prefetch(o->r + (__s64)r * o->rs + ENG_QNR - 1, 0, 3);
+	}
+#define QA_OPS								\
+	: [b] "+r"(b), [w0] "+r"(w0), [w3] "+r"(w3), [w6] "+r"(w6),	\
+	  [w9] "+r"(w9), [pf] "+r"(pf), [n] "+r"(n), [rp] "+r"(rp),	\
+	  [y] "+r"(py)							\
+	: [k4] "r"(k4), [s] "r"(t->acc), [c] "r"(c), [rs] "r"(rs),	\
+	  [ys] "r"(ys), [perm] "m"(perm)				\
+	: "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", \
+	  "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14",	\
+	  "xmm15", "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21",	\
+	  "xmm22", "xmm23", "xmm24", "xmm25", "xmm26", "xmm27", "xmm28",	\
+	  "xmm29", "xmm30", "xmm31", "cc", "memory"
+	if (u8 && first)
+		__asm__ __volatile__(QA_TILE(QA_VEC1, "vpmovzxbd", "vpackuswb") QA_OPS);
+	else if (u8)
+		__asm__ __volatile__(QA_TILE(QA_VEC0, "vpmovzxbd", "vpackuswb") QA_OPS);
+	else if (first)
+		__asm__ __volatile__(QA_TILE(QA_VEC1, "vpmovsxbd", "vpacksswb") QA_OPS);
+	else
+		__asm__ __volatile__(QA_TILE(QA_VEC0, "vpmovsxbd", "vpacksswb") QA_OPS);
+#undef QA_OPS
+}
+
+#define QPIPE_KIND(u8, first)						\
+static __attribute__((__noinline__))					\
+void qpipe_##u8##first(const struct eng_qtile *t, const struct eng_qpipe *c, \
+		       __u8 *py, const __u8 *rp)			\
+{									\
+	qpipe_tile(t, c, py, rp, u8, first);				\
+}
+
+QPIPE_KIND(0, 0)
+QPIPE_KIND(0, 1)
+QPIPE_KIND(1, 0)
+QPIPE_KIND(1, 1)
+#undef QPIPE_KIND
+
+int vnpu_eng_qtile_vnni_pipes(const struct eng_qtile *t)
+{
+	return t->k4 >= 4 * ENG_QMR && !t->out->xsum && qout_whole_res(t->out);
+}
+
+void vnpu_eng_qtile_vnni_pipe_init(struct eng_qpipe *c, const struct eng_qout *o)
+{
+	__u32 r;
+
+	c->lo = o->lo;
+	c->hi = o->hi;
+	c->yz = (float)o->yz;
+	c->ra = o->res->ra;
+	c->rb = o->res->rb;
+	c->f = o->res->f;
+	c->pad[0] = 0.0f;
+	c->pad[1] = 0.0f;
+	for (r = 0; r < ENG_QMR; r++) {
+		c->mult[r] = o->mult[r];
+		c->fix[r] = o->fix[r];
+	}
+}
+
+void vnpu_eng_qtile_vnni_pipe(const struct eng_qtile *t, const struct eng_qpipe *c,
+			      __u8 *py, const __u8 *rp)
+{
+	int u8 = t->out->res->dtype == VNPU_DTYPE_U8;
+
+	if (u8 && t->out->res->first)
+		qpipe_11(t, c, py, rp);
+	else if (u8)
+		qpipe_10(t, c, py, rp);
+	else if (t->out->res->first)
+		qpipe_01(t, c, py, rp);
+	else
+		qpipe_00(t, c, py, rp);
+}
+
+void vnpu_eng_qtile_vnni_flush(const struct eng_qtile *t, const struct eng_qpipe *c,
+			       __u8 *py, const __u8 *rp)
+{
+	const struct eng_qout *o = t->out;
+	int u8 = o->res->dtype == VNPU_DTYPE_U8, first = o->res->first;
+	__u32 p;
+
+	for (p = 0; p < ENG_QMR / 2; p++) {
+		if (u8 && first)
+			qpipe_pair(o, t->acc, p, py, rp, c, 1, 1);
+		else if (u8)
+			qpipe_pair(o, t->acc, p, py, rp, c, 1, 0);
+		else if (first)
+			qpipe_pair(o, t->acc, p, py, rp, c, 0, 1);
+		else
+			qpipe_pair(o, t->acc, p, py, rp, c, 0, 0);
+	}
+}
+
 /* The sum of @v's 16 lanes (wrapping). */
 static inline __s32 q_hsum16(v16si v)
 {

@@ -2277,6 +2277,12 @@ static void qconv_rows(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi,
 	struct eng_qtile t = { .acc = q->acc, .out = &o, .k4 = p->k4 };
 	const struct vnpu_cmd_tensor *rt = &q->l->t[q->l->n - 6];
 	const __u8 *rd = (const __u8 *)0, *x1 = (const __u8 *)0;
+#ifdef ENG_FMA
+	struct eng_qpipe pc;
+	const __u8 *pr;
+	__u8 *py;
+	int pipe;
+#endif
 
 	/* The fused add's R: dense rows of OH * OW like Y's (the check's). */
 	if (q->res) {
@@ -2314,6 +2320,16 @@ static void qconv_rows(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi,
 					   (__u32)p->k * (__u32)q->xz * (__u32)o.wz[r]);
 			o.mult[r] = qconv_mult(q, m);
 		}
+#ifdef ENG_FMA
+		/*
+		 * Whole tiles with the fused add: each one's outputs stored
+		 * under the next one's sums (vnpu_eng_qtile_vnni_pipe()),
+		 * the last one's by the next other tile or after the rows.
+		 */
+		pipe = rd && !q->nx8 && (q->ctx->features & VNPU_ENG_F_VNNI);
+		py = (__u8 *)0;
+		pr = (const __u8 *)0;
+#endif
 		for (n0 = 0; n0 < cnt; n0 += ENG_QNR) {
 			t.b = q->b + n0 / ENG_QNR * steps * ENG_QNR * 4;
 			o.n = (__u32)eng_min(ENG_QNR, cnt - n0);
@@ -2322,8 +2338,25 @@ static void qconv_rows(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi,
 			if (rd)
 				o.r = rd + (__s64)(g * q->s.mg + r0) * o.rs + (__s64)n0;
 			t.x1 = n0 + ENG_QNR >= cnt ? x1 : (const __u8 *)0;
+#ifdef ENG_FMA
+			if (pipe && vnpu_eng_qtile_vnni_pipes(&t)) {
+				if (!py)
+					vnpu_eng_qtile_vnni_pipe_init(&pc, &o);
+				vnpu_eng_qtile_vnni_pipe(&t, &pc, py, pr);
+				py = o.y;
+				pr = o.r;
+				continue;
+			}
+			if (py)
+				vnpu_eng_qtile_vnni_flush(&t, &pc, py, pr);
+			py = (__u8 *)0;
+#endif
 			qconv_tile(q, &t, n0, n0 + ENG_QNR >= cnt);
 		}
+#ifdef ENG_FMA
+		if (py)
+			vnpu_eng_qtile_vnni_flush(&t, &pc, py, pr);
+#endif
 		eng_pause(q->ctx);
 	}
 }
