@@ -49,6 +49,19 @@ static inline v16sf vm16_perm16(const float *tab, v16si k)
 #endif
 }
 
+/*
+ * vmaxps: lane i of @a where @a > @b, else @b's (so @b's when either is
+ * NaN). GCC has only the masked builtin, clang only the plain one.
+ */
+static inline v16sf vm16_maxps(v16sf a, v16sf b)
+{
+#ifdef __clang__
+	return __builtin_ia32_maxps512(a, b, 4);
+#else
+	return __builtin_ia32_maxps512_mask(a, b, b, 0xffff, 4);
+#endif
+}
+
 #define VM_F v16sf
 #define VM_I v16si
 #define VM_ALL(m) vm16_all_set(m)

@@ -253,7 +253,7 @@ static inline v16sf sm_exp16(v16sf x, v16sf mx)
 	v16sf d = x - mx, bp = d - x, lo = (x - (d - bp)) + (-mx - bp), n, r;
 
 	lo = vm16_sel(lo == lo, lo, vm16_splat(0.0f));
-	d = __builtin_ia32_maxps512_mask(vm16_splat(-110.0f), d, d, 0xffff, 4);
+	d = vm16_maxps(vm16_splat(-110.0f), d);
 	n = vmu16_exp_n(d);
 	r = n * -VM_LN2_HI + d;
 	r = n * -VM_LN2_LO + r;
