@@ -5,9 +5,8 @@
  * rows at stride 2 and their maxima down an output row's window rows,
  * the bits of vnpu_eng_gemm.c's 8-lane rows (pool_sep_row()).
  */
-#include "vnpu_eng_priv.h"
+#include "vnpu_eng_vmath16.h"
 
-typedef float v16sf __attribute__((vector_size(64)));
 typedef float v16sf_u __attribute__((vector_size(64), aligned(4), may_alias));
 
 /*
@@ -27,11 +26,7 @@ static inline __u64 pool_cols64(__s64 c, __u64 w)
 /* @v where @v > @acc, else @acc: vmaxps. */
 static inline v16sf pool_max16(v16sf acc, v16sf v)
 {
-#ifdef __clang__
-	return __builtin_ia32_maxps512(v, acc, 4);
-#else
-	return __builtin_ia32_maxps512_mask(v, acc, acc, 0xffff, 4);
-#endif
+	return vm16_maxps(v, acc);
 }
 
 /*
