@@ -218,6 +218,30 @@ static const void *layer_attrs(const struct vnpu_cmd_layer *c)
 	return &c->tensors[c->num_tensors];
 }
 
+/*
+ * Whether output @out of layer @c takes input @in's place exactly: a
+ * QLINEAR_CONV's Y over its residual R (%VNPU_LAYER_F_RESIDUAL), whose
+ * epilogue reads each element of R before it writes Y's at that place.
+ */
+static int replaces_residual(const struct vnpu_cmd_layer *c, __u32 out, __u32 in)
+{
+	const struct vnpu_cmd_tensor *y = &c->tensors[out], *r = &c->tensors[in];
+	const struct vnpu_layer_conv *a = layer_attrs(c);
+	__u32 d;
+
+	if (c->op != VNPU_LAYER_QLINEAR_CONV || c->attr_size < sizeof(*a) ||
+	    !(a->flags & VNPU_LAYER_F_RESIDUAL) || out != c->num_tensors - 1 ||
+	    c->num_tensors < 6 || in != c->num_tensors - 6)
+		return 0;
+	if (y->slot != r->slot || y->offset != r->offset || y->dtype != r->dtype ||
+	    y->rank != r->rank)
+		return 0;
+	for (d = 0; d < y->rank; d++)
+		if (y->dims[d] != r->dims[d] || y->strides[d] != r->strides[d])
+			return 0;
+	return 1;
+}
+
 static int check_layer(const struct vnpu_cmd_layer *c,
 		       const struct vnpu_slot_info *slots, __u32 num_slots)
 {
@@ -250,13 +274,17 @@ static int check_layer(const struct vnpu_cmd_layer *c,
 		if (!ok)
 			return EINVAL_RET;
 	}
-	/* An output may neither alias itself nor any other tensor. */
+	/*
+	 * An output may neither alias itself nor any other tensor, but
+	 * for a QLINEAR_CONV's Y exactly over its residual R.
+	 */
 	for (i = first_out; i < c->num_tensors; i++) {
 		if (!tensor_is_injective(&c->tensors[i]))
 			return EINVAL_RET;
 		for (j = 0; j < c->num_tensors; j++)
 			if (j != i && ranges_overlap(&c->tensors[i], ends[i],
-						     &c->tensors[j], ends[j], slots))
+						     &c->tensors[j], ends[j], slots) &&
+			    !replaces_residual(c, i, j))
 				return EINVAL_RET;
 	}
 

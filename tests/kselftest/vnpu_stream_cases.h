@@ -287,13 +287,18 @@ static inline struct vnpu_layer_conv *case_qconv_res_attrs(struct case_stream *s
 	return (struct vnpu_layer_conv *)&case_qconv_res(s)->tensors[15];
 }
 
-/* case_qconv_res() with R at Y's slot and offset: Y would alias its input. */
-static inline void case_qconv_res_r_is_y(struct case_stream *s)
+/*
+ * case_qconv_res() with R at Y's slot and offset plus @skew bytes (in slot
+ * 2, the same BO as Y's read only, when @other_slot): only R exactly in
+ * Y's place, in Y's slot, may be written over.
+ */
+static inline void case_qconv_res_r_at_y(struct case_stream *s, uint64_t skew,
+					 int other_slot)
 {
 	struct vnpu_cmd_layer *l = case_qconv_res(s);
 
-	l->tensors[9].slot = l->tensors[14].slot;
-	l->tensors[9].offset = l->tensors[14].offset;
+	l->tensors[9].slot = other_slot ? 2 : l->tensors[14].slot;
+	l->tensors[9].offset = l->tensors[14].offset + skew;
 }
 
 /*
@@ -597,7 +602,11 @@ M(m_qconv_res_zp_dtype, case_qconv_res(s)->tensors[11].dtype = VNPU_DTYPE_I8)
 M(m_qconv_res_zscale_two, case_qconv_res(s)->tensors[12].dims[0] = 2)
 M(m_qconv_res_zzp_dtype, case_qconv_res(s)->tensors[13].dtype = VNPU_DTYPE_F32)
 M(m_qconv_res_short, case_qconv_res(s)->num_tensors = 14)
-M(m_qconv_res_r_is_y, case_qconv_res_r_is_y(s))
+M(m_qconv_res_r_skewed, case_qconv_res_r_at_y(s, 1, 0))
+M(m_qconv_res_r_other_slot, case_qconv_res_r_at_y(s, 0, 1))
+M(m_qconv_res_x_is_y,
+  struct vnpu_cmd_layer *l = case_qconv_res(s);
+  l->tensors[0].slot = l->tensors[14].slot; l->tensors[0].offset = l->tensors[14].offset)
 M(m_lanes_short_weights, case_conv_lanes(s)->tensors[1].dims[0] = 255)
 M(m_lanes_conv_w_size,
   case_conv_lanes(s)->tensors[1].dims[0] = 8 * 6)
@@ -753,7 +762,9 @@ M(m_attention_y_read_only, case_attention(s)->tensors[4].slot = 1)
 	X(qconv_res_zscale_two, m_qconv_res_zscale_two, 0) \
 	X(qconv_res_zzp_dtype, m_qconv_res_zzp_dtype, 0) \
 	X(qconv_res_short, m_qconv_res_short, 0) \
-	X(qconv_res_r_is_y, m_qconv_res_r_is_y, 0) \
+	X(qconv_res_r_skewed, m_qconv_res_r_skewed, 0) \
+	X(qconv_res_r_other_slot, m_qconv_res_r_other_slot, 0) \
+	X(qconv_res_x_is_y, m_qconv_res_x_is_y, 0) \
 	X(lanes_short_weights, m_lanes_short_weights, 0) \
 	X(lanes_conv_w_size, m_lanes_conv_w_size, 0) \
 	X(lanes_unpacked, m_lanes_unpacked, 0) \

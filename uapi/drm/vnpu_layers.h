@@ -6,7 +6,8 @@
  * Conventions shared by all ops:
  *
  * - Every op has exactly one output, its last tensor (&struct
- *   vnpu_cmd_layer.num_outputs is 1); it must not alias itself.
+ *   vnpu_cmd_layer.num_outputs is 1); it must not alias itself nor
+ *   overlap another tensor, but where an op says so.
  * - Tensors are the strided views of &struct vnpu_cmd_tensor. A transposed or
  *   sliced operand is just a view with other strides: no op has transpose
  *   flags. Unless an op says otherwise, inputs broadcast the numpy way: an
@@ -103,7 +104,9 @@ extern "C" {
  *	output (at y_scale, y_zero_point) and R (Y's dtype and dims, dense
  *	rows like Y's) to z_scale, z_zero_point, all scalar: the
  *	convolution's output its A operand, R its B, or with
- *	%VNPU_LAYER_F_RES_FIRST R its A
+ *	%VNPU_LAYER_F_RES_FIRST R its A. Y may be R itself (the same slot,
+ *	offset, dtype, dims and strides): each element of R is read before
+ *	Y's element at its place is written
  * @VNPU_LAYER_SCATTER_ELEMENTS: ScatterElements, &struct vnpu_layer_scatter;
  *	tensors data, indices (i32 or i64, data's rank), updates (indices'
  *	dims, data's dtype), Y (data's dims and dtype)

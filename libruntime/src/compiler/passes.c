@@ -6,8 +6,9 @@
  * into a Gemm's or MatMul's constant B, fuse a constant bias, a residual
  * Add, an activation and a Max or Min with a constant into
  * Conv/Gemm/MatMul (only the activation and the bound into a
- * ConvTranspose), run sibling Convs of one input as one, and compute a
- * Concat's inputs in place in its output.
+ * ConvTranspose), run sibling Convs of one input as one, compute a
+ * Concat's inputs in place in its output, and an int8 convolution's
+ * output over the residual it adds where nothing reads that later.
  */
 #include <math.h>
 #include <stdio.h>
@@ -1189,6 +1190,76 @@ static void concat_in_place(struct cstate *s, struct uses *u, struct cop *op)
 	}
 }
 
+/* ---- a residual convolution in place ---- */
+
+/*
+ * Whether a value held in @root's bytes, other than @y, is a model output
+ * or is read or written by a live op after op @after.
+ */
+static bool held_after(const struct cstate *s, const struct uses *u, int32_t root, int32_t y,
+		       uint32_t after)
+{
+	uint64_t at;
+
+	for (uint32_t v = 0; v < s->num_vals; v++) {
+		if ((int32_t)v == y || cs_storage(s, (int32_t)v, &at) != root)
+			continue;
+		if (s->vals[v].out_index >= 0)
+			return true;
+		for (int32_t l = u->readers[v]; l >= 0; l = u->links[l].next) {
+			const struct cop *op = &s->ops[u->links[l].op];
+
+			if ((uint32_t)u->links[l].op > after && !op->dead &&
+			    op_has(op->in, op->num_in, (int32_t)v))
+				return true;
+		}
+		for (int32_t l = u->writers[v]; l >= 0; l = u->links[l].next) {
+			const struct cop *op = &s->ops[u->links[l].op];
+
+			if ((uint32_t)u->links[l].op > after && !op->dead &&
+			    op_has(op->out, op->num_out, (int32_t)v))
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * An int8 1x1 convolution with its residual Add fused (fuse_qdq.c:
+ * in[9] the residual R) writes its output Y over R when nothing reads R's
+ * bytes after it: the epilogue reads each element of R before it writes
+ * Y's element at the same place, and no other. Y's bytes are then those
+ * the same positions' part wrote as R, which the same CPU holds.
+ */
+static void residual_in_place(struct cstate *s, struct uses *u, uint32_t idx)
+{
+	const struct cop *op = &s->ops[idx];
+	const struct vnpu_tinfo *w;
+	int32_t y, root;
+	uint64_t at;
+
+	if (!op->qlinear || op->num_in != 14 || op->num_out != 1 || !cf_op_is(op, "Conv") ||
+	    op->in[9] < 0 || op->out[0] < 0)
+		return;
+	y = op->out[0];
+	w = cs_info(s, op->in[3]);
+	if (w->rank != 4 || w->dims[2] != 1 || w->dims[3] != 1 || s->vals[y].alias >= 0 ||
+	    u->aliased[y] || s->vals[y].out_index >= 0)
+		return;
+	root = cs_storage(s, op->in[9], &at);
+	if (at || val_bytes(s, root) != val_bytes(s, y) ||
+	    s->vals[root].info.type != s->vals[y].info.type || !computed(s, u, root))
+		return;
+	for (uint32_t k = 0; k < 9; k++)
+		if (op->in[k] >= 0 && cs_storage(s, op->in[k], &at) == root)
+			return;
+	if (held_after(s, u, root, y, idx))
+		return;
+	s->vals[y].alias = root;
+	s->vals[y].alias_offset = 0;
+	u->aliased[root] = true;
+}
+
 vnpu_status cs_fuse(struct cstate *s)
 {
 	struct uses u = { 0 };
@@ -1221,6 +1292,11 @@ vnpu_status cs_fuse(struct cstate *s)
 		s->cur_op = i;
 		if (!s->ops[i].dead)
 			concat_in_place(s, &u, &s->ops[i]);
+	}
+	for (uint32_t i = 0; !st && !s->opt.no_fusion && i < s->num_ops; i++) {
+		s->cur_op = i;
+		if (!s->ops[i].dead)
+			residual_in_place(s, &u, i);
 	}
 	uses_fini(&u);
 	return st;

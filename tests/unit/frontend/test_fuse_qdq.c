@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <drm/vnpu_cmd.h>
 #include <drm/vnpu_layers.h>
 
 #include "fe_test.h"
@@ -628,6 +629,153 @@ TEST(qdq_table_not_fused)
 	check_qtab(_metadata, &(struct qtab){ .mid = MID_HSWISH, .mid_out = true }, false);
 	check_qtab(_metadata, &(struct qtab){ .mid = MID_RELU_SIGMOID, .mid_out = true }, false);
 	check_qtab(_metadata, &(struct qtab){ .mid = MID_HSWISH, .per_axis = true }, false);
+}
+
+/* How the residual of a QDQ Conv + Add group is read. */
+enum qres_case {
+	QRES_ALONE,		/* only by the Add */
+	QRES_READ_LATER,	/* by a DequantizeLinear after the Add too */
+	QRES_IS_X,		/* it is the Conv's own input */
+};
+
+/*
+ * x -> QuantizeLinear (xq) -> DequantizeLinear -> Conv 4->4 1x1 -> QDQ,
+ * plus the residual (x quantized at its own scale, rq; or xq) -> QDQ Add ->
+ * QDQ -> y: fuse_qdq.c makes one QLinearConv+QLinearAdd of the group.
+ * QRES_READ_LATER also outputs rq dequantized again after the Add (r2).
+ */
+static vnpu_model *qres_model(enum qres_case rc)
+{
+	static const int64_t four[1] = { 4 }, wdims[4] = { 4, 4, 1, 1 };
+	static const int64_t xdims[4] = { 1, 4, 8, 8 };
+	int8_t w[16], wz = 0;
+	int32_t bias[4] = { 100, -250, 7, 0 };
+	float ws = 0.01f, bs[4] = { 0.0005f, 0.0005f, 0.0005f, 0.0005f };
+	struct mb *b = mb_new(13);
+
+	for (int i = 0; i < 16; i++)
+		w[i] = (int8_t)((i * 37) % 255 - 127);
+	mb_input(b, "x", F32, 4, xdims);
+	scalar(b, "xs", F32, 50);
+	scalar(b, "xz", U8, 128);
+	scalar(b, "rs", F32, 31);
+	scalar(b, "rz", U8, 9);
+	scalar(b, "ys", F32, (int)(y_scale * 1000));
+	scalar(b, "yz", U8, 10);
+	scalar(b, "zs", F32, 125);
+	scalar(b, "zz", U8, 3);
+	mb_init_raw(b, "wq", I8, 4, wdims, w, sizeof(w));
+	mb_init_raw(b, "ws", F32, 0, NULL, &ws, 4);
+	mb_init_raw(b, "wz", I8, 0, NULL, &wz, 1);
+	mb_init_raw(b, "bq", I32, 1, four, bias, sizeof(bias));
+	mb_init_raw(b, "bs", F32, 1, four, bs, sizeof(bs));
+
+	mb_node(b, "QuantizeLinear", (const char *[]){ "x", "xs", "xz", NULL },
+		(const char *[]){ "xq", NULL });
+	mb_node(b, "DequantizeLinear", (const char *[]){ "xq", "xs", "xz", NULL },
+		(const char *[]){ "xd", NULL });
+	mb_node(b, "QuantizeLinear", (const char *[]){ "x", "rs", "rz", NULL },
+		(const char *[]){ "rq", NULL });
+	mb_node(b, "DequantizeLinear", (const char *[]){ "rq", "rs", "rz", NULL },
+		(const char *[]){ "rd", NULL });
+	mb_node(b, "DequantizeLinear", (const char *[]){ "wq", "ws", "wz", NULL },
+		(const char *[]){ "wd", NULL });
+	mb_attr_int(mb_node(b, "DequantizeLinear", (const char *[]){ "bq", "bs", NULL },
+			    (const char *[]){ "bd", NULL }), "axis", 0);
+	mb_attr_ints(mb_node(b, "Conv", (const char *[]){ "xd", "wd", "bd", NULL },
+			     (const char *[]){ "c", NULL }), "kernel_shape", 2,
+		     (const int64_t[]){ 1, 1 });
+	mb_node(b, "QuantizeLinear", (const char *[]){ "c", "ys", "yz", NULL },
+		(const char *[]){ "cq", NULL });
+	mb_node(b, "DequantizeLinear", (const char *[]){ "cq", "ys", "yz", NULL },
+		(const char *[]){ "cd", NULL });
+	mb_node(b, "Add", (const char *[]){ "cd", rc == QRES_IS_X ? "xd" : "rd", NULL },
+		(const char *[]){ "s", NULL });
+	mb_node(b, "QuantizeLinear", (const char *[]){ "s", "zs", "zz", NULL },
+		(const char *[]){ "sq", NULL });
+	mb_node(b, "DequantizeLinear", (const char *[]){ "sq", "zs", "zz", NULL },
+		(const char *[]){ "y", NULL });
+	mb_output(b, "y");
+	if (rc == QRES_READ_LATER) {
+		mb_node(b, "DequantizeLinear", (const char *[]){ "rq", "rs", "rz", NULL },
+			(const char *[]){ "r2", NULL });
+		mb_output(b, "r2");
+	}
+	return mb_read(b);
+}
+
+/*
+ * Whether @p's one QLINEAR_CONV (with its residual R fused) writes Y
+ * over R; -1 when @p has no such layer.
+ */
+static int qres_in_place(const struct vnpu_program *p)
+{
+	int found = -1;
+
+	for (uint32_t g = 0; g < p->num_segments; g++) {
+		const uint8_t *c = p->segments[g].cmd, *end = c + p->segments[g].cmd_size;
+		struct vnpu_cmd_header h;
+
+		for (; c + sizeof(h) <= end; c += h.size) {
+			struct vnpu_cmd_layer l;
+			struct vnpu_cmd_tensor r, y;
+
+			memcpy(&h, c, sizeof(h));
+			if (h.size < sizeof(h))
+				break;
+			if (h.opcode != VNPU_CMD_LAYER || h.size < sizeof(l))
+				continue;
+			memcpy(&l, c, sizeof(l));
+			if (l.op != VNPU_LAYER_QLINEAR_CONV || l.num_tensors != 15 ||
+			    sizeof(l) + 15 * sizeof(y) > h.size)
+				continue;
+			memcpy(&r, c + sizeof(l) + 9 * sizeof(r), sizeof(r));
+			memcpy(&y, c + sizeof(l) + 14 * sizeof(y), sizeof(y));
+			found = r.slot == y.slot && r.offset == y.offset;
+		}
+	}
+	return found;
+}
+
+/*
+ * The fused residual convolution writes its output over the residual
+ * (passes.c) only when nothing reads the residual after it: not when it
+ * is read later, nor when it is the convolution's input. Each program
+ * validates and runs; y is the same bits in place or not, within a step
+ * of the unfused program's, and the residual read later is intact.
+ */
+TEST(qdq_residual_in_place)
+{
+	static const struct vnpu_compile_options unfused = { .no_fusion = true };
+	static const enum qres_case cases[3] = { QRES_ALONE, QRES_READ_LATER, QRES_IS_X };
+	float x[N_X], *a[3][2] = { { 0 } }, *b[2] = { 0 };
+	struct vnpu_program *p[3] = { 0 }, *u = NULL;
+	vnpu_model *m[3];
+
+	for (int i = 0; i < N_X; i++)
+		x[i] = 3.0f * sinf(0.37f * (float)i) + 0.4f * (float)(i % 5);
+	for (int k = 0; k < 3; k++) {
+		m[k] = qres_model(cases[k]);
+		ASSERT_NE(NULL, m[k]);
+		p[k] = fe_compile_run(m[k], NULL, x, a[k]);
+		ASSERT_NE(NULL, p[k]);
+		EXPECT_EQ(1, layers_named(p[k], "QLinearConv+QLinearAdd"));
+		EXPECT_EQ(cases[k] == QRES_ALONE ? 1 : 0, qres_in_place(p[k]));
+	}
+	EXPECT_EQ(0, memcmp(a[0][0], a[1][0], p[0]->outputs[0].size));
+	u = fe_compile_run(m[1], &unfused, x, b);
+	ASSERT_NE(NULL, u);
+	check_within_step(_metadata, p[1], a[1][0], b[0], 0.125f);	/* zs */
+	EXPECT_EQ(0, memcmp(a[1][1], b[1], p[1]->outputs[1].size));
+	for (int k = 0; k < 3; k++) {
+		free(a[k][0]);
+		free(a[k][1]);
+		vnpu_program_free(p[k]);
+		vnpu_model_free(m[k]);
+	}
+	free(b[0]);
+	free(b[1]);
+	vnpu_program_free(u);
 }
 
 KSFT_MAIN

@@ -144,6 +144,12 @@ TEST(qconv_residual_layer_valid)
 	case_qconv_res_attrs(&s)->flags |= VNPU_LAYER_F_RES_FIRST;
 	ASSERT_EQ(0, vnpu_stream_validate(s.words, s.size, case_slots,
 					  CASE_NUM_SLOTS, &n));
+	/* Y written over R, exactly in its place (skewed or in another
+	 * slot it is one of the invalid cases). */
+	case_qconv_res_r_at_y(&s, 0, 0);
+	ASSERT_EQ(0, vnpu_stream_validate(s.words, s.size, case_slots,
+					  CASE_NUM_SLOTS, &n));
+	ASSERT_EQ(1, n);
 }
 
 TEST(conv_lanes_layer_valid)
