@@ -366,6 +366,41 @@ static __u64 cmd_elems(const struct vnpu_cmd_header *cmd)
 }
 
 /*
+ * How a validated command may split: its cost (element operations, or a
+ * COPY's or FILL's elements), the parts its least work per part allows
+ * (MIN_*_PER_PART, 2^@shift times less) and the most parts its units
+ * allow. False for a command that never splits.
+ */
+static int split_work(const struct vnpu_cmd_header *cmd, __u32 shift, __u32 features,
+		      __u64 *cost, __u64 *by_work, __u64 *max_parts)
+{
+	const struct vnpu_cmd_layer *l = (const void *)cmd;
+
+	switch (cmd->opcode) {
+	case VNPU_CMD_FILL:
+	case VNPU_CMD_COPY:
+		*cost = cmd_elems(cmd);
+		*by_work = *cost / (MIN_ELEMS_PER_PART >> shift);
+		*max_parts = *cost;
+		return 1;
+	case VNPU_CMD_LAYER:
+		*cost = vnpu_eng_layer_part_cost(l->op, l->tensors,
+						 l->num_tensors, layer_attrs(l),
+						 features);
+		if (!(features & VNPU_ENG_F_AVX2_FMA))
+			*cost = *cost > ~0ULL >> BASE_COST_SHIFT ? ~0ULL :
+				*cost << BASE_COST_SHIFT;
+		*by_work = *cost / (MIN_COST_PER_PART >> shift);
+		*max_parts = vnpu_eng_layer_max_parts(l->op, l->tensors,
+						      l->num_tensors, layer_attrs(l),
+						      features);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/*
  * vnpu_exec_parts(), with parts of at least 2^@shift times less work
  * than MIN_*_PER_PART; where that work limits the parts, a multiple of
  * @tiles of them.
@@ -373,33 +408,12 @@ static __u64 cmd_elems(const struct vnpu_cmd_header *cmd)
 static __u32 exec_parts(const struct vnpu_cmd_header *cmd, __u32 tiles,
 			__u64 chunk_cost, __u32 shift, __u32 features)
 {
-	const struct vnpu_cmd_layer *l = (const void *)cmd;
 	__u64 cost, max_parts, by_work, parts;
 
 	if (!tiles)
 		tiles = 1;
-	switch (cmd->opcode) {
-	case VNPU_CMD_FILL:
-	case VNPU_CMD_COPY:
-		cost = cmd_elems(cmd);
-		by_work = cost / (MIN_ELEMS_PER_PART >> shift);
-		max_parts = cost;
-		break;
-	case VNPU_CMD_LAYER:
-		cost = vnpu_eng_layer_part_cost(l->op, l->tensors,
-						l->num_tensors, layer_attrs(l),
-						features);
-		if (!(features & VNPU_ENG_F_AVX2_FMA))
-			cost = cost > ~0ULL >> BASE_COST_SHIFT ? ~0ULL :
-			       cost << BASE_COST_SHIFT;
-		by_work = cost / (MIN_COST_PER_PART >> shift);
-		max_parts = vnpu_eng_layer_max_parts(l->op, l->tensors,
-						     l->num_tensors, layer_attrs(l),
-						     features);
-		break;
-	default:
+	if (!split_work(cmd, shift, features, &cost, &by_work, &max_parts))
 		return 1;
-	}
 	/*
 	 * A multiple of the tiles where the work allows: three parts on two
 	 * tiles take as long as four (mobilenetv3_large_qdq's int8
@@ -437,6 +451,18 @@ __u32 vnpu_exec_parts_fine(const struct vnpu_cmd_header *cmd, __u32 tiles,
 			   __u64 chunk_cost, __u32 features)
 {
 	return exec_parts(cmd, tiles, chunk_cost, VNPU_EXEC_FINE_SHIFT, features);
+}
+
+__u64 vnpu_exec_cost(const struct vnpu_cmd_header *cmd, __u32 features)
+{
+	__u64 cost, by_work, max_parts;
+
+	if (!split_work(cmd, 0, features, &cost, &by_work, &max_parts))
+		return 0;
+	if (cmd->opcode != VNPU_CMD_LAYER)
+		cost = cost > ~0ULL / (MIN_COST_PER_PART / MIN_ELEMS_PER_PART) ? ~0ULL :
+		       cost * (MIN_COST_PER_PART / MIN_ELEMS_PER_PART);
+	return cost;
 }
 
 __u64 vnpu_exec_scratch(const struct vnpu_cmd_header *cmd, __u32 num_parts,

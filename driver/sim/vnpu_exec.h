@@ -95,6 +95,18 @@ __u32 vnpu_exec_parts_fine(const struct vnpu_cmd_header *cmd, __u32 tiles,
 #define VNPU_EXEC_FINE_SHIFT 2
 
 /**
+ * vnpu_exec_cost() - the work vnpu_exec_parts() splits a command by
+ * @cmd: the command
+ * @features: the engine features it runs with
+ *
+ * Return: a layer's element operations as vnpu_exec_parts() weighs them
+ * (vnpu_eng_layer_part_cost(), more on the engine's baseline path), 16
+ * a COPY's or FILL's element (a part's least work of each); 0 for a
+ * command that never splits.
+ */
+__u64 vnpu_exec_cost(const struct vnpu_cmd_header *cmd, __u32 features);
+
+/**
  * vnpu_exec_scratch() - scratch bytes each part of a validated command needs
  * @cmd: the command
  * @num_parts: parts it is split into (vnpu_exec_parts())

@@ -165,6 +165,61 @@ TEST(one_slow_run_changes_nothing)
 	ASSERT_EQ(CPU_FINE_ONE, cpu_fine_next(&f));
 }
 
+/*
+ * Whole jobs against jobs over the tiles (@blocks): each way's first runs
+ * in a row (CPU_FINE_BLOCK), then as many runs the other way in a row
+ * every CPU_FINE_BLOCK_EVERY runs at first, the least counting; whole by
+ * a sixteenth. oww_embedding's bf16 jobs, the vCPUs on two CCDs, took 655
+ * us whole and 720 us split, but 960 us whole after split runs (what the
+ * other CPU's cache held): one run each way in turns chose split.
+ */
+TEST(blocks_for_whole_jobs)
+{
+	struct cpu_fine f = { .blocks = true };
+	uint32_t i;
+
+	for (i = 0; i < CPU_FINE_BLOCK; i++)
+		ASSERT_EQ(CPU_FINE_ONE, run(&f, i ? 655000 : 960000, 0));
+	for (i = 0; i < CPU_FINE_BLOCK; i++)
+		ASSERT_EQ(CPU_FINE_SPLIT, run(&f, 0, i ? 720000 : 800000));
+	ASSERT_EQ(CPU_FINE_ONE, cpu_fine_next(&f));
+	ASSERT_EQ(655000, f.est[CPU_FINE_ONE]);
+
+	/* The vCPUs moved to one L3: split takes 430 us, 900 us first. */
+	ASSERT_EQ(CPU_FINE_BLOCK_EVERY, runs_to_probe(&f, 655000, 0));
+	for (i = 0; i < CPU_FINE_BLOCK; i++)
+		ASSERT_EQ(CPU_FINE_SPLIT, run(&f, 0, i ? 430000 : 900000));
+	ASSERT_EQ(CPU_FINE_SPLIT, cpu_fine_next(&f));
+	ASSERT_TRUE(cpu_fine_splits(&f));
+	/* Whole again, in a row, its first run slow too: split holds. */
+	ASSERT_EQ(CPU_FINE_BLOCK_EVERY, runs_to_probe(&f, 0, 430000));
+	for (i = 0; i < CPU_FINE_BLOCK; i++)
+		ASSERT_EQ(CPU_FINE_ONE, run(&f, i ? 420000 : 960000, 0));
+	ASSERT_EQ(CPU_FINE_SPLIT, cpu_fine_next(&f));
+	ASSERT_EQ(2 * CPU_FINE_BLOCK_EVERY, runs_to_probe(&f, 0, 430000));
+
+	/* Whole faster by less than a sixteenth: split; by more: whole. */
+	memset(&f, 0, sizeof(f));
+	f.blocks = true;
+	for (i = 0; i < 2 * CPU_FINE_BLOCK; i++)
+		run(&f, 640000, 679000);
+	ASSERT_EQ(CPU_FINE_SPLIT, cpu_fine_next(&f));
+	memset(&f, 0, sizeof(f));
+	f.blocks = true;
+	for (i = 0; i < 2 * CPU_FINE_BLOCK; i++)
+		run(&f, 639000, 679000);
+	ASSERT_EQ(CPU_FINE_ONE, cpu_fine_next(&f));
+
+	/* Without blocks, one run the other way counts: a slow one keeps the choice. */
+	memset(&f, 0, sizeof(f));
+	first_runs(&f, (const uint64_t[]){ 655000, 655000, 655000 },
+		   (const uint64_t[]){ 720000, 720000, 720000 });
+	ASSERT_EQ(CPU_FINE_ONE, cpu_fine_next(&f));
+	runs_to_probe(&f, 655000, 0);
+	ASSERT_EQ(CPU_FINE_SPLIT, run(&f, 0, 900000));
+	ASSERT_EQ(CPU_FINE_ONE, cpu_fine_next(&f));
+}
+
 /* A zero time (a coarse clock) counts as 1 ns, and none overflows. */
 TEST(extreme_times)
 {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Whether a command runs in one part or split over the tiles, from its
- * own times (cpu_plugin.c's cmd_parts()). A first choice from the least
+ * own times (cpu_plugin.c's cmd_parts()), or a small program's jobs whole
+ * or over the tiles (run_job()). A first choice from the least
  * of CPU_FINE_RUNS runs each way, taken in turns, one part first, so that
  * the host's speed, which swings for seconds at a time, and a job's cold
  * first run weigh on both alike. The choice is then kept under watch:
@@ -25,6 +26,13 @@
 
 /* Runs each way before the first choice. */
 #define CPU_FINE_RUNS 3
+/*
+ * In blocks (@blocks): runs a way takes in a row, its first ones and each
+ * time the other way; runs of the chosen way between the first two runs
+ * the other way.
+ */
+#define CPU_FINE_BLOCK 2
+#define CPU_FINE_BLOCK_EVERY 32
 /* Runs of the chosen way between two runs the other way: at first, and at most. */
 #define CPU_FINE_EVERY 8
 #define CPU_FINE_EVERY_MAX 128
@@ -44,9 +52,17 @@ enum cpu_fine_way {
  * @probe: the next run takes the other way
  * @since: runs of the chosen way since the last run the other way
  * @every: runs of the chosen way due before the next run the other way
+ * @blocks: set before the first run: each way's first runs come in a row
+ *	(one part's first), and so do the runs the other way each time
+ *	(CPU_FINE_BLOCK), the least of them counting, less often
+ *	(CPU_FINE_BLOCK_EVERY), and one part is chosen only when faster by a
+ *	sixteenth; for whole jobs, whose first run after runs the other way
+ *	reads what the other CPU's cache holds, and which have more runs to
+ *	spare on the slower way (struct vnpu_exe's @whole)
+ * @probed: runs the other way in a row so far
  *
- * Zeroed: no run yet. Not thread-safe: one thread at a time runs the
- * command's jobs over the tiles.
+ * Zeroed: no run yet, in turns. Not thread-safe: one thread at a time
+ * runs the command's jobs over the tiles.
  */
 struct cpu_fine {
 	uint64_t est[2];
@@ -55,6 +71,8 @@ struct cpu_fine {
 	uint8_t way;
 	bool probe;
 	uint16_t since, every;
+	bool blocks;
+	uint8_t probed;
 };
 
 /* The way the command's next run should take. */

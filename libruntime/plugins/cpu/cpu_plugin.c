@@ -163,6 +163,19 @@
  * speed swung. Nor does one choice for good: which way wins changes with
  * where the hypervisor puts the vCPUs, every few minutes.
  */
+/*
+ * A program of at most this cost (vnpu_exec_cost() of its commands:
+ * mobilenetv3_large's, 0.3-0.6 billion, 4-7 ms on one CPU, but not
+ * YOLOv8n's or CRNN's, 3-5 billion) runs each job that would split over the
+ * tiles so or whole, every command on the job's thread, as their times
+ * choose (cpu_fine.h, in blocks): where the hypervisor put the two vCPUs
+ * on cores of two CCDs, oww_embedding's bf16 jobs took 0.74 ms split and
+ * 0.66 ms whole, each layer's tiles reading what the other CCD wrote;
+ * on cores sharing an L3, 0.43 ms split. Larger programs gain more from
+ * the split than the hand-offs cost.
+ */
+#define CPU_WHOLE_MAX_COST (1ull << 30)
+
 /* A queued job that starts this long after it was queued counts as late. */
 #define CPU_LATE_NS 50000
 
@@ -198,6 +211,13 @@ struct vnpu_exe {
 	struct cpu_fine *fine;
 	uint32_t num_split;		/* commands of more than one part */
 	atomic_uint num_fine;		/* commands that now split finely, or try to */
+	/*
+	 * A small program's jobs that would run over the tiles run so or
+	 * whole, as their times choose (CPU_WHOLE_MAX_COST, run_job()): set
+	 * by the thread running such a job, which one job at a time does.
+	 */
+	bool whole_timed;
+	struct cpu_fine whole;
 	bool is_short;			/* vnpu_exec_stream_is_short() */
 	_Atomic uint64_t last_ns;	/* the last run's time; 0: none yet */
 };
@@ -211,6 +231,7 @@ struct vnpu_dev_job {
 	pthread_cond_t done_cond;	/* @done went true (CLOCK_MONOTONIC) */
 	atomic_bool cancel;
 	bool alone;			/* runs unsplit: more jobs follow (VNPU_SUBMIT_MORE_IN_FLIGHT) */
+	bool whole;			/* runs unsplit: its program's times chose so (run_job()) */
 	vnpu_status status;		/* valid once @done */
 	char message[160];		/* the failure, for the waiter's thread */
 	int64_t fault_cmd;		/* the command that faulted, or -1 */
@@ -464,6 +485,7 @@ static vnpu_status cpu_exe_load(struct vnpu_dev *dev, const void *cmd,
 	struct vnpu_slot_info *slots;
 	const struct vnpu_cmd_header *h = NULL;
 	struct vnpu_exe *exe;
+	uint64_t cost = 0;
 	vnpu_status st;
 	uint32_t i;
 	int ret;
@@ -528,7 +550,10 @@ static vnpu_status cpu_exe_load(struct vnpu_dev *dev, const void *cmd,
 				     vnpu_exec_parts_fine(exe->cmds[i], dev->num_threads,
 							  CPU_CHUNK_COST, f);
 		exe->num_split += exe->parts[i] > 1;
+		cost += spin ? 0 : vnpu_exec_cost(exe->cmds[i], f);
 	}
+	exe->whole_timed = cost <= CPU_WHOLE_MAX_COST;
+	exe->whole.blocks = true;
 	*num_cmds = exe->num_cmds;
 	*out = exe;
 	return VNPU_OK;
@@ -1022,7 +1047,8 @@ static int run_cmd(struct vnpu_dev *dev, struct vnpu_dev_job *job, uint32_t i,
 	if (cmd->opcode == VNPU_CMD_SPIN)
 		return run_spin(job);
 	/* Jobs side by side run unsplit: the tiles are theirs. */
-	if (dev->num_threads == 1 || job->alone || atomic_load(&dev->running) > 1)
+	if (dev->num_threads == 1 || job->alone || job->whole ||
+	    atomic_load(&dev->running) > 1)
 		return run_cmd_alone(dev, job, cmd, s);
 	/* One part: this thread alone, without the tiles' shared work. */
 	if (parts <= 1) {
@@ -1069,7 +1095,7 @@ static void run_job(struct vnpu_dev *dev, struct vnpu_dev_job *job, struct tile_
 {
 	struct vnpu_exe *exe = job->exe;
 	int64_t start = now_ns(), t0, t1;
-	bool split;
+	bool split, timed;
 	uint32_t i;
 	int ret;
 
@@ -1079,6 +1105,11 @@ static void run_job(struct vnpu_dev *dev, struct vnpu_dev_job *job, struct tile_
 	split = dev->num_threads > 1 && (exe->num_split || atomic_load(&exe->num_fine)) &&
 		!job->alone &&
 		atomic_load(&dev->running) == 1 && cpu_time_to_spare(dev);
+	/* Or it runs whole, as a small program's times chose. */
+	timed = split && exe->whole_timed;
+	job->whole = timed && cpu_fine_next(&exe->whole) == CPU_FINE_ONE;
+	if (job->whole)
+		split = false;
 	if (split) {
 		atomic_store(&dev->split_job, true);
 		if (cmd_parts(dev, exe, 0) <= 1 && atomic_load(&dev->sleepers))
@@ -1126,6 +1157,9 @@ static void run_job(struct vnpu_dev *dev, struct vnpu_dev_job *job, struct tile_
 		atomic_store(&dev->split_job, false);
 	job->total_ns = (uint64_t)(now_ns() - start);
 	atomic_store(&exe->last_ns, job->total_ns ? job->total_ns : 1);
+	if (timed && job->status == VNPU_OK)
+		cpu_fine_took(&exe->whole, job->whole ? CPU_FINE_ONE : CPU_FINE_SPLIT,
+			      job->total_ns);
 }
 
 /* Account the time since the running count last changed, then change it by @delta. */

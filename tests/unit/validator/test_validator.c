@@ -512,6 +512,38 @@ TEST(exec_parts_bf16_half)
 	ASSERT_EQ(22, vnpu_exec_parts(&l->hdr, 2, 1u << 18, fma));
 }
 
+/*
+ * The work vnpu_exec_parts() splits by (vnpu_exec_cost()): a COPY's
+ * elements count 16 each (2^16 of them, 2^20 of a layer's, are a part's
+ * least work); a layer's on the AVX512-BF16 kernels half, on the
+ * baseline path four times what the FMA paths weigh; a NOP nothing.
+ */
+TEST(exec_cost)
+{
+	const __u32 fma = VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512;
+	const __u32 bf = fma | VNPU_ENG_F_AVX512_BF16;
+	struct case_stream s;
+	struct vnpu_cmd_copy *c;
+	struct vnpu_cmd_header *h;
+	struct vnpu_cmd_layer *l;
+	__u64 cost;
+
+	memset(&s, 0, sizeof(s));
+	c = case_add(&s, VNPU_CMD_COPY, sizeof(*c));
+	c->dst = case_tensor(0, VNPU_DTYPE_U8, 0, 3u << 14);
+	c->src = case_tensor(1, VNPU_DTYPE_U8, 0, 3u << 14);
+	ASSERT_EQ(16ull * (3u << 14), vnpu_exec_cost(&c->hdr, fma));
+	memset(&s, 0, sizeof(s));
+	h = case_add(&s, VNPU_CMD_NOP, sizeof(*h));
+	ASSERT_EQ(0, vnpu_exec_cost(h, fma));
+
+	l = case_gemm(&s, 64, 64, 256, VNPU_DTYPE_BF16);
+	cost = vnpu_exec_cost(&l->hdr, fma);
+	ASSERT_LT(1ull << 21, cost);
+	ASSERT_EQ(cost / 2, vnpu_exec_cost(&l->hdr, bf));
+	ASSERT_EQ(4 * cost, vnpu_exec_cost(&l->hdr, 0));
+}
+
 TEST(exec_transpose_and_broadcast)
 {
 	static __u16 a[4096], b[4096];
