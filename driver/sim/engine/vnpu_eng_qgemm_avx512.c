@@ -867,6 +867,27 @@ void qpipe_pair(const struct eng_qout *o, const __s32 *acc, __u32 p, __u8 *y,
 	"add $4, %[w9]\n\t"						\
 	"add $128, %[b]\n\t"						\
 	"add $48, %[pf]\n\t"
+/* Build fails unless @cond holds (a negative array size): the asm's layout. */
+#define QA_CHECK(cond) ((void)sizeof(char[1 - 2 * !(cond)]))
+#define QA_AT(f, at) QA_CHECK(__builtin_offsetof(struct eng_qpipe, f) == (at))
+/* Called by vnpu_eng_qtile_vnni_pipe_init(); compiles to nothing. */
+static inline void qa_layout(void)
+{
+	QA_AT(lo, 0);
+	QA_AT(hi, 4);
+	QA_AT(yz, 8);
+	QA_AT(ra, 12);
+	QA_AT(rb, 16);
+	QA_AT(f, 20);
+	QA_AT(mult, 32);
+	QA_AT(fix, 80);
+	/* 12 rows of two 16-lane panels; t->acc's rows 128 bytes apart. */
+	QA_CHECK(ENG_QMR == 12 && ENG_QNR == 32);
+}
+
+#undef QA_AT
+#undef QA_CHECK
+
 /*
  * One vector of the outputs (qpipe_vec()): sums at @acc of %[s], the
  * multiplier at @m of %[c], R's bytes at @r, into zmm@o; zmm27 and the
@@ -1020,6 +1041,7 @@ void vnpu_eng_qtile_vnni_pipe_init(struct eng_qpipe *c, const struct eng_qout *o
 {
 	__u32 r;
 
+	qa_layout();
 	c->lo = o->lo;
 	c->hi = o->hi;
 	c->yz = (float)o->yz;
