@@ -1060,10 +1060,9 @@ static inline void eng_qplan(const struct eng_conv_shape *s,
 		 * A last block of 4 positions or fewer (a 14x14 map's last 4
 		 * after blocks of 64) joins the block before it, whose last
 		 * tile then runs them four to a vpdpbusd: as a block of its
-		 * own it was a unit of next to no work, and two tiles' runs
-		 * of units split the map unevenly (blocks of 64, 64 | 64, 4:
-		 * 30 us of 200 idle at the end of each 3x3 on resnet50_qdq's
-		 * 14x14 maps on 2 CPUs).
+		 * own it would be a unit of next to no work, and two tiles'
+		 * runs of units would split the map unevenly (blocks of 64,
+		 * 64 | 64, 4).
 		 */
 		if (p->nb > 1 && p->last <= 4) {
 			p->nb--;
@@ -1072,14 +1071,12 @@ static inline void eng_qplan(const struct eng_conv_shape *s,
 		/*
 		 * Two blocks, the last under three quarters of the first (a
 		 * 14x14 map's 128 and 68 positions, a 7x7 map's 32 and 17):
-		 * one block of them all, its units blocks of channels. Two
-		 * tiles each took a block of positions, so their runs of
-		 * units were uneven (the short block's tile then took units
-		 * of the other block and packed it again) and each read all
-		 * the weights: on 2 CPUs apart, resnet50_qdq's 3x3s over
-		 * 7x7 (2.4 MB of weights) took 0.33-0.36 ms where they take
-		 * 0.29-0.32 so (near 0.30-0.35, 0.29-0.31), its 1x1s of
-		 * 1024 channels over 14x14 0.15 where 0.14.
+		 * one block of them all, its units blocks of channels. With
+		 * a block of positions each, two tiles' runs of units would
+		 * be uneven (the short block's tile would then take units of
+		 * the other block and pack it again) and each would read all
+		 * the weights (2.4 MB for resnet50_qdq's 3x3s over 7x7):
+		 * cut by channels, each reads half of them.
 		 */
 		if (p->nb == 2 && 4 * p->last < 3 * p->pos) {
 			p->nb = 1;
@@ -1609,7 +1606,8 @@ int vnpu_eng_qtile_vnni_pipes(const struct eng_qtile *t);
  * @mult: the rows' multipliers
  * @fix: the rows' fix
  *
- * Its asm reads them at these offsets.
+ * The asm of vnpu_eng_qgemm_avx512.c reads them at fixed offsets (asserted
+ * there).
  */
 struct eng_qpipe {
 	float lo, hi, yz, ra, rb, f, pad[2];
