@@ -195,13 +195,17 @@ static double sm_ulp(double r)
 }
 
 /*
- * The f32 Softmax and LogSoftmax against the computation in double, in
- * ulps of the result: lanes of crnn's Softmax (6625 classes, values in
- * [-20, 20]) and lanes spread over [-110, 110], whose smallest results
- * are subnormal or 0, on every path. Softmax is within 2 ulps (the exp's
- * error, then one rounding of the scaling); LogSoftmax within 1 ulp plus
- * 2^-24 absolute (log(sum) of a sum with a relative error of a few
- * 2^-53, and rounding x - max - log(sum) once).
+ * The f32 Softmax and LogSoftmax against the computation in double: lanes
+ * of crnn's Softmax (6625 classes, values in [-20, 20]) and lanes spread
+ * over [-110, 110], whose smallest results are subnormal or 0, on every
+ * path. Softmax is within 2^-22 of the result, relative, plus 2^-149
+ * (the exp's error, up to 1.5 ulps of its own value, then one rounding of
+ * the scaling, and once more for a subnormal result); random lanes reach
+ * about 1.26 * 2^-23. Measured in ulps of the result instead, the same
+ * error reads up to twice as many where the result lies at the top of its
+ * binade and the exp's value at the bottom of its own. LogSoftmax is
+ * within 1 ulp plus 2^-24 absolute (log(sum) of a sum with a relative
+ * error of a few 2^-53, and rounding x - max - log(sum) once).
  */
 static void test_softmax_ulps(struct __test_metadata *_metadata)
 {
@@ -241,14 +245,15 @@ static void test_softmax_ulps(struct __test_metadata *_metadata)
 					r = mode == VNPU_SOFTMAX ? exp((double)xl[i] - mx) / sum :
 						(double)xl[i] - mx - log(sum);
 					err = fabs(y[l * N + i] - r);
-					if (mode == VNPU_LOG_SOFTMAX)
-						err = err > 0x1p-24 ? err - 0x1p-24 : 0;
-					err /= sm_ulp(r);
+					if (mode == VNPU_SOFTMAX)
+						err /= 0x1p-22 * r + 0x1p-149;
+					else
+						err = (err > 0x1p-24 ? err - 0x1p-24 : 0) / sm_ulp(r);
 					worst = err > worst ? err : worst;
 				}
 			}
-			EXPECT_TRUE(worst <= (mode == VNPU_SOFTMAX ? 2.0 : 1.0))
-				TH_LOG("softmax mode %u features %#x: %.2f ulp", mode,
+			EXPECT_TRUE(worst <= 1.0)
+				TH_LOG("softmax mode %u features %#x: %.2f of the bound", mode,
 				       feats[k], worst);
 		}
 	free(x);
