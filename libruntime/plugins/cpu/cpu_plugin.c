@@ -1101,12 +1101,15 @@ static void run_job(struct vnpu_dev *dev, struct vnpu_dev_job *job, struct tile_
 
 	job->status = VNPU_OK;
 	job->fault_cmd = -1;
-	/* Helpers poll through a job with split commands (CPU_JOB_SPIN_NS). */
+	/*
+	 * Helpers poll through a job with split commands (CPU_JOB_SPIN_NS),
+	 * while the machine has time to spare. Or the job runs whole, as a
+	 * small program's times chose, both ways.
+	 */
 	split = dev->num_threads > 1 && (exe->num_split || atomic_load(&exe->num_fine)) &&
-		!job->alone &&
-		atomic_load(&dev->running) == 1 && cpu_time_to_spare(dev);
-	/* Or it runs whole, as a small program's times chose. */
+		!job->alone && atomic_load(&dev->running) == 1;
 	timed = split && exe->whole_timed;
+	split = split && cpu_time_to_spare(dev);
 	job->whole = timed && cpu_fine_next(&exe->whole) == CPU_FINE_ONE;
 	if (job->whole)
 		split = false;
