@@ -1588,21 +1588,23 @@ void vnpu_eng_qtile_vnni(const struct eng_qtile *t);
 void vnpu_eng_qtile_vnni_narrow(const struct eng_qtile *t, __u32 rows, __u32 n);
 
 /*
- * Whether the VNNI tile @t can take vnpu_eng_qtile_vnni_pipe(): a whole
- * tile (ENG_QMR rows, ENG_QNR positions, a depth of 4 * ENG_QMR or more)
- * with the fused add, no weight zero points, every multiplier finite.
+ * Whether the VNNI tile @t can take vnpu_eng_qtile_vnni_run(): a whole
+ * tile (ENG_QMR rows, ENG_QNR positions, a depth of 4 * ENG_QMR or more),
+ * no weight zero points, and with the fused add every multiplier finite,
+ * without it every multiplier at most 0.5 in magnitude.
  */
-int vnpu_eng_qtile_vnni_pipes(const struct eng_qtile *t);
+int vnpu_eng_qtile_vnni_runs(const struct eng_qtile *t);
 
 /**
- * struct eng_qpipe - a rows visit's constants of vnpu_eng_qtile_vnni_pipe()
+ * struct eng_qpipe - a rows visit's constants of vnpu_eng_qtile_vnni_run()
  * @lo: the convolution's low bound less its zero point (struct eng_qout)
  * @hi: its high bound less the zero point
  * @yz: its zero point
  * @ra: the fused add's ra (struct eng_qadd_arg)
  * @rb: its rb
  * @f: its f
- * @pad: zero
+ * @yz16: the zero point as 16 bits (without the add)
+ * @lo8: the low bound plus the zero point as 8 bits (without the add)
  * @mult: the rows' multipliers
  * @fix: the rows' fix
  *
@@ -1610,25 +1612,23 @@ int vnpu_eng_qtile_vnni_pipes(const struct eng_qtile *t);
  * there).
  */
 struct eng_qpipe {
-	float lo, hi, yz, ra, rb, f, pad[2];
+	float lo, hi, yz, ra, rb, f;
+	__s32 yz16, lo8;
 	float mult[ENG_QMR];
 	__s32 fix[ENG_QMR];
 };
 
-/* @c for the rows of @o (vnpu_eng_qtile_vnni_pipes() true). */
-void vnpu_eng_qtile_vnni_pipe_init(struct eng_qpipe *c, const struct eng_qout *o);
+/* @c for the rows of @o (vnpu_eng_qtile_vnni_runs() true). */
+void vnpu_eng_qtile_vnni_run_init(struct eng_qpipe *c, const struct eng_qout *o);
 
 /*
- * The VNNI tile @t's sums left at t->acc, while the outputs of the tile
- * before it in the same rows (its sums at t->acc; @y and @r its Y and R,
- * @y NULL for none) are stored between its depth steps; t->out and @c
- * hold the rows' parameters for both. vnpu_eng_qtile_vnni_flush() stores
- * the last one's outputs.
+ * @tiles VNNI tiles from @t (vnpu_eng_qtile_vnni_runs() true), each
+ * ENG_QNR positions on from the one before (its inputs, Y and R), their
+ * outputs stored as vnpu_eng_qtile_vnni() stores them; t->out and @c
+ * hold the rows' parameters.
  */
-void vnpu_eng_qtile_vnni_pipe(const struct eng_qtile *t, const struct eng_qpipe *c,
-			      __u8 *y, const __u8 *r);
-void vnpu_eng_qtile_vnni_flush(const struct eng_qtile *t, const struct eng_qpipe *c,
-			       __u8 *y, const __u8 *r);
+void vnpu_eng_qtile_vnni_run(const struct eng_qtile *t, const struct eng_qpipe *c,
+			     __u64 tiles);
 
 /**
  * struct eng_qadd - a dense run of QLINEAR_ADD (vnpu_eng_qadd_avx512())

@@ -591,6 +591,20 @@ void qout_tile_rows(const struct eng_qout *o, v16si (*acc)[2], const __u32 nr,
 #undef QT_ROW
 }
 
+/* Whether qout_packed() stores @o's outputs as u8 (else i8). */
+static inline int qout_u8(const struct eng_qout *o)
+{
+	return (__s32)o->hi + o->yz > 127;
+}
+
+/* Whether qout_packed() raises @o's outputs to its low bound (ReLU). */
+static inline int qout_relu(const struct eng_qout *o)
+{
+	const __s32 lo = (__s32)o->lo + o->yz;
+
+	return qout_u8(o) ? lo > 0 : lo > -128;
+}
+
 /*
  * qout_packed() (qout_packed_res() with @res) for the tile's kind of
  * output, each its own code: u8 or i8 (@a); ReLU or not, or with the
@@ -602,9 +616,8 @@ static __attribute__((__always_inline__)) inline
 void qout_whole_kind(const struct eng_qtile *t, v16si (*acc)[2], const int res)
 {
 	const struct eng_qout *o = t->out;
-	const __s32 lo = (__s32)o->lo + o->yz, hi = (__s32)o->hi + o->yz;
-	const int a = res ? o->res->dtype == VNPU_DTYPE_U8 : hi > 127;
-	const int b = res ? (int)o->res->first : a ? lo > 0 : lo > -128;
+	const int a = res ? o->res->dtype == VNPU_DTYPE_U8 : qout_u8(o);
+	const int b = res ? (int)o->res->first : qout_relu(o);
 
 #define QOUT_KIND(a, b, xsum)						\
 	do {								\
@@ -761,333 +774,354 @@ void vnpu_eng_qtile_vnni(const struct eng_qtile *t)
 }
 
 /*
- * The fused add's outputs of one vector of a tile's sums: the 16 sums at
- * @acc (fix in) of a row with multiplier @m, and R's 16 bytes at @rp, as
- * qout_packed_res() takes them (qout_float(), then qres_sum()): the same
- * instructions, the constants (struct eng_qpipe) broadcast from memory,
- * as qpipe_tile()'s asm runs them (QA_VEC0(), QA_VEC1()).
+ * A run of whole tiles in one asm statement (vnpu_eng_qtile_vnni_run()):
+ * each tile's rows in two halves, rows 0-5 (sums in zmm0-11, row r's
+ * panel p in zmm(2r + p)) then rows 6-11 (zmm12-23), each half over the
+ * whole depth; the outputs of the half before are stored from its
+ * registers, a pair of rows after each of the first, third and fifth
+ * steps of the next half (the last half's after the run). The steps'
+ * inputs in zmm24 and zmm25, a row's weights broadcast to zmm26; zmm27
+ * to zmm31 for the outputs. A half's rows as %[wa], %[wa] + k4,
+ * %[wa] + 2 k4, then from %[wb] likewise.
  */
-static __attribute__((__always_inline__)) inline
-v16si qpipe_vec(const __s32 *acc, const float *m, const __u8 *rp,
-		const struct eng_qpipe *c, const int u8, const int first)
-{
-	v16sf v, f;
-	v16si s;
-
-#define QPIPE_CONV							\
-	"vcvtdq2ps %[acc], %[v]\n\t"					\
-	"vmulps %[m]%{1to16%}, %[v], %[v]\n\t"				\
-	"vrndscaleps $8, %[v], %[v]\n\t"				\
-	"vmaxps %[lo]%{1to16%}, %[v], %[v]\n\t"				\
-	"vminps %[hi]%{1to16%}, %[v], %[v]\n\t"				\
-	"vaddps %[yz]%{1to16%}, %[v], %[v]\n\t"				\
-	"vbroadcastss %[cf], %[f]\n\t"
-#define QPIPE_OPS							\
-	: [v] "=&v"(v), [f] "=&v"(f), [s] "=&v"(s)			\
-	: [acc] "m"(*(const v16si_u *)acc), [m] "m"(*m), [lo] "m"(c->lo), \
-	  [hi] "m"(c->hi), [yz] "m"(c->yz), [ra] "m"(c->ra), [rb] "m"(c->rb), \
-	  [cf] "m"(c->f), [r] "m"(*(const __u8 (*)[16])rp)
-	/* R first: fma(r, ra, fma(v, rb, f)); else fma(v, ra, fma(r, rb, f)). */
-	if (u8 && first)
-		__asm__(QPIPE_CONV
-			"vpmovzxbd %[r], %[s]\n\t"
-			"vcvtdq2ps %[s], %[s]\n\t"
-			"vfmadd132ps %[rb]%{1to16%}, %[f], %[v]\n\t"
-			"vfmadd231ps %[ra]%{1to16%}, %[s], %[v]\n\t"
-			"vcvtps2dq %{rn-sae%}, %[v], %[s]"
-			QPIPE_OPS);
-	else if (u8)
-		__asm__(QPIPE_CONV
-			"vpmovzxbd %[r], %[s]\n\t"
-			"vcvtdq2ps %[s], %[s]\n\t"
-			"vfmadd132ps %[rb]%{1to16%}, %[f], %[s]\n\t"
-			"vfmadd231ps %[ra]%{1to16%}, %[v], %[s]\n\t"
-			"vcvtps2dq %{rn-sae%}, %[s], %[s]"
-			QPIPE_OPS);
-	else if (first)
-		__asm__(QPIPE_CONV
-			"vpmovsxbd %[r], %[s]\n\t"
-			"vcvtdq2ps %[s], %[s]\n\t"
-			"vfmadd132ps %[rb]%{1to16%}, %[f], %[v]\n\t"
-			"vfmadd231ps %[ra]%{1to16%}, %[s], %[v]\n\t"
-			"vcvtps2dq %{rn-sae%}, %[v], %[s]"
-			QPIPE_OPS);
-	else
-		__asm__(QPIPE_CONV
-			"vpmovsxbd %[r], %[s]\n\t"
-			"vcvtdq2ps %[s], %[s]\n\t"
-			"vfmadd132ps %[rb]%{1to16%}, %[f], %[s]\n\t"
-			"vfmadd231ps %[ra]%{1to16%}, %[v], %[s]\n\t"
-			"vcvtps2dq %{rn-sae%}, %[s], %[s]"
-			QPIPE_OPS);
-#undef QPIPE_CONV
-#undef QPIPE_OPS
-	return s;
-}
-
-/*
- * Rows 2 @p and 2 @p + 1 of the outputs of the tile whose sums are at
- * @acc (row r at @acc + r * ENG_QNR), with the fused add of R at @rp,
- * to @y: qout_packed_res()'s pair.
- */
-static __attribute__((__always_inline__)) inline
-void qpipe_pair(const struct eng_qout *o, const __s32 *acc, __u32 p, __u8 *y,
-		const __u8 *rp, const struct eng_qpipe *c, const int u8, const int first)
-{
-	const __s32 *a = acc + 2 * p * ENG_QNR;
-	const float *m = o->mult + 2 * p;
-	const __u8 *r0 = rp + (__s64)(2 * p) * o->rs, *r1 = r0 + o->rs;
-
-	qout_pack2(qpipe_vec(a, m, r0, c, u8, first),
-		   qpipe_vec(a + 16, m, r0 + 16, c, u8, first),
-		   qpipe_vec(a + ENG_QNR, m + 1, r1, c, u8, first),
-		   qpipe_vec(a + ENG_QNR + 16, m + 1, r1 + 16, c, u8, first),
-		   0, (v32hi_q){}, u8, 0, (v16si){}, y + (__s64)(2 * p) * o->ys, o->ys);
-}
-
-#define QA_S(x) QV_STR(x)
-/* Row r's panels p in zmm(2r + p); a step's inputs in zmm24, zmm25. */
-#define QA_DP(addr, r0, r1)						\
+#define QR_DP(addr, r0, r1)						\
 	"vpbroadcastd " addr ", %%zmm26\n\t"				\
 	"vpdpbusd %%zmm26, %%zmm24, %%zmm" #r0 "\n\t"			\
 	"vpdpbusd %%zmm26, %%zmm25, %%zmm" #r1 "\n\t"
-#define QA_STEP								\
+#define QR_HALF(r0, r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, r11)	\
+	QR_DP("(%[wa])", r0, r1) QR_DP("(%[wa], %[k4])", r2, r3)	\
+	QR_DP("(%[wa], %[k4], 2)", r4, r5) QR_DP("(%[wb])", r6, r7)	\
+	QR_DP("(%[wb], %[k4])", r8, r9) QR_DP("(%[wb], %[k4], 2)", r10, r11) \
+	"add $4, %[wa]\n\t"						\
+	"add $4, %[wb]\n\t"						\
+	"add $128, %[b]\n\t"
+/* A step of rows 0-5 (fetching 48 bytes of the next rows' weights), of 6-11. */
+#define QR_STEP0							\
 	"vmovdqa32 (%[b]), %%zmm24\n\t"					\
 	"vmovdqa32 64(%[b]), %%zmm25\n\t"				\
 	"prefetcht0 (%[pf])\n\t"					\
-	QA_DP("(%[w0])", 0, 1) QA_DP("(%[w0], %[k4])", 2, 3)		\
-	QA_DP("(%[w0], %[k4], 2)", 4, 5) QA_DP("(%[w3])", 6, 7)		\
-	QA_DP("(%[w3], %[k4])", 8, 9) QA_DP("(%[w3], %[k4], 2)", 10, 11) \
-	QA_DP("(%[w6])", 12, 13) QA_DP("(%[w6], %[k4])", 14, 15)	\
-	QA_DP("(%[w6], %[k4], 2)", 16, 17) QA_DP("(%[w9])", 18, 19)	\
-	QA_DP("(%[w9], %[k4])", 20, 21) QA_DP("(%[w9], %[k4], 2)", 22, 23) \
-	"add $4, %[w0]\n\t"						\
-	"add $4, %[w3]\n\t"						\
-	"add $4, %[w6]\n\t"						\
-	"add $4, %[w9]\n\t"						\
-	"add $128, %[b]\n\t"						\
-	"add $48, %[pf]\n\t"
-/* Build fails unless @cond holds (a negative array size): the asm's layout. */
-#define QA_CHECK(cond) ((void)sizeof(char[1 - 2 * !(cond)]))
-#define QA_AT(f, at) QA_CHECK(__builtin_offsetof(struct eng_qpipe, f) == (at))
-/* Called by vnpu_eng_qtile_vnni_pipe_init(); compiles to nothing. */
-static inline void qa_layout(void)
-{
-	QA_AT(lo, 0);
-	QA_AT(hi, 4);
-	QA_AT(yz, 8);
-	QA_AT(ra, 12);
-	QA_AT(rb, 16);
-	QA_AT(f, 20);
-	QA_AT(mult, 32);
-	QA_AT(fix, 80);
-	/* 12 rows of two 16-lane panels; t->acc's rows 128 bytes apart. */
-	QA_CHECK(ENG_QMR == 12 && ENG_QNR == 32);
-}
-
-#undef QA_AT
-#undef QA_CHECK
-
-/*
- * One vector of the outputs (qpipe_vec()): sums at @acc of %[s], the
- * multiplier at @m of %[c], R's bytes at @r, into zmm@o; zmm27 and the
- * add's f in zmm28 as scratch. @x: vpmovzxbd or vpmovsxbd. %[c] is
- * struct eng_qpipe: lo at 0, hi 4, yz 8, ra 12, rb 16, f 20, mult 32,
- * fix 80.
- */
-#define QA_CONV(acc, m)							\
-	"vcvtdq2ps " acc "(%[s]), %%zmm27\n\t"				\
-	"vmulps " m "(%[c])%{1to16%}, %%zmm27, %%zmm27\n\t"		\
-	"vrndscaleps $8, %%zmm27, %%zmm27\n\t"				\
-	"vmaxps 0(%[c])%{1to16%}, %%zmm27, %%zmm27\n\t"		\
-	"vminps 4(%[c])%{1to16%}, %%zmm27, %%zmm27\n\t"		\
-	"vaddps 8(%[c])%{1to16%}, %%zmm27, %%zmm27\n\t"
-#define QA_VEC0(x, acc, m, r, o)					\
-	QA_CONV(acc, m)							\
-	x " " r ", %%zmm" #o "\n\t"					\
-	"vcvtdq2ps %%zmm" #o ", %%zmm" #o "\n\t"			\
-	"vfmadd132ps 16(%[c])%{1to16%}, %%zmm28, %%zmm" #o "\n\t"	\
-	"vfmadd231ps 12(%[c])%{1to16%}, %%zmm27, %%zmm" #o "\n\t"	\
-	"vcvtps2dq %{rn-sae%}, %%zmm" #o ", %%zmm" #o "\n\t"
-#define QA_VEC1(x, acc, m, r, o)					\
-	QA_CONV(acc, m)							\
-	x " " r ", %%zmm" #o "\n\t"					\
-	"vcvtdq2ps %%zmm" #o ", %%zmm" #o "\n\t"			\
-	"vfmadd132ps 16(%[c])%{1to16%}, %%zmm28, %%zmm27\n\t"		\
-	"vfmadd231ps 12(%[c])%{1to16%}, %%zmm" #o ", %%zmm27\n\t"	\
-	"vcvtps2dq %{rn-sae%}, %%zmm27, %%zmm" #o "\n\t"
-/*
- * Rows 2p and 2p + 1 of the tile before (qout_packed_res()'s pair), if
- * %[y] is set: sums at %[s] + 256p, R at %[rp] (then 2 rows on), Y at
- * %[y] (likewise); @pk vpackuswb or vpacksswb.
- */
-#define QA_PAIR(V, x, pk, p)						\
-	"test %[y], %[y]\n\t"						\
-	"jz 1f\n\t"							\
-	"vbroadcastss 20(%[c]), %%zmm28\n\t"				\
-	V(x, QA_S(256 * p), QA_S(32 + 8 * p), "(%[rp])", 29)		\
-	V(x, QA_S(256 * p + 64), QA_S(32 + 8 * p), "16(%[rp])", 30)	\
-	V(x, QA_S(256 * p + 128), QA_S(36 + 8 * p), "(%[rp], %[rs])", 31) \
-	V(x, QA_S(256 * p + 192), QA_S(36 + 8 * p), "16(%[rp], %[rs])", 24) \
-	"vpackssdw %%zmm30, %%zmm29, %%zmm29\n\t"			\
-	"vpackssdw %%zmm24, %%zmm31, %%zmm31\n\t"			\
-	pk " %%zmm31, %%zmm29, %%zmm29\n\t"				\
-	"vmovdqu32 %[perm], %%zmm26\n\t"				\
-	"vpermd %%zmm29, %%zmm26, %%zmm29\n\t"				\
-	"vmovdqu32 %%ymm29, (%[y])\n\t"					\
-	"vextracti64x4 $1, %%zmm29, (%[y], %[ys])\n\t"			\
-	"lea (%[rp], %[rs], 2), %[rp]\n\t"				\
-	"lea (%[y], %[ys], 2), %[y]\n"					\
-	"1:\n\t"
-#define QA_INIT(r0, r1, f)						\
+	"add $48, %[pf]\n\t"						\
+	QR_HALF(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)
+#define QR_STEP1							\
+	"vmovdqa32 (%[b]), %%zmm24\n\t"					\
+	"vmovdqa32 64(%[b]), %%zmm25\n\t"				\
+	QR_HALF(12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23)
+/* Sums zmm@r0 and zmm@r1 (a row's two panels) from the row's fix at @f of %[c]. */
+#define QR_INIT(r0, r1, f)						\
 	"vpbroadcastd " f "(%[c]), %%zmm" #r0 "\n\t"			\
 	"vmovdqa32 %%zmm" #r0 ", %%zmm" #r1 "\n\t"
-#define QA_ST(z) "vmovdqu32 %%zmm" #z ", (64 * " #z ")(%[s])\n\t"
-#define QA_ROWS(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10) M(11) \
-		   M(12) M(13) M(14) M(15) M(16) M(17) M(18) M(19) M(20) M(21) \
-		   M(22) M(23)
-#define QA_TILE(V, x, pk)						\
-	QA_INIT(0, 1, "80") QA_INIT(2, 3, "84") QA_INIT(4, 5, "88")	\
-	QA_INIT(6, 7, "92") QA_INIT(8, 9, "96") QA_INIT(10, 11, "100")	\
-	QA_INIT(12, 13, "104") QA_INIT(14, 15, "108") QA_INIT(16, 17, "112") \
-	QA_INIT(18, 19, "116") QA_INIT(20, 21, "120") QA_INIT(22, 23, "124") \
-	QA_STEP QA_STEP QA_PAIR(V, x, pk, 0)				\
-	QA_STEP QA_STEP QA_PAIR(V, x, pk, 1)				\
-	QA_STEP QA_STEP QA_PAIR(V, x, pk, 2)				\
-	QA_STEP QA_STEP QA_PAIR(V, x, pk, 3)				\
-	QA_STEP QA_STEP QA_PAIR(V, x, pk, 4)				\
-	QA_STEP QA_STEP QA_PAIR(V, x, pk, 5)				\
+#define QR_INIT0							\
+	QR_INIT(0, 1, "80") QR_INIT(2, 3, "84") QR_INIT(4, 5, "88")	\
+	QR_INIT(6, 7, "92") QR_INIT(8, 9, "96") QR_INIT(10, 11, "100")
+#define QR_INIT1							\
+	QR_INIT(12, 13, "104") QR_INIT(14, 15, "108") QR_INIT(16, 17, "112") \
+	QR_INIT(18, 19, "116") QR_INIT(20, 21, "120") QR_INIT(22, 23, "124")
+/* The steps past the first six, one at a time. */
+#define QR_REST(STEP)							\
+	"mov %[nst], %[n]\n\t"						\
 	"test %[n], %[n]\n\t"						\
 	"jz 3f\n"							\
 	".p2align 5\n"							\
 	"2:\n\t"							\
-	QA_STEP								\
+	STEP								\
 	"sub $1, %[n]\n\t"						\
 	"jnz 2b\n"							\
-	"3:\n\t"							\
-	QA_ROWS(QA_ST)
+	"3:\n\t"
+/* The three pairs of rows 0-5 (@s 0) or 6-11 (1): registers, multipliers' offsets. */
+#define QR_S0P0(P, k1, k2, k3) P(k1, k2, k3, 0, 1, 2, 3, "32", "36")
+#define QR_S0P1(P, k1, k2, k3) P(k1, k2, k3, 4, 5, 6, 7, "40", "44")
+#define QR_S0P2(P, k1, k2, k3) P(k1, k2, k3, 8, 9, 10, 11, "48", "52")
+#define QR_S1P0(P, k1, k2, k3) P(k1, k2, k3, 12, 13, 14, 15, "56", "60")
+#define QR_S1P1(P, k1, k2, k3) P(k1, k2, k3, 16, 17, 18, 19, "64", "68")
+#define QR_S1P2(P, k1, k2, k3) P(k1, k2, k3, 20, 21, 22, 23, "72", "76")
+/*
+ * A half's steps, the outputs of half @s's three pairs of rows
+ * (@P(@k1, @k2, @k3, its four registers, its multipliers' offsets))
+ * after the first, third and fifth.
+ */
+#define QR_STEPS(STEP, P, k1, k2, k3, s)				\
+	STEP QR_S##s##P0(P, k1, k2, k3) STEP				\
+	STEP QR_S##s##P1(P, k1, k2, k3) STEP				\
+	STEP QR_S##s##P2(P, k1, k2, k3) STEP				\
+	QR_REST(STEP)
+/*
+ * One vector of the fused add's outputs in place (qout_float() and
+ * qres_sum()'s instructions, the constants broadcast from memory): the
+ * sums in zmm@a, the multiplier at @m of %[c], R's bytes at @r widened
+ * by @x (vpmovzxbd or vpmovsxbd) into zmm27, the add's f in zmm28. %[c]
+ * is struct eng_qpipe: lo at 0, hi 4, yz 8, ra 12, rb 16, f 20, yz16
+ * 24, lo8 28, mult 32, fix 80. R second (QR_VEC0: fma(v, ra, fma(r,
+ * rb, f))) or first (QR_VEC1).
+ */
+#define QR_CONV(x, a, m, r)						\
+	"vcvtdq2ps %%zmm" #a ", %%zmm" #a "\n\t"			\
+	"vmulps " m "(%[c])%{1to16%}, %%zmm" #a ", %%zmm" #a "\n\t"	\
+	"vrndscaleps $8, %%zmm" #a ", %%zmm" #a "\n\t"			\
+	"vmaxps 0(%[c])%{1to16%}, %%zmm" #a ", %%zmm" #a "\n\t"		\
+	"vminps 4(%[c])%{1to16%}, %%zmm" #a ", %%zmm" #a "\n\t"		\
+	"vaddps 8(%[c])%{1to16%}, %%zmm" #a ", %%zmm" #a "\n\t"		\
+	x " " r ", %%zmm27\n\t"						\
+	"vcvtdq2ps %%zmm27, %%zmm27\n\t"
+#define QR_VEC0(x, a, m, r)						\
+	QR_CONV(x, a, m, r)						\
+	"vfmadd132ps 16(%[c])%{1to16%}, %%zmm28, %%zmm27\n\t"		\
+	"vfmadd231ps 12(%[c])%{1to16%}, %%zmm" #a ", %%zmm27\n\t"	\
+	"vcvtps2dq %{rn-sae%}, %%zmm27, %%zmm" #a "\n\t"
+#define QR_VEC1(x, a, m, r)						\
+	QR_CONV(x, a, m, r)						\
+	"vfmadd132ps 16(%[c])%{1to16%}, %%zmm28, %%zmm" #a "\n\t"	\
+	"vfmadd231ps 12(%[c])%{1to16%}, %%zmm27, %%zmm" #a "\n\t"	\
+	"vcvtps2dq %{rn-sae%}, %%zmm" #a ", %%zmm" #a "\n\t"
+#define QR_MAXUB(a) "vpmaxub %%zmm30, %%zmm" #a ", %%zmm" #a "\n\t"
+#define QR_MAXSB(a) "vpmaxsb %%zmm30, %%zmm" #a ", %%zmm" #a "\n\t"
+#define QR_NOMAX(a) ""
+/*
+ * Rows zmm@a0, @a1 (a row's panels) and @a2, @a3 (the next row's),
+ * saturated to 16 bits, as bytes by @pk (raised to the low bound by
+ * @MAX), stored as rows %[y] and %[y] + %[ys] by one vpermd (the
+ * indices in zmm29), %[y] then two rows on.
+ */
+#define QR_STORE(pk, MAX, a0, a2)					\
+	pk " %%zmm" #a2 ", %%zmm" #a0 ", %%zmm" #a0 "\n\t"		\
+	MAX(a0)								\
+	"vpermd %%zmm" #a0 ", %%zmm29, %%zmm" #a0 "\n\t"		\
+	"vmovdqu32 %%ymm" #a0 ", (%[y])\n\t"				\
+	"vextracti64x4 $1, %%zmm" #a0 ", (%[y], %[ys])\n\t"		\
+	"lea (%[y], %[ys], 2), %[y]\n\t"
+/*
+ * A pair of rows with the fused add (qout_packed_res()'s pair): @V
+ * QR_VEC0 or QR_VEC1, @x vpmovzxbd or vpmovsxbd, @pk vpackuswb or
+ * vpacksswb; R at %[rp], then two rows on (R two tiles on fetched).
+ */
+#define QR_PAIRR(V, x, pk, a0, a1, a2, a3, m0, m1)			\
+	V(x, a0, m0, "(%[rp])") V(x, a1, m0, "16(%[rp])")		\
+	V(x, a2, m1, "(%[rp], %[rs])") V(x, a3, m1, "16(%[rp], %[rs])")	\
+	"prefetcht0 64(%[rp])\n\t"					\
+	"prefetcht0 64(%[rp], %[rs])\n\t"				\
+	"vpackssdw %%zmm" #a1 ", %%zmm" #a0 ", %%zmm" #a0 "\n\t"	\
+	"vpackssdw %%zmm" #a3 ", %%zmm" #a2 ", %%zmm" #a2 "\n\t"	\
+	QR_STORE(pk, QR_NOMAX, a0, a2)					\
+	"lea (%[rp], %[rs], 2), %[rp]\n\t"
+/* One vector without the add in place (qout_round()). */
+#define QR_VECP(a, m)							\
+	"vcvtdq2ps %%zmm" #a ", %%zmm" #a "\n\t"			\
+	"vmulps " m "(%[c])%{1to16%}, %%zmm" #a ", %%zmm" #a "\n\t"	\
+	"vcvtps2dq %{rn-sae%}, %%zmm" #a ", %%zmm" #a "\n\t"
+/*
+ * A pair of rows without the add (qout_packed()'s pair, qout_pack2()):
+ * the zero point's words in zmm28, the low bound's bytes in zmm30; @pk
+ * vpackuswb or vpacksswb, @MAX QR_MAXUB, QR_MAXSB (ReLU) or QR_NOMAX.
+ */
+#define QR_PAIRP(pk, MAX, unused, a0, a1, a2, a3, m0, m1)		\
+	QR_VECP(a0, m0) QR_VECP(a1, m0) QR_VECP(a2, m1) QR_VECP(a3, m1)	\
+	"vpackssdw %%zmm" #a1 ", %%zmm" #a0 ", %%zmm" #a0 "\n\t"	\
+	"vpackssdw %%zmm" #a3 ", %%zmm" #a2 ", %%zmm" #a2 "\n\t"	\
+	"vpaddsw %%zmm28, %%zmm" #a0 ", %%zmm" #a0 "\n\t"		\
+	"vpaddsw %%zmm28, %%zmm" #a2 ", %%zmm" #a2 "\n\t"		\
+	QR_STORE(pk, MAX, a0, a2)
+#define QR_PRER								\
+	"vmovdqu32 %[perm], %%zmm29\n\t"				\
+	"vbroadcastss 20(%[c]), %%zmm28\n\t"
+#define QR_PREP								\
+	"vmovdqu32 %[perm], %%zmm29\n\t"				\
+	"vpbroadcastw 24(%[c]), %%zmm28\n\t"				\
+	"vpbroadcastb 28(%[c]), %%zmm30\n\t"
+/* Rows 0-5 from the rows' weights at %[w] (the next rows' from %[pf0]). */
+#define QR_HALF0							\
+	"mov %[w], %[wa]\n\t"						\
+	"lea (%[wa], %[k4], 2), %[wb]\n\t"				\
+	"add %[k4], %[wb]\n\t"						\
+	"mov %[pf0], %[pf]\n\t"						\
+	QR_INIT0
+/*
+ * The run: the first tile's rows 0-5 alone, then rows 6-11 with the
+ * outputs of rows 0-5 and, each further tile, rows 0-5 with those of
+ * the tile before's rows 6-11 (%[y] and %[rp] then back 12 rows and on
+ * a tile: %[yb], %[rb]), rows 6-11 with those of rows 0-5; the last
+ * tile's rows 6-11 after. Each half reads the tile's inputs from %[b]
+ * (rows 6-11 back %[bst] bytes to them).
+ */
+#define QR_RUN(pre, P, k1, k2, k3)					\
+	pre								\
+	QR_HALF0							\
+	"mov %[nall], %[n]\n\t"						\
+	".p2align 5\n"							\
+	"1:\n\t"							\
+	QR_STEP0							\
+	"sub $1, %[n]\n\t"						\
+	"jnz 1b\n\t"							\
+	"jmp 5f\n"							\
+	"4:\n\t"							\
+	QR_HALF0							\
+	QR_STEPS(QR_STEP0, P, k1, k2, k3, 1)				\
+	"sub %[yb], %[y]\n\t"						\
+	"sub %[rb], %[rp]\n"						\
+	"5:\n\t"							\
+	"sub %[bst], %[b]\n\t"						\
+	"lea (%[wa], %[k4], 4), %[wa]\n\t"				\
+	"add %[k4], %[wa]\n\t"						\
+	"lea (%[wb], %[k4], 4), %[wb]\n\t"				\
+	"add %[k4], %[wb]\n\t"						\
+	QR_INIT1							\
+	QR_STEPS(QR_STEP1, P, k1, k2, k3, 0)				\
+	"sub $1, %[nt]\n\t"						\
+	"jnz 4b\n\t"							\
+	QR_S1P0(P, k1, k2, k3) QR_S1P1(P, k1, k2, k3) QR_S1P2(P, k1, k2, k3)
+
+/* Build fails unless @cond holds (a negative array size): the asm's layout. */
+#define QR_CHECK(cond) ((void)sizeof(char[1 - 2 * !(cond)]))
+#define QR_AT(f, at) QR_CHECK(__builtin_offsetof(struct eng_qpipe, f) == (at))
+/* Called by vnpu_eng_qtile_vnni_run_init(); compiles to nothing. */
+static inline void qr_layout(void)
+{
+	QR_AT(lo, 0);
+	QR_AT(hi, 4);
+	QR_AT(yz, 8);
+	QR_AT(ra, 12);
+	QR_AT(rb, 16);
+	QR_AT(f, 20);
+	QR_AT(yz16, 24);
+	QR_AT(lo8, 28);
+	QR_AT(mult, 32);
+	QR_AT(fix, 80);
+	/* 12 rows (two halves of six) of two 16-lane panels, 32 bytes of Y a row. */
+	QR_CHECK(ENG_QMR == 12 && ENG_QNR == 32);
+}
+
+#undef QR_AT
+#undef QR_CHECK
 
 /*
- * The whole tile @t (ENG_QMR rows, two panels, at least 12 steps of
- * depth) with the fused add, its sums left at t->acc, while the outputs
- * of the tile before (its sums at t->acc; @py and @rp its Y and R, NULL
- * for none) are stored a pair of rows after each of its first 12 steps
- * (one asm statement: the sums in zmm0-23, as qtile_sums12x16()). That
- * epilogue, about 12 vector operations per 16 outputs against 16
- * vpdpbusd at a depth of 64, is mostly of operations that run beside
- * vpdpbusd (here 6 vcvtdq2ps, vrndscaleps, vmaxps, vaddps, vcvtps2dq,
- * vpmovzxbd, vpackssdw or vpermd took no time among 24 vpdpbusd; 6
- * vmulps or vfmadd231ps took 6 vpdpbusd's).
+ * @tiles whole tiles (ENG_QMR rows, ENG_QNR positions, at least 12
+ * steps of depth) from @t, each ENG_QNR positions on from the one
+ * before in the packed block, Y and R, as one asm statement (QR_RUN()).
+ * With the fused add (@res) its epilogue takes about 12 vector
+ * operations per 16 outputs against 16 vpdpbusd at a depth of 64,
+ * without it 3 and a few packs; most of them run beside vpdpbusd (here
+ * 6 vcvtdq2ps, vrndscaleps, vmaxps, vaddps, vcvtps2dq, vpmovzxbd,
+ * vpackssdw or vpermd took no time among 24 vpdpbusd; 6 vmulps or
+ * vfmadd231ps took 6 vpdpbusd's). Split into halves, a tile's sums stay
+ * in registers until they are stored: stored to memory and loaded back
+ * they cost as much as the epilogue they let overlap. @a: u8 outputs
+ * (else i8); @b: with the add R first, else ReLU (qout_whole_kind()).
  */
 static __attribute__((__always_inline__)) inline
-void qpipe_tile(const struct eng_qtile *t, const struct eng_qpipe *c, __u8 *py,
-		const __u8 *rp, const int u8, const int first)
+void qrun_tiles(const struct eng_qtile *t, const struct eng_qpipe *c, __u64 tiles,
+		const int res, const int a, const int b)
 {
 	static const __s32 perm[16] = { 0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15 };
 	const struct eng_qout *o = t->out;
-	__u64 k4 = t->k4, n = k4 / 4 - ENG_QMR;
-	const __s8 *w0 = t->w, *w3 = w0 + 3 * k4, *w6 = w0 + 6 * k4, *w9 = w0 + 9 * k4;
-	const __s8 *pf = t->pf ? t->pf : t->w;
-	const __u8 *b = t->b;
-	__s64 rs = o->rs, ys = o->ys;
+	__u64 k4 = t->k4, nall = k4 / 4, nst = nall - 6, bst = k4 * ENG_QNR, n = 0;
+	const __s8 *w = t->w, *pf0 = t->pf ? t->pf : t->w, *wa = w, *wb = w, *pf = w;
+	const __u8 *bp = t->b, *rp = o->r;
+	__s64 rs = o->rs, ys = o->ys, yb = ENG_QMR * ys - ENG_QNR, rb = ENG_QMR * rs - ENG_QNR;
+	__u8 *y = o->y;
 	__u32 r;
 
-	for (r = 0; r < ENG_QMR; r++) {
-		__builtin_prefetch(o->r + (__s64)r * o->rs, 0, 3);
-		__builtin_prefetch(o->r + (__s64)r * o->rs + ENG_QNR - 1, 0, 3);
+	/* R's first two tiles; the pairs fetch the rest two tiles ahead. */
+	for (r = 0; res && r < ENG_QMR; r++) {
+		__builtin_prefetch(rp + (__s64)r * rs, 0, 3);
+		__builtin_prefetch(rp + (__s64)r * rs + 2 * ENG_QNR - 1, 0, 3);
 	}
-#define QA_OPS								\
-	: [b] "+r"(b), [w0] "+r"(w0), [w3] "+r"(w3), [w6] "+r"(w6),	\
-	  [w9] "+r"(w9), [pf] "+r"(pf), [n] "+r"(n), [rp] "+r"(rp),	\
-	  [y] "+r"(py)							\
-	: [k4] "r"(k4), [s] "r"(t->acc), [c] "r"(c), [rs] "r"(rs),	\
-	  [ys] "r"(ys), [perm] "m"(perm)				\
+#define QR_OPS								\
+	: [b] "+r"(bp), [wa] "+r"(wa), [wb] "+r"(wb), [pf] "+r"(pf),	\
+	  [n] "+r"(n), [y] "+r"(y), [rp] "+r"(rp), [nt] "+r"(tiles)	\
+	: [k4] "r"(k4), [c] "r"(c), [rs] "r"(rs), [ys] "r"(ys),		\
+	  [w] "m"(w), [pf0] "m"(pf0), [nall] "m"(nall), [nst] "m"(nst),	\
+	  [bst] "m"(bst), [yb] "m"(yb), [rb] "m"(rb), [perm] "m"(perm)	\
 	: "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", \
 	  "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14",	\
 	  "xmm15", "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21",	\
 	  "xmm22", "xmm23", "xmm24", "xmm25", "xmm26", "xmm27", "xmm28",	\
 	  "xmm29", "xmm30", "xmm31", "cc", "memory"
-	if (u8 && first)
-		__asm__ __volatile__(QA_TILE(QA_VEC1, "vpmovzxbd", "vpackuswb") QA_OPS);
-	else if (u8)
-		__asm__ __volatile__(QA_TILE(QA_VEC0, "vpmovzxbd", "vpackuswb") QA_OPS);
-	else if (first)
-		__asm__ __volatile__(QA_TILE(QA_VEC1, "vpmovsxbd", "vpacksswb") QA_OPS);
+	if (res && a && b)
+		__asm__ __volatile__(QR_RUN(QR_PRER, QR_PAIRR, QR_VEC1, "vpmovzxbd",
+					    "vpackuswb") QR_OPS);
+	else if (res && a)
+		__asm__ __volatile__(QR_RUN(QR_PRER, QR_PAIRR, QR_VEC0, "vpmovzxbd",
+					    "vpackuswb") QR_OPS);
+	else if (res && b)
+		__asm__ __volatile__(QR_RUN(QR_PRER, QR_PAIRR, QR_VEC1, "vpmovsxbd",
+					    "vpacksswb") QR_OPS);
+	else if (res)
+		__asm__ __volatile__(QR_RUN(QR_PRER, QR_PAIRR, QR_VEC0, "vpmovsxbd",
+					    "vpacksswb") QR_OPS);
+	else if (a && b)
+		__asm__ __volatile__(QR_RUN(QR_PREP, QR_PAIRP, "vpackuswb", QR_MAXUB, "")
+				     QR_OPS);
+	else if (a)
+		__asm__ __volatile__(QR_RUN(QR_PREP, QR_PAIRP, "vpackuswb", QR_NOMAX, "")
+				     QR_OPS);
+	else if (b)
+		__asm__ __volatile__(QR_RUN(QR_PREP, QR_PAIRP, "vpacksswb", QR_MAXSB, "")
+				     QR_OPS);
 	else
-		__asm__ __volatile__(QA_TILE(QA_VEC0, "vpmovsxbd", "vpacksswb") QA_OPS);
-#undef QA_OPS
+		__asm__ __volatile__(QR_RUN(QR_PREP, QR_PAIRP, "vpacksswb", QR_NOMAX, "")
+				     QR_OPS);
+#undef QR_OPS
 }
 
-#define QPIPE_KIND(u8, first)						\
+#define QRUN_KIND(res, a, b)						\
 static __attribute__((__noinline__))					\
-void qpipe_##u8##first(const struct eng_qtile *t, const struct eng_qpipe *c, \
-		       __u8 *py, const __u8 *rp)			\
+void qrun_##res##a##b(const struct eng_qtile *t, const struct eng_qpipe *c, \
+		      __u64 tiles)					\
 {									\
-	qpipe_tile(t, c, py, rp, u8, first);				\
+	qrun_tiles(t, c, tiles, res, a, b);				\
 }
 
-QPIPE_KIND(0, 0)
-QPIPE_KIND(0, 1)
-QPIPE_KIND(1, 0)
-QPIPE_KIND(1, 1)
-#undef QPIPE_KIND
+QRUN_KIND(0, 0, 0)
+QRUN_KIND(0, 0, 1)
+QRUN_KIND(0, 1, 0)
+QRUN_KIND(0, 1, 1)
+QRUN_KIND(1, 0, 0)
+QRUN_KIND(1, 0, 1)
+QRUN_KIND(1, 1, 0)
+QRUN_KIND(1, 1, 1)
+#undef QRUN_KIND
 
-int vnpu_eng_qtile_vnni_pipes(const struct eng_qtile *t)
+int vnpu_eng_qtile_vnni_runs(const struct eng_qtile *t)
 {
-	return t->k4 >= 4 * ENG_QMR && !t->out->xsum && qout_whole_res(t->out);
+	const struct eng_qout *o = t->out;
+
+	if (t->k4 < 4 * ENG_QMR || o->xsum)
+		return 0;
+	return o->r ? qout_whole_res(o) : qout_whole(o);
 }
 
-void vnpu_eng_qtile_vnni_pipe_init(struct eng_qpipe *c, const struct eng_qout *o)
+void vnpu_eng_qtile_vnni_run_init(struct eng_qpipe *c, const struct eng_qout *o)
 {
 	__u32 r;
 
-	qa_layout();
+	qr_layout();
 	c->lo = o->lo;
 	c->hi = o->hi;
 	c->yz = (float)o->yz;
-	c->ra = o->res->ra;
-	c->rb = o->res->rb;
-	c->f = o->res->f;
-	c->pad[0] = 0.0f;
-	c->pad[1] = 0.0f;
+	c->ra = o->res ? o->res->ra : 0.0f;
+	c->rb = o->res ? o->res->rb : 0.0f;
+	c->f = o->res ? o->res->f : 0.0f;
+	c->yz16 = (__s16)o->yz;
+	c->lo8 = (__u8)((__s32)o->lo + o->yz);
 	for (r = 0; r < ENG_QMR; r++) {
 		c->mult[r] = o->mult[r];
 		c->fix[r] = o->fix[r];
 	}
 }
 
-void vnpu_eng_qtile_vnni_pipe(const struct eng_qtile *t, const struct eng_qpipe *c,
-			      __u8 *py, const __u8 *rp)
+void vnpu_eng_qtile_vnni_run(const struct eng_qtile *t, const struct eng_qpipe *c,
+			     __u64 tiles)
 {
-	int u8 = t->out->res->dtype == VNPU_DTYPE_U8;
-
-	if (u8 && t->out->res->first)
-		qpipe_11(t, c, py, rp);
-	else if (u8)
-		qpipe_10(t, c, py, rp);
-	else if (t->out->res->first)
-		qpipe_01(t, c, py, rp);
-	else
-		qpipe_00(t, c, py, rp);
-}
-
-void vnpu_eng_qtile_vnni_flush(const struct eng_qtile *t, const struct eng_qpipe *c,
-			       __u8 *py, const __u8 *rp)
-{
+	/* By kind: with the add, u8, R first or ReLU (qrun_tiles()). */
+	static void (*const run[8])(const struct eng_qtile *t, const struct eng_qpipe *c,
+				    __u64 tiles) = {
+		qrun_000, qrun_001, qrun_010, qrun_011,
+		qrun_100, qrun_101, qrun_110, qrun_111,
+	};
 	const struct eng_qout *o = t->out;
-	int u8 = o->res->dtype == VNPU_DTYPE_U8, first = o->res->first;
-	__u32 p;
+	int res = !!o->r;
+	int a = res ? o->res->dtype == VNPU_DTYPE_U8 : qout_u8(o);
+	int b = res ? (int)o->res->first : qout_relu(o);
 
-	for (p = 0; p < ENG_QMR / 2; p++) {
-		if (u8 && first)
-			qpipe_pair(o, t->acc, p, py, rp, c, 1, 1);
-		else if (u8)
-			qpipe_pair(o, t->acc, p, py, rp, c, 1, 0);
-		else if (first)
-			qpipe_pair(o, t->acc, p, py, rp, c, 0, 1);
-		else
-			qpipe_pair(o, t->acc, p, py, rp, c, 0, 0);
-	}
+	run[4 * res + 2 * a + b](t, c, tiles);
 }
 
 /* The sum of @v's 16 lanes (wrapping). */

@@ -2279,9 +2279,7 @@ static void qconv_rows(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi,
 	const __u8 *rd = (const __u8 *)0, *x1 = (const __u8 *)0;
 #ifdef ENG_FMA
 	struct eng_qpipe pc;
-	const __u8 *pr;
-	__u8 *py;
-	int pipe;
+	int run;
 #endif
 
 	/* The fused add's R: dense rows of OH * OW like Y's (the check's). */
@@ -2322,13 +2320,11 @@ static void qconv_rows(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi,
 		}
 #ifdef ENG_FMA
 		/*
-		 * Whole tiles with the fused add: each one's outputs stored
-		 * under the next one's sums (vnpu_eng_qtile_vnni_pipe()),
-		 * the last one's by the next other tile or after the rows.
+		 * Two or more whole tiles at the block's start, on VNNI: one
+		 * run (vnpu_eng_qtile_vnni_run()), each tile's outputs stored
+		 * under the next one's sums.
 		 */
-		pipe = rd && !q->nx8 && (q->ctx->features & VNPU_ENG_F_VNNI);
-		py = (__u8 *)0;
-		pr = (const __u8 *)0;
+		run = !q->nx8 && cnt >= 2 * ENG_QNR && (q->ctx->features & VNPU_ENG_F_VNNI);
 #endif
 		for (n0 = 0; n0 < cnt; n0 += ENG_QNR) {
 			t.b = q->b + n0 / ENG_QNR * steps * ENG_QNR * 4;
@@ -2339,24 +2335,15 @@ static void qconv_rows(struct eng_qconv *q, __u64 img, __u64 g, __u64 nbi,
 				o.r = rd + (__s64)(g * q->s.mg + r0) * o.rs + (__s64)n0;
 			t.x1 = n0 + ENG_QNR >= cnt ? x1 : (const __u8 *)0;
 #ifdef ENG_FMA
-			if (pipe && vnpu_eng_qtile_vnni_pipes(&t)) {
-				if (!py)
-					vnpu_eng_qtile_vnni_pipe_init(&pc, &o);
-				vnpu_eng_qtile_vnni_pipe(&t, &pc, py, pr);
-				py = o.y;
-				pr = o.r;
+			if (run && !n0 && vnpu_eng_qtile_vnni_runs(&t)) {
+				vnpu_eng_qtile_vnni_run_init(&pc, &o);
+				vnpu_eng_qtile_vnni_run(&t, &pc, cnt / ENG_QNR);
+				n0 = (cnt / ENG_QNR - 1) * ENG_QNR;
 				continue;
 			}
-			if (py)
-				vnpu_eng_qtile_vnni_flush(&t, &pc, py, pr);
-			py = (__u8 *)0;
 #endif
 			qconv_tile(q, &t, n0, n0 + ENG_QNR >= cnt);
 		}
-#ifdef ENG_FMA
-		if (py)
-			vnpu_eng_qtile_vnni_flush(&t, &pc, py, pr);
-#endif
 		eng_pause(q->ctx);
 	}
 }
