@@ -714,10 +714,13 @@ static vnpu_status lower_conv_frames(struct cstate *s, struct cop *op,
 }
 
 /*
- * Whether @op is a convolution whose every output reads one input pixel
- * over a map of one pixel: the 1x1 convolutions of a squeeze-excite block
- * after its GlobalAveragePool. As a CONV layer such a product is one
- * column wide, and the micro-kernel's tile computes sixteen.
+ * Whether @op is a convolution of one output position whose kernel covers
+ * its whole unpadded input: the 1x1 convolutions of a squeeze-excite block
+ * after its GlobalAveragePool, or openWakeWord embedding's last 3x1 over a
+ * 3x1 map. X [N, C, H, W] is then X [N, C * H * W] in W [M, C, H, W]'s
+ * order. As a CONV layer such a product is one column wide, and the
+ * micro-kernel's tile computes sixteen (under bf16 after rounding the
+ * window into a panel of pairs: the 3x1 took 8 us against f32's 5.6).
  */
 static bool conv_vec(struct cstate *s, const struct cop *op, const struct vnpu_layer_conv *attr)
 {
@@ -728,21 +731,23 @@ static bool conv_vec(struct cstate *s, const struct cop *op, const struct vnpu_l
 	    xi->type != VNPU_TYPE_F32 || yi->type != VNPU_TYPE_F32 ||
 	    !cs_is_const(s, IN(op, 1)) || !packable(wi) || s->opt.no_packing)
 		return false;
-	return xi->dims[2] == 1 && xi->dims[3] == 1 && yi->dims[2] == 1 && yi->dims[3] == 1 &&
-	       wi->dims[2] == 1 && wi->dims[3] == 1 && !attr->pad_begin[0] &&
-	       !attr->pad_begin[1] && !attr->pad_end[0] && !attr->pad_end[1];
+	return xi->dims[2] == wi->dims[2] && xi->dims[3] == wi->dims[3] && yi->dims[2] == 1 &&
+	       yi->dims[3] == 1 && !attr->pad_begin[0] && !attr->pad_begin[1] &&
+	       !attr->pad_end[0] && !attr->pad_end[1];
 }
 
 /*
- * That convolution as a GEMM: X [N, C] by W^T packed into Y [N, M], the
- * bias, residual and activation in its epilogue. Each output is the same
- * chain of FMAs over the channels from zero and the same epilogue as the
- * CONV layer's, so the same bits; one row runs as a mat-vec.
+ * That convolution as a GEMM: X [N, C * H * W] by W^T packed into
+ * Y [N, M], the bias, residual and activation in its epilogue. Each output
+ * is the same chain of FMAs (or bf16 pair products) over the window in
+ * W's order from zero and the same epilogue as the CONV layer's, so the
+ * same bits; one row runs as a mat-vec.
  */
 static vnpu_status lower_conv_vec(struct cstate *s, struct cop *op, int32_t bias)
 {
 	const struct vnpu_tinfo *xi = INFO(s, IN(op, 0)), *yi = INFO(s, op->out[0]);
-	int64_t xd[2] = { xi->dims[0], xi->dims[1] }, yd[2] = { yi->dims[0], yi->dims[1] };
+	int64_t xd[2] = { xi->dims[0], xi->dims[1] * xi->dims[2] * xi->dims[3] };
+	int64_t yd[2] = { yi->dims[0], yi->dims[1] };
 	struct ctensor a = ct_shaped(s, IN(op, 0), 2, xd);
 	struct ctensor y = ct_shaped(s, op->out[0], 2, yd);
 	int32_t packed;

@@ -2614,6 +2614,94 @@ TEST(conv_one_pixel)
 	se_case(_metadata, 1, 0, 2, 1);
 }
 
+/*
+ * A convolution whose kernel (@kh x @kw) may cover its whole input map
+ * (@h x @w), with @pad on every side and then strides of 3, of @batch
+ * images: x [B, C, H, W] -> Conv+LeakyRelu (openWakeWord embedding's last
+ * layer: 3x1 over 3x1).
+ */
+static vnpu_model *window_model(int64_t batch, int64_t kh, int64_t kw, int64_t h, int64_t w,
+				int64_t pad)
+{
+	enum { C = 40, M = 24 };
+	static float wt[M * C * 9], bias[M];
+	struct mb *b = mb_new(13);
+	Onnx__NodeProto *n;
+
+	fe_pattern(wt, M * C * kh * kw, 35);
+	fe_pattern(bias, M, 36);
+	mb_input(b, "x", F32, 4, (const int64_t[]){ batch, C, h, w });
+	mb_init_f32(b, "w", 4, (const int64_t[]){ M, C, kh, kw }, wt);
+	mb_init_f32(b, "b", 1, (const int64_t[]){ M }, bias);
+	n = mb_node(b, "Conv", (const char *[]){ "x", "w", "b", NULL },
+		    (const char *[]){ "c", NULL });
+	if (pad) {
+		mb_attr_ints(n, "pads", 4, (const int64_t[]){ pad, pad, pad, pad });
+		mb_attr_ints(n, "strides", 2, (const int64_t[]){ 3, 3 });
+	}
+	n = mb_node(b, "LeakyRelu", (const char *[]){ "c", NULL }, (const char *[]){ "y", NULL });
+	mb_attr_float(n, "alpha", 0.2f);
+	mb_output(b, "y");
+	return mb_read(b);
+}
+
+/*
+ * window_model() compiled: a kernel covering the whole unpadded input is
+ * a GEMM of a row an image (X [B, C * H * W] by W^T packed) giving the
+ * bits of the program without fusion and packing, and under the bf16
+ * hint too; a map of two outputs or a padded one stays a CONV layer.
+ */
+static void window_case(struct __test_metadata *_metadata, int64_t batch, int64_t kh, int64_t kw,
+			int64_t h, int64_t w, int64_t pad, uint64_t want_rows)
+{
+	const struct vnpu_compile_options bf = { .inference_precision = VNPU_TYPE_BF16 };
+	vnpu_model *m = window_model(batch, kh, kw, h, w, pad);
+	float *a[8] = { 0 }, *b[8] = { 0 }, *c[8] = { 0 };
+	struct vnpu_program *p, *q, *r;
+
+	EXPECT_NE(NULL, m);
+	if (!m)
+		return;
+	p = compile_run(_metadata, m, NULL, a);
+	q = compile_run(_metadata, m, &no_fusion, b);
+	r = compile_run(_metadata, m, &bf, c);
+	EXPECT_TRUE(p && q && r);
+	if (p && q && r) {
+		EXPECT_EQ(want_rows, first_gemm_rows(p))
+			TH_LOG("%ldx%ld over %ldx%ld pad %ld, %ld images: first GEMM of %lu rows",
+			       (long)kh, (long)kw, (long)h, (long)w, (long)pad, (long)batch,
+			       (unsigned long)first_gemm_rows(p));
+		EXPECT_EQ(want_rows, first_gemm_rows(r))
+			TH_LOG("%ldx%ld over %ldx%ld under bf16: first GEMM of %lu rows", (long)kh,
+			       (long)kw, (long)h, (long)w, (unsigned long)first_gemm_rows(r));
+		EXPECT_EQ(0, memcmp(a[0], b[0], p->outputs[0].size))
+			TH_LOG("%ldx%ld over %ldx%ld: not the CONV layer's bits", (long)kh,
+			       (long)kw, (long)h, (long)w);
+	}
+	for (int i = 0; i < 8; i++) {
+		free(a[i]);
+		free(b[i]);
+		free(c[i]);
+	}
+	vnpu_program_free(p);
+	vnpu_program_free(q);
+	vnpu_program_free(r);
+	vnpu_model_free(m);
+}
+
+TEST(conv_whole_window)
+{
+	window_case(_metadata, 1, 3, 1, 3, 1, 0, 1);
+	window_case(_metadata, 3, 1, 3, 1, 3, 0, 3);
+	window_case(_metadata, 2, 3, 3, 3, 3, 0, 2);
+	/*
+	 * Two output positions, or one padded window (3x1 over 3x1, pads
+	 * of 1, strides of 3: one position): a CONV layer.
+	 */
+	window_case(_metadata, 1, 3, 1, 4, 1, 0, 0);
+	window_case(_metadata, 1, 3, 1, 3, 1, 1, 0);
+}
+
 static int overlaps(const struct vnpu_plan_buf *a, const struct vnpu_plan_buf *b)
 {
 	bool time = a->first <= b->last && b->first <= a->last;
