@@ -415,6 +415,48 @@ static void dwl_fill_planes(const struct dwl_unit *u, const float *xc,
 }
 
 /*
+ * Whether rows of @w (4 to 7) columns, @rows of them, take eight pixels
+ * a row at @pl (dwl_fill_short()): padding columns on each side for the
+ * 8 - @w pixels past the row, and the rows for them to be read from.
+ */
+static int dwl_short_rows(const struct dwl_unit *u, __u64 w, __u64 rows,
+			  __u64 pl)
+{
+	__u64 e = 8 - w;
+
+	return w >= 4 && w < 8 && rows >= 2 && pl >= e &&
+	       u->wp >= pl + w + e && (rows - 1) * w >= e;
+}
+
+/*
+ * dwl_fill_planes() for dense planes of rows of @w (dwl_short_rows()),
+ * the input's whole width: each row's eight channels by one transpose8()
+ * of eight pixels into place, the row's and the next one's first (the
+ * last row: the row before's last, then its own), those landing in a
+ * padding column zeroed again after.
+ */
+static void dwl_fill_short(const struct dwl_unit *u, const float *xc,
+			   __s64 xs1, __u64 w, __u64 rows, __u64 pt, __u64 pl)
+{
+	const v8sf z = {};
+	__u64 ih, e = 8 - w, j;
+
+	for (ih = 0; ih < rows; ih++) {
+		float *d = u->win + ((ih + pt) * u->wp + pl) * ENG_DWL_LANES;
+
+		if (ih + 1 < rows) {
+			transpose8(xc + ih * w, xs1, d, ENG_DWL_LANES);
+			d += w * ENG_DWL_LANES;
+		} else {
+			d -= e * ENG_DWL_LANES;
+			transpose8(xc + ih * w - e, xs1, d, ENG_DWL_LANES);
+		}
+		for (j = 0; j < e; j++)
+			vstore(d + j * ENG_DWL_LANES, z);
+	}
+}
+
+/*
  * Zero the window's padding, which dwl_fill() does not write: its rows
  * outside [@pt, @pt + @rows), and its columns outside [@pl, @pl + @cols),
  * the same for every unit of the layer and written by none, in all its
@@ -472,7 +514,10 @@ static void dwl_fill(const struct eng_layer *l, const struct eng_conv_shape *s,
 		zero_f32(u->win, u->hp * u->wp * ENG_DWL_LANES);
 	if (nc == ENG_DWL_LANES && xs3 == 1 && xs2 == (__s64)s->w &&
 	    cols % 8 && cols < 8) {
-		dwl_fill_planes(u, xc, xs1, s->w, rows, cols, pt, pl);
+		if (cols == s->w && dwl_short_rows(u, cols, rows, pl))
+			dwl_fill_short(u, xc, xs1, cols, rows, pt, pl);
+		else
+			dwl_fill_planes(u, xc, xs1, s->w, rows, cols, pt, pl);
 		return;
 	}
 	iv = nc == ENG_DWL_LANES && xs3 == 1 ? cols / 8 * 8 : 0;
