@@ -1083,6 +1083,24 @@ static inline void eng_qplan(const struct eng_conv_shape *s,
 			p->pos = tiles * ENG_QNR;
 			p->last = s->oh * s->ow;
 		}
+		/*
+		 * Two or three blocks of a large layer whose weights are
+		 * more bytes than its input and output: one block, its units
+		 * blocks of channels. Each of two tiles then reads half the
+		 * weights, the same half every run (in its own L3 where the
+		 * CPUs are apart), not all of them, and the input, small
+		 * here, all: resnet50_qdq's 3x3s of 256 channels over 14x14
+		 * (590 KB of weights, 49 KB in and out; blocks of 64, 64
+		 * and 68 positions) took 293-294 us on 2 CPUs apart, one
+		 * block 287-288.
+		 */
+		if (p->nb > 1 && p->nb < 4 &&
+		    p->k4 * p->mp > s->cg * s->h * s->w + s->mg * s->oh * s->ow &&
+		    p->mp * s->oh * s->ow * p->k4 >= ENG_QBIG_MACS) {
+			p->nb = 1;
+			p->pos = tiles * ENG_QNR;
+			p->last = s->oh * s->ow;
+		}
 		p->ncp = eng_div_up(p->last > p->pos ? p->last : p->pos, ENG_QNR) * ENG_QNR;
 		if (p->nb >= ENG_QMIN_UNITS)
 			p->mb = p->mp;

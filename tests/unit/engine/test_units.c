@@ -746,13 +746,21 @@ static void check_qconv_blocks(struct __test_metadata *_metadata)
  * three quarters of the first, runs as one block cut by channels only:
  * resnet50_qdq's 1024 -> 256 over 14x14 (blocks of 128 and 68 positions)
  * and 512 -> 512 3x3 over 7x7 (32 and 17), each in 16 units; two even
- * halves stay two blocks (64 -> 256 over 56x56: 1568 and 1568).
+ * halves stay two blocks (64 -> 256 over 56x56: 1568 and 1568). So does
+ * a large one of two or three blocks whose weights are more bytes than
+ * its input and output, so that each of two CPUs reads half the weights:
+ * resnet50_qdq's 3x3 256 -> 256 over 14x14 (blocks of 64, 64 and 68
+ * positions) in 16 units. Not a small layer (a 5x5 40 -> 13 over 16x16:
+ * two blocks) nor one of fewer bytes of weights (512 -> 128 over 28x28:
+ * three blocks).
  */
-static void check_qconv_short_pair(struct __test_metadata *_metadata)
+static void check_qconv_one_block(struct __test_metadata *_metadata)
 {
-	static const __u64 convs[][5] = {
-		/* c, hw, m, k, column blocks */
-		{ 1024, 14, 256, 1, 1 }, { 512, 7, 512, 3, 1 }, { 64, 56, 256, 1, 2 },
+	static const __u64 convs[][6] = {
+		/* c, hw, m, k, column blocks, units */
+		{ 1024, 14, 256, 1, 1, 16 }, { 512, 7, 512, 3, 1, 16 },
+		{ 64, 56, 256, 1, 2, 16 }, { 256, 14, 256, 3, 1, 16 },
+		{ 40, 16, 13, 5, 2, 4 }, { 512, 28, 128, 1, 3, 18 },
 	};
 	struct vnpu_layer_conv a = {
 		.flags = VNPU_LAYER_F_PACKED, .group = 1, .stride = { 1, 1 },
@@ -779,9 +787,14 @@ static void check_qconv_short_pair(struct __test_metadata *_metadata)
 			       (unsigned long long)convs[i][2],
 			       (unsigned long long)convs[i][1],
 			       (unsigned long long)convs[i][1]);
-		EXPECT_EQ(16, p.units) TH_LOG("qconv %llu -> %llu: units",
-					      (unsigned long long)convs[i][0],
-					      (unsigned long long)convs[i][2]);
+		EXPECT_EQ(convs[i][5], p.units)
+			TH_LOG("qconv %llu -> %llu: units",
+			       (unsigned long long)convs[i][0],
+			       (unsigned long long)convs[i][2]);
+		EXPECT_EQ(convs[i][1] * convs[i][1], p.pos * (p.nb - 1) + p.last)
+			TH_LOG("qconv %llu -> %llu: positions of the blocks",
+			       (unsigned long long)convs[i][0],
+			       (unsigned long long)convs[i][2]);
 	}
 }
 
@@ -1151,7 +1164,7 @@ TEST(units)
 	check_wino_halves(_metadata);
 	check_conv_col_halves(_metadata);
 	check_qconv_blocks(_metadata);
-	check_qconv_short_pair(_metadata);
+	check_qconv_one_block(_metadata);
 	check_lanes_bits(_metadata);
 	check_lanes_pays(_metadata);
 	gemm_units(_metadata, 1, 97, 83, 700, 0, 0);
