@@ -798,7 +798,7 @@ void vnpu_eng_tile_out_fn(const struct eng_slice *s,
  * so that each FMA has twelve useful lanes rather than one to four. (With
  * eight, conv 3x3 512->512 on 7x7 took 10% longer than with a 12x32 tile.)
  */
-#define TAIL_COLS 4
+#define TAIL_COLS ENG_TAIL_COLS
 #define TAIL_PAIRS 8	/* panel pairs of a tail call at most */
 #define TAIL_SUMS 16	/* its sums: pairs times columns */
 

@@ -14,6 +14,8 @@
 /* GEMM blocking, shared by the scratch sizing and the kernels. */
 #define ENG_MR		VNPU_PACK_MR	/* micro-tile rows */
 #define ENG_NR		VNPU_PACK_NR	/* micro-tile columns */
+/* Columns past a block's whole panels the AVX-512 path's tail takes. */
+#define ENG_TAIL_COLS	4
 #define ENG_MC		96		/* rows of one unit of CONV */
 #define ENG_NC		256		/* columns of one unit of CONV */
 #define ENG_GEMM_MC	132		/* rows of one unit of GEMM */

@@ -415,9 +415,11 @@ static int wino_point(struct wino_part *wp, struct gemm_a *a, __u64 xi,
  * The products M = U V, point by point (36, or F(2x2)'s 16), of rows
  * [@m0, @m0 + @mc) of the group by tiles [0, @nt), M's row r for row
  * @m0 + r, each point's left operand @k's. V's tiles past @nt are zeros
- * up to the panel's end: the GEMMs run whole panels, so that no panel's
- * last few columns take the tiles' narrow tail (tail_cols(); M has the
- * room).
+ * up to the panel's end: the GEMMs run whole panels (M has the room),
+ * but for one to four tiles past them on the AVX-512 path, which its
+ * tail columns take for about a twelfth of a panel's FMAs (tail_cols():
+ * the same sums). M's columns past @nt then hold what they held, which
+ * the output transform reads and wino_flush() drops.
  */
 static __attribute__((__noinline__))
 void wino_gemms(struct wino_part *wp, const struct wino_kind *k, __u64 m0,
@@ -428,16 +430,17 @@ void wino_gemms(struct wino_part *wp, const struct wino_kind *k, __u64 m0,
 	struct gemm_out o = { .dt = VNPU_DTYPE_F32, .rs = (__s64)wp->u.cols };
 	struct gemm_a a = { .k = wp->s.cg };
 	struct gemm_b b = { .k = wp->s.cg, .n = nt };
-	__u64 xn = eng_wino_xi(&wp->s), xi;
+	__u64 xn = eng_wino_xi(&wp->s), xi, nc = nt;
 
 	e.avx512 = eng_act_avx512(ctx);
+	if (!wp->bufs.avx512 || nt % ENG_NR > ENG_TAIL_COLS)
+		nc = eng_div_up(nt, ENG_NR) * ENG_NR;
 	for (xi = 0; xi < xn; xi++) {
 		if (!k->point(wp, &a, xi, m0, mc, nt, ctx)) {
 			b.packed = wp->v + xi * wp->vs;
 			o.y = wp->m + xi * wp->u.rows * wp->u.cols;
-			gemm_block(&a, &b, 0, mc, 0,
-				   eng_div_up(nt, ENG_NR) * ENG_NR, wp->s.cg,
-				   &o, &e, &wp->bufs);
+			gemm_block(&a, &b, 0, mc, 0, nc, wp->s.cg, &o, &e,
+				   &wp->bufs);
 		}
 		eng_pause(ctx);
 	}

@@ -217,6 +217,11 @@ TEST(wino)
 		{ 1, 32, 14, 14, 32, 1, 1, 1, 1, 1, B | R, VNPU_ACT_RELU },
 		{ 1, 33, 9, 18, 32, 1, 2, 2, 0, 0, B, 0 },
 		{ 1, 32, 7, 10, 32, 1, 0, 1, 2, 1, B, 0 },
+		/*
+		 * ResNet-50's 28x28: runs of 32 and 17 tiles, the 49th
+		 * through the GEMM's tail columns on the AVX-512 path.
+		 */
+		{ 1, 32, 28, 28, 32, 1, 1, 1, 1, 1, B | R, VNPU_ACT_RELU },
 	};
 	size_t i;
 
