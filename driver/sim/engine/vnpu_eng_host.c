@@ -151,13 +151,16 @@ static const struct host_cpu *host_cpu(void)
  * depths from 16 (MobileNetV3_large, one CPU, f32 -> bf16 ms: 1x1 16->64
  * on 112x112 0.313 -> 0.201, 1x1 24->72 on 56x56 0.115 -> 0.066, 3x3 3->16
  * stride 2 on 224x224 0.221 -> 0.167, 1x1 16->16 on 112x112 0.104 ->
- * 0.083). Zen 5 runs vfmadd231ps at full width, where those depths ran
- * slower in bf16 (0.84-0.94x f32's speed), and Intel widens.
+ * 0.083) and from 4 (1x1 4->64 on 112x112 0.132 -> 0.099, 6->32 0.080 ->
+ * 0.060, 8->64 0.188 -> 0.125, 12->48 on 56x56 0.045 -> 0.028;
+ * openWakeWord's embedding's 3x3 1->24 on 76x32 0.023 -> 0.019). Zen 5
+ * runs vfmadd231ps at full width, where those depths ran slower in bf16
+ * (0.84-0.94x f32's speed), and Intel widens.
  */
 __u32 vnpu_eng_bf16_min_depth(__u32 vendor, __u32 family, __u32 model)
 {
 	(void)model;
-	return vendor == VNPU_ENG_VENDOR_AMD && family == 0x19 ? 16 : 32;
+	return vendor == VNPU_ENG_VENDOR_AMD && family == 0x19 ? 4 : 32;
 }
 
 __u32 vnpu_eng_host_bf16_min_depth(void)

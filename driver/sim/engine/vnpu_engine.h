@@ -385,7 +385,7 @@ __u32 vnpu_eng_host_features(void);
  *
  * A shallower one rounds each column of activations to bf16 for too few
  * pair products and keeps its f32 weights. A rule on the core, as
- * vnpu_eng_bf16_pays(): 16 on AMD's Zen 4, whose vdpbf16ps runs at twice
+ * vnpu_eng_bf16_pays(): 4 on AMD's Zen 4, whose vdpbf16ps runs at twice
  * the f32 FMA's rate, else 32.
  *
  * Return: the depth.

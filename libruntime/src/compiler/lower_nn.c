@@ -361,7 +361,7 @@ vnpu_status cl_conv_attrs(struct cstate *s, const struct cop *op, int32_t x, int
  * output (3x3 over 3 channels, 1x1 over 16): each column's activations are
  * rounded for too few pair products (on Zen 5: 3x3 3->16 on 224x224 stride
  * 2 took 1.14x, 1x1 16->16 on 112x112 1.19x its f32 time; 24 channels
- * 0.93x); under 16 where the AVX512-BF16 kernels run at twice f32's rate
+ * 0.93x); under 4 where the AVX512-BF16 kernels run at twice f32's rate
  * (vnpu_eng_host_bf16_min_depth(): Zen 4). There, too, one panel of output
  * channels per group (%VNPU_PACK_MR or fewer) keeps f32 weights: the
  * engine widens such a layer's bf16 weights rather than fill a tile's

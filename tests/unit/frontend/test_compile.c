@@ -2227,23 +2227,25 @@ TEST(bf16_wino_few_channels)
 
 /*
  * Under the bf16 hint a Conv of a depth per output under the host's
- * vnpu_eng_bf16_min_depth() (16 on Zen 4, 32 on other cores; 32 where the
+ * vnpu_eng_bf16_min_depth() (4 on Zen 4, 32 on other cores; 32 where the
  * hint widens) keeps its f32 weights and gives the f32 layer's bits; from
  * that depth on it takes bf16 weights, within bf16's error of f32. So
  * does one of VNPU_PACK_MR output channels or fewer where the AVX512-BF16
  * kernels run (the engine would widen its weights). 1x1 Convs onto 64
- * channels over 8, 16, 24 and 32 channels; over 64 onto 4, 6, 7 and 12.
+ * channels over 2, 3, 4, 8, 16, 24 and 32 channels; over 64 onto 4, 6, 7
+ * and 12.
  */
 TEST(bf16_shallow_convs)
 {
 	static const struct { int64_t c, m; } cases[] = {
+		{ 2, 64 }, { 3, 64 }, { 4, 64 },
 		{ 8, 64 }, { 16, 64 }, { 24, 64 }, { 32, 64 },
 		{ 64, 4 }, { 64, VNPU_PACK_MR }, { 64, VNPU_PACK_MR + 1 }, { 64, 12 },
 	};
 	const bool native = vnpu_eng_host_features() & VNPU_ENG_F_AVX512_BF16;
 	const int64_t least = native ? (int64_t)vnpu_eng_host_bf16_min_depth() : 32;
 
-	EXPECT_TRUE(least == 16 || least == 32);
+	EXPECT_TRUE(least == 4 || least == 32);
 	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
 		const int64_t c = cases[k].c, m = cases[k].m;
 		const bool f32 = c < least || (native && m <= VNPU_PACK_MR);
