@@ -4506,23 +4506,33 @@ static void pool_edge8(const struct vnpu_layer_pool *at, const float *x,
 #endif
 }
 
+/* Runs of ENG_POOL_LANES channels pool_global() takes at once. */
+#define POOL_GROUPS	4
+
 /*
- * The windows of ENG_POOL_LANES channels at once, one per lane, for max
- * or average windows of @kh rows of @kw taps inside f32 planes @cs floats
- * apart (rows @xsh apart): each lane takes its window's taps in window
- * order, so it does what pool_taps() does, the same bits. Runs of eight
- * taps come as two 8x8 transposes' worth of one.
+ * The windows of @ng runs of ENG_POOL_LANES channels at once (@ng a
+ * constant up to POOL_GROUPS), one per lane, for max or average windows
+ * of @kh rows of @kw taps inside f32 planes @cs floats apart (rows @xsh
+ * apart): each lane takes its window's taps in window order, so it does
+ * what pool_taps() does, the same bits. Runs of eight taps come as two
+ * 8x8 transposes' worth of one. The runs' chains are independent: one
+ * run's chain (a tap's latency each) took about three times as long as
+ * its transposes.
  */
-static void pool_lanes(const struct vnpu_layer_pool *at, const float *x,
-		       __s64 cs, __s64 xsh, __u64 kh, __u64 kw, float *y,
-		       __s64 ycs, struct eng_pacer *pc)
+static __attribute__((__always_inline__)) inline void
+pool_lanes_k(const struct vnpu_layer_pool *at, const float *x, __s64 cs,
+	     __s64 xsh, __u64 kh, __u64 kw, float *y, __s64 ycs,
+	     struct eng_pacer *pc, int ng)
 {
 	int avg = at->mode == VNPU_POOL_AVG;
-	v8sf acc = vbcast(avg ? 0.0f : -(float)m_inf());
+	const __s64 gs = ENG_POOL_LANES * cs;
+	v8sf acc[POOL_GROUPS];
 	__u64 taps = kh * kw, r, k, k0, k1, j;
 	float t[64];
-	int l;
+	int l, g;
 
+	for (g = 0; g < ng; g++)
+		acc[g] = vbcast(avg ? 0.0f : -(float)m_inf());
 	/* Dense rows are one row of all the taps, in the same order. */
 	if (xsh == (__s64)kw) {
 		kw = taps;
@@ -4532,48 +4542,82 @@ static void pool_lanes(const struct vnpu_layer_pool *at, const float *x,
 		const float *row = x + (__s64)r * xsh;
 
 		for (k0 = 0; k0 < kw; k0 = k1) {
-			k1 = eng_pace_end_w(pc, k0, kw, ENG_POOL_LANES);
+			k1 = eng_pace_end_w(pc, k0, kw, ENG_POOL_LANES * ng);
 			for (k = k0; k + 8 <= k1; k += 8) {
-				transpose8(row + k, cs, t, 8);
-				for (j = 0; j < 8; j++)
-					acc = pool_lane(acc, vload(t + 8 * j), avg);
+				for (g = 0; g < ng; g++) {
+					transpose8(row + g * gs + k, cs, t, 8);
+					for (j = 0; j < 8; j++)
+						acc[g] = pool_lane(acc[g],
+								   vload(t + 8 * j), avg);
+				}
 			}
 			for (; k < k1; k++) {
-				v8sf v;
+				for (g = 0; g < ng; g++) {
+					v8sf v;
 
-				for (l = 0; l < ENG_POOL_LANES; l++)
-					v[l] = row[(__s64)l * cs + (__s64)k];
-				acc = pool_lane(acc, v, avg);
+					for (l = 0; l < ENG_POOL_LANES; l++)
+						v[l] = row[g * gs + l * cs +
+							   (__s64)k];
+					acc[g] = pool_lane(acc[g], v, avg);
+				}
 			}
-			eng_pace(pc, (k1 - k0) * ENG_POOL_LANES);
+			eng_pace(pc, (k1 - k0) * ENG_POOL_LANES * ng);
 		}
 	}
-	if (avg)
-		acc = acc / vbcast((float)taps);
-	for (l = 0; l < ENG_POOL_LANES; l++)
-		y[(__s64)l * ycs] = acc[l];
+	for (g = 0; g < ng; g++) {
+		if (avg)
+			acc[g] = acc[g] / vbcast((float)taps);
+		for (l = 0; l < ENG_POOL_LANES; l++)
+			y[(g * ENG_POOL_LANES + l) * ycs] = acc[g][l];
+	}
+}
+
+static void pool_lanes(const struct vnpu_layer_pool *at, const float *x,
+		       __s64 cs, __s64 xsh, __u64 kh, __u64 kw, float *y,
+		       __s64 ycs, struct eng_pacer *pc)
+{
+	pool_lanes_k(at, x, cs, xsh, kh, kw, y, ycs, pc, 1);
+}
+
+static void pool_lanes4(const struct vnpu_layer_pool *at, const float *x,
+			__s64 cs, __s64 xsh, __u64 kh, __u64 kw, float *y,
+			__s64 ycs, struct eng_pacer *pc)
+{
+	pool_lanes_k(at, x, cs, xsh, kh, kw, y, ycs, pc, POOL_GROUPS);
 }
 
 /*
  * Outputs [@e, @end) of a pool with one output per plane whose window
  * lies inside f32 planes: runs of ENG_POOL_LANES channels of one image
- * take pool_lanes(); returns where the runs stop.
+ * take pool_lanes(), POOL_GROUPS of them at a time where they can;
+ * returns where the runs stop.
  */
 static __u64 pool_global(const struct eng_layer *l, __u64 e, __u64 end,
 			 struct eng_pacer *pc)
 {
 	const struct vnpu_layer_pool *at = l->attrs;
 	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[1];
-	__u64 c = e % y->dims[1], img = e / y->dims[1];
+	__u64 c = e % y->dims[1], img = e / y->dims[1], n;
 	__s64 xsh = x->rank == 4 ? x->strides[2] : 0;
 
 	for (; e + ENG_POOL_LANES <= end && c + ENG_POOL_LANES <= y->dims[1];
-	     e += ENG_POOL_LANES, c += ENG_POOL_LANES)
-		pool_lanes(at, (const float *)l->data[0] +
-			   (__s64)img * x->strides[0] + (__s64)c * x->strides[1],
-			   x->strides[1], xsh, at->kernel[0], at->kernel[1],
-			   (float *)l->data[1] + (__s64)img * y->strides[0] +
-			   (__s64)c * y->strides[1], y->strides[1], pc);
+	     e += n, c += n) {
+		const float *xc = (const float *)l->data[0] +
+				  (__s64)img * x->strides[0] +
+				  (__s64)c * x->strides[1];
+		float *yc = (float *)l->data[1] + (__s64)img * y->strides[0] +
+			    (__s64)c * y->strides[1];
+
+		n = POOL_GROUPS * ENG_POOL_LANES;
+		if (e + n <= end && c + n <= y->dims[1]) {
+			pool_lanes4(at, xc, x->strides[1], xsh, at->kernel[0],
+				    at->kernel[1], yc, y->strides[1], pc);
+			continue;
+		}
+		n = ENG_POOL_LANES;
+		pool_lanes(at, xc, x->strides[1], xsh, at->kernel[0],
+			   at->kernel[1], yc, y->strides[1], pc);
+	}
 	return e;
 }
 

@@ -942,6 +942,15 @@ static void test_pool(struct __test_metadata *_metadata)
 		{ VNPU_POOL_AVG, VNPU_POOL_F_COUNT_PAD, 0, 0, 3, 9, 7, 7, 7, 7, 1, 1, 1, 1, 0, 0, 0, 0 },
 		{ VNPU_POOL_AVG, 0, 0, 1, 1, 16, 1, 300, 1, 300, 1, 1, 1, 1, 0, 0, 0, 0 },
 		{ VNPU_POOL_MAX, 0, 0, 0, 1, 12, 9, 10, 9, 10, 1, 1, 1, 1, 0, 0, 0, 0 },
+		/*
+		 * Four runs of eight channels at once, then runs alone:
+		 * squeeze-excite's averages (the last image's last five
+		 * channels alone), rows of the window apart, 1-D.
+		 */
+		{ VNPU_POOL_AVG, 0, 0, 0, 2, 45, 7, 7, 7, 7, 1, 1, 1, 1, 0, 0, 0, 0 },
+		{ VNPU_POOL_MAX, 0, 0, 0, 1, 72, 14, 14, 14, 14, 1, 1, 1, 1, 0, 0, 0, 0 },
+		{ VNPU_POOL_AVG, 0, 0, 0, 1, 40, 5, 40, 5, 33, 8, 8, 1, 1, 0, 0, 0, 0 },
+		{ VNPU_POOL_MAX, 0, 0, 1, 3, 33, 1, 75, 1, 75, 1, 1, 1, 1, 0, 0, 0, 0 },
 	};
 
 	/*
