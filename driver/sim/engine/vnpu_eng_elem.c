@@ -440,6 +440,93 @@ static void bin_row(const void *arg, char *const *p, const __s64 *st, __u64 n)
 	}
 }
 
+/*
+ * Whether @it (a binary's operands and output, rank 4) is f32 X times a
+ * per-channel scale S, [N, C, 1, 1] against a dense [N, C, H, W] output
+ * (squeeze-excite's Mul, either operand order); @sc is set to S's index.
+ */
+static int bin_is_scale(const struct eng_iter *it, const struct bin_arg *b,
+			__u32 *sc)
+{
+	__s64 dense = 4;
+	__u32 o, q;
+	int d;
+
+	if (b->func != VNPU_BIN_MUL || b->in != VNPU_DTYPE_F32 ||
+	    b->out != VNPU_DTYPE_F32 || it->rank != 4 ||
+	    it->dims[2] * it->dims[3] < 8)
+		return 0;
+	for (d = 3; d >= 0; d--) {
+		if (it->dims[d] != 1 && it->st[2][d] != dense)
+			return 0;
+		dense *= (__s64)it->dims[d];
+	}
+	for (q = 0; q < 2; q++) {
+		o = 1 - q;
+		if (it->st[q][2] || it->st[q][3])
+			continue;
+		for (d = 0; d < 4; d++)
+			if (it->dims[d] != 1 && it->st[o][d] != it->st[2][d])
+				break;
+		/* Y is X or apart from it: a vector's loads precede its store. */
+		if (d == 4 && (it->base[o] == it->base[2] ||
+			       it->base[o] >= it->base[2] + dense ||
+			       it->base[2] >= it->base[o] + dense)) {
+			*sc = q;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Outputs [@lo, @hi) of X times a per-channel scale (bin_is_scale(), S
+ * operand @sc): each channel plane's run in a vector loop, its last eight
+ * (computed before the loop's stores, so also in place) stored again over
+ * the vectors before where the run is not a multiple of eight: iter_run()
+ * called bin_row() a plane, which cost MobileNetV3's 7x7 planes about as
+ * much as their products. A run of fewer than eight, or under a NaN scale
+ * (the product of two NaNs is either's: F32_LOOP's bits), takes bin_row().
+ */
+static void bin_scale_planes(const struct eng_iter *it,
+			     const struct bin_arg *b, __u32 sc, __u64 lo,
+			     __u64 hi)
+{
+	const __u64 plane = it->dims[2] * it->dims[3], ch = it->dims[1];
+	__u32 xo = 1 - sc;
+	__u64 e, r, q, n, i;
+
+	for (e = lo; e < hi; e += n) {
+		char *p[3];
+		__s64 st[3] = { 0, 0, 4 };
+		const float *x;
+		float *y, s;
+		v8sf sv, last;
+
+		r = e / plane;
+		q = e % plane;
+		n = eng_min(hi - e, plane - q);
+		p[sc] = it->base[sc] + (__s64)(r / ch) * it->st[sc][0] +
+			(__s64)(r % ch) * it->st[sc][1];
+		p[xo] = it->base[xo] + (__s64)e * 4;
+		p[2] = it->base[2] + (__s64)e * 4;
+		s = *(const float *)p[sc];
+		if (n < 8 || s != s) {
+			st[xo] = 4;
+			bin_row(b, p, st, n);
+			continue;
+		}
+		x = (const float *)p[xo];
+		y = (float *)p[2];
+		sv = vbcast(s);
+		last = vload(x + n - 8) * sv;
+		for (i = 0; i + 8 <= n; i += 8)
+			vstore(y + i, vload(x + i) * sv);
+		if (i < n)
+			vstore(y + n - 8, last);
+	}
+}
+
 int run_binary(const struct eng_layer *l, __u64 ub, __u64 ue,
 	       const struct vnpu_eng_ctx *ctx)
 {
@@ -448,14 +535,17 @@ int run_binary(const struct eng_layer *l, __u64 ub, __u64 ue,
 			       eng_act_avx512(ctx) };
 	struct eng_iter it;
 	__u64 lo, hi;
+	__u32 sc;
 
 	iter_init(&it, &l->t[2]);
 	iter_add(&it, &l->t[0], &l->t[2], l->data[0]);
 	iter_add(&it, &l->t[1], &l->t[2], l->data[1]);
 	iter_add(&it, &l->t[2], &l->t[2], l->data[2]);
 	elem_range(&l->t[2], ub, ue, &lo, &hi);
-	if (arg.in == VNPU_DTYPE_F32 && arg.out == VNPU_DTYPE_F32 &&
-	    bin_pairs_func(arg.func))
+	if (bin_is_scale(&it, &arg, &sc))
+		bin_scale_planes(&it, &arg, sc, lo, hi);
+	else if (arg.in == VNPU_DTYPE_F32 && arg.out == VNPU_DTYPE_F32 &&
+		 bin_pairs_func(arg.func))
 		iter_run_pairs(&it, 4, lo, hi, bin_row, &arg);
 	else
 		iter_run(&it, lo, hi, bin_row, &arg);

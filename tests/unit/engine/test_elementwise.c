@@ -240,6 +240,9 @@ static const struct bshape bshapes[] = {
 	  { 2, 2, 2, 2, 2, 2, 3, 3 } },
 	{ 8, 0, 8, { 2, 1, 2, 1, 2, 1, 2, 3 }, {}, { 2, 1, 2, 1, 2, 1, 2, 3 } },
 	{ 2, 2, 2, { 70, 300 }, { 70, 300 }, { 70, 300 } },
+	/* A per-channel scale, as squeeze-excite's Mul, either side. */
+	{ 4, 4, 4, { 2, 45, 1, 1 }, { 2, 45, 7, 7 }, { 2, 45, 7, 7 } },
+	{ 4, 4, 4, { 1, 13, 5, 8 }, { 1, 13, 1, 1 }, { 1, 13, 5, 8 } },
 };
 
 static void test_binary(struct __test_metadata *_metadata)
@@ -1107,6 +1110,69 @@ static void test_up_pairs(struct __test_metadata *_metadata)
 	}
 }
 
+/*
+ * X times a per-channel scale ([N, C, 1, 1], squeeze-excite's Mul), in
+ * either operand order, on planes of 49 (a vector's tail again), 40 and
+ * 6: the bits of the strided double path, with special values in both
+ * (NaN scales among them, first); the same in place and in parts.
+ */
+static void test_scale_planes(struct __test_metadata *_metadata)
+{
+	static const __u64 planes[][2] = { { 7, 7 }, { 5, 8 }, { 2, 3 } };
+	struct vnpu_layer_binary at = { .func = VNPU_BIN_MUL };
+	size_t p, o, n, k, bad;
+
+	for (p = 0; p < sizeof(planes) / sizeof(planes[0]); p++)
+		for (o = 0; o < 2; o++) {
+			__u64 dx[4] = { 2, 45, planes[p][0], planes[p][1] };
+			__u64 ds[4] = { 2, 45, 1, 1 };
+			struct vnpu_cmd_tensor t[3];
+			float *x, *s, *y, *y2;
+			void *data[3], *in_place[3];
+			char name[64];
+			int rc;
+
+			t[o] = et_dense(VNPU_DTYPE_F32, 4, ds);
+			t[1 - o] = et_dense(VNPU_DTYPE_F32, 4, dx);
+			t[2] = t[1 - o];
+			n = et_numel(&t[2]);
+			x = malloc(n * 4);
+			y = malloc(n * 4);
+			y2 = malloc(n * 4);
+			s = malloc(90 * 4);
+			fill_special(x, n);
+			fill_special(s, 90);
+			/*
+			 * A NaN scale after X takes bin_row()'s F32_LOOP, where
+			 * which NaN a NaN product keeps is the compiler's.
+			 */
+			for (k = 0; o && k < 90; k++)
+				s[k] = s[k] == s[k] ? s[k] : 2.5f;
+			data[o] = s;
+			data[1 - o] = x;
+			data[2] = y;
+			snprintf(name, sizeof(name), "scale planes %llux%llu op %zu",
+				 (unsigned long long)dx[2],
+				 (unsigned long long)dx[3], o);
+			same_bits(_metadata, name, VNPU_LAYER_BINARY, t, data, 3,
+				  &at, sizeof(at), 3);
+			memcpy(y2, x, n * 4);
+			in_place[o] = s;
+			in_place[1 - o] = y2;
+			in_place[2] = y2;
+			rc = et_run(VNPU_LAYER_BINARY, t, in_place, 3, &at,
+				    sizeof(at), et_host_features, 5);
+			EXPECT_EQ(0, rc);
+			bad = rc ? 0 : (size_t)!!memcmp(y, y2, n * 4);
+			EXPECT_EQ(0, bad)
+				TH_LOG("%s: in place in 5 parts differs", name);
+			free(x);
+			free(y);
+			free(y2);
+			free(s);
+		}
+}
+
 TEST(elementwise)
 {
 	test_lookup(_metadata);
@@ -1119,6 +1185,7 @@ TEST(elementwise)
 	test_cast(_metadata);
 	test_fast_paths(_metadata);
 	test_up_pairs(_metadata);
+	test_scale_planes(_metadata);
 }
 
 KSFT_MAIN
