@@ -2736,12 +2736,28 @@ static inline void eng_wino_balance(__u64 mg, __u64 tiles, struct eng_unit *u)
 }
 
 /*
+ * Whether F(4x4)'s GEMMs (f32 U) over @tiles tiles take the last one to
+ * ENG_TAIL_COLS of them as the AVX-512 path's tail columns (wino_gemms()):
+ * then the last panel weighs about a twelfth of a whole one, and halves
+ * of whole panels would not (ResNet-50's 128 x 128 over 28x28: runs of 32
+ * and 17 tiles, 2 : 1.1 panels on two tiles).
+ */
+static inline int eng_wino_tail(const struct eng_conv_shape *s,
+				__u32 features, __u64 tiles)
+{
+	return (features & VNPU_ENG_F_AVX512) && s->wh == 4 && s->ww == 4 &&
+	       tiles % ENG_NR && tiles % ENG_NR <= ENG_TAIL_COLS;
+}
+
+/*
  * Whether the runs of @cols tiles over @outer maps of @tiles tiles each
  * split evenly over two tiles taking them in turn (within 9:7), by the
  * whole panels their GEMMs run (a map's last run is short, but its
- * panel costs what a full one does).
+ * panel costs what a full one does), or with @tail (eng_wino_tail()) its
+ * last one to ENG_TAIL_COLS tiles a quarter of a panel each.
  */
-static inline int eng_wino_even(__u64 outer, __u64 tiles, __u64 cols)
+static inline int eng_wino_even(__u64 outer, __u64 tiles, __u64 cols,
+				int tail)
 {
 	__u64 ntb = eng_div_up(tiles, cols), runs = outer * ntb, k, len;
 	__u64 w[2] = { 0, 0 };
@@ -2750,7 +2766,9 @@ static inline int eng_wino_even(__u64 outer, __u64 tiles, __u64 cols)
 		return runs > 64;
 	for (k = 0; k < runs; k++) {
 		len = k % ntb + 1 < ntb ? cols : tiles - (ntb - 1) * cols;
-		w[k % 2] += eng_div_up(len, ENG_NR) * ENG_NR;
+		w[k % 2] += tail ? len / ENG_NR * ENG_NR +
+				   len % ENG_NR * (ENG_NR / ENG_TAIL_COLS) :
+			    eng_div_up(len, ENG_NR) * ENG_NR;
 	}
 	return 16 * eng_max(w[0], w[1]) <= 9 * (w[0] + w[1]);
 }
@@ -2819,6 +2837,7 @@ static inline void eng_wino_unit(const struct eng_conv_shape *s,
 	__u64 macs = eng_unit_macs(features), tiles = eng_wino_tiles(s);
 	__u64 all = eng_div_up(s->mg ? s->mg : 1, ENG_MR) * ENG_MR;
 	__u64 outer = s->n * s->group, c, most;
+	int tail = eng_wino_tail(s, features, tiles);
 
 	u->cols = eng_base_path(features) ? ENG_NR : ENG_WINO_TILES;
 	u->cols = eng_min(u->cols, eng_div_up(tiles, ENG_NR) * ENG_NR);
@@ -2836,7 +2855,7 @@ static inline void eng_wino_unit(const struct eng_conv_shape *s,
 	 * keeps its rows.
 	 */
 	if (outer == 1 && u->cols == eng_div_up(tiles, ENG_NR) * ENG_NR &&
-	    u->cols % (2 * ENG_NR) == 0 && s->mg <= 4 * u->cols)
+	    u->cols % (2 * ENG_NR) == 0 && s->mg <= 4 * u->cols && !tail)
 		u->cols /= 2;
 	/*
 	 * Runs that two tiles would not share evenly take the widest
@@ -2847,10 +2866,10 @@ static inline void eng_wino_unit(const struct eng_conv_shape *s,
 	 * Or an odd count of runs (eng_wino_odd()): a part per unit, the
 	 * short last run in the middle.
 	 */
-	if (!eng_wino_even(outer, tiles, u->cols) &&
+	if (!eng_wino_even(outer, tiles, u->cols, tail) &&
 	    !eng_wino_odd(s, u->cols))
 		for (c = u->cols - ENG_NR; c >= 2 * ENG_NR; c -= ENG_NR)
-			if (eng_wino_even(outer, tiles, c) ||
+			if (eng_wino_even(outer, tiles, c, tail) ||
 			    eng_wino_odd(s, c)) {
 				u->cols = c;
 				break;
@@ -2867,7 +2886,8 @@ static inline void eng_wino_unit(const struct eng_conv_shape *s,
 	 * 24.
 	 */
 	if (!eng_base_path(features) && outer * eng_div_up(tiles, u->cols) >= 2 &&
-	    eng_wino_even(outer, tiles, u->cols) && !eng_wino_odd(s, u->cols)) {
+	    eng_wino_even(outer, tiles, u->cols, tail) &&
+	    !eng_wino_odd(s, u->cols)) {
 		u->rows = eng_even_side(s->mg, most, ENG_MR);
 		return;
 	}
@@ -2894,7 +2914,8 @@ static inline void eng_wino_unit(const struct eng_conv_shape *s,
 	if (outer * eng_div_up(tiles, u->cols) == 1)
 		eng_wino_balance(s->mg, tiles, u);
 	/* A part per unit (eng_wino_odd()): blocks of rows of even sizes. */
-	if (eng_wino_odd(s, u->cols) && !eng_wino_even(outer, tiles, u->cols))
+	if (eng_wino_odd(s, u->cols) &&
+	    !eng_wino_even(outer, tiles, u->cols, tail))
 		u->rows = eng_even_side(s->mg, u->rows, ENG_MR);
 }
 
@@ -2932,7 +2953,8 @@ static inline __u64 eng_wino_parts(const struct eng_conv_shape *s,
 	struct eng_unit u;
 
 	eng_wino_unit(s, features, &u);
-	if (!eng_wino_even(s->n * s->group, tiles, u.cols) ||
+	if (!eng_wino_even(s->n * s->group, tiles, u.cols,
+			   eng_wino_tail(s, features, tiles)) ||
 	    ((features & VNPU_ENG_F_RUNS) && eng_wino_odd(s, u.cols)))
 		return eng_wino_units(s, features);
 	return s->n * s->group * eng_div_up(tiles, u.cols);
