@@ -653,16 +653,18 @@ dwl_put(const struct dwl_out *o, v8sf *v, int np, __u64 p, __u32 func)
  * constant up to DWL_RUN: as many sums in flight), of a lanes unit: each
  * fma(w, x, sum) over the taps in (kh, kw) order from zero, the padding's
  * zeros included, as eng_dw_windows()'s row kernel sums them; to the
- * unit's sums, or through @o's epilogue to the output when set.
+ * unit's sums, or through @o's epilogue to the output when set. @sx, when
+ * not 0, is the layer's column stride as a constant, its column dilation
+ * being 1 (dwl_rows_sx()): the pixels' loads then take constant offsets.
  */
 static __attribute__((__always_inline__)) inline void
 dwl_pixels(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
 	   const struct dwl_unit *u, const struct dwl_out *o, __u64 oh,
-	   __u64 ow, int np, __u32 func)
+	   __u64 ow, int np, __u32 func, __u32 sx)
 {
 	v8sf v[DWL_RUN];
-	const __u64 sw = at->stride[1] * ENG_DWL_LANES;
-	const __u64 dk = at->dilation[1] * ENG_DWL_LANES;
+	const __u64 sw = (sx ? sx : at->stride[1]) * ENG_DWL_LANES;
+	const __u64 dk = (sx ? 1 : at->dilation[1]) * ENG_DWL_LANES;
 	const __u64 dr = at->dilation[0] * u->wp * ENG_DWL_LANES;
 	const float *w = u->w, *x0 = u->win + ((oh - u->oh0) * at->stride[0] *
 					       u->wp + ow * at->stride[1]) *
@@ -700,7 +702,7 @@ dwl_pixels(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
 static __attribute__((__always_inline__)) inline void
 dwl_row_k(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
 	  const struct dwl_unit *u, const struct dwl_out *o, __u64 oh,
-	  int avx512, __u32 func)
+	  int avx512, __u32 func, __u32 sx)
 {
 	__u64 ow = 0;
 
@@ -721,28 +723,28 @@ dwl_row_k(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
 	}
 
 	for (; ow + DWL_RUN <= s->ow; ow += DWL_RUN)
-		dwl_pixels(at, s, u, o, oh, ow, DWL_RUN, func);
+		dwl_pixels(at, s, u, o, oh, ow, DWL_RUN, func, sx);
 	switch (s->ow - ow) {
 	case 7:
-		dwl_pixels(at, s, u, o, oh, ow, 7, func);
+		dwl_pixels(at, s, u, o, oh, ow, 7, func, sx);
 		break;
 	case 6:
-		dwl_pixels(at, s, u, o, oh, ow, 6, func);
+		dwl_pixels(at, s, u, o, oh, ow, 6, func, sx);
 		break;
 	case 5:
-		dwl_pixels(at, s, u, o, oh, ow, 5, func);
+		dwl_pixels(at, s, u, o, oh, ow, 5, func, sx);
 		break;
 	case 4:
-		dwl_pixels(at, s, u, o, oh, ow, 4, func);
+		dwl_pixels(at, s, u, o, oh, ow, 4, func, sx);
 		break;
 	case 3:
-		dwl_pixels(at, s, u, o, oh, ow, 3, func);
+		dwl_pixels(at, s, u, o, oh, ow, 3, func, sx);
 		break;
 	case 2:
-		dwl_pixels(at, s, u, o, oh, ow, 2, func);
+		dwl_pixels(at, s, u, o, oh, ow, 2, func, sx);
 		break;
 	case 1:
-		dwl_pixels(at, s, u, o, oh, ow, 1, func);
+		dwl_pixels(at, s, u, o, oh, ow, 1, func, sx);
 		break;
 	}
 }
@@ -751,17 +753,35 @@ dwl_row_k(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
 static __attribute__((__always_inline__)) inline void
 dwl_rows_k(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
 	   const struct dwl_unit *u, const struct dwl_out *o, __u64 oh0,
-	   __u64 oh1, int avx512, __u32 func)
+	   __u64 oh1, int avx512, __u32 func, __u32 sx)
 {
 	__u64 oh;
 
 	for (oh = oh0; oh < oh1; oh++)
-		dwl_row_k(at, s, u, o, oh, avx512, func);
+		dwl_row_k(at, s, u, o, oh, avx512, func, sx);
 }
 
 #ifdef ENG_FMA
 /*
- * dwl_rows_k() built for MobileNetV3's fused activations, ReLU and
+ * dwl_rows_k() for @func, with a column dilation of 1 and a column
+ * stride of 1 or 2 (every MobileNetV3 depthwise) as a constant: the 7x7
+ * layers' runs had spilled their pixels' offsets, three reloads a tap.
+ */
+static __attribute__((__always_inline__)) inline void
+dwl_rows_sx(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
+	    const struct dwl_unit *u, const struct dwl_out *o, __u64 oh0,
+	    __u64 oh1, __u32 func)
+{
+	if (at->dilation[1] == 1 && at->stride[1] == 1)
+		dwl_rows_k(at, s, u, o, oh0, oh1, 0, func, 1);
+	else if (at->dilation[1] == 1 && at->stride[1] == 2)
+		dwl_rows_k(at, s, u, o, oh0, oh1, 0, func, 2);
+	else
+		dwl_rows_k(at, s, u, o, oh0, oh1, 0, func, 0);
+}
+
+/*
+ * dwl_rows_sx() built for MobileNetV3's fused activations, ReLU and
  * HardSwish (no switch in the pixels' epilogue), and for any other.
  */
 static __attribute__((__noinline__)) void
@@ -769,7 +789,7 @@ dwl_rows_relu(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
 	      const struct dwl_unit *u, const struct dwl_out *o, __u64 oh0,
 	      __u64 oh1)
 {
-	dwl_rows_k(at, s, u, o, oh0, oh1, 0, VNPU_ACT_RELU);
+	dwl_rows_sx(at, s, u, o, oh0, oh1, VNPU_ACT_RELU);
 }
 
 static __attribute__((__noinline__)) void
@@ -777,7 +797,7 @@ dwl_rows_hswish(const struct vnpu_layer_conv *at,
 		const struct eng_conv_shape *s, const struct dwl_unit *u,
 		const struct dwl_out *o, __u64 oh0, __u64 oh1)
 {
-	dwl_rows_k(at, s, u, o, oh0, oh1, 0, VNPU_ACT_HARD_SWISH);
+	dwl_rows_sx(at, s, u, o, oh0, oh1, VNPU_ACT_HARD_SWISH);
 }
 #endif
 
@@ -796,7 +816,7 @@ static void dwl_rows(const struct vnpu_layer_conv *at,
 	}
 #endif
 	dwl_rows_k(at, s, u, o, oh0, oh1, avx512,
-		   o ? o->func : VNPU_ACT_IDENTITY);
+		   o ? o->func : VNPU_ACT_IDENTITY, 0);
 }
 
 /*
