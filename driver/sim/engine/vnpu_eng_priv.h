@@ -1375,13 +1375,19 @@ static inline __u64 eng_qwino_scratch(const struct eng_qwplan *p)
  *
  * A unit is an image's block of tile rows: its tiles (tw a row) go
  * row after row into the 16 lanes of its V and sums, so that a lane
- * idles only past the block's last tile; a block has the tile rows
- * ENG_QW4_TB_MIN to ENG_QW4_TB_MAX that idle the fewest lanes in
- * proportion (8 of 14 tiles: none), the image's last block the rest.
+ * idles only past the block's last tile; the tiles past its whole
+ * vectors, if ENG_QW4_TAIL or fewer, are summed with output channels in
+ * the lanes instead. A block has ENG_QW4_TB_MIN to ENG_QW4_TB_MAX tile
+ * rows, the image's last block the rest: the count whose blocks' sums
+ * cost the least, then whose first block's do (14 rows of 14 tiles: 7
+ * and 7, each 6 vectors and a tail of 2; 8 and 6 cost as much, but 7
+ * vectors against 5 and a tail of 4).
  */
 #define ENG_QW4_PAIRS	56	/* channel pairs a chunk, W's zero points 0 */
 #define ENG_QW4_TB_MIN	4	/* tile rows a unit, from */
 #define ENG_QW4_TB_MAX	8	/* ... to */
+/* Tiles past a block's whole vectors, at most, summed with channels in the lanes. */
+#define ENG_QW4_TAIL	8
 #define ENG_QW4_MIN_W	48	/* map columns, at least, to pay (56x56 here) */
 
 /**
@@ -1400,23 +1406,41 @@ struct eng_qw4plan {
 	__u64 th, tw, cp, mg, nb, tb, nv, units;
 };
 
+/*
+ * The sums' cost of a block of @tiles, in 64ths of a vector: its whole
+ * vectors, and a tail of ENG_QW4_TAIL tiles or fewer as its share of a
+ * vector and a quarter more (else one more vector).
+ */
+static inline __u64 eng_qw4_cost(__u64 tiles)
+{
+	__u64 r = tiles % 16;
+
+	return tiles / 16 * 64 + (r > ENG_QW4_TAIL ? 64 : 5 * r);
+}
+
 static inline void eng_qw4_plan(const struct eng_conv_shape *s,
 				struct eng_qw4plan *p)
 {
-	__u64 k, idle, best;
+	__u64 k, cost, first, best = 0, best1 = 0;
 
 	p->th = eng_div_up(s->oh, 4);
 	p->tw = eng_div_up(s->ow, 4);
 	p->cp = eng_div_up(s->cg, 2);
 	p->mg = s->mg / 16;
-	/* Idle lanes over tiles: the least, the fewest rows on a tie. */
-	p->tb = ENG_QW4_TB_MIN;
-	best = eng_div_up(p->tb * p->tw, 16) * 16 - p->tb * p->tw;
-	for (k = ENG_QW4_TB_MIN + 1; k <= ENG_QW4_TB_MAX; k++) {
-		idle = eng_div_up(k * p->tw, 16) * 16 - k * p->tw;
-		if (idle * p->tb < best * k) {
+	/*
+	 * The rows of a block: the least cost of an image's blocks, then
+	 * of its first (largest) block, so that two parts of even blocks
+	 * take as long.
+	 */
+	p->tb = 0;
+	for (k = ENG_QW4_TB_MIN; k <= ENG_QW4_TB_MAX; k++) {
+		first = eng_qw4_cost(eng_min(k, p->th) * p->tw);
+		cost = p->th / k * eng_qw4_cost(k * p->tw) +
+		       eng_qw4_cost(p->th % k * p->tw);
+		if (!p->tb || cost < best || (cost == best && first < best1)) {
 			p->tb = k;
-			best = idle;
+			best = cost;
+			best1 = first;
 		}
 	}
 	p->tb = eng_min(p->tb, p->th);

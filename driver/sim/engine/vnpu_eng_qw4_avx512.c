@@ -273,38 +273,48 @@ void qw4_m(const struct eng_qw4 *q, __u64 tv, __u64 g16, __u64 h0, __u64 np)
 }
 
 /*
- * A'^T M A' of q->mb, times 9's inverse, >> 6: S of a chunk, into (@add:
- * added to) q->sacc: [channel][4 r + c][tile]; down the columns into
- * q->tt first.
+ * A'^T M A' of M's 36 vectors @m (point x at @m[x * @ms]), times 9's
+ * inverse, >> 6: S of a chunk, into (@add: added to) @d[4 r + c]; down
+ * the columns into @ct first.
+ */
+static inline void qw4_out(const v16su_w4 *m, __u64 ms, v16su_w4 *ct, v16su_w4 *d,
+			   int add)
+{
+	const v16su_w4 inv9 = (v16su_w4){} + 0x38e38e39u;
+	__u64 j, r;
+
+	for (j = 0; j < 6; j++) {
+		v16su_w4 c[6], y[4];
+
+		for (r = 0; r < 6; r++)
+			c[r] = m[(r * 6 + j) * ms];
+		qw4_at(c, y);
+		for (r = 0; r < 4; r++)
+			ct[r * 6 + j] = y[r];
+	}
+	for (r = 0; r < 4; r++) {
+		v16su_w4 y[4];
+
+		qw4_at(ct + r * 6, y);
+		for (j = 0; j < 4; j++) {
+			v16su_w4 s = (v16su_w4)((v16si_w4)(y[j] * inv9) >> 6);
+
+			d[r * 4 + j] = add ? d[r * 4 + j] + s : s;
+		}
+	}
+}
+
+/*
+ * S of a chunk from q->mb ([point][channel][tile]) into (@add: added
+ * to) q->sacc: [channel][4 r + c][tile].
  */
 static __attribute__((__noinline__)) void qw4_s(const struct eng_qw4 *q, int add)
 {
-	const v16su_w4 inv9 = (v16su_w4){} + 0x38e38e39u;
-	v16su_w4 *ct = (v16su_w4 *)q->tt;
-	__u64 i, j, r;
+	__u64 i;
 
-	for (i = 0; i < 16; i++) {
-		for (j = 0; j < 6; j++) {
-			v16su_w4 m[6], y[4];
-
-			for (r = 0; r < 6; r++)
-				m[r] = *(const v16su_w4u *)(q->mb + ((r * 6 + j) * 16 + i) * 16);
-			qw4_at(m, y);
-			for (r = 0; r < 4; r++)
-				ct[r * 6 + j] = y[r];
-		}
-		for (r = 0; r < 4; r++) {
-			v16su_w4 y[4];
-
-			qw4_at(ct + r * 6, y);
-			for (j = 0; j < 4; j++) {
-				v16su_w4 *d = (v16su_w4 *)(q->sacc + (i * 16 + r * 4 + j) * 16);
-				v16su_w4 s = (v16su_w4)((v16si_w4)(y[j] * inv9) >> 6);
-
-				*d = add ? *d + s : s;
-			}
-		}
-	}
+	for (i = 0; i < 16; i++)
+		qw4_out((const v16su_w4 *)q->mb + i, 16, (v16su_w4 *)q->tt,
+			(v16su_w4 *)q->sacc + i * 16, add);
 }
 
 /* A store of S: up to 16 lanes from a row's lane @s, to S at @d (channel 0's). */
@@ -361,9 +371,109 @@ static void qw4_interleave(const v16si_w4 *y, v16si_w4 *row)
 					 12, 13, 28, 29, 14, 15, 30, 31);
 }
 
+/*
+ * M of the unit's NR tiles from @t0 (past its whole vectors), output
+ * channels 16 g16 .. 16 g16 + 15 in the lanes, channel pairs [@h0, @h0 +
+ * @np): per point, U's vector of the pair by each tile's V broadcast,
+ * PP points at a time; into @mt: [tile][point].
+ */
+static inline __attribute__((__always_inline__))
+void qw4_mt(const struct eng_qw4 *q, __u64 t0, __u64 g16, __u64 h0, __u64 np,
+	    v16su_w4 *mt, const int nr, const int pp)
+{
+	__u64 x0, x, p;
+	int t;
+
+	for (x0 = 0; x0 < 36; x0 += pp) {
+		v16su_w4 acc[6][4];
+
+		for (x = 0; x < (__u64)pp; x++)
+			for (t = 0; t < nr; t++)
+				acc[x][t] = (v16su_w4){};
+		for (p = 0; p < np; p++)
+			for (x = 0; x < (__u64)pp; x++) {
+				const __u32 *v = q->v + ((x0 + x) * q->cp + h0 + p) *
+						 q->nv * 16 + t0;
+				v16su_w4 u = *(const v16su_w4u *)(q->u + (((x0 + x) * q->mg + g16) *
+							q->cp + h0 + p) * 16);
+
+				for (t = 0; t < nr; t++)
+					acc[x][t] = dpwssd(acc[x][t], u, (v16su_w4){} + v[t]);
+			}
+		for (x = 0; x < (__u64)pp; x++)
+			for (t = 0; t < nr; t++)
+				mt[t * 36 + x0 + x] = acc[x][t];
+	}
+}
+
+/*
+ * The tail's M, then its S: per tile, A'^T M A' of its 36 vectors of
+ * channels, times 9's inverse, >> 6, into (@add: added to) @st:
+ * [tile][4 r + c] vectors of the 16 channels.
+ */
+static __attribute__((__noinline__))
+void qw4_tail(const struct eng_qw4 *q, __u64 t0, __u64 nr, __u64 g16, __u64 h0,
+	      __u64 np, int add, v16su_w4 *st)
+{
+	v16su_w4 *mt = (v16su_w4 *)q->mb;
+	__u64 t;
+
+	switch (nr) {
+	case 1:
+		qw4_mt(q, t0, g16, h0, np, mt, 1, 6);
+		break;
+	case 2:
+		qw4_mt(q, t0, g16, h0, np, mt, 2, 6);
+		break;
+	case 3:
+		qw4_mt(q, t0, g16, h0, np, mt, 3, 6);
+		break;
+	default:
+		qw4_mt(q, t0, g16, h0, np, mt, 4, 6);
+		break;
+	}
+	for (t = 0; t < nr; t++)
+		qw4_out(mt + t * 36, 1, (v16su_w4 *)q->tt, st + t * 16, add);
+}
+
+/*
+ * The unit's tiles past its whole vectors, ENG_QW4_TAIL at most (tile
+ * @t0 on, @nt in all): 4 at a time by qw4_tail(), each's S moved from
+ * its channel lanes to S's rows of positions.
+ */
+static void qw4_tails(const struct eng_qw4 *q, __u64 ty0, __u64 t0, __u64 nt,
+		      __u64 g16)
+{
+	v16su_w4 *st = (v16su_w4 *)q->sacc;
+	__u64 t, h0, n, k, r, c, i;
+
+	for (t = t0; t < nt; t += n) {
+		n = eng_min(nt - t, 4);
+		for (h0 = 0; h0 < q->cp; h0 += q->pairs)
+			qw4_tail(q, t, n, g16, h0, eng_min(q->pairs, q->cp - h0),
+				 h0 != 0, st);
+		for (k = 0; k < n; k++) {
+			__u64 ty = (t + k) / q->tw, tx = (t + k) % q->tw;
+
+			for (r = 0; r < 4 && 4 * (ty0 + ty) + r < q->oh; r++)
+				for (c = 0; c < 4 && 4 * tx + c < q->ow; c++) {
+					__u64 pos = (4 * ty + r) * q->ow + 4 * tx + c;
+					const __s32 *src = (const __s32 *)(st + k * 16 + r * 4 + c);
+					__s32 *d = q->s + pos / ENG_QNR * 16 * ENG_QNR +
+						   pos % ENG_QNR;
+
+					for (i = 0; i < 16; i++)
+						d[i * ENG_QNR] = src[i];
+				}
+		}
+	}
+}
+
 void vnpu_eng_qw4_sums(const struct eng_qw4 *q, __u64 ty0, __u64 ty1, __u64 g16)
 {
 	__u64 nt = (ty1 - ty0) * q->tw, tv, h0, i, r, k, t, n;
+	/* Whole vectors, and one more unless the tiles past them are few. */
+	__u64 nvec = nt % 16 <= ENG_QW4_TAIL ? nt / 16 : eng_div_up(nt, 16);
 	v16si_w4 row[5];
 	/*
 	 * Per output row of the tiles, its stores of S ([r][np[r]]): for a
@@ -373,7 +483,7 @@ void vnpu_eng_qw4_sums(const struct eng_qw4 *q, __u64 ty0, __u64 ty1, __u64 g16)
 	struct qw4_piece pc[4][24];
 	__u64 np[4];
 
-	for (tv = 0; tv * 16 < nt; tv++) {
+	for (tv = 0; tv < nvec; tv++) {
 		for (h0 = 0; h0 < q->cp; h0 += q->pairs) {
 			qw4_m(q, tv, g16, h0, eng_min(q->pairs, q->cp - h0));
 			qw4_s(q, h0 != 0);
@@ -405,4 +515,6 @@ void vnpu_eng_qw4_sums(const struct eng_qw4 *q, __u64 ty0, __u64 ty1, __u64 g16)
 				}
 			}
 	}
+	if (nvec * 16 < nt)
+		qw4_tails(q, ty0, nvec * 16, nt, g16);
 }

@@ -960,21 +960,33 @@ static void test_qconv_packed(struct __test_metadata *_metadata)
 		/*
 		 * 3x3s that AVX512-VNNI with VBMI runs as F(4x4, 3x3) (maps
 		 * of 48 to 56 columns, 16k output channels): ResNet-50's
-		 * 56x56 64 to 64; 3 channels (a pair's second empty), rows
-		 * and columns not a multiple of 4, i8 input, weight zero
-		 * points (chunks of 28 pairs); 130 channels in chunks of 28
-		 * pairs; 240 in chunks of 56, 56 and 8 pairs, two images;
-		 * extreme products at a chunk's 2^25 bound (226 channels:
-		 * chunks of 112, weight zero points 0; of 56, not 0), y's
-		 * scale such that the sums stay inside i8's range.
+		 * 56x56 64 to 64 (two blocks of 98 tiles: 6 vectors and a
+		 * tail of 2 each); 3 channels (a pair's second empty; tails
+		 * of 2 and 4), rows and columns not a multiple of 4, i8
+		 * input, weight zero points (chunks of 28 pairs); 130
+		 * channels in chunks of 28 pairs (a tail of 4); 240 in
+		 * chunks of 56, 56 and 8 pairs, two images; tails of 1
+		 * (65 tiles), 4 and 3 (39 tiles, the last
+		 * one's columns past the map's) and 2 (98 tiles: two images,
+		 * weight zero points, chunks of 28 pairs); extreme products
+		 * at a chunk's 2^25 bound (226 channels: chunks of 112,
+		 * weight zero points 0; of 56, not 0; and with a tail of 4
+		 * and 3), y's scale such that the sums stay inside i8's
+		 * range. ResNet-50's 28x28 128 to 128 runs direct.
 		 */
 		{ 1, 64, 56, 56, 64, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
 		{ 1, 3, 50, 53, 16, 1, 3, 1, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 1, 0, 0 },
 		{ 1, 130, 9, 48, 32, 1, 3, 1, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_I8, 1, 0, 1, 0 },
 		{ 2, 240, 6, 49, 16, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
+		{ 1, 20, 20, 50, 16, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 0, 0 },
+		{ 1, 24, 12, 49, 32, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 0, 1, 0 },
+		{ 2, 130, 27, 55, 16, 1, 3, 1, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 1, 1, 0 },
+		{ 1, 128, 28, 28, 128, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
 		{ 1, 226, 5, 50, 16, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 1, 0, 0, 0, 0,
 		  200.0f, 1 },
 		{ 1, 226, 5, 50, 16, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 1, 1, 0, 0, 0, 0,
+		  200.0f, 1 },
+		{ 1, 226, 9, 49, 16, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 1, 0, 0, 0, 0,
 		  200.0f, 1 },
 		/*
 		 * Stride 2 from X's stride phases (VNNI, 8 input channels a

@@ -804,6 +804,48 @@ static void check_qconv_one_block(struct __test_metadata *_metadata)
 }
 
 /*
+ * F(4x4)'s blocks of tile rows (eng_qw4_plan()): the least cost of an
+ * image's sums, then of its first block, a tail of 8 tiles or fewer past
+ * the whole vectors as its share: ResNet-50's 56x56 as two blocks of 7
+ * tile rows (98 tiles: 6 vectors and a tail of 2, not 8 rows' 7 vectors
+ * and 6 rows' 5 and a tail of 4), 50x53 as 7 and 6 rows, 20x50 (5 rows of
+ * 13 tiles: 4 vectors and a tail of 1) as one block, 28x28 as one block
+ * of 7 rows (3 vectors and a tail of 1).
+ */
+static void check_qw4_blocks(struct __test_metadata *_metadata)
+{
+	static const __u64 maps[][5] = {
+		/* oh, ow, block rows, blocks, vectors of V */
+		{ 56, 56, 7, 2, 7 }, { 50, 53, 7, 2, 7 }, { 20, 50, 5, 1, 5 },
+		{ 28, 28, 7, 1, 4 }, { 9, 48, 3, 1, 3 },
+	};
+	struct eng_qw4plan p;
+	__u32 i;
+
+	EXPECT_EQ((__u64)(6 * 64 + 10), eng_qw4_cost(98));
+	EXPECT_EQ((__u64)(6 * 64), eng_qw4_cost(90));
+	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		struct eng_conv_shape s = {
+			.n = 1, .c = 64, .m = 64, .h = maps[i][0], .w = maps[i][1],
+			.oh = maps[i][0], .ow = maps[i][1], .kh = 3, .kw = 3,
+			.group = 1, .cg = 64, .mg = 64,
+		};
+
+		eng_qw4_plan(&s, &p);
+		EXPECT_EQ(maps[i][2], p.tb)
+			TH_LOG("F(4x4) over %llux%llu: block rows",
+			       (unsigned long long)maps[i][0], (unsigned long long)maps[i][1]);
+		EXPECT_EQ(maps[i][3], p.nb)
+			TH_LOG("F(4x4) over %llux%llu: blocks",
+			       (unsigned long long)maps[i][0], (unsigned long long)maps[i][1]);
+		EXPECT_EQ(maps[i][4], p.nv)
+			TH_LOG("F(4x4) over %llux%llu: vectors",
+			       (unsigned long long)maps[i][0], (unsigned long long)maps[i][1]);
+		EXPECT_EQ(4 * p.nb, p.units);
+	}
+}
+
+/*
  * A GEMM of one block with the work of two units (an STFT's 97 x 257 x
  * 512, a 2048 x 512 matrix by a vector) runs in two; a small one in one.
  */
@@ -1170,6 +1212,7 @@ TEST(units)
 	check_conv_col_halves(_metadata);
 	check_qconv_blocks(_metadata);
 	check_qconv_one_block(_metadata);
+	check_qw4_blocks(_metadata);
 	check_lanes_bits(_metadata);
 	check_lanes_pays(_metadata);
 	gemm_units(_metadata, 1, 97, 83, 700, 0, 0);
