@@ -664,6 +664,43 @@ static void move_row(unsigned char *d, __s64 ds, const unsigned char *s,
 	}
 }
 
+/*
+ * Whether the walker's next two rows (the two of the next dim out, from
+ * its first element, each dense in the source) go into one dense
+ * destination row, interleaved: the destination steps 2 along the rows
+ * and 1 between the two (a 2x2 stride-2 ConvTranspose's phases into
+ * their places, lower_nn.c).
+ */
+static int pair_rows(const struct walker *w, __u32 esize, __u64 left)
+{
+	__u32 in = w->rank - 1;
+
+	return esize == 4 && w->rank >= 2 && !w->idx[in] && !w->idx[in - 1] &&
+	       w->dims[in - 1] == 2 && w->strides[0][in] == 2 &&
+	       w->strides[0][in - 1] == 1 && w->strides[1][in] == 1 &&
+	       left >= 2 * w->dims[in];
+}
+
+/*
+ * @count 4-byte elements of rows @s0 and @s1 into @d alternately: one
+ * dense row (which the compiler vectorizes where it may), not two of
+ * stride 2 an element at a time (DBNet's 2x2 stride-2 heads: a quarter
+ * less time in the copies on one CPU).
+ */
+static void move_pairs(unsigned char *__restrict d,
+		       const unsigned char *__restrict s0,
+		       const unsigned char *__restrict s1, __u64 count)
+{
+	__u32 *__restrict d32 = (__u32 *)d;
+	const __u32 *a = (const __u32 *)s0, *b = (const __u32 *)s1;
+	__u64 i;
+
+	for (i = 0; i < count; i++) {
+		d32[2 * i] = a[i];
+		d32[2 * i + 1] = b[i];
+	}
+}
+
 /* Rows a transposing COPY moves at once (vnpu_eng_transpose32()). */
 #define TRANSPOSE_ROWS 64ULL
 
@@ -712,8 +749,9 @@ static void walker_skip_rows(struct walker *w, __u64 rows)
 /*
  * Copy (src != NULL) or fill (from the value at @val) elements
  * [first, last) of @dt's shape: row by row in the merged dims, with
- * memcpy() where both sides are dense and the engine's tiled
- * transposition where the source runs across the rows.
+ * memcpy() where both sides are dense, the engine's tiled transposition
+ * where the source runs across the rows, and two rows at a time where
+ * they interleave into one (pair_rows()).
  */
 static void move_elems(unsigned char *dbase, const struct vnpu_cmd_tensor *dt,
 		       const unsigned char *sbase, const struct vnpu_cmd_tensor *st,
@@ -743,6 +781,14 @@ static void move_elems(unsigned char *dbase, const struct vnpu_cmd_tensor *dt,
 		unsigned char *d = dbase + w.off[0] * esize;
 		const unsigned char *s = sbase ? sbase + w.off[1] * esize : val;
 
+		if (sbase && pair_rows(&w, esize, last - n)) {
+			move_pairs(d, s, s + w.strides[1][in - 1] * esize,
+				   count);
+			n += 2 * count;
+			if (n < last)
+				walker_skip_rows(&w, 2);
+			continue;
+		}
 		rows = sbase ? transpose_rows(&w, esize, last - n, &scatter) : 0;
 		if (rows) {
 			struct vnpu_eng_transpose t = {

@@ -1229,7 +1229,12 @@ static vnpu_status deconv_phase_set(struct cstate *s, struct cop *op, const stru
 		st = conv_layer(s, &attr, ct_dense(s, IN(op, 0)), wv, bv, -1, ct_dense(s, tv));
 	if (st)
 		return st;
-	/* T [N, M, rh, rw, Q_h, Q_w] to Y [N, M, Q_h, rh, Q_w, rw], rows innermost. */
+	/*
+	 * T [N, M, rh, rw, Q_h, Q_w] to Y [N, M, Q_h, rh, Q_w, rw], walked as
+	 * [N, M, rh, Q_h, rw, Q_w]: with two column phases, each output row
+	 * is the two rows of its rw interleaved, which the COPY moves as
+	 * one dense row (vnpu_exec.c, pair_rows()), not as two of stride 2.
+	 */
 	src = ct_dense(s, tv);
 	dst = ct_dense(s, op->out[0]);
 	dst.off += ps->r0 * ow + ps->c0;
@@ -1237,17 +1242,20 @@ static vnpu_status deconv_phase_set(struct cstate *s, struct cop *op, const stru
 	src.dims[0] = dst.dims[0] = n;
 	src.dims[1] = dst.dims[1] = m;
 	src.dims[2] = dst.dims[2] = ps->r1 - ps->r0;
-	src.dims[3] = dst.dims[3] = ps->c1 - ps->c0;
-	src.dims[4] = dst.dims[4] = h->q;
+	src.dims[3] = dst.dims[3] = h->q;
+	src.dims[4] = dst.dims[4] = ps->c1 - ps->c0;
 	src.dims[5] = dst.dims[5] = w->q;
 	src.strides[5] = 1;
-	for (int32_t d = 4; d >= 0; d--)
-		src.strides[d] = src.strides[d + 1] * src.dims[d + 1];
+	src.strides[3] = w->q;
+	src.strides[4] = h->q * w->q;
+	src.strides[2] = src.strides[4] * src.dims[4];
+	src.strides[1] = src.strides[2] * src.dims[2];
+	src.strides[0] = src.strides[1] * m;
 	dst.strides[0] = m * oh * ow;
 	dst.strides[1] = oh * ow;
 	dst.strides[2] = ow;
-	dst.strides[3] = 1;
-	dst.strides[4] = ps->sh * ow;
+	dst.strides[3] = ps->sh * ow;
+	dst.strides[4] = 1;
 	dst.strides[5] = ps->sw;
 	return cl_copy(s, dst, src);
 }

@@ -712,7 +712,8 @@ static void check_copy_layout(struct __test_metadata *_metadata, __u32 dtype,
 }
 
 /*
- * COPY's row moves (memcpy, strided, broadcast) and its tiled
+ * COPY's row moves (memcpy, strided, broadcast, pairs of rows
+ * interleaved) and its tiled
  * transposition, gathering and scattering: odd shapes whose tiles have tails, row padding, every
  * element size, split at any element, on every engine path.
  */
@@ -729,6 +730,9 @@ TEST(exec_copy_layouts)
 	static const __u32 dtypes[] = {
 		VNPU_DTYPE_F32, VNPU_DTYPE_U8, VNPU_DTYPE_U16, VNPU_DTYPE_U64,
 	};
+	static const __u64 pairs[][4] = {
+		{ 3, 5, 2, 37 }, { 1, 4, 2, 96 }, { 2, 3, 2, 1 }, { 1, 2, 2, 160 },
+	};
 	__u32 sh, pe, dt, parts;
 	int sc;
 
@@ -743,6 +747,16 @@ TEST(exec_copy_layouts)
 								  perms[pe],
 								  (sh + pe) % 3,
 								  4, parts, sc);
+	/*
+	 * Two rows interleaved into one (pair_rows(): dst strides 1 and 2 on
+	 * the last two dims, src rows dense or strided), split at any
+	 * element, so parts start and end inside the pairs too.
+	 */
+	for (sh = 0; sh < ARRAY_SIZE(pairs); sh++)
+		for (parts = 1; parts <= 7; parts += 2)
+			for (dt = 0; dt < 2; dt++)
+				check_copy_layout(_metadata, dtypes[dt], 4, pairs[sh],
+						  perms[1], sh % 2, 4, parts, 1);
 	/* Broadcast sources: a dim of stride 0 inside and outside. */
 	for (sh = 0; sh < ARRAY_SIZE(shapes); sh++)
 		for (pe = 0; pe < 4; pe++)
