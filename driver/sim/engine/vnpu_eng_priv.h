@@ -1945,6 +1945,11 @@ static inline int eng_conv_by_cols(__u32 features)
 #define ENG_CONV_MIN_UNITS	8
 /* Below this many units a CONV of an odd count splits its units again. */
 #define ENG_CONV_ODD_UNITS	12
+/*
+ * Columns from which such a CONV taken by columns splits its columns
+ * again rather than its rows: its tiles then keep halves of the map.
+ */
+#define ENG_CONV_POS_COLS	(4 * ENG_NR)
 
 /*
  * A CONV unit: as many output channels of a group as the budget allows for
@@ -1956,8 +1961,14 @@ static inline int eng_conv_by_cols(__u32 features)
  * kernels, so that every tile gets work. An odd count of units below
  * ENG_CONV_ODD_UNITS then halves the rows (of 48 or more) or else the
  * columns once: two tiles take the units in halves, and one of 11 ran a
- * unit after the other. The order of each sum does not depend on the
- * split.
+ * unit after the other. Taken by columns (eng_conv_by_cols()), a map of
+ * ENG_CONV_POS_COLS columns or more halves its columns first: its two
+ * tiles then keep the halves of the map that the layers before and after
+ * it keep, where halving the rows cut it by output channels, each tile
+ * reading all of its input, half of it from the other CPU's cache
+ * (ResNet-50's 1x1s onto 14x14 of 1024 outputs: 11 blocks of 96 rows by
+ * 2 of columns, not 22 of 48 rows). The order of each sum does not
+ * depend on the split.
  */
 static inline void eng_conv_unit(const struct eng_conv_shape *s,
 				 const struct vnpu_layer_conv *a,
@@ -1966,6 +1977,7 @@ static inline void eng_conv_unit(const struct eng_conv_shape *s,
 	__u64 macs = eng_unit_macs(features), k = s->cg * s->kh * s->kw;
 	__u64 all = eng_div_up(s->mg ? s->mg : 1, ENG_MR) * ENG_MR;
 	__u64 outer = s->n * s->group, qn = eng_conv_cols(s, a), units;
+	int halve_cols;
 
 	u->rows = eng_unit_side(macs, ENG_NC * k, ENG_MR, ENG_MR,
 				eng_min(ENG_MC, all));
@@ -1984,9 +1996,12 @@ static inline void eng_conv_unit(const struct eng_conv_shape *s,
 	}
 	units = outer * eng_div_up(s->mg, u->rows) * eng_div_up(qn, u->cols);
 	if (units > 1 && units % 2 && units < ENG_CONV_ODD_UNITS) {
-		if (u->rows >= 8 * ENG_MR)
+		halve_cols = u->cols > 2 * ENG_NR && u->cols / 2 < qn;
+		if (u->rows >= 8 * ENG_MR &&
+		    !(halve_cols && eng_conv_by_cols(features) &&
+		      qn >= ENG_CONV_POS_COLS))
 			u->rows = eng_div_up(u->rows / 2, 2 * ENG_MR) * 2 * ENG_MR;
-		else if (u->cols > 2 * ENG_NR && u->cols / 2 < qn)
+		else if (halve_cols)
 			u->cols = eng_div_up(u->cols / 2, 2 * ENG_NR) * 2 * ENG_NR;
 	}
 	if (eng_conv_by_cols(features))

@@ -425,13 +425,16 @@ static void conv_units(struct __test_metadata *_metadata, const struct conv_shap
  * channel of a first run of its columns and nothing else
  * (eng_conv_by_cols()): two tiles take the two spatial halves of the map,
  * each reading the input it mostly wrote, whatever the input's size
- * (here 576 KiB).
+ * (here 576 KiB); so does a layer whose odd count of units splits again
+ * (ResNet-50's 1x1 256 -> 1024 and 1024 -> 256 over 14x14: 11 blocks of
+ * rows, each in two of columns; ENG_CONV_POS_COLS).
  */
-static void check_conv_col_halves(struct __test_metadata *_metadata)
+static void conv_col_halves(struct __test_metadata *_metadata, __u64 c,
+			    __u64 hw, __u64 m)
 {
 	static const __u32 paths[] = { AVX2, AVX2 | VNPU_ENG_F_AVX512 };
-	__u64 dx[4] = { 1, 64, 48, 48 }, dw[4] = { 512, 64, 1, 1 };
-	__u64 dy[4] = { 1, 512, 48, 48 }, cols = 48 * 48, m, q, first;
+	__u64 dx[4] = { 1, c, hw, hw }, dw[4] = { m, c, 1, 1 };
+	__u64 dy[4] = { 1, m, hw, hw }, cols = hw * hw, o, q, first;
 	struct vnpu_layer_conv a = { .kernel = { 1, 1 }, .stride = { 1, 1 },
 				     .dilation = { 1, 1 }, .group = 1 };
 	struct vnpu_eng_ctx ctx = { 0 };
@@ -464,14 +467,16 @@ static void check_conv_col_halves(struct __test_metadata *_metadata)
 		 * Each channel's columns written: a first run, about half
 		 * (a middle block of columns may split by channels).
 		 */
-		for (m = 0; m < dy[1]; m++) {
-			for (first = 0; first < cols && y[m * cols + first] != ~0u; first++)
+		for (o = 0; o < m; o++) {
+			for (first = 0; first < cols && y[o * cols + first] != ~0u; first++)
 				;
-			for (q = first; q < cols && y[m * cols + q] == ~0u; q++)
+			for (q = first; q < cols && y[o * cols + q] == ~0u; q++)
 				;
 			EXPECT_TRUE(q == cols && 4 * first >= cols && 4 * first <= 3 * cols)
-				TH_LOG("features %#x, %u parts: half wrote channel %llu's columns to %llu, then %llu of %llu",
-				       paths[p], parts, (unsigned long long)m,
+				TH_LOG("%llu -> %llu over %llux%llu, features %#x, %u parts: half wrote channel %llu's columns to %llu, then %llu of %llu",
+				       (unsigned long long)c, (unsigned long long)m,
+				       (unsigned long long)hw, (unsigned long long)hw,
+				       paths[p], parts, (unsigned long long)o,
 				       (unsigned long long)first, (unsigned long long)q,
 				       (unsigned long long)cols);
 			if (q != cols || 4 * first < cols || 4 * first > 3 * cols)
@@ -480,6 +485,13 @@ static void check_conv_col_halves(struct __test_metadata *_metadata)
 	}
 	for (p = 0; p < 3; p++)
 		free(data[p]);
+}
+
+static void check_conv_col_halves(struct __test_metadata *_metadata)
+{
+	conv_col_halves(_metadata, 64, 48, 512);
+	conv_col_halves(_metadata, 256, 14, 1024);
+	conv_col_halves(_metadata, 1024, 14, 256);
 }
 
 /*
@@ -550,9 +562,11 @@ static void check_fma_units(struct __test_metadata *_metadata)
  * (32 and 17 tiles), a part each with its 6 blocks of 24 rows, each tile
  * transforming its own run's input; a
  * direct convolution of an odd count below ENG_CONV_ODD_UNITS halves its
- * rows (1x1 256 -> 1024 over 14x14: 22 blocks of 48 rows, not 11 of 96),
- * or its columns where it has fewer than 48 rows (1x1 1024 -> 256 over
- * 14x14: 11 blocks of 24 rows, each in two of columns); a larger odd
+ * columns where it takes its map by columns and has ENG_CONV_POS_COLS of
+ * them (1x1 256 -> 1024 over 14x14: 11 blocks of 96 rows, each in two of
+ * columns, not 22 of 48 rows) or where it has fewer than 48 rows (1x1
+ * 1024 -> 256 over 14x14: 11 blocks of 24 rows, each in two of columns),
+ * else its rows; a larger odd
  * count (1x1 256 -> 64 over 56x56: 13 blocks of columns) and an even
  * count (64 -> 128 over 28x28) stay as they are.
  */
