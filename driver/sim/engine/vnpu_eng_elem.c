@@ -275,9 +275,11 @@ static int bin_f32_fast(const struct bin_arg *b, char *const *p,
 	 * With both operands NaN, x86 returns its first source's NaN, and the
 	 * compiler may swap the sources of a + b or a * b: the SSE2 build's
 	 * two-operand addps keeps the loaded b[i] as the first. A scalar NaN
-	 * a makes every output a NaN: the double path picks its payload.
+	 * makes every output a NaN: the double path picks its payload (a
+	 * vectorized a[i] * b puts the broadcast b first, or not, as the
+	 * compiler likes, and differently where Y is A).
 	 */
-	if (!st[0] && pa[0] != pa[0])
+	if ((!st[0] && pa[0] != pa[0]) || (!st[1] && pb[0] != pb[0]))
 		return 0;
 	if (out == VNPU_DTYPE_BOOL) {
 		if (st[2] != 1)

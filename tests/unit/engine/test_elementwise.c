@@ -803,10 +803,13 @@ static void test_fast_paths(struct __test_metadata *_metadata)
 		VNPU_BIN_LESS, VNPU_BIN_LESS_EQUAL, VNPU_BIN_GREATER,
 		VNPU_BIN_GREATER_EQUAL,
 	};
+	/* A scalar NaN whose payload no NaN of fill_special() has. */
+	static const __u32 nan_bits = 0x7fd0beef;
 	__u64 dn = N, one = 1;
 	float *a = malloc(N * 4), *b = malloc(N * 4), *y = malloc(N * 4);
+	float nan_b;
 	struct vnpu_cmd_tensor t[3];
-	void *data[3] = { a, b, y };
+	void *data[3] = { a, b, y }, *nan_data[3] = { a, &nan_b, y };
 	char name[64];
 	size_t f, c;
 
@@ -831,6 +834,19 @@ static void test_fast_paths(struct __test_metadata *_metadata)
 			same_bits(_metadata, name, VNPU_LAYER_BINARY, t, data, 3, &at,
 				  sizeof(at), c == 2 ? 2 : 1);
 		}
+		/*
+		 * b a scalar NaN: with a's NaNs every output is a NaN of
+		 * both, the first's in double, whichever sources the
+		 * compiler gives the vector instruction.
+		 */
+		memcpy(&nan_b, &nan_bits, 4);
+		t[0] = et_dense(VNPU_DTYPE_F32, 1, &dn);
+		t[1] = et_dense(VNPU_DTYPE_F32, 1, &one);
+		t[2] = et_dense(out, 1, &dn);
+		snprintf(name, sizeof(name), "binary f%u by a scalar NaN",
+			 funcs[f]);
+		same_bits(_metadata, name, VNPU_LAYER_BINARY, t, nan_data, 3,
+			  &at, sizeof(at), 1);
 	}
 	/* POW by a scalar 2 (a square), then integer powers of -a and a. */
 	{
