@@ -2087,6 +2087,9 @@ static void slice_bf16(const struct gemm_a *a, const struct gemm_b *b,
 			t.off = b->off + k0;
 			t.bc = b->bc ? b->bc + (k0 / 2) * ENG_NR : 0;
 			t.bc_ps = b->bc_ps;
+			t.edges = b->edges;
+			t.e_q0 = n0;
+			t.e_k0 = k0;
 			if (b->bc && !b->bc_fill)
 				t.fb = 0;
 		} else {
@@ -3435,8 +3438,12 @@ static void conv_direct_copy(const struct conv_job *cj, __u64 q0, __u64 q1,
 	}
 }
 
-/* struct conv_held's @laid for a direct convolution's offsets. */
+/*
+ * struct conv_held's @laid for a direct convolution's offsets, and for
+ * those of one reading its input in place under conv_edges().
+ */
 #define ENG_CONV_LAID_DIRECT	((__u64)-1)
+#define ENG_CONV_LAID_EDGES	((__u64)-2)
 
 /**
  * struct conv_held - what a windowed convolution's B scratch holds, kept
@@ -3596,6 +3603,72 @@ static void conv_src_unit(const struct conv_job *cj, struct conv_src *cs,
 	}
 }
 
+/*
+ * Whether a convolution whose B the AVX512-BF16 path rounds into a cache
+ * (@bc) fills it from its dense f32 input in place instead of a window
+ * (struct eng_bf16_edges): stride 1, padding by columns only and as much
+ * as the kernel reaches, so that its outputs' rows are its input's
+ * (openWakeWord's 1x3 convolutions over maps 32 to 2 wide). Its columns
+ * are then its outputs, not padded ones: no window to copy, no padding
+ * columns to compute, and the tiles store even rows narrower than a tile
+ * through their epilogue, where padded columns of rows under 32 took the
+ * flush (the sums' scratch, then a copy of each output row).
+ */
+static int conv_edges(const struct conv_job *cj, const __u32 *bc)
+{
+	const struct vnpu_layer_conv *at = cj->at;
+
+	return bc && cj->dt == VNPU_DTYPE_F32 && at->stride[0] == 1 &&
+	       at->stride[1] == 1 && !at->pad_begin[0] && !at->pad_end[0] &&
+	       at->pad_begin[1] + at->pad_end[1] ==
+	       (cj->s.kw - 1) * at->dilation[1] && cj->s.ow == cj->s.w &&
+	       cj->s.kw <= ENG_BF16_EDGE_KW && cj->xs[2] == 1 &&
+	       (cj->s.h == 1 || cj->xs[1] == (__s64)cj->s.w) &&
+	       cj->xs[0] >= (__s64)(cj->s.h * cj->s.w);
+}
+
+/* The output column of padded column @q (the next one's, in a padding column). */
+static __u64 conv_edge_col(const struct conv_job *cj, __u64 q)
+{
+	__u64 wq = eng_conv_wq(&cj->s, cj->at);
+
+	return q / wq * cj->s.ow + eng_min(q % wq, cj->s.ow);
+}
+
+/*
+ * B of a unit under conv_edges(): the input in place, each tap's offset
+ * to @cs's offsets (once for the part), the outputs dense in @o.
+ */
+static void conv_src_edges(const struct conv_job *cj, struct conv_src *cs,
+			   struct eng_bf16_edges *e, struct gemm_b *b,
+			   struct gemm_out *o)
+{
+	const struct vnpu_layer_conv *at = cj->at;
+	__u64 c, r, i, k = 0;
+
+	e->w = cj->s.w;
+	e->n = cj->s.oh * cj->s.ow;
+	e->kw = (__u32)cj->s.kw;
+	e->dil = at->dilation[1];
+	e->pad = at->pad_begin[1];
+	if (cs->h->laid[0] != ENG_CONV_LAID_EDGES) {
+		for (c = 0; c < cj->s.cg; c++)
+			for (r = 0; r < cj->s.kh; r++)
+				for (i = 0; i < cj->s.kw; i++)
+					cs->bbuf[k++] = (__s32)(c * cj->xs[0] +
+						r * at->dilation[0] * cj->s.w +
+						i * at->dilation[1]) - (__s32)e->pad;
+		cs->h->laid[0] = ENG_CONV_LAID_EDGES;
+	}
+	b->pack = 0;
+	b->kc = 0;
+	b->off = cs->bbuf;
+	b->win = (const float *)cj->x;
+	b->edges = e;
+	o->wp = 0;
+	o->ow = cj->s.ow;
+}
+
 static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 			 const struct vnpu_eng_ctx *ctx)
 {
@@ -3607,9 +3680,10 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	struct gemm_b b = {}, tail = {};
 	struct gemm_bufs bufs;
 	struct conv_src cs;
+	struct eng_bf16_edges edges;
 	__u64 u, qn, nb, q0, q1, qf, m0, mc, mbu, kt, rstep, cstep;
 	struct eng_unit unit;
-	int own;
+	int own, in_place;
 
 	eng_conv_shape(l, &cj.s);
 	kt = cj.s.cg * cj.s.kh * cj.s.kw;
@@ -3653,6 +3727,7 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 	conv_job_init(l, 0, 0, &cj);
 	cs.copies = cs.windowed && conv_direct(&cj, unit.cols) &&
 		    conv_direct_copies(&cj, unit.cols, ctx->features);
+	in_place = cs.windowed && conv_edges(&cj, b.bc);
 	own = b.bc || cs.copies || eng_conv_by_cols(ctx->features) ||
 	      (cs.windowed && !conv_direct(&cj, unit.cols) &&
 	       !(cs.slide && cj.xs[2] == 1 && at->stride[0] == 1 &&
@@ -3670,8 +3745,15 @@ static int run_conv_gemm(const struct eng_layer *l, __u64 ub, __u64 ue,
 		conv_epi(l, img, g, &e, &o);
 		q0 = eng_even_at(qi, nb, qn, cstep);
 		q1 = eng_even_at(qi + 1, nb, qn, cstep);
-		conv_src_unit(&cj, &cs, q0, q1, unit.cols, &b, &tail, &qf,
-			      &o);
+		if (in_place) {
+			q0 = conv_edge_col(&cj, q0);
+			q1 = conv_edge_col(&cj, q1);
+			qf = q1;
+			conv_src_edges(&cj, &cs, &edges, &b, &o);
+		} else {
+			conv_src_unit(&cj, &cs, q0, q1, unit.cols, &b, &tail,
+				      &qf, &o);
+		}
 		/* The cache holds the last unit's columns on this scratch. */
 		if (b.bc) {
 			struct conv_held *h = cs.h;

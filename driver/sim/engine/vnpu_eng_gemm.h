@@ -235,6 +235,27 @@ void vnpu_eng_out_ahead(const struct eng_tile_out *o, int rows, __u64 cols);
 void vnpu_eng_tile_out_fn(const struct eng_slice *s,
 			  const struct eng_tile_out *o, int rows, __u64 cols);
 
+/* The most kernel columns of struct eng_bf16_edges. */
+#define ENG_BF16_EDGE_KW 8
+
+/**
+ * struct eng_bf16_edges - a convolution of stride 1 whose B the
+ * AVX512-BF16 driver reads from its input in place (no window), its
+ * columns its outputs, rows as long as the input's: where a tap falls
+ * past its row's ends (the padding by columns), and for columns past the
+ * last, B is zero
+ * @w: the rows' length
+ * @n: the columns
+ * @kw: the kernel's columns, at most ENG_BF16_EDGE_KW: depth k is tap
+ *	k % @kw of its kernel row
+ * @dil: the input's columns between taps
+ * @pad: the padding before each row
+ */
+struct eng_bf16_edges {
+	__u64 w, n;
+	__u32 kw, dil, pad;
+};
+
 /**
  * struct eng_bf16_slice - one depth slice of a block in bf16 depth pairs
  * @kc: depth of the slice; odd only for the last slice of an odd depth
@@ -261,6 +282,10 @@ void vnpu_eng_tile_out_fn(const struct eng_slice *s,
  *	j at + p * ENG_NR + j, an odd @kc's last depth as pairs (x, 0) after
  *	them; with @fb it is filled from there first, else B is read from it
  * @bc_ps: see @bc
+ * @edges: NULL, or with @off the zeros of @fb's rows: a convolution's
+ *	input read in place (struct eng_bf16_edges)
+ * @e_q0: with @edges, the column (of @edges->n) that @fb's column 0 is
+ * @e_k0: with @edges, the depth (of the layer's) that @off[0] is
  * @acc: the block's sums, rows @acc_rs floats apart (struct eng_slice)
  * @acc_rs: see @acc
  * @load: 0 for the first slice, else add to @acc
@@ -283,6 +308,8 @@ struct eng_bf16_slice {
 	__u64 fb_ps;
 	__u32 *bc;
 	__u64 bc_ps;
+	const struct eng_bf16_edges *edges;
+	__u64 e_q0, e_k0;
 	float *acc;
 	__u64 acc_rs;
 	int load;

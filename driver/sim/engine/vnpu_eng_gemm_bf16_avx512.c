@@ -442,8 +442,89 @@ static const tile_fn tiles[2][4][2] = {
  */
 #define PACK_AHEAD 32
 
+/* The 16 floats at @p in the lanes of @m, zero in the others (no fault). */
+static inline v16sf ldm16(const float *p, __u16 m)
+{
+	v16sf v;
+
+	__asm__("vmovups %1, %0%{%2%}%{z%}" : "=v"(v)
+		: "m"(*(const float (*)[16])p), "Yk"(m));
+	return v;
+}
+
+/*
+ * The lanes of the 16 columns from @col (of @e->n) that tap i of a
+ * kernel row reads inside the input, to @m[i]: those of columns before
+ * @e->n whose row position plus the tap's reach stays in the row.
+ */
+static void edge_masks(const struct eng_bf16_edges *e, __u64 col, __u16 *m)
+{
+	__s64 w = (__s64)e->w, c = (__s64)(col % e->w), x;
+	__u32 i, j;
+
+	for (i = 0; i < e->kw; i++)
+		m[i] = 0;
+	for (j = 0; j < ENG_NR && col + j < e->n; j++) {
+		for (i = 0; i < e->kw; i++) {
+			x = c + (__s64)(i * e->dil) - (__s64)e->pad;
+			if (x >= 0 && x < w)
+				m[i] |= (__u16)(1u << j);
+		}
+		if (++c == w)
+			c = 0;
+	}
+}
+
+/*
+ * Each panel's edge_masks(), kept for the next column pair's: the same
+ * where its columns start at the same place in a row and end before the
+ * last (@key: that place, or ~0 for none).
+ */
+struct edge_memo {
+	__u64 key[2];
+	__u16 m[2][ENG_BF16_EDGE_KW];
+};
+
+/*
+ * pack_b_pairs() from a convolution's input read in place (@s->edges):
+ * each load under its tap's lanes, so that taps past a row's ends and
+ * columns past the last read zeros, as a window's padding would give.
+ */
+static void pack_b_edges(const struct eng_bf16_slice *s, __u64 c0, __u64 nq,
+			 const float *const *b, __u32 *dst, __u64 ps,
+			 __u32 *tail, __u64 tps, struct edge_memo *em)
+{
+	const struct eng_bf16_edges *e = s->edges;
+	const v16si perm = *(const v16si *)pair_idx;
+	const __s32 *off = s->off;
+	__u16 (*m)[ENG_BF16_EDGE_KW] = em->m;
+	__u64 q, k, col, key;
+	__u32 i = (__u32)(s->e_k0 % e->kw), i1;
+
+	for (q = 0; q < nq; q++) {
+		col = s->e_q0 + c0 + q * ENG_NR;
+		key = col + ENG_NR <= e->n ? col % e->w : ~0ull;
+		if (key == ~0ull || key != em->key[q])
+			edge_masks(e, col, m[q]);
+		em->key[q] = key;
+	}
+	for (k = 0; k + 1 < s->kc; k += 2) {
+		i1 = i + 1 == e->kw ? 0 : i + 1;
+		for (q = 0; q < nq; q++)
+			sti16(dst + q * ps + k / 2 * ENG_NR,
+			      pair16p(ldm16(b[q] + off[k], m[q][i]),
+				      ldm16(b[q] + off[k + 1], m[q][i1]),
+				      perm));
+		i = i1 + 1 == e->kw ? 0 : i1 + 1;
+	}
+	for (q = 0; k < s->kc && q < nq; q++)
+		sti16(tail + q * tps,
+		      pair16(ldm16(b[q] + off[k], m[q][i]), (v16sf){}));
+}
+
 static void pack_b_pairs(const struct eng_bf16_slice *s, __u64 c0, __u64 w,
-			 __u32 *dst, __u64 ps, __u32 *tail, __u64 tps)
+			 __u32 *dst, __u64 ps, __u32 *tail, __u64 tps,
+			 struct edge_memo *em)
 {
 	__u64 nq = eng_div_up(w, ENG_NR), q, k;
 	const float *b[2];
@@ -452,6 +533,10 @@ static void pack_b_pairs(const struct eng_bf16_slice *s, __u64 c0, __u64 w,
 	for (q = 0; q < nq; q++)
 		b[q] = s->off ? s->fb + c0 + q * ENG_NR :
 		       s->fb + (c0 / ENG_NR + q) * s->fb_ps;
+	if (s->edges) {
+		pack_b_edges(s, c0, nq, b, dst, ps, tail, tps, em);
+		return;
+	}
 	if (!s->off) {
 		for (q = 0; q < nq; q++)
 			for (k = 0; k + 1 < s->kc; k += 2)
@@ -748,6 +833,7 @@ void vnpu_eng_slice_bf16(const struct eng_bf16_slice *s)
 	 */
 	int short_m = ma % 2 && s->mc - (ma - 1) * ENG_MR <= SHORT_ROWS;
 	struct eng_tile_out out = {};
+	struct edge_memo em = { .key = { ~0ull, ~0ull } };
 
 	/*
 	 * Tiles of 32 columns go to the output, of all rows when the last
@@ -781,7 +867,7 @@ void vnpu_eng_slice_bf16(const struct eng_bf16_slice *s)
 					     (two_n ? 2 : 1) * ENG_NR,
 					     s->bc + j * s->bc_ps, s->bc_ps,
 					     s->bc + j * s->bc_ps + np2 * ENG_NR,
-					     s->bc_ps);
+					     s->bc_ps, &em);
 			/* The tiles read the two tails side by side. */
 			for (i = 0; odd && i < ENG_NR; i++) {
 				tb[i] = b0[np2 * ENG_NR + i];
@@ -790,7 +876,7 @@ void vnpu_eng_slice_bf16(const struct eng_bf16_slice *s)
 		} else if (s->fb) {
 			pack_b_pairs(s, j * ENG_NR,
 				     (two_n ? 2 : 1) * ENG_NR, bw,
-				     np2 * ENG_NR, tb, ENG_NR);
+				     np2 * ENG_NR, tb, ENG_NR, &em);
 			b0 = bw;
 			b1 = bw + np2 * ENG_NR;
 		} else {

@@ -116,6 +116,8 @@ struct gemm_a {
  *	depth 0, panels @bc_ps words apart)
  * @bc_ps: see @bc
  * @bc_fill: fill @bc from @off's rows (else it holds them already)
+ * @edges: with @bc, NULL or the zeros of @off's rows (struct
+ *	eng_bf16_edges: @win is the input itself)
  * @kc: 0, or with @off on the AVX2 path the most depth of a slice where
  *	the depth takes more than one of ENG_KC (ENG_CONV_KC_SKEW)
  */
@@ -135,6 +137,7 @@ struct gemm_b {
 	__u32 *bc;
 	__u64 bc_ps;
 	int bc_fill;
+	const struct eng_bf16_edges *edges;
 	__u64 kc;
 };
 

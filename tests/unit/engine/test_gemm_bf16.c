@@ -358,12 +358,15 @@ static void gemm_case(struct __test_metadata *_metadata, __u64 m, __u64 n, __u64
 	gemm_epi_case(_metadata, m, n, k, 0, VNPU_ACT_IDENTITY);
 }
 
-/* One image, @c channels of @h x @w, @m outputs of @kh x @kw, stride @s. */
-static void conv_epi_case(struct __test_metadata *_metadata, __u64 c, __u64 h, __u64 w,
-			  __u64 m, __u64 kh, __u64 kw, __u32 s, __u32 pad,
-			  __u32 flags, __u32 act)
+/*
+ * One image, @c channels of @h x @w, @m outputs of @kh x @kw, stride @s,
+ * padding @pr rows and @pw columns on each side.
+ */
+static void conv_pads_case(struct __test_metadata *_metadata, __u64 c, __u64 h,
+			   __u64 w, __u64 m, __u64 kh, __u64 kw, __u32 s, __u32 pr,
+			   __u32 pw, __u32 flags, __u32 act)
 {
-	__u64 oh = (h + 2 * pad - kh) / s + 1, ow = (w + 2 * pad - kw) / s + 1;
+	__u64 oh = (h + 2 * pr - kh) / s + 1, ow = (w + 2 * pw - kw) / s + 1;
 	__u64 kt = c * kh * kw, dx[4] = { 1, c, h, w }, dy[4] = { 1, m, oh, ow };
 	__u64 size = vnpu_eng_packed_size(VNPU_PACK_CONV_W, 1, m, kt), i, q, k;
 	float *x = malloc(c * h * w * 4), *wt = malloc(m * kt * 4);
@@ -376,8 +379,8 @@ static void conv_epi_case(struct __test_metadata *_metadata, __u64 c, __u64 h, _
 				      .group = 1, .act = case_act(act),
 				      .kernel = { (__u32)kh, (__u32)kw },
 				      .stride = { s, s }, .dilation = { 1, 1 },
-				      .pad_begin = { pad, pad },
-				      .pad_end = { pad, pad } };
+				      .pad_begin = { pr, pw },
+				      .pad_end = { pr, pw } };
 	char name[64];
 
 	for (i = 0; i < c * h * w; i++)
@@ -396,8 +399,8 @@ static void conv_epi_case(struct __test_metadata *_metadata, __u64 c, __u64 h, _
 	vnpu_eng_pair_bf16(VNPU_PACK_CONV_W, 1, m, kt, ph);
 	for (q = 0; q < oh * ow; q++) {
 		for (k = 0; k < kt; k++) {
-			long ih = (long)(q / ow * s + k % (kh * kw) / kw) - pad;
-			long iw = (long)(q % ow * s + k % kw) - pad;
+			long ih = (long)(q / ow * s + k % (kh * kw) / kw) - pr;
+			long iw = (long)(q % ow * s + k % kw) - pw;
 
 			col[k] = ih < 0 || iw < 0 || ih >= (long)h || iw >= (long)w ?
 				 0.0f : x[(k / (kh * kw) * h + ih) * w + iw];
@@ -424,9 +427,10 @@ static void conv_epi_case(struct __test_metadata *_metadata, __u64 c, __u64 h, _
 		void *data[5] = { x, ph };
 		__u32 n = epi_tensors(t, data, flags, &m, bias, 4, dy, res, y);
 
-		snprintf(name, sizeof(name), "conv bf16 c%llu %llux%llu s%u e%x/%u",
+		snprintf(name, sizeof(name), "conv bf16 c%llu %llux%llu s%u p%u,%u w%llu e%x/%u",
 			 (unsigned long long)c, (unsigned long long)kh,
-			 (unsigned long long)kw, s, flags, act);
+			 (unsigned long long)kw, s, pr, pw,
+			 (unsigned long long)w, flags, act);
 		check_paths(_metadata, name, VNPU_LAYER_CONV, t, data, n, &at, sizeof(at),
 			    model, mag, m * oh * ow, m <= VNPU_PACK_MR);
 	}
@@ -440,6 +444,13 @@ static void conv_epi_case(struct __test_metadata *_metadata, __u64 c, __u64 h, _
 	free(col);
 	free(bias);
 	free(res);
+}
+
+static void conv_epi_case(struct __test_metadata *_metadata, __u64 c, __u64 h, __u64 w,
+			  __u64 m, __u64 kh, __u64 kw, __u32 s, __u32 pad,
+			  __u32 flags, __u32 act)
+{
+	conv_pads_case(_metadata, c, h, w, m, kh, kw, s, pad, pad, flags, act);
 }
 
 static void conv_case(struct __test_metadata *_metadata, __u64 c, __u64 h, __u64 w, __u64 m,
@@ -996,6 +1007,29 @@ TEST(gemmbf16)
 	gemm_epi_case(_metadata, 40, 100, 77,
 		      VNPU_LAYER_F_BIAS | VNPU_LAYER_F_RESIDUAL,
 		      VNPU_ACT_SILU | ACT_FAR);
+	/*
+	 * Padding by columns only (openWakeWord's 1x3 convolutions): the
+	 * B cache filled from the input in place, its taps past a row's ends
+	 * and its columns past the last zero, the outputs not padded: rows
+	 * of 32, 16, 8, 4, 2 and 1 and odd ones (panels starting anywhere in
+	 * a row, a last panel short), odd depths, a 3x3 with rows of 32 (its
+	 * first layer), a 1x5 padded 2, LeakyRelu and Max in the tiles and
+	 * the flush, a residual.
+	 */
+	conv_pads_case(_metadata, 24, 36, 16, 48, 1, 3, 1, 0, 1, VNPU_LAYER_F_BIAS,
+		       ACT_LEAKY_MAX);
+	conv_pads_case(_metadata, 48, 32, 8, 72, 1, 3, 1, 0, 1, VNPU_LAYER_F_BIAS,
+		       ACT_LEAKY_MAX);
+	conv_pads_case(_metadata, 72, 14, 4, 96, 1, 3, 1, 0, 1, VNPU_LAYER_F_BIAS,
+		       ACT_LEAKY_MAX);
+	conv_pads_case(_metadata, 96, 10, 2, 96, 1, 3, 1, 0, 1, VNPU_LAYER_F_BIAS,
+		       ACT_LEAKY_MAX);
+	conv_pads_case(_metadata, 1, 76, 32, 24, 3, 3, 1, 0, 1, VNPU_LAYER_F_BIAS,
+		       ACT_LEAKY_MAX);
+	conv_pads_case(_metadata, 13, 9, 11, 30, 1, 3, 1, 0, 1, 0, VNPU_ACT_IDENTITY);
+	conv_pads_case(_metadata, 7, 5, 1, 26, 1, 3, 1, 0, 1, 0, VNPU_ACT_IDENTITY);
+	conv_pads_case(_metadata, 5, 6, 13, 40, 2, 5, 1, 0, 2,
+		       VNPU_LAYER_F_BIAS | VNPU_LAYER_F_RESIDUAL, VNPU_ACT_RELU);
 	printf("gemm-bf16: %s\n", et_host_features & VNPU_ENG_F_AVX512_BF16 ?
 	       "avx512-bf16 and widening paths" : "widening path only");
 }
