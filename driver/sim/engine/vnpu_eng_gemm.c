@@ -3362,14 +3362,16 @@ static __u64 conv_direct_split(const struct conv_job *cj, __u64 q0, __u64 q1)
 /*
  * Columns [@qf, @q1) (fewer than ENG_NR) of each tap's row of B to
  * @tail, one zero-padded panel per tap, their offsets to @off: taps past
- * the channel's end (padded columns' only) read zeros.
+ * the channel's end (padded columns' only) read zeros. A tap's run goes
+ * in vectors (copy_run_f32()): an element at a time it took 30% of
+ * openWakeWord's conv2d_18 (3x1 onto 6x2, 12 columns), f32 and bf16.
  */
 static void conv_direct_tail(const struct conv_job *cj, __u64 qf, __u64 q1,
 			     __s32 *off, float *tail)
 {
 	const struct vnpu_layer_conv *at = cj->at;
 	const float *x = (const float *)cj->x;
-	__u64 hw = cj->s.h * cj->s.w, c, r, i, j, k = 0;
+	__u64 hw = cj->s.h * cj->s.w, c, r, i, k = 0;
 	const v8sf z = {};
 
 	for (c = 0; c < cj->s.cg; c++)
@@ -3380,8 +3382,9 @@ static void conv_direct_tail(const struct conv_job *cj, __u64 qf, __u64 q1,
 
 				vstore(tail, z);
 				vstore(tail + 8, z);
-				for (j = 0; j < q1 - qf && t + j < hw; j++)
-					tail[j] = x[c * cj->xs[0] + t + j];
+				if (t < hw)
+					copy_run_f32(tail, x + c * cj->xs[0] + t,
+						     eng_min(q1 - qf, hw - t));
 				off[k] = (__s32)(k * ENG_NR);
 			}
 }
