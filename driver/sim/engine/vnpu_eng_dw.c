@@ -648,6 +648,37 @@ dwl_put(const struct dwl_out *o, v8sf *v, int np, __u64 p, __u32 func)
 			y[(__s64)j * o->ys + i] = tb[i * ENG_DWL_LANES + j];
 }
 
+/* Kernel columns at most of a row whose pixels stay in registers. */
+#define DWL_KW_MAX	5
+
+/*
+ * dwl_pixels()'s taps at a column stride and dilation of 1 and @kw (a
+ * constant up to DWL_KW_MAX) kernel columns: a kernel row's @kw weights
+ * and each of its @np + @kw - 1 pixels loaded once, the pixel to the sums
+ * of the @kw outputs that take it, so each sum still takes its taps in
+ * (kh, kw) order (a 3x3's row of eight: 13 loads, not 27).
+ */
+static __attribute__((__always_inline__)) inline void
+dwl_taps_s1(v8sf *v, const float *x, const float *w, __u64 kh, __u64 dr,
+	    int np, int kw)
+{
+	v8sf wk[DWL_KW_MAX], xj;
+	__u64 r;
+	int j, k;
+
+	for (r = 0; r < kh; r++, x += dr, w += kw * ENG_DWL_LANES) {
+		for (k = 0; k < kw; k++)
+			wk[k] = vload(w + k * ENG_DWL_LANES);
+		for (j = 0; j < np + kw - 1; j++) {
+			xj = vload(x + j * ENG_DWL_LANES);
+			for (k = kw - 1; k >= 0; k--)
+				if (j - k >= 0 && j - k < np)
+					v[j - k] = LANE_FMA(wk[k], xj,
+							    v[j - k]);
+		}
+	}
+}
+
 /*
  * Output pixels (@oh, @ow) and the @np - 1 after it in its row (@np a
  * constant up to DWL_RUN: as many sums in flight), of a lanes unit: each
@@ -655,12 +686,14 @@ dwl_put(const struct dwl_out *o, v8sf *v, int np, __u64 p, __u32 func)
  * zeros included, as eng_dw_windows()'s row kernel sums them; to the
  * unit's sums, or through @o's epilogue to the output when set. @sx, when
  * not 0, is the layer's column stride as a constant, its column dilation
- * being 1 (dwl_rows_sx()): the pixels' loads then take constant offsets.
+ * being 1 (dwl_rows_sx()): the pixels' loads then take constant offsets;
+ * @kwc, when not 0, is the kernel's width as a constant, at @sx 1
+ * (dwl_taps_s1()).
  */
 static __attribute__((__always_inline__)) inline void
 dwl_pixels(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
 	   const struct dwl_unit *u, const struct dwl_out *o, __u64 oh,
-	   __u64 ow, int np, __u32 func, __u32 sx)
+	   __u64 ow, int np, __u32 func, __u32 sx, int kwc)
 {
 	v8sf v[DWL_RUN];
 	const __u64 sw = (sx ? sx : at->stride[1]) * ENG_DWL_LANES;
@@ -676,7 +709,9 @@ dwl_pixels(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
 	/* All of them: dwl_put() transposes eight. */
 	for (i = 0; i < DWL_RUN; i++)
 		v[i] = vbcast(0.0f);
-	for (kh = 0; kh < s->kh; kh++, x0 += dr) {
+	if (kwc)
+		dwl_taps_s1(v, x0, w, s->kh, dr, np, kwc);
+	for (kh = 0; !kwc && kh < s->kh; kh++, x0 += dr) {
 		const float *x = x0;
 
 		for (kw = 0; kw < s->kw; kw++, w += ENG_DWL_LANES, x += dk) {
@@ -702,7 +737,7 @@ dwl_pixels(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
 static __attribute__((__always_inline__)) inline void
 dwl_row_k(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
 	  const struct dwl_unit *u, const struct dwl_out *o, __u64 oh,
-	  int avx512, __u32 func, __u32 sx)
+	  int avx512, __u32 func, __u32 sx, int kwc)
 {
 	__u64 ow = 0;
 
@@ -723,28 +758,28 @@ dwl_row_k(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
 	}
 
 	for (; ow + DWL_RUN <= s->ow; ow += DWL_RUN)
-		dwl_pixels(at, s, u, o, oh, ow, DWL_RUN, func, sx);
+		dwl_pixels(at, s, u, o, oh, ow, DWL_RUN, func, sx, kwc);
 	switch (s->ow - ow) {
 	case 7:
-		dwl_pixels(at, s, u, o, oh, ow, 7, func, sx);
+		dwl_pixels(at, s, u, o, oh, ow, 7, func, sx, kwc);
 		break;
 	case 6:
-		dwl_pixels(at, s, u, o, oh, ow, 6, func, sx);
+		dwl_pixels(at, s, u, o, oh, ow, 6, func, sx, kwc);
 		break;
 	case 5:
-		dwl_pixels(at, s, u, o, oh, ow, 5, func, sx);
+		dwl_pixels(at, s, u, o, oh, ow, 5, func, sx, kwc);
 		break;
 	case 4:
-		dwl_pixels(at, s, u, o, oh, ow, 4, func, sx);
+		dwl_pixels(at, s, u, o, oh, ow, 4, func, sx, kwc);
 		break;
 	case 3:
-		dwl_pixels(at, s, u, o, oh, ow, 3, func, sx);
+		dwl_pixels(at, s, u, o, oh, ow, 3, func, sx, kwc);
 		break;
 	case 2:
-		dwl_pixels(at, s, u, o, oh, ow, 2, func, sx);
+		dwl_pixels(at, s, u, o, oh, ow, 2, func, sx, kwc);
 		break;
 	case 1:
-		dwl_pixels(at, s, u, o, oh, ow, 1, func, sx);
+		dwl_pixels(at, s, u, o, oh, ow, 1, func, sx, kwc);
 		break;
 	}
 }
@@ -753,31 +788,38 @@ dwl_row_k(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
 static __attribute__((__always_inline__)) inline void
 dwl_rows_k(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
 	   const struct dwl_unit *u, const struct dwl_out *o, __u64 oh0,
-	   __u64 oh1, int avx512, __u32 func, __u32 sx)
+	   __u64 oh1, int avx512, __u32 func, __u32 sx, int kwc)
 {
 	__u64 oh;
 
 	for (oh = oh0; oh < oh1; oh++)
-		dwl_row_k(at, s, u, o, oh, avx512, func, sx);
+		dwl_row_k(at, s, u, o, oh, avx512, func, sx, kwc);
 }
 
 #ifdef ENG_FMA
 /*
  * dwl_rows_k() for @func, with a column dilation of 1 and a column
  * stride of 1 or 2 (every MobileNetV3 depthwise) as a constant: the 7x7
- * layers' runs had spilled their pixels' offsets, three reloads a tap.
+ * layers' runs had spilled their pixels' offsets, three reloads a tap;
+ * at stride 1 with 3 or 5 kernel columns, those too (dwl_taps_s1()).
  */
 static __attribute__((__always_inline__)) inline void
 dwl_rows_sx(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
 	    const struct dwl_unit *u, const struct dwl_out *o, __u64 oh0,
 	    __u64 oh1, __u32 func)
 {
-	if (at->dilation[1] == 1 && at->stride[1] == 1)
-		dwl_rows_k(at, s, u, o, oh0, oh1, 0, func, 1);
+	int s1 = at->dilation[1] == 1 && at->stride[1] == 1;
+
+	if (s1 && s->kw == 3)
+		dwl_rows_k(at, s, u, o, oh0, oh1, 0, func, 1, 3);
+	else if (s1 && s->kw == 5)
+		dwl_rows_k(at, s, u, o, oh0, oh1, 0, func, 1, 5);
+	else if (s1)
+		dwl_rows_k(at, s, u, o, oh0, oh1, 0, func, 1, 0);
 	else if (at->dilation[1] == 1 && at->stride[1] == 2)
-		dwl_rows_k(at, s, u, o, oh0, oh1, 0, func, 2);
+		dwl_rows_k(at, s, u, o, oh0, oh1, 0, func, 2, 0);
 	else
-		dwl_rows_k(at, s, u, o, oh0, oh1, 0, func, 0);
+		dwl_rows_k(at, s, u, o, oh0, oh1, 0, func, 0, 0);
 }
 
 /*
@@ -816,7 +858,7 @@ static void dwl_rows(const struct vnpu_layer_conv *at,
 	}
 #endif
 	dwl_rows_k(at, s, u, o, oh0, oh1, avx512,
-		   o ? o->func : VNPU_ACT_IDENTITY, 0);
+		   o ? o->func : VNPU_ACT_IDENTITY, 0, 0);
 }
 
 /*

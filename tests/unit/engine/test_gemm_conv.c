@@ -1310,7 +1310,9 @@ static void test_plain_epilogues(struct __test_metadata *_metadata)
  * epilogue), at MobileNetV3's shapes (3x3 and 5x5, strides 1 and 2, maps
  * of 7 to 15 pixels: runs of 8 and shorter, a whole run ending a plane;
  * 30x30, whose baseline units are blocks of rows, a short run ending each;
- * stride 3, whose runs' offsets are not constants)
+ * stride 3, whose runs' offsets are not constants; at stride 1, whose
+ * runs keep their pixels in registers, short runs of 1 to 5 pixels after
+ * a whole one, rows of 4 whose stores reach two rows on)
  * with 20 channels (a partial block of 4), on every path the host has, a
  * unit a part where the layer has that many (run last to first).
  */
@@ -1320,7 +1322,9 @@ static void test_dw_lanes_epilogues(struct __test_metadata *_metadata)
 		__u32 k, stride;
 		__u64 h;
 	} shapes[] = { { 3, 1, 14 }, { 3, 2, 15 }, { 5, 1, 7 }, { 5, 2, 14 }, { 3, 1, 8 },
-		      { 3, 1, 30 }, { 5, 1, 30 }, { 3, 3, 16 } };
+		      { 3, 1, 30 }, { 5, 1, 30 }, { 3, 3, 16 }, { 3, 1, 9 },
+		      { 5, 1, 10 }, { 3, 1, 11 }, { 5, 1, 12 }, { 3, 1, 13 },
+		      { 5, 1, 4 }, { 3, 1, 5 } };
 	static const __u32 funcs[] = { VNPU_ACT_RELU, VNPU_ACT_HARD_SWISH, VNPU_ACT_IDENTITY };
 	__u32 paths[3] = { 0, VNPU_ENG_F_AVX2_FMA,
 			   VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 };
