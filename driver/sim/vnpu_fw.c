@@ -716,8 +716,12 @@ static u32 vnpu_fw_features(void)
 	    !boot_cpu_has(X86_FEATURE_F16C) ||
 	    !cpu_has_xfeatures(XFEATURE_MASK_SSE | XFEATURE_MASK_YMM, NULL))
 		return 0;
-	/* The AVX-512 GEMM kernels give the AVX2 bits, only faster. */
+	/*
+	 * The AVX-512 GEMM kernels give the AVX2 bits, only faster; the
+	 * depthwise rows take VL's 32 ymm registers.
+	 */
 	if (!boot_cpu_has(X86_FEATURE_AVX512F) ||
+	    !boot_cpu_has(X86_FEATURE_AVX512VL) ||
 	    !cpu_has_xfeatures(XFEATURE_MASK_SSE | XFEATURE_MASK_YMM |
 			       XFEATURE_MASK_AVX512, NULL))
 		return VNPU_ENG_F_AVX2_FMA;

@@ -652,94 +652,164 @@ dwl_put(const struct dwl_out *o, v8sf *v, int np, __u64 p, __u32 func)
 #define DWL_KW_MAX	5
 
 /*
- * dwl_pixels()'s taps at a column stride and dilation of 1 and @kw (a
- * constant up to DWL_KW_MAX) kernel columns: a kernel row's @kw weights
- * and each of its @np + @kw - 1 pixels loaded once, the pixel to the sums
- * of the @kw outputs that take it, so each sum still takes its taps in
- * (kh, kw) order (a 3x3's row of eight: 13 loads, not 27).
+ * The length of an array of vectors only the FMA builds' paths use (a
+ * second row's sums, a kernel row's weights: dwl_pixels()), 1 in the
+ * baseline: its frames, where its emulated vectors live, would pass the
+ * kernel build's stack budget with them.
+ */
+#ifdef ENG_FMA
+#define DWL_FMA_LEN(n)	(n)
+#else
+#define DWL_FMA_LEN(n)	1
+#endif
+
+/*
+ * A kernel row's taps of @np pixels' sums @v from @x, with a column
+ * stride and dilation of 1 and @kw (a constant up to DWL_KW_MAX) kernel
+ * columns whose weights are @wk: each of the @np + @kw - 1 pixels loaded
+ * once, to the sums of the @kw outputs that take it, so each sum still
+ * takes its taps in (kh, kw) order (a 3x3's row of eight: 13 loads, not
+ * 27).
  */
 static __attribute__((__always_inline__)) inline void
-dwl_taps_s1(v8sf *v, const float *x, const float *w, __u64 kh, __u64 dr,
-	    int np, int kw)
+dwl_krow_s1(v8sf *v, const float *x, const v8sf *wk, int np, int kw)
 {
-	v8sf wk[DWL_KW_MAX], xj;
-	__u64 r;
+	v8sf xj;
 	int j, k;
 
-	for (r = 0; r < kh; r++, x += dr, w += kw * ENG_DWL_LANES) {
-		for (k = 0; k < kw; k++)
-			wk[k] = vload(w + k * ENG_DWL_LANES);
-		for (j = 0; j < np + kw - 1; j++) {
-			xj = vload(x + j * ENG_DWL_LANES);
-			for (k = kw - 1; k >= 0; k--)
-				if (j - k >= 0 && j - k < np)
-					v[j - k] = LANE_FMA(wk[k], xj,
-							    v[j - k]);
-		}
+	for (j = 0; j < np + kw - 1; j++) {
+		xj = vload(x + j * ENG_DWL_LANES);
+		for (k = kw - 1; k >= 0; k--)
+			if (j - k >= 0 && j - k < np)
+				v[j - k] = LANE_FMA(wk[k], xj, v[j - k]);
 	}
+}
+
+/* A tap of weights @wk to @np pixels' sums @v, from @x, @sw floats apart. */
+static __attribute__((__always_inline__)) inline void
+dwl_tap(v8sf *v, const float *x, v8sf wk, int np, __u64 sw)
+{
+	int i;
+
+	for (i = 0; i < np; i++)
+		v[i] = LANE_FMA(wk, vload(x + i * sw), v[i]);
 }
 
 /*
  * Output pixels (@oh, @ow) and the @np - 1 after it in its row (@np a
- * constant up to DWL_RUN: as many sums in flight), of a lanes unit: each
- * fma(w, x, sum) over the taps in (kh, kw) order from zero, the padding's
- * zeros included, as eng_dw_windows()'s row kernel sums them; to the
- * unit's sums, or through @o's epilogue to the output when set. @sx, when
- * not 0, is the layer's column stride as a constant, its column dilation
- * being 1 (dwl_rows_sx()): the pixels' loads then take constant offsets;
- * @kwc, when not 0, is the kernel's width as a constant, at @sx 1
- * (dwl_taps_s1()).
+ * constant up to DWL_RUN: as many sums in flight), and with @nr 2 those
+ * below them in the next row (@nr a constant: the second row's sums are
+ * @vb), of a lanes unit: each fma(w, x, sum) over the taps in (kh, kw)
+ * order from zero, the padding's zeros included, as eng_dw_windows()'s
+ * row kernel sums them; to the unit's sums, or through @o's epilogue to
+ * the output when set. @sx, when not 0, is the layer's column stride as a
+ * constant, its column dilation being 1 (dwl_rows_sx()): the pixels'
+ * loads then take constant offsets; @kwc, when not 0, is the kernel's
+ * width as a constant, at @sx 1 (dwl_krow_s1()).
  */
 static __attribute__((__always_inline__)) inline void
 dwl_pixels(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
 	   const struct dwl_unit *u, const struct dwl_out *o, __u64 oh,
-	   __u64 ow, int np, __u32 func, __u32 sx, int kwc)
+	   __u64 ow, int np, __u32 func, __u32 sx, int kwc, int nr)
 {
-	v8sf v[DWL_RUN];
+	v8sf va[DWL_RUN], vb[DWL_FMA_LEN(DWL_RUN)];
+	v8sf wk[DWL_FMA_LEN(DWL_KW_MAX)];
+	const __u64 rs = at->stride[0] * u->wp * ENG_DWL_LANES;
 	const __u64 sw = (sx ? sx : at->stride[1]) * ENG_DWL_LANES;
 	const __u64 dk = (sx ? 1 : at->dilation[1]) * ENG_DWL_LANES;
 	const __u64 dr = at->dilation[0] * u->wp * ENG_DWL_LANES;
-	const float *w = u->w, *x0 = u->win + ((oh - u->oh0) * at->stride[0] *
-					       u->wp + ow * at->stride[1]) *
-					      ENG_DWL_LANES;
+	const float *w = u->w, *x = u->win + ((oh - u->oh0) * at->stride[0] *
+					      u->wp + ow * at->stride[1]) *
+					     ENG_DWL_LANES;
 	float *acc = u->acc + (oh * s->ow + ow) * ENG_DWL_LANES;
 	__u64 kh, kw;
 	int i;
 
 	/* All of them: dwl_put() transposes eight. */
-	for (i = 0; i < DWL_RUN; i++)
-		v[i] = vbcast(0.0f);
-	if (kwc)
-		dwl_taps_s1(v, x0, w, s->kh, dr, np, kwc);
-	for (kh = 0; !kwc && kh < s->kh; kh++, x0 += dr) {
-		const float *x = x0;
+	for (i = 0; i < DWL_RUN; i++) {
+		va[i] = vbcast(0.0f);
+		if (nr == 2)
+			vb[i] = va[i];
+	}
+	for (kh = 0; kh < s->kh; kh++, x += dr) {
+		if (!kwc) {
+			for (kw = 0; kw < s->kw; kw++, w += ENG_DWL_LANES) {
+				v8sf w0 = vload(w);
 
-		for (kw = 0; kw < s->kw; kw++, w += ENG_DWL_LANES, x += dk) {
-			v8sf wk = vload(w);
-
-			for (i = 0; i < np; i++)
-				v[i] = LANE_FMA(wk, vload(x + i * sw), v[i]);
+				dwl_tap(va, x + kw * dk, w0, np, sw);
+				if (nr == 2)
+					dwl_tap(vb, x + rs + kw * dk, w0, np,
+						sw);
+			}
+			continue;
 		}
+		for (i = 0; i < kwc; i++, w += ENG_DWL_LANES)
+			wk[i] = vload(w);
+		dwl_krow_s1(va, x, wk, np, kwc);
+		if (nr == 2)
+			dwl_krow_s1(vb, x + rs, wk, np, kwc);
 	}
 	if (o) {
-		dwl_put(o, v, np, oh * s->ow + ow, func);
+		dwl_put(o, va, np, oh * s->ow + ow, func);
+		if (nr == 2)
+			dwl_put(o, vb, np, (oh + 1) * s->ow + ow, func);
 		return;
 	}
-	for (i = 0; i < np; i++)
-		vstore(acc + i * ENG_DWL_LANES, v[i]);
+	for (i = 0; i < np; i++) {
+		vstore(acc + i * ENG_DWL_LANES, va[i]);
+		if (nr == 2)
+			vstore(acc + (s->ow + i) * ENG_DWL_LANES, vb[i]);
+	}
 }
 
 /*
- * Output row @oh of a lanes unit: DWL_RUN pixels at a time, then the rest
- * at once (a 7-pixel row is one run: the sums' latency, not the FMAs,
- * bounds short runs); to the unit's sums, or through @o when set.
+ * The last @left (below DWL_RUN) pixels from (@oh, @ow) of @nr output
+ * rows as one run (dwl_pixels()).
+ */
+static __attribute__((__always_inline__)) inline void
+dwl_tail(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
+	 const struct dwl_unit *u, const struct dwl_out *o, __u64 oh,
+	 __u64 ow, __u64 left, __u32 func, __u32 sx, int kwc, int nr)
+{
+	switch (left) {
+	case 7:
+		dwl_pixels(at, s, u, o, oh, ow, 7, func, sx, kwc, nr);
+		break;
+	case 6:
+		dwl_pixels(at, s, u, o, oh, ow, 6, func, sx, kwc, nr);
+		break;
+	case 5:
+		dwl_pixels(at, s, u, o, oh, ow, 5, func, sx, kwc, nr);
+		break;
+	case 4:
+		dwl_pixels(at, s, u, o, oh, ow, 4, func, sx, kwc, nr);
+		break;
+	case 3:
+		dwl_pixels(at, s, u, o, oh, ow, 3, func, sx, kwc, nr);
+		break;
+	case 2:
+		dwl_pixels(at, s, u, o, oh, ow, 2, func, sx, kwc, nr);
+		break;
+	case 1:
+		dwl_pixels(at, s, u, o, oh, ow, 1, func, sx, kwc, nr);
+		break;
+	}
+}
+
+/*
+ * Output row @oh of a lanes unit and the @nr - 1 after it (@nr 1 or 2, a
+ * constant: the rows' runs summed at once): a short run first (a 7-pixel
+ * row is one run: the sums' latency, not the FMAs, bounds short runs),
+ * whose stores of eight reach into the next row's first run, written
+ * after; then DWL_RUN pixels at a time. To the unit's sums, or through
+ * @o when set.
  */
 static __attribute__((__always_inline__)) inline void
 dwl_row_k(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
 	  const struct dwl_unit *u, const struct dwl_out *o, __u64 oh,
-	  int avx512, __u32 func, __u32 sx, int kwc)
+	  int avx512, __u32 func, __u32 sx, int kwc, int nr)
 {
-	__u64 ow = 0;
+	__u64 ow, runs = s->ow / DWL_RUN * DWL_RUN;
 
 	/* At stride 1 with AVX-512: two pixels a vector. */
 	if (avx512 && at->stride[1] == 1 && s->ow >= 2) {
@@ -757,43 +827,23 @@ dwl_row_k(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
 		return;
 	}
 
-	for (; ow + DWL_RUN <= s->ow; ow += DWL_RUN)
-		dwl_pixels(at, s, u, o, oh, ow, DWL_RUN, func, sx, kwc);
-	switch (s->ow - ow) {
-	case 7:
-		dwl_pixels(at, s, u, o, oh, ow, 7, func, sx, kwc);
-		break;
-	case 6:
-		dwl_pixels(at, s, u, o, oh, ow, 6, func, sx, kwc);
-		break;
-	case 5:
-		dwl_pixels(at, s, u, o, oh, ow, 5, func, sx, kwc);
-		break;
-	case 4:
-		dwl_pixels(at, s, u, o, oh, ow, 4, func, sx, kwc);
-		break;
-	case 3:
-		dwl_pixels(at, s, u, o, oh, ow, 3, func, sx, kwc);
-		break;
-	case 2:
-		dwl_pixels(at, s, u, o, oh, ow, 2, func, sx, kwc);
-		break;
-	case 1:
-		dwl_pixels(at, s, u, o, oh, ow, 1, func, sx, kwc);
-		break;
-	}
+	dwl_tail(at, s, u, o, oh, runs, s->ow - runs, func, sx, kwc, nr);
+	for (ow = 0; ow < runs; ow += DWL_RUN)
+		dwl_pixels(at, s, u, o, oh, ow, DWL_RUN, func, sx, kwc, nr);
 }
 
-/* Output rows [@oh0, @oh1) of a lanes unit (dwl_row_k()). */
+/* Output rows [@oh0, @oh1) of a lanes unit, @nr at a time (dwl_row_k()). */
 static __attribute__((__always_inline__)) inline void
 dwl_rows_k(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
 	   const struct dwl_unit *u, const struct dwl_out *o, __u64 oh0,
-	   __u64 oh1, int avx512, __u32 func, __u32 sx, int kwc)
+	   __u64 oh1, int avx512, __u32 func, __u32 sx, int kwc, int nr)
 {
 	__u64 oh;
 
-	for (oh = oh0; oh < oh1; oh++)
-		dwl_row_k(at, s, u, o, oh, avx512, func, sx, kwc);
+	for (oh = oh0; oh + nr <= oh1; oh += nr)
+		dwl_row_k(at, s, u, o, oh, avx512, func, sx, kwc, nr);
+	if (nr == 2 && oh < oh1)
+		dwl_row_k(at, s, u, o, oh, avx512, func, sx, kwc, 1);
 }
 
 #ifdef ENG_FMA
@@ -801,25 +851,27 @@ dwl_rows_k(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
  * dwl_rows_k() for @func, with a column dilation of 1 and a column
  * stride of 1 or 2 (every MobileNetV3 depthwise) as a constant: the 7x7
  * layers' runs had spilled their pixels' offsets, three reloads a tap;
- * at stride 1 with 3 or 5 kernel columns, those too (dwl_taps_s1()).
+ * at stride 1 with 3 or 5 kernel columns, those too (dwl_krow_s1()).
+ * Stride 1 takes @nr rows at a time, the others one (two rows of stride
+ * 2 took 672 channels 5x5 on 14x14 1.1 times as long on Zen 4).
  */
 static __attribute__((__always_inline__)) inline void
 dwl_rows_sx(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
 	    const struct dwl_unit *u, const struct dwl_out *o, __u64 oh0,
-	    __u64 oh1, __u32 func)
+	    __u64 oh1, __u32 func, int nr)
 {
 	int s1 = at->dilation[1] == 1 && at->stride[1] == 1;
 
 	if (s1 && s->kw == 3)
-		dwl_rows_k(at, s, u, o, oh0, oh1, 0, func, 1, 3);
+		dwl_rows_k(at, s, u, o, oh0, oh1, 0, func, 1, 3, nr);
 	else if (s1 && s->kw == 5)
-		dwl_rows_k(at, s, u, o, oh0, oh1, 0, func, 1, 5);
+		dwl_rows_k(at, s, u, o, oh0, oh1, 0, func, 1, 5, nr);
 	else if (s1)
-		dwl_rows_k(at, s, u, o, oh0, oh1, 0, func, 1, 0);
+		dwl_rows_k(at, s, u, o, oh0, oh1, 0, func, 1, 0, nr);
 	else if (at->dilation[1] == 1 && at->stride[1] == 2)
-		dwl_rows_k(at, s, u, o, oh0, oh1, 0, func, 2, 0);
+		dwl_rows_k(at, s, u, o, oh0, oh1, 0, func, 2, 0, 1);
 	else
-		dwl_rows_k(at, s, u, o, oh0, oh1, 0, func, 0, 0);
+		dwl_rows_k(at, s, u, o, oh0, oh1, 0, func, 0, 0, 1);
 }
 
 /*
@@ -831,7 +883,7 @@ dwl_rows_relu(const struct vnpu_layer_conv *at, const struct eng_conv_shape *s,
 	      const struct dwl_unit *u, const struct dwl_out *o, __u64 oh0,
 	      __u64 oh1)
 {
-	dwl_rows_sx(at, s, u, o, oh0, oh1, VNPU_ACT_RELU);
+	dwl_rows_sx(at, s, u, o, oh0, oh1, VNPU_ACT_RELU, 1);
 }
 
 static __attribute__((__noinline__)) void
@@ -839,26 +891,61 @@ dwl_rows_hswish(const struct vnpu_layer_conv *at,
 		const struct eng_conv_shape *s, const struct dwl_unit *u,
 		const struct dwl_out *o, __u64 oh0, __u64 oh1)
 {
-	dwl_rows_sx(at, s, u, o, oh0, oh1, VNPU_ACT_HARD_SWISH);
+	dwl_rows_sx(at, s, u, o, oh0, oh1, VNPU_ACT_HARD_SWISH, 1);
+}
+
+/*
+ * The same with AVX512VL's 32 vector registers (run with
+ * VNPU_ENG_F_AVX512), two rows at a time: twice the sums in flight, each
+ * kernel row's weights loaded once for both.
+ */
+#define DWL_VL __attribute__((__target__("avx512f,avx512vl")))
+
+static DWL_VL __attribute__((__noinline__)) void
+dwl_rows_relu_vl(const struct vnpu_layer_conv *at,
+		 const struct eng_conv_shape *s, const struct dwl_unit *u,
+		 const struct dwl_out *o, __u64 oh0, __u64 oh1)
+{
+	dwl_rows_sx(at, s, u, o, oh0, oh1, VNPU_ACT_RELU, 2);
+}
+
+static DWL_VL __attribute__((__noinline__)) void
+dwl_rows_hswish_vl(const struct vnpu_layer_conv *at,
+		   const struct eng_conv_shape *s, const struct dwl_unit *u,
+		   const struct dwl_out *o, __u64 oh0, __u64 oh1)
+{
+	dwl_rows_sx(at, s, u, o, oh0, oh1, VNPU_ACT_HARD_SWISH, 2);
 }
 #endif
 
+/*
+ * Output rows [@oh0, @oh1) of a lanes unit: with @zmm the 16-lane row
+ * kernel, else in eight lanes, with @vl (VNPU_ENG_F_AVX512) their fused
+ * ReLU and HardSwish two rows at a time.
+ */
 static void dwl_rows(const struct vnpu_layer_conv *at,
 		     const struct eng_conv_shape *s, const struct dwl_unit *u,
-		     const struct dwl_out *o, __u64 oh0, __u64 oh1, int avx512)
+		     const struct dwl_out *o, __u64 oh0, __u64 oh1, int zmm,
+		     int vl)
 {
 #ifdef ENG_FMA
-	if (o && !avx512 && o->func == VNPU_ACT_RELU) {
-		dwl_rows_relu(at, s, u, o, oh0, oh1);
+	if (o && !zmm && o->func == VNPU_ACT_RELU) {
+		if (vl)
+			dwl_rows_relu_vl(at, s, u, o, oh0, oh1);
+		else
+			dwl_rows_relu(at, s, u, o, oh0, oh1);
 		return;
 	}
-	if (o && !avx512 && o->func == VNPU_ACT_HARD_SWISH) {
-		dwl_rows_hswish(at, s, u, o, oh0, oh1);
+	if (o && !zmm && o->func == VNPU_ACT_HARD_SWISH) {
+		if (vl)
+			dwl_rows_hswish_vl(at, s, u, o, oh0, oh1);
+		else
+			dwl_rows_hswish(at, s, u, o, oh0, oh1);
 		return;
 	}
 #endif
-	dwl_rows_k(at, s, u, o, oh0, oh1, avx512,
-		   o ? o->func : VNPU_ACT_IDENTITY, 0, 0);
+	dwl_rows_k(at, s, u, o, oh0, oh1, zmm,
+		   o ? o->func : VNPU_ACT_IDENTITY, 0, 0, 1);
 }
 
 /*
@@ -1005,7 +1092,8 @@ int run_conv_dw_lanes(const struct eng_layer *l, __u64 ub, __u64 ue,
 			d.p0 = oh0 * at->stride[0];
 			d.hp = (oh1 - oh0 - 1) * at->stride[0] + kext;
 			dwl_fill(l, &s, &d, img, c0, nc);
-			dwl_rows(at, &s, &d, fused ? &out : 0, oh0, oh1, zmm);
+			dwl_rows(at, &s, &d, fused ? &out : 0, oh0, oh1, zmm,
+				 avx512);
 		}
 		if (fused)
 			continue;

@@ -103,22 +103,26 @@ static __u32 host_cpu_features(void)
 	if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma") ||
 	    !__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_F16C))
 		return 0;
-	/* libgcc checks that the OS saves the ZMM state too. */
-	if (__builtin_cpu_supports("avx512f") &&
-	    __builtin_cpu_supports("avx512bw")) {
-		f |= VNPU_ENG_F_AVX512;
-		if (__builtin_cpu_supports("avx512vnni"))
-			f |= VNPU_ENG_F_VNNI;
-		if (__builtin_cpu_supports("avx512vbmi"))
-			f |= VNPU_ENG_F_VBMI;
-		if (__builtin_cpu_supports("avx512bf16"))
-			f |= VNPU_ENG_F_AVX512_BF16;
-		/* CPUID.(7, 0):EDX[23]; not every compiler's builtin knows it. */
-		if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (d & (1u << 23)))
-			f |= VNPU_ENG_F_AVX512_FP16;
-	} else if (__builtin_cpu_supports("avx512f")) {
-		f |= VNPU_ENG_F_AVX512;
-	}
+	/*
+	 * libgcc checks that the OS saves the ZMM state too. AVX-512 takes
+	 * VL too (the depthwise rows' 32 ymm registers): every AVX-512 CPU
+	 * but the Xeon Phis has it.
+	 */
+	if (!__builtin_cpu_supports("avx512f") ||
+	    !__builtin_cpu_supports("avx512vl"))
+		return f;
+	f |= VNPU_ENG_F_AVX512;
+	if (!__builtin_cpu_supports("avx512bw"))
+		return f;
+	if (__builtin_cpu_supports("avx512vnni"))
+		f |= VNPU_ENG_F_VNNI;
+	if (__builtin_cpu_supports("avx512vbmi"))
+		f |= VNPU_ENG_F_VBMI;
+	if (__builtin_cpu_supports("avx512bf16"))
+		f |= VNPU_ENG_F_AVX512_BF16;
+	/* CPUID.(7, 0):EDX[23]; not every compiler's builtin knows it. */
+	if (__get_cpuid_count(7, 0, &a, &b, &c, &d) && (d & (1u << 23)))
+		f |= VNPU_ENG_F_AVX512_FP16;
 	return f;
 }
 

@@ -32,8 +32,9 @@
 /* AVX2, FMA and F16C. */
 #define VNPU_ENG_F_AVX2_FMA (1u << 0)
 /*
- * AVX-512F (with AVX2_FMA): a wider GEMM and convolution micro-kernel that
- * gives the same bits as AVX2_FMA alone; only a speed choice.
+ * AVX-512F and AVX512VL (with AVX2_FMA): a wider GEMM and convolution
+ * micro-kernel, and depthwise rows in 32 ymm registers, that give the same
+ * bits as AVX2_FMA alone; only a speed choice.
  */
 #define VNPU_ENG_F_AVX512 (1u << 1)
 /*

@@ -1311,8 +1311,9 @@ static void test_plain_epilogues(struct __test_metadata *_metadata)
  * of 7 to 15 pixels: runs of 8 and shorter, a whole run ending a plane;
  * 30x30, whose baseline units are blocks of rows, a short run ending each;
  * stride 3, whose runs' offsets are not constants; at stride 1, whose
- * runs keep their pixels in registers, short runs of 1 to 5 pixels after
- * a whole one, rows of 4 whose stores reach two rows on)
+ * runs keep their pixels in registers and go two rows at a time with
+ * AVX-512, short runs of 1 to 5 pixels after a whole one, rows of 4
+ * whose stores reach two rows on, an odd row count's last row alone)
  * with 20 channels (a partial block of 4), on every path the host has, a
  * unit a part where the layer has that many (run last to first).
  */
