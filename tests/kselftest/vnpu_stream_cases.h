@@ -247,6 +247,25 @@ static inline struct vnpu_layer_conv *case_qconv_split(struct case_stream *s)
 }
 
 /*
+ * case_qconv() over VNPU_PACK_QW4_W weights (%VNPU_LAYER_F_QW4): Y u8 [1,
+ * 16, 4, 4], the bias of 16; W's 16 rows padded to 24 of depth 20 with
+ * their sums (576 bytes), then U of 36 points of one group of 16 rows by
+ * one channel pair (2304 bytes). Valid.
+ */
+static inline struct vnpu_layer_conv *case_qconv_qw4(struct case_stream *s)
+{
+	struct vnpu_cmd_layer *l = case_qconv(s);
+	struct vnpu_layer_conv *a = (struct vnpu_layer_conv *)&l->tensors[10];
+
+	l->tensors[3].dims[0] = 2880;
+	l->tensors[8].dims[0] = 16;
+	l->tensors[9].dims[1] = 16;
+	l->tensors[9].strides[0] = 256;
+	a->flags |= VNPU_LAYER_F_QW4;
+	return a;
+}
+
+/*
  * case_qconv() fused with a QLinearAdd (%VNPU_LAYER_F_RESIDUAL): R u8
  * [1, 4, 4, 4] at slot 1 offset 3072, r_scale (f32), r_zero_point (u8),
  * z_scale (f32), z_zero_point (u8) after it, then Y. Valid.
@@ -591,6 +610,20 @@ M(m_qconv_residual, case_qconv_attrs(s)->flags |= VNPU_LAYER_F_RESIDUAL)
 M(m_qconv_y_read_only, case_qconv(s)->tensors[9].slot = 1)
 M(m_qconv_split_w_size, case_qconv_attrs(s)->flags |= VNPU_LAYER_F_SPLIT8)
 M(m_qconv_split_unpacked, case_qconv_split(s)->flags &= ~VNPU_LAYER_F_PACKED)
+M(m_qconv_qw4_short_weights,
+  case_qconv_qw4(s); case_layer_at0(s)->tensors[3].dims[0] = 2879)
+M(m_qconv_qw4_without_u, case_qconv_attrs(s)->flags |= VNPU_LAYER_F_QW4)
+M(m_qconv_qw4_unpacked, case_qconv_qw4(s)->flags &= ~VNPU_LAYER_F_PACKED)
+M(m_qconv_qw4_split, case_qconv_qw4(s)->flags |= VNPU_LAYER_F_SPLIT8)
+M(m_qconv_qw4_stride2,
+  struct vnpu_layer_conv *a = case_qconv_qw4(s);
+  struct vnpu_cmd_tensor *y = &case_layer_at0(s)->tensors[9];
+  a->stride[0] = a->stride[1] = 2; a->pad_end[0] = a->pad_end[1] = 0;
+  y->dims[2] = y->dims[3] = 2; y->strides[2] = 2; y->strides[1] = 4; y->strides[0] = 64)
+M(m_qconv_qw4_dilated,
+  struct vnpu_layer_conv *a = case_qconv_qw4(s);
+  a->dilation[0] = a->dilation[1] = 2;
+  a->pad_begin[0] = a->pad_begin[1] = a->pad_end[0] = a->pad_end[1] = 2)
 M(m_qconv_res_first_alone, case_qconv_attrs(s)->flags |= VNPU_LAYER_F_RES_FIRST)
 M(m_qconv_res_unpacked, case_qconv_res_attrs(s)->flags &= ~VNPU_LAYER_F_PACKED)
 M(m_qconv_res_r_dtype, case_qconv_res(s)->tensors[9].dtype = VNPU_DTYPE_I8)
@@ -751,6 +784,12 @@ M(m_attention_y_read_only, case_attention(s)->tensors[4].slot = 1)
 	X(qconv_y_read_only, m_qconv_y_read_only, 0) \
 	X(qconv_split_w_size, m_qconv_split_w_size, 0) \
 	X(qconv_split_unpacked, m_qconv_split_unpacked, 0) \
+	X(qconv_qw4_short_weights, m_qconv_qw4_short_weights, 0) \
+	X(qconv_qw4_without_u, m_qconv_qw4_without_u, 0) \
+	X(qconv_qw4_unpacked, m_qconv_qw4_unpacked, 0) \
+	X(qconv_qw4_split, m_qconv_qw4_split, 0) \
+	X(qconv_qw4_stride2, m_qconv_qw4_stride2, 0) \
+	X(qconv_qw4_dilated, m_qconv_qw4_dilated, 0) \
 	X(qconv_res_first_alone, m_qconv_res_first_alone, 0) \
 	X(qconv_res_unpacked, m_qconv_res_unpacked, 0) \
 	X(qconv_res_r_dtype, m_qconv_res_r_dtype, 0) \

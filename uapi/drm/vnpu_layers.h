@@ -98,11 +98,12 @@ extern "C" {
  *	product and quotient in f32; %VNPU_ACT_RELU raises the low bound of
  *	the saturation to y_zero_point (ReLU before quantizing). Packed, W
  *	is i8 in %VNPU_PACK_QCONV_W (with %VNPU_LAYER_F_SPLIT8:
- *	%VNPU_PACK_QCONV_SPLIT). With %VNPU_LAYER_F_RESIDUAL (packed, not
- *	depthwise), tensors R, r_scale, r_zero_point, z_scale, z_zero_point
- *	follow [B] and Y is the %VNPU_LAYER_QLINEAR_ADD of the convolution's
- *	output (at y_scale, y_zero_point) and R (Y's dtype and dims, dense
- *	rows like Y's) to z_scale, z_zero_point, all scalar: the
+ *	%VNPU_PACK_QCONV_SPLIT, with %VNPU_LAYER_F_QW4: %VNPU_PACK_QW4_W).
+ *	With %VNPU_LAYER_F_RESIDUAL (packed, not depthwise), tensors R,
+ *	r_scale, r_zero_point, z_scale, z_zero_point follow [B] and Y is
+ *	the %VNPU_LAYER_QLINEAR_ADD of the convolution's output (at
+ *	y_scale, y_zero_point) and R (Y's dtype and dims, dense rows like
+ *	Y's) to z_scale, z_zero_point, all scalar: the
  *	convolution's output its A operand, R its B, or with
  *	%VNPU_LAYER_F_RES_FIRST R its A. Y may be R itself (the same slot,
  *	offset, dtype, dims and strides): each element of R is read before
@@ -405,6 +406,18 @@ struct vnpu_layer_act {
  */
 #define VNPU_LAYER_F_QWINO		0x200u
 /**
+ * VNPU_LAYER_F_QW4 - QLINEAR_CONV only, with %VNPU_LAYER_F_PACKED, not
+ * with %VNPU_LAYER_F_SPLIT8, %VNPU_LAYER_F_QWINO or
+ * %VNPU_LAYER_F_RESIDUAL: W is %VNPU_PACK_QW4_W, W's rows followed by
+ * their integer Winograd F(4x4, 3x3) transform, which a device may run
+ * the layer over (the direct sums' outputs either way). X and Y of rank 4,
+ * X's rows dense, one group, a 3x3 kernel, strides and dilations 1, pads
+ * 1, output channels a multiple of 16, at most %VNPU_QW4_MAX_W columns.
+ */
+#define VNPU_LAYER_F_QW4		0x400u
+/** VNPU_QW4_MAX_W - the most columns of a %VNPU_LAYER_F_QW4 QLINEAR_CONV */
+#define VNPU_QW4_MAX_W			56
+/**
  * VNPU_QWINO_MAX_C - the most input channels a group of a
  * %VNPU_LAYER_F_QWINO QLINEAR_CONV: four times a sum of C * 9 products of
  * 255 by 128 stays below 2^31
@@ -519,6 +532,20 @@ struct vnpu_layer_act {
  *   p - h * %VNPU_QWINO_CHUNK) * 64 + x * 4 + 2 * (c % 2), N the chunk's
  *   pairs; zero where m >= M/group or c >= C/group. Size: group * MP *
  *   CP * 64 bytes.
+ *
+ * %VNPU_PACK_QW4_W, QLINEAR_CONV's i8 W [M, C, 3, 3] of one group, M a
+ *   multiple of 16, for integer Winograd F(4x4, 3x3) (%VNPU_LAYER_F_QW4):
+ *   %VNPU_PACK_QCONV_W's bytes, zeros up to byte B, their size rounded up
+ *   to a multiple of 64, then from byte B each 3x3 kernel w of output
+ *   channel m and input channel c as U = G (w - wz) G^T, wz the layer's
+ *   w_zero_point of m, G's rows (1, 0, 0), (-1, -1, -1), (-1, 1, -1), (1,
+ *   2, 4), (1, -2, 4) and (0, 0, 1) (integers, |U| <= 12495), as
+ *   little-endian i16: with CP = ceil(C / 2) channel pairs, point x = 6 *
+ *   i + j of U[i][j] at byte B + ((m / 16 * 36 + x) * CP + c / 2) * 64 +
+ *   (m % 16) * 4 + 2 * (c % 2), zero where c >= C (each 16 output
+ *   channels' U in one run of bytes). Size: B + 36 * M / 16 * CP * 64
+ *   bytes. A U that is not W's with these zero points
+ *   gives unspecified outputs (never a fault).
  */
 /** VNPU_PACK_NR - columns per panel of %VNPU_PACK_GEMM_B */
 #define VNPU_PACK_NR 16
@@ -553,6 +580,8 @@ struct vnpu_layer_act {
  *	3x3), per group and point panels of %VNPU_PACK_MR rows
  * @VNPU_PACK_QWINO_W: QLINEAR_CONV's i8 3x3 W transformed for integer
  *	Winograd F(2x2, 3x3), i16 points of channel pairs per row
+ * @VNPU_PACK_QW4_W: %VNPU_PACK_QCONV_W, then W transformed for integer
+ *	Winograd F(4x4, 3x3), i16 points of channel pairs per 16 rows
  */
 enum vnpu_pack_layout {
 	VNPU_PACK_GEMM_B = 1,
@@ -564,6 +593,7 @@ enum vnpu_pack_layout {
 	VNPU_PACK_CONV_LANES = 7,
 	VNPU_PACK_WINO42_W = 8,
 	VNPU_PACK_QWINO_W = 9,
+	VNPU_PACK_QW4_W = 10,
 };
 
 /**

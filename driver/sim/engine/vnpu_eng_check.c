@@ -1157,14 +1157,18 @@ static int check_qlinear_conv(const struct vnpu_cmd_tensor *t, __u32 n,
 	int split = a->flags & VNPU_LAYER_F_SPLIT8;
 	int res = a->flags & VNPU_LAYER_F_RESIDUAL;
 	int qwino = a->flags & VNPU_LAYER_F_QWINO;
+	int qw4 = a->flags & VNPU_LAYER_F_QW4;
 	__u32 nb = 8 + !!(a->flags & VNPU_LAYER_F_BIAS), i;
 	int dw = a->group == t[0].dims[1] && a->group == y->dims[1];
 
 	if (a->flags & ~(VNPU_LAYER_F_BIAS | VNPU_LAYER_F_PACKED |
 			 VNPU_LAYER_F_SPLIT8 | VNPU_LAYER_F_RESIDUAL |
-			 VNPU_LAYER_F_RES_FIRST | VNPU_LAYER_F_QWINO) ||
+			 VNPU_LAYER_F_RES_FIRST | VNPU_LAYER_F_QWINO |
+			 VNPU_LAYER_F_QW4) ||
 	    (split && !packed) || (qwino && packed) ||
 	    (qwino && (t[3].dtype != VNPU_DTYPE_I8 || !eng_qwino_fits(a, &t[0], y))) ||
+	    /* U after W's rows: F(4x4)'s shapes only, not split, no add. */
+	    (qw4 && (!packed || split || res || !eng_qw4_shape(a, &t[0], y))) ||
 	    ((a->flags & VNPU_LAYER_F_RES_FIRST) && !res) ||
 	    (a->act.func != VNPU_ACT_IDENTITY && a->act.func != VNPU_ACT_RELU) ||
 	    a->act.flags || a->act.alpha || a->act.beta ||
@@ -1172,6 +1176,7 @@ static int check_qlinear_conv(const struct vnpu_cmd_tensor *t, __u32 n,
 	    (packed && t[3].dtype != VNPU_DTYPE_I8) ||
 	    !conv_shapes_ok(&t[0], &t[3], y, a,
 			    qwino ? VNPU_PACK_QWINO_W :
+			    qw4 ? VNPU_PACK_QW4_W :
 			    split ? VNPU_PACK_QCONV_SPLIT :
 			    packed ? VNPU_PACK_QCONV_W : 0) ||
 	    /* The depthwise paths read W's rows whole. */

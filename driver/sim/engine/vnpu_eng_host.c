@@ -255,6 +255,27 @@ int vnpu_eng_qwino_pays(const struct vnpu_layer_conv *a,
 	       ENG_QWINO_MIN_TILES;
 }
 
+/*
+ * Integer Winograd F(4x4, 3x3) over U packed once (%VNPU_LAYER_F_QW4): the
+ * hosts whose engine runs it (AVX512-VNNI with VBMI, eng_qw4_fits()), on
+ * maps of ENG_QW4_PAYS_W columns or more, where it runs faster than the
+ * direct tile (U is four times W's bytes, read from memory: 14x14 256 ->
+ * 256 took 0.78-0.93 ms in resnet50_qdq against the direct tile's 0.53;
+ * elsewhere W stays as it was).
+ */
+#define ENG_QW4_PAYS_W	48	/* map columns, at least */
+
+int vnpu_eng_qw4_pays(const struct vnpu_layer_conv *a,
+		      const struct vnpu_cmd_tensor *x,
+		      const struct vnpu_cmd_tensor *y)
+{
+	const __u32 need = VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 |
+			   VNPU_ENG_F_VNNI | VNPU_ENG_F_VBMI;
+
+	return (vnpu_eng_host_features() & need) == need &&
+	       eng_qw4_shape(a, x, y) && y->dims[3] >= ENG_QW4_PAYS_W;
+}
+
 /* Not where F(2x2, 3x3) pays (vnpu_eng_wino2_pays(): the 3x3s of stride 1 on 7x7). */
 int vnpu_eng_lanes_pays(const struct vnpu_layer_conv *a,
 			const struct vnpu_cmd_tensor *x,

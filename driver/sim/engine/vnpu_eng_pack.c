@@ -49,6 +49,14 @@ __u64 vnpu_eng_packed_size(__u32 layout, __u64 groups, __u64 rows,
 		else
 			r *= eng_q4(cols) + 4;
 		break;
+	case VNPU_PACK_QW4_W:
+		/* W's rows, then U from 64 bytes on: 36 points a 64 bytes. */
+		if (groups != 1 || rows % 16 || cols % 9 ||
+		    rows / 16 * eng_div_up(cols / 9, 2) > ENG_MAX_NUMEL / (36 * 64))
+			return 0;
+		r = eng_qw4_uoff(eng_div_up(rows, ENG_QMR) * ENG_QMR, eng_q4(cols)) +
+		    36 * (rows / 16) * eng_div_up(cols / 9, 2) * 64;
+		break;
 	case VNPU_PACK_QWINO_W:
 		/* Bytes: 64 for each row and channel pair of the 3x3s. */
 		r = groups * eng_qwino_mp(rows);
@@ -354,6 +362,58 @@ static void eng_pack_qwino(const __s8 *s, __u64 groups, __u64 rows,
 					    eng_qwino_off(mp, cp, m, c / 2) + 2 * (c % 2));
 }
 
+/*
+ * U = G (k - @wz) G^T of the 3x3 kernel @k (NULL: zeros), G's rows (1, 0,
+ * 0), (-1, -1, -1), (-1, 1, -1), (1, 2, 4), (1, -2, 4) and (0, 0, 1), as
+ * i16 (|U| <= 49 * 255) at @u's 36 points @step bytes apart.
+ */
+static void eng_qw4_u(const __s8 *k, __s32 wz, __u8 *u, __u64 step)
+{
+	static const __s8 gm[6][3] = { { 1, 0, 0 }, { -1, -1, -1 }, { -1, 1, -1 },
+				       { 1, 2, 4 }, { 1, -2, 4 }, { 0, 0, 1 } };
+	__s32 t[6][3], v;
+	__u64 i, j, a;
+
+	for (i = 0; i < 6; i++)
+		for (j = 0; j < 3; j++) {
+			t[i][j] = 0;
+			for (a = 0; a < 3; a++)
+				t[i][j] += gm[i][a] * (k ? k[a * 3 + j] - wz : 0);
+		}
+	for (i = 0; i < 6; i++)
+		for (j = 0; j < 6; j++) {
+			v = 0;
+			for (a = 0; a < 3; a++)
+				v += t[i][a] * gm[j][a];
+			u[(i * 6 + j) * step] = (__u8)v;
+			u[(i * 6 + j) * step + 1] = (__u8)((__u32)v >> 8);
+		}
+}
+
+int vnpu_eng_qw4_pack(const __s8 *src, const __s8 *wz, __u64 nwz, __u64 rows,
+		      __u64 cols, void *dst)
+{
+	__u64 size = vnpu_eng_packed_size(VNPU_PACK_QW4_W, 1, rows, cols);
+	__u64 mp = eng_div_up(rows, ENG_QMR) * ENG_QMR, k4 = eng_q4(cols);
+	__u64 cg = cols / 9, cp = eng_div_up(cg, 2);
+	__u64 uoff = eng_qw4_uoff(mp, k4), m, c, b;
+	__u8 *d = dst;
+
+	if (!size || (nwz != 1 && nwz != rows))
+		return VNPU_ENG_EINVAL;
+	eng_pack_qconv(src, 1, rows, cols, dst);
+	for (b = mp * (k4 + 4); b < uoff; b++)
+		d[b] = 0;
+	/* Point x of (m, c) at ((m / 16 * 36 + x) * cp + c / 2) * 64 + ... */
+	for (m = 0; m < rows; m++)
+		for (c = 0; c < 2 * cp; c++)
+			eng_qw4_u(c < cg ? src + m * cols + c * 9 : (const __s8 *)0,
+				  wz[nwz == 1 ? 0 : m],
+				  d + uoff + (m / 16 * 36 * cp + c / 2) * 64 + m % 16 * 4 +
+				  2 * (c % 2), cp * 64);
+	return 0;
+}
+
 int vnpu_eng_pack(__u32 layout, const void *src, __u64 groups, __u64 rows,
 		  __u64 cols, void *dst)
 {
@@ -368,6 +428,9 @@ int vnpu_eng_pack(__u32 layout, const void *src, __u64 groups, __u64 rows,
 	 */
 	if (layout == VNPU_PACK_WINO_W || layout == VNPU_PACK_WINO2_W ||
 	    layout == VNPU_PACK_WINO42_W)
+		return VNPU_ENG_EINVAL;
+	/* W's zero points: vnpu_eng_qw4_pack(). */
+	if (layout == VNPU_PACK_QW4_W)
 		return VNPU_ENG_EINVAL;
 	if (!size)
 		return rows && cols && groups ? VNPU_ENG_EINVAL : 0;

@@ -1360,8 +1360,10 @@ static inline __u64 eng_qwino_scratch(const struct eng_qwplan *p)
  * ---- A packed QLINEAR_CONV as integer Winograd F(4x4, 3x3) on AVX512-VNNI
  * hosts (vnpu_eng_qwino.c, vnpu_eng_qw4_avx512.c) ----
  *
- * An engine choice on %VNPU_LAYER_F_PACKED layers: no layout of its own,
- * U is made from W's packed rows by each part. G scaled per row by (4, 6,
+ * U is read in place after W's rows where the compiler packed it
+ * (%VNPU_LAYER_F_QW4, %VNPU_PACK_QW4_W, vnpu_eng_qw4_pays()), else made
+ * from W's packed rows by each part (maps of ENG_QW4_MIN_W columns or
+ * more: an engine choice on %VNPU_LAYER_F_PACKED layers). G scaled per row by (4, 6,
  * 6, 24, 24, 1) is integral: G' rows (1, 0, 0), (-1, -1, -1), (-1, 1, -1),
  * (1, 2, 4), (1, -2, 4), (0, 0, 1), so U = G' (w - wz) G'^T is within
  * +-12495 and V = B^T d B (d = X less its zero point) within +-25500:
@@ -1388,7 +1390,7 @@ static inline __u64 eng_qwino_scratch(const struct eng_qwplan *p)
 #define ENG_QW4_TB_MAX	8	/* ... to */
 /* Tiles past a block's whole vectors, at most, summed with channels in the lanes. */
 #define ENG_QW4_TAIL	8
-#define ENG_QW4_MIN_W	48	/* map columns, at least, to pay (56x56 here) */
+#define ENG_QW4_MIN_W	48	/* map columns, at least, U made per run (56x56 here) */
 
 /**
  * struct eng_qw4plan - an F(4x4) QLINEAR_CONV's units and scratch
@@ -1450,7 +1452,7 @@ static inline void eng_qw4_plan(const struct eng_conv_shape *s,
 }
 
 /*
- * Bytes of U (per point, 16-channel group and channel pair, 16 pairs of
+ * Bytes of U (per 16-channel group, point and channel pair, 16 pairs of
  * int16), of V (per point and channel pair, a block's vectors of 16
  * tiles) and of the unit's S ([position / ENG_QNR][16][ENG_QNR]).
  */
@@ -1470,24 +1472,44 @@ static inline __u64 eng_qw4_sbytes(const struct eng_qw4plan *p)
 }
 
 /*
- * A part's scratch: a header, U, V, the staged rows of a channel pair (2
- * x (4 tb + 2) of 64 bytes), M of a tile row (36 x 16 x 16 int32), its S
- * (16 x 16 x 16), the transforms' rows (36 x 64 bytes), the unit's S and
- * W's zero points.
+ * A part's scratch: a header, U (unless W holds it, @held), V, the staged
+ * rows of a channel pair (2 x (4 tb + 2) of 64 bytes), M of a tile row
+ * (36 x 16 x 16 int32), its S (16 x 16 x 16), the transforms' rows (36 x
+ * 64 bytes), the unit's S and W's zero points.
  */
-static inline __u64 eng_qw4_scratch(const struct eng_qw4plan *p)
+static inline __u64 eng_qw4_scratch(const struct eng_qw4plan *p, int held)
 {
-	return p->units ? 64 + eng_qw4_ubytes(p) + eng_qw4_vbytes(p) +
+	return p->units ? 64 + (held ? 0 : eng_qw4_ubytes(p)) + eng_qw4_vbytes(p) +
 			  2 * (4 * p->tb + 2) * 64 + 36 * 1024 + 16 * 1024 +
 			  36 * 64 + eng_qw4_sbytes(p) + 64 * p->mg +
 			  9 * ENG_ALIGN : 0;
 }
 
 /*
+ * Whether a QLINEAR_CONV of @a over X @x into @y has F(4x4)'s shape (the
+ * check's for %VNPU_LAYER_F_QW4): rank 4, X's rows dense, one group, 3x3,
+ * strides and dilations 1, pads 1, 16k output channels, maps of
+ * VNPU_QW4_MAX_W columns at most.
+ */
+static inline int eng_qw4_shape(const struct vnpu_layer_conv *a,
+				const struct vnpu_cmd_tensor *x,
+				const struct vnpu_cmd_tensor *y)
+{
+	return x->rank == 4 && y->rank == 4 && a->group == 1 &&
+	       x->strides[3] == 1 && a->kernel[0] == 3 && a->kernel[1] == 3 &&
+	       a->stride[0] == 1 && a->stride[1] == 1 && a->dilation[0] == 1 &&
+	       a->dilation[1] == 1 && a->pad_begin[0] == 1 &&
+	       a->pad_begin[1] == 1 && a->pad_end[0] == 1 && a->pad_end[1] == 1 &&
+	       y->dims[1] % 16 == 0 && y->dims[1] &&
+	       y->dims[3] <= VNPU_QW4_MAX_W &&
+	       y->dims[2] == x->dims[2] && y->dims[3] == x->dims[3];
+}
+
+/*
  * Whether packed QLINEAR_CONV @l runs as F(4x4) with @features: AVX-512
- * with VNNI and VBMI, 3x3, strides and dilations 1, pads 1, one group,
- * i8 W not split, no fused add, 16k output channels, maps of
- * ENG_QW4_MIN_W to 56 columns.
+ * with VNNI and VBMI, eng_qw4_shape(), i8 W not split, no fused add; U
+ * in W (%VNPU_LAYER_F_QW4), or made by each part on maps of
+ * ENG_QW4_MIN_W columns or more.
  */
 static inline int eng_qw4_fits(const struct eng_layer *l, __u32 features)
 {
@@ -1496,18 +1518,20 @@ static inline int eng_qw4_fits(const struct eng_layer *l, __u32 features)
 	const struct vnpu_layer_conv *a = l->attrs;
 	const struct vnpu_cmd_tensor *x = &l->t[0], *y = &l->t[l->n - 1];
 
-	return (features & need) == need && x->rank == 4 && y->rank == 4 &&
+	return (features & need) == need && eng_qw4_shape(a, x, y) &&
 	       (a->flags & VNPU_LAYER_F_PACKED) &&
 	       !(a->flags & (VNPU_LAYER_F_SPLIT8 | VNPU_LAYER_F_RESIDUAL)) &&
-	       a->group == 1 && l->t[3].dtype == VNPU_DTYPE_I8 &&
-	       l->t[5].dtype == VNPU_DTYPE_I8 && x->strides[3] == 1 &&
-	       a->kernel[0] == 3 && a->kernel[1] == 3 && a->stride[0] == 1 &&
-	       a->stride[1] == 1 && a->dilation[0] == 1 && a->dilation[1] == 1 &&
-	       a->pad_begin[0] == 1 && a->pad_begin[1] == 1 &&
-	       a->pad_end[0] == 1 && a->pad_end[1] == 1 &&
-	       y->dims[1] % 16 == 0 && y->dims[1] &&
-	       y->dims[3] >= ENG_QW4_MIN_W && y->dims[3] <= 56 &&
-	       y->dims[2] == x->dims[2] && y->dims[3] == x->dims[3];
+	       l->t[3].dtype == VNPU_DTYPE_I8 && l->t[5].dtype == VNPU_DTYPE_I8 &&
+	       ((a->flags & VNPU_LAYER_F_QW4) || y->dims[3] >= ENG_QW4_MIN_W);
+}
+
+/*
+ * %VNPU_PACK_QW4_W's byte of U: W's %VNPU_PACK_QCONV_W bytes of @mp rows
+ * of depth @k4, rounded up to 64.
+ */
+static inline __u64 eng_qw4_uoff(__u64 mp, __u64 k4)
+{
+	return eng_div_up(mp * (k4 + 4), 64) * 64;
 }
 
 /*
@@ -1525,7 +1549,7 @@ struct eng_qw4 {
 	__u8 flip, xz;		/* 0x80 for i8 X; X's zero point as read */
 	__u64 pairs;		/* channel pairs a chunk */
 	__u64 tb, tw, nv;	/* struct eng_qw4plan's */
-	__u32 *u;		/* [36][mg][cp][16] int16 pairs */
+	const __u32 *u;		/* [mg][36][cp][16] int16 pairs */
 	__u32 *v;		/* [36][cp][nv][16] int16 pairs */
 	void *tt;		/* 36 vectors: the transforms' rows */
 	__u8 *st;		/* staged rows */
@@ -1534,7 +1558,7 @@ struct eng_qw4 {
 	__s32 *s;		/* [pos / ENG_QNR][16][ENG_QNR] */
 };
 
-void vnpu_eng_qw4_u(const struct eng_qw4 *q);
+void vnpu_eng_qw4_u(const struct eng_qw4 *q, __u32 *u);
 void vnpu_eng_qw4_v(const struct eng_qw4 *q, __u64 ty0, __u64 ty1);
 void vnpu_eng_qw4_sums(const struct eng_qw4 *q, __u64 ty0, __u64 ty1, __u64 g16);
 

@@ -66,7 +66,7 @@ static inline v32hi_w4 qw4_g(__u64 i, v32hi_w4 a, v32hi_w4 b, v32hi_w4 c)
  * |U| <= 7 * 7 * 255 = 12495 all along).
  */
 static __attribute__((__noinline__))
-void qw4_u1(const struct eng_qw4 *q, const v64qu_w4 *idx, __u64 g, __u64 p)
+void qw4_u1(const struct eng_qw4 *q, const v64qu_w4 *idx, __u64 g, __u64 p, __u32 *u)
 {
 	const v16si_w4 wz = *((const v16si_w4 *)q->wz + g);
 	const v32hi_w4 wz2 = (v32hi_w4)((wz & 0xffff) | (wz << 16));
@@ -92,12 +92,13 @@ void qw4_u1(const struct eng_qw4 *q, const v64qu_w4 *idx, __u64 g, __u64 p)
 
 #pragma GCC unroll 6
 		for (j = 0; j < 6; j++)
-			*(v32hi_w4 *)(q->u + (((i * 6 + j) * q->mg + g) * q->cp + p) * 16) =
+			*(v32hi_w4 *)(u + ((g * 36 + i * 6 + j) * q->cp + p) * 16) =
 				qw4_g(j, a0, a1, a2);
 	}
 }
 
-void vnpu_eng_qw4_u(const struct eng_qw4 *q)
+/* U of the layer into @u ([mg][36][cp][16] int16 pairs). */
+void vnpu_eng_qw4_u(const struct eng_qw4 *q, __u32 *u)
 {
 	v64qu_w4 idx[9];
 	__u64 g, p, t, m;
@@ -112,7 +113,7 @@ void vnpu_eng_qw4_u(const struct eng_qw4 *q)
 					   (m & ~3u) + t % 4);
 	for (g = 0; g < q->mg; g++)
 		for (p = 0; p < q->cp; p++)
-			qw4_u1(q, idx, g, p);
+			qw4_u1(q, idx, g, p, u);
 }
 
 /* B^T of six vectors (32 int16 lanes) @r into @o. */
@@ -255,7 +256,7 @@ void qw4_m(const struct eng_qw4 *q, __u64 tv, __u64 g16, __u64 h0, __u64 np)
 	__u64 x, p, i;
 
 	for (x = 0; x < 36; x++) {
-		const __u32 *u = q->u + ((x * q->mg + g16) * q->cp + h0) * 16;
+		const __u32 *u = q->u + ((g16 * 36 + x) * q->cp + h0) * 16;
 		const __u32 *v = q->v + ((x * q->cp + h0) * q->nv + tv) * 16;
 		v16su_w4 acc[16];
 
@@ -264,6 +265,12 @@ void qw4_m(const struct eng_qw4 *q, __u64 tv, __u64 g16, __u64 h0, __u64 np)
 		for (p = 0; p < np; p++) {
 			v16su_w4 b = *(const v16su_w4u *)(v + p * q->nv * 16);
 
+			/*
+			 * The first vector reads U from memory (it stays in L2
+			 * for the others): the next point's line, ahead.
+			 */
+			if (!tv)
+				__builtin_prefetch(u + (q->cp + p) * 16);
 			for (i = 0; i < 16; i++)
 				acc[i] = dpwssd(acc[i], (v16su_w4){} + u[p * 16 + i], b);
 		}
@@ -394,7 +401,7 @@ void qw4_mt(const struct eng_qw4 *q, __u64 t0, __u64 g16, __u64 h0, __u64 np,
 			for (x = 0; x < (__u64)pp; x++) {
 				const __u32 *v = q->v + ((x0 + x) * q->cp + h0 + p) *
 						 q->nv * 16 + t0;
-				v16su_w4 u = *(const v16su_w4u *)(q->u + (((x0 + x) * q->mg + g16) *
+				v16su_w4 u = *(const v16su_w4u *)(q->u + ((g16 * 36 + x0 + x) *
 							q->cp + h0 + p) * 16);
 
 				for (t = 0; t < nr; t++)

@@ -631,7 +631,8 @@ struct qw4_held {
 
 /*
  * A packed QLINEAR_CONV as F(4x4, 3x3) on AVX512-VNNI hosts (eng_qw4_fits(),
- * vnpu_eng_priv.h): per part, U of W's rows once a run; per unit, V of its
+ * vnpu_eng_priv.h): U read in place after W's rows (%VNPU_LAYER_F_QW4), or
+ * made by each part from them once a run; per unit, V of its
  * block of tile rows (unless the part holds it), its 16 output channels'
  * sums (vnpu_eng_qw4_sums()) and the direct path's requantization
  * (qtile_out()).
@@ -651,7 +652,9 @@ int eng_qw4_run(const struct eng_layer *l, __u64 ub, __u64 ue,
 	struct qw4_held *h = qw_align(&sp, 64);
 	__s32 *wz;
 	__u64 u, m;
-	int wz0 = 1;
+	int wz0 = 1, held = !!(((const struct vnpu_layer_conv *)l->attrs)->flags &
+			       VNPU_LAYER_F_QW4);
+	__u32 *um = (__u32 *)0;
 
 	eng_conv_shape(l, &s);
 	eng_qw4_plan(&s, &p);
@@ -673,7 +676,14 @@ int eng_qw4_run(const struct eng_layer *l, __u64 ub, __u64 ue,
 	q.flip = x->dtype == VNPU_DTYPE_I8 ? 0x80 : 0;
 	q.xz = qw_zero(l);
 	wz = qw_align(&sp, 64 * p.mg);
-	q.u = qw_align(&sp, eng_qw4_ubytes(&p));
+	if (held) {
+		q.u = (const __u32 *)((const __u8 *)l->data[3] +
+				      eng_qw4_uoff(eng_div_up(s.mg, ENG_QMR) * ENG_QMR,
+						   q.k4));
+	} else {
+		um = qw_align(&sp, eng_qw4_ubytes(&p));
+		q.u = um;
+	}
 	q.v = qw_align(&sp, eng_qw4_vbytes(&p));
 	q.st = qw_align(&sp, 2 * (4 * p.tb + 2) * 64);
 	q.mb = qw_align(&sp, 36 * 1024);
@@ -689,7 +699,8 @@ int eng_qw4_run(const struct eng_layer *l, __u64 ub, __u64 ue,
 	q.wz = wz;
 	q.pairs = wz0 ? ENG_QW4_PAIRS : ENG_QW4_PAIRS / 2;
 	if (!ctx->epoch || h->epoch != ctx->epoch || h->attrs != l->attrs) {
-		vnpu_eng_qw4_u(&q);
+		if (!held)
+			vnpu_eng_qw4_u(&q, um);
 		h->epoch = ctx->epoch;
 		h->attrs = l->attrs;
 		h->key = ~0ull;

@@ -567,7 +567,8 @@ __u64 vnpu_eng_layer_scratch(__u32 op, const struct vnpu_cmd_tensor *t,
 
 		eng_conv_shape(&l, &s);
 		eng_qw4_plan(&s, &q4);
-		return eng_qw4_scratch(&q4);
+		return eng_qw4_scratch(&q4, !!(((const struct vnpu_layer_conv *)attrs)->flags &
+					       VNPU_LAYER_F_QW4));
 	}
 	if (op == VNPU_LAYER_QLINEAR_CONV &&
 	    (((const struct vnpu_layer_conv *)attrs)->flags & VNPU_LAYER_F_PACKED)) {

@@ -281,8 +281,8 @@ void vnpu_eng_transpose32(const struct vnpu_eng_transpose *t, __u32 features);
  * @cols: its columns (N of GEMM's B; C/group * KH * KW of CONV's W)
  *
  * Return: the size in f32 elements (in bytes for %VNPU_PACK_QCONV_W,
- * %VNPU_PACK_QCONV_SPLIT and %VNPU_PACK_QWINO_W), or 0 for a bad layout or
- * an overflow.
+ * %VNPU_PACK_QCONV_SPLIT, %VNPU_PACK_QWINO_W and %VNPU_PACK_QW4_W), or 0
+ * for a bad layout or an overflow.
  */
 __u64 vnpu_eng_packed_size(__u32 layout, __u64 groups, __u64 rows,
 			   __u64 cols);
@@ -298,12 +298,30 @@ __u64 vnpu_eng_packed_size(__u32 layout, __u64 groups, __u64 rows,
  * @dst: vnpu_eng_packed_size() f32 elements (layouts in vnpu_layers.h)
  *
  * Integer moves only: callable anywhere, done by the runtime at compile
- * time. %VNPU_PACK_WINO_W is vnpu_eng_wino_pack()'s.
+ * time. %VNPU_PACK_WINO_W is vnpu_eng_wino_pack()'s, %VNPU_PACK_QW4_W
+ * vnpu_eng_qw4_pack()'s.
  *
  * Return: 0, or %VNPU_ENG_EINVAL for a bad layout or size.
  */
 int vnpu_eng_pack(__u32 layout, const void *src, __u64 groups, __u64 rows,
 		  __u64 cols, void *dst);
+
+/**
+ * vnpu_eng_qw4_pack() - pack a QLINEAR_CONV's i8 3x3 weights as
+ * %VNPU_PACK_QW4_W
+ * @src: W [@rows, @cols / 9, 3, 3] of one group, row-major and dense
+ * @wz: the weight zero points, one (@nwz 1) or one per row (@nwz @rows)
+ * @nwz: 1 or @rows
+ * @rows: output channels, a multiple of 16
+ * @cols: input channels times 9
+ * @dst: vnpu_eng_packed_size(%VNPU_PACK_QW4_W, 1, @rows, @cols) bytes
+ *
+ * Integer arithmetic only, as vnpu_eng_pack().
+ *
+ * Return: 0, or %VNPU_ENG_EINVAL for a bad size or count of zero points.
+ */
+int vnpu_eng_qw4_pack(const __s8 *src, const __s8 *wz, __u64 nwz, __u64 rows,
+		      __u64 cols, void *dst);
 
 /**
  * vnpu_eng_pair_bf16() - put packed bf16 weights in depth pairs
@@ -442,6 +460,21 @@ int vnpu_eng_wino2_pays(const struct vnpu_layer_conv *a,
 int vnpu_eng_qwino_pays(const struct vnpu_layer_conv *a,
 			const struct vnpu_cmd_tensor *x,
 			const struct vnpu_cmd_tensor *y);
+
+/**
+ * vnpu_eng_qw4_pays() - whether a packed QLINEAR_CONV over i8 weights runs
+ * faster on this host as integer Winograd F(4x4, 3x3) over U made once
+ * (then the compiler packs them as %VNPU_PACK_QW4_W and sets
+ * %VNPU_LAYER_F_QW4); host builds only
+ * @a: its attributes (the flags are not looked at)
+ * @x: its X
+ * @y: its Y
+ *
+ * Return: 1 or 0.
+ */
+int vnpu_eng_qw4_pays(const struct vnpu_layer_conv *a,
+		      const struct vnpu_cmd_tensor *x,
+		      const struct vnpu_cmd_tensor *y);
 
 /**
  * vnpu_eng_lanes_pays() - whether a CONV runs faster on this host with

@@ -348,9 +348,10 @@ static vnpu_status qoperand(struct cstate *s, const struct cop *op, uint32_t i,
 }
 
 /*
- * Constant weights as %VNPU_PACK_QCONV_W, or %VNPU_PACK_QCONV_SPLIT when
- * @layout says so (i8; u8 ones and their zero point moved down by 128,
- * which keeps every w - w_zero_point), in @packed and @zp.
+ * Constant weights as %VNPU_PACK_QCONV_W, or %VNPU_PACK_QCONV_SPLIT or
+ * %VNPU_PACK_QW4_W (its U of constant zero points) when @layout says so
+ * (i8; u8 ones and their zero point moved down by 128, which keeps every
+ * w - w_zero_point), in @packed and @zp.
  */
 static vnpu_status pack_qconv(struct cstate *s, int32_t w, int32_t *zp, int64_t group,
 			      uint32_t layout, int32_t *packed)
@@ -363,11 +364,20 @@ static vnpu_status pack_qconv(struct cstate *s, int32_t w, int32_t *zp, int64_t 
 	int64_t n = vnpu_tinfo_elems(wi), nz = vnpu_tinfo_elems(zi);
 	const uint8_t *w8 = wi->data;
 	bool u8 = wi->type == VNPU_TYPE_U8;
-	int8_t *src = NULL, *buf;
+	int8_t *src = NULL, *buf, *zq = NULL;
 	vnpu_status st;
 
 	if (!size)
 		return UNSUP(s, "weights too large to pack");
+	if (layout == VNPU_PACK_QW4_W) {
+		if (!zi->data || (nz != 1 && (uint64_t)nz != rows))
+			return UNSUP(s, "F(4x4) weights with a computed zero point");
+		zq = malloc((size_t)nz + 1);
+		if (!zq)
+			return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory packing weights");
+		for (int64_t i = 0; i < nz; i++)
+			zq[i] = (int8_t)(((const uint8_t *)zi->data)[i] - (u8 ? 128 : 0));
+	}
 	/* Packed where the program keeps its weights: no copy at placement. */
 	buf = cs_weights_alloc(s, size);
 	/* i8 weights pack as they are; u8 ones moved down by 128 first. */
@@ -375,14 +385,19 @@ static vnpu_status pack_qconv(struct cstate *s, int32_t w, int32_t *zp, int64_t 
 		src = malloc((size_t)n + 1);
 	if (!buf || (u8 && !src)) {
 		free(src);
+		free(zq);
 		cs_weights_free(s, buf);
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory packing weights");
 	}
 	for (int64_t i = 0; u8 && i < n; i++)
 		src[i] = (int8_t)(w8[i] - 128);
-	vnpu_eng_pack(layout, u8 ? (const void *)src : wi->data, (uint64_t)group, rows, cols,
-		      buf);
+	if (zq)
+		vnpu_eng_qw4_pack(u8 ? src : wi->data, zq, (uint64_t)nz, rows, cols, buf);
+	else
+		vnpu_eng_pack(layout, u8 ? (const void *)src : wi->data, (uint64_t)group, rows,
+			      cols, buf);
 	free(src);
+	free(zq);
 	st = cs_add_const(s, VNPU_TYPE_I8, 1, (const int64_t[]){ (int64_t)size }, buf, packed);
 	if (st || wi->type == VNPU_TYPE_I8)
 		return st;
@@ -397,6 +412,27 @@ static vnpu_status pack_qconv(struct cstate *s, int32_t w, int32_t *zp, int64_t 
 }
 
 /*
+ * X @x and Y @y of a QLinearConv as the engine's pay rules take them (u8,
+ * dense rows), in @tx and @ty; false unless both are of rank 4.
+ */
+static bool qconv_maps(const struct cstate *s, int32_t x, int32_t y,
+		       struct vnpu_cmd_tensor *tx, struct vnpu_cmd_tensor *ty)
+{
+	const struct vnpu_tinfo *xi = cs_info(s, x), *yi = cs_info(s, y);
+
+	if (xi->rank != 4 || yi->rank != 4)
+		return false;
+	*tx = (struct vnpu_cmd_tensor){ .dtype = VNPU_DTYPE_U8, .rank = 4 };
+	*ty = *tx;
+	for (uint32_t d = 0; d < 4; d++) {
+		tx->dims[d] = (uint64_t)xi->dims[d];
+		ty->dims[d] = (uint64_t)yi->dims[d];
+	}
+	tx->strides[3] = 1;
+	return true;
+}
+
+/*
  * Whether QLinearConv @attr of @x by constant weights @w (zero points
  * @wz) into @y runs as integer Winograd F(2x2, 3x3) (%VNPU_LAYER_F_QWINO
  * over %VNPU_PACK_QWINO_W): i8 weights whose zero points are all 0 (the
@@ -406,23 +442,32 @@ static vnpu_status pack_qconv(struct cstate *s, int32_t w, int32_t *zp, int64_t 
 static bool qconv_wino(const struct cstate *s, const struct vnpu_layer_conv *attr,
 		       int32_t x, int32_t w, int32_t wz, int32_t y)
 {
-	const struct vnpu_tinfo *xi = cs_info(s, x), *zi = cs_info(s, wz);
-	const struct vnpu_tinfo *yi = cs_info(s, y);
-	struct vnpu_cmd_tensor tx = { .dtype = VNPU_DTYPE_U8, .rank = 4 };
-	struct vnpu_cmd_tensor ty = { .dtype = VNPU_DTYPE_U8, .rank = 4 };
+	const struct vnpu_tinfo *zi = cs_info(s, wz);
+	struct vnpu_cmd_tensor tx, ty;
 
 	if (cs_info(s, w)->type != VNPU_TYPE_I8 || zi->type != VNPU_TYPE_I8 || !zi->data ||
-	    xi->rank != 4 || yi->rank != 4)
+	    !qconv_maps(s, x, y, &tx, &ty))
 		return false;
 	for (int64_t i = 0; i < vnpu_tinfo_elems(zi); i++)
 		if (((const int8_t *)zi->data)[i])
 			return false;
-	for (uint32_t d = 0; d < 4; d++) {
-		tx.dims[d] = (uint64_t)xi->dims[d];
-		ty.dims[d] = (uint64_t)yi->dims[d];
-	}
-	tx.strides[3] = 1;
 	return vnpu_eng_qwino_pays(attr, &tx, &ty);
+}
+
+/*
+ * Whether QLinearConv @attr of @x by constant weights (of constant zero
+ * points @wz) into @y runs as integer Winograd F(4x4, 3x3) over U packed
+ * once (%VNPU_LAYER_F_QW4 over %VNPU_PACK_QW4_W): where the engine says it
+ * pays on this host (vnpu_eng_qw4_pays(): elsewhere U would only grow the
+ * program).
+ */
+static bool qconv_qw4(const struct cstate *s, const struct vnpu_layer_conv *attr,
+		      int32_t x, int32_t wz, int32_t y)
+{
+	struct vnpu_cmd_tensor tx, ty;
+
+	return cs_info(s, wz)->data && qconv_maps(s, x, y, &tx, &ty) &&
+	       vnpu_eng_qw4_pays(attr, &tx, &ty);
 }
 
 /*
@@ -469,14 +514,18 @@ static vnpu_status lower_qconv(struct cstate *s, struct cop *op)
 			     !(attr.group == xi->dims[1] && attr.group == m) &&
 			     vnpu_tinfo_elems(yi) != yi->dims[0] * m;
 		bool wino = qconv_wino(s, &attr, op->in[0], v[3], v[5], op->out[0]);
+		bool qw4 = !wino && !split && !res &&
+			   qconv_qw4(s, &attr, op->in[0], v[5], op->out[0]);
 		uint32_t layout = wino ? VNPU_PACK_QWINO_W :
-				  split ? VNPU_PACK_QCONV_SPLIT : VNPU_PACK_QCONV_W;
+				  split ? VNPU_PACK_QCONV_SPLIT :
+				  qw4 ? VNPU_PACK_QW4_W : VNPU_PACK_QCONV_W;
 
 		st = pack_qconv(s, v[3], &v[5], attr.group, layout, &v[3]);
 		if (st)
 			return st;
 		attr.flags |= wino ? VNPU_LAYER_F_QWINO :
-			      VNPU_LAYER_F_PACKED | (split ? VNPU_LAYER_F_SPLIT8 : 0);
+			      VNPU_LAYER_F_PACKED | (split ? VNPU_LAYER_F_SPLIT8 : 0) |
+			      (qw4 ? VNPU_LAYER_F_QW4 : 0);
 	} else if (attr.act.func) {
 		return UNSUP(s, "a fused Relu over weights computed at run time");
 	}

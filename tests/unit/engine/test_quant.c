@@ -592,6 +592,103 @@ static void qconv_wino_case(struct __test_metadata *_metadata, const struct qcas
 }
 
 /*
+ * The packed case over %VNPU_PACK_QW4_W (%VNPU_LAYER_F_QW4) where its
+ * shape takes it: the same bits as @ref on every path and split (the
+ * VNNI+VBMI runs sum over U in place, the others over W's rows), and U
+ * read there only: zeroed, the VNNI+VBMI run's outputs change and the
+ * AVX2 run's do not. Malformed: a short W, W without U, the flag without
+ * PACKED, with SPLIT8 or the fused add, on a dilated kernel of the same
+ * sizes and on a map wider than VNPU_QW4_MAX_W.
+ */
+static void qconv_qw4_case(struct __test_metadata *_metadata, const struct qcase *qc,
+			   const struct vnpu_cmd_tensor *t0, void *const *data0, __u32 n,
+			   const struct vnpu_layer_conv *at0, const int8_t *w,
+			   const int8_t *wz, const void *ref, const char *name0)
+{
+	const __u32 vbmi = VNPU_ENG_F_AVX2_FMA | VNPU_ENG_F_AVX512 | VNPU_ENG_F_VNNI |
+			   VNPU_ENG_F_VBMI;
+	__u64 cg = qc->c, size, uoff, qsize, ny = et_bytes(&t0[n - 1]), wd;
+	struct vnpu_cmd_tensor t[10];
+	struct vnpu_layer_conv at = *at0;
+	void *data[10], *u, *y;
+	char name[160];
+
+	if (qc->k != 3 || qc->stride != 1 || qc->dil != 1 || qc->pad != 1 ||
+	    qc->group != 1 || qc->m % 16 || qc->w > VNPU_QW4_MAX_W)
+		return;
+	memcpy(t, t0, sizeof(t[0]) * n);
+	memcpy(data, data0, sizeof(data[0]) * n);
+	size = vnpu_eng_packed_size(VNPU_PACK_QW4_W, 1, qc->m, cg * 9);
+	qsize = vnpu_eng_packed_size(VNPU_PACK_QCONV_W, 1, qc->m, cg * 9);
+	uoff = (qsize + 63) / 64 * 64;
+	EXPECT_EQ(uoff + 36 * qc->m / 16 * ((cg + 1) / 2) * 64, size);
+	u = malloc(size + 1);
+	y = malloc(ny);
+	EXPECT_TRUE(size && !vnpu_eng_qw4_pack(w, wz, qc->m, qc->m, cg * 9, u))
+		TH_LOG("%s: qw4 pack failed", name0);
+	EXPECT_TRUE(vnpu_eng_pack(VNPU_PACK_QW4_W, w, 1, qc->m, cg * 9, u))
+		TH_LOG("%s: qw4 packed without zero points", name0);
+	EXPECT_TRUE(vnpu_eng_qw4_pack(w, wz, 2, qc->m, cg * 9, u))
+		TH_LOG("%s: qw4 packed with 2 zero points", name0);
+	t[3] = et_dense(VNPU_DTYPE_I8, 1, &size);
+	data[3] = u;
+	at.flags |= VNPU_LAYER_F_QW4;
+	snprintf(name, sizeof(name), "%s qw4", name0);
+	EXPECT_EQ(0, et_layer_exact(name, VNPU_LAYER_QLINEAR_CONV, t, data, n, &at,
+				    sizeof(at), ref));
+	/* U zeroed: read by the VNNI+VBMI runs, not by the others. */
+	memset((char *)u + uoff, 0, size - uoff);
+	data[n - 1] = y;
+	if ((et_host_features & vbmi) == vbmi) {
+		EXPECT_TRUE(!et_run(VNPU_LAYER_QLINEAR_CONV, t, data, n, &at, sizeof(at),
+				    vbmi, 2) && memcmp(y, ref, ny))
+			TH_LOG("%s: VNNI+VBMI run did not read U", name0);
+	}
+	if (et_host_features & VNPU_ENG_F_AVX2_FMA) {
+		EXPECT_TRUE(!et_run(VNPU_LAYER_QLINEAR_CONV, t, data, n, &at, sizeof(at),
+				    VNPU_ENG_F_AVX2_FMA, 7) && !memcmp(y, ref, ny))
+			TH_LOG("%s: AVX2 run read U", name0);
+	}
+	/* Malformed. */
+	size--;
+	t[3] = et_dense(VNPU_DTYPE_I8, 1, &size);
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)))
+		TH_LOG("%s: qw4 short W accepted", name0);
+	t[3] = et_dense(VNPU_DTYPE_I8, 1, &qsize);
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)))
+		TH_LOG("%s: qw4 W without U accepted", name0);
+	size++;
+	t[3] = et_dense(VNPU_DTYPE_I8, 1, &size);
+	EXPECT_FALSE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)))
+		TH_LOG("%s: qw4 refused", name0);
+	at.flags &= ~VNPU_LAYER_F_PACKED;
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)))
+		TH_LOG("%s: qw4 unpacked accepted", name0);
+	at.flags |= VNPU_LAYER_F_PACKED | VNPU_LAYER_F_SPLIT8;
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)))
+		TH_LOG("%s: qw4 split accepted", name0);
+	at.flags &= ~VNPU_LAYER_F_SPLIT8;
+	at.dilation[0] = at.dilation[1] = 2;
+	at.pad_begin[0] = at.pad_begin[1] = at.pad_end[0] = at.pad_end[1] = 2;
+	EXPECT_TRUE(vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at, sizeof(at)))
+		TH_LOG("%s: qw4 dilated accepted", name0);
+	at.dilation[0] = at.dilation[1] = 1;
+	at.pad_begin[0] = at.pad_begin[1] = at.pad_end[0] = at.pad_end[1] = 1;
+	for (wd = VNPU_QW4_MAX_W + 1; wd >= VNPU_QW4_MAX_W; wd--) {
+		__u64 dx[4] = { qc->n, qc->c, qc->h, wd }, dy[4] = { qc->n, qc->m, qc->h, wd };
+
+		t[0] = et_dense(qc->xt, 4, dx);
+		t[n - 1] = et_dense(qc->yt, 4, dy);
+		EXPECT_EQ(wd > VNPU_QW4_MAX_W,
+			  !!vnpu_eng_layer_check(VNPU_LAYER_QLINEAR_CONV, t, n, &at,
+						 sizeof(at)))
+			TH_LOG("%s: qw4 on %llu columns", name0, (unsigned long long)wd);
+	}
+	free(u);
+	free(y);
+}
+
+/*
  * A packed QLINEAR_CONV against the unpacked one on the baseline (the
  * plain loop), ReLU as the saturation's low bound raised to y's zero
  * point; every path and split through et_layer_exact().
@@ -697,6 +794,7 @@ static void qconv_packed_case(struct __test_metadata *_metadata, const struct qc
 	if (qc->c != qc->group || qc->m != qc->group)
 		qconv_residual_case(_metadata, qc, t, data, n, &at, ref, name);
 	qconv_wino_case(_metadata, qc, t, data, n, &at, w, ref, name);
+	qconv_qw4_case(_metadata, qc, t, data, n, &at, w, wz, ref, name);
 	qconv_split_case(_metadata, qc, t, data, n, &at, w, mg, cg * qc->k * qc->k, ref, name);
 	t[3] = et_dense(VNPU_DTYPE_I8, 1, &psize);
 	data[3] = packed;
@@ -972,7 +1070,11 @@ static void test_qconv_packed(struct __test_metadata *_metadata)
 		 * at a chunk's 2^25 bound (226 channels: chunks of 112,
 		 * weight zero points 0; of 56, not 0; and with a tail of 4
 		 * and 3), y's scale such that the sums stay inside i8's
-		 * range. ResNet-50's 28x28 128 to 128 runs direct.
+		 * range. ResNet-50's 28x28 128 to 128 runs direct, but over
+		 * U packed once (qconv_qw4_case(), as every case of this
+		 * shape); so do, only so, 7x7 (4 tiles: a tail), 14x14 (one
+		 * vector, weight zero points) and 3x5 (two images of 2 tiles,
+		 * 9 channels).
 		 */
 		{ 1, 64, 56, 56, 64, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
 		{ 1, 3, 50, 53, 16, 1, 3, 1, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 1, 0, 0 },
@@ -982,6 +1084,9 @@ static void test_qconv_packed(struct __test_metadata *_metadata)
 		{ 1, 24, 12, 49, 32, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 0, 1, 0 },
 		{ 2, 130, 27, 55, 16, 1, 3, 1, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 1, 1, 0 },
 		{ 1, 128, 28, 28, 128, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
+		{ 1, 32, 7, 7, 16, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_U8, 0, 1, 1, 0 },
+		{ 1, 20, 14, 14, 32, 1, 3, 1, 1, 1, VNPU_DTYPE_I8, VNPU_DTYPE_U8, 1, 1, 0, 0 },
+		{ 2, 9, 3, 5, 16, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 0, 1, 0 },
 		{ 1, 226, 5, 50, 16, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 0, 1, 0, 0, 0, 0,
 		  200.0f, 1 },
 		{ 1, 226, 5, 50, 16, 1, 3, 1, 1, 1, VNPU_DTYPE_U8, VNPU_DTYPE_I8, 1, 1, 0, 0, 0, 0,

@@ -132,6 +132,17 @@ TEST(qconv_split_layer_valid)
 	ASSERT_EQ(1, n);
 }
 
+TEST(qconv_qw4_layer_valid)
+{
+	struct case_stream s;
+	__u32 n = 99;
+
+	case_qconv_qw4(&s);
+	ASSERT_EQ(0, vnpu_stream_validate(s.words, s.size, case_slots,
+					  CASE_NUM_SLOTS, &n));
+	ASSERT_EQ(1, n);
+}
+
 TEST(qconv_residual_layer_valid)
 {
 	struct case_stream s;
