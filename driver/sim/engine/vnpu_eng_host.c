@@ -263,7 +263,7 @@ int vnpu_eng_qwino_pays(const struct vnpu_layer_conv *a,
  * 256 took 0.78-0.93 ms in resnet50_qdq against the direct tile's 0.53;
  * elsewhere W stays as it was).
  */
-#define ENG_QW4_PAYS_W	48	/* map columns, at least */
+#define ENG_QW4_PAYS_W	28	/* map columns, at least */
 
 int vnpu_eng_qw4_pays(const struct vnpu_layer_conv *a,
 		      const struct vnpu_cmd_tensor *x,

@@ -20,6 +20,11 @@ typedef short v32hi_w4u __attribute__((vector_size(64), aligned(2), may_alias));
 typedef unsigned char v64qu_w4u __attribute__((vector_size(64), aligned(1), may_alias));
 typedef int v16si_w4u __attribute__((vector_size(64), aligned(4), may_alias));
 typedef unsigned int v16su_w4u __attribute__((vector_size(64), aligned(4), may_alias));
+typedef unsigned long long v8du_w4 __attribute__((vector_size(64)));
+typedef unsigned long long v8du_w4u __attribute__((vector_size(64), aligned(1), may_alias));
+
+/* Tiles a row, at most, whose V two rows make at once (rows' bytes 0 to 29). */
+#define ENG_QW4_TW2	7
 
 /* @acc += the int16 pair products of @a and @b (wrapping). */
 static inline v16su_w4 dpwssd(v16su_w4 acc, v16su_w4 a, v16su_w4 b)
@@ -141,7 +146,9 @@ static inline void qw4_st(__s32 *p, v16si_w4 v, __u32 k)
 /*
  * Stage padded rows [4 ty0 - 1, 4 ty1 + 1] of channels 2p, 2p + 1: 64
  * bytes each, X's bytes (xor flip) from byte 1, the zero point elsewhere
- * but in byte 63, 0 (the high byte of each word vpermi2b gathers).
+ * but in byte 63, 0 (the high byte of each word vpermi2b gathers), and
+ * in byte 31 too where a row has ENG_QW4_TW2 tiles or fewer (its tiles
+ * read bytes 0 to 29).
  */
 static void qw4_stage(const struct eng_qw4 *q, __u64 p, __u64 ty0, __u64 ty1)
 {
@@ -150,6 +157,8 @@ static void qw4_stage(const struct eng_qw4 *q, __u64 p, __u64 ty0, __u64 ty1)
 	__u64 rows = 4 * (ty1 - ty0) + 2, h, r;
 
 	fill[63] = 0;
+	if (q->tw <= ENG_QW4_TW2)
+		fill[31] = 0;
 	for (h = 0; h < 2; h++) {
 		__u64 c = 2 * p + h;
 
@@ -171,28 +180,41 @@ static void qw4_stage(const struct eng_qw4 *q, __u64 p, __u64 ty0, __u64 ty1)
 }
 
 /*
- * V of tile row @r0 (of the unit's) of the staged channel pair into its
- * tiles' lanes of V: each word lane gathered by vpermi2b as (byte, 0), tile t's
- * channel 2p in lane 2t and 2p + 1 in 2t + 1 (V's pairs as vpdpwssd
- * takes them); B^T down each column into q->tt, then along the rows. X
- * less its zero point d = g - xz: B^T's rows sum to 0 but the second's
- * (-6), so B^T d B is B^T g B but at point (1, 1), less 36 xz.
+ * V of tile rows @r0 to @r0 + @n - 1 (of the unit's; @n 1, or 2 where a
+ * row has ENG_QW4_TW2 tiles or fewer) of the staged channel pair into
+ * their tiles' lanes of V: each word lane gathered by vpermi2b as (byte,
+ * 0), tile t's channel 2p in lane 2t and 2p + 1 in 2t + 1 (V's pairs as
+ * vpdpwssd takes them), two rows' tiles from the low halves of their
+ * staged rows put side by side (@idx of ENG_QW4_TW2's); B^T down each
+ * column into q->tt, then along the rows. X less its zero point d = g -
+ * xz: B^T's rows sum to 0 but the second's (-6), so B^T d B is B^T g B
+ * but at point (1, 1), less 36 xz.
  */
 static __attribute__((__noinline__))
-void qw4_v1(const struct eng_qw4 *q, const v64qu_w4 *idx, __u64 p, __u64 r0)
+void qw4_v1(const struct eng_qw4 *q, const v64qu_w4 *idx, __u64 p, __u64 r0, __u64 n)
 {
 	v32hi_w4 *tt = (v32hi_w4 *)q->tt;
+	v64qu_w4 a[6], b[6];
 	__u64 i, j;
 
+	for (i = 0; i < 6; i++) {
+		const __u8 *s0 = q->st + (4 * r0 + i) * 64;
+		const __u8 *s1 = s0 + (4 * q->tb + 2) * 64;
+
+		a[i] = *(const v64qu_w4u *)s0;
+		b[i] = *(const v64qu_w4u *)s1;
+		if (n == 2) {
+			a[i] = (v64qu_w4)__builtin_shufflevector((v8du_w4)a[i],
+					*(const v8du_w4u *)(s0 + 4 * 64), 0, 1, 2, 3, 8, 9, 10, 11);
+			b[i] = (v64qu_w4)__builtin_shufflevector((v8du_w4)b[i],
+					*(const v8du_w4u *)(s1 + 4 * 64), 0, 1, 2, 3, 8, 9, 10, 11);
+		}
+	}
 	for (j = 0; j < 6; j++) {
 		v32hi_w4 r[6], o[6];
 
-		for (i = 0; i < 6; i++) {
-			const __u8 *s0 = q->st + (4 * r0 + i) * 64;
-
-			r[i] = (v32hi_w4)permi2b(idx[j], *(const v64qu_w4u *)s0,
-						 *(const v64qu_w4u *)(s0 + (4 * q->tb + 2) * 64));
-		}
+		for (i = 0; i < 6; i++)
+			r[i] = (v32hi_w4)permi2b(idx[j], a[i], b[i]);
 		qw4_bt(r, o);
 		for (i = 0; i < 6; i++)
 			tt[i * 6 + j] = o[i];
@@ -206,30 +228,37 @@ void qw4_v1(const struct eng_qw4 *q, const v64qu_w4 *idx, __u64 p, __u64 r0)
 		/* The row's tiles, after the block's earlier rows'. */
 		for (j = 0; j < 6; j++)
 			qw4_st((__s32 *)q->v + ((i * 6 + j) * q->cp + p) * q->nv * 16 +
-			       r0 * q->tw, (v16si_w4)o[j], (1u << q->tw) - 1);
+			       r0 * q->tw, (v16si_w4)o[j], (1u << (n * q->tw)) - 1);
 	}
 }
 
 void vnpu_eng_qw4_v(const struct eng_qw4 *q, __u64 ty0, __u64 ty1)
 {
-	v64qu_w4 idx[6];
-	__u64 p, ty, i, j;
+	v64qu_w4 idx[6], idx2[6];
+	__u64 p, ty, i, j, n;
 
 	/*
 	 * Word lane l: tile l / 2's byte j of channel 2p (even l) or 2p + 1,
-	 * over byte 63 of its row (0).
+	 * over byte 63 of its row (0). Two rows: the second row's tiles
+	 * from byte 32 on, over byte 31 (0).
 	 */
 	for (j = 0; j < 6; j++)
 		for (i = 0; i < 32; i++) {
-			__u8 b = (i & 1) * 64;
+			__u8 b = (i & 1) * 64, t = (__u8)(i / 2);
+			__u8 off = t < q->tw ? 4 * t + j : t < 2 * q->tw ?
+				   32 + 4 * (t - q->tw) + j : 31;
 
-			idx[j][2 * i] = (__u8)((b + 4 * (i / 2) + j) & 127);
+			idx[j][2 * i] = (__u8)((b + 4 * t + j) & 127);
 			idx[j][2 * i + 1] = (__u8)(b + 63);
+			idx2[j][2 * i] = (__u8)(b + off);
+			idx2[j][2 * i + 1] = 31;
 		}
 	for (p = 0; p < q->cp; p++) {
 		qw4_stage(q, p, ty0, ty1);
-		for (ty = ty0; ty < ty1; ty++)
-			qw4_v1(q, idx, p, ty - ty0);
+		for (ty = ty0; ty < ty1; ty += n) {
+			n = q->tw <= ENG_QW4_TW2 && ty + 1 < ty1 ? 2 : 1;
+			qw4_v1(q, n == 2 ? idx2 : idx, p, ty - ty0, n);
+		}
 	}
 }
 
