@@ -2941,7 +2941,10 @@ static void conv_window_rows_f32(const struct conv_job *cj, __u64 c, __u64 r0,
 /*
  * Asks for the input rows of channel @c that a window of @rows rows from
  * @r0 reads, ahead of their copy: a channel's rows are a short stream that
- * the hardware prefetcher only finds late.
+ * the hardware prefetcher only finds late. Into L2 (prefetcht2): into L1
+ * each of the burst's lines held one of L1's few miss buffers until
+ * memory answered, and ResNet-50's layer2.0 1x1 of stride 2 (its copy
+ * bound by reading X) took 2.03-2.07 ms on one CPU, 1.96 so.
  */
 static void conv_window_prefetch(const struct conv_job *cj, __u64 c, __u64 r0,
 				 __u64 rows)
@@ -2961,7 +2964,7 @@ static void conv_window_prefetch(const struct conv_job *cj, __u64 c, __u64 r0,
 	p = elem_at(cj->x, (__s64)c * cj->xs[0] + h0 * cj->xs[1], cj->dt);
 	e = elem_at(cj->x, (__s64)c * cj->xs[0] + h1 * cj->xs[1], cj->dt);
 	for (; p < e; p += 64)
-		__builtin_prefetch(p);
+		__builtin_prefetch(p, 0, 1);
 }
 
 /*
