@@ -331,6 +331,8 @@ static void compile_options(const struct target *t, const struct vnpu_config *cf
 	o->allow_fallback = t->fallback != NULL;
 	o->strict = cfg->hetero_strict;
 	o->inference_precision = cfg->precision;
+	/* The device picks one of two arena plans as it runs (cpu_plugin.c). */
+	o->own_plan = t->primary->plugin->ops->exe_load_alt && t->primary->info.tiles >= 2;
 }
 
 VNPU_API vnpu_status vnpu_core_compile_model(vnpu_core *core, const vnpu_model *model,

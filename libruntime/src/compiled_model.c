@@ -126,6 +126,37 @@ static vnpu_status load_weights(struct vnpu_compiled_model *cm)
 	return VNPU_OK;
 }
 
+/*
+ * The own-bytes plan's stream, to a primary device that takes one (a
+ * program of one segment has it); on any other it goes, and the requests'
+ * arenas hold the greedy plan alone.
+ */
+static vnpu_status load_own(struct vnpu_compiled_model *cm)
+{
+	struct vnpu_program *p = cm->program;
+	struct vnpu_core_device *d = vnpu_segment_device(cm, 0);
+	struct vnpu_slot_desc arena = cm->slots[VNPU_SLOT_ARENA];
+	vnpu_status st;
+
+	if (!p->own_cmd)
+		return VNPU_OK;
+	if (p->num_segments != 1 || !d->plugin->ops->exe_load_alt) {
+		free(p->own_cmd);
+		p->own_cmd = NULL;
+		p->own_cmd_size = 0;
+		p->own_arena_size = 0;
+		return VNPU_OK;
+	}
+	cm->slots[VNPU_SLOT_ARENA].size = p->own_arena_size;
+	st = d->plugin->ops->exe_load_alt(cm->exes[0], p->own_cmd, p->own_cmd_size, cm->slots,
+					  vnpu_program_num_slots(p));
+	cm->slots[VNPU_SLOT_ARENA] = arena;
+	if (st != VNPU_OK)
+		return vnpu_error_prefix(st, "loading the own-bytes arena plan on %s",
+					 d->info.name);
+	return VNPU_OK;
+}
+
 static vnpu_status load_segments(struct vnpu_compiled_model *cm)
 {
 	const struct vnpu_program *p = cm->program;
@@ -158,6 +189,9 @@ static vnpu_status load_segments(struct vnpu_compiled_model *cm)
 					  "segment %u has %u commands, the program says %u", i,
 					  num_cmds, seg->num_cmds);
 	}
+	st = load_own(cm);
+	if (st != VNPU_OK)
+		return st;
 
 	return load_weights(cm);
 }

@@ -186,7 +186,8 @@ static vnpu_status alloc_buffers(struct vnpu_infer_request *req)
 	req->io = calloc(req->num_io ? req->num_io : 1, sizeof(*req->io));
 	if (!req->slots || !req->io)
 		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory");
-	st = primary_ops(req)->buf_create(cm->primary->dev, cm->program->arena_size,
+	st = primary_ops(req)->buf_create(cm->primary->dev,
+					  vnpu_program_arena_bytes(cm->program),
 					  &req->arena);
 	if (st != VNPU_OK)
 		return vnpu_error_prefix(st, "allocating the request's arena");

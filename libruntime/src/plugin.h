@@ -168,6 +168,14 @@ struct vnpu_plugin_ops {
 				uint32_t num_slots, uint32_t *num_cmds,
 				struct vnpu_exe **out);
 	void (*exe_free)(struct vnpu_exe *exe);
+	/*
+	 * Optional: a second stream for @exe, of the same commands but for
+	 * their arena offsets (program.h's @own_cmd), validated as exe_load
+	 * does against @slots (their arena of that plan's size). The device
+	 * then runs either as it chooses; both give the same bits.
+	 */
+	vnpu_status (*exe_load_alt)(struct vnpu_exe *exe, const void *cmd, uint64_t cmd_size,
+				    const struct vnpu_slot_desc *slots, uint32_t num_slots);
 
 	/*
 	 * Start @exe over @slots (buffers of this device; the CPU takes any

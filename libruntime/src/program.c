@@ -4,8 +4,9 @@
  * that the blob code wraps in its versioned header.
  *
  * Layout: sizes and counts, then the ports, segments (command streams
- * padded to 8) and layers, the groups (flag PROGRAM_F_GROUPS), then the
- * weights. Strings are a u32 length and
+ * padded to 8) and layers, the groups (flag PROGRAM_F_GROUPS), the
+ * own-bytes plan's arena size and stream (flag PROGRAM_F_OWN, padded to
+ * 8), then the weights. Strings are a u32 length and
  * bytes without a terminator. Deserialization trusts nothing: every count
  * is checked against the bytes left before anything is allocated from it,
  * and every cross reference (slot, segment, command range) is checked.
@@ -23,6 +24,12 @@
 #define PROGRAM_MAGIC 0x4750554e /* "NUPG" */
 /* Flags: a group count and the groups follow the layers. */
 #define PROGRAM_F_GROUPS 1u
+/*
+ * The own-bytes plan (program.h's @own_cmd) follows the groups. A reader
+ * refuses flags it does not know, and a blob imports only into the
+ * library version that wrote it (blob.c): no format change.
+ */
+#define PROGRAM_F_OWN 2u
 /* name length, kind, is_output, first, count */
 #define GROUP_MIN_SIZE 20
 #define MAX_NAME_LEN 4096
@@ -71,6 +78,7 @@ void vnpu_program_free(struct vnpu_program *p)
 	for (uint32_t i = 0; p->groups && i < p->num_groups; i++)
 		free(p->groups[i].name);
 	free(p->groups);
+	free(p->own_cmd);
 	vnpu_program_weights_free(p);
 	free_ports(p->inputs, p->num_inputs);
 	free_ports(p->outputs, p->num_outputs);
@@ -174,7 +182,7 @@ vnpu_status vnpu_program_serialize(const struct vnpu_program *p,
 		return vnpu_error(VNPU_INVALID_ARGUMENT, "program serialize: NULL argument");
 
 	put_u32(&w, PROGRAM_MAGIC);
-	put_u32(&w, p->num_groups ? PROGRAM_F_GROUPS : 0);
+	put_u32(&w, (p->num_groups ? PROGRAM_F_GROUPS : 0) | (p->own_cmd ? PROGRAM_F_OWN : 0));
 	put_u64(&w, p->weights_size);
 	put_u64(&w, p->arena_size);
 	put_u64(&w, p->intermediates_size);
@@ -216,6 +224,12 @@ vnpu_status vnpu_program_serialize(const struct vnpu_program *p,
 		put_u32(&w, g->is_output);
 		put_u32(&w, g->first);
 		put_u32(&w, g->count);
+	}
+	if (p->own_cmd) {
+		put_u64(&w, p->own_arena_size);
+		put_u64(&w, p->own_cmd_size);
+		put_pad8(&w);
+		put(&w, p->own_cmd, p->own_cmd_size);
 	}
 	put_pad8(&w);
 	put(&w, p->weights, p->weights_size);
@@ -435,6 +449,46 @@ static void get_segment(struct reader *r, struct vnpu_prog_segment *s, bool *oom
 		fail(r, "segment command framing");
 }
 
+/*
+ * The own-bytes plan's stream: the one segment's commands, each of the
+ * same op and size (only offsets differ); the device validates the rest
+ * when it loads it, against an arena of @own_arena_size.
+ */
+static void get_own(struct reader *r, struct vnpu_program *p, bool *oom)
+{
+	const struct vnpu_prog_segment *seg = &p->segments[0];
+	uint64_t pos;
+
+	p->own_arena_size = get_u64(r, "own plan arena size");
+	p->own_cmd_size = get_u64(r, "own plan stream size");
+	skip_pad8(r);
+	if (r->what)
+		return;
+	if (p->num_segments != 1 || p->own_cmd_size != seg->cmd_size ||
+	    p->own_cmd_size > left(r) || !p->own_arena_size ||
+	    p->own_arena_size > (UINT64_C(1) << 40)) {
+		fail(r, "own plan");
+		return;
+	}
+	p->own_cmd = malloc(p->own_cmd_size ? p->own_cmd_size : 1);
+	if (!p->own_cmd) {
+		*oom = true;
+		fail(r, "out of memory");
+		return;
+	}
+	take(r, p->own_cmd, p->own_cmd_size, "own plan stream");
+	/* The segment's framing was checked: each header in turn. */
+	for (pos = 0; !r->what && pos < seg->cmd_size;) {
+		struct vnpu_cmd_header a, b;
+
+		memcpy(&a, (const uint8_t *)seg->cmd + pos, sizeof(a));
+		memcpy(&b, (const uint8_t *)p->own_cmd + pos, sizeof(b));
+		if (a.opcode != b.opcode || a.size != b.size)
+			fail(r, "own plan commands differ from the segment's");
+		pos += a.size;
+	}
+}
+
 static void get_layer(struct reader *r, struct vnpu_prog_layer *l, bool *oom)
 {
 	l->name = get_str(r, "layer name", oom);
@@ -513,7 +567,7 @@ vnpu_status vnpu_program_deserialize(const void *data, uint64_t size,
 	if (get_u32(&r, "magic") != PROGRAM_MAGIC)
 		fail(&r, "magic");
 	flags = get_u32(&r, "flags");
-	if (flags & ~PROGRAM_F_GROUPS)
+	if (flags & ~(PROGRAM_F_GROUPS | PROGRAM_F_OWN))
 		fail(&r, "flags");
 	p->weights_size = get_u64(&r, "weights size");
 	p->arena_size = get_u64(&r, "arena size");
@@ -545,6 +599,8 @@ vnpu_status vnpu_program_deserialize(const void *data, uint64_t size,
 		for (uint32_t i = 0; !r.what && i < p->num_groups; i++)
 			get_group(&r, p, &p->groups[i], &oom);
 	}
+	if ((flags & PROGRAM_F_OWN) && !r.what)
+		get_own(&r, p, &oom);
 	skip_pad8(&r);
 	if (!r.what && p->weights_size != left(&r))
 		fail(&r, "weights size");

@@ -96,11 +96,30 @@ struct vnpu_program {
 
 	uint32_t num_groups;
 	struct vnpu_prog_group *groups;
+
+	/*
+	 * Optional (NULL): the one segment's commands again, the same but
+	 * for the arena offsets, of a plan that gives every arena buffer
+	 * bytes of its own (no reuse) in an arena of @own_arena_size. A
+	 * device that takes it (plugin.h's exe_load_alt) runs either
+	 * stream, both giving the same bits; its requests' arenas hold the
+	 * larger plan (vnpu_program_arena_bytes()).
+	 */
+	void *own_cmd;
+	uint64_t own_cmd_size;
+	uint64_t own_arena_size;
 };
 
 static inline uint32_t vnpu_program_num_slots(const struct vnpu_program *p)
 {
 	return VNPU_SLOT_FIRST_IO + p->num_inputs + p->num_outputs;
+}
+
+/* The bytes a request's arena holds: the larger plan's. */
+static inline uint64_t vnpu_program_arena_bytes(const struct vnpu_program *p)
+{
+	return p->own_cmd && p->own_arena_size > p->arena_size ? p->own_arena_size :
+	       p->arena_size;
 }
 
 void vnpu_program_free(struct vnpu_program *p);

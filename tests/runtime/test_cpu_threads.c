@@ -271,4 +271,56 @@ TEST(set_and_refuse)
 	vnpu_core_free(core);
 }
 
+/*
+ * The arena plan from the round trips between tiles: the first reading
+ * that says something decides; then apart only after CPU_RT_STREAK
+ * readings in a row say so, and back likewise; readings between the
+ * thresholds, past CPU_RT_MAX_NS or missing say nothing.
+ */
+TEST(plan_from_round_trips)
+{
+	struct cpu_plan p = { 0 }, q = { 0 };
+
+	ASSERT_EQ(2, CPU_RT_STREAK);
+	/* The first reading that says something: apart at once. */
+	EXPECT_FALSE(cpu_plan_update(&q, -1));
+	EXPECT_FALSE(cpu_plan_update(&q, 200));
+	EXPECT_FALSE(cpu_plan_update(&q, 5000));
+	EXPECT_FALSE(q.known);
+	EXPECT_TRUE(cpu_plan_update(&q, 320));
+	EXPECT_TRUE(q.known);
+	EXPECT_TRUE(cpu_plan_update(&q, 60));
+	EXPECT_FALSE(cpu_plan_update(&q, 60));
+	/* Near, then one noisy apart reading: still near. */
+	EXPECT_FALSE(cpu_plan_update(&p, 60));
+	EXPECT_FALSE(cpu_plan_update(&p, 330));
+	EXPECT_FALSE(cpu_plan_update(&p, 70));
+	EXPECT_FALSE(cpu_plan_update(&p, 330));
+	/* Two apart in a row, with nothing said between them. */
+	EXPECT_FALSE(cpu_plan_update(&p, 200));
+	EXPECT_FALSE(cpu_plan_update(&p, -1));
+	EXPECT_FALSE(cpu_plan_update(&p, 50000));
+	EXPECT_TRUE(cpu_plan_update(&p, 300));
+	EXPECT_TRUE(p.apart);
+	/* The thresholds: CPU_RT_APART_NS counts apart, CPU_RT_NEAR_NS near. */
+	EXPECT_TRUE(cpu_plan_update(&p, CPU_RT_APART_NS));
+	EXPECT_TRUE(cpu_plan_update(&p, CPU_RT_NEAR_NS + 1));
+	EXPECT_TRUE(cpu_plan_update(&p, CPU_RT_APART_NS - 1));
+	EXPECT_TRUE(cpu_plan_update(&p, CPU_RT_NEAR_NS));
+	/* An apart reading between two near ones starts their count again. */
+	EXPECT_TRUE(cpu_plan_update(&p, CPU_RT_MAX_NS));
+	EXPECT_TRUE(cpu_plan_update(&p, CPU_RT_NEAR_NS));
+	EXPECT_TRUE(cpu_plan_update(&p, 200));
+	EXPECT_FALSE(cpu_plan_update(&p, CPU_RT_NEAR_NS));
+	EXPECT_FALSE(p.apart);
+	/* The far end of the range still counts; past it, nothing. */
+	EXPECT_FALSE(cpu_plan_update(&p, CPU_RT_MAX_NS + 1));
+	EXPECT_FALSE(cpu_plan_update(&p, CPU_RT_MAX_NS + 1));
+	EXPECT_FALSE(cpu_plan_update(&p, CPU_RT_MAX_NS));
+	EXPECT_TRUE(cpu_plan_update(&p, CPU_RT_MAX_NS));
+	/* Zero is a reading (near), not a missing one. */
+	EXPECT_TRUE(cpu_plan_update(&p, 0));
+	EXPECT_FALSE(cpu_plan_update(&p, 0));
+}
+
 KSFT_MAIN

@@ -360,6 +360,132 @@ TEST_F(dev, blob_round_trip)
 	vnpu_compiled_model_free(cm);
 }
 
+/*
+ * The copy program in one segment (y = x through arena bytes 0, c = the
+ * weights), with a second arena plan (program.h's own_cmd) of
+ * @own_arena bytes: x to arena bytes 4096, y from bytes 8192, which
+ * nothing writes. Not a plan a compiler makes: y says which stream ran
+ * (zeros from a new arena for the own one).
+ */
+static struct vnpu_program *own_program(uint64_t own_arena)
+{
+	struct vnpu_program *p = copy_program(VNPU_TARGET_PRIMARY);
+	struct vnpu_cmd_copy *s = calloc(3, sizeof(*s)), *own = calloc(3, sizeof(*own));
+
+	put_copy(&s[0], view(1, 0, N), view(2, 0, N));
+	put_copy(&s[1], view(4, 0, 4), view(0, 0, 4));
+	put_copy(&s[2], view(3, 0, N), view(1, 0, N));
+	put_copy(&own[0], view(1, 4096, N), view(2, 0, N));
+	put_copy(&own[1], view(4, 0, 4), view(0, 0, 4));
+	put_copy(&own[2], view(3, 0, N), view(1, 8192, N));
+	free(p->segments[0].cmd);
+	free(p->segments[1].cmd);
+	p->num_segments = 1;
+	p->segments[0] = (struct vnpu_prog_segment){ VNPU_TARGET_PRIMARY, s, 3 * sizeof(*s), 3,
+						     0, 4 };
+	p->layers[2].segment = 0;
+	p->layers[2].first_cmd = 2;
+	p->layers[3].segment = 0;
+	p->layers[3].first_cmd = 3;
+	p->own_cmd = own;
+	p->own_cmd_size = 3 * sizeof(*own);
+	p->own_arena_size = own_arena;
+	return p;
+}
+
+/* Run a request of @cm on x = 1..N; 1 if y was x, 0 if zeros, -1 else. */
+static int own_run(struct __test_metadata *_metadata, vnpu_compiled_model *cm)
+{
+	static const float zeros[N];
+	vnpu_infer_request *req;
+	float x[N], *data;
+	vnpu_tensor *t;
+	int i, ret = -1;
+
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_create_infer_request(cm, &req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "x", &t));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(t, (void **)&data));
+	for (i = 0; i < N; i++)
+		data[i] = x[i] = 1 + (float)i;
+	vnpu_tensor_free(t);
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_infer(req));
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_output_tensor(req, 0, &t));
+	ASSERT_EQ(VNPU_OK, vnpu_tensor_get_data(t, (void **)&data));
+	if (!memcmp(data, x, sizeof(x)))
+		ret = 1;
+	else if (!memcmp(data, zeros, sizeof(zeros)))
+		ret = 0;
+	vnpu_tensor_free(t);
+	ASSERT_EQ(VNPU_OK, vnpu_infer_request_get_tensor(req, "c", &t));
+	EXPECT_EQ(0, check_floats(_metadata, t, weights_want, 4));
+	vnpu_tensor_free(t);
+	vnpu_infer_request_free(req);
+	return ret;
+}
+
+/*
+ * The CPU device's second arena plan: VNPU_DEBUG_CPU_PLAN runs either
+ * stream; an export carries it; one that does not fit its arena, or whose
+ * commands are not the program's, is refused at load. Other devices drop it.
+ */
+TEST_F(dev, own_arena_plan)
+{
+	struct vnpu_core_device *d = vnpu_core_find_device(self->core, self->device);
+	struct vnpu_config cfg = { .precision = VNPU_TYPE_F32 };
+	vnpu_compiled_model *cm, *cm2;
+	struct vnpu_program *p;
+	struct vnpu_cmd_copy *c;
+	unsigned char *blob;
+	size_t size;
+
+	ASSERT_NE(NULL, d);
+	/* Read when the device's threads start: in this test's process, now. */
+	setenv("VNPU_DEBUG_CPU_PLAN", "own", 1);
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_new(self->core, d, NULL, self->device, &cfg,
+						   own_program(8192 + N * 4), &cm));
+	if (strcmp(self->device, "CPU")) {
+		/* Dropped: the program runs its one plan. */
+		EXPECT_EQ(1, own_run(_metadata, cm));
+		vnpu_compiled_model_free(cm);
+		return;
+	}
+	EXPECT_EQ(0, own_run(_metadata, cm));
+	/* Exported and imported with it. */
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_export(cm, (void **)&blob, &size));
+	ASSERT_EQ(VNPU_OK, vnpu_core_import_model(self->core, blob, size, NULL, &cm2));
+	EXPECT_EQ(0, own_run(_metadata, cm2));
+	vnpu_compiled_model_free(cm2);
+	vnpu_free(blob);
+	vnpu_compiled_model_free(cm);
+	/* The arena too small for the second stream's offsets. */
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_compiled_model_new(self->core, d, NULL, self->device, &cfg,
+					     own_program(8192), &cm));
+	EXPECT_NE(NULL, strstr(vnpu_last_error(), "own-bytes arena plan"));
+	/* Not the program's commands: a NOP for the first COPY. */
+	p = own_program(8192 + N * 4);
+	c = p->own_cmd;
+	c[0].hdr.opcode = VNPU_CMD_NOP;
+	ASSERT_FAILS(VNPU_INVALID_ARGUMENT,
+		     vnpu_compiled_model_new(self->core, d, NULL, self->device, &cfg, p, &cm));
+	EXPECT_NE(NULL, strstr(vnpu_last_error(), "own-bytes arena plan"));
+}
+
+/* Forced greedy, the two-plan program runs its first stream. */
+TEST_F(dev, own_arena_plan_greedy)
+{
+	struct vnpu_core_device *d = vnpu_core_find_device(self->core, self->device);
+	struct vnpu_config cfg = { .precision = VNPU_TYPE_F32 };
+	vnpu_compiled_model *cm;
+
+	ASSERT_NE(NULL, d);
+	setenv("VNPU_DEBUG_CPU_PLAN", "greedy", 1);
+	ASSERT_EQ(VNPU_OK, vnpu_compiled_model_new(self->core, d, NULL, self->device, &cfg,
+						   own_program(8192 + N * 4), &cm));
+	EXPECT_EQ(1, own_run(_metadata, cm));
+	vnpu_compiled_model_free(cm);
+}
+
 /* A blob of one architecture does not import on another. */
 TEST_F(dev, blob_other_device)
 {

@@ -80,6 +80,9 @@
  * it of every job's end (completion_job_ended()), so that a thread is
  * woken to wait only when a job ended while its waiter was in a function,
  * or no device thread serves it.
+ * A program may hold a second arena plan (exe_load_alt: every intermediate
+ * in bytes of its own), run while the tiles sit apart, as the round trip
+ * between two tiles tells (run_alt(), rt_probe(); runtime.rst).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -176,6 +179,21 @@
  */
 #define CPU_WHOLE_MAX_COST (1ull << 30)
 
+/*
+ * The round trip between the job's thread and the first helper tile
+ * (cpu_threads.h's cpu_plan): CPU_RT_ROUNDS rounds of CPU_RT_TRIPS trips,
+ * the median round's time a trip. Taken by the thread running a job of a
+ * program with two arena plans over the tiles, between two commands while
+ * the helpers poll, at most every CPU_LOAD_PERIOD_NS (some 20-50 us);
+ * a helper that does not take it within CPU_RT_WAIT_NS, or a side that
+ * stops answering for CPU_RT_LIMIT_NS, leaves the last answer as it was.
+ */
+#define CPU_RT_ROUNDS 7
+#define CPU_RT_TRIPS 8
+#define CPU_RT_WAIT_NS 20000
+#define CPU_RT_LIMIT_NS 1000000
+#define CPU_RT_ABORT UINT32_MAX
+
 /* A queued job that starts this long after it was queued counts as late. */
 #define CPU_LATE_NS 50000
 
@@ -220,7 +238,20 @@ struct vnpu_exe {
 	struct cpu_fine whole;
 	bool is_short;			/* vnpu_exec_stream_is_short() */
 	_Atomic uint64_t last_ns;	/* the last run's time; 0: none yet */
+	/*
+	 * The program's other arena plan (exe_load_alt: the own-bytes one),
+	 * run instead while the tiles sit apart (cpu_submit()); @two_plans
+	 * set in both.
+	 */
+	struct vnpu_exe *alt;
+	bool two_plans;
 };
+
+/* The line the round trip passes (CPU_RT_ROUNDS), alone in its line. */
+struct cpu_rt {
+	_Atomic uint32_t req;		/* 1: asked of a helper; 2: taken */
+	_Atomic uint32_t turn;		/* odd: the helper's to answer */
+} __attribute__((aligned(64)));
 
 struct vnpu_dev_job {
 	struct vnpu_exe *exe;
@@ -326,6 +357,18 @@ struct vnpu_dev {
 	uint32_t num_cpus;
 	atomic_bool spare;		/* what the last two said: CPU time to spare */
 	bool always_spare, never_spare;	/* VNPU_DEBUG_CPU_SPARE (cpu_load_init()) */
+	/*
+	 * Which arena plan jobs of two-plan programs run (cpu_submit()):
+	 * @plan_own, from the round trips (@plan, by the thread that claimed
+	 * @rt_at), or forced by VNPU_DEBUG_CPU_PLAN (@plan_force).
+	 */
+	struct cpu_rt rt;
+	_Atomic int64_t rt_at;		/* when the last was taken; the taker's claim */
+	struct cpu_plan plan;
+	atomic_bool plan_own;
+	enum { CPU_PLAN_AUTO, CPU_PLAN_GREEDY, CPU_PLAN_OWN } plan_force;
+	uint64_t rt_taken, rt_own;	/* logged at DEBUG: round trips, own answers */
+	int64_t rt_last_ns;
 	/* Logged at DEBUG: answers, those with time to spare, others' most. */
 	uint64_t load_answers, load_spare;
 	int64_t others_max_mcpu;
@@ -468,6 +511,7 @@ static void cpu_exe_free(struct vnpu_exe *exe)
 {
 	if (!exe)
 		return;
+	cpu_exe_free(exe->alt);
 	free(exe->cmds);
 	free(exe->parts);
 	free(exe->fine_parts);
@@ -562,6 +606,38 @@ err_nomem:
 	free(slots);
 	cpu_exe_free(exe);
 	return host->error(VNPU_OUT_OF_MEMORY, "CPU: out of memory loading a program");
+}
+
+/* The same commands, but for their arena offsets: the other arena plan. */
+static vnpu_status cpu_exe_load_alt(struct vnpu_exe *exe, const void *cmd, uint64_t cmd_size,
+				    const struct vnpu_slot_desc *descs, uint32_t num_slots)
+{
+	struct vnpu_exe *alt;
+	uint32_t i, n;
+	vnpu_status st;
+
+	if (exe->alt)
+		return host->error(VNPU_INVALID_ARGUMENT, "CPU: the program has a second plan");
+	st = cpu_exe_load(exe->dev, cmd, cmd_size, descs, num_slots, &n, &alt);
+	if (st != VNPU_OK)
+		return st;
+	for (i = 0; i < n && n == exe->num_cmds; i++) {
+		if (alt->cmds[i]->opcode != exe->cmds[i]->opcode ||
+		    alt->cmds[i]->size != exe->cmds[i]->size)
+			break;
+	}
+	if (n != exe->num_cmds || i < n || num_slots != exe->num_slots) {
+		cpu_exe_free(alt);
+		return host->error(VNPU_INVALID_ARGUMENT,
+				   "CPU: the second arena plan's commands are not the program's");
+	}
+	alt->two_plans = true;
+	exe->two_plans = true;
+	exe->alt = alt;
+	host->log(VNPU_LOG_DEBUG, "CPU: a second arena plan, of %llu bytes against %llu",
+		  (unsigned long long)descs[1].size,
+		  (unsigned long long)exe->slot_descs[1].size);
+	return VNPU_OK;
 }
 
 /* ---- the tiles ---- */
@@ -681,15 +757,20 @@ static bool cpu_time_to_spare(struct vnpu_dev *dev)
  * start; without them the machine counts as having time to spare, and so
  * it does with VNPU_DEBUG_CPU_SPARE set, never with it "0": the tests of
  * the async pipeline then take the paths of a quiet host on a busy one,
- * or those of a busy host on a quiet one.
+ * or those of a busy host on a quiet one. VNPU_DEBUG_CPU_PLAN "greedy" or
+ * "own" runs every two-plan program's jobs on that arena plan (no round
+ * trips taken), for the tests that compare the two.
  */
 static void cpu_load_init(struct vnpu_dev *dev)
 {
 	const char *force = getenv("VNPU_DEBUG_CPU_SPARE");
+	const char *plan = getenv("VNPU_DEBUG_CPU_PLAN");
 	int ncpus;
 
 	dev->never_spare = force && !strcmp(force, "0");
 	dev->always_spare = force && !dev->never_spare;
+	dev->plan_force = !plan ? CPU_PLAN_AUTO : !strcmp(plan, "own") ? CPU_PLAN_OWN :
+			  !strcmp(plan, "greedy") ? CPU_PLAN_GREEDY : CPU_PLAN_AUTO;
 	for (ncpus = 1024; ncpus <= (1 << 16); ncpus *= 2) {
 		dev->cpus = CPU_ALLOC(ncpus);
 		if (!dev->cpus)
@@ -716,6 +797,7 @@ static void cpu_load_init(struct vnpu_dev *dev)
 struct gen_wait {
 	struct vnpu_dev *dev;
 	uint64_t seen;
+	bool first;		/* the first helper, which answers round trips */
 };
 
 /*
@@ -743,7 +825,8 @@ static bool tile_has_work(const void *arg)
 {
 	const struct gen_wait *g = arg;
 
-	return new_cmd(g->dev, g->seen) || job_for_tile(g->dev);
+	return new_cmd(g->dev, g->seen) || job_for_tile(g->dev) ||
+	       (g->first && atomic_load(&g->dev->rt.req) == 1);
 }
 
 static bool work_or_no_split_job(const void *arg)
@@ -850,6 +933,116 @@ static void run_parts(struct vnpu_dev *dev, struct tile_scratch *s, uint32_t til
 	}
 }
 
+/*
+ * Waits until @rt's turn is @want, as the other side's answer; false when
+ * the round trip was aborted or @end passed.
+ */
+static bool rt_wait(struct cpu_rt *rt, uint32_t want, int64_t end)
+{
+	uint32_t i, turn;
+
+	for (i = 0;; i++) {
+		turn = atomic_load_explicit(&rt->turn, memory_order_acquire);
+		if (turn == want)
+			return true;
+		if (turn == CPU_RT_ABORT)
+			return false;
+		cpu_relax();
+		if (i % 64 == 63 && now_ns() >= end)
+			return false;
+	}
+}
+
+/* A helper's side of the round trip it took (CPU_RT_ROUNDS). */
+static void rt_echo(struct vnpu_dev *dev)
+{
+	int64_t end = now_ns() + CPU_RT_LIMIT_NS;
+	uint32_t i;
+
+	for (i = 0; i < CPU_RT_ROUNDS * CPU_RT_TRIPS; i++) {
+		if (!rt_wait(&dev->rt, 2 * i + 1, end))
+			break;
+		atomic_store_explicit(&dev->rt.turn, 2 * i + 2, memory_order_release);
+	}
+}
+
+/* Takes the round trip asked of the helpers, if one is; true if so. */
+static bool rt_take(struct vnpu_dev *dev)
+{
+	uint32_t asked = 1;
+
+	if (atomic_load(&dev->rt.req) != 1 ||
+	    !atomic_compare_exchange_strong(&dev->rt.req, &asked, 2))
+		return false;
+	rt_echo(dev);
+	return true;
+}
+
+static int64_t median_ns(int64_t *v, uint32_t n)
+{
+	uint32_t i, j;
+
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			int64_t t = v[j];
+
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	return v[n / 2];
+}
+
+/*
+ * The thread running a two-plan program's job over the tiles, between its
+ * commands: a round trip with the first helper, at most every
+ * CPU_LOAD_PERIOD_NS, into the plan the next jobs run (cpu_submit()).
+ * A helper that is not polling is not asked (nor woken): false, to try
+ * again before the next command; true when done or not due.
+ */
+static bool rt_probe(struct vnpu_dev *dev)
+{
+	int64_t now = now_ns(), last = atomic_load(&dev->rt_at), end, t0;
+	int64_t round_ns[CPU_RT_ROUNDS], rt_ns = -1;
+	uint32_t asked = 1, r, k, turn = 0;
+
+	if (now - last < CPU_LOAD_PERIOD_NS)
+		return true;
+	if (!atomic_load(&dev->tiles[0].polling))
+		return false;
+	if (!atomic_compare_exchange_strong(&dev->rt_at, &last, now))
+		return true;
+	atomic_store(&dev->rt.turn, 0);
+	atomic_store(&dev->rt.req, 1);
+	end = now + CPU_RT_WAIT_NS;
+	while (atomic_load(&dev->rt.req) == 1 && now_ns() < end)
+		cpu_relax();
+	/* Not taken: withdrawn, unless the helper takes it just now. */
+	if (atomic_compare_exchange_strong(&dev->rt.req, &asked, 0))
+		return true;
+	end = now_ns() + CPU_RT_LIMIT_NS;
+	for (r = 0; r < CPU_RT_ROUNDS; r++) {
+		t0 = now_ns();
+		for (k = 0; k < CPU_RT_TRIPS; k++, turn += 2) {
+			atomic_store_explicit(&dev->rt.turn, turn + 1, memory_order_release);
+			if (!rt_wait(&dev->rt, turn + 2, end))
+				break;
+		}
+		if (k < CPU_RT_TRIPS)
+			break;
+		round_ns[r] = (now_ns() - t0) / CPU_RT_TRIPS;
+	}
+	if (r < CPU_RT_ROUNDS)
+		atomic_store(&dev->rt.turn, CPU_RT_ABORT);
+	else
+		rt_ns = median_ns(round_ns, CPU_RT_ROUNDS);
+	atomic_store(&dev->rt.req, 0);
+	atomic_store(&dev->plan_own, cpu_plan_update(&dev->plan, rt_ns));
+	dev->rt_last_ns = rt_ns;
+	dev->rt_taken += rt_ns >= 0;
+	dev->rt_own += atomic_load(&dev->plan_own);
+	return true;
+}
+
 static struct vnpu_dev_job *take_job_locked(struct vnpu_dev *dev);
 static void run_running_job_locked(struct vnpu_dev *dev, struct vnpu_dev_job *job,
 				   struct tile_scratch *s);
@@ -863,7 +1056,7 @@ static void *tile_main(void *arg)
 	struct tile *t = arg;
 	struct vnpu_dev *dev = t->dev;
 	struct tile_scratch s = { 0 };
-	struct gen_wait g = { dev, 0 };
+	struct gen_wait g = { dev, 0, t == dev->tiles };
 	struct vnpu_dev_job *job;
 	bool helped = false, ran_alone = false;
 	uint64_t gen;
@@ -881,6 +1074,11 @@ static void *tile_main(void *arg)
 			    !spin_on_cpu(tile_has_work, &g, CPU_JOB_SPIN_NS))
 				tile_poll(dev, &g);
 			atomic_store(&t->polling, false);
+		}
+		/* Asked while it polled: the first helper answers a round trip. */
+		if (g.first && rt_take(dev)) {
+			helped = true;
+			continue;
 		}
 		ran_alone = false;
 		gen = atomic_load(&dev->gen);
@@ -1095,7 +1293,7 @@ static void run_job(struct vnpu_dev *dev, struct vnpu_dev_job *job, struct tile_
 {
 	struct vnpu_exe *exe = job->exe;
 	int64_t start = now_ns(), t0, t1;
-	bool split, timed;
+	bool split, timed, probe;
 	uint32_t i;
 	int ret;
 
@@ -1118,6 +1316,7 @@ static void run_job(struct vnpu_dev *dev, struct vnpu_dev_job *job, struct tile_
 		if (cmd_parts(dev, exe, 0) <= 1 && atomic_load(&dev->sleepers))
 			wake_helpers(dev, dev->num_threads);
 	}
+	probe = split && exe->two_plans && dev->plan_force == CPU_PLAN_AUTO;
 	for (i = 0; i < exe->num_cmds; i++) {
 		if (atomic_load(&job->cancel)) {
 			job->status = VNPU_CANCELLED;
@@ -1125,6 +1324,8 @@ static void run_job(struct vnpu_dev *dev, struct vnpu_dev_job *job, struct tile_
 				 "CPU: the job was cancelled");
 			break;
 		}
+		if (probe && rt_probe(dev))
+			probe = false;
 		/* Each command's time when profiling: a clock read costs. */
 		t0 = job->cmd_ns ? now_ns() : 0;
 		ret = run_cmd(dev, job, i, s);
@@ -1443,6 +1644,21 @@ static bool run_at_submit_locked(struct vnpu_dev *dev, struct vnpu_dev_job *job,
 	return job->exe->is_short && run_now_locked(dev, job);
 }
 
+/* The other arena plan while the tiles sit apart, if the slots hold it. */
+static bool run_alt(struct vnpu_dev *dev, const struct vnpu_exe *exe,
+		    struct vnpu_buf *const *slots)
+{
+	uint32_t i;
+
+	if (!exe->alt || dev->plan_force == CPU_PLAN_GREEDY ||
+	    (dev->plan_force == CPU_PLAN_AUTO && !atomic_load(&dev->plan_own)))
+		return false;
+	for (i = 0; i < exe->num_slots; i++)
+		if (slots[i]->size < exe->alt->slot_descs[i].size)
+			return false;
+	return true;
+}
+
 static vnpu_status cpu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *slots,
 			      uint32_t num_slots, bool profile, uint32_t flags,
 			      struct vnpu_job_fences *fences, struct vnpu_dev_job **out)
@@ -1476,6 +1692,8 @@ static vnpu_status cpu_submit(struct vnpu_exe *exe, struct vnpu_buf *const *slot
 	}
 	for (i = 0; i < num_slots; i++)
 		job->slot_base[i] = slots[i]->map;
+	if (run_alt(dev, exe, slots))
+		exe = exe->alt;
 	job->exe = exe;
 	job->profile = profile;
 	job->alone = (flags & VNPU_SUBMIT_MORE_IN_FLIGHT) && dev->num_threads > 1 &&
@@ -1700,6 +1918,12 @@ static void log_stats(struct vnpu_dev *dev)
 		  (unsigned long long)dev->load_spare, (unsigned long long)dev->load_answers,
 		  (double)dev->others_max_mcpu / 1e3,
 		  (unsigned long long)atomic_load(&dev->fine_runs));
+	if (dev->rt_taken)
+		host->log(VNPU_LOG_DEBUG,
+			  "CPU: %llu round trips between tiles, %llu of them then on the own-bytes "
+			  "arena plan; the last %lld ns",
+			  (unsigned long long)dev->rt_taken, (unsigned long long)dev->rt_own,
+			  (long long)dev->rt_last_ns);
 }
 
 static void cpu_destroy(struct vnpu_plugin *p)
@@ -1741,6 +1965,7 @@ static const struct vnpu_plugin_ops cpu_ops = {
 	.buf_wrap = cpu_buf_wrap,
 	.exe_load = cpu_exe_load,
 	.exe_free = cpu_exe_free,
+	.exe_load_alt = cpu_exe_load_alt,
 	.submit = cpu_submit,
 	.wait = cpu_wait,
 	.fault_cmd = cpu_fault_cmd,

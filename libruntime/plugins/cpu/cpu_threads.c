@@ -245,3 +245,26 @@ int64_t cpu_load_others_mcpu(const struct cpu_load *a, const struct cpu_load *b)
 		return 0;
 	return others / (wall / 1000 ? wall / 1000 : 1);
 }
+
+bool cpu_plan_update(struct cpu_plan *p, int64_t rt_ns)
+{
+	bool apart;
+
+	if (rt_ns < 0 || rt_ns > CPU_RT_MAX_NS ||
+	    (rt_ns > CPU_RT_NEAR_NS && rt_ns < CPU_RT_APART_NS))
+		return p->apart;
+	apart = rt_ns >= CPU_RT_APART_NS;
+	if (!p->known) {
+		p->known = true;
+		p->apart = apart;
+	}
+	if (apart == p->apart) {
+		p->streak = 0;
+		return p->apart;
+	}
+	if (++p->streak >= CPU_RT_STREAK) {
+		p->apart = apart;
+		p->streak = 0;
+	}
+	return p->apart;
+}

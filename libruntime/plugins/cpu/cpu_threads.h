@@ -9,6 +9,7 @@
 #define VNPU_CPU_THREADS_H
 
 #include <sched.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,5 +53,34 @@ int cpu_load_read(const char *stat, const cpu_set_t *set, size_t setsize,
  * between them (0 when there is none).
  */
 int64_t cpu_load_others_mcpu(const struct cpu_load *a, const struct cpu_load *b);
+
+/*
+ * Which of a program's two arena plans the CPU device runs (cpu_plugin.c):
+ * the own-bytes one while its tiles sit apart (on two CCDs, no shared
+ * L3), where the lines a greedy plan reuses were cached by the other
+ * tile and each write costs a remote invalidation; the greedy one near
+ * and on one CPU, where its small footprint stays in L2/L3. Apart is told
+ * by the cache line round trip between two tiles, the median of a few:
+ * 50-130 ns near, 290-385 ns apart on the EPYC hosts measured. A reading
+ * at or above CPU_RT_APART_NS counts apart, at or under CPU_RT_NEAR_NS
+ * near; one between them, or above CPU_RT_MAX_NS (a tile was off its
+ * CPU: the host's load, not the placement), says nothing. The first
+ * reading that says something is the answer (a process's first second
+ * counts: a short benchmark's whole run); from then on it changes only
+ * after CPU_RT_STREAK readings in a row say the other.
+ */
+#define CPU_RT_NEAR_NS 160
+#define CPU_RT_APART_NS 240
+#define CPU_RT_MAX_NS 1000
+#define CPU_RT_STREAK 2
+
+struct cpu_plan {
+	bool known;		/* a reading said something */
+	bool apart;		/* the answer: run the own-bytes plan */
+	uint32_t streak;	/* readings in a row that said the other */
+};
+
+/* Take a round trip of @rt_ns (negative: none) into @p; returns @p->apart. */
+bool cpu_plan_update(struct cpu_plan *p, int64_t rt_ns);
 
 #endif /* VNPU_CPU_THREADS_H */

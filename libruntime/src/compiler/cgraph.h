@@ -55,6 +55,7 @@ struct cval {
 	enum cval_storage storage;
 	uint32_t slot;
 	uint64_t offset;		/* bytes into the slot */
+	uint64_t own_offset;		/* in the arena's own-bytes plan (emit.c) */
 	uint32_t first, last;		/* steps writing it first / reading it last */
 	bool written;
 	int32_t readers;		/* ops reading it */
@@ -136,6 +137,7 @@ struct cstate {
 	const struct vnpu_model *m;
 	struct vnpu_compile_options opt;
 	bool query;			/* record reasons, do not stop at a node */
+	bool emit_own;			/* commands take the own-bytes plan's offsets */
 	bool static_inputs;		/* every model input dimension known */
 	struct cval *vals;
 	uint32_t num_vals, cap_vals;

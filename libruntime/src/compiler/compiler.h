@@ -52,6 +52,12 @@
  *	model has them; F16 or BF16: the constant weights of Gemm, MatMul and
  *	Conv packed in that type (half the bytes), the sums still in f32;
  *	any other type is VNPU_INVALID_ARGUMENT
+ * @own_plan: also emit the program's command stream with every arena
+ *	buffer in bytes of its own (struct vnpu_program's @own_cmd), for a
+ *	device that picks one of the two plans as it runs (the CPU device of
+ *	two or more tiles); only for a program of one segment whose own
+ *	plan's arena is within VNPU_OWN_ARENA_MAX and VNPU_OWN_ARENA_RATIO
+ *	times the greedy plan's, or VNPU_OWN_ARENA_SMALL
  */
 struct vnpu_compile_options {
 	uint64_t primary_layer_ops;
@@ -61,7 +67,24 @@ struct vnpu_compile_options {
 	bool no_packing;
 	bool no_fusion;
 	vnpu_element_type inference_precision;
+	bool own_plan;
 };
+
+/*
+ * The bound on the own-bytes plan's arena. It costs the pages a run of
+ * that plan touches, and the plan pays where the greedy plan's reuse is
+ * the cost (the tiles apart): resnet50's own arena is 6.3 times the
+ * greedy one (45.5 MB against 7.2), yolov8n's 7.3 (80 against 11.0),
+ * dbnet's 4.0, mobilenetv3_large's 5.0; BERT's, 24 times (58 MB against
+ * 2.4), and mobilenetv3_large_qdq's, 11.8, would mostly stream from DRAM
+ * what the greedy plan keeps in L2/L3, so they have none. A small arena
+ * (openWakeWord's, the node tests') costs nothing either way.
+ */
+#define VNPU_OWN_ARENA_MAX (UINT64_C(256) << 20)
+#define VNPU_OWN_ARENA_RATIO 8
+#define VNPU_OWN_ARENA_SMALL (UINT64_C(1) << 20)
+/* Each own buffer starts on a page of its own. */
+#define VNPU_OWN_ALIGN 4096
 
 /* Compile @m (not modified). @o may be NULL for the defaults. */
 vnpu_status vnpu_compile(const struct vnpu_model *m, const struct vnpu_compile_options *o,

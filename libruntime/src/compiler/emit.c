@@ -260,8 +260,12 @@ static vnpu_status place_values(struct cstate *s, struct vnpu_program *p)
 		buf_val[nbufs++] = (int32_t)v;
 	}
 	p->arena_size = vnpu_plan_arena(bufs, nbufs, VNPU_COMPILE_ALIGN);
-	for (uint32_t b = 0; b < nbufs; b++)
+	for (uint32_t b = 0; b < nbufs; b++) {
 		s->vals[buf_val[b]].offset = bufs[b].offset;
+		/* The own-bytes plan: one after another, each on its own pages. */
+		s->vals[buf_val[b]].own_offset = p->own_arena_size;
+		p->own_arena_size = align_up(p->own_arena_size + bufs[b].size, VNPU_OWN_ALIGN);
+	}
 	free(bufs);
 	free(buf_val);
 	return VNPU_OK;
@@ -271,11 +275,12 @@ static void to_tensor(const struct cstate *s, const struct ctensor *ct, struct v
 {
 	uint64_t at;
 	const struct cval *v = &s->vals[cs_storage(s, ct->val, &at)];
+	uint64_t offset = s->emit_own && v->storage == CV_ARENA ? v->own_offset : v->offset;
 
 	memset(t, 0, sizeof(*t));
 	t->slot = v->slot;
 	t->dtype = (uint32_t)ct->type;
-	t->offset = v->offset + at + (uint64_t)ct->off * vnpu_element_type_size(ct->type);
+	t->offset = offset + at + (uint64_t)ct->off * vnpu_element_type_size(ct->type);
 	t->rank = ct->rank;
 	for (uint32_t d = 0; d < ct->rank; d++) {
 		t->dims[d] = (uint64_t)ct->dims[d];
@@ -445,6 +450,42 @@ static vnpu_status emit_segments(struct cstate *s, struct vnpu_program *p)
 	return VNPU_OK;
 }
 
+/*
+ * The one segment's commands again with the own-bytes plan's offsets
+ * (compiler.h's @own_plan), when asked for and within the bound; else the
+ * program has none (and own_arena_size 0).
+ */
+static vnpu_status emit_own(struct cstate *s, struct vnpu_program *p)
+{
+	const struct vnpu_prog_segment *seg = &p->segments[0];
+	uint64_t size = 0;
+	uint8_t *buf;
+
+	if (!s->opt.own_plan || p->num_segments != 1 || seg->target != VNPU_TARGET_PRIMARY ||
+	    p->own_arena_size <= p->arena_size || p->own_arena_size > VNPU_OWN_ARENA_MAX ||
+	    (p->own_arena_size > VNPU_OWN_ARENA_RATIO * p->arena_size &&
+	     p->own_arena_size > VNPU_OWN_ARENA_SMALL)) {
+		p->own_arena_size = 0;
+		return VNPU_OK;
+	}
+	buf = malloc(seg->cmd_size ? seg->cmd_size : 8);
+	if (!buf)
+		return vnpu_error(VNPU_OUT_OF_MEMORY, "out of memory compiling");
+	s->emit_own = true;
+	for (uint32_t i = 0; i < s->num_ops; i++) {
+		const struct cop *op = &s->ops[i];
+
+		for (uint32_t c = op->first_cmd; !op->dead && c < op->first_cmd + op->num_cmds; c++) {
+			write_cmd(s, &s->cmds[c], buf + size);
+			size += cmd_bytes(&s->cmds[c]);
+		}
+	}
+	s->emit_own = false;
+	p->own_cmd = buf;
+	p->own_cmd_size = size;
+	return VNPU_OK;
+}
+
 /* The ports (model inputs, then the output ports cs_build listed) and the
  * groups of the outputs that are not tensors. */
 static vnpu_status make_ports(struct cstate *s, struct vnpu_program *p)
@@ -532,6 +573,8 @@ vnpu_status vnpu_compile(const struct vnpu_model *m, const struct vnpu_compile_o
 		st = check_writes(&s);
 	if (!st)
 		st = emit_segments(&s, p);
+	if (!st)
+		st = emit_own(&s, p);
 	state_fini(&s);
 #ifdef __GLIBC__
 	/*
