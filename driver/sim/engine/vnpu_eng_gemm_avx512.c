@@ -738,6 +738,20 @@ static inline void prefetch_own(const void *p)
 }
 
 /*
+ * The line at @p, for reading: into L1, or with @far into L2 only (the
+ * locality must be a constant where the builtin is seen: clang checks it
+ * before inlining).
+ */
+static __attribute__((__always_inline__)) inline
+void res_line(const char *p, const int far)
+{
+	if (far)
+		__builtin_prefetch(p, 0, 1);
+	else
+		__builtin_prefetch(p, 0, 3);
+}
+
+/*
  * The residual's lines of a tile of @rows rows and @cols columns that
  * reads it at @o: into L1, or with @far into L2 only.
  */
@@ -750,11 +764,11 @@ void res_ahead(const struct eng_tile_out *o, int rows, __u64 cols,
 	int r;
 
 	for (r = 0; res && r < rows; r++, res += o->res_rsb) {
-		__builtin_prefetch(res, 0, far ? 1 : 3);
-		__builtin_prefetch(res + last, 0, far ? 1 : 3);
+		res_line(res, far);
+		res_line(res + last, far);
 		if (o->jb) {
-			__builtin_prefetch(res + o->jb, 0, far ? 1 : 3);
-			__builtin_prefetch(res + o->jb + last, 0, far ? 1 : 3);
+			res_line(res + o->jb, far);
+			res_line(res + o->jb + last, far);
 		}
 	}
 }
